@@ -1,0 +1,47 @@
+# Two commands work on a fresh clone: `make report` and `make test`.
+# Each creates .venv when missing and installs the pinned versions into it.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Keep tool caches inside the build, never in $HOME or the shared temp dir.
+export MPLCONFIGDIR := $(CURDIR)/.cache/matplotlib
+export IPYTHONDIR := $(CURDIR)/.cache/ipython
+export JUPYTER_RUNTIME_DIR := $(CURDIR)/.cache/jupyter-runtime
+
+.PHONY: test report lint bench sample lock clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	# irrCAC pins scipy==1.12 and pandas<3 but runs on current versions: install it alone.
+	$(BIN)/python -m pip install -q --no-deps irrCAC==0.4.4
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+report: $(STAMP)
+	$(BIN)/evalstats frame data/sample -o reports/sample/verdicts.parquet
+	$(BIN)/evalstats summary data/sample -o reports/sample/summary.csv
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: $(STAMP)
+	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+# Regenerate the committed simulated sample (deterministic for a given seed).
+sample: $(STAMP)
+	$(BIN)/evalstats simulate data/sample --seed 20260518
+
+# Refresh the pinned versions after changing dependencies.
+lock: $(STAMP)
+	$(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^irrcac==' > constraints.txt
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache .ruff_cache

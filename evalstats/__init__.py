@@ -1,0 +1,52 @@
+"""evalstats: statistically honest reports from LLM-judge verdicts on WITH/WITHOUT runs.
+
+The public surface is re-exported here; modules behind it are private details.
+"""
+
+from __future__ import annotations
+
+from . import rubrics
+from .errors import DataError, EvalstatsError, ParseError
+from .frames import verdict_frame, wide_by_judge
+from .records import (
+    Dataset,
+    EvalstatsWarning,
+    load_dir,
+    load_judgments,
+    load_runs,
+    load_tasks,
+    pair_runs,
+    write_frame_atomic,
+    write_jsonl_atomic,
+)
+from .simulate import Simulation, SimulationParams, draw_outcomes, simulate
+from .summary import status_table
+from .tokens import annotate_runs, count_tokens
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DataError",
+    "Dataset",
+    "EvalstatsError",
+    "EvalstatsWarning",
+    "ParseError",
+    "Simulation",
+    "SimulationParams",
+    "__version__",
+    "annotate_runs",
+    "count_tokens",
+    "draw_outcomes",
+    "load_dir",
+    "load_judgments",
+    "load_runs",
+    "load_tasks",
+    "pair_runs",
+    "rubrics",
+    "simulate",
+    "status_table",
+    "verdict_frame",
+    "wide_by_judge",
+    "write_frame_atomic",
+    "write_jsonl_atomic",
+]

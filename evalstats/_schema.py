@@ -1,0 +1,98 @@
+"""Column names and dtypes of the data contract (see README, "Data contract").
+
+One place defines them so loaders, frames, statistics and the report agree.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+ARMS = ("with", "without")
+ORDERS = ("with_first", "without_first")
+STATUSES = ("ok", "no_answer", "invalid", "error")
+# Ordered so that loss < tie < win: weighted kappa and sorting rely on it.
+OUTCOMES = ("loss", "tie", "win")
+
+ARM_DTYPE = pd.CategoricalDtype(list(ARMS))
+ORDER_DTYPE = pd.CategoricalDtype(list(ORDERS))
+STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))
+OUTCOME_DTYPE = pd.CategoricalDtype(list(OUTCOMES), ordered=True)
+
+BLIND_DIMENSIONS = ("correctness", "specificity", "completeness", "hallucination_safety")
+
+# name -> (kind, required). kinds: str, int, float, datetime, list, arm, order
+TASK_FIELDS: dict[str, tuple[str, bool]] = {
+    "task_id": ("str", True),
+    "prompt": ("str", True),
+    "canonical_answer": ("str", True),
+    "canonical_written_at": ("datetime", True),
+    "budget_tokens": ("int", True),
+    "budget_wall_s": ("float", True),
+    "tags": ("list", False),
+}
+
+RUN_FIELDS: dict[str, tuple[str, bool]] = {
+    "task_id": ("str", True),
+    "replicate": ("int", True),
+    "arm": ("arm", True),
+    "agent_model": ("str", True),
+    "answer": ("str", True),
+    "transcript": ("str", False),
+    "files_inspected": ("list", False),
+    "wall_s": ("float", True),
+    "started_at": ("datetime", True),
+    "reported_tokens": ("int", False),
+}
+
+JUDGMENT_FIELDS: dict[str, tuple[str, bool]] = {
+    "judgment_id": ("str", True),
+    "task_id": ("str", True),
+    "replicate": ("int", True),
+    "judge": ("str", True),
+    "rubric": ("str", True),
+    "prompt_revision": ("int", True),
+    "prompt_sha256": ("str", True),
+    "order": ("order", False),
+    "raw": ("str", False),
+    "created_at": ("datetime", True),
+    "input_tokens": ("int", False),
+    "output_tokens": ("int", False),
+    "usd": ("float", False),
+    "latency_s": ("float", False),
+    "error": ("str", False),
+    # Written by the judge runner; optional for hand-made files.
+    "model_id": ("str", False),
+    "request_id": ("str", False),
+    "temperature": ("float", False),
+    "max_tokens": ("int", False),
+    "call_key": ("str", False),
+}
+
+# The long verdict frame, in column order.
+VERDICT_COLUMNS: tuple[str, ...] = (
+    "task_id",
+    "replicate",
+    "judge",
+    "rubric",
+    "order",
+    "status",
+    "outcome",
+    "label",
+    "uncertainty",
+    *(f"{arm}_{dim}" for arm in ARMS for dim in BLIND_DIMENSIONS),
+    "judge_cost_ratio",
+    "cost_ratio",
+    "tokens_with",
+    "tokens_without",
+    "wall_with_s",
+    "wall_without_s",
+    "judge_input_tokens",
+    "judge_output_tokens",
+    "judge_usd",
+    "judgment_id",
+    "prompt_revision",
+    "prompt_sha256",
+    "reasoning",
+    "raw",
+    "parse_error",
+)

@@ -1,0 +1,264 @@
+"""Judgments + runs -> the long verdict frame, and the per-judge wide frame."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from . import rubrics as _rubrics
+from ._schema import (
+    BLIND_DIMENSIONS,
+    ORDER_DTYPE,
+    OUTCOME_DTYPE,
+    STATUS_DTYPE,
+    VERDICT_COLUMNS,
+)
+from .errors import DataError, ParseError
+from .records import EvalstatsWarning, pair_runs
+
+__all__ = ["verdict_frame", "wide_by_judge"]
+
+_PAIR = ["task_id", "replicate"]
+_CALL = ["task_id", "replicate", "judge", "rubric", "order"]
+_SCORE_COLS = [f"{arm}_{dim}" for arm in ("with", "without") for dim in BLIND_DIMENSIONS]
+
+
+def _latest_per_call(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Keep one line per judge call: the latest success, else the latest failure.
+
+    A call that failed and was retried successfully appears twice in the journal;
+    the failure is superseded, not a second judgment.
+    """
+    j = judgments.reset_index(drop=True).copy()
+    j["_line"] = j.attrs.get("lines", list(range(1, len(j) + 1)))
+    j["_ok"] = j["error"].isna()
+    key = "call_key" if "call_key" in j.columns and j["call_key"].notna().all() else None
+    keys = [key] if key else _CALL
+    j["_order_key"] = j["order"].astype(object).fillna("")
+    group = [k if k != "order" else "_order_key" for k in keys]
+    j = j.sort_values(["_ok", "created_at", "_line"], kind="stable")
+    kept = j.drop_duplicates(group, keep="last")
+    return kept.sort_values("_line", kind="stable").drop(columns=["_ok", "_order_key"])
+
+
+def _parse_rows(j: pd.DataFrame) -> dict[str, list]:
+    """Parse every successful judgment's raw text with its rubric."""
+    n = len(j)
+    cols: dict[str, list] = {c: [None] * n for c in (
+        "status", "outcome", "label", "uncertainty", "judge_cost_ratio", "reasoning",
+        "parse_error", *_SCORE_COLS)}
+    rubric_cache: dict[str, _rubrics.Rubric] = {}
+    for i, (rubric_name, order, raw, error, no_answer) in enumerate(zip(
+            j["rubric"], j["order"].astype(object), j["raw"], j["error"], j["_no_answer"],
+            strict=True)):
+        if no_answer:
+            cols["status"][i] = "no_answer"
+            continue
+        if isinstance(error, str):
+            cols["status"][i] = "error"
+            continue
+        if rubric_name not in rubric_cache:
+            try:
+                rubric_cache[rubric_name] = _rubrics.get(rubric_name)
+            except KeyError:
+                raise DataError(f"unknown rubric {rubric_name!r}; known: "
+                                f"{', '.join(_rubrics.names())}", field="rubric") from None
+        rubric = rubric_cache[rubric_name]
+        order = None if pd.isna(order) else order
+        if rubric.needs_order and order is None:
+            cols["status"][i] = "invalid"
+            cols["parse_error"][i] = "blind-pair judgment without an order: cannot de-blind"
+            continue
+        try:
+            verdict = rubric.parse(raw if isinstance(raw, str) else "", order=order)
+        except ParseError as exc:
+            cols["status"][i] = "invalid"
+            cols["parse_error"][i] = exc.reason
+            continue
+        cols["status"][i] = "ok"
+        cols["outcome"][i] = verdict.outcome
+        cols["label"][i] = verdict.label
+        cols["uncertainty"][i] = verdict.uncertainty
+        cols["judge_cost_ratio"][i] = verdict.judge_cost_ratio
+        cols["reasoning"][i] = verdict.reasoning
+        for name, value in verdict.scores.items():
+            if name in cols:
+                cols[name][i] = value
+    return cols
+
+
+def _missing_no_answer_rows(j: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """One no_answer row per (over-budget pair, judge, rubric) that has no judgment."""
+    over = pairs.loc[pairs["over_budget"], _PAIR]
+    combos = j[["judge", "rubric", "prompt_revision", "prompt_sha256"]].drop_duplicates(
+        ["judge", "rubric"])
+    if over.empty or combos.empty:
+        return pd.DataFrame()
+    grid = over.merge(combos, how="cross")
+    seen = j[[*_PAIR, "judge", "rubric"]].drop_duplicates()
+    grid = grid.merge(seen, how="left", indicator=True)
+    grid = grid.loc[grid["_merge"] == "left_only"].drop(columns="_merge")
+    return grid.assign(order=pd.Series(pd.NA, index=grid.index, dtype=object), raw=None,
+                       error=None, _no_answer=True)
+
+
+def verdict_frame(
+    judgments: pd.DataFrame,
+    runs: pd.DataFrame,
+    tasks: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Build the long verdict frame: one row per judgment, from WITH's point of view.
+
+    Parameters
+    ----------
+    judgments : DataFrame
+        From :func:`evalstats.load_judgments`.
+    runs : DataFrame
+        From :func:`evalstats.load_runs`. If it lacks ``tokens`` (loaded without
+        tasks), ``tasks`` is required to count tokens and apply budgets.
+    tasks : DataFrame, optional
+        From :func:`evalstats.load_tasks`.
+
+    Returns
+    -------
+    DataFrame
+        Columns of the data contract (``evalstats._schema.VERDICT_COLUMNS``).
+        ``status`` is ``ok`` (parsed), ``no_answer`` (the pair has a run over its
+        budget — also added for over-budget pairs no judge was asked about),
+        ``invalid`` (unreadable judge output; ``parse_error`` says why) or ``error``
+        (the call failed). ``outcome`` is win / tie / loss for ``ok`` rows and NA
+        otherwise. ``raw`` is always kept verbatim. A failed call later retried
+        successfully is superseded by the success.
+
+    Raises
+    ------
+    DataError
+        A judgment names a pair that has no runs, or an unknown rubric.
+
+    Examples
+    --------
+    >>> import evalstats
+    >>> ds = evalstats.load_dir("data/sample")  # doctest: +SKIP
+    >>> frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)  # doctest: +SKIP
+    >>> frame["status"].value_counts()  # doctest: +SKIP
+    """
+    if "tokens" not in runs.columns:
+        if tasks is None:
+            raise ValueError("runs have no 'tokens' column: pass tasks so they can be counted")
+        from .tokens import annotate_runs
+
+        runs = annotate_runs(runs, tasks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalstatsWarning)  # load_runs already reported them
+        pairs = pair_runs(runs)
+
+    j = _latest_per_call(judgments)
+    known = j[_PAIR].merge(pairs[_PAIR], how="left", indicator=True)["_merge"].to_numpy()
+    unknown = np.flatnonzero(known == "left_only")
+    if unknown.size:
+        k = int(unknown[0])
+        row = j.iloc[k]
+        raise DataError(
+            f"judgment for pair (task_id={row['task_id']!r}, replicate={row['replicate']}) "
+            "that has no WITH/WITHOUT runs", path=judgments.attrs.get("source"),
+            line=int(row["_line"]), field="task_id")
+
+    over = j[_PAIR].merge(pairs[[*_PAIR, "over_budget"]], how="left")["over_budget"]
+    j = j.assign(_no_answer=over.to_numpy(dtype=bool))
+    extra = _missing_no_answer_rows(j, pairs)
+    if len(extra):
+        j = pd.concat([j, extra], ignore_index=True)
+    j = j.reset_index(drop=True)
+
+    parsed = _parse_rows(j)
+    j = j.merge(pairs[[*_PAIR, "with_tokens", "without_tokens", "with_wall_s",
+                       "without_wall_s"]], on=_PAIR, how="left", validate="many_to_one")
+    out = pd.DataFrame({
+        "task_id": j["task_id"].astype("str"),
+        "replicate": j["replicate"].astype("int64"),
+        "judge": j["judge"].astype("category"),
+        "rubric": j["rubric"].astype("category"),
+        "order": j["order"].astype(ORDER_DTYPE),
+        "status": pd.Categorical(parsed["status"], dtype=STATUS_DTYPE),
+        "outcome": pd.Categorical(parsed["outcome"], dtype=OUTCOME_DTYPE),
+        "label": pd.Series(parsed["label"], dtype="str"),
+        "uncertainty": pd.Categorical(parsed["uncertainty"], categories=["low", "medium", "high"],
+                                      ordered=True),
+        **{c: pd.array(parsed[c], dtype="Int64") for c in _SCORE_COLS},
+        "judge_cost_ratio": pd.array(parsed["judge_cost_ratio"], dtype="float64"),
+        "tokens_with": j["with_tokens"].astype("Int64"),
+        "tokens_without": j["without_tokens"].astype("Int64"),
+        "wall_with_s": j["with_wall_s"].astype("float64"),
+        "wall_without_s": j["without_wall_s"].astype("float64"),
+        "judge_input_tokens": j["input_tokens"].astype("Int64"),
+        "judge_output_tokens": j["output_tokens"].astype("Int64"),
+        "judge_usd": j["usd"].astype("float64"),
+        "judgment_id": j["judgment_id"].astype("str"),
+        "prompt_revision": j["prompt_revision"].astype("Int64"),
+        "prompt_sha256": j["prompt_sha256"].astype("str"),
+        "reasoning": pd.Series(parsed["reasoning"], dtype="str"),
+        "raw": j["raw"].astype("str"),
+        "parse_error": pd.Series(parsed["parse_error"], dtype="str"),
+    })
+    tw = out["tokens_with"].to_numpy(dtype="float64", na_value=np.nan)
+    two = out["tokens_without"].to_numpy(dtype="float64", na_value=np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(two > 0, tw / two, np.nan)
+    out.insert(VERDICT_COLUMNS.index("cost_ratio"), "cost_ratio", ratio)
+    out = out[list(VERDICT_COLUMNS)]
+    out = out.sort_values(["task_id", "replicate", "judge", "rubric", "order"],
+                          kind="stable", na_position="first").reset_index(drop=True)
+    out.attrs["superseded_failures"] = int(len(judgments) - (len(j) - len(extra)))
+    return out
+
+
+def wide_by_judge(
+    frame: pd.DataFrame,
+    *,
+    value: str = "outcome",
+    rubric: str | None = None,
+) -> pd.DataFrame:
+    """One row per (task_id, replicate[, order]) and one ``value`` column per judge.
+
+    ``order`` is part of the row key only when the frame has orders (blind rubric).
+    Cells for a judge with no row for that pair are NA. Use ``value="status"``
+    to see why a judge has no outcome.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A verdict frame.
+    value : str, default "outcome"
+        Column spread across judges.
+    rubric : str, optional
+        Required when the frame holds more than one rubric.
+
+    Examples
+    --------
+    >>> wide = evalstats.wide_by_judge(frame, rubric="with-without")  # doctest: +SKIP
+    """
+    f = frame
+    rubrics_present = f["rubric"].astype(str).unique().tolist()
+    if rubric is not None:
+        f = f.loc[f["rubric"].astype(str) == rubric]
+        if f.empty:
+            raise ValueError(f"no rows for rubric {rubric!r}; present: {rubrics_present}")
+    elif len(rubrics_present) > 1:
+        raise ValueError(f"the frame holds several rubrics {rubrics_present}: pass rubric=")
+    keys = list(_PAIR)
+    if f["order"].notna().any():
+        keys.append("order")
+    judge = f["judge"].astype(str)
+    dup = f.assign(judge=judge).duplicated([*keys, "judge"])
+    if dup.any():
+        raise ValueError("several rows per (pair, judge): the frame is not one judgment per call")
+    wide = (f.assign(judge=judge)
+            .pivot(index=keys, columns="judge", values=value)
+            .reset_index())
+    wide.columns.name = None
+    for col in wide.columns[len(keys):]:
+        if isinstance(f[value].dtype, pd.CategoricalDtype):
+            wide[col] = wide[col].astype(f[value].dtype)
+    return wide

@@ -1,0 +1,28 @@
+"""Plain count tables of a verdict frame (no inference; see evalstats.stats for that)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ._schema import OUTCOMES, STATUSES
+
+__all__ = ["status_table"]
+
+
+def status_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Counts per (rubric, judge): rows by status and, among ``ok`` rows, by outcome.
+
+    Examples
+    --------
+    >>> status_table(frame)  # doctest: +SKIP
+    """
+    keys = ["rubric", "judge"]
+    status = pd.crosstab([frame[k].astype(str) for k in keys], frame["status"], dropna=False)
+    status = status.reindex(columns=list(STATUSES), fill_value=0)
+    ok = frame.loc[frame["status"] == "ok"]
+    outcome = pd.crosstab([ok[k].astype(str) for k in keys], ok["outcome"], dropna=False)
+    outcome = outcome.reindex(index=status.index, columns=list(OUTCOMES), fill_value=0)
+    table = pd.concat([status, outcome], axis=1)
+    table.columns = [*STATUSES, *(f"n_{o}" for o in OUTCOMES)]
+    table.insert(0, "n", status.sum(axis=1))
+    return table.reset_index()
