@@ -491,6 +491,15 @@ def write_jsonl_atomic(path: str | os.PathLike[str], records: Iterable[Mapping[s
     return p
 
 
+def _lists_as_json(frame: pd.DataFrame) -> pd.DataFrame:
+    """CSV has no list type: list cells become JSON arrays, which the loaders read back."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object and out[col].map(lambda v: isinstance(v, list)).any():
+            out[col] = out[col].map(lambda v: json.dumps(v) if isinstance(v, list) else v)
+    return out
+
+
 def write_frame_atomic(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write a DataFrame as Parquet, CSV or JSON Lines (by extension), atomically."""
     p = Path(path)
@@ -501,7 +510,7 @@ def write_frame_atomic(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Pat
     if suffix == ".parquet":
         _atomic_write(p, lambda fh: frame.to_parquet(fh, index=False))
     elif suffix == ".csv":
-        _atomic_write(p, lambda fh: fh.write(frame.to_csv(index=False).encode()))
+        _atomic_write(p, lambda fh: fh.write(_lists_as_json(frame).to_csv(index=False).encode()))
     else:
         raise ValueError(f"unsupported output type {suffix!r}; use .parquet, .csv or .jsonl")
     return p

@@ -1,0 +1,79 @@
+"""Shared fixtures: small valid datasets written to tmp dirs, and the path to ../shared."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def shared_path(*parts: str) -> Path:
+    """Path inside ../shared, or skip the test with the reason when it is absent."""
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"{p} not found: ../shared (public reference data) is absent in this clone")
+    return p
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch):
+    """Fail any test that tries to reach a non-loopback address."""
+    real_connect = socket.socket.connect
+
+    def guarded(self, address):
+        host = address[0] if isinstance(address, tuple) else address
+        if isinstance(host, str) and not (
+            host.startswith("127.") or host in ("localhost", "::1") or host.startswith("/")
+        ):
+            raise RuntimeError(f"network access attempted in a test: {address!r}")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def make_task(task_id: str = "T1", **kw) -> dict:
+    rec = {
+        "task_id": task_id,
+        "prompt": f"Where is {task_id} handled?",
+        "canonical_answer": "In handler.go.",
+        "canonical_written_at": "2026-05-01T10:00:00Z",
+        "budget_tokens": 1000,
+        "budget_wall_s": 300.0,
+        "tags": ["x"],
+    }
+    rec.update(kw)
+    return rec
+
+
+def make_run(task_id: str = "T1", replicate: int = 1, arm: str = "with", **kw) -> dict:
+    rec = {
+        "task_id": task_id,
+        "replicate": replicate,
+        "arm": arm,
+        "agent_model": "qwen:qwen3-coder",
+        "answer": f"{arm} answer for {task_id}/{replicate}",
+        "files_inspected": ["a.go"],
+        "wall_s": 60.0,
+        "started_at": "2026-05-02T10:00:00Z",
+    }
+    rec.update(kw)
+    return rec
+
+
+@pytest.fixture
+def small_dir(tmp_path: Path) -> Path:
+    """2 tasks x 2 replicates, both arms, no judgments."""
+    tasks = [make_task("T1"), make_task("T2")]
+    runs = [make_run(t, r, a) for t in ("T1", "T2") for r in (1, 2) for a in ("with", "without")]
+    write_jsonl(tmp_path / "tasks.jsonl", tasks)
+    write_jsonl(tmp_path / "runs.jsonl", runs)
+    return tmp_path
