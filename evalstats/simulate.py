@@ -321,13 +321,14 @@ def simulate(out_dir: str | Path, params: SimulationParams | None = None, **over
     u = gen.standard_normal(p.n_tasks) * sigma
     latent = u[:, None] + gen.standard_normal((p.n_tasks, p.n_replicates))
     over = gen.random((p.n_tasks, p.n_replicates)) < p.over_budget_rate
+    pair_order = gen.integers(0, 2, size=(p.n_tasks, p.n_replicates))
 
     runs = []
     for t in range(p.n_tasks):
         _, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
         for r in range(p.n_replicates):
             started = base + pd.Timedelta(hours=t, minutes=10 * r)
-            base_tokens = float(gen.lognormal(np.log(1500), 0.4))
+            base_tokens = float(gen.lognormal(np.log(800), 0.4))
             over_arm = gen.integers(0, 2) if over[t, r] else -1
             for a, arm in enumerate(("with", "without")):
                 mult = p.token_ratio * gen.lognormal(0, 0.15) if arm == "with" else 1.0
@@ -375,8 +376,10 @@ def simulate(out_dir: str | Path, params: SimulationParams | None = None, **over
                     w_run = {**w, "tokens": tw}
                     wo_run = {**wo, "tokens": two}
                     if rubric.needs_order:
+                        # One seeded order per pair, shared by every judge, so that judges
+                        # are compared on identical prompts.
                         orders = (["with_first", "without_first"] if p.orders == "both"
-                                  else [str(gen.choice(["with_first", "without_first"]))])
+                                  else [("with_first", "without_first")[pair_order[t, r]]])
                     else:
                         orders = [None]
                     for order in orders:
