@@ -1,0 +1,247 @@
+"""Input validation and label encoding for the agreement statistics.
+
+Turns label arrays (numpy, lists, pandas Series, Categoricals) into integer category codes
+and contingency tables, dropping missing values. Kept apart from the numeric cores so those
+stay pure numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+# Integer labels spanning at most this many values are tabulated directly with bincount.
+_MAX_DIRECT_RANGE = 4096
+
+
+def check_confidence(confidence: float) -> float:
+    c = float(confidence)
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
+    return c
+
+
+def check_ci(ci: str) -> str:
+    if ci not in ("z", "t"):
+        raise ValueError(f"ci must be 'z' (normal quantile) or 't' (t with n-1 df); got {ci!r}")
+    return ci
+
+
+def _as_1d(x: Any, name: str) -> np.ndarray | pd.Series:
+    if isinstance(x, pd.Series | pd.Categorical | pd.Index):
+        return x if isinstance(x, pd.Series) else pd.Series(x)
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
+    return arr
+
+
+def check_pair(a: Any, b: Any) -> tuple[np.ndarray | pd.Series, np.ndarray | pd.Series]:
+    """Validate two label vectors: one-dimensional, same length, not empty."""
+    a = _as_1d(a, "a")
+    b = _as_1d(b, "b")
+    if len(a) != len(b):
+        raise ValueError(f"a and b must have the same length; got {len(a)} and {len(b)}")
+    if len(a) == 0:
+        raise ValueError("a and b are empty: agreement needs at least one rated unit")
+    return a, b
+
+
+def check_categories(categories: Sequence[Any] | None) -> list[Any] | None:
+    if categories is None:
+        return None
+    cats = list(categories)
+    if len(cats) == 0:
+        raise ValueError("categories must not be empty")
+    if len(pd.unique(pd.Series(cats, dtype=object))) != len(cats):
+        raise ValueError(f"categories must be unique; got {cats!r}")
+    if any(pd.isna(c) for c in cats):
+        raise ValueError("categories must not contain missing values")
+    return cats
+
+
+def _int_view(x: np.ndarray | pd.Series) -> np.ndarray | None:
+    """Integer codes of an all-integer numeric input (no missing values), else None."""
+    if isinstance(x, pd.Series):
+        if not (pd.api.types.is_integer_dtype(x.dtype) and not x.hasnans):
+            return None
+        x = x.to_numpy()
+    if x.dtype.kind in "iu" or x.dtype.kind == "b":
+        return x.astype(np.int64, copy=False)
+    return None
+
+
+def _categorical_codes(a, b) -> tuple[np.ndarray, np.ndarray, list[Any]] | None:
+    """Codes of two Categoricals sharing one category list (its full, ordered set)."""
+    if not (isinstance(a, pd.Series) and isinstance(b, pd.Series)):
+        return None
+    if not (isinstance(a.dtype, pd.CategoricalDtype) and isinstance(b.dtype, pd.CategoricalDtype)):
+        return None
+    ca, cb = a.cat.categories, b.cat.categories
+    if not ca.equals(cb):
+        return None
+    return (
+        a.cat.codes.to_numpy(np.int64),
+        b.cat.codes.to_numpy(np.int64),
+        ca.tolist(),
+    )
+
+
+def _values(x) -> np.ndarray:
+    if isinstance(x, pd.Series):
+        if isinstance(x.dtype, pd.CategoricalDtype):
+            return x.astype(object).to_numpy()
+        return x.to_numpy()
+    return x
+
+
+def encode(
+    columns: Sequence[Any], categories: list[Any] | None
+) -> tuple[list[np.ndarray], list[Any]]:
+    """Integer codes (-1 = missing) for each column over a common category list.
+
+    With ``categories=None`` the categories are the sorted distinct non-missing labels of
+    all columns (a Categorical's own category list when every column shares it).
+    Labels outside an explicit ``categories`` raise ValueError.
+    """
+    if categories is None and len(columns) == 2:
+        cat = _categorical_codes(*columns)
+        if cat is not None:
+            return [cat[0], cat[1]], cat[2]
+    vals = [_values(c) for c in columns]
+    lengths = np.cumsum([0, *(len(v) for v in vals)])
+    flat = pd.Series(np.concatenate([np.asarray(v, dtype=object) for v in vals]), dtype=object)
+    if flat.dtype == object:
+        # Homogeneous numeric input factorises and sorts much faster as a numeric dtype.
+        flat = flat.infer_objects()
+    missing = flat.isna().to_numpy()
+    if categories is None:
+        try:
+            codes, uniques = pd.factorize(flat, sort=True)
+        except TypeError as exc:
+            raise ValueError(
+                "labels of mixed types cannot be ordered; pass categories= explicitly"
+            ) from exc
+        cats = uniques.tolist()
+    else:
+        cats = categories
+        codes = pd.Index(pd.Series(cats, dtype=object).infer_objects()).get_indexer(flat)
+        unknown = (codes < 0) & ~missing
+        if unknown.any():
+            bad = pd.unique(flat[unknown])[:5].tolist()
+            raise ValueError(f"labels {bad!r} are not among categories={cats!r}")
+    codes = np.asarray(codes, dtype=np.int64)
+    return [codes[lengths[i] : lengths[i + 1]] for i in range(len(vals))], list(cats)
+
+
+_CHUNK = 1 << 18
+
+
+def _bincount_pairs(ia: np.ndarray, ib: np.ndarray, lo: int, span: int) -> np.ndarray:
+    """Counts of (ia - lo) * span + (ib - lo), built chunk-wise in one reused buffer.
+
+    Chunking keeps the index buffer in cache and avoids page-faulting a fresh n-sized
+    array (~30 % faster on 10 M pairs). Integer wrap-around in ``ia * span`` for huge
+    labels cancels out because the final index is small and non-negative.
+    """
+    n = ia.shape[0]
+    out = np.zeros(span * span, dtype=np.int64)
+    buf = np.empty(min(n, _CHUNK), dtype=np.int64)
+    shift = lo * (span + 1)
+    for start in range(0, n, _CHUNK):
+        stop = min(n, start + _CHUNK)
+        x = buf[: stop - start]
+        np.multiply(ia[start:stop], span, out=x)
+        x += ib[start:stop]
+        if shift:
+            x -= shift
+        out += np.bincount(x, minlength=span * span)
+    return out
+
+
+def _table_from_codes(ca: np.ndarray, cb: np.ndarray, k: int) -> tuple[np.ndarray, int]:
+    if ca.size and min(ca.min(), cb.min()) >= 0:
+        return _bincount_pairs(ca, cb, 0, k).reshape(k, k).astype(float), 0
+    keep = (ca >= 0) & (cb >= 0)
+    n_dropped = int(keep.size - np.count_nonzero(keep))
+    ca, cb = ca[keep], cb[keep]
+    table = np.bincount(ca * k + cb, minlength=k * k).reshape(k, k).astype(float)
+    return table, n_dropped
+
+
+def pair_table(a: Any, b: Any, categories: Sequence[Any] | None = None):
+    """Contingency table of two label vectors.
+
+    Returns ``(table, categories, n_dropped)``: a ``(k, k)`` float table (rows = ``a``),
+    the category labels in table order and the number of pairs dropped because either
+    label was missing.
+    """
+    a, b = check_pair(a, b)
+    cats = check_categories(categories)
+    ia, ib = _int_view(a), _int_view(b)
+    if cats is None and ia is not None and ib is not None:
+        # Fast path for integer codes: tabulate over the observed range in one bincount,
+        # then drop values neither rater used.
+        lo = int(min(ia.min(), ib.min()))
+        hi = int(max(ia.max(), ib.max()))
+        span = hi - lo + 1
+        if span <= _MAX_DIRECT_RANGE:
+            full = _bincount_pairs(ia, ib, lo, span).reshape(span, span)
+            used = (full.sum(axis=0) + full.sum(axis=1)) > 0
+            table = full[np.ix_(used, used)].astype(float)
+            labels = (np.flatnonzero(used) + lo).tolist()
+            return table, labels, 0
+    (ca, cb), cats = encode([a, b], cats)
+    table, n_dropped = _table_from_codes(ca, cb, len(cats))
+    return table, cats, n_dropped
+
+
+def check_table(table: Any) -> np.ndarray:
+    """Validate a square contingency table of non-negative finite counts."""
+    t = np.asarray(table, dtype=float)
+    if t.ndim != 2 or t.shape[0] != t.shape[1]:
+        raise ValueError(f"table must be a square k x k matrix; got shape {t.shape}")
+    if t.shape[0] == 0:
+        raise ValueError("table is empty")
+    if not np.all(np.isfinite(t)) or np.any(t < 0):
+        raise ValueError("table must hold non-negative finite counts")
+    if t.sum() <= 0:
+        raise ValueError("table has no observations (all counts are zero)")
+    return t
+
+
+def ratings_matrix(ratings: Any, name: str = "ratings") -> tuple[list[Any], list[Any]]:
+    """Columns of a 2-D ratings array/DataFrame, plus their names."""
+    if isinstance(ratings, pd.DataFrame):
+        return [ratings[c] for c in ratings.columns], list(ratings.columns)
+    arr = np.asarray(ratings, dtype=object) if not isinstance(ratings, np.ndarray) else ratings
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be two-dimensional; got shape {arr.shape}")
+    return [arr[:, j] for j in range(arr.shape[1])], list(range(arr.shape[1]))
+
+
+def counts_from_codes(codes: list[np.ndarray], k: int) -> np.ndarray:
+    """Units x categories counts of how many raters chose each category (-1 = missing)."""
+    n = len(codes[0])
+    c = np.stack(codes, axis=1)
+    unit = np.broadcast_to(np.arange(n)[:, None], c.shape)
+    ok = c >= 0
+    return np.bincount(unit[ok] * k + c[ok], minlength=n * k).reshape(n, k).astype(float)
+
+
+def check_counts(counts: Any) -> tuple[np.ndarray, list[Any]]:
+    """Validate a subjects x categories counts matrix; return it and the category names."""
+    names = list(counts.columns) if isinstance(counts, pd.DataFrame) else None
+    c = np.asarray(counts, dtype=float)
+    if c.ndim != 2:
+        raise ValueError(f"counts must be a subjects x categories matrix; got shape {c.shape}")
+    if c.shape[0] == 0:
+        raise ValueError("counts has no subjects")
+    if c.shape[1] == 0:
+        raise ValueError("counts has no categories")
+    if not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c != np.round(c)):
+        raise ValueError("counts must hold non-negative integers")
+    return c, names if names is not None else list(range(c.shape[1]))

@@ -1,0 +1,504 @@
+"""Agreement coefficients against published values and independent oracles."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalstats.stats import agreement as ag
+from evalstats.stats._kappa import _kappa_from_tables
+
+krippendorff = pytest.importorskip("krippendorff")
+sm_ir = pytest.importorskip("statsmodels.stats.inter_rater")
+sk_metrics = pytest.importorskip("sklearn.metrics")
+irr_raw = pytest.importorskip("irrCAC.raw")
+irr_table = pytest.importorskip("irrCAC.table")
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+REFERENCE = SHARED / "data" / "reference_cases.json"
+
+
+@pytest.fixture(scope="module")
+def cases():
+    if not REFERENCE.exists():
+        pytest.skip(f"reference cases not found at {REFERENCE} (shared/ is not beside the repo)")
+    return {c["id"]: c for c in json.loads(REFERENCE.read_text())}
+
+
+def check(expected: dict, key: str, got: float) -> None:
+    e = expected[key]
+    assert abs(got - e["value"]) <= e["tol"] + 1e-12, f"{key}: {got} vs {e['value']}±{e['tol']}"
+
+
+def expand(table) -> tuple[np.ndarray, np.ndarray]:
+    """Label pairs (category indices) reproducing a contingency table."""
+    t = np.asarray(table, dtype=int)
+    k = t.shape[0]
+    cells = np.repeat(np.arange(k * k), t.ravel())
+    return cells // k, cells % k
+
+
+# --------------------------------------------------------------------- reference cases
+
+
+def test_sas_skin_condition(cases):
+    c = cases["sas_freq_skin_condition_kappa"]
+    e = c["expected"]
+    res = ag.cohen_kappa_table(c["data"]["table"], categories=c["data"]["categories"])
+    check(e, "kappa", res.kappa)
+    check(e, "kappa_se", res.se)
+    check(e, "kappa_ci95_low", res.ci_low)
+    check(e, "kappa_ci95_high", res.ci_high)
+    assert res.n == c["data"]["n"]
+    # The same numbers from raw labels.
+    a, b = expand(c["data"]["table"])
+    cats = c["data"]["categories"]
+    lab = np.array(cats, dtype=object)
+    raw = ag.cohen_kappa(lab[a], lab[b], categories=cats)
+    assert raw.kappa == pytest.approx(res.kappa, abs=1e-12)
+    assert raw.se == pytest.approx(res.se, abs=1e-12)
+
+
+def test_sas_unused_column(cases):
+    c = cases["sas_printout_3x3_unused_column_kappa"]
+    e = c["expected"]
+    for prefix, weights in (("kappa", None), ("kappa_linear", "linear")):
+        res = ag.cohen_kappa_table(c["data"]["table"], weights=weights)
+        check(e, prefix, res.kappa)
+        check(e, f"{prefix}_se", res.se)
+        check(e, f"{prefix}_ci95_low", res.ci_low)
+        check(e, f"{prefix}_ci95_high", res.ci_high)
+        check(e, f"{prefix}_se0", res.se0)
+        check(e, f"{prefix}_z", res.z)
+        check(e, f"{prefix}_p_two_sided", res.p_value)
+        check(e, f"{prefix}_p_one_sided", stats.norm.sf(res.z))
+        # From labels: rater 2 never uses category 1, so it must be declared.
+        a, b = expand(c["data"]["table"])
+        cats = c["data"]["categories"]
+        raw = ag.cohen_kappa(np.array(cats)[a], np.array(cats)[b], weights=weights, categories=cats)
+        assert raw.k == 3
+        check(e, prefix, raw.kappa)
+        check(e, f"{prefix}_se0", raw.se0)
+
+
+def test_gwet_cont3x3abstractors(cases):
+    c = cases["gwet_cont3x3abstractors_two_rater_coefficients"]
+    e = c["expected"]
+    t = c["data"]["table"]
+    a, b = expand(t)
+    un = ag.two_rater_agreement(t, ci="t").set_index("coefficient")
+    quad = ag.two_rater_agreement(t, ci="t", weights="quadratic").set_index("coefficient")
+
+    check(e, "percent_agreement", un.loc["percent_agreement", "estimate"])
+    check(e, "percent_agreement_se", un.loc["percent_agreement", "se"])
+    check(e, "kappa", un.loc["cohen_kappa", "estimate"])
+    check(e, "kappa_se", un.loc["cohen_kappa", "se"])
+    check(e, "kappa_ci95_t_low", un.loc["cohen_kappa", "ci_low"])
+    check(e, "kappa_ci95_t_high", un.loc["cohen_kappa", "ci_high"])
+    check(e, "scott_pi", un.loc["scott_pi", "estimate"])
+    check(e, "scott_pi_se", un.loc["scott_pi", "se"])
+    check(e, "ac1", un.loc["gwet_ac1", "estimate"])
+    check(e, "ac1_se", un.loc["gwet_ac1", "se"])
+    check(e, "ac1_ci95_t_low", un.loc["gwet_ac1", "ci_low"])
+    check(e, "ac1_ci95_t_high", un.loc["gwet_ac1", "ci_high"])
+    check(e, "bp", un.loc["brennan_prediger", "estimate"])
+    check(e, "bp_se", un.loc["brennan_prediger", "se"])
+    check(e, "alpha_nominal", un.loc["krippendorff_alpha", "estimate"])
+    check(e, "alpha_nominal_se", un.loc["krippendorff_alpha", "se"])
+    check(e, "kappa_quadratic", quad.loc["cohen_kappa", "estimate"])
+    check(e, "kappa_quadratic_se", quad.loc["cohen_kappa", "se"])
+    check(e, "kappa_quadratic_ci95_t_low", quad.loc["cohen_kappa", "ci_low"])
+    check(e, "kappa_quadratic_ci95_t_high", quad.loc["cohen_kappa", "ci_high"])
+    check(e, "scott_pi_quadratic", quad.loc["scott_pi", "estimate"])
+    check(e, "ac2_quadratic", quad.loc["gwet_ac1", "estimate"])
+    check(e, "ac2_quadratic_se", quad.loc["gwet_ac1", "se"])
+    check(e, "bp_quadratic", quad.loc["brennan_prediger", "estimate"])
+    check(e, "bp_quadratic_se", quad.loc["brennan_prediger", "se"])
+    check(e, "alpha_quadratic", quad.loc["krippendorff_alpha", "estimate"])
+    check(e, "percent_agreement_quadratic", quad.loc["percent_agreement", "estimate"])
+    check(e, "percent_agreement_quadratic_se", quad.loc["percent_agreement", "se"])
+
+    # The label-level functions give the same values.
+    check(e, "ac1", ag.gwet_ac1(a, b, ci="t").estimate)
+    check(e, "ac1_ci95_t_low", ag.gwet_ac1(np.column_stack([a, b]), ci="t").ci_low)
+    check(e, "ac2_quadratic_se", ag.gwet_ac1(a, b, weights="quadratic").se)
+    check(e, "bp", ag.pabak(a, b).estimate)
+    check(e, "bp_quadratic_se", ag.pabak(a, b, weights="quadratic").se)
+    check(e, "scott_pi_se", ag.scott_pi(a, b).se)
+    check(e, "percent_agreement_se", ag.percent_agreement(a, b).se)
+    check(e, "kappa_ci95_t_low", ag.cohen_kappa(a, b, ci="t").ci_low)
+    check(e, "alpha_nominal", ag.krippendorff_alpha(np.vstack([a, b]).astype(float)).alpha)
+    check(
+        e,
+        "alpha_quadratic",
+        ag.krippendorff_alpha(np.vstack([a, b]) + 1.0, level="interval").alpha,
+    )
+
+
+def test_fleiss_1971(cases):
+    c = cases["fleiss1971_psychiatric_diagnoses"]
+    e = c["expected"]
+    counts = ag.ratings_to_counts(np.array(c["data"]["ratings"]))
+    assert counts.sum(axis=0).tolist() == [26, 26, 30, 55, 43]
+    res = ag.fleiss_kappa(counts)
+    check(e, "fleiss_kappa", res.kappa)
+    check(e, "fleiss_kappa_irr", res.kappa)
+    check(e, "fleiss_kappa_z", res.z)
+    check(e, "fleiss_kappa_se0", res.se0)
+    names = ["depression", "personality_disorder", "schizophrenia", "neurosis", "other"]
+    for j, name in enumerate(names):
+        check(e, f"category_kappa_{j + 1}_{name}", res.category_kappa[j])
+        check(e, f"category_z_{j + 1}", res.category_z[j])
+    assert res.n_raters == 6 and res.n_subjects == 30
+    cf = res.category_frame()
+    assert cf["category"].tolist() == [1, 2, 3, 4, 5]
+
+
+def test_krippendorff_2011(cases):
+    c = cases["krippendorff2011_alpha_missing_data_all_levels"]
+    e = c["expected"]
+    data = np.array(c["data"]["ratings"], dtype=float)  # None -> nan
+    for level in ("nominal", "ordinal", "interval", "ratio"):
+        res = ag.krippendorff_alpha(data, level=level)
+        check(e, f"alpha_{level}", res.alpha)
+        assert res.n_units == 11  # unit 12 has a single value
+    assert ag.krippendorff_alpha(pd.DataFrame(data), level="interval").alpha == pytest.approx(
+        0.8491071, abs=5e-8
+    )
+
+
+# --------------------------------------------------------------------- oracles
+
+
+def random_pair(rng, k, n, agree=0.6):
+    a = rng.integers(0, k, n)
+    b = np.where(rng.random(n) < agree, a, rng.integers(0, k, n))
+    return a, b
+
+
+SEEDS = [0, 1, 2, 3]
+KS = [2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("k", KS)
+def test_cohen_vs_statsmodels_and_sklearn(seed, k):
+    rng = np.random.default_rng(seed * 10 + k)
+    n = int(rng.integers(30, 300))
+    a, b = random_pair(rng, k, n)
+    # Category k (an extra one) is never used by anyone; with k >= 3 rater 2 never
+    # uses category 0 either.
+    if k >= 3:
+        b = np.where(b == 0, 1, b)
+    cats = list(range(k + 1))
+    table = ag.contingency_table(a, b, categories=cats).to_numpy()
+    for weights, wt in ((None, None), ("linear", "linear"), ("quadratic", "quadratic")):
+        res = ag.cohen_kappa(a, b, weights=weights, categories=cats)
+        if wt is None:
+            sm = sm_ir.cohens_kappa(table)
+        else:
+            sm = sm_ir.cohens_kappa(table, weights=np.arange(k + 1), wt=wt)
+        assert res.kappa == pytest.approx(sm.kappa, abs=1e-10)
+        assert res.se == pytest.approx(sm.std_kappa, abs=1e-10)
+        assert res.se0 == pytest.approx(sm.std_kappa0, abs=1e-10)
+        assert res.z == pytest.approx(sm.z_value, rel=1e-9)
+        assert res.p_value == pytest.approx(sm.pvalue_two_sided, rel=1e-7, abs=1e-300)
+        assert res.ci_low == pytest.approx(sm.kappa_low, abs=1e-10)
+        assert res.ci_high == pytest.approx(min(1.0, sm.kappa_upp), abs=1e-10)
+        sk = sk_metrics.cohen_kappa_score(a, b, labels=cats, weights=wt)
+        assert res.kappa == pytest.approx(sk, abs=1e-10)
+        assert res.n == n and res.k == k + 1
+
+
+def irr_table_est(table, method, weights):
+    w = "identity" if weights is None else weights
+    out = getattr(irr_table.CAC(pd.DataFrame(table), weights=w, digits=14), method)()["est"]
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("k", KS)
+def test_two_rater_vs_irrcac(seed, k):
+    rng = np.random.default_rng(100 + seed * 10 + k)
+    a, b = random_pair(rng, k, int(rng.integers(40, 200)), agree=0.5)
+    cats = list(range(k + 1))  # one unused category
+    table = ag.contingency_table(a, b, categories=cats).to_numpy()
+    methods = {
+        "percent_agreement": "pa2",
+        "cohen_kappa": "cohen",
+        "scott_pi": "scott",
+        "gwet_ac1": "gwet",
+        "brennan_prediger": "bp",
+        "krippendorff_alpha": "krippendorff",
+    }
+    for weights in (None, "linear", "quadratic"):
+        ours = ag.two_rater_agreement(table, weights=weights, ci="t").set_index("coefficient")
+        for name, method in methods.items():
+            est = irr_table_est(table, method, weights)
+            row = ours.loc[name]
+            assert row["estimate"] == pytest.approx(est["coefficient_value"], abs=1e-9), name
+            assert row["se"] == pytest.approx(float(np.ravel(est["se"])[0]), abs=1e-9), name
+            lo, hi = est["confidence_interval"]
+            assert row["ci_low"] == pytest.approx(float(np.ravel(lo)[0]), abs=1e-9), name
+            assert row["ci_high"] == pytest.approx(float(np.ravel(hi)[0]), abs=1e-9), name
+
+
+def raw_frame(rng, n_units, n_raters, k, missing):
+    truth = rng.integers(0, k, n_units)
+    x = np.where(
+        rng.random((n_units, n_raters)) < 0.6,
+        truth[:, None],
+        rng.integers(0, k, (n_units, n_raters)),
+    ).astype(float)
+    x[rng.random(x.shape) < missing] = np.nan
+    x[0, :] = np.arange(n_raters) % k  # every category present, unit fully rated
+    return pd.DataFrame(x, columns=[f"r{j}" for j in range(n_raters)])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_multirater_vs_irrcac(seed, k):
+    rng = np.random.default_rng(200 + seed * 10 + k)
+    df = raw_frame(rng, int(rng.integers(20, 60)), int(rng.integers(3, 6)), k, missing=0.15)
+    cats = [float(c) for c in range(k)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for weights in (None, "quadratic"):
+            cac = irr_raw.CAC(
+                df, weights="identity" if weights is None else weights, categories=cats, digits=14
+            )
+            g = cac.gwet()["est"]
+            ours = ag.gwet_ac1(df, weights=weights, categories=cats, ci="t")
+            assert ours.estimate == pytest.approx(g["coefficient_value"], abs=1e-9)
+            assert ours.se == pytest.approx(g["se"], abs=1e-9)
+            assert ours.ci_low == pytest.approx(g["confidence_interval"][0], abs=1e-9)
+            assert ours.ci_high == pytest.approx(g["confidence_interval"][1], abs=1e-9)
+        f = irr_raw.CAC(df, categories=cats, digits=14).fleiss()["est"]
+    res = ag.fleiss_kappa(ag.ratings_to_counts(df, categories=cats), ci="t")
+    assert res.kappa == pytest.approx(f["coefficient_value"], abs=1e-9)
+    assert res.se == pytest.approx(f["se"], abs=1e-9)
+    assert res.ci_low == pytest.approx(f["confidence_interval"][0], abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fleiss_vs_statsmodels_complete(seed):
+    rng = np.random.default_rng(300 + seed)
+    k = 4
+    df = raw_frame(rng, 50, 5, k, missing=0.0)
+    counts = ag.ratings_to_counts(df).to_numpy()
+    res = ag.fleiss_kappa(counts)
+    assert res.kappa == pytest.approx(sm_ir.fleiss_kappa(counts, method="fleiss"), abs=1e-12)
+    # A category kappa is Fleiss' kappa of "this category vs the rest".
+    for j in range(k):
+        collapsed = np.column_stack([counts[:, j], counts.sum(axis=1) - counts[:, j]])
+        assert res.category_kappa[j] == pytest.approx(sm_ir.fleiss_kappa(collapsed), abs=1e-12)
+
+
+def test_fleiss_se0_matches_null_simulation():
+    # Under H0 every rating is an independent draw from p; the SD of kappa over
+    # replications must match the Fleiss-Nee-Landis H0 SE.
+    rng = np.random.default_rng(7)
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    n, m, reps = 40, 5, 4000
+    counts = rng.multinomial(m, p, size=(reps, n)).astype(float)
+    pj = counts.sum(axis=1) / (n * m)
+    pbar = ((counts**2).sum(axis=2) - m).sum(axis=1) / (n * m * (m - 1))
+    pe = (pj**2).sum(axis=1)
+    kappas = (pbar - pe) / (1 - pe)
+    se0 = np.mean([ag.fleiss_kappa(counts[i]).se0 for i in range(50)])
+    assert kappas.std() == pytest.approx(se0, rel=0.06)
+    assert ag.fleiss_kappa(counts[0]).kappa == pytest.approx(kappas[0], abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_krippendorff_vs_package(seed, level):
+    rng = np.random.default_rng(400 + seed)
+    k = int(rng.integers(2, 6))
+    values = np.sort(rng.choice(np.arange(1, 20), size=k, replace=False)).astype(float)
+    df = raw_frame(rng, int(rng.integers(15, 60)), int(rng.integers(2, 6)), k, missing=0.25)
+    data = df.to_numpy().T.copy()  # raters x units
+    ok = ~np.isnan(data)
+    data[ok] = values[data[ok].astype(int)]
+    ours = ag.krippendorff_alpha(data, level=level)
+    ref = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+    assert ours.alpha == pytest.approx(ref, abs=1e-10)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("level", ["nominal", "interval", "ratio"])
+def test_krippendorff_se_vs_irrcac(seed, level):
+    rng = np.random.default_rng(500 + seed)
+    k = 4
+    df = raw_frame(rng, 40, 4, k, missing=0.2) + 1.0
+    cats = [1.0, 2.0, 3.0, 4.0]
+    v = np.array(cats)
+    if level == "nominal":
+        w = np.eye(k)
+    elif level == "interval":
+        w = 1 - (v[:, None] - v[None, :]) ** 2 / 9.0
+    else:
+        d = ((v[:, None] - v[None, :]) / (v[:, None] + v[None, :])) ** 2
+        w = 1 - d / d.max()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = irr_raw.CAC(df, weights=w, categories=cats, digits=14).krippendorff()["est"]
+    ours = ag.krippendorff_alpha(df.to_numpy().T, level=level, ci="t")
+    assert ours.alpha == pytest.approx(ref["coefficient_value"], abs=1e-9)
+    assert ours.se == pytest.approx(ref["se"], abs=1e-9)
+    assert ours.ci_low == pytest.approx(ref["confidence_interval"][0], abs=1e-9)
+
+
+# --------------------------------------------------------------------- vectorised core
+
+
+def test_kappa_from_tables_vectorised():
+    rng = np.random.default_rng(11)
+    tables = rng.integers(0, 20, size=(3, 7, 4, 4)).astype(float)
+    for weights in (None, "linear", "quadratic"):
+        got = _kappa_from_tables(tables, weights)
+        assert got.shape == (3, 7)
+        for i in range(3):
+            for j in range(7):
+                ref = ag.cohen_kappa_table(tables[i, j], weights=weights).kappa
+                assert got[i, j] == pytest.approx(ref, abs=1e-12)
+    w = np.array([[1, 0.5, 0, 0], [0.5, 1, 0.5, 0], [0, 0.5, 1, 0.5], [0, 0, 0.5, 1]])
+    assert _kappa_from_tables(tables[0, 0], w) == pytest.approx(
+        ag.cohen_kappa_table(tables[0, 0], weights=w).kappa
+    )
+    # A batch of identical 1-category tables is undefined, not an error.
+    single = np.zeros((2, 3, 3))
+    single[:, 1, 1] = 5
+    assert np.isnan(_kappa_from_tables(single)).all()
+
+
+# --------------------------------------------------------------------- inputs
+
+
+def test_input_forms_agree():
+    rng = np.random.default_rng(3)
+    a, b = random_pair(rng, 3, 200)
+    names = np.array(["loss", "tie", "win"], dtype=object)
+    ref = ag.cohen_kappa(a, b, weights="linear")
+    cat = pd.CategoricalDtype(["loss", "tie", "win"], ordered=True)
+    forms = [
+        (names[a], names[b]),
+        (pd.Series(names[a], dtype="str"), pd.Series(names[b], dtype="str")),
+        (pd.Series(names[a]).astype(cat), pd.Series(names[b]).astype(cat)),
+        (a.astype(float), b.astype(float)),
+        (list(a), list(b)),
+        (a + 10, b + 10),
+    ]
+    for x, y in forms:
+        res = ag.cohen_kappa(x, y, weights="linear")
+        assert res.kappa == pytest.approx(ref.kappa, abs=1e-12)
+        assert res.se == pytest.approx(ref.se, abs=1e-12)
+    # Integer labels with a gap: the fast path drops the unused value like the general path.
+    res_gap = ag.cohen_kappa(a * 2, b * 2, weights="linear")
+    assert res_gap.categories == (0, 2, 4)
+    assert res_gap.kappa == pytest.approx(ref.kappa, abs=1e-12)
+
+
+def test_categorical_keeps_declared_categories():
+    cat = pd.CategoricalDtype(["loss", "tie", "win"], ordered=True)
+    a = pd.Series(["tie", "win", "win", "tie"]).astype(cat)
+    b = pd.Series(["tie", "win", "tie", "tie"]).astype(cat)
+    res = ag.cohen_kappa(a, b, weights="linear")
+    assert res.k == 3 and res.categories == ("loss", "tie", "win")
+
+
+def test_missing_pairs_dropped():
+    a = np.array([1, 2, np.nan, 2, 1, 3], dtype=float)
+    b = np.array([1, 2, 2, None, 1, 3], dtype=object)
+    res = ag.cohen_kappa(a, b)
+    assert res.n == 4 and res.n_dropped == 2
+    assert res.kappa == pytest.approx(1.0)
+    s = ag.cohen_kappa(pd.Series(["x", None, "y", "x"]), pd.Series(["x", "y", pd.NA, "y"]))
+    assert s.n == 2 and s.n_dropped == 2
+
+
+def test_unknown_label_with_categories():
+    with pytest.raises(ValueError, match="not among categories"):
+        ag.cohen_kappa([1, 2, 5], [1, 2, 2], categories=[1, 2, 3])
+
+
+# --------------------------------------------------------------------- edge cases
+
+
+def test_perfect_agreement():
+    a = [0, 1, 2, 0, 1, 2]
+    res = ag.cohen_kappa(a, a)
+    assert res.kappa == 1.0 and res.se == 0.0 and res.ci_high == 1.0 and res.se0 > 0
+    assert ag.gwet_ac1(a, a).estimate == pytest.approx(1.0)
+    assert ag.pabak(a, a).estimate == pytest.approx(1.0)
+    assert ag.scott_pi(a, a).estimate == pytest.approx(1.0)
+
+
+def test_single_category_is_nan_with_note():
+    res = ag.cohen_kappa(["a"] * 5, ["a"] * 5)
+    assert np.isnan(res.kappa) and "undefined" in res.note
+    assert ag.percent_agreement(["a"] * 5, ["a"] * 5).estimate == 1.0
+    # A declared second category makes AC1 and PABAK defined.
+    assert ag.pabak(["a"] * 5, ["a"] * 5, categories=["a", "b"]).estimate == 1.0
+    alpha = ag.krippendorff_alpha([[1.0, 1.0], [1.0, 1.0]])
+    assert np.isnan(alpha.alpha) and alpha.note
+
+
+def test_validation_errors():
+    with pytest.raises(ValueError, match="empty"):
+        ag.cohen_kappa([], [])
+    with pytest.raises(ValueError, match="same length"):
+        ag.cohen_kappa([1, 2], [1])
+    with pytest.raises(ValueError, match="missing"):
+        ag.cohen_kappa([1, None], [None, 2])
+    with pytest.raises(ValueError, match="weights"):
+        ag.cohen_kappa([1, 2], [1, 2], weights="cubic")
+    with pytest.raises(ValueError, match="shape"):
+        ag.cohen_kappa([1, 2], [1, 2], weights=np.eye(3))
+    with pytest.raises(ValueError, match="symmetric"):
+        ag.cohen_kappa([1, 2], [1, 2], weights=np.array([[1, 0.5], [0, 1]]))
+    with pytest.raises(ValueError, match="diagonal"):
+        ag.cohen_kappa([1, 2], [1, 2], weights=np.array([[0, 1], [1, 0]]))
+    with pytest.raises(ValueError, match="confidence"):
+        ag.cohen_kappa([1, 2], [1, 2], confidence=95)
+    with pytest.raises(ValueError, match="ci"):
+        ag.cohen_kappa([1, 2], [1, 2], ci="bootstrap")
+    with pytest.raises(ValueError, match="square"):
+        ag.cohen_kappa_table([[1, 2, 3], [1, 2, 3]])
+    with pytest.raises(ValueError, match="non-negative"):
+        ag.cohen_kappa_table([[1, -2], [1, 2]])
+    with pytest.raises(ValueError, match="no observations"):
+        ag.cohen_kappa_table(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="non-negative integers"):
+        ag.fleiss_kappa([[1.5, 1.5]])
+    with pytest.raises(ValueError, match="level"):
+        ag.krippendorff_alpha([[1, 2], [1, 2]], level="cardinal")
+    with pytest.raises(ValueError, match="empty"):
+        ag.krippendorff_alpha(np.empty((2, 0)))
+    with pytest.raises(ValueError, match="two raters"):
+        ag.gwet_ac1(np.array([[1], [2]]))
+
+
+def test_results_frozen_repr_and_frame():
+    res = ag.cohen_kappa([0, 1, 1, 0, 1], [0, 1, 0, 0, 1])
+    with pytest.raises(AttributeError):
+        res.kappa = 0.0  # type: ignore[misc]
+    text = repr(res)
+    assert text.startswith("CohenKappaResult(kappa=") and "95% CI" in text
+    frame = res.to_frame()
+    assert frame.shape[0] == 1 and {"kappa", "se", "se0", "ci_low", "n"} <= set(frame.columns)
+    f = ag.fleiss_kappa([[2, 1], [3, 0], [0, 3]])
+    assert "FleissKappaResult" in repr(f) and f.to_frame().shape[0] == 1
+    assert ag.krippendorff_alpha([[1, 2, 3], [1, 2, 2]]).to_frame()["level"].iloc[0] == "nominal"
+
+
+def test_fleiss_unequal_raters():
+    res = ag.fleiss_kappa([[3, 0], [1, 1], [0, 4], [2, 1]])
+    assert np.isfinite(res.kappa) and np.isnan(res.se0) and res.n_raters is None
+    assert "different numbers" in res.note
