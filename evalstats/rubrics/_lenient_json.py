@@ -1,0 +1,317 @@
+"""Finding and reading JSON objects in what a judge model actually writes.
+
+Judges wrap their JSON in code fences, put prose around it, leave trailing commas, quote with
+single or typographic quotes, forget a comma at a line break or the final brace, and write
+Python literals (``True``, ``None``).  :func:`find_objects` scans the text for every ``{`` and
+reads an object from it with a small hand-written recursive-descent reader that accepts all of
+that; nested objects are returned as part of their outermost object, not separately.
+
+The reader never raises anything but :class:`~evalstats.errors.ParseError`: its work is bounded
+(input length, nesting depth and a character budget shared by all attempts), because a judge
+output is untrusted text and a pathological one must not hang or crash a batch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from evalstats.errors import ParseError
+
+__all__ = ["JsonObject", "find_objects", "iter_dicts"]
+
+# Real judge outputs are a few kB; these bounds only stop pathological input.
+MAX_CHARS = 500_000
+MAX_DEPTH = 40
+# Characters the reader may advance over, summed across all start positions.  Linear input
+# needs about len(text); only adversarial text (many unterminated strings) comes near it.
+STEP_BUDGET = 4_000_000
+MAX_INT_DIGITS = 40
+
+# Opening quote -> characters that may close it.  Typographic quotes are paired loosely
+# because models mix them (“...", ”...”).
+_CLOSERS = {
+    '"': '"',
+    "'": "'",
+    "\u201c": '\u201d\u201c"',
+    "\u201d": '\u201d"',
+    "\u2018": "\u2019'",
+    "\u2019": "\u2019",
+}
+_STOP = {c: re.compile("[\\\\" + re.escape(c) + "]") for c in set(_CLOSERS.values())}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\"}
+_WS = " \t\r\n\u00a0\ufeff"
+_INLINE_WS = " \t\r\u00a0"
+# After a closing quote, a value or key ends at one of these (or a newline / end of text).
+_AFTER_STRING = ",:}]\n"
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_BARE_KEY = re.compile(r"[A-Za-z_$][\w$\-]*(?:[ \t]+[A-Za-z_$][\w$\-]*){0,3}")
+_BARE_VALUE_END = re.compile(r"[,}\]\n]")
+_LITERALS: dict[str, Any] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "none": None,
+}
+
+
+class JsonObject(dict):
+    """A parsed object (``dict``); ``dupes`` keeps every value of a key written twice.
+
+    JSON says the last duplicate wins, and so does the dict; callers that must notice a judge
+    contradicting itself (``"label": "(a)", ..., "label": "(b)"``) read ``dupes``.
+    """
+
+    __slots__ = ("dupes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dupes: dict[str, list[Any]] = {}
+
+
+class _Fail(Exception):
+    """This start position does not begin a readable object (internal)."""
+
+
+class _Reader:
+    def __init__(self, text: str) -> None:
+        self.s = text
+        self.n = len(text)
+        self.budget = STEP_BUDGET
+
+    # -- bookkeeping -----------------------------------------------------------------------
+    def _spend(self, k: int) -> None:
+        self.budget -= max(k, 1)
+        if self.budget < 0:
+            raise ParseError("judge output too long or too convoluted to read as JSON")
+
+    def _skip_ws(self, i: int) -> int:
+        s, n = self.s, self.n
+        start = i
+        while i < n:
+            c = s[i]
+            if c in _WS:
+                i += 1
+            elif c == "/" and i + 1 < n and s[i + 1] == "/":
+                j = s.find("\n", i)
+                i = n if j < 0 else j + 1
+            elif c == "/" and i + 1 < n and s[i + 1] == "*":
+                j = s.find("*/", i + 2)
+                if j < 0:
+                    raise _Fail
+                i = j + 2
+            else:
+                break
+        self._spend(i - start)
+        return i
+
+    # -- values ----------------------------------------------------------------------------
+    def value(self, i: int, depth: int) -> tuple[Any, int]:
+        if depth > MAX_DEPTH:
+            raise _Fail
+        i = self._skip_ws(i)
+        if i >= self.n:
+            raise _Fail
+        c = self.s[i]
+        if c == "{":
+            return self.obj(i, depth + 1)
+        if c == "[":
+            return self.array(i, depth + 1)
+        if c in _CLOSERS:
+            return self.string(i)
+        m = _NUMBER.match(self.s, i)
+        if m is not None:
+            end = m.end()
+            j = end
+            while j < self.n and self.s[j] in _INLINE_WS:
+                j += 1
+            # "4/5" or "3 of 5" is not a number: read it as a bare word instead.
+            if j >= self.n or self.s[j] in ",}]\n":
+                self._spend(end - i)
+                return _number(m.group()), end
+        return self.bare(i)
+
+    def string(self, i: int) -> tuple[str, int]:
+        s, n = self.s, self.n
+        closers = _CLOSERS[s[i]]
+        out: list[str] = []
+        j = i + 1
+        while True:
+            # Jump to the next backslash or candidate closing quote.
+            hit = _STOP[closers].search(s, j)
+            k = n if hit is None else hit.start()
+            self._spend(k - j + 1)
+            out.append(s[j:k])
+            if k >= n:
+                raise _Fail
+            if s[k] == "\\":
+                if k + 1 >= n:
+                    raise _Fail
+                e = s[k + 1]
+                if e == "u":
+                    ch, j = self._unicode_escape(k)
+                    out.append(ch)
+                    continue
+                out.append(_ESCAPES.get(e, e))
+                j = k + 2
+                continue
+            # A quote closes the string only if a delimiter follows: judges write unescaped
+            # quotes inside values ("cited "auth.go" correctly") and apostrophes in
+            # single-quoted strings ('the agent's answer').
+            m = k + 1
+            while m < n and s[m] in _INLINE_WS:
+                m += 1
+            if m >= n or s[m] in _AFTER_STRING:
+                return "".join(out), k + 1
+            out.append(s[k])
+            j = k + 1
+
+    def _unicode_escape(self, k: int) -> tuple[str, int]:
+        s = self.s
+        hexs = s[k + 2 : k + 6]
+        if len(hexs) != 4 or not all(c in "0123456789abcdefABCDEF" for c in hexs):
+            return "u", k + 2
+        code = int(hexs, 16)
+        j = k + 6
+        if 0xD800 <= code <= 0xDBFF and s[j : j + 2] == "\\u":
+            low = s[j + 2 : j + 6]
+            if len(low) == 4 and all(c in "0123456789abcdefABCDEF" for c in low):
+                lo = int(low, 16)
+                if 0xDC00 <= lo <= 0xDFFF:
+                    return chr(0x10000 + ((code - 0xD800) << 10) + (lo - 0xDC00)), j + 6
+        if 0xD800 <= code <= 0xDFFF:
+            # A lone surrogate cannot be written back out as UTF-8 later.
+            return "\ufffd", j
+        return chr(code), j
+
+    def bare(self, i: int) -> tuple[Any, int]:
+        m = _BARE_VALUE_END.search(self.s, i)
+        end = self.n if m is None else m.start()
+        self._spend(end - i)
+        word = self.s[i:end].strip(_WS)
+        if not word or word[0] in "{[":
+            raise _Fail
+        low = word.lower()
+        if low in _LITERALS:
+            return _LITERALS[low], end
+        return word, end
+
+    def key(self, i: int) -> tuple[str, int]:
+        c = self.s[i]
+        if c in _CLOSERS:
+            k, j = self.string(i)
+            return k, j
+        m = _BARE_KEY.match(self.s, i)
+        if m is None:
+            raise _Fail
+        self._spend(m.end() - i)
+        return m.group().strip(), m.end()
+
+    def obj(self, i: int, depth: int) -> tuple[JsonObject, int]:
+        if depth > MAX_DEPTH:
+            raise _Fail
+        s, n = self.s, self.n
+        out = JsonObject()
+        i += 1
+        while True:
+            i = self._skip_ws(i)
+            if i >= n:
+                # Truncated output or a forgotten final brace: keep what was read.
+                if out:
+                    return out, n
+                raise _Fail
+            c = s[i]
+            if c == "}":
+                return out, i + 1
+            if c == ",":  # trailing or doubled comma
+                i += 1
+                continue
+            k, i = self.key(i)
+            i = self._skip_ws(i)
+            if i >= n or s[i] not in ":=":
+                raise _Fail
+            v, i = self.value(i + 1, depth)
+            if k in out:
+                prev = out.dupes.setdefault(k, [out[k]])
+                prev.append(v)
+            out[k] = v
+            i = self._skip_ws(i)
+            if i < n and s[i] not in ",}" and s[i] not in _CLOSERS and not _is_key_start(s[i]):
+                raise _Fail
+
+    def array(self, i: int, depth: int) -> tuple[list[Any], int]:
+        if depth > MAX_DEPTH:
+            raise _Fail
+        s, n = self.s, self.n
+        out: list[Any] = []
+        i += 1
+        while True:
+            i = self._skip_ws(i)
+            if i >= n:
+                raise _Fail
+            c = s[i]
+            if c == "]":
+                return out, i + 1
+            if c == ",":
+                i += 1
+                continue
+            v, i = self.value(i, depth)
+            out.append(v)
+
+
+def _is_key_start(c: str) -> bool:
+    return c.isalpha() or c in "_$"
+
+
+def _number(tok: str) -> int | float | str:
+    body = tok.lstrip("+-")
+    if "." not in body and "e" not in body and "E" not in body:
+        if len(body) > MAX_INT_DIGITS:
+            return tok
+        return int(tok)
+    try:
+        return float(tok)
+    except ValueError:  # pragma: no cover - the regex only admits valid floats
+        return tok
+
+
+def find_objects(text: str) -> list[JsonObject]:
+    """Return every outermost JSON-like object in ``text``, in order of appearance.
+
+    Raises
+    ------
+    ParseError
+        If ``text`` is not a string, is too long, or exhausts the reading budget.
+    """
+    if not isinstance(text, str):
+        raise ParseError(f"judge output is not text (got {type(text).__name__})")
+    if len(text) > MAX_CHARS:
+        raise ParseError(f"judge output too long ({len(text)} characters > {MAX_CHARS})")
+    reader = _Reader(text)
+    found: list[JsonObject] = []
+    pos = text.find("{")
+    while pos >= 0:
+        try:
+            obj, end = reader.obj(pos, 1)
+        except _Fail:
+            pos = text.find("{", pos + 1)
+            continue
+        except RecursionError:  # defensive: MAX_DEPTH keeps the stack far below the limit
+            raise ParseError("judge output nested too deeply to read") from None
+        found.append(obj)
+        pos = text.find("{", end)
+    return found
+
+
+def iter_dicts(value: Any, depth: int = 0) -> Iterator[dict]:
+    """Yield ``value`` and every dict nested in it (depth-first, outer before inner)."""
+    if depth > MAX_DEPTH + 2:
+        return
+    if isinstance(value, dict):
+        yield value
+        for v in value.values():
+            yield from iter_dicts(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            yield from iter_dicts(v, depth + 1)
