@@ -1,0 +1,385 @@
+"""Agent cost ratios and judge spend: statsmodels, scipy and brute-force oracles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy import stats
+
+from evalstats._schema import STATUS_DTYPE
+from evalstats.errors import DataError
+from evalstats.stats.cost import (
+    COST_METRICS,
+    _median_row,
+    _weighted_median,
+    agent_spend,
+    cost_ratios,
+    judge_spend,
+)
+
+
+def _pairs(rng, n_tasks=25, max_reps=4, one_per_task=False, effect_sd=0.3):
+    """One row per pair with task-level effects, so clustering matters."""
+    reps = np.ones(n_tasks, int) if one_per_task else rng.integers(1, max_reps + 1, n_tasks)
+    task = np.repeat(np.arange(n_tasks), reps)
+    replicate = np.concatenate([np.arange(1, r + 1) for r in reps])
+    size = rng.normal(8, 1, n_tasks)[task]  # task difficulty drives both arms
+    effect = rng.normal(-0.2, effect_sd, n_tasks)[task]  # task-specific saving
+    tok_without = np.round(np.exp(size + rng.normal(0, 0.5, task.size)))
+    tok_with = np.round(np.exp(size + effect + rng.normal(0, 0.5, task.size)))
+    wall_without = np.exp(size / 3 + rng.normal(0, 0.4, task.size))
+    wall_with = np.exp(size / 3 + effect + rng.normal(0, 0.4, task.size))
+    return pd.DataFrame(
+        {
+            "task_id": [f"t{t:03d}" for t in task],
+            "replicate": replicate,
+            "status": pd.Categorical(["ok"] * task.size, dtype=STATUS_DTYPE),
+            "tokens_with": pd.array(tok_with.astype(int), dtype="Int64"),
+            "tokens_without": pd.array(tok_without.astype(int), dtype="Int64"),
+            "wall_with_s": wall_with,
+            "wall_without_s": wall_without,
+        }
+    )
+
+
+def _expand_judgments(pairs):
+    """Repeat each pair for 2 judges x 2 orders, as the verdict frame does."""
+    out = pairs.merge(
+        pd.DataFrame(
+            {"judge": ["a:x", "a:x", "b:y", "b:y"], "order": ["with_first", "without_first"] * 2}
+        ),
+        how="cross",
+    )
+    return out.sample(frac=1.0, random_state=0).reset_index(drop=True)
+
+
+def _row(out, metric):
+    return out.set_index("metric").loc[metric]
+
+
+# ------------------------------------------------------------------- analytic vs statsmodels
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_total_ratio_cr1_se_matches_statsmodels_wls_cluster(seed):
+    pairs = _pairs(np.random.default_rng(seed))
+    out = cost_ratios(pairs, interval="analytic", rng=0)
+    groups = pd.factorize(pairs["task_id"])[0]
+    for measure, (cw, cwo) in {
+        "tokens": ("tokens_with", "tokens_without"),
+        "wall": ("wall_with_s", "wall_without_s"),
+    }.items():
+        x = pairs[cw].to_numpy(dtype=float)
+        y = pairs[cwo].to_numpy(dtype=float)
+        # WLS through the origin with weights 1/y is the ratio-of-totals estimator.
+        fit = sm.WLS(x, y, weights=1.0 / y).fit(
+            cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+        )
+        r = _row(out, f"{measure}_total_ratio")
+        assert r["estimate"] == pytest.approx(fit.params[0], rel=1e-12)
+        # delta method: se(log R) = se(R) / R
+        assert r["se_log"] == pytest.approx(fit.bse[0] / fit.params[0], rel=1e-10)
+        q = stats.t.ppf(0.975, fit.df_resid_inference)
+        assert fit.df_resid_inference == pairs["task_id"].nunique() - 1
+        assert r["ci_low"] == pytest.approx(np.exp(np.log(fit.params[0]) - q * r["se_log"]))
+        assert r["ci_high"] == pytest.approx(np.exp(np.log(fit.params[0]) + q * r["se_log"]))
+        assert r["n_clusters"] == pairs["task_id"].nunique()
+        assert r["n_pairs"] == len(pairs)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_geomean_cr1_se_matches_statsmodels_ols_cluster(seed):
+    pairs = _pairs(np.random.default_rng(seed))
+    out = cost_ratios(pairs, interval="analytic", rng=0)
+    groups = pd.factorize(pairs["task_id"])[0]
+    for measure, (cw, cwo) in {
+        "tokens": ("tokens_with", "tokens_without"),
+        "wall": ("wall_with_s", "wall_without_s"),
+    }.items():
+        lr = np.log(pairs[cw].to_numpy(dtype=float) / pairs[cwo].to_numpy(dtype=float))
+        fit = sm.OLS(lr, np.ones_like(lr)).fit(
+            cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+        )
+        r = _row(out, f"{measure}_geomean_ratio")
+        assert r["estimate"] == pytest.approx(np.exp(fit.params[0]), rel=1e-12)
+        # statsmodels' CR1 factor is C/(C-1) * (n-1)/(n-k); with k = 1 it is C/(C-1), ours
+        assert r["se_log"] == pytest.approx(fit.bse[0], rel=1e-10)
+        lo, hi = np.exp(fit.conf_int(alpha=0.05)[0])
+        assert r["ci_low"] == pytest.approx(lo, rel=1e-10)
+        assert r["ci_high"] == pytest.approx(hi, rel=1e-10)
+
+
+def test_geomean_with_one_pair_per_task_is_the_t_interval_on_logs():
+    pairs = _pairs(np.random.default_rng(6), n_tasks=30, one_per_task=True)
+    out = cost_ratios(pairs, interval="analytic", confidence=0.9, rng=0)
+    lr = np.log(pairs["tokens_with"].to_numpy(float) / pairs["tokens_without"].to_numpy(float))
+    ci = stats.ttest_1samp(lr, 0.0).confidence_interval(0.9)
+    r = _row(out, "tokens_geomean_ratio")
+    assert r["ci_low"] == pytest.approx(np.exp(ci.low), rel=1e-10)
+    assert r["ci_high"] == pytest.approx(np.exp(ci.high), rel=1e-10)
+    assert r["se_log"] == pytest.approx(stats.sem(lr), rel=1e-10)
+
+
+# ------------------------------------------------------------------- bootstrap vs scipy
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_geomean_bootstrap_with_one_pair_per_task_matches_scipy_bootstrap(method):
+    pairs = _pairs(np.random.default_rng(7), n_tasks=40, one_per_task=True)
+    out = cost_ratios(pairs, method=method, n_resamples=20_000, rng=1)
+    lr = np.log(pairs["tokens_with"].to_numpy(float) / pairs["tokens_without"].to_numpy(float))
+    ref = stats.bootstrap(
+        (lr,), np.mean, n_resamples=20_000, method=method.replace("bca", "BCa"), rng=2
+    )
+    r = _row(out, "tokens_geomean_ratio")
+    se = ref.standard_error
+    # independent streams: endpoints agree to Monte-Carlo error (~0.04 SE at B = 20 000)
+    assert np.log(r["ci_low"]) == pytest.approx(ref.confidence_interval.low, abs=0.15 * se)
+    assert np.log(r["ci_high"]) == pytest.approx(ref.confidence_interval.high, abs=0.15 * se)
+    assert r["se_log"] == pytest.approx(se, rel=0.05)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca", "basic"])
+def test_total_ratio_bootstrap_matches_scipy_paired_bootstrap_of_task_totals(method):
+    pairs = _pairs(np.random.default_rng(8), n_tasks=35)
+    out = cost_ratios(pairs, method=method, n_resamples=20_000, rng=3)
+    tot = pairs.groupby("task_id")[["tokens_with", "tokens_without"]].sum()
+    xw = tot["tokens_with"].to_numpy(float)
+    xo = tot["tokens_without"].to_numpy(float)
+
+    def log_ratio(a, b, axis=-1):
+        return np.log(a.sum(axis=axis)) - np.log(b.sum(axis=axis))
+
+    ref = stats.bootstrap(
+        (xw, xo),
+        log_ratio,
+        paired=True,
+        n_resamples=20_000,
+        method=method.replace("bca", "BCa"),
+        rng=4,
+    )
+    r = _row(out, "tokens_total_ratio")
+    se = ref.standard_error
+    assert np.log(r["ci_low"]) == pytest.approx(ref.confidence_interval.low, abs=0.15 * se)
+    assert np.log(r["ci_high"]) == pytest.approx(ref.confidence_interval.high, abs=0.15 * se)
+    assert r["se_log"] == pytest.approx(se, rel=0.05)
+    assert r["method"].startswith(f"cluster bootstrap {method}")
+
+
+# ------------------------------------------------------------------- median
+
+
+def test_weighted_median_equals_numpy_median_of_the_expanded_sample():
+    rng = np.random.default_rng(9)
+    values = np.sort(rng.normal(size=12))
+    counts = rng.integers(0, 4, (500, 12)).astype(float)
+    counts[0] = 0
+    counts[1] = 0
+    counts[1, 5] = 1
+    got = _weighted_median(values, counts)
+    assert np.isnan(got[0])
+    for row, g in zip(counts[1:], got[1:], strict=True):
+        assert g == np.median(np.repeat(values, row.astype(int)))
+
+
+def test_median_cluster_bootstrap_matches_a_brute_force_loop():
+    rng = np.random.default_rng(10)
+    n_tasks, b = 15, 2000
+    reps = rng.integers(1, 4, n_tasks)
+    g = np.repeat(np.arange(n_tasks), reps)
+    lr = np.round(rng.normal(size=g.size), 1)  # rounding creates ties across tasks
+    used = np.ones(g.size, bool)
+    row = _median_row("m", lr, g, used, ~used, b, 0.9, np.random.default_rng(11))
+    # Oracle: same cluster draws (the engine uses scipy's stream), explicit median per resample.
+    idx = np.random.default_rng(11).integers(0, n_tasks, (b, n_tasks))
+    by_task = [lr[g == t] for t in range(n_tasks)]
+    meds = np.array([np.median(np.concatenate([by_task[t] for t in draw])) for draw in idx])
+    assert row["estimate"] == pytest.approx(np.exp(np.median(lr)))
+    assert row["ci_low"] == pytest.approx(np.exp(np.quantile(meds, 0.05)), rel=1e-12)
+    assert row["ci_high"] == pytest.approx(np.exp(np.quantile(meds, 0.95)), rel=1e-12)
+    assert np.isnan(row["se_log"])
+
+
+# ------------------------------------------------------------------- pairs, exclusions
+
+
+def test_repeated_judgments_of_a_pair_count_once():
+    pairs = _pairs(np.random.default_rng(12))
+    long = _expand_judgments(pairs)
+    a = cost_ratios(pairs, n_resamples=2000, rng=5)
+    b = cost_ratios(long, n_resamples=2000, rng=5)
+    pd.testing.assert_frame_equal(a, b)
+    assert (a["n_pairs"] == len(pairs)).all()
+    sp = agent_spend(long)
+    assert sp.set_index("arm").loc["with", "tokens"] == pairs["tokens_with"].sum()
+    assert sp.set_index("arm").loc["without", "wall_s"] == pytest.approx(
+        pairs["wall_without_s"].sum()
+    )
+    assert (sp["n_pairs"] == len(pairs)).all()
+
+
+def test_disagreeing_rows_of_one_pair_raise():
+    long = _expand_judgments(_pairs(np.random.default_rng(13)))
+    long.loc[3, "tokens_with"] = long.loc[3, "tokens_with"] + 1
+    with pytest.raises(DataError, match="disagree on tokens_with"):
+        cost_ratios(long, interval="analytic")
+    long = _expand_judgments(_pairs(np.random.default_rng(13)))
+    long.loc[5, "wall_without_s"] = np.nan
+    with pytest.raises(DataError, match="disagree on wall_without_s"):
+        cost_ratios(long, interval="analytic")
+
+
+def test_negative_cost_and_missing_columns_raise():
+    pairs = _pairs(np.random.default_rng(14))
+    bad = pairs.assign(wall_with_s=-pairs["wall_with_s"])
+    with pytest.raises(DataError, match="negative"):
+        cost_ratios(bad)
+    with pytest.raises(DataError, match="lacks column"):
+        cost_ratios(pairs.drop(columns="tokens_without"))
+
+
+def test_no_answer_pairs_are_included_by_default_and_can_be_dropped():
+    pairs = _pairs(np.random.default_rng(15), n_tasks=30)
+    status = np.array(["ok"] * len(pairs), dtype=object)
+    status[[0, 4, 9]] = "no_answer"
+    pairs["status"] = pd.Categorical(status, dtype=STATUS_DTYPE)
+    long = _expand_judgments(pairs)
+    inc = cost_ratios(long, interval="analytic", rng=0)
+    exc = cost_ratios(long, interval="analytic", include_no_answer=False, rng=0)
+    ref = cost_ratios(pairs.loc[status != "no_answer"], interval="analytic", rng=0)
+    assert (inc["n_no_answer"] == 3).all() and (inc["n_pairs"] == len(pairs)).all()
+    assert (exc["n_no_answer"] == 0).all()
+    pd.testing.assert_frame_equal(exc, ref)
+    assert agent_spend(long, include_no_answer=False)["n_pairs"].iloc[0] == len(pairs) - 3
+
+
+def test_zero_and_missing_costs_are_counted_not_silently_used():
+    pairs = _pairs(np.random.default_rng(16), n_tasks=20)
+    pairs.loc[2, "tokens_with"] = 0  # a real run that used nothing: kept in totals
+    pairs.loc[7, "tokens_without"] = pd.NA  # unknown: out of every token metric
+    out = cost_ratios(pairs, interval="analytic", rng=0).set_index("metric")
+    n = len(pairs)
+    assert out.loc["tokens_total_ratio", ["n_pairs", "n_excluded"]].tolist() == [n - 1, 1]
+    for m in ("tokens_geomean_ratio", "tokens_median_ratio"):
+        assert out.loc[m, ["n_pairs", "n_excluded"]].tolist() == [n - 2, 2]
+    for m in ("wall_total_ratio", "wall_geomean_ratio"):
+        assert out.loc[m, "n_excluded"] == 0
+    keep = pairs.drop(index=7)
+    assert out.loc["tokens_total_ratio", "estimate"] == pytest.approx(
+        keep["tokens_with"].sum() / keep["tokens_without"].sum()
+    )
+    pos = pairs.drop(index=[2, 7])
+    lr = np.log(pos["tokens_with"].to_numpy(float) / pos["tokens_without"].to_numpy(float))
+    assert out.loc["tokens_geomean_ratio", "estimate"] == pytest.approx(np.exp(lr.mean()))
+    assert out.loc["tokens_median_ratio", "estimate"] == pytest.approx(np.exp(np.median(lr)))
+
+
+def test_swapping_the_arms_gives_reciprocal_ratios_and_intervals():
+    pairs = _pairs(np.random.default_rng(17), n_tasks=24)
+    swapped = pairs.rename(
+        columns={
+            "tokens_with": "tokens_without",
+            "tokens_without": "tokens_with",
+            "wall_with_s": "wall_without_s",
+            "wall_without_s": "wall_with_s",
+        }
+    )
+    for kw in (dict(interval="analytic"), dict(method="percentile", n_resamples=3000)):
+        a = cost_ratios(pairs, rng=9, **kw)
+        b = cost_ratios(swapped, rng=9, **kw)
+        np.testing.assert_allclose(a["estimate"], 1 / b["estimate"], rtol=1e-12)
+        np.testing.assert_allclose(a["ci_low"], 1 / b["ci_high"], rtol=1e-9)
+        np.testing.assert_allclose(a["ci_high"], 1 / b["ci_low"], rtol=1e-9)
+
+
+def test_output_shape_and_single_cluster():
+    pairs = _pairs(np.random.default_rng(18), n_tasks=10)
+    out = cost_ratios(pairs, n_resamples=500, rng=0)
+    assert out["metric"].tolist() == list(COST_METRICS)
+    assert {"estimate", "ci_low", "ci_high", "se_log", "n_pairs", "n_clusters", "method"} <= set(
+        out.columns
+    )
+    assert (out["ci_low"] <= out["estimate"]).all() and (out["estimate"] <= out["ci_high"]).all()
+    one = cost_ratios(pairs.loc[pairs["task_id"] == pairs["task_id"].iloc[0]], rng=0)
+    assert one["estimate"].notna().all() and one["ci_low"].isna().all()
+    with pytest.raises(ValueError, match="interval"):
+        cost_ratios(pairs, interval="delta")
+
+
+def test_task_clustering_widens_the_interval_against_naive_iid():
+    # Strong task effects and several replicates: the clustered SE must exceed the iid one.
+    pairs = _pairs(np.random.default_rng(19), n_tasks=40, max_reps=6, effect_sd=0.8)
+    lr = np.log(pairs["tokens_with"].to_numpy(float) / pairs["tokens_without"].to_numpy(float))
+    out = cost_ratios(pairs, interval="analytic", rng=0)
+    assert _row(out, "tokens_geomean_ratio")["se_log"] > 1.2 * stats.sem(lr)
+
+
+# ------------------------------------------------------------------- judge spend
+
+
+def test_judge_spend_is_nan_aware_and_skips_unjudged_no_answer_rows():
+    frame = pd.DataFrame(
+        {
+            "judge": ["a:x", "a:x", "a:x", "b:y", "b:y", "b:y"],
+            "rubric": ["r1", "r1", "r2", "r1", "r1", "r1"],
+            "status": pd.Categorical(
+                ["ok", "error", "no_answer", "ok", "no_answer", "invalid"], dtype=STATUS_DTYPE
+            ),
+            "judge_input_tokens": pd.array([1000, 900, None, 1200, 800, 1100], dtype="Int64"),
+            "judge_output_tokens": pd.array([200, None, None, 150, 90, 120], dtype="Int64"),
+            "judge_usd": [0.01, np.nan, np.nan, 0.02, 0.005, np.nan],
+        }
+    )
+    out = judge_spend(frame).set_index("judge")
+    assert out.loc["a:x"].to_dict() == {
+        "calls": 2,
+        "n_errors": 1,
+        "input_tokens": 1900.0,
+        "output_tokens": 200.0,
+        "usd": 0.01,
+        "n_unpriced": 1,
+        "n_unknown_tokens": 1,
+    }
+    # a no_answer row with recorded usage was paid for, so it counts
+    assert out.loc["b:y", "calls"] == 3
+    assert out.loc["b:y", "usd"] == pytest.approx(0.025)
+    assert out.loc["b:y", "n_unpriced"] == 1
+    by2 = judge_spend(frame, by=["judge", "rubric"])
+    # a:x's only r2 row is an unjudged no_answer pair: no call, so no row
+    assert by2[["judge", "rubric"]].to_numpy().tolist() == [["a:x", "r1"], ["b:y", "r1"]]
+    assert by2["calls"].sum() == 5
+    # agent and judge spend never mix: no judge column is needed for agent spend
+    assert "usd" not in agent_spend(_pairs(np.random.default_rng(20))).columns
+
+
+def test_a_coarser_cluster_column_is_respected_and_must_be_constant_within_pairs():
+    pairs = _pairs(np.random.default_rng(21), n_tasks=30)
+    pairs["repo"] = pairs["task_id"].str[-1]  # ten repos of three tasks
+    out = cost_ratios(pairs, cluster="repo", interval="analytic", rng=0)
+    assert (out["n_clusters"] == pairs["repo"].nunique()).all()
+    groups = pd.factorize(pairs["repo"])[0]
+    lr = np.log(pairs["tokens_with"].to_numpy(float) / pairs["tokens_without"].to_numpy(float))
+    fit = sm.OLS(lr, np.ones_like(lr)).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    assert _row(out, "tokens_geomean_ratio")["se_log"] == pytest.approx(fit.bse[0], rel=1e-10)
+    long = _expand_judgments(pairs)
+    long.loc[0, "repo"] = "elsewhere"
+    with pytest.raises(DataError, match="disagree on repo"):
+        cost_ratios(long, cluster="repo")
+
+
+def test_judge_spend_with_categorical_judges():
+    frame = pd.DataFrame(
+        {
+            "judge": pd.Categorical(["a:x", "b:y", "a:x"], categories=["a:x", "b:y", "c:z"]),
+            "status": pd.Categorical(["ok", "ok", "invalid"], dtype=STATUS_DTYPE),
+            "judge_input_tokens": pd.array([10, 20, 30], dtype="Int64"),
+            "judge_output_tokens": pd.array([1, 2, 3], dtype="Int64"),
+            "judge_usd": [0.1, 0.2, 0.3],
+        }
+    )
+    out = judge_spend(frame)
+    assert out["judge"].astype(str).tolist() == ["a:x", "b:y"]
+    assert out["usd"].tolist() == pytest.approx([0.4, 0.2])
+    assert out["calls"].tolist() == [2, 1]
