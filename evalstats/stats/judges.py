@@ -1,0 +1,253 @@
+"""Frame-level judge agreement and consensus verdicts.
+
+:func:`judge_agreement` compares every pair of judges on the pairs (and, for the
+blind rubric, orders) both judged ``ok``; the units of one task are correlated,
+so beside the analytic (asymptotic, IID) kappa interval it gives a cluster
+bootstrap interval that resamples tasks. :func:`consensus` turns several
+judges' verdicts into one per pair, in the shape of a verdict frame, so the same
+win-rate functions apply to it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE, STATUSES
+from ..frames import wide_by_judge
+from ._kappa import _kappa_from_tables
+from .agreement import (
+    cohen_kappa_table,
+    fleiss_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+    pabak,
+    ratings_to_counts,
+)
+from .resample import cluster_bootstrap
+
+__all__ = ["SEED_DISAGREEMENT_TRIGGER", "consensus", "judge_agreement"]
+
+# Seed 000: "Disagreement >20% is the methodology trigger: re-curate the seed tasks or pick a
+# third judge."
+SEED_DISAGREEMENT_TRIGGER = 0.20
+_K = len(OUTCOMES)
+
+
+def _select(frame: pd.DataFrame, rubric: str | None, judges: Sequence[str] | None):
+    rubrics = frame["rubric"].astype(str).unique().tolist()
+    if rubric is None:
+        if len(rubrics) != 1:
+            raise ValueError(f"the frame holds rubrics {rubrics}: pass rubric=")
+        rubric = rubrics[0]
+    f = frame.loc[frame["rubric"].astype(str) == rubric]
+    present = sorted(f["judge"].astype(str).unique().tolist())
+    if judges is None:
+        judges = present
+    missing = [j for j in judges if j not in present]
+    if missing:
+        raise ValueError(f"judges {missing} have no rows for rubric {rubric!r}; present: {present}")
+    if len(judges) < 2:
+        raise ValueError(f"agreement needs at least two judges, got {list(judges)}")
+    return f, rubric, list(judges)
+
+
+def _codes(col: pd.Series) -> np.ndarray:
+    """Outcome codes 0=loss, 1=tie, 2=win; -1 where missing."""
+    return pd.Categorical(col, dtype=OUTCOME_DTYPE).codes.astype(np.int64)
+
+
+def _per_task_tables(task: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(C, k*k) confusion counts per task, vectorised with one bincount."""
+    tasks, t = np.unique(task, return_inverse=True)
+    flat = t * (_K * _K) + a * _K + b
+    return np.bincount(flat, minlength=len(tasks) * _K * _K).reshape(len(tasks), _K * _K)
+
+
+def judge_agreement(
+    frame: pd.DataFrame,
+    *,
+    judges: Sequence[str] | None = None,
+    rubric: str | None = None,
+    cluster: str = "task_id",
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    method: str = "bca",
+    threshold: float = SEED_DISAGREEMENT_TRIGGER,
+    rng: np.random.Generator | int | None = None,
+) -> pd.DataFrame:
+    """Agreement between every pair of judges, one row per pair.
+
+    Units are the pairs (task, replicate[, order]) that both judges judged ``ok``;
+    outcomes are ordered loss < tie < win.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A verdict frame.
+    judges : sequence of str, optional
+        Judges to compare (default: all in the rubric).
+    rubric : str, optional
+        Required when the frame holds several rubrics.
+    cluster : str, default "task_id"
+        Cluster column for the bootstrap interval of kappa.
+    confidence : float, default 0.95
+    n_resamples : int, default 10 000
+    method : {"bca", "percentile", "basic"}
+        Bootstrap interval method.
+    threshold : float, default 0.20
+        Disagreement rate above which ``trigger`` is True (the seed's rule).
+    rng : Generator or int, optional
+
+    Returns
+    -------
+    DataFrame
+        ``judge_a, judge_b, n, n_clusters, agreements, disagreements, observed_agreement,
+        disagreement_rate, trigger, kappa, kappa_se, kappa_se0, kappa_z, kappa_p,
+        kappa_ci_low, kappa_ci_high`` (analytic Wald, Fleiss-Cohen-Everitt SE),
+        ``kappa_boot_ci_low, kappa_boot_ci_high`` (cluster bootstrap),
+        ``kappa_linear`` with ``_ci_low/_ci_high``, ``ac1`` with ``ac1_se/_ci_low/_ci_high``,
+        ``pabak`` with ``pabak_ci_low/_ci_high``, and ``confusion`` (k x k counts, rows =
+        judge_a, columns = judge_b, order loss/tie/win). With three or more judges a last
+        row (``judge_a == "all judges"``) holds ``fleiss_kappa``, ``fleiss_se0``,
+        ``fleiss_p`` and ``krippendorff_alpha`` on the units every judge rated ``ok``
+        (alpha also uses units with missing judges).
+
+    Examples
+    --------
+    >>> import evalstats, tempfile
+    >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=8, n_replicates=3, seed=1)
+    >>> ds = evalstats.load_dir(sim.out_dir)
+    >>> f = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
+    >>> agr = judge_agreement(f, rubric="with-without", n_resamples=500, rng=0)
+    >>> agr[["judge_a", "judge_b", "n"]].shape
+    (1, 3)
+    """
+    f, rubric, judges = _select(frame, rubric, judges)
+    ok = f.assign(outcome=f["outcome"].where(f["status"] == "ok"))
+    wide = wide_by_judge(ok, rubric=rubric)
+    gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    rows = []
+    for ja, jb in itertools.combinations(judges, 2):
+        a, b = _codes(wide[ja]), _codes(wide[jb])
+        both = (a >= 0) & (b >= 0)
+        a, b = a[both], b[both]
+        task = wide.loc[both, cluster].to_numpy()
+        table = np.bincount(a * _K + b, minlength=_K * _K).reshape(_K, _K)
+        n = int(table.sum())
+        agree = int(np.trace(table))
+        row = {"judge_a": ja, "judge_b": jb, "n": n,
+               "n_clusters": int(len(np.unique(task))), "agreements": agree,
+               "disagreements": n - agree,
+               "observed_agreement": agree / n if n else np.nan,
+               "disagreement_rate": (n - agree) / n if n else np.nan}
+        row["trigger"] = bool(n and row["disagreement_rate"] > threshold)
+        if n:
+            k = cohen_kappa_table(table, confidence=confidence)
+            kl = cohen_kappa_table(table, weights="linear", confidence=confidence)
+            ac1 = gwet_ac1(a, b, categories=range(_K), confidence=confidence)
+            pb = pabak(a, b, categories=range(_K), confidence=confidence)
+            boot = cluster_bootstrap(
+                _per_task_tables(task, a, b),
+                lambda s: _kappa_from_tables(s.reshape(*s.shape[:-1], _K, _K)),
+                method=method, n_resamples=n_resamples, confidence=confidence, rng=gen)
+            row.update(
+                kappa=k.kappa, kappa_se=k.se, kappa_se0=k.se0, kappa_z=k.z, kappa_p=k.p_value,
+                kappa_ci_low=k.ci_low, kappa_ci_high=k.ci_high,
+                kappa_boot_ci_low=float(boot.ci_low[0]), kappa_boot_ci_high=float(boot.ci_high[0]),
+                kappa_linear=kl.kappa, kappa_linear_ci_low=kl.ci_low,
+                kappa_linear_ci_high=kl.ci_high,
+                ac1=ac1.estimate, ac1_se=ac1.se, ac1_ci_low=ac1.ci_low, ac1_ci_high=ac1.ci_high,
+                pabak=pb.estimate, pabak_ci_low=pb.ci_low, pabak_ci_high=pb.ci_high)
+        row["confusion"] = table.tolist()
+        rows.append(row)
+    if len(judges) >= 3:
+        codes = np.column_stack([_codes(wide[j]) for j in judges]).astype(float)
+        codes[codes < 0] = np.nan
+        complete = ~np.isnan(codes).any(axis=1)
+        counts = ratings_to_counts(codes[complete], categories=[0.0, 1.0, 2.0])
+        fk = fleiss_kappa(counts.to_numpy())
+        alpha = krippendorff_alpha(codes.T, level="nominal")
+        rows.append({"judge_a": "all judges", "judge_b": f"{len(judges)} judges",
+                     "n": int(complete.sum()),
+                     "n_clusters": int(wide.loc[complete, cluster].nunique()),
+                     "fleiss_kappa": fk.kappa, "fleiss_se0": fk.se0, "fleiss_p": fk.p_value,
+                     "krippendorff_alpha": alpha.alpha})
+    out = pd.DataFrame(rows)
+    out.insert(0, "rubric", rubric)
+    return out
+
+
+_SEVERITY = {"no_answer": 3, "error": 2, "invalid": 1, "ok": 0}
+
+
+def consensus(
+    frame: pd.DataFrame,
+    rule: str = "unanimous",
+    *,
+    judges: Sequence[str] | None = None,
+    rubric: str | None = None,
+) -> pd.DataFrame:
+    """One verdict per pair (and order) from several judges.
+
+    ``"unanimous"``: the shared outcome when every judge is ``ok`` and agrees; when
+    they disagree the consensus is ``tie`` — seed 000's rule that doubt defaults to
+    "(b) roughly equivalent" ("uncertainty is not a marketing argument").
+    ``"majority"``: the outcome of a strict majority of all judges, else ``tie``.
+    A pair that is not ``ok`` for every judge (unanimous) or for a majority
+    (majority) takes the most serious status among the judges (no_answer > error >
+    invalid) and no outcome.
+
+    Returns
+    -------
+    DataFrame
+        ``task_id, replicate, order, rubric, judge`` (``"consensus:<rule>"``),
+        ``status``, ``outcome``, ``n_judges_ok``, ``agreed`` (bool), plus the pair's
+        ``tokens_with, tokens_without, wall_with_s, wall_without_s`` — so
+        :func:`evalstats.win_rates` accepts it.
+
+    Examples
+    --------
+    >>> c = consensus(frame, "unanimous", rubric="with-without")  # doctest: +SKIP
+    """
+    if rule not in ("unanimous", "majority"):
+        raise ValueError(f"rule must be 'unanimous' or 'majority', got {rule!r}")
+    f, rubric, judges = _select(frame, rubric, judges)
+    f = f.loc[f["judge"].astype(str).isin(judges)]
+    outcome = wide_by_judge(f.assign(outcome=f["outcome"].where(f["status"] == "ok")),
+                            rubric=rubric)
+    status = wide_by_judge(f, value="status", rubric=rubric)
+    keys = [c for c in ("task_id", "replicate", "order") if c in outcome.columns]
+    codes = np.column_stack([_codes(outcome[j]) for j in judges])          # -1 = not ok
+    sev = np.column_stack([status[j].astype(object).map(_SEVERITY).fillna(_SEVERITY["error"])
+                           .to_numpy(dtype=np.int64) for j in judges])
+    n_ok = (codes >= 0).sum(axis=1)
+    m = len(judges)
+    votes = np.stack([(codes == k).sum(axis=1) for k in range(_K)], axis=1)  # (units, K)
+    top = votes.argmax(axis=1)
+    agreed = votes.max(axis=1) == m
+    if rule == "unanimous":
+        decided = n_ok == m
+        result = np.where(agreed, top, 1)
+    else:
+        decided = n_ok * 2 > m
+        result = np.where(votes.max(axis=1) * 2 > m, top, 1)
+    worst = sev.max(axis=1)
+    status_names = np.array(["ok", "invalid", "error", "no_answer"], dtype=object)
+    out_status = np.where(decided, "ok", status_names[np.maximum(worst, 1)])
+    out_outcome = np.where(decided, np.asarray(OUTCOMES, dtype=object)[result], None)
+    out = outcome[keys].copy()
+    out["rubric"] = rubric
+    out["judge"] = f"consensus:{rule}"
+    out["status"] = pd.Categorical(out_status, dtype=STATUS_DTYPE)
+    out["outcome"] = pd.Categorical(out_outcome, dtype=OUTCOME_DTYPE)
+    out["n_judges_ok"] = n_ok
+    out["agreed"] = agreed & decided
+    pair_cols = ["tokens_with", "tokens_without", "wall_with_s", "wall_without_s"]
+    pair_info = f.drop_duplicates(["task_id", "replicate"])[["task_id", "replicate", *pair_cols]]
+    out = out.merge(pair_info, on=["task_id", "replicate"], how="left")
+    assert set(STATUSES) >= set(out["status"].astype(str))
+    return out

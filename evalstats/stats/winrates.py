@@ -1,0 +1,692 @@
+"""Win, tie and loss rates of WITH against WITHOUT, with task-clustered uncertainty.
+
+Every row of the verdict frame is one judgment from WITH's point of view.
+Rates are ratio estimators over the counted verdicts (``ok`` rows; in the
+``no_answer_as="loss"`` sensitivity view also ``no_answer`` and ``invalid``
+rows, as losses): ``win_rate = wins / n`` etc., ``net_win = win - loss`` and
+``score = win + tie / 2`` (so ``net_win = 2 * score - 1``). Replicates and
+orders of one task are correlated, so the task is the cluster:
+
+* ``<name>_se`` is the CR1 cluster-robust SE of the ratio (linearised:
+  ``sqrt(C / (C - 1) * sum_c (y_c - r n_c)^2) / n``). It equals statsmodels'
+  cluster SE of an intercept-only OLS on the verdicts (whose extra factor
+  ``(n - 1) / (n - k)`` is 1 for ``k = 1``), and with one row per task the
+  ordinary SE of the mean.
+* Intervals (``method``): ``"cluster_wilson"`` (default), a Wilson score
+  interval at the design-effect effective sample size ``p (1 - p) / SE^2``,
+  shrunk by ``(z / t_{C-1})^2`` and capped at the IID size (Korn & Graubard
+  1998); ``"cluster_t"``, ``r +/- t_{C-1} SE``; and the cluster bootstrap
+  (``"bca"``, ``"percentile"``, ``"basic"``; :mod:`evalstats.stats.resample`).
+  Where a clustered interval has zero width (a rate of 0 or 1, or no
+  variation between tasks), the Wilson interval over the counted verdicts is
+  reported; it ignores clustering, since none can be estimated there.
+* ``sign_test_p`` is the exact binomial test of wins against losses. It treats
+  verdicts as independent, so with replicated tasks it is anti-conservative
+  (16 % type-I error at a nominal 5 % below); ``net_win_p``, the
+  cluster-robust t test of net win = 0 on C - 1 df, is the one to report.
+
+Why ``cluster_wilson`` is the default: ``benchmarks/coverage.py`` (2 000
+simulated evaluations of 15 tasks x 6 replicates, ICC 0.3 on the latent
+probit scale, bootstrap B = 2 000; Monte Carlo SE of a coverage ~0.005)
+printed these coverages of nominal 95 % intervals::
+
+    p_win=0.45, p_tie=0.25, p_loss=0.3
+                      win_rate  tie_rate  loss_rate  net_win  score
+    cluster_wilson       0.952     0.970      0.950    0.951  0.951
+    cluster_t            0.943     0.954      0.937    0.940  0.940
+    bca                  0.926     0.930      0.938    0.928  0.928
+    percentile           0.914     0.924      0.922    0.916  0.916
+    basic                0.909     0.918      0.906    0.911  0.911
+    naive IID Wilson     0.820     0.945      0.838      NaN    NaN
+    naive IID Wald       0.820     0.934      0.832    0.798  0.798
+
+    p_win=0.7, p_tie=0.2, p_loss=0.1
+    cluster_wilson       0.944     0.956      0.929    0.932  0.932
+    cluster_t            0.928     0.944      0.894    0.918  0.918
+    bca                  0.923     0.937      0.916    0.914  0.904
+    naive IID Wilson     0.832     0.912      0.874      NaN    NaN
+
+    p_win=0.1, p_tie=0.6, p_loss=0.3
+    cluster_wilson       0.957     0.962      0.948    0.950  0.950
+    cluster_t            0.916     0.948      0.933    0.948  0.948
+    bca                  0.935     0.942      0.934    0.916  0.924
+    naive IID Wilson     0.888     0.920      0.840      NaN    NaN
+
+    p_win=0.05, p_tie=0.15, p_loss=0.8
+    cluster_wilson       0.960     0.960      0.954    0.950  0.950
+    cluster_t            0.900     0.924      0.930    0.924  0.924
+    bca                  0.953     0.917      0.933    0.922  0.922
+    naive IID Wilson     0.920     0.926      0.862      NaN    NaN
+
+    Type-I error at 5 %, true net win 0 (p_win = p_loss = 0.35):
+    sign_test_p (exact binomial, IID)       0.160
+    net_win_p (cluster-robust t, C-1 df)    0.052
+
+With 15 tasks the bootstrap intervals are too narrow (they use the
+``(C - 1) / C`` plug-in variance and normal-like quantiles); the t interval
+undercovers skewed rates near 0 or 1; the design-effect Wilson interval stays
+within 0.93-0.97 everywhere. Naive IID intervals undercover badly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from evalstats._schema import OUTCOMES, STATUSES
+from evalstats.errors import DataError
+from evalstats.stats._proportion import PROPORTION_METHODS, ProportionCI, proportion_ci
+from evalstats.stats.resample import (
+    BOOTSTRAP_METHODS,
+    as_generator,
+    bootstrap_distribution,
+    interval_from_distribution,
+)
+
+__all__ = [
+    "DEFAULT_METHOD",
+    "PROPORTION_METHODS",
+    "RATE_NAMES",
+    "WIN_RATE_METHODS",
+    "ProportionCI",
+    "position_bias",
+    "proportion_ci",
+    "win_rates",
+]
+
+RATE_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
+WIN_RATE_METHODS = ("cluster_wilson", "cluster_t", *BOOTSTRAP_METHODS)
+DEFAULT_METHOD = "cluster_wilson"
+NO_ANSWER_VIEWS = ("exclude", "loss")
+
+# Row categories, in the order of the per-cluster count columns.
+_CATEGORIES = ("loss", "tie", "win", "no_answer", "invalid", "error")
+_LOSS, _TIE, _WIN, _NO_ANSWER, _INVALID, _ERROR = range(6)
+# Parameter range of each rate (net win lives on [-1, 1]).
+_RANGE_LOW = np.array([0.0, 0.0, 0.0, -1.0, 0.0])
+_RANGE_HIGH = np.array([1.0, 1.0, 1.0, 1.0, 1.0])
+
+
+def win_rates(
+    frame: pd.DataFrame,
+    *,
+    by: str | Sequence[str] | None = "judge",
+    cluster: str = "task_id",
+    method: str = DEFAULT_METHOD,
+    no_answer_as: str = "exclude",
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> pd.DataFrame:
+    """Win/tie/loss rates, net win and score per group, with task-clustered SEs and CIs.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Verdict frame with at least ``status`` (ok / no_answer / invalid /
+        error), ``outcome`` (loss / tie / win, NA unless ok), the ``cluster``
+        column and the ``by`` columns.
+    by : str, list of str or None
+        Grouping columns (one output row per group); None gives one overall row.
+    cluster : str
+        Column identifying the unit of independence (the task).
+    method : {"cluster_wilson", "cluster_t", "bca", "percentile", "basic"}
+        Interval method: Wilson at the design-effect effective sample size,
+        CR1 standard error with a t(C - 1) quantile, or a cluster bootstrap
+        interval. The default was chosen by the coverage study in the module
+        docstring.
+    no_answer_as : {"exclude", "loss"}
+        ``"exclude"``: rates are over ``ok`` verdicts. ``"loss"``: the
+        sensitivity view, where ``no_answer`` and ``invalid`` rows count as
+        losses (in the denominator and in ``loss_rate``, ``net_win``, ``score``
+        and the sign test). ``error`` rows (failed judge calls) are never
+        counted, only reported.
+    n_resamples : int
+        Bootstrap resamples (bootstrap methods only).
+    confidence : float
+        Confidence level of the intervals.
+    rng : Generator, int or None
+        Random source or seed (bootstrap methods only).
+
+    Returns
+    -------
+    DataFrame
+        One row per group: the ``by`` columns; ``n`` (verdicts in the
+        denominator), ``n_clusters`` (clusters with at least one of them),
+        ``wins``, ``ties``, ``losses`` (ok verdicts), ``no_answer``,
+        ``invalid``, ``error``; for each of ``win_rate``, ``tie_rate``,
+        ``loss_rate``, ``net_win`` (win - loss) and ``score`` (win + tie/2):
+        the value, ``<name>_se`` (CR1), ``<name>_ci_low``, ``<name>_ci_high``;
+        ``sign_test_p`` (exact binomial test of wins vs losses, ignoring
+        clustering), ``net_win_p`` (cluster-robust t test of net win = 0 with
+        C - 1 degrees of freedom), and ``method``, ``confidence``,
+        ``no_answer_as``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalstats.stats.winrates import win_rates
+    >>> frame = pd.DataFrame({
+    ...     "task_id": ["a", "a", "b", "b", "c", "c"],
+    ...     "judge": "j1",
+    ...     "status": ["ok", "ok", "ok", "ok", "ok", "no_answer"],
+    ...     "outcome": ["win", "tie", "win", "loss", "win", None],
+    ... })
+    >>> res = win_rates(frame)
+    >>> res[["judge", "n", "n_clusters", "wins", "win_rate", "no_answer"]]
+      judge  n  n_clusters  wins  win_rate  no_answer
+    0    j1  5           3     3       0.6          1
+    >>> float(win_rates(frame, no_answer_as="loss")["loss_rate"].iloc[0])
+    0.3333333333333333
+    """
+    by_cols = _by_columns(by)
+    if method not in WIN_RATE_METHODS:
+        raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
+    if no_answer_as not in NO_ANSWER_VIEWS:
+        raise ValueError(f"no_answer_as must be one of {NO_ANSWER_VIEWS}, got {no_answer_as!r}")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    confidence = float(confidence)
+    category = _row_categories(frame, by_cols, cluster)
+    groups, gid, counts = _cluster_counts(frame, by_cols, cluster, category)
+
+    wins, ties, losses = counts[:, _WIN], counts[:, _TIE], counts[:, _LOSS]
+    if no_answer_as == "loss":
+        losses_view = losses + counts[:, _NO_ANSWER] + counts[:, _INVALID]
+    else:
+        losses_view = losses
+    denom = wins + ties + losses_view
+    numerators = np.stack(
+        [wins, ties, losses_view, wins - losses_view, wins + 0.5 * ties], axis=1
+    ).astype(np.float64)
+
+    n_groups = len(groups)
+    used = denom > 0  # clusters with no counted verdict carry no information on a rate
+    total = _segment_sum(counts, gid, n_groups)
+    est, se, n_clusters, n = _cr1_ratio(numerators[used], denom[used], gid[used], n_groups)
+
+    if method == "cluster_t":
+        low, high = _cluster_t_interval(est, se, n_clusters, confidence)
+    elif method == "cluster_wilson":
+        # Row-level variance of each statistic (0/1 rates: p(1-p); score: 0, 1/2, 1 values).
+        row_var = est * (1.0 - est)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sq = _segment_sum((wins + 0.25 * ties)[used, None], gid[used], n_groups)[:, 0]
+            row_var[:, 4] = sq / n - est[:, 4] ** 2
+        low, high = _cluster_wilson_interval(
+            est, se, n, n_clusters, confidence, row_var=np.maximum(row_var, 0.0)
+        )
+    else:
+        low, high = _bootstrap_intervals(
+            wins[used],
+            ties[used],
+            denom[used],
+            gid[used],
+            n_groups,
+            method=method,
+            n_resamples=_positive_int(n_resamples, "n_resamples"),
+            confidence=confidence,
+            rng=as_generator(rng),
+        )
+    low, high = _boundary_wilson(est, low, high, n, confidence)
+
+    w_tot = total[:, _WIN]
+    l_tot = _segment_sum(losses_view[:, None], gid, n_groups)[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t_net = est[:, 3] / se[:, 3]
+        p_net = 2.0 * sps.t.sf(np.abs(t_net), n_clusters - 1)
+    # A net win of exactly 0 with no spread is no evidence against 0.
+    p_net = np.where(np.isfinite(t_net), p_net, np.where(est[:, 3] == 0, 1.0, np.nan))
+
+    data: dict[str, object] = {c: groups[c] for c in by_cols}
+    data["n"] = n.astype(np.int64)
+    data["n_clusters"] = n_clusters.astype(np.int64)
+    for name, col in (
+        ("wins", _WIN),
+        ("ties", _TIE),
+        ("losses", _LOSS),
+        ("no_answer", _NO_ANSWER),
+        ("invalid", _INVALID),
+        ("error", _ERROR),
+    ):
+        data[name] = total[:, col].astype(np.int64)
+    for j, name in enumerate(RATE_NAMES):
+        data[name] = est[:, j]
+        data[f"{name}_se"] = se[:, j]
+        data[f"{name}_ci_low"] = low[:, j]
+        data[f"{name}_ci_high"] = high[:, j]
+    data["sign_test_p"] = sign_test_p(w_tot, l_tot)
+    data["net_win_p"] = p_net
+    data["method"] = np.full(n_groups, method, dtype=object)
+    data["confidence"] = np.full(n_groups, confidence)
+    data["no_answer_as"] = np.full(n_groups, no_answer_as, dtype=object)
+    out = pd.DataFrame(data, index=pd.RangeIndex(n_groups))
+    return out
+
+
+def position_bias(
+    frame: pd.DataFrame,
+    *,
+    by: str | Sequence[str] | None = "judge",
+    cluster: str = "task_id",
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Order effects of the blind rubric: P(first-shown wins) and order consistency.
+
+    Only ``ok`` rows with a non-null ``order`` are used (the blind rubric).
+
+    * ``first_shown_win_rate``: among decisive verdicts (win or loss), the
+      share won by the answer shown first (WITH when ``order == "with_first"``,
+      WITHOUT otherwise). 0.5 means no position bias. ``first_shown_p`` is the
+      exact binomial test of 0.5 (ignoring clustering), the CI is the
+      cluster-robust ``cluster_t`` interval over tasks.
+    * ``order_consistency``: among pairs (``cluster``, ``replicate``) judged
+      in both orders, the share whose WITH-viewpoint outcome is the same in
+      both (the first ok row of each order is used).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Verdict frame with ``status``, ``outcome``, ``order``, ``replicate``,
+        the ``cluster`` column and the ``by`` columns.
+    by : str, list of str or None
+        Grouping columns.
+    cluster : str
+        Unit of independence (the task).
+    confidence : float
+        Confidence level.
+
+    Returns
+    -------
+    DataFrame
+        One row per group: ``n_decisive``, ``first_shown_wins``,
+        ``first_shown_win_rate`` with ``_se``, ``_ci_low``, ``_ci_high``,
+        ``first_shown_p``; ``n_pairs_both_orders``, ``order_consistent``,
+        ``order_consistency`` with ``_se``, ``_ci_low``, ``_ci_high``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalstats.stats.winrates import position_bias
+    >>> frame = pd.DataFrame({
+    ...     "task_id": ["a", "a", "b", "b"], "replicate": 1, "judge": "j",
+    ...     "order": ["with_first", "without_first"] * 2, "status": "ok",
+    ...     "outcome": ["win", "loss", "win", "win"],
+    ... })
+    >>> res = position_bias(frame)
+    >>> res[["n_decisive", "first_shown_wins", "n_pairs_both_orders", "order_consistent"]]
+       n_decisive  first_shown_wins  n_pairs_both_orders  order_consistent
+    0           4                 3                    2                 1
+    """
+    by_cols = _by_columns(by)
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    confidence = float(confidence)
+    _require_columns(frame, [*by_cols, cluster, "order", "replicate"])
+    category = _row_categories(frame, by_cols, cluster)
+    order = frame["order"].astype("object")
+    keep = (category <= _WIN) & order.notna().to_numpy()
+    sub = frame.loc[keep, [*by_cols, cluster, "replicate"]].copy()
+    sub["_cat"] = category[keep]
+    sub["_with_first"] = (order[keep] == "with_first").to_numpy()
+    bad = ~order[keep].isin(["with_first", "without_first"]).to_numpy()
+    if bad.any():
+        raise DataError(f"unknown order value {order[keep][bad].iloc[0]!r}", field="order")
+
+    decisive = sub["_cat"].to_numpy() != _TIE
+    first_won = np.where(sub["_with_first"].to_numpy(), sub["_cat"] == _WIN, sub["_cat"] == _LOSS)
+    sub["_decisive"] = decisive.astype(np.int64)
+    sub["_first_won"] = (first_won & decisive).astype(np.int64)
+
+    # Pairs judged in both orders: first ok row of each order.
+    pair_keys = [*by_cols, cluster, "replicate"]
+    firsts = sub.drop_duplicates([*pair_keys, "_with_first"])
+    wide = firsts.pivot_table(
+        index=pair_keys, columns="_with_first", values="_cat", aggfunc="first", observed=True
+    )
+    pairs = wide.dropna().reset_index() if wide.shape[1] == 2 else wide.iloc[:0].reset_index()
+    if len(pairs):
+        pairs["_consistent"] = (pairs[True] == pairs[False]).astype(np.int64)
+    else:
+        pairs["_consistent"] = pd.Series(dtype=np.int64)
+    pairs["_one"] = 1
+
+    group_frame = _group_table(frame, by_cols)
+    rows = []
+    for table, num, den, name in (
+        (sub, "_first_won", "_decisive", "first_shown_win_rate"),
+        (pairs, "_consistent", "_one", "order_consistency"),
+    ):
+        per_cluster = (
+            table.groupby([*by_cols, cluster], observed=True, sort=True, dropna=False)[[num, den]]
+            .sum()
+            .reset_index()
+        )
+        if by_cols:
+            gid = _lookup_groups(group_frame, per_cluster, by_cols)
+        else:
+            gid = np.zeros(len(per_cluster), dtype=np.int64)
+        y = per_cluster[num].to_numpy(np.float64)[:, None]
+        m = per_cluster[den].to_numpy(np.float64)
+        used = m > 0
+        est, se, n_clusters, n = _cr1_ratio(y[used], m[used], gid[used], len(group_frame))
+        low, high = _cluster_t_interval(est, se, n_clusters, confidence, limits=((0.0, 1.0),))
+        low, high = _boundary_wilson(est, low, high, n, confidence, kinds=("rate",))
+        k = _segment_sum(y[used], gid[used], len(group_frame))[:, 0]
+        rows.append((name, est[:, 0], se[:, 0], low[:, 0], high[:, 0], n, k))
+
+    out = group_frame.copy()
+    (_, e1, s1, l1, h1, n1, k1), (_, e2, s2, l2, h2, n2, k2) = rows
+    out["n_decisive"] = n1.astype(np.int64)
+    out["first_shown_wins"] = k1.astype(np.int64)
+    out["first_shown_win_rate"] = e1
+    out["first_shown_win_rate_se"] = s1
+    out["first_shown_win_rate_ci_low"] = l1
+    out["first_shown_win_rate_ci_high"] = h1
+    out["first_shown_p"] = sign_test_p(k1, n1 - k1)
+    out["n_pairs_both_orders"] = n2.astype(np.int64)
+    out["order_consistent"] = k2.astype(np.int64)
+    out["order_consistency"] = e2
+    out["order_consistency_se"] = s2
+    out["order_consistency_ci_low"] = l2
+    out["order_consistency_ci_high"] = h2
+    return out
+
+
+def sign_test_p(wins: np.ndarray, losses: np.ndarray) -> np.ndarray:
+    """Exact two-sided binomial (sign) test of wins vs losses at 1/2, vectorised.
+
+    With p = 1/2 the null distribution is symmetric, so the two-sided p-value
+    (the probability of outcomes no more likely than the observed one, as in
+    ``scipy.stats.binomtest``) is ``min(1, 2 * P(X <= min(wins, losses)))``.
+    NaN when there are no decisive verdicts.
+    """
+    w = np.asarray(wins, dtype=np.float64)
+    lo = np.asarray(losses, dtype=np.float64)
+    n = w + lo
+    p = np.minimum(1.0, 2.0 * sps.binom.cdf(np.minimum(w, lo), n, 0.5))
+    return np.where(n > 0, p, np.nan)
+
+
+# --------------------------------------------------------------------------- cores
+
+
+def _cr1_ratio(
+    y: np.ndarray, m: np.ndarray, gid: np.ndarray, n_groups: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Ratio estimators sum(y) / sum(m) per group with CR1 standard errors.
+
+    ``y`` (rows = clusters, columns = statistics) and ``m`` are per-cluster
+    sums. The SE linearises the ratio: cluster residual totals
+    ``E_c = y_c - r * m_c`` and ``SE = sqrt(C / (C - 1) * sum_c E_c^2) / sum(m)``.
+    For the mean of row-level values this is exactly the cluster-robust SE of an
+    intercept-only OLS with the CR1 factor ``C / (C - 1)`` (statsmodels adds
+    ``(n - 1) / (n - k)``, which is 1 when ``k = 1``); with one row per
+    cluster it is the ordinary standard error of the mean.
+    """
+    y_tot = _segment_sum(y, gid, n_groups)
+    m_tot = np.bincount(gid, weights=m, minlength=n_groups)
+    n_clusters = np.bincount(gid, minlength=n_groups).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = y_tot / m_tot[:, None]
+        resid = y - est[gid] * m[:, None]
+        ss = _segment_sum(resid**2, gid, n_groups)
+        factor = np.where(n_clusters > 1, n_clusters / (n_clusters - 1), np.nan)
+        se = np.sqrt(factor[:, None] * ss) / m_tot[:, None]
+    return est, se, n_clusters, m_tot
+
+
+def _cluster_t_interval(
+    est: np.ndarray,
+    se: np.ndarray,
+    n_clusters: np.ndarray,
+    confidence: float,
+    limits: tuple[tuple[float, float], ...] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    with np.errstate(invalid="ignore"):
+        df = np.where(n_clusters > 1, n_clusters - 1, np.nan)
+        tq = sps.t.ppf(0.5 + confidence / 2.0, df)[:, None]
+    low, high = est - tq * se, est + tq * se
+    if limits is None:
+        lo_lim, hi_lim = _RANGE_LOW, _RANGE_HIGH
+    else:
+        lo_lim = np.array([a for a, _ in limits])
+        hi_lim = np.array([b for _, b in limits])
+    return np.clip(low, lo_lim, hi_lim), np.clip(high, lo_lim, hi_lim)
+
+
+def _cluster_wilson_interval(
+    est: np.ndarray,
+    se: np.ndarray,
+    n: np.ndarray,
+    n_clusters: np.ndarray,
+    confidence: float,
+    kinds: tuple[str, ...] = ("rate", "rate", "rate", "net", "rate"),
+    row_var: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson interval on a design-effect effective sample size (Korn & Graubard 1998).
+
+    ``n_eff = p (1 - p) / SE_CR1^2`` is the sample size whose binomial variance
+    equals the cluster-robust one. It is scaled by ``(z / t_{C-1})^2`` for
+    the few clusters and capped at the IID value (design effect >= 1: ``n``
+    for a 0/1 rate; the score takes values 0, 1/2, 1, so its cap is
+    ``n p (1 - p) / row variance``), and Wilson's score interval is computed
+    at ``n_eff``. Net win is
+    ``2 * score - 1`` and takes the score's interval. ``row_var`` (groups x
+    statistics) is the row-level variance; ``p (1 - p)`` when omitted.
+    """
+    z = sps.norm.ppf(0.5 + confidence / 2.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df = np.where(n_clusters > 1, n_clusters - 1, np.nan)
+        shrink = (z / sps.t.ppf(0.5 + confidence / 2.0, df)) ** 2
+    net = np.array([kind == "net" for kind in kinds])
+    # Net win is 2 * score - 1: work on the score scale for it.
+    p = np.where(net, (est + 1.0) / 2.0, est)
+    s = np.where(net, se / 2.0, se)
+    v = p * (1.0 - p)
+    if row_var is None:
+        row_var = v
+    v_row = np.where(net, row_var[:, [4]], row_var)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # Largest n_eff allowed: the one of an IID sample (design effect 1).
+        cap = np.where(v_row > 0, n[:, None] * v / v_row, n[:, None])
+        n_eff = np.minimum(np.where(s > 0, v / s**2, np.inf) * shrink[:, None], cap)
+    ok = np.isfinite(p) & np.isfinite(n_eff) & (n_eff > 0)
+    ci = proportion_ci(p[ok] * n_eff[ok], n_eff[ok], confidence=confidence)
+    low = np.full_like(est, np.nan)
+    high = np.full_like(est, np.nan)
+    low[ok], high[ok] = ci.ci_low, ci.ci_high
+    low = np.where(net, 2.0 * low - 1.0, low)
+    high = np.where(net, 2.0 * high - 1.0, high)
+    return low, high
+
+
+def _rates_from_sums(s: np.ndarray) -> np.ndarray:
+    w, t, n = s[..., 0], s[..., 1], s[..., 2]
+    loss = n - w - t
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.stack([w / n, t / n, loss / n, (w - loss) / n, (w + 0.5 * t) / n], axis=-1)
+
+
+def _bootstrap_intervals(
+    wins: np.ndarray,
+    ties: np.ndarray,
+    denom: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+    *,
+    method: str,
+    n_resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    low = np.full((n_groups, len(RATE_NAMES)), np.nan)
+    high = np.full_like(low, np.nan)
+    stats = np.stack([wins, ties, denom], axis=1).astype(np.float64)
+    order = np.argsort(gid, kind="stable")
+    bounds = np.searchsorted(gid[order], np.arange(n_groups + 1))
+    for g in range(n_groups):  # groups are few; each bootstrap is vectorised over resamples
+        cs = stats[order[bounds[g] : bounds[g + 1]]]
+        if cs.shape[0] < 2:
+            continue
+        theta_hat = _rates_from_sums(cs.sum(axis=0))
+        theta_b = bootstrap_distribution(cs, _rates_from_sums, n_resamples, rng)
+        jack = _rates_from_sums(cs.sum(axis=0) - cs) if method == "bca" else None
+        lo, hi = interval_from_distribution(theta_b, theta_hat, confidence, method, jack)
+        low[g], high[g] = np.clip(lo, _RANGE_LOW, _RANGE_HIGH), np.clip(hi, _RANGE_LOW, _RANGE_HIGH)
+    return low, high
+
+
+def _boundary_wilson(
+    est: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    n: np.ndarray,
+    confidence: float,
+    kinds: tuple[str, ...] = ("rate", "rate", "rate", "net", "rate"),
+) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson interval over the counted verdicts where a clustered interval has zero width.
+
+    That happens where a rate is 0 or 1, or every task shows the same rate:
+    no variation is observed, so neither the CR1 SE nor the bootstrap can
+    estimate it. Net win is ``2 * score - 1``, so its interval maps from the
+    score's.
+    """
+    low, high = low.copy(), high.copy()
+    for j, kind in enumerate(kinds):
+        flat = (high[:, j] - low[:, j] <= 0) | ~np.isfinite(low[:, j])
+        flat &= np.isfinite(est[:, j]) & (n > 0)
+        if not flat.any():
+            continue
+        p = est[flat, j] if kind == "rate" else (est[flat, j] + 1.0) / 2.0
+        ci = proportion_ci(p * n[flat], n[flat], method="wilson", confidence=confidence)
+        lo, hi = ci.ci_low, ci.ci_high
+        if kind == "net":
+            lo, hi = 2.0 * lo - 1.0, 2.0 * hi - 1.0
+        low[flat, j], high[flat, j] = lo, hi
+    return low, high
+
+
+def _segment_sum(values: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
+    """Column sums of ``values`` (rows x columns) per group id, as float64."""
+    values = np.asarray(values, dtype=np.float64)
+    out = np.empty((n_groups, values.shape[1]))
+    for j in range(values.shape[1]):  # a handful of columns
+        out[:, j] = np.bincount(gid, weights=values[:, j], minlength=n_groups)
+    return out
+
+
+# --------------------------------------------------------------------------- input handling
+
+
+def _by_columns(by: str | Sequence[str] | None) -> list[str]:
+    if by is None:
+        return []
+    if isinstance(by, str):
+        return [by]
+    cols = list(by)
+    if not all(isinstance(c, str) for c in cols):
+        raise TypeError(f"by must be a column name, a list of names or None, got {by!r}")
+    return cols
+
+
+def _require_columns(frame: pd.DataFrame, cols: Sequence[str]) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in cols if c not in frame.columns]
+    if missing:
+        raise DataError(f"verdict frame lacks column(s) {missing}", field=missing[0])
+
+
+def _codes(series: pd.Series, values: tuple[str, ...], field: str) -> np.ndarray:
+    """Integer codes of ``values`` (-1 for missing); unknown values raise DataError."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and tuple(dtype.categories) == values:
+        return series.cat.codes.to_numpy(np.int64)  # the schema's dtype: no re-encoding
+    codes = pd.Index(list(values)).get_indexer(series.astype(object)).astype(np.int64)
+    unknown = (codes < 0) & series.notna().to_numpy()
+    if unknown.any():
+        pos = int(np.flatnonzero(unknown)[0])
+        raise DataError(
+            f"unknown {field} value {series.iloc[pos]!r} (expected one of {list(values)})",
+            line=pos,
+            field=field,
+        )
+    return codes
+
+
+def _row_categories(frame: pd.DataFrame, by_cols: list[str], cluster: str) -> np.ndarray:
+    """Category code of each row: loss, tie, win (ok rows), no_answer, invalid, error."""
+    _require_columns(frame, [*by_cols, cluster, "status", "outcome"])
+    if frame[cluster].isna().any():
+        pos = int(np.flatnonzero(frame[cluster].isna().to_numpy())[0])
+        raise DataError("missing cluster id", line=pos, field=cluster)
+    status = _codes(frame["status"], STATUSES, "status")
+    if (status < 0).any():
+        pos = int(np.flatnonzero(status < 0)[0])
+        raise DataError("missing status", line=pos, field="status")
+    outcome = _codes(frame["outcome"], OUTCOMES, "outcome")
+    ok = status == STATUSES.index("ok")
+    if (ok & (outcome < 0)).any():
+        pos = int(np.flatnonzero(ok & (outcome < 0))[0])
+        raise DataError("status is ok but outcome is missing", line=pos, field="outcome")
+    # OUTCOMES is (loss, tie, win) = codes 0, 1, 2; other statuses follow.
+    status_cat = np.array([-1, _NO_ANSWER, _INVALID, _ERROR])[status]
+    return np.where(ok, outcome, status_cat)
+
+
+def _group_table(frame: pd.DataFrame, by_cols: list[str]) -> pd.DataFrame:
+    if not by_cols:
+        return pd.DataFrame(index=pd.RangeIndex(1))
+    return (
+        frame[by_cols]
+        .drop_duplicates()
+        .sort_values(by_cols, na_position="last")
+        .reset_index(drop=True)
+    )
+
+
+def _lookup_groups(groups: pd.DataFrame, rows: pd.DataFrame, by_cols: list[str]) -> np.ndarray:
+    keyed = groups.assign(_gid=np.arange(len(groups)))
+    merged = rows[by_cols].merge(keyed, on=by_cols, how="left", sort=False)
+    return merged["_gid"].to_numpy(np.int64)
+
+
+def _cluster_counts(
+    frame: pd.DataFrame, by_cols: list[str], cluster: str, category: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """Per (group, cluster) counts of the six row categories.
+
+    Returns the group table (sorted by the ``by`` columns), the group id of
+    each (group, cluster) cell and the count matrix (rows = cells, columns =
+    _CATEGORIES). Keys are factorised once and combined into integers, which
+    is several times faster than a pandas groupby on small frames.
+    """
+    codes, uniques = [], []
+    for col in [*by_cols, cluster]:
+        k, u = pd.factorize(frame[col], sort=True, use_na_sentinel=False)
+        codes.append(np.asarray(k, dtype=np.int64))
+        uniques.append(u)
+    n_cluster_ids = max(len(uniques[-1]), 1)
+    if by_cols:
+        by_key = np.ravel_multi_index(codes[:-1], [len(u) for u in uniques[:-1]])
+        group_keys, group_of_row = np.unique(by_key, return_inverse=True)
+        parts = np.unravel_index(group_keys, [len(u) for u in uniques[:-1]])
+        groups = pd.DataFrame(
+            {col: pd.Series(uniques[j].take(parts[j])) for j, col in enumerate(by_cols)}
+        )
+    else:
+        group_of_row = np.zeros(len(frame), dtype=np.int64)
+        groups = pd.DataFrame(index=pd.RangeIndex(1))
+    cells, cell_of_row = np.unique(group_of_row * n_cluster_ids + codes[-1], return_inverse=True)
+    counts = np.bincount(cell_of_row * 6 + category, minlength=len(cells) * 6).reshape(-1, 6)
+    return groups, (cells // n_cluster_ids).astype(np.int64), counts
+
+
+def _positive_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)

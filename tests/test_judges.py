@@ -1,0 +1,131 @@
+"""judge_agreement and consensus on verdict frames, against sklearn/statsmodels/krippendorff."""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats import inter_rater
+
+import evalstats
+from evalstats.stats.judges import consensus, judge_agreement
+
+OUT = ["loss", "tie", "win"]
+
+
+@pytest.fixture(scope="module")
+def frame3(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sim3")
+    sim = evalstats.simulate(d, n_tasks=12, n_replicates=4, judge_noise=0.8,
+                             judges=("anthropic:claude-x", "openai:gpt-y", "google:gemini-z"),
+                             malformed_rate=0.05, seed=3)
+    ds = evalstats.load_dir(sim.out_dir)
+    return evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
+
+
+def _merged(frame, rubric, ja, jb):
+    f = frame.loc[(frame.rubric == rubric) & (frame.status == "ok")]
+    keys = ["task_id", "replicate", "order"]
+    fa = f.loc[f.judge == ja, [*keys, "outcome"]].astype({"order": object})
+    fb = f.loc[f.judge == jb, [*keys, "outcome"]].astype({"order": object})
+    return fa.merge(fb, on=keys, suffixes=("_a", "_b"))
+
+
+@pytest.mark.parametrize("rubric", ["with-without", "blind-pair"])
+def test_pairwise_against_sklearn_and_crosstab(frame3, rubric):
+    agr = judge_agreement(frame3, rubric=rubric, n_resamples=300, rng=1)
+    pairs = agr.loc[agr.judge_a != "all judges"]
+    assert len(pairs) == 3
+    for row in pairs.itertuples():
+        m = _merged(frame3, rubric, row.judge_a, row.judge_b)
+        a, b = m["outcome_a"].astype(str), m["outcome_b"].astype(str)
+        assert row.n == len(m)
+        assert row.kappa == pytest.approx(cohen_kappa_score(a, b, labels=OUT), abs=1e-12)
+        assert row.kappa_linear == pytest.approx(
+            cohen_kappa_score(a, b, labels=OUT, weights="linear"), abs=1e-12)
+        ct = pd.crosstab(a, b).reindex(index=OUT, columns=OUT, fill_value=0).to_numpy()
+        assert np.array_equal(np.asarray(row.confusion), ct)
+        sm = inter_rater.cohens_kappa(ct)
+        assert row.kappa_se == pytest.approx(sm.std_kappa, rel=1e-10)
+        assert row.kappa_se0 == pytest.approx(sm.std_kappa0, rel=1e-10)
+        assert row.disagreement_rate == pytest.approx((a != b).mean())
+        assert row.trigger == ((a != b).mean() > 0.20)
+        assert row.kappa_boot_ci_low < row.kappa < row.kappa_boot_ci_high
+
+
+def test_bootstrap_interval_matches_a_naive_cluster_loop(frame3):
+    ja, jb = "anthropic:claude-x", "openai:gpt-y"
+    B = 400
+    agr = judge_agreement(frame3, judges=[ja, jb], rubric="with-without", n_resamples=B,
+                          method="percentile", rng=7)
+    m = _merged(frame3, "with-without", ja, jb)
+    tasks = np.unique(m["task_id"])
+    per_task = [pd.crosstab(g["outcome_a"].astype(str), g["outcome_b"].astype(str))
+                .reindex(index=OUT, columns=OUT, fill_value=0).to_numpy()
+                for _, g in m.groupby("task_id")]
+    per_task = np.array(per_task, dtype=float)
+    idx = np.random.default_rng(7).integers(0, len(tasks), size=(B, len(tasks)))
+    kappas = []
+    for row in idx:  # deliberately naive: the oracle
+        t = per_task[row].sum(axis=0)
+        p = t / t.sum()
+        po, pe = np.trace(p), p.sum(1) @ p.sum(0)
+        kappas.append((po - pe) / (1 - pe))
+    lo, hi = np.quantile(kappas, [0.025, 0.975])
+    assert agr.loc[0, "kappa_boot_ci_low"] == pytest.approx(lo, abs=1e-12)
+    assert agr.loc[0, "kappa_boot_ci_high"] == pytest.approx(hi, abs=1e-12)
+
+
+def test_three_judges_fleiss_and_krippendorff(frame3):
+    agr = judge_agreement(frame3, rubric="with-without", n_resamples=200, rng=0)
+    allrow = agr.loc[agr.judge_a == "all judges"].iloc[0]
+    w = evalstats.wide_by_judge(frame3.assign(
+        outcome=frame3["outcome"].where(frame3["status"] == "ok")), rubric="with-without")
+    judges = sorted(frame3.judge.astype(str).unique())
+    codes = np.column_stack([pd.Categorical(w[j], categories=OUT).codes for j in judges]
+                            ).astype(float)
+    codes[codes < 0] = np.nan
+    complete = codes[~np.isnan(codes).any(axis=1)].astype(int)
+    table, _ = inter_rater.aggregate_raters(complete, n_cat=3)
+    assert allrow["fleiss_kappa"] == pytest.approx(inter_rater.fleiss_kappa(table), abs=1e-12)
+    assert allrow["krippendorff_alpha"] == pytest.approx(
+        krippendorff.alpha(codes.T, level_of_measurement="nominal"), abs=1e-10)
+
+
+def test_consensus_rules():
+    base = {"rubric": "with-without", "order": pd.NA, "tokens_with": 1, "tokens_without": 2,
+            "wall_with_s": 1.0, "wall_without_s": 2.0}
+    rows = []
+    spec = {  # pair -> (judge1, judge2, judge3) as (status, outcome)
+        1: [("ok", "win"), ("ok", "win"), ("ok", "win")],
+        2: [("ok", "win"), ("ok", "win"), ("ok", "loss")],
+        3: [("ok", "win"), ("ok", "tie"), ("ok", "loss")],
+        4: [("ok", "win"), ("invalid", None), ("ok", "win")],
+        5: [("no_answer", None), ("no_answer", None), ("no_answer", None)],
+    }
+    for rep, verdicts in spec.items():
+        for j, (status, outcome) in enumerate(verdicts):
+            rows.append({**base, "task_id": "T1", "replicate": rep, "judge": f"j{j}",
+                         "status": status, "outcome": outcome})
+    f = pd.DataFrame(rows)
+    f["status"] = f["status"].astype(evalstats._schema.STATUS_DTYPE)
+    f["outcome"] = f["outcome"].astype(evalstats._schema.OUTCOME_DTYPE)
+    f["order"] = f["order"].astype(evalstats._schema.ORDER_DTYPE)
+    u = consensus(f, "unanimous").set_index("replicate")
+    assert u.loc[1, "outcome"] == "win" and u.loc[2, "outcome"] == "tie"
+    assert u.loc[3, "outcome"] == "tie" and u.loc[4, "status"] == "invalid"
+    assert u.loc[5, "status"] == "no_answer" and pd.isna(u.loc[5, "outcome"])
+    mj = consensus(f, "majority").set_index("replicate")
+    assert mj.loc[2, "outcome"] == "win" and mj.loc[3, "outcome"] == "tie"
+    assert mj.loc[4, "outcome"] == "win" and mj.loc[4, "n_judges_ok"] == 2
+    with pytest.raises(ValueError, match="rule"):
+        consensus(f, "dictator")
+
+
+def test_needs_two_judges_and_a_rubric(frame3):
+    with pytest.raises(ValueError, match="rubric"):
+        judge_agreement(frame3)
+    with pytest.raises(ValueError, match="at least two"):
+        judge_agreement(frame3, rubric="with-without", judges=["openai:gpt-y"])

@@ -1,0 +1,214 @@
+"""Tests of the cluster bootstrap engine (evalstats.stats.resample)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalstats.stats.resample import (
+    BootstrapResult,
+    _pack_plan,
+    _sum_chunk,
+    cluster_bootstrap,
+    resampled_sums,
+)
+
+
+def _mean(s: np.ndarray) -> np.ndarray:
+    return s[..., 0] / s[..., 1]
+
+
+@pytest.mark.parametrize("method", ["bca", "percentile", "basic"])
+@pytest.mark.parametrize("kind", ["normal", "binary", "skewed"])
+def test_one_row_per_cluster_equals_scipy_bootstrap(method: str, kind: str) -> None:
+    # With one observation per cluster the cluster bootstrap is scipy's IID
+    # bootstrap, and the engine draws the same index stream for the same seed.
+    rng = np.random.default_rng(11)
+    n = 37
+    x = {
+        "normal": rng.normal(size=n),
+        "binary": rng.integers(0, 2, n).astype(float),
+        "skewed": rng.exponential(size=n) ** 2,
+    }[kind]
+    seed = int(rng.integers(1_000_000))
+    ours = cluster_bootstrap(
+        np.column_stack([x, np.ones(n)]), _mean, method=method, n_resamples=3000, rng=seed
+    )
+    ref = stats.bootstrap(
+        (x,), np.mean, method=method, n_resamples=3000, rng=np.random.default_rng(seed)
+    )
+    np.testing.assert_allclose(ours.ci_low[0], ref.confidence_interval.low, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        ours.ci_high[0], ref.confidence_interval.high, rtol=1e-12, atol=1e-14
+    )
+    np.testing.assert_allclose(ours.se[0], ref.standard_error, rtol=1e-12)
+    np.testing.assert_allclose(ours.estimate[0], x.mean(), rtol=1e-14)
+
+
+def test_clustered_statistic_matches_row_level_bootstrap_by_hand() -> None:
+    # Independent oracle for clustering: resample whole clusters of rows with the
+    # same index stream and recompute the statistic from the raw rows.
+    rng = np.random.default_rng(5)
+    n_clusters = 12
+    sizes = rng.integers(1, 9, n_clusters)
+    rows = [rng.integers(0, 2, s) for s in sizes]
+    cs = np.array([[r.sum(), r.size] for r in rows], dtype=float)
+    res = cluster_bootstrap(cs, _mean, method="percentile", n_resamples=500, rng=3)
+    draw = np.random.default_rng(3).integers(0, n_clusters, (500, n_clusters))
+    theta = np.array(
+        [np.concatenate([rows[c] for c in idx]).mean() for idx in draw]  # oracle only
+    )
+    np.testing.assert_allclose(res.ci_low[0], np.quantile(theta, 0.025), rtol=1e-12)
+    np.testing.assert_allclose(res.ci_high[0], np.quantile(theta, 0.975), rtol=1e-12)
+    np.testing.assert_allclose(res.se[0], theta.std(ddof=1), rtol=1e-10)
+
+
+def test_bca_acceleration_uses_leave_one_cluster_out() -> None:
+    # BCa for clusters differs from BCa over rows: check against scipy's BCa run on
+    # cluster-level values when the statistic is a plain mean of cluster totals.
+    rng = np.random.default_rng(8)
+    totals = rng.gamma(2.0, size=20)
+    ours = cluster_bootstrap(totals, lambda s: s[..., 0] / 20, n_resamples=2000, rng=4)
+    ref = stats.bootstrap((totals,), np.mean, n_resamples=2000, rng=np.random.default_rng(4))
+    np.testing.assert_allclose(
+        [ours.ci_low[0], ours.ci_high[0]], ref.confidence_interval, rtol=1e-12
+    )
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 333, 5000])
+def test_result_does_not_depend_on_chunk_size(chunk_size: int) -> None:
+    rng = np.random.default_rng(1)
+    cs = np.column_stack([rng.integers(0, 7, 25), np.full(25, 6)])
+    full = cluster_bootstrap(cs, _mean, n_resamples=2000, rng=9)
+    chunked = cluster_bootstrap(cs, _mean, n_resamples=2000, rng=9, chunk_size=chunk_size)
+    np.testing.assert_array_equal(full.ci_low, chunked.ci_low)
+    np.testing.assert_array_equal(full.ci_high, chunked.ci_high)
+    np.testing.assert_array_equal(full.se, chunked.se)
+
+
+@pytest.mark.parametrize(
+    ("n_clusters", "m", "high"),
+    [(15, 3, 10), (500, 3, 2000), (10_000, 3, 200), (40, 9, 30), (7, 1, 10**12), (30, 5, 3)],
+)
+def test_packed_and_bincount_sums_equal_direct_gather(n_clusters: int, m: int, high: int) -> None:
+    rng = np.random.default_rng(n_clusters + m)
+    cs = rng.integers(0, high, (n_clusters, m)).astype(float)
+    cs[0] = high - 1  # the largest value bounds the field widths
+    idx = rng.integers(0, n_clusters, (50, n_clusters))
+    direct = cs[idx].sum(axis=1)
+    plan = _pack_plan(cs)
+    assert plan is not None
+    np.testing.assert_array_equal(_sum_chunk(cs, idx, plan), direct)
+    np.testing.assert_allclose(_sum_chunk(cs, idx, None), direct, rtol=1e-12)
+
+
+def test_float_and_negative_statistics_use_unpacked_paths() -> None:
+    rng = np.random.default_rng(2)
+    for cs in (rng.normal(size=(30, 2)), rng.normal(size=(30, 6)), -np.ones((30, 2))):
+        assert _pack_plan(cs) is None
+        sums = np.vstack(list(resampled_sums(cs, 100, np.random.default_rng(0), 30)))
+        idx = np.random.default_rng(0).integers(0, 30, (100, 30))
+        np.testing.assert_allclose(sums, cs[idx].sum(axis=1), rtol=1e-10, atol=1e-12)
+
+
+def test_vector_statistic_and_to_frame() -> None:
+    rng = np.random.default_rng(3)
+    cs = np.column_stack([rng.integers(0, 5, 20), rng.integers(0, 5, 20), np.full(20, 10)])
+
+    def two(s: np.ndarray) -> np.ndarray:
+        return np.stack([s[..., 0] / s[..., 2], s[..., 1] / s[..., 2]], axis=-1)
+
+    res = cluster_bootstrap(cs, two, method="percentile", n_resamples=500, rng=0)
+    assert isinstance(res, BootstrapResult)
+    assert res.estimate.shape == (2,) and res.n_clusters == 20 and res.n_resamples == 500
+    assert np.all(res.ci_low <= res.estimate) and np.all(res.estimate <= res.ci_high)
+    frame = res.to_frame(["a", "b"])
+    assert list(frame.index) == ["a", "b"]
+    assert frame.loc["a", "estimate"] == pytest.approx(cs[:, 0].sum() / 200)
+    with pytest.raises(ValueError, match="names"):
+        res.to_frame(["a"])
+    # Separate single-statistic runs agree with the joint run (same draws).
+    single = cluster_bootstrap(
+        cs, lambda s: s[..., 1] / s[..., 2], method="percentile", n_resamples=500, rng=0
+    )
+    assert single.ci_low[0] == res.ci_low[1] and single.ci_high[0] == res.ci_high[1]
+
+
+@pytest.mark.parametrize("method", ["bca", "percentile", "basic"])
+def test_degenerate_distribution_collapses_without_warnings(method: str) -> None:
+    cs = np.tile([3.0, 6.0], (10, 1))  # every cluster has rate 1/2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = cluster_bootstrap(cs, _mean, method=method, n_resamples=200, rng=0)
+    assert res.ci_low[0] == res.ci_high[0] == 0.5
+    assert res.se[0] == 0.0
+
+
+def test_undefined_resamples_are_dropped() -> None:
+    # Half the clusters have no rows: some resamples have a zero denominator.
+    cs = np.array([[1, 2]] * 2 + [[0, 0]] * 3, dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = cluster_bootstrap(cs, _mean, method="bca", n_resamples=300, rng=1)
+    assert res.ci_low[0] == res.ci_high[0] == 0.5
+
+
+def test_rng_seed_generator_and_none() -> None:
+    cs = np.column_stack([np.arange(10) % 3, np.full(10, 3)])
+    a = cluster_bootstrap(cs, _mean, n_resamples=300, rng=5)
+    b = cluster_bootstrap(cs, _mean, n_resamples=300, rng=np.random.default_rng(5))
+    np.testing.assert_array_equal(a.ci_low, b.ci_low)
+    c = cluster_bootstrap(cs, _mean, n_resamples=300, rng=None)
+    assert np.isfinite(c.ci_low).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"method": "student"}, ValueError),
+        ({"n_resamples": 0}, ValueError),
+        ({"confidence": 1.0}, ValueError),
+        ({"chunk_size": 0}, ValueError),
+        ({"rng": "seed"}, TypeError),
+    ],
+)
+def test_validation(kwargs: dict, error: type) -> None:
+    cs = np.ones((5, 2))
+    with pytest.raises(error):
+        cluster_bootstrap(cs, _mean, **kwargs)
+
+
+def test_bad_cluster_stats() -> None:
+    with pytest.raises(ValueError, match="at least 2 clusters"):
+        cluster_bootstrap(np.ones((1, 2)), _mean)
+    with pytest.raises(ValueError, match="NaN"):
+        cluster_bootstrap(np.array([[1.0, np.nan], [1.0, 2.0]]), _mean)
+    with pytest.raises(ValueError, match="shape"):
+        cluster_bootstrap(np.ones((2, 2, 2)), _mean)
+
+
+def test_coverage_of_cluster_bca_is_reasonable_with_many_clusters() -> None:
+    # Sanity on validity with many clusters (few-cluster calibration is in
+    # benchmarks/coverage.py): 60 clusters of 5 correlated Bernoulli rows.
+    rng = np.random.default_rng(123)
+    n_sims, n_clusters = 200, 60
+    p_cluster = rng.beta(2, 3, (n_sims, n_clusters))  # mean 0.4
+    wins = rng.binomial(5, p_cluster)
+    hits = 0
+    for s in range(n_sims):  # a loop over simulated data sets, not resamples
+        cs = np.column_stack([wins[s], np.full(n_clusters, 5)])
+        res = cluster_bootstrap(cs, _mean, n_resamples=1000, rng=s)
+        hits += res.ci_low[0] <= 0.4 <= res.ci_high[0]
+    assert 0.88 <= hits / n_sims <= 0.99
+
+
+def test_to_frame_default_names() -> None:
+    res = cluster_bootstrap(np.column_stack([[1, 2, 3], [3, 3, 3]]), _mean, n_resamples=50, rng=0)
+    frame = res.to_frame()
+    assert isinstance(frame, pd.DataFrame)
+    assert list(frame.index) == ["stat0"]
+    assert frame["method"].iloc[0] == "bca"

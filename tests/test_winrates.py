@@ -1,0 +1,412 @@
+"""Tests of win rates, proportion intervals and position bias (evalstats.stats.winrates)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
+
+from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
+from evalstats.errors import DataError
+from evalstats.stats._proportion import proportion_ci
+from evalstats.stats.winrates import (
+    DEFAULT_METHOD,
+    RATE_NAMES,
+    WIN_RATE_METHODS,
+    position_bias,
+    sign_test_p,
+    win_rates,
+)
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def random_frame(
+    seed: int, n_tasks: int = 12, judges: tuple[str, ...] = ("j1", "j2")
+) -> pd.DataFrame:
+    """Clustered verdicts with unequal task sizes and every status."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for judge in judges:
+        for t in range(n_tasks):
+            size = int(rng.integers(1, 9))
+            p = rng.dirichlet([2, 1, 2])  # task-level outcome probabilities: clustering
+            outcome = rng.choice(3, size=size, p=p)
+            status = rng.choice(4, size=size, p=[0.8, 0.1, 0.05, 0.05])
+            for r in range(size):
+                rows.append((f"task{t:02d}", r + 1, judge, int(status[r]), int(outcome[r])))
+    task, rep, judge, status, outcome = map(np.array, zip(*rows, strict=True))
+    return pd.DataFrame(
+        {
+            "task_id": task,
+            "replicate": rep,
+            "judge": judge,
+            "status": pd.Categorical.from_codes(status, dtype=STATUS_DTYPE),
+            "outcome": pd.Categorical.from_codes(
+                np.where(status == 0, outcome, -1), dtype=OUTCOME_DTYPE
+            ),
+        }
+    )
+
+
+def row_values(sub: pd.DataFrame, no_answer_as: str) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    status = sub["status"].astype(str)
+    outcome = sub["outcome"].astype(object)
+    if no_answer_as == "exclude":
+        keep = status == "ok"
+    else:
+        keep = status.isin(["ok", "no_answer", "invalid"])
+    sub, status, outcome = sub[keep], status[keep], outcome[keep]
+    win = (outcome == "win").to_numpy(float)
+    tie = (outcome == "tie").to_numpy(float)
+    loss = ((outcome == "loss") | (status != "ok")).to_numpy(float)
+    values = {
+        "win_rate": win,
+        "tie_rate": tie,
+        "loss_rate": loss,
+        "net_win": win - loss,
+        "score": win + tie / 2,
+    }
+    return sub, values
+
+
+@pytest.mark.parametrize("no_answer_as", ["exclude", "loss"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cr1_se_and_cluster_t_p_match_statsmodels(seed: int, no_answer_as: str) -> None:
+    frame = random_frame(seed)
+    res = win_rates(frame, no_answer_as=no_answer_as, method="cluster_t").set_index("judge")
+    for judge, sub in frame.groupby("judge"):
+        kept, values = row_values(sub, no_answer_as)
+        groups = pd.factorize(kept["task_id"])[0]
+        assert res.loc[judge, "n"] == len(kept)
+        assert res.loc[judge, "n_clusters"] == groups.max() + 1
+        for name, y in values.items():
+            fit = sm.OLS(y, np.ones_like(y)).fit(
+                cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+            )
+            # Intercept-only: statsmodels' (n-1)/(n-k) factor is 1, leaving C/(C-1).
+            assert res.loc[judge, name] == pytest.approx(fit.params[0], rel=1e-12, abs=1e-15)
+            assert res.loc[judge, f"{name}_se"] == pytest.approx(fit.bse[0], rel=1e-10)
+            if name == "net_win":
+                assert res.loc[judge, "net_win_p"] == pytest.approx(fit.pvalues[0], rel=1e-8)
+            tq = stats.t.ppf(0.975, groups.max())
+            lo, hi = (-1, 1) if name == "net_win" else (0, 1)
+            assert res.loc[judge, f"{name}_ci_low"] == pytest.approx(
+                max(lo, fit.params[0] - tq * fit.bse[0]), rel=1e-9, abs=1e-12
+            )
+            assert res.loc[judge, f"{name}_ci_high"] == pytest.approx(
+                min(hi, fit.params[0] + tq * fit.bse[0]), rel=1e-9, abs=1e-12
+            )
+
+
+def test_one_row_per_cluster_se_is_ordinary_se_and_bca_is_scipy() -> None:
+    rng = np.random.default_rng(4)
+    n = 40
+    codes = rng.choice(3, size=n, p=[0.3, 0.3, 0.4])
+    frame = pd.DataFrame(
+        {
+            "task_id": [f"t{i}" for i in range(n)],
+            "status": "ok",
+            "outcome": pd.Categorical.from_codes(codes, dtype=OUTCOME_DTYPE),
+        }
+    )
+    res = win_rates(frame, by=None, method="bca", n_resamples=4000, rng=77).iloc[0]
+    win = (codes == 2).astype(float)
+    score = win + (codes == 1) / 2
+    for name, y in (("win_rate", win), ("score", score)):
+        assert res[f"{name}_se"] == pytest.approx(y.std(ddof=1) / np.sqrt(n), rel=1e-12)
+        ref = stats.bootstrap(
+            (y,), np.mean, method="BCa", n_resamples=4000, rng=np.random.default_rng(77)
+        )
+        assert res[f"{name}_ci_low"] == pytest.approx(ref.confidence_interval.low, rel=1e-12)
+        assert res[f"{name}_ci_high"] == pytest.approx(ref.confidence_interval.high, rel=1e-12)
+
+
+def test_counts_views_and_grouping() -> None:
+    frame = pd.DataFrame(
+        {
+            "task_id": ["a", "a", "a", "b", "b", "c", "c", "c"],
+            "judge": ["x", "x", "y", "x", "y", "x", "x", "y"],
+            "status": ["ok", "no_answer", "ok", "ok", "invalid", "ok", "error", "ok"],
+            "outcome": ["win", None, "tie", "loss", None, "win", None, "win"],
+        }
+    )
+    res = win_rates(frame, method="cluster_t").set_index("judge")
+    x = res.loc["x"]
+    assert (x["n"], x["n_clusters"], x["wins"], x["ties"], x["losses"]) == (3, 3, 2, 0, 1)
+    assert (x["no_answer"], x["invalid"], x["error"]) == (1, 0, 1)
+    assert x["win_rate"] == pytest.approx(2 / 3) and x["net_win"] == pytest.approx(1 / 3)
+    y = res.loc["y"]
+    assert (y["n"], y["n_clusters"], y["invalid"]) == (2, 2, 1)  # task b has no ok verdict
+    assert y["score"] == pytest.approx(0.75)
+
+    loss = win_rates(frame, no_answer_as="loss", method="cluster_t").set_index("judge")
+    assert loss.loc["x", "n"] == 4 and loss.loc["x", "loss_rate"] == pytest.approx(0.5)
+    assert loss.loc["y", "n"] == 3 and loss.loc["y", "loss_rate"] == pytest.approx(1 / 3)
+    assert loss.loc["x", "sign_test_p"] == pytest.approx(stats.binomtest(2, 4).pvalue)
+    assert set(loss["no_answer_as"]) == {"loss"}
+
+    overall = win_rates(frame, by=None)
+    assert len(overall) == 1 and overall["n"].iloc[0] == 5
+    assert "judge" not in overall.columns
+    two = win_rates(frame.assign(rubric="r"), by=["rubric", "judge"])
+    assert list(two[["rubric", "judge"]].itertuples(index=False, name=None)) == [
+        ("r", "x"),
+        ("r", "y"),
+    ]
+    # Plain strings and the schema's categoricals give the same answer.
+    cat = frame.assign(
+        status=frame["status"].astype(STATUS_DTYPE), outcome=frame["outcome"].astype(OUTCOME_DTYPE)
+    )
+    pd.testing.assert_frame_equal(win_rates(cat), win_rates(frame))
+
+
+def test_output_columns() -> None:
+    res = win_rates(random_frame(3))
+    expected = [
+        "judge",
+        "n",
+        "n_clusters",
+        "wins",
+        "ties",
+        "losses",
+        "no_answer",
+        "invalid",
+        "error",
+    ]
+    for name in RATE_NAMES:
+        expected += [name, f"{name}_se", f"{name}_ci_low", f"{name}_ci_high"]
+    expected += ["sign_test_p", "net_win_p", "method", "confidence", "no_answer_as"]
+    assert list(res.columns) == expected
+    assert (res["method"] == DEFAULT_METHOD).all()
+
+
+@pytest.mark.parametrize("method", WIN_RATE_METHODS)
+def test_intervals_contain_estimate_and_stay_in_range(method: str) -> None:
+    res = win_rates(random_frame(5, n_tasks=15), method=method, n_resamples=999, rng=1)
+    for name in RATE_NAMES:
+        lo, est, hi = res[f"{name}_ci_low"], res[name], res[f"{name}_ci_high"]
+        assert (lo <= est + 1e-12).all() and (est <= hi + 1e-12).all()
+        assert (lo >= (-1 if name == "net_win" else 0)).all() and (hi <= 1).all()
+        assert (hi - lo > 0).all()
+
+
+@pytest.mark.parametrize("method", WIN_RATE_METHODS)
+def test_wilson_where_a_rate_is_zero_or_one(method: str) -> None:
+    frame = pd.DataFrame(
+        {"task_id": np.repeat(["a", "b", "c", "d"], 3), "status": "ok", "outcome": "win"}
+    )
+    res = win_rates(frame, by=None, method=method, n_resamples=200, rng=0).iloc[0]
+    hi_ci = proportion_ci(12, 12)
+    lo_ci = proportion_ci(0, 12)
+    assert res["win_rate"] == 1.0 and res["loss_rate"] == 0.0
+    assert res["win_rate_ci_low"] == pytest.approx(float(hi_ci.ci_low), rel=1e-12)
+    assert res["win_rate_ci_high"] == 1.0
+    assert res["loss_rate_ci_low"] == 0.0
+    assert res["loss_rate_ci_high"] == pytest.approx(float(lo_ci.ci_high), rel=1e-12)
+    assert res["net_win_ci_low"] == pytest.approx(2 * float(hi_ci.ci_low) - 1, rel=1e-12)
+    assert res["sign_test_p"] == pytest.approx(stats.binomtest(12, 12).pvalue)
+
+
+def test_sign_test_matches_scipy_binomtest() -> None:
+    rng = np.random.default_rng(9)
+    wins = rng.integers(0, 60, 300)
+    losses = rng.integers(0, 60, 300)
+    losses[:5] = wins[:5]  # ties of the two counts give p = 1
+    expected = [
+        stats.binomtest(int(w), int(w + lo)).pvalue if w + lo else np.nan
+        for w, lo in zip(wins, losses, strict=True)
+    ]
+    np.testing.assert_allclose(sign_test_p(wins, losses), expected, rtol=1e-10)
+    assert np.isnan(sign_test_p(np.array([0]), np.array([0]))[0])
+
+
+def test_sign_test_p_column_matches_binomtest_per_group() -> None:
+    frame = random_frame(6, judges=("a", "b", "c"))
+    res = win_rates(frame).set_index("judge")
+    for judge in "abc":
+        w, lo = res.loc[judge, "wins"], res.loc[judge, "losses"]
+        assert res.loc[judge, "sign_test_p"] == pytest.approx(
+            stats.binomtest(int(w), int(w + lo)).pvalue, rel=1e-10
+        )
+
+
+def test_validation_errors() -> None:
+    frame = random_frame(7)
+    with pytest.raises(ValueError, match="method"):
+        win_rates(frame, method="wald")
+    with pytest.raises(ValueError, match="no_answer_as"):
+        win_rates(frame, no_answer_as="tie")
+    with pytest.raises(DataError, match="status"):
+        win_rates(frame.assign(status="maybe"))
+    bad = frame.assign(outcome=frame["outcome"].astype(object))
+    bad.loc[bad.index[bad["status"] == "ok"][0], "outcome"] = None
+    with pytest.raises(DataError, match="outcome is missing"):
+        win_rates(bad)
+    with pytest.raises(DataError, match="column"):
+        win_rates(frame.drop(columns="task_id"))
+    with pytest.raises(TypeError):
+        win_rates(frame.to_dict())  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- proportion_ci
+
+
+@pytest.mark.parametrize(("ours", "theirs"), [("wilson", "wilson"), ("clopper_pearson", "beta")])
+def test_proportion_ci_matches_statsmodels(ours: str, theirs: str) -> None:
+    rng = np.random.default_rng(10)
+    n = rng.integers(1, 500, 300)
+    k = rng.integers(0, n + 1)
+    k[:3], n[:3] = 0, 7  # zero count
+    k[3:6] = n[3:6]  # all successes
+    for confidence in (0.9, 0.95, 0.99):
+        ci = proportion_ci(k, n, method=ours, confidence=confidence)
+        lo, hi = proportion_confint(k, n, alpha=1 - confidence, method=theirs)
+        np.testing.assert_allclose(ci.ci_low, lo, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(ci.ci_high, hi, rtol=1e-10, atol=1e-14)
+
+
+def test_wilson_cc_matches_scipy() -> None:
+    rng = np.random.default_rng(11)
+    n = rng.integers(1, 400, 100)
+    k = rng.integers(0, n + 1)
+    ci = proportion_ci(k, n, method="wilson_cc")
+    ref = np.array(
+        [
+            tuple(stats.binomtest(int(a), int(b)).proportion_ci(method="wilsoncc"))
+            for a, b in zip(k, n, strict=True)
+        ]
+    )
+    np.testing.assert_allclose(ci.ci_low, ref[:, 0], rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(ci.ci_high, ref[:, 1], rtol=1e-10, atol=1e-14)
+
+
+def test_proportion_ci_reference_newcombe1998() -> None:
+    path = SHARED / "data" / "reference_cases.json"
+    if not path.exists():
+        pytest.skip(f"shared reference data not found at {path}")
+    case = next(
+        c for c in json.loads(path.read_text()) if c["id"] == "newcombe1998_single_proportion_ci"
+    )
+    confidence = case["data"]["confidence_level"]
+    checked = 0
+    for item in case["data"]["cases"]:
+        k, n = item["successes"], item["n"]
+        for method in ("wilson", "wilson_cc", "clopper_pearson"):
+            ci = proportion_ci(k, n, method=method, confidence=confidence)
+            for end, value in (("low", ci.ci_low), ("high", ci.ci_high)):
+                exp = case["expected"][f"{method}_{k}_of_{n}_{end}"]
+                assert float(value) == pytest.approx(exp["value"], abs=exp["tol"]), (method, k, n)
+                checked += 1
+    assert checked == len(case["expected"]) == 24
+
+
+def test_proportion_ci_edges() -> None:
+    ci = proportion_ci([0, 3], [0, 5])
+    assert np.isnan(ci.ci_low[0]) and np.isnan(ci.estimate[0])
+    assert ci.estimate[1] == pytest.approx(0.6)
+    assert len(ci.to_frame()) == 2
+    with pytest.raises(ValueError):
+        proportion_ci(6, 5)
+    with pytest.raises(ValueError):
+        proportion_ci(1, 5, method="agresti")
+
+
+# --------------------------------------------------------------------------- position bias
+
+
+def test_position_bias_by_hand_and_against_binomtest() -> None:
+    frame = pd.DataFrame(
+        {
+            "task_id": ["a"] * 4 + ["b"] * 4 + ["c"] * 2,
+            "replicate": [1, 1, 2, 2, 1, 1, 2, 2, 1, 1],
+            "judge": "j",
+            "order": ["with_first", "without_first"] * 5,
+            "status": ["ok"] * 9 + ["error"],
+            "outcome": ["win", "win", "win", "loss", "tie", "tie", "loss", "win", "win", None],
+        }
+    )
+    res = position_bias(frame).iloc[0]
+    # first shown won: a1 w/f win yes, a1 wo/f win no, a2 w/f win yes, a2 wo/f loss yes,
+    # b2 w/f loss no, b2 wo/f win no, c1 w/f win yes -> 4 of 7 decisive.
+    assert res["n_decisive"] == 7 and res["first_shown_wins"] == 4
+    assert res["first_shown_p"] == pytest.approx(stats.binomtest(4, 7).pvalue)
+    # Pairs in both orders: a1 (same), a2 (differ), b1 (same), b2 (differ); c1 lost one order.
+    assert res["n_pairs_both_orders"] == 4 and res["order_consistent"] == 2
+    assert res["order_consistency"] == pytest.approx(0.5)
+    assert res["order_consistency_ci_low"] <= 0.5 <= res["order_consistency_ci_high"]
+
+
+def test_position_bias_se_matches_statsmodels() -> None:
+    rng = np.random.default_rng(12)
+    n_tasks, reps = 14, 4
+    task = np.repeat(np.arange(n_tasks), reps * 2)
+    order = np.tile(["with_first", "without_first"], n_tasks * reps)
+    codes = rng.choice(3, size=task.size, p=[0.4, 0.2, 0.4])
+    frame = pd.DataFrame(
+        {
+            "task_id": task,
+            "replicate": np.repeat(np.arange(n_tasks * reps), 2) % reps,
+            "judge": "j",
+            "order": order,
+            "status": "ok",
+            "outcome": pd.Categorical.from_codes(codes, dtype=OUTCOME_DTYPE),
+        }
+    )
+    res = position_bias(frame).iloc[0]
+    decisive = codes != 1
+    first_won = np.where(order == "with_first", codes == 2, codes == 0)[decisive].astype(float)
+    fit = sm.OLS(first_won, np.ones_like(first_won)).fit(
+        cov_type="cluster", cov_kwds={"groups": task[decisive]}
+    )
+    assert res["first_shown_win_rate"] == pytest.approx(fit.params[0], rel=1e-12)
+    assert res["first_shown_win_rate_se"] == pytest.approx(fit.bse[0], rel=1e-10)
+
+
+# --------------------------------------------------------------------------- validity
+
+
+def _load_coverage_module():
+    path = BENCHMARKS / "coverage.py"
+    spec = importlib.util.spec_from_file_location("evalstats_benchmark_coverage", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fast_coverage_study() -> None:
+    # Fast version of benchmarks/coverage.py: 600 evaluations, 15 tasks x 6
+    # replicates, ICC 0.3. Monte Carlo SE of a coverage near 0.95 is ~0.009.
+    cov = _load_coverage_module()
+    probs = (0.45, 0.25, 0.30)
+    frame = cov.simulated_frame(600, 15, 6, probs, 0.3, np.random.default_rng(2024))
+    table = cov.coverage_table(frame, cov.truth_of(probs), n_resamples=400, rng=3)
+    default = table.loc[DEFAULT_METHOD]
+    assert ((default >= 0.92) & (default <= 0.98)).all(), table
+    for method in WIN_RATE_METHODS:
+        assert 0.85 <= table.loc[method, "win_rate"] <= 0.99, table
+    # Ignoring the clustering undercovers (design effect ~2 here).
+    assert table.loc["naive IID Wilson", "win_rate"] < 0.89, table
+    assert table.loc["naive IID Wald", "net_win"] < 0.89, table
+    assert default["win_rate"] - table.loc["naive IID Wilson", "win_rate"] > 0.05
+
+
+def test_fast_type_one_error() -> None:
+    cov = _load_coverage_module()
+    frame = cov.simulated_frame(1000, 15, 6, cov.NULL_SCENARIO, 0.3, np.random.default_rng(7))
+    rates = cov.type_one_error(frame).to_numpy()
+    sign, cluster_t = rates
+    # SE of a rejection rate near 0.05 over 1000 evaluations is ~0.007.
+    assert 0.025 <= cluster_t <= 0.08
+    assert sign > 0.09  # the IID sign test ignores clustering
