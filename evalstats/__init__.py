@@ -20,6 +20,8 @@ from .records import (
     write_jsonl_atomic,
 )
 from .simulate import Simulation, SimulationParams, draw_outcomes, simulate
+from .stats import *  # noqa: F403 - the statistics surface is curated in stats/__init__
+from .stats import __all__ as _stats_all
 from .summary import status_table
 from .tokens import annotate_runs, count_tokens
 
@@ -49,4 +51,5 @@ __all__ = [
     "wide_by_judge",
     "write_frame_atomic",
     "write_jsonl_atomic",
+    *_stats_all,
 ]

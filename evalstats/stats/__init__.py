@@ -1,0 +1,83 @@
+"""Statistics on verdict frames: agreement, resampling, win rates, cost, power."""
+
+from __future__ import annotations
+
+from ._proportion import ProportionCI, proportion_ci
+from .agreement import (
+    AgreementResult,
+    CohenKappaResult,
+    FleissKappaResult,
+    KrippendorffAlphaResult,
+    cohen_kappa,
+    cohen_kappa_table,
+    contingency_table,
+    fleiss_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+    pabak,
+    percent_agreement,
+    ratings_to_counts,
+    scott_pi,
+    two_rater_agreement,
+)
+from .cost import COST_METRICS, agent_spend, cost_ratios, judge_spend
+from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
+from .power import (
+    PowerResult,
+    mde_curve,
+    min_detectable_net_win,
+    outcome_icc,
+    power_curve,
+    power_net_win,
+    solve_power,
+    tasks_needed,
+)
+from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
+from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, position_bias, win_rates
+
+# The issue's name for the solver; ``solve_power`` mirrors statsmodels.
+power = solve_power
+
+__all__ = [
+    "BOOTSTRAP_METHODS",
+    "COST_METRICS",
+    "DEFAULT_METHOD",
+    "RATE_NAMES",
+    "SEED_DISAGREEMENT_TRIGGER",
+    "WIN_RATE_METHODS",
+    "AgreementResult",
+    "BootstrapResult",
+    "CohenKappaResult",
+    "FleissKappaResult",
+    "KrippendorffAlphaResult",
+    "PowerResult",
+    "ProportionCI",
+    "agent_spend",
+    "cluster_bootstrap",
+    "cohen_kappa",
+    "cohen_kappa_table",
+    "consensus",
+    "contingency_table",
+    "cost_ratios",
+    "fleiss_kappa",
+    "gwet_ac1",
+    "judge_agreement",
+    "judge_spend",
+    "krippendorff_alpha",
+    "mde_curve",
+    "min_detectable_net_win",
+    "outcome_icc",
+    "pabak",
+    "percent_agreement",
+    "position_bias",
+    "power",
+    "power_curve",
+    "power_net_win",
+    "proportion_ci",
+    "ratings_to_counts",
+    "scott_pi",
+    "solve_power",
+    "tasks_needed",
+    "two_rater_agreement",
+    "win_rates",
+]
