@@ -13,13 +13,21 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from .simulate import SimulationParams, simulate
 
     params = SimulationParams(
-        n_tasks=args.tasks, n_replicates=args.replicates,
+        n_tasks=args.tasks,
+        n_replicates=args.replicates,
         judges=tuple(args.judge) if args.judge else SimulationParams.judges,
         rubrics=tuple(args.rubric) if args.rubric else SimulationParams.rubrics,
-        p_win=args.p_win, p_tie=args.p_tie, p_loss=args.p_loss, icc=args.icc,
-        judge_noise=args.judge_noise, over_budget_rate=args.over_budget_rate,
-        malformed_rate=args.malformed_rate, error_rate=args.error_rate, orders=args.orders,
-        position_bias=args.position_bias, seed=args.seed,
+        p_win=args.p_win,
+        p_tie=args.p_tie,
+        p_loss=args.p_loss,
+        icc=args.icc,
+        judge_noise=args.judge_noise,
+        over_budget_rate=args.over_budget_rate,
+        malformed_rate=args.malformed_rate,
+        error_rate=args.error_rate,
+        orders=args.orders,
+        position_bias=args.position_bias,
+        seed=args.seed,
     )
     sim = simulate(args.out_dir, params)
     print(f"wrote {sim.tasks}, {sim.runs}, {sim.judgments}, {sim.truth}")
@@ -65,16 +73,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("simulate", help="write a simulated evaluation with known truth",
-                       description="Write tasks.jsonl, runs.jsonl, judgments.jsonl and "
-                                   "truth.json for a synthetic evaluation.")
+    p = sub.add_parser(
+        "simulate",
+        help="write a simulated evaluation with known truth",
+        description="Write tasks.jsonl, runs.jsonl, judgments.jsonl and "
+        "truth.json for a synthetic evaluation.",
+    )
     p.add_argument("out_dir", metavar="OUT_DIR")
     p.add_argument("--tasks", type=int, default=15, help="number of tasks (default 15)")
     p.add_argument("--replicates", type=int, default=6, help="pairs per task (default 6)")
-    p.add_argument("--judge", action="append", metavar="PROVIDER:MODEL",
-                   help="judge name; repeat for several (default: a Claude and a GPT judge)")
-    p.add_argument("--rubric", action="append", choices=["with-without", "blind-pair"],
-                   help="rubric; repeat for both (default both)")
+    p.add_argument(
+        "--judge",
+        action="append",
+        metavar="PROVIDER:MODEL",
+        help="judge name; repeat for several (default: a Claude and a GPT judge)",
+    )
+    p.add_argument(
+        "--rubric",
+        action="append",
+        choices=["with-without", "blind-pair"],
+        help="rubric; repeat for both (default both)",
+    )
     p.add_argument("--p-win", type=float, default=0.45)
     p.add_argument("--p-tie", type=float, default=0.35)
     p.add_argument("--p-loss", type=float, default=0.20)
@@ -83,23 +102,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--over-budget-rate", type=float, default=0.03)
     p.add_argument("--malformed-rate", type=float, default=0.03)
     p.add_argument("--error-rate", type=float, default=0.01)
-    p.add_argument("--orders", choices=["random", "both"], default="random",
-                   help="blind rubric: one seeded order per pair, or both orders")
+    p.add_argument(
+        "--orders",
+        choices=["random", "both"],
+        default="random",
+        help="blind rubric: one seeded order per pair, or both orders",
+    )
     p.add_argument("--position-bias", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_simulate)
 
-    p = sub.add_parser("frame", help="write the verdict frame of a data directory",
-                       description="Load DATA_DIR (tasks, runs, judgments), validate, count "
-                                   "tokens, parse verdicts and write the long verdict frame.")
+    p = sub.add_parser(
+        "frame",
+        help="write the verdict frame of a data directory",
+        description="Load DATA_DIR (tasks, runs, judgments), validate, count "
+        "tokens, parse verdicts and write the long verdict frame.",
+    )
     p.add_argument("data_dir", metavar="DATA_DIR")
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="output file: .parquet, .csv or .jsonl")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="output file: .parquet, .csv or .jsonl",
+    )
     p.set_defaults(func=_cmd_frame)
 
-    p = sub.add_parser("summary", help="print verdict counts per judge and rubric",
-                       description="Counts of ok/no_answer/invalid/error and win/tie/loss per "
-                                   "judge and rubric.")
+    p = sub.add_parser(
+        "summary",
+        help="print verdict counts per judge and rubric",
+        description="Counts of ok/no_answer/invalid/error and win/tie/loss per judge and rubric.",
+    )
     p.add_argument("data_dir", metavar="DATA_DIR")
     p.add_argument("-o", "--output", metavar="FILE", help="also write the table (.csv/.parquet)")
     p.set_defaults(func=_cmd_summary)

@@ -46,13 +46,30 @@ def _latest_per_call(judgments: pd.DataFrame) -> pd.DataFrame:
 def _parse_rows(j: pd.DataFrame) -> dict[str, list]:
     """Parse every successful judgment's raw text with its rubric."""
     n = len(j)
-    cols: dict[str, list] = {c: [None] * n for c in (
-        "status", "outcome", "label", "uncertainty", "judge_cost_ratio", "reasoning",
-        "parse_error", *_SCORE_COLS)}
+    cols: dict[str, list] = {
+        c: [None] * n
+        for c in (
+            "status",
+            "outcome",
+            "label",
+            "uncertainty",
+            "judge_cost_ratio",
+            "reasoning",
+            "parse_error",
+            *_SCORE_COLS,
+        )
+    }
     rubric_cache: dict[str, _rubrics.Rubric] = {}
-    for i, (rubric_name, order, raw, error, no_answer) in enumerate(zip(
-            j["rubric"], j["order"].astype(object), j["raw"], j["error"], j["_no_answer"],
-            strict=True)):
+    for i, (rubric_name, order, raw, error, no_answer) in enumerate(
+        zip(
+            j["rubric"],
+            j["order"].astype(object),
+            j["raw"],
+            j["error"],
+            j["_no_answer"],
+            strict=True,
+        )
+    ):
         if no_answer:
             cols["status"][i] = "no_answer"
             continue
@@ -63,8 +80,10 @@ def _parse_rows(j: pd.DataFrame) -> dict[str, list]:
             try:
                 rubric_cache[rubric_name] = _rubrics.get(rubric_name)
             except KeyError:
-                raise DataError(f"unknown rubric {rubric_name!r}; known: "
-                                f"{', '.join(_rubrics.names())}", field="rubric") from None
+                raise DataError(
+                    f"unknown rubric {rubric_name!r}; known: {', '.join(_rubrics.names())}",
+                    field="rubric",
+                ) from None
         rubric = rubric_cache[rubric_name]
         order = None if pd.isna(order) else order
         if rubric.needs_order and order is None:
@@ -93,15 +112,20 @@ def _missing_no_answer_rows(j: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFram
     """One no_answer row per (over-budget pair, judge, rubric) that has no judgment."""
     over = pairs.loc[pairs["over_budget"], _PAIR]
     combos = j[["judge", "rubric", "prompt_revision", "prompt_sha256"]].drop_duplicates(
-        ["judge", "rubric"])
+        ["judge", "rubric"]
+    )
     if over.empty or combos.empty:
         return pd.DataFrame()
     grid = over.merge(combos, how="cross")
     seen = j[[*_PAIR, "judge", "rubric"]].drop_duplicates()
     grid = grid.merge(seen, how="left", indicator=True)
     grid = grid.loc[grid["_merge"] == "left_only"].drop(columns="_merge")
-    return grid.assign(order=pd.Series(pd.NA, index=grid.index, dtype=object), raw=None,
-                       error=None, _no_answer=True)
+    return grid.assign(
+        order=pd.Series(pd.NA, index=grid.index, dtype=object),
+        raw=None,
+        error=None,
+        _no_answer=True,
+    )
 
 
 def verdict_frame(
@@ -162,8 +186,11 @@ def verdict_frame(
         row = j.iloc[k]
         raise DataError(
             f"judgment for pair (task_id={row['task_id']!r}, replicate={row['replicate']}) "
-            "that has no WITH/WITHOUT runs", path=judgments.attrs.get("source"),
-            line=int(row["_line"]), field="task_id")
+            "that has no WITH/WITHOUT runs",
+            path=judgments.attrs.get("source"),
+            line=int(row["_line"]),
+            field="task_id",
+        )
 
     over = j[_PAIR].merge(pairs[[*_PAIR, "over_budget"]], how="left")["over_budget"]
     j = j.assign(_no_answer=over.to_numpy(dtype=bool))
@@ -173,43 +200,51 @@ def verdict_frame(
     j = j.reset_index(drop=True)
 
     parsed = _parse_rows(j)
-    j = j.merge(pairs[[*_PAIR, "with_tokens", "without_tokens", "with_wall_s",
-                       "without_wall_s"]], on=_PAIR, how="left", validate="many_to_one")
-    out = pd.DataFrame({
-        "task_id": j["task_id"].astype("str"),
-        "replicate": j["replicate"].astype("int64"),
-        "judge": j["judge"].astype("category"),
-        "rubric": j["rubric"].astype("category"),
-        "order": j["order"].astype(ORDER_DTYPE),
-        "status": pd.Categorical(parsed["status"], dtype=STATUS_DTYPE),
-        "outcome": pd.Categorical(parsed["outcome"], dtype=OUTCOME_DTYPE),
-        "label": pd.Series(parsed["label"], dtype="str"),
-        "uncertainty": pd.Categorical(parsed["uncertainty"], categories=["low", "medium", "high"],
-                                      ordered=True),
-        **{c: pd.array(parsed[c], dtype="Int64") for c in _SCORE_COLS},
-        "judge_cost_ratio": pd.array(parsed["judge_cost_ratio"], dtype="float64"),
-        "tokens_with": j["with_tokens"].astype("Int64"),
-        "tokens_without": j["without_tokens"].astype("Int64"),
-        "wall_with_s": j["with_wall_s"].astype("float64"),
-        "wall_without_s": j["without_wall_s"].astype("float64"),
-        "judge_input_tokens": j["input_tokens"].astype("Int64"),
-        "judge_output_tokens": j["output_tokens"].astype("Int64"),
-        "judge_usd": j["usd"].astype("float64"),
-        "judgment_id": j["judgment_id"].astype("str"),
-        "prompt_revision": j["prompt_revision"].astype("Int64"),
-        "prompt_sha256": j["prompt_sha256"].astype("str"),
-        "reasoning": pd.Series(parsed["reasoning"], dtype="str"),
-        "raw": j["raw"].astype("str"),
-        "parse_error": pd.Series(parsed["parse_error"], dtype="str"),
-    })
+    j = j.merge(
+        pairs[[*_PAIR, "with_tokens", "without_tokens", "with_wall_s", "without_wall_s"]],
+        on=_PAIR,
+        how="left",
+        validate="many_to_one",
+    )
+    out = pd.DataFrame(
+        {
+            "task_id": j["task_id"].astype("str"),
+            "replicate": j["replicate"].astype("int64"),
+            "judge": j["judge"].astype("category"),
+            "rubric": j["rubric"].astype("category"),
+            "order": j["order"].astype(ORDER_DTYPE),
+            "status": pd.Categorical(parsed["status"], dtype=STATUS_DTYPE),
+            "outcome": pd.Categorical(parsed["outcome"], dtype=OUTCOME_DTYPE),
+            "label": pd.Series(parsed["label"], dtype="str"),
+            "uncertainty": pd.Categorical(
+                parsed["uncertainty"], categories=["low", "medium", "high"], ordered=True
+            ),
+            **{c: pd.array(parsed[c], dtype="Int64") for c in _SCORE_COLS},
+            "judge_cost_ratio": pd.array(parsed["judge_cost_ratio"], dtype="float64"),
+            "tokens_with": j["with_tokens"].astype("Int64"),
+            "tokens_without": j["without_tokens"].astype("Int64"),
+            "wall_with_s": j["with_wall_s"].astype("float64"),
+            "wall_without_s": j["without_wall_s"].astype("float64"),
+            "judge_input_tokens": j["input_tokens"].astype("Int64"),
+            "judge_output_tokens": j["output_tokens"].astype("Int64"),
+            "judge_usd": j["usd"].astype("float64"),
+            "judgment_id": j["judgment_id"].astype("str"),
+            "prompt_revision": j["prompt_revision"].astype("Int64"),
+            "prompt_sha256": j["prompt_sha256"].astype("str"),
+            "reasoning": pd.Series(parsed["reasoning"], dtype="str"),
+            "raw": j["raw"].astype("str"),
+            "parse_error": pd.Series(parsed["parse_error"], dtype="str"),
+        }
+    )
     tw = out["tokens_with"].to_numpy(dtype="float64", na_value=np.nan)
     two = out["tokens_without"].to_numpy(dtype="float64", na_value=np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(two > 0, tw / two, np.nan)
     out.insert(VERDICT_COLUMNS.index("cost_ratio"), "cost_ratio", ratio)
     out = out[list(VERDICT_COLUMNS)]
-    out = out.sort_values(["task_id", "replicate", "judge", "rubric", "order"],
-                          kind="stable", na_position="first").reset_index(drop=True)
+    out = out.sort_values(
+        ["task_id", "replicate", "judge", "rubric", "order"], kind="stable", na_position="first"
+    ).reset_index(drop=True)
     out.attrs["superseded_failures"] = int(len(judgments) - (len(j) - len(extra)))
     return out
 
@@ -254,11 +289,9 @@ def wide_by_judge(
     dup = f.assign(judge=judge).duplicated([*keys, "judge"])
     if dup.any():
         raise ValueError("several rows per (pair, judge): the frame is not one judgment per call")
-    wide = (f.assign(judge=judge)
-            .pivot(index=keys, columns="judge", values=value)
-            .reset_index())
+    wide = f.assign(judge=judge).pivot(index=keys, columns="judge", values=value).reset_index()
     wide.columns.name = None
-    for col in wide.columns[len(keys):]:
+    for col in wide.columns[len(keys) :]:
         if isinstance(f[value].dtype, pd.CategoricalDtype):
             wide[col] = wide[col].astype(f[value].dtype)
     return wide

@@ -85,11 +85,13 @@ def _read_raw(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, np.ndarray, s
                 try:
                     obj = json.loads(text)
                 except json.JSONDecodeError as exc:
-                    raise DataError(f"malformed JSON ({exc.msg} at column {exc.colno})",
-                                    path=p, line=lineno) from None
+                    raise DataError(
+                        f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=lineno
+                    ) from None
                 if not isinstance(obj, dict):
-                    raise DataError(f"expected a JSON object, got {type(obj).__name__}",
-                                    path=p, line=lineno)
+                    raise DataError(
+                        f"expected a JSON object, got {type(obj).__name__}", path=p, line=lineno
+                    )
                 records.append(obj)
                 lines.append(lineno)
         frame = pd.DataFrame.from_records(records) if records else pd.DataFrame()
@@ -254,8 +256,7 @@ def _first_duplicate(frame: pd.DataFrame, keys: list[str]) -> int | None:
 
 def _dup_error(frame: pd.DataFrame, i: int, keys: list[str], path: Path, unit: str) -> DataError:
     lines = frame.attrs["lines"]
-    first = np.flatnonzero(
-        (frame[keys] == frame.loc[i, keys]).all(axis=1).to_numpy())[0]
+    first = np.flatnonzero((frame[keys] == frame.loc[i, keys]).all(axis=1).to_numpy())[0]
     what = ", ".join(f"{k}={frame.at[i, k]!r}" for k in keys)
     reason = f"duplicate ({what}); first seen at {unit} {lines[first]}"
     if unit == "line":
@@ -338,26 +339,39 @@ def load_runs(
     bad_rep = np.flatnonzero(frame["replicate"].to_numpy() < 1)
     if bad_rep.size:
         j = int(bad_rep[0])
-        raise DataError(f"replicate must be >= 1, got {frame.at[j, 'replicate']}",
-                        path=p, line=int(lines[j]), field="replicate")
+        raise DataError(
+            f"replicate must be >= 1, got {frame.at[j, 'replicate']}",
+            path=p,
+            line=int(lines[j]),
+            field="replicate",
+        )
     if tasks is not None:
         known = set(tasks["task_id"].tolist())
         unknown = np.flatnonzero(~frame["task_id"].isin(known).to_numpy())
         if unknown.size:
             j = int(unknown[0])
-            raise DataError(f"unknown task {frame.at[j, 'task_id']!r} (not in the tasks file)",
-                            path=p, line=int(lines[j]), field="task_id")
+            raise DataError(
+                f"unknown task {frame.at[j, 'task_id']!r} (not in the tasks file)",
+                path=p,
+                line=int(lines[j]),
+                field="task_id",
+            )
     lonely = incomplete_pairs(frame)
     if len(lonely):
         first = lonely.iloc[0]
         j = int(first["index"])
-        msg = (f"pair (task_id={first['task_id']!r}, replicate={first['replicate']}) has only "
-               f"the {first['arm']!r} run" + (f" ({len(lonely) - 1} more incomplete pairs)"
-                                             if len(lonely) > 1 else ""))
+        msg = (
+            f"pair (task_id={first['task_id']!r}, replicate={first['replicate']}) has only "
+            f"the {first['arm']!r} run"
+            + (f" ({len(lonely) - 1} more incomplete pairs)" if len(lonely) > 1 else "")
+        )
         if not allow_incomplete:
             raise DataError(msg, path=p, line=int(lines[j]), field="arm")
-        warnings.warn(f"{p}:{lines[j]}: {msg}; kept because allow_incomplete=True",
-                      EvalstatsWarning, stacklevel=2)
+        warnings.warn(
+            f"{p}:{lines[j]}: {msg}; kept because allow_incomplete=True",
+            EvalstatsWarning,
+            stacklevel=2,
+        )
     if tasks is not None:
         from .tokens import annotate_runs
 
@@ -401,13 +415,25 @@ def pair_runs(runs: pd.DataFrame) -> pd.DataFrame:
     with tasks) and ``agent_model``; plus ``over_budget`` (either arm). Pairs
     lacking an arm are left out with an :class:`EvalstatsWarning` naming them.
     """
-    cols = [c for c in ("answer", "tokens", "wall_s", "files_inspected", "over_budget",
-                        "agent_model", "transcript") if c in runs.columns]
+    cols = [
+        c
+        for c in (
+            "answer",
+            "tokens",
+            "wall_s",
+            "files_inspected",
+            "over_budget",
+            "agent_model",
+            "transcript",
+        )
+        if c in runs.columns
+    ]
     lonely = incomplete_pairs(runs)
     if len(lonely):
         names = ", ".join(f"({r.task_id}, {r.replicate})" for r in lonely.head(5).itertuples())
-        warnings.warn(f"{len(lonely)} incomplete pairs left out: {names}", EvalstatsWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"{len(lonely)} incomplete pairs left out: {names}", EvalstatsWarning, stacklevel=2
+        )
     parts = []
     for arm in ARMS:
         part = runs.loc[runs["arm"] == arm, ["task_id", "replicate", *cols]]
@@ -434,8 +460,7 @@ def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = T
         if candidate.exists():
             return candidate
     if required:
-        raise DataError(f"no {stem}.jsonl, {stem}.parquet or {stem}.csv in this directory",
-                        path=d)
+        raise DataError(f"no {stem}.jsonl, {stem}.parquet or {stem}.csv in this directory", path=d)
     return None
 
 

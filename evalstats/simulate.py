@@ -98,8 +98,12 @@ def draw_outcomes(
         raise ValueError(f"icc must be in [0, 1), got {icc}")
     if judge_noise < 0:
         raise ValueError(f"judge_noise must be >= 0, got {judge_noise}")
-    for name, v in (("n_tasks", n_tasks), ("n_replicates", n_replicates), ("n_judges", n_judges),
-                    ("n_evals", n_evals)):
+    for name, v in (
+        ("n_tasks", n_tasks),
+        ("n_replicates", n_replicates),
+        ("n_judges", n_judges),
+        ("n_evals", n_evals),
+    ):
         if int(v) != v or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v}")
     gen = np.random.default_rng(rng)
@@ -108,12 +112,14 @@ def draw_outcomes(
     e = gen.standard_normal((n_evals, n_tasks, n_replicates, 1))
     latent = u + e
     if judge_noise > 0:
-        latent = latent + judge_noise * gen.standard_normal((n_evals, n_tasks, n_replicates, n_judges))
+        latent = latent + judge_noise * gen.standard_normal(
+            (n_evals, n_tasks, n_replicates, n_judges)
+        )
     else:
         latent = np.broadcast_to(latent, (n_evals, n_tasks, n_replicates, n_judges))
     scale = np.sqrt(1.0 + sigma**2 + judge_noise**2)
     lo, hi = latent_thresholds(p_tie, p_loss, scale)
-    return ((latent >= lo).astype(np.int8) + (latent >= hi).astype(np.int8))
+    return (latent >= lo).astype(np.int8) + (latent >= hi).astype(np.int8)
 
 
 # --------------------------------------------------------------------------- whole evaluations
@@ -145,9 +151,11 @@ _QUESTIONS = [
     "Explain how the {what} works end to end; cite the files and symbols involved.",
     "Which code paths reach {sym}, and what would break if its signature changed?",
 ]
-_FILLER = ("read_file grep_search list_dir open symbol reference callers definition line "
-           "result match function struct package import return error context value "
-           "handler config retry cache index token request response test").split()
+_FILLER = (
+    "read_file grep_search list_dir open symbol reference callers definition line "
+    "result match function struct package import return error context value "
+    "handler config retry cache index token request response test"
+).split()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,7 +196,7 @@ class Simulation:
 def _words(gen: np.random.Generator, n: int) -> str:
     picks = gen.integers(0, len(_FILLER), size=max(int(n), 1))
     words = np.asarray(_FILLER)[picks]
-    lines = [" ".join(words[i:i + 12]) for i in range(0, len(words), 12)]
+    lines = [" ".join(words[i : i + 12]) for i in range(0, len(words), 12)]
     return "\n".join(lines)
 
 
@@ -208,17 +216,28 @@ def _break(gen: np.random.Generator, body: str) -> str:
     if kind == 1:
         return "I cannot decide between the two answers without running the code."
     return body.replace('"label": "', '"label": "(a) or (b) ', 1).replace(
-        '"verdict": "', '"verdict": "a_wins or b_wins ', 1)
+        '"verdict": "', '"verdict": "a_wins or b_wins ', 1
+    )
 
 
 def _ww_raw(gen, outcome: int, tokens_with: int, tokens_without: int) -> str:
     label = ("(c)", "(b)", "(a)")[outcome]
-    spelled = gen.choice([label, label, label[1], label[1].upper(),
-                          {"(a)": "(a) WITH was better", "(b)": "(b) roughly equivalent",
-                           "(c)": "(c) WITH was worse"}[label]])
+    spelled = gen.choice(
+        [
+            label,
+            label,
+            label[1],
+            label[1].upper(),
+            {
+                "(a)": "(a) WITH was better",
+                "(b)": "(b) roughly equivalent",
+                "(c)": "(c) WITH was worse",
+            }[label],
+        ]
+    )
     reasons = {
         "(a)": "WITH cites the exact files and symbols and matches the canonical answer; "
-               "WITHOUT misses one call site.",
+        "WITHOUT misses one call site.",
         "(b)": "Both answers identify the same code paths with similar accuracy.",
         "(c)": "WITH drifts into unrelated files surfaced by the tool and misses the main path.",
     }
@@ -244,10 +263,12 @@ def _blind_raw(gen, outcome_a: int) -> str:
     b = np.clip(base + (-delta if delta < 0 else 0), 1, 5)
     dims = ("correctness", "specificity", "completeness", "hallucination_safety")
     as_str = gen.random() < 0.1  # some judges quote numbers
+
     def block(s, note):
         d = {k: (str(int(v)) if as_str else int(v)) for k, v in zip(dims, s, strict=True)}
         d["notes"] = note
         return d
+
     body = {
         "agent_a": block(a, "Cites the relevant files with line ranges."),
         "agent_b": block(b, "Covers the main path but is vague about call sites."),
@@ -261,7 +282,9 @@ def _sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def simulate(out_dir: str | Path, params: SimulationParams | None = None, **overrides) -> Simulation:
+def simulate(
+    out_dir: str | Path, params: SimulationParams | None = None, **overrides
+) -> Simulation:
     """Write a synthetic evaluation with known truth to ``out_dir``.
 
     Writes ``tasks.jsonl``, ``runs.jsonl``, ``judgments.jsonl`` and ``truth.json``.
@@ -306,16 +329,18 @@ def simulate(out_dir: str | Path, params: SimulationParams | None = None, **over
     for t in range(p.n_tasks):
         what, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
         q = _QUESTIONS[t % len(_QUESTIONS)].format(what=what, sym=sym)
-        tasks.append({
-            "task_id": f"T{t + 1:02d}",
-            "prompt": q,
-            "canonical_answer": f"The {what} lives in {path} ({sym}); its callers are the "
-                                f"service constructors and the CLI entry point.",
-            "canonical_written_at": (base - pd.Timedelta(days=2, hours=t)).isoformat(),
-            "budget_tokens": 12000,
-            "budget_wall_s": 600.0,
-            "tags": ["simulated", what.split()[0]],
-        })
+        tasks.append(
+            {
+                "task_id": f"T{t + 1:02d}",
+                "prompt": q,
+                "canonical_answer": f"The {what} lives in {path} ({sym}); its callers are the "
+                f"service constructors and the CLI entry point.",
+                "canonical_written_at": (base - pd.Timedelta(days=2, hours=t)).isoformat(),
+                "budget_tokens": 12000,
+                "budget_wall_s": 600.0,
+                "tags": ["simulated", what.split()[0]],
+            }
+        )
 
     sigma = np.sqrt(p.icc / (1.0 - p.icc))
     u = gen.standard_normal(p.n_tasks) * sigma
@@ -336,25 +361,27 @@ def simulate(out_dir: str | Path, params: SimulationParams | None = None, **over
                 files = [path, f"{path.rsplit('/', 1)[0]}/{sym.lower()}_test.go"]
                 if arm == "without":
                     files.append("README.md")
-                wall = float(np.round(gen.lognormal(np.log(120), 0.3) * (0.8 if arm == "with"
-                                                                        else 1.0), 1))
+                wall = float(
+                    np.round(gen.lognormal(np.log(120), 0.3) * (0.8 if arm == "with" else 1.0), 1)
+                )
                 if a == over_arm:
                     wall = float(np.round(600.0 + gen.uniform(5, 200), 1))
-                runs.append({
-                    "task_id": f"T{t + 1:02d}",
-                    "replicate": r + 1,
-                    "arm": arm,
-                    "agent_model": p.agent_model,
-                    "answer": f"{sym} is defined in {path}. It is called from the service "
-                              f"constructors; see also {files[-1]}.",
-                    "transcript": _words(gen, n_words),
-                    "files_inspected": files,
-                    "wall_s": wall,
-                    "started_at": (started + pd.Timedelta(minutes=a)).isoformat(),
-                    "reported_tokens": None,
-                })
-    run_tokens = count_tokens([r["transcript"] for r in runs]).reshape(
-        p.n_tasks, p.n_replicates, 2)
+                runs.append(
+                    {
+                        "task_id": f"T{t + 1:02d}",
+                        "replicate": r + 1,
+                        "arm": arm,
+                        "agent_model": p.agent_model,
+                        "answer": f"{sym} is defined in {path}. It is called from the service "
+                        f"constructors; see also {files[-1]}.",
+                        "transcript": _words(gen, n_words),
+                        "files_inspected": files,
+                        "wall_s": wall,
+                        "started_at": (started + pd.Timedelta(minutes=a)).isoformat(),
+                        "reported_tokens": None,
+                    }
+                )
+    run_tokens = count_tokens([r["transcript"] for r in runs]).reshape(p.n_tasks, p.n_replicates, 2)
     for i, rec in enumerate(runs):
         # Agents over-report now and then: the loader must flag it, never trust it.
         rec["reported_tokens"] = int(run_tokens.flat[i] * (1.25 if gen.random() < 0.05 else 1))
@@ -378,8 +405,11 @@ def simulate(out_dir: str | Path, params: SimulationParams | None = None, **over
                     if rubric.needs_order:
                         # One seeded order per pair, shared by every judge, so that judges
                         # are compared on identical prompts.
-                        orders = (["with_first", "without_first"] if p.orders == "both"
-                                  else [("with_first", "without_first")[pair_order[t, r]]])
+                        orders = (
+                            ["with_first", "without_first"]
+                            if p.orders == "both"
+                            else [("with_first", "without_first")[pair_order[t, r]]]
+                        )
                     else:
                         orders = [None]
                     for order in orders:
@@ -395,8 +425,7 @@ def simulate(out_dir: str | Path, params: SimulationParams | None = None, **over
                         if order is None:
                             raw = _ww_raw(gen, outcome, tw, two)
                         else:
-                            raw = _blind_raw(gen, outcome if order == "with_first"
-                                             else 2 - outcome)
+                            raw = _blind_raw(gen, outcome if order == "with_first" else 2 - outcome)
                         error = None
                         if gen.random() < p.malformed_rate:
                             raw = _break(gen, raw)
@@ -409,26 +438,28 @@ def simulate(out_dir: str | Path, params: SimulationParams | None = None, **over
                         jid = hashlib.sha256(
                             f"{p.seed}|{rubric_name}|{judge}|{t}|{r}|{order}".encode()
                         ).hexdigest()[:16]
-                        judgments.append({
-                            "judgment_id": jid,
-                            "task_id": task["task_id"],
-                            "replicate": r + 1,
-                            "judge": judge,
-                            "rubric": rubric.name,
-                            "prompt_revision": rubric.revision,
-                            "prompt_sha256": rubric.sha256,
-                            "order": order,
-                            "raw": raw,
-                            "created_at": clock.isoformat(),
-                            "input_tokens": n_in,
-                            "output_tokens": n_out,
-                            "usd": round((n_in * price_in + n_out * price_out) / 1e6, 6),
-                            "latency_s": round(float(gen.uniform(2, 9)), 3),
-                            "error": error,
-                            "model_id": judge.split(":", 1)[1],
-                            "temperature": 0.0,
-                            "max_tokens": 1024,
-                        })
+                        judgments.append(
+                            {
+                                "judgment_id": jid,
+                                "task_id": task["task_id"],
+                                "replicate": r + 1,
+                                "judge": judge,
+                                "rubric": rubric.name,
+                                "prompt_revision": rubric.revision,
+                                "prompt_sha256": rubric.sha256,
+                                "order": order,
+                                "raw": raw,
+                                "created_at": clock.isoformat(),
+                                "input_tokens": n_in,
+                                "output_tokens": n_out,
+                                "usd": round((n_in * price_in + n_out * price_out) / 1e6, 6),
+                                "latency_s": round(float(gen.uniform(2, 9)), 3),
+                                "error": error,
+                                "model_id": judge.split(":", 1)[1],
+                                "temperature": 0.0,
+                                "max_tokens": 1024,
+                            }
+                        )
 
     paths = {name: out / f"{name}.jsonl" for name in ("tasks", "runs", "judgments")}
     write_jsonl_atomic(paths["tasks"], tasks)
@@ -437,9 +468,10 @@ def simulate(out_dir: str | Path, params: SimulationParams | None = None, **over
     truth = {
         "simulated": True,
         "model": "latent probit: y = u_task + e_pair (+ judge noise); thresholds keep every "
-                 "judge's marginal win/tie/loss equal to p_win/p_tie/p_loss",
-        "params": {k: (list(v) if isinstance(v, tuple) else v)
-                   for k, v in dataclasses.asdict(p).items()},
+        "judge's marginal win/tie/loss equal to p_win/p_tie/p_loss",
+        "params": {
+            k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(p).items()
+        },
         "true_net_win": p.p_win - p.p_loss,
         "true_score": p.p_win + 0.5 * p.p_tie,
         "over_budget_pairs": int(over.sum()),

@@ -24,8 +24,10 @@ def test_every_subcommand_has_help(capsys):
 
 
 def test_simulate_then_frame(tmp_path, capsys):
-    assert main(["simulate", str(tmp_path / "d"), "--tasks", "3", "--replicates", "2",
-                 "--seed", "4"]) == 0
+    assert (
+        main(["simulate", str(tmp_path / "d"), "--tasks", "3", "--replicates", "2", "--seed", "4"])
+        == 0
+    )
     for ext in ("parquet", "csv"):
         out = tmp_path / f"verdicts.{ext}"
         assert main(["frame", str(tmp_path / "d"), "-o", str(out)]) == 0
@@ -39,7 +41,18 @@ def test_simulate_then_frame(tmp_path, capsys):
 def test_errors_are_reported_without_traceback(tmp_path):
     (tmp_path / "tasks.jsonl").write_text("{broken\n")
     (tmp_path / "runs.jsonl").write_text("")
-    proc = subprocess.run([sys.executable, "-m", "evalstats.cli", "frame", str(tmp_path), "-o",
-                           str(tmp_path / "x.csv")], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalstats.cli",
+            "frame",
+            str(tmp_path),
+            "-o",
+            str(tmp_path / "x.csv"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert f"{tmp_path / 'tasks.jsonl'}:1" in proc.stderr and "Traceback" not in proc.stderr

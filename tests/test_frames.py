@@ -17,26 +17,56 @@ BP = evalstats.rubrics.get("blind-pair")
 
 
 def ww_raw(label: str) -> str:
-    return json.dumps({"label": label, "reasoning": "r", "facts_correct_with": "3/4",
-                       "facts_correct_without": "2/4", "hallucinations_with": "0",
-                       "hallucinations_without": "1", "cost_ratio": "0.5",
-                       "uncertainty": "low"})
+    return json.dumps(
+        {
+            "label": label,
+            "reasoning": "r",
+            "facts_correct_with": "3/4",
+            "facts_correct_without": "2/4",
+            "hallucinations_with": "0",
+            "hallucinations_without": "1",
+            "cost_ratio": "0.5",
+            "uncertainty": "low",
+        }
+    )
 
 
 def bp_raw(verdict: str, a: int, b: int) -> str:
-    block = lambda s: {"correctness": s, "specificity": s, "completeness": s,  # noqa: E731
-                       "hallucination_safety": s, "notes": "n"}
-    return "```json\n" + json.dumps({"agent_a": block(a), "agent_b": block(b),
-                                     "verdict": verdict, "verdict_reasoning": "x"}) + "\n```"
+    block = lambda s: {
+        "correctness": s,
+        "specificity": s,
+        "completeness": s,  # noqa: E731
+        "hallucination_safety": s,
+        "notes": "n",
+    }
+    return (
+        "```json\n"
+        + json.dumps(
+            {"agent_a": block(a), "agent_b": block(b), "verdict": verdict, "verdict_reasoning": "x"}
+        )
+        + "\n```"
+    )
 
 
 def judgment(task_id, replicate, judge, rubric, raw, *, order=None, error=None, at="01", jid=None):
     r = WW if rubric == "with-without" else BP
-    return {"judgment_id": jid or f"{task_id}-{replicate}-{judge}-{rubric}-{order}-{at}",
-            "task_id": task_id, "replicate": replicate, "judge": judge, "rubric": rubric,
-            "prompt_revision": r.revision, "prompt_sha256": r.sha256, "order": order,
-            "raw": raw, "created_at": f"2026-05-03T00:00:{at}Z", "input_tokens": 100,
-            "output_tokens": 20, "usd": 0.001, "latency_s": 1.0, "error": error}
+    return {
+        "judgment_id": jid or f"{task_id}-{replicate}-{judge}-{rubric}-{order}-{at}",
+        "task_id": task_id,
+        "replicate": replicate,
+        "judge": judge,
+        "rubric": rubric,
+        "prompt_revision": r.revision,
+        "prompt_sha256": r.sha256,
+        "order": order,
+        "raw": raw,
+        "created_at": f"2026-05-03T00:00:{at}Z",
+        "input_tokens": 100,
+        "output_tokens": 20,
+        "usd": 0.001,
+        "latency_s": 1.0,
+        "error": error,
+    }
 
 
 @pytest.fixture
@@ -47,8 +77,15 @@ def dataset(tmp_path):
         for r in (1, 2, 3):
             # T2/3: WITHOUT ran over the wall-clock budget -> no_answer pair
             runs.append(make_run(t, r, "with", answer="short answer", wall_s=50.0))
-            runs.append(make_run(t, r, "without", answer="a much longer answer " * 3,
-                                 wall_s=150.0 if (t, r) == ("T2", 3) else 70.0))
+            runs.append(
+                make_run(
+                    t,
+                    r,
+                    "without",
+                    answer="a much longer answer " * 3,
+                    wall_s=150.0 if (t, r) == ("T2", 3) else 70.0,
+                )
+            )
     J1, J2 = "anthropic:claude-x", "openai:gpt-y"
     js = [
         judgment("T1", 1, J1, "with-without", ww_raw("(a)")),
@@ -96,7 +133,10 @@ def test_with_without_statuses(dataset):
     f, _ = frame_of(dataset)
     J1, J2 = "anthropic:claude-x", "openai:gpt-y"
     assert row(f, "T1", 1, J1, "with-without")[["status", "outcome", "label"]].tolist() == [
-        "ok", "win", "(a)"]
+        "ok",
+        "win",
+        "(a)",
+    ]
     assert row(f, "T1", 1, J2, "with-without")["outcome"] == "tie"
     assert row(f, "T1", 2, J1, "with-without")["outcome"] == "loss"
     bad = row(f, "T1", 2, J2, "with-without")
@@ -111,12 +151,12 @@ def test_with_without_statuses(dataset):
 def test_deblinding_both_orders(dataset):
     f, _ = frame_of(dataset)
     J1 = "anthropic:claude-x"
-    wf = row(f, "T2", 1, J1, "blind-pair", "with_first")      # A = WITH wins
-    nf = row(f, "T2", 1, J1, "blind-pair", "without_first")   # A = WITHOUT wins
+    wf = row(f, "T2", 1, J1, "blind-pair", "with_first")  # A = WITH wins
+    nf = row(f, "T2", 1, J1, "blind-pair", "without_first")  # A = WITHOUT wins
     assert (wf["outcome"], nf["outcome"]) == ("win", "loss")
     assert (wf["with_correctness"], wf["without_correctness"]) == (5, 2)
     assert (nf["with_correctness"], nf["without_correctness"]) == (2, 5)
-    b = row(f, "T2", 2, J1, "blind-pair", "with_first")       # B = WITHOUT wins
+    b = row(f, "T2", 2, J1, "blind-pair", "with_first")  # B = WITHOUT wins
     assert b["outcome"] == "loss" and b["with_specificity"] == 1 and b["without_specificity"] == 4
     assert row(f, "T2", 2, J1, "blind-pair", "without_first")["outcome"] == "tie"
 
@@ -130,8 +170,11 @@ def test_over_budget_pairs_are_no_answer(dataset):
     judged = row(f, "T2", 3, "anthropic:claude-x", "with-without")
     assert '"label"' in judged["raw"]
     combos = set(zip(pair["judge"].astype(str), pair["rubric"].astype(str), strict=True))
-    assert combos == {("anthropic:claude-x", "with-without"), ("openai:gpt-y", "with-without"),
-                      ("anthropic:claude-x", "blind-pair")}
+    assert combos == {
+        ("anthropic:claude-x", "with-without"),
+        ("openai:gpt-y", "with-without"),
+        ("anthropic:claude-x", "blind-pair"),
+    }
 
 
 def test_cost_ratio_from_counted_tokens(dataset):
@@ -158,8 +201,10 @@ def test_unknown_pair_names_line(dataset):
 def test_blind_without_order_is_invalid_not_dropped(dataset):
     p = dataset / "judgments.jsonl"
     with p.open("a") as fh:
-        fh.write(json.dumps(judgment("T1", 1, "openai:gpt-y", "blind-pair",
-                                     bp_raw("a_wins", 4, 3))) + "\n")
+        fh.write(
+            json.dumps(judgment("T1", 1, "openai:gpt-y", "blind-pair", bp_raw("a_wins", 4, 3)))
+            + "\n"
+        )
     f, _ = frame_of(dataset)
     r = row(f, "T1", 1, "openai:gpt-y", "blind-pair")
     assert r["status"] == "invalid" and "order" in r["parse_error"]

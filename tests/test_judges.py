@@ -18,9 +18,15 @@ OUT = ["loss", "tie", "win"]
 @pytest.fixture(scope="module")
 def frame3(tmp_path_factory):
     d = tmp_path_factory.mktemp("sim3")
-    sim = evalstats.simulate(d, n_tasks=12, n_replicates=4, judge_noise=0.8,
-                             judges=("anthropic:claude-x", "openai:gpt-y", "google:gemini-z"),
-                             malformed_rate=0.05, seed=3)
+    sim = evalstats.simulate(
+        d,
+        n_tasks=12,
+        n_replicates=4,
+        judge_noise=0.8,
+        judges=("anthropic:claude-x", "openai:gpt-y", "google:gemini-z"),
+        malformed_rate=0.05,
+        seed=3,
+    )
     ds = evalstats.load_dir(sim.out_dir)
     return evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
 
@@ -44,7 +50,8 @@ def test_pairwise_against_sklearn_and_crosstab(frame3, rubric):
         assert row.n == len(m)
         assert row.kappa == pytest.approx(cohen_kappa_score(a, b, labels=OUT), abs=1e-12)
         assert row.kappa_linear == pytest.approx(
-            cohen_kappa_score(a, b, labels=OUT, weights="linear"), abs=1e-12)
+            cohen_kappa_score(a, b, labels=OUT, weights="linear"), abs=1e-12
+        )
         ct = pd.crosstab(a, b).reindex(index=OUT, columns=OUT, fill_value=0).to_numpy()
         assert np.array_equal(np.asarray(row.confusion), ct)
         sm = inter_rater.cohens_kappa(ct)
@@ -58,13 +65,17 @@ def test_pairwise_against_sklearn_and_crosstab(frame3, rubric):
 def test_bootstrap_interval_matches_a_naive_cluster_loop(frame3):
     ja, jb = "anthropic:claude-x", "openai:gpt-y"
     B = 400
-    agr = judge_agreement(frame3, judges=[ja, jb], rubric="with-without", n_resamples=B,
-                          method="percentile", rng=7)
+    agr = judge_agreement(
+        frame3, judges=[ja, jb], rubric="with-without", n_resamples=B, method="percentile", rng=7
+    )
     m = _merged(frame3, "with-without", ja, jb)
     tasks = np.unique(m["task_id"])
-    per_task = [pd.crosstab(g["outcome_a"].astype(str), g["outcome_b"].astype(str))
-                .reindex(index=OUT, columns=OUT, fill_value=0).to_numpy()
-                for _, g in m.groupby("task_id")]
+    per_task = [
+        pd.crosstab(g["outcome_a"].astype(str), g["outcome_b"].astype(str))
+        .reindex(index=OUT, columns=OUT, fill_value=0)
+        .to_numpy()
+        for _, g in m.groupby("task_id")
+    ]
     per_task = np.array(per_task, dtype=float)
     idx = np.random.default_rng(7).integers(0, len(tasks), size=(B, len(tasks)))
     kappas = []
@@ -81,22 +92,32 @@ def test_bootstrap_interval_matches_a_naive_cluster_loop(frame3):
 def test_three_judges_fleiss_and_krippendorff(frame3):
     agr = judge_agreement(frame3, rubric="with-without", n_resamples=200, rng=0)
     allrow = agr.loc[agr.judge_a == "all judges"].iloc[0]
-    w = evalstats.wide_by_judge(frame3.assign(
-        outcome=frame3["outcome"].where(frame3["status"] == "ok")), rubric="with-without")
+    w = evalstats.wide_by_judge(
+        frame3.assign(outcome=frame3["outcome"].where(frame3["status"] == "ok")),
+        rubric="with-without",
+    )
     judges = sorted(frame3.judge.astype(str).unique())
-    codes = np.column_stack([pd.Categorical(w[j], categories=OUT).codes for j in judges]
-                            ).astype(float)
+    codes = np.column_stack([pd.Categorical(w[j], categories=OUT).codes for j in judges]).astype(
+        float
+    )
     codes[codes < 0] = np.nan
     complete = codes[~np.isnan(codes).any(axis=1)].astype(int)
     table, _ = inter_rater.aggregate_raters(complete, n_cat=3)
     assert allrow["fleiss_kappa"] == pytest.approx(inter_rater.fleiss_kappa(table), abs=1e-12)
     assert allrow["krippendorff_alpha"] == pytest.approx(
-        krippendorff.alpha(codes.T, level_of_measurement="nominal"), abs=1e-10)
+        krippendorff.alpha(codes.T, level_of_measurement="nominal"), abs=1e-10
+    )
 
 
 def test_consensus_rules():
-    base = {"rubric": "with-without", "order": pd.NA, "tokens_with": 1, "tokens_without": 2,
-            "wall_with_s": 1.0, "wall_without_s": 2.0}
+    base = {
+        "rubric": "with-without",
+        "order": pd.NA,
+        "tokens_with": 1,
+        "tokens_without": 2,
+        "wall_with_s": 1.0,
+        "wall_without_s": 2.0,
+    }
     rows = []
     spec = {  # pair -> (judge1, judge2, judge3) as (status, outcome)
         1: [("ok", "win"), ("ok", "win"), ("ok", "win")],
@@ -107,8 +128,16 @@ def test_consensus_rules():
     }
     for rep, verdicts in spec.items():
         for j, (status, outcome) in enumerate(verdicts):
-            rows.append({**base, "task_id": "T1", "replicate": rep, "judge": f"j{j}",
-                         "status": status, "outcome": outcome})
+            rows.append(
+                {
+                    **base,
+                    "task_id": "T1",
+                    "replicate": rep,
+                    "judge": f"j{j}",
+                    "status": status,
+                    "outcome": outcome,
+                }
+            )
     f = pd.DataFrame(rows)
     f["status"] = f["status"].astype(evalstats._schema.STATUS_DTYPE)
     f["outcome"] = f["outcome"].astype(evalstats._schema.OUTCOME_DTYPE)

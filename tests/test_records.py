@@ -105,7 +105,9 @@ def test_duplicate_task(tmp_path):
 
 
 def test_unknown_arm(small_dir):
-    p = write_jsonl(small_dir / "runs.jsonl", [make_run("T1", 1, "with"), make_run("T1", 1, "tool")])
+    p = write_jsonl(
+        small_dir / "runs.jsonl", [make_run("T1", 1, "with"), make_run("T1", 1, "tool")]
+    )
     err = _error(evalstats.load_runs, p)
     assert (err.line, err.field) == (2, "arm") and "unknown arm 'tool'" in str(err)
 
@@ -119,8 +121,12 @@ def test_duplicate_run(small_dir):
 
 def test_unknown_task(small_dir):
     tasks = evalstats.load_tasks(small_dir / "tasks.jsonl")
-    runs = [make_run("T1", 1, "with"), make_run("T1", 1, "without"),
-            make_run("T9", 1, "with"), make_run("T9", 1, "without")]
+    runs = [
+        make_run("T1", 1, "with"),
+        make_run("T1", 1, "without"),
+        make_run("T9", 1, "with"),
+        make_run("T9", 1, "without"),
+    ]
     p = write_jsonl(small_dir / "runs.jsonl", runs)
     err = _error(evalstats.load_runs, p, tasks)
     assert (err.line, err.field) == (3, "task_id") and "unknown task 'T9'" in str(err)
@@ -140,7 +146,9 @@ def test_pair_with_one_arm_is_reported(small_dir):
 
 
 def test_replicate_must_be_positive(small_dir):
-    p = write_jsonl(small_dir / "runs.jsonl", [make_run("T1", 0, "with"), make_run("T1", 0, "without")])
+    p = write_jsonl(
+        small_dir / "runs.jsonl", [make_run("T1", 0, "with"), make_run("T1", 0, "without")]
+    )
     err = _error(evalstats.load_runs, p)
     assert (err.line, err.field) == (1, "replicate")
 
@@ -169,11 +177,23 @@ def test_unsupported_extension_and_missing_file(tmp_path):
 
 
 def test_judgments_skip_bookkeeping_lines(tmp_path):
-    line = {"judgment_id": "j1", "task_id": "T1", "replicate": 1, "judge": "openai:gpt",
-            "rubric": "with-without", "prompt_revision": 1, "prompt_sha256": "ab",
-            "order": None, "raw": "{}", "created_at": "2026-05-03T00:00:00Z", "error": None}
-    p = write_jsonl(tmp_path / "judgments.jsonl",
-                    [{"kind": "batch", "batch_id": "b1"}, line, {**line, "order": "sideways"}])
+    line = {
+        "judgment_id": "j1",
+        "task_id": "T1",
+        "replicate": 1,
+        "judge": "openai:gpt",
+        "rubric": "with-without",
+        "prompt_revision": 1,
+        "prompt_sha256": "ab",
+        "order": None,
+        "raw": "{}",
+        "created_at": "2026-05-03T00:00:00Z",
+        "error": None,
+    }
+    p = write_jsonl(
+        tmp_path / "judgments.jsonl",
+        [{"kind": "batch", "batch_id": "b1"}, line, {**line, "order": "sideways"}],
+    )
     err = _error(evalstats.load_judgments, p)
     assert (err.line, err.field) == (3, "order")
     ok = evalstats.load_judgments(write_jsonl(tmp_path / "j2.jsonl", [{"kind": "batch"}, line]))

@@ -13,8 +13,18 @@ from evalstats.simulate import draw_outcomes
 
 
 def test_marginals_equal_truth_for_every_judge():
-    y = draw_outcomes(20, 6, p_win=0.45, p_tie=0.35, p_loss=0.20, icc=0.3, n_judges=2,
-                      judge_noise=0.7, n_evals=2000, rng=7)
+    y = draw_outcomes(
+        20,
+        6,
+        p_win=0.45,
+        p_tie=0.35,
+        p_loss=0.20,
+        icc=0.3,
+        n_judges=2,
+        judge_noise=0.7,
+        n_evals=2000,
+        rng=7,
+    )
     n = y[..., 0].size
     for j in range(2):
         for code, p in ((0, 0.20), (1, 0.35), (2, 0.45)):
@@ -25,8 +35,8 @@ def test_marginals_equal_truth_for_every_judge():
 
 def test_icc_is_on_the_latent_scale():
     # With icc=0 the replicates of a task are independent; with high icc they agree more often.
-    lo = draw_outcomes(200, 2, p_win=.4, p_tie=.2, p_loss=.4, icc=0.0, n_evals=50, rng=1)
-    hi = draw_outcomes(200, 2, p_win=.4, p_tie=.2, p_loss=.4, icc=0.8, n_evals=50, rng=1)
+    lo = draw_outcomes(200, 2, p_win=0.4, p_tie=0.2, p_loss=0.4, icc=0.0, n_evals=50, rng=1)
+    hi = draw_outcomes(200, 2, p_win=0.4, p_tie=0.2, p_loss=0.4, icc=0.8, n_evals=50, rng=1)
     same = lambda y: (y[:, :, 0, 0] == y[:, :, 1, 0]).mean()  # noqa: E731
     expected_indep = 0.4**2 + 0.2**2 + 0.4**2
     assert abs(same(lo) - expected_indep) < 0.02
@@ -34,17 +44,18 @@ def test_icc_is_on_the_latent_scale():
 
 
 def test_judge_noise_lowers_agreement():
-    kw = dict(p_win=.45, p_tie=.35, p_loss=.2, icc=.3, n_judges=2, n_evals=200, rng=3)
+    kw = dict(p_win=0.45, p_tie=0.35, p_loss=0.2, icc=0.3, n_judges=2, n_evals=200, rng=3)
     quiet = draw_outcomes(15, 6, judge_noise=0.1, **kw)
     noisy = draw_outcomes(15, 6, judge_noise=1.5, **kw)
     agree = lambda y: (y[..., 0] == y[..., 1]).mean()  # noqa: E731
     assert agree(quiet) > agree(noisy) + 0.2
 
 
-@pytest.mark.parametrize("bad", [dict(p_win=.5, p_tie=.5, p_loss=.5), dict(icc=1.0),
-                                 dict(judge_noise=-1)])
+@pytest.mark.parametrize(
+    "bad", [dict(p_win=0.5, p_tie=0.5, p_loss=0.5), dict(icc=1.0), dict(judge_noise=-1)]
+)
 def test_rejects_bad_parameters(bad):
-    kw = dict(p_win=.4, p_tie=.4, p_loss=.2, icc=.3) | bad
+    kw = dict(p_win=0.4, p_tie=0.4, p_loss=0.2, icc=0.3) | bad
     with pytest.raises(ValueError):
         draw_outcomes(3, 2, **kw)
 
@@ -58,12 +69,22 @@ def test_simulate_writes_reproducible_files(tmp_path):
     assert truth["simulated"] is True and truth["params"]["seed"] == 5
     assert truth["true_net_win"] == pytest.approx(0.25)
     c = evalstats.simulate(tmp_path / "c", n_tasks=4, n_replicates=3, seed=6)
-    assert (c.out_dir / "judgments.jsonl").read_bytes() != (a.out_dir / "judgments.jsonl").read_bytes()
+    assert (c.out_dir / "judgments.jsonl").read_bytes() != (
+        a.out_dir / "judgments.jsonl"
+    ).read_bytes()
 
 
 def test_simulated_data_loads_and_has_every_status(tmp_path):
-    sim = evalstats.simulate(tmp_path, n_tasks=15, n_replicates=6, over_budget_rate=0.1,
-                             malformed_rate=0.1, error_rate=0.05, orders="both", seed=11)
+    sim = evalstats.simulate(
+        tmp_path,
+        n_tasks=15,
+        n_replicates=6,
+        over_budget_rate=0.1,
+        malformed_rate=0.1,
+        error_rate=0.05,
+        orders="both",
+        seed=11,
+    )
     ds = evalstats.load_dir(sim.out_dir)
     f = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     counts = f["status"].value_counts()
@@ -82,11 +103,20 @@ def test_simulated_data_loads_and_has_every_status(tmp_path):
 
 
 def test_simulated_rates_track_truth(tmp_path):
-    sim = evalstats.simulate(tmp_path, n_tasks=40, n_replicates=6, rubrics=("with-without",),
-                             malformed_rate=0.0, error_rate=0.0, over_budget_rate=0.0,
-                             icc=0.0, seed=2)
+    sim = evalstats.simulate(
+        tmp_path,
+        n_tasks=40,
+        n_replicates=6,
+        rubrics=("with-without",),
+        malformed_rate=0.0,
+        error_rate=0.0,
+        over_budget_rate=0.0,
+        icc=0.0,
+        seed=2,
+    )
     ds = evalstats.load_dir(sim.out_dir)
     f = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     share = f["outcome"].value_counts(normalize=True)
-    np.testing.assert_allclose([share["win"], share["tie"], share["loss"]], [.45, .35, .20],
-                               atol=0.06)
+    np.testing.assert_allclose(
+        [share["win"], share["tie"], share["loss"]], [0.45, 0.35, 0.20], atol=0.06
+    )

@@ -139,11 +139,16 @@ def judge_agreement(
         table = np.bincount(a * _K + b, minlength=_K * _K).reshape(_K, _K)
         n = int(table.sum())
         agree = int(np.trace(table))
-        row = {"judge_a": ja, "judge_b": jb, "n": n,
-               "n_clusters": int(len(np.unique(task))), "agreements": agree,
-               "disagreements": n - agree,
-               "observed_agreement": agree / n if n else np.nan,
-               "disagreement_rate": (n - agree) / n if n else np.nan}
+        row = {
+            "judge_a": ja,
+            "judge_b": jb,
+            "n": n,
+            "n_clusters": int(len(np.unique(task))),
+            "agreements": agree,
+            "disagreements": n - agree,
+            "observed_agreement": agree / n if n else np.nan,
+            "disagreement_rate": (n - agree) / n if n else np.nan,
+        }
         row["trigger"] = bool(n and row["disagreement_rate"] > threshold)
         if n:
             k = cohen_kappa_table(table, confidence=confidence)
@@ -153,15 +158,32 @@ def judge_agreement(
             boot = cluster_bootstrap(
                 _per_task_tables(task, a, b),
                 lambda s: _kappa_from_tables(s.reshape(*s.shape[:-1], _K, _K)),
-                method=method, n_resamples=n_resamples, confidence=confidence, rng=gen)
+                method=method,
+                n_resamples=n_resamples,
+                confidence=confidence,
+                rng=gen,
+            )
             row.update(
-                kappa=k.kappa, kappa_se=k.se, kappa_se0=k.se0, kappa_z=k.z, kappa_p=k.p_value,
-                kappa_ci_low=k.ci_low, kappa_ci_high=k.ci_high,
-                kappa_boot_ci_low=float(boot.ci_low[0]), kappa_boot_ci_high=float(boot.ci_high[0]),
-                kappa_linear=kl.kappa, kappa_linear_ci_low=kl.ci_low,
+                kappa=k.kappa,
+                kappa_se=k.se,
+                kappa_se0=k.se0,
+                kappa_z=k.z,
+                kappa_p=k.p_value,
+                kappa_ci_low=k.ci_low,
+                kappa_ci_high=k.ci_high,
+                kappa_boot_ci_low=float(boot.ci_low[0]),
+                kappa_boot_ci_high=float(boot.ci_high[0]),
+                kappa_linear=kl.kappa,
+                kappa_linear_ci_low=kl.ci_low,
                 kappa_linear_ci_high=kl.ci_high,
-                ac1=ac1.estimate, ac1_se=ac1.se, ac1_ci_low=ac1.ci_low, ac1_ci_high=ac1.ci_high,
-                pabak=pb.estimate, pabak_ci_low=pb.ci_low, pabak_ci_high=pb.ci_high)
+                ac1=ac1.estimate,
+                ac1_se=ac1.se,
+                ac1_ci_low=ac1.ci_low,
+                ac1_ci_high=ac1.ci_high,
+                pabak=pb.estimate,
+                pabak_ci_low=pb.ci_low,
+                pabak_ci_high=pb.ci_high,
+            )
         row["confusion"] = table.tolist()
         rows.append(row)
     if len(judges) >= 3:
@@ -171,11 +193,18 @@ def judge_agreement(
         counts = ratings_to_counts(codes[complete], categories=[0.0, 1.0, 2.0])
         fk = fleiss_kappa(counts.to_numpy())
         alpha = krippendorff_alpha(codes.T, level="nominal")
-        rows.append({"judge_a": "all judges", "judge_b": f"{len(judges)} judges",
-                     "n": int(complete.sum()),
-                     "n_clusters": int(wide.loc[complete, cluster].nunique()),
-                     "fleiss_kappa": fk.kappa, "fleiss_se0": fk.se0, "fleiss_p": fk.p_value,
-                     "krippendorff_alpha": alpha.alpha})
+        rows.append(
+            {
+                "judge_a": "all judges",
+                "judge_b": f"{len(judges)} judges",
+                "n": int(complete.sum()),
+                "n_clusters": int(wide.loc[complete, cluster].nunique()),
+                "fleiss_kappa": fk.kappa,
+                "fleiss_se0": fk.se0,
+                "fleiss_p": fk.p_value,
+                "krippendorff_alpha": alpha.alpha,
+            }
+        )
     out = pd.DataFrame(rows)
     out.insert(0, "rubric", rubric)
     return out
@@ -217,13 +246,22 @@ def consensus(
         raise ValueError(f"rule must be 'unanimous' or 'majority', got {rule!r}")
     f, rubric, judges = _select(frame, rubric, judges)
     f = f.loc[f["judge"].astype(str).isin(judges)]
-    outcome = wide_by_judge(f.assign(outcome=f["outcome"].where(f["status"] == "ok")),
-                            rubric=rubric)
+    outcome = wide_by_judge(
+        f.assign(outcome=f["outcome"].where(f["status"] == "ok")), rubric=rubric
+    )
     status = wide_by_judge(f, value="status", rubric=rubric)
     keys = [c for c in ("task_id", "replicate", "order") if c in outcome.columns]
-    codes = np.column_stack([_codes(outcome[j]) for j in judges])          # -1 = not ok
-    sev = np.column_stack([status[j].astype(object).map(_SEVERITY).fillna(_SEVERITY["error"])
-                           .to_numpy(dtype=np.int64) for j in judges])
+    codes = np.column_stack([_codes(outcome[j]) for j in judges])  # -1 = not ok
+    sev = np.column_stack(
+        [
+            status[j]
+            .astype(object)
+            .map(_SEVERITY)
+            .fillna(_SEVERITY["error"])
+            .to_numpy(dtype=np.int64)
+            for j in judges
+        ]
+    )
     n_ok = (codes >= 0).sum(axis=1)
     m = len(judges)
     votes = np.stack([(codes == k).sum(axis=1) for k in range(_K)], axis=1)  # (units, K)
