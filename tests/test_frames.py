@@ -32,13 +32,15 @@ def ww_raw(label: str) -> str:
 
 
 def bp_raw(verdict: str, a: int, b: int) -> str:
-    block = lambda s: {
-        "correctness": s,
-        "specificity": s,
-        "completeness": s,  # noqa: E731
-        "hallucination_safety": s,
-        "notes": "n",
-    }
+    def block(s: int) -> dict:
+        return {
+            "correctness": s,
+            "specificity": s,
+            "completeness": s,
+            "hallucination_safety": s,
+            "notes": "n",
+        }
+
     return (
         "```json\n"
         + json.dumps(
