@@ -8,6 +8,7 @@ from __future__ import annotations
 from . import rubrics
 from .errors import DataError, EvalstatsError, ParseError
 from .frames import verdict_frame, wide_by_judge
+from .judging import Journal, JudgeSpec, parse_judge, plan_calls, read_journal, run_judges
 from .records import (
     Dataset,
     EvalstatsWarning,
@@ -32,6 +33,8 @@ __all__ = [
     "Dataset",
     "EvalstatsError",
     "EvalstatsWarning",
+    "Journal",
+    "JudgeSpec",
     "ParseError",
     "Simulation",
     "SimulationParams",
@@ -44,6 +47,10 @@ __all__ = [
     "load_runs",
     "load_tasks",
     "pair_runs",
+    "parse_judge",
+    "plan_calls",
+    "read_journal",
+    "run_judges",
     "rubrics",
     "simulate",
     "status_table",

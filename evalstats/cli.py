@@ -64,6 +64,39 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_power(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .stats.power import min_detectable_net_win, tasks_needed
+
+    kw = dict(
+        n_replicates=args.replicates,
+        icc=args.icc,
+        p_tie=args.p_tie,
+        alpha=args.alpha,
+        power=args.power,
+        icc_scale=args.icc_scale,
+    )
+    rows = [min_detectable_net_win(args.tasks, **kw).to_frame()]
+    for target in args.net_win or []:
+        rows.append(tasks_needed(target, **kw).to_frame())
+    table = pd.concat(rows, ignore_index=True)
+    cols = [
+        "solved_for",
+        "net_win",
+        "n_tasks",
+        "n_replicates",
+        "power",
+        "alpha",
+        "icc",
+        "icc_outcome",
+        "design_effect",
+        "se",
+    ]
+    print(table[[c for c in cols if c in table.columns]].to_string(index=False))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     parser = argparse.ArgumentParser(
@@ -136,6 +169,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data_dir", metavar="DATA_DIR")
     p.add_argument("-o", "--output", metavar="FILE", help="also write the table (.csv/.parquet)")
     p.set_defaults(func=_cmd_summary)
+
+    p = sub.add_parser(
+        "power",
+        help="minimum detectable net win and tasks needed for a design",
+        description="Power of the cluster t-test on net win for tasks x replicates with a "
+        "between-task ICC: the minimum detectable net win for --tasks, and the tasks needed "
+        "for each --net-win.",
+    )
+    p.add_argument("--tasks", type=int, default=15, help="number of tasks (default 15)")
+    p.add_argument("--replicates", type=int, default=6, help="pairs per task (default 6)")
+    p.add_argument("--icc", type=float, default=0.3, help="between-task ICC (default 0.3)")
+    p.add_argument(
+        "--icc-scale",
+        choices=["latent", "outcome"],
+        default="latent",
+        help="ICC on the latent probit scale (as the simulator) or of the outcome itself",
+    )
+    p.add_argument("--p-tie", type=float, default=0.35, help="expected tie rate")
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--power", type=float, default=0.8)
+    p.add_argument("--net-win", type=float, action="append", help="target net win; repeatable")
+    p.set_defaults(func=_cmd_power)
 
     try:
         from .judging._cli import register as register_judge

@@ -1,0 +1,25 @@
+"""Judge calls: providers, the resumable journal, the runner and batch submission."""
+
+from __future__ import annotations
+
+from .journal import Journal, JournalLockedError, read_journal
+from .prices import DEFAULT_PRICES, PRICES_AS_OF, Price, load_prices
+from .providers import JudgeAuthError, JudgeSpec, MissingKeyError, parse_judge
+from .runner import JudgeRunResult, plan_calls, run_judges
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "PRICES_AS_OF",
+    "Journal",
+    "JournalLockedError",
+    "JudgeAuthError",
+    "JudgeRunResult",
+    "JudgeSpec",
+    "MissingKeyError",
+    "Price",
+    "load_prices",
+    "parse_judge",
+    "plan_calls",
+    "read_journal",
+    "run_judges",
+]

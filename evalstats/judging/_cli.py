@@ -1,0 +1,143 @@
+"""The ``evalstats judge`` subcommand (wired into ``evalstats.cli`` by ``register``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalstats.errors import EvalstatsError
+
+DESCRIPTION = """\
+Send every pair of DATA_DIR (tasks.jsonl + runs.jsonl) to each judge and append one line per
+finished call to the journal (DATA_DIR/judgments.jsonl unless --out). Rerunning resumes:
+finished calls are skipped, failed or interrupted ones are made again. Pairs with a run over
+its budget are not sent (no_answer). Keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY and
+base URLs from ANTHROPIC_BASE_URL / OPENAI_BASE_URL.
+"""
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``judge`` to an ``argparse`` subparsers object; returns the new parser."""
+    from evalstats import rubrics
+
+    p = subparsers.add_parser(
+        "judge",
+        help="run LLM judges over the pairs of a data directory (resumable)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("data_dir", metavar="DATA_DIR", help="directory with tasks.jsonl and runs.jsonl")
+    p.add_argument("--rubric", required=True, choices=rubrics.names(), help="judge prompt")
+    p.add_argument(
+        "--judge",
+        action="append",
+        required=True,
+        metavar="PROVIDER:MODEL",
+        help="anthropic:MODEL or openai:MODEL; repeat for several judges",
+    )
+    p.add_argument(
+        "--adjudicate",
+        metavar="PROVIDER:MODEL",
+        help="a third judge, called only where the two --judge disagree",
+    )
+    p.add_argument(
+        "--orders",
+        choices=("random", "both"),
+        default="random",
+        help="blind-pair: one seeded A/B order per pair (default) or both orders",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the A/B orders (default 0)")
+    p.add_argument("--concurrency", type=int, default=16, help="calls in flight (default 16)")
+    p.add_argument(
+        "--max-usd",
+        type=float,
+        metavar="X",
+        help="stop starting calls once the estimated spend in the journal reaches X",
+    )
+    p.add_argument("--dry-run", action="store_true", help="count calls, tokens and USD only")
+    p.add_argument("--batch", action="store_true", help="use the providers' batch APIs (50%% off)")
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="sent and recorded when given; default: the provider's own",
+    )
+    p.add_argument("--max-tokens", type=int, default=1024, help="output cap (default 1024)")
+    p.add_argument(
+        "--prices",
+        metavar="FILE.json",
+        help='price overrides: {"MODEL": {"input": USD_per_Mtok, "output": USD_per_Mtok}}',
+    )
+    p.add_argument("--out", metavar="JOURNAL", help="default: DATA_DIR/judgments.jsonl")
+    p.add_argument("--max-retries", type=int, default=2, help="SDK retries per call (default 2)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt")
+    p.add_argument("--poll-interval", type=float, default=30.0, help="batch poll seconds")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=main)
+    return p
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``evalstats judge``; 0 when every call is finished, 1 when some failed or were
+    not started (rerun to retry), 2 on a usage or data error."""
+    from evalstats.records import load_dir
+
+    from .runner import run_judges
+
+    out = Path(args.out) if args.out else Path(args.data_dir) / "judgments.jsonl"
+    try:
+        data = load_dir(args.data_dir)
+        result = run_judges(
+            data.tasks,
+            data.runs,
+            rubric=args.rubric,
+            judges=args.judge,
+            out=out,
+            concurrency=args.concurrency,
+            orders=args.orders,
+            seed=args.seed,
+            max_usd=args.max_usd,
+            dry_run=args.dry_run,
+            batch=args.batch,
+            adjudicate=args.adjudicate,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            prices=args.prices,
+            max_retries=args.max_retries,
+            timeout=args.timeout,
+            poll_interval=args.poll_interval,
+            progress=not args.no_progress,
+        )
+    except (EvalstatsError, ValueError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"evalstats judge: error: {message}", file=sys.stderr)
+        return 2
+    if result.dry_run:
+        return 0
+    frame = result.to_frame()
+    print(
+        frame[["judge", "role", "calls", "done_before", "sent", "ok", "failed", "usd"]].to_string(
+            index=False
+        )
+    )
+    print(f"journal: {out}; {result.no_answer_pairs} pair(s) over budget not sent (no_answer)")
+    if result.failed:
+        print(
+            f"{result.failed} call(s) failed and are recorded with their error; rerun to "
+            "retry them",
+            file=sys.stderr,
+        )
+    return 1 if (result.failed or result.stopped) else 0
+
+
+def _standalone(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="evalstats")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(_standalone())

@@ -1,0 +1,231 @@
+"""The append-only judgment journal: one JSON line per finished call, plus batch bookkeeping.
+
+Durability, and why a kill -9 never pays twice for a finished call: a result is written with
+one ``os.write`` on an ``O_APPEND`` descriptor as soon as the response is read (no Python
+buffer, so a killed process loses nothing it wrote), then made durable by ``fsync``. Fsyncs
+are group-committed: a caller waits until an fsync that started after its write has
+finished, and concurrent callers share one fsync. Against kill -9 this is exact: the only
+window is between the HTTP response arriving and the write, microseconds. Against power
+loss, lines written within the last fsync interval (about 0.1-5 ms) could be lost, and those
+calls would be paid again on the rerun; fsyncing every line one by one would only shrink
+that window, at the price of serialising all calls behind the disk.
+
+Line kinds: judgment lines have no ``kind`` field (they follow ``JUDGMENT_FIELDS``);
+``{"kind": "batch", ...}`` records a submitted provider batch and ``{"kind": "batch_done",
+...}`` its collection. :func:`read_journal` returns judgment lines only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalstats.errors import EvalstatsError
+
+__all__ = ["Journal", "JournalLockedError", "read_journal"]
+
+
+class JournalLockedError(EvalstatsError):
+    """Another process is writing the same journal."""
+
+
+def _read_lines(path: Path) -> list[dict[str, Any]]:
+    """Every well-formed line; a torn or corrupt line is skipped with a warning."""
+    if not path.exists():
+        return []
+    out = []
+    with path.open("rb") as fh:
+        data = fh.read()
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            record = None
+        if not isinstance(record, dict):
+            warnings.warn(
+                f"{path}:{number}: unreadable journal line skipped (a write cut short by a "
+                "kill leaves one; the call will be made again)",
+                stacklevel=3,
+            )
+            continue
+        out.append(record)
+    return out
+
+
+def is_judgment(record: Mapping[str, Any]) -> bool:
+    return record.get("kind") in (None, "judgment")
+
+
+def read_journal(path: str | os.PathLike[str], *, all_attempts: bool = False) -> list[dict]:
+    """Judgment lines of a journal, without batch bookkeeping lines.
+
+    Parameters
+    ----------
+    path : path-like
+        The journal (``judgments.jsonl``).
+    all_attempts : bool, default False
+        If False, one line per call key: its successful line if any, else its last failed
+        one (a failed call retried later is one judgment, not two). Lines without a
+        ``call_key`` (written by hand) are all kept. If True, every judgment line.
+
+    Returns
+    -------
+    list of dict
+        In journal order.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "j.jsonl"
+    >>> lines = [{"call_key": "k", "error": "RateLimitError: 429"},
+    ...          {"kind": "batch", "batch_id": "b1"},
+    ...          {"call_key": "k", "error": None, "raw": "{}"}]
+    >>> _ = p.write_text("".join(json.dumps(x) + "\\n" for x in lines))
+    >>> [x["error"] for x in read_journal(p)]
+    [None]
+    >>> len(read_journal(p, all_attempts=True))
+    2
+    """
+    records = [r for r in _read_lines(Path(path)) if is_judgment(r)]
+    if all_attempts:
+        return records
+    chosen: dict[str, int] = {}
+    for i, record in enumerate(records):
+        key = record.get("call_key")
+        if key is None:
+            continue
+        previous = chosen.get(key)
+        if previous is None or records[previous].get("error") is not None:
+            chosen[key] = i
+    keep = set(chosen.values())
+    return [r for i, r in enumerate(records) if r.get("call_key") is None or i in keep]
+
+
+def _lock(fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+class Journal:
+    """An open journal: the lock, what is finished, and the writer.
+
+    The lock is an OS lock on ``<journal>.lock`` (``flock``), so it dies with its process:
+    a run killed with kill -9 never leaves a stale lock behind.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        if not _lock(self._lock_fd):
+            try:
+                holder = os.pread(self._lock_fd, 64, 0).decode(errors="replace").strip()
+            except OSError:
+                holder = ""
+            os.close(self._lock_fd)
+            raise JournalLockedError(
+                f"{self.path} is being written by another evalstats run"
+                + (f" (pid {holder})" if holder else "")
+                + "; wait for it to finish or stop it, then rerun (finished calls are kept)"
+            )
+        os.ftruncate(self._lock_fd, 0)
+        os.pwrite(self._lock_fd, str(os.getpid()).encode(), 0)
+        self.records = _read_lines(self.path)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        # A line torn by a kill has no newline: end it so the next line starts clean.
+        size = os.fstat(self._fd).st_size
+        if size:
+            with self.path.open("rb") as fh:
+                fh.seek(size - 1)
+                if fh.read(1) != b"\n":
+                    os.write(self._fd, b"\n")
+        self._write_lock = threading.Lock()
+        self._sync_lock = threading.Lock()
+        self._written = 0
+        self._synced = 0
+        self._closed = False
+
+    # -- state -----------------------------------------------------------------------------
+    def finished_keys(self) -> set[str]:
+        """Call keys with a successful judgment line."""
+        return {
+            r["call_key"]
+            for r in self.records
+            if is_judgment(r) and r.get("call_key") and r.get("error") is None
+        }
+
+    def judgments(self) -> list[dict[str, Any]]:
+        return [r for r in self.records if is_judgment(r)]
+
+    def spent_usd(self) -> float:
+        return float(sum(r.get("usd") or 0.0 for r in self.records if is_judgment(r)))
+
+    def pending_batches(self) -> list[dict[str, Any]]:
+        """Submitted batches not yet collected, in submission order."""
+        done = {r.get("batch_id") for r in self.records if r.get("kind") == "batch_done"}
+        return [r for r in self.records if r.get("kind") == "batch" and r["batch_id"] not in done]
+
+    # -- writing ---------------------------------------------------------------------------
+    def append(self, record: Mapping[str, Any]) -> int:
+        """Write one line now (one syscall); return its sequence number for :meth:`sync`."""
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        data = line.encode("utf-8")
+        with self._write_lock:
+            if self._closed:
+                raise ValueError(f"journal {self.path} is closed")
+            written = os.write(self._fd, data)
+            if written != len(data):  # only on a full disk; keep the line whole or fail loudly
+                raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
+            self._written += 1
+            self.records.append(dict(record))
+            return self._written
+
+    def sync(self, upto: int | None = None) -> None:
+        """Return once every line up to ``upto`` (default: all written) is on disk."""
+        target = self._written if upto is None else upto
+        with self._sync_lock:
+            if self._synced >= target or self._closed:
+                return
+            reached = self._written
+            os.fsync(self._fd)
+            self._synced = reached
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Append and fsync (for code that is not concurrent)."""
+        self.sync(self.append(record))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self.sync()
+        with self._write_lock:
+            self._closed = True
+            os.close(self._fd)
+        os.close(self._lock_fd)  # releases the flock
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

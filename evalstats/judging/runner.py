@@ -1,0 +1,899 @@
+"""Plan and run judge calls: one call per (judge, pair, order), journaled and resumable."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import os
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from evalstats._schema import ORDERS
+
+from . import providers
+from .journal import Journal
+from .prices import PRICES_AS_OF, Price, load_prices, price_for
+from .providers import JudgeSpec, parse_judge
+
+__all__ = ["JudgeRunResult", "plan_calls", "run_judges"]
+
+DEFAULT_MAX_TOKENS = 1024
+# What a judge writes back (the seeds' JSON plus a little): the dry-run's central estimate.
+# max_tokens is the worst case, used to reserve budget for calls in flight.
+EXPECTED_OUTPUT_TOKENS = 300
+
+
+# --------------------------------------------------------------------------- planning
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One rendered prompt: a pair in one order."""
+
+    task_id: str
+    replicate: int
+    order: str | None
+    messages: list[dict[str, str]]
+    input_tokens: int
+
+
+@dataclass(frozen=True)
+class _Call:
+    key: str
+    judge: JudgeSpec
+    unit: _Unit
+    params: dict[str, Any]
+
+
+@dataclass
+class _Config:
+    rubric: Any
+    temperature: float | None
+    max_tokens: int
+    prices: dict[str, Price]
+    batch: bool
+
+
+def _rubric(rubric: Any) -> Any:
+    if isinstance(rubric, str):
+        from evalstats import rubrics
+
+        return rubrics.get(rubric)
+    return rubric
+
+
+def _order_for(seed: int, task_id: str, replicate: int) -> str:
+    # Hash-seeded per pair, not drawn from a stream: the order of a pair never depends on
+    # which other pairs are in the data, so a rerun on grown data keeps every order.
+    digest = hashlib.sha256(f"{seed}\0{task_id}\0{replicate}".encode()).digest()
+    return ORDERS[digest[0] & 1]
+
+
+def _run_mapping(row: Mapping[str, Any], arm: str) -> dict[str, Any]:
+    run = {}
+    for name in ("answer", "tokens", "wall_s", "files_inspected"):
+        value = row.get(f"{arm}_{name}")
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        elif not isinstance(value, list | str) and pd.isna(value):
+            value = None
+        elif isinstance(value, np.integer):
+            value = int(value)
+        elif isinstance(value, np.floating):
+            value = float(value)
+        run[name] = value
+    return run
+
+
+def _pairs(tasks: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Pairs with budgets applied, from a long runs frame or an already paired one."""
+    if "with_answer" in runs.columns:
+        pairs = runs
+    else:
+        from evalstats.records import pair_runs
+        from evalstats.tokens import annotate_runs
+
+        if "arm" not in runs.columns:
+            raise ValueError("runs needs an 'arm' column (long runs) or with_*/without_* columns")
+        if "over_budget" not in runs.columns or "tokens" not in runs.columns:
+            runs = annotate_runs(runs, tasks)
+        pairs = pair_runs(runs)
+    missing = [
+        c for c in ("task_id", "replicate", "with_answer", "without_answer") if c not in pairs
+    ]
+    if missing:
+        raise ValueError(f"paired runs lack columns {missing}")
+    if "over_budget" not in pairs.columns:
+        raise ValueError(
+            "runs carry no budget flags: load them with records.load_runs(path, tasks) "
+            "(or pass long runs with an 'arm' column and let the runner count tokens)"
+        )
+    return pairs
+
+
+def _units(
+    tasks: pd.DataFrame,
+    runs: pd.DataFrame,
+    rubric: Any,
+    *,
+    orders: str,
+    seed: int,
+) -> tuple[list[_Unit], int]:
+    """Rendered prompts for every within-budget pair, and the number of no-answer pairs."""
+    if orders not in ("random", "both"):
+        raise ValueError(f"orders must be 'random' or 'both', got {orders!r}")
+    if orders == "both" and not rubric.needs_order:
+        raise ValueError(
+            f"orders='both' is for a rubric that hides the arms (blind-pair); "
+            f"{rubric.name!r} shows them labelled"
+        )
+    for col in ("task_id", "prompt", "canonical_answer"):
+        if col not in tasks.columns:
+            raise ValueError(f"tasks lack column {col!r}")
+    pairs = _pairs(tasks, runs)
+    over = pairs["over_budget"].fillna(False).to_numpy(dtype=bool)
+    task_by_id = {
+        str(t): {"prompt": p, "canonical_answer": c}
+        for t, p, c in zip(
+            tasks["task_id"], tasks["prompt"], tasks["canonical_answer"], strict=True
+        )
+    }
+    units_in: list[tuple[str, int, str | None, Any]] = []
+    for row in pairs.loc[~over].to_dict("records"):
+        task_id, replicate = str(row["task_id"]), int(row["replicate"])
+        if task_id not in task_by_id:
+            raise ValueError(f"pair ({task_id!r}, {replicate}) refers to an unknown task")
+        if not rubric.needs_order:
+            chosen: Sequence[str | None] = (None,)
+        elif orders == "both":
+            chosen = ORDERS
+        else:
+            chosen = (_order_for(seed, task_id, replicate),)
+        for order in chosen:
+            prompt = rubric.render(
+                task_by_id[task_id],
+                _run_mapping(row, "with"),
+                _run_mapping(row, "without"),
+                order=order,
+            )
+            units_in.append((task_id, replicate, order, prompt))
+    units: list[_Unit] = []
+    if units_in:
+        from evalstats.tokens import count_tokens
+
+        systems = {p.system for *_, p in units_in}
+        system_tokens = {s: int(count_tokens(s)) for s in systems}
+        user_tokens = count_tokens([p.user for *_, p in units_in])
+        for (task_id, replicate, order, prompt), n in zip(units_in, user_tokens, strict=True):
+            units.append(
+                _Unit(
+                    task_id,
+                    replicate,
+                    order,
+                    prompt.messages(),
+                    system_tokens[prompt.system] + int(n),
+                )
+            )
+    return units, int(over.sum())
+
+
+def call_key(
+    rubric: Any,
+    judge: JudgeSpec,
+    unit: _Unit,
+    *,
+    temperature: float | None,
+    max_tokens: int,
+) -> str:
+    """sha256 of the canonical JSON of everything that makes a call what it is."""
+    ident = {
+        "rubric": rubric.name,
+        "revision": rubric.revision,
+        "judge": judge.name,
+        "messages": unit.messages,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "order": unit.order,
+        "task_id": unit.task_id,
+        "replicate": unit.replicate,
+    }
+    canonical = json.dumps(ident, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _calls(units: Iterable[_Unit], judges: Sequence[JudgeSpec], cfg: _Config) -> list[_Call]:
+    out = []
+    for judge in judges:
+        for unit in units:
+            key = call_key(
+                cfg.rubric, judge, unit, temperature=cfg.temperature, max_tokens=cfg.max_tokens
+            )
+            params = providers.request_params(
+                judge, unit.messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens
+            )
+            out.append(_Call(key, judge, unit, params))
+    return out
+
+
+def _check_params(
+    judges: Sequence[str | JudgeSpec], concurrency: int, max_tokens: int, temperature: Any
+) -> list[JudgeSpec]:
+    if isinstance(judges, str | JudgeSpec):
+        judges = [judges]
+    specs = [parse_judge(j) for j in judges]
+    if not specs:
+        raise ValueError("give at least one judge ('provider:model')")
+    if len({s.name for s in specs}) != len(specs):
+        raise ValueError(f"a judge is listed twice: {[s.name for s in specs]}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be a positive int, got {concurrency!r}")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    if temperature is not None and not (
+        isinstance(temperature, int | float) and math.isfinite(temperature) and temperature >= 0
+    ):
+        raise ValueError(f"temperature must be None or a number >= 0, got {temperature!r}")
+    return specs
+
+
+def plan_calls(
+    tasks: pd.DataFrame,
+    runs: pd.DataFrame,
+    *,
+    rubric: Any,
+    judges: Sequence[str | JudgeSpec] | str,
+    orders: Literal["random", "both"] = "random",
+    seed: int = 0,
+    temperature: float | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    prices: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    batch: bool = False,
+) -> pd.DataFrame:
+    """Every judge call a run would make, without making any.
+
+    Pairs with a run over its budget are left out (they are ``no_answer``); their number
+    is in ``frame.attrs["no_answer_pairs"]``.
+
+    Parameters
+    ----------
+    tasks, runs : pandas.DataFrame
+        Tasks, and runs either long (one row per arm, as ``records.load_runs`` gives them,
+        with tasks so that ``tokens``/``over_budget`` are present) or paired
+        (``records.pair_runs``).
+    rubric : str or Rubric
+        ``"with-without"`` or ``"blind-pair"``.
+    judges : str or sequence of str
+        ``"provider:model"`` names.
+    orders : {"random", "both"}
+        Blind rubric only: one seeded order per pair, or both orders.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per call: ``judge``, ``task_id``, ``replicate``, ``order``, ``call_key``,
+        ``input_tokens`` (cl100k_base count of the prompt, an estimate for other
+        tokenizers), ``est_usd`` (with ``EXPECTED_OUTPUT_TOKENS`` of output; NaN when the
+        model has no price), ``system``, ``user``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> tasks = pd.DataFrame({"task_id": ["t1"], "prompt": ["Where is X?"],
+    ...                       "canonical_answer": ["x.go"]})
+    >>> pairs = pd.DataFrame({"task_id": ["t1"], "replicate": [1],
+    ...     "with_answer": ["x.go:10"], "with_tokens": [1200], "with_wall_s": [41.0],
+    ...     "without_answer": ["unsure"], "without_tokens": [3400], "without_wall_s": [90.0],
+    ...     "over_budget": [False]})
+    >>> plan = plan_calls(tasks, pairs, rubric="with-without",
+    ...                   judges=["anthropic:claude-sonnet-4-20250514", "openai:gpt-4o"])
+    >>> plan[["judge", "task_id", "order"]].to_dict("list")["judge"]
+    ['anthropic:claude-sonnet-4-20250514', 'openai:gpt-4o']
+    """
+    specs = _check_params(judges, 1, max_tokens, temperature)
+    rub = _rubric(rubric)
+    cfg = _Config(rub, temperature, max_tokens, load_prices(prices), batch)
+    units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed)
+    frame = _plan_frame(_calls(units, specs, cfg), cfg)
+    frame.attrs["no_answer_pairs"] = no_answer
+    return frame
+
+
+def _plan_frame(calls: Sequence[_Call], cfg: _Config) -> pd.DataFrame:
+    rows = []
+    for c in calls:
+        price = price_for(c.judge.provider, c.judge.model, cfg.prices)
+        est = (
+            price.usd(c.unit.input_tokens, EXPECTED_OUTPUT_TOKENS, batch=cfg.batch)
+            if price
+            else float("nan")
+        )
+        rows.append(
+            {
+                "judge": c.judge.name,
+                "task_id": c.unit.task_id,
+                "replicate": c.unit.replicate,
+                "order": c.unit.order,
+                "call_key": c.key,
+                "input_tokens": c.unit.input_tokens,
+                "est_usd": est,
+                "system": c.unit.messages[0]["content"],
+                "user": c.unit.messages[1]["content"],
+            }
+        )
+    columns = [
+        "judge",
+        "task_id",
+        "replicate",
+        "order",
+        "call_key",
+        "input_tokens",
+        "est_usd",
+        "system",
+        "user",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass(frozen=True)
+class JudgeRunResult:
+    """What a judging run did (or, for a dry run, would do).
+
+    Attributes
+    ----------
+    out : Path
+        The journal.
+    per_judge : pandas.DataFrame
+        One row per judge: ``judge``, ``role`` ("judge" or "adjudicator"), ``calls``
+        (planned), ``done_before`` (finished in the journal already), ``to_call``,
+        ``input_tokens`` (counted, for ``to_call``), ``est_usd`` (expected),
+        ``est_usd_max`` (every call using max_tokens), ``sent``, ``ok``, ``failed``,
+        ``usd`` (recorded by this run).
+    no_answer_pairs : int
+        Pairs not sent because a run exceeded its budget.
+    dry_run : bool
+    stopped : str or None
+        Why the run stopped before starting every call (``max_usd``), else None.
+    """
+
+    out: Path
+    per_judge: pd.DataFrame = field(repr=False)
+    no_answer_pairs: int
+    dry_run: bool
+    stopped: str | None
+
+    @property
+    def failed(self) -> int:
+        return int(self.per_judge["failed"].sum())
+
+    @property
+    def usd(self) -> float:
+        return float(self.per_judge["usd"].sum())
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.per_judge.copy()
+
+
+class _State:
+    """Counters shared by the workers of one run (all on the event loop's thread)."""
+
+    def __init__(self, cfg: _Config, spent_before: float, max_usd: float | None) -> None:
+        self.cfg = cfg
+        self.spent = spent_before
+        self.reserved = 0.0
+        self.max_usd = max_usd
+        self.stopped: str | None = None
+        self.fatal: str | None = None
+        self.sent: dict[str, int] = {}
+        self.ok: dict[str, int] = {}
+        self.failed: dict[str, int] = {}
+        self.usd: dict[str, float] = {}
+        self.bar: Any = None
+
+    def price(self, judge: JudgeSpec) -> Price | None:
+        return price_for(judge.provider, judge.model, self.cfg.prices)
+
+    def reserve(self, calls: Sequence[_Call]) -> bool:
+        """Reserve the worst-case cost of ``calls``; False (and stop) if over ``max_usd``."""
+        if self.stopped or self.fatal:
+            return False
+        if self.max_usd is None:
+            return True
+        cost = sum(self.worst_case(c) for c in calls)
+        if self.spent + self.reserved + cost > self.max_usd:
+            self.stopped = (
+                f"stopped starting new calls: estimated spend ${self.spent + self.reserved:.4f} "
+                f"(recorded in the journal plus calls in flight) would pass max_usd "
+                f"${self.max_usd:.4f} with the next call"
+            )
+            return False
+        self.reserved += cost
+        return True
+
+    def worst_case(self, c: _Call) -> float:
+        price = self.price(c.judge)
+        assert price is not None  # checked before the run when max_usd is set
+        return price.usd(c.unit.input_tokens, self.cfg.max_tokens, batch=self.cfg.batch)
+
+    def release(self, calls: Sequence[_Call]) -> None:
+        if self.max_usd is not None:
+            self.reserved = max(0.0, self.reserved - sum(self.worst_case(c) for c in calls))
+
+    def record(
+        self,
+        c: _Call,
+        result: providers.CallResult | None,
+        error: str | None,
+        latency: float | None,
+        created_at: str,
+    ) -> dict[str, Any]:
+        name = c.judge.name
+        usd = None
+        if result is not None:
+            price = self.price(c.judge)
+            if price is not None and result.input_tokens is not None:
+                usd = price.usd(
+                    result.input_tokens, result.output_tokens or 0, batch=self.cfg.batch
+                )
+                self.spent += usd
+                self.usd[name] = self.usd.get(name, 0.0) + usd
+        self.sent[name] = self.sent.get(name, 0) + 1
+        if error is None:
+            self.ok[name] = self.ok.get(name, 0) + 1
+        else:
+            self.failed[name] = self.failed.get(name, 0) + 1
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix(
+                failed=sum(self.failed.values()),
+                usd=f"{sum(self.usd.values()):.4f}",
+                refresh=False,  # tqdm's mininterval throttles the redraws
+            )
+        rubric = self.cfg.rubric
+        return {
+            "judgment_id": uuid.uuid4().hex,
+            "task_id": c.unit.task_id,
+            "replicate": c.unit.replicate,
+            "judge": name,
+            "rubric": rubric.name,
+            "prompt_revision": rubric.revision,
+            "prompt_sha256": rubric.sha256,
+            "order": c.unit.order,
+            "raw": result.raw if result is not None else None,
+            "created_at": created_at,
+            "input_tokens": result.input_tokens if result is not None else None,
+            "output_tokens": result.output_tokens if result is not None else None,
+            "usd": usd,
+            "latency_s": None if latency is None else round(latency, 4),
+            "error": error,
+            "model_id": result.model_id if result is not None else None,
+            "request_id": result.request_id if result is not None else None,
+            "temperature": self.cfg.temperature,
+            "max_tokens": self.cfg.max_tokens,
+            "call_key": c.key,
+        }
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _is_auth_error(exc: BaseException) -> bool:
+    return getattr(exc, "status_code", None) in (401, 403)
+
+
+async def _run_direct(
+    calls: Sequence[_Call],
+    journal: Journal,
+    clients: Mapping[str, Any],
+    state: _State,
+    concurrency: int,
+) -> None:
+    loop = asyncio.get_running_loop()
+    pending = iter(calls)
+
+    async def worker() -> None:
+        for c in pending:  # shared iterator: each call goes to exactly one worker
+            if not state.reserve([c]):
+                return
+            created, t0 = now_iso(), time.perf_counter()
+            result, error = None, None
+            try:
+                result = await providers.call(clients[c.judge.provider], c.judge, c.params)
+            except providers.API_ERRORS as exc:
+                error = providers.describe_error(exc)
+                if _is_auth_error(exc):
+                    state.fatal = f"{c.judge.name}: {error}"
+            finally:
+                state.release([c])
+            seq = journal.append(state.record(c, result, error, time.perf_counter() - t0, created))
+            await loop.run_in_executor(None, journal.sync, seq)
+            if state.fatal:
+                return
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(calls)))))
+
+
+def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -> set[tuple]:
+    """(task_id, replicate, order) units on which the two judges' parsed outcomes differ."""
+    from evalstats.errors import ParseError
+
+    outcome: dict[tuple, dict[str, str]] = {}
+    names = {j.name for j in judges}
+    for r in journal.judgments():
+        if r.get("error") is not None or r.get("judge") not in names:
+            continue
+        if r.get("rubric") != rubric.name or r.get("prompt_revision") != rubric.revision:
+            continue
+        try:
+            verdict = rubric.parse(r.get("raw") or "", order=r.get("order"))
+        except (ParseError, ValueError):
+            continue
+        if verdict.outcome is None:
+            continue
+        unit = (str(r["task_id"]), int(r["replicate"]), r.get("order"))
+        outcome.setdefault(unit, {})[r["judge"]] = verdict.outcome
+    return {u for u, by in outcome.items() if len(by) == 2 and len(set(by.values())) == 2}
+
+
+def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine from sync code, also inside Jupyter (whose loop is already running)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised on the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="evalstats-judging")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def run_judges(
+    tasks: pd.DataFrame,
+    runs: pd.DataFrame,
+    *,
+    rubric: Any,
+    judges: Sequence[str | JudgeSpec] | str,
+    out: str | os.PathLike[str],
+    concurrency: int = 16,
+    orders: Literal["random", "both"] = "random",
+    seed: int = 0,
+    max_usd: float | None = None,
+    dry_run: bool = False,
+    batch: bool = False,
+    adjudicate: str | JudgeSpec | None = None,
+    temperature: float | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    prices: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    max_retries: int = 2,
+    timeout: float = 120.0,
+    poll_interval: float = 30.0,
+    max_batch_size: int = 10_000,
+    progress: bool = True,
+    client_options: Mapping[str, Any] | None = None,
+) -> JudgeRunResult:
+    """Send every within-budget pair to every judge, journaling each finished call.
+
+    The journal ``out`` is append-only: one JSON line per finished call (failures
+    included, with ``error`` set), written and fsynced as the call returns. A rerun with
+    the same arguments skips calls whose key already has a successful line, so a run
+    killed at any moment resumes without paying twice for a finished call; failed and
+    interrupted calls are made again. Two runs on one journal at once are refused.
+
+    Parameters
+    ----------
+    tasks, runs : pandas.DataFrame
+        As for :func:`plan_calls`.
+    rubric : str or Rubric
+        ``"with-without"`` or ``"blind-pair"``; every call uses its one revision.
+    judges : str or sequence of str
+        ``"anthropic:MODEL"`` (Messages API) or ``"openai:MODEL"`` (Chat Completions;
+        ``OPENAI_BASE_URL`` points it at any compatible server). Keys come from
+        ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``; a missing one fails before any call.
+    out : path-like
+        The journal (usually ``DATA_DIR/judgments.jsonl``).
+    concurrency : int, default 16
+        Calls in flight at once (direct mode).
+    orders : {"random", "both"}, default "random"
+        Blind rubric: a seeded A/B order per pair (recorded in ``order``), or both.
+    seed : int, default 0
+        Seed of the A/B orders.
+    max_usd : float, optional
+        Stop starting new calls once the spend recorded in the journal (earlier runs
+        included, so resuming does not reset it) plus the worst case of the calls in
+        flight would pass this. Refused if a judge's model has no price.
+    dry_run : bool, default False
+        Count calls, input tokens and estimated USD per judge; call nothing.
+    batch : bool, default False
+        Use Anthropic Message Batches / the OpenAI Batch API (half price, slow); batch
+        ids are journaled, so a restart resumes polling instead of resubmitting.
+    adjudicate : str, optional
+        A third judge called only on the prompts where the two ``judges`` disagree
+        (the seed's remedy when disagreement passes 20 %).
+    temperature : float, optional
+        Sent when given and recorded in every line; None leaves the provider default
+        (recent Anthropic models reject any temperature).
+    max_tokens : int, default 1024
+        Output cap, sent and recorded.
+    prices : mapping or path, optional
+        Overrides of :data:`evalstats.judging.prices.DEFAULT_PRICES` (USD per million).
+    max_retries, timeout : int, float
+        The SDKs' own retry count (429, 5xx, 529, timeouts, connection errors) and
+        per-attempt timeout in seconds.
+    poll_interval : float, default 30
+        Seconds between batch status polls.
+    progress : bool, default True
+        A tqdm bar (stderr) with calls done, failures and spend.
+    client_options : mapping, optional
+        Extra SDK client arguments (never a key), e.g. ``{"_strict_response_validation":
+        True}``.
+
+    Returns
+    -------
+    JudgeRunResult
+
+    Raises
+    ------
+    MissingKeyError
+        A judge's API key is not in the environment (not for dry runs).
+    JournalLockedError
+        Another run is writing ``out``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> tasks = pd.DataFrame({"task_id": ["t1"], "prompt": ["Where is X?"],
+    ...                       "canonical_answer": ["x.go"]})
+    >>> pairs = pd.DataFrame({"task_id": ["t1"], "replicate": [1],
+    ...     "with_answer": ["x.go:10"], "with_tokens": [1200], "with_wall_s": [41.0],
+    ...     "without_answer": ["unsure"], "without_tokens": [3400], "without_wall_s": [90.0],
+    ...     "over_budget": [False]})
+    >>> import contextlib, io, os, tempfile
+    >>> out = os.path.join(tempfile.mkdtemp(), "judgments.jsonl")
+    >>> with contextlib.redirect_stdout(io.StringIO()) as printed:
+    ...     res = run_judges(tasks, pairs, rubric="with-without", judges="openai:gpt-4o",
+    ...                      out=out, dry_run=True, progress=False)
+    >>> "est_usd" in printed.getvalue()
+    True
+    >>> int(res.per_judge["to_call"].iloc[0])
+    1
+    """
+    specs = _check_params(judges, concurrency, max_tokens, temperature)
+    adjudicator = parse_judge(adjudicate) if adjudicate is not None else None
+    if adjudicator is not None:
+        if len(specs) != 2:
+            raise ValueError(f"adjudication needs exactly two judges, got {len(specs)}")
+        if adjudicator.name in {s.name for s in specs}:
+            raise ValueError("the adjudicator must differ from the two judges")
+    if max_usd is not None and not (isinstance(max_usd, int | float) and max_usd > 0):
+        raise ValueError(f"max_usd must be a positive number, got {max_usd!r}")
+    rub = _rubric(rubric)
+    table = load_prices(prices)
+    everyone = [*specs, *([adjudicator] if adjudicator else [])]
+    unpriced = [j.name for j in everyone if price_for(j.provider, j.model, table) is None]
+    if max_usd is not None and unpriced:
+        raise ValueError(
+            f"max_usd needs a price for every judge; none known for {unpriced}: "
+            "add one with prices={'MODEL': {'input': USD_per_Mtok, 'output': USD_per_Mtok}} "
+            "(--prices FILE.json)"
+        )
+    if not dry_run:
+        providers.require_keys(everyone)
+    cfg = _Config(rub, temperature, max_tokens, table, batch)
+    units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed)
+    calls = _calls(units, specs, cfg)
+
+    with Journal(out) as journal:
+        finished = journal.finished_keys()
+        adj_calls = _calls(units, [adjudicator], cfg) if adjudicator else []
+        if dry_run:
+            return _dry_run(journal.path, calls, adj_calls, finished, cfg, no_answer)
+        state = _State(cfg, journal.spent_usd(), max_usd)
+        todo = [c for c in calls if c.key not in finished]
+        _run_coro(
+            _execute(
+                todo,
+                journal,
+                state,
+                specs,
+                adjudicator,
+                adj_calls,
+                concurrency=concurrency,
+                max_retries=max_retries,
+                timeout=timeout,
+                poll_interval=poll_interval,
+                max_batch_size=max_batch_size,
+                progress=progress,
+                client_options=client_options,
+            )
+        )
+    if state.stopped:
+        print(f"evalstats judge: {state.stopped}", file=sys.stderr)
+    per_judge = _summary(calls, adj_calls, finished, cfg, state)
+    if state.fatal:
+        raise providers.JudgeAuthError(f"stopped after an authentication failure: {state.fatal}")
+    return JudgeRunResult(Path(out), per_judge, no_answer, False, state.stopped)
+
+
+async def _execute(
+    todo: list[_Call],
+    journal: Journal,
+    state: _State,
+    specs: Sequence[JudgeSpec],
+    adjudicator: JudgeSpec | None,
+    adj_calls: Sequence[_Call],
+    *,
+    concurrency: int,
+    max_retries: int,
+    timeout: float,
+    poll_interval: float,
+    max_batch_size: int,
+    progress: bool,
+    client_options: Mapping[str, Any] | None,
+) -> None:
+    from tqdm.auto import tqdm
+
+    needed = {j.provider for j in [*specs, *([adjudicator] if adjudicator else [])]}
+    clients = {
+        p: providers.make_client(
+            p, max_retries=max_retries, timeout=timeout, options=client_options
+        )
+        for p in sorted(needed)
+    }
+    state.bar = tqdm(
+        total=len(todo),
+        desc="judging",
+        unit="call",
+        file=sys.stderr,
+        disable=not progress,
+        dynamic_ncols=True,
+    )
+    try:
+        await _phase(todo, journal, clients, state, concurrency, poll_interval, max_batch_size)
+        if adjudicator is not None and not state.stopped and not state.fatal:
+            disputed = _disagreements(journal, state.cfg.rubric, specs)
+            finished = journal.finished_keys()
+            adj_todo = [
+                c
+                for c in adj_calls
+                if (c.unit.task_id, c.unit.replicate, c.unit.order) in disputed
+                and c.key not in finished
+            ]
+            state.bar.total += len(adj_todo)
+            state.bar.refresh()
+            await _phase(
+                adj_todo, journal, clients, state, concurrency, poll_interval, max_batch_size
+            )
+    finally:
+        state.bar.close()
+        for client in clients.values():
+            await client.close()
+
+
+async def _phase(
+    todo: list[_Call],
+    journal: Journal,
+    clients: Mapping[str, Any],
+    state: _State,
+    concurrency: int,
+    poll_interval: float,
+    max_batch_size: int,
+) -> None:
+    if state.cfg.batch:
+        from .batch import run_batched
+
+        await run_batched(
+            todo,
+            journal,
+            clients,
+            state,
+            poll_interval=poll_interval,
+            max_batch_size=max_batch_size,
+        )
+    else:
+        await _run_direct(todo, journal, clients, state, concurrency)
+
+
+def _summary(
+    calls: Sequence[_Call],
+    adj_calls: Sequence[_Call],
+    finished_before: set[str],
+    cfg: _Config,
+    state: _State | None,
+) -> pd.DataFrame:
+    rows = []
+    groups: dict[tuple[str, str], list[_Call]] = {}
+    for c in calls:
+        groups.setdefault((c.judge.name, "judge"), []).append(c)
+    for c in adj_calls:
+        groups.setdefault((c.judge.name, "adjudicator"), []).append(c)
+    for (name, role), group in groups.items():
+        todo = [c for c in group if c.key not in finished_before]
+        tokens = int(sum(c.unit.input_tokens for c in todo))
+        price = price_for(group[0].judge.provider, group[0].judge.model, cfg.prices)
+        if price is None:
+            est = est_max = float("nan")
+        else:
+            est = price.usd(tokens, EXPECTED_OUTPUT_TOKENS * len(todo), batch=cfg.batch)
+            est_max = price.usd(tokens, cfg.max_tokens * len(todo), batch=cfg.batch)
+        rows.append(
+            {
+                "judge": name,
+                "role": role,
+                "calls": len(group),
+                "done_before": len(group) - len(todo),
+                "to_call": len(todo),
+                "input_tokens": tokens,
+                "est_usd": round(est, 4),
+                "est_usd_max": round(est_max, 4),
+                "sent": state.sent.get(name, 0) if state else 0,
+                "ok": state.ok.get(name, 0) if state else 0,
+                "failed": state.failed.get(name, 0) if state else 0,
+                "usd": round(state.usd.get(name, 0.0), 6) if state else 0.0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _dry_run(
+    path: Path,
+    calls: Sequence[_Call],
+    adj_calls: Sequence[_Call],
+    finished: set[str],
+    cfg: _Config,
+    no_answer: int,
+) -> JudgeRunResult:
+    frame = _summary(calls, adj_calls, finished, cfg, None)
+    if len(frame):
+        shown = frame[
+            [
+                "judge",
+                "role",
+                "calls",
+                "done_before",
+                "to_call",
+                "input_tokens",
+                "est_usd",
+                "est_usd_max",
+            ]
+        ]
+        print(shown.to_string(index=False))
+    else:
+        print("nothing to judge")
+    batch_note = " with the 50 % batch discount" if cfg.batch else ""
+    notes = [
+        f"{no_answer} pair(s) over budget are not sent (no_answer).",
+        f"input tokens counted with cl100k_base; est_usd assumes {EXPECTED_OUTPUT_TOKENS} "
+        f"output tokens per call, est_usd_max assumes max_tokens={cfg.max_tokens}; prices "
+        f"are estimates as of {PRICES_AS_OF}{batch_note}.",
+    ]
+    if adj_calls:
+        notes.append("adjudicator rows are an upper bound: only disagreements are sent.")
+    if len(frame) and frame["est_usd"].isna().any():
+        notes.append("NaN: no price for that model; pass prices= / --prices FILE.json.")
+    print("\n".join(notes))
+    return JudgeRunResult(path, frame, no_answer, True, None)
