@@ -1,0 +1,829 @@
+"""Methodology audit: the seeds' anti-gaming rules as a pass / warn / fail table.
+
+Each check reads the tasks, runs and judgments (and the verdict frame built from them) and
+returns one row: a stable ``check`` id, a ``status``, a ``detail`` sentence carrying the
+numbers, and the ``rule`` it enforces, quoted short from the seed prompts.
+
+Checks, in table order:
+
+``judge_not_self``
+    Every judge is of a different model family from every agent under test (warn otherwise,
+    and when a family cannot be told from the model string).
+``judge_families``
+    Each rubric was judged by at least two judges of different families (fail otherwise).
+``canonical_before_runs``
+    Each task's ``canonical_written_at`` is strictly before its first run's ``started_at``.
+``same_agent_both_arms``
+    Both runs of a pair come from the same ``agent_model``: the tool is the only difference.
+``budgets_symmetric``
+    Budgets are per task and therefore identical for both arms by construction; what can go
+    wrong is checked instead: every budget is positive (a zero budget turns every pair into
+    ``no_answer``), over-budget pairs are scored ``no_answer`` and never as a verdict, and the
+    budget does not bind one arm more than the other (exact binomial test on the pairs where
+    exactly one arm ran over; warn at p < 0.05, since excluding those pairs from the headline
+    is then informative missingness and the ``no_answer``-as-loss view must be reported).
+``prompt_hash_pinned``
+    Every judgment's ``prompt_sha256`` equals the packaged rubric's sha256 for its
+    ``prompt_revision``, and one rubric never mixes revisions (fail otherwise).
+``judge_disagreement``
+    Per rubric and pair of judges, on pairs (and orders) both judged ``ok``: the share of
+    differing outcomes is at most the threshold (20 %: the seed's methodology trigger, fail
+    above; warn when two judges share no ``ok`` pair).
+``both_arms_present``
+    Every (task, replicate) has a WITH and a WITHOUT run (fail otherwise).
+``judgment_coverage``
+    Every in-budget pair was judged by every judge of every rubric (warn otherwise: selective
+    judging biases the comparison between judges).
+``blind_order_balance``
+    For rubrics that show the arms in an order (blind-pair), WITH-first and WITHOUT-first
+    presentations, counted once per (task, replicate, order), are balanced: warn when an exact
+    binomial test rejects 1/2 at ``order_alpha`` or the share is more than ``order_tolerance``
+    from 1/2.
+``judge_failure_rate``
+    Per rubric and judge, ``invalid`` + ``error`` verdicts are at most ``failure_threshold``
+    of the judgments (warn above).
+``reported_tokens``
+    No run's self-reported token count disagrees with the cl100k_base count (warn otherwise;
+    the count is used either way).
+``no_answer_rate``
+    At most ``no_answer_threshold`` of the pairs are over budget (warn above).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from itertools import combinations
+
+import pandas as pd
+from scipy import stats as sps
+
+from . import rubrics as _rubrics
+from .records import Dataset, incomplete_pairs
+
+__all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "audit", "model_family"]
+
+AUDIT_STATUSES = ("pass", "warn", "fail")
+_STATUS_DTYPE = pd.CategoricalDtype(list(AUDIT_STATUSES), ordered=True)
+
+# check id -> the seed text it enforces (short).
+AUDIT_CHECKS: dict[str, str] = {
+    "judge_not_self": "Run the judge as a DIFFERENT model from the agent under test (seed 000).",
+    "judge_families": "Run the judge twice with two different models and report agreement "
+    "(seed 000).",
+    "canonical_before_runs": "Canonical answers are written PER TASK before any agent runs "
+    "(seed 000).",
+    "same_agent_both_arms": "Both answers were produced by the same coding agent (seed 000).",
+    "budgets_symmetric": "Per-task budgets are identical WITH and WITHOUT; a run over budget "
+    "is 'no answer', not (c) (seed 000).",
+    "prompt_hash_pinned": "If you change a word, bump the judge_prompt_revision (seed 000).",
+    "judge_disagreement": "Disagreement >20% is the methodology trigger: re-curate the tasks "
+    "or pick a third judge (seed 000).",
+    "both_arms_present": "A WITH and a WITHOUT run of the same task and replicate form a pair "
+    "(data contract).",
+    "judgment_coverage": "Report agreement / disagreement counts of both judges (seed 000).",
+    "blind_order_balance": "Agent A / Agent B; do not infer agent identity (seed 001): "
+    "presentation order must not favour an arm.",
+    "judge_failure_rate": "Always pick exactly one label (seed 000); output ONLY the JSON "
+    "block (seed 001).",
+    "reported_tokens": "Token counts are computed before the judge sees them, so the agent "
+    "can't lie about cost (seed 000).",
+    "no_answer_rate": "A run that exceeds the budget is scored as 'no answer' (seed 000).",
+}
+
+# Model-name patterns first: hosting providers (bedrock, vertex, openrouter, together...) serve
+# several families, so the name of the model says more than the provider prefix.
+_NAME_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(r"(?:^|[^a-z0-9])(?:" + pat + r")"), fam)
+    for pat, fam in (
+        (r"claude", "anthropic"),
+        (r"chatgpt|gpt|o[1-9](?:$|[^a-z0-9])|davinci", "openai"),
+        (r"gemini|gemma|palm", "google"),
+        (r"qwen|qwq", "qwen"),
+        (r"llama", "meta"),
+        (r"mistral|mixtral|codestral|ministral|magistral|devstral|pixtral", "mistral"),
+        (r"deepseek", "deepseek"),
+        (r"grok", "xai"),
+    )
+)
+_PROVIDER_FAMILY = {
+    "anthropic": "anthropic",
+    "openai": "openai",
+    "google": "google",
+    "gemini": "google",
+    "qwen": "qwen",
+    "alibaba": "qwen",
+    "dashscope": "qwen",
+    "meta": "meta",
+    "mistral": "mistral",
+    "mistralai": "mistral",
+    "deepseek": "deepseek",
+    "xai": "xai",
+}
+_MAX_LISTED = 5
+
+
+def model_family(model: str, families: Mapping[str, str] | None = None) -> str:
+    """Model family of a ``provider:model`` judge string or an ``agent_model`` string.
+
+    The model name is matched first (``claude`` -> anthropic; ``gpt``, ``o1``, ``o3``,
+    ``o4`` -> openai; ``gemini`` -> google; ``qwen`` -> qwen; ``llama`` -> meta;
+    ``mistral``/``codestral`` -> mistral; ``deepseek`` -> deepseek; ``grok`` -> xai), then the
+    provider prefix (``anthropic:``, ``openai:``, ...), so that a hosting provider such as
+    ``bedrock:anthropic.claude-3`` or ``together:meta-llama/Llama-3`` maps to the family of
+    the model it serves.
+
+    Parameters
+    ----------
+    model : str
+        ``provider:model`` or a bare model name.
+    families : mapping of str to str, optional
+        Explicit ``model string -> family`` entries, consulted first.
+
+    Returns
+    -------
+    str
+        The family, or ``"unknown"``.
+
+    Examples
+    --------
+    >>> from evalstats.audit import model_family
+    >>> model_family("anthropic:claude-sonnet-4-20250514"), model_family("openai:o3-mini")
+    ('anthropic', 'openai')
+    >>> model_family("together:meta-llama/Llama-3-70b"), model_family("acme:zeta-7b")
+    ('meta', 'unknown')
+    """
+    if families and model in families:
+        return str(families[model])
+    text = str(model).strip().lower()
+    provider, _, name = text.partition(":") if ":" in text else ("", "", text)
+    for target in (name, provider):
+        for pattern, fam in _NAME_PATTERNS:
+            if pattern.search(target):
+                return fam
+    return _PROVIDER_FAMILY.get(provider, "unknown")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _listed(items: list[str]) -> str:
+    """At most a handful of items, then how many more."""
+    shown = ", ".join(items[:_MAX_LISTED])
+    more = len(items) - _MAX_LISTED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _pct(x: float) -> str:
+    return f"{100.0 * x:.1f} %"
+
+
+def _row(check: str, status: str, detail: str) -> dict[str, str]:
+    return {"check": check, "status": status, "detail": detail, "rule": AUDIT_CHECKS[check]}
+
+
+def _no_judgments(check: str) -> dict[str, str]:
+    return _row(check, "warn", "No judgments given: not checked.")
+
+
+def _frame_str(s: pd.Series) -> pd.Series:
+    """Values as plain strings, missing ones as "" (pandas 3 keeps NaN through astype(str))."""
+    return pd.Series(
+        [str(v) if not pd.isna(v) else "" for v in s.astype(object)], index=s.index, dtype=object
+    )
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _check_self(runs, judges: list[str], families, agent_family) -> dict[str, str]:
+    agents = sorted(set(runs["agent_model"].astype(str)))
+    if agent_family is not None:
+        agent_fams = {a: str(agent_family) for a in agents}
+    else:
+        agent_fams = {a: model_family(a, families) for a in agents}
+    judge_fams = {j: model_family(j, families) for j in judges}
+    same = [
+        f"{j} ({judge_fams[j]})"
+        for j in judges
+        if judge_fams[j] in set(agent_fams.values()) and judge_fams[j] != "unknown"
+    ]
+    unknown = [a for a, f in agent_fams.items() if f == "unknown"]
+    unknown += [j for j, f in judge_fams.items() if f == "unknown"]
+    agents_txt = ", ".join(f"{a} ({f})" for a, f in agent_fams.items())
+    if same:
+        return _row(
+            "judge_not_self",
+            "warn",
+            f"{len(same)} of {len(judges)} judges share a model family with the agent "
+            f"under test [{agents_txt}]: {_listed(same)}; self-evaluation bias.",
+        )
+    if unknown:
+        return _row(
+            "judge_not_self",
+            "warn",
+            f"Model family unknown for {_listed(unknown)}; pass families= or "
+            f"agent_family= to check self-evaluation.",
+        )
+    judges_txt = ", ".join(f"{j} ({judge_fams[j]})" for j in judges)
+    return _row(
+        "judge_not_self",
+        "pass",
+        f"Agent(s) {agents_txt}; judges {judges_txt}: no judge shares the agent's family.",
+    )
+
+
+def _check_families(j: pd.DataFrame, families) -> dict[str, str]:
+    fails, warns, parts = [], [], []
+    for rubric, judges in j.groupby("rubric", observed=True)["judge"]:
+        names = sorted(set(judges.astype(str)))
+        fams = {model_family(n, families) for n in names}
+        known = fams - {"unknown"}
+        n_unknown = sum(model_family(n, families) == "unknown" for n in names)
+        parts.append(f"{rubric}: {len(names)} judges, families {sorted(fams)}")
+        if len(known) >= 2:
+            continue
+        if len(names) >= 2 and len(known) + n_unknown >= 2:
+            warns.append(str(rubric))
+        else:
+            fails.append(str(rubric))
+    detail = "; ".join(parts) + "."
+    if fails:
+        return _row(
+            "judge_families",
+            "fail",
+            f"Fewer than two judge families for {_listed(fails)}. {detail}",
+        )
+    if warns:
+        return _row(
+            "judge_families",
+            "warn",
+            f"Judge family unknown, cannot confirm two families for {_listed(warns)}. {detail}",
+        )
+    return _row("judge_families", "pass", detail)
+
+
+def _check_canonical(tasks: pd.DataFrame, runs: pd.DataFrame) -> dict[str, str]:
+    first = runs.groupby("task_id", observed=True)["started_at"].min()
+    written = tasks.set_index("task_id")["canonical_written_at"]
+    both = pd.concat([written.rename("written"), first.rename("first_run")], axis=1, join="inner")
+    late = both.loc[~(both["written"] < both["first_run"])]
+    n = len(both)
+    if len(late):
+        items = [
+            f"{t} (written {w.isoformat()}, first run {r.isoformat()})"
+            for t, w, r in zip(late.index, late["written"], late["first_run"], strict=True)
+        ]
+        return _row(
+            "canonical_before_runs",
+            "fail",
+            f"{len(late)} of {n} tasks have a canonical answer written at or after "
+            f"their first run: {_listed(items)}.",
+        )
+    if n == 0:
+        return _row("canonical_before_runs", "warn", "No task has runs: nothing to check.")
+    lead = (both["first_run"] - both["written"]).min()
+    return _row(
+        "canonical_before_runs",
+        "pass",
+        f"All {n} tasks' canonical answers predate their first run "
+        f"(smallest lead {lead / pd.Timedelta(hours=1):.1f} h).",
+    )
+
+
+def _pairs(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per complete pair: agent models and over-budget flags of both arms."""
+    cols = ["agent_model", *(c for c in ("over_budget",) if c in runs.columns)]
+    arm = runs["arm"].astype(str)
+    w = runs.loc[arm == "with", ["task_id", "replicate", *cols]]
+    wo = runs.loc[arm == "without", ["task_id", "replicate", *cols]]
+    return w.merge(wo, on=["task_id", "replicate"], suffixes=("_with", "_without"))
+
+
+def _check_same_agent(pairs: pd.DataFrame) -> dict[str, str]:
+    differ = pairs.loc[
+        pairs["agent_model_with"].astype(str) != pairs["agent_model_without"].astype(str)
+    ]
+    if len(differ):
+        items = [
+            f"({t}, {r}): {a} vs {b}"
+            for t, r, a, b in zip(
+                differ["task_id"],
+                differ["replicate"],
+                differ["agent_model_with"],
+                differ["agent_model_without"],
+                strict=True,
+            )
+        ]
+        return _row(
+            "same_agent_both_arms",
+            "fail",
+            f"{len(differ)} of {len(pairs)} pairs ran different agent models WITH and "
+            f"WITHOUT: {_listed(items)}.",
+        )
+    return _row(
+        "same_agent_both_arms",
+        "pass",
+        f"All {len(pairs)} pairs ran the same agent model in both arms.",
+    )
+
+
+def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> dict[str, str]:
+    check = "budgets_symmetric"
+    bad = tasks.loc[~((tasks["budget_tokens"] > 0) & (tasks["budget_wall_s"] > 0)), "task_id"]
+    if len(bad):
+        return _row(
+            check,
+            "fail",
+            f"{len(bad)} tasks have a zero budget (every run is over "
+            f"it): {_listed(bad.astype(str).tolist())}.",
+        )
+    if "over_budget_with" not in pairs.columns:
+        return _row(
+            check,
+            "warn",
+            "Runs carry no over_budget flags (load them with tasks): budget handling not checked.",
+        )
+    ow = pairs["over_budget_with"].to_numpy(dtype=bool)
+    owo = pairs["over_budget_without"].to_numpy(dtype=bool)
+    n_w_only, n_wo_only, n_both = (
+        int((ow & ~owo).sum()),
+        int((~ow & owo).sum()),
+        int((ow & owo).sum()),
+    )
+    counts = (
+        f"over budget: WITH only {n_w_only}, WITHOUT only {n_wo_only}, both {n_both} "
+        f"of {len(pairs)} pairs"
+    )
+    if frame is not None and len(frame):
+        over = pairs.loc[ow | owo, ["task_id", "replicate"]]
+        scored = frame.merge(over, on=["task_id", "replicate"])
+        scored = scored.loc[scored["status"].astype(str) != "no_answer"]
+        if len(scored):
+            return _row(
+                check,
+                "fail",
+                f"{len(scored)} verdicts on over-budget pairs are not scored no_answer; {counts}.",
+            )
+    discordant = n_w_only + n_wo_only
+    if discordant:
+        p = float(sps.binomtest(n_w_only, discordant, 0.5).pvalue)
+        if p < alpha:
+            worse = "WITH" if n_w_only > n_wo_only else "WITHOUT"
+            return _row(
+                check,
+                "warn",
+                f"The budget binds {worse} more often ({counts}; exact binomial "
+                f"p = {p:.3g}): no_answer is informative, report the no_answer-as-loss "
+                f"sensitivity view.",
+            )
+        return _row(
+            check,
+            "pass",
+            f"Budgets are per task, positive, and bind both arms alike "
+            f"({counts}; exact binomial p = {p:.3g}).",
+        )
+    return _row(check, "pass", f"Budgets are per task and positive; {counts}.")
+
+
+def _check_hashes(j: pd.DataFrame) -> dict[str, str]:
+    check = "prompt_hash_pinned"
+    problems: list[str] = []
+    n_bad = 0
+    for (rubric, revision), grp in j.groupby(
+        ["rubric", "prompt_revision"], observed=True, dropna=False
+    ):
+        try:
+            packaged = _rubrics.get(str(rubric))
+        except KeyError:
+            problems.append(f"{len(grp)} judgments of unknown rubric {rubric!r}")
+            n_bad += len(grp)
+            continue
+        if pd.isna(revision) or int(revision) != packaged.revision:
+            problems.append(
+                f"{len(grp)} judgments of {rubric} at revision {revision}, but the "
+                f"packaged prompt is revision {packaged.revision}"
+            )
+            n_bad += len(grp)
+            continue
+        wrong = grp.loc[_frame_str(grp["prompt_sha256"]) != packaged.sha256]
+        if len(wrong):
+            shas = sorted(set(_frame_str(wrong["prompt_sha256"]).str[:12]))
+            problems.append(
+                f"{len(wrong)} of {len(grp)} {rubric} r{packaged.revision} "
+                f"judgments have prompt_sha256 {_listed(shas)}..., not "
+                f"{packaged.sha256[:12]}..."
+            )
+            n_bad += len(wrong)
+    mixed = j.groupby("rubric", observed=True)["prompt_revision"].agg(
+        lambda s: sorted(set(s.dropna().astype(int)))
+    )
+    for rubric, revs in mixed.items():
+        if len(revs) > 1:
+            problems.append(f"{rubric} mixes prompt revisions {revs}")
+    if problems:
+        return _row(
+            check,
+            "fail",
+            f"{n_bad} of {len(j)} judgments fail the pin: " + "; ".join(problems) + ".",
+        )
+    revs = ", ".join(
+        f"{r} r{_rubrics.get(str(r)).revision} ({_rubrics.get(str(r)).sha256[:12]}...)"
+        for r in sorted(set(j["rubric"].astype(str)))
+    )
+    return _row(check, "pass", f"All {len(j)} judgments match the packaged prompt: {revs}.")
+
+
+def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per rubric and pair of judges: pairs both judged ok, and how many differ."""
+    ok = frame.loc[frame["status"].astype(str) == "ok"]
+    keys = ["task_id", "replicate", "_order"]
+    ok = ok.assign(
+        _order=_frame_str(ok["order"]),
+        _judge=ok["judge"].astype(str),
+        _rubric=ok["rubric"].astype(str),
+        _outcome=ok["outcome"].astype(str),
+    )
+    rows = []
+    for rubric, grp in ok.groupby("_rubric"):
+        wide = grp.drop_duplicates([*keys, "_judge"], keep="last").pivot(
+            index=keys, columns="_judge", values="_outcome"
+        )
+        for a, b in combinations(sorted(wide.columns), 2):
+            both = wide[[a, b]].dropna()
+            n = len(both)
+            k = int((both[a] != both[b]).sum())
+            rows.append(
+                {
+                    "rubric": rubric,
+                    "judge_1": a,
+                    "judge_2": b,
+                    "n": n,
+                    "disagree": k,
+                    "unit": "pair-orders" if (grp["_order"] != "").any() else "pairs",
+                }
+            )
+    return pd.DataFrame(rows, columns=["rubric", "judge_1", "judge_2", "n", "disagree", "unit"])
+
+
+def _check_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, str]:
+    check = "judge_disagreement"
+    d = _disagreements(frame)
+    if d.empty:
+        return _row(
+            check,
+            "warn",
+            "No rubric has two judges with ok verdicts: disagreement cannot be measured.",
+        )
+    parts, status = [], "pass"
+    for r in d.itertuples():
+        if r.n == 0:
+            parts.append(f"{r.rubric}: {r.judge_1} vs {r.judge_2} share no ok pair")
+            status = "warn" if status == "pass" else status
+            continue
+        rate = r.disagree / r.n
+        flag = " > threshold" if rate > threshold else ""
+        parts.append(
+            f"{r.rubric}: {r.judge_1} vs {r.judge_2} disagree on {r.disagree} of "
+            f"{r.n} {r.unit} ({_pct(rate)}){flag}"
+        )
+        if rate > threshold:
+            status = "fail"
+    lead = {
+        "pass": f"Within the {_pct(threshold)} trigger",
+        "warn": "Not measurable for every judge pair",
+        "fail": f"Above the {_pct(threshold)} trigger (re-curate the tasks or add a third judge)",
+    }[status]
+    return _row(check, status, f"{lead}: " + "; ".join(parts) + ".")
+
+
+def _check_both_arms(runs: pd.DataFrame) -> dict[str, str]:
+    lonely = incomplete_pairs(runs)
+    n_pairs = runs[["task_id", "replicate"]].drop_duplicates().shape[0]
+    if len(lonely):
+        items = [
+            f"({t}, {r}) only {a}"
+            for t, r, a in zip(lonely["task_id"], lonely["replicate"], lonely["arm"], strict=True)
+        ]
+        return _row(
+            "both_arms_present",
+            "fail",
+            f"{len(lonely)} of {n_pairs} pairs lack an arm: {_listed(items)}.",
+        )
+    return _row("both_arms_present", "pass", f"All {n_pairs} pairs have both arms.")
+
+
+def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, str]:
+    check = "judgment_coverage"
+    if "over_budget_with" in pairs.columns:
+        keep = ~(
+            pairs["over_budget_with"].to_numpy(dtype=bool)
+            | pairs["over_budget_without"].to_numpy(dtype=bool)
+        )
+        pairs = pairs.loc[keep]
+    want = pairs[["task_id", "replicate"]].drop_duplicates()
+    f = frame.assign(_judge=frame["judge"].astype(str), _rubric=frame["rubric"].astype(str))
+    missing = []
+    for (rubric, judge), grp in f.groupby(["_rubric", "_judge"]):
+        seen = grp[["task_id", "replicate"]].drop_duplicates()
+        lack = want.merge(seen, how="left", indicator=True)
+        n_lack = int((lack["_merge"] == "left_only").sum())
+        if n_lack:
+            missing.append(f"{judge} on {rubric}: {n_lack} of {len(want)} pairs unjudged")
+    if missing:
+        return _row(
+            check,
+            "warn",
+            "Some in-budget pairs were not judged by every judge: " + _listed(missing) + ".",
+        )
+    n_combo = f[["_rubric", "_judge"]].drop_duplicates().shape[0]
+    return _row(
+        check,
+        "pass",
+        f"All {len(want)} in-budget pairs were judged by each of the "
+        f"{n_combo} (rubric, judge) combinations.",
+    )
+
+
+def _check_orders(j: pd.DataFrame, alpha: float, tolerance: float) -> dict[str, str]:
+    check = "blind_order_balance"
+    ordered = [
+        r
+        for r in sorted(set(j["rubric"].astype(str)))
+        if r in _rubrics.names() and _rubrics.get(r).needs_order
+    ]
+    if not ordered:
+        return _row(check, "pass", "No judgments of a rubric with a presentation order.")
+    parts, status = [], "pass"
+    for rubric in ordered:
+        g = j.loc[j["rubric"].astype(str) == rubric]
+        if "status" in g.columns:
+            # A verdict frame's no_answer rows stand for pairs never shown to a judge.
+            g = g.loc[g["status"].astype(str) != "no_answer"]
+        order = _frame_str(g["order"])
+        n_null = int((order == "").sum())
+        shown = g.assign(_order=order).loc[order != "", ["task_id", "replicate", "_order"]]
+        shown = shown.drop_duplicates()
+        n_wf = int((shown["_order"] == "with_first").sum())
+        n = len(shown)
+        if n == 0:
+            parts.append(f"{rubric}: no judgment has an order")
+            status = "warn"
+            continue
+        share = n_wf / n
+        p = float(sps.binomtest(n_wf, n, 0.5).pvalue)
+        off = p < alpha or abs(share - 0.5) > tolerance
+        parts.append(
+            f"{rubric}: WITH shown first in {n_wf} of {n} presentations "
+            f"({_pct(share)}, exact binomial p = {p:.3g})"
+            + (f", {n_null} judgments without an order" if n_null else "")
+        )
+        if off or n_null:
+            status = "warn"
+    lead = (
+        "Orders balanced"
+        if status == "pass"
+        else "Orders unbalanced (show both orders per pair, or balance the seeded order)"
+    )
+    return _row(check, status, f"{lead}: " + "; ".join(parts) + ".")
+
+
+def _check_failures(frame: pd.DataFrame, threshold: float) -> dict[str, str]:
+    check = "judge_failure_rate"
+    status = frame["status"].astype(str)
+    judged = frame.loc[status != "no_answer"]
+    if judged.empty:
+        return _row(check, "warn", "No judged pairs.")
+    st = judged["status"].astype(str)
+    g = judged.assign(
+        _bad=st.isin(["invalid", "error"]),
+        _inv=st == "invalid",
+        _err=st == "error",
+        _judge=judged["judge"].astype(str),
+        _rubric=judged["rubric"].astype(str),
+    )
+    agg = g.groupby(["_rubric", "_judge"])[["_bad", "_inv", "_err"]].agg(["sum", "size"])
+    parts, over = [], []
+    for (rubric, judge), r in agg.iterrows():
+        n, bad = int(r[("_bad", "size")]), int(r[("_bad", "sum")])
+        text = (
+            f"{judge} on {rubric}: {bad} of {n} ({_pct(bad / n)}; "
+            f"{int(r[('_inv', 'sum')])} invalid, {int(r[('_err', 'sum')])} error)"
+        )
+        parts.append(text)
+        if bad / n > threshold:
+            over.append(text)
+    if over:
+        return _row(
+            check, "warn", f"Invalid + error above {_pct(threshold)}: " + "; ".join(over) + "."
+        )
+    return _row(
+        check, "pass", f"Invalid + error at most {_pct(threshold)}: " + "; ".join(parts) + "."
+    )
+
+
+def _check_tokens(runs: pd.DataFrame) -> dict[str, str]:
+    check = "reported_tokens"
+    if "tokens_mismatch" not in runs.columns:
+        return _row(
+            check,
+            "warn",
+            "Runs carry no token counts (load them with tasks): reported tokens not compared.",
+        )
+    mism = runs.loc[runs["tokens_mismatch"].to_numpy(dtype=bool)]
+    n_rep = int(runs["reported_tokens"].notna().sum()) if "reported_tokens" in runs else 0
+    if len(mism):
+        ratio = mism["reported_tokens"].astype("float64") / mism["tokens"].astype("float64")
+        items = [
+            f"({t}, {r}, {a}) reported {int(x)} vs counted {int(c)}"
+            for t, r, a, x, c in zip(
+                mism["task_id"],
+                mism["replicate"],
+                mism["arm"].astype(str),
+                mism["reported_tokens"],
+                mism["tokens"],
+                strict=True,
+            )
+        ]
+        return _row(
+            check,
+            "warn",
+            f"{len(mism)} of {n_rep} runs with reported_tokens disagree with the "
+            f"cl100k_base count (reported / counted from {ratio.min():.2f} to "
+            f"{ratio.max():.2f}); the count is used: {_listed(items)}.",
+        )
+    if n_rep == 0:
+        return _row(
+            check,
+            "pass",
+            f"No run reports its token count ({len(runs)} runs): "
+            "nothing to compare; the count is used.",
+        )
+    return _row(
+        check,
+        "pass",
+        f"All {n_rep} reported token counts agree with the cl100k_base "
+        f"count ({len(runs) - n_rep} runs report none).",
+    )
+
+
+def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> dict[str, str]:
+    check = "no_answer_rate"
+    if "over_budget_with" not in pairs.columns:
+        return _row(check, "warn", "Runs carry no over_budget flags (load them with tasks).")
+    over = pairs["over_budget_with"].to_numpy(dtype=bool) | pairs["over_budget_without"].to_numpy(
+        dtype=bool
+    )
+    n, k = len(pairs), int(over.sum())
+    rate = k / n if n else 0.0
+    status = "warn" if rate > threshold else "pass"
+    tail = (
+        " (above the threshold: report the no_answer-as-loss sensitivity view)"
+        if status == "warn"
+        else ""
+    )
+    n_tasks = pairs.loc[over, "task_id"].nunique()
+    return _row(
+        check,
+        status,
+        f"{k} of {n} pairs ({_pct(rate)}) are no_answer (over budget) "
+        f"in {n_tasks} tasks; threshold {_pct(threshold)}{tail}.",
+    )
+
+
+# --------------------------------------------------------------------------- public
+
+
+def audit(
+    tasks: pd.DataFrame | Dataset,
+    runs: pd.DataFrame | None = None,
+    judgments: pd.DataFrame | None = None,
+    *,
+    frame: pd.DataFrame | None = None,
+    agent_family: str | None = None,
+    families: Mapping[str, str] | None = None,
+    disagreement_threshold: float = 0.20,
+    failure_threshold: float = 0.05,
+    no_answer_threshold: float = 0.10,
+    order_alpha: float = 0.05,
+    order_tolerance: float = 0.10,
+    budget_alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Check a dataset against the seeds' methodology rules.
+
+    Parameters
+    ----------
+    tasks : DataFrame or Dataset
+        From :func:`evalstats.load_tasks`, or the whole :class:`~evalstats.Dataset` from
+        :func:`evalstats.load_dir` (then leave ``runs`` and ``judgments`` out).
+    runs : DataFrame
+        From :func:`evalstats.load_runs` with tasks (``tokens``, ``over_budget`` and
+        ``tokens_mismatch`` columns); plain runs are annotated here.
+    judgments : DataFrame, optional
+        From :func:`evalstats.load_judgments`. Without it (and without ``frame``) the judge
+        checks are ``warn`` with "not checked".
+    frame : DataFrame, optional
+        The verdict frame, if already built; otherwise built from the judgments.
+    agent_family : str, optional
+        Family of the agent under test, when its ``agent_model`` strings do not tell.
+    families : mapping of str to str, optional
+        Explicit ``model string -> family`` entries for judges or agents (see
+        :func:`model_family`).
+    disagreement_threshold : float, default 0.20
+        Largest tolerated share of pairs on which two judges disagree (the seed's 20 %).
+    failure_threshold : float, default 0.05
+        Largest tolerated share of ``invalid`` + ``error`` verdicts per judge and rubric.
+    no_answer_threshold : float, default 0.10
+        Largest share of over-budget pairs before a warning.
+    order_alpha, order_tolerance : float, default 0.05, 0.10
+        Blind-rubric orders warn when the exact binomial test of a 1/2 WITH-first share has
+        p < ``order_alpha`` or the share is more than ``order_tolerance`` from 1/2.
+    budget_alpha : float, default 0.05
+        Level of the exact binomial test of over-budget asymmetry between the arms.
+
+    Returns
+    -------
+    DataFrame
+        One row per check (see the module docstring), in a fixed order: ``check`` (stable
+        id), ``status`` (ordered categorical pass < warn < fail), ``detail`` (a sentence with
+        the numbers) and ``rule`` (the seed text it enforces).
+
+    Examples
+    --------
+    >>> import tempfile, evalstats
+    >>> from evalstats.audit import audit
+    >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=4, n_replicates=2, seed=3)
+    >>> table = audit(evalstats.load_dir(sim.out_dir))
+    >>> table.loc[table["check"] == "canonical_before_runs", "status"].item()
+    'pass'
+    >>> table.columns.tolist()
+    ['check', 'status', 'detail', 'rule']
+    """
+    if isinstance(tasks, Dataset):
+        if runs is not None or judgments is not None:
+            raise TypeError("pass either a Dataset or tasks, runs and judgments, not both")
+        tasks, runs, judgments = tasks
+    if runs is None:
+        raise TypeError("audit() needs runs (or a Dataset)")
+    for name, value in (
+        ("disagreement_threshold", disagreement_threshold),
+        ("failure_threshold", failure_threshold),
+        ("no_answer_threshold", no_answer_threshold),
+        ("order_alpha", order_alpha),
+        ("order_tolerance", order_tolerance),
+        ("budget_alpha", budget_alpha),
+    ):
+        if not 0.0 <= float(value) <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], got {value}")
+    if "tokens" not in runs.columns:
+        from .tokens import annotate_runs
+
+        runs = annotate_runs(runs, tasks)
+    if frame is None and judgments is not None and len(judgments):
+        from .frames import verdict_frame
+
+        frame = verdict_frame(judgments, runs, tasks)
+    j = judgments if judgments is not None and len(judgments) else frame
+    has_j = j is not None and len(j) > 0
+    pairs = _pairs(runs)
+
+    checks: list[Callable[[], dict[str, str]]] = [
+        lambda: (
+            _check_self(runs, sorted(set(j["judge"].astype(str))), families, agent_family)
+            if has_j
+            else _no_judgments("judge_not_self")
+        ),
+        lambda: _check_families(j, families) if has_j else _no_judgments("judge_families"),
+        lambda: _check_canonical(tasks, runs),
+        lambda: _check_same_agent(pairs),
+        lambda: _check_budgets(tasks, pairs, frame, budget_alpha),
+        lambda: _check_hashes(j) if has_j else _no_judgments("prompt_hash_pinned"),
+        lambda: (
+            _check_disagreement(frame, disagreement_threshold)
+            if frame is not None and len(frame)
+            else _no_judgments("judge_disagreement")
+        ),
+        lambda: _check_both_arms(runs),
+        lambda: (
+            _check_coverage(frame, pairs)
+            if frame is not None and len(frame)
+            else _no_judgments("judgment_coverage")
+        ),
+        lambda: (
+            _check_orders(j, order_alpha, order_tolerance)
+            if has_j
+            else _no_judgments("blind_order_balance")
+        ),
+        lambda: (
+            _check_failures(frame, failure_threshold)
+            if frame is not None and len(frame)
+            else _no_judgments("judge_failure_rate")
+        ),
+        lambda: _check_tokens(runs),
+        lambda: _check_no_answer(pairs, no_answer_threshold),
+    ]
+    table = pd.DataFrame([c() for c in checks], columns=["check", "status", "detail", "rule"])
+    table["status"] = table["status"].astype(_STATUS_DTYPE)
+    for col in ("check", "detail", "rule"):
+        table[col] = table[col].astype("str")
+    return table
