@@ -37,7 +37,7 @@ bench: $(STAMP)
 
 # Regenerate the committed simulated sample (deterministic for a given seed).
 sample: $(STAMP)
-	$(BIN)/evalstats simulate data/sample --seed 20260518 --orders both --position-bias 0.2
+	$(BIN)/evalstats simulate data/sample --seed 20260518 --orders both --position-bias 0.2 --judge-noise 0.25
 
 # Refresh the pinned versions after changing dependencies.
 lock: $(STAMP)

@@ -6,6 +6,7 @@ The public surface is re-exported here; modules behind it are private details.
 from __future__ import annotations
 
 from . import rubrics
+from .audit import AUDIT_CHECKS, audit, model_family
 from .errors import DataError, EvalstatsError, ParseError
 from .frames import verdict_frame, wide_by_judge
 from .judging import Journal, JudgeSpec, parse_judge, plan_calls, read_journal, run_judges
@@ -29,6 +30,7 @@ from .tokens import annotate_runs, count_tokens
 __version__ = "0.1.0"
 
 __all__ = [
+    "AUDIT_CHECKS",
     "DataError",
     "Dataset",
     "EvalstatsError",
@@ -40,12 +42,14 @@ __all__ = [
     "SimulationParams",
     "__version__",
     "annotate_runs",
+    "audit",
     "count_tokens",
     "draw_outcomes",
     "load_dir",
     "load_judgments",
     "load_runs",
     "load_tasks",
+    "model_family",
     "pair_runs",
     "parse_judge",
     "plan_calls",
