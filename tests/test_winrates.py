@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +14,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats.errors import DataError
+from evalstats.stats import coverage
 from evalstats.stats._proportion import proportion_ci
 from evalstats.stats.winrates import (
     DEFAULT_METHOD,
@@ -375,23 +374,30 @@ def test_position_bias_se_matches_statsmodels() -> None:
 # --------------------------------------------------------------------------- validity
 
 
-def _load_coverage_module():
-    path = BENCHMARKS / "coverage.py"
-    spec = importlib.util.spec_from_file_location("evalstats_benchmark_coverage", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def test_coverage_study_is_tidy_and_reproducible() -> None:
+    kw = dict(
+        n_tasks=10,
+        n_replicates=3,
+        p_win=0.4,
+        p_tie=0.3,
+        p_loss=0.3,
+        icc=0.3,
+        n_evals=100,
+        n_resamples=100,
+    )
+    a = coverage.coverage_study(**kw, rng=5)
+    b = coverage.coverage_study(**kw, rng=5)
+    pd.testing.assert_frame_equal(a, b)
+    assert set(a["method"]) == {*WIN_RATE_METHODS, "naive IID Wilson", "naive IID Wald"}
+    assert a["coverage"].between(0, 1).all() and (a["n_evals"] == 100).all()
 
 
 def test_fast_coverage_study() -> None:
     # Fast version of benchmarks/coverage.py: 600 evaluations, 15 tasks x 6
     # replicates, ICC 0.3. Monte Carlo SE of a coverage near 0.95 is ~0.009.
-    cov = _load_coverage_module()
     probs = (0.45, 0.25, 0.30)
-    frame = cov.simulated_frame(600, 15, 6, probs, 0.3, np.random.default_rng(2024))
-    table = cov.coverage_table(frame, cov.truth_of(probs), n_resamples=400, rng=3)
+    frame = coverage.simulated_frame(600, 15, 6, probs, 0.3, np.random.default_rng(2024))
+    table = coverage.coverage_table(frame, coverage.truth_of(probs), n_resamples=400, rng=3)
     default = table.loc[DEFAULT_METHOD]
     assert ((default >= 0.92) & (default <= 0.98)).all(), table
     for method in WIN_RATE_METHODS:
@@ -403,9 +409,8 @@ def test_fast_coverage_study() -> None:
 
 
 def test_fast_type_one_error() -> None:
-    cov = _load_coverage_module()
-    frame = cov.simulated_frame(1000, 15, 6, cov.NULL_SCENARIO, 0.3, np.random.default_rng(7))
-    rates = cov.type_one_error(frame).to_numpy()
+    frame = coverage.simulated_frame(1000, 15, 6, (0.35, 0.30, 0.35), 0.3, np.random.default_rng(7))
+    rates = coverage.type_one_error(frame).to_numpy()
     sign, cluster_t = rates
     # SE of a rejection rate near 0.05 over 1000 evaluations is ~0.007.
     assert 0.025 <= cluster_t <= 0.08
