@@ -24,6 +24,7 @@ from scipy import stats as sps
 import evalstats
 from evalstats import plots
 from evalstats._schema import BLIND_DIMENSIONS
+from evalstats.stats.dimensions import dimension_means
 
 RATE_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win")
 
@@ -256,7 +257,7 @@ def test_cost_ratios_tokens_only_and_bad_pairs():
 
 
 def test_dimension_means_against_per_task_t_interval(sample_frame):
-    res = plots.dimension_means(sample_frame, confidence=0.9)
+    res = dimension_means(sample_frame, confidence=0.9)
     ok = sample_frame.loc[
         (sample_frame["status"] == "ok") & sample_frame["with_correctness"].notna()
     ]
@@ -284,7 +285,7 @@ def test_dimension_means_single_task_has_nan_ci():
             **{f"without_{d}": [3, 3] for d in BLIND_DIMENSIONS},
         }
     )
-    res = plots.dimension_means(f)
+    res = dimension_means(f)
     assert res["ci_low"].isna().all() and (res["n_tasks"] == 1).all()
     fig = plots.plot_dimension_scores(f)
     assert len(fig.axes) == 2
