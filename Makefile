@@ -10,7 +10,7 @@ export MPLCONFIGDIR := $(CURDIR)/.cache/matplotlib
 export IPYTHONDIR := $(CURDIR)/.cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/.cache/jupyter-runtime
 
-.PHONY: test report lint bench sample lock clean
+.PHONY: test report lint bench sample lock clean chromium
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,13 +20,16 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install -q --no-deps irrCAC==0.4.4
 	touch $(STAMP)
 
-test: $(STAMP)
+# Debian's chromium for the report's browser test (never `playwright install`).
+chromium:
+	@scripts/install-chromium.sh || echo "chromium not installed: the browser test skips locally (and fails under CI)"
+
+test: $(STAMP) chromium
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 report: $(STAMP)
-	$(BIN)/evalstats frame data/sample -o reports/sample/verdicts.parquet
-	$(BIN)/evalstats summary data/sample -o reports/sample/summary.csv
+	$(BIN)/evalstats report data/sample -o reports/sample
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -198,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
         register_judge = None
     if register_judge is not None:
         register_judge(sub)
+    from .report import register as register_report
+
+    register_report(sub)
     return parser
 
 

@@ -21,6 +21,8 @@ from .agreement import (
     two_rater_agreement,
 )
 from .cost import COST_METRICS, agent_spend, cost_ratios, judge_spend
+from .coverage import coverage_study
+from .dimensions import dimension_means
 from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
 from .power import (
     PowerResult,
@@ -59,6 +61,8 @@ __all__ = [
     "consensus",
     "contingency_table",
     "cost_ratios",
+    "coverage_study",
+    "dimension_means",
     "fleiss_kappa",
     "gwet_ac1",
     "judge_agreement",

@@ -1,0 +1,232 @@
+"""Self-contained HTML pages from executed notebooks: no input cells, no outside resources.
+
+The page is built here rather than with nbconvert's templates, whose default output loads
+require.js and MathJax from a CDN. Only what the notebooks display is kept: markdown cells
+(our own text), PNG/SVG images as ``data:`` URIs inside ``<img>`` (an ``<img>`` never runs a
+script, even from an SVG), HTML tables produced by :func:`evalstats.report.show_table` (cells
+escaped by pandas), and plain text, escaped. A ``Content-Security-Policy`` forbids scripts
+and every non-inline resource as a second line of defence.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from collections.abc import Iterable, Mapping
+from html.parser import HTMLParser
+from typing import Any
+
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+__all__ = ["UnsafeOutputError", "active_markup", "notebook_body", "page"]
+
+# No script, no outside host: images from data: URIs only, styles from the page itself.
+CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
+    "form-action 'none'"
+)
+
+_FORBIDDEN_TAGS = frozenset(
+    {
+        "script",
+        "iframe",
+        "frame",
+        "object",
+        "embed",
+        "link",
+        "meta",
+        "base",
+        "form",
+        "input",
+        "button",
+        "audio",
+        "video",
+        "source",
+        "svg",
+        "math",
+        "template",
+    }
+)
+
+
+class _ActiveMarkup(HTMLParser):
+    """Finds markup that could run code or fetch from elsewhere (text content is inert)."""
+
+    def __init__(self, *, page: bool = False) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        # A whole page may hold its own <meta> tags and <style> (checked for imports).
+        self._allowed = {"meta"} if page else set()
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._in_style = tag == "style"
+        if tag in _FORBIDDEN_TAGS - self._allowed:
+            self.found.append(f"<{tag}>")
+        if tag == "meta" and (dict(attrs).get("http-equiv") or "").lower() == "refresh":
+            self.found.append("<meta http-equiv=refresh>")
+        for name, value in attrs:
+            value = value or ""
+            if name.startswith("on"):
+                self.found.append(f"{name}= on <{tag}>")
+            elif name in ("src", "srcset", "poster", "data", "formaction", "xlink:href"):
+                if not value.strip().startswith("data:image/"):
+                    self.found.append(f"{name}={value[:40]!r} on <{tag}>")
+            elif name == "href" and re.match(r"^\s*(javascript|vbscript|data):", value, re.I):
+                self.found.append(f"href={value[:40]!r}")
+            elif name == "style" and re.search(r"url\s*\(|expression\s*\(", value, re.I):
+                self.found.append(f"style={value[:40]!r}")
+
+    handle_startendtag = handle_starttag
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style and re.search(r"@import|url\s*\(", data, re.IGNORECASE):
+            self.found.append("a stylesheet import or url()")
+
+
+def active_markup(document: str, *, page: bool = False) -> list[str]:
+    """What in ``document`` could run code or load something from outside (empty: nothing)."""
+    parser = _ActiveMarkup(page=page)
+    parser.feed(document)
+    parser.close()
+    return parser.found
+
+
+CSS = """
+:root { --fg:#1d1f23; --muted:#5b6270; --line:#d8dbe2; --accent:#1f5fa8; --bg:#fff;
+        --warn-bg:#fff4d6; --warn-line:#e0a800; }
+* { box-sizing: border-box; }
+body { margin:0; color:var(--fg); background:var(--bg);
+       font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif; }
+main { max-width: 1320px; overflow-wrap: break-word; margin: 0 auto; padding: 1.5rem 1.25rem 4rem; }
+nav.pages { font-size: .9rem; margin-bottom: 1rem; color: var(--muted); }
+nav.pages a { color: var(--accent); margin-right: 1rem; }
+.banner { border:2px solid var(--warn-line); background:var(--warn-bg); padding:.75rem 1rem;
+          margin: 0 0 1.25rem; font-weight:600; border-radius:4px; }
+h1 { font-size: 1.8rem; margin: .2rem 0 .8rem; }
+h2 { font-size: 1.35rem; margin: 2.2rem 0 .6rem; padding-top:.6rem;
+     border-top:1px solid var(--line); }
+h3 { font-size: 1.1rem; margin: 1.4rem 0 .4rem; }
+p, li { max-width: 80ch; }
+code { font-family: ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; font-size:.9em; }
+pre { background:#f6f7f9; border:1px solid var(--line); padding:.6rem .8rem; overflow-x:auto;
+      font-size:.85rem; white-space:pre-wrap; word-break:break-word; }
+figure { margin: 1rem 0; }
+figure img { max-width: 100%; height: auto; border:1px solid var(--line); }
+.table-wrap { overflow-x: auto; max-width: 100%; margin: .6rem 0 1rem; }
+table { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
+caption { caption-side: top; text-align:left; font-weight:600; padding:.2rem 0 .4rem;
+          color: var(--muted); }
+th, td { border-bottom: 1px solid var(--line); padding: .3rem .55rem; text-align: right;
+         vertical-align: top; }
+th { background:#f0f2f5; white-space: nowrap; }
+td.text, th.text { text-align: left; white-space: nowrap; }
+td.long, th.long { text-align: left; min-width: 30ch; max-width: 60ch; white-space: pre-wrap;
+                   overflow-wrap: anywhere; }
+a.anchor-link { visibility: hidden; text-decoration: none; margin-left: .3rem; }
+h1:hover a.anchor-link, h2:hover a.anchor-link, h3:hover a.anchor-link { visibility: visible; }
+tbody tr:nth-child(even) { background: #fafbfc; }
+.note { color: var(--muted); font-size: .9rem; }
+.unavailable { color:#8a4b00; font-style: italic; }
+details.kernel { color: var(--muted); font-size: .8rem; }
+footer { margin-top: 3rem; color: var(--muted); font-size: .8rem; }
+@media print { nav.pages { display:none; } th { position: static; } }
+"""
+
+
+class UnsafeOutputError(ValueError):
+    """A notebook output holds active HTML (a script, a handler, an outside resource)."""
+
+
+def _join(text: str | list[str]) -> str:
+    return "".join(text) if isinstance(text, list) else str(text)
+
+
+def _image(mime: str, data: str | list[str], alt: str) -> str:
+    payload = _join(data)
+    if mime == "image/svg+xml":
+        payload = base64.b64encode(payload.encode("utf-8")).decode("ascii")
+    else:
+        payload = "".join(payload.split())
+    return f'<figure><img alt="{html.escape(alt)}" src="data:{mime};base64,{payload}"></figure>'
+
+
+def _checked_html(fragment: str, where: str) -> str:
+    found = active_markup(fragment)
+    if found:
+        raise UnsafeOutputError(
+            f"{where}: HTML output contains {', '.join(found[:3])}; only escaped tables may be "
+            "shown"
+        )
+    return fragment
+
+
+def _output(out: Mapping[str, Any], where: str) -> str:
+    kind = out.get("output_type")
+    if kind == "stream":
+        text = html.escape(_join(out.get("text", "")))
+        if out.get("name") == "stderr":
+            return (
+                f'<details class="kernel"><summary>kernel messages</summary><pre>{text}</pre>'
+                "</details>"
+            )
+        return f"<pre>{text}</pre>"
+    if kind == "error":
+        tb = "\n".join(out.get("traceback", [])) or f"{out.get('ename')}: {out.get('evalue')}"
+        # Tracebacks carry ANSI colour codes.
+        tb = re.sub(r"\x1b\[[0-9;]*m", "", tb)
+        return f"<pre>{html.escape(tb)}</pre>"
+    data = out.get("data", {})
+    alt = _join(data.get("text/plain", "figure"))[:200]
+    if "image/png" in data:
+        return _image("image/png", data["image/png"], alt)
+    if "image/svg+xml" in data:
+        return _image("image/svg+xml", data["image/svg+xml"], alt)
+    if "text/html" in data:
+        return _checked_html(_join(data["text/html"]), where)
+    if "text/markdown" in data:
+        return _checked_html(markdown2html_mistune(_join(data["text/markdown"])), where)
+    if "text/plain" in data:
+        return f"<pre>{html.escape(_join(data['text/plain']))}</pre>"
+    return ""
+
+
+def notebook_body(nb: Mapping[str, Any]) -> str:
+    """HTML of an executed notebook's markdown and outputs, inputs left out."""
+    parts: list[str] = []
+    for i, cell in enumerate(nb.get("cells", []), start=1):
+        where = f"cell {i}"
+        if cell.get("cell_type") == "markdown":
+            parts.append(_checked_html(markdown2html_mistune(_join(cell.get("source", ""))), where))
+        elif cell.get("cell_type") == "code":
+            parts.extend(_output(out, where) for out in cell.get("outputs", []))
+    return "\n".join(p for p in parts if p)
+
+
+def page(
+    title: str,
+    body: str,
+    *,
+    banner: str | None = None,
+    nav: Iterable[tuple[str, str]] = (),
+    footer: str = "",
+) -> str:
+    """A complete HTML document: inline CSS, a CSP that forbids scripts and outside hosts."""
+    links = "".join(
+        f'<a href="{html.escape(href)}">{html.escape(label)}</a>' for label, href in nav
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{html.escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n"
+        + (f'<nav class="pages">{links}</nav>\n' if links else "")
+        + (f'<div class="banner" role="alert">{html.escape(banner)}</div>\n' if banner else "")
+        + body
+        + (f"\n<footer>{html.escape(footer)}</footer>" if footer else "")
+        + "\n</main>\n</body>\n</html>\n"
+    )

@@ -1,0 +1,423 @@
+"""The rendered report: files, self-containment, escaping, and results.json == the library.
+
+One report is rendered per session (``render_once``) from a copy of ``data/sample`` in which
+judge texts carry ``<script>`` payloads; the browser test (test_report_browser.py) reuses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalstats import _html, rubrics
+from evalstats.report import (
+    PARAMETERS,
+    ReportError,
+    parse_params,
+    register,
+    render_report,
+    table_html,
+)
+from evalstats.results import (
+    Results,
+    compute_methodology,
+    compute_results,
+    dump_json,
+    merge_results,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "data" / "sample"
+# Small enough to keep the suite fast; the numbers are still checked exactly.
+TEST_PARAMS = {"n_resamples": 300, "seed": 7, "confidence": 0.9}
+REASONING_PAYLOAD = "<script>window.__pwned=1</script> WITH names the handler"
+RAW_PAYLOAD = '<script>window.__pwned=2</script><img src=x onerror="window.__pwned=3"> no JSON'
+
+
+def hostile_sample(dest: Path) -> Path:
+    """data/sample with script payloads in judge reasoning (readable JSON) and one raw output
+    that is not JSON at all (so it is shown among the invalid outputs)."""
+    shutil.copytree(SAMPLE, dest)
+    lines = (dest / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
+    out, broke_one = [], False
+    for line in lines:
+        rec = json.loads(line)
+        raw = rec.get("raw")
+        if rec["rubric"] == "with-without" and rec.get("error") is None and raw:
+            try:
+                body = json.loads(raw)
+            except json.JSONDecodeError:
+                body = None
+            if isinstance(body, dict) and "reasoning" in body:
+                if not broke_one:
+                    rec["raw"], broke_one = RAW_PAYLOAD, True
+                else:
+                    body["reasoning"] = REASONING_PAYLOAD
+                    rec["raw"] = json.dumps(body, indent=2)
+        out.append(json.dumps(rec))
+    (dest / "judgments.jsonl").write_text("\n".join(out) + "\n", encoding="utf-8")
+    return dest
+
+
+def render_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(data_dir, report_dir), rendered once per pytest session."""
+    base = tmp_path_factory.getbasetemp() / "evalstats-report"
+    data, out = base / "data", base / "report"
+    if not (base / "DONE").exists():
+        shutil.rmtree(base, ignore_errors=True)
+        base.mkdir(parents=True)
+        hostile_sample(data)
+        render_report(data, out, params=TEST_PARAMS)
+        (base / "DONE").write_text("ok")
+    return data, out
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> tuple[Path, Path]:
+    if not SAMPLE.exists():
+        pytest.skip("data/sample is absent")
+    return render_once(tmp_path_factory)
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _parse(path: Path) -> _Collect:
+    p = _Collect()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+# --------------------------------------------------------------------------------------------
+# the rendered directory
+# --------------------------------------------------------------------------------------------
+
+
+def test_report_directory_layout(rendered):
+    _, out = rendered
+    for name in ("index.html", "methodology.html", "results.json"):
+        assert (out / name).stat().st_size > 1000, name
+    figures = sorted(p.name for p in (out / "figures").iterdir())
+    assert "headline.png" in figures and "headline.svg" in figures
+    assert {p.suffix for p in (out / "figures").iterdir()} == {".png", ".svg"}
+    tables = {p.stem for p in (out / "tables").glob("*.csv")}
+    assert {"headline", "agreement", "cost", "accounting", "sensitivity", "design"} <= tables
+    assert not (out / ".parts").exists()
+    for nb_name in ("report.ipynb", "methodology.ipynb"):
+        nb = nbformat.read(out / "notebooks" / nb_name, as_version=4)
+        outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+        assert outputs, f"{nb_name} was not executed"
+        assert not [o for o in outputs if o.output_type == "error"]
+
+
+def test_tables_csv_equal_results_json(rendered):
+    _, out = rendered
+    doc = json.loads((out / "results.json").read_text())
+    for name, rows in doc["tables"].items():
+        csv = pd.read_csv(out / "tables" / f"{name}.csv")
+        assert len(csv) == len(rows), name
+        assert list(csv.columns) == (list(rows[0]) if rows else list(csv.columns)), name
+
+
+def test_pages_are_self_contained(rendered):
+    _, out = rendered
+    for page in ("index.html", "methodology.html"):
+        text = (out / page).read_text(encoding="utf-8")
+        parsed = _parse(out / page)
+        tags = [t for t, _ in parsed.tags]
+        assert "script" not in tags and "link" not in tags and "iframe" not in tags, page
+        images = [a for t, a in parsed.tags if t == "img"]
+        assert images, f"{page} has no figure"
+        assert all((a.get("src") or "").startswith("data:image/") for a in images), page
+        for t, a in parsed.tags:
+            for attr in ("src", "href"):
+                v = a.get(attr) or ""
+                if t != "a":
+                    assert not re.match(r"\s*(https?:)?//", v), (page, t, v)
+        assert "Content-Security-Policy" in text
+        assert not re.search(r"url\(\s*['\"]?(https?:)?//", text), page
+
+
+def test_input_cells_are_hidden(rendered):
+    _, out = rendered
+    text = (out / "index.html").read_text(encoding="utf-8")
+    assert "compute_results(" not in text and "rp.show_table" not in text
+    assert "from evalstats" not in "".join(_parse(out / "index.html").text)
+
+
+def test_judge_text_is_escaped(rendered):
+    _, out = rendered
+    raw_html = (out / "index.html").read_text(encoding="utf-8")
+    assert "<script>window.__pwned" not in raw_html
+    assert 'onerror="window' not in raw_html
+    text = "".join(_parse(out / "index.html").text)
+    assert "<script>window.__pwned=1</script>" in text  # reasoning, shown as text
+    assert "<script>window.__pwned=2</script>" in text  # unreadable raw output, as text
+
+
+def test_simulated_label_is_at_the_top(rendered):
+    _, out = rendered
+    text = (out / "index.html").read_text(encoding="utf-8")
+    body = text[text.index("<main>") :]
+    assert body.index("SIMULATED DATA") < body.index("<h1")
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["simulated"] is True
+
+
+# --------------------------------------------------------------------------------------------
+# results.json == the library on the same inputs
+# --------------------------------------------------------------------------------------------
+
+
+def _first_difference(a, b, path="$"):
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            return f"{path}: keys {sorted(set(a) ^ set(b))}"
+        for k in a:
+            d = _first_difference(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path}: length {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            d = _first_difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    if type(a) is not type(b) or a != b:
+        return f"{path}: {a!r} != {b!r}"
+    return None
+
+
+def test_results_json_equals_library(rendered):
+    data, out = rendered
+    published = json.loads((out / "results.json").read_text())
+    kwargs = {**TEST_PARAMS}
+    expected = merge_results(
+        compute_results(data, **kwargs).to_json(), compute_methodology(data, **kwargs).to_json()
+    )
+    expected = json.loads(dump_json(expected))  # the same JSON round trip as the file
+    assert _first_difference(published, expected) is None, _first_difference(published, expected)
+    n_numbers = sum(
+        isinstance(v, int | float) and not isinstance(v, bool)
+        for rows in published["tables"].values()
+        for row in rows
+        for v in row.values()
+    )
+    assert n_numbers > 500
+    assert published["parameters"]["n_resamples"] == TEST_PARAMS["n_resamples"]
+    assert published["parameters"]["seed"] == TEST_PARAMS["seed"]
+
+
+def test_results_json_differs_with_another_seed(rendered):
+    """The comparison above is not vacuous: bootstrap numbers do depend on the seed."""
+    data, out = rendered
+    published = json.loads((out / "results.json").read_text())
+    other = compute_results(data, **{**TEST_PARAMS, "seed": TEST_PARAMS["seed"] + 1}).to_json()
+    assert published["tables"]["cost"] != other["tables"]["cost"]
+
+
+def test_headline_numbers_on_the_page_match_results_json(rendered):
+    _, out = rendered
+    doc = json.loads((out / "results.json").read_text())
+    html_text = (out / "index.html").read_text(encoding="utf-8")
+    m = re.search(r'<table data-table="headline">(.*?)</table>', html_text, re.S)
+    assert m, "headline table missing"
+    headers = re.findall(r"<th\b[^>]*>(.*?)</th>", m.group(1))
+    rows = [
+        re.findall(r"<td\b[^>]*>(.*?)</td>", r)
+        for r in re.findall(r"<tr>(.*?)</tr>", m.group(1))[1:]
+    ]
+    shown = [dict(zip(headers, r, strict=True)) for r in rows]
+    published = doc["tables"]["headline"]
+    assert len(shown) == len(published) >= 2
+    for s, p in zip(shown, published, strict=True):
+        assert s["judge"] == p["judge"] and s["rubric"] == p["rubric"]
+        for col in ("net_win", "win_rate", "loss_rate"):
+            cell = f"{p[col]:.3f} [{p[col + '_ci_low']:.3f}, {p[col + '_ci_high']:.3f}]"
+            assert s[col] == cell, (col, s[col], p)
+        assert int(s["wins"]) == p["wins"] and int(s["n"]) == p["n"]
+
+
+def test_provenance(rendered):
+    data, out = rendered
+    prov = json.loads((out / "results.json").read_text())["provenance"]
+    for name in ("tasks.jsonl", "runs.jsonl", "judgments.jsonl", "truth.json"):
+        digest = hashlib.sha256((data / name).read_bytes()).hexdigest()
+        assert prov["inputs"][name]["sha256"] == digest
+    by_name = {r["rubric"]: r for r in prov["rubrics"]}
+    for name in ("with-without", "blind-pair"):
+        pkg = rubrics.get(name)
+        assert by_name[name]["package_revision"] == pkg.revision
+        assert by_name[name]["package_sha256"] == pkg.sha256
+        assert by_name[name]["matches_package"] is True
+    judges = {j["judge"]: j["model_ids"] for j in prov["judges"]}
+    assert judges["openai:gpt-5.4"] == ["gpt-5.4"]
+    assert prov["package"]["name"] == "evalstats" and prov["package"]["version"]
+    assert prov["seed"] == TEST_PARAMS["seed"]
+    assert prov["n_resamples"] == TEST_PARAMS["n_resamples"]
+    assert str(REPO) not in json.dumps(prov)  # no machine paths
+
+
+# --------------------------------------------------------------------------------------------
+# units
+# --------------------------------------------------------------------------------------------
+
+
+def test_compute_results_selection_and_not_simulated(tmp_path):
+    data = tmp_path / "d"
+    shutil.copytree(SAMPLE, data)
+    (data / "truth.json").unlink()
+    judge = "openai:gpt-5.4"
+    res = compute_results(data, judges=[judge], rubric="with-without", n_resamples=50)
+    assert res.simulated is False
+    assert res.tables["headline"]["judge"].tolist() == [judge]
+    assert res.tables["headline"]["rubric"].tolist() == ["with-without"]
+    assert "agreement" in res.unavailable and "consensus" in res.unavailable
+    assert "position_bias" in res.unavailable  # no blind-rubric rows selected
+    with pytest.raises(Exception, match="not in the data"):
+        compute_results(data, judges=["nobody:none"], n_resamples=50)
+
+
+def test_to_json_is_strict_json():
+    t = pd.DataFrame(
+        {
+            "x": [1.0, np.nan, np.inf],
+            "n": pd.array([1, None, 3], dtype="Int64"),
+            "s": pd.Categorical(["a", "b", None]),
+            "l": [[1, 2], [3], []],
+        }
+    )
+    res = Results(tables={"t": t}, provenance={"seed": np.int64(3)}, parameters={}, simulated=False)
+    doc = res.to_json()
+    assert doc["tables"]["t"][1] == {"x": None, "n": None, "s": "b", "l": [3]}
+    assert doc["tables"]["t"][2]["x"] is None and doc["tables"]["t"][2]["s"] is None
+    assert doc["provenance"]["seed"] == 3
+    json.loads(dump_json(doc))
+
+
+def test_merge_results_refuses_parts_from_other_inputs():
+    a = Results({"a": pd.DataFrame({"x": [1]})}, {"seed": 1}, {}, False).to_json()
+    b = Results({"b": pd.DataFrame({"x": [2]})}, {"seed": 2}, {}, True).to_json()
+    with pytest.raises(ValueError, match="disagree"):
+        merge_results(a, b)
+    c = Results({"a": pd.DataFrame({"x": [2]})}, {"seed": 1}, {}, True).to_json()
+    with pytest.raises(ValueError, match="two parts"):
+        merge_results(a, c)
+    merged = merge_results(
+        a, Results({"b": pd.DataFrame({"x": [2]})}, {"seed": 1}, {}, True).to_json()
+    )
+    assert set(merged["tables"]) == {"a", "b"} and merged["simulated"] is True
+
+
+def test_table_html_escapes_every_cell():
+    t = pd.DataFrame(
+        {
+            "judge": ["<b>j</b>"],
+            "reasoning": ["<script>alert(1)</script>"],
+            "net_win": [0.12345],
+            "n": [3],
+        }
+    )
+    out = table_html(t, name="x")
+    assert "<script>" not in out and "&lt;script&gt;alert(1)&lt;/script&gt;" in out
+    assert "&lt;b&gt;j&lt;/b&gt;" in out and ">0.123<" in out and ">3<" in out
+
+
+def test_notebook_body_rejects_active_html():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x")])
+    nb.cells[0].outputs = [
+        nbformat.v4.new_output("display_data", data={"text/html": "<div onclick='x()'>hi</div>"})
+    ]
+    with pytest.raises(_html.UnsafeOutputError):
+        _html.notebook_body(nb)
+    nb.cells[0].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="<script>alert(1)</script>")
+    ]
+    assert "&lt;script&gt;" in _html.notebook_body(nb)
+
+
+def test_parse_params():
+    got = parse_params(
+        [
+            "n_resamples=200",
+            "rubric=with-without",
+            'judges=["a:b","c:d"]',
+            "confidence=0.9",
+            "seed=null",
+        ]
+    )
+    assert got == {
+        "n_resamples": 200,
+        "rubric": "with-without",
+        "judges": ["a:b", "c:d"],
+        "confidence": 0.9,
+        "seed": None,
+    }
+    with pytest.raises(ReportError):
+        parse_params(["novalue"])
+
+
+def test_unknown_parameter_is_refused_before_running(tmp_path):
+    with pytest.raises(ReportError, match="unknown report parameter"):
+        render_report(SAMPLE, tmp_path / "r", params={"n_resample": 10})
+    assert not (tmp_path / "r").exists()
+
+
+def test_notebook_parameters_cell_matches_defaults():
+    for name in ("report.ipynb", "methodology.ipynb"):
+        nb = nbformat.read(REPO / "notebooks" / name, as_version=4)
+        cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+        assert len(cells) == 1, name
+        ns: dict = {}
+        exec(cells[0].source, ns)  # our own notebook's assignments
+        assert {k: ns[k] for k in PARAMETERS} == PARAMETERS
+        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
+            f"{name} is stored with outputs"
+        )
+
+
+def test_register_adds_report_subcommand(capsys):
+    parser = argparse.ArgumentParser(prog="evalstats")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(
+        ["report", "data/sample", "-o", "reports/x", "-p", "seed=3", "-p", "n_resamples=10"]
+    )
+    assert args.data_dir == "data/sample" and args.output == "reports/x"
+    assert parse_params(args.param) == {"seed": 3, "n_resamples": 10}
+    with pytest.raises(SystemExit):
+        parser.parse_args(["report", "--help"])
+    assert "results.json" in capsys.readouterr().out
+
+
+def test_missing_input_is_reported_before_any_kernel_starts(tmp_path):
+    from evalstats.errors import DataError
+
+    data = tmp_path / "d"
+    shutil.copytree(SAMPLE, data)
+    (data / "judgments.jsonl").unlink()
+    with pytest.raises(DataError, match="judgments"):
+        render_report(data, tmp_path / "r")
+    assert not (tmp_path / "r").exists()
