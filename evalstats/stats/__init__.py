@@ -24,6 +24,7 @@ from .cost import COST_METRICS, agent_spend, cost_ratios, judge_spend
 from .coverage import coverage_study
 from .dimensions import dimension_means
 from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
+from .means import CLUSTER_MEAN_METHODS, cluster_mean
 from .power import (
     PowerResult,
     mde_curve,
@@ -42,6 +43,7 @@ power = solve_power
 
 __all__ = [
     "BOOTSTRAP_METHODS",
+    "CLUSTER_MEAN_METHODS",
     "COST_METRICS",
     "DEFAULT_METHOD",
     "RATE_NAMES",
@@ -56,6 +58,7 @@ __all__ = [
     "ProportionCI",
     "agent_spend",
     "cluster_bootstrap",
+    "cluster_mean",
     "cohen_kappa",
     "cohen_kappa_table",
     "consensus",

@@ -1,0 +1,215 @@
+"""Means of a continuous per-verdict value with task-clustered uncertainty.
+
+:func:`win_rates` handles categorical verdicts; some judges give a continuous
+value instead (AlpacaEval's weighted annotator returns a preference in
+[1, 2], a rubric may give a 1-5 score). The task is still the unit of
+independence, so the mean of such a value gets the same treatment:
+
+* ``mean`` is the ratio estimator ``sum(y) / n`` over the non-missing rows;
+* ``se`` is its CR1 cluster-robust standard error
+  ``sqrt(C / (C - 1) * sum_c (Y_c - mean * n_c)^2) / n``: statsmodels' cluster
+  SE of an intercept-only OLS (whose small-sample factor ``(n - 1) / (n - k)``
+  is 1 for ``k = 1``), and with one row per cluster exactly the ordinary
+  standard error of the mean with ``ddof=1`` (``scipy.stats.sem``,
+  ``pandas.Series.sem``);
+* the interval is ``mean +/- t_{C-1} se`` (``"cluster_t"``) or a cluster
+  bootstrap interval (``"bca"``, ``"percentile"``, ``"basic"``) resampling
+  clusters through :func:`evalstats.stats.cluster_bootstrap`;
+* ``t`` and ``p_value`` test ``mean == null`` with ``C - 1`` degrees of
+  freedom.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from evalstats.errors import DataError
+from evalstats.stats.resample import BOOTSTRAP_METHODS, as_generator, cluster_bootstrap
+from evalstats.stats.winrates import _by_columns, _cr1_ratio
+
+__all__ = ["CLUSTER_MEAN_METHODS", "cluster_mean"]
+
+CLUSTER_MEAN_METHODS = ("cluster_t", *BOOTSTRAP_METHODS)
+
+
+def cluster_mean(
+    frame: pd.DataFrame,
+    value: str,
+    *,
+    cluster: str = "task_id",
+    by: str | Sequence[str] | None = None,
+    method: str = "cluster_t",
+    confidence: float = 0.95,
+    null: float = 0.0,
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | int | None = None,
+) -> pd.DataFrame:
+    """Mean of a numeric column per group, with a cluster-robust SE and interval.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Rows are observations (e.g. verdicts); needs ``value``, ``cluster`` and
+        the ``by`` columns.
+    value : str
+        Numeric column to average. Missing values (NaN / NA) are left out and
+        counted in ``n_missing``.
+    cluster : str, default "task_id"
+        Unit of independence; rows of one cluster are correlated.
+    by : str, list of str or None
+        Grouping columns (one output row per group); None gives one row.
+    method : {"cluster_t", "bca", "percentile", "basic"}
+        Interval: CR1 SE with a t(C - 1) quantile, or a cluster bootstrap.
+    confidence : float, default 0.95
+        Confidence level of the interval.
+    null : float, default 0.0
+        Value of the mean under the null hypothesis of ``t`` / ``p_value``.
+    n_resamples : int, default 10 000
+        Bootstrap resamples (bootstrap methods only).
+    rng : Generator, int or None
+        Random source or seed (bootstrap methods only).
+
+    Returns
+    -------
+    DataFrame
+        One row per group, sorted by the ``by`` columns: the ``by`` columns,
+        ``n`` (non-missing rows), ``n_clusters`` (clusters with at least one),
+        ``n_missing``, ``mean``, ``se`` (CR1), ``ci_low``, ``ci_high``,
+        ``df`` (``C - 1``), ``t``, ``p_value``, ``method``, ``confidence``.
+        A group without non-missing rows has ``n == 0`` and NaN statistics;
+        with a single cluster the SE, interval and test are NaN.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalstats.stats.means import cluster_mean
+    >>> frame = pd.DataFrame({"task_id": ["a", "b", "c", "d"], "y": [0.1, 0.4, 0.35, 0.8]})
+    >>> res = cluster_mean(frame, "y")
+    >>> round(float(res["mean"].iloc[0]), 4), round(float(res["se"].iloc[0]), 4)
+    (0.4125, 0.1449)
+    >>> float(res["se"].iloc[0]) == float(frame["y"].sem())  # one row per cluster
+    True
+    """
+    by_cols = _by_columns(by)
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in [value, cluster, *by_cols] if c not in frame.columns]
+    if missing:
+        raise DataError(f"frame lacks column(s) {missing}", field=missing[0])
+    if method not in CLUSTER_MEAN_METHODS:
+        raise ValueError(f"method must be one of {CLUSTER_MEAN_METHODS}, got {method!r}")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    confidence = float(confidence)
+    try:
+        y = pd.to_numeric(frame[value], errors="raise").to_numpy(np.float64, na_value=np.nan)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"column {value!r} is not numeric: {exc}", field=value) from None
+    if np.isinf(y).any():
+        pos = int(np.flatnonzero(np.isinf(y))[0])
+        raise DataError(f"infinite value {y[pos]}", line=pos, field=value)
+    if frame[cluster].isna().any():
+        pos = int(np.flatnonzero(frame[cluster].isna().to_numpy())[0])
+        raise DataError("missing cluster id", line=pos, field=cluster)
+
+    groups, group_of_row = _groups(frame, by_cols)
+    n_groups = len(groups)
+    present = ~np.isnan(y)
+    n_missing = np.bincount(group_of_row[~present], minlength=n_groups)
+
+    # Per (group, cluster) cell: sum of y and count of rows.
+    cluster_codes = pd.factorize(frame[cluster], sort=True)[0].astype(np.int64)
+    n_ids = max(int(cluster_codes.max(initial=-1)) + 1, 1)
+    cells, cell_of_row = np.unique(
+        group_of_row[present] * n_ids + cluster_codes[present], return_inverse=True
+    )
+    gid = (cells // n_ids).astype(np.int64)
+    y_c = np.bincount(cell_of_row, weights=y[present], minlength=len(cells))
+    m_c = np.bincount(cell_of_row, minlength=len(cells)).astype(np.float64)
+
+    est, se, n_clusters, n = _cr1_ratio(y_c[:, None], m_c, gid, n_groups)
+    est, se = est[:, 0], se[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df = np.where(n_clusters > 1, n_clusters - 1, np.nan)
+        t = (est - float(null)) / se
+        p = 2.0 * sps.t.sf(np.abs(t), df)
+        if method == "cluster_t":
+            tq = sps.t.ppf(0.5 + confidence / 2.0, df)
+            low, high = est - tq * se, est + tq * se
+        else:
+            low, high = _bootstrap(
+                y_c, m_c, gid, n_groups, method, n_resamples, confidence, as_generator(rng)
+            )
+
+    out = groups.copy()
+    out["n"] = n.astype(np.int64)
+    out["n_clusters"] = n_clusters.astype(np.int64)
+    out["n_missing"] = n_missing.astype(np.int64)
+    out["mean"] = est
+    out["se"] = se
+    out["ci_low"] = low
+    out["ci_high"] = high
+    out["df"] = df
+    out["t"] = t
+    out["p_value"] = p
+    out["method"] = method
+    out["confidence"] = confidence
+    return out
+
+
+def _groups(frame: pd.DataFrame, by_cols: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """The sorted group table and each row's group id (factorised keys, no groupby)."""
+    if not by_cols:
+        return pd.DataFrame(index=pd.RangeIndex(1)), np.zeros(len(frame), dtype=np.int64)
+    codes, uniques = [], []
+    for col in by_cols:
+        k, u = pd.factorize(frame[col], sort=True, use_na_sentinel=False)
+        codes.append(np.asarray(k, dtype=np.int64))
+        uniques.append(u)
+    shape = [max(len(u), 1) for u in uniques]
+    key = np.ravel_multi_index(codes, shape) if len(frame) else np.zeros(0, dtype=np.int64)
+    keys, group_of_row = np.unique(key, return_inverse=True)
+    parts = np.unravel_index(keys, shape)
+    groups = pd.DataFrame(
+        {col: pd.Series(uniques[j].take(parts[j])) for j, col in enumerate(by_cols)}
+    )
+    return groups, group_of_row.astype(np.int64)
+
+
+def _bootstrap(
+    y_c: np.ndarray,
+    m_c: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+    method: str,
+    n_resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    low = np.full(n_groups, np.nan)
+    high = np.full(n_groups, np.nan)
+    stats = np.stack([y_c, m_c], axis=1)
+    order = np.argsort(gid, kind="stable")
+    bounds = np.searchsorted(gid[order], np.arange(n_groups + 1))
+    for g in range(n_groups):  # groups are few; each bootstrap is vectorised over resamples
+        cs = stats[order[bounds[g] : bounds[g + 1]]]
+        if cs.shape[0] < 2:
+            continue
+        res = cluster_bootstrap(
+            cs,
+            _ratio,
+            method=method,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            rng=rng,
+        )
+        low[g], high[g] = res.ci_low[0], res.ci_high[0]
+    return low, high
+
+
+def _ratio(s: np.ndarray) -> np.ndarray:
+    return s[..., 0] / s[..., 1]
