@@ -250,14 +250,16 @@ def plot_headline(
                 top = hi_i if np.isfinite(hi_i) else vi
                 ax.text(xi, top + 0.015, f"{100 * vi:.0f} %", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(x, ticks)
-    ax.set_ylim(0, 1.0)
+    # Headroom above 100 % keeps the value labels clear of the legend.
+    ax.set_ylim(0, 1.18)
+    ax.set_yticks(np.linspace(0, 1, 6))
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_ylabel("share of judged pairs (%)")
     ax.set_xlabel(" · ".join(group_cols) if group_cols else "group")
     ax.set_title("Outcome shares (WITH vs WITHOUT)")
     ax.grid(axis="y")
     ax.set_axisbelow(True)
-    ax.legend(loc="upper right", frameon=False)
+    ax.legend(loc="upper center", ncols=3, frameon=False, fontsize=8)
 
     v = _num(rates["net_win"])
     lo, hi = _num(rates["net_win_ci_low"]), _num(rates["net_win_ci_high"])
@@ -298,7 +300,7 @@ def plot_headline(
     ax_net.yaxis.set_major_formatter(
         FuncFormatter(lambda v, _: f"{100 * v:+.0f} pp" if abs(v) > 1e-12 else "0")
     )
-    ax_net.set_ylabel("net win = P(win) − P(loss) (percentage points)")
+    ax_net.set_ylabel("net win, P(win) − P(loss) (pp)")
     ax_net.set_xlabel(" · ".join(group_cols) if group_cols else "group")
     ax_net.set_title("Net win")
     ax_net.grid(axis="y")
