@@ -589,7 +589,7 @@ def compute_methodology(
     over a grid of latent between-task ICCs. Parameters are those of :func:`compute_results`.
     """
     from .stats.coverage import coverage_study
-    from .stats.power import mde_curve, power_curve, tasks_needed
+    from .stats.power import mde_curve, power_curve, simulated_power, tasks_needed
     from .stats.winrates import win_rates
 
     d = Path(data_dir)
@@ -618,20 +618,37 @@ def compute_methodology(
     ]
 
     mde, curves, needed = [], [], []
+    sim_rng = np.random.default_rng(seed)
     for row in design.itertuples(index=False):
         n_t, n_r, p_tie = int(row.n_tasks), int(row.n_replicates), float(row.p_tie)
         if n_t < 2:
             continue
-        mde.append(
-            mde_curve(
-                [n_t],
-                n_replicates=[n_r],
-                icc=list(_ICC_GRID),
-                p_tie=[p_tie],
+        curve = mde_curve(
+            [n_t],
+            n_replicates=[n_r],
+            icc=list(_ICC_GRID),
+            p_tie=[p_tie],
+            alpha=alpha,
+            power=_POWER,
+        ).assign(rubric=row.rubric)
+        # The analytic MDE treats task means as normal; simulate the test at each MDE to
+        # show how far that approximation is off for this few tasks.
+        curve["power_simulated"] = [
+            simulated_power(
+                m,
+                n_t,
+                n_replicates=n_r,
+                icc=i,
+                p_tie=p_tie,
                 alpha=alpha,
-                power=_POWER,
-            ).assign(rubric=row.rubric)
-        )
+                n_sims=4000,
+                rng=sim_rng,
+            )["power"].item()
+            if np.isfinite(m)
+            else np.nan
+            for m, i in zip(curve["net_win"], curve["icc"], strict=True)
+        ]
+        mde.append(curve)
         effects = [e for e in _NET_WIN_TARGETS if e <= 1.0 - p_tie]
         curves.append(
             power_curve(

@@ -281,3 +281,31 @@ def test_invalid_inputs_raise(kwargs):
 def test_tasks_needed_rejects_zero_effect():
     with pytest.raises(ValueError, match="non-zero"):
         tasks_needed(0.0, p_tie=0.3)
+
+
+def test_simulated_power_matches_scipy_t_tests_on_the_same_draws():
+    from scipy import stats as sps
+
+    from evalstats.simulate import draw_outcomes
+    from evalstats.stats.power import simulated_power
+
+    kw = dict(n_replicates=4, icc=0.3, p_tie=0.3)
+    res = simulated_power(0.25, 12, **kw, n_sims=300, rng=11)
+    p_win, p_loss = (1 - 0.3 + 0.25) / 2, (1 - 0.3 - 0.25) / 2
+    codes = draw_outcomes(
+        12, 4, p_win=p_win, p_tie=0.3, p_loss=p_loss, icc=0.3, n_evals=300, rng=11
+    )[..., 0]
+    means = (codes - 1.0).mean(axis=2)
+    pvals = sps.ttest_1samp(means, 0.0, axis=1).pvalue
+    assert res["power"].item() == pytest.approx(np.mean(pvals < 0.05), abs=1e-12)
+
+
+def test_simulated_power_type_one_error_and_analytic_agreement():
+    from evalstats.stats.power import min_detectable_net_win, simulated_power
+
+    null = simulated_power(0.0, 15, n_replicates=6, icc=0.3, p_tie=0.35, n_sims=6000, rng=2)
+    assert abs(null["power"].item() - 0.05) < 4 * null["mc_se"].item() + 0.005
+    # With many tasks the normal approximation holds: simulated ~= analytic 0.8.
+    mde = min_detectable_net_win(120, n_replicates=3, icc=0.3, p_tie=0.3)
+    sim = simulated_power(mde.net_win, 120, n_replicates=3, icc=0.3, p_tie=0.3, n_sims=6000, rng=3)
+    assert abs(sim["power"].item() - 0.8) < 4 * sim["mc_se"].item() + 0.01

@@ -32,6 +32,7 @@ from .power import (
     outcome_icc,
     power_curve,
     power_net_win,
+    simulated_power,
     solve_power,
     tasks_needed,
 )
@@ -83,6 +84,7 @@ __all__ = [
     "proportion_ci",
     "ratings_to_counts",
     "scott_pi",
+    "simulated_power",
     "solve_power",
     "tasks_needed",
     "two_rater_agreement",
