@@ -10,7 +10,7 @@ export MPLCONFIGDIR := $(CURDIR)/.cache/matplotlib
 export IPYTHONDIR := $(CURDIR)/.cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/.cache/jupyter-runtime
 
-.PHONY: test report lint bench sample lock clean chromium
+.PHONY: test report case-study lint bench sample lock clean chromium
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ test: $(STAMP) chromium
 
 report: $(STAMP)
 	$(BIN)/evalstats report data/sample -o reports/sample
+
+# The AlpacaEval case study, read in place from ../shared (never copied into the project).
+case-study: $(STAMP)
+	$(BIN)/evalstats report ../shared/data/alpaca_eval -o reports/alpaca_eval
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

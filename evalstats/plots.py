@@ -40,6 +40,7 @@ __all__ = [
     "plot_cost_ratios",
     "plot_dimension_scores",
     "plot_headline",
+    "plot_length_bias",
     "plot_power_curve",
     "plot_task_heatmap",
     "save_figure",
@@ -967,6 +968,184 @@ def plot_power_curve(
         title=_HUE_NAMES.get(hue_cols[0], hue_cols[0]) if len(hue_cols) == 1 else None,
     )
     ax.set_title(title or "Power of the task-clustered test of net win")
+    return fig
+
+
+# --------------------------------------------------------------------------- length bias
+
+# Horizontal offset between judges sharing a bin, so that their error bars do not overlap:
+# this fraction of the plotted x range (a log-ratio range on the ratio axis).
+_DODGE = 0.012
+_MARKERS = ("o", "s", "D", "^", "v", "P")
+_MARKER_GLYPHS = ("●", "■", "◆", "▲", "▼", "✚")
+
+
+def _ratio_tick(v: float, _: Any) -> str:
+    if v <= 0:
+        return ""
+    if v >= 1:
+        return f"×{v:g}"
+    return f"×1/{1 / v:g}"
+
+
+@_styled
+def plot_length_bias(
+    table: pd.DataFrame,
+    *,
+    hue: str | None = None,
+    facet: str | None = "model",
+    confidence: float | None = None,
+    title: str | None = None,
+) -> Figure:
+    """P(model wins) against the length of its output relative to the baseline's.
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per (facet, hue, bin), as
+        :func:`evalstats.adapters.alpaca_eval.length_bias` returns: ``x`` (the measure,
+        ``"log_ratio"`` or ``"diff"``), ``x_mean`` (the bin's mean of it), ``p_win``,
+        ``ci_low``, ``ci_high`` (Wilson interval) and ``n``; optionally ``slope``,
+        ``slope_ci_low``, ``slope_ci_high`` (the logistic slope, quoted in the legend).
+    hue : str, optional
+        Column naming the lines (judges); by default the first of ``annotator``, ``judge``
+        present.
+    facet : str or None, default "model"
+        Column naming the panels (one per value); None, or a column that is absent, draws
+        one panel.
+    confidence : float, optional
+        Level of the intervals, quoted in the title.
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    Figure
+        One panel per facet value, one line per judge (colour, line style and marker
+        differ) with the bins' Wilson intervals; judges sharing a bin are offset
+        horizontally by a small fixed amount so that the bars stay apart. For the log-ratio
+        the x axis shows the ratio (model length / baseline length, log scale); for the
+        difference it shows characters. A dashed line marks 50 % and a dotted one equal
+        lengths.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalstats.plots import plot_length_bias
+    >>> table = pd.DataFrame({
+    ...     "model": "m", "annotator": ["j1", "j1", "j2", "j2"], "x": "log_ratio",
+    ...     "x_mean": [-0.7, 0.4] * 2, "p_win": [0.1, 0.4, 0.15, 0.5], "n": [50] * 4,
+    ...     "ci_low": [0.04, 0.28, 0.07, 0.37], "ci_high": [0.21, 0.53, 0.28, 0.63]})
+    >>> fig = plot_length_bias(table)
+    >>> fig.axes[0].get_xscale()
+    'log'
+    """
+    _require(table, ["x_mean", "p_win", "ci_low", "ci_high", "n"], "table")
+    if len(table) == 0:
+        raise ValueError("table has no rows")
+    if hue is None:
+        hue = next((c for c in ("annotator", "judge") if c in table.columns), None)
+    elif hue not in table.columns:
+        raise ValueError(f"table lacks the hue column {hue!r}")
+    measures = set(table["x"].astype(str)) if "x" in table.columns else {"log_ratio"}
+    if len(measures) != 1 or not measures <= {"log_ratio", "diff"}:
+        raise ValueError(f"x must be one measure, 'log_ratio' or 'diff'; got {sorted(measures)}")
+    ratio = measures == {"log_ratio"}
+    t = table.assign(
+        _facet=table[facet].astype(str) if facet in table.columns else "all",
+        _hue=table[hue].astype(str) if hue is not None else "P(win)",
+    )
+    facets = sorted(t["_facet"].unique())
+    hues = sorted(t["_hue"].unique())
+    xs = _num(t["x_mean"])
+    finite = xs[np.isfinite(xs)]
+    span = float(finite.max() - finite.min()) if finite.size else 1.0
+    step = _DODGE * (span if span > 0 else 1.0)
+
+    fig = Figure(figsize=(0.6 + 3.9 * len(facets), 4.1), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(facets), sharey=True, squeeze=False)[0])
+    for ax, name in zip(axes, facets, strict=True):
+        part = t.loc[t["_facet"] == name]
+        slopes = []
+        for i, h in enumerate(hues):
+            g = part.loc[part["_hue"] == h].sort_values("x_mean")
+            if g.empty:
+                continue
+            color = OKABE_ITO[_LINE_COLORS[i % len(_LINE_COLORS)]]
+            x = _num(g["x_mean"]) + (i - (len(hues) - 1) / 2) * step
+            x = np.exp(x) if ratio else x
+            p = _num(g["p_win"])
+            ax.errorbar(
+                x,
+                p,
+                yerr=_asym_err(p, _num(g["ci_low"]), _num(g["ci_high"])),
+                color=color,
+                linestyle=_LINE_STYLES[i % len(_LINE_STYLES)],
+                marker=_MARKERS[i % len(_MARKERS)],
+                markersize=4.5,
+                linewidth=1.4,
+                elinewidth=0.9,
+                capsize=2.5,
+                label=h,
+            )
+            if {"slope", "slope_ci_low", "slope_ci_high"} <= set(g.columns):
+                est, lo, hi = (_num(g[c])[0] for c in ("slope", "slope_ci_low", "slope_ci_high"))
+                if np.isfinite(est):
+                    slopes.append((i, color, f"{est:.2f} [{lo:.2f}, {hi:.2f}]"))
+        if slopes:
+            # Per panel: each facet has its own fits, so the legend cannot carry them.
+            unit = "per unit log-ratio" if ratio else "per character"
+            ax.text(
+                0.02,
+                0.98,
+                f"logistic slope {unit}:",
+                transform=ax.transAxes,
+                va="top",
+                fontsize=7.5,
+            )
+            for k, (i, color, text) in enumerate(slopes, start=1):
+                ax.text(
+                    0.02,
+                    0.98 - 0.065 * k,
+                    f"{_MARKER_GLYPHS[i % len(_MARKERS)]} {text}",
+                    transform=ax.transAxes,
+                    va="top",
+                    fontsize=7.5,
+                    color=color,
+                )
+        ax.axhline(0.5, color="#666666", linestyle=(0, (4, 2)), linewidth=1.0, label="50 %")
+        ax.axvline(
+            1.0 if ratio else 0.0,
+            color="#999999",
+            linestyle=":",
+            linewidth=1.0,
+            label="equal lengths",
+        )
+        if ratio:
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(FuncFormatter(_ratio_tick))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_xlabel("length ratio, model ÷ baseline (characters, log scale)")
+        else:
+            ax.set_xlabel("length difference, model − baseline (characters)")
+        ax.set_ylim(0.0, 1.0)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.grid(True)
+        ax.set_axisbelow(True)
+        n = int(part.groupby("_hue")["n"].sum().max())
+        ax.set_title(f"{name} (n = {n} instructions)" if facet in table.columns else name)
+    axes[0].set_ylabel("P(model wins) (% of the bin's instructions)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=min(len(labels), 3),
+        frameon=False,
+        title=hue,
+    )
+    sub = _conf_text(confidence).replace("CI", "Wilson CI")
+    fig.suptitle(title or f"Length bias: P(model preferred to the baseline) by length ({sub})")
     return fig
 
 

@@ -1,8 +1,17 @@
 """Render the published report: execute the notebooks, then write self-contained HTML + assets.
 
-``evalstats report DATA_DIR -o reports/NAME [-p key=value ...]`` (or :func:`render_report`)
-executes ``notebooks/report.ipynb`` and ``notebooks/methodology.ipynb`` with their papermill
-``parameters`` cell filled in, in a kernel running this very Python, and writes::
+``evalstats report DATA_DIR -o reports/NAME [--kind KIND] [-p key=value ...]`` (or
+:func:`render_report`) executes the notebooks of the report's kind (:data:`REPORT_KINDS`) with
+their papermill ``parameters`` cell filled in, in a kernel running this very Python. The kind is
+recognised from the directory unless given:
+
+* ``evaluation`` (``tasks.*``, ``runs.*``, ``judgments.*``): ``notebooks/report.ipynb`` and
+  ``notebooks/methodology.ipynb``;
+* ``alpaca_eval`` (AlpacaEval ``*annotations*.json[l][.gz]`` files):
+  ``notebooks/case_study_alpaca_eval.ipynb``, the case study of
+  :func:`evalstats.adapters.alpaca_eval.compute_case_study`.
+
+For an evaluation it writes::
 
     reports/NAME/index.html          the report (inputs hidden, images inlined, no scripts)
     reports/NAME/methodology.html    power / minimum detectable effect, CI coverage evidence
@@ -12,8 +21,10 @@ executes ``notebooks/report.ipynb`` and ``notebooks/methodology.ipynb`` with the
     reports/NAME/notebooks/*.ipynb   the executed notebooks, for audit
 
 Each notebook computes its numbers once (:func:`evalstats.results.compute_results`,
-:func:`~evalstats.results.compute_methodology`), writes them as JSON and displays them; the two
+:func:`~evalstats.results.compute_methodology`), writes them as JSON and displays them; the
 JSON parts are merged into ``results.json``, so the page and the JSON come from one computation.
+The case study writes ``index.html``, ``results.json``, ``figures/``, ``tables/`` and
+``notebooks/`` the same way, from one notebook.
 
 The helpers ``show_*`` are what the notebooks call to display a section; they escape every
 table cell (judge reasoning and raw output are data, never markup).
@@ -23,6 +34,8 @@ Examples
 >>> from evalstats.report import render_report
 >>> render_report("data/sample", "reports/sample", params={"n_resamples": 2000})  # doctest: +SKIP
 PosixPath('reports/sample/index.html')
+>>> render_report("../shared/data/alpaca_eval", "reports/alpaca_eval")  # doctest: +SKIP
+PosixPath('reports/alpaca_eval/index.html')
 """
 
 from __future__ import annotations
@@ -38,7 +51,8 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +62,13 @@ from . import _html
 from .errors import EvalstatsError
 
 __all__ = [
+    "CASE_STUDY_PARAMETERS",
     "NOTEBOOKS",
     "PARAMETERS",
+    "REPORT_KINDS",
     "ReportError",
+    "ReportKind",
+    "detect_kind",
     "execute_notebook",
     "notebook_path",
     "parse_params",
@@ -74,6 +92,14 @@ PARAMETERS: dict[str, Any] = {
     "data_dir": "data/sample",
     "judges": None,
     "rubric": None,
+    "confidence": 0.95,
+    "n_resamples": 10_000,
+    "seed": 0,
+    "output_dir": None,
+}
+# The AlpacaEval case study's parameters; its data directory is read in place, never copied.
+CASE_STUDY_PARAMETERS: dict[str, Any] = {
+    "data_dir": "../shared/data/alpaca_eval",
     "confidence": 0.95,
     "n_resamples": 10_000,
     "seed": 0,
@@ -433,11 +459,121 @@ def _check_self_contained(text: str, page: str) -> None:
         raise ReportError(f"{page} is not self-contained or not inert: {', '.join(found[:3])}")
 
 
+# --------------------------------------------------------------------------------------------
+# report kinds
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReportKind:
+    """What one kind of report executes, with which parameters, and how its data look.
+
+    Attributes
+    ----------
+    name : str
+        The ``--kind`` value.
+    notebooks : tuple of (notebook, html page, title)
+        Executed in order; the first page is ``index.html``.
+    parameters : mapping
+        The notebooks' papermill parameters and their defaults (``data_dir`` and
+        ``output_dir`` are set by the renderer; the others may be overridden with ``-p``).
+    looks_for : str
+        What :attr:`detect` looks for, for error messages.
+    detect : callable
+        ``detect(data_dir) -> bool``: whether the directory holds this kind's data.
+    check : callable
+        ``check(data_dir)``: raises :class:`~evalstats.errors.DataError` naming a missing
+        input, before any kernel starts.
+    """
+
+    name: str
+    notebooks: tuple[tuple[str, str, str], ...]
+    parameters: Mapping[str, Any]
+    looks_for: str
+    detect: Callable[[Path], bool]
+    check: Callable[[Path], None]
+
+    @property
+    def user_parameters(self) -> list[str]:
+        """The parameters ``-p`` may set."""
+        return [k for k in self.parameters if k not in ("data_dir", "output_dir")]
+
+
+_EVALUATION_STEMS = ("tasks", "runs", "judgments")
+
+
+def _has_evaluation(data: Path) -> bool:
+    from .records import find_file
+
+    return find_file(data, "tasks", required=False) is not None
+
+
+def _check_evaluation(data: Path) -> None:
+    from .records import find_file
+
+    for stem in _EVALUATION_STEMS:
+        find_file(data, stem)  # a missing input is a DataError naming it
+
+
+def _has_annotations(data: Path) -> bool:
+    from .adapters.alpaca_eval import annotation_files
+
+    return bool(annotation_files(data))
+
+
+def _check_annotations(data: Path) -> None:
+    from .adapters.alpaca_eval import annotation_files
+
+    annotation_files(data, required=True)
+
+
+REPORT_KINDS: dict[str, ReportKind] = {
+    "evaluation": ReportKind(
+        name="evaluation",
+        notebooks=NOTEBOOKS,
+        parameters=PARAMETERS,
+        looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
+        detect=_has_evaluation,
+        check=_check_evaluation,
+    ),
+    "alpaca_eval": ReportKind(
+        name="alpaca_eval",
+        notebooks=(("case_study_alpaca_eval.ipynb", "index.html", "AlpacaEval case study"),),
+        parameters=CASE_STUDY_PARAMETERS,
+        looks_for="AlpacaEval annotation files (*annotations*.json, .jsonl, .ndjson, optionally "
+        ".gz, in the directory or below it)",
+        detect=_has_annotations,
+        check=_check_annotations,
+    ),
+}
+
+
+def detect_kind(data_dir: str | os.PathLike[str]) -> str:
+    """The :data:`REPORT_KINDS` name whose data ``data_dir`` holds.
+
+    Raises :class:`ReportError` when no kind, or more than one, recognises the directory.
+    """
+    data = Path(data_dir)
+    if not data.is_dir():
+        raise ReportError(f"{data}: not a directory")
+    found = [name for name, kind in REPORT_KINDS.items() if kind.detect(data)]
+    if not found:
+        looked = "; ".join(f"{k.name}: {k.looks_for}" for k in REPORT_KINDS.values())
+        raise ReportError(f"{data}: no report kind recognises this directory (looked for {looked})")
+    if len(found) > 1:
+        raise ReportError(
+            f"{data}: holds the data of several report kinds ({', '.join(found)}); "
+            "choose one with --kind (kind=)"
+        )
+    return found[0]
+
+
 def render_report(
     data_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
     params: Mapping[str, Any] | None = None,
+    kind: str | None = None,
     timeout: int = 600,
 ) -> Path:
     """Execute the notebooks on ``data_dir`` and write the report into ``out_dir``.
@@ -445,12 +581,17 @@ def render_report(
     Parameters
     ----------
     data_dir : path
-        The evaluation's data directory (tasks, runs, judgments).
+        The data directory: an evaluation (tasks, runs, judgments) or AlpacaEval annotations.
     out_dir : path
         Report directory (created; files it already holds with the same names are replaced).
     params : mapping, optional
-        Notebook parameters (see :data:`PARAMETERS`): ``judges``, ``rubric``, ``confidence``,
-        ``n_resamples``, ``seed``.
+        Notebook parameters of the kind (:data:`PARAMETERS` for an evaluation: ``judges``,
+        ``rubric``, ``confidence``, ``n_resamples``, ``seed``; :data:`CASE_STUDY_PARAMETERS`
+        for the AlpacaEval case study: ``confidence``, ``n_resamples``, ``seed``). Unknown
+        names are refused before anything runs.
+    kind : {"evaluation", "alpaca_eval"}, optional
+        The report kind (:data:`REPORT_KINDS`); recognised from ``data_dir`` by default
+        (:func:`detect_kind`).
     timeout : int
         Seconds allowed per notebook cell.
 
@@ -462,19 +603,19 @@ def render_report(
     from .results import dump_json, merge_results
 
     params = dict(params or {})
-    unknown = sorted(set(params) - (set(PARAMETERS) - {"data_dir", "output_dir"}))
-    if unknown:
-        raise ReportError(
-            f"unknown report parameter(s) {', '.join(unknown)}; known: "
-            + ", ".join(k for k in PARAMETERS if k not in ("data_dir", "output_dir"))
-        )
+    if kind is not None and kind not in REPORT_KINDS:
+        raise ReportError(f"unknown report kind {kind!r}; known: {', '.join(REPORT_KINDS)}")
     data = Path(data_dir)
     if not data.is_dir():
         raise ReportError(f"{data}: not a directory")
-    from .records import find_file
-
-    for stem in ("tasks", "runs", "judgments"):
-        find_file(data, stem)  # a missing input is a DataError naming it, before any kernel
+    spec = REPORT_KINDS[kind if kind is not None else detect_kind(data)]
+    unknown = sorted(set(params) - set(spec.user_parameters))
+    if unknown:
+        raise ReportError(
+            f"unknown report parameter(s) {', '.join(unknown)} for the {spec.name} report kind; "
+            f"known: {', '.join(spec.user_parameters)}"
+        )
+    spec.check(data)  # a missing input is a DataError naming it, before any kernel
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     cwd = Path.cwd()
@@ -485,11 +626,11 @@ def render_report(
     for sub in ("figures", "tables"):
         shutil.rmtree(out / sub, ignore_errors=True)
 
-    nb_params = {**PARAMETERS, **params, "data_dir": _relative(data, cwd)}
+    nb_params = {**spec.parameters, **params, "data_dir": _relative(data, cwd)}
     bodies: list[tuple[str, str, str]] = []
     with tempfile.TemporaryDirectory(prefix="evalstats-report-") as tmp:
         env = _kernel_env(Path(tmp))
-        for nb_name, page_name, title in NOTEBOOKS:
+        for nb_name, page_name, title in spec.notebooks:
             part = parts_dir / nb_name.replace(".ipynb", "")
             nb = execute_notebook(
                 notebook_path(nb_name),
@@ -507,7 +648,7 @@ def render_report(
 
     # Each notebook wrote results.json, tables/ and figures/ into its part directory.
     docs = []
-    for nb_name, _, _ in NOTEBOOKS:
+    for nb_name, _, _ in spec.notebooks:
         part = parts_dir / nb_name.replace(".ipynb", "")
         result_file = part / "results.json"
         if not result_file.exists():
@@ -529,7 +670,7 @@ def render_report(
             f"({merged['provenance'].get('data_dir', '')}/truth.json). No agent was run "
             "and no judge was called; they are not evidence about any tool."
         )
-    nav = [(title, page_name) for _, page_name, title in NOTEBOOKS]
+    nav = [(title, page_name) for _, page_name, title in spec.notebooks]
     nav.append(("results.json", "results.json"))
     version = merged["provenance"].get("package", {}).get("version", "")
     footer = (
@@ -572,7 +713,9 @@ def parse_params(items: Iterable[str]) -> dict[str, Any]:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    index = render_report(args.data_dir, args.output, params=parse_params(args.param or []))
+    index = render_report(
+        args.data_dir, args.output, params=parse_params(args.param or []), kind=args.kind
+    )
     print(f"wrote {index} ({time.perf_counter() - start:.1f} s)")
     return 0
 
@@ -582,11 +725,19 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "report",
         help="render the self-contained HTML report of a data directory",
-        description="Execute notebooks/report.ipynb and methodology.ipynb on DATA_DIR and write "
-        "OUT/index.html, methodology.html, results.json (every number + "
-        "provenance), figures/, tables/ and the executed notebooks.",
+        description="Execute the report notebooks on DATA_DIR and write OUT/index.html (and "
+        "methodology.html for an evaluation), results.json (every number + provenance), "
+        "figures/, tables/ and the executed notebooks. An evaluation directory (tasks, runs, "
+        "judgments) gets notebooks/report.ipynb and methodology.ipynb; a directory of "
+        "AlpacaEval annotations gets notebooks/case_study_alpaca_eval.ipynb.",
     )
     p.add_argument("data_dir", metavar="DATA_DIR")
+    p.add_argument(
+        "--kind",
+        choices=list(REPORT_KINDS),
+        default=None,
+        help="report kind (default: recognised from DATA_DIR)",
+    )
     p.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="report directory, e.g. reports/NAME"
     )
@@ -596,7 +747,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         action="append",
         metavar="KEY=VALUE",
         help="notebook parameter (JSON value, else text); repeatable: "
-        "judges='[\"a:b\"]', rubric=with-without, confidence=0.9, "
+        "judges='[\"a:b\"]', rubric=with-without (evaluation only), confidence=0.9, "
         "n_resamples=2000, seed=1",
     )
     p.set_defaults(func=_cmd_report)

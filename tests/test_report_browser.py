@@ -119,9 +119,7 @@ def test_headline_table_and_no_script_runs(browser, report_dir):
     assert rows.count() >= 2
     headers = page.locator('table[data-table="headline"] thead th').all_inner_texts()
     assert {"judge", "net_win", "win_rate", "net_win_p", "sign_test_p"} <= set(headers)
-    net_win = page.locator('table[data-table="headline"] tbody tr td').nth(
-        headers.index("net_win")
-    )
+    net_win = page.locator('table[data-table="headline"] tbody tr td').nth(headers.index("net_win"))
     assert re.fullmatch(r"-?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]", net_win.inner_text())
     assert page.evaluate("() => typeof window.__pwned") == "undefined"
     assert page.evaluate("() => document.scripts.length") == 0

@@ -97,6 +97,8 @@ __all__ = [
     "LEADERBOARD_COLUMNS",
     "RUBRIC",
     "LogisticFit",
+    "annotation_files",
+    "compute_case_study",
     "judge_agreement_by_model",
     "leaderboard_row",
     "length_bias",
@@ -306,6 +308,46 @@ def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- public: load
+
+
+def annotation_files(data_dir: str | os.PathLike[str], *, required: bool = False) -> list[Path]:
+    """The AlpacaEval annotation files in ``data_dir`` or below it, sorted by relative path.
+
+    A file counts when its name contains ``annotations`` and ends with ``.json``,
+    ``.jsonl`` or ``.ndjson`` (optionally ``.gz``): ``claude-2.1.annotations.jsonl.gz``
+    as in ``shared/data/alpaca_eval``, or AlpacaEval's own layout
+    ``results/<model>/<annotator>/annotations.json``. Hidden directories are skipped.
+
+    Parameters
+    ----------
+    data_dir : path-like
+    required : bool, default False
+        Raise :class:`~evalstats.errors.DataError` when there is none (else return ``[]``).
+
+    Returns
+    -------
+    list of Path
+    """
+    d = Path(data_dir)
+    found = []
+    if d.is_dir():
+        for p in d.rglob("*annotations*"):
+            rel = p.relative_to(d)
+            name = p.name.lower()
+            base = name[:-3] if name.endswith(".gz") else name
+            if (
+                p.is_file()
+                and base.endswith(_SUFFIXES)
+                and not any(part.startswith(".") for part in rel.parts)
+            ):
+                found.append(p)
+    if required and not found:
+        raise DataError(
+            "no AlpacaEval annotation file (*annotations*.json, .jsonl or .ndjson, optionally "
+            ".gz) in this directory or below it",
+            path=d,
+        )
+    return sorted(found, key=lambda p: p.relative_to(d).as_posix())
 
 
 def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
@@ -899,3 +941,7 @@ def length_bias(
     if not parts:
         raise ValueError("no ok verdicts with both output lengths")
     return pd.concat(parts, ignore_index=True)
+
+
+# The case study builds on everything above; imported last so that it can import this module.
+from ._case_study import compute_case_study  # noqa: E402
