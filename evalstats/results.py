@@ -245,7 +245,7 @@ def provenance(
     confidence: float,
 ) -> dict[str, Any]:
     """What a reader needs to reproduce the numbers: inputs, prompts, judges, versions, seed."""
-    from . import __version__, rubrics
+    from . import rubrics
     from .records import load_judgments
 
     d = Path(data_dir)
@@ -290,9 +290,27 @@ def provenance(
                     model_ids[judge] = sorted({str(v) for v in values})
     return {
         "data_dir": d.name,
-        "inputs": {p.name: {"sha256": _sha256(p), "bytes": p.stat().st_size} for p in files},
+        "inputs": input_digests(d, files),
         "rubrics": rubric_rows,
         "judges": [{"judge": j, "model_ids": model_ids[j]} for j in judges],
+        **run_provenance(seed=seed, n_resamples=n_resamples, confidence=confidence),
+    }
+
+
+def input_digests(base: Path, files: Sequence[Path]) -> dict[str, dict[str, Any]]:
+    """sha256 and size of each input, keyed by its path relative to ``base`` (no machine
+    paths in published JSON)."""
+    return {
+        p.relative_to(base).as_posix(): {"sha256": _sha256(p), "bytes": p.stat().st_size}
+        for p in files
+    }
+
+
+def run_provenance(*, seed: int | None, n_resamples: int, confidence: float) -> dict[str, Any]:
+    """Package and library versions plus the settings every published number depends on."""
+    from . import __version__
+
+    return {
         "package": {"name": "evalstats", "version": __version__},
         "versions": {
             "python": platform.python_version(),

@@ -14,11 +14,9 @@ No statistics live here: each table is the output of a package function
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
-import platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,7 @@ import pandas as pd
 from scipy import special
 
 from ..errors import DataError
-from ..results import Results, _is_simulated, _sha256, _tidy
+from ..results import Results, _is_simulated, _tidy, input_digests, run_provenance
 from ..stats.means import cluster_mean
 from ..stats.resample import cluster_bootstrap
 from . import alpaca_eval as _ae
@@ -310,29 +308,14 @@ def _provenance(
     n_resamples: int,
     confidence: float,
 ) -> dict[str, Any]:
-    from .. import __version__
-
     return {
         "data_dir": d.name,
-        # Relative names only: no machine paths in the published JSON.
-        "inputs": {
-            p.relative_to(d).as_posix(): {"sha256": _sha256(p), "bytes": p.stat().st_size}
-            for p in inputs
-        },
+        "inputs": input_digests(d, inputs),
         "leaderboard_source": source,
         "models": sorted(frame["model"].astype(str).unique()),
         "baselines": sorted(frame["baseline"].astype(str).unique()),
         "annotators": sorted(frame["judge"].astype(str).unique()),
-        "package": {"name": "evalstats", "version": __version__},
-        "versions": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "pandas": pd.__version__,
-            "scipy": importlib.import_module("scipy").__version__,
-        },
-        "seed": seed,
-        "n_resamples": int(n_resamples),
-        "confidence": float(confidence),
+        **run_provenance(seed=seed, n_resamples=n_resamples, confidence=confidence),
     }
 
 
