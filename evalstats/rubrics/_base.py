@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 from evalstats._schema import ORDERS
+from evalstats.errors import ParseError
 
 __all__ = [
     "RenderedPrompt",
@@ -338,3 +339,25 @@ def last_text(values: Sequence[Any]) -> str | None:
     """The last non-empty value as text (a judge that repeats a field corrects it last)."""
     texts = [t for t in (as_field_text(v) for v in values) if t is not None]
     return texts[-1] if texts else None
+
+
+def labels_named(value: Any, read_text: Callable[[str], set[str]], *, what: str) -> set[str]:
+    """Every label a judge's field names: a string, or a list of strings (first 20 read).
+
+    ``read_text`` maps one string to the labels it names (raising ParseError if none).
+    """
+    if isinstance(value, list) and value:
+        out: set[str] = set()
+        for v in value[:20]:
+            out |= labels_named(v, read_text, what=what)
+        return out
+    if not isinstance(value, str):
+        raise ParseError(f"unrecognised {what}: {as_field_text(value)!r:.80}")
+    return read_text(value)
+
+
+def one_label(found: set[str], *, what: str) -> str:
+    """The single label in ``found``; two different ones are a ParseError, never a guess."""
+    if len(found) > 1:
+        raise ParseError(f"two different {what}: {', '.join(sorted(found))}")
+    return found.pop()

@@ -33,9 +33,11 @@ from ._base import (
     check_placeholders,
     fill,
     is_missing,
+    labels_named,
     last_text,
     norm_key,
     normalise_order,
+    one_label,
     read_data,
     register,
     require_text,
@@ -84,20 +86,11 @@ def parse_verdict_label(value: Any) -> str:
     >>> parse_verdict_label("draw")
     'tie'
     """
-    found = _verdicts_in(value)
-    if len(found) > 1:
-        raise ParseError(f"two different labels (verdicts): {', '.join(sorted(found))}")
-    return found.pop()
+    found = labels_named(value, _verdicts_in_text, what="verdict")
+    return one_label(found, what="labels (verdicts)")
 
 
-def _verdicts_in(value: Any) -> set[str]:
-    if isinstance(value, list) and value:
-        out: set[str] = set()
-        for v in value[:20]:
-            out |= _verdicts_in(v)
-        return out
-    if not isinstance(value, str):
-        raise ParseError(f"unrecognised verdict: {as_field_text(value)!r:.80}")
+def _verdicts_in_text(value: str) -> set[str]:
     tokens = re.findall(r"[a-z]+", value.lower())
     letters = {t for t in tokens if t in ("a", "b")}
     tie = any(t in _TIE_WORDS for t in tokens)
@@ -248,7 +241,7 @@ class BlindPairRubric(Rubric):
         labels: set[str] = set()
         for _, d in carriers:
             for v in values_for(d, _VERDICT_KEYS):
-                labels |= _verdicts_in(v)
+                labels |= labels_named(v, _verdicts_in_text, what="verdict")
         if len(labels) > 1:
             raise ParseError(f"two different labels (verdicts): {', '.join(sorted(labels))}")
         label = labels.pop()

@@ -28,8 +28,10 @@ from ._base import (
     format_tokens,
     format_wall_clock,
     is_missing,
+    labels_named,
     last_text,
     norm_key,
+    one_label,
     read_data,
     register,
     require_text,
@@ -98,20 +100,10 @@ def parse_label(value: Any) -> str:
     >>> parse_label("B")
     '(b)'
     """
-    found = _labels_in(value)
-    if len(found) > 1:
-        raise ParseError(f"two different labels: {', '.join(sorted(found))}")
-    return found.pop()
+    return one_label(labels_named(value, _labels_in_text, what="label"), what="labels")
 
 
-def _labels_in(value: Any) -> set[str]:
-    if isinstance(value, list) and value:
-        out: set[str] = set()
-        for v in value[:20]:
-            out |= _labels_in(v)
-        return out
-    if not isinstance(value, str):
-        raise ParseError(f"unrecognised label: {as_field_text(value)!r:.80}")
+def _labels_in_text(value: str) -> set[str]:
     s = value.strip(_STRIP).lower()
     s = re.sub(r"^label\s*[:=]?\s*", "", s).strip(_STRIP)
     paren = set(_PAREN.findall(s))
@@ -249,7 +241,7 @@ class WithWithoutRubric(Rubric):
         labels: set[str] = set()
         for d in carriers:
             for v in values_for(d, keys):
-                labels |= _labels_in(v)
+                labels |= labels_named(v, _labels_in_text, what="label")
         if len(labels) > 1:
             raise ParseError(f"two different labels: {', '.join(sorted(labels))}")
         label = labels.pop()
