@@ -114,15 +114,20 @@ def test_journal_lock_torn_line_and_dedupe(tmp_path):
         j.write({"call_key": "k2", "error": "Y"})
     with path.open("ab") as fh:
         fh.write(b'{"call_key": "k3", "err')  # a write cut short by a kill
-    with pytest.warns(UserWarning, match="unreadable journal line"):
+    with pytest.warns(UserWarning, match="cut short"):
         with Journal(path) as j:
             assert j.finished_keys() == {"k1"}
             assert [b["batch_id"] for b in j.pending_batches()] == ["b1"]
             j.write({"call_key": "k3", "error": None})
-    with pytest.warns(UserWarning):
-        lines = read_journal(path)
+    # The torn bytes were set aside, not dropped; the journal is clean JSON Lines again.
+    assert (tmp_path / "j.jsonl.torn").read_bytes() == b'{"call_key": "k3", "err\n'
+    lines = read_journal(path)
     assert [(x["call_key"], x["error"]) for x in lines] == [("k1", None), ("k2", "Y"), ("k3", None)]
-    with pytest.warns(UserWarning):
+    assert len(read_journal(path, all_attempts=True)) == 5
+    # A corrupt line inside the file (not a torn tail) is still skipped with a warning.
+    with path.open("ab") as fh:
+        fh.write(b"garbage\n")
+    with pytest.warns(UserWarning, match="unreadable journal line"):
         assert len(read_journal(path, all_attempts=True)) == 5
 
 
@@ -418,6 +423,15 @@ def test_cli_judge(fake, tmp_path, capsys):
     from evalstats.records import load_judgments
 
     assert len(load_judgments(data / "judgments.jsonl")) == 16
+    # A line torn by kill -9 (no newline) must not stop the rerun that repairs it.
+    with (data / "judgments.jsonl").open("a") as fh:
+        fh.write('{"judgment_id": "torn", "task_')
+    args = parser.parse_args(argv)
+    with pytest.warns(UserWarning, match="cut short"):
+        assert args.func(args) == 0
+    assert len(read_journal(data / "judgments.jsonl")) == 16
+    assert len(load_judgments(data / "judgments.jsonl")) == 16  # valid JSON Lines again
+    assert (data / "judgments.jsonl.torn").read_text() == '{"judgment_id": "torn", "task_\n'
     args = parser.parse_args(["judge", str(data), "--rubric", "blind-pair", "--judge", "nope"])
     assert args.func(args) == 2 and "provider:model" in capsys.readouterr().err
     with pytest.raises(SystemExit):

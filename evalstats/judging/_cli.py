@@ -82,16 +82,19 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     """Run ``evalstats judge``; 0 when every call is finished, 1 when some failed or were
     not started (rerun to retry), 2 on a usage or data error."""
-    from evalstats.records import load_dir
+    from evalstats.records import find_file, load_runs, load_tasks
 
     from .runner import run_judges
 
     out = Path(args.out) if args.out else Path(args.data_dir) / "judgments.jsonl"
     try:
-        data = load_dir(args.data_dir)
+        # Only tasks and runs: the journal is the runner's to read, and a line torn by a
+        # kill -9 must not stop the rerun that repairs it.
+        tasks = load_tasks(find_file(args.data_dir, "tasks"))
+        runs = load_runs(find_file(args.data_dir, "runs"), tasks)
         result = run_judges(
-            data.tasks,
-            data.runs,
+            tasks,
+            runs,
             rubric=args.rubric,
             judges=args.judge,
             out=out,

@@ -151,20 +151,38 @@ class Journal:
             )
         os.ftruncate(self._lock_fd, 0)
         os.pwrite(self._lock_fd, str(os.getpid()).encode(), 0)
+        self._set_aside_torn_tail()
         self.records = _read_lines(self.path)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        # A line torn by a kill has no newline: end it so the next line starts clean.
-        size = os.fstat(self._fd).st_size
-        if size:
-            with self.path.open("rb") as fh:
-                fh.seek(size - 1)
-                if fh.read(1) != b"\n":
-                    os.write(self._fd, b"\n")
         self._write_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._written = 0
         self._synced = 0
         self._closed = False
+
+    def _set_aside_torn_tail(self) -> None:
+        """Move a last line cut short by a kill (no newline) to ``<journal>.torn``.
+
+        The journal stays valid JSON Lines for every reader, and the torn bytes are kept,
+        not dropped; the call they belonged to is not finished and is made again.
+        """
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if not data or data.endswith(b"\n"):
+            return
+        cut = data.rfind(b"\n") + 1
+        side = self.path.with_name(self.path.name + ".torn")
+        with side.open("ab") as fh:
+            fh.write(data[cut:] + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.truncate(self.path, cut)
+        warnings.warn(
+            f"{self.path}: its last line was cut short (a killed run); moved its "
+            f"{len(data) - cut} bytes to {side}; that call will be made again",
+            stacklevel=3,
+        )
 
     # -- state -----------------------------------------------------------------------------
     def finished_keys(self) -> set[str]:
