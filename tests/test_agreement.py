@@ -31,9 +31,14 @@ def cases():
     return {c["id"]: c for c in json.loads(REFERENCE.read_text())}
 
 
+# (id of a case's "expected" dict, key) for every published value a test compared.
+CHECKED: set[tuple[int, str]] = set()
+
+
 def check(expected: dict, key: str, got: float) -> None:
     e = expected[key]
     assert abs(got - e["value"]) <= e["tol"] + 1e-12, f"{key}: {got} vs {e['value']}±{e['tol']}"
+    CHECKED.add((id(expected), key))
 
 
 def expand(table) -> tuple[np.ndarray, np.ndarray]:
@@ -184,6 +189,28 @@ def random_pair(rng, k, n, agree=0.6):
 
 SEEDS = [0, 1, 2, 3]
 KS = [2, 3, 4, 5]
+
+
+AGREEMENT_CASES = (
+    "sas_freq_skin_condition_kappa",
+    "sas_printout_3x3_unused_column_kappa",
+    "gwet_cont3x3abstractors_two_rater_coefficients",
+    "fleiss1971_psychiatric_diagnoses",
+    "krippendorff2011_alpha_missing_data_all_levels",
+)
+
+
+def test_every_published_agreement_value_was_compared(cases):
+    """Runs after the reference tests above (file order): none of their values is skipped."""
+    if not CHECKED:
+        pytest.skip("run with the reference-case tests above (e.g. the whole file)")
+    missing = [
+        (cid, key)
+        for cid in AGREEMENT_CASES
+        for key in cases[cid]["expected"]
+        if (id(cases[cid]["expected"]), key) not in CHECKED
+    ]
+    assert not missing, missing
 
 
 @pytest.mark.parametrize("seed", SEEDS)
