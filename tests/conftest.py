@@ -77,3 +77,26 @@ def small_dir(tmp_path: Path) -> Path:
     write_jsonl(tmp_path / "tasks.jsonl", tasks)
     write_jsonl(tmp_path / "runs.jsonl", runs)
     return tmp_path
+
+
+def first_difference(a, b, path="$"):
+    """Where two JSON-like values first differ (None when equal), for readable failures."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            return f"{path}: keys {sorted(set(a) ^ set(b))}"
+        for k in a:
+            d = first_difference(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path}: length {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            d = first_difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    if type(a) is not type(b) or a != b:
+        return f"{path}: {a!r} != {b!r}"
+    return None

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from conftest import first_difference
 from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score
 
@@ -123,28 +124,6 @@ def _parse(path: Path) -> _Collect:
     return p
 
 
-def _first_difference(a, b, path="$"):
-    if isinstance(a, dict) and isinstance(b, dict):
-        if set(a) != set(b):
-            return f"{path}: keys {sorted(set(a) ^ set(b))}"
-        for k in a:
-            d = _first_difference(a[k], b[k], f"{path}.{k}")
-            if d:
-                return d
-        return None
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return f"{path}: length {len(a)} != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            d = _first_difference(x, y, f"{path}[{i}]")
-            if d:
-                return d
-        return None
-    if type(a) is not type(b) or a != b:
-        return f"{path}: {a!r} != {b!r}"
-    return None
-
-
 # --------------------------------------------------------------------------------------------
 # the rendered directory and results.json == the library
 # --------------------------------------------------------------------------------------------
@@ -168,7 +147,7 @@ def test_report_directory_layout(rendered):
 def test_results_json_equals_compute_case_study(rendered, doc):
     data, _ = rendered
     expected = json.loads(dump_json(compute_case_study(data, **PARAMS).to_json()))
-    diff = _first_difference(doc, expected)
+    diff = first_difference(doc, expected)
     assert diff is None, diff
     n_numbers = sum(
         isinstance(v, int | float) and not isinstance(v, bool)

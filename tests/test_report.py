@@ -18,6 +18,7 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import first_difference
 
 from evalstats import _html, rubrics
 from evalstats.report import (
@@ -189,28 +190,6 @@ def test_simulated_label_is_at_the_top(rendered):
 # --------------------------------------------------------------------------------------------
 
 
-def _first_difference(a, b, path="$"):
-    if isinstance(a, dict) and isinstance(b, dict):
-        if set(a) != set(b):
-            return f"{path}: keys {sorted(set(a) ^ set(b))}"
-        for k in a:
-            d = _first_difference(a[k], b[k], f"{path}.{k}")
-            if d:
-                return d
-        return None
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return f"{path}: length {len(a)} != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            d = _first_difference(x, y, f"{path}[{i}]")
-            if d:
-                return d
-        return None
-    if type(a) is not type(b) or a != b:
-        return f"{path}: {a!r} != {b!r}"
-    return None
-
-
 def test_results_json_equals_library(rendered):
     data, out = rendered
     published = json.loads((out / "results.json").read_text())
@@ -219,7 +198,7 @@ def test_results_json_equals_library(rendered):
         compute_results(data, **kwargs).to_json(), compute_methodology(data, **kwargs).to_json()
     )
     expected = json.loads(dump_json(expected))  # the same JSON round trip as the file
-    assert _first_difference(published, expected) is None, _first_difference(published, expected)
+    assert first_difference(published, expected) is None, first_difference(published, expected)
     n_numbers = sum(
         isinstance(v, int | float) and not isinstance(v, bool)
         for rows in published["tables"].values()
