@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -18,7 +19,7 @@ from ._schema import (
 from .errors import DataError, ParseError
 from .records import EvalstatsWarning, pair_runs
 
-__all__ = ["verdict_frame", "wide_by_judge"]
+__all__ = ["load_frame", "select_rubric", "verdict_frame", "wide_by_judge"]
 
 _PAIR = ["task_id", "replicate"]
 _CALL = ["task_id", "replicate", "judge", "rubric", "order"]
@@ -274,14 +275,7 @@ def wide_by_judge(
     --------
     >>> wide = evalstats.wide_by_judge(frame, rubric="with-without")  # doctest: +SKIP
     """
-    f = frame
-    rubrics_present = f["rubric"].astype(str).unique().tolist()
-    if rubric is not None:
-        f = f.loc[f["rubric"].astype(str) == rubric]
-        if f.empty:
-            raise ValueError(f"no rows for rubric {rubric!r}; present: {rubrics_present}")
-    elif len(rubrics_present) > 1:
-        raise ValueError(f"the frame holds several rubrics {rubrics_present}: pass rubric=")
+    f, _ = select_rubric(frame, rubric)
     keys = list(_PAIR)
     if f["order"].notna().any():
         keys.append("order")
@@ -295,3 +289,40 @@ def wide_by_judge(
         if isinstance(f[value].dtype, pd.CategoricalDtype):
             wide[col] = wide[col].astype(f[value].dtype)
     return wide
+
+
+def select_rubric(frame: pd.DataFrame, rubric: str | None = None) -> tuple[pd.DataFrame, str]:
+    """The rows of one rubric and its name; ``rubric=None`` is allowed when only one is present.
+
+    Raises ``ValueError`` naming the rubrics present when ``rubric`` is absent from the frame, or
+    when it is ``None`` and the frame holds several.
+
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"rubric": ["with-without", "blind-pair"], "x": [1, 2]})
+    >>> select_rubric(f, "blind-pair")[0]["x"].tolist()
+    [2]
+    """
+    present = frame["rubric"].astype(str).unique().tolist()
+    if rubric is None:
+        if len(present) != 1:
+            raise ValueError(f"the frame holds several rubrics {sorted(present)}: pass rubric=")
+        rubric = present[0]
+    rows = frame.loc[frame["rubric"].astype(str) == str(rubric)]
+    if rows.empty:
+        raise ValueError(f"no rows for rubric {rubric!r}; present: {sorted(present)}")
+    return rows, str(rubric)
+
+
+def load_frame(data_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """The verdict frame of a data directory: tasks, runs and judgments loaded and validated.
+
+    Raises ``DataError`` naming the directory when it holds no judgments file.
+    """
+    from pathlib import Path
+
+    from .records import load_dir
+
+    ds = load_dir(data_dir)
+    if ds.judgments is None:
+        raise DataError("no judgments file: run `evalstats judge` first", path=Path(data_dir))
+    return verdict_frame(ds.judgments, ds.runs, ds.tasks)

@@ -1,0 +1,83 @@
+"""Argument checks shared by every layer: one wording, one place.
+
+Public functions validate here, then call a pure core (scipy.stats' split). Only names without
+a leading underscore are meant to be imported by other modules.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .errors import DataError
+
+__all__ = ["check_columns", "check_confidence", "check_positive_int", "check_probability"]
+
+
+def check_confidence(confidence: Any) -> float:
+    """``confidence`` as a float in (0, 1); ``ValueError`` otherwise.
+
+    >>> check_confidence(0.95)
+    0.95
+    >>> check_confidence(95)
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence must be in (0, 1), got 95
+    """
+    try:
+        value = float(confidence)
+    except (TypeError, ValueError):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}") from None
+    if isinstance(confidence, bool) or not 0.0 < value < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    return value
+
+
+def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum`` (bools and non-integral floats refused).
+
+    >>> check_positive_int(2000, "n_resamples")
+    2000
+    >>> check_positive_int(0, "n_resamples")
+    Traceback (most recent call last):
+    ...
+    ValueError: n_resamples must be an integer >= 1, got 0
+    """
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not ok and isinstance(value, float) and value.is_integer():
+        ok = True
+    if not ok or int(value) < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_probability(value: Any, name: str, *, closed: bool = True) -> float:
+    """``value`` as a float in [0, 1] (or (0, 1) with ``closed=False``)."""
+    try:
+        p = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}") from None
+    inside = 0.0 <= p <= 1.0 if closed else 0.0 < p < 1.0
+    if isinstance(value, bool) or not inside:
+        bounds = "[0, 1]" if closed else "(0, 1)"
+        raise ValueError(f"{name} must be in {bounds}, got {value!r}")
+    return p
+
+
+def check_columns(frame: Any, columns: Iterable[str], *, what: str = "verdict frame") -> None:
+    """``TypeError`` unless ``frame`` is a DataFrame; ``DataError`` naming missing columns.
+
+    >>> import pandas as pd
+    >>> check_columns(pd.DataFrame({"a": [1]}), ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.DataError: field 'b': verdict frame lacks column(s) ['b']
+    """
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing: Sequence[str] = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(f"{what} lacks column(s) {list(missing)}", field=missing[0])
