@@ -29,7 +29,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
 from ._schema import BLIND_DIMENSIONS, OUTCOMES, STATUSES
-from .records import _atomic_write
+from .records import atomic_write
 from .stats.dimensions import dimension_means
 
 __all__ = [
@@ -1215,7 +1215,7 @@ def save_figure(
         fig.draw_without_rendering()
         for fmt in formats:
             path = out / f"{name}.{fmt}"
-            _atomic_write(
+            atomic_write(
                 path,
                 lambda fh, fmt=fmt: fig.savefig(
                     fh,

@@ -34,6 +34,8 @@ from .errors import DataError
 
 __all__ = [
     "Dataset",
+    "atomic_write",
+    "is_missing",
     "EvalstatsWarning",
     "find_file",
     "incomplete_pairs",
@@ -115,7 +117,7 @@ def _read_raw(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, np.ndarray, s
 # --------------------------------------------------------------------------- value coercion
 
 
-def _is_missing(v: Any) -> bool:
+def is_missing(v: Any) -> bool:
     if v is None or v is pd.NA or v is pd.NaT:
         return True
     return isinstance(v, float) and math.isnan(v)
@@ -221,7 +223,7 @@ def _validate(
         col = raw[name].tolist() if name in raw.columns else [None] * n
         values: list[Any] = []
         for i, v in enumerate(col):
-            if _is_missing(v) or (text_source and kind not in ("str",) and v == ""):
+            if is_missing(v) or (text_source and kind not in ("str",) and v == ""):
                 if required:
                     raise fail(i, name, "missing required field")
                 values.append(None)
@@ -402,7 +404,7 @@ def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
     p = Path(path)
     raw, lines, unit = _read_raw(p)
     if "kind" in raw.columns:
-        keep = raw["kind"].map(lambda k: _is_missing(k) or k == "judgment").to_numpy(dtype=bool)
+        keep = raw["kind"].map(lambda k: is_missing(k) or k == "judgment").to_numpy(dtype=bool)
         raw, lines = raw.loc[keep].reset_index(drop=True), lines[keep]
     return _validate(raw, lines, unit, JUDGMENT_FIELDS, p, text_source=p.suffix.lower() == ".csv")
 
@@ -489,7 +491,7 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
-def _atomic_write(path: Path, write: Any) -> None:
+def atomic_write(path: Path, write: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -512,7 +514,7 @@ def write_jsonl_atomic(path: str | os.PathLike[str], records: Iterable[Mapping[s
             fh.write(json.dumps(dict(rec), ensure_ascii=False, default=_json_default).encode())
             fh.write(b"\n")
 
-    _atomic_write(p, write)
+    atomic_write(p, write)
     return p
 
 
@@ -533,9 +535,9 @@ def write_frame_atomic(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Pat
         clean = frame.astype(object).where(frame.notna(), None)
         return write_jsonl_atomic(p, clean.to_dict(orient="records"))
     if suffix == ".parquet":
-        _atomic_write(p, lambda fh: frame.to_parquet(fh, index=False))
+        atomic_write(p, lambda fh: frame.to_parquet(fh, index=False))
     elif suffix == ".csv":
-        _atomic_write(p, lambda fh: fh.write(_lists_as_json(frame).to_csv(index=False).encode()))
+        atomic_write(p, lambda fh: fh.write(_lists_as_json(frame).to_csv(index=False).encode()))
     else:
         raise ValueError(f"unsupported output type {suffix!r}; use .parquet, .csv or .jsonl")
     return p

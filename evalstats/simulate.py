@@ -313,7 +313,7 @@ def simulate(
     ['judgments.jsonl', 'runs.jsonl', 'tasks.jsonl', 'truth.json']
     """
     from . import rubrics as _rubrics
-    from .records import _atomic_write, write_jsonl_atomic
+    from .records import atomic_write, write_jsonl_atomic
     from .tokens import count_tokens
 
     p = dataclasses.replace(params or SimulationParams(), **overrides)
@@ -478,5 +478,5 @@ def simulate(
         "files_sha256": {k: _sha256_file(v) for k, v in paths.items()},
     }
     truth_file = out / "truth.json"
-    _atomic_write(truth_file, lambda fh: fh.write(json.dumps(truth, indent=2).encode() + b"\n"))
+    atomic_write(truth_file, lambda fh: fh.write(json.dumps(truth, indent=2).encode() + b"\n"))
     return Simulation(out, paths["tasks"], paths["runs"], paths["judgments"], truth_file, p)

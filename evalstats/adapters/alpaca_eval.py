@@ -87,7 +87,7 @@ from .._schema import (
     VERDICT_COLUMNS,
 )
 from ..errors import DataError
-from ..records import EvalstatsWarning, _is_missing
+from ..records import EvalstatsWarning, is_missing
 from ..stats import judge_agreement, proportion_ci, win_rates
 from ..stats.means import cluster_mean
 
@@ -233,7 +233,7 @@ def _number(value: Any) -> float | None:
 
 def _preference(value: Any) -> tuple[float, float, str | None, str | None]:
     """(raw preference, win share, outcome, parse error) of one record."""
-    if _is_missing(value):
+    if is_missing(value):
         return math.nan, math.nan, None, "missing preference"
     pref = _number(value)
     if pref is None:
@@ -257,7 +257,7 @@ def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
     if not isinstance(rec, dict):
         raise DataError(f"expected a JSON object, got {type(rec).__name__}", path=p, line=line)
     iid = rec.get("instruction_id")
-    if _is_missing(iid):
+    if is_missing(iid):
         instruction = rec.get("instruction")
         if not isinstance(instruction, str):
             raise fail("instruction_id", "missing required field (and no 'instruction' text)")
@@ -265,7 +265,7 @@ def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
     row: dict[str, Any] = {"instruction_id": iid}
     for field in ("instruction_id", "generator_1", "generator_2", "annotator"):
         v = row[field] if field == "instruction_id" else rec.get(field)
-        if _is_missing(v):
+        if is_missing(v):
             raise fail(field, "missing required field")
         if not isinstance(v, str):
             raise fail(field, f"expected a string, got {type(v).__name__} {v!r}")
@@ -273,12 +273,12 @@ def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
             raise fail(field, "must not be empty")
         row[field] = v
     dataset = rec.get("dataset")
-    if not _is_missing(dataset) and not isinstance(dataset, str):
+    if not is_missing(dataset) and not isinstance(dataset, str):
         raise fail("dataset", f"expected a string, got {type(dataset).__name__} {dataset!r}")
-    row["dataset"] = None if _is_missing(dataset) else dataset
+    row["dataset"] = None if is_missing(dataset) else dataset
     for field in ("price_per_example", "time_per_example"):
         v = rec.get(field)
-        if _is_missing(v):
+        if is_missing(v):
             row[field] = math.nan
             continue
         x = _number(v)
@@ -287,7 +287,7 @@ def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
         row[field] = x
     for field, text_field in (("len_output_1", "output_1"), ("len_output_2", "output_2")):
         v = rec.get(field)
-        if _is_missing(v):
+        if is_missing(v):
             text = rec.get(text_field)
             row[field] = len(text) if isinstance(text, str) else None
             continue
@@ -296,7 +296,7 @@ def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
             raise fail(field, f"expected a non-negative integer, got {v!r}")
         row[field] = int(x)
     raw = rec.get("raw_completion")
-    if _is_missing(raw):
+    if is_missing(raw):
         row["raw"] = None
     else:
         row["raw"] = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
