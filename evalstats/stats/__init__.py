@@ -39,9 +39,7 @@ from .power import (
 from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
 from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, position_bias, win_rates
 
-# The name for the solver; ``solve_power`` mirrors statsmodels.
-power = solve_power
-
+# No ``power = solve_power`` alias: it would hide the ``evalstats.stats.power`` submodule.
 __all__ = [
     "BOOTSTRAP_METHODS",
     "CLUSTER_MEAN_METHODS",
@@ -78,7 +76,6 @@ __all__ = [
     "pabak",
     "percent_agreement",
     "position_bias",
-    "power",
     "power_curve",
     "power_net_win",
     "proportion_ci",

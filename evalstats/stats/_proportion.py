@@ -16,6 +16,8 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import special
 
+from evalstats._validate import check_confidence
+
 PROPORTION_METHODS = ("wilson", "wilson_cc", "clopper_pearson")
 
 
@@ -85,8 +87,7 @@ def proportion_ci(
     """
     if method not in PROPORTION_METHODS:
         raise ValueError(f"method must be one of {PROPORTION_METHODS}, got {method!r}")
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    confidence = check_confidence(confidence)
     k_arr, n_arr = np.broadcast_arrays(
         np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
     )

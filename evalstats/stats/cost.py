@@ -56,6 +56,7 @@ from scipy import sparse
 from scipy import stats as sps
 
 from evalstats._schema import ARMS
+from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import DataError
 from evalstats.stats.resample import (
     BOOTSTRAP_METHODS,
@@ -155,11 +156,8 @@ def cost_ratios(
     """
     _check_choice("interval", interval, ("bootstrap", "analytic"))
     _check_choice("method", method, BOOTSTRAP_METHODS)
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    n_resamples = int(n_resamples)
+    confidence = check_confidence(confidence)
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
     gen = as_generator(rng)
     pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
 
@@ -269,7 +267,7 @@ def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd
     """
     by_cols = [by] if isinstance(by, str) else list(by)
     cols = ["status", "judge_input_tokens", "judge_output_tokens", "judge_usd"]
-    _require_columns(frame, [*by_cols, *cols])
+    check_columns(frame, [*by_cols, *cols])
     status = frame["status"].astype(object).to_numpy()
     inp = _numeric(frame["judge_input_tokens"], "judge_input_tokens")
     out = _numeric(frame["judge_output_tokens"], "judge_output_tokens")
@@ -306,7 +304,7 @@ def pair_costs(
     value_cols = [c for pair in _MEASURES.values() for c in pair]
     keys = list(_PAIR)
     extra = [] if cluster in keys else [cluster]
-    _require_columns(frame, [*keys, *extra, "status", *value_cols])
+    check_columns(frame, [*keys, *extra, "status", *value_cols])
     if frame.empty:
         raise DataError("verdict frame has no rows")
     for k in [*keys, cluster]:
@@ -552,14 +550,6 @@ def _nanmean(v: np.ndarray) -> float:
 def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
-
-
-def _require_columns(frame: pd.DataFrame, cols: Sequence[str]) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in cols if c not in frame.columns]
-    if missing:
-        raise DataError(f"verdict frame lacks column(s) {missing}", field=missing[0])
 
 
 def _numeric(series: pd.Series, field: str) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Coverage of the win-rate intervals, by simulation with known truth.
 
 Each simulated evaluation has ``tasks x replicates`` verdicts drawn from the
-latent probit model of :func:`evalstats.simulate.draw_outcomes` (known marginal
+latent probit model of :func:`evalstats.stats.outcome_model.draw_outcomes` (known marginal
 win/tie/loss probabilities, task ICC on the latent scale). Evaluations are
 stacked into one frame as groups (``by="eval"``), so each interval method is a
 single vectorised :func:`~evalstats.stats.winrates.win_rates` call over all of
@@ -16,8 +16,8 @@ import pandas as pd
 from scipy import stats
 
 from .._schema import OUTCOME_DTYPE, STATUS_DTYPE
-from ..simulate import draw_outcomes
 from ._proportion import proportion_ci
+from .outcome_model import draw_outcomes
 from .resample import as_generator
 from .winrates import RATE_NAMES, WIN_RATE_METHODS, win_rates
 

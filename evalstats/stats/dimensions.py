@@ -7,6 +7,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._schema import BLIND_DIMENSIONS
+from .._validate import check_columns, check_confidence
 
 __all__ = ["dimension_means"]
 
@@ -46,12 +47,9 @@ def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.Data
     >>> res.loc[(res["dim"] == "correctness") & (res["arm"] == "with"), "mean"].item()
     3.8333333333333335
     """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    confidence = check_confidence(confidence)
     cols = [f"{arm}_{d}" for arm in ("with", "without") for d in BLIND_DIMENSIONS]
-    missing = [c for c in ("task_id", "status", *cols) if c not in frame.columns]
-    if missing:
-        raise ValueError(f"frame lacks column(s) {missing}")
+    check_columns(frame, ("task_id", "status", *cols))
     ok = frame.loc[frame["status"].astype(str) == "ok"]
     scores = pd.DataFrame(
         {c: pd.to_numeric(ok[c], errors="coerce").astype("float64") for c in cols}, index=ok.index

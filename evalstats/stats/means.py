@@ -27,9 +27,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from evalstats._validate import check_columns, check_confidence
 from evalstats.errors import DataError
+from evalstats.stats._cluster import by_columns, cr1_ratio
 from evalstats.stats.resample import BOOTSTRAP_METHODS, as_generator, cluster_bootstrap
-from evalstats.stats.winrates import _by_columns, _cr1_ratio
 
 __all__ = ["CLUSTER_MEAN_METHODS", "cluster_mean"]
 
@@ -94,17 +95,11 @@ def cluster_mean(
     >>> float(res["se"].iloc[0]) == float(frame["y"].sem())  # one row per cluster
     True
     """
-    by_cols = _by_columns(by)
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in [value, cluster, *by_cols] if c not in frame.columns]
-    if missing:
-        raise DataError(f"frame lacks column(s) {missing}", field=missing[0])
+    by_cols = by_columns(by)
+    check_columns(frame, [value, cluster, *by_cols], what="frame")
     if method not in CLUSTER_MEAN_METHODS:
         raise ValueError(f"method must be one of {CLUSTER_MEAN_METHODS}, got {method!r}")
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    confidence = float(confidence)
+    confidence = check_confidence(confidence)
     try:
         y = pd.to_numeric(frame[value], errors="raise").to_numpy(np.float64, na_value=np.nan)
     except (TypeError, ValueError) as exc:
@@ -131,7 +126,7 @@ def cluster_mean(
     y_c = np.bincount(cell_of_row, weights=y[present], minlength=len(cells))
     m_c = np.bincount(cell_of_row, minlength=len(cells)).astype(np.float64)
 
-    est, se, n_clusters, n = _cr1_ratio(y_c[:, None], m_c, gid, n_groups)
+    est, se, n_clusters, n = cr1_ratio(y_c[:, None], m_c, gid, n_groups)
     est, se = est[:, 0], se[:, 0]
     with np.errstate(invalid="ignore", divide="ignore"):
         df = np.where(n_clusters > 1, n_clusters - 1, np.nan)

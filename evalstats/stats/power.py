@@ -41,6 +41,9 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from .._validate import check_positive_int
+from .outcome_model import draw_outcomes
+
 __all__ = [
     "PowerResult",
     "min_detectable_net_win",
@@ -236,19 +239,13 @@ def _check_prob(name: str, value: float, *, lo_open: bool = False, hi_open: bool
     return v
 
 
-def _check_int(name: str, value: int, minimum: int) -> int:
-    if isinstance(value, bool) or int(value) != value or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def _check_common(n_replicates, icc, p_tie, alpha, icc_scale, alternative):
     if icc_scale not in ("latent", "outcome"):
         raise ValueError(f"icc_scale must be 'latent' or 'outcome', got {icc_scale!r}")
     if alternative not in ("two-sided", "larger"):
         raise ValueError(f"alternative must be 'two-sided' or 'larger', got {alternative!r}")
     return (
-        _check_int("n_replicates", n_replicates, 1),
+        check_positive_int(n_replicates, "n_replicates"),
         _check_prob("icc", icc),
         _check_prob("p_tie", p_tie),
         _check_prob("alpha", alpha, lo_open=True),
@@ -410,7 +407,7 @@ def power_net_win(
     n_replicates, icc, p_tie, alpha = _check_common(
         n_replicates, icc, p_tie, alpha, icc_scale, alternative
     )
-    n_tasks = _check_int("n_tasks", n_tasks, 2)
+    n_tasks = check_positive_int(n_tasks, "n_tasks", minimum=2)
     net_win = _check_net_win(net_win, p_tie)
     return _result(
         "power", net_win, n_tasks, n_replicates, icc, p_tie, alpha, alternative, icc_scale
@@ -448,7 +445,7 @@ def min_detectable_net_win(
     n_replicates, icc, p_tie, alpha = _check_common(
         n_replicates, icc, p_tie, alpha, icc_scale, alternative
     )
-    n_tasks = _check_int("n_tasks", n_tasks, 2)
+    n_tasks = check_positive_int(n_tasks, "n_tasks", minimum=2)
     target = _check_prob("power", power, lo_open=True)
     d = float(
         _solve_net_win(n_tasks, n_replicates, icc, p_tie, alpha, target, alternative, icc_scale)
@@ -700,7 +697,7 @@ def simulated_power(
     """Monte-Carlo power of the cluster t-test under the simulator's latent model.
 
     The analytic functions treat task means as normal, which is slightly optimistic for few
-    tasks; this draws ``n_sims`` evaluations from :func:`evalstats.simulate.draw_outcomes`
+    tasks; this draws ``n_sims`` evaluations from :func:`evalstats.stats.outcome_model.draw_outcomes`
     (latent ICC) and counts how often the t-test on task means (= the CR1 cluster t-test of
     :func:`evalstats.win_rates`' ``net_win_p`` when every task has ``n_replicates`` pairs)
     rejects. Vectorised over simulations.
@@ -717,13 +714,11 @@ def simulated_power(
     >>> 0.5 < r["power"].item() < 0.95
     True
     """
-    from ..simulate import draw_outcomes
-
     n_replicates, icc, p_tie, alpha = _check_common(
         n_replicates, icc, p_tie, alpha, "latent", alternative
     )
-    n_tasks = _check_int("n_tasks", n_tasks, 2)
-    n_sims = _check_int("n_sims", n_sims, 1)
+    n_tasks = check_positive_int(n_tasks, "n_tasks", minimum=2)
+    n_sims = check_positive_int(n_sims, "n_sims")
     net_win = _check_net_win(net_win, p_tie)
     p_win = (1.0 - p_tie + net_win) / 2.0
     p_loss = (1.0 - p_tie - net_win) / 2.0

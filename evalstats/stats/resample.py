@@ -44,6 +44,8 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import special
 
+from evalstats._validate import check_confidence, check_positive_int
+
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
 
 # Bytes the arrays of one chunk of resamples may take (indices + gathered values).
@@ -165,11 +167,10 @@ def cluster_bootstrap(
     stats = _validate_stats(cluster_stats)
     if method not in BOOTSTRAP_METHODS:
         raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
-    n_resamples = _check_positive_int(n_resamples, "n_resamples")
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    confidence = check_confidence(confidence)
     if chunk_size is not None:
-        chunk_size = _check_positive_int(chunk_size, "chunk_size")
+        chunk_size = check_positive_int(chunk_size, "chunk_size")
     gen = as_generator(rng)
 
     # Undefined resamples (0/0) are expected and dropped, not warned about.
@@ -409,12 +410,6 @@ def _validate_stats(cluster_stats: ArrayLike) -> np.ndarray:
     if not np.all(np.isfinite(stats)):
         raise ValueError("cluster_stats contains NaN or infinite values")
     return stats
-
-
-def _check_positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _as_2d(theta: ArrayLike) -> np.ndarray:

@@ -77,7 +77,9 @@ import pandas as pd
 from scipy import stats as sps
 
 from evalstats._schema import OUTCOMES, STATUSES
+from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import DataError
+from evalstats.stats._cluster import by_columns, cr1_ratio, segment_sum
 from evalstats.stats._proportion import PROPORTION_METHODS, ProportionCI, proportion_ci
 from evalstats.stats.resample import (
     BOOTSTRAP_METHODS,
@@ -182,14 +184,12 @@ def win_rates(
     >>> float(win_rates(frame, no_answer_as="loss")["loss_rate"].iloc[0])
     0.3333333333333333
     """
-    by_cols = _by_columns(by)
+    by_cols = by_columns(by)
     if method not in WIN_RATE_METHODS:
         raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
     if no_answer_as not in NO_ANSWER_VIEWS:
         raise ValueError(f"no_answer_as must be one of {NO_ANSWER_VIEWS}, got {no_answer_as!r}")
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    confidence = float(confidence)
+    confidence = check_confidence(confidence)
     category = _row_categories(frame, by_cols, cluster)
     groups, gid, counts = _cluster_counts(frame, by_cols, cluster, category)
 
@@ -205,8 +205,8 @@ def win_rates(
 
     n_groups = len(groups)
     used = denom > 0  # clusters with no counted verdict carry no information on a rate
-    total = _segment_sum(counts, gid, n_groups)
-    est, se, n_clusters, n = _cr1_ratio(numerators[used], denom[used], gid[used], n_groups)
+    total = segment_sum(counts, gid, n_groups)
+    est, se, n_clusters, n = cr1_ratio(numerators[used], denom[used], gid[used], n_groups)
 
     if method == "cluster_t":
         low, high = _cluster_t_interval(est, se, n_clusters, confidence)
@@ -214,7 +214,7 @@ def win_rates(
         # Row-level variance of each statistic (0/1 rates: p(1-p); score: 0, 1/2, 1 values).
         row_var = est * (1.0 - est)
         with np.errstate(invalid="ignore", divide="ignore"):
-            sq = _segment_sum((wins + 0.25 * ties)[used, None], gid[used], n_groups)[:, 0]
+            sq = segment_sum((wins + 0.25 * ties)[used, None], gid[used], n_groups)[:, 0]
             row_var[:, 4] = sq / n - est[:, 4] ** 2
         low, high = _cluster_wilson_interval(
             est, se, n, n_clusters, confidence, row_var=np.maximum(row_var, 0.0)
@@ -227,14 +227,14 @@ def win_rates(
             gid[used],
             n_groups,
             method=method,
-            n_resamples=_positive_int(n_resamples, "n_resamples"),
+            n_resamples=check_positive_int(n_resamples, "n_resamples"),
             confidence=confidence,
             rng=as_generator(rng),
         )
     low, high = _boundary_wilson(est, low, high, n, confidence)
 
     w_tot = total[:, _WIN]
-    l_tot = _segment_sum(losses_view[:, None], gid, n_groups)[:, 0]
+    l_tot = segment_sum(losses_view[:, None], gid, n_groups)[:, 0]
     with np.errstate(invalid="ignore", divide="ignore"):
         t_net = est[:, 3] / se[:, 3]
         p_net = 2.0 * sps.t.sf(np.abs(t_net), n_clusters - 1)
@@ -321,11 +321,9 @@ def position_bias(
        n_decisive  first_shown_wins  n_pairs_both_orders  order_consistent
     0           4                 3                    2                 1
     """
-    by_cols = _by_columns(by)
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    confidence = float(confidence)
-    _require_columns(frame, [*by_cols, cluster, "order", "replicate"])
+    by_cols = by_columns(by)
+    confidence = check_confidence(confidence)
+    check_columns(frame, [*by_cols, cluster, "order", "replicate"])
     category = _row_categories(frame, by_cols, cluster)
     order = frame["order"].astype("object")
     keep = (category <= _WIN) & order.notna().to_numpy()
@@ -372,10 +370,10 @@ def position_bias(
         y = per_cluster[num].to_numpy(np.float64)[:, None]
         m = per_cluster[den].to_numpy(np.float64)
         used = m > 0
-        est, se, n_clusters, n = _cr1_ratio(y[used], m[used], gid[used], len(group_frame))
+        est, se, n_clusters, n = cr1_ratio(y[used], m[used], gid[used], len(group_frame))
         low, high = _cluster_t_interval(est, se, n_clusters, confidence, limits=((0.0, 1.0),))
         low, high = _boundary_wilson(est, low, high, n, confidence, kinds=("rate",))
-        k = _segment_sum(y[used], gid[used], len(group_frame))[:, 0]
+        k = segment_sum(y[used], gid[used], len(group_frame))[:, 0]
         rows.append((name, est[:, 0], se[:, 0], low[:, 0], high[:, 0], n, k))
 
     out = group_frame.copy()
@@ -412,31 +410,6 @@ def sign_test_p(wins: np.ndarray, losses: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- cores
-
-
-def _cr1_ratio(
-    y: np.ndarray, m: np.ndarray, gid: np.ndarray, n_groups: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Ratio estimators sum(y) / sum(m) per group with CR1 standard errors.
-
-    ``y`` (rows = clusters, columns = statistics) and ``m`` are per-cluster
-    sums. The SE linearises the ratio: cluster residual totals
-    ``E_c = y_c - r * m_c`` and ``SE = sqrt(C / (C - 1) * sum_c E_c^2) / sum(m)``.
-    For the mean of row-level values this is exactly the cluster-robust SE of an
-    intercept-only OLS with the CR1 factor ``C / (C - 1)`` (statsmodels adds
-    ``(n - 1) / (n - k)``, which is 1 when ``k = 1``); with one row per
-    cluster it is the ordinary standard error of the mean.
-    """
-    y_tot = _segment_sum(y, gid, n_groups)
-    m_tot = np.bincount(gid, weights=m, minlength=n_groups)
-    n_clusters = np.bincount(gid, minlength=n_groups).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        est = y_tot / m_tot[:, None]
-        resid = y - est[gid] * m[:, None]
-        ss = _segment_sum(resid**2, gid, n_groups)
-        factor = np.where(n_clusters > 1, n_clusters / (n_clusters - 1), np.nan)
-        se = np.sqrt(factor[:, None] * ss) / m_tot[:, None]
-    return est, se, n_clusters, m_tot
 
 
 def _cluster_t_interval(
@@ -570,35 +543,7 @@ def _boundary_wilson(
     return low, high
 
 
-def _segment_sum(values: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
-    """Column sums of ``values`` (rows x columns) per group id, as float64."""
-    values = np.asarray(values, dtype=np.float64)
-    out = np.empty((n_groups, values.shape[1]))
-    for j in range(values.shape[1]):  # a handful of columns
-        out[:, j] = np.bincount(gid, weights=values[:, j], minlength=n_groups)
-    return out
-
-
 # --------------------------------------------------------------------------- input handling
-
-
-def _by_columns(by: str | Sequence[str] | None) -> list[str]:
-    if by is None:
-        return []
-    if isinstance(by, str):
-        return [by]
-    cols = list(by)
-    if not all(isinstance(c, str) for c in cols):
-        raise TypeError(f"by must be a column name, a list of names or None, got {by!r}")
-    return cols
-
-
-def _require_columns(frame: pd.DataFrame, cols: Sequence[str]) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in cols if c not in frame.columns]
-    if missing:
-        raise DataError(f"verdict frame lacks column(s) {missing}", field=missing[0])
 
 
 def _codes(series: pd.Series, values: tuple[str, ...], field: str) -> np.ndarray:
@@ -620,7 +565,7 @@ def _codes(series: pd.Series, values: tuple[str, ...], field: str) -> np.ndarray
 
 def _row_categories(frame: pd.DataFrame, by_cols: list[str], cluster: str) -> np.ndarray:
     """Category code of each row: loss, tie, win (ok rows), no_answer, invalid, error."""
-    _require_columns(frame, [*by_cols, cluster, "status", "outcome"])
+    check_columns(frame, [*by_cols, cluster, "status", "outcome"])
     if frame[cluster].isna().any():
         pos = int(np.flatnonzero(frame[cluster].isna().to_numpy())[0])
         raise DataError("missing cluster id", line=pos, field=cluster)
@@ -684,9 +629,3 @@ def _cluster_counts(
     cells, cell_of_row = np.unique(group_of_row * n_cluster_ids + codes[-1], return_inverse=True)
     counts = np.bincount(cell_of_row * 6 + category, minlength=len(cells) * 6).reshape(-1, 6)
     return groups, (cells // n_cluster_ids).astype(np.int64), counts
-
-
-def _positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
