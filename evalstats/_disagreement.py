@@ -35,11 +35,17 @@ def disagreeing(wide: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.S
     return values.notna().sum(axis=1).ge(2) & values.nunique(axis=1, dropna=True).gt(1)
 
 
-def disagreement_counts(wide: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.DataFrame:
+def disagreement_counts(
+    wide: pd.DataFrame,
+    judges: Sequence[str] | None = None,
+    *,
+    threshold: float = DISAGREEMENT_TRIGGER,
+) -> pd.DataFrame:
     """Per pair of judges: units both answered (``n``), how many differ, and the rate.
 
     Columns ``judge_a, judge_b, n, disagreements, disagreement_rate, trigger`` (rate above
-    :data:`DISAGREEMENT_TRIGGER`); the rate is NaN where the two share no unit.
+    ``threshold``, by default the seed's :data:`DISAGREEMENT_TRIGGER`); the rate is NaN
+    where the two share no unit. Pairs are in sorted order (``judge_a < judge_b``).
 
     >>> import pandas as pd
     >>> w = pd.DataFrame({"a": ["win", "tie", "win"], "b": ["win", "loss", "win"]})
@@ -60,7 +66,7 @@ def disagreement_counts(wide: pd.DataFrame, judges: Sequence[str] | None = None)
                 "n": n,
                 "disagreements": k,
                 "disagreement_rate": rate,
-                "trigger": bool(n and rate > DISAGREEMENT_TRIGGER),
+                "trigger": bool(n and rate > threshold),
             }
         )
     return pd.DataFrame(

@@ -138,11 +138,11 @@ def test_gwet_cont3x3abstractors(cases):
     check(e, "scott_pi_se", ag.scott_pi(a, b).se)
     check(e, "percent_agreement_se", ag.percent_agreement(a, b).se)
     check(e, "kappa_ci95_t_low", ag.cohen_kappa(a, b, ci="t").ci_low)
-    check(e, "alpha_nominal", ag.krippendorff_alpha(np.vstack([a, b]).astype(float)).alpha)
+    check(e, "alpha_nominal", ag.krippendorff_alpha(np.column_stack([a, b]).astype(float)).alpha)
     check(
         e,
         "alpha_quadratic",
-        ag.krippendorff_alpha(np.vstack([a, b]) + 1.0, level="interval").alpha,
+        ag.krippendorff_alpha(np.column_stack([a, b]) + 1.0, level="interval").alpha,
     )
 
 
@@ -151,7 +151,7 @@ def test_fleiss_1971(cases):
     e = c["expected"]
     counts = ag.ratings_to_counts(np.array(c["data"]["ratings"]))
     assert counts.sum(axis=0).tolist() == [26, 26, 30, 55, 43]
-    res = ag.fleiss_kappa(counts)
+    res = ag.fleiss_kappa(counts=counts)
     check(e, "fleiss_kappa", res.kappa)
     check(e, "fleiss_kappa_irr", res.kappa)
     check(e, "fleiss_kappa_z", res.z)
@@ -168,7 +168,7 @@ def test_fleiss_1971(cases):
 def test_krippendorff_2011(cases):
     c = cases["krippendorff2011_alpha_missing_data_all_levels"]
     e = c["expected"]
-    data = np.array(c["data"]["ratings"], dtype=float)  # None -> nan
+    data = np.array(c["data"]["ratings"], dtype=float).T  # published raters x units; None -> nan
     for level in ("nominal", "ordinal", "interval", "ratio"):
         res = ag.krippendorff_alpha(data, level=level)
         check(e, f"alpha_{level}", res.alpha)
@@ -307,7 +307,7 @@ def test_multirater_vs_irrcac(seed, k):
             assert ours.ci_low == pytest.approx(g["confidence_interval"][0], abs=1e-9)
             assert ours.ci_high == pytest.approx(g["confidence_interval"][1], abs=1e-9)
         f = irr_raw.CAC(df, categories=cats, digits=14).fleiss()["est"]
-    res = ag.fleiss_kappa(ag.ratings_to_counts(df, categories=cats), ci="t")
+    res = ag.fleiss_kappa(counts=ag.ratings_to_counts(df, categories=cats), ci="t")
     assert res.kappa == pytest.approx(f["coefficient_value"], abs=1e-9)
     assert res.se == pytest.approx(f["se"], abs=1e-9)
     assert res.ci_low == pytest.approx(f["confidence_interval"][0], abs=1e-9)
@@ -319,7 +319,7 @@ def test_fleiss_vs_statsmodels_complete(seed):
     k = 4
     df = raw_frame(rng, 50, 5, k, missing=0.0)
     counts = ag.ratings_to_counts(df).to_numpy()
-    res = ag.fleiss_kappa(counts)
+    res = ag.fleiss_kappa(counts=counts)
     assert res.kappa == pytest.approx(sm_ir.fleiss_kappa(counts, method="fleiss"), abs=1e-12)
     # A category kappa is Fleiss' kappa of "this category vs the rest".
     for j in range(k):
@@ -338,9 +338,9 @@ def test_fleiss_se0_matches_null_simulation():
     pbar = ((counts**2).sum(axis=2) - m).sum(axis=1) / (n * m * (m - 1))
     pe = (pj**2).sum(axis=1)
     kappas = (pbar - pe) / (1 - pe)
-    se0 = np.mean([ag.fleiss_kappa(counts[i]).se0 for i in range(50)])
+    se0 = np.mean([ag.fleiss_kappa(counts=counts[i]).se0 for i in range(50)])
     assert kappas.std() == pytest.approx(se0, rel=0.06)
-    assert ag.fleiss_kappa(counts[0]).kappa == pytest.approx(kappas[0], abs=1e-12)
+    assert ag.fleiss_kappa(counts=counts[0]).kappa == pytest.approx(kappas[0], abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
@@ -353,7 +353,7 @@ def test_krippendorff_vs_package(seed, level):
     data = df.to_numpy().T.copy()  # raters x units
     ok = ~np.isnan(data)
     data[ok] = values[data[ok].astype(int)]
-    ours = ag.krippendorff_alpha(data, level=level)
+    ours = ag.krippendorff_alpha(data.T, level=level)  # units x raters
     ref = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
     assert ours.alpha == pytest.approx(ref, abs=1e-10)
 
@@ -376,7 +376,7 @@ def test_krippendorff_se_vs_irrcac(seed, level):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = irr_raw.CAC(df, weights=w, categories=cats, digits=14).krippendorff()["est"]
-    ours = ag.krippendorff_alpha(df.to_numpy().T, level=level, ci="t")
+    ours = ag.krippendorff_alpha(df, level=level, ci="t")
     assert ours.alpha == pytest.approx(ref["coefficient_value"], abs=1e-9)
     assert ours.se == pytest.approx(ref["se"], abs=1e-9)
     assert ours.ci_low == pytest.approx(ref["confidence_interval"][0], abs=1e-9)
@@ -503,11 +503,11 @@ def test_validation_errors():
     with pytest.raises(ValueError, match="no observations"):
         ag.cohen_kappa_table(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="non-negative integers"):
-        ag.fleiss_kappa([[1.5, 1.5]])
+        ag.fleiss_kappa(counts=[[1.5, 1.5]])
     with pytest.raises(ValueError, match="level"):
         ag.krippendorff_alpha([[1, 2], [1, 2]], level="cardinal")
     with pytest.raises(ValueError, match="empty"):
-        ag.krippendorff_alpha(np.empty((2, 0)))
+        ag.krippendorff_alpha(np.empty((0, 2)))
     with pytest.raises(ValueError, match="two raters"):
         ag.gwet_ac1(np.array([[1], [2]]))
 
@@ -517,15 +517,15 @@ def test_results_frozen_repr_and_frame():
     with pytest.raises(AttributeError):
         res.kappa = 0.0  # type: ignore[misc]
     text = repr(res)
-    assert text.startswith("CohenKappaResult(kappa=") and "95% CI" in text
+    assert text.startswith("CohenKappaResult(estimate=") and "95% CI" in text
     frame = res.to_frame()
-    assert frame.shape[0] == 1 and {"kappa", "se", "se0", "ci_low", "n"} <= set(frame.columns)
-    f = ag.fleiss_kappa([[2, 1], [3, 0], [0, 3]])
+    assert frame.shape[0] == 1 and {"estimate", "se", "se0", "ci_low", "n"} <= set(frame.columns)
+    f = ag.fleiss_kappa(counts=[[2, 1], [3, 0], [0, 3]])
     assert "FleissKappaResult" in repr(f) and f.to_frame().shape[0] == 1
     assert ag.krippendorff_alpha([[1, 2, 3], [1, 2, 2]]).to_frame()["level"].iloc[0] == "nominal"
 
 
 def test_fleiss_unequal_raters():
-    res = ag.fleiss_kappa([[3, 0], [1, 1], [0, 4], [2, 1]])
+    res = ag.fleiss_kappa(counts=[[3, 0], [1, 1], [0, 4], [2, 1]])
     assert np.isfinite(res.kappa) and np.isnan(res.se0) and res.n_raters is None
     assert "different numbers" in res.note

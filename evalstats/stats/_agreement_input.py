@@ -1,27 +1,30 @@
 """Input validation and label encoding for the agreement statistics.
 
-Turns label arrays (numpy, lists, pandas Series, Categoricals) into integer category codes
-and contingency tables, dropping missing values. Kept apart from the numeric cores so those
-stay pure numpy.
+Every agreement function takes its ratings in one of three forms, normalised here by
+:func:`as_ratings` into one label vector per rater, aligned on the units:
+
+* two label vectors ``(a, b)`` (rater 1's and rater 2's labels of the same units);
+* a units x raters matrix (array or wide DataFrame; NaN / None = missing);
+* a long DataFrame with one row per rating and ``unit=``, ``rater=``, ``rating=`` naming
+  its columns (pingouin style).
+
+The vectors are then turned into integer category codes and contingency tables, dropping
+missing values. Kept apart from the numeric cores so those stay pure numpy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from evalstats._validate import check_columns
+from evalstats.errors import DataError
+
 # Integer labels spanning at most this many values are tabulated directly with bincount.
 _MAX_DIRECT_RANGE = 4096
-
-
-def check_confidence(confidence: float) -> float:
-    c = float(confidence)
-    if not 0.0 < c < 1.0:
-        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
-    return c
 
 
 def check_ci(ci: str) -> str:
@@ -74,20 +77,16 @@ def _int_view(x: np.ndarray | pd.Series) -> np.ndarray | None:
     return None
 
 
-def _categorical_codes(a, b) -> tuple[np.ndarray, np.ndarray, list[Any]] | None:
-    """Codes of two Categoricals sharing one category list (its full, ordered set)."""
-    if not (isinstance(a, pd.Series) and isinstance(b, pd.Series)):
+def _categorical_codes(columns: Sequence[Any]) -> tuple[list[np.ndarray], list[Any]] | None:
+    """Codes of Categoricals sharing one category list (its full, ordered set)."""
+    if not all(
+        isinstance(c, pd.Series) and isinstance(c.dtype, pd.CategoricalDtype) for c in columns
+    ):
         return None
-    if not (isinstance(a.dtype, pd.CategoricalDtype) and isinstance(b.dtype, pd.CategoricalDtype)):
+    first = columns[0].cat.categories
+    if not all(c.cat.categories.equals(first) for c in columns[1:]):
         return None
-    ca, cb = a.cat.categories, b.cat.categories
-    if not ca.equals(cb):
-        return None
-    return (
-        a.cat.codes.to_numpy(np.int64),
-        b.cat.codes.to_numpy(np.int64),
-        ca.tolist(),
-    )
+    return [c.cat.codes.to_numpy(np.int64) for c in columns], first.tolist()
 
 
 def _values(x) -> np.ndarray:
@@ -107,10 +106,10 @@ def encode(
     all columns (a Categorical's own category list when every column shares it).
     Labels outside an explicit ``categories`` raise ValueError.
     """
-    if categories is None and len(columns) == 2:
-        cat = _categorical_codes(*columns)
+    if categories is None and columns:
+        cat = _categorical_codes(columns)
         if cat is not None:
-            return [cat[0], cat[1]], cat[2]
+            return cat
     vals = [_values(c) for c in columns]
     lengths = np.cumsum([0, *(len(v) for v in vals)])
     flat = pd.Series(np.concatenate([np.asarray(v, dtype=object) for v in vals]), dtype=object)
@@ -245,3 +244,84 @@ def check_counts(counts: Any) -> tuple[np.ndarray, list[Any]]:
     if not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c != np.round(c)):
         raise ValueError("counts must hold non-negative integers")
     return c, names if names is not None else list(range(c.shape[1]))
+
+
+class Ratings(NamedTuple):
+    """Ratings normalised to one label vector per rater (aligned on ``units``)."""
+
+    columns: list[Any]
+    raters: list[Any]
+    units: list[Any] | None
+
+
+_FORMS = (
+    "two label vectors (a, b), a units x raters matrix, or a long DataFrame with "
+    "unit=, rater=, rating= column names"
+)
+
+
+def as_ratings(
+    data: Any,
+    b: Any = None,
+    *,
+    unit: str | None = None,
+    rater: str | None = None,
+    rating: str | None = None,
+) -> Ratings:
+    """Normalise any of the three input forms (see the module docstring) into :class:`Ratings`.
+
+    >>> import pandas as pd
+    >>> long = pd.DataFrame({"task": [1, 1, 2, 2], "judge": ["x", "y", "x", "y"],
+    ...                      "label": ["win", "tie", "win", "win"]})
+    >>> r = as_ratings(long, unit="task", rater="judge", rating="label")
+    >>> r.raters, [c.tolist() for c in r.columns]
+    (['x', 'y'], [['win', 'win'], ['tie', 'win']])
+    """
+    names = (unit, rater, rating)
+    if any(n is not None for n in names):
+        if b is not None:
+            raise ValueError("pass either b= or unit=/rater=/rating=, not both")
+        if any(n is None for n in names):
+            raise ValueError("a long ratings frame needs all three of unit=, rater= and rating=")
+        return _from_long(data, unit, rater, rating)  # type: ignore[arg-type]
+    if b is not None:
+        a, b = check_pair(data, b)
+        return Ratings([a, b], [0, 1], None)
+    if not isinstance(data, pd.DataFrame) and np.ndim(data) != 2:
+        raise ValueError(f"ratings has {np.ndim(data)} dimension(s): pass {_FORMS}")
+    cols, raters = ratings_matrix(data)
+    if len(cols) == 0 or len(cols[0]) == 0:
+        raise ValueError("ratings is empty")
+    units = list(data.index) if isinstance(data, pd.DataFrame) else None
+    return Ratings(cols, raters, units)
+
+
+def _from_long(data: Any, unit: str, rater: str, rating: str) -> Ratings:
+    """Pivot a long ratings frame to one column per rater without a Python loop over rows."""
+    check_columns(data, [unit, rater, rating], what="ratings frame")
+    if len(data) == 0:
+        raise ValueError("ratings frame is empty")
+    for col in (unit, rater):
+        if data[col].isna().any():
+            pos = int(np.flatnonzero(data[col].isna().to_numpy())[0])
+            raise DataError(f"missing {col} id", line=pos, field=col)
+    dup = data.duplicated([unit, rater]).to_numpy()
+    if dup.any():
+        pos = int(np.flatnonzero(dup)[0])
+        raise DataError(
+            f"{int(dup.sum())} duplicate ({unit}, {rater}) row(s): {unit}="
+            f"{data[unit].iloc[pos]!r} is rated twice by {rater}={data[rater].iloc[pos]!r}",
+            line=pos,
+            field=rater,
+        )
+    ui, units = pd.factorize(data[unit], sort=True)
+    ri, raters = pd.factorize(data[rater], sort=True)
+    where = np.full((len(units), len(raters)), -1, dtype=np.int64)
+    where[ui, ri] = np.arange(len(data))
+    values = data[rating].reset_index(drop=True)
+    cols = []
+    for j in range(len(raters)):  # one column per rater; raters are few
+        present = where[:, j] >= 0
+        col = values.take(np.maximum(where[:, j], 0)).reset_index(drop=True)
+        cols.append(col if present.all() else col.where(pd.Series(present)))
+    return Ratings(cols, list(raters), list(units))

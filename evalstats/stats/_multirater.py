@@ -42,7 +42,8 @@ def _unit_agreement(counts: np.ndarray, w: np.ndarray):
 
 
 def _gwet_family(counts: np.ndarray, w: np.ndarray, kind: str) -> MultiCoefficient:
-    """Fleiss' kappa ("fleiss"), Gwet's AC1/AC2 ("gwet") or Brennan-Prediger ("bp")."""
+    """Fleiss' kappa ("fleiss"), Gwet's AC1/AC2 ("gwet"), Brennan-Prediger ("bp") or the
+    (weighted) percent agreement ("pa", chance agreement 0)."""
     counts = counts[counts.sum(axis=1) > 0]
     n, q = counts.shape
     r, two, n2, pa_i, pa = _unit_agreement(counts, w)
@@ -57,6 +58,9 @@ def _gwet_family(counts: np.ndarray, w: np.ndarray, kind: str) -> MultiCoefficie
         pe_i = scale * (counts @ (1.0 - pi)) / r
     elif kind == "bp":
         pe = tw / q**2
+        pe_i = None
+    elif kind == "pa":
+        pe = 0.0
         pe_i = None
     else:  # pragma: no cover - internal misuse
         raise ValueError(kind)

@@ -13,6 +13,13 @@ Conventions
   normal quantile (as SAS), ``ci="t"`` a t(n-1) quantile (as Gwet's irrCAC). The upper end
   is truncated at 1, the largest value every coefficient here can take (as irrCAC does).
 * Missing labels (NaN/None/NA) drop the pair (two raters) or the single rating (many raters).
+* Input forms (every coefficient that takes ratings): two label vectors ``f(a, b)``, a
+  units x raters matrix ``f(matrix)`` (rows = units, columns = raters, NaN = missing; the
+  same orientation for every function, ``krippendorff_alpha`` included), or a long
+  DataFrame ``f(df, unit="task", rater="judge", rating="label")``. Two raters use the
+  two-rater (contingency-table) formulas; more raters Gwet's multi-rater formulas.
+* Every result has ``estimate``, ``se``, ``ci_low``, ``ci_high``, ``p_value`` (NaN where a
+  coefficient has none) and ``n`` (units used); ``kappa`` / ``alpha`` remain as aliases.
 
 The numeric cores live in :mod:`evalstats.stats._kappa` (vectorised over leading axes of
 k x k tables, for the cluster bootstrap: see :func:`_kappa_from_tables`) and
@@ -31,6 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalstats._validate import check_confidence
 from evalstats.stats import _agreement_input as _inp
 from evalstats.stats import _kappa, _multirater
 from evalstats.stats._kappa import _kappa_from_tables, weight_matrix
@@ -75,6 +83,10 @@ class _Result:
     """Readable repr and a one-row tidy frame for the frozen result dataclasses."""
 
     _headline: tuple[str, ...] = ()
+    estimate: float
+    ci_low: float
+    ci_high: float
+    confidence: float
 
     def _scalars(self) -> dict[str, Any]:
         out = {}
@@ -105,7 +117,7 @@ class CohenKappaResult(_Result):
     ``se0`` the ASE under H0 behind ``z = kappa / se0`` and the two-sided ``p_value``.
     """
 
-    kappa: float
+    estimate: float
     se: float
     se0: float
     z: float
@@ -123,7 +135,12 @@ class CohenKappaResult(_Result):
     n_dropped: int
     note: str | None
 
-    _headline = ("kappa", "se", "se0", "z", "p_value", "n", "k", "weights")
+    _headline = ("estimate", "se", "se0", "z", "p_value", "n", "k", "weights")
+
+    @property
+    def kappa(self) -> float:
+        """Alias of ``estimate``."""
+        return self.estimate
 
 
 @dataclass(frozen=True, repr=False)
@@ -162,7 +179,7 @@ class FleissKappaResult(_Result):
     H0 quantities need the same number of raters per subject; otherwise they are nan.
     """
 
-    kappa: float
+    estimate: float
     se0: float
     z: float
     p_value: float
@@ -171,7 +188,7 @@ class FleissKappaResult(_Result):
     ci_high: float
     observed_agreement: float
     expected_agreement: float
-    n_subjects: int
+    n: int
     n_raters: int | None
     categories: tuple[Any, ...]
     category_kappa: tuple[float, ...]
@@ -182,7 +199,17 @@ class FleissKappaResult(_Result):
     ci: str
     note: str | None
 
-    _headline = ("kappa", "se0", "z", "p_value", "se", "n_subjects", "n_raters")
+    _headline = ("estimate", "se0", "z", "p_value", "se", "n", "n_raters")
+
+    @property
+    def kappa(self) -> float:
+        """Alias of ``estimate``."""
+        return self.estimate
+
+    @property
+    def n_subjects(self) -> int:
+        """Alias of ``n``: subjects with at least one rating."""
+        return self.n
 
     def category_frame(self) -> pd.DataFrame:
         """Tidy per-category kappas: category, kappa, se0, z, p_value."""
@@ -200,24 +227,40 @@ class FleissKappaResult(_Result):
 @dataclass(frozen=True, repr=False)
 class KrippendorffAlphaResult(_Result):
     """Krippendorff's alpha with Gwet's linearised SE (nan for the ordinal level, whose
-    metric depends on the data's own value frequencies)."""
+    metric depends on the data's own value frequencies).
 
-    alpha: float
+    ``z`` / ``p_value`` are the two-sided Wald test of alpha = 0 on ``se`` (t with
+    pairable units - 1 df when ``ci="t"``, as irrCAC); ``n`` counts the pairable units.
+    """
+
+    estimate: float
     se: float
+    z: float
+    p_value: float
     ci_low: float
     ci_high: float
     level: str
     observed_disagreement: float
     expected_disagreement: float
     n_pairable_values: int
-    n_units: int
+    n: int
     n_raters: int
     values: tuple[Any, ...]
     confidence: float
     ci: str
     note: str | None
 
-    _headline = ("alpha", "se", "level", "n_units", "n_raters", "n_pairable_values")
+    _headline = ("estimate", "se", "level", "n", "n_raters", "n_pairable_values")
+
+    @property
+    def alpha(self) -> float:
+        """Alias of ``estimate``."""
+        return self.estimate
+
+    @property
+    def n_units(self) -> int:
+        """Alias of ``n``: units with two or more values."""
+        return self.n
 
 
 # --------------------------------------------------------------------------- helpers
@@ -289,12 +332,83 @@ def _two_rater_result(
 
 
 def _prepare_pair(a, b, categories, confidence, ci):
-    confidence = _inp.check_confidence(confidence)
+    confidence = check_confidence(confidence)
     ci = _inp.check_ci(ci)
     table, cats, n_dropped = _inp.pair_table(a, b, categories)
     if table.sum() == 0:
         raise ValueError("no unit has labels from both raters (every pair has a missing label)")
     return table, cats, n_dropped, confidence, ci
+
+
+def _multi_rater_result(
+    name: str,
+    kind: str,
+    cols: list[Any],
+    weights: Weights,
+    categories: Sequence[Any] | None,
+    confidence: float,
+    ci: str,
+) -> AgreementResult:
+    """A Gwet-family coefficient on a units x categories count matrix (three or more raters)."""
+    codes, cats = _inp.encode(cols, _inp.check_categories(categories))
+    counts = _inp.counts_from_codes(codes, len(cats))
+    if not np.any(counts.sum(axis=1) >= 2):
+        raise ValueError("no unit has ratings from two or more raters")
+    w = weight_matrix(weights, len(cats))
+    est = _multirater._gwet_family(counts, w, kind)
+    lo, hi = _wald(est.estimate, est.se, est.n, confidence, ci)
+    z, p = _test(est.estimate, est.se, est.n, ci)
+    return AgreementResult(
+        coefficient=name,
+        estimate=est.estimate,
+        se=est.se,
+        z=z,
+        p_value=p,
+        ci_low=lo,
+        ci_high=hi,
+        observed_agreement=est.observed,
+        expected_agreement=est.expected,
+        n=est.n,
+        k=len(cats),
+        n_raters=len(cols),
+        weights=_weights_name(weights),
+        categories=tuple(cats),
+        confidence=confidence,
+        ci=ci,
+        n_dropped=0,
+        note=None if not math.isnan(est.estimate) else f"{name} {_UNDEFINED}",
+    )
+
+
+def _agreement(
+    name: str,
+    pair_core,
+    multi_kind: str | None,
+    data: Any,
+    b: Any,
+    long: tuple[str | None, str | None, str | None],
+    weights: Weights,
+    categories: Sequence[Any] | None,
+    confidence: float,
+    ci: str,
+) -> AgreementResult:
+    """Dispatch on the number of raters: the table formulas for two, Gwet's for more."""
+    r = _inp.as_ratings(data, b, unit=long[0], rater=long[1], rating=long[2])
+    if len(r.columns) < 2:
+        raise ValueError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
+    if len(r.columns) == 2:
+        table, cats, n_dropped, confidence, ci = _prepare_pair(
+            *r.columns, categories, confidence, ci
+        )
+        return _two_rater_result(name, pair_core, table, weights, cats, confidence, ci, n_dropped)
+    if multi_kind is None:
+        raise ValueError(
+            f"{name} compares two raters; got {len(r.columns)} (use fleiss_kappa, gwet_ac1, "
+            "pabak or krippendorff_alpha for more)"
+        )
+    confidence = check_confidence(confidence)
+    ci = _inp.check_ci(ci)
+    return _multi_rater_result(name, multi_kind, r.columns, weights, categories, confidence, ci)
 
 
 # --------------------------------------------------------------------------- two raters
@@ -360,7 +474,7 @@ def cohen_kappa_table(
     if categories is None and isinstance(table, pd.DataFrame):
         categories = list(table.index)
     t = _inp.check_table(table)
-    confidence = _inp.check_confidence(confidence)
+    confidence = check_confidence(confidence)
     ci = _inp.check_ci(ci)
     k = t.shape[0]
     cats = tuple(range(k)) if categories is None else tuple(categories)
@@ -374,7 +488,7 @@ def cohen_kappa_table(
     z, p = _test(kappa, se0, n, "z")  # the H0 test is a normal test, as in SAS
     note = None if not math.isnan(kappa) else f"kappa {_UNDEFINED}"
     return CohenKappaResult(
-        kappa=kappa,
+        estimate=kappa,
         se=se,
         se0=se0,
         z=z,
@@ -395,9 +509,12 @@ def cohen_kappa_table(
 
 
 def cohen_kappa(
-    a: Any,
-    b: Any,
+    ratings: Any,
+    b: Any = None,
     *,
+    unit: str | None = None,
+    rater: str | None = None,
+    rating: str | None = None,
     weights: Weights = None,
     categories: Sequence[Any] | None = None,
     confidence: float = 0.95,
@@ -407,9 +524,15 @@ def cohen_kappa(
 
     Parameters
     ----------
-    a, b : array-like or pandas Series (categorical ok)
-        Labels of the same units. Pairs where either label is missing are dropped
-        (``n`` is the number used, ``n_dropped`` the number dropped).
+    ratings : array-like or DataFrame
+        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
+        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
+    b : array-like, optional
+        Rater 2's labels of the same units.
+    unit, rater, rating : str, optional
+        Column names of a long ``ratings`` frame (one row per rating).
+        Pairs where either label is missing are dropped (``n`` is the number used,
+        ``n_dropped`` the number dropped). Exactly two raters.
     weights : None, "linear", "quadratic" or (k, k) array
         Agreement weights over the category order (see module docstring).
     categories : sequence, optional
@@ -424,75 +547,138 @@ def cohen_kappa(
     Returns
     -------
     CohenKappaResult
-        ``kappa`` is nan (with a ``note``) when chance agreement is 1.
+        ``estimate`` (alias ``kappa``) is nan (with a ``note``) when chance agreement is 1.
 
     Examples
     --------
     >>> res = cohen_kappa(["win", "tie", "tie", "loss", "win"], ["win", "tie", "loss", "loss", "win"])
-    >>> round(res.kappa, 4), res.n
+    >>> round(res.estimate, 4), res.n
     (0.7059, 5)
+    >>> import pandas as pd
+    >>> long = pd.DataFrame({"task": [1, 1, 2, 2, 3, 3], "judge": ["x", "y"] * 3,
+    ...                      "label": ["win", "win", "tie", "loss", "tie", "tie"]})
+    >>> round(cohen_kappa(long, unit="task", rater="judge", rating="label").kappa, 4)
+    0.5
     """
-    table, cats, n_dropped, confidence, ci = _prepare_pair(a, b, categories, confidence, ci)
+    r = _inp.as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
+    if len(r.columns) != 2:
+        raise ValueError(
+            f"Cohen's kappa compares two raters; got {len(r.columns)} (use fleiss_kappa, "
+            "gwet_ac1 or krippendorff_alpha for more)"
+        )
+    table, cats, n_dropped, confidence, ci = _prepare_pair(*r.columns, categories, confidence, ci)
     return cohen_kappa_table(
         table, weights=weights, confidence=confidence, ci=ci, categories=cats, n_dropped=n_dropped
     )
 
 
 def scott_pi(
-    a: Any,
-    b: Any,
+    ratings: Any,
+    b: Any = None,
     *,
+    unit: str | None = None,
+    rater: str | None = None,
+    rating: str | None = None,
     weights: Weights = None,
     categories: Sequence[Any] | None = None,
     confidence: float = 0.95,
     ci: CIMethod = "z",
 ) -> AgreementResult:
-    """Scott's pi for two raters (chance from the pooled margins), with Gwet's SE.
+    """Scott's pi (chance from the pooled margins), with Gwet's SE.
+
+    Two raters use the two-rater formulas on the contingency table. With three or more
+    raters this is Fleiss' generalisation of Scott's pi, i.e. Fleiss' kappa (Gwet's SE),
+    equal to :func:`fleiss_kappa`'s ``estimate``.
+
+    Parameters
+    ----------
+    ratings : array-like or DataFrame
+        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
+        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
+    b : array-like, optional
+        Rater 2's labels of the same units.
+    unit, rater, rating : str, optional
+        Column names of a long ``ratings`` frame (one row per rating).
+    weights, categories, confidence, ci
+        As in :func:`cohen_kappa`.
 
     Examples
     --------
     >>> round(scott_pi([1, 1, 2, 2], [1, 2, 2, 2]).estimate, 4)
     0.4667
     """
-    table, cats, n_dropped, confidence, ci = _prepare_pair(a, b, categories, confidence, ci)
-    return _two_rater_result(
-        "scott_pi", _kappa.scott_stats, table, weights, cats, confidence, ci, n_dropped
+    return _agreement(
+        "scott_pi",
+        _kappa.scott_stats,
+        "fleiss",
+        ratings,
+        b,
+        (unit, rater, rating),
+        weights,
+        categories,
+        confidence,
+        ci,
     )
 
 
 def percent_agreement(
-    a: Any,
-    b: Any,
+    ratings: Any,
+    b: Any = None,
     *,
+    unit: str | None = None,
+    rater: str | None = None,
+    rating: str | None = None,
     weights: Weights = None,
     categories: Sequence[Any] | None = None,
     confidence: float = 0.95,
     ci: CIMethod = "z",
 ) -> AgreementResult:
-    """(Weighted) percent agreement of two raters with SE sqrt((sum p w^2 - pa^2)/n).
+    """(Weighted) percent agreement, with Gwet's SE.
+
+    Two raters: the share of units on which they agree, SE ``sqrt((sum p w^2 - pa^2)/n)``.
+    Three or more: the mean over units of the share of agreeing rater pairs, with Gwet's
+    multi-rater SE (the standard error of the per-unit agreements).
+
+    Parameters
+    ----------
+    ratings : array-like or DataFrame
+        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
+        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
+    b : array-like, optional
+        Rater 2's labels of the same units.
+    unit, rater, rating : str, optional
+        Column names of a long ``ratings`` frame (one row per rating).
+    weights, categories, confidence, ci
+        As in :func:`cohen_kappa`.
 
     Examples
     --------
     >>> percent_agreement([1, 1, 2, 2], [1, 2, 2, 2]).estimate
     0.75
+    >>> round(percent_agreement([[1, 1, 1], [1, 2, 2], [2, 2, 2]]).estimate, 4)
+    0.7778
     """
-    table, cats, n_dropped, confidence, ci = _prepare_pair(a, b, categories, confidence, ci)
-    return _two_rater_result(
+    return _agreement(
         "percent_agreement",
         _kappa.percent_agreement_stats,
-        table,
+        "pa",
+        ratings,
+        b,
+        (unit, rater, rating),
         weights,
-        cats,
+        categories,
         confidence,
         ci,
-        n_dropped,
     )
 
 
 def pabak(
-    a: Any,
-    b: Any,
+    ratings: Any,
+    b: Any = None,
     *,
+    unit: str | None = None,
+    rater: str | None = None,
+    rating: str | None = None,
     weights: Weights = None,
     categories: Sequence[Any] | None = None,
     confidence: float = 0.95,
@@ -502,23 +688,37 @@ def pabak(
 
     With weights, Brennan-Prediger's weighted form ``(p_o - T/k^2) / (1 - T/k^2)``,
     ``T`` the sum of the weight matrix. ``k`` counts every category in ``categories``
-    (default: those observed), used or not.
+    (default: those observed), used or not. Three or more raters use Gwet's multi-rater
+    Brennan-Prediger coefficient (irrCAC ``bp``), ``p_o`` the multi-rater agreement.
+
+    Parameters
+    ----------
+    ratings : array-like or DataFrame
+        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
+        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
+    b : array-like, optional
+        Rater 2's labels of the same units.
+    unit, rater, rating : str, optional
+        Column names of a long ``ratings`` frame (one row per rating).
+    weights, categories, confidence, ci
+        As in :func:`cohen_kappa`.
 
     Examples
     --------
     >>> pabak([1, 1, 2, 2], [1, 2, 2, 2]).estimate
     0.5
     """
-    table, cats, n_dropped, confidence, ci = _prepare_pair(a, b, categories, confidence, ci)
-    return _two_rater_result(
+    return _agreement(
         "brennan_prediger",
         _kappa.brennan_prediger_stats,
-        table,
+        "bp",
+        ratings,
+        b,
+        (unit, rater, rating),
         weights,
-        cats,
+        categories,
         confidence,
         ci,
-        n_dropped,
     )
 
 
@@ -599,31 +799,64 @@ def ratings_to_counts(ratings: Any, categories: Sequence[Any] | None = None) -> 
     return pd.DataFrame(counts.astype(np.int64), index=index, columns=pd.Index(cats))
 
 
-def fleiss_kappa(counts: Any, *, confidence: float = 0.95, ci: CIMethod = "z") -> FleissKappaResult:
-    """Fleiss' kappa from a subjects x categories counts matrix.
+def fleiss_kappa(
+    ratings: Any = None,
+    b: Any = None,
+    *,
+    unit: str | None = None,
+    rater: str | None = None,
+    rating: str | None = None,
+    counts: Any = None,
+    categories: Sequence[Any] | None = None,
+    confidence: float = 0.95,
+    ci: CIMethod = "z",
+) -> FleissKappaResult:
+    """Fleiss' kappa of many raters (Gwet's non-null SE, Fleiss-Nee-Landis H0 test).
 
     Parameters
     ----------
-    counts : array-like or DataFrame, shape (subjects, categories)
-        Number of raters who put each subject in each category (see
+    ratings : array-like or DataFrame
+        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
+        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
+    b : array-like, optional
+        Rater 2's labels of the same units.
+    unit, rater, rating : str, optional
+        Column names of a long ``ratings`` frame (one row per rating).
+    counts : array-like or DataFrame, shape (subjects, categories), optional
+        Instead of ``ratings``: how many raters put each subject in each category (see
         :func:`ratings_to_counts`). Subjects may have different numbers of raters (Gwet's
         generalisation; the H0 quantities are then nan); subjects with no rating are
         ignored.
+    categories : sequence, optional
+        Category set and order of ``ratings`` (as in :func:`cohen_kappa`).
     confidence, ci
         Level and quantile ("z" or "t" with n-1 df) of the interval on Gwet's SE.
 
     Returns
     -------
     FleissKappaResult
+        ``estimate`` (alias ``kappa``); ``n`` (alias ``n_subjects``) subjects rated.
 
     Examples
     --------
-    >>> res = fleiss_kappa([[3, 0], [0, 3], [2, 1], [3, 0]])
-    >>> round(res.kappa, 4), round(res.category_kappa[0], 4)
+    >>> res = fleiss_kappa(counts=[[3, 0], [0, 3], [2, 1], [3, 0]])
+    >>> round(res.estimate, 4), round(res.category_kappa[0], 4)
     (0.625, 0.625)
+    >>> ratings = [["a", "a", "a"], ["b", "b", "b"], ["a", "a", "b"], ["a", "a", "a"]]
+    >>> round(fleiss_kappa(ratings).kappa, 4)
+    0.625
     """
-    c, names = _inp.check_counts(counts)
-    confidence = _inp.check_confidence(confidence)
+    if (ratings is None) == (counts is None):
+        raise ValueError("pass either ratings (labels) or counts= (subjects x categories)")
+    if counts is None:
+        r = _inp.as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
+        codes, cats = _inp.encode(r.columns, _inp.check_categories(categories))
+        c, names = _inp.counts_from_codes(codes, len(cats)), cats
+    else:
+        if b is not None or unit is not None or rater is not None or rating is not None:
+            raise ValueError("counts= takes no b=, unit=, rater= or rating=")
+        c, names = _inp.check_counts(counts)
+    confidence = check_confidence(confidence)
     ci = _inp.check_ci(ci)
     rated = c.sum(axis=1)
     if not np.any(rated >= 2):
@@ -651,7 +884,7 @@ def fleiss_kappa(counts: Any, *, confidence: float = 0.95, ci: CIMethod = "z") -
     if math.isnan(est.estimate):
         notes.append(f"kappa {_UNDEFINED}")
     return FleissKappaResult(
-        kappa=est.estimate,
+        estimate=est.estimate,
         se0=se0,
         z=z,
         p_value=p,
@@ -660,7 +893,7 @@ def fleiss_kappa(counts: Any, *, confidence: float = 0.95, ci: CIMethod = "z") -
         ci_high=hi,
         observed_agreement=est.observed,
         expected_agreement=est.expected,
-        n_subjects=est.n,
+        n=est.n,
         n_raters=n_raters,
         categories=tuple(names),
         category_kappa=tuple(float(x) for x in cat_kappa),
@@ -677,6 +910,9 @@ def gwet_ac1(
     ratings: Any,
     b: Any = None,
     *,
+    unit: str | None = None,
+    rater: str | None = None,
+    rating: str | None = None,
     weights: Weights = None,
     categories: Sequence[Any] | None = None,
     confidence: float = 0.95,
@@ -684,15 +920,19 @@ def gwet_ac1(
 ) -> AgreementResult:
     """Gwet's AC1 (unweighted) / AC2 (weighted) with Gwet's SE.
 
+    Two raters (``a``, ``b`` or two columns) use the two-rater formulas on the contingency
+    table, dropping incomplete pairs; more raters use Gwet's multi-rater formulas, where a
+    unit's missing ratings are simply absent.
+
     Parameters
     ----------
     ratings : array-like or DataFrame
-        Either rater 1's labels (then pass ``b``) or a units x raters matrix. Two columns
-        (or ``a``, ``b``) use the two-rater formulas on the contingency table, dropping
-        incomplete pairs; more columns use Gwet's multi-rater formulas, where a unit's
-        missing ratings are simply absent.
+        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
+        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
     b : array-like, optional
-        Rater 2's labels.
+        Rater 2's labels of the same units.
+    unit, rater, rating : str, optional
+        Column names of a long ``ratings`` frame (one row per rating).
     weights, categories, confidence, ci
         As in :func:`cohen_kappa`.
 
@@ -702,51 +942,23 @@ def gwet_ac1(
     0.6
     >>> round(gwet_ac1([[1, 1, 1], [2, 2, 1], [2, 2, 2], [1, 1, 2]]).estimate, 4)
     0.3333
+    >>> import pandas as pd
+    >>> long = pd.DataFrame({"task": [1, 1, 1, 2, 2, 2], "judge": ["x", "y", "z"] * 2,
+    ...                      "label": ["win", "win", "win", "tie", "tie", "win"]})
+    >>> round(gwet_ac1(long, unit="task", rater="judge", rating="label").estimate, 4)
+    0.4
     """
-    if b is not None:
-        a = ratings
-    else:
-        cols, _ = _inp.ratings_matrix(ratings)
-        if len(cols) < 2:
-            raise ValueError(f"ratings needs at least two raters (columns); got {len(cols)}")
-        if len(cols) == 2:
-            a, b = cols
-    if b is not None:
-        table, cats, n_dropped, confidence, ci = _prepare_pair(a, b, categories, confidence, ci)
-        return _two_rater_result(
-            "gwet_ac1", _kappa.gwet_stats, table, weights, cats, confidence, ci, n_dropped
-        )
-    confidence = _inp.check_confidence(confidence)
-    ci = _inp.check_ci(ci)
-    if len(cols[0]) == 0:
-        raise ValueError("ratings is empty")
-    codes, cats = _inp.encode(cols, _inp.check_categories(categories))
-    counts = _inp.counts_from_codes(codes, len(cats))
-    if not np.any(counts.sum(axis=1) >= 2):
-        raise ValueError("no unit has ratings from two or more raters")
-    w = weight_matrix(weights, len(cats))
-    est = _multirater._gwet_family(counts, w, "gwet")
-    lo, hi = _wald(est.estimate, est.se, est.n, confidence, ci)
-    z, p = _test(est.estimate, est.se, est.n, ci)
-    return AgreementResult(
-        coefficient="gwet_ac1",
-        estimate=est.estimate,
-        se=est.se,
-        z=z,
-        p_value=p,
-        ci_low=lo,
-        ci_high=hi,
-        observed_agreement=est.observed,
-        expected_agreement=est.expected,
-        n=est.n,
-        k=len(cats),
-        n_raters=len(cols),
-        weights=_weights_name(weights),
-        categories=tuple(cats),
-        confidence=confidence,
-        ci=ci,
-        n_dropped=0,
-        note=None if not math.isnan(est.estimate) else f"AC1 {_UNDEFINED}",
+    return _agreement(
+        "gwet_ac1",
+        _kappa.gwet_stats,
+        "gwet",
+        ratings,
+        b,
+        (unit, rater, rating),
+        weights,
+        categories,
+        confidence,
+        ci,
     )
 
 
@@ -761,39 +973,58 @@ def _check_level(level: str) -> str:
 
 def krippendorff_alpha(
     ratings: Any,
+    b: Any = None,
     *,
+    unit: str | None = None,
+    rater: str | None = None,
+    rating: str | None = None,
     level: Literal["nominal", "ordinal", "interval", "ratio"] = "nominal",
     confidence: float = 0.95,
     ci: CIMethod = "z",
 ) -> KrippendorffAlphaResult:
-    """Krippendorff's alpha from a raters x units matrix (NaN = missing).
+    """Krippendorff's alpha of a units x raters matrix (NaN = missing), two label vectors
+    or a long frame.
 
-    Computed from the coincidence matrix (Krippendorff 2011). Values are numeric codes;
-    "nominal" only compares them for equality, "ordinal" uses their order and the
-    frequencies of the values in between, "interval" squared differences and "ratio"
-    ((c - k) / (c + k))^2 (values must be >= 0). Units with fewer than two values are
-    not pairable and are ignored.
+    The matrix orientation is units x raters, as every other agreement function here
+    (before 0.2 this function took raters x units, the ``krippendorff`` package's
+    ``reliability_data`` layout: transpose such data with ``.T``).
+
+    Computed from the coincidence matrix (Krippendorff 2011). "nominal" only compares
+    values for equality (any labels: strings are fine); the other levels need numeric
+    codes: "ordinal" uses their order and the frequencies of the values in between,
+    "interval" squared differences and "ratio" ((c - k) / (c + k))^2 (values must be
+    >= 0). Units with fewer than two values are not pairable and are ignored.
 
     ``se`` is Gwet's linearised SE with agreement weights ``1 - delta / max(delta)``
     (irrCAC); the t interval uses (pairable units - 1) df. It is nan for "ordinal".
 
+    Parameters
+    ----------
+    ratings : array-like or DataFrame
+        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
+        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
+    b : array-like, optional
+        Rater 2's labels of the same units.
+    unit, rater, rating : str, optional
+        Column names of a long ``ratings`` frame (one row per rating).
+    level : {"nominal", "ordinal", "interval", "ratio"}
+        Level of measurement (the distance metric).
+    confidence, ci
+        As in :func:`cohen_kappa`.
+
     Examples
     --------
     >>> data = [[1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan], [1, 2, 3, 3, 2, 2, 4, 1, 2, 5]]
-    >>> round(krippendorff_alpha(data, level="interval").alpha, 4)
+    >>> round(krippendorff_alpha(np.transpose(data), level="interval").estimate, 4)
+    0.9428
+    >>> round(krippendorff_alpha(*data, level="interval").alpha, 4)
     0.9428
     """
     level = _check_level(level)
-    confidence = _inp.check_confidence(confidence)
+    confidence = check_confidence(confidence)
     ci = _inp.check_ci(ci)
-    if isinstance(ratings, pd.DataFrame):
-        ratings = ratings.to_numpy(dtype=float, na_value=np.nan)
-    try:
-        x = np.asarray(ratings, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError("ratings must be numeric codes (NaN or None for missing)") from exc
-    if x.ndim != 2:
-        raise ValueError(f"ratings must be a raters x units matrix; got shape {x.shape}")
+    r = _inp.as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
+    x = _numeric_matrix(r.columns, level)
     if x.size == 0:
         raise ValueError("ratings is empty")
     if np.isinf(x).any():
@@ -803,9 +1034,10 @@ def krippendorff_alpha(
     ok = ~np.isnan(x)
     values, inv = np.unique(x[ok], return_inverse=True)
     q = len(values)
-    n_units = x.shape[1]
-    unit = np.broadcast_to(np.arange(n_units)[None, :], x.shape)[ok]
-    counts = np.bincount(unit * q + inv, minlength=n_units * q).reshape(n_units, q).astype(float)
+    n_units = x.shape[0]
+    unit_of = np.broadcast_to(np.arange(n_units)[:, None], x.shape)[ok]
+    counts = np.bincount(unit_of * q + inv, minlength=n_units * q).reshape(n_units, q)
+    counts = counts.astype(float)
     if not np.any(counts.sum(axis=1) >= 2):
         raise ValueError("no unit has two or more values: alpha is undefined")
     alpha, d_o, d_e, total, units, delta = _multirater.krippendorff_from_counts(
@@ -822,19 +1054,43 @@ def krippendorff_alpha(
     if math.isnan(alpha):
         notes.append("alpha undefined: no variation among the pairable values")
     lo, hi = _wald(alpha, se, units, confidence, ci)
+    z, p = _test(alpha, se, units, ci)
     return KrippendorffAlphaResult(
-        alpha=alpha,
+        estimate=alpha,
         se=se,
+        z=z,
+        p_value=p,
         ci_low=lo,
         ci_high=hi,
         level=level,
         observed_disagreement=d_o,
         expected_disagreement=d_e,
         n_pairable_values=int(round(total)),
-        n_units=units,
-        n_raters=x.shape[0],
+        n=units,
+        n_raters=x.shape[1],
         values=tuple(values.tolist()),
         confidence=confidence,
         ci=ci,
         note="; ".join(notes) or None,
     )
+
+
+def _numeric_matrix(cols: list[Any], level: str) -> np.ndarray:
+    """Units x raters float matrix (NaN = missing); nominal labels may be any values."""
+    try:
+        return np.column_stack(
+            [
+                pd.to_numeric(pd.Series(c), errors="raise").to_numpy(float, na_value=np.nan)
+                for c in cols
+            ]
+        )
+    except (TypeError, ValueError) as exc:
+        if level != "nominal":
+            raise ValueError(
+                f"{level}-level alpha needs numeric codes (NaN or None for missing)"
+            ) from exc
+    # Nominal alpha only compares labels for equality: any labels become category codes.
+    codes, _ = _inp.encode(cols, None)
+    x = np.column_stack(codes).astype(float)
+    x[x < 0] = np.nan
+    return x

@@ -16,8 +16,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE, STATUSES
-from ..frames import wide_by_judge
+from .._validate import check_confidence, check_positive_int, check_probability
+from ..frames import select_rubric, wide_by_judge
 from ._kappa import _kappa_from_tables
 from .agreement import (
     cohen_kappa_table,
@@ -25,25 +27,19 @@ from .agreement import (
     gwet_ac1,
     krippendorff_alpha,
     pabak,
-    ratings_to_counts,
 )
 from .resample import cluster_bootstrap
 
 __all__ = ["SEED_DISAGREEMENT_TRIGGER", "consensus", "judge_agreement"]
 
-# Seed 000: "Disagreement >20% is the methodology trigger: re-curate the seed tasks or pick a
-# third judge."
-SEED_DISAGREEMENT_TRIGGER = 0.20
+#: Seed 000's trigger (disagreement above 20 %), kept under its old public name; the one
+#: definition is :data:`evalstats._disagreement.DISAGREEMENT_TRIGGER`.
+SEED_DISAGREEMENT_TRIGGER = DISAGREEMENT_TRIGGER
 _K = len(OUTCOMES)
 
 
 def _select(frame: pd.DataFrame, rubric: str | None, judges: Sequence[str] | None):
-    rubrics = frame["rubric"].astype(str).unique().tolist()
-    if rubric is None:
-        if len(rubrics) != 1:
-            raise ValueError(f"the frame holds rubrics {rubrics}: pass rubric=")
-        rubric = rubrics[0]
-    f = frame.loc[frame["rubric"].astype(str) == rubric]
+    f, rubric = select_rubric(frame, rubric)
     present = sorted(f["judge"].astype(str).unique().tolist())
     if judges is None:
         judges = present
@@ -76,7 +72,7 @@ def judge_agreement(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     method: str = "bca",
-    threshold: float = SEED_DISAGREEMENT_TRIGGER,
+    threshold: float = DISAGREEMENT_TRIGGER,
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
     """Agreement between every pair of judges, one row per pair.
@@ -126,9 +122,18 @@ def judge_agreement(
     >>> agr[["judge_a", "judge_b", "n"]].shape
     (1, 3)
     """
+    confidence = check_confidence(confidence)
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    threshold = check_probability(threshold, "threshold")
     f, rubric, judges = _select(frame, rubric, judges)
     ok = f.assign(outcome=f["outcome"].where(f["status"] == "ok"))
     wide = wide_by_judge(ok, rubric=rubric)
+    # Counted once, by the rule the runner, audit and report use too.
+    dis = disagreement_counts(wide, judges, threshold=threshold)
+    dis = {
+        frozenset((a, b)): r
+        for a, b, r in zip(dis["judge_a"], dis["judge_b"], dis.to_dict("records"), strict=True)
+    }
     gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     rows = []
     for ja, jb in itertools.combinations(judges, 2):
@@ -137,19 +142,19 @@ def judge_agreement(
         a, b = a[both], b[both]
         task = wide.loc[both, cluster].to_numpy()
         table = np.bincount(a * _K + b, minlength=_K * _K).reshape(_K, _K)
-        n = int(table.sum())
-        agree = int(np.trace(table))
+        d = dis[frozenset((ja, jb))]
+        n, disagreements = int(d["n"]), int(d["disagreements"])
         row = {
             "judge_a": ja,
             "judge_b": jb,
             "n": n,
             "n_clusters": int(len(np.unique(task))),
-            "agreements": agree,
-            "disagreements": n - agree,
-            "observed_agreement": agree / n if n else np.nan,
-            "disagreement_rate": (n - agree) / n if n else np.nan,
+            "agreements": n - disagreements,
+            "disagreements": disagreements,
+            "observed_agreement": (n - disagreements) / n if n else np.nan,
+            "disagreement_rate": d["disagreement_rate"],
+            "trigger": d["trigger"],
         }
-        row["trigger"] = bool(n and row["disagreement_rate"] > threshold)
         if n:
             k = cohen_kappa_table(table, confidence=confidence)
             kl = cohen_kappa_table(table, weights="linear", confidence=confidence)
@@ -164,7 +169,7 @@ def judge_agreement(
                 rng=gen,
             )
             row.update(
-                kappa=k.kappa,
+                kappa=k.estimate,
                 kappa_se=k.se,
                 kappa_se0=k.se0,
                 kappa_z=k.z,
@@ -173,7 +178,7 @@ def judge_agreement(
                 kappa_ci_high=k.ci_high,
                 kappa_boot_ci_low=float(boot.ci_low[0]),
                 kappa_boot_ci_high=float(boot.ci_high[0]),
-                kappa_linear=kl.kappa,
+                kappa_linear=kl.estimate,
                 kappa_linear_ci_low=kl.ci_low,
                 kappa_linear_ci_high=kl.ci_high,
                 ac1=ac1.estimate,
@@ -190,19 +195,18 @@ def judge_agreement(
         codes = np.column_stack([_codes(wide[j]) for j in judges]).astype(float)
         codes[codes < 0] = np.nan
         complete = ~np.isnan(codes).any(axis=1)
-        counts = ratings_to_counts(codes[complete], categories=[0.0, 1.0, 2.0])
-        fk = fleiss_kappa(counts.to_numpy())
-        alpha = krippendorff_alpha(codes.T, level="nominal")
+        fk = fleiss_kappa(codes[complete], categories=[0.0, 1.0, 2.0])
+        alpha = krippendorff_alpha(codes, level="nominal")
         rows.append(
             {
                 "judge_a": "all judges",
                 "judge_b": f"{len(judges)} judges",
                 "n": int(complete.sum()),
                 "n_clusters": int(wide.loc[complete, cluster].nunique()),
-                "fleiss_kappa": fk.kappa,
+                "fleiss_kappa": fk.estimate,
                 "fleiss_se0": fk.se0,
                 "fleiss_p": fk.p_value,
-                "krippendorff_alpha": alpha.alpha,
+                "krippendorff_alpha": alpha.estimate,
             }
         )
     out = pd.DataFrame(rows)
