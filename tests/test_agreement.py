@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 from pathlib import Path
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from evalstats.errors import DataError
 from evalstats.stats import agreement as ag
 from evalstats.stats._kappa import _kappa_from_tables
 
@@ -529,3 +531,201 @@ def test_fleiss_unequal_raters():
     res = ag.fleiss_kappa(counts=[[3, 0], [1, 1], [0, 4], [2, 1]])
     assert np.isfinite(res.kappa) and np.isnan(res.se0) and res.n_raters is None
     assert "different numbers" in res.note
+
+
+# --------------------------------------------------------------------- one input API
+
+
+def as_long(df: pd.DataFrame, rng) -> pd.DataFrame:
+    """The long form of a units x raters frame: one row per rating, rows shuffled."""
+    long = (
+        df.rename_axis("task")
+        .reset_index()
+        .melt(id_vars="task", var_name="judge", value_name="label")
+        .dropna(subset=["label"])
+    )
+    return long.iloc[rng.permutation(len(long))].reset_index(drop=True)
+
+
+FORM_FUNCS = {
+    "cohen_kappa": lambda *a, **k: ag.cohen_kappa(*a, **k),
+    "scott_pi": lambda *a, **k: ag.scott_pi(*a, **k),
+    "percent_agreement": lambda *a, **k: ag.percent_agreement(*a, **k),
+    "pabak": lambda *a, **k: ag.pabak(*a, **k),
+    "gwet_ac1": lambda *a, **k: ag.gwet_ac1(*a, **k),
+    "fleiss_kappa": lambda *a, **k: ag.fleiss_kappa(*a, **k),
+    "krippendorff_alpha": lambda *a, **k: ag.krippendorff_alpha(*a, **k),
+}
+COMMON = ("estimate", "se", "ci_low", "ci_high", "p_value", "n")
+
+
+def same_result(x, y) -> None:
+    for f in COMMON:
+        assert getattr(x, f) == pytest.approx(getattr(y, f), abs=1e-12, nan_ok=True), f
+
+
+@pytest.mark.parametrize("name", list(FORM_FUNCS))
+def test_three_input_forms_agree_two_raters(name):
+    rng = np.random.default_rng(600)
+    a, b = random_pair(rng, 3, 80)
+    a = a.astype(float)
+    a[[3, 17]] = np.nan  # incomplete pairs are dropped by every form
+    index = [f"t{i:03d}" for i in range(len(a))]
+    wide = pd.DataFrame({"judge-x": a, "judge-y": b.astype(float)}, index=index)
+    func = FORM_FUNCS[name]
+    vectors = func(a, b.astype(float))
+    matrix = func(wide.to_numpy())
+    frame = func(wide)
+    long = func(as_long(wide, rng), unit="task", rater="judge", rating="label")
+    for other in (matrix, frame, long):
+        same_result(vectors, other)
+    assert {f.name for f in dataclasses.fields(vectors)} >= {
+        "estimate",
+        "se",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "n",
+    }
+
+
+def test_two_vector_form_vs_oracles():
+    rng = np.random.default_rng(601)
+    a, b = random_pair(rng, 4, 150, agree=0.55)
+    assert ag.cohen_kappa(a, b).kappa == pytest.approx(
+        sk_metrics.cohen_kappa_score(a, b), abs=1e-12
+    )
+    table = ag.contingency_table(a, b).to_numpy()
+    for name, method in (
+        ("gwet_ac1", "gwet"),
+        ("scott_pi", "scott"),
+        ("pabak", "bp"),
+        ("percent_agreement", "pa2"),
+    ):
+        est = irr_table_est(table, method, None)
+        ours = FORM_FUNCS[name](a, b, ci="t")
+        assert ours.estimate == pytest.approx(est["coefficient_value"], abs=1e-9), name
+        assert ours.se == pytest.approx(float(np.ravel(est["se"])[0]), abs=1e-9), name
+    alpha = ag.krippendorff_alpha(a, b)
+    ref = krippendorff.alpha(reliability_data=np.vstack([a, b]), level_of_measurement="nominal")
+    assert alpha.estimate == pytest.approx(ref, abs=1e-10)
+    counts, _ = sm_ir.aggregate_raters(np.column_stack([a, b]))
+    assert ag.fleiss_kappa(a, b).estimate == pytest.approx(sm_ir.fleiss_kappa(counts), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_matrix_and_long_forms_vs_irrcac_many_raters(seed):
+    rng = np.random.default_rng(700 + seed)
+    k = 3
+    df = raw_frame(rng, 45, 4, k, missing=0.15)
+    df.index = [f"task-{i}" for i in range(len(df))]
+    cats = [float(c) for c in range(k)]
+    long = as_long(df, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cac = irr_raw.CAC(df, categories=cats, digits=14)
+        ref = {
+            "gwet_ac1": cac.gwet()["est"],
+            "scott_pi": cac.fleiss()["est"],  # Fleiss' kappa is the multi-rater Scott's pi
+            "fleiss_kappa": cac.fleiss()["est"],
+            "pabak": cac.bp()["est"],
+        }
+    for name, est in ref.items():
+        for form in (
+            FORM_FUNCS[name](df, categories=cats, ci="t"),
+            FORM_FUNCS[name](df.to_numpy(), categories=cats, ci="t"),
+            FORM_FUNCS[name](long, unit="task", rater="judge", rating="label", ci="t"),
+        ):
+            assert form.estimate == pytest.approx(est["coefficient_value"], abs=1e-9), name
+            assert form.se == pytest.approx(est["se"], abs=1e-9), name
+            assert form.ci_low == pytest.approx(est["confidence_interval"][0], abs=1e-9), name
+            assert form.ci_high == pytest.approx(est["confidence_interval"][1], abs=1e-9), name
+    # Multi-rater percent agreement: irrCAC reports it as the p_a of Brennan-Prediger.
+    pa = ag.percent_agreement(df, categories=cats)
+    assert pa.estimate == pytest.approx(ref["pabak"]["pa"], abs=1e-9)
+    assert pa.n_raters == 4
+    # Krippendorff's alpha: the krippendorff package (raters x units) and irrCAC (SE, p).
+    for form in (
+        ag.krippendorff_alpha(df, ci="t"),
+        ag.krippendorff_alpha(long, unit="task", rater="judge", rating="label", ci="t"),
+    ):
+        assert form.estimate == pytest.approx(
+            krippendorff.alpha(reliability_data=df.to_numpy().T, level_of_measurement="nominal"),
+            abs=1e-10,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            kr = irr_raw.CAC(df, categories=cats, digits=14).krippendorff()["est"]
+        assert form.se == pytest.approx(kr["se"], abs=1e-9)
+        assert form.p_value == pytest.approx(float(kr["p_value"]), abs=1e-9)
+        assert form.n == form.n_units
+
+
+def test_percent_agreement_many_raters_se_is_sem_of_unit_agreement():
+    rng = np.random.default_rng(702)
+    x = raw_frame(rng, 60, 5, 3, missing=0.0).to_numpy()
+    # Per unit: the share of agreeing rater pairs, counted pair by pair.
+    per_unit = np.array(
+        [np.mean([row[i] == row[j] for i in range(5) for j in range(i + 1, 5)]) for row in x]
+    )
+    res = ag.percent_agreement(x)
+    assert res.estimate == pytest.approx(per_unit.mean(), abs=1e-12)
+    assert res.se == pytest.approx(stats.sem(per_unit), abs=1e-12)
+
+
+def test_fleiss_from_ratings_vs_statsmodels():
+    rng = np.random.default_rng(703)
+    df = raw_frame(rng, 50, 5, 4, missing=0.0)
+    counts, _ = sm_ir.aggregate_raters(df.to_numpy())
+    res = ag.fleiss_kappa(df)
+    assert res.estimate == pytest.approx(sm_ir.fleiss_kappa(counts, method="fleiss"), abs=1e-12)
+    assert res.kappa == res.estimate and res.n == res.n_subjects == 50
+    same_result(res, ag.fleiss_kappa(counts=ag.ratings_to_counts(df)))
+
+
+def test_krippendorff_nominal_accepts_labels_and_categoricals():
+    rng = np.random.default_rng(704)
+    df = raw_frame(rng, 30, 3, 3, missing=0.2)
+    names = np.array(["loss", "tie", "win"], dtype=object)
+    labels = df.apply(lambda c: pd.Series(np.where(c.isna(), None, names[c.fillna(0).astype(int)])))
+    ref = ag.krippendorff_alpha(df)
+    same_result(ref, ag.krippendorff_alpha(labels))
+    cat = labels.astype(pd.CategoricalDtype(list(names), ordered=True))
+    same_result(ref, ag.krippendorff_alpha(cat))
+    with pytest.raises(ValueError, match="numeric codes"):
+        ag.krippendorff_alpha(labels, level="interval")
+
+
+def test_long_form_errors():
+    long = pd.DataFrame({"task": [1, 1, 2], "judge": ["x", "y", "x"], "label": [1, 2, 1]})
+    with pytest.raises(DataError, match="duplicate"):
+        ag.gwet_ac1(pd.concat([long, long.iloc[[0]]]), unit="task", rater="judge", rating="label")
+    with pytest.raises(DataError, match="lacks column"):
+        ag.cohen_kappa(long, unit="task", rater="rater", rating="label")
+    with pytest.raises(ValueError, match="all three"):
+        ag.cohen_kappa(long, unit="task", rater="judge")
+    with pytest.raises(ValueError, match="not both"):
+        ag.cohen_kappa(long, [1, 2, 3], unit="task", rater="judge", rating="label")
+    with pytest.raises(DataError, match="missing task"):
+        ag.cohen_kappa(long.assign(task=[1, None, 2]), unit="task", rater="judge", rating="label")
+    with pytest.raises(ValueError, match="dimension"):
+        ag.gwet_ac1([1, 2, 3])
+    with pytest.raises(ValueError, match="two raters"):
+        ag.cohen_kappa(np.array([[1, 1, 2], [2, 2, 2]]))
+    with pytest.raises(ValueError, match="either ratings"):
+        ag.fleiss_kappa([[1, 1], [2, 2]], counts=[[2, 0], [0, 2]])
+    with pytest.raises(ValueError, match="either ratings"):
+        ag.fleiss_kappa()
+
+
+def test_every_result_has_the_common_fields_and_aliases():
+    a, b = [0, 1, 2, 1, 0, 2, 1], [0, 1, 1, 1, 0, 2, 2]
+    results = [FORM_FUNCS[name](a, b) for name in FORM_FUNCS]
+    for res in results:
+        for f in COMMON:
+            assert isinstance(getattr(res, f), float | int), (type(res).__name__, f)
+    assert ag.cohen_kappa(a, b).kappa == ag.cohen_kappa(a, b).estimate
+    alpha = ag.krippendorff_alpha(a, b)
+    assert alpha.alpha == alpha.estimate and alpha.n_units == alpha.n
+    ordinal = ag.krippendorff_alpha(a, b, level="ordinal")
+    assert np.isnan(ordinal.se) and np.isnan(ordinal.p_value)
