@@ -309,3 +309,16 @@ def test_simulated_power_type_one_error_and_analytic_agreement():
     mde = min_detectable_net_win(120, n_replicates=3, icc=0.3, p_tie=0.3)
     sim = simulated_power(mde.net_win, 120, n_replicates=3, icc=0.3, p_tie=0.3, n_sims=6000, rng=3)
     assert abs(sim["power"].item() - 0.8) < 4 * sim["mc_se"].item() + 0.01
+
+
+def test_stats_power_is_the_submodule_and_solve_power_the_solver():
+    """``stats.power`` was shadowed by a ``power = solve_power`` alias; it is the module now."""
+    import types
+
+    import evalstats
+    import evalstats.stats
+    from evalstats.stats import power as power_module
+
+    assert isinstance(evalstats.stats.power, types.ModuleType)
+    assert power_module.solve_power is evalstats.stats.solve_power is evalstats.solve_power
+    assert "power" not in evalstats.stats.__all__ and "power" not in evalstats.__all__

@@ -120,3 +120,22 @@ def test_simulated_rates_track_truth(tmp_path):
     np.testing.assert_allclose(
         [share["win"], share["tie"], share["loss"]], [0.45, 0.35, 0.20], atol=0.06
     )
+
+
+def test_outcome_model_lives_in_stats_and_stats_never_imports_simulate():
+    import ast
+    from pathlib import Path
+
+    import evalstats.stats
+    from evalstats.stats import outcome_model
+
+    assert evalstats.draw_outcomes is outcome_model.draw_outcomes is draw_outcomes
+    for path in Path(evalstats.stats.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            assert not any("simulate" in n.split(".") for n in names), (path.name, names)

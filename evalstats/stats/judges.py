@@ -244,7 +244,15 @@ def consensus(
 
     Examples
     --------
-    >>> c = consensus(frame, "unanimous", rubric="with-without")  # doctest: +SKIP
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({
+    ...     "task_id": ["t1", "t1", "t2", "t2"], "replicate": 1, "order": None,
+    ...     "rubric": "with-without", "judge": ["a:x", "b:y", "a:x", "b:y"],
+    ...     "status": "ok", "outcome": ["win", "win", "win", "loss"],
+    ...     "tokens_with": 100, "tokens_without": 120, "wall_with_s": 1.0, "wall_without_s": 2.0})
+    >>> c = consensus(frame, "unanimous")
+    >>> c[["task_id", "outcome", "agreed"]].to_numpy().tolist()
+    [['t1', 'win', True], ['t2', 'tie', False]]
     """
     if rule not in ("unanimous", "majority"):
         raise ValueError(f"rule must be 'unanimous' or 'majority', got {rule!r}")
