@@ -26,7 +26,7 @@ import pandas as pd
 from scipy import stats
 
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
-from evalstats.simulate import draw_outcomes
+from evalstats.stats.outcome_model import draw_outcomes
 from evalstats.stats.resample import cluster_bootstrap
 from evalstats.stats.winrates import DEFAULT_METHOD, win_rates
 

@@ -1,7 +1,7 @@
 """Coverage of the win-rate intervals and type-I error of the sign test, by simulation.
 
 Each simulated evaluation has ``tasks x replicates`` verdicts drawn from the
-latent probit model of :func:`evalstats.simulate.draw_outcomes` (known marginal
+latent probit model of :func:`evalstats.stats.outcome_model.draw_outcomes` (known marginal
 win/tie/loss probabilities, task ICC on the latent scale). Evaluations are
 stacked into one frame as groups (``by="eval"``), so each method is one
 :func:`~evalstats.stats.winrates.win_rates` call over all of them.
