@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._validate import check_positive_int, check_probability
 from .stats.outcome_model import check_outcome_probs, draw_outcomes, latent_thresholds
 
 __all__ = ["Simulation", "SimulationParams", "draw_outcomes", "simulate"]
@@ -217,6 +218,10 @@ def simulate(
 
     p = dataclasses.replace(params or SimulationParams(), **overrides)
     check_outcome_probs(p.p_win, p.p_tie, p.p_loss)
+    check_positive_int(p.n_tasks, "n_tasks")
+    check_positive_int(p.n_replicates, "n_replicates")
+    for name in ("over_budget_rate", "malformed_rate", "error_rate"):
+        check_probability(getattr(p, name), name)
     if p.orders not in ("random", "both"):
         raise ValueError(f"orders must be 'random' or 'both', got {p.orders!r}")
     gen = np.random.default_rng(p.seed)

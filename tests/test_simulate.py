@@ -139,3 +139,17 @@ def test_outcome_model_lives_in_stats_and_stats_never_imports_simulate():
             else:
                 continue
             assert not any("simulate" in n.split(".") for n in names), (path.name, names)
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(n_tasks=0), "n_tasks"),
+        (dict(n_replicates=1.5), "n_replicates"),
+        (dict(malformed_rate=1.2), "malformed_rate"),
+    ],
+)
+def test_simulate_rejects_bad_design(tmp_path, bad, match):
+    with pytest.raises(ValueError, match=match):
+        evalstats.simulate(tmp_path, **bad)
+    assert not list(tmp_path.iterdir())  # nothing written
