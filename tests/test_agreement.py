@@ -548,13 +548,13 @@ def as_long(df: pd.DataFrame, rng) -> pd.DataFrame:
 
 
 FORM_FUNCS = {
-    "cohen_kappa": lambda *a, **k: ag.cohen_kappa(*a, **k),
-    "scott_pi": lambda *a, **k: ag.scott_pi(*a, **k),
-    "percent_agreement": lambda *a, **k: ag.percent_agreement(*a, **k),
-    "pabak": lambda *a, **k: ag.pabak(*a, **k),
-    "gwet_ac1": lambda *a, **k: ag.gwet_ac1(*a, **k),
-    "fleiss_kappa": lambda *a, **k: ag.fleiss_kappa(*a, **k),
-    "krippendorff_alpha": lambda *a, **k: ag.krippendorff_alpha(*a, **k),
+    "cohen_kappa": ag.cohen_kappa,
+    "scott_pi": ag.scott_pi,
+    "percent_agreement": ag.percent_agreement,
+    "pabak": ag.pabak,
+    "gwet_ac1": ag.gwet_ac1,
+    "fleiss_kappa": ag.fleiss_kappa,
+    "krippendorff_alpha": ag.krippendorff_alpha,
 }
 COMMON = ("estimate", "se", "ci_low", "ci_high", "p_value", "n")
 
@@ -729,3 +729,17 @@ def test_every_result_has_the_common_fields_and_aliases():
     assert alpha.alpha == alpha.estimate and alpha.n_units == alpha.n
     ordinal = ag.krippendorff_alpha(a, b, level="ordinal")
     assert np.isnan(ordinal.se) and np.isnan(ordinal.p_value)
+
+
+def test_table_and_counts_take_the_long_form_too():
+    rng = np.random.default_rng(705)
+    df = raw_frame(rng, 40, 3, 3, missing=0.1)
+    long = as_long(df, rng)
+    counts = ag.ratings_to_counts(long, unit="task", rater="judge", rating="label")
+    ref = pd.crosstab(long["task"], long["label"])
+    assert np.array_equal(counts.to_numpy(), ref.to_numpy())
+    assert counts.index.tolist() == ref.index.tolist()
+    two = long[long["judge"].isin(["r0", "r1"])]
+    table = ag.contingency_table(two, unit="task", rater="judge", rating="label")
+    pair = df[["r0", "r1"]].dropna()
+    assert np.array_equal(table.to_numpy(), pd.crosstab(pair["r0"], pair["r1"]).to_numpy())

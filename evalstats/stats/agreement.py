@@ -414,13 +414,21 @@ def _agreement(
 # --------------------------------------------------------------------------- two raters
 
 
-def contingency_table(a: Any, b: Any, *, categories: Sequence[Any] | None = None) -> pd.DataFrame:
-    """Cross-tabulate two raters' labels (rows = ``a``), dropping pairs with a missing label.
+def contingency_table(
+    ratings: Any,
+    b: Any = None,
+    *,
+    unit: str | None = None,
+    rater: str | None = None,
+    rating: str | None = None,
+    categories: Sequence[Any] | None = None,
+) -> pd.DataFrame:
+    """Cross-tabulate two raters' labels (rows = rater 1), dropping pairs with a missing label.
 
     Parameters
     ----------
-    a, b : array-like or pandas Series
-        Labels of the same units by rater 1 and rater 2.
+    ratings, b, unit, rater, rating
+        Two raters' labels in any of the three input forms (see :func:`cohen_kappa`).
     categories : sequence, optional
         Category set and order; categories nobody used keep their row and column.
         Default: the sorted distinct labels (a shared Categorical's own categories).
@@ -430,7 +438,10 @@ def contingency_table(a: Any, b: Any, *, categories: Sequence[Any] | None = None
     >>> contingency_table(["x", "y", "y"], ["x", "y", "x"]).to_numpy().tolist()
     [[1, 0], [1, 1]]
     """
-    table, cats, _ = _inp.pair_table(a, b, categories)
+    r = _inp.as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
+    if len(r.columns) != 2:
+        raise ValueError(f"a contingency table needs two raters; got {len(r.columns)}")
+    table, cats, _ = _inp.pair_table(*r.columns, categories)
     idx = pd.Index(cats, name="rater 1")
     return pd.DataFrame(table.astype(np.int64), index=idx, columns=pd.Index(cats, name="rater 2"))
 
@@ -752,6 +763,7 @@ def two_rater_agreement(
     np.float64(0.8493)
     """
     t = _inp.check_table(table)
+    confidence = check_confidence(confidence)
     cats = list(table.index) if isinstance(table, pd.DataFrame) else list(range(t.shape[0]))
     cols = [
         "coefficient",
@@ -782,20 +794,28 @@ def two_rater_agreement(
 # --------------------------------------------------------------------------- many raters
 
 
-def ratings_to_counts(ratings: Any, categories: Sequence[Any] | None = None) -> pd.DataFrame:
-    """Units x raters ratings (missing allowed) -> units x categories counts.
+def ratings_to_counts(
+    ratings: Any,
+    categories: Sequence[Any] | None = None,
+    *,
+    unit: str | None = None,
+    rater: str | None = None,
+    rating: str | None = None,
+) -> pd.DataFrame:
+    """Ratings (units x raters, missing allowed, or a long frame) -> units x categories counts.
 
     Examples
     --------
     >>> ratings_to_counts([[1, 1, 2], [2, 2, None]]).to_numpy().tolist()
     [[2, 1], [0, 2]]
     """
-    cols, _ = _inp.ratings_matrix(ratings)
-    if len(cols) == 0 or len(cols[0]) == 0:
-        raise ValueError("ratings is empty")
-    codes, cats = _inp.encode(cols, _inp.check_categories(categories))
+    r = _inp.as_ratings(ratings, unit=unit, rater=rater, rating=rating)
+    codes, cats = _inp.encode(r.columns, _inp.check_categories(categories))
     counts = _inp.counts_from_codes(codes, len(cats))
-    index = ratings.index if isinstance(ratings, pd.DataFrame) else None
+    if isinstance(ratings, pd.DataFrame) and unit is None:
+        index = ratings.index
+    else:
+        index = None if r.units is None else pd.Index(r.units, name=unit)
     return pd.DataFrame(counts.astype(np.int64), index=index, columns=pd.Index(cats))
 
 
