@@ -188,3 +188,12 @@ def test_disagreement_is_the_shared_rule(frame3):
         judge_agreement(frame3, rubric="with-without", threshold=1.5)
     with pytest.raises(ValueError, match="confidence"):
         judge_agreement(frame3, rubric="with-without", confidence=95)
+
+
+def test_missing_columns_are_a_data_error(frame3):
+    from evalstats.errors import DataError
+
+    with pytest.raises(DataError, match="judge"):
+        judge_agreement(frame3.drop(columns="judge"), rubric="with-without")
+    with pytest.raises(DataError, match="rubric"):
+        consensus(frame3.drop(columns="rubric"))

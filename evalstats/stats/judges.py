@@ -18,7 +18,7 @@ import pandas as pd
 
 from .._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE, STATUSES
-from .._validate import check_confidence, check_positive_int, check_probability
+from .._validate import check_columns, check_confidence, check_positive_int, check_probability
 from ..frames import select_rubric, wide_by_judge
 from ._kappa import _kappa_from_tables
 from .agreement import (
@@ -39,6 +39,7 @@ _K = len(OUTCOMES)
 
 
 def _select(frame: pd.DataFrame, rubric: str | None, judges: Sequence[str] | None):
+    check_columns(frame, ("task_id", "replicate", "rubric", "judge", "status", "outcome"))
     f, rubric = select_rubric(frame, rubric)
     present = sorted(f["judge"].astype(str).unique().tolist())
     if judges is None:
