@@ -14,7 +14,11 @@ __all__ = ["by_columns", "cr1_ratio", "segment_sum"]
 
 
 def segment_sum(values: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
-    """Column sums of ``values`` (rows x columns) per group id, as float64."""
+    """Column sums of ``values`` (rows x columns) per group id, as float64.
+
+    >>> segment_sum(np.array([[1.0], [2.0], [4.0]]), np.array([0, 1, 1]), 2).ravel().tolist()
+    [1.0, 6.0]
+    """
     values = np.asarray(values, dtype=np.float64)
     out = np.empty((n_groups, values.shape[1]))
     for j in range(values.shape[1]):  # a handful of columns
@@ -23,6 +27,11 @@ def segment_sum(values: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarra
 
 
 def by_columns(by: str | Sequence[str] | None) -> list[str]:
+    """The ``by=`` argument as a list of column names (``None`` -> no grouping).
+
+    >>> by_columns("judge"), by_columns(None)
+    (['judge'], [])
+    """
     if by is None:
         return []
     if isinstance(by, str):
@@ -45,6 +54,11 @@ def cr1_ratio(
     intercept-only OLS with the CR1 factor ``C / (C - 1)`` (statsmodels adds
     ``(n - 1) / (n - k)``, which is 1 when ``k = 1``); with one row per
     cluster it is the ordinary standard error of the mean.
+
+    >>> y = np.array([[0.1], [0.4], [0.35], [0.8]])  # one row per cluster, one group
+    >>> est, se, n_clusters, n = cr1_ratio(y, np.ones(4), np.zeros(4, dtype=int), 1)
+    >>> round(float(est[0, 0]), 4), round(float(se[0, 0]), 4)  # = mean and scipy.stats.sem
+    (0.4125, 0.1449)
     """
     y_tot = segment_sum(y, gid, n_groups)
     m_tot = np.bincount(gid, weights=m, minlength=n_groups)

@@ -31,6 +31,7 @@ def _probit(p: np.ndarray | float) -> np.ndarray:
 
 
 def check_outcome_probs(p_win: float, p_tie: float, p_loss: float) -> None:
+    """``ValueError`` unless the three outcome probabilities are non-negative and sum to 1."""
     probs = np.array([p_win, p_tie, p_loss], dtype=float)
     if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0, atol=1e-9):
         raise ValueError(
@@ -39,7 +40,12 @@ def check_outcome_probs(p_win: float, p_tie: float, p_loss: float) -> None:
 
 
 def latent_thresholds(p_tie: float, p_loss: float, scale: float) -> tuple[float, float]:
-    """Thresholds on a latent ``N(0, scale^2)`` giving P(loss)=p_loss, P(tie)=p_tie."""
+    """Thresholds on a latent ``N(0, scale^2)`` giving P(loss)=p_loss, P(tie)=p_tie.
+
+    >>> lo, hi = latent_thresholds(p_tie=0.5, p_loss=0.25, scale=1.0)
+    >>> round(lo, 4), round(hi, 4)  # the quartiles of N(0, 1)
+    (-0.6745, 0.6745)
+    """
     lo = float(_probit(p_loss)) * scale if p_loss > 0 else -np.inf
     hi_p = p_loss + p_tie
     hi = float(_probit(hi_p)) * scale if hi_p < 1 else np.inf
