@@ -127,7 +127,7 @@ def row(f, task, rep, judge, rubric, order=None):
 def test_columns_and_dtypes(dataset):
     f, _ = frame_of(dataset)
     assert tuple(f.columns) == evalstats._schema.VERDICT_COLUMNS
-    assert list(f["status"].cat.categories) == ["ok", "no_answer", "invalid", "error"]
+    assert list(f["status"].cat.categories) == ["ok", "no_answer", "invalid", "error", "conflict"]
     assert f["outcome"].cat.ordered and list(f["outcome"].cat.categories) == ["loss", "tie", "win"]
 
 
