@@ -173,7 +173,7 @@ class RunState:
                 refresh=False,  # tqdm's mininterval throttles the redraws
             )
         rubric = self.cfg.rubric
-        if raw is None and result is not None:
+        if raw is None and result is not None and error is None:
             raw = result.raw
         return {
             "judgment_id": uuid.uuid4().hex,

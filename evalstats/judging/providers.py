@@ -328,7 +328,8 @@ def parse_body(
     shown = redact(text[:200])
 
     def bad(error: str, result: CallResult | None = None) -> Outcome:
-        return Outcome("retry", result, redact(error), redact(text), True)
+        kept = result or CallResult("", None, request_id, None, None)
+        return Outcome("retry", kept, redact(error), redact(text), True)
 
     try:
         body.decode("utf-8")
@@ -394,6 +395,7 @@ async def call(
     """One judge call through the SDK (its retries included); never raises an ``Exception``."""
     kwargs = dict(params)
     answered = False
+    request_id = None
     try:
         if judge.provider == "anthropic":
             # The anthropic SDK no longer has a temperature argument; older models accept it.
@@ -414,7 +416,8 @@ async def call(
             return _status_outcome(exc)
         if answered:
             # A 200 started arriving, then the connection broke: probably billed.
-            return Outcome("retry", None, f"BodyCutShort: {describe_error(exc)}", None, True)
+            cut = CallResult("", None, request_id, None, None)
+            return Outcome("retry", cut, f"BodyCutShort: {describe_error(exc)}", None, True)
         return Outcome("failed", None, describe_error(exc), None, False)
     if not complete:
         raw = body[:max_body].decode("utf-8", errors="replace")

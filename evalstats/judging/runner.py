@@ -343,6 +343,9 @@ class JudgeRunResult:
     dry_run : bool
     stopped : str or None
         Why the run stopped before starting every call (``max_usd``), else None.
+    not_retried : int
+        Calls of this run not sent because they failed permanently before
+        (``retry_failed=False``).
     """
 
     out: Path
@@ -350,6 +353,7 @@ class JudgeRunResult:
     no_answer_pairs: int
     dry_run: bool
     stopped: str | None
+    not_retried: int = 0
 
     @property
     def failed(self) -> int:
@@ -647,7 +651,8 @@ def run_judges(
 
     with Journal(out) as journal:
         finished = journal.finished_keys()
-        skipped = set() if retry_failed else journal.not_retried_keys()
+        wanted = {c.key for c in [*calls, *adj_calls]}
+        skipped = set() if retry_failed else journal.not_retried_keys() & wanted
         finished = finished | skipped
         state = RunState(cfg, journal.spent_usd(), max_usd)
         todo = [c for c in calls if c.key not in finished]
@@ -680,7 +685,7 @@ def run_judges(
     per_judge = _summary(calls, adj_calls, finished, cfg, state)
     if state.fatal:
         raise providers.JudgeAuthError(f"stopped after an authentication failure: {state.fatal}")
-    return JudgeRunResult(Path(out), per_judge, no_answer, False, state.stopped)
+    return JudgeRunResult(Path(out), per_judge, no_answer, False, state.stopped, len(skipped))
 
 
 async def _execute(
