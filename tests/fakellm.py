@@ -271,8 +271,10 @@ class FakeLLM:
         with self._lock:
             return {
                 "paid": dict(self.paid),
+                "paid_ids": list(self.paid_ids),
                 "faults": dict(self.faults),
                 "requests": self.requests,
+                "rate_limited": self.rate_limited,
             }
 
     # -- bodies ----------------------------------------------------------------------------
@@ -506,7 +508,9 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             if fake.latency:
                 time.sleep(fake.latency)
             if fake.rate_limit is not None:
-                estimate = len(json.dumps(params["messages"])) // 4 + 300
+                # Like the providers: the prompt (system included) plus an output estimate.
+                system, user = _prompt_parts(self._provider, params)
+                estimate = (len(system) + len(user)) // 4 + 300
                 admitted, limit_headers = fake._admit(estimate)
                 if not admitted:
                     self._send(429, _error_body(self._provider, 429), headers=limit_headers)
@@ -789,11 +793,31 @@ def _main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--fault-kinds", default="classic", help="'classic', 'all' or a comma-separated list"
+    )
+    parser.add_argument("--stall-s", type=float, default=1.0)
+    parser.add_argument("--rate-limit", help="RPM,TPM: token buckets with rate-limit headers")
+    parser.add_argument("--burst-s", type=float, default=5.0)
+    parser.add_argument("--api-key")
     args = parser.parse_args()
     import signal
     from pathlib import Path
 
-    fake = FakeLLM(latency=args.latency, fault_rate=args.fault_rate, seed=args.seed).start()
+    kinds = {"classic": FAULT_KINDS, "all": (*FAULT_KINDS, *HOSTILE_KINDS)}.get(
+        args.fault_kinds, tuple(args.fault_kinds.split(","))
+    )
+    limit = tuple(float(x) for x in args.rate_limit.split(",")) if args.rate_limit else None
+    fake = FakeLLM(
+        latency=args.latency,
+        fault_rate=args.fault_rate,
+        fault_kinds=kinds,
+        seed=args.seed,
+        stall_s=args.stall_s,
+        rate_limit=limit,
+        burst_s=args.burst_s,
+        api_key=args.api_key,
+    ).start()
 
     def _stop(*_: object) -> None:
         if args.counts_file:

@@ -343,3 +343,61 @@ def test_cli_dry_run_and_missing_key_write_nothing(fake, tmp_path, monkeypatch, 
         "runs.jsonl",
         "tasks.jsonl",
     ]
+
+
+# -- rate limits ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_rate_limited_run_slows_down_instead_of_failing(monkeypatch, tmp_path, provider):
+    # 600 requests/min = 10/s with a 3-call burst, and a tokens limit that binds too.
+    with FakeLLM(api_key=KEY, rate_limit=(600, 600 * 900), burst_s=0.3) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        import time
+
+        t0 = time.perf_counter()
+        res = _run(tmp_path / "j.jsonl", provider, n=23, concurrency=8, max_retries=2)
+        wall = time.perf_counter() - t0
+    assert res.failed == 0 and len(read_journal(tmp_path / "j.jsonl", all_attempts=True)) == 23
+    assert max(server.paid.values()) == 1 and sum(server.paid.values()) == 23
+    # 20 calls past the burst at 10/s: at least ~2 s, and not much more (paced, not stalled).
+    assert 1.8 <= wall <= 8.0
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_429_left_after_sdk_retries_goes_back_in_the_queue(fake, tmp_path, provider):
+    fake.script(["429"] * 3)  # the SDK's three attempts all rate limited
+    res = _run(tmp_path / "j.jsonl", provider, max_retries=2)
+    lines = read_journal(tmp_path / "j.jsonl", all_attempts=True)
+    assert res.failed == 0 and [x["error"] for x in lines] == [None]
+    assert fake.requests == 4 and len(fake.paid_ids) == 1
+
+
+def test_rate_limit_headers_are_read():
+    from evalstats.judging._ratelimit import Throttle, parse_reset, retry_after
+
+    assert retry_after({"retry-after-ms": "250", "retry-after": "3"}) == 0.25
+    assert retry_after({"retry-after": "3"}) == 3.0
+    assert parse_reset("1m30s") == 90.0 and parse_reset("2026-01-01T00:00:00Z") == 0.0
+    t = Throttle(8)
+    t.observe(
+        200,
+        {
+            "anthropic-ratelimit-requests-limit": "60",
+            "anthropic-ratelimit-requests-remaining": "0",
+            "anthropic-ratelimit-requests-reset": "2099-01-01T00:00:00Z",
+            "x-ratelimit-limit-tokens": "6000",
+            "x-ratelimit-remaining-tokens": "5000",
+        },
+        None,
+    )
+    # Empty request bucket refilled at 1/s: the next call waits about a second.
+    import time
+
+    assert 0.9 <= t.requests.wait(1, time.monotonic()) <= 1.0
+    assert t.tokens.limit == 6000 and t.tokens.level == 5000
+    t.observe(429, {"retry-after": "2"}, None)
+    assert t.window == 4 and t.pause_until - time.monotonic() > 1.5
