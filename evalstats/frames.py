@@ -231,9 +231,10 @@ def verdict_frame(
     Examples
     --------
     >>> import evalstats
-    >>> ds = evalstats.load_dir("data/sample")  # doctest: +SKIP
-    >>> frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)  # doctest: +SKIP
-    >>> frame["status"].value_counts()  # doctest: +SKIP
+    >>> ds = evalstats.load_dir("data/sample")
+    >>> frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
+    >>> frame["status"].value_counts().to_dict()
+    {'ok': 491, 'no_answer': 20, 'invalid': 17, 'error': 2, 'conflict': 0}
     """
     if "tokens" not in runs.columns:
         if tasks is None:
@@ -342,7 +343,12 @@ def wide_by_judge(
 
     Examples
     --------
-    >>> wide = evalstats.wide_by_judge(frame, rubric="with-without")  # doctest: +SKIP
+    >>> import evalstats
+    >>> from evalstats.frames import load_frame
+    >>> frame = load_frame("data/sample")
+    >>> wide = evalstats.wide_by_judge(frame, rubric="with-without")
+    >>> wide.columns.tolist()[:2], len(wide)
+    (['task_id', 'replicate'], 90)
     """
     f, _ = select_rubric(frame, rubric)
     keys = list(_PAIR)
