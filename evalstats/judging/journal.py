@@ -31,6 +31,10 @@ from evalstats.errors import EvalstatsError
 __all__ = ["Journal", "JournalLockedError", "read_journal"]
 
 
+#: ``call_status`` values of failed lines that a rerun does not send again by itself.
+NOT_RETRIED = ("failed_permanent", "truncated")
+
+
 class JournalLockedError(EvalstatsError):
     """Another process is writing the same journal."""
 
@@ -153,10 +157,6 @@ def _lock(fd: int) -> bool:
     except OSError:
         return False
     return True
-
-
-#: ``call_status`` values of failed lines that a rerun does not send again by itself.
-NOT_RETRIED = ("failed_permanent", "truncated")
 
 
 class Journal:
