@@ -9,7 +9,8 @@ import pandas as pd
 
 ARMS = ("with", "without")
 ORDERS = ("with_first", "without_first")
-STATUSES = ("ok", "no_answer", "invalid", "error")
+# "conflict": two different successful answers for one judge call (see frames.verdict_frame).
+STATUSES = ("ok", "no_answer", "invalid", "error", "conflict")
 # Ordered so that loss < tie < win: weighted kappa and sorting rely on it.
 OUTCOMES = ("loss", "tie", "win")
 
@@ -66,6 +67,12 @@ JUDGMENT_FIELDS: dict[str, tuple[str, bool]] = {
     "temperature": ("float", False),
     "max_tokens": ("int", False),
     "call_key": ("str", False),
+    # ok | failed (retried on a rerun) | failed_permanent | truncated (not re-sent by itself)
+    "call_status": ("str", False),
+    # Spend counted against max_usd: the larger of the claimed and the plausible cost.
+    "usd_counted": ("float", False),
+    # Why the claimed usage is implausible (e.g. output_tokens above max_tokens), else null.
+    "flag": ("str", False),
 }
 
 # The long verdict frame, in column order.

@@ -26,11 +26,17 @@ _CALL = ["task_id", "replicate", "judge", "rubric", "order"]
 _SCORE_COLS = [f"{arm}_{dim}" for arm in ("with", "without") for dim in BLIND_DIMENSIONS]
 
 
-def _latest_per_call(judgments: pd.DataFrame) -> pd.DataFrame:
-    """Keep one line per judge call: the latest success, else the latest failure.
+ON_CONFLICT = ("conflict", "error", "first", "last")
 
-    A call that failed and was retried successfully appears twice in the journal;
-    the failure is superseded, not a second judgment.
+
+def _latest_per_call(judgments: pd.DataFrame, on_conflict: str = "conflict") -> pd.DataFrame:
+    """Keep one line per judge call: its success, else the latest failure.
+
+    A call that failed and was retried successfully appears twice in the journal; the
+    failure is superseded, not a second judgment. The same answer journaled twice is one
+    judgment (the later line). Two *different* successful answers for one call are
+    resolved by ``on_conflict`` (see :func:`verdict_frame`); with ``"conflict"`` the first
+    line is kept, flagged in ``_conflict`` with the judgment ids and lines of all of them.
     """
     j = judgments.reset_index(drop=True).copy()
     j["_line"] = j.attrs.get("lines", list(range(1, len(j) + 1)))
@@ -40,6 +46,48 @@ def _latest_per_call(judgments: pd.DataFrame) -> pd.DataFrame:
     j["_order_key"] = j["order"].astype(object).fillna("")
     group = [k if k != "order" else "_order_key" for k in keys]
     j = j.sort_values(["_ok", "created_at", "_line"], kind="stable")
+    j["_conflict"] = None
+    ok = j.loc[j["_ok"]]
+    answers = ok.assign(_raw=ok["raw"].astype(object).fillna("")).groupby(group, sort=False)
+    distinct = answers["_raw"].transform("nunique")
+    clashing = ok.loc[distinct > 1]
+    if len(clashing):
+        first = clashing.iloc[0]
+        same = (clashing[group] == first[group]).all(axis=1)
+        both = clashing.loc[same]
+        where = ", ".join(
+            f"line {int(n)} (judgment_id {i})"
+            for n, i in zip(both["_line"], both["judgment_id"], strict=True)
+        )
+        what = (
+            f"different successful answers for one judge call (task_id={first['task_id']!r}, "
+            f"replicate={first['replicate']}, judge={first['judge']!r}): {where}"
+        )
+        if on_conflict == "error":
+            raise DataError(
+                what + "; both are kept in the journal: pass on_conflict='first', 'last' or "
+                "'conflict' to build the frame anyway",
+                path=judgments.attrs.get("source"),
+                line=int(clashing.loc[same, "_line"].iloc[1]),
+                field="raw",
+            )
+        if on_conflict == "conflict":
+            ids = clashing.groupby(group, sort=False).apply(
+                lambda g: "; ".join(
+                    f"line {int(n)} (judgment_id {i})"
+                    for n, i in zip(g["_line"], g["judgment_id"], strict=True)
+                ),
+                include_groups=False,
+            )
+            firsts = clashing.drop_duplicates(group, keep="first").index
+            flagged = clashing.loc[firsts, group].merge(
+                ids.rename("_ids").reset_index(), on=group, how="left"
+            )["_ids"]
+            j.loc[firsts, "_conflict"] = flagged.to_numpy()
+            # Only the flagged first line of a conflicting call stays.
+            j = j.drop(index=clashing.index.difference(firsts))
+        elif on_conflict == "first":
+            j = j.drop(index=clashing.index.difference(clashing.drop_duplicates(group).index))
     kept = j.drop_duplicates(group, keep="last")
     return kept.sort_values("_line", kind="stable").drop(columns=["_ok", "_order_key"])
 
@@ -61,18 +109,26 @@ def _parse_rows(j: pd.DataFrame) -> dict[str, list]:
         )
     }
     rubric_cache: dict[str, _rubrics.Rubric] = {}
-    for i, (rubric_name, order, raw, error, no_answer) in enumerate(
+    for i, (rubric_name, order, raw, error, no_answer, conflict) in enumerate(
         zip(
             j["rubric"],
             j["order"].astype(object),
             j["raw"],
             j["error"],
             j["_no_answer"],
+            j["_conflict"],
             strict=True,
         )
     ):
         if no_answer:
             cols["status"][i] = "no_answer"
+            continue
+        if isinstance(conflict, str):
+            cols["status"][i] = "conflict"
+            cols["parse_error"][i] = (
+                f"different successful answers for this call: {conflict}; pick one with "
+                "verdict_frame(..., on_conflict='first'|'last')"
+            )
             continue
         if isinstance(error, str):
             cols["status"][i] = "error"
@@ -133,6 +189,8 @@ def verdict_frame(
     judgments: pd.DataFrame,
     runs: pd.DataFrame,
     tasks: pd.DataFrame | None = None,
+    *,
+    on_conflict: str = "conflict",
 ) -> pd.DataFrame:
     """Build the long verdict frame: one row per judgment, from WITH's point of view.
 
@@ -145,6 +203,14 @@ def verdict_frame(
         tasks), ``tasks`` is required to count tokens and apply budgets.
     tasks : DataFrame, optional
         From :func:`evalstats.load_tasks`.
+    on_conflict : {"conflict", "error", "first", "last"}, default "conflict"
+        Two *different* successful answers for one judge call (one ``call_key``, or one
+        task, replicate, judge, rubric and order in a hand-made file): ``"conflict"`` gives
+        one row with ``status="conflict"`` (no outcome; ``parse_error`` names the lines
+        and judgment ids), so neither answer is counted; ``"error"`` raises a
+        ``DataError`` naming them; ``"first"`` / ``"last"`` keep the earlier / later
+        answer. The journal keeps both in every case. The same answer twice is one
+        judgment.
 
     Returns
     -------
@@ -152,8 +218,8 @@ def verdict_frame(
         Columns of the data contract (``evalstats._schema.VERDICT_COLUMNS``).
         ``status`` is ``ok`` (parsed), ``no_answer`` (the pair has a run over its
         budget — also added for over-budget pairs no judge was asked about),
-        ``invalid`` (unreadable judge output; ``parse_error`` says why) or ``error``
-        (the call failed). ``outcome`` is win / tie / loss for ``ok`` rows and NA
+        ``invalid`` (unreadable judge output; ``parse_error`` says why), ``error``
+        (the call failed) or ``conflict`` (see ``on_conflict``). ``outcome`` is win / tie / loss for ``ok`` rows and NA
         otherwise. ``raw`` is always kept verbatim. A failed call later retried
         successfully is superseded by the success.
 
@@ -165,9 +231,10 @@ def verdict_frame(
     Examples
     --------
     >>> import evalstats
-    >>> ds = evalstats.load_dir("data/sample")  # doctest: +SKIP
-    >>> frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)  # doctest: +SKIP
-    >>> frame["status"].value_counts()  # doctest: +SKIP
+    >>> ds = evalstats.load_dir("data/sample")
+    >>> frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
+    >>> frame["status"].value_counts().to_dict()
+    {'ok': 491, 'no_answer': 20, 'invalid': 17, 'error': 2, 'conflict': 0}
     """
     if "tokens" not in runs.columns:
         if tasks is None:
@@ -179,7 +246,9 @@ def verdict_frame(
         warnings.simplefilter("ignore", EvalstatsWarning)  # load_runs already reported them
         pairs = pair_runs(runs)
 
-    j = _latest_per_call(judgments)
+    if on_conflict not in ON_CONFLICT:
+        raise ValueError(f"on_conflict must be one of {ON_CONFLICT}, got {on_conflict!r}")
+    j = _latest_per_call(judgments, on_conflict)
     known = j[_PAIR].merge(pairs[_PAIR], how="left", indicator=True)["_merge"].to_numpy()
     unknown = np.flatnonzero(known == "left_only")
     if unknown.size:
@@ -247,6 +316,7 @@ def verdict_frame(
         ["task_id", "replicate", "judge", "rubric", "order"], kind="stable", na_position="first"
     ).reset_index(drop=True)
     out.attrs["superseded_failures"] = int(len(judgments) - (len(j) - len(extra)))
+    out.attrs["conflicts"] = int((out["status"] == "conflict").sum())
     return out
 
 
@@ -273,7 +343,12 @@ def wide_by_judge(
 
     Examples
     --------
-    >>> wide = evalstats.wide_by_judge(frame, rubric="with-without")  # doctest: +SKIP
+    >>> import evalstats
+    >>> from evalstats.frames import load_frame
+    >>> frame = load_frame("data/sample")
+    >>> wide = evalstats.wide_by_judge(frame, rubric="with-without")
+    >>> wide.columns.tolist()[:2], len(wide)
+    (['task_id', 'replicate'], 90)
     """
     f, _ = select_rubric(frame, rubric)
     keys = list(_PAIR)

@@ -64,6 +64,7 @@ OUTCOME_COLORS: dict[str, str] = {
     "no_answer": "#C8C8C8",
     "invalid": "#8C8C8C",
     "error": "#4D4D4D",
+    "conflict": OKABE_ITO["reddish_purple"],
     "missing": "#FFFFFF",
 }
 ARM_COLORS: dict[str, str] = {"with": OKABE_ITO["blue"], "without": OKABE_ITO["orange"]}
@@ -321,6 +322,7 @@ _CELL_LABELS = {
     "no_answer": "no answer (over budget)",
     "invalid": "invalid judge output",
     "error": "judge call failed",
+    "conflict": "two different answers",
     "missing": "not judged",
 }
 _ORDER_SHORT = {"with_first": "W", "without_first": "O"}

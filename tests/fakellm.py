@@ -33,6 +33,29 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 FAULT_KINDS = ("429", "500", "529", "timeout", "reset", "badjson")
+# What a hostile or broken server sends (issue 10): 200s that are not JSON, not UTF-8 or
+# text/plain; answers without text; bodies cut short (by a FIN or a RST) or of 20 MB;
+# usage far above max_tokens; the key echoed in the judge text; permanent 4xx.
+HOSTILE_KINDS = (
+    "notjson",
+    "notutf8",
+    "textplain",
+    "emptycontent",
+    "nochoices",
+    "tooluse",
+    "truncated",
+    "midreset",
+    "huge",
+    "overusage",
+    "echo",
+    "400",
+    "404",
+    "413",
+    "422",
+)
+# 200s whose body carries no usable judge text: the runner journals and re-asks them.
+ANSWERED_BAD = ("notjson", "notutf8", "textplain", "emptycontent", "nochoices", "tooluse")
+HUGE_BYTES = 20_000_000
 
 WITH_WITHOUT_REPLY = {
     "label": "(b)",
@@ -117,6 +140,8 @@ class FakeLLM:
         batch_error_every: int = 0,
         echo_key: bool = False,
         port: int = 0,
+        rate_limit: tuple[float, float] | None = None,
+        burst_s: float = 5.0,
     ) -> None:
         self.latency = latency
         self.fault_rate = fault_rate
@@ -137,6 +162,19 @@ class FakeLLM:
         self.seen_auth: list[str] = []
         self.batches: dict[str, dict[str, Any]] = {}
         self.files: dict[str, bytes] = {}
+        # Request ids of every 200 sent for a judge call (a "paid" call), in order.
+        self.paid_ids: list[str] = []
+        self.rate_limited = 0
+        # (requests per minute, tokens per minute): token buckets refilled continuously,
+        # holding ``burst_s`` seconds of the limit, as the providers meter them.
+        self.rate_limit = rate_limit
+        self._buckets: dict[str, list[float]] = {}
+        if rate_limit is not None:
+            now = time.monotonic()
+            self._buckets = {
+                "requests": [rate_limit[0] * burst_s / 60, now, rate_limit[0] * burst_s / 60],
+                "tokens": [rate_limit[1] * burst_s / 60, now, rate_limit[1] * burst_s / 60],
+            }
         self._server = _QuietServer(("127.0.0.1", port), _make_handler(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -190,6 +228,42 @@ class FakeLLM:
                 self.faults[fault] += 1
             return fault
 
+    def _admit(self, tokens: float) -> tuple[bool, dict[str, str]]:
+        """Token-bucket admission of one call; the rate-limit headers both providers send."""
+        if self.rate_limit is None:
+            return True, {}
+        with self._lock:
+            now = time.monotonic()
+            per_s = {"requests": self.rate_limit[0] / 60, "tokens": self.rate_limit[1] / 60}
+            for name, bucket in self._buckets.items():
+                level, at, cap = bucket
+                bucket[0], bucket[1] = min(cap, level + per_s[name] * (now - at)), now
+            need = {"requests": 1.0, "tokens": float(tokens)}
+            short = {n: need[n] - b[0] for n, b in self._buckets.items() if b[0] < need[n]}
+            ok = not short
+            if ok:
+                for name, bucket in self._buckets.items():
+                    bucket[0] -= need[name]
+            else:
+                self.rate_limited += 1
+            headers: dict[str, str] = {}
+            for name, (level, _, cap) in self._buckets.items():
+                limit = int(self.rate_limit[0 if name == "requests" else 1])
+                reset_s = (cap - level) / per_s[name]
+                when = time.time() + reset_s
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(when))
+                headers[f"anthropic-ratelimit-{name}-limit"] = str(limit)
+                headers[f"anthropic-ratelimit-{name}-remaining"] = str(max(0, int(level)))
+                headers[f"anthropic-ratelimit-{name}-reset"] = stamp + "Z"
+                headers[f"x-ratelimit-limit-{name}"] = str(limit)
+                headers[f"x-ratelimit-remaining-{name}"] = str(max(0, int(level)))
+                headers[f"x-ratelimit-reset-{name}"] = f"{reset_s:.3f}s"
+            if not ok:
+                wait = max(short[n] / per_s[n] for n in short)
+                headers["retry-after-ms"] = str(max(1, int(wait * 1000)))
+                headers["retry-after"] = str(max(1, int(wait + 0.999)))
+            return ok, headers
+
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self._ids):08d}"
 
@@ -197,26 +271,24 @@ class FakeLLM:
         with self._lock:
             return {
                 "paid": dict(self.paid),
+                "paid_ids": list(self.paid_ids),
                 "faults": dict(self.faults),
                 "requests": self.requests,
+                "rate_limited": self.rate_limited,
             }
 
     # -- bodies ----------------------------------------------------------------------------
+    def _huge(self, provider: str, params: dict[str, Any]) -> bytes:
+        """A valid answer whose text makes the body ``HUGE_BYTES`` long (built once)."""
+        body = self._answer(provider, params, "")
+        blob = json.dumps(body).encode()
+        filler = b"x" * (HUGE_BYTES - len(blob))
+        marker = b'"text": ""' if provider == "anthropic" else b'"content": ""'
+        return blob.replace(marker, marker[:-1] + filler + b'"', 1)
+
     def _answer(self, provider: str, params: dict[str, Any], text: str | None = None) -> dict:
         """A successful response body; records the payment."""
-        if provider == "anthropic":
-            system = params.get("system") or ""
-            if isinstance(system, list):
-                system = "".join(block.get("text", "") for block in system)
-            user = "".join(
-                m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
-                for m in params["messages"]
-            )
-        else:
-            system = "".join(
-                m["content"] for m in params["messages"] if m.get("role") in ("system", "developer")
-            )
-            user = "".join(m["content"] for m in params["messages"] if m.get("role") == "user")
+        system, user = _prompt_parts(provider, params)
         if text is None:
             text = self.reply(system, user, params["model"])
         n_in = max(1, (len(system) + len(user)) // 4)
@@ -252,6 +324,23 @@ class FakeLLM:
                 "total_tokens": n_in + n_out,
             },
         }
+
+
+def _prompt_parts(provider: str, params: dict[str, Any]) -> tuple[str, str]:
+    if provider == "anthropic":
+        system = params.get("system") or ""
+        if isinstance(system, list):
+            system = "".join(block.get("text", "") for block in system)
+        user = "".join(
+            m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+            for m in params["messages"]
+        )
+    else:
+        system = "".join(
+            m["content"] for m in params["messages"] if m.get("role") in ("system", "developer")
+        )
+        user = "".join(m["content"] for m in params["messages"] if m.get("role") == "user")
+    return system, user
 
 
 def _error_body(provider: str, status: int) -> dict[str, Any]:
@@ -300,18 +389,33 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             headers: dict[str, str] | None = None,
             raw: bytes | None = None,
             content_type: str = "application/json",
+            paid: Any = False,
+            cut: int | None = None,
         ) -> None:
+            """Send one response; ``paid``: a judge call answered (True, or its params to
+            count it by body); ``cut``: send only that many body bytes."""
             data = raw if raw is not None else json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(data)))
             request_header = "request-id" if self._provider == "anthropic" else "x-request-id"
-            self.send_header(request_header, fake._new_id("req"))
-            for key, value in (headers or {}).items():
+            rid = fake._new_id("req")
+            self.send_header(request_header, rid)
+            extra = dict(getattr(self, "_limit_headers", None) or {})
+            extra.update(headers or {})
+            for key, value in extra.items():
                 self.send_header(key, value)
+            if paid:
+                with fake._lock:
+                    fake.paid_ids.append(rid)
+                    if isinstance(paid, dict):
+                        fake.paid[body_key(paid)] += 1
             # Headers and body in one send (end_headers would flush the headers alone).
             self._headers_buffer.append(b"\r\n")
-            self.wfile.write(b"".join(self._headers_buffer) + data)
+            try:
+                self.wfile.write(b"".join(self._headers_buffer) + data[:cut])
+            except OSError:
+                pass  # the client stopped reading (a capped reader closes early)
             self._headers_buffer = []
 
         def _authorised(self) -> bool:
@@ -354,7 +458,8 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             body = _error_body(self._provider, status)
             if fake.echo_key:
                 inner = body["error"]
-                inner["message"] += f" (key {self._given_key}, request {self.path})"
+                auth = self.headers.get("authorization") or ""
+                inner["message"] += f" (key {self._given_key}, auth {auth}, request {self.path})"
             self._send(status, body, headers=headers)
             return True
 
@@ -399,12 +504,95 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
 
         def _judge_call(self, params: dict[str, Any]) -> None:
             fault = fake._next_fault()
+            self._limit_headers = {}
             if fake.latency:
                 time.sleep(fake.latency)
+            if fake.rate_limit is not None:
+                # Like the providers: the prompt (system included) plus an output estimate.
+                system, user = _prompt_parts(self._provider, params)
+                estimate = (len(system) + len(user)) // 4 + 300
+                admitted, limit_headers = fake._admit(estimate)
+                if not admitted:
+                    self._send(429, _error_body(self._provider, 429), headers=limit_headers)
+                    return
+                self._limit_headers = limit_headers
             if fault and self._fault(fault):
                 return
+            if fault in HOSTILE_KINDS:
+                self._hostile(fault, params)
+                return
             text = "I would pick (a), the WITH answer." if fault == "badjson" else None
-            self._send(200, fake._answer(self._provider, params, text))
+            self._send(200, fake._answer(self._provider, params, text), paid=True)
+
+        def _hostile(self, fault: str, params: dict[str, Any]) -> None:
+            provider = self._provider
+            if fault in ("400", "404", "413", "422"):
+                body = _error_body(provider, int(fault))
+                if fault == "400":
+                    body["error"]["message"] = "prompt is too long: 250000 tokens > 200000"
+                self._send(int(fault), body)
+                return
+            if fault == "notjson":
+                self._send(200, None, raw=b"<html><body>502 Bad Gateway</body></html>", paid=params)
+            elif fault == "notutf8":
+                self._send(200, None, raw=b'{"id": "\xff\xfe\xfa"}', paid=params)
+            elif fault == "textplain":
+                self._send(200, None, raw=b"upstream busy", content_type="text/plain", paid=params)
+            elif fault in ("emptycontent", "nochoices", "tooluse"):
+                body = fake._answer(provider, params, "")
+                if provider == "anthropic":
+                    body["content"] = (
+                        [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}]
+                        if fault == "tooluse"
+                        else []
+                    )
+                    body["stop_reason"] = "tool_use" if fault == "tooluse" else "end_turn"
+                elif fault == "nochoices":
+                    body["choices"] = []
+                elif fault == "tooluse":
+                    body["choices"][0]["message"] = {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "call_1",
+                                "type": "function",
+                                "function": {"name": "lookup", "arguments": "{}"},
+                            }
+                        ],
+                    }
+                    body["choices"][0]["finish_reason"] = "tool_calls"
+                self._send(200, body, paid=True)
+            elif fault in ("truncated", "midreset"):
+                data = json.dumps(fake._answer(provider, params)).encode()
+                self._send(200, None, raw=data, cut=len(data) // 2, paid=True)
+                if fault == "midreset":
+                    time.sleep(0.05)  # the client has the headers and half the body: reset
+                    self._reset()
+                else:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+            elif fault == "huge":
+                self._send(200, None, raw=fake._huge(provider, params), paid=True)
+            elif fault == "overusage":
+                body = fake._answer(provider, params)
+                usage = body["usage"]
+                if provider == "anthropic":
+                    usage["input_tokens"], usage["output_tokens"] = 50_000_000, 10_000_000
+                else:
+                    usage["prompt_tokens"], usage["completion_tokens"] = 50_000_000, 10_000_000
+                    usage["total_tokens"] = 60_000_000
+                self._send(200, body, paid=True)
+            elif fault == "echo":
+                import base64
+
+                key = getattr(self, "_given_key", "")
+                wrapped = base64.b64encode(key.encode()).decode()
+                masked = key[:4] + "****" + key[-4:]
+                text = fake.reply(*_prompt_parts(provider, params), params["model"])
+                auth = self.headers.get("authorization") or ""
+                text = f"key {key} / {wrapped} / {masked} / {auth} " + text
+                self._send(200, fake._answer(provider, params, text), paid=True)
 
         # -- Anthropic Message Batches -----------------------------------------------------
         def _anthropic_batch_create(self, payload: dict[str, Any]) -> None:
@@ -605,11 +793,31 @@ def _main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--fault-kinds", default="classic", help="'classic', 'all' or a comma-separated list"
+    )
+    parser.add_argument("--stall-s", type=float, default=1.0)
+    parser.add_argument("--rate-limit", help="RPM,TPM: token buckets with rate-limit headers")
+    parser.add_argument("--burst-s", type=float, default=5.0)
+    parser.add_argument("--api-key")
     args = parser.parse_args()
     import signal
     from pathlib import Path
 
-    fake = FakeLLM(latency=args.latency, fault_rate=args.fault_rate, seed=args.seed).start()
+    kinds = {"classic": FAULT_KINDS, "all": (*FAULT_KINDS, *HOSTILE_KINDS)}.get(
+        args.fault_kinds, tuple(args.fault_kinds.split(","))
+    )
+    limit = tuple(float(x) for x in args.rate_limit.split(",")) if args.rate_limit else None
+    fake = FakeLLM(
+        latency=args.latency,
+        fault_rate=args.fault_rate,
+        fault_kinds=kinds,
+        seed=args.seed,
+        stall_s=args.stall_s,
+        rate_limit=limit,
+        burst_s=args.burst_s,
+        api_key=args.api_key,
+    ).start()
 
     def _stop(*_: object) -> None:
         if args.counts_file:

@@ -127,7 +127,7 @@ def row(f, task, rep, judge, rubric, order=None):
 def test_columns_and_dtypes(dataset):
     f, _ = frame_of(dataset)
     assert tuple(f.columns) == evalstats._schema.VERDICT_COLUMNS
-    assert list(f["status"].cat.categories) == ["ok", "no_answer", "invalid", "error"]
+    assert list(f["status"].cat.categories) == ["ok", "no_answer", "invalid", "error", "conflict"]
     assert f["outcome"].cat.ordered and list(f["outcome"].cat.categories) == ["loss", "tie", "win"]
 
 
@@ -223,3 +223,58 @@ def test_wide_by_judge(dataset):
     assert "order" in wb.columns
     with pytest.raises(ValueError, match="several rubrics"):
         evalstats.wide_by_judge(f)
+
+
+def _with_extra_lines(d, *lines):
+    with (d / "judgments.jsonl").open("a") as fh:
+        for line in lines:
+            fh.write(json.dumps(line) + "\n")
+    return evalstats.load_dir(d)
+
+
+def test_two_different_answers_for_one_call_are_a_conflict(dataset):
+    J1 = "anthropic:claude-x"
+    # T1/1 by J1 said (a) (a win); a second successful line for the same call says (c).
+    ds = _with_extra_lines(
+        dataset, judgment("T1", 1, J1, "with-without", ww_raw("(c)"), at="09", jid="late")
+    )
+    f = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
+    r = row(f, "T1", 1, J1, "with-without")
+    assert r["status"] == "conflict" and pd.isna(r["outcome"])
+    assert "line 1" in r["parse_error"] and "late" in r["parse_error"]
+    assert f.attrs["conflicts"] == 1 and len(f) == len(frame_of(dataset)[0])
+    # Neither answer is counted as a judgment.
+    assert r["judgment_id"] != "late" and r["raw"] == ww_raw("(a)")
+    # The user's rules.
+    first = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks, on_conflict="first")
+    last = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks, on_conflict="last")
+    assert row(first, "T1", 1, J1, "with-without")["outcome"] == "win"
+    assert row(last, "T1", 1, J1, "with-without")["outcome"] == "loss"
+    assert (first["status"] == "conflict").sum() == 0 == (last["status"] == "conflict").sum()
+    with pytest.raises(DataError, match="different successful answers") as err:
+        evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks, on_conflict="error")
+    assert err.value.line == 13 and "late" in str(err.value) and "line 1 " in str(err.value)
+    with pytest.raises(ValueError, match="on_conflict"):
+        evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks, on_conflict="newest")
+
+
+def test_conflict_by_call_key_and_same_answer_twice_is_one_judgment(tmp_path):
+    tasks = [make_task("T1")]
+    runs = [make_run("T1", 1, "with"), make_run("T1", 1, "without")]
+    J = "openai:gpt-y"
+    lines = [
+        dict(judgment("T1", 1, J, "with-without", ww_raw("(a)"), jid="a"), call_key="k1"),
+        dict(judgment("T1", 1, J, "with-without", ww_raw("(a)"), at="02", jid="b"), call_key="k1"),
+    ]
+    write_jsonl(tmp_path / "tasks.jsonl", tasks)
+    write_jsonl(tmp_path / "runs.jsonl", runs)
+    write_jsonl(tmp_path / "judgments.jsonl", lines)
+    f, _ = frame_of(tmp_path)
+    assert f["status"].tolist() == ["ok"] and f["outcome"].tolist() == ["win"]
+    ds = _with_extra_lines(
+        tmp_path,
+        dict(judgment("T1", 1, J, "with-without", ww_raw("(c)"), at="03", jid="c"), call_key="k1"),
+    )
+    f = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
+    assert f["status"].tolist() == ["conflict"]
+    assert all(f"judgment_id {x}" in f["parse_error"].iloc[0] for x in "abc")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._redact import redact
 from .journal import Journal, JournalLockedError, read_journal
 from .prices import DEFAULT_PRICES, PRICES_AS_OF, Price, load_prices
 from .providers import JudgeAuthError, JudgeSpec, MissingKeyError, parse_judge
@@ -21,5 +22,6 @@ __all__ = [
     "parse_judge",
     "plan_calls",
     "read_journal",
+    "redact",
     "run_judges",
 ]

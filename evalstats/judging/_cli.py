@@ -74,6 +74,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-retries", type=int, default=2, help="SDK retries per call (default 2)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt")
     p.add_argument("--poll-interval", type=float, default=30.0, help="batch poll seconds")
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="also re-send calls that failed permanently (400/404/413/422, a cut body)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=main)
     return p
@@ -112,6 +117,7 @@ def main(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             poll_interval=args.poll_interval,
             progress=not args.no_progress,
+            retry_failed=args.retry_failed,
         )
     except (EvalstatsError, ValueError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
@@ -132,7 +138,7 @@ def main(args: argparse.Namespace) -> int:
             "retry them",
             file=sys.stderr,
         )
-    return 1 if (result.failed or result.stopped) else 0
+    return 1 if (result.failed or result.stopped or result.not_retried) else 0
 
 
 def _standalone(argv: list[str] | None = None) -> int:

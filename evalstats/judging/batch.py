@@ -16,15 +16,11 @@ import asyncio
 import io
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-import openai
+from typing import Any
 
 from . import providers
+from ._calls import Call, RunState, now_iso
 from .journal import Journal
-
-if TYPE_CHECKING:
-    from .runner import _Call, _State
 
 __all__ = ["run_batched"]
 
@@ -34,10 +30,10 @@ _MISSING = "\0missing"  # never a call key (those are hex)
 
 
 async def run_batched(
-    todo: Sequence[_Call],
+    todo: Sequence[Call],
     journal: Journal,
     clients: Mapping[str, Any],
-    state: _State,
+    state: RunState,
     *,
     poll_interval: float,
     max_batch_size: int,
@@ -47,7 +43,7 @@ async def run_batched(
     pending = [b for b in journal.pending_batches() if b.get("call_keys")]
     in_flight = {k for b in pending for k in b["call_keys"]}
     fresh = [c for c in todo if c.key not in in_flight]
-    by_judge: dict[str, list[_Call]] = {}
+    by_judge: dict[str, list[Call]] = {}
     for c in fresh:
         by_judge.setdefault(c.judge.name, []).append(c)
     for group in by_judge.values():
@@ -63,8 +59,8 @@ async def run_batched(
     )
 
 
-def _fitting_prefix(chunk: Sequence[_Call], state: _State) -> list[_Call]:
-    out: list[_Call] = []
+def _fitting_prefix(chunk: Sequence[Call], state: RunState) -> list[Call]:
+    out: list[Call] = []
     for c in chunk:
         if not state.reserve([c]):
             break
@@ -73,10 +69,8 @@ def _fitting_prefix(chunk: Sequence[_Call], state: _State) -> list[_Call]:
 
 
 async def _submit(
-    chunk: Sequence[_Call], journal: Journal, clients: Mapping[str, Any], state: _State
+    chunk: Sequence[Call], journal: Journal, clients: Mapping[str, Any], state: RunState
 ) -> dict[str, Any]:
-    from .runner import now_iso
-
     judge = chunk[0].judge
     client = clients[judge.provider]
     if judge.provider == "anthropic":
@@ -111,14 +105,12 @@ async def _submit(
 
 async def _collect(
     batch: Mapping[str, Any],
-    by_key: Mapping[str, _Call],
+    by_key: Mapping[str, Call],
     journal: Journal,
     clients: Mapping[str, Any],
-    state: _State,
+    state: RunState,
     poll_interval: float,
 ) -> None:
-    from .runner import now_iso
-
     client = clients.get(batch["provider"])
     if client is None:  # a batch of a judge not in this run: leave it for its own run
         return
@@ -151,7 +143,13 @@ async def _anthropic_results(
     async for item in await client.messages.batches.results(batch_id):
         result = item.result
         if result.type == "succeeded":
-            out[item.custom_id] = (providers.anthropic_result(result.message, batch_id), None)
+            parsed = providers.parse_body(
+                "anthropic",
+                json.dumps(result.message.model_dump(mode="json")).encode(),
+                "application/json",
+                batch_id,
+            )
+            out[item.custom_id] = (parsed.result, parsed.error)
         elif result.type == "errored":
             inner = getattr(result.error, "error", None)
             kind = getattr(inner, "type", "error")
@@ -178,13 +176,22 @@ async def _openai_results(
         for line in content.text.splitlines():
             if not line.strip():
                 continue
-            item = json.loads(line)
-            response = item.get("response") or {}
-            body = response.get("body") or {}
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue  # its call is reported missing from the results below
+            if not isinstance(item, dict) or not isinstance(item.get("custom_id"), str):
+                continue
+            response = item.get("response") if isinstance(item.get("response"), dict) else {}
+            body = response.get("body") if isinstance(response.get("body"), dict) else {}
             if item.get("error") is None and response.get("status_code") == 200:
-                completion = openai.types.chat.ChatCompletion.model_validate(body)
-                result = providers.openai_result(completion, response.get("request_id"))
-                out[item["custom_id"]] = (result, None)
+                parsed = providers.parse_body(
+                    "openai",
+                    json.dumps(body).encode(),
+                    "application/json",
+                    response.get("request_id"),
+                )
+                out[item["custom_id"]] = (parsed.result, parsed.error)
             else:
                 err = item.get("error") or body.get("error") or {}
                 text = f"BatchErrored: {response.get('status_code')}: {err.get('message', err)}"

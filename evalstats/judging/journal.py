@@ -17,17 +17,22 @@ Line kinds: judgment lines have no ``kind`` field (they follow ``JUDGMENT_FIELDS
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from evalstats.errors import EvalstatsError
 
 __all__ = ["Journal", "JournalLockedError", "read_journal"]
+
+
+#: ``call_status`` values of failed lines that a rerun does not send again by itself.
+NOT_RETRIED = ("failed_permanent", "truncated")
 
 
 class JournalLockedError(EvalstatsError):
@@ -108,13 +113,41 @@ def read_journal(path: str | os.PathLike[str], *, all_attempts: bool = False) ->
     return [r for i, r in enumerate(records) if r.get("call_key") is None or i in keep]
 
 
+def finished_keys(records: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Call keys with a successful judgment line."""
+    return {
+        r["call_key"]
+        for r in records
+        if is_judgment(r) and r.get("call_key") and r.get("error") is None
+    }
+
+
+def not_retried_keys(records: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Call keys with no success whose last failed line has a ``NOT_RETRIED`` status."""
+    last: dict[str, Any] = {}
+    for r in records:
+        if is_judgment(r) and r.get("call_key"):
+            if r.get("error") is None:
+                last[r["call_key"]] = "ok"
+            elif last.get(r["call_key"]) != "ok":
+                last[r["call_key"]] = r.get("call_status")
+    return {k for k, status in last.items() if status in NOT_RETRIED}
+
+
+def peek(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The lines of a journal, read without locking or repairing it (for dry runs)."""
+    p = Path(path)
+    return _read_lines(p) if p.is_file() else []
+
+
 def _lock(fd: int) -> bool:
     try:
         import fcntl
-    except ImportError:  # Windows
+    except ImportError:  # Windows: lock one byte far past any data, so appends are free
         import msvcrt
 
         try:
+            os.lseek(fd, 1 << 40, os.SEEK_SET)
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
         except OSError:
             return False
@@ -129,31 +162,29 @@ def _lock(fd: int) -> bool:
 class Journal:
     """An open journal: the lock, what is finished, and the writer.
 
-    The lock is an OS lock on ``<journal>.lock`` (``flock``), so it dies with its process:
-    a run killed with kill -9 never leaves a stale lock behind.
+    The lock is an OS lock (``flock``) on the journal file itself, so it follows the file
+    (its device and inode) whatever path reaches it -- a symlink, a hard link, ``..`` --
+    and it dies with its process: a run killed with kill -9 never leaves a stale lock, and
+    there is no lock file to leave behind. A journal this run created and never wrote to
+    is removed on close, so an aborted run leaves nothing.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.lock_path = self.path.with_name(self.path.name + ".lock")
-        self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        if not _lock(self._lock_fd):
-            try:
-                holder = os.pread(self._lock_fd, 64, 0).decode(errors="replace").strip()
-            except OSError:
-                holder = ""
-            os.close(self._lock_fd)
+        existed = self.path.exists()
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
+        if not _lock(self._fd):
+            os.close(self._fd)
+            real = os.path.realpath(self.path)
             raise JournalLockedError(
                 f"{self.path} is being written by another evalstats run"
-                + (f" (pid {holder})" if holder else "")
+                + (f" (it is {real})" if real != str(self.path.absolute()) else "")
                 + "; wait for it to finish or stop it, then rerun (finished calls are kept)"
             )
-        os.ftruncate(self._lock_fd, 0)
-        os.pwrite(self._lock_fd, str(os.getpid()).encode(), 0)
+        self._created = not existed
         self._set_aside_torn_tail()
         self.records = _read_lines(self.path)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._write_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._written = 0
@@ -177,7 +208,7 @@ class Journal:
             fh.write(data[cut:] + b"\n")
             fh.flush()
             os.fsync(fh.fileno())
-        os.truncate(self.path, cut)
+        os.ftruncate(self._fd, cut)
         warnings.warn(
             f"{self.path}: its last line was cut short (a killed run); moved its "
             f"{len(data) - cut} bytes to {side}; that call will be made again",
@@ -187,17 +218,24 @@ class Journal:
     # -- state -----------------------------------------------------------------------------
     def finished_keys(self) -> set[str]:
         """Call keys with a successful judgment line."""
-        return {
-            r["call_key"]
-            for r in self.records
-            if is_judgment(r) and r.get("call_key") and r.get("error") is None
-        }
+        return finished_keys(self.records)
+
+    def not_retried_keys(self) -> set[str]:
+        """Call keys without a success whose last failure is permanent (or a cut body)."""
+        return not_retried_keys(self.records)
 
     def judgments(self) -> list[dict[str, Any]]:
         return [r for r in self.records if is_judgment(r)]
 
     def spent_usd(self) -> float:
-        return float(sum(r.get("usd") or 0.0 for r in self.records if is_judgment(r)))
+        """Spend counted against ``max_usd``: per line, the larger of claimed and plausible."""
+        return float(
+            sum(
+                (r.get("usd_counted") if r.get("usd_counted") is not None else r.get("usd")) or 0.0
+                for r in self.records
+                if is_judgment(r)
+            )
+        )
 
     def pending_batches(self) -> list[dict[str, Any]]:
         """Submitted batches not yet collected, in submission order."""
@@ -239,8 +277,11 @@ class Journal:
         self.sync()
         with self._write_lock:
             self._closed = True
-            os.close(self._fd)
-        os.close(self._lock_fd)  # releases the flock
+            if self._created and self._written == 0 and os.fstat(self._fd).st_size == 0:
+                # Still locked: nobody else can have started writing it.
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
+            os.close(self._fd)  # releases the flock
 
     def __enter__(self) -> Journal:
         return self

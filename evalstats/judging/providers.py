@@ -2,38 +2,45 @@
 
 Clients are the official async SDK clients; keys and base URLs come from the standard
 environment variables, never from arguments, so that a key cannot end up in a notebook, a
-journal line or a call key.
+journal line or a call key. The SDKs are imported where a client is built, so that
+``import evalstats`` does not pay for them.
+
+:func:`call` never raises for anything a server sends: it reads the body itself (up to
+``MAX_BODY_BYTES``) and turns every answer into an :class:`Outcome` -- a judge text, or a
+failure with a reason and what kind of failure it is (retry now, retry on a rerun, never
+retry, stop the run).
 """
 
 from __future__ import annotations
 
+import json
 import os
-import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
-
-import anthropic
-import openai
+from urllib.parse import urlsplit
 
 from evalstats.errors import EvalstatsError
 
+from ._redact import BASE_URL_ENV, KEY_ENV, configured_secrets, redact
+
 __all__ = [
-    "API_ERRORS",
     "CallResult",
     "JudgeAuthError",
     "JudgeSpec",
+    "MAX_BODY_BYTES",
     "MissingKeyError",
+    "Outcome",
     "PROVIDERS",
     "parse_judge",
 ]
 
 PROVIDERS = ("anthropic", "openai")
-KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
-
-# Every failure the SDKs raise for a call (HTTP status, connection, timeout, bad body).
-API_ERRORS: tuple[type[BaseException], ...] = (anthropic.APIError, openai.APIError)
+# A judge answer within max_tokens is a few KB; a body past this is kept cut, not parsed.
+MAX_BODY_BYTES = 1_000_000
+# Client errors that a resend cannot fix (bad request, unknown model, too large, invalid).
+PERMANENT_STATUSES = (400, 404, 413, 422)
+AUTH_STATUSES = (401, 403)
 
 
 class MissingKeyError(EvalstatsError):
@@ -85,7 +92,9 @@ def parse_judge(text: str | JudgeSpec) -> JudgeSpec:
 
 
 def require_keys(judges: Iterable[JudgeSpec]) -> None:
-    """Fail before any work if a judge's key is missing (names the variable, not a value)."""
+    """Fail before any work if a judge's key is missing or a base URL is unusable (names the
+    variable, not a value)."""
+    judges = list(judges)
     missing = sorted(
         {KEY_ENV[j.provider] for j in judges if not os.environ.get(KEY_ENV[j.provider])}
     )
@@ -94,30 +103,37 @@ def require_keys(judges: Iterable[JudgeSpec]) -> None:
             f"set {' and '.join(missing)} in the environment before judging "
             "(nothing was sent; use --dry-run to estimate without a key)"
         )
+    for provider in sorted({j.provider for j in judges}):
+        check_base_url(provider)
+
+
+def check_base_url(provider: str) -> None:
+    """A base URL the HTTP client cannot use would fail every call: refuse it up front."""
+    name = BASE_URL_ENV[provider]
+    url = os.environ.get(name)
+    if not url:
+        return
+    problem = None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError for a port out of range
+    except ValueError as exc:
+        problem = str(exc)
+    else:
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            problem = "it must be http(s)://HOST[:PORT][/PATH]"
+    if problem:
+        raise MissingKeyError(f"{name} is not a usable URL: {redact(problem)} (nothing was sent)")
 
 
 def secrets() -> list[str]:
-    """The key values currently in the environment (to scrub from any text we keep)."""
-    return [os.environ[v] for v in KEY_ENV.values() if os.environ.get(v)]
-
-
-# Key-shaped tokens a server may echo back ("Incorrect API key provided: sk-ab***yz").
-_KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-*.]{4,}|[A-Za-z0-9_\-]{8,}\*{3,}[A-Za-z0-9_\-]*)")
+    """The key values and base-URL credentials in the environment (to scrub from text)."""
+    return configured_secrets()
 
 
 def scrub(text: str, keys: Iterable[str] | None = None) -> str:
-    """Remove every API key (and key-shaped token) from ``text``."""
-    for key in sorted(keys if keys is not None else secrets(), key=len, reverse=True):
-        if key:
-            text = text.replace(key, "[redacted]")
-            # Servers echo partial keys; any 12+ character slice of ours goes too.
-            if len(key) >= 24:
-                text = re.sub(
-                    "|".join(re.escape(key[i : i + 12]) for i in range(0, len(key) - 11, 4)),
-                    "[redacted]",
-                    text,
-                )
-    return _KEYLIKE.sub("[redacted]", text)
+    """Remove every API key and URL credential from ``text`` (see :func:`judging.redact`)."""
+    return redact(text, keys)
 
 
 def describe_error(exc: BaseException) -> str:
@@ -126,25 +142,52 @@ def describe_error(exc: BaseException) -> str:
     return message if len(message) <= 500 else message[:497] + "..."
 
 
+@dataclass
+class Client:
+    """An SDK client and whether it validates bodies against the SDK's schema."""
+
+    provider: str
+    sdk: Any
+    strict: bool
+
+    async def close(self) -> None:
+        await self.sdk.close()
+
+
 def make_client(
     provider: str,
     *,
     max_retries: int,
     timeout: float,
     options: Mapping[str, Any] | None = None,
-) -> anthropic.AsyncAnthropic | openai.AsyncOpenAI:
-    """An async SDK client configured from the environment."""
+    on_response: Callable[[int, Mapping[str, str]], None] | None = None,
+) -> Client:
+    """An async SDK client configured from the environment.
+
+    ``on_response(status, headers)`` sees every HTTP response, the SDK's own retries
+    included (rate-limit headers are read there).
+    """
     opts = dict(options or {})
     if {"api_key", "auth_token"} & opts.keys():
         raise ValueError("API keys come from the environment only, not from client options")
     opts.setdefault("max_retries", max_retries)
     opts.setdefault("timeout", timeout)
+    strict = bool(opts.get("_strict_response_validation", False))
     base_url = os.environ.get(BASE_URL_ENV[provider]) or None
     if provider == "anthropic":
-        return anthropic.AsyncAnthropic(
-            api_key=os.environ[KEY_ENV[provider]], base_url=base_url, **opts
-        )
-    return openai.AsyncOpenAI(api_key=os.environ[KEY_ENV[provider]], base_url=base_url, **opts)
+        import anthropic as sdk
+    else:
+        import openai as sdk  # type: ignore[no-redef]
+    if on_response is not None and "http_client" not in opts:
+
+        async def hook(response: Any) -> None:
+            on_response(response.status_code, response.headers)
+
+        opts["http_client"] = sdk.DefaultAsyncHttpxClient(event_hooks={"response": [hook]})
+    cls = sdk.AsyncAnthropic if provider == "anthropic" else sdk.AsyncOpenAI
+    return Client(
+        provider, cls(api_key=os.environ[KEY_ENV[provider]], base_url=base_url, **opts), strict
+    )
 
 
 def request_params(
@@ -187,34 +230,205 @@ class CallResult:
     output_tokens: int | None
 
 
-def anthropic_result(message: Any, request_id: str | None) -> CallResult:
-    text = "".join(getattr(block, "text", "") or "" for block in message.content)
-    usage = message.usage
-    return CallResult(text, message.model, request_id, usage.input_tokens, usage.output_tokens)
+@dataclass(frozen=True)
+class Outcome:
+    """How one call ended.
+
+    ``kind``: ``ok``; ``retry`` (an answer arrived but holds no usable judge text: journal
+    it, and it may be asked again now); ``failed`` (transient: retried on a rerun);
+    ``failed_permanent`` (a 400/404/413/422: not re-sent unless asked); ``truncated`` (a
+    body over ``MAX_BODY_BYTES``, kept cut); ``rate_limited`` (a 429 left after the SDK's
+    retries: nothing was paid, the call goes back in the queue); ``auth`` (401/403: stop).
+    ``answered``: a 200 arrived, so the call was probably billed.
+    """
+
+    kind: str
+    result: CallResult | None = None
+    error: str | None = None
+    raw: str | None = None
+    answered: bool = False
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
-def openai_result(completion: Any, request_id: str | None) -> CallResult:
-    choice = completion.choices[0] if completion.choices else None
-    text = (choice.message.content or "") if choice is not None else ""
-    usage = completion.usage
-    return CallResult(
-        text,
-        completion.model,
-        request_id,
-        usage.prompt_tokens if usage else None,
-        usage.completion_tokens if usage else None,
-    )
+def _as_count(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value != value or value < 0 or value > 1e15:  # NaN, negative, absurd
+        return None
+    return int(value)
 
 
-async def call(client: Any, judge: JudgeSpec, params: Mapping[str, Any]) -> CallResult:
-    """One judge call through the SDK (its retries included)."""
+def _anthropic_text(data: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    blocks = data.get("content")
+    if not isinstance(blocks, list):
+        return None, "the reply has no content list"
+    texts = [
+        b["text"]
+        for b in blocks
+        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+    text = "".join(texts)
+    if text.strip():
+        return text, None
+    kinds = sorted({str(b.get("type")) for b in blocks if isinstance(b, Mapping)})
+    what = f"only {', '.join(kinds)} blocks" if kinds else "an empty content list"
+    return None, f"the reply holds no text ({what}; stop_reason={data.get('stop_reason')!r})"
+
+
+def _openai_text(data: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return None, "the reply has no choices (choices: [])"
+    first = choices[0] if isinstance(choices[0], Mapping) else {}
+    message = first.get("message") if isinstance(first.get("message"), Mapping) else {}
+    content = message.get("content")
+    if isinstance(content, str) and content.strip():
+        return content, None
+    extra = " (tool calls only)" if message.get("tool_calls") else ""
+    return None, (f"the reply holds no text{extra} (finish_reason={first.get('finish_reason')!r})")
+
+
+def _validate_strict(provider: str, data: Mapping[str, Any]) -> str | None:
+    """The SDK's schema check, for clients built with ``_strict_response_validation``."""
+    try:
+        if provider == "anthropic":
+            from anthropic.types import Message
+
+            Message.model_validate(data)
+        else:
+            from openai.types.chat import ChatCompletion
+
+            ChatCompletion.model_validate(data)
+    except Exception as exc:  # pydantic's ValidationError, whatever its version
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return f"the body does not match the SDK's schema: {first}"
+    return None
+
+
+def parse_body(
+    provider: str,
+    body: bytes,
+    content_type: str,
+    request_id: str | None,
+    *,
+    strict: bool = False,
+) -> Outcome:
+    """Turn a 200 body into an :class:`Outcome` (never raises).
+
+    >>> ok = json.dumps({"model": "m", "content": [{"type": "text", "text": "hi"}],
+    ...                  "usage": {"input_tokens": 3, "output_tokens": 1}}).encode()
+    >>> parse_body("anthropic", ok, "application/json", "req_1").result.raw
+    'hi'
+    >>> parse_body("openai", b"<html>", "text/html", None).error
+    "NonJSONBody: content-type 'text/html', not JSON: <html>"
+    >>> parse_body("openai", b'{"choices": []}', "application/json", None).kind
+    'retry'
+    """
+    text = body.decode("utf-8", errors="replace")
+    shown = redact(text[:200])
+
+    def bad(error: str, result: CallResult | None = None) -> Outcome:
+        kept = result or CallResult("", None, request_id, None, None)
+        return Outcome("retry", kept, redact(error), redact(text), True)
+
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return bad(f"NonUTF8Body: the body is not UTF-8 ({exc.reason} at byte {exc.start})")
+    if "json" not in (content_type or "").lower():
+        return bad(f"NonJSONBody: content-type {content_type!r}, not JSON: {shown}")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return bad(f"NonJSONBody: the body is not JSON ({type(exc).__name__}): {shown}")
+    if not isinstance(data, dict):
+        return bad(f"NonJSONBody: the body is JSON but not an object: {shown}")
+    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
+    if provider == "anthropic":
+        n_in, n_out = usage.get("input_tokens"), usage.get("output_tokens")
+        answer, problem = _anthropic_text(data)
+    else:
+        n_in, n_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        answer, problem = _openai_text(data)
+    model = data.get("model") if isinstance(data.get("model"), str) else None
+    result = CallResult(redact(answer or ""), model, request_id, _as_count(n_in), _as_count(n_out))
+    if strict:
+        schema = _validate_strict(provider, data)
+        if schema is not None:
+            return bad(f"SchemaError: {schema}", result)
+    if problem is not None:
+        return bad(f"EmptyAnswer: {problem}", result)
+    return Outcome("ok", result, None, None, True)
+
+
+def _status_outcome(exc: Any) -> Outcome:
+    status = int(exc.status_code)
+    response = getattr(exc, "response", None)
+    headers = dict(response.headers) if response is not None else {}
+    error = describe_error(exc)
+    if status in AUTH_STATUSES:
+        kind = "auth"
+    elif status in PERMANENT_STATUSES:
+        kind = "failed_permanent"
+    elif status == 429:
+        kind = "rate_limited"
+    else:
+        kind = "failed"
+    return Outcome(kind, None, error, None, False, headers)
+
+
+async def _read_capped(response: Any, cap: int) -> tuple[bytes, bool]:
+    """At most ``cap + 1`` bytes of the body, and whether it ended within ``cap``."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.iter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > cap:
+            return b"".join(chunks)[: cap + 1], False
+    return b"".join(chunks), True
+
+
+async def call(
+    client: Client, judge: JudgeSpec, params: Mapping[str, Any], *, max_body: int = MAX_BODY_BYTES
+) -> Outcome:
+    """One judge call through the SDK (its retries included); never raises an ``Exception``."""
     kwargs = dict(params)
-    if judge.provider == "anthropic":
-        # The anthropic SDK no longer has a temperature argument; older models accept it.
-        temperature = kwargs.pop("temperature", None)
-        if temperature is not None:
-            kwargs["extra_body"] = {"temperature": temperature}
-        message = await client.messages.create(**kwargs)
-        return anthropic_result(message, getattr(message, "_request_id", None))
-    completion = await client.chat.completions.create(**kwargs)
-    return openai_result(completion, getattr(completion, "_request_id", None))
+    answered = False
+    request_id = None
+    try:
+        if judge.provider == "anthropic":
+            # The anthropic SDK no longer has a temperature argument; older models accept it.
+            temperature = kwargs.pop("temperature", None)
+            if temperature is not None:
+                kwargs["extra_body"] = {"temperature": temperature}
+            stream = client.sdk.messages.with_streaming_response.create(**kwargs)
+        else:
+            stream = client.sdk.chat.completions.with_streaming_response.create(**kwargs)
+        async with stream as response:
+            answered = True  # a 2xx: its body is on its way (the SDK raises for others)
+            headers = dict(response.headers)
+            request_id = headers.get("request-id") or headers.get("x-request-id")
+            content_type = headers.get("content-type", "")
+            body, complete = await _read_capped(response, max_body)
+    except Exception as exc:
+        if isinstance(getattr(exc, "status_code", None), int):
+            return _status_outcome(exc)
+        if answered:
+            # A 200 started arriving, then the connection broke: probably billed.
+            cut = CallResult("", None, request_id, None, None)
+            return Outcome("retry", cut, f"BodyCutShort: {describe_error(exc)}", None, True)
+        return Outcome("failed", None, describe_error(exc), None, False)
+    if not complete:
+        raw = body[:max_body].decode("utf-8", errors="replace")
+        return Outcome(
+            "truncated",
+            CallResult("", None, request_id, None, None),
+            f"ResponseTooLarge: the body passed {max_body:,} bytes; its first {max_body:,} "
+            "bytes are kept in raw, the rest was not read",
+            redact(raw),
+            True,
+            headers,
+        )
+    outcome = parse_body(judge.provider, body, content_type, request_id, strict=client.strict)
+    return Outcome(outcome.kind, outcome.result, outcome.error, outcome.raw, True, headers)

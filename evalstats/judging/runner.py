@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import hashlib
 import json
 import math
@@ -10,60 +11,34 @@ import os
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
+from evalstats._disagreement import disagreeing
 from evalstats._schema import ORDERS
 
 from . import providers
-from .journal import Journal
-from .prices import PRICES_AS_OF, Price, load_prices, price_for
+from ._calls import EXPECTED_OUTPUT_TOKENS, Call, Config, RunState, Unit, now_iso
+from ._ratelimit import Throttle, current_seq
+from .journal import Journal, finished_keys, not_retried_keys, peek
+from .prices import PRICES_AS_OF, load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
 __all__ = ["JudgeRunResult", "plan_calls", "run_judges"]
 
 DEFAULT_MAX_TOKENS = 1024
-# What a judge writes back (the seeds' JSON plus a little): the dry-run's central estimate.
-# max_tokens is the worst case, used to reserve budget for calls in flight.
-EXPECTED_OUTPUT_TOKENS = 300
+# A call answered without usable text (non-JSON, empty, cut short) is asked again in the
+# same run up to max_retries times; each answer is journaled. A call still rate limited
+# after the SDK's retries goes back in the queue (nothing was paid) up to this many times.
+MAX_REQUEUES_RATE_LIMITED = 50
 
 
 # --------------------------------------------------------------------------- planning
-
-
-@dataclass(frozen=True)
-class _Unit:
-    """One rendered prompt: a pair in one order."""
-
-    task_id: str
-    replicate: int
-    order: str | None
-    messages: list[dict[str, str]]
-    input_tokens: int
-
-
-@dataclass(frozen=True)
-class _Call:
-    key: str
-    judge: JudgeSpec
-    unit: _Unit
-    params: dict[str, Any]
-
-
-@dataclass
-class _Config:
-    rubric: Any
-    temperature: float | None
-    max_tokens: int
-    prices: dict[str, Price]
-    batch: bool
 
 
 def _rubric(rubric: Any) -> Any:
@@ -130,7 +105,7 @@ def _units(
     *,
     orders: str,
     seed: int,
-) -> tuple[list[_Unit], int]:
+) -> tuple[list[Unit], int]:
     """Rendered prompts for every within-budget pair, and the number of no-answer pairs."""
     if orders not in ("random", "both"):
         raise ValueError(f"orders must be 'random' or 'both', got {orders!r}")
@@ -169,7 +144,7 @@ def _units(
                 order=order,
             )
             units_in.append((task_id, replicate, order, prompt))
-    units: list[_Unit] = []
+    units: list[Unit] = []
     if units_in:
         from evalstats.tokens import count_tokens
 
@@ -178,7 +153,7 @@ def _units(
         user_tokens = count_tokens([p.user for *_, p in units_in])
         for (task_id, replicate, order, prompt), n in zip(units_in, user_tokens, strict=True):
             units.append(
-                _Unit(
+                Unit(
                     task_id,
                     replicate,
                     order,
@@ -192,7 +167,7 @@ def _units(
 def call_key(
     rubric: Any,
     judge: JudgeSpec,
-    unit: _Unit,
+    unit: Unit,
     *,
     temperature: float | None,
     max_tokens: int,
@@ -213,7 +188,7 @@ def call_key(
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _calls(units: Iterable[_Unit], judges: Sequence[JudgeSpec], cfg: _Config) -> list[_Call]:
+def _calls(units: Iterable[Unit], judges: Sequence[JudgeSpec], cfg: Config) -> list[Call]:
     out = []
     for judge in judges:
         for unit in units:
@@ -223,7 +198,7 @@ def _calls(units: Iterable[_Unit], judges: Sequence[JudgeSpec], cfg: _Config) ->
             params = providers.request_params(
                 judge, unit.messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens
             )
-            out.append(_Call(key, judge, unit, params))
+            out.append(Call(key, judge, unit, params))
     return out
 
 
@@ -303,14 +278,14 @@ def plan_calls(
     """
     specs = _check_params(judges, 1, max_tokens, temperature)
     rub = _rubric(rubric)
-    cfg = _Config(rub, temperature, max_tokens, load_prices(prices), batch)
+    cfg = Config(rub, temperature, max_tokens, load_prices(prices), batch)
     units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed)
     frame = _plan_frame(_calls(units, specs, cfg), cfg)
     frame.attrs["no_answer_pairs"] = no_answer
     return frame
 
 
-def _plan_frame(calls: Sequence[_Call], cfg: _Config) -> pd.DataFrame:
+def _plan_frame(calls: Sequence[Call], cfg: Config) -> pd.DataFrame:
     rows = []
     for c in calls:
         price = price_for(c.judge.provider, c.judge.model, cfg.prices)
@@ -368,6 +343,9 @@ class JudgeRunResult:
     dry_run : bool
     stopped : str or None
         Why the run stopped before starting every call (``max_usd``), else None.
+    not_retried : int
+        Calls of this run not sent because they failed permanently before
+        (``retry_failed=False``).
     """
 
     out: Path
@@ -375,6 +353,7 @@ class JudgeRunResult:
     no_answer_pairs: int
     dry_run: bool
     stopped: str | None
+    not_retried: int = 0
 
     @property
     def failed(self) -> int:
@@ -388,152 +367,87 @@ class JudgeRunResult:
         return self.per_judge.copy()
 
 
-class _State:
-    """Counters shared by the workers of one run (all on the event loop's thread)."""
-
-    def __init__(self, cfg: _Config, spent_before: float, max_usd: float | None) -> None:
-        self.cfg = cfg
-        self.spent = spent_before
-        self.reserved = 0.0
-        self.max_usd = max_usd
-        self.stopped: str | None = None
-        self.fatal: str | None = None
-        self.sent: dict[str, int] = {}
-        self.ok: dict[str, int] = {}
-        self.failed: dict[str, int] = {}
-        self.usd: dict[str, float] = {}
-        self.bar: Any = None
-
-    def price(self, judge: JudgeSpec) -> Price | None:
-        return price_for(judge.provider, judge.model, self.cfg.prices)
-
-    def reserve(self, calls: Sequence[_Call]) -> bool:
-        """Reserve the worst-case cost of ``calls``; False (and stop) if over ``max_usd``."""
-        if self.stopped or self.fatal:
-            return False
-        if self.max_usd is None:
-            return True
-        cost = sum(self.worst_case(c) for c in calls)
-        if self.spent + self.reserved + cost > self.max_usd:
-            self.stopped = (
-                f"stopped starting new calls: estimated spend ${self.spent + self.reserved:.4f} "
-                f"(recorded in the journal plus calls in flight) would pass max_usd "
-                f"${self.max_usd:.4f} with the next call"
-            )
-            return False
-        self.reserved += cost
-        return True
-
-    def worst_case(self, c: _Call) -> float:
-        price = self.price(c.judge)
-        assert price is not None  # checked before the run when max_usd is set
-        return price.usd(c.unit.input_tokens, self.cfg.max_tokens, batch=self.cfg.batch)
-
-    def release(self, calls: Sequence[_Call]) -> None:
-        if self.max_usd is not None:
-            self.reserved = max(0.0, self.reserved - sum(self.worst_case(c) for c in calls))
-
-    def record(
-        self,
-        c: _Call,
-        result: providers.CallResult | None,
-        error: str | None,
-        latency: float | None,
-        created_at: str,
-    ) -> dict[str, Any]:
-        name = c.judge.name
-        usd = None
-        if result is not None:
-            price = self.price(c.judge)
-            if price is not None and result.input_tokens is not None:
-                usd = price.usd(
-                    result.input_tokens, result.output_tokens or 0, batch=self.cfg.batch
-                )
-                self.spent += usd
-                self.usd[name] = self.usd.get(name, 0.0) + usd
-        self.sent[name] = self.sent.get(name, 0) + 1
-        if error is None:
-            self.ok[name] = self.ok.get(name, 0) + 1
-        else:
-            self.failed[name] = self.failed.get(name, 0) + 1
-        if self.bar is not None:
-            self.bar.update(1)
-            self.bar.set_postfix(
-                failed=sum(self.failed.values()),
-                usd=f"{sum(self.usd.values()):.4f}",
-                refresh=False,  # tqdm's mininterval throttles the redraws
-            )
-        rubric = self.cfg.rubric
-        return {
-            "judgment_id": uuid.uuid4().hex,
-            "task_id": c.unit.task_id,
-            "replicate": c.unit.replicate,
-            "judge": name,
-            "rubric": rubric.name,
-            "prompt_revision": rubric.revision,
-            "prompt_sha256": rubric.sha256,
-            "order": c.unit.order,
-            "raw": result.raw if result is not None else None,
-            "created_at": created_at,
-            "input_tokens": result.input_tokens if result is not None else None,
-            "output_tokens": result.output_tokens if result is not None else None,
-            "usd": usd,
-            "latency_s": None if latency is None else round(latency, 4),
-            "error": error,
-            "model_id": result.model_id if result is not None else None,
-            "request_id": result.request_id if result is not None else None,
-            "temperature": self.cfg.temperature,
-            "max_tokens": self.cfg.max_tokens,
-            "call_key": c.key,
-        }
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _is_auth_error(exc: BaseException) -> bool:
-    return getattr(exc, "status_code", None) in (401, 403)
-
-
 async def _run_direct(
-    calls: Sequence[_Call],
+    calls: Sequence[Call],
     journal: Journal,
-    clients: Mapping[str, Any],
-    state: _State,
+    clients: Mapping[str, providers.Client],
+    throttles: Mapping[str, Throttle],
+    state: RunState,
     concurrency: int,
+    max_retries: int,
 ) -> None:
+    """Make ``calls`` with ``concurrency`` workers; every answer ends in the journal.
+
+    Nothing a server sends raises here (:func:`providers.call` turns it into an outcome),
+    and the workers are gathered with ``return_exceptions``: even a bug of ours in one
+    worker lets the others finish and journal what they received before it is re-raised.
+    """
     loop = asyncio.get_running_loop()
-    pending = iter(calls)
+    # (call, answers without usable text so far, 429 requeues so far)
+    queue: collections.deque[tuple[Call, int, int]] = collections.deque((c, 0, 0) for c in calls)
+    tokens_out = min(EXPECTED_OUTPUT_TOKENS, state.cfg.max_tokens)
+
+    async def attempt(c: Call, retries: int, requeues: int) -> None:
+        throttle = throttles[c.judge.provider]
+        seq = await throttle.acquire(c.unit.input_tokens + tokens_out)
+        token = current_seq.set(seq)
+        created, t0 = now_iso(), time.perf_counter()
+        outcome = None
+        try:
+            outcome = await providers.call(clients[c.judge.provider], c.judge, c.params)
+        except Exception as exc:  # a bug of ours: still journal the call, with the reason
+            outcome = providers.Outcome("failed", None, providers.describe_error(exc))
+        finally:
+            current_seq.reset(token)
+            throttle.release(ok=outcome is not None and outcome.kind == "ok")
+            state.release([c])
+        latency = time.perf_counter() - t0
+        kind = outcome.kind
+        if kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED:
+            queue.append((c, retries, requeues + 1))  # nothing paid: try again later
+            return
+        again = kind == "retry" and retries < max_retries and not state.fatal
+        status = {"retry": "failed", "rate_limited": "failed", "auth": "failed"}.get(kind, kind)
+        if kind == "auth":
+            state.fatal = f"{c.judge.name}: {outcome.error}"
+        line = state.record(
+            c,
+            outcome.result,
+            outcome.error,
+            latency,
+            created,
+            call_status=status,
+            raw=outcome.raw if outcome.error is not None else None,
+            answered=outcome.answered,
+            final=not again,
+        )
+        seq_line = journal.append(line)
+        await loop.run_in_executor(None, journal.sync, seq_line)
+        if again:
+            queue.append((c, retries + 1, requeues))
 
     async def worker() -> None:
-        for c in pending:  # shared iterator: each call goes to exactly one worker
+        while queue and not state.fatal:
+            c, retries, requeues = queue.popleft()  # each call goes to exactly one worker
             if not state.reserve([c]):
                 return
-            created, t0 = now_iso(), time.perf_counter()
-            result, error = None, None
-            try:
-                result = await providers.call(clients[c.judge.provider], c.judge, c.params)
-            except providers.API_ERRORS as exc:
-                error = providers.describe_error(exc)
-                if _is_auth_error(exc):
-                    state.fatal = f"{c.judge.name}: {error}"
-            finally:
-                state.release([c])
-            seq = journal.append(state.record(c, result, error, time.perf_counter() - t0, created))
-            await loop.run_in_executor(None, journal.sync, seq)
-            if state.fatal:
-                return
+            await attempt(c, retries, requeues)
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(calls)))))
+    results = await asyncio.gather(
+        *(worker() for _ in range(min(concurrency, len(calls)))), return_exceptions=True
+    )
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
 
 
 def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -> set[tuple]:
-    """(task_id, replicate, order) units on which the two judges' parsed outcomes differ."""
+    """(task_id, replicate, order) units on which the two judges' parsed outcomes differ,
+    by the one disagreement rule (:func:`evalstats._disagreement.disagreeing`)."""
     from evalstats.errors import ParseError
 
+    names = [j.name for j in judges]
     outcome: dict[tuple, dict[str, str]] = {}
-    names = {j.name for j in judges}
     for r in journal.judgments():
         if r.get("error") is not None or r.get("judge") not in names:
             continue
@@ -547,7 +461,12 @@ def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -
             continue
         unit = (str(r["task_id"]), int(r["replicate"]), r.get("order"))
         outcome.setdefault(unit, {})[r["judge"]] = verdict.outcome
-    return {u for u, by in outcome.items() if len(by) == 2 and len(set(by.values())) == 2}
+    if not outcome:
+        return set()
+    units = list(outcome)
+    wide = pd.DataFrame([[outcome[u].get(n) for n in names] for u in units], columns=names)
+    flags = disagreeing(wide, names).to_numpy(dtype=bool)
+    return {u for u, flag in zip(units, flags, strict=True) if flag}
 
 
 def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -595,14 +514,27 @@ def run_judges(
     max_batch_size: int = 10_000,
     progress: bool = True,
     client_options: Mapping[str, Any] | None = None,
+    retry_failed: bool = False,
 ) -> JudgeRunResult:
     """Send every within-budget pair to every judge, journaling each finished call.
 
     The journal ``out`` is append-only: one JSON line per finished call (failures
-    included, with ``error`` set), written and fsynced as the call returns. A rerun with
-    the same arguments skips calls whose key already has a successful line, so a run
-    killed at any moment resumes without paying twice for a finished call; failed and
-    interrupted calls are made again. Two runs on one journal at once are refused.
+    included, with ``error`` set and ``call_status`` saying which kind), written and
+    fsynced as the call returns. A rerun with the same arguments skips calls whose key
+    already has a successful line, so a run killed at any moment resumes without paying
+    twice for a finished call; failed and interrupted calls are made again, except
+    permanent failures (``failed_permanent``: a 400/404/413/422; ``truncated``: a body
+    over ``providers.MAX_BODY_BYTES``) unless ``retry_failed``. Two runs on one journal
+    at once are refused, by whatever path they reach it.
+
+    Whatever a server answers -- any status, a body that is not JSON or not UTF-8, an
+    empty or tool-only reply, a connection cut mid-body, a huge body, usage above
+    ``max_tokens`` -- the call ends as a journaled success or a journaled failure with a
+    reason, and the run goes on; only a refused key (401/403) stops it. An answer without
+    usable judge text is asked again up to ``max_retries`` times (each answer journaled).
+    ``raw`` and ``error`` have the keys and base-URL credentials scrubbed
+    (:func:`evalstats.judging.redact`). Calls are paced per provider from its rate-limit
+    headers and ``retry-after`` (see ``judging._ratelimit``).
 
     Parameters
     ----------
@@ -651,6 +583,9 @@ def run_judges(
     client_options : mapping, optional
         Extra SDK client arguments (never a key), e.g. ``{"_strict_response_validation":
         True}``.
+    retry_failed : bool, default False
+        Also re-send calls whose last failure is permanent (``failed_permanent``,
+        ``truncated``).
 
     Returns
     -------
@@ -703,16 +638,23 @@ def run_judges(
         )
     if not dry_run:
         providers.require_keys(everyone)
-    cfg = _Config(rub, temperature, max_tokens, table, batch)
+    cfg = Config(rub, temperature, max_tokens, table, batch)
     units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed)
     calls = _calls(units, specs, cfg)
 
+    adj_calls = _calls(units, [adjudicator], cfg) if adjudicator else []
+    if dry_run:
+        # Read only: a dry run writes nothing, not even a lock or an empty journal.
+        records = peek(out)
+        done = finished_keys(records) | (set() if retry_failed else not_retried_keys(records))
+        return _dry_run(Path(out), calls, adj_calls, done, cfg, no_answer)
+
     with Journal(out) as journal:
         finished = journal.finished_keys()
-        adj_calls = _calls(units, [adjudicator], cfg) if adjudicator else []
-        if dry_run:
-            return _dry_run(journal.path, calls, adj_calls, finished, cfg, no_answer)
-        state = _State(cfg, journal.spent_usd(), max_usd)
+        wanted = {c.key for c in [*calls, *adj_calls]}
+        skipped = set() if retry_failed else journal.not_retried_keys() & wanted
+        finished = finished | skipped
+        state = RunState(cfg, journal.spent_usd(), max_usd)
         todo = [c for c in calls if c.key not in finished]
         _run_coro(
             _execute(
@@ -729,23 +671,30 @@ def run_judges(
                 max_batch_size=max_batch_size,
                 progress=progress,
                 client_options=client_options,
+                skip=finished,
             )
+        )
+    if skipped:
+        print(
+            f"evalstats judge: {len(skipped)} call(s) failed permanently before (see their "
+            "error in the journal) and were not sent again; pass --retry-failed to re-send",
+            file=sys.stderr,
         )
     if state.stopped:
         print(f"evalstats judge: {state.stopped}", file=sys.stderr)
     per_judge = _summary(calls, adj_calls, finished, cfg, state)
     if state.fatal:
         raise providers.JudgeAuthError(f"stopped after an authentication failure: {state.fatal}")
-    return JudgeRunResult(Path(out), per_judge, no_answer, False, state.stopped)
+    return JudgeRunResult(Path(out), per_judge, no_answer, False, state.stopped, len(skipped))
 
 
 async def _execute(
-    todo: list[_Call],
+    todo: list[Call],
     journal: Journal,
-    state: _State,
+    state: RunState,
     specs: Sequence[JudgeSpec],
     adjudicator: JudgeSpec | None,
-    adj_calls: Sequence[_Call],
+    adj_calls: Sequence[Call],
     *,
     concurrency: int,
     max_retries: int,
@@ -754,13 +703,24 @@ async def _execute(
     max_batch_size: int,
     progress: bool,
     client_options: Mapping[str, Any] | None,
+    skip: set[str],
 ) -> None:
     from tqdm.auto import tqdm
 
     needed = {j.provider for j in [*specs, *([adjudicator] if adjudicator else [])]}
+    throttles = {p: Throttle(concurrency) for p in needed}
+
+    def observer(provider: str) -> Any:
+        throttle = throttles[provider]
+        return lambda status, headers: throttle.observe(status, headers, current_seq.get())
+
     clients = {
         p: providers.make_client(
-            p, max_retries=max_retries, timeout=timeout, options=client_options
+            p,
+            max_retries=max_retries,
+            timeout=timeout,
+            options=client_options,
+            on_response=observer(p),
         )
         for p in sorted(needed)
     }
@@ -773,10 +733,20 @@ async def _execute(
         dynamic_ncols=True,
     )
     try:
-        await _phase(todo, journal, clients, state, concurrency, poll_interval, max_batch_size)
+        phase = dict(
+            journal=journal,
+            clients=clients,
+            throttles=throttles,
+            state=state,
+            concurrency=concurrency,
+            max_retries=max_retries,
+            poll_interval=poll_interval,
+            max_batch_size=max_batch_size,
+        )
+        await _phase(todo, **phase)
         if adjudicator is not None and not state.stopped and not state.fatal:
             disputed = _disagreements(journal, state.cfg.rubric, specs)
-            finished = journal.finished_keys()
+            finished = journal.finished_keys() | skip
             adj_todo = [
                 c
                 for c in adj_calls
@@ -785,9 +755,7 @@ async def _execute(
             ]
             state.bar.total += len(adj_todo)
             state.bar.refresh()
-            await _phase(
-                adj_todo, journal, clients, state, concurrency, poll_interval, max_batch_size
-            )
+            await _phase(adj_todo, **phase)
     finally:
         state.bar.close()
         for client in clients.values():
@@ -795,11 +763,14 @@ async def _execute(
 
 
 async def _phase(
-    todo: list[_Call],
+    todo: list[Call],
+    *,
     journal: Journal,
-    clients: Mapping[str, Any],
-    state: _State,
+    clients: Mapping[str, providers.Client],
+    throttles: Mapping[str, Throttle],
+    state: RunState,
     concurrency: int,
+    max_retries: int,
     poll_interval: float,
     max_batch_size: int,
 ) -> None:
@@ -809,24 +780,24 @@ async def _phase(
         await run_batched(
             todo,
             journal,
-            clients,
+            {p: c.sdk for p, c in clients.items()},
             state,
             poll_interval=poll_interval,
             max_batch_size=max_batch_size,
         )
     else:
-        await _run_direct(todo, journal, clients, state, concurrency)
+        await _run_direct(todo, journal, clients, throttles, state, concurrency, max_retries)
 
 
 def _summary(
-    calls: Sequence[_Call],
-    adj_calls: Sequence[_Call],
+    calls: Sequence[Call],
+    adj_calls: Sequence[Call],
     finished_before: set[str],
-    cfg: _Config,
-    state: _State | None,
+    cfg: Config,
+    state: RunState | None,
 ) -> pd.DataFrame:
     rows = []
-    groups: dict[tuple[str, str], list[_Call]] = {}
+    groups: dict[tuple[str, str], list[Call]] = {}
     for c in calls:
         groups.setdefault((c.judge.name, "judge"), []).append(c)
     for c in adj_calls:
@@ -861,10 +832,10 @@ def _summary(
 
 def _dry_run(
     path: Path,
-    calls: Sequence[_Call],
-    adj_calls: Sequence[_Call],
+    calls: Sequence[Call],
+    adj_calls: Sequence[Call],
     finished: set[str],
-    cfg: _Config,
+    cfg: Config,
     no_answer: int,
 ) -> JudgeRunResult:
     frame = _summary(calls, adj_calls, finished, cfg, None)

@@ -1,0 +1,202 @@
+"""What one judge call is, and the counters of a run: shared by the direct and batch runners.
+
+A private module with public names, so that ``runner`` and ``batch`` both import it and
+neither imports the other.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from .prices import Price, price_for
+from .providers import CallResult, JudgeSpec
+
+__all__ = ["Call", "Config", "RunState", "Unit", "now_iso"]
+
+# How many output tokens a judge writes back (the seeds' JSON plus a little): the dry-run's
+# central estimate, and the rate limiter's token estimate per call.
+EXPECTED_OUTPUT_TOKENS = 300
+# Claimed input usage above this multiple of our own count (plus a margin for the provider's
+# tokenizer and message framing) is flagged as implausible.
+INPUT_SLACK = 4.0
+INPUT_MARGIN = 1000
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One rendered prompt: a pair in one order."""
+
+    task_id: str
+    replicate: int
+    order: str | None
+    messages: list[dict[str, str]]
+    input_tokens: int
+
+
+@dataclass(frozen=True)
+class Call:
+    key: str
+    judge: JudgeSpec
+    unit: Unit
+    params: dict[str, Any]
+
+
+@dataclass
+class Config:
+    rubric: Any
+    temperature: float | None
+    max_tokens: int
+    prices: dict[str, Price]
+    batch: bool
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class RunState:
+    """Counters shared by the workers of one run (all on the event loop's thread)."""
+
+    def __init__(self, cfg: Config, spent_before: float, max_usd: float | None) -> None:
+        self.cfg = cfg
+        self.spent = spent_before
+        self.reserved = 0.0
+        self.max_usd = max_usd
+        self.stopped: str | None = None
+        self.fatal: str | None = None
+        self.sent: dict[str, int] = {}
+        self.ok: dict[str, int] = {}
+        self.failed: dict[str, int] = {}
+        self.retried: dict[str, int] = {}
+        self.usd: dict[str, float] = {}
+        self.bar: Any = None
+
+    def price(self, judge: JudgeSpec) -> Price | None:
+        return price_for(judge.provider, judge.model, self.cfg.prices)
+
+    def reserve(self, calls: Sequence[Call]) -> bool:
+        """Reserve the worst-case cost of ``calls``; False (and stop) if over ``max_usd``."""
+        if self.stopped or self.fatal:
+            return False
+        if self.max_usd is None:
+            return True
+        cost = sum(self.worst_case(c) for c in calls)
+        if self.spent + self.reserved + cost > self.max_usd:
+            self.stopped = (
+                f"stopped starting new calls: estimated spend ${self.spent + self.reserved:.4f} "
+                f"(recorded in the journal plus calls in flight) would pass max_usd "
+                f"${self.max_usd:.4f} with the next call"
+            )
+            return False
+        self.reserved += cost
+        return True
+
+    def worst_case(self, c: Call) -> float:
+        price = self.price(c.judge)
+        if price is None:  # max_usd refuses unpriced judges before the run
+            return 0.0
+        return price.usd(c.unit.input_tokens, self.cfg.max_tokens, batch=self.cfg.batch)
+
+    def release(self, calls: Sequence[Call]) -> None:
+        if self.max_usd is not None:
+            self.reserved = max(0.0, self.reserved - sum(self.worst_case(c) for c in calls))
+
+    def spend(self, c: Call, result: CallResult | None, answered: bool) -> tuple[Any, Any, Any]:
+        """(claimed usd, usd counted against max_usd, usage flag) of one finished call.
+
+        The counted spend is the larger of what the provider claims and what the call can
+        plausibly have cost (our own input count, output up to ``max_tokens``): a server
+        claiming far more than possible is believed for the cap (it may bill it) and
+        flagged; one claiming nothing, or whose body was unreadable, still counts.
+        """
+        price = self.price(c.judge)
+        claimed_in = result.input_tokens if result is not None else None
+        claimed_out = result.output_tokens if result is not None else None
+        flags = []
+        if claimed_out is not None and claimed_out > self.cfg.max_tokens:
+            flags.append(f"output_tokens {claimed_out} above max_tokens {self.cfg.max_tokens}")
+        limit_in = INPUT_SLACK * c.unit.input_tokens + INPUT_MARGIN
+        if claimed_in is not None and claimed_in > limit_in:
+            flags.append(
+                f"input_tokens {claimed_in} above {int(limit_in)} (4x the prompt's count + 1000)"
+            )
+        flag = "; ".join(flags) or None
+        if price is None:
+            return None, None, flag
+        claimed = None
+        if claimed_in is not None:
+            claimed = price.usd(claimed_in, claimed_out or 0, batch=self.cfg.batch)
+        if not answered:
+            return claimed, claimed, flag
+        out = self.cfg.max_tokens if claimed_out is None else min(claimed_out, self.cfg.max_tokens)
+        plausible = price.usd(c.unit.input_tokens, out, batch=self.cfg.batch)
+        return claimed, max(claimed or 0.0, plausible), flag
+
+    def record(
+        self,
+        c: Call,
+        result: CallResult | None,
+        error: str | None,
+        latency: float | None,
+        created_at: str,
+        *,
+        call_status: str = "failed",
+        raw: str | None = None,
+        answered: bool | None = None,
+        final: bool = True,
+    ) -> dict[str, Any]:
+        """The journal line of one attempt; counts it (``final``: no retry follows)."""
+        name = c.judge.name
+        if answered is None:
+            answered = result is not None
+        usd, counted, flag = self.spend(c, result, answered)
+        if counted is not None:
+            self.spent += counted
+        if usd is not None:
+            self.usd[name] = self.usd.get(name, 0.0) + usd
+        self.sent[name] = self.sent.get(name, 0) + 1
+        if error is None:
+            self.ok[name] = self.ok.get(name, 0) + 1
+        elif final:
+            self.failed[name] = self.failed.get(name, 0) + 1
+        else:
+            self.retried[name] = self.retried.get(name, 0) + 1
+        if self.bar is not None and (final or error is None):
+            self.bar.update(1)
+            self.bar.set_postfix(
+                failed=sum(self.failed.values()),
+                usd=f"{sum(self.usd.values()):.4f}",
+                refresh=False,  # tqdm's mininterval throttles the redraws
+            )
+        rubric = self.cfg.rubric
+        if raw is None and result is not None and error is None:
+            raw = result.raw
+        return {
+            "judgment_id": uuid.uuid4().hex,
+            "task_id": c.unit.task_id,
+            "replicate": c.unit.replicate,
+            "judge": name,
+            "rubric": rubric.name,
+            "prompt_revision": rubric.revision,
+            "prompt_sha256": rubric.sha256,
+            "order": c.unit.order,
+            "raw": raw,
+            "created_at": created_at,
+            "input_tokens": result.input_tokens if result is not None else None,
+            "output_tokens": result.output_tokens if result is not None else None,
+            "usd": usd,
+            "latency_s": None if latency is None else round(latency, 4),
+            "error": error,
+            "model_id": result.model_id if result is not None else None,
+            "request_id": result.request_id if result is not None else None,
+            "temperature": self.cfg.temperature,
+            "max_tokens": self.cfg.max_tokens,
+            "call_key": c.key,
+            "call_status": call_status if error is not None else "ok",
+            "usd_counted": counted,
+            "flag": flag,
+        }

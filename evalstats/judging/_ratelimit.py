@@ -1,0 +1,228 @@
+"""Per-provider pacing from the providers' rate-limit headers, and an adaptive concurrency.
+
+Both providers meter requests and tokens per minute with buckets that refill continuously,
+and say where a caller stands on every response:
+
+- Anthropic: ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,
+  remaining,reset}`` (reset: an RFC 3339 time);
+- OpenAI: ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` (reset: ``"6m0s"``,
+  ``"1s"``, ``"20ms"``);
+- both: ``retry-after`` (seconds) and ``retry-after-ms`` on a 429.
+
+:class:`Throttle` keeps a local copy of each bucket, corrected by every response (the
+server's ``remaining``, minus the calls we started after the one answered), refilled at
+``limit`` per minute, and starts a call only when the copy holds one request and the call's
+estimated tokens. A 429 pauses the provider for its ``retry-after`` and halves the number of
+calls allowed in flight; each success adds back a little (additive increase, multiplicative
+decrease), up to the run's ``concurrency``. The run slows down instead of failing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import re
+import time
+from collections.abc import Mapping
+from datetime import datetime
+
+__all__ = ["Throttle", "parse_reset", "retry_after"]
+
+# The sequence number of the call a worker is making, read by the HTTP response hook.
+current_seq: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "evalstats_call_seq", default=None
+)
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def parse_reset(value: str | None) -> float | None:
+    """Seconds until a reset given as a duration (``"1m30s"``, ``"20ms"``, ``"2.5"``) or an
+    RFC 3339 time; None if unreadable.
+
+    >>> parse_reset("6m0s"), parse_reset("20ms"), parse_reset("1.5")
+    (360.0, 0.02, 1.5)
+    >>> parse_reset("garbage") is None
+    True
+    """
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    parts = _DURATION.findall(value)
+    if parts and "".join(n + u for n, u in parts) == value:
+        return sum(float(n) * _UNIT_S[u] for n, u in parts)
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The server's wait hint in seconds (``retry-after-ms`` beats ``retry-after``)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    return parse_reset(headers.get("retry-after"))
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _limits(headers: Mapping[str, str], what: str) -> tuple[int | None, int | None, float | None]:
+    """(limit, remaining, reset seconds) of ``what`` ("requests" or "tokens")."""
+    low = {k.lower(): v for k, v in headers.items()}
+    names = [f"anthropic-ratelimit-{what}", f"x-ratelimit-%s-{what}"]
+    candidates = [(f"{names[0]}-limit", f"{names[0]}-remaining", f"{names[0]}-reset")]
+    candidates.append(tuple(names[1] % k for k in ("limit", "remaining", "reset")))
+    if what == "tokens":  # Anthropic also meters input and output separately
+        for sub in ("input-tokens", "output-tokens"):
+            base = f"anthropic-ratelimit-{sub}"
+            candidates.append((f"{base}-limit", f"{base}-remaining", f"{base}-reset"))
+    best: tuple[int | None, int | None, float | None] = (None, None, None)
+    for lim, rem, rst in candidates:
+        remaining = _int(low.get(rem))
+        if remaining is None:
+            continue
+        # The most constraining bucket, relative to its size.
+        limit = _int(low.get(lim))
+        if best[1] is None or (remaining / max(limit or 1, 1)) < (best[1] / max(best[0] or 1, 1)):
+            best = (limit, remaining, parse_reset(low.get(rst)))
+    return best
+
+
+class _Bucket:
+    """A local copy of one server bucket (None fields: not known yet)."""
+
+    def __init__(self) -> None:
+        self.limit: int | None = None
+        self.level: float | None = None
+        self.at = 0.0
+        self.reset_s: float | None = None
+
+    def rate(self) -> float | None:
+        """Refill per second: limit per minute, else what the reset time implies."""
+        if self.limit:
+            return self.limit / 60.0
+        return None
+
+    def refill(self, now: float) -> None:
+        if self.level is None:
+            return
+        rate = self.rate()
+        if rate:
+            self.level = min(float(self.limit or 0), self.level + rate * (now - self.at))
+        elif self.reset_s is not None and now - self.at >= self.reset_s:
+            self.level = None  # reset passed and no limit known: trust the server again
+        self.at = now
+
+    def wait(self, cost: float, now: float) -> float:
+        """Seconds until ``cost`` is available (0: now)."""
+        self.refill(now)
+        if self.level is None or self.level >= cost:
+            return 0.0
+        rate = self.rate()
+        if rate:
+            return (min(cost, float(self.limit or cost)) - self.level) / rate
+        return max(0.01, (self.reset_s or 1.0) - (now - self.at))
+
+    def take(self, cost: float) -> None:
+        if self.level is not None:
+            self.level -= cost
+
+    def observe(
+        self, limit: int | None, remaining: int, reset_s: float | None, later: float
+    ) -> None:
+        """The server's view after one call, minus ``later`` (spent since by calls we started
+        after it, which the server had not counted yet)."""
+        self.limit = limit or self.limit
+        self.level = remaining - later
+        self.at = time.monotonic()
+        self.reset_s = reset_s
+
+
+class Throttle:
+    """Pacing and adaptive concurrency for one provider (event-loop thread only).
+
+    Parameters
+    ----------
+    concurrency : int
+        Most calls in flight at once (the run's ``concurrency``).
+    """
+
+    def __init__(self, concurrency: int) -> None:
+        self.max_concurrency = concurrency
+        self.window = float(concurrency)
+        self.in_flight = 0
+        self.pause_until = 0.0
+        self.requests = _Bucket()
+        self.tokens = _Bucket()
+        self.seq = 0
+        self.started_tokens: list[tuple[int, float]] = []
+        self.rate_limited = 0
+        self._changed: asyncio.Event | None = None
+
+    def _event(self) -> asyncio.Event:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        return self._changed
+
+    async def acquire(self, tokens: float) -> int:
+        """Wait until a call may start; return its sequence number."""
+        while True:
+            now = time.monotonic()
+            wait = self.pause_until - now
+            if wait <= 0:
+                wait = max(self.requests.wait(1, now), self.tokens.wait(tokens, now))
+            if wait <= 0 and self.in_flight < max(1, int(self.window)):
+                self.requests.take(1)
+                self.tokens.take(tokens)
+                self.in_flight += 1
+                self.seq += 1
+                self.started_tokens.append((self.seq, tokens))
+                if len(self.started_tokens) > 4096:
+                    del self.started_tokens[:2048]
+                return self.seq
+            event = self._event()
+            event.clear()
+            try:
+                await asyncio.wait_for(event.wait(), timeout=wait if wait > 0 else None)
+            except TimeoutError:
+                pass
+
+    def release(self, *, ok: bool) -> None:
+        self.in_flight -= 1
+        if ok:
+            self.window = min(float(self.max_concurrency), self.window + 1.0 / self.window)
+        self._event().set()
+
+    def observe(self, status: int, headers: Mapping[str, str], seq: int | None) -> None:
+        """Update from one HTTP response (every attempt, the SDKs' retries included)."""
+        later_calls = self.seq - seq if seq is not None else 0
+        later_tokens = sum(t for s, t in self.started_tokens if seq is not None and s > seq)
+        limit, remaining, reset_s = _limits(headers, "requests")
+        if remaining is not None:
+            self.requests.observe(limit, remaining, reset_s, later_calls)
+        limit, remaining, reset_s = _limits(headers, "tokens")
+        if remaining is not None:
+            self.tokens.observe(limit, remaining, reset_s, later_tokens)
+        if status == 429:
+            self.rate_limited += 1
+            wait = retry_after(headers)
+            self.pause_until = max(self.pause_until, time.monotonic() + (wait or 1.0))
+            self.window = max(1.0, self.window / 2)
+        self._event().set()

@@ -1,0 +1,127 @@
+"""Scrubbing secrets out of every text the judging code keeps (journal, errors, logs).
+
+The secrets are the configured API keys and the credentials of the configured base URLs
+(``http://user:password@host``): each value, its base64 form (HTTP basic auth sends
+``base64(user:password)``) and, for keys, any 12-character slice or a masked echo such as
+``abcd****wxyz`` that a server writes back. Nothing depends on a key's prefix.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import os
+import re
+from collections.abc import Iterable
+from urllib.parse import unquote, urlsplit
+
+__all__ = ["REDACTED", "configured_secrets", "redact"]
+
+REDACTED = "[redacted]"
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+# Shorter secrets would also match ordinary words of a judge's text.
+_MIN_SECRET = 6
+_SLICE = 12
+# A masked echo: some characters, three or more asterisks, some characters.
+_MASKED = re.compile(r"[A-Za-z0-9_\-.]*\*{3,}[A-Za-z0-9_\-.]*")
+
+
+def _b64(text: str) -> list[str]:
+    raw = text.encode("utf-8")
+    forms = {base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()}
+    # Also without padding: a prefix of the encoded form is what a log cut shows.
+    return sorted(forms | {f.rstrip("=") for f in forms})
+
+
+def url_credentials(url: str) -> list[str]:
+    """``user:password``, the password and the user name of a URL, decoded and not."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    out = []
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo = netloc.rsplit("@", 1)[0]
+        out.append(userinfo)
+        out.append(unquote(userinfo))
+        user, _, password = userinfo.partition(":")
+        out.extend([password, unquote(password), user, unquote(user)])
+    return [s for s in out if s]
+
+
+def configured_secrets() -> list[str]:
+    """The API keys and base-URL credentials currently in the environment."""
+    out: list[str] = []
+    for name in KEY_ENV.values():
+        if os.environ.get(name):
+            out.append(os.environ[name])
+    for name in BASE_URL_ENV.values():
+        if os.environ.get(name):
+            out.extend(url_credentials(os.environ[name]))
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(secrets: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tuple[str, ...]]:
+    literal: set[str] = set()
+    keys = [s for s in secrets if len(s) >= _MIN_SECRET]
+    for s in keys:
+        literal.add(s)
+        literal.update(b for b in _b64(s) if len(b) >= _MIN_SECRET)
+        # user:password is sent as base64 of the pair; a bare password also as ":password".
+        literal.update(b for b in _b64(":" + s) if len(b) >= _MIN_SECRET)
+        if len(s) >= 2 * _SLICE:
+            literal.update(s[i : i + _SLICE] for i in range(len(s) - _SLICE + 1))
+    if not literal:
+        return None, tuple(keys)
+    alternatives = "|".join(re.escape(s) for s in sorted(literal, key=len, reverse=True))
+    return re.compile(alternatives), tuple(keys)
+
+
+def _masked_echo(match: re.Match[str], keys: tuple[str, ...]) -> str:
+    token = match.group(0)
+    head = token.split("*", 1)[0]
+    tail = token.rsplit("*", 1)[1]
+    for key in keys:
+        if (len(head) >= 3 and key.startswith(head)) or (len(tail) >= 3 and key.endswith(tail)):
+            return REDACTED
+    return token
+
+
+def redact(text: str, secrets: Iterable[str] | None = None) -> str:
+    """``text`` with every secret replaced by ``[redacted]``.
+
+    Parameters
+    ----------
+    text : str
+        Any text about to be kept: a judge's answer, an error message, a log line.
+    secrets : iterable of str, optional
+        The values to remove; default: :func:`configured_secrets` (the API keys and the
+        base-URL credentials in the environment).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> key = "abc123-not-an-sk-key-XYZ789"
+    >>> redact(f"Incorrect key {key}; you sent abc1****Z789", [key])
+    'Incorrect key [redacted]; you sent [redacted]'
+    >>> import base64
+    >>> redact("Basic " + base64.b64encode(b"alice:s3cret-pw").decode(), ["alice:s3cret-pw"])
+    'Basic [redacted]'
+    >>> redact("nothing secret here ** bold ***", ["abc123-not-an-sk-key-XYZ789"])
+    'nothing secret here ** bold ***'
+    """
+    if not text:
+        return text
+    values = tuple(sorted(set(configured_secrets() if secrets is None else secrets)))
+    pattern, keys = _compiled(values)
+    if pattern is not None:
+        text = pattern.sub(REDACTED, text)
+    if keys and "***" in text:
+        text = _MASKED.sub(lambda m: _masked_echo(m, keys), text)
+    return text
