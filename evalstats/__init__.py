@@ -20,6 +20,8 @@ Examples
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -95,6 +97,26 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__getattr__("__all__")})
+
+
+class _Surface(types.ModuleType):
+    """Keeps ``evalstats.audit`` and ``evalstats.simulate`` the functions, as they always were.
+
+    Importing a submodule binds it on its package (``evalstats.simulate = <module>``) after it
+    has run; where a public function has the submodule's name, bind the function instead.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (
+            name in _LAZY
+            and isinstance(value, types.ModuleType)
+            and value.__name__ == f"{__name__}.{name}"
+        ):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Surface
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs

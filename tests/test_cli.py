@@ -110,6 +110,12 @@ def test_lazy_surface_is_the_whole_surface():
     assert {"DataError", "load_dir", "verdict_frame", "run_judges", "rubrics"} <= set(names)
     assert set(names) <= set(dir(evalstats))
     assert evalstats.win_rates is evalstats.stats.win_rates
+    # A submodule named like a public function does not hide the function once imported.
+    import evalstats.audit
+    import evalstats.simulate
+
+    assert callable(evalstats.audit) and evalstats.audit.__name__ == "audit"
+    assert callable(evalstats.simulate) and evalstats.simulate.__name__ == "simulate"
     assert evalstats.rubrics.get("with-without").name == "with-without"
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         _ = evalstats.no_such_name
