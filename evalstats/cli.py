@@ -9,7 +9,9 @@ are listed by their help text and registered for real only when one of them is c
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,6 +44,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_frame(args: argparse.Namespace) -> int:
+    from .records import check_output_path
+
+    check_output_path(args.output)  # before the (long) work, not after it
     from .frames import load_frame
     from .records import write_frame_atomic
 
@@ -53,9 +58,11 @@ def _cmd_frame(args: argparse.Namespace) -> int:
 
 def _cmd_summary(args: argparse.Namespace) -> int:
     from .frames import load_frame
-    from .records import write_frame_atomic
+    from .records import check_output_path, write_frame_atomic
     from .summary import status_table
 
+    if args.output:
+        check_output_path(args.output)
     table = status_table(load_frame(args.data_dir))
     print(table.to_string(index=False))
     if args.output:
@@ -239,6 +246,16 @@ def _version() -> str:
     return __version__
 
 
+def _show_warning(command: str, message: Any, category: type, *_: Any, **__: Any) -> None:
+    # A user of the CLI gets the sentence, not the library line that raised it.
+    print(f"evalstats {command}: warning: {_one_line(str(message))}", file=sys.stderr)
+
+
+def _one_line(text: str) -> str:
+    # One line whatever the message quotes (a CSV parser's multi-line complaint).
+    return " ".join(text.split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalstats`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -248,13 +265,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(command)
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():  # restores showwarning for in-process callers
+            warnings.showwarning = functools.partial(_show_warning, args.command)
+            return int(args.func(args) or 0)
     except EvalstatsError as exc:
-        # One line, whatever the message quotes (a CSV parser's multi-line complaint).
-        print(f"evalstats {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"evalstats {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        # The machine, not the input: a full disk, a vanished mount. One line, no traceback.
+        where = f": {exc.filename}" if exc.filename else ""
+        print(
+            f"evalstats {args.command}: error: {_one_line(str(exc.strerror or exc))}{where}",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
