@@ -409,10 +409,11 @@ def load_tasks(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import evalstats
-    >>> tasks = evalstats.load_tasks("data/sample/tasks.jsonl")  # doctest: +SKIP
-    >>> tasks.columns[:3].tolist()  # doctest: +SKIP
-    ['task_id', 'prompt', 'canonical_answer']
+    >>> import tempfile, evalstats
+    >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=3, n_replicates=1, seed=0)
+    >>> tasks = evalstats.load_tasks(sim.tasks)
+    >>> tasks.columns[:3].tolist(), len(tasks)
+    (['task_id', 'prompt', 'canonical_answer'], 3)
     """
     p = Path(path)
     raw, lines, unit = _read_raw(p)
