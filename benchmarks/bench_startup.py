@@ -43,16 +43,26 @@ NotebookClient(nb, timeout=600, kernel_name="python3").execute()
 def _env() -> dict[str, str]:
     # As `make` runs things: tool caches inside the build, not in $HOME.
     env = dict(os.environ)
-    env.setdefault("MPLCONFIGDIR", str(ROOT / ".cache" / "matplotlib"))
-    env.setdefault("IPYTHONDIR", str(ROOT / ".cache" / "ipython"))
-    env.setdefault("JUPYTER_RUNTIME_DIR", str(ROOT / ".cache" / "jupyter-runtime"))
+    for var, sub in (
+        ("MPLCONFIGDIR", "matplotlib"),
+        ("IPYTHONDIR", "ipython"),
+        ("JUPYTER_RUNTIME_DIR", "jupyter-runtime"),
+    ):
+        env.setdefault(var, str(ROOT / ".cache" / sub))
+        Path(env[var]).mkdir(parents=True, exist_ok=True)
     return env
 
 
 def _time(cmd: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    proc = subprocess.run(
+        cmd, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    elapsed = time.perf_counter() - start
+    if proc.returncode:  # kernels chat on stderr; show it only when something failed
+        sys.stderr.write(proc.stderr.decode(errors="replace"))
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
+    return elapsed
 
 
 def _best(cmds: dict[str, list[str]], repeats: int) -> dict[str, float]:
