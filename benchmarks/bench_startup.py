@@ -6,6 +6,7 @@ of 3), measured interleaved so that a load spike on a shared machine hits both s
 - import ratio: ``python -c "import evalstats"`` / ``python -c "import pandas, scipy.stats,
   numpy"`` (goal <= 1.3);
 - ``--version`` ratio: ``evalstats --version`` / the same reference (goal <= 0.4);
+  ``--help`` and the first touch of the statistics are printed beside, for context;
 - report ratio: ``evalstats report data/sample -o TMP`` / nbclient executing a one-cell notebook
   ``import pandas, scipy.stats, matplotlib.pyplot`` (goal <= 3).
 
@@ -87,12 +88,17 @@ def main(argv: list[str] | None = None) -> int:
             "reference": [PY, "-c", "import pandas, scipy.stats, numpy"],
             "import": [PY, "-c", "import evalstats"],
             "version": [*CLI, "--version"],
+            "help": [*CLI, "--help"],
+            # For context, not a goal: what the first statistic costs once it is touched.
+            "stats": [PY, "-c", "import evalstats; evalstats.win_rates; evalstats.verdict_frame"],
         },
         args.repeats,
     )
     print(f"import pandas, scipy.stats, numpy : {t['reference']:.3f} s (best of {args.repeats})")
     print(f"import evalstats                  : {t['import']:.3f} s")
     print(f"evalstats --version               : {t['version']:.3f} s")
+    print(f"evalstats --help                  : {t['help']:.3f} s")
+    print(f"evalstats.win_rates, verdict_frame: {t['stats']:.3f} s (first use of the statistics)")
     print(f"import ratio    {t['import'] / t['reference']:.2f}  (goal <= 1.3)")
     print(f"--version ratio {t['version'] / t['reference']:.2f}  (goal <= 0.4)")
     if args.no_report:
