@@ -9,13 +9,33 @@ are listed by their help text and registered for real only when one of them is c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .errors import EvalstatsError
+
+# Commands whose work is a library call on option values alone (no input files).
+_OPTION_COMMANDS = frozenset({"simulate", "power"})
+
+
+class _OptionError(EvalstatsError):
+    """An option value the library's argument checks refused."""
+
+
+@contextlib.contextmanager
+def _option_checks() -> Iterator[None]:
+    # These commands hand their options straight to validated library calls, whose
+    # ValueError then names a bad option value: a usage error, so one line and exit 2.
+    try:
+        yield
+    except EvalstatsError:
+        raise
+    except ValueError as exc:
+        raise _OptionError(f"bad option value: {exc}") from None
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -267,7 +287,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():  # restores showwarning for in-process callers
             warnings.showwarning = functools.partial(_show_warning, args.command)
-            return int(args.func(args) or 0)
+            checks = (
+                _option_checks() if args.command in _OPTION_COMMANDS else contextlib.nullcontext()
+            )
+            with checks:
+                return int(args.func(args) or 0)
     except EvalstatsError as exc:
         print(f"evalstats {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2

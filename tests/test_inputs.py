@@ -427,3 +427,13 @@ def test_errors_are_one_line_in_a_fresh_process(data):
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and f"{data / 'runs.jsonl'}:1" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["power", "--tasks", "0"], ["power", "--icc", "2"], ["simulate", "OUT", "--p-win", "2"]],
+)
+def test_bad_option_values_are_one_line(tmp_path, capsys, argv):
+    argv = [str(tmp_path / "sim") if a == "OUT" else a for a in argv]
+    assert "bad option value" in _cli_error(capsys, *argv)
+    assert not (tmp_path / "sim").exists()
