@@ -199,6 +199,8 @@ def _read_raw(
             raise DataError("file not found", path=p)
         if p.is_dir():
             raise DataError("is a directory, not a file", path=p)
+        if not p.is_file():  # a FIFO or a device (/dev/zero) would be read forever
+            raise DataError("not a regular file", path=p)
     except OSError as exc:
         raise DataError(f"cannot read the file ({_reason(exc)})", path=p) from None
     if suffix in _JSONL:

@@ -161,6 +161,14 @@ def test_runs_jsonl_is_a_folder(data, capsys, tmp_path):
     assert "is a directory" in _frame_error(capsys, data, tmp_path)
 
 
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+def test_a_device_is_not_read(data):
+    # /dev/zero is one endless line: reading it would never end (and fill the memory).
+    (data / "runs.jsonl").unlink()
+    (data / "runs.jsonl").symlink_to("/dev/zero")
+    assert "not a regular file" in str(_load_error(data))
+
+
 def test_empty_csv(tmp_path):
     p = tmp_path / "tasks.csv"
     p.write_bytes(b"")
