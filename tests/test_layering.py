@@ -187,10 +187,10 @@ def _root_constants() -> set[str]:
     }
 
 
-def _edges() -> dict[str, set[str]]:
+def _edges(imports: list[Import] | None = None) -> dict[str, set[str]]:
     """Module -> modules its imports execute (the target and the target's packages)."""
     graph: dict[str, set[str]] = {m: set() for m in MODULES}
-    for imp in IMPORTS:
+    for imp in IMPORTS if imports is None else imports:
         if imp.target not in MODULES:
             continue
         parts = imp.target.split(".")
@@ -281,6 +281,18 @@ def test_cycle_finder_finds_cycles():
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
+def test_importing_a_submodule_runs_its_package():
+    graph = _edges(
+        [
+            Import("evalstats.simulate", "evalstats.stats.resample", (), 1, True),
+            Import("evalstats.stats.means", "evalstats.stats.winrates", (), 1, False),
+        ]
+    )
+    assert graph["evalstats.simulate"] == {"evalstats.stats", "evalstats.stats.resample"}
+    # Inside its own package a module does not run the package's __init__ again.
+    assert graph["evalstats.stats.means"] == {"evalstats.stats.winrates"}
+
+
 def test_type_checking_imports_are_ignored():
     tree = ast.parse(
         "from typing import TYPE_CHECKING\n"
@@ -310,10 +322,10 @@ def test_no_import_cycles():
     assert not cycles, "import cycles:\n  " + "\n  ".join(_describe_cycle(c, graph) for c in cycles)
 
 
-def test_no_upward_imports():
+def _upward(imports: list[Import]) -> list[str]:
     constants = _root_constants()
     bad = []
-    for imp in IMPORTS:
+    for imp in imports:
         a, b = _unit(imp.importer), _unit(imp.target)
         if imp.importer == PACKAGE:
             continue  # the public surface re-exports everything (DESIGN.md)
@@ -328,21 +340,71 @@ def test_no_upward_imports():
             continue
         if RANK[b] > RANK[a] or (RANK[b] == RANK[a] and (a, b) not in SAME_RANK):
             bad.append(f"{imp.where()}: {a} (rank {RANK[a]}) imports {imp.target} (rank {RANK[b]})")
-    assert not bad, "imports against the pipeline order:\n  " + "\n  ".join(sorted(set(bad)))
+    return sorted(set(bad))
+
+
+def test_no_upward_imports():
+    bad = _upward(IMPORTS)
+    assert not bad, "imports against the pipeline order:\n  " + "\n  ".join(bad)
+
+
+def test_upward_rule_flags_what_it_should():
+    def imp(a: str, b: str, *names: str) -> Import:
+        return Import(a, b, names, 1, True)
+
+    flagged = [
+        imp("evalstats.records", "evalstats.plots"),  # up several ranks, even lazily
+        imp("evalstats.stats.power", "evalstats.simulate"),
+        imp("evalstats.tokens", "evalstats.records"),  # same rank, not in SAME_RANK
+        imp("evalstats.frames", PACKAGE, "verdict_frame"),  # the root pulls in everything
+    ]
+    allowed = [
+        imp("evalstats.records", "evalstats.tokens"),
+        imp("evalstats.judging.runner", "evalstats.rubrics"),
+        imp("evalstats.stats.means", "evalstats.stats.winrates"),  # inside one unit
+        imp("evalstats.cli", PACKAGE, "__version__"),  # a constant of the root itself
+        imp(PACKAGE, "evalstats.cli"),  # the public surface is exempt
+    ]
+    assert len(_upward(flagged)) == len(flagged)
+    assert _upward(allowed) == []
 
 
 def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
-def test_no_private_names_across_units():
+def _private_imports(imports: list[Import]) -> list[str]:
     bad = []
-    for imp in IMPORTS:
+    for imp in imports:
         if imp.target not in MODULES or _unit(imp.importer) == _unit(imp.target):
             continue
         for name in imp.names:  # for a submodule import: its own last name
             if _private(name):
                 bad.append(f"{imp.where()}: {imp.importer} takes {name} from {imp.target}")
+    return bad
+
+
+def test_private_rule_flags_what_it_should():
+    def imp(a: str, b: str, *names: str) -> Import:
+        return Import(a, b, names, 1, False)
+
+    assert len(_private_imports([imp("evalstats.plots", "evalstats.records", "_x")])) == 1
+    other = imp("evalstats.adapters.alpaca_eval", "evalstats.stats.winrates", "_by_columns")
+    assert len(_private_imports([other])) == 1
+    assert (
+        _private_imports(
+            [
+                imp("evalstats.stats.means", "evalstats.stats.winrates", "_by_columns"),
+                imp("evalstats.frames", "evalstats._schema", "ORDERS"),  # a private bottom module
+                imp("evalstats.cli", "evalstats.records", "__all__"),
+            ]
+        )
+        == []
+    )
+
+
+def test_no_private_names_across_units():
+    bad = _private_imports(IMPORTS)
     # ``from . import records`` then ``records._atomic_write(...)`` is the same thing.
     for module, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
