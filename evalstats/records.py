@@ -361,8 +361,8 @@ def _validate(
             series = pd.Series(values, dtype=object)
             out[name] = series if kind == "list" else series.astype(_DTYPES[kind])
     frame = pd.DataFrame(out, index=pd.RangeIndex(n))
-    for name, (kind, _required) in fields.items():
-        if kind == "str" and n and (name.endswith("_id") or name in _NAMES):
+    for name, (kind, required) in fields.items():
+        if kind == "str" and required and n and (name.endswith("_id") or name in _NAMES):
             blank = frame[name].str.strip().eq("").fillna(False).to_numpy(dtype=bool)
             if blank.any():
                 raise fail(int(np.flatnonzero(blank)[0]), name, "must not be empty")
@@ -632,7 +632,15 @@ def _json_default(o: Any) -> Any:
 
 
 def _umask() -> int:
-    # The only portable way to read the umask is to set it; put it straight back.
+    # Linux reports it without changing it; elsewhere the only way to read the umask is to
+    # set it and put it straight back (a thread creating a file meanwhile could see 022).
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask

@@ -288,6 +288,12 @@ def test_empty_judge_or_rubric_name(data, field, name):
     assert (err.line, err.field) == (2, field) and "must not be empty" in str(err)
 
 
+def test_optional_ids_may_be_empty(data):
+    # A provider that sends no request id leaves "" in the journal: that is not a bad line.
+    _edit(data / "judgments.jsonl", 2, request_id="", model_id="")
+    assert len(load_dir(data).judgments)
+
+
 def test_empty_agent_model(data):
     _edit(data / "runs.jsonl", 5, agent_model="")
     err = _load_error(data)
