@@ -53,12 +53,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from itertools import combinations
 
 import pandas as pd
 from scipy import stats as sps
 
 from . import rubrics as _rubrics
+from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .records import Dataset, incomplete_pairs
 
 __all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "audit", "model_family"]
@@ -435,7 +435,11 @@ def _check_hashes(j: pd.DataFrame) -> dict[str, str]:
 
 
 def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per rubric and pair of judges: pairs both judged ok, and how many differ."""
+    """Per rubric and pair of judges: pairs both judged ok, and how many differ.
+
+    The counting is the package's one disagreement rule (:mod:`evalstats._disagreement`),
+    applied to one wide table (pair or pair-order x judge) per rubric.
+    """
     ok = frame.loc[frame["status"].astype(str) == "ok"]
     keys = ["task_id", "replicate", "_order"]
     ok = ok.assign(
@@ -444,26 +448,23 @@ def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
         _rubric=ok["rubric"].astype(str),
         _outcome=ok["outcome"].astype(str),
     )
-    rows = []
+    parts = []
     for rubric, grp in ok.groupby("_rubric"):
         wide = grp.drop_duplicates([*keys, "_judge"], keep="last").pivot(
             index=keys, columns="_judge", values="_outcome"
         )
-        for a, b in combinations(sorted(wide.columns), 2):
-            both = wide[[a, b]].dropna()
-            n = len(both)
-            k = int((both[a] != both[b]).sum())
-            rows.append(
-                {
-                    "rubric": rubric,
-                    "judge_1": a,
-                    "judge_2": b,
-                    "n": n,
-                    "disagree": k,
-                    "unit": "pair-orders" if (grp["_order"] != "").any() else "pairs",
-                }
+        counts = disagreement_counts(wide)
+        parts.append(
+            counts.assign(
+                rubric=rubric, unit="pair-orders" if (grp["_order"] != "").any() else "pairs"
             )
-    return pd.DataFrame(rows, columns=["rubric", "judge_1", "judge_2", "n", "disagree", "unit"])
+        )
+    columns = ["rubric", "judge_1", "judge_2", "n", "disagree", "unit"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    both = pd.concat(parts, ignore_index=True)
+    both = both.rename(columns={"judge_a": "judge_1", "judge_b": "judge_2"})
+    return both.rename(columns={"disagreements": "disagree"})[columns]
 
 
 def _check_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, str]:
@@ -702,7 +703,7 @@ def audit(
     frame: pd.DataFrame | None = None,
     agent_family: str | None = None,
     families: Mapping[str, str] | None = None,
-    disagreement_threshold: float = 0.20,
+    disagreement_threshold: float = DISAGREEMENT_TRIGGER,
     failure_threshold: float = 0.05,
     no_answer_threshold: float = 0.10,
     order_alpha: float = 0.05,
@@ -730,7 +731,8 @@ def audit(
         Explicit ``model string -> family`` entries for judges or agents (see
         :func:`model_family`).
     disagreement_threshold : float, default 0.20
-        Largest tolerated share of pairs on which two judges disagree (the seed's 20 %).
+        Largest tolerated share of pairs on which two judges disagree (the seed's 20 %,
+        :data:`evalstats._disagreement.DISAGREEMENT_TRIGGER`).
     failure_threshold : float, default 0.05
         Largest tolerated share of ``invalid`` + ``error`` verdicts per judge and rubric.
     no_answer_threshold : float, default 0.10

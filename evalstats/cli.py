@@ -1,12 +1,41 @@
-"""The ``evalstats`` console script."""
+"""The ``evalstats`` console script.
+
+The top level imports only the standard library: ``evalstats --version`` and ``evalstats
+--help`` load neither pandas nor numpy. Each subcommand imports what it needs when it runs,
+and the subcommands whose parsers live with their own (heavy) code, ``judge`` and ``report``,
+are listed by their help text and registered for real only when one of them is chosen.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from .errors import EvalstatsError
+
+# Commands whose work is a library call on option values alone (no input files).
+_OPTION_COMMANDS = frozenset({"simulate", "power"})
+
+
+class _OptionError(EvalstatsError):
+    """An option value the library's argument checks refused."""
+
+
+@contextlib.contextmanager
+def _option_checks() -> Iterator[None]:
+    # These commands hand their options straight to validated library calls, whose
+    # ValueError then names a bad option value: a usage error, so one line and exit 2.
+    try:
+        yield
+    except EvalstatsError:
+        raise
+    except ValueError as exc:
+        raise _OptionError(f"bad option value: {exc}") from None
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -34,30 +63,27 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_frame(data_dir: str):
-    from .frames import verdict_frame
-    from .records import load_dir
-
-    ds = load_dir(data_dir)
-    if ds.judgments is None:
-        raise EvalstatsError(f"{data_dir}: no judgments file (run `evalstats judge` first)")
-    return verdict_frame(ds.judgments, ds.runs, ds.tasks)
-
-
 def _cmd_frame(args: argparse.Namespace) -> int:
+    from .records import check_output_path
+
+    check_output_path(args.output)  # before the (long) work, not after it
+    from .frames import load_frame
     from .records import write_frame_atomic
 
-    frame = _load_frame(args.data_dir)
+    frame = load_frame(args.data_dir)
     write_frame_atomic(frame, args.output)
     print(f"wrote {len(frame)} verdicts to {args.output}")
     return 0
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    from .records import write_frame_atomic
+    from .frames import load_frame
+    from .records import check_output_path, write_frame_atomic
     from .summary import status_table
 
-    table = status_table(_load_frame(args.data_dir))
+    if args.output:
+        check_output_path(args.output)
+    table = status_table(load_frame(args.data_dir))
     print(table.to_string(index=False))
     if args.output:
         write_frame_atomic(table, args.output)
@@ -97,8 +123,42 @@ def _cmd_power(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests)."""
+def _register_judge(subparsers: Any) -> argparse.ArgumentParser:
+    from .judging._cli import register
+
+    return register(subparsers)
+
+
+def _register_report(subparsers: Any) -> argparse.ArgumentParser:
+    from .report import register
+
+    return register(subparsers)
+
+
+# name -> (help line shown by ``evalstats --help``, hook that adds the real parser).
+# tests/test_cli.py checks each help line against the one its hook registers.
+_HOOKED: dict[str, tuple[str, Callable[[Any], argparse.ArgumentParser]]] = {
+    "judge": ("run LLM judges over the pairs of a data directory (resumable)", _register_judge),
+    "report": ("render the self-contained HTML report of a data directory", _register_report),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests).
+
+    Parameters
+    ----------
+    command : str, optional
+        Build only this subcommand's full parser and list the hooked ones (``judge``,
+        ``report``) by their help text, which imports nothing heavy. By default every
+        subcommand is built in full.
+
+    Examples
+    --------
+    >>> parser = build_parser("power")
+    >>> parser.parse_args(["power", "--tasks", "20"]).tasks
+    20
+    """
     parser = argparse.ArgumentParser(
         prog="evalstats",
         description="Statistically honest reports from LLM-judge verdicts on WITH/WITHOUT runs.",
@@ -192,15 +252,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--net-win", type=float, action="append", help="target net win; repeatable")
     p.set_defaults(func=_cmd_power)
 
-    try:
-        from .judging._cli import register as register_judge
-    except ImportError:  # the judging extra is part of the package; guard only partial installs
-        register_judge = None
-    if register_judge is not None:
-        register_judge(sub)
-    from .report import register as register_report
-
-    register_report(sub)
+    for name, (help_text, hook) in _HOOKED.items():
+        if command is None or command == name:
+            hook(sub)
+        else:
+            sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
@@ -210,17 +266,45 @@ def _version() -> str:
     return __version__
 
 
+def _show_warning(command: str, message: Any, category: type, *_: Any, **__: Any) -> None:
+    # A user of the CLI gets the sentence, not the library line that raised it.
+    print(f"evalstats {command}: warning: {_one_line(str(message))}", file=sys.stderr)
+
+
+def _one_line(text: str) -> str:
+    # One line whatever the message quotes (a CSV parser's multi-line complaint).
+    return " ".join(text.split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalstats`` console script."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # The subcommand is the first word that is not an option (only --help and --version
+    # come before it); an unknown word still builds a parser that lists every command.
+    command = next((a for a in argv if not a.startswith("-")), "")
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():  # restores showwarning for in-process callers
+            warnings.showwarning = functools.partial(_show_warning, args.command)
+            checks = (
+                _option_checks() if args.command in _OPTION_COMMANDS else contextlib.nullcontext()
+            )
+            with checks:
+                return int(args.func(args) or 0)
     except EvalstatsError as exc:
-        print(f"evalstats {args.command}: error: {exc}", file=sys.stderr)
+        print(f"evalstats {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        # The machine, not the input: a full disk, a vanished mount. One line, no traceback.
+        where = f": {exc.filename}" if exc.filename else ""
+        print(
+            f"evalstats {args.command}: error: {_one_line(str(exc.strerror or exc))}{where}",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -249,6 +249,15 @@ def verdict_frame(
     if on_conflict not in ON_CONFLICT:
         raise ValueError(f"on_conflict must be one of {ON_CONFLICT}, got {on_conflict!r}")
     j = _latest_per_call(judgments, on_conflict)
+    bad_rubric = np.flatnonzero(~j["rubric"].astype(str).isin(_rubrics.names()).to_numpy())
+    if bad_rubric.size:
+        row = j.iloc[int(bad_rubric[0])]
+        raise DataError(
+            f"unknown rubric {row['rubric']!r}; known: {', '.join(_rubrics.names())}",
+            path=judgments.attrs.get("source"),
+            line=int(row["_line"]),
+            field="rubric",
+        )
     known = j[_PAIR].merge(pairs[_PAIR], how="left", indicator=True)["_merge"].to_numpy()
     unknown = np.flatnonzero(known == "left_only")
     if unknown.size:

@@ -9,9 +9,11 @@ file, the line (JSON Lines, CSV counting the header as line 1) or row (Parquet,
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
+import re
 import tempfile
 import warnings
 from collections.abc import Iterable, Mapping
@@ -34,11 +36,13 @@ from .errors import DataError
 
 __all__ = [
     "Dataset",
-    "atomic_write",
-    "is_missing",
     "EvalstatsWarning",
+    "FRAME_SUFFIXES",
+    "atomic_write",
+    "check_output_path",
     "find_file",
     "incomplete_pairs",
+    "is_missing",
     "load_dir",
     "load_judgments",
     "load_runs",
@@ -68,41 +72,143 @@ def _suffix(path: Path) -> str:
     return suffix
 
 
-def _read_raw(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, np.ndarray, str]:
-    """Read a file into an object-valued frame plus the line/row number of each record.
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
 
-    Returns the frame, the numbers and the word for them ("line" or "row").
-    """
-    p = Path(path)
-    suffix = _suffix(p)
-    if not p.exists():
-        raise DataError("file not found", path=p)
-    if suffix in _JSONL:
-        records: list[dict[str, Any]] = []
-        lines: list[int] = []
-        with p.open("r", encoding="utf-8") as fh:
-            for lineno, text in enumerate(fh, start=1):
-                if not text.strip():
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: a key given twice in one object is an error, not "last wins"."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _json_line(raw: bytes, lineno: int, p: Path) -> Any:
+    """One JSON Lines record; every way a line can be unreadable becomes a DataError."""
+    try:
+        # A byte-order mark is legal only in front of the file.
+        text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"invalid UTF-8 (byte {exc.start + 1} of the line); save the file as UTF-8",
+            path=p,
+            line=lineno,
+        ) from None
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=lineno
+        ) from None
+    except RecursionError:
+        raise DataError("malformed JSON (nested too deeply)", path=p, line=lineno) from None
+    except _DuplicateKey as exc:
+        raise DataError(
+            "key given twice in one object", path=p, line=lineno, field=str(exc)
+        ) from None
+
+
+def _read_jsonl(p: Path, skip_unreadable: bool) -> tuple[list[dict[str, Any]], list[int]]:
+    records: list[dict[str, Any]] = []
+    lines: list[int] = []
+    try:
+        with p.open("rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                if not raw.strip():
                     continue
                 try:
-                    obj = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise DataError(
-                        f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=lineno
-                    ) from None
+                    obj = _json_line(raw, lineno, p)
+                except DataError as exc:
+                    if not skip_unreadable or exc.field is not None:
+                        raise
+                    # The judge runner skips such a line too (a write cut short by a kill
+                    # leaves one, and a rerun appends after it) and makes the call again.
+                    warnings.warn(
+                        f"{p}:{lineno}: unreadable journal line skipped ({exc.reason})",
+                        EvalstatsWarning,
+                        stacklevel=4,
+                    )
+                    continue
                 if not isinstance(obj, dict):
                     raise DataError(
                         f"expected a JSON object, got {type(obj).__name__}", path=p, line=lineno
                     )
                 records.append(obj)
                 lines.append(lineno)
+    except OSError as exc:
+        raise DataError(f"cannot read the file ({_reason(exc)})", path=p) from None
+    return records, lines
+
+
+def _first_bad_utf8_line(p: Path) -> int | None:
+    with p.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return lineno
+    return None
+
+
+def _read_csv(p: Path) -> pd.DataFrame:
+    try:
+        # pandas renames a repeated column to "name.1" silently; read the header first.
+        with p.open("r", encoding="utf-8-sig", newline="") as fh:
+            header = next(csv.reader(fh), None)
+        if header is None:
+            raise DataError("empty CSV file (no header line)", path=p)
+        seen: set[str] = set()
+        for name in header:
+            if name in seen:
+                raise DataError("column appears twice in the header", path=p, line=1, field=name)
+            seen.add(name)
+        return pd.read_csv(
+            p, dtype=object, keep_default_na=False, na_values=[""], encoding="utf-8-sig"
+        )
+    except UnicodeDecodeError:
+        raise DataError(
+            "invalid UTF-8; save the file as UTF-8", path=p, line=_first_bad_utf8_line(p)
+        ) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error) as exc:
+        raise DataError(f"unreadable CSV: {exc}", path=p) from None
+    except OSError as exc:
+        raise DataError(f"cannot read the file ({_reason(exc)})", path=p) from None
+
+
+def _read_raw(
+    path: str | os.PathLike[str], *, skip_unreadable: bool = False
+) -> tuple[pd.DataFrame, np.ndarray, str]:
+    """Read a file into an object-valued frame plus the line/row number of each record.
+
+    Returns the frame, the numbers and the word for them ("line" or "row"). With
+    ``skip_unreadable``, a JSON Lines line that is not JSON is skipped with a warning.
+    """
+    p = Path(path)
+    suffix = _suffix(p)
+    try:
+        if not p.exists():
+            raise DataError("file not found", path=p)
+        if p.is_dir():
+            raise DataError("is a directory, not a file", path=p)
+        if not p.is_file():  # a FIFO or a device (/dev/zero) would be read forever
+            raise DataError("not a regular file", path=p)
+    except OSError as exc:
+        raise DataError(f"cannot read the file ({_reason(exc)})", path=p) from None
+    if suffix in _JSONL:
+        records, lines = _read_jsonl(p, skip_unreadable)
         frame = pd.DataFrame.from_records(records) if records else pd.DataFrame()
         return frame.astype(object), np.asarray(lines, dtype=np.int64), "line"
     if suffix == ".csv":
-        try:
-            frame = pd.read_csv(p, dtype=object, keep_default_na=False, na_values=[""])
-        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise DataError(f"unreadable CSV: {exc}", path=p) from None
+        frame = _read_csv(p)
         frame = frame.astype(object).where(frame.notna(), None)
         # Line numbers assume one physical line per record (header = line 1).
         return frame, np.arange(2, len(frame) + 2, dtype=np.int64), "line"
@@ -115,6 +221,14 @@ def _read_raw(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, np.ndarray, s
 
 
 # --------------------------------------------------------------------------- value coercion
+
+# Text (CSV) numbers: plain decimal only. Python's int() and float() also take "12_000",
+# "nan", "inf" and full-width digits, which are not numbers a person typed into a table.
+_INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
+_FLOAT_TEXT = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*", re.ASCII)
+_INT64_MAX = int(np.iinfo(np.int64).max)
+# Text fields that name something: an empty (or blank) value is a missing name.
+_NAMES = frozenset({"judge", "rubric", "agent_model", "prompt_sha256"})
 
 
 def is_missing(v: Any) -> bool:
@@ -133,25 +247,31 @@ def _coerce(kind: str, value: Any, text_source: bool) -> Any:
         if isinstance(value, bool):
             raise ValueError(f"expected an integer, got boolean {value!r}")
         if isinstance(value, (int, np.integer)):
-            return int(value)
-        if isinstance(value, (float, np.floating)) and float(value).is_integer():
-            return int(value)
-        if text_source and isinstance(value, str):
-            try:
-                return int(value.strip())
-            except ValueError:
-                pass
-        raise ValueError(f"expected an integer, got {value!r}")
+            out_int = int(value)
+        elif isinstance(value, (float, np.floating)) and float(value).is_integer():
+            out_int = int(value)
+        elif text_source and isinstance(value, str) and _INT_TEXT.fullmatch(value):
+            out_int = int(value)
+        else:
+            raise ValueError(f"expected an integer, got {value!r}")
+        # Every integer of the contract is a count, a budget, a replicate or a revision.
+        if out_int < 0:
+            raise ValueError(f"expected a non-negative integer, got {value!r}")
+        if out_int > _INT64_MAX:
+            raise ValueError(f"integer {value!r} is out of range (at most {_INT64_MAX})")
+        return out_int
     if kind == "float":
         if isinstance(value, bool):
             raise ValueError(f"expected a number, got boolean {value!r}")
         if isinstance(value, (int, float, np.integer, np.floating)):
+            try:
+                out = float(value)
+            except OverflowError:  # an int beyond the float range
+                raise ValueError(f"number {value!r} is out of range") from None
+        elif text_source and isinstance(value, str) and _FLOAT_TEXT.fullmatch(value):
             out = float(value)
         elif text_source and isinstance(value, str):
-            try:
-                out = float(value.strip())
-            except ValueError:
-                raise ValueError(f"expected a number, got {value!r}") from None
+            raise ValueError(f"expected a number, got {value!r}")
         else:
             raise ValueError(f"expected a number, got {type(value).__name__} {value!r}")
         if not math.isfinite(out) or out < 0:
@@ -175,8 +295,9 @@ def _coerce(kind: str, value: Any, text_source: bool) -> Any:
         if text_source and isinstance(value, str):
             try:
                 value = json.loads(value)
-            except json.JSONDecodeError:
-                raise ValueError(f"expected a JSON array of strings, got {value!r}") from None
+            except (json.JSONDecodeError, RecursionError):
+                shown = value if len(value) <= 60 else f"{value[:60]}... ({len(value)} chars)"
+                raise ValueError(f"expected a JSON array of strings, got {shown!r}") from None
         if isinstance(value, np.ndarray):
             value = value.tolist()
         if isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value):
@@ -241,10 +362,10 @@ def _validate(
             out[name] = series if kind == "list" else series.astype(_DTYPES[kind])
     frame = pd.DataFrame(out, index=pd.RangeIndex(n))
     for name, (kind, required) in fields.items():
-        if kind == "str" and required and n:
-            empty = np.flatnonzero(frame[name].to_numpy(dtype=object) == "")
-            if name.endswith("_id") and empty.size:
-                raise fail(int(empty[0]), name, "must not be empty")
+        if kind == "str" and required and n and (name.endswith("_id") or name in _NAMES):
+            blank = frame[name].str.strip().eq("").fillna(False).to_numpy(dtype=bool)
+            if blank.any():
+                raise fail(int(np.flatnonzero(blank)[0]), name, "must not be empty")
     frame.attrs["source"] = str(path)
     frame.attrs["lines"] = lines.tolist()
     return frame
@@ -290,10 +411,11 @@ def load_tasks(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import evalstats
-    >>> tasks = evalstats.load_tasks("data/sample/tasks.jsonl")  # doctest: +SKIP
-    >>> tasks.columns[:3].tolist()  # doctest: +SKIP
-    ['task_id', 'prompt', 'canonical_answer']
+    >>> import tempfile, evalstats
+    >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=3, n_replicates=1, seed=0)
+    >>> tasks = evalstats.load_tasks(sim.tasks)
+    >>> tasks.columns[:3].tolist(), len(tasks)
+    (['task_id', 'prompt', 'canonical_answer'], 3)
     """
     p = Path(path)
     raw, lines, unit = _read_raw(p)
@@ -395,6 +517,9 @@ def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     Lines carrying a ``kind`` other than ``"judgment"`` (batch bookkeeping written
     by the runner) are skipped; every judgment line is kept, failed calls included.
+    A JSON Lines line that is not JSON at all (a write cut short by a kill, which a rerun
+    then appends after) is skipped with an :class:`EvalstatsWarning` naming it, as the judge
+    runner skips it and makes that call again.
 
     Raises
     ------
@@ -402,7 +527,7 @@ def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
         Malformed record, missing or mistyped field, unknown order.
     """
     p = Path(path)
-    raw, lines, unit = _read_raw(p)
+    raw, lines, unit = _read_raw(p, skip_unreadable=True)
     if "kind" in raw.columns:
         keep = raw["kind"].map(lambda k: is_missing(k) or k == "judgment").to_numpy(dtype=bool)
         raw, lines = raw.loc[keep].reset_index(drop=True), lines[keep]
@@ -455,12 +580,27 @@ class Dataset(NamedTuple):
 
 
 def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = True) -> Path | None:
-    """``DATA_DIR/<stem>.jsonl`` (or .ndjson, .parquet, .csv), whichever exists first."""
+    """``DATA_DIR/<stem>.jsonl`` (or .ndjson, .parquet, .csv): the one file holding that table.
+
+    Raises ``DataError`` when the directory cannot be listed, when two files hold the same
+    table (``tasks.jsonl`` and ``tasks.csv``: which one is meant cannot be guessed), and,
+    if ``required``, when there is none.
+    """
     d = Path(data_dir)
-    for suffix in _SUFFIXES:
-        candidate = d / f"{stem}{suffix}"
-        if candidate.exists():
-            return candidate
+    try:
+        present = set(os.listdir(d))
+    except FileNotFoundError:
+        raise DataError("data directory not found", path=d) from None
+    except NotADirectoryError:
+        raise DataError("not a directory", path=d) from None
+    except OSError as exc:
+        raise DataError(f"cannot read the directory ({_reason(exc)})", path=d) from None
+    found = [d / f"{stem}{suffix}" for suffix in _SUFFIXES if f"{stem}{suffix}" in present]
+    if len(found) > 1:
+        names = " and ".join(p.name for p in found)
+        raise DataError(f"{names} both hold the {stem} table; keep one of them", path=d)
+    if found:
+        return found[0]
     if required:
         raise DataError(f"no {stem}.jsonl, {stem}.parquet or {stem}.csv in this directory", path=d)
     return None
@@ -491,18 +631,91 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
+def _umask() -> int:
+    # Linux reports it without changing it; elsewhere the only way to read the umask is to
+    # set it and put it straight back (a thread creating a file meanwhile could see 022).
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: Path, write: Any) -> None:
+    """Write ``path`` through ``write(binary_file)`` into a temporary file, then rename it.
+
+    A reader never sees half a file and a failure leaves none. The file gets the mode any
+    new file of the user gets (``0o666`` less the umask), not ``mkstemp``'s private 0600.
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+#: Output types :func:`write_frame_atomic` writes.
+FRAME_SUFFIXES = (".parquet", ".csv", *_JSONL)
+
+
+def check_output_path(
+    path: str | os.PathLike[str], *, suffixes: Iterable[str] = FRAME_SUFFIXES
+) -> Path:
+    """Check, before any work is done, that a table can be written to ``path``.
+
+    The name must end in one of ``suffixes`` and must not be a directory, and the nearest
+    existing parent directory must accept a new file (tried with a temporary file that is
+    removed at once: permission bits alone do not tell, e.g. under ``/proc`` or as root).
+
+    Raises
+    ------
+    DataError
+        Naming the path and what is wrong with it.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> check_output_path(d / "verdicts.parquet").name
+    'verdicts.parquet'
+    >>> check_output_path(d / "verdicts.txt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.DataError: ...verdicts.txt: unsupported output type '.txt'; use .parquet, .csv, .jsonl or .ndjson
+    """
+    p = Path(path)
+    allowed = tuple(suffixes)
+    if str(path).endswith(("/", os.sep)) or p.is_dir():
+        raise DataError(f"is a directory; give a file name ending in {allowed[0]}", path=p)
+    suffix = p.suffix.lower()
+    if suffix not in allowed:
+        shown = ", ".join(allowed[:-1]) + f" or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
+        raise DataError(f"unsupported output type {suffix or p.name!r}; use {shown}", path=p)
+    parent = p.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise DataError(f"{parent} is not a directory", path=p)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=parent)
+    except OSError as exc:
+        raise DataError(f"cannot write in {parent} ({_reason(exc)})", path=p) from None
+    os.close(fd)
+    os.unlink(probe)
+    return p
 
 
 def write_jsonl_atomic(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> Path:
@@ -528,8 +741,11 @@ def _lists_as_json(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_frame_atomic(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Write a DataFrame as Parquet, CSV or JSON Lines (by extension), atomically."""
-    p = Path(path)
+    """Write a DataFrame as Parquet, CSV or JSON Lines (by extension), atomically.
+
+    Raises ``DataError`` (a ``ValueError``) for a path :func:`check_output_path` refuses.
+    """
+    p = check_output_path(path)
     suffix = p.suffix.lower()
     if suffix in _JSONL:
         clean = frame.astype(object).where(frame.notna(), None)
@@ -538,6 +754,4 @@ def write_frame_atomic(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Pat
         atomic_write(p, lambda fh: frame.to_parquet(fh, index=False))
     elif suffix == ".csv":
         atomic_write(p, lambda fh: fh.write(_lists_as_json(frame).to_csv(index=False).encode()))
-    else:
-        raise ValueError(f"unsupported output type {suffix!r}; use .parquet, .csv or .jsonl")
     return p

@@ -250,11 +250,17 @@ def _budget_lookup(runs: pd.DataFrame, tasks: pd.DataFrame) -> tuple[np.ndarray,
         raise DataError(f"duplicate task_id in the tasks frame: {ids[:5]}", field="task_id")
     for field in ("budget_tokens", "budget_wall_s"):
         values = pd.to_numeric(tasks[field], errors="coerce")
-        bad = values.isna() | (values < 0)
+        bad = (values.isna() | (values < 0) | ~np.isfinite(values)).to_numpy(dtype=bool)
         if bad.any():
-            first = tasks.loc[bad, "task_id"].iloc[0]
+            i = int(np.flatnonzero(bad)[0])
+            # Tasks read by evalstats.records carry their file and line numbers in attrs.
+            lines = tasks.attrs.get("lines")
             raise DataError(
-                f"task {first!r} has a missing, non-numeric or negative budget", field=field
+                f"task {tasks['task_id'].iloc[i]!r} has a missing, non-numeric, infinite or "
+                f"negative budget ({tasks[field].iloc[i]!r})",
+                path=tasks.attrs.get("source"),
+                line=int(lines[i]) if lines is not None and len(lines) == len(tasks) else None,
+                field=field,
             )
 
     # get_indexer is one hash join; -1 marks run task_ids that no task defines.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 
@@ -56,3 +57,81 @@ def test_errors_are_reported_without_traceback(tmp_path):
     )
     assert proc.returncode == 2
     assert f"{tmp_path / 'tasks.jsonl'}:1" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# --------------------------------------------------------------------------- a fast start (issue 9)
+
+HEAVY = ("anthropic", "openai", "matplotlib", "papermill", "nbclient", "nbconvert", "pyarrow")
+
+
+def _loaded_after(code: str, *args: str) -> set[str]:
+    """Top-level packages in ``sys.modules`` after ``code`` runs in a fresh interpreter."""
+    probe = (
+        "import sys\n"
+        f"sys.argv = ['evalstats', *{list(args)!r}]\n"
+        "try:\n"
+        + "".join(f"    {line}\n" for line in code.splitlines())
+        + "except SystemExit:\n    pass\n"
+        "sys.stdout.flush()\n"
+        "print('\\nMODULES', ' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("MODULES "))
+    return set(line.split()[1:])
+
+
+def test_import_evalstats_loads_nothing_heavy():
+    loaded = _loaded_after("import evalstats")
+    assert not loaded & {*HEAVY, "pandas", "numpy", "scipy", "tiktoken"}, loaded
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"]])
+def test_version_and_help_load_neither_pandas_nor_numpy(args):
+    loaded = _loaded_after("from evalstats.cli import main\nmain()", *args)
+    assert "evalstats" in loaded
+    assert not loaded & {*HEAVY, "pandas", "numpy", "scipy"}, loaded
+
+
+def test_the_whole_public_surface_loads_no_sdk_plotting_or_notebooks():
+    # Touching every public name loads the statistics, records and judging modules; the
+    # provider SDKs, matplotlib and the notebook machinery are still left for their use.
+    # (pyarrow is not checked here: pandas 3 imports it itself when it is installed.)
+    loaded = _loaded_after("import evalstats\nfor n in evalstats.__all__: getattr(evalstats, n)")
+    assert {"pandas", "scipy"} <= loaded
+    assert not loaded & (set(HEAVY) - {"pyarrow"}), loaded & set(HEAVY)
+
+
+def test_lazy_surface_is_the_whole_surface():
+    import evalstats.stats
+
+    names = evalstats.__all__
+    assert len(names) == len(set(names))
+    assert set(evalstats.stats.__all__) <= set(names)
+    assert {"DataError", "load_dir", "verdict_frame", "run_judges", "rubrics"} <= set(names)
+    assert set(names) <= set(dir(evalstats))
+    assert evalstats.win_rates is evalstats.stats.win_rates
+    # A submodule named like a public function does not hide the function once imported.
+    import evalstats.audit
+    import evalstats.simulate
+
+    assert callable(evalstats.audit) and evalstats.audit.__name__ == "audit"
+    assert callable(evalstats.simulate) and evalstats.simulate.__name__ == "simulate"
+    assert evalstats.rubrics.get("with-without").name == "with-without"
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        _ = evalstats.no_such_name
+    namespace: dict[str, object] = {}
+    exec("from evalstats import *", namespace)
+    assert namespace["load_dir"] is evalstats.load_dir
+
+
+def test_top_level_help_lists_every_command_with_its_own_help():
+    """The help lines of the lazily registered commands match what their hooks register."""
+    from evalstats.cli import _HOOKED
+
+    def helps(parser):
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return {a.dest: a.help for a in sub._choices_actions}
+
+    full, light = helps(build_parser()), helps(build_parser(""))
+    assert full == light
+    assert set(_HOOKED) <= set(full) and all(full.values())
