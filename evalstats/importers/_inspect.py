@@ -292,7 +292,7 @@ def from_inspect(
                     "task_id": task_id,
                     "replicate": int(sample.epoch),
                     "arm": arm,
-                    "agent_model": (sample.output.model or spec.model) or spec.model,
+                    "agent_model": sample.output.model or spec.model,
                     "answer": sample.output.completion or "",
                     "transcript": _transcript(sample.messages),
                     "files_inspected": _files(sample.messages, tools),
