@@ -259,3 +259,11 @@ def test_unknown_budgets_mean_no_tasks():
         tasks, {"budget_tokens": {None}, "budget_wall_s": {600}}, 50, None, "2026-01-01"
     )
     assert rec["budget_tokens"] == 50 and rec["budget_wall_s"] == 600.0
+
+
+def test_directory_skips_eval_set_bookkeeping(logs, tmp_path):
+    for path in logs.values():
+        shutil.copy(path, tmp_path / path.name)
+    (tmp_path / "logs.json").write_text("{}")
+    (tmp_path / "eval-set.json").write_text("{}")
+    assert len(from_inspect(tmp_path, arm_from="task_arg:tools").runs) == 12

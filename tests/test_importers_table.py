@@ -156,3 +156,17 @@ def test_docstring_examples_run(monkeypatch):
     for module in (importers, _common, _inspect, _claude_code, _table):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, module.__name__
+
+
+def test_conflicting_task_fields_are_a_problem_line(tmp_path):
+    frame = _foreign(tmp_path)
+    first = frame.index[frame["qid"] == frame.at[0, "qid"]]
+    frame.loc[first[1], "question"] = "a different question"
+    src = _write(frame, tmp_path / "results.jsonl")
+    imported = from_table(src, mapping=MAPPING, arm_values="with=tool,without=baseline")
+    (problem,) = imported.problems
+    assert str(problem).startswith(
+        f"{src}:{first[1] + 1}: task {frame.at[0, 'qid']!r}: prompt differ"
+    )
+    kept = imported.tasks.set_index("task_id").at[frame.at[0, "qid"], "prompt"]
+    assert kept == frame.at[0, "question"]

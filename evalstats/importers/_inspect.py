@@ -54,6 +54,9 @@ DEFAULT_INSPECT_FILE_TOOLS: dict[str, tuple[str, ...]] = {
     "text_editor": ("path",),
 }
 
+# Bookkeeping files inspect_ai keeps beside the logs of an eval set.
+_NOT_LOGS = frozenset({"logs.json", "eval-set.json"})
+
 _ARM_KINDS = ("task_arg", "metadata", "model_role", "model")
 
 
@@ -92,7 +95,11 @@ def _log_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     files: list[Path] = []
     for p in map(Path, [paths] if isinstance(paths, (str, os.PathLike)) else paths):
         if p.is_dir():
-            found = sorted(q for q in p.iterdir() if q.suffix in (".eval", ".json"))
+            found = sorted(
+                q
+                for q in p.iterdir()
+                if q.suffix == ".eval" or (q.suffix == ".json" and q.name not in _NOT_LOGS)
+            )
             if not found:
                 raise DataError("no .eval or .json inspect_ai logs in this directory", path=p)
             files.extend(found)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evalstats._schema import RUN_FIELDS, TASK_FIELDS
@@ -83,7 +84,11 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bo
         except Exception as exc:  # pyarrow raises several unrelated types
             raise DataError(f"unreadable Parquet file: {exc}", path=path) from None
         frame = frame.astype(object).where(frame.notna(), None)
-        records = frame.to_dict("records")
+        # List cells arrive as numpy arrays; as lists they compare and serialise plainly.
+        records = [
+            {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in r.items()}
+            for r in frame.to_dict("records")
+        ]
         sources = [Source(str(path), record=f"row {i + 1}") for i in range(len(records))]
         return records, sources, list(frame.columns), False
     raise DataError(f"unsupported table type {suffix!r}; use .jsonl, .csv or .parquet", path=path)
@@ -213,9 +218,20 @@ def from_table(
             runs.append({k: row[k] for k in RUN_FIELDS if k in row})
             run_sources.append(src)
             tid = row.get("task_id")
-            if have_tasks and tid is not None and tid not in tasks:
-                tasks[tid] = {k: row[k] for k in TASK_FIELDS if k in row}
-                task_sources[tid] = src
+            if have_tasks and tid is not None:
+                task = {k: row[k] for k in TASK_FIELDS if k in row}
+                if tid not in tasks:
+                    tasks[tid], task_sources[tid] = task, src
+                elif task != tasks[tid]:
+                    differ = ", ".join(k for k in task if task[k] != tasks[tid].get(k))
+                    first = task_sources[tid]
+                    problems.append(
+                        Problem(
+                            src,
+                            f"task {tid!r}: {differ} differ from {first.path} "
+                            f"{first.line or first.record}; kept the first",
+                        )
+                    )
     number_replicates(runs)
     use_tasks = have_tasks and tasks_file is None
     if not have_tasks and tasks_file is None:
