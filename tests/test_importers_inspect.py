@@ -93,6 +93,10 @@ def test_runs_match_the_logs(logs):
         assert row.files_inspected == exp["files"]
         for text in exp["messages"]:
             assert text in row.transcript
+    # each arm's own mock answered it (the two arms share the model name mockllm/model)
+    assert set(runs["agent_model"]) == {"mockllm/model"}
+    prefix = {"with": "tools answer", "without": "plain answer"}
+    assert all(r.answer.startswith(prefix[r.arm]) for r in runs.itertuples())
     # the WITH arm called read_file once per sample, the WITHOUT arm never
     assert runs.loc[runs["arm"] == "with", "files_inspected"].map(len).eq(1).all()
     assert runs.loc[runs["arm"] == "without", "files_inspected"].map(len).eq(0).all()
@@ -122,7 +126,6 @@ def test_tasks_from_the_logs(logs):
     ("arm_from", "arm_values"),
     [
         ("metadata:condition", "with=tools,without=plain"),
-        ("model", "with=mockllm/tools,without=mockllm/plain"),
         ("model_role:agent", {"with": "mockllm/tools", "without": ["mockllm/plain"]}),
     ],
 )
@@ -144,6 +147,8 @@ def test_unmapped_arm_value_names_the_sample(logs):
 
 
 def test_missing_arm_source(logs):
+    with pytest.raises(DataError, match="model is 'mockllm/model', which names no arm"):
+        from_inspect(logs.values(), arm_from="model")
     with pytest.raises(DataError, match="no task_arg:nope here"):
         from_inspect(logs.values(), arm_from="task_arg:nope")
     with pytest.raises(ValueError, match="arm_from must be"):
