@@ -27,7 +27,9 @@ What comes from where:
 ``reported_tokens`` ``usage``: input + output + cache creation + cache read tokens
 ==================  ==========================================================================
 
-The output names no prompt or canonical answer, so tasks come from ``tasks_file``.
+The output names no prompt or canonical answer, so tasks come from ``tasks_file``. Like any
+API usage, ``usage`` counts re-sent context and cache reads, so it exceeds our cl100k_base count
+of the transcript; it is kept only to be compared (``tokens_mismatch``).
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ class Problem:
         return f"{where}: {self.message}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # DataFrames have no single truth value to compare
 class Imported:
     """What an importer returns: ``tasks`` (or None), ``runs`` and the ``problems`` met.
 

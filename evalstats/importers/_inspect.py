@@ -22,6 +22,10 @@ Tasks: ``prompt`` = the sample's input, ``canonical_answer`` = its target,
 ``canonical_written_at`` = the earliest ``eval.created`` (the targets were in the dataset when the
 eval started), ``budget_tokens`` / ``budget_wall_s`` = the eval's ``token_limit`` /
 ``time_limit`` (else ``working_limit``), unless given.
+
+The model's usage counts the context again on every call, so ``reported_tokens`` of a
+multi-turn sample is far above our cl100k_base count of its transcript: ``tokens_mismatch``
+then flags it, as it should; the count, not the usage, is what budgets and cost ratios use.
 """
 
 from __future__ import annotations
