@@ -1,0 +1,423 @@
+"""Claude Code headless output (``claude -p``) -> runs, one output file per run.
+
+Both output formats are read (Claude Code docs: headless mode / output formats):
+
+- ``--output-format json``: one result object, ``{"type": "result", "subtype": "success",
+  "result": ..., "usage": {...}, "duration_ms": ..., "num_turns": ..., "total_cost_usd": ...,
+  "session_id": ...}``; with ``--verbose`` a JSON array of every event instead.
+- ``--output-format stream-json``: one event per line: ``system``/``init`` (model, tools),
+  ``assistant`` messages whose ``message.content`` holds ``text`` and ``tool_use`` blocks,
+  ``user`` messages with ``tool_result`` blocks, and a final ``result`` event as above.
+
+What comes from where:
+
+==================  ==========================================================================
+``task_id``, ``arm``, ``replicate``  the file name (``pattern``) or a manifest CSV; without a
+                    replicate, files are numbered 1, 2, ... per (task, arm) in name order
+``agent_model``     the manifest's ``agent_model``, else the ``init`` event's ``model`` (or the
+                    assistant messages'), else ``modelUsage``, else ``agent_model=``
+``answer``          ``result``
+``transcript``      every text the agent read and wrote: user text, assistant ``text`` and
+                    ``thinking``, ``tool_use`` inputs, ``tool_result`` contents
+``files_inspected`` path inputs of ``Read`` / ``Grep`` / ``Glob`` / ``NotebookRead`` and
+                    configured (MCP) tools
+``wall_s``          ``duration_ms / 1000``
+``started_at``      the manifest's ``started_at``, else the file's modification time minus the
+                    duration (reported as a problem)
+``reported_tokens`` ``usage``: input + output + cache creation + cache read tokens
+==================  ==========================================================================
+
+The output names no prompt or canonical answer, so tasks come from ``tasks_file``. Like any
+API usage, ``usage`` counts re-sent context and cache reads, so it exceeds our cl100k_base count
+of the transcript; it is kept only to be compared (``tokens_mismatch``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evalstats.errors import DataError
+
+from ._common import (
+    Imported,
+    Problem,
+    Source,
+    arm_mapper,
+    file_tool_keys,
+    finish,
+    number_replicates,
+    paths_from_input,
+    unique,
+)
+
+__all__ = ["DEFAULT_CLAUDE_FILE_TOOLS", "from_claude_code", "parse_output"]
+
+DEFAULT_CLAUDE_FILE_TOOLS: dict[str, tuple[str, ...]] = {
+    "Read": ("file_path",),
+    "Grep": ("path",),
+    "Glob": ("path",),
+    "NotebookRead": ("notebook_path",),
+}
+
+_USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+# --------------------------------------------------------------------------- reading one output
+
+
+def _events(path: Path) -> tuple[list[dict[str, Any]], list[int], str]:
+    """The events of one output file, their line numbers and the format name."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"unreadable Claude Code output: {exc}", path=path) from None
+    stripped = text.strip()
+    if not stripped:
+        raise DataError("empty Claude Code output", path=path)
+    try:
+        whole = json.loads(stripped)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict):
+        return [whole], [1], "json"
+    if isinstance(whole, list):
+        events = [e for e in whole if isinstance(e, dict)]
+        return events, [1] * len(events), "json-verbose"
+    events, lines = [], []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"malformed stream-json event ({exc.msg} at column {exc.colno}; truncated?)",
+                path=path,
+                line=lineno,
+            ) from None
+        if not isinstance(obj, dict):
+            raise DataError("expected a JSON object per line", path=path, line=lineno)
+        events.append(obj)
+        lines.append(lineno)
+    return events, lines, "stream-json"
+
+
+def _block_text(content: Any) -> str:
+    """The text of a message's or a tool result's content (a string or a list of blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def parse_output(
+    path: str | os.PathLike[str], file_tools: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, Any]:
+    """Read one ``claude -p`` output file (json or stream-json) into run fields.
+
+    Returns ``answer``, ``transcript`` (None for the plain json format), ``files_inspected``
+    (None likewise), ``wall_s``, ``reported_tokens``, ``agent_model`` (or None), plus
+    ``format``, ``subtype``, ``is_error``, ``num_turns``, ``total_cost_usd``, ``session_id``.
+
+    Raises
+    ------
+    DataError
+        Unreadable file, a malformed line (with its number), no ``result`` event, no
+        ``duration_ms``.
+    """
+    p = Path(path)
+    tools = dict(file_tools) if file_tools is not None else dict(DEFAULT_CLAUDE_FILE_TOOLS)
+    events, lines, fmt = _events(p)
+    results = [i for i, e in enumerate(events) if e.get("type") == "result"]
+    if not results:
+        last = lines[-1] if lines and fmt == "stream-json" else None
+        raise DataError(
+            "no result event (the run was cut off before it finished?)", path=p, line=last
+        )
+    result = events[results[-1]]
+    model = None
+    texts: list[str] = []
+    files: list[str] = []
+    for e in events:
+        kind = e.get("type")
+        if kind == "system" and e.get("subtype") == "init":
+            model = model or e.get("model")
+        if kind not in ("assistant", "user"):
+            continue
+        message = e.get("message") or {}
+        if kind == "assistant":
+            model = model or message.get("model")
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(f"[{kind}] {content}")
+            continue
+        for block in content or []:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                texts.append(f"[{kind}] {block.get('text', '')}")
+            elif btype == "thinking":
+                texts.append(f"[thinking] {block.get('thinking', '')}")
+            elif btype == "tool_use":
+                name = block.get("name", "")
+                args = block.get("input") or {}
+                texts.append(f"[tool call {name}] {json.dumps(args, ensure_ascii=False)}")
+                if name in tools:
+                    files.extend(paths_from_input(args, tools[name]))
+            elif btype == "tool_result":
+                texts.append(f"[tool result] {_block_text(block.get('content'))}")
+    if model is None and isinstance(result.get("modelUsage"), dict) and result["modelUsage"]:
+        # Several models (e.g. a small one for titles): the one that wrote most is the agent.
+        usage_by_model = result["modelUsage"]
+        model = max(usage_by_model, key=lambda m: (usage_by_model[m] or {}).get("outputTokens", 0))
+    line = lines[results[-1]] if fmt == "stream-json" else None
+    duration = result.get("duration_ms")
+    if isinstance(duration, bool) or not isinstance(duration, (int, float)):
+        raise DataError("result has no duration_ms", path=p, line=line, field="duration_ms")
+    usage = result.get("usage")
+    reported = None
+    if isinstance(usage, dict):
+        reported = int(sum(int(usage.get(k) or 0) for k in _USAGE_KEYS))
+    detailed = fmt != "json"
+    return {
+        "answer": result.get("result") if isinstance(result.get("result"), str) else "",
+        "transcript": "\n".join(texts) if detailed else None,
+        "files_inspected": unique(files) if detailed else None,
+        "wall_s": float(duration) / 1000.0,
+        "reported_tokens": reported,
+        "agent_model": model,
+        "format": fmt,
+        "subtype": result.get("subtype"),
+        "is_error": bool(result.get("is_error", False)),
+        "num_turns": result.get("num_turns"),
+        "total_cost_usd": result.get("total_cost_usd"),
+        "session_id": result.get("session_id"),
+        "result_line": line,
+    }
+
+
+# --------------------------------------------------------------------------- which run is which
+
+
+_FIELDS_IN_NAMES = ("task_id", "arm", "replicate")
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """A file-name pattern such as ``{task_id}__{arm}__{replicate}.json`` as a regex.
+
+    ``{task_id}``, ``{arm}`` and ``{replicate}`` (digits) are captured, any other
+    ``{name}`` matches and is ignored, ``*`` matches anything.
+
+    >>> m = compile_pattern("{task_id}__{arm}__{replicate}.json").fullmatch("q1__with__2.json")
+    >>> m.group("task_id"), m.group("arm"), m.group("replicate")
+    ('q1', 'with', '2')
+    """
+    out, pos = [], 0
+    for m in re.finditer(r"\{(\w+)\}|\*", pattern):
+        out.append(re.escape(pattern[pos : m.start()]))
+        name = m.group(1)
+        if name is None:
+            out.append(".*")
+        elif name == "replicate":
+            out.append(r"(?P<replicate>\d+)")
+        elif name in _FIELDS_IN_NAMES:
+            out.append(f"(?P<{name}>.+?)")
+        else:
+            out.append(".+?")
+        pos = m.end()
+    out.append(re.escape(pattern[pos:]))
+    regex = re.compile("".join(out))
+    missing = {"task_id", "arm"} - set(regex.groupindex)
+    if missing:
+        raise ValueError(f"pattern {pattern!r} must contain {{task_id}} and {{arm}}")
+    return regex
+
+
+def _from_manifest(manifest: Path) -> list[tuple[Path, dict[str, Any], Source]]:
+    try:
+        with manifest.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            header = reader.fieldnames or []
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise DataError(f"unreadable manifest: {exc}", path=manifest) from None
+    for col in ("file", "task_id", "arm"):
+        if col not in header:
+            raise DataError(
+                f"manifest has no {col!r} column (columns: {', '.join(header)})",
+                path=manifest,
+                line=1,
+                field=col,
+            )
+    out = []
+    for lineno, row in enumerate(rows, start=2):
+        src = Source(str(manifest), line=lineno)
+        if not row.get("file"):
+            raise src.error("empty file name", field="file")
+        path = manifest.parent / row["file"]
+        keys = {k: v for k, v in row.items() if k != "file" and v not in (None, "")}
+        if "replicate" in keys:
+            try:
+                keys["replicate"] = int(keys["replicate"])
+            except ValueError:
+                raise src.error(f"replicate {keys['replicate']!r} is not an integer") from None
+        out.append((path, keys, src))
+    return out
+
+
+def _from_pattern(
+    paths: Iterable[str | os.PathLike[str]], pattern: str
+) -> tuple[list[tuple[Path, dict[str, Any], Source]], list[Problem]]:
+    regex = compile_pattern(pattern)
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files.extend(
+                sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
+            )
+        elif p.exists():
+            files.append(p)
+        else:
+            raise DataError("file not found", path=p)
+    out, skipped = [], []
+    for f in files:
+        m = regex.fullmatch(f.name)
+        if m is None:
+            skipped.append(
+                Problem(Source(str(f)), f"file name does not match {pattern!r}; skipped")
+            )
+            continue
+        keys = {k: v for k, v in m.groupdict().items() if v is not None}
+        if "replicate" in keys:
+            keys["replicate"] = int(keys["replicate"])
+        out.append((f, keys, Source(str(f))))
+    return out, skipped
+
+
+def from_claude_code(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] = (),
+    *,
+    pattern: str | None = "{task_id}__{arm}__{replicate}.json*",
+    manifest: str | os.PathLike[str] | None = None,
+    arm_values: Mapping[str, str | Sequence[str]] | str | None = None,
+    file_tools: Mapping[str, Sequence[str]] | Iterable[str] | None = None,
+    agent_model: str | None = None,
+    tasks_file: str | os.PathLike[str] | None = None,
+    allow_incomplete: bool = False,
+) -> Imported:
+    """Import a folder of ``claude -p`` outputs (json or stream-json), one file per run.
+
+    Parameters
+    ----------
+    paths : path-like or iterable of them
+        Output files or folders of them (ignored when ``manifest`` is given).
+    pattern : str
+        File-name pattern naming ``{task_id}``, ``{arm}`` and optionally ``{replicate}``
+        (default ``{task_id}__{arm}__{replicate}.json*``, which also matches ``.jsonl``).
+    manifest : path-like, optional
+        CSV with columns ``file`` (relative to the manifest), ``task_id``, ``arm`` and
+        optionally ``replicate``, ``agent_model``, ``started_at``.
+    arm_values : mapping or str, optional
+        Source value(s) meaning each arm, e.g. ``"with=serena,without=plain"``.
+    file_tools : mapping or iterable of ``NAME[:KEY,...]``, optional
+        Tools whose inputs name files read (e.g. ``mcp__serena__read_file:relative_path``),
+        added to :data:`DEFAULT_CLAUDE_FILE_TOOLS`.
+    agent_model : str, optional
+        Model name for outputs that name none (the plain json format).
+    tasks_file : path-like, optional
+        The tasks file; runs are then checked against it and loaded with their tokens.
+    allow_incomplete : bool, default False
+        Keep a (task, replicate) that only one arm ran.
+
+    Returns
+    -------
+    Imported
+        ``tasks`` (from ``tasks_file``, else None), ``runs`` and the ``problems`` met.
+
+    Examples
+    --------
+    >>> from evalstats.importers import from_claude_code
+    >>> from_claude_code("no/such/dir")
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.DataError: no/such/dir: file not found
+    """
+    to_arm = arm_mapper(arm_values)
+    tools = file_tool_keys(file_tools, DEFAULT_CLAUDE_FILE_TOOLS)
+    problems: list[Problem] = []
+    if manifest is not None:
+        entries = _from_manifest(Path(manifest))
+    else:
+        if pattern is None:
+            raise ValueError("give a file-name pattern or a manifest")
+        single = isinstance(paths, (str, os.PathLike))
+        entries, problems = _from_pattern([paths] if single else paths, pattern)
+    runs: list[dict[str, Any]] = []
+    sources: list[Source] = []
+    for path, keys, src in entries:
+        out = parse_output(path, tools)
+        where = Source(str(path), line=out["result_line"])
+        arm = to_arm(keys["arm"])
+        if arm is None:
+            raise src.error(
+                f"arm {keys['arm']!r} names no arm; map it with arm values "
+                "(e.g. with=VALUE,without=VALUE)",
+                field="arm",
+            )
+        model = keys.get("agent_model") or out["agent_model"] or agent_model
+        if model is None:
+            raise where.error("the output names no model; pass agent_model", field="agent_model")
+        if out["format"] == "json":
+            problems.append(
+                Problem(
+                    where,
+                    "json output holds only the result: transcript and files_inspected unknown "
+                    "(use --output-format stream-json, or json with --verbose)",
+                )
+            )
+        if out["is_error"] or out["subtype"] not in (None, "success"):
+            problems.append(Problem(where, f"run ended with subtype {out['subtype']!r}"))
+        started = keys.get("started_at")
+        if started is None:
+            mtime = path.stat().st_mtime - out["wall_s"]
+            started = datetime.fromtimestamp(mtime, tz=UTC).isoformat()
+            problems.append(
+                Problem(where, "no start time in the output; started_at = file mtime - duration")
+            )
+        if out["reported_tokens"] is None:
+            problems.append(Problem(where, "result has no usage; reported_tokens left out"))
+        runs.append(
+            {
+                "task_id": str(keys["task_id"]),
+                "replicate": keys.get("replicate"),
+                "arm": arm,
+                "agent_model": model,
+                "answer": out["answer"],
+                "transcript": out["transcript"],
+                "files_inspected": out["files_inspected"],
+                "wall_s": out["wall_s"],
+                "started_at": started,
+                "reported_tokens": out["reported_tokens"],
+            }
+        )
+        sources.append(src if manifest is not None else where)
+    number_replicates(runs)
+    return finish(
+        runs, sources, tasks_file=tasks_file, problems=problems, allow_incomplete=allow_incomplete
+    )

@@ -1,0 +1,282 @@
+"""What every importer shares: problems, arm mapping, validation and the data-dir writer.
+
+An importer turns another harness's records into plain dicts in the data contract, each with
+the place it came from (:class:`Source`). :func:`finish` then validates them with the usual
+loaders (``load_tasks`` / ``load_runs``) and maps any error back to the source file and record,
+so a user reads "logs/a.eval: sample 'q3' epoch 2: ..." rather than a line of a temporary file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalstats._schema import ARMS, RUN_FIELDS, TASK_FIELDS
+from evalstats.errors import DataError
+from evalstats.records import (
+    is_missing,
+    load_runs,
+    load_tasks,
+    write_frame_atomic,
+    write_jsonl_atomic,
+)
+
+__all__ = [
+    "Imported",
+    "Problem",
+    "Source",
+    "arm_mapper",
+    "file_tool_keys",
+    "finish",
+    "format_problems",
+    "number_replicates",
+    "paths_from_input",
+    "unique",
+    "write_data_dir",
+]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where one imported record came from: a file and a record inside it."""
+
+    path: str
+    record: str | None = None
+    line: int | None = None
+
+    def error(self, message: str, field: str | None = None) -> DataError:
+        """A one-line :class:`DataError` naming this file and record."""
+        text = (
+            message if self.record is None or self.line is not None else f"{self.record}: {message}"
+        )
+        return DataError(text, path=self.path, line=self.line, field=field)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in a source that could not be mapped; the import still went on."""
+
+    source: Source
+    message: str
+
+    def __str__(self) -> str:
+        s = self.source
+        where = s.path if s.line is None else f"{s.path}:{s.line}"
+        if s.record is not None and s.line is None:
+            where = f"{where}: {s.record}"
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True, eq=False)  # DataFrames have no single truth value to compare
+class Imported:
+    """What an importer returns: ``tasks`` (or None), ``runs`` and the ``problems`` met.
+
+    Iterating yields ``(tasks, runs)``, so ``tasks, runs = from_table(...)`` works.
+    ``runs`` are loaded with the tasks when there are tasks, so they carry ``tokens``
+    (cl100k_base) beside the harness's own ``reported_tokens``.
+    """
+
+    tasks: pd.DataFrame | None
+    runs: pd.DataFrame
+    problems: tuple[Problem, ...] = field(default=())
+
+    def __iter__(self) -> Iterator[pd.DataFrame | None]:
+        yield self.tasks
+        yield self.runs
+
+
+# --------------------------------------------------------------------------- option parsing
+
+
+_DEFAULT_ARM_VALUES = {"with": "with", "without": "without", "true": "with", "false": "without"}
+
+
+def arm_mapper(arm_values: Mapping[str, str | Sequence[str]] | str | None):
+    """A function mapping a source value to ``"with"``/``"without"`` (or None if unknown).
+
+    ``arm_values`` maps each arm to the source value(s) that mean it, e.g.
+    ``{"with": "tool", "without": ["baseline", "plain"]}`` or the CLI spelling
+    ``"with=tool,without=baseline|plain"``. Without it, the values ``with``/``without`` and
+    booleans (True = with) are understood. Comparison is on ``str(value)``, case-insensitive.
+
+    >>> f = arm_mapper("with=serena,without=plain")
+    >>> f("Serena"), f("plain"), f("other")
+    ('with', 'without', None)
+    >>> arm_mapper(None)(True)
+    'with'
+    """
+    if isinstance(arm_values, str):
+        parsed: dict[str, list[str]] = {}
+        for part in filter(None, (p.strip() for p in arm_values.split(","))):
+            arm, sep, values = part.partition("=")
+            if not sep:
+                raise ValueError(
+                    f"arm values must look like with=VALUE,without=VALUE, got {part!r}"
+                )
+            parsed[arm.strip()] = [v.strip() for v in values.split("|")]
+        arm_values = parsed
+    if not arm_values:
+        table = dict(_DEFAULT_ARM_VALUES)
+    else:
+        table = {}
+        for arm, values in arm_values.items():
+            if arm not in ARMS:
+                raise ValueError(f"unknown arm {arm!r} in arm values; expected with or without")
+            for v in [values] if isinstance(values, str) else values:
+                table[str(v).lower()] = arm
+
+    def to_arm(value: Any) -> str | None:
+        if is_missing(value):
+            return None
+        return table.get(str(value).lower())
+
+    return to_arm
+
+
+def file_tool_keys(
+    specs: Mapping[str, Sequence[str]] | Iterable[str] | None,
+    default: Mapping[str, tuple[str, ...]],
+) -> dict[str, tuple[str, ...]]:
+    """Tool name -> argument keys holding a file path, from ``NAME[:KEY[,KEY]]`` specs.
+
+    Specs add to ``default``; a spec without keys uses ``path``, ``file_path`` and ``file``.
+
+    >>> file_tool_keys(["mcp__serena__read_file:relative_path"], {"Read": ("file_path",)})
+    {'Read': ('file_path',), 'mcp__serena__read_file': ('relative_path',)}
+    """
+    out = dict(default)
+    if specs is None:
+        return out
+    if isinstance(specs, Mapping):
+        out.update({k: tuple(v) for k, v in specs.items()})
+        return out
+    for spec in specs:
+        name, _, keys = spec.partition(":")
+        out[name.strip()] = tuple(k.strip() for k in keys.split(",") if k.strip()) or (
+            "path",
+            "file_path",
+            "file",
+        )
+    return out
+
+
+def paths_from_input(args: Any, keys: Sequence[str]) -> list[str]:
+    """The string (or list-of-string) values of ``keys`` in one tool call's arguments."""
+    if not isinstance(args, Mapping):
+        return []
+    found: list[str] = []
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            found.append(value)
+        elif isinstance(value, list):
+            found.extend(v for v in value if isinstance(v, str) and v)
+    return found
+
+
+def unique(values: Iterable[str]) -> list[str]:
+    """First occurrences, in order (a file read twice is one file inspected)."""
+    return list(dict.fromkeys(values))
+
+
+def format_problems(problems: Sequence[Problem], *, max_alike: int = 5) -> list[str]:
+    """One line per problem; past ``max_alike`` lines with the same message, one count line.
+
+    A folder of 600 runs that all lack a start time should not bury the one truncated file.
+    """
+    counts = Counter(p.message for p in problems)
+    shown: Counter[str] = Counter()
+    lines: list[str] = []
+    for p in problems:
+        shown[p.message] += 1
+        if shown[p.message] <= max_alike:
+            lines.append(str(p))
+        elif shown[p.message] == max_alike + 1:
+            lines.append(f"... and {counts[p.message] - max_alike} more: {p.message}")
+    return lines
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _map_error(exc: DataError, sources: Sequence[Source], what: str) -> DataError:
+    """Re-aim a loader's error at the source record behind the offending line."""
+    if exc.line is not None and 1 <= exc.line <= len(sources):
+        return sources[exc.line - 1].error(f"{what}: {exc.reason}", field=exc.field)
+    return DataError(f"{what}: {exc.reason}", path=sources[0].path if sources else None)
+
+
+def _contract(records: list[dict[str, Any]], fields: Mapping[str, tuple[str, bool]]) -> list[dict]:
+    return [{k: r[k] for k in fields if k in r and not is_missing(r[k])} for r in records]
+
+
+def finish(
+    runs: list[dict[str, Any]],
+    run_sources: list[Source],
+    *,
+    tasks: list[dict[str, Any]] | None = None,
+    task_sources: list[Source] | None = None,
+    tasks_file: str | os.PathLike[str] | None = None,
+    problems: Sequence[Problem] = (),
+    allow_incomplete: bool = False,
+) -> Imported:
+    """Validate imported records with the usual loaders; errors name the source record.
+
+    ``tasks_file`` (the user's ``--tasks``) wins over ``tasks`` built from the source.
+    """
+    problems = list(problems)
+    if not runs:
+        where = run_sources[0].path if run_sources else None
+        raise DataError("no runs found to import", path=where)
+    with tempfile.TemporaryDirectory(prefix="evalstats-import-") as tmp:
+        task_frame = None
+        if tasks_file is not None:
+            task_frame = load_tasks(tasks_file)
+        elif tasks is not None:
+            tpath = write_jsonl_atomic(Path(tmp, "tasks.jsonl"), _contract(tasks, TASK_FIELDS))
+            try:
+                task_frame = load_tasks(tpath)
+            except DataError as exc:
+                raise _map_error(exc, task_sources or run_sources, "task") from None
+            task_frame.attrs.clear()
+        rpath = write_jsonl_atomic(Path(tmp, "runs.jsonl"), _contract(runs, RUN_FIELDS))
+        try:
+            run_frame = load_runs(rpath, task_frame, allow_incomplete=allow_incomplete)
+        except DataError as exc:
+            raise _map_error(exc, run_sources, "run") from None
+    run_frame.attrs.clear()
+    return Imported(task_frame, run_frame, tuple(problems))
+
+
+def write_data_dir(imported: Imported, data_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write ``tasks.jsonl`` (when there are tasks) and ``runs.jsonl`` into ``data_dir``.
+
+    Each file is written atomically; the runs keep the contract's columns only (the token
+    columns the loader adds are recomputed on every load). Returns the paths written.
+    """
+    d = Path(data_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    written = []
+    if imported.tasks is not None:
+        cols = [c for c in TASK_FIELDS if c in imported.tasks.columns]
+        written.append(write_frame_atomic(imported.tasks[cols], d / "tasks.jsonl"))
+    cols = [c for c in RUN_FIELDS if c in imported.runs.columns]
+    written.append(write_frame_atomic(imported.runs[cols], d / "runs.jsonl"))
+    return written
+
+
+def number_replicates(runs: list[dict[str, Any]]) -> None:
+    """Runs without a replicate get 1, 2, ... per (task, arm), in the order they were listed."""
+    seen: dict[tuple[str, str], int] = {}
+    for run in runs:
+        if is_missing(run.get("replicate")):
+            key = (run["task_id"], run["arm"])
+            seen[key] = seen.get(key, 0) + 1
+            run["replicate"] = seen[key]

@@ -1,0 +1,380 @@
+"""inspect_ai logs (``.eval`` / ``.json``) -> tasks and runs, read with inspect_ai's own reader.
+
+What comes from where (one run per sample and epoch):
+
+=================  ===========================================================================
+``task_id``        ``sample.id``
+``replicate``      ``sample.epoch``
+``arm``            ``--arm-from``: ``task_arg:NAME`` (``eval.task_args``), ``metadata:KEY``
+                   (the sample's metadata, else the eval's), ``model_role:ROLE`` (the model
+                   bound to that role), or ``model`` (the eval's model); mapped by
+                   ``arm_values``
+``agent_model``    ``sample.output.model``, else ``eval.model``
+``answer``         ``sample.output.completion`` (the final completion)
+``transcript``     every message: role, text, tool calls with their arguments, tool results
+``files_inspected`` path arguments of tool calls named in ``file_tools``
+``wall_s``         ``sample.total_time`` (else ``working_time``)
+``started_at``     ``sample.started_at``, else ``eval.created``
+``reported_tokens`` sum of ``total_tokens`` over ``sample.model_usage`` (else ``output.usage``)
+=================  ===========================================================================
+
+Tasks: ``prompt`` = the sample's input, ``canonical_answer`` = its target,
+``canonical_written_at`` = the earliest ``eval.created`` (the targets were in the dataset when the
+eval started), ``budget_tokens`` / ``budget_wall_s`` = the eval's ``token_limit`` /
+``time_limit`` (else ``working_limit``), unless given.
+
+The model's usage counts the context again on every call, so ``reported_tokens`` of a
+multi-turn sample is far above our cl100k_base count of its transcript: ``tokens_mismatch``
+then flags it, as it should; the count, not the usage, is what budgets and cost ratios use.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from evalstats.errors import DataError, EvalstatsError
+
+from ._common import (
+    Imported,
+    Problem,
+    Source,
+    arm_mapper,
+    file_tool_keys,
+    finish,
+    paths_from_input,
+    unique,
+)
+
+__all__ = ["DEFAULT_INSPECT_FILE_TOOLS", "from_inspect", "parse_arm_from"]
+
+# inspect_ai's own text_editor tool and the common hand-written read_file/view_file tools.
+DEFAULT_INSPECT_FILE_TOOLS: dict[str, tuple[str, ...]] = {
+    "read_file": ("path", "file_path", "file"),
+    "view_file": ("path", "file_path", "file"),
+    "text_editor": ("path",),
+}
+
+# Bookkeeping files inspect_ai keeps beside the logs of an eval set.
+_NOT_LOGS = frozenset({"logs.json", "eval-set.json"})
+
+_ARM_KINDS = ("task_arg", "metadata", "model_role", "model")
+
+
+def parse_arm_from(spec: str) -> tuple[str, str | None]:
+    """``"task_arg:NAME"`` -> ``("task_arg", "NAME")``; ``"model"`` -> ``("model", None)``.
+
+    >>> parse_arm_from("model_role:agent")
+    ('model_role', 'agent')
+    """
+    kind, sep, name = spec.partition(":")
+    kind = kind.strip()
+    if kind not in _ARM_KINDS or (kind != "model" and not name.strip()):
+        raise ValueError(
+            f"arm_from must be task_arg:NAME, metadata:KEY, model_role:ROLE or model, got {spec!r}"
+        )
+    return kind, (name.strip() or None) if sep else None
+
+
+def _read_log(path: Path):
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise EvalstatsError(
+            "reading inspect_ai logs needs inspect_ai: pip install 'evalstats[inspect]'"
+        ) from None
+    try:
+        return read_eval_log(str(path))
+    except Exception as exc:  # zip, JSON and pydantic errors alike mean an unreadable log
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise DataError(
+            f"unreadable inspect_ai log ({type(exc).__name__}: {reason})", path=path
+        ) from None
+
+
+def _log_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    files: list[Path] = []
+    for p in map(Path, [paths] if isinstance(paths, (str, os.PathLike)) else paths):
+        if p.is_dir():
+            found = sorted(
+                q
+                for q in p.iterdir()
+                if q.suffix == ".eval" or (q.suffix == ".json" and q.name not in _NOT_LOGS)
+            )
+            if not found:
+                raise DataError("no .eval or .json inspect_ai logs in this directory", path=p)
+            files.extend(found)
+        elif p.exists():
+            files.append(p)
+        else:
+            raise DataError("file not found", path=p)
+    return files
+
+
+def _arm_value(log: Any, sample: Any, kind: str, name: str | None) -> tuple[bool, Any]:
+    """(found, value) of the arm source for one sample."""
+    spec = log.eval
+    if kind == "task_arg":
+        args = spec.task_args or {}
+        return name in args, args.get(name)
+    if kind == "metadata":
+        for meta in (sample.metadata or {}, spec.metadata or {}):
+            if name in meta:
+                return True, meta[name]
+        return False, None
+    if kind == "model_role":
+        roles = spec.model_roles or {}
+        if name not in roles:
+            return False, None
+        role = roles[name]
+        role = role[0] if isinstance(role, list) and role else role
+        return True, getattr(role, "model", role)
+    return True, spec.model
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(t for t in (getattr(c, "text", None) for c in content) if t)
+    return ""
+
+
+def _transcript(messages: Sequence[Any]) -> str:
+    """What the agent consumed and produced, in order: messages, tool calls, tool results."""
+    parts = []
+    for m in messages:
+        text = m.text if hasattr(m, "text") else _text(getattr(m, "content", ""))
+        if text:
+            parts.append(f"[{m.role}] {text}")
+        for call in getattr(m, "tool_calls", None) or []:
+            args = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
+            parts.append(f"[tool call {call.function}] {args}")
+        error = getattr(m, "error", None)
+        if error is not None:
+            parts.append(f"[tool error] {getattr(error, 'message', error)}")
+    return "\n".join(parts)
+
+
+def _files(messages: Sequence[Any], tools: Mapping[str, tuple[str, ...]]) -> list[str]:
+    found: list[str] = []
+    for m in messages:
+        for call in getattr(m, "tool_calls", None) or []:
+            keys = tools.get(call.function)
+            if keys is None:
+                continue
+            args = call.arguments or {}
+            # text_editor both reads and writes: only its "view" command inspects a file.
+            if call.function == "text_editor" and args.get("command") not in (None, "view"):
+                continue
+            found.extend(paths_from_input(args, keys))
+    return unique(found)
+
+
+def _reported_tokens(sample: Any) -> int | None:
+    usage = sample.model_usage or {}
+    if usage:
+        return int(sum(u.total_tokens or 0 for u in usage.values()))
+    out_usage = getattr(sample.output, "usage", None)
+    return None if out_usage is None else int(out_usage.total_tokens)
+
+
+def _iso(value: Any) -> str:
+    return value if isinstance(value, str) else value.isoformat()
+
+
+def from_inspect(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    arm_from: str,
+    arm_values: Mapping[str, str | Sequence[str]] | str | None = None,
+    file_tools: Mapping[str, Sequence[str]] | Iterable[str] | None = None,
+    tasks_file: str | os.PathLike[str] | None = None,
+    budget_tokens: int | None = None,
+    budget_wall_s: float | None = None,
+    canonical_written_at: str | None = None,
+    allow_incomplete: bool = False,
+) -> Imported:
+    """Import inspect_ai eval logs as tasks and runs of the data contract.
+
+    Parameters
+    ----------
+    paths : path-like or iterable of them
+        ``.eval`` or ``.json`` logs, or directories holding them (typically one log per arm).
+    arm_from : str
+        Where the arm is: ``"task_arg:NAME"``, ``"metadata:KEY"``, ``"model_role:ROLE"``
+        or ``"model"``.
+    arm_values : mapping or str, optional
+        Source value(s) meaning each arm, e.g. ``"with=true,without=false"`` or
+        ``{"with": "mockllm/tool"}`` (default: the values with/without and booleans).
+    file_tools : mapping or iterable of ``NAME[:KEY,...]``, optional
+        Tools whose calls read files, added to :data:`DEFAULT_INSPECT_FILE_TOOLS`.
+    tasks_file : path-like, optional
+        A tasks file to use instead of the tasks built from the logs.
+    budget_tokens, budget_wall_s : optional
+        Task budgets when the logs set no ``token_limit`` / ``time_limit``.
+    canonical_written_at : str, optional
+        ISO-8601 time the targets were written (default: the earliest ``eval.created``).
+    allow_incomplete : bool, default False
+        Keep a sample that only one arm ran (else it is an error).
+
+    Returns
+    -------
+    Imported
+        ``tasks`` (None when they cannot be built and no ``tasks_file`` is given), ``runs``
+        and the ``problems`` met; ``tasks, runs = from_inspect(...)`` unpacks.
+
+    Raises
+    ------
+    DataError
+        An unreadable or truncated log, a log without samples, a sample whose arm is
+        missing or unknown; loader errors re-aimed at the log and sample.
+
+    Examples
+    --------
+    >>> from evalstats.importers import from_inspect
+    >>> from_inspect("no/such.eval", arm_from="task_arg:tools")
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.DataError: no/such.eval: file not found
+    """
+    kind, name = parse_arm_from(arm_from)
+    to_arm = arm_mapper(arm_values)
+    tools = file_tool_keys(file_tools, DEFAULT_INSPECT_FILE_TOOLS)
+    problems: list[Problem] = []
+    runs: list[dict[str, Any]] = []
+    run_sources: list[Source] = []
+    tasks: dict[str, dict[str, Any]] = {}
+    task_sources: dict[str, Source] = {}
+    created: list[str] = []
+    limits: dict[str, set[Any]] = {"budget_tokens": set(), "budget_wall_s": set()}
+
+    for path in _log_files(paths):
+        log = _read_log(path)
+        where = Source(str(path))
+        if not log.samples:
+            raise where.error(
+                "log holds no samples (written with log_samples=False, or the eval "
+                f"{log.status} before any sample finished)"
+            )
+        if log.status != "success":
+            problems.append(
+                Problem(where, f"eval status is {log.status!r}; samples kept as logged")
+            )
+        spec, cfg = log.eval, log.eval.config
+        created.append(_iso(spec.created))
+        limits["budget_tokens"].add(cfg.token_limit)
+        limits["budget_wall_s"].add(cfg.time_limit or cfg.working_limit)
+        for sample in log.samples:
+            src = Source(str(path), f"sample {sample.id!r} epoch {sample.epoch}")
+            found, value = _arm_value(log, sample, kind, name)
+            if not found:
+                raise src.error(f"no {arm_from} here to take the arm from", field="arm")
+            arm = to_arm(value)
+            if arm is None:
+                raise src.error(
+                    f"{arm_from} is {value!r}, which names no arm; map it with arm values "
+                    "(e.g. with=VALUE,without=VALUE)",
+                    field="arm",
+                )
+            task_id = str(sample.id)
+            if sample.error is not None:
+                msg = " ".join(str(sample.error.message).split())[:160]
+                problems.append(Problem(src, f"sample ended with an error: {msg}"))
+            if getattr(sample, "limit", None) is not None:
+                problems.append(Problem(src, f"sample hit its {sample.limit.type} limit"))
+            wall = sample.total_time if sample.total_time is not None else sample.working_time
+            if wall is None:
+                raise src.error("no total_time or working_time in the sample", field="wall_s")
+            started = getattr(sample, "started_at", None)
+            if started is None:
+                problems.append(Problem(src, "no started_at in the sample; used eval.created"))
+                started = spec.created
+            reported = _reported_tokens(sample)
+            if reported is None:
+                problems.append(
+                    Problem(src, "no model usage in the sample; reported_tokens left out")
+                )
+            runs.append(
+                {
+                    "task_id": task_id,
+                    "replicate": int(sample.epoch),
+                    "arm": arm,
+                    "agent_model": sample.output.model or spec.model,
+                    "answer": sample.output.completion or "",
+                    "transcript": _transcript(sample.messages),
+                    "files_inspected": _files(sample.messages, tools),
+                    "wall_s": float(wall),
+                    "started_at": _iso(started),
+                    "reported_tokens": reported,
+                }
+            )
+            run_sources.append(src)
+            target = sample.target
+            task = {
+                "task_id": task_id,
+                "prompt": _text(sample.input)
+                if not isinstance(sample.input, str)
+                else sample.input,
+                "canonical_answer": "\n".join(target) if isinstance(target, list) else target,
+            }
+            if task_id not in tasks:
+                tasks[task_id], task_sources[task_id] = task, src
+                if not task["canonical_answer"]:
+                    problems.append(Problem(src, "sample has no target; canonical_answer is empty"))
+            elif tasks[task_id]["prompt"] != task["prompt"]:
+                problems.append(
+                    Problem(src, f"input differs from {task_sources[task_id].path}; kept the first")
+                )
+
+    task_records = None
+    if tasks_file is None:
+        task_records = _finish_tasks(
+            tasks, limits, budget_tokens, budget_wall_s, canonical_written_at or min(created)
+        )
+        if isinstance(task_records, str):
+            problems.append(Problem(Source(run_sources[0].path), task_records))
+            task_records = None
+    return finish(
+        runs,
+        run_sources,
+        tasks=task_records,
+        task_sources=[task_sources[t] for t in tasks] if task_records is not None else None,
+        tasks_file=tasks_file,
+        problems=problems,
+        allow_incomplete=allow_incomplete,
+    )
+
+
+def _finish_tasks(
+    tasks: dict[str, dict[str, Any]],
+    limits: dict[str, set[Any]],
+    budget_tokens: int | None,
+    budget_wall_s: float | None,
+    written_at: str,
+) -> list[dict[str, Any]] | str:
+    """Task records with budgets, or the reason they cannot be written."""
+    budgets: dict[str, Any] = {"budget_tokens": budget_tokens, "budget_wall_s": budget_wall_s}
+    for field, given in budgets.items():
+        if given is not None:
+            continue
+        seen = limits[field] - {None}
+        if len(seen) != 1 or None in limits[field]:
+            flag = "--" + field.replace("_", "-")
+            detail = "differ between logs" if len(seen) > 1 else "are not set in every log"
+            return (
+                f"tasks not written: the eval limits for {field} {detail}; pass {flag} or --tasks"
+            )
+        budgets[field] = next(iter(seen))
+    return [
+        {
+            **t,
+            "canonical_written_at": written_at,
+            **budgets,
+            "budget_wall_s": float(budgets["budget_wall_s"]),
+        }
+        for t in tasks.values()
+    ]

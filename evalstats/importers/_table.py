@@ -1,0 +1,254 @@
+"""Any table (JSON Lines, CSV, Parquet) of runs -> tasks and runs, through a column mapping.
+
+Each contract field is read from the column the mapping names for it (``task_id=qid``), else
+from the column of the same name, else from a constant (``defaults``). When the rows also carry
+every required task field (``prompt``, ``canonical_answer``, ...), tasks are built from them,
+one per ``task_id`` (the first row of each task wins). Without a replicate column, rows are
+numbered 1, 2, ... per (task, arm) in file order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalstats._schema import RUN_FIELDS, TASK_FIELDS
+from evalstats.errors import DataError
+from evalstats.records import is_missing
+
+from ._common import Imported, Problem, Source, arm_mapper, finish, number_replicates
+
+__all__ = ["from_table", "parse_assignments"]
+
+_FIELDS = {**RUN_FIELDS, **{k: v for k, v in TASK_FIELDS.items() if k != "task_id"}}
+
+
+def parse_assignments(items: Iterable[str] | None, what: str = "--map") -> dict[str, str]:
+    """``["task_id=qid", "arm=condition"]`` -> ``{"task_id": "qid", "arm": "condition"}``.
+
+    >>> parse_assignments(["task_id=qid", "arm = condition"])
+    {'task_id': 'qid', 'arm': 'condition'}
+    """
+    out: dict[str, str] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{what} expects FIELD=VALUE, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bool]:
+    """Records, their sources, the column names and whether values are text (CSV)."""
+    suffix = path.suffix.lower()
+    if not path.exists():
+        raise DataError("file not found", path=path)
+    if suffix in (".jsonl", ".ndjson"):
+        records, sources = [], []
+        with path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(
+                        f"malformed JSON ({exc.msg} at column {exc.colno})", path=path, line=lineno
+                    ) from None
+                if not isinstance(obj, dict):
+                    raise DataError("expected a JSON object", path=path, line=lineno)
+                records.append(obj)
+                sources.append(Source(str(path), line=lineno))
+        columns = list(dict.fromkeys(k for r in records for k in r))
+        return records, sources, columns, False
+    if suffix == ".csv":
+        try:
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise DataError(f"unreadable CSV: {exc}", path=path) from None
+        records = [
+            {k: (None if v == "" else v) for k, v in r.items()} for r in frame.to_dict("records")
+        ]
+        # Line numbers assume one physical line per record (the header is line 1).
+        sources = [Source(str(path), line=i + 2) for i in range(len(records))]
+        return records, sources, list(frame.columns), True
+    if suffix == ".parquet":
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises several unrelated types
+            raise DataError(f"unreadable Parquet file: {exc}", path=path) from None
+        frame = frame.astype(object).where(frame.notna(), None)
+        # List cells arrive as numpy arrays; as lists they compare and serialise plainly.
+        records = [
+            {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in r.items()}
+            for r in frame.to_dict("records")
+        ]
+        sources = [Source(str(path), record=f"row {i + 1}") for i in range(len(records))]
+        return records, sources, list(frame.columns), False
+    raise DataError(f"unsupported table type {suffix!r}; use .jsonl, .csv or .parquet", path=path)
+
+
+def _from_text(kind: str, value: Any) -> Any:
+    """CSV cells are strings: turn numbers and JSON lists into values the loaders accept."""
+    if not isinstance(value, str):
+        return value
+    try:
+        if kind == "int":
+            return int(value.strip())
+        if kind == "float":
+            return float(value.strip())
+        if kind == "list":
+            return json.loads(value)
+    except ValueError:
+        pass  # left as text: the loader names the row and field
+    return value
+
+
+def from_table(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    mapping: Mapping[str, str] | None = None,
+    arm_values: Mapping[str, str | Sequence[str]] | str | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    tasks_file: str | os.PathLike[str] | None = None,
+    allow_incomplete: bool = False,
+) -> Imported:
+    """Import runs (and tasks, when the rows carry them) from JSONL, CSV or Parquet tables.
+
+    Parameters
+    ----------
+    paths : path-like or iterable of them
+        ``.jsonl`` / ``.ndjson``, ``.csv`` or ``.parquet`` files, read in order.
+    mapping : mapping, optional
+        Contract field -> source column, e.g. ``{"task_id": "qid", "arm": "condition"}``.
+    arm_values : mapping or str, optional
+        Source value(s) meaning each arm, e.g. ``"with=tool,without=baseline"``.
+    defaults : mapping, optional
+        Constant values for fields no column holds, e.g. ``{"agent_model": "gpt-4o"}``.
+    tasks_file : path-like, optional
+        Tasks to use instead of tasks built from the rows.
+    allow_incomplete : bool, default False
+        Keep a (task, replicate) that only one arm ran.
+
+    Returns
+    -------
+    Imported
+        ``tasks`` (None when the rows lack task fields and no ``tasks_file`` is given),
+        ``runs`` and the ``problems`` met.
+
+    Raises
+    ------
+    DataError
+        A mapping that names a missing column or an unknown field, an arm value that maps to
+        no arm, and every loader error, naming the source file and line (or row).
+
+    Examples
+    --------
+    >>> from evalstats.importers import from_table
+    >>> tasks, runs = from_table(
+    ...     "data/sample/runs.jsonl", mapping={"task_id": "task_id"},
+    ...     tasks_file="data/sample/tasks.jsonl")
+    >>> len(runs), runs["arm"].value_counts().to_dict()
+    (180, {'with': 90, 'without': 90})
+    """
+    mapping = dict(mapping or {})
+    defaults = dict(defaults or {})
+    for name in (*mapping, *defaults):
+        if name not in _FIELDS and name != "task_id":
+            raise ValueError(f"unknown field {name!r}; fields: {', '.join(_FIELDS)}")
+    to_arm = arm_mapper(arm_values)
+    single = isinstance(paths, (str, os.PathLike))
+    runs: list[dict[str, Any]] = []
+    run_sources: list[Source] = []
+    tasks: dict[str, dict[str, Any]] = {}
+    task_sources: dict[str, Source] = {}
+    problems: list[Problem] = []
+    lacking: set[str] = set()
+    have_tasks = True
+    for path in map(Path, [paths] if single else paths):
+        records, sources, columns, text = _read(path)
+        for field, column in mapping.items():
+            if column not in columns:
+                raise DataError(
+                    f"mapping {field}={column} names a missing column {column!r} "
+                    f"(columns: {', '.join(columns)})",
+                    path=path,
+                    line=1 if path.suffix.lower() == ".csv" else None,
+                    field=column,
+                )
+        for field in ("task_id", "arm"):
+            if mapping.get(field, field) not in columns and field not in defaults:
+                raise DataError(
+                    f"no {field!r} column; map one with {field}=COLUMN "
+                    f"(columns: {', '.join(columns)})",
+                    path=path,
+                    field=field,
+                )
+        task_cols = [f for f, (_, req) in TASK_FIELDS.items() if req]
+        lacking.update(
+            f for f in task_cols if mapping.get(f, f) not in columns and f not in defaults
+        )
+        have_tasks = not lacking
+        for rec, src in zip(records, sources, strict=True):
+            row: dict[str, Any] = {}
+            for field, (kind, _) in {"task_id": ("str", True), **_FIELDS}.items():
+                value = rec.get(mapping.get(field, field))
+                if is_missing(value):
+                    value = defaults.get(field)
+                if is_missing(value):
+                    continue
+                row[field] = _from_text(kind, value) if text or field in defaults else value
+            if "task_id" in row and not isinstance(row["task_id"], str):
+                row["task_id"] = str(row["task_id"])  # numeric ids in a table are still ids
+            raw_arm = row.get("arm")
+            arm = to_arm(raw_arm)
+            if arm is None:
+                raise src.error(
+                    f"arm value {raw_arm!r} maps to no arm; give arm values "
+                    "(e.g. with=VALUE,without=VALUE)",
+                    field=mapping.get("arm", "arm"),
+                )
+            row["arm"] = arm
+            runs.append({k: row[k] for k in RUN_FIELDS if k in row})
+            run_sources.append(src)
+            tid = row.get("task_id")
+            if have_tasks and tid is not None:
+                task = {k: row[k] for k in TASK_FIELDS if k in row}
+                if tid not in tasks:
+                    tasks[tid], task_sources[tid] = task, src
+                elif task != tasks[tid]:
+                    differ = ", ".join(k for k in task if task[k] != tasks[tid].get(k))
+                    first = task_sources[tid]
+                    problems.append(
+                        Problem(
+                            src,
+                            f"task {tid!r}: {differ} differ from {first.path} "
+                            f"{first.line or first.record}; kept the first",
+                        )
+                    )
+    number_replicates(runs)
+    use_tasks = have_tasks and tasks_file is None
+    if not have_tasks and tasks_file is None:
+        missing = [f for f in TASK_FIELDS if f in lacking]
+        problems.append(
+            Problem(
+                Source(run_sources[0].path if run_sources else str(paths)),
+                "tasks not built: the rows lack task fields "
+                f"({', '.join(missing)}); map them or pass --tasks",
+            )
+        )
+    return finish(
+        runs,
+        run_sources,
+        tasks=list(tasks.values()) if use_tasks else None,
+        task_sources=list(task_sources.values()) if use_tasks else None,
+        tasks_file=tasks_file,
+        problems=problems,
+        allow_incomplete=allow_incomplete,
+    )
