@@ -76,7 +76,7 @@ def simulate(rng: np.random.Generator):
 def main(n_sim: int = 1000) -> None:
     truth = human_truth()
     rng = np.random.default_rng(20260101)
-    names = ("PPI++ (percentile)", "judge only", "labels only")
+    names = ("PPI++ cluster_t", "PPI++ percentile", "judge only", "labels only")
     cover = {k: np.zeros((n_sim, len(RATE_NAMES)), dtype=bool) for k in names}
     width = {k: np.zeros((n_sim, len(RATE_NAMES))) for k in names}
     judge_bias = np.zeros(n_sim)
@@ -87,9 +87,12 @@ def main(n_sim: int = 1000) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EvalstatsWarning)
             ppi = ppi_win_rates(frame, labels, judge="biased", n_resamples=2000, rng=rng).iloc[0]
+            pct = ppi_win_rates(
+                frame, labels, judge="biased", method="percentile", n_resamples=2000, rng=rng
+            ).iloc[0]
         judge = win_rates(frame).iloc[0]
         lab = win_rates(labels.assign(judge="people", status="ok")).iloc[0]
-        for key, row in zip(names, (ppi, judge, lab), strict=True):
+        for key, row in zip(names, (ppi, pct, judge, lab), strict=True):
             lo = np.array([row[f"{c}_ci_low"] for c in RATE_NAMES])
             hi = np.array([row[f"{c}_ci_high"] for c in RATE_NAMES])
             cover[key][s] = (lo <= truth) & (truth <= hi)
