@@ -27,6 +27,22 @@ resamples: the labels the judge's help is worth (``n_effective = n_labelled * ga
 The guarantee needs the labelled pairs to be a uniformly random sample of the judged ones. A
 labels table from :mod:`evalstats.labelsheet` records its seed and the pairs' hash; without
 them (or with fewer than 15 labelled pairs) a warning says the interval may not cover.
+
+Why ``cluster_t`` is the default: ``benchmarks/coverage_ppi.py`` (1 000 simulated evaluations
+of 40 tasks x 5 pairs, 60 labelled at random, a judge that agrees 80 % of the time and wins
++10 pp too often; B = 2 000; Monte Carlo SE of a coverage ~0.007) printed these coverages of
+the human truth by nominal 95 % intervals::
+
+                      win_rate  tie_rate  loss_rate  net_win  score
+    PPI++ cluster_t      0.939     0.930      0.958    0.960  0.960
+    PPI++ percentile     0.932     0.917      0.948    0.953  0.953
+    judge only           0.284     0.775      0.726    0.442  0.442
+    labels only          0.953     0.954      0.967    0.965  0.965
+
+with mean widths 0.239 (PPI++, win rate), 0.161 (judge only) and 0.263 (labels only), and a
+median effective-sample-size gain of 1.27 (60 labels worth ~76). The percentile bootstrap is
+a little narrow (its plug-in variance has the (C - 1) / C factor); the t interval on the
+bootstrap SE with the CR1 factor is not.
 """
 
 from __future__ import annotations
