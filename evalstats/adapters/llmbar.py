@@ -222,6 +222,25 @@ def accuracy_table(
         ``judge``, ``strategy``, ``n`` (items), ``acc`` and ``agr`` (percent, as LLMBar
         publishes them), then ``acc_with_first``, ``acc_without_first`` (LLMBar's
         ``correct_False`` / ``correct_True``), ``both_correct``, ``n_invalid``.
+
+    Examples
+    --------
+    A two-item subset in LLMBar's layout (the shared subsets are read the same way):
+
+    >>> import json, tempfile
+    >>> d = Path(tempfile.mkdtemp()) / "Tiny"
+    >>> (d / "evaluators" / "J" / "Vanilla").mkdir(parents=True)
+    >>> items = [{"input": "q1", "output_1": "a", "output_2": "bb", "label": 1},
+    ...          {"input": "q2", "output_1": "c", "output_2": "dd", "label": 2}]
+    >>> _ = (d / "dataset.json").write_text(json.dumps(items))
+    >>> def verdict(first, swapped):
+    ...     return [{"swap = False": {"winner": first}, "swap = True": {"winner": swapped}}]
+    >>> results = [dict(items[0], results=verdict("1", "1")),
+    ...            dict(items[1], results=verdict("1", None))]
+    >>> _ = (d / "evaluators" / "J" / "Vanilla" / "result.json").write_text(json.dumps(results))
+    >>> accuracy_table(d)[["judge", "strategy", "n", "acc", "agr", "n_invalid"]]
+      judge strategy  n   acc   agr  n_invalid
+    0     J  Vanilla  2  50.0  50.0          1
     """
     if data is None:
         if subset_dir is None:
