@@ -260,6 +260,24 @@ def judge_accuracy(
     DataFrame
         ``judge``, ``acc``, ``precision``, ``recall``, ``f1`` (percent; macro over tie, 1, 2),
         ``n``, ``n_unparsable``, ``unparsable``.
+
+    Examples
+    --------
+    Three items in PandaLM's layout (the shared ``pandalm/`` folder is read the same way):
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> test = [{"idx": i, "cmp_key": "llama-7b_opt-7b", "annotator1": a, "annotator2": a,
+    ...          "annotator3": 0} for i, a in enumerate([1, 2, 0])]
+    >>> gpt = [{"idx": str(i), "gpt_result": v} for i, v in enumerate(["1", "garbage", "Tie"])]
+    >>> panda = [{"idx": str(i), "pandalm_result": v} for i, v in enumerate(["1", "2", "1"])]
+    >>> for name, recs in (("testset-v1.json", test), ("gpt-3.5-turbo-testset-v1.json", gpt),
+    ...                    ("pandalm-7b-testset-v1.json", panda)):
+    ...     _ = (d / name).write_text(json.dumps(recs))
+    >>> judge_accuracy(d, unparsable="invalid")[["judge", "acc", "n_unparsable"]].round(2)
+               judge    acc  n_unparsable
+    0  gpt-3.5-turbo  66.67             1
+    1     pandalm-7b  66.67             0
     """
     if unparsable not in UNPARSABLE:
         raise ValueError(f"unparsable must be one of {UNPARSABLE}, got {unparsable!r}")
