@@ -1,0 +1,85 @@
+"""The ``evalstats label`` subcommand (wired into ``evalstats.cli`` by ``register``).
+
+``evalstats label DATA_DIR -n N --seed S -o sheet.csv`` draws a labelling sheet;
+``evalstats label --read sheet.csv DATA_DIR`` adds its verdicts to ``DATA_DIR/labels.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .errors import EvalstatsError
+
+DESCRIPTION = """\
+Draw N pairs of DATA_DIR uniformly at random, stratified by task, into a sheet for people to
+label (the two answers as A and B in a random recorded order, no arm names; the blinding key is
+written next to it as SHEET.key.json). With --read, turn a filled sheet back into labels
+(de-blinded, with the sample's seed and the pairs' sha256) and add them to DATA_DIR/labels.jsonl.
+"""
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``label`` to an ``argparse`` subparsers object; returns the new parser."""
+    p = subparsers.add_parser(
+        "label",
+        help="draw a labelling sheet of random pairs, or read a filled one into labels",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("data_dir", metavar="DATA_DIR", help="directory with tasks and runs")
+    p.add_argument("-n", type=int, help="pairs to draw")
+    p.add_argument("--seed", type=int, help="seed of the draw (recorded in every label)")
+    p.add_argument("-o", "--output", metavar="SHEET.csv", help="sheet to write")
+    p.add_argument("--read", metavar="SHEET.csv", help="read this filled sheet into labels")
+    p.add_argument("--labeler", help="labeler name for rows whose labeler cell is empty")
+    p.set_defaults(func=main)
+    return p
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``evalstats label``; 0 on success, 2 on a usage or data error."""
+    from .labelsheet import draw_sheet, key_path, merge_labels, read_sheet
+
+    try:
+        if args.read:
+            labels = read_sheet(args.read, args.data_dir, labeler=args.labeler)
+            target = merge_labels(args.data_dir, labels)
+            print(
+                f"{len(labels)} label(s) added to {target}; "
+                f"{labels.attrs.get('unlabelled', 0)} row(s) of the sheet left empty"
+            )
+            return 0
+        missing = [
+            flag
+            for flag, value in (("-n", args.n), ("--seed", args.seed), ("-o", args.output))
+            if value is None
+        ]
+        if missing:
+            print(
+                f"evalstats label: error: drawing a sheet needs {', '.join(missing)} "
+                "(or --read SHEET.csv to read one)",
+                file=sys.stderr,
+            )
+            return 2
+        sheet = draw_sheet(args.data_dir, args.n, seed=args.seed, path=args.output)
+        print(
+            f"{len(sheet)} pair(s) from {sheet['task_id'].nunique()} task(s) written to "
+            f"{args.output}; blinding key {key_path(args.output)}"
+        )
+        return 0
+    except (EvalstatsError, ValueError) as exc:
+        print(f"evalstats label: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _standalone(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="evalstats")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(_standalone())

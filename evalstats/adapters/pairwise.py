@@ -1,0 +1,443 @@
+"""Any table of pairwise verdicts as a verdict frame and a labels table.
+
+Every judge-evaluation data set has the same shape: an item, two systems' answers, a judge, a
+verdict, sometimes the order the two were shown in and sometimes a gold (human) label. This
+module maps such a table, one row per judgment, onto the package's own verdict frame (from the
+WITH side's point of view) and ``labels`` table, given which columns hold what and how a verdict
+reads as win / tie / loss. The AlpacaEval, LLMBar and PandaLM adapters are configurations of it.
+
+=========================  ============================================================
+verdict frame              from
+=========================  ============================================================
+``task_id``                ``item`` (as text)
+``replicate``              ``replicate`` if given, else 1 with repeats of one (sides,
+                           judge, item, order) numbered 2, 3, ... (and a warning)
+``judge``                  ``judge``
+``order``                  ``order`` mapped through ``order_map`` (to ``with_first`` /
+                           ``without_first``), else NA
+``status`` / ``outcome``   ``verdict`` mapped through ``outcome``: ``ok`` and the outcome,
+                           or ``invalid`` (the row is kept, ``parse_error`` says why)
+``label``                  the verdict as text (or the ``columns["label"]`` column)
+``judgment_id``            ``<source>:<row>`` (1-based) unless ``columns`` names one
+anything else              ``columns`` maps a verdict-frame column to an input column
+                           (e.g. ``{"judge_usd": "price", "raw": "completion"}``)
+=========================  ============================================================
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._schema import (
+    BLIND_DIMENSIONS,
+    ORDER_DTYPE,
+    ORDERS,
+    OUTCOME_DTYPE,
+    OUTCOMES,
+    STATUS_DTYPE,
+    VERDICT_COLUMNS,
+)
+from ..errors import DataError
+from ..records import EvalstatsWarning, is_missing
+
+__all__ = ["PairwiseData", "from_table", "labels_table", "verdict_frame"]
+
+# How a verdict reads: a mapping value -> outcome (missing keys are invalid) or a function
+# returning (outcome or None, parse error or None).
+OutcomeRule = Mapping[Any, str | None] | Callable[[Any], tuple[str | None, str | None]]
+_FLOAT_COLUMNS = (
+    "judge_cost_ratio",
+    "cost_ratio",
+    "wall_with_s",
+    "wall_without_s",
+    "judge_usd",
+)
+_INT_COLUMNS = (
+    *(f"{arm}_{dim}" for arm in ("with", "without") for dim in BLIND_DIMENSIONS),
+    "tokens_with",
+    "tokens_without",
+    "judge_input_tokens",
+    "judge_output_tokens",
+    "prompt_revision",
+)
+_STR_COLUMNS = ("label", "judgment_id", "prompt_sha256", "reasoning", "raw", "parse_error")
+
+
+@dataclass(frozen=True)
+class PairwiseData:
+    """A verdict frame and the labels of the same pairs (None without a gold column)."""
+
+    frame: pd.DataFrame
+    labels: pd.DataFrame | None
+
+
+def _require(table: pd.DataFrame, cols: Sequence[str | None], source: str | None) -> None:
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a pandas DataFrame, got {type(table).__name__}")
+    missing = [c for c in cols if c is not None and c not in table.columns]
+    if missing:
+        raise DataError(f"table lacks column(s) {missing}", path=source, field=missing[0])
+
+
+def _read_outcomes(values: pd.Series, rule: OutcomeRule) -> tuple[list, list]:
+    outcomes: list[str | None] = []
+    errors: list[str | None] = []
+    if callable(rule):
+        for v in values.tolist():
+            o, e = rule(v)
+            outcomes.append(o)
+            errors.append(e if o is None else None)
+    else:
+        for v in values.tolist():
+            o = None if is_missing(v) else rule.get(v)
+            outcomes.append(o)
+            reason = "missing verdict" if is_missing(v) else f"unmapped verdict {v!r}"
+            errors.append(None if o is not None else reason)
+    bad = [o for o in outcomes if o is not None and o not in OUTCOMES]
+    if bad:
+        raise ValueError(f"the outcome rule gave {bad[0]!r}; it must give win, tie, loss or None")
+    return outcomes, errors
+
+
+def _check_text(table: pd.DataFrame, col: str, source: str | None) -> pd.Series:
+    values = table[col]
+    bad = values.map(lambda v: is_missing(v) or str(v) == "").to_numpy(dtype=bool)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(f"row {i + 1}: missing value", path=source, field=col)
+    return values.astype(str).reset_index(drop=True)
+
+
+def verdict_frame(
+    table: pd.DataFrame,
+    *,
+    item: str,
+    judge: str,
+    verdict: str,
+    outcome: OutcomeRule,
+    sides: tuple[str, str] | None = None,
+    side_names: tuple[str, str] = ("with_system", "without_system"),
+    order: str | None = None,
+    order_map: Mapping[Any, str] | None = None,
+    replicate: str | None = None,
+    rubric: str = "pairwise",
+    columns: Mapping[str, str] | None = None,
+    extra: Mapping[str, str | tuple[str, Any]] | None = None,
+    sort_by: Sequence[str] | None = None,
+    source: str | None = None,
+) -> pd.DataFrame:
+    """Map a table of pairwise verdicts (one row per judgment) onto a verdict frame.
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per judgment.
+    item : str
+        Column identifying the item (the task, the unit of independence).
+    judge : str
+        Column naming the judge.
+    verdict : str
+        Column holding the judge's verdict.
+    outcome : mapping or callable
+        How a verdict reads from WITH's point of view: ``{value: "win" | "tie" | "loss"}``
+        (other values give ``status="invalid"``) or ``f(value) -> (outcome | None, reason)``.
+    sides : (str, str), optional
+        Columns naming the WITH and the WITHOUT system, copied as ``side_names`` and part of
+        the key that numbers repeats.
+    side_names : (str, str)
+        Output names of the ``sides`` columns.
+    order : str, optional
+        Column with the shown order; ``order_map`` maps its values to ``with_first`` /
+        ``without_first`` (default: identity). The verdict must already be from WITH's point
+        of view (de-blinded).
+    replicate : str, optional
+        Column with the replicate (>= 1); default 1, repeats numbered 2, 3, ... with a warning.
+    rubric : str, default "pairwise"
+        The ``rubric`` of every row.
+    columns : mapping, optional
+        Verdict-frame column -> input column, for the other contract columns (``label``,
+        ``raw``, ``judge_usd``, ``judgment_id``, ``len``...).
+    extra : mapping, optional
+        Output column -> input column, or (input column, dtype), appended after the contract
+        columns.
+    sort_by : sequence of str, optional
+        Output sort keys (default: task_id, replicate, judge, order; stable).
+    source : str, optional
+        Name used in ``judgment_id`` (``<source>:<row>``) and in error messages.
+
+    Returns
+    -------
+    DataFrame
+        :data:`evalstats._schema.VERDICT_COLUMNS`, then the side columns and ``extra``.
+
+    Raises
+    ------
+    DataError
+        A named column is missing; an item or judge cell is empty; an order or replicate
+        cannot be read.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"q": ["q1", "q2", "q3"], "who": "gpt", "pick": ["A", "tie", "?"]})
+    >>> f = verdict_frame(table, item="q", judge="who", verdict="pick",
+    ...                   outcome={"A": "win", "B": "loss", "tie": "tie"}, source="demo")
+    >>> f[["task_id", "judge", "status", "outcome", "judgment_id"]]
+      task_id judge   status outcome judgment_id
+    0      q1   gpt       ok     win      demo:1
+    1      q2   gpt       ok     tie      demo:2
+    2      q3   gpt  invalid     NaN      demo:3
+    >>> f["parse_error"].iloc[2]
+    "unmapped verdict '?'"
+    """
+    columns = dict(columns or {})
+    extra = dict(extra or {})
+    extra_src = {k: (v if isinstance(v, str) else v[0]) for k, v in extra.items()}
+    needed = [item, judge, verdict, order, replicate, *(sides or ()), *columns.values()]
+    _require(table, [*needed, *extra_src.values()], source)
+    unknown = [c for c in columns if c not in VERDICT_COLUMNS]
+    if unknown:
+        raise ValueError(f"columns names {unknown}, which are not verdict-frame columns")
+    t = table.reset_index(drop=True)
+    n = len(t)
+    task = _check_text(t, item, source)
+    judge_s = _check_text(t, judge, source)
+    outcomes, errors = _read_outcomes(t[verdict], outcome)
+    status = ["ok" if o is not None else "invalid" for o in outcomes]
+
+    if order is not None:
+        raw_order = t[order].tolist()
+        mapped = [
+            None
+            if is_missing(v)
+            else (order_map[v] if order_map is not None else v)
+            if order_map is None or v in order_map
+            else "?"
+            for v in raw_order
+        ]
+        bad = [i for i, v in enumerate(mapped) if v is not None and v not in ORDERS]
+        if bad:
+            raise DataError(
+                f"row {bad[0] + 1}: order {raw_order[bad[0]]!r} does not map to one of "
+                f"{', '.join(ORDERS)}",
+                path=source,
+                field=order,
+            )
+        order_values = pd.Categorical(mapped, dtype=ORDER_DTYPE)
+    else:
+        order_values = pd.Categorical([None] * n, dtype=ORDER_DTYPE)
+
+    side_cols: dict[str, pd.Series] = {}
+    if sides is not None:
+        for name, col in zip(side_names, sides, strict=True):
+            side_cols[name] = _check_text(t, col, source).astype("str")
+    if replicate is not None:
+        try:
+            rep = pd.to_numeric(t[replicate], errors="raise").astype(np.int64).to_numpy()
+        except (ValueError, TypeError):
+            raise DataError("replicate must be an integer", path=source, field=replicate) from None
+        if (rep < 1).any():
+            i = int(np.flatnonzero(rep < 1)[0])
+            raise DataError(f"row {i + 1}: replicate must be >= 1", path=source, field=replicate)
+    else:
+        key = pd.DataFrame(
+            {
+                **{k: v for k, v in side_cols.items()},
+                "_j": judge_s,
+                "_t": task,
+                "_o": pd.Series(order_values).astype(object).fillna(""),
+            }
+        )
+        rep = key.groupby(list(key.columns), sort=False).cumcount().to_numpy() + 1
+        if (rep > 1).any():
+            i = int(np.flatnonzero(rep > 1)[0])
+            warnings.warn(
+                f"{source or 'table'}: item {task[i]!r} judged again by {judge_s[i]!r} at row "
+                f"{i + 1}; {int((rep > 1).sum())} repeated row(s) kept as replicates 2, 3, ...",
+                EvalstatsWarning,
+                stacklevel=2,
+            )
+
+    label = (
+        t[columns["label"]].astype(object)
+        if "label" in columns
+        else t[verdict].map(lambda v: None if is_missing(v) else str(v))
+    )
+    judgment_id = (
+        t[columns["judgment_id"]].astype(str)
+        if "judgment_id" in columns
+        else pd.Series([f"{source or 'table'}:{i}" for i in range(1, n + 1)])
+    )
+    data: dict[str, Any] = {
+        "task_id": task.astype("str"),
+        "replicate": rep.astype(np.int64),
+        "judge": judge_s.astype("category"),
+        "rubric": pd.Categorical([rubric] * n),
+        "order": order_values,
+        "status": pd.Categorical(status, dtype=STATUS_DTYPE),
+        "outcome": pd.Categorical(outcomes, dtype=OUTCOME_DTYPE),
+        "label": pd.Series(label.tolist(), dtype="str"),
+        "uncertainty": pd.Categorical(
+            [None] * n, categories=["low", "medium", "high"], ordered=True
+        ),
+    }
+    for col in _INT_COLUMNS:
+        src = columns.get(col)
+        data[col] = (
+            pd.array(t[src].tolist(), dtype="Int64")
+            if src
+            else pd.array([pd.NA] * n, dtype="Int64")
+        )
+    for col in _FLOAT_COLUMNS:
+        src = columns.get(col)
+        data[col] = (
+            pd.to_numeric(t[src], errors="coerce").to_numpy(dtype=np.float64)
+            if src
+            else np.full(n, np.nan)
+        )
+    for col in _STR_COLUMNS:
+        if col in ("label", "judgment_id"):
+            continue
+        src = columns.get(col)
+        if col == "parse_error" and src is None:
+            data[col] = pd.Series(errors, dtype="str")
+        else:
+            values = t[src].tolist() if src else [None] * n
+            data[col] = pd.Series(values, dtype="str")
+    data["judgment_id"] = pd.Series(judgment_id.tolist(), dtype="str")
+    out = pd.DataFrame(data, index=pd.RangeIndex(n))
+    out = out[list(VERDICT_COLUMNS)]
+    for name, series in side_cols.items():
+        out[name] = series
+    for name, spec in extra.items():
+        src, dtype = (spec, None) if isinstance(spec, str) else spec
+        values = t[src]
+        out[name] = values.astype(dtype) if dtype is not None else values.to_numpy()
+    keys = list(sort_by) if sort_by is not None else ["task_id", "replicate", "judge", "order"]
+    out = out.sort_values(keys, kind="stable", na_position="first").reset_index(drop=True)
+    return out
+
+
+def labels_table(
+    table: pd.DataFrame,
+    *,
+    item: str,
+    gold: str,
+    outcome: OutcomeRule,
+    labeler: str = "gold",
+    labeler_column: str | None = None,
+    replicate: str | None = None,
+    created_at: str | pd.Timestamp = "1970-01-01T00:00:00Z",
+    note: str | None = None,
+    source: str | None = None,
+) -> pd.DataFrame:
+    """People's verdicts of a table as a ``labels`` table, one row per (item, labeler).
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per item (repeated rows of an item with the same labeler are collapsed to
+        the first).
+    item, gold : str
+        Columns of the item and of the person's verdict.
+    outcome : mapping or callable
+        How a gold value reads from WITH's point of view (as in :func:`verdict_frame`);
+        an unreadable gold value is a ``DataError``: a label is data, not a guess.
+    labeler : str, default "gold"
+        Name of the labeler (when ``labeler_column`` is not given).
+    labeler_column : str, optional
+        Column naming the labeler.
+    replicate : str, optional
+        Column with the replicate (default 1).
+    created_at : str or Timestamp
+        When the labels were made (default: the epoch, meaning unknown).
+    note : str, optional
+        A note on every row (e.g. "majority of 3 experts, ties removed").
+    source : str, optional
+        Name used in error messages.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"q": ["q1", "q2"], "best": [1, 2]})
+    >>> labels_table(table, item="q", gold="best", outcome={1: "win", 2: "loss"})[
+    ...     ["task_id", "replicate", "labeler", "outcome"]]
+      task_id  replicate labeler outcome
+    0      q1          1    gold     win
+    1      q2          1    gold    loss
+    """
+    _require(table, [item, gold, labeler_column, replicate], source)
+    t = table.reset_index(drop=True)
+    task = _check_text(t, item, source)
+    outcomes, errors = _read_outcomes(t[gold], outcome)
+    bad = [i for i, o in enumerate(outcomes) if o is None]
+    if bad:
+        raise DataError(f"row {bad[0] + 1}: {errors[bad[0]]}", path=source, field=gold)
+    who = (
+        _check_text(t, labeler_column, source) if labeler_column else pd.Series([labeler] * len(t))
+    )
+    rep = (
+        pd.to_numeric(t[replicate]).astype(np.int64).to_numpy()
+        if replicate
+        else np.ones(len(t), dtype=np.int64)
+    )
+    when = pd.Timestamp(created_at)
+    when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
+    out = pd.DataFrame(
+        {
+            "task_id": task.astype("str"),
+            "replicate": rep,
+            "labeler": who.astype("str"),
+            "outcome": pd.Categorical(outcomes, dtype=OUTCOME_DTYPE),
+            "created_at": pd.Series([when] * len(t), dtype="datetime64[ns, UTC]"),
+            "order": pd.Categorical([None] * len(t), dtype=ORDER_DTYPE),
+            "note": pd.Series([note] * len(t), dtype="str"),
+        }
+    )
+    out = out.drop_duplicates(["task_id", "replicate", "labeler"], keep="first")
+    return out.sort_values(["task_id", "replicate", "labeler"], kind="stable").reset_index(
+        drop=True
+    )
+
+
+def from_table(
+    table: pd.DataFrame,
+    *,
+    item: str,
+    judge: str,
+    verdict: str,
+    outcome: OutcomeRule,
+    gold: str | None = None,
+    gold_outcome: OutcomeRule | None = None,
+    labeler: str = "gold",
+    **kwargs: Any,
+) -> PairwiseData:
+    """:func:`verdict_frame` and, with ``gold``, :func:`labels_table` of the same table.
+
+    ``gold_outcome`` defaults to ``outcome``; other keyword arguments go to
+    :func:`verdict_frame` (``replicate`` and ``source`` to both).
+
+    >>> table = pd.DataFrame({"q": ["q1", "q1", "q2", "q2"], "who": ["x", "y"] * 2,
+    ...                       "pick": ["1", "2", "2", "2"], "human": ["1", "1", "2", "2"]})
+    >>> data = from_table(table, item="q", judge="who", verdict="pick", gold="human",
+    ...                   outcome={"1": "win", "2": "loss"})
+    >>> len(data.frame), data.labels["outcome"].astype(str).tolist()
+    (4, ['win', 'loss'])
+    """
+    frame = verdict_frame(table, item=item, judge=judge, verdict=verdict, outcome=outcome, **kwargs)
+    labels = None
+    if gold is not None:
+        labels = labels_table(
+            table,
+            item=item,
+            gold=gold,
+            outcome=gold_outcome if gold_outcome is not None else outcome,
+            labeler=labeler,
+            replicate=kwargs.get("replicate"),
+            source=kwargs.get("source"),
+        )
+    return PairwiseData(frame=frame, labels=labels)

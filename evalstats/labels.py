@@ -1,0 +1,171 @@
+"""People's verdicts on pairs: load, validate and write the ``labels`` table.
+
+A ``labels`` file sits in a data directory beside ``tasks`` and ``runs`` (``labels.jsonl``,
+``.parquet`` or ``.csv``). One row is one person's verdict on one pair, from WITH's point of
+view: ``task_id``, ``replicate``, ``labeler``, ``outcome`` (win / tie / loss), ``created_at``,
+optional ``order`` (the order the two answers were shown in, when it was recorded) and ``note``.
+Labels drawn with :mod:`evalstats.labelsheet` also carry their sample's provenance:
+``sample_seed`` (the seed of the random draw) and ``frame_sha256`` (the hash of the pairs it was
+drawn from). Without them a label cannot be shown to come from a random sample, which
+prediction-powered inference (:func:`evalstats.stats.ppi.ppi_win_rates`) needs.
+
+Validation reuses the readers of :mod:`evalstats.records`, so a bad record raises
+:class:`~evalstats.errors.DataError` naming the file, the line (or row) and the field.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._schema import OUTCOME_DTYPE, OUTCOMES
+from .errors import DataError
+from .records import (
+    _dup_error,
+    _first_duplicate,
+    _read_raw,
+    _validate,
+    find_file,
+    write_frame_atomic,
+)
+
+__all__ = ["LABEL_FIELDS", "LABEL_KEYS", "has_provenance", "load_labels", "write_labels"]
+
+# name -> (kind, required), the kinds of evalstats.records.
+LABEL_FIELDS: dict[str, tuple[str, bool]] = {
+    "task_id": ("str", True),
+    "replicate": ("int", True),
+    "labeler": ("str", True),
+    "outcome": ("str", True),
+    "created_at": ("datetime", True),
+    "order": ("order", False),
+    "note": ("str", False),
+    "sample_seed": ("int", False),
+    "frame_sha256": ("str", False),
+}
+# One person labels one pair (in one shown order) once.
+LABEL_KEYS = ["task_id", "replicate", "labeler", "order"]
+
+
+def _typed(frame: pd.DataFrame, path: Path | None, lines: np.ndarray, unit: str) -> pd.DataFrame:
+    outcome = frame["outcome"].astype(object).map(lambda v: v.strip().lower())
+    bad = np.flatnonzero(~outcome.isin(OUTCOMES).to_numpy())
+    if bad.size:
+        i = int(bad[0])
+        reason = (
+            f"unknown outcome {frame.at[i, 'outcome']!r}; expected one of "
+            f"{', '.join(OUTCOMES)} (WITH's point of view)"
+        )
+        line = int(lines[i])
+        if unit == "line":
+            raise DataError(reason, path=path, line=line, field="outcome")
+        raise DataError(f"row {line}: {reason}", path=path, field="outcome")
+    bad_rep = np.flatnonzero(frame["replicate"].to_numpy() < 1)
+    if bad_rep.size:
+        i = int(bad_rep[0])
+        raise DataError(
+            f"replicate must be >= 1, got {frame.at[i, 'replicate']}",
+            path=path,
+            line=int(lines[i]),
+            field="replicate",
+        )
+    frame["outcome"] = pd.Categorical(outcome.to_numpy(), dtype=OUTCOME_DTYPE)
+    key = frame.assign(order=frame["order"].astype(object).fillna(""))
+    i = _first_duplicate(key, LABEL_KEYS)
+    if i is not None:
+        raise _dup_error(key, i, LABEL_KEYS, path if path is not None else Path("<labels>"), unit)
+    return frame
+
+
+def load_labels(path: str | os.PathLike[str], runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Load and validate a labels file (``DATA_DIR/labels.jsonl``, ``.parquet`` or ``.csv``).
+
+    A directory is accepted too: its ``labels`` file is read.
+
+    Parameters
+    ----------
+    path : path-like
+        The labels file, or a data directory holding one.
+    runs : DataFrame, optional
+        Runs from :func:`evalstats.load_runs`; when given, every label must name a pair
+        (task_id, replicate) that has runs.
+
+    Returns
+    -------
+    DataFrame
+        Columns of :data:`LABEL_FIELDS`; ``outcome`` has the ordered loss < tie < win dtype,
+        ``order`` the order dtype, ``created_at`` is UTC.
+
+    Raises
+    ------
+    DataError
+        Malformed record, missing or mistyped field, unknown outcome or order, a replicate
+        below 1, a duplicate (task_id, replicate, labeler, order), a pair without runs.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "labels.jsonl").write_text(
+    ...     '{"task_id": "t1", "replicate": 1, "labeler": "ann", "outcome": "win", '
+    ...     '"created_at": "2026-01-02T03:04:05Z"}\\n'
+    ...     '{"task_id": "t1", "replicate": 1, "labeler": "bob", "outcome": "Tie", '
+    ...     '"created_at": "2026-01-02T03:04:05Z"}\\n'
+    ... )
+    >>> labels = load_labels(d)
+    >>> labels["outcome"].astype(str).tolist()
+    ['win', 'tie']
+    """
+    p = Path(path)
+    if p.is_dir():
+        found = find_file(p, "labels")
+        assert found is not None
+        p = found
+    raw, lines, unit = _read_raw(p)
+    frame = _validate(raw, lines, unit, LABEL_FIELDS, p, text_source=p.suffix.lower() == ".csv")
+    frame = _typed(frame, p, lines, unit)
+    if runs is not None:
+        known = runs[["task_id", "replicate"]].drop_duplicates()
+        hit = frame[["task_id", "replicate"]].merge(known, how="left", indicator=True)
+        unknown = np.flatnonzero((hit["_merge"] == "left_only").to_numpy())
+        if unknown.size:
+            i = int(unknown[0])
+            raise DataError(
+                f"label for pair (task_id={frame.at[i, 'task_id']!r}, "
+                f"replicate={frame.at[i, 'replicate']}) that has no runs",
+                path=p,
+                line=int(lines[i]) if unit == "line" else None,
+                field="task_id",
+            )
+    return frame
+
+
+def write_labels(labels: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write a labels table atomically (format from the extension), known columns only."""
+    cols = [c for c in LABEL_FIELDS if c in labels.columns]
+    out = labels[cols].copy()
+    out["outcome"] = out["outcome"].astype(str)
+    if "order" in out.columns:
+        out["order"] = out["order"].astype(object)
+    if "created_at" in out.columns:
+        out["created_at"] = pd.to_datetime(out["created_at"], utc=True).map(
+            lambda t: t.isoformat() if not pd.isna(t) else None
+        )
+    return write_frame_atomic(out, path)
+
+
+def has_provenance(labels: pd.DataFrame) -> bool:
+    """True when every label carries a sample seed and a frame hash (drawn at random).
+
+    >>> import pandas as pd
+    >>> has_provenance(pd.DataFrame({"sample_seed": [1, 1], "frame_sha256": ["ab", "ab"]}))
+    True
+    >>> has_provenance(pd.DataFrame({"outcome": ["win"]}))
+    False
+    """
+    if len(labels) == 0 or not {"sample_seed", "frame_sha256"} <= set(labels.columns):
+        return False
+    return bool(labels["sample_seed"].notna().all() and labels["frame_sha256"].notna().all())

@@ -1,0 +1,388 @@
+"""A labelling sheet: draw a random sample of pairs for people, read their verdicts back.
+
+:func:`draw_sheet` picks ``n`` pairs uniformly at random, stratified by task (each task gets
+its proportional share of the sample, largest remainders broken at random, then pairs are
+drawn without replacement inside the task), shows each pair's two answers as "A" and "B" in a
+random order, and writes
+
+* ``sheet.csv``: ``item``, ``task_id``, ``replicate``, ``prompt``, ``canonical_answer``,
+  ``answer_a``, ``answer_b`` and the empty columns ``verdict`` (A / B / tie), ``labeler``,
+  ``note`` to be filled in. No arm names appear in it.
+* ``sheet.csv.key.json``: the blinding key and the sample's provenance: the seed, the sha256
+  of the pairs it was drawn from (:func:`pairs_sha256`), and per item the pair and its order.
+
+:func:`read_sheet` turns a filled sheet back into ``labels`` rows (WITH's point of view): the
+key is checked against the data (same pairs hash) and against a fresh draw with its seed (so a
+label set that claims to be random is one), then ``A``/``B`` is de-blinded with the recorded
+order. Pairs over their budget (``no_answer``) are never drawn: no judge sees them either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._schema import ORDERS
+from ._validate import check_positive_int
+from .errors import DataError
+from .labels import LABEL_KEYS, load_labels, write_labels
+from .records import (
+    EvalstatsWarning,
+    atomic_write,
+    find_file,
+    load_dir,
+    pair_runs,
+)
+
+__all__ = [
+    "SHEET_COLUMNS",
+    "VERDICTS",
+    "draw_sample",
+    "draw_sheet",
+    "key_path",
+    "merge_labels",
+    "pairs_sha256",
+    "read_sheet",
+]
+
+SHEET_COLUMNS = (
+    "item",
+    "task_id",
+    "replicate",
+    "prompt",
+    "canonical_answer",
+    "answer_a",
+    "answer_b",
+    "verdict",
+    "labeler",
+    "note",
+)
+VERDICTS = ("a", "b", "tie")
+# verdict -> outcome from WITH's point of view, per shown order.
+_DEBLIND = {
+    "with_first": {"a": "win", "b": "loss", "tie": "tie"},
+    "without_first": {"a": "loss", "b": "win", "tie": "tie"},
+}
+
+
+def key_path(sheet: str | os.PathLike[str]) -> Path:
+    """Where the blinding key of ``sheet`` lives: ``<sheet>.key.json``."""
+    p = Path(sheet)
+    return p.with_name(p.name + ".key.json")
+
+
+def _eligible_pairs(data_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    ds = load_dir(data_dir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalstatsWarning)
+        pairs = pair_runs(ds.runs)
+    if "over_budget" in pairs.columns:
+        pairs = pairs.loc[~pairs["over_budget"].astype(bool)]
+    tasks = ds.tasks[["task_id", "prompt", "canonical_answer"]]
+    pairs = pairs.merge(tasks, on="task_id", how="left")
+    return pairs.sort_values(["task_id", "replicate"], kind="stable").reset_index(drop=True)
+
+
+def pairs_sha256(pairs: pd.DataFrame) -> str:
+    """sha256 of the pairs a sample is drawn from: ids and both answers, in a fixed order."""
+    rows = pairs.sort_values(["task_id", "replicate"], kind="stable")
+    payload = json.dumps(
+        [
+            [str(t), int(r), str(a), str(b)]
+            for t, r, a, b in zip(
+                rows["task_id"],
+                rows["replicate"],
+                rows["with_answer"],
+                rows["without_answer"],
+                strict=True,
+            )
+        ],
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def draw_sample(pairs: pd.DataFrame, n: int, *, seed: int) -> pd.DataFrame:
+    """The stratified random sample: ``task_id``, ``replicate``, ``order``, in sheet order.
+
+    Each task gets ``n * m_t / M`` pairs (``m_t`` of its ``M`` eligible pairs), floors plus
+    the largest remainders (ties broken at random), capped at ``m_t``; inside a task the pairs
+    are a uniform draw without replacement; each shown order is a fair coin.
+
+    >>> pairs = pd.DataFrame({"task_id": list("aaabbb"), "replicate": [1, 2, 3] * 2})
+    >>> s = draw_sample(pairs, 4, seed=0)
+    >>> s["task_id"].value_counts().sort_index().tolist()
+    [2, 2]
+    """
+    n = check_positive_int(n, "n")
+    if n > len(pairs):
+        raise ValueError(f"cannot draw {n} pairs: only {len(pairs)} are eligible")
+    rng = np.random.default_rng(check_positive_int(seed, "seed", minimum=0))
+    pairs = pairs.sort_values(["task_id", "replicate"], kind="stable").reset_index(drop=True)
+    codes, tasks = pd.factorize(pairs["task_id"], sort=True)
+    m = np.bincount(codes, minlength=len(tasks))
+    share = n * m / m.sum()
+    k = np.floor(share).astype(np.int64)
+    left = n - int(k.sum())
+    if left:
+        # Largest remainders first, random among equal remainders.
+        order = np.lexsort((rng.random(len(tasks)), -(share - k)))
+        k[order[:left]] += 1
+    key = rng.random(len(pairs))
+    # Rank of each pair inside its task by a random key: the first k_t are drawn.
+    rank = pd.Series(key).groupby(codes).rank(method="first").to_numpy() - 1
+    chosen = pairs.loc[rank < k[codes], ["task_id", "replicate"]].reset_index(drop=True)
+    chosen = chosen.iloc[rng.permutation(len(chosen))].reset_index(drop=True)
+    chosen["order"] = np.asarray(ORDERS, dtype=object)[rng.integers(0, 2, len(chosen))]
+    return chosen
+
+
+def draw_sheet(
+    data_dir: str | os.PathLike[str],
+    n: int,
+    *,
+    seed: int,
+    path: str | os.PathLike[str],
+) -> pd.DataFrame:
+    """Draw ``n`` pairs of ``data_dir`` for people to label; write the sheet and its key.
+
+    Parameters
+    ----------
+    data_dir : path-like
+        A data directory with ``tasks`` and ``runs``.
+    n : int
+        Pairs to draw.
+    seed : int
+        Seed of the draw (recorded in the key and, later, in every label).
+    path : path-like
+        The sheet (CSV); the key goes to :func:`key_path` of it.
+
+    Returns
+    -------
+    DataFrame
+        The sheet as written (:data:`SHEET_COLUMNS`).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "sheet.csv"
+    >>> sheet = draw_sheet("data/sample", 6, seed=1, path=out)
+    >>> sheet.columns.tolist()[:4], len(sheet), key_path(out).exists()
+    (['item', 'task_id', 'replicate', 'prompt'], 6, True)
+    """
+    pairs = _eligible_pairs(data_dir)
+    sample = draw_sample(pairs[["task_id", "replicate"]], n, seed=seed)
+    rows = sample.merge(pairs, on=["task_id", "replicate"], how="left", validate="one_to_one")
+    first = rows["order"].to_numpy() == "with_first"
+    sheet = pd.DataFrame(
+        {
+            "item": np.arange(1, len(rows) + 1),
+            "task_id": rows["task_id"],
+            "replicate": rows["replicate"],
+            "prompt": rows["prompt"],
+            "canonical_answer": rows["canonical_answer"],
+            "answer_a": np.where(first, rows["with_answer"], rows["without_answer"]),
+            "answer_b": np.where(first, rows["without_answer"], rows["with_answer"]),
+            "verdict": "",
+            "labeler": "",
+            "note": "",
+        }
+    )
+    key = {
+        "seed": int(seed),
+        "n": int(len(sheet)),
+        "frame_sha256": pairs_sha256(pairs),
+        "data_dir": str(data_dir),
+        "drawn_at": pd.Timestamp.now(tz="UTC").isoformat(),
+        "items": [
+            {"item": int(i), "task_id": str(t), "replicate": int(r), "order": str(o)}
+            for i, t, r, o in zip(
+                sheet["item"], sheet["task_id"], sheet["replicate"], rows["order"], strict=True
+            )
+        ],
+    }
+    out = Path(path)
+    atomic_write(out, lambda fh: fh.write(sheet.to_csv(index=False).encode("utf-8")))
+    atomic_write(
+        key_path(out), lambda fh: fh.write(json.dumps(key, indent=1, ensure_ascii=False).encode())
+    )
+    return sheet
+
+
+def _read_key(path: Path) -> dict[str, Any]:
+    kp = key_path(path)
+    if not kp.exists():
+        raise DataError("the sheet's blinding key is missing (cannot de-blind)", path=kp)
+    try:
+        key = json.loads(kp.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"malformed JSON ({exc.msg})", path=kp, line=exc.lineno) from None
+    for field in ("seed", "n", "frame_sha256", "items"):
+        if field not in key:
+            raise DataError("missing required field", path=kp, field=field)
+    return key
+
+
+def read_sheet(
+    path: str | os.PathLike[str],
+    data_dir: str | os.PathLike[str],
+    *,
+    labeler: str | None = None,
+    created_at: str | pd.Timestamp | None = None,
+) -> pd.DataFrame:
+    """Turn a filled sheet into ``labels`` rows, de-blinded, with the sample's provenance.
+
+    Parameters
+    ----------
+    path : path-like
+        The filled sheet (CSV) next to its key (:func:`key_path`).
+    data_dir : path-like
+        The data directory it was drawn from (its pairs must hash as recorded).
+    labeler : str, optional
+        Name for rows whose ``labeler`` cell is empty.
+    created_at : str or Timestamp, optional
+        Time stamp of the labels (default: now, UTC).
+
+    Returns
+    -------
+    DataFrame
+        Labels (see :mod:`evalstats.labels`) with ``order`` = the order shown, and
+        ``sample_seed`` and ``frame_sha256`` from the key. Rows with an empty ``verdict`` are
+        left out (``attrs["unlabelled"]`` counts them).
+
+    Raises
+    ------
+    DataError
+        The key is missing or does not match the data or a redraw with its seed; a row's
+        item, task or replicate differs from the key; a verdict other than A, B or tie; no
+        labeler. Messages name the sheet, its line and the field.
+    """
+    p = Path(path)
+    key = _read_key(p)
+    pairs = _eligible_pairs(data_dir)
+    digest = pairs_sha256(pairs)
+    if digest != key["frame_sha256"]:
+        raise DataError(
+            f"the pairs of {data_dir} (sha256 {digest[:12]}…) are not the ones this sheet was "
+            f"drawn from ({str(key['frame_sha256'])[:12]}…)",
+            path=key_path(p),
+            field="frame_sha256",
+        )
+    redraw = draw_sample(pairs[["task_id", "replicate"]], int(key["n"]), seed=int(key["seed"]))
+    recorded = pd.DataFrame(key["items"])
+    same = (
+        len(recorded) == len(redraw)
+        and (
+            recorded[["task_id", "replicate", "order"]].astype(str).to_numpy()
+            == redraw[["task_id", "replicate", "order"]].astype(str).to_numpy()
+        ).all()
+    )
+    if not same:
+        raise DataError(
+            f"the key's items are not the draw of seed {key['seed']}: not a random sample",
+            path=key_path(p),
+            field="items",
+        )
+    try:
+        sheet = pd.read_csv(p, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, UnicodeDecodeError, FileNotFoundError) as exc:
+        raise DataError(f"unreadable CSV: {exc}", path=p) from None
+    missing = [c for c in ("item", "task_id", "replicate", "verdict") if c not in sheet.columns]
+    if missing:
+        raise DataError(f"sheet lacks column(s) {missing}", path=p, field=missing[0])
+    by_item = {int(it["item"]): it for it in key["items"]}
+    when = pd.Timestamp.now(tz="UTC") if created_at is None else pd.Timestamp(created_at)
+    when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
+    out: list[dict[str, Any]] = []
+    unlabelled = 0
+    for i, row in enumerate(sheet.to_dict(orient="records")):
+        line = i + 2  # header is line 1
+
+        def fail(field: str, reason: str, line: int = line) -> DataError:
+            return DataError(reason, path=p, line=line, field=field)
+
+        try:
+            item = int(row["item"])
+        except ValueError:
+            raise fail("item", f"expected an integer, got {row['item']!r}") from None
+        entry = by_item.get(item)
+        if entry is None:
+            raise fail("item", f"item {item} is not in the sheet's key")
+        for field in ("task_id", "replicate"):
+            if str(row[field]).strip() != str(entry[field]):
+                raise fail(field, f"{row[field]!r} differs from the key's {entry[field]!r}")
+        verdict = str(row["verdict"]).strip().lower()
+        if verdict == "":
+            unlabelled += 1
+            continue
+        if verdict not in VERDICTS:
+            raise fail("verdict", f"expected A, B or tie, got {row['verdict']!r}")
+        who = str(row.get("labeler", "")).strip() or labeler
+        if not who:
+            raise fail("labeler", "missing labeler (fill the column or pass labeler=)")
+        note = str(row.get("note", "")).strip() or None
+        out.append(
+            {
+                "task_id": entry["task_id"],
+                "replicate": int(entry["replicate"]),
+                "labeler": who,
+                "outcome": _DEBLIND[entry["order"]][verdict],
+                "created_at": when,
+                "order": entry["order"],
+                "note": note,
+                "sample_seed": int(key["seed"]),
+                "frame_sha256": str(key["frame_sha256"]),
+            }
+        )
+    labels = pd.DataFrame(
+        out,
+        columns=[
+            "task_id",
+            "replicate",
+            "labeler",
+            "outcome",
+            "created_at",
+            "order",
+            "note",
+            "sample_seed",
+            "frame_sha256",
+        ],
+    )
+    labels.attrs["unlabelled"] = unlabelled
+    labels.attrs["source"] = str(p)
+    return labels
+
+
+def merge_labels(data_dir: str | os.PathLike[str], new: pd.DataFrame) -> Path:
+    """Add ``new`` labels to ``DATA_DIR/labels.*`` (created as labels.jsonl); validated.
+
+    A label already present with the same (task_id, replicate, labeler, order) is an error,
+    not an overwrite: nothing is lost.
+    """
+    d = Path(data_dir)
+    existing_path = find_file(d, "labels", required=False)
+    target = existing_path if existing_path is not None else d / "labels.jsonl"
+    frames = [new]
+    if existing_path is not None:
+        frames.insert(0, load_labels(existing_path))
+    merged = pd.concat(frames, ignore_index=True) if len(frames) > 1 else new
+    key = merged.assign(order=merged["order"].astype(object).fillna(""))
+    dup = key.duplicated(LABEL_KEYS, keep="first").to_numpy()
+    if dup.any():
+        r = key.loc[dup].iloc[0]
+        raise DataError(
+            f"label for (task_id={r['task_id']!r}, replicate={r['replicate']}, "
+            f"labeler={r['labeler']!r}, order={r['order']!r}) already present",
+            path=target,
+            field="labeler",
+        )
+    write_labels(merged, target)
+    load_labels(target)  # what was written must read back
+    return target

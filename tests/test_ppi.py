@@ -1,0 +1,135 @@
+"""ppi_win_rates against a direct implementation of the PPI / PPI++ mean estimator."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalstats.records import EvalstatsWarning
+from evalstats.stats.ppi import ppi_win_rates
+
+OUT = np.array(["loss", "tie", "win"])
+NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
+
+
+def _simulate(seed: int, n_tasks: int = 40, reps: int = 5, n_lab: int = 60, bias: float = 0.1):
+    rng = np.random.default_rng(seed)
+    task = np.repeat([f"t{i:03d}" for i in range(n_tasks)], reps)
+    rep = np.tile(np.arange(1, reps + 1), n_tasks)
+    shift = rng.normal(0, 0.8, n_tasks)[np.repeat(np.arange(n_tasks), reps)]
+    human = np.digitize(shift + rng.normal(0, 1, len(task)), [-0.5, 0.5])
+    # The judge mostly agrees, and turns some non-wins into wins (biased toward WITH).
+    judged = np.where(rng.random(len(task)) < 0.85, human, rng.integers(0, 3, len(task)))
+    judged = np.where((judged != 2) & (rng.random(len(task)) < bias / 0.6), 2, judged)
+    frame = pd.DataFrame(
+        {
+            "task_id": task,
+            "replicate": rep,
+            "judge": "j",
+            "rubric": "with-without",
+            "status": "ok",
+            "outcome": OUT[judged],
+        }
+    )
+    pick = rng.choice(len(task), size=n_lab, replace=False)
+    labels = pd.DataFrame(
+        {
+            "task_id": task[pick],
+            "replicate": rep[pick],
+            "labeler": "ann",
+            "outcome": OUT[human[pick]],
+            "sample_seed": seed,
+            "frame_sha256": "abc",
+        }
+    )
+    return frame, labels, human, judged, pick
+
+
+def _values(codes: np.ndarray) -> np.ndarray:
+    """Per-pair (win, tie, loss, net, score) from outcome codes 0/1/2, written out directly."""
+    win = (codes == 2).astype(float)
+    tie = (codes == 1).astype(float)
+    loss = (codes == 0).astype(float)
+    return np.column_stack([win, tie, loss, win - loss, win + tie / 2])
+
+
+def _direct_ppi(y: np.ndarray, f_lab: np.ndarray, f_all: np.ndarray, lam=None) -> np.ndarray:
+    """theta = lam * mean(f over all) + mean(y - lam * f over labelled), one lam per column."""
+    out = []
+    for j in range(y.shape[1]):
+        yj, flj, fuj = y[:, j], f_lab[:, j], f_all[:, j]
+        if lam is None:
+            cov = np.mean(yj * flj) - yj.mean() * flj.mean()
+            var = np.var(fuj)
+            lj = float(np.clip(cov / var, 0, 1)) if var > 1e-12 else 0.0
+        else:
+            lj = lam
+        out.append(lj * fuj.mean() + np.mean(yj - lj * flj))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("lam", [None, 1.0, 0.0, 0.4])
+def test_estimate_equals_direct_ppi(lam) -> None:
+    frame, labels, human, judged, pick = _simulate(seed=11)
+    res = ppi_win_rates(frame, labels, judge="j", lam=lam, n_resamples=200, rng=0).iloc[0]
+    expected = _direct_ppi(_values(human[pick]), _values(judged[pick]), _values(judged), lam)
+    got = np.array([res[n] for n in NAMES])
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    labels_only = _values(human[pick]).mean(axis=0)
+    np.testing.assert_allclose([res[f"{n}_labels_only"] for n in NAMES], labels_only, atol=1e-12)
+    judge_only = _values(judged).mean(axis=0)
+    np.testing.assert_allclose([res[f"{n}_judge_only"] for n in NAMES], judge_only, atol=1e-12)
+    if lam == 0.0:
+        np.testing.assert_allclose(got, labels_only, atol=1e-12)
+
+
+def test_bootstrap_se_matches_the_ppi_clt_formula_for_iid_pairs() -> None:
+    # One pair per task: the cluster bootstrap is an ordinary bootstrap and its SE must match
+    # the PPI central-limit SE sqrt(var(f)/N + var(y - f)/n) (lam = 1), N >> n.
+    frame, labels, human, judged, pick = _simulate(seed=4, n_tasks=3000, reps=1, n_lab=300)
+    res = ppi_win_rates(frame, labels, judge="j", lam=1.0, n_resamples=2000, rng=5).iloc[0]
+    y, fl, fu = _values(human[pick]), _values(judged[pick]), _values(judged)
+    clt = np.sqrt(fu.var(axis=0, ddof=1) / len(fu) + (y - fl).var(axis=0, ddof=1) / len(y))
+    got = np.array([res[f"{n}_se"] for n in NAMES])
+    np.testing.assert_allclose(got, clt, rtol=0.12)
+    for n in NAMES:
+        assert res[f"{n}_ci_low"] < res[n] < res[f"{n}_ci_high"]
+
+
+def test_tuned_ppi_gains_over_labels_and_corrects_the_bias() -> None:
+    frame, labels, human, judged, pick = _simulate(seed=8, n_tasks=60, n_lab=120, bias=0.15)
+    res = ppi_win_rates(frame, labels, judge="j", n_resamples=2000, rng=1).iloc[0]
+    truth = (human == 2).mean()
+    assert res["win_rate_judge_only"] - truth > 0.08  # the judge alone is biased
+    assert res["win_rate_ci_low"] < truth < res["win_rate_ci_high"]
+    assert res["win_rate_ess_gain"] > 1.0
+    assert res["win_rate_n_effective"] == pytest.approx(120 * res["win_rate_ess_gain"])
+    assert 0 < res["win_rate_lambda"] <= 1
+    assert res["random_sample"]
+    assert res["estimand"] == "human"
+    # A judge that agrees with people more is worth more labels.
+    frame, labels, *_ = _simulate(seed=8, n_tasks=60, n_lab=60, bias=0.0)
+    good = ppi_win_rates(frame, labels, judge="j", n_resamples=2000, rng=1).iloc[0]
+    assert good["win_rate_ess_gain"] > 1.5
+
+
+def test_warnings_for_few_or_non_random_labels() -> None:
+    frame, labels, *_ = _simulate(seed=2, n_lab=10)
+    with pytest.warns(EvalstatsWarning, match="only 10 labelled pairs"):
+        ppi_win_rates(frame, labels, judge="j", n_resamples=100, rng=0)
+    frame, labels, *_ = _simulate(seed=2, n_lab=40)
+    with pytest.warns(EvalstatsWarning, match="no sheet provenance"):
+        res = ppi_win_rates(
+            frame, labels.drop(columns=["sample_seed"]), judge="j", n_resamples=100, rng=0
+        )
+    assert not res["random_sample"].item()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalstatsWarning)
+        ppi_win_rates(frame, labels, judge="j", n_resamples=100, rng=0)
+    with pytest.raises(ValueError, match="judge 'nobody'"):
+        ppi_win_rates(frame, labels, judge="nobody")
+    with pytest.raises(ValueError, match="lam"):
+        ppi_win_rates(frame, labels, judge="j", lam=1.5)
