@@ -42,6 +42,10 @@ _LAZY: dict[str, str] = {
     "plan_calls": ".judging",
     "read_journal": ".judging",
     "run_judges": ".judging",
+    "load_labels": ".labels",
+    "write_labels": ".labels",
+    "draw_sheet": ".labelsheet",
+    "read_sheet": ".labelsheet",
     "Dataset": ".records",
     "EvalstatsWarning": ".records",
     "load_dir": ".records",
@@ -125,6 +129,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs
     from .errors import DataError, EvalstatsError, ParseError
     from .frames import verdict_frame, wide_by_judge
     from .judging import Journal, JudgeSpec, parse_judge, plan_calls, read_journal, run_judges
+    from .labels import load_labels, write_labels
+    from .labelsheet import draw_sheet, read_sheet
     from .records import (
         Dataset,
         EvalstatsWarning,

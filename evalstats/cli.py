@@ -2,8 +2,8 @@
 
 The top level imports only the standard library: ``evalstats --version`` and ``evalstats
 --help`` load neither pandas nor numpy. Each subcommand imports what it needs when it runs,
-and the subcommands whose parsers live with their own (heavy) code, ``judge``, ``import`` and
-``report``, are listed by their help text and registered for real only when one of them is
+and the subcommands whose parsers live with their own (heavy) code, ``judge``, ``import``,
+``label`` and ``report``, are listed by their help text and registered for real only when one of them is
 chosen.
 """
 
@@ -136,6 +136,12 @@ def _register_import(subparsers: Any) -> argparse.ArgumentParser:
     return register(subparsers)
 
 
+def _register_label(subparsers: Any) -> argparse.ArgumentParser:
+    from ._label_cli import register
+
+    return register(subparsers)
+
+
 def _register_report(subparsers: Any) -> argparse.ArgumentParser:
     from .report import register
 
@@ -149,6 +155,10 @@ _HOOKED: dict[str, tuple[str, Callable[[Any], argparse.ArgumentParser]]] = {
     "import": (
         "import inspect_ai logs, Claude Code outputs or any table as tasks/runs",
         _register_import,
+    ),
+    "label": (
+        "draw a labelling sheet of random pairs, or read a filled one into labels",
+        _register_label,
     ),
     "report": ("render the self-contained HTML report of a data directory", _register_report),
 }

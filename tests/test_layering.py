@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 # new module has to be placed deliberately.
 RANK: dict[str, int] = {
     "cli": 90,  # the console script: may import everything below
+    "_label_cli": 85,  # the `evalstats label` subcommand, hooked into cli
     # Everything after the statistics (issue 9 turns results.py and report.py into report/).
     "report": 80,
     "results": 80,
@@ -48,6 +49,8 @@ RANK: dict[str, int] = {
     "tokens": 30,
     "records": 30,
     "importers": 30,
+    "labels": 30,  # people's verdicts on pairs: a records table (DESIGN.md)
+    "labelsheet": 30,  # draws pairs for people and reads their sheet back into labels
     # The shared bottom modules: argument checks and the one disagreement rule.
     "_validate": 20,
     "_disagreement": 20,
@@ -70,6 +73,9 @@ SAME_RANK: frozenset[tuple[str, str]] = frozenset(
         ("judging", "records"),
         ("judging", "tokens"),
         ("records", "tokens"),  # load_runs(tasks=...) counts tokens and applies budgets
+        ("labels", "records"),  # validated with the records loaders' rules
+        ("labelsheet", "records"),
+        ("labelsheet", "labels"),
         ("_schema", "errors"),
     }
 )

@@ -8,10 +8,15 @@ columns), so every statistic of :mod:`evalstats.stats` applies to it.
 * :mod:`evalstats.adapters.alpaca_eval` — AlpacaEval judge annotations
   (``annotations.json``), with the leaderboard columns recomputed by the
   package's own statistics.
+* :mod:`evalstats.adapters.pairwise` — any table of pairwise verdicts (item, sides, judge,
+  verdict, optional order and gold) as a verdict frame and a labels table.
+* :mod:`evalstats.adapters.llmbar` — LLMBar's ``Dataset/<subset>`` layout (gold labels, both
+  orders, six judges) and its published accuracy / positional agreement.
+* :mod:`evalstats.adapters.pandalm` — PandaLM's test set (three annotators, two judges).
 """
 
 from __future__ import annotations
 
-from . import alpaca_eval
+from . import alpaca_eval, llmbar, pairwise, pandalm
 
-__all__ = ["alpaca_eval"]
+__all__ = ["alpaca_eval", "llmbar", "pairwise", "pandalm"]

@@ -23,6 +23,7 @@ from .agreement import (
 from .cost import COST_METRICS, agent_spend, cost_ratios, judge_spend
 from .coverage import coverage_study
 from .dimensions import dimension_means
+from .gold import GoldResult, gold_labels, judge_vs_gold, labeler_agreement
 from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
 from .means import CLUSTER_MEAN_METHODS, cluster_mean
 from .power import (
@@ -36,6 +37,7 @@ from .power import (
     solve_power,
     tasks_needed,
 )
+from .ppi import PPI_METHODS, ppi_win_rates
 from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
 from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, position_bias, win_rates
 
@@ -44,6 +46,7 @@ __all__ = [
     "BOOTSTRAP_METHODS",
     "CLUSTER_MEAN_METHODS",
     "COST_METRICS",
+    "PPI_METHODS",
     "DEFAULT_METHOD",
     "RATE_NAMES",
     "SEED_DISAGREEMENT_TRIGGER",
@@ -52,6 +55,7 @@ __all__ = [
     "BootstrapResult",
     "CohenKappaResult",
     "FleissKappaResult",
+    "GoldResult",
     "KrippendorffAlphaResult",
     "PowerResult",
     "ProportionCI",
@@ -65,11 +69,14 @@ __all__ = [
     "cost_ratios",
     "coverage_study",
     "dimension_means",
+    "gold_labels",
     "fleiss_kappa",
     "gwet_ac1",
     "judge_agreement",
+    "judge_vs_gold",
     "judge_spend",
     "krippendorff_alpha",
+    "labeler_agreement",
     "mde_curve",
     "min_detectable_net_win",
     "outcome_icc",
@@ -78,6 +85,7 @@ __all__ = [
     "position_bias",
     "power_curve",
     "power_net_win",
+    "ppi_win_rates",
     "proportion_ci",
     "ratings_to_counts",
     "scott_pi",
