@@ -14,6 +14,7 @@ figures survive greyscale printing.
 from __future__ import annotations
 
 import functools
+import io
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -43,6 +44,7 @@ __all__ = [
     "plot_length_bias",
     "plot_power_curve",
     "plot_task_heatmap",
+    "render_figure",
     "save_figure",
 ]
 
@@ -1202,31 +1204,60 @@ def save_figure(
         raise ValueError(f"formats must be among png, svg, pdf, got {list(formats)}")
     out = Path(out_dir)
     paths = []
+    for fmt, data in render_figure(fig, dpi=dpi, formats=formats).items():
+        path = out / f"{name}.{fmt}"
+        atomic_write(path, lambda fh, data=data: fh.write(data))
+        # The atomic writer's temporary file is private (0600); figures are for sharing.
+        path.chmod(0o644)
+        paths.append(path)
+    return paths
+
+
+def render_figure(
+    fig: Figure, *, dpi: int = 300, formats: Sequence[str] = ("png", "svg")
+) -> dict[str, bytes]:
+    """The bytes of ``fig`` in each format, laid out once (what :func:`save_figure` writes).
+
+    The layout (constrained, then the tight bounding box) is computed once and then frozen,
+    so each format costs one draw instead of a layout pass and two draws; the bytes are the
+    same whenever the same figure is rendered (no dates or versions in the metadata).
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(); _ = fig.subplots().plot([1, 2])
+    >>> out = render_figure(fig)
+    >>> sorted(out), out["png"][:4]
+    (['png', 'svg'], b'\x89PNG')
+    """
     # Metadata without dates or versions: the same figure gives the same bytes.
     metadata = {
         "png": {"Software": None},
         "svg": {"Date": None, "Creator": None},
         "pdf": {"CreationDate": None, "Producer": None, "Creator": None},
     }
+    out: dict[str, bytes] = {}
     with matplotlib.rc_context(_STYLE):
         # Constrained layout moves axes by float noise on the first draws; settle it so
         # that the same figure gives the same bytes whenever it is saved.
         fig.draw_without_rendering()
         fig.draw_without_rendering()
-        for fmt in formats:
-            path = out / f"{name}.{fmt}"
-            atomic_write(
-                path,
-                lambda fh, fmt=fmt: fig.savefig(
-                    fh,
+        bbox = fig.get_tightbbox().padded(matplotlib.rcParams["savefig.pad_inches"])
+        engine = fig.get_layout_engine()
+        fig.set_layout_engine("none")  # keeps the settled positions for every format
+        try:
+            for fmt in formats:
+                buf = io.BytesIO()
+                fig.savefig(
+                    buf,
                     format=fmt,
                     dpi=int(dpi),
-                    bbox_inches="tight",
+                    bbox_inches=bbox,
                     facecolor="white",
                     metadata=metadata[fmt],
-                ),
-            )
-            # The atomic writer's temporary file is private (0600); figures are for sharing.
-            path.chmod(0o644)
-            paths.append(path)
-    return paths
+                )
+                out[fmt] = buf.getvalue()
+        finally:
+            if engine is not None:
+                fig.set_layout_engine(engine)
+    return out

@@ -56,7 +56,6 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
     for extra in (d / ae.LEADERBOARD_FILE, d / "truth.json"):
         if extra.exists():
             inputs.append(extra)
-    seq_agreement, seq_se = np.random.SeedSequence(params["seed"]).spawn(2)
     return Loaded(
         frame=f,
         inputs=inputs,
@@ -66,11 +65,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
             "baselines": sorted(f["baseline"].astype(str).unique()),
             "annotators": sorted(f["judge"].astype(str).unique()),
         },
-        extra={
-            "published": pub[0] if pub is not None else None,
-            "seed_agreement": seq_agreement,
-            "seed_standard_errors": seq_se,
-        },
+        extra={"published": pub[0] if pub is not None else None},
     )
 
 
@@ -85,6 +80,12 @@ def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
         "length_measure": LENGTH_MEASURE,
         "rel_tolerance": REL_TOLERANCE,
     }
+
+
+def _seeds(ctx: Context) -> list[np.random.SeedSequence]:
+    """The agreement's and the standard errors' seeds: two children of the one seed (fresh
+    on every computation: spawning is stateful)."""
+    return np.random.SeedSequence(ctx.seed).spawn(2)
 
 
 def _leaderboard(ctx: Context) -> dict[str, Any]:
@@ -108,7 +109,7 @@ def _agreement(ctx: Context) -> dict[str, Any]:
             ctx.frame,
             confidence=ctx.confidence,
             n_resamples=ctx.n_resamples,
-            rng=np.random.default_rng(ctx.extra["seed_agreement"]),
+            rng=np.random.default_rng(_seeds(ctx)[0]),
         )
     except ValueError as exc:  # a single annotator per model: nothing to compare
         raise Unavailable(str(exc)) from None
@@ -181,7 +182,7 @@ def _standard_errors(ctx: Context) -> dict[str, Any]:
         clusterings=clusterings,
         confidence=ctx.confidence,
         n_resamples=ctx.n_resamples,
-        seed=ctx.extra["seed_standard_errors"],
+        seed=_seeds(ctx)[1],
         estimate="win_rate",
         iid_note="AlpacaEval's pandas sem, records independent",
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import os
 import pickle
 from collections.abc import Sequence
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from ..records import atomic_write
 
 __all__ = [
     "geomean_ci",
@@ -34,6 +35,9 @@ __all__ = [
 
 # Free text (judge reasoning and raw output, audit details): wrapped in a bounded column.
 _LONG_TEXT = frozenset({"reasoning", "raw", "detail", "parse_error", "rule"})
+# Figures are written at the publication resolution and shown at the size of a 110-dpi image.
+_FILE_DPI = 300
+_SHOWN_DPI = 110
 
 
 # --------------------------------------------------------------------------------------------
@@ -236,12 +240,27 @@ def show_figure(
         _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
         return
     fig = func(*args, **kwargs)
+    # One raster and one vector rendering per figure: the 300-dpi PNG that is written is the
+    # one shown (at the size a 110-dpi image would have, sharp on high-density screens).
+    images = plots.render_figure(fig, dpi=_FILE_DPI, formats=("png", "svg"))
     if output_dir is not None:
-        plots.save_figure(fig, Path(output_dir) / "figures", name)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    png = base64.b64encode(buf.getvalue()).decode("ascii")
-    display({"image/png": png, "text/plain": alt or f"figure {name}"}, raw=True)
+        figures = Path(output_dir) / "figures"
+        for fmt, data in images.items():
+            path = figures / f"{name}.{fmt}"
+            atomic_write(path, lambda fh, data=data: fh.write(data))
+            path.chmod(0o644)  # figures are for sharing (the temporary file was 0600)
+    width = round(_png_width(images["png"]) * _SHOWN_DPI / _FILE_DPI)
+    png = base64.b64encode(images["png"]).decode("ascii")
+    display(
+        {"image/png": png, "text/plain": alt or f"figure {name}"},
+        metadata={"image/png": {"width": width}},
+        raw=True,
+    )
+
+
+def _png_width(data: bytes) -> int:
+    """Pixel width from a PNG's IHDR chunk (bytes 16-20)."""
+    return int.from_bytes(data[16:20], "big")
 
 
 def geomean_ci(results: Any) -> dict[str, tuple[float, float]] | None:

@@ -29,12 +29,14 @@ __all__ = [
     "REPORT_KINDS",
     "Context",
     "Loaded",
+    "Prepared",
     "ReportError",
     "ReportKind",
     "Section",
     "Unavailable",
     "compute",
     "detect_kind",
+    "prepare",
 ]
 
 
@@ -205,11 +207,80 @@ def compute(
     >>> res.tables["headline"][["rubric", "judge", "n"]].shape
     (4, 3)
     """
-    import numpy as np
+    prepared = prepare(kind, data_dir, frame=frame, **params)
+    return prepared.compute(prepared.spec.pages if pages is None else pages)
 
-    from ._provenance import is_simulated, provenance
-    from ._results import Results, tidy
 
+@dataclass
+class Prepared:
+    """A kind's validated parameters and its data, loaded once; :meth:`compute` computes
+    the sections of some pages from them (the renderer computes page by page, so that the
+    kernel displays one page while the next is computed)."""
+
+    spec: ReportKind
+    data_dir: Path
+    params: dict[str, Any]
+    loaded: Loaded
+
+    def compute(self, pages: Sequence[str]):
+        """The :class:`~evalstats.report.Results` of ``pages`` (sections in kind order)."""
+        import numpy as np
+
+        from ._provenance import is_simulated, provenance
+        from ._results import Results, tidy
+
+        spec, p, loaded = self.spec, self.params, self.loaded
+        bad = sorted(set(pages) - set(spec.pages))
+        if bad:
+            raise ReportError(
+                f"unknown page(s) {', '.join(bad)}; {spec.name} has {', '.join(spec.pages)}"
+            )
+        ctx = Context(
+            data_dir=self.data_dir,
+            frame=loaded.frame,
+            extra=loaded.extra,
+            confidence=p["confidence"],
+            n_resamples=p["n_resamples"],
+            seed=p["seed"],
+            params=p,
+            # Each computation starts its own generator from the seed: a page's numbers do
+            # not depend on which other pages are computed, or in which order.
+            rng=np.random.default_rng(p["seed"]),
+        )
+        unavailable: dict[str, str] = {}
+        for section in spec.sections():
+            if section.page not in pages:
+                continue
+            try:
+                produced = section.compute(ctx)
+            except Unavailable as why:
+                produced = {section.name: why}
+            for name, value in produced.items():
+                if isinstance(value, Unavailable):
+                    unavailable[name] = str(value)
+                else:
+                    ctx.tables[name] = value
+        return Results(
+            tables={k: tidy(v) for k, v in ctx.tables.items()},
+            provenance=provenance(
+                self.data_dir,
+                loaded.inputs,
+                seed=p["seed"],
+                n_resamples=p["n_resamples"],
+                confidence=p["confidence"],
+                describe=loaded.describe,
+            ),
+            parameters=spec.describe_parameters(p),
+            simulated=is_simulated(self.data_dir),
+            unavailable=unavailable,
+            frame=loaded.frame,
+        )
+
+
+def prepare(
+    kind: str, data_dir: str | os.PathLike[str], *, frame: Any = None, **params: Any
+) -> Prepared:
+    """Validate the parameters of report ``kind`` and load its data once."""
     if kind not in REPORT_KINDS:
         raise ReportError(f"unknown report kind {kind!r}; known: {', '.join(REPORT_KINDS)}")
     spec = REPORT_KINDS[kind]
@@ -219,51 +290,8 @@ def compute(
     p = {k: spec.parameters[k] for k in spec.user_parameters} | dict(params)
     p["confidence"] = check_confidence(p["confidence"])
     p["n_resamples"] = check_positive_int(p["n_resamples"], "n_resamples")
-    wanted = spec.pages if pages is None else list(pages)
-    bad = sorted(set(wanted) - set(spec.pages))
-    if bad:
-        raise ReportError(f"unknown page(s) {', '.join(bad)}; {kind} has {', '.join(spec.pages)}")
-
     d = Path(data_dir)
-    loaded = spec.load(d, p, frame)
-    ctx = Context(
-        data_dir=d,
-        frame=loaded.frame,
-        extra=loaded.extra,
-        confidence=p["confidence"],
-        n_resamples=p["n_resamples"],
-        seed=p["seed"],
-        params=p,
-        rng=np.random.default_rng(p["seed"]),
-    )
-    unavailable: dict[str, str] = {}
-    for section in spec.sections():
-        if section.page not in wanted:
-            continue
-        try:
-            produced = section.compute(ctx)
-        except Unavailable as why:
-            produced = {section.name: why}
-        for name, value in produced.items():
-            if isinstance(value, Unavailable):
-                unavailable[name] = str(value)
-            else:
-                ctx.tables[name] = value
-    return Results(
-        tables={k: tidy(v) for k, v in ctx.tables.items()},
-        provenance=provenance(
-            d,
-            loaded.inputs,
-            seed=p["seed"],
-            n_resamples=p["n_resamples"],
-            confidence=p["confidence"],
-            describe=loaded.describe,
-        ),
-        parameters=spec.describe_parameters(p),
-        simulated=is_simulated(d),
-        unavailable=unavailable,
-        frame=loaded.frame,
-    )
+    return Prepared(spec=spec, data_dir=d, params=p, loaded=spec.load(d, p, frame))
 
 
 def _lazy(module: str, name: str) -> Callable[..., Any]:

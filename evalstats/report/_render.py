@@ -34,7 +34,8 @@ import pickle
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ __all__ = ["execute_notebooks", "notebook_path", "render_report"]
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # What every report notebook displays with: imported by the kernel as it starts, while this
 # process computes the numbers (the two run side by side).
-_PRELOAD = "import pandas, matplotlib.pyplot, evalstats.plots, evalstats.report._display"
+_PRELOAD = "import pandas, evalstats.plots, evalstats.report._display"
 
 
 def notebook_path(name: str) -> Path:
@@ -118,11 +119,13 @@ class _Kernel:
         )
 
     def close(self, client: Any = None) -> None:
+        """Stop the client's channels and the kernel (again: a no-op)."""
         try:
             if client is not None and getattr(client, "kc", None) is not None:
                 client.kc.stop_channels()
         finally:
-            self._run_sync(self.km.shutdown_kernel)(now=True)
+            if self.km.has_kernel:
+                self._run_sync(self.km.shutdown_kernel)(now=True)
 
 
 def execute_notebooks(
@@ -132,13 +135,18 @@ def execute_notebooks(
     cwd: Path,
     timeout: int,
     log: Any,
+    before_page: Callable[[int], None] | None = None,
 ) -> list[Any]:
     """Execute ``notebooks`` one after the other in ``kernel`` (one process for all pages).
 
     They run as one notebook, cut back into the pages afterwards; each page starts with its
     own parameters and imports, so nothing carries over that a page does not set itself.
-    Raises :class:`ReportError` naming the notebook and cell that failed.
+    ``before_page(k)`` is called (in a worker thread) before page ``k``'s first cell: the
+    renderer waits there for that page's numbers. Raises ``_CellFailed`` naming the
+    notebook and cell that failed.
     """
+    import asyncio
+
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -148,12 +156,20 @@ def execute_notebooks(
         bounds.append((len(cells), len(cells) + len(nb.cells)))
         cells.extend(nb.cells)
     combined = nbformat.v4.new_notebook(cells=cells, metadata=notebooks[0].metadata)
+    starts = {lo: k for k, (lo, _) in enumerate(bounds)}
+
+    async def on_cell_start(cell: Any, cell_index: int) -> None:
+        if before_page is not None and cell_index in starts:
+            # Off the event loop, so the kernel's messages keep flowing while we wait.
+            await asyncio.to_thread(before_page, starts[cell_index])
+
     client = NotebookClient(
         combined,
         km=kernel.km,
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": os.fspath(cwd)}},
+        on_cell_start=on_cell_start,
     )
     try:
         client.execute()
@@ -213,6 +229,56 @@ def _check_self_contained(text: str, page: str) -> None:
         raise ReportError(f"{page} is not self-contained or not inert: {', '.join(found[:3])}")
 
 
+class _Pages:
+    """Each page's numbers, computed in order and handed to its notebook as a pickle.
+
+    Page 0 is computed before the notebooks start; the others in a worker thread while the
+    kernel displays the pages before them (and the thread then loads the HTML converter).
+    """
+
+    def __init__(self, names: Sequence[str], tmp: Path) -> None:
+        self.names = list(names)
+        self.files = [tmp / f"{name}.pickle" for name in self.names]
+        self.results: list[Any] = [None] * len(self.names)
+        self._done = [threading.Event() for _ in self.names]
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def compute(self, prepared: Any, k: int) -> None:
+        res = prepared.compute([self.names[k]])
+        with self.files[k].open("wb") as fh:
+            pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        self.results[k] = res
+        self._done[k].set()
+
+    def start(self, prepared: Any) -> None:
+        def work() -> None:
+            try:
+                for k in range(1, len(self.names)):
+                    self.compute(prepared, k)
+                from . import _html  # noqa: F401 - warm: its markdown converter is slow to load
+            except BaseException as exc:  # handed to the waiting side
+                self._error = exc
+                for done in self._done:
+                    done.set()
+
+        self._thread = threading.Thread(target=work, name="evalstats-report-pages", daemon=True)
+        self._thread.start()
+
+    def wait(self, k: int) -> None:
+        self._done[k].wait()
+        if self._error is not None:
+            raise self._error
+
+    def wait_all(self) -> None:
+        for k in range(len(self.names)):
+            self.wait(k)
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+
 def _spec(data: Path, kind: str | None, params: Mapping[str, Any]) -> ReportKind:
     if kind is not None and kind not in REPORT_KINDS:
         raise ReportError(f"unknown report kind {kind!r}; known: {', '.join(REPORT_KINDS)}")
@@ -262,8 +328,9 @@ def render_report(
     Path
         ``out_dir/index.html``.
     """
+    from ..records import atomic_write
     from . import _html
-    from ._kinds import compute
+    from ._kinds import prepare
 
     params = dict(params or {})
     data = Path(data_dir)
@@ -283,27 +350,29 @@ def render_report(
         # The kernel's own log (transport warnings, shutdown notices) is kept out of the
         # user's terminal and shown only if a notebook fails.
         kernel = _Kernel(_kernel_env(Path(tmp)), cwd, log)
+        pages = _Pages(spec.pages, Path(tmp))
         try:
-            results = compute(spec.name, data, **params)
-            results.write(out)
-            results_file = Path(tmp) / "results.pickle"
-            with results_file.open("wb") as fh:
-                pickle.dump(results, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        except BaseException:
-            kernel.close()
-            raise
-        nb_params = {
-            **spec.parameters,
-            **params,
-            "data_dir": _relative(data, cwd),
-            "output_dir": _relative(out, cwd),
-            "results_file": os.fspath(results_file),
-        }
-        for nb in notebooks:
-            _parameterize(nb, nb_params)
-        try:
+            prepared = prepare(spec.name, data, **params)
+            pages.compute(prepared, 0)  # the first page's numbers, before its notebook runs
+            pages.start(prepared)  # the others while the kernel shows the first
+            for k, nb in enumerate(notebooks):
+                _parameterize(
+                    nb,
+                    {
+                        **spec.parameters,
+                        **params,
+                        "data_dir": _relative(data, cwd),
+                        "output_dir": _relative(out, cwd),
+                        "results_file": os.fspath(pages.files[k]),
+                    },
+                )
             executed = execute_notebooks(
-                notebooks, kernel=kernel, cwd=cwd, timeout=timeout, log=log
+                notebooks,
+                kernel=kernel,
+                cwd=cwd,
+                timeout=timeout,
+                log=log,
+                before_page=pages.wait,
             )
         except _CellFailed as exc:
             import nbformat
@@ -315,7 +384,18 @@ def render_report(
                 f"{nb_name} failed at cell {exc.cell} (executed copy: {destination}):\n"
                 f"{exc.detail}\nkernel log:\n{exc.kernel_log[-2000:]}"
             ) from None
+        finally:
+            kernel.close()
+            pages.join()
+        pages.wait_all()
 
+    from ._results import dump_json, merge_results
+
+    merged = merge_results(*(r.to_json() for r in pages.results))
+    for r in pages.results:
+        r.write_tables(out)
+    text = dump_json(merged).encode("utf-8")
+    atomic_write(out / "results.json", lambda fh: fh.write(text))
     import nbformat
 
     bodies = []
@@ -326,9 +406,9 @@ def render_report(
         except _html.UnsafeOutputError as exc:
             raise ReportError(f"{nb_name}: {exc}") from None
 
-    prov = results.provenance
+    prov = merged["provenance"]
     banner = None
-    if results.simulated:
+    if merged["simulated"]:
         banner = (
             "SIMULATED DATA: these numbers come from a simulated dataset "
             f"({prov.get('data_dir', '')}/truth.json). No agent was run "

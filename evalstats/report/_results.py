@@ -88,15 +88,19 @@ class Results:
         Returns the JSON path.
         """
         out = Path(out_dir)
-        for tname, t in self.tables.items():
-            buf = io.StringIO()
-            t.to_csv(buf, index=False)
-            data = buf.getvalue().encode("utf-8")
-            atomic_write(out / "tables" / f"{tname}.csv", lambda fh, d=data: fh.write(d))
+        self.write_tables(out)
         path = out / f"{name}.json"
         text = dump_json(self.to_json()).encode("utf-8")
         atomic_write(path, lambda fh: fh.write(text))
         return path
+
+    def write_tables(self, out_dir: str | os.PathLike[str]) -> None:
+        """Write each table as ``OUT/tables/<table>.csv`` (full precision, atomically)."""
+        for tname, t in self.tables.items():
+            buf = io.StringIO()
+            t.to_csv(buf, index=False)
+            data = buf.getvalue().encode("utf-8")
+            atomic_write(Path(out_dir) / "tables" / f"{tname}.csv", lambda fh, d=data: fh.write(d))
 
 
 def merge_results(*parts: Mapping[str, Any]) -> dict[str, Any]:
