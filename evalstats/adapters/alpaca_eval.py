@@ -397,12 +397,20 @@ def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.
 
     Examples
     --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
     >>> from evalstats.adapters import alpaca_eval
-    >>> frame = alpaca_eval.load([  # doctest: +SKIP
-    ...     "../shared/data/alpaca_eval/claude-2.1.annotations.jsonl.gz",
-    ...     "../shared/data/alpaca_eval/alpaca-7b.annotations.jsonl.gz",
-    ... ])
-    >>> alpaca_eval.leaderboard_row(frame)  # doctest: +SKIP
+    >>> recs = [{"instruction": f"q{i}", "generator_1": "base", "generator_2": "mine",
+    ...          "annotator": "judge", "preference": p, "output_1": "a", "output_2": "bb"}
+    ...         for i, p in enumerate([2.0, 1.0, 1.5, 2.0])]
+    >>> path = Path(tempfile.mkdtemp()) / "annotations.json"
+    >>> _ = path.write_text(json.dumps(recs))
+    >>> frame = alpaca_eval.load(path)
+    >>> sorted(frame["outcome"].astype(str))
+    ['loss', 'tie', 'win', 'win']
+    >>> board = alpaca_eval.leaderboard_row(frame)
+    >>> float(board["win_rate"].iloc[0]), int(board["n_wins"].iloc[0])
+    (62.5, 2)
     """
     if isinstance(path, (str, os.PathLike)):
         paths = [Path(path)]
@@ -548,8 +556,16 @@ def leaderboard_row(
 
     Examples
     --------
-    >>> board = leaderboard_row(frame)  # doctest: +SKIP
-    >>> board[["model", "annotator", "win_rate", "standard_error"]]  # doctest: +SKIP
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> recs = [{"instruction": f"q{i}", "generator_1": "base", "generator_2": "mine",
+    ...          "annotator": "judge", "preference": p}
+    ...         for i, p in enumerate([2.0, 1.0, 2.0, 1.5])]
+    >>> path = Path(tempfile.mkdtemp()) / "annotations.json"
+    >>> _ = path.write_text(json.dumps(recs))
+    >>> board = leaderboard_row(load(path))
+    >>> board[["model", "annotator", "win_rate", "n_total"]].to_numpy().tolist()
+    [['mine', 'judge', 62.5, 4]]
     """
     _require(frame, ["model", "baseline", "judge", "task_id", "status", "outcome", "win_share"])
     if frame.empty:

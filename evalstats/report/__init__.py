@@ -23,7 +23,7 @@ Examples
 >>> from evalstats.report import compute_results
 >>> res = compute_results("data/sample", n_resamples=200, seed=0)
 >>> res.tables["headline"][["rubric", "judge"]].to_numpy().tolist()[0]
-['with-without', 'anthropic:claude-sonnet-4-20250514']
+['blind-pair', 'anthropic:claude-sonnet-4-20250514']
 >>> len(res.to_json()["provenance"]["inputs"]["judgments.jsonl"]["sha256"])
 64
 """

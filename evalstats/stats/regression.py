@@ -226,8 +226,15 @@ def length_bias(
 
     Examples
     --------
-    >>> lb = length_bias(frame, bins=5)  # doctest: +SKIP
-    >>> lb[["judge", "bin", "x_mean", "p_win", "ci_low", "ci_high", "slope"]]  # doctest: +SKIP
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"judge": ["j"] * 6, "status": ["ok"] * 6,
+    ...                   "outcome": ["loss", "loss", "win", "tie", "win", "win"],
+    ...                   "len_with": [50, 80, 100, 120, 200, 300], "len_without": [100] * 6})
+    >>> lb = length_bias(f, bins=2, by=["judge"])
+    >>> lb[["bin", "n", "wins"]].to_numpy().tolist()
+    [[1, 3, 1], [2, 3, 2]]
+    >>> bool(lb["slope"].iloc[0] > 0)  # longer answers win more often here
+    True
     """
     by_cols = list(by)
     check_columns(frame, [*by_cols, "len_with", "len_without", "status", "outcome"])
