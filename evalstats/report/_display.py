@@ -8,7 +8,6 @@ display the table a second time.
 
 from __future__ import annotations
 
-import base64
 import html
 import os
 import pickle
@@ -19,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ..records import atomic_write
+from ._figures import enqueue
 
 __all__ = [
     "geomean_ci",
@@ -35,7 +35,8 @@ __all__ = [
 
 # Free text (judge reasoning and raw output, audit details): wrapped in a bounded column.
 _LONG_TEXT = frozenset({"reasoning", "raw", "detail", "parse_error", "rule"})
-# Figures are written at the publication resolution and shown at the size of a 110-dpi image.
+# Figures are written at the publication resolution (PNG) and as SVG; the page shows the SVG
+# at the size a 110-dpi image had.
 _FILE_DPI = 300
 _SHOWN_DPI = 110
 
@@ -240,27 +241,28 @@ def show_figure(
         _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
         return
     fig = func(*args, **kwargs)
-    # One raster and one vector rendering per figure: the 300-dpi PNG that is written is the
-    # one shown (at the size a 110-dpi image would have, sharp on high-density screens).
-    images = plots.render_figure(fig, dpi=_FILE_DPI, formats=("png", "svg"))
+    # Laid out once; the SVG is written and shown, the 300-dpi PNG rendered from the same
+    # laid-out figure (by `evalstats report`'s figure worker, beside this kernel, when it
+    # runs one: EVALSTATS_FIGURE_QUEUE).
+    bbox = plots.layout_figure(fig)
+    svg = plots.render_figure(fig, formats=("svg",), bbox=bbox)["svg"]
     if output_dir is not None:
         figures = Path(output_dir) / "figures"
-        for fmt, data in images.items():
-            path = figures / f"{name}.{fmt}"
-            atomic_write(path, lambda fh, data=data: fh.write(data))
-            path.chmod(0o644)  # figures are for sharing (the temporary file was 0600)
-    width = round(_png_width(images["png"]) * _SHOWN_DPI / _FILE_DPI)
-    png = base64.b64encode(images["png"]).decode("ascii")
+        _write(figures / f"{name}.svg", svg)
+        queue = os.environ.get("EVALSTATS_FIGURE_QUEUE")
+        if not (queue and enqueue(Path(queue), name, fig, bbox)):
+            png = plots.render_figure(fig, dpi=_FILE_DPI, formats=("png",), bbox=bbox)["png"]
+            _write(figures / f"{name}.png", png)
     display(
-        {"image/png": png, "text/plain": alt or f"figure {name}"},
-        metadata={"image/png": {"width": width}},
+        {"image/svg+xml": svg.decode("utf-8"), "text/plain": alt or f"figure {name}"},
+        metadata={"image/svg+xml": {"width": round(bbox.width * _SHOWN_DPI)}},
         raw=True,
     )
 
 
-def _png_width(data: bytes) -> int:
-    """Pixel width from a PNG's IHDR chunk (bytes 16-20)."""
-    return int.from_bytes(data[16:20], "big")
+def _write(path: Path, data: bytes) -> None:
+    atomic_write(path, lambda fh: fh.write(data))
+    path.chmod(0o644)  # figures are for sharing (the temporary file was 0600)
 
 
 def geomean_ci(results: Any) -> dict[str, tuple[float, float]] | None:

@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._figures import render_queued
 from ._kinds import REPORT_KINDS, ReportError, ReportKind, detect_kind
 
 __all__ = ["execute_notebooks", "notebook_path", "render_report"]
@@ -47,6 +48,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # What every report notebook displays with: imported by the kernel as it starts, while this
 # process computes the numbers (the two run side by side).
 _PRELOAD = "import pandas, evalstats.plots, evalstats.report._display"
+_QUEUE_VAR = "EVALSTATS_FIGURE_QUEUE"
 
 
 def notebook_path(name: str) -> Path:
@@ -230,13 +232,18 @@ def _check_self_contained(text: str, page: str) -> None:
 
 
 class _Pages:
-    """Each page's numbers, computed in order and handed to its notebook as a pickle.
+    """Each page's numbers, computed in order and handed to its notebook as a pickle; then
+    the figures' PNGs.
 
     Page 0 is computed before the notebooks start; the others in a worker thread while the
-    kernel displays the pages before them (and the thread then loads the HTML converter).
+    kernel displays the pages before them. The thread then renders the 300-dpi PNG of each
+    figure the kernel drew and queued (:mod:`._figures`), while the kernel goes on, and
+    loads the HTML converter.
     """
 
-    def __init__(self, names: Sequence[str], tmp: Path) -> None:
+    def __init__(self, names: Sequence[str], tmp: Path, queue: Path, out: Path) -> None:
+        self.queue, self.out = queue, out
+        self._executed = threading.Event()
         self.names = list(names)
         self.files = [tmp / f"{name}.pickle" for name in self.names]
         self.results: list[Any] = [None] * len(self.names)
@@ -257,6 +264,16 @@ class _Pages:
                 for k in range(1, len(self.names)):
                     self.compute(prepared, k)
                 from . import _html  # noqa: F401 - warm: its markdown converter is slow to load
+
+                while True:
+                    executed = self._executed.is_set()
+                    items = sorted(self.queue.glob("*.pickle"))
+                    for path in items:
+                        render_queued(path, self.out)
+                    if executed and not items:
+                        break
+                    if not items:
+                        self._executed.wait(0.05)
             except BaseException as exc:  # handed to the waiting side
                 self._error = exc
                 for done in self._done:
@@ -275,8 +292,12 @@ class _Pages:
             self.wait(k)
 
     def join(self) -> None:
+        """Let the thread drain the figure queue (the kernel has finished) and end."""
+        self._executed.set()
         if self._thread is not None:
             self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 def _spec(data: Path, kind: str | None, params: Mapping[str, Any]) -> ReportKind:
@@ -334,25 +355,35 @@ def render_report(
 
     params = dict(params or {})
     data = Path(data_dir)
-    spec = _spec(data, kind, params)
-    notebooks = [_read_notebook(nb_name) for nb_name, _, _ in spec.notebooks]
+    if kind is not None and kind not in REPORT_KINDS:
+        raise ReportError(f"unknown report kind {kind!r}; known: {', '.join(REPORT_KINDS)}")
+    if not data.is_dir():
+        raise ReportError(f"{data}: not a directory")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     cwd = Path.cwd()
-    for sub in ("figures", "tables"):
-        shutil.rmtree(out / sub, ignore_errors=True)
-    (out / "notebooks").mkdir(exist_ok=True)
 
     with (
         tempfile.TemporaryDirectory(prefix="evalstats-report-") as tmp,
         tempfile.TemporaryFile(mode="w+", encoding="utf-8") as log,
     ):
-        # The kernel's own log (transport warnings, shutdown notices) is kept out of the
-        # user's terminal and shown only if a notebook fails.
-        kernel = _Kernel(_kernel_env(Path(tmp)), cwd, log)
-        pages = _Pages(spec.pages, Path(tmp))
+        # The kernel boots (and imports what the notebooks display with) while this process
+        # checks the inputs and computes; it is shut down however the render ends. Its own
+        # log (transport warnings, shutdown notices) is shown only if a notebook fails.
+        env = _kernel_env(Path(tmp))
+        queue = Path(tmp) / "figure-queue"
+        queue.mkdir()
+        env[_QUEUE_VAR] = os.fspath(queue)
+        kernel = _Kernel(env, cwd, log)
+        pages = None
         try:
+            spec = _spec(data, kind, params)  # refuses bad parameters and missing inputs
+            notebooks = [_read_notebook(nb_name) for nb_name, _, _ in spec.notebooks]
+            pages = _Pages(spec.pages, Path(tmp), queue, out)
             prepared = prepare(spec.name, data, **params)
+            out.mkdir(parents=True, exist_ok=True)
+            for sub in ("figures", "tables"):
+                shutil.rmtree(out / sub, ignore_errors=True)
+            (out / "notebooks").mkdir(exist_ok=True)
             pages.compute(prepared, 0)  # the first page's numbers, before its notebook runs
             pages.start(prepared)  # the others while the kernel shows the first
             for k, nb in enumerate(notebooks):
@@ -386,7 +417,8 @@ def render_report(
             ) from None
         finally:
             kernel.close()
-            pages.join()
+            if pages is not None:
+                pages.join()
         pages.wait_all()
 
     from ._results import dump_json, merge_results
