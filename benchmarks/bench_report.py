@@ -62,26 +62,35 @@ def _evalstats() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "evalstats.cli"]
 
 
+def measure(repeat: int = 3, data: str | os.PathLike[str] = ROOT / "data" / "sample"):
+    """(best one-cell notebook time, best report time), fresh processes, interleaved.
+
+    Importable, so that ``bench_startup.py`` can print the report ratio beside its own.
+    """
+    tmp = Path(tempfile.mkdtemp(prefix="bench-report-"))
+    try:
+        env = _env(tmp / "cache")
+        notebook, report = [], []
+        for i in range(repeat):
+            notebook.append(_time([sys.executable, "-c", ONE_CELL], env, tmp))
+            out = tmp / f"report-{i}"
+            cmd = [*_evalstats(), "report", os.fspath(data), "-o", str(out)]
+            report.append(_time(cmd, env, ROOT))
+            print(f"run {i + 1}: one-cell notebook {notebook[-1]:.2f} s, report {report[-1]:.2f} s")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return min(notebook), min(report)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--data", default=str(ROOT / "data" / "sample"))
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-report-"))
-    try:
-        env = _env(tmp / "cache")
-        notebook, report = [], []
-        for i in range(args.repeat):
-            notebook.append(_time([sys.executable, "-c", ONE_CELL], env, tmp))
-            out = tmp / f"report-{i}"
-            report.append(_time([*_evalstats(), "report", args.data, "-o", str(out)], env, ROOT))
-            print(f"run {i + 1}: one-cell notebook {notebook[-1]:.2f} s, report {report[-1]:.2f} s")
-        nb_best, rep_best = min(notebook), min(report)
-        print(f"one-cell nbclient notebook (best of {args.repeat}): {nb_best:.2f} s")
-        print(f"evalstats report {args.data} (best of {args.repeat}): {rep_best:.2f} s")
-        print(f"report ratio: {rep_best / nb_best:.2f}x (target <= 3x)")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    nb_best, rep_best = measure(args.repeat, args.data)
+    print(f"one-cell nbclient notebook (best of {args.repeat}): {nb_best:.2f} s")
+    print(f"evalstats report {args.data} (best of {args.repeat}): {rep_best:.2f} s")
+    print(f"report ratio: {rep_best / nb_best:.2f}x (target <= 3x)")
     return 0
 
 
