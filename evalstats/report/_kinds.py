@@ -98,7 +98,8 @@ NOTEBOOKS = (
     ("report.ipynb", "index.html", "Report"),
     ("methodology.ipynb", "methodology.html", "Methodology"),
 )
-# The notebooks' papermill parameters and their defaults (the `parameters` cell holds the same).
+# The notebooks' parameters and their defaults, in papermill's convention (a cell tagged
+# `parameters` holds the same; the renderer injects the values after it).
 # ``results_file`` is set by the renderer: the numbers it computed once, for the notebook to
 # display (None when a notebook is run on its own: it computes them itself).
 PARAMETERS: dict[str, Any] = {
