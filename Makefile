@@ -10,11 +10,13 @@ export MPLCONFIGDIR := $(CURDIR)/.cache/matplotlib
 export IPYTHONDIR := $(CURDIR)/.cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/.cache/jupyter-runtime
 
-.PHONY: test report case-study lint bench sample lock clean chromium
+.PHONY: test report case-study lint bench sample lock clean chromium wheel-check
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	# The distribution was called `evalstats` before it got a name of its own on the registry.
+	$(BIN)/python -m pip uninstall -q -y evalstats 2>/dev/null || true
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
 	# irrCAC pins scipy==1.12 and pandas<3 but runs on current versions: install it alone.
 	$(BIN)/python -m pip install -q --no-deps irrCAC==0.4.4
@@ -30,6 +32,10 @@ test: $(STAMP) chromium
 
 report: $(STAMP)
 	$(BIN)/evalstats report data/sample -o reports/sample
+
+# Build the wheel, install it (not editable) in a fresh venv, render the sample from elsewhere.
+wheel-check: $(STAMP)
+	scripts/check-wheel.sh $(BIN)/python
 
 # The AlpacaEval case study, read in place from ../shared (never copied into the project).
 case-study: $(STAMP)

@@ -14,6 +14,7 @@ figures survive greyscale printing.
 from __future__ import annotations
 
 import functools
+import io
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +43,9 @@ __all__ = [
     "plot_headline",
     "plot_length_bias",
     "plot_power_curve",
+    "layout_figure",
     "plot_task_heatmap",
+    "render_figure",
     "save_figure",
 ]
 
@@ -99,6 +102,16 @@ _STYLE: dict[str, Any] = {
 }
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+
+# Tick formatters are module functions, not lambdas, so that a figure can be pickled (the
+# report renders its raster copy in another process).
+def _format_pp(v: float, _pos: Any = None) -> str:
+    return f"{100 * v:+.0f} pp" if abs(v) > 1e-12 else "0"
+
+
+def _format_times(v: float, _pos: Any = None) -> str:
+    return f"{v:g}×"
 
 
 def _styled(func: _F) -> _F:
@@ -299,9 +312,7 @@ def plot_headline(
     bounds = np.concatenate([v, lo, hi, [0.0]])
     span = np.nanmax(np.abs(bounds[np.isfinite(bounds)])) if np.isfinite(bounds).any() else 1
     ax_net.set_ylim(-min(1.0, span * 1.25 + 0.05), min(1.0, span * 1.25 + 0.05))
-    ax_net.yaxis.set_major_formatter(
-        FuncFormatter(lambda v, _: f"{100 * v:+.0f} pp" if abs(v) > 1e-12 else "0")
-    )
+    ax_net.yaxis.set_major_formatter(FuncFormatter(_format_pp))
     ax_net.set_ylabel("net win, P(win) − P(loss) (pp)")
     ax_net.set_xlabel(" · ".join(group_cols) if group_cols else "group")
     ax_net.set_title("Net win")
@@ -471,10 +482,13 @@ def plot_task_heatmap(
         ax.set_xticks(
             np.arange(len(col_keys)), col_labels, rotation=90 if len(col_keys) > 12 else 0
         )
-        ax.set_xticks(np.arange(len(col_keys) + 1) - 0.5, minor=True)
-        ax.set_yticks(np.arange(len(task_order) + 1) - 0.5, minor=True)
-        ax.grid(which="minor", color="white", linewidth=1.0)
-        ax.tick_params(which="minor", length=0)
+        # White cell borders as two line collections: minor ticks with grid lines look the
+        # same but cost a Tick (two lines, two labels) per border, which dominated the draw.
+        n_rows, n_cols = len(task_order), len(col_keys)
+        ax.hlines(np.arange(n_rows + 1) - 0.5, -0.5, n_cols - 0.5, colors="white", linewidth=1.0)
+        ax.vlines(np.arange(n_cols + 1) - 0.5, -0.5, n_rows - 0.5, colors="white", linewidth=1.0)
+        ax.set_xlim(-0.5, n_cols - 0.5)
+        ax.set_ylim(n_rows - 0.5, -0.5)
         for side in ("top", "right", "bottom", "left"):
             ax.spines[side].set_visible(False)
         ax.set_title(jname)
@@ -652,7 +666,7 @@ def _ratio_axis(ax, r: np.ndarray, what: str, unit_label: str, ci, color: str) -
     ax.set_xlim(lo_b, hi_b)
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+    ax.xaxis.set_major_formatter(FuncFormatter(_format_times))
     ax.set_xlabel(f"{unit_label} ratio WITH / WITHOUT (log scale)")
     ax.set_ylabel("pairs (count)")
     ax.set_title(what)
@@ -1204,31 +1218,86 @@ def save_figure(
         raise ValueError(f"formats must be among png, svg, pdf, got {list(formats)}")
     out = Path(out_dir)
     paths = []
+    for fmt, data in render_figure(fig, dpi=dpi, formats=formats).items():
+        path = out / f"{name}.{fmt}"
+        atomic_write(path, lambda fh, data=data: fh.write(data))
+        # The atomic writer's temporary file is private (0600); figures are for sharing.
+        path.chmod(0o644)
+        paths.append(path)
+    return paths
+
+
+def layout_figure(fig: Figure) -> Any:
+    """Settle ``fig``'s layout, freeze it, and return its tight bounding box (inches).
+
+    After this, every rendering of ``fig`` (any format, any dpi, in this process or after
+    pickling it to another) is one draw at the same positions: what :func:`render_figure`
+    does first.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(figsize=(3, 2), layout="constrained"); _ = fig.subplots().plot([1, 2])
+    >>> bbox = layout_figure(fig)
+    >>> bool(0 < bbox.width <= 3.3), fig.get_layout_engine().__class__.__name__
+    (True, 'PlaceHolderLayoutEngine')
+    """
+    with matplotlib.rc_context(_STYLE):
+        # One layout pass, then frozen: every later rendering draws at these positions, so
+        # the same figure gives the same bytes whenever and wherever it is saved.
+        fig.draw_without_rendering()
+        bbox = fig.get_tightbbox().padded(matplotlib.rcParams["savefig.pad_inches"])
+        fig.set_layout_engine("none")  # keeps the settled positions
+    return bbox
+
+
+def render_figure(
+    fig: Figure,
+    *,
+    dpi: int = 300,
+    formats: Sequence[str] = ("png", "svg"),
+    bbox: Any = None,
+) -> dict[str, bytes]:
+    """The bytes of ``fig`` in each format, laid out once (what :func:`save_figure` writes).
+
+    The layout (constrained, then the tight bounding box) is computed once and frozen
+    (:func:`layout_figure`; pass its ``bbox`` when already done), so each format costs one
+    draw instead of a layout pass and two draws; the bytes are the same whenever the same
+    figure is rendered (no dates or versions in the metadata).
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(); _ = fig.subplots().plot([1, 2])
+    >>> out = render_figure(fig)
+    >>> sorted(out), out["png"][:4]
+    (['png', 'svg'], b'\x89PNG')
+    """
     # Metadata without dates or versions: the same figure gives the same bytes.
     metadata = {
         "png": {"Software": None},
         "svg": {"Date": None, "Creator": None},
         "pdf": {"CreationDate": None, "Producer": None, "Creator": None},
     }
-    with matplotlib.rc_context(_STYLE):
-        # Constrained layout moves axes by float noise on the first draws; settle it so
-        # that the same figure gives the same bytes whenever it is saved.
-        fig.draw_without_rendering()
-        fig.draw_without_rendering()
-        for fmt in formats:
-            path = out / f"{name}.{fmt}"
-            atomic_write(
-                path,
-                lambda fh, fmt=fmt: fig.savefig(
-                    fh,
+    engine = None
+    if bbox is None:
+        engine = fig.get_layout_engine()
+        bbox = layout_figure(fig)
+    out: dict[str, bytes] = {}
+    try:
+        with matplotlib.rc_context(_STYLE):
+            for fmt in formats:
+                buf = io.BytesIO()
+                fig.savefig(
+                    buf,
                     format=fmt,
                     dpi=int(dpi),
-                    bbox_inches="tight",
+                    bbox_inches=bbox,
                     facecolor="white",
                     metadata=metadata[fmt],
-                ),
-            )
-            # The atomic writer's temporary file is private (0600); figures are for sharing.
-            path.chmod(0o644)
-            paths.append(path)
-    return paths
+                )
+                out[fmt] = buf.getvalue()
+    finally:
+        if engine is not None:
+            fig.set_layout_engine(engine)
+    return out

@@ -14,7 +14,10 @@ def status_table(frame: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
-    >>> status_table(frame)  # doctest: +SKIP
+    >>> from evalstats.frames import load_frame
+    >>> t = status_table(load_frame("data/sample"))
+    >>> t.columns[:4].tolist(), int(t["n"].sum()) == int(t[["ok", "no_answer", "invalid", "error"]].sum().sum())
+    (['rubric', 'judge', 'n', 'ok'], True)
     """
     keys = ["rubric", "judge"]
     status = pd.crosstab([frame[k].astype(str) for k in keys], frame["status"], dropna=False)

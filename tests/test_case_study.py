@@ -30,17 +30,18 @@ from sklearn.metrics import cohen_kappa_score
 
 from evalstats import report as rp
 from evalstats.adapters import alpaca_eval
-from evalstats.adapters.alpaca_eval import annotation_files, compute_case_study
+from evalstats.adapters.alpaca_eval import annotation_files
 from evalstats.errors import DataError
 from evalstats.report import (
     CASE_STUDY_PARAMETERS,
     REPORT_KINDS,
     ReportError,
+    compute_case_study,
     detect_kind,
+    dump_json,
     register,
     render_report,
 )
-from evalstats.results import dump_json
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -138,7 +139,14 @@ def test_report_directory_layout(rendered):
     assert {"length_bias.png", "length_bias.svg"} <= figures
     assert {"confusion_alpaca-7b.png", "confusion_claude-2.1.png"} <= figures
     tables = {p.stem for p in (out / "tables").glob("*.csv")}
-    assert tables == {"leaderboard", "agreement", "length_bias", "length_slope", "standard_errors"}
+    assert tables == {
+        "leaderboard",
+        "agreement",
+        "length_bias",
+        "length_slope",
+        "standard_errors",
+        "findings",
+    }
     nb = nbformat.read(out / "notebooks" / "case_study_alpaca_eval.ipynb", as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert outputs and not [o for o in outputs if o.output_type == "error"]

@@ -20,21 +20,20 @@ import pandas as pd
 import pytest
 from conftest import first_difference
 
-from evalstats import _html, rubrics
+from evalstats import rubrics
 from evalstats.report import (
     PARAMETERS,
     ReportError,
-    parse_params,
-    register,
-    render_report,
-    table_html,
-)
-from evalstats.results import (
     Results,
+    _html,
     compute_methodology,
     compute_results,
     dump_json,
     merge_results,
+    parse_params,
+    register,
+    render_report,
+    table_html,
 )
 
 REPO = Path(__file__).resolve().parents[1]

@@ -70,14 +70,11 @@ import os
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special
-from scipy import stats as sps
 
 from .._schema import (
     BLIND_DIMENSIONS,
@@ -86,24 +83,32 @@ from .._schema import (
     STATUS_DTYPE,
     VERDICT_COLUMNS,
 )
+from .._validate import check_columns
 from ..errors import DataError
 from ..records import EvalstatsWarning, is_missing
-from ..stats import judge_agreement, proportion_ci, win_rates
+from ..stats import judge_agreement, win_rates
 from ..stats.means import cluster_mean
+
+# Statistics that used to live here, re-exported under their old names.
+from ..stats.regression import LENGTH_MEASURES, LogisticFit, length_bias, logistic_fit
 
 __all__ = [
     "EXTRA_COLUMNS",
     "GROUP_COLUMNS",
     "LEADERBOARD_COLUMNS",
     "RUBRIC",
+    "LENGTH_MEASURES",
+    "LEADERBOARD_FILE",
     "LogisticFit",
+    "REL_TOLERANCE",
     "annotation_files",
-    "compute_case_study",
+    "compare_leaderboard",
     "judge_agreement_by_model",
     "leaderboard_row",
     "length_bias",
     "load",
     "logistic_fit",
+    "published_rows",
 ]
 
 RUBRIC = "alpaca_eval"
@@ -392,12 +397,20 @@ def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.
 
     Examples
     --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
     >>> from evalstats.adapters import alpaca_eval
-    >>> frame = alpaca_eval.load([  # doctest: +SKIP
-    ...     "../shared/data/alpaca_eval/claude-2.1.annotations.jsonl.gz",
-    ...     "../shared/data/alpaca_eval/alpaca-7b.annotations.jsonl.gz",
-    ... ])
-    >>> alpaca_eval.leaderboard_row(frame)  # doctest: +SKIP
+    >>> recs = [{"instruction": f"q{i}", "generator_1": "base", "generator_2": "mine",
+    ...          "annotator": "judge", "preference": p, "output_1": "a", "output_2": "bb"}
+    ...         for i, p in enumerate([2.0, 1.0, 1.5, 2.0])]
+    >>> path = Path(tempfile.mkdtemp()) / "annotations.json"
+    >>> _ = path.write_text(json.dumps(recs))
+    >>> frame = alpaca_eval.load(path)
+    >>> sorted(frame["outcome"].astype(str))
+    ['loss', 'tie', 'win', 'win']
+    >>> board = alpaca_eval.leaderboard_row(frame)
+    >>> float(board["win_rate"].iloc[0]), int(board["n_wins"].iloc[0])
+    (62.5, 2)
     """
     if isinstance(path, (str, os.PathLike)):
         paths = [Path(path)]
@@ -493,14 +506,7 @@ def _build_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _require(frame: pd.DataFrame, cols: Sequence[str]) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in cols if c not in frame.columns]
-    if missing:
-        raise DataError(
-            f"frame lacks column(s) {missing}: expected a frame from alpaca_eval.load",
-            field=missing[0],
-        )
+    check_columns(frame, cols, what="frame (expected from alpaca_eval.load)")
 
 
 def leaderboard_row(
@@ -550,8 +556,16 @@ def leaderboard_row(
 
     Examples
     --------
-    >>> board = leaderboard_row(frame)  # doctest: +SKIP
-    >>> board[["model", "annotator", "win_rate", "standard_error"]]  # doctest: +SKIP
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> recs = [{"instruction": f"q{i}", "generator_1": "base", "generator_2": "mine",
+    ...          "annotator": "judge", "preference": p}
+    ...         for i, p in enumerate([2.0, 1.0, 2.0, 1.5])]
+    >>> path = Path(tempfile.mkdtemp()) / "annotations.json"
+    >>> _ = path.write_text(json.dumps(recs))
+    >>> board = leaderboard_row(load(path))
+    >>> board[["model", "annotator", "win_rate", "n_total"]].to_numpy().tolist()
+    [['mine', 'judge', 62.5, 4]]
     """
     _require(frame, ["model", "baseline", "judge", "task_id", "status", "outcome", "win_share"])
     if frame.empty:
@@ -652,296 +666,120 @@ def judge_agreement_by_model(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame
     return pd.concat(parts, ignore_index=True)
 
 
-# --------------------------------------------------------------------------- length bias
+# --------------------------------------------------------------------- published leaderboard
+
+# AlpacaEval's published leaderboard rows for the annotated models (optional input).
+LEADERBOARD_FILE = "leaderboard_rows.json"
+# Published rates carry every digit of a float64 (16-17 significant digits); a recomputation
+# that sums in another order differs in the last one or two, ~1e-15 relative. Agreement to
+# 1e-12 relative is agreement to every digit a paper could print; counts must be equal.
+REL_TOLERANCE = 1e-12
+COUNT_COLUMNS = ("n_wins", "n_wins_base", "n_draws", "n_total", "avg_length")
 
 
-@dataclass(frozen=True)
-class LogisticFit:
-    """Result of :func:`logistic_fit`: ``logit P(y = 1) = intercept + slope * x``.
+def published_rows(data_dir: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], str] | None:
+    """The rows of ``DATA_DIR/leaderboard_rows.json`` and their ``source``; None if absent.
 
-    Attributes
-    ----------
-    intercept, slope : float
-        Maximum-likelihood estimates (NaN when the fit did not converge, e.g.
-        under perfect separation).
-    intercept_se, slope_se : float
-        Standard errors from the inverse Fisher information.
-    z, p_value : float
-        Wald test of ``slope == 0``.
-    ci_low, ci_high : float
-        Wald interval of the slope.
-    n, n_events : int
-        Observations and observations with ``y == 1``.
-    converged : bool
-    n_iter : int
-    confidence : float
+    The file is ``{"source": str, "rows": [{"model": ..., "annotator": ..., <column>: str}]}``
+    with AlpacaEval's leaderboard CSV cells as strings.
     """
-
-    intercept: float
-    slope: float
-    intercept_se: float
-    slope_se: float
-    z: float
-    p_value: float
-    ci_low: float
-    ci_high: float
-    n: int
-    n_events: int
-    converged: bool
-    n_iter: int
-    confidence: float
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row with every field."""
-        return pd.DataFrame([self.__dict__])
+    path = Path(data_dir) / LEADERBOARD_FILE
+    if not path.exists():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"unreadable leaderboard file: {exc}", path=path) from None
+    rows = doc.get("rows") if isinstance(doc, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise DataError("expected an object with a 'rows' list of objects", path=path)
+    for i, r in enumerate(rows):
+        for field in ("model", "annotator"):
+            if not isinstance(r.get(field), str) or not r[field]:
+                raise DataError(f"row {i} lacks a {field!r} string", path=path, field=field)
+    return rows, str(doc.get("source", ""))
 
 
-def logistic_fit(
-    x: Any,
-    y: Any,
-    *,
-    confidence: float = 0.95,
-    max_iter: int = 100,
-    tol: float = 1e-10,
-) -> LogisticFit:
-    """Logistic regression of a 0/1 outcome on one covariate, by Newton-Raphson (IRLS).
-
-    The same model and Wald statistics as ``statsmodels`` ``Logit(y,
-    add_constant(x)).fit()`` (``params``, ``bse``, ``pvalues``, ``conf_int``),
-    without the dependency. ``x`` is centred and scaled before fitting and the
-    estimates are mapped back, so the covariate's units do not matter for
-    convergence.
-
-    Parameters
-    ----------
-    x : array_like, shape (n,)
-        Finite covariate values.
-    y : array_like, shape (n,)
-        Outcomes, 0 or 1 (booleans accepted).
-    confidence : float, default 0.95
-    max_iter : int, default 100
-    tol : float, default 1e-10
-        Convergence when the largest Newton step (on the scaled covariate) is
-        below ``tol``.
-
-    Returns
-    -------
-    LogisticFit
-
-    Examples
-    --------
-    >>> fit = logistic_fit([-2, -1, -1, 0, 0, 1, 1, 2], [0, 0, 1, 0, 1, 0, 1, 1])
-    >>> round(fit.slope, 4), fit.converged
-    (0.7563, True)
-    """
-    xa = np.asarray(x, dtype=np.float64).ravel()
-    ya = np.asarray(y, dtype=np.float64).ravel()
-    if xa.shape != ya.shape:
-        raise ValueError(f"x and y differ in length: {xa.size} vs {ya.size}")
-    if not np.isfinite(xa).all():
-        raise ValueError("x must be finite")
-    if not np.isin(ya, (0.0, 1.0)).all():
-        raise ValueError("y must be 0 or 1")
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    n, events = int(xa.size), int(ya.sum())
-    center = float(xa.mean()) if n else 0.0
-    scale = float(xa.std()) if n else 1.0
-    nan = LogisticFit(
-        *([math.nan] * 8), n=n, n_events=events, converged=False, n_iter=0, confidence=confidence
-    )
-    if n < 3 or scale == 0.0 or events in (0, n):
-        return nan  # no slope to estimate, or the MLE is at infinity
-    design = np.column_stack([np.ones(n), (xa - center) / scale])
-    beta = np.array([special.logit(events / n), 0.0])  # start at the intercept-only MLE
-    converged = False
-    info = np.eye(2)
-    n_iter = 0
-    while n_iter < max_iter:  # a few Newton steps, each vectorised over rows
-        n_iter += 1
-        mu = special.expit(design @ beta)
-        w = mu * (1.0 - mu)
-        info = design.T @ (design * w[:, None])
-        try:
-            step = np.linalg.solve(info, design.T @ (ya - mu))
-        except np.linalg.LinAlgError:
-            break
-        beta = beta + step
-        if not np.isfinite(beta).all():
-            break
-        if np.max(np.abs(step)) < tol:
-            converged = True
-            mu = special.expit(design @ beta)
-            info = design.T @ (design * (mu * (1.0 - mu))[:, None])
-            break
-    # A separating covariate drives the slope to infinity; report no estimate.
-    if not converged or abs(beta[1]) > 30.0:
-        return LogisticFit(
-            *([math.nan] * 8),
-            n=n,
-            n_events=events,
-            converged=False,
-            n_iter=n_iter,
-            confidence=confidence,
-        )
-    cov_scaled = np.linalg.inv(info)
-    # Back to the original x: intercept = b0 - b1 c / s, slope = b1 / s.
-    t = np.array([[1.0, -center / scale], [0.0, 1.0 / scale]])
-    params = t @ beta
-    cov = t @ cov_scaled @ t.T
-    se = np.sqrt(np.diag(cov))
-    z = params[1] / se[1]
-    zq = special.ndtri(0.5 + confidence / 2.0)
-    return LogisticFit(
-        intercept=float(params[0]),
-        slope=float(params[1]),
-        intercept_se=float(se[0]),
-        slope_se=float(se[1]),
-        z=float(z),
-        p_value=float(2.0 * sps.norm.sf(abs(z))),
-        ci_low=float(params[1] - zq * se[1]),
-        ci_high=float(params[1] + zq * se[1]),
-        n=n,
-        n_events=events,
-        converged=True,
-        n_iter=n_iter,
-        confidence=float(confidence),
-    )
+def _published_number(value: Any, *, integer: bool) -> Any:
+    """A published CSV cell (a string such as "103.0" or "12.9") as a number; None if empty."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"published value {value!r} is not a number") from None
+    if integer:
+        if not x.is_integer():
+            raise DataError(f"published count {value!r} is not a whole number")
+        return int(x)
+    return x
 
 
-LENGTH_MEASURES = ("log_ratio", "diff")
-
-
-def length_bias(
-    frame: pd.DataFrame,
-    *,
-    bins: int | Sequence[float] = 5,
-    x: str = "log_ratio",
-    by: Sequence[str] = GROUP_COLUMNS,
-    confidence: float = 0.95,
+def compare_leaderboard(
+    board: pd.DataFrame, published: list[dict[str, Any]] | None
 ) -> pd.DataFrame:
-    """P(model wins) against the length difference of the two outputs.
+    """Reproduced and published leaderboard columns side by side, one row per (model, annotator).
 
-    Judges are known to favour longer answers. For each group, the ``ok``
-    verdicts are binned by the length measure; each bin gets the share of
-    wins with a Wilson interval (:func:`evalstats.stats.proportion_ci`), and
-    the group gets the slope of a logistic regression of win (1) against
-    not-win (0: a loss or a tie) on the measure (:func:`logistic_fit`).
-    Verdicts are one per instruction here, so they are treated as
-    independent.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        From :func:`load` (needs ``len_with``, ``len_without``, ``status``,
-        ``outcome`` and the ``by`` columns).
-    bins : int or sequence of float, default 5
-        An int gives that many quantile bins per group (fewer when quantiles
-        coincide); a sequence gives the same bin edges for every group
-        (verdicts outside them are left out of the bins, not of the slope).
-    x : {"log_ratio", "diff"}
-        ``log(len_with / len_without)`` (natural log; rows with a zero length
-        are left out), or ``len_with - len_without`` in characters.
-    by : sequence of str
-        Grouping columns.
-    confidence : float, default 0.95
-
-    Returns
-    -------
-    DataFrame
-        One row per (group, bin): the ``by`` columns, ``x`` (the measure's
-        name), ``bin`` (1-based), ``x_low``, ``x_high`` (bin edges), ``x_mean``,
-        ``n``, ``wins``, ``ties``, ``losses``, ``p_win``, ``ci_low``,
-        ``ci_high``; and, repeated on each row of the group, the logistic fit
-        on all the group's verdicts: ``n_group``, ``intercept``, ``slope``,
-        ``slope_se``, ``slope_ci_low``, ``slope_ci_high``, ``slope_p``.
-
-    Examples
-    --------
-    >>> lb = length_bias(frame, bins=5)  # doctest: +SKIP
-    >>> lb[["judge", "bin", "x_mean", "p_win", "ci_low", "ci_high", "slope"]]  # doctest: +SKIP
+    ``board`` is :func:`leaderboard_row`'s table, ``published`` the rows of
+    :func:`published_rows` (None when there are none). For each of
+    :data:`LEADERBOARD_COLUMNS`: ``<col>_published``, ``<col>_reproduced``,
+    ``<col>_abs_diff``; then ``max_rel_diff`` over the rates, ``rel_tolerance``, ``match``
+    (every count equal and every rate within :data:`REL_TOLERANCE` relative; null when one
+    side is missing), ``length_controlled_winrate_published`` (not recomputed) and ``note``.
+    Published rows without annotations are kept with reproduced values null and a note;
+    reproduced rows that were not published are kept with published values null.
     """
-    by_cols = list(by)
-    _require(frame, [*by_cols, "len_with", "len_without", "status", "outcome"])
-    if x not in LENGTH_MEASURES:
-        raise ValueError(f"x must be one of {LENGTH_MEASURES}, got {x!r}")
-    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
-        if bins < 1:
-            raise ValueError(f"bins must be >= 1, got {bins}")
-        edges_fixed = None
-    else:
-        edges_fixed = np.asarray(bins, dtype=np.float64)
-        if edges_fixed.ndim != 1 or edges_fixed.size < 2 or np.any(np.diff(edges_fixed) <= 0):
-            raise ValueError("bins must be an int or a strictly increasing sequence of edges")
-    lw = frame["len_with"].to_numpy(np.float64, na_value=np.nan)
-    lo = frame["len_without"].to_numpy(np.float64, na_value=np.nan)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        meas = np.log(lw / lo) if x == "log_ratio" else lw - lo
-    keep = (frame["status"] == "ok").to_numpy(dtype=bool) & np.isfinite(meas)
-    sub = frame.loc[keep, by_cols].copy()
-    for c in by_cols:
-        if isinstance(sub[c].dtype, pd.CategoricalDtype):
-            sub[c] = sub[c].astype(str)
-    sub["_x"] = meas[keep]
-    outcome = frame.loc[keep, "outcome"].astype(str).to_numpy()
-    sub["_win"] = (outcome == "win").astype(np.int64)
-    sub["_tie"] = (outcome == "tie").astype(np.int64)
-    sub["_loss"] = (outcome == "loss").astype(np.int64)
-
-    parts = []
-    for key, g in sub.groupby(by_cols, sort=True):  # a handful of groups
-        key = key if isinstance(key, tuple) else (key,)
-        xv = g["_x"].to_numpy()
-        if edges_fixed is None:
-            edges = np.unique(np.quantile(xv, np.linspace(0.0, 1.0, int(bins) + 1)))
-            if edges.size < 2:
-                edges = np.array([xv.min(), xv.max()])
+    mine = {(r["model"], r["annotator"]): r for r in board.to_dict("records")}
+    theirs = {(r["model"], r["annotator"]): r for r in (published or [])}
+    keys = list(theirs) + sorted(set(mine) - set(theirs))
+    rows = []
+    for key in keys:
+        rep, pub = mine.get(key), theirs.get(key)
+        row: dict[str, Any] = {
+            "model": key[0],
+            "annotator": key[1],
+            "baseline": rep["baseline"] if rep is not None else None,
+            "mode": pub.get("mode") if pub is not None else None,
+        }
+        rel = []
+        counts_equal = True
+        for col in LEADERBOARD_COLUMNS:
+            integer = col in COUNT_COLUMNS
+            p = _published_number(pub.get(col), integer=integer) if pub is not None else None
+            r = rep[col] if rep is not None else None
+            r = None if r is None or r is pd.NA else (int(r) if integer else float(r))
+            row[f"{col}_published"] = p
+            row[f"{col}_reproduced"] = r
+            row[f"{col}_abs_diff"] = abs(r - p) if p is not None and r is not None else None
+            if p is None or r is None:
+                continue
+            if integer:
+                counts_equal &= r == p
+            else:
+                rel.append(abs(r - p) / abs(p) if p != 0 else (0.0 if r == 0 else math.inf))
+        both = pub is not None and rep is not None
+        row["max_rel_diff"] = max(rel) if both and rel else None
+        row["rel_tolerance"] = REL_TOLERANCE
+        row["match"] = bool(counts_equal and all(x <= REL_TOLERANCE for x in rel)) if both else None
+        lc = pub.get("length_controlled_winrate") if pub is not None else None
+        row["length_controlled_winrate_published"] = _published_number(lc, integer=False)
+        if rep is None:
+            row["note"] = "published, but the data hold no annotations for this row"
+        elif published is None:
+            row["note"] = f"no {LEADERBOARD_FILE}: reproduced values only"
+        elif pub is None:
+            row["note"] = f"not in {LEADERBOARD_FILE}"
         else:
-            edges = edges_fixed
-        # Right-closed bins with the lowest edge included, as pandas.cut(include_lowest=True).
-        idx = np.searchsorted(edges, xv, side="left")
-        idx = np.where(xv == edges[0], 1, idx)
-        inside = (idx >= 1) & (idx < edges.size)
-        nb = edges.size - 1
-        b = idx[inside] - 1
-        n = np.bincount(b, minlength=nb)
-        wins = np.bincount(b, weights=g["_win"].to_numpy()[inside], minlength=nb)
-        ties = np.bincount(b, weights=g["_tie"].to_numpy()[inside], minlength=nb)
-        losses = np.bincount(b, weights=g["_loss"].to_numpy()[inside], minlength=nb)
-        xsum = np.bincount(b, weights=xv[inside], minlength=nb)
-        ci = proportion_ci(wins, n, confidence=confidence)
-        fit = logistic_fit(xv, g["_win"].to_numpy(), confidence=confidence)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            x_mean = np.where(n > 0, xsum / np.maximum(n, 1), np.nan)
-        part = pd.DataFrame(
-            {
-                **{c: [k] * nb for c, k in zip(by_cols, key, strict=True)},
-                "x": x,
-                "bin": np.arange(1, nb + 1),
-                "x_low": edges[:-1],
-                "x_high": edges[1:],
-                "x_mean": x_mean,
-                "n": n.astype(np.int64),
-                "wins": wins.astype(np.int64),
-                "ties": ties.astype(np.int64),
-                "losses": losses.astype(np.int64),
-                "p_win": ci.estimate,
-                "ci_low": ci.ci_low,
-                "ci_high": ci.ci_high,
-                "n_group": len(xv),
-                "intercept": fit.intercept,
-                "slope": fit.slope,
-                "slope_se": fit.slope_se,
-                "slope_ci_low": fit.ci_low,
-                "slope_ci_high": fit.ci_high,
-                "slope_p": fit.p_value,
-            }
-        )
-        parts.append(part)
-    if not parts:
-        raise ValueError("no ok verdicts with both output lengths")
-    return pd.concat(parts, ignore_index=True)
-
-
-# The case study builds on everything above; imported last so that it can import this module.
-from ._case_study import compute_case_study  # noqa: E402
+            row["note"] = None
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    for col in LEADERBOARD_COLUMNS:
+        dtype = "Int64" if col in COUNT_COLUMNS else "Float64"
+        for suffix in ("published", "reproduced", "abs_diff"):
+            out[f"{col}_{suffix}"] = pd.array(out[f"{col}_{suffix}"].tolist(), dtype=dtype)
+    for col in ("max_rel_diff", "length_controlled_winrate_published"):
+        out[col] = pd.array(out[col].tolist(), dtype="Float64")
+    out["match"] = pd.array(out["match"].tolist(), dtype="boolean")
+    for col in ("baseline", "mode", "note"):
+        out[col] = out[col].astype("string")
+    return out

@@ -146,13 +146,18 @@ def _join(text: str | list[str]) -> str:
     return "".join(text) if isinstance(text, list) else str(text)
 
 
-def _image(mime: str, data: str | list[str], alt: str) -> str:
+def _image(mime: str, data: str | list[str], alt: str, meta: Mapping[str, Any]) -> str:
     payload = _join(data)
     if mime == "image/svg+xml":
         payload = base64.b64encode(payload.encode("utf-8")).decode("ascii")
     else:
         payload = "".join(payload.split())
-    return f'<figure><img alt="{html.escape(alt)}" src="data:{mime};base64,{payload}"></figure>'
+    # Jupyter's display width (pixels): a high-resolution image shown at its intended size.
+    width = meta.get(mime, {}).get("width") if isinstance(meta.get(mime), Mapping) else None
+    size = f' width="{int(width)}"' if isinstance(width, int | float) and width > 0 else ""
+    return (
+        f'<figure><img alt="{html.escape(alt)}"{size} src="data:{mime};base64,{payload}"></figure>'
+    )
 
 
 def _checked_html(fragment: str, where: str) -> str:
@@ -182,10 +187,11 @@ def _output(out: Mapping[str, Any], where: str) -> str:
         return f"<pre>{html.escape(tb)}</pre>"
     data = out.get("data", {})
     alt = _join(data.get("text/plain", "figure"))[:200]
+    meta = out.get("metadata", {})
     if "image/png" in data:
-        return _image("image/png", data["image/png"], alt)
+        return _image("image/png", data["image/png"], alt, meta)
     if "image/svg+xml" in data:
-        return _image("image/svg+xml", data["image/svg+xml"], alt)
+        return _image("image/svg+xml", data["image/svg+xml"], alt, meta)
     if "text/html" in data:
         return _checked_html(_join(data["text/html"]), where)
     if "text/markdown" in data:

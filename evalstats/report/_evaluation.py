@@ -1,0 +1,486 @@
+"""The evaluation report kind: the numbers of ``report.ipynb`` and ``methodology.ipynb``.
+
+No statistics live here: each table is the output of a package function
+(:mod:`evalstats.stats`, :func:`evalstats.audit`), filtered and labelled. The sections run in
+the order of :func:`sections` on one :class:`~evalstats.report._kinds.Context`; the report
+page's bootstraps draw from its one generator in that order, the methodology page's
+simulations from generators of their own seeded with the same seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._disagreement import DISAGREEMENT_TRIGGER, disagreeing
+from .._schema import BLIND_DIMENSIONS
+from ..errors import DataError
+from ._kinds import Context, Loaded, Section, Unavailable
+
+__all__ = ["CONSENSUS_RULE", "check", "describe_parameters", "detect", "load", "sections"]
+
+# Seed 000: when in doubt, "(b) roughly equivalent": judges that disagree make a tie.
+CONSENSUS_RULE = "unanimous"
+# Judge text is shown in example tables only, cut to this many characters (escaped on render).
+_TEXT_LIMIT = 400
+_N_EXAMPLES = 12
+_INPUT_STEMS = ("tasks", "runs", "judgments")
+_EXAMPLE_COLUMNS = ["rubric", "task_id", "replicate", "order", "judge", "outcome", "label"]
+
+# The between-task correlation is not estimated from one small evaluation: the design is shown
+# over a range of latent ICCs that brackets what clustered evals report.
+_ICC_GRID = (0.0, 0.1, 0.3, 0.5)
+_NET_WIN_TARGETS = (0.1, 0.2, 0.3)
+_POWER = 0.8
+_N_TASKS_GRID = (5, 10, 15, 20, 30, 40, 60, 80, 100, 150, 200, 300)
+_CURVE_ICC = 0.3
+# Simulations of the methodology page: what its text says it shows.
+_POWER_SIMS = 4000
+_COVERAGE_EVALS = 1000
+_COVERAGE_MAX_RESAMPLES = 1000
+
+
+# --------------------------------------------------------------------------------------------
+# recognising, checking and loading the data
+# --------------------------------------------------------------------------------------------
+
+
+def detect(data: Path) -> bool:
+    from ..records import find_file
+
+    return find_file(data, "tasks", required=False) is not None
+
+
+def check(data: Path) -> None:
+    from ..records import find_file
+
+    for stem in _INPUT_STEMS:
+        find_file(data, stem)  # a missing input is a DataError naming it
+
+
+def _as_list(value: Sequence[str] | str | None) -> list[str] | None:
+    return None if value is None else ([value] if isinstance(value, str) else list(value))
+
+
+def _select(frame: pd.DataFrame, judges: list[str] | None, rubric: list[str] | None):
+    out = frame
+    if judges is not None:
+        unknown = sorted(set(judges) - set(frame["judge"].astype(str)))
+        if unknown:
+            raise DataError(f"judges not in the data: {', '.join(unknown)}")
+        out = out.loc[out["judge"].astype(str).isin(judges)]
+    if rubric is not None:
+        unknown = sorted(set(rubric) - set(frame["rubric"].astype(str)))
+        if unknown:
+            raise DataError(f"rubrics not in the data: {', '.join(unknown)}")
+        out = out.loc[out["rubric"].astype(str).isin(rubric)]
+    if out.empty:
+        raise DataError("no judgments left after selecting judges and rubric")
+    # Drop unused categories so groupings do not produce empty judge/rubric rows.
+    out = out.copy()
+    for col in ("judge", "rubric"):
+        if isinstance(out[col].dtype, pd.CategoricalDtype):
+            out[col] = out[col].cat.remove_unused_categories()
+    return out.reset_index(drop=True)
+
+
+def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Loaded:
+    """Tasks, runs and judgments read once; the verdict frame of the selected judges/rubrics.
+
+    The audit needs the whole :class:`~evalstats.Dataset` besides the frame, so the directory
+    is read with :func:`~evalstats.load_dir` and the frame built from it (rather than
+    :func:`evalstats.frames.load_frame`, which would read every file a second time).
+    """
+    from ..frames import verdict_frame
+    from ..records import find_file, load_dir
+
+    ds = load_dir(d)
+    if ds.judgments is None:
+        raise DataError("no judgments file: run `evalstats judge` first", path=d)
+    full = verdict_frame(ds.judgments, ds.runs, ds.tasks) if frame is None else frame
+    f = _select(full, _as_list(params.get("judges")), _as_list(params.get("rubric")))
+    files = [find_file(d, stem, required=False) for stem in _INPUT_STEMS]
+    truth = d / "truth.json"
+    inputs = [p for p in (*files, truth if truth.exists() else None) if p is not None]
+    return Loaded(
+        frame=f,
+        inputs=inputs,
+        describe={"rubrics": _rubric_provenance(f), "judges": _judge_provenance(f, ds.judgments)},
+        extra={"dataset": ds},
+    )
+
+
+def _rubric_provenance(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per rubric: the package's prompt revision and sha256, and what the judgments used."""
+    from .. import rubrics
+    from ._results import to_jsonable
+
+    rows = []
+    for name in sorted(frame["rubric"].astype(str).unique()):
+        sub = frame.loc[frame["rubric"].astype(str) == name]
+        observed = (
+            sub.groupby(["prompt_revision", "prompt_sha256"], dropna=True)
+            .size()
+            .reset_index(name="n_judgments")
+        )
+        try:
+            pkg = rubrics.get(name)
+            pkg_rev, pkg_sha = pkg.revision, pkg.sha256
+        except KeyError:
+            pkg_rev = pkg_sha = None
+        rows.append(
+            {
+                "rubric": name,
+                "package_revision": pkg_rev,
+                "package_sha256": pkg_sha,
+                "judgments_prompt": to_jsonable(observed.to_dict("records")),
+                "matches_package": bool(
+                    len(observed) == 1
+                    and observed["prompt_revision"].iloc[0] == pkg_rev
+                    and observed["prompt_sha256"].iloc[0] == pkg_sha
+                ),
+            }
+        )
+    return rows
+
+
+def _judge_provenance(frame: pd.DataFrame, judgments: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per judge: the model ids the provider reported (when the journal recorded them)."""
+    judges = sorted(frame["judge"].astype(str).unique())
+    model_ids: dict[str, list[str]] = {j: [] for j in judges}
+    if "model_id" in judgments.columns:
+        j = judgments
+        ids = j.dropna(subset=["model_id"]).groupby(j["judge"].astype(str))["model_id"]
+        for judge, values in ids:
+            if judge in model_ids:
+                model_ids[judge] = sorted({str(v) for v in values})
+    return [{"judge": j, "model_ids": model_ids[j]} for j in judges]
+
+
+def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "judges": _as_list(p["judges"]),
+        "rubric": p["rubric"],
+        "confidence": float(p["confidence"]),
+        "n_resamples": int(p["n_resamples"]),
+        "seed": p["seed"],
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# the report page
+# --------------------------------------------------------------------------------------------
+
+
+def _rubrics_in(frame: pd.DataFrame) -> list[str]:
+    known = ("with-without", "blind-pair")
+    present = set(frame["rubric"].astype(str))
+    return [r for r in known if r in present] + sorted(present - set(known))
+
+
+def _multi_judge_rubrics(f: pd.DataFrame) -> list[str]:
+    return [r for r in _rubrics_in(f) if f.loc[f["rubric"] == r, "judge"].nunique() >= 2]
+
+
+def _common(ctx: Context) -> dict[str, Any]:
+    return {"confidence": ctx.confidence, "n_resamples": ctx.n_resamples}
+
+
+def _headline(ctx: Context) -> dict[str, Any]:
+    from ..stats.winrates import win_rates
+
+    return {"headline": win_rates(ctx.frame, by=["rubric", "judge"], rng=ctx.rng, **_common(ctx))}
+
+
+def _consensus(ctx: Context) -> dict[str, Any]:
+    from ..stats.judges import consensus
+    from ..stats.winrates import win_rates
+
+    multi = _multi_judge_rubrics(ctx.frame)
+    if not multi:
+        raise Unavailable("fewer than two judges on every rubric")
+    cons = pd.concat(
+        [consensus(ctx.frame, CONSENSUS_RULE, rubric=r) for r in multi], ignore_index=True
+    )
+    return {"consensus": win_rates(cons, by=["rubric", "judge"], rng=ctx.rng, **_common(ctx))}
+
+
+def _agreement(ctx: Context) -> dict[str, Any]:
+    from ..stats.judges import judge_agreement
+
+    multi = _multi_judge_rubrics(ctx.frame)
+    if not multi:
+        raise Unavailable("fewer than two judges on every rubric")
+    parts = [judge_agreement(ctx.frame, rubric=r, rng=ctx.rng, **_common(ctx)) for r in multi]
+    return {"agreement": pd.concat(parts, ignore_index=True)}
+
+
+def _text(series: pd.Series) -> pd.Series:
+    """Judge text cut for display (escaping happens when rendered, never here)."""
+    s = series.astype("string").fillna("")
+    long = s.str.len() > _TEXT_LIMIT
+    return s.where(~long, s.str.slice(0, _TEXT_LIMIT) + " […]")
+
+
+def _disagreements(ctx: Context) -> dict[str, Any]:
+    """Example pairs on which two judges gave different outcomes, with their reasoning."""
+    from ..frames import select_rubric, wide_by_judge
+
+    frame = ctx.frame
+    columns = [*_EXAMPLE_COLUMNS, "reasoning"]
+    rows = []
+    for rubric in _rubrics_in(frame):
+        sub, _ = select_rubric(frame, rubric)
+        sub = sub.loc[sub["status"] == "ok"]
+        if sub["judge"].nunique() < 2:
+            continue
+        wide = wide_by_judge(sub, rubric=rubric)
+        judges = [j for j in sub["judge"].astype(str).unique() if j in wide.columns]
+        if len(judges) < 2:
+            continue
+        on = (
+            ["task_id", "replicate", "order"]
+            if "order" in wide.columns
+            else ["task_id", "replicate"]
+        )
+        keys = wide.loc[disagreeing(wide, judges), on].head(_N_EXAMPLES)
+        if "order" in on:  # plain objects on both sides, so a missing order matches itself
+            keys = keys.assign(order=keys["order"].astype(object))
+        ex = sub.assign(order=sub["order"].astype(object)).merge(keys, on=on)
+        rows.append(ex.assign(rubric=rubric, reasoning=_text(ex["reasoning"]))[columns])
+    if not rows:
+        return {"disagreements": pd.DataFrame(columns=columns)}
+    out = pd.concat(rows, ignore_index=True)
+    out = (
+        out.astype({"judge": str, "outcome": "string", "order": "string"})
+        .sort_values(
+            ["rubric", "task_id", "replicate", "order", "judge"], kind="stable", na_position="first"
+        )
+        .reset_index(drop=True)
+    )
+    return {"disagreements": out}
+
+
+def _cost(ctx: Context) -> dict[str, Any]:
+    from ..stats.cost import cost_ratios, judge_spend
+
+    return {
+        "cost": cost_ratios(ctx.frame, rng=ctx.rng, **_common(ctx)),
+        "judge_spend": judge_spend(ctx.frame, by=["rubric", "judge"]),
+    }
+
+
+def _per_task(ctx: Context) -> dict[str, Any]:
+    from ..stats.winrates import win_rates
+
+    return {"per_task": win_rates(ctx.frame, by=["rubric", "task_id"], rng=ctx.rng, **_common(ctx))}
+
+
+def _blind(ctx: Context) -> dict[str, Any]:
+    from ..stats.dimensions import dimension_means
+    from ..stats.winrates import position_bias
+
+    f = ctx.frame
+    out: dict[str, Any] = {}
+    dims = f.loc[f[[f"with_{d}" for d in BLIND_DIMENSIONS]].notna().any(axis=1)]
+    if dims.empty:
+        out["dimensions"] = Unavailable("no blind-rubric dimension scores in the data")
+    else:
+        out["dimensions"] = dimension_means(dims, confidence=ctx.confidence)
+    blind = f.loc[f["order"].notna()]
+    if blind.empty:
+        out["position_bias"] = Unavailable("no blind-rubric judgments with an order")
+    else:
+        out["position_bias"] = position_bias(
+            blind, by=["rubric", "judge"], confidence=ctx.confidence
+        )
+    return out
+
+
+def _accounting(ctx: Context) -> dict[str, Any]:
+    from ..stats.winrates import win_rates
+    from ..summary import status_table
+
+    f = ctx.frame
+    views = [
+        win_rates(f, by=["rubric", "judge"], no_answer_as=view, rng=ctx.rng, **_common(ctx))
+        for view in ("exclude", "loss")
+    ]
+    # Judge outputs that could not be read: kept, counted, shown (never silently dropped).
+    bad = f.loc[f["status"] == "invalid"]
+    invalid = bad[["rubric", "task_id", "replicate", "judge", "parse_error"]].astype(
+        {"rubric": str, "judge": str}
+    )
+    return {
+        "accounting": status_table(f),
+        "sensitivity": pd.concat(views, ignore_index=True),
+        "invalid_outputs": invalid.assign(raw=_text(bad["raw"])).reset_index(drop=True),
+    }
+
+
+def _audit(ctx: Context) -> dict[str, Any]:
+    from ..audit import audit
+
+    ds, f = ctx.extra["dataset"], ctx.frame
+    j = ds.judgments
+    keep = j["judge"].astype(str).isin(f["judge"].astype(str).unique()) & j["rubric"].astype(
+        str
+    ).isin(f["rubric"].astype(str).unique())
+    table = audit(
+        ds.tasks, ds.runs, j.loc[keep], frame=f, disagreement_threshold=DISAGREEMENT_TRIGGER
+    )
+    return {"audit": table}
+
+
+# --------------------------------------------------------------------------------------------
+# the methodology page
+# --------------------------------------------------------------------------------------------
+
+
+def _design(ctx: Context) -> dict[str, Any]:
+    """Tasks, pairs and whole pairs per task of each rubric, with the pooled tie rate."""
+    from ..stats.winrates import win_rates
+
+    f = ctx.frame
+    pooled = win_rates(f, by=["rubric"], confidence=ctx.confidence)
+    pairs = f.loc[f["status"] != "no_answer"].drop_duplicates(["rubric", "task_id", "replicate"])
+    per_task = pairs.groupby(pairs["rubric"].astype(str))["task_id"].agg(["nunique", "size"])
+    design = (
+        pooled[["rubric", "net_win", "tie_rate"]]
+        .astype({"rubric": str})
+        .merge(
+            per_task.rename(columns={"nunique": "n_tasks", "size": "n_pairs"}),
+            left_on="rubric",
+            right_index=True,
+        )
+    )
+    # Power formulas take a whole number of pairs per task: round the average down.
+    design["n_replicates"] = np.maximum(design["n_pairs"] // design["n_tasks"], 1).astype(int)
+    design = design.rename(columns={"net_win": "observed_net_win", "tie_rate": "p_tie"})
+    ctx.scratch["pooled"] = pooled  # the coverage study simulates at these rates
+    return {
+        "design": design[
+            ["rubric", "n_tasks", "n_pairs", "n_replicates", "p_tie", "observed_net_win"]
+        ]
+    }
+
+
+def _power(ctx: Context) -> dict[str, Any]:
+    from ..stats.power import mde_curve, power_curve, simulated_power, tasks_needed
+
+    alpha = 1.0 - ctx.confidence
+    mde, curves, needed = [], [], []
+    sim_rng = np.random.default_rng(ctx.seed)
+    for row in ctx.tables["design"].itertuples(index=False):
+        n_t, n_r, p_tie = int(row.n_tasks), int(row.n_replicates), float(row.p_tie)
+        if n_t < 2:
+            continue
+        curve = mde_curve(
+            [n_t], n_replicates=[n_r], icc=list(_ICC_GRID), p_tie=[p_tie], alpha=alpha, power=_POWER
+        ).assign(rubric=row.rubric)
+        # The analytic MDE treats task means as normal; simulate the test at each MDE to
+        # show how far that approximation is off for this few tasks.
+        curve["power_simulated"] = [
+            simulated_power(
+                m,
+                n_t,
+                n_replicates=n_r,
+                icc=i,
+                p_tie=p_tie,
+                alpha=alpha,
+                n_sims=_POWER_SIMS,
+                rng=sim_rng,
+            )["power"].item()
+            if np.isfinite(m)
+            else np.nan
+            for m, i in zip(curve["net_win"], curve["icc"], strict=True)
+        ]
+        mde.append(curve)
+        effects = [e for e in _NET_WIN_TARGETS if e <= 1.0 - p_tie]
+        curves.append(
+            power_curve(
+                effects,
+                list(_N_TASKS_GRID),
+                n_replicates=n_r,
+                icc=_CURVE_ICC,
+                p_tie=p_tie,
+                alpha=alpha,
+            ).assign(rubric=row.rubric)
+        )
+        for target in _NET_WIN_TARGETS:
+            if target > 1.0 - p_tie:
+                continue
+            for icc in _ICC_GRID:
+                res = tasks_needed(
+                    target, n_replicates=n_r, icc=icc, p_tie=p_tie, alpha=alpha, power=_POWER
+                )
+                needed.append(
+                    {
+                        "rubric": row.rubric,
+                        "net_win": target,
+                        "n_replicates": n_r,
+                        "icc": icc,
+                        "p_tie": p_tie,
+                        "power": _POWER,
+                        "n_tasks": res.n_tasks,
+                    }
+                )
+    if not mde:
+        raise Unavailable("fewer than two tasks: no clustered design to size")
+    return {
+        "power_mde": _front(pd.concat(mde, ignore_index=True), "rubric"),
+        "power_curve": _front(pd.concat(curves, ignore_index=True), "rubric"),
+        "tasks_needed": pd.DataFrame(needed),
+    }
+
+
+def _coverage(ctx: Context) -> dict[str, Any]:
+    from ..stats.coverage import coverage_study
+
+    if "power_mde" not in ctx.tables:
+        return {}
+    pooled = ctx.scratch["pooled"]
+    first = ctx.tables["design"].iloc[0]
+    pooled_first = pooled.loc[pooled["rubric"].astype(str) == first["rubric"]].iloc[0]
+    table = coverage_study(
+        n_tasks=int(first["n_tasks"]),
+        n_replicates=int(first["n_replicates"]),
+        p_win=float(pooled_first["win_rate"]),
+        p_tie=float(pooled_first["tie_rate"]),
+        p_loss=float(pooled_first["loss_rate"]),
+        icc=_CURVE_ICC,
+        confidence=ctx.confidence,
+        # 1 000 evaluations x 1 000 resamples, as the page says; benchmarks/coverage.py runs
+        # the full study (2 000 x 2 000).
+        n_evals=_COVERAGE_EVALS,
+        n_resamples=min(ctx.n_resamples, _COVERAGE_MAX_RESAMPLES),
+        rng=np.random.default_rng(ctx.seed),
+    )
+    return {"coverage": table}
+
+
+def _front(table: pd.DataFrame, col: str) -> pd.DataFrame:
+    return table[[col, *(c for c in table.columns if c != col)]]
+
+
+def sections() -> tuple[Section, ...]:
+    """The evaluation's sections in computation order (the report page's bootstraps share one
+    generator in exactly this order: changing it changes the published numbers)."""
+    return (
+        Section("headline", "report", _headline),
+        Section("consensus", "report", _consensus),
+        Section("agreement", "report", _agreement),
+        Section("disagreements", "report", _disagreements),
+        Section("cost", "report", _cost),
+        Section("per_task", "report", _per_task),
+        Section("blind", "report", _blind),
+        Section("accounting", "report", _accounting),
+        Section("audit", "report", _audit),
+        Section("design", "methodology", _design),
+        Section("power_mde", "methodology", _power),
+        Section("coverage", "methodology", _coverage),
+    )

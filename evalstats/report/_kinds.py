@@ -1,0 +1,360 @@
+"""Report kinds and the one scaffold that computes the published numbers of any of them.
+
+A :class:`ReportKind` says how its data directory is recognised and checked, which notebooks
+it renders, and which :class:`Section` functions compute its tables. :func:`compute` is the
+one load -> sections -> provenance skeleton they share: it validates the common parameters,
+loads the data once, runs the sections in order on one :class:`Context` (one random
+generator drawn from in a fixed order), and returns a :class:`~evalstats.report.Results`.
+
+This module imports neither pandas nor the statistics: the CLI reads the kind names from it
+to build ``--help``, and each kind loads its own modules only when it computes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._validate import check_confidence, check_positive_int
+from ..errors import EvalstatsError
+
+__all__ = [
+    "CASE_STUDY_PARAMETERS",
+    "NOTEBOOKS",
+    "PARAMETERS",
+    "REPORT_KINDS",
+    "Context",
+    "Loaded",
+    "Prepared",
+    "ReportError",
+    "ReportKind",
+    "Section",
+    "Unavailable",
+    "compute",
+    "detect_kind",
+    "prepare",
+]
+
+
+class ReportError(EvalstatsError):
+    """The report could not be rendered (a notebook failed, or produced unsafe output)."""
+
+
+class Unavailable(Exception):
+    """Raised by a section (or returned as a table's value) to say why it is not computed."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A kind's data, loaded once: the verdict frame, what else its sections need, its input
+    files (digested into the provenance) and its description of the data."""
+
+    frame: Any
+    inputs: Sequence[Path]
+    describe: Mapping[str, Any]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Context:
+    """What every section of one computation sees.
+
+    ``rng`` is the one generator that sections needing fresh randomness share, in section
+    order; ``tables`` holds the tables computed so far (a section may build on them), and
+    ``scratch`` what a section hands to a later one without publishing it.
+    """
+
+    data_dir: Path
+    frame: Any
+    extra: Mapping[str, Any]
+    confidence: float
+    n_resamples: int
+    seed: int | None
+    params: Mapping[str, Any]
+    rng: Any
+    tables: dict[str, Any] = field(default_factory=dict)
+    scratch: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of a report: ``compute(ctx)`` returns ``{table name: DataFrame or
+    Unavailable(reason)}`` (or raises :class:`Unavailable` for a single table ``name``).
+
+    ``page`` is the notebook page whose numbers it computes.
+    """
+
+    name: str
+    page: str
+    compute: Callable[[Context], Mapping[str, Any]]
+
+
+# (notebook, html page, title); the first is index.html.
+NOTEBOOKS = (
+    ("report.ipynb", "index.html", "Report"),
+    ("methodology.ipynb", "methodology.html", "Methodology"),
+)
+# The notebooks' parameters and their defaults, in papermill's convention (a cell tagged
+# `parameters` holds the same; the renderer injects the values after it).
+# ``results_file`` is set by the renderer: the numbers it computed once, for the notebook to
+# display (None when a notebook is run on its own: it computes them itself).
+PARAMETERS: dict[str, Any] = {
+    "data_dir": "data/sample",
+    "judges": None,
+    "rubric": None,
+    "confidence": 0.95,
+    "n_resamples": 10_000,
+    "seed": 0,
+    "output_dir": None,
+    "results_file": None,
+}
+# The AlpacaEval case study's parameters; its data directory is read in place, never copied.
+CASE_STUDY_PARAMETERS: dict[str, Any] = {
+    "data_dir": "../shared/data/alpaca_eval",
+    "confidence": 0.95,
+    "n_resamples": 10_000,
+    "seed": 0,
+    "output_dir": None,
+    "results_file": None,
+}
+_RENDERER_PARAMETERS = ("data_dir", "output_dir", "results_file")
+
+
+@dataclass(frozen=True)
+class ReportKind:
+    """What one kind of report computes, renders, and how its data look.
+
+    Attributes
+    ----------
+    name : str
+        The ``--kind`` value.
+    notebooks : tuple of (notebook, html page, title)
+        Rendered in order; the first page is ``index.html``.
+    parameters : mapping
+        The notebooks' papermill parameters and their defaults (``data_dir``,
+        ``output_dir`` and ``results_file`` are set by the renderer; the others may be
+        overridden with ``-p``).
+    looks_for : str
+        What :attr:`detect` looks for, for error messages.
+    detect : callable
+        ``detect(data_dir) -> bool``: whether the directory holds this kind's data.
+    check : callable
+        ``check(data_dir)``: raises :class:`~evalstats.errors.DataError` naming a missing
+        input, before anything is computed.
+    load : callable
+        ``load(data_dir, params, frame) -> Loaded``: the data, read once.
+    sections : callable
+        ``sections() -> tuple of Section``, in the order they are computed.
+    describe_parameters : callable
+        ``describe_parameters(params) -> dict``: the ``parameters`` block of results.json.
+    """
+
+    name: str
+    notebooks: tuple[tuple[str, str, str], ...]
+    parameters: Mapping[str, Any]
+    looks_for: str
+    detect: Callable[[Path], bool]
+    check: Callable[[Path], None]
+    load: Callable[[Path, Mapping[str, Any], Any], Loaded]
+    sections: Callable[[], tuple[Section, ...]]
+    describe_parameters: Callable[[Mapping[str, Any]], dict[str, Any]]
+
+    @property
+    def user_parameters(self) -> list[str]:
+        """The parameters ``-p`` may set."""
+        return [k for k in self.parameters if k not in _RENDERER_PARAMETERS]
+
+    @property
+    def pages(self) -> list[str]:
+        """The notebook pages, by stem (``report``, ``methodology``...)."""
+        return [nb.removesuffix(".ipynb") for nb, _, _ in self.notebooks]
+
+
+def compute(
+    kind: str,
+    data_dir: str | os.PathLike[str],
+    *,
+    pages: Sequence[str] | None = None,
+    frame: Any = None,
+    **params: Any,
+):
+    """Compute the published numbers of report ``kind`` on ``data_dir``: one scaffold.
+
+    Parameters
+    ----------
+    kind : str
+        A :data:`REPORT_KINDS` name.
+    data_dir : path
+        The kind's data directory.
+    pages : sequence of str, optional
+        Only the sections of these notebook pages (default: every page of the kind).
+    frame : DataFrame, optional
+        The kind's verdict frame when already loaded (saves the parse).
+    **params
+        The kind's user parameters (``confidence``, ``n_resamples``, ``seed``, ...).
+
+    Returns
+    -------
+    Results
+
+    Examples
+    --------
+    >>> from evalstats.report import compute
+    >>> res = compute("evaluation", "data/sample", pages=["report"], n_resamples=50)
+    >>> res.tables["headline"][["rubric", "judge", "n"]].shape
+    (4, 3)
+    """
+    prepared = prepare(kind, data_dir, frame=frame, **params)
+    return prepared.compute(prepared.spec.pages if pages is None else pages)
+
+
+@dataclass
+class Prepared:
+    """A kind's validated parameters and its data, loaded once; :meth:`compute` computes
+    the sections of some pages from them (the renderer computes page by page, so that the
+    kernel displays one page while the next is computed)."""
+
+    spec: ReportKind
+    data_dir: Path
+    params: dict[str, Any]
+    loaded: Loaded
+
+    def compute(self, pages: Sequence[str]):
+        """The :class:`~evalstats.report.Results` of ``pages`` (sections in kind order)."""
+        import numpy as np
+
+        from ._provenance import is_simulated, provenance
+        from ._results import Results, tidy
+
+        spec, p, loaded = self.spec, self.params, self.loaded
+        bad = sorted(set(pages) - set(spec.pages))
+        if bad:
+            raise ReportError(
+                f"unknown page(s) {', '.join(bad)}; {spec.name} has {', '.join(spec.pages)}"
+            )
+        ctx = Context(
+            data_dir=self.data_dir,
+            frame=loaded.frame,
+            extra=loaded.extra,
+            confidence=p["confidence"],
+            n_resamples=p["n_resamples"],
+            seed=p["seed"],
+            params=p,
+            # Each computation starts its own generator from the seed: a page's numbers do
+            # not depend on which other pages are computed, or in which order.
+            rng=np.random.default_rng(p["seed"]),
+        )
+        unavailable: dict[str, str] = {}
+        for section in spec.sections():
+            if section.page not in pages:
+                continue
+            try:
+                produced = section.compute(ctx)
+            except Unavailable as why:
+                produced = {section.name: why}
+            for name, value in produced.items():
+                if isinstance(value, Unavailable):
+                    unavailable[name] = str(value)
+                else:
+                    ctx.tables[name] = value
+        return Results(
+            tables={k: tidy(v) for k, v in ctx.tables.items()},
+            provenance=provenance(
+                self.data_dir,
+                loaded.inputs,
+                seed=p["seed"],
+                n_resamples=p["n_resamples"],
+                confidence=p["confidence"],
+                describe=loaded.describe,
+            ),
+            parameters=spec.describe_parameters(p),
+            simulated=is_simulated(self.data_dir),
+            unavailable=unavailable,
+            frame=loaded.frame,
+        )
+
+
+def prepare(
+    kind: str, data_dir: str | os.PathLike[str], *, frame: Any = None, **params: Any
+) -> Prepared:
+    """Validate the parameters of report ``kind`` and load its data once."""
+    if kind not in REPORT_KINDS:
+        raise ReportError(f"unknown report kind {kind!r}; known: {', '.join(REPORT_KINDS)}")
+    spec = REPORT_KINDS[kind]
+    unknown = sorted(set(params) - set(spec.user_parameters))
+    if unknown:
+        raise TypeError(f"unexpected parameter(s) for the {kind} report: {', '.join(unknown)}")
+    p = {k: spec.parameters[k] for k in spec.user_parameters} | dict(params)
+    p["confidence"] = check_confidence(p["confidence"])
+    p["n_resamples"] = check_positive_int(p["n_resamples"], "n_resamples")
+    d = Path(data_dir)
+    return Prepared(spec=spec, data_dir=d, params=p, loaded=spec.load(d, p, frame))
+
+
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """``module.name``, imported on first call (keeps pandas out of ``evalstats --help``)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        mod = importlib.import_module(f"{__package__}.{module}")
+        return getattr(mod, name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = f"{module}.{name}"
+    return call
+
+
+def _kinds() -> dict[str, ReportKind]:
+    return {
+        "evaluation": ReportKind(
+            name="evaluation",
+            notebooks=NOTEBOOKS,
+            parameters=PARAMETERS,
+            looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
+            detect=_lazy("_evaluation", "detect"),
+            check=_lazy("_evaluation", "check"),
+            load=_lazy("_evaluation", "load"),
+            sections=_lazy("_evaluation", "sections"),
+            describe_parameters=_lazy("_evaluation", "describe_parameters"),
+        ),
+        "alpaca_eval": ReportKind(
+            name="alpaca_eval",
+            notebooks=(("case_study_alpaca_eval.ipynb", "index.html", "AlpacaEval case study"),),
+            parameters=CASE_STUDY_PARAMETERS,
+            looks_for="AlpacaEval annotation files (*annotations*.json, .jsonl, .ndjson, "
+            "optionally .gz, in the directory or below it)",
+            detect=_lazy("_case_study", "detect"),
+            check=_lazy("_case_study", "check"),
+            load=_lazy("_case_study", "load"),
+            sections=_lazy("_case_study", "sections"),
+            describe_parameters=_lazy("_case_study", "describe_parameters"),
+        ),
+    }
+
+
+REPORT_KINDS: dict[str, ReportKind] = _kinds()
+
+
+def detect_kind(data_dir: str | os.PathLike[str]) -> str:
+    """The :data:`REPORT_KINDS` name whose data ``data_dir`` holds.
+
+    Raises :class:`ReportError` when no kind, or more than one, recognises the directory.
+
+    >>> detect_kind("data/sample")
+    'evaluation'
+    """
+    data = Path(data_dir)
+    if not data.is_dir():
+        raise ReportError(f"{data}: not a directory")
+    found = [name for name, kind in REPORT_KINDS.items() if kind.detect(data)]
+    if not found:
+        looked = "; ".join(f"{k.name}: {k.looks_for}" for k in REPORT_KINDS.values())
+        raise ReportError(f"{data}: no report kind recognises this directory (looked for {looked})")
+    if len(found) > 1:
+        raise ReportError(
+            f"{data}: holds the data of several report kinds ({', '.join(found)}); "
+            "choose one with --kind (kind=)"
+        )
+    return found[0]

@@ -1,0 +1,197 @@
+"""The object every report kind returns: tables of published numbers plus their provenance.
+
+``results.json`` is :meth:`Results.to_json` of the very object the notebooks display, so the
+page and the JSON cannot disagree.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..records import atomic_write
+
+__all__ = ["FORMAT", "Results", "dump_json", "merge_results", "to_jsonable"]
+
+FORMAT = "evalstats-results/1"
+
+
+@dataclass(frozen=True)
+class Results:
+    """Tables of published numbers plus the provenance needed to reproduce them.
+
+    Attributes
+    ----------
+    tables : dict of str to DataFrame
+        Tidy tables under stable names (for an evaluation: ``headline``, ``consensus``,
+        ``agreement``, ``disagreements``, ``cost``, ``judge_spend``, ``per_task``,
+        ``dimensions``, ``position_bias``, ``accounting``, ``sensitivity``,
+        ``invalid_outputs``, ``audit``; its methodology: ``design``, ``power_mde``,
+        ``power_curve``, ``tasks_needed``, ``coverage``; the AlpacaEval case study:
+        ``leaderboard``, ``agreement``, ``length_bias``, ``length_slope``,
+        ``standard_errors``, ``findings``).
+    provenance : dict
+        Input digests, package and library versions, seed, n_resamples, confidence, and what
+        the report kind adds (rubrics and judges; models and annotators).
+    parameters : dict
+        The arguments the tables were computed with.
+    simulated : bool
+        True when ``DATA_DIR/truth.json`` says ``"simulated": true``.
+    unavailable : dict of str to str
+        Sections that could not be computed here, with the reason.
+    frame : DataFrame
+        The verdict frame the tables were computed from (for figures; not serialised).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> res = Results({"t": pd.DataFrame({"x": [1.5, float("nan")]})}, {"seed": 0}, {}, False)
+    >>> res.to_json()["tables"]["t"]
+    [{'x': 1.5}, {'x': None}]
+    """
+
+    tables: dict[str, pd.DataFrame]
+    provenance: dict[str, Any]
+    parameters: dict[str, Any]
+    simulated: bool
+    unavailable: dict[str, str] = field(default_factory=dict)
+    frame: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+
+    def table(self, name: str) -> pd.DataFrame | None:
+        """The table ``name``, or None when the section is unavailable or empty."""
+        t = self.tables.get(name)
+        return None if t is None or t.empty else t
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-safe dict: NaN and NA become null, numpy scalars become Python numbers."""
+        return {
+            "format": FORMAT,
+            "simulated": bool(self.simulated),
+            "parameters": to_jsonable(self.parameters),
+            "provenance": to_jsonable(self.provenance),
+            "tables": {name: _records(t) for name, t in self.tables.items()},
+            "unavailable": dict(self.unavailable),
+        }
+
+    def write(self, out_dir: str | os.PathLike[str], *, name: str = "results") -> Path:
+        """Write ``OUT/<name>.json`` and ``OUT/tables/<table>.csv`` (each atomically).
+
+        Returns the JSON path.
+        """
+        out = Path(out_dir)
+        self.write_tables(out)
+        path = out / f"{name}.json"
+        text = dump_json(self.to_json()).encode("utf-8")
+        atomic_write(path, lambda fh: fh.write(text))
+        return path
+
+    def write_tables(self, out_dir: str | os.PathLike[str]) -> None:
+        """Write each table as ``OUT/tables/<table>.csv`` (full precision, atomically)."""
+        for tname, t in self.tables.items():
+            buf = io.StringIO()
+            t.to_csv(buf, index=False)
+            data = buf.getvalue().encode("utf-8")
+            atomic_write(Path(out_dir) / "tables" / f"{tname}.csv", lambda fh, d=data: fh.write(d))
+
+
+def merge_results(*parts: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge the JSON of several :class:`Results` computed from the same inputs into one.
+
+    Tables are united (a name may appear once); parameters and provenance must agree on every
+    key they share, otherwise the parts were not computed from the same inputs.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> a = Results({"a": pd.DataFrame({"x": [1]})}, {"seed": 1}, {}, False).to_json()
+    >>> b = Results({"b": pd.DataFrame({"x": [2]})}, {"seed": 1}, {}, True).to_json()
+    >>> sorted(merge_results(a, b)["tables"])
+    ['a', 'b']
+    """
+    if not parts:
+        raise ValueError("nothing to merge")
+    merged: dict[str, Any] = {
+        "format": FORMAT,
+        "simulated": False,
+        "parameters": {},
+        "provenance": {},
+        "tables": {},
+        "unavailable": {},
+    }
+    for part in parts:
+        if part.get("format") != FORMAT:
+            raise ValueError(f"not an {FORMAT} document: format={part.get('format')!r}")
+        merged["simulated"] = merged["simulated"] or bool(part["simulated"])
+        for key in ("parameters", "provenance"):
+            for k, v in part[key].items():
+                if k in merged[key] and merged[key][k] != v:
+                    raise ValueError(f"parts disagree on {key}.{k}: not from the same inputs")
+                merged[key][k] = v
+        for tname, rows in part["tables"].items():
+            if tname in merged["tables"]:
+                raise ValueError(f"table {tname!r} appears in two parts")
+            merged["tables"][tname] = rows
+        merged["unavailable"].update(part.get("unavailable", {}))
+    return merged
+
+
+def dump_json(doc: Mapping[str, Any]) -> str:
+    """Stable, strict JSON text (no NaN literals: they are not JSON).
+
+    >>> dump_json({"a": 1})
+    '{\\n "a": 1\\n}\\n'
+    """
+    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def to_jsonable(value: Any) -> Any:
+    """Recursively turn numpy/pandas values into JSON-safe Python ones (NaN -> None).
+
+    >>> import numpy as np
+    >>> to_jsonable({"a": np.float64("nan"), "b": [np.int64(2), (1.5,)]})
+    {'a': None, 'b': [2, [1.5]]}
+    """
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [to_jsonable(v) for v in value]
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        f = float(value)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    if isinstance(value, str | os.PathLike):
+        return os.fspath(value)
+    return str(value)
+
+
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    cols = [str(c) for c in table.columns]
+    return [
+        {c: to_jsonable(v) for c, v in zip(cols, row, strict=True)}
+        for row in table.astype(object).itertuples(index=False, name=None)
+    ]
+
+
+def tidy(table: pd.DataFrame) -> pd.DataFrame:
+    """Plain columns (categoricals as strings) and a fresh index: what CSV/JSON will hold."""
+    out = table.reset_index(drop=True).copy()
+    for col in out.columns:
+        if isinstance(out[col].dtype, pd.CategoricalDtype):
+            out[col] = out[col].astype("string")
+    return out
