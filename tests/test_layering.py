@@ -276,7 +276,7 @@ def test_the_reader_sees_imports_of_every_kind():
     assert all(i.target.startswith(PACKAGE) for i in IMPORTS)
     src = "from .x import y\nfrom ..stats.winrates import _a\n"
     node_a, node_b = ast.parse(src).body
-    assert _resolve("evalstats.report", node_a) == "evalstats.x"  # a module
+    assert _resolve("evalstats.audit", node_a) == "evalstats.x"  # a module
     assert _resolve("evalstats.stats", node_a) == "evalstats.stats.x"  # a package
     assert _resolve("evalstats.adapters.alpaca_eval", node_b) == "evalstats.stats.winrates"
 
