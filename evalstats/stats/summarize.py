@@ -163,10 +163,12 @@ def format_number(values: object, decimals: int, *, na_rep: str = DEFAULT_NA) ->
     decimals = check_positive_int(decimals, "decimals", minimum=0)
     x = pd.to_numeric(pd.Series(np.asarray(values, dtype=object).ravel()), errors="coerce")
     arr = x.to_numpy(dtype=float, na_value=np.nan)
-    # Round first so that a value that rounds to zero prints as 0, not -0.
-    rounded = np.round(arr, decimals) + 0.0
-    text = np.char.mod(f"%.{decimals}f", np.where(np.isnan(rounded), 0.0, rounded))
-    text = np.where(np.char.startswith(text, "-") & (rounded == 0), np.char.lstrip(text, "-"), text)
+    # printf rounds the binary value correctly (0.005 -> "0.01", as 0.005 is a hair above);
+    # a negative value that rounds to zero must not print as "-0".
+    text = np.char.mod(f"%.{decimals}f", np.where(np.isnan(arr), 0.0, arr))
+    unsigned = np.char.lstrip(text, "-")
+    zero = np.char.strip(np.char.replace(unsigned, ".", ""), "0") == ""
+    text = np.where(zero, unsigned, text)
     return np.where(np.isnan(arr), na_rep, text).astype(object)
 
 
