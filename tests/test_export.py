@@ -322,7 +322,8 @@ def test_agreement_and_cost_sentences(doc):
         assert m, s
         assert close(m[1], row["kappa"], "kappa", None, True)
         assert close(m[4], row["kappa_boot_ci_low"], "kappa", None, True)
-        assert f"of {row['n']} verdicts in {row['n_clusters']} tasks" in s
+        unit = "judged pair-orders" if row["rubric"] == "blind-pair" else "pairs"
+        assert f"of {row['n']} {unit} in {row['n_clusters']} tasks" in s
     cost = [s for s in sentences if s.startswith("WITH / WITHOUT ratio")]
     assert len(cost) == len(doc["tables"]["cost"])
     m = re.search(rf"total tokens: ({NUM}) \[({NUM}), ({NUM})\] over (\d+) pairs", cost[0])
@@ -434,3 +435,50 @@ def test_missing_values_are_marked(doc):
         float(parse_macros(ex.latex_macros(holes))["esBlindPairClaudeSonnetFourNetWin"])
     )
     assert parse_macros(ex.latex_macros(holes))["esBlindPairClaudeSonnetFourWinRate"] == "--"
+
+
+def _labels(doc) -> list[str]:
+    """Every text in the exported tables that may hold digits (judge names, task ids, ...)."""
+    from evalstats.report._export_names import judge_label
+
+    out = set()
+    for name in ("headline", "consensus", "agreement", "cost", "per_task"):
+        for row in doc["tables"][name]:
+            for v in row.values():
+                if isinstance(v, str):
+                    out |= {v, judge_label(v)}
+    return sorted(out, key=len, reverse=True)
+
+
+def _shown(doc, digits, percent) -> set[str]:
+    """Every number of the exported tables as the export may show it."""
+    d_rate = decimals_for("win_rate", digits, percent)
+    d_coef = decimals_for("kappa", digits, percent)
+    scale = 100 if percent else 1
+    out = {"95"}
+    for name in ("headline", "consensus", "agreement", "cost", "per_task"):
+        for row in doc["tables"][name]:
+            for v in row.values():
+                if isinstance(v, bool) or not isinstance(v, int | float):
+                    continue
+                out |= {str(v), f"{v * scale:.{d_rate}f}", f"{v:.{d_coef}f}"}
+    return {s.removeprefix("-") if float(s) == 0 else s for s in out}
+
+
+@pytest.mark.parametrize(("digits", "percent"), CONFIGS)
+def test_every_number_exported_is_in_results(results_path, doc, digits, percent):
+    kw = {"digits": digits, "percent": percent}
+    texts = {
+        **{f"{k}.tex": v for k, v in ex.latex_tables(results_path, **kw).items()},
+        **{f"{k}.md": v for k, v in ex.markdown_tables(results_path, **kw).items()},
+        "macros.tex": ex.latex_macros(results_path, **kw),
+        "sentences.md": ex.sentences_markdown(results_path, **kw),
+    }
+    shown, labels = _shown(doc, digits, percent), _labels(doc)
+    for fname, text in texts.items():
+        for label in labels:
+            text = text.replace(label, " ").replace(label.replace("_", "\\_"), " ")
+        numbers = re.findall(rf"(?<![A-Za-z0-9.]){NUM}", text)
+        assert numbers, fname
+        stray = sorted(set(numbers) - shown)
+        assert not stray, f"{fname}: numbers not in results.json: {stray[:10]}"

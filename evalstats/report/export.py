@@ -498,7 +498,8 @@ def _agreement_sentence(
     pct = " %" if percent else ""
     return (
         f"{judge_label(str(row['judge_a']))} and {judge_label(str(row['judge_b']))} agreed on "
-        f"{_iv(row, 'observed_agreement', digits, percent, pct)} of {int(row['n'])} verdicts in "
+        f"{_iv(row, 'observed_agreement', digits, percent, pct)} of "
+        f"{_units(row, str(row['rubric']) in _ordered_rubrics(doc))} in "
         f"{int(row['n_clusters'])} tasks ({row['rubric']} rubric): Cohen's kappa "
         f"{_iv(row, 'kappa', digits, percent, '')} ({conf} % Wald CI, not clustered"
         + (f"; {boot_ci} by cluster bootstrap over tasks" if boot_ci else "")
