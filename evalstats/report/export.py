@@ -518,8 +518,13 @@ def _cost_sentence(
     what = _COST_TEXT.get(metric, metric)
     return (
         f"WITH / WITHOUT ratio of {what}: {iv} over {int(row['n_pairs'])} pairs in "
-        f"{int(row['n_clusters'])} tasks ({_pct(_confidence(doc))} % CI, {row.get('method')})."
+        f"{int(row['n_clusters'])} tasks ({_pct(_confidence(doc))} % CI, {_flat(row.get('method'))})."
     )
+
+
+def _flat(text: Any) -> str:
+    """A method description without parentheses, for use inside a parenthesis."""
+    return str(text or "").replace(" (", ", ").replace("(", "").replace(")", "")
 
 
 def result_sentences(results: Any, *, digits: int | None = None, percent: bool = True) -> list[str]:
@@ -614,11 +619,13 @@ def headline_paragraph(
             continue
         same = t.loc[(t["rubric"] == rubric) & (t["judge"] != row["judge"])]
         others += [
-            f"{judge_label(str(r['judge']))} {_iv(r, 'net_win', digits, percent, '')}"
+            f"{_iv(r, 'net_win', digits, percent, '')} by the {judge_label(str(r['judge']))}"
+            if str(r["judge"]).startswith("consensus:")
+            else f"{_iv(r, 'net_win', digits, percent, '')} by {judge_label(str(r['judge']))}"
             for r in same.to_dict("records")
         ]
     if others:
-        text += " Net win by the other judges on this rubric: " + "; ".join(others) + "."
+        text += " The other judges on this rubric: a net win of " + "; ".join(others) + "."
     if doc.get("simulated"):
         text += " These data are simulated."
     return text
