@@ -1,0 +1,322 @@
+"""A compact view of rate tables: one ``est [lo, hi]`` column per statistic.
+
+:func:`~evalstats.stats.winrates.win_rates` returns 35 columns and pandas hides the win rate,
+its interval, the tie rate and the net win behind "…". :func:`summarize` keeps what a reader
+needs — the labels, the counts (verdicts, pairs, clusters), one ``est [lo, hi]`` string per
+statistic and the interval's method — so the table fits a notebook cell (it is a DataFrame, so
+Jupyter renders it through ``_repr_html_``) and feeds the paper export
+(:mod:`evalstats.report.export`) as is.
+
+It lives in :mod:`evalstats.stats` (not at the top of the package) because it formats the
+outputs of the statistics and nothing else, and the report layer above uses it: a top-level
+module would sit outside the documented import order.
+
+Precision is one setting: ``digits`` decimals in the unit shown. Rates are shown in percent by
+default (``58 [41, 73]`` under a ``win_rate (%)`` header; a net win in percentage points);
+coefficients and ratios (kappa, AC1, cost ratios) are shown as decimals with ``digits + 2``
+decimals, i.e. at the same absolute resolution as the rates (0 decimals of a percent = 0.01).
+With ``percent=False`` every statistic is a decimal with ``digits`` (default 2) decimals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._validate import check_positive_int
+
+__all__ = [
+    "PERCENT_STATISTICS",
+    "IntervalColumns",
+    "format_interval",
+    "format_number",
+    "interval_columns",
+    "statistic_digits",
+    "statistic_scale",
+    "summarize",
+]
+
+# Statistics that are proportions (or differences of proportions): shown in percent.
+PERCENT_STATISTICS = frozenset(
+    {
+        "win_rate",
+        "tie_rate",
+        "loss_rate",
+        "net_win",
+        "score",
+        "observed_agreement",
+        "disagreement_rate",
+        "first_shown_win_rate",
+        "order_consistency",
+    }
+)
+# Statistics without an interval that are still worth a column when present.
+_POINT_STATISTICS = (
+    "observed_agreement",
+    "disagreement_rate",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+)
+# Counts, in the order shown: verdicts in the denominator, pairs, clusters (= tasks).
+_COUNT_COLUMNS = ("n", "n_pairs", "n_pair_orders", "n_clusters")
+# Label-like columns that are not labels of a row.
+_NOT_LABELS = frozenset({"method", "no_answer_as", "confusion", "trigger"})
+_TRAILER = ("method", "confidence")
+DEFAULT_NA = "–"
+
+
+@dataclass(frozen=True)
+class IntervalColumns:
+    """Where one statistic and its interval live in a table.
+
+    Attributes
+    ----------
+    name : str
+        The statistic's name (``win_rate``; ``estimate`` for a cost table;
+        ``kappa_boot`` for kappa with its cluster-bootstrap interval).
+    estimate, ci_low, ci_high : str
+        Column names of the point estimate and the interval's bounds (``ci_low`` and
+        ``ci_high`` are None for a statistic shown without an interval).
+    """
+
+    name: str
+    estimate: str
+    ci_low: str | None
+    ci_high: str | None
+
+
+def interval_columns(table: pd.DataFrame) -> list[IntervalColumns]:
+    """The statistics of ``table`` that carry an interval, in column order.
+
+    A statistic ``X`` is recognised by the columns ``X``, ``X_ci_low`` and ``X_ci_high``
+    (:func:`~evalstats.stats.winrates.win_rates`,
+    :func:`~evalstats.stats.judges.judge_agreement`); ``estimate``/``ci_low``/``ci_high``
+    is the cost table's (:func:`~evalstats.stats.cost.cost_ratios`); ``X_boot_ci_low`` with
+    no ``X_boot`` column is ``X`` with a second (bootstrap) interval.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame(columns=["kappa", "kappa_ci_low", "kappa_ci_high",
+    ...                           "kappa_boot_ci_low", "kappa_boot_ci_high"])
+    >>> [(c.name, c.estimate) for c in interval_columns(t)]
+    [('kappa', 'kappa'), ('kappa_boot', 'kappa')]
+    """
+    cols = [str(c) for c in table.columns]
+    have = set(cols)
+    out = []
+    for c in cols:
+        if c == "ci_low" and {"estimate", "ci_high"} <= have:
+            out.append(IntervalColumns("estimate", "estimate", "ci_low", "ci_high"))
+            continue
+        if not c.endswith("_ci_low"):
+            continue
+        base = c[: -len("_ci_low")]
+        if f"{base}_ci_high" not in have:
+            continue
+        if base in have:
+            est = base
+        elif base.endswith("_boot") and base[: -len("_boot")] in have:
+            est = base[: -len("_boot")]
+        else:
+            continue
+        out.append(IntervalColumns(base, est, c, f"{base}_ci_high"))
+    return out
+
+
+def statistic_digits(name: str, *, digits: int | None = None, percent: bool = True) -> int:
+    """Decimals shown for statistic ``name`` (see the module docstring).
+
+    >>> statistic_digits("win_rate"), statistic_digits("kappa"), statistic_digits("kappa", percent=False)
+    (0, 2, 2)
+    """
+    if percent:
+        d = 0 if digits is None else digits
+        return d if _is_rate(name) else d + 2
+    return 2 if digits is None else digits
+
+
+def _is_rate(name: str) -> bool:
+    return name in PERCENT_STATISTICS or (
+        name.endswith("_boot") and name[: -len("_boot")] in PERCENT_STATISTICS
+    )
+
+
+def statistic_scale(name: str, *, percent: bool = True) -> float:
+    """Factor from the table's value to the number shown: 100 for a rate in percent.
+
+    >>> statistic_scale("net_win"), statistic_scale("kappa"), statistic_scale("net_win", percent=False)
+    (100.0, 1.0, 1.0)
+    """
+    return 100.0 if percent and _is_rate(name) else 1.0
+
+
+def format_number(values: object, decimals: int, *, na_rep: str = DEFAULT_NA) -> np.ndarray:
+    """Numbers as fixed-point strings (vectorised); NaN/None -> ``na_rep``; never ``-0``.
+
+    >>> format_number([0.123, -0.0004, None], 2).tolist()
+    ['0.12', '0.00', '–']
+    """
+    decimals = check_positive_int(decimals, "decimals", minimum=0)
+    x = pd.to_numeric(pd.Series(np.asarray(values, dtype=object).ravel()), errors="coerce")
+    arr = x.to_numpy(dtype=float, na_value=np.nan)
+    # printf rounds the binary value correctly (0.005 -> "0.01", as 0.005 is a hair above);
+    # a negative value that rounds to zero must not print as "-0".
+    text = np.char.mod(f"%.{decimals}f", np.where(np.isnan(arr), 0.0, arr))
+    unsigned = np.char.lstrip(text, "-")
+    zero = np.char.strip(np.char.replace(unsigned, ".", ""), "0") == ""
+    text = np.where(zero, unsigned, text)
+    return np.where(np.isnan(arr), na_rep, text).astype(object)
+
+
+def format_interval(
+    estimate: object,
+    ci_low: object,
+    ci_high: object,
+    decimals: int,
+    *,
+    scale: float = 1.0,
+    unit: str = "",
+    na_rep: str = DEFAULT_NA,
+) -> np.ndarray:
+    """``"est [lo, hi]"`` strings (vectorised); ``unit`` follows the estimate (``" %"``).
+
+    A missing bound gives the estimate alone; a missing estimate gives ``na_rep``.
+
+    >>> format_interval([0.5815], [0.41], [0.7301], 0, scale=100, unit=" %").tolist()
+    ['58 % [41, 73]']
+    >>> format_interval([0.73], [None], [None], 2).tolist()
+    ['0.73']
+    """
+    est = _as_float(estimate) * scale
+    lo = _as_float(ci_low) * scale
+    hi = _as_float(ci_high) * scale
+    e = format_number(est, decimals, na_rep=na_rep).astype(str)
+    lo_s = format_number(lo, decimals).astype(str)
+    hi_s = format_number(hi, decimals).astype(str)
+    with_ci = np.char.add(
+        np.char.add(np.char.add(np.char.add(np.char.add(e, unit), " ["), lo_s), ", "), hi_s
+    )
+    with_ci = np.char.add(with_ci, "]")
+    has_ci = ~(np.isnan(lo) | np.isnan(hi))
+    plain = np.where(np.isnan(est), na_rep, np.char.add(e, unit))
+    return np.where(np.isnan(est), na_rep, np.where(has_ci, with_ci, plain)).astype(object)
+
+
+def _as_float(values: object) -> np.ndarray:
+    s = pd.to_numeric(pd.Series(np.asarray(values, dtype=object).ravel()), errors="coerce")
+    return s.to_numpy(dtype=float, na_value=np.nan)
+
+
+def summarize(
+    table: pd.DataFrame,
+    *,
+    statistics: Sequence[str] | None = None,
+    digits: int | None = None,
+    percent: bool = True,
+    na_rep: str = DEFAULT_NA,
+) -> pd.DataFrame:
+    """Compact view of a rate table: labels, counts, ``est [lo, hi]`` per statistic, method.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Output of :func:`~evalstats.stats.winrates.win_rates`,
+        :func:`~evalstats.stats.cost.cost_ratios`,
+        :func:`~evalstats.stats.judges.judge_agreement`,
+        :func:`~evalstats.stats.winrates.position_bias` (or a table of the same columns,
+        e.g. read back from ``results.json``).
+    statistics : sequence of str, optional
+        Statistics to show, in this order (names as :func:`interval_columns` gives them,
+        plus point statistics such as ``observed_agreement``). Default: every statistic
+        with an interval, after the point statistics present.
+    digits : int, optional
+        Decimals in the unit shown: default 0 for percent, 2 for decimals. Coefficients
+        and ratios get ``digits + 2`` when ``percent`` (same absolute resolution).
+    percent : bool, default True
+        Show rates (and net win, in points) in percent; the header says ``(%)``.
+    na_rep : str
+        Text for a missing estimate.
+
+    Returns
+    -------
+    DataFrame
+        One row per input row: the label columns (text columns such as ``rubric``,
+        ``judge``, ``task_id``, ``metric``), the counts (``n`` verdicts, ``n_pairs``,
+        ``n_clusters`` = tasks), one text column per statistic (``win_rate (%)``:
+        ``"52 [38, 65]"``), then ``method`` and ``confidence`` when present.
+
+    Examples
+    --------
+    >>> import evalstats
+    >>> from evalstats.frames import load_frame
+    >>> f = load_frame("data/sample")
+    >>> wr = evalstats.win_rates(f, by=["rubric", "judge"], rng=0)
+    >>> view = wr.pipe(summarize, statistics=["win_rate", "net_win"])
+    >>> list(view.columns)
+    ['rubric', 'judge', 'n', 'n_clusters', 'win_rate (%)', 'net_win (%)', 'method', 'confidence']
+    >>> view.loc[0, "win_rate (%)"]
+    '52 [38, 65]'
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"summarize expects a DataFrame, got {type(table).__name__}")
+    if digits is not None:
+        digits = check_positive_int(digits, "digits", minimum=0)
+    found = {c.name: c for c in interval_columns(table)}
+    points = {
+        name: IntervalColumns(name, name, None, None)
+        for name in _POINT_STATISTICS
+        if name in table.columns and name not in found
+    }
+    available = {**points, **found}
+    if statistics is None:
+        chosen = list(available.values())
+    else:
+        unknown = [s for s in statistics if s not in available and s not in table.columns]
+        if unknown:
+            raise ValueError(
+                f"statistics not in the table: {', '.join(unknown)}; "
+                f"available: {', '.join(available) or 'none'}"
+            )
+        chosen = [available.get(s, IntervalColumns(s, s, None, None)) for s in statistics]
+    used = {c for s in found.values() for c in (s.estimate, s.ci_low, s.ci_high)}
+    labels = [
+        c
+        for c in table.columns
+        if c not in _NOT_LABELS
+        and c not in used
+        and c not in _COUNT_COLUMNS
+        and c not in _TRAILER
+        and _is_text(table[c])
+    ]
+    out = pd.DataFrame(index=table.index)
+    for c in labels:
+        col = table[c]
+        out[c] = col.astype("string") if isinstance(col.dtype, pd.CategoricalDtype) else col
+    for c in _COUNT_COLUMNS:
+        if c in table.columns:
+            out[c] = table[c]
+    for stat in chosen:
+        d = statistic_digits(stat.name, digits=digits, percent=percent)
+        scale = statistic_scale(stat.name, percent=percent)
+        header = f"{stat.name} (%)" if scale == 100.0 else stat.name
+        lo = table[stat.ci_low] if stat.ci_low else np.full(len(table), np.nan)
+        hi = table[stat.ci_high] if stat.ci_high else np.full(len(table), np.nan)
+        out[header] = format_interval(table[stat.estimate], lo, hi, d, scale=scale, na_rep=na_rep)
+    for c in _TRAILER:
+        if c in table.columns:
+            out[c] = table[c].astype("string") if c == "method" else table[c]
+    return out.reset_index(drop=True)
+
+
+def _is_text(col: pd.Series) -> bool:
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return True
+    if pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+        return False
+    values = col.dropna()
+    # An all-missing column (a standard error of one cluster, read back from JSON) is no label.
+    return bool(len(values)) and bool(values.map(lambda v: isinstance(v, str)).all())
