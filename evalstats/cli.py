@@ -2,9 +2,9 @@
 
 The top level imports only the standard library: ``evalstats --version`` and ``evalstats
 --help`` load neither pandas nor numpy. Each subcommand imports what it needs when it runs,
-and the subcommands whose parsers live with their own (heavy) code, ``judge``, ``import``,
-``label`` and ``report``, are listed by their help text and registered for real only when one of them is
-chosen.
+and the subcommands whose parsers live with their own (heavy) code (``judge``, ``export``,
+``import``, ``label`` and ``report``) are listed by their help text and registered for real only
+when one of them is chosen.
 """
 
 from __future__ import annotations
@@ -130,6 +130,12 @@ def _register_judge(subparsers: Any) -> argparse.ArgumentParser:
     return register(subparsers)
 
 
+def _register_export(subparsers: Any) -> argparse.ArgumentParser:
+    from .report._export_cli import register
+
+    return register(subparsers)
+
+
 def _register_import(subparsers: Any) -> argparse.ArgumentParser:
     from .importers._cli import register
 
@@ -152,6 +158,10 @@ def _register_report(subparsers: Any) -> argparse.ArgumentParser:
 # tests/test_cli.py checks each help line against the one its hook registers.
 _HOOKED: dict[str, tuple[str, Callable[[Any], argparse.ArgumentParser]]] = {
     "judge": ("run LLM judges over the pairs of a data directory (resumable)", _register_judge),
+    "export": (
+        "export a report's results.json to LaTeX/Markdown tables, macros and sentences",
+        _register_export,
+    ),
     "import": (
         "import inspect_ai logs, Claude Code outputs or any table as tasks/runs",
         _register_import,

@@ -24,11 +24,11 @@ import pandas as pd
 from ._schema import OUTCOME_DTYPE, OUTCOMES
 from .errors import DataError
 from .records import (
-    _dup_error,
-    _first_duplicate,
-    _read_raw,
-    _validate,
+    duplicate_error,
     find_file,
+    first_duplicate,
+    read_table_raw,
+    validate_table,
     write_frame_atomic,
 )
 
@@ -74,9 +74,11 @@ def _typed(frame: pd.DataFrame, path: Path | None, lines: np.ndarray, unit: str)
         )
     frame["outcome"] = pd.Categorical(outcome.to_numpy(), dtype=OUTCOME_DTYPE)
     key = frame.assign(order=frame["order"].astype(object).fillna(""))
-    i = _first_duplicate(key, LABEL_KEYS)
+    i = first_duplicate(key, LABEL_KEYS)
     if i is not None:
-        raise _dup_error(key, i, LABEL_KEYS, path if path is not None else Path("<labels>"), unit)
+        raise duplicate_error(
+            key, i, LABEL_KEYS, path if path is not None else Path("<labels>"), unit
+        )
     return frame
 
 
@@ -124,8 +126,10 @@ def load_labels(path: str | os.PathLike[str], runs: pd.DataFrame | None = None) 
         found = find_file(p, "labels")
         assert found is not None
         p = found
-    raw, lines, unit = _read_raw(p)
-    frame = _validate(raw, lines, unit, LABEL_FIELDS, p, text_source=p.suffix.lower() == ".csv")
+    raw, lines, unit = read_table_raw(p)
+    frame = validate_table(
+        raw, lines, unit, LABEL_FIELDS, p, text_source=p.suffix.lower() == ".csv"
+    )
     frame = _typed(frame, p, lines, unit)
     if runs is not None:
         known = runs[["task_id", "replicate"]].drop_duplicates()

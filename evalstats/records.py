@@ -184,7 +184,7 @@ def _read_csv(p: Path) -> pd.DataFrame:
         raise DataError(f"cannot read the file ({_reason(exc)})", path=p) from None
 
 
-def _read_raw(
+def read_table_raw(
     path: str | os.PathLike[str], *, skip_unreadable: bool = False
 ) -> tuple[pd.DataFrame, np.ndarray, str]:
     """Read a file into an object-valued frame plus the line/row number of each record.
@@ -323,7 +323,7 @@ _DTYPES = {
 }
 
 
-def _validate(
+def validate_table(
     raw: pd.DataFrame,
     lines: np.ndarray,
     unit: str,
@@ -371,13 +371,15 @@ def _validate(
     return frame
 
 
-def _first_duplicate(frame: pd.DataFrame, keys: list[str]) -> int | None:
+def first_duplicate(frame: pd.DataFrame, keys: list[str]) -> int | None:
     dup = frame.duplicated(keys, keep="first").to_numpy()
     hits = np.flatnonzero(dup)
     return int(hits[0]) if hits.size else None
 
 
-def _dup_error(frame: pd.DataFrame, i: int, keys: list[str], path: Path, unit: str) -> DataError:
+def duplicate_error(
+    frame: pd.DataFrame, i: int, keys: list[str], path: Path, unit: str
+) -> DataError:
     lines = frame.attrs["lines"]
     first = np.flatnonzero((frame[keys] == frame.loc[i, keys]).all(axis=1).to_numpy())[0]
     what = ", ".join(f"{k}={frame.at[i, k]!r}" for k in keys)
@@ -418,11 +420,11 @@ def load_tasks(path: str | os.PathLike[str]) -> pd.DataFrame:
     (['task_id', 'prompt', 'canonical_answer'], 3)
     """
     p = Path(path)
-    raw, lines, unit = _read_raw(p)
-    frame = _validate(raw, lines, unit, TASK_FIELDS, p, text_source=p.suffix.lower() == ".csv")
-    i = _first_duplicate(frame, ["task_id"])
+    raw, lines, unit = read_table_raw(p)
+    frame = validate_table(raw, lines, unit, TASK_FIELDS, p, text_source=p.suffix.lower() == ".csv")
+    i = first_duplicate(frame, ["task_id"])
     if i is not None:
-        raise _dup_error(frame, i, ["task_id"], p, unit)
+        raise duplicate_error(frame, i, ["task_id"], p, unit)
     return frame
 
 
@@ -454,12 +456,12 @@ def load_runs(
         (task_id, replicate, arm), unknown task, a pair with only one arm.
     """
     p = Path(path)
-    raw, lines, unit = _read_raw(p)
-    frame = _validate(raw, lines, unit, RUN_FIELDS, p, text_source=p.suffix.lower() == ".csv")
+    raw, lines, unit = read_table_raw(p)
+    frame = validate_table(raw, lines, unit, RUN_FIELDS, p, text_source=p.suffix.lower() == ".csv")
     keys = ["task_id", "replicate", "arm"]
-    i = _first_duplicate(frame, keys)
+    i = first_duplicate(frame, keys)
     if i is not None:
-        raise _dup_error(frame, i, keys, p, unit)
+        raise duplicate_error(frame, i, keys, p, unit)
     bad_rep = np.flatnonzero(frame["replicate"].to_numpy() < 1)
     if bad_rep.size:
         j = int(bad_rep[0])
@@ -527,11 +529,13 @@ def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
         Malformed record, missing or mistyped field, unknown order.
     """
     p = Path(path)
-    raw, lines, unit = _read_raw(p, skip_unreadable=True)
+    raw, lines, unit = read_table_raw(p, skip_unreadable=True)
     if "kind" in raw.columns:
         keep = raw["kind"].map(lambda k: is_missing(k) or k == "judgment").to_numpy(dtype=bool)
         raw, lines = raw.loc[keep].reset_index(drop=True), lines[keep]
-    return _validate(raw, lines, unit, JUDGMENT_FIELDS, p, text_source=p.suffix.lower() == ".csv")
+    return validate_table(
+        raw, lines, unit, JUDGMENT_FIELDS, p, text_source=p.suffix.lower() == ".csv"
+    )
 
 
 def pair_runs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -39,6 +39,7 @@ from .power import (
 )
 from .ppi import PPI_METHODS, ppi_win_rates
 from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
+from .summarize import summarize
 from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, position_bias, win_rates
 
 # No ``power = solve_power`` alias: it would hide the ``evalstats.stats.power`` submodule.
@@ -91,6 +92,7 @@ __all__ = [
     "scott_pi",
     "simulated_power",
     "solve_power",
+    "summarize",
     "tasks_needed",
     "two_rater_agreement",
     "win_rates",
