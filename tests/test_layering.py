@@ -47,6 +47,7 @@ RANK: dict[str, int] = {
     "rubrics": 30,
     "tokens": 30,
     "records": 30,
+    "plan": 30,  # plan.toml, read with the other records of a data directory
     "importers": 30,
     # The shared bottom modules: argument checks and the one disagreement rule.
     "_validate": 20,
@@ -70,6 +71,7 @@ SAME_RANK: frozenset[tuple[str, str]] = frozenset(
         ("judging", "records"),
         ("judging", "tokens"),
         ("records", "tokens"),  # load_runs(tasks=...) counts tokens and applies budgets
+        ("records", "plan"),  # load_dir reads the plan with the tasks, runs and judgments
         ("_schema", "errors"),
     }
 )
