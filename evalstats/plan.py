@@ -391,6 +391,8 @@ def parse_plan(
         line = _line_of(text, key, json_source) if (text is not None and key) else None
         return DataError(reason, path=path, line=line, field=key)
 
+    # JSON's null (what to_dict writes for an unset field) is an absent key.
+    data = {k: v for k, v in data.items() if v is not None}
     unknown = [k for k in data if k not in PLAN_KEYS]
     if unknown:
         raise fail(unknown[0], f"unknown key {unknown[0]!r}; known: {', '.join(PLAN_KEYS)}")
