@@ -37,7 +37,7 @@ def test_holm_edge_values():
         holm([[0.1, 0.2]])
 
 
-def tests_table() -> pd.DataFrame:
+def table_of_tests() -> pd.DataFrame:
     return pd.DataFrame(
         {
             "rubric": ["with-without"] * 3 + ["blind-pair"] * 3,
@@ -48,7 +48,7 @@ def tests_table() -> pd.DataFrame:
 
 
 def test_table_primary_unadjusted_others_holm():
-    t = tests_table()
+    t = table_of_tests()
     out = holm_table(t, primary={"rubric": "with-without", "judge": "a:x"})
     assert out["primary"].tolist() == [True, False, False, False, False, False]
     assert out.loc[0, "p_holm"] == 0.012
@@ -68,7 +68,7 @@ def test_table_primary_unadjusted_others_holm():
 
 
 def test_table_primary_from_a_plan_or_a_mask():
-    t = tests_table()
+    t = table_of_tests()
     plan = parse_plan(
         {"primary_rubric": "blind-pair", "consensus": "unanimous", "statistic": "net_win"}
     )
@@ -81,7 +81,7 @@ def test_table_primary_from_a_plan_or_a_mask():
 
 
 def test_table_bad_primary():
-    t = tests_table()
+    t = table_of_tests()
     with pytest.raises(ValueError, match="selects 0 rows"):
         holm_table(t, primary={"rubric": "with-without", "judge": "c:z"})
     with pytest.raises(ValueError, match="selects 3 rows"):
