@@ -46,6 +46,9 @@ _LAZY: dict[str, str] = {
     "write_labels": ".labels",
     "draw_sheet": ".labelsheet",
     "read_sheet": ".labelsheet",
+    "Plan": ".plan",
+    "load_plan": ".plan",
+    "parse_plan": ".plan",
     "Dataset": ".records",
     "EvalstatsWarning": ".records",
     "load_dir": ".records",
@@ -131,6 +134,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs
     from .judging import Journal, JudgeSpec, parse_judge, plan_calls, read_journal, run_judges
     from .labels import load_labels, write_labels
     from .labelsheet import draw_sheet, read_sheet
+    from .plan import Plan, load_plan, parse_plan
     from .records import (
         Dataset,
         EvalstatsWarning,

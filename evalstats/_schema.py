@@ -13,11 +13,14 @@ ORDERS = ("with_first", "without_first")
 STATUSES = ("ok", "no_answer", "invalid", "error", "conflict")
 # Ordered so that loss < tie < win: weighted kappa and sorting rely on it.
 OUTCOMES = ("loss", "tie", "win")
+# Which arm of a pair ran over its task's budget (NA when neither did).
+OVER_BUDGET_ARMS = ("with", "without", "both")
 
 ARM_DTYPE = pd.CategoricalDtype(list(ARMS))
 ORDER_DTYPE = pd.CategoricalDtype(list(ORDERS))
 STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))
 OUTCOME_DTYPE = pd.CategoricalDtype(list(OUTCOMES), ordered=True)
+OVER_BUDGET_DTYPE = pd.CategoricalDtype(list(OVER_BUDGET_ARMS))
 
 BLIND_DIMENSIONS = ("correctness", "specificity", "completeness", "hallucination_safety")
 
@@ -83,6 +86,7 @@ VERDICT_COLUMNS: tuple[str, ...] = (
     "rubric",
     "order",
     "status",
+    "over_budget_arm",
     "outcome",
     "label",
     "uncertainty",

@@ -47,6 +47,17 @@ Checks, in table order:
     the count is used either way).
 ``no_answer_rate``
     At most ``no_answer_threshold`` of the pairs are over budget (warn above).
+``plan_before_judging``
+    The declared analysis plan (``plan.toml``, :mod:`evalstats.plan`) was written before the
+    first judgment: its ``written_at``, or the file's modification time when it gives none
+    (the detail says which; a copy resets an mtime, so ``written_at`` is the one to trust),
+    is strictly before the earliest judgment ``created_at`` (fail otherwise). No plan: warn
+    "no declared analysis plan".
+``plan_design``
+    The dataset is the planned design: the planned tasks (their count, or the listed ids),
+    replicates per task, rubrics and judges, with the primary rubric and judge present
+    (fail on any difference; warn without a plan, or when there are no judgments yet to
+    compare rubrics and judges with).
 """
 
 from __future__ import annotations
@@ -59,6 +70,7 @@ from scipy import stats as sps
 
 from . import rubrics as _rubrics
 from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
+from .plan import Plan
 from .records import Dataset, incomplete_pairs
 
 __all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "audit", "model_family"]
@@ -89,6 +101,10 @@ AUDIT_CHECKS: dict[str, str] = {
     "reported_tokens": "Token counts are computed before the judge sees them, so the agent "
     "can't lie about cost (seed 000).",
     "no_answer_rate": "A run that exceeds the budget is scored as 'no answer' (seed 000).",
+    "plan_before_judging": "Declare the primary endpoint before the data are seen "
+    "(analysis plan, issue 11).",
+    "plan_design": "Analyse the design that was planned: tasks, replicates, rubrics, judges "
+    "(analysis plan, issue 11).",
 }
 
 # Model-name patterns first: hosting providers (bedrock, vertex, openrouter, together...) serve
@@ -374,8 +390,8 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> di
                 check,
                 "warn",
                 f"The budget binds {worse} more often ({counts}; exact binomial "
-                f"p = {p:.3g}): no_answer is informative, report the no_answer-as-loss "
-                f"sensitivity view.",
+                f"p = {p:.3g}): no_answer is informative, report the arm-aware view "
+                f"(no_answer_as='arm_aware') and the best/worst-case bounds.",
             )
         return _row(
             check,
@@ -679,7 +695,7 @@ def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> dict[str, str]:
     rate = k / n if n else 0.0
     status = "warn" if rate > threshold else "pass"
     tail = (
-        " (above the threshold: report the no_answer-as-loss sensitivity view)"
+        " (above the threshold: report the best/worst-case bounds of evalstats.missing_bounds)"
         if status == "warn"
         else ""
     )
@@ -689,6 +705,120 @@ def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> dict[str, str]:
         status,
         f"{k} of {n} pairs ({_pct(rate)}) are no_answer (over budget) "
         f"in {n_tasks} tasks; threshold {_pct(threshold)}{tail}.",
+    )
+
+
+_NO_PLAN = "No declared analysis plan (plan.toml in the data directory)"
+
+
+def _check_plan_time(
+    plan: Plan | None, judgments: pd.DataFrame | None, frame: pd.DataFrame | None
+) -> dict[str, str]:
+    check = "plan_before_judging"
+    if plan is None:
+        return _row(
+            check, "warn", f"{_NO_PLAN}: the primary endpoint was not fixed before judging."
+        )
+    if plan.written_at is not None:
+        when, source = pd.Timestamp(plan.written_at), "its written_at"
+    elif plan.file_mtime is not None:
+        when = pd.Timestamp(plan.file_mtime)
+        source = "the file's modification time (no written_at given; a copy resets it)"
+    else:
+        return _row(check, "warn", "The plan gives no written_at and has no file time.")
+    if judgments is None or not len(judgments) or "created_at" not in judgments.columns:
+        if frame is not None and len(frame):
+            return _row(
+                check,
+                "warn",
+                f"Plan written at {when.isoformat()} ({source}); the judgments' creation "
+                "times are unknown (a verdict frame has none): pass the judgments to check.",
+            )
+        return _row(
+            check, "pass", f"Plan written at {when.isoformat()} ({source}); no judgments yet."
+        )
+    first = judgments["created_at"].min()
+    gap = (first - when) / pd.Timedelta(hours=1)
+    text = (
+        f"Plan written at {when.isoformat()} ({source}); first judgment created at "
+        f"{first.isoformat()}"
+    )
+    if not when < first:
+        return _row(
+            check, "fail", f"{text}: the plan was written {-gap:.1f} h after judging began."
+        )
+    return _row(check, "pass", f"{text}: {gap:.1f} h before.")
+
+
+def _differ(what: str, planned: set[str], seen: set[str]) -> str | None:
+    if planned == seen:
+        return None
+    parts = []
+    if planned - seen:
+        parts.append(f"planned but absent: {_listed(sorted(planned - seen))}")
+    if seen - planned:
+        parts.append(f"not planned: {_listed(sorted(seen - planned))}")
+    return f"{what} differ ({'; '.join(parts)})"
+
+
+def _check_plan_design(
+    plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | None
+) -> dict[str, str]:
+    check = "plan_design"
+    if plan is None:
+        return _row(check, "warn", f"{_NO_PLAN}: the design was not compared with one.")
+    problems: list[str] = []
+    tasks = set(runs["task_id"].astype(str))
+    if isinstance(plan.tasks, tuple):
+        problems.append(_differ("tasks", set(plan.tasks), tasks))
+    elif plan.tasks is not None and plan.tasks != len(tasks):
+        problems.append(f"{len(tasks)} tasks, {plan.tasks} planned")
+    if plan.replicates is not None:
+        reps = runs.groupby(runs["task_id"].astype(str))["replicate"].nunique()
+        off = reps.loc[reps != plan.replicates]
+        if len(off):
+            items = [f"{t} ({n})" for t, n in off.items()]
+            problems.append(
+                f"{len(off)} of {len(reps)} tasks do not have the {plan.replicates} planned "
+                f"replicates: {_listed(items)}"
+            )
+    has_j = j is not None and len(j) > 0
+    if has_j:
+        rubrics = set(j["rubric"].astype(str))
+        judges = set(j["judge"].astype(str))
+        if plan.rubrics is not None:
+            problems.append(_differ("rubrics", set(plan.rubrics), rubrics))
+        elif plan.primary_rubric not in rubrics:
+            problems.append(f"primary rubric {plan.primary_rubric!r} has no judgments")
+        if plan.judges is not None:
+            problems.append(_differ("judges", set(plan.judges), judges))
+        elif plan.primary_judge is not None and plan.primary_judge not in judges:
+            problems.append(f"primary judge {plan.primary_judge!r} has no judgments")
+        if plan.consensus is not None and len(judges) < 2:
+            problems.append(f"consensus ({plan.consensus}) planned but only {len(judges)} judge")
+    problems = [p for p in problems if p]
+    design = (
+        f"{len(tasks)} tasks, replicates per task "
+        f"{sorted(set(runs.groupby('task_id', observed=True)['replicate'].nunique()))}"
+    )
+    if problems:
+        return _row(
+            check,
+            "fail",
+            f"The dataset differs from the plan ({plan.sha256[:12]}): " + "; ".join(problems) + ".",
+        )
+    if not has_j:
+        return _row(
+            check,
+            "warn",
+            f"Tasks and replicates as planned ({design}); no judgments yet: rubrics and "
+            "judges not compared.",
+        )
+    return _row(
+        check,
+        "pass",
+        f"As planned ({plan.sha256[:12]}): {design}; primary {plan.primary_rubric} / "
+        f"{plan.primary_judge_name}.",
     )
 
 
@@ -709,6 +839,7 @@ def audit(
     order_alpha: float = 0.05,
     order_tolerance: float = 0.10,
     budget_alpha: float = 0.05,
+    plan: Plan | None = None,
 ) -> pd.DataFrame:
     """Check a dataset against the seeds' methodology rules.
 
@@ -742,6 +873,9 @@ def audit(
         p < ``order_alpha`` or the share is more than ``order_tolerance`` from 1/2.
     budget_alpha : float, default 0.05
         Level of the exact binomial test of over-budget asymmetry between the arms.
+    plan : Plan, optional
+        The declared analysis plan (:func:`evalstats.load_plan`); taken from the Dataset
+        when one is given. Without one, the two plan checks warn.
 
     Returns
     -------
@@ -764,7 +898,8 @@ def audit(
     if isinstance(tasks, Dataset):
         if runs is not None or judgments is not None:
             raise TypeError("pass either a Dataset or tasks, runs and judgments, not both")
-        tasks, runs, judgments = tasks
+        tasks, runs, judgments, ds_plan = tasks
+        plan = ds_plan if plan is None else plan
     if runs is None:
         raise TypeError("audit() needs runs (or a Dataset)")
     for name, value in (
@@ -823,6 +958,8 @@ def audit(
         ),
         lambda: _check_tokens(runs),
         lambda: _check_no_answer(pairs, no_answer_threshold),
+        lambda: _check_plan_time(plan, judgments, frame),
+        lambda: _check_plan_design(plan, runs, j),
     ]
     table = pd.DataFrame([c() for c in checks], columns=["check", "status", "detail", "rule"])
     table["status"] = table["status"].astype(_STATUS_DTYPE)

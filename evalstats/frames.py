@@ -13,6 +13,7 @@ from ._schema import (
     BLIND_DIMENSIONS,
     ORDER_DTYPE,
     OUTCOME_DTYPE,
+    OVER_BUDGET_DTYPE,
     STATUS_DTYPE,
     VERDICT_COLUMNS,
 )
@@ -185,6 +186,14 @@ def _missing_no_answer_rows(j: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFram
     )
 
 
+def _over_budget_arm(pairs: pd.DataFrame) -> np.ndarray:
+    """Per pair: "with", "without" or "both" (the arms over budget), else None."""
+    w = pairs["with_over_budget"].to_numpy(dtype=bool)
+    wo = pairs["without_over_budget"].to_numpy(dtype=bool)
+    arm = np.where(w & wo, "both", np.where(w, "with", np.where(wo, "without", None)))
+    return arm.astype(object)
+
+
 def verdict_frame(
     judgments: pd.DataFrame,
     runs: pd.DataFrame,
@@ -220,7 +229,11 @@ def verdict_frame(
         budget — also added for over-budget pairs no judge was asked about),
         ``invalid`` (unreadable judge output; ``parse_error`` says why), ``error``
         (the call failed) or ``conflict`` (see ``on_conflict``). ``outcome`` is win / tie / loss for ``ok`` rows and NA
-        otherwise. ``raw`` is always kept verbatim. A failed call later retried
+        otherwise. ``over_budget_arm`` (categorical: with / without / both) says which
+        arm of the pair ran over its task's token or wall-clock budget, and is NA for a
+        pair within budget; every ``no_answer`` row has one, which is what the arm-aware
+        missing-answer rule of :func:`evalstats.stats.missing.apply_missing_rule` reads.
+        ``raw`` is always kept verbatim. A failed call later retried
         successfully is superseded by the success.
 
     Raises
@@ -235,6 +248,8 @@ def verdict_frame(
     >>> frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     >>> frame["status"].value_counts().to_dict()
     {'ok': 491, 'no_answer': 20, 'invalid': 17, 'error': 2, 'conflict': 0}
+    >>> frame["over_budget_arm"].value_counts().to_dict()
+    {'with': 12, 'without': 8, 'both': 0}
     """
     if "tokens" not in runs.columns:
         if tasks is None:
@@ -279,8 +294,11 @@ def verdict_frame(
     j = j.reset_index(drop=True)
 
     parsed = _parse_rows(j)
+    pairs = pairs.assign(_over_arm=_over_budget_arm(pairs))
     j = j.merge(
-        pairs[[*_PAIR, "with_tokens", "without_tokens", "with_wall_s", "without_wall_s"]],
+        pairs[
+            [*_PAIR, "with_tokens", "without_tokens", "with_wall_s", "without_wall_s", "_over_arm"]
+        ],
         on=_PAIR,
         how="left",
         validate="many_to_one",
@@ -293,6 +311,7 @@ def verdict_frame(
             "rubric": j["rubric"].astype("category"),
             "order": j["order"].astype(ORDER_DTYPE),
             "status": pd.Categorical(parsed["status"], dtype=STATUS_DTYPE),
+            "over_budget_arm": pd.Categorical(j["_over_arm"], dtype=OVER_BUDGET_DTYPE),
             "outcome": pd.Categorical(parsed["outcome"], dtype=OUTCOME_DTYPE),
             "label": pd.Series(parsed["label"], dtype="str"),
             "uncertainty": pd.Categorical(

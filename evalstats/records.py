@@ -33,6 +33,7 @@ from ._schema import (
     TASK_FIELDS,
 )
 from .errors import DataError
+from .plan import Plan, find_plan, load_plan
 
 __all__ = [
     "Dataset",
@@ -576,11 +577,16 @@ def pair_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 class Dataset(NamedTuple):
-    """What :func:`load_dir` returns: tasks, runs (with tokens) and judgments (or None)."""
+    """What :func:`load_dir` returns: tasks, runs (with tokens), judgments and plan.
+
+    ``judgments`` is None when the directory has none yet; ``plan`` (an
+    :class:`evalstats.plan.Plan`) is None when it declares no analysis plan.
+    """
 
     tasks: pd.DataFrame
     runs: pd.DataFrame
     judgments: pd.DataFrame | None
+    plan: Plan | None = None
 
 
 def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = True) -> Path | None:
@@ -611,11 +617,21 @@ def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = T
 
 
 def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False) -> Dataset:
-    """Load ``tasks``, ``runs`` and (if present) ``judgments`` from one directory."""
+    """Load ``tasks``, ``runs`` and (if present) ``judgments`` and ``plan`` from one directory.
+
+    The plan is ``plan.toml`` or ``plan.json`` (:func:`evalstats.load_plan`); both at once
+    is a ``DataError``.
+    """
     tasks = load_tasks(find_file(data_dir, "tasks"))
     runs = load_runs(find_file(data_dir, "runs"), tasks, allow_incomplete=allow_incomplete)
     jpath = find_file(data_dir, "judgments", required=False)
-    return Dataset(tasks, runs, load_judgments(jpath) if jpath is not None else None)
+    ppath = find_plan(data_dir)
+    return Dataset(
+        tasks,
+        runs,
+        load_judgments(jpath) if jpath is not None else None,
+        load_plan(ppath) if ppath is not None else None,
+    )
 
 
 # --------------------------------------------------------------------------- atomic writers

@@ -13,6 +13,7 @@ from scipy import stats as sps
 
 import evalstats
 from evalstats.audit import AUDIT_CHECKS, AUDIT_STATUSES, audit, model_family
+from evalstats.plan import load_plan
 
 CLEAN = dict(
     n_tasks=8,
@@ -46,11 +47,36 @@ class Sim:
         # The simulator over-reports tokens now and then; a clean baseline reports none.
         for r in self.runs:
             r["reported_tokens"] = None
+        # A clean dataset declares its analysis plan a day before the first judgment.
+        first = min(pd.Timestamp(j["created_at"]) for j in self.judgments)
+        self.plan: dict | None = {
+            "written_at": (first - pd.Timedelta(days=1)).isoformat(),
+            "primary_rubric": "with-without",
+            "primary_judge": sorted({j["judge"] for j in self.judgments})[0],
+            "statistic": "net_win",
+            "tasks": len(self.tasks),
+            "replicates": CLEAN["n_replicates"],
+            "judges": sorted({j["judge"] for j in self.judgments}),
+            "rubrics": sorted({j["rubric"] for j in self.judgments}),
+        }
+
+    def write_plan(self) -> None:
+        path = self.dir / "plan.toml"
+        if self.plan is None:
+            path.unlink(missing_ok=True)
+            return
+        # JSON strings, integers and arrays of strings are TOML too; a time is a bare value.
+        lines = [
+            f"{k} = {v}" if k == "written_at" else f"{k} = {json.dumps(v)}"
+            for k, v in self.plan.items()
+        ]
+        path.write_text("\n".join(lines) + "\n")
 
     def load(self, **kw) -> evalstats.Dataset:
         write_jsonl(self.dir / "tasks.jsonl", self.tasks)
         write_jsonl(self.dir / "runs.jsonl", self.runs)
         write_jsonl(self.dir / "judgments.jsonl", self.judgments)
+        self.write_plan()
         return evalstats.load_dir(self.dir, **kw)
 
     def audit(self, load_kw=None, **kw) -> pd.DataFrame:
@@ -143,9 +169,9 @@ def test_clean_dataset_passes_every_check(sim):
 def test_dataset_and_separate_frames_agree(sim):
     ds = sim.load()
     a = audit(ds)
-    b = audit(ds.tasks, ds.runs, ds.judgments)
+    b = audit(ds.tasks, ds.runs, ds.judgments, plan=ds.plan)
     frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
-    c = audit(ds.tasks, ds.runs, ds.judgments, frame=frame)
+    c = audit(ds.tasks, ds.runs, ds.judgments, frame=frame, plan=ds.plan)
     pd.testing.assert_frame_equal(a, b)
     pd.testing.assert_frame_equal(a, c)
 
@@ -180,7 +206,7 @@ def test_without_judgments_judge_checks_warn(sim):
 def test_plain_runs_are_annotated(sim):
     ds = sim.load()
     plain = ds.runs[list(evalstats._schema.RUN_FIELDS)]
-    table = audit(ds.tasks, plain, ds.judgments)
+    table = audit(ds.tasks, plain, ds.judgments, plan=ds.plan)
     assert (table["status"] == "pass").all()
 
 
@@ -322,9 +348,12 @@ def test_balanced_over_budget_passes(sim):
     ds = sim.load()
     frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     assert (frame["status"] == "no_answer").sum() > 0
-    alone = audit(ds.tasks, ds.runs, frame=frame)
-    assert alone["status"].tolist() == table["status"].tolist()
-    same = alone["check"] != "blind_order_balance"  # raw judgments also count unscored ones
+    alone = audit(ds.tasks, ds.runs, frame=frame, plan=ds.plan)
+    timed = alone["check"] == "plan_before_judging"  # a frame carries no created_at
+    assert row(alone, "plan_before_judging")[0] == "warn"
+    assert alone.loc[~timed, "status"].tolist() == table.loc[~timed, "status"].tolist()
+    # raw judgments also count unscored ones
+    same = ~alone["check"].isin(["blind_order_balance", "plan_before_judging"])
     assert alone.loc[same, "detail"].tolist() == table.loc[same, "detail"].tolist()
     assert "22 of 44 presentations" in row(alone, "blind_order_balance")[1]
 
@@ -523,3 +552,89 @@ def test_sample_data_audit_matches_independent_numbers():
     assert (status == "warn") == (n_mismatch > 0)
     if n_mismatch:
         assert detail.startswith(f"{n_mismatch} of ")
+
+
+# --------------------------------------------------------------------------- analysis plan
+
+
+def test_no_plan_warns(sim):
+    sim.plan = None
+    table = sim.audit()
+    status, detail = row(table, "plan_before_judging")
+    assert status == "warn" and detail.startswith("No declared analysis plan")
+    status, detail = row(table, "plan_design")
+    assert status == "warn" and detail.startswith("No declared analysis plan")
+    others = table.loc[~table["check"].str.startswith("plan_")]
+    assert (others["status"] == "pass").all()
+
+
+def test_plan_written_after_the_first_judgment_fails(sim):
+    first = min(pd.Timestamp(j["created_at"]) for j in sim.judgments)
+    sim.plan["written_at"] = (first + pd.Timedelta(hours=2)).isoformat()
+    status, detail = row(sim.audit(), "plan_before_judging")
+    assert status == "fail"
+    assert "(its written_at)" in detail and "written 2.0 h after judging began" in detail
+    # at (TOML keeps microseconds) the very instant of the first judgment is not before it
+    sim.plan["written_at"] = first.ceil("us").isoformat()
+    assert row(sim.audit(), "plan_before_judging")[0] == "fail"
+    sim.plan["written_at"] = (first - pd.Timedelta(hours=3)).isoformat()
+    status, detail = row(sim.audit(), "plan_before_judging")
+    assert status == "pass" and detail.endswith(": 3.0 h before.")
+
+
+def test_plan_without_written_at_uses_the_file_mtime(sim):
+    import os
+
+    first = min(pd.Timestamp(j["created_at"]) for j in sim.judgments)
+    del sim.plan["written_at"]
+    ds = sim.load()
+    for offset, want in ((-5.0, "pass"), (5.0, "fail")):
+        t = (first + pd.Timedelta(hours=offset)).timestamp()
+        os.utime(sim.dir / "plan.toml", (t, t))
+        plan = load_plan(sim.dir / "plan.toml")
+        status, detail = row(audit(ds, plan=plan), "plan_before_judging")
+        assert status == want and "the file's modification time" in detail
+
+
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        ({"tasks": 9}, "8 tasks, 9 planned"),
+        ({"tasks": [f"T{i:02d}" for i in range(1, 8)] + ["T99"]}, "not planned: T08"),
+        ({"replicates": 4}, "8 of 8 tasks do not have the 4 planned replicates"),
+        ({"judges": ["anthropic:claude-sonnet-4-20250514"]}, "judges differ (not planned:"),
+        ({"rubrics": ["blind-pair", "with-without", "x"]}, "planned but absent: x"),
+    ],
+)
+def test_dataset_differing_from_the_plan_fails(sim, change, needle):
+    table = sim.audit()
+    assert row(table, "plan_design")[0] == "pass"
+    assert sim.plan["tasks"] == 8 and sim.tasks[0]["task_id"] == "T01"
+    sim.plan.update(change)
+    if "judges" in change:
+        sim.plan["primary_judge"] = change["judges"][0]
+    if "rubrics" in change:
+        sim.plan["primary_rubric"] = "with-without"
+    status, detail = row(sim.audit(), "plan_design")
+    assert status == "fail" and needle in detail, detail
+    assert detail.startswith("The dataset differs from the plan (")
+
+
+def test_plan_primary_judge_absent_fails(sim):
+    del sim.plan["judges"]
+    sim.plan["primary_judge"] = "google:gemini-2.5-pro"
+    status, detail = row(sim.audit(), "plan_design")
+    assert status == "fail" and "primary judge 'google:gemini-2.5-pro' has no judgments" in detail
+    del sim.plan["rubrics"]
+    sim.plan["primary_judge"] = sim.judgments[0]["judge"]
+    sim.plan["primary_rubric"] = "pairwise-x"
+    status, detail = row(sim.audit(), "plan_design")
+    assert status == "fail" and "primary rubric 'pairwise-x' has no judgments" in detail
+
+
+def test_plan_design_without_judgments_warns(sim):
+    ds = sim.load()
+    table = audit(ds.tasks, ds.runs, plan=ds.plan)
+    status, detail = row(table, "plan_design")
+    assert status == "warn" and "rubrics and judges not compared" in detail
+    assert row(table, "plan_before_judging")[0] == "pass"

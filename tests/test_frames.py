@@ -163,6 +163,33 @@ def test_deblinding_both_orders(dataset):
     assert row(f, "T2", 2, J1, "blind-pair", "without_first")["outcome"] == "tie"
 
 
+def test_over_budget_arm_names_the_arm_that_ran_over(dataset, tmp_path):
+    f, _ = frame_of(dataset)
+    assert f["over_budget_arm"].dtype == evalstats._schema.OVER_BUDGET_DTYPE
+    over = (f.task_id == "T2") & (f.replicate == 3)
+    assert set(f.loc[over, "over_budget_arm"].astype(str)) == {"without"}
+    assert f.loc[~over, "over_budget_arm"].isna().all()
+    # every no_answer row says which arm went over; no in-budget row does
+    assert (f["status"].eq("no_answer") == f["over_budget_arm"].notna()).all()
+
+    # over the 100 s wall-clock budget: WITH on T1/1, both on T1/2, WITHOUT on T1/3
+    d = tmp_path / "arms"
+    d.mkdir()
+    tasks = [make_task("T1", budget_wall_s=100.0)]
+    runs = []
+    for r, (w, wo) in enumerate([(150.0, 50.0), (150.0, 150.0), (50.0, 150.0), (50.0, 50.0)], 1):
+        runs.append(make_run("T1", r, "with", answer="a", wall_s=w))
+        runs.append(make_run("T1", r, "without", answer="b", wall_s=wo))
+    js = [judgment("T1", r, "openai:gpt-y", "with-without", ww_raw("(a)")) for r in (1, 2, 3, 4)]
+    write_jsonl(d / "tasks.jsonl", tasks)
+    write_jsonl(d / "runs.jsonl", runs)
+    write_jsonl(d / "judgments.jsonl", js)
+    g, _ = frame_of(d)
+    arms = g.sort_values("replicate")["over_budget_arm"].astype(object).tolist()
+    assert arms[:3] == ["with", "both", "without"] and pd.isna(arms[3])
+    assert g.sort_values("replicate")["status"].astype(str).tolist() == ["no_answer"] * 3 + ["ok"]
+
+
 def test_over_budget_pairs_are_no_answer(dataset):
     f, _ = frame_of(dataset)
     pair = f.loc[(f.task_id == "T2") & (f.replicate == 3)]

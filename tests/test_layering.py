@@ -48,6 +48,7 @@ RANK: dict[str, int] = {
     "rubrics": 30,
     "tokens": 30,
     "records": 30,
+    "plan": 30,  # plan.toml, read with the other records of a data directory
     "importers": 30,
     "labels": 30,  # people's verdicts on pairs: a records table (DESIGN.md)
     "labelsheet": 30,  # draws pairs for people and reads their sheet back into labels
@@ -76,6 +77,7 @@ SAME_RANK: frozenset[tuple[str, str]] = frozenset(
         ("labels", "records"),  # validated with the records loaders' rules
         ("labelsheet", "records"),
         ("labelsheet", "labels"),
+        ("records", "plan"),  # load_dir reads the plan with the tasks, runs and judgments
         ("_schema", "errors"),
     }
 )

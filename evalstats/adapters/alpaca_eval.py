@@ -80,6 +80,7 @@ from .._schema import (
     BLIND_DIMENSIONS,
     ORDER_DTYPE,
     OUTCOME_DTYPE,
+    OVER_BUDGET_DTYPE,
     STATUS_DTYPE,
     VERDICT_COLUMNS,
 )
@@ -463,6 +464,7 @@ def _build_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             "rubric": pd.Categorical([RUBRIC] * n),
             "order": pd.Categorical([None] * n, dtype=ORDER_DTYPE),
             "status": pd.Categorical(status, dtype=STATUS_DTYPE),
+            "over_budget_arm": pd.Categorical([None] * n, dtype=OVER_BUDGET_DTYPE),
             "outcome": pd.Categorical(outcome, dtype=OUTCOME_DTYPE),
             "label": pd.Series(label, dtype="str"),
             "uncertainty": pd.Categorical(

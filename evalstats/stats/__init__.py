@@ -26,6 +26,8 @@ from .dimensions import dimension_means
 from .gold import GoldResult, gold_labels, judge_vs_gold, labeler_agreement
 from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
 from .means import CLUSTER_MEAN_METHODS, cluster_mean
+from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
+from .multiplicity import holm, holm_table
 from .power import (
     PowerResult,
     mde_curve,
@@ -47,6 +49,8 @@ __all__ = [
     "BOOTSTRAP_METHODS",
     "CLUSTER_MEAN_METHODS",
     "COST_METRICS",
+    "INVALID_RULES",
+    "NO_ANSWER_RULES",
     "PPI_METHODS",
     "DEFAULT_METHOD",
     "RATE_NAMES",
@@ -61,6 +65,7 @@ __all__ = [
     "PowerResult",
     "ProportionCI",
     "agent_spend",
+    "apply_missing_rule",
     "cluster_bootstrap",
     "cluster_mean",
     "cohen_kappa",
@@ -73,6 +78,8 @@ __all__ = [
     "gold_labels",
     "fleiss_kappa",
     "gwet_ac1",
+    "holm",
+    "holm_table",
     "judge_agreement",
     "judge_vs_gold",
     "judge_spend",
@@ -80,6 +87,7 @@ __all__ = [
     "labeler_agreement",
     "mde_curve",
     "min_detectable_net_win",
+    "missing_bounds",
     "outcome_icc",
     "pabak",
     "percent_agreement",

@@ -1,0 +1,485 @@
+"""The declared analysis plan: ``plan.toml`` (or ``plan.json``) in the data directory.
+
+A plan fixes, before any judge is asked, what the headline will be: the primary rubric, the
+primary judge (or a consensus rule over the judges), the primary statistic, its level and
+sidedness, an optional equivalence or non-inferiority margin, and the planned design (tasks,
+replicates, judges, rubrics). The audit fails a plan written after the first judgment and a
+dataset that differs from the planned design; every other judge x rubric test is then a
+secondary one, Holm-adjusted (:func:`evalstats.stats.multiplicity.holm_table`).
+
+An example ``plan.toml``::
+
+    written_at = 2026-05-01T09:00:00Z        # when the plan was fixed (ISO-8601)
+    primary_rubric = "with-without"
+    primary_judge = "anthropic:claude-sonnet-4-20250514"   # or: consensus = "unanimous"
+    statistic = "net_win"                    # win_rate, tie_rate, loss_rate, score,
+                                             # tokens_total_ratio, tokens_geomean_ratio, ...
+    alpha = 0.05                             # in (0, 0.5]; default 0.05
+    sidedness = "two-sided"                  # or "greater" / "less"; default two-sided
+    margin = 0.10                            # optional, > 0
+    margin_kind = "non-inferiority"          # or "equivalence"; required with a margin
+    tasks = 15                               # a count, or the list of task ids
+    replicates = 6
+    judges = ["anthropic:claude-sonnet-4-20250514", "openai:gpt-5.4"]
+    rubrics = ["with-without", "blind-pair"]
+    note = "free text, hashed with the rest"
+
+Only these keys are allowed (a misspelt key is an error, not ignored). ``Plan.sha256`` is the
+sha256 of the plan's canonical content (every field, defaults filled in, lists sorted, the
+time in UTC, as sorted-key JSON), so reformatting or reordering the file does not change it
+and any change of substance does; ``results.json`` records it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import DataError
+
+__all__ = [
+    "CONSENSUS_RULES",
+    "MARGIN_KINDS",
+    "PLAN_KEYS",
+    "PLAN_STATISTICS",
+    "SIDEDNESS",
+    "Plan",
+    "find_plan",
+    "load_plan",
+    "parse_plan",
+]
+
+# The five rates of win_rates and the ratios of cost_ratios (stats.winrates.RATE_NAMES and
+# stats.cost.COST_METRICS; a test keeps them equal — this module sits below stats).
+PLAN_STATISTICS = (
+    "win_rate",
+    "tie_rate",
+    "loss_rate",
+    "net_win",
+    "score",
+    "tokens_total_ratio",
+    "tokens_geomean_ratio",
+    "tokens_median_ratio",
+    "wall_total_ratio",
+    "wall_geomean_ratio",
+    "wall_median_ratio",
+)
+SIDEDNESS = ("two-sided", "greater", "less")
+MARGIN_KINDS = ("equivalence", "non-inferiority")
+# stats.judges.consensus rules; the consensus frame names its judge "consensus:<rule>".
+CONSENSUS_RULES = ("unanimous", "majority")
+PLAN_KEYS = (
+    "written_at",
+    "primary_rubric",
+    "primary_judge",
+    "consensus",
+    "statistic",
+    "alpha",
+    "sidedness",
+    "margin",
+    "margin_kind",
+    "tasks",
+    "replicates",
+    "judges",
+    "rubrics",
+    "note",
+)
+_SUFFIXES = (".toml", ".json")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated analysis plan (see the module docstring for the file).
+
+    Attributes
+    ----------
+    primary_rubric, statistic : str
+        The primary rubric and statistic.
+    primary_judge, consensus : str or None
+        Exactly one is set: the primary judge, or the consensus rule over the judges.
+    alpha : float
+        Level of the primary test, in (0, 0.5].
+    sidedness : {"two-sided", "greater", "less"}
+        Direction of the primary test's alternative (WITH better is "greater").
+    margin, margin_kind : float or None, str or None
+        An equivalence or non-inferiority margin (both or neither).
+    tasks : int, tuple of str, or None
+        Planned number of tasks, or the planned task ids (sorted).
+    replicates : int or None
+        Planned replicates per task.
+    judges, rubrics : tuple of str or None
+        Planned judges and rubrics (sorted).
+    written_at : datetime or None
+        When the plan was fixed (UTC), as declared in the file.
+    note : str or None
+        Free text.
+    path : str or None
+        The file it came from (not part of the hash).
+    file_mtime : datetime or None
+        The file's modification time (UTC; not part of the hash); the audit falls back on
+        it when ``written_at`` is absent, and says so.
+    """
+
+    primary_rubric: str
+    statistic: str
+    primary_judge: str | None = None
+    consensus: str | None = None
+    alpha: float = 0.05
+    sidedness: str = "two-sided"
+    margin: float | None = None
+    margin_kind: str | None = None
+    tasks: int | tuple[str, ...] | None = None
+    replicates: int | None = None
+    judges: tuple[str, ...] | None = None
+    rubrics: tuple[str, ...] | None = None
+    written_at: _dt.datetime | None = None
+    note: str | None = None
+    path: str | None = field(default=None, compare=False)
+    file_mtime: _dt.datetime | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def primary_judge_name(self) -> str:
+        """The ``judge`` value of the primary verdicts: the judge, or ``consensus:<rule>``."""
+        return (
+            self.primary_judge if self.primary_judge is not None else f"consensus:{self.consensus}"
+        )
+
+    @property
+    def primary_key(self) -> dict[str, str]:
+        """``{"rubric": ..., "judge": ...}``: the primary row of a judge x rubric table."""
+        return {"rubric": self.primary_rubric, "judge": self.primary_judge_name}
+
+    @property
+    def n_tasks(self) -> int | None:
+        """Planned number of tasks (the count, or the number of listed ids)."""
+        return len(self.tasks) if isinstance(self.tasks, tuple) else self.tasks
+
+    def to_dict(self) -> dict[str, Any]:
+        """The canonical content: every hashed field, JSON-ready (lists, ISO-8601 UTC)."""
+        out: dict[str, Any] = {}
+        for key in PLAN_KEYS:
+            value = getattr(self, key)
+            if isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, _dt.datetime):
+                value = value.isoformat()
+            out[key] = value
+        return out
+
+    @property
+    def sha256(self) -> str:
+        """sha256 (hex) of :meth:`to_dict` as sorted-key, compact JSON."""
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _line_of(text: str, key: str, json_source: bool) -> int | None:
+    """The line where a top-level key is set (TOML ``key =`` or JSON ``"key":``)."""
+    k = re.escape(key)
+    pattern = rf'^\s*"{k}"\s*:' if json_source else rf"^\s*(?:{k}|\"{k}\"|'{k}')\s*(?:=|\.)"
+    table = None if json_source else rf"^\s*\[+\s*(?:{k}|\"{k}\")\s*[\].]"
+    for n, line in enumerate(text.splitlines(), start=1):
+        if re.search(pattern, line) or (table and re.search(table, line)):
+            return n
+    if json_source:  # a one-line JSON object
+        for n, line in enumerate(text.splitlines(), start=1):
+            if f'"{key}"' in line:
+                return n
+    return None
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+def _read(p: Path) -> tuple[dict[str, Any], str]:
+    suffix = p.suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise DataError(
+            f"unsupported plan file type {suffix!r}; use plan.toml or plan.json", path=p
+        )
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise DataError("file not found", path=p) from None
+    except IsADirectoryError:
+        raise DataError("is a directory, not a file", path=p) from None
+    except UnicodeDecodeError:
+        raise DataError("invalid UTF-8; save the file as UTF-8", path=p) from None
+    except OSError as exc:
+        raise DataError(
+            f"cannot read the file ({exc.strerror or type(exc).__name__})", path=p
+        ) from None
+    if suffix == ".toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            m = re.search(r"at line (\d+)", str(exc))
+            reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+            raise DataError(
+                f"malformed TOML ({reason})", path=p, line=int(m.group(1)) if m else None
+            ) from None
+        return data, text
+    try:
+        data = json.loads(text, object_pairs_hook=_unique)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
+        ) from None
+    except _DuplicateKey as exc:
+        raise DataError(
+            "key given twice", path=p, line=_line_of(text, str(exc), True), field=str(exc)
+        ) from None
+    if not isinstance(data, dict):
+        raise DataError(f"expected a JSON object, got {type(data).__name__}", path=p, line=1)
+    return data, text
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, list):
+        return "an array"
+    return f"{type(v).__name__} {v!r}"
+
+
+def _timestamp(value: Any) -> _dt.datetime:
+    if isinstance(value, str):
+        try:
+            value = _dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"expected an ISO-8601 date and time, got {value!r}") from None
+    if isinstance(value, _dt.datetime):
+        # Naive times are taken as UTC, as everywhere in the data contract.
+        if value.tzinfo is None:
+            return value.replace(tzinfo=_dt.UTC)
+        return value.astimezone(_dt.UTC)
+    if isinstance(value, _dt.date):
+        raise ValueError(f"expected a date and a time, got the date {value.isoformat()} alone")
+    raise ValueError(f"expected an ISO-8601 date and time, got {_kind(value)}")
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {_kind(value)}")
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+def _choice(options: tuple[str, ...]):
+    def check(value: Any) -> str:
+        if value not in options:
+            shown = _kind(value) if not isinstance(value, str) else repr(value)
+            raise ValueError(f"expected one of {', '.join(options)}; got {shown}")
+        return value
+
+    return check
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected an integer >= 1, got {_kind(value)}")
+    if value < 1:
+        raise ValueError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
+        raise ValueError(f"expected an array of non-empty strings, got {_kind(value)}")
+    if not value:
+        raise ValueError("expected a non-empty array")
+    dup = sorted({x for x in value if value.count(x) > 1})
+    if dup:
+        raise ValueError(f"listed twice: {', '.join(map(repr, dup))}")
+    return tuple(sorted(value))
+
+
+def _alpha(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"expected a number in (0, 0.5], got {_kind(value)}")
+    if not (math.isfinite(value) and 0.0 < value <= 0.5):
+        raise ValueError(f"alpha must be in (0, 0.5], got {value}")
+    return float(value)
+
+
+def _margin(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"expected a positive number, got {_kind(value)}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"margin must be a finite number > 0, got {value}")
+    return float(value)
+
+
+def _tasks(value: Any) -> int | tuple[str, ...]:
+    return _count(value) if not isinstance(value, list) else _names(value)
+
+
+_CHECKS = {
+    "written_at": _timestamp,
+    "primary_rubric": _text,
+    "primary_judge": _text,
+    "consensus": _choice(CONSENSUS_RULES),
+    "statistic": _choice(PLAN_STATISTICS),
+    "alpha": _alpha,
+    "sidedness": _choice(SIDEDNESS),
+    "margin": _margin,
+    "margin_kind": _choice(MARGIN_KINDS),
+    "tasks": _tasks,
+    "replicates": _count,
+    "judges": _names,
+    "rubrics": _names,
+    "note": lambda v: v if isinstance(v, str) else _text(v),
+}
+
+
+def parse_plan(
+    data: Mapping[str, Any],
+    *,
+    path: str | os.PathLike[str] | None = None,
+    text: str | None = None,
+    json_source: bool = False,
+) -> Plan:
+    """Validate a plan given as a mapping (what ``tomllib`` or ``json`` read).
+
+    ``text`` (the file's text) lets errors name the line of the offending key.
+
+    Raises
+    ------
+    DataError
+        Naming the file, line and field: an unknown key, a wrong type, a value out of
+        range, a required key missing, or keys that contradict each other.
+
+    Examples
+    --------
+    >>> plan = parse_plan({"primary_rubric": "with-without", "consensus": "unanimous",
+    ...                    "statistic": "net_win", "alpha": 0.05, "tasks": 15})
+    >>> plan.primary_key, plan.n_tasks, len(plan.sha256)
+    ({'rubric': 'with-without', 'judge': 'consensus:unanimous'}, 15, 64)
+    >>> parse_plan({"primary_rubric": "r", "primary_judge": "j", "statistic": "net_win",
+    ...             "alpha": 0.9})
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.DataError: field 'alpha': alpha must be in (0, 0.5], got 0.9
+    """
+
+    def fail(key: str | None, reason: str) -> DataError:
+        line = _line_of(text, key, json_source) if (text is not None and key) else None
+        return DataError(reason, path=path, line=line, field=key)
+
+    # JSON's null (what to_dict writes for an unset field) is an absent key.
+    data = {k: v for k, v in data.items() if v is not None}
+    unknown = [k for k in data if k not in PLAN_KEYS]
+    if unknown:
+        raise fail(unknown[0], f"unknown key {unknown[0]!r}; known: {', '.join(PLAN_KEYS)}")
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        try:
+            values[key] = _CHECKS[key](value)
+        except ValueError as exc:
+            raise fail(key, str(exc)) from None
+    for key in ("primary_rubric", "statistic"):
+        if key not in values:
+            raise fail(None, f"missing required key {key!r}")
+    if ("primary_judge" in values) == ("consensus" in values):
+        both = "primary_judge" in values
+        raise fail(
+            "consensus" if both else None,
+            "give either primary_judge or consensus, not both"
+            if both
+            else "missing the primary judge: give primary_judge or consensus "
+            f"({' or '.join(CONSENSUS_RULES)})",
+        )
+    if ("margin" in values) != ("margin_kind" in values):
+        key = "margin" if "margin" in values else "margin_kind"
+        raise fail(key, "margin and margin_kind go together: give both or neither")
+    rubrics, judges = values.get("rubrics"), values.get("judges")
+    if rubrics is not None and values["primary_rubric"] not in rubrics:
+        raise fail(
+            "primary_rubric", f"{values['primary_rubric']!r} is not in rubrics {list(rubrics)}"
+        )
+    judge = values.get("primary_judge")
+    if judges is not None and judge is not None and judge not in judges:
+        raise fail("primary_judge", f"{judge!r} is not in judges {list(judges)}")
+    return Plan(**values, path=None if path is None else str(path))
+
+
+def load_plan(path: str | os.PathLike[str]) -> Plan:
+    """Read and validate ``plan.toml`` (or ``plan.json``).
+
+    Returns
+    -------
+    Plan
+        With ``path`` and ``file_mtime`` set.
+
+    Raises
+    ------
+    DataError
+        Naming the file, line and field (see :func:`parse_plan`), or a malformed file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "plan.toml"
+    >>> _ = p.write_text('''
+    ... written_at = 2026-05-01T09:00:00Z
+    ... primary_rubric = "with-without"
+    ... primary_judge = "anthropic:claude-sonnet-4-20250514"
+    ... statistic = "net_win"
+    ... alpha = 0.05
+    ... tasks = 15
+    ... replicates = 6
+    ... ''')
+    >>> plan = load_plan(p)
+    >>> plan.statistic, plan.sidedness, plan.written_at.isoformat()
+    ('net_win', 'two-sided', '2026-05-01T09:00:00+00:00')
+    >>> _ = p.write_text('primary_rubric = "with-without"\\nalfa = 0.05\\n')
+    >>> load_plan(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.DataError: ...plan.toml:2, field 'alfa': unknown key 'alfa'; known: ...
+    """
+    p = Path(path)
+    data, text = _read(p)
+    plan = parse_plan(data, path=p, text=text, json_source=p.suffix.lower() == ".json")
+    mtime = _dt.datetime.fromtimestamp(p.stat().st_mtime, tz=_dt.UTC)
+    return _with(plan, file_mtime=mtime)
+
+
+def _with(plan: Plan, **changes: Any) -> Plan:
+    from dataclasses import replace
+
+    return replace(plan, **changes)
+
+
+def find_plan(data_dir: str | os.PathLike[str]) -> Path | None:
+    """``DATA_DIR/plan.toml`` or ``plan.json``; None when neither; DataError when both."""
+    d = Path(data_dir)
+    found = [d / f"plan{s}" for s in _SUFFIXES if (d / f"plan{s}").exists()]
+    if len(found) > 1:
+        raise DataError("plan.toml and plan.json both hold the plan; keep one of them", path=d)
+    return found[0] if found else None

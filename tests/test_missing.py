@@ -1,0 +1,210 @@
+"""Missing answers by arm: the rules of apply_missing_rule and the bounds of missing_bounds."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalstats
+from evalstats import DataError
+from evalstats.stats.missing import apply_missing_rule, missing_bounds
+from evalstats.stats.winrates import win_rates
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+
+
+def small() -> pd.DataFrame:
+    # a: one win, one loss; b: only WITH over budget; c: only WITHOUT; d: both; e: unreadable
+    # judge output; f: a tie.
+    return pd.DataFrame(
+        {
+            "task_id": ["a", "a", "b", "c", "d", "e", "f"],
+            "judge": "j",
+            "status": ["ok", "ok", "no_answer", "no_answer", "no_answer", "invalid", "ok"],
+            "over_budget_arm": [None, None, "with", "without", "both", None, None],
+            "outcome": ["win", "loss", None, None, None, None, "tie"],
+        }
+    )
+
+
+def objs(s: pd.Series) -> list:
+    return [None if pd.isna(v) else v for v in s.astype(object)]
+
+
+def rates(frame, **kw) -> dict[str, float]:
+    r = win_rates(frame, **kw).iloc[0]
+    return {k: float(r[k]) for k in ("n", "wins", "ties", "losses", "net_win", "score")}
+
+
+def test_exclude_is_the_default_and_changes_nothing_counted():
+    f = small()
+    out = apply_missing_rule(f)
+    assert out["status"].astype(str).tolist() == f["status"].tolist()
+    assert out["imputed_from"].isna().all()
+    assert rates(out) == rates(f) == {
+        "n": 3.0, "wins": 1.0, "ties": 1.0, "losses": 1.0, "net_win": 0.0, "score": 0.5
+    }  # fmt: skip
+
+
+def test_arm_aware_rule_by_hand():
+    out = apply_missing_rule(small(), no_answer_as="arm_aware")
+    assert objs(out["outcome"])[:6] == ["win", "loss", "loss", "win", "tie", None]
+    assert objs(out["imputed_from"]) == [
+        None, None, "no_answer", "no_answer", "no_answer", None, None
+    ]  # fmt: skip
+    # invalid is never a loss by default: e stays invalid and out of the denominator
+    assert out.loc[5, "status"] == "invalid"
+    # wins a, c; losses a, b; ties d, f -> n 6, net 0, score 1/2
+    r = win_rates(out).iloc[0]
+    assert (r["n"], r["wins"], r["losses"], r["ties"]) == (6, 2, 2, 2)
+    assert r["net_win"] == pytest.approx(0.0) and r["score"] == pytest.approx(0.5)
+    assert r["no_answer"] == 0 and r["invalid"] == 1
+
+
+def test_blanket_loss_counts_only_over_budget_pairs_not_invalid():
+    r = rates(apply_missing_rule(small(), no_answer_as="loss"))
+    # wins 1 (a), losses a + b, c, d = 4, tie f: n 6, net (1 - 4) / 6
+    assert (r["n"], r["wins"], r["losses"], r["ties"]) == (6, 1, 4, 1)
+    assert r["net_win"] == pytest.approx(-0.5)
+    both = rates(apply_missing_rule(small(), no_answer_as="loss", invalid_as="loss"))
+    assert (both["n"], both["losses"]) == (7, 5)
+    assert both["net_win"] == pytest.approx(-4 / 7)
+    tie = rates(apply_missing_rule(small(), invalid_as="tie"))
+    assert (tie["n"], tie["ties"], tie["score"]) == (4, 2, pytest.approx(2 / 4))
+    win = rates(apply_missing_rule(small(), no_answer_as="win"))
+    assert (win["n"], win["wins"], win["net_win"]) == (6, 4, pytest.approx(3 / 6))
+
+
+def test_rules_are_validated():
+    with pytest.raises(ValueError, match="no_answer_as must be one of"):
+        apply_missing_rule(small(), no_answer_as="drop")
+    with pytest.raises(ValueError, match="invalid_as must be one of"):
+        apply_missing_rule(small(), invalid_as="arm_aware")
+    with pytest.raises(DataError, match="over_budget_arm"):
+        apply_missing_rule(small().drop(columns="over_budget_arm"), no_answer_as="arm_aware")
+    f = small()
+    f.loc[3, "over_budget_arm"] = None
+    with pytest.raises(DataError, match="cannot tell which arm") as err:
+        apply_missing_rule(f, no_answer_as="arm_aware")
+    assert err.value.line == 3 and err.value.field == "over_budget_arm"
+    # a frame without the column is fine for the rules that do not read it
+    assert len(apply_missing_rule(small().drop(columns="over_budget_arm"), no_answer_as="tie"))
+
+
+def blind() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "task_id": ["t1", "t1", "t2", "t3", "t3"],
+            "replicate": 1,
+            "judge": "j",
+            "rubric": "blind-pair",
+            "order": pd.Categorical(
+                ["with_first", "without_first", None, "with_first", "without_first"],
+                dtype=evalstats._schema.ORDER_DTYPE,
+            ),
+            "status": ["ok", "ok", "no_answer", "ok", "ok"],
+            "over_budget_arm": [None, None, "without", None, None],
+            "outcome": ["win", "win", None, "loss", "tie"],
+        }
+    )
+
+
+def test_unshown_blind_pair_weighs_as_much_as_a_judged_pair():
+    out = apply_missing_rule(blind(), no_answer_as="arm_aware")
+    t2 = out.loc[out["task_id"] == "t2"]
+    assert sorted(t2["order"].astype(str)) == ["with_first", "without_first"]
+    assert set(t2["outcome"].astype(str)) == {"win"}
+    r = win_rates(out).iloc[0]
+    # t1 win win, t2 win win (imputed), t3 loss tie: 6 verdicts, 4 wins
+    assert (r["n"], r["wins"], r["losses"], r["ties"]) == (6, 4, 1, 1)
+    # one order per pair (a seeded single order): the missing pair stays one row
+    single = blind().drop(index=[1, 4]).reset_index(drop=True)
+    assert len(apply_missing_rule(single, no_answer_as="win")) == len(single)
+    # exclude never adds rows
+    assert len(apply_missing_rule(blind())) == len(blind())
+
+
+def bruteforce_range(frame: pd.DataFrame, rate: str) -> tuple[float, float]:
+    """Min and max of a rate over every way of filling in the no_answer rows."""
+    miss = np.flatnonzero(frame["status"].eq("no_answer").to_numpy())
+    values = []
+    for fill in itertools.product(["win", "tie", "loss"], repeat=len(miss)):
+        g = frame.copy()
+        g.loc[miss, "status"] = "ok"
+        g.loc[miss, "outcome"] = list(fill)
+        values.append(float(win_rates(g, by=None)[rate].iloc[0]))
+    return min(values), max(values)
+
+
+def test_bounds_match_every_filling_by_brute_force():
+    rng = np.random.default_rng(7)
+    n = 24
+    f = pd.DataFrame(
+        {
+            "task_id": rng.integers(0, 6, n).astype(str),
+            "status": "ok",
+            "outcome": rng.choice(["win", "tie", "loss"], n, p=[0.5, 0.2, 0.3]),
+        }
+    )
+    f.loc[[2, 9, 15], ["status", "outcome"]] = ["no_answer", None]
+    b = missing_bounds(f, by=None).set_index("rate")
+    assert b["n_missing"].eq(3).all()
+    for rate in ("win_rate", "tie_rate", "loss_rate", "net_win", "score"):
+        low, high = bruteforce_range(f, rate)
+        assert b.loc[rate, "low"] == pytest.approx(low)
+        assert b.loc[rate, "high"] == pytest.approx(high)
+        assert b.loc[rate, "ci_low"] <= b.loc[rate, "low"] + 1e-12
+        assert b.loc[rate, "ci_high"] >= b.loc[rate, "high"] - 1e-12
+        excluded = float(win_rates(f, by=None)[rate].iloc[0])
+        assert b.loc[rate, "estimate"] == pytest.approx(excluded)
+    # worst / best case: every missing answer a loss, resp. a win, for WITH
+    ok = f.loc[f["status"] == "ok", "outcome"]
+    w, t, lo, m = (ok == "win").sum(), (ok == "tie").sum(), (ok == "loss").sum(), 3
+    assert b.loc["net_win", "worst_case"] == pytest.approx((w - lo - m) / (w + t + lo + m))
+    assert b.loc["net_win", "best_case"] == pytest.approx((w + m - lo) / (w + t + lo + m))
+    assert b.loc["score", "best_case"] == pytest.approx((w + m + t / 2) / (w + t + lo + m))
+
+
+def test_bounds_invalid_options():
+    f = small()
+    plain = missing_bounds(f).set_index("rate")
+    # invalid excluded in every scenario: 3 missing (b, c, d) of 6
+    assert plain["n_missing"].eq(3).all()
+    assert plain.loc["win_rate", "best_case"] == pytest.approx(4 / 6)
+    assert plain.loc["loss_rate", "worst_case"] == pytest.approx(4 / 6)
+    wide = missing_bounds(f, invalid_as="bounds").set_index("rate")
+    assert wide["n_missing"].eq(4).all()
+    assert wide.loc["net_win", "worst_case"] == pytest.approx((1 - 5) / 7)
+    assert wide.loc["net_win", "best_case"] == pytest.approx((5 - 1) / 7)
+    with pytest.raises(ValueError, match="invalid_as must be one of"):
+        missing_bounds(f, invalid_as="arm_aware")
+
+
+def test_bounds_per_group_keep_group_order():
+    f = pd.concat([small(), small().assign(judge="k", status="ok", outcome="win")])
+    b = missing_bounds(f.reset_index(drop=True))
+    assert b["judge"].tolist() == ["j"] * 5 + ["k"] * 5
+    assert b["rate"].tolist() == list(evalstats.RATE_NAMES) * 2
+    k = b.loc[b["judge"] == "k"].set_index("rate")
+    assert k["n_missing"].eq(0).all()
+    assert (k["low"] == k["high"]).all() and (k["estimate"] == 1.0)["win_rate"]
+
+
+@pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is not in this checkout")
+def test_arm_aware_on_the_sample():
+    frame = evalstats.frames.load_frame(SAMPLE)
+    ww = frame.loc[frame["rubric"] == "with-without"]
+    base = win_rates(ww).set_index("judge")
+    aware = win_rates(apply_missing_rule(ww, no_answer_as="arm_aware")).set_index("judge")
+    # 5 over-budget pairs: WITH alone over in 3 (losses), WITHOUT alone in 2 (wins)
+    assert (aware["losses"] - base["losses"]).eq(3).all()
+    assert (aware["wins"] - base["wins"]).eq(2).all()
+    assert (aware["n"] - base["n"]).eq(5).all()
+    bp = frame.loc[frame["rubric"] == "blind-pair"]
+    # the blind rubric shows every pair in both orders: each missing pair counts twice
+    grown = apply_missing_rule(bp, no_answer_as="loss")
+    assert len(grown) == len(bp) + 5 * bp["judge"].nunique()

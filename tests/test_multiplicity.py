@@ -1,0 +1,92 @@
+"""Holm's adjustment against statsmodels, and the primary-aware table helper."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.multitest import multipletests
+
+from evalstats.plan import parse_plan
+from evalstats.stats.multiplicity import holm, holm_table
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 17, 200])
+def test_holm_matches_statsmodels(m):
+    rng = np.random.default_rng(m)
+    p = np.concatenate([rng.uniform(0, 0.1, m // 2), rng.uniform(0, 1, m - m // 2)])
+    p[: m // 3] = np.round(p[: m // 3], 2)  # ties
+    rng.shuffle(p)
+    want = multipletests(p, method="holm")[1]
+    np.testing.assert_allclose(holm(p), want, rtol=0, atol=1e-15)
+    rejected = multipletests(p, alpha=0.05, method="holm")[0]
+    np.testing.assert_array_equal(holm(p) <= 0.05, rejected)
+
+
+def test_holm_edge_values():
+    assert holm([]).size == 0
+    np.testing.assert_array_equal(holm([0.0, 1.0, 0.5]), [0.0, 1.0, 1.0])
+    # NaN: not a test; the family is the other two
+    out = holm([0.02, np.nan, 0.04])
+    np.testing.assert_allclose(out[[0, 2]], multipletests([0.02, 0.04], method="holm")[1])
+    assert np.isnan(out[1])
+    assert np.isnan(holm([np.nan])).all()
+    with pytest.raises(ValueError, match=r"pvalues\[1\] = 1.5"):
+        holm([0.1, 1.5])
+    with pytest.raises(ValueError, match="one-dimensional"):
+        holm([[0.1, 0.2]])
+
+
+def table_of_tests() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "rubric": ["with-without"] * 3 + ["blind-pair"] * 3,
+            "judge": ["a:x", "b:y", "consensus:unanimous"] * 2,
+            "net_win_p": [0.012, 0.004, 0.03, 0.02, 0.5, np.nan],
+        }
+    )
+
+
+def test_table_primary_unadjusted_others_holm():
+    t = table_of_tests()
+    out = holm_table(t, primary={"rubric": "with-without", "judge": "a:x"})
+    assert out["primary"].tolist() == [True, False, False, False, False, False]
+    assert out.loc[0, "p_holm"] == 0.012
+    others = t["net_win_p"].to_numpy()[[1, 2, 3, 4]]
+    np.testing.assert_allclose(
+        out["p_holm"].to_numpy()[[1, 2, 3, 4]], multipletests(others, method="holm")[1]
+    )
+    assert np.isnan(out.loc[5, "p_holm"])
+    # the input is not changed
+    assert "p_holm" not in t.columns
+    # no primary: every test is in the family
+    allrows = holm_table(t)
+    assert not allrows["primary"].any()
+    np.testing.assert_allclose(
+        allrows["p_holm"].to_numpy()[:5], multipletests(t["net_win_p"][:5], method="holm")[1]
+    )
+
+
+def test_table_primary_from_a_plan_or_a_mask():
+    t = table_of_tests()
+    plan = parse_plan(
+        {"primary_rubric": "blind-pair", "consensus": "unanimous", "statistic": "net_win"}
+    )
+    out = holm_table(t, primary=plan)
+    assert out["primary"].tolist() == [False] * 5 + [True]
+    mask = np.zeros(6, dtype=bool)
+    mask[3] = True
+    by_mask = holm_table(t, primary=mask, p="net_win_p")
+    assert by_mask.loc[3, "p_holm"] == 0.02 and by_mask["primary"].sum() == 1
+
+
+def test_table_bad_primary():
+    t = table_of_tests()
+    with pytest.raises(ValueError, match="selects 0 rows"):
+        holm_table(t, primary={"rubric": "with-without", "judge": "c:z"})
+    with pytest.raises(ValueError, match="selects 3 rows"):
+        holm_table(t, primary={"rubric": "with-without"})
+    with pytest.raises(ValueError, match="shape"):
+        holm_table(t, primary=[True, False])
+    with pytest.raises(ValueError, match="lacks column"):
+        holm_table(t, p="p_value")
