@@ -128,7 +128,7 @@ def test_geomean_with_one_pair_per_task_is_the_t_interval_on_logs():
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_geomean_bootstrap_with_one_pair_per_task_matches_scipy_bootstrap(method):
     pairs = _pairs(np.random.default_rng(7), n_tasks=40, one_per_task=True)
-    out = cost_ratios(pairs, method=method, n_resamples=20_000, rng=1)
+    out = cost_ratios(pairs, interval="bootstrap", method=method, n_resamples=20_000, rng=1)
     lr = np.log(pairs["tokens_with"].to_numpy(float) / pairs["tokens_without"].to_numpy(float))
     ref = stats.bootstrap(
         (lr,), np.mean, n_resamples=20_000, method=method.replace("bca", "BCa"), rng=2
@@ -144,7 +144,7 @@ def test_geomean_bootstrap_with_one_pair_per_task_matches_scipy_bootstrap(method
 @pytest.mark.parametrize("method", ["percentile", "bca", "basic"])
 def test_total_ratio_bootstrap_matches_scipy_paired_bootstrap_of_task_totals(method):
     pairs = _pairs(np.random.default_rng(8), n_tasks=35)
-    out = cost_ratios(pairs, method=method, n_resamples=20_000, rng=3)
+    out = cost_ratios(pairs, interval="bootstrap", method=method, n_resamples=20_000, rng=3)
     tot = pairs.groupby("task_id")[["tokens_with", "tokens_without"]].sum()
     xw = tot["tokens_with"].to_numpy(float)
     xo = tot["tokens_without"].to_numpy(float)
@@ -286,12 +286,21 @@ def test_swapping_the_arms_gives_reciprocal_ratios_and_intervals():
             "wall_without_s": "wall_with_s",
         }
     )
-    for kw in (dict(interval="analytic"), dict(method="percentile", n_resamples=3000)):
+    for kw in (
+        dict(interval="analytic"),
+        dict(interval="bootstrap", method="percentile", n_resamples=3000),
+    ):
         a = cost_ratios(pairs, rng=9, **kw)
         b = cost_ratios(swapped, rng=9, **kw)
         np.testing.assert_allclose(a["estimate"], 1 / b["estimate"], rtol=1e-12)
         np.testing.assert_allclose(a["ci_low"], 1 / b["ci_high"], rtol=1e-9)
         np.testing.assert_allclose(a["ci_high"], 1 / b["ci_low"], rtol=1e-9)
+    # default CR2: the geometric mean's leverages (n_c / n) do not depend on the arms; the
+    # ratio of totals' (Y_c / Y) belong to the denominator, so only the estimate is reciprocal
+    a, b = cost_ratios(pairs, rng=9), cost_ratios(swapped, rng=9)
+    geo = a["metric"].str.contains("geomean")
+    np.testing.assert_allclose(a["estimate"], 1 / b["estimate"], rtol=1e-12)
+    np.testing.assert_allclose(a["ci_low"][geo], 1 / b["ci_high"][geo], rtol=1e-9)
 
 
 def test_output_shape_and_single_cluster():
@@ -383,3 +392,88 @@ def test_judge_spend_with_categorical_judges():
     assert out["judge"].astype(str).tolist() == ["a:x", "b:y"]
     assert out["usd"].tolist() == pytest.approx([0.4, 0.2])
     assert out["calls"].tolist() == [2, 1]
+
+
+# ------------------------------------------------------------------- CR2, BM df, Fieller
+
+
+def _cr2_direct(design, resp, weights, groups):
+    """CR2 SE and Bell-McCaffrey df of a one-column WLS, by explicit matrices.
+
+    Pustejovsky & Tipton (2018): A_c = (I - H_cc)^(-1/2) on the weighted scale, working model
+    Var = 1 / w; df = tr(G'G)^2 / ||G'G||_F^2 with g_c = (I - H)'_c A_c X_c M.
+    """
+    from scipy import linalg
+
+    sw = np.sqrt(weights)
+    xt, yt = design * sw[:, None], resp * sw
+    m = np.linalg.inv(xt.T @ xt)
+    beta = m @ xt.T @ yt
+    e = yt - xt @ beta
+    hat = xt @ m @ xt.T
+    ih = np.eye(len(resp)) - hat
+    meat, cols = 0.0, []
+    for c in np.unique(groups):
+        i = np.flatnonzero(groups == c)
+        a = linalg.sqrtm(np.linalg.inv(np.eye(i.size) - hat[np.ix_(i, i)])).real
+        u = (m @ xt[i].T @ a @ e[i])[0]
+        meat += u**2
+        cols.append(ih[i, :].T @ a @ xt[i] @ m[:, 0])
+    gg = np.array(cols) @ np.array(cols).T
+    return float(beta[0]), float(np.sqrt(meat)), float(np.trace(gg) ** 2 / np.sum(gg**2))
+
+
+@pytest.mark.parametrize("seed", [30, 31])
+def test_cr2_and_bell_mccaffrey_df_match_a_direct_matrix_computation(seed):
+    pairs = _pairs(np.random.default_rng(seed), n_tasks=9, max_reps=5, effect_sd=0.5)
+    out = cost_ratios(pairs, interval="cr2", confidence=0.9)
+    groups = pd.factorize(pairs["task_id"])[0]
+    x = pairs["tokens_with"].to_numpy(float)
+    y = pairs["tokens_without"].to_numpy(float)
+    # ratio of totals: through-origin WLS of x on y, weights 1/y
+    r, se, df = _cr2_direct(y[:, None], x, 1.0 / y, groups)
+    row = _row(out, "tokens_total_ratio")
+    assert row["estimate"] == pytest.approx(r, rel=1e-12)
+    assert row["se_log"] == pytest.approx(se / r, rel=1e-9)
+    assert row["df"] == pytest.approx(df, rel=1e-9)
+    q = stats.t.ppf(0.95, df)
+    assert row["ci_low"] == pytest.approx(r * np.exp(-q * se / r), rel=1e-9)
+    assert row["estimand"] == "ratio of means"
+    # geometric mean: intercept-only OLS of the log ratio
+    lr = np.log(x / y)
+    mu, se, df = _cr2_direct(np.ones((lr.size, 1)), lr, np.ones(lr.size), groups)
+    row = _row(out, "tokens_geomean_ratio")
+    assert row["se_log"] == pytest.approx(se, rel=1e-9)
+    assert row["df"] == pytest.approx(df, rel=1e-9)
+    assert row["df"] < pairs["task_id"].nunique() - 1  # unequal clusters: fewer df than C - 1
+    q = stats.t.ppf(0.95, df)
+    assert row["ci_high"] == pytest.approx(np.exp(mu + q * se), rel=1e-9)
+    assert row["estimand"].startswith("geometric mean")
+
+
+def test_bm_df_is_c_minus_1_when_balanced_and_cr2_equals_cr1_then():
+    from evalstats.stats.cost import bm_df_from_leverage
+
+    assert bm_df_from_leverage(np.full((3, 8), 1 / 8)).tolist() == pytest.approx([7.0] * 3)
+    rng = np.random.default_rng(32)
+    pairs = _pairs(rng, n_tasks=8).query("replicate <= 1")
+    a = _row(cost_ratios(pairs, interval="cr2"), "tokens_geomean_ratio")
+    b = _row(cost_ratios(pairs, interval="analytic"), "tokens_geomean_ratio")
+    assert a["se_log"] == pytest.approx(b["se_log"], rel=1e-12)
+    assert a["df"] == pytest.approx(7.0) and b["df"] == 7.0
+
+
+def test_default_interval_is_cr2_with_bell_mccaffrey_df_and_names_the_estimand():
+    pairs = _pairs(np.random.default_rng(33), n_tasks=8, max_reps=3, effect_sd=0.4)
+    out = cost_ratios(pairs, rng=0)
+    pd.testing.assert_frame_equal(out, cost_ratios(pairs, interval="cr2", rng=0))
+    for metric in ("tokens_total_ratio", "tokens_geomean_ratio"):
+        row = _row(out, metric)
+        assert row["method"] == "CR2 delta method, log scale, t(Bell-McCaffrey df)"
+        assert 1.0 < row["df"] < 7.0
+        assert row["ci_low"] < row["estimate"] < row["ci_high"]
+    assert out["estimand"].tolist()[:3] == [
+        "ratio of means",
+        "geometric mean ratio (mean of log ratios)",
+        "median ratio (median of log ratios)",
+    ]
