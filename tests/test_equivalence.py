@@ -175,22 +175,32 @@ def test_cost_noninferiority_is_the_one_sided_test_of_log_ratio_below_log_margin
     assert (row["p_value"] < 0.05) == (row["ci_high"] < 1.1)
 
 
-def test_cost_equivalence_uses_the_cr2_se_and_df_of_cost_ratios():
+@pytest.mark.parametrize("interval", ["default", "cr2", "analytic"])
+def test_cost_equivalence_inverts_the_interval_cost_ratios_reports(interval):
     from evalstats.stats.cost import cost_ratios
 
     rng = np.random.default_rng(9)
     pairs = pd.concat([_one_pair_per_task(rng).assign(replicate=r) for r in (1, 2, 3)])
     pairs = pairs.iloc[:-5]  # unequal task sizes: BM df below C - 1
-    ref = cost_ratios(pairs).set_index("metric")
-    out = cost_equivalence(pairs, margin=1.2, kind="equivalence").set_index("metric")
+    # the test at alpha is the 1 - 2 alpha interval of the same construction
+    ref = cost_ratios(pairs, interval=interval, confidence=0.90).set_index("metric")
+    out = cost_equivalence(pairs, margin=1.2, kind="equivalence", interval=interval)
+    out = out.set_index("metric")
     for metric in ("tokens_total_ratio", "tokens_geomean_ratio"):
         r = ref.loc[metric]
-        res = tost(
-            np.log(r["estimate"]), r["se_log"], r["df"], lower=-np.log(1.2), upper=np.log(1.2)
-        )
+        assert out.loc[metric, "ci_low"] == pytest.approx(r["ci_low"], rel=1e-12)
+        assert out.loc[metric, "ci_high"] == pytest.approx(r["ci_high"], rel=1e-12)
+        assert out.loc[metric, "df"] == r["df"]
+        assert out.loc[metric, "estimate"] == r["estimate"]  # the plain ratio, always
+        centre = np.log(out.loc[metric, "test_centre"])
+        res = tost(centre, r["se_log"], r["df"], lower=-np.log(1.2), upper=np.log(1.2))
         assert out.loc[metric, "p_value"] == pytest.approx(res.p_value, rel=1e-12)
-        assert out.loc[metric, "df"] == r["df"] < 11
-        assert out.loc[metric, "ci_low"] == pytest.approx(np.exp(res.ci_low))
+        inside = 1 / 1.2 < r["ci_low"] and r["ci_high"] < 1.2
+        assert (out.loc[metric, "p_value"] < 0.05) == inside
+    geo = out.loc["tokens_geomean_ratio"]
+    assert geo["test_centre"] == pytest.approx(geo["estimate"], rel=1e-12)
+    if interval != "analytic":  # CR2: Bell-McCaffrey df below C - 1 = 11
+        assert geo["df"] < 11
 
 
 def test_cost_equivalence_refuses_the_median_and_bad_margins():

@@ -6,8 +6,9 @@ behind (or, for cost, at most a stated factor dearer: "WITH uses no more than 1.
 tokens" is non-inferiority on the log ratio with bound ``log 1.10``).
 
 Both are t tests on an estimate with a cluster-robust standard error and its degrees of
-freedom, so they sit on whatever machinery produced them: the CR2 / Bell-McCaffrey log ratios
-of :func:`evalstats.stats.cost.cost_ratios`, or the net win of
+freedom, so they sit on whatever machinery produced them: the log-scale intervals of
+:func:`evalstats.stats.cost.cost_ratios` (the test inverts the very interval reported), or the
+net win of
 :func:`evalstats.stats.winrates.win_rates`. The two one-sided tests of Schuirmann (1987):
 
 * ``p_lower`` tests ``H0: theta <= lower`` against ``theta > lower``:
@@ -221,7 +222,7 @@ def cost_equivalence(
     margin: float = 1.10,
     kind: Kind = "noninferiority",
     metrics: tuple[str, ...] = ("tokens_total_ratio", "tokens_geomean_ratio"),
-    interval: Literal["cr2", "analytic"] = "cr2",
+    interval: Literal["default", "cr2", "analytic"] = "default",
     alpha: float = 0.05,
     **cost_kwargs,
 ) -> pd.DataFrame:
@@ -239,9 +240,12 @@ def cost_equivalence(
     metrics : tuple of str
         Rows of ``cost_ratios`` to test: total and/or geometric-mean ratios (the median has
         no SE).
-    interval : {"cr2", "analytic"}
-        The SE and df: CR2 with the Bell-McCaffrey df (the default interval) or CR1 with
-        C - 1 df.
+    interval : {"default", "cr2", "analytic"}
+        The construction of ``cost_ratios`` the test inverts, so that the test and the
+        reported interval agree: ``"default"`` (lognormal on the task totals for the total
+        ratio, CR2 + Bell-McCaffrey df for the geometric mean), ``"cr2"`` or CR1 with C - 1
+        df. The test is centred where that interval is (``test_centre``): the plain log
+        ratio, except the lognormal interval's bias-corrected log ratio of means.
     alpha : float
         Level of each one-sided test.
     **cost_kwargs
@@ -250,9 +254,9 @@ def cost_equivalence(
     Returns
     -------
     DataFrame
-        One row per metric: ``metric, estimand, estimate, lower_margin, upper_margin,
-        ci_low, ci_high`` (ratio scale; the interval at ``1 - 2 alpha``), ``se_log, df,
-        p_lower, p_upper, p_value, alpha, kind, conclusion, method``.
+        One row per metric: ``metric, estimand, estimate, test_centre, lower_margin,
+        upper_margin, ci_low, ci_high`` (ratio scale; the interval at ``1 - 2 alpha``),
+        ``se_log, df, p_lower, p_upper, p_value, alpha, kind, conclusion, method``.
 
     Examples
     --------
@@ -271,8 +275,8 @@ def cost_equivalence(
         raise ValueError(f"margin must be a ratio above 1, got {margin}")
     if kind not in ("equivalence", "noninferiority"):
         raise ValueError(f"kind must be 'equivalence' or 'noninferiority', got {kind!r}")
-    if interval not in ("cr2", "analytic"):
-        raise ValueError(f"interval must be 'cr2' or 'analytic', got {interval!r}")
+    if interval not in ("default", "cr2", "analytic"):
+        raise ValueError(f"interval must be 'default', 'cr2' or 'analytic', got {interval!r}")
     bad = [m for m in metrics if m not in COST_METRICS or "median" in m]
     if bad:
         raise ValueError(f"metrics must be total or geometric-mean ratios, got {bad}")
@@ -280,27 +284,26 @@ def cost_equivalence(
     rows = []
     for metric in metrics:
         r = table.loc[metric]
-        log_est = np.log(r["estimate"]) if r["estimate"] > 0 else np.nan
+        # Every t interval of cost_ratios is symmetric on the log scale: its midpoint is the
+        # centre the test must use for the test and the interval to agree.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_est = 0.5 * (np.log(r["ci_low"]) + np.log(r["ci_high"]))
         if not (np.isfinite(log_est) and np.isfinite(r["se_log"]) and np.isfinite(r["df"])):
             res = None
         elif kind == "equivalence":
-            res = tost(
-                log_est,
-                r["se_log"],
-                r["df"],
-                lower=-np.log(margin),
-                upper=np.log(margin),
-                alpha=alpha,
-            )
+            lim = np.log(margin)
+            res = tost(log_est, r["se_log"], r["df"], lower=-lim, upper=lim, alpha=alpha)
         else:
+            lim = np.log(margin)
             res = noninferiority(
-                log_est, r["se_log"], r["df"], bound=np.log(margin), better="lower", alpha=alpha
+                log_est, r["se_log"], r["df"], bound=lim, better="lower", alpha=alpha
             )
         row = {"metric": metric, "estimand": r["estimand"], "estimate": r["estimate"]}
         if res is None:
             row |= {"conclusion": f"no test: {r['method']}", "kind": kind, "alpha": alpha}
         else:
             row |= {
+                "test_centre": float(np.exp(res.estimate)),
                 "lower_margin": float(np.exp(res.lower_margin)),
                 "upper_margin": float(np.exp(res.upper_margin)),
                 "ci_low": float(np.exp(res.ci_low)),
@@ -317,8 +320,8 @@ def cost_equivalence(
         row["method"] = f"t test on the log ratio; {r['method']}"
         rows.append(row)
     cols = [
-        "metric", "estimand", "estimate", "lower_margin", "upper_margin", "ci_low", "ci_high",
-        "se_log", "df", "p_lower", "p_upper", "p_value", "alpha", "kind", "conclusion", "method",
+        "metric", "estimand", "estimate", "test_centre", "lower_margin", "upper_margin",
+        "ci_low", "ci_high", "se_log", "df", "p_lower", "p_upper", "p_value", "alpha", "kind", "conclusion", "method",
     ]  # fmt: skip
     return pd.DataFrame(rows).reindex(columns=cols)
 
