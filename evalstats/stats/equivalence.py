@@ -337,8 +337,10 @@ def net_win_equivalence(
     """Equivalence or non-inferiority of the net win, per group of ``win_rates``.
 
     The test uses ``win_rates``' ``net_win`` and ``net_win_se`` and its degrees of freedom:
-    the ``net_win_df`` column when ``win_rates`` provides one, else ``n_clusters - 1`` (the
-    df of its CR1 t test); column ``method`` says which.
+    the ``net_win_df`` or ``df`` column when ``win_rates`` provides one, else
+    ``n_clusters - 1`` (the df of its CR1 t test); column ``method`` says which. It is a t
+    test, so it inverts ``win_rates``' t interval (``method="cluster_t"``, or a CR2 t
+    method where there is one), not a Wilson-type interval.
 
     Parameters
     ----------
@@ -383,6 +385,9 @@ def net_win_equivalence(
     if "net_win_df" in table.columns:
         df = table["net_win_df"].to_numpy(dtype=float)
         df_label = "df from win_rates (net_win_df)"
+    elif "df" in table.columns:
+        df = table["df"].to_numpy(dtype=float)
+        df_label = "df from win_rates (df)"
     else:
         df = table["n_clusters"].to_numpy(dtype=float) - 1.0
         df_label = "C - 1 df"
