@@ -128,7 +128,7 @@ def test_geomean_with_one_pair_per_task_is_the_t_interval_on_logs():
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_geomean_bootstrap_with_one_pair_per_task_matches_scipy_bootstrap(method):
     pairs = _pairs(np.random.default_rng(7), n_tasks=40, one_per_task=True)
-    out = cost_ratios(pairs, method=method, n_resamples=20_000, rng=1)
+    out = cost_ratios(pairs, interval="bootstrap", method=method, n_resamples=20_000, rng=1)
     lr = np.log(pairs["tokens_with"].to_numpy(float) / pairs["tokens_without"].to_numpy(float))
     ref = stats.bootstrap(
         (lr,), np.mean, n_resamples=20_000, method=method.replace("bca", "BCa"), rng=2
@@ -144,7 +144,7 @@ def test_geomean_bootstrap_with_one_pair_per_task_matches_scipy_bootstrap(method
 @pytest.mark.parametrize("method", ["percentile", "bca", "basic"])
 def test_total_ratio_bootstrap_matches_scipy_paired_bootstrap_of_task_totals(method):
     pairs = _pairs(np.random.default_rng(8), n_tasks=35)
-    out = cost_ratios(pairs, method=method, n_resamples=20_000, rng=3)
+    out = cost_ratios(pairs, interval="bootstrap", method=method, n_resamples=20_000, rng=3)
     tot = pairs.groupby("task_id")[["tokens_with", "tokens_without"]].sum()
     xw = tot["tokens_with"].to_numpy(float)
     xo = tot["tokens_without"].to_numpy(float)
@@ -286,12 +286,23 @@ def test_swapping_the_arms_gives_reciprocal_ratios_and_intervals():
             "wall_without_s": "wall_with_s",
         }
     )
-    for kw in (dict(interval="analytic"), dict(method="percentile", n_resamples=3000)):
+    for kw in (
+        dict(interval="analytic"),
+        dict(interval="bootstrap", method="percentile", n_resamples=3000),
+    ):
         a = cost_ratios(pairs, rng=9, **kw)
         b = cost_ratios(swapped, rng=9, **kw)
         np.testing.assert_allclose(a["estimate"], 1 / b["estimate"], rtol=1e-12)
         np.testing.assert_allclose(a["ci_low"], 1 / b["ci_high"], rtol=1e-9)
         np.testing.assert_allclose(a["ci_high"], 1 / b["ci_low"], rtol=1e-9)
+    # the default (lognormal total, CR2 geomean) is exactly reciprocal; CR2 on the total is
+    # not: its leverages (Y_c / Y) belong to the denominator, so only the estimate is
+    a, b = cost_ratios(pairs, rng=9), cost_ratios(swapped, rng=9)
+    med = a["metric"].str.contains("median")
+    np.testing.assert_allclose(a["ci_low"][~med], 1 / b["ci_high"][~med], rtol=1e-9)
+    np.testing.assert_allclose(a["ci_high"][~med], 1 / b["ci_low"][~med], rtol=1e-9)
+    a, b = cost_ratios(pairs, interval="cr2", rng=9), cost_ratios(swapped, interval="cr2", rng=9)
+    np.testing.assert_allclose(a["estimate"], 1 / b["estimate"], rtol=1e-12)
 
 
 def test_output_shape_and_single_cluster():
@@ -383,3 +394,159 @@ def test_judge_spend_with_categorical_judges():
     assert out["judge"].astype(str).tolist() == ["a:x", "b:y"]
     assert out["usd"].tolist() == pytest.approx([0.4, 0.2])
     assert out["calls"].tolist() == [2, 1]
+
+
+# ------------------------------------------------------------------- CR2, BM df, Fieller
+
+
+def _cr2_direct(design, resp, weights, groups):
+    """CR2 SE and Bell-McCaffrey df of a one-column WLS, by explicit matrices.
+
+    Pustejovsky & Tipton (2018): A_c = (I - H_cc)^(-1/2) on the weighted scale, working model
+    Var = 1 / w; df = tr(G'G)^2 / ||G'G||_F^2 with g_c = (I - H)'_c A_c X_c M.
+    """
+    from scipy import linalg
+
+    sw = np.sqrt(weights)
+    xt, yt = design * sw[:, None], resp * sw
+    m = np.linalg.inv(xt.T @ xt)
+    beta = m @ xt.T @ yt
+    e = yt - xt @ beta
+    hat = xt @ m @ xt.T
+    ih = np.eye(len(resp)) - hat
+    meat, cols = 0.0, []
+    for c in np.unique(groups):
+        i = np.flatnonzero(groups == c)
+        a = linalg.sqrtm(np.linalg.inv(np.eye(i.size) - hat[np.ix_(i, i)])).real
+        u = (m @ xt[i].T @ a @ e[i])[0]
+        meat += u**2
+        cols.append(ih[i, :].T @ a @ xt[i] @ m[:, 0])
+    gg = np.array(cols) @ np.array(cols).T
+    return float(beta[0]), float(np.sqrt(meat)), float(np.trace(gg) ** 2 / np.sum(gg**2))
+
+
+@pytest.mark.parametrize("seed", [30, 31])
+def test_cr2_and_bell_mccaffrey_df_match_a_direct_matrix_computation(seed):
+    pairs = _pairs(np.random.default_rng(seed), n_tasks=9, max_reps=5, effect_sd=0.5)
+    out = cost_ratios(pairs, interval="cr2", confidence=0.9)
+    groups = pd.factorize(pairs["task_id"])[0]
+    x = pairs["tokens_with"].to_numpy(float)
+    y = pairs["tokens_without"].to_numpy(float)
+    # ratio of totals: through-origin WLS of x on y, weights 1/y
+    r, se, df = _cr2_direct(y[:, None], x, 1.0 / y, groups)
+    row = _row(out, "tokens_total_ratio")
+    assert row["estimate"] == pytest.approx(r, rel=1e-12)
+    assert row["se_log"] == pytest.approx(se / r, rel=1e-9)
+    assert row["df"] == pytest.approx(df, rel=1e-9)
+    q = stats.t.ppf(0.95, df)
+    assert row["ci_low"] == pytest.approx(r * np.exp(-q * se / r), rel=1e-9)
+    assert row["estimand"] == "ratio of means"
+    # geometric mean: intercept-only OLS of the log ratio
+    lr = np.log(x / y)
+    mu, se, df = _cr2_direct(np.ones((lr.size, 1)), lr, np.ones(lr.size), groups)
+    row = _row(out, "tokens_geomean_ratio")
+    assert row["se_log"] == pytest.approx(se, rel=1e-9)
+    assert row["df"] == pytest.approx(df, rel=1e-9)
+    assert row["df"] < pairs["task_id"].nunique() - 1  # unequal clusters: fewer df than C - 1
+    q = stats.t.ppf(0.95, df)
+    assert row["ci_high"] == pytest.approx(np.exp(mu + q * se), rel=1e-9)
+    assert row["estimand"].startswith("geometric mean")
+
+
+def test_bm_df_is_c_minus_1_when_balanced_and_cr2_equals_cr1_then():
+    from evalstats.stats.cost import bm_df_from_leverage
+
+    assert bm_df_from_leverage(np.full((3, 8), 1 / 8)).tolist() == pytest.approx([7.0] * 3)
+    rng = np.random.default_rng(32)
+    pairs = _pairs(rng, n_tasks=8).query("replicate <= 1")
+    a = _row(cost_ratios(pairs, interval="cr2"), "tokens_geomean_ratio")
+    b = _row(cost_ratios(pairs, interval="analytic"), "tokens_geomean_ratio")
+    assert a["se_log"] == pytest.approx(b["se_log"], rel=1e-12)
+    assert a["df"] == pytest.approx(7.0) and b["df"] == 7.0
+
+
+def test_default_interval_lognormal_for_the_total_cr2_for_the_geomean_and_estimands():
+    from evalstats.stats.cost import lognormal_ratio_interval
+
+    pairs = _pairs(np.random.default_rng(33), n_tasks=8, max_reps=3, effect_sd=0.4)
+    out = cost_ratios(pairs, rng=0)
+    cr2 = cost_ratios(pairs, interval="cr2", rng=0)
+    geo = out["metric"].str.contains("geomean")
+    pd.testing.assert_frame_equal(out.loc[geo], cr2.loc[geo])
+    row = _row(out, "tokens_total_ratio")
+    tot = pairs.groupby("task_id")[["tokens_with", "tokens_without"]].sum().to_numpy(float)
+    centre, se, df = lognormal_ratio_interval(tot[:, 0], tot[:, 1])
+    q = stats.t.ppf(0.975, 7)
+    assert df == 7 and row["df"] == 7
+    assert row["estimate"] == pytest.approx(tot[:, 0].sum() / tot[:, 1].sum())  # plain ratio
+    assert row["ci_low"] == pytest.approx(np.exp(centre - q * se), rel=1e-12)
+    assert row["ci_high"] == pytest.approx(np.exp(centre + q * se), rel=1e-12)
+    assert row["method"].startswith("lognormal (Cox)")
+    assert _row(out, "tokens_geomean_ratio")["method"].startswith("CR2")
+    assert out["estimand"].tolist()[:3] == [
+        "ratio of means",
+        "geometric mean ratio (mean of log ratios)",
+        "median ratio (median of log ratios)",
+    ]
+    # a task total of 0 has no log: the total falls back to CR2 and says so
+    zero = pairs.copy()
+    zero.loc[zero["task_id"] == zero["task_id"].iloc[0], "tokens_with"] = 0
+    r0 = _row(cost_ratios(zero, rng=0), "tokens_total_ratio")
+    assert r0["method"].startswith("CR2") and "task total of 0" in r0["method"]
+    assert np.isfinite(r0["ci_low"])
+
+
+def test_lognormal_interval_reduces_to_the_modified_cox_interval_for_one_lognormal_mean():
+    from evalstats.stats.cost import lognormal_ratio_interval
+
+    rng = np.random.default_rng(34)
+    x = np.exp(rng.normal(3.0, 1.2, 11))
+    centre, se, df = lognormal_ratio_interval(x, np.full(11, 5.0))
+    # Zhou & Gao (1997): log mean = ybar + s^2 / 2, SE^2 = s^2 / n + s^4 / (2 (n - 1))
+    ly = np.log(x)
+    s2 = ly.var(ddof=1)
+    assert centre == pytest.approx(ly.mean() + s2 / 2 - np.log(5.0), rel=1e-12)
+    assert se == pytest.approx(np.sqrt(s2 / 11 + s2**2 / 20), rel=1e-12)
+    assert df == 10
+
+
+def test_lognormal_interval_se_matches_the_monte_carlo_spread_and_covers():
+    from evalstats.stats.cost import lognormal_ratio_interval
+
+    # bivariate normal log totals with known log(E x / E y) = mu_d + (var lx - var ly) / 2
+    rng = np.random.default_rng(35)
+    cov = np.array([[1.2, 0.9], [0.9, 1.0]])
+    logs = rng.multivariate_normal([7.0, 7.3], cov, size=(20_000, 12))
+    truth = -0.3 + (1.2 - 1.0) / 2
+    centre, se, df = lognormal_ratio_interval(np.exp(logs[..., 0]), np.exp(logs[..., 1]))
+    assert np.std(centre) == pytest.approx(np.sqrt(np.mean(se**2)), rel=0.03)
+    q = stats.t.ppf(0.975, df)
+    cover = np.mean((centre - q * se <= truth) & (truth <= centre + q * se))
+    assert 0.94 < cover < 0.975  # t(C - 1) is slightly conservative here (0.967)
+
+
+def test_coverage_slice_at_8_tasks_x_3_with_skewed_costs():
+    """A fast slice of benchmarks/coverage_cost.py: loose bounds, vectorised over evaluations."""
+    from evalstats.stats.cost import lognormal_ratio_interval
+
+    rng = np.random.default_rng(36)
+    e, c, r, sd, slope, sd_u, sd_e, a = 2000, 8, 3, 1.5, -0.15, 0.25, 0.4, np.log(0.7)
+    s = sd * rng.standard_normal((e, c, 1))
+    b = a + slope * s + sd_u * rng.standard_normal((e, c, 1))
+    y = np.exp(s + sd_e * rng.standard_normal((e, c, r)))
+    x = np.exp(s + b + sd_e * rng.standard_normal((e, c, r)))
+    true_total = a + ((1 + slope) ** 2 * sd**2 + sd_u**2 - sd**2) / 2
+    centre, se, df = lognormal_ratio_interval(x.sum(2), y.sum(2))
+    q = stats.t.ppf(0.975, df)
+    cover_total = np.mean(np.abs(centre - true_total) <= q * se)
+    lr = (np.log(x) - np.log(y)).mean(2)  # balanced: CR2 + BM is the t interval on task means
+    m, sem = lr.mean(1), lr.std(1, ddof=1) / np.sqrt(c)
+    cover_geo = np.mean(np.abs(m - a) <= stats.t.ppf(0.975, c - 1) * sem)
+    assert 0.92 < cover_total < 0.98
+    assert 0.93 < cover_geo < 0.97
+    # the old default's failure, for contrast: a CR1 delta interval on the plain ratio
+    xc, yc = x.sum(2), y.sum(2)
+    est = np.log(xc.sum(1) / yc.sum(1))
+    z = xc / xc.sum(1, keepdims=True) - yc / yc.sum(1, keepdims=True)
+    se1 = np.sqrt(c / (c - 1) * (z**2).sum(1))
+    assert np.mean(np.abs(est - true_total) <= stats.t.ppf(0.975, c - 1) * se1) < 0.80

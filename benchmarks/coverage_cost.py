@@ -1,0 +1,310 @@
+"""Coverage of candidate intervals for the two cost ratios at few tasks with skewed costs.
+
+Each simulated evaluation has ``tasks x replicates`` pairs. Task size ``s_t ~ N(mu, sd^2)`` on
+the log scale (``sd`` = the log-sd of task size, 1.0-1.5; the ``gamma`` family instead draws
+a gamma task size with the same log-sd, to check the lognormal candidate off its own model),
+the task's log saving is ``b_t = a + slope * (s_t - mu) + u_t`` (``slope`` != 0: savings correlated with task size) and a
+pair's tokens are ``without = exp(s_t + e0)``, ``with = exp(s_t + b_t + e1)``. The two estimands
+are known in closed form (lognormal or gamma moments; for lognormal sizes):
+
+* ratio of means ``E[with] / E[without] = exp(a + ((1 + slope)^2 sd^2 + sd_u^2 - sd^2) / 2)``,
+  estimated by the ratio of totals;
+* geometric mean of per-pair ratios ``exp(E[log with - log without]) = exp(a)``.
+
+Candidates (all task-clustered, intervals built on the log scale unless said otherwise):
+
+* ``bca``       cluster bootstrap BCa (the old default);
+* ``cr1_t``     CR1 delta-method SE, t(C - 1);
+* ``cr2_t``     CR2 (Bell-McCaffrey) delta-method SE, t(C - 1);
+* ``cr2_bm``    CR2 SE with the Bell-McCaffrey df (the geometric mean's default);
+* ``jack_t``    cluster jackknife SE of the log statistic, t(C - 1);
+* ``boot_t``    studentized cluster bootstrap (CR1 SE in each resample), equal-tailed;
+* ``fieller``   Fieller interval for the ratio of means, CR1 variances, t(C - 1)  (total only);
+* ``fieller_bm`` / ``_bmmin`` / ``_bmavg`` Fieller with the Bell-McCaffrey df of the WITHOUT
+  arm's leverages / the smaller of both arms' df / of the mean leverage;
+* ``jbc_cr2_bm`` CR2 + BM around the cluster-jackknife bias-corrected log ratio;
+* ``cox_logn``  lognormal (Cox-type) interval on the task totals,
+  :func:`evalstats.stats.cost.lognormal_ratio_interval` (total only; the chosen default).
+
+Columns: coverage, the share of intervals wholly below / above the truth, the median width on
+the log scale and the share of unbounded intervals (Fieller's, when the WITHOUT total is not
+significantly above 0; they "cover" by being infinite).
+
+Everything is vectorised over evaluations (and resamples, in chunks of evaluations).
+
+Run: ``.venv/bin/python benchmarks/coverage_cost.py [--evals 2000] [--resamples 999]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from scipy import optimize, special
+from scipy import stats as sps
+
+from evalstats.stats.cost import bm_df_from_leverage, lognormal_ratio_interval
+
+# (label, sd of log task size, slope of the log saving on log task size)
+DESIGNS = tuple(
+    (f"{family} size, log-sd {sd:.1f}, slope {slope:+.2f}", sd, slope, family)
+    for family in ("lognormal", "gamma")
+    for sd in (1.0, 1.5)
+    for slope in (-0.3, -0.15, 0.0, 0.15, 0.3)
+)
+A_LOG = np.log(0.7)
+SD_U = 0.25  # task-level spread of the saving beyond the size trend
+SD_E = 0.4  # pair-level noise on each arm
+MU = np.log(2000.0)
+
+
+def _gamma_shape(sd):
+    """Gamma shape whose log has standard deviation ``sd`` (trigamma(k) = sd^2)."""
+    return optimize.brentq(lambda k: special.polygamma(1, k) - sd**2, 1e-3, 1e3)
+
+
+def simulate(n_evals, n_tasks, n_reps, sd, slope, gen, family="lognormal"):
+    if family == "gamma":
+        # Same log-sd, but a gamma task size: lighter right tail than the lognormal, so the
+        # lognormal-based candidate is checked off its own model.
+        k = _gamma_shape(sd)
+        log_g = np.log(gen.gamma(k, size=(n_evals, n_tasks, 1))) - special.digamma(k)
+        s = MU + log_g
+        b = A_LOG + slope * (s - MU) + SD_U * gen.standard_normal((n_evals, n_tasks, 1))
+        y = np.exp(s + SD_E * gen.standard_normal((n_evals, n_tasks, n_reps)))
+        x = np.exp(s + b + SD_E * gen.standard_normal((n_evals, n_tasks, n_reps)))
+
+        def log_moment(p):  # log E[exp(p * (log G - digamma(k)))]
+            return special.gammaln(k + p) - special.gammaln(k) - p * special.digamma(k)
+
+        true_total = A_LOG + SD_U**2 / 2 + log_moment(1 + slope) - log_moment(1.0)
+        return x, y, true_total, A_LOG
+    s = MU + sd * gen.standard_normal((n_evals, n_tasks, 1))
+    b = A_LOG + slope * (s - MU) + SD_U * gen.standard_normal((n_evals, n_tasks, 1))
+    y = np.exp(s + SD_E * gen.standard_normal((n_evals, n_tasks, n_reps)))
+    x = np.exp(s + b + SD_E * gen.standard_normal((n_evals, n_tasks, n_reps)))
+    true_total = A_LOG + ((1 + slope) ** 2 * sd**2 + SD_U**2 - sd**2) / 2
+    return x, y, true_total, A_LOG
+
+
+def _tq(conf, df):
+    return sps.t.ppf(0.5 + conf / 2, df)
+
+
+def total_intervals(xc, yc, conf, n_resamples, gen):
+    """Log-scale intervals for log(sum x / sum y) from cluster totals (E, C)."""
+    e, c = xc.shape
+    X, Y = xc.sum(1, keepdims=True), yc.sum(1, keepdims=True)
+    est = np.log(X[:, 0] / Y[:, 0])
+    z = xc / X - yc / Y
+    h = yc / Y
+    out = {}
+    se1 = np.sqrt(c / (c - 1) * (z**2).sum(1))
+    se2 = np.sqrt((z**2 / (1 - h)).sum(1))
+    q = _tq(conf, c - 1)
+    df_bm = bm_df_from_leverage(h)
+    out["cr1_t"] = (est - q * se1, est + q * se1)
+    out["cr2_t"] = (est - q * se2, est + q * se2)
+    qb = _tq(conf, df_bm)
+    out["cr2_bm"] = (est - qb * se2, est + qb * se2)
+    # jackknife
+    Xj, Yj = X - xc, Y - yc
+    tj = np.log(Xj / Yj)
+    sej = np.sqrt((c - 1) / c * ((tj - tj.mean(1, keepdims=True)) ** 2).sum(1))
+    out["jack_t"] = (est - q * sej, est + q * sej)
+    # Fieller on the cluster totals (the classic ratio-of-means interval): R is inside when
+    # (xbar - R ybar)^2 <= q^2 * var(x_c - R y_c) / C, with centred (co)variances.
+    xm, ym = xc - xc.mean(1, keepdims=True), yc - yc.mean(1, keepdims=True)
+    df_min = np.minimum(df_bm, bm_df_from_leverage(xc / X))
+    df_avg = bm_df_from_leverage((xc / X + yc / Y) / 2)
+    for name, qq in (
+        ("fieller", q),
+        ("fieller_bm", qb),
+        ("fieller_bmmin", _tq(conf, df_min)),
+        ("fieller_bmavg", _tq(conf, df_avg)),
+    ):
+        sxx, syy, sxy = (xm * xm).sum(1), (ym * ym).sum(1), (xm * ym).sum(1)
+        k = qq**2 * c / (c - 1)  # on totals: Var(X - R Y) = C/(C-1) * sum (centred)^2
+        A = Y[:, 0] ** 2 - k * syy
+        B = -2 * (X[:, 0] * Y[:, 0] - k * sxy)
+        Cq = X[:, 0] ** 2 - k * sxx
+        disc = B**2 - 4 * A * Cq
+        ok = (A > 0) & (disc >= 0)
+        root = np.sqrt(np.where(ok, disc, 0))
+        r1 = np.where(ok, (-B - root) / (2 * np.where(ok, A, 1)), np.nan)
+        r2 = np.where(ok, (-B + root) / (2 * np.where(ok, A, 1)), np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lo = np.where(ok & (r1 > 0), np.log(r1), -np.inf)
+            hi = np.where(ok, np.log(r2), np.inf)
+        out[name] = (lo, hi)
+    # Lognormal (Cox-type) interval on the task totals: the package's implementation.
+    centre, se_cox, df_cox = lognormal_ratio_interval(xc, yc)
+    qc = _tq(conf, df_cox)
+    out["cox_logn"] = (centre - qc * se_cox, centre + qc * se_cox)
+    out["_cox_excl"] = np.mean(np.abs(est - centre) > qc * se_cox)
+    # jackknife bias-corrected centre with the CR2 SE and BM df
+    bc = c * est - (c - 1) * tj.mean(1)
+    out["jbc_cr2_bm"] = (bc - qb * se2, bc + qb * se2)
+    # bootstrap: BCa and studentized, in chunks of evaluations
+    lo_b, hi_b = np.empty(e), np.empty(e)
+    lo_t, hi_t = np.empty(e), np.empty(e)
+    alpha = (1 - conf) / 2
+    chunk = max(1, 4_000_000 // (n_resamples * c))
+    for s0 in range(0, e, chunk):
+        sl = slice(s0, min(e, s0 + chunk))
+        m = sl.stop - sl.start
+        idx = gen.integers(0, c, (m, n_resamples, c))
+        xb = np.take_along_axis(xc[sl][:, None, :], idx, 2)
+        yb = np.take_along_axis(yc[sl][:, None, :], idx, 2)
+        Xb, Yb = xb.sum(2), yb.sum(2)
+        tb = np.log(Xb / Yb)
+        zb = xb / Xb[..., None] - yb / Yb[..., None]
+        seb = np.sqrt(c / (c - 1) * (zb**2).sum(2))
+        # BCa
+        th = est[sl]
+        p0 = (tb < th[:, None]).mean(1) + 0.5 * (tb == th[:, None]).mean(1)
+        z0 = special.ndtri(np.clip(p0, 1 / n_resamples, 1 - 1 / n_resamples))
+        d = tj[sl].mean(1, keepdims=True) - tj[sl]
+        acc = (d**3).sum(1) / (6 * ((d**2).sum(1)) ** 1.5)
+        zl, zh = special.ndtri(alpha), special.ndtri(1 - alpha)
+        a1 = special.ndtr(z0 + (z0 + zl) / (1 - acc * (z0 + zl)))
+        a2 = special.ndtr(z0 + (z0 + zh) / (1 - acc * (z0 + zh)))
+        srt = np.sort(tb, 1)
+        k1 = np.clip((a1 * (n_resamples - 1)).round().astype(int), 0, n_resamples - 1)
+        k2 = np.clip((a2 * (n_resamples - 1)).round().astype(int), 0, n_resamples - 1)
+        lo_b[sl] = srt[np.arange(m), k1]
+        hi_b[sl] = srt[np.arange(m), k2]
+        # studentized
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tstat = (tb - th[:, None]) / seb
+        tstat = np.where(np.isfinite(tstat), tstat, np.nan)
+        qlo = np.nanquantile(tstat, alpha, axis=1)
+        qhi = np.nanquantile(tstat, 1 - alpha, axis=1)
+        lo_t[sl] = th - qhi * se1[sl]
+        hi_t[sl] = th - qlo * se1[sl]
+    out["bca"] = (lo_b, hi_b)
+    out["boot_t"] = (lo_t, hi_t)
+    return est, out
+
+
+def geomean_intervals(lr, conf, n_resamples, gen):
+    """Log-scale intervals for the mean log ratio; lr is (E, C, R) (balanced design)."""
+    e, c, r = lr.shape
+    sc = lr.sum(2)
+    n = c * r
+    est = sc.sum(1) / n
+    resid = sc - r * est[:, None]
+    h = np.full((e, c), r / n)
+    se1 = np.sqrt(c / (c - 1) * (resid**2).sum(1)) / n
+    se2 = np.sqrt((resid**2 / (1 - h)).sum(1)) / n
+    q = _tq(conf, c - 1)
+    out = {
+        "cr1_t": (est - q * se1, est + q * se1),
+        "cr2_t": (est - q * se2, est + q * se2),
+    }
+    qb = _tq(conf, bm_df_from_leverage(h))
+    out["cr2_bm"] = (est - qb * se2, est + qb * se2)
+    tj = (sc.sum(1, keepdims=True) - sc) / (n - r)
+    sej = np.sqrt((c - 1) / c * ((tj - tj.mean(1, keepdims=True)) ** 2).sum(1))
+    out["jack_t"] = (est - q * sej, est + q * sej)
+    lo_b, hi_b = np.empty(e), np.empty(e)
+    lo_t, hi_t = np.empty(e), np.empty(e)
+    alpha = (1 - conf) / 2
+    chunk = max(1, 4_000_000 // (n_resamples * c))
+    cm = sc / r  # cluster means (balanced)
+    for s0 in range(0, e, chunk):
+        sl = slice(s0, min(e, s0 + chunk))
+        m = sl.stop - sl.start
+        idx = gen.integers(0, c, (m, n_resamples, c))
+        mb = np.take_along_axis(cm[sl][:, None, :], idx, 2)
+        tb = mb.mean(2)
+        seb = np.sqrt(c / (c - 1) * ((mb - tb[..., None]) ** 2).sum(2)) / c
+        th = est[sl]
+        p0 = (tb < th[:, None]).mean(1) + 0.5 * (tb == th[:, None]).mean(1)
+        z0 = special.ndtri(np.clip(p0, 1 / n_resamples, 1 - 1 / n_resamples))
+        d = tj[sl].mean(1, keepdims=True) - tj[sl]
+        acc = (d**3).sum(1) / (6 * ((d**2).sum(1)) ** 1.5)
+        zl, zh = special.ndtri(alpha), special.ndtri(1 - alpha)
+        a1 = special.ndtr(z0 + (z0 + zl) / (1 - acc * (z0 + zl)))
+        a2 = special.ndtr(z0 + (z0 + zh) / (1 - acc * (z0 + zh)))
+        srt = np.sort(tb, 1)
+        k1 = np.clip((a1 * (n_resamples - 1)).round().astype(int), 0, n_resamples - 1)
+        k2 = np.clip((a2 * (n_resamples - 1)).round().astype(int), 0, n_resamples - 1)
+        lo_b[sl] = srt[np.arange(m), k1]
+        hi_b[sl] = srt[np.arange(m), k2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tstat = (tb - th[:, None]) / seb
+        tstat = np.where(np.isfinite(tstat), tstat, np.nan)
+        lo_t[sl] = th - np.nanquantile(tstat, 1 - alpha, axis=1) * se1[sl]
+        hi_t[sl] = th - np.nanquantile(tstat, alpha, axis=1) * se1[sl]
+    out["bca"] = (lo_b, hi_b)
+    out["boot_t"] = (lo_t, hi_t)
+    return est, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--evals", type=int, default=2000)
+    parser.add_argument("--resamples", type=int, default=999)
+    parser.add_argument("--tasks", type=int, default=8)
+    parser.add_argument("--replicates", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=20261201)
+    args = parser.parse_args()
+    gen = np.random.default_rng(args.seed)
+    conf = 0.95
+    t0 = time.perf_counter()
+    mcse = np.sqrt(conf * (1 - conf) / args.evals)
+    print(
+        f"{args.tasks} tasks x {args.replicates} replicates, {args.evals} evaluations, "
+        f"{args.resamples} resamples, nominal {conf}, Monte-Carlo SE at nominal {mcse:.4f}"
+    )
+    for label, sd, slope, family in DESIGNS:
+        x, y, true_total, true_geo = simulate(
+            args.evals, args.tasks, args.replicates, sd, slope, gen, family
+        )
+        est_t, tot = total_intervals(x.sum(2), y.sum(2), conf, args.resamples, gen)
+        est_g, geo = geomean_intervals(np.log(x) - np.log(y), conf, args.resamples, gen)
+        excl = tot.pop("_cox_excl")
+        print(f"\n== {label}: true log total ratio {true_total:+.3f}, log geomean {true_geo:+.3f}")
+        print(
+            f"   bias of the plain log total ratio {np.mean(est_t) - true_total:+.3f}; "
+            f"cox_logn excludes the plain ratio in {excl:.3f} of evaluations"
+        )
+        print(
+            f"   {'candidate':<13} {'total cov':>9} {'below':>6} {'above':>6} {'med width':>9}"
+            f" {'unbdd':>5}   {'geo cov':>9} {'below':>6} {'above':>6} {'med width':>9}"
+            f" {'unbdd':>5}"
+        )
+        for name in (
+            "bca",
+            "cr1_t",
+            "cr2_t",
+            "cr2_bm",
+            "jack_t",
+            "boot_t",
+            "fieller",
+            "fieller_bm",
+            "fieller_bmmin",
+            "fieller_bmavg",
+            "jbc_cr2_bm",
+            "cox_logn",
+        ):
+            cells = []
+            for ivs, truth in ((tot, true_total), (geo, true_geo)):
+                if name not in ivs:
+                    cells.append(f"{'-':>9} {'':>6} {'':>6} {'':>9}")
+                    continue
+                lo, hi = ivs[name]
+                cov = np.mean((lo <= truth) & (truth <= hi))
+                below = np.mean(hi < truth)
+                above = np.mean(lo > truth)
+                width = np.nanmedian(np.where(np.isfinite(hi - lo), hi - lo, np.nan))
+                inf = np.mean(~np.isfinite(hi - lo))
+                cells.append(f"{cov:9.3f} {below:6.3f} {above:6.3f} {width:9.3f} {inf:5.3f}")
+            print(f"   {name:<13} {cells[0]}   {cells[1]}")
+    print(f"\n{time.perf_counter() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,465 @@
+"""Equivalence (TOST) and non-inferiority tests on a cluster-robust estimate, SE and df.
+
+A design-based interval says how large an effect may be; an equivalence test says whether it is
+small enough to ignore, and a non-inferiority test whether WITH is at worst a stated margin
+behind (or, for cost, at most a stated factor dearer: "WITH uses no more than 1.10x the
+tokens" is non-inferiority on the log ratio with bound ``log 1.10``).
+
+Both are t tests on an estimate with a cluster-robust standard error and its degrees of
+freedom, so they sit on whatever machinery produced them: the log-scale intervals of
+:func:`evalstats.stats.cost.cost_ratios` (the test inverts the very interval reported), or the
+net win of
+:func:`evalstats.stats.winrates.win_rates`. The two one-sided tests of Schuirmann (1987):
+
+* ``p_lower`` tests ``H0: theta <= lower`` against ``theta > lower``:
+  ``1 - F_df((estimate - lower) / se)``;
+* ``p_upper`` tests ``H0: theta >= upper`` against ``theta < upper``:
+  ``F_df((estimate - upper) / se)``;
+* equivalence: ``p_value = max(p_lower, p_upper)``; it is below ``alpha`` exactly when the
+  ``1 - 2 alpha`` interval ``estimate +/- t_{1-alpha, df} se`` lies inside ``(lower, upper)``,
+  which is why the result carries that interval (not the ``1 - alpha`` one);
+* non-inferiority: one of the two tests, with the other margin infinite.
+
+``df=inf`` gives the normal (z) version. A zero SE (no variation between clusters) is a
+degenerate but valid case: the estimate is then exact under the model, so a hypothesis is
+rejected (p = 0) exactly when the estimate lies strictly beyond its margin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from evalstats._validate import check_probability
+from evalstats.stats.cost import COST_METRICS, cost_ratios
+from evalstats.stats.winrates import win_rates
+
+__all__ = [
+    "EquivalenceResult",
+    "cost_equivalence",
+    "net_win_equivalence",
+    "noninferiority",
+    "tost",
+]
+
+Better = Literal["higher", "lower"]
+Kind = Literal["equivalence", "noninferiority"]
+
+
+@dataclass(frozen=True)
+class EquivalenceResult:
+    """An equivalence or non-inferiority test (all on the scale the test was run on).
+
+    Attributes
+    ----------
+    estimate, se, df : float
+        The estimate, its standard error and the t degrees of freedom (``inf``: normal).
+    lower_margin, upper_margin : float
+        The equivalence bounds; a non-inferiority test has one of them infinite.
+    p_lower, p_upper : float
+        One-sided p-values of ``H0: theta <= lower`` and ``H0: theta >= upper`` (NaN for the
+        side a non-inferiority test does not run).
+    p_value : float
+        The test's p-value: the larger of the two (TOST) or the one that was run.
+    ci_low, ci_high : float
+        The ``1 - 2 alpha`` interval, whose inclusion in the margins is the test.
+    alpha : float
+        The test's level.
+    kind : str
+        ``"equivalence"`` or ``"noninferiority"``.
+    conclusion : str
+        ``"equivalent"`` / ``"not shown equivalent"`` or ``"non-inferior"`` /
+        ``"not shown non-inferior"`` (failing to show equivalence is not evidence of a
+        difference).
+    """
+
+    estimate: float
+    se: float
+    df: float
+    lower_margin: float
+    upper_margin: float
+    p_lower: float
+    p_upper: float
+    p_value: float
+    ci_low: float
+    ci_high: float
+    alpha: float
+    kind: str
+    conclusion: str
+
+    @property
+    def rejected(self) -> bool:
+        """True when the test concludes equivalence / non-inferiority at ``alpha``."""
+        return bool(self.p_value < self.alpha)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One-row tidy DataFrame of the fields."""
+        return pd.DataFrame([asdict(self)])
+
+
+def tost(
+    estimate: float,
+    se: float,
+    df: float,
+    *,
+    lower: float,
+    upper: float,
+    alpha: float = 0.05,
+) -> EquivalenceResult:
+    """Two one-sided t tests of equivalence, ``lower < theta < upper``.
+
+    Parameters
+    ----------
+    estimate, se : float
+        The estimate and its (cluster-robust) standard error, on the test's scale (e.g. the
+        log of a cost ratio, or the net win).
+    df : float
+        Degrees of freedom of the t reference (e.g. Bell-McCaffrey, or C - 1); ``np.inf`` for
+        a z test.
+    lower, upper : float
+        Equivalence margins, ``lower < upper``.
+    alpha : float
+        Level of each one-sided test (the interval reported is ``1 - 2 alpha``).
+
+    Returns
+    -------
+    EquivalenceResult
+
+    Examples
+    --------
+    >>> from evalstats.stats.equivalence import tost
+    >>> res = tost(0.02, 0.03, 14, lower=-0.1, upper=0.1)
+    >>> res.conclusion, round(res.p_value, 4)
+    ('equivalent', 0.0092)
+    >>> round(res.ci_low, 4), round(res.ci_high, 4)  # the 90 % interval, inside the margins
+    (-0.0328, 0.0728)
+    """
+    estimate, se, df, alpha = _check(estimate, se, df, alpha)
+    lower, upper = float(lower), float(upper)
+    if not lower < upper:
+        raise ValueError(f"lower must be below upper, got {lower} and {upper}")
+    p_lo = _p_above(estimate, se, df, lower)
+    p_hi = _p_below(estimate, se, df, upper)
+    p = max(p_lo, p_hi)
+    lo, hi = _interval(estimate, se, df, alpha)
+    conclusion = "equivalent" if p < alpha else "not shown equivalent"
+    return EquivalenceResult(
+        estimate, se, df, lower, upper, p_lo, p_hi, p, lo, hi, alpha, "equivalence", conclusion
+    )
+
+
+def noninferiority(
+    estimate: float,
+    se: float,
+    df: float,
+    *,
+    bound: float,
+    better: Better = "higher",
+    alpha: float = 0.05,
+) -> EquivalenceResult:
+    """One-sided t test that ``theta`` is not worse than ``bound``.
+
+    Parameters
+    ----------
+    estimate, se, df : float
+        As in :func:`tost`.
+    bound : float
+        The non-inferiority bound: e.g. ``-0.05`` for "net win at worst 5 points behind", or
+        ``log(1.10)`` for "no more than 1.10x the tokens".
+    better : {"higher", "lower"}
+        Which direction is good. ``"higher"`` tests ``H0: theta <= bound`` (net win, score);
+        ``"lower"`` tests ``H0: theta >= bound`` (a cost).
+    alpha : float
+        Level of the one-sided test.
+
+    Returns
+    -------
+    EquivalenceResult
+        With the untested margin infinite and its p-value NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evalstats.stats.equivalence import noninferiority
+    >>> # log token ratio -0.05 (SE 0.04, 7 df): does WITH use no more than 1.10x the tokens?
+    >>> res = noninferiority(-0.05, 0.04, 7, bound=np.log(1.10), better="lower")
+    >>> res.conclusion, round(res.p_value, 4), res.lower_margin
+    ('non-inferior', 0.0042, -inf)
+    """
+    estimate, se, df, alpha = _check(estimate, se, df, alpha)
+    bound = float(bound)
+    if better not in ("higher", "lower"):
+        raise ValueError(f"better must be 'higher' or 'lower', got {better!r}")
+    if not np.isfinite(bound):
+        raise ValueError(f"bound must be finite, got {bound}")
+    if better == "higher":
+        lower, upper = bound, np.inf
+        p_lo, p_hi = _p_above(estimate, se, df, bound), np.nan
+        p = p_lo
+    else:
+        lower, upper = -np.inf, bound
+        p_lo, p_hi = np.nan, _p_below(estimate, se, df, bound)
+        p = p_hi
+    lo, hi = _interval(estimate, se, df, alpha)
+    conclusion = "non-inferior" if p < alpha else "not shown non-inferior"
+    return EquivalenceResult(
+        estimate, se, df, lower, upper, p_lo, p_hi, p, lo, hi, alpha, "noninferiority", conclusion
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# frame-level helpers
+# --------------------------------------------------------------------------------------------
+
+
+def cost_equivalence(
+    frame: pd.DataFrame,
+    *,
+    margin: float = 1.10,
+    kind: Kind = "noninferiority",
+    metrics: tuple[str, ...] = ("tokens_total_ratio", "tokens_geomean_ratio"),
+    interval: Literal["default", "cr2", "analytic"] = "default",
+    alpha: float = 0.05,
+    **cost_kwargs,
+) -> pd.DataFrame:
+    """Equivalence or non-inferiority of cost ratios, on the log scale of ``cost_ratios``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Verdict frame, as :func:`evalstats.stats.cost.cost_ratios` takes it.
+    margin : float
+        A ratio above 1. Non-inferiority: "WITH costs no more than ``margin`` times WITHOUT"
+        (``H0: log ratio >= log margin``). Equivalence: ``1 / margin < ratio < margin``.
+    kind : {"noninferiority", "equivalence"}
+        Which test.
+    metrics : tuple of str
+        Rows of ``cost_ratios`` to test: total and/or geometric-mean ratios (the median has
+        no SE).
+    interval : {"default", "cr2", "analytic"}
+        The construction of ``cost_ratios`` the test inverts, so that the test and the
+        reported interval agree: ``"default"`` (lognormal on the task totals for the total
+        ratio, CR2 + Bell-McCaffrey df for the geometric mean), ``"cr2"`` or CR1 with C - 1
+        df. The test is centred where that interval is (``test_centre``): the plain log
+        ratio, except the lognormal interval's bias-corrected log ratio of means.
+    alpha : float
+        Level of each one-sided test.
+    **cost_kwargs
+        Passed to ``cost_ratios`` (``cluster``, ``include_no_answer``).
+
+    Returns
+    -------
+    DataFrame
+        One row per metric: ``metric, estimand, estimate, test_centre, lower_margin,
+        upper_margin, ci_low, ci_high`` (ratio scale; the interval at ``1 - 2 alpha``),
+        ``se_log, df, p_lower, p_upper, p_value, alpha, kind, conclusion, method``.
+
+    Examples
+    --------
+    >>> from evalstats.frames import load_frame
+    >>> from evalstats.stats.equivalence import cost_equivalence
+    >>> frame = load_frame("data/sample")
+    >>> out = cost_equivalence(frame, margin=1.10)
+    >>> out[["metric", "conclusion"]]
+                     metric    conclusion
+    0    tokens_total_ratio  non-inferior
+    1  tokens_geomean_ratio  non-inferior
+    """
+
+    margin = float(margin)
+    if not (np.isfinite(margin) and margin > 1.0):
+        raise ValueError(f"margin must be a ratio above 1, got {margin}")
+    if kind not in ("equivalence", "noninferiority"):
+        raise ValueError(f"kind must be 'equivalence' or 'noninferiority', got {kind!r}")
+    if interval not in ("default", "cr2", "analytic"):
+        raise ValueError(f"interval must be 'default', 'cr2' or 'analytic', got {interval!r}")
+    bad = [m for m in metrics if m not in COST_METRICS or "median" in m]
+    if bad:
+        raise ValueError(f"metrics must be total or geometric-mean ratios, got {bad}")
+    table = cost_ratios(frame, interval=interval, **cost_kwargs).set_index("metric")
+    rows = []
+    for metric in metrics:
+        r = table.loc[metric]
+        # Every t interval of cost_ratios is symmetric on the log scale: its midpoint is the
+        # centre the test must use for the test and the interval to agree.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_est = 0.5 * (np.log(r["ci_low"]) + np.log(r["ci_high"]))
+        if not (np.isfinite(log_est) and np.isfinite(r["se_log"]) and np.isfinite(r["df"])):
+            res = None
+        elif kind == "equivalence":
+            lim = np.log(margin)
+            res = tost(log_est, r["se_log"], r["df"], lower=-lim, upper=lim, alpha=alpha)
+        else:
+            lim = np.log(margin)
+            res = noninferiority(
+                log_est, r["se_log"], r["df"], bound=lim, better="lower", alpha=alpha
+            )
+        row = {"metric": metric, "estimand": r["estimand"], "estimate": r["estimate"]}
+        if res is None:
+            row |= {"conclusion": f"no test: {r['method']}", "kind": kind, "alpha": alpha}
+        else:
+            row |= {
+                "test_centre": float(np.exp(res.estimate)),
+                "lower_margin": float(np.exp(res.lower_margin)),
+                "upper_margin": float(np.exp(res.upper_margin)),
+                "ci_low": float(np.exp(res.ci_low)),
+                "ci_high": float(np.exp(res.ci_high)),
+                "se_log": res.se,
+                "df": res.df,
+                "p_lower": res.p_lower,
+                "p_upper": res.p_upper,
+                "p_value": res.p_value,
+                "alpha": alpha,
+                "kind": kind,
+                "conclusion": res.conclusion,
+            }
+        row["method"] = f"t test on the log ratio; {r['method']}"
+        rows.append(row)
+    cols = [
+        "metric", "estimand", "estimate", "test_centre", "lower_margin", "upper_margin",
+        "ci_low", "ci_high", "se_log", "df", "p_lower", "p_upper", "p_value", "alpha", "kind", "conclusion", "method",
+    ]  # fmt: skip
+    return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def net_win_equivalence(
+    frame: pd.DataFrame,
+    *,
+    margin: float = 0.10,
+    kind: Kind = "equivalence",
+    alpha: float = 0.05,
+    **win_rate_kwargs,
+) -> pd.DataFrame:
+    """Equivalence or non-inferiority of the net win, per group of ``win_rates``.
+
+    The test uses ``win_rates``' ``net_win`` and ``net_win_se`` and its degrees of freedom:
+    the ``net_win_df`` or ``df`` column when ``win_rates`` provides one, else
+    ``n_clusters - 1`` (the df of its CR1 t test); column ``method`` says which. It is a t
+    test, so it inverts ``win_rates``' t interval (``method="cluster_t"``, or a CR2 t
+    method where there is one), not a Wilson-type interval.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Verdict frame, as :func:`evalstats.stats.winrates.win_rates` takes it.
+    margin : float
+        In net-win points (0 to 2). Equivalence: ``-margin < net win < margin``.
+        Non-inferiority: ``net win > -margin`` (WITH at worst ``margin`` behind).
+    kind : {"equivalence", "noninferiority"}
+        Which test.
+    alpha : float
+        Level of each one-sided test.
+    **win_rate_kwargs
+        Passed to ``win_rates`` (``by``, ``cluster``, ``no_answer_as``, ...).
+
+    Returns
+    -------
+    DataFrame
+        One row per ``win_rates`` group: the ``by`` columns, ``n, n_clusters, net_win,
+        net_win_se, df, lower_margin, upper_margin, ci_low, ci_high`` (at ``1 - 2 alpha``),
+        ``p_lower, p_upper, p_value, alpha, kind, conclusion, method``.
+
+    Examples
+    --------
+    >>> from evalstats.frames import load_frame
+    >>> from evalstats.stats.equivalence import net_win_equivalence
+    >>> frame = load_frame("data/sample")
+    >>> out = net_win_equivalence(frame, margin=0.1, kind="noninferiority", by="rubric")
+    >>> out[["rubric", "conclusion"]]
+             rubric    conclusion
+    0    blind-pair  non-inferior
+    1  with-without  non-inferior
+    """
+
+    margin = float(margin)
+    if not (np.isfinite(margin) and 0.0 < margin <= 2.0):
+        raise ValueError(f"margin must be in (0, 2], got {margin}")
+    if kind not in ("equivalence", "noninferiority"):
+        raise ValueError(f"kind must be 'equivalence' or 'noninferiority', got {kind!r}")
+    table = win_rates(frame, **win_rate_kwargs)
+    by_cols = list(table.columns[: list(table.columns).index("n")])
+    if "net_win_df" in table.columns:
+        df = table["net_win_df"].to_numpy(dtype=float)
+        df_label = "df from win_rates (net_win_df)"
+    elif "df" in table.columns:
+        df = table["df"].to_numpy(dtype=float)
+        df_label = "df from win_rates (df)"
+    else:
+        df = table["n_clusters"].to_numpy(dtype=float) - 1.0
+        df_label = "C - 1 df"
+    rows = []
+    for i in range(len(table)):
+        est = float(table["net_win"].iloc[i])
+        se = float(table["net_win_se"].iloc[i])
+        row = {c: table[c].iloc[i] for c in by_cols}
+        row |= {
+            "n": int(table["n"].iloc[i]),
+            "n_clusters": int(table["n_clusters"].iloc[i]),
+            "net_win": est,
+            "net_win_se": se,
+            "df": df[i],
+        }
+        if not (np.isfinite(est) and np.isfinite(se) and df[i] > 0):
+            row |= {"alpha": alpha, "kind": kind, "conclusion": "no test: no clustered SE"}
+        else:
+            if kind == "equivalence":
+                res = tost(est, se, df[i], lower=-margin, upper=margin, alpha=alpha)
+            else:
+                res = noninferiority(est, se, df[i], bound=-margin, better="higher", alpha=alpha)
+            row |= {
+                k: getattr(res, k)
+                for k in (
+                    "lower_margin", "upper_margin", "ci_low", "ci_high", "p_lower",
+                    "p_upper", "p_value", "alpha", "kind", "conclusion",
+                )
+            }  # fmt: skip
+        row["method"] = f"t test on net win, win_rates SE ({table['method'].iloc[i]}), {df_label}"
+        rows.append(row)
+    cols = [
+        *by_cols, "n", "n_clusters", "net_win", "net_win_se", "df", "lower_margin",
+        "upper_margin", "ci_low", "ci_high", "p_lower", "p_upper", "p_value", "alpha", "kind",
+        "conclusion", "method",
+    ]  # fmt: skip
+    return pd.DataFrame(rows).reindex(columns=cols)
+
+
+# --------------------------------------------------------------------------------------------
+# core
+# --------------------------------------------------------------------------------------------
+
+
+def _check(estimate, se, df, alpha) -> tuple[float, float, float, float]:
+    estimate, se, df = float(estimate), float(se), float(df)
+    alpha = check_probability(alpha, "alpha", closed=False)
+    if not alpha < 0.5:
+        raise ValueError(f"alpha must be below 0.5, got {alpha}")
+    if not np.isfinite(estimate):
+        raise ValueError(f"estimate must be finite, got {estimate}")
+    if not (np.isfinite(se) and se >= 0):
+        raise ValueError(f"se must be finite and >= 0, got {se}")
+    if not df > 0:  # also refuses NaN
+        raise ValueError(f"df must be > 0 (np.inf for a z test), got {df}")
+    return estimate, se, df, alpha
+
+
+def _p_above(estimate: float, se: float, df: float, bound: float) -> float:
+    """p-value of H0: theta <= bound against theta > bound."""
+    if se == 0.0:
+        return 0.0 if estimate > bound else 1.0
+    return float(sps.t.sf((estimate - bound) / se, df))
+
+
+def _p_below(estimate: float, se: float, df: float, bound: float) -> float:
+    """p-value of H0: theta >= bound against theta < bound."""
+    if se == 0.0:
+        return 0.0 if estimate < bound else 1.0
+    return float(sps.t.cdf((estimate - bound) / se, df))
+
+
+def _interval(estimate: float, se: float, df: float, alpha: float) -> tuple[float, float]:
+    q = float(sps.t.ppf(1.0 - alpha, df))
+    return estimate - q * se, estimate + q * se

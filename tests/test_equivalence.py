@@ -1,0 +1,284 @@
+"""Equivalence and non-inferiority tests: statsmodels' TOST and one-sided t tests as oracles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.weightstats import DescrStatsW, ttost_ind, ttost_paired
+
+from evalstats.stats import equivalence as eq
+from evalstats.stats.equivalence import (
+    EquivalenceResult,
+    cost_equivalence,
+    net_win_equivalence,
+    noninferiority,
+    tost,
+)
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+
+
+def _one_pair_per_task(rng, n_tasks=12, log_saving=-0.05, sd=0.15):
+    size = rng.normal(7.5, 1.0, n_tasks)
+    without = np.round(np.exp(size + rng.normal(0, 0.1, n_tasks)))
+    with_ = np.round(np.exp(size + log_saving + rng.normal(0, sd, n_tasks)))
+    return pd.DataFrame(
+        {
+            "task_id": [f"t{i:02d}" for i in range(n_tasks)],
+            "replicate": 1,
+            "status": "ok",
+            "tokens_with": with_,
+            "tokens_without": without,
+            "wall_with_s": with_ / 100,
+            "wall_without_s": without / 100,
+        }
+    )
+
+
+# ------------------------------------------------------------------- generic tests
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tost_matches_statsmodels_one_sample_ttost(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0.03, 0.2, 15)
+    d = DescrStatsW(x)
+    for low, upp in ((-0.1, 0.1), (-0.3, 0.05), (0.0, 0.4)):
+        p, (t1, p1, df1), (t2, p2, df2) = d.ttost_mean(low, upp)
+        res = tost(x.mean(), d.std_mean, x.size - 1, lower=low, upper=upp)
+        assert res.p_lower == pytest.approx(p1, rel=1e-10)
+        assert res.p_upper == pytest.approx(p2, rel=1e-10)
+        assert res.p_value == pytest.approx(p, rel=1e-10)
+        assert res.df == df1 == df2
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_tost_matches_statsmodels_ttost_ind_with_pooled_variance(seed):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(0.5, 1.0, 14), rng.normal(0.4, 1.0, 19)
+    p, (_, p1, _), (_, p2, _) = ttost_ind(a, b, -0.5, 0.5, usevar="pooled")
+    n1, n2 = a.size, b.size
+    pooled = ((n1 - 1) * a.var(ddof=1) + (n2 - 1) * b.var(ddof=1)) / (n1 + n2 - 2)
+    se = np.sqrt(pooled * (1 / n1 + 1 / n2))
+    res = tost(a.mean() - b.mean(), se, n1 + n2 - 2, lower=-0.5, upper=0.5)
+    assert (res.p_lower, res.p_upper, res.p_value) == pytest.approx((p1, p2, p), rel=1e-10)
+
+
+def test_noninferiority_matches_statsmodels_one_sided_t_test_both_directions():
+    rng = np.random.default_rng(5)
+    x = rng.normal(-0.02, 0.1, 10)
+    d = DescrStatsW(x)
+    _, p_larger, _ = d.ttest_mean(-0.05, alternative="larger")
+    res = noninferiority(x.mean(), d.std_mean, 9, bound=-0.05, better="higher")
+    assert res.p_value == pytest.approx(p_larger, rel=1e-10)
+    assert res.p_lower == res.p_value and np.isnan(res.p_upper)
+    assert (res.lower_margin, res.upper_margin) == (-0.05, np.inf)
+    _, p_smaller, _ = d.ttest_mean(0.04, alternative="smaller")
+    res = noninferiority(x.mean(), d.std_mean, 9, bound=0.04, better="lower")
+    assert res.p_value == pytest.approx(p_smaller, rel=1e-10)
+    assert res.upper_margin == 0.04 and np.isnan(res.p_lower)
+
+
+def test_conclusion_agrees_with_the_1_minus_2alpha_interval_in_every_case():
+    rng = np.random.default_rng(6)
+    est = rng.normal(0, 0.1, 4000)
+    se = rng.uniform(0.005, 0.1, 4000)
+    df = rng.choice([2.5, 7.0, 30.0, np.inf], 4000)
+    n_equiv = n_ni = 0
+    for e, s, f in zip(est, se, df, strict=True):
+        res = tost(e, s, f, lower=-0.1, upper=0.1)
+        inside = -0.1 < res.ci_low and res.ci_high < 0.1
+        assert res.rejected == inside == (res.conclusion == "equivalent")
+        n_equiv += inside
+        ni = noninferiority(e, s, f, bound=-0.1)
+        assert ni.rejected == (ni.ci_low > -0.1)
+        n_ni += ni.rejected
+    assert 0 < n_equiv < 4000 and 0 < n_ni < 4000  # both outcomes occur: not vacuous
+
+
+def test_z_version_and_the_interval_level():
+    res = tost(0.0, 0.05, np.inf, lower=-0.1, upper=0.1, alpha=0.05)
+    assert res.p_value == pytest.approx(0.02275013, rel=1e-6)  # Phi(-2)
+    assert res.ci_high == pytest.approx(1.6448536 * 0.05, rel=1e-6)  # a 90 % interval
+
+
+def test_zero_se_is_an_exact_boundary_result_not_nan():
+    inside = tost(0.05, 0.0, 7, lower=-0.1, upper=0.1)
+    assert (inside.p_value, inside.conclusion) == (0.0, "equivalent")
+    assert inside.ci_low == inside.ci_high == 0.05
+    outside = tost(0.2, 0.0, 7, lower=-0.1, upper=0.1)
+    assert (outside.p_lower, outside.p_upper, outside.p_value) == (0.0, 1.0, 1.0)
+    on_bound = noninferiority(-0.1, 0.0, 7, bound=-0.1)
+    assert on_bound.p_value == 1.0  # the bound itself is in H0
+
+
+def test_result_is_frozen_and_tidy():
+    res = tost(0.0, 0.05, 10, lower=-0.1, upper=0.1)
+    assert isinstance(res, EquivalenceResult)
+    with pytest.raises(AttributeError):
+        res.p_value = 0.5  # type: ignore[misc]
+    frame = res.to_frame()
+    assert frame.shape == (1, 13) and frame.loc[0, "kind"] == "equivalence"
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(lower=0.1, upper=-0.1), "lower must be below upper"),
+        (dict(lower=-0.1, upper=0.1, alpha=0.6), "alpha"),
+        (dict(lower=-0.1, upper=0.1, alpha=0.0), "alpha"),
+    ],
+)
+def test_bad_arguments_raise(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        tost(0.0, 0.1, 5, **kwargs)
+
+
+def test_bad_estimates_raise():
+    with pytest.raises(ValueError, match="se"):
+        tost(0.0, -0.1, 5, lower=-1, upper=1)
+    with pytest.raises(ValueError, match="df"):
+        tost(0.0, 0.1, np.nan, lower=-1, upper=1)
+    with pytest.raises(ValueError, match="estimate"):
+        noninferiority(np.nan, 0.1, 5, bound=0.0)
+    with pytest.raises(ValueError, match="better"):
+        noninferiority(0.0, 0.1, 5, bound=0.0, better="more")
+
+
+# ------------------------------------------------------------------- frame level
+
+
+def test_cost_equivalence_with_one_pair_per_task_is_statsmodels_paired_ttost_on_logs():
+    pairs = _one_pair_per_task(np.random.default_rng(7))
+    out = cost_equivalence(pairs, margin=1.10, kind="equivalence").set_index("metric")
+    lw, lwo = np.log(pairs["tokens_with"]), np.log(pairs["tokens_without"])
+    p, (_, p1, df1), (_, p2, _) = ttost_paired(lw, lwo, -np.log(1.1), np.log(1.1))
+    row = out.loc["tokens_geomean_ratio"]
+    assert (row["p_lower"], row["p_upper"], row["p_value"]) == pytest.approx((p1, p2, p), rel=1e-9)
+    assert row["df"] == pytest.approx(df1)
+    assert row["lower_margin"] == pytest.approx(1 / 1.1) and row["upper_margin"] == 1.1
+    assert row["estimand"].startswith("geometric mean")
+    assert out.loc["tokens_total_ratio", "estimand"] == "ratio of means"
+
+
+def test_cost_noninferiority_is_the_one_sided_test_of_log_ratio_below_log_margin():
+    pairs = _one_pair_per_task(np.random.default_rng(8), log_saving=0.03)
+    out = cost_equivalence(pairs, margin=1.10).set_index("metric")
+    lr = np.log(pairs["tokens_with"] / pairs["tokens_without"]).to_numpy()
+    _, p_ref, _ = DescrStatsW(lr).ttest_mean(np.log(1.1), alternative="smaller")
+    row = out.loc["tokens_geomean_ratio"]
+    assert row["p_value"] == pytest.approx(p_ref, rel=1e-9)
+    assert row["kind"] == "noninferiority" and np.isnan(row["p_lower"])
+    assert (row["p_value"] < 0.05) == (row["ci_high"] < 1.1)
+
+
+@pytest.mark.parametrize("interval", ["default", "cr2", "analytic"])
+def test_cost_equivalence_inverts_the_interval_cost_ratios_reports(interval):
+    from evalstats.stats.cost import cost_ratios
+
+    rng = np.random.default_rng(9)
+    pairs = pd.concat([_one_pair_per_task(rng).assign(replicate=r) for r in (1, 2, 3)])
+    pairs = pairs.iloc[:-5]  # unequal task sizes: BM df below C - 1
+    # the test at alpha is the 1 - 2 alpha interval of the same construction
+    ref = cost_ratios(pairs, interval=interval, confidence=0.90).set_index("metric")
+    out = cost_equivalence(pairs, margin=1.2, kind="equivalence", interval=interval)
+    out = out.set_index("metric")
+    for metric in ("tokens_total_ratio", "tokens_geomean_ratio"):
+        r = ref.loc[metric]
+        assert out.loc[metric, "ci_low"] == pytest.approx(r["ci_low"], rel=1e-12)
+        assert out.loc[metric, "ci_high"] == pytest.approx(r["ci_high"], rel=1e-12)
+        assert out.loc[metric, "df"] == r["df"]
+        assert out.loc[metric, "estimate"] == r["estimate"]  # the plain ratio, always
+        centre = np.log(out.loc[metric, "test_centre"])
+        res = tost(centre, r["se_log"], r["df"], lower=-np.log(1.2), upper=np.log(1.2))
+        assert out.loc[metric, "p_value"] == pytest.approx(res.p_value, rel=1e-12)
+        inside = 1 / 1.2 < r["ci_low"] and r["ci_high"] < 1.2
+        assert (out.loc[metric, "p_value"] < 0.05) == inside
+    geo = out.loc["tokens_geomean_ratio"]
+    assert geo["test_centre"] == pytest.approx(geo["estimate"], rel=1e-12)
+    if interval != "analytic":  # CR2: Bell-McCaffrey df below C - 1 = 11
+        assert geo["df"] < 11
+
+
+def test_cost_equivalence_refuses_the_median_and_bad_margins():
+    pairs = _one_pair_per_task(np.random.default_rng(10))
+    with pytest.raises(ValueError, match="metrics"):
+        cost_equivalence(pairs, metrics=("tokens_median_ratio",))
+    with pytest.raises(ValueError, match="margin"):
+        cost_equivalence(pairs, margin=0.9)
+
+
+def test_cost_equivalence_with_one_task_says_why_there_is_no_test():
+    pairs = _one_pair_per_task(np.random.default_rng(11)).iloc[:1]
+    out = cost_equivalence(pairs)
+    assert out["conclusion"].str.startswith("no test").all()
+    assert out["p_value"].isna().all()
+
+
+def _verdicts(rng, n_tasks=20, p=(0.3, 0.4, 0.3)):
+    outcome = rng.choice(["win", "tie", "loss"], n_tasks, p=p)
+    return pd.DataFrame(
+        {
+            "task_id": [f"t{i}" for i in range(n_tasks)],
+            "judge": "j",
+            "status": "ok",
+            "outcome": outcome,
+        }
+    )
+
+
+def test_net_win_equivalence_with_one_verdict_per_task_is_statsmodels_ttost():
+    frame = _verdicts(np.random.default_rng(12))
+    out = net_win_equivalence(frame, margin=0.3)
+    d = frame["outcome"].map({"win": 1.0, "tie": 0.0, "loss": -1.0}).to_numpy()
+    p, (_, p1, df1), (_, p2, _) = DescrStatsW(d).ttost_mean(-0.3, 0.3)
+    row = out.iloc[0]
+    assert row["judge"] == "j" and row["net_win"] == pytest.approx(d.mean())
+    assert (row["p_lower"], row["p_upper"], row["p_value"]) == pytest.approx((p1, p2, p), rel=1e-9)
+    assert row["df"] == df1
+    assert "C - 1 df" in row["method"] or "df from win_rates" in row["method"]
+
+
+@pytest.mark.parametrize("column", ["net_win_df", "df"])
+def test_net_win_noninferiority_uses_a_df_column_from_win_rates_when_there_is_one(
+    monkeypatch, column
+):
+    frame = _verdicts(np.random.default_rng(13), p=(0.5, 0.3, 0.2))
+    real = eq.win_rates
+
+    def with_df(f, **kw):
+        return real(f, **kw).assign(**{column: 4.2})
+
+    monkeypatch.setattr(eq, "win_rates", with_df)
+    out = net_win_equivalence(frame, margin=0.1, kind="noninferiority").iloc[0]
+    ref = noninferiority(out["net_win"], out["net_win_se"], 4.2, bound=-0.1)
+    assert out["df"] == 4.2 and f"({column})" in out["method"]
+    assert out["p_value"] == pytest.approx(ref.p_value, rel=1e-12)
+    assert np.isnan(out["p_upper"]) and out["upper_margin"] == np.inf
+
+
+def test_net_win_equivalence_groups_and_the_single_task_case():
+    rng = np.random.default_rng(14)
+    frame = pd.concat([_verdicts(rng).assign(judge=j) for j in ("a", "b")], ignore_index=True)
+    out = net_win_equivalence(frame, margin=0.5, by="judge")
+    assert out["judge"].tolist() == ["a", "b"] and out["p_value"].notna().all()
+    one = net_win_equivalence(frame.loc[frame["task_id"] == "t0"], margin=0.5)
+    assert one["conclusion"].str.startswith("no test").all()
+    with pytest.raises(ValueError, match="margin"):
+        net_win_equivalence(frame, margin=0.0)
+
+
+@pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is not in this checkout")
+def test_on_the_sample_data():
+    from evalstats.frames import load_frame
+
+    frame = load_frame(SAMPLE)
+    cost = cost_equivalence(frame, margin=1.10)
+    assert (cost["conclusion"] == "non-inferior").all()  # the sample's WITH saves ~27 %
+    nw = net_win_equivalence(frame, margin=0.1, by=["rubric", "judge"], kind="equivalence")
+    assert len(nw) == 4
+    # the sample has a clear WITH lead: not equivalent to 0 within 0.1
+    assert (nw["conclusion"] == "not shown equivalent").all()
