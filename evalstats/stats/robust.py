@@ -30,13 +30,14 @@ interval excludes the null. Two constructions are offered:
 * ``"cr2_t"``: ``r +/- t_df SE_CR2`` and the two-sided t test (:func:`t_interval`,
   :func:`t_test_p`);
 * ``"cr2_wilson"``: a score (Wilson) interval for a proportion-like statistic at the
-  effective sample size ``n_eff = p (1 - p) / SE_CR2^2``, shrunk by ``(z / t_df)^2`` and
-  capped at the IID size (Korn & Graubard 1998's design-effect Wilson, with CR2 and the
-  BM df in place of CR1 and ``C - 1``), and its inverted test (:func:`wilson_interval`,
+  effective sample size ``n_eff = p (1 - p) / SE_CR2^2``, shrunk by ``(z / t_df)^2``
+  (Korn & Graubard 1998's design-effect Wilson, with CR2 and the BM df in place of CR1
+  and ``C - 1``, and without their cap at the IID size, which over-covered), and its inverted test (:func:`wilson_interval`,
   :func:`wilson_test_p`). Where the clustered SE is zero (every row alike, e.g. all
   wins) the design effect cannot be estimated; the largest one the design allows
-  (every row of a task alike: ``n_eff`` = Kish's effective clusters) is used, so the
-  boundary result keeps the clustering and the df instead of becoming NaN.
+  (every row of a task alike: ``n_eff`` = Kish's effective clusters, a Wilson interval
+  over that many independent tasks) is used, so the boundary result keeps the
+  clustering instead of becoming NaN or falling back to the IID interval over rows.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ __all__ = [
     "ALTERNATIVES",
     "ClusterRatioResult",
     "bm_df",
+    "cluster_jackknife",
     "cluster_ratio_test",
     "cr2_ratio",
     "t_interval",
@@ -204,7 +206,9 @@ def _effective_n(p, se, n, kish, row_var):
     """Unshrunk effective size ``A = p (1 - p) / SE^2`` and its IID cap."""
     v = p * (1.0 - p)
     with np.errstate(invalid="ignore", divide="ignore"):
-        cap = np.where(row_var > 0, n * v / row_var, n)
+        # The IID size bounds only the boundary case: a CR2 variance below the IID one
+        # is an estimate like any other (capping it over-covered in the battery).
+        cap = np.where(se > 0, np.inf, np.where(row_var > 0, n * v / row_var, n))
         # SE 0: no design effect is observable; take the largest the design allows.
         a = np.where(se > 0, v / se**2, kish)
     return a, cap
@@ -222,8 +226,9 @@ def wilson_interval(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Score (Wilson) interval at the design-effect effective size, with the BM df.
 
-    ``n_eff = min(p (1 - p) / SE^2 * (z / t_df)^2, cap)``, ``cap`` the IID size
-    ``n p (1 - p) / row_var`` (``n`` for a 0/1 rate). The interval is the set of
+    ``n_eff = p (1 - p) / SE^2 * (z / t_df)^2``; where ``SE == 0`` it is ``min(kish,
+    cap)``, ``cap`` the IID size ``n p (1 - p) / row_var`` (``n`` for a 0/1 rate): the
+    largest design effect the cluster sizes allow. The interval is the set of
     ``p0`` with ``|p - p0| <= z sqrt(p0 (1 - p0) / n_eff)``, which is what
     :func:`wilson_test_p` inverts. NaN df (one cluster) gives NaN.
 
@@ -238,8 +243,10 @@ def wilson_interval(
     with np.errstate(invalid="ignore", divide="ignore"):
         tq = sps.t.ppf(1.0 - alpha / 2.0, df)
         a, cap = _effective_n(p, se, n, kish, rv)
-        n_eff = np.minimum(a * (z / tq) ** 2, np.maximum(cap, 0.0))
-        n_eff = np.where(np.isfinite(df), n_eff, np.nan)
+        # The boundary size (SE 0) is not an estimated variance: no t correction for it.
+        shrink = np.where(se > 0, (z / tq) ** 2, 1.0)
+        n_eff = np.minimum(a * shrink, np.maximum(cap, 0.0))
+        n_eff = np.where(np.isnan(df), np.nan, n_eff)
         z2 = z * z
         center = (p + z2 / (2.0 * n_eff)) / (1.0 + z2 / n_eff)
         half = z / (1.0 + z2 / n_eff) * np.sqrt(p * (1.0 - p) / n_eff + z2 / (4.0 * n_eff**2))
@@ -277,16 +284,63 @@ def wilson_test_p(
     with np.errstate(invalid="ignore", divide="ignore"):
         s0 = np.sqrt(null * (1.0 - null))
         d = np.abs(p - null) / s0
-        p_t = 2.0 * sps.t.sf(d * np.sqrt(a), df)
+        p_t = np.where(
+            se > 0, 2.0 * sps.t.sf(d * np.sqrt(a), df), 2.0 * sps.norm.sf(d * np.sqrt(a))
+        )
         p_z = 2.0 * sps.norm.sf(d * np.sqrt(np.maximum(cap, 0.0)))
     out = np.minimum(np.maximum(p_t, p_z), 1.0)
     out = np.where(np.abs(p - null) == 0, 1.0, out)
-    return np.where(np.isfinite(df) & np.isfinite(p), out, np.nan)
+    return np.where(~np.isnan(df) & np.isfinite(p), out, np.nan)
 
 
 def _check_alternative(alternative: str) -> None:
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+
+
+# --------------------------------------------------------------------------- jackknife
+
+
+def cluster_jackknife(
+    cluster_stats: np.ndarray,
+    statistic,
+    *,
+    valid: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Delete-one-cluster jackknife SE of a statistic of summed cluster statistics.
+
+    ``cluster_stats`` has shape ``(..., C, d)``: per-cluster sufficient statistics
+    (e.g. a flattened k x k confusion table per task); ``statistic`` maps summed statistics
+    ``(..., d)`` to ``(...)``. Leading axes (many evaluations) are vectorised; ``valid``
+    (``(..., C)`` bool) marks clusters that exist (padding for unequal numbers of
+    clusters). ``SE^2 = (C - 1) / C * sum_c (theta_(-c) - mean)^2`` (Efron & Stein 1981)
+    and ``df = C - 1``, the reference t distribution of a jackknife studentized statistic.
+
+    Returns
+    -------
+    estimate, se, df : ndarray (leading axes)
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 1], [2.0, 1], [4.0, 1], [7.0, 1]])  # (value, count) per cluster
+    >>> est, se, df = cluster_jackknife(x, lambda s: s[..., 0] / s[..., 1])  # a mean: sem
+    >>> float(est), round(float(se), 4), float(df)
+    (3.5, 1.3229, 3.0)
+    """
+    cs = np.asarray(cluster_stats, dtype=np.float64)
+    if valid is None:
+        valid = np.ones(cs.shape[:-1], dtype=bool)
+    cs = np.where(valid[..., None], cs, 0.0)
+    total = cs.sum(axis=-2)
+    est = statistic(total)
+    loo = statistic(total[..., None, :] - cs)
+    c = valid.sum(axis=-1).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(valid, loo, 0.0).sum(axis=-1) / c
+        dev = np.where(valid, loo - mean[..., None], 0.0)
+        se = np.sqrt((c - 1.0) / c * (dev**2).sum(axis=-1))
+    df = np.where(c > 1, c - 1.0, np.nan)
+    return est, np.where(c > 1, se, np.nan), df
 
 
 # --------------------------------------------------------------------------- public wrapper

@@ -70,6 +70,7 @@ within 0.93-0.97 everywhere. Naive IID intervals undercover badly.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -79,6 +80,7 @@ from scipy import stats as sps
 from evalstats._schema import OUTCOMES, STATUSES
 from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import DataError
+from evalstats.records import EvalstatsWarning
 from evalstats.stats._cluster import by_columns, cr1_ratio, segment_sum
 from evalstats.stats._proportion import PROPORTION_METHODS, ProportionCI, proportion_ci
 from evalstats.stats.resample import (
@@ -86,6 +88,13 @@ from evalstats.stats.resample import (
     as_generator,
     bootstrap_distribution,
     interval_from_distribution,
+)
+from evalstats.stats.robust import (
+    cr2_ratio,
+    t_interval,
+    t_test_p,
+    wilson_interval,
+    wilson_test_p,
 )
 
 __all__ = [
@@ -96,12 +105,22 @@ __all__ = [
     "ProportionCI",
     "position_bias",
     "proportion_ci",
+    "rate_arrays",
     "win_rates",
 ]
 
 RATE_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
-WIN_RATE_METHODS = ("cluster_wilson", "cluster_t", *BOOTSTRAP_METHODS)
-DEFAULT_METHOD = "cluster_wilson"
+WIN_RATE_METHODS = (
+    "cr2_wilson",
+    "cr2_t",
+    "cluster_wilson",
+    "cluster_t",
+    *BOOTSTRAP_METHODS,
+    "iid_wilson",
+)
+DEFAULT_METHOD = "cr2_wilson"
+#: Designs with fewer effective clusters (Kish) than this are flagged and warned about.
+FEW_CLUSTERS = 8.0
 NO_ANSWER_VIEWS = ("exclude", "loss")
 
 # Row categories, in the order of the per-cluster count columns.
@@ -190,6 +209,8 @@ def win_rates(
     if no_answer_as not in NO_ANSWER_VIEWS:
         raise ValueError(f"no_answer_as must be one of {NO_ANSWER_VIEWS}, got {no_answer_as!r}")
     confidence = check_confidence(confidence)
+    if method in BOOTSTRAP_METHODS:
+        n_resamples = check_positive_int(n_resamples, "n_resamples")
     category = _row_categories(frame, by_cols, cluster)
     groups, gid, counts = _cluster_counts(frame, by_cols, cluster, category)
 
@@ -198,52 +219,24 @@ def win_rates(
         losses_view = losses + counts[:, _NO_ANSWER] + counts[:, _INVALID]
     else:
         losses_view = losses
-    denom = wins + ties + losses_view
-    numerators = np.stack(
-        [wins, ties, losses_view, wins - losses_view, wins + 0.5 * ties], axis=1
-    ).astype(np.float64)
-
     n_groups = len(groups)
-    used = denom > 0  # clusters with no counted verdict carry no information on a rate
+    res = rate_arrays(
+        wins,
+        ties,
+        losses_view,
+        gid,
+        n_groups,
+        method=method,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        rng=rng,
+    )
     total = segment_sum(counts, gid, n_groups)
-    est, se, n_clusters, n = cr1_ratio(numerators[used], denom[used], gid[used], n_groups)
-
-    if method == "cluster_t":
-        low, high = _cluster_t_interval(est, se, n_clusters, confidence)
-    elif method == "cluster_wilson":
-        # Row-level variance of each statistic (0/1 rates: p(1-p); score: 0, 1/2, 1 values).
-        row_var = est * (1.0 - est)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            sq = segment_sum((wins + 0.25 * ties)[used, None], gid[used], n_groups)[:, 0]
-            row_var[:, 4] = sq / n - est[:, 4] ** 2
-        low, high = _cluster_wilson_interval(
-            est, se, n, n_clusters, confidence, row_var=np.maximum(row_var, 0.0)
-        )
-    else:
-        low, high = _bootstrap_intervals(
-            wins[used],
-            ties[used],
-            denom[used],
-            gid[used],
-            n_groups,
-            method=method,
-            n_resamples=check_positive_int(n_resamples, "n_resamples"),
-            confidence=confidence,
-            rng=as_generator(rng),
-        )
-    low, high = _boundary_wilson(est, low, high, n, confidence)
-
-    w_tot = total[:, _WIN]
     l_tot = segment_sum(losses_view[:, None], gid, n_groups)[:, 0]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t_net = est[:, 3] / se[:, 3]
-        p_net = 2.0 * sps.t.sf(np.abs(t_net), n_clusters - 1)
-    # A net win of exactly 0 with no spread is no evidence against 0.
-    p_net = np.where(np.isfinite(t_net), p_net, np.where(est[:, 3] == 0, 1.0, np.nan))
 
     data: dict[str, object] = {c: groups[c] for c in by_cols}
-    data["n"] = n.astype(np.int64)
-    data["n_clusters"] = n_clusters.astype(np.int64)
+    data["n"] = res["n"].astype(np.int64)
+    data["n_clusters"] = res["n_clusters"].astype(np.int64)
     for name, col in (
         ("wins", _WIN),
         ("ties", _TIE),
@@ -254,17 +247,171 @@ def win_rates(
     ):
         data[name] = total[:, col].astype(np.int64)
     for j, name in enumerate(RATE_NAMES):
-        data[name] = est[:, j]
-        data[f"{name}_se"] = se[:, j]
-        data[f"{name}_ci_low"] = low[:, j]
-        data[f"{name}_ci_high"] = high[:, j]
-    data["sign_test_p"] = sign_test_p(w_tot, l_tot)
-    data["net_win_p"] = p_net
+        data[name] = res["est"][:, j]
+        data[f"{name}_se"] = res["se"][:, j]
+        data[f"{name}_ci_low"] = res["low"][:, j]
+        data[f"{name}_ci_high"] = res["high"][:, j]
+    data["sign_test_p"] = sign_test_p(total[:, _WIN], l_tot)
+    data["net_win_p"] = res["net_win_p"]
+    data["df"] = res["df"]
+    data["n_eff_clusters"] = res["n_eff_clusters"]
+    data["few_clusters"] = res["few_clusters"]
+    data["ci_note"] = res["ci_note"]
     data["method"] = np.full(n_groups, method, dtype=object)
     data["confidence"] = np.full(n_groups, confidence)
     data["no_answer_as"] = np.full(n_groups, no_answer_as, dtype=object)
     out = pd.DataFrame(data, index=pd.RangeIndex(n_groups))
+    _warn_few_clusters(out, by_cols)
     return out
+
+
+def _warn_few_clusters(out: pd.DataFrame, by_cols: list[str]) -> None:
+    few = out["few_clusters"].to_numpy(bool)
+    if not few.any():
+        return
+    if by_cols:
+        names = [
+            ", ".join(f"{c}={out[c].iloc[i]}" for c in by_cols) for i in np.flatnonzero(few)[:5]
+        ]
+        more = f" and {int(few.sum()) - 5} more" if few.sum() > 5 else ""
+        where = "; ".join(names) + more
+    else:
+        where = "the whole frame"
+    warnings.warn(
+        f"fewer than {FEW_CLUSTERS:g} effective clusters (Kish) in {where}: "
+        "cluster-robust intervals rest on few tasks (see the df and n_eff_clusters columns)",
+        EvalstatsWarning,
+        stacklevel=3,
+    )
+
+
+def rate_arrays(
+    wins: np.ndarray,
+    ties: np.ndarray,
+    losses: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+    *,
+    method: str = DEFAULT_METHOD,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | int | None = None,
+) -> dict[str, np.ndarray]:
+    """The five rates with SEs, intervals, df and the net-win test from per-cluster counts.
+
+    The array core of :func:`win_rates`: ``wins``, ``ties``, ``losses`` are the counted
+    verdicts of each (group, cluster) cell and ``gid`` its group; many evaluations are
+    computed at once by giving each its own group (as the coverage battery does).
+
+    Returns
+    -------
+    dict of ndarray
+        ``est``, ``se``, ``low``, ``high`` (groups x the five rates), ``net_win_p``,
+        ``df``, ``n_eff_clusters``, ``few_clusters``, ``ci_note``, ``n``, ``n_clusters``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evalstats.stats.winrates import rate_arrays
+    >>> r = rate_arrays(np.array([2, 1, 3, 0]), np.array([1, 1, 0, 1]), np.array([0, 1, 0, 2]),
+    ...                 np.zeros(4, dtype=int), 1)
+    >>> r["est"][0].round(3).tolist()  # win, tie, loss, net win, score
+    [0.5, 0.25, 0.25, 0.25, 0.625]
+    >>> round(float(r["df"][0]), 3), bool(r["few_clusters"][0])
+    (3.0, True)
+    """
+    if method not in WIN_RATE_METHODS:
+        raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
+    wins, ties, losses = (np.asarray(v, dtype=np.float64) for v in (wins, ties, losses))
+    gid = np.asarray(gid, dtype=np.int64)
+    denom = wins + ties + losses
+    numerators = np.stack([wins, ties, losses, wins - losses, wins + 0.5 * ties], axis=1)
+    used = denom > 0  # clusters with no counted verdict carry no information on a rate
+    y, m, g = numerators[used], denom[used], gid[used]
+    est, se2, df2, n_clusters, n, kish = cr2_ratio(y, m, g, n_groups)
+    # Row-level variance of each statistic (0/1 rates: p(1-p); score: 0, 1/2, 1 values).
+    row_var = est * (1.0 - est)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sq = segment_sum((wins + 0.25 * ties)[used, None], g, n_groups)[:, 0]
+        row_var[:, 4] = np.maximum(sq / n - est[:, 4] ** 2, 0.0)
+        row_var[:, 3] = 4.0 * row_var[:, 4]
+    if method in ("cluster_t", "cluster_wilson", *BOOTSTRAP_METHODS):
+        _, se, _, _ = cr1_ratio(y, m, g, n_groups)
+        df = np.where(n_clusters > 1, n_clusters - 1.0, np.nan)
+    elif method == "iid_wilson":
+        se = np.sqrt(row_var / n[:, None])
+        df = np.where(n > 1, np.inf, np.nan)
+    else:
+        se, df = se2, df2
+    if method in ("cr2_wilson", "cluster_wilson", "iid_wilson"):
+        low, high, p_net = _score_construction(est, se, n, df, kish, row_var, confidence)
+    elif method in ("cr2_t", "cluster_t"):
+        low, high = t_interval(est, se, df[:, None], confidence)
+        low = np.clip(low, _RANGE_LOW, _RANGE_HIGH)
+        high = np.clip(high, _RANGE_LOW, _RANGE_HIGH)
+        p_net = t_test_p(est[:, 3], se[:, 3], df)
+        # No spread observed (a rate at 0 or 1, or every task alike): the t interval has
+        # zero width, so take the boundary score construction, which keeps the df.
+        flat = se <= 0
+        if flat.any():
+            b_low, b_high, b_p = _score_construction(est, se, n, df, kish, row_var, confidence)
+            low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
+            p_net = np.where(flat[:, 3], b_p, p_net)
+    else:
+        low, high = _bootstrap_intervals(
+            wins[used],
+            ties[used],
+            m,
+            g,
+            n_groups,
+            method=method,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            rng=as_generator(rng),
+        )
+        flat = ~(high - low > 0)
+        b_low, b_high, _ = _score_construction(est, se, n, df, kish, row_var, confidence)
+        low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
+        p_net = np.full(n_groups, np.nan)  # a bootstrap interval is not a test here
+    note = np.full(n_groups, "", dtype=object)
+    if method in BOOTSTRAP_METHODS:
+        note[:] = "net_win_p not computed for bootstrap intervals"
+    note[n_clusters == 1] = (
+        "one cluster: no between-task variation can be estimated "
+        "(method='iid_wilson' gives an IID interval over verdicts)"
+    )
+    if method == "iid_wilson":
+        note[:] = "IID interval over verdicts: ignores clustering by task"
+    note[n == 0] = "no counted verdicts"
+    one = (n_clusters <= 1) & (method != "iid_wilson")
+    low[one], high[one], p_net[one] = np.nan, np.nan, np.nan
+    return {
+        "est": est,
+        "se": np.where(one[:, None], np.nan, se),
+        "low": low,
+        "high": high,
+        "net_win_p": p_net,
+        "df": df,
+        "n_eff_clusters": kish,
+        "few_clusters": ~(kish >= FEW_CLUSTERS),
+        "ci_note": note,
+        "n": n,
+        "n_clusters": n_clusters,
+    }
+
+
+def _score_construction(est, se, n, df, kish, row_var, confidence):
+    """Score interval of each rate (net win from the score's) and the net-win test."""
+    p = est.copy()
+    s = se.copy()
+    rv = row_var.copy()
+    # Net win is 2 * score - 1: work on the score scale for it.
+    p[:, 3], s[:, 3], rv[:, 3] = p[:, 4], s[:, 4], rv[:, 4]
+    args = (s, n[:, None], df[:, None], kish[:, None])
+    low, high = wilson_interval(p, *args, confidence, row_var=rv)
+    low[:, 3], high[:, 3] = 2.0 * low[:, 3] - 1.0, 2.0 * high[:, 3] - 1.0
+    p_net = wilson_test_p(p[:, 4], s[:, 4], n, df, kish, 0.5, row_var=rv[:, 4])
+    return low, high, p_net
 
 
 def position_bias(
@@ -429,52 +576,6 @@ def _cluster_t_interval(
         lo_lim = np.array([a for a, _ in limits])
         hi_lim = np.array([b for _, b in limits])
     return np.clip(low, lo_lim, hi_lim), np.clip(high, lo_lim, hi_lim)
-
-
-def _cluster_wilson_interval(
-    est: np.ndarray,
-    se: np.ndarray,
-    n: np.ndarray,
-    n_clusters: np.ndarray,
-    confidence: float,
-    kinds: tuple[str, ...] = ("rate", "rate", "rate", "net", "rate"),
-    row_var: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson interval on a design-effect effective sample size (Korn & Graubard 1998).
-
-    ``n_eff = p (1 - p) / SE_CR1^2`` is the sample size whose binomial variance
-    equals the cluster-robust one. It is scaled by ``(z / t_{C-1})^2`` for
-    the few clusters and capped at the IID value (design effect >= 1: ``n``
-    for a 0/1 rate; the score takes values 0, 1/2, 1, so its cap is
-    ``n p (1 - p) / row variance``), and Wilson's score interval is computed
-    at ``n_eff``. Net win is
-    ``2 * score - 1`` and takes the score's interval. ``row_var`` (groups x
-    statistics) is the row-level variance; ``p (1 - p)`` when omitted.
-    """
-    z = sps.norm.ppf(0.5 + confidence / 2.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        df = np.where(n_clusters > 1, n_clusters - 1, np.nan)
-        shrink = (z / sps.t.ppf(0.5 + confidence / 2.0, df)) ** 2
-    net = np.array([kind == "net" for kind in kinds])
-    # Net win is 2 * score - 1: work on the score scale for it.
-    p = np.where(net, (est + 1.0) / 2.0, est)
-    s = np.where(net, se / 2.0, se)
-    v = p * (1.0 - p)
-    if row_var is None:
-        row_var = v
-    v_row = np.where(net, row_var[:, [4]], row_var)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # Largest n_eff allowed: the one of an IID sample (design effect 1).
-        cap = np.where(v_row > 0, n[:, None] * v / v_row, n[:, None])
-        n_eff = np.minimum(np.where(s > 0, v / s**2, np.inf) * shrink[:, None], cap)
-    ok = np.isfinite(p) & np.isfinite(n_eff) & (n_eff > 0)
-    ci = proportion_ci(p[ok] * n_eff[ok], n_eff[ok], confidence=confidence)
-    low = np.full_like(est, np.nan)
-    high = np.full_like(est, np.nan)
-    low[ok], high[ok] = ci.ci_low, ci.ci_high
-    low = np.where(net, 2.0 * low - 1.0, low)
-    high = np.where(net, 2.0 * high - 1.0, high)
-    return low, high
 
 
 def _rates_from_sums(s: np.ndarray) -> np.ndarray:
