@@ -266,7 +266,8 @@ def win_rates(
 
 
 def _warn_few_clusters(out: pd.DataFrame, by_cols: list[str]) -> None:
-    few = out["few_clusters"].to_numpy(bool)
+    # One-cluster groups (e.g. per-task rows) carry their reason in ci_note instead.
+    few = out["few_clusters"].to_numpy(bool) & (out["n_clusters"].to_numpy() > 1)
     if not few.any():
         return
     if by_cols:
@@ -343,8 +344,11 @@ def rate_arrays(
         df = np.where(n > 1, np.inf, np.nan)
     else:
         se, df = se2, df2
+    # Boundary size where no spread is observed: Kish's effective clusters (the largest
+    # design effect the cluster sizes allow); the verdicts themselves for the IID interval.
+    boundary_n = n if method == "iid_wilson" else kish
     if method in ("cr2_wilson", "cluster_wilson", "iid_wilson"):
-        low, high, p_net = _score_construction(est, se, n, df, kish, row_var, confidence)
+        low, high, p_net = _score_construction(est, se, n, df, boundary_n, row_var, confidence)
     elif method in ("cr2_t", "cluster_t"):
         low, high = t_interval(est, se, df[:, None], confidence)
         low = np.clip(low, _RANGE_LOW, _RANGE_HIGH)
