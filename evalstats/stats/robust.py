@@ -276,9 +276,7 @@ def wilson_test_p(
     >>> round(float(wilson_test_p(0.6, 0.1, 40, 9.0, 10.0)), 4)
     0.3528
     """
-    p, se, n, df, kish, null = (
-        np.asarray(v, dtype=np.float64) for v in (p, se, n, df, kish, null)
-    )
+    p, se, n, df, kish, null = (np.asarray(v, dtype=np.float64) for v in (p, se, n, df, kish, null))
     rv = p * (1.0 - p) if row_var is None else np.asarray(row_var, dtype=np.float64)
     a, cap = _effective_n(p, se, n, kish, rv)
     with np.errstate(invalid="ignore", divide="ignore"):
