@@ -31,7 +31,7 @@ from evalstats.stats.outcome_model import draw_outcomes
 from evalstats.stats.robust import cluster_jackknife, t_interval
 from evalstats.stats.winrates import DEFAULT_METHOD, RATE_NAMES, rate_arrays
 
-RATE_METHODS = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t")
+RATE_METHODS = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "bca")
 KAPPA_METHODS = ("jackknife_t", "wald_iid")
 DEFAULT_KAPPA = "jackknife_t"
 
@@ -59,7 +59,7 @@ DESIGNS = (
     Design("40x2 ICC .3", (2,) * 40),
     Design("blind 15x3x2 orders", (3,) * 15, n_judges=2, judge_noise=0.6, orders=2),
     Design("costs 8x3 logsd 1.5", (3,) * 8, costs={"log_sd": 1.5, "slope": -0.15}),
-    Design("kappa 10x3 two judges", (3,) * 10, n_judges=2, judge_noise=0.75),
+    Design("kappa 10x3 two judges", (3,) * 10, n_judges=2, judge_noise=0.5),
 )
 
 
@@ -98,7 +98,9 @@ def _cluster_counts(codes: np.ndarray, mask: np.ndarray):
     return wins, ties, losses, gid
 
 
-def rate_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> pd.DataFrame:
+def rate_coverage(
+    d: Design, n_evals: int, rng: np.random.Generator, methods=RATE_METHODS
+) -> pd.DataFrame:
     codes, mask = _outcomes(d, d.probs, n_evals, rng)
     wins, ties, losses, gid = _cluster_counts(codes, mask)
     pw, pt, pl = d.probs
@@ -107,15 +109,16 @@ def rate_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> pd.DataF
     null_codes, _ = _outcomes(d, (p0, pt, p0), n_evals, rng)
     nw, nt, nl, _ = _cluster_counts(null_codes, mask)
     rows = {}
-    for method in RATE_METHODS:
-        r = rate_arrays(wins, ties, losses, gid, n_evals, method=method)
+    for method in methods:
+        r = rate_arrays(wins, ties, losses, gid, n_evals, method=method, n_resamples=999, rng=1)
         cover = (r["low"] <= truth) & (truth <= r["high"])
-        rn = rate_arrays(nw, nt, nl, gid, n_evals, method=method)
+        rn = rate_arrays(nw, nt, nl, gid, n_evals, method=method, n_resamples=999, rng=2)
         excl = (rn["low"][:, 3] > 0) | (rn["high"][:, 3] < 0)
         rej = rn["net_win_p"] < 0.05
         row = dict(zip(RATE_NAMES, cover.mean(axis=0), strict=True))
-        row["type1"] = float(rej.mean())
-        row["p_vs_ci_disagree"] = int((excl != rej).sum())
+        has_p = np.isfinite(rn["net_win_p"])
+        row["type1"] = float(rej.mean()) if has_p.all() else np.nan
+        row["p_vs_ci_disagree"] = int((excl != rej)[has_p].sum()) if has_p.all() else np.nan
         row["df"] = float(np.nanmean(r["df"]))
         row["n_eff"] = float(np.nanmean(r["n_eff_clusters"]))
         rows[method] = row
@@ -167,7 +170,7 @@ def _cost_draw(d: Design, n_evals: int, rng: np.random.Generator):
     without = 1000.0 * np.exp(size + noise[..., 0])
     log_ratio = -0.2 + slope * size + 0.2 * rng.standard_normal((n_evals, n_tasks, 1))
     with_ = without * np.exp(log_ratio + noise[..., 1] - noise[..., 0] * 0.5)
-    return np.round(with_), np.round(without)
+    return np.maximum(np.round(with_), 1.0), np.maximum(np.round(without), 1.0)
 
 
 def _cost_truth(d: Design, rng: np.random.Generator) -> dict[str, float]:
@@ -205,7 +208,9 @@ def cost_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str
     return {k: v / n_evals for k, v in hits.items()}
 
 
-def run(n_evals: int, cost_evals: int, seed: int, designs=DESIGNS) -> pd.DataFrame:
+def run(
+    n_evals: int, cost_evals: int, seed: int, designs=DESIGNS, methods=RATE_METHODS
+) -> pd.DataFrame:
     seeds = np.random.SeedSequence(seed).spawn(len(designs))
     rows = []
     for d, s in zip(designs, seeds, strict=True):
@@ -213,7 +218,7 @@ def run(n_evals: int, cost_evals: int, seed: int, designs=DESIGNS) -> pd.DataFra
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EvalstatsWarning)
-            rates = rate_coverage(d, n_evals, rng)
+            rates = rate_coverage(d, n_evals, rng, methods)
         extra: dict[str, float] = {}
         if d.n_judges == 2 and d.orders == 1:
             kap = kappa_coverage(d, n_evals, rng)
