@@ -7,65 +7,61 @@ rows, as losses): ``win_rate = wins / n`` etc., ``net_win = win - loss`` and
 ``score = win + tie / 2`` (so ``net_win = 2 * score - 1``). Replicates and
 orders of one task are correlated, so the task is the cluster:
 
-* ``<name>_se`` is the CR1 cluster-robust SE of the ratio (linearised:
-  ``sqrt(C / (C - 1) * sum_c (y_c - r n_c)^2) / n``). It equals statsmodels'
-  cluster SE of an intercept-only OLS on the verdicts (whose extra factor
-  ``(n - 1) / (n - k)`` is 1 for ``k = 1``), and with one row per task the
-  ordinary SE of the mean.
-* Intervals (``method``): ``"cluster_wilson"`` (default), a Wilson score
-  interval at the design-effect effective sample size ``p (1 - p) / SE^2``,
-  shrunk by ``(z / t_{C-1})^2`` and capped at the IID size (Korn & Graubard
-  1998); ``"cluster_t"``, ``r +/- t_{C-1} SE``; and the cluster bootstrap
-  (``"bca"``, ``"percentile"``, ``"basic"``; :mod:`evalstats.stats.resample`).
-  Where a clustered interval has zero width (a rate of 0 or 1, or no
-  variation between tasks), the Wilson interval over the counted verdicts is
-  reported; it ignores clustering, since none can be estimated there.
+* ``<name>_se`` is the cluster-robust SE of the ratio: CR2, the bias-reduced
+  linearisation of Bell & McCaffrey (2002), for the default ``"cr2_*"`` methods
+  (closed form for this intercept-only regression, :mod:`evalstats.stats.robust`);
+  CR1 (``sqrt(C / (C - 1) * sum_c (y_c - r n_c)^2) / n``, statsmodels' cluster SE of
+  an intercept-only OLS) for ``"cluster_*"`` and the bootstrap methods. With equal task
+  sizes CR2 = CR1.
+* ``df`` is the Bell-McCaffrey (Satterthwaite, working independence) degrees of
+  freedom of the CR2 variance (Bell & McCaffrey 2002; Pustejovsky & Tipton 2018,
+  *JBES*): ``C - 1`` for equal task sizes, fewer for unequal ones (tasks of 1-30
+  verdicts: 4.1 of 11). ``n_eff_clusters`` is Kish's ``n^2 / sum n_c^2``; designs
+  below 8 are flagged (``few_clusters``) and named in an :class:`EvalstatsWarning`.
+* Intervals (``method``) and the net-win test come from one construction each, so
+  ``net_win_p < 1 - confidence`` exactly when the net-win interval excludes 0:
+  ``"cr2_wilson"`` (default): the score (Wilson) interval at the design-effect
+  effective size ``p (1 - p) / SE_CR2^2`` shrunk by ``(z / t_df)^2`` (Korn & Graubard
+  1998's construction with CR2 and the BM df) and the score test it inverts;
+  ``"cr2_t"``: ``r +/- t_df SE_CR2`` and the t test; ``"cluster_wilson"`` and
+  ``"cluster_t"``: the same with CR1 and ``C - 1`` df (the former defaults); the
+  cluster bootstrap (``"bca"``, ``"percentile"``, ``"basic"``;
+  :mod:`evalstats.stats.resample`; no net-win test); ``"iid_wilson"``: the IID Wilson
+  interval over verdicts, ignoring the clustering, only when asked.
+* Where no spread is observed (a rate at 0 or 1, all wins, every task alike) the SE is
+  0 and no design effect can be estimated: the interval and test use the largest
+  design effect the task sizes allow (``n_eff`` = Kish's effective clusters), so they
+  keep the clustering and a valid p-value instead of NaN or the IID interval. One
+  cluster gives a NaN interval and p-value with the reason in ``ci_note``.
 * ``sign_test_p`` is the exact binomial test of wins against losses. It treats
-  verdicts as independent, so with replicated tasks it is anti-conservative
-  (16 % type-I error at a nominal 5 % below); ``net_win_p``, the
-  cluster-robust t test of net win = 0 on C - 1 df, is the one to report.
+  verdicts as independent, so with replicated tasks it is anti-conservative; read
+  ``net_win_p``.
 
-Why ``cluster_wilson`` is the default: ``benchmarks/coverage.py`` (2 000
-simulated evaluations of 15 tasks x 6 replicates, ICC 0.3 on the latent
-probit scale, bootstrap B = 2 000; Monte Carlo SE of a coverage ~0.005)
-printed these coverages of nominal 95 % intervals::
+Why ``cr2_wilson`` is the default: ``benchmarks/coverage.py`` (11 designs, 2,000
+simulated evaluations each, Monte-Carlo SE of a coverage 0.005; type-I error at a
+true net win of 0 in the same design) printed, for the coverage of nominal 95 %
+intervals of win / tie / loss / net win (= score) and the type-I error at 5 %::
 
-    p_win=0.45, p_tie=0.25, p_loss=0.3
-                      win_rate  tie_rate  loss_rate  net_win  score
-    cluster_wilson       0.952     0.970      0.950    0.951  0.951
-    cluster_t            0.943     0.954      0.937    0.940  0.940
-    bca                  0.926     0.930      0.938    0.928  0.928
-    percentile           0.914     0.924      0.922    0.916  0.916
-    basic                0.909     0.918      0.906    0.911  0.911
-    naive IID Wilson     0.820     0.945      0.838      NaN    NaN
-    naive IID Wald       0.820     0.934      0.832    0.798  0.798
+    design                 cr2_wilson                 cr2_t                      cluster_t (old CR1)
+    15x6 ICC .3            .954 .954 .955 .954  .057  .948 .950 .936 .945  .063  .948 .950 .936 .945 .063
+    8x3 ICC .3             .972 .978 .958 .962  .041  .946 .943 .931 .944  .058  (= cr2_t)
+    12 tasks of 1-30       .946 .961 .952 .941  .054  .935 .957 .926 .933  .068  .870 .902 .852 .864 .138
+    10x4 ICC .8            .974 .955 .952 .966  .030  .950 .943 .921 .944  .052  (= cr2_t)
+    8x3 ICC .05            .970 .984 .962 .956  .038  .942 .952 .942 .946  .051  (= cr2_t)
+    8x3 net +.8            .973 .965 .986 .981  .048  .892 .992 .999 .920  .071  (= cr2_t)
+    8x3 net -.8            .984 .972 .984 .987  .041  1.00 .998 .896 .926  .062  (= cr2_t)
+    40x2 ICC .3            .958 .959 .951 .956  .040  .952 .952 .950 .952  .046  (= cr2_t)
+    blind 15x3, 2 orders   .958 .954 .954 .956  .042  .951 .951 .938 .947  .052  (= cr2_t)
+    8x3, skewed costs      .969 .980 .958 .962  .040  .947 .946 .942 .947  .058  (= cr2_t)
+    10x3, two judges       .956 .978 .962 .956  .034  .944 .960 .943 .942  .046  (= cr2_t)
 
-    p_win=0.7, p_tie=0.2, p_loss=0.1
-    cluster_wilson       0.944     0.956      0.929    0.932  0.932
-    cluster_t            0.928     0.944      0.894    0.918  0.918
-    bca                  0.923     0.937      0.916    0.914  0.904
-    naive IID Wilson     0.832     0.912      0.874      NaN    NaN
-
-    p_win=0.1, p_tie=0.6, p_loss=0.3
-    cluster_wilson       0.957     0.962      0.948    0.950  0.950
-    cluster_t            0.916     0.948      0.933    0.948  0.948
-    bca                  0.935     0.942      0.934    0.916  0.924
-    naive IID Wilson     0.888     0.920      0.840      NaN    NaN
-
-    p_win=0.05, p_tie=0.15, p_loss=0.8
-    cluster_wilson       0.960     0.960      0.954    0.950  0.950
-    cluster_t            0.900     0.924      0.930    0.924  0.924
-    bca                  0.953     0.917      0.933    0.922  0.922
-    naive IID Wilson     0.920     0.926      0.862      NaN    NaN
-
-    Type-I error at 5 %, true net win 0 (p_win = p_loss = 0.35):
-    sign_test_p (exact binomial, IID)       0.160
-    net_win_p (cluster-robust t, C-1 df)    0.052
-
-With 15 tasks the bootstrap intervals are too narrow (they use the
-``(C - 1) / C`` plug-in variance and normal-like quantiles); the t interval
-undercovers skewed rates near 0 or 1; the design-effect Wilson interval stays
-within 0.93-0.97 everywhere. Naive IID intervals undercover badly.
+The cluster BCa interval covered 0.85-0.96 (0.86 on the unequal design). Only
+``cr2_wilson`` keeps every coverage at or above 0.94 and every type-I error at or
+below 0.06; where it misses the [0.93, 0.97] band it is on the safe side (up to 0.987
+with 8 tasks and rare outcomes, where the 24 verdicts are too discrete for any
+interval to hold 0.95 closely). ``cr2_t`` undercovers skewed rates (0.89 at a win rate
+of 0.85) and its test rejects up to 7 % at 5 %; the old CR1 / ``C - 1`` default
+collapses on unequal task sizes (0.86 coverage, 13.8 % type-I error).
 """
 
 from __future__ import annotations
@@ -154,11 +150,11 @@ def win_rates(
         Grouping columns (one output row per group); None gives one overall row.
     cluster : str
         Column identifying the unit of independence (the task).
-    method : {"cluster_wilson", "cluster_t", "bca", "percentile", "basic"}
-        Interval method: Wilson at the design-effect effective sample size,
-        CR1 standard error with a t(C - 1) quantile, or a cluster bootstrap
-        interval. The default was chosen by the coverage study in the module
-        docstring.
+    method : {"cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "bca", "percentile", \
+"basic", "iid_wilson"}
+        Interval (and net-win test) construction; see the module docstring. The
+        default, CR2 with the Bell-McCaffrey df in a design-effect Wilson interval, was
+        chosen by the coverage battery there.
     no_answer_as : {"exclude", "loss"}
         ``"exclude"``: rates are over ``ok`` verdicts. ``"loss"``: the
         sensitivity view, where ``no_answer`` and ``invalid`` rows count as
@@ -180,11 +176,14 @@ def win_rates(
         ``wins``, ``ties``, ``losses`` (ok verdicts), ``no_answer``,
         ``invalid``, ``error``; for each of ``win_rate``, ``tie_rate``,
         ``loss_rate``, ``net_win`` (win - loss) and ``score`` (win + tie/2):
-        the value, ``<name>_se`` (CR1), ``<name>_ci_low``, ``<name>_ci_high``;
-        ``sign_test_p`` (exact binomial test of wins vs losses, ignoring
-        clustering), ``net_win_p`` (cluster-robust t test of net win = 0 with
-        C - 1 degrees of freedom), and ``method``, ``confidence``,
-        ``no_answer_as``.
+        the value, ``<name>_se`` (CR2, or CR1 for the ``cluster_*`` and bootstrap
+        methods), ``<name>_ci_low``, ``<name>_ci_high``; ``sign_test_p`` (exact
+        binomial test of wins vs losses, ignoring clustering), ``net_win_p`` (the
+        test of net win = 0 that the net-win interval inverts; NaN for the bootstrap
+        methods), ``df`` (Bell-McCaffrey df, or C - 1), ``n_eff_clusters`` (Kish),
+        ``few_clusters`` (fewer than 8 effective clusters), ``ci_note`` (why an
+        interval is missing or what it ignores; empty otherwise), and ``method``,
+        ``confidence``, ``no_answer_as``.
 
     Examples
     --------
