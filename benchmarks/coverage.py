@@ -28,11 +28,12 @@ import pandas as pd
 from evalstats.records import EvalstatsWarning
 from evalstats.stats._kappa import _kappa_from_tables, cohen_stats
 from evalstats.stats.outcome_model import draw_outcomes
+from evalstats.stats.resample import cluster_bootstrap
 from evalstats.stats.robust import cluster_jackknife, t_interval
 from evalstats.stats.winrates import DEFAULT_METHOD, RATE_NAMES, rate_arrays
 
 RATE_METHODS = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "bca")
-KAPPA_METHODS = ("jackknife_t", "wald_iid")
+KAPPA_METHODS = ("jackknife_t", "wald_iid", "boot_bca")
 DEFAULT_KAPPA = "jackknife_t"
 
 
@@ -157,6 +158,13 @@ def kappa_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[st
     st = cohen_stats(per_task.sum(axis=1).reshape(-1, 3, 3), np.eye(3))
     wl, wh = st.kappa - 1.959964 * st.se, st.kappa + 1.959964 * st.se
     out["wald_iid"] = float(((wl <= truth) & (truth <= wh)).mean())
+    # The cluster BCa bootstrap of judge_agreement's kappa_boot_* columns, one
+    # evaluation at a time (the engine vectorises over resamples, not evaluations).
+    hits = 0
+    for e in range(n_evals):
+        boot = cluster_bootstrap(per_task[e], kappa, n_resamples=999, rng=e)
+        hits += bool(boot.ci_low[0] <= truth <= boot.ci_high[0])
+    out["boot_bca"] = hits / n_evals
     out["truth"] = truth
     return out
 
@@ -224,6 +232,7 @@ def run(
             kap = kappa_coverage(d, n_evals, rng)
             extra["kappa"] = kap[DEFAULT_KAPPA]
             extra["kappa_wald_iid"] = kap["wald_iid"]
+            extra["kappa_boot_bca"] = kap["boot_bca"]
             extra["kappa_true"] = kap["truth"]
         if d.costs and cost_evals:
             cov = cost_coverage(d, cost_evals, rng)
