@@ -265,17 +265,25 @@ def wilson_test_p(
     null: ArrayLike = 0.5,
     *,
     row_var: ArrayLike | None = None,
+    alternative: str = "two-sided",
 ) -> np.ndarray:
-    """Two-sided p-value of ``p = null`` that inverts :func:`wilson_interval` exactly.
+    """p-value of ``p = null`` that inverts :func:`wilson_interval` exactly.
 
     With ``s0 = sqrt(null (1 - null))`` the interval keeps ``null`` iff
     ``|p - null| sqrt(A) / s0 <= t_df`` or ``|p - null| sqrt(cap) / s0 <= z`` (``n_eff`` is
     the smaller of the two sizes), so the p-value is the larger of the t and the normal
-    p-values of those two statistics.
+    p-values of those two statistics. A one-sided p-value (``"greater"``: the truth is
+    above ``null``) is half the two-sided one on the side of the estimate (one minus that
+    on the other): it is below ``alpha`` exactly when the ``1 - 2 alpha`` two-sided
+    interval lies beyond ``null`` — the one-sided test of an equal-tailed interval, as a
+    TOST needs.
 
     >>> round(float(wilson_test_p(0.6, 0.1, 40, 9.0, 10.0)), 4)
     0.3528
+    >>> round(float(wilson_test_p(0.6, 0.1, 40, 9.0, 10.0, alternative="greater")), 4)
+    0.1764
     """
+    _check_alternative(alternative)
     p, se, n, df, kish, null = (np.asarray(v, dtype=np.float64) for v in (p, se, n, df, kish, null))
     rv = p * (1.0 - p) if row_var is None else np.asarray(row_var, dtype=np.float64)
     a, cap = _effective_n(p, se, n, kish, rv)
@@ -288,6 +296,9 @@ def wilson_test_p(
         p_z = 2.0 * sps.norm.sf(d * np.sqrt(np.maximum(cap, 0.0)))
     out = np.minimum(np.maximum(p_t, p_z), 1.0)
     out = np.where(np.abs(p - null) == 0, 1.0, out)
+    if alternative != "two-sided":
+        right_side = (p > null) if alternative == "greater" else (p < null)
+        out = np.where(right_side, out / 2.0, 1.0 - out / 2.0)
     return np.where(~np.isnan(df) & np.isfinite(p), out, np.nan)
 
 
