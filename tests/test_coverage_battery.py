@@ -24,6 +24,7 @@ def battery():
     mod = importlib.util.module_from_spec(spec)
     sys.modules["coverage_battery"] = mod
     spec.loader.exec_module(mod)
+    mod.WILD = False  # the wild bootstrap rows take minutes; checked in test_robust
     return mod
 
 

@@ -23,6 +23,9 @@ from evalstats.stats.robust import (
     cr2_ratio,
     t_interval,
     t_test_p,
+    wild_cluster_interval,
+    wild_cluster_p,
+    wild_weights,
     wilson_interval,
     wilson_test_p,
 )
@@ -280,3 +283,67 @@ def test_cluster_jackknife_matches_a_loop() -> None:
         ref = np.sqrt(6 / 7 * ((th - th.mean()) ** 2).sum())
         assert se[e] == pytest.approx(ref, rel=1e-12) and df[e] == 6
         assert est[e] == pytest.approx(cs[e, :, 0].sum() / cs[e, :, 1].sum())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_wild_cluster_p_matches_wildboottest_full_enumeration(seed: int) -> None:
+    # Rademacher weights with 2^C <= B: both enumerate every sign vector, so the p-values
+    # are exact and must agree; the sign vectors +/-1 reproduce the observed t exactly,
+    # and whether those two count as "beyond" is rounding, so allow 2 / 2^C.
+    import warnings
+
+    from wildboottest.wildboottest import wildboottest
+
+    rng = np.random.default_rng(seed)
+    c = 9
+    x, g = clustered_rows(rng, rng.integers(1, 8, c))
+    null = 0.35
+    model = sm.OLS(x - null, np.ones((len(x), 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = wildboottest(
+            model, B=9999, cluster=g, param="const", weights_type="rademacher", show=False, seed=1
+        )
+    v = wild_weights(c, 9999, kind="rademacher")
+    assert v.shape == (2**c, c)
+    ours = wild_cluster_p(
+        np.bincount(g, weights=x), np.bincount(g).astype(float), np.zeros(c, int), 1, null, v
+    )
+    assert float(ours[0]) == pytest.approx(float(ref["p-value"].iloc[0]), abs=2 / 2**c + 1e-12)
+
+
+def test_wild_interval_inverts_the_wild_test() -> None:
+    rng = np.random.default_rng(21)
+    ys, ms, gids = [], [], []
+    for grp in range(40):
+        x, g = clustered_rows(rng, rng.integers(1, 6, 8))
+        ys.append(np.bincount(g, weights=x))
+        ms.append(np.bincount(g).astype(float))
+        gids.append(np.full(8, grp))
+    y, m, gid = np.concatenate(ys), np.concatenate(ms), np.concatenate(gids)
+    v = wild_weights(8, 999, 3)
+    assert set(np.unique(np.abs(v)).round(6)) == {0.707107, 1.0, 1.224745}  # Webb
+    low, high = wild_cluster_interval(y, m, gid, 40, weights=v, bounds=(0.0, 1.0), tol=1e-7)
+    est = np.bincount(gid, weights=y) / np.bincount(gid, weights=m)
+    ok = np.isfinite(low)
+    assert ok.sum() > 30 and np.all(low[ok] <= est[ok]) and np.all(est[ok] <= high[ok])
+    # Just inside each end the test keeps the null, just outside it rejects (or the end is
+    # the parameter bound).
+    for end, step in ((low, -1e-5), (high, 1e-5)):
+        inside = wild_cluster_p(y, m, gid, 40, end - step, v)
+        outside = wild_cluster_p(y, m, gid, 40, end + step, v)
+        interior = ok & (end > 1e-4) & (end < 1 - 1e-4)
+        assert np.all(inside[interior] >= 0.05) and np.all(outside[interior] < 0.05)
+
+
+def test_wild_webb_method_in_win_rates() -> None:
+    rng = np.random.default_rng(6)
+    frame = verdict_frame(rng, 4, [1, 2, 2, 3, 5, 8, 4, 3, 6])
+    res = win_rates(frame, by="eval", method="wild_webb", n_resamples=499, rng=0)
+    assert (res["method"] == "wild_webb").all()
+    excl = (res["net_win_ci_low"] > 0) | (res["net_win_ci_high"] < 0)
+    assert np.array_equal(excl.to_numpy(), (res["net_win_p"] < 0.05).to_numpy())
+    for name in RATE_NAMES:
+        assert (res[f"{name}_ci_low"] <= res[name]).all() and (
+            res[name] <= res[f"{name}_ci_high"]
+        ).all()
