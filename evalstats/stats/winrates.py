@@ -58,7 +58,7 @@ intervals of win / tie / loss / net win (= score) and the type-I error at 5 %::
     8x3, skewed costs      .969 .980 .958 .962  .040  .947 .946 .942 .947  .058  (= cr2_t)
     10x3, two judges       .956 .978 .962 .956  .034  .944 .960 .943 .942  .046  (= cr2_t)
 
-The cluster BCa interval covered 0.85-0.96 (0.86 on the unequal design). Only
+The cluster BCa interval covered 0.85-0.995 (0.86-0.90 on the unequal design). Only
 ``cr2_wilson`` keeps every coverage at or above 0.94 and every type-I error at or
 below 0.06; where it misses the [0.93, 0.97] band it is on the safe side (up to 0.987
 with 8 tasks and rare outcomes, where the 24 verdicts are too discrete for any
