@@ -1,75 +1,313 @@
-"""Coverage of the win-rate intervals and type-I error of the sign test, by simulation.
+"""The coverage battery: every default interval and the net-win test on the designs users have.
 
-Each simulated evaluation has ``tasks x replicates`` verdicts drawn from the
-latent probit model of :func:`evalstats.stats.outcome_model.draw_outcomes` (known marginal
-win/tie/loss probabilities, task ICC on the latent scale). Evaluations are
-stacked into one frame as groups (``by="eval"``), so each method is one
-:func:`~evalstats.stats.winrates.win_rates` call over all of them.
+Each design draws all its evaluations at once as arrays from the latent probit model of
+:func:`evalstats.stats.outcome_model.draw_outcomes` (known marginal win / tie / loss
+probabilities, task ICC on the latent scale; unequal task sizes are a mask over the
+largest size) and computes the intervals batched, one evaluation per group of
+:func:`evalstats.stats.winrates.rate_arrays` — no pandas per evaluation. Per design it
+prints the coverage of nominal 95 % intervals of win, tie, loss, net win and score for
+each candidate method, the type-I error at 5 % of that method's net-win test in the same
+design at a true net win of 0 (the p-value from the same construction as the interval),
+the coverage of the kappa intervals (two judges, kappa about 0.5) and of both token
+ratios (computed by :func:`evalstats.stats.cost.cost_ratios` as it is, per evaluation),
+and the Monte-Carlo SE of a coverage of 0.95.
 
-Printed: for each scenario, the share of evaluations whose 95 % interval holds
-the truth, per method and statistic, next to naive IID intervals over
-verdicts (Wilson for the 0/1 rates, Wald for all five) that ignore the
-clustering; then the rejection rate at 5 % of the exact sign test (which
-ignores clustering) and of the cluster-robust t test of net win = 0, when the
-true net win is 0.
-
-Run: ``.venv/bin/python benchmarks/coverage.py [--evals 2000] [--resamples 2000]``.
+Run: ``.venv/bin/python benchmarks/coverage.py [--evals 2000] [--cost-evals 600]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from evalstats.stats.coverage import coverage_table, simulated_frame, truth_of, type_one_error
-from evalstats.stats.winrates import DEFAULT_METHOD
+from evalstats.records import EvalstatsWarning
+from evalstats.stats._kappa import _kappa_from_tables, cohen_stats
+from evalstats.stats.outcome_model import draw_outcomes
+from evalstats.stats.resample import cluster_bootstrap
+from evalstats.stats.robust import (
+    cluster_jackknife,
+    t_interval,
+    wild_cluster_interval,
+    wild_cluster_p,
+    wild_weights,
+)
+from evalstats.stats.winrates import DEFAULT_METHOD, RATE_NAMES, rate_arrays
 
-# (p_win, p_tie, p_loss): a close race, a clear WITH lead, rare wins, rare wins and ties.
-SCENARIOS = ((0.45, 0.25, 0.30), (0.70, 0.20, 0.10), (0.10, 0.60, 0.30), (0.05, 0.15, 0.80))
-NULL_SCENARIO = (0.35, 0.30, 0.35)
+RATE_METHODS = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "bca")
+KAPPA_METHODS = ("jackknife_t", "wald_iid", "boot_bca")
+DEFAULT_KAPPA = "jackknife_t"
+WILD = True  # the wild bootstrap rows (slow: test inversion); the test slice turns them off
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    sizes: tuple[int, ...]  # verdict rows per task (replicates x orders)
+    probs: tuple[float, float, float] = (0.45, 0.25, 0.30)
+    icc: float = 0.3
+    n_judges: int = 1
+    judge_noise: float = 0.0
+    orders: int = 1  # the blind rubric judges each pair in both orders
+    costs: dict = field(default_factory=dict)
+
+
+DESIGNS = (
+    Design("15x6 ICC .3", (6,) * 15),
+    Design("8x3 ICC .3", (3,) * 8),
+    Design("12 unequal 1-30", (1, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30)),
+    Design("10x4 ICC .8", (4,) * 10, icc=0.8),
+    Design("8x3 ICC .05", (3,) * 8, icc=0.05),
+    Design("8x3 net +.8", (3,) * 8, probs=(0.85, 0.10, 0.05)),
+    Design("8x3 net -.8", (3,) * 8, probs=(0.05, 0.10, 0.85)),
+    Design("40x2 ICC .3", (2,) * 40),
+    Design("blind 15x3x2 orders", (3,) * 15, n_judges=2, judge_noise=0.6, orders=2),
+    Design("costs 8x3 logsd 1.5", (3,) * 8, costs={"log_sd": 1.5, "slope": -0.15}),
+    Design("kappa 10x3 two judges", (3,) * 10, n_judges=2, judge_noise=0.5),
+)
+
+
+def _outcomes(d: Design, probs, n_evals: int, rng: np.random.Generator) -> tuple:
+    """Outcome codes (evals, tasks, rows, judges) and the row mask of unequal sizes."""
+    reps = max(d.sizes)
+    codes = draw_outcomes(
+        len(d.sizes),
+        reps,
+        p_win=probs[0],
+        p_tie=probs[1],
+        p_loss=probs[2],
+        icc=d.icc,
+        n_judges=d.n_judges,
+        judge_noise=d.judge_noise,
+        n_evals=n_evals,
+        rng=rng,
+    )
+    mask = np.arange(reps)[None, :] < np.asarray(d.sizes)[:, None]  # (tasks, rows)
+    if d.orders == 2:
+        # The two "judges" are the two orders of one judge: rows of the same pair.
+        codes = np.concatenate([codes[..., :1], codes[..., 1:2]], axis=2)
+        mask = np.concatenate([mask, mask], axis=1)
+        codes = codes[..., :1]
+    return codes, mask
+
+
+def _cluster_counts(codes: np.ndarray, mask: np.ndarray):
+    """wins, ties, losses per (eval, task), flattened to cells, and each cell's eval id."""
+    c = codes[..., 0]
+    m = mask[None]
+    wins = ((c == 2) & m).sum(axis=2).ravel()
+    ties = ((c == 1) & m).sum(axis=2).ravel()
+    losses = ((c == 0) & m).sum(axis=2).ravel()
+    gid = np.repeat(np.arange(c.shape[0]), c.shape[1])
+    return wins, ties, losses, gid
+
+
+def rate_coverage(
+    d: Design, n_evals: int, rng: np.random.Generator, methods=RATE_METHODS
+) -> pd.DataFrame:
+    codes, mask = _outcomes(d, d.probs, n_evals, rng)
+    wins, ties, losses, gid = _cluster_counts(codes, mask)
+    pw, pt, pl = d.probs
+    truth = np.array([pw, pt, pl, pw - pl, pw + pt / 2])
+    p0 = (1.0 - pt) / 2.0
+    null_codes, _ = _outcomes(d, (p0, pt, p0), n_evals, rng)
+    nw, nt, nl, _ = _cluster_counts(null_codes, mask)
+    rows = {}
+    for method in methods:
+        r = rate_arrays(wins, ties, losses, gid, n_evals, method=method, n_resamples=999, rng=1)
+        cover = (r["low"] <= truth) & (truth <= r["high"])
+        rn = rate_arrays(nw, nt, nl, gid, n_evals, method=method, n_resamples=999, rng=2)
+        excl = (rn["low"][:, 3] > 0) | (rn["high"][:, 3] < 0)
+        rej = rn["net_win_p"] < 0.05
+        row = dict(zip(RATE_NAMES, cover.mean(axis=0), strict=True))
+        has_p = np.isfinite(rn["net_win_p"])
+        row["type1"] = float(rej.mean()) if has_p.all() else np.nan
+        row["p_vs_ci_disagree"] = int((excl != rej)[has_p].sum()) if has_p.all() else np.nan
+        row["df"] = float(np.nanmean(r["df"]))
+        row["n_eff"] = float(np.nanmean(r["n_eff_clusters"]))
+        rows[method] = row
+    if WILD:
+        rows["wild_webb (net win)"] = _wild_net(
+            wins, ties, losses, gid, (nw, nt, nl), truth, n_evals
+        )
+    return pd.DataFrame(rows).T
+
+
+def _wild_net(wins, ties, losses, gid, null_counts, truth, n_evals) -> dict:
+    """The restricted wild cluster bootstrap (Webb weights, B = 399) for net win only.
+
+    Its interval inverts the bootstrap test by bisection, which costs ~20 bootstrap
+    passes per end, so the battery runs it for the net win (the tested statistic) only.
+    """
+    width = int(np.bincount(gid).max())
+    v = wild_weights(width, 399, 5, kind="webb")
+
+    def net(w, t, lo):
+        return (w - lo).astype(float), (w + t + lo).astype(float)
+
+    y, m = net(wins, ties, losses)
+    low, high = wild_cluster_interval(y, m, gid, n_evals, weights=v, bounds=(-1.0, 1.0))
+    yn, mn = net(*null_counts)
+    p0 = wild_cluster_p(yn, mn, gid, n_evals, 0.0, v)
+    nl, nh = wild_cluster_interval(yn, mn, gid, n_evals, weights=v, bounds=(-1.0, 1.0))
+    ok = np.isfinite(p0) & np.isfinite(nl)
+    excl = (nl > 0) | (nh < 0)
+    return {
+        "net_win": float(((low <= truth[3]) & (truth[3] <= high)).mean()),
+        "type1": float((p0[ok] < 0.05).mean()),
+        "p_vs_ci_disagree": int((excl != (p0 < 0.05))[ok].sum()),
+        "undefined": int((~np.isfinite(low)).sum()),
+    }
+
+
+def _kappa_truth(d: Design, rng: np.random.Generator) -> float:
+    big = draw_outcomes(
+        4000,
+        50,
+        p_win=d.probs[0],
+        p_tie=d.probs[1],
+        p_loss=d.probs[2],
+        icc=d.icc,
+        n_judges=2,
+        judge_noise=d.judge_noise,
+        rng=rng,
+    )
+    table = np.bincount(big[..., 0].ravel() * 3 + big[..., 1].ravel(), minlength=9)
+    return float(_kappa_from_tables(table.reshape(3, 3).astype(float)))
+
+
+def kappa_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str, float]:
+    codes, mask = _outcomes(d, d.probs, n_evals, rng)
+    truth = _kappa_truth(d, rng)
+    flat = codes[..., 0].astype(np.int64) * 3 + codes[..., 1]
+    tables = (flat[..., None] == np.arange(9)) & mask[None, :, :, None]
+    per_task = tables.sum(axis=2).astype(np.float64)  # (evals, tasks, 9)
+
+    def kappa(s: np.ndarray) -> np.ndarray:
+        return _kappa_from_tables(s.reshape(*s.shape[:-1], 3, 3))
+
+    est, se, df = cluster_jackknife(per_task, kappa)
+    low, high = t_interval(est, se, df)
+    out = {"jackknife_t": float(((low <= truth) & (truth <= high)).mean())}
+    st = cohen_stats(per_task.sum(axis=1).reshape(-1, 3, 3), np.eye(3))
+    wl, wh = st.kappa - 1.959964 * st.se, st.kappa + 1.959964 * st.se
+    out["wald_iid"] = float(((wl <= truth) & (truth <= wh)).mean())
+    # The cluster BCa bootstrap of judge_agreement's kappa_boot_* columns, one
+    # evaluation at a time (the engine vectorises over resamples, not evaluations).
+    hits = 0
+    for e in range(n_evals):
+        boot = cluster_bootstrap(per_task[e], kappa, n_resamples=999, rng=e)
+        hits += bool(boot.ci_low[0] <= truth <= boot.ci_high[0])
+    out["boot_bca"] = hits / n_evals
+    out["truth"] = truth
+    return out
+
+
+def _cost_draw(d: Design, n_evals: int, rng: np.random.Generator):
+    """Tokens per (eval, task, replicate): task sizes log-normal, savings grow with size."""
+    n_tasks, reps = len(d.sizes), max(d.sizes)
+    log_sd, slope = d.costs["log_sd"], d.costs["slope"]
+    size = rng.standard_normal((n_evals, n_tasks, 1)) * log_sd
+    noise = 0.3 * rng.standard_normal((n_evals, n_tasks, reps, 2))
+    without = 1000.0 * np.exp(size + noise[..., 0])
+    log_ratio = -0.2 + slope * size + 0.2 * rng.standard_normal((n_evals, n_tasks, 1))
+    with_ = without * np.exp(log_ratio + noise[..., 1] - noise[..., 0] * 0.5)
+    return np.maximum(np.round(with_), 1.0), np.maximum(np.round(without), 1.0)
+
+
+def _cost_truth(d: Design, rng: np.random.Generator) -> dict[str, float]:
+    w, wo = _cost_draw(d, 200_000 // len(d.sizes), rng)
+    return {
+        "tokens_total_ratio": float(w.sum() / wo.sum()),
+        "tokens_geomean_ratio": float(np.exp(np.log(w / wo).mean())),
+    }
+
+
+def cost_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str, float]:
+    from evalstats.stats.cost import cost_ratios
+
+    truth = _cost_truth(d, rng)
+    w, wo = _cost_draw(d, n_evals, rng)
+    n_tasks, reps = w.shape[1], w.shape[2]
+    task = np.repeat(np.arange(n_tasks), reps)
+    rep = np.tile(np.arange(reps) + 1, n_tasks)
+    hits = {k: 0 for k in truth}
+    for e in range(n_evals):  # cost_ratios is the other module's API, called as it is
+        frame = pd.DataFrame(
+            {
+                "task_id": task,
+                "replicate": rep,
+                "status": "ok",
+                "tokens_with": w[e].ravel(),
+                "tokens_without": wo[e].ravel(),
+                "wall_with_s": 1.0,
+                "wall_without_s": 1.0,
+            }
+        )
+        res = cost_ratios(frame, n_resamples=999, rng=e).set_index("metric")
+        for k, t in truth.items():
+            hits[k] += bool(res.loc[k, "ci_low"] <= t <= res.loc[k, "ci_high"])
+    return {k: v / n_evals for k, v in hits.items()}
+
+
+def run(
+    n_evals: int, cost_evals: int, seed: int, designs=DESIGNS, methods=RATE_METHODS
+) -> pd.DataFrame:
+    seeds = np.random.SeedSequence(seed).spawn(len(designs))
+    rows = []
+    for d, s in zip(designs, seeds, strict=True):
+        rng = np.random.default_rng(s)
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EvalstatsWarning)
+            rates = rate_coverage(d, n_evals, rng, methods)
+        extra: dict[str, float] = {}
+        if d.n_judges == 2 and d.orders == 1:
+            kap = kappa_coverage(d, n_evals, rng)
+            extra["kappa"] = kap[DEFAULT_KAPPA]
+            extra["kappa_wald_iid"] = kap["wald_iid"]
+            extra["kappa_boot_bca"] = kap["boot_bca"]
+            extra["kappa_true"] = kap["truth"]
+        if d.costs and cost_evals:
+            cov = cost_coverage(d, cost_evals, rng)
+            extra["tok_total"] = cov["tokens_total_ratio"]
+            extra["tok_geo"] = cov["tokens_geomean_ratio"]
+        for method, r in rates.iterrows():
+            row = {"design": d.name, "method": method, **r.to_dict()}
+            if method == DEFAULT_METHOD:
+                row.update(extra)
+            rows.append(row)
+        rows[-1]["seconds"] = time.perf_counter() - start
+    return pd.DataFrame(rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evals", type=int, default=2000)
-    parser.add_argument("--resamples", type=int, default=2000)
-    parser.add_argument("--tasks", type=int, default=15)
-    parser.add_argument("--replicates", type=int, default=6)
-    parser.add_argument("--icc", type=float, default=0.3)
-    parser.add_argument("--seed", type=int, default=20240501)
+    parser.add_argument("--cost-evals", type=int, default=600)
+    parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--no-wild", action="store_true", help="skip the wild bootstrap rows")
     args = parser.parse_args()
-    pd.set_option("display.width", 140)
-    seeds = np.random.SeedSequence(args.seed).spawn(len(SCENARIOS) + 1)
-    print(
-        f"{args.evals} evaluations x {args.tasks} tasks x {args.replicates} replicates, "
-        f"ICC {args.icc}, 95 % intervals, bootstrap B = {args.resamples}; "
-        f"default method: {DEFAULT_METHOD}"
-    )
+    global WILD
+    WILD = not args.no_wild
+    start = time.perf_counter()
+    table = run(args.evals, args.cost_evals, args.seed)
+    pd.set_option("display.width", 250)
+    pd.set_option("display.max_columns", 40)
     mcse = np.sqrt(0.95 * 0.05 / args.evals)
-    print(f"Monte Carlo SE of a coverage near 0.95: {mcse:.4f}\n")
-    for probs, seed in zip(SCENARIOS, seeds, strict=False):
-        start = time.perf_counter()
-        frame = simulated_frame(
-            args.evals, args.tasks, args.replicates, probs, args.icc, np.random.default_rng(seed)
-        )
-        table = coverage_table(frame, truth_of(probs), n_resamples=args.resamples, rng=1)
-        took = time.perf_counter() - start
-        print(f"p_win={probs[0]}, p_tie={probs[1]}, p_loss={probs[2]}  ({took:.1f} s)")
-        print(table.round(3).to_string())
-        print()
-    frame = simulated_frame(
-        args.evals,
-        args.tasks,
-        args.replicates,
-        NULL_SCENARIO,
-        args.icc,
-        np.random.default_rng(seeds[-1]),
+    print(
+        f"{args.evals} evaluations per design ({args.cost_evals} for the token ratios), "
+        f"nominal 95 %; Monte-Carlo SE of a coverage of 0.95: {mcse:.4f} "
+        f"({np.sqrt(0.95 * 0.05 / max(args.cost_evals, 1)):.4f} for the token ratios); "
+        f"type1 = rejection rate of the method's net-win test at 5 % at a true net win of 0; "
+        f"default rates: {DEFAULT_METHOD}, kappa: {DEFAULT_KAPPA}"
     )
-    print(f"Type-I error at 5 %, true net win 0 (p_win = p_loss = {NULL_SCENARIO[0]}):")
-    print(type_one_error(frame).round(3).to_string())
+    print(table.round(3).to_string(index=False, na_rep=""))
+    print(f"total {time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":

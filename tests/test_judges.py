@@ -197,3 +197,32 @@ def test_missing_columns_are_a_data_error(frame3):
         judge_agreement(frame3.drop(columns="judge"), rubric="with-without")
     with pytest.raises(DataError, match="rubric"):
         consensus(frame3.drop(columns="rubric"))
+
+
+def test_clustered_kappa_is_a_task_jackknife_with_t_reference(frame3):
+    from scipy import stats
+
+    ja, jb = "anthropic:claude-x", "openai:gpt-y"
+    agr = judge_agreement(frame3, judges=[ja, jb], rubric="with-without", n_resamples=200, rng=0)
+    row = agr.iloc[0]
+    m = _merged(frame3, "with-without", ja, jb)
+    loo = []
+    tasks = np.unique(m["task_id"])
+    for t in tasks:  # deliberately naive: sklearn on the rows without task t
+        rest = m.loc[m["task_id"] != t]
+        loo.append(cohen_kappa_score(rest["outcome_a"].astype(str), rest["outcome_b"].astype(str)))
+    loo = np.array(loo)
+    c = len(tasks)
+    se = np.sqrt((c - 1) / c * ((loo - loo.mean()) ** 2).sum())
+    q = stats.t.ppf(0.975, c - 1)
+    assert row["kappa_df"] == c - 1 and row["kappa_method"] == "jackknife_t"
+    assert row["kappa_cluster_se"] == pytest.approx(se, rel=1e-10)
+    assert row["kappa_ci_low"] == pytest.approx(row["kappa"] - q * se, rel=1e-10)
+    assert row["kappa_ci_high"] == pytest.approx(row["kappa"] + q * se, rel=1e-10)
+    assert row["kappa_p"] == pytest.approx(2 * stats.t.sf(abs(row["kappa"] / se), c - 1))
+    assert (row["kappa_p"] < 0.05) == (row["kappa_ci_low"] > 0)
+    # The IID analytic figures stay beside it (Fleiss-Cohen-Everitt, as statsmodels).
+    ct = np.asarray(row["confusion"])
+    sm = inter_rater.cohens_kappa(ct)
+    assert row["kappa_iid_ci_low"] == pytest.approx(sm.kappa_low, rel=1e-10)
+    assert row["kappa_iid_p"] == pytest.approx(sm.pvalue_two_sided, rel=1e-8)

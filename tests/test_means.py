@@ -40,6 +40,35 @@ def test_matches_statsmodels_cluster_ols(seed):
     assert res["df"] == df["task_id"].nunique() - 1
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_cr2_t_matches_the_explicit_matrix_cr2(seed):
+    import scipy.linalg as sl
+
+    df = _clustered(seed, n_clusters=9, max_size=10)
+    res = cluster_mean(df, "y", method="cr2_t", null=0.1).iloc[0]
+    y = df["y"].to_numpy()
+    g = pd.factorize(df["task_id"])[0]
+    n = len(y)
+    H = np.full((n, n), 1.0 / n)  # hat matrix of a constant
+    e = y - y.mean()
+    M, V = [], 0.0
+    for c in np.unique(g):
+        i = g == c
+        A = sl.sqrtm(np.linalg.inv(np.eye(i.sum()) - H[np.ix_(i, i)])).real
+        u = A @ np.ones(i.sum()) / n
+        V += (u @ e[i]) ** 2
+        pad = np.zeros(n)
+        pad[i] = u
+        M.append(pad - H @ pad)
+    G = np.array(M) @ np.array(M).T
+    bm = np.trace(G) ** 2 / (G**2).sum()
+    assert res["se"] == pytest.approx(np.sqrt(V), rel=1e-9)
+    assert res["df"] == pytest.approx(bm, rel=1e-9)
+    q = sps.t.ppf(0.975, bm)
+    assert res["ci_low"] == pytest.approx(y.mean() - q * np.sqrt(V), rel=1e-9)
+    assert res["p_value"] == pytest.approx(2 * sps.t.sf(abs(y.mean() - 0.1) / np.sqrt(V), bm))
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_one_row_per_cluster_is_the_ordinary_sem(seed):
     rng = np.random.default_rng(100 + seed)

@@ -12,11 +12,13 @@ independence, so the mean of such a value gets the same treatment:
   is 1 for ``k = 1``), and with one row per cluster exactly the ordinary
   standard error of the mean with ``ddof=1`` (``scipy.stats.sem``,
   ``pandas.Series.sem``);
-* the interval is ``mean +/- t_{C-1} se`` (``"cluster_t"``) or a cluster
+* the interval is ``mean +/- t_{C-1} se`` (``"cluster_t"``), the CR2 SE with the
+  Bell-McCaffrey df of :mod:`evalstats.stats.robust` (``"cr2_t"``: better with unequal
+  cluster sizes, where ``C - 1`` df overstate the information), or a cluster
   bootstrap interval (``"bca"``, ``"percentile"``, ``"basic"``) resampling
   clusters through :func:`evalstats.stats.cluster_bootstrap`;
 * ``t`` and ``p_value`` test ``mean == null`` with ``C - 1`` degrees of
-  freedom.
+  freedom (the BM df and CR2 SE for ``"cr2_t"``, whose test inverts its interval).
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from evalstats._validate import check_columns, check_confidence
 from evalstats.errors import DataError
 from evalstats.stats._cluster import by_columns, cr1_ratio
 from evalstats.stats.resample import BOOTSTRAP_METHODS, as_generator, cluster_bootstrap
+from evalstats.stats.robust import cr2_ratio
 
 __all__ = ["CLUSTER_MEAN_METHODS", "cluster_mean"]
 
-CLUSTER_MEAN_METHODS = ("cluster_t", *BOOTSTRAP_METHODS)
+CLUSTER_MEAN_METHODS = ("cluster_t", "cr2_t", *BOOTSTRAP_METHODS)
 
 
 def cluster_mean(
@@ -63,8 +66,9 @@ def cluster_mean(
         Unit of independence; rows of one cluster are correlated.
     by : str, list of str or None
         Grouping columns (one output row per group); None gives one row.
-    method : {"cluster_t", "bca", "percentile", "basic"}
-        Interval: CR1 SE with a t(C - 1) quantile, or a cluster bootstrap.
+    method : {"cluster_t", "cr2_t", "bca", "percentile", "basic"}
+        Interval: CR1 SE with a t(C - 1) quantile, CR2 SE with the Bell-McCaffrey df,
+        or a cluster bootstrap.
     confidence : float, default 0.95
         Confidence level of the interval.
     null : float, default 0.0
@@ -79,8 +83,8 @@ def cluster_mean(
     DataFrame
         One row per group, sorted by the ``by`` columns: the ``by`` columns,
         ``n`` (non-missing rows), ``n_clusters`` (clusters with at least one),
-        ``n_missing``, ``mean``, ``se`` (CR1), ``ci_low``, ``ci_high``,
-        ``df`` (``C - 1``), ``t``, ``p_value``, ``method``, ``confidence``.
+        ``n_missing``, ``mean``, ``se`` (CR1; CR2 for ``"cr2_t"``), ``ci_low``,
+        ``ci_high``, ``df`` (``C - 1``; Bell-McCaffrey for ``"cr2_t"``), ``t``, ``p_value``, ``method``, ``confidence``.
         A group without non-missing rows has ``n == 0`` and NaN statistics;
         with a single cluster the SE, interval and test are NaN.
 
@@ -126,13 +130,16 @@ def cluster_mean(
     y_c = np.bincount(cell_of_row, weights=y[present], minlength=len(cells))
     m_c = np.bincount(cell_of_row, minlength=len(cells)).astype(np.float64)
 
-    est, se, n_clusters, n = cr1_ratio(y_c[:, None], m_c, gid, n_groups)
+    if method == "cr2_t":
+        est, se, df, n_clusters, n, _ = cr2_ratio(y_c[:, None], m_c, gid, n_groups)
+    else:
+        est, se, n_clusters, n = cr1_ratio(y_c[:, None], m_c, gid, n_groups)
+        df = np.where(n_clusters > 1, n_clusters - 1.0, np.nan)
     est, se = est[:, 0], se[:, 0]
     with np.errstate(invalid="ignore", divide="ignore"):
-        df = np.where(n_clusters > 1, n_clusters - 1, np.nan)
         t = (est - float(null)) / se
         p = 2.0 * sps.t.sf(np.abs(t), df)
-        if method == "cluster_t":
+        if method in ("cluster_t", "cr2_t"):
             tq = sps.t.ppf(0.5 + confidence / 2.0, df)
             low, high = est - tq * se, est + tq * se
         else:

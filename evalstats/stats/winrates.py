@@ -7,69 +7,69 @@ rows, as losses): ``win_rate = wins / n`` etc., ``net_win = win - loss`` and
 ``score = win + tie / 2`` (so ``net_win = 2 * score - 1``). Replicates and
 orders of one task are correlated, so the task is the cluster:
 
-* ``<name>_se`` is the CR1 cluster-robust SE of the ratio (linearised:
-  ``sqrt(C / (C - 1) * sum_c (y_c - r n_c)^2) / n``). It equals statsmodels'
-  cluster SE of an intercept-only OLS on the verdicts (whose extra factor
-  ``(n - 1) / (n - k)`` is 1 for ``k = 1``), and with one row per task the
-  ordinary SE of the mean.
-* Intervals (``method``): ``"cluster_wilson"`` (default), a Wilson score
-  interval at the design-effect effective sample size ``p (1 - p) / SE^2``,
-  shrunk by ``(z / t_{C-1})^2`` and capped at the IID size (Korn & Graubard
-  1998); ``"cluster_t"``, ``r +/- t_{C-1} SE``; and the cluster bootstrap
-  (``"bca"``, ``"percentile"``, ``"basic"``; :mod:`evalstats.stats.resample`).
-  Where a clustered interval has zero width (a rate of 0 or 1, or no
-  variation between tasks), the Wilson interval over the counted verdicts is
-  reported; it ignores clustering, since none can be estimated there.
+* ``<name>_se`` is the cluster-robust SE of the ratio: CR2, the bias-reduced
+  linearisation of Bell & McCaffrey (2002), for the default ``"cr2_*"`` methods
+  (closed form for this intercept-only regression, :mod:`evalstats.stats.robust`);
+  CR1 (``sqrt(C / (C - 1) * sum_c (y_c - r n_c)^2) / n``, statsmodels' cluster SE of
+  an intercept-only OLS) for ``"cluster_*"`` and the bootstrap methods. With equal task
+  sizes CR2 = CR1.
+* ``df`` is the Bell-McCaffrey (Satterthwaite, working independence) degrees of
+  freedom of the CR2 variance (Bell & McCaffrey 2002; Pustejovsky & Tipton 2018,
+  *JBES*): ``C - 1`` for equal task sizes, fewer for unequal ones (tasks of 1-30
+  verdicts: 4.1 of 11). ``n_eff_clusters`` is Kish's ``n^2 / sum n_c^2``; designs
+  below 8 are flagged (``few_clusters``) and named in an :class:`EvalstatsWarning`.
+* Intervals (``method``) and the net-win test come from one construction each, so
+  ``net_win_p < 1 - confidence`` exactly when the net-win interval excludes 0:
+  ``"cr2_wilson"`` (default): the score (Wilson) interval at the design-effect
+  effective size ``p (1 - p) / SE_CR2^2`` shrunk by ``(z / t_df)^2`` (Korn & Graubard
+  1998's construction with CR2 and the BM df) and the score test it inverts;
+  ``"cr2_t"``: ``r +/- t_df SE_CR2`` and the t test; ``"cluster_wilson"`` and
+  ``"cluster_t"``: the same with CR1 and ``C - 1`` df (the former defaults); the
+  cluster bootstrap (``"bca"``, ``"percentile"``, ``"basic"``;
+  :mod:`evalstats.stats.resample`; no net-win test); ``"wild_webb"``: the restricted
+  wild cluster bootstrap t test (Webb weights; MacKinnon & Webb 2017) and its
+  interval by test inversion (slow: about 20 bootstrap passes per interval end);
+  ``"iid_wilson"``: the IID Wilson
+  interval over verdicts, ignoring the clustering, only when asked.
+* Where no spread is observed (a rate at 0 or 1, all wins, every task alike) the SE is
+  0 and no design effect can be estimated: the interval and test use the largest
+  design effect the task sizes allow (``n_eff`` = Kish's effective clusters), so they
+  keep the clustering and a valid p-value instead of NaN or the IID interval. One
+  cluster gives a NaN interval and p-value with the reason in ``ci_note``.
 * ``sign_test_p`` is the exact binomial test of wins against losses. It treats
-  verdicts as independent, so with replicated tasks it is anti-conservative
-  (16 % type-I error at a nominal 5 % below); ``net_win_p``, the
-  cluster-robust t test of net win = 0 on C - 1 df, is the one to report.
+  verdicts as independent, so with replicated tasks it is anti-conservative; read
+  ``net_win_p``.
 
-Why ``cluster_wilson`` is the default: ``benchmarks/coverage.py`` (2 000
-simulated evaluations of 15 tasks x 6 replicates, ICC 0.3 on the latent
-probit scale, bootstrap B = 2 000; Monte Carlo SE of a coverage ~0.005)
-printed these coverages of nominal 95 % intervals::
+Why ``cr2_wilson`` is the default: ``benchmarks/coverage.py`` (11 designs, 2,000
+simulated evaluations each, Monte-Carlo SE of a coverage 0.005; type-I error at a
+true net win of 0 in the same design) printed, for the coverage of nominal 95 %
+intervals of win / tie / loss / net win (= score) and the type-I error at 5 %::
 
-    p_win=0.45, p_tie=0.25, p_loss=0.3
-                      win_rate  tie_rate  loss_rate  net_win  score
-    cluster_wilson       0.952     0.970      0.950    0.951  0.951
-    cluster_t            0.943     0.954      0.937    0.940  0.940
-    bca                  0.926     0.930      0.938    0.928  0.928
-    percentile           0.914     0.924      0.922    0.916  0.916
-    basic                0.909     0.918      0.906    0.911  0.911
-    naive IID Wilson     0.820     0.945      0.838      NaN    NaN
-    naive IID Wald       0.820     0.934      0.832    0.798  0.798
+    design                 cr2_wilson                 cr2_t                      cluster_t (old CR1)
+    15x6 ICC .3            .954 .954 .955 .954  .057  .948 .950 .936 .945  .063  .948 .950 .936 .945 .063
+    8x3 ICC .3             .972 .978 .958 .962  .041  .946 .943 .931 .944  .058  (= cr2_t)
+    12 tasks of 1-30       .946 .961 .952 .941  .054  .935 .957 .926 .933  .068  .870 .902 .852 .864 .138
+    10x4 ICC .8            .974 .955 .952 .966  .030  .950 .943 .921 .944  .052  (= cr2_t)
+    8x3 ICC .05            .970 .984 .962 .956  .038  .942 .952 .942 .946  .051  (= cr2_t)
+    8x3 net +.8            .973 .965 .986 .981  .048  .892 .992 .999 .920  .071  (= cr2_t)
+    8x3 net -.8            .984 .972 .984 .987  .041  1.00 .998 .896 .926  .062  (= cr2_t)
+    40x2 ICC .3            .958 .959 .951 .956  .040  .952 .952 .950 .952  .046  (= cr2_t)
+    blind 15x3, 2 orders   .958 .954 .954 .956  .042  .951 .951 .938 .947  .052  (= cr2_t)
+    8x3, skewed costs      .969 .980 .958 .962  .040  .947 .946 .942 .947  .058  (= cr2_t)
+    10x3, two judges       .956 .978 .962 .956  .034  .944 .960 .943 .942  .046  (= cr2_t)
 
-    p_win=0.7, p_tie=0.2, p_loss=0.1
-    cluster_wilson       0.944     0.956      0.929    0.932  0.932
-    cluster_t            0.928     0.944      0.894    0.918  0.918
-    bca                  0.923     0.937      0.916    0.914  0.904
-    naive IID Wilson     0.832     0.912      0.874      NaN    NaN
-
-    p_win=0.1, p_tie=0.6, p_loss=0.3
-    cluster_wilson       0.957     0.962      0.948    0.950  0.950
-    cluster_t            0.916     0.948      0.933    0.948  0.948
-    bca                  0.935     0.942      0.934    0.916  0.924
-    naive IID Wilson     0.888     0.920      0.840      NaN    NaN
-
-    p_win=0.05, p_tie=0.15, p_loss=0.8
-    cluster_wilson       0.960     0.960      0.954    0.950  0.950
-    cluster_t            0.900     0.924      0.930    0.924  0.924
-    bca                  0.953     0.917      0.933    0.922  0.922
-    naive IID Wilson     0.920     0.926      0.862      NaN    NaN
-
-    Type-I error at 5 %, true net win 0 (p_win = p_loss = 0.35):
-    sign_test_p (exact binomial, IID)       0.160
-    net_win_p (cluster-robust t, C-1 df)    0.052
-
-With 15 tasks the bootstrap intervals are too narrow (they use the
-``(C - 1) / C`` plug-in variance and normal-like quantiles); the t interval
-undercovers skewed rates near 0 or 1; the design-effect Wilson interval stays
-within 0.93-0.97 everywhere. Naive IID intervals undercover badly.
+The cluster BCa interval covered 0.85-0.995 (0.86-0.90 on the unequal design). Only
+``cr2_wilson`` keeps every coverage at or above 0.94 and every type-I error at or
+below 0.06; where it misses the [0.93, 0.97] band it is on the safe side (up to 0.987
+with 8 tasks and rare outcomes, where the 24 verdicts are too discrete for any
+interval to hold 0.95 closely). ``cr2_t`` undercovers skewed rates (0.89 at a win rate
+of 0.85) and its test rejects up to 7 % at 5 %; the old CR1 / ``C - 1`` default
+collapses on unequal task sizes (0.86 coverage, 13.8 % type-I error).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -79,6 +79,7 @@ from scipy import stats as sps
 from evalstats._schema import OUTCOMES, STATUSES
 from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import DataError
+from evalstats.records import EvalstatsWarning
 from evalstats.stats._cluster import by_columns, cr1_ratio, segment_sum
 from evalstats.stats._proportion import PROPORTION_METHODS, ProportionCI, proportion_ci
 from evalstats.stats.resample import (
@@ -86,6 +87,16 @@ from evalstats.stats.resample import (
     as_generator,
     bootstrap_distribution,
     interval_from_distribution,
+)
+from evalstats.stats.robust import (
+    cr2_ratio,
+    t_interval,
+    t_test_p,
+    wild_cluster_interval,
+    wild_cluster_p,
+    wild_weights,
+    wilson_interval,
+    wilson_test_p,
 )
 
 __all__ = [
@@ -96,12 +107,23 @@ __all__ = [
     "ProportionCI",
     "position_bias",
     "proportion_ci",
+    "rate_arrays",
     "win_rates",
 ]
 
 RATE_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
-WIN_RATE_METHODS = ("cluster_wilson", "cluster_t", *BOOTSTRAP_METHODS)
-DEFAULT_METHOD = "cluster_wilson"
+WIN_RATE_METHODS = (
+    "cr2_wilson",
+    "cr2_t",
+    "cluster_wilson",
+    "cluster_t",
+    *BOOTSTRAP_METHODS,
+    "wild_webb",
+    "iid_wilson",
+)
+DEFAULT_METHOD = "cr2_wilson"
+#: Designs with fewer effective clusters (Kish) than this are flagged and warned about.
+FEW_CLUSTERS = 8.0
 NO_ANSWER_VIEWS = ("exclude", "loss")
 
 # Row categories, in the order of the per-cluster count columns.
@@ -135,11 +157,11 @@ def win_rates(
         Grouping columns (one output row per group); None gives one overall row.
     cluster : str
         Column identifying the unit of independence (the task).
-    method : {"cluster_wilson", "cluster_t", "bca", "percentile", "basic"}
-        Interval method: Wilson at the design-effect effective sample size,
-        CR1 standard error with a t(C - 1) quantile, or a cluster bootstrap
-        interval. The default was chosen by the coverage study in the module
-        docstring.
+    method : {"cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "bca", "percentile", \
+"basic", "wild_webb", "iid_wilson"}
+        Interval (and net-win test) construction; see the module docstring. The
+        default, CR2 with the Bell-McCaffrey df in a design-effect Wilson interval, was
+        chosen by the coverage battery there.
     no_answer_as : {"exclude", "loss"}
         ``"exclude"``: rates are over ``ok`` verdicts. ``"loss"``: the
         sensitivity view, where ``no_answer`` and ``invalid`` rows count as
@@ -147,7 +169,7 @@ def win_rates(
         and the sign test). ``error`` rows (failed judge calls) are never
         counted, only reported.
     n_resamples : int
-        Bootstrap resamples (bootstrap methods only).
+        Bootstrap resamples (bootstrap and wild bootstrap methods only).
     confidence : float
         Confidence level of the intervals.
     rng : Generator, int or None
@@ -161,11 +183,14 @@ def win_rates(
         ``wins``, ``ties``, ``losses`` (ok verdicts), ``no_answer``,
         ``invalid``, ``error``; for each of ``win_rate``, ``tie_rate``,
         ``loss_rate``, ``net_win`` (win - loss) and ``score`` (win + tie/2):
-        the value, ``<name>_se`` (CR1), ``<name>_ci_low``, ``<name>_ci_high``;
-        ``sign_test_p`` (exact binomial test of wins vs losses, ignoring
-        clustering), ``net_win_p`` (cluster-robust t test of net win = 0 with
-        C - 1 degrees of freedom), and ``method``, ``confidence``,
-        ``no_answer_as``.
+        the value, ``<name>_se`` (CR2, or CR1 for the ``cluster_*`` and bootstrap
+        methods), ``<name>_ci_low``, ``<name>_ci_high``; ``sign_test_p`` (exact
+        binomial test of wins vs losses, ignoring clustering), ``net_win_p`` (the
+        test of net win = 0 that the net-win interval inverts; NaN for the bootstrap
+        methods), ``df`` (Bell-McCaffrey df, or C - 1), ``n_eff_clusters`` (Kish),
+        ``few_clusters`` (fewer than 8 effective clusters), ``ci_note`` (why an
+        interval is missing or what it ignores; empty otherwise), and ``method``,
+        ``confidence``, ``no_answer_as``.
 
     Examples
     --------
@@ -190,6 +215,8 @@ def win_rates(
     if no_answer_as not in NO_ANSWER_VIEWS:
         raise ValueError(f"no_answer_as must be one of {NO_ANSWER_VIEWS}, got {no_answer_as!r}")
     confidence = check_confidence(confidence)
+    if method in BOOTSTRAP_METHODS:
+        n_resamples = check_positive_int(n_resamples, "n_resamples")
     category = _row_categories(frame, by_cols, cluster)
     groups, gid, counts = _cluster_counts(frame, by_cols, cluster, category)
 
@@ -198,52 +225,24 @@ def win_rates(
         losses_view = losses + counts[:, _NO_ANSWER] + counts[:, _INVALID]
     else:
         losses_view = losses
-    denom = wins + ties + losses_view
-    numerators = np.stack(
-        [wins, ties, losses_view, wins - losses_view, wins + 0.5 * ties], axis=1
-    ).astype(np.float64)
-
     n_groups = len(groups)
-    used = denom > 0  # clusters with no counted verdict carry no information on a rate
+    res = rate_arrays(
+        wins,
+        ties,
+        losses_view,
+        gid,
+        n_groups,
+        method=method,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        rng=rng,
+    )
     total = segment_sum(counts, gid, n_groups)
-    est, se, n_clusters, n = cr1_ratio(numerators[used], denom[used], gid[used], n_groups)
-
-    if method == "cluster_t":
-        low, high = _cluster_t_interval(est, se, n_clusters, confidence)
-    elif method == "cluster_wilson":
-        # Row-level variance of each statistic (0/1 rates: p(1-p); score: 0, 1/2, 1 values).
-        row_var = est * (1.0 - est)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            sq = segment_sum((wins + 0.25 * ties)[used, None], gid[used], n_groups)[:, 0]
-            row_var[:, 4] = sq / n - est[:, 4] ** 2
-        low, high = _cluster_wilson_interval(
-            est, se, n, n_clusters, confidence, row_var=np.maximum(row_var, 0.0)
-        )
-    else:
-        low, high = _bootstrap_intervals(
-            wins[used],
-            ties[used],
-            denom[used],
-            gid[used],
-            n_groups,
-            method=method,
-            n_resamples=check_positive_int(n_resamples, "n_resamples"),
-            confidence=confidence,
-            rng=as_generator(rng),
-        )
-    low, high = _boundary_wilson(est, low, high, n, confidence)
-
-    w_tot = total[:, _WIN]
     l_tot = segment_sum(losses_view[:, None], gid, n_groups)[:, 0]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t_net = est[:, 3] / se[:, 3]
-        p_net = 2.0 * sps.t.sf(np.abs(t_net), n_clusters - 1)
-    # A net win of exactly 0 with no spread is no evidence against 0.
-    p_net = np.where(np.isfinite(t_net), p_net, np.where(est[:, 3] == 0, 1.0, np.nan))
 
     data: dict[str, object] = {c: groups[c] for c in by_cols}
-    data["n"] = n.astype(np.int64)
-    data["n_clusters"] = n_clusters.astype(np.int64)
+    data["n"] = res["n"].astype(np.int64)
+    data["n_clusters"] = res["n_clusters"].astype(np.int64)
     for name, col in (
         ("wins", _WIN),
         ("ties", _TIE),
@@ -254,17 +253,197 @@ def win_rates(
     ):
         data[name] = total[:, col].astype(np.int64)
     for j, name in enumerate(RATE_NAMES):
-        data[name] = est[:, j]
-        data[f"{name}_se"] = se[:, j]
-        data[f"{name}_ci_low"] = low[:, j]
-        data[f"{name}_ci_high"] = high[:, j]
-    data["sign_test_p"] = sign_test_p(w_tot, l_tot)
-    data["net_win_p"] = p_net
+        data[name] = res["est"][:, j]
+        data[f"{name}_se"] = res["se"][:, j]
+        data[f"{name}_ci_low"] = res["low"][:, j]
+        data[f"{name}_ci_high"] = res["high"][:, j]
+    data["sign_test_p"] = sign_test_p(total[:, _WIN], l_tot)
+    data["net_win_p"] = res["net_win_p"]
+    data["df"] = res["df"]
+    data["n_eff_clusters"] = res["n_eff_clusters"]
+    data["few_clusters"] = res["few_clusters"]
+    data["ci_note"] = res["ci_note"]
     data["method"] = np.full(n_groups, method, dtype=object)
     data["confidence"] = np.full(n_groups, confidence)
     data["no_answer_as"] = np.full(n_groups, no_answer_as, dtype=object)
     out = pd.DataFrame(data, index=pd.RangeIndex(n_groups))
+    _warn_few_clusters(out, by_cols)
     return out
+
+
+def _warn_few_clusters(out: pd.DataFrame, by_cols: list[str]) -> None:
+    # One-cluster groups (e.g. per-task rows) carry their reason in ci_note instead.
+    few = out["few_clusters"].to_numpy(bool) & (out["n_clusters"].to_numpy() > 1)
+    if not few.any():
+        return
+    if by_cols:
+        names = [
+            ", ".join(f"{c}={out[c].iloc[i]}" for c in by_cols) for i in np.flatnonzero(few)[:5]
+        ]
+        more = f" and {int(few.sum()) - 5} more" if few.sum() > 5 else ""
+        where = "; ".join(names) + more
+    else:
+        where = "the whole frame"
+    warnings.warn(
+        f"fewer than {FEW_CLUSTERS:g} effective clusters (Kish) in {where}: "
+        "cluster-robust intervals rest on few tasks (see the df and n_eff_clusters columns)",
+        EvalstatsWarning,
+        stacklevel=3,
+    )
+
+
+def rate_arrays(
+    wins: np.ndarray,
+    ties: np.ndarray,
+    losses: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+    *,
+    method: str = DEFAULT_METHOD,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | int | None = None,
+) -> dict[str, np.ndarray]:
+    """The five rates with SEs, intervals, df and the net-win test from per-cluster counts.
+
+    The array core of :func:`win_rates`: ``wins``, ``ties``, ``losses`` are the counted
+    verdicts of each (group, cluster) cell and ``gid`` its group; many evaluations are
+    computed at once by giving each its own group (as the coverage battery does).
+
+    Returns
+    -------
+    dict of ndarray
+        ``est``, ``se``, ``low``, ``high`` (groups x the five rates), ``net_win_p``,
+        ``df``, ``n_eff_clusters``, ``few_clusters``, ``ci_note``, ``n``, ``n_clusters``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evalstats.stats.winrates import rate_arrays
+    >>> r = rate_arrays(np.array([2, 1, 3, 0]), np.array([1, 1, 0, 1]), np.array([0, 1, 0, 2]),
+    ...                 np.zeros(4, dtype=int), 1)
+    >>> r["est"][0].round(3).tolist()  # win, tie, loss, net win, score
+    [0.5, 0.25, 0.25, 0.25, 0.625]
+    >>> round(float(r["df"][0]), 3), bool(r["few_clusters"][0])
+    (3.0, True)
+    """
+    if method not in WIN_RATE_METHODS:
+        raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
+    wins, ties, losses = (np.asarray(v, dtype=np.float64) for v in (wins, ties, losses))
+    gid = np.asarray(gid, dtype=np.int64)
+    denom = wins + ties + losses
+    numerators = np.stack([wins, ties, losses, wins - losses, wins + 0.5 * ties], axis=1)
+    used = denom > 0  # clusters with no counted verdict carry no information on a rate
+    y, m, g = numerators[used], denom[used], gid[used]
+    est, se2, df2, n_clusters, n, kish = cr2_ratio(y, m, g, n_groups)
+    # Row-level variance of each statistic (0/1 rates: p(1-p); score: 0, 1/2, 1 values).
+    row_var = est * (1.0 - est)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sq = segment_sum((wins + 0.25 * ties)[used, None], g, n_groups)[:, 0]
+        row_var[:, 4] = np.maximum(sq / n - est[:, 4] ** 2, 0.0)
+        row_var[:, 3] = 4.0 * row_var[:, 4]
+    if method in ("cluster_t", "cluster_wilson", "wild_webb", *BOOTSTRAP_METHODS):
+        _, se, _, _ = cr1_ratio(y, m, g, n_groups)
+        df = np.where(n_clusters > 1, n_clusters - 1.0, np.nan)
+    elif method == "iid_wilson":
+        se = np.sqrt(row_var / n[:, None])
+        df = np.where(n > 1, np.inf, np.nan)
+    else:
+        se, df = se2, df2
+    # Boundary size where no spread is observed: Kish's effective clusters (the largest
+    # design effect the cluster sizes allow); the verdicts themselves for the IID interval.
+    boundary_n = n if method == "iid_wilson" else kish
+    if method in ("cr2_wilson", "cluster_wilson", "iid_wilson"):
+        low, high, p_net = _score_construction(est, se, n, df, boundary_n, row_var, confidence)
+    elif method in ("cr2_t", "cluster_t"):
+        low, high = t_interval(est, se, df[:, None], confidence)
+        low = np.clip(low, _RANGE_LOW, _RANGE_HIGH)
+        high = np.clip(high, _RANGE_LOW, _RANGE_HIGH)
+        p_net = t_test_p(est[:, 3], se[:, 3], df)
+        # No spread observed (a rate at 0 or 1, or every task alike): the t interval has
+        # zero width, so take the boundary score construction, which keeps the df.
+        flat = se <= 0
+        if flat.any():
+            b_low, b_high, b_p = _score_construction(est, se, n, df, kish, row_var, confidence)
+            low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
+            p_net = np.where(flat[:, 3], b_p, p_net)
+    elif method == "wild_webb":
+        gen = as_generator(rng)
+        width = int(np.bincount(g, minlength=n_groups).max(initial=1))
+        v = wild_weights(width, n_resamples, gen, kind="webb")
+        low = np.full_like(est, np.nan)
+        high = np.full_like(est, np.nan)
+        for j in range(len(RATE_NAMES)):  # five statistics, each vectorised over groups
+            low[:, j], high[:, j] = wild_cluster_interval(
+                y[:, j],
+                m,
+                g,
+                n_groups,
+                confidence=confidence,
+                weights=v,
+                bounds=(_RANGE_LOW[j], _RANGE_HIGH[j]),
+            )
+        p_net = wild_cluster_p(y[:, 3], m, g, n_groups, 0.0, v)
+        flat = ~(se > 0)
+        if flat.any():
+            b_low, b_high, b_p = _score_construction(est, se, n, df, kish, row_var, confidence)
+            low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
+            p_net = np.where(flat[:, 3], b_p, p_net)
+    else:
+        low, high = _bootstrap_intervals(
+            wins[used],
+            ties[used],
+            m,
+            g,
+            n_groups,
+            method=method,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            rng=as_generator(rng),
+        )
+        flat = ~(high - low > 0)
+        b_low, b_high, _ = _score_construction(est, se, n, df, kish, row_var, confidence)
+        low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
+        p_net = np.full(n_groups, np.nan)  # a bootstrap interval is not a test here
+    note = np.full(n_groups, "", dtype=object)
+    if method in BOOTSTRAP_METHODS:
+        note[:] = "net_win_p not computed for bootstrap intervals"
+    note[n_clusters == 1] = (
+        "one cluster: no between-task variation can be estimated "
+        "(method='iid_wilson' gives an IID interval over verdicts)"
+    )
+    if method == "iid_wilson":
+        note[:] = "IID interval over verdicts: ignores clustering by task"
+    note[n == 0] = "no counted verdicts"
+    one = (n_clusters <= 1) & (method != "iid_wilson")
+    low[one], high[one], p_net[one] = np.nan, np.nan, np.nan
+    return {
+        "est": est,
+        "se": np.where(one[:, None], np.nan, se),
+        "low": low,
+        "high": high,
+        "net_win_p": p_net,
+        "df": df,
+        "n_eff_clusters": kish,
+        "few_clusters": ~(kish >= FEW_CLUSTERS),
+        "ci_note": note,
+        "n": n,
+        "n_clusters": n_clusters,
+    }
+
+
+def _score_construction(est, se, n, df, kish, row_var, confidence):
+    """Score interval of each rate (net win from the score's) and the net-win test."""
+    p = est.copy()
+    s = se.copy()
+    rv = row_var.copy()
+    # Net win is 2 * score - 1: work on the score scale for it.
+    p[:, 3], s[:, 3], rv[:, 3] = p[:, 4], s[:, 4], rv[:, 4]
+    args = (s, n[:, None], df[:, None], kish[:, None])
+    low, high = wilson_interval(p, *args, confidence, row_var=rv)
+    low[:, 3], high[:, 3] = 2.0 * low[:, 3] - 1.0, 2.0 * high[:, 3] - 1.0
+    p_net = wilson_test_p(p[:, 4], s[:, 4], n, df, kish, 0.5, row_var=rv[:, 4])
+    return low, high, p_net
 
 
 def position_bias(
@@ -429,52 +608,6 @@ def _cluster_t_interval(
         lo_lim = np.array([a for a, _ in limits])
         hi_lim = np.array([b for _, b in limits])
     return np.clip(low, lo_lim, hi_lim), np.clip(high, lo_lim, hi_lim)
-
-
-def _cluster_wilson_interval(
-    est: np.ndarray,
-    se: np.ndarray,
-    n: np.ndarray,
-    n_clusters: np.ndarray,
-    confidence: float,
-    kinds: tuple[str, ...] = ("rate", "rate", "rate", "net", "rate"),
-    row_var: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson interval on a design-effect effective sample size (Korn & Graubard 1998).
-
-    ``n_eff = p (1 - p) / SE_CR1^2`` is the sample size whose binomial variance
-    equals the cluster-robust one. It is scaled by ``(z / t_{C-1})^2`` for
-    the few clusters and capped at the IID value (design effect >= 1: ``n``
-    for a 0/1 rate; the score takes values 0, 1/2, 1, so its cap is
-    ``n p (1 - p) / row variance``), and Wilson's score interval is computed
-    at ``n_eff``. Net win is
-    ``2 * score - 1`` and takes the score's interval. ``row_var`` (groups x
-    statistics) is the row-level variance; ``p (1 - p)`` when omitted.
-    """
-    z = sps.norm.ppf(0.5 + confidence / 2.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        df = np.where(n_clusters > 1, n_clusters - 1, np.nan)
-        shrink = (z / sps.t.ppf(0.5 + confidence / 2.0, df)) ** 2
-    net = np.array([kind == "net" for kind in kinds])
-    # Net win is 2 * score - 1: work on the score scale for it.
-    p = np.where(net, (est + 1.0) / 2.0, est)
-    s = np.where(net, se / 2.0, se)
-    v = p * (1.0 - p)
-    if row_var is None:
-        row_var = v
-    v_row = np.where(net, row_var[:, [4]], row_var)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # Largest n_eff allowed: the one of an IID sample (design effect 1).
-        cap = np.where(v_row > 0, n[:, None] * v / v_row, n[:, None])
-        n_eff = np.minimum(np.where(s > 0, v / s**2, np.inf) * shrink[:, None], cap)
-    ok = np.isfinite(p) & np.isfinite(n_eff) & (n_eff > 0)
-    ci = proportion_ci(p[ok] * n_eff[ok], n_eff[ok], confidence=confidence)
-    low = np.full_like(est, np.nan)
-    high = np.full_like(est, np.nan)
-    low[ok], high[ok] = ci.ci_low, ci.ci_high
-    low = np.where(net, 2.0 * low - 1.0, low)
-    high = np.where(net, 2.0 * high - 1.0, high)
-    return low, high
 
 
 def _rates_from_sums(s: np.ndarray) -> np.ndarray:

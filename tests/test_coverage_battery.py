@@ -1,0 +1,52 @@
+"""A fast slice of the coverage battery (benchmarks/coverage.py) with loose bounds.
+
+The full battery (11 designs, 2,000 evaluations each) is a benchmark; this runs three of
+its designs with 400 evaluations (Monte-Carlo SE of a coverage of 0.95: 0.011), so the
+bounds are loose, but a default that undercovers like the old CR1 / C - 1 intervals on
+unequal tasks (0.88-0.91) or an IID kappa interval would fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "coverage.py"
+
+
+@pytest.fixture(scope="module")
+def battery():
+    spec = importlib.util.spec_from_file_location("coverage_battery", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["coverage_battery"] = mod
+    spec.loader.exec_module(mod)
+    mod.WILD = False  # the wild bootstrap rows take minutes; checked in test_robust
+    return mod
+
+
+def test_fast_battery_slice(battery) -> None:
+    names = ("8x3 ICC .3", "12 unequal 1-30", "kappa 10x3 two judges")
+    designs = [d for d in battery.DESIGNS if d.name in names]
+    methods = (battery.DEFAULT_METHOD, "cluster_t")
+    table = battery.run(400, 0, seed=11, designs=designs, methods=methods).set_index(
+        ["design", "method"]
+    )
+    rates = ["win_rate", "tie_rate", "loss_rate", "net_win", "score"]
+    for name in names:
+        row = table.loc[(name, battery.DEFAULT_METHOD)]
+        assert all(0.91 <= row[r] <= 0.995 for r in rates), (name, row)
+        assert row["type1"] <= 0.085, (name, row)
+        # The p-value inverts the interval: not one evaluation may disagree.
+        assert row["p_vs_ci_disagree"] == 0
+    unequal = table.loc["12 unequal 1-30"]
+    assert unequal.loc[battery.DEFAULT_METHOD, "df"] == pytest.approx(4.0885, abs=1e-3)
+    # CR1 with C - 1 = 11 df is the anti-conservative habit this default replaces.
+    assert unequal.loc["cluster_t", "type1"] > unequal.loc[battery.DEFAULT_METHOD, "type1"]
+    kappa = table.loc[("kappa 10x3 two judges", battery.DEFAULT_METHOD)]
+    assert 0.91 <= kappa["kappa"] <= 0.99
+    assert 0.4 < kappa["kappa_true"] < 0.65
+    assert np.isfinite(kappa["kappa_wald_iid"])

@@ -1,0 +1,349 @@
+"""Small-sample cluster-robust machinery (evalstats.stats.robust) against independent oracles.
+
+CR1 is checked against statsmodels' cluster covariance; CR2 and the Bell-McCaffrey df
+against a direct matrix computation with explicit (I - H_gg)^{-1/2} blocks (scipy's
+sqrtm), written here independently of the closed forms in the module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.linalg as sl
+import statsmodels.api as sm
+from scipy import stats
+
+from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
+from evalstats.stats._cluster import cr1_ratio
+from evalstats.stats.robust import (
+    bm_df,
+    cluster_jackknife,
+    cluster_ratio_test,
+    cr2_ratio,
+    t_interval,
+    t_test_p,
+    wild_cluster_interval,
+    wild_cluster_p,
+    wild_weights,
+    wilson_interval,
+    wilson_test_p,
+)
+from evalstats.stats.winrates import RATE_NAMES, rate_arrays, win_rates
+
+
+def matrix_cr2(x: np.ndarray, g: np.ndarray) -> tuple[float, float, float]:
+    """Intercept-only OLS: estimate, CR2 SE and BM df by explicit matrices (the oracle)."""
+    n = len(x)
+    X = np.ones((n, 1))
+    XtXi = np.linalg.inv(X.T @ X)
+    H = X @ XtXi @ X.T
+    e = x - (H @ x)
+    IH = np.eye(n) - H
+    V = 0.0
+    M = []
+    for c in np.unique(g):
+        i = g == c
+        A = sl.sqrtm(np.linalg.inv(np.eye(i.sum()) - H[np.ix_(i, i)])).real
+        u = (XtXi @ X[i].T @ A @ e[i]).item()
+        V += u * u
+        # Satterthwaite under working independence: V = sum_c (M_c' y)^2.
+        pad = np.zeros(n)
+        pad[i] = (A @ X[i] @ XtXi).ravel()
+        M.append(IH @ pad)
+    M = np.array(M)
+    G = M @ M.T
+    return float(x.mean()), float(np.sqrt(V)), float(np.trace(G) ** 2 / (G**2).sum())
+
+
+def clustered_rows(rng: np.random.Generator, sizes) -> tuple[np.ndarray, np.ndarray]:
+    g = np.repeat(np.arange(len(sizes)), sizes)
+    p = rng.beta(2, 2, len(sizes))[g]
+    return (rng.random(len(g)) < p).astype(float), g
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cr2_and_bm_df_match_the_matrix_computation(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 12, size=int(rng.integers(3, 15)))
+    x, g = clustered_rows(rng, sizes)
+    # Each cluster in its own row of y, all in group 0.
+    est, se, df, n_clusters, n, kish = cr2_ratio(
+        np.bincount(g, weights=x)[:, None],
+        np.bincount(g).astype(float),
+        np.zeros(len(sizes), dtype=int),
+        1,
+    )
+    m_est, m_se, m_df = matrix_cr2(x, g)
+    assert est[0, 0] == pytest.approx(m_est, rel=1e-12)
+    assert se[0, 0] == pytest.approx(m_se, rel=1e-9)
+    assert df[0] == pytest.approx(m_df, rel=1e-9)
+    assert n_clusters[0] == len(sizes) and n[0] == len(x)
+    assert kish[0] == pytest.approx(len(x) ** 2 / (sizes**2).sum())
+
+
+def test_published_design_bm_df_and_balanced_case() -> None:
+    # Issue 11: 12 tasks of 1, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30 verdicts -> BM df 4.1,
+    # Kish 5.0; balanced clusters -> C - 1 and CR2 = CR1.
+    sizes = np.array([1, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30], dtype=float)
+    df, kish = bm_df(sizes, np.zeros(12, dtype=int), 1)
+    assert round(float(df[0]), 1) == 4.1 and round(float(kish[0]), 1) == 5.0
+    rng = np.random.default_rng(3)
+    x, g = clustered_rows(rng, [4] * 9)
+    y, m = np.bincount(g, weights=x)[:, None], np.bincount(g).astype(float)
+    est, se2, df2, *_ = cr2_ratio(y, m, np.zeros(9, dtype=int), 1)
+    _, se1, *_ = cr1_ratio(y, m, np.zeros(9, dtype=int), 1)
+    assert df2[0] == pytest.approx(8.0) and se2[0, 0] == pytest.approx(se1[0, 0], rel=1e-12)
+
+
+def test_cr1_matches_statsmodels_and_many_groups_at_once() -> None:
+    rng = np.random.default_rng(11)
+    ys, ms, gids, oracle = [], [], [], []
+    for grp in range(5):
+        sizes = rng.integers(1, 9, size=int(rng.integers(4, 12)))
+        x, g = clustered_rows(rng, sizes)
+        fit = sm.OLS(x, np.ones_like(x)).fit(cov_type="cluster", cov_kwds={"groups": g})
+        oracle.append((fit.params[0], fit.bse[0], *matrix_cr2(x, g)[1:]))
+        ys.append(np.bincount(g, weights=x))
+        ms.append(np.bincount(g).astype(float))
+        gids.append(np.full(len(sizes), grp))
+    y, m, gid = np.concatenate(ys)[:, None], np.concatenate(ms), np.concatenate(gids)
+    est, se2, df, *_ = cr2_ratio(y, m, gid, 5)
+    _, se1, _, _ = cr1_ratio(y, m, gid, 5)
+    ref = np.array(oracle)
+    np.testing.assert_allclose(est[:, 0], ref[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(se1[:, 0], ref[:, 1], rtol=1e-9)
+    np.testing.assert_allclose(se2[:, 0], ref[:, 2], rtol=1e-9)
+    np.testing.assert_allclose(df, ref[:, 3], rtol=1e-9)
+
+
+def verdict_frame(rng: np.random.Generator, n_evals: int, sizes) -> pd.DataFrame:
+    sizes = np.asarray(sizes)
+    ev = np.repeat(np.arange(n_evals), sizes.sum())
+    task = np.tile(np.repeat(np.arange(len(sizes)), sizes), n_evals)
+    task_effect = rng.normal(size=(n_evals, len(sizes)))[ev, task]
+    latent = task_effect * 0.6 + rng.normal(size=len(ev))
+    codes = np.digitize(latent, [-0.5, 0.3])  # loss / tie / win
+    return pd.DataFrame(
+        {
+            "eval": ev,
+            "task_id": task,
+            "status": pd.Categorical.from_codes(np.zeros(len(ev), int), dtype=STATUS_DTYPE),
+            "outcome": pd.Categorical.from_codes(codes, dtype=OUTCOME_DTYPE),
+        }
+    )
+
+
+def test_win_rates_cr2_se_and_df_against_the_matrix_oracle() -> None:
+    rng = np.random.default_rng(5)
+    sizes = [1, 1, 2, 3, 5, 8, 13]
+    frame = verdict_frame(rng, 3, sizes)
+    res = win_rates(frame, by="eval", method="cr2_t").set_index("eval")
+    for e, sub in frame.groupby("eval"):
+        oc = sub["outcome"].astype(str).to_numpy()
+        values = {
+            "win_rate": (oc == "win").astype(float),
+            "tie_rate": (oc == "tie").astype(float),
+            "loss_rate": (oc == "loss").astype(float),
+        }
+        values["net_win"] = values["win_rate"] - values["loss_rate"]
+        values["score"] = values["win_rate"] + values["tie_rate"] / 2
+        g = sub["task_id"].to_numpy()
+        for name in RATE_NAMES:
+            m_est, m_se, m_df = matrix_cr2(values[name], g)
+            assert res.loc[e, name] == pytest.approx(m_est, rel=1e-12)
+            assert res.loc[e, f"{name}_se"] == pytest.approx(m_se, rel=1e-9)
+            assert res.loc[e, "df"] == pytest.approx(m_df, rel=1e-9)
+            q = stats.t.ppf(0.975, m_df)
+            lo = max(m_est - q * m_se, -1 if name == "net_win" else 0)
+            assert res.loc[e, f"{name}_ci_low"] == pytest.approx(lo, rel=1e-9, abs=1e-12)
+        # net_win_p: the CR2 t test on the BM df, as the oracle computes it.
+        m_est, m_se, m_df = matrix_cr2(values["net_win"], g)
+        p = 2 * stats.t.sf(abs(m_est / m_se), m_df)
+        assert res.loc[e, "net_win_p"] == pytest.approx(p, rel=1e-8)
+
+
+@pytest.mark.parametrize("method", ["cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t"])
+def test_p_value_and_interval_agree_in_every_simulated_evaluation(method: str) -> None:
+    # 3,000 evaluations over three designs near the null and away from it: p < alpha
+    # exactly when the interval excludes 0, at three levels.
+    rng = np.random.default_rng(8)
+    for sizes, shift in (([3] * 8, 0.0), ([1, 1, 2, 3, 5, 8, 12, 20], 0.15), ([2] * 40, 0.1)):
+        n_evals, c = 1000, len(sizes)
+        size = np.asarray(sizes)
+        # 0.41 = 0.7 / 1.7: wins and losses equally likely at shift 0.
+        task_p = np.clip(0.41 + shift + 0.25 * rng.normal(size=(n_evals, c)), 0, 1)
+        wins = rng.binomial(size, task_p)
+        ties = rng.binomial(size - wins, 0.3)
+        losses = size - wins - ties
+        gid = np.repeat(np.arange(n_evals), c)
+        for conf in (0.9, 0.95, 0.99):
+            r = rate_arrays(
+                wins.ravel(),
+                ties.ravel(),
+                losses.ravel(),
+                gid,
+                n_evals,
+                method=method,
+                confidence=conf,
+            )
+            excludes = (r["low"][:, 3] > 0) | (r["high"][:, 3] < 0)
+            rejects = r["net_win_p"] < 1 - conf
+            ok = np.isfinite(r["net_win_p"])
+            assert ok.all()
+            assert np.array_equal(excludes, rejects)
+            assert 0 < rejects.sum() < n_evals  # both outcomes occur: the check can fail
+
+
+def test_wilson_inversion_is_exact_at_the_interval_end() -> None:
+    # At the lower end of the interval the test of that value has p = 1 - confidence.
+    p, se, n, df, kish = 0.7, 0.08, 60.0, 6.5, 9.0
+    lo, hi = wilson_interval(p, se, n, df, kish, 0.9)
+    assert float(wilson_test_p(p, se, n, df, kish, lo)) == pytest.approx(0.1, rel=1e-8)
+    assert float(wilson_test_p(p, se, n, df, kish, hi)) == pytest.approx(0.1, rel=1e-8)
+
+
+def test_one_sided_wilson_test_inverts_the_one_sided_bound() -> None:
+    rng = np.random.default_rng(12)
+    p = rng.uniform(0.05, 0.95, 500)
+    se = rng.uniform(0.01, 0.2, 500)
+    df = rng.uniform(2, 30, 500)
+    null = rng.uniform(0.05, 0.95, 500)
+    lo, hi = wilson_interval(p, se, 200.0, df, 8.0, 0.90)  # 1 - 2 alpha, alpha = 0.05
+    up = wilson_test_p(p, se, 200.0, df, 8.0, null, alternative="greater")
+    down = wilson_test_p(p, se, 200.0, df, 8.0, null, alternative="less")
+    assert np.array_equal(up < 0.05, lo > null) and np.array_equal(down < 0.05, hi < null)
+    assert 0 < (up < 0.05).sum() < 500
+
+
+def test_t_machinery_one_sided_and_degenerate() -> None:
+    lo, hi = t_interval(0.3, 0.1, 5.0, 0.95, alternative="greater")
+    assert np.isinf(hi) and float(lo) == pytest.approx(0.3 - stats.t.ppf(0.95, 5) * 0.1)
+    assert float(t_test_p(0.3, 0.1, 5.0, alternative="greater")) == pytest.approx(
+        stats.t.sf(3.0, 5)
+    )
+    assert float(t_test_p(0.3, 0.1, 5.0, 0.5, alternative="less")) == pytest.approx(
+        stats.t.cdf(-2.0, 5)
+    )
+    assert float(t_test_p(0.0, 0.0, 5.0)) == 1.0 and float(t_test_p(0.2, 0.0, 5.0)) == 0.0
+    with pytest.raises(ValueError, match="alternative"):
+        t_test_p(0.1, 0.1, 3.0, alternative="two")
+
+
+def test_cluster_ratio_test_is_the_win_rate_net_win_test() -> None:
+    rng = np.random.default_rng(2)
+    frame = verdict_frame(rng, 1, [1, 2, 2, 4, 6, 9, 3, 3])
+    res = win_rates(frame, by=None, method="cr2_t").iloc[0]
+    oc = frame["outcome"].astype(str)
+    net = ((oc == "win").astype(int) - (oc == "loss").astype(int)).groupby(frame["task_id"]).sum()
+    m = frame.groupby("task_id").size()
+    t = cluster_ratio_test(net.to_numpy(), m.to_numpy())
+    assert t.estimate == pytest.approx(res["net_win"])
+    assert t.se == pytest.approx(res["net_win_se"]) and t.df == pytest.approx(res["df"])
+    assert t.p_value == pytest.approx(res["net_win_p"])
+    assert (t.ci_low, t.ci_high) == pytest.approx((res["net_win_ci_low"], res["net_win_ci_high"]))
+    # A TOST at margin 0.5 is two one-sided calls; each agrees with its one-sided bound.
+    up = cluster_ratio_test(net, m, null=-0.5, alternative="greater", confidence=0.95)
+    assert (up.p_value < 0.05) == (up.ci_low > -0.5)
+    assert len(t.to_frame()) == 1
+    with pytest.raises(ValueError):
+        cluster_ratio_test([1.0, 2.0], [1.0])
+
+
+def test_one_cluster_is_nan_with_reason_and_iid_only_when_asked() -> None:
+    frame = pd.DataFrame({"task_id": "a", "status": "ok", "outcome": ["win"] * 5 + ["loss"]})
+    res = win_rates(frame, by=None).iloc[0]
+    assert np.isnan(res["win_rate_ci_low"]) and np.isnan(res["net_win_p"])
+    assert "one cluster" in res["ci_note"] and res["win_rate"] == pytest.approx(5 / 6)
+    iid = win_rates(frame, by=None, method="iid_wilson").iloc[0]
+    assert iid["method"] == "iid_wilson" and "IID" in iid["ci_note"]
+    assert (iid["win_rate_ci_low"], iid["win_rate_ci_high"]) == pytest.approx(
+        sm.stats.proportion_confint(5, 6, method="wilson"), rel=1e-10
+    )
+
+
+def test_few_clusters_warn_and_flag() -> None:
+    from evalstats.records import EvalstatsWarning
+
+    rng = np.random.default_rng(4)
+    frame = verdict_frame(rng, 1, [1, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30])
+    with pytest.warns(EvalstatsWarning, match="effective clusters"):
+        res = win_rates(frame, by=None).iloc[0]
+    assert res["few_clusters"] and res["n_eff_clusters"] == pytest.approx(4.958, abs=1e-3)
+    assert res["df"] == pytest.approx(4.0885, abs=1e-3)
+
+
+def test_cluster_jackknife_matches_a_loop() -> None:
+    rng = np.random.default_rng(6)
+    cs = rng.integers(0, 5, size=(3, 7, 2)).astype(float) + 1
+    est, se, df = cluster_jackknife(cs, lambda s: s[..., 0] / s[..., 1])
+    for e in range(3):
+        loo = np.array([np.delete(cs[e], c, axis=0).sum(0) for c in range(7)])
+        th = loo[:, 0] / loo[:, 1]
+        ref = np.sqrt(6 / 7 * ((th - th.mean()) ** 2).sum())
+        assert se[e] == pytest.approx(ref, rel=1e-12) and df[e] == 6
+        assert est[e] == pytest.approx(cs[e, :, 0].sum() / cs[e, :, 1].sum())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_wild_cluster_p_matches_wildboottest_full_enumeration(seed: int) -> None:
+    # Rademacher weights with 2^C <= B: both enumerate every sign vector, so the p-values
+    # are exact and must agree; the sign vectors +/-1 reproduce the observed t exactly,
+    # and whether those two count as "beyond" is rounding, so allow 2 / 2^C.
+    import warnings
+
+    from wildboottest.wildboottest import wildboottest
+
+    rng = np.random.default_rng(seed)
+    c = 9
+    x, g = clustered_rows(rng, rng.integers(1, 8, c))
+    null = 0.35
+    model = sm.OLS(x - null, np.ones((len(x), 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = wildboottest(
+            model, B=9999, cluster=g, param="const", weights_type="rademacher", show=False, seed=1
+        )
+    v = wild_weights(c, 9999, kind="rademacher")
+    assert v.shape == (2**c, c)
+    ours = wild_cluster_p(
+        np.bincount(g, weights=x), np.bincount(g).astype(float), np.zeros(c, int), 1, null, v
+    )
+    assert float(ours[0]) == pytest.approx(float(ref["p-value"].iloc[0]), abs=2 / 2**c + 1e-12)
+
+
+def test_wild_interval_inverts_the_wild_test() -> None:
+    rng = np.random.default_rng(21)
+    ys, ms, gids = [], [], []
+    for grp in range(40):
+        x, g = clustered_rows(rng, rng.integers(1, 6, 8))
+        ys.append(np.bincount(g, weights=x))
+        ms.append(np.bincount(g).astype(float))
+        gids.append(np.full(8, grp))
+    y, m, gid = np.concatenate(ys), np.concatenate(ms), np.concatenate(gids)
+    v = wild_weights(8, 999, 3)
+    assert set(np.unique(np.abs(v)).round(6)) == {0.707107, 1.0, 1.224745}  # Webb
+    low, high = wild_cluster_interval(y, m, gid, 40, weights=v, bounds=(0.0, 1.0), tol=1e-7)
+    est = np.bincount(gid, weights=y) / np.bincount(gid, weights=m)
+    ok = np.isfinite(low)
+    assert ok.sum() > 30 and np.all(low[ok] <= est[ok]) and np.all(est[ok] <= high[ok])
+    # Just inside each end the test keeps the null, just outside it rejects (or the end is
+    # the parameter bound).
+    for end, step in ((low, -1e-5), (high, 1e-5)):
+        inside = wild_cluster_p(y, m, gid, 40, end - step, v)
+        outside = wild_cluster_p(y, m, gid, 40, end + step, v)
+        interior = ok & (end > 1e-4) & (end < 1 - 1e-4)
+        assert np.all(inside[interior] >= 0.05) and np.all(outside[interior] < 0.05)
+
+
+def test_wild_webb_method_in_win_rates() -> None:
+    rng = np.random.default_rng(6)
+    frame = verdict_frame(rng, 4, [1, 2, 2, 3, 5, 8, 4, 3, 6])
+    res = win_rates(frame, by="eval", method="wild_webb", n_resamples=499, rng=0)
+    assert (res["method"] == "wild_webb").all()
+    excl = (res["net_win_ci_low"] > 0) | (res["net_win_ci_high"] < 0)
+    assert np.array_equal(excl.to_numpy(), (res["net_win_p"] < 0.05).to_numpy())
+    for name in RATE_NAMES:
+        assert (res[f"{name}_ci_low"] <= res[name]).all() and (
+            res[name] <= res[f"{name}_ci_high"]
+        ).all()
