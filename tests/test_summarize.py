@@ -69,7 +69,7 @@ def test_win_rates_view(rates):
     assert (view["n"].to_numpy() == rates["n"].to_numpy()).all()
     assert (view["n_clusters"] == 15).all()
     assert view["rubric"].tolist() == rates["rubric"].astype(str).tolist()
-    assert (view["method"] == "cluster_wilson").all()
+    assert (view["method"] == evalstats.DEFAULT_METHOD).all()
 
 
 def test_nothing_hidden_in_a_notebook(rates):
@@ -98,6 +98,7 @@ def test_cost_view(frame):
     view = summarize(cost)
     assert list(view.columns) == [
         "metric",
+        "estimand",
         "n_pairs",
         "n_clusters",
         "estimate",

@@ -185,7 +185,7 @@ def test_output_columns() -> None:
     for name in RATE_NAMES:
         expected += [name, f"{name}_se", f"{name}_ci_low", f"{name}_ci_high"]
     expected += ["sign_test_p", "net_win_p", "df", "n_eff_clusters", "few_clusters", "ci_note"]
-    expected += ["method", "confidence", "no_answer_as"]
+    expected += ["method", "confidence", "no_answer_as", "invalid_as"]
     assert list(res.columns) == expected
     assert (res["method"] == DEFAULT_METHOD).all()
 
@@ -254,7 +254,9 @@ def test_validation_errors() -> None:
     with pytest.raises(ValueError, match="method"):
         win_rates(frame, method="wald")
     with pytest.raises(ValueError, match="no_answer_as"):
-        win_rates(frame, no_answer_as="tie")
+        win_rates(frame, no_answer_as="maybe")
+    with pytest.raises(ValueError, match="invalid_as"):
+        win_rates(frame, invalid_as="maybe")
     with pytest.raises(DataError, match="status"):
         win_rates(frame.assign(status="maybe"))
     bad = frame.assign(outcome=frame["outcome"].astype(object))

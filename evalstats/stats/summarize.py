@@ -63,7 +63,9 @@ _POINT_STATISTICS = (
 # Counts, in the order shown: verdicts in the denominator, pairs, clusters (= tasks).
 _COUNT_COLUMNS = ("n", "n_pairs", "n_pair_orders", "n_clusters")
 # Label-like columns that are not labels of a row.
-_NOT_LABELS = frozenset({"method", "no_answer_as", "confusion", "trigger"})
+_NOT_LABELS = frozenset(
+    {"method", "no_answer_as", "invalid_as", "ci_note", "kappa_method", "confusion", "trigger"}
+)
 _TRAILER = ("method", "confidence")
 DEFAULT_NA = "–"
 

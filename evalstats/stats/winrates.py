@@ -81,6 +81,7 @@ from evalstats._validate import check_columns, check_confidence, check_positive_
 from evalstats.errors import DataError
 from evalstats.records import EvalstatsWarning
 from evalstats.stats._cluster import by_columns, cr1_ratio, segment_sum
+from evalstats.stats._missing_rule import apply_missing_rule
 from evalstats.stats._proportion import PROPORTION_METHODS, ProportionCI, proportion_ci
 from evalstats.stats.resample import (
     BOOTSTRAP_METHODS,
@@ -124,7 +125,8 @@ WIN_RATE_METHODS = (
 DEFAULT_METHOD = "cr2_wilson"
 #: Designs with fewer effective clusters (Kish) than this are flagged and warned about.
 FEW_CLUSTERS = 8.0
-NO_ANSWER_VIEWS = ("exclude", "loss")
+NO_ANSWER_VIEWS = ("exclude", "arm_aware", "loss", "win", "tie")
+INVALID_VIEWS = ("exclude", "loss", "win", "tie")
 
 # Row categories, in the order of the per-cluster count columns.
 _CATEGORIES = ("loss", "tie", "win", "no_answer", "invalid", "error")
@@ -141,6 +143,7 @@ def win_rates(
     cluster: str = "task_id",
     method: str = DEFAULT_METHOD,
     no_answer_as: str = "exclude",
+    invalid_as: str | None = None,
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
@@ -162,12 +165,17 @@ def win_rates(
         Interval (and net-win test) construction; see the module docstring. The
         default, CR2 with the Bell-McCaffrey df in a design-effect Wilson interval, was
         chosen by the coverage battery there.
-    no_answer_as : {"exclude", "loss"}
-        ``"exclude"``: rates are over ``ok`` verdicts. ``"loss"``: the
-        sensitivity view, where ``no_answer`` and ``invalid`` rows count as
-        losses (in the denominator and in ``loss_rate``, ``net_win``, ``score``
-        and the sign test). ``error`` rows (failed judge calls) are never
-        counted, only reported.
+    no_answer_as : {"exclude", "arm_aware", "loss", "win", "tie"}, default "exclude"
+        Over-budget pairs (``no_answer``). ``"exclude"``: rates are over ``ok`` verdicts.
+        ``"arm_aware"``: WITH loses a pair where only WITH went over budget, wins where
+        only WITHOUT did, ties where both did (``over_budget_arm``). ``"loss"`` / ``"win"``
+        / ``"tie"``: every such pair counts as that (worst / best case: see
+        :func:`~evalstats.stats.missing_bounds`). ``error`` rows (failed judge calls) are
+        never counted, only reported.
+    invalid_as : {"exclude", "loss", "win", "tie"}, optional
+        Unreadable judge output (``invalid``), never a loss unless asked. Default
+        ``"exclude"``, except that ``no_answer_as="loss"`` alone keeps the sensitivity view
+        of earlier versions (both kinds of missing answer as losses).
     n_resamples : int
         Bootstrap resamples (bootstrap and wild bootstrap methods only).
     confidence : float
@@ -214,17 +222,21 @@ def win_rates(
         raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
     if no_answer_as not in NO_ANSWER_VIEWS:
         raise ValueError(f"no_answer_as must be one of {NO_ANSWER_VIEWS}, got {no_answer_as!r}")
+    if invalid_as is None:
+        invalid_as = "loss" if no_answer_as == "loss" else "exclude"
+    if invalid_as not in INVALID_VIEWS:
+        raise ValueError(f"invalid_as must be one of {INVALID_VIEWS}, got {invalid_as!r}")
+    imputed = no_answer_as != "exclude" or invalid_as != "exclude"
+    if imputed:
+        # Rewritten rows become ok verdicts; ``imputed_from`` keeps what they were.
+        frame = apply_missing_rule(frame, no_answer_as=no_answer_as, invalid_as=invalid_as)
     confidence = check_confidence(confidence)
     if method in BOOTSTRAP_METHODS:
         n_resamples = check_positive_int(n_resamples, "n_resamples")
     category = _row_categories(frame, by_cols, cluster)
     groups, gid, counts = _cluster_counts(frame, by_cols, cluster, category)
 
-    wins, ties, losses = counts[:, _WIN], counts[:, _TIE], counts[:, _LOSS]
-    if no_answer_as == "loss":
-        losses_view = losses + counts[:, _NO_ANSWER] + counts[:, _INVALID]
-    else:
-        losses_view = losses
+    wins, ties, losses_view = counts[:, _WIN], counts[:, _TIE], counts[:, _LOSS]
     n_groups = len(groups)
     res = rate_arrays(
         wins,
@@ -252,6 +264,10 @@ def win_rates(
         ("error", _ERROR),
     ):
         data[name] = total[:, col].astype(np.int64)
+    if imputed:  # the missing answers the rule counted are still reported as missing
+        for name in ("no_answer", "invalid"):
+            rewritten = _count_rows(frame, by_cols, groups, frame["imputed_from"] == name)
+            data[name] = rewritten + total[:, _STATUS_COL[name]].astype(np.int64)
     for j, name in enumerate(RATE_NAMES):
         data[name] = res["est"][:, j]
         data[f"{name}_se"] = res["se"][:, j]
@@ -266,6 +282,7 @@ def win_rates(
     data["method"] = np.full(n_groups, method, dtype=object)
     data["confidence"] = np.full(n_groups, confidence)
     data["no_answer_as"] = np.full(n_groups, no_answer_as, dtype=object)
+    data["invalid_as"] = np.full(n_groups, invalid_as, dtype=object)
     out = pd.DataFrame(data, index=pd.RangeIndex(n_groups))
     _warn_few_clusters(out, by_cols)
     return out
@@ -731,6 +748,21 @@ def _lookup_groups(groups: pd.DataFrame, rows: pd.DataFrame, by_cols: list[str])
     keyed = groups.assign(_gid=np.arange(len(groups)))
     merged = rows[by_cols].merge(keyed, on=by_cols, how="left", sort=False)
     return merged["_gid"].to_numpy(np.int64)
+
+
+_STATUS_COL = {"no_answer": _NO_ANSWER, "invalid": _INVALID}
+
+
+def _count_rows(
+    frame: pd.DataFrame, by_cols: list[str], groups: pd.DataFrame, mask: pd.Series
+) -> np.ndarray:
+    """Rows where ``mask`` holds, per group of ``groups`` (in its order)."""
+    hit = mask.fillna(False).to_numpy(dtype=bool)
+    if not by_cols:
+        return np.array([int(hit.sum())], dtype=np.int64)
+    per = frame.loc[hit].groupby(by_cols, observed=True, dropna=False).size()
+    keys = pd.MultiIndex.from_frame(groups[by_cols]) if len(by_cols) > 1 else groups[by_cols[0]]
+    return per.reindex(keys, fill_value=0).to_numpy(dtype=np.int64)
 
 
 def _cluster_counts(
