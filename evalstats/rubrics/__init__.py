@@ -14,6 +14,11 @@ Two rubrics, each at revision 1:
 reads a judge's output tolerantly (code fences, prose, trailing commas, single quotes, label
 spellings), raising :class:`evalstats.errors.ParseError` with a reason when it cannot.
 
+Your own rubric is a TOML file (see :mod:`evalstats.rubrics._file` for the format):
+:func:`get` takes its path wherever it takes a name, :func:`load` reads one,
+:func:`seed_toml` writes a built-in rubric in that form and :func:`with_tool_name` makes a
+seed's prompt name your tool instead of gortex (``evalstats rubric new``).
+
 Examples
 --------
 >>> from evalstats import rubrics
@@ -28,6 +33,25 @@ from __future__ import annotations
 # Importing the rubric modules registers them.
 from . import blind_pair as _blind_pair  # noqa: F401
 from . import with_without as _with_without  # noqa: F401
-from ._base import RenderedPrompt, Rubric, Verdict, format_wall_clock, get, names
+from ._base import RenderedPrompt, Rubric, Verdict, format_wall_clock, names
+from ._file import KINDS, get, load, seed_toml, to_toml, with_tool_name
+from .blind_pair import BlindPairRubric, BlindScores
+from .with_without import ThreeWay, WithWithoutRubric
 
-__all__ = ["RenderedPrompt", "Rubric", "Verdict", "format_wall_clock", "get", "names"]
+__all__ = [
+    "KINDS",
+    "BlindPairRubric",
+    "BlindScores",
+    "RenderedPrompt",
+    "Rubric",
+    "ThreeWay",
+    "Verdict",
+    "WithWithoutRubric",
+    "format_wall_clock",
+    "get",
+    "load",
+    "names",
+    "seed_toml",
+    "to_toml",
+    "with_tool_name",
+]

@@ -96,6 +96,11 @@ class Rubric:
         Score dimensions (blind-pair) or ``()``.
     needs_order : bool
         Whether :meth:`render` and the mapping back to WITH/WITHOUT need an ``order``.
+    arms : tuple of (str, str)
+        Display names of the WITH and WITHOUT arms (``("WITH", "WITHOUT")`` unless a rubric
+        file names them); see :attr:`arm_names`.
+    path : str or None
+        The rubric file this rubric was read from; ``None`` for the built-in ones.
     """
 
     name: str
@@ -105,6 +110,18 @@ class Rubric:
     user_template: str = field(repr=False)
     dimensions: tuple[str, ...]
     needs_order: bool
+    arms: tuple[str, str] = field(default=("WITH", "WITHOUT"), kw_only=True)
+    path: str | None = field(default=None, kw_only=True)
+
+    @property
+    def arm_names(self) -> dict[str, str]:
+        """``{"with": ..., "without": ...}``: what the report calls the two arms."""
+        return {"with": self.arms[0], "without": self.arms[1]}
+
+    @property
+    def placeholders(self) -> tuple[str, ...]:
+        """The ``{placeholder}`` names of :attr:`user_template`, in order of appearance."""
+        return tuple(dict.fromkeys(_PLACEHOLDER.findall(self.user_template)))
 
     def render(
         self,
@@ -204,6 +221,8 @@ def fenced_block_after(text: str, heading: str, *, source: str) -> str:
 
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+# Public for the rubric-file reader: what counts as a {placeholder} in a user template.
+PLACEHOLDER_PATTERN = _PLACEHOLDER
 
 
 def check_placeholders(template: str, expected: Sequence[str], *, source: str) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalstats._schema import BLIND_DIMENSIONS
@@ -46,7 +46,13 @@ from ._base import (
 )
 from ._lenient_json import find_objects, iter_dicts
 
-__all__ = ["BlindPairRubric", "format_files", "parse_verdict_label"]
+__all__ = [
+    "KNOWN_PLACEHOLDERS",
+    "BlindPairRubric",
+    "BlindScores",
+    "format_files",
+    "parse_verdict_label",
+]
 
 NAME = "blind-pair"
 REVISION = 1
@@ -56,6 +62,16 @@ HEADER = "eval-judge"
 PLACEHOLDERS = ("task_prompt", "agent_a_answer", "agent_a_files", "agent_b_answer", "agent_b_files")
 LABELS = ("a_wins", "b_wins", "tie")
 NO_FILES = "(none)"
+
+KNOWN_PLACEHOLDERS = (
+    "task_prompt",
+    "canonical_answer",
+    "agent_a_answer",
+    "agent_a_files",
+    "agent_b_answer",
+    "agent_b_files",
+)
+REQUIRED_PLACEHOLDERS = ("agent_a_answer", "agent_b_answer")
 
 _VERDICT_KEYS = ("verdict", "winner")
 _REASONING_KEYS = ("verdict_reasoning", "reasoning")
@@ -69,6 +85,47 @@ _FILLER = frozenset(
     {"agent", "wins", "win", "winner", "won", "is", "the", "verdict", "answer", "better", "it", "s"}
 )
 _SCORE_TEXT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+))\s*(?:/\s*5)?\s*$")
+
+
+@dataclass(frozen=True)
+class BlindScores:
+    """How a blind-scores rubric's output is read; the defaults are seed 001's.
+
+    Each agent's block (``blocks``: the keys that may hold agent A's and agent B's scores)
+    holds one integer score per dimension in ``scores`` (inclusive range); ``verdicts`` adds
+    exact spellings of ``a_wins`` / ``b_wins`` / ``tie`` to the seed's reading (letters
+    ``a``/``b`` and tie words such as ``draw``).
+
+    Examples
+    --------
+    >>> spec = BlindScores(verdicts=(("first", "a_wins"), ("second", "b_wins")))
+    >>> spec.verdicts_in_text("First"), spec.verdicts_in_text("Agent B wins")
+    ({'a_wins'}, {'b_wins'})
+    """
+
+    verdict_fields: tuple[str, ...] = _VERDICT_KEYS
+    reasoning_fields: tuple[str, ...] = _REASONING_KEYS
+    notes_fields: tuple[str, ...] = _NOTES_KEYS
+    blocks: tuple[tuple[str, ...], tuple[str, ...]] = (_BLOCK_KEYS["a"], _BLOCK_KEYS["b"])
+    dimension_keys: tuple[tuple[str, tuple[str, ...]], ...] = tuple(_DIM_KEYS.items())
+    verdicts: tuple[tuple[str, str], ...] = ()
+    scores: tuple[int, int] = (1, 5)
+
+    def keys_of(self, dim: str) -> tuple[str, ...]:
+        return dict(self.dimension_keys).get(dim, (dim,))
+
+    def block_keys(self, side: str) -> tuple[str, ...]:
+        return self.blocks[0] if side == "a" else self.blocks[1]
+
+    def verdicts_in_text(self, value: str) -> set[str]:
+        low = norm_key(value)
+        for spelling, label in self.verdicts:
+            if low == norm_key(spelling):
+                return {label}
+        return _verdicts_in_text(value)
+
+    def score(self, value: Any, where: str) -> int:
+        return _score(value, where, self.scores)
 
 
 def parse_verdict_label(value: Any) -> str:
@@ -103,11 +160,12 @@ def _verdicts_in_text(value: str) -> set[str]:
     return found
 
 
-def _score(value: Any, where: str) -> int:
+def _score(value: Any, where: str, bounds: tuple[int, int] = (1, 5)) -> int:
+    lo, hi = bounds
     if isinstance(value, bool) or value is None:
         raise ParseError(f"score {where} is not a number: {as_field_text(value)!r}")
     if isinstance(value, str):
-        m = _SCORE_TEXT.match(value)
+        m = _SCORE_TEXT.match(value) if hi == 5 else _score_text(hi).match(value)
         if m is None:
             raise ParseError(f"score {where} is not a number: {value!r:.40}")
         value = float(m.group(1))
@@ -117,13 +175,18 @@ def _score(value: Any, where: str) -> int:
         value = int(value)
     if not isinstance(value, int):
         raise ParseError(f"score {where} is not a number: {as_field_text(value)!r:.40}")
-    if not 1 <= value <= 5:
-        raise ParseError(f"score {where} = {value} is outside 1-5")
+    if not lo <= value <= hi:
+        raise ParseError(f"score {where} = {value} is outside {lo}-{hi}")
     return value
 
 
-def _block(src: Mapping[str, Any], root: Any, side: str) -> Mapping[str, Any]:
-    keys = _BLOCK_KEYS[side]
+def _score_text(hi: int) -> re.Pattern[str]:
+    return re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+))\s*(?:/\s*" + str(hi) + r")?\s*$")
+
+
+def _block(
+    src: Mapping[str, Any], root: Any, side: str, keys: tuple[str, ...]
+) -> Mapping[str, Any]:
     found = [v for v in values_for(src, keys) if isinstance(v, dict)]
     if not found:
         # Tolerate a wrapper such as {"scores": {"agent_a": {...}, ...}, "verdict": ...}.
@@ -159,7 +222,17 @@ def format_files(files: Any) -> str:
 
 @dataclass(frozen=True)
 class BlindPairRubric(Rubric):
-    """Seed 001: four 1-5 scores per agent and a winner, arms hidden behind Agent A / B."""
+    """Seed 001: four 1-5 scores per agent and a winner, arms hidden behind Agent A / B.
+
+    Also the class of every ``blind-scores`` rubric file: ``spec`` says how its output is
+    read, and :meth:`render` fills whichever of :data:`KNOWN_PLACEHOLDERS` its template uses.
+    """
+
+    spec: BlindScores = field(default=BlindScores(), kw_only=True, repr=False)
+
+    @property
+    def kind(self) -> str:
+        return "blind-scores"
 
     def render(
         self,
@@ -203,12 +276,21 @@ class BlindPairRubric(Rubric):
         runs = {"a": with_run, "b": without_run}
         if o == "without_first":
             runs = {"a": without_run, "b": with_run}
-        values = {"task_prompt": require_text(task, "prompt", what="task")}
+        used = set(self.placeholders)
+        values: dict[str, str] = {}
+        if "task_prompt" in used:
+            values["task_prompt"] = require_text(task, "prompt", what="task")
+        if "canonical_answer" in used:
+            values["canonical_answer"] = require_text(task, "canonical_answer", what="task")
         for side, run in runs.items():
             # Name the run by its blind side only: an error message is not a leak, but the
             # code should not need the arm to fill a blind slot.
-            values[f"agent_{side}_answer"] = require_text(run, "answer", what=f"agent {side} run")
-            values[f"agent_{side}_files"] = format_files(run.get("files_inspected"))
+            if f"agent_{side}_answer" in used:
+                values[f"agent_{side}_answer"] = require_text(
+                    run, "answer", what=f"agent {side} run"
+                )
+            if f"agent_{side}_files" in used:
+                values[f"agent_{side}_files"] = format_files(run.get("files_inspected"))
         return RenderedPrompt(system=self.system, user=fill(self.user_template, values))
 
     def parse(self, text: str, order: str | None = None) -> Verdict:
@@ -230,18 +312,18 @@ class BlindPairRubric(Rubric):
         'win'
         """
         o = normalise_order(order)
+        spec = self.spec
         objects = find_objects(text)
         if not objects:
             raise ParseError("no JSON object found")
-        carriers = [
-            (obj, d) for obj in objects for d in iter_dicts(obj) if values_for(d, _VERDICT_KEYS)
-        ]
+        vkeys = spec.verdict_fields
+        carriers = [(obj, d) for obj in objects for d in iter_dicts(obj) if values_for(d, vkeys)]
         if not carriers:
-            raise ParseError("verdict missing: no JSON object has a 'verdict' field")
+            raise ParseError(f"verdict missing: no JSON object has a {vkeys[0]!r} field")
         labels: set[str] = set()
         for _, d in carriers:
-            for v in values_for(d, _VERDICT_KEYS):
-                labels |= labels_named(v, _verdicts_in_text, what="verdict")
+            for v in values_for(d, vkeys):
+                labels |= labels_named(v, spec.verdicts_in_text, what="verdict")
         if len(labels) > 1:
             raise ParseError(f"two different labels (verdicts): {', '.join(sorted(labels))}")
         label = labels.pop()
@@ -257,31 +339,31 @@ class BlindPairRubric(Rubric):
         side_scores: dict[str, dict[str, int]] = {}
         fields: dict[str, str] = {}
         block_keys: set[str] = set()
-        blocks = {side: _block(src, root, side) for side in ("a", "b")}
+        blocks = {side: _block(src, root, side, spec.block_keys(side)) for side in ("a", "b")}
+        known = {k for dim in self.dimensions for k in spec.keys_of(dim)} | set(spec.notes_fields)
         for side, block in blocks.items():
-            block_keys.update(_BLOCK_KEYS[side])
+            block_keys.update(spec.block_keys(side))
             got: dict[str, int] = {}
             for dim in self.dimensions:
-                vals = values_for(block, _DIM_KEYS[dim])
+                vals = values_for(block, spec.keys_of(dim))
                 where = f"agent_{side}.{dim}"
                 if not vals:
                     raise ParseError(f"missing score: {where}")
-                scores = {_score(v, where) for v in vals}
+                scores = {spec.score(v, where) for v in vals}
                 if len(scores) > 1:
                     raise ParseError(f"two different scores for {where}: {sorted(scores)}")
                 got[dim] = scores.pop()
             side_scores[side] = got
-            notes = last_text(values_for(block, _NOTES_KEYS))
+            notes = last_text(values_for(block, spec.notes_fields))
             if notes is not None:
                 fields[f"notes_{prefix[side]}"] = notes
-            known = {k for keys in _DIM_KEYS.values() for k in keys} | set(_NOTES_KEYS)
             for k, v in block.items():
                 nk = norm_key(k)
                 t = as_field_text(v)
                 if nk and nk not in known and t is not None:
                     fields[f"{prefix[side]}_{nk}"] = t
 
-        used = set(_VERDICT_KEYS) | set(_REASONING_KEYS) | block_keys
+        used = set(vkeys) | set(spec.reasoning_fields) | block_keys
         block_ids = {id(b) for b in blocks.values()}
         for k, v in src.items():
             nk = norm_key(k)
@@ -300,7 +382,7 @@ class BlindPairRubric(Rubric):
         return Verdict(
             label=label,
             outcome=_outcome(label, o),
-            reasoning=last_text(values_for(src, _REASONING_KEYS)),
+            reasoning=last_text(values_for(src, spec.reasoning_fields)),
             uncertainty=None,
             judge_cost_ratio=None,
             scores=scores_out,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalstats.errors import ParseError
@@ -40,8 +40,9 @@ from ._base import (
     values_for,
 )
 from ._lenient_json import find_objects, iter_dicts
+from .blind_pair import format_files
 
-__all__ = ["WithWithoutRubric", "parse_label"]
+__all__ = ["KNOWN_PLACEHOLDERS", "ThreeWay", "WithWithoutRubric", "parse_label"]
 
 NAME = "with-without"
 REVISION = 1
@@ -66,11 +67,29 @@ _REASONING_KEYS = ("reasoning", "rationale")
 _UNCERTAINTY_KEYS = ("uncertainty",)
 _COST_KEYS = ("cost_ratio",)
 
+# Placeholders a three-way template may use, in the order their values are read (so that the
+# first missing input is the one reported, as with the seed's fixed order).
+KNOWN_PLACEHOLDERS = (
+    "task_prompt",
+    "canonical_answer",
+    "with_answer",
+    "with_token_cost",
+    "with_wall_clock",
+    "with_files",
+    "without_answer",
+    "without_token_cost",
+    "without_wall_clock",
+    "without_files",
+)
+REQUIRED_PLACEHOLDERS = ("with_answer", "without_answer")
+OUTCOMES = ("win", "tie", "loss")
+
 _PAREN = re.compile(r"\(\s*([abc])\s*\)")
 # A bare letter at the start: "a", "A.", "a) WITH was better", "b - equivalent", "c: worse",
 # "a WITH was better".  Not "a tie" or "a or b": those are prose, not a label.
 _LEADING = re.compile(r"^([abc])(?:$|\s*[).:\]\-\u2013\u2014,;]|\s+with\b)")
 _STRIP = " \t\r\n\"'`*_[]\u201c\u201d\u2018\u2019"
+_LETTER_LABEL = re.compile(r"^\(([a-z])\)$")
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _QUOTIENT = re.compile(
     r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*/\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
@@ -83,6 +102,88 @@ _UNCERTAINTY = {
     "mid": "medium",
     "high": "high",
 }
+
+
+@dataclass(frozen=True)
+class ThreeWay:
+    """How a three-way rubric's output is read: its labels, their outcomes, its field names.
+
+    The defaults are seed 000's.  Labels written ``"(x)"`` (one letter) are read the seed's
+    way: a parenthesised letter anywhere (``"**(b)**"``, ``"(a) WITH was better"``) or a
+    leading bare letter (``"A."``, ``"c: worse"``).  Other labels (``"better"``) are read as
+    words: every label the value names as a whole word, case-insensitively (one is the
+    label; two or more are a ParseError upstream).  ``aliases`` adds exact spellings.
+
+    Examples
+    --------
+    >>> spec = ThreeWay(labels=("better", "same", "worse"), aliases=(("tie", "same"),))
+    >>> sorted(spec.labels_in_text("Better: WITH found it")), spec.outcome_of("same")
+    (['better'], 'tie')
+    """
+
+    labels: tuple[str, ...] = LABELS
+    outcomes: tuple[str, ...] = OUTCOMES
+    aliases: tuple[tuple[str, str], ...] = ()
+    label_fields: tuple[str, ...] = _LABEL_KEYS
+    fallback_fields: tuple[str, ...] = _LABEL_FALLBACK_KEYS
+    reasoning_fields: tuple[str, ...] = _REASONING_KEYS
+    uncertainty_fields: tuple[str, ...] = _UNCERTAINTY_KEYS
+    cost_ratio_fields: tuple[str, ...] = _COST_KEYS
+
+    def outcome_of(self, label: str) -> str:
+        """``"win"``, ``"tie"`` or ``"loss"`` for one of :attr:`labels`."""
+        return self.outcomes[self.labels.index(label)]
+
+    @property
+    def letters(self) -> str | None:
+        """The label letters (``"abc"``) when every label is ``"(x)"``, else ``None``."""
+        ms = [_LETTER_LABEL.match(lab.lower()) for lab in self.labels]
+        return "".join(m.group(1) for m in ms if m) if all(ms) else None
+
+    def labels_in_text(self, value: str) -> set[str]:
+        """Every label one string names (two or more is the caller's error to raise)."""
+        s = value.strip(_STRIP).lower()
+        prefixes = "|".join(re.escape(f) for f in self.label_fields)
+        s = re.sub(rf"^(?:{prefixes})\s*[:=]?\s*", "", s).strip(_STRIP)
+        for spelling, label in self.aliases:
+            if s == spelling.strip(_STRIP).lower():
+                return {label}
+        letters = self.letters
+        if letters is not None:
+            paren_re, leading_re = _letter_patterns(letters)
+            paren = set(paren_re.findall(s))
+            if paren:
+                return {self._label_of_letter(c) for c in paren}
+            m = leading_re.match(s)
+            if m is None:
+                raise ParseError(f"unrecognised label: {value!r:.80}")
+            return {self._label_of_letter(m.group(1))}
+        # Every label named as a whole word: "better" and "Better: WITH cited it" name one,
+        # "better or worse" two (an error for the caller, never a guess).
+        found = {
+            label
+            for label in self.labels
+            if re.search(r"(?<!\w)" + re.escape(label.strip(_STRIP).lower()) + r"(?!\w)", s)
+        }
+        if not found:
+            raise ParseError(f"unrecognised label: {value!r:.80}")
+        return found
+
+    def _label_of_letter(self, c: str) -> str:
+        return next(lab for lab in self.labels if lab.lower() == f"({c})")
+
+
+def _letter_patterns(letters: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    if letters == "abc":  # the seed's
+        return _PAREN, _LEADING
+    cls = "[" + re.escape(letters) + "]"
+    return (
+        re.compile(r"\(\s*(" + cls + r")\s*\)"),
+        re.compile("^(" + cls + r")(?:$|\s*[).:\]\-\u2013\u2014,;]|\s+with\b)"),
+    )
+
+
+SEED_SPEC = ThreeWay()
 
 
 def parse_label(value: Any) -> str:
@@ -100,19 +201,7 @@ def parse_label(value: Any) -> str:
     >>> parse_label("B")
     '(b)'
     """
-    return one_label(labels_named(value, _labels_in_text, what="label"), what="labels")
-
-
-def _labels_in_text(value: str) -> set[str]:
-    s = value.strip(_STRIP).lower()
-    s = re.sub(r"^label\s*[:=]?\s*", "", s).strip(_STRIP)
-    paren = set(_PAREN.findall(s))
-    if paren:
-        return {f"({c})" for c in paren}
-    m = _LEADING.match(s)
-    if m is None:
-        raise ParseError(f"unrecognised label: {value!r:.80}")
-    return {f"({m.group(1)})"}
+    return one_label(labels_named(value, SEED_SPEC.labels_in_text, what="label"), what="labels")
 
 
 def _uncertainty(values: list[Any]) -> str | None:
@@ -160,7 +249,17 @@ def _cost_ratio(values: list[Any]) -> float | None:
 
 @dataclass(frozen=True)
 class WithWithoutRubric(Rubric):
-    """Seed 000: the judge sees WITH and WITHOUT labelled and picks (a), (b) or (c)."""
+    """Seed 000: the judge sees WITH and WITHOUT labelled and picks (a), (b) or (c).
+
+    Also the class of every ``three-way`` rubric file: ``spec`` says how its output is read,
+    and :meth:`render` fills whichever of :data:`KNOWN_PLACEHOLDERS` its template uses.
+    """
+
+    spec: ThreeWay = field(default=SEED_SPEC, kw_only=True, repr=False)
+
+    @property
+    def kind(self) -> str:
+        return "three-way"
 
     def render(
         self,
@@ -197,17 +296,26 @@ class WithWithoutRubric(Rubric):
             raise ValueError(
                 f"rubric {self.name!r} shows WITH/WITHOUT labelled; order must be None"
             )
-        values = {
-            "task_prompt": require_text(task, "prompt", what="task"),
-            "canonical_answer": require_text(task, "canonical_answer", what="task"),
-        }
+        used = set(self.placeholders)
+        values: dict[str, str] = {}
+        if "task_prompt" in used:
+            values["task_prompt"] = require_text(task, "prompt", what="task")
+        if "canonical_answer" in used:
+            values["canonical_answer"] = require_text(task, "canonical_answer", what="task")
         for arm, run in (("with", with_run), ("without", without_run)):
             what = f"{arm}_run"
-            values[f"{arm}_answer"] = require_text(run, "answer", what=what)
-            values[f"{arm}_token_cost"] = format_tokens(
-                require_value(run, "tokens", what=what), what=f"{what}['tokens']"
-            )
-            values[f"{arm}_wall_clock"] = format_wall_clock(require_value(run, "wall_s", what=what))
+            if f"{arm}_answer" in used:
+                values[f"{arm}_answer"] = require_text(run, "answer", what=what)
+            if f"{arm}_token_cost" in used:
+                values[f"{arm}_token_cost"] = format_tokens(
+                    require_value(run, "tokens", what=what), what=f"{what}['tokens']"
+                )
+            if f"{arm}_wall_clock" in used:
+                values[f"{arm}_wall_clock"] = format_wall_clock(
+                    require_value(run, "wall_s", what=what)
+                )
+            if f"{arm}_files" in used:
+                values[f"{arm}_files"] = format_files(run.get("files_inspected"))
         return RenderedPrompt(system=self.system, user=fill(self.user_template, values))
 
     def parse(self, text: str, order: str | None = None) -> Verdict:
@@ -230,24 +338,30 @@ class WithWithoutRubric(Rubric):
         objects = find_objects(text)
         if not objects:
             raise ParseError("no JSON object found")
+        spec = self.spec
         dicts = [d for obj in objects for d in iter_dicts(obj)]
-        keys = _LABEL_KEYS
+        keys = spec.label_fields
         carriers = [d for d in dicts if values_for(d, keys)]
         if not carriers:
-            keys = _LABEL_FALLBACK_KEYS
+            keys = spec.fallback_fields
             carriers = [d for d in dicts if values_for(d, keys)]
         if not carriers:
-            raise ParseError("label missing: no JSON object has a 'label' field")
+            raise ParseError(f"label missing: no JSON object has a {spec.label_fields[0]!r} field")
         labels: set[str] = set()
         for d in carriers:
             for v in values_for(d, keys):
-                labels |= labels_named(v, _labels_in_text, what="label")
+                labels |= labels_named(v, spec.labels_in_text, what="label")
         if len(labels) > 1:
             raise ParseError(f"two different labels: {', '.join(sorted(labels))}")
         label = labels.pop()
         # A judge that writes its verdict twice corrects it last.
         src = carriers[-1]
-        used = set(keys) | set(_REASONING_KEYS) | set(_UNCERTAINTY_KEYS) | set(_COST_KEYS)
+        used = (
+            set(keys)
+            | set(spec.reasoning_fields)
+            | set(spec.uncertainty_fields)
+            | set(spec.cost_ratio_fields)
+        )
         fields: dict[str, str] = {}
         for k, v in src.items():
             nk = norm_key(k)
@@ -258,10 +372,10 @@ class WithWithoutRubric(Rubric):
                 fields[nk] = t
         return Verdict(
             label=label,
-            outcome=OUTCOME_OF_LABEL[label],
-            reasoning=last_text(values_for(src, _REASONING_KEYS)),
-            uncertainty=_uncertainty(values_for(src, _UNCERTAINTY_KEYS)),
-            judge_cost_ratio=_cost_ratio(values_for(src, _COST_KEYS)),
+            outcome=spec.outcome_of(label),
+            reasoning=last_text(values_for(src, spec.reasoning_fields)),
+            uncertainty=_uncertainty(values_for(src, spec.uncertainty_fields)),
+            judge_cost_ratio=_cost_ratio(values_for(src, spec.cost_ratio_fields)),
             scores={},
             fields=fields,
         )
