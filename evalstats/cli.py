@@ -3,7 +3,7 @@
 The top level imports only the standard library: ``evalstats --version`` and ``evalstats
 --help`` load neither pandas nor numpy. Each subcommand imports what it needs when it runs,
 and the subcommands whose parsers live with their own (heavy) code (``judge``, ``export``,
-``import``, ``label`` and ``report``) are listed by their help text and registered for real only
+``import``, ``label``, ``report`` and ``rubric``) are listed by their help text and registered for real only
 when one of them is chosen.
 """
 
@@ -148,6 +148,12 @@ def _register_label(subparsers: Any) -> argparse.ArgumentParser:
     return register(subparsers)
 
 
+def _register_rubric(subparsers: Any) -> argparse.ArgumentParser:
+    from .rubrics._cli import register
+
+    return register(subparsers)
+
+
 def _register_report(subparsers: Any) -> argparse.ArgumentParser:
     from .report import register
 
@@ -171,6 +177,7 @@ _HOOKED: dict[str, tuple[str, Callable[[Any], argparse.ArgumentParser]]] = {
         _register_label,
     ),
     "report": ("render the self-contained HTML report of a data directory", _register_report),
+    "rubric": ("make or inspect a rubric (judge prompt) file", _register_rubric),
 }
 
 

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from ._atomic import atomic_write
 from ._schema import (
     ARM_DTYPE,
     ARMS,
@@ -649,42 +650,6 @@ def _json_default(o: Any) -> Any:
     if o is pd.NA or o is pd.NaT:
         return None
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
-
-
-def _umask() -> int:
-    # Linux reports it without changing it; elsewhere the only way to read the umask is to
-    # set it and put it straight back (a thread creating a file meanwhile could see 022).
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: Path, write: Any) -> None:
-    """Write ``path`` through ``write(binary_file)`` into a temporary file, then rename it.
-
-    A reader never sees half a file and a failure leaves none. The file gets the mode any
-    new file of the user gets (``0o666`` less the umask), not ``mkstemp``'s private 0600.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fchmod(fh.fileno(), 0o666 & ~_umask())
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 #: Output types :func:`write_frame_atomic` writes.

@@ -55,6 +55,7 @@ RANK: dict[str, int] = {
     # The shared bottom modules: argument checks and the one disagreement rule.
     "_validate": 20,
     "_disagreement": 20,
+    "_atomic": 20,  # atomic file writes (records, rubrics, plots, report)
     "_schema": 10,
     "errors": 10,
 }

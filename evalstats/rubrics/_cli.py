@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from evalstats._atomic import atomic_write
 from evalstats.errors import DataError
 
 from ._base import names
@@ -84,9 +85,6 @@ def _new(args: argparse.Namespace, out: TextIO | None = None) -> int:
             args.tool_name,
             name=rubric.name,
         )
-    # Imported here: records pulls in numpy, and register() runs for `evalstats --help`.
-    from evalstats.records import atomic_write
-
     data = to_toml(rubric).encode("utf-8")
     atomic_write(out_path, lambda fh: fh.write(data))
     written = load(out_path)
