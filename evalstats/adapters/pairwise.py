@@ -40,6 +40,7 @@ from .._schema import (
     ORDERS,
     OUTCOME_DTYPE,
     OUTCOMES,
+    OVER_BUDGET_DTYPE,
     STATUS_DTYPE,
     VERDICT_COLUMNS,
 )
@@ -280,6 +281,8 @@ def verdict_frame(
         "rubric": pd.Categorical([rubric] * n),
         "order": order_values,
         "status": pd.Categorical(status, dtype=STATUS_DTYPE),
+        # Other tools' verdicts carry no agent budgets: no pair is over budget.
+        "over_budget_arm": pd.Categorical([None] * n, dtype=OVER_BUDGET_DTYPE),
         "outcome": pd.Categorical(outcomes, dtype=OUTCOME_DTYPE),
         "label": pd.Series(label.tolist(), dtype="str"),
         "uncertainty": pd.Categorical(
