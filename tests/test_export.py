@@ -113,7 +113,16 @@ def check_table(name: str, header: list[str], rows: list[list[str]], doc, digits
             assert col.endswith(" (%)") == (percent and stat in RATES), col
             if stat in ("n", "n_pairs", "n_clusters"):
                 assert int(cell) == row[stat]
-            elif stat in ("rubric", "judge", "judge_a", "judge_b", "task_id", "metric", "method"):
+            elif stat in (
+                "rubric",
+                "judge",
+                "judge_a",
+                "judge_b",
+                "task_id",
+                "metric",
+                "method",
+                "estimand",
+            ):
                 assert cell == str(row[stat])
             else:
                 check_interval(cell, row, stat, digits, percent)
@@ -189,6 +198,12 @@ def test_markdown_escapes_pipes(doc):
 
 
 # -- macros ------------------------------------------------------------------------------------
+
+# How the sentences name each interval construction (an independent copy of the wording).
+METHOD_TEXT = {
+    "cr2_wilson": "CR2 Wilson with Bell-McCaffrey df",
+    "cluster_wilson": "Wilson at the design-effect sample size",
+}
 
 JUDGE_WORDS = {
     "anthropic:claude-sonnet-4-20250514": "ClaudeSonnetFour",
@@ -304,7 +319,7 @@ def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
         assert close(g[13], row["net_win_ci_low"], "net_win", None, True)
         assert close(g[14], row["net_win_ci_high"], "net_win", None, True)
         assert g[17] == row["rubric"]
-        assert g[18] == "Wilson at the design-effect sample size"
+        assert g[18] == METHOD_TEXT[row["method"]]
     assert "Claude Sonnet 4 judge" in sentences[0]
     assert f"{doc['tables']['headline'][0]['no_answer']} no-answer" in sentences[0]
 

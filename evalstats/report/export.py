@@ -27,8 +27,8 @@ Examples
 >>> print(result_sentences(res)[0])  # doctest: +NORMALIZE_WHITESPACE
 WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of 165 judged pair-orders
 in 15 tasks (5 no-answer and 5 unreadable verdicts left out): a net win of 35 points [11, 55]
-(Claude Sonnet 4 judge, blind-pair rubric; 95 % CI clustered by task, Wilson at the
-design-effect sample size).
+(Claude Sonnet 4 judge, blind-pair rubric; 95 % CI clustered by task, CR2 Wilson with
+Bell-McCaffrey df).
 >>> latex_macros(res).splitlines()[4]
 '\\\\newcommand{\\\\esBlindPairClaudeSonnetFourWinRate}{52}'
 """
@@ -83,6 +83,10 @@ EXPORT_TABLES: dict[str, tuple[str, ...]] = {
 _MACRO_TABLES = ("headline", "consensus")
 _AGREEMENT_MACROS = ("observed_agreement", "kappa", "kappa_boot", "kappa_linear", "ac1", "pabak")
 _METHOD_TEXT = {
+    "cr2_wilson": "CR2 Wilson with Bell-McCaffrey df",
+    "cr2_t": "CR2 t with Bell-McCaffrey df",
+    "wild_webb": "wild cluster bootstrap, Webb weights",
+    "iid_wilson": "IID Wilson, not clustered",
     "cluster_wilson": "Wilson at the design-effect sample size",
     "cluster_t": "cluster-robust t",
     "bca": "BCa cluster bootstrap",
