@@ -144,21 +144,28 @@ def text_width_in(text: str, size: float) -> float:
 
 
 def wrap(text: str, width_in: float, size: float) -> str:
-    """``text`` wrapped (at spaces, then after hyphens) to lines that fit ``width_in``
-    inches; a word longer than that stays whole (the caller rotates or abbreviates)."""
+    """``text`` wrapped to lines that fit ``width_in`` inches: at spaces, and inside a word
+    after its hyphens only when the word alone is wider; a longer piece stays whole (the
+    caller rotates or abbreviates)."""
     out = []
     for line in str(text).split("\n"):
-        # Pieces keep their trailing space or hyphen, so that joining them restores the line.
-        pieces = re.findall(r"[^\s-]*(?:-+|\s+|$)", line)
-        current = ""
-        for piece in (p for p in pieces if p):
-            trial = current + piece
-            if current and text_width_in(trial.rstrip(), size) > width_in:
-                out.append(current.rstrip())
+        pieces = []
+        for word in line.split(" "):
+            if text_width_in(word, size) > width_in and "-" in word:
+                parts = re.findall(r"[^-]*-+|[^-]+$", word)
+                pieces += [(p, "") for p in parts[:-1]] + [(parts[-1], " ")]
+            else:
+                pieces.append((word, " "))
+        current, sep = "", ""
+        for piece, after in pieces:
+            trial = current + sep + piece
+            if current and text_width_in(trial, size) > width_in:
+                out.append(current)
                 current = piece
             else:
                 current = trial
-        out.append(current.rstrip())
+            sep = after
+        out.append(current)
     return "\n".join(out)
 
 
