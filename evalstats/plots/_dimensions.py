@@ -18,6 +18,7 @@ from ._base import (
     axes_title,
     conf_text,
     figure_title,
+    legend_below,
     new_canvas,
     num,
     size_pt,
@@ -118,7 +119,7 @@ def plot_dimension_scores(
         n_axes=m,
         width=width,
         figsize=figsize,
-        height=lambda w: 3.0 if side(w) else 5.0,
+        height=lambda w: 3.0 if side(w) else 4.2,
         make=make,
         what="plot_dimension_scores",
     )
@@ -127,22 +128,43 @@ def plot_dimension_scores(
     by_side = m == 2 and (not canvas.owned or side(canvas.width))
     panel_in = (canvas.width - 0.55 * (2 if by_side else 1)) * (1.2 / 2.2 if by_side else 1.0)
     tick_pt = size_pt("xtick.labelsize")
-    slot = panel_in / max(len(dims), 1)
-    x = np.arange(len(dims), dtype=float)
+    pos = np.arange(len(dims), dtype=float)
+    names = [d.replace("_", " ") for d in dims]
+    words = [w for d in dims for w in d.split("_")]
+    # Dimensions along x while every word fits its slot; else a dot plot with the
+    # dimensions down the y axis, where the labels have the room (a narrow figure).
+    flat = max(text_width_in(w, tick_pt) for w in words) <= panel_in / max(len(dims), 1)
 
-    def dim_ticks(a: Any, slot_in: float) -> None:
-        words = [w for d in dims for w in d.split("_")]
-        if max(text_width_in(w, tick_pt) for w in words) <= slot_in:
-            a.set_xticks(x, [wrap(d.replace("_", " "), slot_in, tick_pt) for d in dims])
-        else:  # a word wider than its slot: upright labels would collide, so vertical
-            a.set_xticks(x, [d.replace("_", " ") for d in dims], rotation=90)
+    def draw(a: Any, shift: float, mean: np.ndarray, err: np.ndarray, **kw: Any) -> None:
+        if flat:
+            a.errorbar(pos + shift, mean, yerr=err, **kw)
+        else:
+            a.errorbar(mean, pos + shift, xerr=err, **kw)
+
+    def layout(a: Any, slot_in: float, value_label: str, lim: Any = None) -> None:
+        value_axis = a.yaxis if flat else a.xaxis
+        if flat:
+            a.set_xticks(pos, [wrap(n, slot_in, tick_pt) for n in names])
+            a.set_xlim(-0.6, len(dims) - 0.4)
+            a.set_xlabel("blind-rubric dimension")
+            a.set_ylabel(wrap(value_label, 1.6, size_pt("axes.labelsize")))
+        else:
+            a.set_yticks(pos, [wrap(n, 1.0, tick_pt) for n in names])
+            a.set_ylim(len(dims) - 0.4, -0.6)
+            a.set_xlabel(value_label)
+        if lim is not None:
+            (a.set_ylim if flat else a.set_xlim)(*lim)
+            value_axis.set_ticks([1, 2, 3, 4, 5])
+        a.grid(axis="y" if flat else "x")
+        a.set_axisbelow(True)
 
     for k, (arm, marker) in enumerate((("with", "o"), ("without", "s"))):
         mean, lo, hi = values(arm)
-        ax_s.errorbar(
-            x + (k - 0.5) * 0.28,
+        draw(
+            ax_s,
+            (k - 0.5) * 0.28,
             mean,
-            yerr=asym_err(mean, lo, hi),
+            asym_err(mean, lo, hi),
             fmt=marker,
             color=ARM_COLORS[arm],
             ecolor=ARM_COLORS[arm],
@@ -151,23 +173,20 @@ def plot_dimension_scores(
             elinewidth=1.2,
             label=arm.upper(),
         )
-    dim_ticks(ax_s, slot)
-    ax_s.set_xlim(-0.6, len(dims) - 0.4)
-    ax_s.set_ylim(0.8, 5.2)
-    ax_s.set_yticks([1, 2, 3, 4, 5])
-    ax_s.set_ylabel("mean score (1–5)")
-    ax_s.set_xlabel("blind-rubric dimension")
+    layout(ax_s, panel_in / max(len(dims), 1), "mean score (1–5)", (0.8, 5.2))
     axes_title(ax_s, None, f"Scores by arm (mean, {conf_text(conf)})", panel_in)
-    ax_s.grid(axis="y")
-    ax_s.set_axisbelow(True)
-    ax_s.legend(loc="lower right", frameon=False, ncols=2)
+    if flat:
+        ax_s.legend(loc="lower right", frameon=False, ncols=2)
+    else:
+        legend_below(ax_s, ncol=2)
     if ax_d is not None:
         mean, lo, hi = values("difference")
-        ax_d.axhline(0.0, color="black", linestyle="--", linewidth=0.8)
-        ax_d.errorbar(
-            x,
+        (ax_d.axhline if flat else ax_d.axvline)(0.0, color="black", linestyle="--", lw=0.8)
+        draw(
+            ax_d,
+            0.0,
             mean,
-            yerr=asym_err(mean, lo, hi),
+            asym_err(mean, lo, hi),
             fmt="D",
             color=OKABE_ITO["bluish_green"],
             ecolor="black",
@@ -176,13 +195,7 @@ def plot_dimension_scores(
             elinewidth=1.0,
         )
         d_in = panel_in / 1.2 if by_side else panel_in
-        d_slot = d_in / max(len(dims), 1)
-        dim_ticks(ax_d, d_slot)
-        ax_d.set_xlim(-0.6, len(dims) - 0.4)
-        ax_d.set_ylabel(wrap("WITH − WITHOUT (points)", 1.6, size_pt("axes.labelsize")))
-        ax_d.set_xlabel("blind-rubric dimension")
+        layout(ax_d, d_in / max(len(dims), 1), "WITH − WITHOUT (points)")
         axes_title(ax_d, None, "Paired difference", d_in)
-        ax_d.grid(axis="y")
-        ax_d.set_axisbelow(True)
     figure_title(canvas, title, "Blind-rubric dimension scores (clustered by task)")
     return canvas.root

@@ -199,10 +199,11 @@ def plot_task_heatmap(
     )
     axes = canvas.axes
     vertical = canvas.owned and stacked(canvas.width)
+    # The task labels and the y label take this much on the left (once: the panels side
+    # by side share the y axis; the caller's axes are labelled each).
     label_in = max(text_width_in(lab, tick_pt) for lab in row_labels) + 0.45
-    panel_in = (canvas.width - label_in * (1 if vertical or n_j == 1 else 1) - 0.1) / (
-        1 if vertical else n_j
-    )
+    labelled = 1 if vertical or canvas.owned else n_j
+    panel_in = (canvas.width - label_in * labelled - 0.1) / (1 if vertical else n_j)
     cell_in = panel_in / max(n_cols, 1)
     x_pt = size_pt("xtick.labelsize")
     widest = max(text_width_in(lab, x_pt) for lab in col_labels)
