@@ -298,8 +298,12 @@ def test_dimension_plot_from_frame_and_precomputed(sample_frame):
     fig = plots.plot_dimension_scores(sample_frame)
     ax, ax_d = fig.axes
     assert labelled(ax) and labelled(ax_d)
-    assert ax.get_ylabel() == "mean score (1–5)"
-    assert len(ax.get_xticklabels()) == len(BLIND_DIMENSIONS)
+    # "hallucination", "completeness" are wider than a quarter of the difference panel: a dot
+    # plot with the dimensions down the y axis.
+    assert ax.get_xlabel() == "mean score (1–5)"
+    assert [t.get_text().replace("\n", " ") for t in ax.get_yticklabels()] == [
+        d.replace("_", " ") for d in BLIND_DIMENSIONS
+    ]
     assert "95 % CI" in ax.get_title()
     summary = pd.DataFrame(
         {
@@ -312,6 +316,7 @@ def test_dimension_plot_from_frame_and_precomputed(sample_frame):
     )
     fig = plots.plot_dimension_scores(summary)
     assert len(fig.axes) == 1 and len(fig.axes[0].get_xticklabels()) == 2
+    assert fig.axes[0].get_ylabel() == "mean score (1–5)"  # short names: along x
     with pytest.raises(ValueError, match="arms"):
         plots.plot_dimension_scores(summary.loc[summary["arm"] == "with"])
 

@@ -111,7 +111,7 @@ def plot_dimension_scores(
         if m == 1:
             return fig.subplots()
         if side(fig.get_figwidth()):
-            return fig.subplots(1, 2, width_ratios=[1.2, 1.0])
+            return fig.subplots(1, 2, width_ratios=[1.3, 1.0])
         return fig.subplots(2, 1)
 
     canvas = new_canvas(
@@ -126,14 +126,16 @@ def plot_dimension_scores(
     ax_s = canvas.axes[0]
     ax_d = canvas.axes[1] if has_diff else None
     by_side = m == 2 and (not canvas.owned or side(canvas.width))
-    panel_in = (canvas.width - 0.55 * (2 if by_side else 1)) * (1.2 / 2.2 if by_side else 1.0)
+    # Conservative: the y label and tick labels take up to 0.8 in per panel.
+    panel_in = (canvas.width - 0.8 * (2 if by_side else 1)) * (1.3 / 2.3 if by_side else 1.0)
     tick_pt = size_pt("xtick.labelsize")
     pos = np.arange(len(dims), dtype=float)
     names = [d.replace("_", " ") for d in dims]
     words = [w for d in dims for w in d.split("_")]
     # Dimensions along x while every word fits its slot; else a dot plot with the
     # dimensions down the y axis, where the labels have the room (a narrow figure).
-    flat = max(text_width_in(w, tick_pt) for w in words) <= panel_in / max(len(dims), 1)
+    narrowest = panel_in / 1.3 if by_side else panel_in
+    flat = max(text_width_in(w, tick_pt) for w in words) <= narrowest / max(len(dims), 1)
 
     def draw(a: Any, shift: float, mean: np.ndarray, err: np.ndarray, **kw: Any) -> None:
         if flat:
@@ -152,6 +154,7 @@ def plot_dimension_scores(
             a.set_yticks(pos, [wrap(n, 1.0, tick_pt) for n in names])
             a.set_ylim(len(dims) - 0.4, -0.6)
             a.set_xlabel(value_label)
+            a.set_ylabel("blind-rubric dimension")
         if lim is not None:
             (a.set_ylim if flat else a.set_xlim)(*lim)
             value_axis.set_ticks([1, 2, 3, 4, 5])
@@ -194,7 +197,7 @@ def plot_dimension_scores(
             markersize=4.5,
             elinewidth=1.0,
         )
-        d_in = panel_in / 1.2 if by_side else panel_in
+        d_in = panel_in / 1.3 if by_side else panel_in
         layout(ax_d, d_in / max(len(dims), 1), "WITH − WITHOUT (points)")
         axes_title(ax_d, None, "Paired difference", d_in)
     figure_title(canvas, title, "Blind-rubric dimension scores (clustered by task)")
