@@ -24,6 +24,7 @@ from scipy import stats as sps
 import evalstats
 from evalstats import plots
 from evalstats._schema import BLIND_DIMENSIONS
+from evalstats.plots._heatmap import _CELL_CATEGORIES
 from evalstats.stats.dimensions import dimension_means
 
 RATE_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win")
@@ -66,7 +67,7 @@ def test_headline_bars_and_error_bars_match_input():
     ax, ax_net = fig.axes[:2]
     assert len(ax.patches) == 3 * len(rates)
     assert labelled(ax) and labelled(ax_net)
-    assert "share of judged pairs" in ax.get_ylabel()
+    assert "share of judged pairs" in ax.get_ylabel().replace("\n", " ")
     assert "net win" in ax_net.get_ylabel()
     assert "95 % CI" in fig.get_suptitle() and "cluster_t" in fig.get_suptitle()
     # Bars in input order: win, tie, loss for each judge (dodged).
@@ -82,8 +83,9 @@ def test_headline_bars_and_error_bars_match_input():
     net_segs = [c for c in ax_net.collections if isinstance(c, LineCollection)][0].get_segments()
     np.testing.assert_allclose([s[1][1] for s in net_segs], rates["net_win_ci_high"])
     ticks = [t.get_text() for t in ax.get_xticklabels()]
-    assert all("n = 84 pairs · 15 tasks" in t for t in ticks)
-    assert "anthropic:" in ticks[0]
+    assert all("84 pairs\n15 tasks" in t for t in ticks)
+    # The provider is dropped: the model names are unique without it.
+    assert ticks[0].startswith("claude-sonnet-4") and "anthropic:" not in ticks[0]
 
 
 def test_headline_nan_ci_and_single_judge():
@@ -98,7 +100,7 @@ def test_headline_nan_ci_and_single_judge():
 def test_headline_group_columns_and_errors():
     rates = rates_frame().assign(rubric=["with-without", "blind-pair"])
     fig = plots.plot_headline(rates, group=["rubric", "judge"])
-    assert "with-without · anthropic" in fig.axes[0].get_xticklabels()[0].get_text()
+    assert fig.axes[0].get_xticklabels()[0].get_text().startswith("with-without\nclaude-sonnet-4")
     assert fig.axes[0].get_xlabel() == "rubric · judge"
     one = rates_frame(judges=("x",)).drop(columns="judge")
     assert "all" in plots.plot_headline(one).axes[0].get_xticklabels()[0].get_text()
@@ -138,7 +140,7 @@ def test_heatmap_cells_and_sorting():
     ax = fig.axes[0]
     assert labelled(ax) and ax.get_title() == "openai:gpt-5.4"
     grid = np.asarray(ax.images[0].get_array())
-    cats = list(plots._CELL_CATEGORIES)
+    cats = list(_CELL_CATEGORIES)
     # T2 (net +1) first, T1 (net -0.5) next, T3 (no ok verdict) last.
     assert [t.get_text().split()[0] for t in ax.get_yticklabels()] == ["T2", "T1", "T3"]
     assert [cats[c] for c in grid[0]] == ["win", "invalid"]
@@ -150,7 +152,7 @@ def test_heatmap_cells_and_sorting():
 
 
 def test_heatmap_distinct_colours():
-    colors = [plots.OUTCOME_COLORS[c] for c in plots._CELL_CATEGORIES]
+    colors = [plots.OUTCOME_COLORS[c] for c in _CELL_CATEGORIES]
     assert len(set(colors)) == len(colors)
 
 
@@ -164,7 +166,7 @@ def test_heatmap_blind_orders_and_judges(sample_frame):
     bp = sample_frame.loc[sample_frame["rubric"].astype(str) == "blind-pair"]
     assert (bp["status"] == "no_answer").any()  # the fixture's seed gives over-budget pairs
     grid = np.asarray(fig.axes[0].images[0].get_array())
-    no_ans = plots._CELL_CATEGORIES.index("no_answer")
+    no_ans = _CELL_CATEGORIES.index("no_answer")
     assert (grid == no_ans).any()
     assert ((grid == no_ans).sum(axis=1) % 2 == 0).all()
     one = plots.plot_task_heatmap(sample_frame, rubric="blind-pair", judge="openai:gpt-5.4")
@@ -180,7 +182,7 @@ def test_heatmap_missing_cells_are_white():
     other = f.iloc[:1].assign(judge="anthropic:claude")
     fig = plots.plot_task_heatmap(pd.concat([f, other], ignore_index=True))
     grid = np.asarray(fig.axes[0].images[0].get_array())  # anthropic:claude (sorted first)
-    assert (grid == plots._CELL_CATEGORIES.index("missing")).sum() == 5
+    assert (grid == _CELL_CATEGORIES.index("missing")).sum() == 5
     assert "not judged" in [t.get_text() for t in fig.legends[0].get_texts()]
 
 
@@ -196,7 +198,7 @@ def test_confusion_counts_and_row_percentages():
     assert texts[6:] == ["0\n–", "0\n–", "0\n–"]
     assert ax.get_xlabel() == "B:judge (verdict)" and ax.get_ylabel() == "A:judge (verdict)"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["loss", "tie", "win"]
-    title = fig.get_suptitle()
+    title = ax.get_title().replace("\n", " ")
     assert "agreement 30/43 (70 %)" in title and "κ = 0.55" in title
 
 
@@ -208,7 +210,8 @@ def test_confusion_from_contingency_table_and_kappa_result():
     res = agreement.cohen_kappa(a, b, categories=["loss", "tie", "win"])
     fig = plots.plot_confusion(table, kappa=res)
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["loss", "tie", "win"]
-    assert f"κ = {res.kappa:.2f} [{res.ci_low:.2f}, {res.ci_high:.2f}]" in fig.get_suptitle()
+    title = fig.axes[0].get_title().replace("\n", " ")
+    assert f"κ = {res.kappa:.2f} [{res.ci_low:.2f}, {res.ci_high:.2f}]" in title
 
 
 def test_confusion_validation():
@@ -295,8 +298,12 @@ def test_dimension_plot_from_frame_and_precomputed(sample_frame):
     fig = plots.plot_dimension_scores(sample_frame)
     ax, ax_d = fig.axes
     assert labelled(ax) and labelled(ax_d)
-    assert ax.get_ylabel() == "mean score (1–5 scale)"
-    assert len(ax.get_xticklabels()) == len(BLIND_DIMENSIONS)
+    # "hallucination", "completeness" are wider than a quarter of the difference panel: a dot
+    # plot with the dimensions down the y axis.
+    assert ax.get_xlabel() == "mean score (1–5)"
+    assert [t.get_text().replace("\n", " ") for t in ax.get_yticklabels()] == [
+        d.replace("_", " ") for d in BLIND_DIMENSIONS
+    ]
     assert "95 % CI" in ax.get_title()
     summary = pd.DataFrame(
         {
@@ -309,6 +316,7 @@ def test_dimension_plot_from_frame_and_precomputed(sample_frame):
     )
     fig = plots.plot_dimension_scores(summary)
     assert len(fig.axes) == 1 and len(fig.axes[0].get_xticklabels()) == 2
+    assert fig.axes[0].get_ylabel() == "mean score (1–5)"  # short names: along x
     with pytest.raises(ValueError, match="arms"):
         plots.plot_dimension_scores(summary.loc[summary["arm"] == "with"])
 
@@ -356,7 +364,7 @@ def test_power_curve_two_hue_columns_and_single_line():
 
 def test_save_figure_writes_png_and_svg(tmp_path):
     fig = plots.plot_headline(rates_frame())
-    paths = plots.save_figure(fig, tmp_path / "out", "headline", dpi=250)
+    paths = plots.save_figure(fig, tmp_path / "out" / "headline", dpi=250, formats=("png", "svg"))
     assert [p.name for p in paths] == ["headline.png", "headline.svg"]
     png = paths[0].read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
@@ -370,7 +378,10 @@ def test_save_figure_writes_png_and_svg(tmp_path):
     assert oct(paths[0].stat().st_mode & 0o777) == "0o644"
     # Deterministic bytes: the same figure, built again, gives the same files.
     again = plots.save_figure(
-        plots.plot_headline(rates_frame()), tmp_path / "again", "headline", dpi=250
+        plots.plot_headline(rates_frame()),
+        tmp_path / "again" / "headline",
+        dpi=250,
+        formats=("png", "svg"),
     )
     assert again[1].read_bytes() == paths[1].read_bytes()
     assert again[0].read_bytes() == png
@@ -379,14 +390,16 @@ def test_save_figure_writes_png_and_svg(tmp_path):
 def test_save_figure_validation(tmp_path):
     fig = Figure()
     with pytest.raises(ValueError, match="dpi"):
-        plots.save_figure(fig, tmp_path, "x", dpi=100)
-    with pytest.raises(ValueError, match="file stem"):
-        plots.save_figure(fig, tmp_path, "../x")
+        plots.save_figure(fig, tmp_path / "x", dpi=100)
+    with pytest.raises(ValueError, match="name a file"):
+        plots.save_figure(fig, tmp_path / "..")
     with pytest.raises(ValueError, match="formats"):
-        plots.save_figure(fig, tmp_path, "x", formats=("gif",))
+        plots.save_figure(fig, tmp_path / "x", formats=("gif",))
     with pytest.raises(TypeError):
-        plots.save_figure(object(), tmp_path, "x")
-    assert [p.suffix for p in plots.save_figure(fig, tmp_path, "x", formats=("pdf",))] == [".pdf"]
+        plots.save_figure(object(), tmp_path / "x")
+    assert [p.suffix for p in plots.save_figure(fig, tmp_path / "x", formats=("pdf",))] == [".pdf"]
+    # A stem with a dot keeps it: "fig.v2" -> "fig.v2.pdf".
+    assert plots.save_figure(fig, tmp_path / "fig.v2", formats=("pdf",))[0].name == "fig.v2.pdf"
 
 
 def test_plots_leave_rcparams_alone():
@@ -401,7 +414,7 @@ def test_no_pyplot_needed(tmp_path):
         "import sys, pandas as pd\n"
         "from evalstats import plots\n"
         "c = pd.DataFrame({'n_tasks': [10, 20], 'power': [0.2, 0.5]})\n"
-        f"plots.save_figure(plots.plot_power_curve(c), {str(tmp_path)!r}, 'p')\n"
+        f"plots.save_figure(plots.plot_power_curve(c), {str(tmp_path / 'p')!r})\n"
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'\n"
     )
     env = {**os.environ, "MPLBACKEND": ""}

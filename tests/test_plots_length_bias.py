@@ -172,7 +172,9 @@ def test_validation():
 
 
 def test_saves_png_and_svg(table, tmp_path):
-    paths = plots.save_figure(plots.plot_length_bias(table), tmp_path, "length_bias")
+    paths = plots.save_figure(
+        plots.plot_length_bias(table), tmp_path / "length_bias", formats=("png", "svg")
+    )
     assert [p.suffix for p in paths] == [".png", ".svg"]
     assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "P(model wins)" in paths[1].read_text(encoding="utf-8")

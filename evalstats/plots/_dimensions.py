@@ -1,0 +1,204 @@
+"""Blind-rubric dimension scores, WITH vs WITHOUT, and their paired difference."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .._schema import BLIND_DIMENSIONS
+from ..stats.dimensions import dimension_means
+from ._base import (
+    ARM_COLORS,
+    OKABE_ITO,
+    asym_err,
+    axes_title,
+    conf_text,
+    figure_title,
+    legend_below,
+    new_canvas,
+    num,
+    size_pt,
+    styled,
+    text_width_in,
+    wrap,
+)
+
+
+@styled
+def plot_dimension_scores(
+    frame: pd.DataFrame,
+    *,
+    confidence: float = 0.95,
+    title: str | bool | None = None,
+    width: str | float = "page",
+    figsize: Sequence[float] | None = None,
+    ax: Any = None,
+) -> Figure:
+    """Blind-rubric scores per dimension, WITH vs WITHOUT, and their paired difference.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Either a precomputed tidy frame with columns ``dim``, ``arm`` (``with``,
+        ``without`` and optionally ``difference``), ``mean``, ``ci_low``, ``ci_high``
+        (e.g. from a cluster bootstrap), or a verdict frame, summarised with
+        :func:`~evalstats.stats.dimensions.dimension_means` (per-task means, t interval
+        over tasks).
+    confidence : float, default 0.95
+        Confidence level when the summary is computed here.
+    title : str, False or None, default None
+        Figure title: None draws the default, False or "" none (with ``ax=``, only a str).
+    width : "page", "column" or float, default "page"
+        7 in (panels side by side) or 3.5 in (panels stacked), or inches.
+    figsize : (float, float), optional
+        Width and height in inches (overrides ``width``).
+    ax : Axes or pair of Axes, optional
+        Axes to draw into: (scores, difference) when the summary has a ``difference`` arm,
+        else one.
+
+    Returns
+    -------
+    Figure
+        Scores panel: mean score (1–5) per dimension for each arm with CIs; difference
+        panel (when a ``difference`` arm is present): WITH − WITHOUT with CIs and a zero line.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalstats.plots import plot_dimension_scores
+    >>> summary = pd.DataFrame({"dim": ["correctness"] * 2, "arm": ["with", "without"],
+    ...                         "mean": [4.1, 3.6], "ci_low": [3.8, 3.3],
+    ...                         "ci_high": [4.4, 3.9]})
+    >>> fig = plot_dimension_scores(summary, width="column")
+    >>> fig.axes[0].get_ylabel()
+    'mean score (1–5)'
+    """
+    tidy_cols = ["dim", "arm", "mean", "ci_low", "ci_high"]
+    if set(tidy_cols) <= set(frame.columns):
+        summary = frame
+    else:
+        summary = dimension_means(frame, confidence=confidence)
+    arms = set(summary["arm"].astype(str))
+    if not {"with", "without"} <= arms:
+        raise ValueError(f"the summary needs arms 'with' and 'without', got {sorted(arms)}")
+    known = [d for d in BLIND_DIMENSIONS if d in set(summary["dim"].astype(str))]
+    dims = known + sorted(set(summary["dim"].astype(str)) - set(known))
+    conf = (
+        float(summary["confidence"].iloc[0])
+        if "confidence" in summary.columns
+        else (confidence if summary is not frame else None)
+    )
+    has_diff = "difference" in arms
+    m = 2 if has_diff else 1
+
+    def values(arm: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        s = (
+            summary.assign(_dim=summary["dim"].astype(str))
+            .loc[summary["arm"].astype(str) == arm]
+            .drop_duplicates("_dim", keep="last")
+        )
+        s = s.set_index("_dim").reindex(dims)
+        return num(s["mean"]), num(s["ci_low"]), num(s["ci_high"])
+
+    def side(w: float) -> bool:
+        return w >= 5.0 or m == 1
+
+    def make(fig: Figure) -> Any:
+        if m == 1:
+            return fig.subplots()
+        if side(fig.get_figwidth()):
+            return fig.subplots(1, 2, width_ratios=[1.3, 1.0])
+        return fig.subplots(2, 1)
+
+    canvas = new_canvas(
+        ax=ax,
+        n_axes=m,
+        width=width,
+        figsize=figsize,
+        height=lambda w: 3.0 if side(w) else 4.2,
+        make=make,
+        what="plot_dimension_scores",
+    )
+    ax_s = canvas.axes[0]
+    ax_d = canvas.axes[1] if has_diff else None
+    by_side = m == 2 and (not canvas.owned or side(canvas.width))
+    # Conservative: the y label and tick labels take up to 0.8 in per panel.
+    panel_in = (canvas.width - 0.8 * (2 if by_side else 1)) * (1.3 / 2.3 if by_side else 1.0)
+    tick_pt = size_pt("xtick.labelsize")
+    pos = np.arange(len(dims), dtype=float)
+    names = [d.replace("_", " ") for d in dims]
+    words = [w for d in dims for w in d.split("_")]
+    # Dimensions along x while every word fits its slot; else a dot plot with the
+    # dimensions down the y axis, where the labels have the room (a narrow figure).
+    narrowest = panel_in / 1.3 if by_side else panel_in
+    flat = max(text_width_in(w, tick_pt) for w in words) <= narrowest / max(len(dims), 1)
+
+    def draw(a: Any, shift: float, mean: np.ndarray, err: np.ndarray, **kw: Any) -> None:
+        if flat:
+            a.errorbar(pos + shift, mean, yerr=err, **kw)
+        else:
+            a.errorbar(mean, pos + shift, xerr=err, **kw)
+
+    def layout(a: Any, slot_in: float, value_label: str, lim: Any = None) -> None:
+        value_axis = a.yaxis if flat else a.xaxis
+        if flat:
+            a.set_xticks(pos, [wrap(n, slot_in, tick_pt) for n in names])
+            a.set_xlim(-0.6, len(dims) - 0.4)
+            a.set_xlabel("blind-rubric dimension")
+            a.set_ylabel(wrap(value_label, 1.6, size_pt("axes.labelsize")))
+        else:
+            a.set_yticks(pos, [wrap(n, 1.0, tick_pt) for n in names])
+            a.set_ylim(len(dims) - 0.4, -0.6)
+            a.set_xlabel(value_label)
+            a.set_ylabel("blind-rubric dimension")
+        if lim is not None:
+            (a.set_ylim if flat else a.set_xlim)(*lim)
+            value_axis.set_ticks([1, 2, 3, 4, 5])
+        a.grid(axis="y" if flat else "x")
+        a.set_axisbelow(True)
+
+    for k, (arm, marker) in enumerate((("with", "o"), ("without", "s"))):
+        mean, lo, hi = values(arm)
+        draw(
+            ax_s,
+            (k - 0.5) * 0.28,
+            mean,
+            asym_err(mean, lo, hi),
+            fmt=marker,
+            color=ARM_COLORS[arm],
+            ecolor=ARM_COLORS[arm],
+            capsize=3,
+            markersize=5,
+            elinewidth=1.2,
+            label=arm.upper(),
+        )
+    layout(ax_s, panel_in / max(len(dims), 1), "mean score (1–5)", (0.8, 5.2))
+    axes_title(ax_s, None, f"Scores by arm (mean, {conf_text(conf)})", panel_in)
+    if flat:
+        ax_s.legend(loc="lower right", frameon=False, ncols=2)
+    else:
+        legend_below(ax_s, ncol=2)
+    if ax_d is not None:
+        mean, lo, hi = values("difference")
+        (ax_d.axhline if flat else ax_d.axvline)(0.0, color="black", linestyle="--", lw=0.8)
+        draw(
+            ax_d,
+            0.0,
+            mean,
+            asym_err(mean, lo, hi),
+            fmt="D",
+            color=OKABE_ITO["bluish_green"],
+            ecolor="black",
+            capsize=3,
+            markersize=4.5,
+            elinewidth=1.0,
+        )
+        d_in = panel_in / 1.3 if by_side else panel_in
+        layout(ax_d, d_in / max(len(dims), 1), "WITH − WITHOUT (points)")
+        axes_title(ax_d, None, "Paired difference", d_in)
+    figure_title(canvas, title, "Blind-rubric dimension scores (clustered by task)")
+    return canvas.root

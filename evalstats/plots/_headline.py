@@ -1,0 +1,299 @@
+"""The headline figure: win / tie / loss shares and net win per judge or group."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib import rcParams as plt_rc
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
+
+from ._base import (
+    EDGE,
+    OUTCOME_COLORS,
+    asym_err,
+    axes_title,
+    conf_text,
+    figure_title,
+    fit_ticks,
+    font_pt,
+    format_pp,
+    legend_columns,
+    new_canvas,
+    num,
+    require,
+    size_pt,
+    styled,
+    text_width_in,
+    wrap,
+)
+
+_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win")
+_LEGEND = {"win": "WITH better (win)", "tie": "equivalent (tie)", "loss": "WITH worse (loss)"}
+# A rubric whose rows are pair-orders (each pair judged once per A/B order).
+_ORDERED_RUBRICS = {"blind-pair"}
+_DATE_SUFFIX = re.compile(r"-(?:20\d{6}|20\d\d-\d\d-\d\d)$")
+
+
+class _ShareLocator(MaxNLocator):
+    """Ticks as MaxNLocator spaces them for the axis' length and type, up to 100 % only
+    (the axis runs higher to leave room for the value labels)."""
+
+    def tick_values(self, vmin: float, vmax: float) -> np.ndarray:
+        ticks = super().tick_values(vmin, vmax)
+        return ticks[(ticks >= -1e-9) & (ticks <= 1.0 + 1e-9)]
+
+
+def count_text(n: int, n_pairs: float | None, ordered: bool) -> str:
+    """How many were judged, named one way everywhere: pairs, and pair-orders when a pair
+    was judged in several orders (e.g. "32 pairs (64 pair-orders)")."""
+    if n_pairs is not None and np.isfinite(n_pairs):
+        k = int(n_pairs)
+        return f"{k} pairs ({n} pair-orders)" if n != k else f"{k} pairs"
+    return f"{n} pair-orders" if ordered else f"{n} pairs"
+
+
+@styled
+def plot_headline(
+    rates: pd.DataFrame,
+    *,
+    group: str | Sequence[str] | None = None,
+    title: str | bool | None = None,
+    width: str | float = "page",
+    figsize: Sequence[float] | None = None,
+    ax: Any = None,
+) -> Figure:
+    """Win / tie / loss shares and net win, with confidence intervals, per judge or group.
+
+    Parameters
+    ----------
+    rates : DataFrame
+        One row per group, as :func:`evalstats.stats.winrates.win_rates` returns: the group
+        column(s); ``win_rate``, ``tie_rate``, ``loss_rate``, ``net_win``, each with
+        ``<name>_ci_low`` and ``<name>_ci_high`` (NaN bounds are drawn without a bar);
+        ``n`` (judged verdicts in the denominator) and ``n_clusters`` (tasks). Optional:
+        ``n_pairs`` (distinct pairs among them: when smaller than ``n`` the labels read
+        "32 pairs (64 pair-orders)"), ``confidence`` and ``method`` (quoted in the title).
+        Without ``n_pairs``, rows of the ``blind-pair`` rubric are counted as pair-orders.
+    group : str or list of str, optional
+        Column(s) naming the groups; by default the first of ``group``, ``judge``, ``rubric``
+        present (a frame with none of them must have one row, labelled "all").
+    title : str, False or None, default None
+        Figure title: None draws the default (which names the interval), False or "" none.
+        With ``ax=`` only a given str is drawn (on the axes' figure).
+    width : "page", "column" or float, default "page"
+        Figure width: 7 in (panels side by side) or 3.5 in (panels stacked), or inches.
+    figsize : (float, float), optional
+        Width and height in inches (overrides ``width``).
+    ax : pair of Axes, optional
+        Draw into these (shares, net win) instead of a new figure; the legend goes into the
+        shares axes.
+
+    Returns
+    -------
+    Figure
+        Shares panel: dodged win / tie / loss bars (3 per group) with CI error bars and
+        value labels; net-win panel: P(win) − P(loss) with its CI and a zero line. Tick
+        labels carry the count of pairs (and pair-orders) and tasks.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalstats.plots import plot_headline
+    >>> rates = pd.DataFrame({
+    ...     "judge": ["anthropic:claude-sonnet-4", "openai:gpt-5.4"], "n": [84, 82],
+    ...     "n_clusters": [15, 15],
+    ...     "win_rate": [0.45, 0.40], "win_rate_ci_low": [0.35, 0.30],
+    ...     "win_rate_ci_high": [0.55, 0.50],
+    ...     "tie_rate": [0.35, 0.38], "tie_rate_ci_low": [0.26, 0.28],
+    ...     "tie_rate_ci_high": [0.44, 0.48],
+    ...     "loss_rate": [0.20, 0.22], "loss_rate_ci_low": [0.12, 0.14],
+    ...     "loss_rate_ci_high": [0.28, 0.30],
+    ...     "net_win": [0.25, 0.18], "net_win_ci_low": [0.08, 0.01],
+    ...     "net_win_ci_high": [0.42, 0.35]})
+    >>> fig = plot_headline(rates, width="column")
+    >>> len(fig.axes[0].patches), fig.get_size_inches()[0]
+    (6, np.float64(3.5))
+    """
+    cols = [c for n in _NAMES for c in (n, f"{n}_ci_low", f"{n}_ci_high")]
+    require(rates, [*cols, "n", "n_clusters"], "rates")
+    if len(rates) == 0:
+        raise ValueError("rates has no rows")
+    if group is None:
+        group = next((c for c in ("group", "judge", "rubric") if c in rates.columns), None)
+    group_cols = [group] if isinstance(group, str) else list(group or [])
+    require(rates, group_cols, "rates")
+    if not group_cols and len(rates) != 1:
+        raise ValueError("several rows but no group column: pass group=")
+    g = len(rates)
+    n = rates["n"].to_numpy()
+    n_clusters = rates["n_clusters"].to_numpy()
+    n_pairs = num(rates["n_pairs"]) if "n_pairs" in rates.columns else np.full(g, np.nan)
+    ordered = (
+        rates["rubric"].astype(str).isin(_ORDERED_RUBRICS).to_numpy()
+        if "rubric" in rates.columns
+        else np.zeros(g, dtype=bool)
+    )
+    orders = np.where(np.isfinite(n_pairs), n > np.nan_to_num(n_pairs, nan=np.inf), ordered)
+    confidence = float(rates["confidence"].iloc[0]) if "confidence" in rates.columns else None
+    method = str(rates["method"].iloc[0]) if "method" in rates.columns else None
+
+    def height(w: float) -> float:
+        return 3.3 if w >= 5.0 else 4.6
+
+    def make(fig: Figure) -> Any:
+        if fig.get_figwidth() >= 5.0:
+            return fig.subplots(1, 2, width_ratios=[2.0, 1.3])
+        # Stacked: one x axis, labelled once, under the net-win panel.
+        return fig.subplots(2, 1, height_ratios=[1.25, 1.0], sharex=True)
+
+    canvas = new_canvas(
+        ax=ax,
+        n_axes=2,
+        width=width,
+        figsize=figsize,
+        height=height,
+        make=make,
+        what="plot_headline",
+    )
+    ax_bar, ax_net = canvas.axes
+    side_by_side = canvas.width >= 5.0 or not canvas.owned
+    # Room left for the y labels and tick labels, which grow with the type.
+    reserve = 0.5 * max(1.0, float(plt_rc["font.size"]) / 10.0)
+    bar_in = (canvas.width - 2 * reserve) * (2.0 / 3.3 if side_by_side else 1.0)
+    net_in = (canvas.width - 2 * reserve) * (1.3 / 3.3 if side_by_side else 1.0)
+    tick_pt = size_pt("xtick.labelsize")
+
+    # Group labels, one line per group column; a judge's provider and a model's date suffix
+    # are dropped when the names stay unique without them (the report's tables have them).
+    values = [rates[c].astype(str).tolist() for c in group_cols] if group_cols else [["all"] * g]
+    for k, col in enumerate(group_cols):
+        if col != "judge":
+            continue
+        for shorten in (lambda v: v.split(":", 1)[-1], lambda v: _DATE_SUFFIX.sub("", v)):
+            short = [shorten(v) for v in values[k]]
+            if len(set(short)) == len(set(values[k])):
+                values[k] = short
+    slot_in = bar_in / g * 0.85
+    net_slot = net_in / g * 0.85
+    names = ["\n".join(vals[i] for vals in values) for i in range(g)]
+    ticks = [
+        f"{names[i]}\n{count_text(int(n[i]), n_pairs[i], bool(ordered[i]))}\n"
+        f"{int(n_clusters[i])} tasks"
+        for i in range(g)
+    ]
+
+    x = np.arange(g, dtype=float)
+    width_bar = 0.26
+    label_pt = font_pt(0.75)
+    # Value labels sit upright when they fit the bar, else rotated (they never overlap).
+    rotate = text_width_in("100 %", label_pt) > 0.9 * width_bar * slot_in / 0.85
+    for k, (name, outcome) in enumerate(zip(_NAMES[:3], ("win", "tie", "loss"), strict=True)):
+        v = num(rates[name])
+        lo, hi = num(rates[f"{name}_ci_low"]), num(rates[f"{name}_ci_high"])
+        xs = x + (k - 1) * width_bar
+        ax_bar.bar(
+            xs,
+            np.nan_to_num(v),
+            width_bar,
+            color=OUTCOME_COLORS[outcome],
+            edgecolor=EDGE,
+            linewidth=0.6,
+            label=_LEGEND[outcome],
+        )
+        ax_bar.errorbar(
+            xs,
+            v,
+            yerr=asym_err(v, lo, hi),
+            fmt="none",
+            ecolor="black",
+            elinewidth=0.9,
+            capsize=2.5,
+        )
+        for xi, vi, hi_i in zip(xs, v, hi, strict=True):
+            if np.isfinite(vi):
+                top = hi_i if np.isfinite(hi_i) else vi
+                ax_bar.annotate(
+                    f"{100 * vi:.0f} %",
+                    (xi, top),
+                    xytext=(0, 1.5),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=label_pt,
+                    rotation=90 if rotate else 0,
+                )
+    if side_by_side:
+        fit_ticks(ax_bar, x, ticks, slot_in, tick_pt)
+    else:
+        ax_bar.tick_params(axis="x", labelbottom=False)
+    ax_bar.set_xlim(-0.6, g - 0.4)
+    # Headroom above 100 % for the value labels.
+    ax_bar.set_ylim(0, 1.3 if rotate else 1.15)
+    ax_bar.yaxis.set_major_locator(_ShareLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10]))
+    ax_bar.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    unit = "judged pair-orders" if orders.all() else "verdicts" if orders.any() else "judged pairs"
+    label_pt = size_pt("axes.labelsize")
+    ax_bar.set_ylabel(wrap(f"share of {unit} (%)", 1.7 if side_by_side else 1.2, label_pt))
+    group_label = " · ".join(group_cols) if group_cols else "group"
+    if side_by_side:
+        ax_bar.set_xlabel(group_label)
+    ax_bar.grid(axis="y")
+    ax_bar.set_axisbelow(True)
+    axes_title(ax_bar, None, "Outcome shares", bar_in)
+    handles, labels = ax_bar.get_legend_handles_labels()
+    legend_pt = size_pt("legend.fontsize")
+    ncol = legend_columns(labels, canvas.width - 0.2, legend_pt)
+    if canvas.owned:
+        canvas.fig.legend(handles, labels, loc="outside lower center", ncols=ncol, frameon=False)
+    else:
+        ax_bar.legend(loc="upper center", ncols=ncol, frameon=False)
+
+    v = num(rates["net_win"])
+    lo, hi = num(rates["net_win_ci_low"]), num(rates["net_win_ci_high"])
+    ax_net.axhline(0.0, color="black", linewidth=0.8, linestyle="--")
+    ax_net.errorbar(
+        x,
+        v,
+        yerr=asym_err(v, lo, hi),
+        fmt="o",
+        color=OUTCOME_COLORS["win"],
+        ecolor="black",
+        elinewidth=1.0,
+        capsize=3,
+        markersize=5,
+    )
+    for xi, vi in zip(x, v, strict=True):
+        if np.isfinite(vi):
+            ax_net.annotate(
+                f"{100 * vi:+.0f}",
+                (xi, vi),
+                xytext=(5, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=label_pt,
+            )
+    if side_by_side:
+        fit_ticks(ax_net, x, names, net_slot, tick_pt)
+    else:
+        fit_ticks(ax_net, x, ticks, slot_in, tick_pt)
+    ax_net.set_xlabel(group_label)
+    ax_net.set_xlim(-0.6, g - 0.4)
+    bounds = np.concatenate([v, lo, hi, [0.0]])
+    finite = bounds[np.isfinite(bounds)]
+    span = float(np.max(np.abs(finite))) if finite.size else 1.0
+    lim = min(1.0, span * 1.25 + 0.05)
+    ax_net.set_ylim(-lim, lim)
+    ax_net.yaxis.set_major_locator(MaxNLocator(nbins="auto", symmetric=True))
+    ax_net.yaxis.set_major_formatter(FuncFormatter(format_pp))
+    ax_net.set_ylabel(wrap("net win, P(win) − P(loss)", 1.5 if side_by_side else 0.95, label_pt))
+    ax_net.grid(axis="y")
+    ax_net.set_axisbelow(True)
+    axes_title(ax_net, None, "Net win", net_in)
+    sub = conf_text(confidence) + (f", {method}" if method else "") + ", clustered by task"
+    figure_title(canvas, title, f"Headline: WITH vs WITHOUT ({sub})")
+    return canvas.root
