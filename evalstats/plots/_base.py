@@ -15,6 +15,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.font_manager import FontProperties
 
+from ._style import STYLE
+
 # Okabe & Ito (2008), "Color Universal Design".
 OKABE_ITO: dict[str, str] = {
     "black": "#000000",
@@ -56,18 +58,6 @@ WIDTHS: dict[str, float] = {"column": 3.5, "page": 7.0}
 
 # No font size here: sizes follow the caller's rcParams["font.size"]. The named sizes below are
 # relative to it and apply only where the caller has left matplotlib's default.
-STYLE: dict[str, Any] = {
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": False,
-    "grid.color": "#DDDDDD",
-    "grid.linewidth": 0.6,
-    "svg.fonttype": "none",  # text stays text in SVG: searchable and editable
-    "svg.hashsalt": "evalstats",  # stable element ids: SVGs diff cleanly between runs
-    # Journals ask for Type 1 or TrueType fonts; matplotlib's default (3) embeds Type 3.
-    "pdf.fonttype": 42,
-    "ps.fonttype": 42,
-}
 _RELATIVE_SIZES: dict[str, str] = {
     "axes.titlesize": "medium",
     "axes.labelsize": "small",

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
 from ..records import atomic_write
-from ._base import STYLE
+from ._style import STYLE
 
 _FORMATS = ("pdf", "svg", "png")
 # Metadata without dates or versions: the same figure gives the same bytes.
