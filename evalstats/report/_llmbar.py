@@ -252,6 +252,21 @@ def _findings(ctx: Context) -> dict[str, Any]:
                 f"(task-clustered bootstrap), accuracy {_pct(r['accuracy'])}.",
             )
         )
+    chosen = kap.loc[kap["strategy"] == strategy]
+    for subset, g in chosen.groupby("subset", sort=False):
+        worse = g.loc[g["kappa_ci_high"] < 0]
+        below = worse["evaluator"].tolist()
+        if below:
+            rows.append(
+                (
+                    "kappa",
+                    f"* **Worse than chance, {subset}.** Under {strategy}, {len(below)} of "
+                    f"{len(g)} judges agree with the gold label less than chance would "
+                    f"(kappa CI below 0: {', '.join(below)}; accuracy "
+                    f"{_pct(worse['accuracy'].min())}–{_pct(worse['accuracy'].max())}): they "
+                    "prefer the wrong output systematically.",
+                )
+            )
     pb = ctx.tables["position_bias"]
     lo = pb["first_shown_win_rate_ci_low"]
     hi = pb["first_shown_win_rate_ci_high"]
