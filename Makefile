@@ -37,9 +37,12 @@ report: $(STAMP)
 wheel-check: $(STAMP)
 	scripts/check-wheel.sh $(BIN)/python
 
-# The AlpacaEval case study, read in place from ../shared (never copied into the project).
+# The three case studies (AlpacaEval, LLMBar, PandaLM), read in place from ../shared (never
+# copied into the project; LLMBar's tarball is extracted to a temporary folder, then removed).
 case-study: $(STAMP)
 	$(BIN)/evalstats report ../shared/data/alpaca_eval -o reports/alpaca_eval
+	$(BIN)/evalstats report ../shared/data/llmbar -o reports/llmbar
+	$(BIN)/evalstats report ../shared/data/pandalm -o reports/pandalm
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

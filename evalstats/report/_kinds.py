@@ -331,6 +331,47 @@ def _kinds() -> dict[str, ReportKind]:
             sections=_lazy("_case_study", "sections"),
             describe_parameters=_lazy("_case_study", "describe_parameters"),
         ),
+        # --- LLMBar and PandaLM case studies (issue 12): read in place from ../shared ---
+        "llmbar": ReportKind(
+            name="llmbar",
+            notebooks=(("case_study_llmbar.ipynb", "index.html", "LLMBar case study"),),
+            parameters={
+                "data_dir": "../shared/data/llmbar",
+                "confidence": 0.95,
+                "n_resamples": 2_000,
+                "seed": 0,
+                "strategy": "Vanilla_NoRules",
+                "output_dir": None,
+                "results_file": None,
+            },
+            looks_for="LLMBar*.tar.xz, or Dataset/<subset>/dataset.json with evaluators/",
+            detect=_lazy("_llmbar", "detect"),
+            check=_lazy("_llmbar", "check"),
+            load=_lazy("_llmbar", "load"),
+            sections=_lazy("_llmbar", "sections"),
+            describe_parameters=_lazy("_llmbar", "describe_parameters"),
+        ),
+        "pandalm": ReportKind(
+            name="pandalm",
+            notebooks=(("case_study_pandalm.ipynb", "index.html", "PandaLM case study"),),
+            parameters={
+                "data_dir": "../shared/data/pandalm",
+                "confidence": 0.95,
+                "n_resamples": 2_000,
+                "seed": 0,
+                "ppi_judge": "gpt-3.5-turbo",
+                "ppi_fraction": 0.10,
+                "output_dir": None,
+                "results_file": None,
+            },
+            looks_for="PandaLM's testset-v1.json (or .gz) with the two judges' files",
+            detect=_lazy("_pandalm", "detect"),
+            check=_lazy("_pandalm", "check"),
+            load=_lazy("_pandalm", "load"),
+            sections=_lazy("_pandalm", "sections"),
+            describe_parameters=_lazy("_pandalm", "describe_parameters"),
+        ),
+        # --- end LLMBar and PandaLM ---
     }
 
 

@@ -1,0 +1,323 @@
+"""The LLMBar case study report kind: every number of ``case_study_llmbar.ipynb``.
+
+LLMBar's shared data is one tarball (``LLMBar_subset.tar.xz``) holding ``Dataset/<...>/<subset>``
+folders. :func:`load` extracts it into a private temporary directory (never beside the data,
+never into the project), reads every subset with :func:`evalstats.adapters.llmbar.load` and the
+paper's ``statistics.json`` figures with :func:`~evalstats.adapters.llmbar.published_table`,
+and removes the directory before anything is computed; an already extracted ``Dataset`` tree
+is read in place. The sections only call package functions
+(:func:`~evalstats.adapters.llmbar.accuracy_table`, :func:`evalstats.stats.gold.judge_vs_gold`,
+:func:`evalstats.stats.winrates.position_bias`, :func:`evalstats.stats.judges.judge_agreement`,
+:func:`~evalstats.adapters.llmbar.length_bias`) and put the published figures beside them.
+"""
+
+from __future__ import annotations
+
+import tarfile
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError
+from ._kinds import Context, Loaded, Section, Unavailable
+
+__all__ = ["check", "describe_parameters", "detect", "load", "sections"]
+
+_TARBALLS = ("LLMBar*.tar.xz", "LLMBar*.tar.gz", "LLMBar*.tar")
+_PAGE = "case_study_llmbar"
+
+
+def _tarballs(data: Path) -> list[Path]:
+    return sorted({p for pattern in _TARBALLS for p in data.glob(pattern) if p.is_file()})
+
+
+def _subset_dirs(root: Path) -> list[Path]:
+    """Every folder under ``root`` with a ``dataset.json`` and an ``evaluators/`` folder."""
+    return sorted(
+        p.parent for p in root.rglob("dataset.json") if (p.parent / "evaluators").is_dir()
+    )
+
+
+def detect(data: Path) -> bool:
+    return bool(_tarballs(data)) or bool(_subset_dirs(data))
+
+
+def check(data: Path) -> None:
+    if not detect(data):
+        raise DataError(
+            "no LLMBar data: expected LLMBar*.tar.xz or Dataset/<subset>/dataset.json "
+            "with evaluators/",
+            path=data,
+        )
+
+
+def _read_subsets(root: Path) -> list[tuple[str, Any, pd.DataFrame]]:
+    from ..adapters import llmbar
+
+    out = []
+    for d in _subset_dirs(root):
+        out.append((d.name, llmbar.load(d), llmbar.published_table(d)))
+    return out
+
+
+def _extract(tarball: Path, dest: Path) -> None:
+    try:
+        with tarfile.open(tarball) as tar:
+            # The "data" filter refuses absolute paths, links out of dest and device files.
+            tar.extractall(dest, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        raise DataError(f"cannot extract the archive: {exc}", path=tarball) from None
+
+
+def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Loaded:
+    """Every subset, read once (from the tarball via a temporary directory, or in place)."""
+    tarballs = _tarballs(d)
+    if tarballs:
+        inputs: list[Path] = list(tarballs)
+        subsets = []
+        with tempfile.TemporaryDirectory(prefix="evalstats-llmbar-") as tmp:
+            for k, tb in enumerate(tarballs):
+                dest = Path(tmp) / str(k)
+                _extract(tb, dest)
+                subsets.extend(_read_subsets(dest))
+    else:
+        subsets = _read_subsets(d)
+        inputs = sorted(
+            p
+            for sd in _subset_dirs(d)
+            for p in [sd / "dataset.json", *sorted((sd / "evaluators").glob("*/*/*.json"))]
+        )
+    if not subsets:
+        raise DataError("no LLMBar subset (dataset.json with evaluators/) in the data", path=d)
+    names = [s[0] for s in subsets]
+    if len(set(names)) != len(names):
+        raise DataError(f"two subsets share a folder name: {names}", path=d)
+    f = pd.concat([s[1].frame for s in subsets], ignore_index=True) if frame is None else frame
+    return Loaded(
+        frame=f,
+        inputs=inputs,
+        describe={
+            "subsets": {
+                name: {
+                    "items": int(data.labels["task_id"].nunique()),
+                    "judges": sorted(data.frame["evaluator"].astype(str).unique()),
+                    "strategies": int(data.frame["strategy"].astype(str).nunique()),
+                }
+                for name, data, _ in subsets
+            },
+            "source": "princeton-nlp/LLMBar, Dataset/ (MIT)",
+            "convention": "output_1 = WITH, output_2 = WITHOUT; swap = False is with_first",
+        },
+        extra={"subsets": subsets},
+    )
+
+
+def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "confidence": float(p["confidence"]),
+        "n_resamples": int(p["n_resamples"]),
+        "seed": p["seed"],
+        "strategy": str(p["strategy"]),
+        "match_rule": "exact float equality with statistics.json (correct_average, equal)",
+    }
+
+
+def _split_judge(t: pd.DataFrame) -> pd.DataFrame:
+    """``judge`` is ``<evaluator>/<strategy>``: the two as their own columns, first."""
+    parts = t["judge"].astype(str).str.split("/", n=1, expand=True)
+    out = t.assign(evaluator=parts[0], strategy=parts[1])
+    first = ["subset", "evaluator", "strategy"]
+    return out[[*first, *[c for c in out.columns if c not in first]]]
+
+
+def _seed(ctx: Context, k: int) -> np.random.SeedSequence:
+    """The k-th child of the one seed: each bootstrap section draws its own stream."""
+    return np.random.SeedSequence(ctx.seed).spawn(k + 1)[k]
+
+
+def _accuracy(ctx: Context) -> dict[str, Any]:
+    from ..adapters.llmbar import accuracy_table
+
+    parts = []
+    for name, data, pub in ctx.extra["subsets"]:
+        t = accuracy_table(data=data).merge(
+            pub.rename(columns={"acc": "published_acc", "agr": "published_agr"}),
+            on=["judge", "strategy"],
+            how="left",
+        )
+        # Exact: LLMBar's own arithmetic on the same counts gives the same doubles.
+        t["match"] = (t["acc"] == t["published_acc"]) & (t["agr"] == t["published_agr"])
+        parts.append(t.assign(subset=name))
+    t = pd.concat(parts, ignore_index=True).rename(columns={"judge": "evaluator"})
+    first = ["subset", "evaluator", "strategy", "n", "acc", "published_acc", "agr"]
+    return {"accuracy": t[[*first, *[c for c in t.columns if c not in first]]]}
+
+
+def _kappa_vs_gold(ctx: Context) -> dict[str, Any]:
+    from ..stats.gold import judge_vs_gold
+
+    rng = np.random.default_rng(_seed(ctx, 0))
+    parts = []
+    for name, data, _ in ctx.extra["subsets"]:
+        res = judge_vs_gold(
+            data.frame,
+            data.labels,
+            confidence=ctx.confidence,
+            n_resamples=ctx.n_resamples,
+            rng=rng,
+        )
+        parts.append(res.judges.assign(subset=name))
+    return {"kappa_vs_gold": _split_judge(pd.concat(parts, ignore_index=True))}
+
+
+def _position_bias(ctx: Context) -> dict[str, Any]:
+    from ..stats.winrates import position_bias
+
+    parts = []
+    for name, data, _ in ctx.extra["subsets"]:
+        pb = position_bias(data.frame, by="judge", confidence=ctx.confidence)
+        parts.append(pb.assign(subset=name, judge=pb["judge"].astype(str)))
+    return {"position_bias": _split_judge(pd.concat(parts, ignore_index=True))}
+
+
+def _cross_judge(ctx: Context) -> dict[str, Any]:
+    from ..stats.judges import judge_agreement
+
+    strategy = str(ctx.params["strategy"])
+    rng = np.random.default_rng(_seed(ctx, 1))
+    parts, skipped = [], []
+    for name, data, _ in ctx.extra["subsets"]:
+        sub = data.frame.loc[data.frame["strategy"].astype(str) == strategy]
+        if sub["evaluator"].astype(str).nunique() < 2:
+            skipped.append(name)
+            continue
+        sub = sub.assign(judge=sub["evaluator"].astype(str).astype("category"))
+        t = judge_agreement(
+            sub, confidence=ctx.confidence, n_resamples=ctx.n_resamples, rng=rng
+        ).assign(subset=name, strategy=strategy)
+        parts.append(t)
+    if not parts:
+        raise Unavailable(f"fewer than two judges used strategy {strategy!r} on any subset")
+    t = pd.concat(parts, ignore_index=True)
+    first = ["subset", "strategy", "judge_a", "judge_b"]
+    return {"cross_judge": t[[*first, *[c for c in t.columns if c not in first]]]}
+
+
+def _length_bias(ctx: Context) -> dict[str, Any]:
+    from ..adapters.llmbar import length_bias
+
+    parts = []
+    for name, data, _ in ctx.extra["subsets"]:
+        parts.append(length_bias(data.frame, data.labels).assign(subset=name))
+    t = pd.concat(parts, ignore_index=True)
+    gold = t["judge"] == "gold"
+    t.loc[gold, "judge"] = "gold/gold"  # the people's labels, as a row of their own
+    t = _split_judge(t)
+    t.loc[t["evaluator"] == "gold", "strategy"] = "—"
+    return {"length_bias": t}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def _findings(ctx: Context) -> dict[str, Any]:
+    """The page's conclusion: one Markdown sentence per finding, built from the tables."""
+    strategy = str(ctx.params["strategy"])
+    rows: list[tuple[str, str]] = []
+    acc = ctx.tables["accuracy"]
+    published = acc.loc[acc["published_acc"].notna()]
+    rows.append(
+        (
+            "reproduced",
+            f"* **Reproduced.** {int(published['match'].sum())} of {len(published)} published "
+            f"(subset, judge, strategy) rows of LLMBar's Acc and Agr are reproduced exactly "
+            f"from the verdicts in result.json (equal as floating-point numbers), over "
+            f"{acc['subset'].nunique()} subsets.",
+        )
+    )
+    kap = ctx.tables["kappa_vs_gold"]
+    for r in kap.loc[kap["strategy"] == strategy].to_dict("records"):
+        if r["evaluator"] != "GPT-4":
+            continue
+        rows.append(
+            (
+                "kappa",
+                f"* **Kappa vs gold, GPT-4 · {strategy} · {r['subset']}.** kappa "
+                f"{r['kappa']:.2f} [{r['kappa_ci_low']:.2f}, {r['kappa_ci_high']:.2f}] "
+                f"(task-clustered bootstrap), accuracy {_pct(r['accuracy'])}.",
+            )
+        )
+    chosen = kap.loc[kap["strategy"] == strategy]
+    for subset, g in chosen.groupby("subset", sort=False):
+        worse = g.loc[g["kappa_ci_high"] < 0]
+        below = worse["evaluator"].tolist()
+        if below:
+            rows.append(
+                (
+                    "kappa",
+                    f"* **Worse than chance, {subset}.** Under {strategy}, {len(below)} of "
+                    f"{len(g)} judges agree with the gold label less than chance would "
+                    f"(kappa CI below 0: {', '.join(below)}; accuracy "
+                    f"{_pct(worse['accuracy'].min())}–{_pct(worse['accuracy'].max())}): they "
+                    "prefer the wrong output systematically.",
+                )
+            )
+    pb = ctx.tables["position_bias"]
+    lo = pb["first_shown_win_rate_ci_low"]
+    hi = pb["first_shown_win_rate_ci_high"]
+    for subset, g in pb.assign(first=lo > 0.5, second=hi < 0.5).groupby("subset", sort=False):
+        worst = g.loc[(g["first_shown_win_rate"] - 0.5).abs().idxmax()]
+        rows.append(
+            (
+                "position",
+                f"* **Position bias, {subset}.** The first-shown output wins significantly "
+                f"more often than half the time for {int(g['first'].sum())} of {len(g)} "
+                f"judge/strategy combinations and less often for {int(g['second'].sum())} "
+                f"(clustered {ctx.confidence:.0%} CI excludes 0.5); the largest: "
+                f"{worst['evaluator']}/{worst['strategy']}, "
+                f"{_pct(worst['first_shown_win_rate'])} "
+                f"[{_pct(worst['first_shown_win_rate_ci_low'])}, "
+                f"{_pct(worst['first_shown_win_rate_ci_high'])}].",
+            )
+        )
+    cross = ctx.tables.get("cross_judge")
+    if cross is not None and len(cross):
+        pairs = cross.loc[cross["judge_b"].notna() & (cross["judge_a"] != "all judges")]
+        if len(pairs):
+            rows.append(
+                (
+                    "cross_judge",
+                    f"* **Judges vs each other ({strategy}).** Cohen's kappa between two "
+                    f"judges ranges from {pairs['kappa'].min():.2f} to "
+                    f"{pairs['kappa'].max():.2f} over {len(pairs)} judge pairs and subsets.",
+                )
+            )
+    lb = ctx.tables["length_bias"]
+    for r in lb.loc[lb["evaluator"] == "gold"].to_dict("records"):
+        judges = lb.loc[(lb["subset"] == r["subset"]) & (lb["evaluator"] != "gold")]
+        rows.append(
+            (
+                "length",
+                f"* **Length, {r['subset']}.** The gold label prefers the longer output in "
+                f"{_pct(r['longer_wins'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] of "
+                f"items; the judges, from {_pct(judges['longer_wins'].min())} to "
+                f"{_pct(judges['longer_wins'].max())}.",
+            )
+        )
+    return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
+
+
+def sections() -> tuple[Section, ...]:
+    return (
+        Section("accuracy", _PAGE, _accuracy),
+        Section("kappa_vs_gold", _PAGE, _kappa_vs_gold),
+        Section("position_bias", _PAGE, _position_bias),
+        Section("cross_judge", _PAGE, _cross_judge),
+        Section("length_bias", _PAGE, _length_bias),
+        Section("findings", _PAGE, _findings),
+    )
