@@ -10,7 +10,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..records import atomic_write
 
-__all__ = ["FORMAT", "Results", "dump_json", "merge_results", "to_jsonable"]
+__all__ = ["FORMAT", "Results", "dump_json", "merge_results", "scrub", "to_jsonable"]
 
 FORMAT = "evalstats-results/1"
 
@@ -78,7 +78,11 @@ class Results:
             "simulated": bool(self.simulated),
             "parameters": to_jsonable(self.parameters),
             "provenance": to_jsonable(self.provenance),
-            "tables": {name: _records(t) for name, t in self.tables.items()},
+            # A section that could not be computed is null, with its reason beside.
+            "tables": {
+                **{name: None for name in self.unavailable},
+                **{name: _records(t) for name, t in self.tables.items()},
+            },
             "unavailable": dict(self.unavailable),
         }
 
@@ -99,7 +103,7 @@ class Results:
         for tname, t in self.tables.items():
             buf = io.StringIO()
             t.to_csv(buf, index=False)
-            data = buf.getvalue().encode("utf-8")
+            data = scrub(buf.getvalue()).encode("utf-8")
             atomic_write(Path(out_dir) / "tables" / f"{tname}.csv", lambda fh, d=data: fh.write(d))
 
 
@@ -137,20 +141,42 @@ def merge_results(*parts: Mapping[str, Any]) -> dict[str, Any]:
                     raise ValueError(f"parts disagree on {key}.{k}: not from the same inputs")
                 merged[key][k] = v
         for tname, rows in part["tables"].items():
-            if tname in merged["tables"]:
+            if rows is None and tname in merged["tables"]:
+                continue  # unavailable in this part, computed in another
+            if merged["tables"].get(tname) is not None:
                 raise ValueError(f"table {tname!r} appears in two parts")
             merged["tables"][tname] = rows
         merged["unavailable"].update(part.get("unavailable", {}))
+    for tname, rows in merged["tables"].items():
+        if rows is not None:
+            merged["unavailable"].pop(tname, None)
     return merged
 
 
 def dump_json(doc: Mapping[str, Any]) -> str:
-    """Stable, strict JSON text (no NaN literals: they are not JSON).
+    """Stable, strict JSON text (no NaN literals: they are not JSON), with the configured API
+    keys and base-URL credentials scrubbed (:func:`scrub`).
 
     >>> dump_json({"a": 1})
     '{\\n "a": 1\\n}\\n'
     """
-    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    return scrub(json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def scrub(text: str, secrets: Iterable[str] | None = None) -> str:
+    """``text`` with the API keys and URL credentials (and their base64 forms) replaced by
+    ``[redacted]``: every text the report writes goes through here.
+
+    ``secrets`` defaults to those configured in the environment (``ANTHROPIC_API_KEY``,
+    ``OPENAI_API_KEY`` and the credentials of ``*_BASE_URL``), whatever their prefix.
+
+    >>> scrub("the judge echoed k-test-0123456789abcdef", ["k-test-0123456789abcdef"])
+    'the judge echoed [redacted]'
+    """
+    # Imported here: judging loads its providers' code, which the report needs only now.
+    from ..judging import redact
+
+    return redact(text, secrets)
 
 
 def to_jsonable(value: Any) -> Any:
