@@ -464,6 +464,9 @@ def _design(ctx: Context) -> dict[str, Any]:
 def _power(ctx: Context) -> dict[str, Any]:
     from ..stats.power import mde_curve, power_curve, simulated_power, tasks_needed
 
+    if "design" not in ctx.tables:
+        why = Unavailable("needs the design section, which is not available here")
+        return {"power_mde": why, "power_curve": why, "tasks_needed": why}
     alpha = 1.0 - ctx.confidence
     mde, curves, needed = [], [], []
     sim_rng = np.random.default_rng(ctx.seed)
@@ -534,7 +537,7 @@ def _coverage(ctx: Context) -> dict[str, Any]:
     from ..stats.coverage import coverage_study
 
     if "power_mde" not in ctx.tables:
-        return {}
+        raise Unavailable("needs a design that power can be computed for: not this one")
     pooled = ctx.scratch["pooled"]
     first = ctx.tables["design"].iloc[0]
     pooled_first = pooled.loc[pooled["rubric"].astype(str) == first["rubric"]].iloc[0]
