@@ -221,3 +221,66 @@ def tidy(table: pd.DataFrame) -> pd.DataFrame:
         if isinstance(out[col].dtype, pd.CategoricalDtype):
             out[col] = out[col].astype("string")
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# what a render wrote in OUT: replaced by name, removed only when it wrote them
+# --------------------------------------------------------------------------------------------
+
+#: The list of files the last render wrote in OUT (relative paths): the only files a later
+#: render removes. Anything else in OUT (a user's notes in ``figures/``) is never touched.
+MANIFEST = ".evalstats-report.json"
+
+
+def _files_under(out: Path) -> dict[str, tuple[int, int]]:
+    """Relative path -> (inode, mtime) of every file under OUT but the manifest."""
+    if not out.is_dir():
+        return {}
+    found = {}
+    for p in out.rglob("*"):
+        if p.name == MANIFEST or not (p.is_file() or p.is_symlink()):
+            continue
+        st = p.lstat()
+        found[p.relative_to(out).as_posix()] = (st.st_ino, st.st_mtime_ns)
+    return found
+
+
+def clear_previous_outputs(out_dir: str | os.PathLike[str]) -> dict[str, tuple[int, int]]:
+    """Remove the files the previous render listed in ``OUT/.evalstats-report.json`` (a figure
+    or table this render may not write again must not outlive its report); return the
+    files left in OUT, which are not the report's, with their inode and mtime, for
+    :func:`record_outputs`.
+
+    Only files inside OUT that the manifest names are removed; a manifest that cannot be
+    read removes nothing.
+    """
+    out = Path(out_dir)
+    try:
+        listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        listed = []
+    root = out.resolve() if out.exists() else out
+    for rel in listed if isinstance(listed, list) else []:
+        if not isinstance(rel, str):
+            continue
+        path = out / rel
+        try:
+            inside = path.resolve().is_relative_to(root) and ".." not in Path(rel).parts
+        except OSError:
+            inside = False
+        if inside and (path.is_symlink() or path.is_file()):
+            path.unlink(missing_ok=True)
+    return _files_under(out)
+
+
+def record_outputs(
+    out_dir: str | os.PathLike[str], before: Mapping[str, tuple[int, int]]
+) -> list[str]:
+    """Write ``OUT/.evalstats-report.json``: every file in OUT that the render created or
+    replaced by name (not in ``before``, from :func:`clear_previous_outputs`, or changed
+    since). Returns them."""
+    out = Path(out_dir)
+    files = sorted(rel for rel, sig in _files_under(out).items() if before.get(rel) != sig)
+    text = json.dumps({"format": FORMAT, "files": files}, indent=1) + "\n"
+    atomic_write(out / MANIFEST, lambda fh: fh.write(text.encode("utf-8")))
+    return files
