@@ -104,3 +104,20 @@ def test_degenerate_design_renders(name: str, tmp_path: Path) -> None:
         assert doc["tables"].get(section) is None  # null: not an empty or made-up table
         shown = f"{section}: not available ({reason})"
         assert any(shown.replace("'", "&#x27;") in t for t in pages.values()), shown
+
+
+def test_a_figure_that_cannot_be_drawn_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plot function refusing the data is reported on the page, not raised."""
+    import evalstats.plots
+    from evalstats.report import _display
+
+    def refuses(frame):
+        raise ValueError("need at least two tasks to draw")
+
+    shown: list[str] = []
+    monkeypatch.setattr(evalstats.plots, "plot_refuses", refuses, raising=False)
+    monkeypatch.setattr(_display, "_display", lambda html_text, plain: shown.append(plain))
+    assert _display.show_figure("plot_refuses", None, name="x") is None
+    assert shown == [
+        "figure x: not available (evalstats.plots.plot_refuses: need at least two tasks to draw)."
+    ]

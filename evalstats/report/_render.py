@@ -330,7 +330,9 @@ def render_report(
     data_dir : path
         The data directory: an evaluation (tasks, runs, judgments) or AlpacaEval annotations.
     out_dir : path
-        Report directory (created; files it already holds with the same names are replaced).
+        Report directory (created). The report's files are replaced by name; the files the
+        previous render listed in ``OUT/.evalstats-report.json`` are removed first, and no
+        other file in OUT is touched (a user's notes in ``figures/`` stay).
     params : mapping, optional
         Parameters of the kind (:data:`~evalstats.report.PARAMETERS` for an evaluation:
         ``judges``, ``rubric``, ``confidence``, ``n_resamples``, ``seed``;
