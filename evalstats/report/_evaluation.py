@@ -189,16 +189,10 @@ def _multi_judge_rubrics(f: pd.DataFrame) -> list[str]:
 def _paired_rubrics(f: pd.DataFrame) -> list[str]:
     """Rubrics on which at least two judges gave a verdict on the same pair (and order)."""
     ok = f.loc[f["status"] == "ok"]
-    keys = ["rubric", "task_id", "replicate", "order"]
-    per_pair = ok.assign(order=ok["order"].astype(object).fillna("")).groupby(
-        [ok["rubric"].astype(str), "task_id", "replicate", "order"], observed=True
-    )["judge"].nunique()
-    shared = per_pair[per_pair >= 2].reset_index(level=keys[1:])
-    return [r for r in _multi_judge_rubrics(f) if r in set(shared.index)]
-
-
-def _judged_tasks(f: pd.DataFrame) -> int:
-    return int(f.loc[f["status"] == "ok", "task_id"].nunique())
+    g = ok.assign(rubric=ok["rubric"].astype(str), order=ok["order"].astype(object).fillna(""))
+    n = g.groupby(["rubric", "task_id", "replicate", "order"], observed=True)["judge"].nunique()
+    shared = set(n[n >= 2].index.get_level_values("rubric"))
+    return [r for r in _multi_judge_rubrics(f) if r in shared]
 
 
 def _need_verdicts(f: pd.DataFrame) -> None:
@@ -393,9 +387,7 @@ def _accounting(ctx: Context) -> dict[str, Any]:
         _need_verdicts(f)
         return pd.concat(
             [
-                win_rates(
-                    f, by=["rubric", "judge"], no_answer_as=view, rng=ctx.rng, **_common(ctx)
-                )
+                win_rates(f, by=["rubric", "judge"], no_answer_as=view, rng=ctx.rng, **_common(ctx))
                 for view in ("exclude", "loss")
             ],
             ignore_index=True,
