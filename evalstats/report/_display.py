@@ -240,7 +240,13 @@ def show_figure(
         text = f"figure {name}: not available (evalstats.plots.{plot} is missing)."
         _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
         return
-    fig = func(*args, **kwargs)
+    try:
+        fig = func(*args, **kwargs)
+    except (ValueError, KeyError, IndexError, TypeError, ZeroDivisionError) as exc:
+        # A design the figure cannot draw (one task, no verdict...): the page says so.
+        text = f"figure {name}: not available (evalstats.plots.{plot}: {exc})."
+        _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
+        return
     # Laid out once; the SVG is written and shown, the 300-dpi PNG rendered from the same
     # laid-out figure (by `evalstats report`'s figure worker, beside this kernel, when it
     # runs one: EVALSTATS_FIGURE_QUEUE).

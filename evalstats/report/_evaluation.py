@@ -9,7 +9,7 @@ simulations from generators of their own seeded with the same seed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +186,73 @@ def _multi_judge_rubrics(f: pd.DataFrame) -> list[str]:
     return [r for r in _rubrics_in(f) if f.loc[f["rubric"] == r, "judge"].nunique() >= 2]
 
 
+def _paired_rubrics(f: pd.DataFrame) -> list[str]:
+    """Rubrics on which at least two judges gave a verdict on the same pair (and order)."""
+    ok = f.loc[f["status"] == "ok"]
+    g = ok.assign(rubric=ok["rubric"].astype(str), order=ok["order"].astype(object).fillna(""))
+    n = g.groupby(["rubric", "task_id", "replicate", "order"], observed=True)["judge"].nunique()
+    shared = set(n[n >= 2].index.get_level_values("rubric"))
+    return [r for r in _multi_judge_rubrics(f) if r in shared]
+
+
+def _need_verdicts(f: pd.DataFrame) -> None:
+    """Win rates need readable verdicts; say so (rather than fail) when there are none."""
+    if not (f["status"] == "ok").any():
+        counts = f["status"].astype(str).value_counts()
+        seen = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no judgments"
+        raise Unavailable(
+            f"no judge gave a readable verdict here ({seen}): nothing to count; "
+            "see the accounting section"
+        )
+
+
+# What the statistics say when the design cannot carry them, said in the report's words.
+_REASONS = (
+    (
+        "at least 2 clusters",
+        "needs readable verdicts on at least two tasks (the task is the unit of resampling)",
+    ),
+    ("p_tie must be in [0, 1)", "every verdict is a tie: there is no win or loss to size"),
+)
+
+
+def _reason(exc: BaseException) -> str:
+    msg = str(exc).strip() or type(exc).__name__
+    for needle, plain in _REASONS:
+        if needle in msg:
+            return f"{plain}: {msg}"
+    return f"cannot be computed on this data: {msg}"
+
+
+def _guarded(
+    compute: Callable[[Context], Mapping[str, Any]], tables: Sequence[str]
+) -> Callable[[Context], Mapping[str, Any]]:
+    """``compute``, with a design it cannot handle turned into "unavailable, because ..."
+    for each of its ``tables`` (the report renders on every dataset the loaders accept)."""
+
+    def run(ctx: Context) -> Mapping[str, Any]:
+        try:
+            return compute(ctx)
+        except Unavailable:
+            raise
+        except (ValueError, KeyError, IndexError, ZeroDivisionError, FloatingPointError) as exc:
+            why = _reason(exc)
+            return {t: Unavailable(why) for t in tables}
+
+    run.__name__ = run.__qualname__ = getattr(compute, "__name__", "section")
+    return run
+
+
+def _attempt(make: Callable[[], Any]) -> Any:
+    """One table of a section: its value, or why it cannot be computed here."""
+    try:
+        return make()
+    except Unavailable as why:
+        return why
+    except (ValueError, KeyError, IndexError, ZeroDivisionError, FloatingPointError) as exc:
+        return Unavailable(_reason(exc))
+
+
 def _common(ctx: Context) -> dict[str, Any]:
     return {"confidence": ctx.confidence, "n_resamples": ctx.n_resamples}
 
@@ -193,6 +260,7 @@ def _common(ctx: Context) -> dict[str, Any]:
 def _headline(ctx: Context) -> dict[str, Any]:
     from ..stats.winrates import win_rates
 
+    _need_verdicts(ctx.frame)
     return {"headline": win_rates(ctx.frame, by=["rubric", "judge"], rng=ctx.rng, **_common(ctx))}
 
 
@@ -203,6 +271,7 @@ def _consensus(ctx: Context) -> dict[str, Any]:
     multi = _multi_judge_rubrics(ctx.frame)
     if not multi:
         raise Unavailable("fewer than two judges on every rubric")
+    _need_verdicts(ctx.frame)
     cons = pd.concat(
         [consensus(ctx.frame, CONSENSUS_RULE, rubric=r) for r in multi], ignore_index=True
     )
@@ -215,6 +284,12 @@ def _agreement(ctx: Context) -> dict[str, Any]:
     multi = _multi_judge_rubrics(ctx.frame)
     if not multi:
         raise Unavailable("fewer than two judges on every rubric")
+    multi = _paired_rubrics(ctx.frame)
+    if not multi:
+        raise Unavailable(
+            "kappa needs two judges with answers on the same pairs: none here "
+            "(on every rubric, at most one judge gave a readable verdict per pair)"
+        )
     parts = [judge_agreement(ctx.frame, rubric=r, rng=ctx.rng, **_common(ctx)) for r in multi]
     return {"agreement": pd.concat(parts, ignore_index=True)}
 
@@ -269,14 +344,15 @@ def _cost(ctx: Context) -> dict[str, Any]:
     from ..stats.cost import cost_ratios, judge_spend
 
     return {
-        "cost": cost_ratios(ctx.frame, rng=ctx.rng, **_common(ctx)),
-        "judge_spend": judge_spend(ctx.frame, by=["rubric", "judge"]),
+        "cost": _attempt(lambda: cost_ratios(ctx.frame, rng=ctx.rng, **_common(ctx))),
+        "judge_spend": _attempt(lambda: judge_spend(ctx.frame, by=["rubric", "judge"])),
     }
 
 
 def _per_task(ctx: Context) -> dict[str, Any]:
     from ..stats.winrates import win_rates
 
+    _need_verdicts(ctx.frame)
     return {"per_task": win_rates(ctx.frame, by=["rubric", "task_id"], rng=ctx.rng, **_common(ctx))}
 
 
@@ -290,13 +366,13 @@ def _blind(ctx: Context) -> dict[str, Any]:
     if dims.empty:
         out["dimensions"] = Unavailable("no blind-rubric dimension scores in the data")
     else:
-        out["dimensions"] = dimension_means(dims, confidence=ctx.confidence)
+        out["dimensions"] = _attempt(lambda: dimension_means(dims, confidence=ctx.confidence))
     blind = f.loc[f["order"].notna()]
     if blind.empty:
         out["position_bias"] = Unavailable("no blind-rubric judgments with an order")
     else:
-        out["position_bias"] = position_bias(
-            blind, by=["rubric", "judge"], confidence=ctx.confidence
+        out["position_bias"] = _attempt(
+            lambda: position_bias(blind, by=["rubric", "judge"], confidence=ctx.confidence)
         )
     return out
 
@@ -306,18 +382,25 @@ def _accounting(ctx: Context) -> dict[str, Any]:
     from ..summary import status_table
 
     f = ctx.frame
-    views = [
-        win_rates(f, by=["rubric", "judge"], no_answer_as=view, rng=ctx.rng, **_common(ctx))
-        for view in ("exclude", "loss")
-    ]
+
+    def views() -> pd.DataFrame:
+        _need_verdicts(f)
+        return pd.concat(
+            [
+                win_rates(f, by=["rubric", "judge"], no_answer_as=view, rng=ctx.rng, **_common(ctx))
+                for view in ("exclude", "loss")
+            ],
+            ignore_index=True,
+        )
+
     # Judge outputs that could not be read: kept, counted, shown (never silently dropped).
     bad = f.loc[f["status"] == "invalid"]
     invalid = bad[["rubric", "task_id", "replicate", "judge", "parse_error"]].astype(
         {"rubric": str, "judge": str}
     )
     return {
-        "accounting": status_table(f),
-        "sensitivity": pd.concat(views, ignore_index=True),
+        "accounting": _attempt(lambda: status_table(f)),
+        "sensitivity": _attempt(views),
         "invalid_outputs": invalid.assign(raw=_text(bad["raw"])).reset_index(drop=True),
     }
 
@@ -346,6 +429,7 @@ def _design(ctx: Context) -> dict[str, Any]:
     from ..stats.winrates import win_rates
 
     f = ctx.frame
+    _need_verdicts(f)
     pooled = win_rates(f, by=["rubric"], confidence=ctx.confidence)
     pairs = f.loc[f["status"] != "no_answer"].drop_duplicates(["rubric", "task_id", "replicate"])
     per_task = pairs.groupby(pairs["rubric"].astype(str))["task_id"].agg(["nunique", "size"])
@@ -372,6 +456,9 @@ def _design(ctx: Context) -> dict[str, Any]:
 def _power(ctx: Context) -> dict[str, Any]:
     from ..stats.power import mde_curve, power_curve, simulated_power, tasks_needed
 
+    if "design" not in ctx.tables:
+        why = Unavailable("needs the design section, which is not available here")
+        return {"power_mde": why, "power_curve": why, "tasks_needed": why}
     alpha = 1.0 - ctx.confidence
     mde, curves, needed = [], [], []
     sim_rng = np.random.default_rng(ctx.seed)
@@ -442,7 +529,7 @@ def _coverage(ctx: Context) -> dict[str, Any]:
     from ..stats.coverage import coverage_study
 
     if "power_mde" not in ctx.tables:
-        return {}
+        raise Unavailable("needs a design that power can be computed for: not this one")
     pooled = ctx.scratch["pooled"]
     first = ctx.tables["design"].iloc[0]
     pooled_first = pooled.loc[pooled["rubric"].astype(str) == first["rubric"]].iloc[0]
@@ -470,17 +557,20 @@ def _front(table: pd.DataFrame, col: str) -> pd.DataFrame:
 def sections() -> tuple[Section, ...]:
     """The evaluation's sections in computation order (the report page's bootstraps share one
     generator in exactly this order: changing it changes the published numbers)."""
-    return (
-        Section("headline", "report", _headline),
-        Section("consensus", "report", _consensus),
-        Section("agreement", "report", _agreement),
-        Section("disagreements", "report", _disagreements),
-        Section("cost", "report", _cost),
-        Section("per_task", "report", _per_task),
-        Section("blind", "report", _blind),
-        Section("accounting", "report", _accounting),
-        Section("audit", "report", _audit),
-        Section("design", "methodology", _design),
-        Section("power_mde", "methodology", _power),
-        Section("coverage", "methodology", _coverage),
+    return tuple(
+        Section(name, page, _guarded(fn, tables))
+        for name, page, fn, tables in (
+            ("headline", "report", _headline, ["headline"]),
+            ("consensus", "report", _consensus, ["consensus"]),
+            ("agreement", "report", _agreement, ["agreement"]),
+            ("disagreements", "report", _disagreements, ["disagreements"]),
+            ("cost", "report", _cost, ["cost", "judge_spend"]),
+            ("per_task", "report", _per_task, ["per_task"]),
+            ("blind", "report", _blind, ["dimensions", "position_bias"]),
+            ("accounting", "report", _accounting, ["accounting", "sensitivity", "invalid_outputs"]),
+            ("audit", "report", _audit, ["audit"]),
+            ("design", "methodology", _design, ["design"]),
+            ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
+            ("coverage", "methodology", _coverage, ["coverage"]),
+        )
     )

@@ -171,6 +171,23 @@ def _checked_html(fragment: str, where: str) -> str:
 
 
 def _output(out: Mapping[str, Any], where: str) -> str:
+    from ._results import scrub
+
+    # Scrubbed before it is escaped or base64-encoded (an SVG), so no form of a key survives.
+    return _render_output(_scrubbed(out, scrub), where)
+
+
+def _scrubbed(value: Any, scrub: Any) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [_scrubbed(v, scrub) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _scrubbed(v, scrub) for k, v in value.items()}
+    return value
+
+
+def _render_output(out: Mapping[str, Any], where: str) -> str:
     kind = out.get("output_type")
     if kind == "stream":
         text = html.escape(_join(out.get("text", "")))
@@ -202,12 +219,16 @@ def _output(out: Mapping[str, Any], where: str) -> str:
 
 
 def notebook_body(nb: Mapping[str, Any]) -> str:
-    """HTML of an executed notebook's markdown and outputs, inputs left out."""
+    """HTML of an executed notebook's markdown and outputs, inputs left out (configured API
+    keys and URL credentials scrubbed)."""
+    from ._results import scrub
+
     parts: list[str] = []
     for i, cell in enumerate(nb.get("cells", []), start=1):
         where = f"cell {i}"
         if cell.get("cell_type") == "markdown":
-            parts.append(_checked_html(markdown2html_mistune(_join(cell.get("source", ""))), where))
+            text = _scrubbed(_join(cell.get("source", "")), scrub)
+            parts.append(_checked_html(markdown2html_mistune(text), where))
         elif cell.get("cell_type") == "code":
             parts.extend(_output(out, where) for out in cell.get("outputs", []))
     return "\n".join(p for p in parts if p)
@@ -221,7 +242,13 @@ def page(
     nav: Iterable[tuple[str, str]] = (),
     footer: str = "",
 ) -> str:
-    """A complete HTML document: inline CSS, a CSP that forbids scripts and outside hosts."""
+    """A complete HTML document: inline CSS, a CSP that forbids scripts and outside hosts;
+    the configured API keys and URL credentials scrubbed from its text."""
+    from ._results import scrub
+
+    title, body, footer = scrub(title), scrub(body), scrub(footer)
+    banner = scrub(banner) if banner else banner
+    nav = [(scrub(label), href) for label, href in nav]
     links = "".join(
         f'<a href="{html.escape(href)}">{html.escape(label)}</a>' for label, href in nav
     )

@@ -32,7 +32,6 @@ import importlib.resources
 import os
 import pickle
 import re
-import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -331,7 +330,9 @@ def render_report(
     data_dir : path
         The data directory: an evaluation (tasks, runs, judgments) or AlpacaEval annotations.
     out_dir : path
-        Report directory (created; files it already holds with the same names are replaced).
+        Report directory (created). The report's files are replaced by name; the files the
+        previous render listed in ``OUT/.evalstats-report.json`` are removed first, and no
+        other file in OUT is touched (a user's notes in ``figures/`` stay).
     params : mapping, optional
         Parameters of the kind (:data:`~evalstats.report.PARAMETERS` for an evaluation:
         ``judges``, ``rubric``, ``confidence``, ``n_resamples``, ``seed``;
@@ -352,6 +353,7 @@ def render_report(
     from ..records import atomic_write
     from . import _html
     from ._kinds import prepare
+    from ._results import clear_previous_outputs, record_outputs, scrub
 
     params = dict(params or {})
     data = Path(data_dir)
@@ -381,8 +383,8 @@ def render_report(
             pages = _Pages(spec.pages, Path(tmp), queue, out)
             prepared = prepare(spec.name, data, **params)
             out.mkdir(parents=True, exist_ok=True)
-            for sub in ("figures", "tables"):
-                shutil.rmtree(out / sub, ignore_errors=True)
+            # Only what the last render wrote is removed (its manifest); the user's files stay.
+            user_files = clear_previous_outputs(out)
             (out / "notebooks").mkdir(exist_ok=True)
             pages.compute(prepared, 0)  # the first page's numbers, before its notebook runs
             pages.start(prepared)  # the others while the kernel shows the first
@@ -410,10 +412,12 @@ def render_report(
 
             nb_name = spec.notebooks[exc.page][0]
             destination = out / "notebooks" / nb_name
-            nbformat.write(exc.nb, os.fspath(destination))
+            _write_text(destination, nbformat.writes(exc.nb))
             raise ReportError(
-                f"{nb_name} failed at cell {exc.cell} (executed copy: {destination}):\n"
-                f"{exc.detail}\nkernel log:\n{exc.kernel_log[-2000:]}"
+                scrub(
+                    f"{nb_name} failed at cell {exc.cell} (executed copy: {destination}):\n"
+                    f"{exc.detail}\nkernel log:\n{exc.kernel_log[-2000:]}"
+                )
             ) from None
         finally:
             kernel.close()
@@ -432,7 +436,7 @@ def render_report(
 
     bodies = []
     for (nb_name, page_name, title), nb in zip(spec.notebooks, executed, strict=True):
-        nbformat.write(nb, os.fspath(out / "notebooks" / nb_name))
+        _write_text(out / "notebooks" / nb_name, nbformat.writes(nb))
         try:
             bodies.append((page_name, title, _html.notebook_body(nb)))
         except _html.UnsafeOutputError as exc:
@@ -463,5 +467,15 @@ def render_report(
             footer=footer,
         )
         _check_self_contained(text, page_name)
-        (out / page_name).write_text(text, encoding="utf-8")
+        _write_text(out / page_name, text)
+    record_outputs(out, user_files)
     return out / "index.html"
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Atomically, with the configured API keys and URL credentials scrubbed."""
+    from ..records import atomic_write
+    from ._results import scrub
+
+    data = scrub(text).encode("utf-8")
+    atomic_write(path, lambda fh: fh.write(data))

@@ -10,7 +10,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..records import atomic_write
 
-__all__ = ["FORMAT", "Results", "dump_json", "merge_results", "to_jsonable"]
+__all__ = ["FORMAT", "Results", "dump_json", "merge_results", "scrub", "to_jsonable"]
 
 FORMAT = "evalstats-results/1"
 
@@ -78,7 +78,11 @@ class Results:
             "simulated": bool(self.simulated),
             "parameters": to_jsonable(self.parameters),
             "provenance": to_jsonable(self.provenance),
-            "tables": {name: _records(t) for name, t in self.tables.items()},
+            # A section that could not be computed is null, with its reason beside.
+            "tables": {
+                **{name: None for name in self.unavailable},
+                **{name: _records(t) for name, t in self.tables.items()},
+            },
             "unavailable": dict(self.unavailable),
         }
 
@@ -99,7 +103,7 @@ class Results:
         for tname, t in self.tables.items():
             buf = io.StringIO()
             t.to_csv(buf, index=False)
-            data = buf.getvalue().encode("utf-8")
+            data = scrub(buf.getvalue()).encode("utf-8")
             atomic_write(Path(out_dir) / "tables" / f"{tname}.csv", lambda fh, d=data: fh.write(d))
 
 
@@ -137,20 +141,42 @@ def merge_results(*parts: Mapping[str, Any]) -> dict[str, Any]:
                     raise ValueError(f"parts disagree on {key}.{k}: not from the same inputs")
                 merged[key][k] = v
         for tname, rows in part["tables"].items():
-            if tname in merged["tables"]:
+            if rows is None and tname in merged["tables"]:
+                continue  # unavailable in this part, computed in another
+            if merged["tables"].get(tname) is not None:
                 raise ValueError(f"table {tname!r} appears in two parts")
             merged["tables"][tname] = rows
         merged["unavailable"].update(part.get("unavailable", {}))
+    for tname, rows in merged["tables"].items():
+        if rows is not None:
+            merged["unavailable"].pop(tname, None)
     return merged
 
 
 def dump_json(doc: Mapping[str, Any]) -> str:
-    """Stable, strict JSON text (no NaN literals: they are not JSON).
+    """Stable, strict JSON text (no NaN literals: they are not JSON), with the configured API
+    keys and base-URL credentials scrubbed (:func:`scrub`).
 
     >>> dump_json({"a": 1})
     '{\\n "a": 1\\n}\\n'
     """
-    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    return scrub(json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def scrub(text: str, secrets: Iterable[str] | None = None) -> str:
+    """``text`` with the API keys and URL credentials (and their base64 forms) replaced by
+    ``[redacted]``: every text the report writes goes through here.
+
+    ``secrets`` defaults to those configured in the environment (``ANTHROPIC_API_KEY``,
+    ``OPENAI_API_KEY`` and the credentials of ``*_BASE_URL``), whatever their prefix.
+
+    >>> scrub("the judge echoed k-test-0123456789abcdef", ["k-test-0123456789abcdef"])
+    'the judge echoed [redacted]'
+    """
+    # Imported here: judging loads its providers' code, which the report needs only now.
+    from ..judging import redact
+
+    return redact(text, secrets)
 
 
 def to_jsonable(value: Any) -> Any:
@@ -195,3 +221,66 @@ def tidy(table: pd.DataFrame) -> pd.DataFrame:
         if isinstance(out[col].dtype, pd.CategoricalDtype):
             out[col] = out[col].astype("string")
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# what a render wrote in OUT: replaced by name, removed only when it wrote them
+# --------------------------------------------------------------------------------------------
+
+#: The list of files the last render wrote in OUT (relative paths): the only files a later
+#: render removes. Anything else in OUT (a user's notes in ``figures/``) is never touched.
+MANIFEST = ".evalstats-report.json"
+
+
+def _files_under(out: Path) -> dict[str, tuple[int, int]]:
+    """Relative path -> (inode, mtime) of every file under OUT but the manifest."""
+    if not out.is_dir():
+        return {}
+    found = {}
+    for p in out.rglob("*"):
+        if p.name == MANIFEST or not (p.is_file() or p.is_symlink()):
+            continue
+        st = p.lstat()
+        found[p.relative_to(out).as_posix()] = (st.st_ino, st.st_mtime_ns)
+    return found
+
+
+def clear_previous_outputs(out_dir: str | os.PathLike[str]) -> dict[str, tuple[int, int]]:
+    """Remove the files the previous render listed in ``OUT/.evalstats-report.json`` (a figure
+    or table this render may not write again must not outlive its report); return the
+    files left in OUT, which are not the report's, with their inode and mtime, for
+    :func:`record_outputs`.
+
+    Only files inside OUT that the manifest names are removed; a manifest that cannot be
+    read removes nothing.
+    """
+    out = Path(out_dir)
+    try:
+        listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        listed = []
+    root = out.resolve() if out.exists() else out
+    for rel in listed if isinstance(listed, list) else []:
+        if not isinstance(rel, str):
+            continue
+        path = out / rel
+        try:
+            inside = path.resolve().is_relative_to(root) and ".." not in Path(rel).parts
+        except OSError:
+            inside = False
+        if inside and (path.is_symlink() or path.is_file()):
+            path.unlink(missing_ok=True)
+    return _files_under(out)
+
+
+def record_outputs(
+    out_dir: str | os.PathLike[str], before: Mapping[str, tuple[int, int]]
+) -> list[str]:
+    """Write ``OUT/.evalstats-report.json``: every file in OUT that the render created or
+    replaced by name (not in ``before``, from :func:`clear_previous_outputs`, or changed
+    since). Returns them."""
+    out = Path(out_dir)
+    files = sorted(rel for rel, sig in _files_under(out).items() if before.get(rel) != sig)
+    text = json.dumps({"format": FORMAT, "files": files}, indent=1) + "\n"
+    atomic_write(out / MANIFEST, lambda fh: fh.write(text.encode("utf-8")))
+    return files
