@@ -3,7 +3,9 @@
 AlpacaEval (tatsu-lab/alpaca_eval) has an LLM judge (the *annotator*) compare a
 model's output (``generator_2``) with a baseline's (``generator_1``) on each
 instruction and writes one record per comparison to ``annotations.json``.
-:func:`load` reads such records into the package's own verdict frame, from the
+:func:`load` validates such records and maps them through the generic
+:mod:`evalstats.adapters.pairwise` adapter (this module is one configuration of it) into the
+package's own verdict frame, from the
 model's point of view (model = the WITH side, baseline = the WITHOUT side,
 instruction = task, annotator = judge), so every statistic of
 :mod:`evalstats.stats` applies; :func:`leaderboard_row` recomputes the
@@ -76,14 +78,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._schema import (
-    BLIND_DIMENSIONS,
-    ORDER_DTYPE,
-    OUTCOME_DTYPE,
-    OVER_BUDGET_DTYPE,
-    STATUS_DTYPE,
-    VERDICT_COLUMNS,
-)
 from .._validate import check_columns
 from ..errors import DataError
 from ..records import EvalstatsWarning, is_missing
@@ -92,6 +86,7 @@ from ..stats.means import cluster_mean
 
 # Statistics that used to live here, re-exported under their old names.
 from ..stats.regression import LENGTH_MEASURES, LogisticFit, length_bias, logistic_fit
+from . import pairwise
 
 __all__ = [
     "EXTRA_COLUMNS",
@@ -427,8 +422,6 @@ def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.
 
 
 def _build_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    n = len(rows)
-
     def col(name: str) -> list[Any]:
         return [r[name] for r in rows]
 
@@ -449,59 +442,65 @@ def _build_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             EvalstatsWarning,
             stacklevel=3,
         )
-    outcome = col("outcome")
-    status = ["ok" if o is not None else "invalid" for o in outcome]
-    preference = np.asarray(col("preference"), dtype=np.float64)
-    label = [repr(float(p)) if s == "ok" else None for p, s in zip(preference, status, strict=True)]
-    na_int = pd.array([pd.NA] * n, dtype="Int64")
-    na_float = np.full(n, np.nan)
-    na_str = pd.Series([None] * n, dtype="str")
-    out = pd.DataFrame(
-        {
-            "task_id": task,
-            "replicate": replicate.astype(np.int64),
-            "judge": judge.astype("category"),
-            "rubric": pd.Categorical([RUBRIC] * n),
-            "order": pd.Categorical([None] * n, dtype=ORDER_DTYPE),
-            "status": pd.Categorical(status, dtype=STATUS_DTYPE),
-            "over_budget_arm": pd.Categorical([None] * n, dtype=OVER_BUDGET_DTYPE),
-            "outcome": pd.Categorical(outcome, dtype=OUTCOME_DTYPE),
-            "label": pd.Series(label, dtype="str"),
-            "uncertainty": pd.Categorical(
-                [None] * n, categories=["low", "medium", "high"], ordered=True
-            ),
-            **{f"{arm}_{dim}": na_int for arm in ("with", "without") for dim in BLIND_DIMENSIONS},
-            "judge_cost_ratio": na_float,
-            "cost_ratio": na_float,
-            "tokens_with": na_int,
-            "tokens_without": na_int,
-            "wall_with_s": na_float,
-            "wall_without_s": na_float,
-            "judge_input_tokens": na_int,
-            "judge_output_tokens": na_int,
-            "judge_usd": np.asarray(col("price_per_example"), dtype=np.float64),
-            "judgment_id": pd.Series(col("judgment_id"), dtype="str"),
-            "prompt_revision": na_int,
-            "prompt_sha256": na_str,
-            "reasoning": na_str,
-            "raw": pd.Series(col("raw"), dtype="str"),
-            "parse_error": pd.Series(col("parse_error"), dtype="str"),
-            "model": model,
-            "baseline": baseline,
-            "dataset": pd.Series(col("dataset"), dtype="str"),
-            "preference": preference,
-            "win_share": np.asarray(col("win_share"), dtype=np.float64),
-            "len_with": pd.array(col("len_output_2"), dtype="Int64"),
-            "len_without": pd.array(col("len_output_1"), dtype="Int64"),
-            "judge_time_s": np.asarray(col("time_per_example"), dtype=np.float64),
+    table = pd.DataFrame(rows, columns=_ROW_FIELDS)
+    outcome, error = col("outcome"), col("parse_error")
+    table["replicate"] = replicate.astype(np.int64)
+    table["label"] = [
+        repr(float(p)) if o is not None else None
+        for p, o in zip(col("preference"), outcome, strict=True)
+    ]
+    # The record was read (and its preference checked) by _record_row; the generic mapping
+    # takes the (outcome, reason) it found.
+    table["verdict"] = pd.Series(list(zip(outcome, error, strict=True)), dtype=object)
+    return pairwise.verdict_frame(
+        table,
+        item="instruction_id",
+        judge="annotator",
+        verdict="verdict",
+        outcome=_as_read,
+        sides=("generator_2", "generator_1"),
+        side_names=("model", "baseline"),
+        replicate="replicate",
+        rubric=RUBRIC,
+        columns={
+            "judge_usd": "price_per_example",
+            "raw": "raw",
+            "judgment_id": "judgment_id",
+            "label": "label",
         },
-        index=pd.RangeIndex(n),
+        extra={
+            "dataset": ("dataset", "str"),
+            "preference": ("preference", "float64"),
+            "win_share": ("win_share", "float64"),
+            "len_with": ("len_output_2", "Int64"),
+            "len_without": ("len_output_1", "Int64"),
+            "judge_time_s": ("time_per_example", "float64"),
+        },
+        sort_by=["model", "baseline", "task_id", "replicate", "judge"],
     )
-    out = out[[*VERDICT_COLUMNS, *EXTRA_COLUMNS]]
-    out = out.sort_values(
-        ["model", "baseline", "task_id", "replicate", "judge"], kind="stable"
-    ).reset_index(drop=True)
-    return out
+
+
+_ROW_FIELDS = [
+    "instruction_id",
+    "generator_1",
+    "generator_2",
+    "annotator",
+    "dataset",
+    "price_per_example",
+    "time_per_example",
+    "len_output_1",
+    "len_output_2",
+    "raw",
+    "preference",
+    "win_share",
+    "outcome",
+    "parse_error",
+    "judgment_id",
+]
+
+
+def _as_read(value: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
+    return value
 
 
 # --------------------------------------------------------------------------- leaderboard
