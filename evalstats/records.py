@@ -130,12 +130,15 @@ def _read_jsonl(p: Path, skip_unreadable: bool) -> tuple[list[dict[str, Any]], l
                 try:
                     obj = _json_line(raw, lineno, p)
                 except DataError as exc:
-                    if not skip_unreadable or exc.field is not None:
+                    # Each journal line is one write that ends in a newline, so only a last
+                    # line without one can be a write cut short by a kill: that call was
+                    # never finished (the runner sets the bytes aside and makes it again).
+                    # A corrupt line anywhere else is damage, and an error.
+                    torn = not raw.endswith(b"\n")
+                    if not skip_unreadable or exc.field is not None or not torn:
                         raise
-                    # The judge runner skips such a line too (a write cut short by a kill
-                    # leaves one, and a rerun appends after it) and makes the call again.
                     warnings.warn(
-                        f"{p}:{lineno}: unreadable journal line skipped ({exc.reason})",
+                        f"{p}:{lineno}: torn last journal line skipped ({exc.reason})",
                         EvalstatsWarning,
                         stacklevel=4,
                     )
@@ -521,9 +524,10 @@ def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     Lines carrying a ``kind`` other than ``"judgment"`` (batch bookkeeping written
     by the runner) are skipped; every judgment line is kept, failed calls included.
-    A JSON Lines line that is not JSON at all (a write cut short by a kill, which a rerun
-    then appends after) is skipped with an :class:`EvalstatsWarning` naming it, as the judge
-    runner skips it and makes that call again.
+    A last line that is not JSON and has no newline (a write cut short by a kill) is
+    skipped with an :class:`EvalstatsWarning` naming it: that call never finished, and the
+    judge runner sets the bytes aside and makes it again. A corrupt line anywhere else is a
+    :class:`DataError` naming the file and line.
 
     Raises
     ------

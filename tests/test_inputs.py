@@ -345,20 +345,33 @@ def test_csv_plain_numbers_still_read(source, tmp_path):
 # --------------------------------------------------------------------------- the judge journal
 
 
-def test_corrupt_middle_journal_line_does_not_stop_summary(data, capsys):
-    # A kill -9 cuts a line short; the rerun appends after it, so it ends up in the middle.
-    # `judge` skips such a line and makes the call again; `summary` and `frame` skip it too.
+def test_corrupt_middle_journal_line_is_an_error_naming_the_line(data, capsys):
+    # Every journal line is one write ending in a newline, and the runner sets a torn tail
+    # aside before it appends; a corrupt line in the middle is damage, not a kill.
+    p = data / "judgments.jsonl"
+    text = p.read_text(encoding="utf-8").splitlines()
+    text[4] = text[4][: len(text[4]) // 2]
+    p.write_text("\n".join(text) + "\n", encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        evalstats.load_judgments(p)
+    assert info.value.line == 5 and "malformed JSON" in str(info.value)
+    assert main(["summary", str(data)]) == 2
+    out = capsys.readouterr()
+    assert out.err.count("\n") == 1 and f"{p}:5" in out.err and "error" in out.err
+
+
+def test_torn_last_journal_line_is_skipped_with_a_warning(data, capsys):
+    # A kill -9 mid-write leaves a last line without its newline: that call never finished.
     p = data / "judgments.jsonl"
     text = p.read_text(encoding="utf-8").splitlines()
     n = len(text)
-    text[4] = text[4][: len(text[4]) // 2]
-    p.write_text("\n".join(text) + "\n", encoding="utf-8")
-    with pytest.warns(EvalstatsWarning, match=f"{p}:5: unreadable journal line skipped"):
+    p.write_text("\n".join(text[:-1]) + "\n" + text[-1][: len(text[-1]) // 2], encoding="utf-8")
+    with pytest.warns(EvalstatsWarning, match=f"{p}:{n}: torn last journal line skipped"):
         assert len(evalstats.load_judgments(p)) == n - 1
     assert main(["summary", str(data)]) == 0
     out = capsys.readouterr()
     assert "with-without" in out.out
-    assert out.err.count("\n") == 1 and f"{p}:5" in out.err and "warning" in out.err
+    assert out.err.count("\n") == 1 and f"{p}:{n}" in out.err and "warning" in out.err
 
 
 def test_corrupt_lines_in_tasks_and_runs_stay_errors(data):
