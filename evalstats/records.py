@@ -680,7 +680,8 @@ def load_arm_names(
        ``without = "plain Claude Code"`` (either may be left out);
     2. the ``[arms]`` table of the rubric files in ``DATA_DIR/rubrics/`` (where
        ``evalstats judge --rubric FILE`` keeps a copy), of the rubrics named in ``rubrics``
-       when given -- when they disagree, a warning and the default;
+       when given, the newest revision of each -- when they disagree, a warning and the
+       default;
     3. ``"WITH"`` / ``"WITHOUT"``.
 
     Raises
@@ -723,12 +724,19 @@ def load_arm_names(
     folder = d / "rubrics"
     wanted = None if rubrics is None else set(rubrics)
     seen: dict[str, dict[str, list[Path]]] = {arm: {} for arm in ARMS}
+    newest: dict[str, tuple[Any, Path, dict[str, Any]]] = {}
     for p in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
         # Only the [arms] table: reading the whole rubric is evalstats.rubrics' job, and a
         # rubric file it rejects still fails there, when its judgments are read.
         doc = _toml(p)
-        if wanted is not None and doc.get("name") not in wanted:
+        name, rev = str(doc.get("name")), doc.get("revision")
+        if wanted is not None and name not in wanted:
             continue
+        rev = rev if isinstance(rev, int) else 0
+        if name not in newest or rev > newest[name][0]:
+            # Of one rubric's revisions, the newest names the arms.
+            newest[name] = (rev, p, doc)
+    for _, p, doc in newest.values():
         arms = doc.get("arms")
         for arm in ARMS if isinstance(arms, dict) else ():
             value = arms.get(arm)
