@@ -499,7 +499,12 @@ def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> dict[str, str]
             + "; ".join(mixing)
             + ": report each revision separately or rejudge with one.",
         )
-    return _row(check, "pass", f"All {len(j)} judgments match the packaged prompt: {revs}.")
+    whose = (
+        "the packaged prompt"
+        if all(r.path is None for r in used.values())
+        else "their rubric's prompt"
+    )
+    return _row(check, "pass", f"All {len(j)} judgments match {whose}: {revs}.")
 
 
 def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
