@@ -589,15 +589,24 @@ class Dataset(NamedTuple):
 
     ``judgments`` is None when the directory has none yet; ``plan`` (an
     :class:`evalstats.plan.Plan`) is None when it declares no analysis plan;
-    ``arm_names`` is ``{"with": ..., "without": ...}``, what the report calls the two arms
-    (:func:`load_arm_names`).
+    :attr:`arm_names` is ``{"with": ..., "without": ...}``, what the report calls the two
+    arms (:func:`load_arm_names`).
     """
 
     tasks: pd.DataFrame
     runs: pd.DataFrame
     judgments: pd.DataFrame | None
     plan: Plan | None = None
-    arm_names: dict[str, str] = DEFAULT_ARM_NAMES
+
+    @property
+    def arm_names(self) -> dict[str, str]:
+        """``{"with": ..., "without": ...}``: the arms' names (:func:`load_arm_names`).
+
+        Kept in ``runs.attrs["arm_names"]`` by :func:`load_dir` -- they name the runs' arms --
+        so a Dataset still unpacks into its four parts; ``WITH`` / ``WITHOUT`` otherwise.
+        """
+        names = self.runs.attrs.get("arm_names") if self.runs is not None else None
+        return dict(names) if names else dict(DEFAULT_ARM_NAMES)
 
 
 def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = True) -> Path | None:
@@ -640,12 +649,12 @@ def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False
     ppath = find_plan(data_dir)
     judgments = load_judgments(jpath) if jpath is not None else None
     used = None if judgments is None else set(judgments["rubric"].astype(str))
+    runs.attrs["arm_names"] = load_arm_names(data_dir, rubrics=used)
     return Dataset(
         tasks,
         runs,
         judgments,
         load_plan(ppath) if ppath is not None else None,
-        load_arm_names(data_dir, rubrics=used),
     )
 
 
