@@ -68,8 +68,8 @@ from collections.abc import Callable, Mapping
 import pandas as pd
 from scipy import stats as sps
 
-from . import rubrics as _rubrics
 from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
+from .errors import DataError
 from .plan import Plan
 from .records import Dataset, incomplete_pairs
 
@@ -402,52 +402,109 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> di
     return _row(check, "pass", f"Budgets are per task and positive; {counts}.")
 
 
-def _check_hashes(j: pd.DataFrame) -> dict[str, str]:
+def _resolve_each(j: pd.DataFrame, rubrics_arg: object) -> dict[tuple, object]:
+    """(rubric, revision, sha) -> its Rubric, or None when it is found nowhere.
+
+    Resolved one identity at a time so an unknown rubric is a finding of the check rather
+    than an exception that hides every other finding.
+    """
+    from .frames import resolve_rubrics
+
+    cols = ["rubric", "prompt_revision", "prompt_sha256"]
+    ids = j[cols].astype(object).drop_duplicates()
+    out: dict[tuple, object] = {}
+    for row in ids.itertuples(index=False):
+        sub = j.loc[
+            (j["rubric"].astype(str) == str(row[0]))
+            & (_frame_str(j["prompt_revision"]) == _frame_str(pd.Series([row[1]])).iloc[0])
+            & (_frame_str(j["prompt_sha256"]) == _frame_str(pd.Series([row[2]])).iloc[0])
+        ]
+        key = (str(row[0]), _none(row[1]), _none(row[2]))
+        try:
+            found = resolve_rubrics(sub, rubrics_arg)
+        except DataError:
+            out[key] = None
+            continue
+        out[key] = next(iter(found.values()))
+    return out
+
+
+def _none(v: object) -> object:
+    return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
+
+
+def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> dict[str, str]:
     check = "prompt_hash_pinned"
     problems: list[str] = []
     n_bad = 0
+    resolved = _resolve_each(j, rubrics_arg)
+    used: dict[str, object] = {}
     for (rubric, revision), grp in j.groupby(
         ["rubric", "prompt_revision"], observed=True, dropna=False
     ):
-        try:
-            packaged = _rubrics.get(str(rubric))
-        except KeyError:
-            problems.append(f"{len(grp)} judgments of unknown rubric {rubric!r}")
-            n_bad += len(grp)
-            continue
-        if pd.isna(revision) or int(revision) != packaged.revision:
+        rev = _none(revision)
+        shas = _frame_str(grp["prompt_sha256"])
+        distinct = sorted(set(shas))
+        if len(distinct) > 1:
+            # One name and revision, several texts: a word changed without a revision bump.
             problems.append(
-                f"{len(grp)} judgments of {rubric} at revision {revision}, but the "
-                f"packaged prompt is revision {packaged.revision}"
+                f"{rubric} r{rev} changed text under the same name and revision: its "
+                f"{len(grp)} judgments carry {len(distinct)} prompt_sha256 values "
+                f"({_listed([s[:12] + '...' for s in distinct])})"
             )
-            n_bad += len(grp)
-            continue
-        wrong = grp.loc[_frame_str(grp["prompt_sha256"]) != packaged.sha256]
-        if len(wrong):
-            shas = sorted(set(_frame_str(wrong["prompt_sha256"]).str[:12]))
-            problems.append(
-                f"{len(wrong)} of {len(grp)} {rubric} r{packaged.revision} "
-                f"judgments have prompt_sha256 {_listed(shas)}..., not "
-                f"{packaged.sha256[:12]}..."
-            )
-            n_bad += len(wrong)
+        for sha in distinct:
+            sub = grp.loc[shas == sha]
+            known = resolved.get((str(rubric), rev, _none(sub["prompt_sha256"].iloc[0])))
+            if known is None:
+                problems.append(f"{len(sub)} judgments of unknown rubric {rubric!r}")
+                n_bad += len(sub)
+                continue
+            where = "the packaged prompt" if known.path is None else f"the rubric file {known.path}"
+            if rev is None or int(rev) != known.revision:
+                problems.append(
+                    f"{len(sub)} judgments of {rubric} at revision {revision}, but "
+                    f"{where} is revision {known.revision}"
+                )
+                n_bad += len(sub)
+                continue
+            used[f"{rubric} r{known.revision}"] = known
+            if sha != known.sha256:
+                problems.append(
+                    f"{len(sub)} of {len(grp)} {rubric} r{known.revision} "
+                    f"judgments have prompt_sha256 {sha[:12]}..., not "
+                    f"{known.sha256[:12]}... ({where})"
+                )
+                n_bad += len(sub)
     mixed = j.groupby("rubric", observed=True)["prompt_revision"].agg(
         lambda s: sorted(set(s.dropna().astype(int)))
     )
-    for rubric, revs in mixed.items():
-        if len(revs) > 1:
-            problems.append(f"{rubric} mixes prompt revisions {revs}")
+    mixing = [
+        f"{rubric} mixes prompt revisions {revs}" for rubric, revs in mixed.items() if len(revs) > 1
+    ]
     if problems:
         return _row(
             check,
             "fail",
-            f"{n_bad} of {len(j)} judgments fail the pin: " + "; ".join(problems) + ".",
+            f"{n_bad} of {len(j)} judgments fail the pin: " + "; ".join(problems + mixing) + ".",
         )
     revs = ", ".join(
-        f"{r} r{_rubrics.get(str(r)).revision} ({_rubrics.get(str(r)).sha256[:12]}...)"
-        for r in sorted(set(j["rubric"].astype(str)))
+        f"{k} ({r.sha256[:12]}...{'' if r.path is None else ', ' + str(r.path)})"
+        for k, r in sorted(used.items())
     )
-    return _row(check, "pass", f"All {len(j)} judgments match the packaged prompt: {revs}.")
+    if mixing:
+        return _row(
+            check,
+            "warn",
+            f"Every judgment matches its prompt ({revs}), but "
+            + "; ".join(mixing)
+            + ": report each revision separately or rejudge with one.",
+        )
+    whose = (
+        "the packaged prompt"
+        if all(r.path is None for r in used.values())
+        else "their rubric's prompt"
+    )
+    return _row(check, "pass", f"All {len(j)} judgments match {whose}: {revs}.")
 
 
 def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
@@ -562,13 +619,14 @@ def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, str]:
     )
 
 
-def _check_orders(j: pd.DataFrame, alpha: float, tolerance: float) -> dict[str, str]:
+def _check_orders(
+    j: pd.DataFrame, alpha: float, tolerance: float, rubrics_arg: object = None
+) -> dict[str, str]:
     check = "blind_order_balance"
-    ordered = [
-        r
-        for r in sorted(set(j["rubric"].astype(str)))
-        if r in _rubrics.names() and _rubrics.get(r).needs_order
-    ]
+    resolved = _resolve_each(j, rubrics_arg)
+    ordered = sorted(
+        {name for (name, _, _), r in resolved.items() if r is not None and r.needs_order}
+    )
     if not ordered:
         return _row(check, "pass", "No judgments of a rubric with a presentation order.")
     parts, status = [], "pass"
@@ -840,6 +898,7 @@ def audit(
     order_tolerance: float = 0.10,
     budget_alpha: float = 0.05,
     plan: Plan | None = None,
+    rubrics: object = None,
 ) -> pd.DataFrame:
     """Check a dataset against the seeds' methodology rules.
 
@@ -876,6 +935,12 @@ def audit(
     plan : Plan, optional
         The declared analysis plan (:func:`evalstats.load_plan`); taken from the Dataset
         when one is given. Without one, the two plan checks warn.
+    rubrics : Rubric, path, or a list of them, optional
+        Rubric files the judgments were made with, besides the built-in rubrics and the
+        files in the data directory's ``rubrics/`` (:func:`evalstats.frames.resolve_rubrics`).
+        ``prompt_hash_pinned`` fails judgments whose ``prompt_sha256`` is not their
+        rubric's, and one name and revision judged with several texts; it warns when the
+        judgments mix revisions of one rubric.
 
     Returns
     -------
@@ -898,8 +963,9 @@ def audit(
     if isinstance(tasks, Dataset):
         if runs is not None or judgments is not None:
             raise TypeError("pass either a Dataset or tasks, runs and judgments, not both")
-        tasks, runs, judgments, ds_plan = tasks
-        plan = ds_plan if plan is None else plan
+        ds = tasks
+        tasks, runs, judgments = ds.tasks, ds.runs, ds.judgments
+        plan = ds.plan if plan is None else plan
     if runs is None:
         raise TypeError("audit() needs runs (or a Dataset)")
     for name, value in (
@@ -919,7 +985,7 @@ def audit(
     if frame is None and judgments is not None and len(judgments):
         from .frames import verdict_frame
 
-        frame = verdict_frame(judgments, runs, tasks)
+        frame = verdict_frame(judgments, runs, tasks, rubrics=rubrics)
     j = judgments if judgments is not None and len(judgments) else frame
     has_j = j is not None and len(j) > 0
     pairs = _pairs(runs)
@@ -934,7 +1000,7 @@ def audit(
         lambda: _check_canonical(tasks, runs),
         lambda: _check_same_agent(pairs),
         lambda: _check_budgets(tasks, pairs, frame, budget_alpha),
-        lambda: _check_hashes(j) if has_j else _no_judgments("prompt_hash_pinned"),
+        lambda: _check_hashes(j, rubrics) if has_j else _no_judgments("prompt_hash_pinned"),
         lambda: (
             _check_disagreement(frame, disagreement_threshold)
             if frame is not None and len(frame)
@@ -947,7 +1013,7 @@ def audit(
             else _no_judgments("judgment_coverage")
         ),
         lambda: (
-            _check_orders(j, order_alpha, order_tolerance)
+            _check_orders(j, order_alpha, order_tolerance, rubrics)
             if has_j
             else _no_judgments("blind_order_balance")
         ),

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,7 +23,14 @@ from ._schema import (
 from .errors import DataError, ParseError
 from .records import EvalstatsWarning, pair_runs
 
-__all__ = ["load_frame", "select_rubric", "verdict_frame", "wide_by_judge"]
+__all__ = [
+    "load_frame",
+    "resolve_rubrics",
+    "rubric_dir",
+    "select_rubric",
+    "verdict_frame",
+    "wide_by_judge",
+]
 
 _PAIR = ["task_id", "replicate"]
 _CALL = ["task_id", "replicate", "judge", "rubric", "order"]
@@ -93,7 +103,143 @@ def _latest_per_call(judgments: pd.DataFrame, on_conflict: str = "conflict") -> 
     return kept.sort_values("_line", kind="stable").drop(columns=["_ok", "_order_key"])
 
 
-def _parse_rows(j: pd.DataFrame) -> dict[str, list]:
+# --------------------------------------------------------------------------- rubric lookup
+
+#: Where a data directory keeps the rubric files its judgments were made with
+#: (``evalstats judge --rubric FILE`` copies the file there as ``<name>.r<revision>.toml``).
+RUBRIC_DIR = "rubrics"
+
+RubricsArg = Any  # a Rubric, a path or name, or an iterable / mapping of them
+
+
+def rubric_dir(judgments: pd.DataFrame) -> Path | None:
+    """``<directory of the judgments file>/rubrics``, when the judgments came from a file.
+
+    A data directory is self-describing: the rubric files its judgments were made with sit
+    beside them, so :func:`verdict_frame` and the audit find them without being told.
+
+    >>> import pandas as pd
+    >>> j = pd.DataFrame(); j.attrs["source"] = "data/mine/judgments.jsonl"
+    >>> rubric_dir(j).as_posix()
+    'data/mine/rubrics'
+    """
+    source = judgments.attrs.get("source")
+    return Path(source).parent / RUBRIC_DIR if source else None
+
+
+def _explicit(rubrics: RubricsArg) -> list[_rubrics.Rubric]:
+    if rubrics is None:
+        return []
+    if isinstance(rubrics, Mapping):
+        rubrics = list(rubrics.values())
+    elif isinstance(rubrics, str | os.PathLike | _rubrics.Rubric):
+        rubrics = [rubrics]
+    out = []
+    for r in rubrics:
+        if isinstance(r, _rubrics.Rubric):
+            out.append(r)
+        else:
+            try:
+                out.append(_rubrics.get(r))
+            except KeyError as exc:
+                raise ValueError(f"rubrics=: {exc.args[0]}") from None
+    return out
+
+
+def _directory(d: Path | None) -> list[_rubrics.Rubric]:
+    if d is None or not d.is_dir():
+        return []
+    return [_rubrics.load(p) for p in sorted(d.glob("*.toml"))]
+
+
+def _pick(
+    candidates: list[_rubrics.Rubric], name: str, revision: Any, sha: Any
+) -> _rubrics.Rubric | None:
+    same = [r for r in candidates if r.name == name]
+    if not same:
+        return None
+    # The exact text the judgment was made with, else the same revision, else the newest:
+    # a mismatch then is the audit's to report (prompt_hash_pinned), not a reason to lose
+    # the frame.
+    for r in same:
+        if r.sha256 == sha:
+            return r
+    for r in same:
+        if not pd.isna(revision) and r.revision == int(revision):
+            return r
+    return max(same, key=lambda r: r.revision)
+
+
+def resolve_rubrics(
+    judgments: pd.DataFrame, rubrics: RubricsArg = None
+) -> dict[tuple[str, Any, Any], _rubrics.Rubric]:
+    """The rubric of each distinct (``rubric``, ``prompt_revision``, ``prompt_sha256``).
+
+    A judgment's rubric is looked up by name: the built-in rubrics first, then ``rubrics``
+    (Rubric objects, rubric file paths or names, in the order given), then the rubric files
+    in the data directory's ``rubrics/`` folder (see :func:`rubric_dir`).  Among rubrics of
+    that name, the one whose sha256 is the judgment's ``prompt_sha256`` is taken, else the
+    one of its ``prompt_revision``, else the newest revision.
+
+    Raises
+    ------
+    DataError
+        A judgment names a rubric found nowhere (the message names the file and line of the
+        first such judgment), or a rubric file of the data directory is not valid.
+
+    Examples
+    --------
+    >>> import evalstats
+    >>> ds = evalstats.load_dir("data/sample")
+    >>> found = resolve_rubrics(ds.judgments)
+    >>> sorted({r.name for r in found.values()})
+    ['blind-pair', 'with-without']
+    """
+    keys = ["rubric", "prompt_revision", "prompt_sha256"]
+    present = [c for c in keys if c in judgments.columns]
+    distinct = judgments[present].astype(object).drop_duplicates()
+    builtins = [_rubrics.get(n) for n in _rubrics.names()]
+    explicit = _explicit(rubrics)
+    on_disk: list[_rubrics.Rubric] | None = None
+    out: dict[tuple[str, Any, Any], _rubrics.Rubric] = {}
+    for row in distinct.itertuples(index=False):
+        name = str(row[0])
+        revision = row[1] if len(present) > 1 else None
+        sha = row[2] if len(present) > 2 else None
+        found = _pick(builtins, name, revision, sha) or _pick(explicit, name, revision, sha)
+        if found is None:
+            if on_disk is None:
+                on_disk = _directory(rubric_dir(judgments))
+            found = _pick(on_disk, name, revision, sha)
+        if found is None:
+            hit = np.flatnonzero(judgments["rubric"].astype(str).to_numpy() == name)[0]
+            lines = judgments.attrs.get("lines")
+            where = rubric_dir(judgments)
+            raise DataError(
+                f"unknown rubric {name!r}; known: {', '.join(_rubrics.names())}, the rubrics= "
+                f"given and the rubric files in {where if where is not None else 'rubrics/'}",
+                path=judgments.attrs.get("source"),
+                line=int(lines[hit]) if lines is not None else int(hit) + 1,
+                field="rubric",
+            )
+        out[(name, _key(revision), _key(sha))] = found
+    return out
+
+
+def _key(v: Any) -> Any:
+    return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
+
+
+def rubric_of(
+    found: Mapping[tuple[str, Any, Any], _rubrics.Rubric], name: Any, revision: Any, sha: Any
+) -> _rubrics.Rubric:
+    """The entry of :func:`resolve_rubrics` for one judgment's identity."""
+    return found[(str(name), _key(revision), _key(sha))]
+
+
+def _parse_rows(
+    j: pd.DataFrame, found: Mapping[tuple[str, Any, Any], _rubrics.Rubric], score_cols: list[str]
+) -> dict[str, list]:
     """Parse every successful judgment's raw text with its rubric."""
     n = len(j)
     cols: dict[str, list] = {
@@ -106,13 +252,14 @@ def _parse_rows(j: pd.DataFrame) -> dict[str, list]:
             "judge_cost_ratio",
             "reasoning",
             "parse_error",
-            *_SCORE_COLS,
+            *score_cols,
         )
     }
-    rubric_cache: dict[str, _rubrics.Rubric] = {}
-    for i, (rubric_name, order, raw, error, no_answer, conflict) in enumerate(
+    for i, (rubric_name, revision, sha, order, raw, error, no_answer, conflict) in enumerate(
         zip(
             j["rubric"],
+            j["prompt_revision"],
+            j["prompt_sha256"],
             j["order"].astype(object),
             j["raw"],
             j["error"],
@@ -134,15 +281,7 @@ def _parse_rows(j: pd.DataFrame) -> dict[str, list]:
         if isinstance(error, str):
             cols["status"][i] = "error"
             continue
-        if rubric_name not in rubric_cache:
-            try:
-                rubric_cache[rubric_name] = _rubrics.get(rubric_name)
-            except KeyError:
-                raise DataError(
-                    f"unknown rubric {rubric_name!r}; known: {', '.join(_rubrics.names())}",
-                    field="rubric",
-                ) from None
-        rubric = rubric_cache[rubric_name]
+        rubric = rubric_of(found, rubric_name, revision, sha)
         order = None if pd.isna(order) else order
         if rubric.needs_order and order is None:
             cols["status"][i] = "invalid"
@@ -200,6 +339,7 @@ def verdict_frame(
     tasks: pd.DataFrame | None = None,
     *,
     on_conflict: str = "conflict",
+    rubrics: RubricsArg = None,
 ) -> pd.DataFrame:
     """Build the long verdict frame: one row per judgment, from WITH's point of view.
 
@@ -220,6 +360,11 @@ def verdict_frame(
         ``DataError`` naming them; ``"first"`` / ``"last"`` keep the earlier / later
         answer. The journal keeps both in every case. The same answer twice is one
         judgment.
+    rubrics : Rubric, path, or a list of them, optional
+        Rubrics (or rubric ``.toml`` files) to read judgments with, besides the built-in
+        ones and the rubric files of the data directory's ``rubrics/`` folder; see
+        :func:`resolve_rubrics`.  Each judgment is parsed with its own rubric, a rubric
+        file's (three-way or blind-scores) included.
 
     Returns
     -------
@@ -228,7 +373,9 @@ def verdict_frame(
         ``status`` is ``ok`` (parsed), ``no_answer`` (the pair has a run over its
         budget — also added for over-budget pairs no judge was asked about),
         ``invalid`` (unreadable judge output; ``parse_error`` says why), ``error``
-        (the call failed) or ``conflict`` (see ``on_conflict``). ``outcome`` is win / tie / loss for ``ok`` rows and NA
+        (the call failed) or ``conflict`` (see ``on_conflict``). A blind-scores rubric
+        file with other dimensions than the built-in blind-pair's adds its
+        ``with_<dim>`` / ``without_<dim>`` columns at the end. ``outcome`` is win / tie / loss for ``ok`` rows and NA
         otherwise. ``over_budget_arm`` (categorical: with / without / both) says which
         arm of the pair ran over its task's token or wall-clock budget, and is NA for a
         pair within budget; every ``no_answer`` row has one, which is what the arm-aware
@@ -263,16 +410,15 @@ def verdict_frame(
 
     if on_conflict not in ON_CONFLICT:
         raise ValueError(f"on_conflict must be one of {ON_CONFLICT}, got {on_conflict!r}")
+    found = resolve_rubrics(judgments, rubrics)
     j = _latest_per_call(judgments, on_conflict)
-    bad_rubric = np.flatnonzero(~j["rubric"].astype(str).isin(_rubrics.names()).to_numpy())
-    if bad_rubric.size:
-        row = j.iloc[int(bad_rubric[0])]
-        raise DataError(
-            f"unknown rubric {row['rubric']!r}; known: {', '.join(_rubrics.names())}",
-            path=judgments.attrs.get("source"),
-            line=int(row["_line"]),
-            field="rubric",
-        )
+    extra_scores = [
+        f"{arm}_{dim}"
+        for dim in dict.fromkeys(d for r in found.values() for d in r.dimensions)
+        if dim not in BLIND_DIMENSIONS
+        for arm in ("with", "without")
+    ]
+    extra_scores = sorted(extra_scores, key=lambda c: not c.startswith("with_"))
     known = j[_PAIR].merge(pairs[_PAIR], how="left", indicator=True)["_merge"].to_numpy()
     unknown = np.flatnonzero(known == "left_only")
     if unknown.size:
@@ -293,7 +439,7 @@ def verdict_frame(
         j = pd.concat([j, extra], ignore_index=True)
     j = j.reset_index(drop=True)
 
-    parsed = _parse_rows(j)
+    parsed = _parse_rows(j, found, [*_SCORE_COLS, *extra_scores])
     pairs = pairs.assign(_over_arm=_over_budget_arm(pairs))
     j = j.merge(
         pairs[
@@ -339,7 +485,9 @@ def verdict_frame(
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(two > 0, tw / two, np.nan)
     out.insert(VERDICT_COLUMNS.index("cost_ratio"), "cost_ratio", ratio)
-    out = out[list(VERDICT_COLUMNS)]
+    for c in extra_scores:
+        out[c] = pd.array(parsed[c], dtype="Int64")
+    out = out[[*VERDICT_COLUMNS, *extra_scores]]
     out = out.sort_values(
         ["task_id", "replicate", "judge", "rubric", "order"], kind="stable", na_position="first"
     ).reset_index(drop=True)
@@ -416,16 +564,16 @@ def select_rubric(frame: pd.DataFrame, rubric: str | None = None) -> tuple[pd.Da
     return rows, str(rubric)
 
 
-def load_frame(data_dir: str | os.PathLike[str]) -> pd.DataFrame:
+def load_frame(data_dir: str | os.PathLike[str], *, rubrics: RubricsArg = None) -> pd.DataFrame:
     """The verdict frame of a data directory: tasks, runs and judgments loaded and validated.
 
-    Raises ``DataError`` naming the directory when it holds no judgments file.
+    Judgments of a rubric file are read with the file in ``DATA_DIR/rubrics/`` (or one of
+    ``rubrics``, see :func:`resolve_rubrics`). Raises ``DataError`` naming the directory when
+    it holds no judgments file.
     """
-    from pathlib import Path
-
     from .records import load_dir
 
     ds = load_dir(data_dir)
     if ds.judgments is None:
         raise DataError("no judgments file: run `evalstats judge` first", path=Path(data_dir))
-    return verdict_frame(ds.judgments, ds.runs, ds.tasks)
+    return verdict_frame(ds.judgments, ds.runs, ds.tasks, rubrics=rubrics)

@@ -15,6 +15,7 @@ import math
 import os
 import re
 import tempfile
+import tomllib
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -37,6 +38,7 @@ from .errors import DataError
 from .plan import Plan, find_plan, load_plan
 
 __all__ = [
+    "DEFAULT_ARM_NAMES",
     "Dataset",
     "EvalstatsWarning",
     "FRAME_SUFFIXES",
@@ -45,6 +47,7 @@ __all__ = [
     "find_file",
     "incomplete_pairs",
     "is_missing",
+    "load_arm_names",
     "load_dir",
     "load_judgments",
     "load_runs",
@@ -581,17 +584,33 @@ def pair_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return pairs.sort_values(["task_id", "replicate"], kind="stable").reset_index(drop=True)
 
 
+#: What the two arms are called when nothing names them.
+DEFAULT_ARM_NAMES = {"with": "WITH", "without": "WITHOUT"}
+
+
 class Dataset(NamedTuple):
-    """What :func:`load_dir` returns: tasks, runs (with tokens), judgments and plan.
+    """What :func:`load_dir` returns: tasks, runs (with tokens), judgments, plan, arm names.
 
     ``judgments`` is None when the directory has none yet; ``plan`` (an
-    :class:`evalstats.plan.Plan`) is None when it declares no analysis plan.
+    :class:`evalstats.plan.Plan`) is None when it declares no analysis plan;
+    :attr:`arm_names` is ``{"with": ..., "without": ...}``, what the report calls the two
+    arms (:func:`load_arm_names`).
     """
 
     tasks: pd.DataFrame
     runs: pd.DataFrame
     judgments: pd.DataFrame | None
     plan: Plan | None = None
+
+    @property
+    def arm_names(self) -> dict[str, str]:
+        """``{"with": ..., "without": ...}``: the arms' names (:func:`load_arm_names`).
+
+        Kept in ``runs.attrs["arm_names"]`` by :func:`load_dir` -- they name the runs' arms --
+        so a Dataset still unpacks into its four parts; ``WITH`` / ``WITHOUT`` otherwise.
+        """
+        names = self.runs.attrs.get("arm_names") if self.runs is not None else None
+        return dict(names) if names else dict(DEFAULT_ARM_NAMES)
 
 
 def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = True) -> Path | None:
@@ -625,18 +644,133 @@ def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False
     """Load ``tasks``, ``runs`` and (if present) ``judgments`` and ``plan`` from one directory.
 
     The plan is ``plan.toml`` or ``plan.json`` (:func:`evalstats.load_plan`); both at once
-    is a ``DataError``.
+    is a ``DataError``. The arm names come from ``arms.toml`` or the rubric files of
+    ``rubrics/`` (:func:`load_arm_names`).
     """
     tasks = load_tasks(find_file(data_dir, "tasks"))
     runs = load_runs(find_file(data_dir, "runs"), tasks, allow_incomplete=allow_incomplete)
     jpath = find_file(data_dir, "judgments", required=False)
     ppath = find_plan(data_dir)
+    judgments = load_judgments(jpath) if jpath is not None else None
+    used = None if judgments is None else set(judgments["rubric"].astype(str))
+    runs.attrs["arm_names"] = load_arm_names(data_dir, rubrics=used)
     return Dataset(
         tasks,
         runs,
-        load_judgments(jpath) if jpath is not None else None,
+        judgments,
         load_plan(ppath) if ppath is not None else None,
     )
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"\(at line (\d+)", str(e))
+        raise DataError(
+            f"not valid TOML: {e}", path=path, line=int(m.group(1)) if m else None
+        ) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"cannot read: {e}", path=path) from None
+
+
+def _line_of(path: Path, key: str) -> int | None:
+    pat = re.compile(r"^\s*\"?" + re.escape(key) + r"\"?\s*=")
+    for i, text in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+        if pat.match(text):
+            return i
+    return None
+
+
+def load_arm_names(
+    data_dir: str | os.PathLike[str], *, rubrics: Iterable[str] | None = None
+) -> dict[str, str]:
+    """What the data directory calls its two arms: ``{"with": ..., "without": ...}``.
+
+    The first that names an arm wins:
+
+    1. ``DATA_DIR/arms.toml``, two keys: ``with = "Serena MCP"`` and
+       ``without = "plain Claude Code"`` (either may be left out);
+    2. the ``[arms]`` table of the rubric files in ``DATA_DIR/rubrics/`` (where
+       ``evalstats judge --rubric FILE`` keeps a copy), of the rubrics named in ``rubrics``
+       when given, the newest revision of each -- when they disagree, a warning and the
+       default;
+    3. ``"WITH"`` / ``"WITHOUT"``.
+
+    Raises
+    ------
+    DataError
+        ``arms.toml`` is not TOML, has another key, or a value that is not a non-empty
+        string (the message names the file, line and field).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> load_arm_names(d)
+    {'with': 'WITH', 'without': 'WITHOUT'}
+    >>> _ = (d / "arms.toml").write_text('with = "Serena MCP"\\n', encoding="utf-8")
+    >>> load_arm_names(d)
+    {'with': 'Serena MCP', 'without': 'WITHOUT'}
+    """
+    d = Path(data_dir)
+    names: dict[str, str] = {}
+    path = d / "arms.toml"
+    if path.is_file():
+        doc = _toml(path)
+        for key, value in doc.items():
+            if key not in ARMS:
+                raise DataError(
+                    "unknown key; arms.toml names the arms 'with' and 'without'",
+                    path=path,
+                    line=_line_of(path, key),
+                    field=key,
+                )
+            if not isinstance(value, str) or not value.strip():
+                raise DataError(
+                    f"must be a non-empty string, got {value!r:.60}",
+                    path=path,
+                    line=_line_of(path, key),
+                    field=key,
+                )
+            names[key] = value.strip()
+    folder = d / "rubrics"
+    wanted = None if rubrics is None else set(rubrics)
+    seen: dict[str, dict[str, list[Path]]] = {arm: {} for arm in ARMS}
+    newest: dict[str, tuple[Any, Path, dict[str, Any]]] = {}
+    for p in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        # Only the [arms] table: reading the whole rubric is evalstats.rubrics' job, and a
+        # rubric file it rejects still fails there, when its judgments are read.
+        doc = _toml(p)
+        name, rev = str(doc.get("name")), doc.get("revision")
+        if wanted is not None and name not in wanted:
+            continue
+        rev = rev if isinstance(rev, int) else 0
+        if name not in newest or rev > newest[name][0]:
+            # Of one rubric's revisions, the newest names the arms.
+            newest[name] = (rev, p, doc)
+    for _, p, doc in newest.values():
+        arms = doc.get("arms")
+        for arm in ARMS if isinstance(arms, dict) else ():
+            value = arms.get(arm)
+            if isinstance(value, str) and value.strip() and value != DEFAULT_ARM_NAMES[arm]:
+                seen[arm].setdefault(value.strip(), []).append(p)
+    for arm in ARMS:
+        if arm in names or not seen[arm]:
+            continue
+        if len(seen[arm]) == 1:
+            names[arm] = next(iter(seen[arm]))
+        else:
+            listed = "; ".join(
+                f"{v!r} ({', '.join(q.name for q in ps)})" for v, ps in seen[arm].items()
+            )
+            warnings.warn(
+                f"{folder}: the rubric files call the {arm.upper()} arm differently: {listed}; "
+                f"using {DEFAULT_ARM_NAMES[arm]!r} (name it in {path})",
+                EvalstatsWarning,
+                stacklevel=2,
+            )
+    return {arm: names.get(arm, DEFAULT_ARM_NAMES[arm]) for arm in ARMS}
 
 
 # --------------------------------------------------------------------------- atomic writers

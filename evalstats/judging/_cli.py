@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from evalstats.errors import EvalstatsError
+from evalstats._atomic import atomic_write
+from evalstats.errors import DataError, EvalstatsError
 
 DESCRIPTION = """\
 Send every pair of DATA_DIR (tasks.jsonl + runs.jsonl) to each judge and append one line per
@@ -15,7 +17,15 @@ finished call to the journal (DATA_DIR/judgments.jsonl unless --out). Rerunning 
 finished calls are skipped, failed or interrupted ones are made again. Pairs with a run over
 its budget are not sent (no_answer). Keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY and
 base URLs from ANTHROPIC_BASE_URL / OPENAI_BASE_URL.
+
+--rubric takes a built-in rubric's name, a rubric .toml file (see `evalstats rubric new`), or
+the name of a rubric file already in DATA_DIR/rubrics/. A rubric file is copied into
+DATA_DIR/rubrics/<name>.r<revision>.toml so the data directory keeps the exact prompt its
+judgments were made with; a different file already there under that name is refused (bump
+the rubric's revision when you change a word).
 """
+
+RUBRIC_DIR = "rubrics"
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -29,7 +39,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("data_dir", metavar="DATA_DIR", help="directory with tasks.jsonl and runs.jsonl")
-    p.add_argument("--rubric", required=True, choices=rubrics.names(), help="judge prompt")
+    p.add_argument(
+        "--rubric",
+        required=True,
+        metavar="NAME|FILE.toml",
+        help=f"judge prompt: {', '.join(rubrics.names())}, a rubric file, or the name of one "
+        "in DATA_DIR/rubrics/",
+    )
     p.add_argument(
         "--judge",
         action="append",
@@ -97,10 +113,13 @@ def main(args: argparse.Namespace) -> int:
         # kill -9 must not stop the rerun that repairs it.
         tasks = load_tasks(find_file(args.data_dir, "tasks"))
         runs = load_runs(find_file(args.data_dir, "runs"), tasks)
+        rubric = resolve_rubric(args.rubric, args.data_dir)
+        if rubric.path is not None and not args.dry_run:
+            keep_rubric_file(rubric, args.data_dir)
         result = run_judges(
             tasks,
             runs,
-            rubric=args.rubric,
+            rubric=rubric,
             judges=args.judge,
             out=out,
             concurrency=args.concurrency,
@@ -139,6 +158,75 @@ def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 1 if (result.failed or result.stopped or result.not_retried) else 0
+
+
+def resolve_rubric(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str]) -> Any:
+    """The rubric ``--rubric`` names: built-in, a file, or a file in ``DATA_DIR/rubrics/``.
+
+    A bare name that is not built-in is looked up among ``DATA_DIR/rubrics/*.toml`` (the
+    copies :func:`keep_rubric_file` makes), newest revision first.
+
+    Raises
+    ------
+    KeyError
+        Nothing of that name anywhere.
+    DataError
+        A rubric file is not valid (the message names file, line and field).
+    """
+    from evalstats import rubrics
+
+    try:
+        return rubrics.get(name_or_path)
+    except KeyError:
+        folder = Path(data_dir) / RUBRIC_DIR
+        found = [rubrics.load(p) for p in sorted(folder.glob("*.toml"))] if folder.is_dir() else []
+        same = [r for r in found if r.name == str(name_or_path)]
+        if same:
+            return max(same, key=lambda r: r.revision)
+        raise KeyError(
+            f"unknown rubric {str(name_or_path)!r}; known rubrics: {', '.join(rubrics.names())}"
+            f"{', ' if found else ''}{', '.join(sorted({r.name for r in found}))} "
+            f"(in {folder}), or a path to a rubric .toml file"
+        ) from None
+
+
+def keep_rubric_file(rubric: Any, data_dir: str | os.PathLike[str]) -> Path:
+    """Copy a file rubric into ``DATA_DIR/rubrics/<name>.r<revision>.toml`` (atomically).
+
+    The copy is what makes the judgments readable later without the original file
+    (:func:`evalstats.verdict_frame` finds it there). An identical copy already there is
+    left alone.
+
+    Raises
+    ------
+    DataError
+        A *different* file already holds that name and revision: the rubric's text changed
+        without a revision bump, and judgments of both texts would share one identity.
+    """
+    from evalstats import rubrics
+
+    source = Path(rubric.path)
+    if rubric.name in rubrics.names() and rubrics.get(rubric.name).sha256 != rubric.sha256:
+        raise DataError(
+            f"the rubric file names itself {rubric.name!r}, a built-in rubric, with another "
+            "text: judgments of it would be read with the built-in one; give it its own name",
+            path=source,
+            field="name",
+        )
+    data = source.read_bytes()
+    dest = Path(data_dir) / RUBRIC_DIR / f"{rubric.name}.r{rubric.revision}.toml"
+    if dest.exists():
+        if dest.read_bytes() == data:
+            return dest
+        raise DataError(
+            f"a different rubric file already holds {rubric.name!r} revision "
+            f"{rubric.revision} for this data directory (from {source}): a changed rubric "
+            "needs a new revision (edit 'revision = ...' in the file), or a new name",
+            path=dest,
+        )
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(dest, lambda fh: fh.write(data))
+    return dest
 
 
 def _standalone(argv: list[str] | None = None) -> int:
