@@ -34,6 +34,9 @@ _LAZY: dict[str, str] = {
     "DataError": ".errors",
     "EvalstatsError": ".errors",
     "ParseError": ".errors",
+    "load_frame": ".frames",
+    "resolve_rubrics": ".frames",
+    "select_rubric": ".frames",
     "verdict_frame": ".frames",
     "wide_by_judge": ".frames",
     "Journal": ".judging",
@@ -51,6 +54,7 @@ _LAZY: dict[str, str] = {
     "parse_plan": ".plan",
     "Dataset": ".records",
     "EvalstatsWarning": ".records",
+    "load_arm_names": ".records",
     "load_dir": ".records",
     "load_judgments": ".records",
     "load_runs": ".records",
@@ -130,7 +134,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs
     from . import rubrics
     from .audit import AUDIT_CHECKS, audit, model_family
     from .errors import DataError, EvalstatsError, ParseError
-    from .frames import verdict_frame, wide_by_judge
+    from .frames import load_frame, resolve_rubrics, select_rubric, verdict_frame, wide_by_judge
     from .judging import Journal, JudgeSpec, parse_judge, plan_calls, read_journal, run_judges
     from .labels import load_labels, write_labels
     from .labelsheet import draw_sheet, read_sheet
@@ -138,6 +142,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs
     from .records import (
         Dataset,
         EvalstatsWarning,
+        load_arm_names,
         load_dir,
         load_judgments,
         load_runs,

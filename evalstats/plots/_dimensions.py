@@ -10,7 +10,6 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .._schema import BLIND_DIMENSIONS
-from ..stats.dimensions import dimension_means
 from ._base import (
     ARM_COLORS,
     OKABE_ITO,
@@ -81,6 +80,10 @@ def plot_dimension_scores(
     if set(tidy_cols) <= set(frame.columns):
         summary = frame
     else:
+        # Imported here: the report's kernel passes precomputed means and so never loads
+        # the statistics (scipy) just to draw.
+        from ..stats.dimensions import dimension_means
+
         summary = dimension_means(frame, confidence=confidence)
     arms = set(summary["arm"].astype(str))
     if not {"with", "without"} <= arms:
