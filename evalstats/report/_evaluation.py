@@ -109,16 +109,23 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
     return Loaded(
         frame=f,
         inputs=inputs,
-        describe={"rubrics": _rubric_provenance(f), "judges": _judge_provenance(f, ds.judgments)},
+        describe={
+            "rubrics": _rubric_provenance(f, ds.judgments),
+            "judges": _judge_provenance(f, ds.judgments),
+        },
         extra={"dataset": ds},
     )
 
 
-def _rubric_provenance(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per rubric: the package's prompt revision and sha256, and what the judgments used."""
-    from .. import rubrics
+def _rubric_provenance(frame: pd.DataFrame, judgments: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per rubric: the revision and sha256 of the prompt it resolves to (built in, or a rubric
+    file of the data directory, whose path is given), and what the judgments used."""
+    from ..frames import resolve_rubrics
     from ._results import to_jsonable
 
+    found: dict[str, Any] = {}
+    for (name, _, _), rubric in resolve_rubrics(judgments).items():
+        found.setdefault(str(name), rubric)
     rows = []
     for name in sorted(frame["rubric"].astype(str).unique()):
         sub = frame.loc[frame["rubric"].astype(str) == name]
@@ -127,16 +134,16 @@ def _rubric_provenance(frame: pd.DataFrame) -> list[dict[str, Any]]:
             .size()
             .reset_index(name="n_judgments")
         )
-        try:
-            pkg = rubrics.get(name)
-            pkg_rev, pkg_sha = pkg.revision, pkg.sha256
-        except KeyError:
-            pkg_rev = pkg_sha = None
+        rubric = found.get(name)
+        pkg_rev = None if rubric is None else rubric.revision
+        pkg_sha = None if rubric is None else rubric.sha256
+        path = None if rubric is None or rubric.path is None else str(rubric.path)
         rows.append(
             {
                 "rubric": name,
                 "package_revision": pkg_rev,
                 "package_sha256": pkg_sha,
+                "rubric_file": path,
                 "judgments_prompt": to_jsonable(observed.to_dict("records")),
                 "matches_package": bool(
                     len(observed) == 1
