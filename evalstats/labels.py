@@ -2,7 +2,8 @@
 
 A ``labels`` file sits in a data directory beside ``tasks`` and ``runs`` (``labels.jsonl``,
 ``.parquet`` or ``.csv``). One row is one person's verdict on one pair, from WITH's point of
-view: ``task_id``, ``replicate``, ``labeler``, ``outcome`` (win / tie / loss), ``created_at``,
+view: ``task_id``, ``replicate``, ``labeler``, ``outcome`` (win / tie / loss, or the rubric's own
+label: (a)/(b)/(c), or a_wins/b_wins/tie with the shown ``order``), ``created_at``,
 optional ``order`` (the order the two answers were shown in, when it was recorded) and ``note``.
 Labels drawn with :mod:`evalstats.labelsheet` also carry their sample's provenance:
 ``sample_seed`` (the seed of the random draw) and ``frame_sha256`` (the hash of the pairs it was
@@ -27,6 +28,7 @@ from .records import (
     duplicate_error,
     find_file,
     first_duplicate,
+    is_missing,
     read_table_raw,
     validate_table,
     write_frame_atomic,
@@ -50,19 +52,53 @@ LABEL_FIELDS: dict[str, tuple[str, bool]] = {
 LABEL_KEYS = ["task_id", "replicate", "labeler", "order"]
 
 
+# The rubrics' own labels, read from WITH's point of view: seed 000's (a) better / (b)
+# equivalent / (c) worse, and seed 001's verdicts, which need the order the pair was shown in.
+_WITH_WITHOUT_LABELS = {
+    "(a)": "win",
+    "a": "win",
+    "(b)": "tie",
+    "b": "tie",
+    "(c)": "loss",
+    "c": "loss",
+}
+_BLIND_LABELS = {"a_wins", "b_wins"}
+
+
+def _from_label(value: str, order: str | None) -> str | None:
+    if value in OUTCOMES:
+        return value
+    if value in _WITH_WITHOUT_LABELS:
+        return _WITH_WITHOUT_LABELS[value]
+    if value in _BLIND_LABELS and order in ("with_first", "without_first"):
+        a_is_with = order == "with_first"
+        return "win" if (value == "a_wins") == a_is_with else "loss"
+    return None
+
+
 def _typed(frame: pd.DataFrame, path: Path | None, lines: np.ndarray, unit: str) -> pd.DataFrame:
-    outcome = frame["outcome"].astype(object).map(lambda v: v.strip().lower())
+    given = frame["outcome"].astype(object).map(lambda v: v.strip().lower())
+    order = frame["order"].astype(object).map(lambda v: None if is_missing(v) else str(v))
+    outcome = pd.Series(
+        [_from_label(v, o) for v, o in zip(given, order, strict=True)], index=frame.index
+    )
     bad = np.flatnonzero(~outcome.isin(OUTCOMES).to_numpy())
     if bad.size:
         i = int(bad[0])
+        blind = given.iloc[i] in _BLIND_LABELS
         reason = (
-            f"unknown outcome {frame.at[i, 'outcome']!r}; expected one of "
-            f"{', '.join(OUTCOMES)} (WITH's point of view)"
+            f"the blind-pair label {frame.at[i, 'outcome']!r} needs the shown order "
+            "(field 'order': with_first or without_first)"
+            if blind
+            else f"unknown outcome {frame.at[i, 'outcome']!r}; expected one of "
+            f"{', '.join(OUTCOMES)} (WITH's point of view), a with-without label "
+            "(a)/(b)/(c), or a blind-pair a_wins/b_wins/tie with its order"
         )
         line = int(lines[i])
         if unit == "line":
             raise DataError(reason, path=path, line=line, field="outcome")
         raise DataError(f"row {line}: {reason}", path=path, field="outcome")
+    frame["label"] = pd.Series(frame["outcome"].astype(object).tolist(), dtype="str")
     bad_rep = np.flatnonzero(frame["replicate"].to_numpy() < 1)
     if bad_rep.size:
         i = int(bad_rep[0])

@@ -192,3 +192,35 @@ def test_labels_validation_errors(tmp_path: Path) -> None:
     p.write_text(json.dumps(good) + "\n")
     with pytest.raises(DataError, match="has no runs"):
         load_labels(p, runs)
+
+
+def test_rubric_labels_are_read_from_with_point_of_view(tmp_path):
+    # Seed 000's (a)/(b)/(c) need nothing more; seed 001's a_wins/b_wins need the shown order.
+    import evalstats
+
+    sim = evalstats.simulate(tmp_path / "s", n_tasks=3, n_replicates=1, seed=0)
+    tasks = sorted(evalstats.load_dir(sim.out_dir).runs["task_id"].unique())
+    rows = [
+        (tasks[0], "(a)", None),
+        (tasks[1], "(c)", None),
+        (tasks[1], "b_wins", "with_first"),
+        (tasks[2], "b_wins", "without_first"),
+        (tasks[2], "A_WINS", "with_first"),
+    ]
+    p = tmp_path / "labels.jsonl"
+    with p.open("w") as fh:
+        for i, (task, outcome, order) in enumerate(rows):
+            rec = {"task_id": task, "replicate": 1, "labeler": f"p{i}", "outcome": outcome}
+            rec["created_at"] = "2026-01-01T00:00:00Z"
+            if order:
+                rec["order"] = order
+            fh.write(json.dumps(rec) + "\n")
+    labels = load_labels(p)
+    assert labels["outcome"].astype(str).tolist() == ["win", "loss", "loss", "win", "win"]
+    assert labels["label"].tolist() == ["(a)", "(c)", "b_wins", "b_wins", "A_WINS"]
+    with p.open("a") as fh:
+        rec = {"task_id": tasks[0], "replicate": 1, "labeler": "q", "outcome": "a_wins"}
+        fh.write(json.dumps({**rec, "created_at": "2026-01-01T00:00:00Z"}) + "\n")
+    with pytest.raises(DataError, match="needs the shown order") as info:
+        load_labels(p)
+    assert info.value.line == 6 and info.value.field == "outcome"
