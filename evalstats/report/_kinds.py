@@ -306,6 +306,14 @@ def _lazy(module: str, name: str) -> Callable[..., Any]:
     return call
 
 
+_HOOKS = ("detect", "check", "load", "sections", "describe_parameters")
+
+
+def _hooks(module: str) -> dict[str, Callable[..., Any]]:
+    """A kind's module supplies every hook under the hook's own name."""
+    return {hook: _lazy(module, hook) for hook in _HOOKS}
+
+
 def _kinds() -> dict[str, ReportKind]:
     return {
         "evaluation": ReportKind(
@@ -313,11 +321,7 @@ def _kinds() -> dict[str, ReportKind]:
             notebooks=NOTEBOOKS,
             parameters=PARAMETERS,
             looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
-            detect=_lazy("_evaluation", "detect"),
-            check=_lazy("_evaluation", "check"),
-            load=_lazy("_evaluation", "load"),
-            sections=_lazy("_evaluation", "sections"),
-            describe_parameters=_lazy("_evaluation", "describe_parameters"),
+            **_hooks("_evaluation"),
         ),
         "alpaca_eval": ReportKind(
             name="alpaca_eval",
@@ -325,11 +329,7 @@ def _kinds() -> dict[str, ReportKind]:
             parameters=CASE_STUDY_PARAMETERS,
             looks_for="AlpacaEval annotation files (*annotations*.json, .jsonl, .ndjson, "
             "optionally .gz, in the directory or below it)",
-            detect=_lazy("_case_study", "detect"),
-            check=_lazy("_case_study", "check"),
-            load=_lazy("_case_study", "load"),
-            sections=_lazy("_case_study", "sections"),
-            describe_parameters=_lazy("_case_study", "describe_parameters"),
+            **_hooks("_case_study"),
         ),
         # --- LLMBar and PandaLM case studies (issue 12): read in place from ../shared ---
         "llmbar": ReportKind(
@@ -345,11 +345,7 @@ def _kinds() -> dict[str, ReportKind]:
                 "results_file": None,
             },
             looks_for="LLMBar*.tar.xz, or Dataset/<subset>/dataset.json with evaluators/",
-            detect=_lazy("_llmbar", "detect"),
-            check=_lazy("_llmbar", "check"),
-            load=_lazy("_llmbar", "load"),
-            sections=_lazy("_llmbar", "sections"),
-            describe_parameters=_lazy("_llmbar", "describe_parameters"),
+            **_hooks("_llmbar"),
         ),
         "pandalm": ReportKind(
             name="pandalm",
@@ -365,11 +361,7 @@ def _kinds() -> dict[str, ReportKind]:
                 "results_file": None,
             },
             looks_for="PandaLM's testset-v1.json (or .gz) with the two judges' files",
-            detect=_lazy("_pandalm", "detect"),
-            check=_lazy("_pandalm", "check"),
-            load=_lazy("_pandalm", "load"),
-            sections=_lazy("_pandalm", "sections"),
-            describe_parameters=_lazy("_pandalm", "describe_parameters"),
+            **_hooks("_pandalm"),
         ),
         # --- end LLMBar and PandaLM ---
     }
