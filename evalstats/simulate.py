@@ -5,6 +5,23 @@ effects with a stated ICC, thresholds that fix the marginal win/tie/loss probabi
 noise that only lowers agreement); this module turns them into whole data directories: tasks,
 runs and raw judge text, labelled as simulated. :func:`draw_outcomes` is re-exported here for
 the callers that imported it from ``evalstats.simulate``.
+
+The blind-pair rubric's four 1–5 dimension scores (seed 001: correctness, specificity,
+completeness, hallucination safety) each have their own truth. For a blind judgment with the
+judge's latent impression ``y`` of WITH over WITHOUT (the quantity its verdict thresholds; the
+position bias included) and ``z = y / sd(y)``, dimension ``d`` gets
+
+* a latent difference ``D = effect_d + loading_d * z + noise_d * e`` (``e ~ N(0, 1)``), so the
+  scores lean the way the verdict does without copying it, and ``E[D] = effect_d``;
+* a level shared by both answers, ``L = level_d + c`` (``c ~ N(0, 0.6^2)``: how generous this
+  judge is on this pair), and the scores ``round(L ± D / 2)`` clipped to 1–5.
+
+``truth.json`` records, per dimension, the effect, noise, level and loading, and
+``true_difference``: the expected WITH − WITHOUT score on the 1–5 scale after rounding and
+clipping (computed exactly from normal CDFs), which is what
+:func:`evalstats.stats.dimensions.dimension_means` estimates. The scores come from their own
+child stream of the seed, so the verdicts, tokens, runs and every other draw of a simulation
+do not depend on the dimension parameters.
 """
 
 from __future__ import annotations
@@ -12,15 +29,26 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
+from ._schema import BLIND_DIMENSIONS, ORDERS
 from ._validate import check_positive_int, check_probability
 from .stats.outcome_model import check_outcome_probs, draw_outcomes, latent_thresholds
 
-__all__ = ["Simulation", "SimulationParams", "draw_outcomes", "simulate"]
+__all__ = [
+    "DEFAULT_DIMENSION_EFFECTS",
+    "DEFAULT_DIMENSION_NOISE",
+    "Simulation",
+    "SimulationParams",
+    "draw_outcomes",
+    "simulate",
+]
 
 # --------------------------------------------------------------------------- whole evaluations
 
@@ -28,6 +56,40 @@ DEFAULT_JUDGES = ("anthropic:claude-sonnet-4-20250514", "openai:gpt-5.4")
 DEFAULT_AGENT = "qwen:qwen3-coder-480b"
 # USD per million (input, output) tokens used only to give simulated judgments a plausible spend.
 _SIM_PRICES = {"anthropic": (3.0, 15.0), "openai": (2.5, 10.0)}
+
+# Blind-rubric dimensions, WITH − WITHOUT on the latent score scale (1 = one score point). A
+# code-search tool helps correctness most (the right call sites), then specificity (exact
+# paths and symbols); completeness a little; hallucination safety barely (both agents stay
+# mostly grounded).
+DEFAULT_DIMENSION_EFFECTS: Mapping[str, float] = {
+    "correctness": 0.60,
+    "specificity": 0.40,
+    "completeness": 0.20,
+    "hallucination_safety": 0.05,
+}
+# Judge noise on each dimension's difference (SD, score points): correctness is the easiest to
+# judge against the canonical answer, completeness the hardest.
+DEFAULT_DIMENSION_NOISE: Mapping[str, float] = {
+    "correctness": 0.50,
+    "specificity": 0.70,
+    "completeness": 0.80,
+    "hallucination_safety": 0.60,
+}
+# Fixed shape of the score model (recorded in truth.json): the typical score of a dimension and
+# how strongly its difference follows the judge's overall impression (the verdict's latent).
+_DIMENSION_LEVEL = {
+    "correctness": 3.4,
+    "specificity": 3.0,
+    "completeness": 3.2,
+    "hallucination_safety": 3.7,
+}
+_DIMENSION_LOADING = {
+    "correctness": 0.9,
+    "specificity": 0.6,
+    "completeness": 0.5,
+    "hallucination_safety": 0.3,
+}
+_LEVEL_SD = 0.6
 
 _SUBSYSTEMS = [
     ("retry policy for outgoing HTTP calls", "internal/http/retry.go", "RetryPolicy"),
@@ -79,6 +141,15 @@ class SimulationParams:
     token_ratio: float = 0.7
     agent_model: str = DEFAULT_AGENT
     seed: int = 0
+    #: True mean WITH − WITHOUT difference per blind-rubric dimension (latent score points);
+    #: dimensions left out keep their ``DEFAULT_DIMENSION_EFFECTS`` value.
+    dimension_effects: Mapping[str, float] = dataclasses.field(
+        default_factory=lambda: dict(DEFAULT_DIMENSION_EFFECTS)
+    )
+    #: Judge noise (SD) on each dimension's difference; defaults ``DEFAULT_DIMENSION_NOISE``.
+    dimension_noise: Mapping[str, float] = dataclasses.field(
+        default_factory=lambda: dict(DEFAULT_DIMENSION_NOISE)
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,28 +225,91 @@ def _ww_raw(gen, outcome: int, tokens_with: int, tokens_without: int) -> str:
     return _fence(gen, json.dumps(body, indent=2))
 
 
-def _blind_raw(gen, outcome_a: int) -> str:
-    """Blind-pair output; ``outcome_a`` is from Agent A's point of view (2 = A wins)."""
+def _blind_raw(gen, outcome_a: int, scores_a: np.ndarray, scores_b: np.ndarray) -> str:
+    """Blind-pair output; ``outcome_a`` is from Agent A's point of view (2 = A wins).
+
+    ``scores_a`` / ``scores_b`` are the 1–5 scores (in ``BLIND_DIMENSIONS`` order) drawn from
+    the dimension stream; ``gen`` is the main stream.
+    """
     verdict = ("b_wins", "tie", "a_wins")[outcome_a]
-    base = gen.integers(2, 5, size=4)
-    delta = {2: 1, 1: 0, 0: -1}[outcome_a]
-    a = np.clip(base + (delta if delta > 0 else 0), 1, 5)
-    b = np.clip(base + (-delta if delta < 0 else 0), 1, 5)
-    dims = ("correctness", "specificity", "completeness", "hallucination_safety")
+    # A draw the scores once took from the main stream: kept (unused) so that every later draw
+    # of the main stream -- verdicts, fences, timestamps, latencies -- stays what it was.
+    gen.integers(2, 5, size=4)
     as_str = gen.random() < 0.1  # some judges quote numbers
 
     def block(s, note):
-        d = {k: (str(int(v)) if as_str else int(v)) for k, v in zip(dims, s, strict=True)}
+        d = {
+            k: (str(int(v)) if as_str else int(v)) for k, v in zip(BLIND_DIMENSIONS, s, strict=True)
+        }
         d["notes"] = note
         return d
 
     body = {
-        "agent_a": block(a, "Cites the relevant files with line ranges."),
-        "agent_b": block(b, "Covers the main path but is vague about call sites."),
+        "agent_a": block(scores_a, "Cites the relevant files with line ranges."),
+        "agent_b": block(scores_b, "Covers the main path but is vague about call sites."),
         "verdict": verdict,
         "verdict_reasoning": "The deciding factor was specificity of the cited symbols.",
     }
     return _fence(gen, json.dumps(body, indent=2))
+
+
+def _dimension_table(value: Mapping[str, float], default: Mapping[str, float], name: str):
+    """``value`` over ``default`` as a dict in ``BLIND_DIMENSIONS`` order; ``ValueError`` else."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name} must be a mapping of dimension -> number, got {value!r}")
+    unknown = sorted(set(value) - set(BLIND_DIMENSIONS))
+    if unknown:
+        raise ValueError(f"{name}: unknown dimension(s) {unknown}; known: {list(BLIND_DIMENSIONS)}")
+    out = {}
+    for d in BLIND_DIMENSIONS:
+        v = value.get(d, default[d])
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}[{d!r}] must be a number, got {v!r}") from None
+        if isinstance(v, bool) or not math.isfinite(f) or (name == "dimension_noise" and f < 0):
+            kind = "a finite number >= 0" if name == "dimension_noise" else "a finite number"
+            raise ValueError(f"{name}[{d!r}] must be {kind}, got {v!r}")
+        out[d] = f
+    return out
+
+
+def _dimension_scores(
+    z: float, c: np.ndarray, e: np.ndarray, effect: np.ndarray, noise: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(WITH, WITHOUT) 1–5 scores of one judgment, one per dimension (see the module docstring)."""
+    level = np.array([_DIMENSION_LEVEL[d] for d in BLIND_DIMENSIONS]) + _LEVEL_SD * c
+    loading = np.array([_DIMENSION_LOADING[d] for d in BLIND_DIMENSIONS])
+    diff = effect + loading * z + noise * e
+    # floor(x + 0.5), not np.round: no round-half-to-even, so the truth below is exact.
+    with_ = np.clip(np.floor(level + diff / 2 + 0.5), 1, 5).astype(int)
+    without = np.clip(np.floor(level - diff / 2 + 0.5), 1, 5).astype(int)
+    return with_, without
+
+
+def _expected_score(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """E[clip(floor(x + 0.5), 1, 5)] for x ~ N(mean, sd^2): 1 + sum_k P(x >= k + 0.5)."""
+    cuts = np.arange(1, 5) + 0.5
+    return 1.0 + special.ndtr((mean[..., None] - cuts) / sd[..., None]).sum(axis=-1)
+
+
+def _true_dimension_differences(
+    effect: np.ndarray, noise: np.ndarray, shift: float, scale: float
+) -> np.ndarray:
+    """Expected WITH − WITHOUT score per dimension on the 1–5 scale.
+
+    ``z`` is ``N(±shift / scale, 1)`` with either sign equally likely (the position bias with
+    both orders, or a fair random order), so each arm's pre-rounding score is a two-component
+    normal mixture and its expected rounded, clipped value is a sum of normal CDFs.
+    """
+    level = np.array([_DIMENSION_LEVEL[d] for d in BLIND_DIMENSIONS])
+    loading = np.array([_DIMENSION_LOADING[d] for d in BLIND_DIMENSIONS])
+    sd = np.sqrt(_LEVEL_SD**2 + (loading**2 + noise**2) / 4)
+    out = np.zeros(len(BLIND_DIMENSIONS))
+    for sign in (1.0, -1.0):
+        half = (effect + loading * sign * shift / scale) / 2
+        out += 0.5 * (_expected_score(level + half, sd) - _expected_score(level - half, sd))
+    return out
 
 
 def _sha256_file(path: Path) -> str:
@@ -194,6 +328,14 @@ def simulate(
     send them. Every judge's marginal win/tie/loss probabilities equal
     ``p_win``/``p_tie``/``p_loss`` (see the module docstring for the model).
 
+    Blind-pair judgments score each dimension with its own effect
+    (``dimension_effects``) and judge noise (``dimension_noise``), leaning with the
+    judge's verdict; ``truth.json["dimensions"]`` holds each dimension's parameters and
+    its ``true_difference`` (expected WITH − WITHOUT score on the 1–5 scale). The scores
+    are drawn from a child stream of ``seed``: changing the dimension parameters changes
+    only the scores inside the blind-pair ``raw`` texts, never a verdict, token count,
+    run or timestamp.
+
     Parameters
     ----------
     out_dir : path-like
@@ -211,6 +353,18 @@ def simulate(
     >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=3, n_replicates=2, seed=1)
     >>> sorted(p.name for p in sim.out_dir.iterdir())
     ['judgments.jsonl', 'runs.jsonl', 'tasks.jsonl', 'truth.json']
+
+    Each dimension's true effect, and its expected difference on the 1–5 scale once the
+    scores are rounded and clipped:
+
+    >>> import json
+    >>> truth = json.loads(sim.truth.read_text())
+    >>> for dim, v in truth["dimensions"].items():
+    ...     print(f"{dim:<21} {v['effect']:5.2f} {v['true_difference']:6.3f}")
+    correctness            0.60  0.589
+    specificity            0.40  0.398
+    completeness           0.20  0.199
+    hallucination_safety   0.05  0.049
     """
     from . import rubrics as _rubrics
     from .records import atomic_write, write_jsonl_atomic
@@ -224,7 +378,19 @@ def simulate(
         check_probability(getattr(p, name), name)
     if p.orders not in ("random", "both"):
         raise ValueError(f"orders must be 'random' or 'both', got {p.orders!r}")
+    effects = _dimension_table(p.dimension_effects, DEFAULT_DIMENSION_EFFECTS, "dimension_effects")
+    dim_noise = _dimension_table(p.dimension_noise, DEFAULT_DIMENSION_NOISE, "dimension_noise")
+    p = dataclasses.replace(p, dimension_effects=effects, dimension_noise=dim_noise)
+    effect_v = np.array(list(effects.values()))
+    noise_v = np.array(list(dim_noise.values()))
     gen = np.random.default_rng(p.seed)
+    # The dimension scores' own stream: spawning leaves ``gen``'s state untouched, and every
+    # judgment's score noise is fixed by its (rubric, judge, task, replicate, order) cell, so
+    # neither the dimension parameters nor over-budget pairs shift any other draw.
+    (dim_gen,) = gen.spawn(1)
+    dim_draws = dim_gen.standard_normal(
+        (len(p.rubrics), len(p.judges), p.n_tasks, p.n_replicates, 2, 2, len(BLIND_DIMENSIONS))
+    )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     base = pd.Timestamp("2026-05-20T09:00:00Z")
@@ -292,9 +458,10 @@ def simulate(
 
     judgments = []
     clock = base + pd.Timedelta(days=1)
-    for rubric_name in p.rubrics:
+    sigma_y = np.sqrt(1.0 + sigma**2 + p.judge_noise**2)
+    for k_rubric, rubric_name in enumerate(p.rubrics):
         rubric = _rubrics.get(rubric_name)
-        for judge in p.judges:
+        for k_judge, judge in enumerate(p.judges):
             price_in, price_out = _SIM_PRICES.get(judge.split(":", 1)[0], (3.0, 15.0))
             for t in range(p.n_tasks):
                 task = tasks[t]
@@ -322,14 +489,22 @@ def simulate(
                         if order is not None:
                             # position bias favours Agent A, whichever arm it is
                             shift = p.position_bias if order == "with_first" else -p.position_bias
-                        scale = np.sqrt(1.0 + sigma**2 + p.judge_noise**2)
+                        scale = sigma_y
                         lo, hi = latent_thresholds(p.p_tie, p.p_loss, scale)
                         y = latent[t, r] + noise + shift
                         outcome = int(y >= lo) + int(y >= hi)
                         if order is None:
                             raw = _ww_raw(gen, outcome, tw, two)
                         else:
-                            raw = _blind_raw(gen, outcome if order == "with_first" else 2 - outcome)
+                            k_order = ORDERS.index(order)
+                            c, e = dim_draws[k_rubric, k_judge, t, r, k_order]
+                            s_with, s_without = _dimension_scores(
+                                y / sigma_y, c, e, effect_v, noise_v
+                            )
+                            if order == "with_first":
+                                raw = _blind_raw(gen, outcome, s_with, s_without)
+                            else:
+                                raw = _blind_raw(gen, 2 - outcome, s_without, s_with)
                         error = None
                         if gen.random() < p.malformed_rate:
                             raw = _break(gen, raw)
@@ -378,6 +553,23 @@ def simulate(
         },
         "true_net_win": p.p_win - p.p_loss,
         "true_score": p.p_win + 0.5 * p.p_tie,
+        "dimension_model": "blind-pair scores: D = effect + loading * y/sd(y) + noise * e; "
+        "with/without = clip(round(level + c +/- D/2), 1, 5), c ~ N(0, "
+        f"{_LEVEL_SD}^2); true_difference = E[with - without] on the 1-5 scale",
+        "dimensions": {
+            d: {
+                "effect": effects[d],
+                "noise": dim_noise[d],
+                "level": _DIMENSION_LEVEL[d],
+                "verdict_loading": _DIMENSION_LOADING[d],
+                "true_difference": float(v),
+            }
+            for d, v in zip(
+                BLIND_DIMENSIONS,
+                _true_dimension_differences(effect_v, noise_v, p.position_bias, sigma_y),
+                strict=True,
+            )
+        },
         "over_budget_pairs": int(over.sum()),
         "files_sha256": {k: _sha256_file(v) for k, v in paths.items()},
     }
