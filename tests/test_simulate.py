@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+import tempfile
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
 import evalstats
-from evalstats.simulate import draw_outcomes
+from evalstats._schema import BLIND_DIMENSIONS
+from evalstats.simulate import DEFAULT_DIMENSION_NOISE, draw_outcomes
+from evalstats.stats.dimensions import dimension_means
 
 
 def test_marginals_equal_truth_for_every_judge():
@@ -153,3 +160,192 @@ def test_simulate_rejects_bad_design(tmp_path, bad, match):
     with pytest.raises(ValueError, match=match):
         evalstats.simulate(tmp_path, **bad)
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+# --------------------------------------------------------------------------- blind-rubric dimensions
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+# `make sample`: the committed sample's recipe.
+SAMPLE_KW = dict(seed=20260518, orders="both", position_bias=0.2, judge_noise=0.25)
+_DIM_SCORE = re.compile(
+    r'("(?:correctness|specificity|completeness|hallucination_safety)":\s*"?)[1-5]'
+)
+# sha256 of the sample's judgments with the dimension scores masked, taken from the sample as it
+# was generated BEFORE the dimensions had effects of their own (truth.json judgments sha256
+# 93f17523…): verdicts, fences, tokens, spend, timestamps and ids must never move.
+SAMPLE_MASKED_JUDGMENTS_SHA256 = "0f55ee57deaa3ca88bb5f79ccea4713f9e5fb1749a4bea4c03d8e828a39cebe2"
+# and the tasks/runs files of that sample, byte for byte
+SAMPLE_FILES_SHA256 = {
+    "tasks": "90f9469396753ae940122a509363e46815e324606db25b0924f068bfa90444e1",
+    "runs": "e62778c431f8f1585a4531bb0337770f671e3f301d7ac7ae73ff594b15f293db",
+}
+
+
+def _masked_judgments(path: Path) -> list[dict]:
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in recs:
+        if r["raw"] is not None:
+            r["raw"] = _DIM_SCORE.sub(r"\1#", r["raw"])
+    return recs
+
+
+def _masked_sha256(path: Path) -> str:
+    text = "\n".join(json.dumps(r, sort_keys=True) for r in _masked_judgments(path))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _frame(out_dir: Path):
+    ds = evalstats.load_dir(out_dir)
+    return evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
+
+
+def _differences(frame, confidence=0.95):
+    res = dimension_means(frame.loc[frame["rubric"] == "blind-pair"], confidence=confidence)
+    return res.loc[res["arm"] == "difference"].set_index("dim")
+
+
+@pytest.fixture(scope="module")
+def sample_dir() -> Path:
+    if not (SAMPLE / "truth.json").exists():
+        pytest.skip(f"{SAMPLE} is absent")
+    return SAMPLE
+
+
+def test_sample_dimension_differences_are_distinct_and_track_truth(sample_dir):
+    truth = json.loads((sample_dir / "truth.json").read_text())["dimensions"]
+    diff = _differences(_frame(sample_dir))
+    assert list(diff.index) == list(BLIND_DIMENSIONS) == list(truth)
+    means = diff["mean"].to_numpy()
+    # four different numbers, not one number four times (issue 14)
+    assert np.min(np.abs(np.subtract.outer(means, means))[np.triu_indices(4, 1)]) > 0.05
+    for dim, row in diff.iterrows():
+        assert row["ci_low"] < truth[dim]["true_difference"] < row["ci_high"], (dim, row)
+    # the effects' order survives in the sample: correctness helped most, safety barely
+    assert means[0] == means.max() and abs(means[3]) == np.abs(means).min()
+
+
+def test_sample_readme_quotes_the_sample(sample_dir):
+    truth = json.loads((sample_dir / "truth.json").read_text())["dimensions"]
+    diff = _differences(_frame(sample_dir))
+    text = (sample_dir / "README.md").read_text().replace("−", "-")
+    for dim, row in diff.iterrows():
+        line = next(ln for ln in text.splitlines() if ln.strip().startswith(f"| {dim} "))
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        t = truth[dim]
+        assert [float(c) for c in cells[1:5]] == pytest.approx(
+            [t["effect"], t["noise"], t["verdict_loading"], round(t["true_difference"], 3)]
+        )
+        assert cells[5] == f"{row['mean']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+
+
+def test_make_sample_reproduces_the_committed_sample(sample_dir, tmp_path):
+    sim = evalstats.simulate(tmp_path, **SAMPLE_KW)
+    for name in ("tasks.jsonl", "runs.jsonl", "judgments.jsonl", "truth.json"):
+        assert (sim.out_dir / name).read_bytes() == (sample_dir / name).read_bytes(), name
+
+
+def test_sample_outside_the_dimension_scores_is_what_it_was(sample_dir):
+    truth = json.loads((sample_dir / "truth.json").read_text())
+    for name, sha in SAMPLE_FILES_SHA256.items():
+        assert hashlib.sha256((sample_dir / f"{name}.jsonl").read_bytes()).hexdigest() == sha
+        assert truth["files_sha256"][name] == sha
+    assert _masked_sha256(sample_dir / "judgments.jsonl") == SAMPLE_MASKED_JUDGMENTS_SHA256
+
+
+def test_dimension_parameters_change_only_the_dimension_scores(tmp_path):
+    kw = dict(n_tasks=6, n_replicates=4, orders="random", position_bias=0.3, seed=9)
+    a = evalstats.simulate(tmp_path / "a", **kw)
+    flat = {d: 0.3 for d in BLIND_DIMENSIONS}
+    b = evalstats.simulate(
+        tmp_path / "b", dimension_effects=flat, dimension_noise={"correctness": 2.0}, **kw
+    )
+    for name in ("tasks.jsonl", "runs.jsonl"):
+        assert (a.out_dir / name).read_bytes() == (b.out_dir / name).read_bytes()
+    assert _masked_judgments(a.judgments) == _masked_judgments(b.judgments)
+    fa, fb = _frame(a.out_dir), _frame(b.out_dir)
+    dims = [f"{arm}_{d}" for arm in ("with", "without") for d in BLIND_DIMENSIONS]
+    rest = [c for c in fa.columns if c not in dims and c != "raw"]
+    pd.testing.assert_frame_equal(fa[rest], fb[rest])
+    blind = (fa["rubric"] == "blind-pair") & (fa["status"] == "ok")
+    assert blind.sum() > 20
+    assert not fa.loc[blind, dims].equals(fb.loc[blind, dims])
+    tb = json.loads(b.truth.read_text())
+    assert tb["params"]["dimension_effects"] == flat
+    assert tb["params"]["dimension_noise"]["correctness"] == 2.0
+    assert tb["params"]["dimension_noise"]["specificity"] == DEFAULT_DIMENSION_NOISE["specificity"]
+
+
+def test_true_dimension_differences_against_monte_carlo():
+    # The exact expectation (normal CDF sums) against brute-force draws of the score model as
+    # the module docstring states it.
+    from evalstats.simulate import _DIMENSION_LEVEL, _DIMENSION_LOADING, _LEVEL_SD
+
+    effects = {"correctness": 1.8, "specificity": 0.4, "completeness": 0.0,
+               "hallucination_safety": -0.9}  # fmt: skip
+    noise = {"correctness": 0.3, "specificity": 1.5, "completeness": 0.8,
+             "hallucination_safety": 0.6}  # fmt: skip
+    pb, judge_noise, icc = 0.6, 0.5, 0.3
+    sim = evalstats.simulate(
+        tempfile.mkdtemp(), n_tasks=2, n_replicates=1, dimension_effects=effects,
+        dimension_noise=noise, position_bias=pb, judge_noise=judge_noise, icc=icc,
+    )  # fmt: skip
+    truth = json.loads(sim.truth.read_text())["dimensions"]
+    rng = np.random.default_rng(123)
+    n = 400_000
+    scale = np.sqrt(1.0 + icc / (1.0 - icc) + judge_noise**2)
+    y = rng.normal(0.0, scale, n) + rng.choice([-pb, pb], n)  # impression + position bias
+    for dim in BLIND_DIMENSIONS:
+        level = _DIMENSION_LEVEL[dim] + _LEVEL_SD * rng.standard_normal(n)
+        d = effects[dim] + _DIMENSION_LOADING[dim] * y / scale + noise[dim] * rng.standard_normal(n)
+        w = np.clip(np.floor(level + d / 2 + 0.5), 1, 5)
+        wo = np.clip(np.floor(level - d / 2 + 0.5), 1, 5)
+        x = w - wo
+        se = x.std() / np.sqrt(n)
+        assert abs(x.mean() - truth[dim]["true_difference"]) < 4 * se, dim
+        assert truth[dim]["effect"] == effects[dim] and truth[dim]["noise"] == noise[dim]
+    # clipping pulls the large effect in: the 1–5 truth is not the latent effect
+    assert truth["correctness"]["true_difference"] < 1.8 - 0.05
+
+
+def test_large_simulation_estimates_each_dimension_near_truth(tmp_path):
+    sim = evalstats.simulate(
+        tmp_path, n_tasks=60, n_replicates=6, orders="both", position_bias=0.2, seed=31,
+        dimension_effects={"completeness": -0.4},
+    )  # fmt: skip
+    truth = json.loads(sim.truth.read_text())["dimensions"]
+    diff = _differences(_frame(sim.out_dir), confidence=0.99)
+    for dim, row in diff.iterrows():
+        assert row["ci_low"] < truth[dim]["true_difference"] < row["ci_high"], (dim, row)
+    assert diff.loc["completeness", "ci_high"] < 0 < diff.loc["correctness", "ci_low"]
+
+
+def test_dimension_scores_lean_with_the_verdict_without_copying_it(sample_dir):
+    f = _frame(sample_dir)
+    ok = f.loc[(f["rubric"] == "blind-pair") & (f["status"] == "ok")]
+    code = ok["outcome"].map({"loss": -1, "tie": 0, "win": 1}).astype(float).to_numpy()
+    diffs = np.column_stack(
+        [ok[f"with_{d}"].astype(float) - ok[f"without_{d}"].astype(float) for d in BLIND_DIMENSIONS]
+    )
+    rho = [stats.spearmanr(code, diffs[:, k]).statistic for k in range(4)]
+    # every dimension follows the verdict, correctness most, none perfectly
+    assert all(0.1 < r < 0.9 for r in rho) and rho[0] == max(rho)
+    # and a judgment's four differences are not one number repeated
+    assert (np.ptp(diffs, axis=1) > 0).mean() > 0.5
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(dimension_effects={"readability": 0.1}), "unknown dimension"),
+        (
+            dict(dimension_effects={"correctness": float("nan")}),
+            r"dimension_effects\['correctness'\]",
+        ),
+        (dict(dimension_noise={"specificity": -0.1}), r"dimension_noise\['specificity'\]"),
+        (dict(dimension_effects=[0.1, 0.2]), "mapping"),
+    ],
+)
+def test_simulate_rejects_bad_dimension_parameters(tmp_path, bad, match):
+    with pytest.raises(ValueError, match=match):
+        evalstats.simulate(tmp_path, **bad)
+    assert not list(tmp_path.iterdir())
