@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -275,20 +274,34 @@ def test_dimension_parameters_change_only_the_dimension_scores(tmp_path):
     assert tb["params"]["dimension_noise"]["specificity"] == DEFAULT_DIMENSION_NOISE["specificity"]
 
 
-def test_true_dimension_differences_against_monte_carlo():
+def test_true_dimension_differences_against_monte_carlo(tmp_path):
     # The exact expectation (normal CDF sums) against brute-force draws of the score model as
     # the module docstring states it.
     from evalstats.simulate import _DIMENSION_LEVEL, _DIMENSION_LOADING, _LEVEL_SD
 
-    effects = {"correctness": 1.8, "specificity": 0.4, "completeness": 0.0,
-               "hallucination_safety": -0.9}  # fmt: skip
-    noise = {"correctness": 0.3, "specificity": 1.5, "completeness": 0.8,
-             "hallucination_safety": 0.6}  # fmt: skip
+    effects = {
+        "correctness": 1.8,
+        "specificity": 0.4,
+        "completeness": 0.0,
+        "hallucination_safety": -0.9,
+    }
+    noise = {
+        "correctness": 0.3,
+        "specificity": 1.5,
+        "completeness": 0.8,
+        "hallucination_safety": 0.6,
+    }
     pb, judge_noise, icc = 0.6, 0.5, 0.3
     sim = evalstats.simulate(
-        tempfile.mkdtemp(), n_tasks=2, n_replicates=1, dimension_effects=effects,
-        dimension_noise=noise, position_bias=pb, judge_noise=judge_noise, icc=icc,
-    )  # fmt: skip
+        tmp_path,
+        n_tasks=2,
+        n_replicates=1,
+        dimension_effects=effects,
+        dimension_noise=noise,
+        position_bias=pb,
+        judge_noise=judge_noise,
+        icc=icc,
+    )
     truth = json.loads(sim.truth.read_text())["dimensions"]
     rng = np.random.default_rng(123)
     n = 400_000
@@ -309,9 +322,14 @@ def test_true_dimension_differences_against_monte_carlo():
 
 def test_large_simulation_estimates_each_dimension_near_truth(tmp_path):
     sim = evalstats.simulate(
-        tmp_path, n_tasks=60, n_replicates=6, orders="both", position_bias=0.2, seed=31,
+        tmp_path,
+        n_tasks=60,
+        n_replicates=6,
+        orders="both",
+        position_bias=0.2,
+        seed=31,
         dimension_effects={"completeness": -0.4},
-    )  # fmt: skip
+    )
     truth = json.loads(sim.truth.read_text())["dimensions"]
     diff = _differences(_frame(sim.out_dir), confidence=0.99)
     for dim, row in diff.iterrows():
