@@ -36,7 +36,7 @@ Checks, in table order:
     judging biases the comparison between judges).
 ``blind_order_balance``
     For rubrics that show the arms in an order (blind-pair), WITH-first and WITHOUT-first
-    presentations, counted once per (task, replicate, order), are balanced: warn when an exact
+    pair-orders, counted once per (task, replicate, order), are balanced: warn when an exact
     binomial test rejects 1/2 at ``order_alpha`` or the share is more than ``order_tolerance``
     from 1/2.
 ``judge_failure_rate``
