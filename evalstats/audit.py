@@ -36,7 +36,7 @@ Checks, in table order:
     judging biases the comparison between judges).
 ``blind_order_balance``
     For rubrics that show the arms in an order (blind-pair), WITH-first and WITHOUT-first
-    presentations, counted once per (task, replicate, order), are balanced: warn when an exact
+    pair-orders, counted once per (task, replicate, order), are balanced: warn when an exact
     binomial test rejects 1/2 at ``order_alpha`` or the share is more than ``order_tolerance``
     from 1/2.
 ``judge_failure_rate``
@@ -58,6 +58,11 @@ Checks, in table order:
     replicates per task, rubrics and judges, with the primary rubric and judge present
     (fail on any difference; warn without a plan, or when there are no judgments yet to
     compare rubrics and judges with).
+
+Counts are named one way, as in the report's tables and figures: **pairs** are distinct
+(task, replicate) WITH/WITHOUT pairs; **pair-orders** are judged presentations of a pair (a
+blind rubric judged in both orders has two per pair). A detail that counts pair-orders also
+gives the pairs they come from.
 """
 
 from __future__ import annotations
@@ -508,10 +513,11 @@ def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> dict[str, str]
 
 
 def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per rubric and pair of judges: pairs both judged ok, and how many differ.
+    """Per rubric and pair of judges: units both judged ok, and how many differ.
 
     The counting is the package's one disagreement rule (:mod:`evalstats._disagreement`),
-    applied to one wide table (pair or pair-order x judge) per rubric.
+    applied to one wide table (pair or pair-order x judge) per rubric. ``n`` counts those
+    units (``unit``: pairs or pair-orders), ``n_pairs`` the distinct pairs among them.
     """
     ok = frame.loc[frame["status"].astype(str) == "ok"]
     keys = ["task_id", "replicate", "_order"]
@@ -527,12 +533,20 @@ def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
             index=keys, columns="_judge", values="_outcome"
         )
         counts = disagreement_counts(wide)
+        answered = wide.notna()
+        pair_of = wide.index.droplevel("_order")
+        n_pairs = [
+            pair_of[(answered[a] & answered[b]).to_numpy()].nunique()
+            for a, b in zip(counts["judge_a"], counts["judge_b"], strict=True)
+        ]
         parts.append(
             counts.assign(
-                rubric=rubric, unit="pair-orders" if (grp["_order"] != "").any() else "pairs"
+                rubric=rubric,
+                unit="pair-orders" if (grp["_order"] != "").any() else "pairs",
+                n_pairs=pd.Series(n_pairs, index=counts.index, dtype="int64"),
             )
         )
-    columns = ["rubric", "judge_1", "judge_2", "n", "disagree", "unit"]
+    columns = ["rubric", "judge_1", "judge_2", "n", "n_pairs", "disagree", "unit"]
     if not parts:
         return pd.DataFrame(columns=columns)
     both = pd.concat(parts, ignore_index=True)
@@ -557,9 +571,10 @@ def _check_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, str]
             continue
         rate = r.disagree / r.n
         flag = " > threshold" if rate > threshold else ""
+        of_pairs = f" of {r.n_pairs} pairs" if r.unit == "pair-orders" else ""
         parts.append(
             f"{r.rubric}: {r.judge_1} vs {r.judge_2} disagree on {r.disagree} of "
-            f"{r.n} {r.unit} ({_pct(rate)}){flag}"
+            f"{r.n} {r.unit} ({_pct(rate)}){of_pairs}{flag}"
         )
         if rate > threshold:
             status = "fail"
@@ -641,6 +656,7 @@ def _check_orders(
         shown = shown.drop_duplicates()
         n_wf = int((shown["_order"] == "with_first").sum())
         n = len(shown)
+        n_pairs = len(shown[["task_id", "replicate"]].drop_duplicates())
         if n == 0:
             parts.append(f"{rubric}: no judgment has an order")
             status = "warn"
@@ -649,8 +665,8 @@ def _check_orders(
         p = float(sps.binomtest(n_wf, n, 0.5).pvalue)
         off = p < alpha or abs(share - 0.5) > tolerance
         parts.append(
-            f"{rubric}: WITH shown first in {n_wf} of {n} presentations "
-            f"({_pct(share)}, exact binomial p = {p:.3g})"
+            f"{rubric}: WITH shown first in {n_wf} of {n} pair-orders "
+            f"({_pct(share)}, exact binomial p = {p:.3g}) of {n_pairs} pairs"
             + (f", {n_null} judgments without an order" if n_null else "")
         )
         if off or n_null:
@@ -678,12 +694,20 @@ def _check_failures(frame: pd.DataFrame, threshold: float) -> dict[str, str]:
         _rubric=judged["rubric"].astype(str),
     )
     agg = g.groupby(["_rubric", "_judge"])[["_bad", "_inv", "_err"]].agg(["sum", "size"])
+    # A rubric whose judgments carry an order counts pair-orders; the pairs are named beside.
+    g = g.assign(_ordered=_frame_str(g["order"]) != "")
+    keys = ["_rubric", "_judge"]
+    ordered = g.groupby(keys)["_ordered"].any()
+    n_pairs = g.drop_duplicates([*keys, "task_id", "replicate"]).groupby(keys).size()
     parts, over = [], []
     for (rubric, judge), r in agg.iterrows():
         n, bad = int(r[("_bad", "size")]), int(r[("_bad", "sum")])
+        is_ordered = bool(ordered[(rubric, judge)])
+        of_pairs = f" of {int(n_pairs[(rubric, judge)])} pairs" if is_ordered else ""
         text = (
-            f"{judge} on {rubric}: {bad} of {n} ({_pct(bad / n)}; "
-            f"{int(r[('_inv', 'sum')])} invalid, {int(r[('_err', 'sum')])} error)"
+            f"{judge} on {rubric}: {bad} of {n} {'pair-orders' if is_ordered else 'pairs'} "
+            f"({_pct(bad / n)}; {int(r[('_inv', 'sum')])} invalid, "
+            f"{int(r[('_err', 'sum')])} error){of_pairs}"
         )
         parts.append(text)
         if bad / n > threshold:

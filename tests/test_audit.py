@@ -160,10 +160,11 @@ def test_clean_dataset_passes_every_check(sim):
     status, detail = row(table, "both_arms_present")
     assert detail == "All 24 pairs have both arms."
     status, detail = row(table, "blind_order_balance")
-    assert "24 of 48 presentations (50.0 %" in detail
+    # Both orders of each of the 24 pairs: 48 pair-orders, and the pairs named beside.
+    assert "24 of 48 pair-orders (50.0 %, exact binomial p = 1) of 24 pairs" in detail
     status, detail = row(table, "judge_disagreement")
     assert "disagree on 0 of 24 pairs (0.0 %)" in detail
-    assert "disagree on 0 of 48 pair-orders (0.0 %)" in detail
+    assert "disagree on 0 of 48 pair-orders (0.0 %) of 24 pairs" in detail
 
 
 def test_dataset_and_separate_frames_agree(sim):
@@ -355,7 +356,8 @@ def test_balanced_over_budget_passes(sim):
     # raw judgments also count unscored ones
     same = ~alone["check"].isin(["blind_order_balance", "plan_before_judging"])
     assert alone.loc[same, "detail"].tolist() == table.loc[same, "detail"].tolist()
-    assert "22 of 44 presentations" in row(alone, "blind_order_balance")[1]
+    assert "22 of 44 pair-orders" in row(alone, "blind_order_balance")[1]
+    assert "of 22 pairs" in row(alone, "blind_order_balance")[1]
 
 
 def test_over_budget_pair_scored_as_verdict_fails(sim):
@@ -405,7 +407,8 @@ def independent_disagreement(ds, rubric):
     wide = evalstats.wide_by_judge(frame, rubric=rubric)
     judges = [c for c in wide.columns if ":" in c]
     both = wide.dropna(subset=judges)
-    return int((both[judges[0]] != both[judges[1]]).sum()), len(both)
+    n_pairs = len(both[["task_id", "replicate"]].drop_duplicates())
+    return int((both[judges[0]] != both[judges[1]]).sum()), len(both), n_pairs
 
 
 def test_noisy_judges_fail_disagreement(tmp_path):
@@ -416,9 +419,13 @@ def test_noisy_judges_fail_disagreement(tmp_path):
     assert status == "fail"
     assert "Above the 20.0 % trigger" in detail
     for rubric, unit in (("with-without", "pairs"), ("blind-pair", "pair-orders")):
-        k, n = independent_disagreement(ds, rubric)
+        k, n, n_pairs = independent_disagreement(ds, rubric)
         assert k / n > 0.2
-        assert f"disagree on {k} of {n} {unit} ({100 * k / n:.1f} %) > threshold" in detail
+        of_pairs = f" of {n_pairs} pairs" if unit == "pair-orders" else ""
+        assert n_pairs < n if unit == "pair-orders" else n_pairs == n
+        assert f"disagree on {k} of {n} {unit} ({100 * k / n:.1f} %){of_pairs} > threshold" in (
+            detail
+        )
     relaxed = audit(ds, disagreement_threshold=1.0)
     assert row(relaxed, "judge_disagreement")[0] == "pass"
 
@@ -435,7 +442,7 @@ def test_disagreement_threshold_is_inclusive(sim):
         raw["label"] = "(c)" if not str(raw["label"]).lower().startswith("(c") else "(a)"
         j["raw"] = json.dumps(raw)
     ds = sim.load()
-    k, n = independent_disagreement(ds, "with-without")
+    k, n, _ = independent_disagreement(ds, "with-without")
     assert (k, n) == (4, 24)
     assert row(audit(ds, disagreement_threshold=4 / 24), "judge_disagreement")[0] == "pass"
     assert row(audit(ds, disagreement_threshold=4 / 24 - 1e-9), "judge_disagreement")[0] == ("fail")
@@ -468,9 +475,9 @@ def test_unbalanced_orders_warn(tmp_path):
     status, detail = row(s.audit(), "blind_order_balance")
     p = sps.binomtest(24, 24, 0.5).pvalue
     assert status == "warn"
-    assert f"WITH shown first in 24 of 24 presentations (100.0 %, exact binomial p = {p:.3g})" in (
-        detail
-    )
+    # One order per pair: 24 pair-orders of 24 pairs.
+    text = f"WITH shown first in 24 of 24 pair-orders (100.0 %, exact binomial p = {p:.3g})"
+    assert f"{text} of 24 pairs" in detail
 
 
 def test_blind_judgment_without_order_warns(sim):
@@ -496,7 +503,7 @@ def test_order_rules(tmp_path):
         j["order"] = pd.Series(order, index=j.index).where(bp).astype(j["order"].dtype)
         status, detail = row(audit(ds.tasks, ds.runs, j), "blind_order_balance")
         assert status == expected, (n_wf, detail)
-        assert f"{n_wf} of 24 presentations" in detail
+        assert f"{n_wf} of 24 pair-orders" in detail and "of 24 pairs" in detail
 
 
 # --------------------------------------------------------------------------- failures, tokens
@@ -511,8 +518,14 @@ def test_failure_rate_warns(tmp_path):
     st = frame.assign(judge=frame["judge"].astype(str), rubric=frame["rubric"].astype(str))
     for (rubric, judge), g in st.groupby(["rubric", "judge"]):
         bad = int(g["status"].isin(["invalid", "error"]).sum())
-        text = f"{judge} on {rubric}: {bad} of {len(g)} ({100 * bad / len(g):.1f} %"
+        # blind-pair is judged in both orders here: its judgments are pair-orders
+        n_pairs = len(g[["task_id", "replicate"]].drop_duplicates())
+        unit = "pair-orders" if rubric == "blind-pair" else "pairs"
+        assert (n_pairs < len(g)) == (rubric == "blind-pair")
+        text = f"{judge} on {rubric}: {bad} of {len(g)} {unit} ({100 * bad / len(g):.1f} %"
         assert (text in detail) == (bad / len(g) > 0.05)
+        if rubric == "blind-pair" and bad / len(g) > 0.05:
+            assert f"error) of {n_pairs} pairs" in detail
     assert row(audit(ds, frame=frame, failure_threshold=1.0), "judge_failure_rate")[0] == "pass"
 
 
@@ -543,7 +556,7 @@ def test_sample_data_audit_matches_independent_numbers():
     ds = evalstats.load_dir(sample)
     table = audit(ds)
     assert table["check"].tolist() == list(AUDIT_CHECKS)
-    k, n = independent_disagreement(ds, "with-without")
+    k, n, _ = independent_disagreement(ds, "with-without")
     assert (
         f"disagree on {k} of {n} pairs ({100 * k / n:.1f} %)" in row(table, "judge_disagreement")[1]
     )

@@ -56,6 +56,7 @@ RANK: dict[str, int] = {
     "_validate": 20,
     "_disagreement": 20,
     "_atomic": 20,  # atomic file writes (records, rubrics, plots, report)
+    "_display": 20,  # how results show themselves (stats' result classes, records' Dataset)
     "_schema": 10,
     "errors": 10,
 }

@@ -16,13 +16,14 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import special
 
+from evalstats._display import ResultDisplay
 from evalstats._validate import check_confidence
 
 PROPORTION_METHODS = ("wilson", "wilson_cc", "clopper_pearson")
 
 
 @dataclass(frozen=True)
-class ProportionCI:
+class ProportionCI(ResultDisplay):
     """Result of :func:`proportion_ci` (arrays broadcast from ``k`` and ``n``).
 
     Attributes

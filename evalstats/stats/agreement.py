@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalstats._display import ResultDisplay
 from evalstats._validate import check_confidence
 from evalstats.stats import _agreement_input as _inp
 from evalstats.stats import _kappa, _multirater
@@ -79,7 +80,7 @@ def _fmt(v: Any) -> str:
     return repr(v)
 
 
-class _Result:
+class _Result(ResultDisplay):
     """Readable repr and a one-row tidy frame for the frozen result dataclasses."""
 
     _headline: tuple[str, ...] = ()

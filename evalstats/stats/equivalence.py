@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from evalstats._display import ResultDisplay
 from evalstats._validate import check_probability
 from evalstats.stats.cost import COST_METRICS, cost_ratios
 from evalstats.stats.winrates import win_rates
@@ -51,7 +52,7 @@ Kind = Literal["equivalence", "noninferiority"]
 
 
 @dataclass(frozen=True)
-class EquivalenceResult:
+class EquivalenceResult(ResultDisplay):
     """An equivalence or non-inferiority test (all on the scale the test was run on).
 
     Attributes

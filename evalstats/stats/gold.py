@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._display import ResultDisplay
 from .._schema import OUTCOME_DTYPE, OUTCOMES
 from .._validate import check_columns, check_confidence, check_positive_int
 from ..errors import DataError
@@ -39,7 +40,7 @@ _PAIR = ["task_id", "replicate"]
 
 
 @dataclass(frozen=True)
-class GoldResult:
+class GoldResult(ResultDisplay):
     """What :func:`judge_vs_gold` returns.
 
     Attributes

@@ -35,6 +35,7 @@ import pandas as pd
 from scipy import special
 from scipy import stats as sps
 
+from evalstats._display import ResultDisplay
 from evalstats._schema import OUTCOMES
 from evalstats._validate import check_columns, check_confidence
 from evalstats.errors import DataError
@@ -49,7 +50,7 @@ AVERAGE = "average of judges"
 
 
 @dataclass(frozen=True)
-class OrdinalCheckResult:
+class OrdinalCheckResult(ResultDisplay):
     """An ordinal GEE fit across judges.
 
     Attributes

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from .._display import ResultDisplay
 from .._validate import check_positive_int
 from ..records import EvalstatsWarning
 from .outcome_model import latent_thresholds
@@ -275,7 +276,7 @@ def _check_net_win(net_win: float, p_tie: float) -> float:
 
 
 @dataclass(frozen=True)
-class PowerResult:
+class PowerResult(ResultDisplay):
     """One power calculation for the paired cluster design.
 
     Attributes

@@ -17,6 +17,7 @@ import pandas as pd
 from scipy import special
 from scipy import stats as sps
 
+from .._display import ResultDisplay
 from .._validate import check_columns, check_confidence
 from ._proportion import proportion_ci
 
@@ -24,7 +25,7 @@ __all__ = ["LENGTH_MEASURES", "LogisticFit", "length_bias", "logistic_fit"]
 
 
 @dataclass(frozen=True)
-class LogisticFit:
+class LogisticFit(ResultDisplay):
     """Result of :func:`logistic_fit`: ``logit P(y = 1) = intercept + slope * x``.
 
     Attributes
@@ -58,6 +59,8 @@ class LogisticFit:
     converged: bool
     n_iter: int
     confidence: float
+
+    _display_estimate = "slope"  # ci_low / ci_high are the slope's interval
 
     def to_frame(self) -> pd.DataFrame:
         """One row with every field."""

@@ -44,6 +44,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import special
 
+from evalstats._display import ResultDisplay
 from evalstats._validate import check_confidence, check_positive_int
 
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
@@ -55,7 +56,7 @@ _MAX_GATHER_COLUMNS = 4
 
 
 @dataclass(frozen=True)
-class BootstrapResult:
+class BootstrapResult(ResultDisplay):
     """Result of :func:`cluster_bootstrap`.
 
     Attributes

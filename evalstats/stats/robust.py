@@ -54,6 +54,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 from scipy import stats as sps
 
+from .._display import ResultDisplay
 from .._validate import check_confidence
 from ._cluster import segment_sum
 
@@ -511,7 +512,7 @@ def cluster_jackknife(
 
 
 @dataclass(frozen=True)
-class ClusterRatioResult:
+class ClusterRatioResult(ResultDisplay):
     """Result of :func:`cluster_ratio_test`.
 
     Attributes

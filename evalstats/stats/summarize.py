@@ -60,7 +60,8 @@ _POINT_STATISTICS = (
     "fleiss_kappa",
     "krippendorff_alpha",
 )
-# Counts, in the order shown: verdicts in the denominator, pairs, clusters (= tasks).
+# Counts, in the order shown: verdicts in the denominator (pairs, or pair-orders for a rubric
+# judged in both orders), distinct (task, replicate) pairs, judged pair-orders, tasks.
 _COUNT_COLUMNS = ("n", "n_pairs", "n_pair_orders", "n_clusters")
 # Label-like columns that are not labels of a row.
 _NOT_LABELS = frozenset(
@@ -247,21 +248,34 @@ def summarize(
     -------
     DataFrame
         One row per input row: the label columns (text columns such as ``rubric``,
-        ``judge``, ``task_id``, ``metric``), the counts (``n`` verdicts, ``n_pairs``,
-        ``n_clusters`` = tasks), one text column per statistic (``win_rate (%)``:
-        ``"52 [38, 65]"``), then ``method`` and ``confidence`` when present.
+        ``judge``, ``task_id``, ``metric``), the counts present (``n``: verdicts in the
+        denominator, which are pair-orders for a rubric judged in both orders;
+        ``n_pairs``: distinct (task, replicate) pairs; ``n_pair_orders``: judged
+        presentations of a pair; ``n_clusters``: tasks), one text column per statistic
+        (``win_rate (%)``: ``"52 [38, 65]"``), then ``method`` and ``confidence`` when
+        present.
 
     Examples
     --------
+    A blind rubric judged in both orders: 64 verdicts are 32 pairs, each judged twice.
+
+    >>> t = pd.DataFrame({
+    ...     "judge": ["j1", "j2"], "n": [64, 30], "n_pairs": [32, 30], "n_clusters": [15, 15],
+    ...     "win_rate": [0.5815, 0.4], "win_rate_ci_low": [0.41, 0.3],
+    ...     "win_rate_ci_high": [0.7301, 0.52], "method": "cr2_bm", "confidence": 0.95})
+    >>> summarize(t)
+      judge   n  n_pairs  n_clusters win_rate (%)  method  confidence
+    0    j1  64       32          15  58 [41, 73]  cr2_bm        0.95
+    1    j2  30       30          15  40 [30, 52]  cr2_bm        0.95
+
+    On :func:`~evalstats.stats.winrates.win_rates` of the sample, as ``.pipe``:
+
     >>> import evalstats
     >>> from evalstats.frames import load_frame
-    >>> f = load_frame("data/sample")
-    >>> wr = evalstats.win_rates(f, by=["rubric", "judge"], rng=0)
+    >>> wr = evalstats.win_rates(load_frame("data/sample"), by=["rubric", "judge"], rng=0)
     >>> view = wr.pipe(summarize, statistics=["win_rate", "net_win"])
-    >>> list(view.columns)
-    ['rubric', 'judge', 'n', 'n_clusters', 'win_rate (%)', 'net_win (%)', 'method', 'confidence']
-    >>> view.loc[0, "win_rate (%)"]
-    '52 [38, 65]'
+    >>> view.columns[:2].tolist(), view.columns[-4:].tolist()
+    (['rubric', 'judge'], ['win_rate (%)', 'net_win (%)', 'method', 'confidence'])
     """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"summarize expects a DataFrame, got {type(table).__name__}")

@@ -1,0 +1,270 @@
+"""How results show themselves: a short text block and a compact HTML table of named fields.
+
+One helper for every frozen result dataclass of :mod:`evalstats.stats` (through
+:class:`ResultDisplay`) and for :class:`evalstats.records.Dataset`, which is why it sits at
+the bottom of the package: records, below the statistics, needs it too.
+
+What is shown: the estimate with its interval on one row (``0.5233 [0.3801, 0.6502]``), then
+every other field in declaration order. Numbers get four significant digits; an array of up to
+:data:`MAX_ITEMS` values is listed, a longer one summarised by shape and range; a DataFrame of up
+to :data:`MAX_ROWS` rows becomes a nested table of at most :data:`MAX_COLUMNS` columns, a larger
+one a line naming its shape and columns. Every string that reaches the HTML goes through
+:func:`html.escape` -- judge names, methods and notes are data, and data can hold ``<script>``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "MAX_COLUMNS",
+    "MAX_ITEMS",
+    "MAX_ROWS",
+    "ResultDisplay",
+    "format_scalar",
+    "html_table",
+    "summarize_value",
+    "text_table",
+]
+
+#: Arrays with at most this many values are listed in full.
+MAX_ITEMS = 8
+#: DataFrames with at most this many rows are shown as a nested table...
+MAX_ROWS = 12
+#: ...of at most this many columns (the rest are named).
+MAX_COLUMNS = 8
+# A text cell longer than this is cut (a verbatim judge answer in a note, a long path).
+_MAX_TEXT = 200
+# The inline style keeps the table compact in JupyterLab, VS Code and a plain HTML export
+# alike (no stylesheet can be assumed in a notebook's output).
+_TABLE_STYLE = "border-collapse:collapse;font-size:0.9em"
+_CELL_STYLE = "padding:1px 8px;text-align:left;vertical-align:top"
+
+
+def format_scalar(value: Any) -> str:
+    """One number or label as short text: four significant digits for floats.
+
+    >>> format_scalar(0.523312), format_scalar(3.2e-07), format_scalar(12), format_scalar(None)
+    ('0.5233', '3.2e-07', '12', 'None')
+    >>> format_scalar(float("nan")), format_scalar(True), format_scalar("two-sided")
+    ('nan', 'True', 'two-sided')
+    """
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return f"{v:.4g}"
+    if value is None or value is pd.NA:
+        return str(value)
+    text = str(value)
+    return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 1] + "…"
+
+
+def _interval(est: Any, lo: Any, hi: Any) -> str:
+    return f"{format_scalar(est)} [{format_scalar(lo)}, {format_scalar(hi)}]"
+
+
+def summarize_value(value: Any) -> str:
+    """A field's value as one line of text: arrays and frames summarised, never dumped.
+
+    >>> import numpy as np, pandas as pd
+    >>> summarize_value(np.array([0.1234567, 0.5]))
+    '[0.1235, 0.5]'
+    >>> summarize_value(np.arange(100.0))
+    'array of 100 values, from 0 to 99'
+    >>> summarize_value(pd.DataFrame({"judge": ["a"], "kappa": [0.4]}))
+    'DataFrame, 1 row × 2 columns: judge, kappa'
+    >>> summarize_value(("win", "tie", "loss"))
+    'win, tie, loss'
+    """
+    if isinstance(value, pd.DataFrame):
+        rows, cols = value.shape
+        names = [str(c) for c in value.columns]
+        shown = ", ".join(names[:MAX_COLUMNS]) + (
+            f" and {len(names) - MAX_COLUMNS} more" if len(names) > MAX_COLUMNS else ""
+        )
+        size = f"{rows} row{'s' * (rows != 1)} × {cols} column{'s' * (cols != 1)}"
+        return f"DataFrame, {size}: {shown}" if names else f"DataFrame, {size}"
+    if isinstance(value, pd.Series):
+        value = value.to_numpy()
+    if isinstance(value, np.ndarray):
+        flat = value.ravel()
+        if flat.size <= MAX_ITEMS:
+            return "[" + ", ".join(format_scalar(v) for v in flat.tolist()) + "]"
+        shape = "×".join(map(str, value.shape))
+        if np.issubdtype(value.dtype, np.number):
+            finite = flat[np.isfinite(flat)] if np.issubdtype(flat.dtype, np.floating) else flat
+            if finite.size:
+                return (
+                    f"array of {shape} values, from {format_scalar(finite.min())} "
+                    f"to {format_scalar(finite.max())}"
+                )
+        return f"array of {shape} values"
+    if isinstance(value, tuple | list):
+        if len(value) <= MAX_ITEMS:
+            return ", ".join(format_scalar(v) for v in value)
+        head = ", ".join(format_scalar(v) for v in value[:MAX_ITEMS])
+        return f"{head} and {len(value) - MAX_ITEMS} more"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {format_scalar(v)}" for k, v in value.items())
+    return format_scalar(value)
+
+
+def text_table(title: str, rows: Iterable[tuple[str, str]]) -> str:
+    """``title`` over an aligned two-column block of (name, value) rows.
+
+    >>> print(text_table("PowerResult", [("power", "0.8"), ("n_tasks", "34")]))
+    PowerResult
+      power    0.8
+      n_tasks  34
+    """
+    rows = list(rows)
+    width = max((len(k) for k, _ in rows), default=0)
+    body = [f"  {k.ljust(width)}  {v}".rstrip() for k, v in rows]
+    return "\n".join([title, *body])
+
+
+def _cell(value: Any, tag: str = "td") -> str:
+    return f'<{tag} style="{_CELL_STYLE}">{value}</{tag}>'
+
+
+def _frame_html(frame: pd.DataFrame) -> str:
+    """A small frame as a nested table, its numbers formatted like every other value."""
+    cols = list(frame.columns[:MAX_COLUMNS])
+    head = "".join(_cell(html.escape(str(c)), "th") for c in cols)
+    body = []
+    for row in frame[cols].itertuples(index=False, name=None):
+        body.append("<tr>" + "".join(_cell(html.escape(format_scalar(v))) for v in row) + "</tr>")
+    more = ""
+    if frame.shape[1] > MAX_COLUMNS:
+        rest = ", ".join(str(c) for c in frame.columns[MAX_COLUMNS:])
+        more = f"<div>and {frame.shape[1] - MAX_COLUMNS} more columns: {html.escape(rest)}</div>"
+    return (
+        f'<table style="{_TABLE_STYLE}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>{more}"
+    )
+
+
+def html_table(title: str, rows: Iterable[tuple[str, Any]], *, caption: str | None = None) -> str:
+    """A compact two-column HTML table; every string escaped.
+
+    A value that is a small DataFrame (at most :data:`MAX_ROWS` rows) is shown as a nested
+    table; any other value goes through :func:`summarize_value`.
+
+    >>> html_table("R", [("method", "<b>")])  # doctest: +ELLIPSIS
+    '<table ...><caption ...><b>R</b></caption>...<td ...>&lt;b&gt;</td></tr></tbody></table>'
+    """
+    out = []
+    for name, value in rows:
+        if isinstance(value, pd.DataFrame) and 0 < len(value) <= MAX_ROWS:
+            shown = html.escape(summarize_value(value).split(":")[0]) + _frame_html(value)
+        else:
+            shown = html.escape(summarize_value(value))
+        out.append(f"<tr>{_cell(html.escape(name), 'th')}{_cell(shown)}</tr>")
+    cap = f"<b>{html.escape(title)}</b>"
+    if caption:
+        cap += f" <span>{html.escape(caption)}</span>"
+    return (
+        f'<table style="{_TABLE_STYLE}"><caption style="text-align:left">{cap}</caption>'
+        f"<tbody>{''.join(out)}</tbody></table>"
+    )
+
+
+class ResultDisplay:
+    """Mixin for frozen result dataclasses: ``_repr_html_`` and a readable ``__repr__``.
+
+    The estimate and its interval share a row: the field named by ``_display_estimate``
+    (default ``"estimate"``; for a power calculation, the field named by ``solved_for``) with
+    ``ci_low`` / ``ci_high``. Every other field follows in declaration order.
+
+    A class that defines its own ``__repr__`` keeps it. One that does not gets this one even
+    though ``@dataclass`` writes a ``__repr__`` of its own: ``__init_subclass__`` puts it in the
+    class's namespace first, and ``dataclass`` never overwrites a method the class defines.
+    So adding the base class is the only change a result class needs.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Demo(ResultDisplay):
+    ...     estimate: float
+    ...     ci_low: float
+    ...     ci_high: float
+    ...     confidence: float
+    ...     method: str
+    >>> r = Demo(0.52331, 0.38, 0.65, 0.95, "cluster_t")
+    >>> print(repr(r))
+    Demo
+      estimate [95 % CI]  0.5233 [0.38, 0.65]
+      confidence          0.95
+      method              cluster_t
+    >>> "<td" in r._repr_html_()
+    True
+    """
+
+    __slots__ = ()
+    _display_estimate: str = "estimate"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__repr__" not in cls.__dict__ and cls.__repr__ is ResultDisplay.__repr__:
+            cls.__repr__ = ResultDisplay.__repr__  # type: ignore[method-assign]
+
+    def _display_rows(self) -> list[tuple[str, Any]]:
+        names = [f.name for f in dataclasses.fields(self)]  # type: ignore[arg-type]
+        lead = self._display_estimate
+        solved = getattr(self, "solved_for", None)
+        if isinstance(solved, str) and solved in names:
+            lead = solved
+        rows: list[tuple[str, Any]] = []
+        has_ci = {"ci_low", "ci_high"} <= set(names)
+        if lead in names:
+            if has_ci:
+                conf = getattr(self, "confidence", None)
+                alpha = getattr(self, "alpha", None)
+                if isinstance(conf, float | int) and not isinstance(conf, bool):
+                    label = f"{lead} [{_percent(conf)} CI]"
+                elif isinstance(alpha, float | int) and not isinstance(alpha, bool):
+                    # a TOST's interval is the 1 - 2 alpha one
+                    label = f"{lead} [{_percent(1 - 2 * alpha)} CI]"
+                else:
+                    label = f"{lead} [ci_low, ci_high]"
+                rows.append((label, self._interval_text(lead)))
+            else:
+                rows.append((lead, getattr(self, lead)))
+        skip = {lead, "ci_low", "ci_high"} if (lead in names and has_ci) else {lead}
+        rows.extend((n, getattr(self, n)) for n in names if n not in skip)
+        return rows
+
+    def _interval_text(self, lead: str) -> str:
+        est, lo, hi = (getattr(self, n) for n in (lead, "ci_low", "ci_high"))
+        if isinstance(est, np.ndarray | Sequence) and not isinstance(est, str):
+            e, lo_, hi_ = (np.ravel(np.asarray(x, dtype=float)) for x in (est, lo, hi))
+            if e.size > MAX_ITEMS:
+                return f"{summarize_value(e)}; intervals in .to_frame()"
+            return "; ".join(_interval(*t) for t in zip(e, lo_, hi_, strict=True))
+        return _interval(est, lo, hi)
+
+    def __repr__(self) -> str:
+        rows = [(k, summarize_value(v)) for k, v in self._display_rows()]
+        return text_table(type(self).__name__, rows)
+
+    def _repr_html_(self) -> str:
+        return html_table(type(self).__name__, self._display_rows())
+
+
+def _percent(p: float) -> str:
+    return f"{100 * p:.4g} %"
