@@ -64,14 +64,22 @@ def figures(frame):
     curve = power_curve([0.1, 0.2, 0.3], [5, 10, 20, 40, 80], n_replicates=6, icc=0.3, p_tie=0.35)
     dims = dimension_means(blind)
     return {
-        "headline": lambda w: plots.plot_headline(rates, group=["rubric", "judge"], width=w),
-        "heatmap_blind": lambda w: plots.plot_task_heatmap(frame, rubric="blind-pair", width=w),
-        "heatmap_ww": lambda w: plots.plot_task_heatmap(frame, rubric="with-without", width=w),
+        "headline": lambda w, **kw: plots.plot_headline(
+            rates, group=["rubric", "judge"], width=w, **kw
+        ),
+        "heatmap_blind": lambda w, **kw: plots.plot_task_heatmap(
+            frame, rubric="blind-pair", width=w, **kw
+        ),
+        "heatmap_ww": lambda w, **kw: plots.plot_task_heatmap(
+            frame, rubric="with-without", width=w, **kw
+        ),
         "confusion": lambda w: plots.plot_confusion(
             table, judges=(str(a), str(b)), kappa=0.41, width=w
         ),
-        "cost": lambda w: plots.plot_cost_ratios(frame, ci={"tokens": (0.6, 0.8)}, width=w),
-        "dimensions": lambda w: plots.plot_dimension_scores(dims, width=w),
+        "cost": lambda w, **kw: plots.plot_cost_ratios(
+            frame, ci={"tokens": (0.6, 0.8)}, width=w, **kw
+        ),
+        "dimensions": lambda w, **kw: plots.plot_dimension_scores(dims, width=w, **kw),
         "power": lambda w: plots.plot_power_curve(curve, hue="net_win", mark_n_tasks=15, width=w),
     }
 
@@ -175,3 +183,20 @@ def test_the_checker_sees_overlap_and_overflow():
     pairs, outside = overlaps(fig)
     assert pairs == [("overlapping text", "overlapping text")]
     assert outside == ["far outside"]
+
+
+# The arms named, as a data directory's arms.toml or a rubric's [arms] table names them: a long
+# name must wrap (legends, axis labels, titles) rather than overlap or run off the figure.
+LONG_ARMS = {"with": "Serena MCP code-intelligence server", "without": "plain Claude Code"}
+NAMED = ("headline", "heatmap_blind", "heatmap_ww", "cost", "dimensions")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", NAMED)
+def test_named_arms_lay_out_without_overlap(figures, name, width):
+    fig = figures[name](width, arm_names=LONG_ARMS)
+    check_layout(fig, width)
+    # Wrapped, the names span lines: compare the drawn texts with their line breaks removed.
+    drawn = " ".join(" ".join(t.get_text().split()) for t in drawn_texts(fig))
+    assert "Serena MCP code-intelligence server" in drawn.replace("- ", "-")
+    assert "WITH" not in drawn.replace("WITHOUT", "")  # every label names the arm

@@ -321,6 +321,85 @@ def test_dimension_plot_from_frame_and_precomputed(sample_frame):
         plots.plot_dimension_scores(summary.loc[summary["arm"] == "with"])
 
 
+# --------------------------------------------------------------------------- named arms
+
+ARMS = {"with": "Serena MCP", "without": "plain Claude Code"}
+
+
+def _texts(fig) -> list[str]:
+    """Every text the figure holds, one line each (wrapped labels joined again)."""
+    from matplotlib.text import Text
+
+    return [" ".join(t.get_text().split()) for t in fig.findobj(Text) if t.get_text().strip()]
+
+
+def _named_figures(sample_frame):
+    dims = dimension_means(sample_frame.loc[sample_frame["rubric"] == "blind-pair"])
+    return {
+        "headline": lambda **kw: plots.plot_headline(rates_frame(), **kw),
+        "heatmap": lambda **kw: plots.plot_task_heatmap(sample_frame, rubric="blind-pair", **kw),
+        "cost": lambda **kw: plots.plot_cost_ratios(sample_frame, **kw),
+        "dimensions": lambda **kw: plots.plot_dimension_scores(dims, **kw),
+    }
+
+
+def test_named_arms_replace_with_and_without_in_every_label(sample_frame):
+    for name, draw in _named_figures(sample_frame).items():
+        default, named = _texts(draw()), _texts(draw(arm_names=ARMS))
+        assert any("WITH" in t for t in default), name
+        assert not any("WITH" in t for t in named), (name, [t for t in named if "WITH" in t])
+        assert any("Serena MCP" in t for t in named), name
+        # The same texts otherwise: only the arms' names changed.
+        swap = {"WITHOUT": ARMS["without"], "WITH": ARMS["with"]}
+        renamed = [t.replace("WITHOUT", "\0").replace("WITH", swap["WITH"]) for t in default]
+        renamed = [t.replace("\0", swap["WITHOUT"]) for t in renamed]
+        assert sorted(renamed) == sorted(named), name
+
+
+def test_named_arms_where_each_figure_says_them(sample_frame):
+    fig = plots.plot_headline(rates_frame(), arm_names=ARMS)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["Serena MCP better (win)", "equivalent (tie)", "Serena MCP worse (loss)"]
+    assert fig.get_suptitle().startswith("Headline: Serena MCP vs plain Claude Code (")
+    fig = plots.plot_cost_ratios(sample_frame, arm_names=ARMS)
+    label = fig.axes[0].get_xlabel().replace("\n", " ")
+    assert "token ratio Serena MCP / plain Claude Code" in label
+    assert fig.get_suptitle() == "Cost of Serena MCP relative to plain Claude Code, per pair"
+    fig = plots.plot_task_heatmap(sample_frame, rubric="blind-pair", arm_names=ARMS)
+    assert "W = Serena MCP shown first, O = plain Claude Code first" in " ".join(
+        fig.axes[0].get_xlabel().split()
+    )
+    assert "win (Serena MCP better)" in [t.get_text() for t in fig.legends[0].get_texts()]
+    dims = dimension_means(sample_frame.loc[sample_frame["rubric"] == "blind-pair"])
+    fig = plots.plot_dimension_scores(dims, arm_names={"without": "plain Claude Code"})
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "WITH",
+        "plain Claude Code",
+    ]
+    assert " ".join(fig.axes[1].get_xlabel().split()) == "WITH − plain Claude Code (points)"
+
+
+@pytest.mark.parametrize(
+    ("arm_names", "error", "match"),
+    [
+        ({"control": "x"}, ValueError, "unknown key"),
+        ({"with": ""}, ValueError, "non-empty string"),
+        ({"with": 3}, ValueError, "non-empty string"),
+        (["Serena MCP"], TypeError, "mapping"),
+    ],
+)
+def test_arm_names_are_checked(sample_frame, arm_names, error, match):
+    for name, draw in _named_figures(sample_frame).items():
+        with pytest.raises(error, match=match):
+            draw(arm_names=arm_names)
+            pytest.fail(name)
+
+
+def test_arm_name_whitespace_collapses_to_one_line():
+    fig = plots.plot_headline(rates_frame(), arm_names={"with": "  Serena\n MCP "})
+    assert [t.get_text() for t in fig.legends[0].get_texts()][0] == "Serena MCP better (win)"
+
+
 # --------------------------------------------------------------------------- power
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -15,6 +15,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.font_manager import FontProperties
 
+from .._schema import ARMS
+from ..records import DEFAULT_ARM_NAMES
 from ._style import STYLE
 
 # Okabe & Ito (2008), "Color Universal Design".
@@ -158,6 +160,34 @@ def wrap(text: str, width_in: float, size: float) -> str:
             sep = after
         out.append(current)
     return "\n".join(out)
+
+
+def arm_labels(arm_names: Mapping[str, str] | None) -> dict[str, str]:
+    """What a figure calls the two arms: ``{"with": ..., "without": ...}``.
+
+    ``WITH`` / ``WITHOUT`` unless ``arm_names`` names them (either may be left out), as
+    :attr:`evalstats.Dataset.arm_names` and ``results.json`` (``provenance.arm_names``) give
+    them. A name is drawn on one line (its whitespace collapsed); the layouts wrap it.
+
+    >>> arm_labels({"with": "Serena MCP"})
+    {'with': 'Serena MCP', 'without': 'WITHOUT'}
+    """
+    names = dict(DEFAULT_ARM_NAMES)
+    if arm_names is None:
+        return names
+    if not isinstance(arm_names, Mapping):
+        raise TypeError(
+            f"arm_names must be a mapping such as {{'with': 'Serena MCP'}}, got "
+            f"{type(arm_names).__name__}"
+        )
+    unknown = sorted(str(k) for k in arm_names if k not in ARMS)
+    if unknown:
+        raise ValueError(f"arm_names has unknown key(s) {unknown}; the arms are {list(ARMS)}")
+    for arm, value in arm_names.items():
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"arm_names[{arm!r}] must be a non-empty string, got {value!r}")
+        names[arm] = " ".join(value.split())
+    return names
 
 
 def figure_width(width: str | float | None, figsize: Sequence[float] | None) -> float:
@@ -304,9 +334,12 @@ def format_times(v: float, _pos: Any = None) -> str:
     return f"{v:g}×"
 
 
-def legend_below(ax: Axes, *, ncol: int, title: str | None = None) -> None:
+def legend_below(
+    ax: Axes, *, ncol: int, title: str | None = None, labels: Sequence[str] | None = None
+) -> None:
     """The axes' legend under its x axis label, at a fixed distance whatever its height
-    (constrained layout then makes room for it)."""
+    (constrained layout then makes room for it); ``labels`` replace the artists' own (e.g.
+    wrapped), in their order."""
     from matplotlib.transforms import ScaledTranslation
 
     lines = ax.get_xlabel().count("\n") + 1 if ax.get_xlabel() else 0
@@ -316,7 +349,10 @@ def legend_below(ax: Axes, *, ncol: int, title: str | None = None) -> None:
     )
     fig = ax.get_figure(root=False)
     below = ax.transAxes + ScaledTranslation(0, -drop_pt / 72.0, fig.dpi_scale_trans)
+    handles, own = ax.get_legend_handles_labels()
     ax.legend(
+        handles,
+        own if labels is None else list(labels),
         loc="upper center",
         bbox_to_anchor=(0.5, 0.0),
         bbox_transform=below,

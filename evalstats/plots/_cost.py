@@ -14,6 +14,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from ._base import (
     EDGE,
     OKABE_ITO,
+    arm_labels,
     axes_title,
     figure_title,
     format_times,
@@ -29,7 +30,14 @@ from ._base import (
 
 
 def _ratio_axis(
-    ax: Axes, r: np.ndarray, what: str, unit_label: str, ci: Any, color: str, panel_in: float
+    ax: Axes,
+    r: np.ndarray,
+    what: str,
+    unit_label: str,
+    ci: Any,
+    color: str,
+    panel_in: float,
+    arms: Mapping[str, str],
 ) -> None:
     lo_r, hi_r = float(r.min()), float(r.max())
     lo_b, hi_b = min(lo_r, 1.0) / 1.15, max(hi_r, 1.0) * 1.15
@@ -69,7 +77,8 @@ def _ratio_axis(
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.xaxis.set_major_formatter(FuncFormatter(format_times))
     label_pt = size_pt("axes.labelsize")
-    xlabel = wrap(f"{unit_label} ratio WITH / WITHOUT (log scale)", panel_in, label_pt)
+    ratio = f"{arms['with']} / {arms['without']}"
+    xlabel = wrap(f"{unit_label} ratio {ratio} (log scale)", panel_in, label_pt)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("pairs (count)")
     axes_title(ax, None, what, panel_in)
@@ -84,6 +93,7 @@ def plot_cost_ratios(
     *,
     wall: bool = True,
     ci: Mapping[str, tuple[float, float]] | None = None,
+    arm_names: Mapping[str, str] | None = None,
     title: str | bool | None = None,
     width: str | float = "page",
     figsize: Sequence[float] | None = None,
@@ -104,6 +114,10 @@ def plot_cost_ratios(
     ci : mapping, optional
         ``{"tokens": (low, high), "wall": (low, high)}``: a precomputed interval for the
         geometric mean (e.g. the cluster bootstrap of :mod:`evalstats.stats`), drawn as a band.
+    arm_names : mapping, optional
+        What to call the arms, ``{"with": "Serena MCP", "without": "plain Claude Code"}``
+        (:attr:`evalstats.Dataset.arm_names`): the axis labels and the title use the names
+        ("token ratio Serena MCP / plain Claude Code"); WITH / WITHOUT by default.
     title : str, False or None, default None
         Figure title: None draws the default, False or "" none (with ``ax=``, only a str).
     width : "page", "column" or float, default "page"
@@ -129,6 +143,7 @@ def plot_cost_ratios(
     >>> fig.axes[0].get_xscale()
     'log'
     """
+    arms = arm_labels(arm_names)
     require(frame, ["tokens_with", "tokens_without"], "frame")
     f = frame
     if {"task_id", "replicate"} <= set(f.columns):
@@ -177,6 +192,7 @@ def plot_cost_ratios(
             (ci or {}).get(key),
             color,
             panel_in,
+            arms,
         )
-    figure_title(canvas, title, "Cost of WITH relative to WITHOUT, per pair")
+    figure_title(canvas, title, f"Cost of {arms['with']} relative to {arms['without']}, per pair")
     return canvas.root

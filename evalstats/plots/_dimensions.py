@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -13,11 +13,13 @@ from .._schema import BLIND_DIMENSIONS
 from ._base import (
     ARM_COLORS,
     OKABE_ITO,
+    arm_labels,
     asym_err,
     axes_title,
     conf_text,
     figure_title,
     legend_below,
+    legend_columns,
     new_canvas,
     num,
     size_pt,
@@ -32,6 +34,7 @@ def plot_dimension_scores(
     frame: pd.DataFrame,
     *,
     confidence: float = 0.95,
+    arm_names: Mapping[str, str] | None = None,
     title: str | bool | None = None,
     width: str | float = "page",
     figsize: Sequence[float] | None = None,
@@ -49,6 +52,10 @@ def plot_dimension_scores(
         over tasks).
     confidence : float, default 0.95
         Confidence level when the summary is computed here.
+    arm_names : mapping, optional
+        What to call the arms, ``{"with": "Serena MCP", "without": "plain Claude Code"}``
+        (:attr:`evalstats.Dataset.arm_names`): the legend and the difference axis use the
+        names; WITH / WITHOUT by default.
     title : str, False or None, default None
         Figure title: None draws the default, False or "" none (with ``ax=``, only a str).
     width : "page", "column" or float, default "page"
@@ -76,6 +83,7 @@ def plot_dimension_scores(
     >>> fig.axes[0].get_ylabel()
     'mean score (1–5)'
     """
+    names_of = arm_labels(arm_names)
     tidy_cols = ["dim", "arm", "mean", "ci_low", "ci_high"]
     if set(tidy_cols) <= set(frame.columns):
         summary = frame
@@ -110,6 +118,30 @@ def plot_dimension_scores(
     def side(w: float) -> bool:
         return w >= 5.0 or m == 1
 
+    legend_pt, label_pt = size_pt("legend.fontsize"), size_pt("axes.labelsize")
+    tick_pt = size_pt("xtick.labelsize")
+    names = [d.replace("_", " ") for d in dims]
+    diff_label = f"{names_of['with']} − {names_of['without']} (points)"
+
+    def texts(w: float, by_side: bool) -> tuple[float, list[str], int, float]:
+        """At figure width ``w``: the scores panel's width, the legend's labels (wrapped) and
+        columns, and the width an x label under the dimension labels has."""
+        # Conservative: the y label and tick labels take up to 0.8 in per panel.
+        panel = (w - 0.8 * (2 if by_side else 1)) * (1.3 / 2.3 if by_side else 1.0)
+        labels = [wrap(names_of[arm], panel - 0.5, legend_pt) for arm in ("with", "without")]
+        # Centred under the axes, which start right of the dimension labels and the y label.
+        left = max(text_width_in(wrap(n, 1.0, tick_pt), tick_pt) for n in names) + 0.45
+        x_label_in = max((panel / 1.3 if by_side else panel) + 0.8 - left, 1.0)
+        return panel, labels, legend_columns(labels, panel, legend_pt), x_label_in
+
+    def height(w: float) -> float:
+        # Long arm names take more lines (legend, difference label): the panels keep theirs.
+        _, labels, ncol, x_label_in = texts(w, m == 2 and side(w))
+        lines = [lab.count("\n") + 1 for lab in labels]
+        rows = max(lines) if ncol > 1 else sum(lines)
+        diff_lines = wrap(diff_label, x_label_in, label_pt).count("\n") if m == 2 else 0
+        return (3.0 if side(w) else 4.2) + (rows - 1 + diff_lines) * 1.3 * legend_pt / 72.0
+
     def make(fig: Figure) -> Any:
         if m == 1:
             return fig.subplots()
@@ -122,18 +154,15 @@ def plot_dimension_scores(
         n_axes=m,
         width=width,
         figsize=figsize,
-        height=lambda w: 3.0 if side(w) else 4.2,
+        height=height,
         make=make,
         what="plot_dimension_scores",
     )
     ax_s = canvas.axes[0]
     ax_d = canvas.axes[1] if has_diff else None
     by_side = m == 2 and (not canvas.owned or side(canvas.width))
-    # Conservative: the y label and tick labels take up to 0.8 in per panel.
-    panel_in = (canvas.width - 0.8 * (2 if by_side else 1)) * (1.3 / 2.3 if by_side else 1.0)
-    tick_pt = size_pt("xtick.labelsize")
+    panel_in, legend_labels, legend_ncol, x_label_in = texts(canvas.width, by_side)
     pos = np.arange(len(dims), dtype=float)
-    names = [d.replace("_", " ") for d in dims]
     words = [w for d in dims for w in d.split("_")]
     # Dimensions along x while every word fits its slot; else a dot plot with the
     # dimensions down the y axis, where the labels have the room (a narrow figure).
@@ -156,7 +185,7 @@ def plot_dimension_scores(
         else:
             a.set_yticks(pos, [wrap(n, 1.0, tick_pt) for n in names])
             a.set_ylim(len(dims) - 0.4, -0.6)
-            a.set_xlabel(value_label)
+            a.set_xlabel(wrap(value_label, x_label_in, label_pt))
             a.set_ylabel("blind-rubric dimension")
         if lim is not None:
             (a.set_ylim if flat else a.set_xlim)(*lim)
@@ -177,14 +206,16 @@ def plot_dimension_scores(
             capsize=3,
             markersize=5,
             elinewidth=1.2,
-            label=arm.upper(),
+            label=names_of[arm],
         )
     layout(ax_s, panel_in / max(len(dims), 1), "mean score (1–5)", (0.8, 5.2))
     axes_title(ax_s, None, f"Scores by arm (mean, {conf_text(conf)})", panel_in)
+    # Two columns while the arms' names fit the panel side by side, else one each.
+    handles = ax_s.get_legend_handles_labels()[0]
     if flat:
-        ax_s.legend(loc="lower right", frameon=False, ncols=2)
+        ax_s.legend(handles, legend_labels, loc="lower right", frameon=False, ncols=legend_ncol)
     else:
-        legend_below(ax_s, ncol=2)
+        legend_below(ax_s, ncol=legend_ncol, labels=legend_labels)
     if ax_d is not None:
         mean, lo, hi = values("difference")
         (ax_d.axhline if flat else ax_d.axvline)(0.0, color="black", linestyle="--", lw=0.8)
@@ -201,7 +232,7 @@ def plot_dimension_scores(
             elinewidth=1.0,
         )
         d_in = panel_in / 1.3 if by_side else panel_in
-        layout(ax_d, d_in / max(len(dims), 1), "WITH − WITHOUT (points)")
+        layout(ax_d, d_in / max(len(dims), 1), diff_label)
         axes_title(ax_d, None, "Paired difference", d_in)
     figure_title(canvas, title, "Blind-rubric dimension scores (clustered by task)")
     return canvas.root

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 from ._base import (
     EDGE,
     OUTCOME_COLORS,
+    arm_labels,
     asym_err,
     axes_title,
     conf_text,
@@ -33,7 +34,7 @@ from ._base import (
 )
 
 _NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win")
-_LEGEND = {"win": "WITH better (win)", "tie": "equivalent (tie)", "loss": "WITH worse (loss)"}
+_LEGEND = {"win": "{with} better (win)", "tie": "equivalent (tie)", "loss": "{with} worse (loss)"}
 # A rubric whose rows are pair-orders (each pair judged once per A/B order).
 _ORDERED_RUBRICS = {"blind-pair"}
 _DATE_SUFFIX = re.compile(r"-(?:20\d{6}|20\d\d-\d\d-\d\d)$")
@@ -62,6 +63,7 @@ def plot_headline(
     rates: pd.DataFrame,
     *,
     group: str | Sequence[str] | None = None,
+    arm_names: Mapping[str, str] | None = None,
     title: str | bool | None = None,
     width: str | float = "page",
     figsize: Sequence[float] | None = None,
@@ -82,6 +84,10 @@ def plot_headline(
     group : str or list of str, optional
         Column(s) naming the groups; by default the first of ``group``, ``judge``, ``rubric``
         present (a frame with none of them must have one row, labelled "all").
+    arm_names : mapping, optional
+        What to call the arms, ``{"with": "Serena MCP", "without": "plain Claude Code"}``
+        (:attr:`evalstats.Dataset.arm_names`): the legend and the title use the names
+        ("Serena MCP better (win)"); WITH / WITHOUT by default.
     title : str, False or None, default None
         Figure title: None draws the default (which names the interval), False or "" none.
         With ``ax=`` only a given str is drawn (on the axes' figure).
@@ -119,6 +125,7 @@ def plot_headline(
     >>> len(fig.axes[0].patches), fig.get_size_inches()[0]
     (6, np.float64(3.5))
     """
+    arms = arm_labels(arm_names)
     cols = [c for n in _NAMES for c in (n, f"{n}_ci_low", f"{n}_ci_high")]
     require(rates, [*cols, "n", "n_clusters"], "rates")
     if len(rates) == 0:
@@ -203,7 +210,7 @@ def plot_headline(
             color=OUTCOME_COLORS[outcome],
             edgecolor=EDGE,
             linewidth=0.6,
-            label=_LEGEND[outcome],
+            label=_LEGEND[outcome].replace("{with}", arms["with"]),
         )
         ax_bar.errorbar(
             xs,
@@ -247,11 +254,13 @@ def plot_headline(
     axes_title(ax_bar, None, "Outcome shares", bar_in)
     handles, labels = ax_bar.get_legend_handles_labels()
     legend_pt = size_pt("legend.fontsize")
+    # A long arm name wraps rather than running off a column-wide figure.
+    labels = [wrap(lab, canvas.width - 0.6, legend_pt) for lab in labels]
     ncol = legend_columns(labels, canvas.width - 0.2, legend_pt)
     if canvas.owned:
         canvas.fig.legend(handles, labels, loc="outside lower center", ncols=ncol, frameon=False)
     else:
-        ax_bar.legend(loc="upper center", ncols=ncol, frameon=False)
+        ax_bar.legend(handles, labels, loc="upper center", ncols=ncol, frameon=False)
 
     v = num(rates["net_win"])
     lo, hi = num(rates["net_win_ci_low"]), num(rates["net_win_ci_high"])
@@ -295,5 +304,5 @@ def plot_headline(
     ax_net.set_axisbelow(True)
     axes_title(ax_net, None, "Net win", net_in)
     sub = conf_text(confidence) + (f", {method}" if method else "") + ", clustered by task"
-    figure_title(canvas, title, f"Headline: WITH vs WITHOUT ({sub})")
+    figure_title(canvas, title, f"Headline: {arms['with']} vs {arms['without']} ({sub})")
     return canvas.root

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,7 @@ from .._schema import OUTCOMES, STATUSES
 from ._base import (
     EDGE,
     OUTCOME_COLORS,
+    arm_labels,
     axes_title,
     figure_title,
     legend_columns,
@@ -28,9 +29,9 @@ from ._base import (
 
 _CELL_CATEGORIES = (*OUTCOMES, *[s for s in STATUSES if s != "ok"], "missing")
 _CELL_LABELS = {
-    "loss": "loss (WITH worse)",
+    "loss": "loss ({with} worse)",
     "tie": "tie",
-    "win": "win (WITH better)",
+    "win": "win ({with} better)",
     "no_answer": "no answer (over budget)",
     "invalid": "invalid judge output",
     "error": "judge call failed",
@@ -56,6 +57,7 @@ def plot_task_heatmap(
     *,
     judge: str | Sequence[str] | None = None,
     rubric: str | None = None,
+    arm_names: Mapping[str, str] | None = None,
     title: str | bool | None = None,
     width: str | float = "page",
     figsize: Sequence[float] | None = None,
@@ -72,6 +74,10 @@ def plot_task_heatmap(
         Judge(s) to show; all by default (one panel each).
     rubric : str, optional
         Required when the frame holds several rubrics.
+    arm_names : mapping, optional
+        What to call the arms, ``{"with": "Serena MCP", "without": "plain Claude Code"}``
+        (:attr:`evalstats.Dataset.arm_names`): the legend ("win (Serena MCP better)") and
+        the order key use the names; WITH / WITHOUT by default.
     title : str, False or None, default None
         Figure title: None draws the default, False or "" none (with ``ax=``, only a str).
     width : "page", "column" or float, default "page"
@@ -104,6 +110,7 @@ def plot_task_heatmap(
     >>> fig.axes[0].images[0].get_array().shape
     (2, 2)
     """
+    arms = arm_labels(arm_names)
     require(
         frame, ["task_id", "replicate", "judge", "rubric", "order", "status", "outcome"], "frame"
     )
@@ -243,7 +250,7 @@ def plot_task_heatmap(
         last_row = k == n_j - 1 or not vertical
         if last_row:
             text = (
-                "replicate · order (W = WITH shown first, O = WITHOUT first)"
+                f"replicate · order (W = {arms['with']} shown first, O = {arms['without']} first)"
                 if has_order
                 else "replicate"
             )
@@ -255,13 +262,17 @@ def plot_task_heatmap(
             a.tick_params(axis="y", labelleft=False)
     legend_order = ("win", "tie", "loss", "no_answer", "invalid", "error", "missing")
     shown = [c for c in legend_order if c != "missing" or any_missing]
-    handles = [
-        Patch(facecolor=OUTCOME_COLORS[c], edgecolor=EDGE, linewidth=0.5, label=_CELL_LABELS[c])
+    legend_pt = size_pt("legend.fontsize")
+    # A long arm name wraps rather than running off a column-wide figure.
+    labels = [
+        wrap(_CELL_LABELS[c].replace("{with}", arms["with"]), canvas.width - 0.6, legend_pt)
         for c in shown
     ]
-    ncol = legend_columns(
-        [h.get_label() for h in handles], canvas.width - 0.2, size_pt("legend.fontsize")
-    )
+    handles = [
+        Patch(facecolor=OUTCOME_COLORS[c], edgecolor=EDGE, linewidth=0.5, label=lab)
+        for c, lab in zip(shown, labels, strict=True)
+    ]
+    ncol = legend_columns(labels, canvas.width - 0.2, legend_pt)
     canvas.fig.legend(handles=handles, loc="outside lower center", ncol=ncol, frameon=False)
     rubric_name = present[0] if rubric is None else rubric
     figure_title(canvas, title, f"Per-task outcomes, rubric {rubric_name}")

@@ -9,15 +9,16 @@ display the table a second time.
 from __future__ import annotations
 
 import html
+import inspect
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ..records import atomic_write
+from ..records import DEFAULT_ARM_NAMES, atomic_write
 from ._figures import enqueue
 
 __all__ = [
@@ -177,8 +178,33 @@ def show_unavailable(results: Any, section: str) -> None:
     _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
 
 
+def _arm_pairs(arm_names: Mapping[str, str] | None) -> list[tuple[str, str]]:
+    """(WITH, its name), (WITHOUT, its name); empty when neither arm is named."""
+    names = {arm: str((arm_names or {}).get(arm, d)) for arm, d in DEFAULT_ARM_NAMES.items()}
+    if names == DEFAULT_ARM_NAMES:
+        return []
+    return [
+        (d, names[arm] if names[arm] != d else "(not named)")
+        for arm, d in DEFAULT_ARM_NAMES.items()
+    ]
+
+
+def _arms_line(arm_names: Mapping[str, str] | None) -> str | None:
+    """What the page says the arms are, e.g. "WITH = Serena MCP · WITHOUT = plain Claude
+    Code"; None when neither is named (the page then says WITH / WITHOUT only).
+
+    >>> _arms_line({"with": "Serena MCP", "without": "WITHOUT"})
+    'WITH = Serena MCP · WITHOUT = (not named)'
+    >>> _arms_line({"with": "WITH", "without": "WITHOUT"}) is None
+    True
+    """
+    pairs = _arm_pairs(arm_names)
+    return " · ".join(f"{arm} = {name}" for arm, name in pairs) if pairs else None
+
+
 def show_provenance(results: Any) -> None:
-    """The simulated-data label (when it applies) and where the numbers come from."""
+    """Which arm is which (when the data names them), the simulated-data label (when it
+    applies) and where the numbers come from."""
     p = results.provenance
     rows = [
         ("data", p.get("data_dir", "")),
@@ -203,6 +229,14 @@ def show_provenance(results: Any) -> None:
         ),
     ]
     parts = []
+    arms = _arm_pairs(p.get("arm_names"))
+    if arms:
+        # First on the page: the tables keep the data's column names (with / without).
+        parts.append(
+            '<p class="arms">'
+            + " · ".join(f"<strong>{arm}</strong> = {html.escape(name)}" for arm, name in arms)
+            + "</p>"
+        )
     parts.append(
         '<div class="table-wrap"><table data-table="provenance"><tbody>'
         + "".join(
@@ -212,7 +246,8 @@ def show_provenance(results: Any) -> None:
         )
         + "</tbody></table></div>"
     )
-    plain = "\n".join(f"{k}: {v}" for k, v in rows)
+    lines = [_arms_line(p.get("arm_names"))] if arms else []
+    plain = "\n".join([*lines, *(f"{k}: {v}" for k, v in rows)])
     _display("".join(parts), plain)
 
 
@@ -228,6 +263,10 @@ def show_figure(
 
     With ``output_dir``, the figure is written to ``output_dir/figures/<name>.png`` and
     ``.svg``. Says so (instead of failing) when the plot function is not available.
+
+    A plot function that takes ``arm_names`` gets the arms' names of the data it draws
+    (``attrs["arm_names"]`` of a :class:`~evalstats.report.Results` table or frame, from
+    ``results.json``'s ``provenance.arm_names``) unless the call passes them.
     """
     from IPython.display import display
 
@@ -240,6 +279,7 @@ def show_figure(
         text = f"figure {name}: not available (evalstats.plots.{plot} is missing)."
         _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
         return
+    kwargs = _with_arm_names(func, args, kwargs)
     try:
         fig = func(*args, **kwargs)
     except (ValueError, KeyError, IndexError, TypeError, ZeroDivisionError) as exc:
@@ -264,6 +304,24 @@ def show_figure(
         metadata={"image/svg+xml": {"width": round(bbox.width * _SHOWN_DPI)}},
         raw=True,
     )
+
+
+def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` plus ``arm_names`` from the first DataFrame argument that carries them, when
+    ``func`` takes them and the caller gave none."""
+    if "arm_names" in kwargs:
+        return kwargs
+    try:
+        takes = "arm_names" in inspect.signature(func).parameters
+    except (TypeError, ValueError):  # no signature to read: pass nothing it may not take
+        takes = False
+    if not takes:
+        return kwargs
+    for arg in args:
+        names = arg.attrs.get("arm_names") if isinstance(arg, pd.DataFrame) else None
+        if names:
+            return {**kwargs, "arm_names": dict(names)}
+    return kwargs
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -110,6 +110,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
         frame=f,
         inputs=inputs,
         describe={
+            "arm_names": ds.arm_names,  # arms.toml or the rubric files' [arms]
             "rubrics": _rubric_provenance(f, ds.judgments),
             "judges": _judge_provenance(f, ds.judgments),
         },

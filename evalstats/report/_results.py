@@ -50,6 +50,7 @@ class Results:
         Sections that could not be computed here, with the reason.
     frame : DataFrame
         The verdict frame the tables were computed from (for figures; not serialised).
+        It and the tables carry ``attrs["arm_names"]`` when the provenance names the arms.
 
     Examples
     --------
@@ -65,6 +66,15 @@ class Results:
     simulated: bool
     unavailable: dict[str, str] = field(default_factory=dict)
     frame: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # The arms' names travel with the data (``attrs``, kept by pickle), so that a figure
+        # drawn from any table or the frame can name the arms (report.show_figure).
+        names = self.provenance.get("arm_names")
+        if names:
+            for t in (*self.tables.values(), self.frame):
+                if isinstance(t, pd.DataFrame):
+                    t.attrs["arm_names"] = dict(names)
 
     def table(self, name: str) -> pd.DataFrame | None:
         """The table ``name``, or None when the section is unavailable or empty."""
