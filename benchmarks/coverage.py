@@ -307,6 +307,11 @@ def main() -> None:
         f"default rates: {DEFAULT_METHOD}, kappa: {DEFAULT_KAPPA}"
     )
     print(table.round(3).to_string(index=False, na_rep=""))
+    cols = [*RATE_NAMES, "type1", "kappa", "tok_total", "tok_geo"]
+    default = table[table["method"] == DEFAULT_METHOD].set_index("design")
+    default = default.reindex(columns=[c for c in cols if c in default.columns])
+    print(f"\nthe defaults ({DEFAULT_METHOD}; kappa {DEFAULT_KAPPA}), band [0.93, 0.97]:")
+    print(default.round(3).to_string(na_rep=""))
     print(f"total {time.perf_counter() - start:.0f} s")
 
 

@@ -21,8 +21,8 @@ orders of one task are correlated, so the task is the cluster:
 * Intervals (``method``) and the net-win test come from one construction each, so
   ``net_win_p < 1 - confidence`` exactly when the net-win interval excludes 0:
   ``"cr2_wilson"`` (default): the score (Wilson) interval at the design-effect
-  effective size ``p (1 - p) / SE_CR2^2`` shrunk by ``(z / t_df)^2`` (Korn & Graubard
-  1998's construction with CR2 and the BM df) and the score test it inverts;
+  effective size ``p (1 - p) / SE_CR2^2`` scaled by ``(t_(n-1) / t_df)^2`` (Korn &
+  Graubard 1998's construction with CR2 and the BM df) and the score test it inverts;
   ``"cr2_t"``: ``r +/- t_df SE_CR2`` and the t test; ``"cluster_wilson"`` and
   ``"cluster_t"``: the same with CR1 and ``C - 1`` df (the former defaults); the
   cluster bootstrap (``"bca"``, ``"percentile"``, ``"basic"``;
