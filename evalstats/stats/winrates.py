@@ -40,7 +40,7 @@ orders of one task are correlated, so the task is the cluster:
   verdicts as independent, so with replicated tasks it is anti-conservative; read
   ``net_win_p``.
 
-Why ``cr2_wilson`` is the default: ``benchmarks/coverage.py``'s rate designs (11 designs,
+Why ``cr2_wilson`` is the default: ``benchmarks/coverage.py --evals 4000`` (11 designs,
 4,000 simulated evaluations each, Monte-Carlo SE of a coverage 0.0034; type-I error at a
 true net win of 0 in the same design) gave, for the coverage of nominal 95 % intervals of
 win / tie / loss / net win (= score) and the type-I error at 5 %::
