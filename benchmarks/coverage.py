@@ -10,7 +10,8 @@ each candidate method, the type-I error at 5 % of that method's net-win test in 
 design at a true net win of 0 (the p-value from the same construction as the interval),
 the coverage of the kappa intervals (two judges, kappa about 0.5) and of both token
 ratios (computed by :func:`evalstats.stats.cost.cost_ratios` as it is, per evaluation),
-and the Monte-Carlo SE of a coverage of 0.95.
+the Monte-Carlo SE of a coverage of 0.95, and (``flagged``) the share of evaluations of the
+design that :func:`evalstats.stats.design_coverage` marks as outside [0.93, 0.97].
 
 Run: ``.venv/bin/python benchmarks/coverage.py [--evals 2000] [--cost-evals 600]``.
 """
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from evalstats.records import EvalstatsWarning
+from evalstats.stats import design_coverage
 from evalstats.stats._kappa import _kappa_from_tables, cohen_stats
 from evalstats.stats.outcome_model import draw_outcomes
 from evalstats.stats.resample import cluster_bootstrap
@@ -42,6 +44,7 @@ RATE_METHODS = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "bca")
 KAPPA_METHODS = ("jackknife_t", "wald_iid", "boot_bca")
 DEFAULT_KAPPA = "jackknife_t"
 WILD = True  # the wild bootstrap rows (slow: test inversion); the test slice turns them off
+FLAGS = True  # how often design_coverage flags an evaluation of the design (the user's check)
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,27 @@ def rate_coverage(
             wins, ties, losses, gid, (nw, nt, nl), truth, n_evals
         )
     return pd.DataFrame(rows).T
+
+
+def flagged_share(d: Design, rng: np.random.Generator, n_evals: int = 40) -> float:
+    """Share of simulated evaluations whose :func:`design_coverage` puts a ``ci_note`` on them.
+
+    The user's check of a design: each evaluation's frame is re-simulated from its own
+    estimates (400 simulations each, all evaluations in one call), so this says how often a
+    user of the design would be told that its default intervals fall outside the band.
+    """
+    codes, mask = _outcomes(d, d.probs, n_evals, rng)
+    ev, task, row = np.nonzero(np.broadcast_to(mask, codes.shape[:3]))
+    frame = pd.DataFrame(
+        {
+            "eval": ev,
+            "task_id": task,
+            "status": "ok",
+            "outcome": np.array(["loss", "tie", "win"])[codes[ev, task, row, 0]],
+        }
+    )
+    res = design_coverage(frame, by="eval", n_sims=400, rng=rng)
+    return float((res["ci_note"] != "").mean())
 
 
 def _wild_net(wins, ties, losses, gid, null_counts, truth, n_evals) -> dict:
@@ -265,7 +289,7 @@ def run(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EvalstatsWarning)
             rates = rate_coverage(d, n_evals, rng, methods)
-        extra: dict[str, float] = {}
+        extra: dict[str, float] = {"flagged": flagged_share(d, rng)} if FLAGS else {}
         if d.n_judges == 2 and d.orders == 1:
             kap = kappa_coverage(d, n_evals, rng)
             extra["kappa"] = kap[DEFAULT_KAPPA]
@@ -307,6 +331,11 @@ def main() -> None:
         f"default rates: {DEFAULT_METHOD}, kappa: {DEFAULT_KAPPA}"
     )
     print(table.round(3).to_string(index=False, na_rep=""))
+    cols = [*RATE_NAMES, "type1", "p_vs_ci_disagree", "flagged", "kappa", "tok_total", "tok_geo"]
+    default = table[table["method"] == DEFAULT_METHOD].set_index("design")
+    default = default.reindex(columns=[c for c in cols if c in default.columns])
+    print(f"\nthe defaults ({DEFAULT_METHOD}; kappa {DEFAULT_KAPPA}), band [0.93, 0.97]:")
+    print(default.round(3).to_string(na_rep=""))
     print(f"total {time.perf_counter() - start:.0f} s")
 
 

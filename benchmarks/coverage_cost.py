@@ -24,7 +24,9 @@ Candidates (all task-clustered, intervals built on the log scale unless said oth
   arm's leverages / the smaller of both arms' df / of the mean leverage;
 * ``jbc_cr2_bm`` CR2 + BM around the cluster-jackknife bias-corrected log ratio;
 * ``cox_logn``  lognormal (Cox-type) interval on the task totals,
-  :func:`evalstats.stats.cost.lognormal_ratio_interval` (total only; the chosen default).
+  :func:`evalstats.stats.cost.lognormal_ratio_interval`, t(C - 1) (total only; the former default);
+* ``cox_bmavg`` the same with the Bell-McCaffrey df of the mean cost share
+  ``(X_c / X + Y_c / Y) / 2`` (total only; the chosen default).
 
 Columns: coverage, the share of intervals wholly below / above the truth, the median width on
 the log scale and the share of unbounded intervals (Fieller's, when the WITHOUT total is not
@@ -142,6 +144,9 @@ def total_intervals(xc, yc, conf, n_resamples, gen):
     centre, se_cox, df_cox = lognormal_ratio_interval(xc, yc)
     qc = _tq(conf, df_cox)
     out["cox_logn"] = (centre - qc * se_cox, centre + qc * se_cox)
+    # The package's default: the same interval on the Bell-McCaffrey df of the mean cost share.
+    qd = _tq(conf, bm_df_from_leverage((xc / X + yc / Y) / 2))
+    out["cox_bmavg"] = (centre - qd * se_cox, centre + qd * se_cox)
     out["_cox_excl"] = np.mean(np.abs(est - centre) > qc * se_cox)
     # jackknife bias-corrected centre with the CR2 SE and BM df
     bc = c * est - (c - 1) * tj.mean(1)
@@ -289,6 +294,7 @@ def main() -> None:
             "fieller_bmavg",
             "jbc_cr2_bm",
             "cox_logn",
+            "cox_bmavg",
         ):
             cells = []
             for ivs, truth in ((tot, true_total), (geo, true_geo)):

@@ -476,8 +476,15 @@ def test_default_interval_lognormal_for_the_total_cr2_for_the_geomean_and_estima
     row = _row(out, "tokens_total_ratio")
     tot = pairs.groupby("task_id")[["tokens_with", "tokens_without"]].sum().to_numpy(float)
     centre, se, df = lognormal_ratio_interval(tot[:, 0], tot[:, 1])
-    q = stats.t.ppf(0.975, 7)
-    assert df == 7 and row["df"] == 7
+    assert df == 7
+    # The quantile's df: Bell-McCaffrey of the mean cost share, by the explicit matrix formula
+    # tr(M)^2 / tr(M^2), M = diag(h / (1 - h)) - q q', q = h / sqrt(1 - h) (one parameter).
+    h = (tot[:, 0] / tot[:, 0].sum() + tot[:, 1] / tot[:, 1].sum()) / 2
+    q_ = h / np.sqrt(1 - h)
+    big_m = np.diag(h / (1 - h)) - np.outer(q_, q_)
+    df_bm = np.trace(big_m) ** 2 / np.trace(big_m @ big_m)
+    assert row["df"] == pytest.approx(df_bm, rel=1e-12) and row["df"] < 7
+    q = stats.t.ppf(0.975, df_bm)
     assert row["estimate"] == pytest.approx(tot[:, 0].sum() / tot[:, 1].sum())  # plain ratio
     assert row["ci_low"] == pytest.approx(np.exp(centre - q * se), rel=1e-12)
     assert row["ci_high"] == pytest.approx(np.exp(centre + q * se), rel=1e-12)
@@ -527,7 +534,7 @@ def test_lognormal_interval_se_matches_the_monte_carlo_spread_and_covers():
 
 def test_coverage_slice_at_8_tasks_x_3_with_skewed_costs():
     """A fast slice of benchmarks/coverage_cost.py: loose bounds, vectorised over evaluations."""
-    from evalstats.stats.cost import lognormal_ratio_interval
+    from evalstats.stats.cost import bm_df_from_leverage, lognormal_ratio_interval
 
     rng = np.random.default_rng(36)
     e, c, r, sd, slope, sd_u, sd_e, a = 2000, 8, 3, 1.5, -0.15, 0.25, 0.4, np.log(0.7)
@@ -536,16 +543,20 @@ def test_coverage_slice_at_8_tasks_x_3_with_skewed_costs():
     y = np.exp(s + sd_e * rng.standard_normal((e, c, r)))
     x = np.exp(s + b + sd_e * rng.standard_normal((e, c, r)))
     true_total = a + ((1 + slope) ** 2 * sd**2 + sd_u**2 - sd**2) / 2
-    centre, se, df = lognormal_ratio_interval(x.sum(2), y.sum(2))
-    q = stats.t.ppf(0.975, df)
+    xc, yc = x.sum(2), y.sum(2)
+    centre, se, df = lognormal_ratio_interval(xc, yc)
+    share = (xc / xc.sum(1, keepdims=True) + yc / yc.sum(1, keepdims=True)) / 2
+    q = stats.t.ppf(0.975, bm_df_from_leverage(share))  # the default's df
     cover_total = np.mean(np.abs(centre - true_total) <= q * se)
+    q_c1 = stats.t.ppf(0.975, df)  # the former t(C - 1)
+    cover_c1 = np.mean(np.abs(centre - true_total) <= q_c1 * se)
     lr = (np.log(x) - np.log(y)).mean(2)  # balanced: CR2 + BM is the t interval on task means
     m, sem = lr.mean(1), lr.std(1, ddof=1) / np.sqrt(c)
     cover_geo = np.mean(np.abs(m - a) <= stats.t.ppf(0.975, c - 1) * sem)
-    assert 0.92 < cover_total < 0.98
+    assert 0.93 < cover_total < 0.99
+    assert cover_total > cover_c1
     assert 0.93 < cover_geo < 0.97
     # the old default's failure, for contrast: a CR1 delta interval on the plain ratio
-    xc, yc = x.sum(2), y.sum(2)
     est = np.log(xc.sum(1) / yc.sum(1))
     z = xc / xc.sum(1, keepdims=True) - yc / yc.sum(1, keepdims=True)
     se1 = np.sqrt(c / (c - 1) * (z**2).sum(1))

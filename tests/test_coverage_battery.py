@@ -46,6 +46,14 @@ def test_fast_battery_slice(battery) -> None:
     assert unequal.loc[battery.DEFAULT_METHOD, "df"] == pytest.approx(4.0885, abs=1e-3)
     # CR1 with C - 1 = 11 df is the anti-conservative habit this default replaces.
     assert unequal.loc["cluster_t", "type1"] > unequal.loc[battery.DEFAULT_METHOD, "type1"]
+    # The Korn-Graubard factor: the former (z / t_df)^2 covered 0.98 here (tie rate).
+    assert table.loc[("8x3 ICC .3", battery.DEFAULT_METHOD), rates].max() <= 0.975
+    # design_coverage rarely flags a design whose intervals are in the band ...
+    for name in names:
+        assert table.loc[(name, battery.DEFAULT_METHOD), "flagged"] <= 0.25, name
+    # ... and mostly flags the one where no valid interval can be (8 x 3, net win +0.8).
+    rare = next(d for d in battery.DESIGNS if d.name == "8x3 net +.8")
+    assert battery.flagged_share(rare, np.random.default_rng(4)) >= 0.4
     kappa = table.loc[("kappa 10x3 two judges", battery.DEFAULT_METHOD)]
     assert 0.91 <= kappa["kappa"] <= 0.99
     assert 0.4 < kappa["kappa_true"] < 0.65

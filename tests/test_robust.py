@@ -347,3 +347,84 @@ def test_wild_webb_method_in_win_rates() -> None:
         assert (res[f"{name}_ci_low"] <= res[name]).all() and (
             res[name] <= res[f"{name}_ci_high"]
         ).all()
+
+
+# --------------------------------------------------------------------------- Korn-Graubard score
+
+
+def test_iid_score_interval_is_statsmodels_wilson() -> None:
+    """With the IID SE and df = n - 1 (or inf) the interval is the plain Wilson interval."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    k = np.array([0, 1, 5, 12, 19, 24])
+    n = np.full(6, 24.0)
+    p = k / n
+    se = np.sqrt(p * (1 - p) / n)
+    for df in (n - 1, np.full(6, np.inf)):
+        lo, hi = wilson_interval(p, se, n, df, n)
+        ok = se > 0
+        ref_lo, ref_hi = proportion_confint(k[ok], n[ok], alpha=0.05, method="wilson")
+        np.testing.assert_allclose(lo[ok], ref_lo, rtol=1e-10)
+        np.testing.assert_allclose(hi[ok], ref_hi, rtol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_score_interval_solves_korn_graubard_by_root_finding(seed: int) -> None:
+    """The ends solve |p - p0| = z sqrt(p0 (1 - p0) / n_eff), n_eff = A (t_(n-1) / t_df)^2."""
+    from scipy.optimize import brentq
+
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        p, n = rng.uniform(0.1, 0.9), float(rng.integers(10, 200))
+        se = np.sqrt(p * (1 - p) / n) * rng.uniform(0.8, 2.5)
+        df = rng.uniform(2.0, 20.0)
+        conf = rng.choice([0.8, 0.9, 0.95, 0.99])
+        q = 0.5 + conf / 2
+        n_eff = p * (1 - p) / se**2 * (stats.t.ppf(q, n - 1) / stats.t.ppf(q, df)) ** 2
+        z = stats.norm.ppf(q)
+
+        def gap(p0, p=p, n_eff=n_eff, z=z):
+            return abs(p - p0) - z * np.sqrt(p0 * (1 - p0) / n_eff)
+
+        ref = (brentq(gap, 1e-12, p), brentq(gap, p, 1 - 1e-12))
+        got = wilson_interval(p, se, n, df, 5.0, conf)
+        assert float(got[0]) == pytest.approx(ref[0], abs=1e-9)
+        assert float(got[1]) == pytest.approx(ref[1], abs=1e-9)
+        # The test inverts it at every level: p-value = 1 - conf at both ends.
+        for end in ref:
+            assert float(wilson_test_p(p, se, n, df, 5.0, end)) == pytest.approx(1 - conf, rel=1e-6)
+
+
+def test_design_coverage_flags_a_rare_outcome_design_and_passes_a_balanced_one() -> None:
+    from evalstats.stats import design_coverage
+    from evalstats.stats._design_coverage import _pooled_icc
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for name, n_tasks, reps, probs in (("rare", 8, 3, (0.85, 0.1, 0.05)), ("bal", 15, 6, None)):
+        for t in range(n_tasks):
+            pr = probs or rng.dirichlet([4.0, 3.0, 3.0])
+            for o in rng.choice(["win", "tie", "loss"], size=reps, p=pr):
+                rows.append({"design": name, "task_id": t, "status": "ok", "outcome": o})
+    frame = pd.DataFrame(rows)
+    cov = design_coverage(frame, by="design", n_sims=600, rng=1).set_index("design")
+    assert cov.loc["rare", "max_coverage"] > 0.97
+    assert cov.loc["rare", "ci_note"].startswith("conservative: simulated coverage")
+    assert "for 8 tasks" in cov.loc["rare", "ci_note"]
+    bal = cov.loc["bal", [f"{r}_coverage" for r in RATE_NAMES]].to_numpy(float)
+    assert np.all((bal > 0.91) & (bal < 0.985)), bal
+    # The pooled ANOVA ICC against a direct loop over tasks (Searle's unequal-size m0).
+    counts = frame.groupby(["design", "task_id"])["outcome"].value_counts().unstack(fill_value=0)
+    counts = counts[["win", "tie", "loss"]]
+    gid = pd.factorize(counts.index.get_level_values(0), sort=True)[0]
+    got = _pooled_icc(counts.to_numpy(), gid, 2)
+    for g, (_, block) in enumerate(counts.groupby(level=0, sort=True)):
+        y = block.to_numpy(float)
+        m = y.sum(1)
+        n, c = m.sum(), len(m)
+        p = y.sum(0) / n
+        ssb = sum(m[i] * ((y[i] / m[i] - p) ** 2).sum() for i in range(c))
+        ssw = sum((m[i] * (y[i] / m[i]) * (1 - y[i] / m[i])).sum() for i in range(c))
+        msb, msw = ssb / (c - 1), ssw / (n - c)
+        m0 = (n - (m**2).sum() / n) / (c - 1)
+        assert got[g] == pytest.approx(max((msb - msw) / (msb + (m0 - 1) * msw), 0.0), abs=1e-12)

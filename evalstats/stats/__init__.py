@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._design_coverage import design_coverage
 from ._proportion import ProportionCI, proportion_ci
 from .agreement import (
     AgreementResult,
@@ -90,6 +91,7 @@ __all__ = [
     "cost_equivalence",
     "cost_ratios",
     "coverage_study",
+    "design_coverage",
     "dimension_means",
     "fleiss_kappa",
     "gold_labels",

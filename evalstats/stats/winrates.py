@@ -21,8 +21,8 @@ orders of one task are correlated, so the task is the cluster:
 * Intervals (``method``) and the net-win test come from one construction each, so
   ``net_win_p < 1 - confidence`` exactly when the net-win interval excludes 0:
   ``"cr2_wilson"`` (default): the score (Wilson) interval at the design-effect
-  effective size ``p (1 - p) / SE_CR2^2`` shrunk by ``(z / t_df)^2`` (Korn & Graubard
-  1998's construction with CR2 and the BM df) and the score test it inverts;
+  effective size ``p (1 - p) / SE_CR2^2`` scaled by ``(t_(n-1) / t_df)^2`` (Korn &
+  Graubard 1998's construction with CR2 and the BM df) and the score test it inverts;
   ``"cr2_t"``: ``r +/- t_df SE_CR2`` and the t test; ``"cluster_wilson"`` and
   ``"cluster_t"``: the same with CR1 and ``C - 1`` df (the former defaults); the
   cluster bootstrap (``"bca"``, ``"percentile"``, ``"basic"``;
@@ -40,31 +40,34 @@ orders of one task are correlated, so the task is the cluster:
   verdicts as independent, so with replicated tasks it is anti-conservative; read
   ``net_win_p``.
 
-Why ``cr2_wilson`` is the default: ``benchmarks/coverage.py`` (11 designs, 2,000
-simulated evaluations each, Monte-Carlo SE of a coverage 0.005; type-I error at a
-true net win of 0 in the same design) printed, for the coverage of nominal 95 %
-intervals of win / tie / loss / net win (= score) and the type-I error at 5 %::
+Why ``cr2_wilson`` is the default: ``benchmarks/coverage.py --evals 4000`` (11 designs,
+4,000 simulated evaluations each, Monte-Carlo SE of a coverage 0.0034; type-I error at a
+true net win of 0 in the same design) gave, for the coverage of nominal 95 % intervals of
+win / tie / loss / net win (= score) and the type-I error at 5 %::
 
-    design                 cr2_wilson                 cr2_t                      cluster_t (old CR1)
-    15x6 ICC .3            .954 .954 .955 .954  .057  .948 .950 .936 .945  .063  .948 .950 .936 .945 .063
-    8x3 ICC .3             .972 .978 .958 .962  .041  .946 .943 .931 .944  .058  (= cr2_t)
-    12 tasks of 1-30       .946 .961 .952 .941  .054  .935 .957 .926 .933  .068  .870 .902 .852 .864 .138
-    10x4 ICC .8            .974 .955 .952 .966  .030  .950 .943 .921 .944  .052  (= cr2_t)
-    8x3 ICC .05            .970 .984 .962 .956  .038  .942 .952 .942 .946  .051  (= cr2_t)
-    8x3 net +.8            .973 .965 .986 .981  .048  .892 .992 .999 .920  .071  (= cr2_t)
-    8x3 net -.8            .984 .972 .984 .987  .041  1.00 .998 .896 .926  .062  (= cr2_t)
-    40x2 ICC .3            .958 .959 .951 .956  .040  .952 .952 .950 .952  .046  (= cr2_t)
-    blind 15x3, 2 orders   .958 .954 .954 .956  .042  .951 .951 .938 .947  .052  (= cr2_t)
-    8x3, skewed costs      .969 .980 .958 .962  .040  .947 .946 .942 .947  .058  (= cr2_t)
-    10x3, two judges       .956 .978 .962 .956  .034  .944 .960 .943 .942  .046  (= cr2_t)
+    design                 cr2_wilson                 cr2_t
+    15x6 ICC .3            .948 .957 .949 .947  .048  .944 .950 .939 .942  .052
+    8x3 ICC .3             .949 .962 .960 .956  .040  .940 .943 .938 .948  .049
+    12 tasks of 1-30       .944 .956 .941 .942  .064  .934 .955 .918 .932  .075
+    10x4 ICC .8            .971 .949 .944 .961  .039  .949 .937 .924 .943  .056
+    8x3 ICC .05            .946 .958 .962 .951  .053  .943 .949 .949 .946  .059
+    8x3 net +.8            .979 .966 .985 .980  .048  .894 .996 1.00 .924  .059
+    8x3 net -.8            .982 .972 .978 .978  .048  .997 .996 .894 .925  .057
+    40x2 ICC .3            .955 .954 .953 .949  .052  .952 .946 .952 .949  .054
+    blind 15x3, 2 orders   .955 .958 .956 .956  .048  .950 .951 .944 .950  .053
+    8x3, skewed costs      .944 .965 .953 .951  .044  .938 .949 .933 .945  .050
+    10x3, two judges       .953 .961 .948 .947  .051  .950 .958 .942 .944  .054
 
-The cluster BCa interval covered 0.85-0.995 (0.86-0.90 on the unequal design). Only
-``cr2_wilson`` keeps every coverage at or above 0.94 and every type-I error at or
-below 0.06; where it misses the [0.93, 0.97] band it is on the safe side (up to 0.987
-with 8 tasks and rare outcomes, where the 24 verdicts are too discrete for any
-interval to hold 0.95 closely). ``cr2_t`` undercovers skewed rates (0.89 at a win rate
-of 0.85) and its test rejects up to 7 % at 5 %; the old CR1 / ``C - 1`` default
-collapses on unequal task sizes (0.86 coverage, 13.8 % type-I error).
+Every coverage is inside [0.93, 0.97] except at 8 tasks x 3 with net win +/-0.8 (0.966-0.985)
+and the win rate at 10 x 4, ICC 0.8 (0.971): there 24 (or ~10 effective) verdicts are too
+discrete for any valid equal-tailed interval to hold 0.95 closely (the IID Wilson interval on
+IID data covers 0.970 at n = 24, p = 0.05), so the default stays on the safe side and
+:func:`evalstats.stats.design_coverage` reports the simulated coverage of the design at hand
+with a ``ci_note``. The net-win test's type-I error is at most 0.053 except on 12 unequal
+tasks (0.064; ``cr2_t`` 0.075, the old CR1 / ``C - 1`` default 0.138). The former
+``(z / t_df)^2`` factor covered up to 0.986 at 8 x 3 (tie rate) and 0.981 at ICC 0.05;
+``cr2_t`` undercovers skewed rates (0.89 at a win rate of 0.85) and rejects up to 7.5 %;
+the cluster BCa covered 0.85-0.995.
 """
 
 from __future__ import annotations
