@@ -389,22 +389,28 @@ def test_ordinal_check_sits_beside_the_design_rates(method_results, plain_result
 def test_simulated_mde_and_tasks_needed_hold_under_a_fresh_simulation(method_results):
     from evalstats.stats.power import min_detectable_net_win, simulated_power, tasks_needed
 
-    table = method_results.tables["mde_simulated"]
     design = method_results.tables["design"].set_index("rubric")
-    assert set(table["quantity"]) == {"minimum detectable net win", "tasks needed"}
-    np.testing.assert_allclose(table["mc_se"], np.sqrt(0.8 * 0.2 / 400))
-    for row in table.to_dict("records"):
+    mde = method_results.tables["mde_simulated"]
+    needed = method_results.tables["tasks_needed_simulated"]
+    assert len(mde) == 2 and len(needed) == 6
+    for table in (mde, needed):
+        np.testing.assert_allclose(table["mc_se"], np.sqrt(0.8 * 0.2 / 400))
+        assert (table["power_simulated"] >= 0.8).all() and (table["icc"] == 0.3).all()
+    checks = []
+    for row in mde.to_dict("records"):
         d = design.loc[row["rubric"]]
         kw = {"n_replicates": int(d["n_replicates"]), "icc": 0.3, "p_tie": float(d["p_tie"])}
-        if row["quantity"] == "minimum detectable net win":
-            effect, n_tasks = row["simulated"], int(d["n_tasks"])
-            analytic = min_detectable_net_win(n_tasks, **kw).net_win
-            assert row["analytic"] == pytest.approx(analytic, rel=1e-9)
-        else:
-            effect, n_tasks = row["net_win"], int(row["simulated"])
-            assert row["analytic"] == tasks_needed(row["net_win"], **kw).n_tasks
+        assert row["n_tasks"] == d["n_tasks"]
+        analytic = min_detectable_net_win(int(d["n_tasks"]), **kw).net_win
+        assert row["net_win_analytic"] == pytest.approx(analytic, rel=1e-9)
+        checks.append((row["net_win"], int(d["n_tasks"]), kw, row["mc_se"]))
+    for row in needed.to_dict("records"):
+        d = design.loc[row["rubric"]]
+        kw = {"n_replicates": int(d["n_replicates"]), "icc": 0.3, "p_tie": float(d["p_tie"])}
+        assert row["n_tasks_analytic"] == tasks_needed(row["net_win"], **kw).n_tasks
+        checks.append((row["net_win"], int(row["n_tasks"]), kw, row["mc_se"]))
+    for effect, n_tasks, kw, mc_se in checks:
         # An independent draw (another seed, 10x the simulations) at the simulated design:
         # its power is the 80 % target, within the Monte-Carlo error of both studies.
         fresh = simulated_power(effect, n_tasks, n_sims=4000, rng=12345, **kw)["power"].item()
-        assert abs(fresh - 0.8) < 4 * np.hypot(row["mc_se"], 0.0063), (row, fresh)
-        assert row["power_simulated"] >= 0.8
+        assert abs(fresh - 0.8) < 4 * np.hypot(mc_se, 0.0063), (effect, n_tasks, fresh)

@@ -688,54 +688,30 @@ def _power_simulated(ctx: Context) -> dict[str, Any]:
         raise Unavailable("needs the design section, which is not available here")
     alpha = 1.0 - ctx.confidence
     gen = _child_rng(ctx.seed, 2)
-    rows = []
+    mdes, needed = [], []
     for row in ctx.tables["design"].itertuples(index=False):
         n_t, n_r, p_tie = int(row.n_tasks), int(row.n_replicates), float(row.p_tie)
         if n_t < 2:
             continue
         common = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
         common |= {"power": _POWER, "n_sims": _MDE_SIMS, "rng": gen}
-        mde = simulated_mde(n_t, **common).iloc[0]
-        rows.append(
-            {
-                "rubric": row.rubric,
-                "quantity": "minimum detectable net win",
-                "n_tasks": n_t,
-                "net_win": np.nan,  # what this row finds (simulated / analytic)
-                "simulated": float(mde["net_win"]),
-                "analytic": float(mde["net_win_analytic"]),
-                "power_simulated": float(mde["power_simulated"]),
-                "power_simulated_at_analytic": float(mde["power_simulated_at_analytic"]),
-            }
-        )
-        for target in _NET_WIN_TARGETS:
-            if target > 1.0 - p_tie:
-                continue
-            need = simulated_tasks_needed(target, **common).iloc[0]
-            rows.append(
-                {
-                    "rubric": row.rubric,
-                    "quantity": "tasks needed",
-                    "n_tasks": n_t,
-                    "net_win": target,
-                    "simulated": float(need["n_tasks"]),
-                    "analytic": float(need["n_tasks_analytic"]),
-                    "power_simulated": float(need["power_simulated"]),
-                    "power_simulated_at_analytic": float(need["power_simulated_at_analytic"]),
-                }
-            )
-    if not rows:
+        mdes.append(simulated_mde(n_t, **common).assign(rubric=row.rubric))
+        needed += [
+            simulated_tasks_needed(target, **common).assign(rubric=row.rubric)
+            for target in _NET_WIN_TARGETS
+            if target <= 1.0 - p_tie
+        ]
+    if not mdes:
         raise Unavailable("fewer than two tasks: no clustered design to size")
-    out = pd.DataFrame(rows)
-    out["n_replicates"] = out["rubric"].map(
-        ctx.tables["design"].set_index("rubric")["n_replicates"]
-    )
-    out["icc"], out["power"] = _CURVE_ICC, _POWER
-    out["mc_se"] = float(np.sqrt(_POWER * (1.0 - _POWER) / _MDE_SIMS))
-    out["n_sims"] = _MDE_SIMS
-    cols = ["rubric", "quantity", "n_tasks", "n_replicates", "icc", "power", "net_win"]
-    rest = ["simulated", "analytic", "power_simulated", "power_simulated_at_analytic"]
-    return {"mde_simulated": out[[*cols, *rest, "mc_se", "n_sims"]]}
+    tasks = pd.concat(needed, ignore_index=True) if needed else pd.DataFrame()
+    if not tasks.empty:
+        tasks["n_tasks"] = tasks["n_tasks"].astype("Int64")  # NaN when max_tasks is not enough
+    return {
+        "mde_simulated": _front(pd.concat(mdes, ignore_index=True), "rubric"),
+        "tasks_needed_simulated": _front(tasks, "rubric")
+        if not tasks.empty
+        else Unavailable("no target net win is possible at this tie rate"),
+    }
 
 
 def _ordinal(ctx: Context) -> dict[str, Any]:
@@ -858,7 +834,12 @@ def sections() -> tuple[Section, ...]:
             ("audit", "report", _audit, ["audit"]),
             ("design", "methodology", _design, ["design"]),
             ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
-            ("power_simulated", "methodology", _power_simulated, ["mde_simulated"]),
+            (
+                "power_simulated",
+                "methodology",
+                _power_simulated,
+                ["mde_simulated", "tasks_needed_simulated"],
+            ),
             ("ordinal_check", "methodology", _ordinal, ["ordinal_check", "ordinal_terms"]),
             ("coverage", "methodology", _coverage, ["coverage"]),
         )
