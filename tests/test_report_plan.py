@@ -190,6 +190,30 @@ def test_primary_not_in_the_selection_is_said(planned):
     assert "is not among these results" in headline_paragraph(res)
 
 
+def test_cost_ratio_primary_points_at_the_cost_table(tmp_path):
+    from evalstats.report._display import plan_sentence
+    from evalstats.report.export import headline_paragraph
+
+    text = PLAN_TOML.replace('statistic = "net_win"', 'statistic = "tokens_total_ratio"')
+    text = text.replace('margin_kind = "non-inferiority"\n', "").replace("margin = 0.10\n", "")
+    res = compute_results(with_plan(tmp_path / "d", text), **PARAMS)
+    from statsmodels.stats.multitest import multipletests
+
+    fam = family_of(res)
+    assert not fam["primary"].any()  # a cost ratio is no row of the win-rate tables
+    expected = multipletests(fam["net_win_p"].to_numpy(), method="holm")[1]
+    np.testing.assert_allclose(fam["net_win_p_holm"].to_numpy(), expected, rtol=1e-12)
+    assert "a cost ratio: the tokens_total_ratio row of the cost table" in plan_sentence(res)
+    card = headline_paragraph(res)
+    row = res.tables["cost"].set_index("metric").loc["tokens_total_ratio"]
+    m = re.search(rf"The primary result: .*?total tokens: ({NUM}) \[({NUM}), ({NUM})\]", card)
+    assert m, card
+    shown = [float(x) for x in m.groups()]
+    np.testing.assert_allclose(
+        shown, row[["estimate", "ci_low", "ci_high"]].astype(float), atol=0.005
+    )
+
+
 def test_audit_sees_the_plan(planned_results, plain_results):
     def status(res, check):
         a = res.tables["audit"]

@@ -370,11 +370,13 @@ def plan_sentence(results: Any) -> str:
         )
     primary = plan["primary"]
     found = any(t is not None and "primary" in t and bool(t["primary"].any()) for t in tables)
-    where = (
-        f"marked {_PRIMARY_MARK}"
-        if found
-        else "not among these rows (its judge or rubric is not in the data selected)"
-    )
+    cost = results.tables.get("cost")
+    if found:
+        where = f"marked {_PRIMARY_MARK}"
+    elif cost is not None and primary["statistic"] in set(cost["metric"].astype(str)):
+        where = f"a cost ratio: the {primary['statistic']} row of the cost table"
+    else:
+        where = "not among these rows (its judge or rubric is not in the data selected)"
     margin = ""
     if plan.get("margin") is not None:
         margin = f", {plan['margin_kind']} margin {plan['margin']:g}"

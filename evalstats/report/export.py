@@ -617,11 +617,23 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
     margin = ""
     if plan.get("margin") is not None:
         margin = f", {plan.get('margin_kind')} margin {_g(plan['margin'])}"
-    return (
-        f" This is the primary analysis declared in the plan ({plan.get('statistic')}, "
-        f"alpha {_g(plan['alpha'])}, {_SIDES.get(str(plan.get('sidedness')), plan.get('sidedness'))}"
-        f"{margin}), tested alone; the report's other net-win tests are Holm-adjusted."
+    stat = str(plan.get("statistic"))
+    sides = _SIDES.get(str(plan.get("sidedness")), plan.get("sidedness"))
+    declared_as = f"{stat}, alpha {_g(plan['alpha'])}, {sides}{margin}"
+    if stat == "net_win":
+        return (
+            f" This is the primary analysis declared in the plan ({declared_as}), tested "
+            "alone; the report's other net-win tests are Holm-adjusted."
+        )
+    text = (
+        f" The plan declares {stat} of this judge and rubric as its primary statistic "
+        f"({declared_as}); every net-win test, this one included, is Holm-adjusted."
     )
+    cost = _table(doc, "cost")
+    if cost is not None and stat in set(cost["metric"]):
+        row = cost.loc[cost["metric"] == stat].iloc[0].to_dict()
+        text += " The primary result: " + _cost_sentence(row, doc, None, True)
+    return text
 
 
 def _g(x: Any) -> str:
