@@ -675,6 +675,9 @@ def _power(ctx: Context) -> dict[str, Any]:
 # evaluations each (common random numbers). Power's Monte-Carlo SE at 80 % is
 # sqrt(0.8 * 0.2 / 400) = 0.020; the page prints it beside each figure.
 _MDE_SIMS = 400
+# Targets whose analytic design needs more tasks than this are not simulated: with that many
+# clusters the normal approximation is close (and the simulation would cost most of the page).
+_SIMULATE_MAX_TASKS = 100
 
 
 def _power_simulated(ctx: Context) -> dict[str, Any]:
@@ -682,7 +685,7 @@ def _power_simulated(ctx: Context) -> dict[str, Any]:
     (:func:`evalstats.stats.simulated_mde`, :func:`evalstats.stats.simulated_tasks_needed`),
     with the analytic values beside them as the fast approximation; at the ICC the power
     curve uses."""
-    from ..stats.power import simulated_mde, simulated_tasks_needed
+    from ..stats.power import simulated_mde, simulated_tasks_needed, tasks_needed
 
     if "design" not in ctx.tables:
         raise Unavailable("needs the design section, which is not available here")
@@ -696,10 +699,12 @@ def _power_simulated(ctx: Context) -> dict[str, Any]:
         common = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
         common |= {"power": _POWER, "n_sims": _MDE_SIMS, "rng": gen}
         mdes.append(simulated_mde(n_t, **common).assign(rubric=row.rubric))
+        analytic = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
         needed += [
             simulated_tasks_needed(target, **common).assign(rubric=row.rubric)
             for target in _NET_WIN_TARGETS
             if target <= 1.0 - p_tie
+            and tasks_needed(target, power=_POWER, **analytic).n_tasks <= _SIMULATE_MAX_TASKS
         ]
     if not mdes:
         raise Unavailable("fewer than two tasks: no clustered design to size")
@@ -710,7 +715,10 @@ def _power_simulated(ctx: Context) -> dict[str, Any]:
         "mde_simulated": _front(pd.concat(mdes, ignore_index=True), "rubric"),
         "tasks_needed_simulated": _front(tasks, "rubric")
         if not tasks.empty
-        else Unavailable("no target net win is possible at this tie rate"),
+        else Unavailable(
+            f"every target net win needs more than {_SIMULATE_MAX_TASKS} tasks analytically, "
+            "where the normal approximation is close: see tasks_needed"
+        ),
     }
 
 
