@@ -237,6 +237,12 @@ def test_headline_numbers_on_the_page_match_results_json(rendered):
             cell = f"{p[col]:.3f} [{p[col + '_ci_low']:.3f}, {p[col + '_ci_high']:.3f}]"
             assert s[col] == cell, (col, s[col], p)
         assert int(s["wins"]) == p["wins"] and int(s["n"]) == p["n"]
+        # Holm-adjusted p beside the raw one; no plan in the sample: no row is marked.
+        holm = p["net_win_p_holm"]
+        assert s["net_win_p_holm"] == (f"{holm:.3f}" if holm >= 1e-3 else f"{holm:.2e}")
+        assert p["primary"] is False
+        assert s["primary"] == ""
+        assert p["net_win_p_holm"] >= p["net_win_p"]
 
 
 def test_provenance(rendered):

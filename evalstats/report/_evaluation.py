@@ -21,7 +21,15 @@ from .._schema import BLIND_DIMENSIONS
 from ..errors import DataError
 from ._kinds import Context, Loaded, Section, Unavailable
 
-__all__ = ["CONSENSUS_RULE", "check", "describe_parameters", "detect", "load", "sections"]
+__all__ = [
+    "CONSENSUS_RULE",
+    "check",
+    "describe_parameters",
+    "detect",
+    "load",
+    "plan_provenance",
+    "sections",
+]
 
 # Seed 000: when in doubt, "(b) roughly equivalent": judges that disagree make a tie.
 CONSENSUS_RULE = "unanimous"
@@ -105,7 +113,9 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
     f = _select(full, _as_list(params.get("judges")), _as_list(params.get("rubric")))
     files = [find_file(d, stem, required=False) for stem in _INPUT_STEMS]
     truth = d / "truth.json"
-    inputs = [p for p in (*files, truth if truth.exists() else None) if p is not None]
+    plan_file = None if ds.plan is None or ds.plan.path is None else Path(ds.plan.path)
+    extra_files = (truth if truth.exists() else None, plan_file)
+    inputs = [p for p in (*files, *extra_files) if p is not None]
     return Loaded(
         frame=f,
         inputs=inputs,
@@ -113,9 +123,41 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
             "arm_names": ds.arm_names,  # arms.toml or the rubric files' [arms]
             "rubrics": _rubric_provenance(f, ds.judgments),
             "judges": _judge_provenance(f, ds.judgments),
+            "plan": plan_provenance(ds.plan, d),
         },
         extra={"dataset": ds},
     )
+
+
+def plan_provenance(plan: Any, data_dir: Path) -> dict[str, Any] | None:
+    """The declared plan as results.json records it: every field, its file (relative to the
+    data directory: no machine paths), its sha256 and the primary row it names; None
+    without a plan.
+
+    >>> from evalstats.plan import parse_plan
+    >>> plan = parse_plan({"primary_rubric": "with-without", "consensus": "unanimous",
+    ...                    "statistic": "net_win"})
+    >>> p = plan_provenance(plan, Path("."))
+    >>> p["primary"], p["alpha"], p["sha256"] == plan.sha256
+    ({'rubric': 'with-without', 'judge': 'consensus:unanimous', 'statistic': 'net_win'}, 0.05, True)
+    """
+    from ._results import to_jsonable
+
+    if plan is None:
+        return None
+    file = None
+    if plan.path is not None:
+        path = Path(plan.path)
+        try:
+            file = path.relative_to(data_dir).as_posix()
+        except ValueError:
+            file = path.name
+    return {
+        **to_jsonable(plan.to_dict()),
+        "file": file,
+        "sha256": plan.sha256,
+        "primary": {**plan.primary_key, "statistic": plan.statistic},
+    }
 
 
 def _rubric_provenance(frame: pd.DataFrame, judgments: pd.DataFrame) -> list[dict[str, Any]]:
@@ -280,10 +322,102 @@ def _consensus(ctx: Context) -> dict[str, Any]:
     if not multi:
         raise Unavailable("fewer than two judges on every rubric")
     _need_verdicts(ctx.frame)
+    # The page's rule, and the plan's when it declares another as its primary.
+    plan = _plan(ctx)
+    rules = [CONSENSUS_RULE]
+    if plan is not None and plan.consensus is not None and plan.consensus not in rules:
+        rules.append(plan.consensus)
     cons = pd.concat(
-        [consensus(ctx.frame, CONSENSUS_RULE, rubric=r) for r in multi], ignore_index=True
+        [consensus(ctx.frame, rule, rubric=r) for rule in rules for r in multi],
+        ignore_index=True,
     )
     return {"consensus": win_rates(cons, by=["rubric", "judge"], rng=ctx.rng, **_common(ctx))}
+
+
+def _plan(ctx: Context) -> Any:
+    """The data directory's declared analysis plan (an :class:`evalstats.plan.Plan`), or None."""
+    return getattr(ctx.extra.get("dataset"), "plan", None)
+
+
+# The family of net-win tests that Holm's adjustment covers: every judge x rubric test of the
+# headline and every consensus row (a consensus is one more way to read the same pairs, and
+# reporting whichever of them came out best is exactly the multiplicity Holm controls).
+_TEST_TABLES = ("headline", "consensus")
+_RATE_STATISTICS = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
+
+
+def _tests(ctx: Context) -> dict[str, Any]:
+    """``primary`` and ``net_win_p_holm`` on the headline and consensus tables.
+
+    The plan's primary row (rubric x judge-or-consensus, its statistic one of the rates) is
+    marked; when that statistic is the net win, its test is the primary one, tested alone at
+    the plan's alpha (``net_win_p_holm`` equals its ``net_win_p``), and every other net-win
+    test forms the Holm family. Without a plan every test is exploratory and all of them
+    are adjusted together.
+    """
+    from ..stats.multiplicity import holm_table
+
+    names = [t for t in _TEST_TABLES if t in ctx.tables]
+    if not names:
+        raise Unavailable("no headline table: no test to adjust")
+    parts = [ctx.tables[t].assign(_table=t, _row=np.arange(len(ctx.tables[t]))) for t in names]
+    family = pd.concat(parts, ignore_index=True)
+    keys = family[["rubric", "judge"]].astype(str)
+    plan = _plan(ctx)
+    marked = np.zeros(len(family), dtype=bool)
+    if plan is not None and plan.statistic in _RATE_STATISTICS:
+        key = plan.primary_key
+        marked = ((keys["rubric"] == key["rubric"]) & (keys["judge"] == key["judge"])).to_numpy()
+    tested_alone = marked if plan is not None and plan.statistic == "net_win" else None
+    adjusted = holm_table(
+        family, p="net_win_p", primary=tested_alone if marked.sum() == 1 else None
+    )
+    out: dict[str, Any] = {}
+    for t in names:
+        rows = adjusted.loc[adjusted["_table"] == t].sort_values("_row")
+        table = ctx.tables[t].copy()
+        table.insert(table.columns.get_loc("judge") + 1, "primary", marked[rows.index])
+        at = table.columns.get_loc("net_win_p") + 1
+        table.insert(at, "net_win_p_holm", rows["p_holm"].to_numpy())
+        out[t] = table
+    return out
+
+
+def _missing_bounds(ctx: Context) -> dict[str, Any]:
+    """Net win with the over-budget pairs excluded (the headline), at its worst and best
+    case (every missing answer a loss, resp. a win, for WITH) and under the arm-aware rule
+    (a loss where only WITH went over budget, a win where only WITHOUT did, a tie where
+    both did), per rubric x judge."""
+    from ..stats.missing import missing_bounds
+    from ..stats.winrates import win_rates
+
+    _need_verdicts(ctx.frame)
+    by = ["rubric", "judge"]
+    # A generator of its own: the bounds draw nothing with the default interval, but the
+    # report's other numbers must not depend on whether this section ran.
+    gen = _child_rng(ctx.seed, 1)
+    bounds = missing_bounds(ctx.frame, by=by, rng=gen, **_common(ctx))
+    net = bounds.loc[bounds["rate"] == "net_win"].drop(columns="rate").reset_index(drop=True)
+    out = net[[*by, "n", "n_missing"]].copy()
+    out["net_win"] = net["estimate"].to_numpy()
+    out["worst_case"] = net["worst_case"].to_numpy()
+    out["best_case"] = net["best_case"].to_numpy()
+    if "over_budget_arm" in ctx.frame.columns:
+        aware = win_rates(ctx.frame, by=by, no_answer_as="arm_aware", rng=gen, **_common(ctx))
+        aware = aware.astype({c: str for c in by}).set_index(by)
+        idx = pd.MultiIndex.from_frame(out[by].astype(str))
+        out["arm_aware"] = aware["net_win"].reindex(idx).to_numpy()
+        out["arm_aware_ci_low"] = aware["net_win_ci_low"].reindex(idx).to_numpy()
+        out["arm_aware_ci_high"] = aware["net_win_ci_high"].reindex(idx).to_numpy()
+    # The widest confidence limits over the loss / tie / win fillings.
+    out["bounds_ci_low"] = net["ci_low"].to_numpy()
+    out["bounds_ci_high"] = net["ci_high"].to_numpy()
+    return {"missing_bounds": out}
+
+
+def _child_rng(seed: int | None, stream: int) -> np.random.Generator:
+    """A generator of its own for one section, derived from the report's seed."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
 
 
 def _agreement(ctx: Context) -> dict[str, Any]:
@@ -422,7 +556,12 @@ def _audit(ctx: Context) -> dict[str, Any]:
         str
     ).isin(f["rubric"].astype(str).unique())
     table = audit(
-        ds.tasks, ds.runs, j.loc[keep], frame=f, disagreement_threshold=DISAGREEMENT_TRIGGER
+        ds.tasks,
+        ds.runs,
+        j.loc[keep],
+        frame=f,
+        disagreement_threshold=DISAGREEMENT_TRIGGER,
+        plan=ds.plan,
     )
     return {"audit": table}
 
@@ -533,6 +672,113 @@ def _power(ctx: Context) -> dict[str, Any]:
     }
 
 
+# The simulated MDE and tasks needed: a bisection over one seeded draw of this many
+# evaluations each (common random numbers). Power's Monte-Carlo SE at 80 % is
+# sqrt(0.8 * 0.2 / 400) = 0.020; the page prints it beside each figure.
+_MDE_SIMS = 400
+# Targets whose analytic design needs more tasks than this are not simulated: with that many
+# clusters the normal approximation is close (and the simulation would cost most of the page).
+_SIMULATE_MAX_TASKS = 100
+
+
+def _power_simulated(ctx: Context) -> dict[str, Any]:
+    """The minimum detectable net win and the tasks needed, by simulating the reported test
+    (:func:`evalstats.stats.simulated_mde`, :func:`evalstats.stats.simulated_tasks_needed`),
+    with the analytic values beside them as the fast approximation; at the ICC the power
+    curve uses."""
+    from ..stats.power import simulated_mde, simulated_tasks_needed, tasks_needed
+
+    if "design" not in ctx.tables:
+        raise Unavailable("needs the design section, which is not available here")
+    alpha = 1.0 - ctx.confidence
+    gen = _child_rng(ctx.seed, 2)
+    mdes, needed = [], []
+    for row in ctx.tables["design"].itertuples(index=False):
+        n_t, n_r, p_tie = int(row.n_tasks), int(row.n_replicates), float(row.p_tie)
+        if n_t < 2:
+            continue
+        common = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
+        common |= {"power": _POWER, "n_sims": _MDE_SIMS, "rng": gen}
+        mdes.append(simulated_mde(n_t, **common).assign(rubric=row.rubric))
+        analytic = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
+        needed += [
+            simulated_tasks_needed(target, **common).assign(rubric=row.rubric)
+            for target in _NET_WIN_TARGETS
+            if target <= 1.0 - p_tie
+            and tasks_needed(target, power=_POWER, **analytic).n_tasks <= _SIMULATE_MAX_TASKS
+        ]
+    if not mdes:
+        raise Unavailable("fewer than two tasks: no clustered design to size")
+    tasks = pd.concat(needed, ignore_index=True) if needed else pd.DataFrame()
+    if not tasks.empty:
+        tasks["n_tasks"] = tasks["n_tasks"].astype("Int64")  # NaN when max_tasks is not enough
+    return {
+        "mde_simulated": _front(pd.concat(mdes, ignore_index=True), "rubric"),
+        "tasks_needed_simulated": _front(tasks, "rubric")
+        if not tasks.empty
+        else Unavailable(
+            f"every target net win needs more than {_SIMULATE_MAX_TASKS} tasks analytically, "
+            "where the normal approximation is close: see tasks_needed"
+        ),
+    }
+
+
+def _ordinal(ctx: Context) -> dict[str, Any]:
+    """The ordinal model across judges (:func:`evalstats.stats.ordinal_check`) beside the
+    design-based rates of each judge: one rubric at a time, judge as a covariate."""
+    from ..stats.models import ordinal_check
+    from ..stats.winrates import win_rates
+
+    f = ctx.frame
+    _need_verdicts(f)
+    design = win_rates(f, by=["rubric", "judge"], confidence=ctx.confidence)
+    design = design.astype({"rubric": str, "judge": str})
+    quantities = {"p_win": "win_rate", "p_tie": "tie_rate", "p_loss": "loss_rate"}
+    quantities["net_win"] = "net_win"
+    probs, terms = [], []
+    for rubric in _rubrics_in(f):
+        fit = _attempt(lambda r=rubric: ordinal_check(f, rubric=r, confidence=ctx.confidence))
+        if isinstance(fit, Unavailable):
+            continue
+        mine = design.loc[design["rubric"] == rubric].set_index("judge")
+        p = fit.probabilities.rename(
+            columns={"estimate": "model", "ci_low": "model_ci_low", "ci_high": "model_ci_high"}
+        )
+        judged = p["judge"].isin(mine.index)
+        for part in ("", "_ci_low", "_ci_high"):
+            values = np.full(len(p), np.nan)
+            for q, col in quantities.items():
+                hit = judged & (p["quantity"] == q)
+                values[hit.to_numpy()] = mine.loc[p.loc[hit, "judge"], col + part].to_numpy()
+            p["design" + part] = values
+        # The average of the judges: the design-based rates averaged (no interval).
+        avg = ~judged
+        for q, col in quantities.items():
+            hit = (avg & (p["quantity"] == q)).to_numpy()
+            p.loc[hit, "design"] = float(mine[col].mean())
+        p["difference"] = p["model"] - p["design"]
+        probs.append(
+            p.assign(
+                rubric=rubric, n_fitted=fit.n, n_clusters=fit.n_clusters, converged=fit.converged
+            )
+        )
+        terms.append(
+            fit.coefficients.assign(
+                rubric=rubric, reference_judge=fit.reference_judge, converged=fit.converged
+            )
+        )
+    if not probs:
+        raise Unavailable("no rubric with at least two outcomes on two tasks to fit")
+    table = pd.concat(probs, ignore_index=True)
+    cols = ["rubric", "judge", "quantity", "model", "model_ci_low", "model_ci_high", "se"]
+    cols += ["design", "design_ci_low", "design_ci_high", "difference", "n_fitted", "n_clusters"]
+    table = table[[*cols, "converged", "method"]]
+    return {
+        "ordinal_check": table,
+        "ordinal_terms": _front(pd.concat(terms, ignore_index=True), "rubric"),
+    }
+
+
 def _coverage(ctx: Context) -> dict[str, Any]:
     from ..stats.coverage import coverage_study
 
@@ -585,6 +831,9 @@ def sections() -> tuple[Section, ...]:
         for name, page, fn, tables in (
             ("headline", "report", _headline, ["headline"]),
             ("consensus", "report", _consensus, ["consensus"]),
+            # Adds columns to the two tables above; draws nothing from the generator.
+            ("tests", "report", _tests, ["tests"]),
+            ("missing_bounds", "report", _missing_bounds, ["missing_bounds"]),
             ("agreement", "report", _agreement, ["agreement"]),
             ("disagreements", "report", _disagreements, ["disagreements"]),
             ("cost", "report", _cost, ["cost", "judge_spend"]),
@@ -594,6 +843,13 @@ def sections() -> tuple[Section, ...]:
             ("audit", "report", _audit, ["audit"]),
             ("design", "methodology", _design, ["design"]),
             ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
+            (
+                "power_simulated",
+                "methodology",
+                _power_simulated,
+                ["mde_simulated", "tasks_needed_simulated"],
+            ),
+            ("ordinal_check", "methodology", _ordinal, ["ordinal_check", "ordinal_terms"]),
             ("coverage", "methodology", _coverage, ["coverage"]),
         )
     )

@@ -32,16 +32,19 @@ class Results:
     Attributes
     ----------
     tables : dict of str to DataFrame
-        Tidy tables under stable names (for an evaluation: ``headline``, ``consensus``,
-        ``agreement``, ``disagreements``, ``cost``, ``judge_spend``, ``per_task``,
-        ``dimensions``, ``position_bias``, ``accounting``, ``sensitivity``,
+        Tidy tables under stable names (for an evaluation: ``headline`` and ``consensus``
+        (with ``primary``, the row a declared plan names, and ``net_win_p_holm``),
+        ``missing_bounds``, ``agreement``, ``disagreements``, ``cost``, ``judge_spend``,
+        ``per_task``, ``dimensions``, ``position_bias``, ``accounting``, ``sensitivity``,
         ``invalid_outputs``, ``audit``; its methodology: ``design``, ``power_mde``,
-        ``power_curve``, ``tasks_needed``, ``coverage``; the AlpacaEval case study:
+        ``power_curve``, ``tasks_needed``, ``mde_simulated``, ``ordinal_check``,
+        ``ordinal_terms``, ``coverage``; the AlpacaEval case study:
         ``leaderboard``, ``agreement``, ``length_bias``, ``length_slope``,
         ``standard_errors``, ``findings``).
     provenance : dict
         Input digests, package and library versions, seed, n_resamples, confidence, and what
-        the report kind adds (rubrics and judges; models and annotators).
+        the report kind adds (rubrics, judges and the declared ``plan``, null without one;
+        models and annotators).
     parameters : dict
         The arguments the tables were computed with.
     simulated : bool

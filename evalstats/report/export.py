@@ -555,14 +555,30 @@ def result_sentences(results: Any, *, digits: int | None = None, percent: bool =
     return out
 
 
-def _primary(doc: Mapping[str, Any], primary: Sequence[str] | None) -> dict[str, Any]:
+def _plan(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The declared analysis plan results.json records (``provenance.plan``), or None."""
+    plan = doc.get("provenance", {}).get("plan")
+    return plan if isinstance(plan, Mapping) else None
+
+
+def _declared_primary(doc: Mapping[str, Any]) -> tuple[str, str] | None:
+    plan = _plan(doc)
+    if plan is not None and isinstance(plan.get("primary"), Mapping):
+        return str(plan["primary"]["rubric"]), str(plan["primary"]["judge"])
+    # Older documents named it in the parameters.
+    old = doc.get("parameters", {}).get("primary")
+    return (str(old["rubric"]), str(old["judge"])) if isinstance(old, Mapping) else None
+
+
+def _primary(
+    doc: Mapping[str, Any], primary: Sequence[str] | None, *, first: bool = False
+) -> dict[str, Any]:
     table = _table(doc, "headline")
     if table is None:
         raise DataError("no headline table in the results: nothing to state", field="tables")
     if primary is None:
-        plan = doc.get("parameters", {}).get("primary")
-        primary = (plan.get("rubric"), plan.get("judge")) if isinstance(plan, Mapping) else None
-    if primary is None:
+        primary = _declared_primary(doc)
+    if primary is None or first:
         return table.iloc[0].to_dict()
     rubric, judge = primary
     hit = table.loc[(table["rubric"] == rubric) & (table["judge"] == judge)]
@@ -575,6 +591,55 @@ def _primary(doc: Mapping[str, Any], primary: Sequence[str] | None) -> dict[str,
     return hit.iloc[0].to_dict()
 
 
+_SIDES = {
+    "two-sided": "two-sided",
+    "greater": "one-sided, WITH better",
+    "less": "one-sided, WITH worse",
+}
+
+
+def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) -> str:
+    """The sentence that says what kind of result the paragraph states."""
+    plan = _plan(doc)
+    if explicit:
+        return ""
+    if plan is None:
+        return (
+            " No analysis plan was declared, so this is the first row of the headline and "
+            "exploratory, as is every test of the report."
+        )
+    declared = _declared_primary(doc)
+    if (str(row["rubric"]), str(row["judge"])) != declared:
+        return (
+            f" The plan's primary ({declared[1]} on the {declared[0]} rubric) is not among "
+            "these results, so this first row of the headline is exploratory."
+        )
+    margin = ""
+    if plan.get("margin") is not None:
+        margin = f", {plan.get('margin_kind')} margin {_g(plan['margin'])}"
+    stat = str(plan.get("statistic"))
+    sides = _SIDES.get(str(plan.get("sidedness")), plan.get("sidedness"))
+    declared_as = f"{stat}, alpha {_g(plan['alpha'])}, {sides}{margin}"
+    if stat == "net_win":
+        return (
+            f" This is the primary analysis declared in the plan ({declared_as}), tested "
+            "alone; the report's other net-win tests are Holm-adjusted."
+        )
+    text = (
+        f" The plan declares {stat} of this judge and rubric as its primary statistic "
+        f"({declared_as}); every net-win test, this one included, is Holm-adjusted."
+    )
+    cost = _table(doc, "cost")
+    if cost is not None and stat in set(cost["metric"]):
+        row = cost.loc[cost["metric"] == stat].iloc[0].to_dict()
+        text += " The primary result: " + _cost_sentence(row, doc, None, True)
+    return text
+
+
+def _g(x: Any) -> str:
+    return f"{float(x):g}"
+
+
 def headline_paragraph(
     results: Any,
     *,
@@ -584,8 +649,9 @@ def headline_paragraph(
 ) -> str:
     """The primary result in one paragraph of words, with its interval (plain text).
 
-    The primary result is ``primary=(rubric, judge)``, else ``parameters["primary"]`` when
-    the results declare one, else the first row of the ``headline`` table. The paragraph
+    The primary result is ``primary=(rubric, judge)``, else the declared plan's primary
+    (``provenance["plan"]["primary"]`` of results.json, from ``plan.toml``), else the first
+    row of the ``headline`` table, which the paragraph then calls exploratory. The paragraph
     names the verdict, the judge, n, tasks and the method, says whether the interval of the
     net win excludes zero, adds the other judges' net wins, and says when data are simulated.
 
@@ -593,9 +659,18 @@ def headline_paragraph(
     >>> p = headline_paragraph(compute_results("data/sample", n_resamples=200, seed=0))
     >>> p.split(". ")[0]
     'On the blind-pair rubric, judged by Claude Sonnet 4, WITH beat WITHOUT'
+    >>> "exploratory" in p
+    True
     """
     doc = _load(results)
-    row = _primary(doc, primary)
+    explicit = primary is not None
+    try:
+        row = _primary(doc, primary)
+    except ValueError:
+        if explicit:
+            raise
+        # The plan names a row these results do not hold (its judge or rubric not selected).
+        row = _primary(doc, ("", ""), first=True)
     pct = " %" if percent else ""
     pts = " percentage points" if percent else ""
     rubric = str(row["rubric"])
@@ -616,6 +691,7 @@ def headline_paragraph(
         f"{_iv(row, 'net_win', digits, percent, pts)} ({_method(row, _confidence(doc))}; "
         f"the {conf} % interval {'excludes' if lo > 0 or hi < 0 else 'includes'} zero)."
     )
+    text += _standing(doc, row, explicit)
     others = []
     for tname in _MACRO_TABLES:
         t = _table(doc, tname)
