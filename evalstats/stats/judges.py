@@ -265,8 +265,9 @@ def consensus(
     DataFrame
         ``task_id, replicate, order, rubric, judge`` (``"consensus:<rule>"``),
         ``status``, ``outcome``, ``n_judges_ok``, ``agreed`` (bool), plus the pair's
-        ``tokens_with, tokens_without, wall_with_s, wall_without_s`` — so
-        :func:`evalstats.win_rates` accepts it.
+        ``tokens_with, tokens_without, wall_with_s, wall_without_s`` and, when the frame
+        has it, ``over_budget_arm`` — so :func:`evalstats.win_rates` accepts it, with the
+        arm-aware missing-answer rule too.
 
     Examples
     --------
@@ -323,6 +324,9 @@ def consensus(
     out["n_judges_ok"] = n_ok
     out["agreed"] = agreed & decided
     pair_cols = ["tokens_with", "tokens_without", "wall_with_s", "wall_without_s"]
+    # Which arm went over budget is a property of the pair, whoever judged it: carried so
+    # that win_rates(..., no_answer_as="arm_aware") applies to consensus verdicts too.
+    pair_cols += [c for c in ("over_budget_arm",) if c in f.columns]
     pair_info = f.drop_duplicates(["task_id", "replicate"])[["task_id", "replicate", *pair_cols]]
     out = out.merge(pair_info, on=["task_id", "replicate"], how="left")
     assert set(STATUSES) >= set(out["status"].astype(str))
