@@ -259,7 +259,7 @@ def summarize(
     >>> wr = evalstats.win_rates(f, by=["rubric", "judge"], rng=0)
     >>> view = wr.pipe(summarize, statistics=["win_rate", "net_win"])
     >>> list(view.columns)
-    ['rubric', 'judge', 'n', 'n_clusters', 'win_rate (%)', 'net_win (%)', 'method', 'confidence']
+    ['rubric', 'judge', 'n', 'n_pairs', 'n_clusters', 'win_rate (%)', 'net_win (%)', 'method', 'confidence']
     >>> view.loc[0, "win_rate (%)"]
     '52 [38, 65]'
     """
