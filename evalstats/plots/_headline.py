@@ -184,11 +184,10 @@ def plot_headline(
     net_slot = net_in / g * 0.85
     names = ["\n".join(vals[i] for vals in values) for i in range(g)]
     # "85 pairs (165 pair-orders)" on two lines, so the group's slot holds it unbroken.
-    ticks = [
-        f"{names[i]}\n{count_text(int(n[i]), n_pairs[i], bool(ordered[i])).replace(' (', chr(10) + '(')}\n"
-        f"{int(n_clusters[i])} tasks"
-        for i in range(g)
+    counts = [
+        count_text(int(n[i]), n_pairs[i], bool(ordered[i])).replace(" (", "\n(") for i in range(g)
     ]
+    ticks = [f"{names[i]}\n{counts[i]}\n{int(n_clusters[i])} tasks" for i in range(g)]
 
     x = np.arange(g, dtype=float)
     width_bar = 0.26
