@@ -158,6 +158,7 @@ def test_tables_show_every_headline_statistic(doc):
         "rubric",
         "judge",
         "n",
+        "n_pairs",
         "n_clusters",
         "win_rate (%)",
         "tie_rate (%)",
@@ -247,7 +248,8 @@ def test_macros_equal_results(results_path, doc, digits, percent):
                 )
             assert int(macros[prefix + "N"]) == row["n"]
             assert int(macros[prefix + "Tasks"]) == row["n_clusters"]
-            expected += 3 * len(STAT_WORDS) + 2
+            assert int(macros[prefix + "Pairs"]) == row["n_pairs"]
+            expected += 3 * len(STAT_WORDS) + 3
     for row in doc["tables"]["agreement"]:
         prefix = (
             "es"
@@ -301,7 +303,8 @@ def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
     rows = doc["tables"]["headline"] + doc["tables"]["consensus"]
     pat = re.compile(
         rf"WITH won ({NUM}) % \[({NUM}), ({NUM})\], tied ({NUM}) % \[({NUM}), ({NUM})\] and "
-        rf"lost ({NUM}) % \[({NUM}), ({NUM})\] of (\d+) (pairs|judged pair-orders) in (\d+) "
+        rf"lost ({NUM}) % \[({NUM}), ({NUM})\] of (\d+) pairs(?: \((\d+) judged pair-orders\))? "
+        r"in (\d+) "
         rf"tasks.*: a net win of ({NUM}) points \[({NUM}), ({NUM})\] \((.+?) (judge|of the "
         r"judges), (\S+) rubric; 95 % CI clustered by task, (.+)\)\.$"
     )
@@ -313,8 +316,10 @@ def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
             assert close(g[3 * i], row[stat], stat, None, True)
             assert close(g[3 * i + 1], row[f"{stat}_ci_low"], stat, None, True)
             assert close(g[3 * i + 2], row[f"{stat}_ci_high"], stat, None, True)
-        assert int(g[9]) == row["n"] and int(g[11]) == row["n_clusters"]
-        assert g[10] == ("judged pair-orders" if row["rubric"] == "blind-pair" else "pairs")
+        # "85 pairs (165 judged pair-orders)" for the blind rubric, "83 pairs" otherwise.
+        assert int(g[9]) == row["n_pairs"] and int(g[11]) == row["n_clusters"]
+        assert int(g[10] or g[9]) == row["n"]
+        assert (g[10] is not None) == (row["rubric"] == "blind-pair")
         assert close(g[12], row["net_win"], "net_win", None, True)
         assert close(g[13], row["net_win_ci_low"], "net_win", None, True)
         assert close(g[14], row["net_win_ci_high"], "net_win", None, True)

@@ -226,3 +226,33 @@ def test_clustered_kappa_is_a_task_jackknife_with_t_reference(frame3):
     sm = inter_rater.cohens_kappa(ct)
     assert row["kappa_iid_ci_low"] == pytest.approx(sm.kappa_low, rel=1e-10)
     assert row["kappa_iid_p"] == pytest.approx(sm.pvalue_two_sided, rel=1e-8)
+
+
+def test_consensus_carries_over_budget_arm_for_the_arm_aware_rule():
+    from pathlib import Path
+
+    from evalstats.errors import DataError
+    from evalstats.frames import load_frame
+
+    f = load_frame(Path(__file__).resolve().parents[1] / "data" / "sample")
+    f = f.loc[f["rubric"] == "with-without"]
+    cons = consensus(f, "unanimous", rubric="with-without")
+    over = cons.loc[cons["status"] == "no_answer", "over_budget_arm"].astype(str)
+    # The sample has pairs where only WITH, and pairs where only WITHOUT, went over budget.
+    assert {"with", "without"} <= set(over)
+    pairs = f.drop_duplicates(["task_id", "replicate"]).set_index(["task_id", "replicate"])
+    got = cons.set_index(["task_id", "replicate"])["over_budget_arm"].astype(object)
+    want = pairs.loc[got.index, "over_budget_arm"].astype(object)
+    assert got.fillna("-").equals(want.fillna("-"))
+
+    res = evalstats.win_rates(cons, no_answer_as="arm_aware").iloc[0]
+    ok = cons.loc[cons["status"] == "ok", "outcome"].astype(str)
+    n_with, n_without = int((over == "with").sum()), int((over == "without").sum())
+    n_both = int((over == "both").sum())
+    assert res["wins"] == (ok == "win").sum() + n_without
+    assert res["losses"] == (ok == "loss").sum() + n_with
+    assert res["ties"] == (ok == "tie").sum() + n_both
+    assert res["no_answer"] == n_with + n_without + n_both
+    # Without the column the rule cannot tell the arms apart (what consensus gave before).
+    with pytest.raises(DataError, match="over_budget_arm"):
+        evalstats.win_rates(cons.drop(columns="over_budget_arm"), no_answer_as="arm_aware")

@@ -212,3 +212,62 @@ def test_to_frame_default_names() -> None:
     assert isinstance(frame, pd.DataFrame)
     assert list(frame.index) == ["stat0"]
     assert frame["method"].iloc[0] == "bca"
+
+
+def _reference_interval(theta_b, theta_hat, confidence, method, jack):
+    """One distribution at a time with numpy's quantile and the BCa formulas written out
+    (Efron & Tibshirani 1993, 14.9-14.15), independent of the module's batched code."""
+    from scipy import special
+
+    alpha = (1 - confidence) / 2
+    low, high = [], []
+    for j in range(theta_b.shape[1]):
+        col = theta_b[:, j][~np.isnan(theta_b[:, j])]
+        if method == "bca":
+            share = ((col < theta_hat[j]).sum() + (col <= theta_hat[j]).sum()) / (2 * col.size)
+            share = np.clip(share, 0.5 / col.size, 1 - 0.5 / col.size)
+            z0 = special.ndtri(share)
+            jk = jack[:, j][~np.isnan(jack[:, j])]
+            d = jk.mean() - jk
+            a = (d**3).sum() / (6 * ((d**2).sum()) ** 1.5) if (d**2).sum() > 0 else 0.0
+            zs = [special.ndtri(alpha), -special.ndtri(alpha)]
+            levels = [special.ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in zs]
+        else:
+            levels = [alpha, 1 - alpha]
+        lo, hi = np.quantile(col, levels)
+        if method == "basic":
+            lo, hi = 2 * theta_hat[j] - hi, 2 * theta_hat[j] - lo
+        if col.max() == col.min():
+            lo = hi = theta_hat[j]
+        low.append(lo)
+        high.append(hi)
+    return np.array(low), np.array(high)
+
+
+@pytest.mark.parametrize("method", ["bca", "percentile", "basic"])
+def test_batched_intervals_equal_one_distribution_at_a_time(method: str) -> None:
+    from evalstats.stats.resample import interval_from_distribution
+
+    rng = np.random.default_rng(4)
+    g, b, q = 7, 301, 3
+    theta_b = rng.gamma(2.0, size=(g, b, q))
+    theta_b[2, :, 1] = 0.25  # a degenerate distribution
+    theta_b[3, rng.random(b) < 0.1, 0] = np.nan  # undefined resamples, dropped
+    theta_hat = theta_b[:, :50].mean(axis=1)
+    sizes = rng.integers(3, 9, size=g)
+    jack = np.full((g, sizes.max(), q), np.nan)  # NaN-padded: unequal numbers of clusters
+    for k, c in enumerate(sizes):
+        jack[k, :c] = rng.normal(size=(c, q))
+    low, high = interval_from_distribution(theta_b, theta_hat, 0.9, method, jack)
+    for k in range(g):
+        one_lo, one_hi = interval_from_distribution(
+            theta_b[k], theta_hat[k], 0.9, method, jack[k, : sizes[k]]
+        )
+        np.testing.assert_array_equal(low[k], one_lo)
+        np.testing.assert_array_equal(high[k], one_hi)
+        ref_lo, ref_hi = _reference_interval(
+            theta_b[k], theta_hat[k], 0.9, method, jack[k, : sizes[k]]
+        )
+        np.testing.assert_allclose(one_lo, ref_lo, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(one_hi, ref_hi, rtol=1e-12, atol=1e-15)
+    assert low[2, 1] == high[2, 1] == theta_hat[2, 1]

@@ -55,6 +55,7 @@ def test_win_rates_view(rates):
         "rubric",
         "judge",
         "n",
+        "n_pairs",
         "n_clusters",
         "win_rate (%)",
         "tie_rate (%)",
@@ -89,7 +90,7 @@ def test_precision_options(rates, digits, percent):
     d = statistic_digits("net_win", digits=digits, percent=percent)
     assert d == ((digits or 0) if percent else (2 if digits is None else digits))
     header = "net_win (%)" if percent else "net_win"
-    assert list(view.columns)[4:6] == [header, header.replace("net_win", "win_rate")]
+    assert list(view.columns)[5:7] == [header, header.replace("net_win", "win_rate")]
     assert_cells(view, rates, "net_win", scale=100 if percent else 1, decimals=d, header=header)
 
 

@@ -16,6 +16,7 @@ from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats.errors import DataError
 from evalstats.stats import coverage
 from evalstats.stats._proportion import proportion_ci
+from evalstats.stats.robust import wilson_interval, wilson_test_p
 from evalstats.stats.winrates import (
     DEFAULT_METHOD,
     RATE_NAMES,
@@ -174,6 +175,7 @@ def test_output_columns() -> None:
     expected = [
         "judge",
         "n",
+        "n_pairs",
         "n_clusters",
         "wins",
         "ties",
@@ -350,19 +352,98 @@ def test_position_bias_by_hand_and_against_binomtest() -> None:
     # first shown won: a1 w/f win yes, a1 wo/f win no, a2 w/f win yes, a2 wo/f loss yes,
     # b2 w/f loss no, b2 wo/f win no, c1 w/f win yes -> 4 of 7 decisive.
     assert res["n_decisive"] == 7 and res["first_shown_wins"] == 4
-    assert res["first_shown_p"] == pytest.approx(stats.binomtest(4, 7).pvalue)
+    assert res["first_shown_sign_test_p"] == pytest.approx(stats.binomtest(4, 7).pvalue)
     # Pairs in both orders: a1 (same), a2 (differ), b1 (same), b2 (differ); c1 lost one order.
     assert res["n_pairs_both_orders"] == 4 and res["order_consistent"] == 2
     assert res["order_consistency"] == pytest.approx(0.5)
     assert res["order_consistency_ci_low"] <= 0.5 <= res["order_consistency_ci_high"]
+    assert res["method"] == "cr2_wilson" and res["ci_note"] == ""
 
 
-def test_position_bias_se_matches_statsmodels() -> None:
+def blind_frame(seed: int, n_tasks: int = 11, bias: float = 0.0) -> pd.DataFrame:
+    """Blind-rubric verdicts in both orders, unequal task sizes, a position effect."""
+    rng = np.random.default_rng(seed)
+    reps = rng.integers(1, 7, size=n_tasks)
+    task = np.repeat(np.arange(n_tasks), reps * 2)
+    replicate = np.concatenate([np.repeat(np.arange(1, r + 1), 2) for r in reps])
+    order = np.tile(["with_first", "without_first"], int(reps.sum()))
+    quality = rng.normal(0, 0.8, n_tasks)[task] + np.where(order == "with_first", bias, -bias)
+    codes = np.digitize(quality + rng.normal(0, 1, task.size), [-0.4, 0.4])
+    status = np.where(rng.random(task.size) < 0.05, "error", "ok")
+    return pd.DataFrame(
+        {
+            "task_id": [f"t{t}" for t in task],
+            "replicate": replicate,
+            "judge": "j",
+            "order": order,
+            "status": status,
+            "outcome": pd.Categorical.from_codes(
+                np.where(status == "ok", codes, -1), dtype=OUTCOME_DTYPE
+            ),
+        }
+    )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_position_bias_is_cr2_bell_mccaffrey_against_the_matrix_oracle(seed: int) -> None:
+    from test_robust import matrix_cr2
+
+    frame = blind_frame(seed, bias=0.3)
+    res = position_bias(frame).iloc[0]
+    ok = frame.loc[frame["status"] == "ok"]
+    code = ok["outcome"].cat.codes.to_numpy()
+    decisive = code != 1
+    first_won = np.where(ok["order"] == "with_first", code == 2, code == 0)[decisive]
+    est, se, df = matrix_cr2(first_won.astype(float), ok["task_id"].to_numpy()[decisive])
+    assert res["first_shown_win_rate"] == pytest.approx(est, rel=1e-12)
+    assert res["first_shown_win_rate_se"] == pytest.approx(se, rel=1e-9)
+    assert res["first_shown_df"] == pytest.approx(df, rel=1e-9)
+    # The interval is the design-effect Wilson interval at that SE and df, and the p-value
+    # the test it inverts (one construction, as win_rates' default).
+    n = decisive.sum()
+    sizes = pd.Series(ok["task_id"].to_numpy()[decisive]).value_counts().to_numpy()
+    kish = n**2 / (sizes**2).sum()
+    low, high = wilson_interval(est, se, n, df, kish, 0.95)
+    assert res["first_shown_win_rate_ci_low"] == pytest.approx(float(low), rel=1e-9)
+    assert res["first_shown_win_rate_ci_high"] == pytest.approx(float(high), rel=1e-9)
+    p = wilson_test_p(est, se, n, df, kish, 0.5)
+    assert res["first_shown_p"] == pytest.approx(float(p), rel=1e-9)
+
+    # Order consistency: one row per pair judged ok in both orders, clustered by task.
+    wide = ok.pivot_table(
+        index=["task_id", "replicate"],
+        columns="order",
+        values="outcome",
+        aggfunc="first",
+        observed=True,
+    ).dropna()
+    same = (wide["with_first"] == wide["without_first"]).to_numpy(float)
+    c_est, c_se, c_df = matrix_cr2(same, wide.index.get_level_values("task_id").to_numpy())
+    assert res["n_pairs_both_orders"] == len(wide)
+    assert res["order_consistency"] == pytest.approx(c_est, rel=1e-12)
+    assert res["order_consistency_se"] == pytest.approx(c_se, rel=1e-9)
+    assert res["order_consistency_df"] == pytest.approx(c_df, rel=1e-9)
+
+
+def test_position_bias_p_value_and_interval_agree() -> None:
+    agree = []
+    for seed in range(60):
+        res = position_bias(blind_frame(100 + seed, bias=0.35)).iloc[0]
+        excludes = not (
+            res["first_shown_win_rate_ci_low"] <= 0.5 <= res["first_shown_win_rate_ci_high"]
+        )
+        agree.append((excludes, bool(res["first_shown_p"] < 0.05)))
+    assert all(a == b for a, b in agree)
+    assert 10 <= sum(b for _, b in agree) <= 50  # both outcomes are exercised
+
+
+def test_position_bias_with_balanced_tasks_is_statsmodels_cluster_se() -> None:
+    # Every task with the same number of decisive verdicts: CR2 = CR1 (statsmodels).
     rng = np.random.default_rng(12)
     n_tasks, reps = 14, 4
     task = np.repeat(np.arange(n_tasks), reps * 2)
     order = np.tile(["with_first", "without_first"], n_tasks * reps)
-    codes = rng.choice(3, size=task.size, p=[0.4, 0.2, 0.4])
+    codes = rng.choice([0, 2], size=task.size)
     frame = pd.DataFrame(
         {
             "task_id": task,
@@ -374,13 +455,54 @@ def test_position_bias_se_matches_statsmodels() -> None:
         }
     )
     res = position_bias(frame).iloc[0]
-    decisive = codes != 1
-    first_won = np.where(order == "with_first", codes == 2, codes == 0)[decisive].astype(float)
+    first_won = np.where(order == "with_first", codes == 2, codes == 0).astype(float)
     fit = sm.OLS(first_won, np.ones_like(first_won)).fit(
-        cov_type="cluster", cov_kwds={"groups": task[decisive]}
+        cov_type="cluster", cov_kwds={"groups": task}
     )
     assert res["first_shown_win_rate"] == pytest.approx(fit.params[0], rel=1e-12)
     assert res["first_shown_win_rate_se"] == pytest.approx(fit.bse[0], rel=1e-10)
+    assert res["first_shown_df"] == pytest.approx(n_tasks - 1)
+
+
+def test_position_bias_one_task_is_nan_with_a_reason() -> None:
+    frame = blind_frame(3, n_tasks=1)
+    res = position_bias(frame).iloc[0]
+    assert np.isnan(res["first_shown_win_rate_ci_low"]) and np.isnan(res["first_shown_p"])
+    assert "one task" in res["ci_note"]
+    assert res["n_decisive"] > 0
+
+
+def test_n_pairs_counts_pairs_not_pair_orders() -> None:
+    frame = blind_frame(5)
+    res = win_rates(frame).iloc[0]
+    ok = frame.loc[frame["status"] == "ok"]
+    assert res["n"] == len(ok)
+    assert res["n_pairs"] == len(ok.drop_duplicates(["task_id", "replicate"]))
+    # Every pair judged once per order and nothing lost: exactly n / 2.
+    clean = frame.assign(status="ok", outcome=frame["outcome"].fillna("tie"))
+    both = win_rates(clean).iloc[0]
+    assert both["n_pairs"] * 2 == both["n"]
+    # One verdict per pair (the with-without rubric): n_pairs == n, per group.
+    once = clean.loc[clean["order"] == "with_first"].assign(order=None)
+    two = pd.concat([once, once.assign(judge="k")], ignore_index=True)
+    res2 = win_rates(two, by="judge")
+    assert (res2["n_pairs"] == res2["n"]).all() and res2["n"].tolist() == [len(once)] * 2
+    # Without a replicate column each verdict is taken as its own pair.
+    assert win_rates(once.drop(columns="replicate"))["n_pairs"].item() == len(once)
+
+
+def test_n_pairs_of_the_sample_names_pairs_in_the_headline_figure() -> None:
+    from evalstats.frames import load_frame
+    from evalstats.plots._headline import count_text
+
+    f = load_frame(Path(__file__).resolve().parents[1] / "data" / "sample")
+    res = win_rates(f, by=["rubric", "judge"]).set_index("rubric")
+    blind, ww = res.loc["blind-pair"], res.loc["with-without"]
+    assert (ww["n_pairs"] == ww["n"]).all()
+    assert (blind["n_pairs"] < blind["n"]).all() and (blind["n"] <= 2 * blind["n_pairs"]).all()
+    row = blind.iloc[0]
+    text = count_text(int(row["n"]), float(row["n_pairs"]), True)
+    assert text == f"{int(row['n_pairs'])} pairs ({int(row['n'])} pair-orders)"
 
 
 # --------------------------------------------------------------------------- validity
@@ -428,3 +550,37 @@ def test_fast_type_one_error() -> None:
     # SE of a rejection rate near 0.05 over 1000 evaluations is ~0.007.
     assert 0.025 <= cluster_t <= 0.08
     assert sign > 0.09  # the IID sign test ignores clustering
+
+
+@pytest.mark.parametrize("method", ["bca", "percentile", "basic"])
+def test_bootstrap_intervals_of_many_groups_are_each_groups_own_bootstrap(method: str) -> None:
+    from evalstats.stats.resample import cluster_bootstrap
+
+    frame = random_frame(8, n_tasks=9, judges=("a", "b", "c"))
+    res = win_rates(frame, method=method, n_resamples=500, rng=3)
+    gen = np.random.default_rng(3)  # the groups draw from one generator, in group order
+    for i, judge in enumerate(res["judge"]):
+        ok = frame.loc[(frame["judge"] == judge) & (frame["status"] == "ok")]
+        cs = (
+            ok.assign(
+                w=ok["outcome"].eq("win").astype(float),
+                t=ok["outcome"].eq("tie").astype(float),
+                one=1.0,
+            )
+            .groupby("task_id")[["w", "t", "one"]]
+            .sum()
+            .to_numpy()
+        )
+
+        def rates(s: np.ndarray) -> np.ndarray:
+            w, t, n = s[..., 0], s[..., 1], s[..., 2]
+            loss = n - w - t
+            return np.stack([w / n, t / n, loss / n, (w - loss) / n, (w + t / 2) / n], -1)
+
+        boot = cluster_bootstrap(cs, rates, method=method, n_resamples=500, rng=gen)
+        lo = np.clip(boot.ci_low, [0, 0, 0, -1, 0], 1)
+        hi = np.clip(boot.ci_high, [0, 0, 0, -1, 0], 1)
+        for j, name in enumerate(RATE_NAMES):
+            if hi[j] > lo[j]:  # zero-width ends are replaced by the boundary construction
+                assert res.loc[i, f"{name}_ci_low"] == pytest.approx(lo[j], abs=1e-12)
+                assert res.loc[i, f"{name}_ci_high"] == pytest.approx(hi[j], abs=1e-12)

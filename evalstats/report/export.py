@@ -25,8 +25,9 @@ Examples
 >>> from evalstats.report import compute_results
 >>> res = compute_results("data/sample", n_resamples=200, seed=0)
 >>> print(result_sentences(res)[0])  # doctest: +NORMALIZE_WHITESPACE
-WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of 165 judged pair-orders
-in 15 tasks (5 no-answer and 5 unreadable verdicts left out): a net win of 35 points [11, 55]
+WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of 85 pairs (165 judged
+pair-orders) in 15 tasks (5 no-answer and 5 unreadable verdicts left out): a net win of 35
+points [11, 55]
 (Claude Sonnet 4 judge, blind-pair rubric; 95 % CI clustered by task, CR2 Wilson with
 Bell-McCaffrey df).
 >>> latex_macros(res).splitlines()[4]
@@ -262,7 +263,7 @@ def latex_tables(
     >>> from evalstats.report import compute_results
     >>> tex = latex_tables(compute_results("data/sample", n_resamples=200, seed=0))
     >>> tex["headline"].splitlines()[1:3]
-    ['\\\\begin{tabular}{llrrrrrrrl}', '\\\\toprule']
+    ['\\\\begin{tabular}{llrrrrrrrrl}', '\\\\toprule']
     """
     doc = _load(results)
     out = {}

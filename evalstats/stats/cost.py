@@ -715,7 +715,8 @@ def _median_distribution(values, inverse, g, n_clusters, n_resamples, gen) -> np
         idx = gen.integers(0, n_clusters, (b, n_clusters))
         keys = idx + (n_clusters * np.arange(b))[:, None]
         mult = np.bincount(keys.ravel(), minlength=b * n_clusters).reshape(b, n_clusters)
-        counts = np.asarray(table @ mult.T.astype(np.float64)).T  # (b, m)
+        # (b, m), row-major: the cumulative sums run along each resample's row.
+        counts = np.ascontiguousarray(np.asarray(table @ mult.T.astype(np.float64)).T)
         out[start : start + b] = _weighted_median(values, counts)
     return out
 

@@ -265,8 +265,9 @@ def consensus(
     DataFrame
         ``task_id, replicate, order, rubric, judge`` (``"consensus:<rule>"``),
         ``status``, ``outcome``, ``n_judges_ok``, ``agreed`` (bool), plus the pair's
-        ``tokens_with, tokens_without, wall_with_s, wall_without_s`` — so
-        :func:`evalstats.win_rates` accepts it.
+        ``tokens_with, tokens_without, wall_with_s, wall_without_s`` and, when the frame
+        has it, ``over_budget_arm`` — so :func:`evalstats.win_rates` accepts it, with the
+        arm-aware missing-answer rule too.
 
     Examples
     --------
@@ -284,22 +285,18 @@ def consensus(
         raise ValueError(f"rule must be 'unanimous' or 'majority', got {rule!r}")
     f, rubric, judges = _select(frame, rubric, judges)
     f = f.loc[f["judge"].astype(str).isin(judges)]
-    outcome = wide_by_judge(
-        f.assign(outcome=f["outcome"].where(f["status"] == "ok")), rubric=rubric
-    )
-    status = wide_by_judge(f, value="status", rubric=rubric)
-    keys = [c for c in ("task_id", "replicate", "order") if c in outcome.columns]
-    codes = np.column_stack([_codes(outcome[j]) for j in judges])  # -1 = not ok
-    sev = np.column_stack(
-        [
-            status[j]
-            .astype(object)
-            .map(_SEVERITY)
-            .fillna(_SEVERITY["error"])
-            .to_numpy(dtype=np.int64)
-            for j in judges
-        ]
-    )
+    # One spread of a single code per verdict: the outcome (0-2) where ok, else -1 - the
+    # status's severity; a judge with no row for a unit is NaN (an error, no outcome).
+    ok = (f["status"].astype(object) == "ok").to_numpy()
+    severity = f["status"].astype(object).map(_SEVERITY).fillna(_SEVERITY["error"])
+    value = np.where(ok, _codes(f["outcome"]), -1 - severity.to_numpy(dtype=np.int64))
+    wide = wide_by_judge(f.assign(_verdict=value), value="_verdict", rubric=rubric)
+    keys = [c for c in ("task_id", "replicate", "order") if c in wide.columns]
+    cells = np.column_stack([wide[j].to_numpy(dtype=np.float64, na_value=np.nan) for j in judges])
+    missing = np.isnan(cells)
+    cells = np.where(missing, -1 - _SEVERITY["error"], cells).astype(np.int64)
+    codes = np.where(cells >= 0, cells, -1)  # -1 = not ok
+    sev = np.where(cells >= 0, _SEVERITY["ok"], -1 - cells)
     n_ok = (codes >= 0).sum(axis=1)
     m = len(judges)
     votes = np.stack([(codes == k).sum(axis=1) for k in range(_K)], axis=1)  # (units, K)
@@ -315,7 +312,7 @@ def consensus(
     status_names = np.array(["ok", "invalid", "error", "no_answer"], dtype=object)
     out_status = np.where(decided, "ok", status_names[np.maximum(worst, 1)])
     out_outcome = np.where(decided, np.asarray(OUTCOMES, dtype=object)[result], None)
-    out = outcome[keys].copy()
+    out = wide[keys].copy()
     out["rubric"] = rubric
     out["judge"] = f"consensus:{rule}"
     out["status"] = pd.Categorical(out_status, dtype=STATUS_DTYPE)
@@ -323,6 +320,9 @@ def consensus(
     out["n_judges_ok"] = n_ok
     out["agreed"] = agreed & decided
     pair_cols = ["tokens_with", "tokens_without", "wall_with_s", "wall_without_s"]
+    # Which arm went over budget is a property of the pair, whoever judged it: carried so
+    # that win_rates(..., no_answer_as="arm_aware") applies to consensus verdicts too.
+    pair_cols += [c for c in ("over_budget_arm",) if c in f.columns]
     pair_info = f.drop_duplicates(["task_id", "replicate"])[["task_id", "replicate", *pair_cols]]
     out = out.merge(pair_info, on=["task_id", "replicate"], how="left")
     assert set(STATUSES) >= set(out["status"].astype(str))

@@ -36,6 +36,7 @@ statistic's distribution.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -307,38 +308,53 @@ def interval_from_distribution(
     """Interval ends, each shape (q,), from a bootstrap distribution (B, q).
 
     ``jackknife`` (shape (C, q): the statistic with each cluster left out) is
-    required for ``"bca"``.
+    required for ``"bca"``. Many distributions are handled at once with a leading
+    axis: ``theta_b`` (G, B, q), ``theta_hat`` (G, q) and ``jackknife`` (G, C, q),
+    NaN-padded where the distributions have fewer clusters, give ends of shape (G, q)
+    equal to G separate calls.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> theta_b = rng.normal(size=(2, 1000, 1))  # two distributions at once
+    >>> low, high = interval_from_distribution(theta_b, np.zeros((2, 1)), 0.95, "percentile")
+    >>> low.shape, bool(np.all(low < 0) and np.all(high > 0))
+    ((2, 1), True)
     """
+    batched = np.ndim(theta_b) == 3
+    theta_b = np.asarray(theta_b, dtype=np.float64)
+    theta_hat = np.asarray(theta_hat, dtype=np.float64)
+    if not batched:
+        theta_b, theta_hat = theta_b[None], theta_hat[None]
+        if jackknife is not None:
+            jackknife = np.asarray(jackknife)[None]
     alpha = (1.0 - confidence) / 2.0
-    q = theta_b.shape[1]
+    shape = (theta_b.shape[0], theta_b.shape[2])
     if method == "bca":
         if jackknife is None:
             raise ValueError("bca needs the leave-one-cluster-out jackknife values")
-        p_lo, p_hi = _bca_levels(theta_b, theta_hat, jackknife, alpha)
+        p_lo, p_hi = _bca_levels(theta_b, theta_hat, np.asarray(jackknife, np.float64), alpha)
     elif method in ("percentile", "basic"):
-        p_lo, p_hi = np.full(q, alpha), np.full(q, 1.0 - alpha)
+        p_lo, p_hi = np.full(shape, alpha), np.full(shape, 1.0 - alpha)
     else:
         raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
-    low = _quantiles(theta_b, p_lo)
-    high = _quantiles(theta_b, p_hi)
+    low, high, flat = _quantiles(theta_b, p_lo, p_hi)
     if method == "basic":
         low, high = 2.0 * theta_hat - high, 2.0 * theta_hat - low
     # A degenerate distribution has no spread to report: collapse onto the estimate.
-    with np.errstate(invalid="ignore"):
-        flat = np.nanmax(theta_b, axis=0, initial=-np.inf) == np.nanmin(
-            theta_b, axis=0, initial=np.inf
-        )
     low = np.where(flat, theta_hat, low)
     high = np.where(flat, theta_hat, high)
-    return low, high
+    return (low, high) if batched else (low[0], high[0])
 
 
 def _bca_levels(
     theta_b: np.ndarray, theta_hat: np.ndarray, jackknife: np.ndarray, alpha: float
 ) -> tuple[np.ndarray, np.ndarray]:
+    """BCa quantile levels, (G, q) each, of distributions (G, B, q)."""
     valid = ~np.isnan(theta_b)
-    n_valid = valid.sum(axis=0)
-    below = (theta_b < theta_hat).sum(axis=0) + (theta_b <= theta_hat).sum(axis=0)
+    n_valid = valid.sum(axis=1)
+    est = theta_hat[:, None, :]
+    below = (theta_b < est).sum(axis=1) + (theta_b <= est).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = below / (2.0 * n_valid)
         # An estimate outside its own bootstrap distribution would give an
@@ -347,11 +363,14 @@ def _bca_levels(
         share = np.clip(share, half, 1.0 - half)
     z0 = special.ndtri(share)
 
-    # Acceleration from the leave-one-cluster-out jackknife (Efron & Tibshirani 14.15).
-    jk = np.where(np.isnan(jackknife), np.nan, jackknife)
-    dev = np.nanmean(jk, axis=0) - jk
-    num = np.nansum(dev**3, axis=0)
-    den = np.nansum(dev**2, axis=0)
+    # Acceleration from the leave-one-cluster-out jackknife (Efron & Tibshirani 14.15);
+    # NaN entries (padding, undefined leave-one-out values) take no part.
+    jk = jackknife
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column: a_hat = 0
+        dev = np.nanmean(jk, axis=1)[:, None, :] - jk
+    num = np.nansum(dev**3, axis=1)
+    den = np.nansum(dev**2, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         a_hat = np.where(den > 0, num / (6.0 * den**1.5), 0.0)
 
@@ -363,26 +382,33 @@ def _bca_levels(
     return levels[0], levels[1]
 
 
-def _quantiles(theta_b: np.ndarray, probs: np.ndarray) -> np.ndarray:
-    """Per-column linear-interpolation quantiles (numpy's default method)."""
-    if not np.isnan(theta_b).any():
-        srt = np.sort(theta_b, axis=0)
-        n = srt.shape[0]
-        pos = np.clip(probs, 0.0, 1.0) * (n - 1)
-        lo = np.floor(pos).astype(np.intp)
+def _quantiles(theta_b: np.ndarray, *probs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per-column linear-interpolation quantiles (numpy's default method) of
+    distributions (G, B, q) at levels (G, q) each, from one sort; and whether each
+    distribution is degenerate (its smallest and largest non-NaN values equal)."""
+    out = [np.full(p.shape, np.nan) for p in probs]
+    srt = np.sort(theta_b, axis=1)  # NaN sort last
+    n = srt.shape[1]
+    n_valid = n - np.isnan(srt[:, ::-1]).argmin(axis=1)
+    n_valid = np.where(np.isnan(srt[:, 0]), 0, n_valid)
+    top = np.take_along_axis(srt, np.maximum(n_valid - 1, 0)[:, None, :], axis=1)[:, 0]
+    flat = (n_valid > 0) & (srt[:, 0] == top)
+    complete = n_valid == n
+    for res, p in zip(out, probs, strict=True):
+        pos = np.clip(p, 0.0, 1.0) * (n - 1)
+        lo = np.floor(np.where(complete, pos, 0.0)).astype(np.intp)
         hi = np.minimum(lo + 1, n - 1)
         frac = pos - lo
-        cols = np.arange(srt.shape[1])
-        a, b = srt[lo, cols], srt[hi, cols]
+        a = np.take_along_axis(srt, lo[:, None, :], axis=1)[:, 0]
+        b = np.take_along_axis(srt, hi[:, None, :], axis=1)[:, 0]
         # Same interpolation formula as numpy ("linear"), to match it bit for bit.
-        return np.where(frac >= 0.5, b - (b - a) * (1 - frac), a + (b - a) * frac)
-    out = np.full(theta_b.shape[1], np.nan)
-    for j in range(theta_b.shape[1]):  # rare path: a few columns, never resamples
-        col = theta_b[:, j]
-        col = col[~np.isnan(col)]
-        if col.size and np.isfinite(probs[j]):
-            out[j] = np.quantile(col, np.clip(probs[j], 0.0, 1.0))
-    return out
+        res[...] = np.where(frac >= 0.5, b - (b - a) * (1 - frac), a + (b - a) * frac)
+    for g, j in zip(*np.nonzero(~complete), strict=True):  # rare: columns, never resamples
+        col = srt[g, : n_valid[g, j], j]
+        for res, p in zip(out, probs, strict=True):
+            ok = col.size and np.isfinite(p[g, j])
+            res[g, j] = np.quantile(col, np.clip(p[g, j], 0.0, 1.0)) if ok else np.nan
+    return (*out, flat)
 
 
 def _nan_std(theta_b: np.ndarray) -> np.ndarray:

@@ -274,8 +274,10 @@ def summarize(
     >>> from evalstats.frames import load_frame
     >>> wr = evalstats.win_rates(load_frame("data/sample"), by=["rubric", "judge"], rng=0)
     >>> view = wr.pipe(summarize, statistics=["win_rate", "net_win"])
-    >>> view.columns[:2].tolist(), view.columns[-4:].tolist()
-    (['rubric', 'judge'], ['win_rate (%)', 'net_win (%)', 'method', 'confidence'])
+    >>> list(view.columns)
+    ['rubric', 'judge', 'n', 'n_pairs', 'n_clusters', 'win_rate (%)', 'net_win (%)', 'method', 'confidence']
+    >>> view.loc[0, "win_rate (%)"]
+    '52 [38, 65]'
     """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"summarize expects a DataFrame, got {type(table).__name__}")

@@ -137,6 +137,8 @@ _LOSS, _TIE, _WIN, _NO_ANSWER, _INVALID, _ERROR = range(6)
 # Parameter range of each rate (net win lives on [-1, 1]).
 _RANGE_LOW = np.array([0.0, 0.0, 0.0, -1.0, 0.0])
 _RANGE_HIGH = np.array([1.0, 1.0, 1.0, 1.0, 1.0])
+# Bootstrap distributions of a batch of groups, held at once to compute their intervals.
+_BATCH_BYTES = 64 * 2**20
 
 
 def win_rates(
@@ -190,7 +192,10 @@ def win_rates(
     -------
     DataFrame
         One row per group: the ``by`` columns; ``n`` (verdicts in the
-        denominator), ``n_clusters`` (clusters with at least one of them),
+        denominator), ``n_pairs`` (distinct pairs, ``(cluster, replicate)``, among
+        them: ``n`` when each pair is judged once, ``n / 2`` for a rubric judged in
+        both orders; without a ``replicate`` column each verdict counts as a pair),
+        ``n_clusters`` (clusters with at least one of them),
         ``wins``, ``ties``, ``losses`` (ok verdicts), ``no_answer``,
         ``invalid``, ``error``; for each of ``win_rate``, ``tie_rate``,
         ``loss_rate``, ``net_win`` (win - loss) and ``score`` (win + tie/2):
@@ -237,7 +242,7 @@ def win_rates(
     if method in BOOTSTRAP_METHODS:
         n_resamples = check_positive_int(n_resamples, "n_resamples")
     category = _row_categories(frame, by_cols, cluster)
-    groups, gid, counts = _cluster_counts(frame, by_cols, cluster, category)
+    groups, gid, counts, cell_of_row = _cluster_counts(frame, by_cols, cluster, category)
 
     wins, ties, losses_view = counts[:, _WIN], counts[:, _TIE], counts[:, _LOSS]
     n_groups = len(groups)
@@ -257,6 +262,7 @@ def win_rates(
 
     data: dict[str, object] = {c: groups[c] for c in by_cols}
     data["n"] = res["n"].astype(np.int64)
+    data["n_pairs"] = _pair_counts(frame, category, cell_of_row, gid, n_groups)
     data["n_clusters"] = res["n_clusters"].astype(np.int64)
     for name, col in (
         ("wins", _WIN),
@@ -269,7 +275,8 @@ def win_rates(
         data[name] = total[:, col].astype(np.int64)
     if imputed:  # the missing answers the rule counted are still reported as missing
         for name in ("no_answer", "invalid"):
-            rewritten = _count_rows(frame, by_cols, groups, frame["imputed_from"] == name)
+            hit = (frame["imputed_from"] == name).fillna(False).to_numpy(dtype=bool)
+            rewritten = np.bincount(gid[cell_of_row[hit]], minlength=n_groups)
             data[name] = rewritten + total[:, _STATUS_COL[name]].astype(np.int64)
     for j, name in enumerate(RATE_NAMES):
         data[name] = res["est"][:, j]
@@ -475,13 +482,21 @@ def position_bias(
 ) -> pd.DataFrame:
     """Order effects of the blind rubric: P(first-shown wins) and order consistency.
 
-    Only ``ok`` rows with a non-null ``order`` are used (the blind rubric).
+    Only ``ok`` rows with a non-null ``order`` are used (the blind rubric). Both rates are
+    ratio estimators over tasks with the inference of :func:`win_rates`' default
+    (``"cr2_wilson"``): the CR2 SE (Bell & McCaffrey 2002), the Bell-McCaffrey df
+    (Pustejovsky & Tipton 2018) and the design-effect Wilson interval, with the score test
+    that interval inverts (:mod:`evalstats.stats.robust`), so ``first_shown_p <
+    1 - confidence`` exactly when the interval excludes 0.5. Where no spread is observed
+    the boundary construction keeps the clustering; one task gives NaN, with the reason
+    in ``ci_note``.
 
     * ``first_shown_win_rate``: among decisive verdicts (win or loss), the
       share won by the answer shown first (WITH when ``order == "with_first"``,
       WITHOUT otherwise). 0.5 means no position bias. ``first_shown_p`` is the
-      exact binomial test of 0.5 (ignoring clustering), the CI is the
-      cluster-robust ``cluster_t`` interval over tasks.
+      task-clustered test of 0.5 described above; ``first_shown_sign_test_p`` the exact
+      binomial test of 0.5 over verdicts (ignoring clustering, anti-conservative with
+      replicated tasks).
     * ``order_consistency``: among pairs (``cluster``, ``replicate``) judged
       in both orders, the share whose WITH-viewpoint outcome is the same in
       both (the first ok row of each order is used).
@@ -502,9 +517,10 @@ def position_bias(
     -------
     DataFrame
         One row per group: ``n_decisive``, ``first_shown_wins``,
-        ``first_shown_win_rate`` with ``_se``, ``_ci_low``, ``_ci_high``,
-        ``first_shown_p``; ``n_pairs_both_orders``, ``order_consistent``,
-        ``order_consistency`` with ``_se``, ``_ci_low``, ``_ci_high``.
+        ``first_shown_win_rate`` with ``_se`` (CR2), ``_ci_low``, ``_ci_high``,
+        ``first_shown_p``, ``first_shown_sign_test_p``, ``first_shown_df`` (Bell-McCaffrey);
+        ``n_pairs_both_orders``, ``order_consistent``, ``order_consistency`` with ``_se``,
+        ``_ci_low``, ``_ci_high``, ``order_consistency_df``; ``method`` and ``ci_note``.
 
     Examples
     --------
@@ -519,6 +535,8 @@ def position_bias(
     >>> res[["n_decisive", "first_shown_wins", "n_pairs_both_orders", "order_consistent"]]
        n_decisive  first_shown_wins  n_pairs_both_orders  order_consistent
     0           4                 3                    2                 1
+    >>> round(float(res["first_shown_df"].iloc[0]), 1), res["method"].iloc[0]
+    (1.0, 'cr2_wilson')
     """
     by_cols = by_columns(by)
     confidence = check_confidence(confidence)
@@ -526,71 +544,81 @@ def position_bias(
     category = _row_categories(frame, by_cols, cluster)
     order = frame["order"].astype("object")
     keep = (category <= _WIN) & order.notna().to_numpy()
-    sub = frame.loc[keep, [*by_cols, cluster, "replicate"]].copy()
-    sub["_cat"] = category[keep]
-    sub["_with_first"] = (order[keep] == "with_first").to_numpy()
-    bad = ~order[keep].isin(["with_first", "without_first"]).to_numpy()
+    kept_order = order[keep]
+    bad = ~kept_order.isin(["with_first", "without_first"]).to_numpy()
     if bad.any():
-        raise DataError(f"unknown order value {order[keep][bad].iloc[0]!r}", field="order")
+        raise DataError(f"unknown order value {kept_order[bad].iloc[0]!r}", field="order")
+    groups, group_of_row = _row_groups(frame, by_cols)
+    n_groups = len(groups)
+    cl, _ = pd.factorize(frame[cluster], use_na_sentinel=False)
+    rep, _ = pd.factorize(frame["replicate"], use_na_sentinel=False)
+    n_cl = max(int(cl.max(initial=0)) + 1, 1)
+    n_rep = max(int(rep.max(initial=0)) + 1, 1)
+    idx = np.flatnonzero(keep)
+    cat = category[idx]
+    with_first = (kept_order == "with_first").to_numpy()
+    # One (group, cluster) cell per task of a group; a pair adds the replicate.
+    cell = group_of_row[idx].astype(np.int64) * n_cl + np.asarray(cl, dtype=np.int64)[idx]
 
-    decisive = sub["_cat"].to_numpy() != _TIE
-    first_won = np.where(sub["_with_first"].to_numpy(), sub["_cat"] == _WIN, sub["_cat"] == _LOSS)
-    sub["_decisive"] = decisive.astype(np.int64)
-    sub["_first_won"] = (first_won & decisive).astype(np.int64)
+    decisive = cat != _TIE
+    first_won = np.where(with_first, cat == _WIN, cat == _LOSS) & decisive
+    cells, cell_id = np.unique(cell, return_inverse=True)
+    won = np.bincount(cell_id, weights=first_won.astype(np.float64), minlength=len(cells))
+    dec = np.bincount(cell_id, weights=decisive.astype(np.float64), minlength=len(cells))
+    first = rate_arrays(won, np.zeros_like(won), dec - won, cells // n_cl, n_groups)
 
-    # Pairs judged in both orders: first ok row of each order.
-    pair_keys = [*by_cols, cluster, "replicate"]
-    firsts = sub.drop_duplicates([*pair_keys, "_with_first"])
-    wide = firsts.pivot_table(
-        index=pair_keys, columns="_with_first", values="_cat", aggfunc="first", observed=True
+    # Pairs judged in both orders: the first ok row of each order (rows in frame order).
+    pair = cell * n_rep + np.asarray(rep, dtype=np.int64)[idx]
+    pairs, pair_id = np.unique(pair, return_inverse=True)
+    _, first_row = np.unique(pair_id * 2 + with_first, return_index=True)
+    shown = np.full((len(pairs), 2), -1, dtype=np.int64)
+    shown[pair_id[first_row], with_first[first_row].astype(np.int64)] = cat[first_row]
+    both = (shown >= 0).all(axis=1)
+    same = both & (shown[:, 0] == shown[:, 1])
+    pair_cells, pair_cell = np.unique(pairs[both] // n_rep, return_inverse=True)
+    n_both = np.bincount(pair_cell, minlength=len(pair_cells)).astype(np.float64)
+    n_same = np.bincount(
+        pair_cell, weights=same[both].astype(np.float64), minlength=len(pair_cells)
     )
-    pairs = wide.dropna().reset_index() if wide.shape[1] == 2 else wide.iloc[:0].reset_index()
-    if len(pairs):
-        pairs["_consistent"] = (pairs[True] == pairs[False]).astype(np.int64)
-    else:
-        pairs["_consistent"] = pd.Series(dtype=np.int64)
-    pairs["_one"] = 1
+    cons = rate_arrays(n_same, np.zeros_like(n_same), n_both - n_same, pair_cells // n_cl, n_groups)
 
-    group_frame = _group_table(frame, by_cols)
-    rows = []
-    for table, num, den, name in (
-        (sub, "_first_won", "_decisive", "first_shown_win_rate"),
-        (pairs, "_consistent", "_one", "order_consistency"),
-    ):
-        per_cluster = (
-            table.groupby([*by_cols, cluster], observed=True, sort=True, dropna=False)[[num, den]]
-            .sum()
-            .reset_index()
-        )
-        if by_cols:
-            gid = _lookup_groups(group_frame, per_cluster, by_cols)
-        else:
-            gid = np.zeros(len(per_cluster), dtype=np.int64)
-        y = per_cluster[num].to_numpy(np.float64)[:, None]
-        m = per_cluster[den].to_numpy(np.float64)
-        used = m > 0
-        est, se, n_clusters, n = cr1_ratio(y[used], m[used], gid[used], len(group_frame))
-        low, high = _cluster_t_interval(est, se, n_clusters, confidence, limits=((0.0, 1.0),))
-        low, high = _boundary_wilson(est, low, high, n, confidence, kinds=("rate",))
-        k = segment_sum(y[used], gid[used], len(group_frame))[:, 0]
-        rows.append((name, est[:, 0], se[:, 0], low[:, 0], high[:, 0], n, k))
-
-    out = group_frame.copy()
-    (_, e1, s1, l1, h1, n1, k1), (_, e2, s2, l2, h2, n2, k2) = rows
-    out["n_decisive"] = n1.astype(np.int64)
-    out["first_shown_wins"] = k1.astype(np.int64)
-    out["first_shown_win_rate"] = e1
-    out["first_shown_win_rate_se"] = s1
-    out["first_shown_win_rate_ci_low"] = l1
-    out["first_shown_win_rate_ci_high"] = h1
-    out["first_shown_p"] = sign_test_p(k1, n1 - k1)
-    out["n_pairs_both_orders"] = n2.astype(np.int64)
-    out["order_consistent"] = k2.astype(np.int64)
-    out["order_consistency"] = e2
-    out["order_consistency_se"] = s2
-    out["order_consistency_ci_low"] = l2
-    out["order_consistency_ci_high"] = h2
+    first_gid, cons_gid = cells // n_cl, pair_cells // n_cl
+    wins = np.bincount(first_gid, weights=won, minlength=n_groups).astype(np.int64)
+    consistent = np.bincount(cons_gid, weights=n_same, minlength=n_groups).astype(np.int64)
+    out = groups.copy()
+    out["n_decisive"] = first["n"].astype(np.int64)
+    out["first_shown_wins"] = wins
+    _put_rate(out, "first_shown_win_rate", first)
+    # No ties here, so net win = 2 * rate - 1: its test is the test of a rate of 0.5.
+    out["first_shown_p"] = first["net_win_p"]
+    out["first_shown_sign_test_p"] = sign_test_p(wins, first["n"] - wins)
+    out["first_shown_df"] = first["df"]
+    out["n_pairs_both_orders"] = cons["n"].astype(np.int64)
+    out["order_consistent"] = consistent
+    _put_rate(out, "order_consistency", cons)
+    out["order_consistency_df"] = cons["df"]
+    out["method"] = DEFAULT_METHOD
+    notes = [
+        _order_note("first_shown_win_rate", first, "no decisive verdict"),
+        _order_note("order_consistency", cons, "no pair judged in both orders"),
+    ]
+    out["ci_note"] = ["; ".join(n for n in row if n) for row in zip(*notes, strict=True)]
     return out
+
+
+def _order_note(name: str, res: dict[str, np.ndarray], empty: str) -> np.ndarray:
+    note = np.full(len(res["n"]), "", dtype=object)
+    note[res["n_clusters"] == 1] = f"{name}: one task, no between-task variation to estimate"
+    note[res["n"] == 0] = f"{name}: {empty}"
+    return note
+
+
+def _put_rate(out: pd.DataFrame, name: str, res: dict[str, np.ndarray]) -> None:
+    """The win-rate column of :func:`rate_arrays` as ``name`` with its SE and interval."""
+    out[name] = res["est"][:, 0]
+    out[f"{name}_se"] = res["se"][:, 0]
+    out[f"{name}_ci_low"] = res["low"][:, 0]
+    out[f"{name}_ci_high"] = res["high"][:, 0]
 
 
 def sign_test_p(wins: np.ndarray, losses: np.ndarray) -> np.ndarray:
@@ -609,25 +637,6 @@ def sign_test_p(wins: np.ndarray, losses: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- cores
-
-
-def _cluster_t_interval(
-    est: np.ndarray,
-    se: np.ndarray,
-    n_clusters: np.ndarray,
-    confidence: float,
-    limits: tuple[tuple[float, float], ...] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    with np.errstate(invalid="ignore"):
-        df = np.where(n_clusters > 1, n_clusters - 1, np.nan)
-        tq = sps.t.ppf(0.5 + confidence / 2.0, df)[:, None]
-    low, high = est - tq * se, est + tq * se
-    if limits is None:
-        lo_lim, hi_lim = _RANGE_LOW, _RANGE_HIGH
-    else:
-        lo_lim = np.array([a for a, _ in limits])
-        hi_lim = np.array([b for _, b in limits])
-    return np.clip(low, lo_lim, hi_lim), np.clip(high, lo_lim, hi_lim)
 
 
 def _rates_from_sums(s: np.ndarray) -> np.ndarray:
@@ -654,45 +663,29 @@ def _bootstrap_intervals(
     stats = np.stack([wins, ties, denom], axis=1).astype(np.float64)
     order = np.argsort(gid, kind="stable")
     bounds = np.searchsorted(gid[order], np.arange(n_groups + 1))
-    for g in range(n_groups):  # groups are few; each bootstrap is vectorised over resamples
-        cs = stats[order[bounds[g] : bounds[g + 1]]]
-        if cs.shape[0] < 2:
-            continue
-        theta_hat = _rates_from_sums(cs.sum(axis=0))
-        theta_b = bootstrap_distribution(cs, _rates_from_sums, n_resamples, rng)
-        jack = _rates_from_sums(cs.sum(axis=0) - cs) if method == "bca" else None
+    sizes = np.diff(bounds)
+    todo = np.flatnonzero(sizes >= 2)
+    if not todo.size:
+        return low, high
+    # The draws are made group after group (the generator's stream, so the numbers, do not
+    # depend on the batching); the intervals of a batch of groups are computed at once.
+    width = int(sizes.max())
+    per_group = 8 * len(RATE_NAMES) * (n_resamples + width)
+    step = max(1, _BATCH_BYTES // per_group)
+    for start in range(0, todo.size, step):
+        batch = todo[start : start + step]
+        theta_b = np.empty((batch.size, n_resamples, len(RATE_NAMES)))
+        theta_hat = np.empty((batch.size, len(RATE_NAMES)))
+        jack = np.full((batch.size, width, len(RATE_NAMES)), np.nan) if method == "bca" else None
+        for k, g in enumerate(batch):
+            cs = stats[order[bounds[g] : bounds[g + 1]]]
+            theta_hat[k] = _rates_from_sums(cs.sum(axis=0))
+            theta_b[k] = bootstrap_distribution(cs, _rates_from_sums, n_resamples, rng)
+            if jack is not None:
+                jack[k, : len(cs)] = _rates_from_sums(cs.sum(axis=0) - cs)
         lo, hi = interval_from_distribution(theta_b, theta_hat, confidence, method, jack)
-        low[g], high[g] = np.clip(lo, _RANGE_LOW, _RANGE_HIGH), np.clip(hi, _RANGE_LOW, _RANGE_HIGH)
-    return low, high
-
-
-def _boundary_wilson(
-    est: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
-    n: np.ndarray,
-    confidence: float,
-    kinds: tuple[str, ...] = ("rate", "rate", "rate", "net", "rate"),
-) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson interval over the counted verdicts where a clustered interval has zero width.
-
-    That happens where a rate is 0 or 1, or every task shows the same rate:
-    no variation is observed, so neither the CR1 SE nor the bootstrap can
-    estimate it. Net win is ``2 * score - 1``, so its interval maps from the
-    score's.
-    """
-    low, high = low.copy(), high.copy()
-    for j, kind in enumerate(kinds):
-        flat = (high[:, j] - low[:, j] <= 0) | ~np.isfinite(low[:, j])
-        flat &= np.isfinite(est[:, j]) & (n > 0)
-        if not flat.any():
-            continue
-        p = est[flat, j] if kind == "rate" else (est[flat, j] + 1.0) / 2.0
-        ci = proportion_ci(p * n[flat], n[flat], method="wilson", confidence=confidence)
-        lo, hi = ci.ci_low, ci.ci_high
-        if kind == "net":
-            lo, hi = 2.0 * lo - 1.0, 2.0 * hi - 1.0
-        low[flat, j], high[flat, j] = lo, hi
+        low[batch] = np.clip(lo, _RANGE_LOW, _RANGE_HIGH)
+        high[batch] = np.clip(hi, _RANGE_LOW, _RANGE_HIGH)
     return low, high
 
 
@@ -736,36 +729,7 @@ def _row_categories(frame: pd.DataFrame, by_cols: list[str], cluster: str) -> np
     return np.where(ok, outcome, status_cat)
 
 
-def _group_table(frame: pd.DataFrame, by_cols: list[str]) -> pd.DataFrame:
-    if not by_cols:
-        return pd.DataFrame(index=pd.RangeIndex(1))
-    return (
-        frame[by_cols]
-        .drop_duplicates()
-        .sort_values(by_cols, na_position="last")
-        .reset_index(drop=True)
-    )
-
-
-def _lookup_groups(groups: pd.DataFrame, rows: pd.DataFrame, by_cols: list[str]) -> np.ndarray:
-    keyed = groups.assign(_gid=np.arange(len(groups)))
-    merged = rows[by_cols].merge(keyed, on=by_cols, how="left", sort=False)
-    return merged["_gid"].to_numpy(np.int64)
-
-
 _STATUS_COL = {"no_answer": _NO_ANSWER, "invalid": _INVALID}
-
-
-def _count_rows(
-    frame: pd.DataFrame, by_cols: list[str], groups: pd.DataFrame, mask: pd.Series
-) -> np.ndarray:
-    """Rows where ``mask`` holds, per group of ``groups`` (in its order)."""
-    hit = mask.fillna(False).to_numpy(dtype=bool)
-    if not by_cols:
-        return np.array([int(hit.sum())], dtype=np.int64)
-    per = frame.loc[hit].groupby(by_cols, observed=True, dropna=False).size()
-    keys = pd.MultiIndex.from_frame(groups[by_cols]) if len(by_cols) > 1 else groups[by_cols[0]]
-    return per.reindex(keys, fill_value=0).to_numpy(dtype=np.int64)
 
 
 def _cluster_counts(
@@ -774,26 +738,57 @@ def _cluster_counts(
     """Per (group, cluster) counts of the six row categories.
 
     Returns the group table (sorted by the ``by`` columns), the group id of
-    each (group, cluster) cell and the count matrix (rows = cells, columns =
-    _CATEGORIES). Keys are factorised once and combined into integers, which
-    is several times faster than a pandas groupby on small frames.
+    each (group, cluster) cell, the count matrix (rows = cells, columns =
+    _CATEGORIES) and the cell of each row.
     """
+    groups, group_of_row = _row_groups(frame, by_cols)
+    k, u = pd.factorize(frame[cluster], sort=True, use_na_sentinel=False)
+    n_cluster_ids = max(len(u), 1)
+    key = group_of_row * n_cluster_ids + np.asarray(k, dtype=np.int64)
+    cells, cell_of_row = np.unique(key, return_inverse=True)
+    cell_of_row = cell_of_row.reshape(-1).astype(np.int64)
+    counts = np.bincount(cell_of_row * 6 + category, minlength=len(cells) * 6).reshape(-1, 6)
+    return groups, (cells // n_cluster_ids).astype(np.int64), counts, cell_of_row
+
+
+def _row_groups(frame: pd.DataFrame, by_cols: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """The group table (sorted by the ``by`` columns, missing values last) and each row's
+    group id. Keys are factorised once and combined into integers, which is several times
+    faster than a pandas groupby on small frames."""
+    if not by_cols:
+        return pd.DataFrame(index=pd.RangeIndex(1)), np.zeros(len(frame), dtype=np.int64)
     codes, uniques = [], []
-    for col in [*by_cols, cluster]:
+    for col in by_cols:
         k, u = pd.factorize(frame[col], sort=True, use_na_sentinel=False)
         codes.append(np.asarray(k, dtype=np.int64))
         uniques.append(u)
-    n_cluster_ids = max(len(uniques[-1]), 1)
-    if by_cols:
-        by_key = np.ravel_multi_index(codes[:-1], [len(u) for u in uniques[:-1]])
-        group_keys, group_of_row = np.unique(by_key, return_inverse=True)
-        parts = np.unravel_index(group_keys, [len(u) for u in uniques[:-1]])
-        groups = pd.DataFrame(
-            {col: pd.Series(uniques[j].take(parts[j])) for j, col in enumerate(by_cols)}
-        )
-    else:
-        group_of_row = np.zeros(len(frame), dtype=np.int64)
-        groups = pd.DataFrame(index=pd.RangeIndex(1))
-    cells, cell_of_row = np.unique(group_of_row * n_cluster_ids + codes[-1], return_inverse=True)
-    counts = np.bincount(cell_of_row * 6 + category, minlength=len(cells) * 6).reshape(-1, 6)
-    return groups, (cells // n_cluster_ids).astype(np.int64), counts
+    sizes = [max(len(u), 1) for u in uniques]
+    group_keys, group_of_row = np.unique(np.ravel_multi_index(codes, sizes), return_inverse=True)
+    parts = np.unravel_index(group_keys, sizes)
+    groups = pd.DataFrame(
+        {col: pd.Series(uniques[j].take(parts[j])) for j, col in enumerate(by_cols)}
+    )
+    return groups, group_of_row.reshape(-1).astype(np.int64)
+
+
+def _pair_counts(
+    frame: pd.DataFrame,
+    category: np.ndarray,
+    cell_of_row: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+) -> np.ndarray:
+    """Distinct pairs, (cluster, ``replicate``), among the counted verdicts of each group.
+
+    A pair judged in both orders of the blind rubric is two verdicts but one pair. Without a
+    ``replicate`` column every counted verdict is taken as a pair of its own.
+    """
+    counted = category <= _WIN
+    if "replicate" not in frame.columns:
+        return np.bincount(gid[cell_of_row[counted]], minlength=n_groups).astype(np.int64)
+    rep, _ = pd.factorize(frame["replicate"], use_na_sentinel=False)
+    rep = np.asarray(rep, dtype=np.int64)
+    # A (group, cluster) cell and a replicate code name one pair of one group.
+    key = cell_of_row[counted] * (int(rep.max(initial=0)) + 1) + rep[counted]
+    cells = np.unique(key) // (int(rep.max(initial=0)) + 1)
+    return np.bincount(gid[cells], minlength=n_groups).astype(np.int64)
