@@ -42,18 +42,18 @@ _LONG_MIN_CH = 30
 _KEY_COLUMNS = frozenset(
     {"rubric", "judge", "judge_a", "judge_b", "metric", "statistic", "task_id", "replicate"}
 )
-# The widest table shown in one piece, in characters of the wide-table font, cell padding
-# included: what fits both a 1024-px window and an A4 or Letter page (_html.CSS, print), in
-# DejaVu Sans (Debian's default, among the widest sans-serif fonts).
+# The widest table shown in one piece, in characters (cell padding included): at the wide-table
+# fonts of _html.CSS it fits a 1024-px window (about 800 px) and an A4 or Letter page (about
+# 630 of 703 px) in DejaVu Sans, Debian's default and among the widest sans-serif fonts.
 _MAX_TABLE_WIDTH = 130
 # Tables wider than this (same units) get the smaller wide-table font.
 _WIDE_FONT_FROM = 70
 _PADDING_CH = 2
-# "0.352 [0.156, 0.521]" (merge_ci): may break between the estimate and its interval.
-_CI_CELL = re.compile(r"^(\S+) (\[[^\[\]]+\])$")
-# Where the browser may break a header (after "_", given a <wbr>) or a text cell (at spaces;
-# after a hyphen unless a digit follows, UAX #14's HY x NU): for the width estimate.
-_HEADER_BREAKS = re.compile(r"\s+|(?<=_)|(?<=-)(?=\D)")
+# "0.352 [0.156, 0.521]" (merge_ci): kept on one line, as one piece of text (so that the page's
+# source holds the number exactly as shown).
+_CI_CELL = re.compile(r"^\S+ \[[^\[\]]+\]$")
+# Where the browser may break a header or a text cell: at spaces, and after a hyphen unless a
+# digit follows (UAX #14's HY x NU); for the width estimate.
 _TEXT_BREAKS = re.compile(r"\s+|(?<=-)(?=\D)")
 # Figures are written at the publication resolution (PNG) and as SVG; the page shows the SVG
 # at the size a 110-dpi image had.
@@ -96,9 +96,9 @@ def table_html(
 ) -> str:
     """An escaped HTML table that fits a page: split into stacked parts when it is too wide.
 
-    Every cell goes through ``html.escape`` (judge text is data). Headers may wrap after
-    ``_``; an "est [lo, hi]" cell (:func:`merge_ci`) may wrap between the estimate and its
-    interval, never inside either. A table whose narrowest layout (estimated in characters,
+    Every cell goes through ``html.escape`` (judge text is data); text is never changed, only
+    laid out (text cells and headers wrap at spaces; numbers and "est [lo, hi]" cells of
+    :func:`merge_ci` never wrap). A table whose narrowest layout (estimated in characters,
     padding included) is wider than ``max_width`` is shown as several tables, one under the
     other, each with the leading key columns (rubric, judge, metric...) and a share of the
     others, so that no column is hidden, clipped or scrolled to; ``max_width=None`` never
@@ -109,10 +109,9 @@ def table_html(
     >>> t = pd.DataFrame({"judge": ["a:b"], "net_win": ["0.352 [0.156, 0.521]"], "n": [3]})
     >>> print(table_html(t, name="x"))  # doctest: +NORMALIZE_WHITESPACE
     <div class="table-wrap"><table data-table="x"><thead><tr><th class="text"
-    scope="col">judge</th><th class="ci" scope="col">net_<wbr>win</th><th class="num"
+    scope="col">judge</th><th class="ci" scope="col">net_win</th><th class="num"
     scope="col">n</th></tr></thead><tbody><tr><td class="text">a:b</td><td
-    class="ci"><span>0.352</span> <span>[0.156, 0.521]</span></td><td
-    class="num">3</td></tr></tbody></table></div>
+    class="ci">0.352 [0.156, 0.521]</td><td class="num">3</td></tr></tbody></table></div>
     >>> wide = pd.DataFrame({"judge": ["a"], **{f"statistic_{i}": [0.5] for i in range(12)}})
     >>> table_html(wide, name="w").count("<table")
     2
@@ -137,16 +136,21 @@ def table_html(
         _column_width(c, kind, [r[j] for r in texts])
         for j, (c, kind) in enumerate(zip(columns, kinds, strict=True))
     ]
-    parts = _split_columns(columns, kinds, widths, max_width)
+    # Text that names a row (not a True/False flag) can be a key of a split table.
+    naming = [
+        k == "text" and not pd.api.types.is_bool_dtype(table[c])
+        for k, c in zip(kinds, table.columns, strict=True)
+    ]
+    parts = _split_columns(columns, naming, widths, max_width)
     wide = len(parts) > 1 or sum(widths) > _WIDE_FONT_FROM
     html_parts = []
     for k, part in enumerate(parts):
         head = "".join(
-            f'<th class="{kinds[j]}" scope="col">{_header(columns[j])}</th>' for j in part
+            f'<th class="{kinds[j]}" scope="col">{html.escape(columns[j])}</th>' for j in part
         )
         body = "".join(
             "<tr>"
-            + "".join(f'<td class="{kinds[j]}">{_cell(row[j], kinds[j])}</td>' for j in part)
+            + "".join(f'<td class="{kinds[j]}">{html.escape(row[j])}</td>' for j in part)
             + "</tr>"
             for row in texts
         )
@@ -166,40 +170,20 @@ def table_html(
     return f'<div class="{wrap}">{"".join(html_parts)}</div>'
 
 
-def _header(column: str) -> str:
-    # A break opportunity after each "_" (n_clusters, sign_test_p): headers are the widest
-    # cells of many numeric columns.
-    return html.escape(column).replace("_", "_<wbr>")
-
-
-def _cell(text: str, kind: str) -> str:
-    if kind == "ci":
-        m = _CI_CELL.match(text)
-        if m:
-            # Two unbreakable halves: the line may break between the estimate and its
-            # interval, never inside the interval (greedy wrapping would leave "0.629]" alone).
-            return f"<span>{html.escape(m[1])}</span> <span>{html.escape(m[2])}</span>"
-    return html.escape(text)
-
-
 def _column_width(column: str, kind: str, cells: list[str]) -> int:
     """The narrowest width (characters, padding included) the column can be laid out at."""
-    head = max((len(p) for p in _HEADER_BREAKS.split(column)), default=0)
+    head = max((len(p) for p in _TEXT_BREAKS.split(column)), default=0)
     if kind == "long":
         return max(head, _LONG_MIN_CH) + _PADDING_CH
-    if kind == "num":
+    if kind in ("num", "ci"):  # never wrapped
         body = max((len(t) for t in cells), default=0)
-    elif kind == "ci":
-        body = max(
-            (len(p) for t in cells for p in _CI_CELL.sub(r"\1\n\2", t).split("\n")), default=0
-        )
     else:
         body = max((len(p) for t in cells for p in _TEXT_BREAKS.split(t)), default=0)
     return max(head, body) + _PADDING_CH
 
 
 def _split_columns(
-    columns: Sequence[str], kinds: Sequence[str], widths: Sequence[int], max_width: int | None
+    columns: Sequence[str], naming: Sequence[bool], widths: Sequence[int], max_width: int | None
 ) -> list[list[int]]:
     """Column indices of each stacked part: the leading key columns in every part, the
     others cut into as few contiguous runs as fit ``max_width``, balanced in width.
@@ -212,7 +196,7 @@ def _split_columns(
         return [list(range(n))]
     # Text before the first statistic names the row; a table of text only (one transposed
     # by show_table) has its data in text columns, so only the known keys count there.
-    first_stat = next((j for j, k in enumerate(kinds) if k != "text"), n)
+    first_stat = next((j for j, text in enumerate(naming) if not text), n)
     n_keys = 0
     while (
         n_keys < n - 1

@@ -128,10 +128,9 @@ caption { caption-side: top; text-align:left; font-weight:600; padding:.2rem 0 .
 th, td { border-bottom: 1px solid var(--line); padding: .3em .6em; text-align: right;
          vertical-align: top; }
 .wide > table th, .wide > table td { padding: .3em .45em; }
-/* Headers wrap only where the table asks (<wbr> after "_"), numbers never. */
+/* Headers and text wrap at spaces; numbers and "est [lo, hi]" intervals never. */
 th { background:#f0f2f5; overflow-wrap: normal; }
-td.num { white-space: nowrap; }
-td.ci span { white-space: nowrap; }
+td.num, td.ci { white-space: nowrap; }
 td.text, th.text { text-align: left; }
 td.long, th.long { text-align: left; min-width: 30ch; max-width: 60ch; white-space: pre-wrap;
                    overflow-wrap: anywhere; }
@@ -158,7 +157,7 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .8rem; }
   p, li { max-width: none; orphans: 3; widows: 3; }
   .table-wrap { overflow: visible; }
   table { font-size: 8pt; }
-  .wide > table { font-size: 7.5pt; }
+  .wide > table { font-size: 7pt; }
   thead { display: table-header-group; }
   tr, figure, img, pre, .banner { break-inside: avoid; page-break-inside: avoid; }
   figure img { width: auto; max-width: 100%; max-height: 240mm; height: auto; }
