@@ -142,6 +142,8 @@ tbody tr:nth-child(even) { background: #fafbfc; }
 .unavailable { color:#8a4b00; font-style: italic; }
 details.kernel { color: var(--muted); font-size: .8rem; }
 footer { margin-top: 3rem; color: var(--muted); font-size: .8rem; }
+/* A narrow window: the wide-table font of the printed page (no sideways scroll at 800 px). */
+@media screen and (max-width: 900px) { .wide > table { font-size: .66rem; } }
 /* Print (and `evalstats report --pdf`): margins that suit A4 and Letter alike (the
    narrower A4 sets the width tables are split for), smaller table fonts, nothing cut. */
 @page { margin: 14mm 12mm; }
