@@ -103,29 +103,38 @@ def _winners(records: list[dict]) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Tables(HTMLParser):
-    """The cell texts of every ``data-table`` table of a page."""
+    """The cell texts of every ``data-table`` table of a page (a wide table's stacked parts,
+    ``data-continues``, joined back: their repeated key columns once)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tables: dict[str, list[list[str]]] = {}
         self._name: str | None = None
+        self._rows: list[list[str]] = []
         self._cell: list[str] | None = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
-        if tag == "table" and a.get("data-table"):
-            self._name = a["data-table"]
-            self.tables.setdefault(self._name, [])
+        if tag == "table" and (a.get("data-table") or a.get("data-continues")):
+            self._name = a.get("data-table") or a["data-continues"]
+            self._rows = []
         elif tag == "tr" and self._name:
-            self.tables[self._name].append([])
+            self._rows.append([])
         elif tag in ("td", "th") and self._name:
             self._cell = []
 
     def handle_endtag(self, tag):
         if tag in ("td", "th") and self._cell is not None and self._name:
-            self.tables[self._name][-1].append("".join(self._cell).strip())
+            self._rows[-1].append("".join(self._cell).strip())
             self._cell = None
-        elif tag == "table":
+        elif tag == "table" and self._name:
+            rows = self.tables.setdefault(self._name, [])
+            if not rows:
+                rows.extend(self._rows)
+            else:
+                new = [j for j, h in enumerate(self._rows[0]) if h not in rows[0]]
+                for row, more in zip(rows, self._rows, strict=True):
+                    row.extend(more[j] for j in new)
             self._name = None
 
     def handle_data(self, data):

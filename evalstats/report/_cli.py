@@ -39,11 +39,22 @@ def parse_params(items: Iterable[str]) -> dict[str, Any]:
 def _cmd_report(args: argparse.Namespace) -> int:
     from .. import report
 
+    chromium = None
+    if args.pdf:
+        from . import _pdf
+
+        # Before the render: a missing browser or pypdf is said in a second, not after it.
+        chromium = _pdf.find_chromium()
+        _pdf.require_pypdf()
     start = time.perf_counter()
     index = report.render_report(
         args.data_dir, args.output, params=parse_params(args.param or []), kind=args.kind
     )
     print(f"wrote {index} ({time.perf_counter() - start:.1f} s)")
+    if args.pdf:
+        start = time.perf_counter()
+        pdf = _pdf.print_pdf(args.output, chromium=chromium)
+        print(f"wrote {pdf} ({time.perf_counter() - start:.1f} s)")
     return 0
 
 
@@ -54,6 +65,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     >>> _ = register(parser.add_subparsers(dest="command"))
     >>> parser.parse_args(["report", "data/sample", "-o", "out"]).output
     'out'
+    >>> parser.parse_args(["report", "data/sample", "-o", "out", "--pdf"]).pdf
+    True
     """
     p = subparsers.add_parser(
         "report",
@@ -83,6 +96,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="report parameter (JSON value, else text); repeatable: "
         "judges='[\"a:b\"]', rubric=with-without (evaluation only), confidence=0.9, "
         "n_resamples=2000, seed=1",
+    )
+    p.add_argument(
+        "--pdf",
+        action="store_true",
+        help="also print the pages (index.html, then the others) through headless Chromium "
+        "into OUT/report.pdf (needs chromium, or EVALSTATS_CHROMIUM, and "
+        "evalstats-withwithout[pdf])",
     )
     p.set_defaults(func=_cmd_report)
     return p

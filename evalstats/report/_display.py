@@ -12,6 +12,7 @@ import html
 import inspect
 import os
 import pickle
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,25 @@ __all__ = [
 
 # Free text (judge reasoning and raw output, audit details): wrapped in a bounded column.
 _LONG_TEXT = frozenset({"reasoning", "raw", "detail", "parse_error", "rule"})
+# The narrowest a "long" column is laid out at (``min-width`` of ``td.long`` in _html.CSS).
+_LONG_MIN_CH = 30
+# Columns that name a row, repeated in every part of a table split to fit the page.
+_KEY_COLUMNS = frozenset(
+    {"rubric", "judge", "judge_a", "judge_b", "metric", "statistic", "task_id", "replicate"}
+)
+# The widest table shown in one piece, in characters (cell padding included): at the wide-table
+# fonts of _html.CSS it fits a 1024-px window (about 800 px) and an A4 or Letter page (about
+# 630 of 703 px) in DejaVu Sans, Debian's default and among the widest sans-serif fonts.
+_MAX_TABLE_WIDTH = 130
+# Tables wider than this (same units) get the smaller wide-table font.
+_WIDE_FONT_FROM = 70
+_PADDING_CH = 2
+# "0.352 [0.156, 0.521]" (merge_ci): kept on one line, as one piece of text (so that the page's
+# source holds the number exactly as shown).
+_CI_CELL = re.compile(r"^\S+ \[[^\[\]]+\]$")
+# Where the browser may break a header or a text cell: at spaces, and after a hyphen unless a
+# digit follows (UAX #14's HY x NU); for the width estimate.
+_TEXT_BREAKS = re.compile(r"\s+|(?<=-)(?=\D)")
 # Figures are written at the publication resolution (PNG) and as SVG; the page shows the SVG
 # at the size a 110-dpi image had.
 _FILE_DPI = 300
@@ -73,33 +93,153 @@ def table_html(
     caption: str | None = None,
     digits: int = 3,
     name: str | None = None,
+    max_width: int | None = _MAX_TABLE_WIDTH,
 ) -> str:
-    """An escaped HTML table: every cell goes through ``html.escape`` (judge text is data)."""
-    kinds = {
-        c: "long"
-        if c in _LONG_TEXT
-        else "num"
-        if pd.api.types.is_numeric_dtype(table[c]) and not pd.api.types.is_bool_dtype(table[c])
-        else "text"
-        for c in table.columns
-    }
-    head = "".join(
-        f'<th class="{kinds[c]}" scope="col">{html.escape(str(c))}</th>' for c in table.columns
-    )
-    body = []
-    for row in table.astype(object).itertuples(index=False, name=None):
-        cells = []
-        for c, v in zip(table.columns, row, strict=True):
-            cls = kinds[c]
-            text = _fmt_number(v.item() if hasattr(v, "item") else v, digits)
-            cells.append(f'<td class="{cls}">{html.escape(text)}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    attr = f' data-table="{html.escape(name)}"' if name else ""
-    return (
-        f'<div class="table-wrap"><table{attr}>{cap}<thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-    )
+    """An escaped HTML table that fits a page: split into stacked parts when it is too wide.
+
+    Every cell goes through ``html.escape`` (judge text is data); text is never changed, only
+    laid out (text cells and headers wrap at spaces; numbers and "est [lo, hi]" cells of
+    :func:`merge_ci` never wrap). A table whose narrowest layout (estimated in characters,
+    padding included) is wider than ``max_width`` is shown as several tables, one under the
+    other, each with the leading key columns (rubric, judge, metric...) and a share of the
+    others, so that no column is hidden, clipped or scrolled to; ``max_width=None`` never
+    splits.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"judge": ["a:b"], "net_win": ["0.352 [0.156, 0.521]"], "n": [3]})
+    >>> print(table_html(t, name="x"))  # doctest: +NORMALIZE_WHITESPACE
+    <div class="table-wrap"><table data-table="x"><thead><tr><th class="text"
+    scope="col">judge</th><th class="ci" scope="col">net_win</th><th class="num"
+    scope="col">n</th></tr></thead><tbody><tr><td class="text">a:b</td><td
+    class="ci">0.352 [0.156, 0.521]</td><td class="num">3</td></tr></tbody></table></div>
+    >>> wide = pd.DataFrame({"judge": ["a"], **{f"statistic_{i}": [0.5] for i in range(12)}})
+    >>> table_html(wide, name="w").count("<table")
+    2
+    """
+    columns = [str(c) for c in table.columns]
+    texts = [
+        [_fmt_number(v.item() if hasattr(v, "item") else v, digits) for v in row]
+        for row in table.astype(object).itertuples(index=False, name=None)
+    ]
+    kinds = []
+    for j, c in enumerate(table.columns):
+        col = table[c]
+        if str(c) in _LONG_TEXT:
+            kinds.append("long")
+        elif pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+            kinds.append("num")
+        elif texts and all(_CI_CELL.match(r[j]) or r[j] == "—" for r in texts):
+            kinds.append("ci")
+        else:
+            kinds.append("text")
+    widths = [
+        _column_width(c, kind, [r[j] for r in texts])
+        for j, (c, kind) in enumerate(zip(columns, kinds, strict=True))
+    ]
+    # Text that names a row (not a True/False flag) can be a key of a split table.
+    naming = [
+        k == "text" and not pd.api.types.is_bool_dtype(table[c])
+        for k, c in zip(kinds, table.columns, strict=True)
+    ]
+    parts = _split_columns(columns, naming, widths, max_width)
+    wide = len(parts) > 1 or sum(widths) > _WIDE_FONT_FROM
+    html_parts = []
+    for k, part in enumerate(parts):
+        head = "".join(
+            f'<th class="{kinds[j]}" scope="col">{html.escape(columns[j])}</th>' for j in part
+        )
+        body = "".join(
+            "<tr>"
+            + "".join(f'<td class="{kinds[j]}">{html.escape(row[j])}</td>' for j in part)
+            + "</tr>"
+            for row in texts
+        )
+        text = caption if k == 0 else (f"{caption} (continued)" if caption else None)
+        cap = f"<caption>{html.escape(text)}</caption>" if text else ""
+        # The first part is the table (all its rows, its name); the others continue it, so
+        # that `table[data-table=NAME] tr` still counts each row once.
+        label = "data-table" if k == 0 else "data-continues"
+        attrs = f' {label}="{html.escape(name)}"' if name else ""
+        if len(parts) > 1:
+            attrs += f' data-part="{k + 1} of {len(parts)}"'
+        html_parts.append(
+            f"<table{attrs}>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        )
+    # The font class sits on the wrapper: an unsplit table keeps its plain <table data-table>.
+    wrap = "table-wrap wide" if wide else "table-wrap"
+    return f'<div class="{wrap}">{"".join(html_parts)}</div>'
+
+
+def _column_width(column: str, kind: str, cells: list[str]) -> int:
+    """The narrowest width (characters, padding included) the column can be laid out at."""
+    head = max((len(p) for p in _TEXT_BREAKS.split(column)), default=0)
+    if kind == "long":
+        return max(head, _LONG_MIN_CH) + _PADDING_CH
+    if kind in ("num", "ci"):  # never wrapped
+        body = max((len(t) for t in cells), default=0)
+    else:
+        body = max((len(p) for t in cells for p in _TEXT_BREAKS.split(t)), default=0)
+    return max(head, body) + _PADDING_CH
+
+
+def _split_columns(
+    columns: Sequence[str], naming: Sequence[bool], widths: Sequence[int], max_width: int | None
+) -> list[list[int]]:
+    """Column indices of each stacked part: the leading key columns in every part, the
+    others cut into as few contiguous runs as fit ``max_width``, balanced in width.
+
+    The keys are the leading columns that name a row (rubric, judge... or any text column
+    before the first statistic), as many as fit in half the width; at least the first.
+    """
+    n = len(columns)
+    if max_width is None or sum(widths) <= max_width or n < 2:
+        return [list(range(n))]
+    # Text before the first statistic names the row; a table of text only (one transposed
+    # by show_table) has its data in text columns, so only the known keys count there.
+    first_stat = next((j for j, text in enumerate(naming) if not text), n)
+    n_keys = 0
+    while (
+        n_keys < n - 1
+        and (columns[n_keys] in _KEY_COLUMNS or n_keys < first_stat < n)
+        and sum(widths[: n_keys + 1]) <= max_width // 2
+    ):
+        n_keys += 1
+    n_keys = max(n_keys, 1)
+    keys, rest = list(range(n_keys)), list(range(n_keys, n))
+    room = max(max_width - sum(widths[:n_keys]), 1)
+    # As few parts as fit (greedy), then the same number of parts with the widest as narrow
+    # as it can be (a linear partition; a few dozen columns at most).
+    n_parts, used = 1, 0
+    for j in rest:
+        if used and used + widths[j] > room:
+            n_parts, used = n_parts + 1, 0
+        used += widths[j]
+    cuts = _balanced_cuts([widths[j] for j in rest], n_parts)
+    return [keys + rest[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+
+
+def _balanced_cuts(widths: Sequence[int], n_parts: int) -> list[int]:
+    """Boundaries 0 = c0 < c1 < ... < ck = len(widths) minimising the widest run's sum."""
+    m = len(widths)
+    prefix = [0]
+    for w in widths:
+        prefix.append(prefix[-1] + w)
+    inf = float("inf")
+    # best[p][i]: the smallest widest-run sum of widths[:i] cut into p runs.
+    best = [[inf] * (m + 1) for _ in range(n_parts + 1)]
+    cut = [[0] * (m + 1) for _ in range(n_parts + 1)]
+    best[0][0] = 0
+    for p in range(1, n_parts + 1):
+        for i in range(p, m + 1):
+            for j in range(p - 1, i):
+                cost = max(best[p - 1][j], prefix[i] - prefix[j])
+                if cost < best[p][i]:
+                    best[p][i], cut[p][i] = cost, j
+    bounds = [m]
+    for p in range(n_parts, 0, -1):
+        bounds.append(cut[p][bounds[-1]])
+    return bounds[::-1]
 
 
 def merge_ci(table: pd.DataFrame, names: Sequence[str], *, digits: int = 3) -> pd.DataFrame:

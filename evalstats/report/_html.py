@@ -117,16 +117,24 @@ pre { background:#f6f7f9; border:1px solid var(--line); padding:.6rem .8rem; ove
       font-size:.85rem; white-space:pre-wrap; word-break:break-word; }
 figure { margin: 1rem 0; }
 figure img { max-width: 100%; height: auto; border:1px solid var(--line); }
+/* Tables fit their container (evalstats.report.table_html splits the widest into stacked
+   parts); the horizontal scroll stays only as a last resort on narrow windows. */
 .table-wrap { overflow-x: auto; max-width: 100%; margin: .6rem 0 1rem; }
+.table-wrap > table + table { margin-top: .9rem; }
 table { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
+.wide > table { font-size: .74rem; }
 caption { caption-side: top; text-align:left; font-weight:600; padding:.2rem 0 .4rem;
           color: var(--muted); }
-th, td { border-bottom: 1px solid var(--line); padding: .3rem .55rem; text-align: right;
+th, td { border-bottom: 1px solid var(--line); padding: .3em .6em; text-align: right;
          vertical-align: top; }
-th { background:#f0f2f5; white-space: nowrap; }
-td.text, th.text { text-align: left; white-space: nowrap; }
+.wide > table th, .wide > table td { padding: .3em .45em; }
+/* Headers and text wrap at spaces; numbers and "est [lo, hi]" intervals never. */
+th { background:#f0f2f5; overflow-wrap: normal; }
+td.num, td.ci { white-space: nowrap; }
+td.text, th.text { text-align: left; }
 td.long, th.long { text-align: left; min-width: 30ch; max-width: 60ch; white-space: pre-wrap;
                    overflow-wrap: anywhere; }
+td code { overflow-wrap: anywhere; }
 a.anchor-link { visibility: hidden; text-decoration: none; margin-left: .3rem; }
 h1:hover a.anchor-link, h2:hover a.anchor-link, h3:hover a.anchor-link { visibility: visible; }
 tbody tr:nth-child(even) { background: #fafbfc; }
@@ -134,7 +142,30 @@ tbody tr:nth-child(even) { background: #fafbfc; }
 .unavailable { color:#8a4b00; font-style: italic; }
 details.kernel { color: var(--muted); font-size: .8rem; }
 footer { margin-top: 3rem; color: var(--muted); font-size: .8rem; }
-@media print { nav.pages { display:none; } th { position: static; } }
+/* A narrow window: the wide-table font of the printed page (no sideways scroll at 800 px). */
+@media screen and (max-width: 900px) { .wide > table { font-size: .66rem; } }
+/* Print (and `evalstats report --pdf`): margins that suit A4 and Letter alike (the
+   narrower A4 sets the width tables are split for), smaller table fonts, nothing cut. */
+@page { margin: 14mm 12mm; }
+@media print {
+  /* No "fi" ligature: a word searched for or copied from the PDF reads as typed. */
+  body { font-size: 10pt; line-height: 1.4; font-variant-ligatures: no-common-ligatures; }
+  main { max-width: none; padding: 0; overflow-wrap: break-word; }
+  nav.pages, a.anchor-link { display: none; }
+  a { color: inherit; text-decoration: none; }
+  a::after { content: none; }
+  h1, h2, h3, h4, caption { break-after: avoid; page-break-after: avoid; }
+  h2 { margin-top: 1.4rem; }
+  p, li { max-width: none; orphans: 3; widows: 3; }
+  .table-wrap { overflow: visible; }
+  table { font-size: 8pt; }
+  .wide > table { font-size: 7pt; }
+  thead { display: table-header-group; }
+  tr, figure, img, pre, .banner { break-inside: avoid; page-break-inside: avoid; }
+  figure img { width: auto; max-width: 100%; max-height: 240mm; height: auto; }
+  th, tbody tr:nth-child(even), .banner { print-color-adjust: exact;
+                                          -webkit-print-color-adjust: exact; }
+}
 """
 
 

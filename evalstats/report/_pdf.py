@@ -1,0 +1,241 @@
+"""``evalstats report --pdf``: the rendered pages printed by headless Chromium into one PDF.
+
+Each page (``index.html``, then the pages its navigation links to, in that order) is printed
+by a Chromium process of its own: headless Chromium prints one target per run ("Multiple
+targets are not supported in headless mode"), so the per-page PDFs are merged with pypdf, an
+optional dependency (``pip install 'evalstats-withwithout[pdf]'``). Chromium runs with a
+throwaway profile and every outside host unresolvable (the pages load nothing anyway: their
+Content-Security-Policy forbids it); it prints with the pages' own print stylesheet
+(:data:`evalstats.report._html.CSS`). The PDF is written atomically as ``OUT/report.pdf`` and
+added to the report's manifest, so that a later render does not leave a stale PDF behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+from ..records import atomic_write
+from ._kinds import ReportError
+
+__all__ = ["CHROMIUM_NAMES", "find_chromium", "print_pdf", "report_pages", "require_pypdf"]
+
+PDF_NAME = "report.pdf"
+# Looked up on PATH in this order unless EVALSTATS_CHROMIUM names the binary.
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+# No network (file:// only), no profile left behind, nothing but the page on the paper.
+_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+    "--no-pdf-header-footer",
+)
+_INSTALL = (
+    "install Debian's chromium with scripts/install-chromium.sh (in the source tree; "
+    "`make chromium`) or set EVALSTATS_CHROMIUM to a Chromium or Chrome binary"
+)
+
+
+def find_chromium() -> str:
+    """The Chromium binary: ``$EVALSTATS_CHROMIUM``, else the first of
+    :data:`CHROMIUM_NAMES` on ``PATH``; a :class:`ReportError` saying how to install it."""
+    named = os.environ.get("EVALSTATS_CHROMIUM")
+    if named:
+        found = shutil.which(named)
+        if found is None:
+            raise ReportError(f"--pdf: EVALSTATS_CHROMIUM={named} is not an executable; {_INSTALL}")
+        return found
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found is not None:
+            return found
+    raise ReportError(
+        f"--pdf needs Chromium, and none of {', '.join(CHROMIUM_NAMES)} is on PATH; {_INSTALL}"
+    )
+
+
+def require_pypdf() -> Any:
+    """The ``pypdf`` module, or a :class:`ReportError` naming the extra that installs it."""
+    try:
+        import pypdf
+    except ImportError:
+        raise ReportError(
+            "--pdf needs pypdf to merge the printed pages: pip install 'evalstats-withwithout[pdf]'"
+        ) from None
+    return pypdf
+
+
+class _Nav(HTMLParser):
+    """The links of a page's ``<nav class="pages">``: (href, text), in order."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.links: list[tuple[str, str]] = []
+        self.title = ""
+        self._in_nav = self._in_title = False
+        self._href: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "nav" and "pages" in (a.get("class") or "").split():
+            self._in_nav = True
+        elif tag == "a" and self._in_nav:
+            self._href = a.get("href") or ""
+            self.links.append((self._href, ""))
+        elif tag == "title":
+            self._in_title = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "nav":
+            self._in_nav = False
+        elif tag == "a":
+            self._href = None
+        elif tag == "title":
+            self._in_title = False
+
+    def handle_data(self, data: str) -> None:
+        if self._href is not None and self.links:
+            href, text = self.links[-1]
+            self.links[-1] = (href, text + data)
+        elif self._in_title:
+            self.title += data
+
+
+def report_pages(out_dir: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """The (file, title) of each page of a rendered report, in reading order: ``index.html``
+    first, then the other pages its navigation links to (results.json and outside links
+    left out)."""
+    out = Path(out_dir)
+    index = out / "index.html"
+    if not index.is_file():
+        raise ReportError(f"{index}: no rendered report to print (run `evalstats report` first)")
+    nav = _Nav()
+    nav.feed(index.read_text(encoding="utf-8"))
+    nav.close()
+    pages = [("index.html", nav.title.strip() or "Report")]
+    for href, text in nav.links:
+        # Only the report's own pages: a bare file name beside index.html.
+        if href.endswith(".html") and "/" not in href and ":" not in href:
+            if href == "index.html":
+                pages[0] = (href, text.strip() or pages[0][1])
+            elif (out / href).is_file() and href not in (p for p, _ in pages):
+                pages.append((href, text.strip() or href))
+    return pages
+
+
+def print_pdf(
+    out_dir: str | os.PathLike[str],
+    *,
+    pages: Sequence[str] | None = None,
+    chromium: str | None = None,
+    timeout: float = 180.0,
+) -> Path:
+    """Print a rendered report's pages through headless Chromium into ``OUT/report.pdf``.
+
+    Parameters
+    ----------
+    out_dir : path
+        A report directory written by :func:`~evalstats.report.render_report`.
+    pages : sequence of str, optional
+        Page files to print, in order (default: :func:`report_pages`).
+    chromium : str, optional
+        The browser binary (default: :func:`find_chromium`).
+    timeout : float
+        Seconds allowed to print each page.
+
+    Returns
+    -------
+    Path
+        ``out_dir/report.pdf``, one PDF outline entry (bookmark) per page.
+    """
+    out = Path(out_dir)
+    listed = report_pages(out)
+    if pages is None:
+        chosen = listed
+    else:
+        titles = dict(listed)
+        chosen = [(p, titles.get(p, p)) for p in pages]
+        missing = [p for p, _ in chosen if not (out / p).is_file()]
+        if missing:
+            raise ReportError(f"{out}: no page {', '.join(missing)} to print")
+    binary = chromium or find_chromium()
+    pypdf = require_pypdf()
+    with tempfile.TemporaryDirectory(prefix="evalstats-pdf-") as tmp:
+        printed = _print_pages(binary, [out / p for p, _ in chosen], Path(tmp), timeout)
+        writer = pypdf.PdfWriter()
+        for path, (_, title) in zip(printed, chosen, strict=True):
+            writer.append(os.fspath(path), outline_item=title)
+        writer.add_metadata({"/Title": listed[0][1], "/Creator": "evalstats report --pdf"})
+        target = out / PDF_NAME
+        atomic_write(target, writer.write)
+    _add_to_manifest(out, PDF_NAME)
+    return target
+
+
+def _print_pages(binary: str, files: Sequence[Path], tmp: Path, timeout: float) -> list[Path]:
+    # One process per page, all at once (each with its own profile: a profile is locked by
+    # the process that uses it).
+    jobs = []
+    for k, page in enumerate(files):
+        pdf = tmp / f"page-{k}.pdf"
+        cmd = [
+            binary,
+            *_FLAGS,
+            f"--user-data-dir={tmp / f'profile-{k}'}",
+            f"--print-to-pdf={pdf}",
+            page.resolve().as_uri(),
+        ]
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        jobs.append((page, pdf, proc))
+    try:
+        for page, pdf, proc in jobs:
+            try:
+                _, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise ReportError(
+                    f"{binary} did not print {page.name} within {timeout:.0f} s"
+                ) from None
+            if proc.returncode != 0 or not pdf.is_file() or pdf.stat().st_size == 0:
+                lines = [ln for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()]
+                raise ReportError(
+                    f"{binary} could not print {page.name} (exit {proc.returncode}): "
+                    + (lines[-1] if lines else "no message")
+                )
+    finally:
+        for _, _, proc in jobs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return [pdf for _, pdf, _ in jobs]
+
+
+def _add_to_manifest(out: Path, name: str) -> None:
+    """List ``name`` among the files the render wrote (removed before the next render)."""
+    from ._results import MANIFEST
+
+    path = out / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        files = manifest["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # not a directory the renderer manages: nothing to record
+    if not isinstance(files, list) or name in files:
+        return
+    manifest["files"] = sorted([*files, name])
+    text = json.dumps(manifest, indent=1) + "\n"
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
