@@ -164,7 +164,13 @@ def test_ax_validation(frame, rates):
 
 def test_width_and_figsize(rates):
     r = rates
+    # 3.3 in, plus room for a count on two lines ("32 pairs" / "(64 pair-orders)").
     assert tuple(plots.plot_headline(r, group="judge", width=5.5).get_size_inches()) == (
+        5.5,
+        pytest.approx(3.6),
+    )
+    one_order = r.drop(columns="n_pairs").assign(rubric="with-without")
+    assert tuple(plots.plot_headline(one_order, group="judge", width=5.5).get_size_inches()) == (
         5.5,
         pytest.approx(3.3),
     )

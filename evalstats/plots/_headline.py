@@ -149,10 +149,21 @@ def plot_headline(
     confidence = float(rates["confidence"].iloc[0]) if "confidence" in rates.columns else None
     method = str(rates["method"].iloc[0]) if "method" in rates.columns else None
 
+    sub = conf_text(confidence) + (f", {method}" if method else "") + ", clustered by task"
+    default_title = f"Headline: {arms['with']} vs {arms['without']} ({sub})"
+
     def height(w: float) -> float:
         # Stacked, the tick labels take from the panels' height: a count on two lines
         # ("85 pairs" / "(165 pair-orders)") gets the room back.
-        return 3.3 if w >= 5.0 else (5.0 if orders.any() else 4.6)
+        if w < 5.0:
+            return 5.0 if orders.any() else 4.6
+        # Side by side, the same count and a title that wraps (long arm names) take from
+        # the panels' height too; without the room back the net-win label meets the title.
+        extra = 0.3 if orders.any() else 0.0
+        if title is None:
+            lines = wrap(default_title, w - 0.15, size_pt("figure.titlesize")).count("\n")
+            extra += 0.25 * lines
+        return 3.3 + extra
 
     def make(fig: Figure) -> Any:
         if fig.get_figwidth() >= 5.0:
@@ -305,6 +316,5 @@ def plot_headline(
     ax_net.grid(axis="y")
     ax_net.set_axisbelow(True)
     axes_title(ax_net, None, "Net win", net_in)
-    sub = conf_text(confidence) + (f", {method}" if method else "") + ", clustered by task"
-    figure_title(canvas, title, f"Headline: {arms['with']} vs {arms['without']} ({sub})")
+    figure_title(canvas, title, default_title)
     return canvas.root
