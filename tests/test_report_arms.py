@@ -101,6 +101,17 @@ def test_page_says_which_arm_is_which_at_the_top(named):
         assert html_text.index('<p class="arms">') < first_section, page
 
 
+def test_headline_card_names_the_arms(named, unnamed):
+    # The card's verdict says which arm is which; without names it says WITH / WITHOUT only.
+    from evalstats.report.export import headline_paragraph
+
+    card = headline_paragraph(named[1] / "results.json")
+    assert "WITH (Serena MCP)" in card and "WITHOUT (plain Claude Code)" in card
+    plain = headline_paragraph(unnamed[1] / "results.json")
+    assert "Serena" not in plain and "(WITH)" not in plain
+    assert "WITH" in plain.split(". ")[0]
+
+
 def test_figures_name_the_arms(named):
     _, out = named
     figures = out / "figures"

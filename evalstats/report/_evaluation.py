@@ -415,6 +415,38 @@ def _missing_bounds(ctx: Context) -> dict[str, Any]:
     return {"missing_bounds": out}
 
 
+def _design_check(ctx: Context) -> dict[str, Any]:
+    """The headline intervals' simulated coverage on this very design.
+
+    The coverage battery shows designs where no valid interval lands in [0.93, 0.97] (8
+    tasks of 3 verdicts with a rate near 0 or 1 over-cover); :func:`evalstats.stats.
+    design_coverage` re-simulates the data's own tasks, rates and intra-task correlation,
+    and where the default interval falls outside the band its ``ci_note`` is added to the
+    headline row, so that the page says so beside the interval instead of printing it bare.
+    """
+    from ..stats import design_coverage
+
+    _need_verdicts(ctx.frame)
+    by = ["rubric", "judge"]
+    # Its own generator: whether this check ran must not move any other number.
+    cov = design_coverage(
+        ctx.frame, by=by, confidence=ctx.confidence, n_sims=2000, rng=_child_rng(ctx.seed, 2)
+    )
+    out: dict[str, Any] = {"design_coverage": cov}
+    headline = ctx.tables.get("headline")
+    if isinstance(headline, pd.DataFrame) and cov["ci_note"].astype(bool).any():
+        notes = cov.astype({c: str for c in by}).set_index(by)["ci_note"]
+        idx = pd.MultiIndex.from_frame(headline[by].astype(str))
+        extra = notes.reindex(idx).fillna("").to_numpy(dtype=object)
+        table = headline.copy()
+        old = table["ci_note"].fillna("").astype(str) if "ci_note" in table else ""
+        table["ci_note"] = [
+            "; ".join(n for n in (a, b) if n) for a, b in zip(old, extra, strict=True)
+        ]
+        out["headline"] = table
+    return out
+
+
 def _child_rng(seed: int | None, stream: int) -> np.random.Generator:
     """A generator of its own for one section, derived from the report's seed."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
@@ -834,6 +866,7 @@ def sections() -> tuple[Section, ...]:
             # Adds columns to the two tables above; draws nothing from the generator.
             ("tests", "report", _tests, ["tests"]),
             ("missing_bounds", "report", _missing_bounds, ["missing_bounds"]),
+            ("design_coverage", "report", _design_check, ["design_coverage"]),
             ("agreement", "report", _agreement, ["agreement"]),
             ("disagreements", "report", _disagreements, ["disagreements"]),
             ("cost", "report", _cost, ["cost", "judge_spend"]),

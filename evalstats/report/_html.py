@@ -105,6 +105,9 @@ body { margin:0; color:var(--fg); background:var(--bg);
 main { max-width: 1320px; overflow-wrap: break-word; margin: 0 auto; padding: 1.5rem 1.25rem 4rem; }
 nav.pages { font-size: .9rem; margin-bottom: 1rem; color: var(--muted); }
 nav.pages a { color: var(--accent); margin-right: 1rem; }
+.headline-card { border-left:4px solid var(--accent); background:#f3f7fc; padding:.7rem 1rem;
+                 margin: 0 0 1.25rem; border-radius:0 4px 4px 0; }
+.headline-card p { margin: 0; max-width: 90ch; }
 .banner { border:2px solid var(--warn-line); background:var(--warn-bg); padding:.75rem 1rem;
           margin: 0 0 1.25rem; font-weight:600; border-radius:4px; }
 h1 { font-size: 1.8rem; margin: .2rem 0 .8rem; }
@@ -161,7 +164,7 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .8rem; }
   table { font-size: 8pt; }
   .wide > table { font-size: 7pt; }
   thead { display: table-header-group; }
-  tr, figure, img, pre, .banner { break-inside: avoid; page-break-inside: avoid; }
+  tr, figure, img, pre, .banner, .headline-card { break-inside: avoid; page-break-inside: avoid; }
   figure img { width: auto; max-width: 100%; max-height: 240mm; height: auto; }
   th, tbody tr:nth-child(even), .banner { print-color-adjust: exact;
                                           -webkit-print-color-adjust: exact; }

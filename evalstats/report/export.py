@@ -641,6 +641,18 @@ def _g(x: Any) -> str:
     return f"{float(x):g}"
 
 
+def _arm_words(doc: Mapping[str, Any]) -> tuple[str, str]:
+    """"WITH (Serena MCP)" / "WITHOUT (plain Claude Code)" when the data name the arms
+    (``provenance.arm_names``), else "WITH" / "WITHOUT"."""
+    names = (doc.get("provenance") or {}).get("arm_names") or {}
+    out = []
+    for arm in ("with", "without"):
+        name = str(names.get(arm) or "").strip()
+        label = arm.upper()
+        out.append(f"{label} ({name})" if name and name != label else label)
+    return out[0], out[1]
+
+
 def headline_paragraph(
     results: Any,
     *,
@@ -676,12 +688,13 @@ def headline_paragraph(
     pts = " percentage points" if percent else ""
     rubric = str(row["rubric"])
     lo, hi = _f(row.get("net_win_ci_low")), _f(row.get("net_win_ci_high"))
+    w, wo = _arm_words(doc)
     if lo > 0:
-        verdict = "WITH beat WITHOUT"
+        verdict = f"{w} beat {wo}"
     elif hi < 0:
-        verdict = "WITHOUT beat WITH"
+        verdict = f"{wo} beat {w}"
     else:
-        verdict = "the data cannot tell WITH from WITHOUT"
+        verdict = f"the data cannot tell {w} from {wo}"
     conf = _pct(_confidence(doc))
     text = (
         f"On the {rubric} rubric, judged by {judge_label(str(row['judge']))}, {verdict}. "
