@@ -111,3 +111,34 @@ def test_a_frozen_figure_renders_in_one_draw_per_format(monkeypatch):
     )
     assert fig.get_layout_engine() is frozen  # still frozen for the next rendering
     assert out["pdf"].startswith(b"%PDF") and b"/FontFile2" in out["pdf"]  # TrueType
+
+
+def test_the_kernel_renders_its_own_files_when_the_renderer_is_behind(tmp_path):
+    """Queued figures are rendered by the renderer's process; past the limit the kernel
+    writes them itself (write_figure_files), so no backlog is left after the last cell."""
+    from matplotlib.figure import Figure
+
+    from evalstats import plots
+    from evalstats.report import _figures
+
+    queue, out = tmp_path / "queue", tmp_path / "out"
+    queue.mkdir()
+    fig = Figure(figsize=(3, 2), layout="constrained")
+    fig.subplots().plot([1, 3, 2])
+    bbox = plots.layout_figure(fig)
+    assert _figures.enqueue(queue, "a", fig, bbox, limit=2)
+    assert _figures.enqueue(queue, "b", fig, bbox, limit=2)
+    assert not _figures.enqueue(queue, "c", fig, bbox, limit=2)  # two waiting: render here
+    written = _figures.write_figure_files(fig, bbox, "c", out / "figures")
+    assert [p.suffix for p in written] == [".png", ".pdf"]
+    for item in sorted(queue.glob("*.pickle")):
+        _figures.render_queued(item, out)
+    assert not list(queue.glob("*.pickle"))
+    names = sorted(p.name for p in (out / "figures").iterdir())
+    assert names == ["a.pdf", "a.png", "b.pdf", "b.png", "c.pdf", "c.png"]
+    for p in (out / "figures").iterdir():
+        assert p.stat().st_mode & 0o777 == 0o644
+    pdf = (out / "figures" / "a.pdf").read_bytes()
+    assert b"/FontFile2" in pdf and b"/Subtype /Type3" not in pdf  # TrueType, no Type 3
+    # The queued copy renders the same file as the kernel's own rendering.
+    assert (out / "figures" / "a.png").read_bytes() == (out / "figures" / "c.png").read_bytes()
