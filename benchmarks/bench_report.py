@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_CELL = "import pandas, scipy.stats, matplotlib.pyplot"
 ONE_CELL = """
 import os, sys
 import nbformat
@@ -29,7 +30,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
 nb = nbformat.v4.new_notebook(
-    cells=[nbformat.v4.new_code_cell("import pandas, scipy.stats, matplotlib.pyplot")]
+    cells=[nbformat.v4.new_code_cell(sys.argv[1])]
 )
 km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
 NotebookClient(nb, km=km, kernel_name="python3", timeout=600).execute()
@@ -72,7 +73,7 @@ def measure(repeat: int = 3, data: str | os.PathLike[str] = ROOT / "data" / "sam
         env = _env(tmp / "cache")
         notebook, report = [], []
         for i in range(repeat):
-            notebook.append(_time([sys.executable, "-c", ONE_CELL], env, tmp))
+            notebook.append(_time([sys.executable, "-c", ONE_CELL, NOTEBOOK_CELL], env, tmp))
             out = tmp / f"report-{i}"
             cmd = [*_evalstats(), "report", os.fspath(data), "-o", str(out)]
             report.append(_time(cmd, env, ROOT))

@@ -119,7 +119,9 @@ def test_report_directory_layout(rendered):
         assert (out / name).stat().st_size > 1000, name
     figures = sorted(p.name for p in (out / "figures").iterdir())
     assert "headline.png" in figures and "headline.svg" in figures
-    assert {p.suffix for p in (out / "figures").iterdir()} == {".png", ".svg"}
+    # Every figure as SVG (shown), PNG (300 dpi) and PDF (issue 14).
+    stems = {p.stem for p in (out / "figures").iterdir()}
+    assert figures == sorted(f"{s}.{ext}" for s in stems for ext in ("pdf", "png", "svg"))
     tables = {p.stem for p in (out / "tables").glob("*.csv")}
     assert {"headline", "agreement", "cost", "accounting", "sensitivity", "design"} <= tables
     assert not (out / ".parts").exists()

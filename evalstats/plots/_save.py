@@ -10,12 +10,15 @@ from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.transforms import Bbox
 
 from ..records import atomic_write
 from ._style import STYLE
 
 _FORMATS = ("pdf", "svg", "png")
+# ``set_layout_engine(None)`` would pick these up; rendering a settled figure never should.
+_NO_AUTO_LAYOUT = {"figure.autolayout": False, "figure.constrained_layout.use": False}
 # Metadata without dates or versions: the same figure gives the same bytes.
 _METADATA: dict[str, dict[str, Any]] = {
     "png": {"Software": None},
@@ -129,7 +132,8 @@ def render_figure(
 
     The layout (constrained, then the tight bounding box) is computed once and frozen
     (:func:`layout_figure`; pass its ``bbox`` when already done), so each format costs one
-    draw instead of a layout pass and two draws; the bytes are the same whenever the same
+    draw instead of a layout pass and two draws (matplotlib's ``savefig`` draws twice while
+    a figure has a layout engine, even a frozen one); the bytes are the same whenever the same
     figure is rendered (no dates or versions in the metadata). PDF embeds TrueType fonts.
 
     Examples
@@ -144,9 +148,15 @@ def render_figure(
     if bbox is None:
         engine = fig.get_layout_engine()
         bbox = layout_figure(fig)
+    frozen = fig.get_layout_engine()
     out: dict[str, bytes] = {}
     try:
-        with matplotlib.rc_context(STYLE):
+        with matplotlib.rc_context({**STYLE, **_NO_AUTO_LAYOUT}):
+            if isinstance(frozen, PlaceHolderLayoutEngine):
+                # savefig draws twice while the figure has any layout engine, the frozen
+                # placeholder included (a first draw "to make sure the layout works"):
+                # without one, each format is one draw at the settled positions.
+                fig.set_layout_engine(None)
             for fmt in formats:
                 buf = io.BytesIO()
                 fig.savefig(
@@ -159,6 +169,8 @@ def render_figure(
                 )
                 out[fmt] = buf.getvalue()
     finally:
+        if isinstance(frozen, PlaceHolderLayoutEngine):
+            fig.set_layout_engine(frozen)
         if engine is not None:
             fig.set_layout_engine(engine)
     return out

@@ -1,8 +1,8 @@
 """What the report notebooks call to display a section: escaped tables, figures, provenance.
 
 Every table cell goes through ``html.escape`` (judge reasoning and raw output are data, never
-markup); figures are drawn by :mod:`evalstats.plots`, saved once as PNG (shown inline and
-written) and SVG. Each helper displays and returns None, so a cell ending with one does not
+markup); figures are drawn by :mod:`evalstats.plots`, laid out once, shown as SVG and
+written as SVG, PNG and PDF. Each helper displays and returns None, so a cell ending with one does not
 display the table a second time.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ..records import DEFAULT_ARM_NAMES, atomic_write
-from ._figures import enqueue
+from ._figures import enqueue, write_figure_files
 
 __all__ = [
     "geomean_ci",
@@ -56,9 +56,8 @@ _CI_CELL = re.compile(r"^\S+ \[[^\[\]]+\]$")
 # Where the browser may break a header or a text cell: at spaces, and after a hyphen unless a
 # digit follows (UAX #14's HY x NU); for the width estimate.
 _TEXT_BREAKS = re.compile(r"\s+|(?<=-)(?=\D)")
-# Figures are written at the publication resolution (PNG) and as SVG; the page shows the SVG
-# at the size a 110-dpi image had.
-_FILE_DPI = 300
+# Figures are written as SVG, PNG (300 dpi) and PDF (:mod:`._figures`); the page shows the
+# SVG at the size a 110-dpi image had.
 _SHOWN_DPI = 110
 
 
@@ -401,8 +400,9 @@ def show_figure(
 ) -> None:
     """Draw ``evalstats.plots.<plot>(*args, **kwargs)``, save it and display it as a PNG.
 
-    With ``output_dir``, the figure is written to ``output_dir/figures/<name>.png`` and
-    ``.svg``. Says so (instead of failing) when the plot function is not available.
+    With ``output_dir``, the figure is written to ``output_dir/figures/<name>.svg``,
+    ``.png`` (300 dpi) and ``.pdf`` (TrueType fonts). Says so (instead of failing) when the
+    plot function is not available.
 
     A plot function that takes ``arm_names`` gets the arms' names of the data it draws
     (``attrs["arm_names"]`` of a :class:`~evalstats.report.Results` table or frame, from
@@ -427,9 +427,9 @@ def show_figure(
         text = f"figure {name}: not available (evalstats.plots.{plot}: {exc})."
         _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
         return
-    # Laid out once; the SVG is written and shown, the 300-dpi PNG rendered from the same
-    # laid-out figure (by `evalstats report`'s figure worker, beside this kernel, when it
-    # runs one: EVALSTATS_FIGURE_QUEUE).
+    # Laid out once; the SVG is written and shown, the 300-dpi PNG and the PDF rendered
+    # from the same laid-out figure (by `evalstats report`'s process, beside this kernel,
+    # when it runs one and is not behind: EVALSTATS_FIGURE_QUEUE; else here).
     bbox = plots.layout_figure(fig)
     svg = plots.render_figure(fig, formats=("svg",), bbox=bbox)["svg"]
     if output_dir is not None:
@@ -437,8 +437,7 @@ def show_figure(
         _write(figures / f"{name}.svg", svg)
         queue = os.environ.get("EVALSTATS_FIGURE_QUEUE")
         if not (queue and enqueue(Path(queue), name, fig, bbox)):
-            png = plots.render_figure(fig, dpi=_FILE_DPI, formats=("png",), bbox=bbox)["png"]
-            _write(figures / f"{name}.png", png)
+            write_figure_files(fig, bbox, name, figures)
     display(
         {"image/svg+xml": svg.decode("utf-8"), "text/plain": alt or f"figure {name}"},
         metadata={"image/svg+xml": {"width": round(bbox.width * _SHOWN_DPI)}},

@@ -1,8 +1,12 @@
-"""The raster copies of a report's figures, rendered beside the kernel that draws them.
+"""A report's figure files, rendered by whichever of the two processes is free.
 
 During ``evalstats report`` the kernel draws each figure once, lays it out, writes and shows
-its SVG, and hands the laid-out figure (pickled, with its bounding box) to the renderer's
-process, which renders the 300-dpi PNG (:func:`render_queued`) while the kernel goes on.
+its SVG; the PNG (300 dpi) and the PDF (TrueType fonts) are then rendered from the same
+laid-out figure, either by the renderer's process (the kernel pickles the figure, with its
+bounding box, into a queue that :func:`render_queued` drains while the kernel goes on) or,
+when that process already has figures waiting (:func:`enqueue` says no), by the kernel
+itself. The two cores share the drawing that way, and the renderer is never left with a
+long queue after the last notebook cell.
 """
 
 from __future__ import annotations
@@ -13,14 +17,26 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["enqueue", "render_queued"]
+__all__ = ["FILE_FORMATS", "enqueue", "render_queued", "write_figure_files"]
 
+# What is written beside each figure's SVG (which the kernel writes and shows itself).
+FILE_FORMATS = ("png", "pdf")
 _FILE_DPI = 300
+# Figures queued and not yet rendered beyond which the kernel renders its own: one being
+# rendered and one waiting keeps the renderer busy without a backlog at the end.
+_QUEUE_LIMIT = 2
 
 
-def enqueue(queue: Path, name: str, fig: Any, bbox: Any) -> bool:
-    """Hand a laid-out figure to the worker; False when it cannot be pickled (then the
-    caller renders the PNG itself)."""
+def _pending(queue: Path) -> int:
+    return sum(1 for _ in queue.glob("*.pickle"))
+
+
+def enqueue(queue: Path, name: str, fig: Any, bbox: Any, *, limit: int = _QUEUE_LIMIT) -> bool:
+    """Hand a laid-out figure to the renderer's process; False when that process already
+    has ``limit`` figures to render, or the figure cannot be pickled (then the caller
+    renders the files itself: :func:`write_figure_files`)."""
+    if _pending(queue) >= limit:
+        return False
     try:
         blob = pickle.dumps({"name": name, "fig": fig, "bbox": bbox}, pickle.HIGHEST_PROTOCOL)
     except Exception:  # any unpicklable artist: fall back, never fail the page
@@ -31,16 +47,26 @@ def enqueue(queue: Path, name: str, fig: Any, bbox: Any) -> bool:
     return True
 
 
-def render_queued(path: Path, out: Path) -> Path:
-    """Render one queued figure's PNG into ``out/figures`` (atomically, mode 0644)."""
+def write_figure_files(fig: Any, bbox: Any, name: str, figures: Path) -> list[Path]:
+    """Render ``fig`` (laid out: ``bbox`` from :func:`evalstats.plots.layout_figure`) as
+    ``figures/<name>.png`` (300 dpi) and ``.pdf``, atomically, mode 0644."""
     from .. import plots
     from ..records import atomic_write
 
+    rendered = plots.render_figure(fig, dpi=_FILE_DPI, formats=FILE_FORMATS, bbox=bbox)
+    paths = []
+    for fmt, data in rendered.items():
+        target = figures / f"{name}.{fmt}"
+        atomic_write(target, lambda fh, data=data: fh.write(data))
+        target.chmod(0o644)  # figures are for sharing (the temporary file was 0600)
+        paths.append(target)
+    return paths
+
+
+def render_queued(path: Path, out: Path) -> list[Path]:
+    """Render one queued figure's files into ``out/figures``; the queue item is removed."""
     # Our own kernel wrote it into our own private temporary directory.
     item = pickle.loads(path.read_bytes())
-    png = plots.render_figure(item["fig"], dpi=_FILE_DPI, formats=("png",), bbox=item["bbox"])
-    target = out / "figures" / f"{item['name']}.png"
-    atomic_write(target, lambda fh: fh.write(png["png"]))
-    target.chmod(0o644)
+    paths = write_figure_files(item["fig"], item["bbox"], item["name"], out / "figures")
     path.unlink()
-    return target
+    return paths

@@ -17,7 +17,7 @@ For an evaluation it writes::
     OUT/index.html          the report (inputs hidden, images inlined, no scripts)
     OUT/methodology.html    power / minimum detectable effect, CI coverage evidence
     OUT/results.json        every number both pages show, plus provenance
-    OUT/figures/*.png|svg   each figure, as shown
+    OUT/figures/*.svg|png|pdf  each figure: as shown, 300 dpi, TrueType fonts
     OUT/tables/*.csv        each table, full precision
     OUT/notebooks/*.ipynb   the executed notebooks, for audit
 
@@ -235,7 +235,7 @@ class _Pages:
     the figures' PNGs.
 
     Page 0 is computed before the notebooks start; the others in a worker thread while the
-    kernel displays the pages before them. The thread then renders the 300-dpi PNG of each
+    kernel displays the pages before them. The thread then renders the PNG and PDF of each
     figure the kernel drew and queued (:mod:`._figures`), while the kernel goes on, and
     loads the HTML converter.
     """
