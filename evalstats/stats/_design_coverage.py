@@ -78,7 +78,7 @@ def design_coverage(
     cluster: str = "task_id",
     n_sims: int = 2000,
     confidence: float = 0.95,
-    band: tuple[float, float] = COVERAGE_BAND,
+    band: tuple[float, float] | None = None,
     rng: np.random.Generator | int | None = 0,
 ) -> pd.DataFrame:
     """Simulated coverage of the default win-rate intervals on this frame's design.
@@ -102,8 +102,9 @@ def design_coverage(
         0.005).
     confidence : float
         Nominal level of the intervals.
-    band : (float, float)
-        Coverage band outside which a row gets a ``ci_note`` (at 95 %: [0.93, 0.97]): a
+    band : (float, float), optional
+        Coverage band outside which a row gets a ``ci_note``; by default the nominal level
+        +/- 0.02 (at 95 %: [0.93, 0.97], :data:`COVERAGE_BAND`): a
         simulated coverage more than 1.96 Monte-Carlo SEs beyond it, so that the noise of
         the check alone rarely flags a design.
     rng : Generator, int or None
@@ -204,7 +205,8 @@ def design_coverage(
     # Outside the band beyond the simulation's own error (1.96 Monte-Carlo SEs), so that a
     # design at the nominal level is not flagged for the noise of its check.
     tol = 1.96 * np.sqrt(np.clip(cover * (1.0 - cover), 1e-4, None) / n_sims)
-    lo_band, hi_band = band
+    # The band is the battery's [0.93, 0.97] at 95 %, i.e. the nominal level +/- 0.02.
+    lo_band, hi_band = band if band is not None else (confidence - 0.02, confidence + 0.02)
     above = cover - tol > hi_band
     below = cover + tol < lo_band
     out["in_band"] = ~(above | below).any(axis=1)
