@@ -642,8 +642,9 @@ def _g(x: Any) -> str:
 
 
 def _arm_words(doc: Mapping[str, Any]) -> tuple[str, str]:
-    """"WITH (Serena MCP)" / "WITHOUT (plain Claude Code)" when the data name the arms
-    (``provenance.arm_names``), else "WITH" / "WITHOUT"."""
+    """The arms as the headline card names them: ``WITH (Serena MCP)`` and ``WITHOUT
+    (plain Claude Code)`` when the data name them (``provenance.arm_names``), else
+    ``WITH`` and ``WITHOUT``."""
     names = (doc.get("provenance") or {}).get("arm_names") or {}
     out = []
     for arm in ("with", "without"):
