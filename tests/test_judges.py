@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import krippendorff
 import numpy as np
 import pandas as pd
@@ -10,7 +12,10 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
 import evalstats
+from evalstats.frames import load_frame
 from evalstats.stats.judges import consensus, judge_agreement
+
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 OUT = ["loss", "tie", "win"]
 
@@ -256,3 +261,23 @@ def test_consensus_carries_over_budget_arm_for_the_arm_aware_rule():
     # Without the column the rule cannot tell the arms apart (what consensus gave before).
     with pytest.raises(DataError, match="over_budget_arm"):
         evalstats.win_rates(cons.drop(columns="over_budget_arm"), no_answer_as="arm_aware")
+
+
+def test_agreement_counts_pairs_and_pair_orders_apart():
+    # The blind rubric is judged in both orders: n counts judged pair-orders, n_pairs the
+    # distinct (task, replicate) pairs, counted here straight from the frame.
+    if not SAMPLE_DIR.exists():
+        pytest.skip("data/sample is absent")
+    frame = load_frame(SAMPLE_DIR)
+    for rubric in ("blind-pair", "with-without"):
+        row = judge_agreement(frame, rubric=rubric, n_resamples=50, rng=0).iloc[0]
+        ok = frame.loc[(frame["rubric"] == rubric) & (frame["status"] == "ok")]
+        keys = ["task_id", "replicate"] + (["order"] if rubric == "blind-pair" else [])
+        judged = ok.groupby(keys)["judge"].nunique()
+        both = judged[judged == 2].reset_index()
+        assert row["n"] == len(both)
+        assert row["n_pairs"] == len(both[["task_id", "replicate"]].drop_duplicates())
+        if rubric == "blind-pair":
+            assert row["n_pairs"] < row["n"]
+        else:
+            assert row["n_pairs"] == row["n"]

@@ -68,6 +68,14 @@ def _per_task_tables(task: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarr
     return np.bincount(flat, minlength=len(tasks) * _K * _K).reshape(len(tasks), _K * _K)
 
 
+def _n_pairs(wide: pd.DataFrame, used: np.ndarray, cluster: str) -> int:
+    """Distinct (task, replicate) pairs among the ``used`` rows; each row is a pair when
+    the frame has no replicate column."""
+    if "replicate" not in wide.columns:
+        return int(np.count_nonzero(used))
+    return int(wide.loc[used, [cluster, "replicate"]].drop_duplicates().shape[0])
+
+
 def judge_agreement(
     frame: pd.DataFrame,
     *,
@@ -106,7 +114,9 @@ def judge_agreement(
     Returns
     -------
     DataFrame
-        ``judge_a, judge_b, n, n_clusters, agreements, disagreements, observed_agreement,
+        ``judge_a, judge_b, n`` (judged units: pair-orders for a rubric judged in both
+        orders), ``n_pairs`` (distinct (task, replicate) pairs among them),
+        ``n_clusters, agreements, disagreements, observed_agreement,
         disagreement_rate, trigger, kappa``; the task-clustered inference
         ``kappa_cluster_se`` (delete-one-task jackknife), ``kappa_df`` (C - 1),
         ``kappa_ci_low, kappa_ci_high`` (``kappa +/- t_{C-1} SE``) and ``kappa_p`` (the
@@ -158,6 +168,7 @@ def judge_agreement(
             "judge_a": ja,
             "judge_b": jb,
             "n": n,
+            "n_pairs": _n_pairs(wide, both, cluster),
             "n_clusters": int(len(np.unique(task))),
             "agreements": n - disagreements,
             "disagreements": disagreements,
@@ -222,6 +233,7 @@ def judge_agreement(
                 "judge_a": "all judges",
                 "judge_b": f"{len(judges)} judges",
                 "n": int(complete.sum()),
+                "n_pairs": _n_pairs(wide, complete, cluster),
                 "n_clusters": int(wide.loc[complete, cluster].nunique()),
                 "fleiss_kappa": fk.estimate,
                 "fleiss_se0": fk.se0,
