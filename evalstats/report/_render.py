@@ -46,7 +46,12 @@ __all__ = ["execute_notebooks", "notebook_path", "render_report"]
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # What every report notebook displays with: imported by the kernel as it starts, while this
 # process computes the numbers (the two run side by side).
-_PRELOAD = "import pandas, evalstats.plots, evalstats.report._display"
+# Then the figure machinery is warmed and the results' classes are loaded (the pickle
+# handed to the notebooks needs them): the kernel is otherwise idle until page 0 is ready.
+_PRELOAD = (
+    "import pandas, evalstats.plots, evalstats.report._display, evalstats.report._results; "
+    "from evalstats.report._figures import warm_up; warm_up(); del warm_up"
+)
 _QUEUE_VAR = "EVALSTATS_FIGURE_QUEUE"
 
 
