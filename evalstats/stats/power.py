@@ -60,6 +60,7 @@ __all__ = [
     "simulated_tasks_needed",
     "solve_power",
     "tasks_needed",
+    "tasks_needed_curve",
 ]
 
 IccScale = Literal["latent", "outcome"]
@@ -673,6 +674,58 @@ def mde_curve(
     return g.assign(
         n_tasks=g["n_tasks"].astype(int), n_replicates=g["n_replicates"].astype(int), net_win=d
     )
+
+
+def tasks_needed_curve(
+    net_win,
+    *,
+    n_replicates=1,
+    icc=0.0,
+    p_tie=0.0,
+    alpha: float = 0.05,
+    power=0.8,
+    alternative: Alternative = "two-sided",
+    icc_scale: IccScale = "latent",
+) -> pd.DataFrame:
+    """:func:`tasks_needed` over a grid of designs (every combination of the array-like
+    arguments), in one vectorised integer bisection: the same numbers as one call each.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``net_win, n_replicates, icc, p_tie, power, n_tasks``.
+
+    Examples
+    --------
+    >>> from evalstats.stats.power import tasks_needed_curve
+    >>> df = tasks_needed_curve([0.1, 0.2], n_replicates=3, icc=[0.0, 0.3], p_tie=0.3)
+    >>> df["n_tasks"].tolist()
+    [183, 269, 46, 66]
+    """
+    _check_common(1, 0.0, 0.0, alpha, icc_scale, alternative)
+    g = _grid(net_win=net_win, n_replicates=n_replicates, icc=icc, p_tie=p_tie, power=power)
+    if (g["n_replicates"] < 1).any():
+        raise ValueError("n_replicates must be >= 1")
+    if ((g["icc"] < 0) | (g["icc"] >= 1) | (g["p_tie"] < 0) | (g["p_tie"] >= 1)).any():
+        raise ValueError("icc and p_tie must be in [0, 1)")
+    d = g["net_win"].to_numpy()
+    if (np.abs(d) > 1 - g["p_tie"].to_numpy() + 1e-12).any():
+        raise ValueError("|net_win| must be <= 1 - p_tie")
+    if ((d <= 0) if alternative == "larger" else (d == 0)).any():
+        raise ValueError("net_win must be non-zero (positive for 'larger')")
+    if ((g["power"] <= alpha) | (g["power"] >= 1)).any():
+        raise ValueError("power must be in (alpha, 1)")
+    n = _solve_tasks(
+        np.abs(d) if alternative == "two-sided" else d,
+        g["n_replicates"].to_numpy(),
+        g["icc"].to_numpy(),
+        g["p_tie"].to_numpy(),
+        alpha,
+        g["power"].to_numpy(),
+        alternative,
+        icc_scale,
+    )
+    return g.assign(n_replicates=g["n_replicates"].astype(int), n_tasks=n.astype(int))
 
 
 def outcome_icc(icc_latent: float, *, p_win: float, p_tie: float, p_loss: float) -> float:
