@@ -633,7 +633,7 @@ def _design(ctx: Context) -> dict[str, Any]:
 
 
 def _power(ctx: Context) -> dict[str, Any]:
-    from ..stats.power import mde_curve, power_curve, simulated_power, tasks_needed
+    from ..stats.power import mde_curve, power_curve, simulated_power, tasks_needed_curve
 
     if "design" not in ctx.tables:
         why = Unavailable("needs the design section, which is not available here")
@@ -677,30 +677,22 @@ def _power(ctx: Context) -> dict[str, Any]:
                 alpha=alpha,
             ).assign(rubric=row.rubric)
         )
-        for target in _NET_WIN_TARGETS:
-            if target > 1.0 - p_tie:
-                continue
-            for icc in _ICC_GRID:
-                res = tasks_needed(
-                    target, n_replicates=n_r, icc=icc, p_tie=p_tie, alpha=alpha, power=_POWER
-                )
-                needed.append(
-                    {
-                        "rubric": row.rubric,
-                        "net_win": target,
-                        "n_replicates": n_r,
-                        "icc": icc,
-                        "p_tie": p_tie,
-                        "power": _POWER,
-                        "n_tasks": res.n_tasks,
-                    }
-                )
+        if effects:  # every target x ICC in one vectorised search (targets outer)
+            grid = tasks_needed_curve(
+                effects,
+                n_replicates=n_r,
+                icc=list(_ICC_GRID),
+                p_tie=p_tie,
+                alpha=alpha,
+                power=_POWER,
+            )
+            needed.append(_front(grid.assign(rubric=row.rubric), "rubric"))
     if not mde:
         raise Unavailable("fewer than two tasks: no clustered design to size")
     return {
         "power_mde": _front(pd.concat(mde, ignore_index=True), "rubric"),
         "power_curve": _front(pd.concat(curves, ignore_index=True), "rubric"),
-        "tasks_needed": pd.DataFrame(needed),
+        "tasks_needed": pd.concat(needed, ignore_index=True) if needed else pd.DataFrame(),
     }
 
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FILE_FORMATS", "enqueue", "render_queued", "write_figure_files"]
+__all__ = ["FILE_FORMATS", "enqueue", "render_queued", "warm_up", "write_figure_files"]
 
 # What is written beside each figure's SVG (which the kernel writes and shows itself).
 FILE_FORMATS = ("png", "pdf")
@@ -70,3 +70,20 @@ def render_queued(path: Path, out: Path) -> list[Path]:
     paths = write_figure_files(item["fig"], item["bbox"], item["name"], out / "figures")
     path.unlink()
     return paths
+
+
+def warm_up() -> None:
+    """Pay the first figure's one-off costs (the SVG, PNG and PDF backends and encoders,
+    font loading, fontTools) now: the kernel calls it as it starts, while it would
+    otherwise wait for the first page's numbers, so that its first figure does not."""
+    from matplotlib.figure import Figure
+
+    from .. import plots
+
+    fig = Figure(figsize=(2.0, 1.5), layout="constrained")
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1], label="a")
+    ax.set_title("warm-up 0.5 %", fontweight="bold")
+    ax.set_xlabel("x")
+    ax.legend()
+    plots.render_figure(fig, dpi=72, formats=("svg", "png", "pdf"))

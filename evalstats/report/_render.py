@@ -46,7 +46,12 @@ __all__ = ["execute_notebooks", "notebook_path", "render_report"]
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # What every report notebook displays with: imported by the kernel as it starts, while this
 # process computes the numbers (the two run side by side).
-_PRELOAD = "import pandas, evalstats.plots, evalstats.report._display"
+# Then the figure machinery is warmed and the results' classes are loaded (the pickle
+# handed to the notebooks needs them): the kernel is otherwise idle until page 0 is ready.
+_PRELOAD = (
+    "import pandas, evalstats.plots, evalstats.report._display, evalstats.report._results; "
+    "from evalstats.report._figures import warm_up; warm_up(); del warm_up"
+)
 _QUEUE_VAR = "EVALSTATS_FIGURE_QUEUE"
 
 
@@ -350,11 +355,6 @@ def render_report(
     Path
         ``out_dir/index.html``.
     """
-    from ..records import atomic_write
-    from . import _html
-    from ._kinds import prepare
-    from ._results import clear_previous_outputs, record_outputs, scrub
-
     params = dict(params or {})
     data = Path(data_dir)
     if kind is not None and kind not in REPORT_KINDS:
@@ -376,6 +376,12 @@ def render_report(
         queue.mkdir()
         env[_QUEUE_VAR] = os.fspath(queue)
         kernel = _Kernel(env, cwd, log)
+        # Imported once the kernel is booting: pandas and the statistics (~0.6 s) need not
+        # delay its start; the HTML converter is warmed by the pages' thread.
+        from ..records import atomic_write
+        from ._kinds import prepare
+        from ._results import clear_previous_outputs, record_outputs, scrub
+
         pages = None
         try:
             spec = _spec(data, kind, params)  # refuses bad parameters and missing inputs
@@ -433,6 +439,8 @@ def render_report(
     text = dump_json(merged).encode("utf-8")
     atomic_write(out / "results.json", lambda fh: fh.write(text))
     import nbformat
+
+    from . import _html
 
     bodies = []
     for (nb_name, page_name, title), nb in zip(spec.notebooks, executed, strict=True):

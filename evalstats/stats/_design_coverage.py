@@ -184,6 +184,7 @@ def design_coverage(
         sim_gid,
         n_sims * n_groups,
         confidence=confidence,
+        net_win_test=False,  # coverage needs the intervals only
     )
     pw, pt, pl = probs.T
     truth = np.stack([pw, pt, pl, pw - pl, pw + pt / 2.0], axis=1)  # (groups, 5)

@@ -330,12 +330,17 @@ def rate_arrays(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     rng: np.random.Generator | int | None = None,
+    net_win_test: bool = True,
 ) -> dict[str, np.ndarray]:
     """The five rates with SEs, intervals, df and the net-win test from per-cluster counts.
 
     The array core of :func:`win_rates`: ``wins``, ``ties``, ``losses`` are the counted
     verdicts of each (group, cluster) cell and ``gid`` its group; many evaluations are
     computed at once by giving each its own group (as the coverage battery does).
+    ``net_win_test=False`` leaves ``net_win_p`` NaN: a simulation that needs only the
+    intervals (or only whether the net win's interval excludes 0, which is exactly when
+    the closed-form methods' ``net_win_p < 1 - confidence``) skips the p-value's root
+    search, most of the cost of a large call.
 
     Returns
     -------
@@ -381,17 +386,21 @@ def rate_arrays(
     # design effect the cluster sizes allow); the verdicts themselves for the IID interval.
     boundary_n = n if method == "iid_wilson" else kish
     if method in ("cr2_wilson", "cluster_wilson", "iid_wilson"):
-        low, high, p_net = _score_construction(est, se, n, df, boundary_n, row_var, confidence)
+        low, high, p_net = _score_construction(
+            est, se, n, df, boundary_n, row_var, confidence, net_win_test
+        )
     elif method in ("cr2_t", "cluster_t"):
         low, high = t_interval(est, se, df[:, None], confidence)
         low = np.clip(low, _RANGE_LOW, _RANGE_HIGH)
         high = np.clip(high, _RANGE_LOW, _RANGE_HIGH)
-        p_net = t_test_p(est[:, 3], se[:, 3], df)
+        p_net = t_test_p(est[:, 3], se[:, 3], df) if net_win_test else np.full(n_groups, np.nan)
         # No spread observed (a rate at 0 or 1, or every task alike): the t interval has
         # zero width, so take the boundary score construction, which keeps the df.
         flat = se <= 0
         if flat.any():
-            b_low, b_high, b_p = _score_construction(est, se, n, df, kish, row_var, confidence)
+            b_low, b_high, b_p = _score_construction(
+                est, se, n, df, kish, row_var, confidence, net_win_test
+            )
             low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
             p_net = np.where(flat[:, 3], b_p, p_net)
     elif method == "wild_webb":
@@ -429,7 +438,7 @@ def rate_arrays(
             rng=as_generator(rng),
         )
         flat = ~(high - low > 0)
-        b_low, b_high, _ = _score_construction(est, se, n, df, kish, row_var, confidence)
+        b_low, b_high, _ = _score_construction(est, se, n, df, kish, row_var, confidence, False)
         low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
         p_net = np.full(n_groups, np.nan)  # a bootstrap interval is not a test here
     note = np.full(n_groups, "", dtype=object)
@@ -459,8 +468,9 @@ def rate_arrays(
     }
 
 
-def _score_construction(est, se, n, df, kish, row_var, confidence):
-    """Score interval of each rate (net win from the score's) and the net-win test."""
+def _score_construction(est, se, n, df, kish, row_var, confidence, net_win_test=True):
+    """Score interval of each rate (net win from the score's) and the net-win test (NaN
+    unless ``net_win_test``)."""
     p = est.copy()
     s = se.copy()
     rv = row_var.copy()
@@ -469,6 +479,8 @@ def _score_construction(est, se, n, df, kish, row_var, confidence):
     args = (s, n[:, None], df[:, None], kish[:, None])
     low, high = wilson_interval(p, *args, confidence, row_var=rv)
     low[:, 3], high[:, 3] = 2.0 * low[:, 3] - 1.0, 2.0 * high[:, 3] - 1.0
+    if not net_win_test:
+        return low, high, np.full(len(n), np.nan)
     p_net = wilson_test_p(p[:, 4], s[:, 4], n, df, kish, 0.5, row_var=rv[:, 4])
     return low, high, p_net
 
