@@ -272,8 +272,10 @@ def test_macros_equal_results(results_path, doc, digits, percent):
             percent,
         )
         assert int(macros[prefix + "N"]) == row["n"]
-        # observed agreement 1, kappa 3, kappa_boot 2, kappa_linear 3, ac1 3, pabak 3, n, tasks
-        expected += 1 + 3 + 2 + 3 + 3 + 3 + 2
+        assert int(macros[prefix + "Pairs"]) == row["n_pairs"]
+        # observed agreement 1, kappa 3, kappa_boot 2, kappa_linear 3, ac1 3, pabak 3, n,
+        # pairs, tasks
+        expected += 1 + 3 + 2 + 3 + 3 + 3 + 3
     for row in doc["tables"]["cost"]:
         w = "".join(p.capitalize() for p in row["metric"].split("_"))
         assert close(macros[f"esCost{w}"], row["estimate"], "estimate", digits, percent)
@@ -342,8 +344,11 @@ def test_agreement_and_cost_sentences(doc):
         assert m, s
         assert close(m[1], row["kappa"], "kappa", None, True)
         assert close(m[4], row["kappa_boot_ci_low"], "kappa", None, True)
-        unit = "judged pair-orders" if row["rubric"] == "blind-pair" else "pairs"
-        assert f"of {row['n']} {unit} in {row['n_clusters']} tasks" in s
+        if row["n_pairs"] < row["n"]:  # the blind rubric: each pair judged in both orders
+            units = f"{row['n_pairs']} pairs ({row['n']} judged pair-orders)"
+        else:
+            units = f"{row['n']} pairs"
+        assert f"of {units} in {row['n_clusters']} tasks" in s
     cost = [s for s in sentences if s.startswith("WITH / WITHOUT ratio")]
     assert len(cost) == len(doc["tables"]["cost"])
     m = re.search(rf"total tokens: ({NUM}) \[({NUM}), ({NUM})\] over (\d+) pairs", cost[0])

@@ -115,7 +115,7 @@ def test_agreement_view(frame):
     agr = evalstats.judge_agreement(frame, rubric="with-without", rng=0, n_resamples=200)
     view = summarize(agr)
     cols = list(view.columns)
-    assert cols[:5] == ["rubric", "judge_a", "judge_b", "n", "n_clusters"]
+    assert cols[:6] == ["rubric", "judge_a", "judge_b", "n", "n_pairs", "n_clusters"]
     assert {"observed_agreement (%)", "kappa", "kappa_boot", "ac1", "pabak"} <= set(cols)
     assert "confusion" not in cols and "trigger" not in cols
     assert_cells(view, agr, "kappa", scale=1, decimals=2)
