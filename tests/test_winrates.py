@@ -492,8 +492,8 @@ def test_n_pairs_counts_pairs_not_pair_orders() -> None:
 
 
 def test_n_pairs_of_the_sample_names_pairs_in_the_headline_figure() -> None:
+    from evalstats._display import count_text
     from evalstats.frames import load_frame
-    from evalstats.plots._headline import count_text
 
     f = load_frame(Path(__file__).resolve().parents[1] / "data" / "sample")
     res = win_rates(f, by=["rubric", "judge"]).set_index("rubric")

@@ -12,6 +12,8 @@ from matplotlib import rcParams as plt_rc
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
+from evalstats._display import count_text
+
 from ._base import (
     EDGE,
     OUTCOME_COLORS,
@@ -47,15 +49,6 @@ class _ShareLocator(MaxNLocator):
     def tick_values(self, vmin: float, vmax: float) -> np.ndarray:
         ticks = super().tick_values(vmin, vmax)
         return ticks[(ticks >= -1e-9) & (ticks <= 1.0 + 1e-9)]
-
-
-def count_text(n: int, n_pairs: float | None, ordered: bool) -> str:
-    """How many were judged, named one way everywhere: pairs, and pair-orders when a pair
-    was judged in several orders (e.g. "32 pairs (64 pair-orders)")."""
-    if n_pairs is not None and np.isfinite(n_pairs):
-        k = int(n_pairs)
-        return f"{k} pairs ({n} pair-orders)" if n != k else f"{k} pairs"
-    return f"{n} pair-orders" if ordered else f"{n} pairs"
 
 
 @styled

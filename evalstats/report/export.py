@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._display import count_text
 from ..errors import DataError
 from ..records import atomic_write
 from ..stats.summarize import (
@@ -426,12 +427,7 @@ def _ordered_rubrics(doc: Mapping[str, Any]) -> set[str]:
 
 
 def _units(row: Mapping[str, Any], ordered: bool) -> str:
-    n = int(row["n"])
-    if row.get("n_pairs") is not None and ordered:
-        return f"{int(row['n_pairs'])} pairs ({n} judged pair-orders)"
-    if row.get("n_pairs") is not None:
-        return f"{int(row['n_pairs'])} pairs"
-    return f"{n} judged pair-orders" if ordered else f"{n} pairs"
+    return count_text(int(row["n"]), row.get("n_pairs"), ordered, judged=True)
 
 
 def _left_out(row: Mapping[str, Any]) -> str:
