@@ -1,60 +1,186 @@
-"""Statistics on verdict frames: agreement, resampling, win rates, cost, power."""
+"""Statistics on verdict frames: agreement, resampling, win rates, cost, power.
+
+Names are resolved on first use (PEP 562): ``from evalstats.stats.summarize import ...``
+(what a report's notebook kernel displays with) loads that module alone, not scipy.stats
+and every estimator; ``evalstats.stats.win_rates`` loads :mod:`.winrates` when first
+touched. ``__all__`` and ``dir()`` list the whole surface.
+
+>>> import evalstats.stats as st
+>>> st.win_rates.__module__, "win_rates" in dir(st)
+('evalstats.stats.winrates', True)
+"""
+
+# The TYPE_CHECKING imports are the re-exports that ``_LAZY`` resolves at run time.
 
 from __future__ import annotations
 
-from ._design_coverage import design_coverage
-from ._proportion import ProportionCI, proportion_ci
-from .agreement import (
-    AgreementResult,
-    CohenKappaResult,
-    FleissKappaResult,
-    KrippendorffAlphaResult,
-    cohen_kappa,
-    cohen_kappa_table,
-    contingency_table,
-    fleiss_kappa,
-    gwet_ac1,
-    krippendorff_alpha,
-    pabak,
-    percent_agreement,
-    ratings_to_counts,
-    scott_pi,
-    two_rater_agreement,
-)
-from .cost import COST_METRICS, agent_spend, cost_ratios, judge_spend
-from .coverage import coverage_study
-from .dimensions import dimension_means
-from .equivalence import (
-    EquivalenceResult,
-    cost_equivalence,
-    net_win_equivalence,
-    noninferiority,
-    tost,
-)
-from .gold import GoldResult, gold_labels, judge_vs_gold, labeler_agreement
-from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
-from .means import CLUSTER_MEAN_METHODS, cluster_mean
-from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
-from .models import OrdinalCheckResult, ordinal_check
-from .multiplicity import holm, holm_table
-from .power import (
-    PowerResult,
-    mde_curve,
-    min_detectable_net_win,
-    outcome_icc,
-    power_curve,
-    power_net_win,
-    simulated_mde,
-    simulated_power,
-    simulated_tasks_needed,
-    solve_power,
-    tasks_needed,
-)
-from .ppi import PPI_METHODS, ppi_win_rates
-from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
-from .robust import ClusterRatioResult, cluster_ratio_test
-from .summarize import summarize
-from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, position_bias, win_rates
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+# public name -> the submodule (relative to this package) that defines it
+_LAZY: dict[str, str] = {
+    "AgreementResult": ".agreement",
+    "BOOTSTRAP_METHODS": ".resample",
+    "BootstrapResult": ".resample",
+    "CLUSTER_MEAN_METHODS": ".means",
+    "COST_METRICS": ".cost",
+    "ClusterRatioResult": ".robust",
+    "CohenKappaResult": ".agreement",
+    "DEFAULT_METHOD": ".winrates",
+    "EquivalenceResult": ".equivalence",
+    "FleissKappaResult": ".agreement",
+    "GoldResult": ".gold",
+    "INVALID_RULES": ".missing",
+    "KrippendorffAlphaResult": ".agreement",
+    "NO_ANSWER_RULES": ".missing",
+    "OrdinalCheckResult": ".models",
+    "PPI_METHODS": ".ppi",
+    "PowerResult": ".power",
+    "ProportionCI": "._proportion",
+    "RATE_NAMES": ".winrates",
+    "SEED_DISAGREEMENT_TRIGGER": ".judges",
+    "WIN_RATE_METHODS": ".winrates",
+    "agent_spend": ".cost",
+    "apply_missing_rule": ".missing",
+    "cluster_bootstrap": ".resample",
+    "cluster_mean": ".means",
+    "cluster_ratio_test": ".robust",
+    "cohen_kappa": ".agreement",
+    "cohen_kappa_table": ".agreement",
+    "consensus": ".judges",
+    "contingency_table": ".agreement",
+    "cost_equivalence": ".equivalence",
+    "cost_ratios": ".cost",
+    "coverage_study": ".coverage",
+    "design_coverage": "._design_coverage",
+    "dimension_means": ".dimensions",
+    "fleiss_kappa": ".agreement",
+    "gold_labels": ".gold",
+    "gwet_ac1": ".agreement",
+    "holm": ".multiplicity",
+    "holm_table": ".multiplicity",
+    "judge_agreement": ".judges",
+    "judge_spend": ".cost",
+    "judge_vs_gold": ".gold",
+    "krippendorff_alpha": ".agreement",
+    "labeler_agreement": ".gold",
+    "mde_curve": ".power",
+    "min_detectable_net_win": ".power",
+    "missing_bounds": ".missing",
+    "net_win_equivalence": ".equivalence",
+    "noninferiority": ".equivalence",
+    "ordinal_check": ".models",
+    "outcome_icc": ".power",
+    "pabak": ".agreement",
+    "percent_agreement": ".agreement",
+    "position_bias": ".winrates",
+    "power_curve": ".power",
+    "power_net_win": ".power",
+    "ppi_win_rates": ".ppi",
+    "proportion_ci": "._proportion",
+    "ratings_to_counts": ".agreement",
+    "scott_pi": ".agreement",
+    "simulated_mde": ".power",
+    "simulated_power": ".power",
+    "simulated_tasks_needed": ".power",
+    "solve_power": ".power",
+    "summarize": ".summarize",
+    "tasks_needed": ".power",
+    "tost": ".equivalence",
+    "two_rater_agreement": ".agreement",
+    "win_rates": ".winrates",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value  # resolve once; later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Surface(types.ModuleType):
+    """Keeps ``evalstats.stats.summarize`` the function once its submodule is imported.
+
+    Importing a submodule binds it on its package after it has run; where a public name is
+    also a submodule's (``summarize``), bind the public object instead, as the eager
+    ``from .summarize import summarize`` did.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (
+            name in _LAZY
+            and isinstance(value, types.ModuleType)
+            and value.__name__ == f"{__name__}.{name}"
+        ):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Surface
+
+
+if TYPE_CHECKING:
+    from ._design_coverage import design_coverage
+    from ._proportion import ProportionCI, proportion_ci
+    from .agreement import (
+        AgreementResult,
+        CohenKappaResult,
+        FleissKappaResult,
+        KrippendorffAlphaResult,
+        cohen_kappa,
+        cohen_kappa_table,
+        contingency_table,
+        fleiss_kappa,
+        gwet_ac1,
+        krippendorff_alpha,
+        pabak,
+        percent_agreement,
+        ratings_to_counts,
+        scott_pi,
+        two_rater_agreement,
+    )
+    from .cost import COST_METRICS, agent_spend, cost_ratios, judge_spend
+    from .coverage import coverage_study
+    from .dimensions import dimension_means
+    from .equivalence import (
+        EquivalenceResult,
+        cost_equivalence,
+        net_win_equivalence,
+        noninferiority,
+        tost,
+    )
+    from .gold import GoldResult, gold_labels, judge_vs_gold, labeler_agreement
+    from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
+    from .means import CLUSTER_MEAN_METHODS, cluster_mean
+    from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
+    from .models import OrdinalCheckResult, ordinal_check
+    from .multiplicity import holm, holm_table
+    from .power import (
+        PowerResult,
+        mde_curve,
+        min_detectable_net_win,
+        outcome_icc,
+        power_curve,
+        power_net_win,
+        simulated_mde,
+        simulated_power,
+        simulated_tasks_needed,
+        solve_power,
+        tasks_needed,
+    )
+    from .ppi import PPI_METHODS, ppi_win_rates
+    from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
+    from .robust import ClusterRatioResult, cluster_ratio_test
+    from .summarize import summarize
+    from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, position_bias, win_rates
 
 # No ``power = solve_power`` alias: it would hide the ``evalstats.stats.power`` submodule.
 __all__ = [
