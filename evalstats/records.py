@@ -376,8 +376,26 @@ def validate_table(
             if blank.any():
                 raise fail(int(np.flatnonzero(blank)[0]), name, "must not be empty")
     frame.attrs["source"] = str(path)
-    frame.attrs["lines"] = lines.tolist()
+    frame.attrs["lines"] = LineNumbers(lines.tolist())
     return frame
+
+
+class LineNumbers(tuple):
+    """The file line of each row of a loaded frame (``frame.attrs["lines"]``).
+
+    Immutable, so pandas' deep copy of ``attrs`` on every operation that returns a frame
+    (thousands while a report is computed) shares it instead of copying each number.
+
+    >>> import copy
+    >>> lines = LineNumbers([2, 3, 5])
+    >>> copy.deepcopy(lines) is lines, lines[1], list(lines)
+    (True, 3, [2, 3, 5])
+    """
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict) -> LineNumbers:
+        return self
 
 
 def first_duplicate(frame: pd.DataFrame, keys: list[str]) -> int | None:

@@ -197,7 +197,7 @@ def test_judgments_skip_bookkeeping_lines(tmp_path):
     err = _error(evalstats.load_judgments, p)
     assert (err.line, err.field) == (3, "order")
     ok = evalstats.load_judgments(write_jsonl(tmp_path / "j2.jsonl", [{"kind": "batch"}, line]))
-    assert len(ok) == 1 and ok.attrs["lines"] == [2]
+    assert len(ok) == 1 and list(ok.attrs["lines"]) == [2]
 
 
 def test_atomic_writer_leaves_old_file_on_failure(tmp_path):
