@@ -21,8 +21,19 @@ from .._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from ..records import EvalstatsWarning
 from ._proportion import proportion_ci
 from .outcome_model import draw_outcomes
-from .resample import as_generator
-from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, win_rates
+from .resample import BOOTSTRAP_METHODS, as_generator
+from .winrates import (
+    _LOSS,
+    _TIE,
+    _WIN,
+    DEFAULT_METHOD,
+    RATE_NAMES,
+    WIN_RATE_METHODS,
+    _cluster_counts,
+    _row_categories,
+    rate_arrays,
+    win_rates,
+)
 
 __all__ = ["coverage_study", "coverage_table", "simulated_frame", "truth_of", "type_one_error"]
 
@@ -80,7 +91,14 @@ def coverage_table(
     rows = {}
     res = None
     gen = as_generator(rng)
+    shared = _shared_bootstrap(frame, methods, n_resamples, confidence, gen)
     for method in methods:
+        if method in shared:
+            low, high = shared[method]
+            rows[method] = [
+                float(((low[:, j] <= t) & (t <= high[:, j])).mean()) for j, t in enumerate(truth)
+            ]
+            continue
         with warnings.catch_warnings():  # small simulated designs: the flag is expected
             warnings.simplefilter("ignore", EvalstatsWarning)
             res = win_rates(
@@ -96,6 +114,8 @@ def coverage_table(
             for n, t in zip(RATE_NAMES, truth, strict=True)
         ]
     if res is None:
+        res = win_rates(frame, by="eval", confidence=confidence)  # the naive rows' counts
+    if not methods:
         raise ValueError("methods must name at least one interval method")
     n = res["n"].to_numpy(np.float64)
     counts = {"win_rate": res["wins"], "tie_rate": res["ties"], "loss_rate": res["losses"]}
@@ -115,6 +135,37 @@ def coverage_table(
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     rows["naive IID Wald"] = list((np.abs(est - truth) <= z * se).mean(axis=0).astype(float))
     return pd.DataFrame(rows, index=list(RATE_NAMES)).T
+
+
+def _shared_bootstrap(
+    frame: pd.DataFrame,
+    methods: tuple[str, ...],
+    n_resamples: int,
+    confidence: float,
+    gen: np.random.Generator,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The bootstrap methods among ``methods``, all from one set of resamples per
+    evaluation: ``{method: (low, high)}``, (evaluations x rates) each. Comparing bootstrap
+    intervals on common resamples costs one distribution instead of one per method."""
+    boot = [m for m in methods if m in BOOTSTRAP_METHODS]
+    if len(boot) < 2:
+        return {}
+    category = _row_categories(frame, ["eval"], "task_id")
+    groups, gid, counts, _ = _cluster_counts(frame, ["eval"], "task_id", category)
+    res = rate_arrays(
+        counts[:, _WIN],
+        counts[:, _TIE],
+        counts[:, _LOSS],
+        gid,
+        len(groups),
+        method=boot[0],
+        also=boot[1:],
+        n_resamples=n_resamples,
+        confidence=confidence,
+        rng=gen,
+        net_win_test=False,
+    )
+    return {boot[0]: (res["low"], res["high"]), **res["also"]}
 
 
 def type_one_error(frame: pd.DataFrame, level: float = 0.05) -> pd.Series:

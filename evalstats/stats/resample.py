@@ -304,6 +304,8 @@ def interval_from_distribution(
     confidence: float,
     method: str,
     jackknife: np.ndarray | None = None,
+    *,
+    presorted: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Interval ends, each shape (q,), from a bootstrap distribution (B, q).
 
@@ -311,7 +313,9 @@ def interval_from_distribution(
     required for ``"bca"``. Many distributions are handled at once with a leading
     axis: ``theta_b`` (G, B, q), ``theta_hat`` (G, q) and ``jackknife`` (G, C, q),
     NaN-padded where the distributions have fewer clusters, give ends of shape (G, q)
-    equal to G separate calls.
+    equal to G separate calls. ``presorted``: ``theta_b`` is already sorted along the
+    resample axis (``np.sort(theta_b, axis=-2)``), as when several methods' intervals are
+    read from one distribution; the sort is then skipped.
 
     Examples
     --------
@@ -338,7 +342,7 @@ def interval_from_distribution(
         p_lo, p_hi = np.full(shape, alpha), np.full(shape, 1.0 - alpha)
     else:
         raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
-    low, high, flat = _quantiles(theta_b, p_lo, p_hi)
+    low, high, flat = _quantiles(theta_b, p_lo, p_hi, presorted=presorted)
     if method == "basic":
         low, high = 2.0 * theta_hat - high, 2.0 * theta_hat - low
     # A degenerate distribution has no spread to report: collapse onto the estimate.
@@ -382,12 +386,14 @@ def _bca_levels(
     return levels[0], levels[1]
 
 
-def _quantiles(theta_b: np.ndarray, *probs: np.ndarray) -> tuple[np.ndarray, ...]:
+def _quantiles(
+    theta_b: np.ndarray, *probs: np.ndarray, presorted: bool = False
+) -> tuple[np.ndarray, ...]:
     """Per-column linear-interpolation quantiles (numpy's default method) of
     distributions (G, B, q) at levels (G, q) each, from one sort; and whether each
     distribution is degenerate (its smallest and largest non-NaN values equal)."""
     out = [np.full(p.shape, np.nan) for p in probs]
-    srt = np.sort(theta_b, axis=1)  # NaN sort last
+    srt = theta_b if presorted else np.sort(theta_b, axis=1)  # NaN sort last
     n = srt.shape[1]
     n_valid = n - np.isnan(srt[:, ::-1]).argmin(axis=1)
     n_valid = np.where(np.isnan(srt[:, 0]), 0, n_valid)

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -331,7 +332,8 @@ def rate_arrays(
     n_resamples: int = 10_000,
     rng: np.random.Generator | int | None = None,
     net_win_test: bool = True,
-) -> dict[str, np.ndarray]:
+    also: Sequence[str] = (),
+) -> dict[str, Any]:
     """The five rates with SEs, intervals, df and the net-win test from per-cluster counts.
 
     The array core of :func:`win_rates`: ``wins``, ``ties``, ``losses`` are the counted
@@ -340,13 +342,17 @@ def rate_arrays(
     ``net_win_test=False`` leaves ``net_win_p`` NaN: a simulation that needs only the
     intervals (or only whether the net win's interval excludes 0, which is exactly when
     the closed-form methods' ``net_win_p < 1 - confidence``) skips the p-value's root
-    search, most of the cost of a large call.
+    search, most of the cost of a large call. ``also`` names more bootstrap methods
+    (``method`` being one) whose intervals come from the same resamples as ``method``'s:
+    a comparison of bootstrap intervals (the coverage study) then pays for one
+    distribution, and compares them on common random numbers.
 
     Returns
     -------
     dict of ndarray
         ``est``, ``se``, ``low``, ``high`` (groups x the five rates), ``net_win_p``,
-        ``df``, ``n_eff_clusters``, ``few_clusters``, ``ci_note``, ``n``, ``n_clusters``.
+        ``df``, ``n_eff_clusters``, ``few_clusters``, ``ci_note``, ``n``, ``n_clusters``;
+        with ``also``, ``also``: ``{method: (low, high)}``.
 
     Examples
     --------
@@ -361,6 +367,10 @@ def rate_arrays(
     """
     if method not in WIN_RATE_METHODS:
         raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
+    also = tuple(also)
+    if also and not set((method, *also)) <= set(BOOTSTRAP_METHODS):
+        raise ValueError(f"also: bootstrap methods ({BOOTSTRAP_METHODS}) beside one, got {also}")
+    extra: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     wins, ties, losses = (np.asarray(v, dtype=np.float64) for v in (wins, ties, losses))
     gid = np.asarray(gid, dtype=np.int64)
     denom = wins + ties + losses
@@ -426,20 +436,23 @@ def rate_arrays(
             low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
             p_net = np.where(flat[:, 3], b_p, p_net)
     else:
-        low, high = _bootstrap_intervals(
+        ends = _bootstrap_intervals(
             wins[used],
             ties[used],
             m,
             g,
             n_groups,
-            method=method,
+            methods=(method, *also),
             n_resamples=n_resamples,
             confidence=confidence,
             rng=as_generator(rng),
         )
-        flat = ~(high - low > 0)
         b_low, b_high, _ = _score_construction(est, se, n, df, kish, row_var, confidence, False)
-        low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
+        for name, (lo, hi) in ends.items():
+            flat = ~(hi - lo > 0)
+            ends[name] = (np.where(flat, b_low, lo), np.where(flat, b_high, hi))
+        low, high = ends.pop(method)
+        extra = ends
         p_net = np.full(n_groups, np.nan)  # a bootstrap interval is not a test here
     note = np.full(n_groups, "", dtype=object)
     if method in BOOTSTRAP_METHODS:
@@ -453,7 +466,9 @@ def rate_arrays(
     note[n == 0] = "no counted verdicts"
     one = (n_clusters <= 1) & (method != "iid_wilson")
     low[one], high[one], p_net[one] = np.nan, np.nan, np.nan
-    return {
+    for lo, hi in extra.values():
+        lo[one], hi[one] = np.nan, np.nan
+    out: dict[str, Any] = {
         "est": est,
         "se": np.where(one[:, None], np.nan, se),
         "low": low,
@@ -466,6 +481,9 @@ def rate_arrays(
         "n": n,
         "n_clusters": n_clusters,
     }
+    if also:
+        out["also"] = extra
+    return out
 
 
 def _score_construction(est, se, n, df, kish, row_var, confidence, net_win_test=True):
@@ -665,20 +683,24 @@ def _bootstrap_intervals(
     gid: np.ndarray,
     n_groups: int,
     *,
-    method: str,
+    methods: Sequence[str],
     n_resamples: int,
     confidence: float,
     rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray]:
-    low = np.full((n_groups, len(RATE_NAMES)), np.nan)
-    high = np.full_like(low, np.nan)
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Interval ends (groups x rates) of each bootstrap method in ``methods``, all from
+    one bootstrap distribution per group (the same resamples for every method)."""
+    ends = {}
+    for method in methods:
+        low = np.full((n_groups, len(RATE_NAMES)), np.nan)
+        ends[method] = (low, np.full_like(low, np.nan))
     stats = np.stack([wins, ties, denom], axis=1).astype(np.float64)
     order = np.argsort(gid, kind="stable")
     bounds = np.searchsorted(gid[order], np.arange(n_groups + 1))
     sizes = np.diff(bounds)
     todo = np.flatnonzero(sizes >= 2)
     if not todo.size:
-        return low, high
+        return ends
     # The draws are made group after group (the generator's stream, so the numbers, do not
     # depend on the batching); the intervals of a batch of groups are computed at once.
     width = int(sizes.max())
@@ -688,17 +710,22 @@ def _bootstrap_intervals(
         batch = todo[start : start + step]
         theta_b = np.empty((batch.size, n_resamples, len(RATE_NAMES)))
         theta_hat = np.empty((batch.size, len(RATE_NAMES)))
-        jack = np.full((batch.size, width, len(RATE_NAMES)), np.nan) if method == "bca" else None
+        jack = np.full((batch.size, width, len(RATE_NAMES)), np.nan) if "bca" in methods else None
         for k, g in enumerate(batch):
             cs = stats[order[bounds[g] : bounds[g + 1]]]
             theta_hat[k] = _rates_from_sums(cs.sum(axis=0))
             theta_b[k] = bootstrap_distribution(cs, _rates_from_sums, n_resamples, rng)
             if jack is not None:
                 jack[k, : len(cs)] = _rates_from_sums(cs.sum(axis=0) - cs)
-        lo, hi = interval_from_distribution(theta_b, theta_hat, confidence, method, jack)
-        low[batch] = np.clip(lo, _RANGE_LOW, _RANGE_HIGH)
-        high[batch] = np.clip(hi, _RANGE_LOW, _RANGE_HIGH)
-    return low, high
+        if len(ends) > 1:  # one sort serves every method's quantiles
+            theta_b.sort(axis=1)
+        for method, (low, high) in ends.items():
+            lo, hi = interval_from_distribution(
+                theta_b, theta_hat, confidence, method, jack, presorted=len(ends) > 1
+            )
+            low[batch] = np.clip(lo, _RANGE_LOW, _RANGE_HIGH)
+            high[batch] = np.clip(hi, _RANGE_LOW, _RANGE_HIGH)
+    return ends
 
 
 # --------------------------------------------------------------------------- input handling
