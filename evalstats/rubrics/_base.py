@@ -9,7 +9,7 @@ import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -325,7 +325,15 @@ def normalise_order(order: Any) -> str | None:
 
 def norm_key(key: Any) -> str:
     """``"Hallucination Safety"`` -> ``"hallucination_safety"``."""
-    return re.sub(r"[^0-9a-z]+", "_", str(key).lower()).strip("_")
+    return _norm_text(str(key))
+
+
+_NON_WORD = re.compile(r"[^0-9a-z]+")
+
+
+@lru_cache(maxsize=4096)  # judges repeat the same few keys in every verdict
+def _norm_text(key: str) -> str:
+    return _NON_WORD.sub("_", key.lower()).strip("_")
 
 
 def values_for(obj: Mapping[str, Any], keys: Sequence[str]) -> list[Any]:
