@@ -58,11 +58,13 @@ def _clusters(sizes, seed):
 )
 def test_vectorised_bootstrap_equals_one_bootstrap_per_group(sizes, method):
     wins, ties, denom, gid = _clusters(sizes, seed=len(sizes))
-    kw = dict(method=method, n_resamples=333, confidence=0.9)
+    kw = dict(n_resamples=333, confidence=0.9)
     got = winrates._bootstrap_intervals(
-        wins, ties, denom, gid, len(sizes), rng=np.random.default_rng(7), **kw
+        wins, ties, denom, gid, len(sizes), methods=(method,), rng=np.random.default_rng(7), **kw
+    )[method]
+    ref = _per_group(
+        wins, ties, denom, gid, len(sizes), method=method, rng=np.random.default_rng(7), **kw
     )
-    ref = _per_group(wins, ties, denom, gid, len(sizes), rng=np.random.default_rng(7), **kw)
     for a, b in zip(got, ref, strict=True):
         np.testing.assert_array_equal(a, b)  # bit for bit: the published numbers stay
     if any(s >= 2 for s in sizes):
@@ -72,14 +74,65 @@ def test_vectorised_bootstrap_equals_one_bootstrap_per_group(sizes, method):
 def test_vectorised_bootstrap_batches_keep_the_stream(monkeypatch):
     """A tiny memory budget forces one group per batch: the numbers do not move."""
     wins, ties, denom, gid = _clusters([9] * 12 + [4] * 5, seed=3)
-    kw = dict(method="bca", n_resamples=101, confidence=0.95)
-    ref = _per_group(wins, ties, denom, gid, 17, rng=np.random.default_rng(1), **kw)
+    kw = dict(n_resamples=101, confidence=0.95)
+    ref = _per_group(wins, ties, denom, gid, 17, method="bca", rng=np.random.default_rng(1), **kw)
     monkeypatch.setattr(winrates, "_BATCH_BYTES", 1)
     got = winrates._bootstrap_intervals(
-        wins, ties, denom, gid, 17, rng=np.random.default_rng(1), **kw
-    )
+        wins, ties, denom, gid, 17, methods=("bca",), rng=np.random.default_rng(1), **kw
+    )["bca"]
     for a, b in zip(got, ref, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("sizes", [[15] * 30, [5, 1, 7, 7, 3, 1, 12, 2]])
+def test_several_bootstrap_methods_share_one_distribution(sizes):
+    """The coverage study's bootstrap rows: every method from the same resamples (one
+    draw, one sort) equals that method computed alone from the same generator state."""
+    wins, ties, denom, gid = _clusters(sizes, seed=11)
+    kw = dict(n_resamples=257, confidence=0.95)
+    methods = ("bca", "percentile", "basic")
+    together = winrates._bootstrap_intervals(
+        wins, ties, denom, gid, len(sizes), methods=methods, rng=np.random.default_rng(3), **kw
+    )
+    for method in methods:
+        alone = winrates._bootstrap_intervals(
+            wins,
+            ties,
+            denom,
+            gid,
+            len(sizes),
+            methods=(method,),
+            rng=np.random.default_rng(3),
+            **kw,
+        )[method]
+        for a, b in zip(together[method], alone, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_coverage_table_bootstrap_rows_use_common_resamples():
+    """The shared path of :func:`coverage_table` gives what ``win_rates`` gives for the
+    first bootstrap method (the same stream) and valid intervals for the others."""
+    from evalstats.stats.coverage import coverage_table, simulated_frame, truth_of
+    from evalstats.stats.winrates import win_rates
+
+    probs = (0.45, 0.25, 0.30)
+    frame = simulated_frame(60, 8, 3, probs, 0.3, np.random.default_rng(5))
+    table = coverage_table(
+        frame,
+        truth_of(probs),
+        methods=("cr2_wilson", "bca", "percentile"),
+        n_resamples=199,
+        rng=np.random.default_rng(9),
+    )
+    res = win_rates(frame, by="eval", method="bca", n_resamples=199, rng=np.random.default_rng(9))
+    truth = truth_of(probs)
+    names = ["win_rate", "tie_rate", "loss_rate", "net_win", "score"]
+    expect = [
+        float(((res[f"{n}_ci_low"] <= t) & (t <= res[f"{n}_ci_high"])).mean())
+        for n, t in zip(names, truth, strict=True)
+    ]
+    assert table.loc["bca"].tolist() == expect
+    assert ((table.loc["percentile"] > 0.5) & (table.loc["percentile"] <= 1)).all()
 
 
 def test_a_frozen_figure_renders_in_one_draw_per_format(monkeypatch):

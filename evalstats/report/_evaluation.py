@@ -858,12 +858,14 @@ def sections() -> tuple[Section, ...]:
             # Adds columns to the two tables above; draws nothing from the generator.
             ("tests", "report", _tests, ["tests"]),
             ("missing_bounds", "report", _missing_bounds, ["missing_bounds"]),
+            # Draws nothing; before the first part's end: the headline's words need
+            # position_bias (which rubrics are judged in both orders).
+            ("blind", "report", _blind, ["dimensions", "position_bias"]),
             ("design_coverage", "report", _design_check, ["design_coverage"]),
             ("agreement", "report", _agreement, ["agreement"]),
             ("disagreements", "report", _disagreements, ["disagreements"]),
             ("cost", "report", _cost, ["cost", "judge_spend"]),
             ("per_task", "report", _per_task, ["per_task"]),
-            ("blind", "report", _blind, ["dimensions", "position_bias"]),
             ("accounting", "report", _accounting, ["accounting", "sensitivity", "invalid_outputs"]),
             ("audit", "report", _audit, ["audit"]),
             ("design", "methodology", _design, ["design"]),

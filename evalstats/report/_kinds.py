@@ -151,6 +151,11 @@ class ReportKind:
         ``sections() -> tuple of Section``, in the order they are computed.
     describe_parameters : callable
         ``describe_parameters(params) -> dict``: the ``parameters`` block of results.json.
+    first_part : mapping of page to section name
+        Where a page's numbers may be handed to its notebook before the rest are computed
+        (after that section): what the page's first cells show. The renderer's kernel
+        starts the page then, and waits for the rest when a cell first asks for a table
+        not in the first part (:class:`~evalstats.report._results.PendingTables`).
     """
 
     name: str
@@ -162,6 +167,7 @@ class ReportKind:
     load: Callable[[Path, Mapping[str, Any], Any], Loaded]
     sections: Callable[[], tuple[Section, ...]]
     describe_parameters: Callable[[Mapping[str, Any]], dict[str, Any]]
+    first_part: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def user_parameters(self) -> list[str]:
@@ -223,12 +229,15 @@ class Prepared:
     params: dict[str, Any]
     loaded: Loaded
 
-    def compute(self, pages: Sequence[str]):
-        """The :class:`~evalstats.report.Results` of ``pages`` (sections in kind order)."""
-        import numpy as np
+    def compute(self, pages: Sequence[str], *, on_first_part: Callable[[Any], None] | None = None):
+        """The :class:`~evalstats.report.Results` of ``pages`` (sections in kind order).
 
-        from ._provenance import is_simulated, provenance
-        from ._results import Results, tidy
+        ``on_first_part(results)`` is called with the tables computed so far once the
+        section the kind names in :attr:`ReportKind.first_part` for one of ``pages`` is
+        done (the numbers do not change: the computation then goes on with the same
+        tables and generator).
+        """
+        import numpy as np
 
         spec, p, loaded = self.spec, self.params, self.loaded
         bad = sorted(set(pages) - set(spec.pages))
@@ -249,6 +258,7 @@ class Prepared:
             rng=np.random.default_rng(p["seed"]),
         )
         unavailable: dict[str, str] = {}
+        split = {spec.first_part[page] for page in pages if page in spec.first_part}
         for section in spec.sections():
             if section.page not in pages:
                 continue
@@ -261,6 +271,15 @@ class Prepared:
                     unavailable[name] = str(value)
                 else:
                     ctx.tables[name] = value
+            if on_first_part is not None and section.name in split:
+                on_first_part(self._results(ctx, dict(unavailable)))
+        return self._results(ctx, unavailable)
+
+    def _results(self, ctx: Context, unavailable: dict[str, str]):
+        from ._provenance import is_simulated, provenance
+        from ._results import Results, tidy
+
+        spec, p, loaded = self.spec, self.params, self.loaded
         return Results(
             tables={k: tidy(v) for k, v in ctx.tables.items()},
             provenance=provenance(
@@ -322,6 +341,8 @@ def _kinds() -> dict[str, ReportKind]:
             parameters=PARAMETERS,
             looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
             **_hooks("_evaluation"),
+            # The headline, its tests, bounds and design check: the page's first cells.
+            first_part={"report": "design_coverage"},
         ),
         "alpaca_eval": ReportKind(
             name="alpaca_eval",

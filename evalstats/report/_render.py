@@ -257,22 +257,37 @@ class _Pages:
         self._executed = threading.Event()
         self.names = list(names)
         self.files = [tmp / f"{name}.pickle" for name in self.names]
+        # What each page's notebook loads: its first part where the kind has one (written
+        # first, completing itself from the page's file), else the page's file.
+        self.handed = list(self.files)
         self.results: list[Any] = [None] * len(self.names)
         self._done = [threading.Event() for _ in self.names]
+        self._started = [threading.Event() for _ in self.names]
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
 
     def compute(self, prepared: Any, k: int) -> None:
-        res = prepared.compute([self.names[k]])
-        with self.files[k].open("wb") as fh:
-            pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        from ._results import first_part
+
+        def hand_over(part: Any) -> None:
+            _dump(first_part(part, self.files[k]), self.handed[k])
+            self._started[k].set()
+
+        split = self.handed[k] != self.files[k]
+        res = prepared.compute([self.names[k]], on_first_part=hand_over if split else None)
+        _dump(res, self.files[k])
         self.results[k] = res
+        self._started[k].set()
         self._done[k].set()
 
     def start(self, prepared: Any) -> None:
+        for k, name in enumerate(self.names):
+            if name in prepared.spec.first_part:
+                self.handed[k] = self.files[k].with_name(f"{name}.first.pickle")
+
         def work() -> None:
             try:
-                for k in range(1, len(self.names)):
+                for k in range(len(self.names)):
                     self.compute(prepared, k)
                 from . import _html  # noqa: F401 - warm: its markdown converter is slow to load
 
@@ -287,20 +302,28 @@ class _Pages:
                         self._executed.wait(0.05)
             except BaseException as exc:  # handed to the waiting side
                 self._error = exc
-                for done in self._done:
+                for k, done in enumerate(self._done):
+                    if not done.is_set():
+                        # A kernel waiting for the rest of a page it has started ends.
+                        failed = self.files[k].with_name(self.files[k].name + ".failed")
+                        failed.write_text(f"{type(exc).__name__}: {exc}", encoding="utf-8")
+                    self._started[k].set()
                     done.set()
 
         self._thread = threading.Thread(target=work, name="evalstats-report-pages", daemon=True)
         self._thread.start()
 
     def wait(self, k: int) -> None:
-        self._done[k].wait()
+        """Until page ``k``'s notebook can start: its first part (or all of it) is written."""
+        self._started[k].wait()
         if self._error is not None:
             raise self._error
 
     def wait_all(self) -> None:
-        for k in range(len(self.names)):
-            self.wait(k)
+        for done in self._done:
+            done.wait()
+        if self._error is not None:
+            raise self._error
 
     def join(self) -> None:
         """Let the thread drain the figure queue (the kernel has finished) and end."""
@@ -399,8 +422,9 @@ def render_report(
             # Only what the last render wrote is removed (its manifest); the user's files stay.
             user_files = clear_previous_outputs(out)
             (out / "notebooks").mkdir(exist_ok=True)
-            pages.compute(prepared, 0)  # the first page's numbers, before its notebook runs
-            pages.start(prepared)  # the others while the kernel shows the first
+            # Every page's numbers in a worker thread: the kernel starts the first page as
+            # soon as its first part is written, and shows it while the rest is computed.
+            pages.start(prepared)
             for k, nb in enumerate(notebooks):
                 _parameterize(
                     nb,
@@ -409,7 +433,7 @@ def render_report(
                         **params,
                         "data_dir": _relative(data, cwd),
                         "output_dir": _relative(out, cwd),
-                        "results_file": os.fspath(pages.files[k]),
+                        "results_file": os.fspath(pages.handed[k]),
                     },
                 )
             executed = execute_notebooks(
@@ -421,6 +445,8 @@ def render_report(
                 before_page=pages.wait,
             )
         except _CellFailed as exc:
+            if pages is not None and pages._error is not None:
+                raise pages._error from None  # the computation failed, not the notebook
             import nbformat
 
             nb_name = spec.notebooks[exc.page][0]
@@ -485,6 +511,14 @@ def render_report(
         _write_text(out / page_name, text)
     record_outputs(out, user_files)
     return out / "index.html"
+
+
+def _dump(obj: Any, path: Path) -> None:
+    """Pickle ``obj`` to ``path`` atomically: a kernel waiting for the file sees it whole."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("wb") as fh:
+        pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -85,7 +85,21 @@ class Results:
         return None if t is None or t.empty else t
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-safe dict: NaN and NA become null, numpy scalars become Python numbers."""
+        """JSON-safe dict: NaN and NA become null, numpy scalars become Python numbers.
+
+        Of a page's first part (:class:`PendingTables`, inside a report's kernel) the
+        ``tables`` and ``unavailable`` are read-only mappings that convert a table when it
+        is looked up, so that a first cell's words do not wait for the rest of the page.
+        """
+        if isinstance(self.tables, PendingTables):
+            return {
+                "format": FORMAT,
+                "simulated": bool(self.simulated),
+                "parameters": to_jsonable(self.parameters),
+                "provenance": to_jsonable(self.provenance),
+                "tables": _JsonTables(self),
+                "unavailable": _Unavailable(self),
+            }
         return {
             "format": FORMAT,
             "simulated": bool(self.simulated),
@@ -118,6 +132,153 @@ class Results:
             t.to_csv(buf, index=False)
             data = scrub(buf.getvalue()).encode("utf-8")
             atomic_write(Path(out_dir) / "tables" / f"{tname}.csv", lambda fh, d=data: fh.write(d))
+
+
+class PendingTables(dict):
+    """The tables of a page's first part, which complete themselves from the whole page.
+
+    ``evalstats report`` hands a page's notebook the tables of its first sections
+    (:attr:`~evalstats.report._kinds.ReportKind.first_part`) while it computes the rest,
+    so the kernel starts displaying sooner. The first lookup of a table that is not
+    there (``get``, ``[]``, ``in``, iteration) waits for the whole page's pickle
+    ``complete`` (written atomically by the renderer), adds its tables and replaces the
+    Results' ``unavailable`` reasons; ``complete + ".failed"`` (the renderer's error)
+    ends the wait with that error. The tables of the first part are the page's own:
+    the rest of the page is computed after them with the same tables and generator.
+    """
+
+    def __init__(
+        self, tables: Mapping[str, Any], complete: str, unavailable: dict[str, str]
+    ) -> None:
+        super().__init__(tables)
+        self._complete_path = complete
+        self._unavailable = unavailable
+        self._pending = True
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # dict's own reduction would iterate the tables, which waits for the rest.
+        return (PendingTables, (dict(dict.items(self)), self._complete_path, self._unavailable))
+
+    def _complete(self) -> None:
+        if not self._pending:
+            return
+        import pickle
+        import time
+
+        path = Path(self._complete_path)
+        failed = path.with_name(path.name + ".failed")
+        deadline = time.monotonic() + _PENDING_WAIT_SECONDS
+        while not path.is_file():
+            if failed.is_file():
+                raise RuntimeError(f"the rest of this page was not computed: {failed.read_text()}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"waited {_PENDING_WAIT_SECONDS} s for {path}")
+            time.sleep(0.005)
+        # Our own renderer wrote it into our own private temporary directory.
+        with path.open("rb") as fh:
+            whole = pickle.load(fh)
+        dict.update(self, whole.tables)
+        self._unavailable.clear()
+        self._unavailable.update(whole.unavailable)
+        self._pending = False
+
+    def _have(self, name: Any) -> bool:
+        if not dict.__contains__(self, name):
+            self._complete()
+        return dict.__contains__(self, name)
+
+    def __getitem__(self, name: Any) -> Any:
+        self._have(name)
+        return dict.__getitem__(self, name)
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        return dict.get(self, name, default) if self._have(name) else default
+
+    def __contains__(self, name: Any) -> bool:
+        return self._have(name)
+
+    def __iter__(self) -> Any:
+        self._complete()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._complete()
+        return dict.__len__(self)
+
+    def keys(self) -> Any:
+        self._complete()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._complete()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._complete()
+        return dict.items(self)
+
+
+class _JsonTables(Mapping):
+    """``to_json()["tables"]`` of a first part: each table converted when looked up (the
+    same values as the eager dict; a name not computed yet waits for the rest)."""
+
+    def __init__(self, results: Results) -> None:
+        self._results = results
+        self._done: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._done:
+            table = self._results.tables.get(name)  # waits for the rest when not there
+            if table is not None:
+                self._done[name] = _records(table)
+            elif name in self._results.unavailable:
+                self._done[name] = None  # a section that could not be computed
+            else:
+                raise KeyError(name)
+        return self._done[name]
+
+    def __iter__(self) -> Any:
+        tables = self._results.tables
+        return iter({**dict.fromkeys(self._results.unavailable), **dict.fromkeys(tables)})
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Unavailable(Mapping):
+    """``to_json()["unavailable"]`` of a first part: the whole page's, once it is there."""
+
+    def __init__(self, results: Results) -> None:
+        self._results = results
+
+    def _reasons(self) -> dict[str, str]:
+        self._results.tables._complete()
+        return self._results.unavailable
+
+    def __getitem__(self, name: str) -> str:
+        return self._reasons()[name]
+
+    def __iter__(self) -> Any:
+        return iter(dict(self._reasons()))
+
+    def __len__(self) -> int:
+        return len(self._reasons())
+
+
+# A page's rest takes well under a second on the sample; this bounds a renderer that died.
+_PENDING_WAIT_SECONDS = 600.0
+
+
+def first_part(results: Results, complete: str | os.PathLike[str]) -> Results:
+    """``results`` (a page's first part) with :class:`PendingTables` that complete from the
+    pickle of the whole page at ``complete``."""
+    import dataclasses
+
+    unavailable = dict(results.unavailable)
+    part = dataclasses.replace(results, unavailable=unavailable)
+    tables = PendingTables(dict(dict.items(results.tables)), os.fspath(complete), unavailable)
+    object.__setattr__(part, "tables", tables)  # after __post_init__, which iterates them
+    return part
 
 
 def merge_results(*parts: Mapping[str, Any]) -> dict[str, Any]:
