@@ -25,17 +25,20 @@ means** ``E[with] / E[without]`` over tasks; the geometric mean estimates ``exp(
 (upward when the big tasks save the most) at few tasks; the point estimate is always the plain
 ratio. Intervals are task-clustered and computed on the log scale, then exponentiated:
 
-* ``interval="default"``: for the **ratio of means**, a lognormal (Cox-type) interval on the
-  task totals (:func:`lognormal_ratio_interval`: ``log(E[x] / E[y]) = E[d] + cov(d, s) / 2``
-  with ``d, s`` the difference and sum of the log task totals) with a t quantile on the
-  Bell-McCaffrey df (:func:`bm_df_from_leverage`) of the mean cost share
-  ``h_c = (X_c / X + Y_c / Y) / 2``: ``C - 1`` when the tasks cost alike, fewer when a few
-  tasks carry the cost (the same df for both arms, so swapping them gives the reciprocal
-  interval). It is centred on
-  that bias-corrected log ratio, not on the plain ratio, which stays the point estimate (in
-  the simulations the interval never excluded it). A task total of 0 on either arm has no
-  log: that row falls back to CR2 and says so in ``method``. For the **geometric mean**, CR2
-  as below.
+* ``interval="default"``: for the **ratio of means**, a generalized pivotal interval on the
+  task totals (:func:`lognormal_ratio_gpq`, :func:`gpq_interval`; Weerahandi 1993,
+  Krishnamoorthy & Mathew 2003, Bebu & Mathew 2008). The log task totals are taken as
+  bivariate normal, so ``log(E[x] / E[y]) = E[d] + cov(d, s) / 2`` with ``d, s`` the
+  difference and sum of the log task totals; the pivot carries the skewed uncertainty of
+  that covariance, so the interval is asymmetric on the log scale with balanced tails. Its
+  base draws come from a fixed seed: the interval is a deterministic function of the data,
+  exactly reciprocal when the arms are swapped, and ``df`` is NaN (no t quantile; ``se_log``
+  is the spread of the pivot's draws). A check fixed in advance guards the lognormal model:
+  where the plain log ratio lies outside the pivot's 95 % interval, the model and the data
+  disagree and the interval becomes the hull of it and the CR2 interval below (``method``
+  says so), so it never excludes the estimate it is reported with. Fewer than 3 tasks, or a
+  task total of 0 on either arm (no log), fall back to CR2 and say so in ``method``. For the
+  **geometric mean**, CR2 as below.
 * ``interval="cr2"``: CR2 cluster-robust delta-method SE of the log (Bell & McCaffrey 2002)
   with a t quantile on the Bell-McCaffrey degrees of freedom (Pustejovsky & Tipton 2018), in
   column ``df``. Both statistics are one-parameter fits - the ratio of totals the WLS
@@ -49,33 +52,40 @@ ratio. Intervals are task-clustered and computed on the log scale, then exponent
 
 Why this default: the coverage study ``benchmarks/coverage_cost.py`` (8 tasks x 3 replicates,
 log-sd of task size 1.0 and 1.5 with lognormal and gamma task sizes, log saving with slope
--0.3 to +0.3 on log task size; 4,000 evaluations per design, Monte-Carlo SE 0.0034; nominal
-95 %) measured, over its 20 designs:
+-0.3 to +0.3 on log task size; 4,000 evaluations per design, Monte-Carlo SE at most 0.0047;
+nominal 95 %) measured, over its 20 designs:
 
-=====================================  ==================  ===============
-candidate                              total (ratio of     geometric mean
-                                       means)
-=====================================  ==================  ===============
-cluster BCa (the old default)          0.418-0.841         0.873-0.893
-CR1 delta, t(C - 1)                    0.476-0.906         0.943-0.957
-CR2 delta, t(Bell-McCaffrey df)        0.702-0.950         0.943-0.957
-studentized cluster bootstrap          0.742-0.929         0.942-0.955
-cluster jackknife, t(C - 1)            see the benchmark   = CR1 (balanced)
-Fieller (t(BM df))                     unbounded in 23-91 % of evaluations
-lognormal (Cox), t(C - 1)              0.900-0.986         -
-lognormal (Cox), t(BM df, mean share)  0.943-0.997         -
-=====================================  ==================  ===============
+=======================================  ==================  ===============
+candidate                                total (ratio of     geometric mean
+                                         means)
+=======================================  ==================  ===============
+cluster BCa (the old default)            0.418-0.841         0.873-0.893
+CR1 delta, t(C - 1)                      0.476-0.906         0.943-0.957
+CR2 delta, t(Bell-McCaffrey df)          0.702-0.950         0.943-0.957
+studentized cluster bootstrap            0.742-0.929         0.942-0.955
+cluster jackknife, t(C - 1)              0.642-0.926         = CR1 (balanced)
+Fieller (t(BM df))                       unbounded in 6-91 % of evaluations
+lognormal (Cox), t(C - 1)                0.900-0.986         -
+lognormal (Cox), t(BM df, mean share)    0.935-0.997         -
+generalized pivotal (lognormal)          0.901-0.970         -
+pivotal, widened to CR2 (the default)    0.942-0.970         -
+=======================================  ==================  ===============
 
 The geometric mean's CR2 interval meets [0.93, 0.97] in every design. For the ratio of means
-no candidate met it everywhere: with eight skewed tasks it is driven by tasks the sample
-rarely holds, and the plain ratio is biased (upward when the big tasks save the most). The
-lognormal interval is the least under-covering, where CR2 falls to 0.70 once savings grow
-with task size; with t(C - 1) it still fell to 0.90-0.91 at log-sd 1.5 and slope -/+0.3, so
-its quantile takes the Bell-McCaffrey df of the mean cost share, which is small exactly when
-a few tasks carry the cost: 0.943 in the worst design (a second run of the study, 2,000
-evaluations per design, where t(C - 1) gave 0.904-0.990), at the price of over-coverage (up
-to 0.997) where costs are less skewed or gamma-distributed.
-Read the total ratio's interval as approximate (conservative) at few tasks and prefer the
+the model-free intervals around the plain ratio under-cover (CR2 0.70 once savings grow with
+task size: with eight skewed tasks the ratio of totals is driven by tasks the sample rarely
+holds, and it is biased). The symmetric lognormal (Cox) t interval under-covers where the
+covariance term is large (0.90 at log-sd 1.5, slope +0.3, every miss on one side) and
+over-covers where it is near 0 (0.99 at slope 0): half or more of its variance is that of a
+sample covariance, whose distribution is skewed, so no single df fits (the former default,
+the Bell-McCaffrey df of the mean cost share, covered 0.935-0.997). The generalized pivot
+follows that skew and covered 0.954-0.967 in every lognormal design. Off its model, with
+gamma task sizes of log-sd 1.5 (left-skewed log sizes, so the lognormal variance term
+overstates the ratio of means), it fell to 0.901 at slope +0.3; there the plain ratio fell
+outside the pivot's 95 % interval in 6 % of evaluations, and widening those intervals to
+the CR2 one gave 0.942 (0.950 at slope -0.3, from 0.932), while in the lognormal designs the
+check fires in at most 0.7 % of evaluations and changes nothing. The total ratio's interval
+is wide at few tasks (median log-scale width 1.5-3.4 at 8 tasks: factors of 4-30); prefer the
 geometric mean for inference about the typical saving.
 * ``interval="analytic"``: CR1 cluster-robust delta-method SE of the log with a t(C - 1)
   quantile. With per-task totals ``X_c, Y_c`` and ``X = sum X_c``, ``Y = sum Y_c``::
@@ -202,9 +212,10 @@ def cost_ratios(
         Keep pairs whose status is ``no_answer`` (over budget). Default True: they are real,
         and usually expensive, runs.
     interval : {"default", "cr2", "analytic", "bootstrap"}
-        Interval for the total and geometric-mean ratios. ``"default"``: lognormal (Cox) on
-        the task totals for the total ratio, CR2 with the Bell-McCaffrey df for the geometric
-        mean (chosen by the coverage study above). ``"cr2"``: CR2 for both. ``"analytic"``:
+        Interval for the total and geometric-mean ratios. ``"default"``: the generalized
+        pivotal (bivariate lognormal) interval on the task totals for the total ratio,
+        widened to CR2 where it excludes the plain ratio; CR2 with the Bell-McCaffrey df for
+        the geometric mean (chosen by the coverage study above). ``"cr2"``: CR2 for both. ``"analytic"``:
         CR1 delta-method SE with t(C - 1). ``"bootstrap"``: cluster bootstrap. The median
         always uses a percentile cluster bootstrap.
     method : {"bca", "percentile", "basic"}
@@ -222,7 +233,8 @@ def cost_ratios(
     DataFrame
         One row per metric (``COST_METRICS``), columns ``metric, estimate, ci_low, ci_high,
         se_log, n_pairs, n_clusters, n_excluded, n_no_answer, df, estimand, method,
-        confidence``. ``df`` is the t interval's degrees of freedom (NaN for a bootstrap).
+        confidence``. ``df`` is the t interval's degrees of freedom (NaN for a bootstrap and
+        for the total ratio's generalized pivotal interval).
         ``n_excluded`` counts pairs left out of that metric (missing value; or a zero on a side,
         for per-pair ratios); ``n_no_answer`` the no_answer pairs it includes.
 
@@ -570,7 +582,9 @@ def lognormal_ratio_interval(
     ``SE^2 = s_d^2 / C + (s_d^2 s_s^2 + s_ds^2) / (4 (C - 1))`` (the normal-theory variances of
     a mean and of a sample covariance, which are uncorrelated) and t(C - 1) quantiles. With
     ``y`` constant it is the modified Cox interval for a lognormal mean (Zhou & Gao 1997).
-    Vectorised over leading axes.
+    Vectorised over leading axes. A candidate of ``benchmarks/coverage_cost.py``, no longer
+    the default: symmetric on the log scale, it misses on one side where the covariance term
+    is large (see the module docstring); :func:`lognormal_ratio_gpq` replaced it.
 
     Parameters
     ----------
@@ -647,9 +661,11 @@ def lognormal_ratio_gpq(x: np.ndarray, y: np.ndarray, *, n_draws: int = _GPQ_DRA
     to which it reduces when ``y`` is constant; Bebu & Mathew 2008 for the ratio of the means
     of a bivariate lognormal). The order ``(s, d)`` and antithetic draws make the draws for
     ``y / x`` exactly the negated draws for ``x / y`` (reciprocal intervals). Its quantiles
-    give the interval (:func:`gpq_interval`): equal-tailed, asymmetric on the log scale, exact
-    in the limit of many draws under the model. The base draws come from a fixed seed, so the
-    result is a deterministic function of the data. Vectorised over leading axes.
+    give the interval (:func:`gpq_interval`): equal-tailed and asymmetric on the log scale;
+    its coverage is approximate (a generalized interval is not exact in general) and was
+    0.954-0.967 at 8 lognormal tasks in ``benchmarks/coverage_cost.py``. The base draws come
+    from a fixed seed, so the result is a deterministic function of the data. Vectorised
+    over leading axes.
 
     Parameters
     ----------
@@ -672,7 +688,10 @@ def lognormal_ratio_gpq(x: np.ndarray, y: np.ndarray, *, n_draws: int = _GPQ_DRA
     >>> draws = lognormal_ratio_gpq(x, y)  # five tasks: a wide, asymmetric interval
     >>> lo, hi = gpq_interval(draws, 0.95)
     >>> print(f"{np.exp(lo):.3f} {np.exp(hi):.3f}")
-    0.355 1.122
+    0.333 1.141
+    >>> lo_swap, hi_swap = gpq_interval(lognormal_ratio_gpq(y, x), 0.95)  # y / x: reciprocal
+    >>> bool(np.isclose(lo_swap, -hi) and np.isclose(hi_swap, -lo))
+    True
     """
     lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
     c = lx.shape[-1]
