@@ -250,10 +250,12 @@ def cost_equivalence(
         no SE).
     interval : {"default", "cr2", "analytic"}
         The construction of ``cost_ratios`` the test inverts, so that the test and the
-        reported interval agree: ``"default"`` (lognormal on the task totals for the total
-        ratio, CR2 + Bell-McCaffrey df for the geometric mean), ``"cr2"`` or CR1 with C - 1
-        df. The test is centred where that interval is (``test_centre``): the plain log
-        ratio, except the lognormal interval's bias-corrected log ratio of means.
+        reported interval agree: ``"default"`` (the generalized pivotal interval on the task
+        totals for the total ratio, tested by its generalized p-values, e.g.
+        ``mean(draws >= log margin)``, and, where it is widened to CR2, by both tests; CR2 +
+        Bell-McCaffrey df for the geometric mean), ``"cr2"`` or CR1 with C - 1 df. The t
+        tests are centred on the plain log ratio; ``test_centre`` of a pivotal test is the
+        median of its draws.
     alpha : float
         Level of each one-sided test.
     **cost_kwargs
