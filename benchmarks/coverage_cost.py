@@ -24,9 +24,18 @@ Candidates (all task-clustered, intervals built on the log scale unless said oth
   arm's leverages / the smaller of both arms' df / of the mean leverage;
 * ``jbc_cr2_bm`` CR2 + BM around the cluster-jackknife bias-corrected log ratio;
 * ``cox_logn``  lognormal (Cox-type) interval on the task totals,
-  :func:`evalstats.stats.cost.lognormal_ratio_interval`, t(C - 1) (total only; the former default);
+  :func:`evalstats.stats.cost.lognormal_ratio_interval`, t(C - 1) (total only);
 * ``cox_bmavg`` the same with the Bell-McCaffrey df of the mean cost share
-  ``(X_c / X + Y_c / Y) / 2`` (total only; the chosen default).
+  ``(X_c / X + Y_c / Y) / 2`` (total only; the former default);
+* ``gpq``       generalized pivotal interval for a bivariate lognormal ratio of means on the task
+  totals, :func:`evalstats.stats.cost.lognormal_ratio_gpq` (Bebu & Mathew 2008; total only);
+* ``default``   the package's default for the total: ``gpq``, widened to ``cr2_bm`` where the
+  plain ratio lies outside the ``gpq`` 95 % interval (the lognormal model's check).
+
+The last table gives, per design, the defaults' coverage (total: ``default``; geometric mean:
+``cr2_bm``) with its Monte-Carlo SE ``sqrt(p (1 - p) / evaluations)``, beside ``gpq`` alone and
+the former default, and flags every cell outside [0.93, 0.97]. 2,000 evaluations (the
+default) take about a minute on 2 cores, 4,000 about two.
 
 Columns: coverage, the share of intervals wholly below / above the truth, the median width on
 the log scale and the share of unbounded intervals (Fieller's, when the WITHOUT total is not

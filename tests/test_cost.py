@@ -468,18 +468,18 @@ def test_bm_df_is_c_minus_1_when_balanced_and_cr2_equals_cr1_then():
 
 def _gpq_by_matrices(x, y, n, seed):
     """The pivot by explicit matrices: W ~ Wishart(C - 1, I) from scipy, T = chol(W),
-    A = L L' (order s, d), Sigma* = (L T^-1)(L T^-1)', theta* = dbar - Z sqrt(S*_dd / C)
+    A = L L' (order d, s), Sigma* = (L T^-1)(L T^-1)', theta* = dbar - Z sqrt(S*_dd / C)
     + S*_ds / 2."""
     rng = np.random.default_rng(seed)
     lx, ly = np.log(x), np.log(y)
     d, s = lx - ly, lx + ly
     c = d.size
-    big_l = np.linalg.cholesky(np.cov(np.vstack([s, d])) * (c - 1))
+    big_l = np.linalg.cholesky(np.cov(np.vstack([d, s])) * (c - 1))
     w = stats.wishart(df=c - 1, scale=np.eye(2)).rvs(size=n, random_state=rng)
     b = big_l @ np.linalg.inv(np.linalg.cholesky(w))
     sig = b @ np.swapaxes(b, 1, 2)
     z = rng.standard_normal(n)
-    return d.mean() - z * np.sqrt(sig[:, 1, 1] / c) + sig[:, 0, 1] / 2
+    return d.mean() - z * np.sqrt(sig[:, 0, 0] / c) + sig[:, 0, 1] / 2
 
 
 def test_default_total_interval_is_the_generalized_pivotal_one_on_task_totals():
