@@ -255,7 +255,7 @@ def cost_equivalence(
         ``mean(draws >= log margin)``, and, where it is widened to CR2, by both tests; CR2 +
         Bell-McCaffrey df for the geometric mean), ``"cr2"`` or CR1 with C - 1 df. The t
         tests are centred on the plain log ratio; ``test_centre`` of a pivotal test is the
-        median of its draws.
+        median of its draws, and its p-value 0 means no draw (of 8,192) beyond the margin.
     alpha : float
         Level of each one-sided test.
     **cost_kwargs
