@@ -24,9 +24,18 @@ Candidates (all task-clustered, intervals built on the log scale unless said oth
   arm's leverages / the smaller of both arms' df / of the mean leverage;
 * ``jbc_cr2_bm`` CR2 + BM around the cluster-jackknife bias-corrected log ratio;
 * ``cox_logn``  lognormal (Cox-type) interval on the task totals,
-  :func:`evalstats.stats.cost.lognormal_ratio_interval`, t(C - 1) (total only; the former default);
+  :func:`evalstats.stats.cost.lognormal_ratio_interval`, t(C - 1) (total only);
 * ``cox_bmavg`` the same with the Bell-McCaffrey df of the mean cost share
-  ``(X_c / X + Y_c / Y) / 2`` (total only; the chosen default).
+  ``(X_c / X + Y_c / Y) / 2`` (total only; the former default);
+* ``gpq``       generalized pivotal interval for a bivariate lognormal ratio of means on the task
+  totals, :func:`evalstats.stats.cost.lognormal_ratio_gpq` (Bebu & Mathew 2008; total only);
+* ``default``   the package's default for the total: ``gpq``, widened to ``cr2_bm`` where the
+  plain ratio lies outside the ``gpq`` 95 % interval (the lognormal model's check).
+
+The last table gives, per design, the defaults' coverage (total: ``default``; geometric mean:
+``cr2_bm``) with its Monte-Carlo SE ``sqrt(p (1 - p) / evaluations)``, beside ``gpq`` alone and
+the former default, and flags every cell outside [0.93, 0.97]. 2,000 evaluations (the
+default) take about a minute on 2 cores, 4,000 about two.
 
 Columns: coverage, the share of intervals wholly below / above the truth, the median width on
 the log scale and the share of unbounded intervals (Fieller's, when the WITHOUT total is not
@@ -46,7 +55,12 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
 
-from evalstats.stats.cost import bm_df_from_leverage, lognormal_ratio_interval
+from evalstats.stats.cost import (
+    bm_df_from_leverage,
+    gpq_interval,
+    lognormal_ratio_gpq,
+    lognormal_ratio_interval,
+)
 
 # (label, sd of log task size, slope of the log saving on log task size)
 DESIGNS = tuple(
@@ -144,9 +158,25 @@ def total_intervals(xc, yc, conf, n_resamples, gen):
     centre, se_cox, df_cox = lognormal_ratio_interval(xc, yc)
     qc = _tq(conf, df_cox)
     out["cox_logn"] = (centre - qc * se_cox, centre + qc * se_cox)
-    # The package's default: the same interval on the Bell-McCaffrey df of the mean cost share.
+    # The former default: the same interval on the Bell-McCaffrey df of the mean cost share.
     qd = _tq(conf, bm_df_from_leverage((xc / X + yc / Y) / 2))
     out["cox_bmavg"] = (centre - qd * se_cox, centre + qd * se_cox)
+    # The generalized pivotal interval (Bebu & Mathew 2008), with the package's own draws, in chunks of evaluations (each row holds 8,192 draws).
+    lo_g, hi_g = np.empty(e), np.empty(e)
+    for s0 in range(0, e, 256):
+        sl = slice(s0, min(e, s0 + 256))
+        lo_g[sl], hi_g[sl] = gpq_interval(lognormal_ratio_gpq(xc[sl], yc[sl]), conf)
+    out["gpq"] = (lo_g, hi_g)
+    # The package's default: the pivot's interval, widened to the CR2 + BM one where the plain
+    # ratio falls outside the pivot's 95 % interval (the lognormal model disagrees with the data).
+    lo95, hi95 = (lo_g, hi_g) if conf == 0.95 else (np.nan, np.nan)
+    rejected = (est < lo95) | (est > hi95)
+    lo2, hi2 = out["cr2_bm"]
+    out["default"] = (
+        np.where(rejected, np.minimum(lo_g, lo2), lo_g),
+        np.where(rejected, np.maximum(hi_g, hi2), hi_g),
+    )
+    out["_hull_share"] = np.mean(rejected)
     out["_cox_excl"] = np.mean(np.abs(est - centre) > qc * se_cox)
     # jackknife bias-corrected centre with the CR2 SE and BM df
     bc = c * est - (c - 1) * tj.mean(1)
@@ -264,6 +294,7 @@ def main() -> None:
         f"{args.tasks} tasks x {args.replicates} replicates, {args.evals} evaluations, "
         f"{args.resamples} resamples, nominal {conf}, Monte-Carlo SE at nominal {mcse:.4f}"
     )
+    summary = []
     for label, sd, slope, family in DESIGNS:
         x, y, true_total, true_geo = simulate(
             args.evals, args.tasks, args.replicates, sd, slope, gen, family
@@ -271,10 +302,12 @@ def main() -> None:
         est_t, tot = total_intervals(x.sum(2), y.sum(2), conf, args.resamples, gen)
         est_g, geo = geomean_intervals(np.log(x) - np.log(y), conf, args.resamples, gen)
         excl = tot.pop("_cox_excl")
+        hull = tot.pop("_hull_share")
         print(f"\n== {label}: true log total ratio {true_total:+.3f}, log geomean {true_geo:+.3f}")
         print(
             f"   bias of the plain log total ratio {np.mean(est_t) - true_total:+.3f}; "
-            f"cox_logn excludes the plain ratio in {excl:.3f} of evaluations"
+            f"cox_logn excludes the plain ratio in {excl:.3f} of evaluations; the default "
+            f"widens the pivot's interval to CR2 in {hull:.3f}"
         )
         print(
             f"   {'candidate':<13} {'total cov':>9} {'below':>6} {'above':>6} {'med width':>9}"
@@ -295,6 +328,8 @@ def main() -> None:
             "jbc_cr2_bm",
             "cox_logn",
             "cox_bmavg",
+            "gpq",
+            "default",
         ):
             cells = []
             for ivs, truth in ((tot, true_total), (geo, true_geo)):
@@ -309,7 +344,40 @@ def main() -> None:
                 inf = np.mean(~np.isfinite(hi - lo))
                 cells.append(f"{cov:9.3f} {below:6.3f} {above:6.3f} {width:9.3f} {inf:5.3f}")
             print(f"   {name:<13} {cells[0]}   {cells[1]}")
+        summary.append(
+            [label]
+            + [
+                float(np.mean((ivs[name][0] <= truth) & (truth <= ivs[name][1])))
+                for ivs, truth, name in (
+                    (tot, true_total, "default"),
+                    (tot, true_total, "gpq"),
+                    (geo, true_geo, "cr2_bm"),
+                    (tot, true_total, "cox_bmavg"),
+                )
+            ]
+        )
+    _print_summary(summary, args.evals)
     print(f"\n{time.perf_counter() - t0:.1f} s")
+
+
+def _print_summary(summary, n_evals, band=(0.93, 0.97)) -> None:
+    """The defaults' coverage per design, with the Monte-Carlo SE of each coverage."""
+    print(
+        f"\n== coverage (Monte-Carlo SE) over {n_evals} evaluations per design; "
+        f"'*' outside [{band[0]}, {band[1]}]"
+    )
+    heads = ("total: default", "total: gpq alone", "geomean: cr2_bm", "total: cox_bmavg (old)")
+    print(f"   {'design':<42}" + "".join(f" {h:>22}" for h in heads))
+
+    def cell(p):
+        flag = " " if band[0] <= p <= band[1] else "*"
+        return f"{p:.3f} ({np.sqrt(p * (1 - p) / n_evals):.4f}){flag}".rjust(22)
+
+    for label, *cov in summary:
+        print(f"   {label:<42}" + "".join(f" {cell(p)}" for p in cov))
+    cols = np.array([row[1:] for row in summary])
+    rng = [f"{lo:.3f}-{hi:.3f}" for lo, hi in zip(cols.min(0), cols.max(0), strict=True)]
+    print(f"   {'range':<42}" + "".join(f" {r:>22}" for r in rng))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from evalstats.stats.cost import (
     _median_row,
     _weighted_median,
     agent_spend,
+    bm_df_from_leverage,
     cost_ratios,
     judge_spend,
 )
@@ -465,42 +466,130 @@ def test_bm_df_is_c_minus_1_when_balanced_and_cr2_equals_cr1_then():
     assert a["df"] == pytest.approx(7.0) and b["df"] == 7.0
 
 
-def test_default_interval_lognormal_for_the_total_cr2_for_the_geomean_and_estimands():
-    from evalstats.stats.cost import lognormal_ratio_interval
+def _gpq_by_matrices(x, y, n, seed):
+    """The pivot by explicit matrices: W ~ Wishart(C - 1, I) from scipy, T = chol(W),
+    A = L L' (order d, s), Sigma* = (L T^-1)(L T^-1)', theta* = dbar - Z sqrt(S*_dd / C)
+    + S*_ds / 2."""
+    rng = np.random.default_rng(seed)
+    lx, ly = np.log(x), np.log(y)
+    d, s = lx - ly, lx + ly
+    c = d.size
+    big_l = np.linalg.cholesky(np.cov(np.vstack([d, s])) * (c - 1))
+    w = stats.wishart(df=c - 1, scale=np.eye(2)).rvs(size=n, random_state=rng)
+    b = big_l @ np.linalg.inv(np.linalg.cholesky(w))
+    sig = b @ np.swapaxes(b, 1, 2)
+    z = rng.standard_normal(n)
+    return d.mean() - z * np.sqrt(sig[:, 0, 0] / c) + sig[:, 0, 1] / 2
+
+
+def test_default_total_interval_is_the_generalized_pivotal_one_on_task_totals():
+    from evalstats.stats.cost import GPQ_METHOD
 
     pairs = _pairs(np.random.default_rng(33), n_tasks=8, max_reps=3, effect_sd=0.4)
     out = cost_ratios(pairs, rng=0)
     cr2 = cost_ratios(pairs, interval="cr2", rng=0)
     geo = out["metric"].str.contains("geomean")
-    pd.testing.assert_frame_equal(out.loc[geo], cr2.loc[geo])
+    pd.testing.assert_frame_equal(out.loc[geo], cr2.loc[geo])  # the geomean: CR2 + BM
     row = _row(out, "tokens_total_ratio")
     tot = pairs.groupby("task_id")[["tokens_with", "tokens_without"]].sum().to_numpy(float)
-    centre, se, df = lognormal_ratio_interval(tot[:, 0], tot[:, 1])
-    assert df == 7
-    # The quantile's df: Bell-McCaffrey of the mean cost share, by the explicit matrix formula
-    # tr(M)^2 / tr(M^2), M = diag(h / (1 - h)) - q q', q = h / sqrt(1 - h) (one parameter).
-    h = (tot[:, 0] / tot[:, 0].sum() + tot[:, 1] / tot[:, 1].sum()) / 2
-    q_ = h / np.sqrt(1 - h)
-    big_m = np.diag(h / (1 - h)) - np.outer(q_, q_)
-    df_bm = np.trace(big_m) ** 2 / np.trace(big_m @ big_m)
-    assert row["df"] == pytest.approx(df_bm, rel=1e-12) and row["df"] < 7
-    q = stats.t.ppf(0.975, df_bm)
     assert row["estimate"] == pytest.approx(tot[:, 0].sum() / tot[:, 1].sum())  # plain ratio
-    assert row["ci_low"] == pytest.approx(np.exp(centre - q * se), rel=1e-12)
-    assert row["ci_high"] == pytest.approx(np.exp(centre + q * se), rel=1e-12)
-    assert row["method"].startswith("lognormal (Cox)")
+    assert row["method"] == GPQ_METHOD and np.isnan(row["df"])
+    ref = _gpq_by_matrices(tot[:, 0], tot[:, 1], 200_000, seed=1)
+    lo, hi = np.quantile(ref, [0.025, 0.975])
+    # 8,192 package draws against 200,000 independent ones: limits agree to ~1 % of the width
+    tol = 0.02 * (hi - lo)
+    assert np.log(row["ci_low"]) == pytest.approx(lo, abs=tol)
+    assert np.log(row["ci_high"]) == pytest.approx(hi, abs=tol)
+    assert row["se_log"] == pytest.approx(np.std(ref), rel=0.05)
+    assert row["ci_low"] < row["estimate"] < row["ci_high"]
     assert _row(out, "tokens_geomean_ratio")["method"].startswith("CR2")
     assert out["estimand"].tolist()[:3] == [
         "ratio of means",
         "geometric mean ratio (mean of log ratios)",
         "median ratio (median of log ratios)",
     ]
+    # deterministic: the pivot's draws do not use the caller's random source
+    again = _row(cost_ratios(pairs, rng=12345), "tokens_total_ratio")
+    assert (again["ci_low"], again["ci_high"]) == (row["ci_low"], row["ci_high"])
     # a task total of 0 has no log: the total falls back to CR2 and says so
     zero = pairs.copy()
     zero.loc[zero["task_id"] == zero["task_id"].iloc[0], "tokens_with"] = 0
     r0 = _row(cost_ratios(zero, rng=0), "tokens_total_ratio")
     assert r0["method"].startswith("CR2") and "task total of 0" in r0["method"]
     assert np.isfinite(r0["ci_low"])
+    # two tasks: the pivot needs C >= 3, CR2 says why
+    two = pairs[pairs["task_id"].isin(pairs["task_id"].unique()[:2])]
+    r2 = _row(cost_ratios(two, rng=0), "tokens_total_ratio")
+    assert r2["method"].startswith("CR2") and "fewer than 3 tasks" in r2["method"]
+
+
+def test_generalized_pivot_reduces_to_krishnamoorthy_mathew_for_one_lognormal_mean():
+    from evalstats.stats.cost import gpq_interval, lognormal_ratio_gpq
+
+    rng = np.random.default_rng(37)
+    x = np.exp(rng.normal(3.0, 1.2, 11))
+    lo, hi = gpq_interval(lognormal_ratio_gpq(x, np.full(11, 5.0)), 0.95)
+    # Krishnamoorthy & Mathew (2003): T = ybar - Z s / sqrt(U / (n - 1)) / sqrt(n)
+    #   + s^2 / (2 U / (n - 1)), U ~ chi2(n - 1), for log E[x]
+    ly = np.log(x)
+    s2 = ly.var(ddof=1)
+    u = stats.chi2(10).rvs(400_000, random_state=1)
+    z = stats.norm.rvs(size=400_000, random_state=2)
+    sig2 = s2 * 10 / u
+    t = ly.mean() - z * np.sqrt(sig2 / 11) + sig2 / 2 - np.log(5.0)
+    ref_lo, ref_hi = np.quantile(t, [0.025, 0.975])
+    tol = 0.02 * (ref_hi - ref_lo)
+    assert lo == pytest.approx(ref_lo, abs=tol) and hi == pytest.approx(ref_hi, abs=tol)
+
+
+def test_gpq_interval_and_generalized_p_values_agree():
+    from evalstats.stats.cost import gpq_interval
+
+    draws = np.random.default_rng(38).normal(size=8192)
+    for conf in (0.8, 0.9, 0.95, 0.99):
+        lo, hi = gpq_interval(draws, conf)
+        a = (1 - conf) / 2
+        # a bound just beyond a limit is rejected at level a, one just inside is not
+        assert np.mean(draws >= np.nextafter(hi, np.inf)) < a <= np.mean(draws >= hi)
+        assert np.mean(draws <= np.nextafter(lo, -np.inf)) < a <= np.mean(draws <= lo)
+
+
+def test_the_default_widens_to_cr2_when_the_lognormal_model_excludes_the_plain_ratio():
+    from evalstats.stats.cost import GPQ_HULL_METHOD, gpq_interval, lognormal_ratio_gpq
+    from evalstats.stats.equivalence import cost_equivalence
+
+    # eight tasks, log task sizes left-skewed (one tiny task) and the saving growing with
+    # size: the lognormal model puts the ratio of means far above the ratio of totals
+    sizes = np.array([3.0, 8.0, 8.3, 8.5, 8.6, 8.8, 9.0, 9.1])
+    saving = -0.2 + 0.6 * (sizes - sizes.mean()) + np.array([0, 1, -1, 1, -1, 1, -1, 0]) * 0.05
+    pairs = pd.DataFrame(
+        {
+            "task_id": [f"t{i}" for i in range(8)],
+            "replicate": 1,
+            "status": "ok",
+            "tokens_with": np.round(np.exp(sizes + saving)).astype(int),
+            "tokens_without": np.round(np.exp(sizes)).astype(int),
+            "wall_with_s": 1.0,
+            "wall_without_s": 1.0,
+        }
+    )
+    row = _row(cost_ratios(pairs, rng=0), "tokens_total_ratio")
+    assert row["method"] == GPQ_HULL_METHOD
+    x, y = pairs["tokens_with"].to_numpy(float), pairs["tokens_without"].to_numpy(float)
+    glo, ghi = np.exp(gpq_interval(lognormal_ratio_gpq(x, y), 0.95))
+    assert not glo <= row["estimate"] <= ghi  # the model's interval misses the plain ratio
+    c2 = _row(cost_ratios(pairs, interval="cr2", rng=0), "tokens_total_ratio")
+    assert row["ci_low"] == pytest.approx(min(glo, c2["ci_low"]), rel=1e-12)
+    assert row["ci_high"] == pytest.approx(max(ghi, c2["ci_high"]), rel=1e-12)
+    assert row["ci_low"] <= row["estimate"] <= row["ci_high"]
+    # the equivalence test on that construction inverts the hull at 1 - 2 alpha
+    ref = _row(cost_ratios(pairs, confidence=0.90, rng=0), "tokens_total_ratio")
+    for margin in (1.05, 1.5, 3.0, 10.0):
+        eq = _row(cost_equivalence(pairs, margin=margin, metrics=("tokens_total_ratio",)),
+                  "tokens_total_ratio")  # fmt: skip
+        assert eq["ci_low"] == pytest.approx(ref["ci_low"], rel=1e-12)
+        assert eq["ci_high"] == pytest.approx(ref["ci_high"], rel=1e-12)
+        assert (eq["p_value"] < 0.05) == (eq["ci_high"] < margin)
 
 
 def test_lognormal_interval_reduces_to_the_modified_cox_interval_for_one_lognormal_mean():
@@ -533,31 +622,36 @@ def test_lognormal_interval_se_matches_the_monte_carlo_spread_and_covers():
 
 
 def test_coverage_slice_at_8_tasks_x_3_with_skewed_costs():
-    """A fast slice of benchmarks/coverage_cost.py: loose bounds, vectorised over evaluations."""
-    from evalstats.stats.cost import bm_df_from_leverage, lognormal_ratio_interval
+    """A fast slice of benchmarks/coverage_cost.py: loose bounds, vectorised over evaluations.
+
+    Log-sd of task size 1.5 and savings growing with size (slope +0.3): the design where the
+    CR2 interval on the plain ratio covers 0.69 and the former lognormal t interval 0.90-0.94.
+    """
+    from evalstats.stats.cost import gpq_interval, lognormal_ratio_gpq
 
     rng = np.random.default_rng(36)
-    e, c, r, sd, slope, sd_u, sd_e, a = 2000, 8, 3, 1.5, -0.15, 0.25, 0.4, np.log(0.7)
+    e, c, r, sd, slope, sd_u, sd_e, a = 1000, 8, 3, 1.5, 0.3, 0.25, 0.4, np.log(0.7)
     s = sd * rng.standard_normal((e, c, 1))
     b = a + slope * s + sd_u * rng.standard_normal((e, c, 1))
     y = np.exp(s + sd_e * rng.standard_normal((e, c, r)))
     x = np.exp(s + b + sd_e * rng.standard_normal((e, c, r)))
     true_total = a + ((1 + slope) ** 2 * sd**2 + sd_u**2 - sd**2) / 2
     xc, yc = x.sum(2), y.sum(2)
-    centre, se, df = lognormal_ratio_interval(xc, yc)
-    share = (xc / xc.sum(1, keepdims=True) + yc / yc.sum(1, keepdims=True)) / 2
-    q = stats.t.ppf(0.975, bm_df_from_leverage(share))  # the default's df
-    cover_total = np.mean(np.abs(centre - true_total) <= q * se)
-    q_c1 = stats.t.ppf(0.975, df)  # the former t(C - 1)
-    cover_c1 = np.mean(np.abs(centre - true_total) <= q_c1 * se)
+    lo, hi = np.empty(e), np.empty(e)
+    for k in range(0, e, 250):  # 8,192 draws per evaluation: chunks keep memory small
+        lo[k : k + 250], hi[k : k + 250] = gpq_interval(
+            lognormal_ratio_gpq(xc[k : k + 250], yc[k : k + 250]), 0.95
+        )
+    cover_total = np.mean((lo <= true_total) & (true_total <= hi))
     lr = (np.log(x) - np.log(y)).mean(2)  # balanced: CR2 + BM is the t interval on task means
     m, sem = lr.mean(1), lr.std(1, ddof=1) / np.sqrt(c)
     cover_geo = np.mean(np.abs(m - a) <= stats.t.ppf(0.975, c - 1) * sem)
-    assert 0.93 < cover_total < 0.99
-    assert cover_total > cover_c1
-    assert 0.93 < cover_geo < 0.97
-    # the old default's failure, for contrast: a CR1 delta interval on the plain ratio
+    assert 0.925 < cover_total < 0.985  # Monte-Carlo SE 0.007
+    assert 0.925 < cover_geo < 0.975
+    # for contrast: the CR2 + BM interval on the plain ratio fails here
     est = np.log(xc.sum(1) / yc.sum(1))
     z = xc / xc.sum(1, keepdims=True) - yc / yc.sum(1, keepdims=True)
-    se1 = np.sqrt(c / (c - 1) * (z**2).sum(1))
-    assert np.mean(np.abs(est - true_total) <= stats.t.ppf(0.975, c - 1) * se1) < 0.80
+    h = yc / yc.sum(1, keepdims=True)
+    se2 = np.sqrt((z**2 / (1 - h)).sum(1))
+    q = stats.t.ppf(0.975, bm_df_from_leverage(h))
+    assert np.mean(np.abs(est - true_total) <= q * se2) < 0.80

@@ -25,17 +25,20 @@ means** ``E[with] / E[without]`` over tasks; the geometric mean estimates ``exp(
 (upward when the big tasks save the most) at few tasks; the point estimate is always the plain
 ratio. Intervals are task-clustered and computed on the log scale, then exponentiated:
 
-* ``interval="default"``: for the **ratio of means**, a lognormal (Cox-type) interval on the
-  task totals (:func:`lognormal_ratio_interval`: ``log(E[x] / E[y]) = E[d] + cov(d, s) / 2``
-  with ``d, s`` the difference and sum of the log task totals) with a t quantile on the
-  Bell-McCaffrey df (:func:`bm_df_from_leverage`) of the mean cost share
-  ``h_c = (X_c / X + Y_c / Y) / 2``: ``C - 1`` when the tasks cost alike, fewer when a few
-  tasks carry the cost (the same df for both arms, so swapping them gives the reciprocal
-  interval). It is centred on
-  that bias-corrected log ratio, not on the plain ratio, which stays the point estimate (in
-  the simulations the interval never excluded it). A task total of 0 on either arm has no
-  log: that row falls back to CR2 and says so in ``method``. For the **geometric mean**, CR2
-  as below.
+* ``interval="default"``: for the **ratio of means**, a generalized pivotal interval on the
+  task totals (:func:`lognormal_ratio_gpq`, :func:`gpq_interval`; Weerahandi 1993,
+  Krishnamoorthy & Mathew 2003, Bebu & Mathew 2008). The log task totals are taken as
+  bivariate normal, so ``log(E[x] / E[y]) = E[d] + cov(d, s) / 2`` with ``d, s`` the
+  difference and sum of the log task totals; the pivot carries the skewed uncertainty of
+  that covariance, so the interval is asymmetric on the log scale with balanced tails. Its
+  base draws come from a fixed seed: the interval is a deterministic function of the data,
+  exactly reciprocal when the arms are swapped, and ``df`` is NaN (no t quantile; ``se_log``
+  is the spread of the pivot's draws). A check fixed in advance guards the lognormal model:
+  where the plain log ratio lies outside the pivot's 95 % interval, the model and the data
+  disagree and the interval becomes the hull of it and the CR2 interval below (``method``
+  says so), so it never excludes the estimate it is reported with. Fewer than 3 tasks, or a
+  task total of 0 on either arm (no log), fall back to CR2 and say so in ``method``. For the
+  **geometric mean**, CR2 as below.
 * ``interval="cr2"``: CR2 cluster-robust delta-method SE of the log (Bell & McCaffrey 2002)
   with a t quantile on the Bell-McCaffrey degrees of freedom (Pustejovsky & Tipton 2018), in
   column ``df``. Both statistics are one-parameter fits - the ratio of totals the WLS
@@ -49,34 +52,43 @@ ratio. Intervals are task-clustered and computed on the log scale, then exponent
 
 Why this default: the coverage study ``benchmarks/coverage_cost.py`` (8 tasks x 3 replicates,
 log-sd of task size 1.0 and 1.5 with lognormal and gamma task sizes, log saving with slope
--0.3 to +0.3 on log task size; 4,000 evaluations per design, Monte-Carlo SE 0.0034; nominal
-95 %) measured, over its 20 designs:
+-0.3 to +0.3 on log task size; 4,000 evaluations per design, Monte-Carlo SE at most 0.0047;
+nominal 95 %) measured, over its 20 designs:
 
-=====================================  ==================  ===============
-candidate                              total (ratio of     geometric mean
-                                       means)
-=====================================  ==================  ===============
-cluster BCa (the old default)          0.418-0.841         0.873-0.893
-CR1 delta, t(C - 1)                    0.476-0.906         0.943-0.957
-CR2 delta, t(Bell-McCaffrey df)        0.702-0.950         0.943-0.957
-studentized cluster bootstrap          0.742-0.929         0.942-0.955
-cluster jackknife, t(C - 1)            see the benchmark   = CR1 (balanced)
-Fieller (t(BM df))                     unbounded in 23-91 % of evaluations
-lognormal (Cox), t(C - 1)              0.900-0.986         -
-lognormal (Cox), t(BM df, mean share)  0.943-0.997         -
-=====================================  ==================  ===============
+=======================================  ==================  ===============
+candidate                                total (ratio of     geometric mean
+                                         means)
+=======================================  ==================  ===============
+cluster BCa (the old default)            0.418-0.841         0.873-0.893
+CR1 delta, t(C - 1)                      0.476-0.906         0.943-0.957
+CR2 delta, t(Bell-McCaffrey df)          0.702-0.950         0.943-0.957
+studentized cluster bootstrap            0.742-0.929         0.942-0.955
+cluster jackknife, t(C - 1)              0.642-0.926         = CR1 (balanced)
+Fieller (t(BM df))                       unbounded in 6-91 % of evaluations
+lognormal (Cox), t(C - 1)                0.900-0.986         -
+lognormal (Cox), t(BM df, mean share)    0.935-0.997         -
+generalized pivotal (lognormal)          0.895-0.958         -
+pivotal, widened to CR2 (the default)    0.938-0.959         -
+=======================================  ==================  ===============
 
 The geometric mean's CR2 interval meets [0.93, 0.97] in every design. For the ratio of means
-no candidate met it everywhere: with eight skewed tasks it is driven by tasks the sample
-rarely holds, and the plain ratio is biased (upward when the big tasks save the most). The
-lognormal interval is the least under-covering, where CR2 falls to 0.70 once savings grow
-with task size; with t(C - 1) it still fell to 0.90-0.91 at log-sd 1.5 and slope -/+0.3, so
-its quantile takes the Bell-McCaffrey df of the mean cost share, which is small exactly when
-a few tasks carry the cost: 0.943 in the worst design (a second run of the study, 2,000
-evaluations per design, where t(C - 1) gave 0.904-0.990), at the price of over-coverage (up
-to 0.997) where costs are less skewed or gamma-distributed.
-Read the total ratio's interval as approximate (conservative) at few tasks and prefer the
-geometric mean for inference about the typical saving.
+the model-free intervals around the plain ratio under-cover (CR2 0.70 once savings grow with
+task size: with eight skewed tasks the ratio of totals is driven by tasks the sample rarely
+holds, and it is biased). The symmetric lognormal (Cox) t interval under-covers where the
+covariance term is large (0.90 at log-sd 1.5, slope +0.3, every miss on one side) and
+over-covers where it is near 0 (0.99 at slope 0): half or more of its variance is that of a
+sample covariance, whose distribution is skewed, so no single df fits (the former default,
+the Bell-McCaffrey df of the mean cost share, covered 0.935-0.997). The generalized pivot
+follows that skew, with balanced tails, and covered 0.950-0.958 in every lognormal design
+(its Cholesky order ``(d, s)`` was chosen over ``(s, d)`` on a separate run, seed 11:
+0.947-0.959 against 0.956-0.967 in the lognormal designs). Off its model, with gamma task sizes of log-sd 1.5 (left-skewed log sizes, so
+the lognormal variance term overstates the ratio of means when savings grow with size), it
+fell to 0.895 at slope +0.3 (0.922 at -0.3, 0.928 at +0.15); there the plain ratio fell
+outside the pivot's 95 % interval in 6.4 % of evaluations (2.5 %, 2.1 %), and widening those
+intervals to the CR2 one gave 0.938 (0.942, 0.944), while in the lognormal designs the check
+fires in at most 0.7 % of evaluations and moves coverage by at most 0.002. The total ratio's
+interval is wide at few tasks (median log-scale width 1.4-3.4 at 8 tasks: factors of 4-30);
+prefer the geometric mean for inference about the typical saving.
 * ``interval="analytic"``: CR1 cluster-robust delta-method SE of the log with a t(C - 1)
   quantile. With per-task totals ``X_c, Y_c`` and ``X = sum X_c``, ``Y = sum Y_c``::
 
@@ -104,6 +116,7 @@ Judge spend (:func:`judge_spend`) is what grading cost; it never enters the agen
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Literal
 
@@ -124,13 +137,18 @@ from evalstats.stats.resample import (
 
 __all__ = [
     "COST_METRICS",
+    "GPQ_HULL_METHOD",
+    "GPQ_METHOD",
     "INTERVALS",
     "agent_spend",
     "bm_df_from_leverage",
     "cost_ratios",
+    "gpq_interval",
     "judge_spend",
+    "lognormal_ratio_gpq",
     "lognormal_ratio_interval",
     "pair_costs",
+    "total_ratio_draws",
 ]
 
 COST_METRICS = (
@@ -152,6 +170,13 @@ _MEDIAN_CHUNK_BYTES = 32 * 2**20
 
 Interval = Literal["default", "cr2", "analytic", "bootstrap"]
 INTERVALS = ("default", "cr2", "analytic", "bootstrap")
+GPQ_METHOD = "generalized pivotal (bivariate lognormal task totals), log scale"
+GPQ_HULL_METHOD = (
+    GPQ_METHOD + ", widened to the CR2 interval (the plain ratio is outside the lognormal 95 %)"
+)
+# The level of the model check that switches the total ratio's default to the hull: fixed, so
+# the construction does not depend on the confidence asked for.
+MODEL_CHECK_CONFIDENCE = 0.95
 _ESTIMANDS = {
     "total": "ratio of means",
     "geomean": "geometric mean ratio (mean of log ratios)",
@@ -189,9 +214,10 @@ def cost_ratios(
         Keep pairs whose status is ``no_answer`` (over budget). Default True: they are real,
         and usually expensive, runs.
     interval : {"default", "cr2", "analytic", "bootstrap"}
-        Interval for the total and geometric-mean ratios. ``"default"``: lognormal (Cox) on
-        the task totals for the total ratio, CR2 with the Bell-McCaffrey df for the geometric
-        mean (chosen by the coverage study above). ``"cr2"``: CR2 for both. ``"analytic"``:
+        Interval for the total and geometric-mean ratios. ``"default"``: the generalized
+        pivotal (bivariate lognormal) interval on the task totals for the total ratio,
+        widened to CR2 where it excludes the plain ratio; CR2 with the Bell-McCaffrey df for
+        the geometric mean (chosen by the coverage study above). ``"cr2"``: CR2 for both. ``"analytic"``:
         CR1 delta-method SE with t(C - 1). ``"bootstrap"``: cluster bootstrap. The median
         always uses a percentile cluster bootstrap.
     method : {"bca", "percentile", "basic"}
@@ -209,7 +235,8 @@ def cost_ratios(
     DataFrame
         One row per metric (``COST_METRICS``), columns ``metric, estimate, ci_low, ci_high,
         se_log, n_pairs, n_clusters, n_excluded, n_no_answer, df, estimand, method,
-        confidence``. ``df`` is the t interval's degrees of freedom (NaN for a bootstrap).
+        confidence``. ``df`` is the t interval's degrees of freedom (NaN for a bootstrap and
+        for the total ratio's generalized pivotal interval).
         ``n_excluded`` counts pairs left out of that metric (missing value; or a zero on a side,
         for per-pair ratios); ``n_no_answer`` the no_answer pairs it includes.
 
@@ -557,7 +584,9 @@ def lognormal_ratio_interval(
     ``SE^2 = s_d^2 / C + (s_d^2 s_s^2 + s_ds^2) / (4 (C - 1))`` (the normal-theory variances of
     a mean and of a sample covariance, which are uncorrelated) and t(C - 1) quantiles. With
     ``y`` constant it is the modified Cox interval for a lognormal mean (Zhou & Gao 1997).
-    Vectorised over leading axes.
+    Vectorised over leading axes. A candidate of ``benchmarks/coverage_cost.py``, no longer
+    the default: symmetric on the log scale, it misses on one side where the covariance term
+    is large (see the module docstring); :func:`lognormal_ratio_gpq` replaced it.
 
     Parameters
     ----------
@@ -589,6 +618,184 @@ def lognormal_ratio_interval(
     centre = d.mean(-1) + s_ds / 2.0
     se = np.sqrt(s_dd / c + (s_dd * s_ss + s_ds**2) / (4.0 * (c - 1)))
     return centre, se, np.full(np.shape(centre), float(c - 1))
+
+
+# Base draws of the generalized pivotal quantity from a fixed seed, so the interval is a
+# deterministic function of the data (and the equivalence test can invert exactly the interval
+# reported); 8,192 draws put the Monte-Carlo error of a 95 % limit near 1 % of the half-width.
+_GPQ_DRAWS = 8192
+_GPQ_SEED = 20261201
+
+
+@functools.lru_cache(maxsize=64)
+def _gpq_base(c: int, n_draws: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bartlett factors of a Wishart(C - 1, I_2) and a standard normal, for C clusters."""
+    gen = np.random.default_rng([_GPQ_SEED, c])
+    half = n_draws // 2
+    nu = c - 1
+    t11 = np.tile(np.sqrt(gen.chisquare(nu, half)), 2)
+    t22 = np.tile(np.sqrt(gen.chisquare(nu - 1, half)), 2)
+    # Antithetic pairs (t21, z) and (-t21, -z): swapping the arms then negates the set of
+    # draws exactly, so the interval of WITHOUT / WITH is the reciprocal one.
+    t21 = gen.standard_normal(half)
+    z = gen.standard_normal(half)
+    t21, z = np.concatenate([t21, -t21]), np.concatenate([z, -z])
+    for a in (t11, t22, t21, z):
+        a.setflags(write=False)
+    return t11, t22, t21, z
+
+
+def lognormal_ratio_gpq(x: np.ndarray, y: np.ndarray, *, n_draws: int = _GPQ_DRAWS) -> np.ndarray:
+    """Generalized pivotal quantity of ``log(E[x] / E[y])`` for bivariate lognormal totals.
+
+    The per-cluster totals ``(log x_c, log y_c)`` are taken as bivariate normal; with
+    ``d = log x - log y`` and ``s = log x + log y`` the estimand is
+    ``theta = log(E[x] / E[y]) = mu_d + sigma_ds / 2``. With ``A = L L'`` the centred sums
+    of squares and products of ``(d, s)`` (Cholesky factor ``L``) and ``T`` the lower
+    Bartlett factor of a Wishart(C - 1, I) matrix (``T_11^2 ~ chi2(C - 1)``,
+    ``T_22^2 ~ chi2(C - 2)``, ``T_21 ~ N(0, 1)``), ``Sigma* = (L T^-1)(L T^-1)'`` is a
+    generalized pivotal quantity for the covariance (it is ``Sigma`` when the random ``A``
+    equals the observed one) and::
+
+        theta* = dbar - Z sqrt(Sigma*_dd / C) + Sigma*_ds / 2
+
+    one for ``theta`` (Weerahandi 1993; Krishnamoorthy & Mathew 2003 for one lognormal mean,
+    to which it reduces when ``y`` is constant; Bebu & Mathew 2008 for the ratio of the means
+    of a bivariate lognormal). In the order ``(d, s)``, ``Sigma*_dd = a_dd / chi2(C - 1)``:
+    the pivot of ``mu_d`` is the paired t pivot on the log totals. Antithetic draws
+    ``(T_21, Z)``, ``(-T_21, -Z)`` make the draws for ``y / x`` exactly the negated draws for
+    ``x / y`` (reciprocal intervals). Its quantiles
+    give the interval (:func:`gpq_interval`): equal-tailed and asymmetric on the log scale;
+    its coverage is approximate (a generalized interval is not exact in general) and was
+    0.950-0.958 at 8 lognormal tasks in ``benchmarks/coverage_cost.py``. The base draws come
+    from a fixed seed, so the result is a deterministic function of the data. Vectorised
+    over leading axes.
+
+    Parameters
+    ----------
+    x, y : ndarray, shape (..., C)
+        Positive per-cluster totals, C >= 3.
+    n_draws : int
+        Draws of the pivot.
+
+    Returns
+    -------
+    ndarray, shape (..., n_draws)
+        Draws of ``theta*``; NaN for C < 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evalstats.stats.cost import gpq_interval, lognormal_ratio_gpq
+    >>> x = np.array([900.0, 15000.0, 2500.0, 400.0, 7000.0])
+    >>> y = np.array([1000.0, 21000.0, 3000.0, 500.0, 8000.0])
+    >>> draws = lognormal_ratio_gpq(x, y)  # five tasks: a wide, asymmetric interval
+    >>> lo, hi = gpq_interval(draws, 0.95)
+    >>> print(f"{np.exp(lo):.3f} {np.exp(hi):.3f}")
+    0.334 1.108
+    >>> lo_swap, hi_swap = gpq_interval(lognormal_ratio_gpq(y, x), 0.95)  # y / x: reciprocal
+    >>> bool(np.isclose(lo_swap, -hi) and np.isclose(hi_swap, -lo))
+    True
+    """
+    lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
+    c = lx.shape[-1]
+    d, s = lx - ly, lx + ly
+    dbar = d.mean(-1)
+    dm = d - dbar[..., None]
+    sm = s - s.mean(-1, keepdims=True)
+    a_ss, a_dd, a_sd = (sm * sm).sum(-1), (dm * dm).sum(-1), (sm * dm).sum(-1)
+    if c < 3:
+        return np.full((*dbar.shape, n_draws), np.nan)
+    # Cholesky of A in the order (d, s): Sigma*_dd = a_dd / chi2(C - 1), so the pivot of
+    # mu_d is the paired t pivot on the log task totals.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        l11 = np.sqrt(a_dd)
+        l21 = a_sd / l11
+        l22 = np.sqrt(np.maximum(a_ss - l21**2, 0.0))
+    t11, t22, t21, z = _gpq_base(c, n_draws)
+    # B = L T^{-1} (lower triangular), Sigma* = B B': Sigma*_dd = b11^2, Sigma*_ds = b11 b21.
+    i11, i21 = 1.0 / t11, -t21 / (t11 * t22)
+    b11 = l11[..., None] * i11
+    b21 = l21[..., None] * i11 + l22[..., None] * i21
+    return dbar[..., None] - z * b11 / np.sqrt(c) + b11 * b21 / 2.0
+
+
+def gpq_interval(draws: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed interval from pivot draws, by order statistics.
+
+    With ``K`` draws and ``j = ceil(K (1 - confidence) / 2)``, the limits are the ``j``-th
+    smallest and the ``j``-th largest draw, so a bound ``m`` lies beyond the upper limit
+    exactly when the generalized p-value ``mean(draws >= m)`` is below ``(1 - confidence) / 2``
+    (and likewise below): the test and the interval agree.
+
+    Parameters
+    ----------
+    draws : ndarray, shape (..., K)
+        Draws of a pivot, e.g. from :func:`lognormal_ratio_gpq`.
+    confidence : float
+        Confidence level.
+
+    Returns
+    -------
+    lo, hi : ndarray, shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evalstats.stats.cost import gpq_interval
+    >>> lo, hi = gpq_interval(np.arange(1.0, 101.0), 0.90)
+    >>> float(lo), float(hi)
+    (5.0, 96.0)
+    """
+    srt = np.sort(np.asarray(draws, dtype=float), axis=-1)
+    k = srt.shape[-1]
+    j = max(1, int(np.ceil(k * (1.0 - confidence) / 2.0 - 1e-9)))
+    return srt[..., j - 1], srt[..., k - j]
+
+
+def _model_rejected(draws: np.ndarray, log_est: float) -> bool:
+    """The plain log ratio outside the pivot's 95 % interval: the lognormal model is doubtful."""
+    lo, hi = gpq_interval(draws, MODEL_CHECK_CONFIDENCE)
+    return not (lo <= log_est <= hi)
+
+
+def total_ratio_draws(
+    frame: pd.DataFrame,
+    *,
+    measure: Literal["tokens", "wall"] = "tokens",
+    cluster: str = "task_id",
+    include_no_answer: bool = True,
+) -> np.ndarray | None:
+    """The default total-ratio interval's pivot draws (log scale), as ``cost_ratios`` uses them.
+
+    For tests on the same construction (:func:`evalstats.stats.equivalence.cost_equivalence`):
+    None where ``cost_ratios`` falls back to CR2 (a task total of 0, fewer than 3 tasks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evalstats.frames import load_frame
+    >>> from evalstats.stats.cost import cost_ratios, gpq_interval, total_ratio_draws
+    >>> frame = load_frame("data/sample")
+    >>> draws = total_ratio_draws(frame)
+    >>> lo, hi = np.exp(gpq_interval(draws, 0.95))
+    >>> row = cost_ratios(frame).set_index("metric").loc["tokens_total_ratio"]
+    >>> bool(lo == row["ci_low"] and hi == row["ci_high"])
+    True
+    """
+    _check_choice("measure", measure, tuple(_MEASURES))
+    pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
+    col_with, col_without = _MEASURES[measure]
+    x = pairs[col_with].to_numpy(dtype=float)
+    y = pairs[col_without].to_numpy(dtype=float)
+    both = ~(np.isnan(x) | np.isnan(y))
+    g = _recode(pairs["_cluster_code"].to_numpy()[both])
+    n_c = g.max(initial=-1) + 1
+    xs, ys = np.bincount(g, x[both], n_c), np.bincount(g, y[both], n_c)
+    if n_c < 2 or not (np.all(xs > 0) and np.all(ys > 0)):
+        return None
+    draws = lognormal_ratio_gpq(xs, ys)
+    return draws if np.all(np.isfinite(draws)) else None
 
 
 def _cr2_total(sums: np.ndarray) -> tuple[float, float]:
@@ -631,22 +838,29 @@ def _ratio_row(
     df = np.nan
     fallback = ""
     if interval == "default" and kind == "total":
-        if np.all(sums > 0):
-            centre, se, _ = lognormal_ratio_interval(sums[:, 0], sums[:, 1])
-            # t(C - 1) undercovered (0.91) when a few tasks carry the cost; the BM df of the
-            # mean cost share says how few (symmetric in the arms: reciprocal intervals).
-            shares = 0.5 * (sums / sums.sum(axis=0))
-            df = float(bm_df_from_leverage(shares[:, 0] + shares[:, 1]))
-            q = sps.t.ppf(0.5 + conf / 2.0, df)
-            lo, hi = float(centre - q * se), float(centre + q * se)
+        draws = lognormal_ratio_gpq(sums[:, 0], sums[:, 1]) if np.all(sums > 0) else None
+        if draws is not None and np.all(np.isfinite(draws)):
+            lo, hi = gpq_interval(draws, conf)
+            label = GPQ_METHOD
+            if _model_rejected(draws, log_est):
+                # The lognormal model and the data disagree: widen to the model-free CR2
+                # interval too, so the interval never excludes the plain ratio it reports.
+                se2, df2 = _cr2_total(sums)
+                q = sps.t.ppf(0.5 + conf / 2.0, df2)
+                if np.isfinite(q):
+                    lo, hi = min(lo, log_est - q * se2), max(hi, log_est + q * se2)
+                    label = GPQ_HULL_METHOD
             return row | {
                 "ci_low": float(np.exp(lo)),
                 "ci_high": float(np.exp(hi)),
-                "se_log": float(se),
-                "df": float(df),
-                "method": "lognormal (Cox) on task totals, log scale, t(Bell-McCaffrey df)",
+                "se_log": float(np.std(draws)),
+                "method": label,
             }
-        fallback = " (a task total of 0: no lognormal interval)"
+        fallback = (
+            " (a task total of 0: no lognormal interval)"
+            if draws is None
+            else " (fewer than 3 tasks or no spread: no lognormal interval)"
+        )
     if interval in ("cr2", "default"):
         se, df = _cr2_total(sums) if kind == "total" else _cr2_mean(sums)
         if not np.isfinite(df):

@@ -36,7 +36,14 @@ from scipy import stats as sps
 
 from evalstats._display import ResultDisplay
 from evalstats._validate import check_probability
-from evalstats.stats.cost import COST_METRICS, cost_ratios
+from evalstats.stats.cost import (
+    COST_METRICS,
+    GPQ_HULL_METHOD,
+    GPQ_METHOD,
+    cost_ratios,
+    gpq_interval,
+    total_ratio_draws,
+)
 from evalstats.stats.winrates import win_rates
 
 __all__ = [
@@ -243,10 +250,12 @@ def cost_equivalence(
         no SE).
     interval : {"default", "cr2", "analytic"}
         The construction of ``cost_ratios`` the test inverts, so that the test and the
-        reported interval agree: ``"default"`` (lognormal on the task totals for the total
-        ratio, CR2 + Bell-McCaffrey df for the geometric mean), ``"cr2"`` or CR1 with C - 1
-        df. The test is centred where that interval is (``test_centre``): the plain log
-        ratio, except the lognormal interval's bias-corrected log ratio of means.
+        reported interval agree: ``"default"`` (the generalized pivotal interval on the task
+        totals for the total ratio, tested by its generalized p-values, e.g.
+        ``mean(draws >= log margin)``, and, where it is widened to CR2, by both tests; CR2 +
+        Bell-McCaffrey df for the geometric mean), ``"cr2"`` or CR1 with C - 1 df. The t
+        tests are centred on the plain log ratio; ``test_centre`` of a pivotal test is the
+        median of its draws, and its p-value 0 means no draw (of 8,192) beyond the margin.
     alpha : float
         Level of each one-sided test.
     **cost_kwargs
@@ -289,7 +298,22 @@ def cost_equivalence(
         # centre the test must use for the test and the interval to agree.
         with np.errstate(divide="ignore", invalid="ignore"):
             log_est = 0.5 * (np.log(r["ci_low"]) + np.log(r["ci_high"]))
-        if not (np.isfinite(log_est) and np.isfinite(r["se_log"]) and np.isfinite(r["df"])):
+        if r["method"] in (GPQ_METHOD, GPQ_HULL_METHOD):
+            # The total ratio's generalized pivotal interval is no t interval: the test uses
+            # its draws (generalized p-values), so it still inverts the interval reported.
+            draws = total_ratio_draws(frame, measure=metric.split("_")[0], **cost_kwargs)
+            res = _gpq_test(draws, np.log(margin), kind, alpha)
+            if r["method"] == GPQ_HULL_METHOD:  # the hull with CR2: both tests must reject
+                c2 = cost_ratios(frame, interval="cr2", **cost_kwargs).set_index("metric")
+                c2 = c2.loc[metric]
+                args = (np.log(c2["estimate"]), c2["se_log"], c2["df"])
+                lim = np.log(margin)
+                if kind == "equivalence":
+                    t2 = tost(*args, lower=-lim, upper=lim, alpha=alpha)
+                else:
+                    t2 = noninferiority(*args, bound=lim, better="lower", alpha=alpha)
+                res = _hull_test(res, t2)
+        elif not (np.isfinite(log_est) and np.isfinite(r["se_log"]) and np.isfinite(r["df"])):
             res = None
         elif kind == "equivalence":
             lim = np.log(margin)
@@ -325,6 +349,38 @@ def cost_equivalence(
         "ci_low", "ci_high", "se_log", "df", "p_lower", "p_upper", "p_value", "alpha", "kind", "conclusion", "method",
     ]  # fmt: skip
     return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def _gpq_test(draws: np.ndarray, lim: float, kind: str, alpha: float) -> EquivalenceResult:
+    """TOST / non-inferiority (cost: lower is better) on draws of a generalized pivot."""
+    alpha = check_probability(alpha, "alpha", closed=False)
+    if not alpha < 0.5:
+        raise ValueError(f"alpha must be below 0.5, got {alpha}")
+    p_lo = float(np.mean(draws <= -lim)) if kind == "equivalence" else np.nan
+    p_hi = float(np.mean(draws >= lim))
+    p = max(p_lo, p_hi) if kind == "equivalence" else p_hi
+    lo, hi = gpq_interval(draws, 1.0 - 2.0 * alpha)
+    lower = -lim if kind == "equivalence" else -np.inf
+    if kind == "equivalence":
+        conclusion = "equivalent" if p < alpha else "not shown equivalent"
+    else:
+        conclusion = "non-inferior" if p < alpha else "not shown non-inferior"
+    return EquivalenceResult(
+        float(np.median(draws)), float(np.std(draws)), np.nan, lower, lim, p_lo, p_hi, p,
+        float(lo), float(hi), alpha, kind, conclusion,
+    )  # fmt: skip
+
+
+def _hull_test(a: EquivalenceResult, b: EquivalenceResult) -> EquivalenceResult:
+    """The test whose interval is the hull of two: it rejects where both reject."""
+    p_lo, p_hi = np.fmax(a.p_lower, b.p_lower), np.fmax(a.p_upper, b.p_upper)
+    p = max(a.p_value, b.p_value)
+    word = "equivalent" if a.kind == "equivalence" else "non-inferior"
+    return EquivalenceResult(
+        a.estimate, a.se, a.df, a.lower_margin, a.upper_margin, float(p_lo), float(p_hi), p,
+        min(a.ci_low, b.ci_low), max(a.ci_high, b.ci_high), a.alpha, a.kind,
+        word if p < a.alpha else f"not shown {word}",
+    )  # fmt: skip
 
 
 def net_win_equivalence(
