@@ -25,8 +25,10 @@ from .cost import COST_METRICS, agent_spend, cost_ratios, judge_spend
 from .coverage import coverage_study
 from .dimensions import dimension_means
 from .equivalence import (
+    DeclaredTest,
     EquivalenceResult,
     cost_equivalence,
+    declared_test,
     net_win_equivalence,
     noninferiority,
     tost,
@@ -66,6 +68,7 @@ __all__ = [
     "ClusterRatioResult",
     "CohenKappaResult",
     "DEFAULT_METHOD",
+    "DeclaredTest",
     "EquivalenceResult",
     "FleissKappaResult",
     "GoldResult",
@@ -89,6 +92,7 @@ __all__ = [
     "consensus",
     "contingency_table",
     "cost_equivalence",
+    "declared_test",
     "cost_ratios",
     "coverage_study",
     "design_coverage",
