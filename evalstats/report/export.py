@@ -10,8 +10,10 @@
   ``\\esWithWithoutClaudeSonnetFourNetWin``, ``...NetWinLo``, ``...NetWinHi``, ``...N``
   (verdicts), ``...Tasks``; agreement ``\\es<Rubric><JudgeA>Vs<JudgeB><Statistic>``
   (``...Kappa``, ``...KappaBootLo``, ``...AcOne``, ``...ObservedAgreement``); cost
-  ``\\esCost<Metric>`` (``\\esCostTokensTotalRatio``, ``...Lo``, ``...Hi``); and
-  ``\\esConfidence``. How a rubric, judge or statistic becomes letters:
+  ``\\esCost<Metric>`` (``\\esCostTokensTotalRatio``, ``...Lo``, ``...Hi``); the declared
+  primary test when a plan exists (``\\esPrimaryEstimate``, ``...Lo``, ``...Hi`` -- ``--`` on
+  the side a one-sided test leaves open --, ``...P``, ``...Df``, ``...Alpha``, ``...Margin``,
+  ``...Decision``); and ``\\esConfidence``. How a rubric, judge or statistic becomes letters:
   :mod:`evalstats.report._export_names`. A macro holds the number only (no ``%``).
 * **Sentences** (:func:`result_sentences`, :func:`headline_paragraph`): the numbers in words,
   each with n, tasks, the judge and the interval's method.
@@ -760,6 +762,8 @@ def headline_paragraph(
     row of the ``headline`` table, which the paragraph then calls exploratory. The paragraph
     names the verdict, the judge, n, tasks and the method, says whether the interval of the
     net win excludes zero, adds the other judges' net wins, and says when data are simulated.
+    With a plan, the verdict is the declared test's (the ``primary_test`` table: reject or
+    not, in words), and a sentence gives its p-value, df and the interval it inverts.
 
     >>> from evalstats.report import compute_results
     >>> p = headline_paragraph(compute_results("data/sample", n_resamples=200, seed=0))
