@@ -401,6 +401,10 @@ def test_rendered_plan_report(rendered_plan):
     p = test["p_value"]
     assert (f"{p:.2e}" if p < 1e-3 else f"{p:.3f}") in cells  # the page's 3 decimals
     assert test["conclusion"] in cells
+    shown = "< 0.0001" if test["p_value"] < 1e-4 else f"{test['p_value']:.2g}"
+    assert f"computed in the primary_test table below (non-inferiority, p = {shown}, reject)" in (
+        text
+    )
 
 
 def test_card_without_plan_has_no_declared_test(plain_results):
