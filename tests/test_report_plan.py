@@ -321,6 +321,26 @@ def check_card(card: str, doc: dict, rubric: str, judge: str) -> None:
     plan = doc["provenance"]["plan"]
     if plan:
         allowed |= {f"{plan['alpha']:g}", f"{plan['margin']:g}"}
+    test = (doc["tables"].get("primary_test") or [None])[0]
+    if test:
+        # The declared test's sentence: its df, p-value, interval and margins, each as
+        # results.json holds it (p at two significant digits, bounds in points).
+        m = re.search(
+            rf"\(({NUM}) df\), (?:rejects|does not reject) its null: p = ({NUM}) at alpha "
+            rf"({NUM}), with the 95 % (?:one-sided )?interval [\[(]({NUM}|−∞), ({NUM}|∞)[\])]",
+            card,
+        )
+        assert m, card
+        assert float(m.group(1)) == round(test["df"], 1)
+        assert float(m.group(2)) == float(f"{test['p_value']:.2g}")
+        assert float(m.group(3)) == test["alpha"]
+        for text, value in zip(m.groups()[3:], (test["ci_low"], test["ci_high"]), strict=True):
+            if value is None:  # the side the one-sided test leaves open
+                assert text in ("−∞", "∞")
+            else:
+                assert float(text) == round(value * 100)
+        allowed |= set(m.groups()[:4]) | {m.group(5)}
+        allowed |= {f"{test[k]:g}" for k in ("lower_margin", "upper_margin") if test[k] is not None}
     words = card.replace("Claude Sonnet 4", "").replace("GPT 5.4", "")
     stray = set(re.findall(rf"(?<![\w.]){NUM}", words)) - allowed
     assert not stray, (stray, card)
@@ -366,6 +386,33 @@ def test_rendered_plan_report(rendered_plan):
     assert "alpha 0.05, one-sided (WITH better), non-inferiority margin 0.1" in text
     assert "tested alone at alpha" in text
     assert "exploratory" not in card
+    # The declared test, computed: its table right after the headline table, its verdict
+    # first on the card.
+    page = (rendered_plan / "index.html").read_text(encoding="utf-8")
+    at = page.index('data-table="primary_test"')
+    assert page.index('data-table="headline"') < at < page.index('data-table="missing_bounds"')
+    test = doc["tables"]["primary_test"][0]
+    assert test["decision"] == "reject" and test["test"] == "non-inferiority"
+    assert "the declared test finds that WITH is non-inferior to WITHOUT within 0.1" in card
+    table = re.search(r'<table data-table="primary_test"[^>]*>(.*?)</table>', page, re.S)
+    import html
+
+    cells = html.unescape(re.sub(r"<[^>]+>", " ", table.group(1)))
+    p = test["p_value"]
+    assert (f"{p:.2e}" if p < 1e-3 else f"{p:.3f}") in cells  # the page's 3 decimals
+    assert test["conclusion"] in cells
+    shown = "< 0.0001" if test["p_value"] < 1e-4 else f"{test['p_value']:.2g}"
+    assert f"computed in the primary_test table below (non-inferiority, p = {shown}, reject)" in (
+        text
+    )
+
+
+def test_card_without_plan_has_no_declared_test(plain_results):
+    from evalstats.report.export import headline_paragraph
+
+    card = headline_paragraph(plain_results)
+    assert "declared test" not in card
+    assert "primary_test" in plain_results.unavailable
 
 
 # --------------------------------------------------------------------------------------------

@@ -593,7 +593,20 @@ def plan_sentence(results: Any) -> str:
             "The primary statistic is not a net win, so every net-win test is secondary and "
             "Holm-adjusted together (net_win_p_holm)."
         )
-    if plan["sidedness"] != "two-sided":
+    test = results.tables.get("primary_test")
+    if test is not None and len(test):
+        row = test.iloc[0]
+        if row["decision"] == "no test":
+            text += f" The declared test (primary_test, below): {row['conclusion']}."
+        else:
+            p = float(row["p_value"])
+            shown = "< 0.0001" if p < 1e-4 else f"{p:.2g}"
+            text += (
+                f" The declared test is computed in the primary_test table below "
+                f"({row['test']}, p = {shown}, {row['decision']}); net_win_p here is the "
+                "two-sided score test of net win = 0."
+            )
+    elif plan["sidedness"] != "two-sided":
         text += (
             " net_win_p is two-sided: the one-sided test at alpha rejects when net_win_p is "
             "below 2 alpha with the estimate on the declared side."

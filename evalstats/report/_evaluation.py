@@ -331,6 +331,7 @@ def _consensus(ctx: Context) -> dict[str, Any]:
         [consensus(ctx.frame, rule, rubric=r) for rule in rules for r in multi],
         ignore_index=True,
     )
+    ctx.scratch["consensus_frame"] = cons  # the design check re-simulates its design
     return {"consensus": win_rates(cons, by=["rubric", "judge"], rng=ctx.rng, **_common(ctx))}
 
 
@@ -416,13 +417,15 @@ def _missing_bounds(ctx: Context) -> dict[str, Any]:
 
 
 def _design_check(ctx: Context) -> dict[str, Any]:
-    """The headline intervals' simulated coverage on this very design.
+    """The headline and consensus intervals' simulated coverage on this very design.
 
     The coverage battery shows designs where no valid interval lands in [0.93, 0.97] (8
     tasks of 3 verdicts with a rate near 0 or 1 over-cover); :func:`evalstats.stats.
     design_coverage` re-simulates the data's own tasks, rates and intra-task correlation,
     and where the default interval falls outside the band its ``ci_note`` is added to the
-    headline row, so that the page says so beside the interval instead of printing it bare.
+    headline (or consensus) row, so that the page says so beside the interval instead of
+    printing it bare. The consensus rows (judge ``consensus:<rule>``) are simulated on the
+    consensus verdicts, with fewer evaluations (their ``mc_se`` says how many).
     """
     from ..stats import design_coverage
 
@@ -432,18 +435,49 @@ def _design_check(ctx: Context) -> dict[str, Any]:
     cov = design_coverage(
         ctx.frame, by=by, confidence=ctx.confidence, n_sims=2000, rng=_child_rng(ctx.seed, 2)
     )
-    out: dict[str, Any] = {"design_coverage": cov}
-    headline = ctx.tables.get("headline")
-    if isinstance(headline, pd.DataFrame) and cov["ci_note"].astype(bool).any():
-        notes = cov.astype({c: str for c in by}).set_index(by)["ci_note"]
-        idx = pd.MultiIndex.from_frame(headline[by].astype(str))
-        extra = notes.reindex(idx).fillna("").to_numpy(dtype=object)
-        table = headline.copy()
-        old = table["ci_note"].fillna("").astype(str) if "ci_note" in table else ""
-        table["ci_note"] = [
-            "; ".join(n for n in (a, b) if n) for a, b in zip(old, extra, strict=True)
-        ]
-        out["headline"] = table
+    out: dict[str, Any] = {}
+    parts = [cov]
+    cons_frame = ctx.scratch.get("consensus_frame")
+    cons_cov = None
+    if cons_frame is not None and isinstance(ctx.tables.get("consensus"), pd.DataFrame):
+        # A stream of its own (3), so that adding these rows moves no other number.
+        cons_cov = _attempt(
+            lambda: design_coverage(
+                cons_frame,
+                by=by,
+                confidence=ctx.confidence,
+                n_sims=_CONSENSUS_COVERAGE_SIMS,
+                rng=_child_rng(ctx.seed, 3),
+            )
+        )
+        if isinstance(cons_cov, pd.DataFrame):
+            parts.append(cons_cov)
+    out["design_coverage"] = pd.concat(parts, ignore_index=True) if len(parts) > 1 else cov
+    for name, table_cov in (("headline", cov), ("consensus", cons_cov)):
+        noted = _with_coverage_notes(ctx.tables.get(name), table_cov, by)
+        if noted is not None:
+            out[name] = noted
+    return out
+
+
+# Simulated evaluations of the consensus rows' design check (Monte-Carlo SE of a coverage of
+# 0.95: 0.007, shown in the table): half the headline's, to keep the section under 0.05 s.
+_CONSENSUS_COVERAGE_SIMS = 1000
+
+
+def _with_coverage_notes(table: Any, cov: Any, by: list[str]) -> pd.DataFrame | None:
+    """``table`` with the design check's ``ci_note`` appended to its own; None when no row
+    of ``cov`` has a note (the table is then left as it was)."""
+    if not isinstance(table, pd.DataFrame) or not isinstance(cov, pd.DataFrame):
+        return None
+    if not cov["ci_note"].astype(bool).any():
+        return None
+    notes = cov.astype({c: str for c in by}).set_index(by)["ci_note"]
+    idx = pd.MultiIndex.from_frame(table[by].astype(str))
+    extra = notes.reindex(idx).fillna("").to_numpy(dtype=object)
+    out = table.copy()
+    old = out["ci_note"].fillna("").astype(str) if "ci_note" in out else [""] * len(out)
+    out["ci_note"] = ["; ".join(n for n in (a, b) if n) for a, b in zip(old, extra, strict=True)]
     return out
 
 
@@ -521,6 +555,217 @@ def _cost(ctx: Context) -> dict[str, Any]:
         "cost": _attempt(lambda: cost_ratios(ctx.frame, rng=ctx.rng, **_common(ctx))),
         "judge_spend": _attempt(lambda: judge_spend(ctx.frame, by=["rubric", "judge"])),
     }
+
+
+# --------------------------------------------------------------------------------------------
+# the declared primary test (issue 11)
+# --------------------------------------------------------------------------------------------
+
+# The value of no difference of each statistic that has one (score = (1 + net win) / 2). A
+# single win, tie or loss rate has none: WITH and WITHOUT are compared only through two of
+# them, so the plan's test of such a rate is refused with that reason.
+_NULLS = {"net_win": 0.0, "score": 0.5}
+_STAT_WORDS = {
+    "win_rate": "win rate",
+    "tie_rate": "tie rate",
+    "loss_rate": "loss rate",
+    "net_win": "net win",
+    "score": "score",
+}
+_COST_WORDS = {
+    "tokens_total_ratio": "total tokens",
+    "tokens_geomean_ratio": "tokens per pair",
+    "tokens_median_ratio": "tokens per pair",
+    "wall_total_ratio": "total wall-clock time",
+    "wall_geomean_ratio": "wall-clock time per pair",
+    "wall_median_ratio": "wall-clock time per pair",
+}
+_SE_WORDS = {
+    "cr2": "CR2 SE (Bell & McCaffrey 2002), Bell-McCaffrey df",
+    "iid": "IID SE over verdicts (not clustered), normal reference",
+    "cr1": "CR1 SE, C - 1 df",
+}
+PRIMARY_TEST_COLUMNS = (
+    "rubric", "judge", "statistic", "source", "n", "n_clusters", "estimate", "test_centre",
+    "se", "df", "null", "test", "alpha", "margin", "margin_kind", "lower_margin",
+    "upper_margin", "p_value", "ci_low", "ci_high", "ci_level", "decision", "conclusion",
+    "method", "ci_note",
+)  # fmt: skip
+
+
+def _primary_row(ctx: Context, plan: Any) -> tuple[str, pd.Series]:
+    """The plan's primary row: (table name, row) of the headline / consensus or cost table."""
+    key = plan.primary_key
+    if plan.statistic in _RATE_STATISTICS:
+        for name in _TEST_TABLES:
+            t = ctx.tables.get(name)
+            if not isinstance(t, pd.DataFrame):
+                continue
+            hit = t.loc[
+                (t["rubric"].astype(str) == key["rubric"])
+                & (t["judge"].astype(str) == key["judge"])
+            ]
+            if len(hit):
+                return name, hit.iloc[0]
+        raise Unavailable(
+            f"the plan's primary ({key['judge']} on the {key['rubric']} rubric) is not among "
+            "these results: its judge or rubric is not in the data selected"
+        )
+    cost = ctx.tables.get("cost")
+    if not isinstance(cost, pd.DataFrame) or plan.statistic not in set(cost["metric"]):
+        raise Unavailable(
+            f"the plan's primary {plan.statistic} is a cost ratio, and the cost table is not "
+            "available here (see the cost section)"
+        )
+    return "cost", cost.loc[cost["metric"] == plan.statistic].iloc[0]
+
+
+def _conclusion(stat: str, test: str, lo: float, hi: float, margin: float | None) -> str:
+    """What rejecting the declared null means, in words, e.g. "WITH is non-inferior to
+    WITHOUT within 0.1 (net win > -0.1)"."""
+    if stat in _COST_WORDS:
+        what = _COST_WORDS[stat]
+        label = f"{stat} (WITH / WITHOUT)"
+        phrases = {
+            "two-sided": f"WITH and WITHOUT differ in {what} ({label} != 1)",
+            "greater": f"WITH uses more {what} than WITHOUT ({label} > 1)",
+            "less": f"WITH uses less {what} than WITHOUT ({label} < 1)",
+            "equivalence": f"WITH's {what} is equivalent to WITHOUT's within a factor "
+            f"{hi:.4g} ({lo:.4g} < {label} < {hi:.4g})",
+        }
+        if test == "non-inferiority":
+            return (
+                f"WITH uses no more than {hi:.4g}x the {what} of WITHOUT ({label} < {hi:.4g})"
+                if np.isfinite(hi)
+                else f"WITH uses at least {lo:.4g}x the {what} of WITHOUT ({label} > {lo:.4g})"
+            )
+        return phrases[test]
+    word = _STAT_WORDS[stat]
+    null = _NULLS[stat]
+    if test == "equivalence":
+        return f"WITH is equivalent to WITHOUT within {margin:g} ({lo:g} < {word} < {hi:g})"
+    if test == "non-inferiority":
+        return (
+            f"WITH is non-inferior to WITHOUT within {margin:g} ({word} > {lo:g})"
+            if np.isfinite(lo)
+            else f"WITH is at most {margin:g} better than WITHOUT ({word} < {hi:g})"
+        )
+    return {
+        "two-sided": f"WITH and WITHOUT differ ({word} != {null:g})",
+        "greater": f"WITH is better than WITHOUT ({word} > {null:g})",
+        "less": f"WITH is worse than WITHOUT ({word} < {null:g})",
+    }[test]
+
+
+def _primary_test(ctx: Context) -> dict[str, Any]:
+    """The test the plan declares, computed: one row (see :data:`PRIMARY_TEST_COLUMNS`).
+
+    A t test (:func:`evalstats.stats.equivalence.declared_test`) on the primary row's
+    estimate, cluster-robust SE and df: the headline's (or consensus') CR2 SE and
+    Bell-McCaffrey df of the rate, or the cost table's log-scale SE and df (centred where
+    that table's interval is, as :func:`~evalstats.stats.equivalence.cost_equivalence`
+    does; a cost margin ``m`` is the ratio ``1 + m``). Draws nothing from the generator.
+    """
+    from ..stats.equivalence import declared_test
+
+    plan = _plan(ctx)
+    if plan is None:
+        raise Unavailable(
+            "no analysis plan declared (plan.toml or plan.json in the data directory): every "
+            "test of the report is exploratory"
+        )
+    source, row = _primary_row(ctx, plan)
+    stat = plan.statistic
+    alpha = plan.alpha
+    key = plan.primary_key
+    out: dict[str, Any] = {
+        "rubric": key["rubric"],
+        "judge": key["judge"],
+        "statistic": stat,
+        "source": source,
+        "n": int(row["n"]) if "n" in row else int(row["n_pairs"]),
+        "n_clusters": int(row["n_clusters"]),
+        "alpha": alpha,
+        "margin": plan.margin,
+        "margin_kind": plan.margin_kind,
+    }
+    notes = [str(row["ci_note"])] if "ci_note" in row and str(row.get("ci_note") or "") else []
+    if source == "cost":
+        out["estimate"] = float(row["estimate"])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # Every t interval of cost_ratios is symmetric on the log scale: its midpoint is
+            # where the test must be centred to agree with the interval reported.
+            est = 0.5 * (np.log(float(row["ci_low"])) + np.log(float(row["ci_high"])))
+        se, df, null, better = float(row["se_log"]), float(row["df"]), 0.0, "lower"
+        margin = None if plan.margin is None else float(np.log1p(plan.margin))
+        base = f"t test on the log ratio, {row['method']}"
+        usable = "median" not in stat
+        refusal = "the median ratio has no standard error to test with"
+    else:
+        est = float(row[stat])
+        out["estimate"] = est
+        se, df, better = float(row[f"{stat}_se"]), float(row["df"]), "higher"
+        method = str(row["method"])
+        kind = "cr2" if method.startswith("cr2") else ("iid" if method.startswith("iid") else "cr1")
+        base = f"t test on the {_SE_WORDS[kind]} ({source} row, {method})"
+        null = _NULLS.get(stat, np.nan)
+        margin = plan.margin
+        usable = stat in _NULLS
+        refusal = (
+            f"a {_STAT_WORDS[stat]} alone has no value of no difference between WITH and "
+            "WITHOUT (declare net_win or score to test)"
+        )
+    if usable and not (np.isfinite(est) and np.isfinite(se) and df > 0):
+        usable, refusal = False, "no cluster-robust SE and df here (fewer than two tasks?)"
+    if not usable:
+        out |= {"test_centre": np.nan, "se": se, "df": df, "null": null, "test": "none"}
+        out |= {"p_value": np.nan, "decision": "no test", "conclusion": f"no test: {refusal}"}
+        out |= {"method": base, "ci_note": "; ".join(notes)}
+        return {"primary_test": pd.DataFrame([out]).reindex(columns=list(PRIMARY_TEST_COLUMNS))}
+    res = declared_test(
+        est,
+        se,
+        df,
+        null=null,
+        sidedness=plan.sidedness,
+        margin=margin,
+        margin_kind=plan.margin_kind,
+        better=better,
+        alpha=alpha,
+    )
+    back = np.exp if source == "cost" else (lambda x: x)
+    lo_m, hi_m = float(back(res.lower_margin)), float(back(res.upper_margin))
+    words = _conclusion(stat, res.test, lo_m, hi_m, plan.margin)
+    if res.test == "two-sided" and res.reject:  # which way it differs
+        up = res.estimate > res.null
+        words += (
+            (": WITH higher" if up else ": WITH lower")
+            if source == "cost"
+            else (": WITH better" if up else ": WITH worse")
+        )
+    if se == 0.0:
+        notes.append("SE 0 (no spread between tasks): the test is exact under the model")
+    if plan.sidedness != "two-sided" and res.test == "equivalence":
+        notes.append(f"equivalence tests both sides; the plan's sidedness {plan.sidedness} "
+                     "does not apply")  # fmt: skip
+    out |= {
+        "test_centre": float(back(res.estimate)),
+        "se": res.se,
+        "df": res.df,
+        "null": float(back(res.null)),
+        "test": res.test,
+        "lower_margin": lo_m,
+        "upper_margin": hi_m,
+        "p_value": res.p_value,
+        "ci_low": float(back(res.ci_low)),
+        "ci_high": float(back(res.ci_high)),
+        "ci_level": res.ci_level,
+        "decision": "reject" if res.reject else "not reject",
+        "conclusion": words if res.reject else f"not shown: {words}",
+        "method": base,
+        "ci_note": "; ".join(notes),
+    }
+    return {"primary_test": pd.DataFrame([out]).reindex(columns=list(PRIMARY_TEST_COLUMNS))}
 
 
 def _per_task(ctx: Context) -> dict[str, Any]:
@@ -865,6 +1110,8 @@ def sections() -> tuple[Section, ...]:
             ("agreement", "report", _agreement, ["agreement"]),
             ("disagreements", "report", _disagreements, ["disagreements"]),
             ("cost", "report", _cost, ["cost", "judge_spend"]),
+            # Reads the tables above (the design check's notes included); draws nothing.
+            ("primary_test", "report", _primary_test, ["primary_test"]),
             ("per_task", "report", _per_task, ["per_task"]),
             ("accounting", "report", _accounting, ["accounting", "sensitivity", "invalid_outputs"]),
             ("audit", "report", _audit, ["audit"]),

@@ -10,8 +10,10 @@
   ``\\esWithWithoutClaudeSonnetFourNetWin``, ``...NetWinLo``, ``...NetWinHi``, ``...N``
   (verdicts), ``...Tasks``; agreement ``\\es<Rubric><JudgeA>Vs<JudgeB><Statistic>``
   (``...Kappa``, ``...KappaBootLo``, ``...AcOne``, ``...ObservedAgreement``); cost
-  ``\\esCost<Metric>`` (``\\esCostTokensTotalRatio``, ``...Lo``, ``...Hi``); and
-  ``\\esConfidence``. How a rubric, judge or statistic becomes letters:
+  ``\\esCost<Metric>`` (``\\esCostTokensTotalRatio``, ``...Lo``, ``...Hi``); the declared
+  primary test when a plan exists (``\\esPrimaryEstimate``, ``...Lo``, ``...Hi`` -- ``--`` on
+  the side a one-sided test leaves open --, ``...P``, ``...Df``, ``...Alpha``, ``...Margin``,
+  ``...Decision``); and ``\\esConfidence``. How a rubric, judge or statistic becomes letters:
   :mod:`evalstats.report._export_names`. A macro holds the number only (no ``%``).
 * **Sentences** (:func:`result_sentences`, :func:`headline_paragraph`): the numbers in words,
   each with n, tasks, the judge and the interval's method.
@@ -383,6 +385,9 @@ def latex_macros(
                 for suffix, value in _interval_values(row, stat, est, lo, hi, d, sc):
                     names.add(prefix + word(stat) + suffix, value, f"{src} / {stat}{suffix}")
             _counts(names, prefix, row, src)
+    test = _primary_test(doc)
+    if test is not None:
+        _primary_macros(names, test, digits, percent)
     cost = _table(doc, "cost")
     if cost is not None:
         d = statistic_digits("estimate", digits=digits, percent=percent)
@@ -403,6 +408,30 @@ def latex_macros(
         del source  # sources are checked for collisions; the comment block states the scheme
         lines.append(f"\\newcommand{{\\{name}}}{{{value}}}")
     return "\n".join(lines) + "\n"
+
+
+def _primary_macros(names: _Names, t: Mapping[str, Any], digits: int | None, percent: bool) -> None:
+    """``\\esPrimary...``: the declared test's estimate, interval bounds (``--`` on a side
+    the test leaves open), p-value, df, alpha, margin and decision."""
+    stat = str(t["statistic"])
+    rate = stat in _RATES
+    d = statistic_digits(stat if rate else "estimate", digits=digits, percent=percent)
+    sc = statistic_scale(stat, percent=percent) if rate else 1.0
+    src = f"primary_test: {t['rubric']} / {t['judge']} / {stat}"
+    names.add(
+        "PrimaryEstimate", format_number([_f(t.get("estimate")) * sc], d, na_rep="--")[0], src
+    )
+    _, (lo, hi) = _test_interval(t, digits, percent)
+    names.add("PrimaryLo", lo, f"{src} / ci_low")
+    names.add("PrimaryHi", hi, f"{src} / ci_high")
+    p = t.get("p_value")
+    names.add("PrimaryP", "--" if p is None else _p_text(float(p)), f"{src} / p_value")
+    df = t.get("df")
+    names.add("PrimaryDf", "--" if df is None else f"{float(df):.1f}", f"{src} / df")
+    names.add("PrimaryAlpha", _g(t["alpha"]), f"{src} / alpha")
+    if t.get("margin") is not None:
+        names.add("PrimaryMargin", _g(t["margin"]), f"{src} / margin")
+    names.add("PrimaryDecision", str(t.get("decision")), f"{src} / decision")
 
 
 def _counts(names: _Names, prefix: str, row: Mapping[str, Any], src: str) -> None:
@@ -536,6 +565,9 @@ def result_sentences(results: Any, *, digits: int | None = None, percent: bool =
     """
     doc = _load(results)
     out: list[str] = []
+    test = _primary_test(doc)
+    if test is not None:
+        out.append(_primary_test_sentence(test, digits, percent).strip())
     for tname in _MACRO_TABLES:
         table = _table(doc, tname)
         if table is not None:
@@ -588,6 +620,70 @@ def _primary(
     return hit.iloc[0].to_dict()
 
 
+def _primary_test(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The row of the ``primary_test`` table (the declared test, computed), or None."""
+    table = _table(doc, "primary_test")
+    return None if table is None else table.iloc[0].to_dict()
+
+
+_TEST_NAMES = {
+    "two-sided": "two-sided t test",
+    "greater": "one-sided t test (WITH better)",
+    "less": "one-sided t test (WITH worse)",
+    "equivalence": "equivalence test (TOST)",
+    "non-inferiority": "non-inferiority t test",
+}
+
+
+def _p_text(p: float) -> str:
+    """A p-value at two significant digits (below 0.0001: "< 0.0001")."""
+    return "< 0.0001" if p < 1e-4 else f"{p:.2g}"
+
+
+def _test_interval(
+    t: Mapping[str, Any], digits: int | None, percent: bool
+) -> tuple[str, list[str]]:
+    """The declared test's interval as text, "[22, ∞)" (rates in points when ``percent``),
+    and its bounds as macro values ("--" for an unbounded side)."""
+    stat = str(t["statistic"])
+    rate = stat in _RATES
+    d = statistic_digits(stat if rate else "estimate", digits=digits, percent=percent)
+    sc = statistic_scale(stat, percent=percent) if rate else 1.0
+    cells = []
+    for v in (_f(t.get("ci_low")), _f(t.get("ci_high"))):
+        # results.json writes an infinite bound as null: the side the test leaves open.
+        cells.append(None if not np.isfinite(v) else format_number([v * sc], d)[0])
+    lo = cells[0] if cells[0] is not None else "−∞"
+    hi = cells[1] if cells[1] is not None else "∞"
+    left = "[" if cells[0] is not None else "("
+    right = "]" if cells[1] is not None else ")"
+    unit = (
+        " points"
+        if rate and sc == 100.0 and stat == "net_win"
+        else (" %" if rate and sc == 100.0 else "")
+    )
+    return f"{left}{lo}, {hi}{right}{unit}", [c if c is not None else "--" for c in cells]
+
+
+def _primary_test_sentence(t: Mapping[str, Any], digits: int | None, percent: bool) -> str:
+    """The declared test in one sentence, e.g. "The declared test, a non-inferiority t test
+    (13.8 df), gives p = 0.00039 at alpha 0.05 with the 95 % one-sided interval [22, ∞)
+    points: WITH is non-inferior to WITHOUT within 0.1 (net win > -0.1)."."""
+    conclusion = str(t.get("conclusion") or "")
+    if str(t.get("decision")) == "no test" or t.get("p_value") is None:
+        return f" The declared test of {t['statistic']}: {conclusion}."
+    iv, _ = _test_interval(t, digits, percent)
+    level = _pct(float(t["ci_level"]))
+    # results.json holds an open side as null: a one-sided bound.
+    side = "one-sided " if t.get("ci_low") is None or t.get("ci_high") is None else ""
+    verdict = "rejects its null" if t["decision"] == "reject" else "does not reject its null"
+    return (
+        f" The declared test of {t['statistic']}, a {_TEST_NAMES.get(str(t['test']), t['test'])} "
+        f"({float(t['df']):.1f} df), {verdict}: p = {_p_text(float(t['p_value']))} at alpha "
+        f"{_g(t['alpha'])}, with the {level} % {side}interval {iv}, so {conclusion}."
+    )
+
+
 _SIDES = {
     "two-sided": "two-sided",
     "greater": "one-sided, WITH better",
@@ -617,10 +713,12 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
     stat = str(plan.get("statistic"))
     sides = _SIDES.get(str(plan.get("sidedness")), plan.get("sidedness"))
     declared_as = f"{stat}, alpha {_g(plan['alpha'])}, {sides}{margin}"
+    test = _primary_test(doc)
+    said = "" if test is None else _primary_test_sentence(test, None, True)
     if stat == "net_win":
         return (
             f" This is the primary analysis declared in the plan ({declared_as}), tested "
-            "alone; the report's other net-win tests are Holm-adjusted."
+            "alone; the report's other net-win tests are Holm-adjusted." + said
         )
     text = (
         f" The plan declares {stat} of this judge and rubric as its primary statistic "
@@ -630,7 +728,7 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
     if cost is not None and stat in set(cost["metric"]):
         row = cost.loc[cost["metric"] == stat].iloc[0].to_dict()
         text += " The primary result: " + _cost_sentence(row, doc, None, True)
-    return text
+    return text + said
 
 
 def _g(x: Any) -> str:
@@ -664,6 +762,8 @@ def headline_paragraph(
     row of the ``headline`` table, which the paragraph then calls exploratory. The paragraph
     names the verdict, the judge, n, tasks and the method, says whether the interval of the
     net win excludes zero, adds the other judges' net wins, and says when data are simulated.
+    With a plan, the verdict is the declared test's (the ``primary_test`` table: reject or
+    not, in words), and a sentence gives its p-value, df and the interval it inverts.
 
     >>> from evalstats.report import compute_results
     >>> p = headline_paragraph(compute_results("data/sample", n_resamples=200, seed=0))
@@ -692,6 +792,20 @@ def headline_paragraph(
         verdict = f"{wo} beat {w}"
     else:
         verdict = f"the data cannot tell {w} from {wo}"
+    test = None if explicit else _primary_test(doc)
+    if (
+        test is not None
+        and (str(test["rubric"]), str(test["judge"])) == (rubric, str(row["judge"]))
+        and test.get("decision") in ("reject", "not reject")
+        and str(test["statistic"]) in _RATES
+    ):
+        # A plan declares its test: the card's verdict is that test's, not the interval's.
+        words = str(test["conclusion"])
+        verdict = (
+            f"the declared test finds that {words}"
+            if test["decision"] == "reject"
+            else f"the declared test does not show that {words.removeprefix('not shown: ')}"
+        )
     conf = _pct(_confidence(doc))
     text = (
         f"On the {rubric} rubric, judged by {judge_label(str(row['judge']))}, {verdict}. "

@@ -29,6 +29,7 @@ _LAZY: dict[str, str] = {
     "ClusterRatioResult": ".robust",
     "CohenKappaResult": ".agreement",
     "DEFAULT_METHOD": ".winrates",
+    "DeclaredTest": ".equivalence",
     "EquivalenceResult": ".equivalence",
     "FleissKappaResult": ".agreement",
     "GoldResult": ".gold",
@@ -53,6 +54,7 @@ _LAZY: dict[str, str] = {
     "contingency_table": ".agreement",
     "cost_equivalence": ".equivalence",
     "cost_ratios": ".cost",
+    "declared_test": ".equivalence",
     "coverage_study": ".coverage",
     "design_coverage": "._design_coverage",
     "dimension_means": ".dimensions",
@@ -151,8 +153,10 @@ if TYPE_CHECKING:
     from .coverage import coverage_study
     from .dimensions import dimension_means
     from .equivalence import (
+        DeclaredTest,
         EquivalenceResult,
         cost_equivalence,
+        declared_test,
         net_win_equivalence,
         noninferiority,
         tost,
@@ -192,6 +196,7 @@ __all__ = [
     "ClusterRatioResult",
     "CohenKappaResult",
     "DEFAULT_METHOD",
+    "DeclaredTest",
     "EquivalenceResult",
     "FleissKappaResult",
     "GoldResult",
@@ -216,6 +221,7 @@ __all__ = [
     "contingency_table",
     "cost_equivalence",
     "cost_ratios",
+    "declared_test",
     "coverage_study",
     "design_coverage",
     "dimension_means",

@@ -47,8 +47,10 @@ from evalstats.stats.cost import (
 from evalstats.stats.winrates import win_rates
 
 __all__ = [
+    "DeclaredTest",
     "EquivalenceResult",
     "cost_equivalence",
+    "declared_test",
     "net_win_equivalence",
     "noninferiority",
     "tost",
@@ -217,6 +219,176 @@ def noninferiority(
     return EquivalenceResult(
         estimate, se, df, lower, upper, p_lo, p_hi, p, lo, hi, alpha, "noninferiority", conclusion
     )
+
+
+@dataclass(frozen=True)
+class DeclaredTest(ResultDisplay):
+    """The test an analysis plan declares, on an estimate with a cluster-robust SE and df.
+
+    Attributes
+    ----------
+    estimate, se, df : float
+        The estimate, its standard error and the t degrees of freedom (``inf``: normal).
+    null : float
+        The value of no difference (net win 0, score 0.5, log cost ratio 0).
+    test : str
+        ``"two-sided"``, ``"greater"``, ``"less"``, ``"equivalence"`` or
+        ``"non-inferiority"``.
+    lower_margin, upper_margin : float
+        The hypotheses' bounds: a test of ``H0: theta <= lower_margin`` (and/or
+        ``theta >= upper_margin``) rejects when the interval lies above (below) it; the
+        side not tested is infinite. A two-sided test has both at ``null``.
+    p_value : float
+        The test's p-value.
+    ci_low, ci_high : float
+        The interval whose position is the test (infinite on an untested side):
+        two-sided ``1 - alpha``; one-sided and non-inferiority the ``1 - alpha`` bound;
+        equivalence the ``1 - 2 alpha`` interval.
+    ci_level : float
+        Coverage of that interval (one-sided bounds: ``1 - alpha``).
+    alpha : float
+        The level.
+    reject : bool
+        ``p_value < alpha``, which holds exactly when the interval excludes the null
+        hypothesis (lies above ``lower_margin`` and below ``upper_margin``).
+    """
+
+    estimate: float
+    se: float
+    df: float
+    null: float
+    test: str
+    lower_margin: float
+    upper_margin: float
+    p_value: float
+    ci_low: float
+    ci_high: float
+    ci_level: float
+    alpha: float
+    reject: bool
+
+    @property
+    def confidence(self) -> float:
+        """``ci_level`` (what the printed summary labels the interval with)."""
+        return self.ci_level
+
+    def to_frame(self) -> pd.DataFrame:
+        """One-row tidy DataFrame of the fields."""
+        return pd.DataFrame([asdict(self)])
+
+
+def declared_test(
+    estimate: float,
+    se: float,
+    df: float,
+    *,
+    null: float = 0.0,
+    sidedness: Literal["two-sided", "greater", "less"] = "two-sided",
+    margin: float | None = None,
+    margin_kind: Literal["equivalence", "non-inferiority"] | None = None,
+    better: Better = "higher",
+    alpha: float = 0.05,
+) -> DeclaredTest:
+    """The t test a plan declares: two- or one-sided, or with a margin TOST or non-inferiority.
+
+    Every variant is a t test of ``(estimate - bound) / se`` on ``df`` degrees of freedom
+    (:func:`tost`, :func:`noninferiority`), reported with the interval it inverts, so the
+    decision and the interval agree by construction.
+
+    Parameters
+    ----------
+    estimate, se, df : float
+        On the test's scale (e.g. the net win with its CR2 SE and Bell-McCaffrey df, or a
+        log cost ratio); ``df=np.inf`` for a z test.
+    null : float
+        The value of no difference on that scale.
+    sidedness : {"two-sided", "greater", "less"}
+        The alternative without a margin: ``theta != null``, ``theta > null``,
+        ``theta < null``. With a non-inferiority margin it names the side shown
+        (``"greater"``: ``theta > null - margin``; ``"less"``: ``theta < null + margin``);
+        ``"two-sided"`` there means the side ``better`` names. Equivalence ignores it (both
+        sides are tested).
+    margin : float, optional
+        Positive, on the test's scale (a cost ratio's margin ``m`` is ``log(1 + m)``).
+    margin_kind : {"equivalence", "non-inferiority"}, optional
+        Required with ``margin``. Equivalence: ``null - margin < theta < null + margin``.
+    better : {"higher", "lower"}
+        Which direction is good for WITH; only decides a two-sided non-inferiority.
+    alpha : float
+        Level of the test (of each one-sided test for TOST); below 0.5 where one-sided.
+
+    Returns
+    -------
+    DeclaredTest
+
+    Examples
+    --------
+    >>> from evalstats.stats.equivalence import declared_test
+    >>> r = declared_test(0.12, 0.05, 14, sidedness="greater")
+    >>> r.test, round(r.p_value, 4), round(r.ci_low, 4), r.ci_high, r.reject
+    ('greater', 0.0154, 0.0319, inf, True)
+    >>> r = declared_test(0.02, 0.05, 14, margin=0.1, margin_kind="non-inferiority")
+    >>> r.test, r.lower_margin, round(r.p_value, 4), r.reject
+    ('non-inferiority', -0.1, 0.0154, True)
+    >>> r = declared_test(0.02, 0.05, 14, margin=0.1, margin_kind="equivalence")
+    >>> round(r.p_value, 4), round(r.ci_low, 4), round(r.ci_high, 4), r.ci_level
+    (0.066, -0.0681, 0.1081, 0.9)
+    """
+    if sidedness not in ("two-sided", "greater", "less"):
+        raise ValueError(f"sidedness must be two-sided, greater or less, got {sidedness!r}")
+    if better not in ("higher", "lower"):
+        raise ValueError(f"better must be 'higher' or 'lower', got {better!r}")
+    if (margin is None) != (margin_kind is None):
+        raise ValueError("margin and margin_kind go together: give both or neither")
+    null = float(null)
+    if not np.isfinite(null):
+        raise ValueError(f"null must be finite, got {null}")
+    if margin is None:
+        if sidedness == "two-sided":
+            # The estimate, SE and df as every test checks them; alpha up to 0.5 and beyond
+            # is a valid two-sided level (the one-sided tests need alpha < 0.5).
+            estimate, se, df, _ = _check(estimate, se, df, 0.05)
+            alpha = check_probability(alpha, "alpha", closed=False)
+            p_hi = _p_above(estimate, se, df, null)
+            p_lo = _p_below(estimate, se, df, null)
+            # 2 min(one-sided p): 2 sf(|t|) when se > 0, and 0 / 1 when the SE is 0.
+            p = min(1.0, 2.0 * min(p_hi, p_lo))
+            lo, hi = _interval(estimate, se, df, alpha / 2.0)
+            return DeclaredTest(
+                estimate, se, df, null, "two-sided", null, null, p, lo, hi, 1.0 - alpha,
+                alpha, bool(p < alpha),
+            )  # fmt: skip
+        margin_kind_: str = sidedness
+        bound = null
+    else:
+        margin = float(margin)
+        if not (np.isfinite(margin) and margin > 0):
+            raise ValueError(f"margin must be finite and > 0, got {margin}")
+        if margin_kind == "equivalence":
+            r = tost(estimate, se, df, lower=null - margin, upper=null + margin, alpha=alpha)
+            return DeclaredTest(
+                r.estimate, r.se, r.df, null, "equivalence", r.lower_margin, r.upper_margin,
+                r.p_value, r.ci_low, r.ci_high, 1.0 - 2.0 * r.alpha, r.alpha, r.rejected,
+            )  # fmt: skip
+        if margin_kind != "non-inferiority":
+            raise ValueError(
+                f"margin_kind must be 'equivalence' or 'non-inferiority', got {margin_kind!r}"
+            )
+        side = (
+            sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
+        )
+        margin_kind_ = "non-inferiority"
+        bound = null - margin if side == "greater" else null + margin
+        sidedness = side
+    up = sidedness == "greater"
+    r = noninferiority(
+        estimate, se, df, bound=bound, better="higher" if up else "lower", alpha=alpha
+    )
+    lo, hi = (r.ci_low, np.inf) if up else (-np.inf, r.ci_high)
+    return DeclaredTest(
+        r.estimate, r.se, r.df, null, margin_kind_, r.lower_margin, r.upper_margin, r.p_value,
+        lo, hi, 1.0 - r.alpha, r.alpha, r.rejected,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
