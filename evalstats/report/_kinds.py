@@ -341,8 +341,9 @@ def _kinds() -> dict[str, ReportKind]:
             parameters=PARAMETERS,
             looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
             **_hooks("_evaluation"),
-            # The headline, its tests, bounds and design check: the page's first cells.
-            first_part={"report": "design_coverage"},
+            # Everything the page shows before its per-task table (the headline, the declared
+            # test, bounds, design check, agreement, cost); per-task, accounting and audit follow.
+            first_part={"report": "primary_test"},
         ),
         "alpaca_eval": ReportKind(
             name="alpaca_eval",

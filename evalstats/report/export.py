@@ -622,6 +622,10 @@ def _primary(
 
 def _primary_test(doc: Mapping[str, Any]) -> dict[str, Any] | None:
     """The row of the ``primary_test`` table (the declared test, computed), or None."""
+    if not doc.get("provenance", {}).get("plan"):
+        # No declared plan, no declared test: the table is null; not looking it up keeps a
+        # report kernel's first cell from waiting for the rest of the page.
+        return None
     table = _table(doc, "primary_test")
     return None if table is None else table.iloc[0].to_dict()
 
