@@ -207,6 +207,35 @@ def _oracle(row: pd.Series, plan, *, log: bool) -> dict[str, float]:
     return {"p": t.cdf((est - bound) / se, df), "lo": -np.inf, "hi": est + q * se}
 
 
+def _draws_oracle(draws: np.ndarray, plan) -> dict[str, float]:
+    """Generalized p-values and order-statistic limits of pivot draws, with numpy alone
+    (a log cost ratio: lower is better)."""
+    d, a = np.sort(np.asarray(draws, dtype=float)), plan.alpha
+    k = d.size
+
+    def limits(level):
+        j = max(1, int(np.ceil(k * (1 - level) / 2 - 1e-9)))
+        return d[j - 1], d[k - j]
+
+    m = None if plan.margin is None else np.log1p(plan.margin)
+    if plan.margin_kind == "equivalence":
+        lo, hi = limits(1 - 2 * a)
+        return {"p": max(np.mean(d <= -m), np.mean(d >= m)), "lo": lo, "hi": hi}
+    side = plan.sidedness
+    if plan.margin_kind == "non-inferiority":
+        side = side if side != "two-sided" else "less"
+        bound = -m if side == "greater" else m
+    else:
+        bound = 0.0
+    if side == "two-sided":
+        lo, hi = limits(1 - a)
+        return {"p": min(1, 2 * min(np.mean(d <= 0), np.mean(d >= 0))), "lo": lo, "hi": hi}
+    lo, hi = limits(1 - 2 * a)
+    if side == "greater":
+        return {"p": np.mean(d <= bound), "lo": lo, "hi": np.inf}
+    return {"p": np.mean(d >= bound), "lo": -np.inf, "hi": hi}
+
+
 @needs_sample
 @pytest.mark.parametrize("name", list(PLANS))
 def test_primary_test_matches_scipy_on_the_published_row(planned, name):
@@ -228,11 +257,13 @@ def test_primary_test_matches_scipy_on_the_published_row(planned, name):
         plan.primary_rubric, plan.primary_judge_name, plan.statistic
     )  # fmt: skip
     log = plan.statistic.startswith("tokens")
+    pivotal = False
     if log:
         src = res.tables["cost"].set_index("metric").loc[plan.statistic]
         est = 0.5 * (np.log(src["ci_low"]) + np.log(src["ci_high"]))
         row = pd.Series({"est": est, "se": src["se_log"], "df": src["df"]})
         assert got["estimate"] == src["estimate"] and got["source"] == "cost"
+        pivotal = str(src["method"]).startswith("generalized pivotal")
     else:
         both = pd.concat([res.tables["headline"], res.tables["consensus"]], ignore_index=True)
         src = both.loc[
@@ -246,12 +277,19 @@ def test_primary_test_matches_scipy_on_the_published_row(planned, name):
         assert got["estimate"] == src[plan.statistic]
         assert got["ci_note"] == src["ci_note"]
         assert bool(src["primary"])  # the row the table tests is the one marked
-    want = _oracle(row, plan, log=log)
+    if pivotal:  # the total ratio's interval is no t interval: test on its draws
+        from evalstats.stats.cost import total_ratio_draws
+
+        draws = total_ratio_draws(res.frame, measure=plan.statistic.split("_")[0])
+        want = _draws_oracle(draws, plan)
+    else:
+        want = _oracle(row, plan, log=log)
     back = np.exp if log else (lambda v: v)
     assert got["p_value"] == pytest.approx(want["p"], rel=1e-9, abs=1e-15)
     assert got["ci_low"] == pytest.approx(back(want["lo"]), rel=1e-9)
     assert got["ci_high"] == pytest.approx(back(want["hi"]), rel=1e-9)
-    assert got["se"] == pytest.approx(row["se"]) and got["df"] == pytest.approx(row["df"])
+    assert got["se"] == pytest.approx(row["se"])
+    assert got["df"] == pytest.approx(row["df"], nan_ok=True)  # NaN: no t test (pivotal)
     # the decision and the interval agree, and the words say which
     ends = got[["ci_low", "ci_high", "lower_margin", "upper_margin"]].astype(float)
     with np.errstate(divide="ignore"):  # a ratio's open side is 0 (log: -inf)
@@ -487,3 +525,29 @@ def test_new_sections_are_fast():
             declared_test(0.3, 0.1, 13.8, margin=0.1, margin_kind="non-inferiority")
         best = min(best, (time.perf_counter() - t0) / 10)
     assert best < 0.005, best
+
+
+def test_declared_test_on_draws_decides_as_its_interval_says():
+    """Generalized p-values and order-statistic limits agree on every kind of test."""
+    from evalstats.stats.equivalence import declared_test_draws
+
+    gen = np.random.default_rng(4)
+    for _ in range(400):
+        draws = gen.normal(gen.normal(0, 0.2), gen.uniform(0.02, 0.3), size=gen.integers(50, 900))
+        kind = gen.choice(["two-sided", "greater", "less", "non-inferiority", "equivalence"])
+        margin = float(gen.uniform(0.01, 0.4))
+        alpha = float(gen.choice([0.01, 0.05, 0.1]))
+        if kind in ("non-inferiority", "equivalence"):
+            r = declared_test_draws(draws, margin=margin, margin_kind=kind, alpha=alpha)
+        else:
+            r = declared_test_draws(draws, sidedness=kind, alpha=alpha)
+        if r.test == "two-sided":
+            excluded = not (r.ci_low <= r.null <= r.ci_high)
+        elif r.test == "equivalence":
+            excluded = r.lower_margin < r.ci_low and r.ci_high < r.upper_margin
+        elif np.isinf(r.ci_high):  # shown above a bound
+            excluded = r.lower_margin < r.ci_low
+        else:
+            excluded = r.ci_high < r.upper_margin
+        assert r.reject == excluded, (kind, r)
+        assert np.isnan(r.df) and r.estimate == pytest.approx(np.median(draws))

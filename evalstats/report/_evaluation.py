@@ -666,7 +666,8 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
     that table's interval is, as :func:`~evalstats.stats.equivalence.cost_equivalence`
     does; a cost margin ``m`` is the ratio ``1 + m``). Draws nothing from the generator.
     """
-    from ..stats.equivalence import declared_test
+    from ..stats.cost import GPQ_HULL_METHOD, GPQ_METHOD, cost_ratios, total_ratio_draws
+    from ..stats.equivalence import declared_test, declared_test_draws, hull_declared_test
 
     plan = _plan(ctx)
     if plan is None:
@@ -715,17 +716,22 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
             f"a {_STAT_WORDS[stat]} alone has no value of no difference between WITH and "
             "WITHOUT (declare net_win or score to test)"
         )
-    if usable and not (np.isfinite(est) and np.isfinite(se) and df > 0):
+    draws = None
+    if source == "cost" and usable and str(row["method"]).startswith((GPQ_METHOD, GPQ_HULL_METHOD)):
+        # The total ratio's default interval is the generalized pivotal one, not a t
+        # interval: test on its draws (the same fixed-seed draws the interval came from).
+        draws = total_ratio_draws(ctx.frame, measure=stat.split("_")[0])
+        usable = draws is not None
+        refusal = "the pivotal draws of this ratio are not available here"
+        base = f"generalized pivotal test on the log ratio, {row['method']}"
+    if draws is None and usable and not (np.isfinite(est) and np.isfinite(se) and df > 0):
         usable, refusal = False, "no cluster-robust SE and df here (fewer than two tasks?)"
     if not usable:
         out |= {"test_centre": np.nan, "se": se, "df": df, "null": null, "test": "none"}
         out |= {"p_value": np.nan, "decision": "no test", "conclusion": f"no test: {refusal}"}
         out |= {"method": base, "ci_note": "; ".join(notes)}
         return {"primary_test": pd.DataFrame([out]).reindex(columns=list(PRIMARY_TEST_COLUMNS))}
-    res = declared_test(
-        est,
-        se,
-        df,
+    how = dict(
         null=null,
         sidedness=plan.sidedness,
         margin=margin,
@@ -733,6 +739,15 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
         better=better,
         alpha=alpha,
     )
+    if draws is None:
+        res = declared_test(est, se, df, **how)
+    else:
+        res = declared_test_draws(draws, **how)
+        if str(row["method"]).startswith(GPQ_HULL_METHOD):
+            # Widened to the CR2 interval: the test of the hull rejects where both do.
+            cr2 = cost_ratios(ctx.frame, interval="cr2").set_index("metric").loc[stat]
+            t_cr2 = declared_test(np.log(cr2["estimate"]), cr2["se_log"], cr2["df"], **how)
+            res = hull_declared_test(res, t_cr2)
     back = np.exp if source == "cost" else (lambda x: x)
     lo_m, hi_m = float(back(res.lower_margin)), float(back(res.upper_margin))
     words = _conclusion(stat, res.test, lo_m, hi_m, plan.margin)

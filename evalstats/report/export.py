@@ -681,9 +681,14 @@ def _primary_test_sentence(t: Mapping[str, Any], digits: int | None, percent: bo
     # results.json holds an open side as null: a one-sided bound.
     side = "one-sided " if t.get("ci_low") is None or t.get("ci_high") is None else ""
     verdict = "rejects its null" if t["decision"] == "reject" else "does not reject its null"
+    name = _TEST_NAMES.get(str(t["test"]), str(t["test"]))
+    if t.get("df") is None:  # no t test: the total ratio's generalized pivotal interval
+        what = f"generalized pivotal {name.replace(' t test', ' test')} (on its interval's draws)"
+    else:
+        what = f"{name} ({float(t['df']):.1f} df)"
     return (
-        f" The declared test of {t['statistic']}, a {_TEST_NAMES.get(str(t['test']), t['test'])} "
-        f"({float(t['df']):.1f} df), {verdict}: p = {_p_text(float(t['p_value']))} at alpha "
+        f" The declared test of {t['statistic']}, a {what}, "
+        f"{verdict}: p = {_p_text(float(t['p_value']))} at alpha "
         f"{_g(t['alpha'])}, with the {level} % {side}interval {iv}, so {conclusion}."
     )
 

@@ -51,6 +51,8 @@ __all__ = [
     "EquivalenceResult",
     "cost_equivalence",
     "declared_test",
+    "declared_test_draws",
+    "hull_declared_test",
     "net_win_equivalence",
     "noninferiority",
     "tost",
@@ -388,6 +390,113 @@ def declared_test(
     return DeclaredTest(
         r.estimate, r.se, r.df, null, margin_kind_, r.lower_margin, r.upper_margin, r.p_value,
         lo, hi, 1.0 - r.alpha, r.alpha, r.rejected,
+    )  # fmt: skip
+
+
+def declared_test_draws(
+    draws: np.ndarray,
+    *,
+    null: float = 0.0,
+    sidedness: Literal["two-sided", "greater", "less"] = "two-sided",
+    margin: float | None = None,
+    margin_kind: Literal["equivalence", "non-inferiority"] | None = None,
+    better: Better = "higher",
+    alpha: float = 0.05,
+) -> DeclaredTest:
+    """:func:`declared_test` on the draws of a generalized pivot instead of a t statistic.
+
+    For an interval that is not a t interval (the total cost ratio's generalized pivotal
+    interval, :func:`evalstats.stats.cost.lognormal_ratio_gpq`), each one-sided test is the
+    generalized p-value, e.g. ``mean(draws <= bound)`` for ``H0: theta <= bound``, and the
+    interval is the draws' order statistics (:func:`evalstats.stats.cost.gpq_interval`),
+    so the decision and the interval agree as for :func:`declared_test`: two-sided
+    ``p = min(1, 2 min(one-sided p))`` with the ``1 - alpha`` interval, one-sided and
+    non-inferiority tests with a one-sided bound, TOST with the ``1 - 2 alpha`` interval.
+    ``estimate`` is the draws' median, ``se`` their standard deviation, ``df`` NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evalstats.stats.equivalence import declared_test_draws
+    >>> draws = np.linspace(-0.30, 0.10, 401)  # a log ratio, mostly below 0
+    >>> r = declared_test_draws(draws, margin=np.log(1.1), margin_kind="non-inferiority",
+    ...                         better="lower")
+    >>> r.test, round(r.p_value, 4), round(r.ci_high, 4), r.reject
+    ('non-inferiority', 0.0125, 0.08, True)
+    """
+    from evalstats.stats.cost import gpq_interval
+
+    if sidedness not in ("two-sided", "greater", "less"):
+        raise ValueError(f"sidedness must be two-sided, greater or less, got {sidedness!r}")
+    if better not in ("higher", "lower"):
+        raise ValueError(f"better must be 'higher' or 'lower', got {better!r}")
+    if (margin is None) != (margin_kind is None):
+        raise ValueError("margin and margin_kind go together: give both or neither")
+    d = np.asarray(draws, dtype=np.float64).ravel()
+    if d.size == 0 or not np.all(np.isfinite(d)):
+        raise ValueError("draws must be a non-empty array of finite values")
+    alpha = check_probability(alpha, "alpha", closed=False)
+    null = float(null)
+    centre, spread = float(np.median(d)), float(np.std(d))
+
+    def above(bound: float) -> float:  # H0: theta <= bound
+        return float(np.mean(d <= bound))
+
+    def below(bound: float) -> float:  # H0: theta >= bound
+        return float(np.mean(d >= bound))
+
+    if margin is None and sidedness == "two-sided":
+        p = min(1.0, 2.0 * min(above(null), below(null)))
+        lo, hi = gpq_interval(d, 1.0 - alpha)
+        return DeclaredTest(
+            centre, spread, np.nan, null, "two-sided", null, null, p, float(lo), float(hi),
+            1.0 - alpha, alpha, bool(p < alpha),
+        )  # fmt: skip
+    if not alpha < 0.5:
+        raise ValueError(f"alpha must be below 0.5 for a one-sided test, got {alpha}")
+    lo2, hi2 = (float(v) for v in gpq_interval(d, 1.0 - 2.0 * alpha))
+    if margin is not None:
+        margin = float(margin)
+        if not (np.isfinite(margin) and margin > 0):
+            raise ValueError(f"margin must be finite and > 0, got {margin}")
+        if margin_kind == "equivalence":
+            lower, upper = null - margin, null + margin
+            p = max(above(lower), below(upper))
+            return DeclaredTest(
+                centre, spread, np.nan, null, "equivalence", lower, upper, p, lo2, hi2,
+                1.0 - 2.0 * alpha, alpha, bool(p < alpha),
+            )  # fmt: skip
+        if margin_kind != "non-inferiority":
+            raise ValueError(
+                f"margin_kind must be 'equivalence' or 'non-inferiority', got {margin_kind!r}"
+            )
+        side = (
+            sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
+        )
+        test, bound = "non-inferiority", null - margin if side == "greater" else null + margin
+    else:
+        side, test, bound = sidedness, sidedness, null
+    if side == "greater":
+        p = above(bound)
+        return DeclaredTest(
+            centre, spread, np.nan, null, test, bound, np.inf, p, lo2, np.inf, 1.0 - alpha,
+            alpha, bool(p < alpha),
+        )  # fmt: skip
+    p = below(bound)
+    return DeclaredTest(
+        centre, spread, np.nan, null, test, -np.inf, bound, p, -np.inf, hi2, 1.0 - alpha,
+        alpha, bool(p < alpha),
+    )  # fmt: skip
+
+
+def hull_declared_test(a: DeclaredTest, b: DeclaredTest) -> DeclaredTest:
+    """The declared test whose interval is the hull of ``a``'s and ``b``'s (the widened total
+    cost ratio's): it rejects where both reject, with ``p = max`` of theirs."""
+    p = max(a.p_value, b.p_value)
+    return DeclaredTest(
+        a.estimate, a.se, a.df, a.null, a.test, a.lower_margin, a.upper_margin, p,
+        min(a.ci_low, b.ci_low), max(a.ci_high, b.ci_high), a.ci_level, a.alpha,
+        bool(p < a.alpha),
     )  # fmt: skip
 
 
