@@ -93,6 +93,8 @@ from evalstats.stats.resample import (
     interval_from_distribution,
 )
 from evalstats.stats.robust import (
+    anova_icc,
+    bm_df_exchangeable,
     cr2_ratio,
     t_interval,
     t_test_p,
@@ -286,6 +288,7 @@ def win_rates(
     data["sign_test_p"] = sign_test_p(total[:, _WIN], l_tot)
     data["net_win_p"] = res["net_win_p"]
     data["df"] = res["df"]
+    data["net_win_df"] = res["net_win_df"]
     data["n_eff_clusters"] = res["n_eff_clusters"]
     data["few_clusters"] = res["few_clusters"]
     data["ci_note"] = res["ci_note"]
@@ -382,24 +385,35 @@ def rate_arrays(
         df = np.where(n > 1, np.inf, np.nan)
     else:
         se, df = se2, df2
+    if method in ("cr2_wilson", "cr2_t"):
+        # Net win (and score, the same statistic) gets the Satterthwaite df under an
+        # exchangeable working model at the ICC of its own row values: with unequal task
+        # sizes the working-independence df let the net-win test reject 6.4 % at 5 %
+        # (benchmarks/coverage.py); equal sizes keep C - 1 whatever the ICC.
+        icc = anova_icc(y[:, 4], (wins + 0.25 * ties)[used], m, g, n_groups)
+        net_df = bm_df_exchangeable(m, icc, g, n_groups)
+    else:
+        icc, net_df = np.full(n_groups, np.nan), df
+    dfs = np.repeat(df[:, None], len(RATE_NAMES), axis=1)
+    dfs[:, 3:] = net_df[:, None]
     # Boundary size where no spread is observed: Kish's effective clusters (the largest
     # design effect the cluster sizes allow); the verdicts themselves for the IID interval.
     boundary_n = n if method == "iid_wilson" else kish
     if method in ("cr2_wilson", "cluster_wilson", "iid_wilson"):
         low, high, p_net = _score_construction(
-            est, se, n, df, boundary_n, row_var, confidence, net_win_test
+            est, se, n, dfs, boundary_n, row_var, confidence, net_win_test
         )
     elif method in ("cr2_t", "cluster_t"):
-        low, high = t_interval(est, se, df[:, None], confidence)
+        low, high = t_interval(est, se, dfs, confidence)
         low = np.clip(low, _RANGE_LOW, _RANGE_HIGH)
         high = np.clip(high, _RANGE_LOW, _RANGE_HIGH)
-        p_net = t_test_p(est[:, 3], se[:, 3], df) if net_win_test else np.full(n_groups, np.nan)
+        p_net = t_test_p(est[:, 3], se[:, 3], net_df) if net_win_test else np.full(n_groups, np.nan)
         # No spread observed (a rate at 0 or 1, or every task alike): the t interval has
         # zero width, so take the boundary score construction, which keeps the df.
         flat = se <= 0
         if flat.any():
             b_low, b_high, b_p = _score_construction(
-                est, se, n, df, kish, row_var, confidence, net_win_test
+                est, se, n, dfs, kish, row_var, confidence, net_win_test
             )
             low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
             p_net = np.where(flat[:, 3], b_p, p_net)
@@ -422,7 +436,7 @@ def rate_arrays(
         p_net = wild_cluster_p(y[:, 3], m, g, n_groups, 0.0, v)
         flat = ~(se > 0)
         if flat.any():
-            b_low, b_high, b_p = _score_construction(est, se, n, df, kish, row_var, confidence)
+            b_low, b_high, b_p = _score_construction(est, se, n, dfs, kish, row_var, confidence)
             low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
             p_net = np.where(flat[:, 3], b_p, p_net)
     else:
@@ -438,7 +452,7 @@ def rate_arrays(
             rng=as_generator(rng),
         )
         flat = ~(high - low > 0)
-        b_low, b_high, _ = _score_construction(est, se, n, df, kish, row_var, confidence, False)
+        b_low, b_high, _ = _score_construction(est, se, n, dfs, kish, row_var, confidence, False)
         low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
         p_net = np.full(n_groups, np.nan)  # a bootstrap interval is not a test here
     note = np.full(n_groups, "", dtype=object)
@@ -460,6 +474,8 @@ def rate_arrays(
         "high": high,
         "net_win_p": p_net,
         "df": df,
+        "net_win_df": np.where(one, np.nan, net_df),
+        "net_win_icc": icc,
         "n_eff_clusters": kish,
         "few_clusters": ~(kish >= FEW_CLUSTERS),
         "ci_note": note,
@@ -468,20 +484,20 @@ def rate_arrays(
     }
 
 
-def _score_construction(est, se, n, df, kish, row_var, confidence, net_win_test=True):
+def _score_construction(est, se, n, dfs, kish, row_var, confidence, net_win_test=True):
     """Score interval of each rate (net win from the score's) and the net-win test (NaN
-    unless ``net_win_test``)."""
+    unless ``net_win_test``); ``dfs`` is (groups x rates), net win's and score's the same."""
     p = est.copy()
     s = se.copy()
     rv = row_var.copy()
     # Net win is 2 * score - 1: work on the score scale for it.
     p[:, 3], s[:, 3], rv[:, 3] = p[:, 4], s[:, 4], rv[:, 4]
-    args = (s, n[:, None], df[:, None], kish[:, None])
+    args = (s, n[:, None], dfs, kish[:, None])
     low, high = wilson_interval(p, *args, confidence, row_var=rv)
     low[:, 3], high[:, 3] = 2.0 * low[:, 3] - 1.0, 2.0 * high[:, 3] - 1.0
     if not net_win_test:
         return low, high, np.full(len(n), np.nan)
-    p_net = wilson_test_p(p[:, 4], s[:, 4], n, df, kish, 0.5, row_var=rv[:, 4])
+    p_net = wilson_test_p(p[:, 4], s[:, 4], n, dfs[:, 4], kish, 0.5, row_var=rv[:, 4])
     return low, high, p_net
 
 
@@ -577,7 +593,9 @@ def position_bias(
     cells, cell_id = np.unique(cell, return_inverse=True)
     won = np.bincount(cell_id, weights=first_won.astype(np.float64), minlength=len(cells))
     dec = np.bincount(cell_id, weights=decisive.astype(np.float64), minlength=len(cells))
-    first = rate_arrays(won, np.zeros_like(won), dec - won, cells // n_cl, n_groups)
+    first = rate_arrays(
+        won, np.zeros_like(won), dec - won, cells // n_cl, n_groups, net_win_test=False
+    )
 
     # Pairs judged in both orders: the first ok row of each order (rows in frame order).
     pair = cell * n_rep + np.asarray(rep, dtype=np.int64)[idx]
@@ -592,7 +610,14 @@ def position_bias(
     n_same = np.bincount(
         pair_cell, weights=same[both].astype(np.float64), minlength=len(pair_cells)
     )
-    cons = rate_arrays(n_same, np.zeros_like(n_same), n_both - n_same, pair_cells // n_cl, n_groups)
+    cons = rate_arrays(
+        n_same,
+        np.zeros_like(n_same),
+        n_both - n_same,
+        pair_cells // n_cl,
+        n_groups,
+        net_win_test=False,
+    )
 
     first_gid, cons_gid = cells // n_cl, pair_cells // n_cl
     wins = np.bincount(first_gid, weights=won, minlength=n_groups).astype(np.int64)
@@ -601,8 +626,11 @@ def position_bias(
     out["n_decisive"] = first["n"].astype(np.int64)
     out["first_shown_wins"] = wins
     _put_rate(out, "first_shown_win_rate", first)
-    # No ties here, so net win = 2 * rate - 1: its test is the test of a rate of 0.5.
-    out["first_shown_p"] = first["net_win_p"]
+    # The score test of 0.5 that the rate's interval inverts (its df, the rates' one).
+    est = first["est"][:, 0]
+    out["first_shown_p"] = wilson_test_p(
+        est, first["se"][:, 0], first["n"], first["df"], first["n_eff_clusters"], 0.5
+    )
     out["first_shown_sign_test_p"] = sign_test_p(wins, first["n"] - wins)
     out["first_shown_df"] = first["df"]
     out["n_pairs_both_orders"] = cons["n"].astype(np.int64)
