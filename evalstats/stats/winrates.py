@@ -16,8 +16,15 @@ orders of one task are correlated, so the task is the cluster:
 * ``df`` is the Bell-McCaffrey (Satterthwaite, working independence) degrees of
   freedom of the CR2 variance (Bell & McCaffrey 2002; Pustejovsky & Tipton 2018,
   *JBES*): ``C - 1`` for equal task sizes, fewer for unequal ones (tasks of 1-30
-  verdicts: 4.1 of 11). ``n_eff_clusters`` is Kish's ``n^2 / sum n_c^2``; designs
-  below 8 are flagged (``few_clusters``) and named in an :class:`EvalstatsWarning`.
+  verdicts: 4.1 of 11). ``net_win_df`` is the df of net win and of the score (one
+  statistic: ``net_win = 2 score - 1``) and of the net-win test in the ``"cr2_*"``
+  methods: the same Satterthwaite df under an exchangeable working model at the ANOVA
+  intra-task correlation of the net-win row values (Imbens & Kolesár 2016;
+  :func:`~evalstats.stats.robust.bm_df_exchangeable`), ``C - 1`` for equal task sizes
+  at every ICC, lower for unequal ones with a positive ICC (tasks of 1-30 verdicts, ICC
+  0.3: 2.5 on average); other methods give it ``df``. ``n_eff_clusters`` is Kish's
+  ``n^2 / sum n_c^2``; designs below 8 are flagged (``few_clusters``) and named in an
+  :class:`EvalstatsWarning`.
 * Intervals (``method``) and the net-win test come from one construction each, so
   ``net_win_p < 1 - confidence`` exactly when the net-win interval excludes 0:
   ``"cr2_wilson"`` (default): the score (Wilson) interval at the design-effect
@@ -48,7 +55,7 @@ win / tie / loss / net win (= score) and the type-I error at 5 %::
     design                 cr2_wilson                 cr2_t
     15x6 ICC .3            .948 .957 .949 .947  .048  .944 .950 .939 .942  .052
     8x3 ICC .3             .949 .962 .960 .956  .040  .940 .943 .938 .948  .049
-    12 tasks of 1-30       .944 .956 .941 .942  .064  .934 .955 .918 .932  .075
+    12 tasks of 1-30       .944 .956 .941 .969  .035  .934 .955 .918 .962  .041
     10x4 ICC .8            .971 .949 .944 .961  .039  .949 .937 .924 .943  .056
     8x3 ICC .05            .946 .958 .962 .951  .053  .943 .949 .949 .946  .059
     8x3 net +.8            .979 .966 .985 .980  .048  .894 .996 1.00 .924  .059
@@ -63,8 +70,15 @@ and the win rate at 10 x 4, ICC 0.8 (0.971): there 24 (or ~10 effective) verdict
 discrete for any valid equal-tailed interval to hold 0.95 closely (the IID Wilson interval on
 IID data covers 0.970 at n = 24, p = 0.05), so the default stays on the safe side and
 :func:`evalstats.stats.design_coverage` reports the simulated coverage of the design at hand
-with a ``ci_note``. The net-win test's type-I error is at most 0.053 except on 12 unequal
-tasks (0.064; ``cr2_t`` 0.075, the old CR1 / ``C - 1`` default 0.138). The former
+with a ``ci_note``. The net-win test's type-I error is at most 0.053 in every design; on
+12 unequal tasks it is 0.035 with ``net_win_df`` (net win covers 0.969 there, inside the
+band at its top), 0.064 with the rates' working-independence df (``cr2_t`` 0.075, the old
+CR1 / ``C - 1`` default 0.138). Candidates for net win there, 20,000 evaluations each
+(coverage / type-I): working-independence df .939 / .063; CR2 unbiased under the
+exchangeable model with that df .942 / .061; CR2 and df both under the exchangeable model
+(Pustejovsky & Tipton's working-model CR2) .973 / .029; CR3 with its own df .968 / .035
+and CR3 with the CR2 df .959 / .044 (both widen equal-sized designs by ``C / (C - 1)``);
+the exchangeable df, kept, .968 / .034; ``"wild_webb"`` .940 / .058 (2,000). The former
 ``(z / t_df)^2`` factor covered up to 0.986 at 8 x 3 (tie rate) and 0.981 at ICC 0.05;
 ``cr2_t`` undercovers skewed rates (0.89 at a win rate of 0.85) and rejects up to 7.5 %;
 the cluster BCa covered 0.85-0.995.
@@ -205,7 +219,9 @@ def win_rates(
         methods), ``<name>_ci_low``, ``<name>_ci_high``; ``sign_test_p`` (exact
         binomial test of wins vs losses, ignoring clustering), ``net_win_p`` (the
         test of net win = 0 that the net-win interval inverts; NaN for the bootstrap
-        methods), ``df`` (Bell-McCaffrey df, or C - 1), ``n_eff_clusters`` (Kish),
+        methods), ``df`` (Bell-McCaffrey df, or C - 1), ``net_win_df`` (the df of net
+        win, the score and ``net_win_p``: under the exchangeable working model for the
+        ``"cr2_*"`` methods, else ``df``), ``n_eff_clusters`` (Kish),
         ``few_clusters`` (fewer than 8 effective clusters), ``ci_note`` (why an
         interval is missing or what it ignores; empty otherwise), and ``method``,
         ``confidence``, ``no_answer_as``.
@@ -349,7 +365,9 @@ def rate_arrays(
     -------
     dict of ndarray
         ``est``, ``se``, ``low``, ``high`` (groups x the five rates), ``net_win_p``,
-        ``df``, ``n_eff_clusters``, ``few_clusters``, ``ci_note``, ``n``, ``n_clusters``.
+        ``df`` (the rates'), ``net_win_df`` (net win's and the score's), ``net_win_icc``
+        (the ANOVA ICC of the net-win rows it is computed at; NaN outside ``"cr2_*"``),
+        ``n_eff_clusters``, ``few_clusters``, ``ci_note``, ``n``, ``n_clusters``.
 
     Examples
     --------
