@@ -123,7 +123,7 @@ def test_exchangeable_df_many_groups_balanced_and_degenerate() -> None:
     # Equal sizes: C - 1 at every rho (the balanced battery designs are unchanged).
     for rho in (0.0, 0.3, 0.95, 1.0):
         df = bm_df_exchangeable(np.full(8, 3.0), rho, np.zeros(8, int), 1)
-        assert df[0] == pytest.approx(7.0, rel=1e-12)
+        assert df[0] == 7.0  # exactly: a t test on C - 1 df is the textbook one
     # Several groups at once, each its own rho; one cluster gives NaN.
     sizes = np.array([1.0, 1, 2, 3, 5, 8, 2, 2, 7, 4.0])
     gid = np.array([0, 0, 0, 0, 0, 0, 1, 1, 1, 2])
@@ -502,3 +502,31 @@ def test_design_coverage_flags_a_rare_outcome_design_and_passes_a_balanced_one()
         msb, msw = ssb / (c - 1), ssw / (n - c)
         m0 = (n - (m**2).sum() / n) / (c - 1)
         assert got[g] == pytest.approx(max((msb - msw) / (msb + (m0 - 1) * msw), 0.0), abs=1e-12)
+
+
+def test_net_win_df_holds_the_type_one_error_on_unequal_tasks() -> None:
+    # The battery's 12 unequal tasks at ICC 0.3 and a true net win of 0: the test on the
+    # rates' working-independence df rejects more than 5 %, on net_win_df it does not.
+    # Both p-values invert their intervals, computed here from the same draws.
+    from evalstats.stats.outcome_model import draw_outcomes
+
+    sizes = np.array([1, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30])
+    n_evals = 6000
+    codes = draw_outcomes(12, 30, p_win=0.375, p_tie=0.25, p_loss=0.375, icc=0.3,
+                          n_evals=n_evals, rng=2)[..., 0]  # fmt: skip
+    mask = np.arange(30)[None, None, :] < sizes[None, :, None]
+    wins, ties, losses = (((codes == k) & mask).sum(axis=2).ravel() for k in (2, 1, 0))
+    gid = np.repeat(np.arange(n_evals), 12)
+    r = rate_arrays(wins, ties, losses, gid, n_evals)
+    assert np.all(r["net_win_df"] < r["df"] + 1e-12) and np.mean(r["net_win_df"]) < 3.0
+    score = r["est"][:, 4]
+    args = (r["se"][:, 4], r["n"], r["n_eff_clusters"])
+    row_var = np.maximum(
+        np.bincount(gid, weights=(wins + 0.25 * ties).astype(float)) / r["n"] - score**2, 0
+    )
+    p_indep = wilson_test_p(score, args[0], args[1], r["df"], args[2], 0.5, row_var=row_var)
+    p_net = wilson_test_p(score, *args[:2], r["net_win_df"], args[2], 0.5, row_var=row_var)
+    assert np.allclose(p_net, r["net_win_p"], rtol=1e-9, equal_nan=True)
+    mc_se = np.sqrt(0.05 * 0.95 / n_evals)  # 0.0028
+    assert (p_indep < 0.05).mean() > 0.05 + mc_se
+    assert (p_net < 0.05).mean() < 0.05
