@@ -13,7 +13,9 @@ ratios (computed by :func:`evalstats.stats.cost.cost_ratios` as it is, per evalu
 the Monte-Carlo SE of a coverage of 0.95, and (``flagged``) the share of evaluations of the
 design that :func:`evalstats.stats.design_coverage` marks as outside [0.93, 0.97].
 
-Run: ``.venv/bin/python benchmarks/coverage.py [--evals 2000] [--cost-evals 600]``.
+Run: ``.venv/bin/python benchmarks/coverage.py [--evals 2000] [--cost-evals 600]
+[--designs unequal,15x6] [--methods cr2_wilson,cr2_t] [--no-wild]``; a ``--designs`` subset
+draws each design from the seed it has in the full battery, so its rows are the full run's.
 """
 
 from __future__ import annotations
@@ -131,6 +133,7 @@ def rate_coverage(
         row["type1"] = float(rej.mean()) if has_p.all() else np.nan
         row["p_vs_ci_disagree"] = int((excl != rej)[has_p].sum()) if has_p.all() else np.nan
         row["df"] = float(np.nanmean(r["df"]))
+        row["net_win_df"] = float(np.nanmean(r["net_win_df"]))
         row["n_eff"] = float(np.nanmean(r["n_eff_clusters"]))
         rows[method] = row
     if WILD:
@@ -278,12 +281,31 @@ def cost_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str
     return {k: v / n_evals for k, v in hits.items()}
 
 
+def select_designs(names: str) -> tuple[Design, ...]:
+    """The designs whose names contain one of the comma-separated ``names`` (all if empty).
+
+    Each design keeps the seed it has in the full battery (``run`` spawns one per design
+    in :data:`DESIGNS` order), so a filtered run reproduces the full run's rows.
+    """
+    wanted = [w.strip().lower() for w in names.split(",") if w.strip()]
+    if not wanted:
+        return DESIGNS
+    chosen = tuple(d for d in DESIGNS if any(w in d.name.lower() for w in wanted))
+    if not chosen:
+        raise SystemExit(f"no design matches {names!r}; designs: {[d.name for d in DESIGNS]}")
+    return chosen
+
+
 def run(
     n_evals: int, cost_evals: int, seed: int, designs=DESIGNS, methods=RATE_METHODS
 ) -> pd.DataFrame:
-    seeds = np.random.SeedSequence(seed).spawn(len(designs))
+    # One seed per design of the full battery, so that a subset reproduces its rows.
+    spawned = np.random.SeedSequence(seed).spawn(len(DESIGNS))
+    by_name = {d.name: s for d, s in zip(DESIGNS, spawned, strict=True)}
+    others = iter(np.random.SeedSequence([seed, 1]).spawn(len(designs)))
     rows = []
-    for d, s in zip(designs, seeds, strict=True):
+    for d in designs:
+        s = by_name[d.name] if d in DESIGNS else next(others)
         rng = np.random.default_rng(s)
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -315,11 +337,23 @@ def main() -> None:
     parser.add_argument("--cost-evals", type=int, default=600)
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--no-wild", action="store_true", help="skip the wild bootstrap rows")
+    parser.add_argument(
+        "--designs",
+        default="",
+        help="comma-separated design names (substrings, case-insensitive); default: all",
+    )
+    parser.add_argument(
+        "--methods",
+        default=",".join(RATE_METHODS),
+        help=f"comma-separated rate methods (default: {','.join(RATE_METHODS)})",
+    )
     args = parser.parse_args()
     global WILD
     WILD = not args.no_wild
+    designs = select_designs(args.designs)
+    methods = tuple(m for m in args.methods.split(",") if m)
     start = time.perf_counter()
-    table = run(args.evals, args.cost_evals, args.seed)
+    table = run(args.evals, args.cost_evals, args.seed, designs=designs, methods=methods)
     pd.set_option("display.width", 250)
     pd.set_option("display.max_columns", 40)
     mcse = np.sqrt(0.95 * 0.05 / args.evals)

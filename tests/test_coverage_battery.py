@@ -44,6 +44,11 @@ def test_fast_battery_slice(battery) -> None:
         assert row["p_vs_ci_disagree"] == 0
     unequal = table.loc["12 unequal 1-30"]
     assert unequal.loc[battery.DEFAULT_METHOD, "df"] == pytest.approx(4.0885, abs=1e-3)
+    # Net win's df under the exchangeable working model is lower on unequal tasks (2.5 on
+    # average at ICC 0.3) and C - 1 on equal ones.
+    assert 1.5 < unequal.loc[battery.DEFAULT_METHOD, "net_win_df"] < 3.5
+    balanced = table.loc[("8x3 ICC .3", battery.DEFAULT_METHOD)]
+    assert balanced["net_win_df"] == pytest.approx(7.0) and balanced["df"] == pytest.approx(7.0)
     # CR1 with C - 1 = 11 df is the anti-conservative habit this default replaces.
     assert unequal.loc["cluster_t", "type1"] > unequal.loc[battery.DEFAULT_METHOD, "type1"]
     # The Korn-Graubard factor: the former (z / t_df)^2 covered 0.98 here (tie rate).

@@ -255,7 +255,9 @@ def test_net_win_noninferiority_uses_a_df_column_from_win_rates_when_there_is_on
     real = eq.win_rates
 
     def with_df(f, **kw):
-        return real(f, **kw).assign(**{column: 4.2})
+        # Without the other column, so that the "df" case tests the fallback.
+        others = [c for c in ("net_win_df",) if c != column]
+        return real(f, **kw).drop(columns=others).assign(**{column: 4.2})
 
     monkeypatch.setattr(eq, "win_rates", with_df)
     out = net_win_equivalence(frame, margin=0.1, kind="noninferiority").iloc[0]

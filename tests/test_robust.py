@@ -2,7 +2,9 @@
 
 CR1 is checked against statsmodels' cluster covariance; CR2 and the Bell-McCaffrey df
 against a direct matrix computation with explicit (I - H_gg)^{-1/2} blocks (scipy's
-sqrtm), written here independently of the closed forms in the module.
+sqrtm), written here independently of the closed forms in the module — the net-win df
+under the exchangeable working model with an explicit block covariance matrix, and the
+ICC it is computed at against scipy's one-way ANOVA F (``f_oneway``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from scipy import stats
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats.stats._cluster import cr1_ratio
 from evalstats.stats.robust import (
+    anova_icc,
     bm_df,
+    bm_df_exchangeable,
     cluster_jackknife,
     cluster_ratio_test,
     cr2_ratio,
@@ -32,8 +36,13 @@ from evalstats.stats.robust import (
 from evalstats.stats.winrates import RATE_NAMES, rate_arrays, win_rates
 
 
-def matrix_cr2(x: np.ndarray, g: np.ndarray) -> tuple[float, float, float]:
-    """Intercept-only OLS: estimate, CR2 SE and BM df by explicit matrices (the oracle)."""
+def matrix_cr2(x: np.ndarray, g: np.ndarray, rho: float = 0.0) -> tuple[float, float, float]:
+    """Intercept-only OLS: estimate, CR2 SE and BM df by explicit matrices (the oracle).
+
+    The df is the Satterthwaite df of the CR2 quadratic form ``V = y' M' M y`` when the
+    rows' covariance is ``Sigma`` (exchangeable within cluster at ``rho``; identity at
+    0): ``tr(M Sigma M')^2 / ||M Sigma M'||_F^2``.
+    """
     n = len(x)
     X = np.ones((n, 1))
     XtXi = np.linalg.inv(X.T @ X)
@@ -52,8 +61,18 @@ def matrix_cr2(x: np.ndarray, g: np.ndarray) -> tuple[float, float, float]:
         pad[i] = (A @ X[i] @ XtXi).ravel()
         M.append(IH @ pad)
     M = np.array(M)
-    G = M @ M.T
+    sigma = np.where(g[:, None] == g[None, :], rho, 0.0) + (1.0 - rho) * np.eye(n)
+    G = M @ sigma @ M.T
     return float(x.mean()), float(np.sqrt(V)), float(np.trace(G) ** 2 / (G**2).sum())
+
+
+def oracle_icc(x: np.ndarray, g: np.ndarray) -> float:
+    """One-way ANOVA ICC from scipy's F statistic, ``(F - 1) / (F + m0 - 1)``, floored at 0."""
+    groups = [x[g == c] for c in np.unique(g)]
+    f = stats.f_oneway(*groups).statistic
+    m = np.array([len(v) for v in groups], dtype=float)
+    m0 = (m.sum() - (m**2).sum() / m.sum()) / (len(m) - 1)
+    return max(float((f - 1) / (f + m0 - 1)), 0.0)
 
 
 def clustered_rows(rng: np.random.Generator, sizes) -> tuple[np.ndarray, np.ndarray]:
@@ -80,6 +99,48 @@ def test_cr2_and_bm_df_match_the_matrix_computation(seed: int) -> None:
     assert df[0] == pytest.approx(m_df, rel=1e-9)
     assert n_clusters[0] == len(sizes) and n[0] == len(x)
     assert kish[0] == pytest.approx(len(x) ** 2 / (sizes**2).sum())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exchangeable_df_and_icc_match_the_matrix_computation(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    sizes = rng.integers(1, 12, size=int(rng.integers(3, 15)))
+    sizes[0] = max(sizes[0], 2)  # at least one cluster with within-cluster spread
+    x, g = clustered_rows(rng, sizes)
+    gid = np.zeros(len(sizes), dtype=int)
+    y, y2 = np.bincount(g, weights=x), np.bincount(g, weights=x * x)
+    m = np.bincount(g).astype(float)
+    rho = anova_icc(y, y2, m, gid, 1)
+    assert rho[0] == pytest.approx(oracle_icc(x, g), rel=1e-9, abs=1e-12)
+    for r in (0.0, 0.2, 0.7, float(rho[0])):
+        df = bm_df_exchangeable(m, r, gid, 1)
+        assert df[0] == pytest.approx(matrix_cr2(x, g, rho=r)[2], rel=1e-9)
+    # rho = 0 is the working-independence df of bm_df.
+    assert bm_df_exchangeable(m, 0.0, gid, 1)[0] == pytest.approx(bm_df(m, gid, 1)[0][0])
+
+
+def test_exchangeable_df_many_groups_balanced_and_degenerate() -> None:
+    # Equal sizes: C - 1 at every rho (the balanced battery designs are unchanged).
+    for rho in (0.0, 0.3, 0.95, 1.0):
+        df = bm_df_exchangeable(np.full(8, 3.0), rho, np.zeros(8, int), 1)
+        assert df[0] == 7.0  # exactly: a t test on C - 1 df is the textbook one
+    # Several groups at once, each its own rho; one cluster gives NaN.
+    sizes = np.array([1.0, 1, 2, 3, 5, 8, 2, 2, 7, 4.0])
+    gid = np.array([0, 0, 0, 0, 0, 0, 1, 1, 1, 2])
+    df = bm_df_exchangeable(sizes, np.array([0.4, 0.1, 0.0]), gid, 3)
+    for k, r in ((0, 0.4), (1, 0.1)):
+        i = gid == k
+        g = np.repeat(np.arange(i.sum()), sizes[i].astype(int))
+        assert df[k] == pytest.approx(matrix_cr2(np.zeros(len(g)), g, rho=r)[2], rel=1e-9)
+    assert np.isnan(df[2])
+    # The ICC: negative estimates floored at 0; undefined (all singletons, one cluster,
+    # no spread) is 0; every cluster uniform but different is 1.
+    m = np.array([2.0, 2, 2, 2])
+    z = np.zeros(4, int)
+    assert anova_icc(np.array([1.0, 1, 1, 1]), np.array([1.0, 1, 1, 1]), m, z, 1)[0] == 0.0
+    assert anova_icc(np.array([1.0, 0, 1]), np.array([1.0, 0, 1]), np.ones(3), z[:3], 1)[0] == 0
+    assert anova_icc(np.array([2.0, 0, 2, 0]), np.array([2.0, 0, 2, 0]), m, z, 1)[0] == 1.0
+    assert anova_icc(np.array([2.0]), np.array([2.0]), np.array([4.0]), z[:1], 1)[0] == 0.0
 
 
 def test_published_design_bm_df_and_balanced_case() -> None:
@@ -139,6 +200,7 @@ def test_win_rates_cr2_se_and_df_against_the_matrix_oracle() -> None:
     sizes = [1, 1, 2, 3, 5, 8, 13]
     frame = verdict_frame(rng, 3, sizes)
     res = win_rates(frame, by="eval", method="cr2_t").set_index("eval")
+    rhos = []
     for e, sub in frame.groupby("eval"):
         oc = sub["outcome"].astype(str).to_numpy()
         values = {
@@ -149,18 +211,27 @@ def test_win_rates_cr2_se_and_df_against_the_matrix_oracle() -> None:
         values["net_win"] = values["win_rate"] - values["loss_rate"]
         values["score"] = values["win_rate"] + values["tie_rate"] / 2
         g = sub["task_id"].to_numpy()
+        # Net win and score: the df under the exchangeable working model at the ICC of
+        # the net-win row values (the score's: an affine map of them).
+        rho = oracle_icc(values["net_win"], g)
+        rhos.append(rho)
+        net_df = matrix_cr2(values["net_win"], g, rho=rho)[2]
+        assert res.loc[e, "net_win_df"] == pytest.approx(net_df, rel=1e-9)
         for name in RATE_NAMES:
             m_est, m_se, m_df = matrix_cr2(values[name], g)
             assert res.loc[e, name] == pytest.approx(m_est, rel=1e-12)
             assert res.loc[e, f"{name}_se"] == pytest.approx(m_se, rel=1e-9)
             assert res.loc[e, "df"] == pytest.approx(m_df, rel=1e-9)
-            q = stats.t.ppf(0.975, m_df)
+            q = stats.t.ppf(0.975, net_df if name in ("net_win", "score") else m_df)
             lo = max(m_est - q * m_se, -1 if name == "net_win" else 0)
             assert res.loc[e, f"{name}_ci_low"] == pytest.approx(lo, rel=1e-9, abs=1e-12)
-        # net_win_p: the CR2 t test on the BM df, as the oracle computes it.
-        m_est, m_se, m_df = matrix_cr2(values["net_win"], g)
-        p = 2 * stats.t.sf(abs(m_est / m_se), m_df)
+        if rho > 0:  # unequal sizes: the working model's df is lower
+            assert res.loc[e, "net_win_df"] < res.loc[e, "df"]
+        # net_win_p: the CR2 t test on the net-win df, as the oracle computes it.
+        m_est, m_se, _ = matrix_cr2(values["net_win"], g)
+        p = 2 * stats.t.sf(abs(m_est / m_se), net_df)
         assert res.loc[e, "net_win_p"] == pytest.approx(p, rel=1e-8)
+    assert max(rhos) > 0.05  # the working model is exercised, not only its rho = 0 case
 
 
 @pytest.mark.parametrize("method", ["cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t"])
@@ -236,10 +307,13 @@ def test_cluster_ratio_test_is_the_win_rate_net_win_test() -> None:
     res = win_rates(frame, by=None, method="cr2_t").iloc[0]
     oc = frame["outcome"].astype(str)
     net = ((oc == "win").astype(int) - (oc == "loss").astype(int)).groupby(frame["task_id"]).sum()
+    decisive = (oc != "tie").astype(int).groupby(frame["task_id"]).sum()
     m = frame.groupby("task_id").size()
-    t = cluster_ratio_test(net.to_numpy(), m.to_numpy())
+    t = cluster_ratio_test(net.to_numpy(), m.to_numpy(), y2=decisive.to_numpy())
     assert t.estimate == pytest.approx(res["net_win"])
-    assert t.se == pytest.approx(res["net_win_se"]) and t.df == pytest.approx(res["df"])
+    assert t.se == pytest.approx(res["net_win_se"]) and t.df == pytest.approx(res["net_win_df"])
+    # Without the squares: the working-independence df of the rates.
+    assert cluster_ratio_test(net.to_numpy(), m.to_numpy()).df == pytest.approx(res["df"])
     assert t.p_value == pytest.approx(res["net_win_p"])
     assert (t.ci_low, t.ci_high) == pytest.approx((res["net_win_ci_low"], res["net_win_ci_high"]))
     # A TOST at margin 0.5 is two one-sided calls; each agrees with its one-sided bound.
@@ -428,3 +502,31 @@ def test_design_coverage_flags_a_rare_outcome_design_and_passes_a_balanced_one()
         msb, msw = ssb / (c - 1), ssw / (n - c)
         m0 = (n - (m**2).sum() / n) / (c - 1)
         assert got[g] == pytest.approx(max((msb - msw) / (msb + (m0 - 1) * msw), 0.0), abs=1e-12)
+
+
+def test_net_win_df_holds_the_type_one_error_on_unequal_tasks() -> None:
+    # The battery's 12 unequal tasks at ICC 0.3 and a true net win of 0: the test on the
+    # rates' working-independence df rejects more than 5 %, on net_win_df it does not.
+    # Both p-values invert their intervals, computed here from the same draws.
+    from evalstats.stats.outcome_model import draw_outcomes
+
+    sizes = np.array([1, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30])
+    n_evals = 6000
+    codes = draw_outcomes(12, 30, p_win=0.375, p_tie=0.25, p_loss=0.375, icc=0.3,
+                          n_evals=n_evals, rng=2)[..., 0]  # fmt: skip
+    mask = np.arange(30)[None, None, :] < sizes[None, :, None]
+    wins, ties, losses = (((codes == k) & mask).sum(axis=2).ravel() for k in (2, 1, 0))
+    gid = np.repeat(np.arange(n_evals), 12)
+    r = rate_arrays(wins, ties, losses, gid, n_evals)
+    assert np.all(r["net_win_df"] < r["df"] + 1e-12) and np.mean(r["net_win_df"]) < 3.0
+    score = r["est"][:, 4]
+    args = (r["se"][:, 4], r["n"], r["n_eff_clusters"])
+    row_var = np.maximum(
+        np.bincount(gid, weights=(wins + 0.25 * ties).astype(float)) / r["n"] - score**2, 0
+    )
+    p_indep = wilson_test_p(score, args[0], args[1], r["df"], args[2], 0.5, row_var=row_var)
+    p_net = wilson_test_p(score, *args[:2], r["net_win_df"], args[2], 0.5, row_var=row_var)
+    assert np.allclose(p_net, r["net_win_p"], rtol=1e-9, equal_nan=True)
+    mc_se = np.sqrt(0.05 * 0.95 / n_evals)  # 0.0028
+    assert (p_indep < 0.05).mean() > 0.05 + mc_se
+    assert (p_net < 0.05).mean() < 0.05

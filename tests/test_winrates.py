@@ -186,7 +186,8 @@ def test_output_columns() -> None:
     ]
     for name in RATE_NAMES:
         expected += [name, f"{name}_se", f"{name}_ci_low", f"{name}_ci_high"]
-    expected += ["sign_test_p", "net_win_p", "df", "n_eff_clusters", "few_clusters", "ci_note"]
+    expected += ["sign_test_p", "net_win_p", "df", "net_win_df", "n_eff_clusters", "few_clusters"]
+    expected += ["ci_note"]
     expected += ["method", "confidence", "no_answer_as", "invalid_as"]
     assert list(res.columns) == expected
     assert (res["method"] == DEFAULT_METHOD).all()

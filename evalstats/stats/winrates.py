@@ -16,8 +16,15 @@ orders of one task are correlated, so the task is the cluster:
 * ``df`` is the Bell-McCaffrey (Satterthwaite, working independence) degrees of
   freedom of the CR2 variance (Bell & McCaffrey 2002; Pustejovsky & Tipton 2018,
   *JBES*): ``C - 1`` for equal task sizes, fewer for unequal ones (tasks of 1-30
-  verdicts: 4.1 of 11). ``n_eff_clusters`` is Kish's ``n^2 / sum n_c^2``; designs
-  below 8 are flagged (``few_clusters``) and named in an :class:`EvalstatsWarning`.
+  verdicts: 4.1 of 11). ``net_win_df`` is the df of net win and of the score (one
+  statistic: ``net_win = 2 score - 1``) and of the net-win test in the ``"cr2_*"``
+  methods: the same Satterthwaite df under an exchangeable working model at the ANOVA
+  intra-task correlation of the net-win row values (Imbens & Kolesár 2016;
+  :func:`~evalstats.stats.robust.bm_df_exchangeable`), ``C - 1`` for equal task sizes
+  at every ICC, lower for unequal ones with a positive ICC (tasks of 1-30 verdicts, ICC
+  0.3: 2.5 on average); other methods give it ``df``. ``n_eff_clusters`` is Kish's
+  ``n^2 / sum n_c^2``; designs below 8 are flagged (``few_clusters``) and named in an
+  :class:`EvalstatsWarning`.
 * Intervals (``method``) and the net-win test come from one construction each, so
   ``net_win_p < 1 - confidence`` exactly when the net-win interval excludes 0:
   ``"cr2_wilson"`` (default): the score (Wilson) interval at the design-effect
@@ -48,7 +55,7 @@ win / tie / loss / net win (= score) and the type-I error at 5 %::
     design                 cr2_wilson                 cr2_t
     15x6 ICC .3            .948 .957 .949 .947  .048  .944 .950 .939 .942  .052
     8x3 ICC .3             .949 .962 .960 .956  .040  .940 .943 .938 .948  .049
-    12 tasks of 1-30       .944 .956 .941 .942  .064  .934 .955 .918 .932  .075
+    12 tasks of 1-30       .944 .956 .941 .969  .035  .934 .955 .918 .962  .041
     10x4 ICC .8            .971 .949 .944 .961  .039  .949 .937 .924 .943  .056
     8x3 ICC .05            .946 .958 .962 .951  .053  .943 .949 .949 .946  .059
     8x3 net +.8            .979 .966 .985 .980  .048  .894 .996 1.00 .924  .059
@@ -63,8 +70,15 @@ and the win rate at 10 x 4, ICC 0.8 (0.971): there 24 (or ~10 effective) verdict
 discrete for any valid equal-tailed interval to hold 0.95 closely (the IID Wilson interval on
 IID data covers 0.970 at n = 24, p = 0.05), so the default stays on the safe side and
 :func:`evalstats.stats.design_coverage` reports the simulated coverage of the design at hand
-with a ``ci_note``. The net-win test's type-I error is at most 0.053 except on 12 unequal
-tasks (0.064; ``cr2_t`` 0.075, the old CR1 / ``C - 1`` default 0.138). The former
+with a ``ci_note``. The net-win test's type-I error is at most 0.053 in every design; on
+12 unequal tasks it is 0.035 with ``net_win_df`` (net win covers 0.969 there, inside the
+band at its top), 0.064 with the rates' working-independence df (``cr2_t`` 0.075, the old
+CR1 / ``C - 1`` default 0.138). Candidates for net win there, 20,000 evaluations each
+(coverage / type-I): working-independence df .939 / .063; CR2 unbiased under the
+exchangeable model with that df .942 / .061; CR2 and df both under the exchangeable model
+(Pustejovsky & Tipton's working-model CR2) .973 / .029; CR3 with its own df .968 / .035
+and CR3 with the CR2 df .959 / .044 (both widen equal-sized designs by ``C / (C - 1)``);
+the exchangeable df, kept, .968 / .034; ``"wild_webb"`` .940 / .058 (2,000). The former
 ``(z / t_df)^2`` factor covered up to 0.986 at 8 x 3 (tie rate) and 0.981 at ICC 0.05;
 ``cr2_t`` undercovers skewed rates (0.89 at a win rate of 0.85) and rejects up to 7.5 %;
 the cluster BCa covered 0.85-0.995.
@@ -94,6 +108,8 @@ from evalstats.stats.resample import (
     interval_from_distribution,
 )
 from evalstats.stats.robust import (
+    anova_icc,
+    bm_df_exchangeable,
     cr2_ratio,
     t_interval,
     t_test_p,
@@ -204,7 +220,9 @@ def win_rates(
         methods), ``<name>_ci_low``, ``<name>_ci_high``; ``sign_test_p`` (exact
         binomial test of wins vs losses, ignoring clustering), ``net_win_p`` (the
         test of net win = 0 that the net-win interval inverts; NaN for the bootstrap
-        methods), ``df`` (Bell-McCaffrey df, or C - 1), ``n_eff_clusters`` (Kish),
+        methods), ``df`` (Bell-McCaffrey df, or C - 1), ``net_win_df`` (the df of net
+        win, the score and ``net_win_p``: under the exchangeable working model for the
+        ``"cr2_*"`` methods, else ``df``), ``n_eff_clusters`` (Kish),
         ``few_clusters`` (fewer than 8 effective clusters), ``ci_note`` (why an
         interval is missing or what it ignores; empty otherwise), and ``method``,
         ``confidence``, ``no_answer_as``.
@@ -287,6 +305,7 @@ def win_rates(
     data["sign_test_p"] = sign_test_p(total[:, _WIN], l_tot)
     data["net_win_p"] = res["net_win_p"]
     data["df"] = res["df"]
+    data["net_win_df"] = res["net_win_df"]
     data["n_eff_clusters"] = res["n_eff_clusters"]
     data["few_clusters"] = res["few_clusters"]
     data["ci_note"] = res["ci_note"]
@@ -351,8 +370,10 @@ def rate_arrays(
     -------
     dict of ndarray
         ``est``, ``se``, ``low``, ``high`` (groups x the five rates), ``net_win_p``,
-        ``df``, ``n_eff_clusters``, ``few_clusters``, ``ci_note``, ``n``, ``n_clusters``;
-        with ``also``, ``also``: ``{method: (low, high)}``.
+        ``df`` (the rates'), ``net_win_df`` (net win's and the score's), ``net_win_icc``
+        (the ANOVA ICC of the net-win rows it is computed at; NaN outside ``"cr2_*"``),
+        ``n_eff_clusters``, ``few_clusters``, ``ci_note``, ``n``, ``n_clusters``; with
+        ``also``, ``also``: ``{method: (low, high)}``.
 
     Examples
     --------
@@ -392,24 +413,35 @@ def rate_arrays(
         df = np.where(n > 1, np.inf, np.nan)
     else:
         se, df = se2, df2
+    if method in ("cr2_wilson", "cr2_t"):
+        # Net win (and score, the same statistic) gets the Satterthwaite df under an
+        # exchangeable working model at the ICC of its own row values: with unequal task
+        # sizes the working-independence df let the net-win test reject 6.4 % at 5 %
+        # (benchmarks/coverage.py); equal sizes keep C - 1 whatever the ICC.
+        icc = anova_icc(y[:, 4], (wins + 0.25 * ties)[used], m, g, n_groups)
+        net_df = bm_df_exchangeable(m, icc, g, n_groups)
+    else:
+        icc, net_df = np.full(n_groups, np.nan), df
+    dfs = np.repeat(df[:, None], len(RATE_NAMES), axis=1)
+    dfs[:, 3:] = net_df[:, None]
     # Boundary size where no spread is observed: Kish's effective clusters (the largest
     # design effect the cluster sizes allow); the verdicts themselves for the IID interval.
     boundary_n = n if method == "iid_wilson" else kish
     if method in ("cr2_wilson", "cluster_wilson", "iid_wilson"):
         low, high, p_net = _score_construction(
-            est, se, n, df, boundary_n, row_var, confidence, net_win_test
+            est, se, n, dfs, boundary_n, row_var, confidence, net_win_test
         )
     elif method in ("cr2_t", "cluster_t"):
-        low, high = t_interval(est, se, df[:, None], confidence)
+        low, high = t_interval(est, se, dfs, confidence)
         low = np.clip(low, _RANGE_LOW, _RANGE_HIGH)
         high = np.clip(high, _RANGE_LOW, _RANGE_HIGH)
-        p_net = t_test_p(est[:, 3], se[:, 3], df) if net_win_test else np.full(n_groups, np.nan)
+        p_net = t_test_p(est[:, 3], se[:, 3], net_df) if net_win_test else np.full(n_groups, np.nan)
         # No spread observed (a rate at 0 or 1, or every task alike): the t interval has
         # zero width, so take the boundary score construction, which keeps the df.
         flat = se <= 0
         if flat.any():
             b_low, b_high, b_p = _score_construction(
-                est, se, n, df, kish, row_var, confidence, net_win_test
+                est, se, n, dfs, kish, row_var, confidence, net_win_test
             )
             low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
             p_net = np.where(flat[:, 3], b_p, p_net)
@@ -432,7 +464,7 @@ def rate_arrays(
         p_net = wild_cluster_p(y[:, 3], m, g, n_groups, 0.0, v)
         flat = ~(se > 0)
         if flat.any():
-            b_low, b_high, b_p = _score_construction(est, se, n, df, kish, row_var, confidence)
+            b_low, b_high, b_p = _score_construction(est, se, n, dfs, kish, row_var, confidence)
             low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
             p_net = np.where(flat[:, 3], b_p, p_net)
     else:
@@ -447,7 +479,7 @@ def rate_arrays(
             confidence=confidence,
             rng=as_generator(rng),
         )
-        b_low, b_high, _ = _score_construction(est, se, n, df, kish, row_var, confidence, False)
+        b_low, b_high, _ = _score_construction(est, se, n, dfs, kish, row_var, confidence, False)
         for name, (lo, hi) in ends.items():
             flat = ~(hi - lo > 0)
             ends[name] = (np.where(flat, b_low, lo), np.where(flat, b_high, hi))
@@ -475,6 +507,8 @@ def rate_arrays(
         "high": high,
         "net_win_p": p_net,
         "df": df,
+        "net_win_df": np.where(one, np.nan, net_df),
+        "net_win_icc": icc,
         "n_eff_clusters": kish,
         "few_clusters": ~(kish >= FEW_CLUSTERS),
         "ci_note": note,
@@ -486,20 +520,20 @@ def rate_arrays(
     return out
 
 
-def _score_construction(est, se, n, df, kish, row_var, confidence, net_win_test=True):
+def _score_construction(est, se, n, dfs, kish, row_var, confidence, net_win_test=True):
     """Score interval of each rate (net win from the score's) and the net-win test (NaN
-    unless ``net_win_test``)."""
+    unless ``net_win_test``); ``dfs`` is (groups x rates), net win's and score's the same."""
     p = est.copy()
     s = se.copy()
     rv = row_var.copy()
     # Net win is 2 * score - 1: work on the score scale for it.
     p[:, 3], s[:, 3], rv[:, 3] = p[:, 4], s[:, 4], rv[:, 4]
-    args = (s, n[:, None], df[:, None], kish[:, None])
+    args = (s, n[:, None], dfs, kish[:, None])
     low, high = wilson_interval(p, *args, confidence, row_var=rv)
     low[:, 3], high[:, 3] = 2.0 * low[:, 3] - 1.0, 2.0 * high[:, 3] - 1.0
     if not net_win_test:
         return low, high, np.full(len(n), np.nan)
-    p_net = wilson_test_p(p[:, 4], s[:, 4], n, df, kish, 0.5, row_var=rv[:, 4])
+    p_net = wilson_test_p(p[:, 4], s[:, 4], n, dfs[:, 4], kish, 0.5, row_var=rv[:, 4])
     return low, high, p_net
 
 
@@ -595,7 +629,9 @@ def position_bias(
     cells, cell_id = np.unique(cell, return_inverse=True)
     won = np.bincount(cell_id, weights=first_won.astype(np.float64), minlength=len(cells))
     dec = np.bincount(cell_id, weights=decisive.astype(np.float64), minlength=len(cells))
-    first = rate_arrays(won, np.zeros_like(won), dec - won, cells // n_cl, n_groups)
+    first = rate_arrays(
+        won, np.zeros_like(won), dec - won, cells // n_cl, n_groups, net_win_test=False
+    )
 
     # Pairs judged in both orders: the first ok row of each order (rows in frame order).
     pair = cell * n_rep + np.asarray(rep, dtype=np.int64)[idx]
@@ -610,7 +646,14 @@ def position_bias(
     n_same = np.bincount(
         pair_cell, weights=same[both].astype(np.float64), minlength=len(pair_cells)
     )
-    cons = rate_arrays(n_same, np.zeros_like(n_same), n_both - n_same, pair_cells // n_cl, n_groups)
+    cons = rate_arrays(
+        n_same,
+        np.zeros_like(n_same),
+        n_both - n_same,
+        pair_cells // n_cl,
+        n_groups,
+        net_win_test=False,
+    )
 
     first_gid, cons_gid = cells // n_cl, pair_cells // n_cl
     wins = np.bincount(first_gid, weights=won, minlength=n_groups).astype(np.int64)
@@ -619,8 +662,11 @@ def position_bias(
     out["n_decisive"] = first["n"].astype(np.int64)
     out["first_shown_wins"] = wins
     _put_rate(out, "first_shown_win_rate", first)
-    # No ties here, so net win = 2 * rate - 1: its test is the test of a rate of 0.5.
-    out["first_shown_p"] = first["net_win_p"]
+    # The score test of 0.5 that the rate's interval inverts (its df, the rates' one).
+    est = first["est"][:, 0]
+    out["first_shown_p"] = wilson_test_p(
+        est, first["se"][:, 0], first["n"], first["df"], first["n_eff_clusters"], 0.5
+    )
     out["first_shown_sign_test_p"] = sign_test_p(wins, first["n"] - wins)
     out["first_shown_df"] = first["df"]
     out["n_pairs_both_orders"] = cons["n"].astype(np.int64)
