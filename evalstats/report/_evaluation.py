@@ -612,6 +612,14 @@ def _primary_row(ctx: Context, plan: Any) -> tuple[str, pd.Series]:
             "these results: its judge or rubric is not in the data selected"
         )
     cost = ctx.tables.get("cost")
+    if cost is None:
+        # Computed before the cost section (the page shows the declared test first): the
+        # total and geometric-mean rows do not depend on the generator (pivotal draws from
+        # a fixed seed; CR2), so these rows are the cost table's; a child stream keeps the
+        # page's generator untouched.
+        from ..stats.cost import cost_ratios
+
+        cost = _attempt(lambda: cost_ratios(ctx.frame, rng=_child_rng(ctx.seed, 4), **_common(ctx)))
     if not isinstance(cost, pd.DataFrame) or plan.statistic not in set(cost["metric"]):
         raise Unavailable(
             f"the plan's primary {plan.statistic} is a cost ratio, and the cost table is not "
@@ -1122,11 +1130,14 @@ def sections() -> tuple[Section, ...]:
             # position_bias (which rubrics are judged in both orders).
             ("blind", "report", _blind, ["dimensions", "position_bias"]),
             ("design_coverage", "report", _design_check, ["design_coverage"]),
+            # Draws nothing (its cost rows, when the plan's statistic is one, do not depend
+            # on the generator); after the design check, whose note its row carries; the
+            # end of the page's first part.
+            ("primary_test", "report", _primary_test, ["primary_test"]),
             ("agreement", "report", _agreement, ["agreement"]),
             ("disagreements", "report", _disagreements, ["disagreements"]),
             ("cost", "report", _cost, ["cost", "judge_spend"]),
             # Reads the tables above (the design check's notes included); draws nothing.
-            ("primary_test", "report", _primary_test, ["primary_test"]),
             ("per_task", "report", _per_task, ["per_task"]),
             ("accounting", "report", _accounting, ["accounting", "sensitivity", "invalid_outputs"]),
             ("audit", "report", _audit, ["audit"]),

@@ -341,8 +341,8 @@ def _kinds() -> dict[str, ReportKind]:
             parameters=PARAMETERS,
             looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
             **_hooks("_evaluation"),
-            # Everything the page shows before its per-task table (the headline, the declared
-            # test, bounds, design check, agreement, cost); per-task, accounting and audit follow.
+            # What the page's first cells show: the headline, the declared test, the bounds
+            # and the design check; agreement, cost, per-task, accounting and audit follow.
             first_part={"report": "primary_test"},
         ),
         "alpaca_eval": ReportKind(
