@@ -340,7 +340,21 @@ def _kg_df(n, df):
 def _kg_critical(alpha, df, n_df):
     """``z t_df / t_(n-1)`` at two-sided level ``alpha``: the score statistic's critical value."""
     half = alpha / 2.0
-    return -special.ndtri(half) * sps.t.isf(half, df) / sps.t.isf(half, n_df)
+    return -special.ndtri(half) * _t_isf(half, df) / _t_isf(half, n_df)
+
+
+def _t_isf(q, df):
+    """``scipy.stats.t.isf(q, df)``, evaluated once per distinct df when ``q`` is one level.
+
+    The t quantile (an inverse incomplete beta) is the cost of a large batch of intervals,
+    and a simulation's evaluations share a handful of df (every balanced design: C - 1),
+    so the quantiles of the distinct values are computed and spread back: the same numbers.
+    """
+    df = np.asarray(df, dtype=np.float64)
+    if np.ndim(q) or df.size < 64:
+        return sps.t.isf(q, df)
+    distinct, where = np.unique(df, return_inverse=True)  # NaNs collapse into one
+    return sps.t.isf(q, distinct)[where].reshape(df.shape)
 
 
 def wilson_interval(
