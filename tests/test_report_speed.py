@@ -132,6 +132,12 @@ def test_coverage_table_bootstrap_rows_use_common_resamples():
         for n, t in zip(names, truth, strict=True)
     ]
     assert table.loc["bca"].tolist() == expect
+    # the closed-form rows (from the array core, without the net-win p) are win_rates' too
+    cr2 = win_rates(frame, by="eval", method="cr2_wilson")
+    assert table.loc["cr2_wilson"].tolist() == [
+        float(((cr2[f"{n}_ci_low"] <= t) & (t <= cr2[f"{n}_ci_high"])).mean())
+        for n, t in zip(names, truth, strict=True)
+    ]
     assert ((table.loc["percentile"] > 0.5) & (table.loc["percentile"] <= 1)).all()
 
 

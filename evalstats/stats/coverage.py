@@ -11,14 +11,12 @@ the three 0/1 rates, Wald for all five) show what ignoring the clustering costs.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from .._schema import OUTCOME_DTYPE, STATUS_DTYPE
-from ..records import EvalstatsWarning
+from ._cluster import segment_sum
 from ._proportion import proportion_ci
 from .outcome_model import draw_outcomes
 from .resample import BOOTSTRAP_METHODS, as_generator
@@ -87,85 +85,66 @@ def coverage_table(
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = 0,
 ) -> pd.DataFrame:
-    """Coverage (rows: methods and naive IID intervals; columns: statistics)."""
-    rows = {}
-    res = None
-    gen = as_generator(rng)
-    shared = _shared_bootstrap(frame, methods, n_resamples, confidence, gen)
-    for method in methods:
-        if method in shared:
-            low, high = shared[method]
-            rows[method] = [
-                float(((low[:, j] <= t) & (t <= high[:, j])).mean()) for j, t in enumerate(truth)
-            ]
-            continue
-        with warnings.catch_warnings():  # small simulated designs: the flag is expected
-            warnings.simplefilter("ignore", EvalstatsWarning)
-            res = win_rates(
-                frame,
-                by="eval",
-                method=method,
-                n_resamples=n_resamples,
-                confidence=confidence,
-                rng=gen,
-            )
-        rows[method] = [
-            float(((res[f"{n}_ci_low"] <= t) & (t <= res[f"{n}_ci_high"])).mean())
-            for n, t in zip(RATE_NAMES, truth, strict=True)
-        ]
-    if res is None:
-        res = win_rates(frame, by="eval", confidence=confidence)  # the naive rows' counts
+    """Coverage (rows: methods and naive IID intervals; columns: statistics).
+
+    The evaluations' per-task counts are taken from ``frame`` once, and every method's
+    intervals come from :func:`~evalstats.stats.winrates.rate_arrays` on them (the core of
+    :func:`~evalstats.stats.winrates.win_rates`, the same intervals) without the net-win
+    p-value, which coverage does not use; the bootstrap methods share one set of resamples.
+    """
     if not methods:
         raise ValueError("methods must name at least one interval method")
-    n = res["n"].to_numpy(np.float64)
-    counts = {"win_rate": res["wins"], "tie_rate": res["ties"], "loss_rate": res["losses"]}
+    for method in methods:
+        if method not in WIN_RATE_METHODS:
+            raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
+    gen = as_generator(rng)
+    category = _row_categories(frame, ["eval"], "task_id")
+    groups, gid, counts, _ = _cluster_counts(frame, ["eval"], "task_id", category)
+    cells = (counts[:, _WIN], counts[:, _TIE], counts[:, _LOSS], gid, len(groups))
+    boot = [m for m in methods if m in BOOTSTRAP_METHODS]
+    ends: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    res: dict = {}
+    for method in methods:
+        if method in ends:
+            continue
+        also = tuple(boot[1:]) if method in boot else ()
+        res = rate_arrays(
+            *cells,
+            method=method,
+            also=also,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            rng=gen,
+            net_win_test=False,
+        )
+        ends[method] = (res["low"], res["high"])
+        ends.update(res.get("also", {}))
+    rows = {
+        method: [
+            float(((ends[method][0][:, j] <= t) & (t <= ends[method][1][:, j])).mean())
+            for j, t in enumerate(truth)
+        ]
+        for method in methods
+    }
+    n = res["n"].astype(np.float64)
+    totals = segment_sum(counts[:, [_WIN, _TIE, _LOSS]].astype(np.float64), gid, len(groups))
+    w, ti, lo = totals[:, 0], totals[:, 1], totals[:, 2]
     wilson = []
     for name, t in zip(RATE_NAMES, truth, strict=True):
-        if name in counts:
-            ci = proportion_ci(counts[name].to_numpy(), n, confidence=confidence)
+        if name in ("win_rate", "tie_rate", "loss_rate"):
+            k = {"win_rate": w, "tie_rate": ti, "loss_rate": lo}[name]
+            ci = proportion_ci(k, n, confidence=confidence)
             wilson.append(float(((ci.ci_low <= t) & (t <= ci.ci_high)).mean()))
         else:
             wilson.append(np.nan)
     rows["naive IID Wilson"] = wilson
     # Naive Wald over verdicts: SE from the row-level variance, ignoring tasks.
-    w, ti, lo = (res[c].to_numpy(np.float64) for c in ("wins", "ties", "losses"))
     second_moment = np.stack([w, ti, lo, w + lo, w + ti / 4.0], axis=1) / n[:, None]
-    est = res[list(RATE_NAMES)].to_numpy(np.float64)
+    est = res["est"]
     se = np.sqrt(np.maximum(second_moment - est**2, 0.0) / n[:, None])
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     rows["naive IID Wald"] = list((np.abs(est - truth) <= z * se).mean(axis=0).astype(float))
     return pd.DataFrame(rows, index=list(RATE_NAMES)).T
-
-
-def _shared_bootstrap(
-    frame: pd.DataFrame,
-    methods: tuple[str, ...],
-    n_resamples: int,
-    confidence: float,
-    gen: np.random.Generator,
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The bootstrap methods among ``methods``, all from one set of resamples per
-    evaluation: ``{method: (low, high)}``, (evaluations x rates) each. Comparing bootstrap
-    intervals on common resamples costs one distribution instead of one per method."""
-    boot = [m for m in methods if m in BOOTSTRAP_METHODS]
-    if len(boot) < 2:
-        return {}
-    category = _row_categories(frame, ["eval"], "task_id")
-    groups, gid, counts, _ = _cluster_counts(frame, ["eval"], "task_id", category)
-    res = rate_arrays(
-        counts[:, _WIN],
-        counts[:, _TIE],
-        counts[:, _LOSS],
-        gid,
-        len(groups),
-        method=boot[0],
-        also=boot[1:],
-        n_resamples=n_resamples,
-        confidence=confidence,
-        rng=gen,
-        net_win_test=False,
-    )
-    return {boot[0]: (res["low"], res["high"]), **res["also"]}
 
 
 def type_one_error(frame: pd.DataFrame, level: float = 0.05) -> pd.Series:
