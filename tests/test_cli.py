@@ -135,3 +135,33 @@ def test_top_level_help_lists_every_command_with_its_own_help():
     full, light = helps(build_parser()), helps(build_parser(""))
     assert full == light
     assert set(_HOOKED) <= set(full) and all(full.values())
+
+
+def test_the_console_script_ends_a_report_at_once_and_loses_nothing(tmp_path):
+    """``evalstats`` (cli.run) skips the interpreter's teardown after ``report`` only: the
+    files are all there, stdout is flushed into a pipe, the exit code is main()'s."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample"
+    if not sample.exists():
+        pytest.skip("data/sample is absent")
+    code = "import sys; from evalstats.cli import run; sys.argv[0] = 'evalstats'; run()"
+    out = tmp_path / "r"
+    args = ["report", str(sample), "-o", str(out), "-p", "n_resamples=50"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"wrote {out / 'index.html'}")
+    for name in ("index.html", "methodology.html", "results.json", ".evalstats-report.json"):
+        assert (out / name).is_file(), name
+    assert (out / "results.json").read_text(encoding="utf-8").rstrip().endswith("}")
+    bad = subprocess.run(
+        [sys.executable, "-c", code, "report", str(tmp_path / "none"), "-o", str(out)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "not a directory" in bad.stderr
+    version = subprocess.run(
+        [sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert version.returncode == 0 and version.stdout.startswith("evalstats ")
