@@ -70,8 +70,10 @@ def notebook_path(name: str) -> Path:
 
 def _kernel_env(cache: Path) -> dict[str, str]:
     env = dict(os.environ)
+    # Not MPLCONFIGDIR: the kernel shares matplotlib's own cache with this process (as any
+    # matplotlib user does; matplotlib falls back to a temporary one where it cannot
+    # write), instead of rebuilding the font list in an empty directory at every render.
     for var, sub in (
-        ("MPLCONFIGDIR", "matplotlib"),
         ("IPYTHONDIR", "ipython"),
         ("JUPYTER_RUNTIME_DIR", "jupyter-runtime"),
     ):
