@@ -24,6 +24,8 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from ._surface import LazySurface
+
 __version__ = "0.1.0"
 
 # public name -> module (relative to this package) that defines it
@@ -110,24 +112,8 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__getattr__("__all__")})
 
 
-class _Surface(types.ModuleType):
-    """Keeps ``evalstats.audit`` and ``evalstats.simulate`` the functions, as they always were.
-
-    Importing a submodule binds it on its package (``evalstats.simulate = <module>``) after it
-    has run; where a public function has the submodule's name, bind the function instead.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if (
-            name in _LAZY
-            and isinstance(value, types.ModuleType)
-            and value.__name__ == f"{__name__}.{name}"
-        ):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Surface
+# Keeps a public name bound to its object when the submodule of that name is imported.
+sys.modules[__name__].__class__ = LazySurface
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs

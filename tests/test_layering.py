@@ -58,6 +58,7 @@ RANK: dict[str, int] = {
     "_atomic": 20,  # atomic file writes (records, rubrics, plots, report)
     "_display": 20,  # how results show themselves (stats' result classes, records' Dataset)
     "_schema": 10,
+    "_surface": 10,  # the lazy packages' module class (evalstats and evalstats.stats)
     "errors": 10,
 }
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import importlib
 import sys
-import types
 from typing import TYPE_CHECKING, Any
+
+from .._surface import LazySurface
 
 # public name -> the submodule (relative to this package) that defines it
 _LAZY: dict[str, str] = {
@@ -108,25 +109,8 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-class _Surface(types.ModuleType):
-    """Keeps ``evalstats.stats.summarize`` the function once its submodule is imported.
-
-    Importing a submodule binds it on its package after it has run; where a public name is
-    also a submodule's (``summarize``), bind the public object instead, as the eager
-    ``from .summarize import summarize`` did.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if (
-            name in _LAZY
-            and isinstance(value, types.ModuleType)
-            and value.__name__ == f"{__name__}.{name}"
-        ):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Surface
+# Keeps a public name bound to its object when the submodule of that name is imported.
+sys.modules[__name__].__class__ = LazySurface
 
 
 if TYPE_CHECKING:
