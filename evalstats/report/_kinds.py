@@ -12,6 +12,7 @@ to build ``--help``, and each kind loads its own modules only when it computes.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -228,6 +229,7 @@ class Prepared:
     data_dir: Path
     params: dict[str, Any]
     loaded: Loaded
+    _description: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
     def compute(self, pages: Sequence[str], *, on_first_part: Callable[[Any], None] | None = None):
         """The :class:`~evalstats.report.Results` of ``pages`` (sections in kind order).
@@ -276,25 +278,35 @@ class Prepared:
         return self._results(ctx, unavailable)
 
     def _results(self, ctx: Context, unavailable: dict[str, str]):
-        from ._provenance import is_simulated, provenance
         from ._results import Results, tidy
 
-        spec, p, loaded = self.spec, self.params, self.loaded
         return Results(
             tables={k: tidy(v) for k, v in ctx.tables.items()},
-            provenance=provenance(
-                self.data_dir,
-                loaded.inputs,
-                seed=p["seed"],
-                n_resamples=p["n_resamples"],
-                confidence=p["confidence"],
-                describe=loaded.describe,
-            ),
-            parameters=spec.describe_parameters(p),
-            simulated=is_simulated(self.data_dir),
+            **self._described(),
             unavailable=unavailable,
-            frame=loaded.frame,
+            frame=self.loaded.frame,
         )
+
+    def _described(self) -> dict[str, Any]:
+        """Provenance, parameters and the simulated flag: the same for every part and page
+        of these inputs, so computed (the inputs hashed) once."""
+        if self._description is None:
+            from ._provenance import is_simulated, provenance
+
+            p, loaded = self.params, self.loaded
+            self._description = {
+                "provenance": provenance(
+                    self.data_dir,
+                    loaded.inputs,
+                    seed=p["seed"],
+                    n_resamples=p["n_resamples"],
+                    confidence=p["confidence"],
+                    describe=loaded.describe,
+                ),
+                "parameters": self.spec.describe_parameters(p),
+                "simulated": is_simulated(self.data_dir),
+            }
+        return {k: copy.deepcopy(v) for k, v in self._description.items()}
 
 
 def prepare(

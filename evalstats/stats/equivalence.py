@@ -336,6 +336,47 @@ def declared_test(
     >>> round(r.p_value, 4), round(r.ci_low, 4), round(r.ci_high, 4), r.ci_level
     (0.066, -0.0681, 0.1081, 0.9)
     """
+    test, side, lower, upper = _hypotheses(null, sidedness, margin, margin_kind, better)
+    null = float(null)
+    if side == "two-sided":
+        # The estimate, SE and df as every test checks them; alpha up to 0.5 and beyond is a
+        # valid two-sided level (the one-sided tests need alpha < 0.5).
+        estimate, se, df, _ = _check(estimate, se, df, 0.05)
+        alpha = check_probability(alpha, "alpha", closed=False)
+        p_hi = _p_above(estimate, se, df, null)
+        p_lo = _p_below(estimate, se, df, null)
+        # 2 min(one-sided p): 2 sf(|t|) when se > 0, and 0 / 1 when the SE is 0.
+        p = min(1.0, 2.0 * min(p_hi, p_lo))
+        lo, hi = _interval(estimate, se, df, alpha / 2.0)
+        return DeclaredTest(
+            estimate, se, df, null, "two-sided", null, null, p, lo, hi, 1.0 - alpha,
+            alpha, bool(p < alpha),
+        )  # fmt: skip
+    if side == "both":
+        r = tost(estimate, se, df, lower=lower, upper=upper, alpha=alpha)
+        return DeclaredTest(
+            r.estimate, r.se, r.df, null, "equivalence", r.lower_margin, r.upper_margin,
+            r.p_value, r.ci_low, r.ci_high, 1.0 - 2.0 * r.alpha, r.alpha, r.rejected,
+        )  # fmt: skip
+    up = side == "greater"
+    r = noninferiority(
+        estimate, se, df, bound=lower if up else upper, better="higher" if up else "lower",
+        alpha=alpha,
+    )  # fmt: skip
+    lo, hi = (r.ci_low, np.inf) if up else (-np.inf, r.ci_high)
+    return DeclaredTest(
+        r.estimate, r.se, r.df, null, test, r.lower_margin, r.upper_margin, r.p_value,
+        lo, hi, 1.0 - r.alpha, r.alpha, r.rejected,
+    )  # fmt: skip
+
+
+def _hypotheses(
+    null: float, sidedness: str, margin: float | None, margin_kind: str | None, better: str
+) -> tuple[str, str, float, float]:
+    """A declared test's arguments, checked, as ``(test, side, lower, upper)``: ``side`` is
+    ``"two-sided"`` (no difference from ``null``), ``"both"`` (TOST between ``lower`` and
+    ``upper``), ``"greater"`` (``theta > lower``) or ``"less"`` (``theta < upper``); the
+    one construction behind :func:`declared_test` and :func:`declared_test_draws`."""
     if sidedness not in ("two-sided", "greater", "less"):
         raise ValueError(f"sidedness must be two-sided, greater or less, got {sidedness!r}")
     if better not in ("higher", "lower"):
@@ -347,50 +388,24 @@ def declared_test(
         raise ValueError(f"null must be finite, got {null}")
     if margin is None:
         if sidedness == "two-sided":
-            # The estimate, SE and df as every test checks them; alpha up to 0.5 and beyond
-            # is a valid two-sided level (the one-sided tests need alpha < 0.5).
-            estimate, se, df, _ = _check(estimate, se, df, 0.05)
-            alpha = check_probability(alpha, "alpha", closed=False)
-            p_hi = _p_above(estimate, se, df, null)
-            p_lo = _p_below(estimate, se, df, null)
-            # 2 min(one-sided p): 2 sf(|t|) when se > 0, and 0 / 1 when the SE is 0.
-            p = min(1.0, 2.0 * min(p_hi, p_lo))
-            lo, hi = _interval(estimate, se, df, alpha / 2.0)
-            return DeclaredTest(
-                estimate, se, df, null, "two-sided", null, null, p, lo, hi, 1.0 - alpha,
-                alpha, bool(p < alpha),
-            )  # fmt: skip
-        margin_kind_: str = sidedness
-        bound = null
-    else:
-        margin = float(margin)
-        if not (np.isfinite(margin) and margin > 0):
-            raise ValueError(f"margin must be finite and > 0, got {margin}")
-        if margin_kind == "equivalence":
-            r = tost(estimate, se, df, lower=null - margin, upper=null + margin, alpha=alpha)
-            return DeclaredTest(
-                r.estimate, r.se, r.df, null, "equivalence", r.lower_margin, r.upper_margin,
-                r.p_value, r.ci_low, r.ci_high, 1.0 - 2.0 * r.alpha, r.alpha, r.rejected,
-            )  # fmt: skip
-        if margin_kind != "non-inferiority":
-            raise ValueError(
-                f"margin_kind must be 'equivalence' or 'non-inferiority', got {margin_kind!r}"
-            )
-        side = (
-            sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
+            return "two-sided", "two-sided", null, null
+        if sidedness == "greater":
+            return "greater", "greater", null, np.inf
+        return "less", "less", -np.inf, null
+    margin = float(margin)
+    if not (np.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be finite and > 0, got {margin}")
+    if margin_kind == "equivalence":
+        return "equivalence", "both", null - margin, null + margin
+    if margin_kind != "non-inferiority":
+        raise ValueError(
+            f"margin_kind must be 'equivalence' or 'non-inferiority', got {margin_kind!r}"
         )
-        margin_kind_ = "non-inferiority"
-        bound = null - margin if side == "greater" else null + margin
-        sidedness = side
-    up = sidedness == "greater"
-    r = noninferiority(
-        estimate, se, df, bound=bound, better="higher" if up else "lower", alpha=alpha
-    )
-    lo, hi = (r.ci_low, np.inf) if up else (-np.inf, r.ci_high)
-    return DeclaredTest(
-        r.estimate, r.se, r.df, null, margin_kind_, r.lower_margin, r.upper_margin, r.p_value,
-        lo, hi, 1.0 - r.alpha, r.alpha, r.rejected,
-    )  # fmt: skip
+    # Two-sided non-inferiority: the side that is good for WITH.
+    side = sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
+    if side == "greater":
+        return "non-inferiority", "greater", null - margin, np.inf
+    return "non-inferiority", "less", -np.inf, null + margin
 
 
 def declared_test_draws(
@@ -426,66 +441,34 @@ def declared_test_draws(
     """
     from evalstats.stats.cost import gpq_interval
 
-    if sidedness not in ("two-sided", "greater", "less"):
-        raise ValueError(f"sidedness must be two-sided, greater or less, got {sidedness!r}")
-    if better not in ("higher", "lower"):
-        raise ValueError(f"better must be 'higher' or 'lower', got {better!r}")
-    if (margin is None) != (margin_kind is None):
-        raise ValueError("margin and margin_kind go together: give both or neither")
+    test, side, lower, upper = _hypotheses(null, sidedness, margin, margin_kind, better)
+    null = float(null)
     d = np.asarray(draws, dtype=np.float64).ravel()
     if d.size == 0 or not np.all(np.isfinite(d)):
         raise ValueError("draws must be a non-empty array of finite values")
     alpha = check_probability(alpha, "alpha", closed=False)
-    null = float(null)
     centre, spread = float(np.median(d)), float(np.std(d))
-
-    def above(bound: float) -> float:  # H0: theta <= bound
-        return float(np.mean(d <= bound))
-
-    def below(bound: float) -> float:  # H0: theta >= bound
-        return float(np.mean(d >= bound))
-
-    if margin is None and sidedness == "two-sided":
-        p = min(1.0, 2.0 * min(above(null), below(null)))
+    p_above = float(np.mean(d <= lower))  # H0: theta <= lower
+    p_below = float(np.mean(d >= upper))  # H0: theta >= upper
+    if side == "two-sided":
+        p = min(1.0, 2.0 * min(p_above, p_below))
         lo, hi = gpq_interval(d, 1.0 - alpha)
         return DeclaredTest(
-            centre, spread, np.nan, null, "two-sided", null, null, p, float(lo), float(hi),
+            centre, spread, np.nan, null, test, null, null, p, float(lo), float(hi),
             1.0 - alpha, alpha, bool(p < alpha),
         )  # fmt: skip
     if not alpha < 0.5:
         raise ValueError(f"alpha must be below 0.5 for a one-sided test, got {alpha}")
     lo2, hi2 = (float(v) for v in gpq_interval(d, 1.0 - 2.0 * alpha))
-    if margin is not None:
-        margin = float(margin)
-        if not (np.isfinite(margin) and margin > 0):
-            raise ValueError(f"margin must be finite and > 0, got {margin}")
-        if margin_kind == "equivalence":
-            lower, upper = null - margin, null + margin
-            p = max(above(lower), below(upper))
-            return DeclaredTest(
-                centre, spread, np.nan, null, "equivalence", lower, upper, p, lo2, hi2,
-                1.0 - 2.0 * alpha, alpha, bool(p < alpha),
-            )  # fmt: skip
-        if margin_kind != "non-inferiority":
-            raise ValueError(
-                f"margin_kind must be 'equivalence' or 'non-inferiority', got {margin_kind!r}"
-            )
-        side = (
-            sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
-        )
-        test, bound = "non-inferiority", null - margin if side == "greater" else null + margin
+    if side == "both":
+        p, level, ends = max(p_above, p_below), 1.0 - 2.0 * alpha, (lo2, hi2)
+    elif side == "greater":
+        p, level, ends = p_above, 1.0 - alpha, (lo2, np.inf)
     else:
-        side, test, bound = sidedness, sidedness, null
-    if side == "greater":
-        p = above(bound)
-        return DeclaredTest(
-            centre, spread, np.nan, null, test, bound, np.inf, p, lo2, np.inf, 1.0 - alpha,
-            alpha, bool(p < alpha),
-        )  # fmt: skip
-    p = below(bound)
+        p, level, ends = p_below, 1.0 - alpha, (-np.inf, hi2)
     return DeclaredTest(
-        centre, spread, np.nan, null, test, -np.inf, bound, p, -np.inf, hi2, 1.0 - alpha,
-        alpha, bool(p < alpha),
+        centre, spread, np.nan, null, test, lower, upper, p, *ends, level, alpha,
+        bool(p < alpha),
     )  # fmt: skip
 
 
