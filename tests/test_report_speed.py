@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -185,14 +187,18 @@ def test_the_kernel_renders_its_own_files_when_the_renderer_is_behind(tmp_path):
     fig = Figure(figsize=(3, 2), layout="constrained")
     fig.subplots().plot([1, 3, 2])
     bbox = plots.layout_figure(fig)
-    assert _figures.enqueue(queue, "a", fig, bbox, limit=2)
-    assert _figures.enqueue(queue, "b", fig, bbox, limit=2)
-    assert not _figures.enqueue(queue, "c", fig, bbox, limit=2)  # two waiting: render here
-    written = _figures.write_figure_files(fig, bbox, "c", out / "figures")
+    figures = out / "figures"
+    assert _figures.enqueue(queue, "a", fig, bbox, figures, limit=2)
+    assert _figures.enqueue(queue, "b", fig, bbox, figures, limit=2)
+    assert not _figures.enqueue(queue, "c", fig, bbox, figures, limit=2)  # render here
+    written = _figures.write_figure_files(fig, bbox, "c", figures)
     assert [p.suffix for p in written] == [".png", ".pdf"]
-    for item in sorted(queue.glob("*.pickle")):
-        _figures.render_queued(item, out)
-    assert not list(queue.glob("*.pickle"))
+    first, second = sorted(queue.glob("*.pickle"))
+    assert [p.name for p in _figures.render_queued(first)] == ["a.png", "a.pdf"]
+    assert _figures.render_queued(first) == []  # already taken: nothing to do
+    # What the kernel runs after the last cell renders the rest (here: b).
+    assert [p.name for p in _figures.drain(queue)] == ["b.png", "b.pdf"]
+    assert not list(queue.iterdir())  # no item, claimed or not, is left
     names = sorted(p.name for p in (out / "figures").iterdir())
     assert names == ["a.pdf", "a.png", "b.pdf", "b.png", "c.pdf", "c.png"]
     for p in (out / "figures").iterdir():
@@ -201,3 +207,35 @@ def test_the_kernel_renders_its_own_files_when_the_renderer_is_behind(tmp_path):
     assert b"/FontFile2" in pdf and b"/Subtype /Type3" not in pdf  # TrueType, no Type 3
     # The queued copy renders the same file as the kernel's own rendering.
     assert (out / "figures" / "a.png").read_bytes() == (out / "figures" / "c.png").read_bytes()
+
+
+def test_a_queued_figure_is_rendered_once_by_whichever_process_claims_it(tmp_path, monkeypatch):
+    """The kernel's drain and the renderer's loop may reach the same item: the one that
+    renames it first renders it, the other skips it (no error, no second file)."""
+    from matplotlib.figure import Figure
+
+    from evalstats import plots
+    from evalstats.report import _figures
+
+    queue, figures = tmp_path / "queue", tmp_path / "out" / "figures"
+    queue.mkdir()
+    fig = Figure(figsize=(2, 1.5), layout="constrained")
+    fig.subplots().plot([1, 2])
+    bbox = plots.layout_figure(fig)
+    assert _figures.enqueue(queue, "a", fig, bbox, figures)
+    (item,) = queue.glob("*.pickle")
+    real_rename = os.rename
+    taken = []
+
+    def other_process_wins(src, dst):  # the other process renamed it a moment earlier
+        real_rename(src, str(dst) + ".other")
+        taken.append(dst)
+        raise FileNotFoundError(src)
+
+    monkeypatch.setattr(_figures.os, "rename", other_process_wins)
+    assert _figures.render_queued(item) == []
+    assert taken and not figures.exists()
+    monkeypatch.setenv(_figures.QUEUE_VAR, str(queue))
+    assert _figures.drain() == []  # nothing left to claim
+    monkeypatch.delenv(_figures.QUEUE_VAR)
+    assert _figures.drain() == []  # no queue: nothing to do

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ..records import DEFAULT_ARM_NAMES, atomic_write
-from ._figures import enqueue, write_figure_files
+from ._figures import QUEUE_VAR, enqueue, write_figure_files
 
 __all__ = [
     "geomean_ci",
@@ -429,14 +429,14 @@ def show_figure(
         return
     # Laid out once; the SVG is written and shown, the 300-dpi PNG and the PDF rendered
     # from the same laid-out figure (by `evalstats report`'s process, beside this kernel,
-    # when it runs one and is not behind: EVALSTATS_FIGURE_QUEUE; else here).
+    # when it runs one and is not behind: QUEUE_VAR; else here).
     bbox = plots.layout_figure(fig)
     svg = plots.render_figure(fig, formats=("svg",), bbox=bbox)["svg"]
     if output_dir is not None:
         figures = Path(output_dir) / "figures"
         _write(figures / f"{name}.svg", svg)
-        queue = os.environ.get("EVALSTATS_FIGURE_QUEUE")
-        if not (queue and enqueue(Path(queue), name, fig, bbox)):
+        queue = os.environ.get(QUEUE_VAR)
+        if not (queue and enqueue(Path(queue), name, fig, bbox, figures)):
             write_figure_files(fig, bbox, name, figures)
     display(
         {"image/svg+xml": svg.decode("utf-8"), "text/plain": alt or f"figure {name}"},

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._figures import render_queued
+from ._figures import QUEUE_VAR, render_queued
 from ._kinds import REPORT_KINDS, ReportError, ReportKind, detect_kind
 
 __all__ = ["execute_notebooks", "notebook_path", "render_report"]
@@ -54,7 +54,9 @@ _PRELOAD = (
     # The headline card's words (and with them scipy.stats, ~0.6 s) are the first cell's.
     "import evalstats.report.export"
 )
-_QUEUE_VAR = "EVALSTATS_FIGURE_QUEUE"
+# Run by the kernel after the last page's last cell (and cut from the pages): the figures
+# still queued are rendered by both processes instead of by this one alone.
+_EPILOGUE = "import evalstats.report._figures as _f; _f.drain(); del _f"
 
 
 def notebook_path(name: str) -> Path:
@@ -116,6 +118,8 @@ class _Kernel:
         from jupyter_core.utils import run_sync
 
         self._run_sync = run_sync
+        self._closer: threading.Thread | None = None
+        self._close_error: BaseException | None = None
         # kernel_dirs=[]: only ipykernel's built-in spec, whose argv[0] is sys.executable.
         self.km = AsyncKernelManager(
             kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[])
@@ -133,14 +137,32 @@ class _Kernel:
             ],
         )
 
-    def close(self, client: Any = None) -> None:
-        """Stop the client's channels and the kernel (again: a no-op)."""
+    def close(self, client: Any = None, *, wait: bool = True) -> None:
+        """Stop the client's channels and the kernel; with ``wait=False`` the kernel is shut
+        down in a thread while the caller goes on (the next ``close()`` waits for it).
+        Closing again is a no-op."""
         try:
             if client is not None and getattr(client, "kc", None) is not None:
                 client.kc.stop_channels()
         finally:
-            if self.km.has_kernel:
-                self._run_sync(self.km.shutdown_kernel)(now=True)
+            if self._closer is None and self.km.has_kernel:
+                # jupyter_client polls the killed process every 0.1 s: ~0.2 s of waiting
+                # that the pages' HTML and results.json need not sit behind.
+                self._closer = threading.Thread(
+                    target=self._shutdown, name="evalstats-kernel-shutdown", daemon=True
+                )
+                self._closer.start()
+            if wait and self._closer is not None:
+                self._closer.join()
+                if self._close_error is not None:
+                    error, self._close_error = self._close_error, None
+                    raise error
+
+    def _shutdown(self) -> None:
+        try:
+            self._run_sync(self.km.shutdown_kernel)(now=True)
+        except BaseException as exc:  # raised by the waiting close()
+            self._close_error = exc
 
 
 def execute_notebooks(
@@ -151,14 +173,17 @@ def execute_notebooks(
     timeout: int,
     log: Any,
     before_page: Callable[[int], None] | None = None,
+    epilogue: str | None = None,
 ) -> list[Any]:
     """Execute ``notebooks`` one after the other in ``kernel`` (one process for all pages).
 
     They run as one notebook, cut back into the pages afterwards; each page starts with its
     own parameters and imports, so nothing carries over that a page does not set itself.
     ``before_page(k)`` is called (in a worker thread) before page ``k``'s first cell: the
-    renderer waits there for that page's numbers. Raises ``_CellFailed`` naming the
-    notebook and cell that failed.
+    renderer waits there for that page's numbers. ``epilogue`` is code run after the last
+    page, in no page. The kernel is shut down in the background (``kernel.close()`` waits
+    for it). Raises ``_CellFailed`` naming the notebook and cell that failed (the last page
+    for the epilogue).
     """
     import asyncio
 
@@ -170,6 +195,8 @@ def execute_notebooks(
     for nb in notebooks:
         bounds.append((len(cells), len(cells) + len(nb.cells)))
         cells.extend(nb.cells)
+    if epilogue:
+        cells.append(nbformat.v4.new_code_cell(epilogue))
     combined = nbformat.v4.new_notebook(cells=cells, metadata=notebooks[0].metadata)
     starts = {lo: k for k, (lo, _) in enumerate(bounds)}
 
@@ -197,7 +224,8 @@ def execute_notebooks(
             ),
             len(cells) - 1,
         )
-        page = next(k for k, (lo, hi) in enumerate(bounds) if lo <= failed < hi)
+        page = next((k for k, (lo, hi) in enumerate(bounds) if lo <= failed < hi), len(bounds) - 1)
+        failed = min(failed, bounds[page][1] - 1)
         log.seek(0)
         raise _CellFailed(
             _split(notebooks, bounds, combined)[page],
@@ -207,7 +235,7 @@ def execute_notebooks(
             log.read(),
         ) from None
     finally:
-        kernel.close(client)
+        kernel.close(client, wait=False)
     return _split(notebooks, bounds, combined)
 
 
@@ -297,7 +325,7 @@ class _Pages:
                     executed = self._executed.is_set()
                     items = sorted(self.queue.glob("*.pickle"))
                     for path in items:
-                        render_queued(path, self.out)
+                        render_queued(path)
                     if executed and not items:
                         break
                     if not items:
@@ -406,15 +434,14 @@ def render_report(
         env = _kernel_env(Path(tmp))
         queue = Path(tmp) / "figure-queue"
         queue.mkdir()
-        env[_QUEUE_VAR] = os.fspath(queue)
+        env[QUEUE_VAR] = os.fspath(queue)
         kernel = _Kernel(env, cwd, log)
         # Imported once the kernel is booting: pandas and the statistics (~0.6 s) need not
         # delay its start; the HTML converter is warmed by the pages' thread.
-        from ..records import atomic_write
         from ._kinds import prepare
-        from ._results import clear_previous_outputs, record_outputs, scrub
+        from ._results import clear_previous_outputs, scrub
 
-        pages = None
+        pages = executed = None
         try:
             spec = _spec(data, kind, params)  # refuses bad parameters and missing inputs
             notebooks = [_read_notebook(nb_name) for nb_name, _, _ in spec.notebooks]
@@ -445,6 +472,7 @@ def render_report(
                 timeout=timeout,
                 log=log,
                 before_page=pages.wait,
+                epilogue=_EPILOGUE,
             )
         except _CellFailed as exc:
             if pages is not None and pages._error is not None:
@@ -461,22 +489,33 @@ def render_report(
                 )
             ) from None
         finally:
-            kernel.close()
+            if executed is None:  # else it is being shut down while the pages are written
+                kernel.close()
             if pages is not None:
                 pages.join()
-        pages.wait_all()
+        try:
+            pages.wait_all()
+            _publish(out, spec, pages.results, executed, user_files)
+        finally:
+            kernel.close()
+    return out / "index.html"
 
-    from ._results import dump_json, merge_results
 
-    merged = merge_results(*(r.to_json() for r in pages.results))
-    for r in pages.results:
+def _publish(
+    out: Path, spec: ReportKind, results: Sequence[Any], executed: Sequence[Any], user_files: Any
+) -> None:
+    """Write results.json, the tables, the executed notebooks and the HTML pages."""
+    import nbformat
+
+    from ..records import atomic_write
+    from . import _html
+    from ._results import dump_json, merge_results, record_outputs
+
+    merged = merge_results(*(r.to_json() for r in results))
+    for r in results:
         r.write_tables(out)
     text = dump_json(merged).encode("utf-8")
     atomic_write(out / "results.json", lambda fh: fh.write(text))
-    import nbformat
-
-    from . import _html
-
     bodies = []
     for (nb_name, page_name, title), nb in zip(spec.notebooks, executed, strict=True):
         _write_text(out / "notebooks" / nb_name, nbformat.writes(nb))
@@ -512,7 +551,6 @@ def render_report(
         _check_self_contained(text, page_name)
         _write_text(out / page_name, text)
     record_outputs(out, user_files)
-    return out / "index.html"
 
 
 def _dump(obj: Any, path: Path) -> None:
