@@ -441,6 +441,39 @@ def test_power_curve_two_hue_columns_and_single_line():
 # --------------------------------------------------------------------------- saving, hygiene
 
 
+def test_layout_without_a_draw_gives_the_files_a_full_layout_draw_gives():
+    """layout_figure runs the constrained-layout engine without drawing: the laid-out
+    positions, the tight box and every file's bytes equal those of matplotlib's own
+    ``draw_without_rendering`` layout (the oracle), for figures with legends, colour
+    bars, rotated tick labels and titles."""
+    import pickle
+
+    from evalstats.plots._style import STYLE
+
+    def by_drawing(fig):
+        with matplotlib.rc_context(STYLE):
+            fig.draw_without_rendering()
+            bbox = fig.get_tightbbox().padded(matplotlib.rcParams["savefig.pad_inches"])
+            fig.set_layout_engine("none")
+        return bbox
+
+    figures = [
+        plots.plot_headline(rates_frame(), width="column"),
+        plots.plot_headline(rates_frame(), title="Net win (WITH − WITHOUT)"),
+        plots.plot_task_heatmap(heat_frame()),
+        plots.plot_confusion(np.array([[5, 1, 0], [2, 7, 1], [0, 1, 4]]), kappa=0.5512),
+    ]
+    for fig in figures:
+        oracle = pickle.loads(pickle.dumps(fig))
+        bbox, expected_bbox = plots.layout_figure(fig), by_drawing(oracle)
+        assert bbox.bounds == expected_bbox.bounds
+        for ax, ax_oracle in zip(fig.axes, oracle.axes, strict=True):
+            assert ax.get_position().bounds == ax_oracle.get_position().bounds
+        ours = plots.render_figure(fig, formats=("svg", "pdf", "png"), bbox=bbox)
+        theirs = plots.render_figure(oracle, formats=("svg", "pdf", "png"), bbox=expected_bbox)
+        assert ours == theirs
+
+
 def test_png_pixels_and_resolution_equal_matplotlibs_own_png():
     """The PNG writer (rows unfiltered) against matplotlib's own savefig PNG (Pillow) as the
     oracle: the same pixels, size and resolution, for a figure with text, lines, an image
