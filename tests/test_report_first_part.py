@@ -85,6 +85,25 @@ def test_a_first_part_waits_for_the_rest_on_every_kind_of_lookup(parts, tmp_path
         complete.unlink()
 
 
+def test_a_table_the_first_part_found_unavailable_is_answered_without_waiting(
+    parts, tmp_path, monkeypatch
+):
+    """The sample has no analysis plan: primary_test, the first part's last section, is
+    unavailable with its reason, and the notebook's cell for it must not wait for the rest
+    of the page (no complete pickle is ever written here)."""
+    from evalstats.report import _results
+
+    monkeypatch.setattr(_results, "_PENDING_WAIT_SECONDS", 1.0)  # a wait fails fast
+    first, whole = parts
+    assert "primary_test" in first.unavailable and "primary_test" not in first.tables
+    part = first_part(first, tmp_path / "never-written.pickle")
+    assert part.tables.get("primary_test") is None
+    assert "primary_test" not in part.tables
+    assert part.unavailable["primary_test"] == whole.unavailable["primary_test"]
+    with pytest.raises(KeyError):
+        part.tables["primary_test"]
+
+
 def test_the_first_parts_json_view_equals_the_whole_pages(parts, tmp_path):
     first, whole = parts
     complete = tmp_path / "report.pickle"

@@ -140,7 +140,8 @@ class PendingTables(dict):
     ``evalstats report`` hands a page's notebook the tables of its first sections
     (:attr:`~evalstats.report._kinds.ReportKind.first_part`) while it computes the rest,
     so the kernel starts displaying sooner. The first lookup of a table that is not
-    there (``get``, ``[]``, ``in``, iteration) waits for the whole page's pickle
+    there and that the first part does not call unavailable (``get``, ``[]``, ``in``,
+    iteration) waits for the whole page's pickle
     ``complete`` (written atomically by the renderer), adds its tables and replaces the
     Results' ``unavailable`` reasons; ``complete + ".failed"`` (the renderer's error)
     ends the wait with that error. The tables of the first part are the page's own:
@@ -183,7 +184,9 @@ class PendingTables(dict):
         self._pending = False
 
     def _have(self, name: Any) -> bool:
-        if not dict.__contains__(self, name):
+        # A table the first part's own sections found unavailable stays so: no wait (the
+        # sample's primary_test without a plan kept the kernel from the page's next cells).
+        if not dict.__contains__(self, name) and name not in self._unavailable:
             self._complete()
         return dict.__contains__(self, name)
 
