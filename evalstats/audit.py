@@ -71,7 +71,6 @@ import re
 from collections.abc import Callable, Mapping
 
 import pandas as pd
-from scipy import stats as sps
 
 from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .errors import DataError
@@ -142,6 +141,17 @@ _PROVIDER_FAMILY = {
     "xai": "xai",
 }
 _MAX_LISTED = 5
+
+
+def _binomtest_p(k: int, n: int) -> float:
+    """The exact two-sided binomial test of ``k`` in ``n`` at 0.5 (scipy.stats.binomtest).
+
+    scipy.stats is imported here, when a check first needs it: loading the report's data
+    and its first numbers need none of it (:mod:`evalstats.stats._dist`).
+    """
+    from scipy import stats
+
+    return float(stats.binomtest(k, n, 0.5).pvalue)
 
 
 def model_family(model: str, families: Mapping[str, str] | None = None) -> str:
@@ -388,7 +398,7 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> di
             )
     discordant = n_w_only + n_wo_only
     if discordant:
-        p = float(sps.binomtest(n_w_only, discordant, 0.5).pvalue)
+        p = _binomtest_p(n_w_only, discordant)
         if p < alpha:
             worse = "WITH" if n_w_only > n_wo_only else "WITHOUT"
             return _row(
@@ -662,7 +672,7 @@ def _check_orders(
             status = "warn"
             continue
         share = n_wf / n
-        p = float(sps.binomtest(n_wf, n, 0.5).pvalue)
+        p = _binomtest_p(n_wf, n)
         off = p < alpha or abs(share - 0.5) > tolerance
         parts.append(
             f"{rubric}: WITH shown first in {n_wf} of {n} pair-orders "

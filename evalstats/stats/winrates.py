@@ -92,13 +92,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from evalstats._schema import OUTCOMES, STATUSES
 from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import DataError
 from evalstats.records import EvalstatsWarning
 from evalstats.stats._cluster import by_columns, cr1_ratio, segment_sum
+from evalstats.stats._dist import binom_cdf
 from evalstats.stats._missing_rule import apply_missing_rule
 from evalstats.stats._proportion import PROPORTION_METHODS, ProportionCI, proportion_ci
 from evalstats.stats.resample import (
@@ -708,7 +708,7 @@ def sign_test_p(wins: np.ndarray, losses: np.ndarray) -> np.ndarray:
     w = np.asarray(wins, dtype=np.float64)
     lo = np.asarray(losses, dtype=np.float64)
     n = w + lo
-    p = np.minimum(1.0, 2.0 * sps.binom.cdf(np.minimum(w, lo), n, 0.5))
+    p = np.minimum(1.0, 2.0 * binom_cdf(np.minimum(w, lo), n, 0.5))
     return np.where(n > 0, p, np.nan)
 
 
