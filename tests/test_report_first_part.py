@@ -34,8 +34,8 @@ def parts():
     prepared = prepare("evaluation", SAMPLE, **PARAMS)
     got = []
     whole = prepared.compute(["report"], on_first_part=got.append)
-    assert len(got) == 1, "the report page has one first part"
-    return got[0], whole
+    assert len(got) == 3, "the report page is handed over in three parts, then whole"
+    return got[0], whole, got
 
 
 def _dump(obj, path: Path) -> None:
@@ -47,7 +47,7 @@ def _dump(obj, path: Path) -> None:
 
 
 def test_the_first_part_holds_the_pages_own_numbers(parts):
-    first, whole = parts
+    first, whole, _ = parts
     assert {"headline", "consensus", "missing_bounds", "design_coverage"} <= set(first.tables)
     assert set(first.tables) < set(whole.tables), "the rest of the page is not in the first part"
     for name, table in first.tables.items():
@@ -57,7 +57,7 @@ def test_the_first_part_holds_the_pages_own_numbers(parts):
 
 
 def test_a_first_part_waits_for_the_rest_on_every_kind_of_lookup(parts, tmp_path):
-    first, whole = parts
+    first, whole, _ = parts
     complete = tmp_path / "report.pickle"
     _dump(first_part(first, complete), tmp_path / "report.first.pickle")
     for read in (
@@ -94,7 +94,7 @@ def test_a_table_the_first_part_found_unavailable_is_answered_without_waiting(
     from evalstats.report import _results
 
     monkeypatch.setattr(_results, "_PENDING_WAIT_SECONDS", 1.0)  # a wait fails fast
-    first, whole = parts
+    first, whole, _ = parts
     assert "primary_test" in first.unavailable and "primary_test" not in first.tables
     part = first_part(first, tmp_path / "never-written.pickle")
     assert part.tables.get("primary_test") is None
@@ -104,8 +104,35 @@ def test_a_table_the_first_part_found_unavailable_is_answered_without_waiting(
         part.tables["primary_test"]
 
 
+def test_each_part_is_waited_for_only_as_far_as_a_lookup_needs(parts, tmp_path, monkeypatch):
+    """After the first part come agreement (part 2) and cost to per-task (part 3): a cell
+    asking for agreement waits for part 2 only, per_task for part 3, and a table of the
+    last sections (audit) for the whole page. Each part holds every table before it."""
+    from evalstats.report import _results
+
+    monkeypatch.setattr(_results, "_PENDING_WAIT_SECONDS", 2.0)  # a wrong wait fails fast
+    first, whole, got = parts
+    names = [set(part.tables) for part in got]
+    assert names[0] < names[1] < names[2] < set(whole.tables)
+    assert "agreement" in names[1] - names[0] and "per_task" in names[2] - names[1]
+    paths = [tmp_path / "report.part2.pickle", tmp_path / "report.part3.pickle"]
+    complete = tmp_path / "report.pickle"
+    res = pickle.loads(pickle.dumps(first_part(first, [*paths, complete])))
+    _dump(first_part(got[1], [paths[1], complete]), paths[0])
+    assert res.tables["agreement"].equals(whole.tables["agreement"])  # part 2 only
+    with pytest.raises(TimeoutError, match="part3"):
+        res.tables.get("per_task")  # part 3 is not written: the lookup waits for it
+    _dump(first_part(got[2], [complete]), paths[1])
+    assert res.tables["per_task"].equals(whole.tables["per_task"])
+    with pytest.raises(TimeoutError, match="report.pickle"):
+        res.tables.get("audit")  # only the whole page has it
+    _dump(whole, complete)
+    assert res.tables["audit"].equals(whole.tables["audit"])
+    assert set(res.tables) == set(whole.tables) and res.unavailable == whole.unavailable
+
+
 def test_the_first_parts_json_view_equals_the_whole_pages(parts, tmp_path):
-    first, whole = parts
+    first, whole, _ = parts
     complete = tmp_path / "report.pickle"
     _dump(whole, complete)
     part = first_part(first, complete)
@@ -120,7 +147,7 @@ def test_the_first_parts_json_view_equals_the_whole_pages(parts, tmp_path):
 
 
 def test_a_renderer_that_fails_after_the_first_part_ends_the_wait(parts, tmp_path):
-    first, _ = parts
+    first, _, _ = parts
     complete = tmp_path / "report.pickle"
     part = pickle.loads(pickle.dumps(first_part(first, complete)))
     (tmp_path / "report.pickle.failed").write_text("RuntimeError: disk full", encoding="utf-8")

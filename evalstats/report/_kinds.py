@@ -152,11 +152,12 @@ class ReportKind:
         ``sections() -> tuple of Section``, in the order they are computed.
     describe_parameters : callable
         ``describe_parameters(params) -> dict``: the ``parameters`` block of results.json.
-    first_part : mapping of page to section name
+    first_part : mapping of page to a section name or a sequence of them
         Where a page's numbers may be handed to its notebook before the rest are computed
-        (after that section): what the page's first cells show. The renderer's kernel
-        starts the page then, and waits for the rest when a cell first asks for a table
-        not in the first part (:class:`~evalstats.report._results.PendingTables`).
+        (after each named section, in computation order): what the page's first cells
+        show, then what the next ones show. The renderer's kernel starts the page with
+        the first part, and waits for the next part when a cell first asks for a table
+        not yet handed over (:class:`~evalstats.report._results.PendingTables`).
     """
 
     name: str
@@ -168,7 +169,12 @@ class ReportKind:
     load: Callable[[Path, Mapping[str, Any], Any], Loaded]
     sections: Callable[[], tuple[Section, ...]]
     describe_parameters: Callable[[Mapping[str, Any]], dict[str, Any]]
-    first_part: Mapping[str, str] = field(default_factory=dict)
+    first_part: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
+
+    def part_ends(self, page: str) -> tuple[str, ...]:
+        """The sections after which ``page``'s numbers so far are handed over (may be none)."""
+        ends = self.first_part.get(page, ())
+        return (ends,) if isinstance(ends, str) else tuple(ends)
 
     @property
     def user_parameters(self) -> list[str]:
@@ -234,7 +240,7 @@ class Prepared:
     def compute(self, pages: Sequence[str], *, on_first_part: Callable[[Any], None] | None = None):
         """The :class:`~evalstats.report.Results` of ``pages`` (sections in kind order).
 
-        ``on_first_part(results)`` is called with the tables computed so far once the
+        ``on_first_part(results)`` is called with the tables computed so far each time a
         section the kind names in :attr:`ReportKind.first_part` for one of ``pages`` is
         done (the numbers do not change: the computation then goes on with the same
         tables and generator).
@@ -260,7 +266,7 @@ class Prepared:
             rng=np.random.default_rng(p["seed"]),
         )
         unavailable: dict[str, str] = {}
-        split = {spec.first_part[page] for page in pages if page in spec.first_part}
+        split = {end for page in pages for end in spec.part_ends(page)}
         for section in spec.sections():
             if section.page not in pages:
                 continue
@@ -354,8 +360,10 @@ def _kinds() -> dict[str, ReportKind]:
             looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
             **_hooks("_evaluation"),
             # What the page's first cells show: the headline, the declared test, the bounds
-            # and the design check; agreement, cost, per-task, accounting and audit follow.
-            first_part={"report": "primary_test"},
+            # and the design check; then agreement (its figures are drawn while cost and
+            # per-task are computed), then cost and per-task (drawn while the accounting
+            # and the audit are), then the rest.
+            first_part={"report": ("primary_test", "agreement", "per_task")},
         ),
         "alpaca_eval": ReportKind(
             name="alpaca_eval",

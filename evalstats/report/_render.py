@@ -287,8 +287,10 @@ class _Pages:
         self._executed = threading.Event()
         self.names = list(names)
         self.files = [tmp / f"{name}.pickle" for name in self.names]
-        # What each page's notebook loads: its first part where the kind has one (written
-        # first, completing itself from the page's file), else the page's file.
+        # Each page's parts before the whole (none where the kind names none): what its
+        # notebook loads is the first (completing itself from the next ones, then from the
+        # page's file), else the page's file.
+        self.parts: list[list[Path]] = [[] for _ in self.names]
         self.handed = list(self.files)
         self.results: list[Any] = [None] * len(self.names)
         self._done = [threading.Event() for _ in self.names]
@@ -299,11 +301,15 @@ class _Pages:
     def compute(self, prepared: Any, k: int) -> None:
         from ._results import first_part
 
+        handed = iter(range(len(self.parts[k])))
+
         def hand_over(part: Any) -> None:
-            _dump(first_part(part, self.files[k]), self.handed[k])
+            i = next(handed)
+            later = [*self.parts[k][i + 1 :], self.files[k]]
+            _dump(first_part(part, [os.fspath(p) for p in later]), self.parts[k][i])
             self._started[k].set()
 
-        split = self.handed[k] != self.files[k]
+        split = bool(self.parts[k])
         res = prepared.compute([self.names[k]], on_first_part=hand_over if split else None)
         _dump(res, self.files[k])
         self.results[k] = res
@@ -312,8 +318,12 @@ class _Pages:
 
     def start(self, prepared: Any) -> None:
         for k, name in enumerate(self.names):
-            if name in prepared.spec.first_part:
-                self.handed[k] = self.files[k].with_name(f"{name}.first.pickle")
+            ends = prepared.spec.part_ends(name)
+            self.parts[k] = [
+                self.files[k].with_name(f"{name}.part{i + 1}.pickle") for i in range(len(ends))
+            ]
+            if self.parts[k]:
+                self.handed[k] = self.parts[k][0]
 
         def work() -> None:
             try:

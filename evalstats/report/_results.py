@@ -10,7 +10,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,39 +135,42 @@ class Results:
 
 
 class PendingTables(dict):
-    """The tables of a page's first part, which complete themselves from the whole page.
+    """The tables of a page's first part, which complete themselves from the parts after it.
 
     ``evalstats report`` hands a page's notebook the tables of its first sections
     (:attr:`~evalstats.report._kinds.ReportKind.first_part`) while it computes the rest,
-    so the kernel starts displaying sooner. The first lookup of a table that is not
-    there and that the first part does not call unavailable (``get``, ``[]``, ``in``,
-    iteration) waits for the whole page's pickle
-    ``complete`` (written atomically by the renderer), adds its tables and replaces the
-    Results' ``unavailable`` reasons; ``complete + ".failed"`` (the renderer's error)
-    ends the wait with that error. The tables of the first part are the page's own:
-    the rest of the page is computed after them with the same tables and generator.
+    so the kernel starts displaying sooner; later parts follow, the whole page last. The
+    first lookup of a table that is not there and that the parts so far do not call
+    unavailable (``get``, ``[]``, ``in``) waits for the next part's pickle (written
+    atomically by the renderer), adds its tables and replaces the Results' ``unavailable``
+    reasons, until the table is there or the whole page is; iteration and ``len`` wait
+    for the whole page. ``<whole page>.failed`` (the renderer's error) ends a wait with
+    that error. The tables of a part are the page's own: the rest of the page is computed
+    after them with the same tables and generator.
     """
 
     def __init__(
-        self, tables: Mapping[str, Any], complete: str, unavailable: dict[str, str]
+        self,
+        tables: Mapping[str, Any],
+        complete: str | Sequence[str],
+        unavailable: dict[str, str],
     ) -> None:
         super().__init__(tables)
-        self._complete_path = complete
+        # The parts still to come, in order; the last one is the whole page.
+        self._paths = [complete] if isinstance(complete, str) else list(complete)
         self._unavailable = unavailable
-        self._pending = True
 
     def __reduce__(self) -> tuple[Any, ...]:
         # dict's own reduction would iterate the tables, which waits for the rest.
-        return (PendingTables, (dict(dict.items(self)), self._complete_path, self._unavailable))
+        return (PendingTables, (dict(dict.items(self)), list(self._paths), self._unavailable))
 
-    def _complete(self) -> None:
-        if not self._pending:
-            return
+    def _next(self) -> None:
         import pickle
         import time
 
-        path = Path(self._complete_path)
-        failed = path.with_name(path.name + ".failed")
+        path = Path(self._paths[0])
+        whole = Path(self._paths[-1])
+        failed = whole.with_name(whole.name + ".failed")
         deadline = time.monotonic() + _PENDING_WAIT_SECONDS
         while not path.is_file():
             if failed.is_file():
@@ -177,17 +180,22 @@ class PendingTables(dict):
             time.sleep(0.005)
         # Our own renderer wrote it into our own private temporary directory.
         with path.open("rb") as fh:
-            whole = pickle.load(fh)
-        dict.update(self, whole.tables)
+            part = pickle.load(fh)
+        # dict's own items: a later part's tables are pending too, and must not wait here.
+        dict.update(self, dict.items(part.tables))
         self._unavailable.clear()
-        self._unavailable.update(whole.unavailable)
-        self._pending = False
+        self._unavailable.update(part.unavailable)
+        self._paths.pop(0)
+
+    def _complete(self) -> None:
+        while self._paths:
+            self._next()
 
     def _have(self, name: Any) -> bool:
-        # A table the first part's own sections found unavailable stays so: no wait (the
-        # sample's primary_test without a plan kept the kernel from the page's next cells).
-        if not dict.__contains__(self, name) and name not in self._unavailable:
-            self._complete()
+        # A table the parts so far found unavailable stays so: no wait (the sample's
+        # primary_test without a plan kept the kernel from the page's next cells).
+        while self._paths and not dict.__contains__(self, name) and name not in self._unavailable:
+            self._next()
         return dict.__contains__(self, name)
 
     def __getitem__(self, name: Any) -> Any:
@@ -272,14 +280,21 @@ class _Unavailable(Mapping):
 _PENDING_WAIT_SECONDS = 600.0
 
 
-def first_part(results: Results, complete: str | os.PathLike[str]) -> Results:
+def first_part(
+    results: Results, complete: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+) -> Results:
     """``results`` (a page's first part) with :class:`PendingTables` that complete from the
-    pickle of the whole page at ``complete``."""
+    pickles of the parts after it, in order, the whole page's (``complete``) last."""
     import dataclasses
 
+    paths = (
+        [os.fspath(complete)]
+        if isinstance(complete, (str, os.PathLike))
+        else [os.fspath(c) for c in complete]
+    )
     unavailable = dict(results.unavailable)
     part = dataclasses.replace(results, unavailable=unavailable)
-    tables = PendingTables(dict(dict.items(results.tables)), os.fspath(complete), unavailable)
+    tables = PendingTables(dict(dict.items(results.tables)), paths, unavailable)
     object.__setattr__(part, "tables", tables)  # after __post_init__, which iterates them
     return part
 
