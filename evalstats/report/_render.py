@@ -51,7 +51,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _PRELOAD = (
     "import pandas, evalstats.plots, evalstats.report._display, evalstats.report._results; "
     "from evalstats.report._figures import warm_up; warm_up(); del warm_up; "
-    # The headline card's words (and with them scipy.stats, ~0.6 s) are the first cell's.
+    # The headline card's words are the first cell's (export imports no scipy.stats).
     "import evalstats.report.export"
 )
 # Run by the kernel after the last page's last cell (and cut from the pages): the figures
