@@ -59,6 +59,16 @@ class _LeanSubsetModule:
             options.drop_tables += [t for t in _UNUSED_IN_PDF if t not in options.drop_tables]
         return options
 
+    def load_font(self, *args: Any, **kwargs: Any) -> Any:
+        font = self._module.load_font(*args, **kwargs)
+        if _LEAN_SUBSET.get():
+            # Dropped before the subsetter sees them: it would decompile GSUB and GPOS
+            # (to check their formats) before dropping them (~3 ms of a 23 ms subset).
+            for tag in _UNUSED_IN_PDF:
+                if tag in font:
+                    del font[tag]
+        return font
+
 
 def _install_lean_subset() -> None:
     """Route matplotlib's font subsetting through :class:`_LeanSubsetModule` (once). If a
