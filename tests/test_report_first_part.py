@@ -17,11 +17,12 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from evalstats.report import _render
 from evalstats.report._kinds import prepare
-from evalstats.report._results import PendingTables, first_part
+from evalstats.report._results import PendingTables, Results, first_part
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 PARAMS = {"n_resamples": 200, "seed": 3}
@@ -172,3 +173,34 @@ def test_the_report_raises_the_computations_error_not_a_notebook_error(monkeypat
         _render.render_report(SAMPLE, tmp_path / "out", params=PARAMS)
     assert time.monotonic() - start < 120
     assert not os.path.exists(tmp_path / "out" / "index.html")
+
+
+def test_a_part_whose_section_the_page_lacks_is_the_whole_page(tmp_path, monkeypatch):
+    """A kind may name a section a page does not compute (a rubric-less design, a kind
+    registered by a user): that part is then written as the whole page, so a notebook
+    waiting for it is not left waiting."""
+    import types
+
+    from evalstats.report import _results
+
+    monkeypatch.setattr(_results, "_PENDING_WAIT_SECONDS", 2.0)
+    whole = Results({"a": pd.DataFrame({"x": [1]}), "b": pd.DataFrame({"x": [2]})}, {}, {}, False)
+    first = Results({"a": pd.DataFrame({"x": [1]})}, {}, {}, False)
+
+    def compute(pages, on_first_part=None):
+        on_first_part(first)  # after section "a"; section "never" is not on this page
+        return whole
+
+    prepared = types.SimpleNamespace(
+        spec=types.SimpleNamespace(part_ends=lambda page: ("a", "never")), compute=compute
+    )
+    queue = tmp_path / "queue"
+    queue.mkdir()
+    pages = _render._Pages(["report"], tmp_path, queue, tmp_path / "out")
+    pages.start(prepared)
+    pages.wait_all()
+    pages.join()
+    assert [p.name for p in pages.parts[0]] == ["report.part1.pickle", "report.part2.pickle"]
+    with pages.handed[0].open("rb") as fh:
+        res = pickle.load(fh)
+    assert res.tables["b"].equals(whole.tables["b"])  # through part 2, the whole page

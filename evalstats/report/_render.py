@@ -311,6 +311,8 @@ class _Pages:
 
         split = bool(self.parts[k])
         res = prepared.compute([self.names[k]], on_first_part=hand_over if split else None)
+        for i in handed:  # a part whose section this page did not compute: the whole page
+            _dump(res, self.parts[k][i])
         _dump(res, self.files[k])
         self.results[k] = res
         self._started[k].set()
