@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from html.parser import HTMLParser
 from typing import Any
 
-from nbconvert.filters.markdown_mistune import markdown2html_mistune
+from ._markdown import markdown_to_html
 
 __all__ = ["UnsafeOutputError", "active_markup", "notebook_body", "page"]
 
@@ -246,7 +246,7 @@ def _render_output(out: Mapping[str, Any], where: str) -> str:
     if "text/html" in data:
         return _checked_html(_join(data["text/html"]), where)
     if "text/markdown" in data:
-        return _checked_html(markdown2html_mistune(_join(data["text/markdown"])), where)
+        return _checked_html(markdown_to_html(_join(data["text/markdown"])), where)
     if "text/plain" in data:
         return f"<pre>{html.escape(_join(data['text/plain']))}</pre>"
     return ""
@@ -262,7 +262,7 @@ def notebook_body(nb: Mapping[str, Any]) -> str:
         where = f"cell {i}"
         if cell.get("cell_type") == "markdown":
             text = _scrubbed(_join(cell.get("source", "")), scrub)
-            parts.append(_checked_html(markdown2html_mistune(text), where))
+            parts.append(_checked_html(markdown_to_html(text), where))
         elif cell.get("cell_type") == "code":
             parts.extend(_output(out, where) for out in cell.get("outputs", []))
     return "\n".join(p for p in parts if p)

@@ -331,7 +331,7 @@ class _Pages:
             try:
                 for k in range(len(self.names)):
                     self.compute(prepared, k)
-                from . import _html  # noqa: F401 - warm: its markdown converter is slow to load
+                from . import _html  # noqa: F401 - loaded here, off the pages' tail
 
                 while True:
                     executed = self._executed.is_set()
