@@ -291,7 +291,6 @@ class _Pages:
         # notebook loads is the first (completing itself from the next ones, then from the
         # page's file), else the page's file.
         self.parts: list[list[Path]] = [[] for _ in self.names]
-        self.handed = list(self.files)
         self.results: list[Any] = [None] * len(self.names)
         self._done = [threading.Event() for _ in self.names]
         self._started = [threading.Event() for _ in self.names]
@@ -318,14 +317,17 @@ class _Pages:
         self._started[k].set()
         self._done[k].set()
 
+    @property
+    def handed(self) -> list[Path]:
+        """What each page's notebook loads: its first part, else the page's file."""
+        return [parts[0] if parts else f for parts, f in zip(self.parts, self.files, strict=True)]
+
     def start(self, prepared: Any) -> None:
         for k, name in enumerate(self.names):
             ends = prepared.spec.part_ends(name)
             self.parts[k] = [
                 self.files[k].with_name(f"{name}.part{i + 1}.pickle") for i in range(len(ends))
             ]
-            if self.parts[k]:
-                self.handed[k] = self.parts[k][0]
 
         def work() -> None:
             try:
