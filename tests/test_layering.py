@@ -56,6 +56,7 @@ RANK: dict[str, int] = {
     "_validate": 20,
     "_disagreement": 20,
     "_atomic": 20,  # atomic file writes (records, rubrics, plots, report)
+    "_tidy": 20,  # the one result shape (ResultFrame), used by stats and everything above
     "_display": 20,  # how results show themselves (stats' result classes, records' Dataset)
     "_schema": 10,
     "_surface": 10,  # the lazy packages' module class (evalstats and evalstats.stats)
