@@ -7,10 +7,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from .errors import EvalstatsError
+from .errors import EvalstatsError, ParameterError
 
 DESCRIPTION = """\
 Draw N pairs of DATA_DIR uniformly at random, stratified by task, into a sheet for people to
@@ -39,7 +38,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run ``evalstats label``; 0 on success, 2 on a usage or data error."""
+    """Run ``evalstats label``; 0 on success; a usage or data error is raised as an
+    :class:`~evalstats.errors.EvalstatsError` (``evalstats.cli.main`` prints it, exit 2)."""
     from .labelsheet import draw_sheet, key_path, merge_labels, read_sheet
 
     try:
@@ -57,21 +57,20 @@ def main(args: argparse.Namespace) -> int:
             if value is None
         ]
         if missing:
-            print(
-                f"evalstats label: error: drawing a sheet needs {', '.join(missing)} "
-                "(or --read SHEET.csv to read one)",
-                file=sys.stderr,
+            raise ParameterError(
+                f"drawing a sheet needs {', '.join(missing)} (or --read SHEET.csv to read one)"
             )
-            return 2
         sheet = draw_sheet(args.data_dir, args.n, seed=args.seed, path=args.output)
         print(
             f"{len(sheet)} pair(s) from {sheet['task_id'].nunique()} task(s) written to "
             f"{args.output}; blinding key {key_path(args.output)}"
         )
         return 0
-    except (EvalstatsError, ValueError) as exc:
-        print(f"evalstats label: error: {exc}", file=sys.stderr)
-        return 2
+    except EvalstatsError:
+        raise  # evalstats.cli.main prints it: one line, exit 2
+    except ValueError as exc:
+        # labelsheet's argument checks (a bad -n) still raise a plain ValueError.
+        raise ParameterError(str(exc)) from None
 
 
 def _standalone(argv: list[str] | None = None) -> int:

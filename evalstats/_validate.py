@@ -10,27 +10,27 @@ import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .errors import DataError
+from .errors import DataError, ParameterError
 
 __all__ = ["check_columns", "check_confidence", "check_positive_int", "check_probability"]
 
 
 def check_confidence(confidence: Any) -> float:
-    """``confidence`` as a float in (0, 1); ``ValueError`` otherwise.
+    """``confidence`` as a float in (0, 1); :class:`~evalstats.errors.ParameterError` otherwise.
 
     >>> check_confidence(0.95)
     0.95
     >>> check_confidence(95)
     Traceback (most recent call last):
     ...
-    ValueError: confidence must be in (0, 1), got 95
+    evalstats.errors.ParameterError: confidence must be in (0, 1), got 95
     """
     try:
         value = float(confidence)
     except (TypeError, ValueError):
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}") from None
+        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}") from None
     if isinstance(confidence, bool) or not 0.0 < value < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
     return value
 
 
@@ -42,13 +42,13 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     >>> check_positive_int(0, "n_resamples")
     Traceback (most recent call last):
     ...
-    ValueError: n_resamples must be an integer >= 1, got 0
+    evalstats.errors.ParameterError: n_resamples must be an integer >= 1, got 0
     """
     ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if not ok and isinstance(value, float) and value.is_integer():
         ok = True
     if not ok or int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
@@ -57,11 +57,11 @@ def check_probability(value: Any, name: str, *, closed: bool = True) -> float:
     try:
         p = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}") from None
+        raise ParameterError(f"{name} must be a number in [0, 1], got {value!r}") from None
     inside = 0.0 <= p <= 1.0 if closed else 0.0 < p < 1.0
     if isinstance(value, bool) or not inside:
         bounds = "[0, 1]" if closed else "(0, 1)"
-        raise ValueError(f"{name} must be in {bounds}, got {value!r}")
+        raise ParameterError(f"{name} must be in {bounds}, got {value!r}")
     return p
 
 

@@ -17,26 +17,25 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from .errors import EvalstatsError
+from .errors import EvalstatsError, ParameterError
 
 # Commands whose work is a library call on option values alone (no input files).
 _OPTION_COMMANDS = frozenset({"simulate", "power"})
 
 
-class _OptionError(EvalstatsError):
-    """An option value the library's argument checks refused."""
-
-
 @contextlib.contextmanager
 def _option_checks() -> Iterator[None]:
-    # These commands hand their options straight to validated library calls, whose
-    # ValueError then names a bad option value: a usage error, so one line and exit 2.
+    # These commands hand their options straight to library calls, so a refused argument is
+    # a refused option. Some of those checks (stats/power.py, stats/outcome_model.py) still
+    # raise a plain ValueError rather than a ParameterError; both are read as one here.
     try:
         yield
+    except ParameterError as exc:
+        raise ParameterError(f"bad option value: {exc}") from None
     except EvalstatsError:
         raise
     except ValueError as exc:
-        raise _OptionError(f"bad option value: {exc}") from None
+        raise ParameterError(f"bad option value: {exc}") from None
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -315,7 +314,15 @@ def _one_line(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``evalstats`` console script."""
+    """Entry point of the ``evalstats`` console script.
+
+    Every subcommand reports a mistake by raising an :class:`~evalstats.errors.EvalstatsError`
+    (:class:`~evalstats.errors.ParameterError` for a bad option, ``DataError`` for bad data);
+    this one place turns it into one line on stderr and exit status 2, for every subcommand.
+
+    >>> main(["power", "--tasks", "0"])
+    2
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     # The subcommand is the first word that is not an option (only --help and --version
     # come before it); an unknown word still builds a parser that lists every command.

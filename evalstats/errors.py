@@ -1,4 +1,16 @@
-"""Exceptions raised by evalstats."""
+"""Exceptions raised by evalstats: one base, one class per kind of mistake.
+
+:class:`EvalstatsError` is the base of every error raised on purpose; the console script turns
+any of them into one line on stderr and exit status 2. :class:`DataError` is bad input data (it
+names the file, line and field), :class:`ParameterError` a bad argument or option value, and
+:class:`ParseError` a judge's answer that cannot be read. All three are also ``ValueError``s,
+so code written against the built-in exception keeps working.
+
+>>> issubclass(ParameterError, ValueError) and issubclass(ParameterError, EvalstatsError)
+True
+>>> str(DataError("not a number", path="runs.jsonl", line=3, field="wall_s"))
+"runs.jsonl:3, field 'wall_s': not a number"
+"""
 
 from __future__ import annotations
 
@@ -46,9 +58,20 @@ class DataError(EvalstatsError, ValueError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
+class ParameterError(EvalstatsError, ValueError):
+    """A bad argument of a public function or a bad option of a subcommand.
+
+    The message names the parameter and the value refused, e.g. ``confidence must be in
+    (0, 1), got 1.5``.
+    """
+
+
 class ParseError(EvalstatsError, ValueError):
     """A judge's output could not be read as a verdict; ``reason`` says why."""
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(reason)
+
+
+__all__ = ["DataError", "EvalstatsError", "ParameterError", "ParseError"]

@@ -165,3 +165,66 @@ def test_the_console_script_ends_a_report_at_once_and_loses_nothing(tmp_path):
         [sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=60
     )
     assert version.returncode == 0 and version.stdout.startswith("evalstats ")
+
+
+# --------------------------------------------------------------------------- one error path (issue 20.6)
+
+# One bad parameter per subcommand: a value argparse accepts and the library refuses. Every
+# subcommand must have a case (test_every_subcommand_has_a_bad_parameter_case).
+BAD_PARAMETER = {
+    "simulate": ["simulate", "{tmp}/sim", "--p-win", "2"],
+    "frame": ["frame", "{data}", "-o", "{tmp}/verdicts.xlsx"],
+    "summary": ["summary", "{data}", "-o", "{tmp}/summary.xlsx"],
+    "power": ["power", "--alpha", "1.5"],
+    "judge": ["judge", "{data}", "--rubric", "with-without", "--judge", "anthropic:x",
+              "--concurrency", "0", "--dry-run", "--out", "{tmp}/j.jsonl"],
+    "export": ["export", "{tmp}/results.json", "--latex", "{tmp}/tex", "--digits", "-3"],
+    "import": ["import", "table", "{tmp}/runs.csv", "-o", "{tmp}/imported", "--map", "nokey"],
+    "label": ["label", "{data}", "-n", "0", "--seed", "1", "-o", "{tmp}/sheet.csv"],
+    "report": ["report", "{data}", "-o", "{tmp}/report", "-p", "confidence=1.5"],
+    "rubric": ["rubric", "show", "no-such-rubric"],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def small_data(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data")
+    evalstats.simulate(out, n_tasks=3, n_replicates=2, seed=0)
+    return out
+
+
+def test_every_subcommand_has_a_bad_parameter_case():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(BAD_PARAMETER)
+
+
+@pytest.mark.parametrize("command", sorted(BAD_PARAMETER))
+def test_a_bad_parameter_is_one_line_and_exit_2(command, small_data, tmp_path, capsys):
+    (tmp_path / "results.json").write_text("{}", encoding="utf-8")
+    argv = [a.format(tmp=tmp_path, data=small_data) for a in BAD_PARAMETER[command]]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert code == 2, err
+    assert len(lines) == 1 and lines[0].startswith(f"evalstats {command}: error: "), err
+    assert "Traceback" not in err + out
+    # Nothing was written for the refused call.
+    assert not {p.name for p in tmp_path.iterdir()} - {"results.json"}
+
+
+def test_the_dispatcher_is_the_one_place_that_prints_an_error(monkeypatch, capsys):
+    """Any EvalstatsError a subcommand raises (here: a new one) is one line and exit 2."""
+    import evalstats.cli as cli
+    from evalstats.errors import DataError, EvalstatsError, ParameterError
+
+    assert issubclass(ParameterError, ValueError) and issubclass(ParameterError, EvalstatsError)
+    assert issubclass(DataError, ValueError) and issubclass(DataError, EvalstatsError)
+
+    def boom(args):
+        raise DataError("a parser's complaint\n  over two lines", path="x.csv", line=3)
+
+    monkeypatch.setattr(cli, "_cmd_summary", boom)
+    assert main(["summary", "somewhere"]) == 2
+    err = capsys.readouterr().err
+    assert err == "evalstats summary: error: x.csv:3: a parser's complaint over two lines\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import sys
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalstats import rubrics
-from evalstats.errors import DataError, ParseError
+from evalstats.errors import DataError, EvalstatsError, ParseError
 from evalstats.rubrics._cli import register
 
 SEED_FILES = {"with-without": "with-without.r1.toml", "blind-pair": "blind-pair.r1.toml"}
@@ -120,7 +121,11 @@ def _cli(*argv: str) -> tuple[int, str]:
     register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(list(argv))
     buf = io.StringIO()
-    return args.func(args, buf), buf.getvalue()
+    try:
+        return args.func(args, buf), buf.getvalue()
+    except EvalstatsError as exc:  # what evalstats.cli.main does with it
+        print(f"evalstats rubric: error: {exc}", file=sys.stderr)
+        return 2, buf.getvalue()
 
 
 def test_rubric_new_names_the_tool_everywhere(tmp_path):

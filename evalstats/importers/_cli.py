@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from evalstats.errors import ParameterError
+
 DESCRIPTION = """\
 Turn another harness's run logs into DATA_DIR/tasks.jsonl and DATA_DIR/runs.jsonl, validated
 with the usual loaders. What could not be mapped is printed, one line per problem, naming the
@@ -134,7 +136,7 @@ def _run(args: argparse.Namespace):
         )
     if args.source_kind == "claude-code":
         if not args.sources and args.manifest is None:
-            raise ValueError("give output files/folders or --manifest")
+            raise ParameterError("give output files/folders or --manifest")
         return from_claude_code(
             args.sources,
             pattern=args.pattern,
@@ -163,7 +165,7 @@ def main(args: argparse.Namespace) -> int:
         if isinstance(exc, EvalstatsError):
             raise
         # Bad option values (a malformed --map, an unknown --arm-from kind) are usage errors.
-        raise EvalstatsError(str(exc)) from None
+        raise ParameterError(str(exc)) from None
     for line in format_problems(imported.problems):
         print(f"evalstats import: {line}", file=sys.stderr)
     written = write_data_dir(imported, args.out)

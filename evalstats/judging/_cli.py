@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstats._atomic import atomic_write
-from evalstats.errors import DataError, EvalstatsError
+from evalstats.errors import DataError, EvalstatsError, ParameterError
 
 DESCRIPTION = """\
 Send every pair of DATA_DIR (tasks.jsonl + runs.jsonl) to each judge and append one line per
@@ -102,7 +102,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``evalstats judge``; 0 when every call is finished, 1 when some failed or were
-    not started (rerun to retry), 2 on a usage or data error."""
+    not started (rerun to retry); a usage or data error is raised as an
+    :class:`~evalstats.errors.EvalstatsError` (``evalstats.cli.main`` prints it, exit 2)."""
     from evalstats.records import find_file, load_runs, load_tasks
 
     from .runner import run_judges
@@ -138,10 +139,14 @@ def main(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             retry_failed=args.retry_failed,
         )
-    except (EvalstatsError, ValueError, KeyError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"evalstats judge: error: {message}", file=sys.stderr)
-        return 2
+    except EvalstatsError:
+        raise  # evalstats.cli.main prints it: one line, exit 2
+    except KeyError as exc:  # an unknown rubric (resolve_rubric) or provider
+        raise ParameterError(str(exc.args[0]) if exc.args else str(exc)) from None
+    except ValueError as exc:
+        # Some argument checks of the judging layer (providers, prices) still raise a plain
+        # ValueError; from here every one of them is a bad option value.
+        raise ParameterError(str(exc)) from None
     if result.dry_run:
         return 0
     frame = result.to_frame()

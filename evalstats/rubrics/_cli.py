@@ -1,7 +1,8 @@
 """``evalstats rubric new|show``: make a rubric file from a seed, show a rubric's identity.
 
 :func:`register` adds the ``rubric`` subcommand to the CLI's subparsers; each action is a
-plain function returning the exit code, so the CLI and the tests call the same thing.
+plain function returning the exit code (a mistake is raised as an ``EvalstatsError``, which
+``evalstats.cli.main`` prints as one line, exit 2), so the CLI and the tests call the same thing.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from evalstats._atomic import atomic_write
-from evalstats.errors import DataError
+from evalstats.errors import DataError, ParameterError
 
 from ._base import names
 from ._file import get, load, to_toml, with_tool_name
@@ -67,18 +68,16 @@ def _new(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     out_path: Path = args.output
     if out_path.exists() and not args.force:
-        print(
-            f"evalstats rubric new: {out_path} exists (use --force to overwrite)", file=sys.stderr
-        )
-        return 2
+        raise ParameterError(f"{out_path} exists (use --force to overwrite)")
     try:
         seed = get(args.source)
         rubric = with_tool_name(seed, args.tool_name, name=args.name)
-    except (KeyError, DataError, ValueError) as e:
-        print(
-            f"evalstats rubric new: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr
-        )
-        return 2
+    except KeyError as e:
+        raise ParameterError(str(e.args[0])) from None
+    except DataError:
+        raise
+    except ValueError as e:  # with_tool_name's checks of --tool-name / --name
+        raise ParameterError(str(e)) from None
     if args.without_name:
         rubric = with_tool_name(
             type(rubric)(**{**_fields(rubric), "arms": (rubric.arms[0], args.without_name)}),
@@ -101,11 +100,8 @@ def _show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
         rubric = get(args.rubric)
-    except (KeyError, DataError) as e:
-        print(
-            f"evalstats rubric show: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr
-        )
-        return 2
+    except KeyError as e:
+        raise ParameterError(str(e.args[0])) from None
     _print_identity(rubric, out)
     return 0
 
