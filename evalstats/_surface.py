@@ -1,28 +1,92 @@
-"""The module class of a package whose public names resolve on first use (PEP 562).
+"""The one way a package of evalstats resolves its public names on first use (PEP 562).
 
-Importing a submodule binds it on its package (``pkg.simulate = <module>``) after it has
-run; where a public name of the package's ``_LAZY`` table is also a submodule's name
-(``evalstats.audit``, ``evalstats.simulate``, ``evalstats.stats.summarize``), the public
-object is bound instead, as an eager ``from .simulate import simulate`` did.
+A package lists, per submodule, the public names that submodule defines, and binds what
+:func:`lazy_surface` returns as its ``__all__``, ``__getattr__`` and ``__dir__``::
+
+    __all__, __getattr__, __dir__ = lazy_surface(__name__, {".winrates": ["win_rates"]})
+
+so ``import evalstats`` loads neither pandas nor scipy, and ``evalstats.win_rates`` imports
+:mod:`evalstats.stats.winrates` when it is first touched. The table is the package's whole
+surface: the README's API table and ``tests/test_layering.py`` read it (the layering test
+parses its module strings as the imports they are).
+
+No public name may be the name of a submodule in the table: importing the submodule would bind
+the module over the name (``evalstats.stats.summarize`` the module hiding the function), so
+such a table is refused.
 """
 
 from __future__ import annotations
 
-import types
+import importlib
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["LazySurface"]
+__all__ = ["lazy_surface"]
 
 
-class LazySurface(types.ModuleType):
-    """Set as ``sys.modules[__name__].__class__`` by a package with a ``_LAZY`` table."""
+def lazy_surface(
+    package: str,
+    table: Mapping[str, Sequence[str]],
+    *,
+    submodules: Sequence[str] = (),
+) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+    """``__all__``, ``__getattr__`` and ``__dir__`` of a package whose names load on first use.
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        lazy = self.__dict__.get("_LAZY", {})
-        if (
-            name in lazy
-            and isinstance(value, types.ModuleType)
-            and value.__name__ == f"{self.__name__}.{name}"
-        ):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
+    Parameters
+    ----------
+    package : str
+        The package's ``__name__``.
+    table : mapping of str to sequence of str
+        Submodule (relative, ``".winrates"``) -> the public names it defines.
+    submodules : sequence of str, optional
+        Submodules that are public names themselves (``"rubrics"``), imported on first use.
+
+    Returns
+    -------
+    (list of str, callable, callable)
+        The sorted public names, the module ``__getattr__`` and the module ``__dir__``.
+
+    Raises
+    ------
+    ValueError
+        A name listed twice, or a public name that is also a submodule's name.
+
+    Examples
+    --------
+    >>> names, getattr_, _ = lazy_surface("evalstats", {".errors": ["DataError"]})
+    >>> names, getattr_("DataError").__name__
+    (['DataError'], 'DataError')
+    >>> lazy_surface("evalstats", {".audit": ["audit"]})
+    Traceback (most recent call last):
+    ...
+    ValueError: evalstats: public name(s) ['audit'] are also submodule names; rename the module
+    """
+    where: dict[str, str] = {}
+    for module, names in table.items():
+        for name in names:
+            if name in where or name in submodules:
+                raise ValueError(f"{package}: {name!r} is listed twice")
+            where[name] = module
+    modules = {m.lstrip(".").split(".")[0] for m in table} | set(submodules)
+    clash = sorted(set(where) & modules)
+    if clash:
+        raise ValueError(
+            f"{package}: public name(s) {clash} are also submodule names; rename the module"
+        )
+    public = sorted([*where, *submodules])
+
+    def __getattr__(name: str) -> Any:
+        if name in where:
+            value = getattr(importlib.import_module(where[name], package), name)
+        elif name in submodules:
+            value = importlib.import_module(f".{name}", package)
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        setattr(sys.modules[package], name, value)  # resolve once; then a plain attribute
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *public})
+
+    return public, __getattr__, __dir__

@@ -39,7 +39,7 @@ def _option_checks() -> Iterator[None]:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from .simulate import SimulationParams, simulate
+    from .simulation import SimulationParams, simulate
 
     params = SimulationParams(
         n_tasks=args.tasks,

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sps
 
 import evalstats
-from evalstats.audit import AUDIT_CHECKS, AUDIT_STATUSES, audit, model_family
+from evalstats.methodology import AUDIT_CHECKS, AUDIT_STATUSES, audit, model_family
 from evalstats.plan import load_plan
 
 CLEAN = dict(

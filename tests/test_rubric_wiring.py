@@ -18,9 +18,9 @@ from fakellm import FakeLLM, default_reply, make_data
 
 import evalstats
 from evalstats import DataError, rubrics
-from evalstats.audit import audit
 from evalstats.cli import main
 from evalstats.frames import load_frame, resolve_rubrics, verdict_frame
+from evalstats.methodology import audit
 from evalstats.records import EvalstatsWarning, load_arm_names, load_dir
 
 KEY = "sk-test-wiring-0000000000"

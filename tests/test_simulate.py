@@ -14,7 +14,7 @@ from scipy import stats
 
 import evalstats
 from evalstats._schema import BLIND_DIMENSIONS
-from evalstats.simulate import DEFAULT_DIMENSION_NOISE, draw_outcomes
+from evalstats.simulation import DEFAULT_DIMENSION_NOISE, draw_outcomes
 from evalstats.stats.dimensions import dimension_means
 
 
@@ -277,7 +277,7 @@ def test_dimension_parameters_change_only_the_dimension_scores(tmp_path):
 def test_true_dimension_differences_against_monte_carlo(tmp_path):
     # The exact expectation (normal CDF sums) against brute-force draws of the score model as
     # the module docstring states it.
-    from evalstats.simulate import _DIMENSION_LEVEL, _DIMENSION_LOADING, _LEVEL_SD
+    from evalstats.simulation import _DIMENSION_LEVEL, _DIMENSION_LOADING, _LEVEL_SD
 
     effects = {
         "correctness": 1.8,

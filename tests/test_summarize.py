@@ -11,7 +11,7 @@ import pytest
 
 import evalstats
 from evalstats.frames import load_frame
-from evalstats.stats.summarize import (
+from evalstats.stats.formatting import (
     format_interval,
     format_number,
     interval_columns,

@@ -30,120 +30,70 @@ Examples
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from ._cli import parse_params, register
+from .._surface import lazy_surface
+from ._cli import parse_params as parse_params
+from ._cli import register as register
 
-__all__ = [
-    "CASE_STUDY_PARAMETERS",
-    "CONSENSUS_RULE",
-    "FORMAT",
-    "NOTEBOOKS",
-    "PARAMETERS",
-    "REPORT_KINDS",
-    "ReportError",
-    "ReportKind",
-    "Results",
-    "Section",
-    "Unavailable",
-    "compute",
-    "compute_case_study",
-    "compute_methodology",
-    "compute_results",
-    "detect_kind",
-    "dump_json",
-    "export",
-    "formatted_tables",
-    "headline_paragraph",
-    "geomean_ci",
-    "input_digests",
-    "latex_macros",
-    "latex_tables",
-    "load_results",
-    "markdown_tables",
-    "merge_ci",
-    "merge_results",
-    "notebook_path",
-    "parse_params",
-    "provenance",
-    "register",
-    "render_report",
-    "result_sentences",
-    "run_provenance",
-    "sentences_markdown",
-    "show_confusions",
-    "show_figure",
-    "show_findings",
-    "show_headline_card",
-    "show_provenance",
-    "show_table",
-    "show_tests",
-    "show_unavailable",
-    "table_html",
-    "to_jsonable",
-]
+# submodule -> the public names it defines (the README's API table lists each one).
+_LAZY_NAMES, __getattr__, __dir__ = lazy_surface(
+    __name__,
+    {
+        "._display": [
+            "geomean_ci",
+            "load_results",
+            "merge_ci",
+            "show_confusions",
+            "show_figure",
+            "show_findings",
+            "show_headline_card",
+            "show_provenance",
+            "show_table",
+            "show_tests",
+            "show_unavailable",
+            "table_html",
+        ],
+        "._evaluation": ["CONSENSUS_RULE"],
+        "._kinds": [
+            "CASE_STUDY_PARAMETERS",
+            "NOTEBOOKS",
+            "PARAMETERS",
+            "REPORT_KINDS",
+            "ReportError",
+            "ReportKind",
+            "Section",
+            "Unavailable",
+            "compute",
+            "detect_kind",
+        ],
+        "._provenance": ["input_digests", "provenance", "run_provenance"],
+        "._render": ["notebook_path", "render_report"],
+        "._results": ["FORMAT", "Results", "dump_json", "merge_results", "to_jsonable"],
+        ".export": [
+            "formatted_tables",
+            "headline_paragraph",
+            "latex_macros",
+            "latex_tables",
+            "markdown_tables",
+            "result_sentences",
+            "sentences_markdown",
+        ],
+    },
+    # the module: its function is report.export.export (the name would clash otherwise)
+    submodules=["export"],
+)
 
-_WHERE = {
-    "CASE_STUDY_PARAMETERS": "_kinds",
-    "NOTEBOOKS": "_kinds",
-    "PARAMETERS": "_kinds",
-    "REPORT_KINDS": "_kinds",
-    "ReportError": "_kinds",
-    "ReportKind": "_kinds",
-    "Section": "_kinds",
-    "Unavailable": "_kinds",
-    "compute": "_kinds",
-    "detect_kind": "_kinds",
-    "CONSENSUS_RULE": "_evaluation",
-    "FORMAT": "_results",
-    "Results": "_results",
-    "dump_json": "_results",
-    "merge_results": "_results",
-    "to_jsonable": "_results",
-    "input_digests": "_provenance",
-    "provenance": "_provenance",
-    "run_provenance": "_provenance",
-    "geomean_ci": "_display",
-    "load_results": "_display",
-    "merge_ci": "_display",
-    "show_confusions": "_display",
-    "show_figure": "_display",
-    "show_findings": "_display",
-    "show_headline_card": "_display",
-    "show_tests": "_display",
-    "show_provenance": "_display",
-    "show_table": "_display",
-    "show_unavailable": "_display",
-    "table_html": "_display",
-    "notebook_path": "_render",
-    "render_report": "_render",
-    "_html": None,
-    # the submodule: its function is report.export.export (a name clash otherwise)
-    "export": None,
-    "formatted_tables": "export",
-    "headline_paragraph": "export",
-    "latex_macros": "export",
-    "latex_tables": "export",
-    "markdown_tables": "export",
-    "result_sentences": "export",
-    "sentences_markdown": "export",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if _WHERE[name] is None:  # a submodule
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__all__ = sorted(
+    [
+        *_LAZY_NAMES,
+        "compute_case_study",
+        "compute_methodology",
+        "compute_results",
+        "parse_params",
+        "register",
+    ]
+)
 
 
 def compute_results(data_dir: Any, **params: Any) -> Any:

@@ -848,7 +848,7 @@ def _accounting(ctx: Context) -> dict[str, Any]:
 
 
 def _audit(ctx: Context) -> dict[str, Any]:
-    from ..audit import audit
+    from ..methodology import audit
 
     ds, f = ctx.extra["dataset"], ctx.frame
     j = ds.judgments

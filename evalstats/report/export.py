@@ -2,7 +2,7 @@
 
 * **Tables** (:func:`latex_tables`, :func:`markdown_tables`): the ``headline``,
   ``consensus``, ``agreement``, ``cost`` and ``per_task`` tables as ``est [lo, hi]`` cells
-  (:func:`evalstats.stats.summarize.summarize`), booktabs LaTeX (``\\toprule`` /
+  (:func:`evalstats.stats.formatting.summarize`), booktabs LaTeX (``\\toprule`` /
   ``\\midrule`` / ``\\bottomrule``, via pandas ``Styler.to_latex(hrules=True)``, every cell
   and header LaTeX-escaped) and GitHub-flavoured Markdown.
 * **Macros** (:func:`latex_macros`): one ``\\newcommand`` per headline number, named
@@ -20,7 +20,7 @@
 
 Precision is one setting for everything exported: ``digits`` decimals in the unit shown,
 rates in percent unless ``percent=False`` (coefficients and ratios at ``digits + 2``
-decimals, i.e. the same absolute resolution; see :mod:`evalstats.stats.summarize`).
+decimals, i.e. the same absolute resolution; see :mod:`evalstats.stats.formatting`).
 
 Examples
 --------
@@ -50,7 +50,7 @@ import pandas as pd
 from .._display import count_text
 from ..errors import DataError
 from ..records import atomic_write
-from ..stats.summarize import (
+from ..stats.formatting import (
     format_interval,
     format_number,
     interval_columns,
@@ -894,7 +894,7 @@ def export(
     sentences : path, optional
         Markdown file of :func:`headline_paragraph` and :func:`result_sentences`.
     digits, percent
-        Precision, as :func:`evalstats.stats.summarize.summarize`.
+        Precision, as :func:`evalstats.stats.formatting.summarize`.
     aliases : mapping, optional
         Letters to use for a rubric, judge or metric in macro names.
 

@@ -1,6 +1,7 @@
 """Statistics on verdict frames: agreement, resampling, win rates, cost, power.
 
-Names are resolved on first use (PEP 562): ``from evalstats.stats.summarize import ...``
+Names are resolved on first use (:func:`evalstats._surface.lazy_surface`, PEP 562):
+``from evalstats.stats.formatting import ...``
 (what a report's notebook kernel displays with) loads that module alone, not scipy.stats
 and every estimator; ``evalstats.stats.win_rates`` loads :mod:`.winrates` when first
 touched. ``__all__`` and ``dir()`` list the whole surface.
@@ -10,107 +11,83 @@ touched. ``__all__`` and ``dir()`` list the whole surface.
 ('evalstats.stats.winrates', True)
 """
 
-# The TYPE_CHECKING imports are the re-exports that ``_LAZY`` resolves at run time.
+# The TYPE_CHECKING imports are what type checkers see of the lazy names. No ``power =
+# solve_power`` alias: a public name may not be a submodule's name (lazy_surface refuses it).
+# ruff: noqa: F401
 
 from __future__ import annotations
 
-import importlib
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._surface import LazySurface
+from .._surface import lazy_surface
 
-# public name -> the submodule (relative to this package) that defines it
-_LAZY: dict[str, str] = {
-    "AgreementResult": ".agreement",
-    "BOOTSTRAP_METHODS": ".resample",
-    "BootstrapResult": ".resample",
-    "CLUSTER_MEAN_METHODS": ".means",
-    "COST_METRICS": ".cost",
-    "ClusterRatioResult": ".robust",
-    "CohenKappaResult": ".agreement",
-    "DEFAULT_METHOD": ".winrates",
-    "DeclaredTest": ".equivalence",
-    "EquivalenceResult": ".equivalence",
-    "FleissKappaResult": ".agreement",
-    "GoldResult": ".gold",
-    "INVALID_RULES": ".missing",
-    "KrippendorffAlphaResult": ".agreement",
-    "NO_ANSWER_RULES": ".missing",
-    "OrdinalCheckResult": ".models",
-    "PPI_METHODS": ".ppi",
-    "PowerResult": ".power",
-    "ProportionCI": "._proportion",
-    "RATE_NAMES": ".winrates",
-    "SEED_DISAGREEMENT_TRIGGER": ".judges",
-    "WIN_RATE_METHODS": ".winrates",
-    "agent_spend": ".cost",
-    "apply_missing_rule": ".missing",
-    "cluster_bootstrap": ".resample",
-    "cluster_mean": ".means",
-    "cluster_ratio_test": ".robust",
-    "cohen_kappa": ".agreement",
-    "cohen_kappa_table": ".agreement",
-    "consensus": ".judges",
-    "contingency_table": ".agreement",
-    "cost_equivalence": ".equivalence",
-    "cost_ratios": ".cost",
-    "declared_test": ".equivalence",
-    "coverage_study": ".coverage",
-    "design_coverage": "._design_coverage",
-    "dimension_means": ".dimensions",
-    "fleiss_kappa": ".agreement",
-    "gold_labels": ".gold",
-    "gwet_ac1": ".agreement",
-    "holm": ".multiplicity",
-    "holm_table": ".multiplicity",
-    "judge_agreement": ".judges",
-    "judge_spend": ".cost",
-    "judge_vs_gold": ".gold",
-    "krippendorff_alpha": ".agreement",
-    "labeler_agreement": ".gold",
-    "mde_curve": ".power",
-    "min_detectable_net_win": ".power",
-    "missing_bounds": ".missing",
-    "net_win_equivalence": ".equivalence",
-    "noninferiority": ".equivalence",
-    "ordinal_check": ".models",
-    "outcome_icc": ".power",
-    "pabak": ".agreement",
-    "percent_agreement": ".agreement",
-    "position_bias": ".winrates",
-    "power_curve": ".power",
-    "power_net_win": ".power",
-    "ppi_win_rates": ".ppi",
-    "proportion_ci": "._proportion",
-    "ratings_to_counts": ".agreement",
-    "scott_pi": ".agreement",
-    "simulated_mde": ".power",
-    "simulated_power": ".power",
-    "simulated_tasks_needed": ".power",
-    "solve_power": ".power",
-    "summarize": ".summarize",
-    "tasks_needed": ".power",
-    "tost": ".equivalence",
-    "two_rater_agreement": ".agreement",
-    "win_rates": ".winrates",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-    globals()[name] = value  # resolve once; later lookups are plain attribute reads
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
-# Keeps a public name bound to its object when the submodule of that name is imported.
-sys.modules[__name__].__class__ = LazySurface
+# submodule -> the public names it defines (the README's API table lists each one).
+__all__, __getattr__, __dir__ = lazy_surface(
+    __name__,
+    {
+        "._design_coverage": ["design_coverage"],
+        "._proportion": ["ProportionCI", "proportion_ci"],
+        ".agreement": [
+            "AgreementResult",
+            "CohenKappaResult",
+            "FleissKappaResult",
+            "KrippendorffAlphaResult",
+            "cohen_kappa",
+            "cohen_kappa_table",
+            "contingency_table",
+            "fleiss_kappa",
+            "gwet_ac1",
+            "krippendorff_alpha",
+            "pabak",
+            "percent_agreement",
+            "ratings_to_counts",
+            "scott_pi",
+            "two_rater_agreement",
+        ],
+        ".cost": ["COST_METRICS", "agent_spend", "cost_ratios", "judge_spend"],
+        ".coverage": ["coverage_study"],
+        ".dimensions": ["dimension_means"],
+        ".equivalence": [
+            "DeclaredTest",
+            "EquivalenceResult",
+            "cost_equivalence",
+            "declared_test",
+            "net_win_equivalence",
+            "noninferiority",
+            "tost",
+        ],
+        ".formatting": ["summarize"],
+        ".gold": ["GoldResult", "gold_labels", "judge_vs_gold", "labeler_agreement"],
+        ".judges": ["SEED_DISAGREEMENT_TRIGGER", "consensus", "judge_agreement"],
+        ".means": ["CLUSTER_MEAN_METHODS", "cluster_mean"],
+        ".missing": ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule", "missing_bounds"],
+        ".models": ["OrdinalCheckResult", "ordinal_check"],
+        ".multiplicity": ["holm", "holm_table"],
+        ".power": [
+            "PowerResult",
+            "mde_curve",
+            "min_detectable_net_win",
+            "outcome_icc",
+            "power_curve",
+            "power_net_win",
+            "simulated_mde",
+            "simulated_power",
+            "simulated_tasks_needed",
+            "solve_power",
+            "tasks_needed",
+        ],
+        ".ppi": ["PPI_METHODS", "ppi_win_rates"],
+        ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
+        ".robust": ["ClusterRatioResult", "cluster_ratio_test"],
+        ".winrates": [
+            "DEFAULT_METHOD",
+            "RATE_NAMES",
+            "WIN_RATE_METHODS",
+            "position_bias",
+            "win_rates",
+        ],
+    },
+)
 
 
 if TYPE_CHECKING:
@@ -145,6 +122,7 @@ if TYPE_CHECKING:
         noninferiority,
         tost,
     )
+    from .formatting import summarize
     from .gold import GoldResult, gold_labels, judge_vs_gold, labeler_agreement
     from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
     from .means import CLUSTER_MEAN_METHODS, cluster_mean
@@ -167,81 +145,4 @@ if TYPE_CHECKING:
     from .ppi import PPI_METHODS, ppi_win_rates
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test
-    from .summarize import summarize
     from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, position_bias, win_rates
-
-# No ``power = solve_power`` alias: it would hide the ``evalstats.stats.power`` submodule.
-__all__ = [
-    "AgreementResult",
-    "BOOTSTRAP_METHODS",
-    "BootstrapResult",
-    "CLUSTER_MEAN_METHODS",
-    "COST_METRICS",
-    "ClusterRatioResult",
-    "CohenKappaResult",
-    "DEFAULT_METHOD",
-    "DeclaredTest",
-    "EquivalenceResult",
-    "FleissKappaResult",
-    "GoldResult",
-    "INVALID_RULES",
-    "KrippendorffAlphaResult",
-    "NO_ANSWER_RULES",
-    "OrdinalCheckResult",
-    "PPI_METHODS",
-    "PowerResult",
-    "ProportionCI",
-    "RATE_NAMES",
-    "SEED_DISAGREEMENT_TRIGGER",
-    "WIN_RATE_METHODS",
-    "agent_spend",
-    "apply_missing_rule",
-    "cluster_bootstrap",
-    "cluster_mean",
-    "cluster_ratio_test",
-    "cohen_kappa",
-    "cohen_kappa_table",
-    "consensus",
-    "contingency_table",
-    "cost_equivalence",
-    "cost_ratios",
-    "declared_test",
-    "coverage_study",
-    "design_coverage",
-    "dimension_means",
-    "fleiss_kappa",
-    "gold_labels",
-    "gwet_ac1",
-    "holm",
-    "holm_table",
-    "judge_agreement",
-    "judge_spend",
-    "judge_vs_gold",
-    "krippendorff_alpha",
-    "labeler_agreement",
-    "mde_curve",
-    "min_detectable_net_win",
-    "missing_bounds",
-    "net_win_equivalence",
-    "noninferiority",
-    "ordinal_check",
-    "outcome_icc",
-    "pabak",
-    "percent_agreement",
-    "position_bias",
-    "power_curve",
-    "power_net_win",
-    "ppi_win_rates",
-    "proportion_ci",
-    "ratings_to_counts",
-    "scott_pi",
-    "simulated_mde",
-    "simulated_power",
-    "simulated_tasks_needed",
-    "solve_power",
-    "summarize",
-    "tasks_needed",
-    "tost",
-    "two_rater_agreement",
-    "win_rates",
-]

@@ -10,7 +10,7 @@ of ``N(0, 1 + sigma^2)``, which makes the marginal outcome probabilities equal t
 only lowers agreement.
 
 It is a statistical model, so it lives in ``stats``: the coverage and power simulations draw
-from it here, and :mod:`evalstats.simulate` builds whole synthetic evaluations on top of it
+from it here, and :mod:`evalstats.simulation` builds whole synthetic evaluations on top of it
 (``stats`` never imports ``simulate``).
 """
 

@@ -21,9 +21,9 @@ The variance and design effect are exact; treating the task means as normal is t
 approximation. With three-valued outcomes it is slightly optimistic for few tasks: at the
 predicted 80 % MDE (3 replicates, latent ICC 0.3, 30 % ties) the simulated t-test reached
 0.753 with 10 tasks, 0.785 with 40, 0.794 with 100 and 0.799 with 300 (20 000 simulated
-evaluations each). Check small designs with :mod:`evalstats.simulate`.
+evaluations each). Check small designs with :mod:`evalstats.simulation`.
 
-The ICC. The simulator (:mod:`evalstats.simulate`) defines its ICC on a latent probit scale:
+The ICC. The simulator (:mod:`evalstats.simulation`) defines its ICC on a latent probit scale:
 a task effect ``u ~ N(0, icc / (1 - icc))`` plus unit pair noise, cut at two thresholds. The ICC
 of the scored outcome ``y`` is smaller than the latent one and depends on where the thresholds
 sit. With ``icc_scale="latent"`` (the default, matching the simulator) the latent ICC is
