@@ -63,6 +63,10 @@ Counts are named one way, as in the report's tables and figures: **pairs** are d
 (task, replicate) WITH/WITHOUT pairs; **pair-orders** are judged presentations of a pair (a
 blind rubric judged in both orders has two per pair). A detail that counts pair-orders also
 gives the pairs they come from.
+
+Layout: ``_rows`` (the checks and statuses, the rows' wording), ``_families`` (model families),
+``_design``, ``_judgments`` and ``_plan`` (the checks by what they read) and ``_table``
+(:func:`audit`, every check in table order).
 """
 
 from __future__ import annotations

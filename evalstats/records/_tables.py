@@ -1,0 +1,206 @@
+"""The loaders of tasks, runs and judgments, and the pairing of runs."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._schema import (
+    ARMS,
+    JUDGMENT_FIELDS,
+    RUN_FIELDS,
+    TASK_FIELDS,
+)
+from ..errors import DataError
+from ._contract import duplicate_error, first_duplicate, is_missing, validate_table
+from ._read import EvalstatsWarning, read_table_raw
+
+__all__ = ["incomplete_pairs", "load_judgments", "load_runs", "load_tasks", "pair_runs"]
+
+
+def load_tasks(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Load and validate a tasks file.
+
+    Parameters
+    ----------
+    path : path-like
+        ``tasks.jsonl``, ``.parquet`` or ``.csv``.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``task_id``, ``prompt``, ``canonical_answer``,
+        ``canonical_written_at`` (UTC), ``budget_tokens``, ``budget_wall_s``, ``tags``.
+
+    Raises
+    ------
+    DataError
+        Malformed record, missing or mistyped field, duplicate ``task_id``.
+
+    Examples
+    --------
+    >>> import tempfile, evalstats
+    >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=3, n_replicates=1, seed=0)
+    >>> tasks = evalstats.load_tasks(sim.tasks)
+    >>> tasks.columns[:3].tolist(), len(tasks)
+    (['task_id', 'prompt', 'canonical_answer'], 3)
+    """
+    p = Path(path)
+    raw, lines, unit = read_table_raw(p)
+    frame = validate_table(raw, lines, unit, TASK_FIELDS, p, text_source=p.suffix.lower() == ".csv")
+    i = first_duplicate(frame, ["task_id"])
+    if i is not None:
+        raise duplicate_error(frame, i, ["task_id"], p, unit)
+    return frame
+
+
+def load_runs(
+    path: str | os.PathLike[str],
+    tasks: pd.DataFrame | None = None,
+    *,
+    allow_incomplete: bool = False,
+) -> pd.DataFrame:
+    """Load and validate a runs file; with ``tasks``, also count tokens and apply budgets.
+
+    Parameters
+    ----------
+    path : path-like
+        ``runs.jsonl``, ``.parquet`` or ``.csv``.
+    tasks : DataFrame, optional
+        Tasks from :func:`load_tasks`. When given, every run's task must exist and
+        the result gains ``tokens`` (cl100k_base, counted on ``transcript`` else
+        ``answer``), ``over_budget`` and ``tokens_mismatch`` (see
+        :func:`evalstats.tokens.annotate_runs`).
+    allow_incomplete : bool, default False
+        A pair (task_id, replicate) with only one arm is an error unless this is
+        True, in which case it is kept and an :class:`EvalstatsWarning` names it.
+
+    Raises
+    ------
+    DataError
+        Malformed record, missing or mistyped field, unknown arm, duplicate
+        (task_id, replicate, arm), unknown task, a pair with only one arm.
+    """
+    p = Path(path)
+    raw, lines, unit = read_table_raw(p)
+    frame = validate_table(raw, lines, unit, RUN_FIELDS, p, text_source=p.suffix.lower() == ".csv")
+    keys = ["task_id", "replicate", "arm"]
+    i = first_duplicate(frame, keys)
+    if i is not None:
+        raise duplicate_error(frame, i, keys, p, unit)
+    bad_rep = np.flatnonzero(frame["replicate"].to_numpy() < 1)
+    if bad_rep.size:
+        j = int(bad_rep[0])
+        raise DataError(
+            f"replicate must be >= 1, got {frame.at[j, 'replicate']}",
+            path=p,
+            line=int(lines[j]),
+            field="replicate",
+        )
+    if tasks is not None:
+        known = set(tasks["task_id"].tolist())
+        unknown = np.flatnonzero(~frame["task_id"].isin(known).to_numpy())
+        if unknown.size:
+            j = int(unknown[0])
+            raise DataError(
+                f"unknown task {frame.at[j, 'task_id']!r} (not in the tasks file)",
+                path=p,
+                line=int(lines[j]),
+                field="task_id",
+            )
+    lonely = incomplete_pairs(frame)
+    if len(lonely):
+        first = lonely.iloc[0]
+        j = int(first["index"])
+        msg = (
+            f"pair (task_id={first['task_id']!r}, replicate={first['replicate']}) has only "
+            f"the {first['arm']!r} run"
+            + (f" ({len(lonely) - 1} more incomplete pairs)" if len(lonely) > 1 else "")
+        )
+        if not allow_incomplete:
+            raise DataError(msg, path=p, line=int(lines[j]), field="arm")
+        warnings.warn(
+            f"{p}:{lines[j]}: {msg}; kept because allow_incomplete=True",
+            EvalstatsWarning,
+            stacklevel=2,
+        )
+    if tasks is not None:
+        from ..tokens import annotate_runs
+
+        attrs = dict(frame.attrs)
+        frame = annotate_runs(frame, tasks)
+        frame.attrs.update(attrs)
+    return frame
+
+
+def incomplete_pairs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs whose pair lacks the other arm: ``task_id``, ``replicate``, ``arm``, ``index``."""
+    counts = runs.groupby(["task_id", "replicate"], observed=True)["arm"].transform("size")
+    lonely = runs.loc[counts.to_numpy() < 2, ["task_id", "replicate", "arm"]]
+    return lonely.assign(arm=lonely["arm"].astype(str)).reset_index()
+
+
+def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Load and validate judgment lines (the judge runner's journal).
+
+    Lines carrying a ``kind`` other than ``"judgment"`` (batch bookkeeping written
+    by the runner) are skipped; every judgment line is kept, failed calls included.
+    A last line that is not JSON and has no newline (a write cut short by a kill) is
+    skipped with an :class:`EvalstatsWarning` naming it: that call never finished, and the
+    judge runner sets the bytes aside and makes it again. A corrupt line anywhere else is a
+    :class:`DataError` naming the file and line.
+
+    Raises
+    ------
+    DataError
+        Malformed record, missing or mistyped field, unknown order.
+    """
+    p = Path(path)
+    raw, lines, unit = read_table_raw(p, skip_unreadable=True)
+    if "kind" in raw.columns:
+        keep = raw["kind"].map(lambda k: is_missing(k) or k == "judgment").to_numpy(dtype=bool)
+        raw, lines = raw.loc[keep].reset_index(drop=True), lines[keep]
+    return validate_table(
+        raw, lines, unit, JUDGMENT_FIELDS, p, text_source=p.suffix.lower() == ".csv"
+    )
+
+
+def pair_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per pair (task_id, replicate) with ``with_*`` and ``without_*`` columns.
+
+    Columns: ``task_id``, ``replicate``, then for each arm ``answer``, ``tokens``,
+    ``wall_s``, ``files_inspected``, ``over_budget`` (when the runs were loaded
+    with tasks) and ``agent_model``; plus ``over_budget`` (either arm). Pairs
+    lacking an arm are left out with an :class:`EvalstatsWarning` naming them.
+    """
+    cols = [
+        c
+        for c in (
+            "answer",
+            "tokens",
+            "wall_s",
+            "files_inspected",
+            "over_budget",
+            "agent_model",
+            "transcript",
+        )
+        if c in runs.columns
+    ]
+    lonely = incomplete_pairs(runs)
+    if len(lonely):
+        names = ", ".join(f"({r.task_id}, {r.replicate})" for r in lonely.head(5).itertuples())
+        warnings.warn(
+            f"{len(lonely)} incomplete pairs left out: {names}", EvalstatsWarning, stacklevel=2
+        )
+    parts = []
+    for arm in ARMS:
+        part = runs.loc[runs["arm"] == arm, ["task_id", "replicate", *cols]]
+        parts.append(part.rename(columns={c: f"{arm}_{c}" for c in cols}))
+    pairs = parts[0].merge(parts[1], on=["task_id", "replicate"], how="inner")
+    if "with_over_budget" in pairs.columns:
+        pairs["over_budget"] = pairs["with_over_budget"] | pairs["without_over_budget"]
+    return pairs.sort_values(["task_id", "replicate"], kind="stable").reset_index(drop=True)
