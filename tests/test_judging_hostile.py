@@ -14,6 +14,7 @@ import os
 import pytest
 from fakellm import ANSWERED_BAD, FAULT_KINDS, HOSTILE_KINDS, FakeLLM, make_data
 
+from evalstats.cli import main
 from evalstats.judging import (
     Journal,
     JournalLockedError,
@@ -328,8 +329,8 @@ def test_cli_dry_run_and_missing_key_write_nothing(fake, tmp_path, monkeypatch, 
     assert args.func(args) == 0 and "est_usd" in capsys.readouterr().out
     assert _snapshot(data) == before
     monkeypatch.delenv("OPENAI_API_KEY")
-    args = parser.parse_args([*argv, "--no-progress"])
-    assert args.func(args) == 2 and "OPENAI_API_KEY" in capsys.readouterr().err
+    # A refused call is raised; evalstats.cli.main prints it as one line and exits 2.
+    assert main([*argv, "--no-progress"]) == 2 and "OPENAI_API_KEY" in capsys.readouterr().err
     assert _snapshot(data) == before and fake.requests == 0
     # --retry-failed is wired through: a permanent failure is re-sent only with it.
     monkeypatch.setenv("OPENAI_API_KEY", KEY)

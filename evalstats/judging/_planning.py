@@ -1,0 +1,308 @@
+"""Planning judge calls: the pairs, the units to judge, one call per (judge, pair, order)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from evalstats._schema import ORDERS
+from evalstats.errors import ParameterError
+
+from . import providers
+from ._calls import EXPECTED_OUTPUT_TOKENS, Call, Config, Unit
+from .prices import load_prices, price_for
+from .providers import JudgeSpec, parse_judge
+
+__all__ = ["plan_calls"]
+
+
+DEFAULT_MAX_TOKENS = 1024
+
+
+def _rubric(rubric: Any) -> Any:
+    if isinstance(rubric, str):
+        from evalstats import rubrics
+
+        return rubrics.get(rubric)
+    return rubric
+
+
+def _order_for(seed: int, task_id: str, replicate: int) -> str:
+    # Hash-seeded per pair, not drawn from a stream: the order of a pair never depends on
+    # which other pairs are in the data, so a rerun on grown data keeps every order.
+    digest = hashlib.sha256(f"{seed}\0{task_id}\0{replicate}".encode()).digest()
+    return ORDERS[digest[0] & 1]
+
+
+def _run_mapping(row: Mapping[str, Any], arm: str) -> dict[str, Any]:
+    run = {}
+    for name in ("answer", "tokens", "wall_s", "files_inspected"):
+        value = row.get(f"{arm}_{name}")
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        elif not isinstance(value, list | str) and pd.isna(value):
+            value = None
+        elif isinstance(value, np.integer):
+            value = int(value)
+        elif isinstance(value, np.floating):
+            value = float(value)
+        run[name] = value
+    return run
+
+
+def _pairs(tasks: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Pairs with budgets applied, from a long runs frame or an already paired one."""
+    if "with_answer" in runs.columns:
+        pairs = runs
+    else:
+        from evalstats.records import pair_runs
+        from evalstats.tokens import annotate_runs
+
+        if "arm" not in runs.columns:
+            raise ParameterError(
+                "runs needs an 'arm' column (long runs) or with_*/without_* columns"
+            )
+        if "over_budget" not in runs.columns or "tokens" not in runs.columns:
+            runs = annotate_runs(runs, tasks)
+        pairs = pair_runs(runs)
+    missing = [
+        c for c in ("task_id", "replicate", "with_answer", "without_answer") if c not in pairs
+    ]
+    if missing:
+        raise ParameterError(f"paired runs lack columns {missing}")
+    if "over_budget" not in pairs.columns:
+        raise ParameterError(
+            "runs carry no budget flags: load them with records.load_runs(path, tasks) "
+            "(or pass long runs with an 'arm' column and let the runner count tokens)"
+        )
+    return pairs
+
+
+def _units(
+    tasks: pd.DataFrame,
+    runs: pd.DataFrame,
+    rubric: Any,
+    *,
+    orders: str,
+    seed: int,
+) -> tuple[list[Unit], int]:
+    """Rendered prompts for every within-budget pair, and the number of no-answer pairs."""
+    if orders not in ("random", "both"):
+        raise ParameterError(f"orders must be 'random' or 'both', got {orders!r}")
+    if orders == "both" and not rubric.needs_order:
+        raise ParameterError(
+            f"orders='both' is for a rubric that hides the arms (blind-pair); "
+            f"{rubric.name!r} shows them labelled"
+        )
+    for col in ("task_id", "prompt", "canonical_answer"):
+        if col not in tasks.columns:
+            raise ParameterError(f"tasks lack column {col!r}")
+    pairs = _pairs(tasks, runs)
+    over = pairs["over_budget"].fillna(False).to_numpy(dtype=bool)
+    task_by_id = {
+        str(t): {"prompt": p, "canonical_answer": c}
+        for t, p, c in zip(
+            tasks["task_id"], tasks["prompt"], tasks["canonical_answer"], strict=True
+        )
+    }
+    units_in: list[tuple[str, int, str | None, Any]] = []
+    for row in pairs.loc[~over].to_dict("records"):
+        task_id, replicate = str(row["task_id"]), int(row["replicate"])
+        if task_id not in task_by_id:
+            raise ParameterError(f"pair ({task_id!r}, {replicate}) refers to an unknown task")
+        if not rubric.needs_order:
+            chosen: Sequence[str | None] = (None,)
+        elif orders == "both":
+            chosen = ORDERS
+        else:
+            chosen = (_order_for(seed, task_id, replicate),)
+        for order in chosen:
+            prompt = rubric.render(
+                task_by_id[task_id],
+                _run_mapping(row, "with"),
+                _run_mapping(row, "without"),
+                order=order,
+            )
+            units_in.append((task_id, replicate, order, prompt))
+    units: list[Unit] = []
+    if units_in:
+        from evalstats.tokens import count_tokens
+
+        systems = {p.system for *_, p in units_in}
+        system_tokens = {s: int(count_tokens(s)) for s in systems}
+        user_tokens = count_tokens([p.user for *_, p in units_in])
+        for (task_id, replicate, order, prompt), n in zip(units_in, user_tokens, strict=True):
+            units.append(
+                Unit(
+                    task_id,
+                    replicate,
+                    order,
+                    prompt.messages(),
+                    system_tokens[prompt.system] + int(n),
+                )
+            )
+    return units, int(over.sum())
+
+
+def call_key(
+    rubric: Any,
+    judge: JudgeSpec,
+    unit: Unit,
+    *,
+    temperature: float | None,
+    max_tokens: int,
+) -> str:
+    """sha256 of the canonical JSON of everything that makes a call what it is."""
+    ident = {
+        "rubric": rubric.name,
+        "revision": rubric.revision,
+        "judge": judge.name,
+        "messages": unit.messages,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "order": unit.order,
+        "task_id": unit.task_id,
+        "replicate": unit.replicate,
+    }
+    canonical = json.dumps(ident, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _calls(units: Iterable[Unit], judges: Sequence[JudgeSpec], cfg: Config) -> list[Call]:
+    out = []
+    for judge in judges:
+        for unit in units:
+            key = call_key(
+                cfg.rubric, judge, unit, temperature=cfg.temperature, max_tokens=cfg.max_tokens
+            )
+            params = providers.request_params(
+                judge, unit.messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens
+            )
+            out.append(Call(key, judge, unit, params))
+    return out
+
+
+def _check_params(
+    judges: Sequence[str | JudgeSpec], concurrency: int, max_tokens: int, temperature: Any
+) -> list[JudgeSpec]:
+    if isinstance(judges, str | JudgeSpec):
+        judges = [judges]
+    specs = [parse_judge(j) for j in judges]
+    if not specs:
+        raise ParameterError("give at least one judge ('provider:model')")
+    if len({s.name for s in specs}) != len(specs):
+        raise ParameterError(f"a judge is listed twice: {[s.name for s in specs]}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ParameterError(f"concurrency must be a positive int, got {concurrency!r}")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ParameterError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    if temperature is not None and not (
+        isinstance(temperature, int | float) and math.isfinite(temperature) and temperature >= 0
+    ):
+        raise ParameterError(f"temperature must be None or a number >= 0, got {temperature!r}")
+    return specs
+
+
+def plan_calls(
+    tasks: pd.DataFrame,
+    runs: pd.DataFrame,
+    *,
+    rubric: Any,
+    judges: Sequence[str | JudgeSpec] | str,
+    orders: Literal["random", "both"] = "random",
+    seed: int = 0,
+    temperature: float | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    prices: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    batch: bool = False,
+) -> pd.DataFrame:
+    """Every judge call a run would make, without making any.
+
+    Pairs with a run over its budget are left out (they are ``no_answer``); their number
+    is in ``frame.attrs["no_answer_pairs"]``.
+
+    Parameters
+    ----------
+    tasks, runs : pandas.DataFrame
+        Tasks, and runs either long (one row per arm, as ``records.load_runs`` gives them,
+        with tasks so that ``tokens``/``over_budget`` are present) or paired
+        (``records.pair_runs``).
+    rubric : str or Rubric
+        ``"with-without"`` or ``"blind-pair"``.
+    judges : str or sequence of str
+        ``"provider:model"`` names.
+    orders : {"random", "both"}
+        Blind rubric only: one seeded order per pair, or both orders.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per call: ``judge``, ``task_id``, ``replicate``, ``order``, ``call_key``,
+        ``input_tokens`` (cl100k_base count of the prompt, an estimate for other
+        tokenizers), ``est_usd`` (with ``EXPECTED_OUTPUT_TOKENS`` of output; NaN when the
+        model has no price), ``system``, ``user``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> tasks = pd.DataFrame({"task_id": ["t1"], "prompt": ["Where is X?"],
+    ...                       "canonical_answer": ["x.go"]})
+    >>> pairs = pd.DataFrame({"task_id": ["t1"], "replicate": [1],
+    ...     "with_answer": ["x.go:10"], "with_tokens": [1200], "with_wall_s": [41.0],
+    ...     "without_answer": ["unsure"], "without_tokens": [3400], "without_wall_s": [90.0],
+    ...     "over_budget": [False]})
+    >>> plan = plan_calls(tasks, pairs, rubric="with-without",
+    ...                   judges=["anthropic:claude-sonnet-4-20250514", "openai:gpt-4o"])
+    >>> plan[["judge", "task_id", "order"]].to_dict("list")["judge"]
+    ['anthropic:claude-sonnet-4-20250514', 'openai:gpt-4o']
+    """
+    specs = _check_params(judges, 1, max_tokens, temperature)
+    rub = _rubric(rubric)
+    cfg = Config(rub, temperature, max_tokens, load_prices(prices), batch)
+    units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed)
+    frame = _plan_frame(_calls(units, specs, cfg), cfg)
+    frame.attrs["no_answer_pairs"] = no_answer
+    return frame
+
+
+def _plan_frame(calls: Sequence[Call], cfg: Config) -> pd.DataFrame:
+    rows = []
+    for c in calls:
+        price = price_for(c.judge.provider, c.judge.model, cfg.prices)
+        est = (
+            price.usd(c.unit.input_tokens, EXPECTED_OUTPUT_TOKENS, batch=cfg.batch)
+            if price
+            else float("nan")
+        )
+        rows.append(
+            {
+                "judge": c.judge.name,
+                "task_id": c.unit.task_id,
+                "replicate": c.unit.replicate,
+                "order": c.unit.order,
+                "call_key": c.key,
+                "input_tokens": c.unit.input_tokens,
+                "est_usd": est,
+                "system": c.unit.messages[0]["content"],
+                "user": c.unit.messages[1]["content"],
+            }
+        )
+    columns = [
+        "judge",
+        "task_id",
+        "replicate",
+        "order",
+        "call_key",
+        "input_tokens",
+        "est_usd",
+        "system",
+        "user",
+    ]
+    return pd.DataFrame(rows, columns=columns)
