@@ -39,6 +39,7 @@ from scipy import special
 
 from ._schema import BLIND_DIMENSIONS, ORDERS
 from ._validate import check_positive_int, check_probability
+from .errors import ParameterError
 from .stats.outcome_model import check_outcome_probs, draw_outcomes, latent_thresholds
 
 __all__ = [
@@ -256,20 +257,22 @@ def _blind_raw(gen, outcome_a: int, scores_a: np.ndarray, scores_b: np.ndarray) 
 def _dimension_table(value: Mapping[str, float], default: Mapping[str, float], name: str):
     """``value`` over ``default`` as a dict in ``BLIND_DIMENSIONS`` order; ``ValueError`` else."""
     if not isinstance(value, Mapping):
-        raise ValueError(f"{name} must be a mapping of dimension -> number, got {value!r}")
+        raise ParameterError(f"{name} must be a mapping of dimension -> number, got {value!r}")
     unknown = sorted(set(value) - set(BLIND_DIMENSIONS))
     if unknown:
-        raise ValueError(f"{name}: unknown dimension(s) {unknown}; known: {list(BLIND_DIMENSIONS)}")
+        raise ParameterError(
+            f"{name}: unknown dimension(s) {unknown}; known: {list(BLIND_DIMENSIONS)}"
+        )
     out = {}
     for d in BLIND_DIMENSIONS:
         v = value.get(d, default[d])
         try:
             f = float(v)
         except (TypeError, ValueError):
-            raise ValueError(f"{name}[{d!r}] must be a number, got {v!r}") from None
+            raise ParameterError(f"{name}[{d!r}] must be a number, got {v!r}") from None
         if isinstance(v, bool) or not math.isfinite(f) or (name == "dimension_noise" and f < 0):
             kind = "a finite number >= 0" if name == "dimension_noise" else "a finite number"
-            raise ValueError(f"{name}[{d!r}] must be {kind}, got {v!r}")
+            raise ParameterError(f"{name}[{d!r}] must be {kind}, got {v!r}")
         out[d] = f
     return out
 
@@ -377,7 +380,7 @@ def simulate(
     for name in ("over_budget_rate", "malformed_rate", "error_rate"):
         check_probability(getattr(p, name), name)
     if p.orders not in ("random", "both"):
-        raise ValueError(f"orders must be 'random' or 'both', got {p.orders!r}")
+        raise ParameterError(f"orders must be 'random' or 'both', got {p.orders!r}")
     effects = _dimension_table(p.dimension_effects, DEFAULT_DIMENSION_EFFECTS, "dimension_effects")
     dim_noise = _dimension_table(p.dimension_noise, DEFAULT_DIMENSION_NOISE, "dimension_noise")
     p = dataclasses.replace(p, dimension_effects=effects, dimension_noise=dim_noise)

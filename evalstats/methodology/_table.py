@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 import pandas as pd
 
 from .._disagreement import DISAGREEMENT_TRIGGER
+from ..errors import ParameterError
 from ..plan import Plan
 from ..records import Dataset
 from ._design import (
@@ -127,7 +128,7 @@ def audit(
         ("budget_alpha", budget_alpha),
     ):
         if not 0.0 <= float(value) <= 1.0:
-            raise ValueError(f"{name} must be in [0, 1], got {value}")
+            raise ParameterError(f"{name} must be in [0, 1], got {value}")
     if "tokens" not in runs.columns:
         from ..tokens import annotate_runs
 

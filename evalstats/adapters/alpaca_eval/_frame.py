@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import DataError
+from ...errors import DataError, ParameterError
 from ...records import EvalstatsWarning
 from .. import pairwise
 from ._records import _SUFFIXES, _read_records, _record_row
@@ -140,7 +140,7 @@ def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.
     else:
         paths = [Path(p) for p in path]
         if not paths:
-            raise ValueError("no annotation files given")
+            raise ParameterError("no annotation files given")
     rows: list[dict[str, Any]] = []
     for p in paths:
         records, lines = _read_records(p)

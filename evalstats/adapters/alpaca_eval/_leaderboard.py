@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validate import check_columns
-from ...errors import DataError
+from ...errors import DataError, ParameterError
 from ...stats import judge_agreement, win_rates
 from ...stats.means import cluster_mean
 from ._frame import GROUP_COLUMNS, RUBRIC
@@ -107,7 +107,7 @@ def leaderboard_row(
     """
     _require(frame, ["model", "baseline", "judge", "task_id", "status", "outcome", "win_share"])
     if frame.empty:
-        raise ValueError("the frame has no annotations")
+        raise ParameterError("the frame has no annotations")
     keys = list(GROUP_COLUMNS)
     ok = (frame["status"] == "ok").to_numpy(dtype=bool)
     f = frame.assign(
@@ -200,7 +200,7 @@ def judge_agreement_by_model(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame
         res.insert(0, "model", model)
         parts.append(res)
     if not parts:
-        raise ValueError("no (model, baseline) has two or more annotators to compare")
+        raise ParameterError("no (model, baseline) has two or more annotators to compare")
     return pd.concat(parts, ignore_index=True)
 
 
