@@ -12,7 +12,13 @@ from typing import Any
 
 from .errors import DataError, ParameterError
 
-__all__ = ["check_columns", "check_confidence", "check_positive_int", "check_probability"]
+__all__ = [
+    "check_columns",
+    "check_confidence",
+    "check_positive_int",
+    "check_probability",
+    "check_seed",
+]
 
 
 def check_confidence(confidence: Any) -> float:
@@ -49,6 +55,24 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
         ok = True
     if not ok or int(value) < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_seed(value: Any, name: str = "seed") -> int | None:
+    """A random seed: None or an int >= 0 (what ``numpy.random.default_rng`` takes).
+
+    >>> check_seed(7), check_seed(None)
+    (7, None)
+    >>> check_seed("abc")
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.ParameterError: seed must be None or an integer >= 0, got 'abc'
+    """
+    if value is None:
+        return None
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not ok or int(value) < 0:
+        raise ParameterError(f"{name} must be None or an integer >= 0, got {value!r}")
     return int(value)
 
 

@@ -38,7 +38,7 @@ import pandas as pd
 from scipy import special
 
 from ._schema import BLIND_DIMENSIONS, ORDERS
-from ._validate import check_positive_int, check_probability
+from ._validate import check_positive_int, check_probability, check_seed
 from .errors import ParameterError
 from .stats.outcome_model import check_outcome_probs, draw_outcomes, latent_thresholds
 
@@ -377,10 +377,15 @@ def simulate(
     check_outcome_probs(p.p_win, p.p_tie, p.p_loss)
     check_positive_int(p.n_tasks, "n_tasks")
     check_positive_int(p.n_replicates, "n_replicates")
+    check_seed(p.seed)
     for name in ("over_budget_rate", "malformed_rate", "error_rate"):
         check_probability(getattr(p, name), name)
     if p.orders not in ("random", "both"):
         raise ParameterError(f"orders must be 'random' or 'both', got {p.orders!r}")
+    for judge in p.judges:
+        provider, _, model = str(judge).partition(":")
+        if not (provider and model):
+            raise ParameterError(f"a judge must be named 'provider:model', got {judge!r}")
     effects = _dimension_table(p.dimension_effects, DEFAULT_DIMENSION_EFFECTS, "dimension_effects")
     dim_noise = _dimension_table(p.dimension_noise, DEFAULT_DIMENSION_NOISE, "dimension_noise")
     p = dataclasses.replace(p, dimension_effects=effects, dimension_noise=dim_noise)
