@@ -144,7 +144,7 @@ BUILDERS = {
     "FleissKappaResult": (
         lambda: evalstats.fleiss_kappa(np.array([A, B, A]).T),
         "estimate",
-        "ci",
+        "method",
     ),
     "KrippendorffAlphaResult": (
         lambda: evalstats.krippendorff_alpha(np.array([A, B, A]).T),
