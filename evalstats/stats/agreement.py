@@ -36,12 +36,12 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from evalstats._display import ResultDisplay
 from evalstats._validate import check_confidence
 from evalstats.stats import _agreement_input as _inp
 from evalstats.stats import _kappa, _multirater
-from evalstats.stats._dist import norm_ppf, norm_sf, t_ppf, t_sf
 from evalstats.stats._kappa import _kappa_from_tables, weight_matrix
 
 __all__ = [
@@ -270,9 +270,9 @@ class KrippendorffAlphaResult(_Result):
 def _wald(est: float, se: float, n: int, confidence: float, ci: str) -> tuple[float, float]:
     """Wald interval; the upper end is truncated at 1 (no coefficient here exceeds it)."""
     if ci == "t":
-        q = t_ppf(0.5 + confidence / 2.0, n - 1) if n > 1 else np.nan
+        q = stats.t.ppf(0.5 + confidence / 2.0, n - 1) if n > 1 else np.nan
     else:
-        q = norm_ppf(0.5 + confidence / 2.0)
+        q = stats.norm.ppf(0.5 + confidence / 2.0)
     hi = float(est + q * se)
     return float(est - q * se), hi if math.isnan(hi) else min(1.0, hi)
 
@@ -284,8 +284,8 @@ def _test(est: float, se: float, n: int, ci: str) -> tuple[float, float]:
     if math.isnan(z):
         return z, float("nan")
     if ci == "t" and n > 1:
-        return z, float(2.0 * t_sf(abs(z), n - 1))
-    return z, float(2.0 * norm_sf(abs(z)))
+        return z, float(2.0 * stats.t.sf(abs(z), n - 1))
+    return z, float(2.0 * stats.norm.sf(abs(z)))
 
 
 def _weights_name(weights: Weights) -> str | None:
@@ -901,7 +901,7 @@ def fleiss_kappa(
     z, p = _test(est.estimate, se0, est.n, "z")
     with np.errstate(divide="ignore", invalid="ignore"):
         cat_z = cat_kappa / cat_se0
-    cat_p = 2.0 * norm_sf(np.abs(cat_z))
+    cat_p = 2.0 * stats.norm.sf(np.abs(cat_z))
     if math.isnan(est.estimate):
         notes.append(f"kappa {_UNDEFINED}")
     return FleissKappaResult(

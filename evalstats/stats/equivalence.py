@@ -32,10 +32,10 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from evalstats._display import ResultDisplay
 from evalstats._validate import check_probability
-from evalstats.stats._dist import t_cdf, t_ppf, t_sf
 from evalstats.stats.cost import (
     COST_METRICS,
     GPQ_HULL_METHOD,
@@ -771,16 +771,16 @@ def _p_above(estimate: float, se: float, df: float, bound: float) -> float:
     """p-value of H0: theta <= bound against theta > bound."""
     if se == 0.0:
         return 0.0 if estimate > bound else 1.0
-    return float(t_sf((estimate - bound) / se, df))
+    return float(stats.t.sf((estimate - bound) / se, df))
 
 
 def _p_below(estimate: float, se: float, df: float, bound: float) -> float:
     """p-value of H0: theta >= bound against theta < bound."""
     if se == 0.0:
         return 0.0 if estimate < bound else 1.0
-    return float(t_cdf((estimate - bound) / se, df))
+    return float(stats.t.cdf((estimate - bound) / se, df))
 
 
 def _interval(estimate: float, se: float, df: float, alpha: float) -> tuple[float, float]:
-    q = float(t_ppf(1.0 - alpha, df))
+    q = float(stats.t.ppf(1.0 - alpha, df))
     return estimate - q * se, estimate + q * se

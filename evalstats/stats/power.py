@@ -40,12 +40,11 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import special
+from scipy import special, stats
 
 from .._display import ResultDisplay
 from .._validate import check_positive_int
 from ..records import EvalstatsWarning
-from ._dist import norm_isf, norm_ppf, t_isf
 from .outcome_model import latent_thresholds
 from .winrates import BOOTSTRAP_METHODS, DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
 
@@ -157,10 +156,10 @@ def _power_core(
     from scipy import stats
 
     if alternative == "two-sided":
-        crit = t_isf(alpha / 2.0, df)
+        crit = stats.t.isf(alpha / 2.0, df)
         power = stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc)
     else:
-        crit = t_isf(alpha, df)
+        crit = stats.t.isf(alpha, df)
         power = stats.nct.sf(crit, df, nc)
     # nct is undefined at infinite noncentrality (no variance left): the test always rejects.
     if alternative == "two-sided":
@@ -216,8 +215,8 @@ def _solve_tasks(net_win, n_replicates, icc, p_tie, alpha, target, alternative, 
     # Normal-approximation starting bracket, doubled until it holds everywhere; power is
     # increasing in the number of tasks, so an integer bisection then finds the smallest one.
     c2 = core(2.0)
-    z_a = norm_isf(np.asarray(alpha) / (2.0 if alternative == "two-sided" else 1.0))
-    z_b = norm_ppf(target)
+    z_a = stats.norm.isf(np.asarray(alpha) / (2.0 if alternative == "two-sided" else 1.0))
+    z_b = stats.norm.ppf(target)
     per_task_var = c2["var_y"] * c2["design_effect"] / np.asarray(n_replicates, dtype=float)
     with np.errstate(divide="ignore"):
         approx = (z_a + z_b) ** 2 * per_task_var / np.asarray(net_win, dtype=float) ** 2

@@ -14,11 +14,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special
+from scipy import special, stats
 
 from .._display import ResultDisplay
 from .._validate import check_columns, check_confidence
-from ._dist import norm_sf
 from ._proportion import proportion_ci
 
 __all__ = ["LENGTH_MEASURES", "LogisticFit", "length_bias", "logistic_fit"]
@@ -168,7 +167,7 @@ def logistic_fit(
         intercept_se=float(se[0]),
         slope_se=float(se[1]),
         z=float(z),
-        p_value=float(2.0 * norm_sf(abs(z))),
+        p_value=float(2.0 * stats.norm.sf(abs(z))),
         ci_low=float(params[1] - zq * se[1]),
         ci_high=float(params[1] + zq * se[1]),
         n=n,

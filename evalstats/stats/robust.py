@@ -77,12 +77,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import special
+from scipy import special, stats
 
 from .._display import ResultDisplay
 from .._validate import check_confidence
 from ._cluster import segment_sum
-from ._dist import norm_sf, t_cdf, t_isf, t_ppf, t_sf
 
 __all__ = [
     "ALTERNATIVES",
@@ -272,7 +271,7 @@ def t_interval(
     _check_alternative(alternative)
     est, se, df = (np.asarray(v, dtype=np.float64) for v in (est, se, df))
     alpha = 1.0 - check_confidence(confidence)
-    q = t_ppf(1.0 - (alpha / 2.0 if alternative == "two-sided" else alpha), df)
+    q = stats.t.ppf(1.0 - (alpha / 2.0 if alternative == "two-sided" else alpha), df)
     low, high = est - q * se, est + q * se
     if alternative == "greater":
         high = np.full_like(high, np.inf)
@@ -307,11 +306,11 @@ def t_test_p(
 
 def _t_p(t: np.ndarray, df: np.ndarray, alternative: str) -> np.ndarray:
     if alternative == "two-sided":
-        p = 2.0 * t_sf(np.abs(t), df)
+        p = 2.0 * stats.t.sf(np.abs(t), df)
     elif alternative == "greater":
-        p = t_sf(t, df)
+        p = stats.t.sf(t, df)
     else:
-        p = t_cdf(t, df)
+        p = stats.t.cdf(t, df)
     return np.minimum(p, 1.0)
 
 
@@ -352,9 +351,9 @@ def _t_isf(q, df):
     """
     df = np.asarray(df, dtype=np.float64)
     if np.ndim(q) or df.size < 64:
-        return t_isf(q, df)
+        return stats.t.isf(q, df)
     distinct, where = np.unique(df, return_inverse=True)  # NaNs collapse into one
-    return t_isf(q, distinct)[where].reshape(df.shape)
+    return stats.t.isf(q, distinct)[where].reshape(df.shape)
 
 
 def wilson_interval(
@@ -497,8 +496,10 @@ def wilson_test_p(
         d_df, n_df = _kg_df(n, df)
         s0 = np.sqrt(null * (1.0 - null))
         d = np.abs(p - null) / s0
-        p_t = np.where(se > 0, _kg_p(d * np.sqrt(a), d_df, n_df), 2.0 * norm_sf(d * np.sqrt(a)))
-        p_z = 2.0 * norm_sf(d * np.sqrt(np.maximum(cap, 0.0)))
+        p_t = np.where(
+            se > 0, _kg_p(d * np.sqrt(a), d_df, n_df), 2.0 * stats.norm.sf(d * np.sqrt(a))
+        )
+        p_z = 2.0 * stats.norm.sf(d * np.sqrt(np.maximum(cap, 0.0)))
     out = np.minimum(np.maximum(p_t, p_z), 1.0)
     out = np.where(np.abs(p - null) == 0, 1.0, out)
     if alternative != "two-sided":
