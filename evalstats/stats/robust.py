@@ -78,6 +78,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import special, stats
+from statsmodels.stats.proportion import proportion_confint
 
 from .._display import ResultDisplay
 from .._validate import check_confidence
@@ -392,11 +393,10 @@ def wilson_interval(
         shrink = np.where(se > 0, (z / _kg_critical(alpha, d_df, n_df)) ** 2, 1.0)
         n_eff = np.minimum(a * shrink, np.maximum(cap, 0.0))
         n_eff = np.where(np.isnan(df), np.nan, n_eff)
-        z2 = z * z
-        center = (p + z2 / (2.0 * n_eff)) / (1.0 + z2 / n_eff)
-        half = z / (1.0 + z2 / n_eff) * np.sqrt(p * (1.0 - p) / n_eff + z2 / (4.0 * n_eff**2))
-    low = np.where(p <= 0, 0.0, np.clip(center - half, 0.0, 1.0))
-    high = np.where(p >= 1, 1.0, np.clip(center + half, 0.0, 1.0))
+        # statsmodels' Wilson interval takes a non-integer effective size (and vectorises).
+        low, high = proportion_confint(p * n_eff, n_eff, alpha=alpha, method="wilson")
+    low = np.where(p <= 0, 0.0, low)
+    high = np.where(p >= 1, 1.0, high)
     bad = ~(np.isfinite(n_eff) & (n_eff > 0) & np.isfinite(p))
     return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
 
