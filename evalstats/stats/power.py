@@ -16,7 +16,9 @@ Under the alternative, with net win ``d`` and tie rate ``p_tie``,
   noncentrality ``d * sqrt(C * m / (Var(y) * DE))``.
 
 This is statsmodels' ``TTestPower`` applied to task means with the standardised effect
-``d / sqrt(Var(y) * DE / m)``; the tests check it against that and against simulation.
+``d / sqrt(Var(y) * DE / m)``, computed with ``scipy.stats.nct`` because ``TTestPower``
+returns NaN in the far tails (see ``_power_core``); the tests check it against ``TTestPower``
+where that is finite and against simulation.
 The variance and design effect are exact; treating the task means as normal is the
 approximation. With three-valued outcomes it is slightly optimistic for few tasks: at the
 predicted 80 % MDE (3 replicates, latent ICC 0.3, 30 % ties) the simulated t-test reached
@@ -149,12 +151,10 @@ def _power_core(
         nc = np.where(se > 0, np.asarray(net_win, dtype=float) / se, np.sign(net_win) * np.inf)
     df = n_tasks - 1.0
     alpha = np.asarray(alpha, dtype=float)
-    # The noncentral t is scipy.stats' own (imported here: the report's first numbers need
-    # none of scipy.stats, ._dist). The lower tail is written as sf(crit, df, -nc): scipy's
-    # nct.cdf returns NaN far in the tail (e.g. nct.cdf(-2.09, 19, 10.1)), and statsmodels'
-    # TTestPower inherits that.
-    from scipy import stats
-
+    # The power is scipy.stats' noncentral t, not statsmodels' TTestPower: TTestPower is
+    # 1 - special.nctdtr, which is NaN far from the mean (nctdtr(19, 10.1, -2.09), or
+    # 1000 tasks at net win 0.54 in the upper tail), where nct.sf is accurate. The lower
+    # tail is written as sf(crit, df, -nc) for the same reason.
     if alternative == "two-sided":
         crit = stats.t.isf(alpha / 2.0, df)
         power = stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc)
