@@ -10,9 +10,9 @@ from scipy import stats
 from statsmodels.stats.power import TTestPower
 
 from evalstats.simulate import draw_outcomes
+from evalstats.stats._power_model import _bvn_excess
 from evalstats.stats.power import (
     PowerResult,
-    _bvn_excess,
     mde_curve,
     min_detectable_net_win,
     outcome_icc,
