@@ -30,7 +30,6 @@ _LAZY: dict[str, str] = {
     "ClusterRatioResult": ".robust",
     "CohenKappaResult": ".agreement",
     "DEFAULT_METHOD": ".winrates",
-    "DeclaredTest": ".equivalence",
     "EquivalenceResult": ".equivalence",
     "FleissKappaResult": ".agreement",
     "GoldResult": ".gold",
@@ -55,7 +54,7 @@ _LAZY: dict[str, str] = {
     "contingency_table": ".agreement",
     "cost_equivalence": ".equivalence",
     "cost_ratios": ".cost",
-    "declared_test": ".equivalence",
+    "declared_test": ".planned_test",
     "coverage_study": ".coverage",
     "design_coverage": "._design_coverage",
     "dimension_means": ".dimensions",
@@ -137,10 +136,8 @@ if TYPE_CHECKING:
     from .coverage import coverage_study
     from .dimensions import dimension_means
     from .equivalence import (
-        DeclaredTest,
         EquivalenceResult,
         cost_equivalence,
-        declared_test,
         net_win_equivalence,
         noninferiority,
         tost,
@@ -151,6 +148,7 @@ if TYPE_CHECKING:
     from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
     from .models import OrdinalCheckResult, ordinal_check
     from .multiplicity import holm, holm_table
+    from .planned_test import declared_test
     from .power_analytic import (
         PowerResult,
         mde_curve,
@@ -178,7 +176,6 @@ __all__ = [
     "ClusterRatioResult",
     "CohenKappaResult",
     "DEFAULT_METHOD",
-    "DeclaredTest",
     "EquivalenceResult",
     "FleissKappaResult",
     "GoldResult",
