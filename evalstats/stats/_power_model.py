@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from .._validate import check_positive_int
 
@@ -58,8 +58,8 @@ def _outcome_icc_core(icc_latent, p_tie, p_loss) -> np.ndarray:
     icc_latent, p_tie, p_loss = np.broadcast_arrays(
         *(np.asarray(a, dtype=float) for a in (icc_latent, p_tie, p_loss))
     )
-    a = special.ndtri(p_loss)  # -inf when p_loss == 0
-    b = special.ndtri(np.minimum(p_loss + p_tie, 1.0))  # +inf when p_win == 0
+    a = stats.norm.ppf(p_loss)  # -inf when p_loss == 0
+    b = stats.norm.ppf(np.minimum(p_loss + p_tie, 1.0))  # +inf when p_win == 0
     cov = (
         _bvn_excess(a, a, icc_latent)
         + _bvn_excess(b, b, icc_latent)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special, stats
+from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from .._validate import check_confidence
@@ -43,7 +43,7 @@ def _kg_df(n, df):
 def _kg_critical(alpha, df, n_df):
     """``z t_df / t_(n-1)`` at two-sided level ``alpha``: the score statistic's critical value."""
     half = alpha / 2.0
-    return -special.ndtri(half) * _t_isf(half, df) / _t_isf(half, n_df)
+    return -stats.norm.ppf(half) * _t_isf(half, df) / _t_isf(half, n_df)
 
 
 def _t_isf(q, df):
@@ -88,7 +88,7 @@ def wilson_interval(
     p, se, n, df, kish = (np.asarray(v, dtype=np.float64) for v in (p, se, n, df, kish))
     rv = p * (1.0 - p) if row_var is None else np.asarray(row_var, dtype=np.float64)
     alpha = 1.0 - check_confidence(confidence)
-    z = special.ndtri(1.0 - alpha / 2.0)
+    z = stats.norm.ppf(1.0 - alpha / 2.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         d_df, n_df = _kg_df(n, df)
         a, cap = _effective_n(p, se, n, kish, rv)
@@ -131,7 +131,7 @@ def _kg_p(stat, df, n_df):
             return log_s - np.log(_kg_critical(np.exp(u), d_, n_))
 
     with np.errstate(divide="ignore"):
-        b = np.minimum(np.log(2.0 * special.stdtr(d_, -s_)), 0.0)
+        b = np.minimum(np.log(2.0 * stats.t.sf(s_, d_)), 0.0)
     b = np.maximum(b, np.log(1e-300))
     fb = f(b)
     a = b - 1.0
