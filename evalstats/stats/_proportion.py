@@ -131,8 +131,9 @@ def _proportion_core(
 def _wilson_cc(k: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Wilson's interval with continuity correction, Newcombe (1998) method 4.
 
-    No library computes it: statsmodels' ``proportion_confint`` has Wilson without the
-    correction only.
+    No library computes it vectorised: statsmodels' ``proportion_confint`` has Wilson without
+    the correction only, and scipy's (``binomtest(k, n).proportion_ci(method="wilsoncc")``)
+    takes one integer count at a time (the tests use it as the oracle).
     """
     p = k / n
     z = stats.norm.ppf(1.0 - alpha / 2.0)
