@@ -76,6 +76,7 @@ from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .errors import DataError
 from .plan import Plan
 from .records import Dataset, incomplete_pairs
+from .stats.binomial import sign_test_p
 
 __all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "audit", "model_family"]
 
@@ -141,17 +142,6 @@ _PROVIDER_FAMILY = {
     "xai": "xai",
 }
 _MAX_LISTED = 5
-
-
-def _binomtest_p(k: int, n: int) -> float:
-    """The exact two-sided binomial test of ``k`` in ``n`` at 0.5 (scipy.stats.binomtest).
-
-    scipy.stats is imported here, when a check first needs it: loading the report's data
-    and its first numbers need none of it (:mod:`evalstats.stats._dist`).
-    """
-    from scipy import stats
-
-    return float(stats.binomtest(k, n, 0.5).pvalue)
 
 
 def model_family(model: str, families: Mapping[str, str] | None = None) -> str:
@@ -398,7 +388,7 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> di
             )
     discordant = n_w_only + n_wo_only
     if discordant:
-        p = _binomtest_p(n_w_only, discordant)
+        p = float(sign_test_p(n_w_only, n_wo_only))
         if p < alpha:
             worse = "WITH" if n_w_only > n_wo_only else "WITHOUT"
             return _row(
@@ -672,7 +662,7 @@ def _check_orders(
             status = "warn"
             continue
         share = n_wf / n
-        p = _binomtest_p(n_wf, n)
+        p = float(sign_test_p(n_wf, n - n_wf))
         off = p < alpha or abs(share - 0.5) > tolerance
         parts.append(
             f"{rubric}: WITH shown first in {n_wf} of {n} pair-orders "

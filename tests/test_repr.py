@@ -156,11 +156,6 @@ BUILDERS = {
         "estimate",
         "conclusion",
     ),
-    "DeclaredTest": (
-        lambda: evalstats.stats.equivalence.declared_test(0.12, 0.05, 14),
-        "estimate",
-        "test",
-    ),
     "ProportionCI": (
         lambda: evalstats.stats.proportion_ci([3, 5], [10, 20]),
         "estimate",

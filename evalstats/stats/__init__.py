@@ -30,7 +30,6 @@ _LAZY: dict[str, str] = {
     "ClusterRatioResult": ".robust",
     "CohenKappaResult": ".agreement",
     "DEFAULT_METHOD": ".winrates",
-    "DeclaredTest": ".equivalence",
     "EquivalenceResult": ".equivalence",
     "FleissKappaResult": ".agreement",
     "GoldResult": ".gold",
@@ -39,7 +38,7 @@ _LAZY: dict[str, str] = {
     "NO_ANSWER_RULES": ".missing",
     "OrdinalCheckResult": ".models",
     "PPI_METHODS": ".ppi",
-    "PowerResult": ".power",
+    "PowerResult": ".power_analytic",
     "ProportionCI": "._proportion",
     "RATE_NAMES": ".winrates",
     "SEED_DISAGREEMENT_TRIGGER": ".judges",
@@ -55,7 +54,7 @@ _LAZY: dict[str, str] = {
     "contingency_table": ".agreement",
     "cost_equivalence": ".equivalence",
     "cost_ratios": ".cost",
-    "declared_test": ".equivalence",
+    "declared_test": ".planned_test",
     "coverage_study": ".coverage",
     "design_coverage": "._design_coverage",
     "dimension_means": ".dimensions",
@@ -69,28 +68,28 @@ _LAZY: dict[str, str] = {
     "judge_vs_gold": ".gold",
     "krippendorff_alpha": ".agreement",
     "labeler_agreement": ".gold",
-    "mde_curve": ".power",
-    "min_detectable_net_win": ".power",
+    "mde_curve": ".power_analytic",
+    "min_detectable_net_win": ".power_analytic",
     "missing_bounds": ".missing",
     "net_win_equivalence": ".equivalence",
     "noninferiority": ".equivalence",
     "ordinal_check": ".models",
-    "outcome_icc": ".power",
+    "outcome_icc": ".power_analytic",
     "pabak": ".agreement",
     "percent_agreement": ".agreement",
     "position_bias": ".winrates",
-    "power_curve": ".power",
-    "power_net_win": ".power",
+    "power_curve": ".power_analytic",
+    "power_net_win": ".power_analytic",
     "ppi_win_rates": ".ppi",
     "proportion_ci": "._proportion",
     "ratings_to_counts": ".agreement",
     "scott_pi": ".agreement",
-    "simulated_mde": ".power",
-    "simulated_power": ".power",
-    "simulated_tasks_needed": ".power",
-    "solve_power": ".power",
+    "simulated_mde": ".power_simulation",
+    "simulated_power": ".power_simulation",
+    "simulated_tasks_needed": ".power_simulation",
+    "solve_power": ".power_analytic",
     "summarize": ".summarize",
-    "tasks_needed": ".power",
+    "tasks_needed": ".power_analytic",
     "tost": ".equivalence",
     "two_rater_agreement": ".agreement",
     "win_rates": ".winrates",
@@ -137,10 +136,8 @@ if TYPE_CHECKING:
     from .coverage import coverage_study
     from .dimensions import dimension_means
     from .equivalence import (
-        DeclaredTest,
         EquivalenceResult,
         cost_equivalence,
-        declared_test,
         net_win_equivalence,
         noninferiority,
         tost,
@@ -151,19 +148,18 @@ if TYPE_CHECKING:
     from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
     from .models import OrdinalCheckResult, ordinal_check
     from .multiplicity import holm, holm_table
-    from .power import (
+    from .planned_test import declared_test
+    from .power_analytic import (
         PowerResult,
         mde_curve,
         min_detectable_net_win,
         outcome_icc,
         power_curve,
         power_net_win,
-        simulated_mde,
-        simulated_power,
-        simulated_tasks_needed,
         solve_power,
         tasks_needed,
     )
+    from .power_simulation import simulated_mde, simulated_power, simulated_tasks_needed
     from .ppi import PPI_METHODS, ppi_win_rates
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test
@@ -180,7 +176,6 @@ __all__ = [
     "ClusterRatioResult",
     "CohenKappaResult",
     "DEFAULT_METHOD",
-    "DeclaredTest",
     "EquivalenceResult",
     "FleissKappaResult",
     "GoldResult",
