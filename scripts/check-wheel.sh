@@ -2,7 +2,8 @@
 # Build the wheel, install it NON-editable into a fresh virtual environment with the pinned
 # versions, and render the sample report from a directory outside the clone: what a user who
 # installs the wheel gets (the notebooks must come from the installed package).
-# Usage: scripts/check-wheel.sh [PYTHON]   (run by .ci/run and `make wheel-check`)
+# Usage: scripts/check-wheel.sh [PYTHON]   (run by .ci/run and `make wheel-check`); PYTHON's
+# directory holds the uv that `make` installs (the project's venv has no pip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -11,10 +12,11 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/evalstats-wheel-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
-"$python" -m pip wheel -q --no-deps -w "$work/dist" "$repo"
+uv="$(dirname "$python")/uv"
+"$uv" build -q --wheel --out-dir "$work/dist" "$repo"
 wheel=$(ls "$work"/dist/evalstats_withwithout-*.whl)
-"$python" -m venv "$work/venv"
-"$work/venv/bin/python" -m pip install -q -c "$repo/constraints.txt" "$wheel"
+"$uv" venv -q --python "$python" "$work/venv"
+"$uv" pip install -q --python "$work/venv/bin/python" -c "$repo/constraints.txt" "$wheel"
 
 mkdir "$work/elsewhere"
 cd "$work/elsewhere"

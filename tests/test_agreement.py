@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from evalstats._tidy import TIDY_COLUMNS
 from evalstats.errors import DataError
 from evalstats.stats import agreement as ag
 from evalstats.stats._kappa import _kappa_from_tables
@@ -99,8 +100,8 @@ def test_gwet_cont3x3abstractors(cases):
     e = c["expected"]
     t = c["data"]["table"]
     a, b = expand(t)
-    un = ag.two_rater_agreement(t, ci="t").set_index("coefficient")
-    quad = ag.two_rater_agreement(t, ci="t", weights="quadratic").set_index("coefficient")
+    un = ag.two_rater_agreement(t, method="wald_t").set_index("statistic")
+    quad = ag.two_rater_agreement(t, method="wald_t", weights="quadratic").set_index("statistic")
 
     check(e, "percent_agreement", un.loc["percent_agreement", "estimate"])
     check(e, "percent_agreement_se", un.loc["percent_agreement", "se"])
@@ -132,14 +133,14 @@ def test_gwet_cont3x3abstractors(cases):
     check(e, "percent_agreement_quadratic_se", quad.loc["percent_agreement", "se"])
 
     # The label-level functions give the same values.
-    check(e, "ac1", ag.gwet_ac1(a, b, ci="t").estimate)
-    check(e, "ac1_ci95_t_low", ag.gwet_ac1(np.column_stack([a, b]), ci="t").ci_low)
+    check(e, "ac1", ag.gwet_ac1(a, b, method="wald_t").estimate)
+    check(e, "ac1_ci95_t_low", ag.gwet_ac1(np.column_stack([a, b]), method="wald_t").ci_low)
     check(e, "ac2_quadratic_se", ag.gwet_ac1(a, b, weights="quadratic").se)
     check(e, "bp", ag.pabak(a, b).estimate)
     check(e, "bp_quadratic_se", ag.pabak(a, b, weights="quadratic").se)
     check(e, "scott_pi_se", ag.scott_pi(a, b).se)
     check(e, "percent_agreement_se", ag.percent_agreement(a, b).se)
-    check(e, "kappa_ci95_t_low", ag.cohen_kappa(a, b, ci="t").ci_low)
+    check(e, "kappa_ci95_t_low", ag.cohen_kappa(a, b, method="wald_t").ci_low)
     check(e, "alpha_nominal", ag.krippendorff_alpha(np.column_stack([a, b]).astype(float)).alpha)
     check(
         e,
@@ -267,7 +268,9 @@ def test_two_rater_vs_irrcac(seed, k):
         "krippendorff_alpha": "krippendorff",
     }
     for weights in (None, "linear", "quadratic"):
-        ours = ag.two_rater_agreement(table, weights=weights, ci="t").set_index("coefficient")
+        ours = ag.two_rater_agreement(table, weights=weights, method="wald_t").set_index(
+            "statistic"
+        )
         for name, method in methods.items():
             est = irr_table_est(table, method, weights)
             row = ours.loc[name]
@@ -303,13 +306,13 @@ def test_multirater_vs_irrcac(seed, k):
                 df, weights="identity" if weights is None else weights, categories=cats, digits=14
             )
             g = cac.gwet()["est"]
-            ours = ag.gwet_ac1(df, weights=weights, categories=cats, ci="t")
+            ours = ag.gwet_ac1(df, weights=weights, categories=cats, method="wald_t")
             assert ours.estimate == pytest.approx(g["coefficient_value"], abs=1e-9)
             assert ours.se == pytest.approx(g["se"], abs=1e-9)
             assert ours.ci_low == pytest.approx(g["confidence_interval"][0], abs=1e-9)
             assert ours.ci_high == pytest.approx(g["confidence_interval"][1], abs=1e-9)
         f = irr_raw.CAC(df, categories=cats, digits=14).fleiss()["est"]
-    res = ag.fleiss_kappa(counts=ag.ratings_to_counts(df, categories=cats), ci="t")
+    res = ag.fleiss_kappa(counts=ag.ratings_to_counts(df, categories=cats), method="wald_t")
     assert res.kappa == pytest.approx(f["coefficient_value"], abs=1e-9)
     assert res.se == pytest.approx(f["se"], abs=1e-9)
     assert res.ci_low == pytest.approx(f["confidence_interval"][0], abs=1e-9)
@@ -378,7 +381,7 @@ def test_krippendorff_se_vs_irrcac(seed, level):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = irr_raw.CAC(df, weights=w, categories=cats, digits=14).krippendorff()["est"]
-    ours = ag.krippendorff_alpha(df, level=level, ci="t")
+    ours = ag.krippendorff_alpha(df, level=level, method="wald_t")
     assert ours.alpha == pytest.approx(ref["coefficient_value"], abs=1e-9)
     assert ours.se == pytest.approx(ref["se"], abs=1e-9)
     assert ours.ci_low == pytest.approx(ref["confidence_interval"][0], abs=1e-9)
@@ -496,8 +499,8 @@ def test_validation_errors():
         ag.cohen_kappa([1, 2], [1, 2], weights=np.array([[0, 1], [1, 0]]))
     with pytest.raises(ValueError, match="confidence"):
         ag.cohen_kappa([1, 2], [1, 2], confidence=95)
-    with pytest.raises(ValueError, match="ci"):
-        ag.cohen_kappa([1, 2], [1, 2], ci="bootstrap")
+    with pytest.raises(ValueError, match="method must be 'wald_z'"):
+        ag.cohen_kappa([1, 2], [1, 2], method="bootstrap")
     with pytest.raises(ValueError, match="square"):
         ag.cohen_kappa_table([[1, 2, 3], [1, 2, 3]])
     with pytest.raises(ValueError, match="non-negative"):
@@ -521,10 +524,84 @@ def test_results_frozen_repr_and_frame():
     text = repr(res)
     assert text.startswith("CohenKappaResult(estimate=") and "95% CI" in text
     frame = res.to_frame()
-    assert frame.shape[0] == 1 and {"estimate", "se", "se0", "ci_low", "n"} <= set(frame.columns)
+    assert frame.shape[0] == 1 and list(frame.columns) == list(TIDY_COLUMNS)
+    assert frame.diagnostics["se0"].item() == res.se0
     f = ag.fleiss_kappa(counts=[[2, 1], [3, 0], [0, 3]])
     assert "FleissKappaResult" in repr(f) and f.to_frame().shape[0] == 1
-    assert ag.krippendorff_alpha([[1, 2, 3], [1, 2, 2]]).to_frame()["level"].iloc[0] == "nominal"
+    alpha = ag.krippendorff_alpha([[1, 2, 3], [1, 2, 2]]).to_frame()
+    assert alpha.diagnostics["level_of_measurement"].item() == "nominal"
+
+
+@pytest.mark.parametrize("name", ["cohen_kappa", "gwet_ac1", "fleiss_kappa", "krippendorff_alpha"])
+@pytest.mark.parametrize("method", ["wald_z", "wald_t"])
+def test_to_frame_is_the_tidy_row(name, method):
+    rng = np.random.default_rng(11)
+    a, b = random_pair(rng, 3, 40)
+    res = FORM_FUNCS[name](a, b, method=method, confidence=0.9)
+    frame = res.to_frame()
+    assert list(frame.columns) == list(TIDY_COLUMNS)
+    row = frame.iloc[0]
+    statistic = "brennan_prediger" if name == "pabak" else name
+    assert row["statistic"] == statistic and row["method"] == method == res.method
+    assert row["confidence"] == 0.9 and row["n"] == res.n
+    for col in ("estimate", "se", "ci_low", "ci_high", "p_value"):
+        assert row[col] == pytest.approx(getattr(res, col), nan_ok=True), col
+    # the t interval's df, which an independent t quantile reproduces
+    if method == "wald_t":
+        assert row["df"] == res.n - 1
+        q = stats.t.ppf(0.95, row["df"])
+    else:
+        assert np.isnan(row["df"])
+        q = stats.norm.ppf(0.95)
+    assert row["ci_low"] == pytest.approx(res.estimate - q * res.se, abs=1e-12)
+    assert not {"ci", "level"} & (set(frame.columns) | set(frame.diagnostics.columns))
+    assert frame.summary().iloc[0].startswith(f"{res.estimate:.2f} [")
+
+
+def test_two_rater_agreement_is_one_tidy_frame():
+    t = [[13, 0, 0], [0, 20, 7], [0, 4, 56]]
+    frame = ag.two_rater_agreement(t, method="wald_t")
+    assert list(frame.columns) == list(TIDY_COLUMNS)
+    assert frame["statistic"].tolist() == [
+        "percent_agreement",
+        "cohen_kappa",
+        "scott_pi",
+        "gwet_ac1",
+        "brennan_prediger",
+        "krippendorff_alpha",
+    ]
+    assert (frame["method"] == "wald_t").all() and (frame["df"] == 99).all()
+    kappa = ag.cohen_kappa_table(t, method="wald_t")
+    assert frame.loc[1, "p_value"] == kappa.p_value  # Cohen's H0 test
+    assert frame.diagnostics.loc[1, "z"] == kappa.z and len(frame.diagnostics) == 6
+
+
+def test_the_coefficient_table_builds_every_public_wrapper():
+    import inspect
+
+    import evalstats.stats as st
+
+    assert list(ag.COEFFICIENTS) == [
+        "percent_agreement",
+        "cohen_kappa",
+        "scott_pi",
+        "gwet_ac1",
+        "pabak",
+        "fleiss_kappa",
+        "krippendorff_alpha",
+    ]
+    for name, spec in ag.COEFFICIENTS.items():
+        func = getattr(st, name)
+        assert func is getattr(ag, name) and func.__name__ == name
+        sig = inspect.signature(func)
+        assert sig.parameters["method"].default == "wald_z" == spec.methods[0]
+        assert sig.return_annotation == spec.result.__name__
+        doc = inspect.getdoc(func)
+        assert "Examples\n--------\n>>> " in doc and "Parameters\n----------" in doc
+        assert spec.oracle and spec.se and spec.test in ("wald", "h0")
+        # the wrapper returns the row's result class, named by the row's statistic
+        res = func([0, 1, 1, 0, 2, 2], [0, 1, 0, 0, 2, 1])
+        assert type(res) is spec.result and res.to_frame()["statistic"].item() == spec.statistic
 
 
 def test_fleiss_unequal_raters():
@@ -603,7 +680,7 @@ def test_two_vector_form_vs_oracles():
         ("percent_agreement", "pa2"),
     ):
         est = irr_table_est(table, method, None)
-        ours = FORM_FUNCS[name](a, b, ci="t")
+        ours = FORM_FUNCS[name](a, b, method="wald_t")
         assert ours.estimate == pytest.approx(est["coefficient_value"], abs=1e-9), name
         assert ours.se == pytest.approx(float(np.ravel(est["se"])[0]), abs=1e-9), name
     alpha = ag.krippendorff_alpha(a, b)
@@ -632,9 +709,9 @@ def test_matrix_and_long_forms_vs_irrcac_many_raters(seed):
         }
     for name, est in ref.items():
         for form in (
-            FORM_FUNCS[name](df, categories=cats, ci="t"),
-            FORM_FUNCS[name](df.to_numpy(), categories=cats, ci="t"),
-            FORM_FUNCS[name](long, unit="task", rater="judge", rating="label", ci="t"),
+            FORM_FUNCS[name](df, categories=cats, method="wald_t"),
+            FORM_FUNCS[name](df.to_numpy(), categories=cats, method="wald_t"),
+            FORM_FUNCS[name](long, unit="task", rater="judge", rating="label", method="wald_t"),
         ):
             assert form.estimate == pytest.approx(est["coefficient_value"], abs=1e-9), name
             assert form.se == pytest.approx(est["se"], abs=1e-9), name
@@ -646,8 +723,8 @@ def test_matrix_and_long_forms_vs_irrcac_many_raters(seed):
     assert pa.n_raters == 4
     # Krippendorff's alpha: the krippendorff package (raters x units) and irrCAC (SE, p).
     for form in (
-        ag.krippendorff_alpha(df, ci="t"),
-        ag.krippendorff_alpha(long, unit="task", rater="judge", rating="label", ci="t"),
+        ag.krippendorff_alpha(df, method="wald_t"),
+        ag.krippendorff_alpha(long, unit="task", rater="judge", rating="label", method="wald_t"),
     ):
         assert form.estimate == pytest.approx(
             krippendorff.alpha(reliability_data=df.to_numpy().T, level_of_measurement="nominal"),

@@ -374,8 +374,9 @@ def test_rate_limited_run_slows_down_instead_of_failing(monkeypatch, tmp_path, p
         wall = time.perf_counter() - t0
     assert res.failed == 0 and len(read_journal(tmp_path / "j.jsonl", all_attempts=True)) == 23
     assert max(server.paid.values()) == 1 and sum(server.paid.values()) == 23
-    # 20 calls past the burst at 10/s: at least ~2 s, and not much more (paced, not stalled).
-    assert 1.8 <= wall <= 8.0
+    # 20 calls past the burst at 10/s take at least ~2 s: the client kept to the limit. (No
+    # upper bound: a stalled run is caught by the test's timeout, not by a wall-clock figure.)
+    assert wall >= 1.8
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

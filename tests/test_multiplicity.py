@@ -1,4 +1,5 @@
-"""Holm's adjustment against statsmodels, and the primary-aware table helper."""
+"""Holm's adjustment (statsmodels' multipletests) against the procedure's definition, its NaN
+handling, and the primary-aware table helper."""
 
 from __future__ import annotations
 
@@ -21,6 +22,28 @@ def test_holm_matches_statsmodels(m):
     np.testing.assert_allclose(holm(p), want, rtol=0, atol=1e-15)
     rejected = multipletests(p, alpha=0.05, method="holm")[0]
     np.testing.assert_array_equal(holm(p) <= 0.05, rejected)
+
+
+def _holm_by_definition(p: np.ndarray) -> np.ndarray:
+    # Holm (1979) written out: the i-th smallest p-value, multiplied by m - i + 1, made
+    # monotone by the running maximum, capped at 1 (an oracle independent of statsmodels).
+    m = len(p)
+    order = sorted(range(m), key=lambda i: (p[i], i))
+    out, running = np.empty(m), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, (m - rank) * p[i])
+        out[i] = min(1.0, running)
+    return out
+
+
+@pytest.mark.parametrize("m", [1, 3, 17])
+def test_holm_matches_the_definition_ignoring_nan(m):
+    rng = np.random.default_rng(100 + m)
+    p = np.round(rng.uniform(0, 0.2, m), 3)
+    with_nan = np.insert(p, [0, m // 2], np.nan)
+    out = holm(with_nan)
+    assert np.isnan(out[0]) and np.isnan(out[m // 2 + 1])
+    np.testing.assert_allclose(out[~np.isnan(with_nan)], _holm_by_definition(p), rtol=1e-15)
 
 
 def test_holm_edge_values():

@@ -10,9 +10,9 @@ from scipy import stats
 from statsmodels.stats.power import TTestPower
 
 from evalstats.simulation import draw_outcomes
+from evalstats.stats._power_model import _bvn_excess
 from evalstats.stats.power import (
     PowerResult,
-    _bvn_excess,
     mde_curve,
     min_detectable_net_win,
     outcome_icc,
@@ -110,6 +110,16 @@ def test_power_matches_statsmodels_ttestpower(alternative):
 def test_power_is_finite_where_scipy_nct_cdf_is_nan():
     r = power_net_win(0.7, 20, n_replicates=3, icc=0.3, p_tie=0.3)
     assert np.isfinite(r.power) and r.power > 0.999
+
+
+def test_power_is_finite_where_statsmodels_ttestpower_is_nan():
+    # Why _power_core calls scipy.stats.nct rather than TTestPower: TTestPower is NaN at
+    # this design (both tails); when statsmodels fixes that, this test says to use it.
+    r = power_net_win(0.54, 1000, n_replicates=3, icc=0.3, p_tie=0.3)
+    effect = r.noncentrality / np.sqrt(r.n_tasks)
+    for alternative in ("two-sided", "larger"):
+        assert np.isnan(TTestPower().power(effect, r.n_tasks, 0.05, alternative=alternative))
+    assert r.power == 1.0
 
 
 def test_tasks_needed_matches_statsmodels_solve_power():

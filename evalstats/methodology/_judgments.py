@@ -6,7 +6,8 @@ import pandas as pd
 
 from .._disagreement import disagreement_counts
 from ..errors import DataError
-from ._rows import _binomtest_p, _frame_str, _listed, _pct, _row
+from ..stats.binomial import sign_test_p
+from ._rows import _frame_str, _listed, _pct, _row
 
 
 def _resolve_each(j: pd.DataFrame, rubrics_arg: object) -> dict[tuple, object]:
@@ -248,7 +249,7 @@ def _check_orders(
             status = "warn"
             continue
         share = n_wf / n
-        p = _binomtest_p(n_wf, n)
+        p = float(sign_test_p(n_wf, n - n_wf))
         off = p < alpha or abs(share - 0.5) > tolerance
         parts.append(
             f"{rubric}: WITH shown first in {n_wf} of {n} pair-orders "

@@ -46,17 +46,6 @@ AUDIT_CHECKS: dict[str, str] = {
 _MAX_LISTED = 5
 
 
-def _binomtest_p(k: int, n: int) -> float:
-    """The exact two-sided binomial test of ``k`` in ``n`` at 0.5 (scipy.stats.binomtest).
-
-    scipy.stats is imported here, when a check first needs it: loading the report's data
-    and its first numbers need none of it (:mod:`evalstats.stats._dist`).
-    """
-    from scipy import stats
-
-    return float(stats.binomtest(k, n, 0.5).pvalue)
-
-
 def _listed(items: list[str]) -> str:
     """At most a handful of items, then how many more."""
     shown = ", ".join(items[:_MAX_LISTED])

@@ -756,11 +756,12 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
             cr2 = cost_ratios(ctx.frame, interval="cr2").set_index("metric").loc[stat]
             t_cr2 = declared_test(np.log(cr2["estimate"]), cr2["se_log"], cr2["df"], **how)
             res = hull_declared_test(res, t_cr2)
+    res, diag = res.iloc[0], res.diagnostics.iloc[0]  # the declared test's row (tidy shape)
     back = np.exp if source == "cost" else (lambda x: x)
-    lo_m, hi_m = float(back(res.lower_margin)), float(back(res.upper_margin))
-    words = _conclusion(stat, res.test, lo_m, hi_m, plan.margin)
-    if res.test == "two-sided" and res.reject:  # which way it differs
-        up = res.estimate > res.null
+    lo_m, hi_m = float(back(diag["lower_margin"])), float(back(diag["upper_margin"]))
+    words = _conclusion(stat, res["test"], lo_m, hi_m, plan.margin)
+    if res["test"] == "two-sided" and diag["reject"]:  # which way it differs
+        up = res["estimate"] > diag["null"]
         words += (
             (": WITH higher" if up else ": WITH lower")
             if source == "cost"
@@ -768,23 +769,23 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
         )
     if se == 0.0:
         notes.append("SE 0 (no spread between tasks): the test is exact under the model")
-    if plan.sidedness != "two-sided" and res.test == "equivalence":
+    if plan.sidedness != "two-sided" and res["test"] == "equivalence":
         notes.append(f"equivalence tests both sides; the plan's sidedness {plan.sidedness} "
                      "does not apply")  # fmt: skip
     out |= {
-        "test_centre": float(back(res.estimate)),
-        "se": res.se,
-        "df": res.df,
-        "null": float(back(res.null)),
-        "test": res.test,
+        "test_centre": float(back(res["estimate"])),
+        "se": float(res["se"]),
+        "df": float(res["df"]),
+        "null": float(back(diag["null"])),
+        "test": res["test"],
         "lower_margin": lo_m,
         "upper_margin": hi_m,
-        "p_value": res.p_value,
-        "ci_low": float(back(res.ci_low)),
-        "ci_high": float(back(res.ci_high)),
-        "ci_level": res.ci_level,
-        "decision": "reject" if res.reject else "not reject",
-        "conclusion": words if res.reject else f"not shown: {words}",
+        "p_value": float(res["p_value"]),
+        "ci_low": float(back(res["ci_low"])),
+        "ci_high": float(back(res["ci_high"])),
+        "ci_level": float(res["confidence"]),
+        "decision": "reject" if diag["reject"] else "not reject",
+        "conclusion": words if diag["reject"] else f"not shown: {words}",
         "method": base,
         "ci_note": "; ".join(notes),
     }

@@ -48,10 +48,8 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".coverage": ["coverage_study"],
         ".dimensions": ["dimension_means"],
         ".equivalence": [
-            "DeclaredTest",
             "EquivalenceResult",
             "cost_equivalence",
-            "declared_test",
             "net_win_equivalence",
             "noninferiority",
             "tost",
@@ -63,19 +61,18 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".missing": ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule", "missing_bounds"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
         ".multiplicity": ["holm", "holm_table"],
-        ".power": [
+        ".planned_test": ["declared_test"],
+        ".power_analytic": [
             "PowerResult",
             "mde_curve",
             "min_detectable_net_win",
             "outcome_icc",
             "power_curve",
             "power_net_win",
-            "simulated_mde",
-            "simulated_power",
-            "simulated_tasks_needed",
             "solve_power",
             "tasks_needed",
         ],
+        ".power_simulation": ["simulated_mde", "simulated_power", "simulated_tasks_needed"],
         ".ppi": ["PPI_METHODS", "ppi_win_rates"],
         ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
         ".robust": ["ClusterRatioResult", "cluster_ratio_test"],
@@ -114,10 +111,8 @@ if TYPE_CHECKING:
     from .coverage import coverage_study
     from .dimensions import dimension_means
     from .equivalence import (
-        DeclaredTest,
         EquivalenceResult,
         cost_equivalence,
-        declared_test,
         net_win_equivalence,
         noninferiority,
         tost,
@@ -129,19 +124,18 @@ if TYPE_CHECKING:
     from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
     from .models import OrdinalCheckResult, ordinal_check
     from .multiplicity import holm, holm_table
-    from .power import (
+    from .planned_test import declared_test
+    from .power_analytic import (
         PowerResult,
         mde_curve,
         min_detectable_net_win,
         outcome_icc,
         power_curve,
         power_net_win,
-        simulated_mde,
-        simulated_power,
-        simulated_tasks_needed,
         solve_power,
         tasks_needed,
     )
+    from .power_simulation import simulated_mde, simulated_power, simulated_tasks_needed
     from .ppi import PPI_METHODS, ppi_win_rates
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test

@@ -27,12 +27,6 @@ from evalstats.errors import DataError
 _MAX_DIRECT_RANGE = 4096
 
 
-def check_ci(ci: str) -> str:
-    if ci not in ("z", "t"):
-        raise ValueError(f"ci must be 'z' (normal quantile) or 't' (t with n-1 df); got {ci!r}")
-    return ci
-
-
 def _as_1d(x: Any, name: str) -> np.ndarray | pd.Series:
     if isinstance(x, pd.Series | pd.Categorical | pd.Index):
         return x if isinstance(x, pd.Series) else pd.Series(x)

@@ -72,12 +72,19 @@ class TableCoefficient(NamedTuple):
 
 
 class CohenStats(NamedTuple):
+    """Arrays over the leading axes; ``se0`` is the SE under no agreement beyond chance."""
+
     kappa: np.ndarray
     se: np.ndarray
     se0: np.ndarray
     observed: np.ndarray
     expected: np.ndarray
     n: np.ndarray
+
+    @property
+    def estimate(self) -> np.ndarray:
+        """Alias of ``kappa``, the name every other core gives its estimate."""
+        return self.kappa
 
 
 def _margins(tables: np.ndarray):

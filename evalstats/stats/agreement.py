@@ -1,6 +1,14 @@
 """Inter-rater agreement: Cohen's (weighted) kappa, Scott's pi, Gwet's AC1/AC2, PABAK
 (Brennan-Prediger), percent agreement, Fleiss' kappa and Krippendorff's alpha.
 
+The seven coefficients are rows of one table, :data:`COEFFICIENTS`
+(:mod:`evalstats.stats._agreement_table`): each names its numeric cores (two raters on a
+contingency table, any number on a count matrix), its standard error, its test, its interval
+methods, its result class and the oracle the tests match it against. The public functions
+below are thin documented ``def``s over that table (real signatures and docstrings for
+``help()``, Sphinx and IDEs); what they compute is their row, built by
+:mod:`evalstats.stats._agreement_estimators`.
+
 Conventions
 -----------
 * Weights are *agreement* weights (SAS / statsmodels / Gwet): ``"linear"`` is
@@ -9,9 +17,10 @@ Conventions
 * ``se`` is the non-null asymptotic SE used for the confidence interval; ``se0`` (Cohen,
   Fleiss) is the SE under H0 (no agreement beyond chance) used for ``z`` and ``p_value``.
   For the Gwet-family coefficients ``z``/``p_value`` are Wald statistics on ``se``.
-* Intervals are Wald intervals ``estimate +/- q * se``: ``ci="z"`` (default) uses the
-  normal quantile (as SAS), ``ci="t"`` a t(n-1) quantile (as Gwet's irrCAC). The upper end
-  is truncated at 1, the largest value every coefficient here can take (as irrCAC does).
+* Intervals are Wald intervals ``estimate +/- q * se``: ``method="wald_z"`` (default) uses
+  the normal quantile (as SAS), ``method="wald_t"`` a t(n-1) quantile (as Gwet's irrCAC).
+  The upper end is truncated at 1, the largest value every coefficient here can take (as
+  irrCAC does).
 * Missing labels (NaN/None/NA) drop the pair (two raters) or the single rating (many raters).
 * Input forms (every coefficient that takes ratings): two label vectors ``f(a, b)``, a
   units x raters matrix ``f(matrix)`` (rows = units, columns = raters, NaN = missing; the
@@ -19,37 +28,47 @@ Conventions
   DataFrame ``f(df, unit="task", rater="judge", rating="label")``. Two raters use the
   two-rater (contingency-table) formulas; more raters Gwet's multi-rater formulas.
 * Every result has ``estimate``, ``se``, ``ci_low``, ``ci_high``, ``p_value`` (NaN where a
-  coefficient has none) and ``n`` (units used); ``kappa`` / ``alpha`` remain as aliases.
+  coefficient has none), ``n`` (units used), ``method`` and ``confidence``; ``kappa`` /
+  ``alpha`` remain as aliases of ``estimate``. ``.to_frame()`` is its tidy row.
 
 The numeric cores live in :mod:`evalstats.stats._kappa` (vectorised over leading axes of
-k x k tables, for the cluster bootstrap: see :func:`_kappa_from_tables`) and
-:mod:`evalstats.stats._multirater`.
+k x k tables, for the cluster bootstrap) and :mod:`evalstats.stats._multirater`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from evalstats._display import ResultDisplay
+from evalstats._tidy import ResultFrame, tidy_frame
 from evalstats._validate import check_confidence
 from evalstats.stats import _agreement_input as _inp
-from evalstats.stats import _kappa, _multirater
-from evalstats.stats._dist import norm_ppf, norm_sf, t_ppf, t_sf
-from evalstats.stats._kappa import _kappa_from_tables, weight_matrix
+from evalstats.stats._agreement_estimators import (
+    Weights,
+    check_level,
+    check_method,
+    counts_result,
+    fleiss_result,
+    krippendorff_result,
+    table_result,
+)
+from evalstats.stats._agreement_results import (
+    AgreementResult,
+    CohenKappaResult,
+    FleissKappaResult,
+    KrippendorffAlphaResult,
+)
+from evalstats.stats._agreement_table import COEFFICIENTS
 
 __all__ = [
+    "COEFFICIENTS",
     "AgreementResult",
     "CohenKappaResult",
     "FleissKappaResult",
     "KrippendorffAlphaResult",
-    "_kappa_from_tables",
     "cohen_kappa",
     "cohen_kappa_table",
     "contingency_table",
@@ -63,353 +82,38 @@ __all__ = [
     "two_rater_agreement",
 ]
 
-Weights = Literal["linear", "quadratic"] | np.ndarray | None
-CIMethod = Literal["z", "t"]
-
-_UNDEFINED = "undefined: chance agreement is 1 (a single category was used)"
-
-
-# --------------------------------------------------------------------------- results
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        return f"{v:.4g}" if abs(v) < 1e-3 and v != 0 else f"{v:.4f}"
-    return repr(v)
-
-
-class _Result(ResultDisplay):
-    """Readable repr and a one-row tidy frame for the frozen result dataclasses."""
-
-    _headline: tuple[str, ...] = ()
-    estimate: float
-    ci_low: float
-    ci_high: float
-    confidence: float
-
-    def _scalars(self) -> dict[str, Any]:
-        out = {}
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if isinstance(v, tuple):
-                v = ", ".join(map(str, v))
-            out[f.name] = v
-        return out
-
-    def to_frame(self) -> pd.DataFrame:
-        """One-row DataFrame of the result's fields (tuples joined into strings)."""
-        return pd.DataFrame([self._scalars()])
-
-    def __repr__(self) -> str:
-        names = self._headline or tuple(f.name for f in dataclasses.fields(self))
-        body = ", ".join(f"{k}={_fmt(getattr(self, k))}" for k in names)
-        ci = f"{round(100 * self.confidence)}% CI [{_fmt(self.ci_low)}, {_fmt(self.ci_high)}]"
-        note = f", note={self.note!r}" if getattr(self, "note", None) else ""
-        return f"{type(self).__name__}({body}, {ci}{note})"
-
-
-@dataclass(frozen=True, repr=False)
-class CohenKappaResult(_Result):
-    """Cohen's (weighted) kappa for two raters.
-
-    ``se`` is the Fleiss-Cohen-Everitt non-null ASE (SAS "ASE") behind the interval;
-    ``se0`` the ASE under H0 behind ``z = kappa / se0`` and the two-sided ``p_value``.
-    """
-
-    estimate: float
-    se: float
-    se0: float
-    z: float
-    p_value: float
-    ci_low: float
-    ci_high: float
-    observed_agreement: float
-    expected_agreement: float
-    n: int
-    k: int
-    weights: str | None
-    categories: tuple[Any, ...]
-    confidence: float
-    ci: str
-    n_dropped: int
-    note: str | None
-
-    _headline = ("estimate", "se", "se0", "z", "p_value", "n", "k", "weights")
-
-    @property
-    def kappa(self) -> float:
-        """Alias of ``estimate``."""
-        return self.estimate
-
-
-@dataclass(frozen=True, repr=False)
-class AgreementResult(_Result):
-    """A chance-corrected agreement coefficient (or percent agreement) with Gwet's SE."""
-
-    coefficient: str
-    estimate: float
-    se: float
-    z: float
-    p_value: float
-    ci_low: float
-    ci_high: float
-    observed_agreement: float
-    expected_agreement: float
-    n: int
-    k: int
-    n_raters: int
-    weights: str | None
-    categories: tuple[Any, ...]
-    confidence: float
-    ci: str
-    n_dropped: int
-    note: str | None
-
-    _headline = ("coefficient", "estimate", "se", "n", "k", "n_raters", "weights")
-
-
-@dataclass(frozen=True, repr=False)
-class FleissKappaResult(_Result):
-    """Fleiss' kappa for many raters.
-
-    ``se0``/``z``/``p_value`` are the H0 test of Fleiss, Nee & Landis (1979) (as R's
-    ``irr::kappam.fleiss``); ``se``/``ci_low``/``ci_high`` use Gwet's non-null SE (as
-    irrCAC). Per-category kappas (category vs the rest) come with their H0 SE and z.
-    H0 quantities need the same number of raters per subject; otherwise they are nan.
-    """
-
-    estimate: float
-    se0: float
-    z: float
-    p_value: float
-    se: float
-    ci_low: float
-    ci_high: float
-    observed_agreement: float
-    expected_agreement: float
-    n: int
-    n_raters: int | None
-    categories: tuple[Any, ...]
-    category_kappa: tuple[float, ...]
-    category_se0: tuple[float, ...]
-    category_z: tuple[float, ...]
-    category_p_value: tuple[float, ...]
-    confidence: float
-    ci: str
-    note: str | None
-
-    _headline = ("estimate", "se0", "z", "p_value", "se", "n", "n_raters")
-
-    @property
-    def kappa(self) -> float:
-        """Alias of ``estimate``."""
-        return self.estimate
-
-    @property
-    def n_subjects(self) -> int:
-        """Alias of ``n``: subjects with at least one rating."""
-        return self.n
-
-    def category_frame(self) -> pd.DataFrame:
-        """Tidy per-category kappas: category, kappa, se0, z, p_value."""
-        return pd.DataFrame(
-            {
-                "category": list(self.categories),
-                "kappa": self.category_kappa,
-                "se0": self.category_se0,
-                "z": self.category_z,
-                "p_value": self.category_p_value,
-            }
-        )
-
-
-@dataclass(frozen=True, repr=False)
-class KrippendorffAlphaResult(_Result):
-    """Krippendorff's alpha with Gwet's linearised SE (nan for the ordinal level, whose
-    metric depends on the data's own value frequencies).
-
-    ``z`` / ``p_value`` are the two-sided Wald test of alpha = 0 on ``se`` (t with
-    pairable units - 1 df when ``ci="t"``, as irrCAC); ``n`` counts the pairable units.
-    """
-
-    estimate: float
-    se: float
-    z: float
-    p_value: float
-    ci_low: float
-    ci_high: float
-    level: str
-    observed_disagreement: float
-    expected_disagreement: float
-    n_pairable_values: int
-    n: int
-    n_raters: int
-    values: tuple[Any, ...]
-    confidence: float
-    ci: str
-    note: str | None
-
-    _headline = ("estimate", "se", "level", "n", "n_raters", "n_pairable_values")
-
-    @property
-    def alpha(self) -> float:
-        """Alias of ``estimate``."""
-        return self.estimate
-
-    @property
-    def n_units(self) -> int:
-        """Alias of ``n``: units with two or more values."""
-        return self.n
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _wald(est: float, se: float, n: int, confidence: float, ci: str) -> tuple[float, float]:
-    """Wald interval; the upper end is truncated at 1 (no coefficient here exceeds it)."""
-    if ci == "t":
-        q = t_ppf(0.5 + confidence / 2.0, n - 1) if n > 1 else np.nan
-    else:
-        q = norm_ppf(0.5 + confidence / 2.0)
-    hi = float(est + q * se)
-    return float(est - q * se), hi if math.isnan(hi) else min(1.0, hi)
-
-
-def _test(est: float, se: float, n: int, ci: str) -> tuple[float, float]:
-    """Two-sided Wald test of coefficient = 0 (t(n-1) when ci='t')."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = float(np.divide(est, se))
-    if math.isnan(z):
-        return z, float("nan")
-    if ci == "t" and n > 1:
-        return z, float(2.0 * t_sf(abs(z), n - 1))
-    return z, float(2.0 * norm_sf(abs(z)))
-
-
-def _weights_name(weights: Weights) -> str | None:
-    if weights is None or isinstance(weights, str):
-        return weights
-    return "custom"
-
-
-def _two_rater_result(
-    name: str,
-    core,
-    table: np.ndarray,
-    weights: Weights,
-    categories: Sequence[Any],
-    confidence: float,
-    ci: str,
-    n_dropped: int = 0,
-) -> AgreementResult:
-    w = weight_matrix(weights, table.shape[0])
-    res = core(table, w)
-    est, se = float(res.estimate), float(res.se)
-    n = int(round(float(res.n)))
-    lo, hi = _wald(est, se, n, confidence, ci)
-    z, p = _test(est, se, n, ci)
-    return AgreementResult(
-        coefficient=name,
-        estimate=est,
-        se=se,
-        z=z,
-        p_value=p,
-        ci_low=lo,
-        ci_high=hi,
-        observed_agreement=float(res.observed),
-        expected_agreement=float(res.expected),
-        n=n,
-        k=table.shape[0],
-        n_raters=2,
-        weights=_weights_name(weights),
-        categories=tuple(categories),
-        confidence=confidence,
-        ci=ci,
-        n_dropped=n_dropped,
-        note=None if not math.isnan(est) else f"{name} {_UNDEFINED}",
-    )
-
-
-def _prepare_pair(a, b, categories, confidence, ci):
-    confidence = check_confidence(confidence)
-    ci = _inp.check_ci(ci)
-    table, cats, n_dropped = _inp.pair_table(a, b, categories)
-    if table.sum() == 0:
-        raise ValueError("no unit has labels from both raters (every pair has a missing label)")
-    return table, cats, n_dropped, confidence, ci
-
-
-def _multi_rater_result(
-    name: str,
-    kind: str,
-    cols: list[Any],
-    weights: Weights,
-    categories: Sequence[Any] | None,
-    confidence: float,
-    ci: str,
-) -> AgreementResult:
-    """A Gwet-family coefficient on a units x categories count matrix (three or more raters)."""
-    codes, cats = _inp.encode(cols, _inp.check_categories(categories))
-    counts = _inp.counts_from_codes(codes, len(cats))
-    if not np.any(counts.sum(axis=1) >= 2):
-        raise ValueError("no unit has ratings from two or more raters")
-    w = weight_matrix(weights, len(cats))
-    est = _multirater._gwet_family(counts, w, kind)
-    lo, hi = _wald(est.estimate, est.se, est.n, confidence, ci)
-    z, p = _test(est.estimate, est.se, est.n, ci)
-    return AgreementResult(
-        coefficient=name,
-        estimate=est.estimate,
-        se=est.se,
-        z=z,
-        p_value=p,
-        ci_low=lo,
-        ci_high=hi,
-        observed_agreement=est.observed,
-        expected_agreement=est.expected,
-        n=est.n,
-        k=len(cats),
-        n_raters=len(cols),
-        weights=_weights_name(weights),
-        categories=tuple(cats),
-        confidence=confidence,
-        ci=ci,
-        n_dropped=0,
-        note=None if not math.isnan(est.estimate) else f"{name} {_UNDEFINED}",
-    )
+IntervalMethod = Literal["wald_z", "wald_t"]
 
 
 def _agreement(
     name: str,
-    pair_core,
-    multi_kind: str | None,
-    data: Any,
+    ratings: Any,
     b: Any,
     long: tuple[str | None, str | None, str | None],
     weights: Weights,
     categories: Sequence[Any] | None,
     confidence: float,
-    ci: str,
-) -> AgreementResult:
-    """Dispatch on the number of raters: the table formulas for two, Gwet's for more."""
-    r = _inp.as_ratings(data, b, unit=long[0], rater=long[1], rating=long[2])
+    method: str,
+) -> Any:
+    """The coefficient ``name`` of ratings in any input form: its table formulas for two
+    raters, its count-matrix formulas for more."""
+    spec = COEFFICIENTS[name]
+    r = _inp.as_ratings(ratings, b, unit=long[0], rater=long[1], rating=long[2])
     if len(r.columns) < 2:
         raise ValueError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
-    if len(r.columns) == 2:
-        table, cats, n_dropped, confidence, ci = _prepare_pair(
-            *r.columns, categories, confidence, ci
-        )
-        return _two_rater_result(name, pair_core, table, weights, cats, confidence, ci, n_dropped)
-    if multi_kind is None:
+    confidence = check_confidence(confidence)
+    method = check_method(method)
+    if len(r.columns) == 2 and spec.pairs_by_table:
+        table, cats, n_dropped = _inp.pair_table(*r.columns, categories)
+        if table.sum() == 0:
+            raise ValueError("no unit has labels from both raters (every pair has a missing label)")
+        return table_result(spec, table, weights, cats, confidence, method, n_dropped)
+    if spec.counts is None:
         raise ValueError(
             f"{name} compares two raters; got {len(r.columns)} (use fleiss_kappa, gwet_ac1, "
             "pabak or krippendorff_alpha for more)"
         )
-    confidence = check_confidence(confidence)
-    ci = _inp.check_ci(ci)
-    return _multi_rater_result(name, multi_kind, r.columns, weights, categories, confidence, ci)
+    return counts_result(spec, r.columns, weights, categories, confidence, method)
 
 
 # --------------------------------------------------------------------------- two raters
@@ -452,7 +156,7 @@ def cohen_kappa_table(
     *,
     weights: Weights = None,
     confidence: float = 0.95,
-    ci: CIMethod = "z",
+    method: IntervalMethod = "wald_z",
     categories: Sequence[Any] | None = None,
     n_dropped: int = 0,
 ) -> CohenKappaResult:
@@ -466,7 +170,7 @@ def cohen_kappa_table(
         Agreement weights (see module docstring). None = unweighted kappa.
     confidence : float
         Confidence level of the interval.
-    ci : {"z", "t"}
+    method : {"wald_z", "wald_t"}
         Quantile of the Wald interval: normal (SAS) or t(n-1) (Gwet's irrCAC).
     categories : sequence, optional
         Labels of the rows/columns (default: the DataFrame index, else 0..k-1).
@@ -487,37 +191,13 @@ def cohen_kappa_table(
         categories = list(table.index)
     t = _inp.check_table(table)
     confidence = check_confidence(confidence)
-    ci = _inp.check_ci(ci)
+    method = check_method(method)
     k = t.shape[0]
     cats = tuple(range(k)) if categories is None else tuple(categories)
     if len(cats) != k:
         raise ValueError(f"{len(cats)} categories given for a {k} x {k} table")
-    w = weight_matrix(weights, k)
-    s = _kappa.cohen_stats(t, w)
-    kappa, se, se0 = float(s.kappa), float(s.se), float(s.se0)
-    n = int(round(float(s.n)))
-    lo, hi = _wald(kappa, se, n, confidence, ci)
-    z, p = _test(kappa, se0, n, "z")  # the H0 test is a normal test, as in SAS
-    note = None if not math.isnan(kappa) else f"kappa {_UNDEFINED}"
-    return CohenKappaResult(
-        estimate=kappa,
-        se=se,
-        se0=se0,
-        z=z,
-        p_value=p,
-        ci_low=lo,
-        ci_high=hi,
-        observed_agreement=float(s.observed),
-        expected_agreement=float(s.expected),
-        n=n,
-        k=k,
-        weights=_weights_name(weights),
-        categories=cats,
-        confidence=confidence,
-        ci=ci,
-        n_dropped=int(n_dropped),
-        note=note,
-    )
+    spec = COEFFICIENTS["cohen_kappa"]
+    return table_result(spec, t, weights, cats, confidence, method, n_dropped)  # type: ignore[return-value]
 
 
 def cohen_kappa(
@@ -530,7 +210,7 @@ def cohen_kappa(
     weights: Weights = None,
     categories: Sequence[Any] | None = None,
     confidence: float = 0.95,
-    ci: CIMethod = "z",
+    method: IntervalMethod = "wald_z",
 ) -> CohenKappaResult:
     """Cohen's (weighted) kappa of two raters' labels, with non-null and H0 SEs.
 
@@ -553,7 +233,7 @@ def cohen_kappa(
         kappa, AC1 and PABAK).
     confidence : float
         Confidence level of the Wald interval.
-    ci : {"z", "t"}
+    method : {"wald_z", "wald_t"}
         Normal (default, SAS) or t(n-1) (Gwet) quantile for the interval.
 
     Returns
@@ -572,15 +252,8 @@ def cohen_kappa(
     >>> round(cohen_kappa(long, unit="task", rater="judge", rating="label").kappa, 4)
     0.5
     """
-    r = _inp.as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    if len(r.columns) != 2:
-        raise ValueError(
-            f"Cohen's kappa compares two raters; got {len(r.columns)} (use fleiss_kappa, "
-            "gwet_ac1 or krippendorff_alpha for more)"
-        )
-    table, cats, n_dropped, confidence, ci = _prepare_pair(*r.columns, categories, confidence, ci)
-    return cohen_kappa_table(
-        table, weights=weights, confidence=confidence, ci=ci, categories=cats, n_dropped=n_dropped
+    return _agreement(
+        "cohen_kappa", ratings, b, (unit, rater, rating), weights, categories, confidence, method
     )
 
 
@@ -594,7 +267,7 @@ def scott_pi(
     weights: Weights = None,
     categories: Sequence[Any] | None = None,
     confidence: float = 0.95,
-    ci: CIMethod = "z",
+    method: IntervalMethod = "wald_z",
 ) -> AgreementResult:
     """Scott's pi (chance from the pooled margins), with Gwet's SE.
 
@@ -604,14 +277,9 @@ def scott_pi(
 
     Parameters
     ----------
-    ratings : array-like or DataFrame
-        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
-        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
-    b : array-like, optional
-        Rater 2's labels of the same units.
-    unit, rater, rating : str, optional
-        Column names of a long ``ratings`` frame (one row per rating).
-    weights, categories, confidence, ci
+    ratings, b, unit, rater, rating
+        The ratings in any of the three input forms (see :func:`cohen_kappa`).
+    weights, categories, confidence, method
         As in :func:`cohen_kappa`.
 
     Examples
@@ -620,16 +288,7 @@ def scott_pi(
     0.4667
     """
     return _agreement(
-        "scott_pi",
-        _kappa.scott_stats,
-        "fleiss",
-        ratings,
-        b,
-        (unit, rater, rating),
-        weights,
-        categories,
-        confidence,
-        ci,
+        "scott_pi", ratings, b, (unit, rater, rating), weights, categories, confidence, method
     )
 
 
@@ -643,7 +302,7 @@ def percent_agreement(
     weights: Weights = None,
     categories: Sequence[Any] | None = None,
     confidence: float = 0.95,
-    ci: CIMethod = "z",
+    method: IntervalMethod = "wald_z",
 ) -> AgreementResult:
     """(Weighted) percent agreement, with Gwet's SE.
 
@@ -653,14 +312,9 @@ def percent_agreement(
 
     Parameters
     ----------
-    ratings : array-like or DataFrame
-        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
-        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
-    b : array-like, optional
-        Rater 2's labels of the same units.
-    unit, rater, rating : str, optional
-        Column names of a long ``ratings`` frame (one row per rating).
-    weights, categories, confidence, ci
+    ratings, b, unit, rater, rating
+        The ratings in any of the three input forms (see :func:`cohen_kappa`).
+    weights, categories, confidence, method
         As in :func:`cohen_kappa`.
 
     Examples
@@ -672,15 +326,13 @@ def percent_agreement(
     """
     return _agreement(
         "percent_agreement",
-        _kappa.percent_agreement_stats,
-        "pa",
         ratings,
         b,
         (unit, rater, rating),
         weights,
         categories,
         confidence,
-        ci,
+        method,
     )
 
 
@@ -694,25 +346,21 @@ def pabak(
     weights: Weights = None,
     categories: Sequence[Any] | None = None,
     confidence: float = 0.95,
-    ci: CIMethod = "z",
+    method: IntervalMethod = "wald_z",
 ) -> AgreementResult:
     """PABAK / Brennan-Prediger: ``(k * p_o - 1) / (k - 1)`` for k categories.
 
     With weights, Brennan-Prediger's weighted form ``(p_o - T/k^2) / (1 - T/k^2)``,
     ``T`` the sum of the weight matrix. ``k`` counts every category in ``categories``
     (default: those observed), used or not. Three or more raters use Gwet's multi-rater
-    Brennan-Prediger coefficient (irrCAC ``bp``), ``p_o`` the multi-rater agreement.
+    Brennan-Prediger coefficient (irrCAC ``bp``), ``p_o`` the multi-rater agreement. The
+    result's ``coefficient`` (and tidy ``statistic``) is ``"brennan_prediger"``.
 
     Parameters
     ----------
-    ratings : array-like or DataFrame
-        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
-        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
-    b : array-like, optional
-        Rater 2's labels of the same units.
-    unit, rater, rating : str, optional
-        Column names of a long ``ratings`` frame (one row per rating).
-    weights, categories, confidence, ci
+    ratings, b, unit, rater, rating
+        The ratings in any of the three input forms (see :func:`cohen_kappa`).
+    weights, categories, confidence, method
         As in :func:`cohen_kappa`.
 
     Examples
@@ -721,26 +369,50 @@ def pabak(
     0.5
     """
     return _agreement(
-        "brennan_prediger",
-        _kappa.brennan_prediger_stats,
-        "bp",
-        ratings,
-        b,
-        (unit, rater, rating),
-        weights,
-        categories,
-        confidence,
-        ci,
+        "pabak", ratings, b, (unit, rater, rating), weights, categories, confidence, method
     )
 
 
-_TABLE_COEFFICIENTS = {
-    "percent_agreement": _kappa.percent_agreement_stats,
-    "scott_pi": _kappa.scott_stats,
-    "gwet_ac1": _kappa.gwet_stats,
-    "brennan_prediger": _kappa.brennan_prediger_stats,
-    "krippendorff_alpha": _kappa.krippendorff_table_stats,
-}
+def gwet_ac1(
+    ratings: Any,
+    b: Any = None,
+    *,
+    unit: str | None = None,
+    rater: str | None = None,
+    rating: str | None = None,
+    weights: Weights = None,
+    categories: Sequence[Any] | None = None,
+    confidence: float = 0.95,
+    method: IntervalMethod = "wald_z",
+) -> AgreementResult:
+    """Gwet's AC1 (unweighted) / AC2 (weighted) with Gwet's SE.
+
+    Two raters (``a``, ``b`` or two columns) use the two-rater formulas on the contingency
+    table, dropping incomplete pairs; more raters use Gwet's multi-rater formulas, where a
+    unit's missing ratings are simply absent.
+
+    Parameters
+    ----------
+    ratings, b, unit, rater, rating
+        The ratings in any of the three input forms (see :func:`cohen_kappa`).
+    weights, categories, confidence, method
+        As in :func:`cohen_kappa`.
+
+    Examples
+    --------
+    >>> round(gwet_ac1([1, 1, 2, 2, 1], [1, 2, 2, 2, 1]).estimate, 4)
+    0.6
+    >>> round(gwet_ac1([[1, 1, 1], [2, 2, 1], [2, 2, 2], [1, 1, 2]]).estimate, 4)
+    0.3333
+    >>> import pandas as pd
+    >>> long = pd.DataFrame({"task": [1, 1, 1, 2, 2, 2], "judge": ["x", "y", "z"] * 2,
+    ...                      "label": ["win", "win", "win", "tie", "tie", "win"]})
+    >>> round(gwet_ac1(long, unit="task", rater="judge", rating="label").estimate, 4)
+    0.4
+    """
+    return _agreement(
+        "gwet_ac1", ratings, b, (unit, rater, rating), weights, categories, confidence, method
+    )
 
 
 def two_rater_agreement(
@@ -748,48 +420,35 @@ def two_rater_agreement(
     *,
     weights: Weights = None,
     confidence: float = 0.95,
-    ci: CIMethod = "z",
-) -> pd.DataFrame:
-    """Every two-rater coefficient of a k x k table in one tidy DataFrame.
+    method: IntervalMethod = "wald_z",
+) -> ResultFrame:
+    """Every two-rater coefficient of a k x k table in one tidy frame.
 
-    Rows: percent_agreement, cohen_kappa, scott_pi, gwet_ac1, brennan_prediger,
-    krippendorff_alpha; columns: coefficient, estimate, se, ci_low, ci_high, z, p_value,
-    observed_agreement, expected_agreement, n, k, weights, confidence, ci. For Cohen's
-    kappa ``z``/``p_value`` use the H0 SE; for the others they are Wald tests on ``se``.
+    Rows (``statistic``): percent_agreement, cohen_kappa, scott_pi, gwet_ac1,
+    brennan_prediger, krippendorff_alpha, in the tidy columns (``estimate``, ``se``,
+    ``ci_low``, ``ci_high``, ``p_value``, ``df``, ``n``, ``n_tasks``, ``method``,
+    ``confidence``). ``.diagnostics`` holds per row ``z``, ``se0`` (Cohen's),
+    ``observed_agreement``, ``expected_agreement``, ``k``, ``weights`` and the rest. For
+    Cohen's kappa ``z``/``p_value`` use the H0 SE; for the others they are Wald tests on
+    ``se``.
 
     Examples
     --------
-    >>> df = two_rater_agreement([[13, 0, 0], [0, 20, 7], [0, 4, 56]], ci="t")
-    >>> df.set_index("coefficient").loc["gwet_ac1", "estimate"].round(4)
+    >>> df = two_rater_agreement([[13, 0, 0], [0, 20, 7], [0, 4, 56]], method="wald_t")
+    >>> df.set_index("statistic").loc["gwet_ac1", "estimate"].round(4)
     np.float64(0.8493)
     """
     t = _inp.check_table(table)
     confidence = check_confidence(confidence)
+    method = check_method(method)
     cats = list(table.index) if isinstance(table, pd.DataFrame) else list(range(t.shape[0]))
-    cols = [
-        "coefficient",
-        "estimate",
-        "se",
-        "ci_low",
-        "ci_high",
-        "z",
-        "p_value",
-        "observed_agreement",
-        "expected_agreement",
-        "n",
-        "k",
-        "weights",
-        "confidence",
-        "ci",
+    frames = [
+        table_result(spec, t, weights, cats, confidence, method).to_frame()
+        for spec in COEFFICIENTS.values()
+        if spec.table is not None
     ]
-    rows = []
-    for name, core in _TABLE_COEFFICIENTS.items():
-        r = _two_rater_result(name, core, t, weights, cats, confidence, _inp.check_ci(ci))
-        rows.append({c: getattr(r, c) for c in cols})
-    ck = cohen_kappa_table(t, weights=weights, confidence=confidence, ci=ci, categories=cats)
-    rows.insert(1, {**{c: getattr(ck, c, None) for c in cols}, "coefficient": "cohen_kappa"})
-    rows[1]["estimate"] = ck.kappa
-    return pd.DataFrame(rows, columns=cols)
+    diagnostics = pd.concat([f.diagnostics for f in frames], ignore_index=True)
+    return tidy_frame(pd.concat(frames, ignore_index=True), diagnostics=diagnostics)
 
 
 # --------------------------------------------------------------------------- many raters
@@ -830,19 +489,14 @@ def fleiss_kappa(
     counts: Any = None,
     categories: Sequence[Any] | None = None,
     confidence: float = 0.95,
-    ci: CIMethod = "z",
+    method: IntervalMethod = "wald_z",
 ) -> FleissKappaResult:
     """Fleiss' kappa of many raters (Gwet's non-null SE, Fleiss-Nee-Landis H0 test).
 
     Parameters
     ----------
-    ratings : array-like or DataFrame
-        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
-        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
-    b : array-like, optional
-        Rater 2's labels of the same units.
-    unit, rater, rating : str, optional
-        Column names of a long ``ratings`` frame (one row per rating).
+    ratings, b, unit, rater, rating
+        The ratings in any of the three input forms (see :func:`cohen_kappa`).
     counts : array-like or DataFrame, shape (subjects, categories), optional
         Instead of ``ratings``: how many raters put each subject in each category (see
         :func:`ratings_to_counts`). Subjects may have different numbers of raters (Gwet's
@@ -850,8 +504,8 @@ def fleiss_kappa(
         ignored.
     categories : sequence, optional
         Category set and order of ``ratings`` (as in :func:`cohen_kappa`).
-    confidence, ci
-        Level and quantile ("z" or "t" with n-1 df) of the interval on Gwet's SE.
+    confidence, method
+        Level and quantile ("wald_z" or "wald_t" with n-1 df) of the interval on Gwet's SE.
 
     Returns
     -------
@@ -871,125 +525,15 @@ def fleiss_kappa(
         raise ValueError("pass either ratings (labels) or counts= (subjects x categories)")
     if counts is None:
         r = _inp.as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-        codes, cats = _inp.encode(r.columns, _inp.check_categories(categories))
-        c, names = _inp.counts_from_codes(codes, len(cats)), cats
+        codes, names = _inp.encode(r.columns, _inp.check_categories(categories))
+        c = _inp.counts_from_codes(codes, len(names))
     else:
         if b is not None or unit is not None or rater is not None or rating is not None:
             raise ValueError("counts= takes no b=, unit=, rater= or rating=")
         c, names = _inp.check_counts(counts)
     confidence = check_confidence(confidence)
-    ci = _inp.check_ci(ci)
-    rated = c.sum(axis=1)
-    if not np.any(rated >= 2):
-        raise ValueError("Fleiss' kappa needs at least one subject with two or more ratings")
-    c = c[rated > 0]
-    q = c.shape[1]
-    est = _multirater._gwet_family(c, np.eye(q), "fleiss")
-    lo, hi = _wald(est.estimate, est.se, est.n, confidence, ci)
-    m = c.sum(axis=1)
-    notes = []
-    if np.all(m == m[0]):
-        h0 = _multirater.fleiss_h0(c)
-        se0 = h0.se0
-        cat_kappa, cat_se0 = h0.category_kappa, h0.category_se0
-        n_raters: int | None = int(m[0])
-    else:
-        se0 = float("nan")
-        cat_kappa = cat_se0 = np.full(q, np.nan)
-        n_raters = None
-        notes.append("subjects have different numbers of raters: H0 SE and category kappas nan")
-    z, p = _test(est.estimate, se0, est.n, "z")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cat_z = cat_kappa / cat_se0
-    cat_p = 2.0 * norm_sf(np.abs(cat_z))
-    if math.isnan(est.estimate):
-        notes.append(f"kappa {_UNDEFINED}")
-    return FleissKappaResult(
-        estimate=est.estimate,
-        se0=se0,
-        z=z,
-        p_value=p,
-        se=est.se,
-        ci_low=lo,
-        ci_high=hi,
-        observed_agreement=est.observed,
-        expected_agreement=est.expected,
-        n=est.n,
-        n_raters=n_raters,
-        categories=tuple(names),
-        category_kappa=tuple(float(x) for x in cat_kappa),
-        category_se0=tuple(float(x) for x in cat_se0),
-        category_z=tuple(float(x) for x in cat_z),
-        category_p_value=tuple(float(x) for x in cat_p),
-        confidence=confidence,
-        ci=ci,
-        note="; ".join(notes) or None,
-    )
-
-
-def gwet_ac1(
-    ratings: Any,
-    b: Any = None,
-    *,
-    unit: str | None = None,
-    rater: str | None = None,
-    rating: str | None = None,
-    weights: Weights = None,
-    categories: Sequence[Any] | None = None,
-    confidence: float = 0.95,
-    ci: CIMethod = "z",
-) -> AgreementResult:
-    """Gwet's AC1 (unweighted) / AC2 (weighted) with Gwet's SE.
-
-    Two raters (``a``, ``b`` or two columns) use the two-rater formulas on the contingency
-    table, dropping incomplete pairs; more raters use Gwet's multi-rater formulas, where a
-    unit's missing ratings are simply absent.
-
-    Parameters
-    ----------
-    ratings : array-like or DataFrame
-        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
-        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
-    b : array-like, optional
-        Rater 2's labels of the same units.
-    unit, rater, rating : str, optional
-        Column names of a long ``ratings`` frame (one row per rating).
-    weights, categories, confidence, ci
-        As in :func:`cohen_kappa`.
-
-    Examples
-    --------
-    >>> round(gwet_ac1([1, 1, 2, 2, 1], [1, 2, 2, 2, 1]).estimate, 4)
-    0.6
-    >>> round(gwet_ac1([[1, 1, 1], [2, 2, 1], [2, 2, 2], [1, 1, 2]]).estimate, 4)
-    0.3333
-    >>> import pandas as pd
-    >>> long = pd.DataFrame({"task": [1, 1, 1, 2, 2, 2], "judge": ["x", "y", "z"] * 2,
-    ...                      "label": ["win", "win", "win", "tie", "tie", "win"]})
-    >>> round(gwet_ac1(long, unit="task", rater="judge", rating="label").estimate, 4)
-    0.4
-    """
-    return _agreement(
-        "gwet_ac1",
-        _kappa.gwet_stats,
-        "gwet",
-        ratings,
-        b,
-        (unit, rater, rating),
-        weights,
-        categories,
-        confidence,
-        ci,
-    )
-
-
-_LEVELS = ("nominal", "ordinal", "interval", "ratio")
-
-
-def _check_level(level: str) -> str:
-    if level not in _LEVELS:
-        raise ValueError(f"level must be one of {_LEVELS}; got {level!r}")
-    return level
+    method = check_method(method)
+    return fleiss_result(COEFFICIENTS["fleiss_kappa"], c, names, confidence, method)
 
 
 def krippendorff_alpha(
@@ -1001,7 +545,7 @@ def krippendorff_alpha(
     rating: str | None = None,
     level: Literal["nominal", "ordinal", "interval", "ratio"] = "nominal",
     confidence: float = 0.95,
-    ci: CIMethod = "z",
+    method: IntervalMethod = "wald_z",
 ) -> KrippendorffAlphaResult:
     """Krippendorff's alpha of a units x raters matrix (NaN = missing), two label vectors
     or a long frame.
@@ -1021,16 +565,11 @@ def krippendorff_alpha(
 
     Parameters
     ----------
-    ratings : array-like or DataFrame
-        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
-        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
-    b : array-like, optional
-        Rater 2's labels of the same units.
-    unit, rater, rating : str, optional
-        Column names of a long ``ratings`` frame (one row per rating).
+    ratings, b, unit, rater, rating
+        The ratings in any of the three input forms (see :func:`cohen_kappa`).
     level : {"nominal", "ordinal", "interval", "ratio"}
         Level of measurement (the distance metric).
-    confidence, ci
+    confidence, method
         As in :func:`cohen_kappa`.
 
     Examples
@@ -1041,77 +580,10 @@ def krippendorff_alpha(
     >>> round(krippendorff_alpha(*data, level="interval").alpha, 4)
     0.9428
     """
-    level = _check_level(level)
+    level = check_level(level)  # type: ignore[assignment]
     confidence = check_confidence(confidence)
-    ci = _inp.check_ci(ci)
+    method = check_method(method)  # type: ignore[assignment]
     r = _inp.as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    x = _numeric_matrix(r.columns, level)
-    if x.size == 0:
-        raise ValueError("ratings is empty")
-    if np.isinf(x).any():
-        raise ValueError("ratings must be finite (use NaN for missing)")
-    if level == "ratio" and np.nanmin(x) < 0:
-        raise ValueError("ratio-level alpha needs non-negative values")
-    ok = ~np.isnan(x)
-    values, inv = np.unique(x[ok], return_inverse=True)
-    q = len(values)
-    n_units = x.shape[0]
-    unit_of = np.broadcast_to(np.arange(n_units)[:, None], x.shape)[ok]
-    counts = np.bincount(unit_of * q + inv, minlength=n_units * q).reshape(n_units, q)
-    counts = counts.astype(float)
-    if not np.any(counts.sum(axis=1) >= 2):
-        raise ValueError("no unit has two or more values: alpha is undefined")
-    alpha, d_o, d_e, total, units, delta = _multirater.krippendorff_from_counts(
-        counts, values, level
+    return krippendorff_result(
+        COEFFICIENTS["krippendorff_alpha"], r.columns, level, confidence, method
     )
-    notes = []
-    if level == "ordinal":
-        se = float("nan")
-        notes.append("no SE for the ordinal level (its metric depends on the data)")
-    elif q < 2 or delta.max() == 0:
-        se = float("nan")
-    else:
-        se = _multirater.krippendorff_gwet_se(counts, 1.0 - delta / delta.max())
-    if math.isnan(alpha):
-        notes.append("alpha undefined: no variation among the pairable values")
-    lo, hi = _wald(alpha, se, units, confidence, ci)
-    z, p = _test(alpha, se, units, ci)
-    return KrippendorffAlphaResult(
-        estimate=alpha,
-        se=se,
-        z=z,
-        p_value=p,
-        ci_low=lo,
-        ci_high=hi,
-        level=level,
-        observed_disagreement=d_o,
-        expected_disagreement=d_e,
-        n_pairable_values=int(round(total)),
-        n=units,
-        n_raters=x.shape[1],
-        values=tuple(values.tolist()),
-        confidence=confidence,
-        ci=ci,
-        note="; ".join(notes) or None,
-    )
-
-
-def _numeric_matrix(cols: list[Any], level: str) -> np.ndarray:
-    """Units x raters float matrix (NaN = missing); nominal labels may be any values."""
-    try:
-        return np.column_stack(
-            [
-                pd.to_numeric(pd.Series(c), errors="raise").to_numpy(float, na_value=np.nan)
-                for c in cols
-            ]
-        )
-    except (TypeError, ValueError) as exc:
-        if level != "nominal":
-            raise ValueError(
-                f"{level}-level alpha needs numeric codes (NaN or None for missing)"
-            ) from exc
-    # Nominal alpha only compares labels for equality: any labels become category codes.
-    codes, _ = _inp.encode(cols, None)
-    x = np.column_stack(codes).astype(float)
-    x[x < 0] = np.nan
-    return x

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special
+from scipy import stats
 
 from .._validate import check_columns, check_confidence, check_positive_int
 from .means import cluster_mean
@@ -93,7 +93,7 @@ def se_comparison(
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     groups = frame.groupby(keys, sort=True)
     iid = groups[value].agg(n="size", mean="mean", se="sem").reset_index()
-    z = float(special.ndtri(0.5 + confidence / 2.0))
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     iid_se = {tuple(r[k] for k in keys): r["se"] for r in iid.to_dict("records")}
     rows: list[dict[str, Any]] = [
         {

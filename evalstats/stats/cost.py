@@ -122,12 +122,11 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
+from scipy import sparse, stats
 
 from evalstats._schema import ARMS
 from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import DataError
-from evalstats.stats._dist import t_ppf
 from evalstats.stats.resample import (
     BOOTSTRAP_METHODS,
     as_generator,
@@ -846,7 +845,7 @@ def _ratio_row(
                 # The lognormal model and the data disagree: widen to the model-free CR2
                 # interval too, so the interval never excludes the plain ratio it reports.
                 se2, df2 = _cr2_total(sums)
-                q = t_ppf(0.5 + conf / 2.0, df2)
+                q = stats.t.ppf(0.5 + conf / 2.0, df2)
                 if np.isfinite(q):
                     lo, hi = min(lo, log_est - q * se2), max(hi, log_est + q * se2)
                     label = GPQ_HULL_METHOD
@@ -865,13 +864,13 @@ def _ratio_row(
         se, df = _cr2_total(sums) if kind == "total" else _cr2_mean(sums)
         if not np.isfinite(df):
             return row | {"se_log": se, "method": "no interval: one cluster holds every cost"}
-        q = t_ppf(0.5 + conf / 2.0, df)
+        q = stats.t.ppf(0.5 + conf / 2.0, df)
         lo, hi = log_est - q * se, log_est + q * se
         label = "CR2 delta method, log scale, t(Bell-McCaffrey df)" + fallback
     elif interval == "analytic":
         se = _cr1_total(sums) if kind == "total" else _cr1_mean(sums)
         df = float(n_clusters - 1)
-        q = t_ppf(0.5 + conf / 2.0, df)
+        q = stats.t.ppf(0.5 + conf / 2.0, df)
         lo, hi = log_est - q * se, log_est + q * se
         label = "CR1 delta method, log scale, t(C-1)"
     else:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from .._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from ._cluster import segment_sum
-from ._dist import norm_ppf
 from ._proportion import proportion_ci
 from .outcome_model import draw_outcomes
 from .resample import BOOTSTRAP_METHODS, as_generator
@@ -142,7 +142,7 @@ def coverage_table(
     second_moment = np.stack([w, ti, lo, w + lo, w + ti / 4.0], axis=1) / n[:, None]
     est = res["est"]
     se = np.sqrt(np.maximum(second_moment - est**2, 0.0) / n[:, None])
-    z = float(norm_ppf(0.5 + confidence / 2.0))
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     rows["naive IID Wald"] = list((np.abs(est - truth) <= z * se).mean(axis=0).astype(float))
     return pd.DataFrame(rows, index=list(RATE_NAMES)).T
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from .._schema import BLIND_DIMENSIONS
 from .._validate import check_columns, check_confidence
-from ._dist import t_ppf
 
 __all__ = ["dimension_means"]
 
@@ -68,7 +68,7 @@ def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.Data
             c = len(m)
             mean = float(m.mean()) if c else np.nan
             if c >= 2:
-                half = float(t_ppf(0.5 + confidence / 2, c - 1) * m.std(ddof=1) / np.sqrt(c))
+                half = float(stats.t.ppf(0.5 + confidence / 2, c - 1) * m.std(ddof=1) / np.sqrt(c))
                 lo, hi = mean - half, mean + half
             else:
                 lo = hi = np.nan

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from evalstats._validate import check_columns, check_confidence
 from evalstats.errors import DataError
 from evalstats.stats._cluster import by_columns, cr1_ratio
-from evalstats.stats._dist import t_ppf, t_sf
 from evalstats.stats.resample import BOOTSTRAP_METHODS, as_generator, cluster_bootstrap
 from evalstats.stats.robust import cr2_ratio
 
@@ -138,9 +138,9 @@ def cluster_mean(
     est, se = est[:, 0], se[:, 0]
     with np.errstate(invalid="ignore", divide="ignore"):
         t = (est - float(null)) / se
-        p = 2.0 * t_sf(np.abs(t), df)
+        p = 2.0 * stats.t.sf(np.abs(t), df)
         if method in ("cluster_t", "cr2_t"):
-            tq = t_ppf(0.5 + confidence / 2.0, df)
+            tq = stats.t.ppf(0.5 + confidence / 2.0, df)
             low, high = est - tq * se, est + tq * se
         else:
             low, high = _bootstrap(

@@ -32,14 +32,13 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import special
+from scipy import special, stats
 
 from evalstats._display import ResultDisplay
 from evalstats._schema import OUTCOMES
 from evalstats._validate import check_columns, check_confidence
 from evalstats.errors import DataError
 from evalstats.frames import select_rubric
-from evalstats.stats._dist import t_ppf, t_sf
 
 __all__ = ["OrdinalCheckResult", "ordinal_check"]
 
@@ -204,7 +203,7 @@ def ordinal_check(
     converged = bool(getattr(fit, "converged", True))
     k = present.size - 1
     df = float(n_clusters - 1)
-    q = float(t_ppf(0.5 + confidence / 2.0, df))
+    q = float(stats.t.ppf(0.5 + confidence / 2.0, df))
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     label = (
         f"OrdinalGEE cumulative logit, {cov_struct.replace('_', ' ')} within {cluster}, "
@@ -224,7 +223,7 @@ def ordinal_check(
             "se": se_t,
             "ci_low": est - q * se_t,
             "ci_high": est + q * se_t,
-            "p": 2.0 * t_sf(np.abs(tstat), df),
+            "p": 2.0 * stats.t.sf(np.abs(tstat), df),
             "method": label,
         }
     )

@@ -7,9 +7,9 @@ procedure"), which controls the family-wise error rate under any dependence betw
 tests — judges scoring the same pairs are far from independent.
 
 Holm's adjusted p-values, for ``m`` p-values sorted ``p_(1) <= ... <= p_(m)``:
-``p~_(i) = min(1, max_{j <= i} (m - j + 1) p_(j))``. :func:`holm` computes them in one
-vectorised pass and equals ``statsmodels.stats.multitest.multipletests(p, method="holm")[1]``
-(checked in the tests).
+``p~_(i) = min(1, max_{j <= i} (m - j + 1) p_(j))``, as
+``statsmodels.stats.multitest.multipletests(p, method="holm")`` computes them; :func:`holm`
+calls it on the p-values that are not NaN.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from statsmodels.stats.multitest import multipletests
 
 from evalstats._validate import check_columns
 from evalstats.plan import Plan
@@ -38,17 +39,12 @@ def _pvalues(pvalues: Any) -> np.ndarray:
 
 
 def _holm(p: np.ndarray) -> np.ndarray:
+    # multipletests counts a NaN in the family size and sorts it last: the tests that could
+    # not be run are left out of the family and stay NaN.
     out = np.full(p.shape, np.nan)
     finite = ~np.isnan(p)
-    q = p[finite]
-    m = q.size
-    if m == 0:
-        return out
-    order = np.argsort(q, kind="stable")
-    stepped = np.maximum.accumulate((m - np.arange(m)) * q[order])
-    adjusted = np.empty(m)
-    adjusted[order] = np.minimum(stepped, 1.0)
-    out[finite] = adjusted
+    if finite.any():
+        out[finite] = multipletests(p[finite], method="holm")[1]
     return out
 
 

@@ -51,12 +51,12 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import scipy.stats
 
 from .._schema import OUTCOME_DTYPE, OUTCOMES
 from .._validate import check_columns, check_confidence, check_positive_int
 from ..frames import select_rubric
 from ..records import EvalstatsWarning
-from ._dist import t_ppf
 from .gold import gold_labels
 from .resample import BOOTSTRAP_METHODS, cluster_bootstrap
 from .winrates import RATE_NAMES
@@ -277,7 +277,11 @@ def ppi_win_rates(
         )
         est, lo, hi, se = boot.estimate, boot.ci_low, boot.ci_high, boot.se
         if method == "cluster_t":
-            half = t_ppf(0.5 + confidence / 2, n_c - 1) * se[:_Q] * np.sqrt(n_c / (n_c - 1))
+            half = (
+                scipy.stats.t.ppf(0.5 + confidence / 2, n_c - 1)
+                * se[:_Q]
+                * np.sqrt(n_c / (n_c - 1))
+            )
             lo, hi = lo.copy(), hi.copy()
             lo[:_Q] = np.maximum(est[:_Q] - half, _LOW)
             hi[:_Q] = np.minimum(est[:_Q] + half, _HIGH)

@@ -2,12 +2,13 @@
 
 Moved here from :mod:`evalstats.adapters.alpaca_eval` (which still re-exports both names):
 they are statistics on any verdict frame with output lengths, not AlpacaEval file reading.
-``logistic_fit`` is checked against ``statsmodels.Logit`` in the tests.
+``logistic_fit`` is statsmodels' ``Logit`` on a centred and scaled covariate.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,10 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import special
+from statsmodels.discrete.discrete_model import Logit
 
 from .._display import ResultDisplay
 from .._validate import check_columns, check_confidence
-from ._dist import norm_sf
 from ._proportion import proportion_ci
 
 __all__ = ["LENGTH_MEASURES", "LogisticFit", "length_bias", "logistic_fit"]
@@ -75,13 +76,12 @@ def logistic_fit(
     max_iter: int = 100,
     tol: float = 1e-10,
 ) -> LogisticFit:
-    """Logistic regression of a 0/1 outcome on one covariate, by Newton-Raphson (IRLS).
+    """Logistic regression of a 0/1 outcome on one covariate: statsmodels' ``Logit``.
 
-    The same model and Wald statistics as ``statsmodels`` ``Logit(y,
-    add_constant(x)).fit()`` (``params``, ``bse``, ``pvalues``, ``conf_int``),
-    without the dependency. ``x`` is centred and scaled before fitting and the
-    estimates are mapped back, so the covariate's units do not matter for
-    convergence.
+    ``Logit(y, add_constant(x)).fit()`` by Newton-Raphson, with its Wald statistics
+    (``params``, ``bse``, ``pvalues``, ``conf_int``). ``x`` is centred and scaled before
+    fitting and the estimates are mapped back, so the covariate's units do not matter for
+    convergence; a fit that does not converge (separation) gives NaN estimates.
 
     Parameters
     ----------
@@ -123,29 +123,20 @@ def logistic_fit(
     if n < 3 or scale == 0.0 or events in (0, n):
         return nan  # no slope to estimate, or the MLE is at infinity
     design = np.column_stack([np.ones(n), (xa - center) / scale])
-    beta = np.array([special.logit(events / n), 0.0])  # start at the intercept-only MLE
-    converged = False
-    info = np.eye(2)
-    n_iter = 0
-    while n_iter < max_iter:  # a few Newton steps, each vectorised over rows
-        n_iter += 1
-        mu = special.expit(design @ beta)
-        w = mu * (1.0 - mu)
-        info = design.T @ (design * w[:, None])
+    start = np.array([special.logit(events / n), 0.0])  # the intercept-only MLE
+    with warnings.catch_warnings():
+        # Separation and singular information are reported below as "no estimate".
+        warnings.simplefilter("ignore")
         try:
-            step = np.linalg.solve(info, design.T @ (ya - mu))
+            res = Logit(ya, design).fit(
+                start_params=start, method="newton", maxiter=max_iter, tol=tol, disp=0
+            )
         except np.linalg.LinAlgError:
-            break
-        beta = beta + step
-        if not np.isfinite(beta).all():
-            break
-        if np.max(np.abs(step)) < tol:
-            converged = True
-            mu = special.expit(design @ beta)
-            info = design.T @ (design * (mu * (1.0 - mu))[:, None])
-            break
+            res = None
+    converged = res is not None and bool(res.mle_retvals["converged"])
+    n_iter = int(res.mle_retvals["iterations"]) if res is not None else 0
     # A separating covariate drives the slope to infinity; report no estimate.
-    if not converged or abs(beta[1]) > 30.0:
+    if not converged or not np.isfinite(res.params).all() or abs(res.params[1]) > 30.0:
         return LogisticFit(
             *([math.nan] * 8),
             n=n,
@@ -154,23 +145,20 @@ def logistic_fit(
             n_iter=n_iter,
             confidence=confidence,
         )
-    cov_scaled = np.linalg.inv(info)
-    # Back to the original x: intercept = b0 - b1 c / s, slope = b1 / s.
+    # Back to the original x: intercept = b0 - b1 c / s, slope = b1 / s (z and p unchanged).
     t = np.array([[1.0, -center / scale], [0.0, 1.0 / scale]])
-    params = t @ beta
-    cov = t @ cov_scaled @ t.T
-    se = np.sqrt(np.diag(cov))
-    z = params[1] / se[1]
-    zq = special.ndtri(0.5 + confidence / 2.0)
+    params = t @ res.params
+    se = np.sqrt(np.diag(t @ res.cov_params() @ t.T))
+    low, high = res.conf_int(alpha=1.0 - confidence)[1] / scale
     return LogisticFit(
         intercept=float(params[0]),
         slope=float(params[1]),
         intercept_se=float(se[0]),
         slope_se=float(se[1]),
-        z=float(z),
-        p_value=float(2.0 * norm_sf(abs(z))),
-        ci_low=float(params[1] - zq * se[1]),
-        ci_high=float(params[1] + zq * se[1]),
+        z=float(res.tvalues[1]),
+        p_value=float(res.pvalues[1]),
+        ci_low=float(low),
+        ci_high=float(high),
         n=n,
         n_events=events,
         converged=True,

@@ -17,6 +17,9 @@ without ever materialising an ``n x B`` row-index array:
   statistics matrix;
 * chunks are sized so the chunk's arrays stay under ~96 MB, whatever ``C``.
 
+No library computes this task-sum bootstrap: ``scipy.stats.bootstrap`` resamples observations,
+not clusters, and calls the statistic on each resample's rows.
+
 The draws are the same stream as ``scipy.stats.bootstrap`` draws for a single
 sample (``rng.integers(0, n, (B, n))``, int64), and drawing in chunks does not
 change the stream, so for a given seed the result does not depend on

@@ -98,9 +98,9 @@ from evalstats._validate import check_columns, check_confidence, check_positive_
 from evalstats.errors import DataError
 from evalstats.records import EvalstatsWarning
 from evalstats.stats._cluster import by_columns, cr1_ratio, segment_sum
-from evalstats.stats._dist import binom_cdf
 from evalstats.stats._missing_rule import apply_missing_rule
 from evalstats.stats._proportion import PROPORTION_METHODS, ProportionCI, proportion_ci
+from evalstats.stats.binomial import sign_test_p
 from evalstats.stats.resample import (
     BOOTSTRAP_METHODS,
     as_generator,
@@ -695,21 +695,6 @@ def _put_rate(out: pd.DataFrame, name: str, res: dict[str, np.ndarray]) -> None:
     out[f"{name}_se"] = res["se"][:, 0]
     out[f"{name}_ci_low"] = res["low"][:, 0]
     out[f"{name}_ci_high"] = res["high"][:, 0]
-
-
-def sign_test_p(wins: np.ndarray, losses: np.ndarray) -> np.ndarray:
-    """Exact two-sided binomial (sign) test of wins vs losses at 1/2, vectorised.
-
-    With p = 1/2 the null distribution is symmetric, so the two-sided p-value
-    (the probability of outcomes no more likely than the observed one, as in
-    ``scipy.stats.binomtest``) is ``min(1, 2 * P(X <= min(wins, losses)))``.
-    NaN when there are no decisive verdicts.
-    """
-    w = np.asarray(wins, dtype=np.float64)
-    lo = np.asarray(losses, dtype=np.float64)
-    n = w + lo
-    p = np.minimum(1.0, 2.0 * binom_cdf(np.minimum(w, lo), n, 0.5))
-    return np.where(n > 0, p, np.nan)
 
 
 # --------------------------------------------------------------------------- cores
