@@ -629,6 +629,7 @@ def test_a_lazy_tables_strings_are_imports(tmp_path):
     [
         "from ..stats._dist import t_ppf\n",  # a private module of another unit
         "from ..stats import _dist\n",  # the same, as a submodule
+        "def f():\n    from evalstats.stats._cluster import by_columns\n",  # absolute, lazily
         "from evalstats.stats.winrates import _by_columns\n",  # a private name
         "from .. import stats\nX = stats._dist.t_ppf\n",  # through a bound module
         "import importlib\nD = importlib.import_module('evalstats.stats._dist')\n",
@@ -640,6 +641,7 @@ def test_a_private_module_or_name_of_another_unit_fails(tmp_path, source):
         {
             "plots/figure.py": source,
             "stats/_dist.py": "def t_ppf(): ...\n",
+            "stats/_cluster.py": "def by_columns(): ...\n",
             "stats/winrates.py": "def _by_columns(): ...\n",
         },
     )
