@@ -353,30 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The ``evalstats`` console script: :func:`main`; after ``report``, exit without teardown.
-
-    A report loads pandas, scipy, matplotlib and the notebook machinery; the interpreter's
-    teardown of them (freeing every module and object one by one) took a third of a second
-    after the last file was written. ``report`` writes and closes every file (atomically)
-    before :func:`main` returns, so after the streams are flushed and the exit handlers
-    have run, the process ends at once. Every other command (``judge`` among them, whose
-    journal must reach the disk) exits normally. :func:`main` itself returns, for
-    in-process callers.
-    """
-    import atexit
-    import os
-
-    code = main()
-    command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
-    if command != "report":
-        sys.exit(code)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed or broken pipe: nothing left to say
-            pass
-    atexit._run_exitfuncs()  # what a normal exit runs before the teardown
-    os._exit(code)
+    """The ``evalstats`` console script: :func:`main`, then a normal exit with its code."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":  # pragma: no cover

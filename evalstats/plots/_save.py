@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import io
 import os
 from collections.abc import Sequence
@@ -15,7 +14,6 @@ from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.transforms import Bbox
 
 from ..records import atomic_write
-from . import _png
 from ._style import STYLE
 
 _FORMATS = ("pdf", "svg", "png")
@@ -27,60 +25,6 @@ _METADATA: dict[str, dict[str, Any]] = {
     "svg": {"Date": None, "Creator": None},
     "pdf": {"CreationDate": None, "Producer": None, "Creator": None},
 }
-# PNG through ._png's encoder (rows unfiltered, zlib level 1): the sample report's nine
-# 300-dpi PNGs encode in 0.14 s instead of Pillow's 0.42 s at level 1 (0.60 s at its
-# default 6), for files ~10 % larger than Pillow's level 1 and the same pixels.
-_SAVE_FORMAT = {"png": _png.FORMAT}
-
-# A PDF viewer draws an embedded TrueType (Type 42) font by glyph id: the OpenType layout
-# tables (substitution, positioning, kerning; matplotlib has already placed every glyph)
-# are never read. fontTools decompiles them to subset them, about half the cost of a
-# figure's PDF, so the figures this package renders leave them out of the subset.
-_UNUSED_IN_PDF = ["GSUB", "GPOS", "GDEF", "JSTF", "BASE", "kern"]
-_LEAN_SUBSET: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "evalstats_lean_font_subset", default=False
-)
-
-
-class _LeanSubsetModule:
-    """Stands in for ``fontTools.subset`` in matplotlib's PDF/PS font subsetter: the same
-    module, except that its ``Options`` drop :data:`_UNUSED_IN_PDF` while this package
-    renders (the flag is off for anyone else's ``savefig``)."""
-
-    def __init__(self, module: Any) -> None:
-        self._module = module
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._module, name)
-
-    def Options(self, *args: Any, **kwargs: Any) -> Any:  # fontTools' name
-        options = self._module.Options(*args, **kwargs)
-        if _LEAN_SUBSET.get():
-            options.drop_tables += [t for t in _UNUSED_IN_PDF if t not in options.drop_tables]
-        return options
-
-    def load_font(self, *args: Any, **kwargs: Any) -> Any:
-        font = self._module.load_font(*args, **kwargs)
-        if _LEAN_SUBSET.get():
-            # Dropped before the subsetter sees them: it would decompile GSUB and GPOS
-            # (to check their formats) before dropping them (~3 ms of a 23 ms subset).
-            for tag in _UNUSED_IN_PDF:
-                if tag in font:
-                    del font[tag]
-        return font
-
-
-def _install_lean_subset() -> None:
-    """Route matplotlib's font subsetting through :class:`_LeanSubsetModule` (once). If a
-    matplotlib release no longer subsets through ``fontTools.subset`` there, nothing is
-    changed and its full subset is embedded, as before."""
-    try:
-        from fontTools import subset
-        from matplotlib.backends import _backend_pdf_ps
-    except ImportError:  # pragma: no cover - both ship with matplotlib
-        return
-    if getattr(_backend_pdf_ps, "subset", None) is subset:
-        _backend_pdf_ps.subset = _LeanSubsetModule(subset)
 
 
 def save_figure(
@@ -211,9 +155,6 @@ def render_figure(
         bbox = layout_figure(fig)
     frozen = fig.get_layout_engine()
     out: dict[str, bytes] = {}
-    if "pdf" in formats:
-        _install_lean_subset()
-    lean = _LEAN_SUBSET.set(True)
     try:
         with matplotlib.rc_context({**STYLE, **_NO_AUTO_LAYOUT}):
             if isinstance(frozen, PlaceHolderLayoutEngine):
@@ -225,7 +166,7 @@ def render_figure(
                 buf = io.BytesIO()
                 fig.savefig(
                     buf,
-                    format=_SAVE_FORMAT.get(fmt, fmt),
+                    format=fmt,
                     dpi=int(dpi),
                     bbox_inches=bbox,
                     facecolor="white",
@@ -233,7 +174,6 @@ def render_figure(
                 )
                 out[fmt] = buf.getvalue()
     finally:
-        _LEAN_SUBSET.reset(lean)
         if isinstance(frozen, PlaceHolderLayoutEngine):
             fig.set_layout_engine(frozen)
         if engine is not None:

@@ -48,7 +48,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
         _pdf.require_pypdf()
     start = time.perf_counter()
     index = report.render_report(
-        args.data_dir, args.output, params=parse_params(args.param or []), kind=args.kind
+        args.data_dir,
+        args.output,
+        params=parse_params(args.param or []),
+        kind=args.kind,
+        figures=args.figures,  # checked by the renderer, before anything runs
     )
     print(f"wrote {index} ({time.perf_counter() - start:.1f} s)")
     if args.pdf:
@@ -67,6 +71,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     'out'
     >>> parser.parse_args(["report", "data/sample", "-o", "out", "--pdf"]).pdf
     True
+    >>> parser.parse_args(["report", "data/sample", "-o", "out"]).figures
+    'svg,pdf'
     """
     p = subparsers.add_parser(
         "report",
@@ -96,6 +102,14 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="report parameter (JSON value, else text); repeatable: "
         "judges='[\"a:b\"]', rubric=with-without (evaluation only), confidence=0.9, "
         "n_resamples=2000, seed=1",
+    )
+    p.add_argument(
+        "--figures",
+        default="svg,pdf",
+        metavar="FORMATS",
+        help="the formats each figure is written in, in OUT/figures/, comma-separated among "
+        "svg, pdf (TrueType fonts, for a paper) and png (300 dpi) (default: svg,pdf); the "
+        "pages show the SVG",
     )
     p.add_argument(
         "--pdf",

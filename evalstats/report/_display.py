@@ -2,8 +2,8 @@
 
 Every table cell goes through ``html.escape`` (judge reasoning and raw output are data, never
 markup); figures are drawn by :mod:`evalstats.plots`, laid out once, shown as SVG and
-written as SVG, PNG and PDF. Each helper displays and returns None, so a cell ending with one does not
-display the table a second time.
+written as SVG and PDF (PNG when asked). Each helper displays and returns None, so a cell
+ending with one does not display the table a second time.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..records import DEFAULT_ARM_NAMES, atomic_write
-from ._figures import QUEUE_VAR, enqueue, write_figure_files
+from ..records import DEFAULT_ARM_NAMES
+from ._figures import DEFAULT_FORMATS, write_figure
 
 __all__ = [
     "geomean_ci",
@@ -56,8 +56,8 @@ _CI_CELL = re.compile(r"^\S+ \[[^\[\]]+\]$")
 # Where the browser may break a header or a text cell: at spaces, and after a hyphen unless a
 # digit follows (UAX #14's HY x NU); for the width estimate.
 _TEXT_BREAKS = re.compile(r"\s+|(?<=-)(?=\D)")
-# Figures are written as SVG, PNG (300 dpi) and PDF (:mod:`._figures`); the page shows the
-# SVG at the size a 110-dpi image had.
+# Figures are written as SVG and PDF, PNG (300 dpi) when asked (:mod:`._figures`); the page
+# shows the SVG at the size a 110-dpi image had.
 _SHOWN_DPI = 110
 
 
@@ -396,13 +396,14 @@ def show_figure(
     name: str,
     output_dir: str | os.PathLike[str] | None = None,
     alt: str = "",
+    formats: Sequence[str] = DEFAULT_FORMATS,
     **kwargs: Any,
 ) -> None:
-    """Draw ``evalstats.plots.<plot>(*args, **kwargs)``, save it and display it as a PNG.
+    """Draw ``evalstats.plots.<plot>(*args, **kwargs)``, save it and display it as an SVG.
 
-    With ``output_dir``, the figure is written to ``output_dir/figures/<name>.svg``,
-    ``.png`` (300 dpi) and ``.pdf`` (TrueType fonts). Says so (instead of failing) when the
-    plot function is not available.
+    With ``output_dir``, the figure is written to ``output_dir/figures/<name>.<format>`` for
+    each of ``formats`` (``svg``, ``pdf`` with TrueType fonts, ``png`` at 300 dpi; default
+    SVG and PDF). Says so (instead of failing) when the plot function is not available.
 
     A plot function that takes ``arm_names`` gets the arms' names of the data it draws
     (``attrs["arm_names"]`` of a :class:`~evalstats.report.Results` table or frame, from
@@ -427,17 +428,8 @@ def show_figure(
         text = f"figure {name}: not available (evalstats.plots.{plot}: {exc})."
         _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
         return
-    # Laid out once; the SVG is written and shown, the 300-dpi PNG and the PDF rendered
-    # from the same laid-out figure (by `evalstats report`'s process, beside this kernel,
-    # when it runs one and is not behind: QUEUE_VAR; else here).
-    bbox = plots.layout_figure(fig)
-    svg = plots.render_figure(fig, formats=("svg",), bbox=bbox)["svg"]
-    if output_dir is not None:
-        figures = Path(output_dir) / "figures"
-        _write(figures / f"{name}.svg", svg)
-        queue = os.environ.get(QUEUE_VAR)
-        if not (queue and enqueue(Path(queue), name, fig, bbox, figures)):
-            write_figure_files(fig, bbox, name, figures)
+    figures = None if output_dir is None else Path(output_dir) / "figures"
+    svg, bbox = write_figure(fig, name, figures, formats)
     display(
         {"image/svg+xml": svg.decode("utf-8"), "text/plain": alt or f"figure {name}"},
         metadata={"image/svg+xml": {"width": round(bbox.width * _SHOWN_DPI)}},
@@ -463,11 +455,6 @@ def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> d
     return kwargs
 
 
-def _write(path: Path, data: bytes) -> None:
-    atomic_write(path, lambda fh: fh.write(data))
-    path.chmod(0o644)  # figures are for sharing (the temporary file was 0600)
-
-
 def geomean_ci(results: Any) -> dict[str, tuple[float, float]] | None:
     """The cost table's geometric-mean intervals, as :func:`evalstats.plots.plot_cost_ratios`
     draws them (so the figure shows the same interval as the table)."""
@@ -483,8 +470,14 @@ def geomean_ci(results: Any) -> dict[str, tuple[float, float]] | None:
     return out or None
 
 
-def show_confusions(results: Any, *, output_dir: str | os.PathLike[str] | None = None) -> None:
-    """One judge-vs-judge confusion matrix per row of the ``agreement`` table."""
+def show_confusions(
+    results: Any,
+    *,
+    output_dir: str | os.PathLike[str] | None = None,
+    formats: Sequence[str] = DEFAULT_FORMATS,
+) -> None:
+    """One judge-vs-judge confusion matrix per row of the ``agreement`` table (figure files
+    in ``formats``, as :func:`show_figure`)."""
     import numpy as np
 
     agreement = results.tables.get("agreement")
@@ -502,6 +495,7 @@ def show_confusions(results: Any, *, output_dir: str | os.PathLike[str] | None =
             title=f"{row['rubric']}: {row['judge_a']} vs {row['judge_b']}",
             name=f"confusion_{row['rubric']}",
             output_dir=output_dir,
+            formats=formats,
             alt=f"Confusion matrix of the two judges' verdicts, rubric {row['rubric']}",
         )
 

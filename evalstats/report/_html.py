@@ -1,11 +1,13 @@
 """Self-contained HTML pages from executed notebooks: no input cells, no outside resources.
 
-The page is built here rather than with nbconvert's templates, whose default output loads
-require.js and MathJax from a CDN. Only what the notebooks display is kept: markdown cells
-(our own text), PNG/SVG images as ``data:`` URIs inside ``<img>`` (an ``<img>`` never runs a
-script, even from an SVG), HTML tables produced by :func:`evalstats.report.show_table` (cells
-escaped by pandas), and plain text, escaped. A ``Content-Security-Policy`` forbids scripts
-and every non-inline resource as a second line of defence.
+The page is laid out here rather than with nbconvert's templates, whose default output loads
+require.js and MathJax from a CDN; its markdown is converted by nbconvert's own converter
+(``markdown2html_mistune``, what its HTML exporter uses). Only what the notebooks display is
+kept: markdown cells (our own text), PNG/SVG images as ``data:`` URIs inside ``<img>`` (an
+``<img>`` never runs a script, even from an SVG), HTML tables produced by
+:func:`evalstats.report.show_table` (cells escaped by pandas), and plain text, escaped. A
+``Content-Security-Policy`` forbids scripts and every non-inline resource as a second line of
+defence.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from html.parser import HTMLParser
 from typing import Any
 
-from ._markdown import markdown_to_html
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 __all__ = ["UnsafeOutputError", "active_markup", "notebook_body", "page"]
 
@@ -246,7 +248,7 @@ def _render_output(out: Mapping[str, Any], where: str) -> str:
     if "text/html" in data:
         return _checked_html(_join(data["text/html"]), where)
     if "text/markdown" in data:
-        return _checked_html(markdown_to_html(_join(data["text/markdown"])), where)
+        return _checked_html(markdown2html_mistune(_join(data["text/markdown"])), where)
     if "text/plain" in data:
         return f"<pre>{html.escape(_join(data['text/plain']))}</pre>"
     return ""
@@ -262,7 +264,7 @@ def notebook_body(nb: Mapping[str, Any]) -> str:
         where = f"cell {i}"
         if cell.get("cell_type") == "markdown":
             text = _scrubbed(_join(cell.get("source", "")), scrub)
-            parts.append(_checked_html(markdown_to_html(text), where))
+            parts.append(_checked_html(markdown2html_mistune(text), where))
         elif cell.get("cell_type") == "code":
             parts.extend(_output(out, where) for out in cell.get("outputs", []))
     return "\n".join(p for p in parts if p)

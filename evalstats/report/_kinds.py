@@ -35,6 +35,7 @@ __all__ = [
     "ReportKind",
     "Section",
     "Unavailable",
+    "check_parameters",
     "compute",
     "detect_kind",
     "prepare",
@@ -111,6 +112,7 @@ PARAMETERS: dict[str, Any] = {
     "n_resamples": 10_000,
     "seed": 0,
     "output_dir": None,
+    "figure_formats": ["svg", "pdf"],
     "results_file": None,
 }
 # The AlpacaEval case study's parameters; its data directory is read in place, never copied.
@@ -120,9 +122,10 @@ CASE_STUDY_PARAMETERS: dict[str, Any] = {
     "n_resamples": 10_000,
     "seed": 0,
     "output_dir": None,
+    "figure_formats": ["svg", "pdf"],
     "results_file": None,
 }
-_RENDERER_PARAMETERS = ("data_dir", "output_dir", "results_file")
+_RENDERER_PARAMETERS = ("data_dir", "output_dir", "figure_formats", "results_file")
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,8 @@ class ReportKind:
         Rendered in order; the first page is ``index.html``.
     parameters : mapping
         The notebooks' papermill parameters and their defaults (``data_dir``,
-        ``output_dir`` and ``results_file`` are set by the renderer; the others may be
+        ``output_dir``, ``figure_formats`` and ``results_file`` are set by the renderer
+        (``figure_formats`` from ``--figures``); the others may be
         overridden with ``-p``).
     looks_for : str
         What :attr:`detect` looks for, for error messages.
@@ -152,12 +156,6 @@ class ReportKind:
         ``sections() -> tuple of Section``, in the order they are computed.
     describe_parameters : callable
         ``describe_parameters(params) -> dict``: the ``parameters`` block of results.json.
-    first_part : mapping of page to a section name or a sequence of them
-        Where a page's numbers may be handed to its notebook before the rest are computed
-        (after each named section, in computation order): what the page's first cells
-        show, then what the next ones show. The renderer's kernel starts the page with
-        the first part, and waits for the next part when a cell first asks for a table
-        not yet handed over (:class:`~evalstats.report._results.PendingTables`).
     """
 
     name: str
@@ -169,12 +167,6 @@ class ReportKind:
     load: Callable[[Path, Mapping[str, Any], Any], Loaded]
     sections: Callable[[], tuple[Section, ...]]
     describe_parameters: Callable[[Mapping[str, Any]], dict[str, Any]]
-    first_part: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
-
-    def part_ends(self, page: str) -> tuple[str, ...]:
-        """The sections after which ``page``'s numbers so far are handed over (may be none)."""
-        ends = self.first_part.get(page, ())
-        return (ends,) if isinstance(ends, str) else tuple(ends)
 
     @property
     def user_parameters(self) -> list[str]:
@@ -228,8 +220,7 @@ def compute(
 @dataclass
 class Prepared:
     """A kind's validated parameters and its data, loaded once; :meth:`compute` computes
-    the sections of some pages from them (the renderer computes page by page, so that the
-    kernel displays one page while the next is computed)."""
+    the sections of some pages from them (the renderer computes each page in turn)."""
 
     spec: ReportKind
     data_dir: Path
@@ -237,14 +228,8 @@ class Prepared:
     loaded: Loaded
     _description: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
-    def compute(self, pages: Sequence[str], *, on_first_part: Callable[[Any], None] | None = None):
-        """The :class:`~evalstats.report.Results` of ``pages`` (sections in kind order).
-
-        ``on_first_part(results)`` is called with the tables computed so far each time a
-        section the kind names in :attr:`ReportKind.first_part` for one of ``pages`` is
-        done (the numbers do not change: the computation then goes on with the same
-        tables and generator).
-        """
+    def compute(self, pages: Sequence[str]):
+        """The :class:`~evalstats.report.Results` of ``pages`` (sections in kind order)."""
         import numpy as np
 
         spec, p, loaded = self.spec, self.params, self.loaded
@@ -266,7 +251,6 @@ class Prepared:
             rng=np.random.default_rng(p["seed"]),
         )
         unavailable: dict[str, str] = {}
-        split = {end for page in pages for end in spec.part_ends(page)}
         for section in spec.sections():
             if section.page not in pages:
                 continue
@@ -279,8 +263,6 @@ class Prepared:
                     unavailable[name] = str(value)
                 else:
                     ctx.tables[name] = value
-            if on_first_part is not None and section.name in split:
-                on_first_part(self._results(ctx, dict(unavailable)))
         return self._results(ctx, unavailable)
 
     def _results(self, ctx: Context, unavailable: dict[str, str]):
@@ -294,8 +276,8 @@ class Prepared:
         )
 
     def _described(self) -> dict[str, Any]:
-        """Provenance, parameters and the simulated flag: the same for every part and page
-        of these inputs, so computed (the inputs hashed) once."""
+        """Provenance, parameters and the simulated flag: the same for every page of these
+        inputs, so computed (the inputs hashed) once."""
         if self._description is None:
             from ._provenance import is_simulated, provenance
 
@@ -315,6 +297,27 @@ class Prepared:
         return {k: copy.deepcopy(v) for k, v in self._description.items()}
 
 
+def check_parameters(spec: ReportKind, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The user parameters of ``spec`` (its defaults, overridden by ``params``), checked:
+    ``confidence`` in (0, 1), ``n_resamples`` a positive integer, ``seed`` None or a
+    non-negative integer. Raises ``ValueError`` naming the parameter.
+
+    >>> check_parameters(REPORT_KINDS["evaluation"], {"seed": 3})["seed"]
+    3
+    >>> try:
+    ...     check_parameters(REPORT_KINDS["evaluation"], {"confidence": 1.5})
+    ... except ValueError as exc:
+    ...     print(exc)
+    confidence must be in (0, 1), got 1.5
+    """
+    p = {k: spec.parameters[k] for k in spec.user_parameters} | dict(params)
+    p["confidence"] = check_confidence(p["confidence"])
+    p["n_resamples"] = check_positive_int(p["n_resamples"], "n_resamples")
+    if p.get("seed") is not None:
+        p["seed"] = check_positive_int(p["seed"], "seed", minimum=0)
+    return p
+
+
 def prepare(
     kind: str, data_dir: str | os.PathLike[str], *, frame: Any = None, **params: Any
 ) -> Prepared:
@@ -325,9 +328,7 @@ def prepare(
     unknown = sorted(set(params) - set(spec.user_parameters))
     if unknown:
         raise TypeError(f"unexpected parameter(s) for the {kind} report: {', '.join(unknown)}")
-    p = {k: spec.parameters[k] for k in spec.user_parameters} | dict(params)
-    p["confidence"] = check_confidence(p["confidence"])
-    p["n_resamples"] = check_positive_int(p["n_resamples"], "n_resamples")
+    p = check_parameters(spec, params)
     d = Path(data_dir)
     return Prepared(spec=spec, data_dir=d, params=p, loaded=spec.load(d, p, frame))
 
@@ -359,11 +360,6 @@ def _kinds() -> dict[str, ReportKind]:
             parameters=PARAMETERS,
             looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
             **_hooks("_evaluation"),
-            # What the page's first cells show: the headline, the declared test, the bounds
-            # and the design check; then agreement (its figures are drawn while cost and
-            # per-task are computed), then cost and per-task (drawn while the accounting
-            # and the audit are), then the rest.
-            first_part={"report": ("primary_test", "agreement", "per_task")},
         ),
         "alpaca_eval": ReportKind(
             name="alpaca_eval",
@@ -384,6 +380,7 @@ def _kinds() -> dict[str, ReportKind]:
                 "seed": 0,
                 "strategy": "Vanilla_NoRules",
                 "output_dir": None,
+                "figure_formats": ["svg", "pdf"],
                 "results_file": None,
             },
             looks_for="LLMBar*.tar.xz, or Dataset/<subset>/dataset.json with evaluators/",
@@ -400,6 +397,7 @@ def _kinds() -> dict[str, ReportKind]:
                 "ppi_judge": "gpt-3.5-turbo",
                 "ppi_fraction": 0.10,
                 "output_dir": None,
+                "figure_formats": ["svg", "pdf"],
                 "results_file": None,
             },
             looks_for="PandaLM's testset-v1.json (or .gz) with the two judges' files",

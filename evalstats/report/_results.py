@@ -10,7 +10,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,21 +85,7 @@ class Results:
         return None if t is None or t.empty else t
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-safe dict: NaN and NA become null, numpy scalars become Python numbers.
-
-        Of a page's first part (:class:`PendingTables`, inside a report's kernel) the
-        ``tables`` and ``unavailable`` are read-only mappings that convert a table when it
-        is looked up, so that a first cell's words do not wait for the rest of the page.
-        """
-        if isinstance(self.tables, PendingTables):
-            return {
-                "format": FORMAT,
-                "simulated": bool(self.simulated),
-                "parameters": to_jsonable(self.parameters),
-                "provenance": to_jsonable(self.provenance),
-                "tables": _JsonTables(self),
-                "unavailable": _Unavailable(self),
-            }
+        """JSON-safe dict: NaN and NA become null, numpy scalars become Python numbers."""
         return {
             "format": FORMAT,
             "simulated": bool(self.simulated),
@@ -132,171 +118,6 @@ class Results:
             t.to_csv(buf, index=False)
             data = scrub(buf.getvalue()).encode("utf-8")
             atomic_write(Path(out_dir) / "tables" / f"{tname}.csv", lambda fh, d=data: fh.write(d))
-
-
-class PendingTables(dict):
-    """The tables of a page's first part, which complete themselves from the parts after it.
-
-    ``evalstats report`` hands a page's notebook the tables of its first sections
-    (:attr:`~evalstats.report._kinds.ReportKind.first_part`) while it computes the rest,
-    so the kernel starts displaying sooner; later parts follow, the whole page last. The
-    first lookup of a table that is not there and that the parts so far do not call
-    unavailable (``get``, ``[]``, ``in``) waits for the next part's pickle (written
-    atomically by the renderer), adds its tables and replaces the Results' ``unavailable``
-    reasons, until the table is there or the whole page is; iteration and ``len`` wait
-    for the whole page. ``<whole page>.failed`` (the renderer's error) ends a wait with
-    that error. The tables of a part are the page's own: the rest of the page is computed
-    after them with the same tables and generator.
-    """
-
-    def __init__(
-        self,
-        tables: Mapping[str, Any],
-        complete: str | Sequence[str],
-        unavailable: dict[str, str],
-    ) -> None:
-        super().__init__(tables)
-        # The parts still to come, in order; the last one is the whole page.
-        self._paths = [complete] if isinstance(complete, str) else list(complete)
-        self._unavailable = unavailable
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # dict's own reduction would iterate the tables, which waits for the rest.
-        return (PendingTables, (dict(dict.items(self)), list(self._paths), self._unavailable))
-
-    def _next(self) -> None:
-        import pickle
-        import time
-
-        path = Path(self._paths[0])
-        whole = Path(self._paths[-1])
-        failed = whole.with_name(whole.name + ".failed")
-        deadline = time.monotonic() + _PENDING_WAIT_SECONDS
-        while not path.is_file():
-            if failed.is_file():
-                raise RuntimeError(f"the rest of this page was not computed: {failed.read_text()}")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"waited {_PENDING_WAIT_SECONDS} s for {path}")
-            time.sleep(0.005)
-        # Our own renderer wrote it into our own private temporary directory.
-        with path.open("rb") as fh:
-            part = pickle.load(fh)
-        # dict's own items: a later part's tables are pending too, and must not wait here.
-        dict.update(self, dict.items(part.tables))
-        self._unavailable.clear()
-        self._unavailable.update(part.unavailable)
-        self._paths.pop(0)
-
-    def _complete(self) -> None:
-        while self._paths:
-            self._next()
-
-    def _have(self, name: Any) -> bool:
-        # A table the parts so far found unavailable stays so: no wait (the sample's
-        # primary_test without a plan kept the kernel from the page's next cells).
-        while self._paths and not dict.__contains__(self, name) and name not in self._unavailable:
-            self._next()
-        return dict.__contains__(self, name)
-
-    def __getitem__(self, name: Any) -> Any:
-        self._have(name)
-        return dict.__getitem__(self, name)
-
-    def get(self, name: Any, default: Any = None) -> Any:
-        return dict.get(self, name, default) if self._have(name) else default
-
-    def __contains__(self, name: Any) -> bool:
-        return self._have(name)
-
-    def __iter__(self) -> Any:
-        self._complete()
-        return dict.__iter__(self)
-
-    def __len__(self) -> int:
-        self._complete()
-        return dict.__len__(self)
-
-    def keys(self) -> Any:
-        self._complete()
-        return dict.keys(self)
-
-    def values(self) -> Any:
-        self._complete()
-        return dict.values(self)
-
-    def items(self) -> Any:
-        self._complete()
-        return dict.items(self)
-
-
-class _JsonTables(Mapping):
-    """``to_json()["tables"]`` of a first part: each table converted when looked up (the
-    same values as the eager dict; a name not computed yet waits for the rest)."""
-
-    def __init__(self, results: Results) -> None:
-        self._results = results
-        self._done: dict[str, Any] = {}
-
-    def __getitem__(self, name: str) -> Any:
-        if name not in self._done:
-            table = self._results.tables.get(name)  # waits for the rest when not there
-            if table is not None:
-                self._done[name] = _records(table)
-            elif name in self._results.unavailable:
-                self._done[name] = None  # a section that could not be computed
-            else:
-                raise KeyError(name)
-        return self._done[name]
-
-    def __iter__(self) -> Any:
-        tables = self._results.tables
-        return iter({**dict.fromkeys(self._results.unavailable), **dict.fromkeys(tables)})
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
-class _Unavailable(Mapping):
-    """``to_json()["unavailable"]`` of a first part: the whole page's, once it is there."""
-
-    def __init__(self, results: Results) -> None:
-        self._results = results
-
-    def _reasons(self) -> dict[str, str]:
-        self._results.tables._complete()
-        return self._results.unavailable
-
-    def __getitem__(self, name: str) -> str:
-        return self._reasons()[name]
-
-    def __iter__(self) -> Any:
-        return iter(dict(self._reasons()))
-
-    def __len__(self) -> int:
-        return len(self._reasons())
-
-
-# A page's rest takes well under a second on the sample; this bounds a renderer that died.
-_PENDING_WAIT_SECONDS = 600.0
-
-
-def first_part(
-    results: Results, complete: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
-) -> Results:
-    """``results`` (a page's first part) with :class:`PendingTables` that complete from the
-    pickles of the parts after it, in order, the whole page's (``complete``) last."""
-    import dataclasses
-
-    paths = (
-        [os.fspath(complete)]
-        if isinstance(complete, (str, os.PathLike))
-        else [os.fspath(c) for c in complete]
-    )
-    unavailable = dict(results.unavailable)
-    part = dataclasses.replace(results, unavailable=unavailable)
-    tables = PendingTables(dict(dict.items(results.tables)), paths, unavailable)
-    object.__setattr__(part, "tables", tables)  # after __post_init__, which iterates them
-    return part
 
 
 def merge_results(*parts: Mapping[str, Any]) -> dict[str, Any]:
