@@ -136,8 +136,8 @@ def test_report_directory_layout(rendered):
     assert not (out / "methodology.html").exists()  # one page for this kind
     assert not (out / ".parts").exists()
     figures = {p.name for p in (out / "figures").iterdir()}
-    assert {"length_bias.png", "length_bias.svg"} <= figures
-    assert {"confusion_alpaca-7b.png", "confusion_claude-2.1.png"} <= figures
+    assert {"length_bias.pdf", "length_bias.svg"} <= figures
+    assert {"confusion_alpaca-7b.pdf", "confusion_claude-2.1.pdf"} <= figures
     tables = {p.stem for p in (out / "tables").glob("*.csv")}
     assert tables == {
         "leaderboard",

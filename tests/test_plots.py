@@ -474,44 +474,6 @@ def test_layout_without_a_draw_gives_the_files_a_full_layout_draw_gives():
         assert ours == theirs
 
 
-def test_png_pixels_and_resolution_equal_matplotlibs_own_png():
-    """The PNG writer (rows unfiltered) against matplotlib's own savefig PNG (Pillow) as the
-    oracle: the same pixels, size and resolution, for a figure with text, lines, an image
-    with a colour bar and transparency blended over the white background."""
-    import io
-
-    from matplotlib.figure import Figure
-    from PIL import Image
-
-    from evalstats.plots import _png
-    from evalstats.plots._style import STYLE
-
-    fig = Figure(figsize=(3.2, 2.1), layout="constrained")
-    ax = fig.subplots()
-    img = ax.imshow(np.arange(12.0).reshape(3, 4), cmap="viridis")
-    fig.colorbar(img, ax=ax, label="value")
-    ax.plot([0, 3], [0, 2], color="C1", alpha=0.5, lw=3)
-    ax.set_title("net win −0.25 [−0.4, 0.1]")
-    bbox = plots.layout_figure(fig)
-    ours = plots.render_figure(fig, dpi=217, formats=("png",), bbox=bbox)["png"]
-    reference = io.BytesIO()
-    with matplotlib.rc_context(STYLE):
-        fig.set_layout_engine(None)
-        fig.savefig(reference, format="png", dpi=217, bbox_inches=bbox, facecolor="white")
-    a, b = Image.open(io.BytesIO(ours)), Image.open(reference)
-    assert (a.mode, a.size) == (b.mode, b.size) == ("RGBA", b.size)
-    assert np.array_equal(np.asarray(a), np.asarray(b))
-    assert a.info["dpi"] == b.info["dpi"]
-    assert b"Software" not in ours  # no version: the same figure gives the same bytes
-    # The encoder on its own: any RGBA array round-trips, metadata becomes tEXt.
-    rgba = np.random.default_rng(0).integers(0, 256, size=(7, 5, 4), dtype=np.uint8)
-    data = _png.encode_png(rgba, dpi=96, metadata={"Title": "t", "Software": None})
-    im = Image.open(io.BytesIO(data))
-    assert np.array_equal(np.asarray(im), rgba) and im.text == {"Title": "t"}
-    with pytest.raises(ValueError, match="8-bit RGBA"):
-        _png.encode_png(rgba[..., :3], dpi=96)
-
-
 def test_save_figure_writes_png_and_svg(tmp_path):
     fig = plots.plot_headline(rates_frame())
     paths = plots.save_figure(fig, tmp_path / "out" / "headline", dpi=250, formats=("png", "svg"))

@@ -113,15 +113,16 @@ def _parse(path: Path) -> _Collect:
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_report_directory_layout(rendered):
     _, out = rendered
     for name in ("index.html", "methodology.html", "results.json"):
         assert (out / name).stat().st_size > 1000, name
     figures = sorted(p.name for p in (out / "figures").iterdir())
-    assert "headline.png" in figures and "headline.svg" in figures
-    # Every figure as SVG (shown), PNG (300 dpi) and PDF (issue 14).
+    assert "headline.pdf" in figures and "headline.svg" in figures
+    # Every figure as SVG (shown) and PDF (for a paper); PNG only when asked (issue 20).
     stems = {p.stem for p in (out / "figures").iterdir()}
-    assert figures == sorted(f"{s}.{ext}" for s in stems for ext in ("pdf", "png", "svg"))
+    assert figures == sorted(f"{s}.{ext}" for s in stems for ext in ("pdf", "svg"))
     tables = {p.stem for p in (out / "tables").glob("*.csv")}
     assert {"headline", "agreement", "cost", "accounting", "sensitivity", "design"} <= tables
     assert not (out / ".parts").exists()
@@ -132,6 +133,7 @@ def test_report_directory_layout(rendered):
         assert not [o for o in outputs if o.output_type == "error"]
 
 
+@pytest.mark.slow
 def test_tables_csv_equal_results_json(rendered):
     _, out = rendered
     doc = json.loads((out / "results.json").read_text())
@@ -145,6 +147,7 @@ def test_tables_csv_equal_results_json(rendered):
         assert list(csv.columns) == (list(rows[0]) if rows else list(csv.columns)), name
 
 
+@pytest.mark.slow
 def test_pages_are_self_contained(rendered):
     _, out = rendered
     for page in ("index.html", "methodology.html"):
@@ -164,6 +167,7 @@ def test_pages_are_self_contained(rendered):
         assert not re.search(r"url\(\s*['\"]?(https?:)?//", text), page
 
 
+@pytest.mark.slow
 def test_input_cells_are_hidden(rendered):
     _, out = rendered
     text = (out / "index.html").read_text(encoding="utf-8")
@@ -171,6 +175,7 @@ def test_input_cells_are_hidden(rendered):
     assert "from evalstats" not in "".join(_parse(out / "index.html").text)
 
 
+@pytest.mark.slow
 def test_judge_text_is_escaped(rendered):
     _, out = rendered
     raw_html = (out / "index.html").read_text(encoding="utf-8")
@@ -181,6 +186,7 @@ def test_judge_text_is_escaped(rendered):
     assert "<script>window.__pwned=2</script>" in text  # unreadable raw output, as text
 
 
+@pytest.mark.slow
 def test_simulated_label_is_at_the_top(rendered):
     _, out = rendered
     text = (out / "index.html").read_text(encoding="utf-8")
@@ -195,6 +201,7 @@ def test_simulated_label_is_at_the_top(rendered):
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_results_json_equals_library(rendered):
     data, out = rendered
     published = json.loads((out / "results.json").read_text())
@@ -215,6 +222,7 @@ def test_results_json_equals_library(rendered):
     assert published["parameters"]["seed"] == TEST_PARAMS["seed"]
 
 
+@pytest.mark.slow
 def test_results_json_differs_with_another_seed(rendered):
     """The comparison above is not vacuous: bootstrap numbers do depend on the seed."""
     data, out = rendered
@@ -223,6 +231,7 @@ def test_results_json_differs_with_another_seed(rendered):
     assert published["tables"]["cost"] != other["tables"]["cost"]
 
 
+@pytest.mark.slow
 def test_headline_numbers_on_the_page_match_results_json(rendered):
     _, out = rendered
     doc = json.loads((out / "results.json").read_text())
@@ -257,6 +266,7 @@ def test_headline_numbers_on_the_page_match_results_json(rendered):
         assert p["net_win_p_holm"] >= p["net_win_p"]
 
 
+@pytest.mark.slow
 def test_provenance(rendered):
     data, out = rendered
     prov = json.loads((out / "results.json").read_text())["provenance"]
@@ -417,3 +427,103 @@ def test_missing_input_is_reported_before_any_kernel_starts(tmp_path):
     with pytest.raises(DataError, match="judgments"):
         render_report(data, tmp_path / "r")
     assert not (tmp_path / "r").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# the one render path (issue 20): checks first, papermill's parameters cell, figure formats
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_injected_parameters_follow_the_parameters_cell(rendered):
+    _, out = rendered
+    for nb_name in ("report.ipynb", "methodology.ipynb"):
+        nb = nbformat.read(out / "notebooks" / nb_name, as_version=4)
+        tags = [c.metadata.get("tags", []) for c in nb.cells]
+        at = next(i for i, t in enumerate(tags) if "parameters" in t)
+        assert "injected-parameters" in tags[at + 1], nb_name
+        assert sum("injected-parameters" in t for t in tags) == 1
+        ns: dict = {}
+        exec(nb.cells[at + 1].source, ns)  # our own renderer's assignments
+        assert ns["n_resamples"] == TEST_PARAMS["n_resamples"]
+        assert ns["figure_formats"] == ["svg", "pdf"]
+        assert ns["results_file"].endswith(nb_name.replace(".ipynb", ".pickle"))
+
+
+_BAD_ARGS = [
+    (["-p", "confidence=1.5"], "confidence must be in (0, 1), got 1.5"),
+    (["-p", "n_resamples=0"], "n_resamples must be an integer >= 1"),
+    (["-p", "seed=-2"], "seed must be an integer >= 0"),
+    (["-p", "colour=red"], "unknown report parameter(s) colour"),
+    (["--figures", "svg,jpg"], "unknown figure format(s) jpg"),
+    (["--figures", "svg,svg"], "without repeats"),
+]
+
+
+@pytest.mark.parametrize(("args", "says"), _BAD_ARGS)
+def test_a_bad_parameter_is_one_line_and_exit_2_before_any_kernel(tmp_path, args, says):
+    """In a fresh process: one line on stderr, exit 2, and neither nbclient nor
+    jupyter_client imported (so no kernel can have started), nothing written."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "r"
+    code = (
+        "import sys\n"
+        "from evalstats.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "assert 'nbclient' not in sys.modules and 'jupyter_client' not in sys.modules\n"
+        "sys.exit(code)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "report", str(SAMPLE), "-o", str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("evalstats report: error: ") and says in proc.stderr
+    assert proc.stdout == "" and not out.exists()
+
+
+def test_figure_files_in_the_formats_asked_for(tmp_path):
+    """SVG and PDF by default (TrueType fonts in the PDF), PNG at 300 dpi when asked; the
+    SVG shown is the file's; without a directory nothing is written."""
+    import io
+
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from evalstats.report._figures import DEFAULT_FORMATS, write_figure
+
+    def fig():
+        f = Figure(figsize=(3, 2), layout="constrained")
+        f.subplots().plot([0, 1], [1, 0], label="a")
+        f.axes[0].set_title("t 0.5")
+        return f
+
+    assert DEFAULT_FORMATS == ("svg", "pdf")
+    svg, bbox = write_figure(fig(), "a", tmp_path / "one")
+    assert sorted(p.name for p in (tmp_path / "one").iterdir()) == ["a.pdf", "a.svg"]
+    assert (tmp_path / "one" / "a.svg").read_bytes() == svg and 0 < bbox.width <= 3.2
+    pdf = (tmp_path / "one" / "a.pdf").read_bytes()
+    assert b"/FontFile2" in pdf and b"/Type3" not in pdf  # TrueType (pdf.fonttype 42)
+    write_figure(fig(), "b", tmp_path / "two", ["svg", "pdf", "png"])
+    assert sorted(p.name for p in (tmp_path / "two").iterdir()) == ["b.pdf", "b.png", "b.svg"]
+    png = Image.open(io.BytesIO((tmp_path / "two" / "b.png").read_bytes()))
+    assert round(png.info["dpi"][0]) == 300
+    assert (tmp_path / "two" / "b.png").stat().st_mode & 0o777 == 0o644
+    svg_only, _ = write_figure(fig(), "c", None)
+    assert svg_only.startswith(b"<?xml") and not (tmp_path / "c.svg").exists()
+
+
+def test_console_script_exits_normally(monkeypatch):
+    """``evalstats`` ends with sys.exit (exit handlers and teardown run), for every command."""
+    from evalstats import cli
+
+    monkeypatch.setattr(cli, "main", lambda argv=None: 2)
+    with pytest.raises(SystemExit) as exc:
+        cli.run()
+    assert exc.value.code == 2

@@ -80,6 +80,7 @@ def unnamed(tmp_path_factory) -> tuple[Path, Path]:
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_results_json_names_the_arms(named):
     _, out = named
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
@@ -88,6 +89,7 @@ def test_results_json_names_the_arms(named):
     assert {row["arm"] for row in doc["tables"]["dimensions"]} == {"with", "without", "difference"}
 
 
+@pytest.mark.slow
 def test_page_says_which_arm_is_which_at_the_top(named):
     _, out = named
     for page in ("index.html", "methodology.html"):
@@ -101,6 +103,7 @@ def test_page_says_which_arm_is_which_at_the_top(named):
         assert html_text.index('<p class="arms">') < first_section, page
 
 
+@pytest.mark.slow
 def test_headline_card_names_the_arms(named, unnamed):
     # The card's verdict says which arm is which; without names it says WITH / WITHOUT only.
     from evalstats.report.export import headline_paragraph
@@ -112,6 +115,7 @@ def test_headline_card_names_the_arms(named, unnamed):
     assert "WITH" in plain.split(". ")[0]
 
 
+@pytest.mark.slow
 def test_figures_name_the_arms(named):
     _, out = named
     figures = out / "figures"
@@ -134,6 +138,7 @@ def test_figures_name_the_arms(named):
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_unnamed_report_says_with_and_without(unnamed):
     _, out = unnamed
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))

@@ -102,6 +102,7 @@ def _images_decoded(page) -> tuple[int, list[str]]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page_name", ["index.html", "methodology.html"])
 def test_page_loads_cleanly_offline(browser, report_dir, page_name):
     page, console_errors, page_errors, outside = _open(browser, report_dir / page_name)
@@ -122,6 +123,7 @@ def _screenshot_copy(shot: Path, name: str) -> None:
         shutil.copy(shot, dest / name)
 
 
+@pytest.mark.slow
 def test_headline_table_and_no_script_runs(browser, report_dir):
     page, console_errors, page_errors, _ = _open(browser, report_dir / "index.html")
     parts = page.locator('table[data-table="headline"], table[data-continues="headline"]')
@@ -171,6 +173,7 @@ def _too_wide(page) -> tuple[list[dict], list[dict]]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page_name", ["index.html", "methodology.html"])
 def test_no_table_is_wider_than_its_container_at_1024px(browser, report_dir, page_name):
     context = browser.new_context(viewport={"width": 1024, "height": 900})
@@ -200,6 +203,7 @@ def test_no_table_is_wider_than_its_container_at_1024px(browser, report_dir, pag
     context.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page_name", ["index.html", "methodology.html"])
 def test_printed_tables_fit_an_a4_page(browser, report_dir, page_name):
     """The print stylesheet at the width of an A4 page: every table within it."""
@@ -217,6 +221,7 @@ def test_printed_tables_fit_an_a4_page(browser, report_dir, page_name):
     context.close()
 
 
+@pytest.mark.slow
 def test_a_very_wide_table_fits_at_1024px(browser, tmp_path):
     """Not only the sample's tables: 40 interval columns and long judge names still fit."""
     import numpy as np

@@ -91,6 +91,7 @@ def _page_cells(html_text: str, name: str) -> list[str]:
     return cells
 
 
+@pytest.mark.slow
 def test_pdf_holds_both_pages_on_paper(printed):
     out, pdf = printed
     reader = pypdf.PdfReader(pdf)
@@ -106,6 +107,7 @@ def test_pdf_holds_both_pages_on_paper(printed):
     assert json.loads((out / MANIFEST).read_text())["files"].count("report.pdf") == 1
 
 
+@pytest.mark.slow
 def test_pdf_holds_every_headline_number_as_the_page_shows_it(printed):
     out, pdf = printed
     text = _text(pdf)
@@ -125,6 +127,7 @@ def test_pdf_holds_every_headline_number_as_the_page_shows_it(printed):
     assert [c for c in shown if c not in text] == []
 
 
+@pytest.mark.slow
 def test_no_table_is_cut_at_the_page_edge(printed):
     _, pdf = printed
     text = _text(pdf)
@@ -189,6 +192,7 @@ def test_a_failing_browser_leaves_the_previous_pdf(tmp_path):
     assert not list(out.glob(".report.pdf.*"))  # no temporary file left behind
 
 
+@pytest.mark.slow
 def test_printed_pdf_is_listed_and_removed_by_the_next_render(tmp_path):
     chromium = _require_chromium()
     out = _fake_report(tmp_path / "r")

@@ -353,6 +353,7 @@ def headline_cells(page: Path) -> list[str]:
     return re.findall(r"<tr>(.*?)</tr>", table)[1:]
 
 
+@pytest.mark.slow
 def test_card_without_plan_states_the_first_row_as_exploratory(tmp_path_factory):
     from test_report import render_once
 
@@ -371,6 +372,7 @@ def test_card_without_plan_states_the_first_row_as_exploratory(tmp_path_factory)
     ).read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_rendered_plan_report(rendered_plan):
     doc = json.loads((rendered_plan / "results.json").read_text())
     assert doc["provenance"]["plan"]["primary"]["judge"] == PRIMARY["judge"]

@@ -37,7 +37,8 @@ SECRET_FORMS = (
     ),
 )
 CLI = "import sys; from evalstats.cli import main; sys.exit(main())"
-FAST = ["-p", "n_resamples=40", "-p", "seed=1"]
+# Every figure format, so that the PNG files too are checked for secrets.
+FAST = ["-p", "n_resamples=40", "-p", "seed=1", "--figures", "svg,pdf,png"]
 
 
 def _leaky_data(dest: Path) -> Path:
@@ -105,6 +106,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"base": base, "out": out, "tmp": tmp, "runtime": runtime, "log": proc}
 
 
+@pytest.mark.slow
 def test_user_files_in_out_survive(rendered: dict) -> None:
     out = rendered["out"]
     assert (out / "index.html").is_file()
@@ -119,6 +121,7 @@ def test_user_files_in_out_survive(rendered: dict) -> None:
     assert not {"figures/my-sketch.png", "tables/my-notes.csv", "notes.md"} & set(listed)
 
 
+@pytest.mark.slow
 def test_rerender_keeps_user_files_and_replaces_its_own(rendered: dict, tmp_path: Path) -> None:
     out = tmp_path / "out"
     data = rendered["base"] / "data"
@@ -132,15 +135,25 @@ def test_rerender_keeps_user_files_and_replaces_its_own(rendered: dict, tmp_path
     assert "figures/headline.svg" in listed and "figures/keep.txt" not in listed
 
 
+@pytest.mark.slow
 def test_nothing_left_in_temp_or_runtime_dir(rendered: dict) -> None:
     assert sorted(p.name for p in rendered["tmp"].rglob("*")) == []
     assert sorted(p.name for p in rendered["runtime"].rglob("*")) == []
 
 
+@pytest.mark.slow
 def test_no_secret_in_any_written_file(rendered: dict) -> None:
     out = rendered["out"]
     written = [p for p in out.rglob("*") if p.is_file()]
-    assert {p.suffix for p in written} >= {".html", ".json", ".csv", ".ipynb", ".png", ".svg"}
+    assert {p.suffix for p in written} >= {
+        ".html",
+        ".json",
+        ".csv",
+        ".ipynb",
+        ".png",
+        ".svg",
+        ".pdf",
+    }
     shown = False
     for p in written:
         data = p.read_bytes()
