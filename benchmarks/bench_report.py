@@ -4,7 +4,8 @@ The one-cell notebook (``import pandas, scipy.stats, matplotlib.pyplot``) is the
 notebook-rendered report pays: a Python process, nbclient, a kernel and the scientific
 imports. Both are run in fresh processes, interleaved (so that the machine's load weighs on
 both alike), best of ``--repeat`` (3). Prints both times and their ratio; the target is a
-ratio of at most 3.
+ratio of at most 4 (issue 20), reached by computing less and vectorising, never by running
+the render beside itself.
 
     python benchmarks/bench_report.py [--repeat 3] [--data data/sample]
 """
@@ -91,7 +92,7 @@ def main() -> int:
     nb_best, rep_best = measure(args.repeat, args.data)
     print(f"one-cell nbclient notebook (best of {args.repeat}): {nb_best:.2f} s")
     print(f"evalstats report {args.data} (best of {args.repeat}): {rep_best:.2f} s")
-    print(f"report ratio: {rep_best / nb_best:.2f}x (target <= 3x)")
+    print(f"report ratio: {rep_best / nb_best:.2f}x (target <= 4x)")
     return 0
 
 

@@ -480,7 +480,10 @@ def test_cli_kind_option(monkeypatch, data_copy, capsys):
     )
     assert args.func(args) == 0
     assert calls == [
-        ((str(data_copy), "reports/x"), {"params": {"seed": 3}, "kind": "alpaca_eval"})
+        (
+            (str(data_copy), "reports/x"),
+            {"params": {"seed": 3}, "kind": "alpaca_eval", "figures": "svg,pdf"},
+        )
     ]
 
 

@@ -56,8 +56,8 @@ def printed(tmp_path_factory) -> tuple[Path, Path]:
     out = tmp_path_factory.mktemp("pdf") / "report"
     calls = []
 
-    def render_copy(data_dir, out_dir, *, params, kind):
-        calls.append((Path(data_dir), Path(out_dir), params, kind))
+    def render_copy(data_dir, out_dir, *, params, kind, figures):
+        calls.append((Path(data_dir), Path(out_dir), params, kind, figures))
         shutil.copytree(session_out, out_dir)  # the session's render, not a second one
         return Path(out_dir) / "index.html"
 
@@ -71,7 +71,7 @@ def printed(tmp_path_factory) -> tuple[Path, Path]:
         assert cli.main(argv) == 0
     finally:
         mp.undo()
-    assert calls == [(data, out, params, None)]
+    assert calls == [(data, out, params, None, "svg,pdf")]
     return out, out / "report.pdf"
 
 

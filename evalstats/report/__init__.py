@@ -11,7 +11,9 @@ Layout (small private modules behind this public surface):
                   :func:`dump_json`, :func:`to_jsonable`);
 * ``_provenance`` input digests, versions and settings (:func:`provenance`);
 * ``_display``    what the notebooks call to display a section (``show_*``);
-* ``_render``     :func:`render_report`: one computation, one kernel for every page;
+* ``_render``     :func:`render_report`: check, compute, execute the notebooks (nbclient,
+                  one kernel), convert, in that order;
+* ``_figures``    the figure files' formats (``--figures``) and writing them;
 * ``_html``       HTML assembly, the self-contained check and the CSP;
 * ``_cli``        the ``evalstats report`` subcommand (:func:`register`).
 
