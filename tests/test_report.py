@@ -527,3 +527,34 @@ def test_console_script_exits_normally(monkeypatch):
     with pytest.raises(SystemExit) as exc:
         cli.run()
     assert exc.value.code == 2
+
+
+@pytest.mark.slow
+def test_a_failing_cell_names_the_notebook_and_cell_and_keeps_the_copy(tmp_path):
+    """Two notebooks run in order in one kernel (the second sees what the first set, which
+    is why each page sets its own parameters); a failing cell is one ReportError naming the
+    notebook and the cell, and the executed copy is written beside the report."""
+    from evalstats.report._render import _kernel_env, execute_notebooks
+
+    first = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 41")])
+    second = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("print(x + 1)"),
+            nbformat.v4.new_code_cell("raise ValueError('no such table')"),
+        ]
+    )
+    copies = tmp_path / "notebooks"
+    copies.mkdir()
+    with pytest.raises(ReportError, match=r"two\.ipynb failed at cell 2") as exc:
+        execute_notebooks(
+            [first, second],
+            names=["one.ipynb", "two.ipynb"],
+            env=_kernel_env(tmp_path / "cache"),
+            cwd=tmp_path,
+            timeout=120,
+            failed_copy=copies,
+        )
+    assert "no such table" in str(exc.value) and str(copies / "two.ipynb") in str(exc.value)
+    saved = nbformat.read(copies / "two.ipynb", as_version=4)
+    assert saved.cells[0].outputs[0]["text"] == "42\n"
+    assert saved.cells[1].outputs[0]["output_type"] == "error"
