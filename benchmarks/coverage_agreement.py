@@ -45,7 +45,7 @@ TWO_RATER = (
     ("scott_pi", "scott", "none"),
 )
 #: The default's join rule at other thresholds of effective disagreeing units.
-VARIANTS = {"atanh_exact_below5": 5.0, "atanh_exact_below10": 10.0, "atanh_exact_always": np.inf}
+VARIANTS = {"atanh_exact_below3": 3.0, "atanh_exact_below5": 5.0, "atanh_exact_always": np.inf}
 COLUMNS = (*ac.METHODS, *VARIANTS)
 MANY = (("fleiss_kappa", "fleiss"), ("krippendorff_nominal", "nominal"))
 

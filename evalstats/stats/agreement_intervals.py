@@ -12,7 +12,7 @@ The default interval, ``"atanh_jackknife_exact"``, is a delete-one-task jackknif
 interval on Fisher's z of the coefficient (``atanh``, back-transformed by ``tanh``, so it
 lies in [-1, 1] by construction), the coefficient shrunk by one pseudo-unit of chance
 agreement (``n / (n + 1)``) so that perfect agreement has a finite z. Where the data hold
-fewer than three effective disagreeing units the jackknife cannot see how disagreements
+fewer than ten effective disagreeing units the jackknife cannot see how disagreements
 spread over tasks (at perfect agreement it has nothing to resample), so the interval is
 joined with an exact one: Clopper-Pearson on the observed agreement with the effective
 number of units ``n / deff`` (``deff`` the jackknife's design effect, 1 at perfect
@@ -20,7 +20,11 @@ agreement), mapped through the coefficient with the chance agreement at its esti
 ``benchmarks/coverage_agreement.py`` chose it (and the threshold) among the raw jackknife t
 (which leaves [-1, 1] and is [1, 1] at perfect agreement), the atanh jackknife alone, the
 exact bound alone (too wide: the chance agreement co-moves with the observed one), the
-cluster bootstrap percentile (0.80-0.93 at 6-20 tasks) and other thresholds.
+cluster bootstrap percentile (0.38-0.94: it is [1, 1] at perfect agreement and
+narrow at few tasks) and other thresholds (3 and 5 fell to 0.82 and 0.88 at high
+agreement; always joining over-covers, 0.95-1.00). What it costs: at kappa >= 0.85 on
+6-20 tasks, where perfect agreement is common, the exact bound makes it conservative
+(coverage up to 1.00).
 """
 
 from __future__ import annotations
@@ -123,11 +127,11 @@ def clustered_agreement(
     >>> res = clustered_agreement(a, b, clusters=tasks, coefficient=["cohen_kappa", "gwet_ac1"])
     >>> res[["statistic", "estimate", "ci_low", "ci_high", "n_tasks"]].round(3)
          statistic  estimate  ci_low  ci_high  n_tasks
-    0  cohen_kappa     0.727   0.021    0.955        4
-    1     gwet_ac1     0.750   0.148    0.958        4
+    0  cohen_kappa     0.724  -0.059    0.965        4
+    1     gwet_ac1     0.762   0.138    0.970        4
     >>> same = clustered_agreement(a, a, clusters=tasks)  # perfect agreement: not [1, 1]
     >>> float(same["estimate"][0]), round(float(same["ci_low"][0]), 3), float(same["ci_high"][0])
-    (1.0, 0.567, 1.0)
+    (1.0, 0.535, 1.0)
     """
     names = [coefficient] if isinstance(coefficient, str) else list(coefficient)
     unknown = [c for c in names if c not in CLUSTERED_COEFFICIENTS]
@@ -143,18 +147,20 @@ def clustered_agreement(
     r = _inp.as_ratings(ratings, b)
     if len(r.columns) < 2:
         raise ParameterError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
-    cl = np.asarray(clusters, dtype=object)
+    cl = clusters.to_numpy() if isinstance(clusters, pd.Series) else np.asarray(clusters)
     if cl.ndim != 1 or len(cl) != len(r.columns[0]):
         raise ParameterError(
             f"clusters needs one task id per unit ({len(r.columns[0])}); got shape {cl.shape}"
         )
-    if pd.isna(pd.Series(cl)).any():
-        pos = int(np.flatnonzero(pd.isna(pd.Series(cl)).to_numpy())[0])
+    missing = pd.isna(cl)
+    if missing.any():
+        pos = int(np.flatnonzero(missing)[0])
         raise ParameterError(f"clusters has a missing task id at unit {pos}")
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     rows, diags = [], []
+    codes: list = []  # the label codes, encoded once for every coefficient that needs them
     for name in names:  # a few coefficients, each one vectorised
-        cs, parts, unit, info = _statistics(name, r.columns, cl, weights, level, categories)
+        cs, parts, unit, info = _statistics(name, r.columns, cl, weights, level, categories, codes)
         res = _ac.cluster_intervals(
             cs,
             parts,
@@ -211,7 +217,7 @@ def _note(res: _ac.ClusterIntervals, few: bool, method: str) -> str:
 
 
 def _cluster_codes(cl: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, int]:
-    codes, uniques = pd.factorize(pd.Series(cl[keep]), sort=True)
+    codes, uniques = pd.factorize(cl[keep], sort=True)
     if len(uniques) < 2:
         raise ParameterError(
             f"a task-clustered interval needs at least two tasks with rated units; got "
@@ -220,13 +226,15 @@ def _cluster_codes(cl: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), len(uniques)
 
 
-def _statistics(name, columns, cl, weights, level, categories):
+def _statistics(name, columns, cl, weights, level, categories, cache):
     """Per-task statistics, their (p_o, p_e, n) function and the unit disagreement."""
     table_kind, multi_kind = CLUSTERED_COEFFICIENTS[name]
     statistic = COEFFICIENTS[name].statistic
     if multi_kind == "krippendorff":
         return _krippendorff(columns, cl, level, statistic)
-    codes, cats = _inp.encode(columns, _inp.check_categories(categories))
+    if not cache:
+        cache.append(_inp.encode(columns, _inp.check_categories(categories)))
+    codes, cats = cache[0]
     k = len(cats)
     w = np.eye(k) if name == "fleiss_kappa" else weight_matrix(weights, k)
     unit = float(1.0 - np.max(w - np.eye(k))) if k > 1 else 1.0
