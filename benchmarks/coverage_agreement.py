@@ -148,6 +148,7 @@ def main(e: int = 1000, b: int = 400) -> None:
     header += " ".join(f"{m[:18]:>18s}" for m in COLUMNS)
     print(header + "   (coverage/width; * = some out of [-1,1], ! = some zero width)")
     summary: dict[str, list[float]] = {m: [] for m in COLUMNS}
+    by_design: dict[tuple[float, int, str], list[float]] = {}
     perfect = []
     for target, beta in betas.items():
         cuts, pop = _population(beta, rng)
@@ -197,10 +198,22 @@ def main(e: int = 1000, b: int = 400) -> None:
                     )
                 res = run(cs, parts, rng, b)
                 _print(name, target, c, "1-6", truth, summarise(res, truth), summary)
+                _collect(by_design, target, c, summarise(res, truth))
     print("\nshare of evaluations with perfect observed agreement (two judges):")
     for target, c, sizes, share in perfect:
         if share > 0:
             print(f"  kappa {target:.2f}, {c:2d} tasks, {sizes}: {share:.3f}")
+    print("\ncoverage range (min-max over coefficients, task sizes) per kappa x tasks:")
+    print(
+        f"{'construction':28s} " + " ".join(f"k={t:<4} C={c:<3}" for t in TARGETS for c in (6, 40))
+    )
+    for m in COLUMNS:
+        cells = []
+        for t in TARGETS:
+            for c in (6, 40):
+                v = by_design.get((t, c, m), [])
+                cells.append(f"{min(v):.2f}-{max(v):.2f}" if v else "")
+        print(f"{m:28s} " + " ".join(f"{x:>11s}" for x in cells))
     print("\nover all designs: mean coverage, min, max, designs outside 0.93-0.97")
     for m, v in summary.items():
         v = np.asarray(v)
@@ -210,6 +223,11 @@ def main(e: int = 1000, b: int = 400) -> None:
             f"outside {bad}/{len(v)}"
         )
     print(f"\nCPU {time.process_time() - t0:.0f} s")
+
+
+def _collect(by_design, target, c, rows):
+    for m, (cov, *_) in rows.items():
+        by_design.setdefault((target, c, m), []).append(cov)
 
 
 def _print(name, target, c, sizes, truth, rows, summary):
