@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -230,3 +231,21 @@ def test_bad_arguments_are_named():
     x, t = _many_raters(9)
     with pytest.raises(ParameterError, match="two raters"):
         clustered_agreement(x, clusters=t, coefficient="cohen_kappa")
+
+
+@pytest.mark.parametrize("kind", ["int", "int_categories", "float_nan"])
+def test_numeric_labels_encode_as_the_general_path_does(kind):
+    """The numpy fast paths of _agreement_input.encode against its object-array path."""
+    from evalstats.stats import _agreement_input as inp
+
+    rng = np.random.default_rng(12)
+    cols = [rng.integers(0, 4, 40) for _ in range(3)]
+    cats = [0, 1, 2, 3] if kind == "int_categories" else None
+    if kind == "float_nan":
+        cols = [c.astype(float) for c in cols]
+        cols[1][rng.random(40) < 0.3] = np.nan
+    fast = inp.encode(cols, cats)
+    slow = inp.encode([pd.Series(c, dtype=object) for c in cols], cats)
+    assert fast[1] == slow[1]
+    for f, s in zip(fast[0], slow[0], strict=True):
+        np.testing.assert_array_equal(f, s)

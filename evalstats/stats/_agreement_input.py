@@ -141,6 +141,8 @@ def _encode_ints(
     arrays = [c if isinstance(c, pd.Series) else np.asarray(c) for c in columns]
     if any(a.dtype.kind == "b" for a in arrays):
         return None  # booleans keep their False / True categories
+    if categories is None and columns and all(a.dtype.kind == "f" for a in arrays):
+        return _encode_floats(arrays)
     ints = [_int_view(a) for a in arrays]
     if not columns or any(v is None for v in ints):
         return None
@@ -162,6 +164,17 @@ def _encode_ints(
     lengths = np.cumsum([0, *(len(v) for v in ints)])  # type: ignore[arg-type]
     codes = codes.astype(np.int64)
     return [codes[lengths[i] : lengths[i + 1]] for i in range(len(ints))], cats
+
+
+def _encode_floats(arrays: list[Any]) -> tuple[list[np.ndarray], list[Any]]:
+    """Float columns (NaN = missing) coded over their sorted distinct values."""
+    flat = np.concatenate([np.asarray(a, dtype=np.float64) for a in arrays])
+    missing = np.isnan(flat)
+    uniques = np.unique(flat[~missing])
+    codes = np.where(missing, -1, np.searchsorted(uniques, np.where(missing, 0.0, flat)))
+    lengths = np.cumsum([0, *(len(a) for a in arrays)])
+    codes = codes.astype(np.int64)
+    return [codes[lengths[i] : lengths[i + 1]] for i in range(len(arrays))], uniques.tolist()
 
 
 _CHUNK = 1 << 18
