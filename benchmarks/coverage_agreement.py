@@ -172,15 +172,10 @@ def main(e: int = 1000, b: int = 400) -> None:
                     parts = partial(ac.table_parts, w=w, kind=kind)
                     unit = 1.0 - np.max(w - np.eye(K))
                     res = run(cs, parts, rng, b, unit)
-                    _print(
-                        name,
-                        target,
-                        c,
-                        sizes,
-                        _truth(pop, kind, w),
-                        summarise(res, _truth(pop, kind, w)),
-                        summary,
-                    )
+                    truth = _truth(pop, kind, w)
+                    rows = summarise(res, truth)
+                    _print(name, target, c, sizes, truth, rows, summary)
+                    _collect(by_design, target, c, rows)
     # Three judges: Fleiss' kappa and Krippendorff's alpha (fewer designs).
     for target in (0.0, 0.4, 0.85, 0.95):
         beta = betas[target]
@@ -197,8 +192,9 @@ def main(e: int = 1000, b: int = 400) -> None:
                         ac.kripp_parts, values=np.arange(K, dtype=float), level="nominal"
                     )
                 res = run(cs, parts, rng, b)
-                _print(name, target, c, "1-6", truth, summarise(res, truth), summary)
-                _collect(by_design, target, c, summarise(res, truth))
+                rows = summarise(res, truth)
+                _print(name, target, c, "1-6", truth, rows, summary)
+                _collect(by_design, target, c, rows)
     print("\nshare of evaluations with perfect observed agreement (two judges):")
     for target, c, sizes, share in perfect:
         if share > 0:
