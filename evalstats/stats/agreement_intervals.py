@@ -237,7 +237,9 @@ def _statistics(name, columns, cl, weights, level, categories, cache):
     codes, cats = cache[0]
     k = len(cats)
     w = np.eye(k) if name == "fleiss_kappa" else weight_matrix(weights, k)
-    unit = float(1.0 - np.max(w - np.eye(k))) if k > 1 else 1.0
+    # The smallest disagreement that counts as one: weighted near-misses are counted whole.
+    gaps = (1.0 - w)[(1.0 - w) > 1e-12]
+    unit = float(gaps.min()) if gaps.size else 1.0
     info = {"statistic": statistic, "weights": weights_name(weights), "k": k}
     if len(columns) == 2 and table_kind is not None:
         a, b = codes
