@@ -249,3 +249,14 @@ def test_numeric_labels_encode_as_the_general_path_does(kind):
     assert fast[1] == slow[1]
     for f, s in zip(fast[0], slow[0], strict=True):
         np.testing.assert_array_equal(f, s)
+
+
+def test_tasks_alike_do_not_give_a_zero_width_interval():
+    """Every task with the same table: the jackknife sees no spread, the exact bound is joined."""
+    a = np.tile([0, 1, 2, 2, 0, 1], 5)
+    b = np.tile([0, 2, 1, 2, 0, 0], 5)
+    tasks = np.repeat(np.arange(5), 6)
+    res = clustered_agreement(a, b, clusters=tasks, coefficient=["cohen_kappa", "pabak"])
+    assert np.allclose(res["se"], 0.0, atol=1e-12)
+    assert (res["ci_high"] - res["ci_low"] > 0.2).all()
+    assert res.diagnostics["exact_joined"].all()

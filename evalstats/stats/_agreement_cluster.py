@@ -291,7 +291,7 @@ def cluster_intervals(
         [1, n / C], 1 when ``p_o`` is 0 or 1; mapped with ``p_e`` fixed);
         ``atanh_jackknife_exact`` (``atanh_jackknife``, joined with ``exact_agreement``
         where the effective number of disagreeing units ``n_eff * (1 - p_o)`` is below
-        ``exact_below``); ``bootstrap_percentile`` (cluster bootstrap of the coefficient).
+        ``exact_below`` or the jackknife SE is 0); ``bootstrap_percentile`` (cluster bootstrap of the coefficient).
     n_resamples : int
         Bootstrap resamples (needed by the bootstrap methods).
     rng : Generator
@@ -349,7 +349,9 @@ def cluster_intervals(
     if "exact_agreement" in methods:
         out["exact_agreement"] = ex  # type: ignore[assignment]
     if "atanh_jackknife_exact" in methods:
-        few = n_eff * (1.0 - po) / unit_disagreement < exact_below
+        # Also where the jackknife saw no spread at all (every task alike): a zero-width
+        # interval is no interval.
+        few = (n_eff * (1.0 - po) / unit_disagreement < exact_below) | ~(se_z > 1e-12)
         joined = _union(at, ex)  # type: ignore[arg-type]
         out["atanh_jackknife_exact"] = tuple(np.where(few[None], joined, at))  # type: ignore[assignment]
         # The joined interval's test: the larger of the two p-values (it inverts neither alone).

@@ -171,7 +171,7 @@ def clustered_agreement(
             unit_disagreement=unit,
         )
         lo, hi = res.intervals[method]
-        few = bool(res.n_eff * (1.0 - res.observed) / unit < _ac.EXACT_BELOW)
+        few = bool(res.n_eff * (1.0 - res.observed) / unit < _ac.EXACT_BELOW) or not res.se > 1e-12
         rows.append(
             {
                 "statistic": info["statistic"],
