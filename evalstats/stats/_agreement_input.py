@@ -104,6 +104,9 @@ def encode(
         cat = _categorical_codes(columns)
         if cat is not None:
             return cat
+    fast = _encode_ints(columns, categories)
+    if fast is not None:
+        return fast
     vals = [_values(c) for c in columns]
     lengths = np.cumsum([0, *(len(v) for v in vals)])
     flat = pd.Series(np.concatenate([np.asarray(v, dtype=object) for v in vals]), dtype=object)
@@ -128,6 +131,50 @@ def encode(
             raise ValueError(f"labels {bad!r} are not among categories={cats!r}")
     codes = np.asarray(codes, dtype=np.int64)
     return [codes[lengths[i] : lengths[i + 1]] for i in range(len(vals))], list(cats)
+
+
+def _encode_ints(
+    columns: Sequence[Any], categories: list[Any] | None
+) -> tuple[list[np.ndarray], list[Any]] | None:
+    """:func:`encode` of all-integer columns (and integer categories) without object arrays:
+    the same codes, at numpy speed (a million verdicts' codes take milliseconds)."""
+    arrays = [c if isinstance(c, pd.Series) else np.asarray(c) for c in columns]
+    if any(a.dtype.kind == "b" for a in arrays):
+        return None  # booleans keep their False / True categories
+    if categories is None and columns and all(a.dtype.kind == "f" for a in arrays):
+        return _encode_floats(arrays)
+    ints = [_int_view(a) for a in arrays]
+    if not columns or any(v is None for v in ints):
+        return None
+    if categories is not None and not all(
+        isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in categories
+    ):
+        return None
+    flat = np.concatenate(ints)  # type: ignore[arg-type]
+    if categories is None:
+        uniques = np.unique(flat)
+        codes = np.searchsorted(uniques, flat)
+        cats = uniques.tolist()
+    else:
+        cats = list(categories)
+        codes = pd.Index(np.asarray(cats, dtype=np.int64)).get_indexer(flat)
+        if (codes < 0).any():
+            bad = pd.unique(flat[codes < 0])[:5].tolist()
+            raise ValueError(f"labels {bad!r} are not among categories={cats!r}")
+    lengths = np.cumsum([0, *(len(v) for v in ints)])  # type: ignore[arg-type]
+    codes = codes.astype(np.int64)
+    return [codes[lengths[i] : lengths[i + 1]] for i in range(len(ints))], cats
+
+
+def _encode_floats(arrays: list[Any]) -> tuple[list[np.ndarray], list[Any]]:
+    """Float columns (NaN = missing) coded over their sorted distinct values."""
+    flat = np.concatenate([np.asarray(a, dtype=np.float64) for a in arrays])
+    missing = np.isnan(flat)
+    uniques = np.unique(flat[~missing])
+    codes = np.where(missing, -1, np.searchsorted(uniques, np.where(missing, 0.0, flat)))
+    lengths = np.cumsum([0, *(len(a) for a in arrays)])
+    codes = codes.astype(np.int64)
+    return [codes[lengths[i] : lengths[i + 1]] for i in range(len(arrays))], uniques.tolist()
 
 
 _CHUNK = 1 << 18

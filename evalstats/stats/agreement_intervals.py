@@ -1,0 +1,282 @@
+"""Task-clustered intervals for every agreement coefficient, in [-1, 1] and honest at kappa = 1.
+
+The units two judges rate come in tasks (several replicates of one task), and agreement on
+the units of one task is correlated; the IID Wald intervals of
+:mod:`evalstats.stats.agreement` ignore that. :func:`clustered_agreement` resamples
+*tasks*: each task's sufficient statistics (its k x k contingency table; for many raters
+its sums of pairwise agreements and category shares; for Krippendorff's alpha its
+coincidence matrix) are summed without a Python loop over resamples or units
+(:mod:`evalstats.stats._agreement_cluster`).
+
+The default interval, ``"atanh_jackknife_exact"``, is a delete-one-task jackknife t(C - 1)
+interval on Fisher's z of the coefficient (``atanh``, back-transformed by ``tanh``, so it
+lies in [-1, 1] by construction), the coefficient shrunk by one pseudo-unit of chance
+agreement (``n / (n + 1)``) so that perfect agreement has a finite z. Where the data hold
+fewer than ten effective disagreeing units the jackknife cannot see how disagreements
+spread over tasks (at perfect agreement it has nothing to resample), so the interval is
+joined with an exact one: Clopper-Pearson on the observed agreement with the effective
+number of units ``n / deff`` (``deff`` the jackknife's design effect, 1 at perfect
+agreement), mapped through the coefficient with the chance agreement at its estimate.
+``benchmarks/coverage_agreement.py`` chose it (and the threshold) among the raw jackknife t
+(which leaves [-1, 1] and is [1, 1] at perfect agreement), the atanh jackknife alone, the
+exact bound alone (too wide: the chance agreement co-moves with the observed one), the
+cluster bootstrap percentile (0.38-0.94: it is [1, 1] at perfect agreement and
+narrow at few tasks) and other thresholds (3 and 5 fell to 0.82 and 0.88 at high
+agreement; always joining over-covers, 0.95-1.00). What it costs: at kappa >= 0.85 on
+6-20 tasks, where perfect agreement is common, the exact bound makes it conservative
+(coverage up to 1.00).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalstats._tidy import ResultFrame, tidy_frame
+from evalstats._validate import check_confidence, check_positive_int
+from evalstats.errors import ParameterError
+from evalstats.stats import _agreement_cluster as _ac
+from evalstats.stats import _agreement_input as _inp
+from evalstats.stats._agreement_estimators import Weights, check_level, weights_name
+from evalstats.stats._agreement_estimators import _numeric_matrix as numeric_matrix
+from evalstats.stats._agreement_table import COEFFICIENTS
+from evalstats.stats._kappa import weight_matrix
+
+__all__ = ["CLUSTERED_COEFFICIENTS", "CLUSTERED_METHODS", "clustered_agreement"]
+
+#: Coefficient name -> (two-rater table kind, many-rater kind); None where there is none.
+CLUSTERED_COEFFICIENTS: dict[str, tuple[str | None, str | None]] = {
+    "percent_agreement": ("pa", "pa"),
+    "cohen_kappa": ("cohen", None),
+    "scott_pi": ("scott", "fleiss"),
+    "gwet_ac1": ("gwet", "gwet"),
+    "pabak": ("bp", "bp"),
+    "fleiss_kappa": (None, "fleiss"),
+    "krippendorff_alpha": (None, "krippendorff"),
+}
+#: The interval constructions (see :func:`evalstats.stats._agreement_cluster.cluster_intervals`).
+CLUSTERED_METHODS = tuple(m for m in _ac.METHODS if m != "jackknife_t")
+DEFAULT_METHOD = "atanh_jackknife_exact"
+
+
+def clustered_agreement(
+    ratings: Any,
+    b: Any = None,
+    *,
+    clusters: Any,
+    coefficient: str | Sequence[str] = "cohen_kappa",
+    weights: Weights = None,
+    level: str = "nominal",
+    categories: Sequence[Any] | None = None,
+    confidence: float = 0.95,
+    method: str = DEFAULT_METHOD,
+    n_resamples: int = 2000,
+    rng: np.random.Generator | int | None = None,
+) -> ResultFrame:
+    """Agreement coefficients with task-clustered intervals that stay in [-1, 1].
+
+    Parameters
+    ----------
+    ratings : array-like or DataFrame
+        Rater 1's labels (then pass ``b``), or a units x raters matrix (NaN / None =
+        missing).
+    b : array-like, optional
+        Rater 2's labels of the same units.
+    clusters : array-like
+        The task (cluster) of each unit, one per row of ``ratings``.
+    coefficient : str or sequence of str
+        Among :data:`CLUSTERED_COEFFICIENTS`: ``cohen_kappa`` (two raters), ``scott_pi``,
+        ``gwet_ac1`` (AC2 with weights), ``pabak`` (Brennan-Prediger), ``percent_agreement``,
+        ``fleiss_kappa``, ``krippendorff_alpha``. One row each.
+    weights : None, "linear", "quadratic" or (k, k) array
+        Agreement weights (as in :func:`evalstats.stats.agreement.cohen_kappa`); not used by
+        Fleiss' kappa and Krippendorff's alpha (which uses ``level``).
+    level : {"nominal", "ordinal", "interval", "ratio"}
+        Krippendorff's level of measurement.
+    categories : sequence, optional
+        Category set and order (as in :func:`evalstats.stats.agreement.cohen_kappa`).
+    confidence : float
+    method : str
+        Among :data:`CLUSTERED_METHODS`; default ``"atanh_jackknife_exact"`` (module
+        docstring). Every one lies in [-1, 1].
+    n_resamples : int
+        Cluster bootstrap resamples (``"bootstrap_percentile"`` only).
+    rng : Generator or int, optional
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    ResultFrame
+        One row per coefficient: ``statistic`` (the name the IID functions give it, e.g.
+        ``brennan_prediger`` for PABAK), ``estimate`` (equal to the IID function's),
+        ``se`` (delete-one-task jackknife SE), ``ci_low``, ``ci_high``, ``p_value`` (t test
+        of 0 on the atanh scale), ``df`` (C - 1), ``n`` (units used), ``n_tasks``,
+        ``method``, ``confidence`` and ``ci_note`` (perfect or near-perfect agreement, an
+        undefined coefficient). ``.diagnostics``: observed and chance agreement, effective
+        units, whether the exact bound was joined, weights / level, raters.
+
+    Examples
+    --------
+    >>> a = ["win", "win", "tie", "loss", "win", "tie", "win", "loss", "win", "win", "tie", "win"]
+    >>> b = ["win", "tie", "tie", "loss", "win", "tie", "win", "loss", "win", "win", "loss", "win"]
+    >>> tasks = [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]
+    >>> res = clustered_agreement(a, b, clusters=tasks, coefficient=["cohen_kappa", "gwet_ac1"])
+    >>> res[["statistic", "estimate", "ci_low", "ci_high", "n_tasks"]].round(3)
+         statistic  estimate  ci_low  ci_high  n_tasks
+    0  cohen_kappa     0.724  -0.059    0.965        4
+    1     gwet_ac1     0.762   0.138    0.970        4
+    >>> same = clustered_agreement(a, a, clusters=tasks)  # perfect agreement: not [1, 1]
+    >>> float(same["estimate"][0]), round(float(same["ci_low"][0]), 3), float(same["ci_high"][0])
+    (1.0, 0.535, 1.0)
+    """
+    names = [coefficient] if isinstance(coefficient, str) else list(coefficient)
+    unknown = [c for c in names if c not in CLUSTERED_COEFFICIENTS]
+    if unknown or not names:
+        raise ParameterError(
+            f"coefficient must be among {list(CLUSTERED_COEFFICIENTS)}; got {unknown or names}"
+        )
+    if method not in CLUSTERED_METHODS:
+        raise ParameterError(f"method must be one of {list(CLUSTERED_METHODS)}; got {method!r}")
+    confidence = check_confidence(confidence)
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    level = check_level(level)
+    r = _inp.as_ratings(ratings, b)
+    if len(r.columns) < 2:
+        raise ParameterError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
+    cl = clusters.to_numpy() if isinstance(clusters, pd.Series) else np.asarray(clusters)
+    if cl.ndim != 1 or len(cl) != len(r.columns[0]):
+        raise ParameterError(
+            f"clusters needs one task id per unit ({len(r.columns[0])}); got shape {cl.shape}"
+        )
+    missing = pd.isna(cl)
+    if missing.any():
+        pos = int(np.flatnonzero(missing)[0])
+        raise ParameterError(f"clusters has a missing task id at unit {pos}")
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    rows, diags = [], []
+    codes: list = []  # the label codes, encoded once for every coefficient that needs them
+    for name in names:  # a few coefficients, each one vectorised
+        cs, parts, unit, info = _statistics(name, r.columns, cl, weights, level, categories, codes)
+        res = _ac.cluster_intervals(
+            cs,
+            parts,
+            confidence=confidence,
+            methods=(method,),
+            n_resamples=n_resamples,
+            rng=gen,
+            unit_disagreement=unit,
+        )
+        lo, hi = res.intervals[method]
+        few = bool(res.n_eff * (1.0 - res.observed) / unit < _ac.EXACT_BELOW) or not res.se > 1e-12
+        rows.append(
+            {
+                "statistic": info["statistic"],
+                "estimate": float(res.estimate),
+                "se": float(res.se),
+                "ci_low": float(lo),
+                "ci_high": float(hi),
+                "p_value": float(res.p_value),
+                "df": float(res.df),
+                "n": int(round(float(res.n))),
+                "n_tasks": int(cs.shape[0]),
+                "method": method,
+                "confidence": confidence,
+                "ci_note": _note(res, few, method),
+            }
+        )
+        diags.append(
+            {
+                "statistic": info["statistic"],
+                "observed_agreement": float(res.observed),
+                "expected_agreement": float(res.expected),
+                "n_effective": float(res.n_eff),
+                "exact_joined": few and method == DEFAULT_METHOD,
+                "weights": info["weights"],
+                "n_raters": len(r.columns),
+                "k": info["k"],
+            }
+        )
+    return tidy_frame(pd.DataFrame(rows), diagnostics=pd.DataFrame(diags), extra=["ci_note"])
+
+
+def _note(res: _ac.ClusterIntervals, few: bool, method: str) -> str:
+    if np.isnan(res.estimate):
+        return "undefined: chance agreement is 1 (one category)"
+    if res.observed >= 1.0:
+        return (
+            "perfect observed agreement: the lower bound is exact (Clopper-Pearson on "
+            f"{float(res.n_eff):.0f} effective units), not a resampling one"
+        )
+    if few and method == DEFAULT_METHOD:
+        return "few disagreements: joined with the exact bound on the observed agreement"
+    return ""
+
+
+def _cluster_codes(cl: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, int]:
+    codes, uniques = pd.factorize(cl[keep], sort=True)
+    if len(uniques) < 2:
+        raise ParameterError(
+            f"a task-clustered interval needs at least two tasks with rated units; got "
+            f"{len(uniques)}"
+        )
+    return codes.astype(np.int64), len(uniques)
+
+
+def _statistics(name, columns, cl, weights, level, categories, cache):
+    """Per-task statistics, their (p_o, p_e, n) function and the unit disagreement."""
+    table_kind, multi_kind = CLUSTERED_COEFFICIENTS[name]
+    statistic = COEFFICIENTS[name].statistic
+    if multi_kind == "krippendorff":
+        return _krippendorff(columns, cl, level, statistic)
+    if not cache:
+        cache.append(_inp.encode(columns, _inp.check_categories(categories)))
+    codes, cats = cache[0]
+    k = len(cats)
+    w = np.eye(k) if name == "fleiss_kappa" else weight_matrix(weights, k)
+    # The smallest disagreement that counts as one: weighted near-misses are counted whole.
+    gaps = (1.0 - w)[(1.0 - w) > 1e-12]
+    unit = float(gaps.min()) if gaps.size else 1.0
+    info = {"statistic": statistic, "weights": weights_name(weights), "k": k}
+    if len(columns) == 2 and table_kind is not None:
+        a, b = codes
+        keep = (a >= 0) & (b >= 0)
+        if not keep.any():
+            raise ParameterError("no unit has labels from both raters")
+        g, c = _cluster_codes(cl, keep)
+        cs = _ac.table_cluster_stats(g, a[keep], b[keep], k, c)
+        return cs, partial(_ac.table_parts, w=w, kind=table_kind), unit, info
+    if multi_kind is None:
+        raise ParameterError(f"{name} compares two raters; got {len(columns)}")
+    counts = _inp.counts_from_codes(codes, k).astype(float)
+    keep = counts.sum(axis=1) > 0
+    g, c = _cluster_codes(cl, keep)
+    cs = _ac.multi_cluster_stats(g, counts[keep], w, c)
+    return cs, partial(_ac.multi_parts, w=w, kind=multi_kind), unit, info
+
+
+def _krippendorff(columns, cl, level, statistic):
+    x = numeric_matrix(columns, level)
+    if np.isinf(x).any():
+        raise ParameterError("ratings must be finite (use NaN for missing)")
+    ok = ~np.isnan(x)
+    values, inv = np.unique(x[ok], return_inverse=True)
+    q = len(values)
+    unit_of = np.broadcast_to(np.arange(x.shape[0])[:, None], x.shape)[ok]
+    counts = np.bincount(unit_of * q + inv, minlength=x.shape[0] * q).reshape(-1, q)
+    counts = counts.astype(float)
+    keep = counts.sum(axis=1) >= 2
+    if not keep.any():
+        raise ParameterError("no unit has two or more values: alpha is undefined")
+    g, c = _cluster_codes(cl, keep)
+    cs = _ac.kripp_cluster_stats(g, counts[keep], c)
+    parts = partial(_ac.kripp_parts, values=values, level=level)
+    n_c = cs[:, : q * q].sum(axis=0).reshape(q, q).sum(axis=1)
+    delta = _ac.delta_matrix(values.astype(float), level, n_c)
+    off = delta[delta > 0]
+    unit = float(off.min() / off.max()) if off.size else 1.0
+    info = {"statistic": statistic, "weights": level, "k": q}
+    return cs, parts, unit, info
