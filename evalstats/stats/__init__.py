@@ -78,7 +78,7 @@ _LAZY: dict[str, str] = {
     "outcome_icc": ".power",
     "pabak": ".agreement",
     "percent_agreement": ".agreement",
-    "position_bias": ".winrates",
+    "position_bias": ".position",
     "power_curve": ".power",
     "power_net_win": ".power",
     "ppi_win_rates": ".ppi",
@@ -151,6 +151,7 @@ if TYPE_CHECKING:
     from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
     from .models import OrdinalCheckResult, ordinal_check
     from .multiplicity import holm, holm_table
+    from .position import position_bias
     from .power import (
         PowerResult,
         mde_curve,
@@ -168,7 +169,7 @@ if TYPE_CHECKING:
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test
     from .summarize import summarize
-    from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, position_bias, win_rates
+    from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, win_rates
 
 # No ``power = solve_power`` alias: it would hide the ``evalstats.stats.power`` submodule.
 __all__ = [

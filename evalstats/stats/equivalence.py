@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from evalstats._display import ResultDisplay
+from evalstats._tidy import wide
 from evalstats._validate import check_probability
 from evalstats.stats._dist import t_cdf, t_ppf, t_sf
 from evalstats.stats.cost import (
@@ -701,7 +702,7 @@ def net_win_equivalence(
         raise ValueError(f"margin must be in (0, 2], got {margin}")
     if kind not in ("equivalence", "noninferiority"):
         raise ValueError(f"kind must be 'equivalence' or 'noninferiority', got {kind!r}")
-    table = win_rates(frame, **win_rate_kwargs)
+    table = wide(win_rates(frame, **win_rate_kwargs))
     by_cols = list(table.columns[: list(table.columns).index("n")])
     if "net_win_df" in table.columns:
         df = table["net_win_df"].to_numpy(dtype=float)
