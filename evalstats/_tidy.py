@@ -24,9 +24,11 @@ __all__ = [
     "TIDY_COLUMNS",
     "WIDE_SUFFIXES",
     "ResultFrame",
+    "concat_results",
     "is_long",
     "refuse_pooled_rubrics",
     "result_by",
+    "stack_results",
     "stack_statistics",
     "tidy_frame",
     "wide",
@@ -326,3 +328,53 @@ def with_detail(result: ResultFrame) -> pd.DataFrame:
     if by:
         return plain.merge(diag[[*by, *add]], on=by, how="left", sort=False)
     return plain.assign(**{c: diag[c].iloc[0] for c in add})
+
+
+def stack_results(results: dict[str, ResultFrame], key: str) -> ResultFrame:
+    """Several results of one function stacked under a new leading grouping column ``key``
+    (its value: each result's name), their diagnostics stacked alike.
+
+    >>> g = pd.DataFrame({"judge": ["a"]})
+    >>> r = {v: stack_statistics(g, [("win_rate", {"estimate": e})], diagnostics=g.assign(n=3))
+    ...      for v, e in (("exclude", 0.5), ("loss", 0.4))}
+    >>> s = stack_results(r, "no_answer_as")
+    >>> s[["no_answer_as", "judge", "statistic", "estimate"]]
+      no_answer_as judge statistic  estimate
+    0      exclude     a  win_rate       0.5
+    1         loss     a  win_rate       0.4
+    >>> s.by, len(s.diagnostics)
+    (('no_answer_as', 'judge'), 2)
+    """
+    first = next(iter(results.values()))
+    by = [key, *result_by(first)]
+    rows = pd.concat(
+        [pd.DataFrame(r).assign(**{key: name}) for name, r in results.items()], ignore_index=True
+    )
+    diags = [
+        pd.DataFrame(r.diagnostics).assign(**{key: name})
+        for name, r in results.items()
+        if getattr(r, "diagnostics", None) is not None
+    ]
+    diagnostics = None
+    if diags:
+        diagnostics = pd.concat(diags, ignore_index=True)
+        diagnostics = diagnostics[[key, *(c for c in diagnostics.columns if c != key)]]
+    extra = [c for c in rows.columns if c not in (*by, *TIDY_COLUMNS)]
+    return tidy_frame(rows, by=by, diagnostics=diagnostics, extra=extra)
+
+
+def concat_results(results: Sequence[ResultFrame]) -> ResultFrame:
+    """Results with the same grouping columns, one after the other (diagnostics alike).
+
+    >>> g = pd.DataFrame({"judge": ["a"]})
+    >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5})], diagnostics=g.assign(n=3))
+    >>> both = concat_results([r, r])
+    >>> len(both), len(both.diagnostics), both.by
+    (2, 2, ('judge',))
+    """
+    by = result_by(results[0])
+    rows = pd.concat([pd.DataFrame(r) for r in results], ignore_index=True)
+    diags = [r.diagnostics for r in results if getattr(r, "diagnostics", None) is not None]
+    diagnostics = pd.concat(diags, ignore_index=True) if diags else None
+    extra = [c for c in rows.columns if c not in (*by, *TIDY_COLUMNS)]
+    return tidy_frame(rows, by=by, diagnostics=diagnostics, extra=extra)

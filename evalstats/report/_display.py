@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._tidy import is_long, wide
 from ..records import DEFAULT_ARM_NAMES, atomic_write
 from ._figures import QUEUE_VAR, enqueue, write_figure_files
 
@@ -263,6 +264,20 @@ def merge_ci(table: pd.DataFrame, names: Sequence[str], *, digits: int = 3) -> p
     return out
 
 
+def table_view(results: Any, name: str) -> pd.DataFrame | None:
+    """Table ``name`` of ``results`` as a page shows it: a long result pivoted to one row
+    per group (:func:`evalstats._tidy.wide`, its diagnostics joined: from the result
+    itself, or from the ``<name>_diagnostics`` table results.json carries); any other
+    table as it is."""
+    table = results.tables.get(name)
+    if not is_long(table):
+        return table
+    diagnostics = getattr(table, "diagnostics", None)
+    if diagnostics is None:
+        diagnostics = results.tables.get(f"{name}_diagnostics")
+    return wide(table, diagnostics=diagnostics)
+
+
 def show_table(
     results: Any,
     name: str,
@@ -284,7 +299,7 @@ def show_table(
     (``DataFrame.query``). Shows why when the section is unavailable. Returns None, so that
     a notebook cell ending with it does not display the table a second time.
     """
-    table = results.tables.get(name)
+    table = table_view(results, name)
     if table is None:
         show_unavailable(results, name)
         return
@@ -555,7 +570,7 @@ def plan_sentence(results: Any) -> str:
     """What the page says under the headline table about the declared analysis plan and the
     Holm adjustment (plain text)."""
     plan = results.provenance.get("plan")
-    tables = [results.tables.get(t) for t in ("headline", "consensus")]
+    tables = [table_view(results, t) for t in ("headline", "consensus")]
     n_tests = sum(
         int(t["net_win_p"].notna().sum()) for t in tables if t is not None and "net_win_p" in t
     )
@@ -627,7 +642,7 @@ def show_tests(
     (:func:`plan_sentence`) when ``plan_note``."""
     from types import SimpleNamespace
 
-    table = results.tables.get(name)
+    table = table_view(results, name)
     if table is not None and "primary" in table.columns:
         mark = table["primary"].astype(bool).map({True: _PRIMARY_MARK, False: ""})
         table = table.assign(primary=mark)

@@ -18,6 +18,7 @@ import pandas as pd
 
 from .._disagreement import DISAGREEMENT_TRIGGER, disagreeing
 from .._schema import BLIND_DIMENSIONS
+from .._tidy import ResultFrame, stack_results, stack_statistics, wide
 from ..errors import DataError
 from ._kinds import Context, Loaded, Section, Unavailable
 
@@ -282,7 +283,7 @@ def _guarded(
 
     def run(ctx: Context) -> Mapping[str, Any]:
         try:
-            return compute(ctx)
+            return with_diagnostics(compute(ctx))
         except Unavailable:
             raise
         except (ValueError, KeyError, IndexError, ZeroDivisionError, FloatingPointError) as exc:
@@ -291,6 +292,18 @@ def _guarded(
 
     run.__name__ = run.__qualname__ = getattr(compute, "__name__", "section")
     return run
+
+
+def with_diagnostics(tables: Mapping[str, Any]) -> dict[str, Any]:
+    """``tables`` plus ``<name>_diagnostics`` for each long result that has diagnostics:
+    results.json holds plain tables, so a result's per-group counts and flags travel as a
+    table of their own beside its rows."""
+    out = dict(tables)
+    for name, value in tables.items():
+        diag = getattr(value, "diagnostics", None)
+        if isinstance(value, ResultFrame) and isinstance(diag, pd.DataFrame):
+            out[f"{name}_diagnostics"] = diag
+    return out
 
 
 def _attempt(make: Callable[[], Any]) -> Any:
@@ -361,7 +374,12 @@ def _tests(ctx: Context) -> dict[str, Any]:
     names = [t for t in _TEST_TABLES if t in ctx.tables]
     if not names:
         raise Unavailable("no headline table: no test to adjust")
-    parts = [ctx.tables[t].assign(_table=t, _row=np.arange(len(ctx.tables[t]))) for t in names]
+    # One test per group: the net-win row (the score's p-value is the same test).
+    parts = []
+    for t in names:
+        rows = pd.DataFrame(ctx.tables[t])
+        rows = rows.assign(_table=t, _row=np.arange(len(rows)))
+        parts.append(rows.loc[rows["statistic"] == "net_win"])
     family = pd.concat(parts, ignore_index=True)
     keys = family[["rubric", "judge"]].astype(str)
     plan = _plan(ctx)
@@ -370,16 +388,19 @@ def _tests(ctx: Context) -> dict[str, Any]:
         key = plan.primary_key
         marked = ((keys["rubric"] == key["rubric"]) & (keys["judge"] == key["judge"])).to_numpy()
     tested_alone = marked if plan is not None and plan.statistic == "net_win" else None
-    adjusted = holm_table(
-        family, p="net_win_p", primary=tested_alone if marked.sum() == 1 else None
-    )
+    adjusted = holm_table(family, p="p_value", primary=tested_alone if marked.sum() == 1 else None)
     out: dict[str, Any] = {}
     for t in names:
-        rows = adjusted.loc[adjusted["_table"] == t].sort_values("_row")
+        hit = (adjusted["_table"] == t).to_numpy()
+        rows = adjusted.loc[hit]
         table = ctx.tables[t].copy()
-        table.insert(table.columns.get_loc("judge") + 1, "primary", marked[rows.index])
-        at = table.columns.get_loc("net_win_p") + 1
-        table.insert(at, "net_win_p_holm", rows["p_holm"].to_numpy())
+        p_holm = np.full(len(table), np.nan)
+        p_holm[rows["_row"].to_numpy()] = rows["p_holm"].to_numpy()
+        table["p_holm"] = p_holm  # on the net-win row, the test Holm's family holds
+        diag = table.diagnostics.copy()
+        # The diagnostics list the groups in the rows' order, as the net-win rows do.
+        diag.insert(diag.columns.get_loc("judge") + 1, "primary", marked[hit])
+        table.diagnostics = diag
         out[t] = table
     return out
 
@@ -389,7 +410,7 @@ def _missing_bounds(ctx: Context) -> dict[str, Any]:
     case (every missing answer a loss, resp. a win, for WITH) and under the arm-aware rule
     (a loss where only WITH went over budget, a win where only WITHOUT did, a tie where
     both did), per rubric x judge."""
-    from ..stats.missing import missing_bounds
+    from ..stats.missing import bounds_view, missing_bounds
     from ..stats.winrates import win_rates
 
     _need_verdicts(ctx.frame)
@@ -398,21 +419,48 @@ def _missing_bounds(ctx: Context) -> dict[str, Any]:
     # report's other numbers must not depend on whether this section ran.
     gen = _child_rng(ctx.seed, 1)
     bounds = missing_bounds(ctx.frame, by=by, rng=gen, **_common(ctx))
-    net = bounds.loc[bounds["rate"] == "net_win"].drop(columns="rate").reset_index(drop=True)
-    out = net[[*by, "n", "n_missing"]].copy()
-    out["net_win"] = net["estimate"].to_numpy()
-    out["worst_case"] = net["worst_case"].to_numpy()
-    out["best_case"] = net["best_case"].to_numpy()
+    net = bounds_view(bounds, "net_win")
+    # The report's table: the net win under each reading of the missing answers, one row a
+    # reading (its interval where it has one: the bounds' interval is the widest limits
+    # over the loss / tie / win fillings).
+    readings = [
+        ("net_win", net["estimate"], np.nan, np.nan),
+        ("worst_case", net["worst_case"], np.nan, np.nan),
+        ("best_case", net["best_case"], np.nan, np.nan),
+        ("bounds", np.nan, net["ci_low"], net["ci_high"]),
+    ]
     if "over_budget_arm" in ctx.frame.columns:
         aware = win_rates(ctx.frame, by=by, no_answer_as="arm_aware", rng=gen, **_common(ctx))
+        aware = pd.DataFrame(aware.loc[aware["statistic"] == "net_win"])
         aware = aware.astype({c: str for c in by}).set_index(by)
-        idx = pd.MultiIndex.from_frame(out[by].astype(str))
-        out["arm_aware"] = aware["net_win"].reindex(idx).to_numpy()
-        out["arm_aware_ci_low"] = aware["net_win_ci_low"].reindex(idx).to_numpy()
-        out["arm_aware_ci_high"] = aware["net_win_ci_high"].reindex(idx).to_numpy()
-    # The widest confidence limits over the loss / tie / win fillings.
-    out["bounds_ci_low"] = net["ci_low"].to_numpy()
-    out["bounds_ci_high"] = net["ci_high"].to_numpy()
+        idx = pd.MultiIndex.from_frame(net[by].astype(str))
+        aware = aware.reindex(idx)
+        at = len(readings) - 1
+        readings.insert(
+            at,
+            (
+                "arm_aware",
+                aware["estimate"].to_numpy(),
+                aware["ci_low"].to_numpy(),
+                aware["ci_high"].to_numpy(),
+            ),
+        )
+    groups = net[by]
+    statistics = [
+        (
+            name,
+            {
+                "estimate": np.asarray(est, dtype=float),
+                "ci_low": np.asarray(lo, dtype=float),
+                "ci_high": np.asarray(hi, dtype=float),
+                "n": net["n"].to_numpy(),
+                "method": bounds["method"].iloc[0],
+                "confidence": ctx.confidence,
+            },
+        )
+        for name, est, lo, hi in readings
+    ]
+    out = stack_statistics(groups, statistics, diagnostics=net[[*by, "n", "n_missing"]])
     return {"missing_bounds": out}
 
 
@@ -601,6 +649,7 @@ def _primary_row(ctx: Context, plan: Any) -> tuple[str, pd.Series]:
             t = ctx.tables.get(name)
             if not isinstance(t, pd.DataFrame):
                 continue
+            t = wide(t)  # the group's row: every rate's estimate, SE and df side by side
             hit = t.loc[
                 (t["rubric"].astype(str) == key["rubric"])
                 & (t["judge"].astype(str) == key["judge"])
@@ -713,7 +762,9 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
     else:
         est = float(row[stat])
         out["estimate"] = est
-        se, df, better = float(row[f"{stat}_se"]), float(row["df"]), "higher"
+        # The rates' (working-independence) df, for every rate and the net win alike, as
+        # since the declared test was introduced (the published numbers rest on it).
+        se, df, better = float(row[f"{stat}_se"]), float(row["win_rate_df"]), "higher"
         method = str(row["method"])
         kind = "cr2" if method.startswith("cr2") else ("iid" if method.startswith("iid") else "cr1")
         base = f"t test on the {_SE_WORDS[kind]} ({source} row, {method})"
@@ -800,7 +851,7 @@ def _per_task(ctx: Context) -> dict[str, Any]:
 
 def _blind(ctx: Context) -> dict[str, Any]:
     from ..stats.dimensions import dimension_means
-    from ..stats.winrates import position_bias
+    from ..stats.position import position_bias
 
     f = ctx.frame
     out: dict[str, Any] = {}
@@ -827,12 +878,14 @@ def _accounting(ctx: Context) -> dict[str, Any]:
 
     def views() -> pd.DataFrame:
         _need_verdicts(f)
-        return pd.concat(
-            [
-                win_rates(f, by=["rubric", "judge"], no_answer_as=view, rng=ctx.rng, **_common(ctx))
+        return stack_results(
+            {
+                view: win_rates(
+                    f, by=["rubric", "judge"], no_answer_as=view, rng=ctx.rng, **_common(ctx)
+                )
                 for view in ("exclude", "loss")
-            ],
-            ignore_index=True,
+            },
+            "no_answer_as",
         )
 
     # Judge outputs that could not be read: kept, counted, shown (never silently dropped).
@@ -877,7 +930,14 @@ def _design(ctx: Context) -> dict[str, Any]:
 
     f = ctx.frame
     _need_verdicts(f)
-    pooled = win_rates(f, by=["rubric"], confidence=ctx.confidence)
+    rates = win_rates(f, by=["rubric"], confidence=ctx.confidence)
+    # One row per rubric, a column per rate (the estimates the power and coverage use).
+    pooled = (
+        pd.DataFrame(rates)
+        .astype({"rubric": str})
+        .pivot(index="rubric", columns="statistic", values="estimate")
+        .reset_index()
+    )
     pairs = f.loc[f["status"] != "no_answer"].drop_duplicates(["rubric", "task_id", "replicate"])
     per_task = pairs.groupby(pairs["rubric"].astype(str))["task_id"].agg(["nunique", "size"])
     design = (
@@ -1023,7 +1083,8 @@ def _ordinal(ctx: Context) -> dict[str, Any]:
 
     f = ctx.frame
     _need_verdicts(f)
-    design = win_rates(f, by=["rubric", "judge"], confidence=ctx.confidence)
+    # The design-based rates beside the model's, one row per judge (a side-by-side view).
+    design = wide(win_rates(f, by=["rubric", "judge"], confidence=ctx.confidence))
     design = design.astype({"rubric": str, "judge": str})
     quantities = {"p_win": "win_rate", "p_tie": "tie_rate", "p_loss": "loss_rate"}
     quantities["net_win"] = "net_win"

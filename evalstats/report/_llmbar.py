@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._tidy import stack_results, tidy_frame
 from ..errors import DataError
 from ._kinds import Context, Loaded, Section, Unavailable
 
@@ -175,13 +176,18 @@ def _kappa_vs_gold(ctx: Context) -> dict[str, Any]:
 
 
 def _position_bias(ctx: Context) -> dict[str, Any]:
-    from ..stats.winrates import position_bias
+    from ..stats.position import position_bias
 
-    parts = []
-    for name, data, _ in ctx.extra["subsets"]:
-        pb = position_bias(data.frame, by="judge", confidence=ctx.confidence)
-        parts.append(pb.assign(subset=name, judge=pb["judge"].astype(str)))
-    return {"position_bias": _split_judge(pd.concat(parts, ignore_index=True))}
+    per_subset = {
+        name: position_bias(data.frame, by="judge", confidence=ctx.confidence)
+        for name, data, _ in ctx.extra["subsets"]
+    }
+    pb = stack_results(per_subset, "subset")
+    # The long rows keyed by subset, evaluator and strategy (the judge's two parts).
+    rows = _split_judge(pd.DataFrame(pb)).drop(columns="judge")
+    diag = _split_judge(pb.diagnostics).drop(columns="judge")
+    by = ["subset", "evaluator", "strategy"]
+    return {"position_bias": tidy_frame(rows, by=by, diagnostics=diag, extra=("ci_note",))}
 
 
 def _cross_judge(ctx: Context) -> dict[str, Any]:

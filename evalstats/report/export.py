@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from .._display import count_text
+from .._tidy import is_long, wide
 from ..errors import DataError
 from ..records import atomic_write
 from ..stats.summarize import (
@@ -136,10 +137,16 @@ def _load(results: Any) -> dict[str, Any]:
 
 
 def _table(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
+    """Table ``name`` of a results document; a long result pivoted to one row per group
+    (its ``<name>_diagnostics`` joined), the side-by-side form every export prints."""
     rows = doc["tables"].get(name)
     if not rows:
         return None
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if is_long(table):
+        diag = doc["tables"].get(f"{name}_diagnostics")
+        table = wide(table, diagnostics=pd.DataFrame(diag) if diag else None)
+    return table
 
 
 def _confidence(doc: Mapping[str, Any]) -> float:
