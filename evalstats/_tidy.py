@@ -13,7 +13,7 @@ its level, everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ __all__ = [
     "tidy_frame",
     "wide",
     "with_detail",
+    "with_diagnostics",
 ]
 
 #: The columns every result frame has, in this order, after its grouping columns.
@@ -378,3 +379,21 @@ def concat_results(results: Sequence[ResultFrame]) -> ResultFrame:
     diagnostics = pd.concat(diags, ignore_index=True) if diags else None
     extra = [c for c in rows.columns if c not in (*by, *TIDY_COLUMNS)]
     return tidy_frame(rows, by=by, diagnostics=diagnostics, extra=extra)
+
+
+def with_diagnostics(tables: Mapping[str, Any]) -> dict[str, Any]:
+    """``tables`` plus ``<name>_diagnostics`` for each long result that has diagnostics:
+    results.json holds plain tables, so a result's per-group counts and flags travel as a
+    table of their own beside its rows.
+
+    >>> g = pd.DataFrame({"judge": ["a"]})
+    >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5})], diagnostics=g.assign(n=3))
+    >>> sorted(with_diagnostics({"headline": r, "audit": pd.DataFrame()}))
+    ['audit', 'headline', 'headline_diagnostics']
+    """
+    out = dict(tables)
+    for name, value in tables.items():
+        diag = getattr(value, "diagnostics", None)
+        if isinstance(value, ResultFrame) and isinstance(diag, pd.DataFrame):
+            out[f"{name}_diagnostics"] = diag
+    return out

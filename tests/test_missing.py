@@ -28,6 +28,7 @@ def bounds_by_rate(frame: pd.DataFrame, **kwargs) -> pd.DataFrame:
     views = {rate: bounds_view(b, rate).iloc[0] for rate in RATE_NAMES}
     return pd.DataFrame(views).T.rename_axis("rate")
 
+
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 

@@ -18,6 +18,7 @@ def ppi_win_rates(*args, **kwargs) -> pd.DataFrame:
     view the checks below read."""
     return wide(_long_ppi(*args, **kwargs))
 
+
 OUT = np.array(["loss", "tie", "win"])
 NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
 
@@ -140,7 +141,6 @@ def test_warnings_for_few_or_non_random_labels() -> None:
         ppi_win_rates(frame, labels, judge="nobody")
     with pytest.raises(ValueError, match="lam"):
         ppi_win_rates(frame, labels, judge="j", lam=1.5)
-
 
 
 def test_long_shape() -> None:

@@ -259,9 +259,9 @@ def test_primary_test_matches_scipy_on_the_published_row(planned, name):
     log = plan.statistic.startswith("tokens")
     pivotal = False
     if log:
-        src = res.tables["cost"].set_index("metric").loc[plan.statistic]
+        src = res.tables["cost"].set_index("statistic").loc[plan.statistic]
         est = 0.5 * (np.log(src["ci_low"]) + np.log(src["ci_high"]))
-        row = pd.Series({"est": est, "se": src["se_log"], "df": src["df"]})
+        row = pd.Series({"est": est, "se": src["se"], "df": src["df"]})
         assert got["estimate"] == src["estimate"] and got["source"] == "cost"
         pivotal = str(src["method"]).startswith("generalized pivotal")
     else:

@@ -397,7 +397,7 @@ def case_study(
         )
         acc.append(table.assign(subset=name))
         res = judge_vs_gold(data.frame, data.labels, n_resamples=n_resamples, rng=rng)
-        kappa.append(res.judges.assign(subset=name))
+        kappa.append(stack_results({name: res.judges}, "subset"))
         pos.append(stack_results({name: position_bias(data.frame, by="judge")}, "subset"))
         sub = data.frame.loc[data.frame["strategy"] == strategy]
         if sub["judge"].astype(str).nunique() >= 2:
@@ -410,7 +410,7 @@ def case_study(
         length.append(length_bias(data.frame, data.labels).assign(subset=name))
     return {
         "accuracy": pd.concat(acc, ignore_index=True),
-        "kappa_vs_gold": pd.concat(kappa, ignore_index=True),
+        "kappa_vs_gold": concat_results(kappa),
         "position_bias": concat_results(pos),
         "cross_judge": pd.concat(cross, ignore_index=True) if cross else pd.DataFrame(),
         "length_bias": pd.concat(length, ignore_index=True),

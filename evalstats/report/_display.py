@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._tidy import is_long, wide
+from .._tidy import is_long, result_by, wide
 from ..records import DEFAULT_ARM_NAMES, atomic_write
 from ._figures import QUEUE_VAR, enqueue, write_figure_files
 
@@ -270,7 +270,7 @@ def table_view(results: Any, name: str) -> pd.DataFrame | None:
     itself, or from the ``<name>_diagnostics`` table results.json carries); any other
     table as it is."""
     table = results.tables.get(name)
-    if not is_long(table):
+    if not is_long(table) or not result_by(table):  # one row per statistic is its own view
         return table
     diagnostics = getattr(table, "diagnostics", None)
     if diagnostics is None:
@@ -489,7 +489,7 @@ def geomean_ci(results: Any) -> dict[str, tuple[float, float]] | None:
     cost = results.tables.get("cost")
     if cost is None:
         return None
-    rows = cost.set_index("metric")
+    rows = cost.set_index("statistic")
     out = {}
     for measure in ("tokens", "wall"):
         metric = f"{measure}_geomean_ratio"
@@ -585,7 +585,7 @@ def plan_sentence(results: Any) -> str:
     cost = results.tables.get("cost")
     if found:
         where = f"marked {_PRIMARY_MARK}"
-    elif cost is not None and primary["statistic"] in set(cost["metric"].astype(str)):
+    elif cost is not None and primary["statistic"] in set(cost["statistic"].astype(str)):
         where = f"a cost ratio: the {primary['statistic']} row of the cost table"
     else:
         where = "not among these rows (its judge or rubric is not in the data selected)"

@@ -18,7 +18,7 @@ import pandas as pd
 
 from .._disagreement import DISAGREEMENT_TRIGGER, disagreeing
 from .._schema import BLIND_DIMENSIONS
-from .._tidy import ResultFrame, stack_results, stack_statistics, wide
+from .._tidy import stack_results, stack_statistics, wide, with_diagnostics
 from ..errors import DataError
 from ._kinds import Context, Loaded, Section, Unavailable
 
@@ -292,18 +292,6 @@ def _guarded(
 
     run.__name__ = run.__qualname__ = getattr(compute, "__name__", "section")
     return run
-
-
-def with_diagnostics(tables: Mapping[str, Any]) -> dict[str, Any]:
-    """``tables`` plus ``<name>_diagnostics`` for each long result that has diagnostics:
-    results.json holds plain tables, so a result's per-group counts and flags travel as a
-    table of their own beside its rows."""
-    out = dict(tables)
-    for name, value in tables.items():
-        diag = getattr(value, "diagnostics", None)
-        if isinstance(value, ResultFrame) and isinstance(diag, pd.DataFrame):
-            out[f"{name}_diagnostics"] = diag
-    return out
 
 
 def _attempt(make: Callable[[], Any]) -> Any:
@@ -669,12 +657,12 @@ def _primary_row(ctx: Context, plan: Any) -> tuple[str, pd.Series]:
         from ..stats.cost import cost_ratios
 
         cost = _attempt(lambda: cost_ratios(ctx.frame, rng=_child_rng(ctx.seed, 4), **_common(ctx)))
-    if not isinstance(cost, pd.DataFrame) or plan.statistic not in set(cost["metric"]):
+    if not isinstance(cost, pd.DataFrame) or plan.statistic not in set(cost["statistic"]):
         raise Unavailable(
             f"the plan's primary {plan.statistic} is a cost ratio, and the cost table is not "
             "available here (see the cost section)"
         )
-    return "cost", cost.loc[cost["metric"] == plan.statistic].iloc[0]
+    return "cost", cost.loc[cost["statistic"] == plan.statistic].iloc[0]
 
 
 def _conclusion(stat: str, test: str, lo: float, hi: float, margin: float | None) -> str:
@@ -742,7 +730,7 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
         "statistic": stat,
         "source": source,
         "n": int(row["n"]) if "n" in row else int(row["n_pairs"]),
-        "n_clusters": int(row["n_clusters"]),
+        "n_clusters": int(row["n_clusters"] if "n_clusters" in row else row["n_tasks"]),
         "alpha": alpha,
         "margin": plan.margin,
         "margin_kind": plan.margin_kind,
@@ -754,7 +742,7 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
             # Every t interval of cost_ratios is symmetric on the log scale: its midpoint is
             # where the test must be centred to agree with the interval reported.
             est = 0.5 * (np.log(float(row["ci_low"])) + np.log(float(row["ci_high"])))
-        se, df, null, better = float(row["se_log"]), float(row["df"]), 0.0, "lower"
+        se, df, null, better = float(row["se"]), float(row["df"]), 0.0, "lower"
         margin = None if plan.margin is None else float(np.log1p(plan.margin))
         base = f"t test on the log ratio, {row['method']}"
         usable = "median" not in stat
@@ -804,8 +792,8 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
         res = declared_test_draws(draws, **how)
         if str(row["method"]).startswith(GPQ_HULL_METHOD):
             # Widened to the CR2 interval: the test of the hull rejects where both do.
-            cr2 = cost_ratios(ctx.frame, interval="cr2").set_index("metric").loc[stat]
-            t_cr2 = declared_test(np.log(cr2["estimate"]), cr2["se_log"], cr2["df"], **how)
+            cr2 = cost_ratios(ctx.frame, interval="cr2").set_index("statistic").loc[stat]
+            t_cr2 = declared_test(np.log(cr2["estimate"]), cr2["se"], cr2["df"], **how)
             res = hull_declared_test(res, t_cr2)
     back = np.exp if source == "cost" else (lambda x: x)
     lo_m, hi_m = float(back(res.lower_margin)), float(back(res.upper_margin))

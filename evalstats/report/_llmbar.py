@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._tidy import stack_results, tidy_frame
+from .._tidy import stack_results, tidy_frame, wide, with_diagnostics
 from ..errors import DataError
 from ._kinds import Context, Loaded, Section, Unavailable
 
@@ -162,17 +162,17 @@ def _kappa_vs_gold(ctx: Context) -> dict[str, Any]:
     from ..stats.gold import judge_vs_gold
 
     rng = np.random.default_rng(_seed(ctx, 0))
-    parts = []
-    for name, data, _ in ctx.extra["subsets"]:
-        res = judge_vs_gold(
+    per_subset = {
+        name: judge_vs_gold(
             data.frame,
             data.labels,
             confidence=ctx.confidence,
             n_resamples=ctx.n_resamples,
             rng=rng,
-        )
-        parts.append(res.judges.assign(subset=name))
-    return {"kappa_vs_gold": _split_judge(pd.concat(parts, ignore_index=True))}
+        ).judges
+        for name, data, _ in ctx.extra["subsets"]
+    }
+    return {"kappa_vs_gold": _per_subset(per_subset)}
 
 
 def _position_bias(ctx: Context) -> dict[str, Any]:
@@ -182,12 +182,17 @@ def _position_bias(ctx: Context) -> dict[str, Any]:
         name: position_bias(data.frame, by="judge", confidence=ctx.confidence)
         for name, data, _ in ctx.extra["subsets"]
     }
-    pb = stack_results(per_subset, "subset")
-    # The long rows keyed by subset, evaluator and strategy (the judge's two parts).
-    rows = _split_judge(pd.DataFrame(pb)).drop(columns="judge")
-    diag = _split_judge(pb.diagnostics).drop(columns="judge")
-    by = ["subset", "evaluator", "strategy"]
-    return {"position_bias": tidy_frame(rows, by=by, diagnostics=diag, extra=("ci_note",))}
+    return {"position_bias": _per_subset(per_subset)}
+
+
+def _per_subset(results: dict[str, Any]) -> Any:
+    """Long results of each subset, one after the other, keyed by subset, evaluator and
+    strategy (the judge's two parts)."""
+    stacked = stack_results(results, "subset")
+    rows = _split_judge(pd.DataFrame(stacked)).drop(columns="judge")
+    diag = _split_judge(stacked.diagnostics).drop(columns="judge")
+    extra = [c for c in ("ci_note",) if c in rows.columns]
+    return tidy_frame(rows, by=["subset", "evaluator", "strategy"], diagnostics=diag, extra=extra)
 
 
 def _cross_judge(ctx: Context) -> dict[str, Any]:
@@ -246,7 +251,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
             f"{acc['subset'].nunique()} subsets.",
         )
     )
-    kap = ctx.tables["kappa_vs_gold"]
+    kap = wide(ctx.tables["kappa_vs_gold"])  # a sentence reads a judge's row across
     for r in kap.loc[kap["strategy"] == strategy].to_dict("records"):
         if r["evaluator"] != "GPT-4":
             continue
@@ -273,7 +278,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
                     "prefer the wrong output systematically.",
                 )
             )
-    pb = ctx.tables["position_bias"]
+    pb = wide(ctx.tables["position_bias"])
     lo = pb["first_shown_win_rate_ci_low"]
     hi = pb["first_shown_win_rate_ci_high"]
     for subset, g in pb.assign(first=lo > 0.5, second=hi < 0.5).groupby("subset", sort=False):
@@ -321,8 +326,8 @@ def _findings(ctx: Context) -> dict[str, Any]:
 def sections() -> tuple[Section, ...]:
     return (
         Section("accuracy", _PAGE, _accuracy),
-        Section("kappa_vs_gold", _PAGE, _kappa_vs_gold),
-        Section("position_bias", _PAGE, _position_bias),
+        Section("kappa_vs_gold", _PAGE, lambda ctx: with_diagnostics(_kappa_vs_gold(ctx))),
+        Section("position_bias", _PAGE, lambda ctx: with_diagnostics(_position_bias(ctx))),
         Section("cross_judge", _PAGE, _cross_judge),
         Section("length_bias", _PAGE, _length_bias),
         Section("findings", _PAGE, _findings),

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from .._display import count_text
-from .._tidy import is_long, wide
+from .._tidy import is_long, result_by, wide
 from ..errors import DataError
 from ..records import atomic_write
 from ..stats.summarize import (
@@ -143,7 +143,7 @@ def _table(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
     if not rows:
         return None
     table = pd.DataFrame(rows)
-    if is_long(table):
+    if is_long(table) and result_by(table):  # one row per statistic alone is its own view
         diag = doc["tables"].get(f"{name}_diagnostics")
         table = wide(table, diagnostics=pd.DataFrame(diag) if diag else None)
     return table
@@ -399,8 +399,8 @@ def latex_macros(
     if cost is not None:
         d = statistic_digits("estimate", digits=digits, percent=percent)
         for row in cost.to_dict("records"):
-            prefix = "Cost" + word(str(row["metric"]), aliases)
-            src = f"cost: {row['metric']}"
+            prefix = "Cost" + word(str(row["statistic"]), aliases)
+            src = f"cost: {row['statistic']}"
             for suffix, value in _interval_values(
                 row, "estimate", "estimate", "ci_low", "ci_high", d, 1.0
             ):
@@ -551,11 +551,11 @@ def _cost_sentence(
     iv = format_interval(
         [_f(row.get("estimate"))], [_f(row.get("ci_low"))], [_f(row.get("ci_high"))], d
     )[0]
-    metric = str(row["metric"])
+    metric = str(row["statistic"])
     what = _COST_TEXT.get(metric, metric)
     return (
-        f"WITH / WITHOUT ratio of {what}: {iv} over {int(row['n_pairs'])} pairs in "
-        f"{int(row['n_clusters'])} tasks ({_pct(_confidence(doc))} % CI, {_flat(row.get('method'))})."
+        f"WITH / WITHOUT ratio of {what}: {iv} over {int(row['n'])} pairs in "
+        f"{int(row['n_tasks'])} tasks ({_pct(_confidence(doc))} % CI, {_flat(row.get('method'))})."
     )
 
 
@@ -741,8 +741,8 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
         f"({declared_as}); every net-win test, this one included, is Holm-adjusted."
     )
     cost = _table(doc, "cost")
-    if cost is not None and stat in set(cost["metric"]):
-        row = cost.loc[cost["metric"] == stat].iloc[0].to_dict()
+    if cost is not None and stat in set(cost["statistic"]):
+        row = cost.loc[cost["statistic"] == stat].iloc[0].to_dict()
         text += " The primary result: " + _cost_sentence(row, doc, None, True)
     return text + said
 

@@ -44,7 +44,7 @@ _LAZY: dict[str, str] = {
     "RATE_NAMES": ".winrates",
     "SEED_DISAGREEMENT_TRIGGER": ".judges",
     "WIN_RATE_METHODS": ".winrates",
-    "agent_spend": ".cost",
+    "agent_spend": ".spend",
     "apply_missing_rule": ".missing",
     "cluster_bootstrap": ".resample",
     "cluster_mean": ".means",
@@ -65,7 +65,7 @@ _LAZY: dict[str, str] = {
     "holm": ".multiplicity",
     "holm_table": ".multiplicity",
     "judge_agreement": ".judges",
-    "judge_spend": ".cost",
+    "judge_spend": ".spend",
     "judge_vs_gold": ".gold",
     "krippendorff_alpha": ".agreement",
     "labeler_agreement": ".gold",
@@ -133,7 +133,7 @@ if TYPE_CHECKING:
         scott_pi,
         two_rater_agreement,
     )
-    from .cost import COST_METRICS, agent_spend, cost_ratios, judge_spend
+    from .cost import COST_METRICS, cost_ratios
     from .coverage import coverage_study
     from .dimensions import dimension_means
     from .equivalence import (
@@ -168,6 +168,7 @@ if TYPE_CHECKING:
     from .ppi import PPI_METHODS, ppi_win_rates
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test
+    from .spend import agent_spend, judge_spend
     from .summarize import summarize
     from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, win_rates
 

@@ -555,7 +555,7 @@ def cost_equivalence(
     bad = [m for m in metrics if m not in COST_METRICS or "median" in m]
     if bad:
         raise ValueError(f"metrics must be total or geometric-mean ratios, got {bad}")
-    table = cost_ratios(frame, interval=interval, **cost_kwargs).set_index("metric")
+    table = cost_ratios(frame, interval=interval, **cost_kwargs).set_index("statistic")
     rows = []
     for metric in metrics:
         r = table.loc[metric]
@@ -569,25 +569,23 @@ def cost_equivalence(
             draws = total_ratio_draws(frame, measure=metric.split("_")[0], **cost_kwargs)
             res = _gpq_test(draws, np.log(margin), kind, alpha)
             if r["method"] == GPQ_HULL_METHOD:  # the hull with CR2: both tests must reject
-                c2 = cost_ratios(frame, interval="cr2", **cost_kwargs).set_index("metric")
+                c2 = cost_ratios(frame, interval="cr2", **cost_kwargs).set_index("statistic")
                 c2 = c2.loc[metric]
-                args = (np.log(c2["estimate"]), c2["se_log"], c2["df"])
+                args = (np.log(c2["estimate"]), c2["se"], c2["df"])
                 lim = np.log(margin)
                 if kind == "equivalence":
                     t2 = tost(*args, lower=-lim, upper=lim, alpha=alpha)
                 else:
                     t2 = noninferiority(*args, bound=lim, better="lower", alpha=alpha)
                 res = _hull_test(res, t2)
-        elif not (np.isfinite(log_est) and np.isfinite(r["se_log"]) and np.isfinite(r["df"])):
+        elif not (np.isfinite(log_est) and np.isfinite(r["se"]) and np.isfinite(r["df"])):
             res = None
         elif kind == "equivalence":
             lim = np.log(margin)
-            res = tost(log_est, r["se_log"], r["df"], lower=-lim, upper=lim, alpha=alpha)
+            res = tost(log_est, r["se"], r["df"], lower=-lim, upper=lim, alpha=alpha)
         else:
             lim = np.log(margin)
-            res = noninferiority(
-                log_est, r["se_log"], r["df"], bound=lim, better="lower", alpha=alpha
-            )
+            res = noninferiority(log_est, r["se"], r["df"], bound=lim, better="lower", alpha=alpha)
         row = {"metric": metric, "estimand": r["estimand"], "estimate": r["estimate"]}
         if res is None:
             row |= {"conclusion": f"no test: {r['method']}", "kind": kind, "alpha": alpha}
