@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalstats.records import EvalstatsWarning
 from evalstats._tidy import wide
+from evalstats.records import EvalstatsWarning
 from evalstats.stats.ppi import ppi_win_rates as _long_ppi
 
 
