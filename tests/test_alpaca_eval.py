@@ -299,7 +299,7 @@ def test_three_judges_agreement(tmp_path):
     cons = evalstats.consensus(one, "majority", rubric="alpaca_eval")
     assert len(cons) == 60
     wr = evalstats.win_rates(frame, by=["model", "judge"])
-    assert wr["n"].tolist() == [60] * 6
+    assert wr.diagnostics["n"].tolist() == [60] * 6
 
 
 def test_invalid_preferences_are_kept_and_not_counted(tmp_path):

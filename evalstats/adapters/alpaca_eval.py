@@ -78,6 +78,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._tidy import wide, with_detail
 from .._validate import check_columns
 from ..errors import DataError
 from ..records import EvalstatsWarning, is_missing
@@ -589,7 +590,9 @@ def leaderboard_row(
         n_resamples=n_resamples,
         rng=rng,
     )
-    disc = win_rates(f, by=keys, cluster="task_id", method="cluster_t", confidence=confidence)
+    # AlpacaEval's leaderboard row puts both estimates and the counts side by side.
+    cont = with_detail(cont).rename(columns={"estimate": "mean"})
+    disc = wide(win_rates(f, by=keys, cluster="task_id", method="cluster_t", confidence=confidence))
     board = cont.merge(disc, on=keys, how="outer", suffixes=("", "_disc"), validate="1:1")
     if "len_with" in f.columns:
         lengths = (
