@@ -78,7 +78,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._tidy import wide, with_detail
+from .._tidy import tidy_frame, wide, with_detail
 from .._validate import check_columns
 from ..errors import DataError
 from ..records import EvalstatsWarning, is_missing
@@ -651,9 +651,9 @@ def judge_agreement_by_model(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame
 
     Returns
     -------
-    DataFrame
-        ``model``, ``baseline`` and the columns of
-        :func:`evalstats.judge_agreement`.
+    ResultFrame
+        ``model``, ``baseline`` and the rows of :func:`evalstats.judge_agreement` (its
+        diagnostics alike).
     """
     _require(frame, ["model", "baseline", "judge"])
     kwargs.setdefault("rubric", RUBRIC)
@@ -662,12 +662,21 @@ def judge_agreement_by_model(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame
         if sub["judge"].astype(str).nunique() < 2:
             continue
         res = judge_agreement(sub, **kwargs)
-        res.insert(0, "baseline", baseline)
-        res.insert(0, "model", model)
-        parts.append(res)
+        parts.append((model, baseline, res))
     if not parts:
         raise ValueError("no (model, baseline) has two or more annotators to compare")
-    return pd.concat(parts, ignore_index=True)
+    keys = {"model": [m for m, _, _ in parts], "baseline": [b for _, b, _ in parts]}
+
+    def stacked(frames: list[pd.DataFrame]) -> pd.DataFrame:
+        out = pd.concat(
+            [f.assign(model=m, baseline=b) for f, m, b in zip(frames, *keys.values(), strict=True)],
+            ignore_index=True,
+        )
+        return out[[*keys, *(c for c in out.columns if c not in keys)]]
+
+    rows = stacked([pd.DataFrame(r) for _, _, r in parts])
+    diagnostics = stacked([r.diagnostics for _, _, r in parts])
+    return tidy_frame(rows, by=[*keys, *parts[0][2].by], diagnostics=diagnostics)
 
 
 # --------------------------------------------------------------------- published leaderboard

@@ -402,16 +402,14 @@ def case_study(
         sub = data.frame.loc[data.frame["strategy"] == strategy]
         if sub["judge"].astype(str).nunique() >= 2:
             sub = sub.assign(judge=sub["evaluator"].astype("category"))
-            cross.append(
-                judge_agreement(sub, n_resamples=n_resamples, rng=rng).assign(
-                    subset=name, strategy=strategy
-                )
-            )
+            agr = judge_agreement(sub, n_resamples=n_resamples, rng=rng)
+            cross.append(stack_results({name: agr}, "subset"))
         length.append(length_bias(data.frame, data.labels).assign(subset=name))
     return {
         "accuracy": pd.concat(acc, ignore_index=True),
         "kappa_vs_gold": concat_results(kappa),
         "position_bias": concat_results(pos),
-        "cross_judge": pd.concat(cross, ignore_index=True) if cross else pd.DataFrame(),
+        # under ``strategy``, the one compared across judges
+        "cross_judge": concat_results(cross) if cross else pd.DataFrame(),
         "length_bias": pd.concat(length, ignore_index=True),
     }

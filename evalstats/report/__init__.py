@@ -81,6 +81,7 @@ __all__ = [
     "show_tests",
     "show_unavailable",
     "table_html",
+    "table_view",
     "to_jsonable",
 ]
 
@@ -115,6 +116,7 @@ _WHERE = {
     "show_provenance": "_display",
     "show_table": "_display",
     "show_unavailable": "_display",
+    "table_view": "_display",
     "table_html": "_display",
     "notebook_path": "_render",
     "render_report": "_render",

@@ -502,7 +502,7 @@ def show_confusions(results: Any, *, output_dir: str | os.PathLike[str] | None =
     """One judge-vs-judge confusion matrix per row of the ``agreement`` table."""
     import numpy as np
 
-    agreement = results.tables.get("agreement")
+    agreement = table_view(results, "agreement")
     if agreement is None:
         show_unavailable(results, "agreement")
         return

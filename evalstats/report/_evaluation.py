@@ -18,7 +18,7 @@ import pandas as pd
 
 from .._disagreement import DISAGREEMENT_TRIGGER, disagreeing
 from .._schema import BLIND_DIMENSIONS
-from .._tidy import stack_results, stack_statistics, wide, with_diagnostics
+from .._tidy import concat_results, stack_results, stack_statistics, wide, with_diagnostics
 from ..errors import DataError
 from ._kinds import Context, Loaded, Section, Unavailable
 
@@ -535,7 +535,7 @@ def _agreement(ctx: Context) -> dict[str, Any]:
             "(on every rubric, at most one judge gave a readable verdict per pair)"
         )
     parts = [judge_agreement(ctx.frame, rubric=r, rng=ctx.rng, **_common(ctx)) for r in multi]
-    return {"agreement": pd.concat(parts, ignore_index=True)}
+    return {"agreement": concat_results(parts)}
 
 
 def _text(series: pd.Series) -> pd.Series:

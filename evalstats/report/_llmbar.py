@@ -207,15 +207,24 @@ def _cross_judge(ctx: Context) -> dict[str, Any]:
             skipped.append(name)
             continue
         sub = sub.assign(judge=sub["evaluator"].astype(str).astype("category"))
-        t = judge_agreement(
-            sub, confidence=ctx.confidence, n_resamples=ctx.n_resamples, rng=rng
-        ).assign(subset=name, strategy=strategy)
-        parts.append(t)
+        parts.append(
+            (
+                name,
+                judge_agreement(
+                    sub, confidence=ctx.confidence, n_resamples=ctx.n_resamples, rng=rng
+                ),
+            )
+        )
     if not parts:
         raise Unavailable(f"fewer than two judges used strategy {strategy!r} on any subset")
-    t = pd.concat(parts, ignore_index=True)
-    first = ["subset", "strategy", "judge_a", "judge_b"]
-    return {"cross_judge": t[[*first, *[c for c in t.columns if c not in first]]]}
+    stacked = stack_results(dict(parts), "subset")
+    # One strategy, named beside the subset: keyed by subset, strategy and the judge pair.
+    rows = pd.DataFrame(stacked)
+    rows.insert(1, "strategy", strategy)
+    diag = stacked.diagnostics.copy()
+    diag.insert(1, "strategy", strategy)
+    by = ["subset", "strategy", "rubric", "judge_a", "judge_b"]
+    return {"cross_judge": tidy_frame(rows, by=by, diagnostics=diag)}
 
 
 def _length_bias(ctx: Context) -> dict[str, Any]:
@@ -296,7 +305,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
                 f"{_pct(worst['first_shown_win_rate_ci_high'])}].",
             )
         )
-    cross = ctx.tables.get("cross_judge")
+    cross = wide(ctx.tables.get("cross_judge"))
     if cross is not None and len(cross):
         pairs = cross.loc[cross["judge_b"].notna() & (cross["judge_a"] != "all judges")]
         if len(pairs):
@@ -328,7 +337,7 @@ def sections() -> tuple[Section, ...]:
         Section("accuracy", _PAGE, _accuracy),
         Section("kappa_vs_gold", _PAGE, lambda ctx: with_diagnostics(_kappa_vs_gold(ctx))),
         Section("position_bias", _PAGE, lambda ctx: with_diagnostics(_position_bias(ctx))),
-        Section("cross_judge", _PAGE, _cross_judge),
+        Section("cross_judge", _PAGE, lambda ctx: with_diagnostics(_cross_judge(ctx))),
         Section("length_bias", _PAGE, _length_bias),
         Section("findings", _PAGE, _findings),
     )
