@@ -266,8 +266,13 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
         for c in spread:
             name = s + WIDE_SUFFIXES.get(c, f"_{c}")
             values = frame[c].to_numpy()
-            col = np.where(pos >= 0, values[np.maximum(pos, 0)], np.nan)
-            out[name] = pd.Series(col).infer_objects()
+            if (pos >= 0).all():  # every group has the statistic: its values, its dtype
+                out[name] = values[pos]
+                continue
+            col = pd.Series(np.where(pos >= 0, values[np.maximum(pos, 0)], np.nan)).infer_objects()
+            if c in ("n", "n_tasks"):
+                col = col.astype("Int64")  # a count, absent for a group without the statistic
+            out[name] = col
     if diagnostics is not None and len(diagnostics.columns):
         diag = pd.DataFrame(diagnostics).reset_index(drop=True)
         add = [c for c in diag.columns if c not in out.columns]
