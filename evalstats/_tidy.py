@@ -263,7 +263,12 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
         hit = (frame["statistic"] == s).to_numpy()
         pos = np.full(n_groups, -1)
         pos[gid[hit]] = np.flatnonzero(hit)
+        # A statistic without an interval by construction (no confidence level anywhere):
+        # no empty interval, SE, p-value or df columns for it.
+        bare = "confidence" in frame and frame.loc[hit, "confidence"].isna().all()
         for c in spread:
+            if bare and c in WIDE_SUFFIXES and c != "estimate" and frame.loc[hit, c].isna().all():
+                continue
             name = s + WIDE_SUFFIXES.get(c, f"_{c}")
             values = frame[c].to_numpy()
             if (pos >= 0).all():  # every group has the statistic: its values, its dtype

@@ -136,6 +136,9 @@ def _load(results: Any) -> dict[str, Any]:
     return dict(doc)
 
 
+_COST_LEGACY = {"metric": "statistic", "se_log": "se", "n_pairs": "n", "n_clusters": "n_tasks"}
+
+
 def _table(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
     """Table ``name`` of a results document; a long result pivoted to one row per group
     (its ``<name>_diagnostics`` joined), the side-by-side form every export prints."""
@@ -143,6 +146,8 @@ def _table(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
     if not rows:
         return None
     table = pd.DataFrame(rows)
+    if name == "cost" and "metric" in table:  # a results.json of before the one shape
+        table = table.rename(columns=_COST_LEGACY)
     if is_long(table) and result_by(table):  # one row per statistic alone is its own view
         diag = doc["tables"].get(f"{name}_diagnostics")
         table = wide(table, diagnostics=pd.DataFrame(diag) if diag else None)
