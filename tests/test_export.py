@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+import evalstats.report as ex
 from evalstats.errors import DataError
-from evalstats.report import export as ex
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 RATES = {"win_rate", "tie_rate", "loss_rate", "net_win", "score", "observed_agreement"}

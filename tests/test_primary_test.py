@@ -353,7 +353,7 @@ def test_primary_not_selected_is_unavailable(tmp_path):
 
 @needs_sample
 def test_card_sentences_and_macros_state_the_declared_test(planned):
-    from evalstats.report.export import headline_paragraph, latex_macros, result_sentences
+    from evalstats.report import headline_paragraph, latex_macros, result_sentences
 
     res = planned["non-inferiority judge"]
     doc = res.to_json()
@@ -394,8 +394,7 @@ def test_card_sentences_and_macros_state_the_declared_test(planned):
 
 @needs_sample
 def test_no_plan_no_primary_macros_or_sentence():
-    from evalstats.report import compute_results
-    from evalstats.report.export import latex_macros, result_sentences
+    from evalstats.report import compute_results, latex_macros, result_sentences
 
     res = compute_results(SAMPLE, **PARAMS)
     assert "primary_test" not in res.tables

@@ -103,7 +103,7 @@ def test_page_says_which_arm_is_which_at_the_top(named):
 
 def test_headline_card_names_the_arms(named, unnamed):
     # The card's verdict says which arm is which; without names it says WITH / WITHOUT only.
-    from evalstats.report.export import headline_paragraph
+    from evalstats.report import headline_paragraph
 
     card = headline_paragraph(named[1] / "results.json")
     assert "WITH (Serena MCP)" in card and "WITHOUT (plain Claude Code)" in card

@@ -173,7 +173,7 @@ def test_consensus_primary_adds_the_plans_rule(tmp_path):
     hit = cons.loc[cons["primary"], ["rubric", "judge"]].to_numpy().tolist()
     assert hit == [["with-without", "consensus:majority"]]
     assert not res.tables["headline"]["primary"].any()
-    from evalstats.report.export import headline_paragraph
+    from evalstats.report import headline_paragraph
 
     assert headline_paragraph(res).startswith(
         "On the with-without rubric, judged by majority consensus"
@@ -181,8 +181,8 @@ def test_consensus_primary_adds_the_plans_rule(tmp_path):
 
 
 def test_primary_not_in_the_selection_is_said(planned):
+    from evalstats.report import headline_paragraph
     from evalstats.report._display import plan_sentence
-    from evalstats.report.export import headline_paragraph
 
     res = compute_results(planned, judges=["anthropic:claude-sonnet-4-20250514"], **PARAMS)
     assert not res.tables["headline"]["primary"].any()
@@ -191,8 +191,8 @@ def test_primary_not_in_the_selection_is_said(planned):
 
 
 def test_cost_ratio_primary_points_at_the_cost_table(tmp_path):
+    from evalstats.report import headline_paragraph
     from evalstats.report._display import plan_sentence
-    from evalstats.report.export import headline_paragraph
 
     text = PLAN_TOML.replace('statistic = "net_win"', 'statistic = "tokens_total_ratio"')
     text = text.replace('margin_kind = "non-inferiority"\n', "").replace("margin = 0.10\n", "")
@@ -408,7 +408,7 @@ def test_rendered_plan_report(rendered_plan):
 
 
 def test_card_without_plan_has_no_declared_test(plain_results):
-    from evalstats.report.export import headline_paragraph
+    from evalstats.report import headline_paragraph
 
     card = headline_paragraph(plain_results)
     assert "declared test" not in card

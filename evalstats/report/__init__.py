@@ -121,15 +121,14 @@ _WHERE = {
     "notebook_path": "_render",
     "render_report": "_render",
     "_html": None,
-    # the submodule: its function is report.export.export (a name clash otherwise)
-    "export": None,
-    "formatted_tables": "export",
-    "headline_paragraph": "export",
-    "latex_macros": "export",
-    "latex_tables": "export",
-    "markdown_tables": "export",
-    "result_sentences": "export",
-    "sentences_markdown": "export",
+    "export": "_paper",
+    "formatted_tables": "_export_tables",
+    "headline_paragraph": "_sentences",
+    "latex_macros": "_macros",
+    "latex_tables": "_export_tables",
+    "markdown_tables": "_export_tables",
+    "result_sentences": "_sentences",
+    "sentences_markdown": "_sentences",
 }
 
 

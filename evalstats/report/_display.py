@@ -551,9 +551,9 @@ _SIDES = {"two-sided": "two-sided", "greater": "one-sided (WITH better)", "less"
 
 def show_headline_card(results: Any) -> None:
     """The primary result in one paragraph of words, at the top of the report
-    (:func:`evalstats.report.export.headline_paragraph`: the declared primary, else the
+    (:func:`evalstats.report.headline_paragraph`: the declared primary, else the
     first headline row, called exploratory)."""
-    from .export import headline_paragraph
+    from ._sentences import headline_paragraph
 
     if results.tables.get("headline") is None:
         show_unavailable(results, "headline")

@@ -52,7 +52,7 @@ _PRELOAD = (
     "import pandas, evalstats.plots, evalstats.report._display, evalstats.report._results; "
     "from evalstats.report._figures import warm_up; warm_up(); del warm_up; "
     # The headline card's words are the first cell's (export imports no scipy.stats).
-    "import evalstats.report.export"
+    "import evalstats.report._sentences"
 )
 # Run by the kernel after the last page's last cell (and cut from the pages): the figures
 # still queued are rendered by both processes instead of by this one alone.

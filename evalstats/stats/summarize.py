@@ -5,7 +5,7 @@ its interval, the tie rate and the net win behind "…". :func:`summarize` keeps
 needs — the labels, the counts (verdicts, pairs, clusters), one ``est [lo, hi]`` string per
 statistic and the interval's method — so the table fits a notebook cell (it is a DataFrame, so
 Jupyter renders it through ``_repr_html_``) and feeds the paper export
-(:mod:`evalstats.report.export`) as is.
+(:func:`evalstats.report.export`) as is.
 
 It lives in :mod:`evalstats.stats` (not at the top of the package) because it formats the
 outputs of the statistics and nothing else, and the report layer above uses it: a top-level
