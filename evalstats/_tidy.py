@@ -197,12 +197,13 @@ def result_by(result: pd.DataFrame) -> list[str]:
 
 
 def is_long(table: Any) -> bool:
-    """True for a table in the one result shape (it has ``statistic`` and ``estimate``)."""
-    return (
-        isinstance(table, pd.DataFrame)
-        and "statistic" in table.columns
-        and "estimate" in table.columns
-    )
+    """True for a table in the one result shape: :data:`TIDY_COLUMNS` in order after the
+    grouping columns (a table that merely has a ``statistic`` column is not one)."""
+    if not isinstance(table, pd.DataFrame) or "statistic" not in table.columns:
+        return False
+    cols = list(table.columns)
+    at = cols.index("statistic")
+    return tuple(cols[at : at + len(TIDY_COLUMNS)]) == TIDY_COLUMNS
 
 
 #: How the columns of a statistic's row are named in the wide view, ``<statistic><suffix>``.
@@ -267,7 +268,10 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
         # no empty interval, SE, p-value or df columns for it.
         bare = "confidence" in frame and frame.loc[hit, "confidence"].isna().all()
         for c in spread:
-            if bare and c in WIDE_SUFFIXES and c != "estimate" and frame.loc[hit, c].isna().all():
+            empty = frame.loc[hit, c].isna().all()
+            if empty and bare and c in WIDE_SUFFIXES and c != "estimate":
+                continue
+            if empty and c not in TIDY_COLUMNS:  # an extra only some statistics have
                 continue
             name = s + WIDE_SUFFIXES.get(c, f"_{c}")
             values = frame[c].to_numpy()

@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from evalstats.report import table_view
 from evalstats.stats.equivalence import declared_test
 
 REPO = Path(__file__).resolve().parents[1]
@@ -265,14 +266,20 @@ def test_primary_test_matches_scipy_on_the_published_row(planned, name):
         assert got["estimate"] == src["estimate"] and got["source"] == "cost"
         pivotal = str(src["method"]).startswith("generalized pivotal")
     else:
-        both = pd.concat([res.tables["headline"], res.tables["consensus"]], ignore_index=True)
+        both = pd.concat(
+            [table_view(res, "headline"), table_view(res, "consensus")], ignore_index=True
+        )
         src = both.loc[
             (both["rubric"] == plan.primary_rubric) & (both["judge"] == plan.primary_judge_name)
         ]
         assert len(src) == 1
         src = src.iloc[0]
         row = pd.Series(
-            {"est": src[plan.statistic], "se": src[f"{plan.statistic}_se"], "df": src["df"]}
+            {
+                "est": src[plan.statistic],
+                "se": src[f"{plan.statistic}_se"],
+                "df": src["win_rate_df"],
+            }
         )
         assert got["estimate"] == src[plan.statistic]
         assert got["ci_note"] == src["ci_note"]
@@ -416,7 +423,7 @@ def test_consensus_rows_in_design_coverage():
 
     res = compute_results(SAMPLE, **PARAMS)
     cov = res.tables["design_coverage"]
-    cons = res.tables["consensus"]
+    cons = table_view(res, "consensus")
     rows = cov.loc[cov["judge"].astype(str).str.startswith("consensus:")]
     assert len(rows) == len(cons) == 2
     assert set(rows["judge"]) == {"consensus:unanimous"}

@@ -32,6 +32,7 @@ from evalstats.report import (
     load_results,
     render_report,
     show_provenance,
+    table_view,
 )
 from evalstats.report import _display as display_module
 
@@ -192,7 +193,7 @@ def test_results_tables_and_frame_carry_the_names_through_pickle(tmp_path):
     path = tmp_path / "res.pickle"
     path.write_bytes(pickle.dumps(res))
     again = load_results(path)  # what the report's notebooks read
-    assert again.tables["headline"].attrs["arm_names"] == NAMES
+    assert table_view(again, "headline").attrs["arm_names"] == NAMES
     assert again.frame.attrs["arm_names"] == NAMES
 
 
