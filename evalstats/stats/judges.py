@@ -300,6 +300,9 @@ _AGREEMENT_ROWS: dict[str, dict[str, Any]] = {
     "fleiss_kappa": {"estimate": "fleiss_kappa", "p_value": "fleiss_p", "method": "iid"},
     "krippendorff_alpha": {"estimate": "krippendorff_alpha"},
 }
+#: ``judge_a`` of the row that compares every judge at once.
+MANY_JUDGES = "all judges"
+_MANY_JUDGE_STATISTICS = ("fleiss_kappa", "krippendorff_alpha")
 _AGREEMENT_DIAGNOSTICS = (
     "n",
     "n_pairs",
@@ -334,7 +337,10 @@ def _agreement_long(rows: pd.DataFrame, confidence: float, boot_method: str) -> 
         part["confidence"] = confidence
         part["_pair"] = np.arange(len(rows))
         part["_order"] = len(parts)
-        keep = rows[spec["estimate"]].notna().to_numpy()
+        # Pairs carry the two-judge coefficients (NaN ones too: an all-tie design has no
+        # kappa, and says so); the many-judge row carries Fleiss' kappa and alpha.
+        many = (rows["judge_a"] == MANY_JUDGES).to_numpy()
+        keep = many if name in _MANY_JUDGE_STATISTICS else ~many
         parts.append(part.loc[keep])
     long = pd.concat(parts, ignore_index=True).sort_values(["_pair", "_order"], kind="stable")
     long = long.drop(columns=["_pair", "_order"])
