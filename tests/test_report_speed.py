@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from evalstats.stats import winrates
+from evalstats.stats import _rate_core as winrates  # the array core of the win rates
 from evalstats.stats.resample import bootstrap_distribution, interval_from_distribution
 
 
