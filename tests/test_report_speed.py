@@ -114,6 +114,7 @@ def test_several_bootstrap_methods_share_one_distribution(sizes):
 def test_coverage_table_bootstrap_rows_use_common_resamples():
     """The shared path of :func:`coverage_table` gives what ``win_rates`` gives for the
     first bootstrap method (the same stream) and valid intervals for the others."""
+    from evalstats._tidy import wide
     from evalstats.stats.coverage import coverage_table, simulated_frame, truth_of
     from evalstats.stats.winrates import win_rates
 
@@ -126,7 +127,9 @@ def test_coverage_table_bootstrap_rows_use_common_resamples():
         n_resamples=199,
         rng=np.random.default_rng(9),
     )
-    res = win_rates(frame, by="eval", method="bca", n_resamples=199, rng=np.random.default_rng(9))
+    res = wide(  # one row per simulated evaluation
+        win_rates(frame, by="eval", method="bca", n_resamples=199, rng=np.random.default_rng(9))
+    )
     truth = truth_of(probs)
     names = ["win_rate", "tie_rate", "loss_rate", "net_win", "score"]
     expect = [
@@ -135,7 +138,7 @@ def test_coverage_table_bootstrap_rows_use_common_resamples():
     ]
     assert table.loc["bca"].tolist() == expect
     # the closed-form rows (from the array core, without the net-win p) are win_rates' too
-    cr2 = win_rates(frame, by="eval", method="cr2_wilson")
+    cr2 = wide(win_rates(frame, by="eval", method="cr2_wilson"))
     assert table.loc["cr2_wilson"].tolist() == [
         float(((cr2[f"{n}_ci_low"] <= t) & (t <= cr2[f"{n}_ci_high"])).mean())
         for n, t in zip(names, truth, strict=True)
