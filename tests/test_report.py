@@ -289,8 +289,9 @@ def test_compute_results_selection_and_not_simulated(tmp_path):
     judge = "openai:gpt-5.4"
     res = compute_results(data, judges=[judge], rubric="with-without", n_resamples=50)
     assert res.simulated is False
-    assert res.tables["headline"]["judge"].tolist() == [judge]
-    assert res.tables["headline"]["rubric"].tolist() == ["with-without"]
+    groups = res.tables["headline"].diagnostics  # one row per rubric x judge
+    assert groups["judge"].tolist() == [judge]
+    assert groups["rubric"].tolist() == ["with-without"]
     assert "agreement" in res.unavailable and "consensus" in res.unavailable
     assert "position_bias" in res.unavailable  # no blind-rubric rows selected
     with pytest.raises(Exception, match="not in the data"):
