@@ -249,7 +249,7 @@ def test_headline_numbers_on_the_page_match_results_json(rendered):
         st = r["statistic"]
         g |= {st: r["estimate"], f"{st}_ci_low": r["ci_low"], f"{st}_ci_high": r["ci_high"]}
         if st == "net_win":
-            g["net_win_p_holm"] = r["p_holm"]
+            g["net_win_p_holm"], g["net_win_p"] = r["p_holm"], r["p_value"]
     published = list(groups.values())
     assert len(shown) == len(published) >= 2
     for s, p in zip(shown, published, strict=True):
