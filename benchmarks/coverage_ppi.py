@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from evalstats._tidy import wide
 from evalstats.records import EvalstatsWarning
 from evalstats.stats.ppi import ppi_win_rates
 from evalstats.stats.winrates import RATE_NAMES, win_rates
@@ -86,12 +87,16 @@ def main(n_sim: int = 1000) -> None:
         frame, labels = simulate(rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EvalstatsWarning)
-            ppi = ppi_win_rates(frame, labels, judge="biased", n_resamples=2000, rng=rng).iloc[0]
-            pct = ppi_win_rates(
-                frame, labels, judge="biased", method="percentile", n_resamples=2000, rng=rng
-            ).iloc[0]
-        judge = win_rates(frame).iloc[0]
-        lab = win_rates(labels.assign(judge="people", status="ok")).iloc[0]
+            # one row per estimator: each long result pivoted to its rates side by side
+            ppi = wide(ppi_win_rates(frame, labels, judge="biased", n_resamples=2000, rng=rng))
+            pct = wide(
+                ppi_win_rates(
+                    frame, labels, judge="biased", method="percentile", n_resamples=2000, rng=rng
+                )
+            )
+            ppi, pct = ppi.iloc[0], pct.iloc[0]
+        judge = wide(win_rates(frame)).iloc[0]
+        lab = wide(win_rates(labels.assign(judge="people", status="ok"))).iloc[0]
         for key, row in zip(names, (ppi, pct, judge, lab), strict=True):
             lo = np.array([row[f"{c}_ci_low"] for c in RATE_NAMES])
             hi = np.array([row[f"{c}_ci_high"] for c in RATE_NAMES])

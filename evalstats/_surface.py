@@ -11,7 +11,7 @@ surface: the README's API table and ``tests/test_layering.py`` read it (the laye
 parses its module strings as the imports they are).
 
 No public name may be the name of a submodule in the table: importing the submodule would bind
-the module over the name (``evalstats.stats.summarize`` the module hiding the function), so
+the module over the name (``evalstats.stats.formatting`` the module hiding the function), so
 such a table is refused.
 """
 

@@ -13,13 +13,28 @@ its level, everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["MAX_COLUMNS", "TIDY_COLUMNS", "ResultFrame", "tidy_frame"]
+__all__ = [
+    "MAX_COLUMNS",
+    "TIDY_COLUMNS",
+    "WIDE_SUFFIXES",
+    "ResultFrame",
+    "concat_results",
+    "is_long",
+    "refuse_pooled_rubrics",
+    "result_by",
+    "stack_results",
+    "stack_statistics",
+    "tidy_frame",
+    "wide",
+    "with_detail",
+    "with_diagnostics",
+]
 
 #: The columns every result frame has, in this order, after its grouping columns.
 TIDY_COLUMNS = (
@@ -125,4 +140,274 @@ def tidy_frame(
     out = ResultFrame(rows.reindex(columns=keep).reset_index(drop=True))
     out.diagnostics = None if diagnostics is None else diagnostics.reset_index(drop=True)
     out.by = tuple(by)
+    return out
+
+
+def stack_statistics(
+    groups: pd.DataFrame,
+    statistics: Sequence[tuple[str, dict[str, Any]]],
+    *,
+    diagnostics: pd.DataFrame | None = None,
+    extra: Sequence[str] = (),
+) -> ResultFrame:
+    """One row per group and statistic from per-group arrays: the builder of every result.
+
+    ``groups`` holds the grouping columns (one row per group, possibly no column);
+    ``statistics`` is ``[(name, {column: array or scalar}), ...]`` with columns among
+    :data:`TIDY_COLUMNS` and ``extra``. Rows come group by group, the statistics in the
+    order given.
+
+    Examples
+    --------
+    >>> g = pd.DataFrame({"judge": ["a", "b"]})
+    >>> r = stack_statistics(g, [("win_rate", {"estimate": [0.5, 0.6], "n": [10, 12]}),
+    ...                          ("net_win", {"estimate": [0.1, 0.2], "n": [10, 12]})])
+    >>> r[["judge", "statistic", "estimate", "n"]]
+      judge statistic  estimate   n
+    0     a  win_rate       0.5  10
+    1     a   net_win       0.1  10
+    2     b  win_rate       0.6  12
+    3     b   net_win       0.2  12
+    """
+    by = list(groups.columns)
+    n_groups = len(groups)
+    n_stats = len(statistics)
+    base = groups.reset_index(drop=True)
+    # Group-major order: group g's statistic s lands at row g * n_stats + s.
+    rows = base.loc[np.repeat(np.arange(n_groups), n_stats)].reset_index(drop=True)
+    rows["statistic"] = np.tile(np.array([s for s, _ in statistics], dtype=object), n_groups)
+    columns = dict.fromkeys(c for _, cols in statistics for c in cols)
+    for col in columns:
+        values = []
+        for _, cols in statistics:
+            v = cols.get(col, np.nan)
+            values.append(np.broadcast_to(np.asarray(v, dtype=object), (n_groups,)))
+        stacked = np.stack(values, axis=1).reshape(-1)
+        rows[col] = pd.Series(stacked).infer_objects()
+    return tidy_frame(rows, by=by, diagnostics=diagnostics, extra=extra)
+
+
+def result_by(result: pd.DataFrame) -> list[str]:
+    """The grouping columns of a long result (those before ``statistic``)."""
+    by = getattr(result, "by", None)
+    if by:
+        return [c for c in by if c in result.columns]
+    cols = list(result.columns)
+    return cols[: cols.index("statistic")] if "statistic" in cols else []
+
+
+def is_long(table: Any) -> bool:
+    """True for a table in the one result shape: :data:`TIDY_COLUMNS` in order after the
+    grouping columns (a table that merely has a ``statistic`` column is not one)."""
+    if not isinstance(table, pd.DataFrame) or "statistic" not in table.columns:
+        return False
+    cols = list(table.columns)
+    at = cols.index("statistic")
+    return tuple(cols[at : at + len(TIDY_COLUMNS)]) == TIDY_COLUMNS
+
+
+#: How the columns of a statistic's row are named in the wide view, ``<statistic><suffix>``.
+WIDE_SUFFIXES = {
+    "estimate": "",
+    "se": "_se",
+    "ci_low": "_ci_low",
+    "ci_high": "_ci_high",
+    "p_value": "_p",
+    "df": "_df",
+}
+
+
+def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A long result pivoted to one row per group, for display and export only.
+
+    Each statistic ``s`` gives ``s``, ``s_se``, ``s_ci_low``, ``s_ci_high``, ``s_p``,
+    ``s_df`` (and ``s_<extra>`` for numeric extras); a column that is the same for every
+    statistic of a group (``n``, ``method``, ``confidence``, ``ci_note``...) is kept once;
+    the diagnostics (``result.diagnostics`` unless given) are joined on the grouping
+    columns. Results, JSON and plot inputs stay long: this view is for a table a reader
+    scans across (a LaTeX table with win, tie and loss side by side).
+
+    Examples
+    --------
+    >>> g = pd.DataFrame({"judge": ["a"]})
+    >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5, "ci_low": 0.3, "n": 9}),
+    ...                          ("net_win", {"estimate": 0.1, "p_value": 0.4, "n": 9})],
+    ...                      diagnostics=g.assign(wins=4))
+    >>> wide(r)[["judge", "wins", "n", "win_rate", "win_rate_ci_low", "net_win_p"]]
+      judge  wins  n  win_rate  win_rate_ci_low  net_win_p
+    0     a     4  9       0.5              0.3        0.4
+    """
+    if not is_long(result):
+        return result
+    by = result_by(result)
+    if diagnostics is None:
+        diagnostics = getattr(result, "diagnostics", None)
+    frame = pd.DataFrame(result)
+    key = (
+        pd.MultiIndex.from_frame(frame[by].astype(object).fillna("<NA>")).to_flat_index()
+        if by
+        else pd.Index(np.zeros(len(frame), dtype=np.int64))
+    )
+    gid, _ = pd.factorize(key)
+    first = ~pd.Series(gid).duplicated().to_numpy()
+    out = frame.loc[first, by].reset_index(drop=True)
+    stats = list(dict.fromkeys(frame["statistic"]))
+    per_stat = [c for c in frame.columns if c not in (*by, "statistic")]
+    shared, spread = [], []
+    for c in per_stat:
+        same = frame.groupby(gid, sort=False)[c].nunique(dropna=False).le(1).all()
+        (shared if same and c not in WIDE_SUFFIXES else spread).append(c)
+    for c in shared:
+        out[c] = frame.loc[first, c].to_numpy()
+    n_groups = len(out)
+    for s in stats:
+        hit = (frame["statistic"] == s).to_numpy()
+        pos = np.full(n_groups, -1)
+        pos[gid[hit]] = np.flatnonzero(hit)
+        # A statistic without an interval by construction (no confidence level anywhere):
+        # no empty interval, SE, p-value or df columns for it.
+        bare = "confidence" in frame and frame.loc[hit, "confidence"].isna().all()
+        for c in spread:
+            empty = frame.loc[hit, c].isna().all()
+            if empty and bare and c in WIDE_SUFFIXES and c != "estimate":
+                continue
+            if empty and c not in TIDY_COLUMNS:  # an extra only some statistics have
+                continue
+            name = s + WIDE_SUFFIXES.get(c, f"_{c}")
+            values = frame[c].to_numpy()
+            if (pos >= 0).all():  # every group has the statistic: its values, its dtype
+                out[name] = values[pos]
+                continue
+            col = pd.Series(np.where(pos >= 0, values[np.maximum(pos, 0)], np.nan)).infer_objects()
+            if c in ("n", "n_tasks"):
+                col = col.astype("Int64")  # a count, absent for a group without the statistic
+            out[name] = col
+    if diagnostics is not None and len(diagnostics.columns):
+        diag = pd.DataFrame(diagnostics).reset_index(drop=True)
+        add = [c for c in diag.columns if c not in out.columns]
+        if by and all(c in diag.columns for c in by):
+            out = out.merge(diag[[*by, *add]], on=by, how="left", sort=False)
+        elif len(diag) == len(out):
+            out = pd.concat([out, diag[add]], axis=1)
+        order = [*by, *add, *[c for c in out.columns if c not in by and c not in add]]
+        out = out[order]
+    out.attrs.update(result.attrs)
+    return out
+
+
+def refuse_pooled_rubrics(frame: pd.DataFrame, by: Sequence[str], what: str) -> None:
+    """Raise :class:`~evalstats.errors.DataError` when ``by`` would pool several rubrics.
+
+    A three-way WITH/WITHOUT label and a blind pair-order verdict are different
+    measurements; one rate over both is no one's estimand. The grouping is refused
+    rather than widened, so that the caller's ``by`` is the result's grouping.
+
+    >>> f = pd.DataFrame({"rubric": ["a", "b"], "judge": "j"})
+    >>> refuse_pooled_rubrics(f, ["rubric", "judge"], "win_rates")
+    >>> refuse_pooled_rubrics(f, ["judge"], "win_rates")
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.DataError: field 'rubric': win_rates: the frame mixes 2 rubrics (a, b); \
+group by rubric (by=["rubric", ...]) or select one, rates are never pooled across rubrics
+    """
+    if "rubric" not in frame.columns or "rubric" in by:
+        return
+    names = pd.unique(frame["rubric"].dropna().astype(str))
+    if len(names) > 1:
+        from .errors import DataError
+
+        shown = ", ".join(sorted(names)[:4]) + (", ..." if len(names) > 4 else "")
+        raise DataError(
+            f"{what}: the frame mixes {len(names)} rubrics ({shown}); group by rubric "
+            '(by=["rubric", ...]) or select one, rates are never pooled across rubrics',
+            field="rubric",
+        )
+
+
+def with_detail(result: ResultFrame) -> pd.DataFrame:
+    """``result`` with its diagnostics joined onto every row (the ``detail=True`` view:
+    a plain frame, wider than the tidy shape).
+
+    >>> g = pd.DataFrame({"judge": ["a"]})
+    >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5})], diagnostics=g.assign(wins=4))
+    >>> with_detail(r)[["judge", "statistic", "estimate", "wins"]]
+      judge statistic  estimate  wins
+    0     a  win_rate       0.5     4
+    """
+    diag = getattr(result, "diagnostics", None)
+    by = result_by(result)
+    plain = pd.DataFrame(result)
+    if diag is None:
+        return plain
+    add = [c for c in diag.columns if c not in plain.columns]
+    if by:
+        return plain.merge(diag[[*by, *add]], on=by, how="left", sort=False)
+    return plain.assign(**{c: diag[c].iloc[0] for c in add})
+
+
+def stack_results(results: dict[str, ResultFrame], key: str) -> ResultFrame:
+    """Several results of one function stacked under a new leading grouping column ``key``
+    (its value: each result's name), their diagnostics stacked alike.
+
+    >>> g = pd.DataFrame({"judge": ["a"]})
+    >>> r = {v: stack_statistics(g, [("win_rate", {"estimate": e})], diagnostics=g.assign(n=3))
+    ...      for v, e in (("exclude", 0.5), ("loss", 0.4))}
+    >>> s = stack_results(r, "no_answer_as")
+    >>> s[["no_answer_as", "judge", "statistic", "estimate"]]
+      no_answer_as judge statistic  estimate
+    0      exclude     a  win_rate       0.5
+    1         loss     a  win_rate       0.4
+    >>> s.by, len(s.diagnostics)
+    (('no_answer_as', 'judge'), 2)
+    """
+    first = next(iter(results.values()))
+    by = [key, *result_by(first)]
+    rows = pd.concat(
+        [pd.DataFrame(r).assign(**{key: name}) for name, r in results.items()], ignore_index=True
+    )
+    diags = [
+        pd.DataFrame(r.diagnostics).assign(**{key: name})
+        for name, r in results.items()
+        if getattr(r, "diagnostics", None) is not None
+    ]
+    diagnostics = None
+    if diags:
+        diagnostics = pd.concat(diags, ignore_index=True)
+        diagnostics = diagnostics[[key, *(c for c in diagnostics.columns if c != key)]]
+    extra = [c for c in rows.columns if c not in (*by, *TIDY_COLUMNS)]
+    return tidy_frame(rows, by=by, diagnostics=diagnostics, extra=extra)
+
+
+def concat_results(results: Sequence[ResultFrame]) -> ResultFrame:
+    """Results with the same grouping columns, one after the other (diagnostics alike).
+
+    >>> g = pd.DataFrame({"judge": ["a"]})
+    >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5})], diagnostics=g.assign(n=3))
+    >>> both = concat_results([r, r])
+    >>> len(both), len(both.diagnostics), both.by
+    (2, 2, ('judge',))
+    """
+    by = result_by(results[0])
+    rows = pd.concat([pd.DataFrame(r) for r in results], ignore_index=True)
+    diags = [r.diagnostics for r in results if getattr(r, "diagnostics", None) is not None]
+    diagnostics = pd.concat(diags, ignore_index=True) if diags else None
+    extra = [c for c in rows.columns if c not in (*by, *TIDY_COLUMNS)]
+    return tidy_frame(rows, by=by, diagnostics=diagnostics, extra=extra)
+
+
+def with_diagnostics(tables: Mapping[str, Any]) -> dict[str, Any]:
+    """``tables`` plus ``<name>_diagnostics`` for each long result that has diagnostics:
+    results.json holds plain tables, so a result's per-group counts and flags travel as a
+    table of their own beside its rows.
+
+    >>> g = pd.DataFrame({"judge": ["a"]})
+    >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5})], diagnostics=g.assign(n=3))
+    >>> sorted(with_diagnostics({"headline": r, "audit": pd.DataFrame()}))
+    ['audit', 'headline', 'headline_diagnostics']
+    """
+    out = dict(tables)
+    for name, value in tables.items():
+        diag = getattr(value, "diagnostics", None)
+        if isinstance(value, ResultFrame) and isinstance(diag, pd.DataFrame):
+            out[f"{name}_diagnostics"] = diag
     return out

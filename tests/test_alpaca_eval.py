@@ -24,6 +24,7 @@ from sklearn.metrics import cohen_kappa_score
 
 import evalstats
 from evalstats._schema import VERDICT_COLUMNS
+from evalstats._tidy import wide as per_group
 from evalstats.adapters import alpaca_eval
 from evalstats.errors import DataError
 from evalstats.records import EvalstatsWarning
@@ -132,7 +133,7 @@ def test_real_frame_shape_and_schema(real_frame):
 
 
 def test_real_agreement_matches_an_independent_crosstab(real_frame):
-    agr = alpaca_eval.judge_agreement_by_model(real_frame, n_resamples=300, rng=0)
+    agr = per_group(alpaca_eval.judge_agreement_by_model(real_frame, n_resamples=300, rng=0))
     raw = _raw_records()
     raw["o"] = np.where(raw["preference"] > 1.5, 2, np.where(raw["preference"] == 1.5, 1, 0))
     for _, row in agr.iterrows():
@@ -277,7 +278,7 @@ def test_three_judges_agreement(tmp_path):
     records = _synthetic(seed=5)
     frame = alpaca_eval.load(_write_json_array(tmp_path / "annotations.json", records))
     one = frame.loc[frame["model"] == "model-alpha"]
-    agr = evalstats.judge_agreement(one, rubric="alpaca_eval", n_resamples=200, rng=0)
+    agr = per_group(evalstats.judge_agreement(one, rubric="alpaca_eval", n_resamples=200, rng=0))
     assert len(agr) == 4  # three pairs + the all-judges row
     assert agr["judge_a"].iloc[-1] == "all judges"
     assert agr["n"].iloc[-1] == 60
@@ -289,7 +290,7 @@ def test_three_judges_agreement(tmp_path):
         ref = cohen_kappa_score(wide[row["judge_a"]], wide[row["judge_b"]])
         assert row["kappa"] == pytest.approx(ref, rel=1e-12)
         assert row["n"] == 60
-    both = alpaca_eval.judge_agreement_by_model(frame, n_resamples=200, rng=0)
+    both = per_group(alpaca_eval.judge_agreement_by_model(frame, n_resamples=200, rng=0))
     assert both.groupby("model").size().to_dict() == {"model-alpha": 4, "model-beta": 4}
     pd.testing.assert_series_equal(
         both.loc[both["model"] == "model-alpha", "kappa"].reset_index(drop=True),
@@ -299,7 +300,7 @@ def test_three_judges_agreement(tmp_path):
     cons = evalstats.consensus(one, "majority", rubric="alpaca_eval")
     assert len(cons) == 60
     wr = evalstats.win_rates(frame, by=["model", "judge"])
-    assert wr["n"].tolist() == [60] * 6
+    assert wr.diagnostics["n"].tolist() == [60] * 6
 
 
 def test_invalid_preferences_are_kept_and_not_counted(tmp_path):

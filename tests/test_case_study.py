@@ -29,6 +29,7 @@ from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score
 
 from evalstats import report as rp
+from evalstats._tidy import wide
 from evalstats.adapters import alpaca_eval
 from evalstats.adapters.alpaca_eval import annotation_files
 from evalstats.errors import DataError
@@ -95,7 +96,10 @@ def raw() -> pd.DataFrame:
 
 
 def _table(doc: dict, name: str) -> pd.DataFrame:
-    return pd.DataFrame(doc["tables"][name])
+    """Table ``name`` of results.json; a long result one row per group beside its counts."""
+    t = doc["tables"]
+    diag = t.get(f"{name}_diagnostics")
+    return wide(pd.DataFrame(t[name]), diagnostics=None if diag is None else pd.DataFrame(diag))
 
 
 def _row(rows: list[dict], model: str, annotator: str, **more) -> dict:
@@ -142,6 +146,7 @@ def test_report_directory_layout(rendered):
     assert tables == {
         "leaderboard",
         "agreement",
+        "agreement_diagnostics",
         "length_bias",
         "length_slope",
         "standard_errors",

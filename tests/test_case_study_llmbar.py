@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from evalstats._tidy import wide
 from evalstats.report import REPORT_KINDS, compute, detect_kind, render_report
 
 REPO = Path(__file__).resolve().parents[1]
@@ -90,7 +91,10 @@ def raw() -> dict[str, dict]:
 
 
 def _table(doc: dict, name: str) -> pd.DataFrame:
-    return pd.DataFrame(doc["tables"][name])
+    """Table ``name`` of results.json; a long result one row per group beside its counts."""
+    t = doc["tables"]
+    diag = t.get(f"{name}_diagnostics")
+    return wide(pd.DataFrame(t[name]), diagnostics=None if diag is None else pd.DataFrame(diag))
 
 
 def _winners(records: list[dict]) -> tuple[np.ndarray, np.ndarray]:

@@ -9,6 +9,7 @@ import statsmodels.api as sm
 from scipy import stats
 
 from evalstats._schema import STATUS_DTYPE
+from evalstats._tidy import TIDY_COLUMNS
 from evalstats.errors import DataError
 from evalstats.stats.cost import (
     COST_METRICS,
@@ -57,7 +58,7 @@ def _expand_judgments(pairs):
 
 
 def _row(out, metric):
-    return out.set_index("metric").loc[metric]
+    return out.set_index("statistic").loc[metric]
 
 
 # ------------------------------------------------------------------- analytic vs statsmodels
@@ -81,13 +82,13 @@ def test_total_ratio_cr1_se_matches_statsmodels_wls_cluster(seed):
         r = _row(out, f"{measure}_total_ratio")
         assert r["estimate"] == pytest.approx(fit.params[0], rel=1e-12)
         # delta method: se(log R) = se(R) / R
-        assert r["se_log"] == pytest.approx(fit.bse[0] / fit.params[0], rel=1e-10)
+        assert r["se"] == pytest.approx(fit.bse[0] / fit.params[0], rel=1e-10)
         q = stats.t.ppf(0.975, fit.df_resid_inference)
         assert fit.df_resid_inference == pairs["task_id"].nunique() - 1
-        assert r["ci_low"] == pytest.approx(np.exp(np.log(fit.params[0]) - q * r["se_log"]))
-        assert r["ci_high"] == pytest.approx(np.exp(np.log(fit.params[0]) + q * r["se_log"]))
-        assert r["n_clusters"] == pairs["task_id"].nunique()
-        assert r["n_pairs"] == len(pairs)
+        assert r["ci_low"] == pytest.approx(np.exp(np.log(fit.params[0]) - q * r["se"]))
+        assert r["ci_high"] == pytest.approx(np.exp(np.log(fit.params[0]) + q * r["se"]))
+        assert r["n_tasks"] == pairs["task_id"].nunique()
+        assert r["n"] == len(pairs)
 
 
 @pytest.mark.parametrize("seed", [3, 4, 5])
@@ -106,7 +107,7 @@ def test_geomean_cr1_se_matches_statsmodels_ols_cluster(seed):
         r = _row(out, f"{measure}_geomean_ratio")
         assert r["estimate"] == pytest.approx(np.exp(fit.params[0]), rel=1e-12)
         # statsmodels' CR1 factor is C/(C-1) * (n-1)/(n-k); with k = 1 it is C/(C-1), ours
-        assert r["se_log"] == pytest.approx(fit.bse[0], rel=1e-10)
+        assert r["se"] == pytest.approx(fit.bse[0], rel=1e-10)
         lo, hi = np.exp(fit.conf_int(alpha=0.05)[0])
         assert r["ci_low"] == pytest.approx(lo, rel=1e-10)
         assert r["ci_high"] == pytest.approx(hi, rel=1e-10)
@@ -120,7 +121,7 @@ def test_geomean_with_one_pair_per_task_is_the_t_interval_on_logs():
     r = _row(out, "tokens_geomean_ratio")
     assert r["ci_low"] == pytest.approx(np.exp(ci.low), rel=1e-10)
     assert r["ci_high"] == pytest.approx(np.exp(ci.high), rel=1e-10)
-    assert r["se_log"] == pytest.approx(stats.sem(lr), rel=1e-10)
+    assert r["se"] == pytest.approx(stats.sem(lr), rel=1e-10)
 
 
 # ------------------------------------------------------------------- bootstrap vs scipy
@@ -139,7 +140,7 @@ def test_geomean_bootstrap_with_one_pair_per_task_matches_scipy_bootstrap(method
     # independent streams: endpoints agree to Monte-Carlo error (~0.04 SE at B = 20 000)
     assert np.log(r["ci_low"]) == pytest.approx(ref.confidence_interval.low, abs=0.15 * se)
     assert np.log(r["ci_high"]) == pytest.approx(ref.confidence_interval.high, abs=0.15 * se)
-    assert r["se_log"] == pytest.approx(se, rel=0.05)
+    assert r["se"] == pytest.approx(se, rel=0.05)
 
 
 @pytest.mark.parametrize("method", ["percentile", "bca", "basic"])
@@ -165,7 +166,7 @@ def test_total_ratio_bootstrap_matches_scipy_paired_bootstrap_of_task_totals(met
     se = ref.standard_error
     assert np.log(r["ci_low"]) == pytest.approx(ref.confidence_interval.low, abs=0.15 * se)
     assert np.log(r["ci_high"]) == pytest.approx(ref.confidence_interval.high, abs=0.15 * se)
-    assert r["se_log"] == pytest.approx(se, rel=0.05)
+    assert r["se"] == pytest.approx(se, rel=0.05)
     assert r["method"].startswith(f"cluster bootstrap {method}")
 
 
@@ -212,7 +213,7 @@ def test_repeated_judgments_of_a_pair_count_once():
     a = cost_ratios(pairs, n_resamples=2000, rng=5)
     b = cost_ratios(long, n_resamples=2000, rng=5)
     pd.testing.assert_frame_equal(a, b)
-    assert (a["n_pairs"] == len(pairs)).all()
+    assert (a["n"] == len(pairs)).all()
     sp = agent_spend(long)
     assert sp.set_index("arm").loc["with", "tokens"] == pairs["tokens_with"].sum()
     assert sp.set_index("arm").loc["without", "wall_s"] == pytest.approx(
@@ -250,7 +251,7 @@ def test_no_answer_pairs_are_included_by_default_and_can_be_dropped():
     inc = cost_ratios(long, interval="analytic", rng=0)
     exc = cost_ratios(long, interval="analytic", include_no_answer=False, rng=0)
     ref = cost_ratios(pairs.loc[status != "no_answer"], interval="analytic", rng=0)
-    assert (inc["n_no_answer"] == 3).all() and (inc["n_pairs"] == len(pairs)).all()
+    assert (inc["n_no_answer"] == 3).all() and (inc["n"] == len(pairs)).all()
     assert (exc["n_no_answer"] == 0).all()
     pd.testing.assert_frame_equal(exc, ref)
     assert agent_spend(long, include_no_answer=False)["n_pairs"].iloc[0] == len(pairs) - 3
@@ -260,11 +261,11 @@ def test_zero_and_missing_costs_are_counted_not_silently_used():
     pairs = _pairs(np.random.default_rng(16), n_tasks=20)
     pairs.loc[2, "tokens_with"] = 0  # a real run that used nothing: kept in totals
     pairs.loc[7, "tokens_without"] = pd.NA  # unknown: out of every token metric
-    out = cost_ratios(pairs, interval="analytic", rng=0).set_index("metric")
+    out = cost_ratios(pairs, interval="analytic", rng=0).set_index("statistic")
     n = len(pairs)
-    assert out.loc["tokens_total_ratio", ["n_pairs", "n_excluded"]].tolist() == [n - 1, 1]
+    assert out.loc["tokens_total_ratio", ["n", "n_excluded"]].tolist() == [n - 1, 1]
     for m in ("tokens_geomean_ratio", "tokens_median_ratio"):
-        assert out.loc[m, ["n_pairs", "n_excluded"]].tolist() == [n - 2, 2]
+        assert out.loc[m, ["n", "n_excluded"]].tolist() == [n - 2, 2]
     for m in ("wall_total_ratio", "wall_geomean_ratio"):
         assert out.loc[m, "n_excluded"] == 0
     keep = pairs.drop(index=7)
@@ -299,7 +300,7 @@ def test_swapping_the_arms_gives_reciprocal_ratios_and_intervals():
     # the default (lognormal total, CR2 geomean) is exactly reciprocal; CR2 on the total is
     # not: its leverages (Y_c / Y) belong to the denominator, so only the estimate is
     a, b = cost_ratios(pairs, rng=9), cost_ratios(swapped, rng=9)
-    med = a["metric"].str.contains("median")
+    med = a["statistic"].str.contains("median")
     np.testing.assert_allclose(a["ci_low"][~med], 1 / b["ci_high"][~med], rtol=1e-9)
     np.testing.assert_allclose(a["ci_high"][~med], 1 / b["ci_low"][~med], rtol=1e-9)
     a, b = cost_ratios(pairs, interval="cr2", rng=9), cost_ratios(swapped, interval="cr2", rng=9)
@@ -309,10 +310,9 @@ def test_swapping_the_arms_gives_reciprocal_ratios_and_intervals():
 def test_output_shape_and_single_cluster():
     pairs = _pairs(np.random.default_rng(18), n_tasks=10)
     out = cost_ratios(pairs, n_resamples=500, rng=0)
-    assert out["metric"].tolist() == list(COST_METRICS)
-    assert {"estimate", "ci_low", "ci_high", "se_log", "n_pairs", "n_clusters", "method"} <= set(
-        out.columns
-    )
+    assert out["statistic"].tolist() == list(COST_METRICS)
+    assert list(out.columns) == [*TIDY_COLUMNS, "estimand", "n_excluded", "n_no_answer"]
+    assert {"estimate", "ci_low", "ci_high", "se", "n", "n_tasks", "method"} <= set(out.columns)
     assert (out["ci_low"] <= out["estimate"]).all() and (out["estimate"] <= out["ci_high"]).all()
     one = cost_ratios(pairs.loc[pairs["task_id"] == pairs["task_id"].iloc[0]], rng=0)
     assert one["estimate"].notna().all() and one["ci_low"].isna().all()
@@ -325,7 +325,7 @@ def test_task_clustering_widens_the_interval_against_naive_iid():
     pairs = _pairs(np.random.default_rng(19), n_tasks=40, max_reps=6, effect_sd=0.8)
     lr = np.log(pairs["tokens_with"].to_numpy(float) / pairs["tokens_without"].to_numpy(float))
     out = cost_ratios(pairs, interval="analytic", rng=0)
-    assert _row(out, "tokens_geomean_ratio")["se_log"] > 1.2 * stats.sem(lr)
+    assert _row(out, "tokens_geomean_ratio")["se"] > 1.2 * stats.sem(lr)
 
 
 # ------------------------------------------------------------------- judge spend
@@ -370,11 +370,11 @@ def test_a_coarser_cluster_column_is_respected_and_must_be_constant_within_pairs
     pairs = _pairs(np.random.default_rng(21), n_tasks=30)
     pairs["repo"] = pairs["task_id"].str[-1]  # ten repos of three tasks
     out = cost_ratios(pairs, cluster="repo", interval="analytic", rng=0)
-    assert (out["n_clusters"] == pairs["repo"].nunique()).all()
+    assert (out["n_tasks"] == pairs["repo"].nunique()).all()
     groups = pd.factorize(pairs["repo"])[0]
     lr = np.log(pairs["tokens_with"].to_numpy(float) / pairs["tokens_without"].to_numpy(float))
     fit = sm.OLS(lr, np.ones_like(lr)).fit(cov_type="cluster", cov_kwds={"groups": groups})
-    assert _row(out, "tokens_geomean_ratio")["se_log"] == pytest.approx(fit.bse[0], rel=1e-10)
+    assert _row(out, "tokens_geomean_ratio")["se"] == pytest.approx(fit.bse[0], rel=1e-10)
     long = _expand_judgments(pairs)
     long.loc[0, "repo"] = "elsewhere"
     with pytest.raises(DataError, match="disagree on repo"):
@@ -437,7 +437,7 @@ def test_cr2_and_bell_mccaffrey_df_match_a_direct_matrix_computation(seed):
     r, se, df = _cr2_direct(y[:, None], x, 1.0 / y, groups)
     row = _row(out, "tokens_total_ratio")
     assert row["estimate"] == pytest.approx(r, rel=1e-12)
-    assert row["se_log"] == pytest.approx(se / r, rel=1e-9)
+    assert row["se"] == pytest.approx(se / r, rel=1e-9)
     assert row["df"] == pytest.approx(df, rel=1e-9)
     q = stats.t.ppf(0.95, df)
     assert row["ci_low"] == pytest.approx(r * np.exp(-q * se / r), rel=1e-9)
@@ -446,7 +446,7 @@ def test_cr2_and_bell_mccaffrey_df_match_a_direct_matrix_computation(seed):
     lr = np.log(x / y)
     mu, se, df = _cr2_direct(np.ones((lr.size, 1)), lr, np.ones(lr.size), groups)
     row = _row(out, "tokens_geomean_ratio")
-    assert row["se_log"] == pytest.approx(se, rel=1e-9)
+    assert row["se"] == pytest.approx(se, rel=1e-9)
     assert row["df"] == pytest.approx(df, rel=1e-9)
     assert row["df"] < pairs["task_id"].nunique() - 1  # unequal clusters: fewer df than C - 1
     q = stats.t.ppf(0.95, df)
@@ -462,7 +462,7 @@ def test_bm_df_is_c_minus_1_when_balanced_and_cr2_equals_cr1_then():
     pairs = _pairs(rng, n_tasks=8).query("replicate <= 1")
     a = _row(cost_ratios(pairs, interval="cr2"), "tokens_geomean_ratio")
     b = _row(cost_ratios(pairs, interval="analytic"), "tokens_geomean_ratio")
-    assert a["se_log"] == pytest.approx(b["se_log"], rel=1e-12)
+    assert a["se"] == pytest.approx(b["se"], rel=1e-12)
     assert a["df"] == pytest.approx(7.0) and b["df"] == 7.0
 
 
@@ -488,7 +488,7 @@ def test_default_total_interval_is_the_generalized_pivotal_one_on_task_totals():
     pairs = _pairs(np.random.default_rng(33), n_tasks=8, max_reps=3, effect_sd=0.4)
     out = cost_ratios(pairs, rng=0)
     cr2 = cost_ratios(pairs, interval="cr2", rng=0)
-    geo = out["metric"].str.contains("geomean")
+    geo = out["statistic"].str.contains("geomean")
     pd.testing.assert_frame_equal(out.loc[geo], cr2.loc[geo])  # the geomean: CR2 + BM
     row = _row(out, "tokens_total_ratio")
     tot = pairs.groupby("task_id")[["tokens_with", "tokens_without"]].sum().to_numpy(float)
@@ -500,7 +500,7 @@ def test_default_total_interval_is_the_generalized_pivotal_one_on_task_totals():
     tol = 0.02 * (hi - lo)
     assert np.log(row["ci_low"]) == pytest.approx(lo, abs=tol)
     assert np.log(row["ci_high"]) == pytest.approx(hi, abs=tol)
-    assert row["se_log"] == pytest.approx(np.std(ref), rel=0.05)
+    assert row["se"] == pytest.approx(np.std(ref), rel=0.05)
     assert row["ci_low"] < row["estimate"] < row["ci_high"]
     assert _row(out, "tokens_geomean_ratio")["method"].startswith("CR2")
     assert out["estimand"].tolist()[:3] == [
@@ -585,8 +585,8 @@ def test_the_default_widens_to_cr2_when_the_lognormal_model_excludes_the_plain_r
     # the equivalence test on that construction inverts the hull at 1 - 2 alpha
     ref = _row(cost_ratios(pairs, confidence=0.90, rng=0), "tokens_total_ratio")
     for margin in (1.05, 1.5, 3.0, 10.0):
-        eq = _row(cost_equivalence(pairs, margin=margin, metrics=("tokens_total_ratio",)),
-                  "tokens_total_ratio")  # fmt: skip
+        eq = cost_equivalence(pairs, margin=margin, metrics=("tokens_total_ratio",))
+        eq = eq.set_index("metric").loc["tokens_total_ratio"]
         assert eq["ci_low"] == pytest.approx(ref["ci_low"], rel=1e-12)
         assert eq["ci_high"] == pytest.approx(ref["ci_high"], rel=1e-12)
         assert (eq["p_value"] < 0.05) == (eq["ci_high"] < margin)

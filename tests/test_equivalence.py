@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.weightstats import DescrStatsW, ttost_ind, ttost_paired
 
+from evalstats._tidy import wide
 from evalstats.stats import equivalence as eq
 from evalstats.stats.equivalence import (
     EquivalenceResult,
@@ -183,7 +184,7 @@ def test_cost_equivalence_inverts_the_interval_cost_ratios_reports(interval):
     pairs = pd.concat([_one_pair_per_task(rng).assign(replicate=r) for r in (1, 2, 3)])
     pairs = pairs.iloc[:-5]  # unequal task sizes: BM df below C - 1
     # the test at alpha is the 1 - 2 alpha interval of the same construction
-    ref = cost_ratios(pairs, interval=interval, confidence=0.90).set_index("metric")
+    ref = cost_ratios(pairs, interval=interval, confidence=0.90).set_index("statistic")
     out = cost_equivalence(pairs, margin=1.2, kind="equivalence", interval=interval)
     out = out.set_index("metric")
     for metric in ("tokens_total_ratio", "tokens_geomean_ratio"):
@@ -198,7 +199,7 @@ def test_cost_equivalence_inverts_the_interval_cost_ratios_reports(interval):
         else:
             assert out.loc[metric, "df"] == r["df"]
             centre = np.log(out.loc[metric, "test_centre"])
-            res = tost(centre, r["se_log"], r["df"], lower=-np.log(1.2), upper=np.log(1.2))
+            res = tost(centre, r["se"], r["df"], lower=-np.log(1.2), upper=np.log(1.2))
             assert out.loc[metric, "p_value"] == pytest.approx(res.p_value, rel=1e-12)
         inside = 1 / 1.2 < r["ci_low"] and r["ci_high"] < 1.2
         assert (out.loc[metric, "p_value"] < 0.05) == inside
@@ -257,7 +258,7 @@ def test_net_win_noninferiority_uses_a_df_column_from_win_rates_when_there_is_on
     def with_df(f, **kw):
         # Without the other column, so that the "df" case tests the fallback.
         others = [c for c in ("net_win_df",) if c != column]
-        return real(f, **kw).drop(columns=others).assign(**{column: 4.2})
+        return wide(real(f, **kw)).drop(columns=others).assign(**{column: 4.2})
 
     monkeypatch.setattr(eq, "win_rates", with_df)
     out = net_win_equivalence(frame, margin=0.1, kind="noninferiority").iloc[0]

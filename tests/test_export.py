@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+import evalstats.report as ex
 from evalstats.errors import DataError
-from evalstats.report import export as ex
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 RATES = {"win_rate", "tie_rate", "loss_rate", "net_win", "score", "observed_agreement"}
@@ -39,6 +39,55 @@ def results_path(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def doc(results_path) -> dict:
     return json.loads(results_path.read_text(encoding="utf-8"))
+
+
+# -- results.json's long tables, read back independently ----------------------------------------
+
+SUFFIX = {"": "estimate", "_ci_low": "ci_low", "_ci_high": "ci_high", "_se": "se", "_p": "p_value"}
+
+
+def _by(rows: list[dict]) -> list[str]:
+    cols = list(rows[0])
+    return cols[: cols.index("statistic")] if "statistic" in cols else []
+
+
+def source_rows(doc: dict, name: str) -> list[dict]:
+    """Table ``name`` one dict per group: the long rows' ``<statistic>``,
+    ``<statistic>_ci_low`` ... beside the group's diagnostics (a table with no grouping
+    columns, the cost ratios, is one row per statistic already)."""
+    rows = doc["tables"][name]
+    by = _by(rows)
+    if not by:
+        return rows
+    diag = {tuple(r[c] for c in by): r for r in doc["tables"].get(f"{name}_diagnostics", [])}
+    out: dict[tuple, dict] = {}
+    for r in rows:
+        key = tuple(r[c] for c in by)
+        g = out.setdefault(key, {**{c: r[c] for c in by}, **diag.get(key, {})})
+        for suffix, col in SUFFIX.items():
+            g[r["statistic"] + suffix] = r[col]
+        for col in ("method", "confidence"):
+            g.setdefault(col, r[col])
+    return list(out.values())
+
+
+def edit_group(doc: dict, name: str, i: int, **changes) -> None:
+    """Set cells of the i-th group of a long table as if it were one wide row."""
+    rows = doc["tables"][name]
+    by = _by(rows)
+    key = list(dict.fromkeys(tuple(r[c] for c in by) for r in rows))[i]
+    mine = [r for r in rows if tuple(r[c] for c in by) == key]
+    diag = [r for r in doc["tables"][f"{name}_diagnostics"] if tuple(r[c] for c in by) == key]
+    for col, value in changes.items():
+        if col in by or col in diag[0]:
+            for r in mine + diag:
+                r[col] = value
+            continue
+        stats = sorted({r["statistic"] for r in mine}, key=len, reverse=True)
+        stat = next(st for st in stats if col.startswith(st) and col[len(st) :] in SUFFIX)
+        for r in mine:
+            if r["statistic"] == stat:
+                r[SUFFIX[col[len(stat) :]]] = value
 
 
 # -- an independent reading of the outputs -----------------------------------------------------
@@ -105,13 +154,13 @@ def markdown_rows(md: str) -> tuple[list[str], list[list[str]]]:
 
 
 def check_table(name: str, header: list[str], rows: list[list[str]], doc, digits, percent):
-    source = doc["tables"][name]
+    source = source_rows(doc, name)
     assert len(rows) == len(source)
     for cells, row in zip(rows, source, strict=True):
         for col, cell in zip(header, cells, strict=True):
             stat = col.removesuffix(" (%)")
             assert col.endswith(" (%)") == (percent and stat in RATES), col
-            if stat in ("n", "n_pairs", "n_clusters"):
+            if stat in ("n", "n_pairs", "n_clusters", "n_tasks"):
                 assert int(cell) == row[stat]
             elif stat in (
                 "rubric",
@@ -119,7 +168,7 @@ def check_table(name: str, header: list[str], rows: list[list[str]], doc, digits
                 "judge_a",
                 "judge_b",
                 "task_id",
-                "metric",
+                "statistic",
                 "method",
                 "estimand",
             ):
@@ -175,7 +224,7 @@ SPECIAL = "my_judge 100% & #1 $x$ {a} ~b ^c \\d"
 
 def test_latex_escapes_special_characters(doc):
     bad = copy.deepcopy(doc)
-    for row in bad["tables"]["headline"]:
+    for row in bad["tables"]["headline"] + bad["tables"]["headline_diagnostics"]:
         row["judge"] = SPECIAL + row["judge"]
     tex = ex.latex_tables(bad)["headline"]
     body = tex.split("\\midrule\n", 1)[1]
@@ -188,12 +237,12 @@ def test_latex_escapes_special_characters(doc):
         assert len(re.findall(r"(?<!\\)&", line)) == n_cols - 1
         assert not re.search(r"(?<!\\)[%#$_]", line), line
     header, rows = latex_rows(tex)
-    assert [r[1] for r in rows] == [r["judge"] for r in bad["tables"]["headline"]]
+    assert [r[1] for r in rows] == [r["judge"] for r in source_rows(bad, "headline")]
 
 
 def test_markdown_escapes_pipes(doc):
     bad = copy.deepcopy(doc)
-    bad["tables"]["headline"][0]["judge"] = "a|b"
+    edit_group(bad, "headline", 0, judge="a|b")
     header, rows = markdown_rows(ex.markdown_tables(bad)["headline"])
     assert rows[0][1] == "a|b" and len(rows[0]) == len(header)
 
@@ -236,7 +285,7 @@ def test_macros_equal_results(results_path, doc, digits, percent):
     expected = 1  # \esConfidence
     assert macros["esConfidence"] == "95"
     for tname in ("headline", "consensus"):
-        for row in doc["tables"][tname]:
+        for row in source_rows(doc, tname):
             prefix = "es" + RUBRIC_WORDS[row["rubric"]] + JUDGE_WORDS[row["judge"]]
             for stat, w in STAT_WORDS.items():
                 assert close(macros[prefix + w], row[stat], stat, digits, percent)
@@ -250,7 +299,7 @@ def test_macros_equal_results(results_path, doc, digits, percent):
             assert int(macros[prefix + "Tasks"]) == row["n_clusters"]
             assert int(macros[prefix + "Pairs"]) == row["n_pairs"]
             expected += 3 * len(STAT_WORDS) + 3
-    for row in doc["tables"]["agreement"]:
+    for row in source_rows(doc, "agreement"):
         prefix = (
             "es"
             + RUBRIC_WORDS[row["rubric"]]
@@ -276,8 +325,8 @@ def test_macros_equal_results(results_path, doc, digits, percent):
         # observed agreement 1, kappa 3, kappa_boot 2, kappa_linear 3, ac1 3, pabak 3, n,
         # pairs, tasks
         expected += 1 + 3 + 2 + 3 + 3 + 3 + 3
-    for row in doc["tables"]["cost"]:
-        w = "".join(p.capitalize() for p in row["metric"].split("_"))
+    for row in source_rows(doc, "cost"):
+        w = "".join(p.capitalize() for p in row["statistic"].split("_"))
         assert close(macros[f"esCost{w}"], row["estimate"], "estimate", digits, percent)
         assert close(macros[f"esCost{w}Lo"], row["ci_low"], "estimate", digits, percent)
         assert close(macros[f"esCost{w}Hi"], row["ci_high"], "estimate", digits, percent)
@@ -287,8 +336,8 @@ def test_macros_equal_results(results_path, doc, digits, percent):
 
 def test_macro_collision_detected_and_aliases_resolve(doc):
     twin = copy.deepcopy(doc)
-    twin["tables"]["headline"][1]["judge"] = "openai:gpt-5-4"  # also GptFiveFour
-    twin["tables"]["headline"][0]["judge"] = "openai:gpt-5.4"
+    edit_group(twin, "headline", 1, judge="openai:gpt-5-4")  # also GptFiveFour
+    edit_group(twin, "headline", 0, judge="openai:gpt-5.4")
     with pytest.raises(ValueError, match=r"esBlindPairGptFiveFourWinRate.*aliases"):
         ex.latex_macros(twin)
     macros = parse_macros(ex.latex_macros(twin, aliases={"openai:gpt-5-4": "GptFiveDashFour"}))
@@ -302,7 +351,7 @@ def test_macro_collision_detected_and_aliases_resolve(doc):
 
 def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
     sentences = ex.result_sentences(doc)
-    rows = doc["tables"]["headline"] + doc["tables"]["consensus"]
+    rows = source_rows(doc, "headline") + source_rows(doc, "consensus")
     pat = re.compile(
         rf"WITH won ({NUM}) % \[({NUM}), ({NUM})\], tied ({NUM}) % \[({NUM}), ({NUM})\] and "
         rf"lost ({NUM}) % \[({NUM}), ({NUM})\] of (\d+) pairs(?: \((\d+) judged pair-orders\))? "
@@ -328,14 +377,14 @@ def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
         assert g[17] == row["rubric"]
         assert g[18] == METHOD_TEXT[row["method"]]
     assert "Claude Sonnet 4 judge" in sentences[0]
-    assert f"{doc['tables']['headline'][0]['no_answer']} no-answer" in sentences[0]
+    assert f"{source_rows(doc, 'headline')[0]['no_answer']} no-answer" in sentences[0]
 
 
 def test_agreement_and_cost_sentences(doc):
     sentences = ex.result_sentences(doc)
     agr = [s for s in sentences if "Cohen's kappa" in s]
-    assert len(agr) == len(doc["tables"]["agreement"])
-    for s, row in zip(agr, doc["tables"]["agreement"], strict=True):
+    assert len(agr) == len(source_rows(doc, "agreement"))
+    for s, row in zip(agr, source_rows(doc, "agreement"), strict=True):
         m = re.search(
             rf"kappa ({NUM}) \[({NUM}), ({NUM})\] \(95 % Wald CI, not clustered; "
             rf"\[({NUM}), ({NUM})\] by cluster bootstrap",
@@ -350,16 +399,16 @@ def test_agreement_and_cost_sentences(doc):
             units = f"{row['n']} pairs"
         assert f"of {units} in {row['n_clusters']} tasks" in s
     cost = [s for s in sentences if s.startswith("WITH / WITHOUT ratio")]
-    assert len(cost) == len(doc["tables"]["cost"])
+    assert len(cost) == len(source_rows(doc, "cost"))
     m = re.search(rf"total tokens: ({NUM}) \[({NUM}), ({NUM})\] over (\d+) pairs", cost[0])
-    row = doc["tables"]["cost"][0]
-    assert row["metric"] == "tokens_total_ratio"
-    assert close(m[1], row["estimate"], "estimate", None, True) and int(m[4]) == row["n_pairs"]
+    row = source_rows(doc, "cost")[0]
+    assert row["statistic"] == "tokens_total_ratio"
+    assert close(m[1], row["estimate"], "estimate", None, True) and int(m[4]) == row["n"]
 
 
 def test_headline_paragraph(doc):
     p = ex.headline_paragraph(doc)
-    row = doc["tables"]["headline"][0]
+    row = source_rows(doc, "headline")[0]
     m = re.search(rf"a net win of ({NUM}) percentage points \[({NUM}), ({NUM})\]", p)
     assert m and close(m[1], row["net_win"], "net_win", None, True)
     assert close(m[2], row["net_win_ci_low"], "net_win", None, True)
@@ -369,7 +418,7 @@ def test_headline_paragraph(doc):
     other = ex.headline_paragraph(doc, primary=("with-without", "consensus:unanimous"))
     assert other.startswith("On the with-without rubric, judged by unanimous consensus")
     flat = copy.deepcopy(doc)
-    flat["tables"]["headline"][0].update(net_win_ci_low=-0.1)
+    edit_group(flat, "headline", 0, net_win_ci_low=-0.1)
     assert "cannot tell WITH from WITHOUT" in ex.headline_paragraph(flat)
     with pytest.raises(ValueError, match="no headline row"):
         ex.headline_paragraph(doc, primary=("with-without", "nobody"))
@@ -421,7 +470,7 @@ def test_cli_export(results_path, tmp_path, capsys):
     assert args.func(args) == 0
     assert "wrote" in capsys.readouterr().out
     macros = parse_macros((tmp_path / "m.tex").read_text())
-    row = json.loads(results_path.read_text())["tables"]["headline"][1]
+    row = source_rows(json.loads(results_path.read_text()), "headline")[1]
     assert close(macros["esBlindPairGptFiveNetWin"], row["net_win"], "net_win", None, False)
     assert (tmp_path / "md" / "cost.md").exists()
     with pytest.raises(SystemExit):
@@ -451,7 +500,7 @@ def test_results_object_and_path_agree(results_path, doc):
 
 def test_missing_values_are_marked(doc):
     holes = copy.deepcopy(doc)
-    holes["tables"]["headline"][0].update(win_rate=None, net_win_ci_low=None)
+    edit_group(holes, "headline", 0, win_rate=None, net_win_ci_low=None)
     t = ex.formatted_tables(holes)["headline"]
     assert t.loc[0, "win_rate (%)"] == "–"
     assert re.fullmatch(NUM, t.loc[0, "net_win (%)"])  # estimate alone when a bound is missing
@@ -468,7 +517,7 @@ def _labels(doc) -> list[str]:
 
     out = set()
     for name in ("headline", "consensus", "agreement", "cost", "per_task"):
-        for row in doc["tables"][name]:
+        for row in source_rows(doc, name):
             for v in row.values():
                 if isinstance(v, str):
                     out |= {v, judge_label(v)}
@@ -482,7 +531,7 @@ def _shown(doc, digits, percent) -> set[str]:
     scale = 100 if percent else 1
     out = {"95"}
     for name in ("headline", "consensus", "agreement", "cost", "per_task"):
-        for row in doc["tables"][name]:
+        for row in source_rows(doc, name):
             for v in row.values():
                 if isinstance(v, bool) or not isinstance(v, int | float):
                     continue

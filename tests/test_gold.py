@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, cohen_kappa_score, precision_recall_fscore_support
 
+from evalstats._tidy import wide
 from evalstats.stats.gold import gold_labels, judge_vs_gold, labeler_agreement
 
 OUT = np.array(["loss", "tie", "win"])
@@ -70,7 +71,7 @@ def test_matches_sklearn_per_judge() -> None:
     for judge in ("good", "poor"):
         m = frame.loc[(frame["judge"] == judge) & (frame["status"] == "ok")].merge(gold)
         y, p = m["gold"].astype(str), m["outcome"].astype(str)
-        row = res.judges.set_index("judge").loc[judge]
+        row = wide(res.judges).set_index("judge").loc[judge]
         assert row["n"] == len(m)
         assert row["accuracy"] == pytest.approx(accuracy_score(y, p), abs=1e-12)
         prec, rec, f1, _ = precision_recall_fscore_support(y, p, average="macro", zero_division=0)
@@ -80,9 +81,9 @@ def test_matches_sklearn_per_judge() -> None:
         for order in ("with_first", "without_first"):
             sel = m["order"] == order
             assert row[f"accuracy_{order}"] == pytest.approx(accuracy_score(y[sel], p[sel]))
-        wide = m.pivot(index=["task_id", "replicate"], columns="order", values="outcome").dropna()
-        assert row["n_pairs_both_orders"] == len(wide)
-        agree = (wide["with_first"] == wide["without_first"]).mean()
+        both = m.pivot(index=["task_id", "replicate"], columns="order", values="outcome").dropna()
+        assert row["n_pairs_both_orders"] == len(both)
+        agree = (both["with_first"] == both["without_first"]).mean()
         assert row["positional_agreement"] == pytest.approx(agree)
         cm = res.confusion.loc[res.confusion["judge"] == judge]
         assert cm["n"].sum() == len(m)
@@ -90,7 +91,7 @@ def test_matches_sklearn_per_judge() -> None:
         assert cell == ((y == "win") & (p == "loss")).sum()
         n_not_ok = frame.loc[(frame["judge"] == judge) & (frame["status"] != "ok")].merge(gold)
         assert row["n_not_ok"] == len(n_not_ok)
-    assert res.judges.set_index("judge").loc["good", "kappa"] > 0.5
+    assert wide(res.judges).set_index("judge").loc["good", "kappa"] > 0.5
 
 
 def test_labeler_kappas_match_sklearn() -> None:
@@ -108,14 +109,14 @@ def test_clustered_interval_wider_when_tasks_are_alike() -> None:
     # Strong task effect, every replicate of a task alike: the IID interval is too narrow.
     frame, labels = _simulate(seed=5, n_tasks=20, reps=8, task_effect=3.0)
     frame = frame.loc[frame["judge"] == "poor"]
-    row = judge_vs_gold(frame, labels, n_resamples=1000, rng=2).judges.iloc[0]
+    row = wide(judge_vs_gold(frame, labels, n_resamples=1000, rng=2).judges).iloc[0]
     clustered = row["kappa_ci_high"] - row["kappa_ci_low"]
     iid = row["kappa_iid_ci_high"] - row["kappa_iid_ci_low"]
     assert clustered > 1.2 * iid
     # One pair per task and one order: the clustered and the IID widths are alike.
     f1, l1 = _simulate(seed=6, n_tasks=300, reps=1)
     f1 = f1.loc[(f1["judge"] == "poor") & (f1["order"] == "with_first")]
-    row = judge_vs_gold(f1, l1, n_resamples=2000, rng=3).judges.iloc[0]
+    row = wide(judge_vs_gold(f1, l1, n_resamples=2000, rng=3).judges).iloc[0]
     ratio = (row["kappa_ci_high"] - row["kappa_ci_low"]) / (
         row["kappa_iid_ci_high"] - row["kappa_iid_ci_low"]
     )
@@ -151,8 +152,8 @@ def test_gold_rules() -> None:
     )
     res = judge_vs_gold(frame, labels, rng=0)
     assert res.n_no_majority == 1 and res.n_gold_pairs == 2
-    assert res.judges["n"].item() == 2 and res.judges["accuracy"].item() == 0.5
-    assert "positional_agreement" not in res.judges.columns
+    assert wide(res.judges)["n"].item() == 2 and wide(res.judges)["accuracy"].item() == 0.5
+    assert "positional_agreement" not in set(res.judges["statistic"])
     res = judge_vs_gold(frame, labels, gold="x", rng=0)
-    assert res.judges["n"].item() == 3
-    assert res.judges["accuracy"].item() == pytest.approx(2 / 3)
+    assert wide(res.judges)["n"].item() == 3
+    assert wide(res.judges)["accuracy"].item() == pytest.approx(2 / 3)

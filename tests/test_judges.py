@@ -12,8 +12,31 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
 import evalstats
+from evalstats._tidy import TIDY_COLUMNS, wide
 from evalstats.frames import load_frame
-from evalstats.stats.judges import consensus, judge_agreement
+from evalstats.stats.judges import consensus
+from evalstats.stats.judges import judge_agreement as _long_agreement
+
+
+def judge_agreement(*args, **kwargs) -> pd.DataFrame:
+    """The long result pivoted to one row per pair of judges (``kappa``, ``kappa_ci_low``,
+    ``kappa_boot_ci_low``..., the counts joined): the view the checks below read."""
+    return wide(_long_agreement(*args, **kwargs))
+
+
+def test_agreement_is_long_and_tidy(frame3):
+    agr = _long_agreement(frame3, rubric="with-without", n_resamples=100, rng=0)
+    assert list(agr.columns) == ["rubric", "judge_a", "judge_b", *TIDY_COLUMNS]
+    first = agr.loc[agr["judge_b"] == agr["judge_b"].iloc[0]]
+    assert first["statistic"].tolist()[:5] == [
+        "observed_agreement", "disagreement_rate", "kappa", "kappa_iid", "kappa_boot",
+    ]  # fmt: skip
+    kappa = agr.loc[agr["statistic"].isin(["kappa", "kappa_iid", "kappa_boot"])]
+    # one kappa, three intervals, each row naming how its interval is made
+    assert kappa.groupby(["judge_a", "judge_b"])["estimate"].nunique().eq(1).all()
+    assert {"jackknife_t", "iid Wald (z)", "cluster bootstrap (bca)"} <= set(kappa["method"])
+    assert list(agr.diagnostics.columns[:4]) == ["rubric", "judge_a", "judge_b", "n"]
+
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "data" / "sample"
 
@@ -60,7 +83,7 @@ def test_pairwise_against_sklearn_and_crosstab(frame3, rubric):
         ct = pd.crosstab(a, b).reindex(index=OUT, columns=OUT, fill_value=0).to_numpy()
         assert np.array_equal(np.asarray(row.confusion), ct)
         sm = inter_rater.cohens_kappa(ct)
-        assert row.kappa_se == pytest.approx(sm.std_kappa, rel=1e-10)
+        assert row.kappa_iid_se == pytest.approx(sm.std_kappa, rel=1e-10)
         assert row.kappa_se0 == pytest.approx(sm.std_kappa0, rel=1e-10)
         assert row.disagreement_rate == pytest.approx((a != b).mean())
         assert row.trigger == ((a != b).mean() > 0.20)
@@ -221,7 +244,7 @@ def test_clustered_kappa_is_a_task_jackknife_with_t_reference(frame3):
     se = np.sqrt((c - 1) / c * ((loo - loo.mean()) ** 2).sum())
     q = stats.t.ppf(0.975, c - 1)
     assert row["kappa_df"] == c - 1 and row["kappa_method"] == "jackknife_t"
-    assert row["kappa_cluster_se"] == pytest.approx(se, rel=1e-10)
+    assert row["kappa_se"] == pytest.approx(se, rel=1e-10)
     assert row["kappa_ci_low"] == pytest.approx(row["kappa"] - q * se, rel=1e-10)
     assert row["kappa_ci_high"] == pytest.approx(row["kappa"] + q * se, rel=1e-10)
     assert row["kappa_p"] == pytest.approx(2 * stats.t.sf(abs(row["kappa"] / se), c - 1))
@@ -250,7 +273,7 @@ def test_consensus_carries_over_budget_arm_for_the_arm_aware_rule():
     want = pairs.loc[got.index, "over_budget_arm"].astype(object)
     assert got.fillna("-").equals(want.fillna("-"))
 
-    res = evalstats.win_rates(cons, no_answer_as="arm_aware").iloc[0]
+    res = wide(evalstats.win_rates(cons, no_answer_as="arm_aware")).iloc[0]
     ok = cons.loc[cons["status"] == "ok", "outcome"].astype(str)
     n_with, n_without = int((over == "with").sum()), int((over == "without").sum())
     n_both = int((over == "both").sum())

@@ -11,8 +11,23 @@ import pytest
 
 import evalstats
 from evalstats import DataError
-from evalstats.stats.missing import apply_missing_rule, missing_bounds
-from evalstats.stats.winrates import win_rates
+from evalstats._tidy import wide
+from evalstats.stats.missing import FILLINGS, apply_missing_rule, bounds_view, missing_bounds
+from evalstats.stats.winrates import RATE_NAMES
+from evalstats.stats.winrates import win_rates as _long_win_rates
+
+
+def win_rates(*args, **kwargs) -> pd.DataFrame:
+    """The long result pivoted to one row per group, the view these checks read."""
+    return wide(_long_win_rates(*args, **kwargs))
+
+
+def bounds_by_rate(frame: pd.DataFrame, **kwargs) -> pd.DataFrame:
+    """The bounds of each rate of one group (``bounds_view``), indexed by the rate."""
+    b = missing_bounds(frame, **kwargs)
+    views = {rate: bounds_view(b, rate).iloc[0] for rate in RATE_NAMES}
+    return pd.DataFrame(views).T.rename_axis("rate")
+
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
@@ -151,7 +166,7 @@ def test_bounds_match_every_filling_by_brute_force():
         }
     )
     f.loc[[2, 9, 15], ["status", "outcome"]] = ["no_answer", None]
-    b = missing_bounds(f, by=None).set_index("rate")
+    b = bounds_by_rate(f, by=None)
     assert b["n_missing"].eq(3).all()
     for rate in ("win_rate", "tie_rate", "loss_rate", "net_win", "score"):
         low, high = bruteforce_range(f, rate)
@@ -171,15 +186,15 @@ def test_bounds_match_every_filling_by_brute_force():
 
 def test_bounds_invalid_options():
     f = small()
-    plain = missing_bounds(f).set_index("rate")
+    plain = bounds_by_rate(f)
     # invalid excluded in every scenario: 3 missing (b, c, d) of 6
     assert plain["n_missing"].eq(3).all()
     assert plain.loc["win_rate", "best_case"] == pytest.approx(4 / 6)
     assert plain.loc["loss_rate", "worst_case"] == pytest.approx(4 / 6)
-    wide = missing_bounds(f, invalid_as="bounds").set_index("rate")
-    assert wide["n_missing"].eq(4).all()
-    assert wide.loc["net_win", "worst_case"] == pytest.approx((1 - 5) / 7)
-    assert wide.loc["net_win", "best_case"] == pytest.approx((5 - 1) / 7)
+    both = bounds_by_rate(f, invalid_as="bounds")
+    assert both["n_missing"].eq(4).all()
+    assert both.loc["net_win", "worst_case"] == pytest.approx((1 - 5) / 7)
+    assert both.loc["net_win", "best_case"] == pytest.approx((5 - 1) / 7)
     with pytest.raises(ValueError, match="invalid_as must be one of"):
         missing_bounds(f, invalid_as="arm_aware")
 
@@ -187,11 +202,20 @@ def test_bounds_invalid_options():
 def test_bounds_per_group_keep_group_order():
     f = pd.concat([small(), small().assign(judge="k", status="ok", outcome="win")])
     b = missing_bounds(f.reset_index(drop=True))
-    assert b["judge"].tolist() == ["j"] * 5 + ["k"] * 5
-    assert b["rate"].tolist() == list(evalstats.RATE_NAMES) * 2
-    k = b.loc[b["judge"] == "k"].set_index("rate")
-    assert k["n_missing"].eq(0).all()
-    assert (k["low"] == k["high"]).all() and (k["estimate"] == 1.0)["win_rate"]
+    assert list(b.columns[:3]) == ["judge", "filling", "statistic"] and len(b.columns) <= 16
+    assert b["judge"].tolist() == ["j"] * 20 + ["k"] * 20
+    assert b["filling"].tolist() == [f for f in FILLINGS for _ in RATE_NAMES] * 2
+    assert b["statistic"].tolist() == list(RATE_NAMES) * 8
+    assert b.diagnostics["n_missing"].tolist() == [3, 0]
+    k = bounds_view(b, "win_rate").set_index("judge").loc["k"]
+    assert k["low"] == k["high"] == k["estimate"] == 1.0
+
+
+def test_bounds_refuse_to_pool_rubrics():
+    f = pd.concat([small().assign(rubric="a"), small().assign(rubric="b")], ignore_index=True)
+    assert missing_bounds(f)["rubric"].nunique() == 2
+    with pytest.raises(DataError, match="never pooled"):
+        missing_bounds(f, by="judge")
 
 
 @pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is not in this checkout")

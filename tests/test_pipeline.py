@@ -51,9 +51,9 @@ def test_judged_runs_flow_into_statistics(judged_dir):
     blind = ds.judgments.loc[ds.judgments["rubric"] == "blind-pair"]
     assert (blind.groupby(["task_id", "replicate"])["order"].nunique() == 1).all()
     rates = evalstats.win_rates(frame, by=["rubric", "judge"], rng=0)
-    assert len(rates) == 4 and (rates["n"] == n_pairs - over).all()
+    assert len(rates.diagnostics) == 4 and (rates["n"] == n_pairs - over).all()
     agreement = evalstats.judge_agreement(frame, rubric="blind-pair", n_resamples=200, rng=0)
-    assert agreement.loc[0, "n"] == n_pairs - over
+    assert agreement.diagnostics.loc[0, "n"] == n_pairs - over
     audit = evalstats.audit(ds).set_index("check")
     assert audit.loc["prompt_hash_pinned", "status"] == "pass"
     assert audit.loc["judge_families", "status"] == "pass"

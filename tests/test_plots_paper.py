@@ -20,6 +20,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from evalstats import plots
+from evalstats._tidy import wide
 from evalstats.frames import load_frame, select_rubric
 from evalstats.stats import dimension_means, win_rates
 
@@ -34,7 +35,8 @@ def frame():
 
 @pytest.fixture(scope="module")
 def rates(frame):
-    return win_rates(frame, by=["rubric", "judge"])
+    # One row per group (the plot pivots a long result the same way): columns can be dropped.
+    return wide(win_rates(frame, by=["rubric", "judge"]))
 
 
 def pdf_font_subtypes(data: bytes) -> set[str]:

@@ -8,8 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evalstats._tidy import wide
 from evalstats.records import EvalstatsWarning
-from evalstats.stats.ppi import ppi_win_rates
+from evalstats.stats.ppi import ppi_win_rates as _long_ppi
+
+
+def ppi_win_rates(*args, **kwargs) -> pd.DataFrame:
+    """The long result pivoted to one row (``<rate>_ci_low``, ``<rate>_lambda``...), the
+    view the checks below read."""
+    return wide(_long_ppi(*args, **kwargs))
+
 
 OUT = np.array(["loss", "tie", "win"])
 NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
@@ -106,7 +114,7 @@ def test_tuned_ppi_gains_over_labels_and_corrects_the_bias() -> None:
     assert res["win_rate_judge_only"] - truth > 0.08  # the judge alone is biased
     assert res["win_rate_ci_low"] < truth < res["win_rate_ci_high"]
     assert res["win_rate_ess_gain"] > 1.0
-    assert res["win_rate_n_effective"] == pytest.approx(120 * res["win_rate_ess_gain"])
+    assert res["n_labelled"] == 120  # times ess_gain: the effective number of labels
     assert 0 < res["win_rate_lambda"] <= 1
     assert res["random_sample"]
     assert res["estimand"] == "human"
@@ -133,3 +141,15 @@ def test_warnings_for_few_or_non_random_labels() -> None:
         ppi_win_rates(frame, labels, judge="nobody")
     with pytest.raises(ValueError, match="lam"):
         ppi_win_rates(frame, labels, judge="j", lam=1.5)
+
+
+def test_long_shape() -> None:
+    frame, labels, *_ = _simulate(seed=8, n_tasks=60, n_lab=120, bias=0.15)
+    res = _long_ppi(frame, labels, judge="j", n_resamples=200, rng=1)
+    assert list(res.columns) == [
+        "judge", "statistic", "estimate", "se", "ci_low", "ci_high", "p_value", "df", "n",
+        "n_tasks", "method", "confidence", "lambda", "labels_only", "judge_only", "ess_gain",
+    ]  # fmt: skip
+    assert res["statistic"].tolist() == ["win_rate", "tie_rate", "loss_rate", "net_win", "score"]
+    assert res.diagnostics["n_labelled"].item() == 120
+    assert len(res.summary()) == 5

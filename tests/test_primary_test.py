@@ -24,6 +24,7 @@ import pytest
 from scipy import stats as sps
 
 from evalstats._tidy import TIDY_COLUMNS, ResultFrame
+from evalstats.report import table_view
 from evalstats.stats.equivalence import declared_test
 
 REPO = Path(__file__).resolve().parents[1]
@@ -298,20 +299,26 @@ def test_primary_test_matches_scipy_on_the_published_row(planned, name):
     log = plan.statistic.startswith("tokens")
     pivotal = False
     if log:
-        src = res.tables["cost"].set_index("metric").loc[plan.statistic]
+        src = res.tables["cost"].set_index("statistic").loc[plan.statistic]
         est = 0.5 * (np.log(src["ci_low"]) + np.log(src["ci_high"]))
-        row = pd.Series({"est": est, "se": src["se_log"], "df": src["df"]})
+        row = pd.Series({"est": est, "se": src["se"], "df": src["df"]})
         assert got["estimate"] == src["estimate"] and got["source"] == "cost"
         pivotal = str(src["method"]).startswith("generalized pivotal")
     else:
-        both = pd.concat([res.tables["headline"], res.tables["consensus"]], ignore_index=True)
+        both = pd.concat(
+            [table_view(res, "headline"), table_view(res, "consensus")], ignore_index=True
+        )
         src = both.loc[
             (both["rubric"] == plan.primary_rubric) & (both["judge"] == plan.primary_judge_name)
         ]
         assert len(src) == 1
         src = src.iloc[0]
         row = pd.Series(
-            {"est": src[plan.statistic], "se": src[f"{plan.statistic}_se"], "df": src["df"]}
+            {
+                "est": src[plan.statistic],
+                "se": src[f"{plan.statistic}_se"],
+                "df": src["win_rate_df"],
+            }
         )
         assert got["estimate"] == src[plan.statistic]
         assert got["ci_note"] == src["ci_note"]
@@ -392,7 +399,7 @@ def test_primary_not_selected_is_unavailable(tmp_path):
 
 @needs_sample
 def test_card_sentences_and_macros_state_the_declared_test(planned):
-    from evalstats.report.export import headline_paragraph, latex_macros, result_sentences
+    from evalstats.report import headline_paragraph, latex_macros, result_sentences
 
     res = planned["non-inferiority judge"]
     doc = res.to_json()
@@ -433,8 +440,7 @@ def test_card_sentences_and_macros_state_the_declared_test(planned):
 
 @needs_sample
 def test_no_plan_no_primary_macros_or_sentence():
-    from evalstats.report import compute_results
-    from evalstats.report.export import latex_macros, result_sentences
+    from evalstats.report import compute_results, latex_macros, result_sentences
 
     res = compute_results(SAMPLE, **PARAMS)
     assert "primary_test" not in res.tables
@@ -456,7 +462,7 @@ def test_consensus_rows_in_design_coverage():
 
     res = compute_results(SAMPLE, **PARAMS)
     cov = res.tables["design_coverage"]
-    cons = res.tables["consensus"]
+    cons = table_view(res, "consensus")
     rows = cov.loc[cov["judge"].astype(str).str.startswith("consensus:")]
     assert len(rows) == len(cons) == 2
     assert set(rows["judge"]) == {"consensus:unanimous"}
@@ -482,7 +488,7 @@ def test_consensus_rows_in_design_coverage():
 
 
 def test_coverage_notes_are_appended_to_the_table():
-    from evalstats.report._evaluation import _with_coverage_notes
+    from evalstats.report._eval_report import _with_coverage_notes
 
     table = pd.DataFrame(
         {"rubric": ["r", "r"], "judge": ["consensus:unanimous", "a"], "ci_note": ["", "x"]}

@@ -250,7 +250,16 @@ def test_headline_numbers_on_the_page_match_results_json(rendered):
         headers, *rows = [[re.sub(r"<[^>]+>", "", c) for c in r] for r in cells]
         got = [dict(zip(headers, r, strict=True)) for r in rows]
         shown = got if shown is None else [{**a, **b} for a, b in zip(shown, got, strict=True)]
-    published = doc["tables"]["headline"]
+    # results.json's long rows, one dict per rubric x judge beside its counts
+    diag = {(d["rubric"], d["judge"]): d for d in doc["tables"]["headline_diagnostics"]}
+    groups: dict[tuple, dict] = {}
+    for r in doc["tables"]["headline"]:
+        g = groups.setdefault((r["rubric"], r["judge"]), dict(diag[(r["rubric"], r["judge"])]))
+        st = r["statistic"]
+        g |= {st: r["estimate"], f"{st}_ci_low": r["ci_low"], f"{st}_ci_high": r["ci_high"]}
+        if st == "net_win":
+            g["net_win_p_holm"], g["net_win_p"] = r["p_holm"], r["p_value"]
+    published = list(groups.values())
     assert len(shown) == len(published) >= 2
     for s, p in zip(shown, published, strict=True):
         assert s["judge"] == p["judge"] and s["rubric"] == p["rubric"]
@@ -299,8 +308,9 @@ def test_compute_results_selection_and_not_simulated(tmp_path):
     judge = "openai:gpt-5.4"
     res = compute_results(data, judges=[judge], rubric="with-without", n_resamples=50)
     assert res.simulated is False
-    assert res.tables["headline"]["judge"].tolist() == [judge]
-    assert res.tables["headline"]["rubric"].tolist() == ["with-without"]
+    groups = res.tables["headline"].diagnostics  # one row per rubric x judge
+    assert groups["judge"].tolist() == [judge]
+    assert groups["rubric"].tolist() == ["with-without"]
     assert "agreement" in res.unavailable and "consensus" in res.unavailable
     assert "position_bias" in res.unavailable  # no blind-rubric rows selected
     with pytest.raises(Exception, match="not in the data"):

@@ -32,6 +32,7 @@ from evalstats.report import (
     load_results,
     render_report,
     show_provenance,
+    table_view,
 )
 from evalstats.report import _display as display_module
 
@@ -106,7 +107,7 @@ def test_page_says_which_arm_is_which_at_the_top(named):
 @pytest.mark.slow
 def test_headline_card_names_the_arms(named, unnamed):
     # The card's verdict says which arm is which; without names it says WITH / WITHOUT only.
-    from evalstats.report.export import headline_paragraph
+    from evalstats.report import headline_paragraph
 
     card = headline_paragraph(named[1] / "results.json")
     assert "WITH (Serena MCP)" in card and "WITHOUT (plain Claude Code)" in card
@@ -197,7 +198,7 @@ def test_results_tables_and_frame_carry_the_names_through_pickle(tmp_path):
     path = tmp_path / "res.pickle"
     path.write_bytes(pickle.dumps(res))
     again = load_results(path)  # what the report's notebooks read
-    assert again.tables["headline"].attrs["arm_names"] == NAMES
+    assert table_view(again, "headline").attrs["arm_names"] == NAMES
     assert again.frame.attrs["arm_names"] == NAMES
 
 

@@ -144,7 +144,7 @@ def test_case_study_findings_are_in_results_json():
     doc = res.to_json()
     assert doc["tables"]["findings"][0]["text"] == findings["text"].iloc[0]
     # Each agreement sentence quotes the agreement table's numbers.
-    agreement = res.tables["agreement"]
+    agreement = res.tables["agreement"].diagnostics  # the counts, one row per judge pair
     for row in agreement.loc[agreement["judge_a"] != "all judges"].to_dict("records"):
         sentence = f"disagree on {row['disagreements']} of {row['n']} pairs"
         assert any(sentence in t for t in findings["text"]), sentence

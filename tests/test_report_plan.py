@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evalstats._tidy import wide
 from evalstats.plan import load_plan
-from evalstats.report import compute_methodology, compute_results, render_report
+from evalstats.report import compute_methodology, compute_results, render_report, table_view
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -78,7 +79,7 @@ def rendered_plan(planned, tmp_path_factory) -> Path:
 
 def family_of(res) -> pd.DataFrame:
     return pd.concat(
-        [res.tables["headline"].assign(table="headline"), res.tables["consensus"]],
+        [table_view(res, "headline").assign(table="headline"), table_view(res, "consensus")],
         ignore_index=True,
     ).assign(table=lambda t: t["table"].fillna("consensus"))
 
@@ -116,7 +117,7 @@ def test_plan_hash_changes_with_substance_not_layout(tmp_path, planned_results):
 def test_no_plan_means_null_plan_and_no_primary(plain_results):
     assert plain_results.to_json()["provenance"]["plan"] is None
     for name in ("headline", "consensus"):
-        assert not plain_results.tables[name]["primary"].any()
+        assert not table_view(plain_results, name)["primary"].any()
 
 
 def test_primary_row_is_marked_once(planned_results):
@@ -158,22 +159,24 @@ def test_holm_with_plan_tests_the_primary_alone(planned_results):
 def test_published_numbers_do_not_move_with_a_plan(planned_results, plain_results):
     """The plan adds columns; every rate, interval and test stays what it was."""
     for name in ("headline", "consensus", "agreement", "cost", "per_task", "missing_bounds"):
-        a = planned_results.tables[name].drop(
+        a = table_view(planned_results, name).drop(
             columns=["primary", "net_win_p_holm"], errors="ignore"
         )
-        b = plain_results.tables[name].drop(columns=["primary", "net_win_p_holm"], errors="ignore")
+        b = table_view(plain_results, name).drop(
+            columns=["primary", "net_win_p_holm"], errors="ignore"
+        )
         pd.testing.assert_frame_equal(a, b)
 
 
 def test_consensus_primary_adds_the_plans_rule(tmp_path):
     text = PLAN_TOML.replace('primary_judge = "openai:gpt-5.4"', 'consensus = "majority"')
     res = compute_results(with_plan(tmp_path / "d", text), **PARAMS)
-    cons = res.tables["consensus"]
+    cons = table_view(res, "consensus")
     assert set(cons["judge"]) == {"consensus:unanimous", "consensus:majority"}
     hit = cons.loc[cons["primary"], ["rubric", "judge"]].to_numpy().tolist()
     assert hit == [["with-without", "consensus:majority"]]
-    assert not res.tables["headline"]["primary"].any()
-    from evalstats.report.export import headline_paragraph
+    assert not table_view(res, "headline")["primary"].any()
+    from evalstats.report import headline_paragraph
 
     assert headline_paragraph(res).startswith(
         "On the with-without rubric, judged by majority consensus"
@@ -181,18 +184,18 @@ def test_consensus_primary_adds_the_plans_rule(tmp_path):
 
 
 def test_primary_not_in_the_selection_is_said(planned):
-    from evalstats.report._display import plan_sentence
-    from evalstats.report.export import headline_paragraph
+    from evalstats.report import headline_paragraph
+    from evalstats.report._display_plan import plan_sentence
 
     res = compute_results(planned, judges=["anthropic:claude-sonnet-4-20250514"], **PARAMS)
-    assert not res.tables["headline"]["primary"].any()
+    assert not table_view(res, "headline")["primary"].any()
     assert "not among these rows" in plan_sentence(res)
     assert "is not among these results" in headline_paragraph(res)
 
 
 def test_cost_ratio_primary_points_at_the_cost_table(tmp_path):
-    from evalstats.report._display import plan_sentence
-    from evalstats.report.export import headline_paragraph
+    from evalstats.report import headline_paragraph
+    from evalstats.report._display_plan import plan_sentence
 
     text = PLAN_TOML.replace('statistic = "net_win"', 'statistic = "tokens_total_ratio"')
     text = text.replace('margin_kind = "non-inferiority"\n', "").replace("margin = 0.10\n", "")
@@ -205,7 +208,7 @@ def test_cost_ratio_primary_points_at_the_cost_table(tmp_path):
     np.testing.assert_allclose(fam["net_win_p_holm"].to_numpy(), expected, rtol=1e-12)
     assert "a cost ratio: the tokens_total_ratio row of the cost table" in plan_sentence(res)
     card = headline_paragraph(res)
-    row = res.tables["cost"].set_index("metric").loc["tokens_total_ratio"]
+    row = res.tables["cost"].set_index("statistic").loc["tokens_total_ratio"]
     m = re.search(rf"The primary result: .*?total tokens: ({NUM}) \[({NUM}), ({NUM})\]", card)
     assert m, card
     shown = [float(x) for x in m.groups()]
@@ -230,9 +233,9 @@ def test_audit_sees_the_plan(planned_results, plain_results):
 
 
 def test_missing_bounds_equal_counts(plain_results):
-    head = plain_results.tables["headline"].set_index(["rubric", "judge"])
+    head = table_view(plain_results, "headline").set_index(["rubric", "judge"])
     frame = plain_results.frame
-    bounds = plain_results.tables["missing_bounds"]
+    bounds = table_view(plain_results, "missing_bounds")
     assert len(bounds) == len(head)
     for row in bounds.to_dict("records"):
         h = head.loc[(row["rubric"], row["judge"])]
@@ -288,7 +291,14 @@ def card_text(page: Path) -> str:
 
 def check_card(card: str, doc: dict, rubric: str, judge: str) -> None:
     """Every number of the card equals results.json at the export's precision."""
-    rows = doc["tables"]["headline"] + doc["tables"]["consensus"]
+    t = doc["tables"]
+    rows = [  # results.json's long rows, one row per group beside its counts
+        r
+        for name in ("headline", "consensus")
+        for r in wide(
+            pd.DataFrame(t[name]), diagnostics=pd.DataFrame(t[f"{name}_diagnostics"])
+        ).to_dict("records")
+    ]
     row = next(r for r in rows if r["rubric"] == rubric and r["judge"] == judge)
     m = re.search(
         rf"WITH won ({NUM}) % \[({NUM}), ({NUM})\] of (\d+) .*? in (\d+) tasks, tied ({NUM}) % "
@@ -410,7 +420,7 @@ def test_rendered_plan_report(rendered_plan):
 
 
 def test_card_without_plan_has_no_declared_test(plain_results):
-    from evalstats.report.export import headline_paragraph
+    from evalstats.report import headline_paragraph
 
     card = headline_paragraph(plain_results)
     assert "declared test" not in card
@@ -446,7 +456,7 @@ def test_ordinal_terms_match_a_direct_statsmodels_fit(method_results):
 
 def test_ordinal_check_sits_beside_the_design_rates(method_results, plain_results):
     table = method_results.tables["ordinal_check"]
-    head = plain_results.tables["headline"].set_index(["rubric", "judge"])
+    head = table_view(plain_results, "headline").set_index(["rubric", "judge"])
     judged = table.loc[table["judge"] != "average of judges"]
     names = {"p_win": "win_rate", "p_tie": "tie_rate", "p_loss": "loss_rate", "net_win": "net_win"}
     for row in judged.to_dict("records"):

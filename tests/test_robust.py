@@ -17,6 +17,7 @@ import statsmodels.api as sm
 from scipy import stats
 
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
+from evalstats._tidy import wide
 from evalstats.stats._cluster import cr1_ratio
 from evalstats.stats.robust import (
     anova_icc,
@@ -33,7 +34,15 @@ from evalstats.stats.robust import (
     wilson_interval,
     wilson_test_p,
 )
-from evalstats.stats.winrates import RATE_NAMES, rate_arrays, win_rates
+from evalstats.stats.winrates import RATE_NAMES, rate_arrays
+from evalstats.stats.winrates import win_rates as _long_win_rates
+
+
+def win_rates(*args, **kwargs):
+    """The long result pivoted to one row per group, the view the checks below read
+    (``df``: the rates' df, every rate's row has it; net win's is ``net_win_df``)."""
+    view = wide(_long_win_rates(*args, **kwargs))
+    return view.assign(df=view["win_rate_df"])
 
 
 def matrix_cr2(x: np.ndarray, g: np.ndarray, rho: float = 0.0) -> tuple[float, float, float]:

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import evalstats
+from evalstats._tidy import wide
 from evalstats.frames import load_frame
 from evalstats.stats.formatting import (
     format_interval,
@@ -36,6 +37,7 @@ def rates(frame) -> pd.DataFrame:
 
 def assert_cells(view, table, stat, *, scale, decimals, header=None):
     header = header or stat
+    table = table if stat == "estimate" else wide(table)  # the view's rows are the groups
     est, lo, hi = (
         ("estimate", "ci_low", "ci_high")
         if stat == "estimate"
@@ -67,9 +69,10 @@ def test_win_rates_view(rates):
     ]
     for stat in ("win_rate", "tie_rate", "loss_rate", "net_win", "score"):
         assert_cells(view, rates, stat, scale=100, decimals=0, header=f"{stat} (%)")
-    assert (view["n"].to_numpy() == rates["n"].to_numpy()).all()
+    groups = rates.diagnostics
+    assert (view["n"].to_numpy() == groups["n"].to_numpy()).all()
     assert (view["n_clusters"] == 15).all()
-    assert view["rubric"].tolist() == rates["rubric"].astype(str).tolist()
+    assert view["rubric"].tolist() == groups["rubric"].astype(str).tolist()
     assert (view["method"] == evalstats.DEFAULT_METHOD).all()
 
 
@@ -77,7 +80,8 @@ def test_nothing_hidden_in_a_notebook(rates):
     view = summarize(rates)
     # Jupyter's pandas shows at most 20 columns and elides the rest with "..." (35 did).
     with pd.option_context("display.max_columns", 20):
-        assert "..." in rates._repr_html_()
+        # the long result itself shows every column (the wide one of 41 did not)
+        assert "..." not in rates._repr_html_()
         assert "..." not in repr(view) and "..." not in view._repr_html_()
         assert view.loc[0, "net_win (%)"] in view._repr_html_()
 
@@ -98,21 +102,21 @@ def test_cost_view(frame):
     cost = evalstats.cost_ratios(frame, rng=0, n_resamples=200)
     view = summarize(cost)
     assert list(view.columns) == [
-        "metric",
+        "statistic",
         "estimand",
-        "n_pairs",
-        "n_clusters",
+        "n",
+        "n_tasks",
         "estimate",
         "method",
         "confidence",
     ]
     # A ratio is a decimal at the rates' absolute resolution: two decimals beside 0-decimal %.
     assert_cells(view, cost, "estimate", scale=1, decimals=2)
-    assert view["metric"].tolist() == list(evalstats.COST_METRICS)
+    assert view["statistic"].tolist() == list(evalstats.COST_METRICS)
 
 
 def test_agreement_view(frame):
-    agr = evalstats.judge_agreement(frame, rubric="with-without", rng=0, n_resamples=200)
+    agr = wide(evalstats.judge_agreement(frame, rubric="with-without", rng=0, n_resamples=200))
     view = summarize(agr)
     cols = list(view.columns)
     assert cols[:6] == ["rubric", "judge_a", "judge_b", "n", "n_pairs", "n_clusters"]

@@ -13,21 +13,33 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
+from evalstats._tidy import TIDY_COLUMNS, wide
 from evalstats.errors import DataError
 from evalstats.stats import coverage
 from evalstats.stats._proportion import proportion_ci
+from evalstats.stats.position import position_bias
 from evalstats.stats.robust import wilson_interval, wilson_test_p
 from evalstats.stats.winrates import (
     DEFAULT_METHOD,
     RATE_NAMES,
     WIN_RATE_METHODS,
-    position_bias,
     sign_test_p,
     win_rates,
 )
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def rates(*args, **kwargs) -> pd.DataFrame:
+    """``win_rates`` pivoted to one row per group (``<statistic>_ci_low``..., diagnostics
+    joined): the oracle checks below read the long result through this view."""
+    return wide(win_rates(*args, **kwargs))
+
+
+def orders(*args, **kwargs) -> pd.DataFrame:
+    """``position_bias`` pivoted to one row per group, as :func:`rates`."""
+    return wide(position_bias(*args, **kwargs))
 
 
 def random_frame(
@@ -83,7 +95,7 @@ def row_values(sub: pd.DataFrame, no_answer_as: str) -> tuple[pd.DataFrame, dict
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_cr1_se_and_cluster_t_p_match_statsmodels(seed: int, no_answer_as: str) -> None:
     frame = random_frame(seed)
-    res = win_rates(frame, no_answer_as=no_answer_as, method="cluster_t").set_index("judge")
+    res = rates(frame, no_answer_as=no_answer_as, method="cluster_t").set_index("judge")
     for judge, sub in frame.groupby("judge"):
         kept, values = row_values(sub, no_answer_as)
         groups = pd.factorize(kept["task_id"])[0]
@@ -119,7 +131,7 @@ def test_one_row_per_cluster_se_is_ordinary_se_and_bca_is_scipy() -> None:
             "outcome": pd.Categorical.from_codes(codes, dtype=OUTCOME_DTYPE),
         }
     )
-    res = win_rates(frame, by=None, method="bca", n_resamples=4000, rng=77).iloc[0]
+    res = rates(frame, by=None, method="bca", n_resamples=4000, rng=77).iloc[0]
     win = (codes == 2).astype(float)
     score = win + (codes == 1) / 2
     for name, y in (("win_rate", win), ("score", score)):
@@ -140,7 +152,7 @@ def test_counts_views_and_grouping() -> None:
             "outcome": ["win", None, "tie", "loss", None, "win", None, "win"],
         }
     )
-    res = win_rates(frame, method="cluster_t").set_index("judge")
+    res = rates(frame, method="cluster_t").set_index("judge")
     x = res.loc["x"]
     assert (x["n"], x["n_clusters"], x["wins"], x["ties"], x["losses"]) == (3, 3, 2, 0, 1)
     assert (x["no_answer"], x["invalid"], x["error"]) == (1, 0, 1)
@@ -149,16 +161,16 @@ def test_counts_views_and_grouping() -> None:
     assert (y["n"], y["n_clusters"], y["invalid"]) == (2, 2, 1)  # task b has no ok verdict
     assert y["score"] == pytest.approx(0.75)
 
-    loss = win_rates(frame, no_answer_as="loss", method="cluster_t").set_index("judge")
+    loss = rates(frame, no_answer_as="loss", method="cluster_t").set_index("judge")
     assert loss.loc["x", "n"] == 4 and loss.loc["x", "loss_rate"] == pytest.approx(0.5)
     assert loss.loc["y", "n"] == 3 and loss.loc["y", "loss_rate"] == pytest.approx(1 / 3)
     assert loss.loc["x", "sign_test_p"] == pytest.approx(stats.binomtest(2, 4).pvalue)
     assert set(loss["no_answer_as"]) == {"loss"}
 
-    overall = win_rates(frame, by=None)
+    overall = rates(frame, by=None)
     assert len(overall) == 1 and overall["n"].iloc[0] == 5
     assert "judge" not in overall.columns
-    two = win_rates(frame.assign(rubric="r"), by=["rubric", "judge"])
+    two = rates(frame.assign(rubric="r"), by=["rubric", "judge"])
     assert list(two[["rubric", "judge"]].itertuples(index=False, name=None)) == [
         ("r", "x"),
         ("r", "y"),
@@ -167,12 +179,20 @@ def test_counts_views_and_grouping() -> None:
     cat = frame.assign(
         status=frame["status"].astype(STATUS_DTYPE), outcome=frame["outcome"].astype(OUTCOME_DTYPE)
     )
-    pd.testing.assert_frame_equal(win_rates(cat), win_rates(frame))
+    pd.testing.assert_frame_equal(rates(cat), rates(frame))
 
 
-def test_output_columns() -> None:
+def test_output_is_long_and_tidy() -> None:
     res = win_rates(random_frame(3))
-    expected = [
+    assert list(res.columns) == ["judge", *TIDY_COLUMNS, "ci_note"]
+    assert len(res.columns) <= 16
+    assert res["statistic"].tolist() == list(RATE_NAMES) * 2
+    assert (res["method"] == DEFAULT_METHOD).all() and (res["confidence"] == 0.95).all()
+    # p_value is the net-win test, for net win and the score only; their df is net win's
+    rates_rows = res["statistic"].isin(["win_rate", "tie_rate", "loss_rate"])
+    assert res.loc[rates_rows, "p_value"].isna().all()
+    assert res.loc[~rates_rows, "p_value"].notna().all()
+    assert list(res.diagnostics.columns) == [
         "judge",
         "n",
         "n_pairs",
@@ -183,19 +203,48 @@ def test_output_columns() -> None:
         "no_answer",
         "invalid",
         "error",
+        "sign_test_p",
+        "n_eff_clusters",
+        "few_clusters",
+        "no_answer_as",
+        "invalid_as",
     ]
-    for name in RATE_NAMES:
-        expected += [name, f"{name}_se", f"{name}_ci_low", f"{name}_ci_high"]
-    expected += ["sign_test_p", "net_win_p", "df", "net_win_df", "n_eff_clusters", "few_clusters"]
-    expected += ["ci_note"]
-    expected += ["method", "confidence", "no_answer_as", "invalid_as"]
-    assert list(res.columns) == expected
-    assert (res["method"] == DEFAULT_METHOD).all()
+    detail = win_rates(random_frame(3), detail=True)
+    assert len(detail) == len(res) and {"wins", "sign_test_p", "estimate"} <= set(detail.columns)
+
+
+def test_summary_is_one_line_per_row() -> None:
+    res = win_rates(random_frame(3))
+    lines = res.summary()
+    assert len(lines) == len(res)
+    row = res.iloc[3]  # j1, net win
+    assert lines.loc[("j1", "net_win")] == (
+        f"{row['estimate']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}], "
+        f"p = {row['p_value']:.3g}"
+    )
+
+
+def test_mixed_rubrics_are_grouped_by_default_and_never_pooled() -> None:
+    one = random_frame(3)
+    two = pd.concat([one.assign(rubric="r1"), one.assign(rubric="r2")], ignore_index=True)
+    res = win_rates(two)
+    assert list(res.columns[:2]) == ["rubric", "judge"]
+    assert res.groupby("rubric").size().to_dict() == {"r1": 10, "r2": 10}
+    # each rubric's numbers are those of the rubric alone
+    alone = win_rates(one)
+    np.testing.assert_allclose(res.loc[res["rubric"] == "r2", "estimate"], alone["estimate"])
+    for by in ("judge", None, ["task_id"]):
+        with pytest.raises(DataError, match="mixes 2 rubrics"):
+            win_rates(two, by=by)
+        with pytest.raises(DataError, match="never pooled"):
+            position_bias(two.assign(order="with_first"), by=by)
+    # one rubric in the column: nothing to pool
+    assert len(win_rates(one.assign(rubric="r1"), by="judge")) == 10
 
 
 @pytest.mark.parametrize("method", WIN_RATE_METHODS)
 def test_intervals_contain_estimate_and_stay_in_range(method: str) -> None:
-    res = win_rates(random_frame(5, n_tasks=15), method=method, n_resamples=999, rng=1)
+    res = rates(random_frame(5, n_tasks=15), method=method, n_resamples=999, rng=1)
     for name in RATE_NAMES:
         lo, est, hi = res[f"{name}_ci_low"], res[name], res[f"{name}_ci_high"]
         assert (lo <= est + 1e-12).all() and (est <= hi + 1e-12).all()
@@ -211,7 +260,7 @@ def test_boundary_rates_keep_the_clustering(method: str) -> None:
     frame = pd.DataFrame(
         {"task_id": np.repeat(["a", "b", "c", "d"], 3), "status": "ok", "outcome": "win"}
     )
-    res = win_rates(frame, by=None, method=method, n_resamples=200, rng=0).iloc[0]
+    res = rates(frame, by=None, method=method, n_resamples=200, rng=0).iloc[0]
     n_units = 12 if method == "iid_wilson" else 4
     hi_ci, lo_ci = proportion_ci(n_units, n_units), proportion_ci(0, n_units)
     assert res["win_rate"] == 1.0 and res["loss_rate"] == 0.0
@@ -244,7 +293,7 @@ def test_sign_test_matches_scipy_binomtest() -> None:
 
 def test_sign_test_p_column_matches_binomtest_per_group() -> None:
     frame = random_frame(6, judges=("a", "b", "c"))
-    res = win_rates(frame).set_index("judge")
+    res = rates(frame).set_index("judge")
     for judge in "abc":
         w, lo = res.loc[judge, "wins"], res.loc[judge, "losses"]
         assert res.loc[judge, "sign_test_p"] == pytest.approx(
@@ -255,19 +304,19 @@ def test_sign_test_p_column_matches_binomtest_per_group() -> None:
 def test_validation_errors() -> None:
     frame = random_frame(7)
     with pytest.raises(ValueError, match="method"):
-        win_rates(frame, method="wald")
+        rates(frame, method="wald")
     with pytest.raises(ValueError, match="no_answer_as"):
-        win_rates(frame, no_answer_as="maybe")
+        rates(frame, no_answer_as="maybe")
     with pytest.raises(ValueError, match="invalid_as"):
-        win_rates(frame, invalid_as="maybe")
+        rates(frame, invalid_as="maybe")
     with pytest.raises(DataError, match="status"):
-        win_rates(frame.assign(status="maybe"))
+        rates(frame.assign(status="maybe"))
     bad = frame.assign(outcome=frame["outcome"].astype(object))
     bad.loc[bad.index[bad["status"] == "ok"][0], "outcome"] = None
     with pytest.raises(DataError, match="outcome is missing"):
-        win_rates(bad)
+        rates(bad)
     with pytest.raises(DataError, match="column"):
-        win_rates(frame.drop(columns="task_id"))
+        rates(frame.drop(columns="task_id"))
     with pytest.raises(TypeError):
         win_rates(frame.to_dict())  # type: ignore[arg-type]
 
@@ -349,7 +398,7 @@ def test_position_bias_by_hand_and_against_binomtest() -> None:
             "outcome": ["win", "win", "win", "loss", "tie", "tie", "loss", "win", "win", None],
         }
     )
-    res = position_bias(frame).iloc[0]
+    res = orders(frame).iloc[0]
     # first shown won: a1 w/f win yes, a1 wo/f win no, a2 w/f win yes, a2 wo/f loss yes,
     # b2 w/f loss no, b2 wo/f win no, c1 w/f win yes -> 4 of 7 decisive.
     assert res["n_decisive"] == 7 and res["first_shown_wins"] == 4
@@ -390,7 +439,7 @@ def test_position_bias_is_cr2_bell_mccaffrey_against_the_matrix_oracle(seed: int
     from test_robust import matrix_cr2
 
     frame = blind_frame(seed, bias=0.3)
-    res = position_bias(frame).iloc[0]
+    res = orders(frame).iloc[0]
     ok = frame.loc[frame["status"] == "ok"]
     code = ok["outcome"].cat.codes.to_numpy()
     decisive = code != 1
@@ -398,7 +447,7 @@ def test_position_bias_is_cr2_bell_mccaffrey_against_the_matrix_oracle(seed: int
     est, se, df = matrix_cr2(first_won.astype(float), ok["task_id"].to_numpy()[decisive])
     assert res["first_shown_win_rate"] == pytest.approx(est, rel=1e-12)
     assert res["first_shown_win_rate_se"] == pytest.approx(se, rel=1e-9)
-    assert res["first_shown_df"] == pytest.approx(df, rel=1e-9)
+    assert res["first_shown_win_rate_df"] == pytest.approx(df, rel=1e-9)
     # The interval is the design-effect Wilson interval at that SE and df, and the p-value
     # the test it inverts (one construction, as win_rates' default).
     n = decisive.sum()
@@ -408,7 +457,7 @@ def test_position_bias_is_cr2_bell_mccaffrey_against_the_matrix_oracle(seed: int
     assert res["first_shown_win_rate_ci_low"] == pytest.approx(float(low), rel=1e-9)
     assert res["first_shown_win_rate_ci_high"] == pytest.approx(float(high), rel=1e-9)
     p = wilson_test_p(est, se, n, df, kish, 0.5)
-    assert res["first_shown_p"] == pytest.approx(float(p), rel=1e-9)
+    assert res["first_shown_win_rate_p"] == pytest.approx(float(p), rel=1e-9)
 
     # Order consistency: one row per pair judged ok in both orders, clustered by task.
     wide = ok.pivot_table(
@@ -429,11 +478,11 @@ def test_position_bias_is_cr2_bell_mccaffrey_against_the_matrix_oracle(seed: int
 def test_position_bias_p_value_and_interval_agree() -> None:
     agree = []
     for seed in range(60):
-        res = position_bias(blind_frame(100 + seed, bias=0.35)).iloc[0]
+        res = orders(blind_frame(100 + seed, bias=0.35)).iloc[0]
         excludes = not (
             res["first_shown_win_rate_ci_low"] <= 0.5 <= res["first_shown_win_rate_ci_high"]
         )
-        agree.append((excludes, bool(res["first_shown_p"] < 0.05)))
+        agree.append((excludes, bool(res["first_shown_win_rate_p"] < 0.05)))
     assert all(a == b for a, b in agree)
     assert 10 <= sum(b for _, b in agree) <= 50  # both outcomes are exercised
 
@@ -455,41 +504,41 @@ def test_position_bias_with_balanced_tasks_is_statsmodels_cluster_se() -> None:
             "outcome": pd.Categorical.from_codes(codes, dtype=OUTCOME_DTYPE),
         }
     )
-    res = position_bias(frame).iloc[0]
+    res = orders(frame).iloc[0]
     first_won = np.where(order == "with_first", codes == 2, codes == 0).astype(float)
     fit = sm.OLS(first_won, np.ones_like(first_won)).fit(
         cov_type="cluster", cov_kwds={"groups": task}
     )
     assert res["first_shown_win_rate"] == pytest.approx(fit.params[0], rel=1e-12)
     assert res["first_shown_win_rate_se"] == pytest.approx(fit.bse[0], rel=1e-10)
-    assert res["first_shown_df"] == pytest.approx(n_tasks - 1)
+    assert res["first_shown_win_rate_df"] == pytest.approx(n_tasks - 1)
 
 
 def test_position_bias_one_task_is_nan_with_a_reason() -> None:
     frame = blind_frame(3, n_tasks=1)
-    res = position_bias(frame).iloc[0]
-    assert np.isnan(res["first_shown_win_rate_ci_low"]) and np.isnan(res["first_shown_p"])
-    assert "one task" in res["ci_note"]
+    res = orders(frame).iloc[0]
+    assert np.isnan(res["first_shown_win_rate_ci_low"]) and np.isnan(res["first_shown_win_rate_p"])
+    assert "one task" in res["first_shown_win_rate_ci_note"]
     assert res["n_decisive"] > 0
 
 
 def test_n_pairs_counts_pairs_not_pair_orders() -> None:
     frame = blind_frame(5)
-    res = win_rates(frame).iloc[0]
+    res = rates(frame).iloc[0]
     ok = frame.loc[frame["status"] == "ok"]
     assert res["n"] == len(ok)
     assert res["n_pairs"] == len(ok.drop_duplicates(["task_id", "replicate"]))
     # Every pair judged once per order and nothing lost: exactly n / 2.
     clean = frame.assign(status="ok", outcome=frame["outcome"].fillna("tie"))
-    both = win_rates(clean).iloc[0]
+    both = rates(clean).iloc[0]
     assert both["n_pairs"] * 2 == both["n"]
     # One verdict per pair (the with-without rubric): n_pairs == n, per group.
     once = clean.loc[clean["order"] == "with_first"].assign(order=None)
     two = pd.concat([once, once.assign(judge="k")], ignore_index=True)
-    res2 = win_rates(two, by="judge")
+    res2 = rates(two, by="judge")
     assert (res2["n_pairs"] == res2["n"]).all() and res2["n"].tolist() == [len(once)] * 2
     # Without a replicate column each verdict is taken as its own pair.
-    assert win_rates(once.drop(columns="replicate"))["n_pairs"].item() == len(once)
+    assert rates(once.drop(columns="replicate"))["n_pairs"].item() == len(once)
 
 
 def test_n_pairs_of_the_sample_names_pairs_in_the_headline_figure() -> None:
@@ -497,7 +546,7 @@ def test_n_pairs_of_the_sample_names_pairs_in_the_headline_figure() -> None:
     from evalstats.frames import load_frame
 
     f = load_frame(Path(__file__).resolve().parents[1] / "data" / "sample")
-    res = win_rates(f, by=["rubric", "judge"]).set_index("rubric")
+    res = rates(f, by=["rubric", "judge"]).set_index("rubric")
     blind, ww = res.loc["blind-pair"], res.loc["with-without"]
     assert (ww["n_pairs"] == ww["n"]).all()
     assert (blind["n_pairs"] < blind["n"]).all() and (blind["n"] <= 2 * blind["n_pairs"]).all()
@@ -558,7 +607,7 @@ def test_bootstrap_intervals_of_many_groups_are_each_groups_own_bootstrap(method
     from evalstats.stats.resample import cluster_bootstrap
 
     frame = random_frame(8, n_tasks=9, judges=("a", "b", "c"))
-    res = win_rates(frame, method=method, n_resamples=500, rng=3)
+    res = rates(frame, method=method, n_resamples=500, rng=3)
     gen = np.random.default_rng(3)  # the groups draw from one generator, in group order
     for i, judge in enumerate(res["judge"]):
         ok = frame.loc[(frame["judge"] == judge) & (frame["status"] == "ok")]
@@ -573,12 +622,12 @@ def test_bootstrap_intervals_of_many_groups_are_each_groups_own_bootstrap(method
             .to_numpy()
         )
 
-        def rates(s: np.ndarray) -> np.ndarray:
+        def rate_stats(s: np.ndarray) -> np.ndarray:
             w, t, n = s[..., 0], s[..., 1], s[..., 2]
             loss = n - w - t
             return np.stack([w / n, t / n, loss / n, (w - loss) / n, (w + t / 2) / n], -1)
 
-        boot = cluster_bootstrap(cs, rates, method=method, n_resamples=500, rng=gen)
+        boot = cluster_bootstrap(cs, rate_stats, method=method, n_resamples=500, rng=gen)
         lo = np.clip(boot.ci_low, [0, 0, 0, -1, 0], 1)
         hi = np.clip(boot.ci_high, [0, 0, 0, -1, 0], 1)
         for j, name in enumerate(RATE_NAMES):

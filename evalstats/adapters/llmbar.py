@@ -35,10 +35,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._tidy import concat_results, stack_results
 from ..errors import DataError
 from ..stats.gold import judge_vs_gold
 from ..stats.judges import judge_agreement
-from ..stats.winrates import position_bias, win_rates
+from ..stats.position import position_bias
+from ..stats.winrates import win_rates
 from . import pairwise
 
 __all__ = [
@@ -347,13 +349,9 @@ def length_bias(frame: pd.DataFrame, labels: pd.DataFrame | None = None) -> pd.D
             )
         )
     rates = win_rates(pd.concat(parts, ignore_index=True), by="judge")
-    return rates.rename(
-        columns={
-            "win_rate": "longer_wins",
-            "win_rate_ci_low": "ci_low",
-            "win_rate_ci_high": "ci_high",
-        }
-    )[["judge", "n", "n_clusters", "longer_wins", "ci_low", "ci_high"]]
+    longer = pd.DataFrame(rates.loc[rates["statistic"] == "win_rate"]).reset_index(drop=True)
+    longer = longer.rename(columns={"estimate": "longer_wins", "n_tasks": "n_clusters"})
+    return longer[["judge", "n", "n_clusters", "longer_wins", "ci_low", "ci_high"]]
 
 
 def case_study(
@@ -399,22 +397,19 @@ def case_study(
         )
         acc.append(table.assign(subset=name))
         res = judge_vs_gold(data.frame, data.labels, n_resamples=n_resamples, rng=rng)
-        kappa.append(res.judges.assign(subset=name))
-        pb = position_bias(data.frame, by="judge")
-        pos.append(pb.assign(subset=name, judge=pb["judge"].astype(str)))
+        kappa.append(stack_results({name: res.judges}, "subset"))
+        pos.append(stack_results({name: position_bias(data.frame, by="judge")}, "subset"))
         sub = data.frame.loc[data.frame["strategy"] == strategy]
         if sub["judge"].astype(str).nunique() >= 2:
             sub = sub.assign(judge=sub["evaluator"].astype("category"))
-            cross.append(
-                judge_agreement(sub, n_resamples=n_resamples, rng=rng).assign(
-                    subset=name, strategy=strategy
-                )
-            )
+            agr = judge_agreement(sub, n_resamples=n_resamples, rng=rng)
+            cross.append(stack_results({name: agr}, "subset"))
         length.append(length_bias(data.frame, data.labels).assign(subset=name))
     return {
         "accuracy": pd.concat(acc, ignore_index=True),
-        "kappa_vs_gold": pd.concat(kappa, ignore_index=True),
-        "position_bias": pd.concat(pos, ignore_index=True),
-        "cross_judge": pd.concat(cross, ignore_index=True) if cross else pd.DataFrame(),
+        "kappa_vs_gold": concat_results(kappa),
+        "position_bias": concat_results(pos),
+        # under ``strategy``, the one compared across judges
+        "cross_judge": concat_results(cross) if cross else pd.DataFrame(),
         "length_bias": pd.concat(length, ignore_index=True),
     }

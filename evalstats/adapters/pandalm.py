@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .._schema import OUTCOMES
+from .._tidy import wide
 from ..errors import DataError
 from ..stats.gold import gold_labels, labeler_agreement
 from ..stats.ppi import ppi_win_rates
@@ -431,9 +432,11 @@ def ppi_demo(
         ("judge only", frame.loc[frame["judge"].astype(str) == judge].assign(judge="judge only")),
         ("labels only", labels.assign(judge="labels only", status="ok")),
     ):
-        r = win_rates(part, by="judge").iloc[0]
+        # The demonstration's table sets the estimators side by side: one row each.
+        r = wide(win_rates(part, by="judge")).iloc[0]
         rows.append({"estimate": name, "n": int(r["n"]), **_rate_cols(r, rates)})
-    ppi = ppi_win_rates(frame, labels, judge=judge, n_resamples=n_resamples, rng=seed).iloc[0]
+    ppi = wide(ppi_win_rates(frame, labels, judge=judge, n_resamples=n_resamples, rng=seed))
+    ppi = ppi.iloc[0]
     rows.append({"estimate": "PPI++", "n": int(ppi["n"]), **_rate_cols(ppi, rates)})
     rows[-1]["n_labelled"] = int(ppi["n_labelled"])
     rows[-1]["ess_gain"] = float(ppi["win_rate_ess_gain"])

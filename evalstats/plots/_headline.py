@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
 from evalstats._display import count_text
+from evalstats._tidy import wide
 
 from ._base import (
     EDGE,
@@ -67,8 +68,9 @@ def plot_headline(
     Parameters
     ----------
     rates : DataFrame
-        One row per group, as :func:`evalstats.stats.winrates.win_rates` returns: the group
-        column(s); ``win_rate``, ``tie_rate``, ``loss_rate``, ``net_win``, each with
+        The long result of :func:`evalstats.stats.winrates.win_rates` (its diagnostics
+        give the counts), or the same one row per group: the group column(s);
+        ``win_rate``, ``tie_rate``, ``loss_rate``, ``net_win``, each with
         ``<name>_ci_low`` and ``<name>_ci_high`` (NaN bounds are drawn without a bar);
         ``n`` (judged verdicts in the denominator) and ``n_clusters`` (tasks). Optional:
         ``n_pairs`` (distinct pairs among them: when smaller than ``n`` the labels read
@@ -117,8 +119,17 @@ def plot_headline(
     >>> fig = plot_headline(rates, width="column")
     >>> len(fig.axes[0].patches), fig.get_size_inches()[0]
     (6, np.float64(3.5))
+    >>> from evalstats.stats import win_rates
+    >>> frame = pd.DataFrame({"task_id": list("aabbccdd"), "judge": "j", "status": "ok",
+    ...                       "outcome": ["win", "tie", "win", "loss"] * 2})
+    >>> len(plot_headline(win_rates(frame)).axes[0].patches)  # the long result as it is
+    3
     """
     arms = arm_labels(arm_names)
+    # Dodged bars put a group's rates side by side: the one place the long result is pivoted.
+    rates = wide(rates)
+    if "n_clusters" not in rates.columns and "n_tasks" in rates.columns:
+        rates = rates.assign(n_clusters=rates["n_tasks"])
     cols = [c for n in _NAMES for c in (n, f"{n}_ci_low", f"{n}_ci_high")]
     require(rates, [*cols, "n", "n_clusters"], "rates")
     if len(rates) == 0:

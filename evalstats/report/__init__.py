@@ -5,12 +5,16 @@ Layout (small private modules behind this public surface):
 
 * ``_kinds``      the report kinds (:data:`REPORT_KINDS`) and :func:`compute`, the one
                   load -> sections -> provenance scaffold every kind shares;
-* ``_evaluation`` the sections of an evaluation (``report.ipynb``, ``methodology.ipynb``);
+* ``_evaluation`` the sections of an evaluation (``report.ipynb``, ``methodology.ipynb``),
+                  by topic in ``_eval_report``, ``_eval_primary``, ``_eval_methodology``;
 * ``_case_study`` the sections of the AlpacaEval case study, its findings included;
 * ``_results``    :class:`Results` and ``results.json`` (:func:`merge_results`,
                   :func:`dump_json`, :func:`to_jsonable`);
 * ``_provenance`` input digests, versions and settings (:func:`provenance`);
-* ``_display``    what the notebooks call to display a section (``show_*``);
+* ``_display``    what the notebooks call to display a section (``show_*``; the plan's
+                  headline card and tests in ``_display_plan``);
+* ``_paper``      :func:`export`: the paper's files from ``results.json`` (tables in
+                  ``_export_tables``, LaTeX macros in ``_macros``, sentences in ``_sentences``);
 * ``_render``     :func:`render_report`: check, compute, execute the notebooks (nbclient,
                   one kernel), convert, in that order;
 * ``_figures``    the figure files' formats (``--figures``) and writing them;
@@ -49,13 +53,13 @@ _LAZY_NAMES, __getattr__, __dir__ = lazy_surface(
             "show_confusions",
             "show_figure",
             "show_findings",
-            "show_headline_card",
             "show_provenance",
             "show_table",
-            "show_tests",
             "show_unavailable",
             "table_html",
+            "table_view",
         ],
+        "._display_plan": ["show_headline_card", "show_tests"],
         "._evaluation": ["CONSENSUS_RULE"],
         "._kinds": [
             "CASE_STUDY_PARAMETERS",
@@ -72,18 +76,11 @@ _LAZY_NAMES, __getattr__, __dir__ = lazy_surface(
         "._provenance": ["input_digests", "provenance", "run_provenance"],
         "._render": ["notebook_path", "render_report"],
         "._results": ["FORMAT", "Results", "dump_json", "merge_results", "to_jsonable"],
-        ".export": [
-            "formatted_tables",
-            "headline_paragraph",
-            "latex_macros",
-            "latex_tables",
-            "markdown_tables",
-            "result_sentences",
-            "sentences_markdown",
-        ],
+        "._export_tables": ["formatted_tables", "latex_tables", "markdown_tables"],
+        "._macros": ["latex_macros"],
+        "._paper": ["export"],
+        "._sentences": ["headline_paragraph", "result_sentences", "sentences_markdown"],
     },
-    # the module: its function is report.export.export (the name would clash otherwise)
-    submodules=["export"],
 )
 
 __all__ = sorted(

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._tidy import wide, with_diagnostics
 from ._kinds import Context, Loaded, Section, Unavailable
 
 __all__ = ["LENGTH_BINS", "LENGTH_MEASURE", "check", "describe_parameters", "detect", "load"]
@@ -214,7 +215,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
                 ),
             )
         )
-    agreement = ctx.tables.get("agreement")
+    agreement = wide(ctx.tables.get("agreement"))  # a sentence reads a model's row across
     if agreement is not None:
         for row in agreement.loc[agreement["judge_a"] != "all judges"].to_dict("records"):
             rows.append(
@@ -269,7 +270,7 @@ def sections() -> tuple[Section, ...]:
     page = "case_study_alpaca_eval"
     return (
         Section("leaderboard", page, _leaderboard),
-        Section("agreement", page, _agreement),
+        Section("agreement", page, lambda ctx: with_diagnostics(_agreement(ctx))),
         Section("length_bias", page, _length),
         Section("standard_errors", page, _standard_errors),
         Section("findings", page, _findings),

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._tidy import is_long, result_by, wide
 from ..records import DEFAULT_ARM_NAMES
 from ._figures import DEFAULT_FORMATS, write_figure
 
@@ -33,6 +34,7 @@ __all__ = [
     "show_table",
     "show_unavailable",
     "table_html",
+    "table_view",
 ]
 
 # Free text (judge reasoning and raw output, audit details): wrapped in a bounded column.
@@ -263,6 +265,20 @@ def merge_ci(table: pd.DataFrame, names: Sequence[str], *, digits: int = 3) -> p
     return out
 
 
+def table_view(results: Any, name: str) -> pd.DataFrame | None:
+    """Table ``name`` of ``results`` as a page shows it: a long result pivoted to one row
+    per group (:func:`evalstats._tidy.wide`, its diagnostics joined: from the result
+    itself, or from the ``<name>_diagnostics`` table results.json carries); any other
+    table as it is."""
+    table = results.tables.get(name)
+    if not is_long(table) or not result_by(table):  # one row per statistic is its own view
+        return table
+    diagnostics = getattr(table, "diagnostics", None)
+    if diagnostics is None:
+        diagnostics = results.tables.get(f"{name}_diagnostics")
+    return wide(table, diagnostics=diagnostics)
+
+
 def show_table(
     results: Any,
     name: str,
@@ -284,7 +300,7 @@ def show_table(
     (``DataFrame.query``). Shows why when the section is unavailable. Returns None, so that
     a notebook cell ending with it does not display the table a second time.
     """
-    table = results.tables.get(name)
+    table = table_view(results, name)
     if table is None:
         show_unavailable(results, name)
         return
@@ -461,7 +477,7 @@ def geomean_ci(results: Any) -> dict[str, tuple[float, float]] | None:
     cost = results.tables.get("cost")
     if cost is None:
         return None
-    rows = cost.set_index("metric")
+    rows = cost.set_index("statistic")
     out = {}
     for measure in ("tokens", "wall"):
         metric = f"{measure}_geomean_ratio"
@@ -480,7 +496,7 @@ def show_confusions(
     in ``formats``, as :func:`show_figure`)."""
     import numpy as np
 
-    agreement = results.tables.get("agreement")
+    agreement = table_view(results, "agreement")
     if agreement is None:
         show_unavailable(results, "agreement")
         return
@@ -518,117 +534,3 @@ def load_results(path: str | os.PathLike[str]) -> Any:
     never load one from elsewhere: unpickling runs code)."""
     with Path(path).open("rb") as fh:
         return pickle.load(fh)
-
-
-# --------------------------------------------------------------------------------------------
-# the headline card and the declared plan (issue 11: primary and Holm; issue 14: the card)
-# --------------------------------------------------------------------------------------------
-
-_PRIMARY_MARK = "★ primary"
-_SIDES = {"two-sided": "two-sided", "greater": "one-sided (WITH better)", "less": "one-sided"}
-
-
-def show_headline_card(results: Any) -> None:
-    """The primary result in one paragraph of words, at the top of the report
-    (:func:`evalstats.report.export.headline_paragraph`: the declared primary, else the
-    first headline row, called exploratory)."""
-    from .export import headline_paragraph
-
-    if results.tables.get("headline") is None:
-        show_unavailable(results, "headline")
-        return
-    text = headline_paragraph(results)
-    _display(
-        '<section class="headline-card" aria-label="headline result"><p><strong>Headline.'
-        f"</strong> {html.escape(text)}</p></section>",
-        f"Headline. {text}",
-    )
-
-
-def plan_sentence(results: Any) -> str:
-    """What the page says under the headline table about the declared analysis plan and the
-    Holm adjustment (plain text)."""
-    plan = results.provenance.get("plan")
-    tables = [results.tables.get(t) for t in ("headline", "consensus")]
-    n_tests = sum(
-        int(t["net_win_p"].notna().sum()) for t in tables if t is not None and "net_win_p" in t
-    )
-    if not plan:
-        return (
-            "No analysis plan declared: every test below is exploratory. net_win_p_holm "
-            f"adjusts the {n_tests} net-win tests of the headline and consensus tables together "
-            "(Holm's step-down, which holds under any dependence between the judges)."
-        )
-    primary = plan["primary"]
-    found = any(t is not None and "primary" in t and bool(t["primary"].any()) for t in tables)
-    cost = results.tables.get("cost")
-    if found:
-        where = f"marked {_PRIMARY_MARK}"
-    elif cost is not None and primary["statistic"] in set(cost["metric"].astype(str)):
-        where = f"a cost ratio: the {primary['statistic']} row of the cost table"
-    else:
-        where = "not among these rows (its judge or rubric is not in the data selected)"
-    margin = ""
-    if plan.get("margin") is not None:
-        margin = f", {plan['margin_kind']} margin {plan['margin']:g}"
-    sides = _SIDES.get(plan["sidedness"], plan["sidedness"])
-    text = (
-        f"Declared analysis plan ({plan.get('file') or 'plan'}, sha256 {plan['sha256'][:12]}…): "
-        f"primary {primary['statistic']} of {primary['judge']} on the {primary['rubric']} "
-        f"rubric, {where}; alpha {plan['alpha']:g}, {sides}{margin}. "
-    )
-    if primary["statistic"] == "net_win":
-        text += (
-            "The primary is tested alone at alpha; the other net-win tests of the headline "
-            "and consensus tables form the Holm family (net_win_p_holm)."
-        )
-    else:
-        text += (
-            "The primary statistic is not a net win, so every net-win test is secondary and "
-            "Holm-adjusted together (net_win_p_holm)."
-        )
-    test = results.tables.get("primary_test")
-    if test is not None and len(test):
-        row = test.iloc[0]
-        if row["decision"] == "no test":
-            text += f" The declared test (primary_test, below): {row['conclusion']}."
-        else:
-            p = float(row["p_value"])
-            shown = "< 0.0001" if p < 1e-4 else f"{p:.2g}"
-            text += (
-                f" The declared test is computed in the primary_test table below "
-                f"({row['test']}, p = {shown}, {row['decision']}); net_win_p here is the "
-                "two-sided score test of net win = 0."
-            )
-    elif plan["sidedness"] != "two-sided":
-        text += (
-            " net_win_p is two-sided: the one-sided test at alpha rejects when net_win_p is "
-            "below 2 alpha with the estimate on the declared side."
-        )
-    return text
-
-
-def show_tests(
-    results: Any,
-    name: str,
-    *,
-    columns: Sequence[str] | None = None,
-    plan_note: bool = True,
-    **kwargs: Any,
-) -> None:
-    """:func:`show_table` of a table of tests with the plan's primary row marked
-    (``★ primary`` in a ``primary`` text column), and the plan sentence under it
-    (:func:`plan_sentence`) when ``plan_note``."""
-    from types import SimpleNamespace
-
-    table = results.tables.get(name)
-    if table is not None and "primary" in table.columns:
-        mark = table["primary"].astype(bool).map({True: _PRIMARY_MARK, False: ""})
-        table = table.assign(primary=mark)
-    shown = SimpleNamespace(
-        tables={name: table} if table is not None else {}, unavailable=results.unavailable
-    )
-    show_table(shown, name, columns=columns, **kwargs)
-    if plan_note and table is not None:
-        text = plan_sentence(results)
-        _display(f'<p class="note">{html.escape(text)}</p>', text)

@@ -16,7 +16,7 @@ def _alias(item: str) -> tuple[str, str]:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from .export import export
+    from ._paper import export
 
     if not any((args.latex, args.markdown, args.macros, args.sentences)):
         args.parser.error("nothing to write: give --latex, --markdown, --macros or --sentences")

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._tidy import stack_results, tidy_frame, wide, with_diagnostics
 from ..errors import DataError
 from ._kinds import Context, Loaded, Section, Unavailable
 
@@ -161,27 +162,37 @@ def _kappa_vs_gold(ctx: Context) -> dict[str, Any]:
     from ..stats.gold import judge_vs_gold
 
     rng = np.random.default_rng(_seed(ctx, 0))
-    parts = []
-    for name, data, _ in ctx.extra["subsets"]:
-        res = judge_vs_gold(
+    per_subset = {
+        name: judge_vs_gold(
             data.frame,
             data.labels,
             confidence=ctx.confidence,
             n_resamples=ctx.n_resamples,
             rng=rng,
-        )
-        parts.append(res.judges.assign(subset=name))
-    return {"kappa_vs_gold": _split_judge(pd.concat(parts, ignore_index=True))}
+        ).judges
+        for name, data, _ in ctx.extra["subsets"]
+    }
+    return {"kappa_vs_gold": _per_subset(per_subset)}
 
 
 def _position_bias(ctx: Context) -> dict[str, Any]:
-    from ..stats.winrates import position_bias
+    from ..stats.position import position_bias
 
-    parts = []
-    for name, data, _ in ctx.extra["subsets"]:
-        pb = position_bias(data.frame, by="judge", confidence=ctx.confidence)
-        parts.append(pb.assign(subset=name, judge=pb["judge"].astype(str)))
-    return {"position_bias": _split_judge(pd.concat(parts, ignore_index=True))}
+    per_subset = {
+        name: position_bias(data.frame, by="judge", confidence=ctx.confidence)
+        for name, data, _ in ctx.extra["subsets"]
+    }
+    return {"position_bias": _per_subset(per_subset)}
+
+
+def _per_subset(results: dict[str, Any]) -> Any:
+    """Long results of each subset, one after the other, keyed by subset, evaluator and
+    strategy (the judge's two parts)."""
+    stacked = stack_results(results, "subset")
+    rows = _split_judge(pd.DataFrame(stacked)).drop(columns="judge")
+    diag = _split_judge(stacked.diagnostics).drop(columns="judge")
+    extra = [c for c in ("ci_note",) if c in rows.columns]
+    return tidy_frame(rows, by=["subset", "evaluator", "strategy"], diagnostics=diag, extra=extra)
 
 
 def _cross_judge(ctx: Context) -> dict[str, Any]:
@@ -196,15 +207,24 @@ def _cross_judge(ctx: Context) -> dict[str, Any]:
             skipped.append(name)
             continue
         sub = sub.assign(judge=sub["evaluator"].astype(str).astype("category"))
-        t = judge_agreement(
-            sub, confidence=ctx.confidence, n_resamples=ctx.n_resamples, rng=rng
-        ).assign(subset=name, strategy=strategy)
-        parts.append(t)
+        parts.append(
+            (
+                name,
+                judge_agreement(
+                    sub, confidence=ctx.confidence, n_resamples=ctx.n_resamples, rng=rng
+                ),
+            )
+        )
     if not parts:
         raise Unavailable(f"fewer than two judges used strategy {strategy!r} on any subset")
-    t = pd.concat(parts, ignore_index=True)
-    first = ["subset", "strategy", "judge_a", "judge_b"]
-    return {"cross_judge": t[[*first, *[c for c in t.columns if c not in first]]]}
+    stacked = stack_results(dict(parts), "subset")
+    # One strategy, named beside the subset: keyed by subset, strategy and the judge pair.
+    rows = pd.DataFrame(stacked)
+    rows.insert(1, "strategy", strategy)
+    diag = stacked.diagnostics.copy()
+    diag.insert(1, "strategy", strategy)
+    by = ["subset", "strategy", "rubric", "judge_a", "judge_b"]
+    return {"cross_judge": tidy_frame(rows, by=by, diagnostics=diag)}
 
 
 def _length_bias(ctx: Context) -> dict[str, Any]:
@@ -240,7 +260,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
             f"{acc['subset'].nunique()} subsets.",
         )
     )
-    kap = ctx.tables["kappa_vs_gold"]
+    kap = wide(ctx.tables["kappa_vs_gold"])  # a sentence reads a judge's row across
     for r in kap.loc[kap["strategy"] == strategy].to_dict("records"):
         if r["evaluator"] != "GPT-4":
             continue
@@ -267,7 +287,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
                     "prefer the wrong output systematically.",
                 )
             )
-    pb = ctx.tables["position_bias"]
+    pb = wide(ctx.tables["position_bias"])
     lo = pb["first_shown_win_rate_ci_low"]
     hi = pb["first_shown_win_rate_ci_high"]
     for subset, g in pb.assign(first=lo > 0.5, second=hi < 0.5).groupby("subset", sort=False):
@@ -285,7 +305,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
                 f"{_pct(worst['first_shown_win_rate_ci_high'])}].",
             )
         )
-    cross = ctx.tables.get("cross_judge")
+    cross = wide(ctx.tables.get("cross_judge"))
     if cross is not None and len(cross):
         pairs = cross.loc[cross["judge_b"].notna() & (cross["judge_a"] != "all judges")]
         if len(pairs):
@@ -315,9 +335,9 @@ def _findings(ctx: Context) -> dict[str, Any]:
 def sections() -> tuple[Section, ...]:
     return (
         Section("accuracy", _PAGE, _accuracy),
-        Section("kappa_vs_gold", _PAGE, _kappa_vs_gold),
-        Section("position_bias", _PAGE, _position_bias),
-        Section("cross_judge", _PAGE, _cross_judge),
+        Section("kappa_vs_gold", _PAGE, lambda ctx: with_diagnostics(_kappa_vs_gold(ctx))),
+        Section("position_bias", _PAGE, lambda ctx: with_diagnostics(_position_bias(ctx))),
+        Section("cross_judge", _PAGE, lambda ctx: with_diagnostics(_cross_judge(ctx))),
         Section("length_bias", _PAGE, _length_bias),
         Section("findings", _PAGE, _findings),
     )

@@ -44,7 +44,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "scott_pi",
             "two_rater_agreement",
         ],
-        ".cost": ["COST_METRICS", "agent_spend", "cost_ratios", "judge_spend"],
+        ".cost": ["COST_METRICS", "cost_ratios"],
         ".coverage": ["coverage_study"],
         ".dimensions": ["dimension_means"],
         ".equivalence": [
@@ -62,6 +62,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".models": ["OrdinalCheckResult", "ordinal_check"],
         ".multiplicity": ["holm", "holm_table"],
         ".planned_test": ["declared_test"],
+        ".position": ["position_bias"],
         ".power_analytic": [
             "PowerResult",
             "mde_curve",
@@ -76,11 +77,11 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".ppi": ["PPI_METHODS", "ppi_win_rates"],
         ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
         ".robust": ["ClusterRatioResult", "cluster_ratio_test"],
+        ".spend": ["agent_spend", "judge_spend"],
         ".winrates": [
             "DEFAULT_METHOD",
             "RATE_NAMES",
             "WIN_RATE_METHODS",
-            "position_bias",
             "win_rates",
         ],
     },
@@ -107,7 +108,7 @@ if TYPE_CHECKING:
         scott_pi,
         two_rater_agreement,
     )
-    from .cost import COST_METRICS, agent_spend, cost_ratios, judge_spend
+    from .cost import COST_METRICS, cost_ratios
     from .coverage import coverage_study
     from .dimensions import dimension_means
     from .equivalence import (
@@ -125,6 +126,7 @@ if TYPE_CHECKING:
     from .models import OrdinalCheckResult, ordinal_check
     from .multiplicity import holm, holm_table
     from .planned_test import declared_test
+    from .position import position_bias
     from .power_analytic import (
         PowerResult,
         mde_curve,
@@ -139,4 +141,5 @@ if TYPE_CHECKING:
     from .ppi import PPI_METHODS, ppi_win_rates
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test
-    from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, position_bias, win_rates
+    from .spend import agent_spend, judge_spend
+    from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, win_rates

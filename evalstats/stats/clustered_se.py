@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._tidy import with_detail
 from .._validate import check_columns, check_confidence, check_positive_int
 from .means import cluster_mean
 from .resample import cluster_bootstrap
@@ -115,6 +116,7 @@ def se_comparison(
     parts = {key: sub for key, sub in groups}
     for label, col in clusterings:
         cr1 = cluster_mean(frame, value, cluster=col, by=keys, confidence=confidence)
+        cr1 = with_detail(cr1).rename(columns={"estimate": "mean"})
         for r in cr1.to_dict("records"):
             key = tuple(r[k] for k in keys)
             sub = parts[key]

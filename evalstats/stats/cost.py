@@ -116,7 +116,6 @@ Judge spend (:func:`judge_spend`) is what grading cost; it never enters the agen
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Literal
 
@@ -124,15 +123,30 @@ import numpy as np
 import pandas as pd
 from scipy import sparse, stats
 
-from evalstats._schema import ARMS
-from evalstats._validate import check_columns, check_confidence, check_positive_int
-from evalstats.errors import DataError
+from evalstats._tidy import ResultFrame, tidy_frame
+from evalstats._validate import check_confidence, check_positive_int
+from evalstats.stats._cost_intervals import (
+    GPQ_HULL_METHOD,
+    GPQ_METHOD,
+    _cr1_mean,
+    _cr1_total,
+    _cr2_mean,
+    _cr2_total,
+    _log_ratio_of_sums,
+    _mean_of_sums,
+    _model_rejected,
+    bm_df_from_leverage,
+    gpq_interval,
+    lognormal_ratio_gpq,
+    lognormal_ratio_interval,
+)
 from evalstats.stats.resample import (
     BOOTSTRAP_METHODS,
     as_generator,
     cluster_bootstrap,
     interval_from_distribution,
 )
+from evalstats.stats.spend import MEASURES, agent_spend, judge_spend, pair_costs
 
 __all__ = [
     "COST_METRICS",
@@ -158,24 +172,11 @@ COST_METRICS = (
     "wall_geomean_ratio",
     "wall_median_ratio",
 )
-_PAIR = ("task_id", "replicate")
-# measure -> (WITH column, WITHOUT column)
-_MEASURES = {
-    "tokens": ("tokens_with", "tokens_without"),
-    "wall": ("wall_with_s", "wall_without_s"),
-}
 # Keep one chunk of the median's (resamples x distinct values) count matrix near this size.
 _MEDIAN_CHUNK_BYTES = 32 * 2**20
 
 Interval = Literal["default", "cr2", "analytic", "bootstrap"]
 INTERVALS = ("default", "cr2", "analytic", "bootstrap")
-GPQ_METHOD = "generalized pivotal (bivariate lognormal task totals), log scale"
-GPQ_HULL_METHOD = (
-    GPQ_METHOD + ", widened to the CR2 interval (the plain ratio is outside the lognormal 95 %)"
-)
-# The level of the model check that switches the total ratio's default to the hull: fixed, so
-# the construction does not depend on the confidence asked for.
-MODEL_CHECK_CONFIDENCE = 0.95
 _ESTIMANDS = {
     "total": "ratio of means",
     "geomean": "geometric mean ratio (mean of log ratios)",
@@ -198,7 +199,7 @@ def cost_ratios(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
-) -> pd.DataFrame:
+) -> ResultFrame:
     """Token and wall-clock ratios WITH / WITHOUT, with task-clustered CIs on the log scale.
 
     Parameters
@@ -231,13 +232,15 @@ def cost_ratios(
 
     Returns
     -------
-    DataFrame
-        One row per metric (``COST_METRICS``), columns ``metric, estimate, ci_low, ci_high,
-        se_log, n_pairs, n_clusters, n_excluded, n_no_answer, df, estimand, method,
-        confidence``. ``df`` is the t interval's degrees of freedom (NaN for a bootstrap and
-        for the total ratio's generalized pivotal interval).
-        ``n_excluded`` counts pairs left out of that metric (missing value; or a zero on a side,
-        for per-pair ratios); ``n_no_answer`` the no_answer pairs it includes.
+    ResultFrame
+        One row per ratio (``statistic``: one of ``COST_METRICS``): ``estimate``, ``se``
+        (on the log scale, where every interval is made), ``ci_low``, ``ci_high``,
+        ``p_value`` (NaN: no test here; see :func:`~evalstats.stats.cost_equivalence`),
+        ``df`` (the t interval's degrees of freedom; NaN for a bootstrap and for the total
+        ratio's generalized pivotal interval), ``n`` (pairs used), ``n_tasks``,
+        ``method``, ``confidence``, then ``estimand``, ``n_excluded`` (pairs left out of
+        that ratio: a missing value; or a zero on a side, for per-pair ratios) and
+        ``n_no_answer`` (the no_answer pairs it includes).
 
     Examples
     --------
@@ -250,10 +253,10 @@ def cost_ratios(
     ...     "tokens_without": [1000, 1000, 2000, 1000, 600, 400],
     ...     "wall_with_s": [10.0, 12.0, 30.0, 20.0, 5.0, 6.0],
     ...     "wall_without_s": [12.0, 11.0, 40.0, 25.0, 9.0, 5.0]})
-    >>> out = cost_ratios(frame, interval="analytic", rng=0).set_index("metric")
+    >>> out = cost_ratios(frame, interval="analytic", rng=0).set_index("statistic")
     >>> round(float(out.loc["tokens_total_ratio", "estimate"]), 4)
     0.8667
-    >>> int(out.loc["tokens_total_ratio", "n_clusters"])
+    >>> int(out.loc["tokens_total_ratio", "n_tasks"])
     3
     """
     _check_choice("interval", interval, INTERVALS)
@@ -264,7 +267,7 @@ def cost_ratios(
     pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
 
     rows = []
-    for measure, (col_with, col_without) in _MEASURES.items():
+    for measure, (col_with, col_without) in MEASURES.items():
         x = pairs[col_with].to_numpy(dtype=float)
         y = pairs[col_without].to_numpy(dtype=float)
         gid = pairs["_cluster_code"].to_numpy()
@@ -274,176 +277,15 @@ def cost_ratios(
                 measure, x, y, gid, no_answer, interval, method, n_resamples, confidence, gen
             )
         )
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame(rows).rename(columns=_TIDY_NAMES)
     out["confidence"] = float(confidence)
-    return out
+    return tidy_frame(out, extra=COST_EXTRAS)
 
 
-def agent_spend(frame: pd.DataFrame, *, include_no_answer: bool = True) -> pd.DataFrame:
-    """Agent spend per arm: total and mean tokens and wall-clock over pairs.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Verdict frame; reduced to one row per pair (``task_id``, ``replicate``).
-    include_no_answer : bool
-        Keep ``no_answer`` pairs (default True).
-
-    Returns
-    -------
-    DataFrame
-        One row per arm (``with``, ``without``): ``arm, n_pairs, tokens, tokens_per_pair,
-        wall_s, wall_s_per_pair, n_missing_tokens, n_missing_wall``. Totals skip missing
-        values; the means are over pairs with a value.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from evalstats.stats.cost import agent_spend
-    >>> frame = pd.DataFrame({
-    ...     "task_id": ["a", "a", "b"], "replicate": [1, 1, 1], "status": "ok",
-    ...     "judge": ["j1", "j2", "j1"],
-    ...     "tokens_with": [800, 800, 1500], "tokens_without": [1000, 1000, 2000],
-    ...     "wall_with_s": [10.0, 10.0, 30.0], "wall_without_s": [12.0, 12.0, 40.0]})
-    >>> agent_spend(frame)[["arm", "n_pairs", "tokens"]]
-           arm  n_pairs  tokens
-    0     with        2  2300.0
-    1  without        2  3000.0
-    """
-    pairs = pair_costs(frame, cluster="task_id", include_no_answer=include_no_answer)
-    rows = []
-    for i, arm in enumerate(ARMS):
-        tok = pairs[_MEASURES["tokens"][i]].to_numpy(dtype=float)
-        wall = pairs[_MEASURES["wall"][i]].to_numpy(dtype=float)
-        rows.append(
-            {
-                "arm": arm,
-                "n_pairs": len(pairs),
-                "tokens": np.nansum(tok),
-                "tokens_per_pair": _nanmean(tok),
-                "wall_s": np.nansum(wall),
-                "wall_s_per_pair": _nanmean(wall),
-                "n_missing_tokens": int(np.isnan(tok).sum()),
-                "n_missing_wall": int(np.isnan(wall).sum()),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd.DataFrame:
-    """What the judges cost: calls, tokens and USD per judge, apart from agent spend.
-
-    Every row of the verdict frame is one judge call, except ``no_answer`` rows with no usage
-    recorded (an over-budget pair is normally never sent to a judge; the frame still lists it
-    once per judge). A ``no_answer`` row that does carry tokens or USD (the judge was asked
-    before the budget was applied) was paid for and is counted. Sums skip unknown values; the
-    ``n_unpriced`` and ``n_unknown_tokens`` columns say how many calls they skipped, so a total
-    is a lower bound whenever those are non-zero.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Verdict frame with ``status``, ``judge_input_tokens``, ``judge_output_tokens``,
-        ``judge_usd`` and the ``by`` columns.
-    by : str or list of str
-        Grouping columns (default ``"judge"``; e.g. ``["judge", "rubric"]``).
-
-    Returns
-    -------
-    DataFrame
-        One row per group: the ``by`` columns, ``calls, n_errors, input_tokens, output_tokens,
-        usd, n_unpriced, n_unknown_tokens``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from evalstats.stats.cost import judge_spend
-    >>> frame = pd.DataFrame({
-    ...     "judge": ["a:x", "a:x", "b:y"], "status": ["ok", "error", "ok"],
-    ...     "judge_input_tokens": [1000, 900, 1200], "judge_output_tokens": [200, None, 150],
-    ...     "judge_usd": [0.01, None, 0.02]})
-    >>> judge_spend(frame)[["judge", "calls", "input_tokens", "usd", "n_unpriced"]]
-      judge  calls  input_tokens   usd  n_unpriced
-    0   a:x      2        1900.0  0.01           1
-    1   b:y      1        1200.0  0.02           0
-    """
-    by_cols = [by] if isinstance(by, str) else list(by)
-    cols = ["status", "judge_input_tokens", "judge_output_tokens", "judge_usd"]
-    check_columns(frame, [*by_cols, *cols])
-    status = frame["status"].astype(object).to_numpy()
-    inp = _numeric(frame["judge_input_tokens"], "judge_input_tokens")
-    out = _numeric(frame["judge_output_tokens"], "judge_output_tokens")
-    usd = _numeric(frame["judge_usd"], "judge_usd")
-    no_usage = np.isnan(inp) & np.isnan(out) & np.isnan(usd)
-    is_call = ~((status == "no_answer") & no_usage)
-    calls = frame.loc[is_call]
-    inp, out, usd = inp[is_call], out[is_call], usd[is_call]
-    work = pd.DataFrame(
-        {
-            **{c: calls[c].to_numpy() for c in by_cols},
-            "calls": 1,
-            "n_errors": (calls["status"].astype(object) == "error").to_numpy().astype(int),
-            "input_tokens": inp,
-            "output_tokens": out,
-            "usd": usd,
-            "n_unpriced": np.isnan(usd).astype(int),
-            "n_unknown_tokens": (np.isnan(inp) | np.isnan(out)).astype(int),
-        }
-    )
-    # sum() skips NaN; min_count=0 keeps an all-unknown group at 0 with its count reported.
-    res = work.groupby(by_cols, sort=True, observed=True, dropna=False).sum(min_count=0)
-    return res.reset_index()
-
-
-def pair_costs(
-    frame: pd.DataFrame, *, cluster: str = "task_id", include_no_answer: bool = True
-) -> pd.DataFrame:
-    """One row per pair with its agent cost, its cluster and whether it is ``no_answer``.
-
-    Raises :class:`~evalstats.errors.DataError` when rows of the same pair disagree on a cost
-    or on the cluster, or a cost is negative.
-    """
-    value_cols = [c for pair in _MEASURES.values() for c in pair]
-    keys = list(_PAIR)
-    extra = [] if cluster in keys else [cluster]
-    check_columns(frame, [*keys, *extra, "status", *value_cols])
-    if frame.empty:
-        raise DataError("verdict frame has no rows")
-    for k in [*keys, cluster]:
-        miss = frame[k].isna().to_numpy()
-        if miss.any():
-            raise DataError("missing pair or cluster id", line=int(np.argmax(miss)), field=k)
-    work = pd.DataFrame({k: frame[k].to_numpy() for k in dict.fromkeys([*keys, cluster])})
-    for c in value_cols:
-        v = _numeric(frame[c], c)
-        if np.any(v < 0):
-            raise DataError("negative cost", line=int(np.argmax(v < 0)), field=c)
-        work[c] = v
-    work["_no_answer"] = (frame["status"].astype(object) == "no_answer").to_numpy()
-    work["_row"] = np.arange(len(frame))
-
-    grouped = work.groupby(keys, sort=True, observed=True)
-    first = grouped.first()  # first non-null per column
-    # Judgments of one pair must carry the same run costs; NaN-aware (max == min, counts agree).
-    for c in [*value_cols, *extra]:
-        g = grouped[c]
-        if c in extra:
-            bad = g.nunique(dropna=True) > 1
-        else:
-            bad = (g.max() != g.min()) & g.max().notna()
-            bad |= (g.count() > 0) & (g.count() < g.size())
-        if bad.any():
-            key = bad.index[bad.to_numpy()][0]
-            row = int(work.set_index(keys).loc[[key], "_row"].iloc[0])
-            raise DataError(f"rows of pair {key} disagree on {c}", line=row, field=c)
-    pairs = first.reset_index()
-    pairs["_no_answer"] = grouped["_no_answer"].any().to_numpy()
-    if not include_no_answer:
-        pairs = pairs.loc[~pairs["_no_answer"]].reset_index(drop=True)
-    pairs["_cluster_code"] = pd.factorize(pairs[cluster], sort=True)[0]
-    return pairs
-
-
+# The rows are built under the names of their parts; the result uses the one shape's.
+_TIDY_NAMES = {"metric": "statistic", "se_log": "se", "n_pairs": "n", "n_clusters": "n_tasks"}
+#: The columns a cost row has beyond the tidy shape.
+COST_EXTRAS = ("estimand", "n_excluded", "n_no_answer")
 # --------------------------------------------------------------------------------------------
 # numpy core
 # --------------------------------------------------------------------------------------------
@@ -501,263 +343,6 @@ def _measure_rows(measure, x, y, gid, no_answer, interval, method, n_resamples, 
     return rows
 
 
-def bm_df_from_leverage(h: np.ndarray) -> np.ndarray:
-    """Bell-McCaffrey degrees of freedom of a one-parameter CR2 variance, from cluster leverages.
-
-    For a single coefficient (an intercept-only OLS, or the through-origin WLS ratio estimator)
-    the cluster hat blocks are rank one with eigenvalue ``h_c`` (the cluster's leverage:
-    ``n_c / n`` for a mean, ``Y_c / Y`` for a ratio of totals). The CR2 estimator is then
-    ``sum_c E_c^2 / (1 - h_c)`` and, under the working model, the Bell & McCaffrey (2002) df
-    ``tr(M)^2 / tr(M^2)`` has ``M = diag(h / (1 - h)) - q q'`` with ``q = h / sqrt(1 - h)``
-    (Pustejovsky & Tipton 2018, eq. 11, specialised to one parameter). Balanced clusters give
-    ``C - 1``; unequal leverages give fewer.
-
-    Parameters
-    ----------
-    h : ndarray, shape (..., C)
-        Cluster leverages, each in [0, 1), summing to 1 along the last axis.
-
-    Returns
-    -------
-    ndarray, shape (...)
-        The df; NaN where some ``h_c >= 1``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from evalstats.stats.cost import bm_df_from_leverage
-    >>> float(bm_df_from_leverage(np.full(8, 1 / 8)))  # balanced: C - 1
-    7.0
-    >>> round(float(bm_df_from_leverage(np.array([0.6, 0.2, 0.1, 0.05, 0.05]))), 3)
-    1.865
-    """
-    h = np.asarray(h, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d = h / (1.0 - h)
-        q2 = h * d  # q_c^2 = h_c^2 / (1 - h_c)
-        tr = d.sum(-1) - q2.sum(-1)
-        tr2 = (d**2).sum(-1) - 2.0 * (d * q2).sum(-1) + q2.sum(-1) ** 2
-        df = tr**2 / tr2
-    return np.where(np.all(h < 1.0, axis=-1), df, np.nan)
-
-
-def _log_ratio_of_sums(s: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log(s[..., 0]) - np.log(s[..., 1])
-    # A resample with an all-zero side has no ratio; the engine drops NaN.
-    return np.where(np.isfinite(out), out, np.nan)
-
-
-def _mean_of_sums(s: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return s[..., 0] / s[..., 1]
-
-
-def _cr1_total(sums: np.ndarray) -> float:
-    """CR1 delta-method SE of log(sum x / sum y) from per-cluster sums (C, 2)."""
-    c = sums.shape[0]
-    tot = sums.sum(axis=0)
-    z = sums[:, 0] / tot[0] - sums[:, 1] / tot[1]
-    return float(np.sqrt(c / (c - 1) * np.sum(z**2)))
-
-
-def _cr1_mean(sums: np.ndarray) -> float:
-    """CR1 SE of a pooled mean from per-cluster (sum, count) (C, 2)."""
-    c = sums.shape[0]
-    n = sums[:, 1].sum()
-    mean = sums[:, 0].sum() / n
-    return float(np.sqrt(c / (c - 1) * np.sum((sums[:, 0] - sums[:, 1] * mean) ** 2)) / n)
-
-
-def lognormal_ratio_interval(
-    x: np.ndarray, y: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Centre, SE and df of a lognormal (Cox-type) interval for ``log(E[x] / E[y])``.
-
-    The cluster totals ``(log x_c, log y_c)`` are taken as bivariate normal, so with
-    ``d = log x - log y`` and ``s = log x + log y``::
-
-        log(E[x] / E[y]) = E[d] + (var(log x) - var(log y)) / 2 = E[d] + cov(d, s) / 2
-
-    estimated by ``dbar + s_ds / 2`` with
-    ``SE^2 = s_d^2 / C + (s_d^2 s_s^2 + s_ds^2) / (4 (C - 1))`` (the normal-theory variances of
-    a mean and of a sample covariance, which are uncorrelated) and t(C - 1) quantiles. With
-    ``y`` constant it is the modified Cox interval for a lognormal mean (Zhou & Gao 1997).
-    Vectorised over leading axes. A candidate of ``benchmarks/coverage_cost.py``, no longer
-    the default: symmetric on the log scale, it misses on one side where the covariance term
-    is large (see the module docstring); :func:`lognormal_ratio_gpq` replaced it.
-
-    Parameters
-    ----------
-    x, y : ndarray, shape (..., C)
-        Positive per-cluster totals, C >= 2.
-
-    Returns
-    -------
-    centre, se, df : ndarray, shape (...)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from evalstats.stats.cost import lognormal_ratio_interval
-    >>> x = np.array([900.0, 15000.0, 2500.0, 400.0, 7000.0])
-    >>> y = np.array([1000.0, 21000.0, 3000.0, 500.0, 8000.0])
-    >>> centre, se, df = lognormal_ratio_interval(x, y)
-    >>> round(float(centre), 4), round(float(se), 4), float(df)
-    (-0.2578, 0.0846, 4.0)
-    """
-    lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
-    c = lx.shape[-1]
-    d, s = lx - ly, lx + ly
-    dm = d - d.mean(-1, keepdims=True)
-    sm = s - s.mean(-1, keepdims=True)
-    s_dd = (dm * dm).sum(-1) / (c - 1)
-    s_ss = (sm * sm).sum(-1) / (c - 1)
-    s_ds = (dm * sm).sum(-1) / (c - 1)
-    centre = d.mean(-1) + s_ds / 2.0
-    se = np.sqrt(s_dd / c + (s_dd * s_ss + s_ds**2) / (4.0 * (c - 1)))
-    return centre, se, np.full(np.shape(centre), float(c - 1))
-
-
-# Base draws of the generalized pivotal quantity from a fixed seed, so the interval is a
-# deterministic function of the data (and the equivalence test can invert exactly the interval
-# reported); 8,192 draws put the Monte-Carlo error of a 95 % limit near 1 % of the half-width.
-_GPQ_DRAWS = 8192
-_GPQ_SEED = 20261201
-
-
-@functools.lru_cache(maxsize=64)
-def _gpq_base(c: int, n_draws: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Bartlett factors of a Wishart(C - 1, I_2) and a standard normal, for C clusters."""
-    gen = np.random.default_rng([_GPQ_SEED, c])
-    half = n_draws // 2
-    nu = c - 1
-    t11 = np.tile(np.sqrt(gen.chisquare(nu, half)), 2)
-    t22 = np.tile(np.sqrt(gen.chisquare(nu - 1, half)), 2)
-    # Antithetic pairs (t21, z) and (-t21, -z): swapping the arms then negates the set of
-    # draws exactly, so the interval of WITHOUT / WITH is the reciprocal one.
-    t21 = gen.standard_normal(half)
-    z = gen.standard_normal(half)
-    t21, z = np.concatenate([t21, -t21]), np.concatenate([z, -z])
-    for a in (t11, t22, t21, z):
-        a.setflags(write=False)
-    return t11, t22, t21, z
-
-
-def lognormal_ratio_gpq(x: np.ndarray, y: np.ndarray, *, n_draws: int = _GPQ_DRAWS) -> np.ndarray:
-    """Generalized pivotal quantity of ``log(E[x] / E[y])`` for bivariate lognormal totals.
-
-    The per-cluster totals ``(log x_c, log y_c)`` are taken as bivariate normal; with
-    ``d = log x - log y`` and ``s = log x + log y`` the estimand is
-    ``theta = log(E[x] / E[y]) = mu_d + sigma_ds / 2``. With ``A = L L'`` the centred sums
-    of squares and products of ``(d, s)`` (Cholesky factor ``L``) and ``T`` the lower
-    Bartlett factor of a Wishart(C - 1, I) matrix (``T_11^2 ~ chi2(C - 1)``,
-    ``T_22^2 ~ chi2(C - 2)``, ``T_21 ~ N(0, 1)``), ``Sigma* = (L T^-1)(L T^-1)'`` is a
-    generalized pivotal quantity for the covariance (it is ``Sigma`` when the random ``A``
-    equals the observed one) and::
-
-        theta* = dbar - Z sqrt(Sigma*_dd / C) + Sigma*_ds / 2
-
-    one for ``theta`` (Weerahandi 1993; Krishnamoorthy & Mathew 2003 for one lognormal mean,
-    to which it reduces when ``y`` is constant; Bebu & Mathew 2008 for the ratio of the means
-    of a bivariate lognormal). In the order ``(d, s)``, ``Sigma*_dd = a_dd / chi2(C - 1)``:
-    the pivot of ``mu_d`` is the paired t pivot on the log totals. Antithetic draws
-    ``(T_21, Z)``, ``(-T_21, -Z)`` make the draws for ``y / x`` exactly the negated draws for
-    ``x / y`` (reciprocal intervals). Its quantiles
-    give the interval (:func:`gpq_interval`): equal-tailed and asymmetric on the log scale;
-    its coverage is approximate (a generalized interval is not exact in general) and was
-    0.950-0.958 at 8 lognormal tasks in ``benchmarks/coverage_cost.py``. The base draws come
-    from a fixed seed, so the result is a deterministic function of the data. Vectorised
-    over leading axes.
-
-    Parameters
-    ----------
-    x, y : ndarray, shape (..., C)
-        Positive per-cluster totals, C >= 3.
-    n_draws : int
-        Draws of the pivot.
-
-    Returns
-    -------
-    ndarray, shape (..., n_draws)
-        Draws of ``theta*``; NaN for C < 3.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from evalstats.stats.cost import gpq_interval, lognormal_ratio_gpq
-    >>> x = np.array([900.0, 15000.0, 2500.0, 400.0, 7000.0])
-    >>> y = np.array([1000.0, 21000.0, 3000.0, 500.0, 8000.0])
-    >>> draws = lognormal_ratio_gpq(x, y)  # five tasks: a wide, asymmetric interval
-    >>> lo, hi = gpq_interval(draws, 0.95)
-    >>> print(f"{np.exp(lo):.3f} {np.exp(hi):.3f}")
-    0.334 1.108
-    >>> lo_swap, hi_swap = gpq_interval(lognormal_ratio_gpq(y, x), 0.95)  # y / x: reciprocal
-    >>> bool(np.isclose(lo_swap, -hi) and np.isclose(hi_swap, -lo))
-    True
-    """
-    lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
-    c = lx.shape[-1]
-    d, s = lx - ly, lx + ly
-    dbar = d.mean(-1)
-    dm = d - dbar[..., None]
-    sm = s - s.mean(-1, keepdims=True)
-    a_ss, a_dd, a_sd = (sm * sm).sum(-1), (dm * dm).sum(-1), (sm * dm).sum(-1)
-    if c < 3:
-        return np.full((*dbar.shape, n_draws), np.nan)
-    # Cholesky of A in the order (d, s): Sigma*_dd = a_dd / chi2(C - 1), so the pivot of
-    # mu_d is the paired t pivot on the log task totals.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        l11 = np.sqrt(a_dd)
-        l21 = a_sd / l11
-        l22 = np.sqrt(np.maximum(a_ss - l21**2, 0.0))
-    t11, t22, t21, z = _gpq_base(c, n_draws)
-    # B = L T^{-1} (lower triangular), Sigma* = B B': Sigma*_dd = b11^2, Sigma*_ds = b11 b21.
-    i11, i21 = 1.0 / t11, -t21 / (t11 * t22)
-    b11 = l11[..., None] * i11
-    b21 = l21[..., None] * i11 + l22[..., None] * i21
-    return dbar[..., None] - z * b11 / np.sqrt(c) + b11 * b21 / 2.0
-
-
-def gpq_interval(draws: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed interval from pivot draws, by order statistics.
-
-    With ``K`` draws and ``j = ceil(K (1 - confidence) / 2)``, the limits are the ``j``-th
-    smallest and the ``j``-th largest draw, so a bound ``m`` lies beyond the upper limit
-    exactly when the generalized p-value ``mean(draws >= m)`` is below ``(1 - confidence) / 2``
-    (and likewise below): the test and the interval agree.
-
-    Parameters
-    ----------
-    draws : ndarray, shape (..., K)
-        Draws of a pivot, e.g. from :func:`lognormal_ratio_gpq`.
-    confidence : float
-        Confidence level.
-
-    Returns
-    -------
-    lo, hi : ndarray, shape (...)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from evalstats.stats.cost import gpq_interval
-    >>> lo, hi = gpq_interval(np.arange(1.0, 101.0), 0.90)
-    >>> float(lo), float(hi)
-    (5.0, 96.0)
-    """
-    srt = np.sort(np.asarray(draws, dtype=float), axis=-1)
-    k = srt.shape[-1]
-    j = max(1, int(np.ceil(k * (1.0 - confidence) / 2.0 - 1e-9)))
-    return srt[..., j - 1], srt[..., k - j]
-
-
-def _model_rejected(draws: np.ndarray, log_est: float) -> bool:
-    """The plain log ratio outside the pivot's 95 % interval: the lognormal model is doubtful."""
-    lo, hi = gpq_interval(draws, MODEL_CHECK_CONFIDENCE)
-    return not (lo <= log_est <= hi)
-
-
 def total_ratio_draws(
     frame: pd.DataFrame,
     *,
@@ -778,13 +363,13 @@ def total_ratio_draws(
     >>> frame = load_frame("data/sample")
     >>> draws = total_ratio_draws(frame)
     >>> lo, hi = np.exp(gpq_interval(draws, 0.95))
-    >>> row = cost_ratios(frame).set_index("metric").loc["tokens_total_ratio"]
+    >>> row = cost_ratios(frame).set_index("statistic").loc["tokens_total_ratio"]
     >>> bool(lo == row["ci_low"] and hi == row["ci_high"])
     True
     """
-    _check_choice("measure", measure, tuple(_MEASURES))
+    _check_choice("measure", measure, tuple(MEASURES))
     pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
-    col_with, col_without = _MEASURES[measure]
+    col_with, col_without = MEASURES[measure]
     x = pairs[col_with].to_numpy(dtype=float)
     y = pairs[col_without].to_numpy(dtype=float)
     both = ~(np.isnan(x) | np.isnan(y))
@@ -795,31 +380,6 @@ def total_ratio_draws(
         return None
     draws = lognormal_ratio_gpq(xs, ys)
     return draws if np.all(np.isfinite(draws)) else None
-
-
-def _cr2_total(sums: np.ndarray) -> tuple[float, float]:
-    """CR2 SE of log(sum x / sum y) and its Bell-McCaffrey df, from per-cluster sums (C, 2).
-
-    The ratio of totals is the WLS fit of ``x ~ 0 + y`` with weights ``1 / y``; its cluster
-    leverages are ``h_c = Y_c / Y`` and the CR2 adjustment divides each squared cluster residual
-    total by ``1 - h_c`` (see :func:`bm_df_from_leverage`).
-    """
-    tot = sums.sum(axis=0)
-    z = sums[:, 0] / tot[0] - sums[:, 1] / tot[1]
-    h = sums[:, 1] / tot[1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        se = float(np.sqrt(np.sum(z**2 / (1.0 - h))))
-    return se, float(bm_df_from_leverage(h))
-
-
-def _cr2_mean(sums: np.ndarray) -> tuple[float, float]:
-    """CR2 SE of a pooled mean (intercept-only OLS) and its Bell-McCaffrey df, (C, 2) sums."""
-    n = sums[:, 1].sum()
-    mean = sums[:, 0].sum() / n
-    h = sums[:, 1] / n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        se = float(np.sqrt(np.sum((sums[:, 0] - sums[:, 1] * mean) ** 2 / (1.0 - h))) / n)
-    return se, float(bm_df_from_leverage(h))
 
 
 def _ratio_row(
@@ -972,24 +532,6 @@ def _recode(g: np.ndarray) -> np.ndarray:
     return np.unique(g, return_inverse=True)[1].astype(np.intp)
 
 
-def _nanmean(v: np.ndarray) -> float:
-    ok = ~np.isnan(v)
-    return float(v[ok].mean()) if ok.any() else np.nan
-
-
-# --------------------------------------------------------------------------------------------
-# validation helpers
-# --------------------------------------------------------------------------------------------
-
-
 def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
-
-
-def _numeric(series: pd.Series, field: str) -> np.ndarray:
-    """Float array with NaN for missing values (nullable Int64, None, NA all accepted)."""
-    try:
-        return pd.to_numeric(series, errors="raise").astype("float64").to_numpy(na_value=np.nan)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"non-numeric value: {exc}", field=field) from None

@@ -16,22 +16,17 @@ import pandas as pd
 from scipy import stats
 
 from .._schema import OUTCOME_DTYPE, STATUS_DTYPE
+from .._tidy import wide
 from ._cluster import segment_sum
 from ._proportion import proportion_ci
+from ._verdicts import LOSS as _LOSS
+from ._verdicts import TIE as _TIE
+from ._verdicts import WIN as _WIN
+from ._verdicts import cluster_counts as _cluster_counts
+from ._verdicts import row_categories as _row_categories
 from .outcome_model import draw_outcomes
 from .resample import BOOTSTRAP_METHODS, as_generator
-from .winrates import (
-    _LOSS,
-    _TIE,
-    _WIN,
-    DEFAULT_METHOD,
-    RATE_NAMES,
-    WIN_RATE_METHODS,
-    _cluster_counts,
-    _row_categories,
-    rate_arrays,
-    win_rates,
-)
+from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, rate_arrays, win_rates
 
 __all__ = ["coverage_study", "coverage_table", "simulated_frame", "truth_of", "type_one_error"]
 
@@ -153,7 +148,7 @@ def type_one_error(frame: pd.DataFrame, level: float = 0.05) -> pd.Series:
     The default ``net_win_p`` inverts the default interval (CR2 score construction with
     the Bell-McCaffrey df), so it rejects exactly when that interval excludes 0.
     """
-    res = win_rates(frame, by="eval")
+    res = wide(win_rates(frame, by="eval"))
     return pd.Series(
         {
             "sign_test_p (exact binomial, IID)": float((res["sign_test_p"] < level).mean()),

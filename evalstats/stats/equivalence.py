@@ -9,6 +9,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from evalstats._tidy import wide
 from evalstats._validate import check_probability
 from evalstats.stats._tost import (
     EquivalenceResult,
@@ -105,7 +106,7 @@ def cost_equivalence(
     bad = [m for m in metrics if m not in COST_METRICS or "median" in m]
     if bad:
         raise ValueError(f"metrics must be total or geometric-mean ratios, got {bad}")
-    table = cost_ratios(frame, interval=interval, **cost_kwargs).set_index("metric")
+    table = cost_ratios(frame, interval=interval, **cost_kwargs).set_index("statistic")
     rows = []
     for metric in metrics:
         r = table.loc[metric]
@@ -119,25 +120,23 @@ def cost_equivalence(
             draws = total_ratio_draws(frame, measure=metric.split("_")[0], **cost_kwargs)
             res = _gpq_test(draws, np.log(margin), kind, alpha)
             if r["method"] == GPQ_HULL_METHOD:  # the hull with CR2: both tests must reject
-                c2 = cost_ratios(frame, interval="cr2", **cost_kwargs).set_index("metric")
+                c2 = cost_ratios(frame, interval="cr2", **cost_kwargs).set_index("statistic")
                 c2 = c2.loc[metric]
-                args = (np.log(c2["estimate"]), c2["se_log"], c2["df"])
+                args = (np.log(c2["estimate"]), c2["se"], c2["df"])
                 lim = np.log(margin)
                 if kind == "equivalence":
                     t2 = tost(*args, lower=-lim, upper=lim, alpha=alpha)
                 else:
                     t2 = noninferiority(*args, bound=lim, better="lower", alpha=alpha)
                 res = _hull_test(res, t2)
-        elif not (np.isfinite(log_est) and np.isfinite(r["se_log"]) and np.isfinite(r["df"])):
+        elif not (np.isfinite(log_est) and np.isfinite(r["se"]) and np.isfinite(r["df"])):
             res = None
         elif kind == "equivalence":
             lim = np.log(margin)
-            res = tost(log_est, r["se_log"], r["df"], lower=-lim, upper=lim, alpha=alpha)
+            res = tost(log_est, r["se"], r["df"], lower=-lim, upper=lim, alpha=alpha)
         else:
             lim = np.log(margin)
-            res = noninferiority(
-                log_est, r["se_log"], r["df"], bound=lim, better="lower", alpha=alpha
-            )
+            res = noninferiority(log_est, r["se"], r["df"], bound=lim, better="lower", alpha=alpha)
         row = {"metric": metric, "estimand": r["estimand"], "estimate": r["estimate"]}
         if res is None:
             row |= {"conclusion": f"no test: {r['method']}", "kind": kind, "alpha": alpha}
@@ -252,7 +251,7 @@ def net_win_equivalence(
         raise ValueError(f"margin must be in (0, 2], got {margin}")
     if kind not in ("equivalence", "noninferiority"):
         raise ValueError(f"kind must be 'equivalence' or 'noninferiority', got {kind!r}")
-    table = win_rates(frame, **win_rate_kwargs)
+    table = wide(win_rates(frame, **win_rate_kwargs))
     by_cols = list(table.columns[: list(table.columns).index("n")])
     if "net_win_df" in table.columns:
         df = table["net_win_df"].to_numpy(dtype=float)

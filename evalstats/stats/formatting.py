@@ -5,7 +5,7 @@ its interval, the tie rate and the net win behind "…". :func:`summarize` keeps
 needs — the labels, the counts (verdicts, pairs, clusters), one ``est [lo, hi]`` string per
 statistic and the interval's method — so the table fits a notebook cell (it is a DataFrame, so
 Jupyter renders it through ``_repr_html_``) and feeds the paper export
-(:mod:`evalstats.report.export`) as is.
+(:func:`evalstats.report.export`) as is.
 
 It lives in :mod:`evalstats.stats` (not at the top of the package) because it formats the
 outputs of the statistics and nothing else, and the report layer above uses it: a top-level
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._tidy import is_long, result_by, wide
 from .._validate import check_positive_int
 
 __all__ = [
@@ -62,7 +63,7 @@ _POINT_STATISTICS = (
 )
 # Counts, in the order shown: verdicts in the denominator (pairs, or pair-orders for a rubric
 # judged in both orders), distinct (task, replicate) pairs, judged pair-orders, tasks.
-_COUNT_COLUMNS = ("n", "n_pairs", "n_pair_orders", "n_clusters")
+_COUNT_COLUMNS = ("n", "n_pairs", "n_pair_orders", "n_clusters", "n_tasks")
 # Label-like columns that are not labels of a row.
 _NOT_LABELS = frozenset(
     {"method", "no_answer_as", "invalid_as", "ci_note", "kappa_method", "confusion", "trigger"}
@@ -227,7 +228,9 @@ def summarize(
     Parameters
     ----------
     table : DataFrame
-        Output of :func:`~evalstats.stats.winrates.win_rates`,
+        A long result (pivoted here to one row per group, its diagnostics joined) or a
+        table of the same columns one row per group, e.g. read back from results.json:
+        output of :func:`~evalstats.stats.winrates.win_rates`,
         :func:`~evalstats.stats.cost.cost_ratios`,
         :func:`~evalstats.stats.judges.judge_agreement`,
         :func:`~evalstats.stats.winrates.position_bias` (or a table of the same columns,
@@ -281,6 +284,9 @@ def summarize(
     """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"summarize expects a DataFrame, got {type(table).__name__}")
+    if is_long(table) and result_by(table):
+        # A long result (one row per statistic): its groups side by side, the reader's view.
+        table = wide(table)
     if digits is not None:
         digits = check_positive_int(digits, "digits", minimum=0)
     found = {c.name: c for c in interval_columns(table)}
@@ -301,10 +307,15 @@ def summarize(
             )
         chosen = [available.get(s, IntervalColumns(s, s, None, None)) for s in statistics]
     used = {c for s in found.values() for c in (s.estimate, s.ci_low, s.ci_high)}
+    counts = [c for c in _COUNT_COLUMNS if c in table.columns]
+    if "n_clusters" in counts and "n_tasks" in counts:  # the same tasks under two names
+        counts.remove("n_tasks")
     labels = [
         c
         for c in table.columns
         if c not in _NOT_LABELS
+        # a long result's per-statistic method or note, pivoted: not a label of the row
+        and not c.endswith(("_method", "_ci_note"))
         and c not in used
         and c not in _COUNT_COLUMNS
         and c not in _TRAILER
@@ -314,9 +325,8 @@ def summarize(
     for c in labels:
         col = table[c]
         out[c] = col.astype("string") if isinstance(col.dtype, pd.CategoricalDtype) else col
-    for c in _COUNT_COLUMNS:
-        if c in table.columns:
-            out[c] = table[c]
+    for c in counts:
+        out[c] = table[c]
     for stat in chosen:
         d = statistic_digits(stat.name, digits=digits, percent=percent)
         scale = statistic_scale(stat.name, percent=percent)

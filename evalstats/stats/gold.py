@@ -26,6 +26,7 @@ import pandas as pd
 
 from .._display import ResultDisplay
 from .._schema import OUTCOME_DTYPE, OUTCOMES
+from .._tidy import ResultFrame, stack_statistics
 from .._validate import check_columns, check_confidence, check_positive_int
 from ..errors import DataError
 from ..frames import select_rubric
@@ -45,14 +46,15 @@ class GoldResult(ResultDisplay):
 
     Attributes
     ----------
-    judges : DataFrame
-        One row per judge: ``judge``, ``n`` (ok judgments of gold pairs), ``n_pairs``,
-        ``n_tasks``, ``n_not_ok`` (invalid / error / no_answer judgments of gold pairs, left
-        out), ``accuracy``, ``precision``, ``recall``, ``f1`` (macro), ``kappa``,
-        ``kappa_ci_low`` / ``kappa_ci_high`` (cluster bootstrap over tasks),
-        ``kappa_iid_ci_low`` / ``kappa_iid_ci_high`` (analytic, IID); and where both orders
-        exist ``accuracy_with_first``, ``accuracy_without_first``, ``n_pairs_both_orders``,
-        ``positional_agreement`` (same verdict in both orders).
+    judges : ResultFrame
+        Long, per judge: ``accuracy``, ``precision``, ``recall``, ``f1`` (macro),
+        ``kappa`` (its interval: cluster bootstrap over tasks) and ``kappa_iid`` (the same
+        kappa, its analytic IID interval); where both orders exist also
+        ``accuracy_with_first``, ``accuracy_without_first`` and ``positional_agreement``
+        (same verdict in both orders; ``n``: the pairs judged in both). ``.diagnostics``:
+        ``judge``, ``n`` (ok judgments of gold pairs), ``n_pairs``, ``n_tasks``,
+        ``n_not_ok`` (invalid / error / no_answer judgments of gold pairs, left out),
+        ``n_pairs_both_orders``.
     confusion : DataFrame
         ``judge``, ``gold``, ``predicted``, ``n`` (every cell, zeros included).
     labelers : DataFrame
@@ -262,6 +264,42 @@ def labeler_agreement(
     return pd.DataFrame(rows, columns=[*cols, "observed_agreement"])
 
 
+#: The statistics of a judge against gold, in the rows' order (the order ones where both
+#: orders exist).
+GOLD_STATISTICS = ("accuracy", "precision", "recall", "f1", "kappa", "kappa_iid")
+ORDER_STATISTICS = ("accuracy_with_first", "accuracy_without_first", "positional_agreement")
+
+
+def _judges_long(wide_rows: pd.DataFrame, confidence: float, method: str) -> ResultFrame:
+    """The per-judge rows of :func:`judge_vs_gold` in the one result shape."""
+    diag_cols = ["judge", "n", "n_pairs", "n_tasks", "n_not_ok"]
+    if "n_pairs_both_orders" in wide_rows:
+        diag_cols.append("n_pairs_both_orders")
+    diagnostics = wide_rows[diag_cols].reset_index(drop=True)
+    base = {"n": wide_rows["n"].to_numpy(), "n_tasks": wide_rows["n_tasks"].to_numpy()}
+    statistics = []
+    for name in GOLD_STATISTICS:
+        cols = {**base, "estimate": wide_rows[name if name != "kappa_iid" else "kappa"]}
+        if name == "kappa":  # the task-clustered bootstrap interval
+            cols |= {"ci_low": wide_rows["kappa_ci_low"], "ci_high": wide_rows["kappa_ci_high"]}
+            cols |= {"method": f"cluster bootstrap ({method})", "confidence": confidence}
+        elif name == "kappa_iid":  # the same kappa, its analytic interval over verdicts
+            cols |= {
+                "ci_low": wide_rows["kappa_iid_ci_low"],
+                "ci_high": wide_rows["kappa_iid_ci_high"],
+                "method": "iid analytic",
+                "confidence": confidence,
+            }
+        statistics.append((name, {k: np.asarray(v) for k, v in cols.items()}))
+    if "positional_agreement" in wide_rows:
+        for name in ORDER_STATISTICS:
+            cols = {**base, "estimate": wide_rows[name].to_numpy()}
+            if name == "positional_agreement":
+                cols["n"] = wide_rows["n_pairs_both_orders"].to_numpy()
+            statistics.append((name, cols))
+    return stack_statistics(wide_rows[["judge"]], statistics, diagnostics=diagnostics)
+
+
 def judge_vs_gold(
     frame: pd.DataFrame,
     labels: pd.DataFrame,
@@ -310,9 +348,11 @@ def judge_vs_gold(
     >>> labels = pd.DataFrame({"task_id": list("abcd"), "replicate": 1, "labeler": "ann",
     ...                        "outcome": ["win", "loss", "tie", "loss"]})
     >>> res = judge_vs_gold(frame, labels, rng=0)
-    >>> res.judges[["judge", "n", "accuracy", "positional_agreement"]]
-      judge  n  accuracy  positional_agreement
-    0     j  8     0.875                  0.75
+    >>> res.judges.set_index("statistic").loc[["accuracy", "positional_agreement"], "estimate"]
+    statistic
+    accuracy                0.875
+    positional_agreement    0.750
+    Name: estimate, dtype: float64
     """
     check_columns(frame, [*_PAIR, "judge", "rubric", "status", "outcome"])
     confidence = check_confidence(confidence)
@@ -395,7 +435,7 @@ def judge_vs_gold(
         labels, confidence=confidence, n_resamples=n_resamples, method=method, rng=rng
     )
     return GoldResult(
-        judges=pd.DataFrame(rows),
+        judges=_judges_long(pd.DataFrame(rows), confidence, method),
         confusion=pd.concat(conf_parts, ignore_index=True),
         labelers=labelers,
         gold=g,

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE, STATUSES
+from .._tidy import ResultFrame, tidy_frame
 from .._validate import check_columns, check_confidence, check_positive_int, check_probability
 from ..frames import select_rubric, wide_by_judge
 from ._kappa import _kappa_from_tables
@@ -87,8 +89,8 @@ def judge_agreement(
     method: str = "bca",
     threshold: float = DISAGREEMENT_TRIGGER,
     rng: np.random.Generator | int | None = None,
-) -> pd.DataFrame:
-    """Agreement between every pair of judges, one row per pair.
+) -> ResultFrame:
+    """Agreement between every pair of judges: each coefficient with its interval.
 
     Units are the pairs (task, replicate[, order]) that both judges judged ``ok``;
     outcomes are ordered loss < tie < win.
@@ -113,24 +115,24 @@ def judge_agreement(
 
     Returns
     -------
-    DataFrame
-        ``judge_a, judge_b, n`` (judged units: pair-orders for a rubric judged in both
-        orders), ``n_pairs`` (distinct (task, replicate) pairs among them),
-        ``n_clusters, agreements, disagreements, observed_agreement,
-        disagreement_rate, trigger, kappa``; the task-clustered inference
-        ``kappa_cluster_se`` (delete-one-task jackknife), ``kappa_df`` (C - 1),
-        ``kappa_ci_low, kappa_ci_high`` (``kappa +/- t_{C-1} SE``) and ``kappa_p`` (the
-        t test of kappa = 0 that this interval inverts), ``kappa_method``
-        (``"jackknife_t"``; NaN with one task); the analytic IID figures ``kappa_se``,
-        ``kappa_se0`` (null SE), ``kappa_z``, ``kappa_iid_p``, ``kappa_iid_ci_low,
-        kappa_iid_ci_high`` (Fleiss-Cohen-Everitt Wald);
-        ``kappa_boot_ci_low, kappa_boot_ci_high`` (cluster bootstrap),
-        ``kappa_linear`` with ``_ci_low/_ci_high``, ``ac1`` with ``ac1_se/_ci_low/_ci_high``,
-        ``pabak`` with ``pabak_ci_low/_ci_high``, and ``confusion`` (k x k counts, rows =
-        judge_a, columns = judge_b, order loss/tie/win). With three or more judges a last
-        row (``judge_a == "all judges"``) holds ``fleiss_kappa``, ``fleiss_se0``,
-        ``fleiss_p`` and ``krippendorff_alpha`` on the units every judge rated ``ok``
-        (alpha also uses units with missing judges).
+    ResultFrame
+        Long: per ``rubric, judge_a, judge_b``, one row per coefficient, each with the
+        interval made as its ``method`` says: ``observed_agreement``,
+        ``disagreement_rate``; ``kappa`` (task-clustered: the delete-one-task jackknife
+        ``se``, ``df`` C - 1, the interval ``kappa +/- t_{C-1} SE`` and the t test of
+        kappa = 0 it inverts, ``method`` ``"jackknife_t"``; NaN with one task);
+        ``kappa_iid`` (the same kappa, its analytic IID SE, Wald interval and z test:
+        Fleiss-Cohen-Everitt); ``kappa_boot`` (the same kappa, its cluster bootstrap
+        interval); ``kappa_linear``, ``ac1``, ``pabak`` (IID Wald intervals). ``n`` is the
+        judged units (pair-orders for a rubric judged in both orders), ``n_tasks`` the
+        tasks. With three or more judges the last group (``judge_a == "all judges"``) has
+        ``fleiss_kappa`` (its p-value) and ``krippendorff_alpha`` on the units every judge
+        rated ``ok`` (alpha also uses units with missing judges). ``.diagnostics``, one
+        row per pair of judges: ``n``, ``n_pairs`` (distinct (task, replicate) pairs),
+        ``n_clusters``, ``agreements``, ``disagreements``, ``trigger`` (disagreement
+        above ``threshold``), ``kappa_se0`` (null SE), ``kappa_z``, ``fleiss_se0`` and
+        ``confusion`` (k x k counts, rows = judge_a, columns = judge_b, order
+        loss/tie/win).
 
     Examples
     --------
@@ -139,7 +141,9 @@ def judge_agreement(
     >>> ds = evalstats.load_dir(sim.out_dir)
     >>> f = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     >>> agr = judge_agreement(f, rubric="with-without", n_resamples=500, rng=0)
-    >>> agr[["judge_a", "judge_b", "n"]].shape
+    >>> agr["statistic"].tolist()[:4]
+    ['observed_agreement', 'disagreement_rate', 'kappa', 'kappa_iid']
+    >>> agr.diagnostics[["judge_a", "judge_b", "n"]].shape
     (1, 3)
     """
     confidence = check_confidence(confidence)
@@ -243,7 +247,106 @@ def judge_agreement(
         )
     out = pd.DataFrame(rows)
     out.insert(0, "rubric", rubric)
-    return out
+    return _agreement_long(out, confidence, method)
+
+
+# statistic -> {tidy column: column of the per-pair row, or a constant}, in the rows' order.
+_IID = "iid Wald (z)"
+_AGREEMENT_ROWS: dict[str, dict[str, Any]] = {
+    "observed_agreement": {"estimate": "observed_agreement"},
+    "disagreement_rate": {"estimate": "disagreement_rate"},
+    "kappa": {
+        "estimate": "kappa",
+        "se": "kappa_cluster_se",
+        "ci_low": "kappa_ci_low",
+        "ci_high": "kappa_ci_high",
+        "p_value": "kappa_p",
+        "df": "kappa_df",
+        "method": "jackknife_t",
+    },
+    "kappa_iid": {
+        "estimate": "kappa",
+        "se": "kappa_se",
+        "ci_low": "kappa_iid_ci_low",
+        "ci_high": "kappa_iid_ci_high",
+        "p_value": "kappa_iid_p",
+        "method": _IID,
+    },
+    "kappa_boot": {
+        "estimate": "kappa",
+        "ci_low": "kappa_boot_ci_low",
+        "ci_high": "kappa_boot_ci_high",
+        "method": "cluster bootstrap ({method})",
+    },
+    "kappa_linear": {
+        "estimate": "kappa_linear",
+        "ci_low": "kappa_linear_ci_low",
+        "ci_high": "kappa_linear_ci_high",
+        "method": _IID,
+    },
+    "ac1": {
+        "estimate": "ac1",
+        "se": "ac1_se",
+        "ci_low": "ac1_ci_low",
+        "ci_high": "ac1_ci_high",
+        "method": _IID,
+    },
+    "pabak": {
+        "estimate": "pabak",
+        "ci_low": "pabak_ci_low",
+        "ci_high": "pabak_ci_high",
+        "method": _IID,
+    },
+    "fleiss_kappa": {"estimate": "fleiss_kappa", "p_value": "fleiss_p", "method": "iid"},
+    "krippendorff_alpha": {"estimate": "krippendorff_alpha"},
+}
+#: ``judge_a`` of the row that compares every judge at once.
+MANY_JUDGES = "all judges"
+_MANY_JUDGE_STATISTICS = ("fleiss_kappa", "krippendorff_alpha")
+_AGREEMENT_DIAGNOSTICS = (
+    "n",
+    "n_pairs",
+    "n_clusters",
+    "agreements",
+    "disagreements",
+    "trigger",
+    "kappa_se0",
+    "kappa_z",
+    "fleiss_se0",
+    "confusion",
+)
+
+
+def _agreement_long(rows: pd.DataFrame, confidence: float, boot_method: str) -> ResultFrame:
+    """The per-pair rows of :func:`judge_agreement` in the one result shape: each pair's
+    coefficients as rows (those it has: the many-judge row has Fleiss' kappa and alpha)."""
+    by = ["rubric", "judge_a", "judge_b"]
+    parts = []
+    for name, spec in _AGREEMENT_ROWS.items():
+        if spec["estimate"] not in rows.columns:
+            continue
+        part = rows[by].copy()
+        part["statistic"] = name
+        for col, src in spec.items():
+            if col == "method":
+                part[col] = src.format(method=boot_method)
+            else:
+                part[col] = rows[src].to_numpy() if src in rows.columns else np.nan
+        part["n"] = rows["n"].to_numpy()
+        part["n_tasks"] = rows["n_clusters"].to_numpy()
+        part["confidence"] = confidence
+        part["_pair"] = np.arange(len(rows))
+        part["_order"] = len(parts)
+        # Pairs carry the two-judge coefficients (NaN ones too: an all-tie design has no
+        # kappa, and says so); the many-judge row carries Fleiss' kappa and alpha.
+        many = (rows["judge_a"] == MANY_JUDGES).to_numpy()
+        keep = many if name in _MANY_JUDGE_STATISTICS else ~many
+        parts.append(part.loc[keep])
+    long = pd.concat(parts, ignore_index=True).sort_values(["_pair", "_order"], kind="stable")
+    long = long.drop(columns=["_pair", "_order"])
+    long.loc[long["ci_low"].isna() & long["ci_high"].isna(), "confidence"] = np.nan
+    diagnostics = rows[[*by, *(c for c in _AGREEMENT_DIAGNOSTICS if c in rows.columns)]]
+    return tidy_frame(long, by=by, diagnostics=diagnostics)
 
 
 def _kappa_of_sums(s: np.ndarray) -> np.ndarray:

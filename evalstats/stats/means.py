@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalstats._tidy import ResultFrame, refuse_pooled_rubrics, stack_statistics
 from evalstats._validate import check_columns, check_confidence
 from evalstats.errors import DataError
 from evalstats.stats._cluster import by_columns, cr1_ratio
@@ -51,7 +52,7 @@ def cluster_mean(
     null: float = 0.0,
     n_resamples: int = 10_000,
     rng: np.random.Generator | int | None = None,
-) -> pd.DataFrame:
+) -> ResultFrame:
     """Mean of a numeric column per group, with a cluster-robust SE and interval.
 
     Parameters
@@ -80,13 +81,15 @@ def cluster_mean(
 
     Returns
     -------
-    DataFrame
+    ResultFrame
         One row per group, sorted by the ``by`` columns: the ``by`` columns,
-        ``n`` (non-missing rows), ``n_clusters`` (clusters with at least one),
-        ``n_missing``, ``mean``, ``se`` (CR1; CR2 for ``"cr2_t"``), ``ci_low``,
-        ``ci_high``, ``df`` (``C - 1``; Bell-McCaffrey for ``"cr2_t"``), ``t``, ``p_value``, ``method``, ``confidence``.
-        A group without non-missing rows has ``n == 0`` and NaN statistics;
-        with a single cluster the SE, interval and test are NaN.
+        ``statistic`` (``"mean"``), ``estimate``, ``se`` (CR1; CR2 for ``"cr2_t"``),
+        ``ci_low``, ``ci_high``, ``p_value`` (the t test of ``null``), ``df`` (``C - 1``;
+        Bell-McCaffrey for ``"cr2_t"``), ``n`` (non-missing rows), ``n_tasks`` (clusters
+        with at least one), ``method``, ``confidence`` and ``t``. ``.diagnostics``: the
+        ``by`` columns, ``n``, ``n_clusters``, ``n_missing``. A group without non-missing
+        rows has ``n == 0`` and NaN statistics; with a single cluster the SE, interval and
+        test are NaN.
 
     Examples
     --------
@@ -94,13 +97,14 @@ def cluster_mean(
     >>> from evalstats.stats.means import cluster_mean
     >>> frame = pd.DataFrame({"task_id": ["a", "b", "c", "d"], "y": [0.1, 0.4, 0.35, 0.8]})
     >>> res = cluster_mean(frame, "y")
-    >>> round(float(res["mean"].iloc[0]), 4), round(float(res["se"].iloc[0]), 4)
+    >>> round(float(res["estimate"].iloc[0]), 4), round(float(res["se"].iloc[0]), 4)
     (0.4125, 0.1449)
     >>> float(res["se"].iloc[0]) == float(frame["y"].sem())  # one row per cluster
     True
     """
     by_cols = by_columns(by)
     check_columns(frame, [value, cluster, *by_cols], what="frame")
+    refuse_pooled_rubrics(frame, by_cols, "cluster_mean")
     if method not in CLUSTER_MEAN_METHODS:
         raise ValueError(f"method must be one of {CLUSTER_MEAN_METHODS}, got {method!r}")
     confidence = check_confidence(confidence)
@@ -147,20 +151,24 @@ def cluster_mean(
                 y_c, m_c, gid, n_groups, method, n_resamples, confidence, as_generator(rng)
             )
 
-    out = groups.copy()
-    out["n"] = n.astype(np.int64)
-    out["n_clusters"] = n_clusters.astype(np.int64)
-    out["n_missing"] = n_missing.astype(np.int64)
-    out["mean"] = est
-    out["se"] = se
-    out["ci_low"] = low
-    out["ci_high"] = high
-    out["df"] = df
-    out["t"] = t
-    out["p_value"] = p
-    out["method"] = method
-    out["confidence"] = confidence
-    return out
+    diagnostics = groups.copy()
+    diagnostics["n"] = n.astype(np.int64)
+    diagnostics["n_clusters"] = n_clusters.astype(np.int64)
+    diagnostics["n_missing"] = n_missing.astype(np.int64)
+    row = {
+        "estimate": est,
+        "se": se,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": p,
+        "df": df,
+        "n": n.astype(np.int64),
+        "n_tasks": n_clusters.astype(np.int64),
+        "method": method,
+        "confidence": confidence,
+        "t": t,
+    }
+    return stack_statistics(groups, [("mean", row)], diagnostics=diagnostics, extra=("t",))
 
 
 def _groups(frame: pd.DataFrame, by_cols: list[str]) -> tuple[pd.DataFrame, np.ndarray]:

@@ -54,6 +54,7 @@ import pandas as pd
 import scipy.stats
 
 from .._schema import OUTCOME_DTYPE, OUTCOMES
+from .._tidy import ResultFrame, stack_statistics
 from .._validate import check_columns, check_confidence, check_positive_int
 from ..frames import select_rubric
 from ..records import EvalstatsWarning
@@ -61,9 +62,11 @@ from .gold import gold_labels
 from .resample import BOOTSTRAP_METHODS, cluster_bootstrap
 from .winrates import RATE_NAMES
 
-__all__ = ["MIN_LABELLED", "PPI_METHODS", "ppi_win_rates"]
+__all__ = ["MIN_LABELLED", "PPI_EXTRAS", "PPI_METHODS", "ppi_win_rates"]
 
 PPI_METHODS = ("cluster_t", *BOOTSTRAP_METHODS)
+#: The columns a PPI row has beyond the tidy shape.
+PPI_EXTRAS = ("lambda", "labels_only", "judge_only", "ess_gain")
 # Parameter range of each statistic (net win lives on [-1, 1]).
 _LOW = np.array([0.0, 0.0, 0.0, -1.0, 0.0])
 _HIGH = np.ones(5)
@@ -139,7 +142,7 @@ def ppi_win_rates(
     confidence: float = 0.95,
     n_resamples: int = 4_000,
     rng: np.random.Generator | int | None = None,
-) -> pd.DataFrame:
+) -> ResultFrame:
     """Win, tie and loss rates, net win and score for the people's verdicts, via PPI++.
 
     Parameters
@@ -167,16 +170,18 @@ def ppi_win_rates(
 
     Returns
     -------
-    DataFrame
-        One row: ``judge``, ``n`` (judged pairs), ``n_labelled`` (labelled judged pairs),
-        ``n_clusters``, ``n_labelled_clusters``, ``n_labels_unused`` (gold pairs the judge has
-        no ok verdict on); for each of ``win_rate``, ``tie_rate``, ``loss_rate``, ``net_win``,
-        ``score``: the PPI estimate, ``_se`` (bootstrap SD), ``_ci_low``, ``_ci_high``,
-        ``_lambda`` (the tuned weight), ``_labels_only`` (mean of the gold labels),
-        ``_judge_only`` (the judge's own rate over all pairs), ``_ess_gain`` (variance of the
-        labels-only mean over the PPI variance) and ``_n_effective``; then ``random_sample``
-        (labels carry sheet provenance), ``estimand`` ("human"), ``gold``, ``method``,
-        ``confidence``, ``n_resamples``.
+    ResultFrame
+        Long: one row per statistic (``win_rate``, ``tie_rate``, ``loss_rate``,
+        ``net_win``, ``score``): ``judge``, ``statistic``, ``estimate`` (the PPI
+        estimate), ``se`` (bootstrap SD), ``ci_low``, ``ci_high``, ``n`` (judged pairs),
+        ``n_tasks``, ``method``, ``confidence``, and ``lambda`` (the tuned weight),
+        ``labels_only`` (mean of the gold labels), ``judge_only`` (the judge's own rate
+        over all pairs), ``ess_gain`` (variance of the labels-only mean over the PPI
+        variance; times ``n_labelled``, the effective number of labels).
+        ``.diagnostics``: ``judge``, ``n``, ``n_labelled`` (labelled judged pairs),
+        ``n_clusters``, ``n_labelled_clusters``, ``n_labels_unused`` (gold pairs the judge
+        has no ok verdict on), ``random_sample`` (labels carry sheet provenance),
+        ``estimand`` ("human"), ``gold``, ``n_resamples``.
 
     Warns
     -----
@@ -196,12 +201,15 @@ def ppi_win_rates(
     >>> labels = pd.DataFrame({"task_id": tasks[pick], "replicate": np.tile([1, 2, 3, 4], 30)[pick],
     ...     "labeler": "ann", "outcome": human[pick], "sample_seed": 0, "frame_sha256": "x"})
     >>> res = ppi_win_rates(frame, labels, judge="j", rng=1, n_resamples=1000)
-    >>> res[["n", "n_labelled", "win_rate_judge_only"]].round(3).to_dict("records")
-    [{'n': 120, 'n_labelled': 40, 'win_rate_judge_only': 0.483}]
+    >>> res.diagnostics[["n", "n_labelled"]].to_dict("records")
+    [{'n': 120, 'n_labelled': 40}]
+    >>> win = res.set_index("statistic").loc["win_rate"]
+    >>> round(float(win["judge_only"]), 3)
+    0.483
     >>> round(float((human == "win").mean()), 3)  # the people's rate, over all 120 pairs
     0.342
-    >>> res[["win_rate", "win_rate_ci_low", "win_rate_ci_high"]].round(3).to_dict("records")
-    [{'win_rate': 0.338, 'win_rate_ci_low': 0.21, 'win_rate_ci_high': 0.467}]
+    >>> win[["estimate", "ci_low", "ci_high"]].astype(float).round(3).to_dict()
+    {'estimate': 0.338, 'ci_low': 0.21, 'ci_high': 0.467}
     """
     check_columns(frame, ["task_id", "replicate", "judge", "rubric", "status", "outcome"])
     confidence = check_confidence(confidence)
@@ -292,30 +300,40 @@ def ppi_win_rates(
     with np.errstate(invalid="ignore", divide="ignore"):
         gain = se[_Q : 2 * _Q] ** 2 / se[:_Q] ** 2
 
-    data: dict[str, object] = {
-        "judge": judge,
-        "n": len(fu),
-        "n_labelled": n_labelled,
-        "n_clusters": n_c,
-        "n_labelled_clusters": int((stats[:, _N_L] > 0).sum()),
-        "n_labels_unused": int(n_unused),
-    }
-    for j, name in enumerate(RATE_NAMES):
-        data[name] = est[j]
-        data[f"{name}_se"] = se[j]
-        data[f"{name}_ci_low"] = lo[j]
-        data[f"{name}_ci_high"] = hi[j]
-        data[f"{name}_lambda"] = est[2 * _Q + j]
-        data[f"{name}_labels_only"] = est[_Q + j]
-        data[f"{name}_judge_only"] = est[3 * _Q + j]
-        data[f"{name}_ess_gain"] = gain[j]
-        data[f"{name}_n_effective"] = n_labelled * gain[j]
-    data.update(
-        random_sample=random_sample,
-        estimand="human",
-        gold=gold,
-        method=method,
-        confidence=confidence,
-        n_resamples=n_resamples,
+    diagnostics = pd.DataFrame(
+        {
+            "judge": [judge],
+            "n": [len(fu)],
+            "n_labelled": [n_labelled],
+            "n_clusters": [n_c],
+            "n_labelled_clusters": [int((stats[:, _N_L] > 0).sum())],
+            "n_labels_unused": [int(n_unused)],
+            "random_sample": [random_sample],
+            "estimand": ["human"],
+            "gold": [gold],
+            "n_resamples": [n_resamples],
+        }
     )
-    return pd.DataFrame([data])
+    statistics = [
+        (
+            name,
+            {
+                "estimate": est[j],
+                "se": se[j],
+                "ci_low": lo[j],
+                "ci_high": hi[j],
+                "n": len(fu),
+                "n_tasks": n_c,
+                "method": method,
+                "confidence": confidence,
+                "lambda": est[2 * _Q + j],
+                "labels_only": est[_Q + j],
+                "judge_only": est[3 * _Q + j],
+                "ess_gain": gain[j],
+            },
+        )
+        for j, name in enumerate(RATE_NAMES)
+    ]
+    return stack_statistics(
+        diagnostics[["judge"]], statistics, diagnostics=diagnostics, extra=PPI_EXTRAS
+    )

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..._tidy import tidy_frame, wide, with_detail
 from ..._validate import check_columns
 from ...errors import DataError, ParameterError
 from ...stats import judge_agreement, win_rates
@@ -126,7 +127,9 @@ def leaderboard_row(
         n_resamples=n_resamples,
         rng=rng,
     )
-    disc = win_rates(f, by=keys, cluster="task_id", method="cluster_t", confidence=confidence)
+    # AlpacaEval's leaderboard row puts both estimates and the counts side by side.
+    cont = with_detail(cont).rename(columns={"estimate": "mean"})
+    disc = wide(win_rates(f, by=keys, cluster="task_id", method="cluster_t", confidence=confidence))
     board = cont.merge(disc, on=keys, how="outer", suffixes=("", "_disc"), validate="1:1")
     if "len_with" in f.columns:
         lengths = (
@@ -185,9 +188,9 @@ def judge_agreement_by_model(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame
 
     Returns
     -------
-    DataFrame
-        ``model``, ``baseline`` and the columns of
-        :func:`evalstats.judge_agreement`.
+    ResultFrame
+        ``model``, ``baseline`` and the rows of :func:`evalstats.judge_agreement` (its
+        diagnostics alike).
     """
     _require(frame, ["model", "baseline", "judge"])
     kwargs.setdefault("rubric", RUBRIC)
@@ -196,12 +199,21 @@ def judge_agreement_by_model(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame
         if sub["judge"].astype(str).nunique() < 2:
             continue
         res = judge_agreement(sub, **kwargs)
-        res.insert(0, "baseline", baseline)
-        res.insert(0, "model", model)
-        parts.append(res)
+        parts.append((model, baseline, res))
     if not parts:
         raise ParameterError("no (model, baseline) has two or more annotators to compare")
-    return pd.concat(parts, ignore_index=True)
+    keys = {"model": [m for m, _, _ in parts], "baseline": [b for _, b, _ in parts]}
+
+    def stacked(frames: list[pd.DataFrame]) -> pd.DataFrame:
+        out = pd.concat(
+            [f.assign(model=m, baseline=b) for f, m, b in zip(frames, *keys.values(), strict=True)],
+            ignore_index=True,
+        )
+        return out[[*keys, *(c for c in out.columns if c not in keys)]]
+
+    rows = stacked([pd.DataFrame(r) for _, _, r in parts])
+    diagnostics = stacked([r.diagnostics for _, _, r in parts])
+    return tidy_frame(rows, by=[*keys, *parts[0][2].by], diagnostics=diagnostics)
 
 
 # AlpacaEval's published leaderboard rows for the annotated models (optional input).

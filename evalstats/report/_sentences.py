@@ -1,0 +1,440 @@
+"""The exported sentences: the numbers in words, each with n, tasks, the judge and method.
+
+:func:`result_sentences` (one per headline, consensus, agreement and cost row),
+:func:`headline_paragraph` (the primary result, or the first headline row called
+exploratory) and :func:`sentences_markdown` (both, as a Markdown file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._display import count_text
+from ..errors import DataError
+from ..stats.formatting import format_interval, format_number, statistic_digits, statistic_scale
+from ._export_names import judge_label
+from ._results_doc import (
+    _COST_TEXT,
+    _MACRO_TABLES,
+    _METHOD_TEXT,
+    _RATES,
+    _confidence,
+    _f,
+    _g,
+    _load,
+    _pct,
+    _table,
+)
+
+__all__ = ["headline_paragraph", "result_sentences", "sentences_markdown"]
+
+
+def _ordered_rubrics(doc: Mapping[str, Any]) -> set[str]:
+    """Rubrics judged in both orders (whose verdicts are pair-orders, not pairs)."""
+    pb = _table(doc, "position_bias")
+    known = {"blind-pair"}
+    if pb is not None and "rubric" in pb:
+        known |= set(pb["rubric"].astype(str))
+    return known
+
+
+def _units(row: Mapping[str, Any], ordered: bool) -> str:
+    return count_text(int(row["n"]), row.get("n_pairs"), ordered, judged=True)
+
+
+def _left_out(row: Mapping[str, Any]) -> str:
+    parts = []
+    for col, what in (("no_answer", "no-answer"), ("invalid", "unreadable"), ("error", "failed")):
+        v = row.get(col)
+        if v:
+            parts.append(f"{int(v)} {what}")
+    if not parts:
+        return ""
+    return (
+        " ("
+        + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
+        + (" verdicts left out)")
+    )
+
+
+def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, unit: str) -> str:
+    d = statistic_digits(stat, digits=digits, percent=percent)
+    sc = statistic_scale(stat, percent=percent)
+    return format_interval(
+        [_f(row.get(stat))],
+        [_f(row.get(f"{stat}_ci_low"))],
+        [_f(row.get(f"{stat}_ci_high"))],
+        d,
+        scale=sc,
+        unit=unit if sc == 100.0 else "",
+    )[0]
+
+
+def _method(row: Mapping[str, Any], conf: float) -> str:
+    m = str(row.get("method") or "")
+    return f"{_pct(conf)} % CI clustered by task, {_METHOD_TEXT.get(m, m)}"
+
+
+def _win_sentence(
+    row: Mapping[str, Any], doc: Mapping[str, Any], digits: int | None, percent: bool
+) -> str:
+    rubric, judge = str(row["rubric"]), str(row["judge"])
+    ordered = rubric in _ordered_rubrics(doc)
+    pct = " %" if percent else ""
+    pts = " points" if percent else ""
+    who = judge_label(judge)
+    who = f"{who} of the judges" if judge.startswith("consensus:") else f"{who} judge"
+    return (
+        f"WITH won {_iv(row, 'win_rate', digits, percent, pct)}, "
+        f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and "
+        f"lost {_iv(row, 'loss_rate', digits, percent, pct)} of {_units(row, ordered)} "
+        f"in {int(row['n_clusters'])} tasks{_left_out(row)}: a net win of "
+        f"{_iv(row, 'net_win', digits, percent, pts)} ({who}, {rubric} rubric; "
+        f"{_method(row, _confidence(doc))})."
+    )
+
+
+def _agreement_sentence(
+    row: Mapping[str, Any], doc: Mapping[str, Any], digits: int | None, percent: bool
+) -> str | None:
+    if row.get("judge_b") is None or row.get("kappa") is None:
+        return None
+    conf = _pct(_confidence(doc))
+    d = statistic_digits("kappa", digits=digits, percent=percent)
+    boot = format_interval(
+        [_f(row.get("kappa"))],
+        [_f(row.get("kappa_boot_ci_low"))],
+        [_f(row.get("kappa_boot_ci_high"))],
+        d,
+    )[0]
+    boot_ci = boot[boot.find("[") :] if "[" in boot else ""
+    pct = " %" if percent else ""
+    return (
+        f"{judge_label(str(row['judge_a']))} and {judge_label(str(row['judge_b']))} agreed on "
+        f"{_iv(row, 'observed_agreement', digits, percent, pct)} of "
+        f"{_units(row, str(row['rubric']) in _ordered_rubrics(doc))} in "
+        f"{int(row['n_clusters'])} tasks ({row['rubric']} rubric): Cohen's kappa "
+        f"{_iv(row, 'kappa', digits, percent, '')} ({conf} % Wald CI, not clustered"
+        + (f"; {boot_ci} by cluster bootstrap over tasks" if boot_ci else "")
+        + f"), Gwet's AC1 {_iv(row, 'ac1', digits, percent, '')}."
+    )
+
+
+def _cost_sentence(
+    row: Mapping[str, Any], doc: Mapping[str, Any], digits: int | None, percent: bool
+) -> str:
+    d = statistic_digits("estimate", digits=digits, percent=percent)
+    iv = format_interval(
+        [_f(row.get("estimate"))], [_f(row.get("ci_low"))], [_f(row.get("ci_high"))], d
+    )[0]
+    metric = str(row["statistic"])
+    what = _COST_TEXT.get(metric, metric)
+    return (
+        f"WITH / WITHOUT ratio of {what}: {iv} over {int(row['n'])} pairs in "
+        f"{int(row['n_tasks'])} tasks ({_pct(_confidence(doc))} % CI, {_flat(row.get('method'))})."
+    )
+
+
+def _flat(text: Any) -> str:
+    """A method description without parentheses, for use inside a parenthesis."""
+    return str(text or "").replace(" (", ", ").replace("(", "").replace(")", "")
+
+
+def result_sentences(results: Any, *, digits: int | None = None, percent: bool = True) -> list[str]:
+    """Ready sentences: one per headline and consensus row, agreement pair and cost metric.
+
+    Each carries n (pairs, or judged pair-orders for a rubric judged in both orders), the
+    number of tasks, what was left out, the judge and the interval's method.
+    """
+    doc = _load(results)
+    out: list[str] = []
+    test = _primary_test(doc)
+    if test is not None:
+        out.append(_primary_test_sentence(test, digits, percent).strip())
+    for tname in _MACRO_TABLES:
+        table = _table(doc, tname)
+        if table is not None:
+            out += [_win_sentence(r, doc, digits, percent) for r in table.to_dict("records")]
+    agreement = _table(doc, "agreement")
+    if agreement is not None:
+        for r in agreement.to_dict("records"):
+            s = _agreement_sentence(r, doc, digits, percent)
+            if s is not None:
+                out.append(s)
+    cost = _table(doc, "cost")
+    if cost is not None:
+        out += [_cost_sentence(r, doc, digits, percent) for r in cost.to_dict("records")]
+    return out
+
+
+def _plan(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The declared analysis plan results.json records (``provenance.plan``), or None."""
+    plan = doc.get("provenance", {}).get("plan")
+    return plan if isinstance(plan, Mapping) else None
+
+
+def _declared_primary(doc: Mapping[str, Any]) -> tuple[str, str] | None:
+    plan = _plan(doc)
+    if plan is not None and isinstance(plan.get("primary"), Mapping):
+        return str(plan["primary"]["rubric"]), str(plan["primary"]["judge"])
+    # Older documents named it in the parameters.
+    old = doc.get("parameters", {}).get("primary")
+    return (str(old["rubric"]), str(old["judge"])) if isinstance(old, Mapping) else None
+
+
+def _primary(
+    doc: Mapping[str, Any], primary: Sequence[str] | None, *, first: bool = False
+) -> dict[str, Any]:
+    table = _table(doc, "headline")
+    if table is None:
+        raise DataError("no headline table in the results: nothing to state", field="tables")
+    if primary is None:
+        primary = _declared_primary(doc)
+    if primary is None or first:
+        return table.iloc[0].to_dict()
+    rubric, judge = primary
+    hit = table.loc[(table["rubric"] == rubric) & (table["judge"] == judge)]
+    if hit.empty:
+        cons = _table(doc, "consensus")
+        if cons is not None:
+            hit = cons.loc[(cons["rubric"] == rubric) & (cons["judge"] == judge)]
+    if hit.empty:
+        raise ValueError(f"no headline row for rubric {rubric!r} and judge {judge!r}")
+    return hit.iloc[0].to_dict()
+
+
+def _primary_test(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The row of the ``primary_test`` table (the declared test, computed), or None."""
+    if not doc.get("provenance", {}).get("plan"):
+        # No declared plan, no declared test: the table is null; not looking it up keeps a
+        # report kernel's first cell from waiting for the rest of the page.
+        return None
+    table = _table(doc, "primary_test")
+    return None if table is None else table.iloc[0].to_dict()
+
+
+_TEST_NAMES = {
+    "two-sided": "two-sided t test",
+    "greater": "one-sided t test (WITH better)",
+    "less": "one-sided t test (WITH worse)",
+    "equivalence": "equivalence test (TOST)",
+    "non-inferiority": "non-inferiority t test",
+}
+
+
+def _p_text(p: float) -> str:
+    """A p-value at two significant digits (below 0.0001: "< 0.0001")."""
+    return "< 0.0001" if p < 1e-4 else f"{p:.2g}"
+
+
+def _test_interval(
+    t: Mapping[str, Any], digits: int | None, percent: bool
+) -> tuple[str, list[str]]:
+    """The declared test's interval as text, "[22, ∞)" (rates in points when ``percent``),
+    and its bounds as macro values ("--" for an unbounded side)."""
+    stat = str(t["statistic"])
+    rate = stat in _RATES
+    d = statistic_digits(stat if rate else "estimate", digits=digits, percent=percent)
+    sc = statistic_scale(stat, percent=percent) if rate else 1.0
+    cells = []
+    for v in (_f(t.get("ci_low")), _f(t.get("ci_high"))):
+        # results.json writes an infinite bound as null: the side the test leaves open.
+        cells.append(None if not np.isfinite(v) else format_number([v * sc], d)[0])
+    lo = cells[0] if cells[0] is not None else "−∞"
+    hi = cells[1] if cells[1] is not None else "∞"
+    left = "[" if cells[0] is not None else "("
+    right = "]" if cells[1] is not None else ")"
+    unit = (
+        " points"
+        if rate and sc == 100.0 and stat == "net_win"
+        else (" %" if rate and sc == 100.0 else "")
+    )
+    return f"{left}{lo}, {hi}{right}{unit}", [c if c is not None else "--" for c in cells]
+
+
+def _primary_test_sentence(t: Mapping[str, Any], digits: int | None, percent: bool) -> str:
+    """The declared test in one sentence, e.g. "The declared test, a non-inferiority t test
+    (13.8 df), gives p = 0.00039 at alpha 0.05 with the 95 % one-sided interval [22, ∞)
+    points: WITH is non-inferior to WITHOUT within 0.1 (net win > -0.1)."."""
+    conclusion = str(t.get("conclusion") or "")
+    if str(t.get("decision")) == "no test" or t.get("p_value") is None:
+        return f" The declared test of {t['statistic']}: {conclusion}."
+    iv, _ = _test_interval(t, digits, percent)
+    level = _pct(float(t["ci_level"]))
+    # results.json holds an open side as null: a one-sided bound.
+    side = "one-sided " if t.get("ci_low") is None or t.get("ci_high") is None else ""
+    verdict = "rejects its null" if t["decision"] == "reject" else "does not reject its null"
+    name = _TEST_NAMES.get(str(t["test"]), str(t["test"]))
+    if t.get("df") is None:  # no t test: the total ratio's generalized pivotal interval
+        what = f"generalized pivotal {name.replace(' t test', ' test')} (on its interval's draws)"
+    else:
+        what = f"{name} ({float(t['df']):.1f} df)"
+    return (
+        f" The declared test of {t['statistic']}, a {what}, "
+        f"{verdict}: p = {_p_text(float(t['p_value']))} at alpha "
+        f"{_g(t['alpha'])}, with the {level} % {side}interval {iv}, so {conclusion}."
+    )
+
+
+_SIDES = {
+    "two-sided": "two-sided",
+    "greater": "one-sided, WITH better",
+    "less": "one-sided, WITH worse",
+}
+
+
+def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) -> str:
+    """The sentence that says what kind of result the paragraph states."""
+    plan = _plan(doc)
+    if explicit:
+        return ""
+    if plan is None:
+        return (
+            " No analysis plan was declared, so this is the first row of the headline and "
+            "exploratory, as is every test of the report."
+        )
+    declared = _declared_primary(doc)
+    if (str(row["rubric"]), str(row["judge"])) != declared:
+        return (
+            f" The plan's primary ({declared[1]} on the {declared[0]} rubric) is not among "
+            "these results, so this first row of the headline is exploratory."
+        )
+    margin = ""
+    if plan.get("margin") is not None:
+        margin = f", {plan.get('margin_kind')} margin {_g(plan['margin'])}"
+    stat = str(plan.get("statistic"))
+    sides = _SIDES.get(str(plan.get("sidedness")), plan.get("sidedness"))
+    declared_as = f"{stat}, alpha {_g(plan['alpha'])}, {sides}{margin}"
+    test = _primary_test(doc)
+    said = "" if test is None else _primary_test_sentence(test, None, True)
+    if stat == "net_win":
+        return (
+            f" This is the primary analysis declared in the plan ({declared_as}), tested "
+            "alone; the report's other net-win tests are Holm-adjusted." + said
+        )
+    text = (
+        f" The plan declares {stat} of this judge and rubric as its primary statistic "
+        f"({declared_as}); every net-win test, this one included, is Holm-adjusted."
+    )
+    cost = _table(doc, "cost")
+    if cost is not None and stat in set(cost["statistic"]):
+        row = cost.loc[cost["statistic"] == stat].iloc[0].to_dict()
+        text += " The primary result: " + _cost_sentence(row, doc, None, True)
+    return text + said
+
+
+def _arm_words(doc: Mapping[str, Any]) -> tuple[str, str]:
+    """The arms as the headline card names them: ``WITH (Serena MCP)`` and ``WITHOUT
+    (plain Claude Code)`` when the data name them (``provenance.arm_names``), else
+    ``WITH`` and ``WITHOUT``."""
+    names = (doc.get("provenance") or {}).get("arm_names") or {}
+    out = []
+    for arm in ("with", "without"):
+        name = str(names.get(arm) or "").strip()
+        label = arm.upper()
+        out.append(f"{label} ({name})" if name and name != label else label)
+    return out[0], out[1]
+
+
+def headline_paragraph(
+    results: Any,
+    *,
+    primary: Sequence[str] | None = None,
+    digits: int | None = None,
+    percent: bool = True,
+) -> str:
+    """The primary result in one paragraph of words, with its interval (plain text).
+
+    The primary result is ``primary=(rubric, judge)``, else the declared plan's primary
+    (``provenance["plan"]["primary"]`` of results.json, from ``plan.toml``), else the first
+    row of the ``headline`` table, which the paragraph then calls exploratory. The paragraph
+    names the verdict, the judge, n, tasks and the method, says whether the interval of the
+    net win excludes zero, adds the other judges' net wins, and says when data are simulated.
+    With a plan, the verdict is the declared test's (the ``primary_test`` table: reject or
+    not, in words), and a sentence gives its p-value, df and the interval it inverts.
+
+    >>> from evalstats.report import compute_results
+    >>> p = headline_paragraph(compute_results("data/sample", n_resamples=200, seed=0))
+    >>> p.split(". ")[0]
+    'On the blind-pair rubric, judged by Claude Sonnet 4, WITH beat WITHOUT'
+    >>> "exploratory" in p
+    True
+    """
+    doc = _load(results)
+    explicit = primary is not None
+    try:
+        row = _primary(doc, primary)
+    except ValueError:
+        if explicit:
+            raise
+        # The plan names a row these results do not hold (its judge or rubric not selected).
+        row = _primary(doc, ("", ""), first=True)
+    pct = " %" if percent else ""
+    pts = " percentage points" if percent else ""
+    rubric = str(row["rubric"])
+    lo, hi = _f(row.get("net_win_ci_low")), _f(row.get("net_win_ci_high"))
+    w, wo = _arm_words(doc)
+    if lo > 0:
+        verdict = f"{w} beat {wo}"
+    elif hi < 0:
+        verdict = f"{wo} beat {w}"
+    else:
+        verdict = f"the data cannot tell {w} from {wo}"
+    test = None if explicit else _primary_test(doc)
+    if (
+        test is not None
+        and (str(test["rubric"]), str(test["judge"])) == (rubric, str(row["judge"]))
+        and test.get("decision") in ("reject", "not reject")
+        and str(test["statistic"]) in _RATES
+    ):
+        # A plan declares its test: the card's verdict is that test's, not the interval's.
+        words = str(test["conclusion"])
+        verdict = (
+            f"the declared test finds that {words}"
+            if test["decision"] == "reject"
+            else f"the declared test does not show that {words.removeprefix('not shown: ')}"
+        )
+    conf = _pct(_confidence(doc))
+    text = (
+        f"On the {rubric} rubric, judged by {judge_label(str(row['judge']))}, {verdict}. "
+        f"WITH won {_iv(row, 'win_rate', digits, percent, pct)} of "
+        f"{_units(row, rubric in _ordered_rubrics(doc))} in {int(row['n_clusters'])} tasks, "
+        f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and lost "
+        f"{_iv(row, 'loss_rate', digits, percent, pct)}: a net win of "
+        f"{_iv(row, 'net_win', digits, percent, pts)} ({_method(row, _confidence(doc))}; "
+        f"the {conf} % interval {'excludes' if lo > 0 or hi < 0 else 'includes'} zero)."
+    )
+    text += _standing(doc, row, explicit)
+    others = []
+    for tname in _MACRO_TABLES:
+        t = _table(doc, tname)
+        if t is None:
+            continue
+        same = t.loc[(t["rubric"] == rubric) & (t["judge"] != row["judge"])]
+        others += [
+            f"{_iv(r, 'net_win', digits, percent, '')} by the {judge_label(str(r['judge']))}"
+            if str(r["judge"]).startswith("consensus:")
+            else f"{_iv(r, 'net_win', digits, percent, '')} by {judge_label(str(r['judge']))}"
+            for r in same.to_dict("records")
+        ]
+    if others:
+        text += " The other judges on this rubric: a net win of " + "; ".join(others) + "."
+    if doc.get("simulated"):
+        text += " These data are simulated."
+    return text
+
+
+def sentences_markdown(results: Any, *, digits: int | None = None, percent: bool = True) -> str:
+    """The headline paragraph and every sentence, as a Markdown document."""
+    doc = _load(results)
+    body = [
+        "# Results in words",
+        "",
+        headline_paragraph(doc, digits=digits, percent=percent),
+        "",
+    ]
+    body += [f"- {s}" for s in result_sentences(doc, digits=digits, percent=percent)]
+    return "\n".join(body) + "\n"
