@@ -24,6 +24,7 @@ from evalstats._schema import ORDERS
 
 from . import providers
 from ._calls import EXPECTED_OUTPUT_TOKENS, Call, Config, RunState, Unit, now_iso
+from ._interrupt import drained
 from ._ratelimit import Throttle, current_seq
 from .journal import Journal, finished_keys, not_retried_keys, peek
 from .prices import PRICES_AS_OF, load_prices, price_for
@@ -403,7 +404,7 @@ async def _run_direct(
             state.release([c])
         latency = time.perf_counter() - t0
         kind = outcome.kind
-        if kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED:
+        if kind == "not_sent" or (kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED):
             queue.append((c, retries, requeues + 1))  # nothing paid: try again later
             return
         again = kind == "retry" and retries < max_retries and not state.fatal
@@ -427,7 +428,7 @@ async def _run_direct(
             queue.append((c, retries + 1, requeues))
 
     async def worker() -> None:
-        while queue and not state.fatal:
+        while queue and not state.fatal and journal.failed is None:
             c, retries, requeues = queue.popleft()  # each call goes to exactly one worker
             if not state.reserve([c]):
                 return
@@ -657,21 +658,25 @@ def run_judges(
         state = RunState(cfg, journal.spent_usd(), max_usd)
         todo = [c for c in calls if c.key not in finished]
         _run_coro(
-            _execute(
-                todo,
-                journal,
+            drained(
+                _execute(
+                    todo,
+                    journal,
+                    state,
+                    specs,
+                    adjudicator,
+                    adj_calls,
+                    concurrency=concurrency,
+                    max_retries=max_retries,
+                    timeout=timeout,
+                    poll_interval=poll_interval,
+                    max_batch_size=max_batch_size,
+                    progress=progress,
+                    client_options=client_options,
+                    skip=finished,
+                ),
                 state,
-                specs,
-                adjudicator,
-                adj_calls,
-                concurrency=concurrency,
-                max_retries=max_retries,
-                timeout=timeout,
-                poll_interval=poll_interval,
-                max_batch_size=max_batch_size,
-                progress=progress,
-                client_options=client_options,
-                skip=finished,
+                timeout,
             )
         )
     if skipped:
