@@ -121,10 +121,15 @@ def safe_csv(
     **to_csv
         Passed to :meth:`pandas.DataFrame.to_csv` (e.g. ``index=False``).
 
+    Lines end in CRLF (RFC 4180) unless ``lineterminator`` is given: with it the writer
+    quotes every cell holding a carriage return, which it leaves bare under a newline
+    terminator -- and a bare CR starts a new row in a spreadsheet, a second way in.
+
     Examples
     --------
-    >>> print(safe_csv(pd.DataFrame({"a": ["@SUM(A1)"]}), index=False), end="")
-    a
-    '@SUM(A1)
+    >>> text = safe_csv(pd.DataFrame({"a": ["@SUM(A1)", "x" + chr(13) + "=1"]}), index=False)
+    >>> text.splitlines(keepends=False)[1], text.count(chr(34))
+    ("'@SUM(A1)", 2)
     """
+    to_csv.setdefault("lineterminator", "\r\n")
     return safe_frame(frame).to_csv(path, **to_csv)

@@ -20,7 +20,8 @@ import pytest
 from fakellm import FakeLLM, make_data
 
 from evalstats.errors import DataError
-from evalstats.judging import _ratelimit, journal as journal_module, read_journal, run_judges
+from evalstats.judging import _ratelimit, read_journal, run_judges
+from evalstats.judging import journal as journal_module
 from evalstats.judging._transport import MAX_ERROR_BODY_BYTES
 from evalstats.judging.batch import BatchError
 from evalstats.judging.journal import JournalWriteError

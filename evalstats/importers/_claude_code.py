@@ -194,7 +194,7 @@ def parse_output(
         kind = e.get("type")
         at = where if fmt == "stream-json" else None
         if kind == "system" and e.get("subtype") == "init":
-            model = model or _text_field(e, "model", p, at)
+            model = _text_field(e, "model", p, at) if model is None else model
         if kind not in ("assistant", "user"):
             continue
         message = e.get("message") or {}
@@ -203,7 +203,8 @@ def parse_output(
                 "an event's message must be an object", path=p, line=at, field="message"
             )
         if kind == "assistant":
-            model = model or _text_field(message, "model", p, at)
+            named = _text_field(message, "model", p, at)  # checked even when known
+            model = named if model is None else model
         content = message.get("content")
         if content is not None and not isinstance(content, str | list):
             raise DataError(

@@ -142,9 +142,18 @@ def main(args: argparse.Namespace) -> int:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"evalstats judge: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before or after the calls: nothing in flight to drain
+        print("evalstats judge: interrupted; rerun to resume", file=sys.stderr)
+        return 130
     if result.dry_run:
         return 0
     frame = result.to_frame()
+    if frame.empty:
+        print(
+            f"nothing to judge: no pair within its budget ({result.no_answer_pairs} over "
+            "budget, not sent)"
+        )
+        return 0
     print(
         frame[["judge", "role", "calls", "done_before", "sent", "ok", "failed", "usd"]].to_string(
             index=False
