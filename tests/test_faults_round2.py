@@ -217,7 +217,7 @@ def test_the_journal_must_be_a_regular_file(fake, tmp_path):
     assert fake.counts()["requests"] == 0
 
 
-def test_a_short_write_is_cut_back_and_stops_new_calls(fake, tmp_path, monkeypatch):
+def test_a_short_write_is_cut_back_and_stops_new_calls(fake, tmp_path, monkeypatch, capfd):
     out = tmp_path / "j.jsonl"
     real_write = os.write
     writes = {"n": 0}
@@ -236,8 +236,17 @@ def test_a_short_write_is_cut_back_and_stops_new_calls(fake, tmp_path, monkeypat
     monkeypatch.setattr(journal_module.os, "write", real_write)
     data = out.read_bytes()
     assert data.endswith(b"\n") and len(data.splitlines()) == 2  # no torn bytes left
-    # At most the calls already in flight when the write failed went out after it.
-    assert fake.counts()["requests"] <= 3 + 4
+    # At most the calls already in flight when the write failed went out after it, and
+    # each answer the journal could not take is on stderr, not dropped.
+    counts = fake.counts()
+    assert counts["requests"] <= 3 + 4
+    prefix = f"evalstats judge: not journaled ({out}): "
+    rescued = [
+        json.loads(x[len(prefix) :]) for x in capfd.readouterr().err.splitlines() if prefix in x
+    ]
+    assert rescued and set(counts["paid_ids"]) <= _request_ids(out) | {
+        x["request_id"] for x in rescued
+    }
     res = _run(out, "openai", n=40, concurrency=4)  # the journal is fine: resume
     assert res.failed == 0 and len(read_journal(out)) == 40
 

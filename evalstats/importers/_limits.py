@@ -31,9 +31,10 @@ __all__ = [
 ]
 
 #: Largest input file an importer reads (bytes); ``EVALSTATS_MAX_INPUT_BYTES`` overrides it.
-MAX_INPUT_BYTES = 2 * 1024**3
-#: Largest uncompressed archive member (and archive total) an importer accepts.
-MAX_MEMBER_BYTES = 2 * 1024**3
+MAX_INPUT_BYTES = 1024**3
+#: Largest uncompressed archive member (and archive total) an importer accepts: an inspect_ai
+#: log's members are a header and one JSON file per sample, a few MB each.
+MAX_MEMBER_BYTES = 256 * 1024**2
 
 
 def _cap(default: int) -> int:

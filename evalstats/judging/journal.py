@@ -22,6 +22,7 @@ import json
 import math
 import os
 import stat
+import sys
 import threading
 import warnings
 from collections.abc import Iterable, Mapping
@@ -277,6 +278,8 @@ class Journal:
         self._created = not existed
         #: Why writing failed (then no new call may start), else None.
         self.failed: str | None = None
+        #: Lines that could not be written after that (each also printed on stderr).
+        self.unsaved: list[str] = []
         try:
             self._set_aside_torn_tail()
             self.records = _read_lines(self.path)
@@ -349,6 +352,7 @@ class Journal:
             if self._closed:
                 raise ValueError(f"journal {self.path} is closed")
             if self.failed is not None:
+                self._rescue(line)
                 raise JournalWriteError(self.failed)
             # We hold the flock: nobody else appends, so the size before is where we cut.
             before = os.fstat(self._fd).st_size
@@ -366,10 +370,18 @@ class Journal:
                     f"could not write to the journal {self.path}: {problem}; no new call is "
                     "started (free space or fix the file, then rerun to resume)"
                 )
+                self._rescue(line)
                 raise JournalWriteError(self.failed)
             self._written += 1
             self.records.append(dict(record))
             return self._written
+
+    def _rescue(self, line: str) -> None:
+        """A line the journal cannot take: print it (its answer may be paid for) and keep it."""
+        self.unsaved.append(line)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"evalstats judge: not journaled ({self.path}): {line}")
+            sys.stderr.flush()
 
     def sync(self, upto: int | None = None) -> None:
         """Return once every line up to ``upto`` (default: all written) is on disk."""
