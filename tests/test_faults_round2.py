@@ -73,11 +73,15 @@ def test_a_trickled_body_ends_within_timeout_as_a_journaled_cut(fake, tmp_path, 
     # per-read timeout, so only a bound on the whole attempt ends it.
     fake.script(["trickle"])
     out = tmp_path / "j.jsonl"
-    res = _run(out, provider, timeout=0.3, max_retries=0)
+    res = _run(out, provider, timeout=0.3, max_retries=1)
     (line,) = read_journal(out, all_attempts=True)
-    assert res.failed == 1 and line["call_status"] == "failed"
-    assert "did not finish within --timeout 0.3 s" in line["error"]
+    assert res.failed == 1 and line["call_status"] == "truncated"
+    assert line["error"].startswith("BodyTooSlow: AttemptDeadline: the attempt did not finish")
+    assert "within --timeout 0.3 s" in line["error"]
     assert set(fake.counts()["paid_ids"]) <= _request_ids(out)  # the paid call is journaled
+    # Paid once: not bought again in this run, nor by a plain rerun (only --retry-failed).
+    _run(out, provider, timeout=0.3, max_retries=2)
+    assert len(fake.counts()["paid_ids"]) == 1
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -19,16 +19,18 @@ import httpx2
 
 from ._ratelimit import capped_wait, retry_after
 
-__all__ = ["BoundedTransport", "MAX_ERROR_BODY_BYTES"]
+__all__ = ["AttemptDeadline", "BoundedTransport", "MAX_ERROR_BODY_BYTES"]
 
 # An error body is a short JSON message; past this it is only memory a hostile server spends.
 MAX_ERROR_BODY_BYTES = 65_536
 
 
+class AttemptDeadline(httpx2.ReadTimeout):
+    """An attempt passed its deadline (a ``ReadTimeout``, so the SDK retries it as one)."""
+
+
 def _timed_out(timeout: float, request: httpx2.Request) -> httpx2.ReadTimeout:
-    # ReadTimeout, so that the SDK treats it as the timeout it is (retried, then
-    # APITimeoutError) and our own reader as a body cut short.
-    return httpx2.ReadTimeout(
+    return AttemptDeadline(
         f"the attempt did not finish within --timeout {timeout:g} s (connect to last byte)",
         request=request,
     )

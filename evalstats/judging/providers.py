@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from evalstats.errors import EvalstatsError
 
 from ._redact import BASE_URL_ENV, KEY_ENV, configured_secrets, redact
+from ._transport import AttemptDeadline
 
 __all__ = [
     "CallResult",
@@ -250,7 +251,7 @@ class Outcome:
     ``kind``: ``ok``; ``retry`` (an answer arrived but holds no usable judge text: journal
     it, and it may be asked again now); ``failed`` (transient: retried on a rerun);
     ``failed_permanent`` (a 400/404/413/422: not re-sent unless asked); ``truncated`` (a
-    body over ``MAX_BODY_BYTES``, kept cut); ``rate_limited`` (a 429 left after the SDK's
+    body over ``MAX_BODY_BYTES``, kept cut, or one still arriving at ``--timeout``); ``rate_limited`` (a 429 left after the SDK's
     retries: nothing was paid, the call goes back in the queue); ``auth`` (401/403: stop).
     ``not_sent``: the run was interrupted before this call was sent (nothing paid).
     ``answered``: a 200 arrived, so the call was probably billed.
@@ -460,6 +461,11 @@ async def _call(
         if answered:
             # A 200 started arriving, then the connection broke: probably billed.
             cut = CallResult("", None, request_id, None, None)
+            if isinstance(exc, AttemptDeadline):
+                # We stopped reading a body that trickled past --timeout: it is paid, and
+                # asking again would pay again for the same trickle. Like a body over the
+                # size cap, it is re-sent only when asked (--retry-failed).
+                return Outcome("truncated", cut, f"BodyTooSlow: {describe_error(exc)}", None, True)
             return Outcome("retry", cut, f"BodyCutShort: {describe_error(exc)}", None, True)
         return Outcome("failed", None, describe_error(exc), None, False)
     if not complete:
