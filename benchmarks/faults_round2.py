@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from collections import Counter
@@ -137,20 +138,35 @@ def run_cli(
         text=True,
         preexec_fn=limits,
     )
+    # Read both pipes while waiting, so a chatty child never blocks on a full pipe.
+    streams: dict[str, str] = {}
+    readers = [
+        threading.Thread(target=lambda n=n, f=f: streams.__setitem__(n, f.read()), daemon=True)
+        for n, f in (("out", proc.stdout), ("err", proc.stderr))
+    ]
+    for reader in readers:
+        reader.start()
     pending = list(signals)
     over = False
-    while proc.poll() is None:
+    while True:
+        # wait4 gives this child's own peak memory (RUSAGE_CHILDREN would be all of them).
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            code = os.waitstatus_to_exitcode(status)
+            rss = usage.ru_maxrss / 1024
+            break
         if pending and pending[0][0]():
             proc.send_signal(pending.pop(0)[1])
             time.sleep(0.15)
-        if time.perf_counter() - t0 > cap_s:
+        if time.perf_counter() - t0 > cap_s and not over:
             over = True
             proc.kill()
-            break
         time.sleep(0.01)
-    out, err = proc.communicate()
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # high-water mark
-    return Child(proc.returncode, out, err, time.perf_counter() - t0, rss, over or rss > cap_mb)
+    proc.returncode = code
+    for reader in readers:
+        reader.join()
+    out, err = streams.get("out", ""), streams.get("err", "")
+    return Child(code, out, err, time.perf_counter() - t0, rss, over or rss > cap_mb)
 
 
 def _journal(path: Path) -> list[dict]:

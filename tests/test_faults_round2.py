@@ -320,3 +320,21 @@ def test_second_interrupt_stops_at_once_and_journals_what_it_has(fake, tmp_path)
     lines = read_journal(out, all_attempts=True)
     assert len(lines) == 4 and all(x["error"].startswith("Interrupted:") for x in lines)
     assert {x["call_status"] for x in lines} == {"failed"}  # made again on a rerun
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"timeout": float("inf")},
+        {"timeout": float("nan")},
+        {"timeout": 0},
+        {"poll_interval": -1.0},
+        {"poll_interval": 1e9},
+        {"max_retries": 10**6},
+        {"max_batch_size": 0},
+    ],
+)
+def test_run_parameters_that_would_hang_are_refused_before_any_call(fake, tmp_path, bad):
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        _run(tmp_path / "j.jsonl", "openai", **bad)
+    assert fake.counts()["requests"] == 0 and not (tmp_path / "j.jsonl").exists()

@@ -23,7 +23,15 @@ from evalstats._disagreement import disagreeing
 from evalstats._schema import ORDERS
 
 from . import providers
-from ._calls import EXPECTED_OUTPUT_TOKENS, Call, Config, RunState, Unit, now_iso
+from ._calls import (
+    EXPECTED_OUTPUT_TOKENS,
+    Call,
+    Config,
+    RunState,
+    Unit,
+    check_run_limits,
+    now_iso,
+)
 from ._interrupt import drained
 from ._ratelimit import Throttle, current_seq
 from .journal import Journal, finished_keys, not_retried_keys, peek
@@ -619,6 +627,12 @@ def run_judges(
     1
     """
     specs = _check_params(judges, concurrency, max_tokens, temperature)
+    check_run_limits(
+        timeout=timeout,
+        poll_interval=poll_interval,
+        max_retries=max_retries,
+        max_batch_size=max_batch_size,
+    )
     adjudicator = parse_judge(adjudicate) if adjudicate is not None else None
     if adjudicator is not None:
         if len(specs) != 2:
