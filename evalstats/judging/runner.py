@@ -32,7 +32,7 @@ from ._calls import (
     check_run_limits,
     now_iso,
 )
-from ._interrupt import drained
+from ._interrupt import drains
 from ._ratelimit import Throttle, current_seq
 from .journal import Journal, finished_keys, not_retried_keys, peek
 from .prices import PRICES_AS_OF, load_prices, price_for
@@ -672,25 +672,21 @@ def run_judges(
         state = RunState(cfg, journal.spent_usd(), max_usd)
         todo = [c for c in calls if c.key not in finished]
         _run_coro(
-            drained(
-                _execute(
-                    todo,
-                    journal,
-                    state,
-                    specs,
-                    adjudicator,
-                    adj_calls,
-                    concurrency=concurrency,
-                    max_retries=max_retries,
-                    timeout=timeout,
-                    poll_interval=poll_interval,
-                    max_batch_size=max_batch_size,
-                    progress=progress,
-                    client_options=client_options,
-                    skip=finished,
-                ),
+            _execute(
+                todo,
+                journal,
                 state,
-                timeout,
+                specs,
+                adjudicator,
+                adj_calls,
+                concurrency=concurrency,
+                max_retries=max_retries,
+                timeout=timeout,
+                poll_interval=poll_interval,
+                max_batch_size=max_batch_size,
+                progress=progress,
+                client_options=client_options,
+                skip=finished,
             )
         )
     if skipped:
@@ -707,6 +703,7 @@ def run_judges(
     return JudgeRunResult(Path(out), per_judge, no_answer, False, state.stopped, len(skipped))
 
 
+@drains
 async def _execute(
     todo: list[Call],
     journal: Journal,
