@@ -366,29 +366,60 @@ def case_torn_tail(tmp: Path) -> Counter:
         return c
 
 
-def case_import(tmp: Path, kind: str, files: dict[str, bytes | str], args: list[str]) -> Counter:
+def case_import(tmp: Path, kind: str, setup: Callable[[Path], list[str]]) -> Counter:
+    """``setup(src)`` writes a valid source with one fault and returns the import's args."""
     src = tmp / "src"
     src.mkdir(parents=True, exist_ok=True)
-    for name, content in files.items():
-        path = src / name
-        if isinstance(content, str) and content.startswith("->"):
-            path.symlink_to(content[2:])
-        else:
-            path.write_bytes(content if isinstance(content, bytes) else content.encode())
-    ch = run_cli(
-        [
-            "import",
-            kind,
-            *[str(src / a) if a in files else a for a in args],
-            "-o",
-            str(tmp / "out"),
-        ],
-        cap_mb=800.0,
-    )
+    ch = run_cli(["import", kind, *setup(src), "-o", str(tmp / "out")], cap_mb=800.0)
     c = _common([ch])
     # Guessing (exit 0) or failing unclearly (more than one line) is the fault here.
     c["data lost"] += int(ch.code != 2 or ch.err.strip().count("\n") != 0)
     return c
+
+
+def _table_source(src: Path, edit: Callable[[list[str]], list[str]], name: str) -> list[str]:
+    """The runs of a small data dir as a JSONL table, its lines edited."""
+    data = data_dir(src / "data", 2)
+    lines = edit((data / "runs.jsonl").read_text().splitlines())
+    path = src / name
+    path.write_text("\n".join(lines) + "\n")
+    return [str(path), "--tasks", str(data / "tasks.jsonl")]
+
+
+def _csv_source(src: Path) -> list[str]:
+    data = data_dir(src / "data", 2)
+    runs = [json.loads(x) for x in (data / "runs.jsonl").read_text().splitlines()]
+    header = ["task_id", "replicate", "arm", "agent_model", "answer", "wall_s", "started_at"]
+    header.append("answer")
+    rows = [",".join(header)]
+    for r in runs:
+        rows.append(",".join(str(r[k]) for k in header[:-1]) + ",other text")
+    path = src / "runs.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return [str(path), "--tasks", str(data / "tasks.jsonl")]
+
+
+def _claude_source(src: Path, name: str, text: str) -> list[str]:
+    """The Claude Code fixture folder with ``name`` replaced by ``text``."""
+    import shutil
+
+    folder = src / "outputs"
+    shutil.copytree(TESTS / "fixtures/importers/claude_code", folder)
+    (folder / name).unlink(missing_ok=True)
+    (folder / name).write_text(text)
+    return [
+        str(folder),
+        "--arm-values",
+        "with=serena,without=plain",
+        "--tasks",
+        str(TESTS / "fixtures/importers/tasks.jsonl"),
+    ]
+
+
+def _zip_source(src: Path, members: list[tuple[str, bytes]]) -> list[str]:
+    path = src / "x.eval"
+    path.write_bytes(_zip(members))
+    return [str(path), "--arm-from", "model"]
 
 
 def case_rubric(tmp: Path) -> Counter:
@@ -482,66 +513,67 @@ def cases() -> list[tuple[str, str, Callable[[Path], Counter]]]:
     out.append(("journal", "--out /dev/null", case_dev_null))
     out.append(("journal", "short write (RLIMIT_FSIZE)", case_short_write))
     out.append(("journal", "torn last line", case_torn_tail))
-    table = "--map"
-    imports = [
-        (
-            "duplicate JSONL key",
-            "table",
-            {"r.jsonl": '{"task_id": "t", "arm": "with", "arm": "without"}\n'},
-            ["r.jsonl", table, "task_id=task_id"],
-        ),
-        (
-            "duplicate CSV column",
-            "table",
-            {"r.csv": "task_id,arm,arm\nt,with,without\n"},
-            ["r.csv", table, "task_id=task_id"],
-        ),
-        ("deep JSONL", "table", {"r.jsonl": '{"task_id": ' + deep + "}\n"}, ["r.jsonl"]),
-        ("symlink to /dev/zero", "table", {"r.jsonl": "->/dev/zero"}, ["r.jsonl"]),
+    dup_key = '{"task_id": "T000", "answer": "x", '
+
+    def twice(lines: list[str]) -> list[str]:
+        return [dup_key + lines[0][1:], *lines[1:]]
+
+    def nested(lines: list[str]) -> list[str]:
+        return [lines[0][:-1] + ', "x": ' + deep + "}", *lines[1:]]
+
+    def to_zero(src: Path) -> list[str]:
+        args = _table_source(src, lambda x: x, "runs.jsonl")
+        Path(args[0]).unlink()
+        Path(args[0]).symlink_to("/dev/zero")
+        return args
+
+    imports: list[tuple[str, str, Callable[[Path], list[str]]]] = [
+        ("duplicate JSONL key", "table", lambda s: _table_source(s, twice, "runs.jsonl")),
+        ("duplicate CSV column", "table", _csv_source),
+        ("deep JSONL", "table", lambda s: _table_source(s, nested, "runs.jsonl")),
+        ("symlink to /dev/zero", "table", to_zero),
         (
             "two Claude Code sessions",
             "claude-code",
-            {"t1__serena__1.jsonl": two_sessions},
-            ["t1__serena__1.jsonl", "--arm-values", "with=serena,without=plain"],
+            lambda s: _claude_source(s, "t1__serena__1.jsonl", two_sessions),
         ),
         (
             "non-string result",
             "claude-code",
-            {"t1__serena__1.jsonl": nonstring},
-            ["t1__serena__1.jsonl", "--arm-values", "with=serena,without=plain"],
+            lambda s: _claude_source(s, "t1__serena__1.jsonl", nonstring),
         ),
         (
             "deep Claude Code JSON",
             "claude-code",
-            {"t1__serena__1.json": '{"a": ' + deep + "}"},
-            ["t1__serena__1.json", "--arm-values", "with=serena,without=plain"],
+            lambda s: _claude_source(s, "t1__plain__1.json", '{"a": ' + deep + "}"),
         ),
         (
             "duplicate zip member",
             "inspect",
-            {"x.eval": _zip([("header.json", b"{}"), ("header.json", b"{}")])},
-            ["x.eval", "--arm-from", "model"],
+            lambda s: _zip_source(s, [("header.json", b"{}"), ("header.json", b"{}")]),
         ),
         (
             "zip member inflating to 300 MB",
             "inspect",
-            {"x.eval": _zip([("samples/1.json", b"\0" * 300_000_000)])},
-            ["x.eval", "--arm-from", "model"],
+            lambda s: _zip_source(s, [("samples/1.json", b"\0" * 300_000_000)]),
         ),
     ]
-    for name, kind, files, args in imports:
-        out.append(("imports", name, lambda t, k=kind, f=files, a=args: case_import(t, k, f, a)))
+    for name, kind, setup in imports:
+        out.append(("imports", name, lambda t, k=kind, f=setup: case_import(t, k, f)))
     out.append(("imports", "deeply nested rubric TOML", case_rubric))
     out.append(("injection", "labelling sheet of formula answers", case_label_sheet))
     return out
 
 
-def main() -> None:
+def main(classes: list[str] | None = None) -> None:
+    """Run every case (or those of ``classes``) and print the per-class table."""
     table: dict[str, Counter] = {}
     n_cases: Counter = Counter()
     clean: Counter = Counter()
     with tempfile.TemporaryDirectory() as tmp_name:
         for i, (klass, name, run) in enumerate(cases()):
+            if classes and klass not in classes:
+                continue
             t0 = time.perf_counter()
             counts = run(Path(tmp_name) / f"case{i}")
             faults = {k: v for k, v in counts.items() if v}
@@ -563,4 +595,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:] or None)
