@@ -14,7 +14,16 @@ journal by request id), paid - journaled (calls in flight at a kill; acceptance:
 the concurrency per kill), duplicate successes (0), calls lost (no line at all: 0), how
 every call ended, and the wall time against a run of the same calls with no faults.
 
-    .venv/bin/python benchmarks/bench_faults.py [--calls-per-judge-order 250] [--seed 1]
+The second round (issue 21, ``benchmarks/faults_round2.py``): 36 cases through the
+command line -- trickled bodies, wait hints of 10^9 s / inf / a reset in 2999, a 200 MB
+error body, batch resumes with other options and batch errors echoing the key, SIGINT /
+SIGTERM once and twice, journals with NaN / negative / string costs, ``--out /dev/null``, a
+short write (RLIMIT_FSIZE), a torn tail, duplicate keys / columns / zip members, merged
+sessions, mistyped fields, deep nesting, a zip bomb, a symlink to /dev/zero, formula cells in
+a labelling sheet -- printed per class: cases, clean, paid lost, double-paid, data lost,
+hangs (over a time or memory cap), tracebacks, leaks, injections.
+
+    .venv/bin/python benchmarks/bench_faults.py [--tasks 250] [--seed 1] [--round 1|2|all]
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "tests"
 sys.path.insert(0, str(TESTS))
+sys.path.insert(0, str(HERE))
 
 from fakellm import make_data  # noqa: E402
 
@@ -114,7 +124,18 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=250, help="x 2 orders x 2 judges calls")
     parser.add_argument("--fault-rate", type=float, default=0.25)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--round", choices=("1", "2", "all"), default="all")
     args = parser.parse_args()
+    if args.round in ("1", "all"):
+        _round1(args)
+    if args.round in ("2", "all"):
+        import faults_round2
+
+        print("\nsecond round (issue 21):")
+        faults_round2.main()
+
+
+def _round1(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     tasks, pairs = make_data(args.tasks)
     plan = plan_calls(tasks, pairs, rubric="blind-pair", judges=JUDGES, orders="both")

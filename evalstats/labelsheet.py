@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._csvsafe import restore_frame, safe_csv
 from ._schema import ORDERS
 from ._validate import check_positive_int
 from .errors import DataError
@@ -209,7 +210,9 @@ def draw_sheet(
         ],
     }
     out = Path(path)
-    atomic_write(out, lambda fh: fh.write(sheet.to_csv(index=False).encode("utf-8")))
+    # Agent text opened in a spreadsheet: a cell starting = + - @ would run as a formula.
+    text = safe_csv(sheet, index=False)
+    atomic_write(out, lambda fh: fh.write(text.encode("utf-8")))
     atomic_write(
         key_path(out), lambda fh: fh.write(json.dumps(key, indent=1, ensure_ascii=False).encode())
     )
@@ -291,7 +294,7 @@ def read_sheet(
             field="items",
         )
     try:
-        sheet = pd.read_csv(p, dtype=str, keep_default_na=False)
+        sheet = restore_frame(pd.read_csv(p, dtype=str, keep_default_na=False))
     except (pd.errors.ParserError, UnicodeDecodeError, FileNotFoundError) as exc:
         raise DataError(f"unreadable CSV: {exc}", path=p) from None
     missing = [c for c in ("item", "task_id", "replicate", "verdict") if c not in sheet.columns]

@@ -53,6 +53,10 @@ HOSTILE_KINDS = (
     "413",
     "422",
 )
+# The second round (issue 21): a body trickled one byte at a time (defeats a per-read
+# timeout), wait hints of 10^9 s, ``inf`` and a reset in the year 2999, and an error body of
+# ``huge_error_bytes``. Not in "all": the benchmark draws them in its own cases.
+ROUND2_KINDS = ("trickle", "waitforever", "waitinf", "reset2999", "hugeerror")
 # 200s whose body carries no usable judge text: the runner journals and re-asks them.
 ANSWERED_BAD = ("notjson", "notutf8", "textplain", "emptycontent", "nochoices", "tooluse")
 HUGE_BYTES = 20_000_000
@@ -142,7 +146,15 @@ class FakeLLM:
         port: int = 0,
         rate_limit: tuple[float, float] | None = None,
         burst_s: float = 5.0,
+        trickle_s: float = 0.05,
+        huge_error_bytes: int = 50_000_000,
     ) -> None:
+        self.trickle_s = trickle_s  # seconds between the bytes of a "trickle" body
+        self.huge_error_bytes = huge_error_bytes
+        # Bytes of "hugeerror" bodies the client accepted before it stopped reading.
+        self.error_bytes_sent = 0
+        # "submit" or "poll": the batch endpoints answer 500 (quoting the key if echo_key).
+        self.batch_fail: str | None = None
         self.latency = latency
         self.fault_rate = fault_rate
         self.fault_kinds = tuple(fault_kinds)
@@ -472,6 +484,8 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 return
             if path in ("/v1/messages", "/v1/chat/completions"):
                 self._judge_call(json.loads(body))
+            elif path in ("/v1/messages/batches", "/v1/files") and fake.batch_fail == "submit":
+                self._batch_fault()
             elif path == "/v1/messages/batches":
                 self._anthropic_batch_create(json.loads(body))
             elif path == "/v1/files":
@@ -487,7 +501,9 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             if not self._authorised():
                 return
             parts = path.strip("/").split("/")
-            if parts[:3] == ["v1", "messages", "batches"] and len(parts) == 4:
+            if fake.batch_fail == "poll" and "batches" in parts:
+                self._batch_fault()
+            elif parts[:3] == ["v1", "messages", "batches"] and len(parts) == 4:
                 self._anthropic_batch_get(parts[3])
             elif parts[:3] == ["v1", "messages", "batches"] and parts[-1] == "results":
                 batch = fake.batches[parts[3]]
@@ -517,6 +533,9 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                     return
                 self._limit_headers = limit_headers
             if fault and self._fault(fault):
+                return
+            if fault in ROUND2_KINDS:
+                self._round2(fault, params)
                 return
             if fault in HOSTILE_KINDS:
                 self._hostile(fault, params)
@@ -593,6 +612,64 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 auth = self.headers.get("authorization") or ""
                 text = f"key {key} / {wrapped} / {masked} / {auth} " + text
                 self._send(200, fake._answer(provider, params, text), paid=True)
+
+        def _round2(self, fault: str, params: dict[str, Any]) -> None:
+            provider = self._provider
+            if fault == "trickle":
+                data = json.dumps(fake._answer(provider, params)).encode()
+                self._send(200, None, raw=data, cut=1, paid=True)
+                for i in range(1, len(data)):
+                    time.sleep(fake.trickle_s)
+                    try:
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                    except OSError:
+                        return  # the client gave up: what a bounded attempt does
+            elif fault in ("waitforever", "waitinf"):
+                wait = "1000000000" if fault == "waitforever" else "inf"
+                headers = {"retry-after": wait, "retry-after-ms": wait + ("000" * (wait[0] != "i"))}
+                self._send(429, _error_body(provider, 429), headers=headers)
+            elif fault == "reset2999":
+                stamp = "2999-01-01T00:00:00Z"
+                headers = {
+                    "anthropic-ratelimit-requests-remaining": "0",
+                    "anthropic-ratelimit-requests-reset": stamp,
+                    "x-ratelimit-remaining-requests": "0",
+                    "x-ratelimit-reset-requests": "8760000h",
+                }
+                self._send(200, fake._answer(provider, params), headers=headers, paid=True)
+            elif fault == "hugeerror":
+                self._stream_error(_error_body(provider, 500))
+
+        def _stream_error(self, body: dict[str, Any]) -> None:
+            """A 500 whose body is ``huge_error_bytes`` long, written in 64 KB pieces."""
+            head = json.dumps(body).encode()[:-1] + b', "detail": "'
+            size = fake.huge_error_bytes
+            self.send_response(500)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(size))
+            self.end_headers()
+            sent, piece = 0, b"x" * 65_536
+            try:
+                self.wfile.write(head)
+                sent = len(head)
+                while sent < size - 2:
+                    chunk = piece[: size - 2 - sent]
+                    self.wfile.write(chunk)
+                    sent += len(chunk)
+                    with fake._lock:
+                        fake.error_bytes_sent = max(fake.error_bytes_sent, sent)
+                self.wfile.write(b'"}')
+            except OSError:
+                pass
+            self.close_connection = True
+
+        def _batch_fault(self) -> bool:
+            body = _error_body(self._provider, 500)
+            if fake.echo_key:
+                body["error"]["message"] += f" (key {self._given_key})"
+            self._send(500, body, headers={"x-should-retry": "false"})
+            return True
 
         # -- Anthropic Message Batches -----------------------------------------------------
         def _anthropic_batch_create(self, payload: dict[str, Any]) -> None:

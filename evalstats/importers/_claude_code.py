@@ -56,6 +56,7 @@ from ._common import (
     paths_from_input,
     unique,
 )
+from ._limits import loads, read_bytes, unique_columns
 
 __all__ = ["DEFAULT_CLAUDE_FILE_TOOLS", "from_claude_code", "parse_output"]
 
@@ -79,15 +80,16 @@ _USAGE_KEYS = (
 
 def _events(path: Path) -> tuple[list[dict[str, Any]], list[int], str]:
     """The events of one output file, their line numbers and the format name."""
+    data = read_bytes(path)  # a regular file within the cap, or a DataError
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise DataError(f"unreadable Claude Code output: {exc}", path=path) from None
     stripped = text.strip()
     if not stripped:
         raise DataError("empty Claude Code output", path=path)
     try:
-        whole = json.loads(stripped)
+        whole = loads(stripped, path)
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, dict):
@@ -100,7 +102,7 @@ def _events(path: Path) -> tuple[list[dict[str, Any]], list[int], str]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads(line, path, lineno)
         except json.JSONDecodeError as exc:
             raise DataError(
                 f"malformed stream-json event ({exc.msg} at column {exc.colno}; truncated?)",
@@ -112,6 +114,40 @@ def _events(path: Path) -> tuple[list[dict[str, Any]], list[int], str]:
         events.append(obj)
         lines.append(lineno)
     return events, lines, "stream-json"
+
+
+def _one_run(
+    path: Path, events: list[dict[str, Any]], lines: list[int], results: list[int], fmt: str
+) -> None:
+    """Refuse a file that holds several sessions or several results: runs merged by hand."""
+    sessions = list(
+        dict.fromkeys(e["session_id"] for e in events if isinstance(e.get("session_id"), str))
+    )
+    if len(sessions) > 1:
+        first_other = next(i for i, e in enumerate(events) if e.get("session_id") == sessions[1])
+        raise DataError(
+            f"the file holds {len(sessions)} sessions ({', '.join(sessions[:3])}): one "
+            "output file per run (split it; merged, they would read as one run)",
+            path=path,
+            line=lines[first_other] if fmt == "stream-json" else None,
+            field="session_id",
+        )
+    if len(results) > 1:
+        raise DataError(
+            f"the file holds {len(results)} result events: one output file per run",
+            path=path,
+            line=lines[results[1]] if fmt == "stream-json" else None,
+            field="type",
+        )
+
+
+def _text_field(record: dict[str, Any], name: str, path: Path, line: int | None) -> str | None:
+    value = record.get(name)
+    if value is not None and not isinstance(value, str):
+        raise DataError(
+            f"expected text, got {type(value).__name__}", path=path, line=line, field=name
+        )
+    return value
 
 
 def _block_text(content: Any) -> str:
@@ -149,20 +185,34 @@ def parse_output(
         raise DataError(
             "no result event (the run was cut off before it finished?)", path=p, line=last
         )
+    _one_run(p, events, lines, results, fmt)
     result = events[results[-1]]
     model = None
     texts: list[str] = []
     files: list[str] = []
-    for e in events:
+    for e, where in zip(events, lines, strict=True):
         kind = e.get("type")
+        at = where if fmt == "stream-json" else None
         if kind == "system" and e.get("subtype") == "init":
-            model = model or e.get("model")
+            model = _text_field(e, "model", p, at) if model is None else model
         if kind not in ("assistant", "user"):
             continue
         message = e.get("message") or {}
+        if not isinstance(message, dict):
+            raise DataError(
+                "an event's message must be an object", path=p, line=at, field="message"
+            )
         if kind == "assistant":
-            model = model or message.get("model")
+            named = _text_field(message, "model", p, at)  # checked even when known
+            model = named if model is None else model
         content = message.get("content")
+        if content is not None and not isinstance(content, str | list):
+            raise DataError(
+                "a message's content must be text or a list of blocks",
+                path=p,
+                line=at,
+                field="content",
+            )
         if isinstance(content, str):
             texts.append(f"[{kind}] {content}")
             continue
@@ -182,21 +232,48 @@ def parse_output(
                     files.extend(paths_from_input(args, tools[name]))
             elif btype == "tool_result":
                 texts.append(f"[tool result] {_block_text(block.get('content'))}")
+    line = lines[results[-1]] if fmt == "stream-json" else None
     if model is None and isinstance(result.get("modelUsage"), dict) and result["modelUsage"]:
         # Several models (e.g. a small one for titles): the one that wrote most is the agent.
         usage_by_model = result["modelUsage"]
-        model = max(usage_by_model, key=lambda m: (usage_by_model[m] or {}).get("outputTokens", 0))
-    line = lines[results[-1]] if fmt == "stream-json" else None
+
+        def written(m: str) -> float:
+            entry = usage_by_model[m] or {}
+            out = entry.get("outputTokens", 0) if isinstance(entry, dict) else None
+            if isinstance(out, bool) or not isinstance(out, int | float):
+                raise DataError(
+                    "modelUsage entries must be objects with a numeric outputTokens",
+                    path=p,
+                    line=line,
+                    field=f"modelUsage.{m}",
+                )
+            return float(out)
+
+        model = max(usage_by_model, key=written)
     duration = result.get("duration_ms")
     if isinstance(duration, bool) or not isinstance(duration, (int, float)):
         raise DataError("result has no duration_ms", path=p, line=line, field="duration_ms")
     usage = result.get("usage")
     reported = None
     if isinstance(usage, dict):
+        for k in _USAGE_KEYS:
+            n = usage.get(k)
+            if n is not None and (isinstance(n, bool) or not isinstance(n, int | float) or n < 0):
+                raise DataError(
+                    f"expected a token count, got {n!r:.40}", path=p, line=line, field=f"usage.{k}"
+                )
         reported = int(sum(int(usage.get(k) or 0) for k in _USAGE_KEYS))
+    answer = result.get("result")
+    if answer is not None and not isinstance(answer, str):
+        raise DataError(
+            f"the result must be the answer's text, got {type(answer).__name__}",
+            path=p,
+            line=line,
+            field="result",
+        )
     detailed = fmt != "json"
     return {
-        "answer": result.get("result") if isinstance(result.get("result"), str) else "",
+        "answer": answer if isinstance(answer, str) else "",
         "transcript": "\n".join(texts) if detailed else None,
         "files_inspected": unique(files) if detailed else None,
         "wall_s": float(duration) / 1000.0,
@@ -254,6 +331,7 @@ def _from_manifest(manifest: Path) -> list[tuple[Path, dict[str, Any], Source]]:
         with manifest.open(newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
             header = reader.fieldnames or []
+            unique_columns(list(header), manifest)
             rows = list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise DataError(f"unreadable manifest: {exc}", path=manifest) from None

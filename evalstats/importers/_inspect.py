@@ -48,6 +48,7 @@ from ._common import (
     paths_from_input,
     unique,
 )
+from ._limits import check_zip, read_cap_check
 
 __all__ = ["DEFAULT_INSPECT_FILE_TOOLS", "from_inspect", "parse_arm_from"]
 
@@ -86,6 +87,11 @@ def _read_log(path: Path):
         raise EvalstatsError(
             "reading inspect_ai logs needs inspect_ai: pip install 'evalstats[inspect]'"
         ) from None
+    # inspect_ai inflates and parses a log whole: bound what it is handed first.
+    if path.suffix == ".eval":
+        check_zip(path)
+    else:
+        read_cap_check(path)
     try:
         return read_eval_log(str(path))
     except Exception as exc:  # zip, JSON and pydantic errors alike mean an unreadable log

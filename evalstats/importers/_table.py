@@ -9,6 +9,8 @@ numbered 1, 2, ... per (task, arm) in file order.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,6 +25,7 @@ from evalstats.errors import DataError
 from evalstats.records import is_missing
 
 from ._common import Imported, Problem, Source, arm_mapper, finish, number_replicates
+from ._limits import loads, read_bytes, unique_columns
 
 __all__ = ["from_table", "parse_assignments"]
 
@@ -47,30 +50,43 @@ def parse_assignments(items: Iterable[str] | None, what: str = "--map") -> dict[
 def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bool]:
     """Records, their sources, the column names and whether values are text (CSV)."""
     suffix = path.suffix.lower()
-    if not path.exists():
-        raise DataError("file not found", path=path)
+    if suffix not in (".jsonl", ".ndjson", ".csv", ".parquet"):
+        raise DataError(
+            f"unsupported table type {suffix!r}; use .jsonl, .csv or .parquet", path=path
+        )
+    data = read_bytes(path)  # a regular file within the cap, or a DataError
     if suffix in (".jsonl", ".ndjson"):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"not UTF-8 text (byte {exc.start})", path=path) from None
         records, sources = [], []
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(
-                        f"malformed JSON ({exc.msg} at column {exc.colno})", path=path, line=lineno
-                    ) from None
-                if not isinstance(obj, dict):
-                    raise DataError("expected a JSON object", path=path, line=lineno)
-                records.append(obj)
-                sources.append(Source(str(path), line=lineno))
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = loads(line, path, lineno)
+            except json.JSONDecodeError as exc:
+                raise DataError(
+                    f"malformed JSON ({exc.msg} at column {exc.colno})", path=path, line=lineno
+                ) from None
+            if not isinstance(obj, dict):
+                raise DataError("expected a JSON object", path=path, line=lineno)
+            records.append(obj)
+            sources.append(Source(str(path), line=lineno))
         columns = list(dict.fromkeys(k for r in records for k in r))
         return records, sources, columns, False
     if suffix == ".csv":
         try:
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            header = next(csv.reader(io.StringIO(data.decode("utf-8-sig"))), [])
+            unique_columns(header, path)
+            frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+        except (
+            pd.errors.ParserError,
+            pd.errors.EmptyDataError,
+            UnicodeDecodeError,
+            csv.Error,
+        ) as exc:
             raise DataError(f"unreadable CSV: {exc}", path=path) from None
         records = [
             {k: (None if v == "" else v) for k, v in r.items()} for r in frame.to_dict("records")
@@ -78,20 +94,19 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bo
         # Line numbers assume one physical line per record (the header is line 1).
         sources = [Source(str(path), line=i + 2) for i in range(len(records))]
         return records, sources, list(frame.columns), True
-    if suffix == ".parquet":
-        try:
-            frame = pd.read_parquet(path)
-        except Exception as exc:  # pyarrow raises several unrelated types
-            raise DataError(f"unreadable Parquet file: {exc}", path=path) from None
-        frame = frame.astype(object).where(frame.notna(), None)
-        # List cells arrive as numpy arrays; as lists they compare and serialise plainly.
-        records = [
-            {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in r.items()}
-            for r in frame.to_dict("records")
-        ]
-        sources = [Source(str(path), record=f"row {i + 1}") for i in range(len(records))]
-        return records, sources, list(frame.columns), False
-    raise DataError(f"unsupported table type {suffix!r}; use .jsonl, .csv or .parquet", path=path)
+    try:
+        frame = pd.read_parquet(io.BytesIO(data))
+    except Exception as exc:  # pyarrow raises several unrelated types
+        raise DataError(f"unreadable Parquet file: {exc}", path=path) from None
+    unique_columns([str(c) for c in frame.columns], path, None)
+    frame = frame.astype(object).where(frame.notna(), None)
+    # List cells arrive as numpy arrays; as lists they compare and serialise plainly.
+    records = [
+        {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in r.items()}
+        for r in frame.to_dict("records")
+    ]
+    sources = [Source(str(path), record=f"row {i + 1}") for i in range(len(records))]
+    return records, sources, list(frame.columns), False
 
 
 def _from_text(kind: str, value: Any) -> Any:

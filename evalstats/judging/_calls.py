@@ -6,6 +6,7 @@ neither imports the other.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from typing import Any
 from .prices import Price, price_for
 from .providers import CallResult, JudgeSpec
 
-__all__ = ["Call", "Config", "RunState", "Unit", "now_iso"]
+__all__ = ["Call", "Config", "RunState", "Unit", "check_run_limits", "now_iso"]
 
 # How many output tokens a judge writes back (the seeds' JSON plus a little): the dry-run's
 # central estimate, and the rate limiter's token estimate per call.
@@ -52,6 +53,51 @@ class Config:
     max_tokens: int
     prices: dict[str, Price]
     batch: bool
+
+
+#: Most SDK retries per call: each may wait up to the wait cap, so more is a hang by design.
+MAX_RETRIES_LIMIT = 20
+#: Most requests in one provider batch (both providers accept at most 50,000).
+MAX_BATCH_SIZE_LIMIT = 50_000
+
+
+def check_run_limits(
+    *, timeout: Any, poll_interval: Any, max_retries: Any, max_batch_size: Any
+) -> None:
+    """Refuse run parameters that would hang a run or never end it (``ValueError``).
+
+    >>> check_run_limits(timeout=120, poll_interval=30, max_retries=2, max_batch_size=10_000)
+    >>> check_run_limits(timeout=float("inf"), poll_interval=30, max_retries=2,
+    ...                  max_batch_size=10)
+    Traceback (most recent call last):
+    ...
+    ValueError: timeout must be a finite number of seconds > 0, got inf
+    """
+
+    def number(x: Any) -> bool:
+        return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+    if not (number(timeout) and timeout > 0):
+        raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout!r}")
+    if not (number(poll_interval) and 0 <= poll_interval <= 3600):
+        raise ValueError(f"poll_interval must be between 0 and 3600 seconds, got {poll_interval!r}")
+    if not (
+        isinstance(max_retries, int)
+        and not isinstance(max_retries, bool)
+        and 0 <= max_retries <= MAX_RETRIES_LIMIT
+    ):
+        raise ValueError(
+            f"max_retries must be an int from 0 to {MAX_RETRIES_LIMIT}, got {max_retries!r}"
+        )
+    if not (
+        isinstance(max_batch_size, int)
+        and not isinstance(max_batch_size, bool)
+        and 1 <= max_batch_size <= MAX_BATCH_SIZE_LIMIT
+    ):
+        raise ValueError(
+            f"max_batch_size must be an int from 1 to {MAX_BATCH_SIZE_LIMIT:,}, "
+            f"got {max_batch_size!r}"
+        )
 
 
 def now_iso() -> str:

@@ -16,7 +16,8 @@ Send every pair of DATA_DIR (tasks.jsonl + runs.jsonl) to each judge and append 
 finished call to the journal (DATA_DIR/judgments.jsonl unless --out). Rerunning resumes:
 finished calls are skipped, failed or interrupted ones are made again. Pairs with a run over
 its budget are not sent (no_answer). Keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY and
-base URLs from ANTHROPIC_BASE_URL / OPENAI_BASE_URL.
+base URLs from ANTHROPIC_BASE_URL / OPENAI_BASE_URL. Ctrl-C (or SIGTERM) once stops new calls
+and journals the calls in flight (within --timeout); twice stops at once.
 
 --rubric takes a built-in rubric's name, a rubric .toml file (see `evalstats rubric new`), or
 the name of a rubric file already in DATA_DIR/rubrics/. A rubric file is copied into
@@ -88,7 +89,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--out", metavar="JOURNAL", help="default: DATA_DIR/judgments.jsonl")
     p.add_argument("--max-retries", type=int, default=2, help="SDK retries per call (default 2)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="seconds per attempt, connect to last byte (default 120); a server's wait hint "
+        "is capped at EVALSTATS_MAX_WAIT_S (default 600 s)",
+    )
     p.add_argument("--poll-interval", type=float, default=30.0, help="batch poll seconds")
     p.add_argument(
         "--retry-failed",
@@ -147,9 +154,18 @@ def main(args: argparse.Namespace) -> int:
         # Some argument checks of the judging layer (providers, prices) still raise a plain
         # ValueError; from here every one of them is a bad option value.
         raise ParameterError(str(exc)) from None
+    except KeyboardInterrupt:  # before or after the calls: nothing in flight to drain
+        print("evalstats judge: interrupted; rerun to resume", file=sys.stderr)
+        return 130
     if result.dry_run:
         return 0
     frame = result.to_frame()
+    if frame.empty:
+        print(
+            f"nothing to judge: no pair within its budget ({result.no_answer_pairs} over "
+            "budget, not sent)"
+        )
+        return 0
     print(
         frame[["judge", "role", "calls", "done_before", "sent", "ok", "failed", "usd"]].to_string(
             index=False

@@ -15,6 +15,7 @@ from evalstats._disagreement import disagreeing
 
 from . import providers
 from ._calls import EXPECTED_OUTPUT_TOKENS, Call, RunState, now_iso
+from ._interrupt import drains
 from ._ratelimit import Throttle, current_seq
 from .journal import Journal
 from .providers import JudgeSpec
@@ -61,7 +62,7 @@ async def _run_direct(
             state.release([c])
         latency = time.perf_counter() - t0
         kind = outcome.kind
-        if kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED:
+        if kind == "not_sent" or (kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED):
             queue.append((c, retries, requeues + 1))  # nothing paid: try again later
             return
         again = kind == "retry" and retries < max_retries and not state.fatal
@@ -85,7 +86,7 @@ async def _run_direct(
             queue.append((c, retries + 1, requeues))
 
     async def worker() -> None:
-        while queue and not state.fatal:
+        while queue and not state.fatal and journal.failed is None:
             c, retries, requeues = queue.popleft()  # each call goes to exactly one worker
             if not state.reserve([c]):
                 return
@@ -127,6 +128,7 @@ def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -
     return {u for u, flag in zip(units, flags, strict=True) if flag}
 
 
+@drains
 async def _execute(
     todo: list[Call],
     journal: Journal,

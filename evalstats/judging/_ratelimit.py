@@ -21,12 +21,62 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import email.utils
+import math
+import os
 import re
+import sys
+import threading
 import time
 from collections.abc import Mapping
 from datetime import datetime
 
-__all__ = ["Throttle", "parse_reset", "retry_after"]
+__all__ = ["MAX_WAIT_S", "Throttle", "capped_wait", "max_wait_s", "parse_reset", "retry_after"]
+
+#: Longest a server may make the run wait at once (``retry-after``, a rate-limit reset), in
+#: seconds; ``EVALSTATS_MAX_WAIT_S`` overrides it. A longer hint is capped and said on stderr.
+MAX_WAIT_S = 600.0
+_noted: set[str] = set()
+_noted_lock = threading.Lock()
+
+
+def max_wait_s() -> float:
+    """The wait cap: ``EVALSTATS_MAX_WAIT_S`` if set to a positive finite number, else 600."""
+    text = os.environ.get("EVALSTATS_MAX_WAIT_S")
+    if text:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value) and value > 0:
+            return value
+    return MAX_WAIT_S
+
+
+def capped_wait(seconds: float, what: str) -> float:
+    """``seconds`` bounded by :func:`max_wait_s` (NaN or negative: 0); says so once per kind.
+
+    >>> capped_wait(2.0, "retry-after")
+    2.0
+    >>> capped_wait(float("inf"), "doctest") <= MAX_WAIT_S
+    True
+    """
+    if not seconds > 0:  # NaN, negative
+        return 0.0
+    cap = max_wait_s()
+    if seconds <= cap:
+        return float(seconds)
+    with _noted_lock:
+        first = what not in _noted
+        _noted.add(what)
+    if first:
+        print(
+            f"evalstats judge: the server asked to wait {seconds:.4g} s ({what}); waiting at "
+            f"most {cap:g} s (EVALSTATS_MAX_WAIT_S)",
+            file=sys.stderr,
+        )
+    return cap
+
 
 # The sequence number of the call a worker is making, read by the HTTP response hook.
 current_seq: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -37,43 +87,70 @@ _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 
-def parse_reset(value: str | None) -> float | None:
-    """Seconds until a reset given as a duration (``"1m30s"``, ``"20ms"``, ``"2.5"``) or an
-    RFC 3339 time; None if unreadable.
+def parse_reset(value: str | None, *, capped: bool = True) -> float | None:
+    """Seconds until a reset given as a duration (``"1m30s"``, ``"20ms"``, ``"2.5"``), an
+    RFC 3339 or HTTP date; None if unreadable. ``capped``: at most :func:`max_wait_s`.
 
     >>> parse_reset("6m0s"), parse_reset("20ms"), parse_reset("1.5")
     (360.0, 0.02, 1.5)
     >>> parse_reset("garbage") is None
     True
+    >>> parse_reset("inf", capped=False), parse_reset("nan") is None
+    (inf, True)
     """
+    seconds = _reset_seconds(value)
+    if seconds is None or not capped:
+        return seconds
+    return capped_wait(seconds, "a rate-limit reset")
+
+
+def _reset_seconds(value: str | None) -> float | None:
     if not value:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        number = float(value)
     except ValueError:
         pass
+    else:
+        return None if math.isnan(number) else max(0.0, number)
     parts = _DURATION.findall(value)
     if parts and "".join(n + u for n, u in parts) == value:
         return sum(float(n) * _UNIT_S[u] for n, u in parts)
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        return None
+        try:
+            when = email.utils.parsedate_to_datetime(value)  # "Wed, 21 Oct 2999 07:28:00 GMT"
+        except (TypeError, ValueError, IndexError):
+            return None
     if when.tzinfo is None:
         return None
     return max(0.0, when.timestamp() - time.time())
 
 
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """The server's wait hint in seconds (``retry-after-ms`` beats ``retry-after``)."""
+def retry_after(headers: Mapping[str, str], *, capped: bool = True) -> float | None:
+    """The server's wait hint in seconds (``retry-after-ms`` beats ``retry-after``), at most
+    :func:`max_wait_s` unless ``capped=False``.
+
+    >>> retry_after({"retry-after-ms": "1e12"}) <= MAX_WAIT_S
+    True
+    """
+    seconds = None
     ms = headers.get("retry-after-ms")
     if ms:
         try:
-            return max(0.0, float(ms) / 1000)
+            number = float(ms)
         except ValueError:
             pass
-    return parse_reset(headers.get("retry-after"))
+        else:
+            if not math.isnan(number):
+                seconds = max(0.0, number / 1000)
+    if seconds is None:
+        seconds = _reset_seconds(headers.get("retry-after"))
+    if seconds is None or not capped:
+        return seconds
+    return capped_wait(seconds, "retry-after")
 
 
 def _int(value: str | None) -> int | None:

@@ -95,7 +95,24 @@ def _summary(
                 "usd": round(state.usd.get(name, 0.0), 6) if state else 0.0,
             }
         )
-    return pd.DataFrame(rows)
+    # The columns even with no row: "nothing to judge" is a result, not a KeyError.
+    return pd.DataFrame(rows, columns=_SUMMARY_COLUMNS)
+
+
+_SUMMARY_COLUMNS = [
+    "judge",
+    "role",
+    "calls",
+    "done_before",
+    "to_call",
+    "input_tokens",
+    "est_usd",
+    "est_usd_max",
+    "sent",
+    "ok",
+    "failed",
+    "usd",
+]
 
 
 def _dry_run(

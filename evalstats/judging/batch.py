@@ -5,6 +5,13 @@ provider accepts it, so a restarted run polls and collects it instead of paying 
 after collection a ``{"kind": "batch_done"}`` line closes it. Results land in the same
 judgment lines as direct calls (``latency_s`` null, ``usd`` at the batch price).
 
+Every result fetched is journaled under its own call key, whether or not the current run
+would make that call (a resume with another ``--max-tokens``, another judge of the same
+provider, edited runs): the batch line keeps what a judgment line needs of each call
+(``units``, the rubric, ``max_tokens``, ``temperature``), and a batch is marked done only
+when every one of its calls has a line. An SDK error on submit, poll or download is one
+:class:`BatchError` line, redacted like direct mode's errors.
+
 The one window we cannot close: a process killed between the provider accepting a batch
 and the journal line being written leaves a batch we do not know about (the providers
 offer no idempotency key). That window is one local write long.
@@ -15,14 +22,27 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import providers
-from ._calls import Call, RunState, now_iso
+from evalstats.errors import EvalstatsError
+
+from . import _interrupt, providers
+from ._calls import Call, RunState, Unit, now_iso
 from .journal import Journal
 
-__all__ = ["run_batched"]
+__all__ = ["BatchError", "run_batched"]
+
+
+class BatchError(EvalstatsError):
+    """A provider's batch API failed (submit, poll or download); the message is redacted."""
+
+
+def _sdk_error(what: str, batch_id: str | None, exc: Exception) -> BatchError:
+    where = f" (batch {batch_id}: rerun to resume polling it)" if batch_id else ""
+    return BatchError(f"batch {what} failed{where}: {providers.describe_error(exc)}")
+
 
 CHAT_ENDPOINT = "/v1/chat/completions"
 _OPENAI_FINAL = ("completed", "failed", "expired", "cancelled")
@@ -54,9 +74,22 @@ async def run_batched(
                 pending.append(await _submit(fits, journal, clients, state))
             if len(fits) < len(chunk):
                 break
-    await asyncio.gather(
-        *(_collect(b, by_key, journal, clients, state, poll_interval) for b in pending)
+    outcomes = await asyncio.gather(
+        *(_collect(b, by_key, journal, clients, state, poll_interval) for b in pending),
+        return_exceptions=True,
     )
+    # Every batch got its chance to be journaled; then the first failure is reported.
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    left = sum(1 for outcome in outcomes if outcome is False)
+    if left:
+        print(
+            f"evalstats judge: {left} batch(es) hold calls whose batch line predates the "
+            "record of their units; those calls stay open for a run with the original "
+            "options (every other result is journaled)",
+            file=sys.stderr,
+        )
 
 
 def _fitting_prefix(chunk: Sequence[Call], state: RunState) -> list[Call]:
@@ -73,30 +106,52 @@ async def _submit(
 ) -> dict[str, Any]:
     judge = chunk[0].judge
     client = clients[judge.provider]
-    if judge.provider == "anthropic":
-        batch = await client.messages.batches.create(
-            requests=[{"custom_id": c.key, "params": c.params} for c in chunk]
-        )
-    else:
-        lines = "".join(
-            json.dumps(
-                {"custom_id": c.key, "method": "POST", "url": CHAT_ENDPOINT, "body": c.params}
+    try:
+        if judge.provider == "anthropic":
+            batch = await client.messages.batches.create(
+                requests=[{"custom_id": c.key, "params": c.params} for c in chunk]
             )
-            + "\n"
-            for c in chunk
-        )
-        uploaded = await client.files.create(
-            file=("evalstats-batch.jsonl", io.BytesIO(lines.encode("utf-8"))), purpose="batch"
-        )
-        batch = await client.batches.create(
-            input_file_id=uploaded.id, endpoint=CHAT_ENDPOINT, completion_window="24h"
-        )
+        else:
+            lines = "".join(
+                json.dumps(
+                    {"custom_id": c.key, "method": "POST", "url": CHAT_ENDPOINT, "body": c.params}
+                )
+                + "\n"
+                for c in chunk
+            )
+            uploaded = await client.files.create(
+                file=("evalstats-batch.jsonl", io.BytesIO(lines.encode("utf-8"))),
+                purpose="batch",
+            )
+            batch = await client.batches.create(
+                input_file_id=uploaded.id, endpoint=CHAT_ENDPOINT, completion_window="24h"
+            )
+    except Exception as exc:
+        state.release(chunk)
+        raise _sdk_error("submission", None, exc) from None
+    rubric = state.cfg.rubric
     line = {
         "kind": "batch",
         "batch_id": batch.id,
         "provider": judge.provider,
         "judge": judge.name,
         "call_keys": [c.key for c in chunk],
+        # What a judgment line of each call needs, so that a resume with other options
+        # still journals every result under its own key.
+        "units": {
+            c.key: {
+                "task_id": c.unit.task_id,
+                "replicate": c.unit.replicate,
+                "order": c.unit.order,
+                "input_tokens": c.unit.input_tokens,
+            }
+            for c in chunk
+        },
+        "rubric": rubric.name,
+        "prompt_revision": rubric.revision,
+        "prompt_sha256": rubric.sha256,
+        "temperature": state.cfg.temperature,
+        "max_tokens": state.cfg.max_tokens,
         "created_at": now_iso(),
     }
     journal.write(line)
@@ -110,35 +165,75 @@ async def _collect(
     clients: Mapping[str, Any],
     state: RunState,
     poll_interval: float,
-) -> None:
-    client = clients.get(batch["provider"])
+) -> bool | None:
+    """Journal every result of ``batch``; True if it was closed (``batch_done``), False if
+    some of its calls cannot be journaled by this run, None if not collected now."""
+    client = clients.get(batch.get("provider"))
     if client is None:  # a batch of a judge not in this run: leave it for its own run
-        return
+        return None
     batch_id = batch["batch_id"]
-    if batch["provider"] == "anthropic":
-        results = await _anthropic_results(client, batch_id, poll_interval)
-    else:
-        results = await _openai_results(client, batch_id, poll_interval)
+    try:
+        if batch["provider"] == "anthropic":
+            results = await _anthropic_results(client, batch_id, poll_interval)
+        else:
+            results = await _openai_results(client, batch_id, poll_interval)
+    except Exception as exc:
+        raise _sdk_error("polling or download", batch_id, exc) from None
+    if results is None:  # interrupted while waiting: the batch stays pending
+        return None
     finished = journal.finished_keys()
     calls = [by_key[k] for k in batch["call_keys"] if k in by_key]
-    for c in calls:
-        if c.key in finished:
+    default = results.get(_MISSING, (None, "BatchError: missing from the batch results"))
+    complete = True
+    for key in batch["call_keys"]:
+        if key in finished:
             continue
-        default = results.get(_MISSING, (None, "BatchError: missing from the batch results"))
-        result, error = results.get(c.key, default)
-        journal.append(state.record(c, result, error, None, now_iso()))
+        c = by_key.get(key) or _call_of_batch(batch, key)
+        if c is None:
+            complete = False  # a batch line without the units (an older version wrote it)
+            continue
+        result, error = results.get(key, default)
+        line = state.record(c, result, error, None, now_iso())
+        if key not in by_key:
+            # Another run's call: its line says what that call was, not this run's options.
+            for name in ("rubric", "prompt_revision", "prompt_sha256", "temperature"):
+                line[name] = batch.get(name)
+            line["max_tokens"] = batch.get("max_tokens")
+        journal.append(line)
     state.release(calls)
+    if not complete:
+        journal.sync()
+        return False
     journal.write({"kind": "batch_done", "batch_id": batch_id, "created_at": now_iso()})
+    return True
+
+
+def _call_of_batch(batch: Mapping[str, Any], key: str) -> Call | None:
+    """The call ``key`` of a batch as its line describes it (no prompt: it was sent)."""
+    units = batch.get("units")
+    unit = units.get(key) if isinstance(units, Mapping) else None
+    if not isinstance(unit, Mapping) or not isinstance(batch.get("judge"), str):
+        return None
+    try:
+        judge = providers.parse_judge(batch["judge"])
+        replicate = int(unit["replicate"])
+        tokens = int(unit.get("input_tokens") or 0)
+    except (KeyError, TypeError, ValueError):
+        return None
+    order = unit.get("order") if isinstance(unit.get("order"), str) else None
+    return Call(key, judge, Unit(str(unit.get("task_id")), replicate, order, [], tokens), {})
 
 
 async def _anthropic_results(
     client: Any, batch_id: str, poll_interval: float
-) -> dict[str, tuple[providers.CallResult | None, str | None]]:
+) -> dict[str, tuple[providers.CallResult | None, str | None]] | None:
     while True:
         info = await client.messages.batches.retrieve(batch_id)
         if info.processing_status == "ended":
             break
-        await asyncio.sleep(poll_interval)
+        if _interrupt.stopping():
+            return None
+        await _interrupt.pause(poll_interval)
     out: dict[str, tuple[providers.CallResult | None, str | None]] = {}
     async for item in await client.messages.batches.results(batch_id):
         result = item.result
@@ -162,12 +257,14 @@ async def _anthropic_results(
 
 async def _openai_results(
     client: Any, batch_id: str, poll_interval: float
-) -> dict[str, tuple[providers.CallResult | None, str | None]]:
+) -> dict[str, tuple[providers.CallResult | None, str | None]] | None:
     while True:
         info = await client.batches.retrieve(batch_id)
         if info.status in _OPENAI_FINAL:
             break
-        await asyncio.sleep(poll_interval)
+        if _interrupt.stopping():
+            return None
+        await _interrupt.pause(poll_interval)
     out: dict[str, tuple[providers.CallResult | None, str | None]] = {}
     for file_id in (info.output_file_id, info.error_file_id):
         if not file_id:

