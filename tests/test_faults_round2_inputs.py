@@ -3,7 +3,6 @@ traceback for bad input, and inputs are read within a size cap."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import zipfile
@@ -14,9 +13,9 @@ import pytest
 
 from evalstats import rubrics
 from evalstats._csvsafe import neutralise_cell, restore_cell, restore_frame, safe_csv, safe_frame
+from evalstats.cli import main
 from evalstats.errors import DataError
 from evalstats.importers import from_claude_code, from_inspect, from_table, parse_output
-from evalstats.judging._cli import register
 from evalstats.labelsheet import draw_sheet, read_sheet
 
 FIX = Path(__file__).parent / "fixtures" / "importers"
@@ -239,10 +238,8 @@ def test_deeply_nested_rubric_toml_is_a_data_error(tmp_path):
 
 
 def _judge_cli(argv):
-    parser = argparse.ArgumentParser(prog="evalstats")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
+    # Through the console script's main: it turns every EvalstatsError into one line, exit 2.
+    return main(argv)
 
 
 def test_nothing_to_judge_is_said_not_a_traceback(tmp_path, monkeypatch, capsys):
