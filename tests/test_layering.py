@@ -63,6 +63,7 @@ RANK: dict[str, int] = {
     "_validate": 20,
     "_disagreement": 20,
     "_atomic": 20,  # atomic file writes (records, rubrics, plots, report)
+    "_csvsafe": 20,  # CSV cells a spreadsheet would run, neutralised (labelsheet, records, report)
     "_tidy": 20,  # the one result shape (ResultFrame), used by stats and everything above
     "_display": 20,  # how results show themselves (stats' result classes, records' Dataset)
     "_schema": 10,

@@ -411,11 +411,11 @@ def test_compact_view_shows_n_and_n_pairs_when_present():
             "win_rate_ci_high": [0.73, 0.52],
         }
     )
-    view = evalstats.formatting(t)
+    view = evalstats.summarize(t)
     assert view.columns[:4].tolist() == ["rubric", "n", "n_pairs", "n_clusters"]
     assert view["n"].tolist() == [64, 31] and view["n_pairs"].tolist() == [32, 31]
-    assert "n_pairs" not in evalstats.formatting(t.drop(columns="n_pairs")).columns
-    with_orders = evalstats.formatting(t.assign(n_pair_orders=[64, 31]))
+    assert "n_pairs" not in evalstats.summarize(t.drop(columns="n_pairs")).columns
+    with_orders = evalstats.summarize(t.assign(n_pair_orders=[64, 31]))
     assert with_orders.columns[:5].tolist() == [
         "rubric",
         "n",
@@ -445,7 +445,7 @@ def test_notebook_displays_figures_tables_and_results_without_a_magic(tmp_path):
         setup,
         "plots.plot_headline(wr)",
         "plots.plot_cost_ratios(f, width='column')",
-        "evalstats.formatting(wr)",
+        "evalstats.summarize(wr)",
         f"evalstats.cohen_kappa({A!r}, {B!r})",
         f"evalstats.load_dir({str(SAMPLE)!r})",
     ]
@@ -480,7 +480,7 @@ def test_notebook_displays_figures_tables_and_results_without_a_magic(tmp_path):
     wr = evalstats.win_rates(
         evalstats.select_rubric(load_frame(SAMPLE), "blind-pair")[0], by=["judge"], rng=0
     )
-    view = evalstats.formatting(wr)
+    view = evalstats.summarize(wr)
     _, res = results(3)
     table = res[0]["data"]["text/html"]
     page = parse(table)
