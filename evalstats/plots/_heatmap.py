@@ -285,10 +285,10 @@ def plot_task_heatmap(
         if k == 0 or vertical or not canvas.owned:
             a.set_yticks(np.arange(n_rows), row_labels)
             a.set_ylabel(y_label)
-        if cut is not None:
-            a.axhline(cut - 0.5, color=EDGE, linewidth=1.2, linestyle="--")
         else:
             a.tick_params(axis="y", labelleft=False)
+        if cut is not None:
+            a.axhline(cut - 0.5, color=EDGE, linewidth=1.2, linestyle="--")
     legend_order = ("win", "tie", "loss", "no_answer", "invalid", "error", "missing")
     shown = [c for c in legend_order if c != "missing" or any_missing]
     legend_pt = size_pt("legend.fontsize")
