@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import math
 import os
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._csvsafe import safe_csv
 from ..records import atomic_write
 
 __all__ = ["FORMAT", "Results", "dump_json", "merge_results", "scrub", "to_jsonable"]
@@ -116,11 +116,11 @@ class Results:
         return path
 
     def write_tables(self, out_dir: str | os.PathLike[str]) -> None:
-        """Write each table as ``OUT/tables/<table>.csv`` (full precision, atomically)."""
+        """Write each table as ``OUT/tables/<table>.csv`` (full precision, atomically; cells
+        a spreadsheet would run as a formula quoted, :func:`evalstats._csvsafe.safe_csv`)."""
         for tname, t in self.tables.items():
-            buf = io.StringIO()
-            t.to_csv(buf, index=False)
-            data = scrub(buf.getvalue()).encode("utf-8")
+            # A cell of agent text must not run in the spreadsheet that opens the table.
+            data = scrub(safe_csv(t, index=False) or "").encode("utf-8")
             atomic_write(Path(out_dir) / "tables" / f"{tname}.csv", lambda fh, d=data: fh.write(d))
 
 
