@@ -57,7 +57,7 @@ def render_report(
     kind: str | None = None,
     figures: str | Iterable[str] = DEFAULT_FORMATS,
     timeout: int = 600,
-    lock_wait: float = 600.0,
+    lock_wait: float | None = None,
 ) -> Path:
     """Compute the numbers of ``data_dir`` once, execute the notebooks, write the report.
 
@@ -85,9 +85,10 @@ def render_report(
         adds 300-dpi PNGs). The pages show the SVG whatever is written.
     timeout : int
         Seconds allowed per notebook cell.
-    lock_wait : float
+    lock_wait : float, optional
         Seconds to wait for another render into the same OUT (renders into one OUT take
-        turns, under ``OUT/.evalstats-report.lock``) before failing with one line.
+        turns, under ``OUT/.evalstats-report.lock``) before failing with one line;
+        ``EVALSTATS_REPORT_LOCK_WAIT_S`` or 600 by default.
 
     Returns
     -------
@@ -104,6 +105,7 @@ def render_report(
     params = dict(params or {})
     spec = _spec(data, kind, params)
     _check_out(data, out)
+    lock_wait = _lock_wait(lock_wait)
     formats = check_formats(figures)
     try:
         prepared = prepare(spec.name, data, **params)
@@ -173,6 +175,18 @@ def _execute_and_write(
 # --------------------------------------------------------------------------------------------
 # (a) checks
 # --------------------------------------------------------------------------------------------
+
+
+def _lock_wait(value: float | None) -> float:
+    """The bound on waiting for OUT's lock: ``value``, else the environment's, else 600 s."""
+    raw: Any = value if value is not None else os.environ.get("EVALSTATS_REPORT_LOCK_WAIT_S", 600)
+    try:
+        wait = float(raw)
+    except (TypeError, ValueError):
+        wait = float("nan")
+    if not 0.0 <= wait <= 86_400.0:  # also refuses NaN
+        raise ReportError(f"lock wait must be 0 to 86400 seconds, got {raw!r}")
+    return wait
 
 
 def _check_out(data: Path, out: Path) -> None:
