@@ -35,6 +35,10 @@ def _sha(p: Path) -> str | None:
     return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
 
 
+def _bytes(p: Path) -> bytes | None:
+    return p.read_bytes() if p.is_file() else None
+
+
 def _sample(dest: Path) -> Path:
     shutil.copytree(SAMPLE, dest)
     return dest
@@ -100,7 +104,7 @@ def case_rerender(tmp: Path, run_cli: Callable, common: Callable) -> Counter:
         thread.join()
     c = common([ch])
     c["data lost"] += int(ch.code != 0)
-    c["data lost"] += sum((out / rel).read_bytes() != body for rel, body in keep.items())
+    c["data lost"] += sum(_bytes(out / rel) != body for rel, body in keep.items())
     c["data lost"] += int(_sha(data / "judgments.jsonl") != hashes["data/judgments.jsonl"])
     try:
         listed = json.loads((out / ".evalstats-report.json").read_text())["sha256"]
