@@ -115,8 +115,10 @@ def run_cli(
     cap_mb: float = 1500.0,
     signals: tuple[tuple[Callable[[], bool], int], ...] = (),
     fsize: int | None = None,
+    code: str = "import sys; from evalstats.cli import main; sys.exit(main())",
 ) -> Child:
-    """``evalstats ARGS`` in a child; ``signals``: (condition, signal) sent in turn."""
+    """``evalstats ARGS`` (or Python ``code``) in a child; ``signals``: (condition, signal)
+    sent in turn."""
     full_env = dict(os.environ, **(env or {}))
     full_env["PYTHONPATH"] = os.pathsep.join([str(ROOT), full_env.get("PYTHONPATH", "")])
 
@@ -129,7 +131,7 @@ def run_cli(
         [
             sys.executable,
             "-c",
-            "import sys; from evalstats.cli import main; sys.exit(main())",
+            code,
             *args,
         ],
         env=full_env,
@@ -562,7 +564,12 @@ def cases() -> list[tuple[str, str, Callable[[Path], Counter]]]:
         out.append(("imports", name, lambda t, k=kind, f=setup: case_import(t, k, f)))
     out.append(("imports", "deeply nested rubric TOML", case_rubric))
     out.append(("injection", "labelling sheet of formula answers", case_label_sheet))
-    return out
+    from faults_round2_report import cases as report_cases
+
+    def run_python(code: str, **caps: float) -> Child:
+        return run_cli([], code=code, **caps)
+
+    return out + report_cases(run_cli, run_python, _common)
 
 
 def main(classes: list[str] | None = None) -> None:

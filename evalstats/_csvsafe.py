@@ -88,7 +88,8 @@ def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
         is_str = series.map(type).eq(str).to_numpy()
         if not is_str.any():
             continue
-        text = series.where(is_str, "").astype(str)
+        # object first: a categorical refuses the "" filler (not one of its categories)
+        text = series.astype(object).where(is_str, "").astype(str)
         risky = text.str.contains(_RISKY, regex=True) & ~text.str.fullmatch(_NUMBER)
         flag = risky.to_numpy(dtype=bool) & is_str
         if flag.any():

@@ -14,7 +14,9 @@ from .errors import DataError, ParameterError
 
 __all__ = [
     "check_columns",
+    "MAX_RESAMPLES",
     "check_confidence",
+    "check_n_resamples",
     "check_positive_int",
     "check_probability",
     "check_seed",
@@ -40,8 +42,17 @@ def check_confidence(confidence: Any) -> float:
     return value
 
 
-def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
-    """``value`` as an int >= ``minimum`` (bools and non-integral floats refused).
+#: The most resamples any statistic draws: 10**6 already puts a 95% bootstrap quantile's
+#: Monte Carlo error far below any published digit, and the index matrices of larger
+#: counts exhaust memory (``-p n_resamples=1e9`` asked for ~8 GB per page).
+MAX_RESAMPLES = 1_000_000
+
+
+def check_positive_int(
+    value: Any, name: str, *, minimum: int = 1, maximum: int | None = None
+) -> int:
+    """``value`` as an int >= ``minimum`` (and <= ``maximum`` if given; bools and
+    non-integral floats refused).
 
     >>> check_positive_int(2000, "n_resamples")
     2000
@@ -55,7 +66,22 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
         ok = True
     if not ok or int(value) < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if maximum is not None and int(value) > maximum:
+        raise ParameterError(f"{name} must be an integer <= {maximum:,}, got {value!r}")
     return int(value)
+
+
+def check_n_resamples(value: Any, name: str = "n_resamples") -> int:
+    """A resample count: an integer in [1, :data:`MAX_RESAMPLES`].
+
+    >>> check_n_resamples(2000)
+    2000
+    >>> check_n_resamples(1e9)
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.ParameterError: n_resamples must be an integer <= 1,000,000, got 1000000000.0
+    """
+    return check_positive_int(value, name, maximum=MAX_RESAMPLES)
 
 
 def check_seed(value: Any, name: str = "seed") -> int | None:

@@ -9,6 +9,7 @@ Chromium the printing tests skip locally but fail under CI, as the browser test 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -171,7 +172,9 @@ def _fake_report(out: Path) -> Path:
     nav += '<a href="results.json">results.json</a><a href="https://example.org/x.html">x</a>'
     for name in ("index.html", "other.html"):
         (out / name).write_text(f"<title>t</title>{nav}</nav><p>{name}</p>", encoding="utf-8")
-    (out / MANIFEST).write_text(json.dumps({"format": "x", "files": ["index.html"]}))
+    digest = hashlib.sha256((out / "index.html").read_bytes()).hexdigest()
+    manifest = {"format": "x", "files": ["index.html"], "sha256": {"index.html": digest}}
+    (out / MANIFEST).write_text(json.dumps(manifest))
     return out
 
 

@@ -10,6 +10,7 @@ with credentials.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import subprocess
@@ -79,11 +80,10 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (out / "notes.md").write_text("user notes\n", encoding="utf-8")
     # A previous render wrote a figure this one will not draw: its manifest names it.
     (out / "figures" / "stale_old.svg").write_text("<svg/>", encoding="utf-8")
-    (out / MANIFEST).write_text(
-        json.dumps({"files": ["figures/stale_old.svg", "../outside.txt", "/etc/hostname"]}),
-        encoding="utf-8",
-    )
     (base / "outside.txt").write_text("not OUT's\n", encoding="utf-8")
+    listed = ["figures/stale_old.svg", "../outside.txt", "/etc/hostname"]
+    hashes = {r: hashlib.sha256((out / r).read_bytes()).hexdigest() for r in listed[:2]}
+    (out / MANIFEST).write_text(json.dumps({"files": listed, "sha256": hashes}), encoding="utf-8")
     env = {
         k: v
         for k, v in os.environ.items()

@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from .._schema import OUTCOMES, STATUSES
+from .._validate import check_positive_int
 from ._base import (
     EDGE,
     OUTCOME_COLORS,
@@ -40,6 +41,11 @@ _CELL_LABELS = {
 }
 _ORDER_SHORT = {"with_first": "W", "without_first": "O"}
 
+#: Rows a heatmap shows by default: beyond it a figure is unreadable and its size (and the
+#: memory to draw it: 10,000 tasks took 11 GB) grows without bound, so only the best and
+#: worst tasks are drawn, with a note saying how many there are.
+MAX_TASKS = 40
+
 
 def _cell_codes(f: pd.DataFrame) -> np.ndarray:
     """Category code per row: the outcome when ok, else the status."""
@@ -62,6 +68,7 @@ def plot_task_heatmap(
     width: str | float = "page",
     figsize: Sequence[float] | None = None,
     ax: Any = None,
+    max_tasks: int | None = MAX_TASKS,
 ) -> Figure:
     """Outcome of every judged pair: tasks × replicates (× orders), one panel per judge.
 
@@ -87,6 +94,10 @@ def plot_task_heatmap(
         Width and height in inches (overrides ``width``).
     ax : sequence of Axes, optional
         One Axes per judge to draw into (the legend goes on their (sub)figure).
+    max_tasks : int or None, default 40
+        With more tasks, only the ``max_tasks // 2`` best and the rest worst by net win
+        are drawn (a dashed line between them) and the y label says "N of M tasks shown";
+        None draws every task.
 
     Returns
     -------
@@ -172,7 +183,23 @@ def plot_task_heatmap(
     net = net.reindex(tasks)
     # Best tasks first; tasks without an ok verdict go last, ties broken by id.
     task_order = sorted(tasks, key=lambda t: (np.isnan(net[t]), -np.nan_to_num(net[t]), t))
+    n_all, cut = len(task_order), None
+    if max_tasks is not None:
+        max_tasks = check_positive_int(max_tasks, "max_tasks", minimum=2)
+    if max_tasks is not None and n_all > max_tasks:
+        top = max_tasks // 2
+        task_order = task_order[:top] + task_order[n_all - (max_tasks - top) :]
+        f = f.loc[f["_task"].isin(task_order)]
+        cut = top
     row_labels = [f"{t} ({net[t]:+.2f})" if np.isfinite(net[t]) else f"{t} (–)" for t in task_order]
+    y_label = "task (net win)"
+    if cut is not None:
+        y_label = wrap(
+            f"task (net win): {len(task_order)} of {n_all:,} shown, "
+            f"the {cut} best and {len(task_order) - cut} worst",
+            max(0.17 * len(task_order), 1.5),
+            size_pt("axes.labelsize"),
+        )
 
     n_cat = len(_CELL_CATEGORIES)
     missing = _CELL_CATEGORIES.index("missing")
@@ -257,9 +284,11 @@ def plot_task_heatmap(
             a.set_xlabel(wrap(text, panel_in, size_pt("axes.labelsize")))
         if k == 0 or vertical or not canvas.owned:
             a.set_yticks(np.arange(n_rows), row_labels)
-            a.set_ylabel("task (net win)")
+            a.set_ylabel(y_label)
         else:
             a.tick_params(axis="y", labelleft=False)
+        if cut is not None:
+            a.axhline(cut - 0.5, color=EDGE, linewidth=1.2, linestyle="--")
     legend_order = ("win", "tie", "loss", "no_answer", "invalid", "error", "missing")
     shown = [c for c in legend_order if c != "missing" or any_missing]
     legend_pt = size_pt("legend.fontsize")

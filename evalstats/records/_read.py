@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._csvsafe import restore_frame
 from ..errors import DataError
 
 __all__ = ["EvalstatsWarning"]
@@ -138,9 +139,12 @@ def _read_csv(p: Path) -> pd.DataFrame:
             if name in seen:
                 raise DataError("column appears twice in the header", path=p, line=1, field=name)
             seen.add(name)
-        return pd.read_csv(
+        frame = pd.read_csv(
             p, dtype=object, keep_default_na=False, na_values=[""], encoding="utf-8-sig"
         )
+        # A CSV evalstats wrote has its formula-like cells quoted ('=...): undone here, so
+        # a verdict frame or table read back is the one written.
+        return restore_frame(frame)
     except UnicodeDecodeError:
         raise DataError(
             "invalid UTF-8; save the file as UTF-8", path=p, line=_first_bad_utf8_line(p)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._atomic import atomic_write
+from .._csvsafe import safe_csv
 from ..errors import DataError
 from ._read import _JSONL, _reason
 
@@ -120,5 +121,8 @@ def write_frame_atomic(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Pat
     if suffix == ".parquet":
         atomic_write(p, lambda fh: frame.to_parquet(fh, index=False))
     elif suffix == ".csv":
-        atomic_write(p, lambda fh: fh.write(_lists_as_json(frame).to_csv(index=False).encode()))
+        # Agent text opened in a spreadsheet must not run: formula-like cells neutralised
+        # (the reader of records restores them).
+        text = safe_csv(_lists_as_json(frame), index=False) or ""
+        atomic_write(p, lambda fh: fh.write(text.encode("utf-8")))
     return p

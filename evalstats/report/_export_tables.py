@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..stats.formatting import interval_columns, summarize
 from ._results_doc import EXPORT_TABLES, _confidence, _load, _pct, _table
+from ._untrusted import markdown_text, show_bidi
 
 __all__ = [
     "EXPORT_TABLES",
@@ -82,7 +83,9 @@ def latex_table(frame: pd.DataFrame) -> str:
     \\bottomrule
     \\end{tabular}
     """
-    text = frame.astype(object).where(frame.notna(), "--").astype(str)
+    text = frame.astype(object).where(frame.notna(), "--").astype(str).map(show_bidi)
+    # A bidi control in a cell would reorder the typeset line: shown as [U+202E] instead.
+    text.columns = [show_bidi(str(c)) for c in text.columns]
     align = "".join("l" if _is_label(frame[c]) else "r" for c in frame.columns)
     styler = (
         text.style.hide(axis="index")
@@ -115,7 +118,8 @@ def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
 
     def cell(v: Any) -> str:
         s = "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
-        return s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+        s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+        return markdown_text(s)
 
     cols = [str(c) for c in frame.columns]
     align = [":---" if _is_label(frame[c]) else "---:" for c in frame.columns]
@@ -123,7 +127,7 @@ def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     body = frame.astype(object).to_numpy().tolist()
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in body]
     if caption:
-        lines += ["", caption]
+        lines += ["", markdown_text(caption)]
     return "\n".join(lines) + "\n"
 
 

@@ -21,6 +21,8 @@ from typing import Any
 
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
+from ._untrusted import show_bidi
+
 __all__ = ["UnsafeOutputError", "active_markup", "notebook_body", "page"]
 
 # No script, no outside host: images from data: URIs only, styles from the page itself.
@@ -279,7 +281,8 @@ def page(
     footer: str = "",
 ) -> str:
     """A complete HTML document: inline CSS, a CSP that forbids scripts and outside hosts;
-    the configured API keys and URL credentials scrubbed from its text."""
+    the configured API keys and URL credentials scrubbed from its text, bidirectional
+    control characters shown as ``[U+XXXX]`` (:func:`~._untrusted.show_bidi`)."""
     from ._results import scrub
 
     title, body, footer = scrub(title), scrub(body), scrub(footer)
@@ -288,7 +291,9 @@ def page(
     links = "".join(
         f'<a href="{html.escape(href)}">{html.escape(label)}</a>' for label, href in nav
     )
-    return (
+    # A bidi control from agent text would reorder what the reader sees: shown as a visible
+    # [U+202E] mark wherever it is (table cell, SVG label, attribute).
+    return show_bidi(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

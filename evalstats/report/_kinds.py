@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._validate import check_confidence, check_positive_int
+from .._validate import check_confidence, check_n_resamples, check_positive_int
 from ..errors import EvalstatsError
 
 __all__ = [
@@ -312,7 +312,7 @@ def check_parameters(spec: ReportKind, params: Mapping[str, Any]) -> dict[str, A
     """
     p = {k: spec.parameters[k] for k in spec.user_parameters} | dict(params)
     p["confidence"] = check_confidence(p["confidence"])
-    p["n_resamples"] = check_positive_int(p["n_resamples"], "n_resamples")
+    p["n_resamples"] = check_n_resamples(p["n_resamples"])
     if p.get("seed") is not None:
         p["seed"] = check_positive_int(p["seed"], "seed", minimum=0)
     return p

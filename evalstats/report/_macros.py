@@ -28,6 +28,7 @@ from ._results_doc import (
     _table,
 )
 from ._sentences import _p_text, _primary_test, _test_interval
+from ._untrusted import show_bidi
 
 __all__ = ["latex_macros"]
 
@@ -143,7 +144,8 @@ def latex_macros(
     for name, (value, source) in names.items.items():
         del source  # sources are checked for collisions; the comment block states the scheme
         lines.append(f"\\newcommand{{\\{name}}}{{{value}}}")
-    return "\n".join(lines) + "\n"
+    # Names come from judges and rubrics: no bidi control may reach the .tex file.
+    return show_bidi("\n".join(lines) + "\n")
 
 
 def _primary_macros(names: _Names, t: Mapping[str, Any], digits: int | None, percent: bool) -> None:

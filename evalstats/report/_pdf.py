@@ -225,8 +225,9 @@ def _print_pages(binary: str, files: Sequence[Path], tmp: Path, timeout: float) 
 
 
 def _add_to_manifest(out: Path, name: str) -> None:
-    """List ``name`` among the files the render wrote (removed before the next render)."""
-    from ._results import MANIFEST
+    """List ``name`` (and its sha256) among the files the render wrote (removed before the
+    next render while still byte-identical)."""
+    from ._results import MANIFEST, sha256_file
 
     path = out / MANIFEST
     try:
@@ -234,8 +235,11 @@ def _add_to_manifest(out: Path, name: str) -> None:
         files = manifest["files"]
     except (OSError, ValueError, KeyError, TypeError):
         return  # not a directory the renderer manages: nothing to record
-    if not isinstance(files, list) or name in files:
+    hashes = manifest.get("sha256")
+    digest = sha256_file(out / name)
+    if not isinstance(files, list) or not isinstance(hashes, dict) or digest is None:
         return
-    manifest["files"] = sorted([*files, name])
+    manifest["files"] = sorted({*files, name})
+    manifest["sha256"] = {**hashes, name: digest}
     text = json.dumps(manifest, indent=1) + "\n"
     atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))

@@ -57,6 +57,7 @@ def render_report(
     kind: str | None = None,
     figures: str | Iterable[str] = DEFAULT_FORMATS,
     timeout: int = 600,
+    lock_wait: float | None = None,
 ) -> Path:
     """Compute the numbers of ``data_dir`` once, execute the notebooks, write the report.
 
@@ -65,9 +66,11 @@ def render_report(
     data_dir : path
         The data directory: an evaluation (tasks, runs, judgments) or AlpacaEval annotations.
     out_dir : path
-        Report directory (created). The report's files are replaced by name; the files the
-        previous render listed in ``OUT/.evalstats-report.json`` are removed first, and no
-        other file in OUT is touched (a user's notes in ``figures/`` stay).
+        Report directory (created; not ``data_dir`` nor inside it). The report's files are
+        replaced by name; the files the previous render listed in
+        ``OUT/.evalstats-report.json`` are removed first if still byte-identical to what it
+        wrote, and no other file in OUT is touched (a user's notes in ``figures/`` stay, a
+        data directory's files are never listed).
     params : mapping, optional
         Parameters of the kind (:data:`~evalstats.report.PARAMETERS` for an evaluation:
         ``judges``, ``rubric``, ``confidence``, ``n_resamples``, ``seed``;
@@ -82,6 +85,10 @@ def render_report(
         adds 300-dpi PNGs). The pages show the SVG whatever is written.
     timeout : int
         Seconds allowed per notebook cell.
+    lock_wait : float, optional
+        Seconds to wait for another render into the same OUT (renders into one OUT take
+        turns, under ``OUT/.evalstats-report.lock``) before failing with one line;
+        ``EVALSTATS_REPORT_LOCK_WAIT_S`` or 600 by default.
 
     Returns
     -------
@@ -89,7 +96,7 @@ def render_report(
         ``out_dir/index.html``.
     """
     from ._kinds import prepare
-    from ._results import clear_previous_outputs, record_outputs
+    from ._results import clear_previous_outputs, record_outputs, render_lock
 
     data, out, cwd = Path(data_dir), Path(out_dir), Path.cwd()
 
@@ -97,6 +104,8 @@ def render_report(
     # data: an error here is one line, and no kernel exists yet.
     params = dict(params or {})
     spec = _spec(data, kind, params)
+    _check_out(data, out)
+    lock_wait = _lock_wait(lock_wait)
     formats = check_formats(figures)
     try:
         prepared = prepare(spec.name, data, **params)
@@ -110,8 +119,27 @@ def render_report(
     # tables/.
     results = [prepared.compute([page]) for page in spec.pages]
     out.mkdir(parents=True, exist_ok=True)
-    user_files = clear_previous_outputs(out)  # only what the last render listed
-    merged = _write_results(out, results)
+    with render_lock(out, wait=lock_wait):
+        # only what the last render listed and still holds; never the data directory's
+        user_files = clear_previous_outputs(out, exclude=data)
+        merged = _write_results(out, results)
+        _execute_and_write(spec, params, data, out, cwd, formats, timeout, results, merged)
+        record_outputs(out, user_files, exclude=data)
+    return out / "index.html"
+
+
+def _execute_and_write(
+    spec: ReportKind,
+    params: Mapping[str, Any],
+    data: Path,
+    out: Path,
+    cwd: Path,
+    formats: Sequence[str],
+    timeout: int,
+    results: Sequence[Any],
+    merged: dict[str, Any],
+) -> None:
+    """Steps (c) and (d) of :func:`render_report`, under its lock on OUT."""
 
     # (c) Each page's notebook, executed once, in order, in one kernel; it reads its
     # page's Results from a pickle in this render's private temporary directory.
@@ -142,13 +170,34 @@ def render_report(
     # (d) Each executed notebook converted into a self-contained page; the pages and the
     # executed notebooks written, then the manifest of what this render wrote.
     _write_pages(out, spec, merged, executed)
-    record_outputs(out, user_files)
-    return out / "index.html"
 
 
 # --------------------------------------------------------------------------------------------
 # (a) checks
 # --------------------------------------------------------------------------------------------
+
+
+def _lock_wait(value: float | None) -> float:
+    """The bound on waiting for OUT's lock: ``value``, else the environment's, else 600 s."""
+    raw: Any = value if value is not None else os.environ.get("EVALSTATS_REPORT_LOCK_WAIT_S", 600)
+    try:
+        wait = float(raw)
+    except (TypeError, ValueError):
+        wait = float("nan")
+    if not 0.0 <= wait <= 86_400.0:  # also refuses NaN
+        raise ReportError(f"lock wait must be 0 to 86400 seconds, got {raw!r}")
+    return wait
+
+
+def _check_out(data: Path, out: Path) -> None:
+    """Refuse an OUT equal to the data directory or inside it: the report must never share
+    a folder with the journal a ``judge`` may be appending to."""
+    d, o = data.resolve(), out.resolve()
+    if o == d or o.is_relative_to(d):
+        raise ReportError(
+            f"-o {out}: the report directory must not be the data directory {data} "
+            "or inside it; choose another -o"
+        )
 
 
 def _spec(data: Path, kind: str | None, params: Mapping[str, Any]) -> ReportKind:

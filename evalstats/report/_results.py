@@ -6,11 +6,14 @@ page and the JSON cannot disagree.
 
 from __future__ import annotations
 
-import io
+import contextlib
+import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+import sys
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._csvsafe import safe_csv
 from ..records import atomic_write
 
 __all__ = ["FORMAT", "Results", "dump_json", "merge_results", "scrub", "to_jsonable"]
@@ -112,11 +116,11 @@ class Results:
         return path
 
     def write_tables(self, out_dir: str | os.PathLike[str]) -> None:
-        """Write each table as ``OUT/tables/<table>.csv`` (full precision, atomically)."""
+        """Write each table as ``OUT/tables/<table>.csv`` (full precision, atomically; cells
+        a spreadsheet would run as a formula quoted, :func:`evalstats._csvsafe.safe_csv`)."""
         for tname, t in self.tables.items():
-            buf = io.StringIO()
-            t.to_csv(buf, index=False)
-            data = scrub(buf.getvalue()).encode("utf-8")
+            # A cell of agent text must not run in the spreadsheet that opens the table.
+            data = scrub(safe_csv(t, index=False) or "").encode("utf-8")
             atomic_write(Path(out_dir) / "tables" / f"{tname}.csv", lambda fh, d=data: fh.write(d))
 
 
@@ -240,60 +244,187 @@ def tidy(table: pd.DataFrame) -> pd.DataFrame:
 # what a render wrote in OUT: replaced by name, removed only when it wrote them
 # --------------------------------------------------------------------------------------------
 
-#: The list of files the last render wrote in OUT (relative paths): the only files a later
-#: render removes. Anything else in OUT (a user's notes in ``figures/``) is never touched.
+#: The list of files the last render wrote in OUT (relative paths) with the sha256 of what
+#: it wrote: the only files a later render removes, and only while their bytes are still
+#: those (a file edited or appended to since is the user's). Anything else in OUT (a user's
+#: notes in ``figures/``) is never touched.
 MANIFEST = ".evalstats-report.json"
 
+#: Held (``fcntl.flock``) by a render while it writes OUT: two renders into one OUT take turns.
+LOCK = ".evalstats-report.lock"
 
-def _files_under(out: Path) -> dict[str, tuple[int, int]]:
-    """Relative path -> (inode, mtime) of every file under OUT but the manifest."""
+#: Where the report writes in OUT, by folder: only such files are ever listed. A data
+#: directory's own files (tasks, runs, judgments, labels, plan, rubrics, ...) never are.
+_REPORT_LAYOUT = {
+    "": (".html", ".pdf"),
+    "figures": (".svg", ".pdf", ".png"),
+    "tables": (".csv",),
+    "notebooks": (".ipynb",),
+}
+_REPORT_FILES = frozenset({"results.json"})
+#: Names and suffixes of a data directory's files: never listed, never removed.
+DATA_NAMES = frozenset(
+    {
+        "tasks.jsonl",
+        "runs.jsonl",
+        "judgments.jsonl",
+        "labels.jsonl",
+        "plan.toml",
+        "arms.toml",
+        "truth.json",
+        "dataset.json",
+        "annotations.json",
+    }
+)
+_DATA_SUFFIXES = (".jsonl", ".toml", ".parquet", ".eval")
+
+
+def is_report_file(rel: str) -> bool:
+    """Whether ``rel`` (relative to OUT) is where the report writes, not a data file.
+
+    >>> [is_report_file(r) for r in ("index.html", "tables/cost.csv", "judgments.jsonl")]
+    [True, True, False]
+    >>> is_report_file("rubrics/x.toml"), is_report_file("figures/../judgments.jsonl")
+    (False, False)
+    """
+    parts = Path(rel).parts
+    if not parts or ".." in parts or len(parts) > 2:
+        return False
+    name = parts[-1]
+    if name in DATA_NAMES or name.endswith(_DATA_SUFFIXES) or name in (MANIFEST, LOCK):
+        return False
+    folder = parts[0] if len(parts) == 2 else ""
+    if folder == "" and name in _REPORT_FILES:
+        return True
+    return name.endswith(_REPORT_LAYOUT.get(folder, ()))
+
+
+def sha256_file(path: Path) -> str | None:
+    """The sha256 of the file at ``path`` (not following a symlink), None if unreadable."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        digest = hashlib.sha256()
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except OSError:
+        return None
+
+
+def _files_under(out: Path, exclude: Path | None = None) -> dict[str, tuple[int, int]]:
+    """Relative path -> (inode, mtime) of every report file under OUT (not under
+    ``exclude``, a data directory inside OUT)."""
     if not out.is_dir():
         return {}
+    skip = exclude.resolve() if exclude is not None else None
     found = {}
     for p in out.rglob("*"):
-        if p.name == MANIFEST or not (p.is_file() or p.is_symlink()):
+        rel = p.relative_to(out).as_posix()
+        if not is_report_file(rel) or not (p.is_file() or p.is_symlink()):
+            continue
+        if skip is not None and p.resolve().is_relative_to(skip):
             continue
         st = p.lstat()
-        found[p.relative_to(out).as_posix()] = (st.st_ino, st.st_mtime_ns)
+        found[rel] = (st.st_ino, st.st_mtime_ns)
     return found
 
 
-def clear_previous_outputs(out_dir: str | os.PathLike[str]) -> dict[str, tuple[int, int]]:
+def read_manifest(out_dir: str | os.PathLike[str]) -> dict[str, str]:
+    """Relative path -> sha256 of what the last render wrote in OUT ({} if unreadable; a
+    manifest without hashes, from an older version, lists nothing removable)."""
+    try:
+        manifest = json.loads((Path(out_dir) / MANIFEST).read_text(encoding="utf-8"))
+        hashes = manifest["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    if not isinstance(hashes, dict):
+        return {}
+    return {k: v for k, v in hashes.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def clear_previous_outputs(
+    out_dir: str | os.PathLike[str], *, exclude: str | os.PathLike[str] | None = None
+) -> dict[str, tuple[int, int]]:
     """Remove the files the previous render listed in ``OUT/.evalstats-report.json`` (a figure
     or table this render may not write again must not outlive its report); return the
-    files left in OUT, which are not the report's, with their inode and mtime, for
+    report files left in OUT, which are not the report's, with their inode and mtime, for
     :func:`record_outputs`.
 
-    Only files inside OUT that the manifest names are removed; a manifest that cannot be
-    read removes nothing.
+    A listed file is removed only when it is inside OUT, where the report writes
+    (:func:`is_report_file`), not under ``exclude`` (the data directory) and byte-identical
+    (sha256) to what that render wrote; a manifest that cannot be read removes nothing.
     """
     out = Path(out_dir)
-    try:
-        listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        listed = []
     root = out.resolve() if out.exists() else out
-    for rel in listed if isinstance(listed, list) else []:
-        if not isinstance(rel, str):
+    skip = Path(exclude).resolve() if exclude is not None else None
+    for rel, digest in read_manifest(out).items():
+        if not is_report_file(rel):
             continue
         path = out / rel
         try:
-            inside = path.resolve().is_relative_to(root) and ".." not in Path(rel).parts
+            where = path.parent.resolve() / path.name
+            inside = where.is_relative_to(root) and not (skip and where.is_relative_to(skip))
         except OSError:
             inside = False
-        if inside and (path.is_symlink() or path.is_file()):
+        if inside and sha256_file(path) == digest:
             path.unlink(missing_ok=True)
-    return _files_under(out)
+    return _files_under(out, Path(exclude) if exclude is not None else None)
 
 
 def record_outputs(
-    out_dir: str | os.PathLike[str], before: Mapping[str, tuple[int, int]]
+    out_dir: str | os.PathLike[str],
+    before: Mapping[str, tuple[int, int]],
+    *,
+    exclude: str | os.PathLike[str] | None = None,
 ) -> list[str]:
-    """Write ``OUT/.evalstats-report.json``: every file in OUT that the render created or
-    replaced by name (not in ``before``, from :func:`clear_previous_outputs`, or changed
-    since). Returns them."""
+    """Write ``OUT/.evalstats-report.json``: every report file in OUT that the render created
+    or replaced by name (not in ``before``, from :func:`clear_previous_outputs`, or changed
+    since), with its sha256. Returns them."""
     out = Path(out_dir)
-    files = sorted(rel for rel, sig in _files_under(out).items() if before.get(rel) != sig)
-    text = json.dumps({"format": FORMAT, "files": files}, indent=1) + "\n"
+    skip = Path(exclude) if exclude is not None else None
+    hashes = {}
+    for rel, sig in sorted(_files_under(out, skip).items()):
+        if before.get(rel) != sig and (digest := sha256_file(out / rel)) is not None:
+            hashes[rel] = digest
+    doc = {"format": FORMAT, "files": sorted(hashes), "sha256": hashes}
+    text = json.dumps(doc, indent=1) + "\n"
     atomic_write(out / MANIFEST, lambda fh: fh.write(text.encode("utf-8")))
-    return files
+    return sorted(hashes)
+
+
+@contextlib.contextmanager
+def render_lock(out_dir: str | os.PathLike[str], *, wait: float = 600.0) -> Iterator[None]:
+    """Hold ``OUT/.evalstats-report.lock`` (``fcntl.flock``) while a render writes OUT.
+
+    A second render into the same OUT waits for the first (saying so once on stderr) up
+    to ``wait`` seconds, then fails with one line: a render takes seconds to minutes, so
+    waiting is what a user starting two by mistake wants, and the bound keeps it from
+    hanging behind a stuck one.
+    """
+    import fcntl
+
+    from ._kinds import ReportError
+
+    path = Path(out_dir) / LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        deadline, said = time.monotonic() + wait, False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise ReportError(
+                        f"{out_dir}: another render is writing this directory "
+                        f"(waited {wait:g} s); try again when it ends or choose another -o"
+                    ) from None
+                if not said:
+                    print(f"evalstats: waiting for another render into {out_dir}", file=sys.stderr)
+                    said = True
+                time.sleep(min(0.2, max(deadline - time.monotonic(), 0.0)))
+        yield
+    finally:
+        os.close(fd)  # releases the lock

@@ -28,6 +28,7 @@ from ._results_doc import (
     _pct,
     _table,
 )
+from ._untrusted import markdown_text
 
 __all__ = ["headline_paragraph", "result_sentences", "sentences_markdown"]
 
@@ -167,7 +168,8 @@ def result_sentences(results: Any, *, digits: int | None = None, percent: bool =
     cost = _table(doc, "cost")
     if cost is not None:
         out += [_cost_sentence(r, doc, digits, percent) for r in cost.to_dict("records")]
-    return out
+    # Judge, rubric and arm names come from the data: no live HTML in the Markdown.
+    return [markdown_text(s) for s in out]
 
 
 def _plan(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -424,7 +426,7 @@ def headline_paragraph(
         text += " The other judges on this rubric: a net win of " + "; ".join(others) + "."
     if doc.get("simulated"):
         text += " These data are simulated."
-    return text
+    return markdown_text(text)
 
 
 def sentences_markdown(results: Any, *, digits: int | None = None, percent: bool = True) -> str:

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from evalstats._tidy import ResultFrame, tidy_frame
-from evalstats._validate import check_confidence, check_positive_int
+from evalstats._validate import check_confidence, check_n_resamples
 from evalstats.errors import ParameterError
 from evalstats.stats import _agreement_cluster as _ac
 from evalstats.stats import _agreement_input as _inp
@@ -142,7 +142,7 @@ def clustered_agreement(
     if method not in CLUSTERED_METHODS:
         raise ParameterError(f"method must be one of {list(CLUSTERED_METHODS)}; got {method!r}")
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_n_resamples(n_resamples)
     level = check_level(level)
     r = _inp.as_ratings(ratings, b)
     if len(r.columns) < 2:

@@ -19,7 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from .._tidy import with_detail
-from .._validate import check_columns, check_confidence, check_positive_int
+from .._validate import check_columns, check_confidence, check_n_resamples
 from .means import cluster_mean
 from .resample import cluster_bootstrap
 
@@ -87,7 +87,7 @@ def se_comparison(
     labels = [label for label, _ in clusterings]
     check_columns(frame, [value, *keys, *(col for _, col in clusterings)], what="frame")
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_n_resamples(n_resamples)
     for label, col in clusterings:
         if frame[col].isna().any():
             raise ValueError(f"clustering {label!r}: column {col!r} has missing cluster ids")

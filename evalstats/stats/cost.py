@@ -124,7 +124,7 @@ import pandas as pd
 from scipy import sparse, stats
 
 from evalstats._tidy import ResultFrame, tidy_frame
-from evalstats._validate import check_confidence, check_positive_int
+from evalstats._validate import check_confidence, check_n_resamples
 from evalstats.stats._cost_intervals import (
     GPQ_HULL_METHOD,
     GPQ_METHOD,
@@ -262,7 +262,7 @@ def cost_ratios(
     _check_choice("interval", interval, INTERVALS)
     _check_choice("method", method, BOOTSTRAP_METHODS)
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_n_resamples(n_resamples)
     gen = as_generator(rng)
     pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
 

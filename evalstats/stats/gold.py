@@ -27,7 +27,7 @@ import pandas as pd
 from .._display import ResultDisplay
 from .._schema import OUTCOME_DTYPE, OUTCOMES
 from .._tidy import ResultFrame, stack_statistics
-from .._validate import check_columns, check_confidence, check_positive_int
+from .._validate import check_columns, check_confidence, check_n_resamples
 from ..errors import DataError
 from ..frames import select_rubric
 from ._kappa import _kappa_from_tables
@@ -356,7 +356,7 @@ def judge_vs_gold(
     """
     check_columns(frame, [*_PAIR, "judge", "rubric", "status", "outcome"])
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_n_resamples(n_resamples)
     if method not in BOOTSTRAP_METHODS:
         raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
     f, _ = select_rubric(frame, rubric)

@@ -23,7 +23,7 @@ import pandas as pd
 from .._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE, STATUSES
 from .._tidy import ResultFrame, tidy_frame
-from .._validate import check_columns, check_confidence, check_positive_int, check_probability
+from .._validate import check_columns, check_confidence, check_n_resamples, check_probability
 from ..frames import select_rubric, wide_by_judge
 from ._kappa import _kappa_from_tables
 from .agreement import (
@@ -147,7 +147,7 @@ def judge_agreement(
     (1, 3)
     """
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_n_resamples(n_resamples)
     threshold = check_probability(threshold, "threshold")
     f, rubric, judges = _select(frame, rubric, judges)
     ok = f.assign(outcome=f["outcome"].where(f["status"] == "ok"))

@@ -55,7 +55,7 @@ import scipy.stats
 
 from .._schema import OUTCOME_DTYPE, OUTCOMES
 from .._tidy import ResultFrame, stack_statistics
-from .._validate import check_columns, check_confidence, check_positive_int
+from .._validate import check_columns, check_confidence, check_n_resamples
 from ..frames import select_rubric
 from ..records import EvalstatsWarning
 from .gold import gold_labels
@@ -213,7 +213,7 @@ def ppi_win_rates(
     """
     check_columns(frame, ["task_id", "replicate", "judge", "rubric", "status", "outcome"])
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_n_resamples(n_resamples)
     if method not in PPI_METHODS:
         raise ValueError(f"method must be one of {PPI_METHODS}, got {method!r}")
     if lam is not None:

@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from evalstats._display import ResultDisplay
-from evalstats._validate import check_confidence, check_positive_int
+from evalstats._validate import check_confidence, check_n_resamples, check_positive_int
 
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
 
@@ -172,7 +172,7 @@ def cluster_bootstrap(
     stats = _validate_stats(cluster_stats)
     if method not in BOOTSTRAP_METHODS:
         raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_n_resamples(n_resamples)
     confidence = check_confidence(confidence)
     if chunk_size is not None:
         chunk_size = check_positive_int(chunk_size, "chunk_size")

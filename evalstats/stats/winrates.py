@@ -93,7 +93,7 @@ import numpy as np
 import pandas as pd
 
 from evalstats._tidy import ResultFrame, refuse_pooled_rubrics, stack_statistics, with_detail
-from evalstats._validate import check_confidence, check_positive_int
+from evalstats._validate import check_confidence, check_n_resamples
 from evalstats.records import EvalstatsWarning
 from evalstats.stats._cluster import by_columns, segment_sum
 from evalstats.stats._missing_rule import apply_missing_rule
@@ -264,7 +264,7 @@ def win_rates(
         frame = apply_missing_rule(frame, no_answer_as=no_answer_as, invalid_as=invalid_as)
     confidence = check_confidence(confidence)
     if method in BOOTSTRAP_METHODS:
-        n_resamples = check_positive_int(n_resamples, "n_resamples")
+        n_resamples = check_n_resamples(n_resamples)
     category = row_categories(frame, by_cols, cluster)
     groups, gid, counts, cell_of_row = cluster_counts(frame, by_cols, cluster, category)
 
