@@ -44,6 +44,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "scott_pi",
             "two_rater_agreement",
         ],
+        ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
         ".cost": ["COST_METRICS", "agent_spend", "cost_ratios", "judge_spend"],
         ".coverage": ["coverage_study"],
         ".dimensions": ["dimension_means"],
@@ -61,6 +62,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".missing": ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule", "missing_bounds"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
         ".multiplicity": ["holm", "holm_table"],
+        ".pairs": ["PAIRWISE_COLUMNS", "pairwise_from_verdicts"],
         ".planned_test": ["declared_test"],
         ".power_analytic": [
             "PowerResult",
@@ -74,6 +76,8 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ],
         ".power_simulation": ["simulated_mde", "simulated_power", "simulated_tasks_needed"],
         ".ppi": ["PPI_METHODS", "ppi_win_rates"],
+        ".rank_confidence": ["rank_sets"],
+        ".ranking": ["RANK_MODELS", "rank"],
         ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
         ".robust": ["ClusterRatioResult", "cluster_ratio_test"],
         ".winrates": [
@@ -107,6 +111,7 @@ if TYPE_CHECKING:
         scott_pi,
         two_rater_agreement,
     )
+    from .comparison import COMPARE_METHODS, COMPARE_STATISTICS, compare
     from .cost import COST_METRICS, agent_spend, cost_ratios, judge_spend
     from .coverage import coverage_study
     from .dimensions import dimension_means
@@ -124,6 +129,7 @@ if TYPE_CHECKING:
     from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
     from .models import OrdinalCheckResult, ordinal_check
     from .multiplicity import holm, holm_table
+    from .pairs import PAIRWISE_COLUMNS, pairwise_from_verdicts
     from .planned_test import declared_test
     from .power_analytic import (
         PowerResult,
@@ -137,6 +143,8 @@ if TYPE_CHECKING:
     )
     from .power_simulation import simulated_mde, simulated_power, simulated_tasks_needed
     from .ppi import PPI_METHODS, ppi_win_rates
+    from .rank_confidence import rank_sets
+    from .ranking import RANK_MODELS, rank
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test
     from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, position_bias, win_rates
