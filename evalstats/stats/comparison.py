@@ -184,8 +184,9 @@ def compare(
     for weights in task_resamples(enc.n_tasks, n_resamples, gen):
         tot = weights @ flat
         s, q, c, mq, pr = np.split(tot, cuts, axis=1)
-        # A task drawn w times counts once in C* (how many distinct clusters the pair has).
-        n_cl = (weights > 0).astype(np.float64) @ present
+        # A task drawn w times is w clusters of the resample (its copies are independent
+        # draws), so the CR1 factor counts them all, as the original counts its C tasks.
+        n_cl = weights @ present
         rb, sb = _rates_and_se(
             s.reshape(-1, n_p, 5), q.reshape(-1, n_p, 4), c.reshape(-1, n_p, 4),
             mq.reshape(-1, n_p), n_cl,
