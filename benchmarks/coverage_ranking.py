@@ -11,12 +11,17 @@ logit scale, Davidson ties (about 30 % of verdicts). Two strength configurations
   (a set also covers when it is wider than needed), so coverage is above the level.
 
 Each simulation runs ``compare`` (studentized max-t, the default) and ``rank`` (Davidson,
-simultaneous step-down rank sets) with a task-cluster bootstrap, and both again with a
+simultaneous step-down rank sets, bootstrap-t on sandwich SEs) with a task-cluster bootstrap, and both again with a
 battle-level bootstrap (every verdict its own cluster, what arena-hard-auto does). Printed:
 coverage of all 10 pairwise net wins at once, joint coverage of the five rank sets, with the
 Monte Carlo SE, and mean simultaneous-interval half-width and rank-set size.
 
-    PYTHONPATH=. python benchmarks/coverage_ranking.py --sims 1000 --resamples 1000
+    PYTHONPATH=. python benchmarks/coverage_ranking.py --sims 1000 --resamples 500
+
+``--arena N`` instead repeats the paper's Arena experiment (Chatzi et al. 2024) N times: a
+random 1,000 human votes plus GPT-4's verdicts on all 26,919 battles (prediction-powered),
+against the same 1,000 human votes alone and GPT-4 alone, each scored by whether its
+simultaneous rank sets cover the ranking from all human votes and by their mean size.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import time
 
 import numpy as np
 
+from evalstats.adapters import arena
 from evalstats.stats import compare, rank
 from evalstats.stats._pair_simulation import simulate_pairwise, true_net_wins
 
@@ -59,13 +65,48 @@ def one(rng, beta, truth, resamples, battle_level):
     return covered, half, bool(in_set.all()), size, ties
 
 
+def arena_subsamples(n_rep: int, resamples: int, seed: int, path: str) -> None:
+    frame = arena.load(path, judge=["human", "gpt-4-0125-preview"])
+    human, judge = frame[frame.judge == "human"], frame[frame.judge == "gpt-4-0125-preview"]
+    full = rank(human, n_resamples=resamples, rng=seed)
+    truth = full[full.statistic == "rank"].set_index("arm").estimate
+    rng = np.random.default_rng(seed)
+    rows = {"prediction-powered": [], "human only (1,000)": [], "GPT-4 only": []}
+    lambdas = []
+    only_judge = rank(judge, n_resamples=resamples, rng=seed)
+    for _ in range(n_rep):
+        labels = human.sample(1000, random_state=int(rng.integers(2**31)))
+        s = int(rng.integers(2**31))
+        ppr = rank(judge, labels=labels, n_resamples=resamples, rng=s)
+        lambdas.append(float(ppr.diagnostics["lambda"].iloc[0]))
+        for name, res in (
+            ("prediction-powered", ppr),
+            ("human only (1,000)", rank(labels, n_resamples=resamples, rng=s)),
+            ("GPT-4 only", only_judge),
+        ):
+            r = res[res.statistic == "rank"].set_index("arm").reindex(truth.index)
+            covered = bool(((r.ci_low <= truth) & (truth <= r.ci_high)).all())
+            rows[name].append((covered, float((r.ci_high - r.ci_low + 1).mean())))
+    print(f"Arena: {n_rep} random subsets of 1,000 human votes, B = {resamples}, 0.95")
+    print(f"  median PPI++ lambda {np.median(lambdas):.2f}")
+    for name, v in rows.items():
+        v = np.array(v)
+        print(f"  {name:20} covers the full human ranking {v[:, 0].mean():.2f}, "
+              f"mean rank-set size {v[:, 1].mean():.2f}")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sims", type=int, default=1000)
     ap.add_argument("--resamples", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=20261202)
     ap.add_argument("--configs", default="null,spread")
+    ap.add_argument("--arena", type=int, default=0, help="Arena subsamples instead")
+    ap.add_argument("--arena-path", default="../shared/data/arena/battles.csv.gz")
     args = ap.parse_args()
+    if args.arena:
+        arena_subsamples(args.arena, args.resamples, args.seed, args.arena_path)
+        return
     print(f"{args.sims} simulations per row, B = {args.resamples}, nominal 0.95\n")
     print(
         f"{'config':8} {'bootstrap':9} {'net-win cov':>12} {'rank-set cov':>13} "

@@ -210,3 +210,37 @@ def test_prediction_powered_rank_uses_the_judge_and_the_labels():
     assert w(ppr) < w(only)  # the judge's verdicts on the other 100 tasks help
     same = rank(human, labels=labels, n_resamples=300, rng=0)  # a perfect judge: lambda ~ 1
     assert same.diagnostics["lambda"].iloc[0] > 0.8
+
+
+def test_sandwich_se_is_statsmodels_cluster_robust_logit():
+    """Without ties Bradley-Terry is a logit; its CR1 cluster-robust covariance is
+    statsmodels' (which also multiplies by (N - 1) / (N - K))."""
+    rng = np.random.default_rng(12)
+    n_tasks, per = 60, 6
+    task = np.repeat(np.arange(n_tasks), per)
+    a = rng.integers(0, 3, len(task))
+    b = (a + rng.integers(1, 3, len(task))) % 3
+    beta = np.array([0.0, 0.6, -0.4])
+    eff = rng.normal(0, 0.8, (n_tasks, 3))
+    u = beta[a] - beta[b] + eff[task, a] - eff[task, b]
+    win = rng.random(len(task)) < 1 / (1 + np.exp(-u))
+    frame = pd.DataFrame({"task_id": task.astype(str), "judge": "j",
+                          "arm_a": [f"m{i}" for i in a], "arm_b": [f"m{i}" for i in b],
+                          "status": "ok", "outcome": np.where(win, "win", "loss")})  # fmt: skip
+    e, keys, counts = _cells(frame)
+    x = _btd.design(keys, 3, position=False)
+    kk, cell, col = _btd.cells(e.a, e.b, e.pos, e.y, 3)
+    per_task = np.zeros((e.n_tasks, len(keys) * 3))
+    np.add.at(per_task, (e.task, cell * 3 + col), 1)
+    theta, _ = _btd.fit(counts[None], x, ties=False)
+    scores = _btd.task_scores(per_task, theta, x, False)
+    cov = _btd.sandwich(counts[None], scores, np.ones((1, e.n_tasks)), theta, x, False)[0]
+    design = np.zeros((len(task), 3))
+    design[np.arange(len(task)), e.a] += 1
+    design[np.arange(len(task)), e.b] -= 1
+    fit = sm.Logit((e.y == 2).astype(float), design[:, 1:]).fit(
+        disp=0, cov_type="cluster", cov_kwds={"groups": e.task}
+    )
+    n, k = len(task), 2
+    np.testing.assert_allclose(theta[0], fit.params, atol=1e-7)
+    np.testing.assert_allclose(cov * (n - 1) / (n - k), fit.cov_params(), rtol=1e-6)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cells", "design", "fit", "outcome_probabilities"]
+__all__ = ["cells", "design", "fit", "outcome_probabilities", "sandwich", "task_scores"]
 
 
 def cells(
@@ -100,39 +100,19 @@ def fit(
     (theta, converged)
         ``theta`` shape (B, d_u + ties); ``converged`` shape (B,), bool.
     """
-    counts = np.asarray(counts, dtype=np.float64)
-    if not ties:
-        half = counts[..., 1] / 2
-        counts = np.stack([counts[..., 0] + half, np.zeros_like(half), counts[..., 2] + half], -1)
-    n_sets, _, _ = counts.shape
-    d_u = x.shape[1]
-    d = d_u + int(ties)
-    w, t, lo = counts[..., 0], counts[..., 1], counts[..., 2]
-    n = w + t + lo
-    s_u = (w - lo) / 2
+    counts = _split_ties(np.asarray(counts, dtype=np.float64), ties)
+    n_sets = counts.shape[0]
+    d = x.shape[1] + int(ties)
     theta = np.zeros((n_sets, d))
     if ties:  # start delta at the pooled tie share (the MLE when every strength is equal)
-        share = np.clip(t.sum(1) / np.maximum(n.sum(1), 1e-300), 1e-6, 1 - 1e-6)
+        n = counts.sum(-1)
+        share = np.clip(counts[..., 1].sum(1) / np.maximum(n.sum(1), 1e-300), 1e-6, 1 - 1e-6)
         theta[:, -1] = np.log(2 * share / (1 - share))
     converged = np.zeros(n_sets, dtype=bool)
     eye = ridge * np.eye(d)
     for _ in range(max_iter):
-        u = theta[:, :d_u] @ x.T
-        p = outcome_probabilities(u, theta[:, -1:] if ties else None)
-        pw, pt, pl = p[..., 0], p[..., 1], p[..., 2]
-        mu = (pw - pl) / 2
-        grad = np.empty((n_sets, d))
-        grad[:, :d_u] = (s_u - n * mu) @ x
-        hess = np.empty((n_sets, d, d))
-        var_u = (pw + pl) / 4 - mu**2
-        hess[:, :d_u, :d_u] = np.einsum("bc,ci,cj->bij", n * var_u, x, x, optimize=True)
-        if ties:
-            grad[:, -1] = (t - n * pt).sum(1)
-            cov = n * (-mu * pt)
-            hess[:, :d_u, -1] = cov @ x
-            hess[:, -1, :d_u] = hess[:, :d_u, -1]
-            hess[:, -1, -1] = (n * pt * (1 - pt)).sum(1)
-        step = np.linalg.solve(hess + eye, grad[..., None])[..., 0]
+        grad, info = _grad_info(counts, theta, x, ties)
+        step = np.linalg.solve(info + eye, grad[..., None])[..., 0]
         # Bounded steps: Newton on a concave likelihood, but a separated resample would jump.
         big = np.abs(step).max(axis=1, keepdims=True)
         step = np.where(big > 5.0, step * (5.0 / np.maximum(big, 1e-300)), step)
@@ -142,3 +122,77 @@ def fit(
         if converged.all():
             break
     return theta, converged
+
+
+def _split_ties(counts: np.ndarray, ties: bool) -> np.ndarray:
+    if ties:
+        return counts
+    half = counts[..., 1] / 2
+    return np.stack([counts[..., 0] + half, np.zeros_like(half), counts[..., 2] + half], -1)
+
+
+def _grad_info(
+    counts: np.ndarray, theta: np.ndarray, x: np.ndarray, ties: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Score (B, d) and observed = expected information (B, d, d) of the log-likelihood."""
+    n_sets, d_u = len(theta), x.shape[1]
+    d = d_u + int(ties)
+    w, t, lo = counts[..., 0], counts[..., 1], counts[..., 2]
+    n = w + t + lo
+    p = outcome_probabilities(theta[:, :d_u] @ x.T, theta[:, -1:] if ties else None)
+    pw, pt, pl = p[..., 0], p[..., 1], p[..., 2]
+    mu = (pw - pl) / 2
+    grad = np.empty((n_sets, d))
+    grad[:, :d_u] = ((w - lo) / 2 - n * mu) @ x
+    info = np.empty((n_sets, d, d))
+    var_u = (pw + pl) / 4 - mu**2
+    info[:, :d_u, :d_u] = np.einsum("bc,ci,cj->bij", n * var_u, x, x, optimize=True)
+    if ties:
+        grad[:, -1] = (t - n * pt).sum(1)
+        info[:, :d_u, -1] = (n * (-mu * pt)) @ x
+        info[:, -1, :d_u] = info[:, :d_u, -1]
+        info[:, -1, -1] = (n * pt * (1 - pt)).sum(1)
+    return grad, info
+
+
+def task_scores(per_task, theta: np.ndarray, x: np.ndarray, ties: bool) -> np.ndarray:
+    """Each task's score at each ``theta``, shape (B, T, d).
+
+    ``per_task`` is a (T, C * 3) array or scipy sparse matrix of per-task cell counts. The
+    score is linear in the counts, so a task's contribution is its counts times per-cell
+    factors that depend on ``theta`` only.
+    """
+    m = per_task.toarray() if hasattr(per_task, "toarray") else np.asarray(per_task)
+    n_t = m.shape[0]
+    c = _split_ties(m.reshape(n_t, -1, 3), ties)
+    w, t, lo = c[..., 0], c[..., 1], c[..., 2]
+    n = w + t + lo
+    d_u = x.shape[1]
+    p = outcome_probabilities(theta[:, :d_u] @ x.T, theta[:, -1:] if ties else None)
+    mu = (p[..., 0] - p[..., 2]) / 2  # (B, C)
+    g_u = (((w - lo) / 2) @ x)[None] - np.einsum("tc,bc,ci->bti", n, mu, x, optimize=True)
+    if not ties:
+        return g_u
+    g_d = t.sum(1)[None] - np.einsum("tc,bc->bt", n, p[..., 1], optimize=True)
+    return np.concatenate([g_u, g_d[..., None]], axis=-1)
+
+
+def sandwich(
+    total: np.ndarray,
+    scores: np.ndarray,
+    weights: np.ndarray,
+    theta: np.ndarray,
+    x: np.ndarray,
+    ties: bool,
+) -> np.ndarray:
+    """Cluster-robust (CR1) covariance of ``theta`` per count set, shape (B, d, d).
+
+    ``total`` (B, C, 3) are the set's counts, ``scores`` (B, T, d) the tasks' scores at
+    ``theta`` and ``weights`` (B, T) how often each task is in the set (1 for the data).
+    """
+    _, info = _grad_info(_split_ties(total, ties), theta, x, ties)
+    n_clusters = weights.sum(1)[:, None, None]
+    meat = np.einsum("bt,bti,btj->bij", weights, scores, scores, optimize=True)
+    meat *= n_clusters / np.maximum(n_clusters - 1, 1)
+    bread = np.linalg.pinv(info)
+    return bread @ meat @ bread

@@ -68,11 +68,16 @@ def rank_bounds(
     simultaneous: bool = True,
     two_sided: bool = True,
     stepdown: bool = True,
+    se_hat: np.ndarray | None = None,
+    se_draws: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper rank bounds from estimates and centred draws of their errors.
 
     ``deviations`` (shape (B, K)) are draws of ``theta_hat - theta``. ``two_sided=False``
-    gives the one-sided lower bounds only (``U = K``), as used for the tau-best.
+    gives the one-sided lower bounds only (``U = K``), as used for the tau-best. With
+    ``se_hat`` (K, K) and ``se_draws`` (B, K, K), the standard errors of the differences of
+    the estimate and of each draw, the max-t is studentized draw by draw (bootstrap-t);
+    otherwise every draw is standardised by the draws' own spread.
     """
     x = np.asarray(x, dtype=np.float64)
     dev = np.asarray(deviations, dtype=np.float64)
@@ -83,7 +88,11 @@ def rank_bounds(
         se = np.where(se > 0, se, np.nan)
         # Z_jk large positive: d_jk over-estimated; the claim "k ahead of j" (d_kj > 0) and
         # "j ahead of k" both fail together when |Z| is large, hence two-sided |Z|.
-        z = diff_dev / se
+        if se_hat is not None and se_draws is not None:
+            se = np.where(np.asarray(se_hat) > 0, se_hat, np.nan)
+            z = diff_dev / np.where(se_draws > 0, se_draws, np.nan)
+        else:
+            z = diff_dev / se
         t = (x[:, None] - x[None, :]) / se  # t_jk > c: j surely ahead of k
     off = ~np.eye(k, dtype=bool) & np.isfinite(se)
     z = np.abs(z) if two_sided else z
