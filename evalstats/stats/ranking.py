@@ -18,7 +18,8 @@ covered 0.907 +- 0.009 in the least favourable case of ``benchmarks/coverage_ran
 (five equal arms, 40 tasks; nominal 0.95, 1,000 simulations) and the bootstrap-t 0.957 in
 300. Above :data:`STUDENTIZE_MAX_CELLS` per-task numbers (Arena's 26,919 one-battle tasks),
 and for the prediction-powered fit, the spread-standardised version is used, its deviations
-scaled by the CR1 factor ``sqrt(C / (C - 1))``: with thousands of clusters the two agree.
+scaled by the CR1 factor ``sqrt(C / (C - 1))`` (with thousands of clusters the plug-in
+bootstrap is expected to be accurate; that case's coverage is not measured here).
 
 **Prediction-powered ranking** (``labels`` + ``judge``; Chatzi, Straitouri, Thejaswi &
 Gomez-Rodriguez, NeurIPS 2024, with the PPI++ power-tuning of Angelopoulos, Duchi & Zrnic
