@@ -28,7 +28,7 @@ MC SE ~0.007) printed the simultaneous coverage of all ten pairwise net wins::
 
                           equal arms   strengths 0 .. 0.6
     task bootstrap-t         0.953          0.950
-    battle-level bootstrap   0.883          (see the benchmark)
+    battle-level bootstrap   0.883          0.879
 
 and, in 300 simulations of the second design, 0.913 for the percentile-style max-t
 (``method="percentile"``: each resample standardised by the bootstrap SD). A resample's CR1
