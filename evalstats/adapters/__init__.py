@@ -13,10 +13,12 @@ columns), so every statistic of :mod:`evalstats.stats` applies to it.
 * :mod:`evalstats.adapters.llmbar` — LLMBar's ``Dataset/<subset>`` layout (gold labels, both
   orders, six judges) and its published accuracy / positional agreement.
 * :mod:`evalstats.adapters.pandalm` — PandaLM's test set (three annotators, two judges).
+* :mod:`evalstats.adapters.arena` — Chatbot Arena battles (20 models, people and three LLM
+  judges) as a pairwise verdict frame for K arms (:mod:`evalstats.stats.pairs`).
 """
 
 from __future__ import annotations
 
-from . import alpaca_eval, llmbar, pairwise, pandalm
+from . import alpaca_eval, arena, llmbar, pairwise, pandalm
 
-__all__ = ["alpaca_eval", "llmbar", "pairwise", "pandalm"]
+__all__ = ["alpaca_eval", "arena", "llmbar", "pairwise", "pandalm"]

@@ -44,6 +44,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "scott_pi",
             "two_rater_agreement",
         ],
+        ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
         ".cost": ["COST_METRICS", "cost_ratios"],
         ".coverage": ["coverage_study"],
         ".dimensions": ["dimension_means"],
@@ -61,6 +62,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".missing": ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule", "missing_bounds"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
         ".multiplicity": ["holm", "holm_table"],
+        ".pairs": ["PAIRWISE_COLUMNS", "pairwise_from_verdicts"],
         ".planned_test": ["declared_test"],
         ".position": ["position_bias"],
         ".power_analytic": [
@@ -75,6 +77,8 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ],
         ".power_simulation": ["simulated_mde", "simulated_power", "simulated_tasks_needed"],
         ".ppi": ["PPI_METHODS", "ppi_win_rates"],
+        ".rank_confidence": ["rank_sets"],
+        ".ranking": ["RANK_MODELS", "rank"],
         ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
         ".robust": ["ClusterRatioResult", "cluster_ratio_test"],
         ".spend": ["agent_spend", "judge_spend"],
@@ -108,6 +112,7 @@ if TYPE_CHECKING:
         scott_pi,
         two_rater_agreement,
     )
+    from .comparison import COMPARE_METHODS, COMPARE_STATISTICS, compare
     from .cost import COST_METRICS, cost_ratios
     from .coverage import coverage_study
     from .dimensions import dimension_means
@@ -125,6 +130,7 @@ if TYPE_CHECKING:
     from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
     from .models import OrdinalCheckResult, ordinal_check
     from .multiplicity import holm, holm_table
+    from .pairs import PAIRWISE_COLUMNS, pairwise_from_verdicts
     from .planned_test import declared_test
     from .position import position_bias
     from .power_analytic import (
@@ -139,6 +145,8 @@ if TYPE_CHECKING:
     )
     from .power_simulation import simulated_mde, simulated_power, simulated_tasks_needed
     from .ppi import PPI_METHODS, ppi_win_rates
+    from .rank_confidence import rank_sets
+    from .ranking import RANK_MODELS, rank
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test
     from .spend import agent_spend, judge_spend

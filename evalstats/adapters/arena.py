@@ -1,0 +1,99 @@
+"""Chatbot Arena battles judged by people and by LLMs, as a pairwise verdict frame.
+
+The file is ``battles.csv.gz`` of ``../shared/data/arena`` (see that directory's README): the
+26,919 battles of Chatzi et al., "Prediction-Powered Ranking of Large Language Models"
+(NeurIPS 2024; Networks-Learning/prediction-powered-ranking, MIT), from LMSYS's
+``chatbot_arena_conversations``. Columns ``num, question_id, model_a, model_b`` and one column
+per judge (``human``, ``gpt-4-0125-preview``, ``claude-3-opus-20240229``, ``gpt-3.5-turbo``)
+holding ``model_a``, ``model_b``, ``tie`` or (people only) ``tie (bothbad)``.
+
+Mapping onto the pairwise verdict frame (:mod:`evalstats.stats.pairs`):
+
+* ``task_id`` = ``num``: each battle is its own task (a question is almost never asked twice,
+  so battles are close to independent), ``replicate`` = 1;
+* ``arm_a`` / ``arm_b`` = ``model_a`` / ``model_b``; ``order = "a_first"`` (model A's answer is
+  the one shown first, on the left, to people and to the LLM judges);
+* ``model_a`` -> ``win``, ``model_b`` -> ``loss``, ``tie`` and ``tie (bothbad)`` -> ``tie``
+  (the paper counts both as ties); ``status = "ok"``; ``question_id`` is kept.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError, ParameterError
+
+__all__ = ["ARENA_JUDGES", "load"]
+
+#: The judge columns of ``battles.csv.gz``.
+ARENA_JUDGES = ("human", "gpt-4-0125-preview", "claude-3-opus-20240229", "gpt-3.5-turbo")
+_VERDICTS = {"model_a": "win", "model_b": "loss", "tie": "tie", "tie (bothbad)": "tie"}
+
+
+def load(path: str | os.PathLike[str], judge: str | Sequence[str] = "human") -> pd.DataFrame:
+    """The battles of one judge (or several, stacked) as a pairwise verdict frame.
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``battles.csv.gz`` (or a directory holding it).
+    judge : str or sequence of str
+        Judge column(s): ``"human"`` (default), ``"gpt-4-0125-preview"``,
+        ``"claude-3-opus-20240229"``, ``"gpt-3.5-turbo"``, or ``"all"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``task_id, replicate, judge, arm_a, arm_b, order, status, outcome, question_id``.
+
+    Raises
+    ------
+    DataError
+        A missing column or a verdict outside ``model_a / model_b / tie / tie (bothbad)``
+        (the message names the line).
+    """
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        path = os.path.join(path, "battles.csv.gz")
+    judges = (
+        list(ARENA_JUDGES) if judge == "all" else [judge] if isinstance(judge, str) else list(judge)
+    )
+    unknown = [j for j in judges if j not in ARENA_JUDGES]
+    if unknown:
+        raise ParameterError(f"judge must be one of {ARENA_JUDGES} or 'all', got {unknown[0]!r}")
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    need = ["num", "question_id", "model_a", "model_b", *judges]
+    missing = [c for c in need if c not in raw.columns]
+    if missing:
+        raise DataError(f"missing column(s) {missing}", path=path, line=1, field=missing[0])
+    frames = []
+    for j in judges:
+        outcome = raw[j].map(_VERDICTS)
+        bad = np.flatnonzero(outcome.isna().to_numpy())
+        if len(bad):
+            raise DataError(
+                f"verdict must be model_a, model_b, tie or tie (bothbad), got {raw[j].iloc[bad[0]]!r}",
+                path=path,
+                line=int(bad[0]) + 2,  # the header is line 1
+                field=j,
+            )
+        frames.append(
+            pd.DataFrame(
+                {
+                    "task_id": raw["num"].to_numpy(),
+                    "replicate": 1,
+                    "judge": j,
+                    "arm_a": raw["model_a"].to_numpy(),
+                    "arm_b": raw["model_b"].to_numpy(),
+                    "order": "a_first",
+                    "status": "ok",
+                    "outcome": outcome.to_numpy(),
+                    "question_id": raw["question_id"].to_numpy(),
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)

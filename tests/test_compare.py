@@ -1,0 +1,128 @@
+"""compare(): pairwise win / tie / loss / net win of K arms, checked against statsmodels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+from evalstats.errors import DataError, ParameterError
+from evalstats.stats import compare, pairwise_from_verdicts
+from evalstats.stats._pair_simulation import simulate_pairwise, true_net_wins
+
+
+@pytest.fixture(scope="module")
+def sim() -> pd.DataFrame:
+    return simulate_pairwise(np.random.default_rng(3), np.array([0.0, 0.3, 0.8, 0.1]))
+
+
+def _oriented(frame: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """The pair's rows from ``a``'s view, by plain pandas (the oracle's own flip)."""
+    fwd = frame[(frame.arm_a == a) & (frame.arm_b == b)]
+    back = frame[(frame.arm_a == b) & (frame.arm_b == a)]
+    flip = back.outcome.map({"win": "loss", "loss": "win", "tie": "tie"})
+    return pd.concat([fwd, back.assign(outcome=flip)])
+
+
+def test_estimates_and_cr1_se_match_statsmodels_clustered_ols(sim):
+    res = compare(sim, n_resamples=100, rng=0)
+    for (a, b), rows in res.groupby(["arm_a", "arm_b"]):
+        pair = _oriented(sim, a, b)
+        for stat, y in {
+            "win_rate": (pair.outcome == "win").astype(float),
+            "tie_rate": (pair.outcome == "tie").astype(float),
+            "net_win": (pair.outcome == "win").astype(float) - (pair.outcome == "loss"),
+        }.items():
+            ols = sm.OLS(y.to_numpy(), np.ones(len(y))).fit(
+                cov_type="cluster", cov_kwds={"groups": pd.factorize(pair.task_id)[0]}, use_t=True
+            )
+            row = rows[rows.statistic == stat].iloc[0]
+            assert row.estimate == pytest.approx(ols.params[0], abs=1e-12)
+            assert row.se == pytest.approx(ols.bse[0], rel=1e-9)
+            if stat == "net_win":  # t test with C - 1 df, as statsmodels' cluster inference
+                assert row.p_value == pytest.approx(ols.pvalues[0], rel=1e-6)
+
+
+def test_holm_adjustment_is_the_step_down_of_the_net_win_p_values(sim):
+    res = compare(sim, n_resamples=100, rng=0)
+    net = res[res.statistic == "net_win"]
+    p = net.p_value.to_numpy()
+    order = np.argsort(p)
+    m = len(p)
+    expected = np.empty(m)
+    running = 0.0
+    for rank_, i in enumerate(order):  # Holm (1979) by hand
+        running = max(running, min(1.0, (m - rank_) * p[i]))
+        expected[i] = running
+    np.testing.assert_allclose(net.p_holm.to_numpy(), expected, rtol=1e-12)
+    assert res.loc[res.statistic != "net_win", "p_holm"].isna().all()
+
+
+def test_orientation_of_rows_does_not_matter(sim):
+    flipped = sim.copy()
+    swap = np.arange(len(sim)) % 2 == 1
+    flipped.loc[swap, ["arm_a", "arm_b"]] = sim.loc[swap, ["arm_b", "arm_a"]].to_numpy()
+    flipped.loc[swap, "outcome"] = sim.loc[swap, "outcome"].map(
+        {"win": "loss", "loss": "win", "tie": "tie"}
+    )
+    arms = ["arm0", "arm1", "arm2", "arm3"]
+    a = compare(sim, arms=arms, rng=5, n_resamples=200)
+    b = compare(flipped, arms=arms, rng=5, n_resamples=200)
+    pd.testing.assert_frame_equal(pd.DataFrame(a), pd.DataFrame(b))
+
+
+def test_simultaneous_intervals_are_wider_than_marginal_and_reference_pairs(sim):
+    res = compare(sim, n_resamples=400, rng=1)
+    net = res[res.statistic == "net_win"]
+    assert (net.sim_low <= net.ci_low + 1e-12).all() and (net.sim_high >= net.ci_high - 1e-12).all()
+    ref = compare(sim, reference="arm2", n_resamples=100, rng=1)
+    assert set(ref.arm_b) == {"arm2"} and len(ref) == 3 * 4
+
+
+def test_two_arm_verdict_frame_is_the_case_k_2():
+    v = pd.DataFrame(
+        {
+            "task_id": ["t1", "t1", "t2", "t2", "t3", "t3"],
+            "replicate": [1, 2, 1, 2, 1, 2],
+            "judge": "j",
+            "order": ["with_first", "without_first", None, "with_first", "with_first", None],
+            "status": ["ok", "ok", "ok", "invalid", "ok", "ok"],
+            "outcome": ["win", "loss", "win", None, "tie", "win"],
+        }
+    )
+    p = pairwise_from_verdicts(v)
+    assert (p.arm_a == "with").all() and p.order.tolist()[:2] == ["a_first", "b_first"]
+    res = compare(p, n_resamples=50, rng=0)
+    net = res[res.statistic == "net_win"].iloc[0]
+    assert (net.arm_a, net.arm_b, net.n, net.n_tasks) == ("with", "without", 5, 3)
+    assert net.estimate == pytest.approx((3 - 1) / 5)
+
+
+def test_bad_input_names_the_row_and_field(sim):
+    bad = sim.head(5).copy()
+    bad.loc[bad.index[3], "outcome"] = "draw"
+    with pytest.raises(DataError, match="line 4.*outcome"):
+        compare(bad)
+    with pytest.raises(ParameterError, match="judge"):
+        compare(pd.concat([sim, sim.assign(judge="other")]))
+    with pytest.raises(ParameterError, match="reference"):
+        compare(sim, reference="nope")
+    with pytest.raises(ParameterError, match="method"):
+        compare(sim, method="bca")
+
+
+def test_seeded_simultaneous_coverage_of_all_net_wins():
+    """A small coverage check that fails when the max-t or the clustering is wrong: 60
+    simulations of 5 equal arms (40 tasks x 3 replicates, task SD 1) must cover all ten net
+    wins at once at least 51 times (nominal 57; P(X <= 50) is below 1 % at level 0.95)."""
+    beta = np.zeros(5)
+    truth = true_net_wins(beta, n_draws=50_000)
+    rng = np.random.default_rng(2024)
+    hits = 0
+    for s in range(60):
+        f = simulate_pairwise(rng, beta)
+        net = compare(f, arms=[f"arm{m}" for m in range(5)], n_resamples=300, rng=s)
+        net = net[net.statistic == "net_win"]
+        hits += bool(((net.sim_low <= truth) & (truth <= net.sim_high)).all())
+    assert 51 <= hits <= 60
