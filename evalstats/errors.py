@@ -74,4 +74,9 @@ class ParseError(EvalstatsError, ValueError):
         super().__init__(reason)
 
 
-__all__ = ["DataError", "EvalstatsError", "ParameterError", "ParseError"]
+class ReportError(EvalstatsError):
+    """The report could not be rendered (a notebook failed, produced unsafe output, or its
+    output directory is held by another render)."""
+
+
+__all__ = ["DataError", "EvalstatsError", "ParameterError", "ParseError", "ReportError"]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validate import check_confidence, check_n_resamples, check_positive_int
-from ..errors import EvalstatsError
+from ..errors import ReportError
 
 __all__ = [
     "CASE_STUDY_PARAMETERS",
@@ -40,10 +40,6 @@ __all__ = [
     "detect_kind",
     "prepare",
 ]
-
-
-class ReportError(EvalstatsError):
-    """The report could not be rendered (a notebook failed, or produced unsafe output)."""
 
 
 class Unavailable(Exception):
@@ -210,8 +206,9 @@ def compute(
     --------
     >>> from evalstats.report import compute
     >>> res = compute("evaluation", "data/sample", pages=["report"], n_resamples=50)
-    >>> res.tables["headline"][["rubric", "judge", "n"]].shape
-    (4, 3)
+    >>> head = res.tables["headline"]  # long: one row per rubric, judge and statistic
+    >>> head.groupby(["rubric", "judge"]).ngroups, sorted(set(head["statistic"]))[:3]
+    (4, ['loss_rate', 'net_win', 'score'])
     """
     prepared = prepare(kind, data_dir, frame=frame, **params)
     return prepared.compute(prepared.spec.pages if pages is None else pages)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._csvsafe import safe_csv
+from ..errors import ReportError
 from ..records import atomic_write
 
 __all__ = ["FORMAT", "Results", "dump_json", "merge_results", "scrub", "to_jsonable"]
@@ -404,8 +405,6 @@ def render_lock(out_dir: str | os.PathLike[str], *, wait: float = 600.0) -> Iter
     hanging behind a stuck one.
     """
     import fcntl
-
-    from ._kinds import ReportError
 
     path = Path(out_dir) / LOCK
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
