@@ -44,6 +44,9 @@ from evalstats.report import (
     render_report,
 )
 
+# The case studies render their reports (a Jupyter kernel each): not in `make check`.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
 SHARED = Path(__file__).resolve().parents[2] / "shared"

@@ -26,6 +26,9 @@ from sklearn.metrics import cohen_kappa_score
 from evalstats._tidy import wide
 from evalstats.report import REPORT_KINDS, compute, detect_kind, render_report
 
+# The case studies render their reports (a Jupyter kernel each): not in `make check`.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 LLMBAR = Path(__file__).resolve().parents[2] / "shared" / "data" / "llmbar"
 TARBALL = LLMBAR / "LLMBar_subset.tar.xz"

@@ -21,6 +21,9 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score, precision_recall_
 
 from evalstats.report import REPORT_KINDS, detect_kind, render_report
 
+# The case studies render their reports (a Jupyter kernel each): not in `make check`.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 PANDALM = Path(__file__).resolve().parents[2] / "shared" / "data" / "pandalm"
 FILES = ("testset-v1.json.gz", "gpt-3.5-turbo-testset-v1.json.gz", "pandalm-7b-testset-v1.json.gz")

@@ -138,6 +138,7 @@ def test_top_level_help_lists_every_command_with_its_own_help():
     assert set(_HOOKED) <= set(full) and all(full.values())
 
 
+@pytest.mark.slow  # starts a Jupyter kernel
 def test_the_console_script_ends_a_report_at_once_and_loses_nothing(tmp_path):
     """``evalstats`` (cli.run) skips the interpreter's teardown after ``report`` only: the
     files are all there, stdout is flushed into a pipe, the exit code is main()'s."""

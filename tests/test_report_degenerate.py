@@ -87,6 +87,7 @@ def test_degenerate_design_computes(name: str, tmp_path: Path) -> None:
     assert set(res.tables).isdisjoint(res.unavailable)
 
 
+@pytest.mark.slow  # starts a Jupyter kernel
 @pytest.mark.parametrize("name", list(DESIGNS))
 def test_degenerate_design_renders(name: str, tmp_path: Path) -> None:
     data = make_design(name, tmp_path / "data")

@@ -429,6 +429,7 @@ def test_compact_view_shows_n_and_n_pairs_when_present():
 # --------------------------------------------------------------------------- a notebook
 
 
+@pytest.mark.slow  # starts a Jupyter kernel
 @needs_sample
 def test_notebook_displays_figures_tables_and_results_without_a_magic(tmp_path):
     nbformat = pytest.importorskip("nbformat")

@@ -60,6 +60,7 @@ def test_readme_commands_are_found():
     assert commands[-1].startswith("evalstats report ")
 
 
+@pytest.mark.slow  # starts a Jupyter kernel
 def test_walkthrough(tmp_path):
     work = tmp_path / "walk"
     work.mkdir()
