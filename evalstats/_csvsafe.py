@@ -68,6 +68,9 @@ def restore_cell(value: Any) -> Any:
     return value
 
 
+_IS_STR = np.frompyfunc(lambda v: isinstance(v, str), 1, 1)
+
+
 def _text_columns(frame: pd.DataFrame) -> list[Any]:
     return [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c].dtype)]
 
@@ -85,7 +88,8 @@ def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     for column in _text_columns(out):
         series = out[column]
-        is_str = series.map(type).eq(str).to_numpy()
+        # As objects: a string (pyarrow) column's map(type) would be a string column again.
+        is_str = _IS_STR(series.to_numpy(dtype=object)).astype(bool)
         if not is_str.any():
             continue
         # object first: a categorical refuses the "" filler (not one of its categories)

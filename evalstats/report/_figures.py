@@ -36,7 +36,7 @@ def check_formats(formats: str | Iterable[str]) -> list[str]:
     >>> check_formats("svg,jpg")
     Traceback (most recent call last):
     ...
-    evalstats.report._kinds.ReportError: unknown figure format(s) jpg; known: svg, pdf, png
+    evalstats.errors.ReportError: unknown figure format(s) jpg; known: svg, pdf, png
     """
     items = formats.split(",") if isinstance(formats, str) else list(formats)
     names = [str(f).strip().lower() for f in items]
