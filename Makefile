@@ -8,6 +8,9 @@ UV     := $(BIN)/uv pip install -q --python $(BIN)/python -c constraints.txt
 RUN_STAMP := $(VENV)/.installed-run
 STAMP  := $(VENV)/.installed
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Python may cache compiled modules in the venv and the checkout (__pycache__ is ignored by git):
+# without it every kernel, CLI and test subprocess compiles pandas, scipy and statsmodels again.
+unexport PYTHONDONTWRITEBYTECODE
 # Keep tool caches inside the build, never in $HOME or the shared temp dir.
 export UV_CACHE_DIR := $(CURDIR)/.cache/uv
 export MPLCONFIGDIR := $(CURDIR)/.cache/matplotlib

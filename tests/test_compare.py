@@ -112,6 +112,7 @@ def test_bad_input_names_the_row_and_field(sim):
         compare(sim, method="bca")
 
 
+@pytest.mark.slow  # simulation study
 def test_seeded_simultaneous_coverage_of_all_net_wins():
     """A small coverage check that fails when the max-t or the clustering is wrong: 60
     simulations of 5 equal arms (40 tasks x 3 replicates, task SD 1) must cover all ten net

@@ -79,6 +79,7 @@ def _expected(logs: dict[str, Path]) -> dict[tuple[str, int, str], dict]:
     return out
 
 
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_runs_match_the_logs(logs):
     tasks, runs = from_inspect(list(logs.values()), arm_from="task_arg:tools")
     expected = _expected(logs)
@@ -105,6 +106,7 @@ def test_runs_match_the_logs(logs):
     assert runs["tokens"].tolist() == list(counts)
 
 
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_tasks_from_the_logs(logs):
     imported = from_inspect(logs.values(), arm_from="task_arg:tools")
     tasks = imported.tasks
@@ -138,6 +140,7 @@ def test_other_arm_sources_agree(logs, arm_from, arm_values):
     assert a.equals(b)
 
 
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_unmapped_arm_value_names_the_sample(logs):
     with pytest.raises(DataError) as info:
         from_inspect([logs["with"]], arm_from="metadata:condition")
@@ -146,6 +149,7 @@ def test_unmapped_arm_value_names_the_sample(logs):
     assert "\n" not in msg
 
 
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_missing_arm_source(logs):
     with pytest.raises(DataError, match="model is 'mockllm/model', which names no arm"):
         from_inspect(logs.values(), arm_from="model")
@@ -188,6 +192,7 @@ def test_json_log_format_reads_the_same(logs, tmp_path):
     )
 
 
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_incomplete_pair_needs_allow_incomplete(logs):
     with pytest.raises(DataError, match="has only the 'with' run"):
         from_inspect([logs["with"]], arm_from="task_arg:tools")

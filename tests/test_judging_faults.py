@@ -33,6 +33,7 @@ def _body_keys(plan):
     return out
 
 
+@pytest.mark.slow  # kills a judge process
 def test_faults_and_kill9_never_pay_twice_for_a_finished_call(tmp_path, monkeypatch):
     tests_dir = Path(__file__).resolve().parent
     out = tmp_path / "judgments.jsonl"

@@ -96,6 +96,7 @@ def test_load_maps_orders_sides_and_gold(dataset_dir: Path) -> None:
     assert len(inv) > 0 and inv["raw"].str.contains('"winner"').all()
 
 
+@pytest.mark.slow  # the whole LLMBar case study on the published data
 def test_case_study_tables(dataset_dir: Path) -> None:
     dirs = [dataset_dir / s for s in SUBSETS]
     cs = llmbar.case_study(dirs, n_resamples=300)

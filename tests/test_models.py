@@ -70,6 +70,7 @@ def test_recovers_a_known_judge_effect_and_cut_points():
             assert abs(row["estimate"] - value) < 3 * row["se"], (judge, quantity)
 
 
+@pytest.mark.slow  # simulation study
 def test_no_judge_effect_is_not_found_where_there_is_none():
     rng = np.random.default_rng(1)
     pvals = [

@@ -441,6 +441,7 @@ def test_power_curve_two_hue_columns_and_single_line():
 # --------------------------------------------------------------------------- saving, hygiene
 
 
+@pytest.mark.slow  # draws every figure twice
 def test_layout_without_a_draw_gives_the_files_a_full_layout_draw_gives():
     """layout_figure runs the constrained-layout engine without drawing: the laid-out
     positions, the tight box and every file's bytes equal those of matplotlib's own

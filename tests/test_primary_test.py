@@ -140,7 +140,7 @@ def _inside(lo: float, hi: float, lower: float, upper: float) -> bool:
 
 def test_decision_agrees_with_the_interval_on_many_draws():
     rng = np.random.default_rng(2026)
-    n = 3000
+    n = 600
     est = rng.normal(0, 0.3, n)
     se = np.where(rng.random(n) < 0.05, 0.0, rng.gamma(2.0, 0.05, n))  # some SE of 0
     df = np.where(rng.random(n) < 0.1, np.inf, rng.uniform(1.5, 40, n))
@@ -165,6 +165,7 @@ def test_decision_agrees_with_the_interval_on_many_draws():
     assert min(seen.values()) > n // 10  # both decisions are exercised
 
 
+@pytest.mark.slow  # simulation study
 def test_type_one_error_at_the_margin_is_alpha():
     """At the boundary of the null (true net win = -margin) the non-inferiority test rejects
     in alpha of the evaluations: simulated on normal estimates with a chi-square SE."""
@@ -548,7 +549,7 @@ def test_declared_test_on_draws_decides_as_its_interval_says():
     from evalstats.stats.equivalence import declared_test_draws
 
     gen = np.random.default_rng(4)
-    for _ in range(400):
+    for _ in range(120):
         draws = gen.normal(gen.normal(0, 0.2), gen.uniform(0.02, 0.3), size=gen.integers(50, 900))
         kind = gen.choice(["two-sided", "greater", "less", "non-inferiority", "equivalence"])
         margin = float(gen.uniform(0.01, 0.4))

@@ -169,6 +169,7 @@ def test_rank_sets_from_draws_equal_sets_from_their_covariance():
         rank_sets(x)
 
 
+@pytest.mark.slow  # simulation study
 def test_seeded_rank_set_coverage_in_the_least_favourable_case():
     """Five equal arms: every true rank is 1 and the simultaneous sets cover only when no
     pair is separated. 50 simulations (40 tasks x 3 replicates, task SD 1, ~30 % ties) must

@@ -470,32 +470,41 @@ _BAD_ARGS = [
 ]
 
 
-@pytest.mark.parametrize(("args", "says"), _BAD_ARGS)
-def test_a_bad_parameter_is_one_line_and_exit_2_before_any_kernel(tmp_path, args, says):
-    """In a fresh process: one line on stderr, exit 2, and neither nbclient nor
-    jupyter_client imported (so no kernel can have started), nothing written."""
+def test_a_bad_parameter_is_one_line_and_exit_2_before_any_kernel(tmp_path):
+    """In a fresh process (one for every bad argument, to start Python once): each bad
+    argument is one line on stderr and exit 2; after all of them neither nbclient nor
+    jupyter_client is imported (so no kernel can have started), and nothing is written."""
     import subprocess
     import sys
 
     out = tmp_path / "r"
     code = (
-        "import sys\n"
+        "import contextlib, io, json, sys\n"
         "from evalstats.cli import main\n"
-        "code = main(sys.argv[1:])\n"
+        "said = []\n"
+        "for args in json.loads(sys.argv[1]):\n"
+        "    err, std = io.StringIO(), io.StringIO()\n"
+        "    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(std):\n"
+        "        code = main(args)\n"
+        "    said.append([code, err.getvalue(), std.getvalue()])\n"
         "assert 'nbclient' not in sys.modules and 'jupyter_client' not in sys.modules\n"
-        "sys.exit(code)\n"
+        "print(json.dumps(said))\n"
     )
+    calls = [["report", str(SAMPLE), "-o", str(out), *args] for args, _ in _BAD_ARGS]
     proc = subprocess.run(
-        [sys.executable, "-c", code, "report", str(SAMPLE), "-o", str(out), *args],
+        [sys.executable, "-c", code, json.dumps(calls)],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=REPO,
     )
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert proc.stderr.startswith("evalstats report: error: ") and says in proc.stderr
-    assert proc.stdout == "" and not out.exists()
+    assert proc.returncode == 0, proc.stderr
+    for (args, says), (rc, stderr, stdout) in zip(_BAD_ARGS, json.loads(proc.stdout), strict=True):
+        assert rc == 2, (args, stderr)
+        assert stderr.count("\n") == 1 and "Traceback" not in stderr, (args, stderr)
+        assert stderr.startswith("evalstats report: error: ") and says in stderr, (args, stderr)
+        assert stdout == "", args
+    assert not out.exists()
 
 
 def test_figure_files_in_the_formats_asked_for(tmp_path):

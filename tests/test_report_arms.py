@@ -154,6 +154,7 @@ def test_unnamed_report_says_with_and_without(unnamed):
     assert "Serena" not in headline + cost
 
 
+@pytest.mark.slow  # draws every figure twice
 def test_default_names_draw_the_very_same_figures():
     # The report now always passes the arms' names; for unnamed data they are WITH / WITHOUT
     # and the figure is byte for byte the one drawn without them.

@@ -44,6 +44,7 @@ def test_kind_names_of_the_cli_are_the_registry():
     assert list(_cli.KIND_NAMES) == list(REPORT_KINDS)
 
 
+@pytest.mark.slow  # computes the whole sample report three times
 def test_one_scaffold_pages_are_independent():
     """All pages at once, or page by page (as the renderer does), give the same numbers."""
     data = _sample()

@@ -93,6 +93,7 @@ def test_blind_pair_file_parses_identically(text, order):
 
 
 # The fuzz suite's generators, run on file rubrics: as tolerant as the built-ins, and the same.
+@pytest.mark.slow  # fuzzer
 @given(data=st.data())
 @settings(max_examples=300, deadline=None, derandomize=True)
 def test_fuzz_file_rubric_reads_like_the_builtin(data):

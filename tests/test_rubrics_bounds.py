@@ -47,6 +47,7 @@ def _read(text: str) -> None:
         assert e.reason
 
 
+@pytest.mark.slow  # reads half-megabyte pathological texts (a guard against a quadratic reader)
 @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
 def test_reader_time_is_bounded(name):
     t0 = time.process_time()
@@ -55,6 +56,7 @@ def test_reader_time_is_bounded(name):
     assert elapsed < TIME_LIMIT_S, f"{name}: {elapsed:.1f} s CPU"
 
 
+@pytest.mark.slow  # reads half-megabyte pathological texts (a guard against a quadratic reader)
 @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
 def test_reader_memory_is_bounded(name):
     # A quarter of each text: tracemalloc slows allocation-heavy code ten-fold, and what is
@@ -70,6 +72,7 @@ def test_reader_memory_is_bounded(name):
     assert peak < MEMORY_LIMIT_MB, f"{name}: {peak:.1f} MB peak"
 
 
+@pytest.mark.slow  # reads half-megabyte pathological texts (a guard against a quadratic reader)
 @pytest.mark.parametrize("name", ["with-without", "blind-pair"])
 @pytest.mark.parametrize("case", sorted(PATHOLOGICAL))
 def test_rubric_parse_on_pathological_text_raises_parse_error_only(name, case):
@@ -94,6 +97,7 @@ def _cpu(text: str) -> float:
     return best
 
 
+@pytest.mark.slow  # reads half-megabyte pathological texts (a guard against a quadratic reader)
 @pytest.mark.parametrize("unit", ["{/*", "{a:", "{'", "\u201c{", ' {"k": 1}', '{"a": [', "{'a': '"])
 def test_reader_work_grows_linearly(unit):
     # 8x the text must cost well under 64x (quadratic) the time; 24x leaves room for noise.

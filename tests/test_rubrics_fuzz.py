@@ -82,6 +82,7 @@ def serialised(draw, obj: dict) -> str:
     return draw(prose) + ("\n" if fence else "") + fence + body + close + draw(prose)
 
 
+@pytest.mark.slow  # fuzzer
 @given(data=st.data())
 @FUZZ
 def test_with_without_wellformed_parses_to_the_label(data):
@@ -107,6 +108,7 @@ def test_with_without_wellformed_parses_to_the_label(data):
         assert v.uncertainty == obj["uncertainty"].lower().strip(".")
 
 
+@pytest.mark.slow  # fuzzer
 @given(data=st.data())
 @FUZZ
 def test_blind_pair_wellformed_parses_and_deblinds(data):
@@ -161,6 +163,7 @@ def _check(rubric, text, order=None):
 JSONISH = st.text(alphabet="{}[]:,\"'\\ \n\tabcl()_-1234567890.eETNul\u201c\u201d/*", max_size=200)
 
 
+@pytest.mark.slow  # fuzzer
 @given(text=st.one_of(st.text(max_size=300), JSONISH))
 @settings(max_examples=800, deadline=None, derandomize=True)
 def test_arbitrary_text_parses_or_raises_parse_error(text):
@@ -183,6 +186,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow  # fuzzer
 @given(value=json_values, prefix=prose)
 @settings(max_examples=400, deadline=None, derandomize=True)
 def test_arbitrary_json_parses_or_raises_parse_error(value, prefix):
@@ -222,6 +226,7 @@ def mutated(draw):
     return rubric, text
 
 
+@pytest.mark.slow  # fuzzer
 @given(case=mutated(), order=st.sampled_from(["with_first", "without_first"]))
 @settings(max_examples=1200, deadline=None, derandomize=True)
 def test_mutated_outputs_parse_or_raise_parse_error(case, order):

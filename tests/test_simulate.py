@@ -326,6 +326,7 @@ def test_true_dimension_differences_against_monte_carlo(tmp_path):
     assert truth["correctness"]["true_difference"] < 1.8 - 0.05
 
 
+@pytest.mark.slow  # simulation study
 def test_large_simulation_estimates_each_dimension_near_truth(tmp_path):
     sim = evalstats.simulate(
         tmp_path,

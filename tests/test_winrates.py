@@ -576,6 +576,7 @@ def test_coverage_study_is_tidy_and_reproducible() -> None:
     assert a["coverage"].between(0, 1).all() and (a["n_evals"] == 100).all()
 
 
+@pytest.mark.slow  # simulation study
 def test_fast_coverage_study() -> None:
     # Fast version of benchmarks/coverage.py: 600 evaluations, 15 tasks x 6
     # replicates, ICC 0.3. Monte Carlo SE of a coverage near 0.95 is ~0.009.
