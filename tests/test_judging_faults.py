@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from fakellm import FakeLLM, body_key, make_data
 
 from evalstats.judging import parse_judge, plan_calls, read_journal, run_judges
