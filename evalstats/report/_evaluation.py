@@ -45,6 +45,7 @@ from ._eval_report import (
     _per_task,
     _tests,
 )
+from ._eval_labels import _labels
 from ._kinds import Loaded, Section
 
 __all__ = [
@@ -252,6 +253,13 @@ def sections() -> tuple[Section, ...]:
             ("per_task", "report", _per_task, ["per_task"]),
             ("accounting", "report", _accounting, ["accounting", "sensitivity", "invalid_outputs"]),
             ("audit", "report", _audit, ["audit"]),
+            # Its own generators (streams 11, 12); unavailable, drawing nothing, without labels.
+            (
+                "labels",
+                "report",
+                _labels,
+                ["labels_agreement", "labels_confusion", "labels_ppi", "labels_needed"],
+            ),
             ("design", "methodology", _design, ["design"]),
             ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
             (
