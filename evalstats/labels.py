@@ -25,6 +25,7 @@ from .records import LABEL_FIELDS, LABEL_KEYS, load_labels, write_frame_atomic
 
 __all__ = ["LABEL_FIELDS", "LABEL_KEYS", "has_provenance", "load_labels", "write_labels"]
 
+
 def write_labels(labels: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write a labels table atomically (format from the extension), known columns only."""
     cols = [c for c in LABEL_FIELDS if c in labels.columns]

@@ -161,7 +161,8 @@ def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
     if labels is not None:
         n_pairs = len(labels[["task_id", "replicate"]].drop_duplicates())
         who = labels["labeler"].astype(str).nunique()
-        rows.append(("labels", f"{len(labels)} on {n_pairs} pairs by {who} labeler(s)"))
+        people = f"{who} labeler" + ("s" if who != 1 else "")
+        rows.append(("labels", f"{len(labels)} ({n_pairs} pairs, {people})"))
     plan = ds.plan
     if plan is None:
         rows.append(("plan", "none"))

@@ -85,7 +85,9 @@ def _labels(ctx: Context) -> dict[str, Any]:
         for judge in sorted(f["judge"].astype(str).unique()):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", EvalstatsWarning)
-                r = ppi_win_rates(f, labels, judge=judge, rubric=rubric, rng=ppi_rng, **_common(ctx))
+                r = ppi_win_rates(
+                    f, labels, judge=judge, rubric=rubric, rng=ppi_rng, **_common(ctx)
+                )
             notes.extend(f"{rubric} / {judge}: {w.message}" for w in caught)
             d = r.diagnostics
             r = r.assign(rubric=rubric)
@@ -127,5 +129,3 @@ def _labels(ctx: Context) -> dict[str, Any]:
 
 def _front(table: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
     return table[[*cols, *(c for c in table.columns if c not in cols)]]
-
-

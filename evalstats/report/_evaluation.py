@@ -21,6 +21,7 @@ from ._eval_common import (
     CONSENSUS_RULE,
     _guarded,
 )
+from ._eval_labels import _labels
 from ._eval_methodology import (
     _coverage,
     _design,
@@ -45,7 +46,6 @@ from ._eval_report import (
     _per_task,
     _tests,
 )
-from ._eval_labels import _labels
 from ._kinds import Loaded, Section
 
 __all__ = [
