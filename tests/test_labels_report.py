@@ -125,6 +125,7 @@ def test_section_numbers_match_oracles(labelled_ctx: Context) -> None:
     ctx = labelled_ctx
     out = _labels(ctx)
     assert set(out) == {"labels_agreement", "labels_confusion", "labels_ppi", "labels_needed"}
+    # No headline computed in this context: nothing to name.
     ds, frame = ctx.extra["dataset"], ctx.frame
     gold = gold_labels(ds.labels)
     judges = sorted(frame["judge"].astype(str).unique())
@@ -162,6 +163,21 @@ def test_section_numbers_match_oracles(labelled_ctx: Context) -> None:
     assert row["target_half_width"] == pytest.approx(row["half_width"] / SHARPER)
     # Halving the interval takes four times the labels (capped by the judged pairs).
     assert row["labels_needed"] == min(4 * row["n_labelled"], row["n_pairs"])
+
+
+def test_headline_names_its_estimate(labelled_ctx: Context) -> None:
+    from evalstats.report._eval_report import _headline
+
+    ctx = labelled_ctx
+    ctx.tables.update(_headline(ctx))
+    try:
+        out = _labels(ctx)
+    finally:
+        head = ctx.tables.pop("headline")
+    assert set(out["headline"]["estimate_source"]) == {"judge-only"}
+    assert out["headline"].shape[1] == head.shape[1] + 1 <= 16
+    assert "estimate_source" not in head.columns  # the computed table is left alone
+    assert out["headline"].diagnostics is not None
 
 
 @pytest.mark.parametrize("p, h, n", [(0.5, 0.1, 10), (0.3, 0.05, 40), (0.8, 0.2, 7)])

@@ -19,6 +19,10 @@ import scipy.stats
 from ._eval_common import _child_rng, _common, _rubrics_in
 from ._kinds import Context, Unavailable
 
+#: What the headline's rates are, named in its ``estimate_source`` column when there are
+#: labels (the PPI-corrected ones are in ``labels_ppi``).
+HEADLINE_ESTIMATE = "judge-only"
+
 #: Labels-needed target: the interval this many times narrower than now.
 SHARPER = 2.0
 
@@ -121,6 +125,13 @@ def _labels(ctx: Context) -> dict[str, Any]:
         "labels_ppi": _front(pd.concat(ppi, ignore_index=True), front),
         "labels_needed": pd.DataFrame(needed),
     }
+    head = ctx.tables.get("headline")
+    if isinstance(head, pd.DataFrame):
+        # The headline's rates stay the judges' own: the PPI guarantee needs a random sample
+        # of at least 15 labelled pairs, and the plan's test is on the judges' verdicts. It
+        # says so, and only with labels, so that a directory without any publishes the
+        # same headline as before.
+        out["headline"] = head.assign(estimate_source=HEADLINE_ESTIMATE)
     out["labels_ppi"].attrs["notes"] = notes
     out["labels_ppi"].attrs["random_sample"] = has_provenance(labels)
     out["labels_ppi"].attrs["z"] = z
