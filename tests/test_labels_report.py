@@ -192,3 +192,31 @@ def test_labels_needed_matches_statsmodels(p: float, h: float, n: int) -> None:
 def test_labels_needed_refuses_nonsense() -> None:
     with pytest.raises(ValueError):
         labels_needed(0.0, 10, target_half_width=0.1)
+
+
+def test_card_names_the_estimate(labelled_ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    import evalstats.report._display_plan as dp
+    import evalstats.report._sentences as sentences
+    from evalstats.report._eval_labels import estimate_note
+    from evalstats.report._eval_report import _headline
+
+    ctx = labelled_ctx
+    ctx.tables.update(_headline(ctx))
+    try:
+        head = _labels(ctx)["headline"]
+    finally:
+        plain = ctx.tables.pop("headline")
+    assert estimate_note(plain) == ""
+    # The card's paragraph is the sentences module's (tested there); the line added is ours.
+    monkeypatch.setattr(sentences, "headline_paragraph", lambda res: "WITH won.")
+    shown: list[str] = []
+    monkeypatch.setattr(dp, "_display", lambda html, text: shown.append(text))
+    for table in (head, plain):
+        dp.show_headline_card(types.SimpleNamespace(tables={"headline": table}))
+    assert shown == [
+        "Headline. WITH won. Estimate shown: judge-only (the people's PPI-corrected rates: "
+        "'Judges against people').",
+        "Headline. WITH won.",
+    ]

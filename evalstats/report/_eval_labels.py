@@ -138,5 +138,19 @@ def _labels(ctx: Context) -> dict[str, Any]:
     return out
 
 
+def estimate_note(headline: pd.DataFrame) -> str:
+    """The headline card's words on which estimate it shows; empty without labels.
+
+    >>> estimate_note(pd.DataFrame({"estimate_source": ["judge-only"]}))
+    " Estimate shown: judge-only (the people's PPI-corrected rates: 'Judges against people')."
+    >>> estimate_note(pd.DataFrame({"estimate": [0.5]}))
+    ''
+    """
+    if "estimate_source" not in headline.columns or not len(headline):
+        return ""
+    shown = ", ".join(sorted(set(headline["estimate_source"].astype(str))))
+    return f" Estimate shown: {shown} (the people's PPI-corrected rates: 'Judges against people')."
+
+
 def _front(table: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
     return table[[*cols, *(c for c in table.columns if c not in cols)]]
