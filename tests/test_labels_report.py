@@ -220,3 +220,25 @@ def test_card_names_the_estimate(labelled_ctx: Context, monkeypatch: pytest.Monk
         "'Judges against people').",
         "Headline. WITH won.",
     ]
+
+
+@pytest.mark.slow
+def test_rendered_page_shows_the_labels_section(labelled: Path, tmp_path: Path) -> None:
+    import json
+    import re
+
+    from test_report import TEST_PARAMS
+
+    from evalstats.report import render_report
+
+    out = tmp_path / "report"
+    render_report(labelled, out, params=TEST_PARAMS)
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert "labels.jsonl" in doc["provenance"]["inputs"]
+    assert {r["estimate_source"] for r in doc["tables"]["headline"]} == {"judge-only"}
+    assert doc["tables"]["labels_ppi"] and doc["tables"]["labels_needed"]
+    page = (out / "index.html").read_text(encoding="utf-8")
+    text = " ".join(re.sub(r"<[^>]+>", " ", page).split())
+    assert "Judges against people" in text
+    assert "Each judge against the people" in text and "Labels needed to halve" in text
+    assert "Estimate shown: judge-only" in text
