@@ -1,7 +1,8 @@
 """The ``evalstats label`` subcommand (wired into ``evalstats.cli`` by ``register``).
 
 ``evalstats label DATA_DIR -n N --seed S -o sheet.csv`` draws a labelling sheet;
-``evalstats label --read sheet.csv DATA_DIR`` adds its verdicts to ``DATA_DIR/labels.jsonl``.
+``evalstats label --read sheet.csv [--key KEY.json] DATA_DIR`` adds its verdicts to
+``DATA_DIR/labels.jsonl`` (``--key`` finds the blinding key of a renamed sheet).
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="seed of the draw (recorded in every label)")
     p.add_argument("-o", "--output", metavar="SHEET.csv", help="sheet to write")
     p.add_argument("--read", metavar="SHEET.csv", help="read this filled sheet into labels")
+    p.add_argument(
+        "--key",
+        metavar="KEY.json",
+        help="the sheet's blinding key, when the sheet was renamed (default: SHEET.csv.key.json)",
+    )
     p.add_argument("--labeler", help="labeler name for rows whose labeler cell is empty")
     p.set_defaults(func=main)
     return p
@@ -44,7 +50,7 @@ def main(args: argparse.Namespace) -> int:
 
     try:
         if args.read:
-            labels = read_sheet(args.read, args.data_dir, labeler=args.labeler)
+            labels = read_sheet(args.read, args.data_dir, labeler=args.labeler, key=args.key)
             target = merge_labels(args.data_dir, labels)
             print(
                 f"{len(labels)} label(s) added to {target}; "

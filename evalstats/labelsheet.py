@@ -6,8 +6,8 @@ drawn without replacement inside the task), shows each pair's two answers as "A"
 random order, and writes
 
 * ``sheet.csv``: ``item``, ``task_id``, ``replicate``, ``prompt``, ``canonical_answer``,
-  ``answer_a``, ``answer_b`` and the empty columns ``verdict`` (A / B / tie), ``labeler``,
-  ``note`` to be filled in. No arm names appear in it.
+  ``answer_a``, ``answer_b``, the empty column ``verdict`` to be filled in,
+  ``allowed_verdicts`` (what it may hold: A, B or tie), and the empty ``labeler`` and ``note``. No arm names appear in it.
 * ``sheet.csv.key.json``: the blinding key and the sample's provenance: the seed, the sha256
   of the pairs it was drawn from (:func:`pairs_sha256`), and per item the pair and its order.
 
@@ -62,10 +62,13 @@ SHEET_COLUMNS = (
     "answer_a",
     "answer_b",
     "verdict",
+    "allowed_verdicts",
     "labeler",
     "note",
 )
 VERDICTS = ("a", "b", "tie")
+#: What the sheet's ``allowed_verdicts`` column says on every row.
+ALLOWED_TEXT = "A (answer_a better), B (answer_b better) or tie"
 # verdict -> outcome from WITH's point of view, per shown order.
 _DEBLIND = {
     "with_first": {"a": "win", "b": "loss", "tie": "tie"},
@@ -192,6 +195,7 @@ def draw_sheet(
             "answer_a": np.where(first, rows["with_answer"], rows["without_answer"]),
             "answer_b": np.where(first, rows["without_answer"], rows["with_answer"]),
             "verdict": "",
+            "allowed_verdicts": ALLOWED_TEXT,
             "labeler": "",
             "note": "",
         }
@@ -219,8 +223,8 @@ def draw_sheet(
     return sheet
 
 
-def _read_key(path: Path) -> dict[str, Any]:
-    kp = key_path(path)
+def _read_key(path: Path, key: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    kp = key_path(path) if key is None else Path(key)
     if not kp.exists():
         raise DataError("the sheet's blinding key is missing (cannot de-blind)", path=kp)
     try:
@@ -239,6 +243,7 @@ def read_sheet(
     *,
     labeler: str | None = None,
     created_at: str | pd.Timestamp | None = None,
+    key: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """Turn a filled sheet into ``labels`` rows, de-blinded, with the sample's provenance.
 
@@ -252,6 +257,9 @@ def read_sheet(
         Name for rows whose ``labeler`` cell is empty.
     created_at : str or Timestamp, optional
         Time stamp of the labels (default: now, UTC).
+    key : path-like, optional
+        The blinding key, for a sheet renamed or moved away from it (default:
+        :func:`key_path` of ``path``).
 
     Returns
     -------
@@ -268,14 +276,15 @@ def read_sheet(
         labeler. Messages name the sheet, its line and the field.
     """
     p = Path(path)
-    key = _read_key(p)
+    kp = key_path(p) if key is None else Path(key)
+    key = _read_key(p, kp)
     pairs = _eligible_pairs(data_dir)
     digest = pairs_sha256(pairs)
     if digest != key["frame_sha256"]:
         raise DataError(
             f"the pairs of {data_dir} (sha256 {digest[:12]}…) are not the ones this sheet was "
             f"drawn from ({str(key['frame_sha256'])[:12]}…)",
-            path=key_path(p),
+            path=kp,
             field="frame_sha256",
         )
     redraw = draw_sample(pairs[["task_id", "replicate"]], int(key["n"]), seed=int(key["seed"]))
@@ -290,7 +299,7 @@ def read_sheet(
     if not same:
         raise DataError(
             f"the key's items are not the draw of seed {key['seed']}: not a random sample",
-            path=key_path(p),
+            path=kp,
             field="items",
         )
     try:

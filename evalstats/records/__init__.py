@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from .._atomic import atomic_write
 from ._contract import duplicate_error, first_duplicate, is_missing, validate_table
-from ._dataset import DEFAULT_ARM_NAMES, Dataset, find_file, load_arm_names, load_dir
-from ._read import EvalstatsWarning, read_table_raw
+from ._dataset import DEFAULT_ARM_NAMES, Dataset, load_arm_names, load_dir
+from ._labels import LABEL_FIELDS, LABEL_KEYS, load_labels
+from ._read import EvalstatsWarning, find_file, read_table_raw
 from ._tables import incomplete_pairs, load_judgments, load_runs, load_tasks, pair_runs
 from ._write import FRAME_SUFFIXES, check_output_path, write_frame_atomic, write_jsonl_atomic
 
@@ -26,6 +27,9 @@ __all__ = [
     "first_duplicate",
     "duplicate_error",
     "DEFAULT_ARM_NAMES",
+    "LABEL_FIELDS",
+    "LABEL_KEYS",
+    "load_labels",
     "Dataset",
     "EvalstatsWarning",
     "FRAME_SUFFIXES",

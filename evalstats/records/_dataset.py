@@ -16,7 +16,8 @@ from .._display import html_table, text_table
 from .._schema import ARMS
 from ..errors import DataError
 from ..plan import Plan, find_plan, load_plan
-from ._read import _SUFFIXES, EvalstatsWarning, _reason
+from ._labels import load_labels
+from ._read import EvalstatsWarning, find_file
 from ._tables import load_judgments, load_runs, load_tasks
 
 __all__ = ["DEFAULT_ARM_NAMES", "Dataset", "find_file", "load_arm_names", "load_dir"]
@@ -26,19 +27,43 @@ __all__ = ["DEFAULT_ARM_NAMES", "Dataset", "find_file", "load_arm_names", "load_
 DEFAULT_ARM_NAMES = {"with": "WITH", "without": "WITHOUT"}
 
 
-class Dataset(NamedTuple):
-    """What :func:`load_dir` returns: tasks, runs (with tokens), judgments, plan, arm names.
-
-    ``judgments`` is None when the directory has none yet; ``plan`` (an
-    :class:`evalstats.plan.Plan`) is None when it declares no analysis plan;
-    :attr:`arm_names` is ``{"with": ..., "without": ...}``, what the report calls the two
-    arms (:func:`load_arm_names`).
-    """
-
+class _Parts(NamedTuple):
     tasks: pd.DataFrame
     runs: pd.DataFrame
     judgments: pd.DataFrame | None
     plan: Plan | None = None
+
+
+class Dataset(_Parts):
+    """What :func:`load_dir` returns: tasks, runs (with tokens), judgments, plan, arm names, labels.
+
+    ``judgments`` is None when the directory has none yet; ``plan`` (an
+    :class:`evalstats.plan.Plan`) is None when it declares no analysis plan;
+    :attr:`arm_names` is ``{"with": ..., "without": ...}``, what the report calls the two
+    arms (:func:`load_arm_names`); :attr:`labels` the people's verdicts
+    (:func:`evalstats.labels.load_labels` of ``labels.jsonl``), None without any.
+    """
+
+    # Not a tuple field: a Dataset still unpacks into its four parts (tasks, runs,
+    # judgments, plan), as code written before labels were read expects.
+    labels: pd.DataFrame | None
+
+    def __new__(
+        cls,
+        tasks: pd.DataFrame,
+        runs: pd.DataFrame,
+        judgments: pd.DataFrame | None,
+        plan: Plan | None = None,
+        *,
+        labels: pd.DataFrame | None = None,
+    ) -> Dataset:
+        self = super().__new__(cls, tasks, runs, judgments, plan)
+        self.labels = labels
+        return self
+
+    def _replace(self, **changes: Any) -> Dataset:
+        labels = changes.pop("labels", self.labels)
+        return Dataset(*super()._replace(**changes), labels=labels)
 
     @property
     def arm_names(self) -> dict[str, str]:
@@ -76,7 +101,8 @@ def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
     tasks, runs, judgments = ds.tasks, ds.runs, ds.judgments
     names = ds.arm_names
     rows.append(("tasks", len(tasks) if tasks is not None else 0))
-    files = [f.attrs.get("source") for f in (tasks, runs, judgments) if f is not None]
+    labels = ds.labels
+    files = [f.attrs.get("source") for f in (tasks, runs, judgments, labels) if f is not None]
     if runs is not None and len(runs):
         arm = runs["arm"].astype(str)
         per_arm = arm.value_counts().reindex(ARMS, fill_value=0)
@@ -132,6 +158,11 @@ def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
                 for i, (judge, counts) in enumerate(table.iterrows()):
                     text = f"{judge}: {_count_text(counts[counts > 0])}"
                     rows.append(("by judge" if i == 0 else "", text))
+    if labels is not None:
+        n_pairs = len(labels[["task_id", "replicate"]].drop_duplicates())
+        who = labels["labeler"].astype(str).nunique()
+        people = f"{who} labeler" + ("s" if who != 1 else "")
+        rows.append(("labels", f"{len(labels)} ({n_pairs} pairs, {people})"))
     plan = ds.plan
     if plan is None:
         rows.append(("plan", "none"))
@@ -145,35 +176,11 @@ def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
     return rows
 
 
-def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = True) -> Path | None:
-    """``DATA_DIR/<stem>.jsonl`` (or .ndjson, .parquet, .csv): the one file holding that table.
-
-    Raises ``DataError`` when the directory cannot be listed, when two files hold the same
-    table (``tasks.jsonl`` and ``tasks.csv``: which one is meant cannot be guessed), and,
-    if ``required``, when there is none.
-    """
-    d = Path(data_dir)
-    try:
-        present = set(os.listdir(d))
-    except FileNotFoundError:
-        raise DataError("data directory not found", path=d) from None
-    except NotADirectoryError:
-        raise DataError("not a directory", path=d) from None
-    except OSError as exc:
-        raise DataError(f"cannot read the directory ({_reason(exc)})", path=d) from None
-    found = [d / f"{stem}{suffix}" for suffix in _SUFFIXES if f"{stem}{suffix}" in present]
-    if len(found) > 1:
-        names = " and ".join(p.name for p in found)
-        raise DataError(f"{names} both hold the {stem} table; keep one of them", path=d)
-    if found:
-        return found[0]
-    if required:
-        raise DataError(f"no {stem}.jsonl, {stem}.parquet or {stem}.csv in this directory", path=d)
-    return None
-
-
 def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False) -> Dataset:
-    """Load ``tasks``, ``runs`` and (if present) ``judgments`` and ``plan`` from one directory.
+    """Load ``tasks``, ``runs`` and (if present) ``judgments``, ``labels`` and ``plan``.
+
+    ``labels`` (``labels.jsonl``, what ``evalstats label --read`` writes) is read with
+    :func:`evalstats.labels.load_labels`, every label checked against the runs' pairs.
 
     The plan is ``plan.toml`` or ``plan.json`` (:func:`evalstats.load_plan`); both at once
     is a ``DataError``. The arm names come from ``arms.toml`` or the rubric files of
@@ -186,11 +193,14 @@ def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False
     judgments = load_judgments(jpath) if jpath is not None else None
     used = None if judgments is None else set(judgments["rubric"].astype(str))
     runs.attrs["arm_names"] = load_arm_names(data_dir, rubrics=used)
+    lpath = find_file(data_dir, "labels", required=False)
+    labels = load_labels(lpath, runs) if lpath is not None else None
     return Dataset(
         tasks,
         runs,
         judgments,
         load_plan(ppath) if ppath is not None else None,
+        labels=labels,
     )
 
 

@@ -189,3 +189,30 @@ def read_table_raw(
         raise DataError(f"unreadable Parquet file: {exc}", path=p) from None
     frame = frame.astype(object).where(frame.notna(), None)
     return frame, np.arange(1, len(frame) + 1, dtype=np.int64), "row"
+
+
+def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = True) -> Path | None:
+    """``DATA_DIR/<stem>.jsonl`` (or .ndjson, .parquet, .csv): the one file holding that table.
+
+    Raises ``DataError`` when the directory cannot be listed, when two files hold the same
+    table (``tasks.jsonl`` and ``tasks.csv``: which one is meant cannot be guessed), and,
+    if ``required``, when there is none.
+    """
+    d = Path(data_dir)
+    try:
+        present = set(os.listdir(d))
+    except FileNotFoundError:
+        raise DataError("data directory not found", path=d) from None
+    except NotADirectoryError:
+        raise DataError("not a directory", path=d) from None
+    except OSError as exc:
+        raise DataError(f"cannot read the directory ({_reason(exc)})", path=d) from None
+    found = [d / f"{stem}{suffix}" for suffix in _SUFFIXES if f"{stem}{suffix}" in present]
+    if len(found) > 1:
+        names = " and ".join(p.name for p in found)
+        raise DataError(f"{names} both hold the {stem} table; keep one of them", path=d)
+    if found:
+        return found[0]
+    if required:
+        raise DataError(f"no {stem}.jsonl, {stem}.parquet or {stem}.csv in this directory", path=d)
+    return None

@@ -25,12 +25,13 @@ def show_headline_card(results: Any) -> None:
     """The primary result in one paragraph of words, at the top of the report
     (:func:`evalstats.report.headline_paragraph`: the declared primary, else the
     first headline row, called exploratory)."""
+    from ._eval_labels import estimate_note
     from ._sentences import headline_paragraph
 
     if results.tables.get("headline") is None:
         show_unavailable(results, "headline")
         return
-    text = headline_paragraph(results)
+    text = headline_paragraph(results) + estimate_note(results.tables["headline"])
     _display(
         '<section class="headline-card" aria-label="headline result"><p><strong>Headline.'
         f"</strong> {html.escape(text)}</p></section>",

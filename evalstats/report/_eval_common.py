@@ -18,7 +18,7 @@ CONSENSUS_RULE = "unanimous"
 # Judge text is shown in example tables only, cut to this many characters (escaped on render).
 _TEXT_LIMIT = 400
 _N_EXAMPLES = 12
-_INPUT_STEMS = ("tasks", "runs", "judgments")
+_INPUT_STEMS = ("tasks", "runs", "judgments", "labels")
 _EXAMPLE_COLUMNS = ["rubric", "task_id", "replicate", "order", "judge", "outcome", "label"]
 
 # The between-task correlation is not estimated from one small evaluation: the design is shown

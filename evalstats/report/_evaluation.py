@@ -21,6 +21,7 @@ from ._eval_common import (
     CONSENSUS_RULE,
     _guarded,
 )
+from ._eval_labels import _labels
 from ._eval_methodology import (
     _coverage,
     _design,
@@ -252,6 +253,13 @@ def sections() -> tuple[Section, ...]:
             ("per_task", "report", _per_task, ["per_task"]),
             ("accounting", "report", _accounting, ["accounting", "sensitivity", "invalid_outputs"]),
             ("audit", "report", _audit, ["audit"]),
+            # Its own generators (streams 11, 12); unavailable, drawing nothing, without labels.
+            (
+                "labels",
+                "report",
+                _labels,
+                ["labels_agreement", "labels_confusion", "labels_ppi", "labels_needed"],
+            ),
             ("design", "methodology", _design, ["design"]),
             ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
             (

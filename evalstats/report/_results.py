@@ -41,7 +41,8 @@ class Results:
         (with ``primary``, the row a declared plan names, and ``net_win_p_holm``),
         ``missing_bounds``, ``agreement``, ``disagreements``, ``cost``, ``judge_spend``,
         ``per_task``, ``dimensions``, ``position_bias``, ``accounting``, ``sensitivity``,
-        ``invalid_outputs``, ``audit``; its methodology: ``design``, ``power_mde``,
+        ``invalid_outputs``, ``audit``, and with people's labels ``labels_agreement``,
+        ``labels_confusion``, ``labels_ppi``, ``labels_needed``; its methodology: ``design``, ``power_mde``,
         ``power_curve``, ``tasks_needed``, ``mde_simulated``, ``ordinal_check``,
         ``ordinal_terms``, ``coverage``; the AlpacaEval case study:
         ``leaderboard``, ``agreement``, ``length_bias``, ``length_slope``,
