@@ -275,17 +275,18 @@ def count_text(n: int, n_pairs: float | None, ordered: bool, *, judged: bool = F
     """How many were judged, worded one way in figures, tables and sentences.
 
     ``n`` judged units, ``n_pairs`` the distinct pairs among them (None or NaN when not
-    known): "85 pairs", or "85 pairs (165 pair-orders)" when a pair was judged in several
-    orders; ``ordered`` says what ``n`` counts when the pairs are not known. ``judged``
+    known): "85 pairs", or "165 pair-orders (85 pairs)" when a pair was judged in several
+    orders -- ``n`` first, as a rate of these verdicts is a share of the ``n``, never of the
+    pairs; ``ordered`` says what ``n`` counts when the pairs are not known. ``judged``
     writes "judged pair-orders", as a sentence reads.
 
     >>> count_text(165, 85, True), count_text(82, 82.0, False)
-    ('85 pairs (165 pair-orders)', '82 pairs')
+    ('165 pair-orders (85 pairs)', '82 pairs')
     >>> count_text(64, None, True, judged=True)
     '64 judged pair-orders'
     """
     orders = "judged pair-orders" if judged else "pair-orders"
     if n_pairs is not None and math.isfinite(float(n_pairs)):
         k = int(n_pairs)
-        return f"{k} pairs ({n} {orders})" if n != k else f"{k} pairs"
+        return f"{n} {orders} ({k} pairs)" if n != k else f"{k} pairs"
     return f"{n} {orders}" if ordered else f"{n} pairs"

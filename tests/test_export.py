@@ -354,10 +354,10 @@ def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
     rows = source_rows(doc, "headline") + source_rows(doc, "consensus")
     pat = re.compile(
         rf"WITH won ({NUM}) % \[({NUM}), ({NUM})\], tied ({NUM}) % \[({NUM}), ({NUM})\] and "
-        rf"lost ({NUM}) % \[({NUM}), ({NUM})\] of (\d+) pairs(?: \((\d+) judged pair-orders\))? "
+        rf"lost ({NUM}) % \[({NUM}), ({NUM})\] of (?:(\d+) judged pair-orders \()?(\d+) pairs\)? "
         r"in (\d+) "
         rf"tasks.*: a net win of ({NUM}) points \[({NUM}), ({NUM})\] \((.+?) (judge|of the "
-        r"judges), (\S+) rubric; 95 % CI clustered by task, (.+)\)\.$"
+        r"judges), (\S+) rubric\), 95 % CI clustered by task, (.+)\.$"
     )
     for sentence, row in zip(sentences, rows, strict=False):
         m = pat.match(sentence)
@@ -367,10 +367,11 @@ def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
             assert close(g[3 * i], row[stat], stat, None, True)
             assert close(g[3 * i + 1], row[f"{stat}_ci_low"], stat, None, True)
             assert close(g[3 * i + 2], row[f"{stat}_ci_high"], stat, None, True)
-        # "85 pairs (165 judged pair-orders)" for the blind rubric, "83 pairs" otherwise.
-        assert int(g[9]) == row["n_pairs"] and int(g[11]) == row["n_clusters"]
-        assert int(g[10] or g[9]) == row["n"]
-        assert (g[10] is not None) == (row["rubric"] == "blind-pair")
+        # "165 judged pair-orders (85 pairs)" for the blind rubric (the rates' own
+        # denominator first), "83 pairs" otherwise.
+        assert int(g[10]) == row["n_pairs"] and int(g[11]) == row["n_clusters"]
+        assert int(g[9] or g[10]) == row["n"]
+        assert (g[9] is not None) == (row["rubric"] == "blind-pair")
         assert close(g[12], row["net_win"], "net_win", None, True)
         assert close(g[13], row["net_win_ci_low"], "net_win", None, True)
         assert close(g[14], row["net_win_ci_high"], "net_win", None, True)
@@ -386,7 +387,7 @@ def test_agreement_and_cost_sentences(doc):
     assert len(agr) == len(source_rows(doc, "agreement"))
     for s, row in zip(agr, source_rows(doc, "agreement"), strict=True):
         m = re.search(
-            rf"kappa ({NUM}) \[({NUM}), ({NUM})\] \(95 % Wald CI, not clustered; "
+            rf"kappa ({NUM}) \[({NUM}), ({NUM})\], 95 % CI by [^,]+, "
             rf"\[({NUM}), ({NUM})\] by cluster bootstrap",
             s,
         )
@@ -394,7 +395,7 @@ def test_agreement_and_cost_sentences(doc):
         assert close(m[1], row["kappa"], "kappa", None, True)
         assert close(m[4], row["kappa_boot_ci_low"], "kappa", None, True)
         if row["n_pairs"] < row["n"]:  # the blind rubric: each pair judged in both orders
-            units = f"{row['n_pairs']} pairs ({row['n']} judged pair-orders)"
+            units = f"{row['n']} judged pair-orders ({row['n_pairs']} pairs)"
         else:
             units = f"{row['n']} pairs"
         assert f"of {units} in {row['n_clusters']} tasks" in s
