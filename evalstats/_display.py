@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -29,6 +30,8 @@ __all__ = [
     "MAX_ROWS",
     "ResultDisplay",
     "count_text",
+    "judge_label",
+    "judge_model",
     "format_scalar",
     "html_table",
     "summarize_value",
@@ -297,3 +300,34 @@ def count_text(n: int, n_pairs: float | None, ordered: bool, *, judged: bool = F
         k = int(n_pairs)
         return f"{n} {orders} ({k} pairs)" if n != k else f"{k} pairs"
     return f"{n} {orders}" if ordered else f"{n} pairs"
+
+
+_DATE = re.compile(r"[-_@]?(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+_ACRONYMS = {"gpt": "GPT", "llm": "LLM", "ai": "AI", "o1": "o1", "o3": "o3"}
+
+
+def judge_model(judge: str) -> str:
+    """A judge ``provider:model`` without its provider and a trailing date.
+
+    >>> judge_model("anthropic:claude-sonnet-4-20250514"), judge_model("consensus:unanimous")
+    ('claude-sonnet-4', 'consensus:unanimous')
+    """
+    provider, sep, model = judge.partition(":")
+    if not sep or provider == "consensus":
+        return judge
+    return _DATE.sub("", model) or model
+
+
+def judge_label(judge: str) -> str:
+    """A judge as a reader names it in a sentence.
+
+    >>> judge_label("anthropic:claude-sonnet-4-20250514"), judge_label("openai:gpt-5.4")
+    ('Claude Sonnet 4', 'GPT 5.4')
+    >>> judge_label("consensus:unanimous")
+    'unanimous consensus'
+    """
+    provider, sep, rule = judge.partition(":")
+    if sep and provider == "consensus":
+        return f"{rule} consensus"
+    pieces = [p for p in re.split(r"[-_\s]+", judge_model(judge)) if p]
+    return " ".join(_ACRONYMS.get(p.lower(), p[:1].upper() + p[1:]) for p in pieces) or judge
