@@ -153,12 +153,30 @@ def markdown_rows(md: str) -> tuple[list[str], list[list[str]]]:
     return _markdown_cells(lines[0]), [_markdown_cells(line) for line in lines[2:]]
 
 
-def check_table(name: str, header: list[str], rows: list[list[str]], doc, digits, percent):
+def check_table(
+    name: str, header: list[str], rows: list[list[str]], doc, digits, percent, paper=False
+):
+    """``paper``: the LaTeX view, its human column names and short judge names."""
+    from evalstats.report._export_names import judge_label
+    from evalstats.report._export_tables import _HEADERS, _ratio_name
+
+    back = {v: k for k, v in _HEADERS.items() if k != "n_tasks"}
+    if name == "cost":
+        back["Tasks"] = "n_tasks"
     source = source_rows(doc, name)
     assert len(rows) == len(source)
     for cells, row in zip(rows, source, strict=True):
         for col, cell in zip(header, cells, strict=True):
             stat = col.removesuffix(" (%)")
+            if paper:
+                col = col.replace(stat, back[stat])
+                stat = back[stat]
+                if stat in ("judge", "judge_a", "judge_b"):
+                    assert cell == judge_label(str(row[stat]))
+                    continue
+                if stat == "statistic":
+                    assert cell == _ratio_name(row[stat])
+                    continue
             assert col.endswith(" (%)") == (percent and stat in RATES), col
             if stat in ("n", "n_pairs", "n_clusters", "n_tasks"):
                 assert int(cell) == row[stat]
@@ -189,7 +207,7 @@ def test_latex_tables_round_trip(results_path, doc, digits, percent):
             assert text.count(rule) == 1, (name, rule)
         assert "\\hline" not in text
         header, rows = latex_rows(text)
-        check_table(name, header, rows, doc, digits, percent)
+        check_table(name, header, rows, doc, digits, percent, paper=True)
 
 
 @pytest.mark.parametrize(("digits", "percent"), CONFIGS)
@@ -228,16 +246,22 @@ def test_latex_escapes_special_characters(doc):
         row["judge"] = SPECIAL + row["judge"]
     tex = ex.latex_tables(bad)["headline"]
     body = tex.split("\\midrule\n", 1)[1]
-    assert "my\\_judge 100\\% \\& \\#1 \\$x\\$ \\{a\\}" in body
-    assert "\\textasciitilde " in body and "\\textasciicircum " in body
-    assert "\\textbackslash " in body
+    # The table shows the short name; the full judge id is in the note, escaped there too.
+    note = body.split("\\parbox{\\linewidth}{", 1)[1]
+    assert "my\\_judge 100\\% \\& \\#1 \\$x\\$ \\{a\\}" in note
+    assert "\\textasciitilde " in note and "\\textasciicircum " in note
+    assert "\\textbackslash " in note
+    assert not re.search(r"(?<!\\)[%#$&]", note.split("\\label", 1)[0]), note
     # Unescaped, a `%` would comment out the rest of the row and `&` add a column.
-    n_cols = len(ex.formatted_tables(bad)["headline"].columns)
+    n_cols = len(ex.formatted_tables(bad)["headline"].columns) - 1  # method: in the note
     for line in body.split("\\bottomrule")[0].strip().splitlines():
         assert len(re.findall(r"(?<!\\)&", line)) == n_cols - 1
         assert not re.search(r"(?<!\\)[%#$_]", line), line
-    header, rows = latex_rows(tex)
-    assert [r[1] for r in rows] == [r["judge"] for r in source_rows(bad, "headline")]
+    # A judge whose short name keeps the specials: escaped in the cell.
+    for row in bad["tables"]["headline"] + bad["tables"]["headline_diagnostics"]:
+        row["judge"] = "openai:" + SPECIAL + row["judge"].rsplit(":", 1)[1]
+    cells = ex.latex_tables(bad)["headline"].split("\\midrule\n", 1)[1]
+    assert "100\\% \\& \\#1 \\$x\\$ \\{a\\}" in cells.split("\\bottomrule")[0]
 
 
 def test_markdown_escapes_pipes(doc):
@@ -354,10 +378,10 @@ def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
     rows = source_rows(doc, "headline") + source_rows(doc, "consensus")
     pat = re.compile(
         rf"WITH won ({NUM}) % \[({NUM}), ({NUM})\], tied ({NUM}) % \[({NUM}), ({NUM})\] and "
-        rf"lost ({NUM}) % \[({NUM}), ({NUM})\] of (\d+) pairs(?: \((\d+) judged pair-orders\))? "
+        rf"lost ({NUM}) % \[({NUM}), ({NUM})\] of (?:(\d+) judged pair-orders \()?(\d+) pairs\)? "
         r"in (\d+) "
         rf"tasks.*: a net win of ({NUM}) points \[({NUM}), ({NUM})\] \((.+?) (judge|of the "
-        r"judges), (\S+) rubric; 95 % CI clustered by task, (.+)\)\.$"
+        r"judges), (\S+) rubric\), 95 % CI clustered by task, (.+)\.$"
     )
     for sentence, row in zip(sentences, rows, strict=False):
         m = pat.match(sentence)
@@ -367,10 +391,11 @@ def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
             assert close(g[3 * i], row[stat], stat, None, True)
             assert close(g[3 * i + 1], row[f"{stat}_ci_low"], stat, None, True)
             assert close(g[3 * i + 2], row[f"{stat}_ci_high"], stat, None, True)
-        # "85 pairs (165 judged pair-orders)" for the blind rubric, "83 pairs" otherwise.
-        assert int(g[9]) == row["n_pairs"] and int(g[11]) == row["n_clusters"]
-        assert int(g[10] or g[9]) == row["n"]
-        assert (g[10] is not None) == (row["rubric"] == "blind-pair")
+        # "165 judged pair-orders (85 pairs)" for the blind rubric (the rates' own
+        # denominator first), "83 pairs" otherwise.
+        assert int(g[10]) == row["n_pairs"] and int(g[11]) == row["n_clusters"]
+        assert int(g[9] or g[10]) == row["n"]
+        assert (g[9] is not None) == (row["rubric"] == "blind-pair")
         assert close(g[12], row["net_win"], "net_win", None, True)
         assert close(g[13], row["net_win_ci_low"], "net_win", None, True)
         assert close(g[14], row["net_win_ci_high"], "net_win", None, True)
@@ -386,7 +411,7 @@ def test_agreement_and_cost_sentences(doc):
     assert len(agr) == len(source_rows(doc, "agreement"))
     for s, row in zip(agr, source_rows(doc, "agreement"), strict=True):
         m = re.search(
-            rf"kappa ({NUM}) \[({NUM}), ({NUM})\] \(95 % Wald CI, not clustered; "
+            rf"kappa ({NUM}) \[({NUM}), ({NUM})\], 95 % CI by [^,]+, "
             rf"\[({NUM}), ({NUM})\] by cluster bootstrap",
             s,
         )
@@ -394,7 +419,7 @@ def test_agreement_and_cost_sentences(doc):
         assert close(m[1], row["kappa"], "kappa", None, True)
         assert close(m[4], row["kappa_boot_ci_low"], "kappa", None, True)
         if row["n_pairs"] < row["n"]:  # the blind rubric: each pair judged in both orders
-            units = f"{row['n_pairs']} pairs ({row['n']} judged pair-orders)"
+            units = f"{row['n']} judged pair-orders ({row['n_pairs']} pairs)"
         else:
             units = f"{row['n']} pairs"
         assert f"of {units} in {row['n_clusters']} tasks" in s

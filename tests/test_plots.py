@@ -84,8 +84,8 @@ def test_headline_bars_and_error_bars_match_input():
     np.testing.assert_allclose([s[1][1] for s in net_segs], rates["net_win_ci_high"])
     ticks = [t.get_text() for t in ax.get_xticklabels()]
     assert all("84 pairs\n15 tasks" in t for t in ticks)
-    # The provider is dropped: the model names are unique without it.
-    assert ticks[0].startswith("claude-sonnet-4") and "anthropic:" not in ticks[0]
+    # The reader's name (provider and date dropped, words spaced): unique without them.
+    assert ticks[0].startswith("Claude Sonnet 4") and "anthropic:" not in ticks[0]
 
 
 def test_headline_nan_ci_and_single_judge():
@@ -100,7 +100,7 @@ def test_headline_nan_ci_and_single_judge():
 def test_headline_group_columns_and_errors():
     rates = rates_frame().assign(rubric=["with-without", "blind-pair"])
     fig = plots.plot_headline(rates, group=["rubric", "judge"])
-    assert fig.axes[0].get_xticklabels()[0].get_text().startswith("with-without\nclaude-sonnet-4")
+    assert fig.axes[0].get_xticklabels()[0].get_text().startswith("with-without\nClaude Sonnet 4")
     assert fig.axes[0].get_xlabel() == "rubric · judge"
     one = rates_frame(judges=("x",)).drop(columns="judge")
     assert "all" in plots.plot_headline(one).axes[0].get_xticklabels()[0].get_text()

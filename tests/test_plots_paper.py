@@ -190,7 +190,7 @@ def test_width_and_figsize(rates):
 
 
 def test_headline_names_pairs_and_pair_orders(frame, rates):
-    # 32 pairs judged in two orders are "32 pairs (64 pair-orders)", never "64 pairs".
+    # 32 pairs judged in two orders are "64 pair-orders (32 pairs)", never "64 pairs".
     ok = frame.loc[frame["status"] == "ok"]
     pairs = (
         ok.groupby(["rubric", "judge"], observed=True)[["task_id", "replicate"]]
@@ -209,7 +209,7 @@ def test_headline_names_pairs_and_pair_orders(frame, rates):
     ticks = [t.get_text().replace("\n", " ") for t in fig.axes[0].get_xticklabels()]
     for tick, row in zip(ticks, with_pairs.itertuples(), strict=True):
         if row.rubric == "blind-pair":
-            assert f"{row.n_pairs} pairs ({row.n} pair-orders)" in tick
+            assert f"{row.n} pair-orders ({row.n_pairs} pairs)" in tick
         else:
             assert f"{row.n} pairs" in tick and "pair-orders" not in tick
     assert "share of verdicts" in fig.axes[0].get_ylabel().replace("\n", " ")

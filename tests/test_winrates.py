@@ -552,7 +552,7 @@ def test_n_pairs_of_the_sample_names_pairs_in_the_headline_figure() -> None:
     assert (blind["n_pairs"] < blind["n"]).all() and (blind["n"] <= 2 * blind["n_pairs"]).all()
     row = blind.iloc[0]
     text = count_text(int(row["n"]), float(row["n_pairs"]), True)
-    assert text == f"{int(row['n_pairs'])} pairs ({int(row['n'])} pair-orders)"
+    assert text == f"{int(row['n'])} pair-orders ({int(row['n_pairs'])} pairs)"
 
 
 # --------------------------------------------------------------------------- validity

@@ -136,15 +136,15 @@ def text_width_in(text: str, size: float) -> float:
     return max((_line_width_pt(line, float(size), family) for line in lines), default=0.0) / 72.0
 
 
-def wrap(text: str, width_in: float, size: float) -> str:
+def wrap(text: str, width_in: float, size: float, *, hyphens: bool = True) -> str:
     """``text`` wrapped to lines that fit ``width_in`` inches: at spaces, and inside a word
-    after its hyphens only when the word alone is wider; a longer piece stays whole (the
-    caller rotates or abbreviates)."""
+    after its hyphens only when the word alone is wider and ``hyphens``; a longer piece
+    stays whole (the caller rotates or abbreviates)."""
     out = []
     for line in str(text).split("\n"):
         pieces = []
         for word in line.split(" "):
-            if text_width_in(word, size) > width_in and "-" in word:
+            if hyphens and text_width_in(word, size) > width_in and "-" in word:
                 parts = re.findall(r"[^-]*-+|[^-]+$", word)
                 pieces += [(p, "") for p in parts[:-1]] + [(parts[-1], " ")]
             else:
@@ -363,8 +363,9 @@ def legend_below(
 
 
 def fit_ticks(ax: Axes, x: Any, labels: Sequence[str], slot_in: float, size: float) -> None:
-    """Tick labels wrapped to ``slot_in`` inches each; vertical when a word is wider."""
-    wrapped = [wrap(lab, slot_in, size) for lab in labels]
+    """Tick labels wrapped to ``slot_in`` inches each, at spaces only (a name such as
+    "with-without" never breaks inside); vertical when a word is wider."""
+    wrapped = [wrap(lab, slot_in, size, hyphens=False) for lab in labels]
     if max((text_width_in(w, size) for w in wrapped), default=0.0) <= slot_in:
         ax.set_xticks(x, wrapped)
     else:  # upright labels would collide: vertical ones are one line high each

@@ -12,7 +12,7 @@ from matplotlib import rcParams as plt_rc
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
-from evalstats._display import count_text
+from evalstats._display import count_text, judge_label
 from evalstats._tidy import wide
 
 from ._base import (
@@ -198,7 +198,13 @@ def plot_headline(
     for k, col in enumerate(group_cols):
         if col != "judge":
             continue
-        for shorten in (lambda v: v.split(":", 1)[-1], lambda v: _DATE_SUFFIX.sub("", v)):
+        # The reader's name ("Claude Sonnet 4", as the tables and sentences print it) breaks
+        # at spaces only; a model id would break at its hyphens, inside the name.
+        for shorten in (
+            lambda v: v.split(":", 1)[-1],
+            lambda v: _DATE_SUFFIX.sub("", v),
+            judge_label,
+        ):
             short = [shorten(v) for v in values[k]]
             if len(set(short)) == len(set(values[k])):
                 values[k] = short

@@ -19,12 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+# One reader's name for a judge, in the figures (which may not import this layer) as here.
+from .._display import judge_label, judge_model
+
 __all__ = ["judge_label", "judge_word", "word"]
 
 _DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
-_DATE = re.compile(r"[-_@]?(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 _LETTERS = re.compile(r"^[A-Za-z]+$")
-_ACRONYMS = {"gpt": "GPT", "llm": "LLM", "ai": "AI", "o1": "o1", "o3": "o3"}
 
 
 def word(text: str, aliases: Mapping[str, str] | None = None) -> str:
@@ -45,13 +46,6 @@ def word(text: str, aliases: Mapping[str, str] | None = None) -> str:
     return out
 
 
-def _model(judge: str) -> str:
-    provider, sep, model = judge.partition(":")
-    if not sep or provider == "consensus":
-        return judge
-    return _DATE.sub("", model) or model
-
-
 def judge_word(judge: str, aliases: Mapping[str, str] | None = None) -> str:
     """Macro-name part of a judge.
 
@@ -62,19 +56,4 @@ def judge_word(judge: str, aliases: Mapping[str, str] | None = None) -> str:
     """
     if aliases and judge in aliases:
         return word(judge, aliases)
-    return word(_model(judge))
-
-
-def judge_label(judge: str) -> str:
-    """A judge as a reader names it in a sentence.
-
-    >>> judge_label("anthropic:claude-sonnet-4-20250514"), judge_label("openai:gpt-5.4")
-    ('Claude Sonnet 4', 'GPT 5.4')
-    >>> judge_label("consensus:unanimous")
-    'unanimous consensus'
-    """
-    provider, sep, rule = judge.partition(":")
-    if sep and provider == "consensus":
-        return f"{rule} consensus"
-    pieces = [p for p in re.split(r"[-_\s]+", _model(judge)) if p]
-    return " ".join(_ACRONYMS.get(p.lower(), p[:1].upper() + p[1:]) for p in pieces) or judge
+    return word(judge_model(judge))

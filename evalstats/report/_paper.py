@@ -27,11 +27,11 @@ Examples
 >>> from evalstats.report import compute_results, latex_macros, result_sentences
 >>> res = compute_results("data/sample", n_resamples=200, seed=0)
 >>> print(result_sentences(res)[0])  # doctest: +NORMALIZE_WHITESPACE
-WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of 85 pairs (165 judged
-pair-orders) in 15 tasks (5 no-answer and 5 unreadable verdicts left out): a net win of 35
+WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of 165 judged pair-orders
+(85 pairs) in 15 tasks (5 no-answer and 5 unreadable verdicts left out): a net win of 35
 points [11, 55]
-(Claude Sonnet 4 judge, blind-pair rubric; 95 % CI clustered by task, CR2 Wilson with
-Bell-McCaffrey df).
+(Claude Sonnet 4 judge, blind-pair rubric), 95 % CI clustered by task, CR2 Wilson with
+Bell-McCaffrey df.
 >>> latex_macros(res).splitlines()[4]
 '\\\\newcommand{\\\\esBlindPairClaudeSonnetFourWinRate}{52}'
 """

@@ -42,6 +42,7 @@ _METHOD_TEXT = {
     "bca": "BCa cluster bootstrap",
     "percentile": "percentile cluster bootstrap",
     "basic": "basic cluster bootstrap",
+    "jackknife_t": "jackknife over tasks with t quantiles",
 }
 _COST_TEXT = {
     "tokens_total_ratio": "total tokens",

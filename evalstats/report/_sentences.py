@@ -30,7 +30,7 @@ from ._results_doc import (
 )
 from ._untrusted import markdown_text
 
-__all__ = ["headline_paragraph", "result_sentences", "sentences_markdown"]
+__all__ = ["headline_paragraph", "method_words", "result_sentences", "sentences_markdown"]
 
 
 def _ordered_rubrics(doc: Mapping[str, Any]) -> set[str]:
@@ -74,9 +74,22 @@ def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, un
     )[0]
 
 
+def method_words(method: Any) -> str:
+    """The interval method of a results.json row (its ``method`` field) as a sentence names
+    it: a known name in words, any other (a method added later) verbatim.
+
+    >>> method_words("cr2_wilson"), method_words("clustered atanh jackknife")
+    ('CR2 Wilson with Bell-McCaffrey df', 'clustered atanh jackknife')
+    """
+    m = "" if method is None or method != method else str(method)
+    return _METHOD_TEXT.get(m, m)
+
+
 def _method(row: Mapping[str, Any], conf: float) -> str:
     m = str(row.get("method") or "")
-    return f"{_pct(conf)} % CI clustered by task, {_METHOD_TEXT.get(m, m)}"
+    # An IID method says so in its own words; every other rate method clusters by task.
+    where = "" if m.startswith("iid") else " clustered by task"
+    return f"{_pct(conf)} % CI{where}, {method_words(m)}"
 
 
 def _win_sentence(
@@ -93,8 +106,8 @@ def _win_sentence(
         f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and "
         f"lost {_iv(row, 'loss_rate', digits, percent, pct)} of {_units(row, ordered)} "
         f"in {int(row['n_clusters'])} tasks{_left_out(row)}: a net win of "
-        f"{_iv(row, 'net_win', digits, percent, pts)} ({who}, {rubric} rubric; "
-        f"{_method(row, _confidence(doc))})."
+        f"{_iv(row, 'net_win', digits, percent, pts)} ({who}, {rubric} rubric), "
+        f"{_method(row, _confidence(doc))}."
     )
 
 
@@ -113,14 +126,17 @@ def _agreement_sentence(
     )[0]
     boot_ci = boot[boot.find("[") :] if "[" in boot else ""
     pct = " %" if percent else ""
+    # Each interval names its own method, read from the row (kappa_method, ...): the
+    # methods are outside any parenthesis, so a name with one of its own reads whole.
+    by_boot = f", {boot_ci} by {method_words(row.get('kappa_boot_method'))}" if boot_ci else ""
     return (
         f"{judge_label(str(row['judge_a']))} and {judge_label(str(row['judge_b']))} agreed on "
         f"{_iv(row, 'observed_agreement', digits, percent, pct)} of "
         f"{_units(row, str(row['rubric']) in _ordered_rubrics(doc))} in "
         f"{int(row['n_clusters'])} tasks ({row['rubric']} rubric): Cohen's kappa "
-        f"{_iv(row, 'kappa', digits, percent, '')} ({conf} % Wald CI, not clustered"
-        + (f"; {boot_ci} by cluster bootstrap over tasks" if boot_ci else "")
-        + f"), Gwet's AC1 {_iv(row, 'ac1', digits, percent, '')}."
+        f"{_iv(row, 'kappa', digits, percent, '')}, {conf} % CI by "
+        f"{method_words(row.get('kappa_method'))}{by_boot}; Gwet's AC1 "
+        f"{_iv(row, 'ac1', digits, percent, '')} by {method_words(row.get('ac1_method'))}."
     )
 
 
@@ -133,15 +149,13 @@ def _cost_sentence(
     )[0]
     metric = str(row["statistic"])
     what = _COST_TEXT.get(metric, metric)
+    # The method verbatim and last, outside any parenthesis: flattening its own
+    # parentheses once turned "t(Bell-McCaffrey df)" into "tBell-McCaffrey df".
     return (
         f"WITH / WITHOUT ratio of {what}: {iv} over {int(row['n'])} pairs in "
-        f"{int(row['n_tasks'])} tasks ({_pct(_confidence(doc))} % CI, {_flat(row.get('method'))})."
+        f"{int(row['n_tasks'])} tasks, {_pct(_confidence(doc))} % CI by "
+        f"{method_words(row.get('method'))}."
     )
-
-
-def _flat(text: Any) -> str:
-    """A method description without parentheses, for use inside a parenthesis."""
-    return str(text or "").replace(" (", ", ").replace("(", "").replace(")", "")
 
 
 def result_sentences(results: Any, *, digits: int | None = None, percent: bool = True) -> list[str]:
@@ -406,8 +420,8 @@ def headline_paragraph(
         f"{_units(row, rubric in _ordered_rubrics(doc))} in {int(row['n_clusters'])} tasks, "
         f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and lost "
         f"{_iv(row, 'loss_rate', digits, percent, pct)}: a net win of "
-        f"{_iv(row, 'net_win', digits, percent, pts)} ({_method(row, _confidence(doc))}; "
-        f"the {conf} % interval {'excludes' if lo > 0 or hi < 0 else 'includes'} zero)."
+        f"{_iv(row, 'net_win', digits, percent, pts)}, {_method(row, _confidence(doc))}: "
+        f"the {conf} % interval {'excludes' if lo > 0 or hi < 0 else 'includes'} zero."
     )
     text += _standing(doc, row, explicit)
     others = []

@@ -1,0 +1,142 @@
+"""Words that match numbers: every exported percentage against its stated denominator, every
+method name against the ``method`` field of the same results.json row the tables print.
+
+The oracle is the counts results.json itself holds (wins, ties, losses, agreements of ``n``
+verdicts), not the rates: a sentence that states a share of the pairs where it is a share of
+the pair-orders fails here.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import evalstats.report as ex
+from evalstats.report._sentences import method_words
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+NUM = r"-?\d+(?:\.\d+)?"
+# "of 165 judged pair-orders (85 pairs)" or "of 83 pairs": the first number is the stated one.
+OF = r"of (\d+) (judged pair-orders|pairs)(?: \((\d+) pairs\))?"
+
+
+@pytest.fixture(scope="module")
+def doc() -> dict:
+    from evalstats.report import compute_results, dump_json, merge_results
+
+    res = compute_results(SAMPLE, n_resamples=100, seed=0)
+    return json.loads(dump_json(merge_results(res.to_json())))
+
+
+def _groups(doc: dict, name: str) -> list[dict]:
+    """Long rows of table ``name`` folded by group: {statistic: row} beside the diagnostics."""
+    rows = doc["tables"][name]
+    by = [c for c in ("rubric", "judge", "judge_a", "judge_b") if c in rows[0]]
+    diag = {tuple(r[c] for c in by): r for r in doc["tables"].get(f"{name}_diagnostics", [])}
+    out: dict[tuple, dict] = {}
+    for r in rows:
+        key = tuple(r[c] for c in by)
+        g = out.setdefault(key, {"diag": diag.get(key, {}), "stats": {}})
+        g["stats"][r["statistic"]] = r
+    return list(out.values())
+
+
+def _share(count: int, of: int) -> int:
+    return round(100 * count / of)
+
+
+def test_win_percentages_have_their_own_denominator(doc):
+    sentences = [s for s in ex.result_sentences(doc) if s.startswith("WITH won")]
+    groups = _groups(doc, "headline") + _groups(doc, "consensus")
+    assert len(sentences) == len(groups) > 0
+    pat = re.compile(
+        rf"WITH won ({NUM}) % \[[^\]]+\], tied ({NUM}) % \[[^\]]+\] and lost ({NUM}) % "
+        rf"\[[^\]]+\] {OF} in (\d+) tasks"
+    )
+    seen_orders = False
+    for s, g in zip(sentences, groups, strict=True):
+        m = pat.search(s)
+        assert m, s
+        d = g["diag"]
+        stated = int(m[4])
+        # The counts add up to the stated number: it is the denominator of these shares.
+        assert d["wins"] + d["ties"] + d["losses"] == stated, s
+        for i, count in enumerate((d["wins"], d["ties"], d["losses"]), start=1):
+            assert int(m[i]) == _share(count, stated), (s, count, stated)
+        if m[5] == "judged pair-orders":
+            seen_orders = True
+            # The pairs are named beside, never as the denominator.
+            assert int(m[6]) == d["n_pairs"] < stated
+            assert _share(d["wins"], d["n_pairs"]) != int(m[1])
+        else:
+            assert stated == d["n_pairs"] and m[6] is None
+    assert seen_orders  # the sample's blind rubric is judged in both orders
+
+
+def test_headline_paragraph_percentages(doc):
+    p = ex.headline_paragraph(doc)
+    m = re.search(rf"WITH won ({NUM}) % \[[^\]]+\] {OF} in (\d+) tasks", p)
+    assert m, p
+    d = _groups(doc, "headline")[0]["diag"]
+    assert int(m[2]) == d["wins"] + d["ties"] + d["losses"]
+    assert int(m[1]) == _share(d["wins"], int(m[2]))
+
+
+def test_agreement_percentages_and_methods(doc):
+    sentences = [s for s in ex.result_sentences(doc) if "Cohen's kappa" in s]
+    groups = _groups(doc, "agreement")
+    assert len(sentences) == len(groups) == 2
+    for s, g in zip(sentences, groups, strict=True):
+        m = re.search(rf"agreed on ({NUM}) % {OF} in", s)
+        assert m, s
+        d = g["diag"]
+        stated = int(m[1 + 1])
+        assert stated == g["stats"]["kappa"]["n"]
+        assert d["agreements"] + d["disagreements"] == stated
+        assert int(m[1]) == _share(d["agreements"], stated)
+        # Each interval's method is the one its own row carries, in the sentence's words.
+        for stat, lead in (("kappa", "95 % CI by "), ("kappa_boot", "] by "), ("ac1", "] by ")):
+            name = method_words(g["stats"][stat]["method"])
+            assert lead + name in s, (stat, name, s)
+        # No interval called Wald or "not clustered" unless results.json says so.
+        methods = " ".join(str(r["method"]) for r in g["stats"].values())
+        assert ("Wald" in s) == ("Wald" in methods) and "not clustered" not in s
+
+
+def test_methods_follow_results_json_not_a_fixed_name(doc):
+    renamed = copy.deepcopy(doc)
+    for r in renamed["tables"]["agreement"]:
+        if r["statistic"] == "kappa":
+            r["method"] = "clustered atanh jackknife (t, 14 df)"
+    for r in renamed["tables"]["headline"]:
+        r["method"] = "wild_webb"
+    s = ex.result_sentences(renamed)
+    assert all("clustered atanh jackknife (t, 14 df)" in x for x in s if "kappa" in x)
+    wins = [x for x in s if x.startswith("WITH won") and "consensus" not in x]
+    assert wins and all(x.endswith(method_words("wild_webb") + ".") for x in wins)
+    assert "wild cluster bootstrap" in ex.headline_paragraph(renamed)
+
+
+def test_win_and_cost_methods_match_the_tables(doc):
+    sentences = ex.result_sentences(doc)
+    tables = ex.formatted_tables(doc)
+    wins = [s for s in sentences if s.startswith("WITH won")]
+    methods = list(tables["headline"]["method"]) + list(tables["consensus"]["method"])
+    for s, method in zip(wins, methods, strict=True):
+        assert s.endswith(f"95 % CI clustered by task, {method_words(method)}."), s
+    cost = [s for s in sentences if s.startswith("WITH / WITHOUT ratio")]
+    for s, method in zip(cost, tables["cost"]["method"], strict=True):
+        # Verbatim, its own parentheses whole: "t(Bell-McCaffrey df)", never "tBell-".
+        assert s.endswith(f"95 % CI by {method}."), s
+    assert any("t(Bell-McCaffrey df)" in s for s in cost)
+    assert not any("tBell" in s for s in sentences)
+
+
+def test_method_words_reads_unknown_names_verbatim():
+    assert method_words("clustered atanh jackknife") == "clustered atanh jackknife"
+    assert method_words(None) == "" and method_words(float("nan")) == ""
+    assert method_words("cr2_wilson") != "cr2_wilson"
