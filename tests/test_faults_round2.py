@@ -290,6 +290,7 @@ def _wait_for_requests(fake: FakeLLM, child: subprocess.Popen, n: int) -> None:
         time.sleep(0.01)
 
 
+@pytest.mark.slow  # signals a judge run in a child process
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_first_interrupt_lets_calls_in_flight_finish_and_journals_them(fake, tmp_path, sig):
     fake.latency = 0.6
@@ -306,6 +307,7 @@ def test_first_interrupt_lets_calls_in_flight_finish_and_journals_them(fake, tmp
     assert [x["error"] for x in read_journal(out)] == [None] * 4
 
 
+@pytest.mark.slow  # signals a judge run in a child process
 def test_second_interrupt_stops_at_once_and_journals_what_it_has(fake, tmp_path):
     fake.latency = 30.0  # the calls in flight would take long
     out = tmp_path / "j.jsonl"
