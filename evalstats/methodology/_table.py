@@ -143,7 +143,7 @@ def audit(
 
     checks: list[Callable[[], dict[str, str]]] = [
         lambda: (
-            _check_self(runs, sorted(set(j["judge"].astype(str))), families, agent_family)
+            _check_self(runs, sorted(set(j["judge"].astype(str))), families, agent_family, j)
             if has_j
             else _no_judgments("judge_not_self")
         ),
