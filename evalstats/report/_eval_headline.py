@@ -30,10 +30,10 @@ SEED_RUBRICS = ("with-without", "blind-pair")
 # The seed's default judge (seed 000, "Judge model selection").
 SEED_JUDGE_MODEL = "claude-sonnet-4-20250514"
 CHOICE_RULE = (
-    "the rubric is seed 000's three-way with-without label, else seed 001's blind-pair, else "
-    "the one with the most readable verdicts; the judge is the seed's default, Claude Sonnet "
-    "4, unless it shares the agent's model family, else the judge of another family with the "
-    "most readable verdicts, ties going to the first in the judgments"
+    "the rubric is the judge prompt seed's three-way with-without label, else the blind-pair "
+    "seed's, else the one with the most readable verdicts; the judge is the seed's default, "
+    "Anthropic's Claude Sonnet, unless it shares the agent's model family, else the judge of "
+    "another family with the most readable verdicts, ties going to the first in the judgments"
 )
 FLAG_COLUMN = "audit"
 _DISAGREEMENT = "judge_disagreement"

@@ -401,7 +401,7 @@ def headline_paragraph(
     >>> from evalstats.report import compute_results
     >>> p = headline_paragraph(compute_results("data/sample", n_resamples=200, seed=0))
     >>> p.split(". ")[0]
-    'On the blind-pair rubric, judged by Claude Sonnet 4, WITH beat WITHOUT'
+    'On the with-without rubric, judged by Claude Sonnet 4, WITH beat WITHOUT'
     >>> "exploratory" in p
     True
     """
