@@ -76,6 +76,9 @@ JUDGMENT_FIELDS: dict[str, tuple[str, bool]] = {
     "usd_counted": ("float", False),
     # Why the claimed usage is implausible (e.g. output_tokens above max_tokens), else null.
     "flag": ("str", False),
+    # The agent family a judge of that same family was run against, allowed explicitly
+    # (``evalstats judge --allow-same-family``); null when no such override was given.
+    "same_family_allowed": ("str", False),
 }
 
 # The long verdict frame, in column order.

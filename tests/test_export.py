@@ -433,7 +433,15 @@ def test_agreement_and_cost_sentences(doc):
 
 def test_headline_paragraph(doc):
     p = ex.headline_paragraph(doc)
-    row = source_rows(doc, "headline")[0]
+    # No plan: the row the stated rule chose (issue 22), not the first one.
+    (choice,) = doc["tables"]["headline_choice"]
+    rows = source_rows(doc, "headline")
+    at = next(
+        i
+        for i, r in enumerate(rows)
+        if (r["rubric"], r["judge"]) == (choice["rubric"], choice["judge"])
+    )
+    row = rows[at]
     m = re.search(rf"a net win of ({NUM}) percentage points \[({NUM}), ({NUM})\]", p)
     assert m and close(m[1], row["net_win"], "net_win", None, True)
     assert close(m[2], row["net_win_ci_low"], "net_win", None, True)
@@ -443,7 +451,7 @@ def test_headline_paragraph(doc):
     other = ex.headline_paragraph(doc, primary=("with-without", "consensus:unanimous"))
     assert other.startswith("On the with-without rubric, judged by unanimous consensus")
     flat = copy.deepcopy(doc)
-    edit_group(flat, "headline", 0, net_win_ci_low=-0.1)
+    edit_group(flat, "headline", at, net_win_ci_low=-0.1)
     assert "cannot tell WITH from WITHOUT" in ex.headline_paragraph(flat)
     with pytest.raises(ValueError, match="no headline row"):
         ex.headline_paragraph(doc, primary=("with-without", "nobody"))

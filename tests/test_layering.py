@@ -62,6 +62,7 @@ RANK: dict[str, int] = {
     # The shared bottom modules: argument checks and the one disagreement rule.
     "_validate": 20,
     "_disagreement": 20,
+    "_families": 20,  # model families: judging refuses, methodology audits a same-family judge
     "_atomic": 20,  # atomic file writes (records, rubrics, plots, report)
     "_csvsafe": 20,  # CSV cells a spreadsheet would run, neutralised (labelsheet, records, report)
     "_tidy": 20,  # the one result shape (ResultFrame), used by stats and everything above

@@ -53,6 +53,9 @@ class Config:
     max_tokens: int
     prices: dict[str, Price]
     batch: bool
+    # The agent family a same-family judge was allowed for (--allow-same-family), else None:
+    # written on every judgment line so that the audit can report the override.
+    same_family: str | None = None
 
 
 #: Most SDK retries per call: each may wait up to the wait cap, so more is a hang by design.
@@ -245,4 +248,5 @@ class RunState:
             "call_status": call_status if error is not None else "ok",
             "usd_counted": counted,
             "flag": flag,
+            "same_family_allowed": self.cfg.same_family,
         }

@@ -103,6 +103,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="also re-send calls that failed permanently (400/404/413/422, a cut body)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--allow-same-family",
+        action="store_true",
+        help="run a judge of the agent's own model family (refused by default; recorded on "
+        "every judgment and reported by the audit)",
+    )
     p.set_defaults(func=main)
     return p
 
@@ -145,6 +151,7 @@ def main(args: argparse.Namespace) -> int:
             poll_interval=args.poll_interval,
             progress=not args.no_progress,
             retry_failed=args.retry_failed,
+            allow_same_family=args.allow_same_family,
         )
     except EvalstatsError:
         raise  # evalstats.cli.main prints it: one line, exit 2

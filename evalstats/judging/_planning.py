@@ -12,6 +12,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from evalstats._families import model_family
 from evalstats._schema import ORDERS
 from evalstats.errors import ParameterError
 
@@ -208,6 +209,46 @@ def _check_params(
     ):
         raise ParameterError(f"temperature must be None or a number >= 0, got {temperature!r}")
     return specs
+
+
+def same_family_judges(
+    runs: pd.DataFrame, judges: Sequence[JudgeSpec], *, allow: bool = False
+) -> str | None:
+    """Refuse a judge of an agent's own model family (seed 000: run the judge as a DIFFERENT
+    model from the agent under test) unless ``allow``; return the shared family(ies) when a
+    same-family judge is allowed, else None.
+
+    Families come from ``agent_model`` of the runs (long or paired) and the judges'
+    ``provider:model`` names (the audit's table, :func:`evalstats.methodology.model_family`); an unknown family
+    is never taken as shared.
+
+    >>> import pandas as pd
+    >>> from evalstats.judging.providers import parse_judge
+    >>> runs = pd.DataFrame({"agent_model": ["anthropic:claude-sonnet-4"]})
+    >>> same_family_judges(runs, [parse_judge("openai:gpt-4o")]) is None
+    True
+    >>> same_family_judges(runs, [parse_judge("anthropic:claude-opus-4")], allow=True)
+    'anthropic'
+    """
+    cols = [c for c in ("agent_model", "with_agent_model", "without_agent_model") if c in runs]
+    agents = sorted({str(a) for c in cols for a in runs[c].dropna()})
+    agent_fams = {a: model_family(a) for a in agents}
+    shared = [
+        (j.name, a, f)
+        for j in judges
+        for a, f in agent_fams.items()
+        if f != "unknown" and model_family(j.name) == f
+    ]
+    if not shared:
+        return None
+    if not allow:
+        name, agent, fam = shared[0]
+        raise ParameterError(
+            f"judge {name} is of the agent's own model family ({fam}: agent_model {agent}); "
+            "the seed runs the judge as a different model from the agent under test "
+            "(--allow-same-family to run it anyway; the audit then reports it)"
+        )
+    return ",".join(sorted({f for _, _, f in shared}))
 
 
 def plan_calls(

@@ -17,7 +17,14 @@ from evalstats.errors import ParameterError
 from . import providers
 from ._calls import Config, RunState, check_run_limits
 from ._execution import _execute
-from ._planning import DEFAULT_MAX_TOKENS, _calls, _check_params, _rubric, _units
+from ._planning import (
+    DEFAULT_MAX_TOKENS,
+    _calls,
+    _check_params,
+    _rubric,
+    _units,
+    same_family_judges,
+)
 from ._run_result import JudgeRunResult, _dry_run, _summary
 from .journal import Journal, finished_keys, not_retried_keys, peek
 from .prices import load_prices, price_for
@@ -72,6 +79,7 @@ def run_judges(
     progress: bool = True,
     client_options: Mapping[str, Any] | None = None,
     retry_failed: bool = False,
+    allow_same_family: bool = False,
 ) -> JudgeRunResult:
     """Send every within-budget pair to every judge, journaling each finished call.
 
@@ -143,6 +151,10 @@ def run_judges(
     retry_failed : bool, default False
         Also re-send calls whose last failure is permanent (``failed_permanent``,
         ``truncated``).
+    allow_same_family : bool, default False
+        Run a judge of an agent's own model family (from ``agent_model``), which is
+        otherwise refused with a ``ParameterError``; the shared family is then written on
+        every judgment line (``same_family_allowed``) and the audit reports it.
 
     Returns
     -------
@@ -201,7 +213,8 @@ def run_judges(
         )
     if not dry_run:
         providers.require_keys(everyone)
-    cfg = Config(rub, temperature, max_tokens, table, batch)
+    same = same_family_judges(runs, everyone, allow=allow_same_family)
+    cfg = Config(rub, temperature, max_tokens, table, batch, same_family=same)
     units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed)
     calls = _calls(units, specs, cfg)
 

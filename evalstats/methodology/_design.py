@@ -10,7 +10,20 @@ from ._families import model_family
 from ._rows import _listed, _pct, _row
 
 
-def _check_self(runs, judges: list[str], families, agent_family) -> dict[str, str]:
+def _override(judgments) -> str:
+    """What the judgments record of ``evalstats judge --allow-same-family``."""
+    col = None if judgments is None else judgments.get("same_family_allowed")
+    n = 0 if col is None else int(col.notna().sum())
+    if n == 0:
+        return " No --allow-same-family was recorded: the judge ran without an explicit override."
+    fams = sorted({str(v) for v in col.dropna()})
+    return (
+        f" Run anyway with --allow-same-family (family {', '.join(fams)}), recorded on {n} of "
+        f"{len(col)} judgments."
+    )
+
+
+def _check_self(runs, judges: list[str], families, agent_family, judgments=None) -> dict[str, str]:
     agents = sorted(set(runs["agent_model"].astype(str)))
     if agent_family is not None:
         agent_fams = {a: str(agent_family) for a in agents}
@@ -30,7 +43,8 @@ def _check_self(runs, judges: list[str], families, agent_family) -> dict[str, st
             "judge_not_self",
             "warn",
             f"{len(same)} of {len(judges)} judges share a model family with the agent "
-            f"under test [{agents_txt}]: {_listed(same)}; self-evaluation bias.",
+            f"under test [{agents_txt}]: {_listed(same)}; self-evaluation bias."
+            + _override(judgments),
         )
     if unknown:
         return _row(

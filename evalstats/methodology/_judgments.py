@@ -166,7 +166,7 @@ def _check_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, str]
             "warn",
             "No rubric has two judges with ok verdicts: disagreement cannot be measured.",
         )
-    parts, status = [], "pass"
+    parts, status, failing = [], "pass", set()
     for r in d.itertuples():
         if r.n == 0:
             parts.append(f"{r.rubric}: {r.judge_1} vs {r.judge_2} share no ok pair")
@@ -181,12 +181,15 @@ def _check_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, str]
         )
         if rate > threshold:
             status = "fail"
+            failing.add(str(r.rubric))
     lead = {
         "pass": f"Within the {_pct(threshold)} trigger",
         "warn": "Not measurable for every judge pair",
         "fail": f"Above the {_pct(threshold)} trigger (re-curate the tasks or add a third judge)",
     }[status]
-    return _row(check, status, f"{lead}: " + "; ".join(parts) + ".")
+    row = _row(check, status, f"{lead}: " + "; ".join(parts) + ".")
+    # The rubrics it fails on: the report marks their headline rows (table.attrs["rubrics"]).
+    return row | {"rubrics": sorted(failing)}
 
 
 def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, str]:

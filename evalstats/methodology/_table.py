@@ -98,7 +98,8 @@ def audit(
     DataFrame
         One row per check (see the module docstring), in a fixed order: ``check`` (stable
         id), ``status`` (ordered categorical pass < warn < fail), ``detail`` (a sentence with
-        the numbers) and ``rule`` (the seed text it enforces).
+        the numbers) and ``rule`` (the seed text it enforces). ``attrs["rubrics"]`` maps a
+        failing check that is per rubric (``judge_disagreement``) to the rubrics it fails on.
 
     Examples
     --------
@@ -143,7 +144,7 @@ def audit(
 
     checks: list[Callable[[], dict[str, str]]] = [
         lambda: (
-            _check_self(runs, sorted(set(j["judge"].astype(str))), families, agent_family)
+            _check_self(runs, sorted(set(j["judge"].astype(str))), families, agent_family, j)
             if has_j
             else _no_judgments("judge_not_self")
         ),
@@ -178,8 +179,11 @@ def audit(
         lambda: _check_plan_time(plan, judgments, frame),
         lambda: _check_plan_design(plan, runs, j),
     ]
-    table = pd.DataFrame([c() for c in checks], columns=["check", "status", "detail", "rule"])
+    rows = [c() for c in checks]
+    table = pd.DataFrame(rows, columns=["check", "status", "detail", "rule"])
     table["status"] = table["status"].astype(_STATUS_DTYPE)
     for col in ("check", "detail", "rule"):
         table[col] = table[col].astype("str")
+    # Which rubrics a check fails on, where a check tells (judge_disagreement).
+    table.attrs["rubrics"] = {r["check"]: list(r["rubrics"]) for r in rows if r.get("rubrics")}
     return table

@@ -26,16 +26,32 @@ def show_headline_card(results: Any) -> None:
     (:func:`evalstats.report.headline_paragraph`: the declared primary, else the
     first headline row, called exploratory)."""
     from ._eval_labels import estimate_note
-    from ._sentences import headline_paragraph
+    from ._results_doc import _load
+    from ._sentences import _caveats, headline_paragraph
 
     if results.tables.get("headline") is None:
         show_unavailable(results, "headline")
         return
     text = headline_paragraph(results) + estimate_note(results.tables["headline"])
+    # Every fail opens the paragraph; the other statuses (warn, unknown) are listed right
+    # under the card, never left 14,000 px below in the audit section alone.
+    rest = [r for r in _caveats(_load(results)) if str(r.get("status")) != "fail"]
+    items = "".join(
+        f"<li><strong>{html.escape(str(r['status']))}</strong> {html.escape(str(r['check']))}: "
+        f"{html.escape(str(r['detail']))}</li>"
+        for r in rest
+    )
+    under = (
+        f'<p class="headline-caveats-title">The audit also found ({len(rest)}):</p>'
+        f'<ul class="headline-caveats">{items}</ul>'
+        if rest
+        else ""
+    )
+    plain = "".join(f"\n- {r['status']} {r['check']}: {r['detail']}" for r in rest)
     _display(
         '<section class="headline-card" aria-label="headline result"><p><strong>Headline.'
-        f"</strong> {html.escape(text)}</p></section>",
-        f"Headline. {text}",
+        f"</strong> {html.escape(text)}</p>{under}</section>",
+        f"Headline. {text}" + (f"\nThe audit also found ({len(rest)}):{plain}" if rest else ""),
     )
 
 

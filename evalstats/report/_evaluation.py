@@ -21,6 +21,7 @@ from ._eval_common import (
     CONSENSUS_RULE,
     _guarded,
 )
+from ._eval_headline import _headline_audit
 from ._eval_labels import _labels
 from ._eval_methodology import (
     _coverage,
@@ -237,6 +238,10 @@ def sections() -> tuple[Section, ...]:
             ("consensus", "report", _consensus, ["consensus"]),
             # Adds columns to the two tables above; draws nothing from the generator.
             ("tests", "report", _tests, ["tests"]),
+            # Draws nothing: early, so that the headline card can show what it found.
+            ("audit", "report", _audit, ["audit"]),
+            # Draws nothing: the row shown first, the card's caveats, the headline's marks.
+            ("headline_audit", "report", _headline_audit, ["headline_choice", "headline_audit"]),
             ("missing_bounds", "report", _missing_bounds, ["missing_bounds"]),
             # Draws nothing; before the first part's end: the headline's words need
             # position_bias (which rubrics are judged in both orders).
@@ -252,7 +257,6 @@ def sections() -> tuple[Section, ...]:
             # Reads the tables above (the design check's notes included); draws nothing.
             ("per_task", "report", _per_task, ["per_task"]),
             ("accounting", "report", _accounting, ["accounting", "sensitivity", "invalid_outputs"]),
-            ("audit", "report", _audit, ["audit"]),
             # Its own generators (streams 11, 12); unavailable, drawing nothing, without labels.
             (
                 "labels",

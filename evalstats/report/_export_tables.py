@@ -60,7 +60,12 @@ def formatted_tables(
             percent=percent,
             na_rep=na_rep,
         )
-        out[name] = view.drop(columns=["confidence"], errors="ignore")
+        view = view.drop(columns=["confidence"], errors="ignore")
+        if "audit" in view and not view["audit"].astype(str).str.strip().ne("").any():
+            # The audit mark (issue 22) is a column only where a row carries one: a row of
+            # a failing rubric is never exported plain, and a clean table stays as it was.
+            view = view.drop(columns=["audit"])
+        out[name] = view
     return out
 
 

@@ -38,7 +38,9 @@ class Results:
     ----------
     tables : dict of str to DataFrame
         Tidy tables under stable names (for an evaluation: ``headline`` and ``consensus``
-        (with ``primary``, the row a declared plan names, and ``net_win_p_holm``),
+        (with ``primary``, the row a declared plan names, ``net_win_p_holm`` and ``audit``,
+        the mark of a rubric failing ``judge_disagreement``), ``headline_choice`` (the row
+        shown first and its rule), ``headline_audit`` (the audit's rows that did not pass),
         ``missing_bounds``, ``agreement``, ``disagreements``, ``cost``, ``judge_spend``,
         ``per_task``, ``dimensions``, ``position_bias``, ``accounting``, ``sensitivity``,
         ``invalid_outputs``, ``audit``, and with people's labels ``labels_agreement``,

@@ -165,7 +165,7 @@ def result_sentences(results: Any, *, digits: int | None = None, percent: bool =
     number of tasks, what was left out, the judge and the interval's method.
     """
     doc = _load(results)
-    out: list[str] = []
+    out: list[str] = [s for s in [_audit_fail_sentence(doc)] if s]
     test = _primary_test(doc)
     if test is not None:
         out.append(_primary_test_sentence(test, digits, percent).strip())
@@ -184,6 +184,31 @@ def result_sentences(results: Any, *, digits: int | None = None, percent: bool =
         out += [_cost_sentence(r, doc, digits, percent) for r in cost.to_dict("records")]
     # Judge, rubric and arm names come from the data: no live HTML in the Markdown.
     return [markdown_text(s) for s in out]
+
+
+def _caveats(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The audit's rows that did not pass (``headline_audit``: fail first), or none."""
+    rows = doc["tables"].get("headline_audit")
+    return [dict(r) for r in rows] if isinstance(rows, list) else []
+
+
+def _audit_fail_sentence(doc: Mapping[str, Any]) -> str:
+    """Every ``fail`` of the methodology audit in one sentence (empty when none fails), the
+    first words of the headline paragraph and of the sentences, e.g. "The methodology audit
+    fails judge_disagreement: Above the 20.0 % trigger ...: blind-pair: ... (21.9 %) ...".
+    """
+    fails = [r for r in _caveats(doc) if str(r.get("status")) == "fail"]
+    if not fails:
+        return ""
+    parts = [f"{r['check']}: {str(r['detail']).rstrip('.')}" for r in fails]
+    lead = "The methodology audit fails " + (f"{len(fails)} checks: " if len(fails) > 1 else "")
+    return lead + "; ".join(parts) + "."
+
+
+def _choice(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The headline row shown first and its rule (``headline_choice``), or None."""
+    rows = doc["tables"].get("headline_choice")
+    return rows[0] if isinstance(rows, list) and rows else None
 
 
 def _plan(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -210,6 +235,12 @@ def _primary(
     if primary is None:
         primary = _declared_primary(doc)
     if primary is None or first:
+        choice = _choice(doc)
+        if choice is not None:
+            keys = table["rubric"].astype(str) + "\0" + table["judge"].astype(str)
+            hit = table.loc[keys == f"{choice['rubric']}\0{choice['judge']}"]
+            if len(hit):
+                return hit.iloc[0].to_dict()
         return table.iloc[0].to_dict()
     rubric, judge = primary
     hit = table.loc[(table["rubric"] == rubric) & (table["judge"] == judge)]
@@ -308,15 +339,21 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
     if explicit:
         return ""
     if plan is None:
+        choice = _choice(doc)
+        if choice is None:
+            return (
+                " No analysis plan was declared, so this is the first row of the headline and "
+                "exploratory, as is every test of the report."
+            )
         return (
-            " No analysis plan was declared, so this is the first row of the headline and "
-            "exploratory, as is every test of the report."
+            " No analysis plan was declared, so this row is exploratory, as is every test of "
+            f"the report; it is shown first by a stated rule: {choice['rule']}."
         )
     declared = _declared_primary(doc)
     if (str(row["rubric"]), str(row["judge"])) != declared:
         return (
             f" The plan's primary ({declared[1]} on the {declared[0]} rubric) is not among "
-            "these results, so this first row of the headline is exploratory."
+            "these results, so this row of the headline is exploratory."
         )
     margin = ""
     if plan.get("margin") is not None:
@@ -366,7 +403,10 @@ def headline_paragraph(
 
     The primary result is ``primary=(rubric, judge)``, else the declared plan's primary
     (``provenance["plan"]["primary"]`` of results.json, from ``plan.toml``), else the first
-    row of the ``headline`` table, which the paragraph then calls exploratory. The paragraph
+    row the ``headline_choice`` table names (its stated rule), which the paragraph then
+    calls exploratory. Every ``fail`` of the methodology audit comes first
+    (:func:`_audit_fail_sentence`), and a row whose rubric fails ``judge_disagreement`` says
+    it is marked. The paragraph
     names the verdict, the judge, n, tasks and the method, says whether the interval of the
     net win excludes zero, adds the other judges' net wins, and says when data are simulated.
     With a plan, the verdict is the declared test's (the ``primary_test`` table: reject or
@@ -375,7 +415,7 @@ def headline_paragraph(
     >>> from evalstats.report import compute_results
     >>> p = headline_paragraph(compute_results("data/sample", n_resamples=200, seed=0))
     >>> p.split(". ")[0]
-    'On the blind-pair rubric, judged by Claude Sonnet 4, WITH beat WITHOUT'
+    'On the with-without rubric, judged by Claude Sonnet 4, WITH beat WITHOUT'
     >>> "exploratory" in p
     True
     """
@@ -424,6 +464,11 @@ def headline_paragraph(
         f"the {conf} % interval {'excludes' if lo > 0 or hi < 0 else 'includes'} zero."
     )
     text += _standing(doc, row, explicit)
+    if str(row.get("audit") or ""):
+        text += (
+            f" This row is marked ({row['audit']}): its judges disagree above the trigger, "
+            "so it is not a plain result."
+        )
     others = []
     for tname in _MACRO_TABLES:
         t = _table(doc, tname)
@@ -440,7 +485,8 @@ def headline_paragraph(
         text += " The other judges on this rubric: a net win of " + "; ".join(others) + "."
     if doc.get("simulated"):
         text += " These data are simulated."
-    return markdown_text(text)
+    fails = _audit_fail_sentence(doc)
+    return markdown_text((fails + " " + text) if fails else text)
 
 
 def sentences_markdown(results: Any, *, digits: int | None = None, percent: bool = True) -> str:
