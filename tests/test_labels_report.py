@@ -211,10 +211,11 @@ def test_card_names_the_estimate(labelled_ctx: Context, monkeypatch: pytest.Monk
     assert estimate_note(plain) == ""
     # The card's paragraph is the sentences module's (tested there); the line added is ours.
     monkeypatch.setattr(sentences, "headline_paragraph", lambda res: "WITH won.")
+    monkeypatch.setattr(sentences, "_caveats", lambda doc: [])  # the audit's list: tested there
     shown: list[str] = []
     monkeypatch.setattr(dp, "_display", lambda html, text: shown.append(text))
     for table in (head, plain):
-        dp.show_headline_card(types.SimpleNamespace(tables={"headline": table}))
+        dp.show_headline_card(types.SimpleNamespace(tables={"headline": table}, to_json=dict))
     assert shown == [
         "Headline. WITH won. Estimate shown: judge-only (the people's PPI-corrected rates: "
         "'Judges against people').",
