@@ -36,7 +36,9 @@ def test_agreement_is_long_and_tidy(frame3):
     # one kappa, each row naming how its interval (or test) is made
     assert kappa.groupby(["judge_a", "judge_b"])["estimate"].nunique().eq(1).all()
     assert set(kappa["method"]) == {"atanh_jackknife_exact", "iid z test (no interval)"}
-    coefs = agr.loc[~agr["statistic"].isin(["observed_agreement", "disagreement_rate", "kappa_iid"])]
+    coefs = agr.loc[
+        ~agr["statistic"].isin(["observed_agreement", "disagreement_rate", "kappa_iid"])
+    ]
     # every coefficient task-clustered, its interval inside [-1, 1]
     assert set(coefs["method"]) == {"atanh_jackknife_exact"}
     assert ((coefs["ci_low"] >= -1) & (coefs["ci_high"] <= 1)).all()

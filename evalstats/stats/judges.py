@@ -156,8 +156,9 @@ def judge_agreement(
     ['observed_agreement', 'disagreement_rate', 'kappa', 'kappa_iid']
     >>> agr.loc[agr["statistic"] == "kappa", "method"].iloc[0]
     'atanh_jackknife_exact'
-    >>> bool(((agr["ci_low"] >= -1) & (agr["ci_high"] <= 1)).all())
-    True
+    >>> iv = agr.dropna(subset=["ci_low", "ci_high"])  # the coefficients with an interval
+    >>> bool(((iv["ci_low"] >= -1) & (iv["ci_high"] <= 1)).all()), len(iv)
+    (True, 4)
     """
     confidence = check_confidence(confidence)
     n_resamples = check_n_resamples(n_resamples)
