@@ -24,7 +24,7 @@ from statsmodels.stats.multitest import multipletests
 from evalstats._validate import check_columns
 from evalstats.plan import Plan
 
-__all__ = ["FIXED_SEQUENCE", "WHOLE_FAMILY", "holm", "holm_table"]
+__all__ = ["holm", "holm_table"]
 
 
 def _pvalues(pvalues: Any) -> np.ndarray:
@@ -109,8 +109,7 @@ def holm_table(
     p: str = "net_win_p",
     primary: Mapping[str, Any] | Plan | Any | None = None,
 ) -> pd.DataFrame:
-    """Add ``primary``, ``p_holm``, ``p_fixed_sequence``, ``p_holm_family`` and
-    ``procedure`` to a table of tests (one row per test).
+    """Add ``primary``, the Holm-adjusted p-values and the procedure's name to a table of tests.
 
     With a ``primary``, the procedure is labelled :data:`FIXED_SEQUENCE`: the primary test
     keeps its own p-value (``p_holm`` equals ``p``; it is tested at the plan's alpha alone)
