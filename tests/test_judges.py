@@ -20,7 +20,7 @@ from evalstats.stats.judges import judge_agreement as _long_agreement
 
 def judge_agreement(*args, **kwargs) -> pd.DataFrame:
     """The long result pivoted to one row per pair of judges (``kappa``, ``kappa_ci_low``,
-    ``kappa_boot_ci_low``..., the counts joined): the view the checks below read."""
+    ``ac1_ci_low``..., the counts joined): the view the checks below read."""
     return wide(_long_agreement(*args, **kwargs))
 
 

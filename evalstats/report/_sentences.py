@@ -104,23 +104,16 @@ def _agreement_sentence(
     if row.get("judge_b") is None or row.get("kappa") is None:
         return None
     conf = _pct(_confidence(doc))
-    d = statistic_digits("kappa", digits=digits, percent=percent)
-    boot = format_interval(
-        [_f(row.get("kappa"))],
-        [_f(row.get("kappa_boot_ci_low"))],
-        [_f(row.get("kappa_boot_ci_high"))],
-        d,
-    )[0]
-    boot_ci = boot[boot.find("[") :] if "[" in boot else ""
+    # The interval's name from the same field of results.json as the table's (issue 22).
+    m = str(row.get("kappa_method") or row.get("method") or "")
     pct = " %" if percent else ""
     return (
         f"{judge_label(str(row['judge_a']))} and {judge_label(str(row['judge_b']))} agreed on "
         f"{_iv(row, 'observed_agreement', digits, percent, pct)} of "
         f"{_units(row, str(row['rubric']) in _ordered_rubrics(doc))} in "
         f"{int(row['n_clusters'])} tasks ({row['rubric']} rubric): Cohen's kappa "
-        f"{_iv(row, 'kappa', digits, percent, '')} ({conf} % Wald CI, not clustered"
-        + (f"; {boot_ci} by cluster bootstrap over tasks" if boot_ci else "")
-        + f"), Gwet's AC1 {_iv(row, 'ac1', digits, percent, '')}."
+        f"{_iv(row, 'kappa', digits, percent, '')} ({conf} % CI clustered by task, "
+        f"{_METHOD_TEXT.get(m, m)}), Gwet's AC1 {_iv(row, 'ac1', digits, percent, '')}."
     )
 
 
