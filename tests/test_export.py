@@ -395,7 +395,14 @@ def test_agreement_and_cost_sentences(doc):
         assert close(m[2], row["kappa_ci_low"], "kappa", None, True)
         assert close(m[3], row["kappa_ci_high"], "kappa", None, True)
         # the words name the method of the same results.json field as the table
-        assert m[4] == METHOD_TEXT[row["kappa_method"]]
+        (method,) = {
+            r["method"]
+            for r in doc["tables"]["agreement"]
+            if r["statistic"] == "kappa"
+            and (r["rubric"], r["judge_a"], r["judge_b"])
+            == (row["rubric"], row["judge_a"], row["judge_b"])
+        }
+        assert m[4] == METHOD_TEXT[method]
         if row["n_pairs"] < row["n"]:  # the blind rubric: each pair judged in both orders
             units = f"{row['n_pairs']} pairs ({row['n']} judged pair-orders)"
         else:
