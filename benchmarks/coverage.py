@@ -339,7 +339,7 @@ def cost_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str
 
 def ppi_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str, float]:
     """ppi_win_rates as it is (one call per evaluation, 400 resamples): coverage of the
-    people's win rate and net win over the judged pairs, by a judge with noise 0.5 on
+    people's (population) win rate and net win, by a judge with noise 0.5 on
     ``d.ppi_labels`` labels drawn at random; ``ppi_zero_width``: intervals of no width."""
     from evalstats.stats.ppi import ppi_win_rates
 
@@ -351,6 +351,12 @@ def ppi_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str,
     names = np.array(["loss", "tie", "win"])
     task = np.repeat(np.arange(n_tasks), reps)
     rep = np.tile(np.arange(reps) + 1, n_tasks)
+    # The people's population rates (the superpopulation, as benchmarks/coverage_ppi.py).
+    big = draw_outcomes(
+        4000, 50, p_win=d.probs[0], p_tie=d.probs[1], p_loss=d.probs[2], icc=d.icc,
+        n_judges=2, judge_noise=0.5, rng=rng,
+    )[..., 0]  # fmt: skip
+    truth = {"win_rate": (big == 2).mean(), "net_win": (big == 2).mean() - (big == 0).mean()}
     hits = {"ppi_win": 0, "ppi_net": 0, "ppi_zero_width": 0, "ppi_no_labelled_win": 0}
     for e in range(n_evals):  # ppi_win_rates is the API, called as a user calls it
         human, judged = codes[e, ..., 0].ravel(), codes[e, ..., 1].ravel()
