@@ -185,6 +185,13 @@ def test_an_outcome_without_labelled_examples_never_gets_a_zero_width_interval()
     assert d["n_labelled_win"] == 0 and d["n_labelled_tie"] + d["n_labelled_loss"] == 20
     assert d["min_labels_per_outcome"] == MIN_PER_OUTCOME
     assert "0 labelled win of 20" in d["ci_note"] and "labels would hold" in d["ci_note"]
+    # a rare outcome that was labelled once keeps the PPI interval (MIN_PER_OUTCOME = 1)
+    one = pd.concat([lab.iloc[:19], labels.loc[labels["outcome"] == "win"].head(1)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalstatsWarning)
+        kept = _long_ppi(frame, one, judge="j", rng=0, n_resamples=400).set_index("statistic")
+    assert kept.loc["win_rate", "method"] == "cluster_t"
+    assert kept.loc["win_rate", "ci_high"] > kept.loc["win_rate", "ci_low"]
 
 
 def test_common_outcomes_keep_the_plain_ppi_interval():

@@ -74,10 +74,15 @@ _HIGH = np.ones(5)
 #: Below this many labelled pairs the bootstrap interval is not trusted (a warning says so).
 MIN_LABELLED = 15
 #: Fewest labelled pairs *of each outcome* (and of its complement) below which a rate's PPI
-#: interval is joined with the labels-only exact one. With none the bootstrap has no spread
-#: to resample (no labelled win: estimate 0, SE 0, interval [0, 0]); the usual rule that a
-#: normal approximation needs about five events and five non-events.
-MIN_PER_OUTCOME = 5
+#: interval is joined with the labels-only exact one: with none the bootstrap has no spread
+#: to resample (no labelled win: estimate 0, SE 0, interval [0, 0]). Chosen by
+#: ``benchmarks/coverage.py`` (rare win, human rate ~0.08, 40 x 5 pairs, 250 evaluations):
+#: 1 gave win-rate coverage 0.968 (20 labels) and 0.948 (60 labels); 5 gave 1.000 and 1.000
+#: (the exact bound joined in most evaluations, far too wide); none was issue 23's 0.782.
+MIN_PER_OUTCOME = 1
+#: Labelled pairs of an outcome a normal-approximation interval wants (about five events and
+#: five non-events): the note says how many labels would hold that many.
+SHARP_PER_OUTCOME = 5
 #: ``method`` of a row whose interval was joined with the exact labels-only bound.
 EXACT_JOINED = "{method} + exact labels-only (rare outcome)"
 _Q = len(RATE_NAMES)
@@ -400,14 +405,14 @@ def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, ju
     for k, name in enumerate(("win", "tie", "loss")):
         if not rare[k]:
             continue
-        # Labels expected to hold MIN_PER_OUTCOME of this outcome (and of the others), at
-        # the judge's own rate as the best guess of how common it is.
+        # Labels expected to hold SHARP_PER_OUTCOME of this outcome (and of the others),
+        # at the judge's own rate as the best guess of how common it is.
         p = float(np.clip(judge_rate[k], 1e-3, 1 - 1e-3))
-        need = int(np.ceil(MIN_PER_OUTCOME / min(p, 1.0 - p)))
+        need = int(np.ceil(SHARP_PER_OUTCOME / min(p, 1.0 - p)))
+        which = name if per_outcome[k] < MIN_PER_OUTCOME else f"non-{name}"
         parts.append(
-            f"{int(round(per_outcome[k]))} labelled {name} of {n_labelled} (fewer than "
-            f"{MIN_PER_OUTCOME} {name if per_outcome[k] < MIN_PER_OUTCOME else 'non-' + name}; about {need} labels would hold {MIN_PER_OUTCOME} at the "
-            f"judge's rate {p:.2f})"
+            f"{int(round(per_outcome[k]))} labelled {name} of {n_labelled} (no {which}; "
+            f"about {need} labels would hold {SHARP_PER_OUTCOME} at the judge's rate {p:.2f})"
         )
     if flat.any() and not parts:
         parts.append("the bootstrap saw no spread")
