@@ -24,13 +24,15 @@ import argparse
 import time
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from evalstats.records import EvalstatsWarning
+from evalstats.stats import _agreement_cluster as ac
 from evalstats.stats import design_coverage
-from evalstats.stats._kappa import _kappa_from_tables, cohen_stats
+from evalstats.stats._kappa import _kappa_from_tables, cohen_stats, weight_matrix
 from evalstats.stats.outcome_model import draw_outcomes
 from evalstats.stats.resample import cluster_bootstrap
 from evalstats.stats.robust import (
@@ -43,8 +45,16 @@ from evalstats.stats.robust import (
 from evalstats.stats.winrates import DEFAULT_METHOD, RATE_NAMES, rate_arrays
 
 RATE_METHODS = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "bca")
-KAPPA_METHODS = ("jackknife_t", "wald_iid", "boot_bca")
-DEFAULT_KAPPA = "jackknife_t"
+KAPPA_METHODS = ("atanh_jackknife_exact", "jackknife_t", "wald_iid", "boot_bca")
+#: judge_agreement's interval for every coefficient since issue 23 (clustered_agreement).
+DEFAULT_KAPPA = "atanh_jackknife_exact"
+#: Coefficients judge_agreement reports, as (column, table kind, weights) of _agreement_cluster.
+AGREEMENT_COEFS = (
+    ("kappa", "cohen", None),
+    ("kappa_linear", "cohen", "linear"),
+    ("ac1", "gwet", None),
+    ("pabak", "bp", None),
+)
 WILD = True  # the wild bootstrap rows (slow: test inversion); the test slice turns them off
 FLAGS = True  # how often design_coverage flags an evaluation of the design (the user's check)
 
@@ -59,6 +69,11 @@ class Design:
     judge_noise: float = 0.0
     orders: int = 1  # the blind rubric judges each pair in both orders
     costs: dict = field(default_factory=dict)
+    # Labelled pairs of a PPI design (issue 23: rare outcomes, few labels); 0: none.
+    ppi_labels: int = 0
+    # Share of pairs where WITH alone went over budget, drawn among the pairs WITH did not
+    # win (no-answers unbalanced between arms and correlated with the outcome); 0: none.
+    with_no_answer: float = 0.0
 
 
 DESIGNS = (
@@ -73,6 +88,14 @@ DESIGNS = (
     Design("blind 15x3x2 orders", (3,) * 15, n_judges=2, judge_noise=0.6, orders=2),
     Design("costs 8x3 logsd 1.5", (3,) * 8, costs={"log_sd": 1.5, "slope": -0.15}),
     Design("kappa 10x3 two judges", (3,) * 10, n_judges=2, judge_noise=0.5),
+    # Issue 23's edges, appended so that the designs above keep their seeds.
+    Design("kappa .92 10x3", (3,) * 10, n_judges=2, judge_noise=0.08),
+    Design("kappa .92 6x3", (3,) * 6, n_judges=2, judge_noise=0.08),
+    Design("rare win PPI 40x5, 20 labels", (5,) * 40, probs=(0.08, 0.30, 0.62), ppi_labels=20),
+    Design("rare win PPI 40x5, 60 labels", (5,) * 40, probs=(0.08, 0.30, 0.62), ppi_labels=60),
+    Design("WITH-only no-answers 15x4", (4,) * 15, with_no_answer=0.15),
+    # Hook for the cost helper: a design with ``costs={..., "outliers": (share, factor)}``
+    # (issue 23 item 4) goes here; _cost_draw leaves that key to it.
 )
 
 
@@ -191,7 +214,7 @@ def _wild_net(wins, ties, losses, gid, null_counts, truth, n_evals) -> dict:
     }
 
 
-def _kappa_truth(d: Design, rng: np.random.Generator) -> float:
+def _kappa_truth(d: Design, rng: np.random.Generator, every: bool = False):
     big = draw_outcomes(
         4000,
         50,
@@ -204,7 +227,36 @@ def _kappa_truth(d: Design, rng: np.random.Generator) -> float:
         rng=rng,
     )
     table = np.bincount(big[..., 0].ravel() * 3 + big[..., 1].ravel(), minlength=9)
+    if every:  # every coefficient's population value
+        return {
+            name: float(ac.coefficient(_agreement_parts(kind, w), table.astype(float)))
+            for name, kind, w in AGREEMENT_COEFS
+        }
     return float(_kappa_from_tables(table.reshape(3, 3).astype(float)))
+
+
+def _agreement_parts(kind: str, weights):
+    return partial(ac.table_parts, w=weight_matrix(weights, 3), kind=kind)
+
+
+def agreement_coverage(per_task: np.ndarray, truth: dict) -> dict[str, float]:
+    """judge_agreement's default interval (clustered_agreement's atanh_jackknife_exact) of
+    every coefficient, all evaluations at once; ``<name>_degenerate``: zero-width or out of
+    [-1, 1] intervals (must be 0)."""
+    out = {}
+    for name, kind, w in AGREEMENT_COEFS:
+        gaps = (1.0 - weight_matrix(w, 3))[(1.0 - weight_matrix(w, 3)) > 1e-12]
+        res = ac.cluster_intervals(
+            per_task,
+            _agreement_parts(kind, w),
+            methods=("atanh_jackknife_exact",),
+            unit_disagreement=float(gaps.min()),
+        )
+        lo, hi = res.intervals["atanh_jackknife_exact"]
+        t = truth[name]
+        out[name] = float(((lo <= t) & (t <= hi)).mean())
+        out[f"{name}_degenerate"] = int(((hi - lo) <= 1e-12).sum() + ((lo < -1) | (hi > 1)).sum())
+    return out
 
 
 def kappa_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str, float]:
@@ -220,6 +272,10 @@ def kappa_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[st
     est, se, df = cluster_jackknife(per_task, kappa)
     low, high = t_interval(est, se, df)
     out = {"jackknife_t": float(((low <= truth) & (truth <= high)).mean())}
+    every = _kappa_truth(d, rng, every=True)
+    for name, v in agreement_coverage(per_task, every).items():
+        out[f"agr_{name}"] = v
+    out["atanh_jackknife_exact"] = out["agr_kappa"]
     st = cohen_stats(per_task.sum(axis=1).reshape(-1, 3, 3), np.eye(3))
     wl, wh = st.kappa - 1.959964 * st.se, st.kappa + 1.959964 * st.se
     out["wald_iid"] = float(((wl <= truth) & (truth <= wh)).mean())
@@ -281,6 +337,109 @@ def cost_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str
     return {k: v / n_evals for k, v in hits.items()}
 
 
+def ppi_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str, float]:
+    """ppi_win_rates as it is (one call per evaluation, 400 resamples): coverage of the
+    people's (population) win rate and net win, by a judge with noise 0.5 on
+    ``d.ppi_labels`` labels drawn at random; ``ppi_zero_width``: intervals of no width."""
+    from evalstats.stats.ppi import ppi_win_rates
+
+    n_tasks, reps = len(d.sizes), max(d.sizes)
+    codes = draw_outcomes(
+        n_tasks, reps, p_win=d.probs[0], p_tie=d.probs[1], p_loss=d.probs[2], icc=d.icc,
+        n_judges=2, judge_noise=0.5, n_evals=n_evals, rng=rng,
+    )  # fmt: skip
+    names = np.array(["loss", "tie", "win"])
+    task = np.repeat(np.arange(n_tasks), reps)
+    rep = np.tile(np.arange(reps) + 1, n_tasks)
+    # The people's population rates (the superpopulation, as benchmarks/coverage_ppi.py).
+    big = draw_outcomes(
+        4000, 50, p_win=d.probs[0], p_tie=d.probs[1], p_loss=d.probs[2], icc=d.icc,
+        n_judges=2, judge_noise=0.5, rng=rng,
+    )[..., 0]  # fmt: skip
+    truth = {"win_rate": (big == 2).mean(), "net_win": (big == 2).mean() - (big == 0).mean()}
+    hits = {"ppi_win": 0, "ppi_net": 0, "ppi_zero_width": 0, "ppi_no_labelled_win": 0}
+    for e in range(n_evals):  # ppi_win_rates is the API, called as a user calls it
+        human, judged = codes[e, ..., 0].ravel(), codes[e, ..., 1].ravel()
+        frame = pd.DataFrame(
+            {"task_id": task, "replicate": rep, "judge": "j", "rubric": "r", "status": "ok",
+             "outcome": names[judged]}
+        )  # fmt: skip
+        pick = rng.choice(len(task), size=d.ppi_labels, replace=False)
+        labels = pd.DataFrame(
+            {"task_id": task[pick], "replicate": rep[pick], "labeler": "ann",
+             "outcome": names[human[pick]], "sample_seed": 0, "frame_sha256": "x"}
+        )  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EvalstatsWarning)
+            res = ppi_win_rates(frame, labels, judge="j", n_resamples=400, rng=e)
+        res = res.set_index("statistic")
+        truth = {
+            "win_rate": (human == 2).mean(),
+            "net_win": (human == 2).mean() - (human == 0).mean(),
+        }
+        for key, stat in (("ppi_win", "win_rate"), ("ppi_net", "net_win")):
+            r = res.loc[stat]
+            hits[key] += bool(r["ci_low"] <= truth[stat] <= r["ci_high"])
+        hits["ppi_zero_width"] += int((res["ci_high"] - res["ci_low"] <= 1e-12).sum())
+        hits["ppi_no_labelled_win"] += int(not (human[pick] == 2).any())
+    out = {k: v / n_evals for k, v in hits.items()}
+    out["ppi_zero_width"] = hits["ppi_zero_width"]
+    return out
+
+
+def no_answer_coverage(
+    d: Design, n_evals: int, flag_evals: int, rng: np.random.Generator
+) -> dict[str, float]:
+    """No-answers in the WITH arm alone, among the pairs WITH did not win (share
+    ``d.with_no_answer`` of all pairs). The intention-to-treat net win (a no-answer is a
+    loss for the arm that produced none) is ``p_win - p_loss - s p_tie / (p_tie + p_loss)``.
+    Coverage of it by the default (``exclude``) interval and the ``arm_aware`` one
+    (rate_arrays, all evaluations at once); ``na_exclude_better``: the default calls WITH
+    significantly better; ``na_flagged``: win_rates (the API, ``flag_evals`` evaluations)
+    puts the no-answer note in ``ci_note``."""
+    from evalstats.stats.winrates import win_rates
+
+    codes, mask = _outcomes(d, d.probs, n_evals, rng)
+    pw, pt, pl = d.probs
+    q = d.with_no_answer / (pt + pl)
+    c = codes[..., 0]
+    na = (c != 2) & (rng.random(c.shape) < q) & mask[None]
+    truth = pw - pl - d.with_no_answer * pt / (pt + pl)
+    ok = mask[None] & ~na
+    wins = ((c == 2) & ok).sum(axis=2).ravel()
+    ties = ((c == 1) & ok).sum(axis=2).ravel()
+    losses = ((c == 0) & ok).sum(axis=2).ravel()
+    gid = np.repeat(np.arange(c.shape[0]), c.shape[1])
+    out = {}
+    for name, extra_losses in (("exclude", 0), ("arm_aware", na.sum(axis=2).ravel())):
+        r = rate_arrays(wins, ties, losses + extra_losses, gid, n_evals, method=DEFAULT_METHOD)
+        lo, hi = r["low"][:, 3], r["high"][:, 3]
+        out[f"na_{name}_net"] = float(((lo <= truth) & (truth <= hi)).mean())
+        out[f"na_{name}_better"] = float((lo > 0).mean())
+    flagged = 0
+    names = np.array(["loss", "tie", "win"])
+    for e in range(flag_evals):
+        t, row = np.nonzero(mask)
+        miss = na[e, t, row]
+        frame = pd.DataFrame(
+            {
+                "task_id": t,
+                "replicate": row + 1,
+                "judge": "j",
+                "status": np.where(miss, "no_answer", "ok"),
+                "outcome": np.where(miss, None, names[c[e, t, row]]),
+                "over_budget_arm": np.where(miss, "with", None),
+            }
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EvalstatsWarning)
+            res = win_rates(frame, by="judge")
+        flagged += bool(res["ci_note"].str.contains("no-answers").any())
+    out["na_flagged"] = flagged / max(flag_evals, 1)
+    out["na_truth"] = truth
+    return out
+
+
 def select_designs(names: str) -> tuple[Design, ...]:
     """The designs whose names contain one of the comma-separated ``names`` (all if empty).
 
@@ -315,9 +474,17 @@ def run(
         if d.n_judges == 2 and d.orders == 1:
             kap = kappa_coverage(d, n_evals, rng)
             extra["kappa"] = kap[DEFAULT_KAPPA]
+            extra["kappa_jackknife_t"] = kap["jackknife_t"]
+            for name, *_ in AGREEMENT_COEFS[1:]:
+                extra[name] = kap[f"agr_{name}"]
+            extra["agr_degenerate"] = sum(kap[f"agr_{n}_degenerate"] for n, *_ in AGREEMENT_COEFS)
             extra["kappa_wald_iid"] = kap["wald_iid"]
             extra["kappa_boot_bca"] = kap["boot_bca"]
             extra["kappa_true"] = kap["truth"]
+        if d.ppi_labels and cost_evals:
+            extra.update(ppi_coverage(d, cost_evals, rng))
+        if d.with_no_answer and cost_evals:
+            extra.update(no_answer_coverage(d, n_evals, cost_evals, rng))
         if d.costs and cost_evals:
             cov = cost_coverage(d, cost_evals, rng)
             extra["tok_total"] = cov["tokens_total_ratio"]
@@ -366,6 +533,8 @@ def main() -> None:
     )
     print(table.round(3).to_string(index=False, na_rep=""))
     cols = [*RATE_NAMES, "type1", "p_vs_ci_disagree", "flagged", "kappa", "tok_total", "tok_geo"]
+    cols += ["kappa_linear", "ac1", "pabak", "agr_degenerate", "ppi_win", "ppi_net"]
+    cols += ["ppi_zero_width", "na_exclude_net", "na_arm_aware_net", "na_flagged"]
     default = table[table["method"] == DEFAULT_METHOD].set_index("design")
     default = default.reindex(columns=[c for c in cols if c in default.columns])
     print(f"\nthe defaults ({DEFAULT_METHOD}; kappa {DEFAULT_KAPPA}), band [0.93, 0.97]:")

@@ -290,3 +290,17 @@ def test_on_the_sample_data():
     assert len(nw) == 4
     # the sample has a clear WITH lead: not equivalent to 0 within 0.1
     assert (nw["conclusion"] == "not shown equivalent").all()
+
+
+def test_cost_equivalence_passes_its_documented_arguments_through():
+    """n_resamples, rng, method (the median bootstrap's) reach cost_ratios; the tested rows are
+    the ones without them; an unknown name is a TypeError naming it."""
+    pairs = _one_pair_per_task(np.random.default_rng(9))
+    plain = cost_equivalence(pairs, margin=1.10)
+    passed = cost_equivalence(pairs, margin=1.10, n_resamples=500, rng=0, method="percentile")
+    cols = ["metric", "p_value", "ci_low", "ci_high", "conclusion"]
+    pd.testing.assert_frame_equal(plain[cols], passed[cols])
+    by_task = cost_equivalence(pairs, margin=1.10, cluster="task_id", include_no_answer=False)
+    assert by_task["metric"].tolist() == plain["metric"].tolist()
+    with pytest.raises(TypeError, match="n_resample"):
+        cost_equivalence(pairs, margin=1.10, n_resample=500)

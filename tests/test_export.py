@@ -277,6 +277,9 @@ def test_markdown_escapes_pipes(doc):
 METHOD_TEXT = {
     "cr2_wilson": "CR2 Wilson with Bell-McCaffrey df",
     "cluster_wilson": "Wilson at the design-effect sample size",
+    "atanh_jackknife_exact": (
+        "delete-one-task jackknife t on Fisher's z (with an exact bound at few disagreements)"
+    ),
 }
 
 JUDGE_WORDS = {
@@ -333,9 +336,8 @@ def test_macros_equal_results(results_path, doc, digits, percent):
         )
         assert close(macros[prefix + "Kappa"], row["kappa"], "kappa", digits, percent)
         assert close(macros[prefix + "KappaLo"], row["kappa_ci_low"], "kappa", digits, percent)
-        assert close(
-            macros[prefix + "KappaBootHi"], row["kappa_boot_ci_high"], "kappa", digits, percent
-        )
+        assert close(macros[prefix + "KappaHi"], row["kappa_ci_high"], "kappa", digits, percent)
+        assert "KappaBootHi" not in "".join(k for k in macros if k.startswith(prefix))
         assert close(macros[prefix + "AcOne"], row["ac1"], "ac1", digits, percent)
         assert close(
             macros[prefix + "ObservedAgreement"],
@@ -346,9 +348,8 @@ def test_macros_equal_results(results_path, doc, digits, percent):
         )
         assert int(macros[prefix + "N"]) == row["n"]
         assert int(macros[prefix + "Pairs"]) == row["n_pairs"]
-        # observed agreement 1, kappa 3, kappa_boot 2, kappa_linear 3, ac1 3, pabak 3, n,
-        # pairs, tasks
-        expected += 1 + 3 + 2 + 3 + 3 + 3 + 3
+        # observed agreement 1, kappa 3, kappa_linear 3, ac1 3, pabak 3, n, pairs, tasks
+        expected += 1 + 3 + 3 + 3 + 3 + 3
     for row in source_rows(doc, "cost"):
         w = "".join(p.capitalize() for p in row["statistic"].split("_"))
         assert close(macros[f"esCost{w}"], row["estimate"], "estimate", digits, percent)
@@ -411,13 +412,22 @@ def test_agreement_and_cost_sentences(doc):
     assert len(agr) == len(source_rows(doc, "agreement"))
     for s, row in zip(agr, source_rows(doc, "agreement"), strict=True):
         m = re.search(
-            rf"kappa ({NUM}) \[({NUM}), ({NUM})\], 95 % CI by [^,]+, "
-            rf"\[({NUM}), ({NUM})\] by cluster bootstrap",
+            rf"kappa ({NUM}) \[({NUM}), ({NUM})\], 95 % CI clustered by task, (.+?); Gwet",
             s,
         )
         assert m, s
         assert close(m[1], row["kappa"], "kappa", None, True)
-        assert close(m[4], row["kappa_boot_ci_low"], "kappa", None, True)
+        assert close(m[2], row["kappa_ci_low"], "kappa", None, True)
+        assert close(m[3], row["kappa_ci_high"], "kappa", None, True)
+        # the words name the method of the same results.json field as the table
+        (method,) = {
+            r["method"]
+            for r in doc["tables"]["agreement"]
+            if r["statistic"] == "kappa"
+            and (r["rubric"], r["judge_a"], r["judge_b"])
+            == (row["rubric"], row["judge_a"], row["judge_b"])
+        }
+        assert m[4] == METHOD_TEXT[method]
         if row["n_pairs"] < row["n"]:  # the blind rubric: each pair judged in both orders
             units = f"{row['n']} judged pair-orders ({row['n_pairs']} pairs)"
         else:

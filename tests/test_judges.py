@@ -20,7 +20,7 @@ from evalstats.stats.judges import judge_agreement as _long_agreement
 
 def judge_agreement(*args, **kwargs) -> pd.DataFrame:
     """The long result pivoted to one row per pair of judges (``kappa``, ``kappa_ci_low``,
-    ``kappa_boot_ci_low``..., the counts joined): the view the checks below read."""
+    ``ac1_ci_low``..., the counts joined): the view the checks below read."""
     return wide(_long_agreement(*args, **kwargs))
 
 
@@ -28,13 +28,21 @@ def test_agreement_is_long_and_tidy(frame3):
     agr = _long_agreement(frame3, rubric="with-without", n_resamples=100, rng=0)
     assert list(agr.columns) == ["rubric", "judge_a", "judge_b", *TIDY_COLUMNS]
     first = agr.loc[agr["judge_b"] == agr["judge_b"].iloc[0]]
-    assert first["statistic"].tolist()[:5] == [
-        "observed_agreement", "disagreement_rate", "kappa", "kappa_iid", "kappa_boot",
+    assert first["statistic"].tolist() == [
+        "observed_agreement", "disagreement_rate", "kappa", "kappa_iid", "kappa_linear", "ac1",
+        "pabak",
     ]  # fmt: skip
-    kappa = agr.loc[agr["statistic"].isin(["kappa", "kappa_iid", "kappa_boot"])]
-    # one kappa, three intervals, each row naming how its interval is made
+    kappa = agr.loc[agr["statistic"].isin(["kappa", "kappa_iid"])]
+    # one kappa, each row naming how its interval (or test) is made
     assert kappa.groupby(["judge_a", "judge_b"])["estimate"].nunique().eq(1).all()
-    assert {"jackknife_t", "iid Wald (z)", "cluster bootstrap (bca)"} <= set(kappa["method"])
+    assert set(kappa["method"]) == {"atanh_jackknife_exact", "iid z test (no interval)"}
+    coefs = agr.loc[
+        ~agr["statistic"].isin(["observed_agreement", "disagreement_rate", "kappa_iid"])
+    ]
+    # every coefficient task-clustered, its interval inside [-1, 1]
+    assert set(coefs["method"]) == {"atanh_jackknife_exact"}
+    assert ((coefs["ci_low"] >= -1) & (coefs["ci_high"] <= 1)).all()
+    assert (coefs["ci_low"] < coefs["ci_high"]).all()
     assert list(agr.diagnostics.columns[:4]) == ["rubric", "judge_a", "judge_b", "n"]
 
 
@@ -87,34 +95,66 @@ def test_pairwise_against_sklearn_and_crosstab(frame3, rubric):
         assert row.kappa_se0 == pytest.approx(sm.std_kappa0, rel=1e-10)
         assert row.disagreement_rate == pytest.approx((a != b).mean())
         assert row.trigger == ((a != b).mean() > 0.20)
-        assert row.kappa_boot_ci_low < row.kappa < row.kappa_boot_ci_high
+        assert row.kappa_ci_low < row.kappa < row.kappa_ci_high
 
 
-def test_bootstrap_interval_matches_a_naive_cluster_loop(frame3):
+def test_every_coefficient_is_the_clustered_one_on_the_merged_units(frame3):
+    """Each pair's kappa, linear kappa, AC1 and PABAK rows are clustered_agreement's on the
+    units both judges rated (merged here from the frame, not through wide_by_judge)."""
+    from evalstats.stats.agreement_intervals import clustered_agreement
+
+    agr = judge_agreement(frame3, rubric="with-without")
+    for row in agr.loc[agr.judge_a != "all judges"].itertuples():
+        m = _merged(frame3, "with-without", row.judge_a, row.judge_b)
+        a, b = m["outcome_a"].astype(str), m["outcome_b"].astype(str)
+        ref = clustered_agreement(
+            a, b, clusters=m["task_id"], coefficient=["cohen_kappa", "gwet_ac1", "pabak"],
+            categories=OUT,
+        ).set_index("statistic")  # fmt: skip
+        lin = clustered_agreement(
+            a, b, clusters=m["task_id"], weights="linear", categories=OUT
+        ).iloc[0]
+        for name, r in (
+            ("kappa", ref.loc["cohen_kappa"]),
+            ("ac1", ref.loc["gwet_ac1"]),
+            ("pabak", ref.loc["brennan_prediger"]),
+            ("kappa_linear", lin),
+        ):
+            for col, ref_col in zip(
+                ("", "_se", "_ci_low", "_ci_high", "_p", "_df"),
+                ("estimate", "se", "ci_low", "ci_high", "p_value", "df"),
+                strict=True,
+            ):
+                want = r[ref_col]
+                assert getattr(row, name + col) == pytest.approx(want, rel=1e-12, abs=1e-15)
+            assert -1 <= getattr(row, name + "_ci_low") <= getattr(row, name + "_ci_high") <= 1
+
+
+def test_perfect_agreement_is_not_a_zero_width_interval(frame3):
+    """Two judges who never disagree: kappa 1, an interval below 1 (the exact bound), a note."""
+    f = frame3.loc[frame3["rubric"] == "with-without"].copy()
     ja, jb = "anthropic:claude-x", "openai:gpt-y"
-    B = 400
-    agr = judge_agreement(
-        frame3, judges=[ja, jb], rubric="with-without", n_resamples=B, method="percentile", rng=7
-    )
-    m = _merged(frame3, "with-without", ja, jb)
-    tasks = np.unique(m["task_id"])
-    per_task = [
-        pd.crosstab(g["outcome_a"].astype(str), g["outcome_b"].astype(str))
-        .reindex(index=OUT, columns=OUT, fill_value=0)
-        .to_numpy()
-        for _, g in m.groupby("task_id")
-    ]
-    per_task = np.array(per_task, dtype=float)
-    idx = np.random.default_rng(7).integers(0, len(tasks), size=(B, len(tasks)))
-    kappas = []
-    for row in idx:  # deliberately naive: the oracle
-        t = per_task[row].sum(axis=0)
-        p = t / t.sum()
-        po, pe = np.trace(p), p.sum(1) @ p.sum(0)
-        kappas.append((po - pe) / (1 - pe))
-    lo, hi = np.quantile(kappas, [0.025, 0.975])
-    assert agr.loc[0, "kappa_boot_ci_low"] == pytest.approx(lo, abs=1e-12)
-    assert agr.loc[0, "kappa_boot_ci_high"] == pytest.approx(hi, abs=1e-12)
+    f = f.loc[f["judge"].astype(str).isin([ja, jb])]
+    src = f.loc[f["judge"] == ja].set_index(["task_id", "replicate"])
+    mask = f["judge"] == jb
+    keys = pd.MultiIndex.from_frame(f.loc[mask, ["task_id", "replicate"]])
+    f.loc[mask, "status"] = src["status"].reindex(keys).to_numpy()
+    f.loc[mask, "outcome"] = src["outcome"].reindex(keys).to_numpy()
+    long = _long_agreement(f, rubric="with-without")
+    for name in ("kappa", "kappa_linear", "ac1", "pabak"):
+        r = long.loc[long["statistic"] == name].iloc[0]
+        assert r["estimate"] == pytest.approx(1.0)
+        assert -1.0 <= r["ci_low"] < 0.95 and r["ci_high"] == pytest.approx(1.0)
+    assert "perfect observed agreement" in long.diagnostics["ci_note"].iloc[0]
+
+
+def test_a_frame_without_order_is_a_data_error_naming_it(frame3):
+    from evalstats.errors import DataError
+
+    with pytest.raises(DataError, match="order"):
+        _long_agreement(frame3.drop(columns="order"), rubric="with-without")
+    with pytest.raises(DataError, match="task_group"):
+        _long_agreement(frame3, rubric="with-without", cluster="task_group")
 
 
 def test_three_judges_fleiss_and_krippendorff(frame3):
@@ -135,6 +175,11 @@ def test_three_judges_fleiss_and_krippendorff(frame3):
     assert allrow["krippendorff_alpha"] == pytest.approx(
         krippendorff.alpha(codes.T, level_of_measurement="nominal"), abs=1e-10
     )
+    # Both task-clustered: the jackknife over tasks, in [-1, 1].
+    for name in ("fleiss_kappa", "krippendorff_alpha"):
+        assert allrow[f"{name}_method"] == "atanh_jackknife_exact"
+        assert allrow[f"{name}_df"] == w.loc[~np.isnan(codes).all(axis=1), "task_id"].nunique() - 1
+        assert -1 <= allrow[f"{name}_ci_low"] < allrow[name] < allrow[f"{name}_ci_high"] <= 1
 
 
 def test_consensus_rules():
@@ -243,16 +288,23 @@ def test_clustered_kappa_is_a_task_jackknife_with_t_reference(frame3):
     c = len(tasks)
     se = np.sqrt((c - 1) / c * ((loo - loo.mean()) ** 2).sum())
     q = stats.t.ppf(0.975, c - 1)
-    assert row["kappa_df"] == c - 1 and row["kappa_method"] == "jackknife_t"
+    assert row["kappa_df"] == c - 1 and row["kappa_method"] == "atanh_jackknife_exact"
     assert row["kappa_se"] == pytest.approx(se, rel=1e-10)
-    assert row["kappa_ci_low"] == pytest.approx(row["kappa"] - q * se, rel=1e-10)
-    assert row["kappa_ci_high"] == pytest.approx(row["kappa"] + q * se, rel=1e-10)
-    assert row["kappa_p"] == pytest.approx(2 * stats.t.sf(abs(row["kappa"] / se), c - 1))
+    # The interval: the same jackknife on atanh of kappa shrunk by n / (n + 1), back by tanh
+    # (no exact bound joined here: many disagreements).
+    assert row["ci_note"] == ""
+    n_rest = np.array([(m["task_id"] != t).sum() for t in tasks])
+    z_loo = np.arctanh(loo * n_rest / (n_rest + 1))
+    se_z = np.sqrt((c - 1) / c * ((z_loo - z_loo.mean()) ** 2).sum())
+    z = np.arctanh(row["kappa"] * len(m) / (len(m) + 1))
+    assert row["kappa_ci_low"] == pytest.approx(np.tanh(z - q * se_z), rel=1e-10)
+    assert row["kappa_ci_high"] == pytest.approx(np.tanh(z + q * se_z), rel=1e-10)
+    assert row["kappa_p"] == pytest.approx(2 * stats.t.sf(abs(z / se_z), c - 1))
     assert (row["kappa_p"] < 0.05) == (row["kappa_ci_low"] > 0)
-    # The IID analytic figures stay beside it (Fleiss-Cohen-Everitt, as statsmodels).
+    # The IID analytic SE and test stay beside it (Fleiss-Cohen-Everitt, as statsmodels).
     ct = np.asarray(row["confusion"])
     sm = inter_rater.cohens_kappa(ct)
-    assert row["kappa_iid_ci_low"] == pytest.approx(sm.kappa_low, rel=1e-10)
+    assert row["kappa_iid_se"] == pytest.approx(sm.std_kappa, rel=1e-10)
     assert row["kappa_iid_p"] == pytest.approx(sm.pvalue_two_sided, rel=1e-8)
 
 

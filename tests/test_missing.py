@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import evalstats
 from evalstats import DataError
@@ -237,3 +238,71 @@ def test_arm_aware_on_the_sample():
     # the blind rubric shows every pair in both orders: each missing pair counts twice
     grown = apply_missing_rule(bp, no_answer_as="loss")
     assert len(grown) == len(bp) + 5 * bp["judge"].nunique()
+
+
+def _arm_frame(n_with: int, n_without: int, seed: int = 0) -> pd.DataFrame:
+    """12 tasks x 4 pairs, one judge; the first pairs' WITH (then WITHOUT) went over budget."""
+    rng = np.random.default_rng(seed)
+    n = 48
+    outcome = rng.choice(["win", "tie", "loss"], size=n, p=[0.5, 0.2, 0.3]).astype(object)
+    arm = np.array([None] * n, dtype=object)
+    arm[:n_with] = "with"
+    arm[n_with : n_with + n_without] = "without"
+    status = np.where(pd.isna(arm), "ok", "no_answer")
+    outcome[status == "no_answer"] = None
+    return pd.DataFrame(
+        {
+            "task_id": np.repeat([f"t{i:02d}" for i in range(12)], 4),
+            "replicate": np.tile([1, 2, 3, 4], 12),
+            "judge": "j",
+            "status": status,
+            "outcome": outcome,
+            "over_budget_arm": arm,
+        }
+    )
+
+
+def test_unbalanced_no_answers_are_named_in_the_note_with_the_arm_aware_net_win():
+    from evalstats.stats.winrates import win_rates
+
+    f = _arm_frame(10, 0)
+    res = win_rates(f)
+    note = res.loc[res["statistic"] == "net_win", "ci_note"].iloc[0]
+    assert "no-answers unbalanced between arms" in note and "WITH alone over budget 10" in note
+    d = res.diagnostics.iloc[0]
+    # the exact two-sided binomial test of 10 vs 0 (scipy as the oracle)
+    assert d["no_answer_balance_p"] == pytest.approx(stats.binomtest(0, 10, 0.5).pvalue)
+    assert d["no_answer_unbalanced"]
+    aware = win_rates(f, no_answer_as="arm_aware").set_index("statistic").loc["net_win"]
+    assert d["arm_aware_net_win"] == pytest.approx(aware["estimate"])
+    assert (d["arm_aware_ci_low"], d["arm_aware_ci_high"]) == pytest.approx(
+        (aware["ci_low"], aware["ci_high"])
+    )
+    assert f"{aware['estimate']:+.3f}" in note
+    # The default's own numbers are untouched by the note.
+    plain = win_rates(f.drop(columns="over_budget_arm"))
+    assert np.allclose(plain["estimate"], res["estimate"])
+    assert (plain["ci_note"] == "").all()
+
+
+def test_balanced_no_answers_leave_the_note_empty():
+    from evalstats.stats.winrates import win_rates
+
+    res = win_rates(_arm_frame(3, 3))
+    d = res.diagnostics.iloc[0]
+    assert d["no_answer_with"] == 3 and d["no_answer_without"] == 3
+    assert d["no_answer_balance_p"] == pytest.approx(1.0)
+    assert not d["no_answer_unbalanced"]
+    if not d["no_answer_changes_conclusion"]:
+        assert (res["ci_note"] == "").all()
+
+
+def test_arm_aware_without_over_budget_arm_works_when_nothing_is_missing():
+    from evalstats.errors import DataError
+    from evalstats.stats.winrates import win_rates
+
+    f = _arm_frame(0, 0).drop(columns="over_budget_arm")
+    a = win_rates(f, no_answer_as="arm_aware")
+    assert np.allclose(a["estimate"], win_rates(f)["estimate"])
+    with pytest.raises(DataError, match="over_budget_arm"):
+        win_rates(_arm_frame(2, 0).drop(columns="over_budget_arm"), no_answer_as="arm_aware")

@@ -153,3 +153,49 @@ def test_long_shape() -> None:
     assert res["statistic"].tolist() == ["win_rate", "tie_rate", "loss_rate", "net_win", "score"]
     assert res.diagnostics["n_labelled"].item() == 120
     assert len(res.summary()) == 5
+
+
+def test_an_outcome_without_labelled_examples_never_gets_a_zero_width_interval():
+    """No labelled win among 20 labels: the PPI win rate is 0 with no bootstrap spread; the
+    interval is joined with the labels-only Clopper-Pearson one (scipy's binomtest as the
+    oracle), the method and the note say so, and the labels per outcome are stated."""
+    from scipy import stats
+
+    from evalstats.stats.ppi import MIN_PER_OUTCOME
+
+    frame, labels, human, judged, pick = _simulate(11, n_lab=40)
+    lab = labels.loc[labels["outcome"] != "win"].head(20)  # a sample with no labelled win
+    with pytest.warns(EvalstatsWarning, match="labelled win"):
+        res = _long_ppi(frame, lab, judge="j", rng=0, n_resamples=400)
+    row = res.set_index("statistic")
+    win = row.loc["win_rate"]
+    cp = stats.binomtest(0, 20).proportion_ci(0.95, method="exact")
+    assert win["estimate"] == 0.0 and win["ci_low"] == 0.0
+    assert win["ci_high"] == pytest.approx(cp.high, rel=1e-9) and win["ci_high"] > 0.1
+    assert "exact labels-only" in win["method"]
+    # net win and score depend on the win rate: joined too, with the Bonferroni bound
+    n_loss = int((lab["outcome"] == "loss").sum())
+    w = stats.binomtest(0, 20).proportion_ci(0.975, method="exact")
+    lo_ = stats.binomtest(n_loss, 20).proportion_ci(0.975, method="exact")
+    net = row.loc["net_win"]
+    assert net["ci_low"] <= w.low - lo_.high + 1e-9 and net["ci_high"] >= w.high - lo_.low - 1e-9
+    assert "exact labels-only" in row.loc["score", "method"]
+    assert (row["ci_high"] > row["ci_low"]).all()
+    d = res.diagnostics.iloc[0]
+    assert d["n_labelled_win"] == 0 and d["n_labelled_tie"] + d["n_labelled_loss"] == 20
+    assert d["min_labels_per_outcome"] == MIN_PER_OUTCOME
+    assert "0 labelled win of 20" in d["ci_note"] and "labels would hold" in d["ci_note"]
+    # a rare outcome that was labelled once keeps the PPI interval (MIN_PER_OUTCOME = 1)
+    one = pd.concat([lab.iloc[:19], labels.loc[labels["outcome"] == "win"].head(1)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalstatsWarning)
+        kept = _long_ppi(frame, one, judge="j", rng=0, n_resamples=400).set_index("statistic")
+    assert kept.loc["win_rate", "method"] == "cluster_t"
+    assert kept.loc["win_rate", "ci_high"] > kept.loc["win_rate", "ci_low"]
+
+
+def test_common_outcomes_keep_the_plain_ppi_interval():
+    frame, labels, *_ = _simulate(12, n_lab=60)
+    res = _long_ppi(frame, labels, judge="j", rng=0, n_resamples=400)
+    assert (res["method"] == "cluster_t").all()
+    assert res.diagnostics["ci_note"].iloc[0] == ""

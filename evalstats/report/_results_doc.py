@@ -26,12 +26,12 @@ _RATES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
 EXPORT_TABLES: dict[str, tuple[str, ...]] = {
     "headline": _RATES,
     "consensus": _RATES,
-    "agreement": ("observed_agreement", "kappa", "kappa_boot", "ac1", "pabak"),
+    "agreement": ("observed_agreement", "kappa", "kappa_linear", "ac1", "pabak"),
     "cost": ("estimate",),
     "per_task": ("win_rate", "tie_rate", "loss_rate", "net_win"),
 }
 _MACRO_TABLES = ("headline", "consensus")
-_AGREEMENT_MACROS = ("observed_agreement", "kappa", "kappa_boot", "kappa_linear", "ac1", "pabak")
+_AGREEMENT_MACROS = ("observed_agreement", "kappa", "kappa_linear", "ac1", "pabak")
 _METHOD_TEXT = {
     "cr2_wilson": "CR2 Wilson with Bell-McCaffrey df",
     "cr2_t": "CR2 t with Bell-McCaffrey df",
@@ -43,6 +43,9 @@ _METHOD_TEXT = {
     "percentile": "percentile cluster bootstrap",
     "basic": "basic cluster bootstrap",
     "jackknife_t": "jackknife over tasks with t quantiles",
+    "atanh_jackknife_exact": (
+        "delete-one-task jackknife t on Fisher's z (with an exact bound at few disagreements)"
+    ),
 }
 _COST_TEXT = {
     "tokens_total_ratio": "total tokens",

@@ -117,25 +117,17 @@ def _agreement_sentence(
     if row.get("judge_b") is None or row.get("kappa") is None:
         return None
     conf = _pct(_confidence(doc))
-    d = statistic_digits("kappa", digits=digits, percent=percent)
-    boot = format_interval(
-        [_f(row.get("kappa"))],
-        [_f(row.get("kappa_boot_ci_low"))],
-        [_f(row.get("kappa_boot_ci_high"))],
-        d,
-    )[0]
-    boot_ci = boot[boot.find("[") :] if "[" in boot else ""
     pct = " %" if percent else ""
-    # Each interval names its own method, read from the row (kappa_method, ...): the
-    # methods are outside any parenthesis, so a name with one of its own reads whole.
-    by_boot = f", {boot_ci} by {method_words(row.get('kappa_boot_method'))}" if boot_ci else ""
+    # Each interval names its own method, read from the row (kappa_method, ac1_method): the
+    # same field of results.json as the table's; outside any parenthesis, so a name with one
+    # of its own reads whole.
     return (
         f"{judge_label(str(row['judge_a']))} and {judge_label(str(row['judge_b']))} agreed on "
         f"{_iv(row, 'observed_agreement', digits, percent, pct)} of "
         f"{_units(row, str(row['rubric']) in _ordered_rubrics(doc))} in "
         f"{int(row['n_clusters'])} tasks ({row['rubric']} rubric): Cohen's kappa "
-        f"{_iv(row, 'kappa', digits, percent, '')}, {conf} % CI by "
-        f"{method_words(row.get('kappa_method'))}{by_boot}; Gwet's AC1 "
+        f"{_iv(row, 'kappa', digits, percent, '')}, {conf} % CI clustered by task, "
+        f"{method_words(row.get('kappa_method'))}; Gwet's AC1 "
         f"{_iv(row, 'ac1', digits, percent, '')} by {method_words(row.get('ac1_method'))}."
     )
 

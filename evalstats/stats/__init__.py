@@ -44,6 +44,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "scott_pi",
             "two_rater_agreement",
         ],
+        ".agreement_intervals": ["clustered_agreement"],
         ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
         ".cost": ["COST_METRICS", "cost_ratios"],
         ".coverage": ["coverage_study"],
@@ -112,6 +113,7 @@ if TYPE_CHECKING:
         scott_pi,
         two_rater_agreement,
     )
+    from .agreement_intervals import clustered_agreement
     from .comparison import COMPARE_METHODS, COMPARE_STATISTICS, compare
     from .cost import COST_METRICS, cost_ratios
     from .coverage import coverage_study

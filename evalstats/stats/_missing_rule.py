@@ -107,9 +107,11 @@ def apply_missing_rule(
     Raises
     ------
     DataError
-        ``arm_aware`` on a frame without ``over_budget_arm``, or with a ``no_answer``
-        row whose ``over_budget_arm`` is missing (rebuild it with
-        :func:`evalstats.verdict_frame`).
+        ``arm_aware`` on a frame with ``no_answer`` rows and without ``over_budget_arm``,
+        or with a ``no_answer`` row whose ``over_budget_arm`` is missing (rebuild it with
+        :func:`evalstats.verdict_frame`). A frame with no ``no_answer`` row needs no
+        ``over_budget_arm``: the rule has nothing to place and gives what ``"exclude"``
+        gives.
 
     Examples
     --------
@@ -166,8 +168,10 @@ def apply_missing_rule(
     imputed = np.full(len(out), None, dtype=object)
     if no_answer_as != "exclude":
         if no_answer_as == "arm_aware":
-            arm = _as_str(out["over_budget_arm"])
-            fill = np.array([_ARM_AWARE.get(a) for a in arm[na_rows]], dtype=object)
+            # Read only where there is a no-answer to place: a frame with none needs no
+            # over_budget_arm (nothing to rewrite; the rule is then "exclude").
+            arm = out.loc[na_rows, "over_budget_arm"] if na_rows.any() else pd.Series([])
+            fill = arm.astype(object).map(_ARM_AWARE).to_numpy(dtype=object)
         else:
             fill = no_answer_as
         outcome[na_rows] = fill

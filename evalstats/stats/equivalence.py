@@ -40,6 +40,11 @@ __all__ = [
 ]
 
 
+#: Keyword arguments cost_equivalence passes to cost_ratios, and those total_ratio_draws takes.
+_COST_KWARGS = ("cluster", "include_no_answer", "method", "n_resamples", "confidence", "rng")
+_DRAW_KWARGS = ("cluster", "include_no_answer")
+
+
 def cost_equivalence(
     frame: pd.DataFrame,
     *,
@@ -75,7 +80,10 @@ def cost_equivalence(
     alpha : float
         Level of each one-sided test.
     **cost_kwargs
-        Passed to ``cost_ratios`` (``cluster``, ``include_no_answer``).
+        Passed to ``cost_ratios`` (``cluster``, ``include_no_answer``, ``method``,
+        ``n_resamples``, ``confidence``, ``rng``: those of its bootstrap reach only the
+        median rows, which are not tested); the pivot draws of the total ratio's test take
+        ``cluster`` and ``include_no_answer``. Any other name is a TypeError naming it.
 
     Returns
     -------
@@ -106,7 +114,12 @@ def cost_equivalence(
     bad = [m for m in metrics if m not in COST_METRICS or "median" in m]
     if bad:
         raise ValueError(f"metrics must be total or geometric-mean ratios, got {bad}")
+    unknown = sorted(set(cost_kwargs) - set(_COST_KWARGS))
+    if unknown:
+        raise TypeError(f"cost_equivalence got arguments cost_ratios does not take: {unknown}")
     table = cost_ratios(frame, interval=interval, **cost_kwargs).set_index("statistic")
+    # The pivot draws take only the arguments that define the pairs (no bootstrap there).
+    draw_kwargs = {k: v for k, v in cost_kwargs.items() if k in _DRAW_KWARGS}
     rows = []
     for metric in metrics:
         r = table.loc[metric]
@@ -117,7 +130,7 @@ def cost_equivalence(
         if r["method"] in (GPQ_METHOD, GPQ_HULL_METHOD):
             # The total ratio's generalized pivotal interval is no t interval: the test uses
             # its draws (generalized p-values), so it still inverts the interval reported.
-            draws = total_ratio_draws(frame, measure=metric.split("_")[0], **cost_kwargs)
+            draws = total_ratio_draws(frame, measure=metric.split("_")[0], **draw_kwargs)
             res = _gpq_test(draws, np.log(margin), kind, alpha)
             if r["method"] == GPQ_HULL_METHOD:  # the hull with CR2: both tests must reject
                 c2 = cost_ratios(frame, interval="cr2", **cost_kwargs).set_index("statistic")

@@ -2,11 +2,17 @@
 
 :func:`judge_agreement` compares every pair of judges on the pairs (and, for the
 blind rubric, orders) both judged ``ok``; the units of one task are correlated,
-so the reported kappa interval and test are task-clustered: a delete-one-task
-jackknife SE with a t(C - 1) reference (chosen by ``benchmarks/coverage.py``: at
-10 tasks x 3, kappa about 0.4, it covered 0.94-0.95 where the IID Wald interval
-covered about 0.92), with the analytic IID interval (Fleiss-Cohen-Everitt) and a
-cluster bootstrap interval beside it. :func:`consensus` turns several
+so every coefficient's interval (Cohen's kappa, linear-weighted kappa, Gwet's AC1,
+PABAK; Fleiss' kappa and Krippendorff's alpha for three or more judges) is
+task-clustered, made by :func:`evalstats.stats.agreement_intervals.clustered_agreement`:
+``atanh_jackknife_exact``, a delete-one-task jackknife t(C - 1) interval on Fisher's z
+(``atanh``) of the coefficient, back-transformed by ``tanh`` — so it lies in [-1, 1] by
+construction, not by clipping — and joined with an exact Clopper-Pearson bound on the
+observed agreement where there are fewer than ten effective disagreeing units (at perfect
+agreement the interval is not [1, 1]). Chosen by ``benchmarks/coverage_agreement.py``
+(kappa 0-0.95, 6-40 tasks). The analytic IID SE and z test of kappa
+(Fleiss-Cohen-Everitt) stay beside it as ``kappa_iid``, without an interval (a Wald
+interval leaves [-1, 1] near perfect agreement). :func:`consensus` turns several
 judges' verdicts into one per pair, in the shape of a verdict frame, so the same
 win-rate functions apply to it.
 """
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -24,17 +31,10 @@ from .._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE, STATUSES
 from .._tidy import ResultFrame, tidy_frame
 from .._validate import check_columns, check_confidence, check_n_resamples, check_probability
+from ..errors import ParameterError
 from ..frames import select_rubric, wide_by_judge
-from ._kappa import _kappa_from_tables
-from .agreement import (
-    cohen_kappa_table,
-    fleiss_kappa,
-    gwet_ac1,
-    krippendorff_alpha,
-    pabak,
-)
-from .resample import cluster_bootstrap
-from .robust import cluster_jackknife, t_interval, t_test_p
+from .agreement import cohen_kappa_table, fleiss_kappa
+from .agreement_intervals import CLUSTERED_METHODS, DEFAULT_METHOD, clustered_agreement
 
 __all__ = ["SEED_DISAGREEMENT_TRIGGER", "consensus", "judge_agreement"]
 
@@ -44,8 +44,13 @@ SEED_DISAGREEMENT_TRIGGER = DISAGREEMENT_TRIGGER
 _K = len(OUTCOMES)
 
 
-def _select(frame: pd.DataFrame, rubric: str | None, judges: Sequence[str] | None):
-    check_columns(frame, ("task_id", "replicate", "rubric", "judge", "status", "outcome"))
+def _select(
+    frame: pd.DataFrame, rubric: str | None, judges: Sequence[str] | None, cluster: str = "task_id"
+):
+    # ``order`` too: the units of a rubric judged in both orders are pair-orders.
+    cols = ("task_id", "replicate", "order", "rubric", "judge", "status", "outcome", cluster)
+    needed = dict.fromkeys(cols)
+    check_columns(frame, tuple(needed))
     f, rubric = select_rubric(frame, rubric)
     present = sorted(f["judge"].astype(str).unique().tolist())
     if judges is None:
@@ -85,8 +90,8 @@ def judge_agreement(
     rubric: str | None = None,
     cluster: str = "task_id",
     confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    method: str = "bca",
+    n_resamples: int = 2000,
+    method: str = DEFAULT_METHOD,
     threshold: float = DISAGREEMENT_TRIGGER,
     rng: np.random.Generator | int | None = None,
 ) -> ResultFrame:
@@ -98,41 +103,47 @@ def judge_agreement(
     Parameters
     ----------
     frame : DataFrame
-        A verdict frame.
+        A verdict frame: ``task_id, replicate, rubric, judge, status, outcome`` (and
+        ``order`` for a rubric judged in both orders); a missing one is a DataError
+        naming it.
     judges : sequence of str, optional
         Judges to compare (default: all in the rubric).
     rubric : str, optional
         Required when the frame holds several rubrics.
     cluster : str, default "task_id"
-        Cluster column for the bootstrap interval of kappa.
+        Cluster column of every interval.
     confidence : float, default 0.95
-    n_resamples : int, default 10 000
-    method : {"bca", "percentile", "basic"}
-        Bootstrap interval method.
+    n_resamples : int, default 2000
+        Cluster bootstrap resamples, used only by ``method="bootstrap_percentile"``.
+    method : str, default "atanh_jackknife_exact"
+        Interval construction, among
+        :data:`evalstats.stats.agreement_intervals.CLUSTERED_METHODS` (every one in
+        [-1, 1]); the default is the one the coverage study chose (module docstring).
     threshold : float, default 0.20
         Disagreement rate above which ``trigger`` is True (the seed's rule).
     rng : Generator or int, optional
+        Seed of the bootstrap (``bootstrap_percentile`` only).
 
     Returns
     -------
     ResultFrame
         Long: per ``rubric, judge_a, judge_b``, one row per coefficient, each with the
         interval made as its ``method`` says: ``observed_agreement``,
-        ``disagreement_rate``; ``kappa`` (task-clustered: the delete-one-task jackknife
-        ``se``, ``df`` C - 1, the interval ``kappa +/- t_{C-1} SE`` and the t test of
-        kappa = 0 it inverts, ``method`` ``"jackknife_t"``; NaN with one task);
-        ``kappa_iid`` (the same kappa, its analytic IID SE, Wald interval and z test:
-        Fleiss-Cohen-Everitt); ``kappa_boot`` (the same kappa, its cluster bootstrap
-        interval); ``kappa_linear``, ``ac1``, ``pabak`` (IID Wald intervals). ``n`` is the
-        judged units (pair-orders for a rubric judged in both orders), ``n_tasks`` the
-        tasks. With three or more judges the last group (``judge_a == "all judges"``) has
-        ``fleiss_kappa`` (its p-value) and ``krippendorff_alpha`` on the units every judge
-        rated ``ok`` (alpha also uses units with missing judges). ``.diagnostics``, one
-        row per pair of judges: ``n``, ``n_pairs`` (distinct (task, replicate) pairs),
-        ``n_clusters``, ``agreements``, ``disagreements``, ``trigger`` (disagreement
-        above ``threshold``), ``kappa_se0`` (null SE), ``kappa_z``, ``fleiss_se0`` and
-        ``confusion`` (k x k counts, rows = judge_a, columns = judge_b, order
-        loss/tie/win).
+        ``disagreement_rate``; ``kappa`` (task-clustered: delete-one-task jackknife
+        ``se``, ``df`` C - 1, the ``method`` interval and the t test of kappa = 0 on the
+        atanh scale; NaN with fewer than two tasks); ``kappa_iid`` (the same kappa, its
+        analytic IID SE and z test, Fleiss-Cohen-Everitt; no interval); ``kappa_linear``
+        (linear weights), ``ac1``, ``pabak`` (each task-clustered as kappa is). ``n`` is
+        the judged units (pair-orders for a rubric judged in both orders), ``n_tasks``
+        the tasks. With three or more judges the last group (``judge_a == "all
+        judges"``) has ``fleiss_kappa`` on the units every judge rated ``ok`` and
+        ``krippendorff_alpha`` (which also uses units with missing judges), both
+        task-clustered alike. ``.diagnostics``, one row per pair of judges: ``n``,
+        ``n_pairs`` (distinct (task, replicate) pairs), ``n_clusters``, ``agreements``,
+        ``disagreements``, ``trigger`` (disagreement above ``threshold``), ``kappa_se0``
+        (null SE), ``kappa_z``, ``ci_note`` (perfect or near-perfect agreement: the
+        exact bound was joined) and ``confusion`` (k x k counts, rows = judge_a, columns
+        = judge_b, order loss/tie/win).
 
     Examples
     --------
@@ -140,16 +151,21 @@ def judge_agreement(
     >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=8, n_replicates=3, seed=1)
     >>> ds = evalstats.load_dir(sim.out_dir)
     >>> f = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
-    >>> agr = judge_agreement(f, rubric="with-without", n_resamples=500, rng=0)
+    >>> agr = judge_agreement(f, rubric="with-without")
     >>> agr["statistic"].tolist()[:4]
     ['observed_agreement', 'disagreement_rate', 'kappa', 'kappa_iid']
-    >>> agr.diagnostics[["judge_a", "judge_b", "n"]].shape
-    (1, 3)
+    >>> agr.loc[agr["statistic"] == "kappa", "method"].iloc[0]
+    'atanh_jackknife_exact'
+    >>> iv = agr.dropna(subset=["ci_low", "ci_high"])  # the coefficients with an interval
+    >>> bool(((iv["ci_low"] >= -1) & (iv["ci_high"] <= 1)).all()), len(iv)
+    (True, 4)
     """
     confidence = check_confidence(confidence)
     n_resamples = check_n_resamples(n_resamples)
     threshold = check_probability(threshold, "threshold")
-    f, rubric, judges = _select(frame, rubric, judges)
+    if method not in CLUSTERED_METHODS:
+        raise ParameterError(f"method must be one of {list(CLUSTERED_METHODS)}; got {method!r}")
+    f, rubric, judges = _select(frame, rubric, judges, cluster)
     ok = f.assign(outcome=f["outcome"].where(f["status"] == "ok"))
     wide = wide_by_judge(ok, rubric=rubric)
     # Counted once, by the rule the runner, audit and report use too.
@@ -159,6 +175,13 @@ def judge_agreement(
         for a, b, r in zip(dis["judge_a"], dis["judge_b"], dis.to_dict("records"), strict=True)
     }
     gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    clustered = partial(
+        _clustered,
+        confidence=confidence,
+        method=method,
+        n_resamples=n_resamples,
+        rng=gen,
+    )
     rows = []
     for ja, jb in itertools.combinations(judges, 2):
         a, b = _codes(wide[ja]), _codes(wide[jb])
@@ -181,124 +204,114 @@ def judge_agreement(
             "trigger": d["trigger"],
         }
         if n:
-            per_task = _per_task_tables(task, a, b).astype(np.float64)
-            k_est, k_se, k_df = cluster_jackknife(per_task, _kappa_of_sums)
-            k_low, k_high = t_interval(k_est, k_se, k_df, confidence)
-            k_p = t_test_p(k_est, k_se, k_df)
             k = cohen_kappa_table(table, confidence=confidence)
-            kl = cohen_kappa_table(table, weights="linear", confidence=confidence)
-            ac1 = gwet_ac1(a, b, categories=range(_K), confidence=confidence)
-            pb = pabak(a, b, categories=range(_K), confidence=confidence)
-            boot = cluster_bootstrap(
-                per_task,
-                lambda s: _kappa_from_tables(s.reshape(*s.shape[:-1], _K, _K)),
-                method=method,
-                n_resamples=n_resamples,
-                confidence=confidence,
-                rng=gen,
-            )
             row.update(
-                kappa=k.estimate,
-                kappa_cluster_se=float(k_se),
-                kappa_df=float(k_df),
-                kappa_ci_low=float(k_low),
-                kappa_ci_high=float(k_high),
-                kappa_p=float(k_p),
-                kappa_method="jackknife_t",
-                kappa_se=k.se,
+                kappa_iid=k.estimate,
+                kappa_iid_se=k.se,
                 kappa_se0=k.se0,
                 kappa_z=k.z,
                 kappa_iid_p=k.p_value,
-                kappa_iid_ci_low=k.ci_low,
-                kappa_iid_ci_high=k.ci_high,
-                kappa_boot_ci_low=float(boot.ci_low[0]),
-                kappa_boot_ci_high=float(boot.ci_high[0]),
-                kappa_linear=kl.estimate,
-                kappa_linear_ci_low=kl.ci_low,
-                kappa_linear_ci_high=kl.ci_high,
-                ac1=ac1.estimate,
-                ac1_se=ac1.se,
-                ac1_ci_low=ac1.ci_low,
-                ac1_ci_high=ac1.ci_high,
-                pabak=pb.estimate,
-                pabak_ci_low=pb.ci_low,
-                pabak_ci_high=pb.ci_high,
             )
+            res = clustered(a, b, task, ["cohen_kappa", "gwet_ac1", "pabak"])
+            lin = clustered(a, b, task, ["cohen_kappa"], weights="linear")
+            for prefix, r in zip(("kappa", "ac1", "pabak"), res, strict=True):
+                row.update(_prefixed(prefix, r))
+            row.update(_prefixed("kappa_linear", lin[0]))
+            row["ci_note"] = res[0]["ci_note"]
         row["confusion"] = table.tolist()
         rows.append(row)
     if len(judges) >= 3:
         codes = np.column_stack([_codes(wide[j]) for j in judges]).astype(float)
         codes[codes < 0] = np.nan
         complete = ~np.isnan(codes).any(axis=1)
-        fk = fleiss_kappa(codes[complete], categories=[0.0, 1.0, 2.0])
-        alpha = krippendorff_alpha(codes, level="nominal")
-        rows.append(
-            {
-                "judge_a": "all judges",
-                "judge_b": f"{len(judges)} judges",
-                "n": int(complete.sum()),
-                "n_pairs": _n_pairs(wide, complete, cluster),
-                "n_clusters": int(wide.loc[complete, cluster].nunique()),
-                "fleiss_kappa": fk.estimate,
-                "fleiss_se0": fk.se0,
-                "fleiss_p": fk.p_value,
-                "krippendorff_alpha": alpha.estimate,
-            }
-        )
+        task = wide[cluster].to_numpy()
+        row = {
+            "judge_a": "all judges",
+            "judge_b": f"{len(judges)} judges",
+            "n": int(complete.sum()),
+            "n_pairs": _n_pairs(wide, complete, cluster),
+            "n_clusters": int(wide.loc[complete, cluster].nunique()),
+        }
+        if complete.any():
+            fk = fleiss_kappa(codes[complete], categories=[0.0, 1.0, 2.0])
+            row["fleiss_se0"] = fk.se0
+            (fl,) = clustered(codes[complete], None, task[complete], ["fleiss_kappa"])
+            row.update(_prefixed("fleiss_kappa", fl))
+        rated = (~np.isnan(codes)).sum(axis=1) >= 2
+        if rated.any():
+            (al,) = clustered(codes, None, task, ["krippendorff_alpha"], categories=None)
+            row.update(_prefixed("krippendorff_alpha", al))
+        rows.append(row)
     out = pd.DataFrame(rows)
     out.insert(0, "rubric", rubric)
-    return _agreement_long(out, confidence, method)
+    return _agreement_long(out, confidence)
+
+
+_CLUSTERED_FIELDS = ("estimate", "se", "ci_low", "ci_high", "p_value", "df", "method", "ci_note")
+
+
+def _clustered(
+    a: np.ndarray,
+    b: np.ndarray | None,
+    task: np.ndarray,
+    coefficients: list[str],
+    *,
+    weights: str | None = None,
+    categories: Any = range(_K),
+    confidence: float,
+    method: str,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> list[dict[str, Any]]:
+    """:func:`clustered_agreement`'s rows, or NaN rows (with the reason) on one task."""
+    if len(np.unique(task)) < 2:
+        nan = dict.fromkeys(_CLUSTERED_FIELDS, np.nan)
+        nan.update(method=method, ci_note="one task: no task-clustered interval")
+        return [nan for _ in coefficients]
+    res = clustered_agreement(
+        a,
+        b,
+        clusters=task,
+        coefficient=coefficients,
+        weights=weights,
+        categories=categories,
+        confidence=confidence,
+        method=method,
+        n_resamples=n_resamples,
+        rng=rng,
+    )
+    return [{c: r[c] for c in _CLUSTERED_FIELDS} for r in res.to_dict("records")]
+
+
+def _prefixed(prefix: str, r: dict[str, Any]) -> dict[str, Any]:
+    """One clustered row as the per-pair columns ``prefix``, ``prefix_se``, ... ."""
+    return {(prefix if c == "estimate" else f"{prefix}_{c}"): v for c, v in r.items()}
 
 
 # statistic -> {tidy column: column of the per-pair row, or a constant}, in the rows' order.
-_IID = "iid Wald (z)"
 _AGREEMENT_ROWS: dict[str, dict[str, Any]] = {
     "observed_agreement": {"estimate": "observed_agreement"},
     "disagreement_rate": {"estimate": "disagreement_rate"},
-    "kappa": {
-        "estimate": "kappa",
-        "se": "kappa_cluster_se",
-        "ci_low": "kappa_ci_low",
-        "ci_high": "kappa_ci_high",
-        "p_value": "kappa_p",
-        "df": "kappa_df",
-        "method": "jackknife_t",
+    **{
+        name: {
+            "estimate": name,
+            **{c: f"{name}_{c}" for c in ("se", "ci_low", "ci_high", "p_value", "df", "method")},
+        }
+        for name in ("kappa",)
     },
     "kappa_iid": {
-        "estimate": "kappa",
-        "se": "kappa_se",
-        "ci_low": "kappa_iid_ci_low",
-        "ci_high": "kappa_iid_ci_high",
+        "estimate": "kappa_iid",
+        "se": "kappa_iid_se",
         "p_value": "kappa_iid_p",
-        "method": _IID,
+        "method": "iid z test (no interval)",
     },
-    "kappa_boot": {
-        "estimate": "kappa",
-        "ci_low": "kappa_boot_ci_low",
-        "ci_high": "kappa_boot_ci_high",
-        "method": "cluster bootstrap ({method})",
+    **{
+        name: {
+            "estimate": name,
+            **{c: f"{name}_{c}" for c in ("se", "ci_low", "ci_high", "p_value", "df", "method")},
+        }
+        for name in ("kappa_linear", "ac1", "pabak", "fleiss_kappa", "krippendorff_alpha")
     },
-    "kappa_linear": {
-        "estimate": "kappa_linear",
-        "ci_low": "kappa_linear_ci_low",
-        "ci_high": "kappa_linear_ci_high",
-        "method": _IID,
-    },
-    "ac1": {
-        "estimate": "ac1",
-        "se": "ac1_se",
-        "ci_low": "ac1_ci_low",
-        "ci_high": "ac1_ci_high",
-        "method": _IID,
-    },
-    "pabak": {
-        "estimate": "pabak",
-        "ci_low": "pabak_ci_low",
-        "ci_high": "pabak_ci_high",
-        "method": _IID,
-    },
-    "fleiss_kappa": {"estimate": "fleiss_kappa", "p_value": "fleiss_p", "method": "iid"},
-    "krippendorff_alpha": {"estimate": "krippendorff_alpha"},
 }
 #: ``judge_a`` of the row that compares every judge at once.
 MANY_JUDGES = "all judges"
@@ -313,11 +326,12 @@ _AGREEMENT_DIAGNOSTICS = (
     "kappa_se0",
     "kappa_z",
     "fleiss_se0",
+    "ci_note",
     "confusion",
 )
 
 
-def _agreement_long(rows: pd.DataFrame, confidence: float, boot_method: str) -> ResultFrame:
+def _agreement_long(rows: pd.DataFrame, confidence: float) -> ResultFrame:
     """The per-pair rows of :func:`judge_agreement` in the one result shape: each pair's
     coefficients as rows (those it has: the many-judge row has Fleiss' kappa and alpha)."""
     by = ["rubric", "judge_a", "judge_b"]
@@ -328,10 +342,10 @@ def _agreement_long(rows: pd.DataFrame, confidence: float, boot_method: str) -> 
         part = rows[by].copy()
         part["statistic"] = name
         for col, src in spec.items():
-            if col == "method":
-                part[col] = src.format(method=boot_method)
-            else:
-                part[col] = rows[src].to_numpy() if src in rows.columns else np.nan
+            if src in rows.columns:
+                part[col] = rows[src].to_numpy()
+            else:  # a constant (kappa_iid's method), or a column no pair has
+                part[col] = src if col == "method" else np.nan
         part["n"] = rows["n"].to_numpy()
         part["n_tasks"] = rows["n_clusters"].to_numpy()
         part["confidence"] = confidence
@@ -347,12 +361,6 @@ def _agreement_long(rows: pd.DataFrame, confidence: float, boot_method: str) -> 
     long.loc[long["ci_low"].isna() & long["ci_high"].isna(), "confidence"] = np.nan
     diagnostics = rows[[*by, *(c for c in _AGREEMENT_DIAGNOSTICS if c in rows.columns)]]
     return tidy_frame(long, by=by, diagnostics=diagnostics)
-
-
-def _kappa_of_sums(s: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of summed, flattened k x k tables (leading axes vectorised)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return _kappa_from_tables(s.reshape(*s.shape[:-1], _K, _K))
 
 
 _SEVERITY = {"no_answer": 3, "error": 2, "invalid": 1, "ok": 0}

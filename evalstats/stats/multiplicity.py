@@ -98,17 +98,29 @@ def _primary_mask(table: pd.DataFrame, primary: Any) -> np.ndarray:
     return mask
 
 
+#: What ``holm_table``'s ``p_holm`` is with a primary, and without one.
+FIXED_SEQUENCE = "fixed-sequence: primary at alpha, Holm over the secondaries"
+WHOLE_FAMILY = "Holm over the whole family"
+
+
 def holm_table(
     table: pd.DataFrame,
     *,
     p: str = "net_win_p",
     primary: Mapping[str, Any] | Plan | Any | None = None,
 ) -> pd.DataFrame:
-    """Add ``primary`` and ``p_holm`` to a table of tests (one row per test).
+    """Add ``primary``, the Holm-adjusted p-values and the procedure's name to a table of tests.
 
-    The primary test keeps its own p-value (``p_holm`` equals ``p``; it is tested at the
-    plan's alpha alone). The other rows are the secondary family: their p-values are
-    Holm-adjusted among themselves.
+    With a ``primary``, the procedure is labelled :data:`FIXED_SEQUENCE`: the primary test
+    keeps its own p-value (``p_holm`` equals ``p``; it is tested at the plan's alpha alone)
+    and the other rows, the secondary family, are Holm-adjusted among themselves
+    (``p_holm``). ``p_holm`` alone does not control the family-wise error of the whole
+    family (0.084 at alpha 0.05 under the global null, issue 23): a secondary counts only
+    where the primary rejected too, which ``p_fixed_sequence`` (``max(p_primary,
+    p_holm)``, the fixed-sequence adjusted p-value) states in one number; it controls the
+    family-wise error at alpha. ``p_holm_family`` is Holm over every row, primary included
+    (:data:`WHOLE_FAMILY`), for those who want the primary adjusted too. Without a primary
+    all three columns are the whole-family Holm.
 
     Parameters
     ----------
@@ -124,7 +136,9 @@ def holm_table(
     Returns
     -------
     DataFrame
-        A copy of ``table`` with ``primary`` (bool) and ``p_holm``.
+        A copy of ``table`` with ``primary`` (bool), ``p_holm``, ``p_fixed_sequence``,
+        ``p_holm_family`` and ``procedure`` (:data:`FIXED_SEQUENCE` or
+        :data:`WHOLE_FAMILY`: what ``p_holm`` controls).
 
     Raises
     ------
@@ -140,19 +154,29 @@ def holm_table(
     ...     "judge": ["a", "b", "a", "b"],
     ...     "net_win_p": [0.03, 0.01, 0.02, 0.30],
     ... })
-    >>> holm_table(tests, primary={"rubric": "with-without", "judge": "a"})
-             rubric judge  net_win_p  primary  p_holm
-    0  with-without     a       0.03     True    0.03
-    1  with-without     b       0.01    False    0.03
-    2    blind-pair     a       0.02    False    0.04
-    3    blind-pair     b       0.30    False    0.30
+    >>> out = holm_table(tests, primary={"rubric": "with-without", "judge": "a"})
+    >>> out[["judge", "primary", "p_holm", "p_fixed_sequence", "p_holm_family"]]
+      judge  primary  p_holm  p_fixed_sequence  p_holm_family
+    0     a     True    0.03              0.03           0.06
+    1     b    False    0.03              0.03           0.04
+    2     a    False    0.04              0.04           0.06
+    3     b    False    0.30              0.30           0.30
+    >>> out["procedure"].iloc[0]
+    'fixed-sequence: primary at alpha, Holm over the secondaries'
     """
     check_columns(table, [p], what="table of tests")
     pv = _pvalues(table[p].to_numpy(dtype=np.float64, na_value=np.nan))
     mask = _primary_mask(table, primary)
     adjusted = pv.copy()
     adjusted[~mask] = _holm(pv[~mask])
+    family = _holm(pv)
+    # The secondaries are read only once the primary rejected: their fixed-sequence
+    # adjusted p-value is never below the primary's.
+    gated = np.where(mask, pv, np.maximum(adjusted, pv[mask].max() if mask.any() else -np.inf))
     out = table.copy()
     out["primary"] = mask
     out["p_holm"] = adjusted
+    out["p_fixed_sequence"] = gated
+    out["p_holm_family"] = family
+    out["procedure"] = FIXED_SEQUENCE if mask.any() else WHOLE_FAMILY
     return out

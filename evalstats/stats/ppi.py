@@ -62,7 +62,7 @@ from .gold import gold_labels
 from .resample import BOOTSTRAP_METHODS, cluster_bootstrap
 from .winrates import RATE_NAMES
 
-__all__ = ["MIN_LABELLED", "PPI_EXTRAS", "PPI_METHODS", "ppi_win_rates"]
+__all__ = ["MIN_LABELLED", "MIN_PER_OUTCOME", "PPI_EXTRAS", "PPI_METHODS", "ppi_win_rates"]
 
 PPI_METHODS = ("cluster_t", *BOOTSTRAP_METHODS)
 #: The columns a PPI row has beyond the tidy shape.
@@ -73,6 +73,18 @@ _HIGH = np.ones(5)
 
 #: Below this many labelled pairs the bootstrap interval is not trusted (a warning says so).
 MIN_LABELLED = 15
+#: Fewest labelled pairs *of each outcome* (and of its complement) below which a rate's PPI
+#: interval is joined with the labels-only exact one: with none the bootstrap has no spread
+#: to resample (no labelled win: estimate 0, SE 0, interval [0, 0]). Chosen by
+#: ``benchmarks/coverage.py`` (rare win, human rate ~0.08, 40 x 5 pairs, 250 evaluations):
+#: 1 gave win-rate coverage 0.968 (20 labels) and 0.948 (60 labels); 5 gave 1.000 and 1.000
+#: (the exact bound joined in most evaluations, far too wide); none was issue 23's 0.782.
+MIN_PER_OUTCOME = 1
+#: Labelled pairs of an outcome a normal-approximation interval wants (about five events and
+#: five non-events): the note says how many labels would hold that many.
+SHARP_PER_OUTCOME = 5
+#: ``method`` of a row whose interval was joined with the exact labels-only bound.
+EXACT_JOINED = "{method} + exact labels-only (rare outcome)"
 _Q = len(RATE_NAMES)
 # Per-pair values of the five statistics from (loss, tie, win) shares.
 _STAT_MATRIX = np.array(
@@ -299,6 +311,11 @@ def ppi_win_rates(
         lo = hi = se = np.full_like(est, np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         gain = se[_Q : 2 * _Q] ** 2 / se[:_Q] ** 2
+    per_outcome = y_v[:, :3].sum(axis=0)  # labelled pairs whose gold is win, tie, loss
+    joined, lo, hi, rare_note = _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi,
+                                               confidence, n_c, fu_v.mean(axis=0))  # fmt: skip
+    if rare_note:
+        warnings.warn(f"PPI: {rare_note}", EvalstatsWarning, stacklevel=2)
 
     diagnostics = pd.DataFrame(
         {
@@ -308,6 +325,12 @@ def ppi_win_rates(
             "n_clusters": [n_c],
             "n_labelled_clusters": [int((stats[:, _N_L] > 0).sum())],
             "n_labels_unused": [int(n_unused)],
+            **{
+                f"n_labelled_{k}": [int(round(v))]
+                for k, v in zip(("win", "tie", "loss"), per_outcome, strict=True)
+            },  # fmt: skip
+            "min_labels_per_outcome": [MIN_PER_OUTCOME],
+            "ci_note": [rare_note],
             "random_sample": [random_sample],
             "estimand": ["human"],
             "gold": [gold],
@@ -324,7 +347,7 @@ def ppi_win_rates(
                 "ci_high": hi[j],
                 "n": len(fu),
                 "n_tasks": n_c,
-                "method": method,
+                "method": EXACT_JOINED.format(method=method) if joined[j] else method,
                 "confidence": confidence,
                 "lambda": est[2 * _Q + j],
                 "labels_only": est[_Q + j],
@@ -337,3 +360,65 @@ def ppi_win_rates(
     return stack_statistics(
         diagnostics[["judge"]], statistics, diagnostics=diagnostics, extra=PPI_EXTRAS
     )
+
+
+def _clopper_pearson(x: np.ndarray, n: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    alpha = 1.0 - confidence
+    with np.errstate(invalid="ignore"):
+        lo = np.where(x > 0, scipy.stats.beta.ppf(alpha / 2, np.maximum(x, 1e-300), n - x + 1), 0.0)
+        hi = np.where(
+            x < n, scipy.stats.beta.ppf(1 - alpha / 2, x + 1, np.maximum(n - x, 1e-300)), 1.0
+        )
+    return lo, hi
+
+
+def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, judge_rate):
+    """Join a statistic's PPI interval with the labels-only exact one where an outcome it
+    depends on has fewer than :data:`MIN_PER_OUTCOME` labelled pairs (or non-pairs), or where
+    its bootstrap saw no spread; the note states, per outcome, how many labels it needs.
+
+    The exact bound is Clopper-Pearson on the labelled pairs (win, tie, loss rates); for the
+    net win, ``[lo_win - hi_loss, hi_win - lo_loss]`` from the two rates' intervals at
+    ``(1 + confidence) / 2`` each (Bonferroni), and the score is ``(1 + net win) / 2``. It
+    ignores the clustering of the labelled pairs, which with so few events matters little
+    next to the width it adds.
+    """
+    joined = np.zeros(_Q, dtype=bool)
+    if n_c < 2:
+        return joined, lo, hi, ""
+    win, tie, loss = per_outcome
+    rare = np.minimum(per_outcome, n_labelled - per_outcome) < MIN_PER_OUTCOME  # win tie loss
+    flat = ~(se[:_Q] > 1e-12)
+    joined[:3] = rare | flat[:3]
+    joined[3:] = rare[0] | rare[2] | flat[3:]
+    if not joined.any():
+        return joined, lo, hi, ""
+    cp_lo, cp_hi = _clopper_pearson(per_outcome, n_labelled, confidence)
+    b_lo, b_hi = _clopper_pearson(np.array([win, loss]), n_labelled, (1.0 + confidence) / 2.0)
+    net_lo, net_hi = b_lo[0] - b_hi[1], b_hi[0] - b_lo[1]
+    ex_lo = np.array([*cp_lo, net_lo, (1.0 + net_lo) / 2.0])
+    ex_hi = np.array([*cp_hi, net_hi, (1.0 + net_hi) / 2.0])
+    lo, hi = lo.copy(), hi.copy()
+    lo[:_Q] = np.where(joined, np.fmin(lo[:_Q], ex_lo), lo[:_Q])
+    hi[:_Q] = np.where(joined, np.fmax(hi[:_Q], ex_hi), hi[:_Q])
+    parts = []
+    for k, name in enumerate(("win", "tie", "loss")):
+        if not rare[k]:
+            continue
+        # Labels expected to hold SHARP_PER_OUTCOME of this outcome (and of the others),
+        # at the judge's own rate as the best guess of how common it is.
+        p = float(np.clip(judge_rate[k], 1e-3, 1 - 1e-3))
+        need = int(np.ceil(SHARP_PER_OUTCOME / min(p, 1.0 - p)))
+        which = name if per_outcome[k] < MIN_PER_OUTCOME else f"non-{name}"
+        parts.append(
+            f"{int(round(per_outcome[k]))} labelled {name} of {n_labelled} (no {which}; "
+            f"about {need} labels would hold {SHARP_PER_OUTCOME} at the judge's rate {p:.2f})"
+        )
+    if flat.any() and not parts:
+        parts.append("the bootstrap saw no spread")
+    note = (
+        "rare outcome among the labels: "
+        + "; ".join(parts)
+        + " - the interval is joined with the exact labels-only one"
+    )
+    return joined, lo, hi, note

@@ -91,6 +91,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from evalstats._tidy import ResultFrame, refuse_pooled_rubrics, stack_statistics, with_detail
 from evalstats._validate import check_confidence, check_n_resamples
@@ -307,13 +308,30 @@ def win_rates(
     diag["few_clusters"] = res["few_clusters"]
     diag["no_answer_as"] = np.full(n_groups, no_answer_as, dtype=object)
     diag["invalid_as"] = np.full(n_groups, invalid_as, dtype=object)
+    ci_note = res["ci_note"]
+    if no_answer_as == "exclude" and "over_budget_arm" in frame.columns:
+        arm_diag, ci_note = _unbalanced_no_answers(
+            frame,
+            gid[cell_of_row],
+            groups[by_cols],
+            ci_note,
+            (res["low"][:, 3], res["high"][:, 3]),
+            by=by,
+            cluster=cluster,
+            method=method,
+            invalid_as=invalid_as,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            rng=rng,
+        )
+        diag.update(arm_diag)
     diagnostics = pd.DataFrame(diag, index=pd.RangeIndex(n_groups))
     shared = {
         "n": diag["n"],
         "n_tasks": diag["n_clusters"],
         "method": method,
         "confidence": confidence,
-        "ci_note": res["ci_note"],
+        "ci_note": ci_note,
     }
     no_test = np.full(n_groups, np.nan)
     statistics = [
@@ -335,6 +353,86 @@ def win_rates(
     out = stack_statistics(groups[by_cols], statistics, diagnostics=diagnostics, extra=("ci_note",))
     _warn_few_clusters(diagnostics, by_cols)
     return with_detail(out) if detail else out
+
+
+#: Two-sided exact binomial p-value (WITH-only vs WITHOUT-only no-answers, even split)
+#: below which the no-answers count as unbalanced between the arms.
+UNBALANCED_P = 0.05
+
+
+def _unbalanced_no_answers(frame, row_gid, groups, ci_note, net_ci, **kwargs):
+    """Per group: the no-answers by arm, whether they are unbalanced, and the arm-aware net
+    win beside the default; a note appended to ``ci_note`` where they are unbalanced (exact
+    binomial p below :data:`UNBALANCED_P`) or where placing them by arm changes the
+    conclusion (the arm-aware net-win interval excludes 0 where the default does not, or
+    the reverse, or the two estimates differ in sign): the no-answers are then correlated
+    with the outcome as far as the data show it.
+
+    Excluding over-budget pairs is unbiased only if the arms go over budget alike; when one
+    arm does so far more often the excluded pairs are that arm's failures, and the
+    intention-to-treat (arm-aware) count can disagree in sign.
+    """
+    n_groups = len(groups)
+    arm = frame["over_budget_arm"].astype(object).to_numpy()
+    na = (frame["status"].astype(object) == "no_answer").to_numpy()
+    counts = {}
+    for side in ("with", "without", "both"):
+        hit = na & (arm == side)
+        counts[side] = np.bincount(row_gid[hit], minlength=n_groups).astype(np.int64)
+    one_sided = counts["with"] + counts["without"]
+    low = np.minimum(counts["with"], counts["without"])
+    # Exact two-sided binomial test of an even split, vectorised: 2 P(X <= min).
+    p = np.minimum(1.0, 2.0 * stats.binom.cdf(low, one_sided, 0.5))
+    p = np.where(one_sided > 0, p, 1.0)
+    unbalanced = p < UNBALANCED_P
+    out = {
+        "no_answer_with": counts["with"],
+        "no_answer_without": counts["without"],
+        "no_answer_both": counts["both"],
+        "no_answer_balance_p": p,
+        "no_answer_unbalanced": unbalanced,
+        "arm_aware_net_win": np.full(n_groups, np.nan),
+        "arm_aware_ci_low": np.full(n_groups, np.nan),
+        "arm_aware_ci_high": np.full(n_groups, np.nan),
+    }
+    if not (one_sided > 0).any():
+        return out, ci_note
+    aware = win_rates(frame, no_answer_as="arm_aware", **kwargs)
+    aware = aware.loc[aware["statistic"] == "net_win"]
+    by_cols = list(groups.columns)
+    if by_cols:
+        keyed = aware.set_index(by_cols)[["estimate", "ci_low", "ci_high"]]
+        aware_rows = keyed.reindex(
+            pd.MultiIndex.from_frame(groups) if len(by_cols) > 1 else pd.Index(groups[by_cols[0]])
+        )
+    else:
+        aware_rows = aware[["estimate", "ci_low", "ci_high"]]
+    est, lo, hi = (aware_rows[c].to_numpy(dtype=float) for c in ("estimate", "ci_low", "ci_high"))
+    out.update(arm_aware_net_win=est, arm_aware_ci_low=lo, arm_aware_ci_high=hi)
+    d_lo, d_hi = net_ci
+    with np.errstate(invalid="ignore"):
+        verdict = np.sign(np.where(d_lo > 0, 1, np.where(d_hi < 0, -1, 0)))
+        aware_verdict = np.where(lo > 0, 1, np.where(hi < 0, -1, 0))
+        changes = (one_sided > 0) & (
+            (verdict != aware_verdict) | (np.sign(est) * np.sign(0.5 * (d_lo + d_hi)) < 0)
+        )
+    out["no_answer_changes_conclusion"] = changes
+    flagged = (unbalanced | changes) & (one_sided > 0)
+    note = np.asarray(ci_note, dtype=object).copy()
+    for i in np.flatnonzero(flagged):  # the few flagged groups, to word their notes
+        why = (
+            f"unbalanced between arms (exact p = {p[i]:.2g})"
+            if unbalanced[i]
+            else "placed by arm, they change the conclusion"
+        )
+        text = (
+            f"no-answers {why}: WITH alone over budget {counts['with'][i]}, WITHOUT alone "
+            f"{counts['without'][i]}; excluding them favours the arm that failed more; "
+            f"arm-aware net win {est[i]:+.3f} [{lo[i]:+.3f}, {hi[i]:+.3f}] "
+            "(no_answer_as='arm_aware'; bounds: missing_bounds)"
+        )
+        note[i] = f"{note[i]}; {text}" if note[i] else text
+    return out, note
 
 
 def _warn_few_clusters(out: pd.DataFrame, by_cols: list[str]) -> None:
