@@ -105,7 +105,7 @@ def test_agreement_percentages_and_methods(doc):
         assert d["agreements"] + d["disagreements"] == stated
         assert int(m[1]) == _share(d["agreements"], stated)
         # Each interval's method is the one its own row carries, in the sentence's words.
-        for stat, lead in (("kappa", "95 % CI by "), ("kappa_boot", "] by "), ("ac1", "] by ")):
+        for stat, lead in (("kappa", "95 % CI clustered by task, "), ("ac1", "] by ")):
             name = method_words(g["stats"][stat]["method"])
             assert lead + name in s, (stat, name, s)
         # No interval called Wald or "not clustered" unless results.json says so.

@@ -79,7 +79,12 @@ _LAZY_NAMES, __getattr__, __dir__ = lazy_surface(
         "._export_tables": ["formatted_tables", "latex_tables", "markdown_tables"],
         "._macros": ["latex_macros"],
         "._paper": ["export"],
-        "._sentences": ["headline_paragraph", "result_sentences", "sentences_markdown"],
+        "._sentences": [
+            "headline_paragraph",
+            "method_words",
+            "result_sentences",
+            "sentences_markdown",
+        ],
     },
 )
 

@@ -161,7 +161,7 @@ _HEADERS = {
     "score": "Score",
     "observed_agreement": "Agr.",
     "kappa": "Kappa",
-    "kappa_boot": "Kappa (boot.)",
+    "kappa_linear": "Kappa (linear)",
     "ac1": "AC1",
     "pabak": "PABAK",
     "estimate": "Ratio [CI]",

@@ -75,8 +75,9 @@ def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, un
 
 
 def method_words(method: Any) -> str:
-    """The interval method of a results.json row (its ``method`` field) as a sentence names
-    it: a known name in words, any other (a method added later) verbatim.
+    """The words a sentence uses for an interval method (a results.json row's ``method``).
+
+    A known name in words, any other (a method added later) verbatim.
 
     >>> method_words("cr2_wilson"), method_words("clustered atanh jackknife")
     ('CR2 Wilson with Bell-McCaffrey df', 'clustered atanh jackknife')
