@@ -400,6 +400,8 @@ def total_ratio_draws(
     True
     """
     _check_choice("measure", measure, tuple(MEASURES))
+    if measure == "tokens":  # the same counts cost_ratios uses (billed before transcript)
+        frame = choose_token_source(frame).frame
     pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
     col_with, col_without = MEASURES[measure]
     x = pairs[col_with].to_numpy(dtype=float)
