@@ -369,7 +369,10 @@ def verdict_frame(
     Returns
     -------
     DataFrame
-        Columns of the data contract (``evalstats._schema.VERDICT_COLUMNS``).
+        Columns of the data contract (``evalstats._schema.VERDICT_COLUMNS``), then (when
+        the runs have them) ``billed_with`` / ``billed_without`` (the harness's usage) and
+        ``tokens_counted_from`` (``transcript`` or ``answer``): the token sources
+        :func:`evalstats.stats.cost_ratios` chooses from.
         ``status`` is ``ok`` (parsed), ``no_answer`` (the pair has a run over its
         budget — also added for over-budget pairs no judge was asked about),
         ``invalid`` (unreadable judge output; ``parse_error`` says why), ``error``
