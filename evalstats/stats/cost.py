@@ -140,13 +140,13 @@ from evalstats.stats._cost_intervals import (
     lognormal_ratio_gpq,
     lognormal_ratio_interval,
 )
+from evalstats.stats._token_source import choose_token_source
 from evalstats.stats.resample import (
     BOOTSTRAP_METHODS,
     as_generator,
     cluster_bootstrap,
     interval_from_distribution,
 )
-from evalstats.stats._token_source import choose_token_source
 from evalstats.stats.spend import MEASURES, agent_spend, judge_spend, pair_costs
 
 __all__ = [
@@ -287,9 +287,7 @@ def cost_ratios(
     if choice.other is not None:
         # Both counts exist: the transcript ratios ride along so a report can show both.
         alt = _cost_rows(choice.other, *args, gen)
-        alt = alt.loc[alt["statistic"].str.startswith("tokens_")].assign(
-            token_source="transcript"
-        )
+        alt = alt.loc[alt["statistic"].str.startswith("tokens_")].assign(token_source="transcript")
         out.attrs["transcript_ratios"] = tidy_frame(alt, extra=COST_EXTRAS)
     return out
 
