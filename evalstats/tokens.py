@@ -266,6 +266,9 @@ def annotate_runs(
         A copy of ``runs`` (same index and columns) with, appended:
 
         - ``tokens`` (Int64): the cl100k_base count.
+        - ``tokens_source`` (str): ``"transcript"`` or ``"answer"``, the text counted. A
+          transcript is counted once, token by token; it is not what an agent is billed when
+          its context is re-sent each turn (that is ``reported_tokens``, source ``billed``).
         - ``over_budget_tokens`` (bool): ``tokens > budget_tokens`` (equal is within budget).
         - ``over_budget_wall`` (bool): ``wall_s > budget_wall_s``.
         - ``over_budget`` (bool): either of the two. Such a run makes its pair ``no_answer``.
@@ -351,6 +354,13 @@ def annotate_runs(
 
     out = runs.copy()
     out["tokens"] = pd.array(tokens, dtype="Int64")
+    # Which text was counted, so cost never presents an answer-only count as what a run used.
+    has_transcript = (
+        runs["transcript"].notna().to_numpy()
+        if "transcript" in runs.columns
+        else np.zeros(len(runs), dtype=bool)
+    )
+    out["tokens_source"] = np.where(has_transcript, "transcript", "answer")
     out["over_budget_tokens"] = over_tokens
     out["over_budget_wall"] = over_wall
     out["over_budget"] = over_tokens | over_wall

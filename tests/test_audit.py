@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sps
 
 import evalstats
-from evalstats.methodology import AUDIT_CHECKS, AUDIT_STATUSES, audit, model_family
+from evalstats.methodology import AUDIT_CHECKS, AUDIT_STATUSES, audit, audit_rows, model_family
 from evalstats.plan import load_plan
 
 CLEAN = dict(
@@ -187,7 +187,7 @@ def test_bad_arguments(sim):
         audit(ds, disagreement_threshold=1.5)
 
 
-def test_without_judgments_judge_checks_warn(sim):
+def test_without_judgments_judge_checks_are_unknown(sim):
     ds = sim.load()
     table = audit(ds.tasks, ds.runs)
     judge_checks = [
@@ -200,7 +200,9 @@ def test_without_judgments_judge_checks_warn(sim):
         "judge_failure_rate",
     ]
     for check in judge_checks:
-        assert row(table, check) == ("warn", "No judgments given: not checked.")
+        # Issue 22 item 5: missing evidence reads unknown, never pass (nor a mere warn).
+        assert row(table, check) == ("unknown", "No judgments given: not checked.")
+    assert audit_rows(table, "unknown")["check"].tolist() == judge_checks
     assert row(table, "canonical_before_runs")[0] == "pass"
 
 
@@ -229,12 +231,12 @@ def test_agent_family_override(sim):
     assert "openai:gpt-5.4 (openai)" in detail
 
 
-def test_unknown_agent_family_warns(sim):
+def test_unknown_agent_family_is_unknown(sim):
     for r in sim.runs:
         r["agent_model"] = "acme:zeta-7b"
     table = sim.audit()
     status, detail = row(table, "judge_not_self")
-    assert status == "warn" and "Model family unknown for acme:zeta-7b" in detail
+    assert status == "unknown" and "Model family unknown for acme:zeta-7b" in detail
     table = audit(sim.load(), families={"acme:zeta-7b": "acme"})
     assert row(table, "judge_not_self")[0] == "pass"
 

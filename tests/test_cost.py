@@ -311,7 +311,13 @@ def test_output_shape_and_single_cluster():
     pairs = _pairs(np.random.default_rng(18), n_tasks=10)
     out = cost_ratios(pairs, n_resamples=500, rng=0)
     assert out["statistic"].tolist() == list(COST_METRICS)
-    assert list(out.columns) == [*TIDY_COLUMNS, "estimand", "n_excluded", "n_no_answer"]
+    assert list(out.columns) == [
+        *TIDY_COLUMNS,
+        "estimand",
+        "n_excluded",
+        "n_no_answer",
+        "token_source",
+    ]
     assert {"estimate", "ci_low", "ci_high", "se", "n", "n_tasks", "method"} <= set(out.columns)
     assert (out["ci_low"] <= out["estimate"]).all() and (out["estimate"] <= out["ci_high"]).all()
     one = cost_ratios(pairs.loc[pairs["task_id"] == pairs["task_id"].iloc[0]], rng=0)

@@ -126,7 +126,14 @@ def row(f, task, rep, judge, rubric, order=None):
 
 def test_columns_and_dtypes(dataset):
     f, _ = frame_of(dataset)
-    assert tuple(f.columns) == evalstats._schema.VERDICT_COLUMNS
+    contract = evalstats._schema.VERDICT_COLUMNS
+    assert tuple(f.columns[: len(contract)]) == contract
+    # Then what the runs say about their token counts (issue 22 item 1), when they say it.
+    assert set(f.columns[len(contract) :]) <= {
+        "billed_with",
+        "billed_without",
+        "tokens_counted_from",
+    }
     assert list(f["status"].cat.categories) == ["ok", "no_answer", "invalid", "error", "conflict"]
     assert f["outcome"].cat.ordered and list(f["outcome"].cat.categories) == ["loss", "tie", "win"]
 

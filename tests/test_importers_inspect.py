@@ -16,6 +16,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect_ai (evalstats[inspect]) absent")
@@ -81,7 +82,9 @@ def _expected(logs: dict[str, Path]) -> dict[tuple[str, int, str], dict]:
 
 @pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_runs_match_the_logs(logs):
-    tasks, runs = from_inspect(list(logs.values()), arm_from="task_arg:tools")
+    tasks, runs = from_inspect(
+        list(logs.values()), arm_from="task_arg:tools", canonical_written_at=WRITTEN
+    )
     expected = _expected(logs)
     assert len(runs) == len(expected) == 12  # 3 samples x 2 epochs x 2 arms
     assert sorted(runs["replicate"].unique().tolist()) == [1, 2]
@@ -106,9 +109,20 @@ def test_runs_match_the_logs(logs):
     assert runs["tokens"].tolist() == list(counts)
 
 
+WRITTEN = "2025-12-01T08:00:00Z"
+
+
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
+def test_no_canonical_time_means_no_tasks_not_an_invented_time(logs):
+    # Issue 22 item 5: the eval's start is not when the targets were written.
+    imported = from_inspect(logs.values(), arm_from="task_arg:tools")
+    assert imported.tasks is None
+    assert any("--canonical-written-at" in p.message for p in imported.problems)
+
+
 @pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_tasks_from_the_logs(logs):
-    imported = from_inspect(logs.values(), arm_from="task_arg:tools")
+    imported = from_inspect(logs.values(), arm_from="task_arg:tools", canonical_written_at=WRITTEN)
     tasks = imported.tasks
     samples = inspect_log.read_eval_log(str(logs["with"])).samples
     spec = inspect_log.read_eval_log(str(logs["with"])).eval
@@ -119,8 +133,7 @@ def test_tasks_from_the_logs(logs):
         assert t.canonical_answer == by_id[t.task_id].target
         assert t.budget_tokens == spec.config.token_limit
         assert t.budget_wall_s == spec.config.time_limit
-    created = min(inspect_log.read_eval_log(str(p)).eval.created for p in logs.values())
-    assert (tasks["canonical_written_at"] == created).all()
+    assert (tasks["canonical_written_at"] == pd.Timestamp(WRITTEN)).all()
     assert imported.problems == ()
 
 
@@ -202,7 +215,9 @@ def test_incomplete_pair_needs_allow_incomplete(logs):
 
 
 def test_budget_flags_and_tasks_file_win(logs, tmp_path):
-    imported = from_inspect(logs.values(), arm_from="task_arg:tools", budget_tokens=7)
+    imported = from_inspect(
+        logs.values(), arm_from="task_arg:tools", budget_tokens=7, canonical_written_at=WRITTEN
+    )
     assert (imported.tasks["budget_tokens"] == 7).all()
     given = from_inspect(logs.values(), arm_from="task_arg:tools", tasks_file=_tasks_file(tmp_path))
     assert given.tasks["budget_tokens"].tolist() == [123, 123, 123]
@@ -238,6 +253,8 @@ def test_cli_writes_a_loadable_data_dir(logs, tmp_path, capsys):
             str(logs["with"].parent),
             "--arm-from",
             "task_arg:tools",
+            "--canonical-written-at",
+            WRITTEN,
             "-o",
             str(out),
         ]

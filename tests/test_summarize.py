@@ -104,12 +104,14 @@ def test_cost_view(frame):
     assert list(view.columns) == [
         "statistic",
         "estimand",
+        "token_source",  # the summary names where the token counts come from (issue 22)
         "n",
         "n_tasks",
         "estimate",
         "method",
         "confidence",
     ]
+    assert view["token_source"].tolist()[:3] == ["billed"] * 3
     # A ratio is a decimal at the rates' absolute resolution: two decimals beside 0-decimal %.
     assert_cells(view, cost, "estimate", scale=1, decimals=2)
     assert view["statistic"].tolist() == list(evalstats.COST_METRICS)

@@ -19,13 +19,14 @@ What comes from where (one run per sample and epoch):
 =================  ===========================================================================
 
 Tasks: ``prompt`` = the sample's input, ``canonical_answer`` = its target,
-``canonical_written_at`` = the earliest ``eval.created`` (the targets were in the dataset when the
-eval started), ``budget_tokens`` / ``budget_wall_s`` = the eval's ``token_limit`` /
+``canonical_written_at`` only as given (a log does not say when its targets were written, and an
+importer never invents a time: without it no tasks file is written), ``budget_tokens`` / ``budget_wall_s`` = the eval's ``token_limit`` /
 ``time_limit`` (else ``working_limit``), unless given.
 
 The model's usage counts the context again on every call, so ``reported_tokens`` of a
 multi-turn sample is far above our cl100k_base count of its transcript: ``tokens_mismatch``
-then flags it, as it should; the count, not the usage, is what budgets and cost ratios use.
+then flags it, as it should. Budgets use the count; cost ratios use the usage (token source
+``billed``) when every run has it, see :func:`evalstats.stats.cost_ratios`.
 """
 
 from __future__ import annotations
@@ -223,7 +224,8 @@ def from_inspect(
     budget_tokens, budget_wall_s : optional
         Task budgets when the logs set no ``token_limit`` / ``time_limit``.
     canonical_written_at : str, optional
-        ISO-8601 time the targets were written (default: the earliest ``eval.created``).
+        ISO-8601 time the targets were written. Without it (and without ``tasks_file``) no
+        tasks are built: the problems say so.
     allow_incomplete : bool, default False
         Keep a sample that only one arm ran (else it is an error).
 
@@ -339,7 +341,7 @@ def from_inspect(
     task_records = None
     if tasks_file is None:
         task_records = _finish_tasks(
-            tasks, limits, budget_tokens, budget_wall_s, canonical_written_at or min(created)
+            tasks, limits, budget_tokens, budget_wall_s, canonical_written_at
         )
         if isinstance(task_records, str):
             problems.append(Problem(Source(run_sources[0].path), task_records))
@@ -360,9 +362,16 @@ def _finish_tasks(
     limits: dict[str, set[Any]],
     budget_tokens: int | None,
     budget_wall_s: float | None,
-    written_at: str,
+    written_at: str | None,
 ) -> list[dict[str, Any]] | str:
     """Task records with budgets, or the reason they cannot be written."""
+    if written_at is None:
+        # A log says when the eval ran, not when its targets were written: taking the run's
+        # time would make canonical_before_runs pass with a lead of zero.
+        return (
+            "tasks not written: the logs do not say when the targets were written; "
+            "pass --canonical-written-at TIME or --tasks"
+        )
     budgets: dict[str, Any] = {"budget_tokens": budget_tokens, "budget_wall_s": budget_wall_s}
     for field, given in budgets.items():
         if given is not None:

@@ -4,7 +4,9 @@ Each contract field is read from the column the mapping names for it (``task_id=
 from the column of the same name, else from a constant (``defaults``). When the rows also carry
 every required task field (``prompt``, ``canonical_answer``, ...), tasks are built from them,
 one per ``task_id`` (the first row of each task wins). Without a replicate column, rows are
-numbered 1, 2, ... per (task, arm) in file order.
+numbered 1, 2, ... per (task, arm) in file order. A ``tokens`` column (when no column is
+mapped to ``reported_tokens``) is the harness's usage: it becomes ``reported_tokens``, the
+``billed`` token source of :func:`evalstats.stats.cost_ratios`.
 """
 
 from __future__ import annotations
@@ -188,6 +190,11 @@ def from_table(
     have_tasks = True
     for path in map(Path, [paths] if single else paths):
         records, sources, columns, text = _read(path)
+        file_map = dict(mapping)
+        if "reported_tokens" not in file_map and "reported_tokens" not in columns:
+            # A harness's own usage column is usually just "tokens": it is the billed count.
+            if "tokens" in columns:
+                file_map["reported_tokens"] = "tokens"
         for field, column in mapping.items():
             if column not in columns:
                 raise DataError(
@@ -213,7 +220,7 @@ def from_table(
         for rec, src in zip(records, sources, strict=True):
             row: dict[str, Any] = {}
             for field, (kind, _) in {"task_id": ("str", True), **_FIELDS}.items():
-                value = rec.get(mapping.get(field, field))
+                value = rec.get(file_map.get(field, field))
                 if is_missing(value):
                     value = defaults.get(field)
                 if is_missing(value):

@@ -1,4 +1,8 @@
-"""Methodology audit: the seeds' anti-gaming rules as a pass / warn / fail table.
+"""Methodology audit: the seeds' anti-gaming rules as a pass / unknown / warn / fail table.
+
+``unknown`` means the evidence a check needs is missing (no judgments, no runs, a model
+family that cannot be told, no token counts): never a pass. :func:`audit_rows` picks the
+rows of given statuses (by default ``fail`` and ``unknown``) for a headline.
 
 Each check reads the tasks, runs and judgments (and the verdict frame built from them) and
 returns one row: a stable ``check`` id, a ``status``, a ``detail`` sentence carrying the
@@ -72,7 +76,7 @@ Layout: ``_rows`` (the checks and statuses, the rows' wording), ``_families`` (m
 from __future__ import annotations
 
 from ._families import model_family
-from ._rows import AUDIT_CHECKS, AUDIT_STATUSES
+from ._rows import AUDIT_CHECKS, AUDIT_STATUSES, audit_rows
 from ._table import audit
 
-__all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "audit", "model_family"]
+__all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "audit", "audit_rows", "model_family"]

@@ -49,7 +49,7 @@ def _check_self(runs, judges: list[str], families, agent_family, judgments=None)
     if unknown:
         return _row(
             "judge_not_self",
-            "warn",
+            "unknown",
             f"Model family unknown for {_listed(unknown)}; pass families= or "
             f"agent_family= to check self-evaluation.",
         )
@@ -109,7 +109,7 @@ def _check_canonical(tasks: pd.DataFrame, runs: pd.DataFrame) -> dict[str, str]:
             f"their first run: {_listed(items)}.",
         )
     if n == 0:
-        return _row("canonical_before_runs", "warn", "No task has runs: nothing to check.")
+        return _row("canonical_before_runs", "unknown", "No task has runs: nothing to check.")
     lead = (both["first_run"] - both["written"]).min()
     return _row(
         "canonical_before_runs",
@@ -235,7 +235,7 @@ def _check_tokens(runs: pd.DataFrame) -> dict[str, str]:
     if "tokens_mismatch" not in runs.columns:
         return _row(
             check,
-            "warn",
+            "unknown",
             "Runs carry no token counts (load them with tasks): reported tokens not compared.",
         )
     mism = runs.loc[runs["tokens_mismatch"].to_numpy(dtype=bool)]

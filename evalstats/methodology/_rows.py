@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES"]
+__all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "audit_rows"]
 
 
-AUDIT_STATUSES = ("pass", "warn", "fail")
+# ``unknown``: the evidence a check needs is missing; it is never read as a pass.
+AUDIT_STATUSES = ("pass", "unknown", "warn", "fail")
 
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(AUDIT_STATUSES), ordered=True)
@@ -62,7 +63,7 @@ def _row(check: str, status: str, detail: str) -> dict[str, str]:
 
 
 def _no_judgments(check: str) -> dict[str, str]:
-    return _row(check, "warn", "No judgments given: not checked.")
+    return _row(check, "unknown", "No judgments given: not checked.")
 
 
 def _frame_str(s: pd.Series) -> pd.Series:
@@ -70,3 +71,24 @@ def _frame_str(s: pd.Series) -> pd.Series:
     return pd.Series(
         [str(v) if not pd.isna(v) else "" for v in s.astype(object)], index=s.index, dtype=object
     )
+
+
+def audit_rows(
+    table: pd.DataFrame, status: str | tuple[str, ...] = ("fail", "unknown")
+) -> pd.DataFrame:
+    """The rows of an :func:`~evalstats.methodology.audit` table with the given status(es).
+
+    For a headline or summary that must show what failed and what could not be checked.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"check": ["a", "b", "c"], "status": ["pass", "unknown", "fail"]})
+    >>> audit_rows(t)["check"].tolist()
+    ['b', 'c']
+    >>> audit_rows(t, "pass")["check"].tolist()
+    ['a']
+    """
+    wanted = (status,) if isinstance(status, str) else tuple(status)
+    bad = [s for s in wanted if s not in AUDIT_STATUSES]
+    if bad:
+        raise ValueError(f"unknown audit status {bad[0]!r}; expected one of {AUDIT_STATUSES}")
+    return table.loc[table["status"].astype(str).isin(wanted)].reset_index(drop=True)

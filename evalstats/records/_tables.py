@@ -187,6 +187,8 @@ def pair_runs(runs: pd.DataFrame) -> pd.DataFrame:
             "over_budget",
             "agent_model",
             "transcript",
+            "reported_tokens",
+            "tokens_source",
         )
         if c in runs.columns
     ]

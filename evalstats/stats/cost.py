@@ -140,6 +140,7 @@ from evalstats.stats._cost_intervals import (
     lognormal_ratio_gpq,
     lognormal_ratio_interval,
 )
+from evalstats.stats._token_source import choose_token_source
 from evalstats.stats.resample import (
     BOOTSTRAP_METHODS,
     as_generator,
@@ -240,7 +241,14 @@ def cost_ratios(
         ratio's generalized pivotal interval), ``n`` (pairs used), ``n_tasks``,
         ``method``, ``confidence``, then ``estimand``, ``n_excluded`` (pairs left out of
         that ratio: a missing value; or a zero on a side, for per-pair ratios) and
-        ``n_no_answer`` (the no_answer pairs it includes).
+        ``n_no_answer`` (the no_answer pairs it includes) and ``token_source`` (token rows:
+        ``billed`` where every pair has ``billed_with`` / ``billed_without``, else
+        ``transcript`` where ``tokens_counted_from`` is ``transcript`` for every pair, else
+        ``unavailable``: answer-only counts are no cost, so those rows have no estimate,
+        ``method="unavailable"`` and the reason in ``estimand``; ``as given`` for a frame
+        without ``tokens_counted_from``). ``attrs["token_source"]`` and
+        ``attrs["token_source_reason"]`` repeat it; with both billed and transcript counts,
+        ``attrs["transcript_ratios"]`` holds the transcript token rows.
 
     Examples
     --------
@@ -264,8 +272,30 @@ def cost_ratios(
     confidence = check_confidence(confidence)
     n_resamples = check_n_resamples(n_resamples)
     gen = as_generator(rng)
-    pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
+    choice = choose_token_source(frame)
+    args = (cluster, include_no_answer, interval, method, n_resamples, confidence)
+    out = _cost_rows(choice.frame, *args, gen)
+    is_tok = out["statistic"].str.startswith("tokens_").to_numpy()
+    if choice.source == "unavailable":
+        out.loc[is_tok, ["estimate", "se", "ci_low", "ci_high", "df"]] = np.nan
+        out.loc[is_tok, "method"] = "unavailable"
+        out.loc[is_tok, "estimand"] = f"unavailable: {choice.reason}"
+    out["token_source"] = np.where(is_tok, choice.source, None)
+    out = tidy_frame(out, extra=COST_EXTRAS)
+    out.attrs["token_source"] = choice.source
+    out.attrs["token_source_reason"] = choice.reason
+    if choice.other is not None:
+        # Both counts exist: the transcript ratios ride along so a report can show both.
+        alt = _cost_rows(choice.other, *args, gen)
+        alt = alt.loc[alt["statistic"].str.startswith("tokens_")].assign(token_source="transcript")
+        out.attrs["transcript_ratios"] = tidy_frame(alt, extra=COST_EXTRAS)
+    return out
 
+
+def _cost_rows(
+    frame, cluster, include_no_answer, interval, method, n_resamples, confidence, gen
+) -> pd.DataFrame:
+    pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
     rows = []
     for measure, (col_with, col_without) in MEASURES.items():
         x = pairs[col_with].to_numpy(dtype=float)
@@ -279,13 +309,13 @@ def cost_ratios(
         )
     out = pd.DataFrame(rows).rename(columns=_TIDY_NAMES)
     out["confidence"] = float(confidence)
-    return tidy_frame(out, extra=COST_EXTRAS)
+    return out
 
 
 # The rows are built under the names of their parts; the result uses the one shape's.
 _TIDY_NAMES = {"metric": "statistic", "se_log": "se", "n_pairs": "n", "n_clusters": "n_tasks"}
 #: The columns a cost row has beyond the tidy shape.
-COST_EXTRAS = ("estimand", "n_excluded", "n_no_answer")
+COST_EXTRAS = ("estimand", "n_excluded", "n_no_answer", "token_source")
 # --------------------------------------------------------------------------------------------
 # numpy core
 # --------------------------------------------------------------------------------------------
@@ -368,6 +398,8 @@ def total_ratio_draws(
     True
     """
     _check_choice("measure", measure, tuple(MEASURES))
+    if measure == "tokens":  # the same counts cost_ratios uses (billed before transcript)
+        frame = choose_token_source(frame).frame
     pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
     col_with, col_without = MEASURES[measure]
     x = pairs[col_with].to_numpy(dtype=float)
