@@ -26,6 +26,13 @@ printed (2026-12-02, one run, ~22 CPU-minutes in all; ± is the Monte Carlo SE):
     spread   task       0.950±0.007   0.998±0.001      0.257     4.49  0.28  254
     spread   battle     0.879±0.010   0.977±0.005      0.220     3.82  0.28  390
 
+After the step-down moved to ordered one-sided claims (csranks' ``csdiffmeans``; see
+``evalstats/stats/rank_confidence.py``), ``--sims 200 --resamples 500 --configs spread``
+(2026-12-02, one run, task bootstrap): rank-set cov 0.995±0.005, set size 4.53 (net-win cov
+0.915±0.020 from compare, which did not change: 200 simulations). The ``null`` rows cannot
+change: there a set covers only when the first step rejects nothing, and the first step is
+the same ``max |Z|``.
+
 and ``--arena 5 --resamples 200``: median PPI++ lambda 0.33; the prediction-powered (1,000
 human votes + GPT-4 on all battles), human-only (the same 1,000) and GPT-4-only rank sets
 covered the full human ranking 5/5, 5/5 and 0/5 times, mean set sizes 13.30, 13.34, 2.80.

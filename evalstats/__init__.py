@@ -51,9 +51,11 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".methodology": ["AUDIT_CHECKS", "audit", "model_family"],
         ".plan": ["Plan", "load_plan", "parse_plan"],
         ".records": [
+            "Arms",
             "Dataset",
             "EvalstatsWarning",
             "load_arm_names",
+            "load_arms",
             "load_dir",
             "load_judgments",
             "load_runs",
@@ -82,9 +84,11 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs
     from .methodology import AUDIT_CHECKS, audit, model_family
     from .plan import Plan, load_plan, parse_plan
     from .records import (
+        Arms,
         Dataset,
         EvalstatsWarning,
         load_arm_names,
+        load_arms,
         load_dir,
         load_judgments,
         load_runs,

@@ -7,13 +7,14 @@ file, the line (JSON Lines, CSV counting the header as line 1) or row (Parquet,
 1-based) and the field.
 
 Layout: ``_read`` (a file into raw records), ``_contract`` (the data contract's types and
-validation), ``_tables`` (tasks, runs, judgments, pairs), ``_dataset`` (a data directory,
+validation), ``_tables`` (tasks, runs, judgments, pairs), ``_arms`` (``arms.toml``), ``_dataset`` (a data directory,
 :class:`Dataset`, arm names) and ``_write`` (atomic writers).
 """
 
 from __future__ import annotations
 
 from .._atomic import atomic_write
+from ._arms import Arms, load_arms
 from ._contract import duplicate_error, first_duplicate, is_missing, validate_table
 from ._dataset import DEFAULT_ARM_NAMES, Dataset, load_arm_names, load_dir
 from ._labels import LABEL_FIELDS, LABEL_KEYS, load_labels
@@ -30,6 +31,7 @@ __all__ = [
     "LABEL_FIELDS",
     "LABEL_KEYS",
     "load_labels",
+    "Arms",
     "Dataset",
     "EvalstatsWarning",
     "FRAME_SUFFIXES",
@@ -39,6 +41,7 @@ __all__ = [
     "incomplete_pairs",
     "is_missing",
     "load_arm_names",
+    "load_arms",
     "load_dir",
     "load_judgments",
     "load_runs",

@@ -111,9 +111,10 @@ def _coerce(kind: str, value: Any, text_source: bool) -> Any:
             return list(value)
         raise ValueError(f"expected a list of strings, got {value!r}")
     if kind == "arm":
-        if value in ARMS:
+        # Any name (K arms); which names a table may mix is load_runs' check.
+        if isinstance(value, str) and value.strip():
             return value
-        raise ValueError(f"unknown arm {value!r}; expected one of {', '.join(ARMS)}")
+        raise ValueError(f"an arm is a non-empty name, got {value!r}")
     if kind == "order":
         if value in ORDERS:
             return value
@@ -125,9 +126,22 @@ _DTYPES = {
     "str": "str",
     "float": "float64",
     "list": object,
-    "arm": ARM_DTYPE,
     "order": ORDER_DTYPE,
 }
+
+
+def arm_dtype(arms: pd.Series | tuple[str, ...]) -> pd.CategoricalDtype:
+    """The seeds' ``with``/``without`` dtype when the arms are among those, else one in order.
+
+    >>> arm_dtype(pd.Series(["without", "with"])).categories.tolist()
+    ['with', 'without']
+    >>> arm_dtype(pd.Series(["v2", "none", "v2", None])).categories.tolist()
+    ['v2', 'none']
+    """
+    seen = [a for a in pd.unique(pd.Series(arms, dtype=object)) if not is_missing(a)]
+    if set(seen) <= set(ARMS):
+        return ARM_DTYPE
+    return pd.CategoricalDtype(seen)
 
 
 def validate_table(
@@ -166,7 +180,10 @@ def validate_table(
             out[name] = pd.to_datetime(pd.Series(values, dtype=object), utc=True)
         else:
             series = pd.Series(values, dtype=object)
-            out[name] = series if kind == "list" else series.astype(_DTYPES[kind])
+            if kind == "arm":
+                out[name] = series.astype(arm_dtype(series))
+            else:
+                out[name] = series if kind == "list" else series.astype(_DTYPES[kind])
     frame = pd.DataFrame(out, index=pd.RangeIndex(n))
     for name, (kind, required) in fields.items():
         if kind == "str" and required and n and (name.endswith("_id") or name in _NAMES):

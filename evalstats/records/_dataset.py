@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
-import tomllib
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -16,15 +14,12 @@ from .._display import html_table, text_table
 from .._schema import ARMS
 from ..errors import DataError
 from ..plan import Plan, find_plan, load_plan
+from ._arms import DEFAULT_ARM_NAMES, Arms, _read_toml, key_line, load_arms
 from ._labels import load_labels
 from ._read import EvalstatsWarning, find_file
 from ._tables import load_judgments, load_runs, load_tasks
 
 __all__ = ["DEFAULT_ARM_NAMES", "Dataset", "find_file", "load_arm_names", "load_dir"]
-
-
-#: What the two arms are called when nothing names them.
-DEFAULT_ARM_NAMES = {"with": "WITH", "without": "WITHOUT"}
 
 
 class _Parts(NamedTuple):
@@ -40,8 +35,10 @@ class Dataset(_Parts):
     ``judgments`` is None when the directory has none yet; ``plan`` (an
     :class:`evalstats.plan.Plan`) is None when it declares no analysis plan;
     :attr:`arm_names` is ``{"with": ..., "without": ...}``, what the report calls the two
-    arms (:func:`load_arm_names`); :attr:`labels` the people's verdicts
-    (:func:`evalstats.labels.load_labels` of ``labels.jsonl``), None without any.
+    arms (:func:`load_arm_names`), or ``{arm: name}`` for the K arms ``arms.toml`` lists;
+    :attr:`arms` has their ids in order, names, tools and the ``reference``; :attr:`labels`
+    the people's verdicts (:func:`evalstats.labels.load_labels` of ``labels.jsonl``), None
+    without any.
     """
 
     # Not a tuple field: a Dataset still unpacks into its four parts (tasks, runs,
@@ -75,6 +72,19 @@ class Dataset(_Parts):
         names = self.runs.attrs.get("arm_names") if self.runs is not None else None
         return dict(names) if names else dict(DEFAULT_ARM_NAMES)
 
+    @property
+    def arms(self) -> Arms:
+        """The arms (:class:`Arms`): from ``arms.toml`` via :func:`load_dir`, else the runs'."""
+        runs = self.runs
+        found = runs.attrs.get("arms") if runs is not None else None
+        if isinstance(found, Arms):
+            return found
+        if runs is None or not len(runs):
+            return Arms(tuple(DEFAULT_ARM_NAMES), names=self.arm_names)
+        present = set(runs["arm"].astype(str))
+        ids = tuple(a for a in runs["arm"].cat.categories if a in present)
+        return Arms(ids, names={a: n for a, n in self.arm_names.items() if a in present})
+
     def _summary(self, *, html: bool) -> list[tuple[str, Any]]:
         return _dataset_summary(self, html=html)
 
@@ -99,25 +109,25 @@ def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
     """
     rows: list[tuple[str, Any]] = []
     tasks, runs, judgments = ds.tasks, ds.runs, ds.judgments
-    names = ds.arm_names
+    arms = ds.arms
     rows.append(("tasks", len(tasks) if tasks is not None else 0))
     labels = ds.labels
     files = [f.attrs.get("source") for f in (tasks, runs, judgments, labels) if f is not None]
     if runs is not None and len(runs):
         arm = runs["arm"].astype(str)
-        per_arm = arm.value_counts().reindex(ARMS, fill_value=0)
+        per_arm = arm.value_counts().reindex(arms.ids, fill_value=0)
         shown = ", ".join(
-            f"{names.get(a, a)} {int(per_arm[a])}"
-            if names.get(a, a) in (DEFAULT_ARM_NAMES[a], a)
-            else f"{names[a]} ({a}) {int(per_arm[a])}"
-            for a in ARMS
+            f"{arms.name(a)} {int(per_arm[a])}"
+            if arms.name(a) in (DEFAULT_ARM_NAMES.get(a, a), a)
+            else f"{arms.name(a)} ({a}) {int(per_arm[a])}"
+            for a in arms.ids
         )
         rows.append(("runs", f"{len(runs)}: {shown}"))
         keys = runs[["task_id", "replicate"]]
         n_pairs = len(keys.drop_duplicates())
         pairs = f"{n_pairs} (task, replicate) pairs"
         n_arms = runs.groupby(["task_id", "replicate"], observed=True)["arm"].nunique()
-        lonely = int((n_arms < len(ARMS)).sum())
+        lonely = int((n_arms < len(arms.ids)).sum())
         if lonely:
             pairs += f", {lonely} lacking an arm"
         if "over_budget" in runs.columns:
@@ -183,16 +193,44 @@ def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False
     :func:`evalstats.labels.load_labels`, every label checked against the runs' pairs.
 
     The plan is ``plan.toml`` or ``plan.json`` (:func:`evalstats.load_plan`); both at once
-    is a ``DataError``. The arm names come from ``arms.toml`` or the rubric files of
-    ``rubrics/`` (:func:`load_arm_names`).
+    is a ``DataError``. The arms are those ``arms.toml`` lists (:func:`load_arms`; every run's
+    arm one of them, every listed arm with runs), else the runs'; their names come from
+    ``arms.toml`` or the rubric files of ``rubrics/`` (:func:`load_arm_names`).
     """
     tasks = load_tasks(find_file(data_dir, "tasks"))
-    runs = load_runs(find_file(data_dir, "runs"), tasks, allow_incomplete=allow_incomplete)
+    apath = Path(data_dir) / "arms.toml"
+    listed = load_arms(apath) if apath.is_file() else None
+    runs = load_runs(
+        find_file(data_dir, "runs"),
+        tasks,
+        allow_incomplete=allow_incomplete,
+        arms=None if listed is None else listed.ids,
+    )
+    if listed is not None and not listed.two_arm:
+        # An arm listed in [arms] with no runs is most likely a misspelt id.
+        present = set(runs["arm"].astype(str))
+        for arm in listed.ids:
+            if arm not in present:
+                raise DataError(
+                    f"arm {arm!r} has no runs in {runs.attrs.get('source')}",
+                    path=apath,
+                    line=key_line(apath, arm, table="arms"),
+                    field=f"arms.{arm}",
+                )
     jpath = find_file(data_dir, "judgments", required=False)
     ppath = find_plan(data_dir)
     judgments = load_judgments(jpath) if jpath is not None else None
     used = None if judgments is None else set(judgments["rubric"].astype(str))
-    runs.attrs["arm_names"] = load_arm_names(data_dir, rubrics=used)
+    names = load_arm_names(data_dir, rubrics=used)
+    runs.attrs["arm_names"] = names
+    if listed is not None:
+        runs.attrs["arms"] = Arms(
+            listed.ids,
+            names={a: names[a] for a in listed.ids},
+            tools=listed.tools,
+            reference=listed.reference,
+            path=listed.path,
+        )
     lpath = find_file(data_dir, "labels", required=False)
     labels = load_labels(lpath, runs) if lpath is not None else None
     return Dataset(
@@ -204,35 +242,17 @@ def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False
     )
 
 
-def _toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        m = re.search(r"\(at line (\d+)", str(e))
-        raise DataError(
-            f"not valid TOML: {e}", path=path, line=int(m.group(1)) if m else None
-        ) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise DataError(f"cannot read: {e}", path=path) from None
-
-
-def _line_of(path: Path, key: str) -> int | None:
-    pat = re.compile(r"^\s*\"?" + re.escape(key) + r"\"?\s*=")
-    for i, text in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
-        if pat.match(text):
-            return i
-    return None
-
-
 def load_arm_names(
     data_dir: str | os.PathLike[str], *, rubrics: Iterable[str] | None = None
 ) -> dict[str, str]:
     """What the data directory calls its two arms: ``{"with": ..., "without": ...}``.
 
-    The first that names an arm wins:
+    When ``arms.toml`` lists K arms in ``[arms]`` (:func:`load_arms`), ``{arm: name}`` for
+    each, in its order. For the two arms, the first that names an arm wins:
 
     1. ``DATA_DIR/arms.toml``, two keys: ``with = "Serena MCP"`` and
-       ``without = "plain Claude Code"`` (either may be left out);
+       ``without = "plain Claude Code"`` (either may be left out; or an ``[arms]`` table
+       of the two);
     2. the ``[arms]`` table of the rubric files in ``DATA_DIR/rubrics/`` (where
        ``evalstats judge --rubric FILE`` keeps a copy), of the rubrics named in ``rubrics``
        when given, the newest revision of each -- when they disagree, a warning and the
@@ -243,7 +263,7 @@ def load_arm_names(
     ------
     DataError
         ``arms.toml`` is not TOML, has another key, or a value that is not a non-empty
-        string (the message names the file, line and field).
+        string (the message names the file, line and field; see :func:`load_arms`).
 
     Examples
     --------
@@ -259,23 +279,11 @@ def load_arm_names(
     names: dict[str, str] = {}
     path = d / "arms.toml"
     if path.is_file():
-        doc = _toml(path)
-        for key, value in doc.items():
-            if key not in ARMS:
-                raise DataError(
-                    "unknown key; arms.toml names the arms 'with' and 'without'",
-                    path=path,
-                    line=_line_of(path, key),
-                    field=key,
-                )
-            if not isinstance(value, str) or not value.strip():
-                raise DataError(
-                    f"must be a non-empty string, got {value!r:.60}",
-                    path=path,
-                    line=_line_of(path, key),
-                    field=key,
-                )
-            names[key] = value.strip()
+        listed = load_arms(path)
+        names = dict(listed.names)
+        if not listed.two_arm:
+            # K arms: the rubric files' [arms] name only WITH and WITHOUT.
+            return {arm: listed.name(arm) for arm in listed.ids}
     folder = d / "rubrics"
     wanted = None if rubrics is None else set(rubrics)
     seen: dict[str, dict[str, list[Path]]] = {arm: {} for arm in ARMS}
@@ -283,7 +291,7 @@ def load_arm_names(
     for p in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
         # Only the [arms] table: reading the whole rubric is evalstats.rubrics' job, and a
         # rubric file it rejects still fails there, when its judgments are read.
-        doc = _toml(p)
+        doc = _read_toml(p)
         name, rev = str(doc.get("name")), doc.get("revision")
         if wanted is not None and name not in wanted:
             continue

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .._schema import (
+    ARM_DTYPE,
     ARMS,
     JUDGMENT_FIELDS,
     RUN_FIELDS,
@@ -63,6 +65,7 @@ def load_runs(
     tasks: pd.DataFrame | None = None,
     *,
     allow_incomplete: bool = False,
+    arms: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Load and validate a runs file; with ``tasks``, also count tokens and apply budgets.
 
@@ -78,6 +81,11 @@ def load_runs(
     allow_incomplete : bool, default False
         A pair (task_id, replicate) with only one arm is an error unless this is
         True, in which case it is kept and an :class:`EvalstatsWarning` names it.
+    arms : sequence of str, optional
+        The arms ``arms.toml`` lists (:attr:`Arms.ids`): every run's ``arm`` must be one of
+        them, and the ``arm`` column's categories are in this order. Without it an arm is any
+        name, but runs may not mix the seeds' ``with`` / ``without`` with other names (a
+        typo such as ``witout`` would otherwise be a third arm).
 
     Raises
     ------
@@ -88,6 +96,7 @@ def load_runs(
     p = Path(path)
     raw, lines, unit = read_table_raw(p)
     frame = validate_table(raw, lines, unit, RUN_FIELDS, p, text_source=p.suffix.lower() == ".csv")
+    frame["arm"] = _check_arms(frame, arms, p, lines)
     keys = ["task_id", "replicate", "arm"]
     i = first_duplicate(frame, keys)
     if i is not None:
@@ -135,6 +144,36 @@ def load_runs(
         frame = annotate_runs(frame, tasks)
         frame.attrs.update(attrs)
     return frame
+
+
+def _check_arms(
+    frame: pd.DataFrame, arms: Sequence[str] | None, p: Path, lines: np.ndarray
+) -> pd.Series:
+    """The ``arm`` column, checked against ``arms`` (or the seeds' names) and typed."""
+    arm = frame["arm"].astype(object)
+    if arms is not None:
+        arms = tuple(arms)
+        bad = np.flatnonzero(~arm.isin(arms).to_numpy())
+        if bad.size:
+            j = int(bad[0])
+            raise DataError(
+                f"unknown arm {arm.iat[j]!r}; arms.toml lists {', '.join(arms)}",
+                path=p,
+                line=int(lines[j]),
+                field="arm",
+            )
+        return arm.astype(ARM_DTYPE if set(arms) == set(ARMS) else pd.CategoricalDtype(arms))
+    seeds = arm.isin(ARMS).to_numpy()
+    if seeds.any() and not seeds.all():
+        j = int(np.flatnonzero(~seeds)[0])
+        raise DataError(
+            f"unknown arm {arm.iat[j]!r}; the other runs are 'with' / 'without' "
+            "(to compare more arms, list them all in arms.toml)",
+            path=p,
+            line=int(lines[j]),
+            field="arm",
+        )
+    return frame["arm"]
 
 
 def incomplete_pairs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -192,6 +231,13 @@ def pair_runs(runs: pd.DataFrame) -> pd.DataFrame:
         )
         if c in runs.columns
     ]
+    other = sorted(set(runs["arm"].astype(str)) - set(ARMS))
+    if other:
+        raise DataError(
+            f"pair_runs pairs WITH with WITHOUT; these runs have the arms {other} "
+            "(compare K arms with evalstats.compare on a pairwise verdict frame)",
+            field="arm",
+        )
     lonely = incomplete_pairs(runs)
     if len(lonely):
         names = ", ".join(f"({r.task_id}, {r.replicate})" for r in lonely.head(5).itertuples())

@@ -11,8 +11,12 @@ with ``c`` the ``confidence`` quantile of ``max |Z_jk|`` over the family of pair
 standardised estimation errors of the differences. The family is all pairs for the
 **simultaneous** sets (all ranks covered at once) and the pairs of ``j`` alone for ``j``'s
 **marginal** set. The **step-down** refinement (the paper's Algorithm 3.2, csranks'
-default ``stepdown=TRUE``) recomputes ``c`` over the pairs not yet rejected until no new
-pair is rejected; it is valid and never wider. The **tau-best** set is the arms whose
+default ``stepdown=TRUE``) recomputes ``c`` over the claims not yet rejected until no new
+claim is rejected; it is valid and never wider. A claim is one ordered pair ("j ahead of
+k", one-sided), so the two-sided family starts at ``max |Z|`` and a rejected claim leaves
+its reverse in the family, as csranks' ``csdiffmeans`` does. With ``cov`` the differences'
+standard errors are the known ones, as in csranks; csranks' published PISA example is
+checked in ``tests/test_rank_csranks.py``. The **tau-best** set is the arms whose
 one-sided simultaneous lower rank bound is at most ``tau``: it contains all of the tau best
 with probability ``confidence``.
 
@@ -70,6 +74,7 @@ def rank_bounds(
     stepdown: bool = True,
     se_hat: np.ndarray | None = None,
     se_draws: np.ndarray | None = None,
+    se: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper rank bounds from estimates and centred draws of their errors.
 
@@ -77,25 +82,32 @@ def rank_bounds(
     gives the one-sided lower bounds only (``U = K``), as used for the tau-best. With
     ``se_hat`` (K, K) and ``se_draws`` (B, K, K), the standard errors of the differences of
     the estimate and of each draw, the max-t is studentized draw by draw (bootstrap-t);
-    otherwise every draw is standardised by the draws' own spread.
+    With ``se`` (K, K), the known standard errors of the differences (from ``cov``, as csranks
+    uses them), every draw is standardised by those; otherwise by the draws' own spread.
+
+    Each claim "j is ahead of k" is one one-sided hypothesis on the ordered pair (j, k); a
+    two-sided family holds both orders of its pairs, so its first critical value is the
+    quantile of ``max |Z|``, and the step-down drops only the ordered pairs rejected (csranks'
+    ``csdiffmeans``: two-sided with step-down is its "lower" type on both orders).
     """
     x = np.asarray(x, dtype=np.float64)
     dev = np.asarray(deviations, dtype=np.float64)
     k = len(x)
     diff_dev = dev[:, :, None] - dev[:, None, :]  # (B, j, k): error of d_jk = x_j - x_k
     with np.errstate(invalid="ignore", divide="ignore"):
+        known = None if se is None else np.asarray(se, dtype=np.float64)
         se = np.sqrt(np.mean(diff_dev**2, axis=0))  # draws are centred: no mean removed
         se = np.where(se > 0, se, np.nan)
-        # Z_jk large positive: d_jk over-estimated; the claim "k ahead of j" (d_kj > 0) and
-        # "j ahead of k" both fail together when |Z| is large, hence two-sided |Z|.
+        # Z_jk large positive: d_jk over-estimated, the claim "j ahead of k" at risk.
         if se_hat is not None and se_draws is not None:
             se = np.where(np.asarray(se_hat) > 0, se_hat, np.nan)
             z = diff_dev / np.where(se_draws > 0, se_draws, np.nan)
         else:
+            if known is not None:
+                se = np.where(known > 0, known, np.nan)
             z = diff_dev / se
         t = (x[:, None] - x[None, :]) / se  # t_jk > c: j surely ahead of k
     off = ~np.eye(k, dtype=bool) & np.isfinite(se)
-    z = np.abs(z) if two_sided else z
     ahead = np.zeros((k, k), dtype=bool)  # ahead[j, k]: j surely ahead of k
     groups = (
         [np.ones(k, dtype=bool)] if simultaneous else [np.eye(k, dtype=bool)[j] for j in range(k)]
@@ -195,14 +207,18 @@ def rank_sets(
         n_draws = check_positive_int(n_draws, "n_draws", minimum=50)
         dev = as_generator(rng).multivariate_normal(np.zeros(k), sigma, size=n_draws, method="eigh")
         source = "parametric"
+        # The differences' SEs are known from cov: standardise by them, not the draws' spread.
+        var = np.diag(sigma)
+        known_se = np.sqrt(np.maximum(var[:, None] + var[None, :] - 2 * sigma, 0.0))
     else:
         d = np.asarray(draws, dtype=np.float64)
         if d.ndim != 2 or d.shape[1] != k:
             raise ParameterError(f"draws must be (B, {k}), got shape {d.shape}")
         dev = d[np.isfinite(d).all(axis=1)] - x
         source = "bootstrap"
+        known_se = None
     lo, hi = rank_bounds(
-        x, dev, confidence=confidence, simultaneous=simultaneous, stepdown=stepdown
+        x, dev, confidence=confidence, simultaneous=simultaneous, stepdown=stepdown, se=known_se
     )
     rows = pd.DataFrame(
         {
@@ -220,7 +236,13 @@ def rank_sets(
     if tau is not None:
         tau = check_positive_int(tau, "tau")
         lower, _ = rank_bounds(
-            x, dev, confidence=confidence, simultaneous=True, two_sided=False, stepdown=stepdown
+            x,
+            dev,
+            confidence=confidence,
+            simultaneous=True,
+            two_sided=False,
+            stepdown=stepdown,
+            se=known_se,
         )
         rows["in_tau_best"] = lower <= tau
     diag = pd.DataFrame({"source": [source], "n_draws": [len(dev)], "tau": [tau]})
