@@ -14,7 +14,7 @@ from evalstats.errors import DataError
 from evalstats.stats.cost import (
     COST_METRICS,
     _median_row,
-    _weighted_median,
+    _woodruff_median_interval,
     agent_spend,
     bm_df_from_leverage,
     cost_ratios,
@@ -173,38 +173,25 @@ def test_total_ratio_bootstrap_matches_scipy_paired_bootstrap_of_task_totals(met
 # ------------------------------------------------------------------- median
 
 
-def test_weighted_median_equals_numpy_median_of_the_expanded_sample():
-    rng = np.random.default_rng(9)
-    values = np.sort(rng.normal(size=12))
-    counts = rng.integers(0, 4, (500, 12)).astype(float)
-    counts[0] = 0
-    counts[1] = 0
-    counts[1, 5] = 1
-    got = _weighted_median(values, counts)
-    assert np.isnan(got[0])
-    for row, g in zip(counts[1:], got[1:], strict=True):
-        assert g == np.median(np.repeat(values, row.astype(int)))
-
-
-def test_median_cluster_bootstrap_matches_a_brute_force_loop():
+def test_median_woodruff_interval_matches_statsmodels_cluster_se_and_quantiles():
     rng = np.random.default_rng(10)
-    n_tasks, b = 15, 2000
-    reps = rng.integers(1, 4, n_tasks)
-    g = np.repeat(np.arange(n_tasks), reps)
-    lr = np.round(rng.normal(size=g.size), 1)  # rounding creates ties across tasks
+    g = np.repeat(np.arange(9), rng.integers(1, 6, 9))
+    lr = rng.normal(0, 0.5, 9)[g] + rng.normal(0, 0.3, g.size)
     used = np.ones(g.size, bool)
-    row = _median_row("m", lr, g, used, ~used, b, 0.9, np.random.default_rng(11))
-    # Oracle: same cluster draws (the engine uses scipy's stream), explicit median per resample.
-    idx = np.random.default_rng(11).integers(0, n_tasks, (b, n_tasks))
-    by_task = [lr[g == t] for t in range(n_tasks)]
-    meds = np.array([np.median(np.concatenate([by_task[t] for t in draw])) for draw in idx])
+    row = _median_row("m", lr, g, used, ~used, 0, 0.9, None)
+    # Oracle: CR1 SE of the share at or below the median (OLS on a constant, clustered by
+    # task), then the empirical quantiles at 0.5 -/+ t(C - 1) * se.
+    z = (lr <= np.median(lr)).astype(float)
+    fit = sm.OLS(z, np.ones((z.size, 1))).fit(cov_type="cluster", cov_kwds={"groups": g})
+    se = float(fit.bse[0])
+    t = stats.t.ppf(0.95, 8)
+    lo, hi = np.quantile(lr, [0.5 - t * se, 0.5 + t * se], method="inverted_cdf")
+    assert _woodruff_median_interval(lr, g, 0.9)[2] == pytest.approx(se, rel=1e-12)
+    assert row["ci_low"] == pytest.approx(np.exp(lo), rel=1e-12)
+    assert row["ci_high"] == pytest.approx(np.exp(hi), rel=1e-12)
     assert row["estimate"] == pytest.approx(np.exp(np.median(lr)))
-    assert row["ci_low"] == pytest.approx(np.exp(np.quantile(meds, 0.05)), rel=1e-12)
-    assert row["ci_high"] == pytest.approx(np.exp(np.quantile(meds, 0.95)), rel=1e-12)
-    assert np.isnan(row["se_log"])
-
-
-# ------------------------------------------------------------------- pairs, exclusions
+    assert row["ci_low"] < row["estimate"] < row["ci_high"]
+    assert row["method"].startswith("Woodruff") and row["df"] == 8
 
 
 def test_repeated_judgments_of_a_pair_count_once():

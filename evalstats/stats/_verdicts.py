@@ -25,7 +25,12 @@ def _codes(series: pd.Series, values: tuple[str, ...], field: str) -> np.ndarray
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype) and tuple(dtype.categories) == values:
         return series.cat.codes.to_numpy(np.int64)  # the schema's dtype: no re-encoding
-    codes = pd.Index(list(values)).get_indexer(series.astype(object)).astype(np.int64)
+    # Factorise first and look up only the distinct values: casting a million Arrow strings
+    # to object costs ~0.5 s, the factorisation a tenth of that.
+    k, uniq = pd.factorize(series, use_na_sentinel=True)
+    lookup = np.append(pd.Index(list(values)).get_indexer(pd.Index(uniq, dtype=object)), -1)
+    codes = lookup[np.asarray(k, dtype=np.int64)].astype(np.int64)
+    codes[np.asarray(k) < 0] = -1
     unknown = (codes < 0) & series.notna().to_numpy()
     if unknown.any():
         pos = int(np.flatnonzero(unknown)[0])
@@ -35,6 +40,19 @@ def _codes(series: pd.Series, values: tuple[str, ...], field: str) -> np.ndarray
             field=field,
         )
     return codes
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of an integer array, as ``np.unique(values)``.
+
+    numpy 2.4's hash-based ``np.unique`` takes ~3.5 s on a million int64 keys; a sort and a
+    neighbour comparison take ~0.09 s.
+
+    >>> distinct(np.array([3, 1, 3, 2])).tolist()
+    [1, 2, 3]
+    """
+    s = np.sort(values)
+    return s[np.r_[True, s[1:] != s[:-1]]] if s.size else s
 
 
 def row_categories(frame: pd.DataFrame, by_cols: list[str], cluster: str) -> np.ndarray:
@@ -115,5 +133,5 @@ def pair_counts(
     rep = np.asarray(rep, dtype=np.int64)
     # A (group, cluster) cell and a replicate code name one pair of one group.
     key = cell_of_row[counted] * (int(rep.max(initial=0)) + 1) + rep[counted]
-    cells = np.unique(key) // (int(rep.max(initial=0)) + 1)
+    cells = distinct(key) // (int(rep.max(initial=0)) + 1)
     return np.bincount(gid[cells], minlength=n_groups).astype(np.int64)
