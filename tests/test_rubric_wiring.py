@@ -273,7 +273,9 @@ def test_verdict_frame_parses_a_blind_scores_file_with_its_own_dimensions(tmp_pa
     assert frame[["with_brevity", "without_brevity"]].to_numpy().tolist() == [[2, 4], [4, 2]]
     assert frame["with_correctness"].tolist() == [5, 3]
     assert frame["with_specificity"].isna().all()
-    assert list(frame.columns[-2:]) == ["with_brevity", "without_brevity"]
+    cols = list(frame.columns)  # the file's dimensions, together, after the contract's
+    at = cols.index("with_brevity")
+    assert cols[at : at + 2] == ["with_brevity", "without_brevity"] and at > cols.index("status")
     found = resolve_rubrics(judgments, [path])
     assert [r.path for r in found.values()] == [str(path)]
 

@@ -362,11 +362,20 @@ def legend_below(
     )
 
 
+# How long a vertical tick label's line may be: a third of a column figure's height.
+_VERTICAL_LINE_IN = 1.3
+
+
 def fit_ticks(ax: Axes, x: Any, labels: Sequence[str], slot_in: float, size: float) -> None:
     """Tick labels wrapped to ``slot_in`` inches each, at spaces only (a name such as
     "with-without" never breaks inside); vertical when a word is wider."""
     wrapped = [wrap(lab, slot_in, size, hyphens=False) for lab in labels]
     if max((text_width_in(w, size) for w in wrapped), default=0.0) <= slot_in:
         ax.set_xticks(x, wrapped)
-    else:  # upright labels would collide: vertical ones are one line high each
-        ax.set_xticks(x, [lab.replace("\n", " ") for lab in labels], rotation=90)
+        return
+    # Upright labels would collide: vertical ones, each wrapped (at spaces) into lines of at
+    # most _VERTICAL_LINE_IN, so that its few lines side by side still fit the slot.
+    vertical = [
+        wrap(lab.replace("\n", " "), _VERTICAL_LINE_IN, size, hyphens=False) for lab in labels
+    ]
+    ax.set_xticks(x, vertical, rotation=90, multialignment="center")

@@ -74,7 +74,8 @@ def check(data: Path) -> None:
     from ..records import find_file
 
     for stem in _INPUT_STEMS:
-        find_file(data, stem)  # a missing input is a DataError naming it
+        # a missing input is a DataError naming it; labels are optional
+        find_file(data, stem, required=stem != "labels")
 
 
 def _as_list(value: Sequence[str] | str | None) -> list[str] | None:

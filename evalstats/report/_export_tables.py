@@ -166,6 +166,7 @@ _HEADERS = {
     "pabak": "PABAK",
     "estimate": "Ratio [CI]",
     "method": "Method",
+    "token_source": "Tokens",
 }
 _JUDGE_COLUMNS = ("judge", "judge_a", "judge_b")
 _WRAP = {"Method": "p{0.3\\linewidth}", "Estimand": "p{0.2\\linewidth}"}
