@@ -191,7 +191,7 @@ def main(argv: list[str]) -> int:
     rest_old = {k: v for k, v in old.items() if k != "tables"}
     rest_new = {k: v for k, v in new.items() if k != "tables"}
     diffs += list(differences(rest_old, rest_new))
-    for where, a, b in diffs[:50]:
+    for where, a, b in diffs:
         print(f"{where.lstrip('.')}: {a!r} -> {b!r}")
     if reshaped:
         print("wide -> long, matched cell by cell: " + ", ".join(reshaped))
