@@ -83,3 +83,17 @@ def test_sample_has_both_sources_and_reports_both():
     expected = pairs["with"].astype(float).sum() / pairs["without"].astype(float).sum()
     assert alt.loc["tokens_total_ratio", "estimate"] == pytest.approx(expected, rel=1e-12)
     assert (alt["token_source"] == "transcript").all()
+
+
+def test_an_unavailable_cost_is_said_with_its_reason():
+    """Answer-only counts give no ratio: the exported sentence says so and why."""
+    from evalstats.report._sentences import _cost_sentence
+
+    why = "only answer-only token counts: 2 of 2 pairs lack a transcript"
+    row = {
+        "statistic": "tokens_total_ratio",
+        "method": "unavailable",
+        "estimand": f"unavailable: {why}",
+    }
+    said = _cost_sentence(row, {}, None, True)
+    assert said == f"The WITH / WITHOUT ratio of total tokens is not reported: {why}."

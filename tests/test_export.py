@@ -437,10 +437,19 @@ def test_agreement_and_cost_sentences(doc):
         assert f"of {units} in {row['n_clusters']} tasks" in s
     cost = [s for s in sentences if s.startswith("WITH / WITHOUT ratio")]
     assert len(cost) == len(source_rows(doc, "cost"))
-    m = re.search(rf"total tokens: ({NUM}) \[({NUM}), ({NUM})\] over (\d+) pairs", cost[0])
+    m = re.search(
+        rf"total tokens \((\w+): [^)]+\): ({NUM}) \[({NUM}), ({NUM})\] over (\d+) pairs", cost[0]
+    )
     row = source_rows(doc, "cost")[0]
     assert row["statistic"] == "tokens_total_ratio"
-    assert close(m[1], row["estimate"], "estimate", None, True) and int(m[4]) == row["n"]
+    # the sentence names the token source of the same results.json row (issue 22)
+    assert m and m[1] == row["token_source"], cost[0]
+    assert close(m[2], row["estimate"], "estimate", None, True) and int(m[5]) == row["n"]
+    # where the runs have both, the transcript ratio is said beside it, with its distance
+    sources = {r["token_source"]: r for r in doc["tables"]["cost_sources"]
+               if r["statistic"] == "tokens_total_ratio"}  # fmt: skip
+    said = [s for s in sentences if s.startswith("Counted on the transcripts instead")]
+    assert len(said) == 3 and f"{sources['transcript']['billed_over_transcript']:.3f}" in said[0]
 
 
 def test_headline_paragraph(doc):

@@ -299,10 +299,37 @@ def _disagreements(ctx: Context) -> dict[str, Any]:
 def _cost(ctx: Context) -> dict[str, Any]:
     from ..stats.cost import cost_ratios, judge_spend
 
+    cost = _attempt(lambda: cost_ratios(ctx.frame, rng=ctx.rng, **_common(ctx)))
     return {
-        "cost": _attempt(lambda: cost_ratios(ctx.frame, rng=ctx.rng, **_common(ctx))),
+        "cost": cost,
+        "cost_sources": _cost_sources(cost),
         "judge_spend": _attempt(lambda: judge_spend(ctx.frame, by=["rubric", "judge"])),
     }
+
+
+def _cost_sources(cost: Any) -> Any:
+    """The token ratios from each source the runs have, side by side (issue 22): the billed
+    usage the cost table uses and the transcript count beside it, with their ratio (how far
+    the two disagree), when every pair has both; else why there is one source only."""
+    if isinstance(cost, Unavailable):
+        return cost
+    other = cost.attrs.get("transcript_ratios")
+    if other is None:
+        source = cost.attrs.get("token_source")
+        return Unavailable(
+            f"one token source only ({source}): "
+            + (cost.attrs.get("token_source_reason") or "no pair has both billed and transcript")
+        )
+    cols = ["statistic", "token_source", "estimate", "ci_low", "ci_high", "method", "n", "n_tasks"]
+    billed = pd.DataFrame(cost.loc[cost["statistic"].str.startswith("tokens_"), cols])
+    transcript = pd.DataFrame(other[cols])
+    both = pd.concat([billed, transcript], ignore_index=True)
+    ref = transcript.set_index("statistic")["estimate"]
+    both["billed_over_transcript"] = both["statistic"].map(
+        billed.set_index("statistic")["estimate"] / ref
+    )
+    both["confidence"] = float(cost["confidence"].iloc[0])
+    return both
 
 
 def _per_task(ctx: Context) -> dict[str, Any]:

@@ -254,7 +254,7 @@ def sections() -> tuple[Section, ...]:
             ("primary_test", "report", _primary_test, ["primary_test"]),
             ("agreement", "report", _agreement, ["agreement"]),
             ("disagreements", "report", _disagreements, ["disagreements"]),
-            ("cost", "report", _cost, ["cost", "judge_spend"]),
+            ("cost", "report", _cost, ["cost", "cost_sources", "judge_spend"]),
             # Reads the tables above (the design check's notes included); draws nothing.
             ("per_task", "report", _per_task, ["per_task"]),
             ("accounting", "report", _accounting, ["accounting", "sensitivity", "invalid_outputs"]),

@@ -41,7 +41,7 @@ class Results:
         (with ``primary``, the row a declared plan names, ``net_win_p_holm`` and ``audit``,
         the mark of a rubric failing ``judge_disagreement``), ``headline_choice`` (the row
         shown first and its rule), ``headline_audit`` (the audit's rows that did not pass),
-        ``missing_bounds``, ``agreement``, ``disagreements``, ``cost``, ``judge_spend``,
+        ``missing_bounds``, ``agreement``, ``disagreements``, ``cost``, ``cost_sources`` (billed beside transcript token ratios), ``judge_spend``,
         ``per_task``, ``dimensions``, ``position_bias``, ``accounting``, ``sensitivity``,
         ``invalid_outputs``, ``audit``, and with people's labels ``labels_agreement``,
         ``labels_confusion``, ``labels_ppi``, ``labels_needed``; its methodology: ``design``, ``power_mde``,

@@ -142,13 +142,39 @@ def _cost_sentence(
     )[0]
     metric = str(row["statistic"])
     what = _COST_TEXT.get(metric, metric)
+    if row.get("method") == "unavailable":  # answer-only counts are no cost: say why
+        reason = str(row.get("estimand") or "").removeprefix("unavailable: ")
+        return f"The WITH / WITHOUT ratio of {what} is not reported: {reason}."
+    source = row.get("token_source")
+    counted = f" ({_SOURCE_TEXT.get(str(source), source)})" if isinstance(source, str) else ""
     # The method verbatim and last, outside any parenthesis: flattening its own
     # parentheses once turned "t(Bell-McCaffrey df)" into "tBell-McCaffrey df".
     return (
-        f"WITH / WITHOUT ratio of {what}: {iv} over {int(row['n'])} pairs in "
+        f"WITH / WITHOUT ratio of {what}{counted}: {iv} over {int(row['n'])} pairs in "
         f"{int(row['n_tasks'])} tasks, {_pct(_confidence(doc))} % CI by "
         f"{method_words(row.get('method'))}."
     )
+
+
+def _source_sentence(row: Mapping[str, Any], digits: int | None, percent: bool) -> str:
+    """The transcript ratio beside the billed one the cost table uses, and how far apart."""
+    d = statistic_digits("estimate", digits=digits, percent=percent)
+    iv = format_interval(
+        [_f(row.get("estimate"))], [_f(row.get("ci_low"))], [_f(row.get("ci_high"))], d
+    )[0]
+    what = _COST_TEXT.get(str(row["statistic"]), str(row["statistic"]))
+    return (
+        f"Counted on the transcripts instead ({_SOURCE_TEXT['transcript']}), the ratio of "
+        f"{what} is {iv}; billed / transcript = {_f(row.get('billed_over_transcript')):.3f}."
+    )
+
+
+# Where a token count comes from, as the cost sentences say it (results.json token_source).
+_SOURCE_TEXT = {
+    "billed": "billed: the harness's reported usage, summed over turns",
+    "transcript": "transcript: cl100k_base on what each run read and wrote, each token once",
+    "as given": "token counts as given in the frame",
+}
 
 
 def result_sentences(results: Any, *, digits: int | None = None, percent: bool = True) -> list[str]:
@@ -175,6 +201,10 @@ def result_sentences(results: Any, *, digits: int | None = None, percent: bool =
     cost = _table(doc, "cost")
     if cost is not None:
         out += [_cost_sentence(r, doc, digits, percent) for r in cost.to_dict("records")]
+    sources = _table(doc, "cost_sources")
+    if sources is not None:
+        out += [_source_sentence(r, digits, percent) for r in sources.to_dict("records")
+                if r.get("token_source") == "transcript"]  # fmt: skip
     # Judge, rubric and arm names come from the data: no live HTML in the Markdown.
     return [markdown_text(s) for s in out]
 
