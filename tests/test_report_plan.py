@@ -209,7 +209,9 @@ def test_cost_ratio_primary_points_at_the_cost_table(tmp_path):
     assert "a cost ratio: the tokens_total_ratio row of the cost table" in plan_sentence(res)
     card = headline_paragraph(res)
     row = res.tables["cost"].set_index("statistic").loc["tokens_total_ratio"]
-    m = re.search(rf"The primary result: .*?total tokens: ({NUM}) \[({NUM}), ({NUM})\]", card)
+    m = re.search(
+        rf"The primary result: .*?total tokens \([^)]*\): ({NUM}) \[({NUM}), ({NUM})\]", card
+    )
     assert m, card
     shown = [float(x) for x in m.groups()]
     np.testing.assert_allclose(
@@ -291,6 +293,9 @@ def card_text(page: Path) -> str:
 
 def check_card(card: str, doc: dict, rubric: str, judge: str) -> None:
     """Every number of the card equals results.json at the export's precision."""
+    # The audit's rows listed under the card quote the audit table's details (their numbers
+    # are words of results.json's audit rows; tests/test_headline_audit.py checks the list).
+    card = card.split("The audit also found")[0]
     t = doc["tables"]
     rows = [  # results.json's long rows, one row per group beside its counts
         r
@@ -370,7 +375,8 @@ def test_card_without_plan_states_the_first_row_as_exploratory(tmp_path_factory)
     _, out = render_once(tmp_path_factory)
     doc = json.loads((out / "results.json").read_text())
     card = card_text(out / "index.html")
-    first = doc["tables"]["headline"][0]
+    # the row the stated rule chose (issue 22), not the first of the table
+    (first,) = doc["tables"]["headline_choice"]
     check_card(card, doc, first["rubric"], first["judge"])
     assert "exploratory" in card
     text = page_text(out / "index.html")

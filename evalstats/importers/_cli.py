@@ -71,7 +71,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     q.add_argument(
         "--canonical-written-at",
         metavar="ISO-8601",
-        help="when the targets were written (default: the earliest eval.created)",
+        help="when the canonical answers were written (needed for tasks.jsonl: never guessed)",
     )
     _common(q)
     q.set_defaults(func=main)

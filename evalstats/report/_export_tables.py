@@ -229,6 +229,12 @@ def paper_table(
             notes.append(f"{_pct(_confidence(doc))} % CI{where}: {said}.".replace("_", "\\_"))
             out = out.drop(columns="method")
     notes += _statistic_methods(doc, name, out)
+    if "token_source" in out:
+        # One source for every token row (cost_ratios chooses one): said once, in the note.
+        sources = out["token_source"].replace("", None).dropna().astype(str).unique()
+        if len(sources) == 1:
+            notes.append(f"Token counts: {sources[0]}.")
+            out = out.drop(columns="token_source")
     if "statistic" in out:
         out["statistic"] = out["statistic"].map(_ratio_name)
     if doc.get("simulated"):
