@@ -21,7 +21,7 @@ from ._schema import (
     VERDICT_COLUMNS,
 )
 from .errors import DataError, ParseError
-from .records import EvalstatsWarning, pair_runs
+from .records import EvalstatsWarning, pair_runs, pair_token_sources
 
 __all__ = [
     "load_frame",
@@ -369,10 +369,8 @@ def verdict_frame(
     Returns
     -------
     DataFrame
-        Columns of the data contract (``evalstats._schema.VERDICT_COLUMNS``), then (when
-        the runs have them) ``billed_with`` / ``billed_without`` (the harness's usage) and
-        ``tokens_counted_from`` (``transcript`` or ``answer``): the token sources
-        :func:`evalstats.stats.cost_ratios` chooses from.
+        Columns of the data contract (``evalstats._schema.VERDICT_COLUMNS``), then the
+        token sources :func:`evalstats.records.pair_token_sources` finds in the runs.
         ``status`` is ``ok`` (parsed), ``no_answer`` (the pair has a run over its
         budget — also added for over-budget pairs no judge was asked about),
         ``invalid`` (unreadable judge output; ``parse_error`` says why), ``error``
@@ -509,34 +507,13 @@ def verdict_frame(
     for c in extra_scores:
         out[c] = pd.array(parsed[c], dtype="Int64")
     out = out[[*VERDICT_COLUMNS, *extra_scores]].copy()
-    _add_token_sources(out, j)
+    out = out.assign(**pair_token_sources(j))
     out = out.sort_values(
         ["task_id", "replicate", "judge", "rubric", "order"], kind="stable", na_position="first"
     ).reset_index(drop=True)
     out.attrs["superseded_failures"] = int(len(judgments) - (len(j) - len(extra)))
     out.attrs["conflicts"] = int((out["status"] == "conflict").sum())
     return out
-
-
-def _add_token_sources(out: pd.DataFrame, j: pd.DataFrame) -> None:
-    """Append ``billed_with`` / ``billed_without`` and ``tokens_counted_from`` when known.
-
-    ``tokens_with`` / ``tokens_without`` stay the cl100k_base counts; ``tokens_counted_from``
-    says whether both runs of the pair were counted on a transcript (else ``answer``), and
-    the billed columns hold the harness's reported usage, for
-    :func:`evalstats.stats.cost_ratios` to choose from.
-    """
-    if "with_reported_tokens" in j.columns:
-        for arm in ("with", "without"):
-            out[f"billed_{arm}"] = pd.array(
-                pd.to_numeric(j[f"{arm}_reported_tokens"], errors="coerce"), dtype="Int64"
-            )
-    if "with_tokens_source" in j.columns:
-        both = (j["with_tokens_source"] == "transcript") & (
-            j["without_tokens_source"] == "transcript"
-        )
-        counted = np.where(both.to_numpy(dtype=bool), "transcript", "answer")
-        out["tokens_counted_from"] = np.where(j["with_tokens_source"].isna(), None, counted)
 
 
 def wide_by_judge(

@@ -19,7 +19,14 @@ from ._contract import duplicate_error, first_duplicate, is_missing, validate_ta
 from ._dataset import DEFAULT_ARM_NAMES, Dataset, load_arm_names, load_dir
 from ._labels import LABEL_FIELDS, LABEL_KEYS, load_labels
 from ._read import EvalstatsWarning, find_file, read_table_raw
-from ._tables import incomplete_pairs, load_judgments, load_runs, load_tasks, pair_runs
+from ._tables import (
+    incomplete_pairs,
+    load_judgments,
+    load_runs,
+    load_tasks,
+    pair_runs,
+    pair_token_sources,
+)
 from ._write import FRAME_SUFFIXES, check_output_path, write_frame_atomic, write_jsonl_atomic
 
 __all__ = [
@@ -47,6 +54,7 @@ __all__ = [
     "load_runs",
     "load_tasks",
     "pair_runs",
+    "pair_token_sources",
     "write_frame_atomic",
     "write_jsonl_atomic",
 ]

@@ -6,6 +6,7 @@ import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -252,3 +253,26 @@ def pair_runs(runs: pd.DataFrame) -> pd.DataFrame:
     if "with_over_budget" in pairs.columns:
         pairs["over_budget"] = pairs["with_over_budget"] | pairs["without_over_budget"]
     return pairs.sort_values(["task_id", "replicate"], kind="stable").reset_index(drop=True)
+
+
+def pair_token_sources(pairs: pd.DataFrame) -> dict[str, Any]:
+    """``billed_with`` / ``billed_without`` and ``tokens_counted_from`` of paired runs.
+
+    ``tokens_with`` / ``tokens_without`` stay the cl100k_base counts; ``tokens_counted_from``
+    says whether both runs of the pair were counted on a transcript (else ``answer``), and
+    the billed columns hold the harness's reported usage, for
+    :func:`evalstats.stats.cost_ratios` to choose from. Only the columns the runs support.
+    """
+    out: dict[str, Any] = {}
+    if "with_reported_tokens" in pairs.columns:
+        for arm in ("with", "without"):
+            out[f"billed_{arm}"] = pd.array(
+                pd.to_numeric(pairs[f"{arm}_reported_tokens"], errors="coerce"), dtype="Int64"
+            )
+    if "with_tokens_source" in pairs.columns:
+        both = (pairs["with_tokens_source"] == "transcript") & (
+            pairs["without_tokens_source"] == "transcript"
+        )
+        counted = np.where(both.to_numpy(dtype=bool), "transcript", "answer")
+        out["tokens_counted_from"] = np.where(pairs["with_tokens_source"].isna(), None, counted)
+    return out
