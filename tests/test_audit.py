@@ -216,10 +216,11 @@ def test_plain_runs_are_annotated(sim):
 # --------------------------------------------------------------------------- judge families
 
 
-def test_self_evaluation_warns(tmp_path):
+def test_self_evaluation_fails(tmp_path):
+    # Issue 22: the seed says run the judge as a different model; a same-family judge fails.
     s = make_sim(tmp_path, "self", agent_model="anthropic:claude-sonnet-4-20250514")
     status, detail = row(s.audit(), "judge_not_self")
-    assert status == "warn"
+    assert status == "fail"
     assert "1 of 2 judges share a model family" in detail
     assert "anthropic:claude-sonnet-4-20250514 (anthropic)" in detail
     assert "self-evaluation" in detail
@@ -227,7 +228,7 @@ def test_self_evaluation_warns(tmp_path):
 
 def test_agent_family_override(sim):
     status, detail = row(sim.audit(agent_family="openai"), "judge_not_self")
-    assert status == "warn"
+    assert status == "fail"
     assert "openai:gpt-5.4 (openai)" in detail
 
 

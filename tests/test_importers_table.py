@@ -170,3 +170,49 @@ def test_conflicting_task_fields_are_a_problem_line(tmp_path):
     )
     kept = imported.tasks.set_index("task_id").at[frame.at[0, "qid"], "prompt"]
     assert kept == frame.at[0, "question"]
+
+
+def test_every_missing_field_is_named_at_once_with_its_fix(tmp_path):
+    # A user's table: own column names, no model, no start time, no task id column mapped.
+    frame = _foreign(tmp_path).drop(columns=["agent_model", "started_at"])
+    src = _write(frame, tmp_path / "results.csv")
+    mapping = {k: v for k, v in MAPPING.items() if k != "task_id"}
+    with pytest.raises(DataError) as info:
+        from_table(src, mapping=mapping, arm_values="with=tool,without=baseline")
+    msg = str(info.value)
+    assert msg.startswith(f"{src}: no column for 3 required run field(s): ")
+    for field in ("task_id", "agent_model", "started_at"):
+        assert f"{field} (--map {field}=COLUMN or --set {field}=VALUE)" in msg
+    assert "answer" not in msg.split("(columns:")[0]  # mapped from 'output'
+    assert "\n" not in msg
+
+
+def test_cli_writes_nothing_and_exits_2_without_tasks(tmp_path, capsys):
+    from evalstats.cli import main
+
+    frame = _foreign(tmp_path)[["qid", "replicate", "condition", "output", "wall_s"]]
+    src = _write(frame, tmp_path / "runs.jsonl")
+    out = tmp_path / "data"
+    argv = [
+        "import",
+        "table",
+        str(src),
+        "-o",
+        str(out),
+        "--arm-values",
+        "with=tool,without=baseline",
+    ]
+    argv += ["--map", "task_id=qid", "--map", "arm=condition", "--map", "answer=output"]
+    argv += ["--set", "agent_model=m", "--set", "started_at=2026-06-01T00:00:00Z"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    # The problem line names each missing task field with its fix, then one error line.
+    assert "prompt (--map prompt=COLUMN or --set prompt=VALUE)" in err
+    assert "canonical_written_at (--map canonical_written_at=COLUMN" in err
+    assert "or pass --tasks FILE" in err
+    assert f"{out}: nothing written: judge and report need tasks" in err
+    assert not out.exists()
+    # With tasks, exit 0 means the directory loads as judge and report load it.
+    assert main([*argv, "--tasks", str(SAMPLE / "tasks.jsonl")]) == 0
+    ds = evalstats.load_dir(out)
+    assert len(ds.runs) == 180 and len(ds.tasks) == 15

@@ -88,6 +88,28 @@ def test_headline_bars_and_error_bars_match_input():
     assert ticks[0].startswith("Claude Sonnet 4") and "anthropic:" not in ticks[0]
 
 
+def test_headline_marks_the_rows_the_audit_fails():
+    # The report's headline table carries an ``audit`` column: a failing row is never plain.
+    rates = rates_frame().assign(audit=["", "fail: judge_disagreement"])
+    fig = plots.plot_headline(rates)
+    ax, ax_net = fig.axes[:2]
+    hatched = [bool(p.get_hatch()) for p in ax.patches]
+    assert hatched == [False, True] * 3  # win, tie, loss bars of the second judge only
+    ticks = [t.get_text().replace("\n", " ") for t in ax.get_xticklabels()]
+    assert "audit" not in ticks[0]
+    assert "audit fail: judge disagreement" in ticks[1]
+    assert "audit fail" in ax_net.get_xticklabels()[1].get_text().replace("\n", " ")
+    hollow = [ln for ln in ax_net.lines if ln.get_markerfacecolor() == "white"]
+    (marker,) = hollow
+    np.testing.assert_allclose(marker.get_ydata(), rates["net_win"].iloc[[1]])
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "hatched, hollow: the audit fails this row" in legend
+    # Without a failing row nothing is marked.
+    plain = plots.plot_headline(rates.assign(audit=""))
+    assert not any(p.get_hatch() for p in plain.axes[0].patches)
+    assert len(plain.legends[0].get_texts()) == 3
+
+
 def test_headline_nan_ci_and_single_judge():
     fig = plots.plot_headline(rates_frame(judges=("openai:gpt-5.4",), nan_ci=True))
     ax = fig.axes[0]

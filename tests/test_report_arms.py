@@ -111,6 +111,13 @@ def test_headline_card_names_the_arms(named, unnamed):
 
     card = headline_paragraph(named[1] / "results.json")
     assert "WITH (Serena MCP)" in card and "WITHOUT (plain Claude Code)" in card
+    # Once named, the arm is called by its name: "Serena MCP won 52 % ...", in the card and
+    # in every exported win sentence.
+    assert "Serena MCP won " in card and "WITH won" not in card
+    from evalstats.report import result_sentences
+
+    wins = [x for x in result_sentences(named[1] / "results.json") if " won " in x]
+    assert wins and all(x.startswith("Serena MCP won ") for x in wins)
     plain = headline_paragraph(unnamed[1] / "results.json")
     assert "Serena" not in plain and "(WITH)" not in plain
     assert "WITH" in plain.split(". ")[0]

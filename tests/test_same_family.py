@@ -63,7 +63,7 @@ def test_allowed_with_the_flag_recorded_and_reported(same_family_data, capsys, m
     assert len(lines) == 6  # 3 pairs x 2 judges
     assert {x["same_family_allowed"] for x in lines} == {"anthropic"}
     table = audit(evalstats.load_dir(same_family_data)).set_index("check")
-    assert table.loc["judge_not_self", "status"] == "warn"
+    assert table.loc["judge_not_self", "status"] == "fail"
     detail = table.loc["judge_not_self", "detail"]
     assert f"{SAME} (anthropic)" in detail
     assert "--allow-same-family (family anthropic), recorded on 6 of 6 judgments" in detail

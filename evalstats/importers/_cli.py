@@ -155,7 +155,8 @@ def _run(args: argparse.Namespace):
 
 def main(args: argparse.Namespace) -> int:
     """Run ``evalstats import``; problems go to stderr, one line each."""
-    from evalstats.errors import EvalstatsError
+    from evalstats.errors import DataError, EvalstatsError
+    from evalstats.records import load_dir
 
     from . import format_problems, write_data_dir
 
@@ -168,7 +169,11 @@ def main(args: argparse.Namespace) -> int:
         raise ParameterError(str(exc)) from None
     for line in format_problems(imported.problems):
         print(f"evalstats import: {line}", file=sys.stderr)
+    if imported.tasks is None:
+        # Exit 0 means a directory judge and report accept; runs without tasks are not one.
+        raise DataError("nothing written: judge and report need tasks (see above)", path=args.out)
     written = write_data_dir(imported, args.out)
+    load_dir(args.out)  # what judge and report read first; a DataError here names the file
     runs = imported.runs
     pairs = runs.groupby(["task_id", "replicate"], observed=True).ngroups
     n_tasks = runs["task_id"].nunique()
@@ -176,10 +181,4 @@ def main(args: argparse.Namespace) -> int:
         f"imported {len(runs)} runs ({pairs} pairs over {n_tasks} tasks); wrote "
         + ", ".join(str(p) for p in written)
     )
-    if imported.tasks is None:
-        print(
-            f"evalstats import: {args.out}: no tasks.jsonl written; pass --tasks FILE "
-            "(judge and report need tasks)",
-            file=sys.stderr,
-        )
     return 0

@@ -299,7 +299,15 @@ def from_inspect(
                 raise src.error("no total_time or working_time in the sample", field="wall_s")
             started = getattr(sample, "started_at", None)
             if started is None:
-                problems.append(Problem(src, "no started_at in the sample; used eval.created"))
+                # A recorded time, not a guess: the eval was created before any sample
+                # started, so the audit's canonical-before-runs check only gets stricter.
+                problems.append(
+                    Problem(
+                        src,
+                        "no started_at in the sample; used eval.created (the eval's start, "
+                        "no later than the sample's)",
+                    )
+                )
                 started = spec.created
             reported = _reported_tokens(sample)
             if reported is None:

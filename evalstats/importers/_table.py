@@ -49,6 +49,27 @@ def parse_assignments(items: Iterable[str] | None, what: str = "--map") -> dict[
     return out
 
 
+def _absent(
+    fields: Mapping[str, tuple[str, bool]],
+    columns: Sequence[str],
+    mapping: Mapping[str, str],
+    defaults: Mapping[str, Any],
+) -> list[str]:
+    """Required fields that no column (mapped or of the same name) and no constant supplies."""
+    # A replicate is numbered when absent; the task id is the runs' own field.
+    optional = {"replicate"} if fields is RUN_FIELDS else {"task_id"}
+    return [
+        f
+        for f, (_, required) in fields.items()
+        if required and f not in optional and mapping.get(f, f) not in columns and f not in defaults
+    ]
+
+
+def _fixes(fields: Sequence[str]) -> str:
+    """``"agent_model (--map agent_model=COLUMN or --set agent_model=VALUE), ..."``."""
+    return ", ".join(f"{f} (--map {f}=COLUMN or --set {f}=VALUE)" for f in fields)
+
+
 def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bool]:
     """Records, their sources, the column names and whether values are text (CSV)."""
     suffix = path.suffix.lower()
@@ -204,18 +225,15 @@ def from_table(
                     line=1 if path.suffix.lower() == ".csv" else None,
                     field=column,
                 )
-        for field in ("task_id", "arm"):
-            if mapping.get(field, field) not in columns and field not in defaults:
-                raise DataError(
-                    f"no {field!r} column; map one with {field}=COLUMN "
-                    f"(columns: {', '.join(columns)})",
-                    path=path,
-                    field=field,
-                )
-        task_cols = [f for f, (_, req) in TASK_FIELDS.items() if req]
-        lacking.update(
-            f for f in task_cols if mapping.get(f, f) not in columns and f not in defaults
-        )
+        absent = _absent(RUN_FIELDS, columns, mapping, defaults)
+        if absent:
+            # Every missing field at once, each with the option that would supply it.
+            raise DataError(
+                f"no column for {len(absent)} required run field(s): {_fixes(absent)} "
+                f"(columns: {', '.join(map(str, columns))})",
+                path=path,
+            )
+        lacking.update(_absent(TASK_FIELDS, columns, mapping, defaults))
         have_tasks = not lacking
         for rec, src in zip(records, sources, strict=True):
             row: dict[str, Any] = {}
@@ -261,8 +279,7 @@ def from_table(
         problems.append(
             Problem(
                 Source(run_sources[0].path if run_sources else str(paths)),
-                "tasks not built: the rows lack task fields "
-                f"({', '.join(missing)}); map them or pass --tasks",
+                f"tasks not built: no column for {_fixes(missing)}; or pass --tasks FILE",
             )
         )
     return finish(

@@ -39,9 +39,10 @@ def _check_self(runs, judges: list[str], families, agent_family, judgments=None)
     unknown += [j for j, f in judge_fams.items() if f == "unknown"]
     agents_txt = ", ".join(f"{a} ({f})" for a, f in agent_fams.items())
     if same:
+        # The seed's rule, not a preference: a fail (the override is said, not excused).
         return _row(
             "judge_not_self",
-            "warn",
+            "fail",
             f"{len(same)} of {len(judges)} judges share a model family with the agent "
             f"under test [{agents_txt}]: {_listed(same)}; self-evaluation bias."
             + _override(judgments),

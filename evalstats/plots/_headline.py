@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import rcParams as plt_rc
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
 from evalstats._display import count_text, judge_label
@@ -40,6 +41,7 @@ _NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win")
 _LEGEND = {"win": "{with} better (win)", "tie": "equivalent (tie)", "loss": "{with} worse (loss)"}
 # A rubric whose rows are pair-orders (each pair judged once per A/B order).
 _ORDERED_RUBRICS = {"blind-pair"}
+_HATCH = "////"
 _DATE_SUFFIX = re.compile(r"-(?:20\d{6}|20\d\d-\d\d-\d\d)$")
 
 
@@ -74,7 +76,9 @@ def plot_headline(
         ``<name>_ci_low`` and ``<name>_ci_high`` (NaN bounds are drawn without a bar);
         ``n`` (judged verdicts in the denominator) and ``n_clusters`` (tasks). Optional:
         ``n_pairs`` (distinct pairs among them: when smaller than ``n`` the labels read
-        "32 pairs (64 pair-orders)"), ``confidence`` and ``method`` (quoted in the title).
+        "32 pairs (64 pair-orders)"), ``confidence`` and ``method`` (quoted in the title),
+        ``audit`` (the report's mark, e.g. "fail: judge_disagreement": that row's bars are
+        hatched, its net-win marker hollow and the mark is printed under its name).
         Without ``n_pairs``, rows of the ``blind-pair`` rubric are counted as pair-orders.
     group : str or list of str, optional
         Column(s) naming the groups; by default the first of ``group``, ``judge``, ``rubric``
@@ -215,7 +219,16 @@ def plot_headline(
     counts = [
         count_text(int(n[i]), n_pairs[i], bool(ordered[i])).replace(" (", "\n(") for i in range(g)
     ]
-    ticks = [f"{names[i]}\n{counts[i]}\n{int(n_clusters[i])} tasks" for i in range(g)]
+    # A row the audit fails (the report's ``audit`` column) is marked, never shown as plain:
+    # hatched bars, a hollow net-win marker and the failed check under its name.
+    flags = (
+        rates["audit"].fillna("").astype(str).str.strip().tolist()
+        if "audit" in rates.columns
+        else [""] * g
+    )
+    flagged = np.array([bool(f) for f in flags])
+    marks = [f"\naudit {f.replace('_', ' ')}" if f else "" for f in flags]
+    ticks = [f"{names[i]}\n{counts[i]}\n{int(n_clusters[i])} tasks{marks[i]}" for i in range(g)]
 
     x = np.arange(g, dtype=float)
     width_bar = 0.26
@@ -226,7 +239,7 @@ def plot_headline(
         v = num(rates[name])
         lo, hi = num(rates[f"{name}_ci_low"]), num(rates[f"{name}_ci_high"])
         xs = x + (k - 1) * width_bar
-        ax_bar.bar(
+        bars = ax_bar.bar(
             xs,
             np.nan_to_num(v),
             width_bar,
@@ -235,6 +248,9 @@ def plot_headline(
             linewidth=0.6,
             label=_LEGEND[outcome].replace("{with}", arms["with"]),
         )
+        for patch, bad in zip(bars.patches, flagged, strict=True):
+            if bad:
+                patch.set_hatch(_HATCH)
         ax_bar.errorbar(
             xs,
             v,
@@ -276,6 +292,9 @@ def plot_headline(
     ax_bar.set_axisbelow(True)
     axes_title(ax_bar, None, "Outcome shares", bar_in)
     handles, labels = ax_bar.get_legend_handles_labels()
+    if flagged.any():
+        handles.append(Patch(facecolor="white", edgecolor=EDGE, hatch=_HATCH))
+        labels.append("hatched, hollow: the audit fails this row")
     legend_pt = size_pt("legend.fontsize")
     # A long arm name wraps rather than running off a column-wide figure.
     labels = [wrap(lab, canvas.width - 0.6, legend_pt) for lab in labels]
@@ -299,6 +318,16 @@ def plot_headline(
         capsize=3,
         markersize=5,
     )
+    if flagged.any():
+        ax_net.plot(
+            x[flagged],
+            v[flagged],
+            "o",
+            markersize=5,
+            markerfacecolor="white",
+            markeredgecolor=OUTCOME_COLORS["win"],
+            zorder=3,  # over the errorbar's filled marker
+        )
     for xi, vi in zip(x, v, strict=True):
         if np.isfinite(vi):
             ax_net.annotate(
@@ -310,7 +339,8 @@ def plot_headline(
                 fontsize=label_pt,
             )
     if side_by_side:
-        fit_ticks(ax_net, x, names, net_slot, tick_pt)
+        net_names = [names[i] + marks[i] for i in range(g)]
+        fit_ticks(ax_net, x, net_names, net_slot, tick_pt)
     else:
         fit_ticks(ax_net, x, ticks, slot_in, tick_pt)
     ax_net.set_xlabel(group_label)

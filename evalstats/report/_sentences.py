@@ -103,7 +103,7 @@ def _win_sentence(
     who = judge_label(judge)
     who = f"{who} of the judges" if judge.startswith("consensus:") else f"{who} judge"
     return (
-        f"WITH won {_iv(row, 'win_rate', digits, percent, pct)}, "
+        f"{_arm_short(doc)} won {_iv(row, 'win_rate', digits, percent, pct)}, "
         f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and "
         f"lost {_iv(row, 'loss_rate', digits, percent, pct)} of {_units(row, ordered)} "
         f"in {int(row['n_clusters'])} tasks{_left_out(row)}: a net win of "
@@ -415,6 +415,12 @@ def _arm_words(doc: Mapping[str, Any]) -> tuple[str, str]:
     return out[0], out[1]
 
 
+def _arm_short(doc: Mapping[str, Any]) -> str:
+    """The WITH arm's own name where the data give one (``Serena MCP``), else ``WITH``."""
+    name = str(((doc.get("provenance") or {}).get("arm_names") or {}).get("with") or "")
+    return name.strip() or "WITH"
+
+
 def headline_paragraph(
     results: Any,
     *,
@@ -479,7 +485,7 @@ def headline_paragraph(
     conf = _pct(_confidence(doc))
     text = (
         f"On the {rubric} rubric, judged by {judge_label(str(row['judge']))}, {verdict}. "
-        f"WITH won {_iv(row, 'win_rate', digits, percent, pct)} of "
+        f"{_arm_short(doc)} won {_iv(row, 'win_rate', digits, percent, pct)} of "
         f"{_units(row, rubric in _ordered_rubrics(doc))} in {int(row['n_clusters'])} tasks, "
         f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and lost "
         f"{_iv(row, 'loss_rate', digits, percent, pct)}: a net win of "
