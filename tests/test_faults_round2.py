@@ -67,6 +67,7 @@ def _request_ids(out):
 # -- bounded waits (21.4) -------------------------------------------------------------------
 
 
+@pytest.mark.slow  # waits for a real read timeout
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_trickled_body_ends_within_timeout_as_a_journaled_cut(fake, tmp_path, provider):
     # 300-odd bytes at 50 ms each would take ~15 s; every read returns within the SDK's

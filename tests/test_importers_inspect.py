@@ -137,6 +137,7 @@ def test_tasks_from_the_logs(logs):
     assert imported.problems == ()
 
 
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
 @pytest.mark.parametrize(
     ("arm_from", "arm_values"),
     [
@@ -172,6 +173,7 @@ def test_missing_arm_source(logs):
         from_inspect(logs.values(), arm_from="sample:x")
 
 
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_truncated_log_is_a_one_line_error(logs, tmp_path):
     data = logs["with"].read_bytes()
     bad = tmp_path / "cut.eval"
@@ -184,6 +186,7 @@ def test_truncated_log_is_a_one_line_error(logs, tmp_path):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_json_log_format_reads_the_same(logs, tmp_path):
     """The same logs converted to inspect's .json format import to the same runs."""
     paths = []
@@ -214,6 +217,7 @@ def test_incomplete_pair_needs_allow_incomplete(logs):
     assert len(runs) == 6
 
 
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_budget_flags_and_tasks_file_win(logs, tmp_path):
     imported = from_inspect(
         logs.values(), arm_from="task_arg:tools", budget_tokens=7, canonical_written_at=WRITTEN
@@ -240,6 +244,7 @@ def _tasks_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_cli_writes_a_loadable_data_dir(logs, tmp_path, capsys):
     import argparse
 
@@ -288,6 +293,7 @@ def test_unknown_budgets_mean_no_tasks():
     assert rec["budget_tokens"] == 50 and rec["budget_wall_s"] == 600.0
 
 
+@pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_directory_skips_eval_set_bookkeeping(logs, tmp_path):
     for path in logs.values():
         shutil.copy(path, tmp_path / path.name)

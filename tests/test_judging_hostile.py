@@ -359,6 +359,7 @@ def test_cli_dry_run_and_missing_key_write_nothing(fake, tmp_path, monkeypatch, 
 # -- rate limits ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # waits out real Retry-After delays
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rate_limited_run_slows_down_instead_of_failing(monkeypatch, tmp_path, provider):
     # 600 requests/min = 10/s with a 3-call burst, and a tokens limit that binds too.
