@@ -28,6 +28,8 @@ from ._base import (
 __all__ = ["plot_beats", "plot_compare", "plot_pareto", "plot_rank_sets"]
 
 _MARGINAL = OKABE_ITO["blue"]
+# rank()'s rows, and the comparison report's stacked marginal / simultaneous sets
+_RANK_ROWS = ("rank", "marginal_rank_set", "simultaneous_rank_set")
 _SIMULTANEOUS = OKABE_ITO["vermillion"]
 
 
@@ -170,7 +172,7 @@ def plot_rank_sets(
     names = _names(arm_names)
     r = ranks
     if "statistic" in r.columns:
-        r = r.loc[r["statistic"].astype(str) == "rank"]
+        r = r.loc[r["statistic"].astype(str).isin(_RANK_ROWS)]
     if r.empty:
         raise ValueError("no rank rows to draw")
     arms = r.drop_duplicates("arm").sort_values(["estimate", "arm"], kind="stable")["arm"].tolist()

@@ -233,6 +233,9 @@ def arm_costs(
             q_lo = np.nanquantile(t_b, alpha / 2, axis=0)
             q_hi = np.nanquantile(t_b, 1 - alpha / 2, axis=0)
             lo, hi = log_r - q_hi * se_log, log_r - q_lo * se_log
+            # No spread at all (every pair the same ratio): the interval is the point.
+            flat = se_log == 0
+            lo, hi = np.where(flat, log_r, lo), np.where(flat, log_r, hi)
         else:
             lo = np.nanquantile(lr_b, alpha / 2, axis=0)
             hi = np.nanquantile(lr_b, 1 - alpha / 2, axis=0)
@@ -246,7 +249,7 @@ def arm_costs(
                 "arm": arm, "reference": reference, "statistic": name, "estimate": r,
                 "se": r * se_log[m, a], "ci_low": float(np.exp(lo[m, a])),
                 "ci_high": float(np.exp(hi[m, a])),
-                "p_value": p[m, a] if np.isfinite(se_log[m, a]) else np.nan,
+                "p_value": p[m, a] if se_log[m, a] > 0 else np.nan,
                 "df": n_cl[m, a] - 1, "n": int(cnt[:, m, a].sum()), "n_tasks": int(n_cl[m, a]),
                 "method": f"task_bootstrap_{method}_log", "confidence": confidence,
                 "se_log": se_log[m, a], "token_source": src,
