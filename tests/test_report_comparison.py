@@ -81,3 +81,38 @@ def test_a_three_arm_directory_renders_end_to_end(karm, tmp_path):
     assert "task_bootstrap_studentized" in html  # captions name the tables' methods
     doc = json.loads((out / "results.json").read_text())
     assert "pareto" in doc["tables"]
+
+
+def test_export_tables_and_sentences_read_the_results(res):
+    from evalstats.report import latex_tables, markdown_tables
+    from evalstats.report._sentences import result_sentences, sentences_markdown
+    from evalstats.stats.formatting import format_interval
+
+    doc = res.to_json()
+    md = markdown_tables(doc)
+    assert set(md) == {"compare", "rank", "beats", "arm_costs", "pareto"}
+    net = res.tables["compare"].query("statistic == 'net_win'")
+    cells = format_interval(net["estimate"], net["ci_low"], net["ci_high"], 0, scale=100)
+    for cell in cells:
+        assert f"| {cell} |" in md["compare"]
+    assert "tool v1" in md["compare"] and "no tool" in md["pareto"]
+    tex = latex_tables(doc)
+    assert "\\toprule" in tex["rank"] and "Simultaneous rank set" in tex["rank"]
+    assert "task-cluster bootstrap-t" in tex["compare"]  # the method, from its field, in words
+    said = result_sentences(doc)
+    pairs = [s for s in said if " against " in s]
+    assert len(pairs) == len(net)
+    holm = net["p_holm"].map(lambda p: f"Holm-adjusted p = {p:.3g}")
+    assert all(any(h in s for s in pairs) for h in holm)
+    assert any(s.startswith("With 95 % confidence the best arm is among") for s in said)
+    p = res.tables["pareto"].query("statistic == 'p_frontier'")
+    front = said[-2]
+    assert all(f"{v:.2f}" in front for v in p["estimate"])
+    assert sentences_markdown(doc).startswith("# Results in words\n\n- ")
+
+
+def test_a_two_arm_document_is_not_a_comparison():
+    from evalstats.report._export_comparison import comparison_tables, is_comparison
+
+    doc = {"tables": {"headline": [{"rubric": "with-without"}], "cost": [{"estimate": 1.0}]}}
+    assert not is_comparison(doc) and comparison_tables(doc) == {}
