@@ -116,3 +116,22 @@ def test_a_two_arm_document_is_not_a_comparison():
 
     doc = {"tables": {"headline": [{"rubric": "with-without"}], "cost": [{"estimate": 1.0}]}}
     assert not is_comparison(doc) and comparison_tables(doc) == {}
+
+
+def test_notebook_parameters_cell_matches_the_kind():
+    import nbformat
+
+    from evalstats.report import REPORT_KINDS
+    from evalstats.report._render import notebook_path
+
+    kind = REPORT_KINDS["comparison"]
+    nb = nbformat.read(notebook_path("comparison.ipynb"), as_version=4)
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(cells) == 1
+    ns: dict = {}
+    exec(cells[0].source, ns)  # our own notebook's assignments
+    assert {k: ns[k] for k in kind.parameters} == dict(kind.parameters)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+    src = "\n".join(c.source for c in nb.cells)
+    for plot in ("plot_compare", "plot_rank_sets", "plot_beats", "plot_pareto"):
+        assert f'"{plot}"' in src
