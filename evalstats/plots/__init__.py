@@ -20,6 +20,7 @@ figures survive greyscale printing.
 
 from __future__ import annotations
 
+from ._arms_compare import plot_beats, plot_compare, plot_pareto, plot_rank_sets
 from ._base import ARM_COLORS, OKABE_ITO, OUTCOME_COLORS, WIDTHS, PlotFigure
 from ._confusion import plot_confusion
 from ._cost import plot_cost_ratios
@@ -37,12 +38,16 @@ __all__ = [
     "WIDTHS",
     "PlotFigure",
     "layout_figure",
+    "plot_beats",
+    "plot_compare",
     "plot_confusion",
     "plot_cost_ratios",
     "plot_dimension_scores",
     "plot_headline",
     "plot_length_bias",
+    "plot_pareto",
     "plot_power_curve",
+    "plot_rank_sets",
     "plot_task_heatmap",
     "render_figure",
     "save_figure",

@@ -66,8 +66,10 @@ __all__ = [
 
 def detect(data: Path) -> bool:
     from ..records import find_file
+    from ._comparison import is_k_arm
 
-    return find_file(data, "tasks", required=False) is not None
+    # Three or more arms are the comparison kind's: this kind pairs WITH with WITHOUT.
+    return find_file(data, "tasks", required=False) is not None and not is_k_arm(data)
 
 
 def check(data: Path) -> None:

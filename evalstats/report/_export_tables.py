@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats.formatting import interval_columns, summarize
+from ._export_comparison import comparison_tables
 from ._export_names import judge_label
 from ._results_doc import EXPORT_TABLES, _confidence, _load, _pct, _table
 from ._sentences import method_words
@@ -66,6 +67,8 @@ def formatted_tables(
             # a failing rubric is never exported plain, and a clean table stays as it was.
             view = view.drop(columns=["audit"])
         out[name] = view
+    # A comparison of K arms (report kind `comparison`) has its own tables.
+    out.update(comparison_tables(doc, digits=digits, percent=percent, na_rep=na_rep))
     return out
 
 

@@ -401,6 +401,24 @@ def _kinds() -> dict[str, ReportKind]:
             **_hooks("_pandalm"),
         ),
         # --- end LLMBar and PandaLM ---
+        "comparison": ReportKind(
+            name="comparison",
+            notebooks=(("comparison.ipynb", "index.html", "Comparison of K arms"),),
+            parameters={
+                "data_dir": "data/karm",
+                "judge": None,
+                "rubric": None,
+                "confidence": 0.95,
+                "n_resamples": 2_000,
+                "seed": 0,
+                "output_dir": None,
+                "figure_formats": ["svg", "pdf"],
+                "results_file": None,
+            },
+            looks_for="arms.toml listing three or more arms in [arms], with tasks, runs and "
+            "judgments (arm_a / arm_b)",
+            **_hooks("_comparison"),
+        ),
     }
 
 

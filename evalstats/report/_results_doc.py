@@ -43,6 +43,15 @@ _METHOD_TEXT = {
     "percentile": "percentile cluster bootstrap",
     "basic": "basic cluster bootstrap",
     "jackknife_t": "jackknife over tasks with t quantiles",
+    # the comparison kind (K arms): compare, rank, arm_costs, pareto
+    "task_bootstrap_studentized": "task-cluster bootstrap-t (replicates nested in tasks)",
+    "task_bootstrap_percentile": "percentile task-cluster bootstrap (replicates nested)",
+    "task_bootstrap_wald": "CR1 Wald t with a task-bootstrap max-t for the simultaneous bands",
+    "task_bootstrap_studentized_log": "task-cluster bootstrap-t on the log ratio",
+    "task_bootstrap_percentile_log": "percentile task-cluster bootstrap of the ratio",
+    "simultaneous_stepdown": "simultaneous step-down (Mogstad, Romano, Shaikh & Wilhelm 2023)",
+    "marginal_stepdown": "marginal step-down (Mogstad, Romano, Shaikh & Wilhelm 2023)",
+    "task_bootstrap_share": "share of the task-bootstrap resamples",
     "atanh_jackknife_exact": (
         "delete-one-task jackknife t on Fisher's z (with an exact bound at few disagreements)"
     ),

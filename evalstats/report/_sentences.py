@@ -15,6 +15,7 @@ import numpy as np
 from .._display import count_text
 from ..errors import DataError
 from ..stats.formatting import format_interval, format_number, statistic_digits, statistic_scale
+from ._export_comparison import comparison_sentences, is_comparison
 from ._export_names import judge_label
 from ._results_doc import (
     _COST_TEXT,
@@ -184,6 +185,8 @@ def result_sentences(results: Any, *, digits: int | None = None, percent: bool =
     number of tasks, what was left out, the judge and the interval's method.
     """
     doc = _load(results)
+    if is_comparison(doc):  # K arms: pairs, rank sets, costs and the frontier
+        return [markdown_text(s) for s in comparison_sentences(doc, digits=digits, percent=percent)]
     out: list[str] = [s for s in [_audit_fail_sentence(doc)] if s]
     test = _primary_test(doc)
     if test is not None:
@@ -521,11 +524,9 @@ def headline_paragraph(
 def sentences_markdown(results: Any, *, digits: int | None = None, percent: bool = True) -> str:
     """The headline paragraph and every sentence, as a Markdown document."""
     doc = _load(results)
-    body = [
-        "# Results in words",
-        "",
-        headline_paragraph(doc, digits=digits, percent=percent),
-        "",
-    ]
+    head = (
+        [] if is_comparison(doc) else [headline_paragraph(doc, digits=digits, percent=percent), ""]
+    )
+    body = ["# Results in words", "", *head]
     body += [f"- {s}" for s in result_sentences(doc, digits=digits, percent=percent)]
     return "\n".join(body) + "\n"

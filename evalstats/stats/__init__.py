@@ -45,6 +45,13 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "two_rater_agreement",
         ],
         ".agreement_intervals": ["clustered_agreement"],
+        ".arm_cost": [
+            "ARM_COST_METHODS",
+            "ARM_COST_METRICS",
+            "arm_costs",
+            "pareto",
+            "pareto_frontier",
+        ],
         ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
         ".cost": ["COST_METRICS", "cost_ratios"],
         ".coverage": ["coverage_study"],
@@ -114,6 +121,7 @@ if TYPE_CHECKING:
         two_rater_agreement,
     )
     from .agreement_intervals import clustered_agreement
+    from .arm_cost import ARM_COST_METHODS, ARM_COST_METRICS, arm_costs, pareto, pareto_frontier
     from .comparison import COMPARE_METHODS, COMPARE_STATISTICS, compare
     from .cost import COST_METRICS, cost_ratios
     from .coverage import coverage_study
