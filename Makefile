@@ -39,15 +39,20 @@ $(STAMP): $(RUN_STAMP)
 chromium:
 	@scripts/install-chromium.sh || echo "chromium not installed: the browser test skips locally (and fails under CI)"
 
+# The tests run on both cores (pytest-xdist), a file's tests together in one worker so that a
+# module's fixtures (a rendered report, a computed sample) are made once; JOBS=0 runs them in this process.
+JOBS ?= 2
+PYTEST := $(BIN)/python -m pytest -n $(JOBS) --dist loadfile
+
 test: $(STAMP) chromium
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 # The fast loop for every edit: ruff, then every test that starts no kernel and no browser.
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 report: $(RUN_STAMP)
 	$(BIN)/evalstats report data/sample -o reports/sample

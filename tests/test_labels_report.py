@@ -233,7 +233,7 @@ def test_rendered_page_shows_the_labels_section(labelled: Path, tmp_path: Path) 
     from evalstats.report import render_report
 
     out = tmp_path / "report"
-    render_report(labelled, out, params=TEST_PARAMS)
+    render_report(labelled, out, params=TEST_PARAMS, figures="svg")
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert "labels.jsonl" in doc["provenance"]["inputs"]
     assert {r["estimate_source"] for r in doc["tables"]["headline"]} == {"judge-only"}

@@ -65,7 +65,7 @@ def named(tmp_path_factory) -> tuple[Path, Path]:
         pytest.skip("data/sample is absent")
     base = tmp_path_factory.mktemp("arms")
     data, out = named_sample(base / "data"), base / "report"
-    render_report(data, out, params=TEST_PARAMS)
+    render_report(data, out, params=TEST_PARAMS, figures="svg")
     return data, out
 
 

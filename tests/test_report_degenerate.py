@@ -92,7 +92,7 @@ def test_degenerate_design_computes(name: str, tmp_path: Path) -> None:
 def test_degenerate_design_renders(name: str, tmp_path: Path) -> None:
     data = make_design(name, tmp_path / "data")
     out = tmp_path / "out"
-    index = render_report(data, out, params=FAST)
+    index = render_report(data, out, params=FAST, figures="svg")  # PDFs: test_report_pdf
     assert index == out / "index.html" and index.is_file()
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     pages = {p: (out / p).read_text(encoding="utf-8") for p in ("index.html", "methodology.html")}

@@ -73,7 +73,7 @@ def plain_results():
 @pytest.fixture(scope="module")
 def rendered_plan(planned, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("plan-report") / "report"
-    render_report(planned, out, params=PARAMS)
+    render_report(planned, out, params=PARAMS, figures="svg")
     return out
 
 

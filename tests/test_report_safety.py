@@ -125,10 +125,10 @@ def test_user_files_in_out_survive(rendered: dict) -> None:
 def test_rerender_keeps_user_files_and_replaces_its_own(rendered: dict, tmp_path: Path) -> None:
     out = tmp_path / "out"
     data = rendered["base"] / "data"
-    render_report(data, out, params={"n_resamples": 40, "seed": 1})
+    render_report(data, out, params={"n_resamples": 40, "seed": 1}, figures="svg")
     (out / "figures" / "keep.txt").write_text("mine", encoding="utf-8")
     (out / "figures" / "headline.svg").write_text("edited", encoding="utf-8")
-    render_report(data, out, params={"n_resamples": 40, "seed": 1})
+    render_report(data, out, params={"n_resamples": 40, "seed": 1}, figures="svg")
     assert (out / "figures" / "keep.txt").read_text(encoding="utf-8") == "mine"
     assert (out / "figures" / "headline.svg").read_text(encoding="utf-8") != "edited"
     listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]
