@@ -125,6 +125,7 @@ from scipy import stats
 from evalstats._tidy import ResultFrame, tidy_frame
 from evalstats._validate import check_confidence, check_n_resamples
 from evalstats.stats._cost_intervals import (
+    _REJECTED_METHOD,
     GPQ_HULL_METHOD,
     GPQ_METHOD,
     _cr1_mean,
@@ -132,6 +133,7 @@ from evalstats.stats._cost_intervals import (
     _cr2_mean,
     _cr2_total,
     _log_ratio_of_sums,
+    _lognormal_check,
     _mean_of_sums,
     _model_rejected,
     bm_df_from_leverage,
@@ -276,6 +278,7 @@ def cost_ratios(
         out.loc[is_tok, ["estimate", "se", "ci_low", "ci_high", "df"]] = np.nan
         out.loc[is_tok, "method"] = "unavailable"
         out.loc[is_tok, "estimand"] = f"unavailable: {choice.reason}"
+        out.loc[is_tok, "ci_note"] = ""
     out["token_source"] = np.where(is_tok, choice.source, None)
     out = tidy_frame(out, extra=COST_EXTRAS)
     out.attrs["token_source"] = choice.source
@@ -311,7 +314,7 @@ def _cost_rows(
 # The rows are built under the names of their parts; the result uses the one shape's.
 _TIDY_NAMES = {"metric": "statistic", "se_log": "se", "n_pairs": "n", "n_clusters": "n_tasks"}
 #: The columns a cost row has beyond the tidy shape.
-COST_EXTRAS = ("estimand", "n_excluded", "n_no_answer", "token_source")
+COST_EXTRAS = ("estimand", "n_excluded", "n_no_answer", "token_source", "ci_note")
 # --------------------------------------------------------------------------------------------
 # numpy core
 # --------------------------------------------------------------------------------------------
@@ -327,6 +330,8 @@ def _measure_rows(measure, x, y, gid, no_answer, interval, method, n_resamples, 
     sums = np.column_stack(
         [np.bincount(g, xs, g.max(initial=-1) + 1), np.bincount(g, ys, g.max(initial=-1) + 1)]
     )
+    # The default's pivot assumes lognormal costs: checked on the runs themselves.
+    check = _lognormal_check(xs, ys, g) if interval == "default" and xs.size else None
     rows.append(
         _ratio_row(
             f"{measure}_total_ratio",
@@ -340,6 +345,7 @@ def _measure_rows(measure, x, y, gid, no_answer, interval, method, n_resamples, 
             n_resamples,
             conf,
             gen,
+            check,
         )
     )
 
@@ -379,7 +385,8 @@ def total_ratio_draws(
     """The default total-ratio interval's pivot draws (log scale), as ``cost_ratios`` uses them.
 
     For tests on the same construction (:func:`evalstats.stats.equivalence.cost_equivalence`):
-    None where ``cost_ratios`` falls back to CR2 (a task total of 0, fewer than 3 tasks).
+    None where ``cost_ratios`` falls back to CR2 (a task total of 0, fewer than 3 tasks, the
+    lognormal model check rejected).
 
     Examples
     --------
@@ -406,12 +413,14 @@ def total_ratio_draws(
     xs, ys = np.bincount(g, x[both], n_c), np.bincount(g, y[both], n_c)
     if n_c < 2 or not (np.all(xs > 0) and np.all(ys > 0)):
         return None
+    if _lognormal_check(x[both], y[both], g).rejected:  # cost_ratios uses CR2 there
+        return None
     draws = lognormal_ratio_gpq(xs, ys)
     return draws if np.all(np.isfinite(draws)) else None
 
 
 def _ratio_row(
-    metric, sums, stat, kind, used, no_answer, interval, method, n_resamples, conf, gen
+    metric, sums, stat, kind, used, no_answer, interval, method, n_resamples, conf, gen, check=None
 ) -> dict:
     n_clusters = sums.shape[0]
     row = _base_row(metric, used, no_answer, n_clusters)
@@ -424,7 +433,12 @@ def _ratio_row(
         return row | {"method": "needs at least 2 clusters"}
     df = np.nan
     fallback = ""
-    if interval == "default" and kind == "total":
+    # Only where the pivot applies: a task total of 0 or too few tasks say their own reason.
+    rejected = check is not None and check.rejected and n_clusters >= 3 and np.all(sums > 0)
+    if rejected:
+        # Outlying runs: the pivot's normal-theory covariance under-covers, CR2 holds.
+        row["ci_note"] = check.note()
+    if interval == "default" and kind == "total" and not rejected:
         draws = lognormal_ratio_gpq(sums[:, 0], sums[:, 1]) if np.all(sums > 0) else None
         if draws is not None and np.all(np.isfinite(draws)):
             lo, hi = gpq_interval(draws, conf)
@@ -454,7 +468,11 @@ def _ratio_row(
             return row | {"se_log": se, "method": "no interval: one cluster holds every cost"}
         q = stats.t.ppf(0.5 + conf / 2.0, df)
         lo, hi = log_est - q * se, log_est + q * se
-        label = "CR2 delta method, log scale, t(Bell-McCaffrey df)" + fallback
+        label = (
+            _REJECTED_METHOD
+            if rejected
+            else "CR2 delta method, log scale, t(Bell-McCaffrey df)" + fallback
+        )
     elif interval == "analytic":
         se = _cr1_total(sums) if kind == "total" else _cr1_mean(sums)
         df = float(n_clusters - 1)
@@ -541,6 +559,7 @@ def _base_row(metric, used, no_answer, n_clusters) -> dict:
         "df": np.nan,
         "estimand": "",
         "method": "",
+        "ci_note": "",
     }
 
 
