@@ -11,7 +11,10 @@ design at a true net win of 0 (the p-value from the same construction as the int
 the coverage of the kappa intervals (two judges, kappa about 0.5) and of both token
 ratios (computed by :func:`evalstats.stats.cost.cost_ratios` as it is, per evaluation),
 the Monte-Carlo SE of a coverage of 0.95, and (``flagged``) the share of evaluations of the
-design that :func:`evalstats.stats.design_coverage` marks as outside [0.93, 0.97].
+design that :func:`evalstats.stats.design_coverage` marks as outside [0.93, 0.97]. Cost
+designs also print ``tok_evals`` (evaluations of the token ratios: at least 1,000 for the
+outlier-run designs), ``tok_mcse`` (the Monte-Carlo SE of ``tok_total``) and ``tok_check``
+(the share of evaluations where the total ratio's lognormal model check rejects).
 
 Run: ``.venv/bin/python benchmarks/coverage.py [--evals 2000] [--cost-evals 600]
 [--designs unequal,15x6] [--methods cr2_wilson,cr2_t] [--no-wild]``; a ``--designs`` subset

@@ -166,3 +166,22 @@ def test_one_run_per_task_with_a_stray_task_fires_on_the_task_log_ratios():
     assert check.test == "Shapiro-Wilk on task log ratios" and check.rejected
     row = cost_ratios(_frame(task, x, y)).set_index("statistic").loc["tokens_total_ratio"]
     assert "lognormal model rejected" in row["method"] and "task log ratios" in row["ci_note"]
+
+
+def test_equivalence_on_a_rejected_total_inverts_its_cr2_interval():
+    from evalstats.stats.equivalence import cost_equivalence
+
+    task, x, y = _costs(3)
+    x[[1, 11]] *= 10.0
+    y[[20]] *= 10.0
+    frame = _frame(task, x, y)
+    ref = cost_ratios(frame, confidence=0.90).set_index("statistic").loc["tokens_total_ratio"]
+    assert "lognormal model rejected" in ref["method"]
+    for margin in (1.1, 2.0, 5.0):
+        eq = cost_equivalence(frame, margin=margin, kind="equivalence")
+        eq = eq.set_index("metric").loc["tokens_total_ratio"]
+        assert eq["ci_low"] == pytest.approx(ref["ci_low"], rel=1e-12)
+        assert eq["ci_high"] == pytest.approx(ref["ci_high"], rel=1e-12)
+        assert eq["df"] == ref["df"]
+        inside = 1 / margin < ref["ci_low"] and ref["ci_high"] < margin
+        assert (eq["p_value"] < 0.05) == inside
