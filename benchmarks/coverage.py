@@ -11,7 +11,10 @@ design at a true net win of 0 (the p-value from the same construction as the int
 the coverage of the kappa intervals (two judges, kappa about 0.5) and of both token
 ratios (computed by :func:`evalstats.stats.cost.cost_ratios` as it is, per evaluation),
 the Monte-Carlo SE of a coverage of 0.95, and (``flagged``) the share of evaluations of the
-design that :func:`evalstats.stats.design_coverage` marks as outside [0.93, 0.97].
+design that :func:`evalstats.stats.design_coverage` marks as outside [0.93, 0.97]. Cost
+designs also print ``tok_evals`` (evaluations of the token ratios: at least 1,000 for the
+outlier-run designs), ``tok_mcse`` (the Monte-Carlo SE of ``tok_total``) and ``tok_check``
+(the share of evaluations where the total ratio's lognormal model check rejects).
 
 Run: ``.venv/bin/python benchmarks/coverage.py [--evals 2000] [--cost-evals 600]
 [--designs unequal,15x6] [--methods cr2_wilson,cr2_t] [--no-wild]``; a ``--designs`` subset
@@ -76,6 +79,7 @@ class Design:
     with_no_answer: float = 0.0
 
 
+_OUTLIER_COSTS = {"log_sd": 1.5, "slope": -0.15, "min_evals": 1000}
 DESIGNS = (
     Design("15x6 ICC .3", (6,) * 15),
     Design("8x3 ICC .3", (3,) * 8),
@@ -94,8 +98,22 @@ DESIGNS = (
     Design("rare win PPI 40x5, 20 labels", (5,) * 40, probs=(0.08, 0.30, 0.62), ppi_labels=20),
     Design("rare win PPI 40x5, 60 labels", (5,) * 40, probs=(0.08, 0.30, 0.62), ppi_labels=60),
     Design("WITH-only no-answers 15x4", (4,) * 15, with_no_answer=0.15),
-    # Hook for the cost helper: a design with ``costs={..., "outliers": (share, factor)}``
-    # (issue 23 item 4) goes here; _cost_draw leaves that key to it.
+    # Outlier runs (issue 23 item 4): a run of either arm is, with probability ``share``,
+    # ``factor`` times its cost; at least 1,000 evaluations of the token ratios each.
+    Design(
+        "costs 8x3 outliers 10% x10", (3,) * 8, costs=_OUTLIER_COSTS | {"outliers": (0.1, 10.0)}
+    ),
+    Design(
+        "costs 6x3 outliers 10% x10", (3,) * 6, costs=_OUTLIER_COSTS | {"outliers": (0.1, 10.0)}
+    ),
+    Design(
+        "costs 8x3 outliers 10% x30", (3,) * 8, costs=_OUTLIER_COSTS | {"outliers": (0.1, 30.0)}
+    ),
+    Design(
+        "costs 6x3 outliers 5% x30", (3,) * 6, costs=_OUTLIER_COSTS | {"outliers": (0.05, 30.0)}
+    ),
+    # No outliers at 6 tasks: the lognormal check's level (8 tasks: "costs 8x3 logsd 1.5").
+    Design("costs 6x3 logsd 1.5", (3,) * 6, costs=_OUTLIER_COSTS),
 )
 
 
@@ -299,6 +317,10 @@ def _cost_draw(d: Design, n_evals: int, rng: np.random.Generator):
     without = 1000.0 * np.exp(size + noise[..., 0])
     log_ratio = -0.2 + slope * size + 0.2 * rng.standard_normal((n_evals, n_tasks, 1))
     with_ = without * np.exp(log_ratio + noise[..., 1] - noise[..., 0] * 0.5)
+    share, factor = d.costs.get("outliers", (0.0, 1.0))
+    if share:  # drawn after the rest, so a design without outliers keeps its draws
+        with_ = with_ * np.where(rng.random(with_.shape) < share, factor, 1.0)
+        without = without * np.where(rng.random(without.shape) < share, factor, 1.0)
     return np.maximum(np.round(with_), 1.0), np.maximum(np.round(without), 1.0)
 
 
@@ -319,6 +341,7 @@ def cost_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str
     task = np.repeat(np.arange(n_tasks), reps)
     rep = np.tile(np.arange(reps) + 1, n_tasks)
     hits = {k: 0 for k in truth}
+    rejected = 0
     for e in range(n_evals):  # cost_ratios is the other module's API, called as it is
         frame = pd.DataFrame(
             {
@@ -334,7 +357,10 @@ def cost_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str
         res = cost_ratios(frame, n_resamples=999, rng=e).set_index("statistic")
         for k, t in truth.items():
             hits[k] += bool(res.loc[k, "ci_low"] <= t <= res.loc[k, "ci_high"])
-    return {k: v / n_evals for k, v in hits.items()}
+        rejected += "lognormal model rejected" in res.loc["tokens_total_ratio", "ci_note"]
+    out = {k: v / n_evals for k, v in hits.items()}
+    out["lognormal_check"] = rejected / n_evals  # the share the model check rejects
+    return out
 
 
 def ppi_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str, float]:
@@ -486,9 +512,15 @@ def run(
         if d.with_no_answer and cost_evals:
             extra.update(no_answer_coverage(d, n_evals, cost_evals, rng))
         if d.costs and cost_evals:
-            cov = cost_coverage(d, cost_evals, rng)
+            n_cost = max(cost_evals, d.costs.get("min_evals", 0))
+            cov = cost_coverage(d, n_cost, rng)
             extra["tok_total"] = cov["tokens_total_ratio"]
             extra["tok_geo"] = cov["tokens_geomean_ratio"]
+            extra["tok_check"] = cov["lognormal_check"]
+            extra["tok_evals"] = n_cost
+            # The Monte-Carlo SE of the total ratio's coverage (the one near the band's edge).
+            p = cov["tokens_total_ratio"]
+            extra["tok_mcse"] = float(np.sqrt(p * (1.0 - p) / n_cost))
         for method, r in rates.iterrows():
             row = {"design": d.name, "method": method, **r.to_dict()}
             if method == DEFAULT_METHOD:
@@ -533,6 +565,7 @@ def main() -> None:
     )
     print(table.round(3).to_string(index=False, na_rep=""))
     cols = [*RATE_NAMES, "type1", "p_vs_ci_disagree", "flagged", "kappa", "tok_total", "tok_geo"]
+    cols += ["tok_mcse", "tok_evals", "tok_check"]
     cols += ["kappa_linear", "ac1", "pabak", "agr_degenerate", "ppi_win", "ppi_net"]
     cols += ["ppi_zero_width", "na_exclude_net", "na_arm_aware_net", "na_flagged"]
     default = table[table["method"] == DEFAULT_METHOD].set_index("design")

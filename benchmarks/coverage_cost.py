@@ -29,13 +29,23 @@ Candidates (all task-clustered, intervals built on the log scale unless said oth
   ``(X_c / X + Y_c / Y) / 2`` (total only; the former default);
 * ``gpq``       generalized pivotal interval for a bivariate lognormal ratio of means on the task
   totals, :func:`evalstats.stats.cost.lognormal_ratio_gpq` (Bebu & Mathew 2008; total only);
-* ``default``   the package's default for the total: ``gpq``, widened to ``cr2_bm`` where the
-  plain ratio lies outside the ``gpq`` 95 % interval (the lognormal model's check).
+* ``gpq_hull``  ``gpq``, widened to ``cr2_bm`` where the plain ratio lies outside the ``gpq``
+  95 % interval (the model's first check; the default before issue 23);
+* ``default``   the package's default for the total: ``gpq_hull``, except ``cr2_bm`` where the
+  runs' lognormal check (Shapiro-Wilk on the within-task log run costs, the package's
+  ``_lognormal_check``, per evaluation) rejects at 5 %;
+* ``check_cox`` / ``check_hull`` / ``check_boot_t`` the alternatives on a rejection: ``cox_logn``,
+  the hull of ``gpq`` and ``cr2_bm``, ``boot_t`` (``gpq_hull`` where the check passes).
 
-The last table gives, per design, the defaults' coverage (total: ``default``; geometric mean:
-``cr2_bm``) with its Monte-Carlo SE ``sqrt(p (1 - p) / evaluations)``, beside ``gpq`` alone and
-the former default, and flags every cell outside [0.93, 0.97]. 2,000 evaluations (the
-default) take about a minute on 2 cores, 4,000 about two.
+``--outliers`` runs the designs of issue 23 instead: 6 or 8 tasks, a run of either arm ``factor``
+times its cost with probability ``share`` (10 % x10, 10 % x30, 5 % x30, 20 % x10), and the same
+designs without outliers for the check's level.
+
+The last table gives, per design, the coverage of the defaults (total: ``default``; geometric
+mean: ``cr2_bm``) and of the alternatives side by side, each with its Monte-Carlo SE
+``sqrt(p (1 - p) / evaluations)``, flags every cell outside [0.93, 0.97], and gives the share of
+evaluations where the lognormal check rejects. 2,000 evaluations (the default) take about a
+minute on 2 cores, 4,000 about two.
 
 Columns: coverage, the share of intervals wholly below / above the truth, the median width on
 the log scale and the share of unbounded intervals (Fieller's, when the WITHOUT total is not
@@ -43,7 +53,7 @@ significantly above 0; they "cover" by being infinite).
 
 Everything is vectorised over evaluations (and resamples, in chunks of evaluations).
 
-Run: ``.venv/bin/python benchmarks/coverage_cost.py [--evals 2000] [--resamples 999]``.
+Run: ``.venv/bin/python benchmarks/coverage_cost.py [--evals 2000] [--resamples 999] [--outliers]``.
 """
 
 from __future__ import annotations
@@ -55,6 +65,7 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
 
+from evalstats.stats._cost_intervals import _lognormal_check
 from evalstats.stats.cost import (
     bm_df_from_leverage,
     gpq_interval,
@@ -62,12 +73,37 @@ from evalstats.stats.cost import (
     lognormal_ratio_interval,
 )
 
-# (label, sd of log task size, slope of the log saving on log task size)
+# (label, sd of log task size, slope of the log saving on log task size, family,
+#  outlier runs (share, factor) or None, tasks or None for --tasks)
 DESIGNS = tuple(
-    (f"{family} size, log-sd {sd:.1f}, slope {slope:+.2f}", sd, slope, family)
+    (f"{family} size, log-sd {sd:.1f}, slope {slope:+.2f}", sd, slope, family, None, None)
     for family in ("lognormal", "gamma")
     for sd in (1.0, 1.5)
     for slope in (-0.3, -0.15, 0.0, 0.15, 0.3)
+)
+# Issue 23: outlier runs. A run of either arm is, independently with probability ``share``,
+# ``factor`` times its cost (a run that loops or retries): both arms alike, so the ratio of
+# means and the geometric mean keep their values without outliers.
+OUTLIER_DESIGNS = tuple(
+    (
+        f"{tasks} tasks, log-sd {sd:.1f}, slope {slope:+.2f}, {share:.0%} of runs x{factor:g}",
+        sd,
+        slope,
+        "lognormal",
+        (share, factor),
+        tasks,
+    )  # fmt: skip
+    for tasks, sd, slope, share, factor in (
+        (8, 1.5, -0.15, 0.10, 10.0),
+        (6, 1.5, -0.15, 0.10, 10.0),
+        (8, 1.0, 0.15, 0.10, 10.0),
+        (8, 1.5, -0.15, 0.10, 30.0),
+        (6, 1.5, -0.15, 0.05, 30.0),
+        (6, 1.5, -0.15, 0.20, 10.0),
+        (8, 1.5, -0.15, 0.0, 1.0),  # no outliers: the check's level at these designs
+        (6, 1.5, -0.15, 0.0, 1.0),
+        (6, 1.0, 0.15, 0.0, 1.0),
+    )
 )
 A_LOG = np.log(0.7)
 SD_U = 0.25  # task-level spread of the saving beyond the size trend
@@ -80,7 +116,23 @@ def _gamma_shape(sd):
     return optimize.brentq(lambda k: special.polygamma(1, k) - sd**2, 1e-3, 1e3)
 
 
-def simulate(n_evals, n_tasks, n_reps, sd, slope, gen, family="lognormal"):
+def simulate(n_evals, n_tasks, n_reps, sd, slope, gen, family="lognormal", outliers=None):
+    x, y, true_total, true_geo = _simulate(n_evals, n_tasks, n_reps, sd, slope, gen, family)
+    if outliers is not None and outliers[0] > 0:
+        share, factor = outliers
+        x = x * np.where(gen.random(x.shape) < share, factor, 1.0)
+        y = y * np.where(gen.random(y.shape) < share, factor, 1.0)
+    return x, y, true_total, true_geo
+
+
+def lognormal_checks(x, y):
+    """The package's lognormal model check (``_lognormal_check``) per evaluation: rejected?"""
+    e, c, r = x.shape
+    g = np.repeat(np.arange(c), r)
+    return np.array([_lognormal_check(x[i].ravel(), y[i].ravel(), g).rejected for i in range(e)])
+
+
+def _simulate(n_evals, n_tasks, n_reps, sd, slope, gen, family="lognormal"):
     if family == "gamma":
         # Same log-sd, but a gamma task size: lighter right tail than the lognormal, so the
         # lognormal-based candidate is checked off its own model.
@@ -108,8 +160,12 @@ def _tq(conf, df):
     return sps.t.ppf(0.5 + conf / 2, df)
 
 
-def total_intervals(xc, yc, conf, n_resamples, gen):
-    """Log-scale intervals for log(sum x / sum y) from cluster totals (E, C)."""
+def total_intervals(xc, yc, conf, n_resamples, gen, check=None):
+    """Log-scale intervals for log(sum x / sum y) from cluster totals (E, C).
+
+    ``check``: the lognormal model check's rejections per evaluation (:func:`lognormal_checks`),
+    for the default and its alternatives; None: never rejected (the designs before issue 23).
+    """
     e, c = xc.shape
     X, Y = xc.sum(1, keepdims=True), yc.sum(1, keepdims=True)
     est = np.log(X[:, 0] / Y[:, 0])
@@ -172,11 +228,23 @@ def total_intervals(xc, yc, conf, n_resamples, gen):
     lo95, hi95 = (lo_g, hi_g) if conf == 0.95 else (np.nan, np.nan)
     rejected = (est < lo95) | (est > hi95)
     lo2, hi2 = out["cr2_bm"]
-    out["default"] = (
+    out["gpq_hull"] = (
         np.where(rejected, np.minimum(lo_g, lo2), lo_g),
         np.where(rejected, np.maximum(hi_g, hi2), hi_g),
     )
     out["_hull_share"] = np.mean(rejected)
+    # Issue 23: where the runs' lognormal check rejects, the default is CR2 + BM (check_cr2);
+    # the alternatives measured beside it: the Cox interval, or the hull of the pivot's
+    # interval with CR2 + BM, or the studentized bootstrap (filled in below).
+    chk = np.zeros(e, bool) if check is None else np.asarray(check)
+    out["_check_share"] = np.mean(chk)
+    lo_d, hi_d = out["gpq_hull"]
+    for name, (alo, ahi) in (
+        ("default", (lo2, hi2)),
+        ("check_cox", out["cox_logn"]),
+        ("check_hull", (np.minimum(lo_g, lo2), np.maximum(hi_g, hi2))),
+    ):
+        out[name] = (np.where(chk, alo, lo_d), np.where(chk, ahi, hi_d))
     out["_cox_excl"] = np.mean(np.abs(est - centre) > qc * se_cox)
     # jackknife bias-corrected centre with the CR2 SE and BM df
     bc = c * est - (c - 1) * tj.mean(1)
@@ -220,6 +288,7 @@ def total_intervals(xc, yc, conf, n_resamples, gen):
         hi_t[sl] = th - qlo * se1[sl]
     out["bca"] = (lo_b, hi_b)
     out["boot_t"] = (lo_t, hi_t)
+    out["check_boot_t"] = (np.where(chk, lo_t, lo_d), np.where(chk, hi_t, hi_d))
     return est, out
 
 
@@ -278,6 +347,24 @@ def geomean_intervals(lr, conf, n_resamples, gen):
     return est, out
 
 
+CANDIDATES = (
+    "bca", "cr1_t", "cr2_t", "cr2_bm", "jack_t", "boot_t", "fieller", "fieller_bm",
+    "fieller_bmmin", "fieller_bmavg", "jbc_cr2_bm", "cox_logn", "cox_bmavg", "gpq",
+    "gpq_hull", "check_cox", "check_hull", "check_boot_t", "default",
+)  # fmt: skip
+# The summary's columns: (heading, total or geomean, candidate).
+SUMMARY = (
+    ("total: default", "total", "default"),
+    ("total: gpq_hull (old)", "total", "gpq_hull"),
+    ("total: gpq alone", "total", "gpq"),
+    ("total: check_cox", "total", "check_cox"),
+    ("total: check_hull", "total", "check_hull"),
+    ("total: check_boot_t", "total", "check_boot_t"),
+    ("total: cr2_bm alone", "total", "cr2_bm"),
+    ("geomean: cr2_bm", "geo", "cr2_bm"),
+)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evals", type=int, default=2000)
@@ -285,52 +372,43 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=8)
     parser.add_argument("--replicates", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument(
+        "--outliers", action="store_true", help="the outlier-run designs (issue 23) instead"
+    )
     args = parser.parse_args()
     gen = np.random.default_rng(args.seed)
     conf = 0.95
     t0 = time.perf_counter()
     mcse = np.sqrt(conf * (1 - conf) / args.evals)
     print(
-        f"{args.tasks} tasks x {args.replicates} replicates, {args.evals} evaluations, "
-        f"{args.resamples} resamples, nominal {conf}, Monte-Carlo SE at nominal {mcse:.4f}"
+        f"{args.tasks} tasks (unless the design says) x {args.replicates} replicates, "
+        f"{args.evals} evaluations, {args.resamples} resamples, nominal {conf}, "
+        f"Monte-Carlo SE at nominal {mcse:.4f}"
     )
     summary = []
-    for label, sd, slope, family in DESIGNS:
+    for label, sd, slope, family, outliers, tasks in OUTLIER_DESIGNS if args.outliers else DESIGNS:
         x, y, true_total, true_geo = simulate(
-            args.evals, args.tasks, args.replicates, sd, slope, gen, family
+            args.evals, tasks or args.tasks, args.replicates, sd, slope, gen, family, outliers
         )
-        est_t, tot = total_intervals(x.sum(2), y.sum(2), conf, args.resamples, gen)
+        check = lognormal_checks(x, y)
+        est_t, tot = total_intervals(x.sum(2), y.sum(2), conf, args.resamples, gen, check)
         est_g, geo = geomean_intervals(np.log(x) - np.log(y), conf, args.resamples, gen)
         excl = tot.pop("_cox_excl")
         hull = tot.pop("_hull_share")
+        fired = tot.pop("_check_share")
         print(f"\n== {label}: true log total ratio {true_total:+.3f}, log geomean {true_geo:+.3f}")
         print(
             f"   bias of the plain log total ratio {np.mean(est_t) - true_total:+.3f}; "
-            f"cox_logn excludes the plain ratio in {excl:.3f} of evaluations; the default "
-            f"widens the pivot's interval to CR2 in {hull:.3f}"
+            f"cox_logn excludes the plain ratio in {excl:.3f} of evaluations; gpq_hull "
+            f"widens the pivot's interval to CR2 in {hull:.3f}; the lognormal check "
+            f"rejects in {fired:.3f}"
         )
         print(
             f"   {'candidate':<13} {'total cov':>9} {'below':>6} {'above':>6} {'med width':>9}"
             f" {'unbdd':>5}   {'geo cov':>9} {'below':>6} {'above':>6} {'med width':>9}"
             f" {'unbdd':>5}"
         )
-        for name in (
-            "bca",
-            "cr1_t",
-            "cr2_t",
-            "cr2_bm",
-            "jack_t",
-            "boot_t",
-            "fieller",
-            "fieller_bm",
-            "fieller_bmmin",
-            "fieller_bmavg",
-            "jbc_cr2_bm",
-            "cox_logn",
-            "cox_bmavg",
-            "gpq",
-            "default",
-        ):
+        for name in CANDIDATES:
             cells = []
             for ivs, truth in ((tot, true_total), (geo, true_geo)):
                 if name not in ivs:
@@ -344,40 +422,39 @@ def main() -> None:
                 inf = np.mean(~np.isfinite(hi - lo))
                 cells.append(f"{cov:9.3f} {below:6.3f} {above:6.3f} {width:9.3f} {inf:5.3f}")
             print(f"   {name:<13} {cells[0]}   {cells[1]}")
-        summary.append(
-            [label]
-            + [
-                float(np.mean((ivs[name][0] <= truth) & (truth <= ivs[name][1])))
-                for ivs, truth, name in (
-                    (tot, true_total, "default"),
-                    (tot, true_total, "gpq"),
-                    (geo, true_geo, "cr2_bm"),
-                    (tot, true_total, "cox_bmavg"),
-                )
-            ]
-        )
+        truths = {"total": (tot, true_total), "geo": (geo, true_geo)}
+        cov = [
+            float(
+                np.mean((truths[k][0][n][0] <= truths[k][1]) & (truths[k][1] <= truths[k][0][n][1]))
+            )
+            for _, k, n in SUMMARY
+        ]
+        summary.append([label, *cov, fired])
     _print_summary(summary, args.evals)
     print(f"\n{time.perf_counter() - t0:.1f} s")
 
 
 def _print_summary(summary, n_evals, band=(0.93, 0.97)) -> None:
-    """The defaults' coverage per design, with the Monte-Carlo SE of each coverage."""
+    """Coverage per design and candidate, with the Monte-Carlo SE of each coverage, and the
+    share of evaluations where the lognormal check rejects (its level where the design has
+    no outliers, its power where it has)."""
     print(
         f"\n== coverage (Monte-Carlo SE) over {n_evals} evaluations per design; "
-        f"'*' outside [{band[0]}, {band[1]}]"
+        f"'*' outside [{band[0]}, {band[1]}]; 'check': share the lognormal check rejects"
     )
-    heads = ("total: default", "total: gpq alone", "geomean: cr2_bm", "total: cox_bmavg (old)")
-    print(f"   {'design':<42}" + "".join(f" {h:>22}" for h in heads))
+    heads = [h for h, *_ in SUMMARY]
+    width = max(len(row[0]) for row in summary)
+    print(f"   {'design':<{width}}" + "".join(f" {h:>22}" for h in heads) + f" {'check':>6}")
 
     def cell(p):
         flag = " " if band[0] <= p <= band[1] else "*"
         return f"{p:.3f} ({np.sqrt(p * (1 - p) / n_evals):.4f}){flag}".rjust(22)
 
-    for label, *cov in summary:
-        print(f"   {label:<42}" + "".join(f" {cell(p)}" for p in cov))
+    for label, *cov, fired in summary:
+        print(f"   {label:<{width}}" + "".join(f" {cell(p)}" for p in cov) + f" {fired:6.3f}")
     cols = np.array([row[1:] for row in summary])
     rng = [f"{lo:.3f}-{hi:.3f}" for lo, hi in zip(cols.min(0), cols.max(0), strict=True)]
-    print(f"   {'range':<42}" + "".join(f" {r:>22}" for r in rng))
+    print(f"   {'range':<{width}}" + "".join(f" {r:>22}" for r in rng[:-1]) + f" {rng[-1]:>6}")
 
 
 if __name__ == "__main__":

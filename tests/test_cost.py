@@ -304,6 +304,7 @@ def test_output_shape_and_single_cluster():
         "n_excluded",
         "n_no_answer",
         "token_source",
+        "ci_note",
     ]
     assert {"estimate", "ci_low", "ci_high", "se", "n", "n_tasks", "method"} <= set(out.columns)
     assert (out["ci_low"] <= out["estimate"]).all() and (out["estimate"] <= out["ci_high"]).all()
@@ -553,22 +554,25 @@ def test_the_default_widens_to_cr2_when_the_lognormal_model_excludes_the_plain_r
 
     # eight tasks, log task sizes left-skewed (one tiny task) and the saving growing with
     # size: the lognormal model puts the ratio of means far above the ratio of totals
+    # (two runs per task with normal log noise: the runs' check passes, the model still fails)
     sizes = np.array([3.0, 8.0, 8.3, 8.5, 8.6, 8.8, 9.0, 9.1])
     saving = -0.2 + 0.6 * (sizes - sizes.mean()) + np.array([0, 1, -1, 1, -1, 1, -1, 0]) * 0.05
+    noise = np.random.default_rng(40).normal(0.0, 0.05, (2, 16))
     pairs = pd.DataFrame(
         {
-            "task_id": [f"t{i}" for i in range(8)],
-            "replicate": 1,
+            "task_id": [f"t{i}" for i in range(8)] * 2,
+            "replicate": np.repeat([1, 2], 8),
             "status": "ok",
-            "tokens_with": np.round(np.exp(sizes + saving)).astype(int),
-            "tokens_without": np.round(np.exp(sizes)).astype(int),
+            "tokens_with": np.round(np.exp(np.tile(sizes + saving, 2) + noise[0])).astype(int),
+            "tokens_without": np.round(np.exp(np.tile(sizes, 2) + noise[1])).astype(int),
             "wall_with_s": 1.0,
             "wall_without_s": 1.0,
         }
     )
     row = _row(cost_ratios(pairs, rng=0), "tokens_total_ratio")
     assert row["method"] == GPQ_HULL_METHOD
-    x, y = pairs["tokens_with"].to_numpy(float), pairs["tokens_without"].to_numpy(float)
+    tot = pairs.groupby("task_id")[["tokens_with", "tokens_without"]].sum().to_numpy(float)
+    x, y = tot[:, 0], tot[:, 1]
     glo, ghi = np.exp(gpq_interval(lognormal_ratio_gpq(x, y), 0.95))
     assert not glo <= row["estimate"] <= ghi  # the model's interval misses the plain ratio
     c2 = _row(cost_ratios(pairs, interval="cr2", rng=0), "tokens_total_ratio")

@@ -135,9 +135,11 @@ def test_win_and_cost_methods_match_the_tables(doc):
     for s, method in zip(wins, methods, strict=True):
         assert s.endswith(f"95 % CI clustered by task, {method_words(method)}."), s
     cost = [s for s in sentences if s.startswith("WITH / WITHOUT ratio")]
-    for s, method in zip(cost, tables["cost"]["method"], strict=True):
-        # Verbatim, its own parentheses whole: "t(Bell-McCaffrey df)", never "tBell-".
-        assert s.endswith(f"95 % CI by {method}."), s
+    notes = [str(r.get("ci_note") or "") for r in doc["tables"]["cost"]]
+    for s, method, note in zip(cost, tables["cost"]["method"], notes, strict=True):
+        # Verbatim, its own parentheses whole: "t(Bell-McCaffrey df)", never "tBell-"; a
+        # failed model check's note (the sample's wall-clock total) after it, whole.
+        assert s.endswith(f"95 % CI by {method}." + (f" Note: {note}." if note else "")), s
     assert any("t(Bell-McCaffrey df)" in s for s in cost)
     assert not any("tBell" in s for s in sentences)
 

@@ -150,10 +150,12 @@ def _cost_sentence(
     counted = f" ({_SOURCE_TEXT.get(str(source), source)})" if isinstance(source, str) else ""
     # The method verbatim and last, outside any parenthesis: flattening its own
     # parentheses once turned "t(Bell-McCaffrey df)" into "tBell-McCaffrey df".
+    # A failed model check (cost_ratios' ci_note) is said with the interval it changed.
+    note = str(row.get("ci_note") or "")
     return (
         f"WITH / WITHOUT ratio of {what}{counted}: {iv} over {int(row['n'])} pairs in "
         f"{int(row['n_tasks'])} tasks, {_pct(_confidence(doc))} % CI by "
-        f"{method_words(row.get('method'))}."
+        f"{method_words(row.get('method'))}." + (f" Note: {note}." if note else "")
     )
 
 
