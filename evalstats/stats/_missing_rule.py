@@ -14,7 +14,7 @@ from evalstats._schema import ORDERS, OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._validate import check_columns
 from evalstats.errors import DataError
 
-__all__ = ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule"]
+__all__ = ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule", "category_codes"]
 
 NO_ANSWER_RULES = ("exclude", "arm_aware", "loss", "win", "tie")
 INVALID_RULES = ("exclude", "loss", "win", "tie")
@@ -32,7 +32,7 @@ def _check_rule(value: str, allowed: tuple[str, ...], name: str) -> str:
     return value
 
 
-def _codes(s: pd.Series, dtype: pd.CategoricalDtype) -> np.ndarray:
+def category_codes(s: pd.Series, dtype: pd.CategoricalDtype) -> np.ndarray:
     """Writable codes of ``s`` in ``dtype`` (-1: missing, or a value outside it), by one
     hash pass over the column and a lookup of its few distinct values."""
     if isinstance(s.dtype, pd.CategoricalDtype) and s.dtype == dtype:
@@ -147,7 +147,7 @@ def apply_missing_rule(
     check_columns(frame, ["status", "outcome"])
     # Categorical codes throughout: a million-row frame's strings are read once, not
     # boxed into Python objects per rule (missing_bounds applies four).
-    status = _codes(frame["status"], STATUS_DTYPE)
+    status = category_codes(frame["status"], STATUS_DTYPE)
     na_rows = status == _NO_ANSWER
     if no_answer_as == "arm_aware" and na_rows.any():
         if "over_budget_arm" not in frame.columns:
@@ -178,16 +178,16 @@ def apply_missing_rule(
         grown = _both_orders(out, na_rows)
         if grown is not out:
             out = grown
-            status = _codes(out["status"], STATUS_DTYPE)
+            status = category_codes(out["status"], STATUS_DTYPE)
             na_rows = status == _NO_ANSWER
-    outcome = _codes(out["outcome"], OUTCOME_DTYPE)
+    outcome = category_codes(out["outcome"], OUTCOME_DTYPE)
     imputed = np.full(len(out), -1, dtype=np.int8)
     if no_answer_as != "exclude":
         if no_answer_as == "arm_aware":
             # Read only where there is a no-answer to place: a frame with none needs no
             # over_budget_arm (nothing to rewrite; the rule is then "exclude").
             arm = out.loc[na_rows, "over_budget_arm"] if na_rows.any() else pd.Series([])
-            fill = _codes(arm.astype(object).map(_ARM_AWARE), OUTCOME_DTYPE)
+            fill = category_codes(arm.astype(object).map(_ARM_AWARE), OUTCOME_DTYPE)
         else:
             fill = _OUTCOME_CODE[no_answer_as]
         outcome[na_rows] = fill
