@@ -58,7 +58,11 @@ def _pooled_icc(counts: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         p = (
             np.stack(
-                [np.bincount(gid, weights=counts[:, k], minlength=n_groups) for k in range(3)], 1
+                [
+                    np.bincount(gid, weights=counts[:, k], minlength=n_groups)
+                    for k in range(counts.shape[1])
+                ],
+                1,
             )
             / n[:, None]
         )
