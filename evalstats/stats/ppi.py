@@ -248,7 +248,9 @@ def ppi_win_rates(
     if len(lab) == 0:
         raise ValueError(f"no labelled pair has an ok verdict of judge {judge!r}")
 
-    tasks, cu = np.unique(fu["task_id"].astype(str).to_numpy(), return_inverse=True)
+    # np.unique's order and codes, by hashing: sorting only the distinct ids, not every row.
+    cu, tasks = pd.factorize(fu["task_id"].astype(str).to_numpy(), sort=True)
+    tasks = np.asarray(tasks)
     cl = np.searchsorted(tasks, lab["task_id"].astype(str).to_numpy())
     n_c = len(tasks)
     stats = np.zeros((n_c, 2 + 5 * _Q))
