@@ -12,6 +12,7 @@ from scipy import stats
 
 import evalstats
 from evalstats import DataError
+from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._tidy import wide
 from evalstats.stats.missing import FILLINGS, apply_missing_rule, bounds_view, missing_bounds
 from evalstats.stats.winrates import RATE_NAMES
@@ -306,3 +307,52 @@ def test_arm_aware_without_over_budget_arm_works_when_nothing_is_missing():
     assert np.allclose(a["estimate"], win_rates(f)["estimate"])
     with pytest.raises(DataError, match="over_budget_arm"):
         win_rates(_arm_frame(2, 0).drop(columns="over_budget_arm"), no_answer_as="arm_aware")
+
+
+def _rule_by_loop(frame: pd.DataFrame, no_answer_as: str, invalid_as: str) -> list:
+    """(status, outcome, imputed_from) of each row, rewritten one row at a time."""
+    aware = {"with": "loss", "without": "win", "both": "tie"}
+    rows = []
+    for st, out, arm in zip(
+        frame["status"], frame["outcome"], frame["over_budget_arm"], strict=True
+    ):
+        st, out = (None if pd.isna(v) else v for v in (st, out))
+        if st == "no_answer" and no_answer_as != "exclude":
+            fill = aware[arm] if no_answer_as == "arm_aware" else no_answer_as
+            rows.append(("ok", fill, "no_answer"))
+        elif st == "invalid" and invalid_as != "exclude":
+            rows.append(("ok", invalid_as, "invalid"))
+        else:
+            rows.append((st, out, None))
+    return rows
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_every_rule_matches_a_row_by_row_loop(categorical):
+    rng = np.random.default_rng(3)
+    n = 300
+    status = rng.choice(["ok", "no_answer", "invalid", "error"], n, p=[0.7, 0.15, 0.1, 0.05])
+    outcome = np.where(status == "ok", rng.choice(["win", "tie", "loss"], n), None)
+    arm = np.where(status == "no_answer", rng.choice(["with", "without", "both"], n), None)
+    f = pd.DataFrame(
+        {
+            "task_id": rng.integers(0, 20, n).astype(str),
+            "judge": "j",
+            "status": pd.array(status, dtype="string"),
+            "outcome": outcome,
+            "over_budget_arm": arm,
+        }
+    )
+    if categorical:
+        f = f.assign(
+            status=pd.Categorical(status, dtype=STATUS_DTYPE),
+            outcome=pd.Categorical(outcome, dtype=OUTCOME_DTYPE),
+        )
+    before = f.copy()
+    for na in ("exclude", "arm_aware", "loss", "win", "tie"):
+        for inv in ("exclude", "loss", "win", "tie"):
+            out = apply_missing_rule(f, no_answer_as=na, invalid_as=inv)
+            cols = (objs(out[c]) for c in ("status", "outcome", "imputed_from"))
+            got = list(zip(*cols, strict=True))
+            assert got == _rule_by_loop(f, na, inv), (na, inv)
+    pd.testing.assert_frame_equal(f, before)  # the caller's frame is left as it was

@@ -26,6 +26,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
     __name__,
     {
         "._design_coverage": ["design_coverage"],
+        "._design_coverage_more": ["design_coverage_cost", "design_coverage_kappa"],
         "._proportion": ["ProportionCI", "proportion_ci"],
         ".agreement": [
             "AgreementResult",
@@ -102,6 +103,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
 
 if TYPE_CHECKING:
     from ._design_coverage import design_coverage
+    from ._design_coverage_more import design_coverage_cost, design_coverage_kappa
     from ._proportion import ProportionCI, proportion_ci
     from .agreement import (
         AgreementResult,

@@ -14,12 +14,16 @@ from evalstats._schema import ORDERS, OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._validate import check_columns
 from evalstats.errors import DataError
 
-__all__ = ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule"]
+__all__ = ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule", "category_codes"]
 
 NO_ANSWER_RULES = ("exclude", "arm_aware", "loss", "win", "tie")
 INVALID_RULES = ("exclude", "loss", "win", "tie")
 _ARM_AWARE = {"with": "loss", "without": "win", "both": "tie"}
 _PAIR_CALL = ["task_id", "replicate", "judge", "rubric"]
+_OK, _NO_ANSWER, _INVALID = (
+    STATUS_DTYPE.categories.get_loc(s) for s in ("ok", "no_answer", "invalid")
+)
+_OUTCOME_CODE = {o: OUTCOME_DTYPE.categories.get_loc(o) for o in ("loss", "tie", "win")}
 
 
 def _check_rule(value: str, allowed: tuple[str, ...], name: str) -> str:
@@ -28,8 +32,15 @@ def _check_rule(value: str, allowed: tuple[str, ...], name: str) -> str:
     return value
 
 
-def _as_str(s: pd.Series) -> np.ndarray:
-    return np.array(s.astype(object).where(s.notna(), None).to_numpy(dtype=object), copy=True)
+def category_codes(s: pd.Series, dtype: pd.CategoricalDtype) -> np.ndarray:
+    """Writable codes of ``s`` in ``dtype`` (-1: missing, or a value outside it), by one
+    hash pass over the column and a lookup of its few distinct values."""
+    if isinstance(s.dtype, pd.CategoricalDtype) and s.dtype == dtype:
+        return np.array(s.cat.codes.to_numpy(), dtype=np.int8)
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    known = pd.Index(list(dtype.categories)).get_indexer(pd.Index(uniques).astype(object))
+    lookup = np.append(known, -1).astype(np.int8)  # code -1 (NA) reads the appended -1
+    return lookup[codes]
 
 
 def _both_orders(frame: pd.DataFrame, na_rows: np.ndarray) -> pd.DataFrame:
@@ -134,9 +145,10 @@ def apply_missing_rule(
     _check_rule(no_answer_as, NO_ANSWER_RULES, "no_answer_as")
     _check_rule(invalid_as, INVALID_RULES, "invalid_as")
     check_columns(frame, ["status", "outcome"])
-    status = _as_str(frame["status"])
-    na_rows = status == "no_answer"
-    out = frame.copy()
+    # Categorical codes throughout: a million-row frame's strings are read once, not
+    # boxed into Python objects per rule (missing_bounds applies four).
+    status = category_codes(frame["status"], STATUS_DTYPE)
+    na_rows = status == _NO_ANSWER
     if no_answer_as == "arm_aware" and na_rows.any():
         if "over_budget_arm" not in frame.columns:
             raise DataError(
@@ -144,46 +156,49 @@ def apply_missing_rule(
                 "frame with evalstats.verdict_frame",
                 field="over_budget_arm",
             )
-        arm = _as_str(frame["over_budget_arm"])
-        lacking = na_rows & pd.isna(arm)
+        arm = frame["over_budget_arm"]
+        lacking = na_rows & arm.isna().to_numpy()
         if lacking.any():
             raise DataError(
                 "no_answer row without over_budget_arm: cannot tell which arm went over",
                 line=int(np.flatnonzero(lacking)[0]),
                 field="over_budget_arm",
             )
-        bad = na_rows & ~pd.Series(arm).isin(list(_ARM_AWARE)).to_numpy()
+        bad = na_rows & ~arm.isin(list(_ARM_AWARE)).to_numpy()
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
             raise DataError(
-                f"unknown over_budget_arm {arm[pos]!r}; expected one of {list(_ARM_AWARE)}",
+                f"unknown over_budget_arm {arm.iloc[pos]!r}; expected one of {list(_ARM_AWARE)}",
                 line=pos,
                 field="over_budget_arm",
             )
+    # Only whole columns are replaced below, so a shallow copy leaves the caller's intact.
+    out = frame.copy(deep=False)
     if no_answer_as != "exclude" and na_rows.any():
-        out = _both_orders(out, na_rows)
-        status = _as_str(out["status"])
-        na_rows = status == "no_answer"
-    outcome = _as_str(out["outcome"])
-    imputed = np.full(len(out), None, dtype=object)
+        grown = _both_orders(out, na_rows)
+        if grown is not out:
+            out = grown
+            status = category_codes(out["status"], STATUS_DTYPE)
+            na_rows = status == _NO_ANSWER
+    outcome = category_codes(out["outcome"], OUTCOME_DTYPE)
+    imputed = np.full(len(out), -1, dtype=np.int8)
     if no_answer_as != "exclude":
         if no_answer_as == "arm_aware":
             # Read only where there is a no-answer to place: a frame with none needs no
             # over_budget_arm (nothing to rewrite; the rule is then "exclude").
             arm = out.loc[na_rows, "over_budget_arm"] if na_rows.any() else pd.Series([])
-            fill = arm.astype(object).map(_ARM_AWARE).to_numpy(dtype=object)
+            fill = category_codes(arm.astype(object).map(_ARM_AWARE), OUTCOME_DTYPE)
         else:
-            fill = no_answer_as
+            fill = _OUTCOME_CODE[no_answer_as]
         outcome[na_rows] = fill
-        imputed[na_rows] = "no_answer"
+        imputed[na_rows] = _NO_ANSWER
     if invalid_as != "exclude":
-        inv = status == "invalid"
-        outcome[inv] = invalid_as
-        imputed[inv] = "invalid"
-    rewritten = pd.notna(imputed)
+        inv = status == _INVALID
+        outcome[inv] = _OUTCOME_CODE[invalid_as]
+        imputed[inv] = _INVALID
     new_status = status.copy()
-    new_status[rewritten] = "ok"
-    out["status"] = pd.Categorical(new_status, dtype=STATUS_DTYPE)
-    out["outcome"] = pd.Categorical(outcome, dtype=OUTCOME_DTYPE)
-    out["imputed_from"] = pd.Categorical(imputed, dtype=STATUS_DTYPE)
+    new_status[imputed >= 0] = _OK
+    out["status"] = pd.Categorical.from_codes(new_status, dtype=STATUS_DTYPE)
+    out["outcome"] = pd.Categorical.from_codes(outcome, dtype=OUTCOME_DTYPE)
+    out["imputed_from"] = pd.Categorical.from_codes(imputed, dtype=STATUS_DTYPE)
     return out

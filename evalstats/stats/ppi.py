@@ -58,6 +58,7 @@ from .._tidy import ResultFrame, stack_statistics
 from .._validate import check_columns, check_confidence, check_n_resamples
 from ..frames import select_rubric
 from ..records import EvalstatsWarning
+from ._missing_rule import category_codes
 from .gold import gold_labels
 from .resample import BOOTSTRAP_METHODS, cluster_bootstrap
 from .winrates import RATE_NAMES
@@ -130,7 +131,7 @@ def _statistic(lam_fixed: float | None):
 
 def _pair_values(rows: pd.DataFrame, column: str) -> pd.DataFrame:
     """Per pair: the five statistics from the share of each outcome in ``column``."""
-    codes = pd.Categorical(rows[column].astype(object), dtype=OUTCOME_DTYPE).codes
+    codes = category_codes(rows[column], OUTCOME_DTYPE)  # no per-row Python strings
     onehot = np.eye(len(OUTCOMES))[codes]
     keys = rows[["task_id", "replicate"]].reset_index(drop=True)
     shares = pd.DataFrame(onehot, columns=list(OUTCOMES)).groupby(
@@ -248,7 +249,9 @@ def ppi_win_rates(
     if len(lab) == 0:
         raise ValueError(f"no labelled pair has an ok verdict of judge {judge!r}")
 
-    tasks, cu = np.unique(fu["task_id"].astype(str).to_numpy(), return_inverse=True)
+    # np.unique's order and codes, by hashing: sorting only the distinct ids, not every row.
+    cu, tasks = pd.factorize(fu["task_id"].astype(str).to_numpy(), sort=True)
+    tasks = np.asarray(tasks)
     cl = np.searchsorted(tasks, lab["task_id"].astype(str).to_numpy())
     n_c = len(tasks)
     stats = np.zeros((n_c, 2 + 5 * _Q))
