@@ -43,7 +43,7 @@ def plot_arena_rank_sets(
     ----------
     table : DataFrame
         One row per (ranking, arm): ``arm``, the ranking's name in ``hue``, ``estimate`` (its
-        point rank), ``ci_low`` and ``ci_high`` (the rank set), as the ``rank`` rows of
+        point rank; or ``rank``), ``ci_low`` and ``ci_high`` (the rank set), as the ``rank`` rows of
         :func:`evalstats.stats.rank_subsamples` (or :func:`evalstats.stats.rank`) give.
     hue : str, default "label"
         Column naming the rankings (falls back to ``estimator`` when absent).
@@ -81,6 +81,8 @@ def plot_arena_rank_sets(
     """
     if hue not in table.columns:
         hue = "estimator"
+    if "estimate" not in table.columns and "rank" in table.columns:
+        table = table.rename(columns={"rank": "estimate"})  # the case study's tables
     require(table, ["arm", hue, "estimate", "ci_low", "ci_high"], "table")
     if len(table) == 0:
         raise ValueError("table has no rows")

@@ -60,7 +60,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
         describe={
             "battles": int(len(human)),
             "models": int(pd.unique(pd.concat([human["arm_a"], human["arm_b"]])).size),
-            "judges": sorted(map(str, pd.unique(data["judge"]))),
+            "verdict_columns": sorted(map(str, pd.unique(data["judge"]))),
             "source": "Networks-Learning/prediction-powered-ranking, data/ (MIT); LMSYS "
             "chatbot_arena_conversations",
             "convention": "model_a = arm_a, shown first; ties and 'tie (bothbad)' are ties",
