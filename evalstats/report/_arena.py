@@ -260,7 +260,12 @@ def _findings(ctx: Context) -> dict[str, Any]:
     ppr, hum, jo = s.loc["ppr"], s.loc["human_only"], s.loc["judge_only"]
 
     def said(r: pd.Series) -> str:
-        cov = "covers" if r["covers_all"] else f"misses ({int(r['arms_covered'])} of 20 arms)"
+        n_arms = len(ctx.tables["human_ranking"])
+        cov = (
+            "covers"
+            if r["covers_all"]
+            else f"misses ({int(r['arms_covered'])} of {n_arms} arms covered)"
+        )
         return f"mean set size {r['mean_size']:.2f}, {cov} the all-human ranking"
 
     rows.append(("ppr", (
