@@ -67,6 +67,7 @@ case-study: $(STAMP)
 	$(BIN)/evalstats report ../shared/data/alpaca_eval -o reports/alpaca_eval
 	$(BIN)/evalstats report ../shared/data/llmbar -o reports/llmbar
 	$(BIN)/evalstats report ../shared/data/pandalm -o reports/pandalm
+	$(BIN)/evalstats report ../shared/data/arena -o reports/arena
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

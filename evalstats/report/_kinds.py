@@ -419,6 +419,26 @@ def _kinds() -> dict[str, ReportKind]:
             "judgments (arm_a / arm_b)",
             **_hooks("_comparison"),
         ),
+        # --- Chatbot Arena case study (issue 24, item 5): read in place from ../shared ---
+        "arena": ReportKind(
+            name="arena",
+            notebooks=(("case_study_arena.ipynb", "index.html", "Chatbot Arena case study"),),
+            parameters={
+                "data_dir": "../shared/data/arena",
+                "confidence": 0.95,
+                "n_resamples": 1_000,
+                "seed": 0,
+                "ppr_judge": "gpt-4-0125-preview",
+                "ppr_n_labels": 1_000,
+                "n_subsamples": 10,
+                "subsample_resamples": 300,
+                "output_dir": None,
+                "figure_formats": ["svg", "pdf"],
+                "results_file": None,
+            },
+            looks_for="battles.csv.gz (Chatbot Arena battles judged by people and LLMs)",
+            **_hooks("_arena"),
+        ),
     }
 
 

@@ -77,7 +77,7 @@ def render_report(
         :data:`~evalstats.report.CASE_STUDY_PARAMETERS` for the AlpacaEval case study:
         ``confidence``, ``n_resamples``, ``seed``). Unknown names and bad values are
         refused before anything runs.
-    kind : {"evaluation", "alpaca_eval", "llmbar", "pandalm"}, optional
+    kind : {"evaluation", "alpaca_eval", "llmbar", "pandalm", "arena"}, optional
         The report kind (:data:`~evalstats.report.REPORT_KINDS`); recognised from
         ``data_dir`` by default (:func:`~evalstats.report.detect_kind`).
     figures : str or sequence of str, default ("svg", "pdf")

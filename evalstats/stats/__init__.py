@@ -88,6 +88,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".ppi": ["PPI_METHODS", "ppi_win_rates"],
         ".rank_confidence": ["rank_sets"],
         ".ranking": ["RANK_MODELS", "rank"],
+        ".ranking_subsamples": ["SUBSAMPLE_ESTIMATORS", "rank_subsamples", "subsample_coverage"],
         ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
         ".robust": ["ClusterRatioResult", "cluster_ratio_test"],
         ".spend": ["agent_spend", "judge_spend"],
@@ -159,6 +160,7 @@ if TYPE_CHECKING:
     from .ppi import PPI_METHODS, ppi_win_rates
     from .rank_confidence import rank_sets
     from .ranking import RANK_MODELS, rank
+    from .ranking_subsamples import SUBSAMPLE_ESTIMATORS, rank_subsamples, subsample_coverage
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test
     from .spend import agent_spend, judge_spend
