@@ -20,8 +20,8 @@ figures survive greyscale printing.
 
 from __future__ import annotations
 
-from ._arms_compare import plot_beats, plot_compare, plot_pareto, plot_rank_sets
 from ._arena import plot_arena_rank_sets
+from ._arms_compare import plot_beats, plot_compare, plot_pareto, plot_rank_sets
 from ._base import ARM_COLORS, OKABE_ITO, OUTCOME_COLORS, WIDTHS, PlotFigure
 from ._confusion import plot_confusion
 from ._cost import plot_cost_ratios
@@ -39,9 +39,9 @@ __all__ = [
     "WIDTHS",
     "PlotFigure",
     "layout_figure",
+    "plot_arena_rank_sets",
     "plot_beats",
     "plot_compare",
-    "plot_arena_rank_sets",
     "plot_confusion",
     "plot_cost_ratios",
     "plot_dimension_scores",
