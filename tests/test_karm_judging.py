@@ -350,3 +350,120 @@ def test_judgments_name_the_pair_on_every_line_or_none(tmp_path):
     (d / "judgments.jsonl").write_text(json.dumps(x) + "\n")
     with pytest.raises(DataError, match="a_first or b_first"):
         load_judgments(d / "judgments.jsonl")
+
+
+def test_over_budget_run_makes_its_pairs_no_answer(tmp_path):
+    d = _karm_dir(tmp_path, ("none", "v1", "v2"), judges=(J1, J2), n_tasks=3, n_replicates=2)
+    runs = [json.loads(x) for x in (d / "runs.jsonl").read_text().splitlines()]
+    for r in runs:  # v1's run of (T02, 2) overruns the 600 s budget
+        if (r["task_id"], r["replicate"], r["arm"]) == ("T02", 2, "v1"):
+            r["wall_s"] = 700.0
+    (d / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    ds = evalstats.load_dir(d)
+    f = ds.pairwise_frame()
+    hit = (
+        (f["task_id"] == "T02")
+        & (f["replicate"] == 2)
+        & ((f["arm_a"] == "v1") | (f["arm_b"] == "v1"))
+    )
+    assert (f.loc[hit, "status"] == "no_answer").all() and hit.sum() == 2 * 2  # pairs x judges
+    assert (f.loc[~hit, "status"] == "ok").all()
+    plan = plan_calls(
+        ds.tasks, ds.runs, rubric="with-without", judges=[J2], pairs="all", arms=ds.arms
+    )
+    assert plan.attrs["no_answer_pairs"] == 2 and len(plan) == 3 * 2 * 3 - 2
+
+
+def test_cli_simulate_arms(tmp_path, capsys):
+    from evalstats.cli import main
+
+    out = tmp_path / "k"
+    assert (
+        main(
+            [
+                "simulate",
+                str(out),
+                "--arms",
+                "none,v1,v2",
+                "--reference",
+                "none",
+                "--strengths",
+                "0,0.5,1",
+                "--tasks",
+                "2",
+                "--replicates",
+                "1",
+                "--pairs",
+                "reference",
+            ]
+        )
+        == 0
+    )
+    ds = evalstats.load_dir(out)
+    assert ds.arms.ids == ("none", "v1", "v2") and ds.arms.reference == "none"
+    assert set(zip(ds.judgments["arm_a"], ds.judgments["arm_b"], strict=True)) == {
+        ("v1", "none"),
+        ("v2", "none"),
+    }
+    assert main(["simulate", str(tmp_path / "x"), "--reference", "none"]) == 2
+    assert "need --arms" in capsys.readouterr().err
+
+
+def _split_reply(system: str, user: str, model: str) -> str:
+    # Both judges say (a), except gpt-4o on v2 vs v1 (the prompt names both tools).
+    pair = "WITH (tool v2):" in user and "WITHOUT (tool v1):" in user
+    label = "(c)" if model == "gpt-4o" and pair else "(a)"
+    return json.dumps({"label": label, "reasoning": "r", "uncertainty": "low"})
+
+
+@pytest.mark.slow
+def test_adjudicator_is_called_on_the_disputed_pair_only(tmp_path, monkeypatch):
+    d = _karm_dir(tmp_path, ("none", "v1", "v2"), n_tasks=2, n_replicates=1)
+    ds = evalstats.load_dir(d)
+    with FakeLLM(api_key=KEY, reply=_split_reply) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        run_judges(
+            ds.tasks,
+            ds.runs,
+            rubric="with-without",
+            judges=[J1, J2],
+            adjudicate="openai:gpt-4.1",
+            out=d / "judgments.jsonl",
+            progress=False,
+            pairs="all",
+            arms=ds.arms,
+        )
+    lines = read_journal(d / "judgments.jsonl")
+    adjudicated = [x for x in lines if x["judge"] == "openai:gpt-4.1"]
+    assert len(lines) == 2 * 2 * 3 + 2  # two judges on every pair, the third on 2 units
+    assert {(x["arm_a"], x["arm_b"]) for x in adjudicated} == {("v2", "v1")}
+    assert sorted(x["task_id"] for x in adjudicated) == ["T01", "T02"]
+
+
+@pytest.mark.slow
+def test_batch_mode_keeps_the_pair(fake, tmp_path):
+    d = _karm_dir(tmp_path, ("none", "v1", "v2"), n_tasks=2, n_replicates=1)
+    ds = evalstats.load_dir(d)
+    fake.batch_polls = 1
+    res = run_judges(
+        ds.tasks,
+        ds.runs,
+        rubric="blind-pair",
+        judges=[J2],
+        out=d / "j.jsonl",
+        progress=False,
+        batch=True,
+        poll_interval=0.01,
+        pairs="all",
+        arms=ds.arms,
+    )
+    lines = read_journal(d / "j.jsonl")
+    assert res.failed == 0 and len(lines) == 2 * 3
+    plan = plan_calls(
+        ds.tasks, ds.runs, rubric="blind-pair", judges=[J2], pairs="all", arms=ds.arms
+    )
+    want = {(r.call_key, r.arm_a, r.arm_b, r.order) for r in plan.itertuples()}
+    assert {(x["call_key"], x["arm_a"], x["arm_b"], x["order"]) for x in lines} == want

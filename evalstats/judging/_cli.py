@@ -13,7 +13,8 @@ from evalstats.errors import DataError, EvalstatsError, ParameterError
 
 DESCRIPTION = """\
 Send every pair of DATA_DIR (tasks.jsonl + runs.jsonl) to each judge and append one line per
-finished call to the journal (DATA_DIR/judgments.jsonl unless --out). Rerunning resumes:
+finished call to the journal (DATA_DIR/judgments.jsonl unless --out). With three or more arms
+(arms.toml [arms]) --pairs says which pairs of arms: all, or each against the reference. Rerunning resumes:
 finished calls are skipped, failed or interrupted ones are made again. Pairs with a run over
 its budget are not sent (no_answer). Keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY and
 base URLs from ANTHROPIC_BASE_URL / OPENAI_BASE_URL. Ctrl-C (or SIGTERM) once stops new calls
