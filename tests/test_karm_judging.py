@@ -467,3 +467,16 @@ def test_batch_mode_keeps_the_pair(fake, tmp_path):
     )
     want = {(r.call_key, r.arm_a, r.arm_b, r.order) for r in plan.itertuples()}
     assert {(x["call_key"], x["arm_a"], x["arm_b"], x["order"]) for x in lines} == want
+
+
+def test_two_arm_data_with_pairs_is_judged_as_before(tmp_path):
+    sim = evalstats.simulate(tmp_path, n_tasks=3, n_replicates=2, seed=5)
+    ds = evalstats.load_dir(sim.out_dir)
+    for rubric, orders in (("with-without", "random"), ("blind-pair", "both")):
+        before = plan_calls(ds.tasks, ds.runs, rubric=rubric, judges=[J2], orders=orders)
+        for pairs in ("all", "reference"):
+            now = plan_calls(
+                ds.tasks, ds.runs, rubric=rubric, judges=[J2], orders=orders, pairs=pairs
+            )
+            pd.testing.assert_frame_equal(now, before)
+    assert "arm_a" not in before.columns and set(before["order"]) <= {"with_first", "without_first"}
