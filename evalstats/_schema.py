@@ -9,6 +9,8 @@ import pandas as pd
 
 ARMS = ("with", "without")
 ORDERS = ("with_first", "without_first")
+# K arms: which arm of the judged pair (arm_a, arm_b) was shown first (blind-pair).
+PAIR_ORDERS = ("a_first", "b_first")
 # "conflict": two different successful answers for one judge call (see frames.verdict_frame).
 STATUSES = ("ok", "no_answer", "invalid", "error", "conflict")
 # Ordered so that loss < tie < win: weighted kappa and sorting rely on it.
@@ -18,6 +20,7 @@ OVER_BUDGET_ARMS = ("with", "without", "both")
 
 ARM_DTYPE = pd.CategoricalDtype(list(ARMS))
 ORDER_DTYPE = pd.CategoricalDtype(list(ORDERS))
+PAIR_ORDER_DTYPE = pd.CategoricalDtype(list(PAIR_ORDERS))
 STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))
 OUTCOME_DTYPE = pd.CategoricalDtype(list(OUTCOMES), ordered=True)
 OVER_BUDGET_DTYPE = pd.CategoricalDtype(list(OVER_BUDGET_ARMS))
@@ -79,6 +82,10 @@ JUDGMENT_FIELDS: dict[str, tuple[str, bool]] = {
     # The agent family a judge of that same family was run against, allowed explicitly
     # (``evalstats judge --allow-same-family``); null when no such override was given.
     "same_family_allowed": ("str", False),
+    # K arms: the pair the judge was asked about (outcome from arm_a's view); null (both)
+    # for the seeds' two arms, which read as with / without.
+    "arm_a": ("str", False),
+    "arm_b": ("str", False),
 }
 
 # The long verdict frame, in column order.

@@ -58,7 +58,16 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         position_bias=args.position_bias,
         seed=args.seed,
     )
-    sim = simulate(args.out_dir, params)
+    k_arm = {}
+    if args.arms:
+        k_arm = {"arms": tuple(a.strip() for a in args.arms.split(",")), "pairs": args.pairs}
+        if args.reference:
+            k_arm["reference"] = args.reference
+        if args.strengths:
+            k_arm["strengths"] = [float(x) for x in args.strengths.split(",")]
+    elif args.reference or args.strengths:
+        raise ParameterError("--reference and --strengths need --arms")
+    sim = simulate(args.out_dir, params, **k_arm)
     print(f"wrote {sim.tasks}, {sim.runs}, {sim.judgments}, {sim.truth}")
     return 0
 
@@ -240,6 +249,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--position-bias", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--arms",
+        metavar="A,B,C",
+        help="K arms (e.g. none,v1,v2): arms.toml, runs of every arm and three-way judgments "
+        "of every pair of arms (Bradley-Terry-Davidson; --p-* and --icc are not used)",
+    )
+    p.add_argument("--reference", metavar="ARM", help="with --arms: the reference arm")
+    p.add_argument(
+        "--strengths",
+        metavar="X,Y,Z",
+        help="with --arms: each arm's strength on the logit scale (default 0, 0.5, 1, ...)",
+    )
+    p.add_argument(
+        "--pairs",
+        choices=("all", "reference"),
+        default="all",
+        help="with --arms: the pairs judged (default all)",
+    )
     p.set_defaults(func=_cmd_simulate)
 
     p = sub.add_parser(

@@ -16,7 +16,29 @@ from typing import Any
 from .prices import Price, price_for
 from .providers import CallResult, JudgeSpec
 
-__all__ = ["Call", "Config", "RunState", "Unit", "check_run_limits", "now_iso"]
+__all__ = [
+    "Call",
+    "Config",
+    "RunState",
+    "Unit",
+    "check_run_limits",
+    "now_iso",
+    "rubric_order",
+]
+
+#: A K-arm pair's order (which of arm_a / arm_b was Agent A) as the rubrics read it: arm_a
+#: fills the WITH side of the template, arm_b the WITHOUT side.
+_RUBRIC_ORDER = {"a_first": "with_first", "b_first": "without_first"}
+
+
+def rubric_order(order: str | None) -> str | None:
+    """The order a rubric renders and parses with: ``a_first`` is ``with_first``, etc.
+
+    >>> rubric_order("a_first"), rubric_order("without_first"), rubric_order(None)
+    ('with_first', 'without_first', None)
+    """
+    return _RUBRIC_ORDER.get(order, order) if order is not None else None
+
 
 # How many output tokens a judge writes back (the seeds' JSON plus a little): the dry-run's
 # central estimate, and the rate limiter's token estimate per call.
@@ -36,6 +58,20 @@ class Unit:
     order: str | None
     messages: list[dict[str, str]]
     input_tokens: int
+    # K arms: the pair judged (order is then a_first / b_first); None for WITH / WITHOUT.
+    arm_a: str | None = None
+    arm_b: str | None = None
+
+    @property
+    def ident(self) -> tuple:
+        """What one prompt is judged on: (task_id, replicate, order[, arm_a, arm_b])."""
+        base = (self.task_id, self.replicate, self.order)
+        return base if self.arm_a is None else (*base, self.arm_a, self.arm_b)
+
+    def arm_fields(self) -> dict[str, str]:
+        """``arm_a`` / ``arm_b`` for a journal line; none for the seeds' two arms (whose
+        lines stay exactly as before)."""
+        return {} if self.arm_a is None else {"arm_a": self.arm_a, "arm_b": self.arm_b}
 
 
 @dataclass(frozen=True)
@@ -249,4 +285,5 @@ class RunState:
             "usd_counted": counted,
             "flag": flag,
             "same_family_allowed": self.cfg.same_family,
+            **c.unit.arm_fields(),
         }

@@ -13,7 +13,8 @@ from evalstats.errors import DataError, EvalstatsError, ParameterError
 
 DESCRIPTION = """\
 Send every pair of DATA_DIR (tasks.jsonl + runs.jsonl) to each judge and append one line per
-finished call to the journal (DATA_DIR/judgments.jsonl unless --out). Rerunning resumes:
+finished call to the journal (DATA_DIR/judgments.jsonl unless --out). With three or more arms
+(arms.toml [arms]) --pairs says which pairs of arms: all, or each against the reference. Rerunning resumes:
 finished calls are skipped, failed or interrupted ones are made again. Pairs with a run over
 its budget are not sent (no_answer). Keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY and
 base URLs from ANTHROPIC_BASE_URL / OPENAI_BASE_URL. Ctrl-C (or SIGTERM) once stops new calls
@@ -64,6 +65,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         choices=("random", "both"),
         default="random",
         help="blind-pair: one seeded A/B order per pair (default) or both orders",
+    )
+    p.add_argument(
+        "--pairs",
+        choices=("all", "reference"),
+        default=None,
+        help="three or more arms (arms.toml [arms]): judge every pair of arms, or each arm "
+        "against arms.toml's reference (both orders of each pair with --orders both)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the A/B orders (default 0)")
     p.add_argument("--concurrency", type=int, default=16, help="calls in flight (default 16)")
@@ -117,7 +125,7 @@ def main(args: argparse.Namespace) -> int:
     """Run ``evalstats judge``; 0 when every call is finished, 1 when some failed or were
     not started (rerun to retry); a usage or data error is raised as an
     :class:`~evalstats.errors.EvalstatsError` (``evalstats.cli.main`` prints it, exit 2)."""
-    from evalstats.records import find_file, load_runs, load_tasks
+    from evalstats.records import Arms, find_file, load_arm_names, load_arms, load_runs, load_tasks
 
     from .runner import run_judges
 
@@ -126,7 +134,23 @@ def main(args: argparse.Namespace) -> int:
         # Only tasks and runs: the journal is the runner's to read, and a line torn by a
         # kill -9 must not stop the rerun that repairs it.
         tasks = load_tasks(find_file(args.data_dir, "tasks"))
-        runs = load_runs(find_file(args.data_dir, "runs"), tasks)
+        apath = Path(args.data_dir) / "arms.toml"
+        listed = load_arms(apath) if apath.is_file() else None
+        runs = load_runs(
+            find_file(args.data_dir, "runs"),
+            tasks,
+            arms=None if listed is None else listed.ids,
+        )
+        arms = None
+        if listed is not None:
+            names = load_arm_names(args.data_dir)
+            arms = Arms(
+                listed.ids,
+                names={a: names[a] for a in listed.ids if a in names},
+                tools=listed.tools,
+                reference=listed.reference,
+                path=listed.path,
+            )
         rubric = resolve_rubric(args.rubric, args.data_dir)
         if rubric.path is not None and not args.dry_run:
             keep_rubric_file(rubric, args.data_dir)
@@ -152,6 +176,8 @@ def main(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             retry_failed=args.retry_failed,
             allow_same_family=args.allow_same_family,
+            pairs=args.pairs,
+            arms=arms,
         )
     except EvalstatsError:
         raise  # evalstats.cli.main prints it: one line, exit 2

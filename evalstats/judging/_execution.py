@@ -14,7 +14,7 @@ import pandas as pd
 from evalstats._disagreement import disagreeing
 
 from . import providers
-from ._calls import EXPECTED_OUTPUT_TOKENS, Call, RunState, now_iso
+from ._calls import EXPECTED_OUTPUT_TOKENS, Call, RunState, now_iso, rubric_order
 from ._interrupt import drains
 from ._ratelimit import Throttle, current_seq
 from .journal import Journal
@@ -113,12 +113,14 @@ def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -
         if r.get("rubric") != rubric.name or r.get("prompt_revision") != rubric.revision:
             continue
         try:
-            verdict = rubric.parse(r.get("raw") or "", order=r.get("order"))
+            verdict = rubric.parse(r.get("raw") or "", order=rubric_order(r.get("order")))
         except (ParseError, ValueError):
             continue
         if verdict.outcome is None:
             continue
         unit = (str(r["task_id"]), int(r["replicate"]), r.get("order"))
+        if r.get("arm_a") is not None:
+            unit = (*unit, r.get("arm_a"), r.get("arm_b"))
         outcome.setdefault(unit, {})[r["judge"]] = verdict.outcome
     if not outcome:
         return set()
@@ -188,12 +190,7 @@ async def _execute(
         if adjudicator is not None and not state.stopped and not state.fatal:
             disputed = _disagreements(journal, state.cfg.rubric, specs)
             finished = journal.finished_keys() | skip
-            adj_todo = [
-                c
-                for c in adj_calls
-                if (c.unit.task_id, c.unit.replicate, c.unit.order) in disputed
-                and c.key not in finished
-            ]
+            adj_todo = [c for c in adj_calls if c.unit.ident in disputed and c.key not in finished]
             state.bar.total += len(adj_todo)
             state.bar.refresh()
             await _phase(adj_todo, **phase)

@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 
 from evalstats._families import model_family
-from evalstats._schema import ORDERS
+from evalstats._schema import ORDERS, PAIR_ORDERS
 from evalstats.errors import ParameterError
 
 from . import providers
-from ._calls import EXPECTED_OUTPUT_TOKENS, Call, Config, Unit
+from ._calls import EXPECTED_OUTPUT_TOKENS, Call, Config, Unit, rubric_order
 from .prices import load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
@@ -35,11 +35,14 @@ def _rubric(rubric: Any) -> Any:
     return rubric
 
 
-def _order_for(seed: int, task_id: str, replicate: int) -> str:
+def _order_for(seed: int, task_id: str, replicate: int, arms: tuple[str, str] | None = None) -> str:
     # Hash-seeded per pair, not drawn from a stream: the order of a pair never depends on
     # which other pairs are in the data, so a rerun on grown data keeps every order.
-    digest = hashlib.sha256(f"{seed}\0{task_id}\0{replicate}".encode()).digest()
-    return ORDERS[digest[0] & 1]
+    text = f"{seed}\0{task_id}\0{replicate}"
+    if arms is not None:  # K arms: each pair of arms its own order (two arms: as before)
+        text += f"\0{arms[0]}\0{arms[1]}"
+    digest = hashlib.sha256(text.encode()).digest()
+    return (ORDERS if arms is None else PAIR_ORDERS)[digest[0] & 1]
 
 
 def _run_mapping(row: Mapping[str, Any], arm: str) -> dict[str, Any]:
@@ -93,8 +96,15 @@ def _units(
     *,
     orders: str,
     seed: int,
+    pairs: str | None = None,
+    arms: Any = None,
 ) -> tuple[list[Unit], int]:
-    """Rendered prompts for every within-budget pair, and the number of no-answer pairs."""
+    """Rendered prompts for every within-budget pair, and the number of no-answer pairs.
+
+    ``pairs`` (K arms, with their :class:`evalstats.records.Arms`): the pairs of arms of
+    :func:`evalstats.records.pair_arms`; ``arm_a`` fills the WITH side of the template, and a
+    three-way prompt names each arm's tool (``arms.toml``'s ``tool``, else its name).
+    """
     if orders not in ("random", "both"):
         raise ParameterError(f"orders must be 'random' or 'both', got {orders!r}")
     if orders == "both" and not rubric.needs_order:
@@ -105,41 +115,59 @@ def _units(
     for col in ("task_id", "prompt", "canonical_answer"):
         if col not in tasks.columns:
             raise ParameterError(f"tasks lack column {col!r}")
-    pairs = _pairs(tasks, runs)
-    over = pairs["over_budget"].fillna(False).to_numpy(dtype=bool)
+    karm = _k_arms(runs, pairs, arms)
+    if karm is None:
+        table = _pairs(tasks, runs)
+    else:
+        from evalstats.records import pair_arms
+
+        table = pair_arms(runs, karm, pairs or "all")
+        if "over_budget" not in table.columns:
+            raise ParameterError(
+                "runs carry no budget flags: load them with records.load_runs(path, tasks)"
+            )
+    over = table["over_budget"].fillna(False).to_numpy(dtype=bool)
     task_by_id = {
         str(t): {"prompt": p, "canonical_answer": c}
         for t, p, c in zip(
             tasks["task_id"], tasks["prompt"], tasks["canonical_answer"], strict=True
         )
     }
-    units_in: list[tuple[str, int, str | None, Any]] = []
-    for row in pairs.loc[~over].to_dict("records"):
+    units_in: list[tuple[str, int, str | None, Any, tuple | None]] = []
+    sides = ("with", "without") if karm is None else ("a", "b")
+    variants: dict[tuple[str, str], Any] = {}
+    for row in table.loc[~over].to_dict("records"):
         task_id, replicate = str(row["task_id"]), int(row["replicate"])
         if task_id not in task_by_id:
             raise ParameterError(f"pair ({task_id!r}, {replicate}) refers to an unknown task")
+        pair = None if karm is None else (str(row["arm_a"]), str(row["arm_b"]))
+        shown = rubric
+        if pair is not None:
+            if pair not in variants:
+                variants[pair] = _pair_rubric(rubric, karm, pair)
+            shown = variants[pair]
         if not rubric.needs_order:
             chosen: Sequence[str | None] = (None,)
         elif orders == "both":
-            chosen = ORDERS
+            chosen = ORDERS if pair is None else PAIR_ORDERS
         else:
-            chosen = (_order_for(seed, task_id, replicate),)
+            chosen = (_order_for(seed, task_id, replicate, pair),)
         for order in chosen:
-            prompt = rubric.render(
+            prompt = shown.render(
                 task_by_id[task_id],
-                _run_mapping(row, "with"),
-                _run_mapping(row, "without"),
-                order=order,
+                _run_mapping(row, sides[0]),
+                _run_mapping(row, sides[1]),
+                order=rubric_order(order),
             )
-            units_in.append((task_id, replicate, order, prompt))
+            units_in.append((task_id, replicate, order, prompt, pair))
     units: list[Unit] = []
     if units_in:
         from evalstats.tokens import count_tokens
 
-        systems = {p.system for *_, p in units_in}
+        systems = {u[3].system for u in units_in}
         system_tokens = {s: int(count_tokens(s)) for s in systems}
-        user_tokens = count_tokens([p.user for *_, p in units_in])
-        for (task_id, replicate, order, prompt), n in zip(units_in, user_tokens, strict=True):
+        user_tokens = count_tokens([u[3].user for u in units_in])
+        for (task_id, replicate, order, prompt, pair), n in zip(units_in, user_tokens, strict=True):
             units.append(
                 Unit(
                     task_id,
@@ -147,9 +175,45 @@ def _units(
                     order,
                     prompt.messages(),
                     system_tokens[prompt.system] + int(n),
+                    *(pair or (None, None)),
                 )
             )
     return units, int(over.sum())
+
+
+def _k_arms(runs: pd.DataFrame, pairs: str | None, arms: Any) -> Any:
+    """The K arms to pair, or None for the seeds' WITH / WITHOUT (``pairs`` or not)."""
+    if "arm" not in runs.columns:
+        if pairs is not None:
+            raise ParameterError("pairs= needs long runs (one row per arm, an 'arm' column)")
+        return None
+    from evalstats.records import Arms
+
+    if arms is None:
+        arms = runs.attrs.get("arms")
+    if arms is None:
+        present = set(runs["arm"].astype(str))
+        cats = getattr(runs["arm"].dtype, "categories", None)
+        order = [str(a) for a in cats] if cats is not None else sorted(present)
+        arms = Arms(tuple(a for a in order if a in present))
+    if arms.two_arm:
+        return None  # two arms: WITH against WITHOUT, exactly as without pairs=
+    if pairs is None:
+        raise ParameterError(
+            f"the runs have {len(arms.ids)} arms ({', '.join(arms.ids)}): choose the pairs to "
+            "judge, pairs='all' or pairs='reference' (evalstats judge --pairs all|reference)"
+        )
+    return arms
+
+
+def _pair_rubric(rubric: Any, arms: Any, pair: tuple[str, str]) -> Any:
+    """The rubric a pair's prompt is rendered with: a three-way prompt names both tools."""
+    if rubric.needs_order:
+        return rubric  # blind: Agent A / Agent B, nothing names an arm
+    from evalstats.rubrics import with_pair_tools
+
+    tool = [arms.tools.get(a) or arms.name(a) for a in pair]
+    return with_pair_tools(rubric, tool[0], tool[1])
 
 
 def call_key(
@@ -171,6 +235,8 @@ def call_key(
         "order": unit.order,
         "task_id": unit.task_id,
         "replicate": unit.replicate,
+        # K arms only, so that the seeds' two-arm keys stay what they were.
+        **unit.arm_fields(),
     }
     canonical = json.dumps(ident, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -263,6 +329,8 @@ def plan_calls(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     prices: Mapping[str, Any] | str | os.PathLike[str] | None = None,
     batch: bool = False,
+    pairs: Literal["all", "reference"] | None = None,
+    arms: Any = None,
 ) -> pd.DataFrame:
     """Every judge call a run would make, without making any.
 
@@ -281,11 +349,17 @@ def plan_calls(
         ``"provider:model"`` names.
     orders : {"random", "both"}
         Blind rubric only: one seeded order per pair, or both orders.
+    pairs : {"all", "reference"}, optional
+        K arms (long runs whose arms are not the seeds' with / without): the pairs of arms
+        to judge per task and replicate (:func:`evalstats.records.pair_arms`); required
+        then, ignored for two arms. ``arms`` (:class:`evalstats.records.Arms`) gives their
+        order, tools and reference (default: ``runs.attrs["arms"]``, else the runs' arms).
 
     Returns
     -------
     pandas.DataFrame
-        One row per call: ``judge``, ``task_id``, ``replicate``, ``order``, ``call_key``,
+        One row per call: ``judge``, ``task_id``, ``replicate``, ``order`` (K arms:
+        ``a_first`` / ``b_first``; then also ``arm_a``, ``arm_b``), ``call_key``,
         ``input_tokens`` (cl100k_base count of the prompt, an estimate for other
         tokenizers), ``est_usd`` (with ``EXPECTED_OUTPUT_TOKENS`` of output; NaN when the
         model has no price), ``system``, ``user``.
@@ -307,7 +381,7 @@ def plan_calls(
     specs = _check_params(judges, 1, max_tokens, temperature)
     rub = _rubric(rubric)
     cfg = Config(rub, temperature, max_tokens, load_prices(prices), batch)
-    units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed)
+    units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed, pairs=pairs, arms=arms)
     frame = _plan_frame(_calls(units, specs, cfg), cfg)
     frame.attrs["no_answer_pairs"] = no_answer
     return frame
@@ -328,6 +402,7 @@ def _plan_frame(calls: Sequence[Call], cfg: Config) -> pd.DataFrame:
                 "task_id": c.unit.task_id,
                 "replicate": c.unit.replicate,
                 "order": c.unit.order,
+                **c.unit.arm_fields(),
                 "call_key": c.key,
                 "input_tokens": c.unit.input_tokens,
                 "est_usd": est,
@@ -346,4 +421,6 @@ def _plan_frame(calls: Sequence[Call], cfg: Config) -> pd.DataFrame:
         "system",
         "user",
     ]
+    if any(c.unit.arm_a is not None for c in calls):
+        columns[4:4] = ["arm_a", "arm_b"]
     return pd.DataFrame(rows, columns=columns)

@@ -144,6 +144,7 @@ async def _submit(
                 "replicate": c.unit.replicate,
                 "order": c.unit.order,
                 "input_tokens": c.unit.input_tokens,
+                **c.unit.arm_fields(),
             }
             for c in chunk
         },
@@ -221,7 +222,8 @@ def _call_of_batch(batch: Mapping[str, Any], key: str) -> Call | None:
     except (KeyError, TypeError, ValueError):
         return None
     order = unit.get("order") if isinstance(unit.get("order"), str) else None
-    return Call(key, judge, Unit(str(unit.get("task_id")), replicate, order, [], tokens), {})
+    pair = [unit.get(k) if isinstance(unit.get(k), str) else None for k in ("arm_a", "arm_b")]
+    return Call(key, judge, Unit(str(unit.get("task_id")), replicate, order, [], tokens, *pair), {})
 
 
 async def _anthropic_results(

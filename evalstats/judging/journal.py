@@ -46,7 +46,17 @@ class JournalWriteError(EvalstatsError):
     """A line could not be written to the journal (full disk, I/O error); the run stops."""
 
 
-_OPTIONAL_STR = ("judge", "raw", "error", "call_status", "kind", "rubric", "order")
+_OPTIONAL_STR = (
+    "judge",
+    "raw",
+    "error",
+    "call_status",
+    "kind",
+    "rubric",
+    "order",
+    "arm_a",
+    "arm_b",
+)
 _OPTIONAL_COST = ("usd", "usd_counted")
 _OPTIONAL_COUNT = ("input_tokens", "output_tokens")
 

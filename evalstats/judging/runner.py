@@ -80,6 +80,8 @@ def run_judges(
     client_options: Mapping[str, Any] | None = None,
     retry_failed: bool = False,
     allow_same_family: bool = False,
+    pairs: Literal["all", "reference"] | None = None,
+    arms: Any = None,
 ) -> JudgeRunResult:
     """Send every within-budget pair to every judge, journaling each finished call.
 
@@ -117,6 +119,10 @@ def run_judges(
         Calls in flight at once (direct mode).
     orders : {"random", "both"}, default "random"
         Blind rubric: a seeded A/B order per pair (recorded in ``order``), or both.
+    pairs, arms : optional
+        K arms: which pairs of arms to judge, as for :func:`plan_calls`. Each call's key
+        and journal line carry its pair (``arm_a``, ``arm_b``; ``order`` a_first /
+        b_first), so a resumed run pays for no pair twice. Two arms: ignored.
     seed : int, default 0
         Seed of the A/B orders.
     max_usd : float, optional
@@ -215,7 +221,7 @@ def run_judges(
         providers.require_keys(everyone)
     same = same_family_judges(runs, everyone, allow=allow_same_family)
     cfg = Config(rub, temperature, max_tokens, table, batch, same_family=same)
-    units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed)
+    units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed, pairs=pairs, arms=arms)
     calls = _calls(units, specs, cfg)
 
     adj_calls = _calls(units, [adjudicator], cfg) if adjudicator else []

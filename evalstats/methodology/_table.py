@@ -10,6 +10,7 @@ from .._disagreement import DISAGREEMENT_TRIGGER
 from ..errors import ParameterError
 from ..plan import Plan
 from ..records import Dataset
+from ._arm_pairs import audit_arm_pairs, has_arm_pairs
 from ._design import (
     _check_both_arms,
     _check_budgets,
@@ -134,6 +135,17 @@ def audit(
         from ..tokens import annotate_runs
 
         runs = annotate_runs(runs, tasks)
+    if frame is None and has_arm_pairs(judgments):
+        # K arms: the pairs of arms are checked one by one (methodology._arm_pairs).
+        return audit_arm_pairs(
+            tasks,
+            runs,
+            judgments,
+            rubrics=rubrics,
+            families=families,
+            agent_family=agent_family,
+            disagreement_threshold=disagreement_threshold,
+        )
     if frame is None and judgments is not None and len(judgments):
         from ..frames import verdict_frame
 

@@ -18,6 +18,7 @@ from ._arms import Arms, load_arms
 from ._contract import duplicate_error, first_duplicate, is_missing, validate_table
 from ._dataset import DEFAULT_ARM_NAMES, Dataset, load_arm_names, load_dir
 from ._labels import LABEL_FIELDS, LABEL_KEYS, load_labels
+from ._pairs import PAIR_MODES, arm_pairs, pair_arms
 from ._read import EvalstatsWarning, find_file, read_table_raw
 from ._tables import (
     incomplete_pairs,
@@ -54,6 +55,9 @@ __all__ = [
     "load_runs",
     "load_tasks",
     "pair_runs",
+    "PAIR_MODES",
+    "arm_pairs",
+    "pair_arms",
     "pair_token_sources",
     "write_frame_atomic",
     "write_jsonl_atomic",

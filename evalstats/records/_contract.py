@@ -17,6 +17,7 @@ from .._schema import (
     ARMS,
     ORDER_DTYPE,
     ORDERS,
+    PAIR_ORDERS,
 )
 from ..errors import DataError
 
@@ -116,9 +117,11 @@ def _coerce(kind: str, value: Any, text_source: bool) -> Any:
             return value
         raise ValueError(f"an arm is a non-empty name, got {value!r}")
     if kind == "order":
-        if value in ORDERS:
+        if value in ORDERS or value in PAIR_ORDERS:
             return value
-        raise ValueError(f"unknown order {value!r}; expected one of {', '.join(ORDERS)} or null")
+        raise ValueError(
+            f"unknown order {value!r}; expected one of {', '.join(ORDERS + PAIR_ORDERS)} or null"
+        )
     raise AssertionError(f"unknown field kind {kind}")
 
 
@@ -182,6 +185,9 @@ def validate_table(
             series = pd.Series(values, dtype=object)
             if kind == "arm":
                 out[name] = series.astype(arm_dtype(series))
+            elif kind == "order" and series.isin(PAIR_ORDERS).any():
+                # A K-arm journal's orders; load_judgments refuses a mix with with_first.
+                out[name] = series.astype(object)
             else:
                 out[name] = series if kind == "list" else series.astype(_DTYPES[kind])
     frame = pd.DataFrame(out, index=pd.RangeIndex(n))

@@ -20,6 +20,7 @@ from .._schema import (
 )
 from ..errors import DataError
 from ._contract import duplicate_error, first_duplicate, is_missing, validate_table
+from ._pairs import check_judgment_arms
 from ._read import EvalstatsWarning, read_table_raw
 
 __all__ = ["incomplete_pairs", "load_judgments", "load_runs", "load_tasks", "pair_runs"]
@@ -197,16 +198,18 @@ def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
     Raises
     ------
     DataError
-        Malformed record, missing or mistyped field, unknown order.
+        Malformed record, missing or mistyped field, unknown order; ``arm_a`` / ``arm_b``
+        (K arms: the pair judged) on some lines only, equal, or with a with_first order.
     """
     p = Path(path)
     raw, lines, unit = read_table_raw(p, skip_unreadable=True)
     if "kind" in raw.columns:
         keep = raw["kind"].map(lambda k: is_missing(k) or k == "judgment").to_numpy(dtype=bool)
         raw, lines = raw.loc[keep].reset_index(drop=True), lines[keep]
-    return validate_table(
+    frame = validate_table(
         raw, lines, unit, JUDGMENT_FIELDS, p, text_source=p.suffix.lower() == ".csv"
     )
+    return check_judgment_arms(frame, p)
 
 
 def pair_runs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -36,7 +36,7 @@ from . import with_without as _with_without  # noqa: F401
 from ._base import RenderedPrompt, Rubric, Verdict, format_wall_clock, names
 from ._file import KINDS, get, load, seed_toml, to_toml, with_tool_name
 from .blind_pair import BlindPairRubric, BlindScores
-from .with_without import ThreeWay, WithWithoutRubric
+from .with_without import ThreeWay, WithWithoutRubric, with_pair_tools
 
 __all__ = [
     "KINDS",
@@ -53,5 +53,6 @@ __all__ = [
     "names",
     "seed_toml",
     "to_toml",
+    "with_pair_tools",
     "with_tool_name",
 ]

@@ -9,6 +9,7 @@ plain integers; wall-clock times go through :func:`~evalstats.rubrics.format_wal
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping
@@ -42,7 +43,7 @@ from ._base import (
 from ._lenient_json import find_objects, iter_dicts
 from .blind_pair import format_files
 
-__all__ = ["KNOWN_PLACEHOLDERS", "ThreeWay", "WithWithoutRubric", "parse_label"]
+__all__ = ["KNOWN_PLACEHOLDERS", "ThreeWay", "WithWithoutRubric", "parse_label", "with_pair_tools"]
 
 NAME = "with-without"
 REVISION = 1
@@ -399,3 +400,53 @@ def load() -> WithWithoutRubric:
 
 
 register(NAME, load)
+
+
+_SEED_ROLES = re.compile(
+    r"one had access to the gortex\s+MCP tool surface \(\"WITH\"\)\s+and the other did not "
+    r"\(\"WITHOUT\"\)"
+)
+_SEED_WITH = "WITH (gortex MCP available):"
+_SEED_WITHOUT = "WITHOUT (no gortex MCP):"
+_GORTEX_MENTION = re.compile(r"gortex(?:\s+MCP\b)?", re.IGNORECASE)
+
+
+def with_pair_tools(rubric: Rubric, candidate: str, reference: str) -> Rubric:
+    """The prompt of a K-arm pair: the seed's tool mentions name the two arms' tools.
+
+    Where seed 000 names its tool, the candidate (``arm_a``, the WITH role) and the
+    reference (``arm_b``, the WITHOUT role) are named instead: the roles sentence of the
+    system prompt says which tool each answer ran with, and the two answer headers read
+    ``WITH (<candidate>):`` / ``WITHOUT (<reference>):``; any other mention of the seed's
+    tool names the candidate's. A template without the seed's mentions (a rubric file that
+    already names its tool) is returned unchanged. Name, revision and sha256 stay the
+    rubric's: they identify the template the judgments are parsed with, which this does not
+    change, while the prompt itself is in each call's key.
+
+    Examples
+    --------
+    >>> from evalstats import rubrics
+    >>> r = with_pair_tools(rubrics.get("with-without"), "Serena 1.0", "no tool")
+    >>> "WITH (Serena 1.0):" in r.user_template, "WITHOUT (no tool):" in r.user_template
+    (True, True)
+    >>> "gortex" in r.system + r.user_template, r.sha256 == rubrics.get("with-without").sha256
+    (False, True)
+    """
+    for tool in (candidate, reference):
+        if not isinstance(tool, str) or not tool.strip() or "\n" in tool:
+            raise ValueError(f"tool name must be a non-empty one-line string, got {tool!r}")
+    cand, ref = candidate.strip(), reference.strip()
+
+    def swap(text: str) -> str:
+        text = _SEED_ROLES.sub(
+            lambda _m: f'one ran with {cand} ("WITH") and the other with {ref} ("WITHOUT")', text
+        )
+        text = text.replace(_SEED_WITH, f"WITH ({cand}):").replace(
+            _SEED_WITHOUT, f"WITHOUT ({ref}):"
+        )
+        return _GORTEX_MENTION.sub(lambda _m: cand, text)
+
+    system, user = swap(rubric.system), swap(rubric.user_template)
+    if (system, user) == (rubric.system, rubric.user_template):
+        return rubric
+    return dataclasses.replace(rubric, system=system, user_template=user)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._surface import lazy_surface
+from .._surface import lazy_surface, provide
 
 # submodule -> the public names it defines (the README's API table lists each one).
 __all__, __getattr__, __dir__ = lazy_surface(
@@ -71,7 +71,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".missing": ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule", "missing_bounds"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
         ".multiplicity": ["holm", "holm_table"],
-        ".pairs": ["PAIRWISE_COLUMNS", "pairwise_from_verdicts"],
+        ".pairs": ["PAIRWISE_COLUMNS", "pairwise_frame", "pairwise_from_verdicts"],
         ".planned_test": ["declared_test"],
         ".position": ["position_bias"],
         ".power_analytic": [
@@ -101,6 +101,8 @@ __all__, __getattr__, __dir__ = lazy_surface(
     },
 )
 
+# Dataset.pairwise_frame (records) is built here; registering loads nothing.
+provide("pairwise_frame", f"{__name__}.pairs", "pairwise_frame")
 
 if TYPE_CHECKING:
     from ._design_coverage import design_coverage
@@ -143,7 +145,7 @@ if TYPE_CHECKING:
     from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
     from .models import OrdinalCheckResult, ordinal_check
     from .multiplicity import holm, holm_table
-    from .pairs import PAIRWISE_COLUMNS, pairwise_from_verdicts
+    from .pairs import PAIRWISE_COLUMNS, pairwise_frame, pairwise_from_verdicts
     from .planned_test import declared_test
     from .position import position_bias
     from .power_analytic import (

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._schema import ARM_DTYPE, ORDER_DTYPE
 from .._validate import check_columns
 from ..errors import DataError, ParameterError
 
@@ -37,6 +39,7 @@ __all__ = [
     "PAIRWISE_COLUMNS",
     "Encoded",
     "encode",
+    "pairwise_frame",
     "pairwise_from_verdicts",
     "task_resamples",
 ]
@@ -220,3 +223,78 @@ def task_resamples(
         flat = (draws + (np.arange(m) * n_tasks)[:, None]).ravel()
         yield np.bincount(flat, minlength=m * n_tasks).reshape(m, n_tasks).astype(np.float64)
         done += m
+
+
+def pairwise_frame(
+    data: Any, *, rubrics: Any = None, on_conflict: str = "conflict"
+) -> pd.DataFrame:
+    """The pairwise verdict frame of a data directory (:func:`evalstats.load_dir`), K arms.
+
+    Each pair of arms judged (``arm_a``, ``arm_b`` of the judgment lines) is read the way the
+    two-arm verdict frame is read (:func:`evalstats.verdict_frame`: the latest answer per
+    call, conflicts, over-budget pairs as ``no_answer``, each judgment parsed with its
+    rubric), ``arm_a`` in the WITH role and ``order`` a_first / b_first in place of
+    with_first / without_first; then as :func:`pairwise_from_verdicts`. For the seeds' two
+    arms (no ``arm_a`` on any line) it is ``pairwise_from_verdicts(verdict_frame(...))``.
+
+    Parameters
+    ----------
+    data : Dataset
+        ``tasks``, ``runs`` and ``judgments`` (a :class:`evalstats.records.Dataset`).
+    rubrics, on_conflict
+        As for :func:`evalstats.verdict_frame`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`PAIRWISE_COLUMNS` and ``rubric``, one row per verdict, sorted by task,
+        replicate, judge, rubric, pair and order.
+
+    Examples
+    --------
+    >>> import tempfile, evalstats
+    >>> d = tempfile.mkdtemp()
+    >>> _ = evalstats.simulate(d, arms=("none", "v1", "v2"), reference="none", n_tasks=2,
+    ...                        n_replicates=1, judges=("openai:gpt-4o",))
+    >>> f = pairwise_frame(evalstats.load_dir(d))
+    >>> sorted(set(zip(f["arm_a"], f["arm_b"])))
+    [('v1', 'none'), ('v2', 'none'), ('v2', 'v1')]
+    """
+    from ..frames import verdict_frame
+
+    tasks, runs, judgments = data.tasks, data.runs, data.judgments
+    if judgments is None:
+        raise DataError("the data directory has no judgments yet", field="judgments")
+    named = "arm_a" in judgments.columns and judgments["arm_a"].notna().any()
+    if not named:
+        out = pairwise_from_verdicts(
+            verdict_frame(judgments, runs, tasks, rubrics=rubrics, on_conflict=on_conflict)
+        )
+        return out
+    arm = runs["arm"].astype(str)
+    keys = judgments[["arm_a", "arm_b"]].astype(str).drop_duplicates()
+    parts = []
+    for a, b in keys.itertuples(index=False):
+        pick = ((judgments["arm_a"] == a) & (judgments["arm_b"] == b)).to_numpy()
+        j = judgments.loc[pick]
+        j = j.assign(
+            order=j["order"].astype(object).map(_TO_SEED_ORDER).astype(ORDER_DTYPE)
+        ).reset_index(drop=True)
+        # Line numbers and source stay the file's, for the messages of verdict_frame.
+        j.attrs = dict(judgments.attrs)
+        if "lines" in judgments.attrs:
+            j.attrs["lines"] = [judgments.attrs["lines"][i] for i in np.flatnonzero(pick)]
+        r = runs.loc[arm.isin((a, b)).to_numpy()]
+        r = r.assign(arm=arm[arm.isin((a, b))].map({a: "with", b: "without"}).astype(ARM_DTYPE))
+        v = verdict_frame(j, r, tasks, rubrics=rubrics, on_conflict=on_conflict)
+        p = pairwise_from_verdicts(v)
+        parts.append(p.assign(arm_a=a, arm_b=b))
+    out = pd.concat(parts, ignore_index=True)
+    return out.sort_values(
+        ["task_id", "replicate", "judge", "rubric", "arm_a", "arm_b", "order"],
+        kind="stable",
+        na_position="first",
+    ).reset_index(drop=True)
+
+
+_TO_SEED_ORDER = {"a_first": "with_first", "b_first": "without_first"}

@@ -37,10 +37,10 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ._schema import BLIND_DIMENSIONS, ORDERS
-from ._validate import check_positive_int, check_probability, check_seed
-from .errors import ParameterError
-from .stats.outcome_model import check_outcome_probs, draw_outcomes, latent_thresholds
+from .._schema import BLIND_DIMENSIONS, ORDERS
+from .._validate import check_positive_int, check_probability, check_seed
+from ..errors import ParameterError
+from ..stats.outcome_model import check_outcome_probs, draw_outcomes, latent_thresholds
 
 __all__ = [
     "DEFAULT_DIMENSION_EFFECTS",
@@ -319,6 +319,9 @@ def _sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+_K_ARM_ONLY = ("reference", "strengths", "pairs", "task_sd", "nu")  # see ._arms.K_ARM_ONLY
+
+
 def simulate(
     out_dir: str | Path, params: SimulationParams | None = None, **overrides
 ) -> Simulation:
@@ -339,12 +342,18 @@ def simulate(
     only the scores inside the blind-pair ``raw`` texts, never a verdict, token count,
     run or timestamp.
 
+    With ``arms=("none", "v1", "v2")`` it writes a K-arm directory: ``arms.toml``, runs of
+    every arm and three-way judgments of every pair of arms with ``arm_a`` / ``arm_b``, from
+    arm ``strengths`` (``reference``, ``pairs``, ``task_sd``, ``nu``: see
+    :mod:`evalstats.simulation._arms`).
+
     Parameters
     ----------
     out_dir : path-like
         Directory to write (created if needed; files replaced atomically).
     params : SimulationParams, optional
-        All parameters; keyword ``overrides`` replace single fields.
+        All parameters; keyword ``overrides`` replace single fields (and ``arms``,
+        ``reference``, ``strengths``, ``pairs``, ``task_sd``, ``nu`` for K arms).
 
     Returns
     -------
@@ -369,9 +378,13 @@ def simulate(
     completeness           0.20  0.199
     hallucination_safety   0.05  0.049
     """
-    from . import rubrics as _rubrics
-    from .records import atomic_write, write_jsonl_atomic
-    from .tokens import count_tokens
+    if {"arms", *_K_ARM_ONLY} & set(overrides):
+        from ._arms import simulate_arms_from
+
+        return simulate_arms_from(out_dir, params or SimulationParams(), dict(overrides))
+    from .. import rubrics as _rubrics
+    from ..records import atomic_write, write_jsonl_atomic
+    from ..tokens import count_tokens
 
     p = dataclasses.replace(params or SimulationParams(), **overrides)
     check_outcome_probs(p.p_win, p.p_tie, p.p_loss)
