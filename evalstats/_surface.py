@@ -90,30 +90,3 @@ def lazy_surface(
         return sorted({*vars(sys.modules[package]), *public})
 
     return public, __getattr__, __dir__
-
-
-# A lower layer's hook that a higher one fills: name -> (module, attribute), registered by
-# the higher layer when its package is imported (``import evalstats`` imports
-# ``evalstats.stats``'s __init__, which registers without loading anything), resolved on
-# first call. It lets ``records.Dataset.pairwise_frame`` reach the statistics layer's
-# builder without records importing stats (an upward import and an import cycle).
-_PROVIDED: dict[str, tuple[str, str]] = {}
-
-
-def provide(name: str, module: str, attribute: str) -> None:
-    """Register ``module.attribute`` as the implementation of the hook ``name``."""
-    _PROVIDED[name] = (module, attribute)
-
-
-def provided(name: str) -> Callable[..., Any]:
-    """The implementation registered for the hook ``name`` (imported on first use).
-
-    >>> provide("example-hook", "json", "dumps")
-    >>> provided("example-hook")([1])
-    '[1]'
-    """
-    try:
-        module, attribute = _PROVIDED[name]
-    except KeyError:
-        raise LookupError(f"no implementation registered for {name!r}") from None
-    return getattr(importlib.import_module(module), attribute)

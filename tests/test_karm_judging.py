@@ -214,7 +214,7 @@ def test_k_arm_directory_judged_and_resumed_after_a_kill(fake, tmp_path):
     keys = [x["call_key"] for x in read_journal(out)]
     assert len(keys) == len(set(keys)) == n_calls
     # The journal reads back: every judgment a verdict on its own pair, from arm_a's view.
-    frame = evalstats.load_dir(d).pairwise_frame()
+    frame = evalstats.pairwise_frame(evalstats.load_dir(d))
     assert len(frame) == n_calls and (frame["status"] == "ok").all()
     j = load_judgments(out)
     rub = rubrics.get("blind-pair")
@@ -274,7 +274,7 @@ def test_two_arm_pairwise_frame_equals_the_verdict_frame_route(tmp_path):
     want = evalstats.pairwise_from_verdicts(
         evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     )
-    pd.testing.assert_frame_equal(ds.pairwise_frame(), want)
+    pd.testing.assert_frame_equal(evalstats.pairwise_frame(ds), want)
 
 
 def test_simulated_k_arm_frame_follows_the_strengths(tmp_path):
@@ -289,7 +289,7 @@ def test_simulated_k_arm_frame_follows_the_strengths(tmp_path):
     )
     truth = json.loads((d / "truth.json").read_text())
     assert truth["strengths"] == {"none": 0.0, "v1": 0.0, "v2": 2.0}
-    f = evalstats.load_dir(d).pairwise_frame()
+    f = evalstats.pairwise_frame(evalstats.load_dir(d))
     net = (
         f.assign(s=f["outcome"].map({"win": 1, "tie": 0, "loss": -1}))
         .groupby(["arm_a", "arm_b"])["s"]
@@ -333,7 +333,7 @@ def test_audit_family_rule_per_pair(tmp_path):
             r["agent_model"] = "anthropic:claude-opus-4"
     (d / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
     row = audit(evalstats.load_dir(d)).set_index("check").loc["judge_not_self"]
-    assert row["status"] == "warn" and row["detail"].startswith("2 of 3 pairs of arms")
+    assert row["status"] == "fail" and row["detail"].startswith("2 of 3 pairs of arms")
     assert "v2 vs none" in row["detail"] and "v2 vs v1" in row["detail"]
     assert "v1 vs none" not in row["detail"]
 
@@ -360,7 +360,7 @@ def test_over_budget_run_makes_its_pairs_no_answer(tmp_path):
             r["wall_s"] = 700.0
     (d / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
     ds = evalstats.load_dir(d)
-    f = ds.pairwise_frame()
+    f = evalstats.pairwise_frame(ds)
     hit = (
         (f["task_id"] == "T02")
         & (f["replicate"] == 2)

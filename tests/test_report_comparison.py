@@ -10,8 +10,7 @@ from karm_dir import write_karm_dir
 
 from evalstats.records import load_dir
 from evalstats.report import compute, detect_kind
-from evalstats.report._comparison import pairwise_verdicts
-from evalstats.stats import arm_costs, compare
+from evalstats.stats import arm_costs, compare, pairwise_frame
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +30,7 @@ def test_three_arms_choose_the_comparison_kind(karm):
 
 def test_the_reader_gives_back_the_written_verdicts(karm):
     ds = load_dir(karm)
-    f = pairwise_verdicts(ds, karm / "judgments.jsonl")
+    f = pairwise_frame(ds)
     lines = [json.loads(x) for x in (karm / "judgments.jsonl").read_text().splitlines()]
     label = {"(a)": "win", "(b)": "tie", "(c)": "loss"}
     want = sorted((r["task_id"], r["replicate"], r["arm_a"], r["arm_b"],
@@ -47,7 +46,7 @@ def test_results_hold_every_table_and_match_the_statistics(karm, res):
     assert {(a, b) for a, b in zip(cmp_.arm_a, cmp_.arm_b, strict=True)} == {
         ("v1", "v2"), ("v1", "none"), ("v2", "none")}  # fmt: skip
     # the same generator order as compute: compare first, on a fresh seed-0 generator
-    f = pairwise_verdicts(load_dir(karm), karm / "judgments.jsonl")
+    f = pairwise_frame(load_dir(karm))
     direct = compare(f, arms=["v1", "v2", "none"], n_resamples=200, rng=np.random.default_rng(0))
     assert cmp_["estimate"].to_numpy() == pytest.approx(direct["estimate"].to_numpy())
     assert cmp_["sim_high"].to_numpy() == pytest.approx(direct["sim_high"].to_numpy(), nan_ok=True)

@@ -12,7 +12,6 @@ import pandas as pd
 
 from .._display import html_table, text_table
 from .._schema import ARMS
-from .._surface import provided
 from ..errors import DataError
 from ..plan import Plan, find_plan, load_plan
 from ._arms import DEFAULT_ARM_NAMES, Arms, _read_toml, key_line, load_arms
@@ -85,18 +84,6 @@ class Dataset(_Parts):
         present = set(runs["arm"].astype(str))
         ids = tuple(a for a in runs["arm"].cat.categories if a in present)
         return Arms(ids, names={a: n for a, n in self.arm_names.items() if a in present})
-
-    def pairwise_frame(self, **options: Any) -> pd.DataFrame:
-        """The pairwise verdict frame of these judgments (K arms; two arms too).
-
-        :func:`evalstats.stats.pairwise_frame` of this Dataset (``options``: ``rubrics``,
-        ``on_conflict``): the input of :func:`evalstats.stats.compare` and
-        :func:`evalstats.stats.rank`. For the seeds' two arms it equals
-        ``pairwise_from_verdicts(verdict_frame(judgments, runs, tasks))``.
-        """
-        # The frame is built above records (where verdict_frame reads the rubrics): the
-        # statistics register the builder (evalstats.stats.__init__), records only asks.
-        return provided("pairwise_frame")(self, **options)
 
     def _summary(self, *, html: bool) -> list[tuple[str, Any]]:
         return _dataset_summary(self, html=html)

@@ -8,22 +8,19 @@ marginal rank sets, P(i beats j)), :func:`evalstats.stats.arm_costs` and
 ``rubric``; by default the only one, else the first in sorted order, recorded in
 ``results.json``'s parameters).
 
-The pairwise verdict frame is read here (:func:`pairwise_verdicts`) from the judgments'
-``arm_a`` / ``arm_b`` fields, each ``raw`` parsed with its rubric; it stands in for
-``Dataset.pairwise_frame()`` until the records layer provides it.
+The pairwise verdict frame is :func:`evalstats.stats.pairwise_frame` of the data directory
+(the judgments' ``arm_a`` / ``arm_b``, read as the two-arm verdict frame is read).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from ..errors import DataError, ParseError
+from ..errors import DataError
 from ._kinds import Context, Loaded, Section, Unavailable
 
 __all__ = [
@@ -32,13 +29,10 @@ __all__ = [
     "detect",
     "is_k_arm",
     "load",
-    "pairwise_verdicts",
     "sections",
 ]
 
 _PAGE = "comparison"
-_ORDER = {"a_first": "a_first", "b_first": "b_first",
-          "with_first": "a_first", "without_first": "b_first"}  # fmt: skip
 _STEMS = ("tasks", "runs", "judgments")
 
 
@@ -67,80 +61,6 @@ def check(data: Path) -> None:
         find_file(data, stem, required=True)
 
 
-def _raw_arms(path: Path, lines: list[int]) -> tuple[list[Any], list[Any]]:
-    """``arm_a`` / ``arm_b`` of the judgment lines ``lines`` (1-based) of a JSON-lines file."""
-    if path.suffix.lower() not in (".jsonl", ".ndjson"):
-        raise DataError("arm_a / arm_b are read from a JSON-lines judgments file", path=path)
-    text = path.read_text(encoding="utf-8").split("\n")
-    a, b = [], []
-    for n in lines:
-        rec = json.loads(text[n - 1])
-        a.append(rec.get("arm_a"))
-        b.append(rec.get("arm_b"))
-    return a, b
-
-
-def pairwise_verdicts(ds: Any, path: Path) -> pd.DataFrame:
-    """The pairwise verdict frame (:mod:`evalstats.stats.pairs`) of a K-arm directory.
-
-    One row per judge call (its success, else its latest failure): ``status`` ``ok``,
-    ``invalid`` (unparsable; ``parse_error``) or ``error``; ``outcome`` from ``arm_a``'s
-    view. Raises ``DataError`` naming the line of a judgment without ``arm_a`` / ``arm_b``
-    or with an arm ``arms.toml`` does not list.
-    """
-    from ..frames import resolve_rubrics, rubric_of
-
-    j = ds.judgments.reset_index(drop=True).copy()
-    lines = list(j.attrs.get("lines", range(1, len(j) + 1)))
-    j["arm_a"], j["arm_b"] = _raw_arms(path, lines)
-    j["_line"] = lines
-    known = set(ds.arms.ids)
-    for col in ("arm_a", "arm_b"):
-        bad = ~j[col].isin(known)
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(
-                f"{col} {j.at[i, col]!r} is not an arm of arms.toml ({', '.join(ds.arms.ids)})",
-                path=path, line=int(lines[i]), field=col,
-            )  # fmt: skip
-    j["order"] = j["order"].astype(object).map(_ORDER)
-    j["call_ok"] = j["error"].isna()
-    key = ["task_id", "replicate", "judge", "rubric", "arm_a", "arm_b", "_okey"]
-    j = j.assign(_okey=j["order"].fillna(""))
-    j = j.sort_values(["call_ok", "created_at", "_line"], kind="stable").drop_duplicates(
-        key, keep="last"
-    )
-    found = resolve_rubrics(ds.judgments)
-    status, outcome, reason = [], [], []
-    for r in j.itertuples():
-        if not r.call_ok:
-            status.append("error"), outcome.append(None), reason.append(None)
-            continue
-        rubric = rubric_of(found, r.rubric, r.prompt_revision, r.prompt_sha256)
-        order = (
-            None
-            if pd.isna(r.order)
-            else ("with_first" if r.order == "a_first" else "without_first")
-        )
-        try:
-            v = rubric.parse(r.raw if isinstance(r.raw, str) else "", order=order)
-        except ParseError as exc:
-            status.append("invalid"), outcome.append(None), reason.append(exc.reason)
-            continue
-        status.append("ok"), outcome.append(v.outcome), reason.append(None)
-    out = pd.DataFrame({
-        "task_id": j["task_id"].astype(str).to_numpy(),
-        "replicate": j["replicate"].astype("int64").to_numpy(),
-        "judge": j["judge"].astype(str).to_numpy(), "rubric": j["rubric"].astype(str).to_numpy(),
-        "arm_a": j["arm_a"].astype(str).to_numpy(), "arm_b": j["arm_b"].astype(str).to_numpy(),
-        "order": j["order"].to_numpy(dtype=object), "status": status, "outcome": outcome,
-        "parse_error": reason,
-    })  # fmt: skip
-    return out.sort_values(["task_id", "replicate", "judge", "arm_a", "arm_b"]).reset_index(
-        drop=True
-    )
-
-
 def _pick(frame: pd.DataFrame, column: str, wanted: Any) -> str:
     present = sorted(set(frame[column]))
     if wanted is None:
@@ -154,13 +74,13 @@ def _pick(frame: pd.DataFrame, column: str, wanted: Any) -> str:
 
 def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Loaded:
     from ..records import find_file, load_dir
+    from ..stats import pairwise_frame
 
     check(d)
     ds = load_dir(d)
     if ds.judgments is None:
         raise DataError("no judgments file: run `evalstats judge` first", path=d)
-    jpath = find_file(d, "judgments")
-    full = pairwise_verdicts(ds, jpath) if frame is None else frame
+    full = pairwise_frame(ds) if frame is None else frame
     rubric = _pick(full, "rubric", params.get("rubric"))
     judge = _pick(full.loc[full["rubric"] == rubric], "judge", params.get("judge"))
     f = full.loc[(full["rubric"] == rubric) & (full["judge"] == judge)].reset_index(drop=True)
@@ -178,7 +98,6 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
             "rubric": rubric,
             "judge": judge,
             "judges_in_data": sorted(set(full["judge"])),
-            "pairwise_reader": "report._comparison.pairwise_verdicts (judgments' arm_a/arm_b)",
         },
         extra={"dataset": ds, "arms": list(arms.ids), "reference": reference,
                "judge": judge, "rubric": rubric},

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._surface import lazy_surface, provide
+from .._surface import lazy_surface
 
 # submodule -> the public names it defines (the README's API table lists each one).
 __all__, __getattr__, __dir__ = lazy_surface(
@@ -101,8 +101,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
     },
 )
 
-# Dataset.pairwise_frame (records) is built here; registering loads nothing.
-provide("pairwise_frame", f"{__name__}.pairs", "pairwise_frame")
 
 if TYPE_CHECKING:
     from ._design_coverage import design_coverage
