@@ -79,6 +79,7 @@ bench: $(STAMP)
 # Regenerate the committed simulated sample (deterministic for a given seed).
 sample: $(STAMP)
 	$(BIN)/evalstats simulate data/sample --seed 20260518 --orders both --position-bias 0.2 --judge-noise 0.25
+	$(BIN)/evalstats simulate data/karm --arms none,v1,v2 --reference none --strengths 0,0.3,0.8 --seed 20261203
 
 # Refresh the pinned versions after changing dependencies.
 lock: $(STAMP)

@@ -134,3 +134,20 @@ def test_notebook_parameters_cell_matches_the_kind():
     src = "\n".join(c.source for c in nb.cells)
     for plot in ("plot_compare", "plot_rank_sets", "plot_beats", "plot_pareto"):
         assert f'"{plot}"' in src
+
+
+def test_the_shipped_k_arm_sample_computes_every_table():
+    # data/karm is the kind's default directory (make sample writes it with token ratios).
+    from pathlib import Path
+
+    import pandas as pd
+
+    data = Path(__file__).resolve().parents[1] / "data" / "karm"
+    res = compute("comparison", data, n_resamples=100)
+    assert not res.unavailable
+    runs = pd.read_json(data / "runs.jsonl", lines=True)
+    totals = runs.groupby("arm")["reported_tokens"].sum()
+    costs = res.tables["arm_costs"].set_index(["arm", "statistic"])["estimate"]
+    for arm in ("v1", "v2"):  # every pair of runs complete: the ratio of the billed totals
+        assert costs[(arm, "tokens_total_ratio")] == pytest.approx(totals[arm] / totals["none"])
+    assert res.to_json()["provenance"]["reference"] == "none"

@@ -319,7 +319,14 @@ def _sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-_K_ARM_ONLY = ("reference", "strengths", "pairs", "task_sd", "nu")  # see ._arms.K_ARM_ONLY
+_K_ARM_ONLY = (
+    "reference",
+    "strengths",
+    "pairs",
+    "task_sd",
+    "nu",
+    "token_ratios",
+)  # see ._arms.K_ARM_ONLY
 
 
 def simulate(
@@ -353,7 +360,7 @@ def simulate(
         Directory to write (created if needed; files replaced atomically).
     params : SimulationParams, optional
         All parameters; keyword ``overrides`` replace single fields (and ``arms``,
-        ``reference``, ``strengths``, ``pairs``, ``task_sd``, ``nu`` for K arms).
+        ``reference``, ``strengths``, ``pairs``, ``task_sd``, ``nu``, ``token_ratios`` for K arms).
 
     Returns
     -------

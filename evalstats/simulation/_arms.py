@@ -29,7 +29,7 @@ from ..errors import ParameterError
 __all__ = ["simulate_arms", "simulate_arms_from"]
 
 #: Keywords of :func:`evalstats.simulate` that only a K-arm simulation (``arms=``) takes.
-K_ARM_ONLY = ("reference", "strengths", "pairs", "task_sd", "nu")
+K_ARM_ONLY = ("reference", "strengths", "pairs", "task_sd", "nu", "token_ratios")
 
 
 def simulate_arms_from(out_dir: str | Path, params: Any, overrides: dict[str, Any]) -> Any:
@@ -86,13 +86,18 @@ def simulate_arms(
     judges: Sequence[str] = (),
     task_sd: float = 1.0,
     nu: float = 0.9,
+    token_ratios: Sequence[float] | None = None,
     agent_model: str = "qwen:qwen3-coder-480b",
     seed: int = 0,
     params_type: Any = None,
 ) -> Any:
     """Write a K-arm directory per the K-arm contract; see the module docstring.
 
-    Called by :func:`evalstats.simulate` when it is given ``arms=``.
+    Called by :func:`evalstats.simulate` when it is given ``arms=``. Each run has a billed
+    token count (``reported_tokens``): a task size (lognormal, median 6,000, log-SD 0.5) times
+    the arm's ``token_ratios`` entry (default 1, 1.2, 1.4, ...: the stronger arms of the
+    default strengths cost more, so the cost-quality frontier is not one arm) times run noise
+    (log-SD 0.25).
     """
     from .. import rubrics as _rubrics
     from ..records import Arms, arm_pairs, atomic_write, write_jsonl_atomic
@@ -117,6 +122,13 @@ def simulate_arms(
             raise ParameterError(f"strengths needs one value per arm ({len(ids)}), got {s.size}")
     if not np.isfinite(s).all():
         raise ParameterError("strengths must be finite numbers")
+    ratios = (
+        1.0 + 0.2 * np.arange(len(ids))
+        if token_ratios is None
+        else np.asarray(list(token_ratios), dtype=float)
+    )
+    if ratios.shape != (len(ids),) or not (np.isfinite(ratios).all() and (ratios > 0).all()):
+        raise ParameterError(f"token_ratios needs one positive value per arm ({len(ids)})")
     if not (task_sd >= 0 and nu > 0):
         raise ParameterError(f"task_sd must be >= 0 and nu > 0, got {task_sd}, {nu}")
     for judge in judges:
@@ -142,6 +154,8 @@ def simulate_arms(
         reference=reference,
     )
     tasks, runs = [], []
+    size = gen.lognormal(np.log(6000.0), 0.5, n_tasks)
+    noise = gen.lognormal(0.0, 0.25, (n_tasks, n_replicates, len(ids)))
     for t in range(n_tasks):
         what, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
         tasks.append(
@@ -150,7 +164,7 @@ def simulate_arms(
                 "prompt": _QUESTIONS[t % len(_QUESTIONS)].format(what=what, sym=sym),
                 "canonical_answer": f"The {what} lives in {path} ({sym}).",
                 "canonical_written_at": (base - pd.Timedelta(days=2, hours=t)).isoformat(),
-                "budget_tokens": 12000,
+                "budget_tokens": 200_000,  # billed counts reach ~25,000: no run over budget
                 "budget_wall_s": 600.0,
                 "tags": ["simulated"],
             }
@@ -166,6 +180,7 @@ def simulate_arms(
                         "answer": f"{sym} is defined in {path} (arm {a}, run {r + 1} of task {t + 1}).",
                         "files_inspected": [path],
                         "wall_s": float(np.round(gen.lognormal(np.log(120), 0.3), 1)),
+                        "reported_tokens": int(round(size[t] * ratios[k] * noise[t, r, k])),
                         "started_at": (
                             base + pd.Timedelta(hours=t, minutes=10 * r + k)
                         ).isoformat(),
@@ -229,6 +244,7 @@ def simulate_arms(
             "judges": list(judges),
             "task_sd": task_sd,
             "nu": nu,
+            "token_ratios": {a: float(v) for a, v in zip(ids, ratios, strict=True)},
             "seed": seed,
             "agent_model": agent_model,
         },
