@@ -480,3 +480,27 @@ def test_two_arm_data_with_pairs_is_judged_as_before(tmp_path):
             )
             pd.testing.assert_frame_equal(now, before)
     assert "arm_a" not in before.columns and set(before["order"]) <= {"with_first", "without_first"}
+
+
+def test_every_audit_check_is_evaluated_per_pair_of_arms(tmp_path):
+    # One pair's judge fails on every call; the other pairs are clean: the failure-rate check
+    # fails naming that pair only, and no check is left unknown.
+    d = _karm_dir(tmp_path, ("none", "v1", "v2"), judges=(J1, J2), n_tasks=4, n_replicates=2)
+    lines = [json.loads(x) for x in (d / "judgments.jsonl").read_text().splitlines()]
+    broken = 0
+    for x in lines:
+        if (x["arm_a"], x["arm_b"]) == ("v2", "v1") and x["judge"] == J2:
+            x.update(raw=None, error="APIError: simulated", output_tokens=0)
+            broken += 1
+    (d / "judgments.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    table = audit(evalstats.load_dir(d)).set_index("check")
+    assert "unknown" not in set(table["status"].astype(str))
+    row = table.loc["judge_failure_rate"]  # over its threshold the two-arm check warns
+    assert row["status"] == "warn"
+    assert row["detail"].startswith("1 of 3 pairs of arms: v2 vs v1 (warn): ")
+    assert f"{J2} on with-without: {broken} of {broken} pairs (100.0 %" in row["detail"]
+    # The two-arm audit of the pair gives the same row, the pair's arms as WITH / WITHOUT.
+    assert table.loc["same_agent_both_arms", "status"] == "pass"
+    # Billed usage and no transcripts: nothing to compare, and the cost's source is said.
+    tokens = table.loc["reported_tokens", "detail"]
+    assert "have no transcript" in tokens and "the cost ratios use the billed counts" in tokens

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..records import incomplete_pairs
@@ -239,8 +240,27 @@ def _check_tokens(runs: pd.DataFrame) -> dict[str, str]:
             "unknown",
             "Runs carry no token counts (load them with tasks): reported tokens not compared.",
         )
-    mism = runs.loc[runs["tokens_mismatch"].to_numpy(dtype=bool)]
     n_rep = int(runs["reported_tokens"].notna().sum()) if "reported_tokens" in runs else 0
+    # Which count the cost ratios use is their token-source rule (billed where every run has
+    # it, else the transcript count); this check only says whether the two agree.
+    used = (
+        "the cost ratios use the billed counts"
+        if n_rep == len(runs) and n_rep
+        else "the cost ratios use the cl100k_base transcript counts"
+    )
+    answer_only = (
+        runs["tokens_source"].astype(str).eq("answer").to_numpy()
+        if "tokens_source" in runs.columns
+        else np.zeros(len(runs), dtype=bool)
+    )
+    if n_rep and answer_only[runs["reported_tokens"].notna().to_numpy()].all():
+        return _row(
+            check,
+            "pass",
+            f"{n_rep} runs report billed usage and have no transcript: the answer's count is "
+            f"not a count of what a run read and wrote, so nothing is compared; {used}.",
+        )
+    mism = runs.loc[runs["tokens_mismatch"].to_numpy(dtype=bool) & ~answer_only]
     if len(mism):
         ratio = mism["reported_tokens"].astype("float64") / mism["tokens"].astype("float64")
         items = [
@@ -258,21 +278,20 @@ def _check_tokens(runs: pd.DataFrame) -> dict[str, str]:
             check,
             "warn",
             f"{len(mism)} of {n_rep} runs with reported_tokens disagree with the "
-            f"cl100k_base count (reported / counted from {ratio.min():.2f} to "
-            f"{ratio.max():.2f}); the count is used: {_listed(items)}.",
+            f"cl100k_base transcript count (reported / counted from {ratio.min():.2f} to "
+            f"{ratio.max():.2f}); {used}: {_listed(items)}.",
         )
     if n_rep == 0:
         return _row(
             check,
             "pass",
-            f"No run reports its token count ({len(runs)} runs): "
-            "nothing to compare; the count is used.",
+            f"No run reports its token count ({len(runs)} runs): nothing to compare; {used}.",
         )
     return _row(
         check,
         "pass",
         f"All {n_rep} reported token counts agree with the cl100k_base "
-        f"count ({len(runs) - n_rep} runs report none).",
+        f"count ({len(runs) - n_rep} runs report none); {used}.",
     )
 
 

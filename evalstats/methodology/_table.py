@@ -145,6 +145,12 @@ def audit(
             families=families,
             agent_family=agent_family,
             disagreement_threshold=disagreement_threshold,
+            failure_threshold=failure_threshold,
+            no_answer_threshold=no_answer_threshold,
+            order_alpha=order_alpha,
+            order_tolerance=order_tolerance,
+            budget_alpha=budget_alpha,
+            plan=plan,
         )
     if frame is None and judgments is not None and len(judgments):
         from ..frames import verdict_frame
