@@ -15,7 +15,7 @@ from evalstats.stats import (
     design_coverage_kappa,
     judge_agreement,
 )
-from evalstats.stats._cost_intervals import GPQ_HULL_METHOD
+from evalstats.stats._cost_intervals import GPQ_HULL_METHOD, GPQ_METHOD
 from evalstats.stats._design_coverage_more import kappa_ends, total_ratio_ends
 
 OUT = np.array(["loss", "tie", "win"])
@@ -101,7 +101,7 @@ def _cost_frame(tw, to) -> pd.DataFrame:
 
 def test_total_ratio_ends_are_cost_ratios_default_interval():
     rng = np.random.default_rng(5)
-    hulls = 0
+    hulls = switched = 0
     # Eight tasks where the plain ratio falls outside the pivot's 95 % interval (found by a
     # search over skewed designs): the widened branch.
     fired = (
@@ -121,9 +121,11 @@ def test_total_ratio_ends_are_cost_ratios_default_interval():
         assert np.exp(log_est[0]) == pytest.approx(row["estimate"], rel=1e-12)
         assert np.exp(lo[0]) == pytest.approx(row["ci_low"], rel=1e-12)
         assert np.exp(hi[0]) == pytest.approx(row["ci_high"], rel=1e-12)
-        assert bool(rejected[0]) == (row["method"] == GPQ_HULL_METHOD)
-        hulls += bool(rejected[0])
-    assert hulls >= 1  # the widened branch was compared too
+        # Either check fired: the pivot's own (the hull) or the lognormal check (CR2).
+        assert bool(rejected[0]) == (row["method"] != GPQ_METHOD)
+        hulls += row["method"] == GPQ_HULL_METHOD
+        switched += row["method"] not in (GPQ_METHOD, GPQ_HULL_METHOD)
+    assert hulls >= 1 and switched >= 1  # both widened branches were compared too
 
 
 @pytest.mark.slow

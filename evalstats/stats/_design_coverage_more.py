@@ -48,6 +48,7 @@ from evalstats.stats import _agreement_cluster as _ac
 from evalstats.stats._cost_intervals import (
     GPQ_HULL_METHOD,
     GPQ_METHOD,
+    LOGNORMAL_CHECK_ALPHA,
     MODEL_CHECK_CONFIDENCE,
     bm_df_from_leverage,
     gpq_interval,
@@ -244,10 +245,14 @@ def _recode(codes: np.ndarray) -> tuple[np.ndarray, int]:
 def total_ratio_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple:
     """``cost_ratios``' default total-ratio interval (log scale) of many data sets at once.
 
-    ``x``, ``y``: (..., C) positive task totals. The generalized pivotal interval; where the
-    plain log ratio falls outside the pivot's 95 % interval (the model check), its hull with
-    the CR2 t(Bell-McCaffrey df) interval; where the pivot has no spread, CR2 alone.
-    Returns ``(low, high, log_estimate, model_rejected)``.
+    ``x``, ``y``: (..., C) positive task totals, one value per task. First the lognormal
+    model check ``cost_ratios`` runs on data without replicate runs (Shapiro-Wilk on the task
+    log ratios, at least 3 tasks): where it rejects, the CR2 t(Bell-McCaffrey df) interval.
+    Elsewhere the generalized pivotal interval; where the plain log ratio falls outside the
+    pivot's 95 % interval, its hull with the CR2 interval; where the pivot has no spread, CR2
+    alone. (On data with replicate runs ``cost_ratios`` tests the runs' within-task residuals,
+    which task totals do not hold: the simulation then applies the task-level check.)
+    Returns ``(low, high, log_estimate, model_rejected)``, the last where either check fired.
     """
     tx, ty = x.sum(axis=-1), y.sum(axis=-1)
     log_est = np.log(tx / ty)
@@ -266,7 +271,16 @@ def total_ratio_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple:
     hi = np.where(widen, np.maximum(hi, log_est + q * se), hi)
     lo = np.where(finite, lo, log_est - q * se)
     hi = np.where(finite, hi, log_est + q * se)
-    return lo, hi, log_est, rejected
+    switched = np.zeros(log_est.shape, dtype=bool)
+    if x.shape[-1] >= 3:
+        d = np.log(x) - np.log(y)
+        spread = np.ptp(d, axis=-1) > 1e-12 * np.maximum(1.0, np.abs(d).max(axis=-1))
+        with np.errstate(invalid="ignore"):
+            p = stats.shapiro(np.where(spread[..., None], d, 0.0), axis=-1).pvalue
+        switched = spread & (p < LOGNORMAL_CHECK_ALPHA) & np.isfinite(q)
+    lo = np.where(switched, log_est - q * se, lo)
+    hi = np.where(switched, log_est + q * se, hi)
+    return lo, hi, log_est, rejected | switched
 
 
 def design_coverage_cost(
@@ -388,6 +402,9 @@ def design_coverage_cost(
         )
     out = _finish(rows, n_sims, confidence, band, [r["statistic"] for r in rows])
     if not out.empty:
-        method = f"{GPQ_METHOD}; {GPQ_HULL_METHOD} where the model check fires"
+        method = (
+            f"{GPQ_METHOD}; CR2 where the lognormal check rejects, {GPQ_HULL_METHOD} where "
+            "the pivot's own check fires"
+        )
         out.insert(out.columns.get_loc("n_sims"), "method", method)
     return out
