@@ -11,6 +11,7 @@ that pair (``arm_a`` in the WITH role, ``arm_b`` in the WITHOUT role, ``a_first`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -128,10 +129,10 @@ def _as_two_arms(
     return r, j
 
 
-def _per_pair(tasks, runs, judgments, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each check's row over the pairs of arms, from the two-arm audit of every pair."""
-    from ._table import audit  # the two-arm audit; imported here, it imports this module
-
+def _per_pair(
+    tasks, runs, judgments, audit: Callable[..., pd.DataFrame], options: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Each check's row over the pairs of arms, from the two-arm ``audit`` of every pair."""
     per: dict[str, list[tuple[str, str, str]]] = {}
     pairs = judgments[["arm_a", "arm_b"]].astype(str).drop_duplicates()
     for a, b in pairs.itertuples(index=False):
@@ -164,6 +165,7 @@ def audit_arm_pairs(
     families: Any = None,
     agent_family: str | None = None,
     disagreement_threshold: float,
+    two_arm_audit: Callable[..., pd.DataFrame],
     **options: Any,
 ) -> pd.DataFrame:
     """The audit table of K-arm judgments (the shape of :func:`evalstats.methodology.audit`).
@@ -171,7 +173,8 @@ def audit_arm_pairs(
     ``judge_disagreement`` and ``judge_not_self`` are evaluated per pair of arms here; the
     checks that do not depend on how runs pair (``judge_families``, ``canonical_before_runs``,
     ``prompt_hash_pinned``) as for two arms; every other check is the two-arm audit of each
-    pair (``options``: the audit's thresholds and plan), the worst status over the pairs.
+    pair (``two_arm_audit``, given by the caller: :func:`evalstats.methodology.audit`;
+    ``options``: its thresholds and plan), the worst status over the pairs.
     """
     frame = pairwise_frame(
         SimpleNamespace(tasks=tasks, runs=runs, judgments=judgments), rubrics=rubrics
@@ -183,7 +186,7 @@ def audit_arm_pairs(
         "prompt_hash_pinned": _check_hashes(judgments, rubrics),
         "judge_disagreement": _pair_disagreement(frame, disagreement_threshold),
     }
-    rest = _per_pair(tasks, runs, judgments, {"rubrics": rubrics, **options})
+    rest = _per_pair(tasks, runs, judgments, two_arm_audit, {"rubrics": rubrics, **options})
     rows = [
         done.get(check)
         or rest.get(check)

@@ -151,6 +151,7 @@ def audit(
             order_tolerance=order_tolerance,
             budget_alpha=budget_alpha,
             plan=plan,
+            two_arm_audit=audit,
         )
     if frame is None and judgments is not None and len(judgments):
         from ..frames import verdict_frame
