@@ -21,7 +21,7 @@ from .._schema import ARM_DTYPE, ORDER_DTYPE
 from ..stats.pairs import pairwise_frame
 from ._design import _check_canonical, _check_families, _check_self
 from ._judgments import _check_hashes, _disagreements
-from ._rows import _STATUS_DTYPE, AUDIT_CHECKS, _pct, _row
+from ._rows import AUDIT_CHECKS, _pct, _row, _table
 
 __all__ = ["audit_arm_pairs", "has_arm_pairs"]
 
@@ -193,9 +193,4 @@ def audit_arm_pairs(
         or _row(check, "unknown", "Not evaluated: no judged pair of arms.")
         for check in AUDIT_CHECKS
     ]
-    table = pd.DataFrame(rows, columns=["check", "status", "detail", "rule"])
-    table["status"] = table["status"].astype(_STATUS_DTYPE)
-    for col in ("check", "detail", "rule"):
-        table[col] = table[col].astype("str")
-    table.attrs["rubrics"] = {r["check"]: list(r["rubrics"]) for r in rows if r.get("rubrics")}
-    return table
+    return _table(rows)

@@ -62,6 +62,17 @@ def _row(check: str, status: str, detail: str) -> dict[str, str]:
     return {"check": check, "status": status, "detail": detail, "rule": AUDIT_CHECKS[check]}
 
 
+def _table(rows: list[dict]) -> pd.DataFrame:
+    """The audit table of check rows: ``check``, ``status`` (ordered), ``detail``, ``rule``;
+    ``attrs["rubrics"]`` maps a check that fails per rubric (judge_disagreement) to them."""
+    table = pd.DataFrame(rows, columns=["check", "status", "detail", "rule"])
+    table["status"] = table["status"].astype(_STATUS_DTYPE)
+    for col in ("check", "detail", "rule"):
+        table[col] = table[col].astype("str")
+    table.attrs["rubrics"] = {r["check"]: list(r["rubrics"]) for r in rows if r.get("rubrics")}
+    return table
+
+
 def _no_judgments(check: str) -> dict[str, str]:
     return _row(check, "unknown", "No judgments given: not checked.")
 

@@ -30,7 +30,7 @@ from ._judgments import (
     _check_orders,
 )
 from ._plan import _check_plan_design, _check_plan_time
-from ._rows import _STATUS_DTYPE, _no_judgments
+from ._rows import _no_judgments, _table
 
 __all__ = ["audit"]
 
@@ -199,10 +199,4 @@ def audit(
         lambda: _check_plan_design(plan, runs, j),
     ]
     rows = [c() for c in checks]
-    table = pd.DataFrame(rows, columns=["check", "status", "detail", "rule"])
-    table["status"] = table["status"].astype(_STATUS_DTYPE)
-    for col in ("check", "detail", "rule"):
-        table[col] = table[col].astype("str")
-    # Which rubrics a check fails on, where a check tells (judge_disagreement).
-    table.attrs["rubrics"] = {r["check"]: list(r["rubrics"]) for r in rows if r.get("rubrics")}
-    return table
+    return _table(rows)

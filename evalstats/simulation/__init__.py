@@ -32,6 +32,7 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -329,6 +330,21 @@ _K_ARM_ONLY = (
 )  # see ._arms.K_ARM_ONLY
 
 
+def write_simulation(
+    out: Path, tasks: list, runs: list, judgments: list, truth: dict, params: Any
+) -> Simulation:
+    """Write the three files and ``truth.json`` (with the files' sha256) atomically."""
+    from ..records import atomic_write, write_jsonl_atomic
+
+    paths = {name: out / f"{name}.jsonl" for name in ("tasks", "runs", "judgments")}
+    for name, records in (("tasks", tasks), ("runs", runs), ("judgments", judgments)):
+        write_jsonl_atomic(paths[name], records)
+    truth = truth | {"files_sha256": {k: _sha256_file(v) for k, v in paths.items()}}
+    truth_file = out / "truth.json"
+    atomic_write(truth_file, lambda fh: fh.write(json.dumps(truth, indent=2).encode() + b"\n"))
+    return Simulation(out, paths["tasks"], paths["runs"], paths["judgments"], truth_file, params)
+
+
 def simulate(
     out_dir: str | Path, params: SimulationParams | None = None, **overrides
 ) -> Simulation:
@@ -390,7 +406,6 @@ def simulate(
 
         return simulate_arms_from(out_dir, params or SimulationParams(), dict(overrides))
     from .. import rubrics as _rubrics
-    from ..records import atomic_write, write_jsonl_atomic
     from ..tokens import count_tokens
 
     p = dataclasses.replace(params or SimulationParams(), **overrides)
@@ -568,10 +583,6 @@ def simulate(
                             }
                         )
 
-    paths = {name: out / f"{name}.jsonl" for name in ("tasks", "runs", "judgments")}
-    write_jsonl_atomic(paths["tasks"], tasks)
-    write_jsonl_atomic(paths["runs"], runs)
-    write_jsonl_atomic(paths["judgments"], judgments)
     truth = {
         "simulated": True,
         "model": "latent probit: y = u_task + e_pair (+ judge noise); thresholds keep every "
@@ -599,8 +610,5 @@ def simulate(
             )
         },
         "over_budget_pairs": int(over.sum()),
-        "files_sha256": {k: _sha256_file(v) for k, v in paths.items()},
     }
-    truth_file = out / "truth.json"
-    atomic_write(truth_file, lambda fh: fh.write(json.dumps(truth, indent=2).encode() + b"\n"))
-    return Simulation(out, paths["tasks"], paths["runs"], paths["judgments"], truth_file, p)
+    return write_simulation(out, tasks, runs, judgments, truth, p)

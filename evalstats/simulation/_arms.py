@@ -100,9 +100,9 @@ def simulate_arms(
     (log-SD 0.25).
     """
     from .. import rubrics as _rubrics
-    from ..records import Arms, arm_pairs, atomic_write, write_jsonl_atomic
+    from ..records import Arms, arm_pairs
     from ..tokens import count_tokens
-    from . import _QUESTIONS, _SUBSYSTEMS, Simulation, _sha256_file, _ww_raw
+    from . import _QUESTIONS, _SUBSYSTEMS, _ww_raw, write_simulation
 
     ids = tuple(str(a) for a in arms)
     if len(ids) < 2 or len(set(ids)) != len(ids) or not all(a.strip() for a in ids):
@@ -226,10 +226,6 @@ def simulate_arms(
                             "arm_b": b,
                         }
                     )
-    paths = {name: out / f"{name}.jsonl" for name in ("tasks", "runs", "judgments")}
-    write_jsonl_atomic(paths["tasks"], tasks)
-    write_jsonl_atomic(paths["runs"], runs)
-    write_jsonl_atomic(paths["judgments"], judgments)
     truth = {
         "simulated": True,
         "model": "Bradley-Terry with Davidson ties: u = s_a - s_b + e_ta - e_tb, "
@@ -248,10 +244,5 @@ def simulate_arms(
             "seed": seed,
             "agent_model": agent_model,
         },
-        "files_sha256": {k: _sha256_file(v) for k, v in paths.items()},
     }
-    truth_file = out / "truth.json"
-    atomic_write(truth_file, lambda fh: fh.write(json.dumps(truth, indent=2).encode() + b"\n"))
-    return Simulation(
-        out, paths["tasks"], paths["runs"], paths["judgments"], truth_file, params_type
-    )
+    return write_simulation(out, tasks, runs, judgments, truth, params_type)
