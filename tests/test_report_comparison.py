@@ -151,3 +151,25 @@ def test_the_shipped_k_arm_sample_computes_every_table():
     for arm in ("v1", "v2"):  # every pair of runs complete: the ratio of the billed totals
         assert costs[(arm, "tokens_total_ratio")] == pytest.approx(totals[arm] / totals["none"])
     assert res.to_json()["provenance"]["reference"] == "none"
+
+
+def test_latex_macros_hold_every_pair_and_arm_cost(res):
+    import re
+
+    from evalstats.report._macros import latex_macros
+
+    doc = res.to_json()
+    tex = latex_macros(doc)
+    macros = dict(re.findall(r"\\newcommand\{\\(\w+)\}\{([^}]*)\}", tex))
+    words = {"v1": "VOne", "v2": "VTwo", "none": "None"}
+    for row in doc["tables"]["compare"]:
+        name = "Cmp" + words[row["arm_a"]] + "Vs" + words[row["arm_b"]]
+        name += "".join(p.title() for p in row["statistic"].split("_"))
+        for suffix, key in (("", "estimate"), ("Lo", "ci_low"), ("Hi", "ci_high")):
+            want = "--" if row[key] is None else str(round(100 * row[key]))  # -- : no number
+            assert macros["es" + name + suffix] == want, name + suffix
+    for row in doc["tables"]["arm_costs"]:
+        name = "esArmCost" + words[row["arm"]]
+        name += "".join(p.title() for p in row["statistic"].split("_"))
+        assert float(macros[name]) == pytest.approx(row["estimate"], abs=0.005)
+        assert float(macros[name + "Lo"]) == pytest.approx(row["ci_low"], abs=0.005)

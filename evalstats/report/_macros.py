@@ -67,6 +67,31 @@ def _interval_values(
     return vals
 
 
+def _comparison_macros(
+    names: _Names, doc: Any, digits: int | None, percent: bool, aliases: Any
+) -> None:
+    """A K-arm comparison's numbers: every pair's rates (``compare``) and each arm's cost
+    ratios to the reference (``arm_costs``), with their intervals."""
+    for tname, cols, prefix in (
+        ("compare", ("arm_a", "arm_b"), "Cmp"),
+        ("arm_costs", ("arm",), "ArmCost"),
+    ):
+        table = _table(doc, tname)
+        if table is None or not set(cols) <= set(table.columns):
+            continue
+        for row in table.to_dict("records"):  # one row per pair (arm), its statistics wide
+            arms = "Vs".join(word(str(row[c]), aliases) for c in cols)
+            where = " vs ".join(str(row[c]) for c in cols)
+            for stat in [c for c in row if f"{c}_ci_low" in row]:
+                d = statistic_digits(stat, digits=digits, percent=percent)
+                sc = statistic_scale(stat, percent=percent)
+                lo, hi = f"{stat}_ci_low", f"{stat}_ci_high"
+                for suffix, value in _interval_values(row, stat, stat, lo, hi, d, sc):
+                    names.add(
+                        prefix + arms + word(stat) + suffix, value, f"{tname}: {where} / {stat}"
+                    )
+
+
 def latex_macros(
     results: Any,
     *,
@@ -135,10 +160,12 @@ def latex_macros(
                 row, "estimate", "estimate", "ci_low", "ci_high", d, 1.0
             ):
                 names.add(prefix + suffix, value, f"{src}{suffix}")
+    _comparison_macros(names, doc, digits, percent, aliases)
     lines = [
         "% evalstats export: one \\newcommand per headline number of results.json.",
         "% Names: \\es<Rubric><Judge><Statistic>[Lo|Hi]; \\es<Rubric><JudgeA>Vs<JudgeB><Stat>;",
-        "% \\esCost<Metric>[Lo|Hi]. Rates in "
+        "% \\esCost<Metric>[Lo|Hi]; K arms: \\esCmp<ArmA>Vs<ArmB><Statistic>[Lo|Hi],"
+        " \\esArmCost<Arm><Metric>[Lo|Hi]. Rates in "
         + ("percent (no % sign)." if percent else "decimals."),
     ]
     for name, (value, source) in names.items.items():
