@@ -18,7 +18,16 @@ Monte Carlo SE, and mean simultaneous-interval half-width and rank-set size.
 
     PYTHONPATH=. python benchmarks/coverage_ranking.py --sims 1000 --resamples 500
 
-printed (2026-12-02, one run, ~22 CPU-minutes in all; ± is the Monte Carlo SE)::
+printed (2026-12-03, one run per config after compare's bootstrap-t moved to the logit /
+atanh scale, ~18 CPU-minutes in all; ± is the Monte Carlo SE)::
+
+    config   bootstrap  net-win cov  rank-set cov half-width set size  ties  seconds
+    null     task       0.952±0.007   0.935±0.008      0.243     4.97  0.29  214
+    null     battle     0.881±0.010   0.696±0.015      0.210     4.78  0.29  327
+    spread   task       0.953±0.007   0.996±0.002      0.242     4.48  0.28  215
+    spread   battle     0.875±0.010   0.974±0.005      0.209     3.80  0.28  324
+
+and before it, on the raw scale (2026-12-02, one run, ~22 CPU-minutes in all)::
 
     config   bootstrap  net-win cov  rank-set cov half-width set size  ties  seconds
     null     task       0.953±0.007   0.935±0.008      0.258     4.97  0.29  255

@@ -127,3 +127,77 @@ def test_seeded_simultaneous_coverage_of_all_net_wins():
         net = net[net.statistic == "net_win"]
         hits += bool(((net.sim_low <= truth) & (truth <= net.sim_high)).all())
     assert 51 <= hits <= 60
+
+
+def test_bootstrap_t_on_the_logit_and_atanh_scales_by_a_plain_loop():
+    # A small design (6 tasks): the marginal interval from the package against a loop over
+    # the very same task draws, each resample's CR1 SE by hand, t on the logit (rates) and
+    # atanh (net win) scale, quantiles without interpolation.
+    from scipy.special import expit, logit
+
+    frame = simulate_pairwise(np.random.default_rng(11), np.array([0.0, 0.4, 0.9]), n_tasks=6)
+    B, seed, conf = 199, 5, 0.9
+    res = compare(frame, n_resamples=B, rng=seed, confidence=conf)
+    tasks = sorted(set(frame.task_id), key=lambda t: list(frame.task_id).index(t))
+    draws = np.random.default_rng(seed).integers(0, len(tasks), size=(B, len(tasks)))
+    for (a, b), rows in res.groupby(["arm_a", "arm_b"]):
+        pair = _oriented(frame, a, b)
+        per = (
+            pair.groupby("task_id")
+            .outcome.agg(w=lambda s: (s == "win").sum(), lo=lambda s: (s == "loss").sum(), m="size")
+            .reindex(tasks)
+        )
+
+        def stats(idx, per=per):
+            w, lo, m = (per[c].to_numpy(float)[idx] for c in ("w", "lo", "m"))
+            out = []
+            for y in (w, w - lo):
+                r = y.sum() / m.sum()
+                c = len(idx)
+                se = np.sqrt(c / (c - 1) * ((y - r * m) ** 2).sum()) / m.sum()
+                out.append((r, se))
+            return out
+
+        (rw, sw), (rn, sn) = stats(np.arange(len(tasks)))
+
+        def t_value(num, se):
+            # A resample at the edge of the range, or with no spread, is the most extreme
+            # draw (an infinite t); one equal to the estimate with no spread tells nothing.
+            if np.isinf(num):
+                return num
+            return num / se if se > 0 else (np.sign(num) * np.inf if num else np.nan)
+
+        tw, tn = [], []
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for d in draws:
+                (bw, bsw), (bn, bsn) = stats(d)
+                tw.append(t_value(logit(bw) - logit(rw), bsw / (bw * (1 - bw))))
+                tn.append(t_value(np.arctanh(bn) - np.arctanh(rn), bsn / (1 - bn**2)))
+        alpha = 1 - conf
+        for name, r, se, t, to, back, grad in (
+            ("win_rate", rw, sw, tw, logit, expit, 1 / (rw * (1 - rw))),
+            ("net_win", rn, sn, tn, np.arctanh, np.tanh, 1 / (1 - rn**2)),
+        ):
+            t = np.asarray(t)[~np.isnan(t)]
+            q_lo, q_hi = np.quantile(t, [alpha / 2, 1 - alpha / 2], method="inverted_cdf")
+            row = rows.set_index("statistic").loc[name]
+            assert row["estimate"] == pytest.approx(r, rel=1e-12)
+            assert row["ci_low"] == pytest.approx(back(to(r) - q_hi * se * grad), rel=1e-9)
+            assert row["ci_high"] == pytest.approx(back(to(r) - q_lo * se * grad), rel=1e-9)
+
+
+def test_intervals_stay_in_range_and_an_edge_gets_its_exact_bound():
+    # Few tasks and no tie anywhere: every end finite and in range by construction; the tie
+    # rate observed at 0 gets the Clopper-Pearson bound with the tasks as trials.
+    rng = np.random.default_rng(2)
+    frame = simulate_pairwise(rng, np.array([0.0, 0.5, 1.0]), n_tasks=5, n_reps=2)
+    frame = frame.assign(outcome=frame.outcome.replace({"tie": "win"}))
+    res = compare(frame, n_resamples=300, rng=1)
+    for lo_col, hi_col in (("ci_low", "ci_high"), ("sim_low", "sim_high")):
+        assert np.isfinite(res[[lo_col, hi_col]].to_numpy()).all()
+        rates = res.statistic != "net_win"
+        assert ((res.loc[rates, lo_col] >= 0) & (res.loc[rates, hi_col] <= 1)).all()
+        assert ((res[lo_col] >= -1) & (res[hi_col] <= 1)).all()
+    tie = res.loc[res.statistic == "tie_rate"]
+    assert (tie.estimate == 0).all() and (tie.ci_low == 0).all()
+    assert tie.ci_high.to_numpy() == pytest.approx(1 - 0.025 ** (1 / tie.n_tasks.to_numpy()))

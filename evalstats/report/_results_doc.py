@@ -44,7 +44,10 @@ _METHOD_TEXT = {
     "basic": "basic cluster bootstrap",
     "jackknife_t": "jackknife over tasks with t quantiles",
     # the comparison kind (K arms): compare, rank, arm_costs, pareto
-    "task_bootstrap_studentized": "task-cluster bootstrap-t (replicates nested in tasks)",
+    "task_bootstrap_studentized": (
+        "task-cluster bootstrap-t on the logit (rates) / atanh (net win) scale, replicates "
+        "nested in tasks"
+    ),
     "task_bootstrap_percentile": "percentile task-cluster bootstrap (replicates nested)",
     "task_bootstrap_wald": "CR1 Wald t with a task-bootstrap max-t for the simultaneous bands",
     "task_bootstrap_studentized_log": "task-cluster bootstrap-t on the log ratio",
