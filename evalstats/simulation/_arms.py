@@ -102,7 +102,8 @@ def simulate_arms(
     from .. import rubrics as _rubrics
     from ..records import Arms, arm_pairs
     from ..tokens import count_tokens
-    from . import _QUESTIONS, _SUBSYSTEMS, _ww_raw, write_simulation
+    from . import write_simulation
+    from ._texts import _QUESTIONS, _SUBSYSTEMS, _ww_raw
 
     ids = tuple(str(a) for a in arms)
     if len(ids) < 2 or len(set(ids)) != len(ids) or not all(a.strip() for a in ids):
