@@ -369,10 +369,47 @@ def gpq_interval(draws: np.ndarray, confidence: float) -> tuple[np.ndarray, np.n
     return srt[..., j - 1], srt[..., k - j]
 
 
-def _model_rejected(draws: np.ndarray, log_est: float) -> bool:
-    """The plain log ratio outside the pivot's 95 % interval: the lognormal model is doubtful."""
-    lo, hi = gpq_interval(draws, MODEL_CHECK_CONFIDENCE)
-    return not (lo <= log_est <= hi)
+class PivotEnds(NamedTuple):
+    """:func:`pivot_hull_ends`: the interval's ends (log scale) and how they were made."""
+
+    low: np.ndarray
+    high: np.ndarray
+    log_estimate: np.ndarray
+    widened: np.ndarray  # the hull with CR2 was taken (the pivot's own check fired)
+    pivot_ok: np.ndarray  # the pivot had finite draws (else CR2 alone)
+    sd_draws: np.ndarray
+    cr2_se: np.ndarray
+    cr2_q: np.ndarray  # the CR2 interval's t(Bell-McCaffrey df) quantile
+
+
+def pivot_hull_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> PivotEnds:
+    """The total ratio's pivotal interval (log scale) of one or many data sets at once.
+
+    ``x``, ``y``: (..., C) positive task totals. The generalized pivotal interval; where the
+    plain log ratio falls outside the pivot's 95 % interval (the model doubtful), its hull
+    with the CR2 t(Bell-McCaffrey df) interval; where the pivot has no spread, CR2 alone.
+    :func:`~evalstats.stats.cost_ratios` and the simulated coverage of its interval
+    (:func:`~evalstats.stats.design_coverage_cost`) both use this one function.
+    """
+    tx, ty = x.sum(axis=-1), y.sum(axis=-1)
+    log_est = np.log(tx / ty)
+    draws = lognormal_ratio_gpq(x, y)
+    finite = np.isfinite(draws).all(axis=-1)
+    safe = np.where(finite[..., None], draws, 0.0)
+    lo, hi = gpq_interval(safe, confidence)
+    c_lo, c_hi = gpq_interval(safe, MODEL_CHECK_CONFIDENCE)
+    doubtful = finite & ~((c_lo <= log_est) & (log_est <= c_hi))
+    h = y / ty[..., None]
+    z = x / tx[..., None] - h
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(np.sum(z**2 / (1.0 - h), axis=-1))
+    q = stats.t.ppf(0.5 + confidence / 2.0, bm_df_from_leverage(h))
+    widen = doubtful & np.isfinite(q)
+    lo = np.where(widen, np.minimum(lo, log_est - q * se), lo)
+    hi = np.where(widen, np.maximum(hi, log_est + q * se), hi)
+    lo = np.where(finite, lo, log_est - q * se)
+    hi = np.where(finite, hi, log_est + q * se)
+    return PivotEnds(lo, hi, log_est, widen, finite, np.std(safe, axis=-1), se, q)
 
 
 def _cr2_total(sums: np.ndarray) -> tuple[float, float]:

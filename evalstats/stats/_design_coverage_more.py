@@ -49,10 +49,7 @@ from evalstats.stats._cost_intervals import (
     GPQ_HULL_METHOD,
     GPQ_METHOD,
     LOGNORMAL_CHECK_ALPHA,
-    MODEL_CHECK_CONFIDENCE,
-    bm_df_from_leverage,
-    gpq_interval,
-    lognormal_ratio_gpq,
+    pivot_hull_ends,
 )
 from evalstats.stats._design_coverage import _pooled_icc
 from evalstats.stats._missing_rule import category_codes
@@ -254,23 +251,8 @@ def total_ratio_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple:
     which task totals do not hold: the simulation then applies the task-level check.)
     Returns ``(low, high, log_estimate, model_rejected)``, the last where either check fired.
     """
-    tx, ty = x.sum(axis=-1), y.sum(axis=-1)
-    log_est = np.log(tx / ty)
-    draws = lognormal_ratio_gpq(x, y)
-    finite = np.isfinite(draws).all(axis=-1)
-    lo, hi = gpq_interval(np.where(finite[..., None], draws, 0.0), confidence)
-    c_lo, c_hi = gpq_interval(np.where(finite[..., None], draws, 0.0), MODEL_CHECK_CONFIDENCE)
-    rejected = finite & ~((c_lo <= log_est) & (log_est <= c_hi))
-    h = y / ty[..., None]
-    z = x / tx[..., None] - h
-    with np.errstate(divide="ignore", invalid="ignore"):
-        se = np.sqrt(np.sum(z**2 / (1.0 - h), axis=-1))
-    q = stats.t.ppf(0.5 + confidence / 2.0, bm_df_from_leverage(h))
-    widen = rejected & np.isfinite(q)
-    lo = np.where(widen, np.minimum(lo, log_est - q * se), lo)
-    hi = np.where(widen, np.maximum(hi, log_est + q * se), hi)
-    lo = np.where(finite, lo, log_est - q * se)
-    hi = np.where(finite, hi, log_est + q * se)
+    ends = pivot_hull_ends(x, y, confidence)
+    lo, hi, log_est, se, q = ends.low, ends.high, ends.log_estimate, ends.cr2_se, ends.cr2_q
     switched = np.zeros(log_est.shape, dtype=bool)
     if x.shape[-1] >= 3:
         d = np.log(x) - np.log(y)
@@ -280,7 +262,7 @@ def total_ratio_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple:
         switched = spread & (p < LOGNORMAL_CHECK_ALPHA) & np.isfinite(q)
     lo = np.where(switched, log_est - q * se, lo)
     hi = np.where(switched, log_est + q * se, hi)
-    return lo, hi, log_est, rejected | switched
+    return lo, hi, log_est, ends.widened | switched
 
 
 def design_coverage_cost(

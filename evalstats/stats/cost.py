@@ -153,11 +153,11 @@ from evalstats.stats._cost_intervals import (
     _log_ratio_of_sums,
     _lognormal_check,
     _mean_of_sums,
-    _model_rejected,
     bm_df_from_leverage,
     gpq_interval,
     lognormal_ratio_gpq,
     lognormal_ratio_interval,
+    pivot_hull_ends,
 )
 from evalstats.stats._token_source import choose_token_source
 from evalstats.stats.resample import (
@@ -459,27 +459,20 @@ def _ratio_row(
         # Outlying runs: the pivot's normal-theory covariance under-covers, CR2 holds.
         row["ci_note"] = check.note()
     if interval == "default" and kind == "total" and not rejected:
-        draws = lognormal_ratio_gpq(sums[:, 0], sums[:, 1]) if np.all(sums > 0) else None
-        if draws is not None and np.all(np.isfinite(draws)):
-            lo, hi = gpq_interval(draws, conf)
-            label = GPQ_METHOD
-            if _model_rejected(draws, log_est):
-                # The lognormal model and the data disagree: widen to the model-free CR2
-                # interval too, so the interval never excludes the plain ratio it reports.
-                se2, df2 = _cr2_total(sums)
-                q = stats.t.ppf(0.5 + conf / 2.0, df2)
-                if np.isfinite(q):
-                    lo, hi = min(lo, log_est - q * se2), max(hi, log_est + q * se2)
-                    label = GPQ_HULL_METHOD
+        positive = bool(np.all(sums > 0))
+        # The pivot and its hull with CR2 where the model is doubtful (one function for this
+        # and for design_coverage_cost's simulated evaluations).
+        ends = pivot_hull_ends(sums[None, :, 0], sums[None, :, 1], conf) if positive else None
+        if ends is not None and ends.pivot_ok[0]:
             return row | {
-                "ci_low": float(np.exp(lo)),
-                "ci_high": float(np.exp(hi)),
-                "se_log": float(np.std(draws)),
-                "method": label,
+                "ci_low": float(np.exp(ends.low[0])),
+                "ci_high": float(np.exp(ends.high[0])),
+                "se_log": float(ends.sd_draws[0]),
+                "method": GPQ_HULL_METHOD if ends.widened[0] else GPQ_METHOD,
             }
         fallback = (
             " (a task total of 0: no lognormal interval)"
-            if draws is None
+            if ends is None
             else " (fewer than 3 tasks or no spread: no lognormal interval)"
         )
     if interval in ("cr2", "default"):
