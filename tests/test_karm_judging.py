@@ -93,18 +93,13 @@ def test_dry_run_prices_every_pair_both_orders(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     ds = evalstats.load_dir(_karm_dir(tmp_path))
     n_units = 3 * 2  # tasks x replicates
-    res = run_judges(
-        ds.tasks,
-        ds.runs,
-        rubric="with-without",
-        judges=[J2],
-        out=tmp_path / "j.jsonl",
-        dry_run=True,
-        progress=False,
-        pairs="all",
-        arms=ds.arms,
-    )
-    assert res.to_frame()["to_call"].tolist() == [n_units * 6]  # K(K-1)/2 = 6 pairs
+    # K(K-1)/2 = 6 pairs of the four arms; 3 against the reference.
+    for pairs, n_pairs in (("all", 6), ("reference", 3)):
+        res = run_judges(
+            ds.tasks, ds.runs, rubric="with-without", judges=[J2], out=tmp_path / "j.jsonl",
+            dry_run=True, progress=False, pairs=pairs, arms=ds.arms,
+        )  # fmt: skip
+        assert res.to_frame()["to_call"].tolist() == [n_units * n_pairs], pairs
     plan = plan_calls(
         ds.tasks,
         ds.runs,
@@ -117,18 +112,6 @@ def test_dry_run_prices_every_pair_both_orders(tmp_path, capsys, monkeypatch):
     assert len(plan) == n_units * 6 * 2
     assert set(plan["order"]) == {"a_first", "b_first"} and plan["call_key"].is_unique
     assert plan.groupby(["arm_a", "arm_b"]).size().tolist() == [n_units * 2] * 6
-    res = run_judges(
-        ds.tasks,
-        ds.runs,
-        rubric="with-without",
-        judges=[J2],
-        out=tmp_path / "j.jsonl",
-        dry_run=True,
-        progress=False,
-        pairs="reference",
-        arms=ds.arms,
-    )
-    assert res.to_frame()["to_call"].tolist() == [n_units * 3]
     assert not (tmp_path / "j.jsonl").exists()
     with pytest.raises(ParameterError, match="choose the pairs"):
         plan_calls(ds.tasks, ds.runs, rubric="with-without", judges=[J2], arms=ds.arms)
