@@ -34,6 +34,7 @@ def test_counts_are_those_of_the_data_readme():
 
 
 @needs_data
+@pytest.mark.slow  # ranks every Arena battle (real data, a bootstrap)
 def test_human_ranking_and_the_first_answer_bias_of_gpt4():
     frame = arena.load(BATTLES, judge="all")
     sub = frame[frame.task_id.astype(int) < 6000]

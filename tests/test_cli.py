@@ -39,6 +39,7 @@ def test_simulate_then_frame(tmp_path, capsys):
     assert "with-without" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # starts a Python subprocess
 def test_errors_are_reported_without_traceback(tmp_path):
     (tmp_path / "tasks.jsonl").write_text("{broken\n")
     (tmp_path / "runs.jsonl").write_text("")
@@ -92,6 +93,7 @@ def test_version_and_help_load_neither_pandas_nor_numpy(args):
     assert not loaded & {*HEAVY, "pandas", "numpy", "scipy"}, loaded
 
 
+@pytest.mark.slow  # starts a Python subprocess
 def test_the_whole_public_surface_loads_no_sdk_plotting_or_notebooks():
     # Touching every public name loads the statistics, records and judging modules; the
     # provider SDKs, matplotlib and the notebook machinery are still left for their use.

@@ -28,6 +28,7 @@ def battery():
     return mod
 
 
+@pytest.mark.slow  # simulation study
 def test_fast_battery_slice(battery) -> None:
     names = ("8x3 ICC .3", "12 unequal 1-30", "kappa 10x3 two judges")
     designs = [d for d in battery.DESIGNS if d.name in names]

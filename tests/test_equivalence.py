@@ -83,6 +83,7 @@ def test_noninferiority_matches_statsmodels_one_sided_t_test_both_directions():
     assert res.upper_margin == 0.04 and np.isnan(res.p_lower)
 
 
+@pytest.mark.slow  # simulation study
 def test_conclusion_agrees_with_the_1_minus_2alpha_interval_in_every_case():
     rng = np.random.default_rng(6)
     est = rng.normal(0, 0.1, 4000)

@@ -19,12 +19,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect_ai (evalstats[inspect]) absent")
+import evalstats
+from evalstats import DataError
+from evalstats.importers import from_inspect, write_data_dir
+from evalstats.importers._cli import register
 
-import evalstats  # noqa: E402
-from evalstats import DataError  # noqa: E402
-from evalstats.importers import from_inspect, write_data_dir  # noqa: E402
-from evalstats.importers._cli import register  # noqa: E402
+
+def inspect_log():
+    """inspect_ai's log module, imported when a test reads logs (importing it costs ~1.5 s,
+    which collecting this file for ``make check`` need not pay), or the test skips."""
+    return pytest.importorskip("inspect_ai.log", reason="inspect_ai (evalstats[inspect]) absent")
+
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 
@@ -32,6 +37,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory) -> dict[str, Path]:
     """Run the tiny two-arm task once with the ``inspect`` CLI; {arm: log path}."""
+    inspect_log()  # skips without inspect_ai
     work = tmp_path_factory.mktemp("inspect")
     shutil.copy(FIXTURES / "inspect_tiny_task.py", work / "tiny_task.py")
     inspect = Path(sys.executable).with_name("inspect")
@@ -53,7 +59,7 @@ def logs(tmp_path_factory) -> dict[str, Path]:
     assert proc.returncode == 0, proc.stderr[-2000:]
     found = {}
     for path in sorted((work / "logs").glob("*.eval")):
-        log = inspect_log.read_eval_log(str(path))
+        log = inspect_log().read_eval_log(str(path))
         assert log.status == "success", log.error
         found["with" if log.eval.task_args["tools"] else "without"] = path
     assert set(found) == {"with", "without"}
@@ -63,7 +69,7 @@ def logs(tmp_path_factory) -> dict[str, Path]:
 def _expected(logs: dict[str, Path]) -> dict[tuple[str, int, str], dict]:
     out = {}
     for arm, path in logs.items():
-        for s in inspect_log.read_eval_log(str(path)).samples:
+        for s in inspect_log().read_eval_log(str(path)).samples:
             out[(str(s.id), s.epoch, arm)] = {
                 "answer": s.output.completion,
                 "reported_tokens": sum(u.total_tokens for u in s.model_usage.values()),
@@ -124,8 +130,8 @@ def test_no_canonical_time_means_no_tasks_not_an_invented_time(logs):
 def test_tasks_from_the_logs(logs):
     imported = from_inspect(logs.values(), arm_from="task_arg:tools", canonical_written_at=WRITTEN)
     tasks = imported.tasks
-    samples = inspect_log.read_eval_log(str(logs["with"])).samples
-    spec = inspect_log.read_eval_log(str(logs["with"])).eval
+    samples = inspect_log().read_eval_log(str(logs["with"])).samples
+    spec = inspect_log().read_eval_log(str(logs["with"])).eval
     by_id = {str(s.id): s for s in samples}
     assert sorted(tasks["task_id"]) == sorted(by_id)
     for t in tasks.itertuples():
@@ -191,9 +197,9 @@ def test_json_log_format_reads_the_same(logs, tmp_path):
     """The same logs converted to inspect's .json format import to the same runs."""
     paths = []
     for arm, path in logs.items():
-        log = inspect_log.read_eval_log(str(path))
+        log = inspect_log().read_eval_log(str(path))
         out = tmp_path / f"{arm}.json"
-        inspect_log.write_eval_log(log, str(out), format="json")
+        inspect_log().write_eval_log(log, str(out), format="json")
         json.loads(out.read_text())  # really JSON
         paths.append(out)
     a = from_inspect(logs.values(), arm_from="task_arg:tools").runs

@@ -444,6 +444,7 @@ def test_write_frame_atomic_refuses_bad_names(tmp_path):
         evalstats.write_frame_atomic(frame, tmp_path / "a.xlsx")
 
 
+@pytest.mark.slow  # starts a Python subprocess
 def test_errors_are_one_line_in_a_fresh_process(data):
     """The whole way in, as a user meets it: exit 2, one line, no traceback."""
     (data / "runs.jsonl").write_bytes(b'{"task_id": "\xff"}\n')

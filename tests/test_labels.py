@@ -133,6 +133,7 @@ def test_sheet_errors_name_line_and_field(data_dir: Path, tmp_path: Path) -> Non
         read_sheet(sheet_path, data_dir)
 
 
+@pytest.mark.slow  # simulation study
 def test_stratified_allocation_is_proportional_and_uniform() -> None:
     pairs = pd.DataFrame({"task_id": ["a"] * 6 + ["b"] * 3 + ["c"] * 3, "replicate": 0})
     pairs["replicate"] = pairs.groupby("task_id").cumcount() + 1

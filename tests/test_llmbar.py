@@ -58,6 +58,7 @@ def test_every_published_acc_and_agr_reproduces_exactly(dataset_dir: Path, subse
     assert (merged["n"] == merged["pub_n"]).all()
 
 
+@pytest.mark.slow  # runs the data README's examples on the whole LLMBar set
 def test_readme_examples(dataset_dir: Path) -> None:
     rows = {
         ("LLMBar/Natural", "GPT-4"): (93.5, 97.0),

@@ -544,6 +544,7 @@ def test_plots_leave_rcparams_alone():
     assert before == after
 
 
+@pytest.mark.slow  # starts a Python subprocess
 def test_no_pyplot_needed(tmp_path):
     code = (
         "import sys, pandas as pd\n"

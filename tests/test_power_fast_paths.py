@@ -52,6 +52,7 @@ def _rejections_by_p(latent, scale, net_win, p_tie, alpha, alternative, method, 
 @pytest.mark.parametrize(
     ("n_tasks", "n_replicates", "icc"), [(3, 1, 0.0), (8, 3, 0.5), (15, 6, 0.3)]
 )
+@pytest.mark.slow  # simulation study
 def test_interval_rejections_are_the_p_value_rejections(method, n_tasks, n_replicates, icc):
     gen = np.random.default_rng(7)
     latent, scale = _latent_draw(1500, n_tasks, n_replicates, icc, gen)

@@ -32,7 +32,13 @@ SAMPLE = REPO / "data" / "sample"
 PARAMS = {"n_resamples": 200, "seed": 3}
 HEAD = 'written_at = 2026-05-01T09:00:00Z\nprimary_rubric = "with-without"\n'
 JUDGE = 'primary_judge = "openai:gpt-5.4"\n'
-needs_sample = pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is absent")
+
+
+def report_test(test):
+    """A test of the report's rows: it computes the sample report (integration, marked
+    ``slow``: make test runs it, make check runs the declared test's own tests)."""
+    test = pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is absent")(test)
+    return pytest.mark.slow(test)
 
 
 def _flat(res: ResultFrame) -> SimpleNamespace:
@@ -138,6 +144,7 @@ def _inside(lo: float, hi: float, lower: float, upper: float) -> bool:
     return bool((lower == -np.inf or lo > lower) and (upper == np.inf or hi < upper))
 
 
+@pytest.mark.slow  # simulation study
 def test_decision_agrees_with_the_interval_on_many_draws():
     rng = np.random.default_rng(2026)
     n = 600
@@ -277,7 +284,7 @@ def _draws_oracle(draws: np.ndarray, plan) -> dict[str, float]:
     return {"p": np.mean(d >= bound), "lo": -np.inf, "hi": hi}
 
 
-@needs_sample
+@report_test
 @pytest.mark.parametrize("name", list(PLANS))
 def test_primary_test_matches_scipy_on_the_published_row(planned, name):
     from evalstats.plan import parse_plan
@@ -347,7 +354,7 @@ def test_primary_test_matches_scipy_on_the_published_row(planned, name):
     assert got["conclusion"].startswith("not shown: ") == (got["decision"] == "not reject")
 
 
-@needs_sample
+@report_test
 def test_primary_test_decisions_cover_both_outcomes(planned):
     decisions = {n: r.tables["primary_test"]["decision"].item() for n, r in planned.items()}
     assert decisions["non-inferiority judge"] == "reject"
@@ -366,7 +373,7 @@ def test_primary_test_decisions_cover_both_outcomes(planned):
     assert cost["ci_high"] == pytest.approx(eq["ci_high"], rel=1e-9)
 
 
-@needs_sample
+@report_test
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
@@ -383,7 +390,7 @@ def test_untestable_statistic_is_said(tmp_path, body, reason):
     assert np.isnan(row["p_value"])
 
 
-@needs_sample
+@report_test
 def test_primary_not_selected_is_unavailable(tmp_path):
     from evalstats.report import compute_results
 
@@ -398,7 +405,7 @@ def test_primary_not_selected_is_unavailable(tmp_path):
 # --------------------------------------------------------------------------------------------
 
 
-@needs_sample
+@report_test
 def test_card_sentences_and_macros_state_the_declared_test(planned):
     from evalstats.report import headline_paragraph, latex_macros, result_sentences
 
@@ -439,7 +446,7 @@ def test_card_sentences_and_macros_state_the_declared_test(planned):
     assert f"\\newcommand{{\\esPrimaryHi}}{{{c['ci_high']:.2f}}}" in cost
 
 
-@needs_sample
+@report_test
 def test_no_plan_no_primary_macros_or_sentence():
     from evalstats.report import compute_results, latex_macros, result_sentences
 
@@ -455,7 +462,7 @@ def test_no_plan_no_primary_macros_or_sentence():
 # --------------------------------------------------------------------------------------------
 
 
-@needs_sample
+@report_test
 def test_consensus_rows_in_design_coverage():
     from evalstats.report import compute_results
     from evalstats.stats import design_coverage
@@ -506,7 +513,7 @@ def test_coverage_notes_are_appended_to_the_table():
     assert _with_coverage_notes(table, cov.assign(ci_note=""), ["rubric", "judge"]) is None
 
 
-@needs_sample
+@report_test
 def test_without_plan_nothing_published_moves(monkeypatch):
     """results.json of the sample with the new section and rows switched off equals today's
     but for the new key (``unavailable.primary_test``) and the consensus rows of

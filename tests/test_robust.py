@@ -369,6 +369,7 @@ def test_cluster_jackknife_matches_a_loop() -> None:
 
 
 @pytest.mark.parametrize("seed", range(2))
+@pytest.mark.slow  # wildboottest's full enumeration
 def test_wild_cluster_p_matches_wildboottest_full_enumeration(seed: int) -> None:
     # Rademacher weights with 2^C <= B: both enumerate every sign vector, so the p-values
     # are exact and must agree; the sign vectors +/-1 reproduce the observed t exactly,

@@ -109,6 +109,7 @@ def test_simulated_data_loads_and_has_every_status(tmp_path):
     assert raws.str.startswith("{").any()
 
 
+@pytest.mark.slow  # simulation study
 def test_simulated_rates_track_truth(tmp_path):
     sim = evalstats.simulate(
         tmp_path,

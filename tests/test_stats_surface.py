@@ -158,6 +158,7 @@ def test_one_lazy_mechanism():
             pytest.fail(f"{rel} defines its own __getattr__; use evalstats._surface.lazy_surface")
 
 
+@pytest.mark.slow  # starts a Python subprocess
 def test_the_report_kernels_formatting_import_loads_no_scipy():
     # What the report's notebooks display with (the headline card's words): the kernel
     # never imports scipy.stats or the estimators for it.

@@ -524,6 +524,7 @@ def _run_guarded(tmp_path, *args):
     return json.loads(proc.stdout.strip().splitlines()[-1]), (home, tmp, cache)
 
 
+@pytest.mark.slow  # starts a Python subprocess
 def test_guard_catches_writes_and_lookups(tmp_path):
     report, (_, tmp, _) = _run_guarded(tmp_path, "control")
     kinds = [e[0] for e in report["events"]]
@@ -531,6 +532,7 @@ def test_guard_catches_writes_and_lookups(tmp_path):
     assert (tmp / "probe").exists()
 
 
+@pytest.mark.slow  # starts a Python subprocess
 def test_subprocess_offline_and_writes_nothing(tmp_path):
     report, dirs = _run_guarded(tmp_path)
     assert report["events"] == []  # no file opened for writing, no socket used

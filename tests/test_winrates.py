@@ -475,6 +475,7 @@ def test_position_bias_is_cr2_bell_mccaffrey_against_the_matrix_oracle(seed: int
     assert res["order_consistency_df"] == pytest.approx(c_df, rel=1e-9)
 
 
+@pytest.mark.slow  # simulation study
 def test_position_bias_p_value_and_interval_agree() -> None:
     agree = []
     for seed in range(60):
