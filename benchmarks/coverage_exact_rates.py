@@ -14,7 +14,8 @@ truth; ``above``: above it), the probability under the truth of the smallest and
 attainable estimates (an atom above 0.025 at one end means no interval whose error on that
 side is at most 0.025 can miss on that side, so its coverage is at least 0.975), and the
 coverage of the oracle exact test that knows the true distribution and orders outcomes by
-the estimate (each tail the largest set of extreme estimates of probability <= 0.025).
+the estimate (each tail the largest set of extreme estimates of probability <= 0.025), and
+its mid-p version (an outcome counts half its own probability; not a valid test).
 Null designs (net win 0) print the rejection rate of the net-win test (interval excludes 0).
 
 ``--candidates`` adds the score constructions issue 23 compared at the +/-0.8 designs (the
@@ -136,16 +137,20 @@ def exact_coverage(low, high, theta, prob) -> dict[str, np.ndarray]:
 
 def oracle_tails(est: np.ndarray, prob: np.ndarray, level: float = 0.025) -> dict:
     """Atoms at the extreme estimates and the estimate-ordered exact test's coverage, per rate."""
-    out = {"p_min": [], "p_max": [], "oracle": []}
+    out = {"p_min": [], "p_max": [], "oracle": [], "oracle_midp": []}
     for j in range(est.shape[1]):
         # Every rate here is a multiple of 1 / (2 n): round onto that grid to group ties.
         vals, inv = np.unique(np.round(est[:, j] * 1e9), return_inverse=True)
         pm = np.bincount(inv, weights=prob, minlength=len(vals))
         cdf, sf = np.cumsum(pm), np.cumsum(pm[::-1])
         tails = cdf[cdf <= level].max(initial=0.0) + sf[sf <= level].max(initial=0.0)
+        # Mid-p: an outcome is rejected when the mass beyond it plus half its own is <= level.
+        low_mid, high_mid = cdf - pm / 2.0 <= level, sf - pm[::-1] / 2.0 <= level
+        mid = cdf[low_mid].max(initial=0.0) + sf[high_mid].max(initial=0.0)
         out["p_min"].append(pm[0])
         out["p_max"].append(pm[-1])
         out["oracle"].append(1.0 - tails)
+        out["oracle_midp"].append(1.0 - mid)
     return {k: np.array(v) for k, v in out.items()}
 
 
@@ -208,6 +213,24 @@ CANDIDATES = {
 }
 
 
+def one_sided_where_empty(pieces) -> tuple[np.ndarray, np.ndarray]:
+    """The default's ends, one-sided at level ``alpha`` beyond the design's reach.
+
+    Where no evaluation of the design has a lower end above ``p0`` (the largest lower end
+    over the enumerated sample space), the test of ``p0`` cannot reject upwards, so it
+    spends all of ``alpha`` downwards: the upper end is ``min(U_2.5%, max(p*, U_5%))``, and
+    the mirror at the lower end (a Feldman-Cousins-like switch to one-sided near an edge).
+    """
+    low2, high2 = candidate_interval(pieces)
+    low1, high1 = candidate_interval(pieces, confidence=0.90)
+    for arr in (low2, high2, low1, high1):  # the switch lives on the score scale
+        arr[:, 3] = (arr[:, 3] + 1.0) / 2.0
+    high = np.minimum(high2, np.maximum(np.nanmax(low2, axis=0), high1))
+    low = np.maximum(low2, np.minimum(np.nanmin(high2, axis=0), low1))
+    low[:, 3], high[:, 3] = 2.0 * low[:, 3] - 1.0, 2.0 * high[:, 3] - 1.0
+    return low, high
+
+
 def _line(label: str, res: dict, null: bool, theta, low, high, prob) -> str:
     if null:
         rej = prob @ ((low[:, 3] > 0) | (high[:, 3] < 0))
@@ -244,12 +267,16 @@ def main() -> None:
                 low, high = candidate_interval(pieces, **kw)
                 res = exact_coverage(low, high, theta, prob)
                 rows.append(_line(label, res, null, theta, low, high, prob))
+            low, high = one_sided_where_empty(pieces)
+            res = exact_coverage(low, high, theta, prob)
+            rows.append(_line("one-sided beyond reach", res, null, theta, low, high, prob))
         o = oracle_tails(est[:, :4], prob)
         print(f"== {name} ({d['n_groups']} evaluations, total probability {prob.sum():.12f})")
         print(
             f"  P(smallest estimate) {np.round(o['p_min'], 4)}  P(largest) {np.round(o['p_max'], 4)}"
         )
         print(f"  oracle estimate-ordered exact test: coverage {np.round(o['oracle'], 4)}")
+        print(f"  the same, mid-p (not valid): coverage {np.round(o['oracle_midp'], 4)}")
         print("\n".join(rows))
     print(f"CPU {time.process_time() - start:.0f} s")
 
