@@ -14,7 +14,8 @@ the Monte-Carlo SE of a coverage of 0.95, and (``flagged``) the share of evaluat
 design that :func:`evalstats.stats.design_coverage` marks as outside [0.93, 0.97]. Cost
 designs also print ``tok_evals`` (evaluations of the token ratios: at least 1,000 for the
 outlier-run designs), ``tok_mcse`` (the Monte-Carlo SE of ``tok_total``) and ``tok_check``
-(the share of evaluations where the total ratio's lognormal model check rejects).
+(the share of evaluations where the total ratio's lognormal model check rejects). The 8 x 3
+rate designs' coverage without Monte-Carlo error: ``benchmarks/coverage_exact_rates.py``.
 
 Run: ``.venv/bin/python benchmarks/coverage.py [--evals 2000] [--cost-evals 600]
 [--designs unequal,15x6] [--methods cr2_wilson,cr2_t] [--no-wild]``; a ``--designs`` subset

@@ -70,7 +70,22 @@ and the win rate at 10 x 4, ICC 0.8 (0.971): there 24 (or ~10 effective) verdict
 discrete for any valid equal-tailed interval to hold 0.95 closely (the IID Wilson interval on
 IID data covers 0.970 at n = 24, p = 0.05), so the default stays on the safe side and
 :func:`evalstats.stats.design_coverage` reports the simulated coverage of the design at hand
-with a ``ci_note``. The net-win test's type-I error is at most 0.053 in every design; on
+with a ``ci_note``. At 8 x 3, net win +0.8, the exact coverage (all 24,310 evaluations of the
+design with their probabilities, ``benchmarks/coverage_exact_rates.py``; 40,000 simulated:
+.976 .968 .982 .976) is .977 .968 .982 .976, and every miss is on one side: all 24 verdicts
+are wins with probability 0.035 (no tie 0.093, no loss 0.327), above 0.025, so an interval
+with at most 0.025 error on that side cannot exclude the truth at that most extreme outcome,
+nor (its ends monotone in the evidence) at any other: it covers at least 0.975. The default
+misses .023 .032 .018 .024 on the other side. The exact test that knows the true
+distribution and orders evaluations by the estimate covers .985 .989 .988 .978 (its mid-p
+version, not a valid test, .950 .964 .988 .943). Variants, exact (coverage at
++0.8; type-I at 8 x 3, ICC .3): no Korn-Graubard factor .967 .958 .964 .966, type-I .076
+(loss .911 at 8 x 3 ICC .3); the IID size where no spread is seen, win .941 but .874 at ICC
+0.8; the IID df ``A - 1`` for ``n - 1`` in the factor .970 .967 .964 .977 (tie .973 at 8 x 3
+ICC .3); Jeffreys or Agresti-Coull at ``n_eff`` .977-.985; one-sided at level alpha where the
+design cannot reach the other tail .945 .958 .921 .953 (loss .921; tie .916 at a win rate of
+0.93). None keeps every design in the band: reaching 0.97 here takes one tail at 0.03 or more.
+The net-win test's type-I error is at most 0.053 in every design; on
 12 unequal tasks it is 0.035 with ``net_win_df`` (net win covers 0.969 there, inside the
 band at its top), 0.064 with the rates' working-independence df (``cr2_t`` 0.075, the old
 CR1 / ``C - 1`` default 0.138). Candidates for net win there, 20,000 evaluations each

@@ -1,0 +1,286 @@
+"""Exact coverage of the rate intervals at small equal-sized designs, by enumeration.
+
+The battery (:mod:`coverage`) estimates coverage from simulated evaluations; at a design of
+``C`` tasks of ``m`` verdicts the sample space is small enough to list. A task's verdicts
+are one of the ``(m + 1)(m + 2) / 2`` (win, tie, loss) compositions, with probabilities
+from the battery's latent probit model (:mod:`evalstats.stats.outcome_model`) integrated
+over the task effect by Gauss-Hermite quadrature; tasks are exchangeable, so an evaluation
+is a multiset of ``C`` compositions (24,310 at 8 x 3) with a multinomial probability. Every
+multiset is one group of :func:`~evalstats.stats.winrates.rate_arrays`, so the coverage of
+a method is a probability-weighted sum with no Monte-Carlo error.
+
+Per rate it prints the coverage, the two tails (``below``: the interval lies below the
+truth; ``above``: above it), the probability under the truth of the smallest and largest
+attainable estimates (an atom above 0.025 at one end means no interval whose error on that
+side is at most 0.025 can miss on that side, so its coverage is at least 0.975), and the
+coverage of the oracle exact test that knows the true distribution and orders outcomes by
+the estimate (each tail the largest set of extreme estimates of probability <= 0.025), and
+its mid-p version (an outcome counts half its own probability; not a valid test).
+Null designs (net win 0) print the rejection rate of the net-win test (interval excludes 0).
+
+``--candidates`` adds the score constructions issue 23 compared at the +/-0.8 designs (the
+default's pieces with one change each; see :func:`candidate_interval`).
+
+Run: ``.venv/bin/python benchmarks/coverage_exact_rates.py [--candidates]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+
+import numpy as np
+from scipy import special, stats
+from statsmodels.stats.proportion import proportion_confint
+
+from evalstats.stats._cluster import segment_sum
+from evalstats.stats.outcome_model import latent_thresholds
+from evalstats.stats.winrates import RATE_NAMES, rate_arrays
+
+#: (name, tasks, verdicts per task, (p_win, p_tie, p_loss), latent ICC). The battery's
+#: 8 x 3 designs, its net-win-0 null at 8 x 3, and stress designs of the same size.
+DESIGNS = (
+    ("8x3 net +.8", 8, 3, (0.85, 0.10, 0.05), 0.3),
+    ("8x3 net -.8", 8, 3, (0.05, 0.10, 0.85), 0.3),
+    ("8x3 ICC .3", 8, 3, (0.45, 0.25, 0.30), 0.3),
+    ("8x3 ICC .05", 8, 3, (0.45, 0.25, 0.30), 0.05),
+    ("stress 8x3 net +.8 ICC .8", 8, 3, (0.85, 0.10, 0.05), 0.8),
+    ("stress 8x3 net +.8 ICC .05", 8, 3, (0.85, 0.10, 0.05), 0.05),
+    ("stress 8x3 win .93", 8, 3, (0.93, 0.05, 0.02), 0.3),
+    ("null 8x3 ICC .3", 8, 3, (0.375, 0.25, 0.375), 0.3),
+    ("null 8x3 ICC .05", 8, 3, (0.375, 0.25, 0.375), 0.05),
+    ("null 8x3 tie .10 (of net +/-.8)", 8, 3, (0.45, 0.10, 0.45), 0.3),
+)
+MAX_CONFIGS = 2_000_000
+
+
+def compositions(m: int) -> np.ndarray:
+    """The (win, tie, loss) counts of ``m`` verdicts, one row each."""
+    w, t = np.meshgrid(np.arange(m + 1), np.arange(m + 1), indexing="ij")
+    keep = w + t <= m
+    return np.stack([w[keep], t[keep], m - w[keep] - t[keep]], axis=1)
+
+
+def composition_probs(m: int, probs, icc: float, nodes: int = 200) -> tuple:
+    """Compositions of one task of ``m`` verdicts and their probabilities under the model.
+
+    Given the task effect ``u`` the verdicts are IID multinomial; the effect is integrated
+    out with the probabilists' Gauss-Hermite rule (``nodes`` points, exact far past double
+    precision for these smooth integrands).
+    """
+    _, p_tie, p_loss = probs
+    sigma = np.sqrt(icc / (1.0 - icc))
+    lo, hi = latent_thresholds(p_tie, p_loss, np.sqrt(1.0 + sigma**2))
+    x, wt = special.roots_hermitenorm(nodes)
+    u = sigma * x
+    pl = stats.norm.cdf(lo - u)
+    pt = stats.norm.cdf(hi - u) - pl
+    pw = 1.0 - pl - pt
+    comp = compositions(m)
+    log_coef = special.gammaln(m + 1) - special.gammaln(comp + 1).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_u = np.exp(
+            log_coef[:, None]
+            + special.xlogy(comp[:, :1], pw)
+            + special.xlogy(comp[:, 1:2], pt)
+            + special.xlogy(comp[:, 2:], pl)
+        )
+    return comp, per_u @ (wt / wt.sum())
+
+
+def enumerate_design(n_tasks: int, m: int, probs, icc: float) -> dict:
+    """Every evaluation of ``n_tasks`` exchangeable tasks as cells for :func:`rate_arrays`.
+
+    Returns ``wins``, ``ties``, ``losses``, ``gid`` (cells), ``n_groups`` and ``prob`` (the
+    probability of each group: multinomial over the multiset of task compositions).
+    """
+    comp, q = composition_probs(m, probs, icc)
+    k = len(comp)
+    n_configs = special.comb(n_tasks + k - 1, n_tasks, exact=True)
+    if n_configs > MAX_CONFIGS:
+        raise ValueError(f"{n_configs} evaluations to list; at most {MAX_CONFIGS}")
+    # Sorted type tuples (a C iterator) are the multisets; their counts give the weights.
+    types = np.fromiter(
+        itertools.chain.from_iterable(itertools.combinations_with_replacement(range(k), n_tasks)),
+        dtype=np.int64,
+        count=n_configs * n_tasks,
+    ).reshape(n_configs, n_tasks)
+    counts = np.zeros((n_configs, k), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(n_configs), n_tasks), types.ravel()), 1)
+    log_p = special.gammaln(n_tasks + 1) - special.gammaln(counts + 1).sum(axis=1)
+    prob = np.exp(log_p + special.xlogy(counts, q).sum(axis=1))
+    cells = comp[types.ravel()]
+    gid = np.repeat(np.arange(n_configs), n_tasks)
+    return {
+        "wins": cells[:, 0],
+        "ties": cells[:, 1],
+        "losses": cells[:, 2],
+        "gid": gid,
+        "n_groups": n_configs,
+        "prob": prob,
+    }
+
+
+def truth(probs) -> np.ndarray:
+    pw, pt, pl = probs
+    return np.array([pw, pt, pl, pw - pl, pw + pt / 2.0])
+
+
+def exact_coverage(low, high, theta, prob) -> dict[str, np.ndarray]:
+    """Coverage and the two tails of each rate: probability-weighted over the groups."""
+    return {
+        "coverage": prob @ ((low <= theta) & (theta <= high)),
+        "below": prob @ (high < theta),
+        "above": prob @ (low > theta),
+    }
+
+
+def oracle_tails(est: np.ndarray, prob: np.ndarray, level: float = 0.025) -> dict:
+    """Atoms at the extreme estimates and the estimate-ordered exact test's coverage, per rate."""
+    out = {"p_min": [], "p_max": [], "oracle": [], "oracle_midp": []}
+    for j in range(est.shape[1]):
+        # Every rate here is a multiple of 1 / (2 n): round onto that grid to group ties.
+        vals, inv = np.unique(np.round(est[:, j] * 1e9), return_inverse=True)
+        pm = np.bincount(inv, weights=prob, minlength=len(vals))
+        cdf, sf = np.cumsum(pm), np.cumsum(pm[::-1])
+        tails = cdf[cdf <= level].max(initial=0.0) + sf[sf <= level].max(initial=0.0)
+        # Mid-p: an outcome is rejected when the mass beyond it plus half its own is <= level.
+        low_mid, high_mid = cdf - pm / 2.0 <= level, sf - pm[::-1] / 2.0 <= level
+        mid = cdf[low_mid].max(initial=0.0) + sf[high_mid].max(initial=0.0)
+        out["p_min"].append(pm[0])
+        out["p_max"].append(pm[-1])
+        out["oracle"].append(1.0 - tails)
+        out["oracle_midp"].append(1.0 - mid)
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def _score_pieces(d: dict) -> tuple:
+    """The default's pieces on the score scale for net win: est, CR2 SE, n, df, Kish, row var."""
+    r = rate_arrays(d["wins"], d["ties"], d["losses"], d["gid"], d["n_groups"], net_win_test=False)
+    est, se = r["est"].copy(), r["se"].copy()
+    dfs = np.repeat(r["df"][:, None], len(RATE_NAMES), axis=1)
+    dfs[:, 3:] = r["net_win_df"][:, None]
+    quarter = segment_sum((d["wins"] + 0.25 * d["ties"])[:, None], d["gid"], d["n_groups"])
+    rv = est * (1.0 - est)
+    rv[:, 4] = np.maximum(quarter[:, 0] / r["n"] - est[:, 4] ** 2, 0.0)
+    est[:, 3], se[:, 3], rv[:, 3] = est[:, 4], se[:, 4], rv[:, 4]
+    return est, se, r["n"][:, None], dfs, r["n_eff_clusters"][:, None], rv
+
+
+def candidate_interval(pieces, *, shrink="kg", boundary="kish", kind="wilson", confidence=0.95):
+    """A variant of ``cr2_wilson``'s construction (net win's ends on the net-win scale).
+
+    ``shrink``: the factor on ``A = p (1 - p) / SE^2`` — ``"kg"`` (the default,
+    ``(t_(n-1) / t_df)^2``), ``"none"``, ``"zt"`` (the former ``(z / t_df)^2``), or
+    ``"kg_neff"`` (``(t_(A-1) / t_df)^2``: the IID df at the effective size, not ``n - 1``);
+    ``boundary``: the size where ``SE == 0`` — ``"kish"`` (the default) or ``"n"`` (IID);
+    ``kind``: ``"wilson"`` (the default), ``"jeffreys"`` or ``"agresti_coull"`` at ``n_eff``.
+    With ``shrink="kg"``, ``boundary="kish"``, ``kind="wilson"`` it is the default's interval.
+    """
+    p, se, n, dfs, kish, rv = pieces
+    alpha = 1.0 - confidence
+    q = alpha / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = np.where(se > 0, p * (1 - p) / se**2, kish if boundary == "kish" else n)
+        cap = np.where(se > 0, np.inf, np.where(rv > 0, n * p * (1 - p) / rv, n))
+        t_df = stats.t.isf(q, np.minimum(dfs, n - 1.0))
+        factor = {
+            "kg": lambda: (stats.t.isf(q, n - 1.0) / t_df) ** 2,
+            "none": lambda: np.ones_like(t_df),
+            "zt": lambda: (stats.norm.isf(q) / t_df) ** 2,
+            "kg_neff": lambda: np.minimum((stats.t.isf(q, np.maximum(a - 1, 1)) / t_df) ** 2, 1),
+        }[shrink]()
+        ne = np.minimum(a * np.where(se > 0, factor, 1.0), np.maximum(cap, 0.0))
+        if kind == "jeffreys":
+            x = p * ne
+            low = stats.beta.ppf(q, x + 0.5, ne - x + 0.5)
+            high = stats.beta.isf(q, x + 0.5, ne - x + 0.5)
+        else:
+            low, high = proportion_confint(p * ne, ne, alpha=alpha, method=kind)
+    low = np.clip(np.where(p <= 0, 0.0, low), 0.0, 1.0)
+    high = np.clip(np.where(p >= 1, 1.0, high), 0.0, 1.0)
+    low[:, 3], high[:, 3] = 2.0 * low[:, 3] - 1.0, 2.0 * high[:, 3] - 1.0
+    return low, high
+
+
+CANDIDATES = {
+    "no KG factor": {"shrink": "none"},
+    "(z/t_df)^2 (former)": {"shrink": "zt"},
+    "KG, IID df A-1": {"shrink": "kg_neff"},
+    "boundary n (IID)": {"boundary": "n"},
+    "Jeffreys at n_eff": {"kind": "jeffreys"},
+    "Agresti-Coull at n_eff": {"kind": "agresti_coull"},
+}
+
+
+def one_sided_where_empty(pieces) -> tuple[np.ndarray, np.ndarray]:
+    """The default's ends, one-sided at level ``alpha`` beyond the design's reach.
+
+    Where no evaluation of the design has a lower end above ``p0`` (the largest lower end
+    over the enumerated sample space), the test of ``p0`` cannot reject upwards, so it
+    spends all of ``alpha`` downwards: the upper end is ``min(U_2.5%, max(p*, U_5%))``, and
+    the mirror at the lower end (a Feldman-Cousins-like switch to one-sided near an edge).
+    """
+    low2, high2 = candidate_interval(pieces)
+    low1, high1 = candidate_interval(pieces, confidence=0.90)
+    for arr in (low2, high2, low1, high1):  # the switch lives on the score scale
+        arr[:, 3] = (arr[:, 3] + 1.0) / 2.0
+    high = np.minimum(high2, np.maximum(np.nanmax(low2, axis=0), high1))
+    low = np.maximum(low2, np.minimum(np.nanmin(high2, axis=0), low1))
+    low[:, 3], high[:, 3] = 2.0 * low[:, 3] - 1.0, 2.0 * high[:, 3] - 1.0
+    return low, high
+
+
+def _line(label: str, res: dict, null: bool, theta, low, high, prob) -> str:
+    if null:
+        rej = prob @ ((low[:, 3] > 0) | (high[:, 3] < 0))
+        return f"  {label:24s} type1 {rej:.4f}  coverage {np.round(res['coverage'], 4)}"
+    parts = (f"{k} {np.round(res[k][:4], 4)}" for k in ("coverage", "below", "above"))
+    return f"  {label:24s} " + "  ".join(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--candidates", action="store_true", help="also the rejected variants")
+    parser.add_argument("--methods", default="cr2_wilson,cr2_t", help="rate_arrays methods")
+    parser.add_argument("--designs", default="", help="substrings of design names")
+    args = parser.parse_args()
+    wanted = [w.strip().lower() for w in args.designs.split(",") if w.strip()]
+    start = time.process_time()
+    print("exact coverage of nominal 95 % intervals (win, tie, loss, net win [, score])")
+    for name, n_tasks, m, probs, icc in DESIGNS:
+        if wanted and not any(w in name.lower() for w in wanted):
+            continue
+        d = enumerate_design(n_tasks, m, probs, icc)
+        theta, prob, null = truth(probs), d["prob"], name.startswith("null")
+        cells = (d["wins"], d["ties"], d["losses"], d["gid"], d["n_groups"])
+        rows = []
+        est = None
+        for method in args.methods.split(","):
+            r = rate_arrays(*cells, method=method, net_win_test=False)
+            est = r["est"]
+            res = exact_coverage(r["low"], r["high"], theta, prob)
+            rows.append(_line(method, res, null, theta, r["low"], r["high"], prob))
+        if args.candidates:
+            pieces = _score_pieces(d)
+            for label, kw in CANDIDATES.items():
+                low, high = candidate_interval(pieces, **kw)
+                res = exact_coverage(low, high, theta, prob)
+                rows.append(_line(label, res, null, theta, low, high, prob))
+            low, high = one_sided_where_empty(pieces)
+            res = exact_coverage(low, high, theta, prob)
+            rows.append(_line("one-sided beyond reach", res, null, theta, low, high, prob))
+        o = oracle_tails(est[:, :4], prob)
+        print(f"== {name} ({d['n_groups']} evaluations, total probability {prob.sum():.12f})")
+        print(
+            f"  P(smallest estimate) {np.round(o['p_min'], 4)}  P(largest) {np.round(o['p_max'], 4)}"
+        )
+        print(f"  oracle estimate-ordered exact test: coverage {np.round(o['oracle'], 4)}")
+        print(f"  the same, mid-p (not valid): coverage {np.round(o['oracle_midp'], 4)}")
+        print("\n".join(rows))
+    print(f"CPU {time.process_time() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

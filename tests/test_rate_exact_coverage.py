@@ -1,0 +1,113 @@
+"""The exact (enumerated) coverage of the rate intervals, benchmarks/coverage_exact_rates.py.
+
+Its pieces are checked against independent oracles (the per-task probabilities against
+scipy's adaptive quadrature, the multiset weights against a plain loop over ordered task
+tuples, the coverage against the Monte-Carlo battery), and the floor it documents in
+:mod:`evalstats.stats.winrates` (8 tasks x 3, net win +0.8) is pinned.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from evalstats.records import EvalstatsWarning
+from evalstats.stats.outcome_model import latent_thresholds
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def exact():
+    return _load("coverage_exact_rates")
+
+
+@pytest.fixture(scope="module")
+def plus_08(exact):
+    d = exact.enumerate_design(8, 3, (0.85, 0.10, 0.05), 0.3)
+    r = exact.rate_arrays(
+        d["wins"], d["ties"], d["losses"], d["gid"], d["n_groups"], net_win_test=False
+    )
+    res = exact.exact_coverage(r["low"], r["high"], exact.truth((0.85, 0.10, 0.05)), d["prob"])
+    return d, r, res
+
+
+@pytest.mark.parametrize("probs, icc", [((0.85, 0.10, 0.05), 0.3), ((0.3, 0.5, 0.2), 0.8)])
+def test_task_probabilities_match_adaptive_quadrature(exact, probs, icc) -> None:
+    comp, q = exact.composition_probs(3, probs, icc)
+    sigma = np.sqrt(icc / (1 - icc))
+    lo, hi = latent_thresholds(probs[1], probs[2], np.sqrt(1 + sigma**2))
+
+    def density(u, w, t, loss):
+        pl = stats.norm.cdf(lo - u)
+        pt = stats.norm.cdf(hi - u) - pl
+        pmf = stats.multinomial.pmf([w, t, loss], 3, [1 - pl - pt, pt, pl])
+        return pmf * stats.norm.pdf(u, scale=sigma)
+
+    oracle = [integrate.quad(density, -12 * sigma, 12 * sigma, args=tuple(c))[0] for c in comp]
+    np.testing.assert_allclose(q, oracle, rtol=1e-8, atol=1e-12)
+    assert q.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_multiset_weights_match_a_loop_over_ordered_tuples(exact) -> None:
+    probs, icc = (0.5, 0.2, 0.3), 0.4
+    d = exact.enumerate_design(3, 2, probs, icc)
+    comp, q = exact.composition_probs(2, probs, icc)
+    oracle: dict[tuple, float] = {}
+    for tup in itertools.product(range(len(comp)), repeat=3):  # every ordered evaluation
+        key = tuple(sorted(tup))
+        oracle[key] = oracle.get(key, 0.0) + float(np.prod(q[list(tup)]))
+    assert d["n_groups"] == len(oracle)
+    cells = np.stack([d["wins"], d["ties"], d["losses"]], axis=1).reshape(d["n_groups"], 3, 3)
+    index = {tuple(c): i for i, c in enumerate(comp.tolist())}
+    for g in range(d["n_groups"]):
+        key = tuple(sorted(index[tuple(c)] for c in cells[g].tolist()))
+        assert d["prob"][g] == pytest.approx(oracle[key], rel=1e-12)
+    assert d["prob"].sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_exact_coverage_agrees_with_the_simulated_battery(exact, plus_08) -> None:
+    _, _, res = plus_08
+    battery = _load("coverage")
+    battery.WILD = False
+    design = next(d for d in battery.DESIGNS if d.name == "8x3 net +.8")
+    n_evals = 4000
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalstatsWarning)
+        row = battery.rate_coverage(
+            design, n_evals, np.random.default_rng(3), methods=(battery.DEFAULT_METHOD,)
+        ).iloc[0]
+    simulated = row[list(exact.RATE_NAMES)].to_numpy(dtype=float)
+    mcse = np.sqrt(res["coverage"] * (1 - res["coverage"]) / n_evals)
+    assert np.all(np.abs(simulated - res["coverage"]) < 4 * mcse), (simulated, res["coverage"])
+
+
+def test_the_floor_at_8x3_net_plus_08(exact, plus_08) -> None:
+    """Every miss of the default is on the reachable side: the all-wins atom (P > 0.025)
+    keeps any interval whose upper-side error is at most 0.025 from missing above, so
+    coverage of at least 0.975 is the price of equal tails here, not a slack the default
+    leaves."""
+    d, r, res = plus_08
+    o = exact.oracle_tails(r["est"][:, :4], d["prob"])
+    assert o["p_max"][0] > 0.025 and o["p_min"][2] > 0.025 and o["p_min"][1] > 0.025
+    np.testing.assert_array_equal(res["above"][[0, 3]], 0.0)  # win, net win
+    np.testing.assert_array_equal(res["below"][[1, 2]], 0.0)  # tie, loss
+    # The reachable tails stay at about their nominal 0.025 (coverage 0.968-0.982) ...
+    assert np.all(np.abs(res["coverage"][:4] - 0.975) < 0.008), res["coverage"]
+    # ... and the oracle exact test ordered by the estimate covers more than the default.
+    assert np.all(o["oracle"][[0, 3]] > res["coverage"][[0, 3]])
