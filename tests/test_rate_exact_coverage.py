@@ -47,6 +47,7 @@ def plus_08(exact):
     return d, r, res
 
 
+@pytest.mark.slow  # adaptive quadrature of every composition
 @pytest.mark.parametrize("probs, icc", [((0.85, 0.10, 0.05), 0.3), ((0.3, 0.5, 0.2), 0.8)])
 def test_task_probabilities_match_adaptive_quadrature(exact, probs, icc) -> None:
     comp, q = exact.composition_probs(3, probs, icc)
@@ -81,6 +82,7 @@ def test_multiset_weights_match_a_loop_over_ordered_tuples(exact) -> None:
     assert d["prob"].sum() == pytest.approx(1.0, abs=1e-12)
 
 
+@pytest.mark.slow  # simulation study
 def test_exact_coverage_agrees_with_the_simulated_battery(exact, plus_08) -> None:
     _, _, res = plus_08
     battery = _load("coverage")
