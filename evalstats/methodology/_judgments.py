@@ -202,13 +202,17 @@ def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, str]:
         pairs = pairs.loc[keep]
     want = pairs[["task_id", "replicate"]].drop_duplicates()
     f = frame.assign(_judge=frame["judge"].astype(str), _rubric=frame["rubric"].astype(str))
-    missing = []
-    for (rubric, judge), grp in f.groupby(["_rubric", "_judge"]):
-        seen = grp[["task_id", "replicate"]].drop_duplicates()
-        lack = want.merge(seen, how="left", indicator=True)
-        n_lack = int((lack["_merge"] == "left_only").sum())
-        if n_lack:
-            missing.append(f"{judge} on {rubric}: {n_lack} of {len(want)} pairs unjudged")
+    # One merge for every (rubric, judge): the wanted pairs each has judged.
+    combos = f[["_rubric", "_judge"]].drop_duplicates().sort_values(["_rubric", "_judge"])
+    seen = f[["_rubric", "_judge", "task_id", "replicate"]].drop_duplicates()
+    judged = seen.merge(want, on=["task_id", "replicate"]).groupby(["_rubric", "_judge"]).size()
+    index = pd.MultiIndex.from_frame(combos)
+    lack = len(want) - judged.reindex(index, fill_value=0)
+    missing = [
+        f"{judge} on {rubric}: {n} of {len(want)} pairs unjudged"
+        for (rubric, judge), n in lack.items()
+        if n
+    ]
     if missing:
         return _row(
             check,
