@@ -75,6 +75,13 @@ def test_check_without_replication_tests_the_task_log_ratios():
     assert res.test == "Shapiro-Wilk on task log ratios" and res.n == 9
 
 
+def test_check_without_replication_above_5000_tasks_is_dagostino_pearson():
+    task, x, y = _costs(5, n_tasks=6000, reps=1)
+    res = _lognormal_check(x, y, task)
+    assert res.p_value == pytest.approx(stats.normaltest(np.log(x / y)).pvalue, rel=1e-10)
+    assert res.test == "D'Agostino-Pearson on task log ratios" and res.n == 6000
+
+
 def test_check_fires_on_planted_outliers_and_not_on_clean_costs():
     clean = [_lognormal_check(x, y, t).rejected for t, x, y in (_costs(s) for s in range(40))]
     dirty = [
