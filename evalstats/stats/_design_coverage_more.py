@@ -45,6 +45,7 @@ from scipy import stats
 from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import ParameterError
 from evalstats.stats import _agreement_cluster as _ac
+from evalstats.stats import _design_kappa_sums as _ks
 from evalstats.stats._cost_intervals import (
     GPQ_HULL_METHOD,
     GPQ_METHOD,
@@ -123,6 +124,13 @@ def kappa_coverage_of_tables(
     estimate = float(_ac.coefficient(_COHEN, tables.sum(axis=0)))
     if not np.isfinite(truth) or len(m) < 2:
         return truth, estimate, rho, np.nan
+    if _ks.use_sums(m, probs, rho):  # a large design: its two sums drawn (_design_kappa_sums)
+        return (
+            truth,
+            estimate,
+            rho,
+            _ks.sums_coverage(m, probs, rho, truth, n_sims, confidence, gen),
+        )
     conc = (1.0 - rho) / rho if rho > 0 else np.inf
     step = max(1, _CHUNK // (4 * _K * _K * len(m)))
     hits = 0
