@@ -47,11 +47,13 @@ from evalstats.errors import ParameterError
 from evalstats.stats import _agreement_cluster as _ac
 from evalstats.stats import _design_kappa_sums as _ks
 from evalstats.stats._cost_intervals import (
+    _SHAPIRO_MAX,
     GPQ_HULL_METHOD,
     GPQ_METHOD,
     LOGNORMAL_CHECK_ALPHA,
     pivot_hull_ends,
 )
+from evalstats.stats._design_cost_ends import ends_from_logs
 from evalstats.stats._design_coverage import _pooled_icc
 from evalstats.stats._missing_rule import category_codes
 from evalstats.stats._token_source import choose_token_source
@@ -63,6 +65,7 @@ __all__ = ["design_coverage_cost", "design_coverage_kappa"]
 
 _K = 3
 _CHUNK = 2**22  # array elements a chunk of simulations holds at once (~32 MB of float64)
+_COST_CHUNK = 2**21
 #: The simulated worlds of :func:`design_coverage_cost`.
 WORLDS = ("lognormal", "tasks")
 _COHEN = partial(_ac.table_parts, w=np.eye(_K), kind="cohen")
@@ -252,7 +255,8 @@ def total_ratio_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple:
 
     ``x``, ``y``: (..., C) positive task totals, one value per task. First the lognormal
     model check ``cost_ratios`` runs on data without replicate runs (Shapiro-Wilk on the task
-    log ratios, at least 3 tasks): where it rejects, the CR2 t(Bell-McCaffrey df) interval.
+    log ratios, at least 3 tasks; D'Agostino-Pearson above 5,000 tasks, as ``cost_ratios``
+    tests above 5,000 values): where it rejects, the CR2 t(Bell-McCaffrey df) interval.
     Elsewhere the generalized pivotal interval; where the plain log ratio falls outside the
     pivot's 95 % interval, its hull with the CR2 interval; where the pivot has no spread, CR2
     alone. (On data with replicate runs ``cost_ratios`` tests the runs' within-task residuals,
@@ -266,7 +270,8 @@ def total_ratio_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple:
         d = np.log(x) - np.log(y)
         spread = np.ptp(d, axis=-1) > 1e-12 * np.maximum(1.0, np.abs(d).max(axis=-1))
         with np.errstate(invalid="ignore"):
-            p = stats.shapiro(np.where(spread[..., None], d, 0.0), axis=-1).pvalue
+            test = stats.normaltest if d.shape[-1] > _SHAPIRO_MAX else stats.shapiro
+            p = test(np.where(spread[..., None], d, 0.0), axis=-1).pvalue
         switched = spread & (p < LOGNORMAL_CHECK_ALPHA) & np.isfinite(q)
     lo = np.where(switched, log_est - q * se, lo)
     hi = np.where(switched, log_est + q * se, hi)
@@ -336,7 +341,7 @@ def design_coverage_cost(
     pairs = pair_costs(
         choose_token_source(frame).frame, cluster=cluster, include_no_answer=include_no_answer
     )
-    rows = []
+    rows, worlds = [], []
     for measure, (col_with, col_without) in MEASURES.items():  # tokens, wall-clock
         x = pairs[col_with].to_numpy(dtype=float)
         y = pairs[col_without].to_numpy(dtype=float)
@@ -346,16 +351,8 @@ def design_coverage_cost(
         row = {"statistic": f"{measure}_total_ratio", "n_clusters": n_c}
         if n_c < 3 or not (np.all(tx > 0) and np.all(ty > 0)):
             why = "fewer than 3 tasks or a task total of 0: the interval is CR2, not simulated here"
-            rows.append(
-                row
-                | {
-                    "estimate": np.nan,
-                    "truth": np.nan,
-                    "coverage": np.nan,
-                    "model_rejected": np.nan,
-                    "_why": why,
-                }
-            )
+            nan = dict.fromkeys(("estimate", "truth", "coverage", "model_rejected"), np.nan)
+            rows.append(row | nan | {"_why": why})
             continue
         estimate = float(tx.sum() / ty.sum())
         logs = np.log(np.column_stack([tx, ty]))
@@ -367,29 +364,10 @@ def design_coverage_cost(
         # The covariance's square root (eigen, not Cholesky: a singular one is allowed).
         val, vec = np.linalg.eigh(cov)
         root = vec * np.sqrt(np.clip(val, 0.0, None))
-        step = max(1, _CHUNK // (8 * n_c + 8192))
-        hits = rejected = 0
-        for s in range(0, n_sims, step):  # chunks bound the memory; each chunk is one array
-            k = min(step, n_sims - s)
-            if world == "tasks":
-                pick = gen.integers(0, n_c, size=(k, n_c))
-                sx, sy = tx[pick], ty[pick]
-            else:
-                sim = np.exp(mu + gen.standard_normal((k, n_c, 2)) @ root.T)
-                sx, sy = sim[..., 0], sim[..., 1]
-            lo, hi, _, rej = total_ratio_ends(sx, sy, confidence)
-            hits += int(np.sum((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)))
-            rejected += int(rej.sum())
-        rows.append(
-            row
-            | {
-                "estimate": estimate,
-                "truth": float(np.exp(truth)),
-                "coverage": hits / n_sims,
-                "model_rejected": rejected / n_sims,
-                "_why": "",
-            }
-        )
+        rows.append(row | {"estimate": estimate, "truth": float(np.exp(truth)), "_why": ""})
+        worlds.append((len(rows) - 1, n_c, logs, mu, root, truth))
+    for i, hits, rejected in _simulate_cost(worlds, world, n_sims, confidence, gen):
+        rows[i] |= {"coverage": hits / n_sims, "model_rejected": rejected / n_sims}
     out = _finish(rows, n_sims, confidence, band, [r["statistic"] for r in rows])
     if not out.empty:
         method = (
@@ -398,3 +376,33 @@ def design_coverage_cost(
         )
         out.insert(out.columns.get_loc("n_sims"), "method", method)
     return out
+
+
+def _simulate_cost(worlds, world, n_sims, confidence, gen):
+    """(row, hits, rejected) of each measure's world, simulated in chunks of simulations.
+
+    In the lognormal world the measures share their standard normal draws (the first
+    ``n_c`` tasks' of one array): each measure's simulated evaluations are as they would
+    be alone, and the draws, the dearest step, are made once.
+    """
+    if not worlds:
+        return []
+    n_max = max(w[1] for w in worlds)
+    counts = np.zeros((len(worlds), 2), dtype=np.int64)
+    # Small chunks: the dozen arrays of one stay in the cache.
+    step = max(1, _COST_CHUNK // (8 * n_max + 8192))
+    for s in range(0, n_sims, step):  # chunks bound the memory; each chunk is one array
+        k = min(step, n_sims - s)
+        z = gen.standard_normal((2, k, n_max)) if world == "lognormal" else None
+        for j, (_, n_c, logs, mu, root, truth) in enumerate(worlds):
+            if z is None:
+                pick = gen.integers(0, n_c, size=(k, n_c))
+                lx, ly = logs[pick, 0], logs[pick, 1]
+            else:
+                z0, z1 = z[0, :, :n_c], z[1, :, :n_c]
+                lx = mu[0] + z0 * root[0, 0] + z1 * root[0, 1]
+                ly = mu[1] + z0 * root[1, 0] + z1 * root[1, 1]
+            lo, hi, _, rej = ends_from_logs(lx, ly, confidence)
+            counts[j, 0] += int(np.sum((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)))
+            counts[j, 1] += int(rej.sum())
+    return [(w[0], int(c[0]), int(c[1])) for w, c in zip(worlds, counts, strict=True)]
