@@ -83,10 +83,11 @@ def lognormal_check_p(d: np.ndarray, dm: np.ndarray, a_dd: np.ndarray, spread: n
         m2 = a_dd / c
         m3, m4 = (np.einsum("...i,...i->...", sq, v) / c for v in (dm, sq))
         p = dagostino_pearson_p(c, m2, m3, m4)
-    else:
-        with np.errstate(invalid="ignore"):
-            p = stats.shapiro(np.where(spread[..., None], d, 0.0), axis=-1).pvalue
-    return np.where(spread, p, 1.0)
+        return np.where(spread, p, 1.0)
+    p = np.ones(d.shape[:-1])
+    if spread.any():  # (a sample without spread has no test, and scipy warns on it)
+        p[spread] = stats.shapiro(d[spread], axis=-1).pvalue
+    return p
 
 
 @functools.lru_cache(maxsize=8)

@@ -54,7 +54,7 @@ from evalstats.stats._cost_intervals import (
     pivot_hull_ends,
 )
 from evalstats.stats._design_cost_ends import ends_from_logs
-from evalstats.stats._design_coverage import _pooled_icc
+from evalstats.stats._design_sums import pooled_icc
 from evalstats.stats._missing_rule import category_codes
 from evalstats.stats._token_source import choose_token_source
 from evalstats.stats.agreement_intervals import DEFAULT_METHOD as KAPPA_METHOD
@@ -122,7 +122,7 @@ def kappa_coverage_of_tables(
     m = np.rint(tables.sum(axis=1)).astype(np.int64)
     n = m.sum()
     probs = tables.sum(axis=0) / n
-    rho = float(_pooled_icc(tables, np.zeros(len(m), dtype=np.int64), 1)[0])
+    rho = float(pooled_icc(tables, np.zeros(len(m), dtype=np.int64), 1)[0])
     truth = float(_ac.coefficient(_COHEN, probs))
     estimate = float(_ac.coefficient(_COHEN, tables.sum(axis=0)))
     if not np.isfinite(truth) or len(m) < 2:
