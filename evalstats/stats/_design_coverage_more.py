@@ -53,7 +53,7 @@ from evalstats.stats._cost_intervals import (
     LOGNORMAL_CHECK_ALPHA,
     pivot_hull_ends,
 )
-from evalstats.stats._design_cost_ends import ends_from_logs
+from evalstats.stats._design_cost_ends import _buf, ends_from_logs
 from evalstats.stats._design_sums import pooled_icc
 from evalstats.stats._missing_rule import category_codes
 from evalstats.stats._token_source import choose_token_source
@@ -391,18 +391,25 @@ def _simulate_cost(worlds, world, n_sims, confidence, gen):
     counts = np.zeros((len(worlds), 2), dtype=np.int64)
     # Small chunks: the dozen arrays of one stay in the cache.
     step = max(1, _COST_CHUNK // (8 * n_max + 8192))
+    work: list[dict] = [{} for _ in worlds]  # each measure's scratch, reused by every chunk
     for s in range(0, n_sims, step):  # chunks bound the memory; each chunk is one array
         k = min(step, n_sims - s)
-        z = gen.standard_normal((2, k, n_max)) if world == "lognormal" else None
+        if world == "lognormal":
+            z = _buf(work[0], "z", (2, k, n_max))
+            gen.standard_normal(out=z)
         for j, (_, n_c, logs, mu, root, truth) in enumerate(worlds):
-            if z is None:
+            lx, ly = _buf(work[j], "lx", (k, n_c)), _buf(work[j], "ly", (k, n_c))
+            if world == "tasks":
                 pick = gen.integers(0, n_c, size=(k, n_c))
-                lx, ly = logs[pick, 0], logs[pick, 1]
-            else:
-                z0, z1 = z[0, :, :n_c], z[1, :, :n_c]
-                lx = mu[0] + z0 * root[0, 0] + z1 * root[0, 1]
-                ly = mu[1] + z0 * root[1, 0] + z1 * root[1, 1]
-            lo, hi, _, rej = ends_from_logs(lx, ly, confidence)
+                np.take(logs[:, 0], pick, out=lx)
+                np.take(logs[:, 1], pick, out=ly)
+            else:  # mu + root z, into the scratch arrays
+                z0, z1, tmp = z[0, :, :n_c], z[1, :, :n_c], _buf(work[j], "tmp", (k, n_c))
+                for i, out in enumerate((lx, ly)):
+                    np.multiply(z0, root[i, 0], out=out)
+                    out += mu[i]
+                    out += np.multiply(z1, root[i, 1], out=tmp)
+            lo, hi, _, rej = ends_from_logs(lx, ly, confidence, work[j])
             counts[j, 0] += int(np.sum((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)))
             counts[j, 1] += int(rej.sum())
     return [(w[0], int(c[0]), int(c[1])) for w, c in zip(worlds, counts, strict=True)]
