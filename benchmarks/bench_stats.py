@@ -17,7 +17,8 @@ page's tables (``results.json``'s ``tables``) so two versions can be compared nu
 number.
 
 ``--scale`` (issue 23 item 6) instead times each statistic with its default settings at
-10^6 verdicts (10,000 tasks x 50 pairs x 2 judges, :func:`scale_frame`), once, each in a
+10^6 verdicts (10,000 tasks x 50 pairs x 2 judges, :func:`scale_frame`; design_coverage of
+the win rates, the kappa and the cost as ``dcov``, ``dcov_kappa``, ``dcov_cost``), once, each in a
 child process of its own: wall and CPU seconds of one call, then the peak of the memory
 numpy and Python allocate during a second call (``tracemalloc``; traced apart from the
 timed call, whose speed it would slow), beside a bare numpy gather of the same size
@@ -25,7 +26,8 @@ timed call, whose speed it would slow), beside a bare numpy gather of the same s
 
     python benchmarks/bench_stats.py [--repeat 5] [--data data/sample] [--dump tables.json]
         [--compare old-tables.json]
-    python benchmarks/bench_stats.py --scale [gather cost missing ppi agree dcov ...]
+    python benchmarks/bench_stats.py --scale [gather cost missing ppi agree dcov dcov_kappa
+        dcov_cost]   (all of them by default)
 """
 
 from __future__ import annotations
@@ -124,9 +126,9 @@ def compare(old: dict, new: dict) -> None:
 
 # ------------------------------------------------------------------------ 10^6 verdicts
 
-SCALE_NAMES = ("gather", "cost", "missing", "ppi", "agree", "dcov")
-#: Opt-in companions of design_coverage, timed when named: ``--scale dcov_kappa dcov_cost``.
-SCALE_EXTRA = ("dcov_kappa", "dcov_cost")
+#: ``dcov``, ``dcov_kappa``, ``dcov_cost``: design_coverage of the win rates, the kappa and
+#: the total cost ratios (``statistic=``).
+SCALE_NAMES = ("gather", "cost", "missing", "ppi", "agree", "dcov", "dcov_kappa", "dcov_cost")
 _OUTCOMES = np.array(["win", "tie", "loss"])
 
 
@@ -168,8 +170,6 @@ def _scale_call(name: str, f: pd.DataFrame, truth: np.ndarray) -> Callable[[], o
     from evalstats.stats import (
         cost_ratios,
         design_coverage,
-        design_coverage_cost,
-        design_coverage_kappa,
         judge_agreement,
         missing_bounds,
         ppi_win_rates,
@@ -198,8 +198,8 @@ def _scale_call(name: str, f: pd.DataFrame, truth: np.ndarray) -> Callable[[], o
         "missing": lambda: missing_bounds(f, rng=0),
         "agree": lambda: judge_agreement(f, rng=0),
         "dcov": lambda: design_coverage(f),
-        "dcov_kappa": lambda: design_coverage_kappa(f),
-        "dcov_cost": lambda: design_coverage_cost(one),
+        "dcov_kappa": lambda: design_coverage(f, statistic="kappa"),
+        "dcov_cost": lambda: design_coverage(one, statistic="cost"),
     }[name]
 
 
@@ -221,9 +221,9 @@ def scale_child(name: str) -> None:
 def scale(names: list[str]) -> int:
     """The table: every function in a child process, the gather first (the ratio's base)."""
     todo = ["gather", *[n for n in names or SCALE_NAMES if n != "gather"]]
-    unknown = sorted(set(todo) - set(SCALE_NAMES) - set(SCALE_EXTRA))
+    unknown = sorted(set(todo) - set(SCALE_NAMES))
     if unknown:
-        raise SystemExit(f"unknown: {unknown}; known: {SCALE_NAMES + SCALE_EXTRA}")
+        raise SystemExit(f"unknown: {unknown}; known: {SCALE_NAMES}")
     print("10^6 verdicts (10,000 tasks), defaults; targets <= 3 s, <= 1.5 GB")
     print(
         f"{'function':12s} {'rows':>9s} {'wall s':>8s} {'cpu s':>8s} {'peak MB':>9s} {'x gather':>9s}"

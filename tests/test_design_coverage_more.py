@@ -163,3 +163,26 @@ def test_cost_coverage_without_a_lognormal_interval_says_why():
     cov = design_coverage_cost(_cost_frame([10, 20], [12, 25]), n_sims=50)
     assert cov["coverage"].isna().all()
     assert cov["ci_note"].str.contains("fewer than 3 tasks").all()
+
+
+def test_design_coverage_dispatches_kappa_and_cost():
+    from evalstats.errors import ParameterError
+    from evalstats.stats import design_coverage
+
+    f = _two_judges(8, 3, 0.8, seed=2)
+    pd.testing.assert_frame_equal(
+        design_coverage(f, statistic="kappa", n_sims=100, rng=3),
+        design_coverage_kappa(f, n_sims=100, rng=3),
+    )
+    tw, to = np.array([800.0, 900, 1500, 1200, 300]), np.array([1000.0, 1000, 2000, 1000, 600])
+    cf = _cost_frame(tw, to)
+    pd.testing.assert_frame_equal(
+        design_coverage(cf, statistic="cost", world="tasks", n_sims=100, band=(0.9, 0.99)),
+        design_coverage_cost(cf, world="tasks", n_sims=100, band=(0.9, 0.99)),
+    )
+    with pytest.raises(ParameterError, match="statistic must be one of"):
+        design_coverage(f, statistic="alpha")
+    with pytest.raises(ParameterError, match="takes no \\['world'\\]"):
+        design_coverage(f, statistic="kappa", world="tasks")
+    with pytest.raises(ParameterError, match="takes no"):
+        design_coverage(f, world="tasks")

@@ -29,69 +29,41 @@ import pandas as pd
 
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._validate import check_columns, check_confidence, check_positive_int
+from evalstats.errors import ParameterError
 from evalstats.stats._cluster import by_columns
-from evalstats.stats._design_sums import interval_ends, simulated_sums
+from evalstats.stats._design_sums import interval_ends, pooled_icc, simulated_sums
 from evalstats.stats._missing_rule import category_codes
 from evalstats.stats.resample import as_generator
 from evalstats.stats.winrates import DEFAULT_METHOD, RATE_NAMES, rate_arrays
 
-__all__ = ["COVERAGE_BAND", "PER_TASK_LIMIT", "design_coverage"]
+__all__ = ["COVERAGE_BAND", "PER_TASK_LIMIT", "STATISTICS", "design_coverage"]
 
 #: The band a default interval's coverage should fall in at a nominal 95 %.
 COVERAGE_BAND = (0.93, 0.97)
 _OUTCOMES = ("win", "tie", "loss")
+#: What :func:`design_coverage` can simulate the coverage of (``statistic``).
+STATISTICS = ("win_rates", "kappa", "cost")
+# The options of the kappa and cost simulations beyond the shared ones.
+_OPTIONS = {"win_rates": (), "kappa": (), "cost": ("include_no_answer", "world")}
+_pooled_icc = pooled_icc  # its former home (tests/test_robust.py reads it here)
 #: Above this many simulated (simulation, task) cells the sums are simulated per size
 #: class (:mod:`._design_sums`) instead of task by task (~1 us and ~300 bytes a cell).
 PER_TASK_LIMIT = 500_000
 
 
-def _pooled_icc(counts: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
-    """One-way ANOVA intra-cluster correlation per group, pooled over the outcome columns.
-
-    ``counts`` is (cells, outcomes): each cell one cluster's outcome counts. With unequal
-    sizes the usual ``m0 = (n - sum m^2 / n) / (C - 1)`` is the typical cluster size.
-    """
-    m = counts.sum(axis=1).astype(np.float64)
-    n = np.bincount(gid, weights=m, minlength=n_groups)
-    c = np.bincount(gid, minlength=n_groups).astype(np.float64)
-    m2 = np.bincount(gid, weights=m * m, minlength=n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = (
-            np.stack(
-                [
-                    np.bincount(gid, weights=counts[:, k], minlength=n_groups)
-                    for k in range(counts.shape[1])
-                ],
-                1,
-            )
-            / n[:, None]
-        )
-        pc = counts / m[:, None]
-        ssb = np.bincount(
-            gid, weights=(m[:, None] * (pc - p[gid]) ** 2).sum(axis=1), minlength=n_groups
-        )
-        ssw = np.bincount(
-            gid, weights=(m[:, None] * pc * (1.0 - pc)).sum(axis=1), minlength=n_groups
-        )
-        msb = ssb / (c - 1.0)
-        msw = ssw / (n - c)
-        m0 = (n - m2 / n) / (c - 1.0)
-        rho = (msb - msw) / (msb + (m0 - 1.0) * msw)
-    # One verdict per task (n == c) leaves the correlation unidentified, and irrelevant.
-    return np.clip(np.where(np.isfinite(rho), rho, 0.0), 0.0, 0.99)
-
-
 def design_coverage(
     frame: pd.DataFrame,
     *,
+    statistic: str = "win_rates",
     by: str | Sequence[str] | None = "judge",
     cluster: str = "task_id",
     n_sims: int = 2000,
     confidence: float = 0.95,
     band: tuple[float, float] | None = None,
     rng: np.random.Generator | int | None = 0,
+    **options,
 ) -> pd.DataFrame:
-    """Simulated coverage of the default win-rate intervals on this frame's design.
+    """Simulated coverage of the default win-rate (or kappa, or cost) intervals on this frame's design.
 
     Re-simulates each group's design (its tasks and verdicts per task, its estimated
     outcome probabilities and intra-task correlation; see the module docstring) and
@@ -99,12 +71,21 @@ def design_coverage(
     holds the true rate. Counted verdicts are the ``ok`` rows (the default
     ``no_answer_as="exclude"`` view).
 
+    ``statistic="kappa"`` and ``statistic="cost"`` do the same for the other two headline
+    intervals: they return :func:`~evalstats.stats.design_coverage_kappa` (Cohen's kappa of
+    each judge pair) and :func:`~evalstats.stats.design_coverage_cost` (the total cost
+    ratios), whose rows and columns are theirs.
+
     Parameters
     ----------
     frame : DataFrame
-        Verdict frame with ``status``, ``outcome``, the ``cluster`` and ``by`` columns.
+        Verdict frame with ``status``, ``outcome``, the ``cluster`` and ``by`` columns (for
+        kappa and cost, the columns those functions read).
+    statistic : {"win_rates", "kappa", "cost"}
+        Whose default interval is simulated (:data:`STATISTICS`).
     by : str, list of str or None
-        Grouping columns, as in :func:`~evalstats.stats.winrates.win_rates`.
+        Grouping columns, as in :func:`~evalstats.stats.winrates.win_rates` (win rates
+        only: the kappa rows are per rubric and judge pair, the cost rows per measure).
     cluster : str
         Unit of independence (the task).
     n_sims : int
@@ -119,11 +100,14 @@ def design_coverage(
         the check alone rarely flags a design.
     rng : Generator, int or None
         Random source or seed (seeded by default: the same frame gives the same answer).
+    **options
+        With ``statistic="cost"``: ``world`` and ``include_no_answer`` of
+        :func:`~evalstats.stats.design_coverage_cost`; none otherwise.
 
     Returns
     -------
     DataFrame
-        One row per group: the ``by`` columns, ``n``, ``n_clusters``, ``icc`` (the
+        Win rates: one row per group: the ``by`` columns, ``n``, ``n_clusters``, ``icc`` (the
         estimated intra-task correlation), ``<rate>_coverage`` for the five rates,
         ``min_coverage``, ``max_coverage``, ``mc_se`` (Monte-Carlo SE at the nominal
         level), ``in_band`` and ``ci_note`` ("conservative: ..." or "liberal: ...",
@@ -135,9 +119,9 @@ def design_coverage(
     Designs with more than :data:`PER_TASK_LIMIT` simulated (simulation, task) cells
     simulate, per size class, only the sums the interval needs (:mod:`._design_sums`;
     exact in distribution, another random stream): 10^6 verdicts take seconds, not a
-    minute and 13 GB. :func:`~evalstats.stats.design_coverage_kappa` and
-    :func:`~evalstats.stats.design_coverage_cost` do the same for the kappa and the
-    total cost-ratio intervals.
+    minute and 13 GB. The kappa simulation draws its two sums from 1,000 tasks
+    (:mod:`._design_kappa_sums`, asymptotically exact), the cost simulation its task
+    totals with the interval computed from their logs (:mod:`._design_cost_ends`).
 
     Examples
     --------
@@ -152,7 +136,23 @@ def design_coverage(
     (8, False)
     >>> cov["ci_note"].iloc[0].startswith("conservative: simulated coverage")
     True
+    >>> tokens = frame.assign(replicate=[1, 2, 3] * 8, tokens_with=[900, 1100, 700] * 8,
+    ...                       tokens_without=[1000, 1200, 900] * 8, wall_with_s=9.0,
+    ...                       wall_without_s=10.0)
+    >>> design_coverage(tokens, statistic="cost", n_sims=100)["statistic"].tolist()
+    ['tokens_total_ratio', 'wall_total_ratio']
     """
+    if statistic not in STATISTICS:
+        raise ParameterError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
+    unknown = sorted(set(options) - set(_OPTIONS[statistic]))
+    if unknown:
+        raise ParameterError(f"design_coverage(statistic={statistic!r}) takes no {unknown}")
+    if statistic != "win_rates":
+        from evalstats.stats import _design_coverage_more as more
+
+        fn = more.design_coverage_kappa if statistic == "kappa" else more.design_coverage_cost
+        shared = {"n_sims": n_sims, "confidence": confidence, "band": band, "rng": rng}
+        return fn(frame, cluster=cluster, **shared, **options)
     by_cols = by_columns(by)
     check_columns(frame, [*by_cols, cluster, "status", "outcome"])
     n_sims = check_positive_int(n_sims, "n_sims")
@@ -182,7 +182,7 @@ def design_coverage(
         np.stack([np.bincount(gid, weights=counts[:, k], minlength=n_groups) for k in range(3)], 1)
         / n[:, None]
     )
-    rho = _pooled_icc(counts, gid, n_groups)
+    rho = pooled_icc(counts, gid, n_groups)
 
     if n_sims * len(m) > PER_TASK_LIMIT:
         # A large design: its sums simulated per size class (exact in distribution).

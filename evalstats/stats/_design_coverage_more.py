@@ -30,7 +30,13 @@ interval holds the truth of the simulated world:
     Read it as a stress test, not as the coverage.
 
 Simulations are arrays over (simulation, task) in chunks of simulations: no Python loop
-over simulations, tasks or units.
+over simulations, tasks or units. At 10^6 verdicts (10,000 tasks) each takes about a
+second or two, not a minute: from 1,000 tasks (and 100 effective units in every occurring
+cell) the kappa simulation draws each evaluation's summed table and task scatter matrix
+instead of its tasks (:mod:`._design_kappa_sums`: asymptotically exact, checked against
+the task-by-task draw), and the cost simulation computes ``cost_ratios``' interval from
+the drawn log totals with less work (:mod:`._design_cost_ends`: the same interval, held
+to :func:`total_ratio_ends` at 1e-12), its measures sharing their normal draws.
 """
 
 from __future__ import annotations
@@ -45,13 +51,16 @@ from scipy import stats
 from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import ParameterError
 from evalstats.stats import _agreement_cluster as _ac
+from evalstats.stats import _design_kappa_sums as _ks
 from evalstats.stats._cost_intervals import (
+    _SHAPIRO_MAX,
     GPQ_HULL_METHOD,
     GPQ_METHOD,
     LOGNORMAL_CHECK_ALPHA,
     pivot_hull_ends,
 )
-from evalstats.stats._design_coverage import _pooled_icc
+from evalstats.stats._design_cost_ends import _buf, ends_from_logs
+from evalstats.stats._design_sums import pooled_icc
 from evalstats.stats._missing_rule import category_codes
 from evalstats.stats._token_source import choose_token_source
 from evalstats.stats.agreement_intervals import DEFAULT_METHOD as KAPPA_METHOD
@@ -62,6 +71,7 @@ __all__ = ["design_coverage_cost", "design_coverage_kappa"]
 
 _K = 3
 _CHUNK = 2**22  # array elements a chunk of simulations holds at once (~32 MB of float64)
+_COST_CHUNK = 2**21
 #: The simulated worlds of :func:`design_coverage_cost`.
 WORLDS = ("lognormal", "tasks")
 _COHEN = partial(_ac.table_parts, w=np.eye(_K), kind="cohen")
@@ -118,11 +128,18 @@ def kappa_coverage_of_tables(
     m = np.rint(tables.sum(axis=1)).astype(np.int64)
     n = m.sum()
     probs = tables.sum(axis=0) / n
-    rho = float(_pooled_icc(tables, np.zeros(len(m), dtype=np.int64), 1)[0])
+    rho = float(pooled_icc(tables, np.zeros(len(m), dtype=np.int64), 1)[0])
     truth = float(_ac.coefficient(_COHEN, probs))
     estimate = float(_ac.coefficient(_COHEN, tables.sum(axis=0)))
     if not np.isfinite(truth) or len(m) < 2:
         return truth, estimate, rho, np.nan
+    if _ks.use_sums(m, probs, rho):  # a large design: its two sums drawn (_design_kappa_sums)
+        return (
+            truth,
+            estimate,
+            rho,
+            _ks.sums_coverage(m, probs, rho, truth, n_sims, confidence, gen),
+        )
     conc = (1.0 - rho) / rho if rho > 0 else np.inf
     step = max(1, _CHUNK // (4 * _K * _K * len(m)))
     hits = 0
@@ -154,7 +171,7 @@ def design_coverage_kappa(
     For every rubric and pair of judges, the units both judged ``ok`` (as
     :func:`~evalstats.stats.judge_agreement` pairs them) are re-simulated task by task
     (module docstring) and Cohen's kappa's default interval is computed on each simulated
-    evaluation.
+    evaluation. Also ``design_coverage(frame, statistic="kappa")``.
 
     Parameters
     ----------
@@ -171,6 +188,15 @@ def design_coverage_kappa(
         (units), ``n_clusters``, ``icc`` (of the nine cells), ``estimate`` (the data's
         kappa), ``truth`` (the simulated world's), ``coverage``, ``mc_se``, ``in_band``,
         ``ci_note``, ``method``, ``n_sims``.
+
+    Notes
+    -----
+    A pair with at least :data:`~._design_kappa_sums.CLT_TASKS` (1,000) tasks and at
+    least :data:`~._design_kappa_sums.CLT_CELL_COUNT` (100) effective units expected in
+    every cell that occurs draws each simulated evaluation's summed table (normal) and
+    task scatter (Wishart per task size) instead of its tasks, and takes the jackknife
+    from them: the coverage is off by ``O(1 / C)``, below 0.001 there, and the draw is
+    another random stream (:mod:`._design_kappa_sums`).
 
     Examples
     --------
@@ -244,7 +270,8 @@ def total_ratio_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple:
 
     ``x``, ``y``: (..., C) positive task totals, one value per task. First the lognormal
     model check ``cost_ratios`` runs on data without replicate runs (Shapiro-Wilk on the task
-    log ratios, at least 3 tasks): where it rejects, the CR2 t(Bell-McCaffrey df) interval.
+    log ratios, at least 3 tasks; D'Agostino-Pearson above 5,000 tasks, as ``cost_ratios``
+    tests above 5,000 values): where it rejects, the CR2 t(Bell-McCaffrey df) interval.
     Elsewhere the generalized pivotal interval; where the plain log ratio falls outside the
     pivot's 95 % interval, its hull with the CR2 interval; where the pivot has no spread, CR2
     alone. (On data with replicate runs ``cost_ratios`` tests the runs' within-task residuals,
@@ -258,7 +285,8 @@ def total_ratio_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple:
         d = np.log(x) - np.log(y)
         spread = np.ptp(d, axis=-1) > 1e-12 * np.maximum(1.0, np.abs(d).max(axis=-1))
         with np.errstate(invalid="ignore"):
-            p = stats.shapiro(np.where(spread[..., None], d, 0.0), axis=-1).pvalue
+            test = stats.normaltest if d.shape[-1] > _SHAPIRO_MAX else stats.shapiro
+            p = test(np.where(spread[..., None], d, 0.0), axis=-1).pvalue
         switched = spread & (p < LOGNORMAL_CHECK_ALPHA) & np.isfinite(q)
     lo = np.where(switched, log_est - q * se, lo)
     hi = np.where(switched, log_est + q * se, hi)
@@ -282,7 +310,7 @@ def design_coverage_cost(
     hold, from a bivariate lognormal fitted to them or from the tasks themselves
     (``world``, module docstring), and computes :func:`~evalstats.stats.cost_ratios`'
     default interval of the total ratio. Token totals are those ``cost_ratios`` uses
-    (billed before transcript).
+    (billed before transcript). Also ``design_coverage(frame, statistic="cost")``.
 
     Parameters
     ----------
@@ -328,7 +356,7 @@ def design_coverage_cost(
     pairs = pair_costs(
         choose_token_source(frame).frame, cluster=cluster, include_no_answer=include_no_answer
     )
-    rows = []
+    rows, worlds = [], []
     for measure, (col_with, col_without) in MEASURES.items():  # tokens, wall-clock
         x = pairs[col_with].to_numpy(dtype=float)
         y = pairs[col_without].to_numpy(dtype=float)
@@ -338,16 +366,8 @@ def design_coverage_cost(
         row = {"statistic": f"{measure}_total_ratio", "n_clusters": n_c}
         if n_c < 3 or not (np.all(tx > 0) and np.all(ty > 0)):
             why = "fewer than 3 tasks or a task total of 0: the interval is CR2, not simulated here"
-            rows.append(
-                row
-                | {
-                    "estimate": np.nan,
-                    "truth": np.nan,
-                    "coverage": np.nan,
-                    "model_rejected": np.nan,
-                    "_why": why,
-                }
-            )
+            nan = dict.fromkeys(("estimate", "truth", "coverage", "model_rejected"), np.nan)
+            rows.append(row | nan | {"_why": why})
             continue
         estimate = float(tx.sum() / ty.sum())
         logs = np.log(np.column_stack([tx, ty]))
@@ -359,29 +379,10 @@ def design_coverage_cost(
         # The covariance's square root (eigen, not Cholesky: a singular one is allowed).
         val, vec = np.linalg.eigh(cov)
         root = vec * np.sqrt(np.clip(val, 0.0, None))
-        step = max(1, _CHUNK // (8 * n_c + 8192))
-        hits = rejected = 0
-        for s in range(0, n_sims, step):  # chunks bound the memory; each chunk is one array
-            k = min(step, n_sims - s)
-            if world == "tasks":
-                pick = gen.integers(0, n_c, size=(k, n_c))
-                sx, sy = tx[pick], ty[pick]
-            else:
-                sim = np.exp(mu + gen.standard_normal((k, n_c, 2)) @ root.T)
-                sx, sy = sim[..., 0], sim[..., 1]
-            lo, hi, _, rej = total_ratio_ends(sx, sy, confidence)
-            hits += int(np.sum((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)))
-            rejected += int(rej.sum())
-        rows.append(
-            row
-            | {
-                "estimate": estimate,
-                "truth": float(np.exp(truth)),
-                "coverage": hits / n_sims,
-                "model_rejected": rejected / n_sims,
-                "_why": "",
-            }
-        )
+        rows.append(row | {"estimate": estimate, "truth": float(np.exp(truth)), "_why": ""})
+        worlds.append((len(rows) - 1, n_c, logs, mu, root, truth))
+    for i, hits, rejected in _simulate_cost(worlds, world, n_sims, confidence, gen):
+        rows[i] |= {"coverage": hits / n_sims, "model_rejected": rejected / n_sims}
     out = _finish(rows, n_sims, confidence, band, [r["statistic"] for r in rows])
     if not out.empty:
         method = (
@@ -390,3 +391,40 @@ def design_coverage_cost(
         )
         out.insert(out.columns.get_loc("n_sims"), "method", method)
     return out
+
+
+def _simulate_cost(worlds, world, n_sims, confidence, gen):
+    """(row, hits, rejected) of each measure's world, simulated in chunks of simulations.
+
+    In the lognormal world the measures share their standard normal draws (the first
+    ``n_c`` tasks' of one array): each measure's simulated evaluations are as they would
+    be alone, and the draws, the dearest step, are made once.
+    """
+    if not worlds:
+        return []
+    n_max = max(w[1] for w in worlds)
+    counts = np.zeros((len(worlds), 2), dtype=np.int64)
+    # Small chunks: the dozen arrays of one stay in the cache.
+    step = max(1, _COST_CHUNK // (8 * n_max + 8192))
+    work: list[dict] = [{} for _ in worlds]  # each measure's scratch, reused by every chunk
+    for s in range(0, n_sims, step):  # chunks bound the memory; each chunk is one array
+        k = min(step, n_sims - s)
+        if world == "lognormal":
+            z = _buf(work[0], "z", (2, k, n_max))
+            gen.standard_normal(out=z)
+        for j, (_, n_c, logs, mu, root, truth) in enumerate(worlds):
+            lx, ly = _buf(work[j], "lx", (k, n_c)), _buf(work[j], "ly", (k, n_c))
+            if world == "tasks":
+                pick = gen.integers(0, n_c, size=(k, n_c))
+                np.take(logs[:, 0], pick, out=lx)
+                np.take(logs[:, 1], pick, out=ly)
+            else:  # mu + root z, into the scratch arrays
+                z0, z1, tmp = z[0, :, :n_c], z[1, :, :n_c], _buf(work[j], "tmp", (k, n_c))
+                for i, out in enumerate((lx, ly)):
+                    np.multiply(z0, root[i, 0], out=out)
+                    out += mu[i]
+                    out += np.multiply(z1, root[i, 1], out=tmp)
+            lo, hi, _, rej = ends_from_logs(lx, ly, confidence, work[j])
+            counts[j, 0] += int(np.sum((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)))
+            counts[j, 1] += int(rej.sum())
+    return [(w[0], int(c[0]), int(c[1])) for w, c in zip(worlds, counts, strict=True)]

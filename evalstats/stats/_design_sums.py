@@ -34,6 +34,7 @@ __all__ = [
     "config_pmf",
     "configurations",
     "interval_ends",
+    "pooled_icc",
     "simulated_sums",
     "sums_from_tasks",
 ]
@@ -47,6 +48,42 @@ _B = np.array([[1.0, 0.0, 0.0, 1.0, 1.0], [0.0, 1.0, 0.0, 0.0, 0.5], [0.0, 0.0, 
 _LOW = np.array([0.0, 0.0, 0.0, -1.0, 0.0])
 _HIGH = np.ones(5)
 _IU = np.triu_indices(3)  # the six distinct products z_i z_j
+
+
+def pooled_icc(counts: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
+    """One-way ANOVA intra-cluster correlation per group, pooled over the outcome columns.
+
+    ``counts`` is (cells, outcomes): each cell one cluster's outcome counts. With unequal
+    sizes the usual ``m0 = (n - sum m^2 / n) / (C - 1)`` is the typical cluster size.
+    """
+    m = counts.sum(axis=1).astype(np.float64)
+    n = np.bincount(gid, weights=m, minlength=n_groups)
+    c = np.bincount(gid, minlength=n_groups).astype(np.float64)
+    m2 = np.bincount(gid, weights=m * m, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = (
+            np.stack(
+                [
+                    np.bincount(gid, weights=counts[:, k], minlength=n_groups)
+                    for k in range(counts.shape[1])
+                ],
+                1,
+            )
+            / n[:, None]
+        )
+        pc = counts / m[:, None]
+        ssb = np.bincount(
+            gid, weights=(m[:, None] * (pc - p[gid]) ** 2).sum(axis=1), minlength=n_groups
+        )
+        ssw = np.bincount(
+            gid, weights=(m[:, None] * pc * (1.0 - pc)).sum(axis=1), minlength=n_groups
+        )
+        msb = ssb / (c - 1.0)
+        msw = ssw / (n - c)
+        m0 = (n - m2 / n) / (c - 1.0)
+        rho = (msb - msw) / (msb + (m0 - 1.0) * msw)
+    # One verdict per task (n == c) leaves the correlation unidentified, and irrelevant.
+    return np.clip(np.where(np.isfinite(rho), rho, 0.0), 0.0, 0.99)
 
 
 def configurations(m: int) -> np.ndarray:

@@ -1,0 +1,56 @@
+"""design_coverage_cost's fast interval (ends_from_logs) is total_ratio_ends, which is
+cost_ratios' default interval (tests/test_design_coverage_more.py), and its
+D'Agostino-Pearson test is scipy's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from evalstats.stats._design_cost_ends import dagostino_pearson_p, ends_from_logs
+from evalstats.stats._design_coverage_more import total_ratio_ends
+
+
+def _data(n_sets, c, seed, outliers=True):
+    rng = np.random.default_rng(seed)
+    size = rng.normal(7, 1.2, (n_sets, c))
+    lx = size - 0.2 + rng.normal(0, 0.5, (n_sets, c))
+    ly = size + rng.normal(0, 0.5, (n_sets, c))
+    if outliers:
+        lx[::3, 0] += np.log(40.0)  # an outlier task: the lognormal check rejects
+    return lx, ly
+
+
+@pytest.mark.parametrize(("c", "n_sets"), [(3, 60), (8, 200), (40, 100), (6000, 12)])
+def test_ends_from_logs_is_total_ratio_ends(c, n_sets):
+    lx, ly = _data(n_sets, c, seed=c)
+    if c == 8:  # a data set whose plain ratio falls outside the pivot's 95 % (the hull)
+        lx[1] = np.log([2665.0, 596, 989, 19, 2464, 1690, 812, 4053])
+        ly[1] = np.log([5930.0, 404, 1078, 3, 4509, 2067, 833, 5872])
+    lx[-1] = ly[-1] + 0.3  # no spread in the log ratios: the pivot has none either
+    ref = total_ratio_ends(np.exp(lx), np.exp(ly), 0.95)
+    new = ends_from_logs(lx, ly, 0.95)
+    for a, b in zip(ref[:3], new[:3], strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(new[3], ref[3])
+    assert 0 < ref[3].sum() < n_sets  # some evaluations were switched or widened, not all
+
+
+def test_ends_from_logs_at_another_confidence():
+    lx, ly = _data(50, 12, seed=1)
+    ref = total_ratio_ends(np.exp(lx), np.exp(ly), 0.80)
+    new = ends_from_logs(lx, ly, 0.80)
+    for a, b in zip(ref[:3], new[:3], strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+
+
+def test_dagostino_pearson_from_moments_is_scipys_normaltest():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.normal(size=(5, 6001)), rng.standard_t(4, size=(5, 6001))])
+    x[2] = np.exp(x[2] / 3)  # skewed
+    xm = x - x.mean(axis=1, keepdims=True)
+    m2, m3, m4 = ((xm**k).mean(axis=1) for k in (2, 3, 4))
+    ref = stats.normaltest(x, axis=1).pvalue
+    np.testing.assert_allclose(dagostino_pearson_p(6001, m2, m3, m4), ref, rtol=1e-9, atol=1e-300)
+    assert ref.min() < 1e-6 < 0.01 < ref.max()  # both rejections and acceptances
