@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from evalstats.stats import _design_coverage_more, _design_kappa_sums, design_coverage_kappa
 from evalstats.stats._design_coverage_more import kappa_ends
@@ -33,6 +34,7 @@ def test_ends_from_sums_are_the_jackknife_interval_of_the_same_tables():
     assert np.abs(lo - lo2).max() > 0  # two computations, not one
 
 
+@pytest.mark.slow  # simulation study
 def test_drawn_sums_have_the_task_by_task_mean_and_scatter():
     gen = np.random.default_rng(1)
     m = gen.integers(1, 30, 300)
@@ -67,6 +69,7 @@ def _frame(m, rho, seed):
     )
 
 
+@pytest.mark.slow  # simulation study
 def test_sums_path_coverage_agrees_with_the_task_by_task_one(monkeypatch):
     gen = np.random.default_rng(2)
     m = gen.integers(2, 30, 1000)
