@@ -60,7 +60,7 @@ CLUSTERED_COEFFICIENTS: dict[str, tuple[str | None, str | None]] = {
 }
 #: The interval constructions (see :func:`evalstats.stats._agreement_cluster.cluster_intervals`).
 CLUSTERED_METHODS = tuple(m for m in _ac.METHODS if m != "jackknife_t")
-DEFAULT_METHOD = "atanh_jackknife_exact"
+DEFAULT_METHOD = "atanh_jackknife_midp_blaker"
 
 
 def clustered_agreement(
@@ -101,8 +101,9 @@ def clustered_agreement(
         Category set and order (as in :func:`evalstats.stats.agreement.cohen_kappa`).
     confidence : float
     method : str
-        Among :data:`CLUSTERED_METHODS`; default ``"atanh_jackknife_exact"`` (module
-        docstring). Every one lies in [-1, 1].
+        Among :data:`CLUSTERED_METHODS`; default ``"atanh_jackknife_midp_blaker"`` (module
+        docstring; ``"atanh_jackknife_exact"`` is the former default, with the
+        Clopper-Pearson bound). Every one lies in [-1, 1].
     n_resamples : int
         Cluster bootstrap resamples (``"bootstrap_percentile"`` only).
     rng : Generator or int, optional
@@ -127,11 +128,11 @@ def clustered_agreement(
     >>> res = clustered_agreement(a, b, clusters=tasks, coefficient=["cohen_kappa", "gwet_ac1"])
     >>> res[["statistic", "estimate", "ci_low", "ci_high", "n_tasks"]].round(3)
          statistic  estimate  ci_low  ci_high  n_tasks
-    0  cohen_kappa     0.724  -0.059    0.965        4
-    1     gwet_ac1     0.762   0.138    0.970        4
+    0  cohen_kappa     0.724  -0.059    0.932        4
+    1     gwet_ac1     0.762   0.138    0.940        4
     >>> same = clustered_agreement(a, a, clusters=tasks)  # perfect agreement: not [1, 1]
     >>> float(same["estimate"][0]), round(float(same["ci_low"][0]), 3), float(same["ci_high"][0])
-    (1.0, 0.535, 1.0)
+    (1.0, 0.612, 1.0)
     """
     names = [coefficient] if isinstance(coefficient, str) else list(coefficient)
     unknown = [c for c in names if c not in CLUSTERED_COEFFICIENTS]
@@ -172,6 +173,7 @@ def clustered_agreement(
         )
         lo, hi = res.intervals[method]
         few = bool(res.n_eff * (1.0 - res.observed) / unit < _ac.EXACT_BELOW) or not res.se > 1e-12
+        few = few and method in _ac.JOINED
         rows.append(
             {
                 "statistic": info["statistic"],
@@ -194,7 +196,7 @@ def clustered_agreement(
                 "observed_agreement": float(res.observed),
                 "expected_agreement": float(res.expected),
                 "n_effective": float(res.n_eff),
-                "exact_joined": few and method == DEFAULT_METHOD,
+                "exact_joined": few,
                 "weights": info["weights"],
                 "n_raters": len(r.columns),
                 "k": info["k"],
@@ -203,16 +205,22 @@ def clustered_agreement(
     return tidy_frame(pd.DataFrame(rows), diagnostics=pd.DataFrame(diags), extra=["ci_note"])
 
 
+_BOUND_NAMES = {"clopper_pearson": "Clopper-Pearson", "mid_p_blaker": "mid-p, Blaker's tails"}
+
+
 def _note(res: _ac.ClusterIntervals, few: bool, method: str) -> str:
     if np.isnan(res.estimate):
         return "undefined: chance agreement is 1 (one category)"
-    if res.observed >= 1.0:
+    if res.observed >= 1.0 and (method in _ac.JOINED or method == "exact_agreement"):
+        name = _BOUND_NAMES[_ac.JOINED.get(method, "clopper_pearson")]
         return (
-            "perfect observed agreement: the lower bound is exact (Clopper-Pearson on "
+            f"perfect observed agreement: the lower bound is a binomial one ({name} on "
             f"{float(res.n_eff):.0f} effective units), not a resampling one"
         )
-    if few and method == DEFAULT_METHOD:
-        return "few disagreements: joined with the exact bound on the observed agreement"
+    if res.observed >= 1.0:
+        return "perfect observed agreement"
+    if few:
+        return "few disagreements: joined with a binomial bound on the observed agreement"
     return ""
 
 
