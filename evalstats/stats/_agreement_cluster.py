@@ -58,7 +58,7 @@ JOINED = {"atanh_jackknife_exact": "clopper_pearson", "atanh_jackknife_midp_blak
 #: disagreements to measure their spread, and the joined methods (:data:`JOINED`) also take
 #: in the bound of the observed agreement (the usual rule that a normal approximation needs
 #: a few events; chosen by ``benchmarks/coverage_agreement.py`` among 3, 5, 10 and always:
-#: with either bound, 5 and 3 fall to 0.88 and below at high agreement on 40 tasks).
+#: with either bound, 5 and 3 fall to 0.87 and below at kappa 0.95 on 40 tasks).
 EXACT_BELOW = 10.0
 TABLE_KINDS = ("cohen", "scott", "gwet", "bp", "pa")
 MULTI_KINDS = ("fleiss", "gwet", "bp", "pa")
@@ -305,7 +305,7 @@ def cluster_intervals(
     deff_floor : float
         Smallest design effect (the coverage study's variants). Weighted agreement carries
         up to ``1 / unit_disagreement`` times a binomial's information per unit (all
-        disagreements near misses), but a floor at the unit fell to 0.82 for quadratic
+        disagreements near misses), but a floor at the unit fell to 0.79 for quadratic
         weights (a far miss counts 1 / unit units at once), so the default stays 1.
 
     Every interval except ``jackknife_t`` lies in [-1, 1] (tanh, a bootstrap of the
