@@ -49,9 +49,11 @@ from evalstats.stats.robust import (
 from evalstats.stats.winrates import DEFAULT_METHOD, RATE_NAMES, rate_arrays
 
 RATE_METHODS = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "bca")
-KAPPA_METHODS = ("atanh_jackknife_exact", "jackknife_t", "wald_iid", "boot_bca")
+KAPPA_METHODS = ("atanh_jackknife_midp_blaker", "jackknife_t", "wald_iid", "boot_bca")
 #: judge_agreement's interval for every coefficient since issue 23 (clustered_agreement).
-DEFAULT_KAPPA = "atanh_jackknife_exact"
+DEFAULT_KAPPA = "atanh_jackknife_midp_blaker"
+#: The default before it (Clopper-Pearson bound, design effect >= 1): the kappa_former column.
+FORMER_KAPPA = "atanh_jackknife_exact"
 #: Coefficients judge_agreement reports, as (column, table kind, weights) of _agreement_cluster.
 AGREEMENT_COEFS = (
     ("kappa", "cohen", None),
@@ -258,9 +260,11 @@ def _agreement_parts(kind: str, weights):
     return partial(ac.table_parts, w=weight_matrix(weights, 3), kind=kind)
 
 
-def agreement_coverage(per_task: np.ndarray, truth: dict) -> dict[str, float]:
-    """judge_agreement's default interval (clustered_agreement's atanh_jackknife_exact) of
-    every coefficient, all evaluations at once; ``<name>_degenerate``: zero-width or out of
+def agreement_coverage(
+    per_task: np.ndarray, truth: dict, method: str = DEFAULT_KAPPA, **options
+) -> dict[str, float]:
+    """judge_agreement's default interval (clustered_agreement's ``method``) of every
+    coefficient, all evaluations at once; ``<name>_degenerate``: zero-width or out of
     [-1, 1] intervals (must be 0)."""
     out = {}
     for name, kind, w in AGREEMENT_COEFS:
@@ -268,10 +272,11 @@ def agreement_coverage(per_task: np.ndarray, truth: dict) -> dict[str, float]:
         res = ac.cluster_intervals(
             per_task,
             _agreement_parts(kind, w),
-            methods=("atanh_jackknife_exact",),
+            methods=(method,),
             unit_disagreement=float(gaps.min()),
+            **options,
         )
-        lo, hi = res.intervals["atanh_jackknife_exact"]
+        lo, hi = res.intervals[method]
         t = truth[name]
         out[name] = float(((lo <= t) & (t <= hi)).mean())
         out[f"{name}_degenerate"] = int(((hi - lo) <= 1e-12).sum() + ((lo < -1) | (hi > 1)).sum())
@@ -294,7 +299,12 @@ def kappa_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[st
     every = _kappa_truth(d, rng, every=True)
     for name, v in agreement_coverage(per_task, every).items():
         out[f"agr_{name}"] = v
-    out["atanh_jackknife_exact"] = out["agr_kappa"]
+    out[DEFAULT_KAPPA] = out["agr_kappa"]
+    out["former"] = agreement_coverage(per_task, every, FORMER_KAPPA)["kappa"]
+    # The floor: an evaluation with perfect observed agreement is covered by any interval
+    # that is not [1, 1] on these few units.
+    tab = per_task.sum(axis=1)
+    out["perfect"] = float(np.mean(tab[:, [0, 4, 8]].sum(axis=-1) == tab.sum(axis=-1)))
     st = cohen_stats(per_task.sum(axis=1).reshape(-1, 3, 3), np.eye(3))
     wl, wh = st.kappa - 1.959964 * st.se, st.kappa + 1.959964 * st.se
     out["wald_iid"] = float(((wl <= truth) & (truth <= wh)).mean())
@@ -501,6 +511,8 @@ def run(
         if d.n_judges == 2 and d.orders == 1:
             kap = kappa_coverage(d, n_evals, rng)
             extra["kappa"] = kap[DEFAULT_KAPPA]
+            extra["kappa_former"] = kap["former"]
+            extra["kappa_perfect"] = kap["perfect"]
             extra["kappa_jackknife_t"] = kap["jackknife_t"]
             for name, *_ in AGREEMENT_COEFS[1:]:
                 extra[name] = kap[f"agr_{name}"]
@@ -567,7 +579,8 @@ def main() -> None:
     print(table.round(3).to_string(index=False, na_rep=""))
     cols = [*RATE_NAMES, "type1", "p_vs_ci_disagree", "flagged", "kappa", "tok_total", "tok_geo"]
     cols += ["tok_mcse", "tok_evals", "tok_check"]
-    cols += ["kappa_linear", "ac1", "pabak", "agr_degenerate", "ppi_win", "ppi_net"]
+    cols += ["kappa_linear", "ac1", "pabak", "agr_degenerate", "kappa_former", "kappa_perfect"]
+    cols += ["ppi_win", "ppi_net"]
     cols += ["ppi_zero_width", "na_exclude_net", "na_arm_aware_net", "na_flagged"]
     default = table[table["method"] == DEFAULT_METHOD].set_index("design")
     default = default.reindex(columns=[c for c in cols if c in default.columns])

@@ -16,7 +16,7 @@ interval with its Monte-Carlo SE, the mean width, and the share of intervals out
 [-1, 1] or of zero width. Everything is vectorised across the simulated evaluations.
 
 Run: ``python benchmarks/coverage_agreement.py [N_EVALUATIONS] [N_RESAMPLES]``
-(default 1000 and 400; ~2-3 minutes of CPU).
+(default 1000 and 400; ~8 minutes of CPU: the mid-p bounds are found by bisection).
 """
 
 from __future__ import annotations
@@ -44,8 +44,19 @@ TWO_RATER = (
     ("pabak", "bp", "none"),
     ("scott_pi", "scott", "none"),
 )
-#: The default's join rule at other thresholds of effective disagreeing units.
-VARIANTS = {"atanh_exact_below3": 3.0, "atanh_exact_below5": 5.0, "atanh_exact_always": np.inf}
+#: The joined methods' rule with other thresholds of effective disagreeing units, other
+#: bounds of the observed agreement and another floor of its design effect: name ->
+#: (threshold, bound, floor). The rejected candidates stay here with their numbers.
+VARIANTS = {
+    "cp_below3": (3.0, "clopper_pearson", 1.0),
+    "cp_below5": (5.0, "clopper_pearson", 1.0),
+    "cp_always": (np.inf, "clopper_pearson", 1.0),
+    "midp_below10": (10.0, "mid_p", 1.0),
+    "wilson_below10": (10.0, "wilson", 1.0),
+    "blaker_below5": (5.0, "mid_p_blaker", 1.0),
+    "blaker_always": (np.inf, "mid_p_blaker", 1.0),
+    "blaker_unit_floor": (10.0, "mid_p_blaker", None),  # floor at the unit disagreement
+}
 COLUMNS = (*ac.METHODS, *VARIANTS)
 MANY = (("fleiss_kappa", "fleiss"), ("krippendorff_nominal", "nominal"))
 
@@ -114,9 +125,15 @@ def per_cluster_many(codes, mask, kind):
 def run(cs, parts, rng, b, unit=1.0):
     """Every construction of :data:`COLUMNS` on per-cluster statistics ``cs`` (e, C, d)."""
     res = ac.cluster_intervals(cs, parts, n_resamples=b, rng=rng, unit_disagreement=unit)
-    for name, below in VARIANTS.items():
+    for name, (below, bound, floor) in VARIANTS.items():
         extra = ac.cluster_intervals(
-            cs, parts, methods=("atanh_jackknife_exact",), exact_below=below, unit_disagreement=unit
+            cs,
+            parts,
+            methods=("atanh_jackknife_exact",),
+            exact_below=below,
+            unit_disagreement=unit,
+            bound=bound,
+            deff_floor=min(1.0, unit) if floor is None else floor,
         )
         res.intervals[name] = extra.intervals["atanh_jackknife_exact"]
     return res

@@ -72,7 +72,7 @@ def test_kappa_coverage_estimate_is_judge_agreements_and_in_a_sane_range():
     assert (row["n"], row["n_clusters"]) == (120, 30)
     # 30 tasks, kappa ~ 0.6: the interval is close to nominal (the battery: 0.93-0.97).
     assert 0.90 <= row["coverage"] <= 0.99, row["coverage"]
-    assert row["method"] == "atanh_jackknife_exact"
+    assert row["method"] == "atanh_jackknife_midp_blaker"
 
 
 def test_kappa_coverage_without_an_order_column_and_with_no_answers():

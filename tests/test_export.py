@@ -281,6 +281,10 @@ METHOD_TEXT = {
     "atanh_jackknife_exact": (
         "delete-one-task jackknife t on Fisher's z (with an exact bound at few disagreements)"
     ),
+    "atanh_jackknife_midp_blaker": (
+        "delete-one-task jackknife t on Fisher's z (with a mid-p binomial bound at few "
+        "disagreements)"
+    ),
 }
 
 JUDGE_WORDS = {

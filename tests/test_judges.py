@@ -35,12 +35,12 @@ def test_agreement_is_long_and_tidy(frame3):
     kappa = agr.loc[agr["statistic"].isin(["kappa", "kappa_iid"])]
     # one kappa, each row naming how its interval (or test) is made
     assert kappa.groupby(["judge_a", "judge_b"])["estimate"].nunique().eq(1).all()
-    assert set(kappa["method"]) == {"atanh_jackknife_exact", "iid z test (no interval)"}
+    assert set(kappa["method"]) == {"atanh_jackknife_midp_blaker", "iid z test (no interval)"}
     coefs = agr.loc[
         ~agr["statistic"].isin(["observed_agreement", "disagreement_rate", "kappa_iid"])
     ]
     # every coefficient task-clustered, its interval inside [-1, 1]
-    assert set(coefs["method"]) == {"atanh_jackknife_exact"}
+    assert set(coefs["method"]) == {"atanh_jackknife_midp_blaker"}
     assert ((coefs["ci_low"] >= -1) & (coefs["ci_high"] <= 1)).all()
     assert (coefs["ci_low"] < coefs["ci_high"]).all()
     assert list(agr.diagnostics.columns[:4]) == ["rubric", "judge_a", "judge_b", "n"]
@@ -177,7 +177,7 @@ def test_three_judges_fleiss_and_krippendorff(frame3):
     )
     # Both task-clustered: the jackknife over tasks, in [-1, 1].
     for name in ("fleiss_kappa", "krippendorff_alpha"):
-        assert allrow[f"{name}_method"] == "atanh_jackknife_exact"
+        assert allrow[f"{name}_method"] == "atanh_jackknife_midp_blaker"
         assert allrow[f"{name}_df"] == w.loc[~np.isnan(codes).all(axis=1), "task_id"].nunique() - 1
         assert -1 <= allrow[f"{name}_ci_low"] < allrow[name] < allrow[f"{name}_ci_high"] <= 1
 
@@ -288,7 +288,7 @@ def test_clustered_kappa_is_a_task_jackknife_with_t_reference(frame3):
     c = len(tasks)
     se = np.sqrt((c - 1) / c * ((loo - loo.mean()) ** 2).sum())
     q = stats.t.ppf(0.975, c - 1)
-    assert row["kappa_df"] == c - 1 and row["kappa_method"] == "atanh_jackknife_exact"
+    assert row["kappa_df"] == c - 1 and row["kappa_method"] == "atanh_jackknife_midp_blaker"
     assert row["kappa_se"] == pytest.approx(se, rel=1e-10)
     # The interval: the same jackknife on atanh of kappa shrunk by n / (n + 1), back by tanh
     # (no exact bound joined here: many disagreements).

@@ -58,6 +58,10 @@ _METHOD_TEXT = {
     "atanh_jackknife_exact": (
         "delete-one-task jackknife t on Fisher's z (with an exact bound at few disagreements)"
     ),
+    "atanh_jackknife_midp_blaker": (
+        "delete-one-task jackknife t on Fisher's z (with a mid-p binomial bound at few "
+        "disagreements)"
+    ),
 }
 _COST_TEXT = {
     "tokens_total_ratio": "total tokens",

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
+from evalstats.stats import _agreement_bounds as bounds
 from evalstats.stats._kappa import _div
 
 __all__ = [
@@ -47,13 +48,17 @@ METHODS = (
     "atanh_jackknife",
     "exact_agreement",
     "atanh_jackknife_exact",
+    "atanh_jackknife_midp_blaker",
     "bootstrap_percentile",
 )
+#: The atanh jackknife joined with a bound of the observed agreement: method -> bound (of
+#: :mod:`evalstats.stats._agreement_bounds`).
+JOINED = {"atanh_jackknife_exact": "clopper_pearson", "atanh_jackknife_midp_blaker": "mid_p_blaker"}
 #: Below this many effective disagreeing units the atanh jackknife sees too few
-#: disagreements to measure their spread, and ``atanh_jackknife_exact`` also takes in the
-#: exact bound (the usual rule that a normal approximation needs a few events; chosen by
-#: ``benchmarks/coverage_agreement.py`` among 3, 5, 10 and always (10: the only one that
-#: never fell below 0.92; it over-covers where perfect agreement is common)).
+#: disagreements to measure their spread, and the joined methods (:data:`JOINED`) also take
+#: in the bound of the observed agreement (the usual rule that a normal approximation needs
+#: a few events; chosen by ``benchmarks/coverage_agreement.py`` among 3, 5, 10 and always:
+#: with either bound, 5 and 3 fall to 0.87 and below at kappa 0.95 on 40 tasks).
 EXACT_BELOW = 10.0
 TABLE_KINDS = ("cohen", "scott", "gwet", "bp", "pa")
 MULTI_KINDS = ("fleiss", "gwet", "bp", "pa")
@@ -213,7 +218,7 @@ class ClusterIntervals(NamedTuple):
     estimate: np.ndarray
     se: np.ndarray  # delete-one-task jackknife SE on the coefficient's own scale
     df: np.ndarray
-    p_value: np.ndarray  # t(C - 1) test of 0 on the atanh scale (joined: with the exact test)
+    p_value: np.ndarray  # t(C - 1) test of 0 on the atanh scale (joined: with the bound's test)
     observed: np.ndarray
     expected: np.ndarray
     n: np.ndarray
@@ -238,26 +243,12 @@ def _resample_counts(rng: np.random.Generator, lead: tuple[int, ...], b: int, c:
     return np.bincount(flat, minlength=m * c).reshape(*lead, b, c).astype(float)
 
 
-def _exact(po, pe, n, n_eff, alpha):
-    """Clopper-Pearson interval of the observed agreement on ``n_eff`` effective units,
-    mapped through the coefficient with ``p_e`` held at its estimate."""
-    x = np.clip(po, 0.0, 1.0) * n_eff
-    with np.errstate(invalid="ignore"):
-        lo = np.where(x > 0, stats.beta.ppf(alpha / 2, np.maximum(x, 1e-300), n_eff - x + 1), 0.0)
-        hi = np.where(
-            x < n_eff, stats.beta.ppf(1 - alpha / 2, x + 1, np.maximum(n_eff - x, 1e-300)), 1.0
-        )
-    return _div(lo - pe, 1.0 - pe), _div(hi - pe, 1.0 - pe)
-
-
-def _exact_p(po, pe, n_eff):
-    """Two-sided exact test of ``p_o = p_e`` (coefficient 0) on ``n_eff`` effective units:
-    binomial tails through the beta distribution, so that counts may be fractional."""
-    x = np.clip(po, 0.0, 1.0) * n_eff
-    with np.errstate(invalid="ignore"):
-        upper = np.where(x > 0, stats.beta.cdf(pe, np.maximum(x, 1e-300), n_eff - x + 1), 1.0)
-        lower = np.where(x < n_eff, stats.beta.sf(pe, x + 1, np.maximum(n_eff - x, 1e-300)), 1.0)
-    return np.minimum(1.0, 2.0 * np.minimum(upper, lower))
+def _exact(po, pe, n_eff, alpha, bound):
+    """Bounds of the observed agreement on ``n_eff`` effective units (``bound`` of
+    :data:`evalstats.stats._agreement_bounds.BOUNDS`), mapped through the coefficient with
+    ``p_e`` held at its estimate and clipped to [-1, 1]."""
+    lo, hi = bounds.proportion_bounds(np.clip(po, 0.0, 1.0) * n_eff, n_eff, alpha, bound)
+    return np.clip(_div(lo - pe, 1.0 - pe), -1.0, 1.0), np.clip(_div(hi - pe, 1.0 - pe), -1.0, 1.0)
 
 
 def cluster_intervals(
@@ -271,6 +262,8 @@ def cluster_intervals(
     pseudo: float = 1.0,
     exact_below: float = EXACT_BELOW,
     unit_disagreement: float = 1.0,
+    bound: str | None = None,
+    deff_floor: float = 1.0,
 ) -> ClusterIntervals:
     """Every requested interval of the coefficient of per-cluster statistics ``cs``.
 
@@ -288,10 +281,13 @@ def cluster_intervals(
         that perfect agreement has a finite z; back-transformed by tanh);
         ``exact_agreement`` (Clopper-Pearson on the observed agreement with the effective
         number of units ``n / deff``, ``deff`` from the jackknife variance of ``p_o``, in
-        [1, n / C], 1 when ``p_o`` is 0 or 1; mapped with ``p_e`` fixed);
+        [``deff_floor``, n / C], 1 when ``p_o`` is 0 or 1; mapped with ``p_e`` fixed);
         ``atanh_jackknife_exact`` (``atanh_jackknife``, joined with ``exact_agreement``
         where the effective number of disagreeing units ``n_eff * (1 - p_o)`` is below
-        ``exact_below`` or the jackknife SE is 0); ``bootstrap_percentile`` (cluster bootstrap of the coefficient).
+        ``exact_below`` or the jackknife SE is 0); ``atanh_jackknife_midp_blaker`` (the
+        same join with the mid-p bounds that invert Blaker's combined-tails test instead of
+        Clopper-Pearson's, see :mod:`evalstats.stats._agreement_bounds`);
+        ``bootstrap_percentile`` (cluster bootstrap of the coefficient).
     n_resamples : int
         Bootstrap resamples (needed by the bootstrap methods).
     rng : Generator
@@ -303,6 +299,14 @@ def cluster_intervals(
         The smallest disagreement ``1 - w`` between two different ratings (1 unweighted;
         0.25 for quadratic weights on three categories): disagreements are counted in
         units of it, so that a weighted near-miss counts as one disagreeing unit.
+    bound : str, optional
+        One bound of the observed agreement for ``exact_agreement`` and every joined method
+        (the coverage study's variants); default: each method's own (:data:`JOINED`).
+    deff_floor : float
+        Smallest design effect (the coverage study's variants). Weighted agreement carries
+        up to ``1 / unit_disagreement`` times a binomial's information per unit (all
+        disagreements near misses), but a floor at the unit fell to 0.79 for quadratic
+        weights (a far miss counts 1 / unit units at once), so the default stays 1.
 
     Every interval except ``jackknife_t`` lies in [-1, 1] (tanh, a bootstrap of the
     coefficient, or an exact bound clipped to the coefficient's range).
@@ -334,28 +338,27 @@ def cluster_intervals(
     _, se_po = _jackknife(total, loo, lambda s: parts(s)[0], c)
     binom = _div(po * (1.0 - po), n)
     deff = np.where(binom > 0, _div(se_po**2, np.where(binom > 0, binom, 1.0)), 1.0)
-    deff = np.clip(np.nan_to_num(deff, nan=1.0), 1.0, np.maximum(n / c, 1.0))
+    deff = np.clip(np.nan_to_num(deff, nan=1.0), deff_floor, np.maximum(n / c, 1.0))
     n_eff = n / deff
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    ex = None
-    if any(m.endswith("exact") or m.startswith("exact") for m in methods):
-        lo, hi = _exact(po, pe, n, n_eff, alpha)
-        ex = (np.clip(lo, -1.0, 1.0), np.clip(hi, -1.0, 1.0))
     if "jackknife_t" in methods:
         out["jackknife_t"] = (est - tq * se, est + tq * se)
     at = (np.tanh(z - tq * se_z), np.tanh(z + tq * se_z))
     if "atanh_jackknife" in methods:
         out["atanh_jackknife"] = at
     if "exact_agreement" in methods:
-        out["exact_agreement"] = ex  # type: ignore[assignment]
-    if "atanh_jackknife_exact" in methods:
-        # Also where the jackknife saw no spread at all (every task alike): a zero-width
-        # interval is no interval.
-        few = (n_eff * (1.0 - po) / unit_disagreement < exact_below) | ~(se_z > 1e-12)
-        joined = _union(at, ex)  # type: ignore[arg-type]
-        out["atanh_jackknife_exact"] = tuple(np.where(few[None], joined, at))  # type: ignore[assignment]
+        out["exact_agreement"] = _exact(po, pe, n_eff, alpha, bound or "clopper_pearson")
+    # Few disagreements, or no spread at all over tasks (every task alike: a zero-width
+    # interval is no interval): the joined methods take in the bound.
+    few = (n_eff * (1.0 - po) / unit_disagreement < exact_below) | ~(se_z > 1e-12)
+    joined_p = p_value
+    for name in (m for m in methods if m in JOINED):
+        b = bound or JOINED[name]
+        lo, hi = _union(at, _exact(po, pe, n_eff, alpha, b))
+        out[name] = (np.where(few, lo, at[0]), np.where(few, hi, at[1]))
         # The joined interval's test: the larger of the two p-values (it inverts neither alone).
-        p_value = np.where(few, np.fmax(p_value, _exact_p(po, pe, n_eff)), p_value)
+        x = np.clip(po, 0.0, 1.0) * n_eff
+        joined_p = np.where(few, np.fmax(p_value, bounds.proportion_p(pe, x, n_eff, b)), p_value)
     if any(m.startswith("bootstrap") for m in methods):
         if rng is None or n_resamples < 1:
             raise ValueError("the bootstrap methods need n_resamples >= 1 and an rng")
@@ -365,7 +368,7 @@ def cluster_intervals(
             bq = np.nanquantile(boot, [alpha / 2.0, 1.0 - alpha / 2.0], axis=-1)
         bq = np.where(np.isnan(est), np.nan, bq)
         out["bootstrap_percentile"] = (bq[0], bq[1])
-    return ClusterIntervals(est, se, df, p_value, po, pe, n, n_eff, out)
+    return ClusterIntervals(est, se, df, joined_p, po, pe, n, n_eff, out)
 
 
 def _union(a, b):

@@ -6,7 +6,7 @@ interval holds the truth of the simulated world:
 
 * :func:`design_coverage_kappa`: Cohen's kappa of each pair of judges with
   :func:`~evalstats.stats.judge_agreement`'s task-clustered interval
-  (``atanh_jackknife_exact``). Each task keeps its number of units (pairs both judges
+  (``atanh_jackknife_midp_blaker``). Each task keeps its number of units (pairs both judges
   judged ``ok``); its 3 x 3 table of (judge A, judge B) verdicts is
   Dirichlet-multinomial with the pooled table's cell probabilities and the pooled ANOVA
   intra-task correlation of the nine cells, as the win rates' model. The truth is the

@@ -5,11 +5,11 @@ blind rubric, orders) both judged ``ok``; the units of one task are correlated,
 so every coefficient's interval (Cohen's kappa, linear-weighted kappa, Gwet's AC1,
 PABAK; Fleiss' kappa and Krippendorff's alpha for three or more judges) is
 task-clustered, made by :func:`evalstats.stats.agreement_intervals.clustered_agreement`:
-``atanh_jackknife_exact``, a delete-one-task jackknife t(C - 1) interval on Fisher's z
+``atanh_jackknife_midp_blaker``, a delete-one-task jackknife t(C - 1) interval on Fisher's z
 (``atanh``) of the coefficient, back-transformed by ``tanh`` — so it lies in [-1, 1] by
-construction, not by clipping — and joined with an exact Clopper-Pearson bound on the
-observed agreement where there are fewer than ten effective disagreeing units (at perfect
-agreement the interval is not [1, 1]). Chosen by ``benchmarks/coverage_agreement.py``
+construction, not by clipping — and joined with a mid-p binomial bound on the observed
+agreement (Blaker's combined tails) where there are fewer than ten effective disagreeing
+units (at perfect agreement the interval is not [1, 1]). Chosen by ``benchmarks/coverage_agreement.py``
 (kappa 0-0.95, 6-40 tasks). The analytic IID SE and z test of kappa
 (Fleiss-Cohen-Everitt) stay beside it as ``kappa_iid``, without an interval (a Wald
 interval leaves [-1, 1] near perfect agreement). :func:`consensus` turns several
@@ -120,7 +120,7 @@ def judge_agreement(
     confidence : float, default 0.95
     n_resamples : int, default 2000
         Cluster bootstrap resamples, used only by ``method="bootstrap_percentile"``.
-    method : str, default "atanh_jackknife_exact"
+    method : str, default "atanh_jackknife_midp_blaker"
         Interval construction, among
         :data:`evalstats.stats.agreement_intervals.CLUSTERED_METHODS` (every one in
         [-1, 1]); the default is the one the coverage study chose (module docstring).
@@ -160,7 +160,7 @@ def judge_agreement(
     >>> agr["statistic"].tolist()[:4]
     ['observed_agreement', 'disagreement_rate', 'kappa', 'kappa_iid']
     >>> agr.loc[agr["statistic"] == "kappa", "method"].iloc[0]
-    'atanh_jackknife_exact'
+    'atanh_jackknife_midp_blaker'
     >>> iv = agr.dropna(subset=["ci_low", "ci_high"])  # the coefficients with an interval
     >>> bool(((iv["ci_low"] >= -1) & (iv["ci_high"] <= 1)).all()), len(iv)
     (True, 4)
