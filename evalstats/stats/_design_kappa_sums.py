@@ -3,7 +3,7 @@
 Task by task, a simulated evaluation draws every task's 3 x 3 table (nine gamma draws and a
 multinomial) and the interval's delete-one-task jackknife evaluates the coefficient once
 per task: at 10,000 tasks x 2,000 simulations that is over a minute. The interval
-(``atanh_jackknife_exact``) needs far less, and this path simulates only that:
+(``judge_agreement``'s default) needs far less, and this path simulates only that:
 
 * **the jackknife from two sums.** With ``T`` the summed table and ``t_i`` a task's, the
   delete-one values ``f(T - t_i)`` of a smooth ``f`` are ``f(T) - g'(t_i) + O(|t_i|^2 /
@@ -42,6 +42,7 @@ import numpy as np
 from scipy import stats
 
 from evalstats.stats import _agreement_cluster as _ac
+from evalstats.stats.agreement_intervals import DEFAULT_METHOD
 
 __all__ = [
     "CLT_CELL_COUNT",
@@ -157,7 +158,8 @@ def _jack_var(fn, total: np.ndarray, steps: np.ndarray, c: int) -> np.ndarray:
 def ends_from_sums(
     total: np.ndarray, scatter: np.ndarray, c: int, confidence: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The default kappa interval (``atanh_jackknife_exact``) from ``(T, S)`` of ``c`` tasks.
+    """The default kappa interval (``judge_agreement``'s, :data:`DEFAULT_METHOD`) from
+    ``(T, S)`` of ``c`` tasks.
 
     :func:`~evalstats.stats._agreement_cluster.cluster_intervals`' construction with its
     two jackknife variances (of the atanh of the shrunk kappa and of the observed
@@ -174,7 +176,7 @@ def ends_from_sums(
     deff = np.where(binom > 0, _ac._div(var_po, np.where(binom > 0, binom, 1.0)), 1.0)
     deff = np.clip(np.nan_to_num(deff, nan=1.0), 1.0, np.maximum(n / c, 1.0))
     n_eff = n / deff
-    lo, hi = _ac._exact(po, pe, n, n_eff, alpha)
+    lo, hi = _ac._exact(po, pe, n_eff, alpha, _ac.JOINED[DEFAULT_METHOD])
     ex = (np.clip(lo, -1.0, 1.0), np.clip(hi, -1.0, 1.0))
     at = (np.tanh(z - tq * se_z), np.tanh(z + tq * se_z))
     # Never true where use_sums holds (the off-diagonal cells alone are hundreds of
