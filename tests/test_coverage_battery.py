@@ -81,8 +81,9 @@ def test_issue_23_edges(battery) -> None:
     high = table.loc["kappa .92 6x3"]
     assert 0.85 < high["kappa_true"] < 0.97
     # The raw jackknife t fails here (0.6-0.8: [1, 1] at perfect agreement); the default
-    # holds, conservatively, with no zero-width or out-of-range interval.
-    assert high["kappa_jackknife_t"] < 0.85 <= 0.93 <= high["kappa"]
+    # holds (0.954 in the full battery's 2,000 evaluations; here 300: 4 MC SEs below 0.95 is
+    # 0.90), with no zero-width or out-of-range interval.
+    assert high["kappa_jackknife_t"] < 0.85 < 0.90 <= high["kappa"]
     assert high["agr_degenerate"] == 0
     na = table.loc["WITH-only no-answers 15x4"]
     # Excluding WITH's failures misses the intention-to-treat net win; arm-aware holds, and
