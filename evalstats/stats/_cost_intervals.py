@@ -104,22 +104,28 @@ def _lognormal_check(x: np.ndarray, y: np.ndarray, g: np.ndarray) -> LognormalCh
         scale = np.sqrt(r / np.maximum(r - 1.0, 1.0))
         parts.append(((lv - mean[gv]) * scale[gv])[rep])
     resid = np.concatenate(parts)
-    if resid.size >= 3 and np.ptp(resid) > 1e-12 * max(1.0, float(np.abs(resid).max())):
-        if resid.size > _SHAPIRO_MAX:
-            p = float(stats.normaltest(resid).pvalue)
-            return LognormalCheck(p, resid.size, "D'Agostino-Pearson on within-task log run costs")
-        p = float(stats.shapiro(resid).pvalue)
-        return LognormalCheck(p, resid.size, "Shapiro-Wilk on within-task log run costs")
+    if _testable(resid):
+        return _normality(resid, "within-task log run costs")
     xs, ys = np.bincount(g, x, n_c), np.bincount(g, y, n_c)
     ok = (xs > 0) & (ys > 0)
     d = np.log(xs[ok]) - np.log(ys[ok])
-    if d.size >= 3 and np.ptp(d) > 1e-12 * max(1.0, float(np.abs(d).max())):
-        if d.size > _SHAPIRO_MAX:
-            p = float(stats.normaltest(d).pvalue)
-            return LognormalCheck(p, d.size, "D'Agostino-Pearson on task log ratios")
-        p = float(stats.shapiro(d).pvalue)
-        return LognormalCheck(p, d.size, "Shapiro-Wilk on task log ratios")
+    if _testable(d):
+        return _normality(d, "task log ratios")
     return LognormalCheck(np.nan, int(resid.size), "not checked: too few values")
+
+
+def _testable(v: np.ndarray) -> bool:
+    """Three values or more, not all equal (a normality test of a constant is undefined)."""
+    return v.size >= 3 and bool(np.ptp(v) > 1e-12 * max(1.0, float(np.abs(v).max())))
+
+
+def _normality(v: np.ndarray, what: str) -> LognormalCheck:
+    """Shapiro-Wilk, or D'Agostino-Pearson beyond the values its p-value is accurate for."""
+    if v.size > _SHAPIRO_MAX:
+        return LognormalCheck(
+            float(stats.normaltest(v).pvalue), v.size, f"D'Agostino-Pearson on {what}"
+        )
+    return LognormalCheck(float(stats.shapiro(v).pvalue), v.size, f"Shapiro-Wilk on {what}")
 
 
 def bm_df_from_leverage(h: np.ndarray) -> np.ndarray:
