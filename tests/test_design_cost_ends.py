@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evalstats.stats._design_cost_ends import dagostino_pearson_p, ends_from_logs
+from evalstats.stats._design_cost_ends import ends_from_logs, lognormal_check_p
 from evalstats.stats._design_coverage_more import total_ratio_ends
 
 
@@ -45,12 +45,14 @@ def test_ends_from_logs_at_another_confidence():
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
 
 
-def test_dagostino_pearson_from_moments_is_scipys_normaltest():
+def test_lognormal_check_above_5000_tasks_is_scipys_normaltest_per_evaluation():
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.normal(size=(5, 6001)), rng.standard_t(4, size=(5, 6001))])
     x[2] = np.exp(x[2] / 3)  # skewed
-    xm = x - x.mean(axis=1, keepdims=True)
-    m2, m3, m4 = ((xm**k).mean(axis=1) for k in (2, 3, 4))
-    ref = stats.normaltest(x, axis=1).pvalue
-    np.testing.assert_allclose(dagostino_pearson_p(6001, m2, m3, m4), ref, rtol=1e-9, atol=1e-300)
-    assert ref.min() < 1e-6 < 0.01 < ref.max()  # both rejections and acceptances
+    x[7] = 1.5  # no spread: no test, p = 1
+    spread = np.ptp(x, axis=1) > 0
+    ref = np.array(
+        [stats.normaltest(row).pvalue if s else 1.0 for row, s in zip(x, spread, strict=True)]
+    )
+    np.testing.assert_allclose(lognormal_check_p(x, spread), ref, rtol=1e-12, atol=1e-300)
+    assert ref[spread].min() < 1e-6 < 0.01 < ref[spread].max()  # both rejections and acceptances

@@ -10,10 +10,9 @@ from the log totals: the same pivot draws (from the same sums of squares and pro
 of the log totals, with the same base draws), their order statistics picked by one
 ``np.partition``, the same CR2 hull and the same lognormal check, Shapiro-Wilk to
 5,000 task log ratios and D'Agostino-Pearson beyond (the rule of ``cost_ratios``' check,
-scipy's Shapiro-Wilk p-value being accurate to 5,000 values), the latter from the log
-ratios' moments (:func:`dagostino_pearson_p`). The tests hold it to ``total_ratio_ends``
-at 1e-12 on designs where every branch fires, and the moments' test to scipy's
-``normaltest``.
+scipy's Shapiro-Wilk p-value being accurate to 5,000 values), both scipy's, vectorised
+over the evaluations. The tests hold it to ``total_ratio_ends`` at 1e-12 on designs where
+every branch fires.
 """
 
 from __future__ import annotations
@@ -32,45 +31,7 @@ from evalstats.stats._cost_intervals import (
     bm_df_from_leverage,
 )
 
-__all__ = ["dagostino_pearson_p", "ends_from_logs", "lognormal_check_p"]
-
-
-def dagostino_pearson_p(n: int, m2: np.ndarray, m3: np.ndarray, m4: np.ndarray) -> np.ndarray:
-    """D'Agostino-Pearson omnibus p-value (``scipy.stats.normaltest``) of samples of size
-    ``n`` from their central moments ``m_k = mean((x - xbar)^k)`` (arrays, n >= 8)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        b1 = m3 / m2**1.5  # skewtest
-        y = b1 * np.sqrt(((n + 1) * (n + 3)) / (6.0 * (n - 2)))
-        beta2 = (
-            3.0
-            * (n**2 + 27 * n - 70)
-            * (n + 1)
-            * (n + 3)
-            / ((n - 2.0) * (n + 5) * (n + 7) * (n + 9))
-        )
-        w2 = -1 + np.sqrt(2 * (beta2 - 1))
-        delta = 1 / np.sqrt(0.5 * np.log(w2))
-        alpha = np.sqrt(2.0 / (w2 - 1))
-        y = np.where(y == 0, 1.0, y)
-        zs = delta * np.log(y / alpha + np.sqrt((y / alpha) ** 2 + 1))
-        b2 = m4 / m2**2  # kurtosistest
-        e = 3.0 * (n - 1) / (n + 1)
-        varb2 = 24.0 * n * (n - 2) * (n - 3) / ((n + 1) * (n + 1.0) * (n + 3) * (n + 5))
-        x = (b2 - e) / varb2**0.5
-        sb1 = (
-            6.0
-            * (n * n - 5 * n + 2)
-            / ((n + 7) * (n + 9))
-            * ((6.0 * (n + 3) * (n + 5)) / (n * (n - 2) * (n - 3))) ** 0.5
-        )
-        a = 6.0 + 8.0 / sb1 * (2.0 / sb1 + (1 + 4.0 / (sb1**2)) ** 0.5)
-        term1 = 1 - 2 / (9.0 * a)
-        denom = 1 + x * (2 / (a - 4.0)) ** 0.5
-        term2 = np.sign(denom) * np.where(
-            denom == 0.0, np.nan, ((1 - 2.0 / a) / np.abs(denom)) ** (1 / 3)
-        )
-        zk = (term1 - term2) / (2 / (9.0 * a)) ** 0.5
-    return stats.chi2.sf(zs * zs + zk * zk, 2)
+__all__ = ["ends_from_logs", "lognormal_check_p"]
 
 
 def _buf(work: dict, name: str, shape: tuple) -> np.ndarray:
@@ -83,22 +44,14 @@ def _buf(work: dict, name: str, shape: tuple) -> np.ndarray:
     return arr
 
 
-def lognormal_check_p(
-    d: np.ndarray, dm: np.ndarray, a_dd: np.ndarray, spread: np.ndarray, work: dict | None = None
-):
-    """p-value of the lognormal check of task log ratios ``d`` (..., C), ``dm`` centred,
-    ``a_dd`` its sum of squares: Shapiro-Wilk to 5,000 values, D'Agostino-Pearson beyond;
-    1 where ``d`` has no spread."""
-    c = d.shape[-1]
-    if c > _SHAPIRO_MAX:
-        sq = np.multiply(dm, dm, out=_buf({} if work is None else work, "sq", dm.shape))
-        m2 = a_dd / c
-        m3, m4 = (np.einsum("...i,...i->...", sq, v) / c for v in (dm, sq))
-        p = dagostino_pearson_p(c, m2, m3, m4)
-        return np.where(spread, p, 1.0)
+def lognormal_check_p(d: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """p-value of the lognormal check of task log ratios ``d`` (..., C): Shapiro-Wilk to
+    5,000 values, D'Agostino-Pearson (scipy's ``normaltest``) beyond; 1 where ``d`` has no
+    spread."""
+    test = stats.normaltest if d.shape[-1] > _SHAPIRO_MAX else stats.shapiro
     p = np.ones(d.shape[:-1])
     if spread.any():  # (a sample without spread has no test, and scipy warns on it)
-        p[spread] = stats.shapiro(d[spread], axis=-1).pvalue
+        p[spread] = test(d[spread], axis=-1).pvalue
     return p
 
 
@@ -158,7 +111,7 @@ def ends_from_logs(
     doubtful = finite & ~((c_lo <= log_est) & (log_est <= c_hi))
     d_hi, d_lo = d.max(axis=-1), d.min(axis=-1)  # np.ptp and max |d| from two passes
     spread = d_hi - d_lo > 1e-12 * np.maximum(1.0, np.maximum(d_hi, -d_lo))
-    p = lognormal_check_p(d, dm, a_dd, spread, work)  # total_ratio_ends' lognormal check
+    p = lognormal_check_p(d, spread)  # total_ratio_ends' lognormal check
     # The CR2 interval only where a check may take it: a few of the evaluations.
     se, q = np.full(log_est.shape, np.nan), np.full(log_est.shape, np.nan)
     rows = np.flatnonzero(doubtful | ~finite | (spread & (p < LOGNORMAL_CHECK_ALPHA)))
