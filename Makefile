@@ -48,7 +48,7 @@ test: $(STAMP) chromium
 	$(BIN)/ruff check .
 	$(PYTEST)
 
-# The fast loop for every edit: ruff, then the unit tests (not `slow`: see tests/conftest.py).
+# The fast loop for every edit: ruff, then the unit tests (not `slow`: see the README).
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -23,49 +23,15 @@ def shared_path(*parts: str) -> Path:
     return p
 
 
-#: Integration files ``make check`` leaves to ``make test`` (marked ``slow`` at collection, as
-#: the tests that start a kernel, a browser or a subprocess are marked in their files): each
-#: computes, exports or renders whole reports, draws every figure of one and measures it, or
-#: judges through the real SDKs against the loopback fake server.
-#: Their pieces (every statistic, table, sentence and figure function) have unit tests that
-#: ``make check`` runs; these check that the pieces are put together right.
-INTEGRATION_FILES = {
-    "test_export.py": "exports the sample's whole report",
-    "test_report_plan.py": "computes the report with each kind of declared plan",
-    "test_report_degenerate.py": "computes the report on ten degenerate designs",
-    "test_paper_words.py": "checks every exported sentence of the whole report",
-    "test_faults_round2_report.py": "renders and rewrites whole reports",
-    "test_labels_report.py": "computes the report with human labels",
-    "test_report.py": "computes and renders the sample report",
-    "test_report_arms.py": "renders the report with named arms",
-    "test_report_package.py": "renders report pages",
-    "test_report_comparison.py": "computes and renders the K-arm report",
-    "test_pipeline.py": "judges, computes and reports end to end",
-    "test_readme.py": "runs the README's quickstart (a whole report)",
-    "test_cost_source.py": "computes the report per token source",
-    "test_figures_layout.py": "draws every figure at two widths and measures its texts",
-    "test_plots_paper.py": "writes every figure as PDF, SVG and PNG",
-    # Judges run through the real anthropic and openai SDKs against the loopback fake server.
-    "test_judging_calls.py": "judges through both SDKs, with faults",
-    "test_judging_hostile.py": "judges through both SDKs against hostile answers",
-    "test_judging_runner.py": "judges through both SDKs and resumes",
-    "test_judging_faults.py": "judges through both SDKs with injected faults",
-    "test_faults_round2.py": "judges through both SDKs with injected faults",
-    "test_karm_judging.py": "judges K arms through both SDKs and audits them",
-    "test_rubric_wiring.py": "judges with rubric files through both SDKs",
-    "test_same_family.py": "judges through both SDKs and audits the families",
-    "test_walkthrough.py": "judges, computes and reports end to end",
-}
-#: The report's own docstring examples compute the sample report.
+#: The report's own docstring examples compute the sample report: like the integration test
+#: files (each marked ``slow`` by its ``pytestmark``), make test runs them, make check does not.
 INTEGRATION_DOCTESTS = "evalstats/report/"
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         path = item.path.as_posix()
-        if item.path.name in INTEGRATION_FILES or (
-            INTEGRATION_DOCTESTS in path and item.__class__.__name__ == "DoctestItem"
-        ):
+        if INTEGRATION_DOCTESTS in path and item.__class__.__name__ == "DoctestItem":
             item.add_marker(pytest.mark.slow)
 
 

@@ -218,6 +218,13 @@ class FakeLLM:
     def __enter__(self) -> FakeLLM:
         return self.start()
 
+    def point_sdks(self, monkeypatch) -> None:
+        """Point both SDKs at this server as a user would: the key and the base URL of each
+        provider in the environment (undone by ``monkeypatch`` after the test)."""
+        for provider, url in (("ANTHROPIC", self.anthropic_url), ("OPENAI", self.openai_url)):
+            monkeypatch.setenv(f"{provider}_API_KEY", self.api_key)
+            monkeypatch.setenv(f"{provider}_BASE_URL", url)
+
     def __exit__(self, *exc: object) -> None:
         self.stop()
 

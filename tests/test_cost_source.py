@@ -15,6 +15,9 @@ from evalstats.importers import from_table
 from evalstats.importers._common import write_data_dir
 from evalstats.stats.cost import cost_ratios
 
+# Integration (slow: make test runs it, make check does not): computes the report per token source.
+pytestmark = pytest.mark.slow
+
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 

@@ -19,6 +19,9 @@ import pytest
 import evalstats.report as ex
 from evalstats.errors import DataError
 
+# Integration (slow: make test runs it, make check does not): exports the sample's whole report.
+pytestmark = pytest.mark.slow
+
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 RATES = {"win_rate", "tie_rate", "loss_rate", "net_win", "score", "observed_agreement"}
 CONFIGS = [(None, True), (1, True), (None, False), (3, False)]

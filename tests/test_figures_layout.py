@@ -31,6 +31,9 @@ from evalstats.stats import (
     win_rates,
 )
 
+# Integration (slow: make test runs it, make check does not): draws every figure at two widths and measures its texts.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
 SHARED = REPO.parent / "shared" / "data" / "alpaca_eval"

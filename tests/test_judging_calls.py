@@ -13,6 +13,9 @@ from evalstats._schema import JUDGMENT_FIELDS
 from evalstats.errors import ParseError
 from evalstats.judging import MissingKeyError, read_journal, run_judges
 
+# Integration (slow: make test runs it, make check does not): judges through both SDKs, with faults.
+pytestmark = pytest.mark.slow
+
 KEY = "sk-test-0123456789abcdefFAKEKEY"
 STRICT = {"_strict_response_validation": True}
 JUDGES = {"anthropic": "anthropic:claude-sonnet-4-20250514", "openai": "openai:gpt-4o"}
@@ -21,10 +24,7 @@ JUDGES = {"anthropic": "anthropic:claude-sonnet-4-20250514", "openai": "openai:g
 @pytest.fixture
 def fake(monkeypatch):
     with FakeLLM(api_key=KEY, stall_s=0.4) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        server.point_sdks(monkeypatch)
         yield server
 
 

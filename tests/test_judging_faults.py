@@ -17,6 +17,9 @@ from fakellm import FakeLLM, body_key, make_data
 from evalstats.judging import parse_judge, plan_calls, read_journal, run_judges
 from evalstats.judging.providers import request_params
 
+# Integration (slow: make test runs it, make check does not): judges through both SDKs with injected faults.
+pytestmark = pytest.mark.slow
+
 KEY = "sk-test-kill9-0000000000000000"
 JUDGES = ["anthropic:claude-sonnet-4-20250514", "openai:gpt-4o"]
 N_TASKS = 125  # x 2 orders x 2 judges = 500 calls

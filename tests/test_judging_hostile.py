@@ -26,6 +26,9 @@ from evalstats.judging import (
 from evalstats.judging._cli import register
 from evalstats.judging.providers import MAX_BODY_BYTES
 
+# Integration (slow: make test runs it, make check does not): judges through both SDKs against hostile answers.
+pytestmark = pytest.mark.slow
+
 # Deliberately not "sk-" shaped: scrubbing must not depend on a key's prefix.
 KEY = "live-Zq8RECOGNISABLE-4242-key-0000"
 STRICT = {"_strict_response_validation": True}
@@ -36,10 +39,7 @@ PROVIDERS = ["anthropic", "openai"]
 @pytest.fixture
 def fake(monkeypatch):
     with FakeLLM(api_key=KEY, stall_s=0.3) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        server.point_sdks(monkeypatch)
         yield server
 
 
@@ -364,10 +364,7 @@ def test_cli_dry_run_and_missing_key_write_nothing(fake, tmp_path, monkeypatch, 
 def test_rate_limited_run_slows_down_instead_of_failing(monkeypatch, tmp_path, provider):
     # 600 requests/min = 10/s with a 3-call burst, and a tokens limit that binds too.
     with FakeLLM(api_key=KEY, rate_limit=(600, 600 * 900), burst_s=0.3) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        server.point_sdks(monkeypatch)
         import time
 
         t0 = time.perf_counter()

@@ -23,6 +23,9 @@ from evalstats.judging import (
 from evalstats.judging._cli import register
 from evalstats.judging.providers import scrub
 
+# Integration (slow: make test runs it, make check does not): judges through both SDKs and resumes.
+pytestmark = pytest.mark.slow
+
 KEY = "sk-test-RECOGNISABLE-KEY-4242424242"
 STRICT = {"_strict_response_validation": True}
 J1, J2, J3 = "anthropic:claude-sonnet-4-20250514", "openai:gpt-4o", "openai:gpt-4.1"
@@ -31,10 +34,7 @@ J1, J2, J3 = "anthropic:claude-sonnet-4-20250514", "openai:gpt-4o", "openai:gpt-
 @pytest.fixture
 def fake(monkeypatch):
     with FakeLLM(api_key=KEY) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        server.point_sdks(monkeypatch)
         yield server
 
 

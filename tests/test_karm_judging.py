@@ -24,6 +24,9 @@ from evalstats.judging.providers import parse_judge
 from evalstats.methodology import audit
 from evalstats.records import Arms, arm_pairs, load_judgments, pair_arms
 
+# Integration (slow: make test runs it, make check does not): judges K arms through both SDKs and audits them.
+pytestmark = pytest.mark.slow
+
 KEY = "sk-test-RECOGNISABLE-KEY-4242424242"
 J1, J2 = "anthropic:claude-sonnet-4-20250514", "openai:gpt-4o"
 ARMS = ("none", "v1", "v2", "v3")
@@ -32,10 +35,7 @@ ARMS = ("none", "v1", "v2", "v3")
 @pytest.fixture
 def fake(monkeypatch):
     with FakeLLM(api_key=KEY) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        server.point_sdks(monkeypatch)
         yield server
 
 
@@ -404,10 +404,7 @@ def test_adjudicator_is_called_on_the_disputed_pair_only(tmp_path, monkeypatch):
     d = _karm_dir(tmp_path, ("none", "v1", "v2"), n_tasks=2, n_replicates=1)
     ds = evalstats.load_dir(d)
     with FakeLLM(api_key=KEY, reply=_split_reply) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        server.point_sdks(monkeypatch)
         run_judges(
             ds.tasks,
             ds.runs,

@@ -28,6 +28,9 @@ from evalstats.report._kinds import Context, Unavailable
 from evalstats.stats.gold import gold_labels
 from evalstats.stats.ppi import ppi_win_rates
 
+# Integration (slow: make test runs it, make check does not): computes the report with human labels.
+pytestmark = pytest.mark.slow
+
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 VERDICTS = ["A", "B", "tie", "A", "A", "B", "A", "tie", "B", "A"]
 

@@ -18,6 +18,9 @@ import pytest
 import evalstats.report as ex
 from evalstats.report._sentences import method_words
 
+# Integration (slow: make test runs it, make check does not): checks every exported sentence of the whole report.
+pytestmark = pytest.mark.slow
+
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 NUM = r"-?\d+(?:\.\d+)?"
 # "of 165 judged pair-orders (85 pairs)" or "of 83 pairs": the first number is the stated one.

@@ -8,6 +8,9 @@ from fakellm import FakeLLM
 import evalstats
 from evalstats.cli import main
 
+# Integration (slow: make test runs it, make check does not): judges, computes and reports end to end.
+pytestmark = pytest.mark.slow
+
 KEY = "sk-pipeline-test-000000000000"
 JUDGES = ["anthropic:claude-sonnet-4-20250514", "openai:gpt-5.4"]
 
@@ -19,10 +22,7 @@ def judged_dir(tmp_path, monkeypatch):
     )
     sim.judgments.unlink()  # keep the runs; the judges below replace the simulated verdicts
     with FakeLLM(api_key=KEY) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        server.point_sdks(monkeypatch)
         for rubric in ("with-without", "blind-pair"):
             argv = ["judge", str(sim.out_dir), "--rubric", rubric, "--no-progress"]
             for judge in JUDGES:

@@ -24,6 +24,9 @@ from evalstats._tidy import wide
 from evalstats.frames import load_frame, select_rubric
 from evalstats.stats import dimension_means, win_rates
 
+# Integration (slow: make test runs it, make check does not): writes every figure as PDF, SVG and PNG.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
 

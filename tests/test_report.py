@@ -36,6 +36,9 @@ from evalstats.report import (
     table_html,
 )
 
+# Integration (slow: make test runs it, make check does not): computes and renders the sample report.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
 # Small enough to keep the suite fast; the numbers are still checked exactly.

@@ -36,6 +36,9 @@ from evalstats.report import (
 )
 from evalstats.report import _display as display_module
 
+# Integration (slow: make test runs it, make check does not): renders the report with named arms.
+pytestmark = pytest.mark.slow
+
 NAMES = {"with": "Serena MCP", "without": "plain Claude Code"}
 ARMS_TOML = 'with = "Serena MCP"\nwithout = "plain Claude Code"\n'
 

@@ -12,6 +12,9 @@ from evalstats.records import load_dir
 from evalstats.report import compute, detect_kind
 from evalstats.stats import arm_costs, compare, pairwise_frame
 
+# Integration (slow: make test runs it, make check does not): computes and renders the K-arm report.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def karm(tmp_path_factory):

@@ -17,6 +17,9 @@ import pytest
 from evalstats import simulate
 from evalstats.report import compute
 
+# Integration (slow: make test runs it, make check does not): computes the report on ten degenerate designs.
+pytestmark = pytest.mark.slow
+
 FAST = {"n_resamples": 40, "seed": 1}
 JUDGES = ("anthropic:claude-sonnet-4-20250514", "openai:gpt-5.4")
 # Small and clean: degenerate by the one edit each design makes, not by chance.

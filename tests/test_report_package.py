@@ -29,6 +29,9 @@ from evalstats.report import (
     notebook_path,
 )
 
+# Integration (slow: make test runs it, make check does not): renders report pages.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
 PARAMS = {"n_resamples": 200, "seed": 3, "confidence": 0.9}

@@ -46,7 +46,11 @@ note = "declared before any judge was asked"
 """
 NUM = r"-?\d+(?:\.\d+)?"
 
-pytestmark = pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is absent")
+# Integration (slow: make test runs it, make check does not): computes the report with each kind of declared plan.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is absent"),
+]
 
 
 def with_plan(dest: Path, text: str = PLAN_TOML) -> Path:

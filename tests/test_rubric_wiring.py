@@ -23,6 +23,9 @@ from evalstats.frames import load_frame, resolve_rubrics, verdict_frame
 from evalstats.methodology import audit
 from evalstats.records import EvalstatsWarning, load_arm_names, load_dir
 
+# Integration (slow: make test runs it, make check does not): judges with rubric files through both SDKs.
+pytestmark = pytest.mark.slow
+
 KEY = "sk-test-wiring-0000000000"
 JUDGE = "openai:gpt-4o"
 
@@ -39,10 +42,7 @@ def fake(monkeypatch, seen):
         return default_reply(system, user, model)
 
     with FakeLLM(api_key=KEY, reply=reply) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        server.point_sdks(monkeypatch)
         yield server
 
 

@@ -11,6 +11,9 @@ from evalstats.cli import main
 from evalstats.judging import read_journal
 from evalstats.methodology import audit
 
+# Integration (slow: make test runs it, make check does not): judges through both SDKs and audits the families.
+pytestmark = pytest.mark.slow
+
 KEY = "sk-test-0123456789abcdefFAKEKEY"
 AGENT = "anthropic:claude-sonnet-4-20250514"
 SAME = "anthropic:claude-opus-4-20250514"  # another model of the agent's family
@@ -52,10 +55,7 @@ def test_a_judge_of_another_family_is_not_refused(same_family_data, capsys):
 
 def test_allowed_with_the_flag_recorded_and_reported(same_family_data, capsys, monkeypatch):
     with FakeLLM(api_key=KEY) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        server.point_sdks(monkeypatch)
         code = main(_judge(same_family_data, "--allow-same-family", "--timeout", "5"))
     err = capsys.readouterr().err
     assert code == 0, err

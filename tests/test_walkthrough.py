@@ -29,10 +29,15 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 HEADING = "## Walkthrough: your own runs and your own rubric"
 KEY = "sk-test-walkthrough-1234567890"
-# Looked up, not imported: importing inspect_ai takes ~1.5 s of every collection.
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("inspect_ai") is None, reason="inspect_ai (evalstats[inspect]) absent"
-)
+# Integration (slow: make test runs it, make check does not): judges, computes and reports end
+# to end. inspect_ai is looked up, not imported: importing it takes ~1.5 s of every collection.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        importlib.util.find_spec("inspect_ai") is None,
+        reason="inspect_ai (evalstats[inspect]) absent",
+    ),
+]
 
 
 def readme_commands() -> list[str]:
