@@ -25,9 +25,12 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    # Registered under another name: "coverage" in sys.modules would shadow coverage.py, which
+    # numba (imported by wildboottest in test_robust, same worker) then fails to use.
+    key = f"bench_{name}"
+    spec = importlib.util.spec_from_file_location(key, BENCH / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
+    sys.modules[key] = mod
     spec.loader.exec_module(mod)
     return mod
 
