@@ -394,7 +394,8 @@ def ppi_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str,
         n_judges=2, judge_noise=0.5, rng=rng,
     )[..., 0]  # fmt: skip
     truth = {"win_rate": (big == 2).mean(), "net_win": (big == 2).mean() - (big == 0).mean()}
-    hits = {"ppi_win": 0, "ppi_net": 0, "ppi_zero_width": 0, "ppi_no_labelled_win": 0}
+    hits = dict.fromkeys(("ppi_win", "ppi_net", "ppi_win_pairs", "ppi_net_pairs"), 0)
+    hits |= {"ppi_zero_width": 0, "ppi_no_labelled_win": 0}
     for e in range(n_evals):  # ppi_win_rates is the API, called as a user calls it
         human, judged = codes[e, ..., 0].ravel(), codes[e, ..., 1].ravel()
         frame = pd.DataFrame(
@@ -410,13 +411,16 @@ def ppi_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[str,
             warnings.simplefilter("ignore", EvalstatsWarning)
             res = ppi_win_rates(frame, labels, judge="j", n_resamples=400, rng=e)
         res = res.set_index("statistic")
-        truth = {
+        # The people's rates over this evaluation's pairs (the finite population): a task
+        # bootstrap also counts the tasks' sampling, so it over-covers these.
+        pairs = {
             "win_rate": (human == 2).mean(),
             "net_win": (human == 2).mean() - (human == 0).mean(),
         }
         for key, stat in (("ppi_win", "win_rate"), ("ppi_net", "net_win")):
             r = res.loc[stat]
             hits[key] += bool(r["ci_low"] <= truth[stat] <= r["ci_high"])
+            hits[f"{key}_pairs"] += bool(r["ci_low"] <= pairs[stat] <= r["ci_high"])
         hits["ppi_zero_width"] += int((res["ci_high"] - res["ci_low"] <= 1e-12).sum())
         hits["ppi_no_labelled_win"] += int(not (human[pick] == 2).any())
     out = {k: v / n_evals for k, v in hits.items()}
