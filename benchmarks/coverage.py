@@ -434,8 +434,12 @@ def no_answer_coverage(
     """No-answers in the WITH arm alone, among the pairs WITH did not win (share
     ``d.with_no_answer`` of all pairs). The intention-to-treat net win (a no-answer is a
     loss for the arm that produced none) is ``p_win - p_loss - s p_tie / (p_tie + p_loss)``.
-    Coverage of it by the default (``exclude``) interval and the ``arm_aware`` one
-    (rate_arrays, all evaluations at once); ``na_exclude_better``: the default calls WITH
+    Coverage of it by the default (``exclude``) interval (``na_exclude_itt``: a different
+    estimand, which is why win_rates flags the design) and by the ``arm_aware`` one
+    (``na_arm_aware_net``), and of the net win among the answered pairs, the estimand of
+    ``exclude``, by the default (``na_exclude_net``: ``(p_win - p_loss (1 - q)) / (1 - s)``,
+    ``q`` the no-answer share among non-wins) (rate_arrays, all evaluations at once);
+    ``na_exclude_better``: the default calls WITH
     significantly better; ``na_flagged``: win_rates (the API, ``flag_evals`` evaluations)
     puts the no-answer note in ``ci_note``."""
     from evalstats.stats.winrates import win_rates
@@ -446,6 +450,7 @@ def no_answer_coverage(
     c = codes[..., 0]
     na = (c != 2) & (rng.random(c.shape) < q) & mask[None]
     truth = pw - pl - d.with_no_answer * pt / (pt + pl)
+    answered = (pw - pl * (1.0 - q)) / (1.0 - d.with_no_answer)
     ok = mask[None] & ~na
     wins = ((c == 2) & ok).sum(axis=2).ravel()
     ties = ((c == 1) & ok).sum(axis=2).ravel()
@@ -455,8 +460,12 @@ def no_answer_coverage(
     for name, extra_losses in (("exclude", 0), ("arm_aware", na.sum(axis=2).ravel())):
         r = rate_arrays(wins, ties, losses + extra_losses, gid, n_evals, method=DEFAULT_METHOD)
         lo, hi = r["low"][:, 3], r["high"][:, 3]
-        out[f"na_{name}_net"] = float(((lo <= truth) & (truth <= hi)).mean())
+        out[f"na_{name}_{'itt' if name == 'exclude' else 'net'}"] = float(
+            ((lo <= truth) & (truth <= hi)).mean()
+        )
         out[f"na_{name}_better"] = float((lo > 0).mean())
+        if name == "exclude":
+            out["na_exclude_net"] = float(((lo <= answered) & (answered <= hi)).mean())
     flagged = 0
     names = np.array(["loss", "tie", "win"])
     for e in range(flag_evals):
@@ -585,7 +594,7 @@ def main() -> None:
     cols += ["tok_mcse", "tok_evals", "tok_check"]
     cols += ["kappa_linear", "ac1", "pabak", "agr_degenerate", "kappa_former", "kappa_perfect"]
     cols += ["ppi_win", "ppi_net"]
-    cols += ["ppi_zero_width", "na_exclude_net", "na_arm_aware_net", "na_flagged"]
+    cols += ["ppi_zero_width", "na_exclude_net", "na_arm_aware_net", "na_flagged", "na_exclude_itt"]
     default = table[table["method"] == DEFAULT_METHOD].set_index("design")
     default = default.reindex(columns=[c for c in cols if c in default.columns])
     print(f"\nthe defaults ({DEFAULT_METHOD}; kappa {DEFAULT_KAPPA}), band [0.93, 0.97]:")
