@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evalstats.stats._design_cost_ends import ends_from_logs, lognormal_check_p
+from evalstats.stats._cost_intervals import _GPQ_DRAWS, _gpq_base, gpq_interval
+from evalstats.stats._design_cost_ends import (
+    _pivot_order_stats,
+    ends_from_logs,
+    lognormal_check_p,
+)
 from evalstats.stats._design_coverage_more import total_ratio_ends
 
 
@@ -43,6 +48,26 @@ def test_ends_from_logs_at_another_confidence():
     new = ends_from_logs(lx, ly, 0.80)
     for a, b in zip(ref[:3], new[:3], strict=True):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("c", [5, 60, 10_000])
+def test_pivot_order_stats_are_the_sorted_draws_band_and_full_rows(c):
+    # Rows near one another (the band) and a few far off (all the draws), in one call.
+    rng = np.random.default_rng(c)
+    a = rng.normal(0.5, 0.1, 40) * np.sqrt(c)
+    b = np.abs(rng.normal(3.0, 0.05, 40)) * np.sqrt(c)
+    a[:3], b[3:5] = a[:3] * 40.0 + 9.0, b[3:5] * 0.1
+    t11, t22, t21, z = _gpq_base(c, _GPQ_DRAWS)  # the oracle: the draws from their factors
+    i11, i21 = 1.0 / t11, -t21 / (t11 * t22)
+    draws = -z * i11 / np.sqrt(c) + a[:, None] * i11**2 / 2 + b[:, None] * i11 * i21 / 2
+    work: dict = {}
+    ends = _pivot_order_stats(a, b, c, (0.95, 0.80, 0.95), work)
+    for (lo, hi), level in zip(ends, (0.95, 0.80, 0.95), strict=True):
+        ref_lo, ref_hi = gpq_interval(draws, level)
+        scale = np.abs(draws).max(axis=1)
+        np.testing.assert_allclose(lo, ref_lo, rtol=0, atol=1e-13 * scale.max())
+        np.testing.assert_allclose(hi, ref_hi, rtol=0, atol=1e-13 * scale.max())
+    assert 0 < work["band_rows"] < len(a)  # both ways were taken
 
 
 def test_lognormal_check_above_5000_tasks_is_scipys_normaltest_per_evaluation():
