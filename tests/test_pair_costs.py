@@ -83,10 +83,6 @@ def _variants():
         {},
     )
     yield "Int64 costs", f.astype({"tokens_with": "Int64"}), {}
-    mixed = pd.Series([t if int(t[1:]) % 3 else int(t[1:]) for t in f["task_id"]], dtype=object)
-    yield "ints and strings as ids", f.assign(task_id=mixed.to_numpy()), {}
-    yield "python-backed strings", f.astype({"task_id": "string[python]"}), {}
-    yield "Int64 replicates", f.astype({"replicate": "Int64"}), {}
     yield "cluster column", f.assign(task_id=f["task_id"] + "-" + f["repo"]), {"cluster": "repo"}
 
 
