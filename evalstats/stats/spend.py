@@ -160,67 +160,35 @@ def pair_costs(
         miss = frame[k].isna().to_numpy()
         if miss.any():
             raise DataError("missing pair or cluster id", line=int(np.argmax(miss)), field=k)
-    # The pairs in groupby(keys, sort=True)'s order: each key factorized in sorted order
-    # (as object values, as groupby on frame[k].to_numpy() sorts them), then one stable
-    # argsort of the combined codes. The checks compare neighbouring rows of a pair, not
-    # a pandas groupby per statistic and column (0.29 -> 0.14 s CPU at 500,000 pairs).
-    codes = [pd.factorize(_key_values(frame[k]), sort=True)[0] for k in keys]
-    comb = codes[0].astype(np.int64)
-    for cd in codes[1:]:
-        comb = comb * (int(cd.max(initial=0)) + 1) + cd
-    order = np.argsort(comb, kind="stable")
-    sc = comb[order]
-    same = sc[1:] == sc[:-1]  # sorted row i + 1 is of the pair of sorted row i
-    starts = np.flatnonzero(np.r_[True, ~same])
-    pair_of = np.cumsum(np.r_[False, ~same])  # each sorted row's pair
-    rows = order[starts]  # each pair's first row (stable: the smallest position)
-    values = {}
+    work = pd.DataFrame({k: frame[k].to_numpy() for k in dict.fromkeys([*keys, cluster])})
     for c in value_cols:
-        v = values[c] = _numeric(frame[c], c)
+        v = _numeric(frame[c], c)
         if np.any(v < 0):
             raise DataError("negative cost", line=int(np.argmax(v < 0)), field=c)
-    out = {k: _take(frame[k], rows) for k in dict.fromkeys([*keys, cluster])}
+        work[c] = v
+    work["_no_answer"] = (frame["status"].astype(object) == "no_answer").to_numpy()
+    work["_row"] = np.arange(len(frame))
+
+    grouped = work.groupby(keys, sort=True, observed=True)
+    first = grouped.first()  # first non-null per column
+    # Judgments of one pair must carry the same run costs; NaN-aware (max == min, counts agree).
     for c in [*value_cols, *extra]:
-        # Rows of a pair disagree where two neighbours do: in value, or one is missing and
-        # the other not (groupby's max != min, or 0 < count < size). Where none does, the
-        # first row holds the first non-null value.
+        g = grouped[c]
         if c in extra:
-            vs = pd.factorize(_key_values(frame[c]))[0][order]
-            diff = vs[1:] != vs[:-1]
+            bad = g.nunique(dropna=True) > 1
         else:
-            vs = values[c][order]
-            nan = np.isnan(vs)
-            diff = (nan[1:] != nan[:-1]) | ((vs[1:] != vs[:-1]) & ~nan[1:])
-            out[c] = vs[starts]
-        bad = np.flatnonzero(diff & same)
-        if bad.size:
-            g = int(pair_of[bad[0]])
-            key = tuple(out[k][g] for k in keys)
-            raise DataError(f"rows of pair {key} disagree on {c}", line=int(rows[g]), field=c)
-    no_answer = frame["status"].eq("no_answer").to_numpy(dtype=bool, na_value=False)
-    out["_no_answer"] = np.zeros(len(starts), dtype=bool)
-    out["_no_answer"][pair_of[no_answer[order]]] = True
-    out["_row"] = rows
-    pairs = pd.DataFrame(out)
+            bad = (g.max() != g.min()) & g.max().notna()
+            bad |= (g.count() > 0) & (g.count() < g.size())
+        if bad.any():
+            key = bad.index[bad.to_numpy()][0]
+            row = int(work.set_index(keys).loc[[key], "_row"].iloc[0])
+            raise DataError(f"rows of pair {key} disagree on {c}", line=row, field=c)
+    pairs = first.reset_index()
+    pairs["_no_answer"] = grouped["_no_answer"].any().to_numpy()
     if not include_no_answer:
         pairs = pairs.loc[~pairs["_no_answer"]].reset_index(drop=True)
     pairs["_cluster_code"] = pd.factorize(pairs[cluster], sort=True)[0]
     return pairs
-
-
-def _key_values(col: pd.Series) -> pd.Series | np.ndarray:
-    """A key column as groupby saw it: categories as their values (sorted as values, not
-    in category order), everything else as it is."""
-    return col.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else col
-
-
-def _take(col: pd.Series, rows: np.ndarray) -> np.ndarray:
-    """The values of ``col`` at ``rows``, as ``col.to_numpy()`` gives them."""
-    return (
-        col.to_numpy()[rows]
-        if isinstance(col.dtype, pd.CategoricalDtype)
-        else col.take(rows).to_numpy()
-    )
 
 
 def _nanmean(v: np.ndarray) -> float:
