@@ -111,7 +111,7 @@ def _wilson(theta, se, crit):
 
 
 def _logit(theta, se, crit):
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         lg = np.log(theta / (1 - theta))
         s = se / (theta * (1 - theta))
         return 1 / (1 + np.exp(-(lg - crit * s))), 1 / (1 + np.exp(-(lg + crit * s)))
