@@ -127,12 +127,12 @@ def candidate(r: dict, shape: str, bound: str, k: int, confidence: float = 0.95)
     theta[:, 3] = (1 + est[:, 3]) / 2
     s = se.copy()
     s[:, 3] = se[:, 3] / 2
-    if shape == "t":
-        lo, hi = theta - crit * s, theta + crit * s
-    else:
-        th = np.clip(theta, 0, 1)
-        lo, hi = (_wilson if shape == "wilson" else _logit)(th, s, crit)
+    lo, hi = theta - crit * s, theta + crit * s
     flat = ~(s > 1e-12) | ~((theta > 0) & (theta < 1))
+    if shape != "t":
+        # Undefined at SE 0 or an estimate beyond (0, 1): the clipped t ends, then joined.
+        w_lo, w_hi = (_wilson if shape == "wilson" else _logit)(np.clip(theta, 0, 1), s, crit)
+        lo, hi = np.where(flat, lo, w_lo), np.where(flat, hi, w_hi)
     lo, hi = np.clip(lo, 0, 1), np.clip(hi, 0, 1)
     lo[:, 3], hi[:, 3] = 2 * lo[:, 3] - 1, 2 * hi[:, 3] - 1
     n, x = r["n"], r["counts"]
