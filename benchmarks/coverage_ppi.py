@@ -7,7 +7,8 @@ human rates are known in closed form. The judge copies the person's verdict with
 about 10 points above the people's. A uniformly random ``N_LABELLED`` pairs are labelled.
 
 For every statistic the script prints how often each 95 % interval covers the human truth:
-PPI++ (:func:`evalstats.stats.ppi.ppi_win_rates`, cluster bootstrap over tasks), the judge
+PPI++ (:func:`evalstats.stats.ppi.ppi_win_rates`, cluster bootstrap over tasks; its
+``cluster_wilson`` default, ``cluster_t`` and the percentile interval), the judge
 alone (:func:`evalstats.win_rates`, cluster Wilson) and the labels alone (same function on the
 labelled pairs), with the mean interval widths. Run: ``python benchmarks/coverage_ppi.py
 [N_SIMULATIONS]`` (default 1000; Monte Carlo SE of a 95 % coverage ~0.007).
@@ -77,7 +78,8 @@ def simulate(rng: np.random.Generator):
 def main(n_sim: int = 1000) -> None:
     truth = human_truth()
     rng = np.random.default_rng(20260101)
-    names = ("PPI++ cluster_t", "PPI++ percentile", "judge only", "labels only")
+    names = ("PPI++ cluster_wilson", "PPI++ cluster_t", "PPI++ percentile")
+    names += ("judge only", "labels only")
     cover = {k: np.zeros((n_sim, len(RATE_NAMES)), dtype=bool) for k in names}
     width = {k: np.zeros((n_sim, len(RATE_NAMES))) for k in names}
     judge_bias = np.zeros(n_sim)
@@ -85,25 +87,24 @@ def main(n_sim: int = 1000) -> None:
     start = time.perf_counter()
     for s in range(n_sim):
         frame, labels = simulate(rng)
+        ppis = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EvalstatsWarning)
             # one row per estimator: each long result pivoted to its rates side by side
-            ppi = wide(ppi_win_rates(frame, labels, judge="biased", n_resamples=2000, rng=rng))
-            pct = wide(
-                ppi_win_rates(
-                    frame, labels, judge="biased", method="percentile", n_resamples=2000, rng=rng
+            for method in ("cluster_wilson", "cluster_t", "percentile"):
+                res = ppi_win_rates(
+                    frame, labels, judge="biased", method=method, n_resamples=2000, rng=rng
                 )
-            )
-            ppi, pct = ppi.iloc[0], pct.iloc[0]
+                ppis.append(wide(res).iloc[0])
         judge = wide(win_rates(frame)).iloc[0]
         lab = wide(win_rates(labels.assign(judge="people", status="ok"))).iloc[0]
-        for key, row in zip(names, (ppi, pct, judge, lab), strict=True):
+        for key, row in zip(names, (*ppis, judge, lab), strict=True):
             lo = np.array([row[f"{c}_ci_low"] for c in RATE_NAMES])
             hi = np.array([row[f"{c}_ci_high"] for c in RATE_NAMES])
             cover[key][s] = (lo <= truth) & (truth <= hi)
             width[key][s] = hi - lo
         judge_bias[s] = judge["win_rate"] - truth[0]
-        gain[s] = ppi["win_rate_ess_gain"]
+        gain[s] = ppis[0]["win_rate_ess_gain"]
     elapsed = time.perf_counter() - start
     print(
         f"{n_sim} simulated evaluations: {TASKS} tasks x {REPS} pairs, {N_LABELLED} labelled at "

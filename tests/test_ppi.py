@@ -155,47 +155,127 @@ def test_long_shape() -> None:
     assert len(res.summary()) == 5
 
 
+def _mid_p_upper(x: int, n: int, alpha: float) -> float:
+    """Mid-p upper bound by root-finding on scipy's binomial: P(X < x) + P(X = x) / 2 = a/2."""
+    from scipy import optimize, stats
+
+    def f(p):
+        return stats.binom.cdf(x - 1, n, p) + 0.5 * stats.binom.pmf(x, n, p) - alpha / 2
+
+    return optimize.brentq(f, 1e-12, 1 - 1e-12, xtol=1e-14)
+
+
+def _mid_p_lower(x: int, n: int, alpha: float) -> float:
+    from scipy import optimize, stats
+
+    if x == 0:
+        return 0.0
+
+    def f(p):
+        return stats.binom.sf(x, n, p) + 0.5 * stats.binom.pmf(x, n, p) - alpha / 2
+
+    return optimize.brentq(f, 1e-12, 1 - 1e-12, xtol=1e-14)
+
+
 def test_an_outcome_without_labelled_examples_never_gets_a_zero_width_interval():
     """No labelled win among 20 labels: the PPI win rate is 0 with no bootstrap spread; the
-    interval is joined with the labels-only Clopper-Pearson one (scipy's binomtest as the
-    oracle), the method and the note say so, and the labels per outcome are stated."""
-    from scipy import stats
+    interval is joined with the labels-only mid-p one (scipy's binomial, by root-finding, as
+    the oracle; 0 of n in closed form), the method and the note say so, and the minimum of
+    labels per outcome is stated."""
+    from evalstats.stats.ppi import LABELS_ONLY_BOUND, MIN_PER_OUTCOME
 
-    from evalstats.stats.ppi import MIN_PER_OUTCOME
-
+    assert LABELS_ONLY_BOUND == "mid_p"
     frame, labels, human, judged, pick = _simulate(11, n_lab=40)
     lab = labels.loc[labels["outcome"] != "win"].head(20)  # a sample with no labelled win
     with pytest.warns(EvalstatsWarning, match="labelled win"):
         res = _long_ppi(frame, lab, judge="j", rng=0, n_resamples=400)
     row = res.set_index("statistic")
     win = row.loc["win_rate"]
-    cp = stats.binomtest(0, 20).proportion_ci(0.95, method="exact")
+    # mid-p at 0 of n: (1 - p)^n / 2 = alpha / 2
     assert win["estimate"] == 0.0 and win["ci_low"] == 0.0
-    assert win["ci_high"] == pytest.approx(cp.high, rel=1e-9) and win["ci_high"] > 0.1
-    assert "exact labels-only" in win["method"]
+    assert win["ci_high"] == pytest.approx(1 - 0.05 ** (1 / 20), rel=1e-9)
+    assert win["ci_high"] == pytest.approx(_mid_p_upper(0, 20, 0.05), rel=1e-7)
+    assert win["ci_high"] > 0.1
+    assert (
+        win["method"]
+        == f"cluster_wilson + labels-only mid_p (win: 0 of 20 labelled, minimum {MIN_PER_OUTCOME})"
+    )
     # net win and score depend on the win rate: joined too, with the Bonferroni bound
     n_loss = int((lab["outcome"] == "loss").sum())
-    w = stats.binomtest(0, 20).proportion_ci(0.975, method="exact")
-    lo_ = stats.binomtest(n_loss, 20).proportion_ci(0.975, method="exact")
+    w_hi = _mid_p_upper(0, 20, 0.025)
+    l_lo, l_hi = _mid_p_lower(n_loss, 20, 0.025), _mid_p_upper(n_loss, 20, 0.025)
     net = row.loc["net_win"]
-    assert net["ci_low"] <= w.low - lo_.high + 1e-9 and net["ci_high"] >= w.high - lo_.low - 1e-9
-    assert "exact labels-only" in row.loc["score", "method"]
+    assert net["ci_low"] <= -l_hi + 1e-7 and net["ci_high"] >= w_hi - l_lo - 1e-7
+    assert "labels-only mid_p (win: 0 of 20" in row.loc["score", "method"]
+    assert row.loc["tie_rate", "method"] == "cluster_wilson"  # ties and losses are common
     assert (row["ci_high"] > row["ci_low"]).all()
     d = res.diagnostics.iloc[0]
     assert d["n_labelled_win"] == 0 and d["n_labelled_tie"] + d["n_labelled_loss"] == 20
     assert d["min_labels_per_outcome"] == MIN_PER_OUTCOME
-    assert "0 labelled win of 20" in d["ci_note"] and "labels would hold" in d["ci_note"]
+    assert d["labels_only_bound"] == "mid_p"
+    assert "0 labelled win of 20 (fewer than 1 win per outcome" in d["ci_note"]
+    assert "labels would hold" in d["ci_note"] and "labels-only mid_p" in d["ci_note"]
     # a rare outcome that was labelled once keeps the PPI interval (MIN_PER_OUTCOME = 1)
     one = pd.concat([lab.iloc[:19], labels.loc[labels["outcome"] == "win"].head(1)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalstatsWarning)
         kept = _long_ppi(frame, one, judge="j", rng=0, n_resamples=400).set_index("statistic")
-    assert kept.loc["win_rate", "method"] == "cluster_t"
+    assert kept.loc["win_rate", "method"] == "cluster_wilson"
     assert kept.loc["win_rate", "ci_high"] > kept.loc["win_rate", "ci_low"]
 
 
 def test_common_outcomes_keep_the_plain_ppi_interval():
     frame, labels, *_ = _simulate(12, n_lab=60)
     res = _long_ppi(frame, labels, judge="j", rng=0, n_resamples=400)
-    assert (res["method"] == "cluster_t").all()
+    assert (res["method"] == "cluster_wilson").all()
     assert res.diagnostics["ci_note"].iloc[0] == ""
+
+
+@pytest.mark.parametrize(("n_lab", "seed"), [(60, 12), (25, 3)])
+def test_cluster_wilson_is_statsmodels_wilson_at_the_effective_size(n_lab, seed):
+    """The default's ends: statsmodels' Wilson interval at n_eff = theta (1 - theta) / SE^2
+    (SE: the bootstrap SD times the CR1 factor), with the t(C - 1) quantile as its z; net
+    win through the score scale; and a plain grid inversion of the score test agrees."""
+    from scipy import stats
+    from statsmodels.stats.proportion import proportion_confint
+
+    frame, labels, *_ = _simulate(seed, n_lab=n_lab)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalstatsWarning)
+        res = _long_ppi(frame, labels, judge="j", rng=0, n_resamples=400)
+    assert res.diagnostics["ci_note"].iloc[0] == ""
+    c = res["n_tasks"].iloc[0]
+    crit = stats.t.ppf(0.975, c - 1)
+    alpha = 2 * stats.norm.sf(crit)  # the level at which statsmodels' z is that t quantile
+    for _, r in res.iterrows():
+        net = r["statistic"] == "net_win"
+        theta = (1 + r["estimate"]) / 2 if net else r["estimate"]
+        se = r["se"] * np.sqrt(c / (c - 1)) / (2 if net else 1)
+        n_eff = theta * (1 - theta) / se**2
+        lo, hi = proportion_confint(theta * n_eff, n_eff, alpha=alpha, method="wilson")
+        grid = np.linspace(0, 1, 200_001)
+        kept = grid[np.abs(theta - grid) <= crit * np.sqrt(grid * (1 - grid) / n_eff)]
+        assert kept.min() == pytest.approx(lo, abs=1e-5)
+        assert kept.max() == pytest.approx(hi, abs=1e-5)
+        if net:
+            lo, hi = 2 * lo - 1, 2 * hi - 1
+        assert r["ci_low"] == pytest.approx(lo, abs=1e-12)
+        assert r["ci_high"] == pytest.approx(hi, abs=1e-12)
+        assert r["ci_low"] < r["estimate"] < r["ci_high"]
+
+
+def test_cluster_t_is_the_t_interval_on_the_cr1_bootstrap_se():
+    from scipy import stats
+
+    frame, labels, *_ = _simulate(12, n_lab=60)
+    res = _long_ppi(frame, labels, judge="j", method="cluster_t", rng=0, n_resamples=400)
+    c = res["n_tasks"].iloc[0]
+    half = stats.t.ppf(0.975, c - 1) * res["se"] * np.sqrt(c / (c - 1))
+    low = np.array([0, 0, 0, -1, 0])
+    np.testing.assert_allclose(res["ci_low"], np.maximum(res["estimate"] - half, low), atol=1e-12)
+    np.testing.assert_allclose(res["ci_high"], np.minimum(res["estimate"] + half, 1), atol=1e-12)
+    assert (res["method"] == "cluster_t").all()
+    # the same resamples: the estimate and SE do not depend on the interval's shape
+    wil = _long_ppi(frame, labels, judge="j", rng=0, n_resamples=400)
+    np.testing.assert_array_equal(wil["se"], res["se"])
+    assert not np.allclose(wil["ci_low"], res["ci_low"])

@@ -1,7 +1,10 @@
 """Prediction-powered win rates: a judge's verdicts on every pair, corrected by people's labels.
 
-The estimand is the **human** win rate (tie rate, ...) over the judged pairs: what the
-labelers would say if they labelled them all. A judge alone estimates its own rate, which is
+The estimand is the **human** win rate (tie rate, ...) in the population the tasks are drawn
+from: what the labelers would say of the pairs of every task the evaluation could have
+sampled. The interval is a bootstrap over tasks, so it counts the tasks' sampling (the
+``var(Y) / N`` term below); it is not an interval for the rate over this evaluation's own
+pairs (a finite population it over-covers). A judge alone estimates its own rate, which is
 biased whenever it leans one way; people's labels alone are unbiased but few. Prediction-powered
 inference (PPI; Angelopoulos, Bates, Fannjiang, Jordan & Zrnic 2023, *Science* 382:669) combines
 them, and PPI++ (Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453) tunes how much to trust the
@@ -28,21 +31,47 @@ The guarantee needs the labelled pairs to be a uniformly random sample of the ju
 labels table from :mod:`evalstats.labelsheet` records its seed and the pairs' hash; without
 them (or with fewer than 15 labelled pairs) a warning says the interval may not cover.
 
-Why ``cluster_t`` is the default: ``benchmarks/coverage_ppi.py`` (1 000 simulated evaluations
-of 40 tasks x 5 pairs, 60 labelled at random, a judge that agrees 80 % of the time and wins
-+10 pp too often; B = 2 000; Monte Carlo SE of a coverage ~0.007) printed these coverages of
-the human truth by nominal 95 % intervals::
+Why ``cluster_wilson`` is the default (the Wilson score interval at the effective size
+``theta (1 - theta) / SE^2`` of the bootstrap SE with the CR1 factor and the t(C - 1) quantile;
+the package's rate default ``cr2_wilson`` is the same construction): with a rare outcome the
+symmetric t interval misses above when few of it are labelled. ``benchmarks/coverage_ppi_rare.py``
+(2 000 simulated evaluations a design, B = 1 000, Monte Carlo SE of a coverage ~0.005; people's
+and judge's latent noise 0.5, labels a uniformly random subset) printed these coverages of the
+people's population rates by nominal 95 % intervals (the former default ``cluster_t`` joined
+with Clopper-Pearson below one labelled example; the new one with mid-p)::
 
-                      win_rate  tie_rate  loss_rate  net_win  score
-    PPI++ cluster_t      0.939     0.930      0.958    0.960  0.960
-    PPI++ percentile     0.932     0.917      0.948    0.953  0.953
-    judge only           0.284     0.775      0.726    0.442  0.442
-    labels only          0.953     0.954      0.967    0.965  0.965
+                                      cluster_t (former)        cluster_wilson
+    design (people's win, tie, loss)   win   tie  loss   net    win   tie  loss   net
+    rare win 40x5, 20 labels (8 30 62) 0.982 0.930 0.944 0.973  0.984 0.960 0.970 0.978
+    rare win 40x5, 60 labels (8 30 62) 0.902 0.938 0.942 0.954  0.964 0.954 0.950 0.957
+    judge +0.35 latent, 40x5, 60 labels 0.940 0.940 0.940 0.948  0.946 0.951 0.956 0.951
+    rare loss 30 x 2-10, 35 (50 44 6)  0.946 0.944 0.956 0.963  0.955 0.958 0.978 0.960
+    rare tie 60x3 ICC .1, 40 (45 7 48) 0.942 0.984 0.946 0.950  0.952 0.970 0.954 0.956
 
-with mean widths 0.239 (PPI++, win rate), 0.161 (judge only) and 0.263 (labels only), and a
-median effective-sample-size gain of 1.27 (60 labels worth ~76). The percentile bootstrap is
-a little narrow (its plug-in variance has the (C - 1) / C factor); the t interval on the
-bootstrap SE with the CR1 factor is not.
+(the score covers as the net win: it is ``(1 + net win) / 2``). The t interval's misses of the
+rare win at 60 labels were mostly below the truth (9.4 % of evaluations, against 0.4 % above);
+Wilson's 1.4 % and 2.1 %. What stays above the band is the labels' discreteness, not the
+interval: at 20 labels and a rate of 0.08 (35 and 0.06) the labels-only mid-p or
+Clopper-Pearson interval itself covers 0.982 (0.983), as an evaluation with no labelled example
+(0.92^20 = 19 %, 0.94^35 = 11 %) keeps the truth in any honest interval.
+The logit-scale t interval covered 0.000-0.010 more in every cell and was wider (win rate,
+20 labels: mean width 0.265 against 0.225).
+
+``benchmarks/coverage_ppi.py`` (1 000 simulated evaluations of 40 tasks x 5 pairs, 60 labelled
+at random, a judge that agrees 80 % of the time and wins +10 pp too often; B = 2 000; Monte
+Carlo SE of a coverage ~0.007) printed, all five statistics in band::
+
+                          win_rate  tie_rate  loss_rate  net_win  score
+    PPI++ cluster_wilson     0.955     0.961      0.955    0.958  0.958
+    PPI++ cluster_t          0.949     0.952      0.945    0.953  0.953
+    PPI++ percentile         0.945     0.934      0.932    0.941  0.941
+    judge only               0.265     0.742      0.723    0.417  0.417
+    labels only              0.956     0.955      0.959    0.954  0.954
+
+with mean widths 0.234 (cluster_wilson, win rate; 0.241 cluster_t), 0.160 (judge only) and
+0.260 (labels only), and a median effective-sample-size gain of 1.24 (60 labels worth ~74).
+The percentile bootstrap is a little narrow (its plug-in variance has the (C - 1) / C factor);
+the intervals on the bootstrap SE with the CR1 factor are not.
 """
 
 from __future__ import annotations
@@ -58,34 +87,52 @@ from .._tidy import ResultFrame, stack_statistics
 from .._validate import check_columns, check_confidence, check_n_resamples
 from ..frames import select_rubric
 from ..records import EvalstatsWarning
+from ._agreement_bounds import proportion_bounds
 from ._missing_rule import category_codes
 from .gold import gold_labels
 from .resample import BOOTSTRAP_METHODS, cluster_bootstrap
 from .winrates import RATE_NAMES
 
-__all__ = ["MIN_LABELLED", "MIN_PER_OUTCOME", "PPI_EXTRAS", "PPI_METHODS", "ppi_win_rates"]
+__all__ = [
+    "LABELS_ONLY_BOUND",
+    "MIN_LABELLED",
+    "MIN_PER_OUTCOME",
+    "PPI_EXTRAS",
+    "PPI_METHODS",
+    "ppi_win_rates",
+]
 
-PPI_METHODS = ("cluster_t", *BOOTSTRAP_METHODS)
+PPI_METHODS = ("cluster_wilson", "cluster_t", *BOOTSTRAP_METHODS)
 #: The columns a PPI row has beyond the tidy shape.
 PPI_EXTRAS = ("lambda", "labels_only", "judge_only", "ess_gain")
 # Parameter range of each statistic (net win lives on [-1, 1]).
 _LOW = np.array([0.0, 0.0, 0.0, -1.0, 0.0])
 _HIGH = np.ones(5)
+# Net win (index 3) goes through the score scale (1 + net) / 2 for the Wilson interval.
+_NET = np.array([False, False, False, True, False])
 
 #: Below this many labelled pairs the bootstrap interval is not trusted (a warning says so).
 MIN_LABELLED = 15
 #: Fewest labelled pairs *of each outcome* (and of its complement) below which a rate's PPI
-#: interval is joined with the labels-only exact one: with none the bootstrap has no spread
-#: to resample (no labelled win: estimate 0, SE 0, interval [0, 0]). Chosen by
-#: ``benchmarks/coverage.py`` (rare win, human rate ~0.08, 40 x 5 pairs, 250 evaluations):
-#: 1 gave win-rate coverage 0.968 (20 labels) and 0.948 (60 labels); 5 gave 1.000 and 1.000
-#: (the exact bound joined in most evaluations, far too wide); none was issue 23's 0.782.
+#: interval is joined with the labels-only one (:data:`LABELS_ONLY_BOUND`): with none the
+#: bootstrap has no spread to resample (no labelled win: estimate 0, SE 0, interval [0, 0]).
+#: The same minimum for win, tie and loss; net win and score need it of win and of loss. Chosen
+#: by ``benchmarks/coverage_ppi_rare.py`` (2 000 evaluations a design, module docstring):
+#: with the Wilson interval, raising it to 2 or 3 changed no rate's coverage by more than
+#: 0.003 and pushed the net win up (rare win, 20 labels: 0.978 at 1, 0.984 at 2, 0.988 at 3;
+#: rare loss, 35 labels: 0.960, 0.967, 0.974), wider for no gain. (Before the Wilson interval,
+#: 5 with Clopper-Pearson gave 1.000 in the rare-win designs.)
 MIN_PER_OUTCOME = 1
+#: The labels-only bound joined where an outcome is rare or the bootstrap saw no spread: the
+#: mid-p bound (half the observed count's mass in each tail), as the kappa intervals use.
+#: Clopper-Pearson's covered the same in the five designs (within 0.002) and was wider (rare
+#: win, 20 labels: mean width 0.231 against 0.225 for the win rate, 0.522 against 0.511 net).
+LABELS_ONLY_BOUND = "mid_p"
 #: Labelled pairs of an outcome a normal-approximation interval wants (about five events and
 #: five non-events): the note says how many labels would hold that many.
 SHARP_PER_OUTCOME = 5
-#: ``method`` of a row whose interval was joined with the exact labels-only bound.
-EXACT_JOINED = "{method} + exact labels-only (rare outcome)"
+#: ``method`` of a row whose interval was joined with the labels-only bound.
+JOINED = "{method} + labels-only {bound} ({why})"
 _Q = len(RATE_NAMES)
 # Per-pair values of the five statistics from (loss, tie, win) shares.
 _STAT_MATRIX = np.array(
@@ -151,7 +198,7 @@ def ppi_win_rates(
     gold: str = "majority",
     rubric: str | None = None,
     lam: float | None = None,
-    method: str = "cluster_t",
+    method: str = "cluster_wilson",
     confidence: float = 0.95,
     n_resamples: int = 4_000,
     rng: np.random.Generator | int | None = None,
@@ -173,10 +220,14 @@ def ppi_win_rates(
     lam : float, optional
         Fixed weight of the judge in [0, 1] (1 = plain PPI, 0 = labels only); default: tuned
         (PPI++), re-tuned inside every bootstrap resample.
-    method : {"cluster_t", "percentile", "bca", "basic"}, default "cluster_t"
-        ``"cluster_t"``: estimate +/- t(C - 1) x the bootstrap SE x sqrt(C / (C - 1)) (the
-        CR1 small-sample factor), clipped to the statistic's range; or a bootstrap interval.
-        The default was chosen by ``benchmarks/coverage_ppi.py`` (module docstring).
+    method : {"cluster_wilson", "cluster_t", "percentile", "bca", "basic"}, default "cluster_wilson"
+        Both cluster methods take the bootstrap SE x sqrt(C / (C - 1)) (the CR1
+        small-sample factor) and the t(C - 1) quantile ``c``. ``"cluster_wilson"``: the
+        Wilson score interval at the effective size ``theta (1 - theta) / SE^2`` (net win on
+        the score scale ``(1 + net) / 2``); ``"cluster_t"``: estimate +/- c SE, clipped to
+        the statistic's range; or a bootstrap interval. The default was chosen by
+        ``benchmarks/coverage_ppi_rare.py`` and ``benchmarks/coverage_ppi.py`` (module
+        docstring).
     confidence : float, default 0.95
     n_resamples : int, default 4 000
     rng : Generator, int or None
@@ -187,20 +238,26 @@ def ppi_win_rates(
         Long: one row per statistic (``win_rate``, ``tie_rate``, ``loss_rate``,
         ``net_win``, ``score``): ``judge``, ``statistic``, ``estimate`` (the PPI
         estimate), ``se`` (bootstrap SD), ``ci_low``, ``ci_high``, ``n`` (judged pairs),
-        ``n_tasks``, ``method``, ``confidence``, and ``lambda`` (the tuned weight),
+        ``n_tasks``, ``method`` (where the interval was joined with the labels-only one,
+        with the reason per outcome, e.g. ``"cluster_wilson + labels-only mid_p (win: 0 of
+        20 labelled, minimum 1)"``), ``confidence``, and ``lambda`` (the tuned weight),
         ``labels_only`` (mean of the gold labels), ``judge_only`` (the judge's own rate
         over all pairs), ``ess_gain`` (variance of the labels-only mean over the PPI
         variance; times ``n_labelled``, the effective number of labels).
         ``.diagnostics``: ``judge``, ``n``, ``n_labelled`` (labelled judged pairs),
         ``n_clusters``, ``n_labelled_clusters``, ``n_labels_unused`` (gold pairs the judge
-        has no ok verdict on), ``random_sample`` (labels carry sheet provenance),
-        ``estimand`` ("human"), ``gold``, ``n_resamples``.
+        has no ok verdict on), ``n_labelled_win`` / ``_tie`` / ``_loss``,
+        ``min_labels_per_outcome`` (:data:`MIN_PER_OUTCOME`), ``labels_only_bound``,
+        ``ci_note`` (per rare outcome: its count, the minimum and the labels that would hold
+        five; "" if none), ``random_sample`` (labels carry sheet provenance), ``estimand``
+        ("human": the people's rates in the tasks' population), ``gold``, ``n_resamples``.
 
     Warns
     -----
     EvalstatsWarning
-        Fewer than 15 labelled pairs, or labels without the sheet's provenance (not shown to
-        be a random sample).
+        Fewer than 15 labelled pairs, labels without the sheet's provenance (not shown to
+        be a random sample), or an outcome with fewer than :data:`MIN_PER_OUTCOME` labelled
+        examples (the ``ci_note``).
 
     Examples
     --------
@@ -219,10 +276,12 @@ def ppi_win_rates(
     >>> win = res.set_index("statistic").loc["win_rate"]
     >>> round(float(win["judge_only"]), 3)
     0.483
-    >>> round(float((human == "win").mean()), 3)  # the people's rate, over all 120 pairs
+    >>> round(float((human == "win").mean()), 3)  # the people's rate over these 120 pairs
     0.342
-    >>> win[["estimate", "ci_low", "ci_high"]].astype(float).round(3).to_dict()
-    {'estimate': 0.338, 'ci_low': 0.21, 'ci_high': 0.467}
+    >>> win[["estimate", "ci_low", "ci_high"]].astype(float).round(3).to_dict()  # of p = 0.4
+    {'estimate': 0.338, 'ci_low': 0.225, 'ci_high': 0.474}
+    >>> win["method"]
+    'cluster_wilson'
     """
     check_columns(frame, ["task_id", "replicate", "judge", "rubric", "status", "outcome"])
     confidence = check_confidence(confidence)
@@ -293,21 +352,15 @@ def ppi_win_rates(
         boot = cluster_bootstrap(
             stats,
             stat,
-            method="percentile" if method == "cluster_t" else method,
+            method=method if method in BOOTSTRAP_METHODS else "percentile",
             n_resamples=n_resamples,
             confidence=confidence,
             rng=rng,
         )
         est, lo, hi, se = boot.estimate, boot.ci_low, boot.ci_high, boot.se
-        if method == "cluster_t":
-            half = (
-                scipy.stats.t.ppf(0.5 + confidence / 2, n_c - 1)
-                * se[:_Q]
-                * np.sqrt(n_c / (n_c - 1))
-            )
+        if method in ("cluster_t", "cluster_wilson"):
             lo, hi = lo.copy(), hi.copy()
-            lo[:_Q] = np.maximum(est[:_Q] - half, _LOW)
-            hi[:_Q] = np.minimum(est[:_Q] + half, _HIGH)
+            lo[:_Q], hi[:_Q] = _cluster_interval(est[:_Q], se[:_Q], n_c, confidence, method)
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             est = stat(stats.sum(axis=0))
@@ -333,6 +386,7 @@ def ppi_win_rates(
                 for k, v in zip(("win", "tie", "loss"), per_outcome, strict=True)
             },  # fmt: skip
             "min_labels_per_outcome": [MIN_PER_OUTCOME],
+            "labels_only_bound": [LABELS_ONLY_BOUND],
             "ci_note": [rare_note],
             "random_sample": [random_sample],
             "estimand": ["human"],
@@ -350,7 +404,9 @@ def ppi_win_rates(
                 "ci_high": hi[j],
                 "n": len(fu),
                 "n_tasks": n_c,
-                "method": EXACT_JOINED.format(method=method) if joined[j] else method,
+                "method": JOINED.format(method=method, bound=LABELS_ONLY_BOUND, why=joined[j])
+                if joined[j]
+                else method,
                 "confidence": confidence,
                 "lambda": est[2 * _Q + j],
                 "labels_only": est[_Q + j],
@@ -365,47 +421,87 @@ def ppi_win_rates(
     )
 
 
-def _clopper_pearson(x: np.ndarray, n: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    alpha = 1.0 - confidence
-    with np.errstate(invalid="ignore"):
-        lo = np.where(x > 0, scipy.stats.beta.ppf(alpha / 2, np.maximum(x, 1e-300), n - x + 1), 0.0)
-        hi = np.where(
-            x < n, scipy.stats.beta.ppf(1 - alpha / 2, x + 1, np.maximum(n - x, 1e-300)), 1.0
-        )
-    return lo, hi
+def _cluster_interval(
+    est: np.ndarray, se: np.ndarray, n_c: int, confidence: float, method: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The five statistics' ``cluster_wilson`` or ``cluster_t`` ends from the bootstrap SE.
+
+    Both use the CR1 small-sample factor ``sqrt(C / (C - 1))`` on the SE and the t(C - 1)
+    quantile ``c``. ``cluster_t`` is ``est +/- c SE``, clipped to the range. ``cluster_wilson``
+    is the Wilson score interval (``|theta - p| <= c sqrt(p (1 - p) / n_eff)``) at the
+    effective size ``n_eff = theta (1 - theta) / SE^2``, net win on the score scale
+    ``(1 + net) / 2``: asymmetric near 0 and 1, where a rare outcome's few labelled examples
+    make the t interval miss above (benchmarks/coverage_ppi_rare.py). Where it is undefined
+    (SE 0, an estimate at or beyond the range) the clipped t ends stand; the labels-only join
+    (:func:`_rare_outcomes`) widens those.
+    """
+    crit = scipy.stats.t.ppf(0.5 + confidence / 2.0, n_c - 1)
+    s = se * np.sqrt(n_c / (n_c - 1.0))
+    t_lo = np.maximum(est - crit * s, _LOW)
+    t_hi = np.minimum(est + crit * s, _HIGH)
+    if method == "cluster_t":
+        return t_lo, t_hi
+    theta = np.where(_NET, (1.0 + est) / 2.0, est)
+    s = np.where(_NET, s / 2.0, s)
+    ok = (s > 1e-12) & (theta > 0.0) & (theta < 1.0)
+    th = np.where(ok, theta, 0.5)  # placeholders where undefined, replaced below
+    v = th * (1.0 - th)
+    n_eff = v / np.where(ok, s, 1.0) ** 2
+    den = 1.0 + crit**2 / n_eff
+    centre = (th + crit**2 / (2.0 * n_eff)) / den
+    half = crit * np.sqrt(v / n_eff + crit**2 / (4.0 * n_eff**2)) / den
+    lo, hi = np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    lo, hi = np.where(_NET, 2.0 * lo - 1.0, lo), np.where(_NET, 2.0 * hi - 1.0, hi)
+    return np.where(ok, lo, t_lo), np.where(ok, hi, t_hi)
 
 
 def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, judge_rate):
-    """Join a statistic's PPI interval with the labels-only exact one where an outcome it
-    depends on has fewer than :data:`MIN_PER_OUTCOME` labelled pairs (or non-pairs), or where
-    its bootstrap saw no spread; the note states, per outcome, how many labels it needs.
+    """Join a statistic's PPI interval with the labels-only one where an outcome it depends
+    on has fewer than :data:`MIN_PER_OUTCOME` labelled pairs (or non-pairs), or where its
+    bootstrap saw no spread (SE 0, or an estimate at the end of its range); the note states,
+    per outcome, the minimum and how many labels would hold :data:`SHARP_PER_OUTCOME`.
 
-    The exact bound is Clopper-Pearson on the labelled pairs (win, tie, loss rates); for the
-    net win, ``[lo_win - hi_loss, hi_win - lo_loss]`` from the two rates' intervals at
-    ``(1 + confidence) / 2`` each (Bonferroni), and the score is ``(1 + net win) / 2``. It
-    ignores the clustering of the labelled pairs, which with so few events matters little
-    next to the width it adds.
+    The labels-only bound (:data:`LABELS_ONLY_BOUND`) is on the labelled pairs (win, tie,
+    loss rates); for the net win, ``[lo_win - hi_loss, hi_win - lo_loss]`` from the two
+    rates' bounds at ``(1 + confidence) / 2`` each (Bonferroni), and the score is
+    ``(1 + net win) / 2``. It ignores the clustering of the labelled pairs, which with so few
+    events matters little next to the width it adds. Returns the joined flags as the reason
+    of each joined row ("" where not joined), the ends and the note.
     """
-    joined = np.zeros(_Q, dtype=bool)
+    why = np.full(_Q, "", dtype=object)
     if n_c < 2:
-        return joined, lo, hi, ""
+        return why, lo, hi, ""
     win, tie, loss = per_outcome
+    names = ("win", "tie", "loss")
     rare = np.minimum(per_outcome, n_labelled - per_outcome) < MIN_PER_OUTCOME  # win tie loss
-    flat = ~(se[:_Q] > 1e-12)
-    joined[:3] = rare | flat[:3]
-    joined[3:] = rare[0] | rare[2] | flat[3:]
+    edge = (est[:_Q] <= _LOW) | (est[:_Q] >= _HIGH)
+    flat = ~(se[:_Q] > 1e-12) | edge
+    counted = [
+        f"{name}: {int(round(per_outcome[k]))} of {n_labelled} labelled, minimum {MIN_PER_OUTCOME}"
+        for k, name in enumerate(names)
+    ]
+    for j in range(_Q):
+        deps = [j] if j < 3 else [0, 2]  # net win and score: the win and the loss rates
+        reasons = [counted[k] for k in deps if rare[k]]
+        if not reasons and flat[j]:
+            reasons = ["no bootstrap spread"]
+        why[j] = "; ".join(reasons)
+    joined = why != ""
     if not joined.any():
-        return joined, lo, hi, ""
-    cp_lo, cp_hi = _clopper_pearson(per_outcome, n_labelled, confidence)
-    b_lo, b_hi = _clopper_pearson(np.array([win, loss]), n_labelled, (1.0 + confidence) / 2.0)
-    net_lo, net_hi = b_lo[0] - b_hi[1], b_hi[0] - b_lo[1]
-    ex_lo = np.array([*cp_lo, net_lo, (1.0 + net_lo) / 2.0])
-    ex_hi = np.array([*cp_hi, net_hi, (1.0 + net_hi) / 2.0])
+        return why, lo, hi, ""
+    alpha = 1.0 - confidence
+    b_lo, b_hi = proportion_bounds(per_outcome, n_labelled, alpha, LABELS_ONLY_BOUND)
+    w_lo, w_hi = proportion_bounds(
+        np.array([win, loss]), n_labelled, alpha / 2.0, LABELS_ONLY_BOUND
+    )
+    net_lo, net_hi = w_lo[0] - w_hi[1], w_hi[0] - w_lo[1]
+    ex_lo = np.array([*b_lo, net_lo, (1.0 + net_lo) / 2.0])
+    ex_hi = np.array([*b_hi, net_hi, (1.0 + net_hi) / 2.0])
     lo, hi = lo.copy(), hi.copy()
     lo[:_Q] = np.where(joined, np.fmin(lo[:_Q], ex_lo), lo[:_Q])
     hi[:_Q] = np.where(joined, np.fmax(hi[:_Q], ex_hi), hi[:_Q])
     parts = []
-    for k, name in enumerate(("win", "tie", "loss")):
+    for k, name in enumerate(names):
         if not rare[k]:
             continue
         # Labels expected to hold SHARP_PER_OUTCOME of this outcome (and of the others),
@@ -414,14 +510,15 @@ def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, ju
         need = int(np.ceil(SHARP_PER_OUTCOME / min(p, 1.0 - p)))
         which = name if per_outcome[k] < MIN_PER_OUTCOME else f"non-{name}"
         parts.append(
-            f"{int(round(per_outcome[k]))} labelled {name} of {n_labelled} (no {which}; "
-            f"about {need} labels would hold {SHARP_PER_OUTCOME} at the judge's rate {p:.2f})"
+            f"{int(round(per_outcome[k]))} labelled {name} of {n_labelled} (fewer than "
+            f"{MIN_PER_OUTCOME} {which} per outcome; about {need} labels would hold "
+            f"{SHARP_PER_OUTCOME} at the judge's rate {p:.2f})"
         )
-    if flat.any() and not parts:
+    if not parts:
         parts.append("the bootstrap saw no spread")
     note = (
         "rare outcome among the labels: "
         + "; ".join(parts)
-        + " - the interval is joined with the exact labels-only one"
+        + f" - the interval is joined with the labels-only {LABELS_ONLY_BOUND} one"
     )
-    return joined, lo, hi, note
+    return why, lo, hi, note
