@@ -31,6 +31,7 @@ import itertools
 import time
 
 import numpy as np
+import pandas as pd
 from scipy import special, stats
 from statsmodels.stats.proportion import proportion_confint
 
@@ -51,8 +52,16 @@ DESIGNS = (
     ("null 8x3 ICC .3", 8, 3, (0.375, 0.25, 0.375), 0.3),
     ("null 8x3 ICC .05", 8, 3, (0.375, 0.25, 0.375), 0.05),
     ("null 8x3 tie .10 (of net +/-.8)", 8, 3, (0.45, 0.10, 0.45), 0.3),
+    # The battery's 6-task rate design (kappa .92 6x3 and the 6x3 cost designs) and its null.
+    ("6x3 ICC .3", 6, 3, (0.45, 0.25, 0.30), 0.3),
+    ("null 6x3 ICC .3", 6, 3, (0.375, 0.25, 0.375), 0.3),
+    # 10 x 4 (1,961,256 evaluations each; about a minute): the battery's ICC .8 design.
+    ("10x4 ICC .8", 10, 4, (0.45, 0.25, 0.30), 0.8),
+    ("null 10x4 ICC .8", 10, 4, (0.375, 0.25, 0.375), 0.8),
 )
 MAX_CONFIGS = 2_000_000
+#: Evaluations per call of rate_arrays (its temporaries grow with the cells of a call).
+CHUNK = 100_000
 
 
 def compositions(m: int) -> np.ndarray:
@@ -89,6 +98,87 @@ def composition_probs(m: int, probs, icc: float, nodes: int = 200) -> tuple:
     return comp, per_u @ (wt / wt.sum())
 
 
+def extreme_atoms(sizes, probs, icc: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact probabilities of each rate's smallest and largest attainable estimate.
+
+    Any task sizes (no enumeration: the extreme estimate is the extreme count in every
+    task, so its probability is a product over tasks). Returns ``(p_min, p_max)`` over
+    win, tie, loss, net win, score: no win / all wins, ..., all losses / all wins.
+    """
+    p_min, p_max = np.ones(len(RATE_NAMES)), np.ones(len(RATE_NAMES))
+    for m, count in zip(*np.unique(np.asarray(sizes), return_counts=True), strict=True):
+        comp, q = composition_probs(int(m), probs, icc)
+        # Per rate, the compositions at its lowest and highest value: net win and score end
+        # at all losses and all wins.
+        lows = comp[:, [0, 1, 2, 2, 2]] == np.array([0, 0, 0, m, m])
+        highs = comp[:, [0, 1, 2, 0, 0]] == m
+        p_min *= (q @ lows) ** count
+        p_max *= (q @ highs) ** count
+    return p_min, p_max
+
+
+def largest_atom(sizes, probs, icc: float, icc_top: float | None = None) -> np.ndarray:
+    """Per rate, the larger of its two end atoms (:func:`extreme_atoms`); with ``icc_top``,
+    the largest over ``[icc, icc_top]`` (8 points) at the same rates."""
+    iccs = [icc] if icc_top is None or icc_top <= icc else np.linspace(icc, icc_top, 8)
+    return np.array([np.maximum(*extreme_atoms(sizes, probs, i)) for i in iccs]).max(axis=0)
+
+
+def equal_tailed_floor(
+    sizes, probs, icc: float, level: float = 0.025, icc_top: float | None = None
+) -> np.ndarray:
+    """Least coverage of an equal-tailed interval whose error on each side is at most ``level``.
+
+    Where an end's atom (:func:`extreme_atoms`) exceeds ``level``, such an interval cannot
+    exclude the truth at that most extreme outcome, nor (its ends monotone in the evidence)
+    at any other: that side cannot miss, and the coverage is at least ``1 - level``. NaN
+    where both atoms are at most ``level`` (no floor above ``1 - 2 level``). ``icc_top``:
+    the interval must also hold ``level`` at the same rates with any ICC up to
+    ``icc_top`` (the extreme outcome is the same evidence whatever the ICC), so the
+    largest atom over ``[icc, icc_top]`` decides (:func:`largest_atom`).
+    """
+    return np.where(largest_atom(sizes, probs, icc, icc_top) > level, 1.0 - level, np.nan)
+
+
+def rate_floors(sizes, probs, icc, judge_noise=0.0, orders=1, icc_top=0.8) -> pd.DataFrame:
+    """Per rate of a battery design: ``atom`` and ``atom_icc_top`` (:func:`largest_atom`
+    without and with ``icc_top``), ``floor`` and ``floor_icc_top``
+    (:func:`equal_tailed_floor`). A judge's noise lowers the ICC its verdicts show; the two
+    orders of a blind design are not independent given the task effect, so they get NaN.
+    """
+    nan = np.full(len(RATE_NAMES), np.nan)
+    cols = dict.fromkeys(("atom", "atom_icc_top", "floor", "floor_icc_top"), nan)
+    if orders == 1:
+        s2 = icc / (1.0 - icc)
+        icc = s2 / (1.0 + s2 + judge_noise**2)
+        cols = {
+            "atom": largest_atom(sizes, probs, icc),
+            "atom_icc_top": largest_atom(sizes, probs, icc, icc_top),
+            "floor": equal_tailed_floor(sizes, probs, icc),
+            "floor_icc_top": equal_tailed_floor(sizes, probs, icc, icc_top=icc_top),
+        }
+    return pd.DataFrame(cols, index=list(RATE_NAMES))
+
+
+def floor_table(coverage: pd.DataFrame, designs, icc_top: float = 0.8) -> pd.DataFrame:
+    """The battery's coverage beside the floors: one row per (design, rate) with a floor.
+
+    ``coverage``: the default's rows of ``benchmarks/coverage.py``, indexed by design name;
+    ``designs``: its :class:`Design` objects. ``floor``: an interval with at most 0.025 error
+    on each side covers at least this (the ``atom``, the probability of the most extreme
+    estimate, exceeds 0.025); ``floor_icc_top``: the same if it must also hold at any ICC up
+    to ``icc_top`` (:func:`rate_floors`).
+    """
+    rows = []
+    for d in designs:
+        fl = rate_floors(d.sizes, d.probs, d.icc, d.judge_noise, d.orders, icc_top)
+        for rate in RATE_NAMES:
+            if np.isfinite(fl.loc[rate, "floor_icc_top"]):
+                cov = {"design": d.name, "rate": rate, "coverage": coverage.loc[d.name, rate]}
+                rows.append(cov | fl.loc[rate].to_dict())
+    return pd.DataFrame(rows)
+
+
 def enumerate_design(n_tasks: int, m: int, probs, icc: float) -> dict:
     """Every evaluation of ``n_tasks`` exchangeable tasks as cells for :func:`rate_arrays`.
 
@@ -122,6 +212,40 @@ def enumerate_design(n_tasks: int, m: int, probs, icc: float) -> dict:
     }
 
 
+def in_chunks(d: dict, fn, size: int = CHUNK):
+    """``fn`` of the design's evaluations ``size`` at a time, its arrays joined along groups.
+
+    The cells are group after group (``n_tasks`` each), so a chunk is a slice; ``fn`` takes
+    a design dict and returns an array, a tuple of arrays or a dict of arrays (groups first).
+    """
+    per = len(d["gid"]) // d["n_groups"]
+    parts = []
+    for a in range(0, d["n_groups"], size):
+        b = min(a + size, d["n_groups"])
+        sub = {k: d[k][a * per : b * per] for k in ("wins", "ties", "losses")}
+        sub |= {"gid": d["gid"][a * per : b * per] - a, "n_groups": b - a, "prob": d["prob"][a:b]}
+        parts.append(fn(sub))
+    first = parts[0]
+    if isinstance(first, dict):
+        return {k: np.concatenate([p[k] for p in parts]) for k in first}
+    if isinstance(first, tuple):
+        return tuple(np.concatenate(col) for col in zip(*parts, strict=True))
+    return np.concatenate(parts)
+
+
+def rates_of(d: dict, method: str = "cr2_wilson") -> dict:
+    """rate_arrays' ``est``, ``low`` and ``high`` of every evaluation of ``d`` (in chunks)."""
+
+    def one(sub):
+        r = rate_arrays(
+            sub["wins"], sub["ties"], sub["losses"], sub["gid"], sub["n_groups"],
+            method=method, net_win_test=False,
+        )  # fmt: skip
+        return {k: r[k] for k in ("est", "low", "high")}
+
+    return in_chunks(d, one)
+
+
 def truth(probs) -> np.ndarray:
     pw, pt, pl = probs
     return np.array([pw, pt, pl, pw - pl, pw + pt / 2.0])
@@ -138,7 +262,7 @@ def exact_coverage(low, high, theta, prob) -> dict[str, np.ndarray]:
 
 def oracle_tails(est: np.ndarray, prob: np.ndarray, level: float = 0.025) -> dict:
     """Atoms at the extreme estimates and the estimate-ordered exact test's coverage, per rate."""
-    out = {"p_min": [], "p_max": [], "oracle": [], "oracle_midp": []}
+    out = {"p_min": [], "p_max": [], "oracle": [], "oracle_midp": [], "p_min2": [], "p_max2": []}
     for j in range(est.shape[1]):
         # Every rate here is a multiple of 1 / (2 n): round onto that grid to group ties.
         vals, inv = np.unique(np.round(est[:, j] * 1e9), return_inverse=True)
@@ -150,6 +274,9 @@ def oracle_tails(est: np.ndarray, prob: np.ndarray, level: float = 0.025) -> dic
         mid = cdf[low_mid].max(initial=0.0) + sf[high_mid].max(initial=0.0)
         out["p_min"].append(pm[0])
         out["p_max"].append(pm[-1])
+        # The two smallest (largest) values together: the next set an end could exclude.
+        out["p_min2"].append(pm[:2].sum())
+        out["p_max2"].append(pm[-2:].sum())
         out["oracle"].append(1.0 - tails)
         out["oracle_midp"].append(1.0 - mid)
     return {k: np.array(v) for k, v in out.items()}
@@ -214,20 +341,30 @@ CANDIDATES = {
 }
 
 
-def one_sided_where_empty(pieces) -> tuple[np.ndarray, np.ndarray]:
-    """The default's ends, one-sided at level ``alpha`` beyond the design's reach.
+def one_sided_where_empty(
+    pieces, spend: float = 0.05, reach: str = "space"
+) -> tuple[np.ndarray, np.ndarray]:
+    """The default's ends, one-sided at level ``spend`` (``alpha``) beyond the design's reach.
 
     Where no evaluation of the design has a lower end above ``p0`` (the largest lower end
     over the enumerated sample space), the test of ``p0`` cannot reject upwards, so it
     spends all of ``alpha`` downwards: the upper end is ``min(U_2.5%, max(p*, U_5%))``, and
     the mirror at the lower end (a Feldman-Cousins-like switch to one-sided near an edge).
+    ``spend`` between 0.025 and 0.05 spends only part of the other side's 0.025.
+    ``reach="boundary"``: the reach is the ends at the most extreme outcome (no spread: the
+    score interval at Kish's size, ``kish / (kish + z^2)``), known without the sample space.
     """
     low2, high2 = candidate_interval(pieces)
-    low1, high1 = candidate_interval(pieces, confidence=0.90)
+    low1, high1 = candidate_interval(pieces, confidence=1.0 - 2.0 * spend)
     for arr in (low2, high2, low1, high1):  # the switch lives on the score scale
         arr[:, 3] = (arr[:, 3] + 1.0) / 2.0
-    high = np.minimum(high2, np.maximum(np.nanmax(low2, axis=0), high1))
-    low = np.maximum(low2, np.minimum(np.nanmin(high2, axis=0), low1))
+    if reach == "space":
+        top, bottom = np.nanmax(low2, axis=0), np.nanmin(high2, axis=0)
+    else:
+        z2 = stats.norm.isf(0.025) ** 2
+        top, bottom = pieces[4] / (pieces[4] + z2), z2 / (pieces[4] + z2)
+    high = np.minimum(high2, np.maximum(top, high1))
+    low = np.maximum(low2, np.minimum(bottom, low1))
     low[:, 3], high[:, 3] = 2.0 * low[:, 3] - 1.0, 2.0 * high[:, 3] - 1.0
     return low, high
 
@@ -254,16 +391,15 @@ def main() -> None:
             continue
         d = enumerate_design(n_tasks, m, probs, icc)
         theta, prob, null = truth(probs), d["prob"], name.startswith("null")
-        cells = (d["wins"], d["ties"], d["losses"], d["gid"], d["n_groups"])
         rows = []
         est = None
         for method in args.methods.split(","):
-            r = rate_arrays(*cells, method=method, net_win_test=False)
+            r = rates_of(d, method)
             est = r["est"]
             res = exact_coverage(r["low"], r["high"], theta, prob)
             rows.append(_line(method, res, null, theta, r["low"], r["high"], prob))
         if args.candidates:
-            pieces = _score_pieces(d)
+            pieces = in_chunks(d, _score_pieces)
             for label, kw in CANDIDATES.items():
                 low, high = candidate_interval(pieces, **kw)
                 res = exact_coverage(low, high, theta, prob)
@@ -275,6 +411,9 @@ def main() -> None:
         print(f"== {name} ({d['n_groups']} evaluations, total probability {prob.sum():.12f})")
         print(
             f"  P(smallest estimate) {np.round(o['p_min'], 4)}  P(largest) {np.round(o['p_max'], 4)}"
+        )
+        print(
+            f"  P(two smallest) {np.round(o['p_min2'], 4)}  P(two largest) {np.round(o['p_max2'], 4)}"
         )
         print(f"  oracle estimate-ordered exact test: coverage {np.round(o['oracle'], 4)}")
         print(f"  the same, mid-p (not valid): coverage {np.round(o['oracle_midp'], 4)}")
