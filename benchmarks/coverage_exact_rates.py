@@ -179,6 +179,14 @@ def floor_table(coverage: pd.DataFrame, designs, icc_top: float = 0.8) -> pd.Dat
     return pd.DataFrame(rows)
 
 
+def print_floors(coverage: pd.DataFrame, designs) -> None:
+    """The battery's last table: :func:`floor_table` of its default's rows, if any row."""
+    floors = floor_table(coverage, designs)
+    if len(floors):
+        print("\nequal-tailed floors (exact; floor_icc_top: also valid at any ICC up to 0.8):")
+        print(floors.round(4).to_string(index=False, na_rep=""))
+
+
 def enumerate_design(n_tasks: int, m: int, probs, icc: float) -> dict:
     """Every evaluation of ``n_tasks`` exchangeable tasks as cells for :func:`rate_arrays`.
 
