@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import integrate, stats
 
@@ -164,3 +165,25 @@ def test_the_floors_the_battery_prints(exact) -> None:
     # A judge's noise of 0.08 at ICC .3 leaves the verdicts' ICC at 0.2987: the same floors.
     noisy = exact.rate_floors((3,) * 6, (0.45, 0.25, 0.30), 0.3, judge_noise=0.08)
     assert noisy["floor_icc_top"].notna().tolist() == [False, False, True, False, False]
+
+
+def test_floor_table_of_the_battery_designs(exact) -> None:
+    """The battery's floor table: a row per (design, rate) with a floor at ICC <= 0.8, the
+    default's coverage beside it; the blind two-order design gets none."""
+    battery = _load("coverage")
+    designs = battery.DESIGNS
+    coverage = pd.DataFrame(
+        np.arange(len(designs) * 5).reshape(-1, 5) / 1000.0,
+        index=[d.name for d in designs],
+        columns=list(exact.RATE_NAMES),
+    )
+    table = exact.floor_table(coverage, designs)
+    by_design = table.groupby("design")["rate"].apply(list).to_dict()
+    assert by_design["8x3 net +.8"] == list(exact.RATE_NAMES)
+    assert by_design["8x3 net -.8"] == list(exact.RATE_NAMES)
+    assert by_design["kappa .92 6x3"] == ["loss_rate"]
+    assert by_design["costs 6x3 logsd 1.5"] == ["loss_rate"]
+    assert "blind 15x3x2 orders" not in by_design and "15x6 ICC .3" not in by_design
+    row = table[(table["design"] == "8x3 net +.8") & (table["rate"] == "tie_rate")].iloc[0]
+    assert row["coverage"] == coverage.loc["8x3 net +.8", "tie_rate"]
+    assert row["atom"] == pytest.approx(0.0934, abs=5e-5) and row["floor"] == 0.975
