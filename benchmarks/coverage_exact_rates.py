@@ -5,7 +5,8 @@ The battery (:mod:`coverage`) estimates coverage from simulated evaluations; at 
 are one of the ``(m + 1)(m + 2) / 2`` (win, tie, loss) compositions, with probabilities
 from the battery's latent probit model (:mod:`evalstats.stats.outcome_model`) integrated
 over the task effect by Gauss-Hermite quadrature; tasks are exchangeable, so an evaluation
-is a multiset of ``C`` compositions (24,310 at 8 x 3) with a multinomial probability. Every
+is a multiset of ``C`` compositions (5,005 at 6 x 3, 24,310 at 8 x 3, 1,961,256 at 10 x 4:
+222 CPU s and 2.8 GB with ``--candidates``) with a multinomial probability. Every
 multiset is one group of :func:`~evalstats.stats.winrates.rate_arrays`, so the coverage of
 a method is a probability-weighted sum with no Monte-Carlo error.
 
@@ -15,13 +16,61 @@ attainable estimates (an atom above 0.025 at one end means no interval whose err
 side is at most 0.025 can miss on that side, so its coverage is at least 0.975), and the
 coverage of the oracle exact test that knows the true distribution and orders outcomes by
 the estimate (each tail the largest set of extreme estimates of probability <= 0.025), and
-its mid-p version (an outcome counts half its own probability; not a valid test).
+its mid-p version (an outcome counts half its own probability; not a valid test); ``P(two
+smallest)``: the next set an end could exclude. :func:`extreme_atoms` gives the atoms for
+any task sizes without enumeration, and :func:`floor_table` the floors the battery prints.
 Null designs (net win 0) print the rejection rate of the net-win test (interval excludes 0).
 
 ``--candidates`` adds the score constructions issue 23 compared at the +/-0.8 designs (the
 default's pieces with one change each; see :func:`candidate_interval`).
 
-Run: ``.venv/bin/python benchmarks/coverage_exact_rates.py [--candidates]``.
+The battery's cells outside [0.93, 0.97] (2,000 simulated evaluations, MC SE 0.0049), exact,
+``cr2_wilson`` (win, tie, loss, net win = score; ``below`` / ``above`` the two tails; atoms
+P(smallest) / P(largest) estimate)::
+
+    design (battery rows)     coverage               below / above                atoms
+    8x3 net +.8 (MC .971 .965 .984 .978)
+                   .9766 .9682 .9819 .9762  .0234 0 0 .0238 / 0 .0318 .0181 0
+                                            P(all wins) .0354, P(no tie) .0934, P(no loss) .3273
+    8x3 net -.8    the mirror: .9819 .9682 .9766 .9762
+    6x3 ICC .3 (kappa .92 6x3; costs 6x3 x 3: MC win .937-.948, tie .970-.976, loss .974-.980)
+                   .9413 .9676 .9772 .9489  .0310 0 0 .0238 / .0276 .0324 .0228 .0273
+                                            P(no loss) .0053 (.0313 at ICC .8), P(<= 1) .0306
+    10x4 ICC .8 (MC .970 .952 .942 .962)
+                   .9678 .9540 .9442 .9596  .0154 .0226 .0379 .0184 / .0169 .0233 .0179 .0220
+
+Verdicts. 8x3 +/-.8, win, loss, net win: floor (the atom beyond 0.025 leaves one tail no
+miss, so an interval with <= 0.025 error a side covers >= 0.975; the default is at .9762-
+.9819, its reachable tail at .018-.024); the tie rate is in band (.9682: it misses .0318 on
+its reachable side, more than 0.025). 6x3 loss: floor once the interval must hold 0.025 a
+side up to ICC 0.8 (no losses has probability .0313 > .025 at loss .30 and ICC .8, the same
+evidence as at ICC .3, so no valid upper end at no losses is below .30; the default's is .390),
+without that, ``P(no loss)`` .0053 is the most the lower tail could take (coverage >= .9697).
+6x3 tie and 10x4 win: in band, the battery's values are Monte-Carlo error (40,000
+simulated evaluations of costs 6x3 logsd 1.5: .9392 .9658 .9776 .9484; kappa .92 6x3, judge
+noise 0.08: .9399 .9670 .9776 .9478). Type-I error of the net-win test, exact: 6x3 .0501,
+10x4 ICC .8 .0396.
+
+Non-equal-tailed (:func:`one_sided_where_empty`: where the design cannot reach one side of
+``p0`` its test spends ``spend`` on the other; ``--grid``: 228 truths, GRID_*, per size; the
+"drop" is how far a variant takes a truth below min(default, 0.95)). ``spend`` 0.05 is not
+valid (177 truths, ICC .05 / .3 / .8: tie .906 at 8x3, 0.5 / 0.05 / 0.45, ICC .05). With the
+reach over the whole sample space (the largest lower and smallest upper end of all the
+design's evaluations) ``spend`` 0.035 puts 8x3 +.8 at .9671 .9584 .9641 .9664 (-.8 the
+mirror) and drops no grid truth at 6x3 (at 8x3 loss by .0027: .05 / .02 / .93, ICC .05),
+but leaves 6x3 loss at .9701; 0.0365-0.039 take that to .9701-.9663 and drop loss to .9111
+at 6x3, .95 / .02 / .03, ICC .05 (a drop of .0389). The reach of the most extreme outcome
+alone (the score ends at Kish's size, known without the sample space) drops truths by
+.0143 at 0.035 (6x3 net win .9229 at .5 / .4 / .1, ICC .05; 8x3 .0116). So no variant is
+kept: the one that holds needs every evaluation of the design (1,961,256 at 10x4, beyond
+listing at 15x6 or unequal sizes) and was tuned on the designs it fixes, and none brings
+6x3 loss into the band. The default itself, on the grid: 8x3 tie .9236 (p_tie .02, ICC
+.05; 55 of 228 truths below .94, all at p_tie .02), win .9245 (p_win .02), net win .9241
+(ICC .8, net -.45); 6x3 net win .9318 (ICC .8, net -.60); the enumerated battery designs
+are all at .9413 or more.
+
+Run: ``.venv/bin/python benchmarks/coverage_exact_rates.py [--candidates] [--designs 6x3]
+[--grid]`` (``--grid``: about 8 CPU minutes).
 """
 
 from __future__ import annotations
@@ -377,6 +426,54 @@ def one_sided_where_empty(
     return low, high
 
 
+#: The truths of the ``--grid`` study: every (ICC, p_win, p_tie) with p_loss >= 0.015.
+GRID_ICC = (0.05, 0.3, 0.6, 0.8)
+GRID_WIN = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
+GRID_TIE = (0.02, 0.05, 0.1, 0.2, 0.4)
+
+
+def grid_study(n_tasks: int, variants) -> dict[str, np.ndarray]:
+    """Exact coverage (truths x 4 rates) of the default and of each ``(reach, spend)`` of
+    :func:`one_sided_where_empty` at every truth of the grid, ``n_tasks`` x 3."""
+    grid = [
+        (icc, (pw, pt, 1.0 - pw - pt))
+        for icc in GRID_ICC
+        for pw in GRID_WIN
+        for pt in GRID_TIE
+        if 1.0 - pw - pt >= 0.015
+    ]
+    out: dict[str, list] = {"default": [], **{f"{r} {s}": [] for r, s in variants}}
+    for icc, probs in grid:
+        d = enumerate_design(n_tasks, 3, probs, icc)
+        theta, r = truth(probs), rates_of(d)
+        out["default"].append(exact_coverage(r["low"], r["high"], theta, d["prob"])["coverage"])
+        pieces = in_chunks(d, _score_pieces)
+        for reach, spend in variants:
+            low, high = one_sided_where_empty(pieces, spend, reach)
+            cov = exact_coverage(low, high, theta, d["prob"])["coverage"]
+            out[f"{reach} {spend}"].append(cov)
+    res = {k: np.array(v)[:, :4] for k, v in out.items()}
+    res["truths"] = np.array([(icc, *p) for icc, p in grid])
+    return res
+
+
+def print_grid(n_tasks: int, variants) -> None:
+    res = grid_study(n_tasks, variants)
+    base, truths = res.pop("default"), res.pop("truths")
+    print(f"== grid {n_tasks}x3: {len(truths)} truths (ICC, p_win, p_tie of GRID_*)")
+    for label, cov in [("default", base), *res.items()]:
+        # How far below min(default, 0.95) a variant takes a truth: 0 if nowhere.
+        drop = np.minimum(cov - np.minimum(base, 0.95), 0.0)
+        i, j = np.unravel_index(np.argmin(drop), drop.shape)
+        print(
+            f"  {label:16s} min {np.round(cov.min(axis=0), 4)}  n < .94 {(cov < 0.94).sum(axis=0)}"
+            f"  n > .97 {(cov > 0.97).sum(axis=0)}  worst drop {drop.min(axis=0).round(4)}"
+            f" (rate {j} at ICC, probs {np.round(truths[i], 3).tolist()})"
+        )
+        worst = np.unravel_index(np.argmin(cov), cov.shape)
+        print(f"    lowest: rate {worst[1]} at {np.round(truths[worst[0]], 3).tolist()}")
+
+
 def _line(label: str, res: dict, null: bool, theta, low, high, prob) -> str:
     if null:
         rej = prob @ ((low[:, 3] > 0) | (high[:, 3] < 0))
@@ -390,7 +487,12 @@ def main() -> None:
     parser.add_argument("--candidates", action="store_true", help="also the rejected variants")
     parser.add_argument("--methods", default="cr2_wilson,cr2_t", help="rate_arrays methods")
     parser.add_argument("--designs", default="", help="substrings of design names")
+    parser.add_argument("--grid", action="store_true", help="the truth-grid study (6x3, 8x3)")
     args = parser.parse_args()
+    if args.grid:
+        for n_tasks in (6, 8):
+            print_grid(n_tasks, [("space", 0.035), ("space", 0.0365), ("boundary", 0.035)])
+        return
     wanted = [w.strip().lower() for w in args.designs.split(",") if w.strip()]
     start = time.process_time()
     print("exact coverage of nominal 95 % intervals (win, tie, loss, net win [, score])")
