@@ -70,7 +70,7 @@ listing at 15x6 or unequal sizes) and was tuned on the designs it fixes, and non
 are all at .9413 or more.
 
 Run: ``.venv/bin/python benchmarks/coverage_exact_rates.py [--candidates] [--designs 6x3]
-[--grid]`` (``--grid``: about 8 CPU minutes).
+[--grid]`` (the two 10x4 designs take most of a full run; ``--grid`` about 6 minutes).
 """
 
 from __future__ import annotations
