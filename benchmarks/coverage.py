@@ -14,8 +14,9 @@ the Monte-Carlo SE of a coverage of 0.95, and (``flagged``) the share of evaluat
 design that :func:`evalstats.stats.design_coverage` marks as outside [0.93, 0.97]. Cost
 designs also print ``tok_evals`` (evaluations of the token ratios: at least 1,000 for the
 outlier-run designs), ``tok_mcse`` (the Monte-Carlo SE of ``tok_total``) and ``tok_check``
-(the share of evaluations where the total ratio's lognormal model check rejects). The 8 x 3
-rate designs' coverage without Monte-Carlo error: ``benchmarks/coverage_exact_rates.py``.
+(the share of evaluations where the total ratio's lognormal model check rejects). Last, the
+default's cells beside their exact equal-tailed floors and, at 6-10 equal tasks, coverage
+without Monte-Carlo error: ``benchmarks/coverage_exact_rates.py`` (``floor_table``).
 
 Run: ``.venv/bin/python benchmarks/coverage.py [--evals 2000] [--cost-evals 600]
 [--designs unequal,15x6] [--methods cr2_wilson,cr2_t] [--no-wild]``; a ``--designs`` subset
@@ -25,10 +26,12 @@ draws each design from the seed it has in the full battery, so its rows are the 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -82,7 +85,8 @@ class Design:
     with_no_answer: float = 0.0
 
 
-_OUTLIER_COSTS = {"log_sd": 1.5, "slope": -0.15, "min_evals": 1000}
+_OUTLIERS = {"log_sd": 1.5, "slope": -0.15, "min_evals": 1000}
+
 DESIGNS = (
     Design("15x6 ICC .3", (6,) * 15),
     Design("8x3 ICC .3", (3,) * 8),
@@ -103,20 +107,12 @@ DESIGNS = (
     Design("WITH-only no-answers 15x4", (4,) * 15, with_no_answer=0.15),
     # Outlier runs (issue 23 item 4): a run of either arm is, with probability ``share``,
     # ``factor`` times its cost; at least 1,000 evaluations of the token ratios each.
-    Design(
-        "costs 8x3 outliers 10% x10", (3,) * 8, costs=_OUTLIER_COSTS | {"outliers": (0.1, 10.0)}
-    ),
-    Design(
-        "costs 6x3 outliers 10% x10", (3,) * 6, costs=_OUTLIER_COSTS | {"outliers": (0.1, 10.0)}
-    ),
-    Design(
-        "costs 8x3 outliers 10% x30", (3,) * 8, costs=_OUTLIER_COSTS | {"outliers": (0.1, 30.0)}
-    ),
-    Design(
-        "costs 6x3 outliers 5% x30", (3,) * 6, costs=_OUTLIER_COSTS | {"outliers": (0.05, 30.0)}
-    ),
+    Design("costs 8x3 outliers 10% x10", (3,) * 8, costs=_OUTLIERS | {"outliers": (0.1, 10.0)}),
+    Design("costs 6x3 outliers 10% x10", (3,) * 6, costs=_OUTLIERS | {"outliers": (0.1, 10.0)}),
+    Design("costs 8x3 outliers 10% x30", (3,) * 8, costs=_OUTLIERS | {"outliers": (0.1, 30.0)}),
+    Design("costs 6x3 outliers 5% x30", (3,) * 6, costs=_OUTLIERS | {"outliers": (0.05, 30.0)}),
     # No outliers at 6 tasks: the lognormal check's level (8 tasks: "costs 8x3 logsd 1.5").
-    Design("costs 6x3 logsd 1.5", (3,) * 6, costs=_OUTLIER_COSTS),
+    Design("costs 6x3 logsd 1.5", (3,) * 6, costs=_OUTLIERS),
 )
 
 
@@ -562,16 +558,8 @@ def main() -> None:
     parser.add_argument("--cost-evals", type=int, default=600)
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--no-wild", action="store_true", help="skip the wild bootstrap rows")
-    parser.add_argument(
-        "--designs",
-        default="",
-        help="comma-separated design names (substrings, case-insensitive); default: all",
-    )
-    parser.add_argument(
-        "--methods",
-        default=",".join(RATE_METHODS),
-        help=f"comma-separated rate methods (default: {','.join(RATE_METHODS)})",
-    )
+    parser.add_argument("--designs", default="", help="design names (substrings, a,b); all")
+    parser.add_argument("--methods", default=",".join(RATE_METHODS), help="rate methods (a,b)")
     args = parser.parse_args()
     global WILD
     WILD = not args.no_wild
@@ -591,14 +579,17 @@ def main() -> None:
     )
     print(table.round(3).to_string(index=False, na_rep=""))
     cols = [*RATE_NAMES, "type1", "p_vs_ci_disagree", "flagged", "kappa", "tok_total", "tok_geo"]
-    cols += ["tok_mcse", "tok_evals", "tok_check"]
-    cols += ["kappa_linear", "ac1", "pabak", "agr_degenerate", "kappa_former", "kappa_perfect"]
-    cols += ["ppi_win", "ppi_net"]
+    cols += ["tok_mcse", "tok_evals", "tok_check", "kappa_linear", "ac1", "pabak"]
+    cols += ["agr_degenerate", "kappa_former", "kappa_perfect", "ppi_win", "ppi_net"]
     cols += ["ppi_zero_width", "na_exclude_net", "na_arm_aware_net", "na_flagged", "na_exclude_itt"]
     default = table[table["method"] == DEFAULT_METHOD].set_index("design")
     default = default.reindex(columns=[c for c in cols if c in default.columns])
     print(f"\nthe defaults ({DEFAULT_METHOD}; kappa {DEFAULT_KAPPA}), band [0.93, 0.97]:")
     print(default.round(3).to_string(na_rep=""))
+    sys.path.insert(0, str(Path(__file__).parent))  # the exact study beside this file
+    from coverage_exact_rates import print_floors
+
+    print_floors(default, designs)
     print(f"total {time.perf_counter() - start:.0f} s")
 
 

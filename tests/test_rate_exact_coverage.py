@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import integrate, stats
 
@@ -116,3 +117,73 @@ def test_the_floor_at_8x3_net_plus_08(exact, plus_08) -> None:
     assert np.all(np.abs(res["coverage"][:4] - 0.975) < 0.008), res["coverage"]
     # ... and the oracle exact test ordered by the estimate covers more than the default.
     assert np.all(o["oracle"][[0, 3]] > res["coverage"][[0, 3]])
+
+
+def test_chunks_give_the_unchunked_intervals(exact) -> None:
+    d = exact.enumerate_design(4, 3, (0.45, 0.25, 0.30), 0.3)
+    r = exact.rate_arrays(
+        d["wins"], d["ties"], d["losses"], d["gid"], d["n_groups"], net_win_test=False
+    )
+    chunked = exact.in_chunks(d, lambda sub: exact.rates_of(sub), size=97)
+    for key in ("est", "low", "high"):
+        np.testing.assert_array_equal(chunked[key], r[key])
+
+
+@pytest.mark.parametrize("sizes, icc", [((3,) * 4, 0.3), ((1, 2, 2, 3), 0.6)])
+def test_extreme_atoms_match_a_loop_over_every_evaluation(exact, sizes, icc) -> None:
+    """The atoms against the probability of every ordered evaluation, summed where a rate
+    is at its smallest or largest value (the rates computed by hand, not by rate_arrays)."""
+    probs = (0.45, 0.25, 0.30)
+    per_task = [exact.composition_probs(m, probs, icc) for m in sizes]
+    p_min, p_max = np.zeros(5), np.zeros(5)
+    values, weights = [], []
+    for pick in itertools.product(*(range(len(c)) for c, _ in per_task)):
+        counts = sum(per_task[t][0][k] for t, k in enumerate(pick))
+        w, t, lo = counts / counts.sum()
+        values.append([w, t, lo, w - lo, w + t / 2])
+        weights.append(np.prod([per_task[t][1][k] for t, k in enumerate(pick)]))
+    values, weights = np.array(values), np.array(weights)
+    for j in range(5):
+        p_min[j] = weights[np.isclose(values[:, j], values[:, j].min())].sum()
+        p_max[j] = weights[np.isclose(values[:, j], values[:, j].max())].sum()
+    got_min, got_max = exact.extreme_atoms(sizes, probs, icc)
+    np.testing.assert_allclose(got_min, p_min, rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(got_max, p_max, rtol=1e-10, atol=1e-15)
+
+
+def test_the_floors_the_battery_prints(exact) -> None:
+    """8 x 3, net win +0.8: every rate has an atom above 0.025 at its design ICC; 6 x 3
+    (ICC .3): none, but the loss rate's no-loss atom is 0.0313 at ICC 0.8 (0.0053 at .3),
+    so an interval that keeps 0.025 a side up to ICC 0.8 cannot exclude 0.30 at no losses."""
+    plus = exact.rate_floors((3,) * 8, (0.85, 0.10, 0.05), 0.3)
+    np.testing.assert_array_equal(plus["floor"], 0.975)
+    six = exact.rate_floors((3,) * 6, (0.45, 0.25, 0.30), 0.3)
+    assert six["floor"].isna().all()
+    assert six["floor_icc_top"].notna().tolist() == [False, False, True, False, False]
+    assert six.loc["loss_rate", "atom"] == pytest.approx(0.0053, abs=5e-5)
+    assert six.loc["loss_rate", "atom_icc_top"] == pytest.approx(0.0313, abs=5e-5)
+    # A judge's noise of 0.08 at ICC .3 leaves the verdicts' ICC at 0.2987: the same floors.
+    noisy = exact.rate_floors((3,) * 6, (0.45, 0.25, 0.30), 0.3, judge_noise=0.08)
+    assert noisy["floor_icc_top"].notna().tolist() == [False, False, True, False, False]
+
+
+def test_floor_table_of_the_battery_designs(exact) -> None:
+    """The battery's floor table: a row per (design, rate) with a floor at ICC <= 0.8, the
+    default's coverage beside it; the blind two-order design gets none."""
+    battery = _load("coverage")
+    designs = battery.DESIGNS
+    coverage = pd.DataFrame(
+        np.arange(len(designs) * 5).reshape(-1, 5) / 1000.0,
+        index=[d.name for d in designs],
+        columns=list(exact.RATE_NAMES),
+    )
+    table = exact.floor_table(coverage, designs)
+    by_design = table.groupby("design")["rate"].apply(list).to_dict()
+    assert by_design["8x3 net +.8"] == list(exact.RATE_NAMES)
+    assert by_design["8x3 net -.8"] == list(exact.RATE_NAMES)
+    assert by_design["kappa .92 6x3"] == ["loss_rate"]
+    assert by_design["costs 6x3 logsd 1.5"] == ["loss_rate"]
+    assert "blind 15x3x2 orders" not in by_design and "15x6 ICC .3" not in by_design
+    row = table[(table["design"] == "8x3 net +.8") & (table["rate"] == "tie_rate")].iloc[0]
+    assert row["coverage"] == coverage.loc["8x3 net +.8", "tie_rate"]
+    assert row["atom"] == pytest.approx(0.0934, abs=5e-5) and row["floor"] == 0.975
