@@ -56,7 +56,8 @@ def _loop_interval(a, b, tasks, weights, name):
     loo_po = np.array([agree[tasks != t].mean() for t in ids])
     var_po = (c - 1) / c * np.sum((loo_po - loo_po.mean()) ** 2)
     binom = po * (1 - po) / n
-    ratio = np.var(agree) / (po * (1 - po))  # the IID variance of a unit's agreement
+    # the IID variance of a unit's agreement over the binomial one, at least the unit's
+    ratio = max(np.var(agree) / (po * (1 - po)), unit)
     raw = var_po / binom
     n_eff = n / min(max(raw, ratio), n / c)
     count = n / min(max(raw, 1.0), n / c) * (1 - po) / unit
@@ -160,3 +161,19 @@ def test_weighted_coverage_at_high_agreement_on_ten_tasks(weights):
         cover[label] = float(np.mean((lo <= truth) & (truth <= hi)))
     assert 0.92 <= cover["iid"] <= 0.975, cover  # MC SE ~0.011
     assert cover["floor1"] > 0.98 and cover["floor1"] > cover["iid"] + 0.02, cover
+
+
+@pytest.mark.parametrize("weights", ["linear", "quadratic"])
+def test_units_that_all_agree_in_part_do_not_give_a_zero_width_interval(weights):
+    """Every unit a near miss and every task alike: the per-unit agreement has no variance,
+    the jackknife no spread; the floor stops at the unit disagreement (n / unit units)."""
+    a = np.tile([0, 1, 1, 2], 5)
+    b = np.tile([1, 0, 2, 1], 5)
+    tasks = np.repeat(np.arange(5), 4)
+    names = ["cohen_kappa", "gwet_ac1", "pabak", "percent_agreement"]
+    res = clustered_agreement(a, b, clusters=tasks, coefficient=names, weights=weights)
+    unit = 0.5 if weights == "linear" else 0.25
+    assert np.allclose(res["se"], 0.0, atol=1e-12)
+    assert res.diagnostics["exact_joined"].all()
+    assert np.allclose(res.diagnostics["n_effective"], len(a) / unit)
+    assert (res["ci_high"] - res["ci_low"] > 0.1).all(), res

@@ -335,24 +335,30 @@ def cluster_intervals(
         Summed statistics -> the mean over units of the squared per-unit agreement, first of
         a ``parts``-like triple (:func:`table_squared`). Given (weighted agreement), the
         design effect's floor is the IID variance of the per-unit agreement over the
-        binomial one (:func:`iid_ratio`, below 1 where some disagreements are near misses),
-        so the bound has up to ``n / ratio`` effective units. Why: with the floor at 1 the
-        bound took a near miss for a whole binomial disagreement and weighted kappa
-        over-covered at high agreement (linear weights 0.988 and 0.990 at kappa 0.92 on
-        10 x 3 and 6 x 3 units of ``benchmarks/coverage.py``, 0.944 and 0.946 with the IID
-        floor; in ``benchmarks/coverage_agreement.py`` 27 and 22 of 48 designs outside
-        0.93-0.97 for quadratic and linear weights, up to 1.000, against 6 and 6), while a
-        fixed floor at ``unit_disagreement`` fell to 0.79 for quadratic weights (it takes
-        every disagreement for a near miss; the IID ratio sees the far misses observed).
+        binomial one (:func:`iid_ratio`, below 1 where some disagreements are near misses;
+        at least ``unit_disagreement``, the ratio of rare near misses, so that units which
+        all agree in part do not give a zero-width bound), so the bound has up to ``n /
+        ratio`` effective units. Why: with the floor at 1 the bound took a near miss for a
+        whole binomial disagreement and weighted kappa over-covered at high agreement
+        (linear weights 0.988 and 0.990 at kappa 0.92 on 10 x 3 and 6 x 3 units of
+        ``benchmarks/coverage.py``, 0.954 and 0.954 with the IID floor; in
+        ``benchmarks/coverage_agreement.py`` 27 and 22 of 48 designs outside 0.93-0.97 for
+        quadratic and linear weights, up to 1.000, against 6 and 6). A fixed floor at
+        ``unit_disagreement`` covers the same there (within 0.001 on average: three
+        categories, few far misses) once the join is decided as before (``join_count``;
+        decided on the floor's own units it fell to 0.79); the IID ratio is kept because it
+        also sees the far misses observed, which a fixed floor takes for ``1 /
+        unit_disagreement`` independent near misses (understating their variance by that
+        factor).
     join_count : {"design", "bound", "binomial"}
         The effective disagreeing units compared with ``exact_below``: ``n (1 - p_o) /
         unit_disagreement`` over the design effect floored at 1 (``design``: a near miss
-        counts once whatever ``squared`` does to the bound), or on the bound's own
-        effective units, divided by ``unit_disagreement`` (``bound``; before ``squared``
-        the two were one) or not (``binomial``). The latter two are the coverage study's
-        variants: ``bound`` with the IID floor joins too rarely (quadratic weights 0.79 at
-        kappa 0.95 on 20 tasks), ``binomial`` covers as ``design`` does (58 of 320 designs
-        x coefficients outside 0.93-0.97 each) but moves the former join decisions.
+        counts once whatever ``squared`` does to the bound), or on the bound's own effective
+        units, divided by ``unit_disagreement`` (``bound``; before ``squared`` the two were
+        one) or not (``binomial``). The latter two are the coverage study's variants:
+        ``bound`` with the IID floor joins too rarely (quadratic weights 0.79 at kappa 0.95
+        on 20 tasks), ``binomial`` covers as ``design`` does (59 against 58 of 320 designs x
+        coefficients outside 0.93-0.97) but moves the former join decisions.
 
     Every interval except ``jackknife_t`` lies in [-1, 1] (tanh, a bootstrap of the
     coefficient, or an exact bound clipped to the coefficient's range).
@@ -389,9 +395,13 @@ def cluster_intervals(
     cap = np.maximum(n / c, 1.0)
     # A weighted unit's agreement varies less than a binomial one (a near miss is a part of a
     # disagreement): the floor is that IID ratio, so that the bound sees the information the
-    # units carry; unweighted it is 1 and nothing changes.
-    floor = deff_floor * (1.0 if squared is None else iid_ratio(po, squared(total)[0]))
-    deff = np.clip(raw, floor, cap)
+    # units carry; unweighted it is 1 and nothing changes. Not below the unit disagreement
+    # (what rare near misses carry): where every unit agrees in part the ratio is 0 and the
+    # bound would have no width.
+    ratio = 1.0
+    if squared is not None:
+        ratio = np.maximum(iid_ratio(po, squared(total)[0]), min(unit_disagreement, 1.0))
+    deff = np.clip(raw, deff_floor * ratio, cap)
     n_eff = n / deff
     # The effective disagreeing units that decide the join (``join_count``).
     if join_count == "design":
