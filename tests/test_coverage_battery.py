@@ -85,8 +85,8 @@ def test_issue_23_edges(battery) -> None:
     # 0.90), with no zero-width or out-of-range interval.
     assert high["kappa_jackknife_t"] < 0.85 < 0.90 <= high["kappa"]
     # Linear weights: the design effect floored at 1 over-covered here (0.990 in the full
-    # battery, 0.99 in these 300); floored at the IID ratio of the weighted agreement 0.946
-    # (here 0.923, as unweighted kappa).
+    # battery, 0.99 in these 300); floored at the IID ratio of the weighted agreement 0.954
+    # (here 0.943).
     assert 0.90 <= high["kappa_linear"] <= 0.975
     assert high["agr_degenerate"] == 0
     na = table.loc["WITH-only no-answers 15x4"]
