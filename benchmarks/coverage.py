@@ -270,6 +270,7 @@ def agreement_coverage(
             _agreement_parts(kind, w),
             methods=(method,),
             unit_disagreement=float(gaps.min()),
+            squared=ac.table_squared(weight_matrix(w, 3)),
             **options,
         )
         lo, hi = res.intervals[method]

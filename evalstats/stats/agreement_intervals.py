@@ -15,9 +15,11 @@ agreement (``n / (n + 1)``) so that perfect agreement has a finite z. Where the 
 fewer than ten effective disagreeing units the jackknife cannot see how disagreements
 spread over tasks (at perfect agreement it has nothing to resample), so the interval is
 joined with a binomial one on the observed agreement with the effective number of units
-``n / deff`` (``deff`` the jackknife's design effect, at least 1, 1 at perfect agreement),
-mapped through the coefficient with the chance agreement at its estimate: the mid-p bounds
-that invert Blaker's combined-tails test (:mod:`evalstats.stats._agreement_bounds`).
+``n / deff`` (``deff`` the jackknife's design effect, at least 1 -- for weighted agreement
+at least the IID variance of the per-unit agreement over the binomial one, below -- and 1
+at perfect agreement), mapped through the coefficient with the chance agreement at its
+estimate: the mid-p bounds that invert Blaker's combined-tails test
+(:mod:`evalstats.stats._agreement_bounds`).
 
 Why that bound: at high agreement on few tasks no sample puts the lower end above the
 truth (a sample in which every unit agrees is too likely), so an equal-tailed bound wastes
@@ -32,21 +34,38 @@ alone, the binomial bound alone (too wide: the chance agreement co-moves with th
 one), the cluster bootstrap percentile (it is [1, 1] at perfect agreement and narrow at few
 tasks), other thresholds (3 and 5 fall to 0.82 and 0.87 at kappa 0.95 on 40 tasks; always
 joining over-covers) and other bounds (Wilson falls to 0.91 where one disagreement is
-likely). Over its 272 designs x coefficients the default covers 0.928-1.000 (mean 0.961;
-66 outside 0.93-0.97, against 131 for the former default, whose minimum was the same
-0.928: Fleiss' kappa at kappa 0 on unequal tasks, where the bound is not joined).
+likely). Over its 320 designs x coefficients (600 evaluations each, Monte-Carlo SE
+0.009) the default covers 0.915-0.990 (mean 0.958; 58 outside 0.93-0.97, against 157 for
+the Clopper-Pearson join; the minimum is quadratic-weighted kappa at kappa 0.85 on 40
+unequal tasks, where the bound is not joined and the atanh jackknife alone covers 0.915).
+
+Why the weighted floor: a weighted unit's agreement (0, 1/2 or 1 with linear weights on
+three categories) varies less than a binomial one, so with the design effect at least 1
+the bound took a near miss for a whole disagreement and weighted coefficients over-covered
+at high agreement: linear-weighted kappa 0.988 and 0.990 in the two designs above,
+quadratic- and linear-weighted kappa 27 and 22 of 48 designs of
+``benchmarks/coverage_agreement.py`` outside 0.93-0.97 (up to 1.000). The floor is now the
+IID ratio ``(mean a^2 - p_o^2) / (p_o (1 - p_o))`` of the per-unit agreements ``a`` (the
+information the observed units show; exactly 1 unweighted, so Cohen's kappa, AC1, PABAK,
+Scott's pi, Fleiss' kappa and nominal alpha do not move): linear weights 0.954 and 0.954
+in those two designs, quadratic and linear weights 6 and 6 of 48 designs outside the band;
+the join is decided as before.
+Deciding the join on the bound's new effective units joins too rarely (0.79 for quadratic
+weights at kappa 0.95 on 20 tasks, with this floor or a fixed one at the unit
+disagreement); decided as before, the fixed floor covers within 0.001 of the IID one in the
+study (three categories, few far misses), and the IID ratio is kept because it also sees
+the far misses observed, which a fixed floor takes for independent near misses.
 
 What is left: an evaluation with perfect observed agreement is covered by any interval
 that is not [1, 1] (up to 62 % of them at kappa 0.95 on 6 tasks), so there coverage stays
 above 0.97; where a coefficient is a function of the number of disagreements alone (PABAK
 on equal tasks) no interval that depends on that number alone is in 0.93-0.97 at some
 designs (kappa 0.92 on 10 x 3 units: accepting up to 3 or up to 4 disagreements covers
-0.913 or 0.976; the default, which also sees their spread over tasks, 0.9705); and
-weighted coefficients over-cover at high agreement (linear-weighted kappa 0.988 and 0.990 in
-those two designs), because a weighted near-miss carries less variance than a binomial
-disagreement while the design effect stays at least 1 (a floor at the unit disagreement
-instead brings linear weights into the band but fell to 0.79 for quadratic ones, where a
-far miss counts as several units at once).
+0.913 or 0.976; the default, which also sees their spread over tasks, 0.9705);
+quadratic-weighted kappa on 6 x 3 units at kappa 0.4 covers 0.925 (0.960 with the floor of
+1); and the weighted many-rater coefficients (Gwet's AC2 and Brennan-Prediger of three or
+more raters with weights, Krippendorff's ordinal, interval and ratio alpha) keep the floor
+of 1: their task sums hold no per-unit squares, and neither study has them.
 """
 
 from __future__ import annotations
@@ -183,7 +202,9 @@ def clustered_agreement(
     rows, diags = [], []
     codes: list = []  # the label codes, encoded once for every coefficient that needs them
     for name in names:  # a few coefficients, each one vectorised
-        cs, parts, unit, info = _statistics(name, r.columns, cl, weights, level, categories, codes)
+        cs, parts, squared, unit, info = _statistics(
+            name, r.columns, cl, weights, level, categories, codes
+        )
         res = _ac.cluster_intervals(
             cs,
             parts,
@@ -192,10 +213,10 @@ def clustered_agreement(
             n_resamples=n_resamples,
             rng=gen,
             unit_disagreement=unit,
+            squared=squared,
         )
         lo, hi = res.intervals[method]
-        few = bool(res.n_eff * (1.0 - res.observed) / unit < _ac.EXACT_BELOW) or not res.se > 1e-12
-        few = few and method in _ac.JOINED
+        few = bool(res.few) and method in _ac.JOINED
         rows.append(
             {
                 "statistic": info["statistic"],
@@ -257,7 +278,8 @@ def _cluster_codes(cl: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _statistics(name, columns, cl, weights, level, categories, cache):
-    """Per-task statistics, their (p_o, p_e, n) function and the unit disagreement."""
+    """Per-task statistics, their (p_o, p_e, n) function, the mean squared per-unit agreement
+    (``cluster_intervals``' ``squared``, or None) and the unit disagreement."""
     table_kind, multi_kind = CLUSTERED_COEFFICIENTS[name]
     statistic = COEFFICIENTS[name].statistic
     if multi_kind == "krippendorff":
@@ -278,14 +300,16 @@ def _statistics(name, columns, cl, weights, level, categories, cache):
             raise ParameterError("no unit has labels from both raters")
         g, c = _cluster_codes(cl, keep)
         cs = _ac.table_cluster_stats(g, a[keep], b[keep], k, c)
-        return cs, partial(_ac.table_parts, w=w, kind=table_kind), unit, info
+        parts = partial(_ac.table_parts, w=w, kind=table_kind)
+        return cs, parts, _ac.table_squared(w), unit, info
     if multi_kind is None:
         raise ParameterError(f"{name} compares two raters; got {len(columns)}")
     counts = _inp.counts_from_codes(codes, k).astype(float)
     keep = counts.sum(axis=1) > 0
     g, c = _cluster_codes(cl, keep)
     cs = _ac.multi_cluster_stats(g, counts[keep], w, c)
-    return cs, partial(_ac.multi_parts, w=w, kind=multi_kind), unit, info
+    # No per-unit squares in the many-rater sums: the design effect's floor stays 1.
+    return cs, partial(_ac.multi_parts, w=w, kind=multi_kind), None, unit, info
 
 
 def _krippendorff(columns, cl, level, statistic):
@@ -309,4 +333,4 @@ def _krippendorff(columns, cl, level, statistic):
     off = delta[delta > 0]
     unit = float(off.min() / off.max()) if off.size else 1.0
     info = {"statistic": statistic, "weights": level, "k": q}
-    return cs, parts, unit, info
+    return cs, parts, None, unit, info
