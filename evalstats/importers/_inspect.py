@@ -82,17 +82,18 @@ def parse_arm_from(spec: str) -> tuple[str, str | None]:
 
 
 def _read_log(path: Path):
+    # inspect_ai inflates and parses a log whole: bound what it is handed first (before
+    # importing it, too: a refused file costs no 1.5 s import).
+    if path.suffix == ".eval":
+        check_zip(path)
+    else:
+        read_cap_check(path)
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise EvalstatsError(
             "reading inspect_ai logs needs inspect_ai: pip install 'evalstats[inspect]'"
         ) from None
-    # inspect_ai inflates and parses a log whole: bound what it is handed first.
-    if path.suffix == ".eval":
-        check_zip(path)
-    else:
-        read_cap_check(path)
     try:
         return read_eval_log(str(path))
     except Exception as exc:  # zip, JSON and pydantic errors alike mean an unreadable log
