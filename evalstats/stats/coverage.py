@@ -187,7 +187,7 @@ def coverage_study(
     --------
     >>> from evalstats.stats.coverage import coverage_study
     >>> cov = coverage_study(n_tasks=15, n_replicates=6, p_win=.45, p_tie=.35, p_loss=.2,
-    ...                      icc=.3, n_evals=200, n_resamples=200, rng=0)
+    ...                      icc=.3, n_evals=40, n_resamples=50, rng=0)
     >>> sorted(cov["method"].unique())[:3]
     ['basic', 'bca', 'cluster_t']
     """
