@@ -196,22 +196,27 @@ def _simulate(rng, e, c, m, beta):
     return y
 
 
-def test_coverage_at_high_agreement_on_ten_tasks():
-    """~kappa 0.92 at 10 tasks x 3 (the issue's design): the default covers near nominal,
-    the former one above it, the raw jackknife not at all (so this test can fail)."""
-    rng = np.random.default_rng(11)
-    beta = 22.0
+def high_agreement_sample(seed: int, e: int = 400, c: int = 10, beta: float = 22.0):
+    """Two judges at kappa ~0.92: the population's 3 x 3 table (2 x 10^5 units) and the
+    per-task tables ``(e, c, 9)`` of ``e`` simulated evaluations of ``c`` tasks x 3."""
+    rng = np.random.default_rng(seed)
     pop = _simulate(rng, 1, 20_000, 10, beta).reshape(2, -1)
     cuts = np.quantile(pop[0], [0.25, 0.45])
     codes = np.searchsorted(cuts, pop)
     table = np.bincount(codes[0] * 3 + codes[1], minlength=9).astype(float)
-    parts = partial(ac.table_parts, w=np.eye(3), kind="cohen")
-    truth = float(ac.coefficient(parts, table))
-    assert 0.88 < truth < 0.95
-    e, c = 400, 10
     y = np.searchsorted(cuts, _simulate(rng, e, c, 3, beta))
     cl = np.broadcast_to(np.arange(e * c).reshape(e, c, 1), y.shape[1:]).ravel()
     cs = ac.table_cluster_stats(cl, y[0].ravel(), y[1].ravel(), 3, e * c).reshape(e, c, 9)
+    return table, cs
+
+
+def test_coverage_at_high_agreement_on_ten_tasks():
+    """~kappa 0.92 at 10 tasks x 3 (the issue's design): the default covers near nominal,
+    the former one above it, the raw jackknife not at all (so this test can fail)."""
+    table, cs = high_agreement_sample(11)
+    parts = partial(ac.table_parts, w=np.eye(3), kind="cohen")
+    truth = float(ac.coefficient(parts, table))
+    assert 0.88 < truth < 0.95
     methods = ("jackknife_t", "atanh_jackknife_exact", "atanh_jackknife_midp_blaker")
     res = ac.cluster_intervals(cs, parts, methods=methods)
     cover = {m: np.mean((lo <= truth) & (truth <= hi)) for m, (lo, hi) in res.intervals.items()}

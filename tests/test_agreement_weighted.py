@@ -15,6 +15,7 @@ from functools import partial
 import numpy as np
 import pytest
 from scipy import stats
+from test_agreement_cluster import high_agreement_sample
 
 from evalstats.stats import _agreement_bounds as bounds
 from evalstats.stats import _agreement_cluster as ac
@@ -123,31 +124,15 @@ def test_iid_ratio_is_the_variance_of_the_unit_agreements():
         )
 
 
-def _simulate(rng, e, c, m, beta):
-    t = rng.standard_normal((e, c, 1))
-    u = rng.standard_normal((e, c, m))
-    tau = 0.5 * rng.standard_normal((2, e, c, 1))
-    return beta * (t + u) + tau + rng.logistic(size=(2, e, c, m))
-
-
 @pytest.mark.parametrize("weights", ["linear", "quadratic"])
 def test_weighted_coverage_at_high_agreement_on_ten_tasks(weights):
-    """Unweighted kappa ~0.92 on 10 tasks x 3 (the battery's design): the floor of 1 covered
-    0.99-1.00 there (a near miss counted as a whole binomial disagreement), the IID floor
-    near nominal."""
-    rng = np.random.default_rng(23)
-    beta = 22.0
-    pop = _simulate(rng, 1, 20_000, 10, beta).reshape(2, -1)
-    cuts = np.quantile(pop[0], [0.25, 0.45])
-    codes = np.searchsorted(cuts, pop)
-    table = np.bincount(codes[0] * 3 + codes[1], minlength=9).astype(float)
+    """Judges at (unweighted) kappa ~0.92 on 10 tasks x 3 (the battery's design): the floor of
+    1 covered 0.99-1.00 there (a near miss counted as a whole binomial disagreement), the IID
+    floor near nominal."""
+    table, cs = high_agreement_sample(23)
     w = weight_matrix(weights, 3)
     parts = partial(ac.table_parts, w=w, kind="cohen")
     truth = float(ac.coefficient(parts, table))
-    e, c = 400, 10
-    y = np.searchsorted(cuts, _simulate(rng, e, c, 3, beta))
-    cl = np.broadcast_to(np.arange(e * c).reshape(e, c, 1), y.shape[1:]).ravel()
-    cs = ac.table_cluster_stats(cl, y[0].ravel(), y[1].ravel(), 3, e * c).reshape(e, c, 9)
     cover = {}
     for label, squared in (("iid", ac.table_squared(w)), ("floor1", None)):
         res = ac.cluster_intervals(
