@@ -81,6 +81,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import scipy.stats
+from statsmodels.stats.proportion import proportion_confint
 
 from .._schema import OUTCOME_DTYPE, OUTCOMES
 from .._tidy import ResultFrame, stack_statistics
@@ -445,12 +446,13 @@ def _cluster_interval(
     s = np.where(_NET, s / 2.0, s)
     ok = (s > 1e-12) & (theta > 0.0) & (theta < 1.0)
     th = np.where(ok, theta, 0.5)  # placeholders where undefined, replaced below
-    v = th * (1.0 - th)
-    n_eff = v / np.where(ok, s, 1.0) ** 2
-    den = 1.0 + crit**2 / n_eff
-    centre = (th + crit**2 / (2.0 * n_eff)) / den
-    half = crit * np.sqrt(v / n_eff + crit**2 / (4.0 * n_eff**2)) / den
-    lo, hi = np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    n_eff = th * (1.0 - th) / np.where(ok, s, 1.0) ** 2
+    # statsmodels' Wilson interval (normal quantile z) at n_eff (z / c)^2 is the score
+    # interval with the t quantile c at n_eff, as the win rates' cr2_wilson takes it.
+    z = scipy.stats.norm.ppf(0.5 + confidence / 2.0)
+    n_z = n_eff * (z / crit) ** 2
+    lo, hi = proportion_confint(th * n_z, n_z, alpha=1.0 - confidence, method="wilson")
+    lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
     lo, hi = np.where(_NET, 2.0 * lo - 1.0, lo), np.where(_NET, 2.0 * hi - 1.0, hi)
     return np.where(ok, lo, t_lo), np.where(ok, hi, t_hi)
 
