@@ -510,7 +510,7 @@ def test_score_interval_solves_korn_graubard_by_root_finding(seed: int) -> None:
 
 def test_design_coverage_flags_a_rare_outcome_design_and_passes_a_balanced_one() -> None:
     from evalstats.stats import design_coverage
-    from evalstats.stats._design_coverage import _pooled_icc
+    from evalstats.stats._design_sums import pooled_icc
 
     rng = np.random.default_rng(3)
     rows = []
@@ -530,7 +530,7 @@ def test_design_coverage_flags_a_rare_outcome_design_and_passes_a_balanced_one()
     counts = frame.groupby(["design", "task_id"])["outcome"].value_counts().unstack(fill_value=0)
     counts = counts[["win", "tie", "loss"]]
     gid = pd.factorize(counts.index.get_level_values(0), sort=True)[0]
-    got = _pooled_icc(counts.to_numpy(), gid, 2)
+    got = pooled_icc(counts.to_numpy(), gid, 2)
     for g, (_, block) in enumerate(counts.groupby(level=0, sort=True)):
         y = block.to_numpy(float)
         m = y.sum(1)

@@ -6,7 +6,8 @@ number of units over a design effect), so every tail here goes through the regul
 incomplete beta function (``P(X >= x) = I_p(x, n - x + 1)`` for a binomial(n, p)), and every
 bound is vectorised over arrays of ``x`` and ``n``.
 
-* ``clopper_pearson``: the exact equal-tailed bounds (``alpha / 2`` in each tail);
+* ``clopper_pearson``: the exact equal-tailed bounds (``alpha / 2`` in each tail; statsmodels'
+  ``proportion_confint``, as is Wilson's);
 * ``mid_p``: the equal-tailed mid-p bounds (half the observed point's mass in each tail);
 * ``mid_p_blaker``: the mid-p bounds that invert Blaker's (2000) combined-tails test: the
   other tail counts only where it can reach the observed tail's probability;
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import special, stats
+from statsmodels.stats.proportion import proportion_confint
 
 from evalstats.stats._kappa import _div
 
@@ -103,27 +105,21 @@ def _blaker(x, n, alpha):
     return lo, hi
 
 
-def _wilson(x, n, alpha):
-    z = stats.norm.ppf(1.0 - alpha / 2.0)
-    p = np.clip(_div(x, n), 0.0, 1.0)
-    den = 1.0 + z**2 / n
-    centre = (p + z**2 / (2.0 * n)) / den
-    half = z * np.sqrt(p * (1.0 - p) / n + z**2 / (4.0 * n**2)) / den
-    return centre - half, centre + half
+def _statsmodels(method: str):
+    """statsmodels' ``proportion_confint`` (it takes fractional counts, vectorised)."""
 
+    def bounds(x, n, alpha):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return proportion_confint(x, n, alpha=alpha, method=method)
 
-def _clopper_pearson(x, n, alpha):
-    with np.errstate(invalid="ignore"):
-        lo = stats.beta.ppf(alpha / 2.0, np.maximum(x, 1e-300), n - x + 1)
-        hi = stats.beta.ppf(1.0 - alpha / 2.0, x + 1, np.maximum(n - x, 1e-300))
-    return lo, hi
+    return bounds
 
 
 _BOUND_FNS = {
-    "clopper_pearson": _clopper_pearson,
+    "clopper_pearson": _statsmodels("beta"),
     "mid_p": _mid_p,
     "mid_p_blaker": _blaker,
-    "wilson": _wilson,
+    "wilson": _statsmodels("wilson"),
 }
 
 
