@@ -118,10 +118,6 @@ def test_iid_ratio_is_the_variance_of_the_unit_agreements():
         assert 0 < got < 1
     assert ac.table_squared(np.eye(3)) is None  # unweighted: the floor stays exactly 1
     assert ac.iid_ratio(np.array(1.0), np.array(1.0)) == 1.0  # perfect agreement
-    with pytest.raises(ValueError, match="join_count"):
-        ac.cluster_intervals(
-            table[None].repeat(2, 0), partial(ac.table_parts, w=w, kind="pa"), join_count="units"
-        )
 
 
 @pytest.mark.parametrize("weights", ["linear", "quadratic"])

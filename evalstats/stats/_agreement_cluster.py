@@ -288,7 +288,6 @@ def cluster_intervals(
     bound: str | None = None,
     deff_floor: float = 1.0,
     squared: Parts | None = None,
-    join_count: str = "design",
 ) -> ClusterIntervals:
     """Every requested interval of the coefficient of per-cluster statistics ``cs``.
 
@@ -309,8 +308,10 @@ def cluster_intervals(
         binomial one, in [floor, n / C] (floor: ``deff_floor``, times the IID ratio of
         ``squared``), 1 when ``p_o`` is 0 or 1; mapped with ``p_e`` fixed);
         ``atanh_jackknife_exact`` (``atanh_jackknife``, joined with ``exact_agreement``
-        where the effective number of disagreeing units (``join_count``) is below
-        ``exact_below`` or the jackknife SE is 0); ``atanh_jackknife_midp_blaker`` (the
+        where the effective number of disagreeing units, ``n (1 - p_o) /
+        unit_disagreement`` over the design effect floored at 1 (a near miss counts once
+        whatever ``squared`` does to the bound), is below ``exact_below`` or the jackknife SE
+        is 0); ``atanh_jackknife_midp_blaker`` (the
         same join with the mid-p bounds that invert Blaker's combined-tails test instead of
         Clopper-Pearson's, see :mod:`evalstats.stats._agreement_bounds`);
         ``bootstrap_percentile`` (cluster bootstrap of the coefficient).
@@ -345,20 +346,11 @@ def cluster_intervals(
         ``benchmarks/coverage_agreement.py`` 27 and 22 of 48 designs outside 0.93-0.97 for
         quadratic and linear weights, up to 1.000, against 6 and 6). A fixed floor at
         ``unit_disagreement`` covers the same there (within 0.001 on average: three
-        categories, few far misses) once the join is decided as before (``join_count``;
-        decided on the floor's own units it fell to 0.79); the IID ratio is kept because it
+        categories, few far misses) once the join is decided as before (decided on the
+        bound's own units it fell to 0.79, with either floor); the IID ratio is kept because it
         also sees the far misses observed, which a fixed floor takes for ``1 /
         unit_disagreement`` independent near misses (understating their variance by that
         factor).
-    join_count : {"design", "bound", "binomial"}
-        The effective disagreeing units compared with ``exact_below``: ``n (1 - p_o) /
-        unit_disagreement`` over the design effect floored at 1 (``design``: a near miss
-        counts once whatever ``squared`` does to the bound), or on the bound's own effective
-        units, divided by ``unit_disagreement`` (``bound``; before ``squared`` the two were
-        one) or not (``binomial``). The latter two are the coverage study's variants:
-        ``bound`` with the IID floor joins too rarely (quadratic weights 0.79 at kappa 0.95
-        on 20 tasks), ``binomial`` covers as ``design`` does (59 against 58 of 320 designs x
-        coefficients outside 0.93-0.97) but moves the former join decisions.
 
     Every interval except ``jackknife_t`` lies in [-1, 1] (tanh, a bootstrap of the
     coefficient, or an exact bound clipped to the coefficient's range).
@@ -403,15 +395,9 @@ def cluster_intervals(
         ratio = np.maximum(iid_ratio(po, squared(total)[0]), min(unit_disagreement, 1.0))
     deff = np.clip(raw, deff_floor * ratio, cap)
     n_eff = n / deff
-    # The effective disagreeing units that decide the join (``join_count``).
-    if join_count == "design":
-        count = n / np.clip(raw, 1.0, cap) * (1.0 - po) / unit_disagreement
-    elif join_count == "bound":
-        count = n_eff * (1.0 - po) / unit_disagreement
-    elif join_count == "binomial":
-        count = n_eff * (1.0 - po)
-    else:
-        raise ValueError(f"join_count must be 'design', 'bound' or 'binomial'; got {join_count!r}")
+    # The effective disagreeing units that decide the join: on the design effect floored at
+    # 1 (decided on the bound's units, with the weighted floor, it joined too rarely).
+    count = n / np.clip(raw, 1.0, cap) * (1.0 - po) / unit_disagreement
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     if "jackknife_t" in methods:
         out["jackknife_t"] = (est - tq * se, est + tq * se)
