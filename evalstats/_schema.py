@@ -88,10 +88,15 @@ JUDGMENT_FIELDS: dict[str, tuple[str, bool]] = {
     "arm_b": ("str", False),
 }
 
-# The long verdict frame, in column order.
+# The long verdict frame, in column order. Every row is one judgment of a pair of arms
+# (``arm_a``, ``arm_b``; the seeds' two arms: "with", "without"), outcome from arm_a's view.
+# The ``with_*`` / ``*_with`` columns and the order "with_first" are arm_a's side (the
+# rubric's WITH role), ``without_*`` / ``*_without`` and "without_first" arm_b's (WITHOUT).
 VERDICT_COLUMNS: tuple[str, ...] = (
     "task_id",
     "replicate",
+    "arm_a",
+    "arm_b",
     "judge",
     "rubric",
     "order",

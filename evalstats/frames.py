@@ -13,6 +13,8 @@ import pandas as pd
 
 from . import rubrics as _rubrics
 from ._schema import (
+    ARM_DTYPE,
+    ARMS,
     BLIND_DIMENSIONS,
     ORDER_DTYPE,
     OUTCOME_DTYPE,
@@ -341,7 +343,12 @@ def verdict_frame(
     on_conflict: str = "conflict",
     rubrics: RubricsArg = None,
 ) -> pd.DataFrame:
-    """Build the long verdict frame: one row per judgment, from WITH's point of view.
+    """Build the long verdict frame: one row per judgment of a pair of arms, arm_a's view.
+
+    The seeds' two arms are one pair (``arm_a = "with"``, ``arm_b = "without"``); with K
+    arms every judgment line names its pair (``arm_a``, ``arm_b``, order a_first / b_first)
+    and each pair is read as the two arms are, ``arm_a`` in the rubric's WITH role: the
+    ``with_*`` / ``*_with`` columns and the order ``with_first`` are arm_a's side.
 
     Parameters
     ----------
@@ -361,10 +368,8 @@ def verdict_frame(
         answer. The journal keeps both in every case. The same answer twice is one
         judgment.
     rubrics : Rubric, path, or a list of them, optional
-        Rubrics (or rubric ``.toml`` files) to read judgments with, besides the built-in
-        ones and the rubric files of the data directory's ``rubrics/`` folder; see
-        :func:`resolve_rubrics`.  Each judgment is parsed with its own rubric, a rubric
-        file's (three-way or blind-scores) included.
+        Rubrics (or rubric ``.toml`` files) besides the built-in ones and the rubric files
+        of the data directory's ``rubrics/`` folder; see :func:`resolve_rubrics`.
 
     Returns
     -------
@@ -372,17 +377,13 @@ def verdict_frame(
         Columns of the data contract (``evalstats._schema.VERDICT_COLUMNS``), then the
         token sources :func:`evalstats.records.pair_token_sources` finds in the runs.
         ``status`` is ``ok`` (parsed), ``no_answer`` (the pair has a run over its
-        budget — also added for over-budget pairs no judge was asked about),
-        ``invalid`` (unreadable judge output; ``parse_error`` says why), ``error``
-        (the call failed) or ``conflict`` (see ``on_conflict``). A blind-scores rubric
-        file with other dimensions than the built-in blind-pair's adds its
-        ``with_<dim>`` / ``without_<dim>`` columns at the end. ``outcome`` is win / tie / loss for ``ok`` rows and NA
-        otherwise. ``over_budget_arm`` (categorical: with / without / both) says which
-        arm of the pair ran over its task's token or wall-clock budget, and is NA for a
-        pair within budget; every ``no_answer`` row has one, which is what the arm-aware
-        missing-answer rule of :func:`evalstats.stats.missing.apply_missing_rule` reads.
-        ``raw`` is always kept verbatim. A failed call later retried
-        successfully is superseded by the success.
+        budget; also added for over-budget pairs no judge was asked about), ``invalid``
+        (unreadable judge output; ``parse_error`` says why), ``error`` (the call failed)
+        or ``conflict`` (see ``on_conflict``). A rubric file with other dimensions adds
+        its ``with_<dim>`` / ``without_<dim>`` columns at the end. ``outcome`` is win /
+        tie / loss for ``ok`` rows, NA otherwise. ``over_budget_arm`` (with / without /
+        both: arm_a, arm_b, both) says which run of the pair was over its task's budget.
+        ``raw`` is kept verbatim. A failed call later retried successfully is superseded.
 
     Raises
     ------
@@ -396,8 +397,8 @@ def verdict_frame(
     >>> frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     >>> frame["status"].value_counts().to_dict()
     {'ok': 491, 'no_answer': 20, 'invalid': 17, 'error': 2, 'conflict': 0}
-    >>> frame["over_budget_arm"].value_counts().to_dict()
-    {'with': 12, 'without': 8, 'both': 0}
+    >>> frame[["arm_a", "arm_b"]].drop_duplicates().values.tolist()
+    [['with', 'without']]
     """
     if "tokens" not in runs.columns:
         if tasks is None:
@@ -405,13 +406,66 @@ def verdict_frame(
         from .tokens import annotate_runs
 
         runs = annotate_runs(runs, tasks)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EvalstatsWarning)  # load_runs already reported them
-        pairs = pair_runs(runs)
-
     if on_conflict not in ON_CONFLICT:
         raise ValueError(f"on_conflict must be one of {ON_CONFLICT}, got {on_conflict!r}")
     found = resolve_rubrics(judgments, rubrics)
+    parts = [
+        _pair_frame(j, r, found, on_conflict, (a, b))
+        for a, b, j, r in _by_pair_of_arms(judgments, runs)
+    ]
+    out = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    for col in ("judge", "rubric"):
+        out[col] = out[col].astype(str).astype("category")
+    out = out.sort_values(
+        ["task_id", "replicate", "judge", "rubric", "arm_a", "arm_b", "order"],
+        kind="stable",
+        na_position="first",
+    ).reset_index(drop=True)
+    out.attrs["superseded_failures"] = sum(p.attrs["superseded_failures"] for p in parts)
+    out.attrs["conflicts"] = int((out["status"] == "conflict").sum())
+    return out
+
+
+_ROLE_ORDER = {"a_first": "with_first", "b_first": "without_first"}
+
+
+def _by_pair_of_arms(judgments: pd.DataFrame, runs: pd.DataFrame):
+    """Per pair of arms judged: ``(arm_a, arm_b, judgments, runs)`` in the WITH / WITHOUT roles.
+
+    The seeds' journal names no pair: one pair, the data as given. A K-arm journal's lines of
+    one pair get the role orders (a_first -> with_first) and keep their file lines; the runs
+    of the two arms are relabelled ``with`` (arm_a) and ``without`` (arm_b).
+    """
+    if "arm_a" not in judgments.columns or judgments["arm_a"].isna().all():
+        yield "with", "without", judgments, runs
+        return
+    arm = runs["arm"].astype(str)
+    lines = judgments.attrs.get("lines")
+    named = judgments[["arm_a", "arm_b"]].astype(str)
+    for a, b in named.drop_duplicates().itertuples(index=False):
+        pick = ((named["arm_a"] == a) & (named["arm_b"] == b)).to_numpy()
+        j = judgments.loc[pick].reset_index(drop=True)
+        j["order"] = j["order"].astype(object).map(_ROLE_ORDER).astype(ORDER_DTYPE)
+        j.attrs = dict(judgments.attrs)
+        if lines is not None:
+            j.attrs["lines"] = [lines[i] for i in np.flatnonzero(pick)]
+        both = arm.isin((a, b)).to_numpy()
+        r = runs.loc[both].copy()
+        r["arm"] = arm[both].map({a: "with", b: "without"}).astype(ARM_DTYPE)
+        yield a, b, j, r
+
+
+def _pair_frame(
+    judgments: pd.DataFrame,
+    runs: pd.DataFrame,
+    found: Mapping[tuple[str, Any, Any], _rubrics.Rubric],
+    on_conflict: str,
+    arms: tuple[str, str],
+) -> pd.DataFrame:
+    """The verdict frame of one pair of arms, ``runs`` labelled with / without."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalstatsWarning)  # load_runs already reported them
+        pairs = pair_runs(runs)
     j = _latest_per_call(judgments, on_conflict)
     extra_scores = [
         f"{arm}_{dim}"
@@ -423,11 +477,11 @@ def verdict_frame(
     known = j[_PAIR].merge(pairs[_PAIR], how="left", indicator=True)["_merge"].to_numpy()
     unknown = np.flatnonzero(known == "left_only")
     if unknown.size:
-        k = int(unknown[0])
-        row = j.iloc[k]
+        row = j.iloc[int(unknown[0])]
+        which = "WITH/WITHOUT" if arms == ARMS else f"{arms[0]!r} and {arms[1]!r}"
         raise DataError(
             f"judgment for pair (task_id={row['task_id']!r}, replicate={row['replicate']}) "
-            "that has no WITH/WITHOUT runs",
+            f"that has no {which} runs",
             path=judgments.attrs.get("source"),
             line=int(row["_line"]),
             field="task_id",
@@ -442,36 +496,26 @@ def verdict_frame(
 
     parsed = _parse_rows(j, found, [*_SCORE_COLS, *extra_scores])
     pairs = pairs.assign(_over_arm=_over_budget_arm(pairs))
+    sides = [f"{arm}_{c}" for c in ("tokens", "wall_s") for arm in ARMS]
     sources = [
-        c
-        for c in (
-            "with_reported_tokens",
-            "without_reported_tokens",
-            "with_tokens_source",
-            "without_tokens_source",
-        )
-        if c in pairs.columns
+        f"{arm}_{c}"
+        for c in ("reported_tokens", "tokens_source")
+        for arm in ARMS
+        if f"{arm}_{c}" in pairs.columns
     ]
     j = j.merge(
-        pairs[
-            [
-                *_PAIR,
-                "with_tokens",
-                "without_tokens",
-                "with_wall_s",
-                "without_wall_s",
-                "_over_arm",
-                *sources,
-            ]
-        ],
+        pairs[[*_PAIR, *sides, "_over_arm", *sources]],
         on=_PAIR,
         how="left",
         validate="many_to_one",
     )
+    n = len(j)
     out = pd.DataFrame(
         {
             "task_id": j["task_id"].astype("str"),
             "replicate": j["replicate"].astype("int64"),
+            "arm_a": pd.Series([arms[0]] * n, dtype="str"),
+            "arm_b": pd.Series([arms[1]] * n, dtype="str"),
             "judge": j["judge"].astype("category"),
             "rubric": j["rubric"].astype("category"),
             "order": j["order"].astype(ORDER_DTYPE),
@@ -508,11 +552,7 @@ def verdict_frame(
         out[c] = pd.array(parsed[c], dtype="Int64")
     out = out[[*VERDICT_COLUMNS, *extra_scores]].copy()
     out = out.assign(**pair_token_sources(j))
-    out = out.sort_values(
-        ["task_id", "replicate", "judge", "rubric", "order"], kind="stable", na_position="first"
-    ).reset_index(drop=True)
     out.attrs["superseded_failures"] = int(len(judgments) - (len(j) - len(extra)))
-    out.attrs["conflicts"] = int((out["status"] == "conflict").sum())
     return out
 
 
@@ -522,9 +562,10 @@ def wide_by_judge(
     value: str = "outcome",
     rubric: str | None = None,
 ) -> pd.DataFrame:
-    """One row per (task_id, replicate[, order]) and one ``value`` column per judge.
+    """One row per (task_id, replicate[, arm_a, arm_b][, order]), one ``value`` column per judge.
 
-    ``order`` is part of the row key only when the frame has orders (blind rubric).
+    The pair of arms is part of the row key when the frame has ``arm_a`` / ``arm_b``;
+    ``order`` only when the frame has orders (blind rubric).
     Cells for a judge with no row for that pair are NA. Use ``value="status"``
     to see why a judge has no outcome.
 
@@ -543,11 +584,11 @@ def wide_by_judge(
     >>> from evalstats.frames import load_frame
     >>> frame = load_frame("data/sample")
     >>> wide = evalstats.wide_by_judge(frame, rubric="with-without")
-    >>> wide.columns.tolist()[:2], len(wide)
-    (['task_id', 'replicate'], 90)
+    >>> wide.columns.tolist()[:4], len(wide)
+    (['task_id', 'replicate', 'arm_a', 'arm_b'], 90)
     """
     f, _ = select_rubric(frame, rubric)
-    keys = list(_PAIR)
+    keys = [*_PAIR, *(c for c in ("arm_a", "arm_b") if c in f.columns)]
     if f["order"].notna().any():
         keys.append("order")
     judge = f["judge"].astype(str)

@@ -10,16 +10,19 @@ __all__ = ["status_table"]
 
 
 def status_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Counts per (rubric, judge): rows by status and, among ``ok`` rows, by outcome.
+    """Counts per (rubric, judge[, arm_a, arm_b]): rows by status and, among ``ok``, by outcome.
+
+    The pair of arms is a key when the frame has ``arm_a`` / ``arm_b`` (every verdict frame
+    does), so a K-arm frame gets one row per judge and pair of arms.
 
     Examples
     --------
     >>> from evalstats.frames import load_frame
     >>> t = status_table(load_frame("data/sample"))
-    >>> t.columns[:4].tolist(), int(t["n"].sum()) == int(t[["ok", "no_answer", "invalid", "error"]].sum().sum())
-    (['rubric', 'judge', 'n', 'ok'], True)
+    >>> t.columns[:6].tolist(), int(t["n"].sum()) == int(t[["ok", "no_answer", "invalid", "error"]].sum().sum())
+    (['rubric', 'judge', 'arm_a', 'arm_b', 'n', 'ok'], True)
     """
-    keys = ["rubric", "judge"]
+    keys = ["rubric", "judge", *(c for c in ("arm_a", "arm_b") if c in frame.columns)]
     status = pd.crosstab([frame[k].astype(str) for k in keys], frame["status"], dropna=False)
     status = status.reindex(columns=list(STATUSES), fill_value=0)
     ok = frame.loc[frame["status"] == "ok"]

@@ -120,10 +120,12 @@ def test_a_blank_arm_name(small_dir):
     assert (err.line, err.field) == (2, "arm") and "non-empty name" in str(err)
 
 
-def test_pair_runs_refuses_k_arms(tmp_path):
+def test_pair_runs_pairs_every_two_of_k_arms(tmp_path):
     ds = evalstats.load_dir(_k_dir(tmp_path))
-    with pytest.raises(DataError, match=r"pairs WITH with WITHOUT.*\['none', 'v1', 'v2'\]"):
-        pair_runs(ds.runs)
+    pairs = pair_runs(ds.runs)  # the reference is always arm_b, the later arm arm_a
+    got = sorted(set(zip(pairs["arm_a"], pairs["arm_b"], strict=True)))
+    assert got == [("v1", "none"), ("v2", "none"), ("v2", "v1")]
+    assert {"with_answer", "without_answer"} <= set(pairs.columns)
 
 
 @pytest.mark.parametrize(

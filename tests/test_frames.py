@@ -249,7 +249,8 @@ def test_blind_without_order_is_invalid_not_dropped(dataset):
 def test_wide_by_judge(dataset):
     f, _ = frame_of(dataset)
     w = evalstats.wide_by_judge(f, rubric="with-without")
-    assert list(w.columns) == ["task_id", "replicate", "anthropic:claude-x", "openai:gpt-y"]
+    keys = ["task_id", "replicate", "arm_a", "arm_b"]  # the pair of arms is part of the key
+    assert list(w.columns) == [*keys, "anthropic:claude-x", "openai:gpt-y"]
     assert len(w) == 4  # T1 x3 and T2/3 (no_answer); T2/1-2 only have blind judgments
     first = w.iloc[0]
     assert (first["anthropic:claude-x"], first["openai:gpt-y"]) == ("win", "tie")

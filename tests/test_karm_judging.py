@@ -22,7 +22,7 @@ from evalstats.judging._cli import register
 from evalstats.judging._planning import call_key
 from evalstats.judging.providers import parse_judge
 from evalstats.methodology import audit
-from evalstats.records import Arms, arm_pairs, load_judgments, pair_arms
+from evalstats.records import Arms, arm_pairs, load_judgments, pair_runs
 
 # Integration (slow: make test runs it, make check does not): judges K arms through both SDKs and audits them.
 pytestmark = pytest.mark.slow
@@ -73,17 +73,17 @@ def test_arm_pairs_all_and_reference():
         arm_pairs(a, "some")
 
 
-def test_pair_arms_puts_the_two_runs_side_by_side(tmp_path):
+def test_pair_runs_puts_the_two_runs_side_by_side(tmp_path):
     ds = evalstats.load_dir(_karm_dir(tmp_path))
-    p = pair_arms(ds.runs, ds.arms)
+    p = pair_runs(ds.runs, ds.arms)
     assert len(p) == 3 * 2 * 6
     runs = ds.runs.assign(arm=ds.runs["arm"].astype(str)).set_index(["task_id", "replicate", "arm"])
     for row in p.sample(8, random_state=0).itertuples():
-        assert row.a_answer == runs.loc[(row.task_id, row.replicate, row.arm_a), "answer"]
-        assert row.b_tokens == runs.loc[(row.task_id, row.replicate, row.arm_b), "tokens"]
+        assert row.with_answer == runs.loc[(row.task_id, row.replicate, row.arm_a), "answer"]
+        assert row.without_tokens == runs.loc[(row.task_id, row.replicate, row.arm_b), "tokens"]
     lonely = ds.runs.iloc[1:]  # T01 replicate 1 lacks the first arm
     with pytest.warns(evalstats.EvalstatsWarning, match="left out"):
-        assert len(pair_arms(lonely, ds.arms, "reference")) == 3 * 2 * 3 - 3
+        assert len(pair_runs(lonely, ds.arms, "reference")) == 3 * 2 * 3 - 3
 
 
 # ----------------------------------------------------------------------------- planning

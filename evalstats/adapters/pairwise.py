@@ -277,6 +277,9 @@ def verdict_frame(
     data: dict[str, Any] = {
         "task_id": task.astype("str"),
         "replicate": rep.astype(np.int64),
+        # One pair of arms (the verdict frame's arm_a / arm_b): the candidate and the other.
+        "arm_a": pd.Series(["with"] * n, dtype="str"),
+        "arm_b": pd.Series(["without"] * n, dtype="str"),
         "judge": judge_s.astype("category"),
         "rubric": pd.Categorical([rubric] * n),
         "order": order_values,

@@ -102,7 +102,7 @@ def _units(
     """Rendered prompts for every within-budget pair, and the number of no-answer pairs.
 
     ``pairs`` (K arms, with their :class:`evalstats.records.Arms`): the pairs of arms of
-    :func:`evalstats.records.pair_arms`; ``arm_a`` fills the WITH side of the template, and a
+    :func:`evalstats.records.pair_runs`; ``arm_a`` fills the WITH side of the template, and a
     three-way prompt names each arm's tool (``arms.toml``'s ``tool``, else its name).
     """
     if orders not in ("random", "both"):
@@ -119,9 +119,9 @@ def _units(
     if karm is None:
         table = _pairs(tasks, runs)
     else:
-        from evalstats.records import pair_arms
+        from evalstats.records import pair_runs
 
-        table = pair_arms(runs, karm, pairs or "all")
+        table = pair_runs(runs, karm, pairs or "all")
         if "over_budget" not in table.columns:
             raise ParameterError(
                 "runs carry no budget flags: load them with records.load_runs(path, tasks)"
@@ -134,7 +134,6 @@ def _units(
         )
     }
     units_in: list[tuple[str, int, str | None, Any, tuple | None]] = []
-    sides = ("with", "without") if karm is None else ("a", "b")
     variants: dict[tuple[str, str], Any] = {}
     for row in table.loc[~over].to_dict("records"):
         task_id, replicate = str(row["task_id"]), int(row["replicate"])
@@ -155,8 +154,8 @@ def _units(
         for order in chosen:
             prompt = shown.render(
                 task_by_id[task_id],
-                _run_mapping(row, sides[0]),
-                _run_mapping(row, sides[1]),
+                _run_mapping(row, "with"),
+                _run_mapping(row, "without"),
                 order=rubric_order(order),
             )
             units_in.append((task_id, replicate, order, prompt, pair))
@@ -351,7 +350,7 @@ def plan_calls(
         Blind rubric only: one seeded order per pair, or both orders.
     pairs : {"all", "reference"}, optional
         K arms (long runs whose arms are not the seeds' with / without): the pairs of arms
-        to judge per task and replicate (:func:`evalstats.records.pair_arms`); required
+        to judge per task and replicate (:func:`evalstats.records.pair_runs`); required
         then, ignored for two arms. ``arms`` (:class:`evalstats.records.Arms`) gives their
         order, tools and reference (default: ``runs.attrs["arms"]``, else the runs' arms).
 

@@ -18,16 +18,9 @@ from ._arms import Arms, load_arms
 from ._contract import duplicate_error, first_duplicate, is_missing, validate_table
 from ._dataset import DEFAULT_ARM_NAMES, Dataset, load_arm_names, load_dir
 from ._labels import LABEL_FIELDS, LABEL_KEYS, load_labels
-from ._pairs import PAIR_MODES, arm_pairs, pair_arms
+from ._pairs import PAIR_MODES, arm_pairs, incomplete_pairs, pair_runs, pair_token_sources
 from ._read import EvalstatsWarning, find_file, read_table_raw
-from ._tables import (
-    incomplete_pairs,
-    load_judgments,
-    load_runs,
-    load_tasks,
-    pair_runs,
-    pair_token_sources,
-)
+from ._tables import load_judgments, load_runs, load_tasks
 from ._write import FRAME_SUFFIXES, check_output_path, write_frame_atomic, write_jsonl_atomic
 
 __all__ = [
@@ -57,7 +50,6 @@ __all__ = [
     "pair_runs",
     "PAIR_MODES",
     "arm_pairs",
-    "pair_arms",
     "pair_token_sources",
     "write_frame_atomic",
     "write_jsonl_atomic",

@@ -20,18 +20,37 @@ from ..errors import DataError, ParameterError
 from ._arms import Arms
 from ._read import EvalstatsWarning
 
-__all__ = ["PAIR_MODES", "arm_pairs", "check_judgment_arms", "pair_arms"]
+__all__ = [
+    "PAIR_MODES",
+    "arm_pairs",
+    "check_judgment_arms",
+    "incomplete_pairs",
+    "pair_runs",
+    "pair_token_sources",
+]
 
-#: The ``pairs`` argument of :func:`pair_arms` (``evalstats judge --pairs``).
+#: The ``pairs`` argument of :func:`pair_runs` (``evalstats judge --pairs``).
 PAIR_MODES = ("all", "reference")
-_RUN_COLS = ("answer", "tokens", "wall_s", "files_inspected", "over_budget", "agent_model")
+_PAIR = ["task_id", "replicate"]
+_RUN_COLS = (
+    "answer",
+    "tokens",
+    "wall_s",
+    "files_inspected",
+    "over_budget",
+    "agent_model",
+    "transcript",
+    "reported_tokens",
+    "tokens_source",
+)
 
 
 def arm_pairs(arms: Arms, pairs: str = "all") -> list[tuple[str, str]]:
     """The oriented pairs ``(arm_a, arm_b)`` of ``arms``, in ``arms.ids`` order.
 
     ``"all"``: every unordered pair once; the reference (when there is one) is always
-    ``arm_b``, otherwise the arm listed later in ``arms.toml`` is the candidate ``arm_a``.
+    ``arm_b``, otherwise the arm listed later in ``arms.toml`` is the candidate ``arm_a``
+    (the seeds' two arms: ``("with", "without")``).
     ``"reference"``: each other arm against ``arms.reference``.
 
     Raises
@@ -50,6 +69,8 @@ def arm_pairs(arms: Arms, pairs: str = "all") -> list[tuple[str, str]]:
     if pairs not in PAIR_MODES:
         raise ParameterError(f"pairs must be one of {PAIR_MODES}, got {pairs!r}")
     ids, ref = tuple(arms.ids), arms.reference
+    if arms.two_arm and ref is None:
+        return [("with", "without")]  # the seeds' pair: WITH is the candidate
     if pairs == "reference":
         if ref is None:
             where = f" ({arms.path})" if arms.path else ""
@@ -65,65 +86,101 @@ def arm_pairs(arms: Arms, pairs: str = "all") -> list[tuple[str, str]]:
     return out
 
 
-def pair_arms(runs: pd.DataFrame, arms: Arms, pairs: str = "all") -> pd.DataFrame:
+def pair_runs(runs: pd.DataFrame, arms: Arms | None = None, pairs: str = "all") -> pd.DataFrame:
     """One row per (task_id, replicate, pair of arms), the two runs side by side.
 
     Parameters
     ----------
     runs : pandas.DataFrame
         Long runs (:func:`evalstats.load_runs`, with tasks for ``tokens`` / ``over_budget``).
-    arms : Arms
-        The arms (:attr:`evalstats.records.Dataset.arms`); see :func:`arm_pairs`.
+    arms : Arms, optional
+        The arms (:attr:`evalstats.records.Dataset.arms`; default: the runs' arms, in the
+        order of the ``arm`` categories); see :func:`arm_pairs`.
     pairs : {"all", "reference"}
         All K(K-1)/2 pairs, or each arm against ``arms.reference``.
 
     Returns
     -------
     pandas.DataFrame
-        ``task_id``, ``replicate``, ``arm_a``, ``arm_b``, then ``a_<col>`` and ``b_<col>``
-        for the runs' ``answer``, ``tokens``, ``wall_s``, ``files_inspected``,
-        ``over_budget``, ``agent_model`` (those present), and ``over_budget`` (either run).
-        A (task, replicate) lacking one of a pair's arms leaves that pair out, with an
-        :class:`EvalstatsWarning` counting them.
+        ``task_id``, ``replicate``, ``arm_a``, ``arm_b``, then ``with_<col>`` (arm_a's run,
+        the rubric's WITH role) and ``without_<col>`` (arm_b's) for the runs' ``answer``,
+        ``tokens``, ``wall_s``, ``files_inspected``, ``over_budget``, ``agent_model``,
+        ``transcript``, ``reported_tokens``, ``tokens_source`` (those present), and
+        ``over_budget`` (either run). The seeds' two arms are one pair, ``with`` against
+        ``without``. A pair lacking a run is left out, with an :class:`EvalstatsWarning`.
 
     Examples
     --------
     >>> runs = pd.DataFrame({"task_id": ["t"] * 3, "replicate": 1, "arm": ["a", "b", "c"],
     ...                      "answer": ["x", "y", "z"]})
-    >>> p = pair_arms(runs, Arms(("a", "b", "c")))
-    >>> p[["arm_a", "arm_b", "a_answer", "b_answer"]].values.tolist()
+    >>> p = pair_runs(runs, Arms(("a", "b", "c")))
+    >>> p[["arm_a", "arm_b", "with_answer", "without_answer"]].values.tolist()
     [['b', 'a', 'y', 'x'], ['c', 'a', 'z', 'x'], ['c', 'b', 'z', 'y']]
     """
+    if arms is None:
+        present = set(runs["arm"].astype(str))
+        order = getattr(runs["arm"].dtype, "categories", None)
+        order = [str(a) for a in order] if order is not None else sorted(present)
+        arms = Arms(tuple(a for a in order if a in present))
     oriented = arm_pairs(arms, pairs)
     cols = [c for c in _RUN_COLS if c in runs.columns]
-    long = runs.assign(arm=runs["arm"].astype(str))[["task_id", "replicate", "arm", *cols]]
+    arm = runs["arm"].astype(str)
     parts, lacking = [], 0
     for a, b in oriented:
-        left = long.loc[long["arm"] == a].drop(columns="arm")
-        right = long.loc[long["arm"] == b].drop(columns="arm")
-        both = left.merge(
-            right, on=["task_id", "replicate"], how="outer", suffixes=("_a", "_b"), indicator=True
-        )
+        sides = []
+        for side, name in (("with", a), ("without", b)):
+            part = runs.loc[(arm == name).to_numpy(), [*_PAIR, *cols]]
+            sides.append(part.rename(columns={c: f"{side}_{c}" for c in cols}))
+        both = sides[0].merge(sides[1], on=_PAIR, how="outer", indicator=True)
         lacking += int((both["_merge"] != "both").sum())
         both = both.loc[both["_merge"] == "both"].drop(columns="_merge")
-        both = both.rename(columns={f"{c}_a": f"a_{c}" for c in cols})
-        both = both.rename(columns={f"{c}_b": f"b_{c}" for c in cols})
-        parts.append(both.assign(arm_a=a, arm_b=b))
+        both.insert(2, "arm_a", a)
+        both.insert(3, "arm_b", b)
+        parts.append(both.assign(_k=len(parts)))
     if lacking:
         warnings.warn(
-            f"{lacking} (task, replicate, pair of arms) left out: a run of one arm is missing",
+            f"{lacking} incomplete pairs left out: (task, replicate, pair of arms) "
+            "lacking the run of one arm",
             EvalstatsWarning,
             stacklevel=2,
         )
     out = pd.concat(parts, ignore_index=True)
-    first = ["task_id", "replicate", "arm_a", "arm_b"]
-    out = out[[*first, *(f"{s}_{c}" for c in cols for s in ("a", "b"))]]
     if "over_budget" in cols:
-        out["over_budget"] = out["a_over_budget"].astype(bool) | out["b_over_budget"].astype(bool)
-    rank = {p: i for i, p in enumerate(oriented)}
-    key = np.array([rank[(a, b)] for a, b in zip(out["arm_a"], out["arm_b"], strict=True)])
-    out = out.assign(_k=key).sort_values(["task_id", "replicate", "_k"], kind="stable")
-    return out.drop(columns="_k").reset_index(drop=True)
+        out["over_budget"] = out["with_over_budget"].astype(bool) | out[
+            "without_over_budget"
+        ].astype(bool)
+    out = out.sort_values([*_PAIR, "_k"], kind="stable").drop(columns="_k")
+    return out.reset_index(drop=True)
+
+
+def incomplete_pairs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs whose (task, replicate) has no other arm: ``task_id``, ``replicate``, ``arm``, ``index``."""
+    counts = runs.groupby(_PAIR, observed=True)["arm"].transform("size")
+    lonely = runs.loc[counts.to_numpy() < 2, [*_PAIR, "arm"]]
+    return lonely.assign(arm=lonely["arm"].astype(str)).reset_index()
+
+
+def pair_token_sources(pairs: pd.DataFrame) -> dict[str, Any]:
+    """``billed_with`` / ``billed_without`` and ``tokens_counted_from`` of paired runs.
+
+    ``tokens_with`` / ``tokens_without`` stay the cl100k_base counts; ``tokens_counted_from``
+    says whether both runs of the pair were counted on a transcript (else ``answer``), and
+    the billed columns hold the harness's reported usage, for
+    :func:`evalstats.stats.cost_ratios` to choose from. Only the columns the runs support.
+    """
+    out: dict[str, Any] = {}
+    if "with_reported_tokens" in pairs.columns:
+        for side in ("with", "without"):
+            out[f"billed_{side}"] = pd.array(
+                pd.to_numeric(pairs[f"{side}_reported_tokens"], errors="coerce"), dtype="Int64"
+            )
+    if "with_tokens_source" in pairs.columns:
+        both = (pairs["with_tokens_source"] == "transcript") & (
+            pairs["without_tokens_source"] == "transcript"
+        )
+        counted = np.where(both.to_numpy(dtype=bool), "transcript", "answer")
+        out["tokens_counted_from"] = np.where(pairs["with_tokens_source"].isna(), None, counted)
+    return out
 
 
 def check_judgment_arms(frame: pd.DataFrame, path: Any) -> pd.DataFrame:

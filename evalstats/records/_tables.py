@@ -1,4 +1,4 @@
-"""The loaders of tasks, runs and judgments, and the pairing of runs."""
+"""The loaders of tasks, runs and judgments."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,10 +19,10 @@ from .._schema import (
 )
 from ..errors import DataError
 from ._contract import duplicate_error, first_duplicate, is_missing, validate_table
-from ._pairs import check_judgment_arms
+from ._pairs import check_judgment_arms, incomplete_pairs
 from ._read import EvalstatsWarning, read_table_raw
 
-__all__ = ["incomplete_pairs", "load_judgments", "load_runs", "load_tasks", "pair_runs"]
+__all__ = ["load_judgments", "load_runs", "load_tasks"]
 
 
 def load_tasks(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -178,13 +177,6 @@ def _check_arms(
     return frame["arm"]
 
 
-def incomplete_pairs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Runs whose pair lacks the other arm: ``task_id``, ``replicate``, ``arm``, ``index``."""
-    counts = runs.groupby(["task_id", "replicate"], observed=True)["arm"].transform("size")
-    lonely = runs.loc[counts.to_numpy() < 2, ["task_id", "replicate", "arm"]]
-    return lonely.assign(arm=lonely["arm"].astype(str)).reset_index()
-
-
 def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Load and validate judgment lines (the judge runner's journal).
 
@@ -210,72 +202,3 @@ def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
         raw, lines, unit, JUDGMENT_FIELDS, p, text_source=p.suffix.lower() == ".csv"
     )
     return check_judgment_arms(frame, p)
-
-
-def pair_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per pair (task_id, replicate) with ``with_*`` and ``without_*`` columns.
-
-    Columns: ``task_id``, ``replicate``, then for each arm ``answer``, ``tokens``,
-    ``wall_s``, ``files_inspected``, ``over_budget`` (when the runs were loaded
-    with tasks) and ``agent_model``; plus ``over_budget`` (either arm). Pairs
-    lacking an arm are left out with an :class:`EvalstatsWarning` naming them.
-    """
-    cols = [
-        c
-        for c in (
-            "answer",
-            "tokens",
-            "wall_s",
-            "files_inspected",
-            "over_budget",
-            "agent_model",
-            "transcript",
-            "reported_tokens",
-            "tokens_source",
-        )
-        if c in runs.columns
-    ]
-    other = sorted(set(runs["arm"].astype(str)) - set(ARMS))
-    if other:
-        raise DataError(
-            f"pair_runs pairs WITH with WITHOUT; these runs have the arms {other} "
-            "(compare K arms with evalstats.compare on a pairwise verdict frame)",
-            field="arm",
-        )
-    lonely = incomplete_pairs(runs)
-    if len(lonely):
-        names = ", ".join(f"({r.task_id}, {r.replicate})" for r in lonely.head(5).itertuples())
-        warnings.warn(
-            f"{len(lonely)} incomplete pairs left out: {names}", EvalstatsWarning, stacklevel=2
-        )
-    parts = []
-    for arm in ARMS:
-        part = runs.loc[runs["arm"] == arm, ["task_id", "replicate", *cols]]
-        parts.append(part.rename(columns={c: f"{arm}_{c}" for c in cols}))
-    pairs = parts[0].merge(parts[1], on=["task_id", "replicate"], how="inner")
-    if "with_over_budget" in pairs.columns:
-        pairs["over_budget"] = pairs["with_over_budget"] | pairs["without_over_budget"]
-    return pairs.sort_values(["task_id", "replicate"], kind="stable").reset_index(drop=True)
-
-
-def pair_token_sources(pairs: pd.DataFrame) -> dict[str, Any]:
-    """``billed_with`` / ``billed_without`` and ``tokens_counted_from`` of paired runs.
-
-    ``tokens_with`` / ``tokens_without`` stay the cl100k_base counts; ``tokens_counted_from``
-    says whether both runs of the pair were counted on a transcript (else ``answer``), and
-    the billed columns hold the harness's reported usage, for
-    :func:`evalstats.stats.cost_ratios` to choose from. Only the columns the runs support.
-    """
-    out: dict[str, Any] = {}
-    if "with_reported_tokens" in pairs.columns:
-        for arm in ("with", "without"):
-            out[f"billed_{arm}"] = pd.array(
-                pd.to_numeric(pairs[f"{arm}_reported_tokens"], errors="coerce"), dtype="Int64"
-            )
-    if "with_tokens_source" in pairs.columns:
-        both = (pairs["with_tokens_source"] == "transcript") & (
-            pairs["without_tokens_source"] == "transcript"
-        )
-        counted = np.where(both.to_numpy(dtype=bool), "transcript", "answer")
-        out["tokens_counted_from"] = np.where(pairs["with_tokens_source"].isna(), None, counted)
-    return out

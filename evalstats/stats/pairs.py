@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._schema import ARM_DTYPE, ORDER_DTYPE
 from .._validate import check_columns
 from ..errors import DataError, ParameterError
 
@@ -53,13 +52,14 @@ _OUTCOME_CODE = {"loss": 0, "tie": 1, "win": 2}
 
 
 def pairwise_from_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
-    """Today's two-arm verdict frame as a pairwise verdict frame (``arm_a = "with"``).
+    """A verdict frame as a pairwise verdict frame (order a_first / b_first).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        A verdict frame (:func:`evalstats.verdict_frame`): ``outcome`` from WITH's point of
-        view, ``order`` ``"with_first"`` / ``"without_first"`` or missing. A ``rubric``
+        A verdict frame (:func:`evalstats.verdict_frame`): ``outcome`` from arm_a's point
+        of view, ``order`` ``"with_first"`` / ``"without_first"`` (arm_a / arm_b first) or
+        missing; ``arm_a`` / ``arm_b`` (absent: ``"with"`` / ``"without"``). A ``rubric``
         column is kept (pick one rubric before comparing).
 
     Returns
@@ -86,8 +86,8 @@ def pairwise_from_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
                 frame["replicate"].to_numpy() if "replicate" in frame.columns else np.zeros(n, int)
             ),
             "judge": frame["judge"].astype(str).to_numpy(),
-            "arm_a": np.full(n, "with", dtype=object),
-            "arm_b": np.full(n, "without", dtype=object),
+            "arm_a": _arm_column(frame, "arm_a", "with", n),
+            "arm_b": _arm_column(frame, "arm_b", "without", n),
             "order": order.to_numpy(dtype=object),
             "status": frame["status"].astype(str).to_numpy(),
             "outcome": frame["outcome"].astype(object).to_numpy(),
@@ -96,6 +96,12 @@ def pairwise_from_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
     if "rubric" in frame.columns:
         out["rubric"] = frame["rubric"].astype(str).to_numpy()
     return out
+
+
+def _arm_column(frame: pd.DataFrame, col: str, default: str, n: int) -> np.ndarray:
+    if col in frame.columns:
+        return frame[col].astype(object).fillna(default).to_numpy(dtype=object)
+    return np.full(n, default, dtype=object)
 
 
 @dataclass(frozen=True)
@@ -230,12 +236,8 @@ def pairwise_frame(
 ) -> pd.DataFrame:
     """The pairwise verdict frame of a data directory (:func:`evalstats.load_dir`), K arms.
 
-    Each pair of arms judged (``arm_a``, ``arm_b`` of the judgment lines) is read the way the
-    two-arm verdict frame is read (:func:`evalstats.verdict_frame`: the latest answer per
-    call, conflicts, over-budget pairs as ``no_answer``, each judgment parsed with its
-    rubric), ``arm_a`` in the WITH role and ``order`` a_first / b_first in place of
-    with_first / without_first; then as :func:`pairwise_from_verdicts`. For the seeds' two
-    arms (no ``arm_a`` on any line) it is ``pairwise_from_verdicts(verdict_frame(...))``.
+    ``pairwise_from_verdicts(verdict_frame(judgments, runs, tasks))``: one row per verdict
+    on a pair of arms, ``order`` a_first / b_first.
 
     Parameters
     ----------
@@ -262,39 +264,9 @@ def pairwise_frame(
     """
     from ..frames import verdict_frame
 
-    tasks, runs, judgments = data.tasks, data.runs, data.judgments
-    if judgments is None:
+    if data.judgments is None:
         raise DataError("the data directory has no judgments yet", field="judgments")
-    named = "arm_a" in judgments.columns and judgments["arm_a"].notna().any()
-    if not named:
-        out = pairwise_from_verdicts(
-            verdict_frame(judgments, runs, tasks, rubrics=rubrics, on_conflict=on_conflict)
-        )
-        return out
-    arm = runs["arm"].astype(str)
-    keys = judgments[["arm_a", "arm_b"]].astype(str).drop_duplicates()
-    parts = []
-    for a, b in keys.itertuples(index=False):
-        pick = ((judgments["arm_a"] == a) & (judgments["arm_b"] == b)).to_numpy()
-        j = judgments.loc[pick]
-        j = j.assign(
-            order=j["order"].astype(object).map(_TO_SEED_ORDER).astype(ORDER_DTYPE)
-        ).reset_index(drop=True)
-        # Line numbers and source stay the file's, for the messages of verdict_frame.
-        j.attrs = dict(judgments.attrs)
-        if "lines" in judgments.attrs:
-            j.attrs["lines"] = [judgments.attrs["lines"][i] for i in np.flatnonzero(pick)]
-        r = runs.loc[arm.isin((a, b)).to_numpy()]
-        r = r.assign(arm=arm[arm.isin((a, b))].map({a: "with", b: "without"}).astype(ARM_DTYPE))
-        v = verdict_frame(j, r, tasks, rubrics=rubrics, on_conflict=on_conflict)
-        p = pairwise_from_verdicts(v)
-        parts.append(p.assign(arm_a=a, arm_b=b))
-    out = pd.concat(parts, ignore_index=True)
-    return out.sort_values(
-        ["task_id", "replicate", "judge", "rubric", "arm_a", "arm_b", "order"],
-        kind="stable",
-        na_position="first",
-    ).reset_index(drop=True)
-
-
-_TO_SEED_ORDER = {"a_first": "with_first", "b_first": "without_first"}
+    frame = verdict_frame(
+        data.judgments, data.runs, data.tasks, rubrics=rubrics, on_conflict=on_conflict
+    )
+    return pairwise_from_verdicts(frame)
