@@ -83,10 +83,11 @@ def key_path(sheet: str | os.PathLike[str]) -> Path:
 
 
 def _eligible_pairs(data_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every within-budget pair of every two arms (:func:`evalstats.records.pair_runs`)."""
     ds = load_dir(data_dir)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalstatsWarning)
-        pairs = pair_runs(ds.runs)
+        pairs = pair_runs(ds.runs, ds.arms)
     if "over_budget" in pairs.columns:
         pairs = pairs.loc[~pairs["over_budget"].astype(bool)]
     tasks = ds.tasks[["task_id", "prompt", "canonical_answer"]]
@@ -94,19 +95,26 @@ def _eligible_pairs(data_dir: str | os.PathLike[str]) -> pd.DataFrame:
     return pairs.sort_values(["task_id", "replicate"], kind="stable").reset_index(drop=True)
 
 
+def _seeds_pair(pairs: pd.DataFrame) -> bool:
+    """True when every pair is the seeds' WITH against WITHOUT (or names no arms)."""
+    if "arm_a" not in pairs.columns:
+        return True
+    return bool(((pairs["arm_a"] == "with") & (pairs["arm_b"] == "without")).all())
+
+
 def pairs_sha256(pairs: pd.DataFrame) -> str:
-    """sha256 of the pairs a sample is drawn from: ids and both answers, in a fixed order."""
+    """sha256 of the pairs a sample is drawn from: ids (and arms) and both answers, in order.
+
+    The seeds' two arms hash task, replicate and the two answers, as before K arms.
+    """
     rows = pairs.sort_values(["task_id", "replicate"], kind="stable")
+    cols = ["task_id", "replicate", "with_answer", "without_answer"]
+    if not _seeds_pair(rows):
+        cols[2:2] = ["arm_a", "arm_b"]
     payload = json.dumps(
         [
-            [str(t), int(r), str(a), str(b)]
-            for t, r, a, b in zip(
-                rows["task_id"],
-                rows["replicate"],
-                rows["with_answer"],
-                rows["without_answer"],
-                strict=True,
-            )
+            [str(v) if c != "replicate" else int(v) for c, v in zip(cols, row, strict=True)]
+            for row in rows[cols].itertuples(index=False)
         ],
         ensure_ascii=False,
     )
@@ -114,7 +122,8 @@ def pairs_sha256(pairs: pd.DataFrame) -> str:
 
 
 def draw_sample(pairs: pd.DataFrame, n: int, *, seed: int) -> pd.DataFrame:
-    """The stratified random sample: ``task_id``, ``replicate``, ``order``, in sheet order.
+    """The stratified random sample: ``task_id``, ``replicate``, [``arm_a``, ``arm_b``,]
+    ``order``, in sheet order (a pair of arms is one pair when ``pairs`` has the arms).
 
     Each task gets ``n * m_t / M`` pairs (``m_t`` of its ``M`` eligible pairs), floors plus
     the largest remainders (ties broken at random), capped at ``m_t``; inside a task the pairs
@@ -130,6 +139,7 @@ def draw_sample(pairs: pd.DataFrame, n: int, *, seed: int) -> pd.DataFrame:
         raise ValueError(f"cannot draw {n} pairs: only {len(pairs)} are eligible")
     rng = np.random.default_rng(check_positive_int(seed, "seed", minimum=0))
     pairs = pairs.sort_values(["task_id", "replicate"], kind="stable").reset_index(drop=True)
+    keys = [c for c in ("task_id", "replicate", "arm_a", "arm_b") if c in pairs.columns]
     codes, tasks = pd.factorize(pairs["task_id"], sort=True)
     m = np.bincount(codes, minlength=len(tasks))
     share = n * m / m.sum()
@@ -142,7 +152,7 @@ def draw_sample(pairs: pd.DataFrame, n: int, *, seed: int) -> pd.DataFrame:
     key = rng.random(len(pairs))
     # Rank of each pair inside its task by a random key: the first k_t are drawn.
     rank = pd.Series(key).groupby(codes).rank(method="first").to_numpy() - 1
-    chosen = pairs.loc[rank < k[codes], ["task_id", "replicate"]].reset_index(drop=True)
+    chosen = pairs.loc[rank < k[codes], keys].reset_index(drop=True)
     chosen = chosen.iloc[rng.permutation(len(chosen))].reset_index(drop=True)
     chosen["order"] = np.asarray(ORDERS, dtype=object)[rng.integers(0, 2, len(chosen))]
     return chosen
@@ -182,8 +192,9 @@ def draw_sheet(
     (['item', 'task_id', 'replicate', 'prompt'], 6, True)
     """
     pairs = _eligible_pairs(data_dir)
-    sample = draw_sample(pairs[["task_id", "replicate"]], n, seed=seed)
-    rows = sample.merge(pairs, on=["task_id", "replicate"], how="left", validate="one_to_one")
+    keys = ["task_id", "replicate", "arm_a", "arm_b"]
+    sample = draw_sample(pairs[keys], n, seed=seed)
+    rows = sample.merge(pairs, on=keys, how="left", validate="one_to_one")
     first = rows["order"].to_numpy() == "with_first"
     sheet = pd.DataFrame(
         {
@@ -200,6 +211,7 @@ def draw_sheet(
             "note": "",
         }
     )
+    seeds = _seeds_pair(pairs)
     key = {
         "seed": int(seed),
         "n": int(len(sheet)),
@@ -208,8 +220,15 @@ def draw_sheet(
         "drawn_at": pd.Timestamp.now(tz="UTC").isoformat(),
         "items": [
             {"item": int(i), "task_id": str(t), "replicate": int(r), "order": str(o)}
-            for i, t, r, o in zip(
-                sheet["item"], sheet["task_id"], sheet["replicate"], rows["order"], strict=True
+            | ({} if seeds else {"arm_a": str(a), "arm_b": str(b)})
+            for i, t, r, o, a, b in zip(
+                sheet["item"],
+                sheet["task_id"],
+                sheet["replicate"],
+                rows["order"],
+                rows["arm_a"],
+                rows["arm_b"],
+                strict=True,
             )
         ],
     }
@@ -287,13 +306,15 @@ def read_sheet(
             path=kp,
             field="frame_sha256",
         )
-    redraw = draw_sample(pairs[["task_id", "replicate"]], int(key["n"]), seed=int(key["seed"]))
-    recorded = pd.DataFrame(key["items"])
+    keys = ["task_id", "replicate", "arm_a", "arm_b"]
+    redraw = draw_sample(pairs[keys], int(key["n"]), seed=int(key["seed"]))
+    recorded = pd.DataFrame(key["items"], columns=[*keys, "order"], dtype=object)
+    recorded = recorded.fillna({"arm_a": "with", "arm_b": "without"})
     same = (
         len(recorded) == len(redraw)
         and (
-            recorded[["task_id", "replicate", "order"]].astype(str).to_numpy()
-            == redraw[["task_id", "replicate", "order"]].astype(str).to_numpy()
+            recorded[[*keys, "order"]].astype(str).to_numpy()
+            == redraw[[*keys, "order"]].astype(str).to_numpy()
         ).all()
     )
     if not same:
@@ -351,6 +372,8 @@ def read_sheet(
                 "note": note,
                 "sample_seed": int(key["seed"]),
                 "frame_sha256": str(key["frame_sha256"]),
+                "arm_a": entry.get("arm_a", "with"),
+                "arm_b": entry.get("arm_b", "without"),
             }
         )
     labels = pd.DataFrame(
@@ -365,6 +388,8 @@ def read_sheet(
             "note",
             "sample_seed",
             "frame_sha256",
+            "arm_a",
+            "arm_b",
         ],
     )
     labels.attrs["unlabelled"] = unlabelled
@@ -391,7 +416,8 @@ def merge_labels(data_dir: str | os.PathLike[str], new: pd.DataFrame) -> Path:
         r = key.loc[dup].iloc[0]
         raise DataError(
             f"label for (task_id={r['task_id']!r}, replicate={r['replicate']}, "
-            f"labeler={r['labeler']!r}, order={r['order']!r}) already present",
+            f"{r['arm_a']} vs {r['arm_b']}, labeler={r['labeler']!r}, order={r['order']!r}) "
+            "already present",
             path=target,
             field="labeler",
         )

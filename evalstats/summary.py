@@ -23,7 +23,8 @@ def status_table(frame: pd.DataFrame) -> pd.DataFrame:
     (['rubric', 'judge', 'arm_a', 'arm_b', 'n', 'ok'], True)
     """
     keys = ["rubric", "judge", *(c for c in ("arm_a", "arm_b") if c in frame.columns)]
-    status = pd.crosstab([frame[k].astype(str) for k in keys], frame["status"], dropna=False)
+    # Only the (rubric, judge, pair) combinations present: not the product of the keys.
+    status = pd.crosstab([frame[k].astype(str) for k in keys], frame["status"])
     status = status.reindex(columns=list(STATUSES), fill_value=0)
     ok = frame.loc[frame["status"] == "ok"]
     outcome = pd.crosstab([ok[k].astype(str) for k in keys], ok["outcome"], dropna=False)

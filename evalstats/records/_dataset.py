@@ -169,7 +169,7 @@ def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
                     text = f"{judge}: {_count_text(counts[counts > 0])}"
                     rows.append(("by judge" if i == 0 else "", text))
     if labels is not None:
-        n_pairs = len(labels[["task_id", "replicate"]].drop_duplicates())
+        n_pairs = len(labels[["task_id", "replicate", "arm_a", "arm_b"]].drop_duplicates())
         who = labels["labeler"].astype(str).nunique()
         people = f"{who} labeler" + ("s" if who != 1 else "")
         rows.append(("labels", f"{len(labels)} ({n_pairs} pairs, {people})"))

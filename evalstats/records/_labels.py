@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._schema import OUTCOME_DTYPE, OUTCOMES
+from .._schema import ARMS, OUTCOME_DTYPE, OUTCOMES
 from ..errors import DataError
 from ._contract import duplicate_error, first_duplicate, is_missing, validate_table
 from ._read import find_file, read_table_raw
@@ -30,9 +30,12 @@ LABEL_FIELDS: dict[str, tuple[str, bool]] = {
     "note": ("str", False),
     "sample_seed": ("int", False),
     "frame_sha256": ("str", False),
+    # The pair of arms labelled (outcome from arm_a's view); absent: the seeds' with/without.
+    "arm_a": ("str", False),
+    "arm_b": ("str", False),
 }
-# One person labels one pair (in one shown order) once.
-LABEL_KEYS = ["task_id", "replicate", "labeler", "order"]
+# One person labels one pair of arms (in one shown order) once.
+LABEL_KEYS = ["task_id", "replicate", "arm_a", "arm_b", "labeler", "order"]
 
 
 # The rubrics' own labels, read from WITH's point of view: seed 000's (a) better / (b)
@@ -92,6 +95,16 @@ def _typed(frame: pd.DataFrame, path: Path | None, lines: np.ndarray, unit: str)
             field="replicate",
         )
     frame["outcome"] = pd.Categorical(outcome.to_numpy(), dtype=OUTCOME_DTYPE)
+    half = np.flatnonzero(frame["arm_a"].isna().to_numpy() != frame["arm_b"].isna().to_numpy())
+    if half.size:
+        i = int(half[0])
+        reason = "a label names its pair of arms with both arm_a and arm_b, or neither"
+        field = "arm_b" if frame["arm_b"].isna().iat[i] else "arm_a"
+        if unit == "line":
+            raise DataError(reason, path=path, line=int(lines[i]), field=field)
+        raise DataError(f"row {int(lines[i])}: {reason}", path=path, field=field)
+    for col, seed in zip(("arm_a", "arm_b"), ARMS, strict=True):
+        frame[col] = frame[col].fillna(seed)
     key = frame.assign(order=frame["order"].astype(object).fillna(""))
     i = first_duplicate(key, LABEL_KEYS)
     if i is not None:
@@ -112,19 +125,21 @@ def load_labels(path: str | os.PathLike[str], runs: pd.DataFrame | None = None) 
         The labels file, or a data directory holding one.
     runs : DataFrame, optional
         Runs from :func:`evalstats.load_runs`; when given, every label must name a pair
-        (task_id, replicate) that has runs.
+        (task_id, replicate, arm_a, arm_b) that has runs of both arms.
 
     Returns
     -------
     DataFrame
         Columns of :data:`LABEL_FIELDS`; ``outcome`` has the ordered loss < tie < win dtype,
-        ``order`` the order dtype, ``created_at`` is UTC.
+        ``order`` the order dtype (with_first: arm_a shown first), ``created_at`` is UTC,
+        ``arm_a`` / ``arm_b`` the pair of arms (``"with"`` / ``"without"`` when absent).
 
     Raises
     ------
     DataError
         Malformed record, missing or mistyped field, unknown outcome or order, a replicate
-        below 1, a duplicate (task_id, replicate, labeler, order), a pair without runs.
+        below 1, only one of arm_a / arm_b, a duplicate (task_id, replicate, arm_a, arm_b,
+        labeler, order), a pair without runs.
 
     Examples
     --------
@@ -151,14 +166,21 @@ def load_labels(path: str | os.PathLike[str], runs: pd.DataFrame | None = None) 
     )
     frame = _typed(frame, p, lines, unit)
     if runs is not None:
-        known = runs[["task_id", "replicate"]].drop_duplicates()
-        hit = frame[["task_id", "replicate"]].merge(known, how="left", indicator=True)
-        unknown = np.flatnonzero((hit["_merge"] == "left_only").to_numpy())
+        arm = runs["arm"].astype(str) if "arm" in runs.columns else pd.Series("", runs.index)
+        known = set(zip(runs["task_id"], runs["replicate"], arm, strict=True))
+        has = [
+            {(t, r, a), (t, r, b)} <= known if "arm" in runs.columns else (t, r, "") in known
+            for t, r, a, b in zip(
+                frame["task_id"], frame["replicate"], frame["arm_a"], frame["arm_b"], strict=True
+            )
+        ]
+        unknown = np.flatnonzero(~np.asarray(has, dtype=bool))
         if unknown.size:
             i = int(unknown[0])
+            arms = f"{frame.at[i, 'arm_a']} vs {frame.at[i, 'arm_b']}"
             raise DataError(
                 f"label for pair (task_id={frame.at[i, 'task_id']!r}, "
-                f"replicate={frame.at[i, 'replicate']}) that has no runs",
+                f"replicate={frame.at[i, 'replicate']}, {arms}) that has no runs",
                 path=p,
                 line=int(lines[i]) if unit == "line" else None,
                 field="task_id",
