@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 from conftest import make_run, make_task, write_jsonl
+from karm_dir import HAND_UNREADABLE, import_hand_karm, write_hand_karm
 
 import evalstats
 from evalstats import DataError
@@ -156,3 +157,57 @@ def test_bad_arms_toml_names_file_line_and_field(tmp_path, text, line, field, me
 def test_load_arm_names_for_k_arms(tmp_path):
     d = _k_dir(tmp_path)
     assert load_arm_names(d) == {"none": "no tool", "v1": "tool v1", "v2": "v2"}
+
+
+# ----------------------------------------------------------------------------- K arms end to end
+
+
+@pytest.mark.parametrize("arms_toml", [True, False], ids=["own-arms-toml", "written-by-import"])
+def test_three_arms_import_frame_summary_label(tmp_path, capsys, arms_toml):
+    from evalstats.cli import main
+
+    d = import_hand_karm(write_hand_karm(tmp_path / "src"), tmp_path / "d", arms_toml=arms_toml)
+    ds = evalstats.load_dir(d)
+    assert ds.arms.ids == ("none", "v1", "v2")
+    assert ds.arms.reference == ("none" if arms_toml else None)
+    assert ds.runs["reported_tokens"].notna().all()  # the table's harness tokens
+    assert len(ds.labels) == 10 and set(ds.labels["arm_a"]) == {"v1", "v2"}
+
+    assert main(["frame", str(d), "-o", str(tmp_path / "f.parquet")]) == 0
+    frame = pd.read_parquet(tmp_path / "f.parquet")
+    assert list(frame.columns[:4]) == ["task_id", "replicate", "arm_a", "arm_b"]
+    pairs = set(zip(frame["arm_a"], frame["arm_b"], strict=True))
+    assert pairs == {("v1", "none"), ("v2", "none"), ("v2", "v1")}
+    bad = frame.loc[frame["judgment_id"] == HAND_UNREADABLE]
+    assert bad["status"].tolist() == ["invalid"] and len(frame) == 2 * 6 * 2 * 3
+
+    capsys.readouterr()
+    assert main(["summary", str(d), "-o", str(tmp_path / "s.csv")]) == 0
+    table = pd.read_csv(tmp_path / "s.csv")
+    assert int(table["invalid"].sum()) == 1 and int(table["n"].sum()) == len(frame)
+    assert len(table) == 2 * 3  # judges x pairs of arms
+
+    sheet = tmp_path / "sheet.csv"
+    assert main(["label", str(d), "-n", "6", "--seed", "3", "-o", str(sheet)]) == 0
+    filled = pd.read_csv(sheet, dtype=str, keep_default_na=False)
+    filled["verdict"], filled["labeler"] = ["A", "B", "tie"] * 2, "cy"
+    filled.to_csv(sheet, index=False)
+    assert main(["label", str(d), "--read", str(sheet)]) == 0
+    labels = evalstats.load_dir(d).labels
+    drawn = labels.loc[labels["labeler"] == "cy"]
+    assert len(labels) == 16 and drawn["arm_a"].isin(["v1", "v2"]).all()
+    assert (drawn["arm_a"] != drawn["arm_b"]).all()
+
+
+def test_import_arm_values_outside_arms_toml(tmp_path, capsys):
+    from evalstats.cli import main
+
+    src = write_hand_karm(tmp_path / "src")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "arms.toml").write_text('[arms]\nnone = "A"\nv1 = "B"\n')
+    argv = ["import", "table", str(src / "runs.csv"), "--map", "arm=config", "--tasks"]
+    argv += [str(src / "tasks.jsonl"), "--arm-values", "none=baseline,v3=tool-2", "-o"]
+    assert main([*argv, str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown arm 'v3' in arm values; arms.toml lists none, v1" in err
+    assert len(err.strip().splitlines()) == 1

@@ -56,8 +56,9 @@ def test_arm_mapper():
         "with",
         "without",
     ]
-    with pytest.raises(ValueError, match="unknown arm 'treatment'"):
-        arm_mapper("treatment=x")
+    assert arm_mapper("none=base,v1=tool")("TOOL") == "v1"  # any arm names (issue 31)
+    with pytest.raises(ValueError, match="unknown arm 'treatment' in arm values; arms.toml lists"):
+        arm_mapper("treatment=x", ("with", "without"))
     with pytest.raises(ValueError, match="with=VALUE"):
         arm_mapper("tool")
 

@@ -398,6 +398,7 @@ def from_claude_code(
     agent_model: str | None = None,
     tasks_file: str | os.PathLike[str] | None = None,
     allow_incomplete: bool = False,
+    arms: Sequence[str] | None = None,
 ) -> Imported:
     """Import a folder of ``claude -p`` outputs (json or stream-json), one file per run.
 
@@ -422,6 +423,8 @@ def from_claude_code(
         The tasks file; runs are then checked against it and loaded with their tokens.
     allow_incomplete : bool, default False
         Keep a (task, replicate) that only one arm ran.
+    arms : sequence of str, optional
+        The arms ``arms.toml`` lists: the arm names ``arm_values`` may use, and their order.
 
     Returns
     -------
@@ -436,7 +439,7 @@ def from_claude_code(
     ...
     evalstats.errors.DataError: no/such/dir: file not found
     """
-    to_arm = arm_mapper(arm_values)
+    to_arm = arm_mapper(arm_values, arms)
     tools = file_tool_keys(file_tools, DEFAULT_CLAUDE_FILE_TOOLS)
     problems: list[Problem] = []
     if manifest is not None:
@@ -455,7 +458,7 @@ def from_claude_code(
         if arm is None:
             raise src.error(
                 f"arm {keys['arm']!r} names no arm; map it with arm values "
-                "(e.g. with=VALUE,without=VALUE)",
+                "(e.g. with=VALUE,without=VALUE or none=VALUE,v1=VALUE,v2=VALUE)",
                 field="arm",
             )
         model = keys.get("agent_model") or out["agent_model"] or agent_model
@@ -497,5 +500,10 @@ def from_claude_code(
         sources.append(src if manifest is not None else where)
     number_replicates(runs)
     return finish(
-        runs, sources, tasks_file=tasks_file, problems=problems, allow_incomplete=allow_incomplete
+        runs,
+        sources,
+        tasks_file=tasks_file,
+        problems=problems,
+        allow_incomplete=allow_incomplete,
+        arms=arms,
     )

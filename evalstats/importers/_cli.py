@@ -16,6 +16,10 @@ source file and record; a source that cannot be read at all is an error naming f
   evalstats import inspect logs/ --arm-from task_arg:tools --arm-values with=true,without=false -o data/mine
   evalstats import claude-code outputs/ --pattern '{task_id}__{arm}__{replicate}.jsonl' --tasks tasks.jsonl -o data/mine
   evalstats import table results.csv --map task_id=qid --map arm=condition --arm-values with=tool,without=baseline -o data/mine
+  evalstats import table runs.csv --arm-values none=base,v1=tool-1,v2=tool-2 --reference none -o data/three
+
+Any arm names: DATA_DIR/arms.toml, when present, lists the arms --arm-values may name; with arms
+other than with/without and no arms.toml, one is written (names = ids, --reference if given).
 """
 
 ARM_FROM_HELP = (
@@ -31,8 +35,14 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--arm-values",
-        metavar="with=V[|V],without=V[|V]",
-        help="source values meaning each arm (default: with/without and true/false)",
+        metavar="ARM=V[|V],...",
+        help="source values meaning each arm, any arm names (with=tool,without=base or "
+        "none=none,v1=v1,v2=v2); default: with/without, true/false and arms.toml's ids",
+    )
+    p.add_argument(
+        "--reference",
+        metavar="ARM",
+        help="the arm the others are compared with, for the arms.toml written with K arms",
     )
     p.add_argument(
         "--allow-incomplete",
@@ -116,13 +126,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace):
+    from pathlib import Path
+
+    from evalstats.records import load_arms
+
     from . import from_claude_code, from_inspect, from_table
     from ._table import parse_assignments
 
+    toml = Path(args.out) / "arms.toml"
+    listed = load_arms(toml) if toml.is_file() else None
+    if listed is not None and args.reference not in (None, listed.reference):
+        raise ParameterError(f"--reference {args.reference} differs from {toml}'s reference")
     shared = {
         "arm_values": args.arm_values,
         "tasks_file": args.tasks,
         "allow_incomplete": args.allow_incomplete,
+        "arms": None if listed is None else listed.ids,
     }
     if args.source_kind == "inspect":
         return from_inspect(
@@ -172,13 +191,15 @@ def main(args: argparse.Namespace) -> int:
     if imported.tasks is None:
         # Exit 0 means a directory judge and report accept; runs without tasks are not one.
         raise DataError("nothing written: judge and report need tasks (see above)", path=args.out)
-    written = write_data_dir(imported, args.out)
+    written = write_data_dir(imported, args.out, reference=args.reference)
     load_dir(args.out)  # what judge and report read first; a DataError here names the file
     runs = imported.runs
     pairs = runs.groupby(["task_id", "replicate"], observed=True).ngroups
     n_tasks = runs["task_id"].nunique()
+    arms = sorted(set(runs["arm"].astype(str)))
+    shown = "" if set(arms) <= {"with", "without"} else f" of the arms {', '.join(arms)}"
     print(
-        f"imported {len(runs)} runs ({pairs} pairs over {n_tasks} tasks); wrote "
+        f"imported {len(runs)} runs ({pairs} pairs over {n_tasks} tasks){shown}; wrote "
         + ", ".join(str(p) for p in written)
     )
     return 0

@@ -8,6 +8,7 @@ so a user reads "logs/a.eval: sample 'q3' epoch 2: ..." rather than a line of a 
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections import Counter
@@ -19,8 +20,9 @@ from typing import Any
 import pandas as pd
 
 from evalstats._schema import ARMS, RUN_FIELDS, TASK_FIELDS
-from evalstats.errors import DataError
+from evalstats.errors import DataError, ParameterError
 from evalstats.records import (
+    atomic_write,
     is_missing,
     load_runs,
     load_tasks,
@@ -98,37 +100,45 @@ class Imported:
 _DEFAULT_ARM_VALUES = {"with": "with", "without": "without", "true": "with", "false": "without"}
 
 
-def arm_mapper(arm_values: Mapping[str, str | Sequence[str]] | str | None):
-    """A function mapping a source value to ``"with"``/``"without"`` (or None if unknown).
+def arm_mapper(
+    arm_values: Mapping[str, str | Sequence[str]] | str | None,
+    arms: Sequence[str] | None = None,
+):
+    """A function mapping a source value to an arm's id (or None if it names no arm).
 
-    ``arm_values`` maps each arm to the source value(s) that mean it, e.g.
+    ``arm_values`` maps each arm (any name) to the source value(s) that mean it, e.g.
     ``{"with": "tool", "without": ["baseline", "plain"]}`` or the CLI spelling
-    ``"with=tool,without=baseline|plain"``. Without it, the values ``with``/``without`` and
-    booleans (True = with) are understood. Comparison is on ``str(value)``, case-insensitive.
+    ``"none=none,v1=v1,v2=v2"``. Without it, the values ``with``/``without``, booleans
+    (True = with) and the ids of ``arms`` are understood. ``arms`` (the ids ``arms.toml``
+    lists) also bounds the arm names ``arm_values`` may use. Comparison is on ``str(value)``,
+    case-insensitive.
 
     >>> f = arm_mapper("with=serena,without=plain")
     >>> f("Serena"), f("plain"), f("other")
     ('with', 'without', None)
-    >>> arm_mapper(None)(True)
-    'with'
+    >>> arm_mapper(None)(True), arm_mapper("none=base,v1=tool")("TOOL")
+    ('with', 'v1')
     """
     if isinstance(arm_values, str):
         parsed: dict[str, list[str]] = {}
         for part in filter(None, (p.strip() for p in arm_values.split(","))):
             arm, sep, values = part.partition("=")
-            if not sep:
+            if not sep or not arm.strip():
                 raise ValueError(
-                    f"arm values must look like with=VALUE,without=VALUE, got {part!r}"
+                    f"arm values must look like with=VALUE,without=VALUE (any arm names), got {part!r}"
                 )
             parsed[arm.strip()] = [v.strip() for v in values.split("|")]
         arm_values = parsed
     if not arm_values:
         table = dict(_DEFAULT_ARM_VALUES)
+        table.update({str(a).lower(): str(a) for a in arms or ()})
     else:
         table = {}
         for arm, values in arm_values.items():
-            if arm not in ARMS:
-                raise ValueError(f"unknown arm {arm!r} in arm values; expected with or without")
+            if arms is not None and arm not in arms:
+                raise ValueError(
+                    f"unknown arm {arm!r} in arm values; arms.toml lists {', '.join(arms)}"
+                )
             for v in [values] if isinstance(values, str) else values:
                 table[str(v).lower()] = arm
 
@@ -226,10 +236,12 @@ def finish(
     tasks_file: str | os.PathLike[str] | None = None,
     problems: Sequence[Problem] = (),
     allow_incomplete: bool = False,
+    arms: Sequence[str] | None = None,
 ) -> Imported:
     """Validate imported records with the usual loaders; errors name the source record.
 
-    ``tasks_file`` (the user's ``--tasks``) wins over ``tasks`` built from the source.
+    ``tasks_file`` (the user's ``--tasks``) wins over ``tasks`` built from the source;
+    ``arms`` (``arms.toml``'s ids) orders the runs' arms and bounds them.
     """
     problems = list(problems)
     if not runs:
@@ -248,18 +260,22 @@ def finish(
             task_frame.attrs.clear()
         rpath = write_jsonl_atomic(Path(tmp, "runs.jsonl"), _contract(runs, RUN_FIELDS))
         try:
-            run_frame = load_runs(rpath, task_frame, allow_incomplete=allow_incomplete)
+            run_frame = load_runs(rpath, task_frame, allow_incomplete=allow_incomplete, arms=arms)
         except DataError as exc:
             raise _map_error(exc, run_sources, "run") from None
     run_frame.attrs.clear()
     return Imported(task_frame, run_frame, tuple(problems))
 
 
-def write_data_dir(imported: Imported, data_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write ``tasks.jsonl`` (when there are tasks) and ``runs.jsonl`` into ``data_dir``.
+def write_data_dir(
+    imported: Imported, data_dir: str | os.PathLike[str], *, reference: str | None = None
+) -> list[Path]:
+    """Write ``tasks.jsonl`` (when there are tasks), ``runs.jsonl`` and, for K arms, ``arms.toml``.
 
     Each file is written atomically; the runs keep the contract's columns only (the token
-    columns the loader adds are recomputed on every load). Returns the paths written.
+    columns the loader adds are recomputed on every load). Runs of arms other than the
+    seeds' with / without get an ``arms.toml`` listing them (names = ids, ``reference``
+    when given) unless the directory has one. Returns the paths written.
     """
     d = Path(data_dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -267,8 +283,21 @@ def write_data_dir(imported: Imported, data_dir: str | os.PathLike[str]) -> list
     if imported.tasks is not None:
         cols = [c for c in TASK_FIELDS if c in imported.tasks.columns]
         written.append(write_frame_atomic(imported.tasks[cols], d / "tasks.jsonl"))
-    cols = [c for c in RUN_FIELDS if c in imported.runs.columns]
-    written.append(write_frame_atomic(imported.runs[cols], d / "runs.jsonl"))
+    runs = imported.runs
+    cols = [c for c in RUN_FIELDS if c in runs.columns]
+    written.append(write_frame_atomic(runs[cols], d / "runs.jsonl"))
+    present = [str(a) for a in runs["arm"].cat.categories if (runs["arm"] == a).any()]
+    if reference is not None and reference not in present:
+        raise ParameterError(
+            f"reference {reference!r} is not one of the arms ({', '.join(present)})"
+        )
+    toml = d / "arms.toml"
+    if not toml.exists() and (set(present) != set(ARMS) or reference is not None):
+        lines = [f"reference = {json.dumps(reference)}", ""] if reference else []
+        lines += ["[arms]", *(f"{json.dumps(a)} = {json.dumps(a)}" for a in present)]
+        text = "\n".join(lines) + "\n"
+        atomic_write(toml, lambda fh: fh.write(text.encode("utf-8")))
+        written.append(toml)
     return written
 
 

@@ -205,6 +205,7 @@ def from_inspect(
     budget_wall_s: float | None = None,
     canonical_written_at: str | None = None,
     allow_incomplete: bool = False,
+    arms: Sequence[str] | None = None,
 ) -> Imported:
     """Import inspect_ai eval logs as tasks and runs of the data contract.
 
@@ -229,6 +230,8 @@ def from_inspect(
         tasks are built: the problems say so.
     allow_incomplete : bool, default False
         Keep a sample that only one arm ran (else it is an error).
+    arms : sequence of str, optional
+        The arms ``arms.toml`` lists: the arm names ``arm_values`` may use, and their order.
 
     Returns
     -------
@@ -251,7 +254,7 @@ def from_inspect(
     evalstats.errors.DataError: no/such.eval: file not found
     """
     kind, name = parse_arm_from(arm_from)
-    to_arm = arm_mapper(arm_values)
+    to_arm = arm_mapper(arm_values, arms)
     tools = file_tool_keys(file_tools, DEFAULT_INSPECT_FILE_TOOLS)
     problems: list[Problem] = []
     runs: list[dict[str, Any]] = []
@@ -286,7 +289,7 @@ def from_inspect(
             if arm is None:
                 raise src.error(
                     f"{arm_from} is {value!r}, which names no arm; map it with arm values "
-                    "(e.g. with=VALUE,without=VALUE)",
+                    "(e.g. with=VALUE,without=VALUE or none=VALUE,v1=VALUE,v2=VALUE)",
                     field="arm",
                 )
             task_id = str(sample.id)
@@ -363,6 +366,7 @@ def from_inspect(
         tasks_file=tasks_file,
         problems=problems,
         allow_incomplete=allow_incomplete,
+        arms=arms,
     )
 
 

@@ -156,6 +156,7 @@ def from_table(
     defaults: Mapping[str, Any] | None = None,
     tasks_file: str | os.PathLike[str] | None = None,
     allow_incomplete: bool = False,
+    arms: Sequence[str] | None = None,
 ) -> Imported:
     """Import runs (and tasks, when the rows carry them) from JSONL, CSV or Parquet tables.
 
@@ -173,6 +174,8 @@ def from_table(
         Tasks to use instead of tasks built from the rows.
     allow_incomplete : bool, default False
         Keep a (task, replicate) that only one arm ran.
+    arms : sequence of str, optional
+        The arms ``arms.toml`` lists: the arm names ``arm_values`` may use, and their order.
 
     Returns
     -------
@@ -200,7 +203,7 @@ def from_table(
     for name in (*mapping, *defaults):
         if name not in _FIELDS and name != "task_id":
             raise ValueError(f"unknown field {name!r}; fields: {', '.join(_FIELDS)}")
-    to_arm = arm_mapper(arm_values)
+    to_arm = arm_mapper(arm_values, arms)
     single = isinstance(paths, (str, os.PathLike))
     runs: list[dict[str, Any]] = []
     run_sources: list[Source] = []
@@ -251,7 +254,7 @@ def from_table(
             if arm is None:
                 raise src.error(
                     f"arm value {raw_arm!r} maps to no arm; give arm values "
-                    "(e.g. with=VALUE,without=VALUE)",
+                    "(e.g. with=VALUE,without=VALUE or none=VALUE,v1=VALUE,v2=VALUE)",
                     field=mapping.get("arm", "arm"),
                 )
             row["arm"] = arm
@@ -290,4 +293,5 @@ def from_table(
         tasks_file=tasks_file,
         problems=problems,
         allow_incomplete=allow_incomplete,
+        arms=arms,
     )
