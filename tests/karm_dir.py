@@ -118,7 +118,7 @@ def write_hand_karm(src: Path, *, n_tasks: int = 6, n_reps: int = 2) -> Path:
                 answer = f"pkg/h{t}.go ({arm} run {r})"
                 tokens = 1000 + 150 * t + 300 * i + 20 * r
                 rows.append(
-                    f"H{t},{r},{_HAND_CONFIG[arm]},claude-sonnet-4,{answer},"
+                    f"H{t},{r},{_HAND_CONFIG[arm]},qwen:qwen3-coder-480b,{answer},"
                     f"{30 + 5 * t + 4 * i:.1f},{when},{tokens}"
                 )
     (src / "runs.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
@@ -144,7 +144,7 @@ def write_hand_karm(src: Path, *, n_tasks: int = 6, n_reps: int = 2) -> Path:
     with open(src / "judgments.jsonl", "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in judgments)
     labels = [
-        {"task_id": f"H{1 + i % n_tasks}", "replicate": 1 + i // n_tasks % n_reps,
+        {"task_id": f"H{1 + i // 3 % n_tasks}", "replicate": 1 + i // (3 * n_tasks) % n_reps,
          "arm_a": _HAND_PAIRS[i % 3][0], "arm_b": _HAND_PAIRS[i % 3][1],
          "labeler": "ann" if i % 2 else "bo", "outcome": ("win", "tie", "loss")[i % 3],
          "created_at": (base + pd.Timedelta(days=2, minutes=i)).isoformat()}
@@ -155,10 +155,13 @@ def write_hand_karm(src: Path, *, n_tasks: int = 6, n_reps: int = 2) -> Path:
     return src
 
 
-def import_hand_karm(src: Path, out: Path, *, arms_toml: bool = True) -> Path:
+def import_hand_karm(
+    src: Path, out: Path, *, arms_toml: bool = True, judgments: bool = True
+) -> Path:
     """``evalstats import table`` of :func:`write_hand_karm`'s runs into ``out``, then its
-    judgments and labels beside them. With ``arms_toml`` the source's ``arms.toml`` (with a
-    reference) is in ``out`` first, as a user's own; without it the import writes one."""
+    labels and (with ``judgments``) judgments beside them. With ``arms_toml`` the source's
+    ``arms.toml`` (with a reference) is in ``out`` first, as a user's own; without it the
+    import writes one."""
     from evalstats.cli import main
 
     out.mkdir(parents=True, exist_ok=True)
@@ -167,6 +170,6 @@ def import_hand_karm(src: Path, out: Path, *, arms_toml: bool = True) -> Path:
     argv = ["import", "table", str(src / "runs.csv"), "--map", "arm=config"]
     argv += ["--arm-values", HAND_ARM_VALUES, "--tasks", str(src / "tasks.jsonl"), "-o", str(out)]
     assert main(argv) == 0
-    for name in ("judgments.jsonl", "labels.jsonl"):
+    for name in ("judgments.jsonl", "labels.jsonl")[0 if judgments else 1 :]:
         (out / name).write_text((src / name).read_text())
     return out

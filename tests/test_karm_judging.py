@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from fakellm import FakeLLM
+from karm_dir import import_hand_karm, write_hand_karm
 
 import evalstats
 from evalstats import rubrics
@@ -246,6 +247,21 @@ def test_cli_pairs_dry_run(tmp_path, capsys, monkeypatch):
     )
     with pytest.raises(ParameterError, match="--pairs all\\|reference"):
         args.func(args)
+
+
+def test_cli_judge_pairs_on_an_imported_three_arm_directory(fake, tmp_path, capsys):
+    from evalstats.cli import main
+
+    src = write_hand_karm(tmp_path / "src", n_tasks=3)
+    d = import_hand_karm(src, tmp_path / "d", judgments=False)
+    argv = ["judge", str(d), "--rubric", "with-without", "--judge", J1, "--judge", J2]
+    assert main([*argv, "--pairs", "reference", "--no-progress"]) == 0
+    n_calls = 2 * 3 * 2 * 2  # judges x tasks x replicates x pairs against the reference
+    assert fake.requests == n_calls
+    assert main(["summary", str(d)]) == 0
+    frame = evalstats.load_frame(d)
+    assert len(frame) == n_calls and (frame["status"] == "ok").all()
+    assert set(zip(frame["arm_a"], frame["arm_b"], strict=True)) == {("v1", "none"), ("v2", "none")}
 
 
 # ----------------------------------------------------------------------------- frame, audit
