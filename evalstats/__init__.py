@@ -46,7 +46,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "read_journal",
             "run_judges",
         ],
-        ".labels": ["load_labels", "write_labels"],
         ".labelsheet": ["draw_sheet", "read_sheet"],
         ".methodology": ["AUDIT_CHECKS", "audit", "model_family"],
         ".plan": ["Plan", "load_plan", "parse_plan"],
@@ -58,11 +57,13 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "load_arms",
             "load_dir",
             "load_judgments",
+            "load_labels",
             "load_runs",
             "load_tasks",
             "pair_runs",
             "write_frame_atomic",
             "write_jsonl_atomic",
+            "write_labels",
         ],
         ".simulation": ["Simulation", "SimulationParams", "draw_outcomes", "simulate"],
         # The statistics are curated in stats/__init__ and re-exported whole.
@@ -79,7 +80,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs
     from .errors import DataError, EvalstatsError, ParameterError, ParseError
     from .frames import load_frame, resolve_rubrics, select_rubric, verdict_frame, wide_by_judge
     from .judging import Journal, JudgeSpec, parse_judge, plan_calls, read_journal, run_judges
-    from .labels import load_labels, write_labels
     from .labelsheet import draw_sheet, read_sheet
     from .methodology import AUDIT_CHECKS, audit, model_family
     from .plan import Plan, load_plan, parse_plan
@@ -91,11 +91,13 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs
         load_arms,
         load_dir,
         load_judgments,
+        load_labels,
         load_runs,
         load_tasks,
         pair_runs,
         write_frame_atomic,
         write_jsonl_atomic,
+        write_labels,
     )
     from .simulation import Simulation, SimulationParams, draw_outcomes, simulate
     from .stats import *  # noqa: F403

@@ -29,17 +29,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._atomic import atomic_write
 from ._csvsafe import restore_frame, safe_csv
 from ._schema import ORDERS
 from ._validate import check_positive_int
 from .errors import DataError
-from .labels import LABEL_KEYS, load_labels, write_labels
 from .records import (
+    LABEL_KEYS,
     EvalstatsWarning,
-    atomic_write,
     find_file,
     load_dir,
+    load_labels,
     pair_runs,
+    write_labels,
 )
 
 __all__ = [
@@ -283,7 +285,7 @@ def read_sheet(
     Returns
     -------
     DataFrame
-        Labels (see :mod:`evalstats.labels`) with ``order`` = the order shown, and
+        Labels (see :func:`evalstats.records.load_labels`) with ``order`` = the order shown, and
         ``sample_seed`` and ``frame_sha256`` from the key. Rows with an empty ``verdict`` are
         left out (``attrs["unlabelled"]`` counts them).
 

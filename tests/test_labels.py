@@ -12,9 +12,8 @@ import pytest
 
 from evalstats import _label_cli
 from evalstats.errors import DataError, ParameterError
-from evalstats.labels import has_provenance, load_labels, write_labels
 from evalstats.labelsheet import draw_sample, draw_sheet, key_path, merge_labels, read_sheet
-from evalstats.records import load_dir
+from evalstats.records import has_provenance, load_dir, load_labels, write_labels
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 

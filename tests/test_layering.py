@@ -18,7 +18,7 @@ The rules, each a test, each proven on a synthetic violation written to ``tmp_pa
     matches nothing fails.
 
 A module's *unit* is its first component below ``evalstats``: ``evalstats.stats.winrates`` is in
-unit ``stats``, ``evalstats.records._read`` in unit ``records``. Ranks are per unit.
+unit ``stats``, ``evalstats.report._render`` in unit ``report``. Ranks are per unit.
 """
 
 from __future__ import annotations
@@ -57,7 +57,6 @@ RANK: dict[str, int] = {
     "records": 30,
     "plan": 30,  # plan.toml, read with the other records of a data directory
     "importers": 30,
-    "labels": 30,  # people's verdicts on pairs: a records table (DESIGN.md)
     "labelsheet": 30,  # draws pairs for people and reads their sheet back into labels
     # The shared bottom modules: argument checks and the one disagreement rule.
     "_validate": 20,
@@ -83,9 +82,7 @@ SAME_RANK: frozenset[tuple[str, str]] = frozenset(
         ("judging", "records"),
         ("judging", "tokens"),
         ("records", "tokens"),  # load_runs(tasks=...) counts tokens and applies budgets
-        ("labels", "records"),  # validated with the records loaders' rules
         ("labelsheet", "records"),
-        ("labelsheet", "labels"),
         ("records", "plan"),  # load_dir reads the plan with the tasks, runs and judgments
     }
 )

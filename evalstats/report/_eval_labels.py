@@ -61,8 +61,7 @@ def labels_needed(
 
 
 def _labels(ctx: Context) -> dict[str, Any]:
-    from ..labels import has_provenance
-    from ..records import EvalstatsWarning
+    from ..records import EvalstatsWarning, has_provenance
     from ..stats.gold import judge_vs_gold
     from ..stats.ppi import ppi_win_rates
 

@@ -1,7 +1,7 @@
 """Judges against people: accuracy, macro P/R/F1 and Cohen's kappa against a gold label.
 
 The gold label of a pair (task, replicate) comes from the ``labels`` table
-(:mod:`evalstats.labels`): one labeler's verdict, or the majority of the labelers (strictly
+(:func:`evalstats.records.load_labels`): one labeler's verdict, or the majority of the labelers (strictly
 more than half of the votes on that pair; pairs without one are counted and reported, never
 guessed). Every ``ok`` judgment of a pair with a gold label is one unit: a pair judged in both
 orders contributes two, as LLMBar counts them, and those two are correlated, as are the pairs
@@ -320,7 +320,7 @@ def judge_vs_gold(
         A verdict frame (``task_id``, ``replicate``, ``judge``, ``rubric``, ``order``,
         ``status``, ``outcome``).
     labels : DataFrame
-        A labels table (:func:`evalstats.labels.load_labels` or an adapter's labels).
+        A labels table (:func:`evalstats.records.load_labels` or an adapter's labels).
     gold : str, default "majority"
         ``"majority"`` (strict majority of the labelers; pairs without one are counted in
         ``n_no_majority`` and left out) or one labeler's name.
