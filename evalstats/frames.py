@@ -436,10 +436,19 @@ def _by_pair_of_arms(judgments: pd.DataFrame, runs: pd.DataFrame):
     one pair get the role orders (a_first -> with_first) and keep their file lines; the runs
     of the two arms are relabelled ``with`` (arm_a) and ``without`` (arm_b).
     """
+    arm = runs["arm"].astype(str)
     if "arm_a" not in judgments.columns or judgments["arm_a"].isna().all():
+        other = sorted(set(arm) - set(ARMS))
+        if other:
+            raise DataError(
+                f"the judgments name no pair of arms (arm_a, arm_b) but the runs have the "
+                f"arms {sorted(set(arm))}: judge them with `evalstats judge --pairs`",
+                path=judgments.attrs.get("source"),
+                line=1,
+                field="arm_a",
+            )
         yield "with", "without", judgments, runs
         return
-    arm = runs["arm"].astype(str)
     lines = judgments.attrs.get("lines")
     named = judgments[["arm_a", "arm_b"]].astype(str)
     for a, b in named.drop_duplicates().itertuples(index=False):

@@ -211,3 +211,15 @@ def test_import_arm_values_outside_arms_toml(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "unknown arm 'v3' in arm values; arms.toml lists none, v1" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_k_arm_runs_with_judgments_naming_no_pair(tmp_path):
+    d = import_hand_karm(write_hand_karm(tmp_path / "src", n_tasks=2), tmp_path / "d")
+    lines = (d / "judgments.jsonl").read_text().splitlines()
+    text = "".join(
+        line.replace('"arm_a": ', '"x_a": ').replace('"arm_b": ', '"x_b": ') + "\n"
+        for line in lines
+    )
+    (d / "judgments.jsonl").write_text(text)
+    err = _error(evalstats.load_frame, d)
+    assert (err.line, err.field) == (1, "arm_a") and "--pairs" in str(err)

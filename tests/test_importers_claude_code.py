@@ -237,3 +237,17 @@ def test_cli_import_claude_code(tmp_path, capsys):
     ds = evalstats.load_dir(out)
     assert ds.tasks["task_id"].tolist() == ["t1", "t2"]
     assert ds.runs["wall_s"].sum() == pytest.approx((12345 + 8100 + 4500 + 6250) / 1000)
+
+
+def test_cli_import_claude_code_any_arm_names(tmp_path, capsys):
+    # Issue 31: arms are data; two arms named tool / plain get an arms.toml of their own.
+    from evalstats.cli import main
+
+    out = tmp_path / "data"
+    argv = ["import", "claude-code", str(OUT), "--arm-values", "tool=serena,plain=plain"]
+    argv += ["--tasks", str(FIX / "tasks.jsonl"), "--reference", "plain", "-o", str(out)]
+    assert main(argv) == 0
+    ds = evalstats.load_dir(out)
+    assert set(ds.arms.ids) == {"tool", "plain"} and ds.arms.reference == "plain"
+    frame_pairs = evalstats.pair_runs(ds.runs, ds.arms)
+    assert set(zip(frame_pairs["arm_a"], frame_pairs["arm_b"], strict=True)) == {("tool", "plain")}
