@@ -48,18 +48,14 @@ from .plan import Plan, find_plan, load_plan
 
 __all__ = [
     "DEFAULT_ARM_NAMES",
-    "FRAME_SUFFIXES",
     "LABEL_FIELDS",
     "LABEL_KEYS",
-    "PAIR_MODES",
     "Arms",
     "Dataset",
     "EvalstatsWarning",
     "arm_pairs",
     "check_output_path",
-    "duplicate_error",
     "find_file",
-    "first_duplicate",
     "has_provenance",
     "incomplete_pairs",
     "is_missing",
@@ -73,7 +69,6 @@ __all__ = [
     "pair_runs",
     "pair_token_sources",
     "read_table_raw",
-    "validate_table",
     "write_frame_atomic",
     "write_jsonl_atomic",
     "write_labels",
@@ -406,7 +401,7 @@ def arm_dtype(arms: pd.Series | tuple[str, ...]) -> pd.CategoricalDtype:
     return pd.CategoricalDtype(seen)
 
 
-def validate_table(
+def _validate_table(
     raw: pd.DataFrame,
     lines: np.ndarray,
     unit: str,
@@ -478,13 +473,13 @@ class LineNumbers(tuple):
         return self
 
 
-def first_duplicate(frame: pd.DataFrame, keys: list[str]) -> int | None:
+def _first_duplicate(frame: pd.DataFrame, keys: list[str]) -> int | None:
     dup = frame.duplicated(keys, keep="first").to_numpy()
     hits = np.flatnonzero(dup)
     return int(hits[0]) if hits.size else None
 
 
-def duplicate_error(
+def _duplicate_error(
     frame: pd.DataFrame, i: int, keys: list[str], path: Path, unit: str
 ) -> DataError:
     lines = frame.attrs["lines"]
@@ -676,7 +671,7 @@ def load_arms(path: str | Path) -> Arms:
 # --------------------------------------------------------------------------- pairs
 
 #: The ``pairs`` argument of :func:`pair_runs` (``evalstats judge --pairs``).
-PAIR_MODES = ("all", "reference")
+_PAIR_MODES = ("all", "reference")
 _PAIR = ["task_id", "replicate"]
 _RUN_COLS = (
     "answer",
@@ -712,8 +707,8 @@ def arm_pairs(arms: Arms, pairs: str = "all") -> list[tuple[str, str]]:
     >>> arm_pairs(a, "reference")
     [('v1', 'none'), ('v2', 'none')]
     """
-    if pairs not in PAIR_MODES:
-        raise ParameterError(f"pairs must be one of {PAIR_MODES}, got {pairs!r}")
+    if pairs not in _PAIR_MODES:
+        raise ParameterError(f"pairs must be one of {_PAIR_MODES}, got {pairs!r}")
     ids, ref = tuple(arms.ids), arms.reference
     if arms.two_arm and ref is None:
         return [("with", "without")]  # the seeds' pair: WITH is the candidate
@@ -904,10 +899,12 @@ def load_tasks(path: str | os.PathLike[str]) -> pd.DataFrame:
     """
     p = Path(path)
     raw, lines, unit = read_table_raw(p)
-    frame = validate_table(raw, lines, unit, TASK_FIELDS, p, text_source=p.suffix.lower() == ".csv")
-    i = first_duplicate(frame, ["task_id"])
+    frame = _validate_table(
+        raw, lines, unit, TASK_FIELDS, p, text_source=p.suffix.lower() == ".csv"
+    )
+    i = _first_duplicate(frame, ["task_id"])
     if i is not None:
-        raise duplicate_error(frame, i, ["task_id"], p, unit)
+        raise _duplicate_error(frame, i, ["task_id"], p, unit)
     return frame
 
 
@@ -946,12 +943,12 @@ def load_runs(
     """
     p = Path(path)
     raw, lines, unit = read_table_raw(p)
-    frame = validate_table(raw, lines, unit, RUN_FIELDS, p, text_source=p.suffix.lower() == ".csv")
+    frame = _validate_table(raw, lines, unit, RUN_FIELDS, p, text_source=p.suffix.lower() == ".csv")
     frame["arm"] = _check_arms(frame, arms, p, lines)
     keys = ["task_id", "replicate", "arm"]
-    i = first_duplicate(frame, keys)
+    i = _first_duplicate(frame, keys)
     if i is not None:
-        raise duplicate_error(frame, i, keys, p, unit)
+        raise _duplicate_error(frame, i, keys, p, unit)
     bad_rep = np.flatnonzero(frame["replicate"].to_numpy() < 1)
     if bad_rep.size:
         j = int(bad_rep[0])
@@ -1048,7 +1045,7 @@ def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
     if "kind" in raw.columns:
         keep = raw["kind"].map(lambda k: is_missing(k) or k == "judgment").to_numpy(dtype=bool)
         raw, lines = raw.loc[keep].reset_index(drop=True), lines[keep]
-    frame = validate_table(
+    frame = _validate_table(
         raw, lines, unit, JUDGMENT_FIELDS, p, text_source=p.suffix.lower() == ".csv"
     )
     return check_judgment_arms(frame, p)
@@ -1143,9 +1140,9 @@ def _typed(frame: pd.DataFrame, path: Path | None, lines: np.ndarray, unit: str)
     for col, seed in zip(("arm_a", "arm_b"), ARMS, strict=True):
         frame[col] = frame[col].fillna(seed)
     key = frame.assign(order=frame["order"].astype(object).fillna(""))
-    i = first_duplicate(key, LABEL_KEYS)
+    i = _first_duplicate(key, LABEL_KEYS)
     if i is not None:
-        raise duplicate_error(
+        raise _duplicate_error(
             key, i, LABEL_KEYS, path if path is not None else Path("<labels>"), unit
         )
     return frame
@@ -1198,7 +1195,7 @@ def load_labels(path: str | os.PathLike[str], runs: pd.DataFrame | None = None) 
         assert found is not None
         p = found
     raw, lines, unit = read_table_raw(p)
-    frame = validate_table(
+    frame = _validate_table(
         raw, lines, unit, LABEL_FIELDS, p, text_source=p.suffix.lower() == ".csv"
     )
     frame = _typed(frame, p, lines, unit)
@@ -1271,11 +1268,11 @@ def _json_default(o: Any) -> Any:
 
 
 #: Output types :func:`write_frame_atomic` writes.
-FRAME_SUFFIXES = (".parquet", ".csv", *_JSONL)
+_FRAME_SUFFIXES = (".parquet", ".csv", *_JSONL)
 
 
 def check_output_path(
-    path: str | os.PathLike[str], *, suffixes: Iterable[str] = FRAME_SUFFIXES
+    path: str | os.PathLike[str], *, suffixes: Iterable[str] = _FRAME_SUFFIXES
 ) -> Path:
     """Check, before any work is done, that a table can be written to ``path``.
 
