@@ -1405,26 +1405,21 @@ class Dataset(_Parts):
 
     @property
     def arm_names(self) -> dict[str, str]:
-        """``{"with": ..., "without": ...}``: the arms' names (:func:`load_arm_names`).
-
-        Kept in ``runs.attrs["arm_names"]`` by :func:`load_dir` -- they name the runs' arms --
-        so a Dataset still unpacks into its four parts; ``WITH`` / ``WITHOUT`` otherwise.
-        """
-        names = self.runs.attrs.get("arm_names") if self.runs is not None else None
-        return dict(names) if names else dict(DEFAULT_ARM_NAMES)
+        """``{arm: display name}`` of :attr:`arms` (``{"with": "WITH", ...}`` for the seeds')."""
+        return {a: self.arms.name(a) for a in self.arms.ids}
 
     @property
     def arms(self) -> Arms:
-        """The arms (:class:`Arms`): from ``arms.toml`` via :func:`load_dir`, else the runs'."""
+        """The arms (:class:`Arms`), kept in ``runs.attrs["arms"]`` by :func:`load_dir` (so a
+        Dataset still unpacks into its four parts); else the runs' arms, unnamed."""
         runs = self.runs
         found = runs.attrs.get("arms") if runs is not None else None
         if isinstance(found, Arms):
             return found
         if runs is None or not len(runs):
-            return Arms(tuple(DEFAULT_ARM_NAMES), names=self.arm_names)
+            return Arms(ARMS)
         present = set(runs["arm"].astype(str))
-        ids = tuple(a for a in runs["arm"].cat.categories if a in present)
-        return Arms(ids, names={a: n for a, n in self.arm_names.items() if a in present})
+        return Arms(tuple(a for a in runs["arm"].cat.categories if a in present))
 
     def _summary(self, *, html: bool) -> list[tuple[str, Any]]:
         return _dataset_summary(self, html=html)
@@ -1563,15 +1558,14 @@ def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False
     judgments = load_judgments(jpath) if jpath is not None else None
     used = None if judgments is None else set(judgments["rubric"].astype(str))
     names = load_arm_names(data_dir, rubrics=used)
-    runs.attrs["arm_names"] = names
-    if listed is not None:
-        runs.attrs["arms"] = Arms(
-            listed.ids,
-            names={a: names[a] for a in listed.ids},
-            tools=listed.tools,
-            reference=listed.reference,
-            path=listed.path,
-        )
+    arms = listed or Dataset(tasks, runs, None).arms
+    runs.attrs["arms"] = Arms(
+        arms.ids,
+        names={a: names[a] for a in arms.ids if a in names},
+        tools=arms.tools,
+        reference=arms.reference,
+        path=arms.path,
+    )
     lpath = find_file(data_dir, "labels", required=False)
     labels = load_labels(lpath, runs) if lpath is not None else None
     return Dataset(

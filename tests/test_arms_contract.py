@@ -59,7 +59,7 @@ def test_k_arms_listed_in_arms_toml(tmp_path):
 def test_k_arms_without_arms_toml_are_the_runs_in_order_of_appearance(tmp_path):
     ds = evalstats.load_dir(_k_dir(tmp_path, toml=None))
     assert ds.arms.ids == ("v2", "v1", "none") and ds.arms.reference is None
-    assert ds.arm_names == {"with": "WITH", "without": "WITHOUT"}  # nothing names them
+    assert ds.arm_names == {"v2": "v2", "v1": "v1", "none": "none"}  # nothing names them
     assert ds.arms.name("v1") == "v1"
 
 
