@@ -14,8 +14,9 @@ from .errors import EvalstatsError, ParameterError
 
 DESCRIPTION = """\
 Draw N pairs of DATA_DIR uniformly at random, stratified by task, into a sheet for people to
-label (the two answers as A and B in a random recorded order, no arm names; the blinding key is
-written next to it as SHEET.key.json). With --read, turn a filled sheet back into labels
+label: with K arms a pair is two runs of any two arms of one task and replicate. The two answers
+show as A and B in a random recorded order, no arm names; the blinding key (with the arms of
+each pair) is written next to it as SHEET.key.json. With --read, turn a filled sheet back into labels
 (de-blinded, with the sample's seed and the pairs' sha256) and add them to DATA_DIR/labels.jsonl.
 """
 

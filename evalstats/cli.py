@@ -207,7 +207,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """
     parser = argparse.ArgumentParser(
         prog="evalstats",
-        description="Statistically honest reports from LLM-judge verdicts on WITH/WITHOUT runs.",
+        description="Statistically honest reports from LLM-judge verdicts on runs of K >= 2 "
+        "arms (WITH / WITHOUT, or the arms arms.toml lists).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -272,8 +273,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "frame",
         help="write the verdict frame of a data directory",
-        description="Load DATA_DIR (tasks, runs, judgments), validate, count "
-        "tokens, parse verdicts and write the long verdict frame.",
+        description="Load DATA_DIR (tasks, runs, judgments), validate, count tokens, parse "
+        "verdicts and write the long verdict frame: one row per judgment of a pair of arms "
+        "(arm_a, arm_b), the outcome from arm_a's view.",
     )
     p.add_argument("data_dir", metavar="DATA_DIR")
     p.add_argument(
@@ -287,8 +289,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "summary",
-        help="print verdict counts per judge and rubric",
-        description="Counts of ok/no_answer/invalid/error and win/tie/loss per judge and rubric.",
+        help="print verdict counts per judge, rubric and pair of arms",
+        description="Counts of ok/no_answer/invalid/error/conflict and win/tie/loss per "
+        "rubric, judge and pair of arms (arm_a, arm_b).",
     )
     p.add_argument("data_dir", metavar="DATA_DIR")
     p.add_argument("-o", "--output", metavar="FILE", help="also write the table (.csv/.parquet)")
