@@ -52,11 +52,13 @@ from ._common import (
     arm_mapper,
     file_tool_keys,
     finish,
+    loads,
     number_replicates,
     paths_from_input,
+    read_bytes,
     unique,
+    unique_columns,
 )
-from ._limits import loads, read_bytes, unique_columns
 
 __all__ = ["DEFAULT_CLAUDE_FILE_TOOLS", "from_claude_code", "parse_output"]
 

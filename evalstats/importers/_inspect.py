@@ -44,12 +44,13 @@ from ._common import (
     Problem,
     Source,
     arm_mapper,
+    check_zip,
     file_tool_keys,
     finish,
     paths_from_input,
+    read_cap_check,
     unique,
 )
-from ._limits import check_zip, read_cap_check
 
 __all__ = ["DEFAULT_INSPECT_FILE_TOOLS", "from_inspect", "parse_arm_from"]
 

@@ -26,8 +26,17 @@ from evalstats._schema import RUN_FIELDS, TASK_FIELDS
 from evalstats.errors import DataError
 from evalstats.records import is_missing
 
-from ._common import Imported, Problem, Source, arm_mapper, finish, number_replicates
-from ._limits import loads, read_bytes, unique_columns
+from ._common import (
+    Imported,
+    Problem,
+    Source,
+    arm_mapper,
+    finish,
+    loads,
+    number_replicates,
+    read_bytes,
+    unique_columns,
+)
 
 __all__ = ["from_table", "parse_assignments"]
 
