@@ -46,15 +46,18 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "two_rater_agreement",
         ],
         ".agreement_intervals": ["clustered_agreement"],
-        ".arm_cost": [
+        ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
+        ".cost": [
             "ARM_COST_METHODS",
             "ARM_COST_METRICS",
+            "COST_METRICS",
+            "agent_spend",
             "arm_costs",
+            "cost_ratios",
+            "judge_spend",
             "pareto",
             "pareto_frontier",
         ],
-        ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
-        ".cost": ["COST_METRICS", "cost_ratios"],
         ".coverage": ["coverage_study"],
         ".dimensions": ["dimension_means"],
         ".equivalence": [
@@ -91,7 +94,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".ranking_subsamples": ["SUBSAMPLE_ESTIMATORS", "rank_subsamples", "subsample_coverage"],
         ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
         ".robust": ["ClusterRatioResult", "cluster_ratio_test"],
-        ".spend": ["agent_spend", "judge_spend"],
         ".winrates": [
             "DEFAULT_METHOD",
             "RATE_NAMES",
@@ -124,9 +126,18 @@ if TYPE_CHECKING:
         two_rater_agreement,
     )
     from .agreement_intervals import clustered_agreement
-    from .arm_cost import ARM_COST_METHODS, ARM_COST_METRICS, arm_costs, pareto, pareto_frontier
     from .comparison import COMPARE_METHODS, COMPARE_STATISTICS, compare
-    from .cost import COST_METRICS, cost_ratios
+    from .cost import (
+        ARM_COST_METHODS,
+        ARM_COST_METRICS,
+        COST_METRICS,
+        agent_spend,
+        arm_costs,
+        cost_ratios,
+        judge_spend,
+        pareto,
+        pareto_frontier,
+    )
     from .coverage import coverage_study
     from .dimensions import dimension_means
     from .equivalence import (
@@ -163,5 +174,4 @@ if TYPE_CHECKING:
     from .ranking_subsamples import SUBSAMPLE_ESTIMATORS, rank_subsamples, subsample_coverage
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test
-    from .spend import agent_spend, judge_spend
     from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, win_rates
