@@ -13,15 +13,16 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalstats.stats import _design_coverage, _design_sums, design_coverage
-from evalstats.stats._design_sums import (
+# The large-design path's pieces are private: checked against rate_arrays and scipy here.
+from evalstats.stats import design, design_coverage
+from evalstats.stats._rate_core import rate_arrays
+from evalstats.stats.design import (
     config_pmf,
     configurations,
     interval_ends,
     simulated_sums,
     sums_from_tasks,
 )
-from evalstats.stats._rate_core import rate_arrays
 
 
 def _tasks(sizes, probs, conc, n_sims, rng):
@@ -122,11 +123,11 @@ def _design(n_tasks: int, seed: int = 0) -> pd.DataFrame:
 @pytest.mark.parametrize("max_configs", [None, 0])  # by configuration counts; task by task
 def test_sums_path_matches_the_task_by_task_coverage(monkeypatch, max_configs):
     f = _design(12)
-    per_task = design_coverage(f, n_sims=2000, rng=3)
-    monkeypatch.setattr(_design_coverage, "PER_TASK_LIMIT", 0)
+    per_task = design_coverage(f, n_resamples=2000, rng=3)
+    monkeypatch.setattr(design, "PER_TASK_LIMIT", 0)
     if max_configs is not None:
-        monkeypatch.setattr(_design_sums, "MAX_CONFIGS", max_configs)
-    sums = design_coverage(f, n_sims=2000, rng=3)
+        monkeypatch.setattr(design, "MAX_CONFIGS", max_configs)
+    sums = design_coverage(f, n_resamples=2000, rng=3)
     cols = [c for c in per_task.columns if c.endswith("_coverage")]
     pd.testing.assert_frame_equal(
         per_task.drop(columns=cols + ["in_band", "ci_note"]),

@@ -237,7 +237,7 @@ def _ordinal(ctx: Context) -> dict[str, Any]:
 
 
 def _coverage(ctx: Context) -> dict[str, Any]:
-    from ..stats.coverage import coverage_study
+    from ..stats.design import coverage_study
 
     if "power_mde" not in ctx.tables:
         raise Unavailable("needs a design that power can be computed for: not this one")

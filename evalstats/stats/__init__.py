@@ -25,8 +25,6 @@ from .._surface import lazy_surface
 __all__, __getattr__, __dir__ = lazy_surface(
     __name__,
     {
-        "._design_coverage": ["design_coverage"],
-        "._design_coverage_more": ["design_coverage_cost", "design_coverage_kappa"],
         "._proportion": ["ProportionCI", "proportion_ci"],
         ".agreement": [
             "AgreementResult",
@@ -58,7 +56,12 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "pareto",
             "pareto_frontier",
         ],
-        ".coverage": ["coverage_study"],
+        ".design": [
+            "coverage_study",
+            "design_coverage",
+            "design_coverage_cost",
+            "design_coverage_kappa",
+        ],
         ".dimensions": ["dimension_means"],
         ".equivalence": [
             "EquivalenceResult",
@@ -105,8 +108,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
 
 
 if TYPE_CHECKING:
-    from ._design_coverage import design_coverage
-    from ._design_coverage_more import design_coverage_cost, design_coverage_kappa
     from ._proportion import ProportionCI, proportion_ci
     from .agreement import (
         AgreementResult,
@@ -138,7 +139,12 @@ if TYPE_CHECKING:
         pareto,
         pareto_frontier,
     )
-    from .coverage import coverage_study
+    from .design import (
+        coverage_study,
+        design_coverage,
+        design_coverage_cost,
+        design_coverage_kappa,
+    )
     from .dimensions import dimension_means
     from .equivalence import (
         EquivalenceResult,
