@@ -90,7 +90,7 @@ def _power(ctx: Context) -> dict[str, Any]:
                 icc=i,
                 p_tie=p_tie,
                 alpha=alpha,
-                n_sims=_POWER_SIMS,
+                n_resamples=_POWER_SIMS,
                 rng=sim_rng,
             )["power"].item()
             if np.isfinite(m)
@@ -154,7 +154,7 @@ def _power_simulated(ctx: Context) -> dict[str, Any]:
         if n_t < 2:
             continue
         common = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
-        common |= {"power": _POWER, "n_sims": _MDE_SIMS, "rng": gen}
+        common |= {"power": _POWER, "n_resamples": _MDE_SIMS, "rng": gen}
         mdes.append(simulated_mde(n_t, **common).assign(rubric=row.rubric))
         analytic = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
         needed += [

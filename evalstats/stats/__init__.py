@@ -80,17 +80,19 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".pairs": ["PAIRWISE_COLUMNS", "pairwise_frame", "pairwise_from_verdicts"],
         ".planned_test": ["declared_test"],
         ".position": ["position_bias"],
-        ".power_analytic": [
+        ".power": [
             "PowerResult",
             "mde_curve",
             "min_detectable_net_win",
             "outcome_icc",
             "power_curve",
             "power_net_win",
+            "simulated_mde",
+            "simulated_power",
+            "simulated_tasks_needed",
             "solve_power",
             "tasks_needed",
         ],
-        ".power_simulation": ["simulated_mde", "simulated_power", "simulated_tasks_needed"],
         ".ppi": ["PPI_METHODS", "ppi_win_rates"],
         ".rank_confidence": ["rank_sets"],
         ".ranking": ["RANK_MODELS", "rank"],
@@ -163,17 +165,19 @@ if TYPE_CHECKING:
     from .pairs import PAIRWISE_COLUMNS, pairwise_frame, pairwise_from_verdicts
     from .planned_test import declared_test
     from .position import position_bias
-    from .power_analytic import (
+    from .power import (
         PowerResult,
         mde_curve,
         min_detectable_net_win,
         outcome_icc,
         power_curve,
         power_net_win,
+        simulated_mde,
+        simulated_power,
+        simulated_tasks_needed,
         solve_power,
         tasks_needed,
     )
-    from .power_simulation import simulated_mde, simulated_power, simulated_tasks_needed
     from .ppi import PPI_METHODS, ppi_win_rates
     from .rank_confidence import rank_sets
     from .ranking import RANK_MODELS, rank
