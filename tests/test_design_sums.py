@@ -17,12 +17,42 @@ from scipy import stats
 from evalstats.stats import design, design_coverage
 from evalstats.stats._rate_core import rate_arrays
 from evalstats.stats.design import (
+    _features,
     config_pmf,
     configurations,
     interval_ends,
     simulated_sums,
-    sums_from_tasks,
 )
+
+
+def sums_from_tasks(sim: np.ndarray, m, gid, n_groups, probs) -> dict:
+    """The sums of :func:`simulated_sums` from simulated tasks themselves, ``sim``
+    (n_resamples, cells, 3): what the tests compare :func:`interval_ends` on with
+    ``rate_arrays``."""
+    m = np.asarray(m, dtype=np.int64)
+    n = np.bincount(gid, weights=m, minlength=n_groups)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = m / n[gid]
+        adj = np.where(h < 1, 1.0 / (1.0 - h), np.nan)
+    f = _features(sim.astype(np.float64), m[None, :, None], probs[gid][None])
+    onehot = np.eye(n_groups)[gid]  # (cells, groups)
+    keys, n_tasks = np.unique(np.stack([gid, m], axis=1), axis=0, return_counts=True)
+    kh = keys[:, 1] / n[keys[:, 0]]
+    with np.errstate(divide="ignore"):
+        k_adj = np.where(kh < 1, 1.0 / (1.0 - kh), np.nan)
+    return {
+        "total": np.einsum("scf,cg->sgf", f[..., :3], onehot),
+        "z1": np.einsum("scf,cg->sgf", f[..., 3:6], onehot),
+        "a1": np.einsum("scf,cg->sgf", (adj * m)[None, :, None] * f[..., 3:6], onehot),
+        "a2": np.einsum("scf,cg->sgf", adj[None, :, None] * f[..., 6:], onehot),
+        "q2": np.einsum("scf,cg->sgf", f[..., 6:] / m[None, :, None], onehot),
+        "am2": np.bincount(gid, weights=adj * m * m, minlength=n_groups),
+        "keys": keys,
+        "n_tasks": n_tasks,
+        "adj": k_adj,
+        "m": m,
+        "gid": gid,
+    }
 
 
 def _tasks(sizes, probs, conc, n_sims, rng):

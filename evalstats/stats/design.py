@@ -282,63 +282,41 @@ def design_coverage(
 ) -> pd.DataFrame:
     """Simulated coverage of the default win-rate (or kappa, or cost) intervals on this frame's design.
 
-    Re-simulates each group's design (its tasks and verdicts per task, its estimated
-    outcome probabilities and intra-task correlation; see the module docstring) and
-    computes how often the default interval of :func:`~evalstats.stats.winrates.win_rates`
-    holds the true rate. Counted verdicts are the ``ok`` rows (the default
-    ``no_answer_as="exclude"`` view).
-
-    ``statistic="kappa"`` and ``statistic="cost"`` do the same for the other two headline
-    intervals: they return :func:`~evalstats.stats.design_coverage_kappa` (Cohen's kappa of
-    each judge pair) and :func:`~evalstats.stats.design_coverage_cost` (the total cost
-    ratios), whose rows and columns are theirs.
+    Re-simulates each group's design (its tasks and verdicts per task, its estimated outcome
+    probabilities and intra-task correlation; docs/methods.md, "Design studies") and counts
+    how often the default interval of :func:`~evalstats.stats.win_rates` holds the true rate,
+    on the ``ok`` verdicts. ``statistic="kappa"`` / ``"cost"`` return
+    :func:`design_coverage_kappa` / :func:`design_coverage_cost` instead.
 
     Parameters
     ----------
     frame : DataFrame
-        Verdict frame with ``status``, ``outcome``, the ``cluster`` and ``by`` columns (for
-        kappa and cost, the columns those functions read).
+        Verdict frame with ``status``, ``outcome``, the ``cluster`` and ``by`` columns.
     statistic : {"win_rates", "kappa", "cost"}
         Whose default interval is simulated (:data:`STATISTICS`).
     by : str, list of str or None
-        Grouping columns, as in :func:`~evalstats.stats.winrates.win_rates` (win rates
-        only: the kappa rows are per rubric and judge pair, the cost rows per measure).
+        Grouping columns (win rates only); ``arm_a`` and ``arm_b`` are added when present.
     cluster : str
         Unit of independence (the task).
     n_resamples : int
-        Simulated evaluations per group (Monte-Carlo SE of a coverage of 0.95 at 2,000:
-        0.005).
+        Simulated evaluations per group (Monte-Carlo SE of a coverage of 0.95 at 2,000: 0.005).
     confidence : float
         Nominal level of the intervals.
     band : (float, float), optional
-        Coverage band outside which a row gets a ``ci_note``; by default the nominal level
-        +/- 0.02 (at 95 %: [0.93, 0.97], :data:`COVERAGE_BAND`): a
-        simulated coverage more than 1.96 Monte-Carlo SEs beyond it, so that the noise of
-        the check alone rarely flags a design.
+        Band outside which (by more than 1.96 Monte-Carlo SEs) a row gets a ``ci_note``;
+        default the nominal level +/- 0.02 (:data:`COVERAGE_BAND` at 95 %).
     rng : Generator, int or None
         Random source or seed (seeded by default: the same frame gives the same answer).
     **options
-        With ``statistic="cost"``: ``world`` and ``include_no_answer`` of
-        :func:`~evalstats.stats.design_coverage_cost`; none otherwise.
+        With ``statistic="cost"``: ``world`` and ``include_no_answer``.
 
     Returns
     -------
     DataFrame
-        Win rates: one row per group: the ``by`` columns, ``n``, ``n_clusters``, ``icc`` (the
-        estimated intra-task correlation), ``<rate>_coverage`` for the five rates,
-        ``min_coverage``, ``max_coverage``, ``mc_se`` (Monte-Carlo SE at the nominal
-        level), ``in_band`` and ``ci_note`` ("conservative: ..." or "liberal: ...",
-        naming the rates outside the band; empty when none is), ``method``,
-        ``n_resamples``.
-
-    Notes
-    -----
-    Designs with more than :data:`PER_TASK_LIMIT` simulated (simulation, task) cells
-    simulate, per size class, only the sums the interval needs (:mod:`._design_sums`;
-    exact in distribution, another random stream): 10^6 verdicts take seconds, not a
-    minute and 13 GB. The kappa simulation draws its two sums from 1,000 tasks
-    (:mod:`._design_kappa_sums`, asymptotically exact), the cost simulation its task
-    totals with the interval computed from their logs (:mod:`._design_cost_ends`).
+        Win rates: one row per group: the ``by`` columns, ``n``, ``n_clusters``, ``icc``,
+        ``<rate>_coverage`` for the five rates, ``min_coverage``, ``max_coverage``,
+        ``mc_se``, ``in_band``, ``ci_note`` ("conservative: ..." or "liberal: ...", naming
+        the rates outside the band), ``method``, ``n_resamples``.
 
     Examples
     --------
@@ -367,6 +345,7 @@ def design_coverage(
         shared = {"n_resamples": n_resamples, "confidence": confidence, "band": band, "rng": rng}
         return fn(frame, cluster=cluster, **shared, **options)
     by_cols = by_columns(by)
+    by_cols += [c for c in _ARM_KEYS if c in frame.columns and c not in by_cols]
     check_columns(frame, [*by_cols, cluster, "status", "outcome"])
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     confidence = check_confidence(confidence)
@@ -636,36 +615,6 @@ def simulated_sums(counts, gid, n_groups, probs, rho, n_resamples, gen) -> dict:
     }
 
 
-def sums_from_tasks(sim: np.ndarray, m, gid, n_groups, probs) -> dict:
-    """The sums of :func:`simulated_sums` from simulated tasks themselves, ``sim``
-    (n_resamples, cells, 3): what the tests compare :func:`interval_ends` on with
-    ``rate_arrays``."""
-    m = np.asarray(m, dtype=np.int64)
-    n = np.bincount(gid, weights=m, minlength=n_groups)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        h = m / n[gid]
-        adj = np.where(h < 1, 1.0 / (1.0 - h), np.nan)
-    f = _features(sim.astype(np.float64), m[None, :, None], probs[gid][None])
-    onehot = np.eye(n_groups)[gid]  # (cells, groups)
-    keys, n_tasks = np.unique(np.stack([gid, m], axis=1), axis=0, return_counts=True)
-    kh = keys[:, 1] / n[keys[:, 0]]
-    with np.errstate(divide="ignore"):
-        k_adj = np.where(kh < 1, 1.0 / (1.0 - kh), np.nan)
-    return {
-        "total": np.einsum("scf,cg->sgf", f[..., :3], onehot),
-        "z1": np.einsum("scf,cg->sgf", f[..., 3:6], onehot),
-        "a1": np.einsum("scf,cg->sgf", (adj * m)[None, :, None] * f[..., 3:6], onehot),
-        "a2": np.einsum("scf,cg->sgf", adj[None, :, None] * f[..., 6:], onehot),
-        "q2": np.einsum("scf,cg->sgf", f[..., 6:] / m[None, :, None], onehot),
-        "am2": np.bincount(gid, weights=adj * m * m, minlength=n_groups),
-        "keys": keys,
-        "n_tasks": n_tasks,
-        "adj": k_adj,
-        "m": m,
-        "gid": gid,
-    }
-
-
 def _quad(sym6: np.ndarray) -> np.ndarray:
     """``b_j' S b_j`` for each rate's coefficients ``b_j`` from the six distinct entries."""
     i, j = _IU
@@ -769,6 +718,7 @@ def interval_ends(
 # ------------------------------------------------------ design coverage: kappa and cost
 
 _K = 3
+_ARM_KEYS = ("arm_a", "arm_b")
 _CHUNK = 2**22  # array elements a chunk of simulations holds at once (~32 MB of float64)
 _COST_CHUNK = 2**21
 #: The simulated worlds of :func:`design_coverage_cost`.
@@ -807,6 +757,18 @@ def _finish(rows: list[dict], n_resamples: int, confidence: float, band, labels)
     ]
     out["n_resamples"] = n_resamples
     return out
+
+
+def _per_arm_pair(fn, frame: pd.DataFrame, rng, **kw) -> pd.DataFrame:
+    """``fn`` on each pair of arms of a frame with ``arm_a`` / ``arm_b`` (one random stream)."""
+    keys = [c for c in _ARM_KEYS if c in frame.columns]
+    if not keys:
+        return fn(frame, rng=rng, **kw)
+    gen = as_generator(rng)
+    groups = frame.groupby(keys, observed=True, sort=True)
+    parts = [fn(sub, rng=gen, **kw).assign(**dict(zip(keys, k, strict=True))) for k, sub in groups]
+    out = pd.concat(parts, ignore_index=True)
+    return out[[*keys, *(c for c in out.columns if c not in keys)]]
 
 
 # --------------------------------------------------------------------------------- kappa
@@ -861,10 +823,10 @@ def design_coverage_kappa(
 ) -> pd.DataFrame:
     """Simulated coverage of the task-clustered kappa interval on this frame's design.
 
-    For every rubric and pair of judges, the units both judged ``ok`` (as
-    :func:`~evalstats.stats.judge_agreement` pairs them) are re-simulated task by task
-    (module docstring) and Cohen's kappa's default interval is computed on each simulated
-    evaluation. Also ``design_coverage(frame, statistic="kappa")``.
+    For every rubric and pair of judges (and pair of arms, with ``arm_a`` / ``arm_b``), the
+    units both judged ``ok`` are re-simulated task by task and Cohen's kappa's default
+    interval (:func:`~evalstats.stats.judge_agreement`'s) computed on each simulated
+    evaluation (docs/methods.md, "Design studies").
 
     Parameters
     ----------
@@ -877,19 +839,10 @@ def design_coverage_kappa(
     Returns
     -------
     DataFrame
-        One row per (rubric, judge pair): ``rubric``, ``judge_a``, ``judge_b``, ``n``
+        One row per (arm pair,) rubric and judge pair: ``rubric``, ``judge_a``, ``judge_b``, ``n``
         (units), ``n_clusters``, ``icc`` (of the nine cells), ``estimate`` (the data's
         kappa), ``truth`` (the simulated world's), ``coverage``, ``mc_se``, ``in_band``,
         ``ci_note``, ``method``, ``n_resamples``.
-
-    Notes
-    -----
-    A pair with at least :data:`~._design_kappa_sums.CLT_TASKS` (1,000) tasks and at
-    least :data:`~._design_kappa_sums.CLT_CELL_COUNT` (100) effective units expected in
-    every cell that occurs draws each simulated evaluation's summed table (normal) and
-    task scatter (Wishart per task size) instead of its tasks, and takes the jackknife
-    from them: the coverage is off by ``O(1 / C)``, below 0.001 there, and the draw is
-    another random stream (:mod:`._design_kappa_sums`).
 
     Examples
     --------
@@ -903,6 +856,26 @@ def design_coverage_kappa(
     >>> r["judge_a"], r["judge_b"], int(r["n"]), int(r["n_clusters"]), round(float(r["estimate"]), 4)
     ('A', 'B', 24, 8, 0.75)
     """
+    return _per_arm_pair(
+        _kappa_coverage,
+        frame,
+        rng,
+        cluster=cluster,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        band=band,
+    )
+
+
+def _kappa_coverage(
+    frame: pd.DataFrame,
+    *,
+    cluster: str = "task_id",
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    band: tuple[float, float] | None = None,
+    rng: np.random.Generator | int | None = 0,
+) -> pd.DataFrame:
     from evalstats.frames import wide_by_judge
 
     check_columns(frame, ["rubric", "judge", cluster, "replicate", "status", "outcome"])
@@ -995,11 +968,10 @@ def design_coverage_cost(
 ) -> pd.DataFrame:
     """Simulated coverage of the default total-ratio cost intervals on this frame's tasks.
 
-    Each simulated evaluation draws as many task totals (WITH, WITHOUT) as the data
-    hold, from a bivariate lognormal fitted to them or from the tasks themselves
-    (``world``, module docstring), and computes :func:`~evalstats.stats.cost_ratios`'
-    default interval of the total ratio. Token totals are those ``cost_ratios`` uses
-    (billed before transcript). Also ``design_coverage(frame, statistic="cost")``.
+    Each simulated evaluation draws as many task totals (arm_a, arm_b) as the data hold,
+    from a bivariate lognormal fitted to them or from the tasks themselves (``world``), and
+    computes :func:`~evalstats.stats.cost_ratios`' default interval of the total ratio, on
+    the token counts ``cost_ratios`` uses; per pair of arms (docs/methods.md).
 
     Parameters
     ----------
@@ -1010,7 +982,7 @@ def design_coverage_cost(
         As in :func:`~evalstats.stats.cost_ratios`.
     world : {"lognormal", "tasks"}
         The simulated world: the fitted bivariate lognormal, or the observed tasks
-        resampled (a stress test biased against the pivot; module docstring).
+        resampled (a stress test biased against the pivot).
     cluster, n_resamples, confidence, band, rng
         As in :func:`~evalstats.stats.design_coverage`.
 
@@ -1035,6 +1007,30 @@ def design_coverage_cost(
     >>> r["statistic"], int(r["n_clusters"]), round(float(r["estimate"]), 4)
     ('tokens_total_ratio', 8, 0.8404)
     """
+    return _per_arm_pair(
+        _cost_coverage,
+        frame,
+        rng,
+        cluster=cluster,
+        include_no_answer=include_no_answer,
+        world=world,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        band=band,
+    )
+
+
+def _cost_coverage(
+    frame: pd.DataFrame,
+    *,
+    cluster: str = "task_id",
+    include_no_answer: bool = True,
+    world: str = "lognormal",
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    band: tuple[float, float] | None = None,
+    rng: np.random.Generator | int | None = 0,
+) -> pd.DataFrame:
     if world not in WORLDS:
         raise ParameterError(f"world must be one of {WORLDS}, got {world!r}")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
