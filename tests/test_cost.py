@@ -624,3 +624,14 @@ def test_coverage_slice_at_8_tasks_x_3_with_skewed_costs():
     se2 = np.sqrt((z**2 / (1 - h)).sum(1))
     q = stats.t.ppf(0.975, bm_df_from_leverage(h))
     assert np.mean(np.abs(est - true_total) <= q * se2) < 0.80
+
+
+def test_one_result_per_pair_of_arms_each_its_own_two_arm_result():
+    a, b = _pairs(np.random.default_rng(40)), _pairs(np.random.default_rng(41), n_tasks=12)
+    k_arms = pd.concat([a.assign(arm_a="v1", arm_b="none"), b.assign(arm_a="v2", arm_b="none")])
+    out = cost_ratios(k_arms, rng=3)
+    assert list(out.columns[:2]) == ["arm_a", "arm_b"] and len(out) == 2 * len(COST_METRICS)
+    for arm, part in (("v1", a), ("v2", b)):
+        got = out.loc[out["arm_a"] == arm].drop(columns=["arm_a", "arm_b"]).reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, pd.DataFrame(cost_ratios(part, rng=3)))
+    assert out.attrs["token_source"] == "as given"
