@@ -760,23 +760,11 @@ def _normality(v: np.ndarray, what: str) -> LognormalCheck:
 def bm_df_from_leverage(h: np.ndarray) -> np.ndarray:
     """Bell-McCaffrey degrees of freedom of a one-parameter CR2 variance, from cluster leverages.
 
-    For a single coefficient (an intercept-only OLS, or the through-origin WLS ratio estimator)
-    the cluster hat blocks are rank one with eigenvalue ``h_c`` (the cluster's leverage:
-    ``n_c / n`` for a mean, ``Y_c / Y`` for a ratio of totals). The CR2 estimator is then
-    ``sum_c E_c^2 / (1 - h_c)`` and, under the working model, the Bell & McCaffrey (2002) df
-    ``tr(M)^2 / tr(M^2)`` has ``M = diag(h / (1 - h)) - q q'`` with ``q = h / sqrt(1 - h)``
-    (Pustejovsky & Tipton 2018, eq. 11, specialised to one parameter). Balanced clusters give
-    ``C - 1``; unequal leverages give fewer.
-
-    Parameters
-    ----------
-    h : ndarray, shape (..., C)
-        Cluster leverages, each in [0, 1), summing to 1 along the last axis.
-
-    Returns
-    -------
-    ndarray, shape (...)
-        The df; NaN where some ``h_c >= 1``.
+    For one coefficient (an intercept-only OLS, or the through-origin WLS ratio estimator)
+    the cluster hat blocks are rank one with eigenvalue ``h_c`` (``n_c / n`` for a mean,
+    ``Y_c / Y`` for a ratio of totals), and the df ``tr(M)^2 / tr(M^2)`` of Bell & McCaffrey
+    (2002) has ``M = diag(h / (1 - h)) - q q'``, ``q = h / sqrt(1 - h)`` (Pustejovsky &
+    Tipton 2018, eq. 11). ``h``: (..., C) leverages summing to 1; NaN where some ``h_c >= 1``.
 
     Examples
     --------
@@ -902,23 +890,11 @@ def lognormal_ratio_gpq(
 
 
 def gpq_interval(draws: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed interval from pivot draws, by order statistics.
+    """Equal-tailed interval from pivot draws ``(..., K)``, by order statistics.
 
-    With ``K`` draws and ``j = ceil(K (1 - confidence) / 2)``, the limits are the ``j``-th
-    smallest and the ``j``-th largest draw, so a bound ``m`` lies beyond the upper limit
-    exactly when the generalized p-value ``mean(draws >= m)`` is below ``(1 - confidence) / 2``
-    (and likewise below): the test and the interval agree.
-
-    Parameters
-    ----------
-    draws : ndarray, shape (..., K)
-        Draws of a pivot, e.g. from :func:`lognormal_ratio_gpq`.
-    confidence : float
-        Confidence level.
-
-    Returns
-    -------
-    lo, hi : ndarray, shape (...)
+    The limits are the ``j``-th smallest and largest draws, ``j = ceil(K (1 - confidence) / 2)``,
+    so a bound lies beyond a limit exactly when the generalized p-value ``mean(draws >= m)``
+    is below ``(1 - confidence) / 2``: the test and the interval agree.
 
     Examples
     --------

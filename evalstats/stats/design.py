@@ -264,7 +264,7 @@ STATISTICS = ("win_rates", "kappa", "cost")
 # The options of the kappa and cost simulations beyond the shared ones.
 _OPTIONS = {"win_rates": (), "kappa": (), "cost": ("include_no_answer", "world")}
 #: Above this many simulated (simulation, task) cells the sums are simulated per size
-#: class (:mod:`._design_sums`) instead of task by task (~1 us and ~300 bytes a cell).
+#: class (:func:`simulated_sums`) instead of task by task (~1 us and ~300 bytes a cell).
 PER_TASK_LIMIT = 500_000
 
 

@@ -47,9 +47,7 @@ _GL_X = 0.5 * (_GL_X + 1.0)
 _GL_W = 0.5 * _GL_W
 
 
-# --------------------------------------------------------------------------------------------
-# numpy core
-# --------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------- numpy core
 
 
 def _bvn_excess(h: np.ndarray, k: np.ndarray, rho: np.ndarray) -> np.ndarray:
@@ -207,11 +205,6 @@ def _solve_tasks(net_win, n_replicates, icc, p_tie, alpha, target, alternative, 
         lo = np.where(gap & ~ok, mid, lo)
 
 
-# --------------------------------------------------------------------------------------------
-# validation
-# --------------------------------------------------------------------------------------------
-
-
 def _check_prob(name: str, value: float, *, lo_open: bool = False, hi_open: bool = True) -> float:
     v = float(value)
     ok = (v > 0 if lo_open else v >= 0) and (v < 1 if hi_open else v <= 1)
@@ -229,38 +222,14 @@ def _check_prob(name: str, value: float, *, lo_open: bool = False, hi_open: bool
 class PowerResult(ResultDisplay):
     """One power calculation for the paired cluster design.
 
-    Attributes
-    ----------
-    solved_for : str
-        ``"power"``, ``"net_win"`` or ``"n_tasks"``: which quantity was computed.
-    net_win : float
-        Net win ``P(win) - P(loss)`` under the alternative (the MDE when solved for).
-    n_tasks, n_replicates : int
-        Tasks (clusters) and judged pairs per task.
-    power : float
-        Power of the cluster t-test at ``net_win`` (at least the target when solved for
-        ``n_tasks``, since tasks are whole).
-    alpha : float
-        Significance level.
-    alternative : str
-        ``"two-sided"`` or ``"larger"``.
-    p_win, p_tie, p_loss : float
-        Outcome probabilities under the alternative.
-    icc, icc_scale : float, str
-        The ICC as given and its scale (``"latent"`` probit scale of the simulator, or
-        ``"outcome"`` scale of ``y``).
-    icc_outcome : float
-        ICC of the net-win score ``y`` used in the design effect.
-    design_effect : float
-        ``1 + (n_replicates - 1) * icc_outcome``.
-    sd_pair : float
-        Standard deviation of one pair's score, ``sqrt(P(win) + P(loss) - net_win**2)``.
-    se : float
-        Standard error of the net win under the alternative.
-    effective_pairs : float
-        ``n_tasks * n_replicates / design_effect``.
-    df, critical_value, noncentrality : float
-        Degrees of freedom (``n_tasks - 1``), t critical value and noncentrality.
+    ``solved_for`` names the quantity computed (``"power"``, ``"net_win"``: the MDE, or
+    ``"n_tasks"``: power then at least the target). ``net_win``, ``n_tasks``,
+    ``n_replicates``, ``alpha``, ``alternative``, ``icc`` and ``icc_scale`` are the design;
+    ``p_win``, ``p_tie``, ``p_loss`` the outcome probabilities under the alternative;
+    ``icc_outcome`` the ICC of the score ``y`` in the design effect
+    ``1 + (n_replicates - 1) icc_outcome``; ``sd_pair`` one pair's score SD; ``se`` the net
+    win's SE; ``effective_pairs`` ``n_tasks n_replicates / design_effect``; ``df``,
+    ``critical_value`` and ``noncentrality`` those of the t-test.
     """
 
     solved_for: str
