@@ -11,6 +11,7 @@ import pytest
 from evalstats.stats import (
     clustered_agreement,
     cost_ratios,
+    design_coverage,
     design_coverage_cost,
     design_coverage_kappa,
     judge_agreement,
@@ -167,7 +168,6 @@ def test_cost_coverage_without_a_lognormal_interval_says_why():
 
 def test_design_coverage_dispatches_kappa_and_cost():
     from evalstats.errors import ParameterError
-    from evalstats.stats import design_coverage
 
     f = _two_judges(8, 3, 0.8, seed=2)
     pd.testing.assert_frame_equal(
@@ -186,3 +186,13 @@ def test_design_coverage_dispatches_kappa_and_cost():
         design_coverage(f, statistic="kappa", world="tasks")
     with pytest.raises(ParameterError, match="takes no"):
         design_coverage(f, world="tasks")
+
+
+def test_one_row_per_pair_of_arms():
+    f = _two_judges(8, 3, 0.8)
+    k = pd.concat([f.assign(arm_a="v1", arm_b="none"), f.assign(arm_a="v2", arm_b="none")])
+    kappa = design_coverage_kappa(k, n_resamples=50)
+    assert kappa[["arm_a", "arm_b"]].values.tolist() == [["v1", "none"], ["v2", "none"]]
+    assert (kappa["n"] == design_coverage_kappa(f, n_resamples=50)["n"].item()).all()
+    rates = design_coverage(k, n_resamples=50)
+    assert len(rates) == 4 and {"arm_a", "arm_b", "judge"} <= set(rates.columns)
