@@ -518,7 +518,7 @@ def total_ratio_draws(
 
     For tests on the same construction (:func:`evalstats.stats.equivalence.cost_equivalence`):
     None where ``cost_ratios`` falls back to CR2 (a task total of 0, fewer than 3 tasks, the
-    lognormal model check rejected).
+    lognormal model check rejected). One pair of arms at a time.
 
     Examples
     --------
@@ -531,6 +531,9 @@ def total_ratio_draws(
     True
     """
     _check_choice("measure", measure, tuple(MEASURES))
+    keys = [c for c in _ARM_KEYS if c in frame.columns]
+    if keys and len(frame[keys].drop_duplicates()) > 1:
+        raise ParameterError("several pairs of arms: select one (arm_a, arm_b) first")
     if measure == "tokens":  # the same counts cost_ratios uses (billed before transcript)
         frame = choose_token_source(frame).frame
     pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
