@@ -583,13 +583,13 @@ def _ratio_row(row: dict, sums, stat, kind, opts: _CostOptions, gen, check=None)
             else " (fewer than 3 tasks or no spread: no lognormal interval)"
         )
     if opts.interval in ("cr2", "default"):
-        se, df = _cr2_total(sums) if kind == "total" else _cr2_mean(sums)
+        se, df = _delta_se(sums, kind, cr2=True)
         if not np.isfinite(df):
             return row | {"se": se, "method": "no interval: one cluster holds every cost"}
         label = _REJECTED_METHOD if rejected else _CR2_LABEL + fallback
     elif opts.interval == "analytic":
-        se = _cr1_total(sums) if kind == "total" else _cr1_mean(sums)
-        df, label = float(n_clusters - 1), "CR1 delta method, log scale, t(C-1)"
+        se, df = _delta_se(sums, kind, cr2=False)
+        label = "CR1 delta method, log scale, t(C-1)"
     else:
         res = cluster_bootstrap(
             sums, stat, method=opts.method, n_resamples=opts.n_resamples, confidence=conf, rng=gen
@@ -786,6 +786,29 @@ def bm_df_from_leverage(h: np.ndarray) -> np.ndarray:
     return np.where(np.all(h < 1.0, axis=-1), df, np.nan)
 
 
+def _delta_se(sums: np.ndarray, kind: str, cr2: bool) -> tuple[float, float]:
+    """Cluster-robust SE of the log ratio and its df from per-cluster sums (C, 2).
+
+    Both statistics are one-parameter fits: the ratio of totals the WLS ``x ~ 0 + y`` with
+    weights ``1 / y`` (residual totals ``X_c / X - Y_c / Y``, leverage ``Y_c / Y``), the
+    geometric mean an intercept-only OLS of the log ratio (``(S_c - n_c mean) / n``,
+    leverage ``n_c / n``). CR2 divides each squared residual total by ``1 - h_c`` and takes
+    the Bell-McCaffrey df; CR1 multiplies by ``C / (C - 1)`` and takes ``C - 1``.
+    """
+    if kind == "total":
+        tot = sums.sum(axis=0)
+        z, h, scale = sums[:, 0] / tot[0] - sums[:, 1] / tot[1], sums[:, 1] / tot[1], 1.0
+    else:
+        n = sums[:, 1].sum()
+        z, h, scale = sums[:, 0] - sums[:, 1] * (sums[:, 0].sum() / n), sums[:, 1] / n, n
+    c = len(sums)
+    if not cr2:
+        return float(np.sqrt(c / (c - 1) * np.sum(z**2)) / scale), float(c - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = float(np.sqrt(np.sum(z**2 / (1.0 - h))) / scale)
+    return se, float(bm_df_from_leverage(h))
+
+
 def _log_ratio_of_sums(s: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log(s[..., 0]) - np.log(s[..., 1])
@@ -796,22 +819,6 @@ def _log_ratio_of_sums(s: np.ndarray) -> np.ndarray:
 def _mean_of_sums(s: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return s[..., 0] / s[..., 1]
-
-
-def _cr1_total(sums: np.ndarray) -> float:
-    """CR1 delta-method SE of log(sum x / sum y) from per-cluster sums (C, 2)."""
-    c = sums.shape[0]
-    tot = sums.sum(axis=0)
-    z = sums[:, 0] / tot[0] - sums[:, 1] / tot[1]
-    return float(np.sqrt(c / (c - 1) * np.sum(z**2)))
-
-
-def _cr1_mean(sums: np.ndarray) -> float:
-    """CR1 SE of a pooled mean from per-cluster (sum, count) (C, 2)."""
-    c = sums.shape[0]
-    n = sums[:, 1].sum()
-    mean = sums[:, 0].sum() / n
-    return float(np.sqrt(c / (c - 1) * np.sum((sums[:, 0] - sums[:, 1] * mean) ** 2)) / n)
 
 
 @functools.lru_cache(maxsize=64)
@@ -952,31 +959,6 @@ def pivot_hull_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> PivotEnd
     lo = np.where(finite, lo, log_est - q * se)
     hi = np.where(finite, hi, log_est + q * se)
     return PivotEnds(lo, hi, log_est, widen, finite, np.std(safe, axis=-1), se, q)
-
-
-def _cr2_total(sums: np.ndarray) -> tuple[float, float]:
-    """CR2 SE of log(sum x / sum y) and its Bell-McCaffrey df, from per-cluster sums (C, 2).
-
-    The ratio of totals is the WLS fit of ``x ~ 0 + y`` with weights ``1 / y``; its cluster
-    leverages are ``h_c = Y_c / Y`` and the CR2 adjustment divides each squared cluster residual
-    total by ``1 - h_c`` (see :func:`bm_df_from_leverage`).
-    """
-    tot = sums.sum(axis=0)
-    z = sums[:, 0] / tot[0] - sums[:, 1] / tot[1]
-    h = sums[:, 1] / tot[1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        se = float(np.sqrt(np.sum(z**2 / (1.0 - h))))
-    return se, float(bm_df_from_leverage(h))
-
-
-def _cr2_mean(sums: np.ndarray) -> tuple[float, float]:
-    """CR2 SE of a pooled mean (intercept-only OLS) and its Bell-McCaffrey df, (C, 2) sums."""
-    n = sums[:, 1].sum()
-    mean = sums[:, 0].sum() / n
-    h = sums[:, 1] / n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        se = float(np.sqrt(np.sum((sums[:, 0] - sums[:, 1] * mean) ** 2 / (1.0 - h))) / n)
-    return se, float(bm_df_from_leverage(h))
 
 
 # ------------------------------------------------------------------ arm costs and Pareto
