@@ -196,3 +196,29 @@ def test_one_row_per_pair_of_arms():
     assert (kappa["n"] == design_coverage_kappa(f, n_resamples=50)["n"].item()).all()
     rates = design_coverage(k, n_resamples=50)
     assert len(rates) == 4 and {"arm_a", "arm_b", "judge"} <= set(rates.columns)
+
+
+@pytest.mark.parametrize(
+    ("c", "n", "world"), [(8, 400, "lognormal"), (40, 300, "tasks"), (6000, 40, "lognormal")]
+)
+def test_cost_coverage_is_the_one_of_total_ratio_ends(monkeypatch, c, n, world):
+    # The same simulated evaluations with their interval from total_ratio_ends (cost_ratios'
+    # own pivot_hull_ends: every draw formed and sorted, the check in float64) instead of
+    # the fast ends_from_logs: the same frame, coverage and model_rejected counts included.
+    from evalstats.stats import design
+
+    rng = np.random.default_rng(c)
+    size = np.exp(rng.normal(7, 1.0, c))
+    tw = np.round(size * np.exp(rng.normal(-0.2, 0.4, c)))
+    to = np.round(size * np.exp(rng.normal(0, 0.4, c)))
+    tw[0] *= 20  # an outlier task: the checks fire in some evaluations
+    frame = _cost_frame(tw, to)
+    fast = design_coverage_cost(frame, world=world, n_resamples=n, rng=2)
+    monkeypatch.setattr(
+        design,
+        "ends_from_logs",
+        lambda lx, ly, conf, work: total_ratio_ends(np.exp(lx), np.exp(ly), conf),
+    )
+    ref = design_coverage_cost(frame, world=world, n_resamples=n, rng=2)
+    pd.testing.assert_frame_equal(fast, ref, check_exact=True)
+    assert (0 < ref["model_rejected"]).all() and (ref["model_rejected"] < 1).all()
