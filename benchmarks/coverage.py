@@ -200,7 +200,7 @@ def flagged_share(d: Design, rng: np.random.Generator, n_evals: int = 40) -> flo
             "outcome": np.array(["loss", "tie", "win"])[codes[ev, task, row, 0]],
         }
     )
-    res = design_coverage(frame, by="eval", n_sims=400, rng=rng)
+    res = design_coverage(frame, by="eval", n_resamples=400, rng=rng)
     return float((res["ci_note"] != "").mean())
 
 

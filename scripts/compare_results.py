@@ -57,12 +57,16 @@ RENAMED: dict[str, tuple[str | None, str]] = {
 
 
 _SEED_ARMS = {"arm_a": "with", "arm_b": "without"}
+#: Column names issue 31's one vocabulary renamed, old -> new (the values compared as before).
+RENAMED_COLUMNS = {"n_sims": "n_resamples"}
 
 
 def differences(a: Any, b: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
     if path.lstrip(".") in IGNORED:
         return
     if isinstance(a, dict) and isinstance(b, dict):
+        a = {RENAMED_COLUMNS.get(k, k) if RENAMED_COLUMNS.get(k) not in a else k: v
+             for k, v in a.items()}  # fmt: skip
         for k in sorted(set(a) | set(b)):
             sub = f"{path}.{k}"
             if k not in a or k not in b:

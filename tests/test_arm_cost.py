@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -187,3 +188,16 @@ def test_pareto_refuses_mismatched_arms():
     f, runs = _frame_and_runs()
     with pytest.raises(DataError, match="differ"):
         pareto(f, runs.loc[runs.arm != "arm2"], reference="arm0", n_resamples=30)
+
+
+def test_a_dataset_gives_its_arms_toml_reference_and_order():
+    import evalstats
+
+    ds = evalstats.load_dir(Path(__file__).resolve().parents[1] / "data" / "karm")
+    res = arm_costs(ds, n_resamples=50, rng=0)
+    assert set(res["reference"]) == {ds.arms.reference} == {"none"}
+    assert list(dict.fromkeys(res["arm"])) == ["v1", "v2"]
+    same = arm_costs(ds.runs, reference="none", arms=ds.arms.ids, n_resamples=50, rng=0)
+    pd.testing.assert_frame_equal(pd.DataFrame(res), pd.DataFrame(same))
+    with pytest.raises(ParameterError, match="reference"):
+        arm_costs(ds.runs, n_resamples=50)

@@ -13,7 +13,6 @@ from evalstats._tidy import TIDY_COLUMNS
 from evalstats.errors import DataError
 from evalstats.stats.cost import (
     COST_METRICS,
-    _median_row,
     _woodruff_median_interval,
     agent_spend,
     bm_df_from_leverage,
@@ -177,8 +176,10 @@ def test_median_woodruff_interval_matches_statsmodels_cluster_se_and_quantiles()
     rng = np.random.default_rng(10)
     g = np.repeat(np.arange(9), rng.integers(1, 6, 9))
     lr = rng.normal(0, 0.5, 9)[g] + rng.normal(0, 0.3, g.size)
-    used = np.ones(g.size, bool)
-    row = _median_row("m", lr, g, used, ~used, 0, 0.9, None)
+    frame = pd.DataFrame({"task_id": g, "replicate": np.arange(g.size), "status": "ok",
+                          "tokens_with": np.exp(lr), "tokens_without": 1.0,
+                          "wall_with_s": 1.0, "wall_without_s": 1.0})  # fmt: skip
+    row = cost_ratios(frame, confidence=0.9).set_index("statistic").loc["tokens_median_ratio"]
     # Oracle: CR1 SE of the share at or below the median (OLS on a constant, clustered by
     # task), then the empirical quantiles at 0.5 -/+ t(C - 1) * se.
     z = (lr <= np.median(lr)).astype(float)
@@ -589,35 +590,6 @@ def test_the_default_widens_to_cr2_when_the_lognormal_model_excludes_the_plain_r
         assert (eq["p_value"] < 0.05) == (eq["ci_high"] < margin)
 
 
-def test_lognormal_interval_reduces_to_the_modified_cox_interval_for_one_lognormal_mean():
-    from evalstats.stats.cost import lognormal_ratio_interval
-
-    rng = np.random.default_rng(34)
-    x = np.exp(rng.normal(3.0, 1.2, 11))
-    centre, se, df = lognormal_ratio_interval(x, np.full(11, 5.0))
-    # Zhou & Gao (1997): log mean = ybar + s^2 / 2, SE^2 = s^2 / n + s^4 / (2 (n - 1))
-    ly = np.log(x)
-    s2 = ly.var(ddof=1)
-    assert centre == pytest.approx(ly.mean() + s2 / 2 - np.log(5.0), rel=1e-12)
-    assert se == pytest.approx(np.sqrt(s2 / 11 + s2**2 / 20), rel=1e-12)
-    assert df == 10
-
-
-def test_lognormal_interval_se_matches_the_monte_carlo_spread_and_covers():
-    from evalstats.stats.cost import lognormal_ratio_interval
-
-    # bivariate normal log totals with known log(E x / E y) = mu_d + (var lx - var ly) / 2
-    rng = np.random.default_rng(35)
-    cov = np.array([[1.2, 0.9], [0.9, 1.0]])
-    logs = rng.multivariate_normal([7.0, 7.3], cov, size=(20_000, 12))
-    truth = -0.3 + (1.2 - 1.0) / 2
-    centre, se, df = lognormal_ratio_interval(np.exp(logs[..., 0]), np.exp(logs[..., 1]))
-    assert np.std(centre) == pytest.approx(np.sqrt(np.mean(se**2)), rel=0.03)
-    q = stats.t.ppf(0.975, df)
-    cover = np.mean((centre - q * se <= truth) & (truth <= centre + q * se))
-    assert 0.94 < cover < 0.975  # t(C - 1) is slightly conservative here (0.967)
-
-
 def test_coverage_slice_at_8_tasks_x_3_with_skewed_costs():
     """A fast slice of benchmarks/coverage_cost.py: loose bounds, vectorised over evaluations.
 
@@ -652,3 +624,14 @@ def test_coverage_slice_at_8_tasks_x_3_with_skewed_costs():
     se2 = np.sqrt((z**2 / (1 - h)).sum(1))
     q = stats.t.ppf(0.975, bm_df_from_leverage(h))
     assert np.mean(np.abs(est - true_total) <= q * se2) < 0.80
+
+
+def test_one_result_per_pair_of_arms_each_its_own_two_arm_result():
+    a, b = _pairs(np.random.default_rng(40)), _pairs(np.random.default_rng(41), n_tasks=12)
+    k_arms = pd.concat([a.assign(arm_a="v1", arm_b="none"), b.assign(arm_a="v2", arm_b="none")])
+    out = cost_ratios(k_arms, rng=3)
+    assert list(out.columns[:2]) == ["arm_a", "arm_b"] and len(out) == 2 * len(COST_METRICS)
+    for arm, part in (("v1", a), ("v2", b)):
+        got = out.loc[out["arm_a"] == arm].drop(columns=["arm_a", "arm_b"]).reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, pd.DataFrame(cost_ratios(part, rng=3)))
+    assert out.attrs["token_source"] == "as given"

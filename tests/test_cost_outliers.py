@@ -12,8 +12,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalstats.stats._cost_intervals import LOGNORMAL_CHECK_ALPHA, _lognormal_check
-from evalstats.stats.cost import GPQ_METHOD, cost_ratios, total_ratio_draws
+from evalstats.stats.cost import (  # the model check itself
+    GPQ_METHOD,
+    LOGNORMAL_CHECK_ALPHA,
+    _lognormal_check,
+    cost_ratios,
+    total_ratio_draws,
+)
 
 
 def _costs(seed: int, n_tasks: int = 8, reps: int = 3, outliers: tuple = (0.0, 1.0)):

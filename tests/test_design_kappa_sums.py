@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalstats.stats import _design_coverage_more, _design_kappa_sums, design_coverage_kappa
-from evalstats.stats._design_coverage_more import kappa_ends
+# The large-design path's private pieces (monkeypatched to force either path).
+from evalstats.stats import design, design_coverage_kappa
+from evalstats.stats.design import kappa_ends
 
 # A design with rare off-diagonal cells, unequal task sizes and correlated tasks.
 P = np.array([0.3, 0.03, 0.02, 0.04, 0.15, 0.03, 0.02, 0.03, 0.38])
@@ -27,8 +28,8 @@ def test_ends_from_sums_are_the_jackknife_interval_of_the_same_tables():
     m = gen.integers(1, 30, 1500)
     tables = _tasks(m, 0.2, 20, gen)
     lo, hi = kappa_ends(tables, 0.95)
-    total, scatter = _design_kappa_sums.sums_of_tables(tables)
-    lo2, hi2 = _design_kappa_sums.ends_from_sums(total, scatter, len(m), 0.95)
+    total, scatter = design.sums_of_tables(tables)
+    lo2, hi2 = design.ends_from_sums(total, scatter, len(m), 0.95)
     # The linearised jackknife is off by O(m / n) of the SE: 2e-5 here, widths ~0.03.
     assert np.abs(lo - lo2).max() < 1e-4 and np.abs(hi - hi2).max() < 1e-4
     assert np.abs(lo - lo2).max() > 0  # two computations, not one
@@ -38,8 +39,8 @@ def test_ends_from_sums_are_the_jackknife_interval_of_the_same_tables():
 def test_drawn_sums_have_the_task_by_task_mean_and_scatter():
     gen = np.random.default_rng(1)
     m = gen.integers(1, 30, 300)
-    total, scatter = _design_kappa_sums.sums_of_tables(_tasks(m, 0.3, 4000, gen))
-    t2, s2 = _design_kappa_sums.simulated_table_sums(m, P, 0.3, 4000, gen)
+    total, scatter = design.sums_of_tables(_tasks(m, 0.3, 4000, gen))
+    t2, s2 = design.simulated_table_sums(m, P, 0.3, 4000, gen)
     for a, b in ((total, t2), (scatter, s2)):
         se = np.sqrt((a.var(axis=0) + b.var(axis=0)) / 4000) + 1e-9
         assert np.abs((a.mean(axis=0) - b.mean(axis=0)) / se).max() < 4.5
@@ -74,10 +75,10 @@ def test_sums_path_coverage_agrees_with_the_task_by_task_one(monkeypatch):
     gen = np.random.default_rng(2)
     m = gen.integers(2, 30, 1000)
     f = _frame(m, 0.1, 3)
-    assert _design_kappa_sums.use_sums(m, P, 0.1)
-    sums = design_coverage_kappa(f, n_sims=1500, rng=4).iloc[0]
-    monkeypatch.setattr(_design_kappa_sums, "CLT_TASKS", 10**9)
-    tasks = design_coverage_kappa(f, n_sims=1500, rng=4).iloc[0]
+    assert design.use_sums(m, P, 0.1)
+    sums = design_coverage_kappa(f, n_resamples=1500, rng=4).iloc[0]
+    monkeypatch.setattr(design, "CLT_TASKS", 10**9)
+    tasks = design_coverage_kappa(f, n_resamples=1500, rng=4).iloc[0]
     assert (sums["icc"], sums["truth"]) == (tasks["icc"], tasks["truth"])
     # Two independent estimates of one coverage: within 3 combined Monte-Carlo SEs.
     se = np.sqrt(2 * 0.95 * 0.05 / 1500)
@@ -86,13 +87,12 @@ def test_sums_path_coverage_agrees_with_the_task_by_task_one(monkeypatch):
 
 def test_small_or_rare_cell_designs_keep_the_task_by_task_draw(monkeypatch):
     calls = []
-    monkeypatch.setattr(_design_kappa_sums, "sums_coverage", lambda *a: calls.append(a) or 0.5)
+    monkeypatch.setattr(design, "sums_coverage", lambda *a: calls.append(a) or 0.5)
     m = np.full(999, 20)
-    assert not _design_kappa_sums.use_sums(m, P, 0.0)  # too few tasks
+    assert not design.use_sums(m, P, 0.0)  # too few tasks
     m = np.full(2000, 5)
     rare = np.r_[P[:8] * (1 - 1e-4) / P[:8].sum(), 1e-4]
-    assert not _design_kappa_sums.use_sums(m, rare, 0.0)  # 1 expected count in a cell
-    assert _design_kappa_sums.use_sums(m, P, 0.0)
-    design_coverage_kappa(_frame(np.full(50, 4), 0.1, 5), n_sims=20)
+    assert not design.use_sums(m, rare, 0.0)  # 1 expected count in a cell
+    assert design.use_sums(m, P, 0.0)
+    design_coverage_kappa(_frame(np.full(50, 4), 0.1, 5), n_resamples=20)
     assert not calls
-    assert _design_coverage_more._ks is _design_kappa_sums

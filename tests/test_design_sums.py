@@ -13,15 +13,46 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalstats.stats import _design_coverage, _design_sums, design_coverage
-from evalstats.stats._design_sums import (
+# The large-design path's pieces are private: checked against rate_arrays and scipy here.
+from evalstats.stats import design, design_coverage
+from evalstats.stats._rate_core import rate_arrays
+from evalstats.stats.design import (
+    _features,
     config_pmf,
     configurations,
     interval_ends,
     simulated_sums,
-    sums_from_tasks,
 )
-from evalstats.stats._rate_core import rate_arrays
+
+
+def sums_from_tasks(sim: np.ndarray, m, gid, n_groups, probs) -> dict:
+    """The sums of :func:`simulated_sums` from simulated tasks themselves, ``sim``
+    (n_resamples, cells, 3): what the tests compare :func:`interval_ends` on with
+    ``rate_arrays``."""
+    m = np.asarray(m, dtype=np.int64)
+    n = np.bincount(gid, weights=m, minlength=n_groups)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = m / n[gid]
+        adj = np.where(h < 1, 1.0 / (1.0 - h), np.nan)
+    f = _features(sim.astype(np.float64), m[None, :, None], probs[gid][None])
+    onehot = np.eye(n_groups)[gid]  # (cells, groups)
+    keys, n_tasks = np.unique(np.stack([gid, m], axis=1), axis=0, return_counts=True)
+    kh = keys[:, 1] / n[keys[:, 0]]
+    with np.errstate(divide="ignore"):
+        k_adj = np.where(kh < 1, 1.0 / (1.0 - kh), np.nan)
+    return {
+        "total": np.einsum("scf,cg->sgf", f[..., :3], onehot),
+        "z1": np.einsum("scf,cg->sgf", f[..., 3:6], onehot),
+        "a1": np.einsum("scf,cg->sgf", (adj * m)[None, :, None] * f[..., 3:6], onehot),
+        "a2": np.einsum("scf,cg->sgf", adj[None, :, None] * f[..., 6:], onehot),
+        "q2": np.einsum("scf,cg->sgf", f[..., 6:] / m[None, :, None], onehot),
+        "am2": np.bincount(gid, weights=adj * m * m, minlength=n_groups),
+        "keys": keys,
+        "n_tasks": n_tasks,
+        "adj": k_adj,
+        "m": m,
+        "gid": gid,
+    }
 
 
 def _tasks(sizes, probs, conc, n_sims, rng):
@@ -122,11 +153,11 @@ def _design(n_tasks: int, seed: int = 0) -> pd.DataFrame:
 @pytest.mark.parametrize("max_configs", [None, 0])  # by configuration counts; task by task
 def test_sums_path_matches_the_task_by_task_coverage(monkeypatch, max_configs):
     f = _design(12)
-    per_task = design_coverage(f, n_sims=2000, rng=3)
-    monkeypatch.setattr(_design_coverage, "PER_TASK_LIMIT", 0)
+    per_task = design_coverage(f, n_resamples=2000, rng=3)
+    monkeypatch.setattr(design, "PER_TASK_LIMIT", 0)
     if max_configs is not None:
-        monkeypatch.setattr(_design_sums, "MAX_CONFIGS", max_configs)
-    sums = design_coverage(f, n_sims=2000, rng=3)
+        monkeypatch.setattr(design, "MAX_CONFIGS", max_configs)
+    sums = design_coverage(f, n_resamples=2000, rng=3)
     cols = [c for c in per_task.columns if c.endswith("_coverage")]
     pd.testing.assert_frame_equal(
         per_task.drop(columns=cols + ["in_band", "ci_note"]),

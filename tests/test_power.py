@@ -10,9 +10,9 @@ from scipy import stats
 from statsmodels.stats.power import TTestPower
 
 from evalstats.simulation import draw_outcomes
-from evalstats.stats._power_model import _bvn_excess
 from evalstats.stats.power import (
     PowerResult,
+    _bvn_excess,  # the bivariate-normal integral, against scipy
     mde_curve,
     min_detectable_net_win,
     outcome_icc,
@@ -300,9 +300,9 @@ def test_simulated_power_matches_scipy_t_tests_on_the_same_draws():
     from evalstats.stats.power import simulated_power
 
     kw = dict(n_replicates=4, icc=0.3, p_tie=0.3)
-    res = simulated_power(0.25, 12, **kw, n_sims=300, rng=11, method="cluster_t")
+    res = simulated_power(0.25, 12, **kw, n_resamples=300, rng=11, method="cluster_t")
     # Balanced tasks: CR2 = CR1 and the Bell-McCaffrey df = C - 1, so cr2_t is this t test too.
-    cr2 = simulated_power(0.25, 12, **kw, n_sims=300, rng=11, method="cr2_t")
+    cr2 = simulated_power(0.25, 12, **kw, n_resamples=300, rng=11, method="cr2_t")
     p_win, p_loss = (1 - 0.3 + 0.25) / 2, (1 - 0.3 - 0.25) / 2
     codes = draw_outcomes(
         12, 4, p_win=p_win, p_tie=0.3, p_loss=p_loss, icc=0.3, n_evals=300, rng=11
@@ -317,17 +317,17 @@ def test_simulated_mde_and_tasks_needed_search_the_simulated_power():
     from evalstats.stats.power import simulated_mde, simulated_power, simulated_tasks_needed
 
     kw = dict(n_replicates=3, icc=0.3, p_tie=0.3)
-    mde = simulated_mde(10, **kw, n_sims=2000, rng=4).iloc[0]
+    mde = simulated_mde(10, **kw, n_resamples=2000, rng=4).iloc[0]
     # The search's answer reaches the target on its own draws and a fresh draw agrees.
     assert mde["power_simulated"] >= 0.8
-    again = simulated_power(mde["net_win"], 10, **kw, n_sims=4000, rng=99)["power"].item()
+    again = simulated_power(mde["net_win"], 10, **kw, n_resamples=4000, rng=99)["power"].item()
     assert abs(again - 0.8) < 0.035
     # The analytic MDE is optimistic with 10 tasks: simulated power there is below 0.8.
     assert mde["power_simulated_at_analytic"] < 0.79 and mde["net_win"] > mde["net_win_analytic"]
-    need = simulated_tasks_needed(0.4, **kw, n_sims=2000, rng=5).iloc[0]
+    need = simulated_tasks_needed(0.4, **kw, n_resamples=2000, rng=5).iloc[0]
     c = int(need["n_tasks"])
     assert need["power_simulated"] >= 0.8 and c >= need["n_tasks_analytic"]
-    below = simulated_power(0.4, c - 1, **kw, n_sims=2000, rng=5)["power"].item()
+    below = simulated_power(0.4, c - 1, **kw, n_resamples=2000, rng=5)["power"].item()
     assert below < 0.8 + 0.03
     with pytest.raises(ValueError, match="method"):
         simulated_mde(10, method="bca")
@@ -336,11 +336,13 @@ def test_simulated_mde_and_tasks_needed_search_the_simulated_power():
 def test_simulated_power_type_one_error_and_analytic_agreement():
     from evalstats.stats.power import min_detectable_net_win, simulated_power
 
-    null = simulated_power(0.0, 15, n_replicates=6, icc=0.3, p_tie=0.35, n_sims=6000, rng=2)
+    null = simulated_power(0.0, 15, n_replicates=6, icc=0.3, p_tie=0.35, n_resamples=6000, rng=2)
     assert abs(null["power"].item() - 0.05) < 4 * null["mc_se"].item() + 0.005
     # With many tasks the normal approximation holds: simulated ~= analytic 0.8.
     mde = min_detectable_net_win(120, n_replicates=3, icc=0.3, p_tie=0.3)
-    sim = simulated_power(mde.net_win, 120, n_replicates=3, icc=0.3, p_tie=0.3, n_sims=6000, rng=3)
+    sim = simulated_power(
+        mde.net_win, 120, n_replicates=3, icc=0.3, p_tie=0.3, n_resamples=6000, rng=3
+    )
     assert abs(sim["power"].item() - 0.8) < 4 * sim["mc_se"].item() + 0.01
 
 

@@ -14,8 +14,13 @@ import numpy as np
 import pytest
 
 from evalstats.stats.outcome_model import latent_thresholds
-from evalstats.stats.power import simulated_power, tasks_needed, tasks_needed_curve
-from evalstats.stats.power_simulation import _latent_draw, _simulated_rejections
+from evalstats.stats.power import (  # the simulation's pieces, against rate_arrays
+    _latent_draw,
+    _simulated_rejections,
+    simulated_power,
+    tasks_needed,
+    tasks_needed_curve,
+)
 from evalstats.stats.winrates import WIN_RATE_METHODS, rate_arrays
 
 CLOSED_FORM = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "iid_wilson")
@@ -69,7 +74,7 @@ def test_interval_rejections_are_the_p_value_rejections(method, n_tasks, n_repli
 
 
 def test_simulated_power_rejects_at_the_nominal_level_under_the_null():
-    r = simulated_power(0.0, 15, n_replicates=6, icc=0.3, p_tie=0.3, n_sims=4000, rng=1)
+    r = simulated_power(0.0, 15, n_replicates=6, icc=0.3, p_tie=0.3, n_resamples=4000, rng=1)
     assert abs(r["power"].item() - 0.05) < 4 * r["mc_se"].item() + 0.01
 
 

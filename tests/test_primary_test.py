@@ -477,7 +477,7 @@ def test_consensus_rows_in_design_coverage():
     merged = rows.merge(cons, on=["rubric", "judge"], suffixes=("", "_c"))
     assert (merged["n"] == merged["n_c"]).all()
     assert (merged["n_clusters"] == merged["n_clusters_c"]).all()
-    assert (rows["n_sims"] == 1000).all()
+    assert (rows["n_resamples"] == 1000).all()
     np.testing.assert_allclose(rows["mc_se"], np.sqrt(0.95 * 0.05 / 1000), rtol=1e-6)
     # the numbers are the design check of the consensus verdicts on stream 3 of the seed
     frame = res.frame
@@ -486,7 +486,7 @@ def test_consensus_rows_in_design_coverage():
         ignore_index=True,
     )
     gen = np.random.default_rng(np.random.SeedSequence(PARAMS["seed"], spawn_key=(3,)))
-    again = design_coverage(cframe, by=["rubric", "judge"], n_sims=1000, rng=gen)
+    again = design_coverage(cframe, by=["rubric", "judge"], n_resamples=1000, rng=gen)
     pd.testing.assert_frame_equal(
         rows.reset_index(drop=True).astype({"rubric": str, "judge": str}),
         again.astype({"rubric": str, "judge": str}).reset_index(drop=True),

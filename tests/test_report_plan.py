@@ -517,5 +517,5 @@ def test_simulated_mde_and_tasks_needed_hold_under_a_fresh_simulation(method_res
     for effect, n_tasks, kw, mc_se in checks:
         # An independent draw (another seed, 10x the simulations) at the simulated design:
         # its power is the 80 % target, within the Monte-Carlo error of both studies.
-        fresh = simulated_power(effect, n_tasks, n_sims=4000, rng=12345, **kw)["power"].item()
+        fresh = simulated_power(effect, n_tasks, n_resamples=4000, rng=12345, **kw)["power"].item()
         assert abs(fresh - 0.8) < 4 * np.hypot(mc_se, 0.0063), (effect, n_tasks, fresh)

@@ -510,7 +510,7 @@ def test_score_interval_solves_korn_graubard_by_root_finding(seed: int) -> None:
 
 def test_design_coverage_flags_a_rare_outcome_design_and_passes_a_balanced_one() -> None:
     from evalstats.stats import design_coverage
-    from evalstats.stats._design_sums import pooled_icc
+    from evalstats.stats.design import pooled_icc
 
     rng = np.random.default_rng(3)
     rows = []
@@ -520,7 +520,7 @@ def test_design_coverage_flags_a_rare_outcome_design_and_passes_a_balanced_one()
             for o in rng.choice(["win", "tie", "loss"], size=reps, p=pr):
                 rows.append({"design": name, "task_id": t, "status": "ok", "outcome": o})
     frame = pd.DataFrame(rows)
-    cov = design_coverage(frame, by="design", n_sims=600, rng=1).set_index("design")
+    cov = design_coverage(frame, by="design", n_resamples=600, rng=1).set_index("design")
     assert cov.loc["rare", "max_coverage"] > 0.97
     assert cov.loc["rare", "ci_note"].startswith("conservative: simulated coverage")
     assert "for 8 tasks" in cov.loc["rare", "ci_note"]

@@ -15,7 +15,7 @@ from statsmodels.stats.proportion import proportion_confint
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._tidy import TIDY_COLUMNS, wide
 from evalstats.errors import DataError
-from evalstats.stats import coverage
+from evalstats.stats import design as coverage
 from evalstats.stats._proportion import proportion_ci
 from evalstats.stats.position import position_bias
 from evalstats.stats.robust import wilson_interval, wilson_test_p

@@ -90,7 +90,7 @@ def _power(ctx: Context) -> dict[str, Any]:
                 icc=i,
                 p_tie=p_tie,
                 alpha=alpha,
-                n_sims=_POWER_SIMS,
+                n_resamples=_POWER_SIMS,
                 rng=sim_rng,
             )["power"].item()
             if np.isfinite(m)
@@ -154,7 +154,7 @@ def _power_simulated(ctx: Context) -> dict[str, Any]:
         if n_t < 2:
             continue
         common = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
-        common |= {"power": _POWER, "n_sims": _MDE_SIMS, "rng": gen}
+        common |= {"power": _POWER, "n_resamples": _MDE_SIMS, "rng": gen}
         mdes.append(simulated_mde(n_t, **common).assign(rubric=row.rubric))
         analytic = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
         needed += [
@@ -237,7 +237,7 @@ def _ordinal(ctx: Context) -> dict[str, Any]:
 
 
 def _coverage(ctx: Context) -> dict[str, Any]:
-    from ..stats.coverage import coverage_study
+    from ..stats.design import coverage_study
 
     if "power_mde" not in ctx.tables:
         raise Unavailable("needs a design that power can be computed for: not this one")

@@ -186,7 +186,7 @@ def _design_check(ctx: Context) -> dict[str, Any]:
     by = ["rubric", "judge"]
     # Its own generator: whether this check ran must not move any other number.
     cov = design_coverage(
-        ctx.frame, by=by, confidence=ctx.confidence, n_sims=2000, rng=_child_rng(ctx.seed, 2)
+        ctx.frame, by=by, confidence=ctx.confidence, n_resamples=2000, rng=_child_rng(ctx.seed, 2)
     )
     out: dict[str, Any] = {}
     parts = [cov]
@@ -199,7 +199,7 @@ def _design_check(ctx: Context) -> dict[str, Any]:
                 cons_frame,
                 by=by,
                 confidence=ctx.confidence,
-                n_sims=_CONSENSUS_COVERAGE_SIMS,
+                n_resamples=_CONSENSUS_COVERAGE_SIMS,
                 rng=_child_rng(ctx.seed, 3),
             )
         )

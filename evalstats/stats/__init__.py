@@ -25,8 +25,6 @@ from .._surface import lazy_surface
 __all__, __getattr__, __dir__ = lazy_surface(
     __name__,
     {
-        "._design_coverage": ["design_coverage"],
-        "._design_coverage_more": ["design_coverage_cost", "design_coverage_kappa"],
         "._proportion": ["ProportionCI", "proportion_ci"],
         ".agreement": [
             "AgreementResult",
@@ -46,16 +44,24 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "two_rater_agreement",
         ],
         ".agreement_intervals": ["clustered_agreement"],
-        ".arm_cost": [
+        ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
+        ".cost": [
             "ARM_COST_METHODS",
             "ARM_COST_METRICS",
+            "COST_METRICS",
+            "agent_spend",
             "arm_costs",
+            "cost_ratios",
+            "judge_spend",
             "pareto",
             "pareto_frontier",
         ],
-        ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
-        ".cost": ["COST_METRICS", "cost_ratios"],
-        ".coverage": ["coverage_study"],
+        ".design": [
+            "coverage_study",
+            "design_coverage",
+            "design_coverage_cost",
+            "design_coverage_kappa",
+        ],
         ".dimensions": ["dimension_means"],
         ".equivalence": [
             "EquivalenceResult",
@@ -74,24 +80,25 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".pairs": ["PAIRWISE_COLUMNS", "pairwise_frame", "pairwise_from_verdicts"],
         ".planned_test": ["declared_test"],
         ".position": ["position_bias"],
-        ".power_analytic": [
+        ".power": [
             "PowerResult",
             "mde_curve",
             "min_detectable_net_win",
             "outcome_icc",
             "power_curve",
             "power_net_win",
+            "simulated_mde",
+            "simulated_power",
+            "simulated_tasks_needed",
             "solve_power",
             "tasks_needed",
         ],
-        ".power_simulation": ["simulated_mde", "simulated_power", "simulated_tasks_needed"],
         ".ppi": ["PPI_METHODS", "ppi_win_rates"],
         ".rank_confidence": ["rank_sets"],
         ".ranking": ["RANK_MODELS", "rank"],
         ".ranking_subsamples": ["SUBSAMPLE_ESTIMATORS", "rank_subsamples", "subsample_coverage"],
         ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
         ".robust": ["ClusterRatioResult", "cluster_ratio_test"],
-        ".spend": ["agent_spend", "judge_spend"],
         ".winrates": [
             "DEFAULT_METHOD",
             "RATE_NAMES",
@@ -103,8 +110,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
 
 
 if TYPE_CHECKING:
-    from ._design_coverage import design_coverage
-    from ._design_coverage_more import design_coverage_cost, design_coverage_kappa
     from ._proportion import ProportionCI, proportion_ci
     from .agreement import (
         AgreementResult,
@@ -124,10 +129,24 @@ if TYPE_CHECKING:
         two_rater_agreement,
     )
     from .agreement_intervals import clustered_agreement
-    from .arm_cost import ARM_COST_METHODS, ARM_COST_METRICS, arm_costs, pareto, pareto_frontier
     from .comparison import COMPARE_METHODS, COMPARE_STATISTICS, compare
-    from .cost import COST_METRICS, cost_ratios
-    from .coverage import coverage_study
+    from .cost import (
+        ARM_COST_METHODS,
+        ARM_COST_METRICS,
+        COST_METRICS,
+        agent_spend,
+        arm_costs,
+        cost_ratios,
+        judge_spend,
+        pareto,
+        pareto_frontier,
+    )
+    from .design import (
+        coverage_study,
+        design_coverage,
+        design_coverage_cost,
+        design_coverage_kappa,
+    )
     from .dimensions import dimension_means
     from .equivalence import (
         EquivalenceResult,
@@ -146,22 +165,23 @@ if TYPE_CHECKING:
     from .pairs import PAIRWISE_COLUMNS, pairwise_frame, pairwise_from_verdicts
     from .planned_test import declared_test
     from .position import position_bias
-    from .power_analytic import (
+    from .power import (
         PowerResult,
         mde_curve,
         min_detectable_net_win,
         outcome_icc,
         power_curve,
         power_net_win,
+        simulated_mde,
+        simulated_power,
+        simulated_tasks_needed,
         solve_power,
         tasks_needed,
     )
-    from .power_simulation import simulated_mde, simulated_power, simulated_tasks_needed
     from .ppi import PPI_METHODS, ppi_win_rates
     from .rank_confidence import rank_sets
     from .ranking import RANK_MODELS, rank
     from .ranking_subsamples import SUBSAMPLE_ESTIMATORS, rank_subsamples, subsample_coverage
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test
-    from .spend import agent_spend, judge_spend
     from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, win_rates

@@ -1,188 +1,56 @@
-"""Agent cost (tokens and wall-clock, WITH over WITHOUT) and judge spend, reported apart.
+"""Agent cost: token and wall-clock ratios per pair of arms, each arm's cost against a
+reference, the cost-quality Pareto frontier, and judge spend (reported apart, never in the
+agent ratios).
 
-Agent cost belongs to a **pair** (``task_id``, ``replicate``), not to a judgment: the verdict
-frame repeats a pair once per judge and order, so every agent statistic first reduces the frame
-to one row per pair (and checks that the repeated values agree). Pairs whose status is
-``no_answer`` are real runs that blew a budget, which is exactly where cost matters, so they are
-included by default (``include_no_answer=False`` drops them).
-
-Statistics, each as a ratio WITH / WITHOUT (below 1: the tool saves):
-
-* ``*_total_ratio`` - ratio of totals ``sum(with) / sum(without)``: what the whole evaluation
-  cost, dominated by the expensive pairs.
-* ``*_geomean_ratio`` - geometric mean of per-pair ratios ``exp(mean(log(with / without)))``:
-  the typical multiplicative saving, every pair weighing the same.
-* ``*_median_ratio`` - ``exp(median(log ratio))``; for an even count this is the geometric
-  mean of the two middle ratios, so swapping the arms gives exactly the reciprocal.
-
-Pairs with a missing value on either side are left out of that metric; pairs with a zero on
-either side are left out of the per-pair (log) ratios but kept in the totals; ``n_excluded``
-counts them.
-
-Each row names its estimand (column ``estimand``): the total ratio estimates the **ratio of
-means** ``E[with] / E[without]`` over tasks; the geometric mean estimates ``exp(E[log ratio])``
-(a **mean of log ratios**). In skewed data they differ, and the plain ratio of totals is biased
-(upward when the big tasks save the most) at few tasks; the point estimate is always the plain
-ratio. Intervals are task-clustered and computed on the log scale, then exponentiated:
-
-* ``interval="default"``: for the **ratio of means**, a generalized pivotal interval on the
-  task totals (:func:`lognormal_ratio_gpq`, :func:`gpq_interval`; Weerahandi 1993,
-  Krishnamoorthy & Mathew 2003, Bebu & Mathew 2008). The log task totals are taken as
-  bivariate normal, so ``log(E[x] / E[y]) = E[d] + cov(d, s) / 2`` with ``d, s`` the
-  difference and sum of the log task totals; the pivot carries the skewed uncertainty of
-  that covariance, so the interval is asymmetric on the log scale with balanced tails. Its
-  base draws come from a fixed seed: the interval is a deterministic function of the data,
-  exactly reciprocal when the arms are swapped, and ``df`` is NaN (no t quantile; ``se_log``
-  is the spread of the pivot's draws). A check fixed in advance guards the lognormal model:
-  where the plain log ratio lies outside the pivot's 95 % interval, the model and the data
-  disagree and the interval becomes the hull of it and the CR2 interval below (``method``
-  says so), so it never excludes the estimate it is reported with. Fewer than 3 tasks, or a
-  task total of 0 on either arm (no log), fall back to CR2 and say so in ``method``. For the
-  **geometric mean**, CR2 as below.
-* ``interval="cr2"``: CR2 cluster-robust delta-method SE of the log (Bell & McCaffrey 2002)
-  with a t quantile on the Bell-McCaffrey degrees of freedom (Pustejovsky & Tipton 2018), in
-  column ``df``. Both statistics are one-parameter fits - the ratio of totals the WLS
-  ``with ~ 0 + without`` with weights ``1 / without`` (cluster leverage ``h_c = Y_c / Y``), the
-  geometric mean an intercept-only OLS of the log ratio (``h_c = n_c / n``) - so CR2 divides
-  each squared cluster residual total by ``1 - h_c`` and the df has the closed form of
-  :func:`bm_df_from_leverage`: ``C - 1`` when balanced, fewer when a few tasks carry the cost.
-  The total ratio's CR2 leverage belongs to the WITHOUT arm, so swapping the arms gives the
-  reciprocal estimate but not exactly the reciprocal interval (the default's intervals are
-  exactly reciprocal).
-
-Why this default: the coverage study ``benchmarks/coverage_cost.py`` (8 tasks x 3 replicates,
-log-sd of task size 1.0 and 1.5 with lognormal and gamma task sizes, log saving with slope
--0.3 to +0.3 on log task size; 4,000 evaluations per design, Monte-Carlo SE at most 0.0047;
-nominal 95 %) measured, over its 20 designs:
-
-=======================================  ==================  ===============
-candidate                                total (ratio of     geometric mean
-                                         means)
-=======================================  ==================  ===============
-cluster BCa (the old default)            0.418-0.841         0.873-0.893
-CR1 delta, t(C - 1)                      0.476-0.906         0.943-0.957
-CR2 delta, t(Bell-McCaffrey df)          0.702-0.950         0.943-0.957
-studentized cluster bootstrap            0.742-0.929         0.942-0.955
-cluster jackknife, t(C - 1)              0.642-0.926         = CR1 (balanced)
-Fieller (t(BM df))                       unbounded in 6-91 % of evaluations
-lognormal (Cox), t(C - 1)                0.900-0.986         -
-lognormal (Cox), t(BM df, mean share)    0.935-0.997         -
-generalized pivotal (lognormal)          0.895-0.958         -
-pivotal, widened to CR2 (the default)    0.938-0.959         -
-=======================================  ==================  ===============
-
-The geometric mean's CR2 interval meets [0.93, 0.97] in every design. For the ratio of means
-the model-free intervals around the plain ratio under-cover (CR2 0.70 once savings grow with
-task size: with eight skewed tasks the ratio of totals is driven by tasks the sample rarely
-holds, and it is biased). The symmetric lognormal (Cox) t interval under-covers where the
-covariance term is large (0.90 at log-sd 1.5, slope +0.3, every miss on one side) and
-over-covers where it is near 0 (0.99 at slope 0): half or more of its variance is that of a
-sample covariance, whose distribution is skewed, so no single df fits (the former default,
-the Bell-McCaffrey df of the mean cost share, covered 0.935-0.997). The generalized pivot
-follows that skew, with balanced tails, and covered 0.950-0.958 in every lognormal design
-(its Cholesky order ``(d, s)`` was chosen over ``(s, d)`` on a separate run, seed 11:
-0.947-0.959 against 0.956-0.967 in the lognormal designs). Off its model, with gamma task sizes of log-sd 1.5 (left-skewed log sizes, so
-the lognormal variance term overstates the ratio of means when savings grow with size), it
-fell to 0.895 at slope +0.3 (0.922 at -0.3, 0.928 at +0.15); there the plain ratio fell
-outside the pivot's 95 % interval in 6.4 % of evaluations (2.5 %, 2.1 %), and widening those
-intervals to the CR2 one gave 0.938 (0.942, 0.944), while in the lognormal designs the check
-fires in at most 0.7 % of evaluations and moves coverage by at most 0.002. The total ratio's
-interval is wide at few tasks (median log-scale width 1.4-3.4 at 8 tasks: factors of 4-30);
-prefer the geometric mean for inference about the typical saving.
-
-Outlier runs (issue 23): with 5-20 % of runs x10 or x30 (a run that loops, a run stopped at a
-budget) at 6-8 tasks the pivot covered 0.904-0.958, median log-scale widths 3.9-9.2 (factors
-of 50-10,000), and the check above never fired. So a second check, fixed in advance, tests
-the model on the runs: Shapiro-Wilk on the within-task residuals of the log run costs of both
-arms (``_lognormal_check``; the task log ratios when no task has two runs). Where it rejects
-at 5 %, the default is the model-free CR2 interval (``method`` says so) with the test and its
-p-value in ``ci_note``. In ``benchmarks/coverage_cost.py --outliers`` (4,000 evaluations per
-design, MC SE <= 0.004) that covered 0.936-0.952 on six outlier designs and 0.955-0.960 on
-three without (the pivot widened as before: 0.904-0.962; on a rejection the Cox interval
-instead gave 0.957-0.983, the hull with CR2 0.957-0.970, the studentized bootstrap
-0.881-0.959); in the battery (``benchmarks/coverage.py``, ``cost_ratios`` as it is)
-0.938-0.955 with outliers. The check rejected in 0.60-0.99 of evaluations with 5-10 % of runs
-x10 or x30 (0.38 with 20 % x10, where the pivot held) and in 0.026-0.036 without outliers; on
-the 20 designs above the default's coverage moved from 0.938-0.959 to 0.936-0.958 (same
-draws). The CR2 interval is narrower (median log width 3.0-7.6) but its misses fall mostly
-above (4-6 % of evaluations against 1-3 % below: the plain ratio's upward bias), and it is
-not exactly reciprocal when the arms are swapped.
-* ``interval="analytic"``: CR1 cluster-robust delta-method SE of the log with a t(C - 1)
-  quantile. With per-task totals ``X_c, Y_c`` and ``X = sum X_c``, ``Y = sum Y_c``::
-
-      se_log(total ratio)^2 = C / (C - 1) * sum_c (X_c / X - Y_c / Y)^2
-      se_log(geomean)^2     = C / (C - 1) * sum_c (S_c - n_c * mean)^2 / n^2
-
-  where ``S_c`` is a task's sum of log ratios and ``n_c`` its pair count. These are exactly
-  statsmodels' cluster-robust SEs (``cov_type="cluster"``, default correction
-  ``C / (C - 1) * (n - 1) / (n - k)`` with ``k = 1``, so ``C / (C - 1)``) of, respectively, the
-  WLS ratio estimator (``with ~ 0 + without``, weights ``1 / without``), divided by the ratio,
-  and the intercept of an OLS of the log ratio on a constant; the tests check both.
-* ``interval="bootstrap"``: cluster bootstrap over tasks with
-  :func:`evalstats.stats.resample.cluster_bootstrap` (``method``, BCa by default). Ratio of
-  totals: per-task sums ``(sum with, sum without)``, statistic ``log(s0 / s1)``. Geometric
-  mean: ``(sum log ratio, count)``, statistic ``s0 / s1``. ``se_log`` is the bootstrap SE of
-  the log. Too narrow at few tasks (see above).
-* The median always uses a Woodruff interval with a task-clustered SE of the share below
-  the median (``_woodruff_median_interval``): covered 0.94-0.98 at 6-40 tasks where the
-  10,000-resample percentile cluster bootstrap it replaced covered 0.87-0.95 and took 134 s at
-  a million pairs. ``se_log`` stays NaN (the interval is not symmetric on any scale).
-
-Judge spend (:func:`judge_spend`) is what grading cost; it never enters the agent ratios.
+Agent cost belongs to a pair of runs (``task_id``, ``replicate``), not to a judgment, so the
+verdict frame is first reduced to one row per pair. The estimators, their intervals and the
+coverage studies that chose them are in ``docs/methods.md`` (section "Cost").
 """
 
 from __future__ import annotations
 
+import functools
+import warnings
 from collections.abc import Sequence
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalstats._tidy import ResultFrame, tidy_frame
-from evalstats._validate import check_confidence, check_n_resamples
-from evalstats.stats._cost_intervals import (
-    _REJECTED_METHOD,
-    GPQ_HULL_METHOD,
-    GPQ_METHOD,
-    _cr1_mean,
-    _cr1_total,
-    _cr2_mean,
-    _cr2_total,
-    _log_ratio_of_sums,
-    _lognormal_check,
-    _mean_of_sums,
-    bm_df_from_leverage,
-    gpq_interval,
-    lognormal_ratio_gpq,
-    lognormal_ratio_interval,
-    pivot_hull_ends,
-)
-from evalstats.stats._token_source import choose_token_source
-from evalstats.stats.resample import (
-    BOOTSTRAP_METHODS,
-    as_generator,
-    cluster_bootstrap,
-)
-from evalstats.stats.spend import MEASURES, agent_spend, judge_spend, pair_costs
+from .._tidy import ResultFrame, tidy_frame
+from .._validate import check_columns, check_confidence, check_n_resamples, check_positive_int
+from ..errors import DataError, ParameterError
+from .comparison import pair_counts
+from .pairs import encode, task_resamples
+from .resample import BOOTSTRAP_METHODS, as_generator, cluster_bootstrap
 
 __all__ = [
+    "ARM_COST_METHODS",
+    "ARM_COST_METRICS",
     "COST_METRICS",
     "GPQ_HULL_METHOD",
     "GPQ_METHOD",
     "INTERVALS",
+    "MEASURES",
+    "TOKEN_SOURCES",
     "agent_spend",
+    "arm_costs",
     "bm_df_from_leverage",
+    "choose_token_source",
     "cost_ratios",
     "gpq_interval",
     "judge_spend",
     "lognormal_ratio_gpq",
-    "lognormal_ratio_interval",
     "pair_costs",
+    "pareto",
+    "pareto_frontier",
+    "pivot_hull_ends",
     "total_ratio_draws",
 ]
 
+#: The ratios of :func:`cost_ratios`, per pair of arms (``arm_a`` over ``arm_b``).
 COST_METRICS = (
     "tokens_total_ratio",
     "tokens_geomean_ratio",
@@ -191,19 +59,298 @@ COST_METRICS = (
     "wall_geomean_ratio",
     "wall_median_ratio",
 )
-
-Interval = Literal["default", "cr2", "analytic", "bootstrap"]
+#: Interval choices of :func:`cost_ratios` for the total and geometric-mean ratios.
 INTERVALS = ("default", "cr2", "analytic", "bootstrap")
+#: The statistics of :func:`arm_costs`, per arm: the total token and wall-clock ratios.
+ARM_COST_METRICS = ("tokens_total_ratio", "wall_total_ratio")
+#: Interval methods of :func:`arm_costs`: bootstrap-t on the log ratio, or percentile.
+ARM_COST_METHODS = ("studentized", "percentile")
+#: The sources a run's token count can have, in the order cost prefers them.
+TOKEN_SOURCES = ("billed", "transcript", "answer")
+#: measure -> (arm_a column, arm_b column) of the verdict frame (WITH / WITHOUT roles).
+MEASURES = {"tokens": ("tokens_with", "tokens_without"), "wall": ("wall_with_s", "wall_without_s")}
+GPQ_METHOD = "generalized pivotal (bivariate lognormal task totals), log scale"
+GPQ_HULL_METHOD = (
+    GPQ_METHOD + ", widened to the CR2 interval (the plain ratio is outside the lognormal 95 %)"
+)
+_CR2_LABEL = "CR2 delta method, log scale, t(Bell-McCaffrey df)"
+_REJECTED_METHOD = f"{_CR2_LABEL} (lognormal model rejected: outlying runs)"
+# Fixed levels: the pivot's own model check, and the normality test of the runs' log costs.
+MODEL_CHECK_CONFIDENCE = 0.95
+LOGNORMAL_CHECK_ALPHA = 0.05
+# scipy's Shapiro-Wilk p-value is accurate to 5,000 values; beyond, D'Agostino-Pearson.
+_SHAPIRO_MAX = 5000
+# Pivot draws from a fixed seed: the interval is a deterministic function of the data.
+_GPQ_DRAWS = 8192
+_GPQ_SEED = 20261201
+_PAIR = ("task_id", "replicate")
+_ARM_KEYS = ("arm_a", "arm_b")
+_RUN_COLUMNS = ("task_id", "replicate", "arm")
+_BILLED = ("billed_with", "billed_without")
+_COUNTED = ("tokens_with", "tokens_without")
 _ESTIMANDS = {
     "total": "ratio of means",
     "geomean": "geometric mean ratio (mean of log ratios)",
     "median": "median ratio (median of log ratios)",
 }
+#: The columns a cost row has beyond the tidy shape.
+COST_EXTRAS = ("estimand", "n_excluded", "n_no_answer", "token_source", "ci_note")
 
 
-# --------------------------------------------------------------------------------------------
-# public API
-# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _CostOptions:
+    """The options of :func:`cost_ratios` that travel to every ratio, validated once."""
+
+    cluster: str = "task_id"
+    include_no_answer: bool = True
+    interval: str = "default"
+    method: str = "bca"
+    n_resamples: int = 10_000
+    confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        _check_choice("interval", self.interval, INTERVALS)
+        _check_choice("method", self.method, BOOTSTRAP_METHODS)
+        object.__setattr__(self, "confidence", check_confidence(self.confidence))
+        object.__setattr__(self, "n_resamples", check_n_resamples(self.n_resamples))
+
+
+# --------------------------------------------------------------------------- token source
+
+
+@dataclass(frozen=True)
+class TokenChoice:
+    """The chosen token source, the frame whose ``tokens_*`` columns hold it, and the other.
+
+    ``source`` is ``billed``, ``transcript``, ``as given`` (a frame without
+    ``tokens_counted_from``) or ``unavailable`` (``reason`` says why); ``other`` is the
+    transcript frame when billed was chosen and every pair also has a transcript count.
+    """
+
+    source: str
+    frame: pd.DataFrame
+    reason: str | None = None
+    other: pd.DataFrame | None = None
+
+
+def _with_billed(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(**{c: frame[b] for c, b in zip(_COUNTED, _BILLED, strict=True)})
+
+
+def choose_token_source(frame: pd.DataFrame) -> TokenChoice:
+    """Billed where every pair has it, else transcript where every pair has it, else none.
+
+    >>> f = pd.DataFrame({"tokens_with": [3, 4], "tokens_without": [5, 6],
+    ...                   "tokens_counted_from": ["answer", "answer"],
+    ...                   "billed_with": pd.array([2000, 9000], dtype="Int64"),
+    ...                   "billed_without": pd.array([2500, 7000], dtype="Int64")})
+    >>> c = choose_token_source(f)
+    >>> c.source, c.frame["tokens_with"].tolist(), c.other is None
+    ('billed', [2000, 9000], True)
+    >>> choose_token_source(f.drop(columns=["billed_with", "billed_without"])).reason
+    'only answer-only token counts: 2 of 2 pairs lack a transcript and no harness usage (billed) was imported; an answer is not what a run consumed'
+    """
+    counted = frame.get("tokens_counted_from")
+    all_transcript = counted is not None and bool((counted == "transcript").all())
+    has_billed = all(c in frame.columns for c in _BILLED)
+    if has_billed and bool(frame[list(_BILLED)].notna().all(axis=None)):
+        other = frame if all_transcript else None
+        return TokenChoice("billed", _with_billed(frame), other=other)
+    if counted is None:
+        return TokenChoice("as given", frame)
+    if all_transcript:
+        return TokenChoice("transcript", frame)
+    n_answer = int((counted != "transcript").sum())
+    n_billed = int(frame[list(_BILLED)].notna().all(axis=1).sum()) if has_billed else 0
+    billed_note = (
+        f"harness usage (billed) covers only {n_billed} of the {len(frame)} pairs"
+        if n_billed
+        else "no harness usage (billed) was imported"
+    )
+    reason = (
+        f"only answer-only token counts: {n_answer} of {len(frame)} pairs lack a transcript "
+        f"and {billed_note}; an answer is not what a run consumed"
+    )
+    return TokenChoice("unavailable", frame, reason=reason)
+
+
+# --------------------------------------------------------------------------------- spend
+
+
+def agent_spend(frame: pd.DataFrame, *, include_no_answer: bool = True) -> pd.DataFrame:
+    """Agent spend per arm: total and mean tokens and wall-clock over its runs.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Verdict frame; each run is counted once however many judgments (and, with K arms,
+        pairs of arms) repeat it.
+    include_no_answer : bool
+        Keep the runs of ``no_answer`` pairs (default True).
+
+    Returns
+    -------
+    DataFrame
+        One row per arm (``with``, ``without`` for a frame without ``arm_a`` / ``arm_b``):
+        ``arm, n_pairs, tokens, tokens_per_pair, wall_s, wall_s_per_pair, n_missing_tokens,
+        n_missing_wall`` (``n_pairs``: the arm's runs). Totals skip missing values; the means
+        are over runs with a value.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({
+    ...     "task_id": ["a", "a", "b"], "replicate": [1, 1, 1], "status": "ok",
+    ...     "judge": ["j1", "j2", "j1"],
+    ...     "tokens_with": [800, 800, 1500], "tokens_without": [1000, 1000, 2000],
+    ...     "wall_with_s": [10.0, 10.0, 30.0], "wall_without_s": [12.0, 12.0, 40.0]})
+    >>> agent_spend(frame)[["arm", "n_pairs", "tokens"]]
+           arm  n_pairs  tokens
+    0     with        2  2300.0
+    1  without        2  3000.0
+    """
+    pairs = pair_costs(frame, include_no_answer=include_no_answer)
+    if not set(_ARM_KEYS) <= set(pairs.columns):
+        pairs = pairs.assign(arm_a="with", arm_b="without")
+    runs = pd.concat(
+        [
+            pairs[[*_PAIR, key, tok, wall]].set_axis([*_PAIR, "arm", "tok", "wall"], axis=1)
+            for key, tok, wall in zip(_ARM_KEYS, MEASURES["tokens"], MEASURES["wall"], strict=True)
+        ]
+    ).drop_duplicates([*_PAIR, "arm"])
+    out = runs.groupby("arm", sort=False).agg(
+        n_pairs=("tok", "size"),
+        tokens=("tok", "sum"),
+        tokens_per_pair=("tok", "mean"),
+        wall_s=("wall", "sum"),
+        wall_s_per_pair=("wall", "mean"),
+        n_missing_tokens=("tok", lambda v: int(v.isna().sum())),
+        n_missing_wall=("wall", lambda v: int(v.isna().sum())),
+    )
+    return out.reset_index()
+
+
+def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd.DataFrame:
+    """What the judges cost: calls, tokens and USD per judge, apart from agent spend.
+
+    Every row of the verdict frame is one judge call, except ``no_answer`` rows with no usage
+    recorded (an over-budget pair is normally never sent to a judge; the frame still lists it
+    once per judge). A ``no_answer`` row that does carry tokens or USD (the judge was asked
+    before the budget was applied) was paid for and is counted. Sums skip unknown values; the
+    ``n_unpriced`` and ``n_unknown_tokens`` columns say how many calls they skipped, so a total
+    is a lower bound whenever those are non-zero.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Verdict frame with ``status``, ``judge_input_tokens``, ``judge_output_tokens``,
+        ``judge_usd`` and the ``by`` columns.
+    by : str or list of str
+        Grouping columns (default ``"judge"``; e.g. ``["judge", "rubric"]``).
+
+    Returns
+    -------
+    DataFrame
+        One row per group: the ``by`` columns, ``calls, n_errors, input_tokens, output_tokens,
+        usd, n_unpriced, n_unknown_tokens``.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({
+    ...     "judge": ["a:x", "a:x", "b:y"], "status": ["ok", "error", "ok"],
+    ...     "judge_input_tokens": [1000, 900, 1200], "judge_output_tokens": [200, None, 150],
+    ...     "judge_usd": [0.01, None, 0.02]})
+    >>> judge_spend(frame)[["judge", "calls", "input_tokens", "usd", "n_unpriced"]]
+      judge  calls  input_tokens   usd  n_unpriced
+    0   a:x      2        1900.0  0.01           1
+    1   b:y      1        1200.0  0.02           0
+    """
+    by_cols = [by] if isinstance(by, str) else list(by)
+    cols = ["status", "judge_input_tokens", "judge_output_tokens", "judge_usd"]
+    check_columns(frame, [*by_cols, *cols])
+    status = frame["status"].astype(object).to_numpy()
+    inp = _numeric(frame["judge_input_tokens"], "judge_input_tokens")
+    out = _numeric(frame["judge_output_tokens"], "judge_output_tokens")
+    usd = _numeric(frame["judge_usd"], "judge_usd")
+    no_usage = np.isnan(inp) & np.isnan(out) & np.isnan(usd)
+    is_call = ~((status == "no_answer") & no_usage)
+    calls = frame.loc[is_call]
+    inp, out, usd = inp[is_call], out[is_call], usd[is_call]
+    work = pd.DataFrame(
+        {
+            **{c: calls[c].to_numpy() for c in by_cols},
+            "calls": 1,
+            "n_errors": (calls["status"].astype(object) == "error").to_numpy().astype(int),
+            "input_tokens": inp,
+            "output_tokens": out,
+            "usd": usd,
+            "n_unpriced": np.isnan(usd).astype(int),
+            "n_unknown_tokens": (np.isnan(inp) | np.isnan(out)).astype(int),
+        }
+    )
+    # sum() skips NaN; min_count=0 keeps an all-unknown group at 0 with its count reported.
+    res = work.groupby(by_cols, sort=True, observed=True, dropna=False).sum(min_count=0)
+    return res.reset_index()
+
+
+def pair_costs(
+    frame: pd.DataFrame, *, cluster: str = "task_id", include_no_answer: bool = True
+) -> pd.DataFrame:
+    """One row per pair (and pair of arms, where the frame has ``arm_a`` / ``arm_b``) with its
+    agent cost, its cluster and whether it is ``no_answer``.
+
+    Raises :class:`~evalstats.errors.DataError` when rows of the same pair disagree on a cost
+    or on the cluster, or a cost is negative.
+    """
+    value_cols = [c for pair in MEASURES.values() for c in pair]
+    keys = [*_PAIR, *(c for c in _ARM_KEYS if c in frame.columns)]
+    extra = [] if cluster in keys else [cluster]
+    check_columns(frame, [*keys, *extra, "status", *value_cols])
+    if frame.empty:
+        raise DataError("verdict frame has no rows")
+    for k in [*keys, cluster]:
+        miss = frame[k].isna().to_numpy()
+        if miss.any():
+            raise DataError("missing pair or cluster id", line=int(np.argmax(miss)), field=k)
+    work = pd.DataFrame({k: frame[k].to_numpy() for k in dict.fromkeys([*keys, cluster])})
+    for c in value_cols:
+        v = _numeric(frame[c], c)
+        if np.any(v < 0):
+            raise DataError("negative cost", line=int(np.argmax(v < 0)), field=c)
+        work[c] = v
+    work["_no_answer"] = (frame["status"].astype(object) == "no_answer").to_numpy()
+    work["_row"] = np.arange(len(frame))
+
+    grouped = work.groupby(keys, sort=True, observed=True)
+    first = grouped.first()  # first non-null per column
+    # Judgments of one pair must carry the same run costs; NaN-aware (max == min, counts agree).
+    for c in [*value_cols, *extra]:
+        g = grouped[c]
+        if c in extra:
+            bad = g.nunique(dropna=True) > 1
+        else:
+            bad = (g.max() != g.min()) & g.max().notna()
+            bad |= (g.count() > 0) & (g.count() < g.size())
+        if bad.any():
+            key = bad.index[bad.to_numpy()][0]
+            row = int(work.set_index(keys).loc[[key], "_row"].iloc[0])
+            raise DataError(f"rows of pair {key} disagree on {c}", line=row, field=c)
+    pairs = first.reset_index()
+    pairs["_no_answer"] = grouped["_no_answer"].any().to_numpy()
+    if not include_no_answer:
+        pairs = pairs.loc[~pairs["_no_answer"]].reset_index(drop=True)
+    pairs["_cluster_code"] = pd.factorize(pairs[cluster], sort=True)[0]
+    return pairs
+
+
+def _numeric(series: pd.Series, field: str) -> np.ndarray:
+    """Float array with NaN for missing values (nullable Int64, None, NA all accepted)."""
+    try:
+        return pd.to_numeric(series, errors="raise").astype("float64").to_numpy(na_value=np.nan)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"non-numeric value: {exc}", field=field) from None
+
+
+# ---------------------------------------------------------------------------- cost ratios
 
 
 def cost_ratios(
@@ -211,35 +358,36 @@ def cost_ratios(
     *,
     cluster: str = "task_id",
     include_no_answer: bool = True,
-    interval: Interval = "default",
+    interval: Literal["default", "cr2", "analytic", "bootstrap"] = "default",
     method: str = "bca",
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> ResultFrame:
-    """Token and wall-clock ratios WITH / WITHOUT, with task-clustered CIs on the log scale.
+    """Token and wall-clock ratios of each pair of arms, with task-clustered CIs (log scale).
+
+    The ratio is ``arm_a`` over ``arm_b`` (WITH over WITHOUT for two arms): of totals, the
+    geometric mean of per-pair ratios and their median (docs/methods.md, "Cost").
 
     Parameters
     ----------
     frame : DataFrame
-        Verdict frame (one row per judgment) with ``task_id``, ``replicate``, ``status``, the
-        ``cluster`` column and ``tokens_with``, ``tokens_without``, ``wall_with_s``,
-        ``wall_without_s``. Reduced to one row per pair first.
+        Verdict frame with ``task_id``, ``replicate``, ``status``, the ``cluster`` column and
+        ``tokens_with``, ``tokens_without``, ``wall_with_s``, ``wall_without_s``; with
+        ``arm_a`` / ``arm_b`` columns, one result per pair of arms. Reduced to one row per
+        pair of runs first.
     cluster : str
         Column identifying the unit of independence (constant within a pair).
     include_no_answer : bool
-        Keep pairs whose status is ``no_answer`` (over budget). Default True: they are real,
-        and usually expensive, runs.
+        Keep pairs whose status is ``no_answer`` (over budget): real, and usually expensive.
     interval : {"default", "cr2", "analytic", "bootstrap"}
-        Interval for the total and geometric-mean ratios. ``"default"``: the generalized
-        pivotal (bivariate lognormal) interval on the task totals for the total ratio,
-        widened to CR2 where it excludes the plain ratio; CR2 with the Bell-McCaffrey df for
-        the geometric mean (chosen by the coverage study above). ``"cr2"``: CR2 for both. ``"analytic"``:
-        CR1 delta-method SE with t(C - 1). ``"bootstrap"``: cluster bootstrap. The median
-        always uses a task-clustered Woodruff interval.
+        Interval of the total and geometric-mean ratios: ``"default"`` is the generalized
+        pivotal interval for the total ratio (CR2 where the lognormal check rejects or it
+        excludes the plain ratio) and CR2 with the Bell-McCaffrey df for the geometric mean;
+        ``"cr2"``, ``"analytic"`` (CR1, t(C - 1)) or ``"bootstrap"`` (cluster bootstrap) for
+        both. The median always uses a task-clustered Woodruff interval.
     method : {"bca", "percentile", "basic"}
-        Bootstrap interval method for the total and geometric-mean ratios
-        (``interval="bootstrap"`` only).
+        Bootstrap interval method (``interval="bootstrap"`` only).
     n_resamples : int
         Bootstrap resamples.
     confidence : float
@@ -250,28 +398,18 @@ def cost_ratios(
     Returns
     -------
     ResultFrame
-        One row per ratio (``statistic``: one of ``COST_METRICS``): ``estimate``, ``se``
-        (on the log scale, where every interval is made), ``ci_low``, ``ci_high``,
-        ``p_value`` (NaN: no test here; see :func:`~evalstats.stats.cost_equivalence`),
-        ``df`` (the t interval's degrees of freedom; NaN for a bootstrap and for the total
-        ratio's generalized pivotal interval), ``n`` (pairs used), ``n_tasks``,
-        ``method``, ``confidence``, then ``estimand``, ``n_excluded`` (pairs left out of
-        that ratio: a missing value; or a zero on a side, for per-pair ratios) and
-        ``n_no_answer`` (the no_answer pairs it includes), ``ci_note`` (the default total
-        ratio's lognormal check rejected: the test, its p-value and the CR2 interval used;
-        else empty) and ``token_source`` (token rows:
-        ``billed`` where every pair has ``billed_with`` / ``billed_without``, else
-        ``transcript`` where ``tokens_counted_from`` is ``transcript`` for every pair, else
-        ``unavailable``: answer-only counts are no cost, so those rows have no estimate,
-        ``method="unavailable"`` and the reason in ``estimand``; ``as given`` for a frame
-        without ``tokens_counted_from``). ``attrs["token_source"]`` and
+        ``arm_a``, ``arm_b`` (where the frame has them), then one row per ratio of
+        :data:`COST_METRICS`: the tidy columns (``se`` on the log scale; ``df`` NaN for a
+        bootstrap or the pivotal interval) and ``estimand``, ``n_excluded`` (pairs left out:
+        a missing value, or a zero on a side for per-pair ratios), ``n_no_answer``,
+        ``ci_note`` (why the default total-ratio interval is CR2) and ``token_source``
+        (``billed``, ``transcript``, ``as given`` or ``unavailable``: answer-only counts are
+        no cost, those rows have no estimate). ``attrs["token_source"]`` and
         ``attrs["token_source_reason"]`` repeat it; with both billed and transcript counts,
         ``attrs["transcript_ratios"]`` holds the transcript token rows.
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from evalstats.stats.cost import cost_ratios
     >>> frame = pd.DataFrame({
     ...     "task_id": ["a", "a", "b", "b", "c", "c"], "replicate": [1, 2, 1, 2, 1, 2],
     ...     "status": "ok",
@@ -285,14 +423,36 @@ def cost_ratios(
     >>> int(out.loc["tokens_total_ratio", "n_tasks"])
     3
     """
-    _check_choice("interval", interval, INTERVALS)
-    _check_choice("method", method, BOOTSTRAP_METHODS)
-    confidence = check_confidence(confidence)
-    n_resamples = check_n_resamples(n_resamples)
+    opts = _CostOptions(cluster, include_no_answer, interval, method, n_resamples, confidence)
     gen = as_generator(rng)
+    keys = [c for c in _ARM_KEYS if c in frame.columns]
+    if not keys:
+        return _cost_table(frame, opts, gen)
+    parts = [
+        _cost_table(sub, opts, gen).assign(**dict(zip(keys, key, strict=True)))
+        for key, sub in frame.groupby(keys, sort=True, observed=True)
+    ]
+    if not parts:
+        raise DataError("verdict frame has no rows")
+    out = tidy_frame(pd.concat(parts, ignore_index=True), by=keys, extra=COST_EXTRAS)
+    sources = list(dict.fromkeys(p.attrs["token_source"] for p in parts))
+    out.attrs["token_source"] = sources[0] if len(sources) == 1 else ", ".join(sources)
+    out.attrs["token_source_reason"] = next(
+        (p.attrs["token_source_reason"] for p in parts if p.attrs["token_source_reason"]), None
+    )
+    alt = [p.attrs["transcript_ratios"] for p in parts if "transcript_ratios" in p.attrs]
+    if len(alt) == len(parts):
+        alt = pd.concat(
+            [a.assign(**{k: p[k].iloc[0] for k in keys}) for a, p in zip(alt, parts, strict=True)]
+        )
+        out.attrs["transcript_ratios"] = tidy_frame(alt, by=keys, extra=COST_EXTRAS)
+    return out
+
+
+def _cost_table(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator) -> ResultFrame:
+    """:func:`cost_ratios` of one pair of arms."""
     choice = choose_token_source(frame)
-    args = (cluster, include_no_answer, interval, method, n_resamples, confidence)
-    out = _cost_rows(choice.frame, *args, gen)
+    out = _cost_rows(choice.frame, opts, gen)
     is_tok = out["statistic"].str.startswith("tokens_").to_numpy()
     if choice.source == "unavailable":
         out.loc[is_tok, ["estimate", "se", "ci_low", "ci_high", "df"]] = np.nan
@@ -305,93 +465,45 @@ def cost_ratios(
     out.attrs["token_source_reason"] = choice.reason
     if choice.other is not None:
         # Both counts exist: the transcript ratios ride along so a report can show both.
-        alt = _cost_rows(choice.other, *args, gen)
+        alt = _cost_rows(choice.other, opts, gen)
         alt = alt.loc[alt["statistic"].str.startswith("tokens_")].assign(token_source="transcript")
         out.attrs["transcript_ratios"] = tidy_frame(alt, extra=COST_EXTRAS)
     return out
 
 
-def _cost_rows(
-    frame, cluster, include_no_answer, interval, method, n_resamples, confidence, gen
-) -> pd.DataFrame:
-    pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
+def _cost_rows(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator) -> pd.DataFrame:
+    pairs = pair_costs(frame, cluster=opts.cluster, include_no_answer=opts.include_no_answer)
     rows = []
-    for measure, (col_with, col_without) in MEASURES.items():
-        x = pairs[col_with].to_numpy(dtype=float)
-        y = pairs[col_without].to_numpy(dtype=float)
+    for measure, (col_a, col_b) in MEASURES.items():
+        x = pairs[col_a].to_numpy(dtype=float)
+        y = pairs[col_b].to_numpy(dtype=float)
         gid = pairs["_cluster_code"].to_numpy()
-        no_answer = pairs["_no_answer"].to_numpy()
-        rows.extend(
-            _measure_rows(
-                measure, x, y, gid, no_answer, interval, method, n_resamples, confidence, gen
-            )
-        )
-    out = pd.DataFrame(rows).rename(columns=_TIDY_NAMES)
-    out["confidence"] = float(confidence)
+        rows.extend(_measure_rows(measure, x, y, gid, pairs["_no_answer"].to_numpy(), opts, gen))
+    out = pd.DataFrame(rows)
+    out["confidence"] = opts.confidence
     return out
 
 
-# The rows are built under the names of their parts; the result uses the one shape's.
-_TIDY_NAMES = {"metric": "statistic", "se_log": "se", "n_pairs": "n", "n_clusters": "n_tasks"}
-#: The columns a cost row has beyond the tidy shape.
-COST_EXTRAS = ("estimand", "n_excluded", "n_no_answer", "token_source", "ci_note")
-# --------------------------------------------------------------------------------------------
-# numpy core
-# --------------------------------------------------------------------------------------------
-
-
-def _measure_rows(measure, x, y, gid, no_answer, interval, method, n_resamples, conf, gen):
+def _measure_rows(measure, x, y, gid, no_answer, opts: _CostOptions, gen) -> list[dict]:
     both = ~(np.isnan(x) | np.isnan(y))
     positive = both & (x > 0) & (y > 0)
-    rows = []
-
     # Ratio of totals: zeros are real (cheap) runs and stay in the sums.
     xs, ys, g = x[both], y[both], _recode(gid[both])
-    sums = np.column_stack(
-        [np.bincount(g, xs, g.max(initial=-1) + 1), np.bincount(g, ys, g.max(initial=-1) + 1)]
-    )
+    n_c = g.max(initial=-1) + 1
+    sums = np.column_stack([np.bincount(g, xs, n_c), np.bincount(g, ys, n_c)])
     # The default's pivot assumes lognormal costs: checked on the runs themselves.
-    check = _lognormal_check(xs, ys, g) if interval == "default" and xs.size else None
-    rows.append(
-        _ratio_row(
-            f"{measure}_total_ratio",
-            sums,
-            _log_ratio_of_sums,
-            "total",
-            both,
-            no_answer,
-            interval,
-            method,
-            n_resamples,
-            conf,
-            gen,
-            check,
-        )
-    )
-
+    check = _lognormal_check(xs, ys, g) if opts.interval == "default" and xs.size else None
+    total = _base_row(f"{measure}_total_ratio", both, no_answer, n_c, "total")
+    rows = [_ratio_row(total, sums, _log_ratio_of_sums, "total", opts, gen, check)]
     # Per-pair log ratios: a zero on either side has no finite log ratio.
     lr = np.log(x[positive]) - np.log(y[positive])
     g = _recode(gid[positive])
     n_c = g.max(initial=-1) + 1
     sums = np.column_stack([np.bincount(g, lr, n_c), np.bincount(g, minlength=n_c)])
-    rows.append(
-        _ratio_row(
-            f"{measure}_geomean_ratio",
-            sums,
-            _mean_of_sums,
-            "geomean",
-            positive,
-            no_answer,
-            interval,
-            method,
-            n_resamples,
-            conf,
-            gen,
-        )
-    )
-    rows.append(
-        _median_row(f"{measure}_median_ratio", lr, g, positive, no_answer, n_resamples, conf, gen)
-    )
+    geo = _base_row(f"{measure}_geomean_ratio", positive, no_answer, n_c, "geomean")
+    rows.append(_ratio_row(geo, sums, _mean_of_sums, "geomean", opts, gen))
+    median = _base_row(f"{measure}_median_ratio", positive, no_answer, n_c, "median")
+    rows.append(_median_row(median, lr, g, opts.confidence))
     return rows
 
 
@@ -406,13 +518,11 @@ def total_ratio_draws(
 
     For tests on the same construction (:func:`evalstats.stats.equivalence.cost_equivalence`):
     None where ``cost_ratios`` falls back to CR2 (a task total of 0, fewer than 3 tasks, the
-    lognormal model check rejected).
+    lognormal model check rejected). One pair of arms at a time.
 
     Examples
     --------
-    >>> import numpy as np
     >>> from evalstats.frames import load_frame
-    >>> from evalstats.stats.cost import cost_ratios, gpq_interval, total_ratio_draws
     >>> frame = load_frame("data/sample")
     >>> draws = total_ratio_draws(frame)
     >>> lo, hi = np.exp(gpq_interval(draws, 0.95))
@@ -421,6 +531,9 @@ def total_ratio_draws(
     True
     """
     _check_choice("measure", measure, tuple(MEASURES))
+    keys = [c for c in _ARM_KEYS if c in frame.columns]
+    if keys and len(frame[keys].drop_duplicates()) > 1:
+        raise ParameterError("several pairs of arms: select one (arm_a, arm_b) first")
     if measure == "tokens":  # the same counts cost_ratios uses (billed before transcript)
         frame = choose_token_source(frame).frame
     pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
@@ -439,35 +552,29 @@ def total_ratio_draws(
     return draws if np.all(np.isfinite(draws)) else None
 
 
-def _ratio_row(
-    metric, sums, stat, kind, used, no_answer, interval, method, n_resamples, conf, gen, check=None
-) -> dict:
-    n_clusters = sums.shape[0]
-    row = _base_row(metric, used, no_answer, n_clusters)
-    row["estimand"] = _ESTIMANDS[kind]
+def _ratio_row(row: dict, sums, stat, kind, opts: _CostOptions, gen, check=None) -> dict:
+    """A total or geometric-mean row: the estimate from the task sums, then its interval."""
+    n_clusters, conf = sums.shape[0], opts.confidence
     if n_clusters == 0:
         return row | {"method": "no usable pairs"}
     log_est = float(stat(sums.sum(axis=0)))
     row["estimate"] = float(np.exp(log_est))
     if n_clusters < 2 or not np.isfinite(log_est):
         return row | {"method": "needs at least 2 clusters"}
-    df = np.nan
-    fallback = ""
+    df, fallback = np.nan, ""
     # Only where the pivot applies: a task total of 0 or too few tasks say their own reason.
     rejected = check is not None and check.rejected and n_clusters >= 3 and np.all(sums > 0)
-    if rejected:
-        # Outlying runs: the pivot's normal-theory covariance under-covers, CR2 holds.
+    if rejected:  # outlying runs: the pivot's normal-theory covariance under-covers
         row["ci_note"] = check.note()
-    if interval == "default" and kind == "total" and not rejected:
-        positive = bool(np.all(sums > 0))
-        # The pivot and its hull with CR2 where the model is doubtful (one function for this
-        # and for design_coverage_cost's simulated evaluations).
-        ends = pivot_hull_ends(sums[None, :, 0], sums[None, :, 1], conf) if positive else None
+    if opts.interval == "default" and kind == "total" and not rejected:
+        ends = (
+            pivot_hull_ends(sums[None, :, 0], sums[None, :, 1], conf) if np.all(sums > 0) else None
+        )
         if ends is not None and ends.pivot_ok[0]:
             return row | {
                 "ci_low": float(np.exp(ends.low[0])),
                 "ci_high": float(np.exp(ends.high[0])),
-                "se_log": float(ends.sd_draws[0]),
+                "se": float(ends.sd_draws[0]),
                 "method": GPQ_HULL_METHOD if ends.widened[0] else GPQ_METHOD,
             }
         fallback = (
@@ -475,53 +582,45 @@ def _ratio_row(
             if ends is None
             else " (fewer than 3 tasks or no spread: no lognormal interval)"
         )
-    if interval in ("cr2", "default"):
-        se, df = _cr2_total(sums) if kind == "total" else _cr2_mean(sums)
+    if opts.interval in ("cr2", "default"):
+        se, df = _delta_se(sums, kind, cr2=True)
         if not np.isfinite(df):
-            return row | {"se_log": se, "method": "no interval: one cluster holds every cost"}
-        q = stats.t.ppf(0.5 + conf / 2.0, df)
-        lo, hi = log_est - q * se, log_est + q * se
-        label = (
-            _REJECTED_METHOD
-            if rejected
-            else "CR2 delta method, log scale, t(Bell-McCaffrey df)" + fallback
-        )
-    elif interval == "analytic":
-        se = _cr1_total(sums) if kind == "total" else _cr1_mean(sums)
-        df = float(n_clusters - 1)
-        q = stats.t.ppf(0.5 + conf / 2.0, df)
-        lo, hi = log_est - q * se, log_est + q * se
+            return row | {"se": se, "method": "no interval: one cluster holds every cost"}
+        label = _REJECTED_METHOD if rejected else _CR2_LABEL + fallback
+    elif opts.interval == "analytic":
+        se, df = _delta_se(sums, kind, cr2=False)
         label = "CR1 delta method, log scale, t(C-1)"
     else:
         res = cluster_bootstrap(
-            sums, stat, method=method, n_resamples=n_resamples, confidence=conf, rng=gen
+            sums, stat, method=opts.method, n_resamples=opts.n_resamples, confidence=conf, rng=gen
         )
         se, lo, hi = float(res.se[0]), float(res.ci_low[0]), float(res.ci_high[0])
-        label = f"cluster bootstrap {method}, log scale"
+        label = f"cluster bootstrap {opts.method}, log scale"
+    if np.isfinite(df):
+        q = stats.t.ppf(0.5 + conf / 2.0, df)
+        lo, hi = log_est - q * se, log_est + q * se
     return row | {
         "ci_low": float(np.exp(lo)),
         "ci_high": float(np.exp(hi)),
-        "se_log": se,
+        "se": se,
         "df": df,
         "method": label,
     }
 
 
-def _median_row(metric, lr, g, used, no_answer, n_resamples, conf, gen) -> dict:
-    n_clusters = g.max(initial=-1) + 1
-    row = _base_row(metric, used, no_answer, n_clusters)
-    row["estimand"] = _ESTIMANDS["median"]
+def _median_row(row: dict, lr: np.ndarray, g: np.ndarray, confidence: float) -> dict:
+    """The median ratio's row, with the task-clustered Woodruff interval."""
     if lr.size == 0:
         return row | {"method": "no usable pairs"}
     log_est = float(np.median(lr))
     row["estimate"] = float(np.exp(log_est))
-    if n_clusters < 2:
+    if row["n_tasks"] < 2:
         return row | {"method": "needs at least 2 clusters"}
-    lo, hi, _ = _woodruff_median_interval(lr, g, conf)
+    lo, hi, _ = _woodruff_median_interval(lr, g, confidence)
     return row | {
         "ci_low": float(np.exp(lo)),
         "ci_high": float(np.exp(hi)),
-        "df": float(n_clusters - 1),
+        "df": float(row["n_tasks"] - 1),
         "method": "Woodruff, task-clustered share SE, t(C - 1), log scale",
     }
 
@@ -534,10 +633,7 @@ def _woodruff_median_interval(
     The share of pairs at or below the median, ``p``, is a ratio of task sums; its CR1 SE
     (``C / (C - 1)`` times the sum of squared task residuals ``z_c - p n_c``, over ``n^2``)
     maps back through the empirical quantile function: the limits are the sample quantiles
-    at ``p -/+ t(C - 1) * se``. O(n log n) where a task bootstrap of a median is
-    O(resamples x pairs) (134 s at a million pairs); in the coverage study
-    (``benchmarks/coverage.py``, median designs) it covered 0.94-0.98 at 6-40 tasks where
-    the percentile bootstrap covered 0.87-0.95.
+    at ``p -/+ t(C - 1) * se`` (docs/methods.md, "Cost").
 
     Returns ``(low, high, se)`` on the scale of ``lr``; ``g`` holds codes 0..C-1.
 
@@ -558,19 +654,19 @@ def _woodruff_median_interval(
     return float(lo), float(hi), se
 
 
-def _base_row(metric, used, no_answer, n_clusters) -> dict:
+def _base_row(statistic, used, no_answer, n_clusters, kind) -> dict:
     return {
-        "metric": metric,
+        "statistic": statistic,
         "estimate": np.nan,
         "ci_low": np.nan,
         "ci_high": np.nan,
-        "se_log": np.nan,
-        "n_pairs": int(used.sum()),
-        "n_clusters": int(n_clusters),
+        "se": np.nan,
+        "n": int(used.sum()),
+        "n_tasks": int(n_clusters),
         "n_excluded": int((~used).sum()),
         "n_no_answer": int((used & no_answer).sum()),
         "df": np.nan,
-        "estimand": "",
+        "estimand": _ESTIMANDS[kind],
         "method": "",
         "ci_note": "",
     }
@@ -584,3 +680,688 @@ def _recode(g: np.ndarray) -> np.ndarray:
 def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+
+
+# ------------------------------------------------------------------------------ intervals
+
+
+class LognormalCheck(NamedTuple):
+    """The lognormal model check of the total ratio's default interval."""
+
+    p_value: float
+    n: int
+    test: str
+
+    @property
+    def rejected(self) -> bool:
+        return bool(self.p_value < LOGNORMAL_CHECK_ALPHA)
+
+    def note(self) -> str:
+        """The ``ci_note`` of a total-ratio row whose default interval the check switched."""
+        return (
+            f"lognormal model rejected ({self.test}, {self.n} values: p = {self.p_value:.2g} "
+            f"< {LOGNORMAL_CHECK_ALPHA}): outlying runs, so the model-free CR2 interval (the "
+            "pivotal one under-covers with outliers); the ratio of totals rests on a few "
+            "expensive runs, the geometric mean ratio is the steadier summary"
+        )
+
+
+def _lognormal_check(x: np.ndarray, y: np.ndarray, g: np.ndarray) -> LognormalCheck:
+    """Test the lognormal model behind the total ratio's pivotal interval, from the runs.
+
+    Shapiro-Wilk (D'Agostino-Pearson above 5,000 values) on the within-task residuals of the
+    log run costs of both arms (``log v`` less its task and arm mean, scaled by
+    ``sqrt(r / (r - 1))`` for ``r`` runs); with no within-task replication, on the task log
+    ratios. Non-positive runs are left out; ``p_value`` NaN: too few values to test.
+    ``x, y``: a pair's costs (arm_a, arm_b), finite; ``g``: task codes 0..C-1.
+
+    >>> g = np.repeat(np.arange(8), 3)
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.exp(rng.normal(0, 1, 8)[g] + rng.normal(0, 0.3, 24))
+    >>> x = 0.8 * y * np.exp(rng.normal(0, 0.3, 24))
+    >>> _lognormal_check(x, y, g).rejected
+    False
+    >>> x[[2, 10, 19]] *= 10.0  # three runs ten times their task's others
+    >>> _lognormal_check(x, y, g).rejected
+    True
+    """
+    parts = []
+    n_c = int(g.max(initial=-1)) + 1
+    for v in (x, y):
+        keep = v > 0
+        lv, gv = np.log(v[keep]), g[keep]
+        r = np.bincount(gv, minlength=n_c)
+        rep = r[gv] >= 2  # a task with one run has no residual
+        mean = np.bincount(gv, lv, n_c) / np.maximum(r, 1)
+        scale = np.sqrt(r / np.maximum(r - 1.0, 1.0))
+        parts.append(((lv - mean[gv]) * scale[gv])[rep])
+    resid = np.concatenate(parts)
+    if _testable(resid):
+        return _normality(resid, "within-task log run costs")
+    xs, ys = np.bincount(g, x, n_c), np.bincount(g, y, n_c)
+    ok = (xs > 0) & (ys > 0)
+    d = np.log(xs[ok]) - np.log(ys[ok])
+    if _testable(d):
+        return _normality(d, "task log ratios")
+    return LognormalCheck(np.nan, int(resid.size), "not checked: too few values")
+
+
+def _testable(v: np.ndarray) -> bool:
+    """Three values or more, not all equal (a normality test of a constant is undefined)."""
+    return v.size >= 3 and bool(np.ptp(v) > 1e-12 * max(1.0, float(np.abs(v).max())))
+
+
+def _normality(v: np.ndarray, what: str) -> LognormalCheck:
+    """Shapiro-Wilk, or D'Agostino-Pearson beyond the values its p-value is accurate for."""
+    if v.size > _SHAPIRO_MAX:
+        return LognormalCheck(
+            float(stats.normaltest(v).pvalue), v.size, f"D'Agostino-Pearson on {what}"
+        )
+    return LognormalCheck(float(stats.shapiro(v).pvalue), v.size, f"Shapiro-Wilk on {what}")
+
+
+def bm_df_from_leverage(h: np.ndarray) -> np.ndarray:
+    """Bell-McCaffrey degrees of freedom of a one-parameter CR2 variance, from cluster leverages.
+
+    For one coefficient (an intercept-only OLS, or the through-origin WLS ratio estimator)
+    the cluster hat blocks are rank one with eigenvalue ``h_c`` (``n_c / n`` for a mean,
+    ``Y_c / Y`` for a ratio of totals), and the df ``tr(M)^2 / tr(M^2)`` of Bell & McCaffrey
+    (2002) has ``M = diag(h / (1 - h)) - q q'``, ``q = h / sqrt(1 - h)`` (Pustejovsky &
+    Tipton 2018, eq. 11). ``h``: (..., C) leverages summing to 1; NaN where some ``h_c >= 1``.
+
+    Examples
+    --------
+    >>> float(bm_df_from_leverage(np.full(8, 1 / 8)))  # balanced: C - 1
+    7.0
+    >>> round(float(bm_df_from_leverage(np.array([0.6, 0.2, 0.1, 0.05, 0.05]))), 3)
+    1.865
+    """
+    h = np.asarray(h, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = h / (1.0 - h)
+        q2 = h * d  # q_c^2 = h_c^2 / (1 - h_c)
+        tr = d.sum(-1) - q2.sum(-1)
+        tr2 = (d**2).sum(-1) - 2.0 * (d * q2).sum(-1) + q2.sum(-1) ** 2
+        df = tr**2 / tr2
+    return np.where(np.all(h < 1.0, axis=-1), df, np.nan)
+
+
+def _delta_se(sums: np.ndarray, kind: str, cr2: bool) -> tuple[float, float]:
+    """Cluster-robust SE of the log ratio and its df from per-cluster sums (C, 2).
+
+    Both statistics are one-parameter fits: the ratio of totals the WLS ``x ~ 0 + y`` with
+    weights ``1 / y`` (residual totals ``X_c / X - Y_c / Y``, leverage ``Y_c / Y``), the
+    geometric mean an intercept-only OLS of the log ratio (``(S_c - n_c mean) / n``,
+    leverage ``n_c / n``). CR2 divides each squared residual total by ``1 - h_c`` and takes
+    the Bell-McCaffrey df; CR1 multiplies by ``C / (C - 1)`` and takes ``C - 1``.
+    """
+    if kind == "total":
+        tot = sums.sum(axis=0)
+        z, h, scale = sums[:, 0] / tot[0] - sums[:, 1] / tot[1], sums[:, 1] / tot[1], 1.0
+    else:
+        n = sums[:, 1].sum()
+        z, h, scale = sums[:, 0] - sums[:, 1] * (sums[:, 0].sum() / n), sums[:, 1] / n, n
+    c = len(sums)
+    if not cr2:
+        return float(np.sqrt(c / (c - 1) * np.sum(z**2)) / scale), float(c - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = float(np.sqrt(np.sum(z**2 / (1.0 - h))) / scale)
+    return se, float(bm_df_from_leverage(h))
+
+
+def _log_ratio_of_sums(s: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(s[..., 0]) - np.log(s[..., 1])
+    # A resample with an all-zero side has no ratio; the engine drops NaN.
+    return np.where(np.isfinite(out), out, np.nan)
+
+
+def _mean_of_sums(s: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return s[..., 0] / s[..., 1]
+
+
+@functools.lru_cache(maxsize=64)
+def _gpq_base(c: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bartlett factors of a Wishart(C - 1, I_2) and a standard normal, for C clusters."""
+    gen = np.random.default_rng([_GPQ_SEED, c])
+    half = n // 2
+    nu = c - 1
+    t11 = np.tile(np.sqrt(gen.chisquare(nu, half)), 2)
+    t22 = np.tile(np.sqrt(gen.chisquare(nu - 1, half)), 2)
+    # Antithetic pairs (t21, z) and (-t21, -z): swapping the arms then negates the set of
+    # draws exactly, so the interval of WITHOUT / WITH is the reciprocal one.
+    t21 = gen.standard_normal(half)
+    z = gen.standard_normal(half)
+    t21, z = np.concatenate([t21, -t21]), np.concatenate([z, -z])
+    for a in (t11, t22, t21, z):
+        a.setflags(write=False)
+    return t11, t22, t21, z
+
+
+def lognormal_ratio_gpq(
+    x: np.ndarray, y: np.ndarray, *, n_resamples: int = _GPQ_DRAWS
+) -> np.ndarray:
+    """Generalized pivotal quantity of ``log(E[x] / E[y])`` for bivariate lognormal totals.
+
+    With ``d = log x - log y``, ``s = log x + log y`` taken as bivariate normal over clusters
+    and ``A = L L'`` their centred sums of squares and products, ``T`` the Bartlett factor of
+    a Wishart(C - 1, I) and ``Sigma* = (L T^-1)(L T^-1)'``, the pivot is
+    ``theta* = dbar - Z sqrt(Sigma*_dd / C) + Sigma*_ds / 2`` (Weerahandi 1993; Bebu &
+    Mathew 2008). Antithetic draws make the draws for ``y / x`` exactly the negated draws
+    for ``x / y``; the base draws come from a fixed seed, so the result is a deterministic
+    function of the data. Vectorised over leading axes.
+
+    Parameters
+    ----------
+    x, y : ndarray, shape (..., C)
+        Positive per-cluster totals, C >= 3.
+    n_resamples : int
+        Draws of the pivot.
+
+    Returns
+    -------
+    ndarray, shape (..., n_resamples)
+        Draws of ``theta*``; NaN for C < 3.
+
+    Examples
+    --------
+    >>> x = np.array([900.0, 15000.0, 2500.0, 400.0, 7000.0])
+    >>> y = np.array([1000.0, 21000.0, 3000.0, 500.0, 8000.0])
+    >>> draws = lognormal_ratio_gpq(x, y)  # five tasks: a wide, asymmetric interval
+    >>> lo, hi = gpq_interval(draws, 0.95)
+    >>> print(f"{np.exp(lo):.3f} {np.exp(hi):.3f}")
+    0.334 1.108
+    >>> lo_swap, hi_swap = gpq_interval(lognormal_ratio_gpq(y, x), 0.95)  # y / x: reciprocal
+    >>> bool(np.isclose(lo_swap, -hi) and np.isclose(hi_swap, -lo))
+    True
+    """
+    lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
+    c = lx.shape[-1]
+    d, s = lx - ly, lx + ly
+    dbar = d.mean(-1)
+    dm = d - dbar[..., None]
+    sm = s - s.mean(-1, keepdims=True)
+    a_ss, a_dd, a_sd = (sm * sm).sum(-1), (dm * dm).sum(-1), (sm * dm).sum(-1)
+    if c < 3:
+        return np.full((*dbar.shape, n_resamples), np.nan)
+    # Cholesky of A in the order (d, s): Sigma*_dd = a_dd / chi2(C - 1), so the pivot of
+    # mu_d is the paired t pivot on the log task totals.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        l11 = np.sqrt(a_dd)
+        l21 = a_sd / l11
+        l22 = np.sqrt(np.maximum(a_ss - l21**2, 0.0))
+    t11, t22, t21, z = _gpq_base(c, n_resamples)
+    # B = L T^{-1} (lower triangular), Sigma* = B B': Sigma*_dd = b11^2, Sigma*_ds = b11 b21.
+    i11, i21 = 1.0 / t11, -t21 / (t11 * t22)
+    b11 = l11[..., None] * i11
+    b21 = l21[..., None] * i11 + l22[..., None] * i21
+    return dbar[..., None] - z * b11 / np.sqrt(c) + b11 * b21 / 2.0
+
+
+def gpq_interval(draws: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed interval from pivot draws ``(..., K)``, by order statistics.
+
+    The limits are the ``j``-th smallest and largest draws, ``j = ceil(K (1 - confidence) / 2)``,
+    so a bound lies beyond a limit exactly when the generalized p-value ``mean(draws >= m)``
+    is below ``(1 - confidence) / 2``: the test and the interval agree.
+
+    Examples
+    --------
+    >>> lo, hi = gpq_interval(np.arange(1.0, 101.0), 0.90)
+    >>> float(lo), float(hi)
+    (5.0, 96.0)
+    """
+    srt = np.sort(np.asarray(draws, dtype=float), axis=-1)
+    k = srt.shape[-1]
+    j = max(1, int(np.ceil(k * (1.0 - confidence) / 2.0 - 1e-9)))
+    return srt[..., j - 1], srt[..., k - j]
+
+
+class PivotEnds(NamedTuple):
+    """:func:`pivot_hull_ends`: the interval's ends (log scale) and how they were made."""
+
+    low: np.ndarray
+    high: np.ndarray
+    log_estimate: np.ndarray
+    widened: np.ndarray  # the hull with CR2 was taken (the pivot's own check fired)
+    pivot_ok: np.ndarray  # the pivot had finite draws (else CR2 alone)
+    sd_draws: np.ndarray
+    cr2_se: np.ndarray
+    cr2_q: np.ndarray  # the CR2 interval's t(Bell-McCaffrey df) quantile
+
+
+def pivot_hull_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> PivotEnds:
+    """The total ratio's pivotal interval (log scale) of one or many data sets at once.
+
+    ``x``, ``y``: (..., C) positive task totals. The generalized pivotal interval; where the
+    plain log ratio falls outside the pivot's 95 % interval (the model doubtful), its hull
+    with the CR2 t(Bell-McCaffrey df) interval; where the pivot has no spread, CR2 alone.
+    :func:`~evalstats.stats.cost_ratios` and the simulated coverage of its interval
+    (:func:`~evalstats.stats.design_coverage_cost`) both use this one function.
+    """
+    tx, ty = x.sum(axis=-1), y.sum(axis=-1)
+    log_est = np.log(tx / ty)
+    draws = lognormal_ratio_gpq(x, y)
+    finite = np.isfinite(draws).all(axis=-1)
+    safe = np.where(finite[..., None], draws, 0.0)
+    lo, hi = gpq_interval(safe, confidence)
+    c_lo, c_hi = gpq_interval(safe, MODEL_CHECK_CONFIDENCE)
+    doubtful = finite & ~((c_lo <= log_est) & (log_est <= c_hi))
+    h = y / ty[..., None]
+    z = x / tx[..., None] - h
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(np.sum(z**2 / (1.0 - h), axis=-1))
+    q = stats.t.ppf(0.5 + confidence / 2.0, bm_df_from_leverage(h))
+    widen = doubtful & np.isfinite(q)
+    lo = np.where(widen, np.minimum(lo, log_est - q * se), lo)
+    hi = np.where(widen, np.maximum(hi, log_est + q * se), hi)
+    lo = np.where(finite, lo, log_est - q * se)
+    hi = np.where(finite, hi, log_est + q * se)
+    return PivotEnds(lo, hi, log_est, widen, finite, np.std(safe, axis=-1), se, q)
+
+
+# ------------------------------------------------------------------ arm costs and Pareto
+
+
+def _token_column(runs: pd.DataFrame, used: np.ndarray) -> tuple[str | None, str, str | None]:
+    """(column, source, reason): the runs' billed count, else a transcript count, never an
+    answer's (docs/methods.md, "Cost")."""
+    part = runs.loc[used]
+    if "reported_tokens" in part.columns and part["reported_tokens"].notna().all() and len(part):
+        return "reported_tokens", "billed", None
+    if "tokens" not in part.columns:
+        return None, "unavailable", "the runs have no token counts"
+    if "tokens_source" not in part.columns:
+        return "tokens", "as given", None
+    src = part["tokens_source"].astype(str)
+    if (src == "transcript").all():
+        return "tokens", "transcript", None
+    n = int((src != "transcript").sum())
+    return (
+        None,
+        "unavailable",
+        (
+            f"{n} run(s) have no billed count and no transcript: a count of the answer alone "
+            "is not what a run consumed"
+        ),
+    )
+
+
+def _task_sums(
+    runs: pd.DataFrame, arms: Sequence[str], reference: str, column: str, tasks: pd.Index
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per task and arm (reference left out): sums of the arm's and the reference's values
+    over the replicates where both have one, and that pair count; each (T, A)."""
+    values = pd.to_numeric(runs[column], errors="coerce").astype("float64")
+    wide = (
+        runs.assign(_v=values.to_numpy())
+        .set_index(["task_id", "replicate", "arm"])["_v"]
+        .unstack("arm")
+        .reindex(columns=list(arms))
+    )
+    others = [a for a in arms if a != reference]
+    ref = wide[reference].to_numpy()
+    x = wide[others].to_numpy()
+    both = np.isfinite(x) & np.isfinite(ref)[:, None]
+    task = tasks.get_indexer(wide.index.get_level_values("task_id").astype(str))
+    n_t, n_a = len(tasks), len(others)
+    out = []
+    for v in (np.where(both, x, 0.0), np.where(both, ref[:, None], 0.0), both.astype(float)):
+        flat = (task[:, None] * n_a + np.arange(n_a)[None]).ravel()
+        out.append(np.bincount(flat, weights=v.ravel(), minlength=n_t * n_a).reshape(n_t, n_a))
+    return out[0], out[1], out[2]
+
+
+def _log_ratio_se(
+    x: np.ndarray, y: np.ndarray, sxx: np.ndarray, sxy: np.ndarray, syy: np.ndarray,
+    n_cl: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """``log(X / Y)`` and its CR1 SE from (weighted) totals: ``sum_c (X_c/X - Y_c/Y)^2``
+    expands into ``Sxx / X^2 - 2 Sxy / (X Y) + Syy / Y^2``, so resamples need no task pass."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        log_r = np.log(x) - np.log(y)
+        ss = sxx / x**2 - 2 * sxy / (x * y) + syy / y**2
+        factor = np.where(n_cl > 1, n_cl / (n_cl - 1), np.nan)
+        se = np.sqrt(factor * np.maximum(ss, 0.0))
+    ok = np.isfinite(log_r)
+    return np.where(ok, log_r, np.nan), np.where(ok, se, np.nan)
+
+
+def _runs_of(data: Any, reference: str | None, arms: Sequence[str] | None) -> tuple:
+    """(runs, reference, arms) of a runs table or a Dataset (its ``arms.toml`` reference
+    and order where not given)."""
+    described = getattr(data, "arms", None)
+    runs = data.runs if hasattr(data, "runs") else data
+    if described is not None:
+        reference = reference or described.reference
+        if arms is None and set(described.ids) >= set(runs["arm"].astype(str)):
+            arms = list(described.ids)
+    if reference is None:
+        raise ParameterError("reference= is needed: the data name no reference arm")
+    return runs, reference, arms
+
+
+def _check_runs(runs: pd.DataFrame, reference: str, arms: Sequence[str] | None) -> list[str]:
+    check_columns(runs, _RUN_COLUMNS, what="runs")
+    present = list(pd.unique(runs["arm"].astype(str)))
+    order = list(arms) if arms is not None else present
+    if arms is not None and set(present) - set(order):
+        raise ParameterError(f"arms {sorted(set(present) - set(order))} are not in arms=")
+    if reference not in order:
+        raise ParameterError(f"reference {reference!r} is not an arm of the runs ({order})")
+    if len(order) < 2:
+        raise DataError(f"a cost comparison needs two arms, got {order}", field="arm")
+    return order
+
+
+def arm_costs(
+    data: Any,
+    *,
+    reference: str | None = None,
+    confidence: float = 0.95,
+    method: str = "studentized",
+    n_resamples: int = 2000,
+    rng: np.random.Generator | int | None = None,
+    arms: Sequence[str] | None = None,
+) -> ResultFrame:
+    """Each arm's total token and wall-clock ratio to the reference, task-cluster bootstrap.
+
+    Parameters
+    ----------
+    data : Dataset or pandas.DataFrame
+        A data directory (:func:`evalstats.load_dir`; its ``arms.toml`` gives the reference
+        and the arms' order) or its runs: one row per run with ``task_id``, ``replicate``,
+        ``arm``, ``wall_s`` and the token counts (``reported_tokens`` and / or ``tokens``
+        with ``tokens_source``).
+    reference : str, optional
+        The arm every other arm is divided by (default: the Dataset's reference).
+    confidence : float
+        Interval level.
+    method : {"studentized", "percentile"}
+        Bootstrap-t on the log ratio (default) or percentile (docs/methods.md, "Cost").
+    n_resamples : int
+        Task-cluster bootstrap resamples.
+    rng : numpy.random.Generator or int, optional
+        Seed.
+    arms : sequence of str, optional
+        The arms' order in the result (default: the Dataset's, else order of appearance).
+
+    Returns
+    -------
+    ResultFrame
+        ``arm``, ``reference``, the tidy columns, ``se_log`` (the CR1 SE of the log ratio;
+        ``se`` is it times the ratio) and ``token_source``; one row per arm and
+        :data:`ARM_COST_METRICS` (a token row is left out when no usable count exists: the
+        reason is in ``diagnostics``). ``n`` counts pairs, ``n_tasks`` tasks with a pair.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"task_id": np.repeat(["t1", "t2", "t3", "t4"], 3),
+    ...     "replicate": 1, "arm": ["r", "a", "b"] * 4,
+    ...     "reported_tokens": [100, 50, 200, 80, 40, 160, 120, 66, 230, 90, 45, 190],
+    ...     "wall_s": [10.0, 6.0, 20.0, 8.0, 4.0, 15.0, 12.0, 6.0, 25.0, 9.0, 5.0, 18.0]})
+    >>> res = arm_costs(runs, reference="r", n_resamples=200, rng=0)
+    >>> res.loc[res.statistic == "tokens_total_ratio", ["arm", "estimate"]].round(3).to_string(index=False)
+    'arm  estimate\\n  a     0.515\\n  b     2.000'
+    """
+    runs, reference, arms = _runs_of(data, reference, arms)
+    confidence = check_confidence(confidence)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=20)
+    if method not in ARM_COST_METHODS:
+        raise ParameterError(f"method must be one of {ARM_COST_METHODS}, got {method!r}")
+    order = _check_runs(runs, reference, arms)
+    gen = as_generator(rng)
+    runs = runs.assign(arm=runs["arm"].astype(str), task_id=runs["task_id"].astype(str))
+    tasks = pd.Index(np.unique(runs["task_id"].to_numpy()))
+    others = [a for a in order if a != reference]
+    used = runs["arm"].isin(order).to_numpy()
+    tcol, source, reason = _token_column(runs, used)
+    metrics = []
+    if tcol is not None:
+        metrics.append(("tokens_total_ratio", tcol, source))
+    if "wall_s" in runs.columns:
+        metrics.append(("wall_total_ratio", "wall_s", None))
+    if not metrics:
+        raise DataError("the runs have neither token counts nor wall_s", field="wall_s")
+    sums = [_task_sums(runs, order, reference, col, tasks) for _, col, _ in metrics]
+    # (T, M, A) per-task x, y, pair counts, and the products the CR1 SE needs
+    x = np.stack([s[0] for s in sums], axis=1)
+    y = np.stack([s[1] for s in sums], axis=1)
+    cnt = np.stack([s[2] for s in sums], axis=1)
+    present = (cnt > 0).astype(np.float64)
+    parts = [x, y, x * x, x * y, y * y, present]
+    log_r, se_log = _log_ratio_se(*(p.sum(0) for p in parts[:5]), present.sum(0))
+    flat = np.concatenate([p.reshape(len(tasks), -1) for p in parts], axis=1)
+    shape = x.shape[1:]
+    lr_b, se_b = [], []
+    for weights in task_resamples(len(tasks), n_resamples, gen):
+        tot = (weights @ flat).reshape(len(weights), len(parts), *shape)
+        lb, sb = _log_ratio_se(*(tot[:, i] for i in range(6)))
+        lr_b.append(lb)
+        se_b.append(sb)
+    lr_b, se_b = np.concatenate(lr_b), np.concatenate(se_b)  # (B, M, A)
+    alpha = 1 - confidence
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if method == "studentized":
+            t_b = (lr_b - log_r) / se_b
+            q_lo = np.nanquantile(t_b, alpha / 2, axis=0)
+            q_hi = np.nanquantile(t_b, 1 - alpha / 2, axis=0)
+            lo, hi = log_r - q_hi * se_log, log_r - q_lo * se_log
+            # No spread at all (every pair the same ratio): the interval is the point.
+            flat = se_log == 0
+            lo, hi = np.where(flat, log_r, lo), np.where(flat, log_r, hi)
+        else:
+            lo = np.nanquantile(lr_b, alpha / 2, axis=0)
+            hi = np.nanquantile(lr_b, 1 - alpha / 2, axis=0)
+        n_cl = present.sum(0)
+        p = 2 * stats.t.sf(np.abs(log_r / se_log), np.maximum(n_cl - 1, 1))
+    rows = []
+    for m, (name, _, src) in enumerate(metrics):
+        for a, arm in enumerate(others):
+            r = float(np.exp(log_r[m, a]))
+            rows.append({
+                "arm": arm, "reference": reference, "statistic": name, "estimate": r,
+                "se": r * se_log[m, a], "ci_low": float(np.exp(lo[m, a])),
+                "ci_high": float(np.exp(hi[m, a])),
+                "p_value": p[m, a] if se_log[m, a] > 0 else np.nan,
+                "df": n_cl[m, a] - 1, "n": int(cnt[:, m, a].sum()), "n_tasks": int(n_cl[m, a]),
+                "method": f"task_bootstrap_{method}_log", "confidence": confidence,
+                "se_log": se_log[m, a], "token_source": src,
+            })  # fmt: skip
+    diagnostics = pd.DataFrame(
+        {
+            "reference": [reference],
+            "n_arms": [len(order)],
+            "n_tasks": [len(tasks)],
+            "n_resamples": [n_resamples],
+            "token_source": [source],
+            "token_reason": [reason],
+        }
+    )
+    return tidy_frame(
+        pd.DataFrame(rows),
+        by=["arm", "reference"],
+        diagnostics=diagnostics,
+        extra=["se_log", "token_source"],
+    )
+
+
+def pareto_frontier(quality: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """Which points are on the cost-quality Pareto frontier (higher quality, lower cost).
+
+    A point is dominated when another is at least as good on both and strictly better on
+    one; NaN points are never on the frontier and dominate nothing. Works on the last axis
+    of ``(..., K)`` arrays (every bootstrap resample at once).
+
+    >>> pareto_frontier(np.array([0.0, 0.2, 0.1, 0.3]), np.array([1.0, 0.8, 1.2, 2.0])).tolist()
+    [False, True, False, True]
+    """
+    q = np.asarray(quality, dtype=np.float64)
+    c = np.asarray(cost, dtype=np.float64)
+    if q.shape != c.shape:
+        raise ParameterError(f"quality and cost differ in shape: {q.shape} vs {c.shape}")
+    ok = np.isfinite(q) & np.isfinite(c)
+    qj, qi = q[..., :, None], q[..., None, :]  # [..., j, i]: does j dominate i
+    cj, ci = c[..., :, None], c[..., None, :]
+    dom = (qj >= qi) & (cj <= ci) & ((qj > qi) | (cj < ci)) & ok[..., :, None]
+    return ok & ~dom.any(axis=-2)
+
+
+def pareto(
+    quality: pd.DataFrame,
+    cost: Any,
+    *,
+    reference: str | None = None,
+    judge: str | None = None,
+    metric: str = "tokens_total_ratio",
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    rng: np.random.Generator | int | None = None,
+    arms: Sequence[str] | None = None,
+) -> ResultFrame:
+    """The cost-quality Pareto frontier of K arms and each arm's P(on the frontier).
+
+    Parameters
+    ----------
+    quality : pandas.DataFrame
+        A pairwise verdict frame (:mod:`evalstats.stats.pairs`) with every arm judged
+        against ``reference``: quality is the net win against it.
+    cost : Dataset or pandas.DataFrame
+        The runs, or the data directory holding them (as for :func:`arm_costs`).
+    reference : str, optional
+        The reference arm (quality 0, cost ratio 1; default: the Dataset's reference).
+    judge : str, optional
+        Which judge's verdicts (needed when the frame has several).
+    metric : {"tokens_total_ratio", "wall_total_ratio"}
+        The cost axis.
+    confidence : float
+        Level of the percentile intervals of quality and cost.
+    n_resamples : int
+        Task-cluster bootstrap resamples (shared by quality and cost).
+    rng : numpy.random.Generator or int, optional
+        Seed.
+    arms : sequence of str, optional
+        The arms' order in the result.
+
+    Returns
+    -------
+    ResultFrame
+        ``arm``, the tidy columns, ``on_frontier`` (at the estimates). Rows per arm:
+        ``net_win`` and the cost ``metric`` (estimate and percentile interval from the shared
+        resamples; the reference's are exactly 0 and 1), ``p_frontier`` (estimate: share of
+        the resamples, ``se`` its Monte-Carlo SE). ``diagnostics`` has the judge, the token
+        source and the number of resamples where every arm had a finite point.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"task_id": [f"t{i % 6}" for i in range(36)], "judge": "j",
+    ...     "arm_a": ["a", "b"] * 18, "arm_b": "r", "status": "ok",
+    ...     "outcome": ["win", "loss", "tie", "loss", "win", "win"] * 6})
+    >>> runs = pd.DataFrame({"task_id": np.repeat([f"t{i}" for i in range(6)], 3),
+    ...     "replicate": 1, "arm": ["r", "a", "b"] * 6, "wall_s": 1.0,
+    ...     "reported_tokens": [100, 60, 150, 90, 50, 140, 110, 70, 170] * 2})
+    >>> res = pareto(f, runs, reference="r", n_resamples=200, rng=0)
+    >>> res.loc[res.statistic == "p_frontier", ["arm", "on_frontier"]].to_string(index=False)
+    'arm  on_frontier\\n  a         True\\n  b        False\\n  r        False'
+    """
+    confidence = check_confidence(confidence)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=20)
+    if metric not in ARM_COST_METRICS:
+        raise ParameterError(f"metric must be one of {ARM_COST_METRICS}, got {metric!r}")
+    cost, reference, _ = _runs_of(cost, reference, None)
+    gen = as_generator(rng)
+    enc = encode(quality, judge=judge, arms=arms)
+    check_columns(cost, _RUN_COLUMNS, what="runs")
+    ran = sorted(set(cost["arm"].astype(str)))
+    if set(enc.arms) != set(ran):
+        raise DataError(
+            f"the verdicts' arms {sorted(enc.arms)} and the runs' {ran} differ", field="arm"
+        )
+    order = list(enc.arms)
+    if reference not in enc.arms:
+        raise ParameterError(f"reference {reference!r} is not an arm of the verdicts")
+    r_idx = enc.arms.index(reference)
+    pairs = [(i, r_idx) for i in range(len(enc.arms)) if i != r_idx]
+    others = [enc.arms[i] for i, _ in pairs]
+    counts, _ = pair_counts(enc, pairs)  # (Tq, P, 3)
+    runs = cost.assign(arm=cost["arm"].astype(str), task_id=cost["task_id"].astype(str))
+    used = runs["arm"].isin(order).to_numpy()
+    if metric == "tokens_total_ratio":
+        column, source, reason = _token_column(runs, used)
+        if column is None:
+            raise DataError(f"no token ratio for the Pareto frontier: {reason}", field="tokens")
+    else:
+        column, source = "wall_s", None
+    tasks = pd.Index(np.union1d(enc.tasks, runs["task_id"].to_numpy()))
+    x, y, cnt = _task_sums(runs, list(enc.arms), reference, column, tasks)
+    q_rows = tasks.get_indexer(enc.tasks)
+    per_task = np.zeros((len(tasks), len(pairs), 4))
+    per_task[q_rows, :, 0] = counts[..., 0] - counts[..., 2]  # net wins
+    per_task[q_rows, :, 1] = counts.sum(-1)  # verdicts
+    per_task[:, :, 2], per_task[:, :, 3] = x, y
+    flat = per_task.reshape(len(tasks), -1)
+
+    def points(tot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(quality, cost) of every arm, the reference inserted at its place: (..., K)."""
+        tot = tot.reshape(*tot.shape[:-1], len(pairs), 4)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            q, c = tot[..., 0] / tot[..., 1], tot[..., 2] / tot[..., 3]
+        q = np.where(np.isfinite(q), q, np.nan)
+        c = np.where(np.isfinite(c) & (tot[..., 3] > 0), c, np.nan)
+        return np.insert(q, r_idx, 0.0, axis=-1), np.insert(c, r_idx, 1.0, axis=-1)
+
+    q_hat, c_hat = points(flat.sum(0))
+    q_b, c_b = [], []
+    for weights in task_resamples(len(tasks), n_resamples, gen):
+        qb, cb = points(weights @ flat)
+        q_b.append(qb)
+        c_b.append(cb)
+    q_b, c_b = np.concatenate(q_b), np.concatenate(c_b)  # (B, K)
+    finite = (np.isfinite(q_b) & np.isfinite(c_b)).all(axis=1)
+    on_b = pareto_frontier(q_b[finite], c_b[finite])
+    on_hat = pareto_frontier(q_hat, c_hat)
+    p_front = on_b.mean(axis=0) if finite.any() else np.full(len(enc.arms), np.nan)
+    alpha = 1 - confidence
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        q_iv = np.nanquantile(q_b, [alpha / 2, 1 - alpha / 2], axis=0)
+        c_iv = np.nanquantile(c_b, [alpha / 2, 1 - alpha / 2], axis=0)
+    n_q = counts.sum(axis=(0, 2))
+    tasks_q = (counts.sum(-1) > 0).sum(0)
+    n_c, tasks_c = cnt.sum(0), (cnt > 0).sum(0)
+    rows = []
+    boot = "task_bootstrap_percentile"
+    for k, arm in enumerate(enc.arms):
+        ref = k == r_idx
+        j = None if ref else others.index(arm)
+        common = {"arm": arm, "confidence": confidence, "on_frontier": bool(on_hat[k])}
+        rows.append({**common, "statistic": "net_win", "estimate": q_hat[k],
+                     "ci_low": q_iv[0, k], "ci_high": q_iv[1, k],
+                     "se": np.nan if ref else np.nanstd(q_b[:, k], ddof=1),
+                     "n": 0 if ref else int(n_q[j]), "n_tasks": 0 if ref else int(tasks_q[j]),
+                     "method": "reference" if ref else boot})  # fmt: skip
+        rows.append({**common, "statistic": metric, "estimate": c_hat[k],
+                     "ci_low": c_iv[0, k], "ci_high": c_iv[1, k],
+                     "se": np.nan if ref else np.nanstd(c_b[:, k], ddof=1),
+                     "n": 0 if ref else int(n_c[j]), "n_tasks": 0 if ref else int(tasks_c[j]),
+                     "method": "reference" if ref else boot})  # fmt: skip
+        p = p_front[k]
+        rows.append({**common, "statistic": "p_frontier", "estimate": p,
+                     "se": np.sqrt(p * (1 - p) / max(int(finite.sum()), 1)),
+                     "n": int(finite.sum()), "n_tasks": len(tasks),
+                     "method": "task_bootstrap_share"})  # fmt: skip
+    diagnostics = pd.DataFrame(
+        {
+            "judge": [enc.judge],
+            "reference": [reference],
+            "metric": [metric],
+            "token_source": [source],
+            "n_resamples": [n_resamples],
+            "n_finite_resamples": [int(finite.sum())],
+        }
+    )
+    return tidy_frame(
+        pd.DataFrame(rows), by=["arm"], diagnostics=diagnostics, extra=["on_frontier"]
+    )

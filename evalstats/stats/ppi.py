@@ -1,77 +1,8 @@
 """Prediction-powered win rates: a judge's verdicts on every pair, corrected by people's labels.
 
-The estimand is the **human** win rate (tie rate, ...) in the population the tasks are drawn
-from: what the labelers would say of the pairs of every task the evaluation could have
-sampled. The interval is a bootstrap over tasks, so it counts the tasks' sampling (the
-``var(Y) / N`` term below); it is not an interval for the rate over this evaluation's own
-pairs (a finite population it over-covers). A judge alone estimates its own rate, which is
-biased whenever it leans one way; people's labels alone are unbiased but few. Prediction-powered
-inference (PPI; Angelopoulos, Bates, Fannjiang, Jordan & Zrnic 2023, *Science* 382:669) combines
-them, and PPI++ (Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453) tunes how much to trust the
-judge. For a statistic with per-pair human value ``Y`` (e.g. 1 if the gold label is a win) and
-judge value ``f`` (the share of the judge's ok verdicts on the pair that are wins), over the
-``N`` judged pairs ``U`` and the ``n`` labelled ones ``L`` (a random subset of ``U``)::
-
-    theta = lambda * mean_U(f) + mean_L(Y - lambda * f)
-
-which is unbiased for the human mean for any fixed ``lambda``: ``lambda = 0`` is the labels-only
-mean, ``lambda = 1`` plain PPI. Because ``L`` is inside ``U``, the variance
-``[var(Y) - 2 lambda cov(Y, f) + lambda^2 var(f)] (1/n - 1/N) + var(Y) / N`` is smallest at
-``lambda = cov_L(Y, f) / var_U(f)``, which is used (clipped to [0, 1], so the estimate never
-trusts the judge more than plain PPI nor less than the labels alone), one ``lambda`` per
-statistic, so ``net_win`` is tuned on its own and need not equal ``win - loss`` exactly.
-
-Uncertainty: pairs of one task are correlated, so the interval is a **cluster bootstrap over
-tasks** (:func:`evalstats.stats.cluster_bootstrap`): per-task sums of ``f``, ``f^2``, ``Y``,
-``Y f`` and the counts are resampled, and ``lambda`` is re-tuned inside every resample, all
-vectorised. The effective-sample-size gain is ``var(labels-only) / var(PPI)`` over the same
-resamples: the labels the judge's help is worth (``n_effective = n_labelled * gain``).
-
-The guarantee needs the labelled pairs to be a uniformly random sample of the judged ones. A
-labels table from :mod:`evalstats.labelsheet` records its seed and the pairs' hash; without
-them (or with fewer than 15 labelled pairs) a warning says the interval may not cover.
-
-Why ``cluster_wilson`` is the default (the Wilson score interval at the effective size
-``theta (1 - theta) / SE^2`` of the bootstrap SE with the CR1 factor and the t(C - 1) quantile;
-the package's rate default ``cr2_wilson`` is the same construction): with a rare outcome the
-symmetric t interval misses above when few of it are labelled. ``benchmarks/coverage_ppi_rare.py``
-(2 000 simulated evaluations a design, B = 1 000, Monte Carlo SE of a coverage ~0.005; people's
-and judge's latent noise 0.5, labels a uniformly random subset) printed these coverages of the
-people's population rates by nominal 95 % intervals (the former default ``cluster_t`` joined
-with Clopper-Pearson below one labelled example; the new one with mid-p)::
-
-                                      cluster_t (former)        cluster_wilson
-    design (people's win, tie, loss)   win   tie  loss   net    win   tie  loss   net
-    rare win 40x5, 20 labels (8 30 62) 0.982 0.930 0.944 0.973  0.984 0.960 0.970 0.978
-    rare win 40x5, 60 labels (8 30 62) 0.902 0.938 0.942 0.954  0.964 0.954 0.950 0.957
-    judge +0.35 latent, 40x5, 60 labels 0.940 0.940 0.940 0.948  0.946 0.951 0.956 0.951
-    rare loss 30 x 2-10, 35 (50 44 6)  0.946 0.944 0.956 0.963  0.955 0.958 0.978 0.960
-    rare tie 60x3 ICC .1, 40 (45 7 48) 0.942 0.984 0.946 0.950  0.952 0.970 0.954 0.956
-
-(the score covers as the net win: it is ``(1 + net win) / 2``). The t interval's misses of the
-rare win at 60 labels were mostly below the truth (9.4 % of evaluations, against 0.4 % above);
-Wilson's 1.4 % and 2.1 %. What stays above the band is the labels' discreteness, not the
-interval: at 20 labels and a rate of 0.08 (35 and 0.06) the labels-only mid-p or
-Clopper-Pearson interval itself covers 0.982 (0.983), as an evaluation with no labelled example
-(0.92^20 = 19 %, 0.94^35 = 11 %) keeps the truth in any honest interval.
-The logit-scale t interval covered 0.000-0.010 more in every cell and was wider (win rate,
-20 labels: mean width 0.265 against 0.225).
-
-``benchmarks/coverage_ppi.py`` (1 000 simulated evaluations of 40 tasks x 5 pairs, 60 labelled
-at random, a judge that agrees 80 % of the time and wins +10 pp too often; B = 2 000; Monte
-Carlo SE of a coverage ~0.007) printed, all five statistics in band::
-
-                          win_rate  tie_rate  loss_rate  net_win  score
-    PPI++ cluster_wilson     0.955     0.961      0.955    0.958  0.958
-    PPI++ cluster_t          0.949     0.952      0.945    0.953  0.953
-    PPI++ percentile         0.945     0.934      0.932    0.941  0.941
-    judge only               0.265     0.742      0.723    0.417  0.417
-    labels only              0.956     0.955      0.959    0.954  0.954
-
-with mean widths 0.234 (cluster_wilson, win rate; 0.241 cluster_t), 0.160 (judge only) and
-0.260 (labels only), and a median effective-sample-size gain of 1.24 (60 labels worth ~74).
-The percentile bootstrap is a little narrow (its plug-in variance has the (C - 1) / C factor);
-the intervals on the bootstrap SE with the CR1 factor are not.
+PPI++ (tuned weight of the judge) for the people's win, tie and loss rates, net win and score
+in the tasks' population, with a cluster bootstrap over tasks; the estimator, the interval
+and the coverage studies that chose them are in ``docs/methods.md`` (section "PPI").
 """
 
 from __future__ import annotations
@@ -114,23 +45,12 @@ _NET = np.array([False, False, False, True, False])
 
 #: Below this many labelled pairs the bootstrap interval is not trusted (a warning says so).
 MIN_LABELLED = 15
-#: Fewest labelled pairs *of each outcome* (and of its complement) below which a rate's PPI
-#: interval is joined with the labels-only one (:data:`LABELS_ONLY_BOUND`): with none the
-#: bootstrap has no spread to resample (no labelled win: estimate 0, SE 0, interval [0, 0]).
-#: The same minimum for win, tie and loss; net win and score need it of win and of loss. Chosen
-#: by ``benchmarks/coverage_ppi_rare.py`` (2 000 evaluations a design, module docstring):
-#: with the Wilson interval, raising it to 2 or 3 changed no rate's coverage by more than
-#: 0.003 and pushed the net win up (rare win, 20 labels: 0.978 at 1, 0.984 at 2, 0.988 at 3;
-#: rare loss, 35 labels: 0.960, 0.967, 0.974), wider for no gain. (Before the Wilson interval,
-#: 5 with Clopper-Pearson gave 1.000 in the rare-win designs.)
+#: Fewest labelled pairs of an outcome (and of its complement) below which a rate's interval
+#: is joined with the labels-only one (docs/methods.md, "PPI").
 MIN_PER_OUTCOME = 1
-#: The labels-only bound joined where an outcome is rare or the bootstrap saw no spread: the
-#: mid-p bound (half the observed count's mass in each tail), as the kappa intervals use.
-#: Clopper-Pearson's covered the same in the five designs (within 0.002) and was wider (rare
-#: win, 20 labels: mean width 0.231 against 0.225 for the win rate, 0.522 against 0.511 net).
+#: The labels-only bound joined where an outcome is rare or the bootstrap saw no spread.
 LABELS_ONLY_BOUND = "mid_p"
-#: Labelled pairs of an outcome a normal-approximation interval wants (about five events and
-#: five non-events): the note says how many labels would hold that many.
+#: Labelled pairs of an outcome a normal-approximation interval wants (the note's advice).
 SHARP_PER_OUTCOME = 5
 #: ``method`` of a row whose interval was joined with the labels-only bound.
 JOINED = "{method} + labels-only {bound} ({why})"
@@ -222,13 +142,10 @@ def ppi_win_rates(
         Fixed weight of the judge in [0, 1] (1 = plain PPI, 0 = labels only); default: tuned
         (PPI++), re-tuned inside every bootstrap resample.
     method : {"cluster_wilson", "cluster_t", "percentile", "bca", "basic"}, default "cluster_wilson"
-        Both cluster methods take the bootstrap SE x sqrt(C / (C - 1)) (the CR1
-        small-sample factor) and the t(C - 1) quantile ``c``. ``"cluster_wilson"``: the
-        Wilson score interval at the effective size ``theta (1 - theta) / SE^2`` (net win on
-        the score scale ``(1 + net) / 2``); ``"cluster_t"``: estimate +/- c SE, clipped to
-        the statistic's range; or a bootstrap interval. The default was chosen by
-        ``benchmarks/coverage_ppi_rare.py`` and ``benchmarks/coverage_ppi.py`` (module
-        docstring).
+        Both cluster methods take the bootstrap SE x sqrt(C / (C - 1)) and the t(C - 1)
+        quantile: ``"cluster_wilson"`` the Wilson score interval at the effective size,
+        ``"cluster_t"`` estimate +/- t SE clipped to the range; or a bootstrap interval
+        (docs/methods.md, "PPI").
     confidence : float, default 0.95
     n_resamples : int, default 4 000
     rng : Generator, int or None
@@ -425,17 +342,10 @@ def ppi_win_rates(
 def _cluster_interval(
     est: np.ndarray, se: np.ndarray, n_c: int, confidence: float, method: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The five statistics' ``cluster_wilson`` or ``cluster_t`` ends from the bootstrap SE.
-
-    Both use the CR1 small-sample factor ``sqrt(C / (C - 1))`` on the SE and the t(C - 1)
-    quantile ``c``. ``cluster_t`` is ``est +/- c SE``, clipped to the range. ``cluster_wilson``
-    is the Wilson score interval (``|theta - p| <= c sqrt(p (1 - p) / n_eff)``) at the
-    effective size ``n_eff = theta (1 - theta) / SE^2``, net win on the score scale
-    ``(1 + net) / 2``: asymmetric near 0 and 1, where a rare outcome's few labelled examples
-    make the t interval miss above (benchmarks/coverage_ppi_rare.py). Where it is undefined
-    (SE 0, an estimate at or beyond the range) the clipped t ends stand; the labels-only join
-    (:func:`_rare_outcomes`) widens those.
-    """
+    """The five statistics' ``cluster_wilson`` or ``cluster_t`` ends from the bootstrap SE
+    (CR1 factor, t(C - 1) quantile ``c``). Wilson: ``|theta - p| <= c sqrt(p (1 - p) / n_eff)``
+    at ``n_eff = theta (1 - theta) / SE^2``; where undefined (SE 0, an estimate at the end of
+    its range) the clipped t ends stand and :func:`_rare_outcomes` widens them."""
     crit = scipy.stats.t.ppf(0.5 + confidence / 2.0, n_c - 1)
     s = se * np.sqrt(n_c / (n_c - 1.0))
     t_lo = np.maximum(est - crit * s, _LOW)
