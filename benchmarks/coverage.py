@@ -1,10 +1,10 @@
 """The coverage battery: every default interval and the net-win test on the designs users have.
 
 Each design draws all its evaluations at once as arrays from the latent probit model of
-:func:`evalstats.stats.outcome_model.draw_outcomes` (known marginal win / tie / loss
+:func:`evalstats.stats.models.draw_outcomes` (known marginal win / tie / loss
 probabilities, task ICC on the latent scale; unequal task sizes are a mask over the
 largest size) and computes the intervals batched, one evaluation per group of
-:func:`evalstats.stats.winrates.rate_arrays` — no pandas per evaluation. Per design it
+:func:`evalstats.stats.rates.rate_arrays` — no pandas per evaluation. Per design it
 prints the coverage of nominal 95 % intervals of win, tie, loss, net win and score for
 each candidate method, the type-I error at 5 % of that method's net-win test in the same
 design at a true net win of 0 (the p-value from the same construction as the interval),
@@ -40,16 +40,20 @@ from evalstats.records import EvalstatsWarning
 from evalstats.stats import _agreement_cluster as ac
 from evalstats.stats import design_coverage
 from evalstats.stats._kappa import _kappa_from_tables, cohen_stats, weight_matrix
-from evalstats.stats.outcome_model import draw_outcomes
-from evalstats.stats.resample import cluster_bootstrap
-from evalstats.stats.robust import (
-    cluster_jackknife,
+from evalstats.stats.models import draw_outcomes
+from evalstats.stats.rates import (
+    DEFAULT_METHOD,
+    RATE_NAMES,
+    rate_arrays,
     t_interval,
+)
+from evalstats.stats.resample import (
+    cluster_bootstrap,
+    cluster_jackknife,
     wild_cluster_interval,
     wild_cluster_p,
     wild_weights,
 )
-from evalstats.stats.winrates import DEFAULT_METHOD, RATE_NAMES, rate_arrays
 
 RATE_METHODS = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "bca")
 KAPPA_METHODS = ("atanh_jackknife_midp_blaker", "jackknife_t", "wald_iid", "boot_bca")
@@ -439,7 +443,7 @@ def no_answer_coverage(
     ``na_exclude_better``: the default calls WITH
     significantly better; ``na_flagged``: win_rates (the API, ``flag_evals`` evaluations)
     puts the no-answer note in ``ci_note``."""
-    from evalstats.stats.winrates import win_rates
+    from evalstats.stats.rates import win_rates
 
     codes, mask = _outcomes(d, d.probs, n_evals, rng)
     pw, pt, pl = d.probs

@@ -6,7 +6,7 @@ A package lists, per submodule, the public names that submodule defines, and bin
     __all__, __getattr__, __dir__ = lazy_surface(__name__, {".winrates": ["win_rates"]})
 
 so ``import evalstats`` loads neither pandas nor scipy, and ``evalstats.win_rates`` imports
-:mod:`evalstats.stats.winrates` when it is first touched. The table is the package's whole
+:mod:`evalstats.stats.rates` when it is first touched. The table is the package's whole
 surface: the README's API table and ``tests/test_layering.py`` read it (the layering test
 parses its module strings as the imports they are).
 

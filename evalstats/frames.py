@@ -380,7 +380,7 @@ def verdict_frame(
         otherwise. ``over_budget_arm`` (categorical: with / without / both) says which
         arm of the pair ran over its task's token or wall-clock budget, and is NA for a
         pair within budget; every ``no_answer`` row has one, which is what the arm-aware
-        missing-answer rule of :func:`evalstats.stats.missing.apply_missing_rule` reads.
+        missing-answer rule of :func:`evalstats.stats.rates.apply_missing_rule` reads.
         ``raw`` is always kept verbatim. A failed call later retried
         successfully is superseded by the success.
 

@@ -21,7 +21,7 @@ from evalstats.stats._design_sums import (
     simulated_sums,
     sums_from_tasks,
 )
-from evalstats.stats._rate_core import rate_arrays
+from evalstats.stats.rates import rate_arrays
 
 
 def _tasks(sizes, probs, conc, n_sims, rng):

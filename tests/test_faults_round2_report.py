@@ -162,7 +162,7 @@ def test_n_resamples_is_bounded_everywhere():
         check_n_resamples(1e9)
     with pytest.raises(ParameterError, match="n_resamples"):
         check_parameters(REPORT_KINDS["evaluation"], {"n_resamples": MAX_RESAMPLES + 1})
-    from evalstats.stats import winrates
+    from evalstats.stats import rates as winrates
 
     with pytest.raises(ParameterError, match="<= 1,000,000"):
         method = sorted(winrates.BOOTSTRAP_METHODS)[0]

@@ -14,9 +14,14 @@ import evalstats
 from evalstats import DataError
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._tidy import wide
-from evalstats.stats.missing import FILLINGS, apply_missing_rule, bounds_view, missing_bounds
-from evalstats.stats.winrates import RATE_NAMES
-from evalstats.stats.winrates import win_rates as _long_win_rates
+from evalstats.stats.rates import (
+    FILLINGS,
+    RATE_NAMES,
+    apply_missing_rule,
+    bounds_view,
+    missing_bounds,
+)
+from evalstats.stats.rates import win_rates as _long_win_rates
 
 
 def win_rates(*args, **kwargs) -> pd.DataFrame:
@@ -264,7 +269,7 @@ def _arm_frame(n_with: int, n_without: int, seed: int = 0) -> pd.DataFrame:
 
 
 def test_unbalanced_no_answers_are_named_in_the_note_with_the_arm_aware_net_win():
-    from evalstats.stats.winrates import win_rates
+    from evalstats.stats.rates import win_rates
 
     f = _arm_frame(10, 0)
     res = win_rates(f)
@@ -287,7 +292,7 @@ def test_unbalanced_no_answers_are_named_in_the_note_with_the_arm_aware_net_win(
 
 
 def test_balanced_no_answers_leave_the_note_empty():
-    from evalstats.stats.winrates import win_rates
+    from evalstats.stats.rates import win_rates
 
     res = win_rates(_arm_frame(3, 3))
     d = res.diagnostics.iloc[0]
@@ -300,7 +305,7 @@ def test_balanced_no_answers_leave_the_note_empty():
 
 def test_arm_aware_without_over_budget_arm_works_when_nothing_is_missing():
     from evalstats.errors import DataError
-    from evalstats.stats.winrates import win_rates
+    from evalstats.stats.rates import win_rates
 
     f = _arm_frame(0, 0).drop(columns="over_budget_arm")
     a = win_rates(f, no_answer_as="arm_aware")

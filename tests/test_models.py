@@ -195,7 +195,7 @@ def test_non_ok_rows_are_counted_not_fitted_and_bad_input_raises():
 def test_on_the_sample_beside_the_design_based_win_rates(rubric):
     from evalstats._tidy import wide
     from evalstats.frames import load_frame
-    from evalstats.stats.winrates import win_rates
+    from evalstats.stats.rates import win_rates
 
     frame = load_frame(SAMPLE)
     res = ordinal_check(frame, rubric=rubric)

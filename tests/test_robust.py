@@ -1,4 +1,4 @@
-"""Small-sample cluster-robust machinery (evalstats.stats.robust) against independent oracles.
+"""Small-sample cluster-robust machinery (evalstats.stats.rates) against independent oracles.
 
 CR1 is checked against statsmodels' cluster covariance; CR2 and the Bell-McCaffrey df
 against a direct matrix computation with explicit (I - H_gg)^{-1/2} blocks (scipy's
@@ -18,24 +18,27 @@ from scipy import stats
 
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._tidy import wide
-from evalstats.stats._cluster import cr1_ratio
-from evalstats.stats.robust import (
+from evalstats.stats.rates import (
+    RATE_NAMES,
     anova_icc,
     bm_df,
     bm_df_exchangeable,
-    cluster_jackknife,
     cluster_ratio_test,
+    cr1_ratio,
     cr2_ratio,
+    rate_arrays,
     t_interval,
     t_test_p,
-    wild_cluster_interval,
-    wild_cluster_p,
-    wild_weights,
     wilson_interval,
     wilson_test_p,
 )
-from evalstats.stats.winrates import RATE_NAMES, rate_arrays
-from evalstats.stats.winrates import win_rates as _long_win_rates
+from evalstats.stats.rates import win_rates as _long_win_rates
+from evalstats.stats.resample import (
+    cluster_jackknife,
+    wild_cluster_interval,
+    wild_cluster_p,
+    wild_weights,
+)
 
 
 def win_rates(*args, **kwargs):
@@ -547,7 +550,7 @@ def test_net_win_df_holds_the_type_one_error_on_unequal_tasks() -> None:
     # The battery's 12 unequal tasks at ICC 0.3 and a true net win of 0: the test on the
     # rates' working-independence df rejects more than 5 %, on net_win_df it does not.
     # Both p-values invert their intervals, computed here from the same draws.
-    from evalstats.stats.outcome_model import draw_outcomes
+    from evalstats.stats.models import draw_outcomes
 
     sizes = np.array([1, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30])
     n_evals = 6000

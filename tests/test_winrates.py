@@ -1,4 +1,4 @@
-"""Tests of win rates, proportion intervals and position bias (evalstats.stats.winrates)."""
+"""Tests of win rates, proportion intervals and position bias (evalstats.stats.rates)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,15 @@ from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._tidy import TIDY_COLUMNS, wide
 from evalstats.errors import DataError
 from evalstats.stats import coverage
-from evalstats.stats._proportion import proportion_ci
-from evalstats.stats.position import position_bias
-from evalstats.stats.robust import wilson_interval, wilson_test_p
-from evalstats.stats.winrates import (
+from evalstats.stats.rates import (
     DEFAULT_METHOD,
     RATE_NAMES,
     WIN_RATE_METHODS,
+    position_bias,
+    proportion_ci,
     sign_test_p,
+    wilson_interval,
+    wilson_test_p,
     win_rates,
 )
 

@@ -3,12 +3,12 @@
 Names are resolved on first use (:func:`evalstats._surface.lazy_surface`, PEP 562):
 ``from evalstats.stats.formatting import ...``
 (what a report's notebook kernel displays with) loads that module alone, not scipy.stats
-and every estimator; ``evalstats.stats.win_rates`` loads :mod:`.winrates` when first
+and every estimator; ``evalstats.stats.win_rates`` loads :mod:`.rates` when first
 touched. ``__all__`` and ``dir()`` list the whole surface.
 
 >>> import evalstats.stats as st
 >>> st.win_rates.__module__, "win_rates" in dir(st)
-('evalstats.stats.winrates', True)
+('evalstats.stats.rates', True)
 """
 
 # The TYPE_CHECKING imports are what type checkers see of the lazy names. No ``power =
@@ -27,7 +27,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
     {
         "._design_coverage": ["design_coverage"],
         "._design_coverage_more": ["design_coverage_cost", "design_coverage_kappa"],
-        "._proportion": ["ProportionCI", "proportion_ci"],
         ".agreement": [
             "AgreementResult",
             "CohenKappaResult",
@@ -56,10 +55,10 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
         ".cost": ["COST_METRICS", "cost_ratios"],
         ".coverage": ["coverage_study"],
-        ".dimensions": ["dimension_means"],
         ".equivalence": [
             "EquivalenceResult",
             "cost_equivalence",
+            "declared_test",
             "net_win_equivalence",
             "noninferiority",
             "tost",
@@ -67,13 +66,9 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".formatting": ["summarize"],
         ".gold": ["GoldResult", "gold_labels", "judge_vs_gold", "labeler_agreement"],
         ".judges": ["SEED_DISAGREEMENT_TRIGGER", "consensus", "judge_agreement"],
-        ".means": ["CLUSTER_MEAN_METHODS", "cluster_mean"],
-        ".missing": ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule", "missing_bounds"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
         ".multiplicity": ["holm", "holm_table"],
         ".pairs": ["PAIRWISE_COLUMNS", "pairwise_frame", "pairwise_from_verdicts"],
-        ".planned_test": ["declared_test"],
-        ".position": ["position_bias"],
         ".power_analytic": [
             "PowerResult",
             "mde_curve",
@@ -90,12 +85,23 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".ranking": ["RANK_MODELS", "rank"],
         ".ranking_subsamples": ["SUBSAMPLE_ESTIMATORS", "rank_subsamples", "subsample_coverage"],
         ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
-        ".robust": ["ClusterRatioResult", "cluster_ratio_test"],
         ".spend": ["agent_spend", "judge_spend"],
-        ".winrates": [
+        ".rates": [
+            "CLUSTER_MEAN_METHODS",
             "DEFAULT_METHOD",
+            "INVALID_RULES",
+            "NO_ANSWER_RULES",
             "RATE_NAMES",
             "WIN_RATE_METHODS",
+            "ClusterRatioResult",
+            "ProportionCI",
+            "apply_missing_rule",
+            "cluster_mean",
+            "cluster_ratio_test",
+            "dimension_means",
+            "missing_bounds",
+            "position_bias",
+            "proportion_ci",
             "win_rates",
         ],
     },
@@ -105,7 +111,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
 if TYPE_CHECKING:
     from ._design_coverage import design_coverage
     from ._design_coverage_more import design_coverage_cost, design_coverage_kappa
-    from ._proportion import ProportionCI, proportion_ci
     from .agreement import (
         AgreementResult,
         CohenKappaResult,
@@ -128,10 +133,10 @@ if TYPE_CHECKING:
     from .comparison import COMPARE_METHODS, COMPARE_STATISTICS, compare
     from .cost import COST_METRICS, cost_ratios
     from .coverage import coverage_study
-    from .dimensions import dimension_means
     from .equivalence import (
         EquivalenceResult,
         cost_equivalence,
+        declared_test,
         net_win_equivalence,
         noninferiority,
         tost,
@@ -139,13 +144,9 @@ if TYPE_CHECKING:
     from .formatting import summarize
     from .gold import GoldResult, gold_labels, judge_vs_gold, labeler_agreement
     from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
-    from .means import CLUSTER_MEAN_METHODS, cluster_mean
-    from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
     from .models import OrdinalCheckResult, ordinal_check
     from .multiplicity import holm, holm_table
     from .pairs import PAIRWISE_COLUMNS, pairwise_frame, pairwise_from_verdicts
-    from .planned_test import declared_test
-    from .position import position_bias
     from .power_analytic import (
         PowerResult,
         mde_curve,
@@ -161,7 +162,23 @@ if TYPE_CHECKING:
     from .rank_confidence import rank_sets
     from .ranking import RANK_MODELS, rank
     from .ranking_subsamples import SUBSAMPLE_ESTIMATORS, rank_subsamples, subsample_coverage
+    from .rates import (
+        CLUSTER_MEAN_METHODS,
+        DEFAULT_METHOD,
+        INVALID_RULES,
+        NO_ANSWER_RULES,
+        RATE_NAMES,
+        WIN_RATE_METHODS,
+        ClusterRatioResult,
+        ProportionCI,
+        apply_missing_rule,
+        cluster_mean,
+        cluster_ratio_test,
+        dimension_means,
+        missing_bounds,
+        position_bias,
+        proportion_ci,
+        win_rates,
+    )
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
-    from .robust import ClusterRatioResult, cluster_ratio_test
     from .spend import agent_spend, judge_spend
-    from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, win_rates

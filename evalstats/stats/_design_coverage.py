@@ -1,7 +1,7 @@
 """Simulated coverage of the default win-rate intervals on the design at hand.
 
 The coverage battery (``benchmarks/coverage.py``) shows that the default interval
-(:data:`~evalstats.stats.winrates.DEFAULT_METHOD`) covers within [0.93, 0.97] on most
+(:data:`~evalstats.stats.rates.DEFAULT_METHOD`) covers within [0.93, 0.97] on most
 designs but not on all: with 8 tasks of 3 verdicts and a rate near 0 or 1 (net win
 +/-0.8) every valid equal-tailed interval over-covers (0.97-0.99), because 24 verdicts
 cannot put 2.5 % of evaluations beyond the near end of the range (even the IID Wilson
@@ -16,7 +16,7 @@ probabilities from ``Dirichlet(p (1 - rho) / rho)`` (mean ``p``, intra-task corr
 ``rho`` of every 0/1 outcome), and its verdicts are multinomial given them. ``rho`` is
 the one-way ANOVA estimator, pooled over the three outcomes (under this model they share
 one correlation), clipped to [0, 0.99]. Every simulated evaluation of every group is one
-group of one :func:`~evalstats.stats.winrates.rate_arrays` call: no Python loop over
+group of one :func:`~evalstats.stats.rates.rate_arrays` call: no Python loop over
 simulations or rows.
 """
 
@@ -30,11 +30,15 @@ import pandas as pd
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import ParameterError
-from evalstats.stats._cluster import by_columns
 from evalstats.stats._design_sums import interval_ends, pooled_icc, simulated_sums
-from evalstats.stats._missing_rule import category_codes
+from evalstats.stats.rates import (
+    DEFAULT_METHOD,
+    RATE_NAMES,
+    by_columns,
+    category_codes,
+    rate_arrays,
+)
 from evalstats.stats.resample import as_generator
-from evalstats.stats.winrates import DEFAULT_METHOD, RATE_NAMES, rate_arrays
 
 __all__ = ["COVERAGE_BAND", "PER_TASK_LIMIT", "STATISTICS", "design_coverage"]
 
@@ -66,7 +70,7 @@ def design_coverage(
 
     Re-simulates each group's design (its tasks and verdicts per task, its estimated
     outcome probabilities and intra-task correlation; see the module docstring) and
-    computes how often the default interval of :func:`~evalstats.stats.winrates.win_rates`
+    computes how often the default interval of :func:`~evalstats.stats.rates.win_rates`
     holds the true rate. Counted verdicts are the ``ok`` rows (the default
     ``no_answer_as="exclude"`` view).
 
@@ -83,7 +87,7 @@ def design_coverage(
     statistic : {"win_rates", "kappa", "cost"}
         Whose default interval is simulated (:data:`STATISTICS`).
     by : str, list of str or None
-        Grouping columns, as in :func:`~evalstats.stats.winrates.win_rates` (win rates
+        Grouping columns, as in :func:`~evalstats.stats.rates.win_rates` (win rates
         only: the kappa rows are per rubric and judge pair, the cost rows per measure).
     cluster : str
         Unit of independence (the task).

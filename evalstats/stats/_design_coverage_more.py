@@ -61,9 +61,9 @@ from evalstats.stats._cost_intervals import (
 )
 from evalstats.stats._design_cost_ends import _buf, ends_from_logs
 from evalstats.stats._design_sums import pooled_icc
-from evalstats.stats._missing_rule import category_codes
 from evalstats.stats._token_source import choose_token_source
 from evalstats.stats.agreement_intervals import DEFAULT_METHOD as KAPPA_METHOD
+from evalstats.stats.rates import category_codes
 from evalstats.stats.resample import as_generator
 from evalstats.stats.spend import MEASURES, pair_costs
 

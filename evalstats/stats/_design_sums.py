@@ -13,7 +13,7 @@ so this path simulates those sums and nothing else, exactly in distribution:
 * a class with more configurations than :data:`MAX_CONFIGS` (over ~200 verdicts a task)
   is drawn task by task, as the small path does, in chunks of simulations;
 * the CR2 SE, the ANOVA ICC, the exchangeable Bell-McCaffrey df and the score interval
-  are then :func:`~evalstats.stats._rate_core.rate_arrays`' formulas on those sums
+  are then :func:`~evalstats.stats.rates.rate_arrays`' formulas on those sums
   (:func:`_intervals`), with counts centred at the true rates so that no sum of squares
   is a small difference of large ones.
 
@@ -26,8 +26,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-from evalstats.stats._cr2 import bm_df
-from evalstats.stats._rate_core import _score_construction
+from evalstats.stats.rates import _score_construction, bm_df
 
 __all__ = [
     "MAX_CONFIGS",
@@ -237,7 +236,7 @@ def _quad(sym6: np.ndarray) -> np.ndarray:
 
 
 def _net_df(sums: dict, icc: np.ndarray, n_groups: int) -> np.ndarray:
-    """:func:`~evalstats.stats.robust.bm_df_exchangeable` per (simulation, group), summed
+    """:func:`~evalstats.stats.rates.bm_df_exchangeable` per (simulation, group), summed
     over size classes (each class's tasks are alike in every term)."""
     keys, cnt, a2c = sums["keys"], sums["n_tasks"].astype(np.float64), sums["adj"]
     out = np.full(icc.shape, np.nan)

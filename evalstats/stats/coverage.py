@@ -1,10 +1,10 @@
 """Coverage of the win-rate intervals, by simulation with known truth.
 
 Each simulated evaluation has ``tasks x replicates`` verdicts drawn from the
-latent probit model of :func:`evalstats.stats.outcome_model.draw_outcomes` (known marginal
+latent probit model of :func:`evalstats.stats.models.draw_outcomes` (known marginal
 win/tie/loss probabilities, task ICC on the latent scale). Evaluations are
 stacked into one frame as groups (``by="eval"``), so each interval method is a
-single vectorised :func:`~evalstats.stats.winrates.win_rates` call over all of
+single vectorised :func:`~evalstats.stats.rates.win_rates` call over all of
 them. Beside the offered methods, naive IID intervals over verdicts (Wilson for
 the three 0/1 rates, Wald for all five) show what ignoring the clustering costs.
 """
@@ -17,16 +17,22 @@ from scipy import stats
 
 from .._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from .._tidy import wide
-from ._cluster import segment_sum
-from ._proportion import proportion_ci
-from ._verdicts import LOSS as _LOSS
-from ._verdicts import TIE as _TIE
-from ._verdicts import WIN as _WIN
-from ._verdicts import cluster_counts as _cluster_counts
-from ._verdicts import row_categories as _row_categories
-from .outcome_model import draw_outcomes
+from .models import draw_outcomes
+from .rates import (
+    DEFAULT_METHOD,
+    RATE_NAMES,
+    WIN_RATE_METHODS,
+    proportion_ci,
+    rate_arrays,
+    segment_sum,
+    win_rates,
+)
+from .rates import LOSS as _LOSS
+from .rates import TIE as _TIE
+from .rates import WIN as _WIN
+from .rates import cluster_counts as _cluster_counts
+from .rates import row_categories as _row_categories
 from .resample import BOOTSTRAP_METHODS, as_generator
-from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, rate_arrays, win_rates
 
 __all__ = ["coverage_study", "coverage_table", "simulated_frame", "truth_of", "type_one_error"]
 
@@ -83,8 +89,8 @@ def coverage_table(
     """Coverage (rows: methods and naive IID intervals; columns: statistics).
 
     The evaluations' per-task counts are taken from ``frame`` once, and every method's
-    intervals come from :func:`~evalstats.stats.winrates.rate_arrays` on them (the core of
-    :func:`~evalstats.stats.winrates.win_rates`, the same intervals) without the net-win
+    intervals come from :func:`~evalstats.stats.rates.rate_arrays` on them (the core of
+    :func:`~evalstats.stats.rates.win_rates`, the same intervals) without the net-win
     p-value, which coverage does not use; the bootstrap methods share one set of resamples.
     """
     if not methods:

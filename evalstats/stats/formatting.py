@@ -1,6 +1,6 @@
 """A compact view of rate tables: one ``est [lo, hi]`` column per statistic.
 
-:func:`~evalstats.stats.winrates.win_rates` returns 35 columns and pandas hides the win rate,
+:func:`~evalstats.stats.rates.win_rates` returns 35 columns and pandas hides the win rate,
 its interval, the tie rate and the net win behind "…". :func:`summarize` keeps what a reader
 needs — the labels, the counts (verdicts, pairs, clusters), one ``est [lo, hi]`` string per
 statistic and the interval's method — so the table fits a notebook cell (it is a DataFrame, so
@@ -96,7 +96,7 @@ def interval_columns(table: pd.DataFrame) -> list[IntervalColumns]:
     """The statistics of ``table`` that carry an interval, in column order.
 
     A statistic ``X`` is recognised by the columns ``X``, ``X_ci_low`` and ``X_ci_high``
-    (:func:`~evalstats.stats.winrates.win_rates`,
+    (:func:`~evalstats.stats.rates.win_rates`,
     :func:`~evalstats.stats.judges.judge_agreement`); ``estimate``/``ci_low``/``ci_high``
     is the cost table's (:func:`~evalstats.stats.cost.cost_ratios`); ``X_boot_ci_low`` with
     no ``X_boot`` column is ``X`` with a second (bootstrap) interval.
@@ -230,10 +230,10 @@ def summarize(
     table : DataFrame
         A long result (pivoted here to one row per group, its diagnostics joined) or a
         table of the same columns one row per group, e.g. read back from results.json:
-        output of :func:`~evalstats.stats.winrates.win_rates`,
+        output of :func:`~evalstats.stats.rates.win_rates`,
         :func:`~evalstats.stats.cost.cost_ratios`,
         :func:`~evalstats.stats.judges.judge_agreement`,
-        :func:`~evalstats.stats.winrates.position_bias` (or a table of the same columns,
+        :func:`~evalstats.stats.rates.position_bias` (or a table of the same columns,
         e.g. read back from ``results.json``).
     statistics : sequence of str, optional
         Statistics to show, in this order (names as :func:`interval_columns` gives them,
@@ -271,7 +271,7 @@ def summarize(
     0    j1  64       32          15  58 [41, 73]  cr2_bm        0.95
     1    j2  30       30          15  40 [30, 52]  cr2_bm        0.95
 
-    On :func:`~evalstats.stats.winrates.win_rates` of the sample, as ``.pipe``:
+    On :func:`~evalstats.stats.rates.win_rates` of the sample, as ``.pipe``:
 
     >>> import evalstats
     >>> from evalstats.frames import load_frame

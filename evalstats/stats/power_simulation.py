@@ -15,9 +15,9 @@ import pandas as pd
 from .._validate import check_positive_int
 from ..records import EvalstatsWarning
 from ._power_model import Alternative, _check_common, _check_net_win, _check_prob, _solve_net_win
-from .outcome_model import latent_thresholds
+from .models import latent_thresholds
 from .power_analytic import tasks_needed
-from .winrates import BOOTSTRAP_METHODS, DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
+from .rates import BOOTSTRAP_METHODS, DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
 
 __all__ = ["TEST_METHODS", "simulated_mde", "simulated_power", "simulated_tasks_needed"]
 
@@ -97,10 +97,10 @@ def simulated_power(
     """Monte-Carlo power of the net-win test that :func:`evalstats.win_rates` reports.
 
     Draws ``n_sims`` evaluations from the latent probit model of
-    :mod:`evalstats.stats.outcome_model` (latent ICC) and counts how often ``net_win_p``
+    :mod:`evalstats.stats.models` (latent ICC) and counts how often ``net_win_p``
     of the interval ``method`` (default: the default of :func:`evalstats.win_rates`, CR2
     with the Bell-McCaffrey df) is below ``alpha``. Vectorised over simulations: all
-    evaluations are one call of :func:`evalstats.stats.winrates.rate_arrays`.
+    evaluations are one call of :func:`evalstats.stats.rates.rate_arrays`.
 
     Returns
     -------
