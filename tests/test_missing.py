@@ -361,3 +361,25 @@ def test_every_rule_matches_a_row_by_row_loop(categorical):
             got = list(zip(*cols, strict=True))
             assert got == _rule_by_loop(f, na, inv), (na, inv)
     pd.testing.assert_frame_equal(f, before)  # the caller's frame is left as it was
+
+
+@pytest.mark.filterwarnings("ignore::evalstats.EvalstatsWarning")
+def test_missing_answer_rules_per_pair_of_arms(tmp_path):
+    evalstats.simulate(
+        tmp_path, arms=("none", "v1", "v2"), reference="none", n_tasks=8, n_replicates=2
+    )
+    frame = evalstats.stats.pairwise_frame(evalstats.load_dir(tmp_path))
+    # Two over-budget pairs of v2 vs none: one where v2 (arm_a) went over, named by its
+    # arm, one where none (arm_b) did, named by its role.
+    rows = frame.index[(frame["arm_a"] == "v2") & (frame["arm_b"] == "none")][:2]
+    frame = frame.assign(over_budget_arm=pd.Series([None] * len(frame), dtype=object))
+    frame.loc[rows, ["status", "outcome"]] = ["no_answer", None]
+    frame.loc[rows, "over_budget_arm"] = ["v2", "without"]
+    out = apply_missing_rule(frame, no_answer_as="arm_aware")
+    assert out.loc[rows, "outcome"].astype(str).tolist() == ["loss", "win"]
+    b = missing_bounds(frame)
+    assert list(b.by) == ["rubric", "judge", "arm_a", "arm_b", "filling"]
+    n_missing = b.diagnostics.set_index(["arm_a", "arm_b"])["n_missing"].groupby(level=[0, 1]).sum()
+    assert n_missing.to_dict() == {("v1", "none"): 0, ("v2", "none"): 2, ("v2", "v1"): 0}
+    aware = win_rates(frame, no_answer_as="arm_aware")
+    assert aware.groupby(["arm_a", "arm_b"])["n"].sum().loc[("v2", "none")] == 32

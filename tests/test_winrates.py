@@ -12,6 +12,7 @@ import statsmodels.api as sm
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+import evalstats
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._tidy import TIDY_COLUMNS, wide
 from evalstats.errors import DataError
@@ -637,3 +638,26 @@ def test_bootstrap_intervals_of_many_groups_are_each_groups_own_bootstrap(method
             if hi[j] > lo[j]:  # zero-width ends are replaced by the boundary construction
                 assert res.loc[i, f"{name}_ci_low"] == pytest.approx(lo[j], abs=1e-12)
                 assert res.loc[i, f"{name}_ci_high"] == pytest.approx(hi[j], abs=1e-12)
+
+
+@pytest.fixture(scope="module")
+def three_arm_frame(tmp_path_factory) -> pd.DataFrame:
+    d = tmp_path_factory.mktemp("karm")
+    evalstats.simulate(d, arms=("none", "v1", "v2"), reference="none", n_tasks=8, n_replicates=2)
+    return evalstats.stats.pairwise_frame(evalstats.load_dir(d))
+
+
+@pytest.mark.filterwarnings("ignore::evalstats.EvalstatsWarning")
+def test_win_rates_gives_one_result_per_pair_of_arms(three_arm_frame):
+    frame = three_arm_frame
+    res = evalstats.win_rates(frame)
+    assert list(res.by) == ["rubric", "judge", "arm_a", "arm_b"]
+    pairs = frame[["arm_a", "arm_b"]].drop_duplicates()
+    per_judge = res.loc[res["statistic"] == "net_win"].groupby("judge", observed=True).size()
+    assert (per_judge == len(pairs)).all()
+    # Each pair's numbers are those of its own rows alone: K = 2 of the same pipeline.
+    for (a, b), rows in frame.groupby(["arm_a", "arm_b"]):
+        alone = evalstats.win_rates(rows.drop(columns=["arm_a", "arm_b"]))
+        mine = res.loc[(res["arm_a"] == a) & (res["arm_b"] == b)].reset_index(drop=True)
+        cols = ["statistic", "estimate", "ci_low", "ci_high", "p_value", "n", "n_tasks"]
+        pd.testing.assert_frame_equal(mine[cols], alone[cols])

@@ -55,6 +55,7 @@ from evalstats.stats.resample import (
 
 __all__ = [
     "ALTERNATIVES",
+    "ARM_COLUMNS",
     "CLUSTER_MEAN_METHODS",
     "DEFAULT_BY",
     "DEFAULT_METHOD",
@@ -78,6 +79,7 @@ __all__ = [
     "cluster_ratio_test",
     "cr1_ratio",
     "cr2_ratio",
+    "default_by",
     "dimension_means",
     "missing_bounds",
     "position_bias",
@@ -110,6 +112,28 @@ def segment_sum(values: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarra
     for j in range(values.shape[1]):  # a handful of columns
         out[:, j] = np.bincount(gid, weights=values[:, j], minlength=n_groups)
     return out
+
+
+#: The default grouping: ``rubric`` (left out only for a frame without that column) and
+#: ``judge``, then the pair of arms (:data:`ARM_COLUMNS`) where the frame has them.
+DEFAULT_BY = ("rubric", "judge")
+#: A verdict frame's pair of arms (one row per judgment of ``arm_a`` against ``arm_b``).
+ARM_COLUMNS = ("arm_a", "arm_b")
+
+
+def default_by(frame: pd.DataFrame, by: str | Sequence[str] | None) -> list[str]:
+    """The grouping columns of ``by`` on ``frame``: :data:`DEFAULT_BY` without ``rubric`` for
+    a frame without it, plus ``arm_a``, ``arm_b`` where present (one result per pair of
+    arms); any other ``by`` as given.
+
+    >>> default_by(pd.DataFrame(columns=["judge", "arm_a", "arm_b"]), DEFAULT_BY)
+    ['judge', 'arm_a', 'arm_b']
+    """
+    cols = by_columns(by)
+    if by is DEFAULT_BY:
+        cols = [c for c in cols if c != "rubric" or c in frame.columns]
+        cols += [c for c in ARM_COLUMNS if c in frame.columns and c not in cols]
+    return cols
 
 
 def by_columns(by: str | Sequence[str] | None) -> list[str]:
@@ -1315,6 +1339,16 @@ def category_codes(s: pd.Series, dtype: pd.CategoricalDtype) -> np.ndarray:
     return lookup[codes]
 
 
+def _over_budget_roles(frame: pd.DataFrame) -> pd.Series:
+    """``over_budget_arm`` as roles: ``with`` (arm_a's side), ``without`` (arm_b's), ``both``;
+    a frame with a pair of arms may name the arm itself."""
+    arm = frame["over_budget_arm"].astype(object)
+    if set(ARM_COLUMNS) <= set(frame.columns):
+        arm = arm.where(arm != frame["arm_a"].astype(object), "with")
+        arm = arm.where(arm != frame["arm_b"].astype(object), "without")
+    return arm
+
+
 def _both_orders(frame: pd.DataFrame, na_rows: np.ndarray) -> pd.DataFrame:
     """Give an unshown no_answer pair one row per order where its judge showed both.
 
@@ -1325,17 +1359,18 @@ def _both_orders(frame: pd.DataFrame, na_rows: np.ndarray) -> pd.DataFrame:
     """
     if not {"order", *_PAIR_CALL} <= set(frame.columns):
         return frame
+    call = [*_PAIR_CALL, *(c for c in ARM_COLUMNS if c in frame.columns)]
     order = frame["order"]
     lone = na_rows & order.isna().to_numpy()
     if not lone.any():
         return frame
-    shown = frame.loc[~na_rows & order.notna().to_numpy(), [*_PAIR_CALL, "order"]]
+    shown = frame.loc[~na_rows & order.notna().to_numpy(), [*call, "order"]]
     key = [frame[c].astype(str) for c in ("judge", "rubric")]
     if shown.empty:
         return frame
     per_pair = (
         shown.assign(judge=shown["judge"].astype(str), rubric=shown["rubric"].astype(str))
-        .groupby(_PAIR_CALL, observed=True)["order"]
+        .groupby(call, observed=True)["order"]
         .nunique()
     )
     share = (per_pair >= 2).groupby(level=["judge", "rubric"]).mean()
@@ -1427,7 +1462,7 @@ def apply_missing_rule(
                 "frame with evalstats.verdict_frame",
                 field="over_budget_arm",
             )
-        arm = frame["over_budget_arm"]
+        arm = _over_budget_roles(frame)
         lacking = na_rows & arm.isna().to_numpy()
         if lacking.any():
             raise DataError(
@@ -1457,7 +1492,7 @@ def apply_missing_rule(
         if no_answer_as == "arm_aware":
             # Read only where there is a no-answer to place: a frame with none needs no
             # over_budget_arm (nothing to rewrite; the rule is then "exclude").
-            arm = out.loc[na_rows, "over_budget_arm"] if na_rows.any() else pd.Series([])
+            arm = _over_budget_roles(out)[na_rows] if na_rows.any() else pd.Series([])
             fill = category_codes(arm.astype(object).map(_ARM_AWARE), OUTCOME_DTYPE)
         else:
             fill = _OUTCOME_CODE[no_answer_as]
@@ -1476,9 +1511,6 @@ def apply_missing_rule(
 
 
 # ---------------------------------------------------------------------- winrates
-
-#: The default grouping; ``rubric`` is left out only for a frame without that column.
-DEFAULT_BY = ("rubric", "judge")
 
 
 def win_rates(
@@ -1504,7 +1536,8 @@ def win_rates(
         column and the ``by`` columns.
     by : str, list of str or None
         Grouping columns; None gives one overall group. The default
-        ``("rubric", "judge")`` drops ``rubric`` only for a frame without that column. A
+        ``("rubric", "judge")`` drops ``rubric`` only for a frame without that column and
+        adds ``arm_a``, ``arm_b`` where the frame has them: one result per pair of arms. A
         frame with several rubrics and a ``by`` without ``rubric`` is refused
         (:class:`~evalstats.errors.DataError`): a three-way label and a blind pair-order
         verdict are different measurements, never one rate.
@@ -1586,9 +1619,7 @@ def win_rates(
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a DataFrame, got {type(frame).__name__}")
-    by_cols = by_columns(by)
-    if by is DEFAULT_BY and "rubric" not in frame.columns:
-        by_cols = [c for c in by_cols if c != "rubric"]
+    by_cols = default_by(frame, by)
     refuse_pooled_rubrics(frame, by_cols, "win_rates")
     if method not in WIN_RATE_METHODS:
         raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
@@ -1710,7 +1741,7 @@ def _unbalanced_no_answers(frame, row_gid, groups, ci_note, net_ci, **kwargs):
     intention-to-treat (arm-aware) count can disagree in sign.
     """
     n_groups = len(groups)
-    arm = frame["over_budget_arm"].astype(object).to_numpy()
+    arm = _over_budget_roles(frame).to_numpy()
     na = (frame["status"].astype(object) == "no_answer").to_numpy()
     counts = {}
     for side in ("with", "without", "both"):
@@ -2013,9 +2044,7 @@ def position_bias(
        first_shown_wins  n_pairs_both_orders  order_consistent
     0                 3                    2                 1
     """
-    by_cols = by_columns(by)
-    if by is DEFAULT_BY and "rubric" not in frame.columns:
-        by_cols = [c for c in by_cols if c != "rubric"]
+    by_cols = default_by(frame, by)
     refuse_pooled_rubrics(frame, by_cols, "position_bias")
     confidence = check_confidence(confidence)
     check_columns(frame, [*by_cols, cluster, "order", "replicate"])
