@@ -183,7 +183,7 @@ def _standard_errors(ctx: Context) -> dict[str, Any]:
         clusterings=clusterings,
         confidence=ctx.confidence,
         n_resamples=ctx.n_resamples,
-        seed=_seeds(ctx)[1],
+        rng=_seeds(ctx)[1],
         estimate="win_rate",
         iid_note="AlpacaEval's pandas sem, records independent",
     )

@@ -47,29 +47,11 @@ Kind = Literal["equivalence", "noninferiority"]
 
 @dataclass(frozen=True)
 class EquivalenceResult(ResultDisplay):
-    """An equivalence or non-inferiority test (all on the scale the test was run on).
-
-    Attributes
-    ----------
-    estimate, se, df : float
-        The estimate, its standard error and the t degrees of freedom (``inf``: normal).
-    lower_margin, upper_margin : float
-        The equivalence bounds; a non-inferiority test has one of them infinite.
-    p_lower, p_upper : float
-        One-sided p-values of ``H0: theta <= lower`` and ``H0: theta >= upper`` (NaN for the
-        side a non-inferiority test does not run).
-    p_value : float
-        The test's p-value: the larger of the two (TOST) or the one that was run.
-    ci_low, ci_high : float
-        The ``1 - 2 alpha`` interval, whose inclusion in the margins is the test.
-    alpha : float
-        The test's level.
-    kind : str
-        ``"equivalence"`` or ``"noninferiority"``.
-    conclusion : str
-        ``"equivalent"`` / ``"not shown equivalent"`` or ``"non-inferior"`` /
-        ``"not shown non-inferior"`` (failing to show equivalence is not evidence of a
-        difference).
+    """An equivalence or non-inferiority test, on the scale it was run on: ``estimate``, ``se``,
+    ``df`` (``inf``: normal), the margins ``lower_margin`` / ``upper_margin`` (one infinite for
+    non-inferiority), ``p_lower`` / ``p_upper`` (one-sided p of ``theta <= lower`` and
+    ``theta >= upper``; NaN for a side not run), ``p_value``, the ``1 - 2 alpha`` interval
+    ``ci_low`` / ``ci_high``, ``alpha``, ``kind`` and ``conclusion``.
     """
 
     estimate: float
@@ -105,27 +87,12 @@ def tost(
     upper: float,
     alpha: float = 0.05,
 ) -> EquivalenceResult:
-    """Two one-sided t tests of equivalence, ``lower < theta < upper``.
+    """Two one-sided t tests of equivalence, ``lower < theta < upper`` (Schuirmann 1987).
 
-    Parameters
-    ----------
-    estimate, se : float
-        The estimate and its (cluster-robust) standard error, on the test's scale (e.g. the
-        log of a cost ratio, or the net win).
-    df : float
-        Degrees of freedom of the t reference (e.g. Bell-McCaffrey, or C - 1); ``np.inf`` for
-        a z test.
-    lower, upper : float
-        Equivalence margins, ``lower < upper``.
-    alpha : float
-        Level of each one-sided test (the interval reported is ``1 - 2 alpha``).
+    ``p_value = max(p_lower, p_upper)``, below ``alpha`` exactly when the ``1 - 2 alpha``
+    interval ``estimate +/- t se`` lies inside the margins. ``df=np.inf`` gives the z test; a
+    zero SE rejects exactly when the estimate lies strictly beyond the margin.
 
-    Returns
-    -------
-    EquivalenceResult
-
-    Examples
-    --------
     >>> res = tost(0.02, 0.03, 14, lower=-0.1, upper=0.1)
     >>> res.conclusion, round(res.p_value, 4)
     ('equivalent', 0.0092)
@@ -157,28 +124,10 @@ def noninferiority(
 ) -> EquivalenceResult:
     """One-sided t test that ``theta`` is not worse than ``bound``.
 
-    Parameters
-    ----------
-    estimate, se, df : float
-        As in :func:`tost`.
-    bound : float
-        The non-inferiority bound: e.g. ``-0.05`` for "net win at worst 5 points behind", or
-        ``log(1.10)`` for "no more than 1.10x the tokens".
-    better : {"higher", "lower"}
-        Which direction is good. ``"higher"`` tests ``H0: theta <= bound`` (net win, score);
-        ``"lower"`` tests ``H0: theta >= bound`` (a cost).
-    alpha : float
-        Level of the one-sided test.
+    ``better="higher"`` tests ``H0: theta <= bound`` (net win), ``"lower"``
+    ``H0: theta >= bound`` (a cost, e.g. ``bound = log 1.10``). The untested margin is
+    infinite and its p-value NaN.
 
-    Returns
-    -------
-    EquivalenceResult
-        With the untested margin infinite and its p-value NaN.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> # log token ratio -0.05 (SE 0.04, 7 df): does WITH use no more than 1.10x the tokens?
     >>> res = noninferiority(-0.05, 0.04, 7, bound=np.log(1.10), better="lower")
     >>> res.conclusion, round(res.p_value, 4), res.lower_margin
     ('non-inferior', 0.0042, -inf)
@@ -303,48 +252,30 @@ def declared_test(
 ) -> ResultFrame:
     """The t test a plan declares: two- or one-sided, or with a margin TOST or non-inferiority.
 
-    Every variant is a t test of ``(estimate - bound) / se`` on ``df`` degrees of freedom
-    (:func:`~evalstats.stats.equivalence.tost`,
-    :func:`~evalstats.stats.equivalence.noninferiority`), reported with the interval it
-    inverts, so the decision and the interval agree by construction.
+    Each is a t test of ``(estimate - bound) / se`` on ``df``, reported with the interval it
+    inverts.
 
     Parameters
     ----------
     estimate, se, df : float
-        On the test's scale (e.g. the net win with its CR2 SE and Bell-McCaffrey df, or a
-        log cost ratio); ``df=np.inf`` for a z test.
+        On the test's scale; ``df=np.inf`` for a z test.
     null : float
-        The value of no difference on that scale.
     sidedness : {"two-sided", "greater", "less"}
-        The alternative without a margin: ``theta != null``, ``theta > null``,
-        ``theta < null``. With a non-inferiority margin it names the side shown
-        (``"greater"``: ``theta > null - margin``; ``"less"``: ``theta < null + margin``);
-        ``"two-sided"`` there means the side ``better`` names. Equivalence ignores it (both
-        sides are tested).
-    margin : float, optional
-        Positive, on the test's scale (a cost ratio's margin ``m`` is ``log(1 + m)``).
-    margin_kind : {"equivalence", "non-inferiority"}, optional
-        Required with ``margin``. Equivalence: ``null - margin < theta < null + margin``.
+        The alternative without a margin; with a non-inferiority margin the side shown
+        (``"two-sided"``: the side ``better`` names). Equivalence tests both.
+    margin, margin_kind : float and {"equivalence", "non-inferiority"}, optional
+        Given together; the margin on the test's scale.
     better : {"higher", "lower"}
-        Which direction is good for WITH; only decides a two-sided non-inferiority.
     alpha : float
-        Level of the test (of each one-sided test for TOST); below 0.5 where one-sided.
     statistic : str
-        The name in the ``statistic`` column (e.g. ``"net_win"``).
+        The name in the ``statistic`` column.
 
     Returns
     -------
     ResultFrame
-        One row: ``statistic``, ``estimate``, ``se``, ``ci_low``, ``ci_high`` (the interval
-        whose position is the test, infinite on an untested side: two-sided ``1 - alpha``;
-        one-sided and non-inferiority the ``1 - alpha`` bound; equivalence the
-        ``1 - 2 alpha`` interval), ``p_value``, ``df``, ``n`` and ``n_tasks`` (NaN: not known
-        here), ``method`` (``"t"``, or ``"z"`` for ``df=inf``), ``confidence`` (the
-        interval's coverage) and ``test`` (``"two-sided"``, ``"greater"``, ``"less"``,
-        ``"equivalence"`` or ``"non-inferiority"``). ``.diagnostics``: ``null``,
-        ``lower_margin`` and ``upper_margin`` (the hypotheses' bounds, infinite on a side
-        not tested; both at ``null`` for a two-sided test), ``alpha`` and ``reject``
-        (``p_value < alpha``, exactly when the interval excludes the null hypothesis).
+        One row (tidy shape, ``test`` beside): the interval whose position is the test
+        (infinite on an untested side), ``method`` ``"t"`` or ``"z"``. ``.diagnostics``:
+        ``null``, ``lower_margin``, ``upper_margin``, ``alpha``, ``reject``.
 
     Examples
     --------
@@ -352,11 +283,6 @@ def declared_test(
     >>> print(r.summary(digits=4).to_string())
     statistic
     net_win    0.1200 [0.0319, inf], p = 0.0154
-    >>> r.loc[0, "test"], bool(r.diagnostics.loc[0, "reject"])
-    ('greater', True)
-    >>> r = declared_test(0.02, 0.05, 14, margin=0.1, margin_kind="non-inferiority")
-    >>> r.loc[0, "test"], float(r.diagnostics.loc[0, "lower_margin"])
-    ('non-inferiority', -0.1)
     >>> r = declared_test(0.02, 0.05, 14, margin=0.1, margin_kind="equivalence")
     >>> r[["p_value", "ci_low", "ci_high", "confidence"]].round(4).iloc[0].tolist()
     [0.066, -0.0681, 0.1081, 0.9]
@@ -446,21 +372,11 @@ def declared_test_draws(
     alpha: float = 0.05,
     statistic: str = "estimate",
 ) -> ResultFrame:
-    """:func:`declared_test` on the draws of a generalized pivot instead of a t statistic.
+    """:func:`declared_test` on the draws of a generalized pivot (the total cost ratio's): each
+    one-sided p-value is e.g. ``mean(draws <= bound)``, the interval the draws' order
+    statistics; ``estimate`` their median, ``se`` their SD, ``method``
+    ``"generalized_pivotal"``.
 
-    For an interval that is not a t interval (the total cost ratio's generalized pivotal
-    interval, :func:`evalstats.stats.cost.lognormal_ratio_gpq`), each one-sided test is the
-    generalized p-value, e.g. ``mean(draws <= bound)`` for ``H0: theta <= bound``, and the
-    interval is the draws' order statistics (:func:`evalstats.stats.cost.gpq_interval`),
-    so the decision and the interval agree as for :func:`declared_test`: two-sided
-    ``p = min(1, 2 min(one-sided p))`` with the ``1 - alpha`` interval, one-sided and
-    non-inferiority tests with a one-sided bound, TOST with the ``1 - 2 alpha`` interval.
-    ``estimate`` is the draws' median, ``se`` their standard deviation, ``df`` NaN,
-    ``method`` ``"generalized_pivotal"``; the rest as :func:`declared_test` returns it.
-
-    Examples
-    --------
-    >>> import numpy as np
     >>> draws = np.linspace(-0.30, 0.10, 401)  # a log ratio, mostly below 0
     >>> r = declared_test_draws(draws, margin=np.log(1.1), margin_kind="non-inferiority",
     ...                         better="lower")
@@ -531,46 +447,37 @@ def cost_equivalence(
 ) -> pd.DataFrame:
     """Equivalence or non-inferiority of cost ratios, on the log scale of ``cost_ratios``.
 
+    The test inverts the interval ``cost_ratios`` reports: a t test on the log ratio, or on
+    the total ratio's generalized pivotal draws (and, where that interval is widened to CR2,
+    both tests).
+
     Parameters
     ----------
     frame : DataFrame
-        Verdict frame, as :func:`evalstats.stats.cost.cost_ratios` takes it.
+        Verdict frame, as :func:`~evalstats.stats.cost.cost_ratios` takes it.
     margin : float
-        A ratio above 1. Non-inferiority: "WITH costs no more than ``margin`` times WITHOUT"
-        (``H0: log ratio >= log margin``). Equivalence: ``1 / margin < ratio < margin``.
+        A ratio above 1: non-inferiority ``ratio < margin``; equivalence
+        ``1 / margin < ratio < margin``.
     kind : {"noninferiority", "equivalence"}
-        Which test.
     metrics : tuple of str
-        Rows of ``cost_ratios`` to test: total and/or geometric-mean ratios (the median has
-        no SE).
+        Total and/or geometric-mean ratios.
     interval : {"default", "cr2", "analytic"}
-        The construction of ``cost_ratios`` the test inverts, so that the test and the
-        reported interval agree: ``"default"`` (the generalized pivotal interval on the task
-        totals for the total ratio, tested by its generalized p-values, e.g.
-        ``mean(draws >= log margin)``, and, where it is widened to CR2, by both tests; CR2 +
-        Bell-McCaffrey df for the geometric mean), ``"cr2"`` or CR1 with C - 1 df. The t
-        tests are centred on the plain log ratio; ``test_centre`` of a pivotal test is the
-        median of its draws, and its p-value 0 means no draw (of 8,192) beyond the margin.
+        The ``cost_ratios`` construction tested.
     alpha : float
         Level of each one-sided test.
     **cost_kwargs
         Passed to ``cost_ratios`` (``cluster``, ``include_no_answer``, ``method``,
-        ``n_resamples``, ``confidence``, ``rng``: those of its bootstrap reach only the
-        median rows, which are not tested); the pivot draws of the total ratio's test take
-        ``cluster`` and ``include_no_answer``. Any other name is a TypeError naming it.
+        ``n_resamples``, ``confidence``, ``rng``).
 
     Returns
     -------
     DataFrame
-        One row per metric: ``metric, estimand, estimate, test_centre, lower_margin,
-        upper_margin, ci_low, ci_high`` (ratio scale; the interval at ``1 - 2 alpha``),
-        ``se_log, df, p_lower, p_upper, p_value, alpha, kind, conclusion, method``.
+        One row per metric (ratio scale; the interval at ``1 - 2 alpha``).
 
     Examples
     --------
     >>> from evalstats.frames import load_frame
-    >>> frame = load_frame("data/sample")
-    >>> out = cost_equivalence(frame, margin=1.10)
+    >>> out = cost_equivalence(load_frame("data/sample"), margin=1.10)
     >>> out[["metric", "conclusion"]]
                      metric    conclusion
     0    tokens_total_ratio  non-inferior
@@ -691,40 +598,15 @@ def net_win_equivalence(
     alpha: float = 0.05,
     **win_rate_kwargs,
 ) -> pd.DataFrame:
-    """Equivalence or non-inferiority of the net win, per group of ``win_rates``.
+    """Equivalence or non-inferiority of the net win, per group of :func:`win_rates`.
 
-    The test uses ``win_rates``' ``net_win`` and ``net_win_se`` and its degrees of freedom:
-    the ``net_win_df`` or ``df`` column when ``win_rates`` provides one, else
-    ``n_clusters - 1`` (the df of its CR1 t test); column ``method`` says which. It is a t
-    test, so it inverts ``win_rates``' t interval (``method="cluster_t"``, or a CR2 t
-    method where there is one), not a Wilson-type interval.
+    A t test on its ``net_win``, SE and ``net_win_df`` (so it inverts a t interval).
+    ``margin`` is in net-win points: equivalence ``|net win| < margin``, non-inferiority
+    ``net win > -margin``; ``**win_rate_kwargs`` go to ``win_rates``.
 
-    Parameters
-    ----------
-    frame : DataFrame
-        Verdict frame, as :func:`evalstats.stats.rates.win_rates` takes it.
-    margin : float
-        In net-win points (0 to 2). Equivalence: ``-margin < net win < margin``.
-        Non-inferiority: ``net win > -margin`` (WITH at worst ``margin`` behind).
-    kind : {"equivalence", "noninferiority"}
-        Which test.
-    alpha : float
-        Level of each one-sided test.
-    **win_rate_kwargs
-        Passed to ``win_rates`` (``by``, ``cluster``, ``no_answer_as``, ...).
-
-    Returns
-    -------
-    DataFrame
-        One row per ``win_rates`` group: the ``by`` columns, ``n, n_clusters, net_win,
-        net_win_se, df, lower_margin, upper_margin, ci_low, ci_high`` (at ``1 - 2 alpha``),
-        ``p_lower, p_upper, p_value, alpha, kind, conclusion, method``.
-
-    Examples
-    --------
     >>> from evalstats.frames import load_frame
-    >>> frame = load_frame("data/sample")
-    >>> out = net_win_equivalence(frame, margin=0.1, kind="noninferiority", by="rubric")
+    >>> out = net_win_equivalence(load_frame("data/sample"), margin=0.1, kind="noninferiority",
+    ...                           by="rubric")
     >>> out[["rubric", "conclusion"]]
              rubric    conclusion
     0    blind-pair  non-inferior

@@ -78,29 +78,17 @@ def draw_outcomes(
     n_evals: int = 1,
     rng: np.random.Generator | int | None = None,
 ) -> np.ndarray:
-    """Draw judge outcomes for many simulated evaluations at once.
+    """Judge outcomes of many simulated evaluations from the latent probit model.
 
-    Parameters
-    ----------
-    n_tasks, n_replicates : int
-        Design: tasks (clusters) and replicated pairs per task.
-    p_win, p_tie, p_loss : float
-        True marginal outcome probabilities (WITH's point of view); sum to 1.
-    icc : float
-        Intra-class correlation of the latent quality difference, in [0, 1).
-    n_judges : int
-        Number of judges; each adds independent ``N(0, judge_noise^2)`` noise.
-    judge_noise : float
-        Standard deviation of a judge's noise relative to the unit pair noise.
-    n_evals : int
-        Number of independent evaluations to draw.
-    rng : Generator or int, optional
-        Random source or seed.
+    Task effects ``u ~ N(0, sigma^2)`` with ``sigma^2 = icc / (1 - icc)``, pair noise
+    ``N(0, 1)``, each judge's noise ``N(0, judge_noise^2)``; thresholds at quantiles of the
+    latent variance, so the marginal outcome probabilities are ``p_win``, ``p_tie``,
+    ``p_loss`` at every ICC.
 
     Returns
     -------
     ndarray of int8, shape (n_evals, n_tasks, n_replicates, n_judges)
-        Outcome codes 0 = loss, 1 = tie, 2 = win.
+        0 = loss, 1 = tie, 2 = win.
 
     Examples
     --------
@@ -138,24 +126,9 @@ def draw_outcomes(
 
 @dataclass(frozen=True)
 class LogisticFit(ResultDisplay):
-    """Result of :func:`logistic_fit`: ``logit P(y = 1) = intercept + slope * x``.
-
-    Attributes
-    ----------
-    intercept, slope : float
-        Maximum-likelihood estimates (NaN when the fit did not converge, e.g.
-        under perfect separation).
-    intercept_se, slope_se : float
-        Standard errors from the inverse Fisher information.
-    z, p_value : float
-        Wald test of ``slope == 0``.
-    ci_low, ci_high : float
-        Wald interval of the slope.
-    n, n_events : int
-        Observations and observations with ``y == 1``.
-    converged : bool
-    n_iter : int
-    confidence : float
+    """Result of :func:`logistic_fit`, ``logit P(y = 1) = intercept + slope * x``: the estimates
+    and SEs (NaN when the fit did not converge), the slope's Wald ``z``, ``p_value``,
+    ``ci_low``, ``ci_high``; ``n``, ``n_events``, ``converged``, ``n_iter``, ``confidence``.
     """
 
     intercept: float
@@ -189,29 +162,9 @@ def logistic_fit(
 ) -> LogisticFit:
     """Logistic regression of a 0/1 outcome on one covariate: statsmodels' ``Logit``.
 
-    ``Logit(y, add_constant(x)).fit()`` by Newton-Raphson, with its Wald statistics
-    (``params``, ``bse``, ``pvalues``, ``conf_int``). ``x`` is centred and scaled before
-    fitting and the estimates are mapped back, so the covariate's units do not matter for
-    convergence; a fit that does not converge (separation) gives NaN estimates.
+    Newton-Raphson on the centred and scaled covariate, mapped back; Wald statistics. A fit
+    that does not converge (separation) gives NaN estimates.
 
-    Parameters
-    ----------
-    x : array_like, shape (n,)
-        Finite covariate values.
-    y : array_like, shape (n,)
-        Outcomes, 0 or 1 (booleans accepted).
-    confidence : float, default 0.95
-    max_iter : int, default 100
-    tol : float, default 1e-10
-        Convergence when the largest Newton step (on the scaled covariate) is
-        below ``tol``.
-
-    Returns
-    -------
-    LogisticFit
-
-    Examples
-    --------
     >>> fit = logistic_fit([-2, -1, -1, 0, 0, 1, 1, 2], [0, 0, 1, 0, 1, 0, 1, 1])
     >>> round(fit.slope, 4), fit.converged
     (0.7563, True)
@@ -291,42 +244,30 @@ def length_bias(
     by: Sequence[str] = ("model", "baseline", "judge"),
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """P(model wins) against the length difference of the two outputs.
+    """P(model wins) against the length difference of the two outputs, per group.
 
-    Judges are known to favour longer answers. For each group, the ``ok``
-    verdicts are binned by the length measure; each bin gets the share of
-    wins with a Wilson interval (:func:`evalstats.stats.proportion_ci`), and
-    the group gets the slope of a logistic regression of win (1) against
-    not-win (0: a loss or a tie) on the measure (:func:`logistic_fit`).
-    Verdicts are one per instruction here, so they are treated as
-    independent.
+    The ``ok`` verdicts are binned by the measure (``"log_ratio"``: ``log(len_with /
+    len_without)``; ``"diff"``: characters); each bin gets its share of wins with a Wilson
+    interval, each group the slope of a logistic regression of win on the measure
+    (:func:`logistic_fit`). Verdicts are treated as independent (one per instruction).
 
     Parameters
     ----------
     frame : DataFrame
-        A verdict frame with output lengths, e.g. from
-        :func:`evalstats.adapters.alpaca_eval.load` (needs ``len_with``,
-        ``len_without``, ``status``, ``outcome`` and the ``by`` columns).
-    bins : int or sequence of float, default 5
-        An int gives that many quantile bins per group (fewer when quantiles
-        coincide); a sequence gives the same bin edges for every group
-        (verdicts outside them are left out of the bins, not of the slope).
+        ``len_with``, ``len_without``, ``status``, ``outcome`` and the ``by`` columns.
+    bins : int or sequence of float
+        Quantile bins per group, or fixed edges.
     x : {"log_ratio", "diff"}
-        ``log(len_with / len_without)`` (natural log; rows with a zero length
-        are left out), or ``len_with - len_without`` in characters.
-    by : sequence of str, default ("model", "baseline", "judge")
-        Grouping columns (AlpacaEval's leaderboard row).
-    confidence : float, default 0.95
+    by : sequence of str
+    confidence : float
 
     Returns
     -------
     DataFrame
-        One row per (group, bin): the ``by`` columns, ``x`` (the measure's
-        name), ``bin`` (1-based), ``x_low``, ``x_high`` (bin edges), ``x_mean``,
-        ``n``, ``wins``, ``ties``, ``losses``, ``p_win``, ``ci_low``,
-        ``ci_high``; and, repeated on each row of the group, the logistic fit
-        on all the group's verdicts: ``n_group``, ``intercept``, ``slope``,
-        ``slope_se``, ``slope_ci_low``, ``slope_ci_high``, ``slope_p``.
+        One row per (group, bin): ``x``, ``bin``, ``x_low``, ``x_high``, ``x_mean``, ``n``,
+        ``wins``, ``ties``, ``losses``, ``p_win``, ``ci_low``, ``ci_high``, and the group's
+        fit: ``n_group``, ``intercept``, ``slope``, ``slope_se``, ``slope_ci_low``,
+        ``slope_ci_high``, ``slope_p``.
 
     Examples
     --------
@@ -337,8 +278,6 @@ def length_bias(
     >>> lb = length_bias(f, bins=2, by=["judge"])
     >>> lb[["bin", "n", "wins"]].to_numpy().tolist()
     [[1, 3, 1], [2, 3, 2]]
-    >>> bool(lb["slope"].iloc[0] > 0)  # longer answers win more often here
-    True
     """
     by_cols = list(by)
     check_columns(frame, [*by_cols, "len_with", "len_without", "status", "outcome"])
@@ -432,30 +371,12 @@ AVERAGE = "average of judges"
 
 @dataclass(frozen=True)
 class OrdinalCheckResult(ResultDisplay):
-    """An ordinal GEE fit across judges.
-
-    Attributes
-    ----------
-    coefficients : DataFrame
-        ``term, estimate, se, ci_low, ci_high, p, method``: the two cut-point intercepts
-        (``logit P(outcome > loss)`` and ``logit P(outcome > tie)`` for the reference judge)
-        and one ``judge[...]`` log cumulative odds ratio per other judge.
-    probabilities : DataFrame
-        ``judge, quantity, estimate, se, ci_low, ci_high, method``, ``quantity`` in
-        ``p_win, p_tie, p_loss, net_win``; one block per judge and one for the average of the
-        judges.
-    covariance : DataFrame
-        The sandwich covariance of the coefficients (rows and columns named by ``term``).
-    reference_judge : str
-    n : int
-        ``ok`` verdicts fitted.
-    n_clusters : int
-    n_excluded : int
-        Rows left out (status other than ``ok``, or no outcome).
-    df : float
-        Degrees of freedom of the t quantiles (C - 1).
-    converged : bool
-    method : str
+    """An ordinal GEE fit across judges: ``coefficients`` (``term, estimate, se, ci_low,
+    ci_high, p, method``: the cut points and one ``judge[...]`` log cumulative odds ratio per
+    non-reference judge), ``probabilities`` (``judge, quantity, estimate, se, ci_low,
+    ci_high, method`` per judge and their average), the sandwich ``covariance``,
+    ``reference_judge``, ``n``, ``n_clusters``, ``n_excluded``, ``df`` (C - 1),
+    ``converged``, ``method``.
     """
 
     coefficients: pd.DataFrame
@@ -492,25 +413,25 @@ def ordinal_check(
     cov_type: CovType = "bias_reduced",
     confidence: float = 0.95,
 ) -> OrdinalCheckResult:
-    """Fit a cumulative-logit GEE of the verdicts with judge as a covariate, clustered by task.
+    """A cumulative-logit GEE of the verdicts with judge as a covariate, clustered by task.
+
+    ``logit P(outcome > k | judge) = alpha_k + beta_judge`` (statsmodels ``OrdinalGEE``), with
+    the bias-reduced sandwich (Mancl & DeRouen 2001) and t(C - 1) by default; implied
+    P(win), P(tie), P(loss), net win per judge with delta-method SEs, to set beside the
+    design-based rates.
 
     Parameters
     ----------
     frame : DataFrame
-        Verdict frame with ``rubric``, ``judge``, ``status``, ``outcome`` and the ``cluster``
-        column.
+        ``rubric``, ``judge``, ``status``, ``outcome`` and the ``cluster`` column.
     rubric : str, optional
-        The rubric to fit (required when the frame holds several).
+        Required when the frame holds several.
     judges : sequence of str, optional
-        Judges to include (default: all of the rubric's). The first by name is the reference.
+        Default all; the first by name is the reference.
     cluster : str
-        The unit of independence.
     cov_struct : {"exchangeable", "global_odds_ratio", "independence"}
-        GEE working correlation within a cluster.
     cov_type : {"bias_reduced", "robust"}
-        Sandwich covariance: Mancl-DeRouen bias-reduced (default) or the plain robust one.
     confidence : float
-        Confidence level of every interval.
 
     Returns
     -------

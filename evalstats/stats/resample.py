@@ -48,24 +48,9 @@ _MAX_GATHER_COLUMNS = 4
 
 @dataclass(frozen=True)
 class BootstrapResult(ResultDisplay):
-    """Result of :func:`cluster_bootstrap`.
-
-    Attributes
-    ----------
-    estimate : ndarray, shape (q,)
-        The statistic on the full sample.
-    ci_low, ci_high : ndarray, shape (q,)
-        Confidence interval ends.
-    se : ndarray, shape (q,)
-        Bootstrap standard error (SD of the bootstrap distribution, ``ddof=1``).
-    method : str
-        Interval method.
-    confidence : float
-        Confidence level.
-    n_resamples : int
-        Number of bootstrap resamples.
-    n_clusters : int
-        Number of clusters resampled.
+    """Result of :func:`cluster_bootstrap`: ``estimate``, ``ci_low``, ``ci_high`` and ``se`` (SD of
+    the bootstrap distribution, ``ddof=1``), arrays of shape (q,); ``method``, ``confidence``,
+    ``n_resamples``, ``n_clusters``.
     """
 
     estimate: np.ndarray
@@ -122,24 +107,14 @@ def cluster_bootstrap(
     Parameters
     ----------
     cluster_stats : array_like, shape (C, m) or (C,)
-        Per-cluster *sums* of the sufficient statistics (one row per cluster,
-        e.g. the task's counts of wins, ties and verdicts).
+        Per-cluster sums of the sufficient statistics (e.g. a task's wins, ties, verdicts).
     statistic : callable
-        Maps summed statistics of shape ``(..., m)`` to ``(..., q)`` (or
-        ``(...)`` when ``q == 1``); must be vectorised over leading axes. It is
-        called on the full-sample total, on ``C`` leave-one-cluster-out totals
-        and on chunks of resampled totals.
+        Maps summed statistics ``(..., m)`` to ``(..., q)`` (or ``(...)``), vectorised over
+        leading axes.
     method : {"bca", "percentile", "basic"}
-        Interval method.
-    n_resamples : int
-        Number of bootstrap resamples ``B``.
-    confidence : float
-        Confidence level in (0, 1).
-    rng : Generator, int or None
-        Random source or seed.
+    n_resamples, confidence, rng
     chunk_size : int, optional
-        Resamples per chunk; by default chosen to keep a chunk under ~96 MB.
-        The result does not depend on it.
+        Resamples per chunk (default: under ~96 MB); the result does not depend on it.
 
     Returns
     -------
@@ -147,7 +122,6 @@ def cluster_bootstrap(
 
     Examples
     --------
-    >>> import numpy as np
     >>> wins_and_n = np.array([[3, 6], [5, 6], [1, 6], [4, 6], [6, 6], [2, 6]])
     >>> res = cluster_bootstrap(wins_and_n, lambda s: s[..., 0] / s[..., 1], rng=0)
     >>> float(res.estimate[0])
@@ -298,16 +272,10 @@ def interval_from_distribution(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Interval ends, each shape (q,), from a bootstrap distribution (B, q).
 
-    ``jackknife`` (shape (C, q): the statistic with each cluster left out) is
-    required for ``"bca"``. Many distributions are handled at once with a leading
-    axis: ``theta_b`` (G, B, q), ``theta_hat`` (G, q) and ``jackknife`` (G, C, q),
-    NaN-padded where the distributions have fewer clusters, give ends of shape (G, q)
-    equal to G separate calls. ``presorted``: ``theta_b`` is already sorted along the
-    resample axis (``np.sort(theta_b, axis=-2)``), as when several methods' intervals are
-    read from one distribution; the sort is then skipped.
+    ``jackknife`` (C, q; the statistic with each cluster left out) is needed for ``"bca"``.
+    A leading axis handles G distributions at once (``theta_b`` (G, B, q), ``theta_hat``
+    (G, q), ``jackknife`` (G, C, q) NaN-padded); ``presorted`` skips the sort.
 
-    Examples
-    --------
     >>> rng = np.random.default_rng(0)
     >>> theta_b = rng.normal(size=(2, 1000, 1))  # two distributions at once
     >>> low, high = interval_from_distribution(theta_b, np.zeros((2, 1)), 0.95, "percentile")
@@ -457,12 +425,8 @@ def wild_weights(
     *,
     kind: str = "webb",
 ) -> np.ndarray:
-    """Cluster weights ``(B, C)`` of a wild cluster bootstrap.
-
-    ``"webb"``: Webb's six-point distribution (+/- sqrt(1/2), 1, sqrt(3/2), equally
-    likely), recommended with few clusters (Webb 2023; MacKinnon & Webb 2017).
-    ``"rademacher"``: +/- 1; when ``2^C <= n_resamples`` every sign vector is enumerated
-    once (as ``wildboottest`` and ``boottest`` do), so the p-value is exact.
+    """Cluster weights ``(B, C)`` of a wild cluster bootstrap: Webb's six-point distribution, or
+    Rademacher signs (all ``2^C`` enumerated when ``2^C <= n_resamples``: an exact p-value).
 
     >>> wild_weights(3, 100, kind="rademacher").shape  # 2^3 sign vectors, enumerated
     (8, 3)
@@ -501,14 +465,9 @@ def wild_cluster_p(
     null: ArrayLike,
     weights: np.ndarray,
 ) -> np.ndarray:
-    """Restricted wild cluster bootstrap (WCR) p-value of ``sum(y) / sum(m) = null``.
-
-    The intercept-only regression on the rows, clustered: the null is imposed, the
-    restricted residual totals ``U_c = y_c - null m_c`` are multiplied by the cluster
-    weights, and the bootstrap t statistics (CR1 SE, as the observed one) are compared
-    with the observed one: ``p = mean(|t*| > |t|)`` (MacKinnon & Webb 2017; Roodman et
-    al. 2019's WCR11, as ``wildboottest`` computes it). ``weights`` is ``(B, C_max)``
-    from :func:`wild_weights`, shared by the groups by cluster position.
+    """Restricted wild cluster bootstrap (WCR11) p-value of ``sum(y) / sum(m) = null``, every
+    group at once: ``mean(|t*| > |t|)`` with CR1 t statistics (MacKinnon & Webb 2017);
+    ``weights`` from :func:`wild_weights`, shared by the groups by cluster position.
     """
     yp, mp, valid = _padded(np.asarray(y, float), np.asarray(m, float), gid, n_groups)
     null = np.broadcast_to(np.asarray(null, dtype=np.float64), (n_groups,))
@@ -552,11 +511,8 @@ def wild_cluster_interval(
     bounds: tuple[float, float] = (-np.inf, np.inf),
     tol: float = 1e-4,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Interval by inverting :func:`wild_cluster_p`: the nulls it does not reject.
-
-    Each end is found by bisection on the null (the same weights for every null, so
-    ``p`` is a fixed step function of it), vectorised over groups, to ``tol``; an end
-    that is not rejected even at ``bounds`` is the bound.
+    """Interval by inverting :func:`wild_cluster_p`: each end by bisection on the null (to
+    ``tol``), vectorised over groups; an end not rejected at ``bounds`` is the bound.
     """
     alpha = 1.0 - check_confidence(confidence)
     yp, mp, valid = _padded(np.asarray(y, float), np.asarray(m, float), gid, n_groups)
@@ -602,21 +558,10 @@ def cluster_jackknife(
     *,
     valid: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Delete-one-cluster jackknife SE of a statistic of summed cluster statistics.
+    """Delete-one-cluster jackknife estimate, SE and df (C - 1) of a statistic of summed
+    cluster statistics ``(..., C, d)``; leading axes vectorised, ``valid`` marks real
+    clusters (padding).
 
-    ``cluster_stats`` has shape ``(..., C, d)``: per-cluster sufficient statistics
-    (e.g. a flattened k x k confusion table per task); ``statistic`` maps summed statistics
-    ``(..., d)`` to ``(...)``. Leading axes (many evaluations) are vectorised; ``valid``
-    (``(..., C)`` bool) marks clusters that exist (padding for unequal numbers of
-    clusters). ``SE^2 = (C - 1) / C * sum_c (theta_(-c) - mean)^2`` (Efron & Stein 1981)
-    and ``df = C - 1``, the reference t distribution of a jackknife studentized statistic.
-
-    Returns
-    -------
-    estimate, se, df : ndarray (leading axes)
-
-    Examples
-    --------
     >>> x = np.array([[1.0, 1], [2.0, 1], [4.0, 1], [7.0, 1]])  # (value, count) per cluster
     >>> est, se, df = cluster_jackknife(x, lambda s: s[..., 0] / s[..., 1])  # a mean: sem
     >>> float(est), round(float(se), 4), float(df)
