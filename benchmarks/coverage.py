@@ -215,7 +215,7 @@ def _wild_net(wins, ties, losses, gid, null_counts, truth, n_evals) -> dict:
     passes per end, so the battery runs it for the net win (the tested statistic) only.
     """
     width = int(np.bincount(gid).max())
-    v = wild_weights(width, 399, 5, kind="webb")
+    v = wild_weights(width, 399, 5, method="webb")
 
     def net(w, t, lo):
         return (w - lo).astype(float), (w + t + lo).astype(float)

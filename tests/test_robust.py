@@ -391,7 +391,7 @@ def test_wild_cluster_p_matches_wildboottest_full_enumeration(seed: int) -> None
         ref = wildboottest(
             model, B=9999, cluster=g, param="const", weights_type="rademacher", show=False, seed=1
         )
-    v = wild_weights(c, 9999, kind="rademacher")
+    v = wild_weights(c, 9999, method="rademacher")
     assert v.shape == (2**c, c)
     ours = wild_cluster_p(
         np.bincount(g, weights=x), np.bincount(g).astype(float), np.zeros(c, int), 1, null, v

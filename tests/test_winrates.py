@@ -661,3 +661,23 @@ def test_win_rates_gives_one_result_per_pair_of_arms(three_arm_frame):
         mine = res.loc[(res["arm_a"] == a) & (res["arm_b"] == b)].reset_index(drop=True)
         cols = ["statistic", "estimate", "ci_low", "ci_high", "p_value", "n", "n_tasks"]
         pd.testing.assert_frame_equal(mine[cols], alone[cols])
+
+
+def test_dimension_means_per_pair_of_arms():
+    dims = ("correctness", "specificity", "completeness", "hallucination_safety")
+    one = pd.DataFrame(
+        {
+            "task_id": ["a", "a", "b", "c"],
+            "status": "ok",
+            **{f"with_{d}": [4, 5, 3, 4] for d in dims},
+            **{f"without_{d}": [3, 3, 3, 4] for d in dims},
+        }
+    )
+    two = one.assign(**{f"with_{d}": [1, 2, 3, 4] for d in dims})
+    frame = pd.concat([one.assign(arm_a="v1", arm_b="none"), two.assign(arm_a="v2", arm_b="none")])
+    res = evalstats.dimension_means(frame)
+    assert list(res.columns[:2]) == ["arm_a", "arm_b"]
+    for arms, alone in ((("v1", "none"), one), (("v2", "none"), two)):
+        mine = res.loc[(res["arm_a"] == arms[0]) & (res["arm_b"] == arms[1])]
+        expected = evalstats.dimension_means(alone)
+        pd.testing.assert_frame_equal(mine.iloc[:, 2:].reset_index(drop=True), expected)

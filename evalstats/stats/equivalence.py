@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------- _tost
+# -------------------- TOST and non-inferiority
 
 Better = Literal["higher", "lower"]
 Kind = Literal["equivalence", "noninferiority"]
@@ -153,11 +153,6 @@ def noninferiority(
     )
 
 
-# --------------------------------------------------------------------------------------------
-# core
-# --------------------------------------------------------------------------------------------
-
-
 def _check(estimate, se, df, alpha) -> tuple[float, float, float, float]:
     estimate, se, df = float(estimate), float(se), float(df)
     alpha = check_probability(alpha, "alpha", closed=False)
@@ -191,7 +186,7 @@ def _interval(estimate: float, se: float, df: float, alpha: float) -> tuple[floa
     return estimate - q * se, estimate + q * se
 
 
-# ---------------------------------------------------------------------- planned_test
+# -------------------- the declared test
 
 #: How the row's interval and p-value are made (the ``method`` column).
 T_METHOD, Z_METHOD = "t", "z"
@@ -428,7 +423,7 @@ def hull_declared_test(a: ResultFrame, b: ResultFrame) -> ResultFrame:
     )  # fmt: skip
 
 
-# ---------------------------------------------------------------------- equivalence
+# -------------------- tests on net win and cost
 
 #: Keyword arguments cost_equivalence passes to cost_ratios, and those total_ratio_draws takes.
 _COST_KWARGS = ("cluster", "include_no_answer", "method", "n_resamples", "confidence", "rng")

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------- outcome_model
+# -------------------- the latent outcome model
 
 _SQRT2 = np.sqrt(2.0)
 
@@ -121,7 +121,7 @@ def draw_outcomes(
     return (latent >= lo).astype(np.int8) + (latent >= hi).astype(np.int8)
 
 
-# ---------------------------------------------------------------------- regression
+# -------------------- logistic regression and length bias
 
 
 @dataclass(frozen=True)
@@ -361,7 +361,7 @@ def length_bias(
     return pd.concat(parts, ignore_index=True)
 
 
-# ---------------------------------------------------------------------- models
+# -------------------- ordinal GEE across judges
 
 CovStruct = Literal["exchangeable", "global_odds_ratio", "independence"]
 CovType = Literal["bias_reduced", "robust"]

@@ -98,7 +98,7 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------- _cluster
+# -------------------- cluster sums and the CR1 ratio
 
 
 def segment_sum(values: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
@@ -177,7 +177,7 @@ def cr1_ratio(
     return est, se, n_clusters, m_tot
 
 
-# ---------------------------------------------------------------------- _verdicts
+# -------------------- verdict rows as codes and per-(group, task) counts
 
 # Row categories, in the order of the per-cluster count columns.
 CATEGORIES = ("loss", "tie", "win", "no_answer", "invalid", "error")
@@ -303,7 +303,7 @@ def pair_counts(
     return np.bincount(gid[cells], minlength=n_groups).astype(np.int64)
 
 
-# ---------------------------------------------------------------------- _proportion
+# -------------------- a binomial proportion's interval
 
 PROPORTION_METHODS = ("wilson", "wilson_cc", "clopper_pearson")
 
@@ -409,7 +409,7 @@ def _wilson_cc(k: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, 
     return low, high
 
 
-# ---------------------------------------------------------------------- binomial
+# -------------------- the sign test
 
 
 def sign_test_p(wins: ArrayLike, losses: ArrayLike) -> np.ndarray:
@@ -430,7 +430,7 @@ def sign_test_p(wins: ArrayLike, losses: ArrayLike) -> np.ndarray:
     return np.where(n > 0, p, np.nan)
 
 
-# ---------------------------------------------------------------------- _cr2
+# -------------------- CR2 and Bell-McCaffrey df
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -559,9 +559,6 @@ def cr2_ratio(
     return est, se, df, n_clusters, n, kish
 
 
-# --------------------------------------------------------------------------- t construction
-
-
 def t_interval(
     est: ArrayLike,
     se: ArrayLike,
@@ -629,9 +626,7 @@ def _check_alternative(alternative: str) -> None:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
 
 
-# ---------------------------------------------------------------------- _score_interval
-
-# --------------------------------------------------------------------------- score construction
+# -------------------- the design-effect score (Wilson) interval and its test
 
 
 def _effective_n(p, se, n, kish, row_var):
@@ -814,9 +809,7 @@ def wilson_test_p(
     return np.where(~np.isnan(df) & np.isfinite(p), out, np.nan)
 
 
-# ---------------------------------------------------------------------- robust
-
-# --------------------------------------------------------------------------- public wrapper
+# -------------------- cluster_ratio_test
 
 
 @dataclass(frozen=True)
@@ -931,7 +924,7 @@ def cluster_ratio_test(
     )
 
 
-# ---------------------------------------------------------------------- _rate_core
+# -------------------- the rates' array core
 
 RATE_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
 WIN_RATE_METHODS = (
@@ -1053,7 +1046,7 @@ def rate_arrays(
     elif method == "wild_webb":
         gen = as_generator(rng)
         width = int(np.bincount(g, minlength=n_groups).max(initial=1))
-        v = wild_weights(width, n_resamples, gen, kind="webb")
+        v = wild_weights(width, n_resamples, gen, method="webb")
         low = np.full_like(est, np.nan)
         high = np.full_like(est, np.nan)
         for j in range(len(RATE_NAMES)):  # five statistics, each vectorised over groups
@@ -1201,7 +1194,7 @@ def _bootstrap_intervals(
     return ends
 
 
-# ---------------------------------------------------------------------- _missing_rule
+# -------------------- missing-answer rules
 
 NO_ANSWER_RULES = ("exclude", "arm_aware", "loss", "win", "tie")
 INVALID_RULES = ("exclude", "loss", "win", "tie")
@@ -1393,7 +1386,7 @@ def apply_missing_rule(
     return out
 
 
-# ---------------------------------------------------------------------- winrates
+# -------------------- win_rates
 
 
 def win_rates(
@@ -1686,7 +1679,7 @@ def _warn_few_clusters(out: pd.DataFrame, by_cols: list[str]) -> None:
     )
 
 
-# ---------------------------------------------------------------------- missing
+# -------------------- missing-answer bounds
 
 #: How the missing answers are counted in the rows of :func:`missing_bounds`.
 FILLINGS = ("exclude", "loss", "tie", "win")
@@ -1822,7 +1815,7 @@ def bounds_view(bounds: pd.DataFrame, statistic: str = "net_win") -> pd.DataFram
     return out
 
 
-# ---------------------------------------------------------------------- position
+# -------------------- order effects
 
 
 def position_bias(
@@ -1975,7 +1968,7 @@ def _rate_columns(res: dict[str, np.ndarray]) -> dict[str, object]:
     }
 
 
-# ---------------------------------------------------------------------- means
+# -------------------- cluster_mean
 
 CLUSTER_MEAN_METHODS = ("cluster_t", "cr2_t", *BOOTSTRAP_METHODS)
 
@@ -2129,7 +2122,7 @@ def _ratio(s: np.ndarray) -> np.ndarray:
     return s[..., 0] / s[..., 1]
 
 
-# ---------------------------------------------------------------------- clustered_se
+# -------------------- IID beside clustered SEs
 
 
 def se_comparison(
@@ -2281,7 +2274,7 @@ def se_comparison(
     return out
 
 
-# ---------------------------------------------------------------------- dimensions
+# -------------------- blind-rubric dimension means
 
 
 def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
@@ -2315,6 +2308,13 @@ def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.Data
     3.8333333333333335
     """
     confidence = check_confidence(confidence)
+    arms = [c for c in ARM_COLUMNS if c in frame.columns]
+    if arms and len(frame):  # one block per pair of arms, as the rates
+        parts = []
+        for key, rows in frame.groupby(arms, sort=True, observed=True):
+            part = dimension_means(rows.drop(columns=arms), confidence=confidence)
+            parts.append(pd.concat([pd.DataFrame([key] * len(part), columns=arms), part], axis=1))
+        return pd.concat(parts, ignore_index=True)
     cols = [f"{arm}_{d}" for arm in ("with", "without") for d in BLIND_DIMENSIONS]
     check_columns(frame, ("task_id", "status", *cols))
     ok = frame.loc[frame["status"].astype(str) == "ok"]

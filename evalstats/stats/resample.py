@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------- resample
+# -------------------- cluster bootstrap
 
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
 
@@ -157,9 +157,6 @@ def cluster_bootstrap(
         n_resamples=n_resamples,
         n_clusters=stats.shape[0],
     )
-
-
-# --------------------------------------------------------------------------- core
 
 
 def bootstrap_distribution(
@@ -384,9 +381,6 @@ def _nan_std(theta_b: np.ndarray) -> np.ndarray:
     return out
 
 
-# --------------------------------------------------------------------------- validation
-
-
 def _validate_stats(cluster_stats: ArrayLike) -> np.ndarray:
     stats = np.asarray(cluster_stats, dtype=np.float64)
     if stats.ndim == 1:
@@ -411,9 +405,8 @@ def _as_2d(theta: ArrayLike) -> np.ndarray:
     return arr.reshape(arr.shape[0], -1)
 
 
-# ---------------------------------------------------------------------- _wild_cluster
+# -------------------- wild cluster bootstrap and jackknife
 
-# --------------------------------------------------------------------------- wild bootstrap
 
 _WEBB = np.array([-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)])
 
@@ -423,21 +416,21 @@ def wild_weights(
     n_resamples: int,
     rng: np.random.Generator | int | None = None,
     *,
-    kind: str = "webb",
+    method: str = "webb",
 ) -> np.ndarray:
     """Cluster weights ``(B, C)`` of a wild cluster bootstrap: Webb's six-point distribution, or
     Rademacher signs (all ``2^C`` enumerated when ``2^C <= n_resamples``: an exact p-value).
 
-    >>> wild_weights(3, 100, kind="rademacher").shape  # 2^3 sign vectors, enumerated
+    >>> wild_weights(3, 100, method="rademacher").shape  # 2^3 sign vectors, enumerated
     (8, 3)
     """
-    if kind not in ("webb", "rademacher"):
-        raise ValueError(f"kind must be 'webb' or 'rademacher', got {kind!r}")
-    if kind == "rademacher" and 2**n_clusters <= n_resamples:
+    if method not in ("webb", "rademacher"):
+        raise ValueError(f"method must be 'webb' or 'rademacher', got {method!r}")
+    if method == "rademacher" and 2**n_clusters <= n_resamples:
         codes = (np.arange(2**n_clusters)[:, None] >> np.arange(n_clusters)) & 1
         return 2.0 * codes - 1.0
     gen = np.random.default_rng(rng)
-    if kind == "rademacher":
+    if method == "rademacher":
         return 2.0 * gen.integers(0, 2, (n_resamples, n_clusters)) - 1.0
     return _WEBB[gen.integers(0, 6, (n_resamples, n_clusters))]
 
@@ -547,9 +540,6 @@ def wild_cluster_interval(
     low, high = ends
     bad = ~(se > 0) | (c < 2)
     return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
-
-
-# --------------------------------------------------------------------------- jackknife
 
 
 def cluster_jackknife(
