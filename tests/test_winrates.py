@@ -681,3 +681,8 @@ def test_dimension_means_per_pair_of_arms():
         mine = res.loc[(res["arm_a"] == arms[0]) & (res["arm_b"] == arms[1])]
         expected = evalstats.dimension_means(alone)
         pd.testing.assert_frame_equal(mine.iloc[:, 2:].reset_index(drop=True), expected)
+
+
+def test_win_rates_refuses_to_pool_pairs_of_arms(three_arm_frame):
+    with pytest.raises(evalstats.DataError, match="3 pairs of arms"):
+        evalstats.win_rates(three_arm_frame, by=["rubric", "judge"])

@@ -19,7 +19,7 @@ from evalstats._schema import OUTCOMES
 from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import DataError
 from evalstats.frames import select_rubric
-from evalstats.stats.rates import proportion_ci
+from evalstats.stats.rates import ARM_COLUMNS, proportion_ci
 
 __all__ = [
     "LENGTH_MEASURES",
@@ -408,6 +408,7 @@ def ordinal_check(
     *,
     rubric: str | None = None,
     judges: Sequence[str] | None = None,
+    arms: tuple[str, str] | None = None,
     cluster: str = "task_id",
     cov_struct: CovStruct = "exchangeable",
     cov_type: CovType = "bias_reduced",
@@ -428,6 +429,8 @@ def ordinal_check(
         Required when the frame holds several.
     judges : sequence of str, optional
         Default all; the first by name is the reference.
+    arms : (str, str), optional
+        The pair of arms ``(arm_a, arm_b)`` to fit; required when the frame holds several.
     cluster : str
     cov_struct : {"exchangeable", "global_odds_ratio", "independence"}
     cov_type : {"bias_reduced", "robust"}
@@ -462,6 +465,20 @@ def ordinal_check(
         raise ValueError(f"cov_type must be 'bias_reduced' or 'robust', got {cov_type!r}")
     check_columns(frame, ["rubric", "judge", "status", "outcome", cluster])
     rows, rubric = select_rubric(frame, rubric)
+    if set(ARM_COLUMNS) <= set(rows.columns):  # one pair of arms per fit
+        pairs = rows[list(ARM_COLUMNS)].astype(str).drop_duplicates()
+        if arms is None and len(pairs) > 1:
+            raise DataError(
+                f"rubric {rubric!r} holds {len(pairs)} pairs of arms: choose one with "
+                "arms=(arm_a, arm_b)",
+                field="arm_a",
+            )
+        if arms is not None:
+            rows = rows.loc[
+                (rows["arm_a"].astype(str) == arms[0]) & (rows["arm_b"].astype(str) == arms[1])
+            ]
+            if rows.empty:
+                raise ValueError(f"no rows for arms {tuple(arms)} in rubric {rubric!r}")
     if judges is not None:
         wanted = [str(j) for j in judges]
         absent = sorted(set(wanted) - set(rows["judge"].astype(str)))

@@ -28,7 +28,6 @@ from evalstats._schema import (
     BLIND_DIMENSIONS,
     ORDERS,
     OUTCOME_DTYPE,
-    OUTCOMES,
     STATUS_DTYPE,
     STATUSES,
 )
@@ -84,6 +83,7 @@ __all__ = [
     "missing_bounds",
     "position_bias",
     "proportion_ci",
+    "refuse_pooled_arms",
     "rate_arrays",
     "row_categories",
     "row_groups",
@@ -136,6 +136,20 @@ def default_by(frame: pd.DataFrame, by: str | Sequence[str] | None) -> list[str]
     return cols
 
 
+def refuse_pooled_arms(frame: pd.DataFrame, by: Sequence[str], what: str) -> None:
+    """:class:`~evalstats.errors.DataError` when ``by`` would pool several pairs of arms (a
+    rate of v1 against none and of v2 against v1 together is no one's estimand)."""
+    if not set(ARM_COLUMNS) <= set(frame.columns) or set(ARM_COLUMNS) <= set(by):
+        return
+    n_pairs = len(frame[list(ARM_COLUMNS)].drop_duplicates())
+    if n_pairs > 1:
+        raise DataError(
+            f"{what}: the frame holds {n_pairs} pairs of arms; group by them "
+            '(by=[..., "arm_a", "arm_b"]) or select one',
+            field="arm_a",
+        )
+
+
 def by_columns(by: str | Sequence[str] | None) -> list[str]:
     """The ``by=`` argument as a list of column names (``None`` -> no grouping).
 
@@ -185,22 +199,15 @@ LOSS, TIE, WIN, NO_ANSWER, INVALID, ERROR = range(6)
 STATUS_COL = {"no_answer": NO_ANSWER, "invalid": INVALID}
 
 
-def _codes(series: pd.Series, values: tuple[str, ...], field: str) -> np.ndarray:
-    """Integer codes of ``values`` (-1 for missing); unknown values raise DataError."""
-    dtype = series.dtype
-    if isinstance(dtype, pd.CategoricalDtype) and tuple(dtype.categories) == values:
-        return series.cat.codes.to_numpy(np.int64)  # the schema's dtype: no re-encoding
-    # Factorise first and look up only the distinct values: casting a million Arrow strings
-    # to object costs ~0.5 s, the factorisation a tenth of that.
-    k, uniq = pd.factorize(series, use_na_sentinel=True)
-    lookup = np.append(pd.Index(list(values)).get_indexer(pd.Index(uniq, dtype=object)), -1)
-    codes = lookup[np.asarray(k, dtype=np.int64)].astype(np.int64)
-    codes[np.asarray(k) < 0] = -1
+def _codes(series: pd.Series, dtype: pd.CategoricalDtype, field: str) -> np.ndarray:
+    """Integer codes in ``dtype`` (-1 for missing); unknown values raise DataError."""
+    codes = category_codes(series, dtype).astype(np.int64)
     unknown = (codes < 0) & series.notna().to_numpy()
     if unknown.any():
         pos = int(np.flatnonzero(unknown)[0])
         raise DataError(
-            f"unknown {field} value {series.iloc[pos]!r} (expected one of {list(values)})",
+            f"unknown {field} value {series.iloc[pos]!r} (expected one of "
+            f"{list(dtype.categories)})",
             line=pos,
             field=field,
         )
@@ -226,11 +233,11 @@ def row_categories(frame: pd.DataFrame, by_cols: list[str], cluster: str) -> np.
     if frame[cluster].isna().any():
         pos = int(np.flatnonzero(frame[cluster].isna().to_numpy())[0])
         raise DataError("missing cluster id", line=pos, field=cluster)
-    status = _codes(frame["status"], STATUSES, "status")
+    status = _codes(frame["status"], STATUS_DTYPE, "status")
     if (status < 0).any():
         pos = int(np.flatnonzero(status < 0)[0])
         raise DataError("missing status", line=pos, field="status")
-    outcome = _codes(frame["outcome"], OUTCOMES, "outcome")
+    outcome = _codes(frame["outcome"], OUTCOME_DTYPE, "outcome")
     ok = status == STATUSES.index("ok")
     if (ok & (outcome < 0)).any():
         pos = int(np.flatnonzero(ok & (outcome < 0))[0])
@@ -350,8 +357,7 @@ def proportion_ci(
     >>> round(float(ci.ci_low), 4), round(float(ci.ci_high), 4)
     (0.2553, 0.3662)
     """
-    if method not in PROPORTION_METHODS:
-        raise ValueError(f"method must be one of {PROPORTION_METHODS}, got {method!r}")
+    _check_rule(method, PROPORTION_METHODS, "method")
     confidence = check_confidence(confidence)
     k_arr, n_arr = np.broadcast_arrays(
         np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
@@ -622,8 +628,7 @@ def _t_p(t: np.ndarray, df: np.ndarray, alternative: str) -> np.ndarray:
 
 
 def _check_alternative(alternative: str) -> None:
-    if alternative not in ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+    _check_rule(alternative, ALTERNATIVES, "alternative")
 
 
 # -------------------- the design-effect score (Wilson) interval and its test
@@ -984,8 +989,7 @@ def rate_arrays(
     >>> round(float(r["df"][0]), 3), bool(r["few_clusters"][0])
     (3.0, True)
     """
-    if method not in WIN_RATE_METHODS:
-        raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
+    _check_rule(method, WIN_RATE_METHODS, "method")
     also = tuple(also)
     if also and not set((method, *also)) <= set(BOOTSTRAP_METHODS):
         raise ValueError(f"also: bootstrap methods ({BOOTSTRAP_METHODS}) beside one, got {also}")
@@ -1476,8 +1480,8 @@ def win_rates(
         raise TypeError(f"frame must be a DataFrame, got {type(frame).__name__}")
     by_cols = default_by(frame, by)
     refuse_pooled_rubrics(frame, by_cols, "win_rates")
-    if method not in WIN_RATE_METHODS:
-        raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
+    refuse_pooled_arms(frame, by_cols, "win_rates")
+    _check_rule(method, WIN_RATE_METHODS, "method")
     _check_rule(no_answer_as, NO_ANSWER_RULES, "no_answer_as")
     if invalid_as is None:
         invalid_as = "loss" if no_answer_as == "loss" else "exclude"
@@ -1866,6 +1870,7 @@ def position_bias(
     """
     by_cols = default_by(frame, by)
     refuse_pooled_rubrics(frame, by_cols, "position_bias")
+    refuse_pooled_arms(frame, by_cols, "position_bias")
     confidence = check_confidence(confidence)
     check_columns(frame, [*by_cols, cluster, "order", "replicate"])
     category = row_categories(frame, by_cols, cluster)
@@ -2021,8 +2026,7 @@ def cluster_mean(
     by_cols = by_columns(by)
     check_columns(frame, [value, cluster, *by_cols], what="frame")
     refuse_pooled_rubrics(frame, by_cols, "cluster_mean")
-    if method not in CLUSTER_MEAN_METHODS:
-        raise ValueError(f"method must be one of {CLUSTER_MEAN_METHODS}, got {method!r}")
+    _check_rule(method, CLUSTER_MEAN_METHODS, "method")
     confidence = check_confidence(confidence)
     try:
         y = pd.to_numeric(frame[value], errors="raise").to_numpy(np.float64, na_value=np.nan)
