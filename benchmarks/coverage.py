@@ -49,11 +49,42 @@ from evalstats.stats.rates import (
 )
 from evalstats.stats.resample import (
     cluster_bootstrap,
-    cluster_jackknife,
     wild_cluster_interval,
     wild_cluster_p,
     wild_weights,
 )
+
+
+def cluster_jackknife(
+    cluster_stats: np.ndarray,
+    statistic,
+    *,
+    valid: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Delete-one-cluster jackknife estimate, SE and df (C - 1) of a statistic of summed
+    cluster statistics ``(..., C, d)``; leading axes vectorised, ``valid`` marks real
+    clusters (padding).
+
+    >>> x = np.array([[1.0, 1], [2.0, 1], [4.0, 1], [7.0, 1]])  # (value, count) per cluster
+    >>> est, se, df = cluster_jackknife(x, lambda s: s[..., 0] / s[..., 1])  # a mean: sem
+    >>> float(est), round(float(se), 4), float(df)
+    (3.5, 1.3229, 3.0)
+    """
+    cs = np.asarray(cluster_stats, dtype=np.float64)
+    if valid is None:
+        valid = np.ones(cs.shape[:-1], dtype=bool)
+    cs = np.where(valid[..., None], cs, 0.0)
+    total = cs.sum(axis=-2)
+    est = statistic(total)
+    loo = statistic(total[..., None, :] - cs)
+    c = valid.sum(axis=-1).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(valid, loo, 0.0).sum(axis=-1) / c
+        dev = np.where(valid, loo - mean[..., None], 0.0)
+        se = np.sqrt((c - 1.0) / c * (dev**2).sum(axis=-1))
+    df = np.where(c > 1, c - 1.0, np.nan)
+    return est, np.where(c > 1, se, np.nan), df
+
 
 RATE_METHODS = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "bca")
 KAPPA_METHODS = ("atanh_jackknife_midp_blaker", "jackknife_t", "wald_iid", "boot_bca")

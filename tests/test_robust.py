@@ -34,7 +34,6 @@ from evalstats.stats.rates import (
 )
 from evalstats.stats.rates import win_rates as _long_win_rates
 from evalstats.stats.resample import (
-    cluster_jackknife,
     wild_cluster_interval,
     wild_cluster_p,
     wild_weights,
@@ -357,18 +356,6 @@ def test_few_clusters_warn_and_flag() -> None:
         res = win_rates(frame, by=None).iloc[0]
     assert res["few_clusters"] and res["n_eff_clusters"] == pytest.approx(4.958, abs=1e-3)
     assert res["df"] == pytest.approx(4.0885, abs=1e-3)
-
-
-def test_cluster_jackknife_matches_a_loop() -> None:
-    rng = np.random.default_rng(6)
-    cs = rng.integers(0, 5, size=(3, 7, 2)).astype(float) + 1
-    est, se, df = cluster_jackknife(cs, lambda s: s[..., 0] / s[..., 1])
-    for e in range(3):
-        loo = np.array([np.delete(cs[e], c, axis=0).sum(0) for c in range(7)])
-        th = loo[:, 0] / loo[:, 1]
-        ref = np.sqrt(6 / 7 * ((th - th.mean()) ** 2).sum())
-        assert se[e] == pytest.approx(ref, rel=1e-12) and df[e] == 6
-        assert est[e] == pytest.approx(cs[e, :, 0].sum() / cs[e, :, 1].sum())
 
 
 @pytest.mark.parametrize("seed", range(2))
