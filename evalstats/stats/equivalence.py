@@ -495,6 +495,7 @@ def cost_equivalence(
     table = cost_ratios(frame, interval=interval, **cost_kwargs).set_index("statistic")
     # The pivot draws take only the arguments that define the pairs (no bootstrap there).
     draw_kwargs = {k: v for k, v in cost_kwargs.items() if k in _DRAW_KWARGS}
+    lim = np.log(margin)
     rows = []
     for metric in metrics:
         r = table.loc[metric]
@@ -506,25 +507,16 @@ def cost_equivalence(
             # The total ratio's generalized pivotal interval is no t interval: the test uses
             # its draws (generalized p-values), so it still inverts the interval reported.
             draws = total_ratio_draws(frame, measure=metric.split("_")[0], **draw_kwargs)
-            res = _gpq_test(draws, np.log(margin), kind, alpha)
+            res = _gpq_test(draws, lim, kind, alpha)
             if r["method"] == GPQ_HULL_METHOD:  # the hull with CR2: both tests must reject
                 c2 = cost_ratios(frame, interval="cr2", **cost_kwargs).set_index("statistic")
                 c2 = c2.loc[metric]
-                args = (np.log(c2["estimate"]), c2["se"], c2["df"])
-                lim = np.log(margin)
-                if kind == "equivalence":
-                    t2 = tost(*args, lower=-lim, upper=lim, alpha=alpha)
-                else:
-                    t2 = noninferiority(*args, bound=lim, better="lower", alpha=alpha)
+                t2 = _log_margin_test(np.log(c2["estimate"]), c2["se"], c2["df"], lim, kind, alpha)
                 res = _hull_test(res, t2)
         elif not (np.isfinite(log_est) and np.isfinite(r["se"]) and np.isfinite(r["df"])):
             res = None
-        elif kind == "equivalence":
-            lim = np.log(margin)
-            res = tost(log_est, r["se"], r["df"], lower=-lim, upper=lim, alpha=alpha)
         else:
-            lim = np.log(margin)
-            res = noninferiority(log_est, r["se"], r["df"], bound=lim, better="lower", alpha=alpha)
+            res = _log_margin_test(log_est, r["se"], r["df"], lim, kind, alpha)
         row = {"metric": metric, "estimand": r["estimand"], "estimate": r["estimate"]}
         if res is None:
             row |= {"conclusion": f"no test: {r['method']}", "kind": kind, "alpha": alpha}
@@ -551,6 +543,13 @@ def cost_equivalence(
         "ci_low", "ci_high", "se_log", "df", "p_lower", "p_upper", "p_value", "alpha", "kind", "conclusion", "method",
     ]  # fmt: skip
     return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def _log_margin_test(est, se, df, lim: float, kind: str, alpha: float) -> EquivalenceResult:
+    """TOST within ``(-lim, lim)`` or non-inferiority below ``lim`` (a cost: lower is better)."""
+    if kind == "equivalence":
+        return tost(est, se, df, lower=-lim, upper=lim, alpha=alpha)
+    return noninferiority(est, se, df, bound=lim, better="lower", alpha=alpha)
 
 
 def _gpq_test(draws: np.ndarray, lim: float, kind: str, alpha: float) -> EquivalenceResult:

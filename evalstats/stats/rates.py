@@ -1130,8 +1130,7 @@ def _score_construction(est, se, n, dfs, kish, row_var, confidence, net_win_test
     rv = row_var.copy()
     # Net win is 2 * score - 1: work on the score scale for it.
     p[:, 3], s[:, 3], rv[:, 3] = p[:, 4], s[:, 4], rv[:, 4]
-    args = (s, n[:, None], dfs, kish[:, None])
-    low, high = wilson_interval(p, *args, confidence, row_var=rv)
+    low, high = wilson_interval(p, s, n[:, None], dfs, kish[:, None], confidence, row_var=rv)
     low[:, 3], high[:, 3] = 2.0 * low[:, 3] - 1.0, 2.0 * high[:, 3] - 1.0
     if not net_win_test:
         return low, high, np.full(len(n), np.nan)
