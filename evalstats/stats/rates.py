@@ -1071,9 +1071,7 @@ def rate_arrays(
             p_net = np.where(flat[:, 3], b_p, p_net)
     else:
         ends = _bootstrap_intervals(
-            wins[used],
-            ties[used],
-            m,
+            np.stack([wins[used], ties[used], m], axis=1),
             g,
             n_groups,
             methods=(method, *also),
@@ -1146,24 +1144,25 @@ def _rates_from_sums(s: np.ndarray) -> np.ndarray:
 
 
 def _bootstrap_intervals(
-    wins: np.ndarray,
-    ties: np.ndarray,
-    denom: np.ndarray,
+    stats: np.ndarray,
     gid: np.ndarray,
     n_groups: int,
+    statistic=_rates_from_sums,
     *,
     methods: Sequence[str],
     n_resamples: int,
     confidence: float,
     rng: np.random.Generator,
+    clip: tuple = (_RANGE_LOW, _RANGE_HIGH),
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Interval ends (groups x rates) of each bootstrap method in ``methods``, all from
-    one bootstrap distribution per group (the same resamples for every method)."""
+    """Interval ends (groups x statistics) of each bootstrap method in ``methods`` from the
+    per-cluster ``stats`` (rows, with their group ``gid``), all from one bootstrap
+    distribution per group (the same resamples for every method), clipped to ``clip``."""
+    n_stats = len(np.atleast_1d(clip[0]))
     ends = {}
     for method in methods:
-        low = np.full((n_groups, len(RATE_NAMES)), np.nan)
+        low = np.full((n_groups, n_stats), np.nan)
         ends[method] = (low, np.full_like(low, np.nan))
-    stats = np.stack([wins, ties, denom], axis=1).astype(np.float64)
     order = np.argsort(gid, kind="stable")
     bounds = np.searchsorted(gid[order], np.arange(n_groups + 1))
     sizes = np.diff(bounds)
@@ -1173,27 +1172,27 @@ def _bootstrap_intervals(
     # The draws are made group after group (the generator's stream, so the numbers, do not
     # depend on the batching); the intervals of a batch of groups are computed at once.
     width = int(sizes.max())
-    per_group = 8 * len(RATE_NAMES) * (n_resamples + width)
+    per_group = 8 * n_stats * (n_resamples + width)
     step = max(1, _BATCH_BYTES // per_group)
     for start in range(0, todo.size, step):
         batch = todo[start : start + step]
-        theta_b = np.empty((batch.size, n_resamples, len(RATE_NAMES)))
-        theta_hat = np.empty((batch.size, len(RATE_NAMES)))
-        jack = np.full((batch.size, width, len(RATE_NAMES)), np.nan) if "bca" in methods else None
+        theta_b = np.empty((batch.size, n_resamples, n_stats))
+        theta_hat = np.empty((batch.size, n_stats))
+        jack = np.full((batch.size, width, n_stats), np.nan) if "bca" in methods else None
         for k, g in enumerate(batch):
             cs = stats[order[bounds[g] : bounds[g + 1]]]
-            theta_hat[k] = _rates_from_sums(cs.sum(axis=0))
-            theta_b[k] = bootstrap_distribution(cs, _rates_from_sums, n_resamples, rng)
+            theta_hat[k] = statistic(cs.sum(axis=0))
+            theta_b[k] = bootstrap_distribution(cs, statistic, n_resamples, rng)
             if jack is not None:
-                jack[k, : len(cs)] = _rates_from_sums(cs.sum(axis=0) - cs)
+                jack[k, : len(cs)] = statistic(cs.sum(axis=0) - cs)
         if len(ends) > 1:  # one sort serves every method's quantiles
             theta_b.sort(axis=1)
         for method, (low, high) in ends.items():
             lo, hi = interval_from_distribution(
                 theta_b, theta_hat, confidence, method, jack, presorted=len(ends) > 1
             )
-            low[batch] = np.clip(lo, _RANGE_LOW, _RANGE_HIGH)
-            high[batch] = np.clip(hi, _RANGE_LOW, _RANGE_HIGH)
+            low[batch] = np.clip(lo, *clip)
+            high[batch] = np.clip(hi, *clip)
     return ends
 
 
@@ -2066,9 +2065,18 @@ def cluster_mean(
             tq = stats.t.ppf(0.5 + confidence / 2.0, df)
             low, high = est - tq * se, est + tq * se
         else:
-            low, high = _bootstrap(
-                y_c, m_c, gid, n_groups, method, n_resamples, confidence, as_generator(rng)
+            ends = _bootstrap_intervals(
+                np.stack([y_c, m_c], axis=1),
+                gid,
+                n_groups,
+                _ratio,
+                methods=(method,),
+                n_resamples=n_resamples,
+                confidence=confidence,
+                rng=as_generator(rng),
+                clip=(np.array([-np.inf]), np.array([np.inf])),
             )
+            low, high = ends[method][0][:, 0], ends[method][1][:, 0]
 
     diagnostics = groups.copy()
     diagnostics["n"] = n.astype(np.int64)
@@ -2090,39 +2098,8 @@ def cluster_mean(
     return stack_statistics(groups, [("mean", row)], diagnostics=diagnostics, extra=("t",))
 
 
-def _bootstrap(
-    y_c: np.ndarray,
-    m_c: np.ndarray,
-    gid: np.ndarray,
-    n_groups: int,
-    method: str,
-    n_resamples: int,
-    confidence: float,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray]:
-    low = np.full(n_groups, np.nan)
-    high = np.full(n_groups, np.nan)
-    stats = np.stack([y_c, m_c], axis=1)
-    order = np.argsort(gid, kind="stable")
-    bounds = np.searchsorted(gid[order], np.arange(n_groups + 1))
-    for g in range(n_groups):  # groups are few; each bootstrap is vectorised over resamples
-        cs = stats[order[bounds[g] : bounds[g + 1]]]
-        if cs.shape[0] < 2:
-            continue
-        res = cluster_bootstrap(
-            cs,
-            _ratio,
-            method=method,
-            n_resamples=n_resamples,
-            confidence=confidence,
-            rng=rng,
-        )
-        low[g], high[g] = res.ci_low[0], res.ci_high[0]
-    return low, high
-
-
 def _ratio(s: np.ndarray) -> np.ndarray:
-    return s[..., 0] / s[..., 1]
+    return (s[..., 0] / s[..., 1])[..., None]
 
 
 # -------------------- IID beside clustered SEs
