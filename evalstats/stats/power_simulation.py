@@ -17,7 +17,8 @@ from ..records import EvalstatsWarning
 from ._power_model import Alternative, _check_common, _check_net_win, _check_prob, _solve_net_win
 from .models import latent_thresholds
 from .power_analytic import tasks_needed
-from .rates import BOOTSTRAP_METHODS, DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
+from .rates import DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
+from .resample import BOOTSTRAP_METHODS
 
 __all__ = ["TEST_METHODS", "simulated_mde", "simulated_power", "simulated_tasks_needed"]
 
