@@ -26,9 +26,9 @@ import pandas as pd
 from scipy import stats
 
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
-from evalstats.stats.outcome_model import draw_outcomes
+from evalstats.stats.models import draw_outcomes
+from evalstats.stats.rates import DEFAULT_METHOD, win_rates
 from evalstats.stats.resample import cluster_bootstrap
-from evalstats.stats.winrates import DEFAULT_METHOD, win_rates
 
 B = 10_000
 

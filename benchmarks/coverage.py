@@ -1,10 +1,10 @@
 """The coverage battery: every default interval and the net-win test on the designs users have.
 
 Each design draws all its evaluations at once as arrays from the latent probit model of
-:func:`evalstats.stats.outcome_model.draw_outcomes` (known marginal win / tie / loss
+:func:`evalstats.stats.models.draw_outcomes` (known marginal win / tie / loss
 probabilities, task ICC on the latent scale; unequal task sizes are a mask over the
 largest size) and computes the intervals batched, one evaluation per group of
-:func:`evalstats.stats.winrates.rate_arrays` — no pandas per evaluation. Per design it
+:func:`evalstats.stats.rates.rate_arrays` — no pandas per evaluation. Per design it
 prints the coverage of nominal 95 % intervals of win, tie, loss, net win and score for
 each candidate method, the type-I error at 5 % of that method's net-win test in the same
 design at a true net win of 0 (the p-value from the same construction as the interval),
@@ -40,16 +40,51 @@ from evalstats.records import EvalstatsWarning
 from evalstats.stats import _agreement_cluster as ac
 from evalstats.stats import design_coverage
 from evalstats.stats._kappa import _kappa_from_tables, cohen_stats, weight_matrix
-from evalstats.stats.outcome_model import draw_outcomes
-from evalstats.stats.resample import cluster_bootstrap
-from evalstats.stats.robust import (
-    cluster_jackknife,
+from evalstats.stats.models import draw_outcomes
+from evalstats.stats.rates import (
+    DEFAULT_METHOD,
+    RATE_NAMES,
+    rate_arrays,
     t_interval,
+)
+from evalstats.stats.resample import (
+    cluster_bootstrap,
     wild_cluster_interval,
     wild_cluster_p,
     wild_weights,
 )
-from evalstats.stats.winrates import DEFAULT_METHOD, RATE_NAMES, rate_arrays
+
+
+def cluster_jackknife(
+    cluster_stats: np.ndarray,
+    statistic,
+    *,
+    valid: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Delete-one-cluster jackknife estimate, SE and df (C - 1) of a statistic of summed
+    cluster statistics ``(..., C, d)``; leading axes vectorised, ``valid`` marks real
+    clusters (padding).
+
+    >>> x = np.array([[1.0, 1], [2.0, 1], [4.0, 1], [7.0, 1]])  # (value, count) per cluster
+    >>> est, se, df = cluster_jackknife(x, lambda s: s[..., 0] / s[..., 1])  # a mean: sem
+    >>> float(est), round(float(se), 4), float(df)
+    (3.5, 1.3229, 3.0)
+    """
+    cs = np.asarray(cluster_stats, dtype=np.float64)
+    if valid is None:
+        valid = np.ones(cs.shape[:-1], dtype=bool)
+    cs = np.where(valid[..., None], cs, 0.0)
+    total = cs.sum(axis=-2)
+    est = statistic(total)
+    loo = statistic(total[..., None, :] - cs)
+    c = valid.sum(axis=-1).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(valid, loo, 0.0).sum(axis=-1) / c
+        dev = np.where(valid, loo - mean[..., None], 0.0)
+        se = np.sqrt((c - 1.0) / c * (dev**2).sum(axis=-1))
+    df = np.where(c > 1, c - 1.0, np.nan)
+    return est, np.where(c > 1, se, np.nan), df
+
 
 RATE_METHODS = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "bca")
 KAPPA_METHODS = ("atanh_jackknife_midp_blaker", "jackknife_t", "wald_iid", "boot_bca")
@@ -211,7 +246,7 @@ def _wild_net(wins, ties, losses, gid, null_counts, truth, n_evals) -> dict:
     passes per end, so the battery runs it for the net win (the tested statistic) only.
     """
     width = int(np.bincount(gid).max())
-    v = wild_weights(width, 399, 5, kind="webb")
+    v = wild_weights(width, 399, 5, method="webb")
 
     def net(w, t, lo):
         return (w - lo).astype(float), (w + t + lo).astype(float)
@@ -439,7 +474,7 @@ def no_answer_coverage(
     ``na_exclude_better``: the default calls WITH
     significantly better; ``na_flagged``: win_rates (the API, ``flag_evals`` evaluations)
     puts the no-answer note in ``ci_note``."""
-    from evalstats.stats.winrates import win_rates
+    from evalstats.stats.rates import win_rates
 
     codes, mask = _outcomes(d, d.probs, n_evals, rng)
     pw, pt, pl = d.probs

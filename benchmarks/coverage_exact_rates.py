@@ -3,11 +3,11 @@
 The battery (:mod:`coverage`) estimates coverage from simulated evaluations; at a design of
 ``C`` tasks of ``m`` verdicts the sample space is small enough to list. A task's verdicts
 are one of the ``(m + 1)(m + 2) / 2`` (win, tie, loss) compositions, with probabilities
-from the battery's latent probit model (:mod:`evalstats.stats.outcome_model`) integrated
+from the battery's latent probit model (:mod:`evalstats.stats.models`) integrated
 over the task effect by Gauss-Hermite quadrature; tasks are exchangeable, so an evaluation
 is a multiset of ``C`` compositions (5,005 at 6 x 3, 24,310 at 8 x 3, 1,961,256 at 10 x 4:
 222 CPU s and 2.8 GB with ``--candidates``) with a multinomial probability. Every
-multiset is one group of :func:`~evalstats.stats.winrates.rate_arrays`, so the coverage of
+multiset is one group of :func:`~evalstats.stats.rates.rate_arrays`, so the coverage of
 a method is a probability-weighted sum with no Monte-Carlo error.
 
 Per rate it prints the coverage, the two tails (``below``: the interval lies below the
@@ -86,9 +86,8 @@ import pandas as pd
 from scipy import special, stats
 from statsmodels.stats.proportion import proportion_confint
 
-from evalstats.stats._cluster import segment_sum
-from evalstats.stats.outcome_model import latent_thresholds
-from evalstats.stats.winrates import RATE_NAMES, rate_arrays
+from evalstats.stats.models import latent_thresholds
+from evalstats.stats.rates import RATE_NAMES, rate_arrays, segment_sum
 
 #: (name, tasks, verdicts per task, (p_win, p_tie, p_loss), latent ICC). The battery's
 #: 8 x 3 designs, its net-win-0 null at 8 x 3, and stress designs of the same size.

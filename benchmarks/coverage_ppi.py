@@ -27,7 +27,7 @@ from scipy import stats as sps
 from evalstats._tidy import wide
 from evalstats.records import EvalstatsWarning
 from evalstats.stats.ppi import ppi_win_rates
-from evalstats.stats.winrates import RATE_NAMES, win_rates
+from evalstats.stats.rates import RATE_NAMES, win_rates
 
 TASKS, REPS, N_LABELLED = 40, 5, 60
 TASK_SD, CUTS = 0.7, (-0.45, 0.55)

@@ -1,7 +1,7 @@
 """Coverage of candidate PPI intervals when an outcome is rare among the labels (issue 23).
 
 Each design draws people's and a judge's verdicts from the latent probit model of
-:func:`evalstats.stats.outcome_model.draw_outcomes` (task ICC on the latent scale, the same
+:func:`evalstats.stats.models.draw_outcomes` (task ICC on the latent scale, the same
 noise for people and judge; the judge's latent may be shifted, a judge leaning to WITH), labels
 a uniformly random subset of pairs, and calls :func:`evalstats.stats.ppi.ppi_win_rates` as a
 user does. The intervals compared are built from its estimate and bootstrap SE (the same
@@ -34,7 +34,7 @@ from scipy import stats as sps
 from evalstats.records import EvalstatsWarning
 from evalstats.stats._agreement_bounds import proportion_bounds
 from evalstats.stats.ppi import ppi_win_rates
-from evalstats.stats.winrates import RATE_NAMES
+from evalstats.stats.rates import RATE_NAMES
 
 OUT = np.array(["loss", "tie", "win"])
 

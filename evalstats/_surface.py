@@ -3,10 +3,10 @@
 A package lists, per submodule, the public names that submodule defines, and binds what
 :func:`lazy_surface` returns as its ``__all__``, ``__getattr__`` and ``__dir__``::
 
-    __all__, __getattr__, __dir__ = lazy_surface(__name__, {".winrates": ["win_rates"]})
+    __all__, __getattr__, __dir__ = lazy_surface(__name__, {".rates": ["win_rates"]})
 
 so ``import evalstats`` loads neither pandas nor scipy, and ``evalstats.win_rates`` imports
-:mod:`evalstats.stats.winrates` when it is first touched. The table is the package's whole
+:mod:`evalstats.stats.rates` when it is first touched. The table is the package's whole
 surface: the README's API table and ``tests/test_layering.py`` read it (the layering test
 parses its module strings as the imports they are).
 
@@ -38,7 +38,7 @@ def lazy_surface(
     package : str
         The package's ``__name__``.
     table : mapping of str to sequence of str
-        Submodule (relative, ``".winrates"``) -> the public names it defines.
+        Submodule (relative, ``".rates"``) -> the public names it defines.
     submodules : sequence of str, optional
         Submodules that are public names themselves (``"rubrics"``), imported on first use.
 

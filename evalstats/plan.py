@@ -58,7 +58,7 @@ __all__ = [
     "parse_plan",
 ]
 
-# The five rates of win_rates and the ratios of cost_ratios (stats.winrates.RATE_NAMES and
+# The five rates of win_rates and the ratios of cost_ratios (stats.rates.RATE_NAMES and
 # stats.cost.COST_METRICS; a test keeps them equal — this module sits below stats).
 PLAN_STATISTICS = (
     "win_rate",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalstats.stats.winrates import win_rates
+from evalstats.stats.rates import win_rates
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "compare_results.py"
 

@@ -15,7 +15,6 @@ from scipy import stats
 
 # The large-design path's pieces are private: checked against rate_arrays and scipy here.
 from evalstats.stats import design, design_coverage
-from evalstats.stats._rate_core import rate_arrays
 from evalstats.stats.design import (
     _features,
     config_pmf,
@@ -23,6 +22,7 @@ from evalstats.stats.design import (
     interval_ends,
     simulated_sums,
 )
+from evalstats.stats.rates import rate_arrays
 
 
 def sums_from_tasks(sim: np.ndarray, m, gid, n_groups, probs) -> dict:

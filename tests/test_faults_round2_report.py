@@ -162,11 +162,11 @@ def test_n_resamples_is_bounded_everywhere():
         check_n_resamples(1e9)
     with pytest.raises(ParameterError, match="n_resamples"):
         check_parameters(REPORT_KINDS["evaluation"], {"n_resamples": MAX_RESAMPLES + 1})
-    from evalstats.stats import winrates
+    from evalstats.stats import BOOTSTRAP_METHODS, win_rates
 
     with pytest.raises(ParameterError, match="<= 1,000,000"):
-        method = sorted(winrates.BOOTSTRAP_METHODS)[0]
-        winrates.win_rates(_heat(5), method=method, n_resamples=10**9)
+        method = sorted(BOOTSTRAP_METHODS)[0]
+        win_rates(_heat(5), method=method, n_resamples=10**9)
 
 
 def _heat(n: int) -> pd.DataFrame:

@@ -557,8 +557,8 @@ def test_the_reader_sees_imports_of_every_kind():
     by = {(i.importer, i.target, i.how) for i in TREE.imports}
     assert any(i.importer == "evalstats.cli" and i.lazy for i in TREE.imports)
     assert ("evalstats.frames", "evalstats.rubrics", "import") in by
-    assert ("evalstats", "evalstats.stats.winrates", "lazy table") not in by  # root: .stats
-    assert ("evalstats.stats", "evalstats.stats.winrates", "lazy table") in by
+    assert ("evalstats", "evalstats.stats.rates", "lazy table") not in by  # root: .stats
+    assert ("evalstats.stats", "evalstats.stats.rates", "lazy table") in by
     assert ("evalstats", "evalstats.rubrics", "lazy table") in by  # a table's submodule
     assert any(e.name == "matplotlib" and TREE.unit(e.importer) == "plots" for e in TREE.external)
 

@@ -10,7 +10,7 @@ from scipy import stats as sps
 
 from evalstats._tidy import TIDY_COLUMNS, with_detail
 from evalstats.errors import DataError
-from evalstats.stats.means import cluster_mean as _long_cluster_mean
+from evalstats.stats.rates import cluster_mean as _long_cluster_mean
 
 
 def cluster_mean(*args, **kwargs) -> pd.DataFrame:

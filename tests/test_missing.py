@@ -14,9 +14,14 @@ import evalstats
 from evalstats import DataError
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._tidy import wide
-from evalstats.stats.missing import FILLINGS, apply_missing_rule, bounds_view, missing_bounds
-from evalstats.stats.winrates import RATE_NAMES
-from evalstats.stats.winrates import win_rates as _long_win_rates
+from evalstats.stats.rates import (
+    FILLINGS,
+    RATE_NAMES,
+    apply_missing_rule,
+    bounds_view,
+    missing_bounds,
+)
+from evalstats.stats.rates import win_rates as _long_win_rates
 
 
 def win_rates(*args, **kwargs) -> pd.DataFrame:
@@ -264,7 +269,7 @@ def _arm_frame(n_with: int, n_without: int, seed: int = 0) -> pd.DataFrame:
 
 
 def test_unbalanced_no_answers_are_named_in_the_note_with_the_arm_aware_net_win():
-    from evalstats.stats.winrates import win_rates
+    from evalstats.stats.rates import win_rates
 
     f = _arm_frame(10, 0)
     res = win_rates(f)
@@ -287,7 +292,7 @@ def test_unbalanced_no_answers_are_named_in_the_note_with_the_arm_aware_net_win(
 
 
 def test_balanced_no_answers_leave_the_note_empty():
-    from evalstats.stats.winrates import win_rates
+    from evalstats.stats.rates import win_rates
 
     res = win_rates(_arm_frame(3, 3))
     d = res.diagnostics.iloc[0]
@@ -300,7 +305,7 @@ def test_balanced_no_answers_leave_the_note_empty():
 
 def test_arm_aware_without_over_budget_arm_works_when_nothing_is_missing():
     from evalstats.errors import DataError
-    from evalstats.stats.winrates import win_rates
+    from evalstats.stats.rates import win_rates
 
     f = _arm_frame(0, 0).drop(columns="over_budget_arm")
     a = win_rates(f, no_answer_as="arm_aware")
@@ -356,3 +361,25 @@ def test_every_rule_matches_a_row_by_row_loop(categorical):
             got = list(zip(*cols, strict=True))
             assert got == _rule_by_loop(f, na, inv), (na, inv)
     pd.testing.assert_frame_equal(f, before)  # the caller's frame is left as it was
+
+
+@pytest.mark.filterwarnings("ignore::evalstats.EvalstatsWarning")
+def test_missing_answer_rules_per_pair_of_arms(tmp_path):
+    evalstats.simulate(
+        tmp_path, arms=("none", "v1", "v2"), reference="none", n_tasks=8, n_replicates=2
+    )
+    frame = evalstats.stats.pairwise_frame(evalstats.load_dir(tmp_path))
+    # Two over-budget pairs of v2 vs none: one where v2 (arm_a) went over, named by its
+    # arm, one where none (arm_b) did, named by its role.
+    rows = frame.index[(frame["arm_a"] == "v2") & (frame["arm_b"] == "none")][:2]
+    frame = frame.assign(over_budget_arm=pd.Series([None] * len(frame), dtype=object))
+    frame.loc[rows, ["status", "outcome"]] = ["no_answer", None]
+    frame.loc[rows, "over_budget_arm"] = ["v2", "without"]
+    out = apply_missing_rule(frame, no_answer_as="arm_aware")
+    assert out.loc[rows, "outcome"].astype(str).tolist() == ["loss", "win"]
+    b = missing_bounds(frame)
+    assert list(b.by) == ["rubric", "judge", "arm_a", "arm_b", "filling"]
+    n_missing = b.diagnostics.set_index(["arm_a", "arm_b"])["n_missing"].groupby(level=[0, 1]).sum()
+    assert n_missing.to_dict() == {("v1", "none"): 0, ("v2", "none"): 2, ("v2", "v1"): 0}
+    aware = win_rates(frame, no_answer_as="arm_aware")
+    assert aware.groupby(["arm_a", "arm_b"])["n"].sum().loc[("v2", "none")] == 32

@@ -10,6 +10,7 @@ import pytest
 from scipy import special
 from scipy import stats as sps
 
+import evalstats
 from evalstats.errors import DataError
 from evalstats.stats.models import AVERAGE, OrdinalCheckResult, ordinal_check
 
@@ -195,7 +196,7 @@ def test_non_ok_rows_are_counted_not_fitted_and_bad_input_raises():
 def test_on_the_sample_beside_the_design_based_win_rates(rubric):
     from evalstats._tidy import wide
     from evalstats.frames import load_frame
-    from evalstats.stats.winrates import win_rates
+    from evalstats.stats.rates import win_rates
 
     frame = load_frame(SAMPLE)
     res = ordinal_check(frame, rubric=rubric)
@@ -210,3 +211,16 @@ def test_on_the_sample_beside_the_design_based_win_rates(rubric):
     probs = res.probabilities
     assert (probs["ci_low"] <= probs["estimate"]).all()
     assert (probs["estimate"] <= probs["ci_high"]).all()
+
+
+def test_ordinal_check_fits_one_pair_of_arms(tmp_path):
+    evalstats.simulate(
+        tmp_path, arms=("none", "v1", "v2"), reference="none", n_tasks=8, n_replicates=2
+    )
+    frame = evalstats.stats.pairwise_frame(evalstats.load_dir(tmp_path))
+    with pytest.raises(evalstats.DataError, match="pairs of arms"):
+        ordinal_check(frame)
+    pair = frame.loc[(frame["arm_a"] == "v2") & (frame["arm_b"] == "none")]
+    res = ordinal_check(frame, arms=("v2", "none"))
+    alone = ordinal_check(pair.drop(columns=["arm_a", "arm_b"]))
+    pd.testing.assert_frame_equal(res.coefficients, alone.coefficients)

@@ -25,7 +25,7 @@ import evalstats
 from evalstats import plots
 from evalstats._schema import BLIND_DIMENSIONS
 from evalstats.plots._heatmap import _CELL_CATEGORIES
-from evalstats.stats.dimensions import dimension_means
+from evalstats.stats.rates import dimension_means
 
 RATE_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win")
 
@@ -133,7 +133,7 @@ def test_headline_group_columns_and_errors():
 
 
 def test_headline_from_win_rates(sample_frame):
-    winrates = pytest.importorskip("evalstats.stats.winrates")
+    winrates = pytest.importorskip("evalstats.stats.rates")
     ww = sample_frame.loc[sample_frame["rubric"].astype(str) == "with-without"]
     rates = winrates.win_rates(ww, by="judge")
     fig = plots.plot_headline(rates)

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from evalstats.stats.outcome_model import latent_thresholds
+from evalstats.stats.models import latent_thresholds
 from evalstats.stats.power import (  # the simulation's pieces, against rate_arrays
     _latent_draw,
     _simulated_rejections,
@@ -21,7 +21,7 @@ from evalstats.stats.power import (  # the simulation's pieces, against rate_arr
     tasks_needed,
     tasks_needed_curve,
 )
-from evalstats.stats.winrates import WIN_RATE_METHODS, rate_arrays
+from evalstats.stats.rates import WIN_RATE_METHODS, rate_arrays
 
 CLOSED_FORM = ("cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", "iid_wilson")
 

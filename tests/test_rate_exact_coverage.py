@@ -3,7 +3,7 @@
 Its pieces are checked against independent oracles (the per-task probabilities against
 scipy's adaptive quadrature, the multiset weights against a plain loop over ordered task
 tuples, the coverage against the Monte-Carlo battery), and the floor it documents in
-:mod:`evalstats.stats.winrates` (8 tasks x 3, net win +0.8) is pinned.
+:mod:`evalstats.stats.rates` (8 tasks x 3, net win +0.8) is pinned.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from scipy import integrate, stats
 
 from evalstats.records import EvalstatsWarning
-from evalstats.stats.outcome_model import latent_thresholds
+from evalstats.stats.models import latent_thresholds
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 

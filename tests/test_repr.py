@@ -123,7 +123,7 @@ def _ordinal():
 
 
 def _logit():
-    from evalstats.stats.regression import logistic_fit
+    from evalstats.stats.models import logistic_fit
 
     y = np.r_[np.zeros(8), 1, 0, 1, 0, np.ones(8)]
     return logistic_fit(np.arange(20.0), y)
@@ -167,7 +167,7 @@ BUILDERS = {
         "alternative",
     ),
     "ClusterRatioResult": (
-        lambda: evalstats.stats.robust.cluster_ratio_test(
+        lambda: evalstats.stats.rates.cluster_ratio_test(
             np.array([1.0, 0, 2, 3, 1]), np.array([2.0, 2, 3, 4, 2])
         ),
         "estimate",

@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+# _pack_plan and _sum_chunk are private: the bit-packed sums must equal the plain ones, a
+# property of the fast path that no public result shows apart from the other paths.
 from evalstats.stats.resample import (
     BootstrapResult,
     _pack_plan,

@@ -1,4 +1,4 @@
-"""Small-sample cluster-robust machinery (evalstats.stats.robust) against independent oracles.
+"""Small-sample cluster-robust machinery (evalstats.stats.rates) against independent oracles.
 
 CR1 is checked against statsmodels' cluster covariance; CR2 and the Bell-McCaffrey df
 against a direct matrix computation with explicit (I - H_gg)^{-1/2} blocks (scipy's
@@ -18,24 +18,26 @@ from scipy import stats
 
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._tidy import wide
-from evalstats.stats._cluster import cr1_ratio
-from evalstats.stats.robust import (
+from evalstats.stats.rates import (
+    RATE_NAMES,
     anova_icc,
     bm_df,
     bm_df_exchangeable,
-    cluster_jackknife,
     cluster_ratio_test,
+    cr1_ratio,
     cr2_ratio,
+    rate_arrays,
     t_interval,
     t_test_p,
-    wild_cluster_interval,
-    wild_cluster_p,
-    wild_weights,
     wilson_interval,
     wilson_test_p,
 )
-from evalstats.stats.winrates import RATE_NAMES, rate_arrays
-from evalstats.stats.winrates import win_rates as _long_win_rates
+from evalstats.stats.rates import win_rates as _long_win_rates
+from evalstats.stats.resample import (
+    wild_cluster_interval,
+    wild_cluster_p,
+    wild_weights,
+)
 
 
 def win_rates(*args, **kwargs):
@@ -356,18 +358,6 @@ def test_few_clusters_warn_and_flag() -> None:
     assert res["df"] == pytest.approx(4.0885, abs=1e-3)
 
 
-def test_cluster_jackknife_matches_a_loop() -> None:
-    rng = np.random.default_rng(6)
-    cs = rng.integers(0, 5, size=(3, 7, 2)).astype(float) + 1
-    est, se, df = cluster_jackknife(cs, lambda s: s[..., 0] / s[..., 1])
-    for e in range(3):
-        loo = np.array([np.delete(cs[e], c, axis=0).sum(0) for c in range(7)])
-        th = loo[:, 0] / loo[:, 1]
-        ref = np.sqrt(6 / 7 * ((th - th.mean()) ** 2).sum())
-        assert se[e] == pytest.approx(ref, rel=1e-12) and df[e] == 6
-        assert est[e] == pytest.approx(cs[e, :, 0].sum() / cs[e, :, 1].sum())
-
-
 @pytest.mark.parametrize("seed", range(2))
 @pytest.mark.slow  # wildboottest's full enumeration
 def test_wild_cluster_p_matches_wildboottest_full_enumeration(seed: int) -> None:
@@ -388,7 +378,7 @@ def test_wild_cluster_p_matches_wildboottest_full_enumeration(seed: int) -> None
         ref = wildboottest(
             model, B=9999, cluster=g, param="const", weights_type="rademacher", show=False, seed=1
         )
-    v = wild_weights(c, 9999, kind="rademacher")
+    v = wild_weights(c, 9999, method="rademacher")
     assert v.shape == (2**c, c)
     ours = wild_cluster_p(
         np.bincount(g, weights=x), np.bincount(g).astype(float), np.zeros(c, int), 1, null, v
@@ -547,7 +537,7 @@ def test_net_win_df_holds_the_type_one_error_on_unequal_tasks() -> None:
     # The battery's 12 unequal tasks at ICC 0.3 and a true net win of 0: the test on the
     # rates' working-independence df rejects more than 5 %, on net_win_df it does not.
     # Both p-values invert their intervals, computed here from the same draws.
-    from evalstats.stats.outcome_model import draw_outcomes
+    from evalstats.stats.models import draw_outcomes
 
     sizes = np.array([1, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30])
     n_evals = 6000

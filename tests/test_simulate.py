@@ -16,7 +16,7 @@ import evalstats
 from evalstats._schema import BLIND_DIMENSIONS
 from evalstats.errors import ParameterError
 from evalstats.simulation import DEFAULT_DIMENSION_NOISE, draw_outcomes
-from evalstats.stats.dimensions import dimension_means
+from evalstats.stats.rates import dimension_means
 
 
 def test_marginals_equal_truth_for_every_judge():
@@ -135,7 +135,7 @@ def test_outcome_model_lives_in_stats_and_stats_never_imports_simulate():
     from pathlib import Path
 
     import evalstats.stats
-    from evalstats.stats import outcome_model
+    from evalstats.stats import models as outcome_model
 
     assert evalstats.draw_outcomes is outcome_model.draw_outcomes is draw_outcomes
     for path in Path(evalstats.stats.__file__).parent.glob("*.py"):

@@ -164,7 +164,7 @@ def test_the_report_kernels_formatting_import_loads_no_scipy():
     # never imports scipy.stats or the estimators for it.
     code = (
         "import sys, evalstats.report._sentences, evalstats.report._display; "
-        "print(sorted(m for m in ('scipy', 'scipy.stats', 'evalstats.stats.winrates') "
+        "print(sorted(m for m in ('scipy', 'scipy.stats', 'evalstats.stats.rates') "
         "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

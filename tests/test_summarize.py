@@ -102,6 +102,8 @@ def test_cost_view(frame):
     cost = evalstats.cost_ratios(frame, rng=0, n_resamples=200)
     view = summarize(cost)
     assert list(view.columns) == [
+        "arm_a",  # the one pair of arms (K = 2) names itself
+        "arm_b",
         "statistic",
         "estimand",
         "token_source",  # the summary names where the token counts come from (issue 22)

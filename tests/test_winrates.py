@@ -1,4 +1,4 @@
-"""Tests of win rates, proportion intervals and position bias (evalstats.stats.winrates)."""
+"""Tests of win rates, proportion intervals and position bias (evalstats.stats.rates)."""
 
 from __future__ import annotations
 
@@ -12,18 +12,20 @@ import statsmodels.api as sm
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+import evalstats
 from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats._tidy import TIDY_COLUMNS, wide
 from evalstats.errors import DataError
 from evalstats.stats import design as coverage
-from evalstats.stats._proportion import proportion_ci
-from evalstats.stats.position import position_bias
-from evalstats.stats.robust import wilson_interval, wilson_test_p
-from evalstats.stats.winrates import (
+from evalstats.stats.rates import (
     DEFAULT_METHOD,
     RATE_NAMES,
     WIN_RATE_METHODS,
+    position_bias,
+    proportion_ci,
     sign_test_p,
+    wilson_interval,
+    wilson_test_p,
     win_rates,
 )
 
@@ -636,3 +638,51 @@ def test_bootstrap_intervals_of_many_groups_are_each_groups_own_bootstrap(method
             if hi[j] > lo[j]:  # zero-width ends are replaced by the boundary construction
                 assert res.loc[i, f"{name}_ci_low"] == pytest.approx(lo[j], abs=1e-12)
                 assert res.loc[i, f"{name}_ci_high"] == pytest.approx(hi[j], abs=1e-12)
+
+
+@pytest.fixture(scope="module")
+def three_arm_frame(tmp_path_factory) -> pd.DataFrame:
+    d = tmp_path_factory.mktemp("karm")
+    evalstats.simulate(d, arms=("none", "v1", "v2"), reference="none", n_tasks=8, n_replicates=2)
+    return evalstats.stats.pairwise_frame(evalstats.load_dir(d))
+
+
+@pytest.mark.filterwarnings("ignore::evalstats.EvalstatsWarning")
+def test_win_rates_gives_one_result_per_pair_of_arms(three_arm_frame):
+    frame = three_arm_frame
+    res = evalstats.win_rates(frame)
+    assert list(res.by) == ["rubric", "judge", "arm_a", "arm_b"]
+    pairs = frame[["arm_a", "arm_b"]].drop_duplicates()
+    per_judge = res.loc[res["statistic"] == "net_win"].groupby("judge", observed=True).size()
+    assert (per_judge == len(pairs)).all()
+    # Each pair's numbers are those of its own rows alone: K = 2 of the same pipeline.
+    for (a, b), rows in frame.groupby(["arm_a", "arm_b"]):
+        alone = evalstats.win_rates(rows.drop(columns=["arm_a", "arm_b"]))
+        mine = res.loc[(res["arm_a"] == a) & (res["arm_b"] == b)].reset_index(drop=True)
+        cols = ["statistic", "estimate", "ci_low", "ci_high", "p_value", "n", "n_tasks"]
+        pd.testing.assert_frame_equal(mine[cols], alone[cols])
+
+
+def test_dimension_means_per_pair_of_arms():
+    dims = ("correctness", "specificity", "completeness", "hallucination_safety")
+    one = pd.DataFrame(
+        {
+            "task_id": ["a", "a", "b", "c"],
+            "status": "ok",
+            **{f"with_{d}": [4, 5, 3, 4] for d in dims},
+            **{f"without_{d}": [3, 3, 3, 4] for d in dims},
+        }
+    )
+    two = one.assign(**{f"with_{d}": [1, 2, 3, 4] for d in dims})
+    frame = pd.concat([one.assign(arm_a="v1", arm_b="none"), two.assign(arm_a="v2", arm_b="none")])
+    res = evalstats.dimension_means(frame)
+    assert list(res.columns[:2]) == ["arm_a", "arm_b"]
+    for arms, alone in ((("v1", "none"), one), (("v2", "none"), two)):
+        mine = res.loc[(res["arm_a"] == arms[0]) & (res["arm_b"] == arms[1])]
+        expected = evalstats.dimension_means(alone)
+        pd.testing.assert_frame_equal(mine.iloc[:, 2:].reset_index(drop=True), expected)
+
+
+def test_win_rates_refuses_to_pool_pairs_of_arms(three_arm_frame):
+    with pytest.raises(evalstats.DataError, match="3 pairs of arms"):
+        evalstats.win_rates(three_arm_frame, by=["rubric", "judge"])

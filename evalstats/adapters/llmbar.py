@@ -39,8 +39,7 @@ from .._tidy import concat_results, stack_results
 from ..errors import DataError
 from ..stats.gold import judge_vs_gold
 from ..stats.judges import judge_agreement
-from ..stats.position import position_bias
-from ..stats.winrates import win_rates
+from ..stats.rates import position_bias, win_rates
 from . import pairwise
 
 __all__ = [

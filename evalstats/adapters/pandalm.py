@@ -33,7 +33,7 @@ from .._tidy import wide
 from ..errors import DataError
 from ..stats.gold import gold_labels, labeler_agreement
 from ..stats.ppi import ppi_win_rates
-from ..stats.winrates import win_rates
+from ..stats.rates import win_rates
 from . import pairwise
 
 __all__ = [

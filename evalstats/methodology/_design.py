@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..records import incomplete_pairs
-from ..stats.binomial import sign_test_p
+from ..stats.rates import sign_test_p
 from ._families import model_family
 from ._rows import _listed, _pct, _row
 

@@ -6,7 +6,7 @@ import pandas as pd
 
 from .._disagreement import disagreement_counts
 from ..errors import DataError
-from ..stats.binomial import sign_test_p
+from ..stats.rates import sign_test_p
 from ._rows import _frame_str, _listed, _pct, _row
 
 

@@ -48,7 +48,7 @@ def plot_dimension_scores(
         Either a precomputed tidy frame with columns ``dim``, ``arm`` (``with``,
         ``without`` and optionally ``difference``), ``mean``, ``ci_low``, ``ci_high``
         (e.g. from a cluster bootstrap), or a verdict frame, summarised with
-        :func:`~evalstats.stats.dimensions.dimension_means` (per-task means, t interval
+        :func:`~evalstats.stats.rates.dimension_means` (per-task means, t interval
         over tasks).
     confidence : float, default 0.95
         Confidence level when the summary is computed here.
@@ -90,7 +90,7 @@ def plot_dimension_scores(
     else:
         # Imported here: the report's kernel passes precomputed means and so never loads
         # the statistics (scipy) just to draw.
-        from ..stats.dimensions import dimension_means
+        from ..stats.rates import dimension_means
 
         summary = dimension_means(frame, confidence=confidence)
     arms = set(summary["arm"].astype(str))

@@ -70,7 +70,7 @@ def plot_headline(
     Parameters
     ----------
     rates : DataFrame
-        The long result of :func:`evalstats.stats.winrates.win_rates` (its diagnostics
+        The long result of :func:`evalstats.stats.rates.win_rates` (its diagnostics
         give the counts), or the same one row per group: the group column(s);
         ``win_rate``, ``tie_rate``, ``loss_rate``, ``net_win``, each with
         ``<name>_ci_low`` and ``<name>_ci_high`` (NaN bounds are drawn without a bar);

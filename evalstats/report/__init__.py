@@ -127,9 +127,9 @@ def compute_case_study(data_dir: Any, **params: Any) -> Any:
     Its tables (rates x 100, as AlpacaEval publishes them, where noted): ``leaderboard``
     (:func:`evalstats.adapters.alpaca_eval.compare_leaderboard`), ``agreement``
     (:func:`evalstats.adapters.alpaca_eval.judge_agreement_by_model`), ``length_bias`` and
-    ``length_slope`` (:func:`evalstats.stats.regression.length_bias`, with the odds ratio of a
+    ``length_slope`` (:func:`evalstats.stats.models.length_bias`, with the odds ratio of a
     win per doubling of length), ``standard_errors``
-    (:func:`evalstats.stats.clustered_se.se_comparison`: AlpacaEval's IID SE beside CR1 and
+    (:func:`evalstats.stats.rates.se_comparison`: AlpacaEval's IID SE beside CR1 and
     cluster-bootstrap SEs by instruction and by source data set) and ``findings`` (the page's
     conclusion, one Markdown sentence per row). ``unavailable`` says why a section is missing
     (no ``leaderboard_rows.json``, a single annotator, no ``dataset`` field).

@@ -9,7 +9,7 @@ judged by people and by three LLMs; Chatzi et al., NeurIPS 2024), read once with
   :func:`evalstats.stats.rank`'s Davidson model with the first-shown bonus);
 * ``judge_agreement``: each LLM judge's Cohen's kappa with the people
   (:func:`evalstats.stats.cohen_kappa`) and how often it prefers model A, the answer shown
-  first (:func:`evalstats.stats.position.position_bias`), beside the people's own rate;
+  first (:func:`evalstats.stats.rates.position_bias`), beside the people's own rate;
 * ``ppr_ranking`` / ``ppr_summary``: one random ``ppr_n_labels`` human votes plus
   ``ppr_judge`` (prediction-powered), those votes alone, and the judge alone;
 * ``subsample_study`` / ``subsample_runs``: the paper's experiment repeated ``n_subsamples``
@@ -149,7 +149,7 @@ def _human_ranking(ctx: Context) -> dict[str, Any]:
 
 def _agreement(ctx: Context) -> dict[str, Any]:
     from ..stats import cohen_kappa
-    from ..stats.position import position_bias
+    from ..stats.rates import position_bias
 
     f = ctx.frame
     human = f[f["judge"] == "human"].set_index("task_id")["outcome"]

@@ -4,8 +4,8 @@ No statistics live here: each table is the output of a package function
 (:func:`~evalstats.adapters.alpaca_eval.leaderboard_row` and
 :func:`~evalstats.adapters.alpaca_eval.compare_leaderboard`,
 :func:`~evalstats.adapters.alpaca_eval.judge_agreement_by_model`,
-:func:`evalstats.stats.regression.length_bias`,
-:func:`evalstats.stats.clustered_se.se_comparison`), put side by side with what AlpacaEval
+:func:`evalstats.stats.models.length_bias`,
+:func:`evalstats.stats.rates.se_comparison`), put side by side with what AlpacaEval
 published; the findings the page closes with are sentences built from those tables, stored
 in ``results.json`` with them.
 """
@@ -118,7 +118,7 @@ def _agreement(ctx: Context) -> dict[str, Any]:
 
 
 def _length(ctx: Context) -> dict[str, Any]:
-    from ..stats.regression import length_bias
+    from ..stats.models import length_bias
 
     try:
         lb = length_bias(ctx.frame, bins=LENGTH_BINS, x=LENGTH_MEASURE, confidence=ctx.confidence)
@@ -155,7 +155,7 @@ def _standard_errors(ctx: Context) -> dict[str, Any]:
     """AlpacaEval's IID SE of the win rate (``pandas.Series.sem`` of ``(preference - 1) *
     100``) beside the CR1 and cluster-bootstrap SEs clustered by instruction and by source
     data set; rates in percentage points, as AlpacaEval publishes them."""
-    from ..stats.clustered_se import se_comparison
+    from ..stats.rates import se_comparison
 
     frame = ctx.frame
     ok = (frame["status"] == "ok").to_numpy(dtype=bool)
@@ -183,7 +183,7 @@ def _standard_errors(ctx: Context) -> dict[str, Any]:
         clusterings=clusterings,
         confidence=ctx.confidence,
         n_resamples=ctx.n_resamples,
-        seed=_seeds(ctx)[1],
+        rng=_seeds(ctx)[1],
         estimate="win_rate",
         iid_note="AlpacaEval's pandas sem, records independent",
     )

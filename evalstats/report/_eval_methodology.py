@@ -30,7 +30,7 @@ from ._kinds import Context, Unavailable
 
 def _design(ctx: Context) -> dict[str, Any]:
     """Tasks, pairs and whole pairs per task of each rubric, with the pooled tie rate."""
-    from ..stats.winrates import win_rates
+    from ..stats.rates import win_rates
 
     f = ctx.frame
     _need_verdicts(f)
@@ -183,7 +183,7 @@ def _ordinal(ctx: Context) -> dict[str, Any]:
     """The ordinal model across judges (:func:`evalstats.stats.ordinal_check`) beside the
     design-based rates of each judge: one rubric at a time, judge as a covariate."""
     from ..stats.models import ordinal_check
-    from ..stats.winrates import win_rates
+    from ..stats.rates import win_rates
 
     f = ctx.frame
     _need_verdicts(f)

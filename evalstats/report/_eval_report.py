@@ -31,7 +31,7 @@ from ._kinds import Context, Unavailable
 
 
 def _headline(ctx: Context) -> dict[str, Any]:
-    from ..stats.winrates import win_rates
+    from ..stats.rates import win_rates
 
     _need_verdicts(ctx.frame)
     return {"headline": win_rates(ctx.frame, by=["rubric", "judge"], rng=ctx.rng, **_common(ctx))}
@@ -39,7 +39,7 @@ def _headline(ctx: Context) -> dict[str, Any]:
 
 def _consensus(ctx: Context) -> dict[str, Any]:
     from ..stats.judges import consensus
-    from ..stats.winrates import win_rates
+    from ..stats.rates import win_rates
 
     multi = _multi_judge_rubrics(ctx.frame)
     if not multi:
@@ -115,8 +115,7 @@ def _missing_bounds(ctx: Context) -> dict[str, Any]:
     case (every missing answer a loss, resp. a win, for WITH) and under the arm-aware rule
     (a loss where only WITH went over budget, a win where only WITHOUT did, a tie where
     both did), per rubric x judge."""
-    from ..stats.missing import bounds_view, missing_bounds
-    from ..stats.winrates import win_rates
+    from ..stats.rates import bounds_view, missing_bounds, win_rates
 
     _need_verdicts(ctx.frame)
     by = ["rubric", "judge"]
@@ -333,15 +332,14 @@ def _cost_sources(cost: Any) -> Any:
 
 
 def _per_task(ctx: Context) -> dict[str, Any]:
-    from ..stats.winrates import win_rates
+    from ..stats.rates import win_rates
 
     _need_verdicts(ctx.frame)
     return {"per_task": win_rates(ctx.frame, by=["rubric", "task_id"], rng=ctx.rng, **_common(ctx))}
 
 
 def _blind(ctx: Context) -> dict[str, Any]:
-    from ..stats.dimensions import dimension_means
-    from ..stats.position import position_bias
+    from ..stats.rates import dimension_means, position_bias
 
     f = ctx.frame
     out: dict[str, Any] = {}
@@ -361,7 +359,7 @@ def _blind(ctx: Context) -> dict[str, Any]:
 
 
 def _accounting(ctx: Context) -> dict[str, Any]:
-    from ..stats.winrates import win_rates
+    from ..stats.rates import win_rates
     from ..summary import status_table
 
     f = ctx.frame

@@ -7,7 +7,7 @@ paper's ``statistics.json`` figures with :func:`~evalstats.adapters.llmbar.publi
 and removes the directory before anything is computed; an already extracted ``Dataset`` tree
 is read in place. The sections only call package functions
 (:func:`~evalstats.adapters.llmbar.accuracy_table`, :func:`evalstats.stats.gold.judge_vs_gold`,
-:func:`evalstats.stats.winrates.position_bias`, :func:`evalstats.stats.judges.judge_agreement`,
+:func:`evalstats.stats.rates.position_bias`, :func:`evalstats.stats.judges.judge_agreement`,
 :func:`~evalstats.adapters.llmbar.length_bias`) and put the published figures beside them.
 """
 
@@ -176,7 +176,7 @@ def _kappa_vs_gold(ctx: Context) -> dict[str, Any]:
 
 
 def _position_bias(ctx: Context) -> dict[str, Any]:
-    from ..stats.position import position_bias
+    from ..stats.rates import position_bias
 
     per_subset = {
         name: position_bias(data.frame, by="judge", confidence=ctx.confidence)

@@ -1,6 +1,6 @@
 """Synthetic evaluations with known truth.
 
-Outcomes come from the latent probit model of :mod:`evalstats.stats.outcome_model` (task
+Outcomes come from the latent probit model of :mod:`evalstats.stats.models` (task
 effects with a stated ICC, thresholds that fix the marginal win/tie/loss probabilities, judge
 noise that only lowers agreement); this module turns them into whole data directories: tasks,
 runs and raw judge text, labelled as simulated. :func:`draw_outcomes` is re-exported here for
@@ -19,7 +19,7 @@ position bias included) and ``z = y / sd(y)``, dimension ``d`` gets
 ``truth.json`` records, per dimension, the effect, noise, level and loading, and
 ``true_difference``: the expected WITH − WITHOUT score on the 1–5 scale after rounding and
 clipping (computed exactly from normal CDFs), which is what
-:func:`evalstats.stats.dimensions.dimension_means` estimates. The scores come from their own
+:func:`evalstats.stats.rates.dimension_means` estimates. The scores come from their own
 child stream of the seed, so the verdicts, tokens, runs and every other draw of a simulation
 do not depend on the dimension parameters.
 """
@@ -41,7 +41,7 @@ from scipy import special
 from .._schema import BLIND_DIMENSIONS, ORDERS
 from .._validate import check_positive_int, check_probability, check_seed
 from ..errors import ParameterError
-from ..stats.outcome_model import check_outcome_probs, draw_outcomes, latent_thresholds
+from ..stats.models import check_outcome_probs, draw_outcomes, latent_thresholds
 from ._texts import _QUESTIONS, _SUBSYSTEMS, _blind_raw, _break, _words, _ww_raw
 
 __all__ = [

@@ -8,7 +8,7 @@ touched. ``__all__`` and ``dir()`` list the whole surface.
 
 >>> import evalstats.stats as st
 >>> st.win_rates.__module__, "win_rates" in dir(st)
-('evalstats.stats.winrates', True)
+('evalstats.stats.rates', True)
 """
 
 # The TYPE_CHECKING imports are what type checkers see of the lazy names. No ``power =
@@ -25,7 +25,6 @@ from .._surface import lazy_surface
 __all__, __getattr__, __dir__ = lazy_surface(
     __name__,
     {
-        "._proportion": ["ProportionCI", "proportion_ci"],
         ".agreement": [
             "AgreementResult",
             "CohenKappaResult",
@@ -62,10 +61,10 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "design_coverage_cost",
             "design_coverage_kappa",
         ],
-        ".dimensions": ["dimension_means"],
         ".equivalence": [
             "EquivalenceResult",
             "cost_equivalence",
+            "declared_test",
             "net_win_equivalence",
             "noninferiority",
             "tost",
@@ -73,13 +72,9 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".formatting": ["summarize"],
         ".gold": ["GoldResult", "gold_labels", "judge_vs_gold", "labeler_agreement"],
         ".judges": ["SEED_DISAGREEMENT_TRIGGER", "consensus", "judge_agreement"],
-        ".means": ["CLUSTER_MEAN_METHODS", "cluster_mean"],
-        ".missing": ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule", "missing_bounds"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
         ".multiplicity": ["holm", "holm_table"],
         ".pairs": ["PAIRWISE_COLUMNS", "pairwise_frame", "pairwise_from_verdicts"],
-        ".planned_test": ["declared_test"],
-        ".position": ["position_bias"],
         ".power": [
             "PowerResult",
             "mde_curve",
@@ -97,20 +92,30 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".rank_confidence": ["rank_sets"],
         ".ranking": ["RANK_MODELS", "rank"],
         ".ranking_subsamples": ["SUBSAMPLE_ESTIMATORS", "rank_subsamples", "subsample_coverage"],
-        ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
-        ".robust": ["ClusterRatioResult", "cluster_ratio_test"],
-        ".winrates": [
+        ".rates": [
+            "CLUSTER_MEAN_METHODS",
             "DEFAULT_METHOD",
+            "INVALID_RULES",
+            "NO_ANSWER_RULES",
             "RATE_NAMES",
             "WIN_RATE_METHODS",
+            "ClusterRatioResult",
+            "ProportionCI",
+            "apply_missing_rule",
+            "cluster_mean",
+            "cluster_ratio_test",
+            "dimension_means",
+            "missing_bounds",
+            "position_bias",
+            "proportion_ci",
             "win_rates",
         ],
+        ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
     },
 )
 
 
 if TYPE_CHECKING:
-    from ._proportion import ProportionCI, proportion_ci
     from .agreement import (
         AgreementResult,
         CohenKappaResult,
@@ -141,16 +146,11 @@ if TYPE_CHECKING:
         pareto,
         pareto_frontier,
     )
-    from .design import (
-        coverage_study,
-        design_coverage,
-        design_coverage_cost,
-        design_coverage_kappa,
-    )
-    from .dimensions import dimension_means
+    from .design import coverage_study, design_coverage, design_coverage_cost, design_coverage_kappa
     from .equivalence import (
         EquivalenceResult,
         cost_equivalence,
+        declared_test,
         net_win_equivalence,
         noninferiority,
         tost,
@@ -158,13 +158,9 @@ if TYPE_CHECKING:
     from .formatting import summarize
     from .gold import GoldResult, gold_labels, judge_vs_gold, labeler_agreement
     from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
-    from .means import CLUSTER_MEAN_METHODS, cluster_mean
-    from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
     from .models import OrdinalCheckResult, ordinal_check
     from .multiplicity import holm, holm_table
     from .pairs import PAIRWISE_COLUMNS, pairwise_frame, pairwise_from_verdicts
-    from .planned_test import declared_test
-    from .position import position_bias
     from .power import (
         PowerResult,
         mde_curve,
@@ -182,6 +178,22 @@ if TYPE_CHECKING:
     from .rank_confidence import rank_sets
     from .ranking import RANK_MODELS, rank
     from .ranking_subsamples import SUBSAMPLE_ESTIMATORS, rank_subsamples, subsample_coverage
+    from .rates import (
+        CLUSTER_MEAN_METHODS,
+        DEFAULT_METHOD,
+        INVALID_RULES,
+        NO_ANSWER_RULES,
+        RATE_NAMES,
+        WIN_RATE_METHODS,
+        ClusterRatioResult,
+        ProportionCI,
+        apply_missing_rule,
+        cluster_mean,
+        cluster_ratio_test,
+        dimension_means,
+        missing_bounds,
+        position_bias,
+        proportion_ci,
+        win_rates,
+    )
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
-    from .robust import ClusterRatioResult, cluster_ratio_test
-    from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, win_rates

@@ -25,16 +25,6 @@ from .._tidy import wide
 from .._validate import check_columns, check_confidence, check_positive_int
 from ..errors import ParameterError
 from . import _agreement_cluster as _ac
-from ._cluster import by_columns, segment_sum
-from ._cr2 import bm_df
-from ._missing_rule import category_codes
-from ._proportion import proportion_ci
-from ._rate_core import _score_construction
-from ._verdicts import LOSS as _LOSS
-from ._verdicts import TIE as _TIE
-from ._verdicts import WIN as _WIN
-from ._verdicts import cluster_counts as _cluster_counts
-from ._verdicts import row_categories as _row_categories
 from .agreement_intervals import DEFAULT_METHOD as KAPPA_METHOD
 from .cost import (
     _GPQ_DRAWS,
@@ -50,9 +40,26 @@ from .cost import (
     pair_costs,
     pivot_hull_ends,
 )
-from .outcome_model import draw_outcomes
+from .models import draw_outcomes
+from .rates import (
+    DEFAULT_METHOD,
+    RATE_NAMES,
+    WIN_RATE_METHODS,
+    _score_construction,
+    bm_df,
+    by_columns,
+    category_codes,
+    proportion_ci,
+    rate_arrays,
+    segment_sum,
+    win_rates,
+)
+from .rates import LOSS as _LOSS
+from .rates import TIE as _TIE
+from .rates import WIN as _WIN
+from .rates import cluster_counts as _cluster_counts
+from .rates import row_categories as _row_categories
 from .resample import BOOTSTRAP_METHODS, as_generator
-from .winrates import DEFAULT_METHOD, RATE_NAMES, WIN_RATE_METHODS, rate_arrays, win_rates
 
 __all__ = [
     "COVERAGE_BAND",
@@ -125,8 +132,8 @@ def coverage_table(
     """Coverage (rows: methods and naive IID intervals; columns: statistics).
 
     The evaluations' per-task counts are taken from ``frame`` once, and every method's
-    intervals come from :func:`~evalstats.stats.winrates.rate_arrays` on them (the core of
-    :func:`~evalstats.stats.winrates.win_rates`, the same intervals) without the net-win
+    intervals come from :func:`~evalstats.stats.rates.rate_arrays` on them (the core of
+    :func:`~evalstats.stats.rates.win_rates`, the same intervals) without the net-win
     p-value, which coverage does not use; the bootstrap methods share one set of resamples.
     """
     if not methods:
@@ -628,7 +635,7 @@ def _quad(sym6: np.ndarray) -> np.ndarray:
 
 
 def _net_df(sums: dict, icc: np.ndarray, n_groups: int) -> np.ndarray:
-    """:func:`~evalstats.stats.robust.bm_df_exchangeable` per (simulation, group), summed
+    """:func:`~evalstats.stats.rates.bm_df_exchangeable` per (simulation, group), summed
     over size classes (each class's tasks are alike in every term)."""
     keys, cnt, a2c = sums["keys"], sums["n_tasks"].astype(np.float64), sums["adj"]
     out = np.full(icc.shape, np.nan)
@@ -901,7 +908,7 @@ def _kappa_coverage(
     rows = []
     for rubric in sorted(frame["rubric"].astype(str).unique()):  # a few rubrics
         wide = wide_by_judge(ok, rubric=rubric)
-        keys = {"task_id", "replicate", "order"}
+        keys = {"task_id", "replicate", "order", "arm_a", "arm_b"}
         judges = sorted(c for c in wide.columns if c not in keys)
         task_codes = pd.factorize(wide[cluster], sort=True)[0].astype(np.int64)
         for ja, jb in itertools.combinations(judges, 2):  # judge pairs, each vectorised

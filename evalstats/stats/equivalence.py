@@ -1,22 +1,22 @@
-"""Equivalence and non-inferiority of the cost ratios and the net win, one row per metric or
-group (the t tests themselves: :mod:`._tost`; the test a plan declares: :mod:`.planned_test`).
+"""Tests with margins: equivalence (TOST), non-inferiority, and the test a plan declares.
+
+t tests on an estimate with a cluster-robust SE and df (or on the draws of a generalized
+pivot), each reported with the interval it inverts, so decision and interval agree; applied
+to the net win of :func:`~evalstats.stats.rates.win_rates` and to the cost ratios.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
-from evalstats._tidy import wide
+from evalstats._display import ResultDisplay
+from evalstats._tidy import ResultFrame, tidy_frame, wide
 from evalstats._validate import check_probability
-from evalstats.stats._tost import (
-    EquivalenceResult,
-    Kind,
-    noninferiority,
-    tost,
-)
 from evalstats.stats.cost import (
     COST_METRICS,
     GPQ_HULL_METHOD,
@@ -25,8 +25,7 @@ from evalstats.stats.cost import (
     gpq_interval,
     total_ratio_draws,
 )
-from evalstats.stats.planned_test import declared_test, declared_test_draws, hull_declared_test
-from evalstats.stats.winrates import win_rates
+from evalstats.stats.rates import win_rates
 
 __all__ = [
     "EquivalenceResult",
@@ -39,6 +38,392 @@ __all__ = [
     "tost",
 ]
 
+
+# -------------------- TOST and non-inferiority
+
+Better = Literal["higher", "lower"]
+Kind = Literal["equivalence", "noninferiority"]
+
+
+@dataclass(frozen=True)
+class EquivalenceResult(ResultDisplay):
+    """An equivalence or non-inferiority test, on the scale it was run on: ``estimate``, ``se``,
+    ``df`` (``inf``: normal), the margins ``lower_margin`` / ``upper_margin`` (one infinite for
+    non-inferiority), ``p_lower`` / ``p_upper`` (one-sided p of ``theta <= lower`` and
+    ``theta >= upper``; NaN for a side not run), ``p_value``, the ``1 - 2 alpha`` interval
+    ``ci_low`` / ``ci_high``, ``alpha``, ``kind`` and ``conclusion``.
+    """
+
+    estimate: float
+    se: float
+    df: float
+    lower_margin: float
+    upper_margin: float
+    p_lower: float
+    p_upper: float
+    p_value: float
+    ci_low: float
+    ci_high: float
+    alpha: float
+    kind: str
+    conclusion: str
+
+    @property
+    def rejected(self) -> bool:
+        """True when the test concludes equivalence / non-inferiority at ``alpha``."""
+        return bool(self.p_value < self.alpha)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One-row tidy DataFrame of the fields."""
+        return pd.DataFrame([asdict(self)])
+
+
+def tost(
+    estimate: float,
+    se: float,
+    df: float,
+    *,
+    lower: float,
+    upper: float,
+    alpha: float = 0.05,
+) -> EquivalenceResult:
+    """Two one-sided t tests of equivalence, ``lower < theta < upper`` (Schuirmann 1987).
+
+    ``p_value = max(p_lower, p_upper)``, below ``alpha`` exactly when the ``1 - 2 alpha``
+    interval ``estimate +/- t se`` lies inside the margins. ``df=np.inf`` gives the z test; a
+    zero SE rejects exactly when the estimate lies strictly beyond the margin.
+
+    >>> res = tost(0.02, 0.03, 14, lower=-0.1, upper=0.1)
+    >>> res.conclusion, round(res.p_value, 4)
+    ('equivalent', 0.0092)
+    >>> round(res.ci_low, 4), round(res.ci_high, 4)  # the 90 % interval, inside the margins
+    (-0.0328, 0.0728)
+    """
+    estimate, se, df, alpha = _check(estimate, se, df, alpha)
+    lower, upper = float(lower), float(upper)
+    if not lower < upper:
+        raise ValueError(f"lower must be below upper, got {lower} and {upper}")
+    p_lo = _p_above(estimate, se, df, lower)
+    p_hi = _p_below(estimate, se, df, upper)
+    p = max(p_lo, p_hi)
+    lo, hi = _interval(estimate, se, df, alpha)
+    conclusion = "equivalent" if p < alpha else "not shown equivalent"
+    return EquivalenceResult(
+        estimate, se, df, lower, upper, p_lo, p_hi, p, lo, hi, alpha, "equivalence", conclusion
+    )
+
+
+def noninferiority(
+    estimate: float,
+    se: float,
+    df: float,
+    *,
+    bound: float,
+    better: Better = "higher",
+    alpha: float = 0.05,
+) -> EquivalenceResult:
+    """One-sided t test that ``theta`` is not worse than ``bound``.
+
+    ``better="higher"`` tests ``H0: theta <= bound`` (net win), ``"lower"``
+    ``H0: theta >= bound`` (a cost, e.g. ``bound = log 1.10``). The untested margin is
+    infinite and its p-value NaN.
+
+    >>> res = noninferiority(-0.05, 0.04, 7, bound=np.log(1.10), better="lower")
+    >>> res.conclusion, round(res.p_value, 4), res.lower_margin
+    ('non-inferior', 0.0042, -inf)
+    """
+    estimate, se, df, alpha = _check(estimate, se, df, alpha)
+    bound = float(bound)
+    if better not in ("higher", "lower"):
+        raise ValueError(f"better must be 'higher' or 'lower', got {better!r}")
+    if not np.isfinite(bound):
+        raise ValueError(f"bound must be finite, got {bound}")
+    if better == "higher":
+        lower, upper = bound, np.inf
+        p_lo, p_hi = _p_above(estimate, se, df, bound), np.nan
+        p = p_lo
+    else:
+        lower, upper = -np.inf, bound
+        p_lo, p_hi = np.nan, _p_below(estimate, se, df, bound)
+        p = p_hi
+    lo, hi = _interval(estimate, se, df, alpha)
+    conclusion = "non-inferior" if p < alpha else "not shown non-inferior"
+    return EquivalenceResult(
+        estimate, se, df, lower, upper, p_lo, p_hi, p, lo, hi, alpha, "noninferiority", conclusion
+    )
+
+
+def _check(estimate, se, df, alpha) -> tuple[float, float, float, float]:
+    estimate, se, df = float(estimate), float(se), float(df)
+    alpha = check_probability(alpha, "alpha", closed=False)
+    if not alpha < 0.5:
+        raise ValueError(f"alpha must be below 0.5, got {alpha}")
+    if not np.isfinite(estimate):
+        raise ValueError(f"estimate must be finite, got {estimate}")
+    if not (np.isfinite(se) and se >= 0):
+        raise ValueError(f"se must be finite and >= 0, got {se}")
+    if not df > 0:  # also refuses NaN
+        raise ValueError(f"df must be > 0 (np.inf for a z test), got {df}")
+    return estimate, se, df, alpha
+
+
+def _p_above(estimate: float, se: float, df: float, bound: float) -> float:
+    """p-value of H0: theta <= bound against theta > bound."""
+    if se == 0.0:
+        return 0.0 if estimate > bound else 1.0
+    return float(stats.t.sf((estimate - bound) / se, df))
+
+
+def _p_below(estimate: float, se: float, df: float, bound: float) -> float:
+    """p-value of H0: theta >= bound against theta < bound."""
+    if se == 0.0:
+        return 0.0 if estimate < bound else 1.0
+    return float(stats.t.cdf((estimate - bound) / se, df))
+
+
+def _interval(estimate: float, se: float, df: float, alpha: float) -> tuple[float, float]:
+    q = float(stats.t.ppf(1.0 - alpha, df))
+    return estimate - q * se, estimate + q * se
+
+
+# -------------------- the declared test
+
+#: How the row's interval and p-value are made (the ``method`` column).
+T_METHOD, Z_METHOD = "t", "z"
+PIVOTAL_METHOD = "generalized_pivotal"
+HULL_METHOD = "hull"
+
+_ROW_COLUMNS = [
+    "statistic", "estimate", "se", "ci_low", "ci_high", "p_value", "df", "method", "confidence",
+    "test",
+]  # fmt: skip
+_DIAGNOSTICS = ["null", "lower_margin", "upper_margin", "alpha", "reject"]
+
+
+def _result(
+    statistic: str,
+    estimate: float,
+    se: float,
+    df: float,
+    p: float,
+    ci: tuple[float, float],
+    confidence: float,
+    method: str,
+    *,
+    test: str,
+    null: float,
+    lower: float,
+    upper: float,
+    alpha: float,
+) -> ResultFrame:
+    """One tidy row (``test`` beside it: the hypothesis the p-value is of); the margins, the
+    level and the decision ``reject = p_value < alpha`` on ``.diagnostics``."""
+    # One row of scalars per call (the report makes one; the tests thousands): built from
+    # lists, the cheapest DataFrame constructor.
+    rows = pd.DataFrame(
+        [[statistic, float(estimate), float(se), float(ci[0]), float(ci[1]), float(p),
+          float(df), method, float(confidence), test]],
+        columns=_ROW_COLUMNS,
+    )  # fmt: skip
+    diagnostics = pd.DataFrame(
+        [[float(null), float(lower), float(upper), float(alpha), bool(p < alpha)]],
+        columns=_DIAGNOSTICS,
+    )
+    return tidy_frame(rows, extra=["test"], diagnostics=diagnostics)
+
+
+def declared_test(
+    estimate: float,
+    se: float,
+    df: float,
+    *,
+    null: float = 0.0,
+    sidedness: Literal["two-sided", "greater", "less"] = "two-sided",
+    margin: float | None = None,
+    margin_kind: Literal["equivalence", "non-inferiority"] | None = None,
+    better: Better = "higher",
+    alpha: float = 0.05,
+    statistic: str = "estimate",
+) -> ResultFrame:
+    """The t test a plan declares: two- or one-sided, or with a margin TOST or non-inferiority.
+
+    Each is a t test of ``(estimate - bound) / se`` on ``df``, reported with the interval it
+    inverts.
+
+    Parameters
+    ----------
+    estimate, se, df : float
+        On the test's scale; ``df=np.inf`` for a z test.
+    null : float
+    sidedness : {"two-sided", "greater", "less"}
+        The alternative without a margin; with a non-inferiority margin the side shown
+        (``"two-sided"``: the side ``better`` names). Equivalence tests both.
+    margin, margin_kind : float and {"equivalence", "non-inferiority"}, optional
+        Given together; the margin on the test's scale.
+    better : {"higher", "lower"}
+    alpha : float
+    statistic : str
+        The name in the ``statistic`` column.
+
+    Returns
+    -------
+    ResultFrame
+        One row (tidy shape, ``test`` beside): the interval whose position is the test
+        (infinite on an untested side), ``method`` ``"t"`` or ``"z"``. ``.diagnostics``:
+        ``null``, ``lower_margin``, ``upper_margin``, ``alpha``, ``reject``.
+
+    Examples
+    --------
+    >>> r = declared_test(0.12, 0.05, 14, sidedness="greater", statistic="net_win")
+    >>> print(r.summary(digits=4).to_string())
+    statistic
+    net_win    0.1200 [0.0319, inf], p = 0.0154
+    >>> r = declared_test(0.02, 0.05, 14, margin=0.1, margin_kind="equivalence")
+    >>> r[["p_value", "ci_low", "ci_high", "confidence"]].round(4).iloc[0].tolist()
+    [0.066, -0.0681, 0.1081, 0.9]
+    """
+    test, side, lower, upper = _hypotheses(null, sidedness, margin, margin_kind, better)
+    null = float(null)
+    method = T_METHOD if np.isfinite(float(df)) else Z_METHOD
+    if side == "two-sided":
+        # The estimate, SE and df as every test checks them; alpha up to 0.5 and beyond is a
+        # valid two-sided level (the one-sided tests need alpha < 0.5).
+        estimate, se, df, _ = _check(estimate, se, df, 0.05)
+        alpha = check_probability(alpha, "alpha", closed=False)
+        p_hi = _p_above(estimate, se, df, null)
+        p_lo = _p_below(estimate, se, df, null)
+        # 2 min(one-sided p): 2 sf(|t|) when se > 0, and 0 / 1 when the SE is 0.
+        p = min(1.0, 2.0 * min(p_hi, p_lo))
+        ci = _interval(estimate, se, df, alpha / 2.0)
+        return _result(
+            statistic, estimate, se, df, p, ci, 1.0 - alpha, method,
+            test="two-sided", null=null, lower=null, upper=null, alpha=alpha,
+        )  # fmt: skip
+    if side == "both":
+        r = tost(estimate, se, df, lower=lower, upper=upper, alpha=alpha)
+        return _result(
+            statistic, r.estimate, r.se, r.df, r.p_value, (r.ci_low, r.ci_high),
+            1.0 - 2.0 * r.alpha, method, test="equivalence", null=null,
+            lower=r.lower_margin, upper=r.upper_margin, alpha=r.alpha,
+        )  # fmt: skip
+    up = side == "greater"
+    r = noninferiority(
+        estimate, se, df, bound=lower if up else upper, better="higher" if up else "lower",
+        alpha=alpha,
+    )  # fmt: skip
+    ci = (r.ci_low, np.inf) if up else (-np.inf, r.ci_high)
+    return _result(
+        statistic, r.estimate, r.se, r.df, r.p_value, ci, 1.0 - r.alpha, method,
+        test=test, null=null, lower=r.lower_margin, upper=r.upper_margin, alpha=r.alpha,
+    )  # fmt: skip
+
+
+def _hypotheses(
+    null: float, sidedness: str, margin: float | None, margin_kind: str | None, better: str
+) -> tuple[str, str, float, float]:
+    """A declared test's arguments, checked, as ``(test, side, lower, upper)``: ``side`` is
+    ``"two-sided"`` (no difference from ``null``), ``"both"`` (TOST between ``lower`` and
+    ``upper``), ``"greater"`` (``theta > lower``) or ``"less"`` (``theta < upper``); the
+    one construction behind :func:`declared_test` and :func:`declared_test_draws`."""
+    if sidedness not in ("two-sided", "greater", "less"):
+        raise ValueError(f"sidedness must be two-sided, greater or less, got {sidedness!r}")
+    if better not in ("higher", "lower"):
+        raise ValueError(f"better must be 'higher' or 'lower', got {better!r}")
+    if (margin is None) != (margin_kind is None):
+        raise ValueError("margin and margin_kind go together: give both or neither")
+    null = float(null)
+    if not np.isfinite(null):
+        raise ValueError(f"null must be finite, got {null}")
+    if margin is None:
+        if sidedness == "two-sided":
+            return "two-sided", "two-sided", null, null
+        if sidedness == "greater":
+            return "greater", "greater", null, np.inf
+        return "less", "less", -np.inf, null
+    margin = float(margin)
+    if not (np.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be finite and > 0, got {margin}")
+    if margin_kind == "equivalence":
+        return "equivalence", "both", null - margin, null + margin
+    if margin_kind != "non-inferiority":
+        raise ValueError(
+            f"margin_kind must be 'equivalence' or 'non-inferiority', got {margin_kind!r}"
+        )
+    # Two-sided non-inferiority: the side that is good for WITH.
+    side = sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
+    if side == "greater":
+        return "non-inferiority", "greater", null - margin, np.inf
+    return "non-inferiority", "less", -np.inf, null + margin
+
+
+def declared_test_draws(
+    draws: np.ndarray,
+    *,
+    null: float = 0.0,
+    sidedness: Literal["two-sided", "greater", "less"] = "two-sided",
+    margin: float | None = None,
+    margin_kind: Literal["equivalence", "non-inferiority"] | None = None,
+    better: Better = "higher",
+    alpha: float = 0.05,
+    statistic: str = "estimate",
+) -> ResultFrame:
+    """:func:`declared_test` on the draws of a generalized pivot (the total cost ratio's): each
+    one-sided p-value is e.g. ``mean(draws <= bound)``, the interval the draws' order
+    statistics; ``estimate`` their median, ``se`` their SD, ``method``
+    ``"generalized_pivotal"``.
+
+    >>> draws = np.linspace(-0.30, 0.10, 401)  # a log ratio, mostly below 0
+    >>> r = declared_test_draws(draws, margin=np.log(1.1), margin_kind="non-inferiority",
+    ...                         better="lower")
+    >>> r.loc[0, "test"], r[["p_value", "ci_high"]].round(4).iloc[0].tolist()
+    ('non-inferiority', [0.0125, 0.08])
+    """
+    test, side, lower, upper = _hypotheses(null, sidedness, margin, margin_kind, better)
+    null = float(null)
+    d = np.asarray(draws, dtype=np.float64).ravel()
+    if d.size == 0 or not np.all(np.isfinite(d)):
+        raise ValueError("draws must be a non-empty array of finite values")
+    alpha = check_probability(alpha, "alpha", closed=False)
+    centre, spread = float(np.median(d)), float(np.std(d))
+    p_above = float(np.mean(d <= lower))  # H0: theta <= lower
+    p_below = float(np.mean(d >= upper))  # H0: theta >= upper
+    if side == "two-sided":
+        p = min(1.0, 2.0 * min(p_above, p_below))
+        lo, hi = gpq_interval(d, 1.0 - alpha)
+        return _result(
+            statistic, centre, spread, np.nan, p, (lo, hi), 1.0 - alpha, PIVOTAL_METHOD,
+            test=test, null=null, lower=null, upper=null, alpha=alpha,
+        )  # fmt: skip
+    if not alpha < 0.5:
+        raise ValueError(f"alpha must be below 0.5 for a one-sided test, got {alpha}")
+    lo2, hi2 = (float(v) for v in gpq_interval(d, 1.0 - 2.0 * alpha))
+    if side == "both":
+        p, level, ends = max(p_above, p_below), 1.0 - 2.0 * alpha, (lo2, hi2)
+    elif side == "greater":
+        p, level, ends = p_above, 1.0 - alpha, (lo2, np.inf)
+    else:
+        p, level, ends = p_below, 1.0 - alpha, (-np.inf, hi2)
+    return _result(
+        statistic, centre, spread, np.nan, p, ends, level, PIVOTAL_METHOD,
+        test=test, null=null, lower=lower, upper=upper, alpha=alpha,
+    )  # fmt: skip
+
+
+def hull_declared_test(a: ResultFrame, b: ResultFrame) -> ResultFrame:
+    """The declared test whose interval is the hull of ``a``'s and ``b``'s (the widened total
+    cost ratio's): it rejects where both reject, with ``p = max`` of theirs; ``a``'s
+    estimate, margins and level, ``method`` ``"hull"``."""
+    ra, rb, da = a.iloc[0], b.iloc[0], a.diagnostics.iloc[0]
+    p = max(ra["p_value"], rb["p_value"])
+    ci = (min(ra["ci_low"], rb["ci_low"]), max(ra["ci_high"], rb["ci_high"]))
+    return _result(
+        ra["statistic"], ra["estimate"], ra["se"], ra["df"], p, ci, ra["confidence"],
+        HULL_METHOD, test=ra["test"], null=da["null"], lower=da["lower_margin"],
+        upper=da["upper_margin"], alpha=da["alpha"],
+    )  # fmt: skip
+
+
+# -------------------- tests on net win and cost
 
 #: Keyword arguments cost_equivalence passes to cost_ratios, and those total_ratio_draws takes.
 _COST_KWARGS = ("cluster", "include_no_answer", "method", "n_resamples", "confidence", "rng")
@@ -57,47 +442,37 @@ def cost_equivalence(
 ) -> pd.DataFrame:
     """Equivalence or non-inferiority of cost ratios, on the log scale of ``cost_ratios``.
 
+    The test inverts the interval ``cost_ratios`` reports: a t test on the log ratio, or on
+    the total ratio's generalized pivotal draws (and, where that interval is widened to CR2,
+    both tests).
+
     Parameters
     ----------
     frame : DataFrame
-        Verdict frame, as :func:`evalstats.stats.cost.cost_ratios` takes it.
+        Verdict frame, as :func:`~evalstats.stats.cost.cost_ratios` takes it.
     margin : float
-        A ratio above 1. Non-inferiority: "WITH costs no more than ``margin`` times WITHOUT"
-        (``H0: log ratio >= log margin``). Equivalence: ``1 / margin < ratio < margin``.
+        A ratio above 1: non-inferiority ``ratio < margin``; equivalence
+        ``1 / margin < ratio < margin``.
     kind : {"noninferiority", "equivalence"}
-        Which test.
     metrics : tuple of str
-        Rows of ``cost_ratios`` to test: total and/or geometric-mean ratios (the median has
-        no SE).
+        Total and/or geometric-mean ratios.
     interval : {"default", "cr2", "analytic"}
-        The construction of ``cost_ratios`` the test inverts, so that the test and the
-        reported interval agree: ``"default"`` (the generalized pivotal interval on the task
-        totals for the total ratio, tested by its generalized p-values, e.g.
-        ``mean(draws >= log margin)``, and, where it is widened to CR2, by both tests; CR2 +
-        Bell-McCaffrey df for the geometric mean), ``"cr2"`` or CR1 with C - 1 df. The t
-        tests are centred on the plain log ratio; ``test_centre`` of a pivotal test is the
-        median of its draws, and its p-value 0 means no draw (of 8,192) beyond the margin.
+        The ``cost_ratios`` construction tested.
     alpha : float
         Level of each one-sided test.
     **cost_kwargs
         Passed to ``cost_ratios`` (``cluster``, ``include_no_answer``, ``method``,
-        ``n_resamples``, ``confidence``, ``rng``: those of its bootstrap reach only the
-        median rows, which are not tested); the pivot draws of the total ratio's test take
-        ``cluster`` and ``include_no_answer``. Any other name is a TypeError naming it.
+        ``n_resamples``, ``confidence``, ``rng``).
 
     Returns
     -------
     DataFrame
-        One row per metric: ``metric, estimand, estimate, test_centre, lower_margin,
-        upper_margin, ci_low, ci_high`` (ratio scale; the interval at ``1 - 2 alpha``),
-        ``se_log, df, p_lower, p_upper, p_value, alpha, kind, conclusion, method``.
+        One row per metric (ratio scale; the interval at ``1 - 2 alpha``).
 
     Examples
     --------
     >>> from evalstats.frames import load_frame
-    >>> from evalstats.stats.equivalence import cost_equivalence
-    >>> frame = load_frame("data/sample")
-    >>> out = cost_equivalence(frame, margin=1.10)
+    >>> out = cost_equivalence(load_frame("data/sample"), margin=1.10)
     >>> out[["metric", "conclusion"]]
                      metric    conclusion
     0    tokens_total_ratio  non-inferior
@@ -120,6 +495,7 @@ def cost_equivalence(
     table = cost_ratios(frame, interval=interval, **cost_kwargs).set_index("statistic")
     # The pivot draws take only the arguments that define the pairs (no bootstrap there).
     draw_kwargs = {k: v for k, v in cost_kwargs.items() if k in _DRAW_KWARGS}
+    lim = np.log(margin)
     rows = []
     for metric in metrics:
         r = table.loc[metric]
@@ -131,25 +507,16 @@ def cost_equivalence(
             # The total ratio's generalized pivotal interval is no t interval: the test uses
             # its draws (generalized p-values), so it still inverts the interval reported.
             draws = total_ratio_draws(frame, measure=metric.split("_")[0], **draw_kwargs)
-            res = _gpq_test(draws, np.log(margin), kind, alpha)
+            res = _gpq_test(draws, lim, kind, alpha)
             if r["method"] == GPQ_HULL_METHOD:  # the hull with CR2: both tests must reject
                 c2 = cost_ratios(frame, interval="cr2", **cost_kwargs).set_index("statistic")
                 c2 = c2.loc[metric]
-                args = (np.log(c2["estimate"]), c2["se"], c2["df"])
-                lim = np.log(margin)
-                if kind == "equivalence":
-                    t2 = tost(*args, lower=-lim, upper=lim, alpha=alpha)
-                else:
-                    t2 = noninferiority(*args, bound=lim, better="lower", alpha=alpha)
+                t2 = _log_margin_test(np.log(c2["estimate"]), c2["se"], c2["df"], lim, kind, alpha)
                 res = _hull_test(res, t2)
         elif not (np.isfinite(log_est) and np.isfinite(r["se"]) and np.isfinite(r["df"])):
             res = None
-        elif kind == "equivalence":
-            lim = np.log(margin)
-            res = tost(log_est, r["se"], r["df"], lower=-lim, upper=lim, alpha=alpha)
         else:
-            lim = np.log(margin)
-            res = noninferiority(log_est, r["se"], r["df"], bound=lim, better="lower", alpha=alpha)
+            res = _log_margin_test(log_est, r["se"], r["df"], lim, kind, alpha)
         row = {"metric": metric, "estimand": r["estimand"], "estimate": r["estimate"]}
         if res is None:
             row |= {"conclusion": f"no test: {r['method']}", "kind": kind, "alpha": alpha}
@@ -176,6 +543,13 @@ def cost_equivalence(
         "ci_low", "ci_high", "se_log", "df", "p_lower", "p_upper", "p_value", "alpha", "kind", "conclusion", "method",
     ]  # fmt: skip
     return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def _log_margin_test(est, se, df, lim: float, kind: str, alpha: float) -> EquivalenceResult:
+    """TOST within ``(-lim, lim)`` or non-inferiority below ``lim`` (a cost: lower is better)."""
+    if kind == "equivalence":
+        return tost(est, se, df, lower=-lim, upper=lim, alpha=alpha)
+    return noninferiority(est, se, df, bound=lim, better="lower", alpha=alpha)
 
 
 def _gpq_test(draws: np.ndarray, lim: float, kind: str, alpha: float) -> EquivalenceResult:
@@ -218,41 +592,15 @@ def net_win_equivalence(
     alpha: float = 0.05,
     **win_rate_kwargs,
 ) -> pd.DataFrame:
-    """Equivalence or non-inferiority of the net win, per group of ``win_rates``.
+    """Equivalence or non-inferiority of the net win, per group of :func:`win_rates`.
 
-    The test uses ``win_rates``' ``net_win`` and ``net_win_se`` and its degrees of freedom:
-    the ``net_win_df`` or ``df`` column when ``win_rates`` provides one, else
-    ``n_clusters - 1`` (the df of its CR1 t test); column ``method`` says which. It is a t
-    test, so it inverts ``win_rates``' t interval (``method="cluster_t"``, or a CR2 t
-    method where there is one), not a Wilson-type interval.
+    A t test on its ``net_win``, SE and ``net_win_df`` (so it inverts a t interval).
+    ``margin`` is in net-win points: equivalence ``|net win| < margin``, non-inferiority
+    ``net win > -margin``; ``**win_rate_kwargs`` go to ``win_rates``.
 
-    Parameters
-    ----------
-    frame : DataFrame
-        Verdict frame, as :func:`evalstats.stats.winrates.win_rates` takes it.
-    margin : float
-        In net-win points (0 to 2). Equivalence: ``-margin < net win < margin``.
-        Non-inferiority: ``net win > -margin`` (WITH at worst ``margin`` behind).
-    kind : {"equivalence", "noninferiority"}
-        Which test.
-    alpha : float
-        Level of each one-sided test.
-    **win_rate_kwargs
-        Passed to ``win_rates`` (``by``, ``cluster``, ``no_answer_as``, ...).
-
-    Returns
-    -------
-    DataFrame
-        One row per ``win_rates`` group: the ``by`` columns, ``n, n_clusters, net_win,
-        net_win_se, df, lower_margin, upper_margin, ci_low, ci_high`` (at ``1 - 2 alpha``),
-        ``p_lower, p_upper, p_value, alpha, kind, conclusion, method``.
-
-    Examples
-    --------
     >>> from evalstats.frames import load_frame
-    >>> from evalstats.stats.equivalence import net_win_equivalence
-    >>> frame = load_frame("data/sample")
-    >>> out = net_win_equivalence(frame, margin=0.1, kind="noninferiority", by="rubric")
+    >>> out = net_win_equivalence(load_frame("data/sample"), margin=0.1, kind="noninferiority",
+    ...                           by="rubric")
     >>> out[["rubric", "conclusion"]]
              rubric    conclusion
     0    blind-pair  non-inferior

@@ -1,21 +1,7 @@
-"""A compact view of rate tables: one ``est [lo, hi]`` column per statistic.
-
-:func:`~evalstats.stats.winrates.win_rates` returns 35 columns and pandas hides the win rate,
-its interval, the tie rate and the net win behind "…". :func:`summarize` keeps what a reader
-needs — the labels, the counts (verdicts, pairs, clusters), one ``est [lo, hi]`` string per
-statistic and the interval's method — so the table fits a notebook cell (it is a DataFrame, so
-Jupyter renders it through ``_repr_html_``) and feeds the paper export
-(:func:`evalstats.report.export`) as is.
-
-It lives in :mod:`evalstats.stats` (not at the top of the package) because it formats the
-outputs of the statistics and nothing else, and the report layer above uses it: a top-level
-module would sit outside the documented import order.
-
-Precision is one setting: ``digits`` decimals in the unit shown. Rates are shown in percent by
-default (``58 [41, 73]`` under a ``win_rate (%)`` header; a net win in percentage points);
-coefficients and ratios (kappa, AC1, cost ratios) are shown as decimals with ``digits + 2``
-decimals, i.e. at the same absolute resolution as the rates (0 decimals of a percent = 0.01).
-With ``percent=False`` every statistic is a decimal with ``digits`` (default 2) decimals.
+"""Compact views of result tables: one ``est [lo, hi]`` string per statistic, and the number
+formats the report and its exports share. ``digits`` decimals in the unit shown: rates in
+percent (a net win in points), coefficients and ratios as decimals with ``digits + 2``
+(the same absolute resolution); ``percent=False`` shows every statistic as a decimal.
 """
 
 from __future__ import annotations
@@ -74,16 +60,8 @@ DEFAULT_NA = "–"
 
 @dataclass(frozen=True)
 class IntervalColumns:
-    """Where one statistic and its interval live in a table.
-
-    Attributes
-    ----------
-    name : str
-        The statistic's name (``win_rate``; ``estimate`` for a cost table;
-        ``kappa_boot`` for kappa with its cluster-bootstrap interval).
-    estimate, ci_low, ci_high : str
-        Column names of the point estimate and the interval's bounds (``ci_low`` and
-        ``ci_high`` are None for a statistic shown without an interval).
+    """Where one statistic and its interval live in a table: its ``name`` and the columns of
+    its ``estimate``, ``ci_low`` and ``ci_high`` (None for a statistic without an interval).
     """
 
     name: str
@@ -96,7 +74,7 @@ def interval_columns(table: pd.DataFrame) -> list[IntervalColumns]:
     """The statistics of ``table`` that carry an interval, in column order.
 
     A statistic ``X`` is recognised by the columns ``X``, ``X_ci_low`` and ``X_ci_high``
-    (:func:`~evalstats.stats.winrates.win_rates`,
+    (:func:`~evalstats.stats.rates.win_rates`,
     :func:`~evalstats.stats.judges.judge_agreement`); ``estimate``/``ci_low``/``ci_high``
     is the cost table's (:func:`~evalstats.stats.cost.cost_ratios`); ``X_boot_ci_low`` with
     no ``X_boot`` column is ``X`` with a second (bootstrap) interval.
@@ -223,45 +201,33 @@ def summarize(
     percent: bool = True,
     na_rep: str = DEFAULT_NA,
 ) -> pd.DataFrame:
-    """Compact view of a rate table: labels, counts, ``est [lo, hi]`` per statistic, method.
+    """Compact view of a result table: labels, counts, ``est [lo, hi]`` per statistic, method.
 
     Parameters
     ----------
     table : DataFrame
-        A long result (pivoted here to one row per group, its diagnostics joined) or a
-        table of the same columns one row per group, e.g. read back from results.json:
-        output of :func:`~evalstats.stats.winrates.win_rates`,
-        :func:`~evalstats.stats.cost.cost_ratios`,
-        :func:`~evalstats.stats.judges.judge_agreement`,
-        :func:`~evalstats.stats.winrates.position_bias` (or a table of the same columns,
-        e.g. read back from ``results.json``).
+        A long result (pivoted here, its diagnostics joined) or the same columns one row per
+        group (e.g. read back from results.json): :func:`~evalstats.stats.rates.win_rates`,
+        :func:`~evalstats.stats.cost.cost_ratios`, :func:`~evalstats.stats.judges.judge_agreement`...
     statistics : sequence of str, optional
-        Statistics to show, in this order (names as :func:`interval_columns` gives them,
-        plus point statistics such as ``observed_agreement``). Default: every statistic
-        with an interval, after the point statistics present.
+        Statistics to show, in order (default: the point statistics present, then every
+        statistic with an interval).
     digits : int, optional
-        Decimals in the unit shown: default 0 for percent, 2 for decimals. Coefficients
-        and ratios get ``digits + 2`` when ``percent`` (same absolute resolution).
-    percent : bool, default True
-        Show rates (and net win, in points) in percent; the header says ``(%)``.
+        Decimals in the unit shown (default 0 for percent, 2 for decimals).
+    percent : bool
+        Rates (and net win, in points) in percent, the header saying ``(%)``.
     na_rep : str
         Text for a missing estimate.
 
     Returns
     -------
     DataFrame
-        One row per input row: the label columns (text columns such as ``rubric``,
-        ``judge``, ``task_id``, ``metric``), the counts present (``n``: verdicts in the
-        denominator, which are pair-orders for a rubric judged in both orders;
-        ``n_pairs``: distinct (task, replicate) pairs; ``n_pair_orders``: judged
-        presentations of a pair; ``n_clusters``: tasks), one text column per statistic
-        (``win_rate (%)``: ``"52 [38, 65]"``), then ``method`` and ``confidence`` when
-        present.
+        One row per input row: the text label columns, the counts present (``n``,
+        ``n_pairs``, ``n_pair_orders``, ``n_clusters``), one text column per statistic, then
+        ``method`` and ``confidence``.
 
     Examples
     --------
-    A blind rubric judged in both orders: 64 verdicts are 32 pairs, each judged twice.
-
     >>> t = pd.DataFrame({
     ...     "judge": ["j1", "j2"], "n": [64, 30], "n_pairs": [32, 30], "n_clusters": [15, 15],
     ...     "win_rate": [0.5815, 0.4], "win_rate_ci_low": [0.41, 0.3],
@@ -270,22 +236,14 @@ def summarize(
       judge   n  n_pairs  n_clusters win_rate (%)  method  confidence
     0    j1  64       32          15  58 [41, 73]  cr2_bm        0.95
     1    j2  30       30          15  40 [30, 52]  cr2_bm        0.95
-
-    On :func:`~evalstats.stats.winrates.win_rates` of the sample, as ``.pipe``:
-
-    >>> import evalstats
-    >>> from evalstats.frames import load_frame
-    >>> wr = evalstats.win_rates(load_frame("data/sample"), by=["rubric", "judge"], rng=0)
-    >>> view = wr.pipe(summarize, statistics=["win_rate", "net_win"])
-    >>> list(view.columns)
-    ['rubric', 'judge', 'n', 'n_pairs', 'n_clusters', 'win_rate (%)', 'net_win (%)', 'method', 'confidence']
-    >>> view.loc[0, "win_rate (%)"]
-    '52 [38, 65]'
     """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"summarize expects a DataFrame, got {type(table).__name__}")
-    if is_long(table) and result_by(table):
+    by = result_by(table) if is_long(table) else []
+    one_pair = set(by) <= {"arm_a", "arm_b"} and len(table[by].drop_duplicates()) <= 1
+    if by and not one_pair:
         # A long result (one row per statistic): its groups side by side, the reader's view.
+        # A result grouped by nothing but its one pair of arms stays long, as before K arms.
         table = wide(table)
     if digits is not None:
         digits = check_positive_int(digits, "digits", minimum=0)

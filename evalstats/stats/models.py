@@ -1,34 +1,14 @@
-"""A model-based check across judges: a cumulative-logit GEE with judge as a covariate.
-
-The design-based win rates (:mod:`evalstats.stats.winrates`) are computed judge by judge. This
-module fits all judges' verdicts of one rubric at once, as an ordinal outcome
-``loss < tie < win`` with the judge as a covariate, clustered by task:
-
-    logit P(outcome > k | judge) = alpha_k + beta_judge,   k in {loss, tie}
-
-(statsmodels ``OrdinalGEE``: the verdicts are expanded into the cumulative indicators
-``1(outcome > k)``, one marginal logit each, with a common judge shift). ``beta_judge`` is the
-log cumulative odds ratio of a judge against the reference judge (the first by name):
-positive means that judge rates WITH more favourably. The working correlation is exchangeable
-within a task (or the global odds ratio structure, or independence); whatever it is, the
-estimates are population-averaged and the sandwich covariance is robust to it (Liang & Zeger
-1986). With few tasks the plain sandwich is too small, so the default is the bias-reduced
-sandwich of Mancl & DeRouen (2001) with t(C - 1) quantiles and p-values.
-
-The implied ``P(win)``, ``P(tie)``, ``P(loss)`` and net win per judge (and averaged over the
-judges) come with delta-method SEs from the same covariance, to set beside the design-based
-estimates: a large gap flags a judge whose verdicts the proportional-odds model does not fit
-(e.g. one that never says "tie"). Only ``ok`` verdicts enter; the result counts the rest.
-
-statsmodels is imported inside :func:`ordinal_check`, so ``import evalstats`` stays fast.
+"""Models beside the design-based rates: the latent outcome model the simulations draw from,
+logistic regression (length bias), and a cumulative-logit GEE across judges.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -36,11 +16,352 @@ from scipy import special, stats
 
 from evalstats._display import ResultDisplay
 from evalstats._schema import OUTCOMES
-from evalstats._validate import check_columns, check_confidence
+from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import DataError
 from evalstats.frames import select_rubric
+from evalstats.stats.rates import ARM_COLUMNS, proportion_ci
 
-__all__ = ["OrdinalCheckResult", "ordinal_check"]
+__all__ = [
+    "LENGTH_MEASURES",
+    "LogisticFit",
+    "OrdinalCheckResult",
+    "check_outcome_probs",
+    "draw_outcomes",
+    "latent_thresholds",
+    "length_bias",
+    "logistic_fit",
+    "ordinal_check",
+]
+
+
+# -------------------- the latent outcome model
+
+_SQRT2 = np.sqrt(2.0)
+
+
+def _probit(p: np.ndarray | float) -> np.ndarray:
+    return _SQRT2 * special.erfinv(2.0 * np.asarray(p, dtype=float) - 1.0)
+
+
+def check_outcome_probs(p_win: float, p_tie: float, p_loss: float) -> None:
+    """``ValueError`` unless the three outcome probabilities are non-negative and sum to 1."""
+    probs = np.array([p_win, p_tie, p_loss], dtype=float)
+    if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0, atol=1e-9):
+        raise ValueError(
+            f"p_win, p_tie, p_loss must be non-negative and sum to 1, got {p_win}, {p_tie}, {p_loss}"
+        )
+
+
+def latent_thresholds(p_tie: float, p_loss: float, scale: float) -> tuple[float, float]:
+    """Thresholds on a latent ``N(0, scale^2)`` giving P(loss)=p_loss, P(tie)=p_tie.
+
+    >>> lo, hi = latent_thresholds(p_tie=0.5, p_loss=0.25, scale=1.0)
+    >>> round(lo, 4), round(hi, 4)  # the quartiles of N(0, 1)
+    (-0.6745, 0.6745)
+    """
+    lo = float(_probit(p_loss)) * scale if p_loss > 0 else -np.inf
+    hi_p = p_loss + p_tie
+    hi = float(_probit(hi_p)) * scale if hi_p < 1 else np.inf
+    return lo, hi
+
+
+def draw_outcomes(
+    n_tasks: int,
+    n_replicates: int,
+    *,
+    p_win: float,
+    p_tie: float,
+    p_loss: float,
+    icc: float,
+    n_judges: int = 1,
+    judge_noise: float = 0.0,
+    n_evals: int = 1,
+    rng: np.random.Generator | int | None = None,
+) -> np.ndarray:
+    """Judge outcomes of many simulated evaluations from the latent probit model.
+
+    Task effects ``u ~ N(0, sigma^2)`` with ``sigma^2 = icc / (1 - icc)``, pair noise
+    ``N(0, 1)``, each judge's noise ``N(0, judge_noise^2)``; thresholds at quantiles of the
+    latent variance, so the marginal outcome probabilities are ``p_win``, ``p_tie``,
+    ``p_loss`` at every ICC.
+
+    Returns
+    -------
+    ndarray of int8, shape (n_evals, n_tasks, n_replicates, n_judges)
+        0 = loss, 1 = tie, 2 = win.
+
+    Examples
+    --------
+    >>> y = draw_outcomes(15, 6, p_win=0.4, p_tie=0.4, p_loss=0.2, icc=0.3, rng=0)
+    >>> y.shape
+    (1, 15, 6, 1)
+    """
+    check_outcome_probs(p_win, p_tie, p_loss)
+    if not 0.0 <= icc < 1.0:
+        raise ValueError(f"icc must be in [0, 1), got {icc}")
+    if judge_noise < 0:
+        raise ValueError(f"judge_noise must be >= 0, got {judge_noise}")
+    n_tasks = check_positive_int(n_tasks, "n_tasks")
+    n_replicates = check_positive_int(n_replicates, "n_replicates")
+    n_judges = check_positive_int(n_judges, "n_judges")
+    n_evals = check_positive_int(n_evals, "n_evals")
+    gen = np.random.default_rng(rng)
+    sigma = np.sqrt(icc / (1.0 - icc))
+    u = gen.standard_normal((n_evals, n_tasks, 1, 1)) * sigma
+    e = gen.standard_normal((n_evals, n_tasks, n_replicates, 1))
+    latent = u + e
+    if judge_noise > 0:
+        latent = latent + judge_noise * gen.standard_normal(
+            (n_evals, n_tasks, n_replicates, n_judges)
+        )
+    else:
+        latent = np.broadcast_to(latent, (n_evals, n_tasks, n_replicates, n_judges))
+    scale = np.sqrt(1.0 + sigma**2 + judge_noise**2)
+    lo, hi = latent_thresholds(p_tie, p_loss, scale)
+    return (latent >= lo).astype(np.int8) + (latent >= hi).astype(np.int8)
+
+
+# -------------------- logistic regression and length bias
+
+
+@dataclass(frozen=True)
+class LogisticFit(ResultDisplay):
+    """Result of :func:`logistic_fit`, ``logit P(y = 1) = intercept + slope * x``: the estimates
+    and SEs (NaN when the fit did not converge), the slope's Wald ``z``, ``p_value``,
+    ``ci_low``, ``ci_high``; ``n``, ``n_events``, ``converged``, ``n_iter``, ``confidence``.
+    """
+
+    intercept: float
+    slope: float
+    intercept_se: float
+    slope_se: float
+    z: float
+    p_value: float
+    ci_low: float
+    ci_high: float
+    n: int
+    n_events: int
+    converged: bool
+    n_iter: int
+    confidence: float
+
+    _display_estimate = "slope"  # ci_low / ci_high are the slope's interval
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row with every field."""
+        return pd.DataFrame([self.__dict__])
+
+
+def logistic_fit(
+    x: Any,
+    y: Any,
+    *,
+    confidence: float = 0.95,
+    max_iter: int = 100,
+    tol: float = 1e-10,
+) -> LogisticFit:
+    """Logistic regression of a 0/1 outcome on one covariate: statsmodels' ``Logit``.
+
+    Newton-Raphson on the centred and scaled covariate, mapped back; Wald statistics. A fit
+    that does not converge (separation) gives NaN estimates.
+
+    >>> fit = logistic_fit([-2, -1, -1, 0, 0, 1, 1, 2], [0, 0, 1, 0, 1, 0, 1, 1])
+    >>> round(fit.slope, 4), fit.converged
+    (0.7563, True)
+    """
+    from statsmodels.discrete.discrete_model import Logit
+
+    xa = np.asarray(x, dtype=np.float64).ravel()
+    ya = np.asarray(y, dtype=np.float64).ravel()
+    if xa.shape != ya.shape:
+        raise ValueError(f"x and y differ in length: {xa.size} vs {ya.size}")
+    if not np.isfinite(xa).all():
+        raise ValueError("x must be finite")
+    if not np.isin(ya, (0.0, 1.0)).all():
+        raise ValueError("y must be 0 or 1")
+    confidence = check_confidence(confidence)
+    n, events = int(xa.size), int(ya.sum())
+    center = float(xa.mean()) if n else 0.0
+    scale = float(xa.std()) if n else 1.0
+    nan = LogisticFit(
+        *([math.nan] * 8), n=n, n_events=events, converged=False, n_iter=0, confidence=confidence
+    )
+    if n < 3 or scale == 0.0 or events in (0, n):
+        return nan  # no slope to estimate, or the MLE is at infinity
+    design = np.column_stack([np.ones(n), (xa - center) / scale])
+    start = np.array([special.logit(events / n), 0.0])  # the intercept-only MLE
+    with warnings.catch_warnings():
+        # Separation and singular information are reported below as "no estimate".
+        warnings.simplefilter("ignore")
+        try:
+            res = Logit(ya, design).fit(
+                start_params=start, method="newton", maxiter=max_iter, tol=tol, disp=0
+            )
+        except np.linalg.LinAlgError:
+            res = None
+    converged = res is not None and bool(res.mle_retvals["converged"])
+    n_iter = int(res.mle_retvals["iterations"]) if res is not None else 0
+    # A separating covariate drives the slope to infinity; report no estimate.
+    if not converged or not np.isfinite(res.params).all() or abs(res.params[1]) > 30.0:
+        return LogisticFit(
+            *([math.nan] * 8),
+            n=n,
+            n_events=events,
+            converged=False,
+            n_iter=n_iter,
+            confidence=confidence,
+        )
+    # Back to the original x: intercept = b0 - b1 c / s, slope = b1 / s (z and p unchanged).
+    t = np.array([[1.0, -center / scale], [0.0, 1.0 / scale]])
+    params = t @ res.params
+    se = np.sqrt(np.diag(t @ res.cov_params() @ t.T))
+    low, high = res.conf_int(alpha=1.0 - confidence)[1] / scale
+    return LogisticFit(
+        intercept=float(params[0]),
+        slope=float(params[1]),
+        intercept_se=float(se[0]),
+        slope_se=float(se[1]),
+        z=float(res.tvalues[1]),
+        p_value=float(res.pvalues[1]),
+        ci_low=float(low),
+        ci_high=float(high),
+        n=n,
+        n_events=events,
+        converged=True,
+        n_iter=n_iter,
+        confidence=float(confidence),
+    )
+
+
+LENGTH_MEASURES = ("log_ratio", "diff")
+
+
+def length_bias(
+    frame: pd.DataFrame,
+    *,
+    bins: int | Sequence[float] = 5,
+    x: str = "log_ratio",
+    by: Sequence[str] = ("model", "baseline", "judge"),
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """P(model wins) against the length difference of the two outputs, per group.
+
+    The ``ok`` verdicts are binned by the measure (``"log_ratio"``: ``log(len_with /
+    len_without)``; ``"diff"``: characters); each bin gets its share of wins with a Wilson
+    interval, each group the slope of a logistic regression of win on the measure
+    (:func:`logistic_fit`). Verdicts are treated as independent (one per instruction).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        ``len_with``, ``len_without``, ``status``, ``outcome`` and the ``by`` columns.
+    bins : int or sequence of float
+        Quantile bins per group, or fixed edges.
+    x : {"log_ratio", "diff"}
+    by : sequence of str
+    confidence : float
+
+    Returns
+    -------
+    DataFrame
+        One row per (group, bin): ``x``, ``bin``, ``x_low``, ``x_high``, ``x_mean``, ``n``,
+        ``wins``, ``ties``, ``losses``, ``p_win``, ``ci_low``, ``ci_high``, and the group's
+        fit: ``n_group``, ``intercept``, ``slope``, ``slope_se``, ``slope_ci_low``,
+        ``slope_ci_high``, ``slope_p``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"judge": ["j"] * 6, "status": ["ok"] * 6,
+    ...                   "outcome": ["loss", "loss", "win", "tie", "win", "win"],
+    ...                   "len_with": [50, 80, 100, 120, 200, 300], "len_without": [100] * 6})
+    >>> lb = length_bias(f, bins=2, by=["judge"])
+    >>> lb[["bin", "n", "wins"]].to_numpy().tolist()
+    [[1, 3, 1], [2, 3, 2]]
+    """
+    by_cols = list(by)
+    check_columns(frame, [*by_cols, "len_with", "len_without", "status", "outcome"])
+    if x not in LENGTH_MEASURES:
+        raise ValueError(f"x must be one of {LENGTH_MEASURES}, got {x!r}")
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        if bins < 1:
+            raise ValueError(f"bins must be >= 1, got {bins}")
+        edges_fixed = None
+    else:
+        edges_fixed = np.asarray(bins, dtype=np.float64)
+        if edges_fixed.ndim != 1 or edges_fixed.size < 2 or np.any(np.diff(edges_fixed) <= 0):
+            raise ValueError("bins must be an int or a strictly increasing sequence of edges")
+    lw = frame["len_with"].to_numpy(np.float64, na_value=np.nan)
+    lo = frame["len_without"].to_numpy(np.float64, na_value=np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        meas = np.log(lw / lo) if x == "log_ratio" else lw - lo
+    keep = (frame["status"] == "ok").to_numpy(dtype=bool) & np.isfinite(meas)
+    sub = frame.loc[keep, by_cols].copy()
+    for c in by_cols:
+        if isinstance(sub[c].dtype, pd.CategoricalDtype):
+            sub[c] = sub[c].astype(str)
+    sub["_x"] = meas[keep]
+    outcome = frame.loc[keep, "outcome"].astype(str).to_numpy()
+    sub["_win"] = (outcome == "win").astype(np.int64)
+    sub["_tie"] = (outcome == "tie").astype(np.int64)
+    sub["_loss"] = (outcome == "loss").astype(np.int64)
+
+    parts = []
+    for key, g in sub.groupby(by_cols, sort=True):  # a handful of groups
+        key = key if isinstance(key, tuple) else (key,)
+        xv = g["_x"].to_numpy()
+        if edges_fixed is None:
+            edges = np.unique(np.quantile(xv, np.linspace(0.0, 1.0, int(bins) + 1)))
+            if edges.size < 2:
+                edges = np.array([xv.min(), xv.max()])
+        else:
+            edges = edges_fixed
+        # Right-closed bins with the lowest edge included, as pandas.cut(include_lowest=True).
+        idx = np.searchsorted(edges, xv, side="left")
+        idx = np.where(xv == edges[0], 1, idx)
+        inside = (idx >= 1) & (idx < edges.size)
+        nb = edges.size - 1
+        b = idx[inside] - 1
+        n = np.bincount(b, minlength=nb)
+        wins = np.bincount(b, weights=g["_win"].to_numpy()[inside], minlength=nb)
+        ties = np.bincount(b, weights=g["_tie"].to_numpy()[inside], minlength=nb)
+        losses = np.bincount(b, weights=g["_loss"].to_numpy()[inside], minlength=nb)
+        xsum = np.bincount(b, weights=xv[inside], minlength=nb)
+        ci = proportion_ci(wins, n, confidence=confidence)
+        fit = logistic_fit(xv, g["_win"].to_numpy(), confidence=confidence)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            x_mean = np.where(n > 0, xsum / np.maximum(n, 1), np.nan)
+        part = pd.DataFrame(
+            {
+                **{c: [k] * nb for c, k in zip(by_cols, key, strict=True)},
+                "x": x,
+                "bin": np.arange(1, nb + 1),
+                "x_low": edges[:-1],
+                "x_high": edges[1:],
+                "x_mean": x_mean,
+                "n": n.astype(np.int64),
+                "wins": wins.astype(np.int64),
+                "ties": ties.astype(np.int64),
+                "losses": losses.astype(np.int64),
+                "p_win": ci.estimate,
+                "ci_low": ci.ci_low,
+                "ci_high": ci.ci_high,
+                "n_group": len(xv),
+                "intercept": fit.intercept,
+                "slope": fit.slope,
+                "slope_se": fit.slope_se,
+                "slope_ci_low": fit.ci_low,
+                "slope_ci_high": fit.ci_high,
+                "slope_p": fit.p_value,
+            }
+        )
+        parts.append(part)
+    if not parts:
+        raise ValueError("no ok verdicts with both output lengths")
+    return pd.concat(parts, ignore_index=True)
+
+
+# -------------------- ordinal GEE across judges
 
 CovStruct = Literal["exchangeable", "global_odds_ratio", "independence"]
 CovType = Literal["bias_reduced", "robust"]
@@ -50,30 +371,12 @@ AVERAGE = "average of judges"
 
 @dataclass(frozen=True)
 class OrdinalCheckResult(ResultDisplay):
-    """An ordinal GEE fit across judges.
-
-    Attributes
-    ----------
-    coefficients : DataFrame
-        ``term, estimate, se, ci_low, ci_high, p, method``: the two cut-point intercepts
-        (``logit P(outcome > loss)`` and ``logit P(outcome > tie)`` for the reference judge)
-        and one ``judge[...]`` log cumulative odds ratio per other judge.
-    probabilities : DataFrame
-        ``judge, quantity, estimate, se, ci_low, ci_high, method``, ``quantity`` in
-        ``p_win, p_tie, p_loss, net_win``; one block per judge and one for the average of the
-        judges.
-    covariance : DataFrame
-        The sandwich covariance of the coefficients (rows and columns named by ``term``).
-    reference_judge : str
-    n : int
-        ``ok`` verdicts fitted.
-    n_clusters : int
-    n_excluded : int
-        Rows left out (status other than ``ok``, or no outcome).
-    df : float
-        Degrees of freedom of the t quantiles (C - 1).
-    converged : bool
-    method : str
+    """An ordinal GEE fit across judges: ``coefficients`` (``term, estimate, se, ci_low,
+    ci_high, p, method``: the cut points and one ``judge[...]`` log cumulative odds ratio per
+    non-reference judge), ``probabilities`` (``judge, quantity, estimate, se, ci_low,
+    ci_high, method`` per judge and their average), the sandwich ``covariance``,
+    ``reference_judge``, ``n``, ``n_clusters``, ``n_excluded``, ``df`` (C - 1),
+    ``converged``, ``method``.
     """
 
     coefficients: pd.DataFrame
@@ -105,30 +408,33 @@ def ordinal_check(
     *,
     rubric: str | None = None,
     judges: Sequence[str] | None = None,
+    arms: tuple[str, str] | None = None,
     cluster: str = "task_id",
     cov_struct: CovStruct = "exchangeable",
     cov_type: CovType = "bias_reduced",
     confidence: float = 0.95,
 ) -> OrdinalCheckResult:
-    """Fit a cumulative-logit GEE of the verdicts with judge as a covariate, clustered by task.
+    """A cumulative-logit GEE of the verdicts with judge as a covariate, clustered by task.
+
+    ``logit P(outcome > k | judge) = alpha_k + beta_judge`` (statsmodels ``OrdinalGEE``), with
+    the bias-reduced sandwich (Mancl & DeRouen 2001) and t(C - 1) by default; implied
+    P(win), P(tie), P(loss), net win per judge with delta-method SEs, to set beside the
+    design-based rates.
 
     Parameters
     ----------
     frame : DataFrame
-        Verdict frame with ``rubric``, ``judge``, ``status``, ``outcome`` and the ``cluster``
-        column.
+        ``rubric``, ``judge``, ``status``, ``outcome`` and the ``cluster`` column.
     rubric : str, optional
-        The rubric to fit (required when the frame holds several).
+        Required when the frame holds several.
     judges : sequence of str, optional
-        Judges to include (default: all of the rubric's). The first by name is the reference.
+        Default all; the first by name is the reference.
+    arms : (str, str), optional
+        The pair of arms ``(arm_a, arm_b)`` to fit; required when the frame holds several.
     cluster : str
-        The unit of independence.
     cov_struct : {"exchangeable", "global_odds_ratio", "independence"}
-        GEE working correlation within a cluster.
     cov_type : {"bias_reduced", "robust"}
-        Sandwich covariance: Mancl-DeRouen bias-reduced (default) or the plain robust one.
     confidence : float
-        Confidence level of every interval.
 
     Returns
     -------
@@ -137,7 +443,6 @@ def ordinal_check(
     Examples
     --------
     >>> from evalstats.frames import load_frame
-    >>> from evalstats.stats.models import ordinal_check
     >>> res = ordinal_check(load_frame("data/sample"), rubric="blind-pair")
     >>> res.coefficients["term"].tolist()
     ['logit P(outcome > loss)', 'logit P(outcome > tie)', 'judge[openai:gpt-5.4]']
@@ -160,6 +465,20 @@ def ordinal_check(
         raise ValueError(f"cov_type must be 'bias_reduced' or 'robust', got {cov_type!r}")
     check_columns(frame, ["rubric", "judge", "status", "outcome", cluster])
     rows, rubric = select_rubric(frame, rubric)
+    if set(ARM_COLUMNS) <= set(rows.columns):  # one pair of arms per fit
+        pairs = rows[list(ARM_COLUMNS)].astype(str).drop_duplicates()
+        if arms is None and len(pairs) > 1:
+            raise DataError(
+                f"rubric {rubric!r} holds {len(pairs)} pairs of arms: choose one with "
+                "arms=(arm_a, arm_b)",
+                field="arm_a",
+            )
+        if arms is not None:
+            rows = rows.loc[
+                (rows["arm_a"].astype(str) == arms[0]) & (rows["arm_b"].astype(str) == arms[1])
+            ]
+            if rows.empty:
+                raise ValueError(f"no rows for arms {tuple(arms)} in rubric {rubric!r}")
     if judges is not None:
         wanted = [str(j) for j in judges]
         absent = sorted(set(wanted) - set(rows["judge"].astype(str)))

@@ -18,8 +18,9 @@ from scipy import stats
 from .._display import ResultDisplay
 from .._validate import check_positive_int
 from ..records import EvalstatsWarning
-from .outcome_model import latent_thresholds
-from .winrates import BOOTSTRAP_METHODS, DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
+from .models import latent_thresholds
+from .rates import DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
+from .resample import BOOTSTRAP_METHODS
 
 __all__ = [
     "TEST_METHODS",
@@ -679,10 +680,10 @@ def simulated_power(
     """Monte-Carlo power of the net-win test that :func:`evalstats.win_rates` reports.
 
     Draws ``n_resamples`` evaluations from the latent probit model of
-    :mod:`evalstats.stats.outcome_model` (latent ICC) and counts how often ``net_win_p``
+    :mod:`evalstats.stats.models` (latent ICC) and counts how often ``net_win_p``
     of the interval ``method`` (default: the default of :func:`evalstats.win_rates`, CR2
     with the Bell-McCaffrey df) is below ``alpha``. Vectorised over simulations: all
-    evaluations are one call of :func:`evalstats.stats.winrates.rate_arrays`.
+    evaluations are one call of :func:`evalstats.stats.rates.rate_arrays`.
 
     Returns
     -------

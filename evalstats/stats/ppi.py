@@ -20,10 +20,9 @@ from .._validate import check_columns, check_confidence, check_n_resamples
 from ..frames import select_rubric
 from ..records import EvalstatsWarning
 from ._agreement_bounds import proportion_bounds
-from ._missing_rule import category_codes
 from .gold import gold_labels
+from .rates import RATE_NAMES, category_codes
 from .resample import BOOTSTRAP_METHODS, cluster_bootstrap
-from .winrates import RATE_NAMES
 
 __all__ = [
     "LABELS_ONLY_BOUND",

@@ -1,40 +1,10 @@
-"""Cluster bootstrap engine: resample clusters (tasks), aggregate per-cluster sums.
+"""Resampling by cluster: the cluster bootstrap of per-task sums, the wild cluster bootstrap, the
+delete-one-cluster jackknife.
 
-The unit of independence in an evaluation is the task, so a bootstrap must
-resample whole tasks. Most evaluation statistics (rates, ratios, kappas from
-confusion tables) are smooth functions of *sums* of per-task sufficient
-statistics, so a resample only needs, for each of ``B`` resamples, the sum of
-``C`` cluster rows drawn with replacement. This module computes those sums
-without ever materialising an ``n x B`` row-index array:
-
-* per chunk of ``b`` resamples it draws ``idx = rng.integers(0, C, (b, C))``
-  (``B x C`` cluster indices in total, never row indices);
-* when the cluster statistics are non-negative integers (counts, the usual
-  case) several columns are *bit-packed* into one int64 word, so a single
-  gather-and-sum over ``idx`` yields all of them at once, exactly; otherwise
-  each column is gathered in float64, or, for many columns, the draws are
-  turned into multiplicity counts (``np.bincount``) and multiplied by the
-  statistics matrix;
-* chunks are sized so the chunk's arrays stay under ~96 MB, whatever ``C``.
-
-No library computes this task-sum bootstrap: ``scipy.stats.bootstrap`` resamples observations,
-not clusters, and calls the statistic on each resample's rows.
-
-The draws are the same stream as ``scipy.stats.bootstrap`` draws for a single
-sample (``rng.integers(0, n, (B, n))``, int64), and drawing in chunks does not
-change the stream, so for a given seed the result does not depend on
-``chunk_size``, and with one observation per cluster the bootstrap distribution
-equals scipy's for the same seed (the tests check this).
-
-Intervals: ``"bca"`` (bias-corrected and accelerated; the acceleration comes
-from the leave-one-cluster-out jackknife ``total - cluster_stats[c]``, the bias
-correction from the share of resamples below the estimate with ties counted
-half, as in scipy), ``"percentile"`` and ``"basic"``. Quantiles use linear
-interpolation (``numpy.quantile``'s default, as scipy). A statistic whose
-bootstrap distribution is degenerate (all resamples equal) gets the estimate as
-both ends, without warnings. Resamples on which the statistic is undefined
-(NaN, e.g. a ratio whose resampled denominator is 0) are dropped from that
-statistic's distribution.
+The unit of independence is the task, so every resample draws whole tasks. Statistics are
+smooth functions of per-task sufficient statistics (counts, sums): a resample only sums
+``C`` drawn cluster rows (never row indices), in chunks, bit-packed when the sums are
+integers. See ``docs/methods.md`` (section Rates) for the details and checks.
 """
 
 from __future__ import annotations
@@ -51,6 +21,22 @@ from scipy import special
 from evalstats._display import ResultDisplay
 from evalstats._validate import check_confidence, check_n_resamples, check_positive_int
 
+__all__ = [
+    "BOOTSTRAP_METHODS",
+    "BootstrapResult",
+    "as_generator",
+    "bootstrap_distribution",
+    "cluster_bootstrap",
+    "interval_from_distribution",
+    "resampled_sums",
+    "wild_cluster_interval",
+    "wild_cluster_p",
+    "wild_weights",
+]
+
+
+# -------------------- cluster bootstrap
+
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
 
 # Bytes the arrays of one chunk of resamples may take (indices + gathered values).
@@ -61,24 +47,9 @@ _MAX_GATHER_COLUMNS = 4
 
 @dataclass(frozen=True)
 class BootstrapResult(ResultDisplay):
-    """Result of :func:`cluster_bootstrap`.
-
-    Attributes
-    ----------
-    estimate : ndarray, shape (q,)
-        The statistic on the full sample.
-    ci_low, ci_high : ndarray, shape (q,)
-        Confidence interval ends.
-    se : ndarray, shape (q,)
-        Bootstrap standard error (SD of the bootstrap distribution, ``ddof=1``).
-    method : str
-        Interval method.
-    confidence : float
-        Confidence level.
-    n_resamples : int
-        Number of bootstrap resamples.
-    n_clusters : int
-        Number of clusters resampled.
+    """Result of :func:`cluster_bootstrap`: ``estimate``, ``ci_low``, ``ci_high`` and ``se`` (SD of
+    the bootstrap distribution, ``ddof=1``), arrays of shape (q,); ``method``, ``confidence``,
+    ``n_resamples``, ``n_clusters``.
     """
 
     estimate: np.ndarray
@@ -135,24 +106,14 @@ def cluster_bootstrap(
     Parameters
     ----------
     cluster_stats : array_like, shape (C, m) or (C,)
-        Per-cluster *sums* of the sufficient statistics (one row per cluster,
-        e.g. the task's counts of wins, ties and verdicts).
+        Per-cluster sums of the sufficient statistics (e.g. a task's wins, ties, verdicts).
     statistic : callable
-        Maps summed statistics of shape ``(..., m)`` to ``(..., q)`` (or
-        ``(...)`` when ``q == 1``); must be vectorised over leading axes. It is
-        called on the full-sample total, on ``C`` leave-one-cluster-out totals
-        and on chunks of resampled totals.
+        Maps summed statistics ``(..., m)`` to ``(..., q)`` (or ``(...)``), vectorised over
+        leading axes.
     method : {"bca", "percentile", "basic"}
-        Interval method.
-    n_resamples : int
-        Number of bootstrap resamples ``B``.
-    confidence : float
-        Confidence level in (0, 1).
-    rng : Generator, int or None
-        Random source or seed.
+    n_resamples, confidence, rng
     chunk_size : int, optional
-        Resamples per chunk; by default chosen to keep a chunk under ~96 MB.
-        The result does not depend on it.
+        Resamples per chunk (default: under ~96 MB); the result does not depend on it.
 
     Returns
     -------
@@ -160,8 +121,6 @@ def cluster_bootstrap(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from evalstats.stats.resample import cluster_bootstrap
     >>> wins_and_n = np.array([[3, 6], [5, 6], [1, 6], [4, 6], [6, 6], [2, 6]])
     >>> res = cluster_bootstrap(wins_and_n, lambda s: s[..., 0] / s[..., 1], rng=0)
     >>> float(res.estimate[0])
@@ -197,9 +156,6 @@ def cluster_bootstrap(
         n_resamples=n_resamples,
         n_clusters=stats.shape[0],
     )
-
-
-# --------------------------------------------------------------------------- core
 
 
 def bootstrap_distribution(
@@ -312,16 +268,10 @@ def interval_from_distribution(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Interval ends, each shape (q,), from a bootstrap distribution (B, q).
 
-    ``jackknife`` (shape (C, q): the statistic with each cluster left out) is
-    required for ``"bca"``. Many distributions are handled at once with a leading
-    axis: ``theta_b`` (G, B, q), ``theta_hat`` (G, q) and ``jackknife`` (G, C, q),
-    NaN-padded where the distributions have fewer clusters, give ends of shape (G, q)
-    equal to G separate calls. ``presorted``: ``theta_b`` is already sorted along the
-    resample axis (``np.sort(theta_b, axis=-2)``), as when several methods' intervals are
-    read from one distribution; the sort is then skipped.
+    ``jackknife`` (C, q; the statistic with each cluster left out) is needed for ``"bca"``.
+    A leading axis handles G distributions at once (``theta_b`` (G, B, q), ``theta_hat``
+    (G, q), ``jackknife`` (G, C, q) NaN-padded); ``presorted`` skips the sort.
 
-    Examples
-    --------
     >>> rng = np.random.default_rng(0)
     >>> theta_b = rng.normal(size=(2, 1000, 1))  # two distributions at once
     >>> low, high = interval_from_distribution(theta_b, np.zeros((2, 1)), 0.95, "percentile")
@@ -430,9 +380,6 @@ def _nan_std(theta_b: np.ndarray) -> np.ndarray:
     return out
 
 
-# --------------------------------------------------------------------------- validation
-
-
 def _validate_stats(cluster_stats: ArrayLike) -> np.ndarray:
     stats = np.asarray(cluster_stats, dtype=np.float64)
     if stats.ndim == 1:
@@ -455,3 +402,140 @@ def _as_2d(theta: ArrayLike) -> np.ndarray:
     if arr.ndim == 1:
         return arr[:, None]
     return arr.reshape(arr.shape[0], -1)
+
+
+# -------------------- wild cluster bootstrap
+
+
+_WEBB = np.array([-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)])
+
+
+def wild_weights(
+    n_clusters: int,
+    n_resamples: int,
+    rng: np.random.Generator | int | None = None,
+    *,
+    method: str = "webb",
+) -> np.ndarray:
+    """Cluster weights ``(B, C)`` of a wild cluster bootstrap: Webb's six-point distribution, or
+    Rademacher signs (all ``2^C`` enumerated when ``2^C <= n_resamples``: an exact p-value).
+
+    >>> wild_weights(3, 100, method="rademacher").shape  # 2^3 sign vectors, enumerated
+    (8, 3)
+    """
+    if method not in ("webb", "rademacher"):
+        raise ValueError(f"method must be 'webb' or 'rademacher', got {method!r}")
+    if method == "rademacher" and 2**n_clusters <= n_resamples:
+        codes = (np.arange(2**n_clusters)[:, None] >> np.arange(n_clusters)) & 1
+        return 2.0 * codes - 1.0
+    gen = np.random.default_rng(rng)
+    if method == "rademacher":
+        return 2.0 * gen.integers(0, 2, (n_resamples, n_clusters)) - 1.0
+    return _WEBB[gen.integers(0, 6, (n_resamples, n_clusters))]
+
+
+def _padded(y: np.ndarray, m: np.ndarray, gid: np.ndarray, n_groups: int):
+    """Per-group cluster totals as (groups, max clusters) arrays with a validity mask."""
+    order = np.argsort(gid, kind="stable")
+    counts = np.bincount(gid, minlength=n_groups)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    pos = np.empty(len(gid), dtype=np.int64)
+    pos[order] = np.arange(len(gid)) - starts[gid[order]]
+    width = max(int(counts.max(initial=0)), 1)
+    yp = np.zeros((n_groups, width))
+    mp = np.zeros((n_groups, width))
+    yp[gid, pos] = y
+    mp[gid, pos] = m
+    return yp, mp, mp > 0
+
+
+def wild_cluster_p(
+    y: np.ndarray,
+    m: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+    null: ArrayLike,
+    weights: np.ndarray,
+) -> np.ndarray:
+    """Restricted wild cluster bootstrap (WCR11) p-value of ``sum(y) / sum(m) = null``, every
+    group at once: ``mean(|t*| > |t|)`` with CR1 t statistics (MacKinnon & Webb 2017);
+    ``weights`` from :func:`wild_weights`, shared by the groups by cluster position.
+    """
+    yp, mp, valid = _padded(np.asarray(y, float), np.asarray(m, float), gid, n_groups)
+    null = np.broadcast_to(np.asarray(null, dtype=np.float64), (n_groups,))
+    return _wild_p_padded(yp, mp, valid, null, np.asarray(weights, dtype=np.float64))
+
+
+def _wild_p_padded(yp, mp, valid, null, v):
+    n = mp.sum(axis=1)
+    c = valid.sum(axis=1).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        factor = c / (c - 1.0)
+        est = yp.sum(axis=1) / n
+        e = np.where(valid, yp - est[:, None] * mp, 0.0)
+        se = np.sqrt(factor * (e**2).sum(axis=1)) / n
+        t_obs = np.abs(est - null) / se
+    out = np.empty(len(n))
+    v = v[:, : yp.shape[1]]
+    # Chunk the groups so (chunk, B, C) stays about 4 million numbers.
+    step = max(1, 4_000_000 // max(v.size, 1))
+    for a in range(0, len(n), step):
+        sl_ = slice(a, a + step)
+        u = np.where(valid[sl_], yp[sl_] - null[sl_, None] * mp[sl_], 0.0)
+        vu = v[None, :, :] * u[:, None, :]
+        shift = vu.sum(axis=2) / n[sl_, None]  # beta* - null
+        resid = vu - mp[sl_, None, :] * shift[..., None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            se_b = np.sqrt(factor[sl_, None] * (resid**2).sum(axis=2)) / n[sl_, None]
+            t_b = np.abs(shift) / se_b
+        out[sl_] = (t_b > t_obs[sl_, None]).mean(axis=1)
+    return np.where(c > 1, out, np.nan)
+
+
+def wild_cluster_interval(
+    y: np.ndarray,
+    m: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+    *,
+    confidence: float = 0.95,
+    weights: np.ndarray,
+    bounds: tuple[float, float] = (-np.inf, np.inf),
+    tol: float = 1e-4,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Interval by inverting :func:`wild_cluster_p`: each end by bisection on the null (to
+    ``tol``), vectorised over groups; an end not rejected at ``bounds`` is the bound.
+    """
+    alpha = 1.0 - check_confidence(confidence)
+    yp, mp, valid = _padded(np.asarray(y, float), np.asarray(m, float), gid, n_groups)
+    v = np.asarray(weights, dtype=np.float64)
+    n = mp.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = yp.sum(axis=1) / n
+        e = np.where(valid, yp - est[:, None] * mp, 0.0)
+        c = valid.sum(axis=1)
+        se = np.sqrt(c / (c - 1.0) * (e**2).sum(axis=1)) / n
+    ends = []
+    for sign in (-1.0, 1.0):
+        inner = est.copy()
+        width = np.where(se > 0, 4.0 * se, np.nan)
+        lim = bounds[0] if sign < 0 else bounds[1]
+        outer = np.clip(est + sign * width, *bounds)
+        for _ in range(6):  # widen until the outer end is rejected (or hits the bound)
+            keep = _wild_p_padded(yp, mp, valid, outer, v) >= alpha
+            keep &= outer != lim
+            if not keep.any():
+                break
+            width = np.where(keep, 3.0 * width, width)
+            outer = np.clip(est + sign * width, *bounds)
+        at_bound = _wild_p_padded(yp, mp, valid, outer, v) >= alpha
+        bound_end = outer.copy()
+        while np.nanmax(np.abs(outer - inner), initial=0.0) > tol:
+            mid = 0.5 * (inner + outer)
+            ok = _wild_p_padded(yp, mp, valid, mid, v) >= alpha
+            inner = np.where(ok, mid, inner)
+            outer = np.where(ok, outer, mid)
+        ends.append(np.where(at_bound, bound_end, 0.5 * (inner + outer)))
+    low, high = ends
+    bad = ~(se > 0) | (c < 2)
+    return np.where(bad, np.nan, low), np.where(bad, np.nan, high)

@@ -68,7 +68,7 @@ Layout: ``_records`` (reading the annotation files), ``_frame`` (the verdict fra
 from __future__ import annotations
 
 # Statistics that used to live here, re-exported under their old names.
-from ...stats.regression import LENGTH_MEASURES, LogisticFit, length_bias, logistic_fit
+from ...stats.models import LENGTH_MEASURES, LogisticFit, length_bias, logistic_fit
 from ._frame import EXTRA_COLUMNS, GROUP_COLUMNS, RUBRIC, annotation_files, load
 from ._leaderboard import (
     LEADERBOARD_COLUMNS,

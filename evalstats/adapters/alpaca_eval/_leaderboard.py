@@ -16,7 +16,7 @@ from ..._tidy import tidy_frame, wide, with_detail
 from ..._validate import check_columns
 from ...errors import DataError, ParameterError
 from ...stats import judge_agreement, win_rates
-from ...stats.means import cluster_mean
+from ...stats.rates import cluster_mean
 from ._frame import GROUP_COLUMNS, RUBRIC
 
 __all__ = [
@@ -59,7 +59,7 @@ def leaderboard_row(
 
     * ``win_rate`` = mean of ``preference - 1`` over the valid records, x 100,
       and ``standard_error`` its standard error x 100:
-      :func:`evalstats.stats.means.cluster_mean` of ``win_share`` clustered by
+      :func:`evalstats.stats.rates.cluster_mean` of ``win_share`` clustered by
       task. With one record per instruction (AlpacaEval's design) the CR1
       cluster SE equals the ``ddof=1`` standard error of the mean that
       AlpacaEval computes with ``pandas.Series.sem``.

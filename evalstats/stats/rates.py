@@ -1,0 +1,2335 @@
+"""Win, tie and loss rates between two arms with task-clustered uncertainty, and the pieces they rest on.
+
+Rates, net win and score of a verdict frame (:func:`win_rates`, one result per group and
+pair of arms), their missing-answer rules and bounds, the blind rubric's order effects and
+dimension means, the mean of a continuous value (:func:`cluster_mean`), and the small-sample
+cluster-robust machinery under them: CR1 / CR2 ratio SEs, Bell-McCaffrey df, the
+design-effect score (Wilson) interval and its test, binomial proportion intervals and the
+sign test. The methods, and the coverage studies that chose the defaults, are in
+``docs/methods.md`` (section Rates).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
+
+from evalstats._display import ResultDisplay
+from evalstats._schema import (
+    BLIND_DIMENSIONS,
+    ORDERS,
+    OUTCOME_DTYPE,
+    STATUS_DTYPE,
+    STATUSES,
+)
+from evalstats._tidy import (
+    ResultFrame,
+    refuse_pooled_rubrics,
+    stack_statistics,
+    tidy_frame,
+    with_detail,
+)
+from evalstats._validate import check_columns, check_confidence, check_n_resamples
+from evalstats.errors import DataError
+from evalstats.records import EvalstatsWarning
+from evalstats.stats.resample import (
+    BOOTSTRAP_METHODS,
+    as_generator,
+    bootstrap_distribution,
+    cluster_bootstrap,
+    interval_from_distribution,
+    wild_cluster_interval,
+    wild_cluster_p,
+    wild_weights,
+)
+
+__all__ = [
+    "ALTERNATIVES",
+    "ARM_COLUMNS",
+    "CLUSTER_MEAN_METHODS",
+    "DEFAULT_BY",
+    "DEFAULT_METHOD",
+    "FILLINGS",
+    "INVALID_RULES",
+    "NO_ANSWER_RULES",
+    "PROPORTION_METHODS",
+    "RATE_NAMES",
+    "WIN_RATE_METHODS",
+    "ClusterRatioResult",
+    "ProportionCI",
+    "anova_icc",
+    "apply_missing_rule",
+    "bm_df",
+    "bm_df_exchangeable",
+    "bounds_view",
+    "by_columns",
+    "category_codes",
+    "cluster_counts",
+    "cluster_mean",
+    "cluster_ratio_test",
+    "cr1_ratio",
+    "cr2_ratio",
+    "default_by",
+    "dimension_means",
+    "missing_bounds",
+    "position_bias",
+    "proportion_ci",
+    "refuse_pooled_arms",
+    "rate_arrays",
+    "row_categories",
+    "row_groups",
+    "se_comparison",
+    "segment_sum",
+    "sign_test_p",
+    "t_interval",
+    "t_test_p",
+    "wilson_interval",
+    "wilson_test_p",
+    "win_rates",
+]
+
+
+# -------------------- cluster sums and the CR1 ratio
+
+
+def segment_sum(values: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
+    """Column sums of ``values`` (rows x columns) per group id, as float64.
+
+    >>> segment_sum(np.array([[1.0], [2.0], [4.0]]), np.array([0, 1, 1]), 2).ravel().tolist()
+    [1.0, 6.0]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    out = np.empty((n_groups, values.shape[1]))
+    for j in range(values.shape[1]):  # a handful of columns
+        out[:, j] = np.bincount(gid, weights=values[:, j], minlength=n_groups)
+    return out
+
+
+#: The default grouping: ``rubric`` (left out only for a frame without that column) and
+#: ``judge``, then the pair of arms (:data:`ARM_COLUMNS`) where the frame has them.
+DEFAULT_BY = ("rubric", "judge")
+#: A verdict frame's pair of arms (one row per judgment of ``arm_a`` against ``arm_b``).
+ARM_COLUMNS = ("arm_a", "arm_b")
+
+
+def default_by(frame: pd.DataFrame, by: str | Sequence[str] | None) -> list[str]:
+    """The grouping columns of ``by`` on ``frame``: :data:`DEFAULT_BY` without ``rubric`` for
+    a frame without it, plus ``arm_a``, ``arm_b`` where present (one result per pair of
+    arms); any other ``by`` as given.
+
+    >>> default_by(pd.DataFrame(columns=["judge", "arm_a", "arm_b"]), DEFAULT_BY)
+    ['judge', 'arm_a', 'arm_b']
+    """
+    cols = by_columns(by)
+    if by is DEFAULT_BY:
+        cols = [c for c in cols if c != "rubric" or c in frame.columns]
+        cols += [c for c in ARM_COLUMNS if c in frame.columns and c not in cols]
+    return cols
+
+
+def refuse_pooled_arms(frame: pd.DataFrame, by: Sequence[str], what: str) -> None:
+    """:class:`~evalstats.errors.DataError` when ``by`` would pool several pairs of arms (a
+    rate of v1 against none and of v2 against v1 together is no one's estimand)."""
+    if not set(ARM_COLUMNS) <= set(frame.columns) or set(ARM_COLUMNS) <= set(by):
+        return
+    n_pairs = len(frame[list(ARM_COLUMNS)].drop_duplicates())
+    if n_pairs > 1:
+        raise DataError(
+            f"{what}: the frame holds {n_pairs} pairs of arms; group by them "
+            '(by=[..., "arm_a", "arm_b"]) or select one',
+            field="arm_a",
+        )
+
+
+def by_columns(by: str | Sequence[str] | None) -> list[str]:
+    """The ``by=`` argument as a list of column names (``None`` -> no grouping).
+
+    >>> by_columns("judge"), by_columns(None)
+    (['judge'], [])
+    """
+    if by is None:
+        return []
+    if isinstance(by, str):
+        return [by]
+    cols = list(by)
+    if not all(isinstance(c, str) for c in cols):
+        raise TypeError(f"by must be a column name, a list of names or None, got {by!r}")
+    return cols
+
+
+def cr1_ratio(
+    y: np.ndarray, m: np.ndarray, gid: np.ndarray, n_groups: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Ratio estimators ``sum(y) / sum(m)`` per group with CR1 standard errors.
+
+    ``SE = sqrt(C / (C - 1) sum_c (y_c - r m_c)^2) / sum(m)``: statsmodels' cluster SE of an
+    intercept-only OLS; with one row per cluster the ordinary SE of the mean.
+
+    >>> y = np.array([[0.1], [0.4], [0.35], [0.8]])  # one row per cluster, one group
+    >>> est, se, n_clusters, n = cr1_ratio(y, np.ones(4), np.zeros(4, dtype=int), 1)
+    >>> round(float(est[0, 0]), 4), round(float(se[0, 0]), 4)  # = mean and scipy.stats.sem
+    (0.4125, 0.1449)
+    """
+    y_tot = segment_sum(y, gid, n_groups)
+    m_tot = np.bincount(gid, weights=m, minlength=n_groups)
+    n_clusters = np.bincount(gid, minlength=n_groups).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = y_tot / m_tot[:, None]
+        resid = y - est[gid] * m[:, None]
+        ss = segment_sum(resid**2, gid, n_groups)
+        factor = np.where(n_clusters > 1, n_clusters / (n_clusters - 1), np.nan)
+        se = np.sqrt(factor[:, None] * ss) / m_tot[:, None]
+    return est, se, n_clusters, m_tot
+
+
+# -------------------- verdict rows as codes and per-(group, task) counts
+
+# Row categories, in the order of the per-cluster count columns.
+CATEGORIES = ("loss", "tie", "win", "no_answer", "invalid", "error")
+LOSS, TIE, WIN, NO_ANSWER, INVALID, ERROR = range(6)
+STATUS_COL = {"no_answer": NO_ANSWER, "invalid": INVALID}
+
+
+def _codes(series: pd.Series, dtype: pd.CategoricalDtype, field: str) -> np.ndarray:
+    """Integer codes in ``dtype`` (-1 for missing); unknown values raise DataError."""
+    codes = category_codes(series, dtype).astype(np.int64)
+    unknown = (codes < 0) & series.notna().to_numpy()
+    if unknown.any():
+        pos = int(np.flatnonzero(unknown)[0])
+        raise DataError(
+            f"unknown {field} value {series.iloc[pos]!r} (expected one of "
+            f"{list(dtype.categories)})",
+            line=pos,
+            field=field,
+        )
+    return codes
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of an integer array, as ``np.unique(values)``.
+
+    numpy 2.4's hash-based ``np.unique`` takes ~3.5 s on a million int64 keys; a sort and a
+    neighbour comparison take ~0.09 s.
+
+    >>> distinct(np.array([3, 1, 3, 2])).tolist()
+    [1, 2, 3]
+    """
+    s = np.sort(values)
+    return s[np.r_[True, s[1:] != s[:-1]]] if s.size else s
+
+
+def row_categories(frame: pd.DataFrame, by_cols: list[str], cluster: str) -> np.ndarray:
+    """Category code of each row: loss, tie, win (ok rows), no_answer, invalid, error."""
+    check_columns(frame, [*by_cols, cluster, "status", "outcome"])
+    if frame[cluster].isna().any():
+        pos = int(np.flatnonzero(frame[cluster].isna().to_numpy())[0])
+        raise DataError("missing cluster id", line=pos, field=cluster)
+    status = _codes(frame["status"], STATUS_DTYPE, "status")
+    if (status < 0).any():
+        pos = int(np.flatnonzero(status < 0)[0])
+        raise DataError("missing status", line=pos, field="status")
+    outcome = _codes(frame["outcome"], OUTCOME_DTYPE, "outcome")
+    ok = status == STATUSES.index("ok")
+    if (ok & (outcome < 0)).any():
+        pos = int(np.flatnonzero(ok & (outcome < 0))[0])
+        raise DataError("status is ok but outcome is missing", line=pos, field="outcome")
+    # OUTCOMES is (loss, tie, win) = codes 0, 1, 2; other statuses follow.
+    status_cat = np.array([-1, NO_ANSWER, INVALID, ERROR])[status]
+    return np.where(ok, outcome, status_cat)
+
+
+def cluster_counts(
+    frame: pd.DataFrame, by_cols: list[str], cluster: str, category: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """Per (group, cluster) counts of the six row categories.
+
+    Returns the group table (sorted by the ``by`` columns), the group id of
+    each (group, cluster) cell, the count matrix (rows = cells, columns =
+    CATEGORIES) and the cell of each row.
+    """
+    groups, group_of_row = row_groups(frame, by_cols)
+    k, u = pd.factorize(frame[cluster], sort=True, use_na_sentinel=False)
+    n_cluster_ids = max(len(u), 1)
+    key = group_of_row * n_cluster_ids + np.asarray(k, dtype=np.int64)
+    cells, cell_of_row = np.unique(key, return_inverse=True)
+    cell_of_row = cell_of_row.reshape(-1).astype(np.int64)
+    counts = np.bincount(cell_of_row * 6 + category, minlength=len(cells) * 6).reshape(-1, 6)
+    return groups, (cells // n_cluster_ids).astype(np.int64), counts, cell_of_row
+
+
+def row_groups(frame: pd.DataFrame, by_cols: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """The group table (sorted by the ``by`` columns, missing values last) and each row's
+    group id. Keys are factorised once and combined into integers, which is several times
+    faster than a pandas groupby on small frames."""
+    if not by_cols:
+        return pd.DataFrame(index=pd.RangeIndex(1)), np.zeros(len(frame), dtype=np.int64)
+    codes, uniques = [], []
+    for col in by_cols:
+        k, u = pd.factorize(frame[col], sort=True, use_na_sentinel=False)
+        codes.append(np.asarray(k, dtype=np.int64))
+        uniques.append(u)
+    sizes = [max(len(u), 1) for u in uniques]
+    key = np.ravel_multi_index(codes, sizes) if len(frame) else np.zeros(0, dtype=np.int64)
+    group_keys, group_of_row = np.unique(key, return_inverse=True)
+    parts = np.unravel_index(group_keys, sizes)
+    groups = pd.DataFrame(
+        {col: pd.Series(uniques[j].take(parts[j])) for j, col in enumerate(by_cols)}
+    )
+    return groups, group_of_row.reshape(-1).astype(np.int64)
+
+
+def pair_counts(
+    frame: pd.DataFrame,
+    category: np.ndarray,
+    cell_of_row: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+) -> np.ndarray:
+    """Distinct pairs, (cluster, ``replicate``), among the counted verdicts of each group.
+
+    A pair judged in both orders of the blind rubric is two verdicts but one pair. Without a
+    ``replicate`` column every counted verdict is taken as a pair of its own.
+    """
+    counted = category <= WIN
+    if "replicate" not in frame.columns:
+        return np.bincount(gid[cell_of_row[counted]], minlength=n_groups).astype(np.int64)
+    rep, _ = pd.factorize(frame["replicate"], use_na_sentinel=False)
+    rep = np.asarray(rep, dtype=np.int64)
+    # A (group, cluster) cell and a replicate code name one pair of one group.
+    key = cell_of_row[counted] * (int(rep.max(initial=0)) + 1) + rep[counted]
+    cells = distinct(key) // (int(rep.max(initial=0)) + 1)
+    return np.bincount(gid[cells], minlength=n_groups).astype(np.int64)
+
+
+# -------------------- a binomial proportion's interval
+
+PROPORTION_METHODS = ("wilson", "wilson_cc", "clopper_pearson")
+
+
+@dataclass(frozen=True)
+class ProportionCI(ResultDisplay):
+    """Result of :func:`proportion_ci`: ``estimate`` (``k / n``), ``ci_low``, ``ci_high`` (arrays
+    broadcast from ``k`` and ``n``, NaN where ``n == 0``), ``method``, ``confidence``.
+    """
+
+    estimate: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    method: str
+    confidence: float
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per proportion."""
+        return pd.DataFrame(
+            {
+                "estimate": np.ravel(self.estimate),
+                "ci_low": np.ravel(self.ci_low),
+                "ci_high": np.ravel(self.ci_high),
+                "method": self.method,
+                "confidence": self.confidence,
+            }
+        )
+
+
+def proportion_ci(
+    k: ArrayLike,
+    n: ArrayLike,
+    *,
+    method: str = "wilson",
+    confidence: float = 0.95,
+) -> ProportionCI:
+    """Two-sided confidence interval for a binomial proportion ``k / n``, vectorised.
+
+    ``method``: ``"wilson"`` (default), ``"wilson_cc"`` (with continuity correction) or
+    ``"clopper_pearson"`` (Newcombe 1998, methods 3-5; statsmodels' ``proportion_confint``
+    for Wilson and Clopper-Pearson). ``k`` and ``n`` broadcast; ``n == 0`` gives NaN.
+
+    >>> ci = proportion_ci(81, 263)
+    >>> round(float(ci.ci_low), 4), round(float(ci.ci_high), 4)
+    (0.2553, 0.3662)
+    """
+    _check_rule(method, PROPORTION_METHODS, "method")
+    confidence = check_confidence(confidence)
+    k_arr, n_arr = np.broadcast_arrays(
+        np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    )
+    if np.any(np.isnan(k_arr)) or np.any(np.isnan(n_arr)):
+        raise ValueError("k and n must not be NaN")
+    if np.any(n_arr < 0) or np.any(k_arr < 0) or np.any(k_arr > n_arr):
+        raise ValueError("need 0 <= k <= n")
+    low, high = _proportion_core(k_arr, n_arr, method, float(confidence))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = np.where(n_arr > 0, k_arr / np.where(n_arr > 0, n_arr, 1.0), np.nan)
+    return ProportionCI(
+        estimate=est, ci_low=low, ci_high=high, method=method, confidence=float(confidence)
+    )
+
+
+def _proportion_core(
+    k: np.ndarray, n: np.ndarray, method: str, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
+    alpha = 1.0 - confidence
+    empty = n <= 0
+    n_safe = np.where(empty, 1.0, n)
+    k = np.where(empty, 0.0, k)
+    if method == "wilson_cc":
+        low, high = _wilson_cc(k, n_safe, alpha)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            low, high = proportion_confint(
+                k, n_safe, alpha=alpha, method="wilson" if method == "wilson" else "beta"
+            )
+    # Exact at the boundaries (Wilson's centre - half is 0 only up to rounding).
+    low = np.where(k <= 0, 0.0, low)
+    high = np.where(k >= n_safe, 1.0, high)
+    low = np.where(empty, np.nan, low)
+    high = np.where(empty, np.nan, high)
+    return low, high
+
+
+def _wilson_cc(k: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson's interval with continuity correction, Newcombe (1998) method 4.
+
+    No library computes it vectorised: statsmodels' ``proportion_confint`` has Wilson without
+    the correction only, and scipy's (``binomtest(k, n).proportion_ci(method="wilsoncc")``)
+    takes one integer count at a time (the tests use it as the oracle).
+    """
+    p = k / n
+    z = stats.norm.ppf(1.0 - alpha / 2.0)
+    z2 = z * z
+    denom = 2.0 * (n + z2)
+    q = 1.0 - p
+    rad_lo = np.sqrt(np.maximum(z2 - 2.0 - 1.0 / n + 4.0 * p * (n * q + 1.0), 0.0))
+    rad_hi = np.sqrt(np.maximum(z2 + 2.0 - 1.0 / n + 4.0 * p * (n * q - 1.0), 0.0))
+    low = np.clip((2.0 * n * p + z2 - 1.0 - z * rad_lo) / denom, 0.0, 1.0)
+    high = np.clip((2.0 * n * p + z2 + 1.0 + z * rad_hi) / denom, 0.0, 1.0)
+    return low, high
+
+
+# -------------------- the sign test
+
+
+def sign_test_p(wins: ArrayLike, losses: ArrayLike) -> np.ndarray:
+    """Exact two-sided binomial (sign) test of wins against losses at 1/2, vectorised.
+
+    ``min(1, 2 P(X <= min(wins, losses)))``, ``scipy.stats.binomtest``'s p-value at 1/2; NaN
+    where there is no decisive verdict.
+
+    >>> from scipy.stats import binomtest
+    >>> p = sign_test_p([2, 12, 0], [4, 0, 0])
+    >>> bool(np.isclose(p[0], binomtest(2, 6).pvalue)), bool(np.isnan(p[2]))
+    (True, True)
+    """
+    w = np.asarray(wins, dtype=np.float64)
+    lo = np.asarray(losses, dtype=np.float64)
+    n = w + lo
+    p = np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(w, lo), n, 0.5))
+    return np.where(n > 0, p, np.nan)
+
+
+# -------------------- CR2 and Bell-McCaffrey df
+
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+def bm_df(m: np.ndarray, gid: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bell-McCaffrey df and Kish effective clusters of a ratio estimator, per group.
+
+    ``m`` holds the rows of each cluster, ``gid`` its group; one cluster gives NaN df.
+
+    >>> df, kish = bm_df(np.array([1.0, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30]), np.zeros(12, int), 1)
+    >>> round(float(df[0]), 2), round(float(kish[0]), 2)
+    (4.09, 4.96)
+    """
+    m = np.asarray(m, dtype=np.float64)
+    n = np.bincount(gid, weights=m, minlength=n_groups)
+    m2 = np.bincount(gid, weights=m * m, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        h = m / n[gid]
+        q = np.where(h < 1, m * m / (1.0 - h), np.nan)
+        sq = np.bincount(gid, weights=q, minlength=n_groups)
+        sq2 = np.bincount(gid, weights=q * q, minlength=n_groups)
+        df = n**2 / (m2 + (sq**2 - sq2) / n**2)
+        kish = n**2 / m2
+    n_clusters = np.bincount(gid, minlength=n_groups)
+    df = np.where((n_clusters > 1) & np.isfinite(df), df, np.nan)
+    return df, kish
+
+
+def anova_icc(
+    y: np.ndarray, y2: np.ndarray, m: np.ndarray, gid: np.ndarray, n_groups: int
+) -> np.ndarray:
+    """One-way ANOVA intra-cluster correlation of the rows per group, clipped to [0, 1].
+
+    ``y``, ``y2``, ``m``: per-cluster sums of the values, their squares, and the rows
+    (Donner 1986 for unequal sizes); undefined cases give 0 (working independence).
+
+    >>> y = np.array([3.0, 0.0, 2.0, 1.0])  # 0/1 rows: wins per task of 3
+    >>> round(float(anova_icc(y, y, np.full(4, 3.0), np.zeros(4, int), 1)[0]), 4)
+    0.4375
+    """
+    y, y2, m = (np.asarray(v, dtype=np.float64) for v in (y, y2, m))
+    n = np.bincount(gid, weights=m, minlength=n_groups)
+    c = np.bincount(gid, minlength=n_groups).astype(np.float64)
+    m2 = np.bincount(gid, weights=m * m, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        between = y * y / m
+        ssw = np.bincount(gid, weights=y2 - between, minlength=n_groups)
+        ssb = np.bincount(gid, weights=between, minlength=n_groups)
+        ssb = ssb - np.bincount(gid, weights=y, minlength=n_groups) ** 2 / n
+        msw = np.maximum(ssw, 0.0) / (n - c)
+        msb = np.maximum(ssb, 0.0) / (c - 1.0)
+        m0 = (n - m2 / n) / (c - 1.0)
+        rho = (msb - msw) / (msb + (m0 - 1.0) * msw)
+    return np.clip(np.where(np.isfinite(rho), rho, 0.0), 0.0, 1.0)
+
+
+def bm_df_exchangeable(m: np.ndarray, rho: ArrayLike, gid: np.ndarray, n_groups: int) -> np.ndarray:
+    """Satterthwaite df of the CR2 ratio variance under an exchangeable working model.
+
+    :func:`bm_df` with the rows' covariance exchangeable within a cluster at ``rho`` (per
+    group, e.g. :func:`anova_icc`): Bell & McCaffrey's ``(tr G)^2 / ||G||_F^2`` in closed form
+    (derivation in ``docs/methods.md``). ``rho = 0`` gives :func:`bm_df`; equal cluster sizes
+    give ``C - 1`` at every ``rho``.
+
+    >>> sizes = np.array([1.0, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30])
+    >>> round(float(bm_df_exchangeable(sizes, 0.0, np.zeros(12, int), 1)[0]), 2)
+    4.09
+    >>> round(float(bm_df_exchangeable(sizes, 0.2, np.zeros(12, int), 1)[0]), 2)
+    2.36
+    >>> round(float(bm_df_exchangeable(np.full(8, 3.0), 0.5, np.zeros(8, int), 1)[0]), 9)
+    7.0
+    """
+    m = np.asarray(m, dtype=np.float64)
+    rho_c = np.broadcast_to(np.asarray(rho, dtype=np.float64), (n_groups,))[gid]
+    n = np.bincount(gid, weights=m, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        h = m / n[gid]
+        a2 = np.where(h < 1, 1.0 / (1.0 - h), np.nan)
+        lam = 1.0 - rho_c + rho_c * m
+        big_s = np.bincount(gid, weights=m * lam, minlength=n_groups)
+        g = big_s[gid] / (2.0 * n[gid] ** 2) - lam / n[gid]
+        d = a2 * m * lam
+        b2 = a2 * m * m
+        b0, b1, bb2 = (np.bincount(gid, weights=b2 * g**k, minlength=n_groups) for k in (0, 1, 2))
+        tr = np.bincount(gid, weights=d + 2.0 * b2 * g, minlength=n_groups)
+        fro = np.bincount(gid, weights=d * d + 4.0 * d * b2 * g, minlength=n_groups)
+        df = tr**2 / (fro + 2.0 * (b0 * bb2 + b1**2))
+    n_clusters = np.bincount(gid, minlength=n_groups)
+    # Equal sizes (C sum m^2 = n^2): C - 1 exactly, not to rounding (a t test on C - 1 df
+    # is then the textbook one, e.g. statsmodels' on the cluster means).
+    m2 = np.bincount(gid, weights=m * m, minlength=n_groups)
+    equal = np.isclose(n_clusters * m2, n**2, rtol=1e-12, atol=0.0)
+    df = np.where(equal, n_clusters - 1.0, df)
+    return np.where((n_clusters > 1) & np.isfinite(df), df, np.nan)
+
+
+def cr2_ratio(
+    y: np.ndarray, m: np.ndarray, gid: np.ndarray, n_groups: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Ratio estimators ``sum(y) / sum(m)`` per group with CR2 SEs and Bell-McCaffrey df.
+
+    ``y`` (clusters x statistics) and ``m`` are per-cluster sums of the row values and of the
+    rows, ``gid`` each cluster's group. Returns ``est``, ``se`` (groups x statistics) and
+    ``df``, ``n_clusters``, ``n``, ``kish`` (groups).
+
+    >>> y = np.array([[1.0], [0.0], [2.0], [3.0]])  # wins per task
+    >>> m = np.array([1.0, 2.0, 3.0, 4.0])  # verdicts per task
+    >>> est, se, df, n_clusters, n, kish = cr2_ratio(y, m, np.zeros(4, int), 1)
+    >>> round(float(est[0, 0]), 3), round(float(se[0, 0]), 4), round(float(df[0]), 3)
+    (0.6, 0.1623, 2.392)
+    """
+    y = np.asarray(y, dtype=np.float64)
+    m = np.asarray(m, dtype=np.float64)
+    y_tot = segment_sum(y, gid, n_groups)
+    n = np.bincount(gid, weights=m, minlength=n_groups)
+    n_clusters = np.bincount(gid, minlength=n_groups).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = y_tot / n[:, None]
+        resid = y - est[gid] * m[:, None]
+        h = m / n[gid]
+        adj = np.where(h < 1, 1.0 / (1.0 - h), np.nan)
+        ss = segment_sum(resid**2 * adj[:, None], gid, n_groups)
+        se = np.sqrt(ss) / n[:, None]
+    se = np.where((n_clusters > 1)[:, None], se, np.nan)
+    df, kish = bm_df(m, gid, n_groups)
+    return est, se, df, n_clusters, n, kish
+
+
+def t_interval(
+    est: ArrayLike,
+    se: ArrayLike,
+    df: ArrayLike,
+    confidence: float = 0.95,
+    *,
+    alternative: str = "two-sided",
+) -> tuple[np.ndarray, np.ndarray]:
+    """``est +/- t_df SE``: the nulls that :func:`t_test_p` does not reject at ``1 - confidence``.
+
+    One-sided alternatives give a one-sided bound (the other end infinite).
+
+    >>> lo, hi = t_interval(0.2, 0.1, 7.0)
+    >>> round(float(lo), 4), round(float(hi), 4)
+    (-0.0365, 0.4365)
+    """
+    _check_alternative(alternative)
+    est, se, df = (np.asarray(v, dtype=np.float64) for v in (est, se, df))
+    alpha = 1.0 - check_confidence(confidence)
+    q = stats.t.ppf(1.0 - (alpha / 2.0 if alternative == "two-sided" else alpha), df)
+    low, high = est - q * se, est + q * se
+    if alternative == "greater":
+        high = np.full_like(high, np.inf)
+    elif alternative == "less":
+        low = np.full_like(low, -np.inf)
+    return low, high
+
+
+def t_test_p(
+    est: ArrayLike,
+    se: ArrayLike,
+    df: ArrayLike,
+    null: ArrayLike = 0.0,
+    *,
+    alternative: str = "two-sided",
+) -> np.ndarray:
+    """p-value of the t test of ``null`` (``t = (est - null) / SE`` on ``df``).
+
+    SE 0 gives 0 when the estimate differs from the null (in the tested direction) and 1
+    when it equals it; NaN SE or df gives NaN.
+
+    >>> round(float(t_test_p(0.2, 0.1, 7.0)), 4)
+    0.0856
+    """
+    _check_alternative(alternative)
+    est, se, df, null = (np.asarray(v, dtype=np.float64) for v in (est, se, df, null))
+    d = est - null
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(se > 0, d / se, np.where(d == 0, 0.0, np.copysign(np.inf, d)))
+    return _t_p(t, df, alternative)
+
+
+def _t_p(t: np.ndarray, df: np.ndarray, alternative: str) -> np.ndarray:
+    if alternative == "two-sided":
+        p = 2.0 * stats.t.sf(np.abs(t), df)
+    elif alternative == "greater":
+        p = stats.t.sf(t, df)
+    else:
+        p = stats.t.cdf(t, df)
+    return np.minimum(p, 1.0)
+
+
+def _check_alternative(alternative: str) -> None:
+    _check_rule(alternative, ALTERNATIVES, "alternative")
+
+
+# -------------------- the design-effect score (Wilson) interval and its test
+
+
+def _effective_n(p, se, n, kish, row_var):
+    """Unshrunk effective size ``A = p (1 - p) / SE^2`` and its IID cap."""
+    v = p * (1.0 - p)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # The IID size bounds only the boundary case: a CR2 variance below the IID one
+        # is an estimate like any other (capping it over-covered in the battery).
+        cap = np.where(se > 0, np.inf, np.where(row_var > 0, n * v / row_var, n))
+        # SE 0: no design effect is observable; take the largest the design allows.
+        a = np.where(se > 0, v / se**2, kish)
+    return a, cap
+
+
+def _kg_df(n, df):
+    """The two df of Korn & Graubard's factor: the design's (at most the IID ``n - 1``) and IID."""
+    with np.errstate(invalid="ignore"):
+        n_df = np.where(n > 1, n - 1.0, np.nan)
+    return np.minimum(df, n_df), n_df
+
+
+def _kg_critical(alpha, df, n_df):
+    """``z t_df / t_(n-1)`` at two-sided level ``alpha``: the score statistic's critical value."""
+    half = alpha / 2.0
+    return -stats.norm.ppf(half) * _t_isf(half, df) / _t_isf(half, n_df)
+
+
+def _t_isf(q, df):
+    """``scipy.stats.t.isf(q, df)``, evaluated once per distinct df when ``q`` is one level.
+
+    The t quantile (an inverse incomplete beta) is the cost of a large batch of intervals,
+    and a simulation's evaluations share a handful of df (every balanced design: C - 1),
+    so the quantiles of the distinct values are computed and spread back: the same numbers.
+    """
+    df = np.asarray(df, dtype=np.float64)
+    if np.ndim(q) or df.size < 64:
+        return stats.t.isf(q, df)
+    distinct, where = np.unique(df, return_inverse=True)  # NaNs collapse into one
+    return stats.t.isf(q, distinct)[where].reshape(df.shape)
+
+
+def wilson_interval(
+    p: ArrayLike,
+    se: ArrayLike,
+    n: ArrayLike,
+    df: ArrayLike,
+    kish: ArrayLike,
+    confidence: float = 0.95,
+    *,
+    row_var: ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Score (Wilson) interval at the design-effect effective size, with the BM df.
+
+    ``n_eff = p (1 - p) / SE^2 * (t_(n-1) / t_df)^2`` (Korn & Graubard 1998; ``df`` capped at
+    ``n - 1``); where ``SE == 0`` the largest design effect the cluster sizes allow,
+    ``min(kish, n p (1 - p) / row_var)``. NaN df (one cluster) gives NaN.
+
+    >>> lo, hi = wilson_interval(0.6, 0.1, 40, 9.0, 10.0)
+    >>> round(float(lo), 4), round(float(hi), 4)
+    (0.3825, 0.7841)
+    """
+    p, se, n, df, kish = (np.asarray(v, dtype=np.float64) for v in (p, se, n, df, kish))
+    rv = p * (1.0 - p) if row_var is None else np.asarray(row_var, dtype=np.float64)
+    alpha = 1.0 - check_confidence(confidence)
+    z = stats.norm.ppf(1.0 - alpha / 2.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d_df, n_df = _kg_df(n, df)
+        a, cap = _effective_n(p, se, n, kish, rv)
+        # The boundary size (SE 0) is not an estimated variance: no t correction for it.
+        shrink = np.where(se > 0, (z / _kg_critical(alpha, d_df, n_df)) ** 2, 1.0)
+        n_eff = np.minimum(a * shrink, np.maximum(cap, 0.0))
+        n_eff = np.where(np.isnan(df), np.nan, n_eff)
+        # statsmodels' Wilson interval takes a non-integer effective size (and vectorises).
+        low, high = proportion_confint(p * n_eff, n_eff, alpha=alpha, method="wilson")
+    low = np.where(p <= 0, 0.0, low)
+    high = np.where(p >= 1, 1.0, high)
+    bad = ~(np.isfinite(n_eff) & (n_eff > 0) & np.isfinite(p))
+    return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
+
+
+def _kg_p(stat, df, n_df):
+    """Two-sided p-value of the score statistic: the ``alpha`` where it meets its critical value.
+
+    The critical value ``c(alpha) = z t_df / t_(n-1)`` falls as ``alpha`` grows
+    (``df <= n - 1``), so the level at which the interval's end reaches the null is the
+    unique root of ``F(u) = log stat - log c(e^u)`` (increasing in ``u = log alpha``). It
+    lies below the t p-value ``2 P(T_df > stat)`` (``t_(n-1) >= z``); a bracket is widened
+    downwards from there and the root found by the Illinois (regula falsi) method,
+    vectorised, to ``1e-15`` in ``log alpha``: ``p < alpha`` exactly when the
+    ``1 - alpha`` interval excludes the null.
+    """
+    stat, df, n_df = np.broadcast_arrays(
+        *(np.asarray(v, dtype=np.float64) for v in (stat, df, n_df))
+    )
+    live = np.isfinite(stat) & (stat > 0) & ~np.isnan(df) & ~np.isnan(n_df)
+    out = np.where(stat <= 0, 1.0, np.nan)
+    out = np.where(np.isposinf(stat) & ~np.isnan(df) & ~np.isnan(n_df), 0.0, out)
+    if not live.any():
+        return out
+    s_, d_, n_ = stat[live], df[live], n_df[live]
+    log_s = np.log(s_)
+
+    def f(u):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            return log_s - np.log(_kg_critical(np.exp(u), d_, n_))
+
+    with np.errstate(divide="ignore"):
+        b = np.minimum(np.log(2.0 * stats.t.sf(s_, d_)), 0.0)
+    b = np.maximum(b, np.log(1e-300))
+    fb = f(b)
+    a = b - 1.0
+    fa = f(a)
+    for _ in range(12):  # widen until F(a) < 0 (or alpha reaches 1e-300)
+        grow = ~(fa < 0) & (a > np.log(1e-300))
+        if not grow.any():
+            break
+        a = np.where(grow, np.maximum(2.0 * a - b, np.log(1e-300)), a)
+        fa = np.where(grow, f(a), fa)
+    for _ in range(60):
+        if not (np.abs(b - a) > 1e-15 * np.maximum(np.abs(b), 1.0)).any():
+            break
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c = b - fb * (b - a) / (fb - fa)
+        c = np.where(
+            np.isfinite(c) & (c > np.minimum(a, b)) & (c < np.maximum(a, b)), c, 0.5 * (a + b)
+        )
+        fc = f(c)
+        flip = np.sign(fc) != np.sign(fb)
+        a, fa = np.where(flip, b, a), np.where(flip, fb, 0.5 * fa)
+        step = np.abs(c - b)
+        b, fb = c, fc
+        if not (step > 1e-14 * np.maximum(np.abs(b), 1.0)).any():
+            break
+    # The root's rejecting side: the end with F >= 0.
+    root = np.where(fb >= 0, b, a)
+    out[live] = np.minimum(np.exp(root), 1.0)
+    return out
+
+
+def wilson_test_p(
+    p: ArrayLike,
+    se: ArrayLike,
+    n: ArrayLike,
+    df: ArrayLike,
+    kish: ArrayLike,
+    null: ArrayLike = 0.5,
+    *,
+    row_var: ArrayLike | None = None,
+    alternative: str = "two-sided",
+) -> np.ndarray:
+    """p-value of ``p = null`` that inverts :func:`wilson_interval` exactly.
+
+    The larger of the levels at which the design-effect and the IID-capped score statistics
+    meet their critical values (:func:`_kg_p`). One-sided (``"greater"``: the truth above
+    ``null``): half the two-sided p on the estimate's side, so it is below ``alpha`` exactly
+    when the ``1 - 2 alpha`` interval lies beyond ``null``.
+
+    >>> round(float(wilson_test_p(0.6, 0.1, 40, 9.0, 10.0)), 4)
+    0.3472
+    >>> round(float(wilson_test_p(0.6, 0.1, 40, 9.0, 10.0, alternative="greater")), 4)
+    0.1736
+    """
+    _check_alternative(alternative)
+    p, se, n, df, kish, null = (np.asarray(v, dtype=np.float64) for v in (p, se, n, df, kish, null))
+    rv = p * (1.0 - p) if row_var is None else np.asarray(row_var, dtype=np.float64)
+    a, cap = _effective_n(p, se, n, kish, rv)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d_df, n_df = _kg_df(n, df)
+        s0 = np.sqrt(null * (1.0 - null))
+        d = np.abs(p - null) / s0
+        p_t = np.where(
+            se > 0, _kg_p(d * np.sqrt(a), d_df, n_df), 2.0 * stats.norm.sf(d * np.sqrt(a))
+        )
+        p_z = 2.0 * stats.norm.sf(d * np.sqrt(np.maximum(cap, 0.0)))
+    out = np.minimum(np.maximum(p_t, p_z), 1.0)
+    out = np.where(np.abs(p - null) == 0, 1.0, out)
+    if alternative != "two-sided":
+        right_side = (p > null) if alternative == "greater" else (p < null)
+        out = np.where(right_side, out / 2.0, 1.0 - out / 2.0)
+    return np.where(~np.isnan(df) & np.isfinite(p), out, np.nan)
+
+
+# -------------------- cluster_ratio_test
+
+
+@dataclass(frozen=True)
+class ClusterRatioResult(ResultDisplay):
+    """Result of :func:`cluster_ratio_test`: ``estimate``, its CR2 ``se``, the Bell-McCaffrey
+    ``df`` (at ``icc`` when ``y2`` was given, else NaN ``icc``), ``n_clusters``,
+    ``n_eff_clusters`` (Kish), ``statistic`` ``(estimate - null) / se``, ``p_value``, the
+    interval the test inverts (``ci_low``, ``ci_high``), ``null``, ``alternative``,
+    ``confidence``.
+    """
+
+    estimate: float
+    se: float
+    df: float
+    n_clusters: int
+    n_eff_clusters: float
+    statistic: float
+    p_value: float
+    ci_low: float
+    ci_high: float
+    null: float
+    alternative: str
+    confidence: float
+    icc: float = float("nan")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One-row DataFrame of the fields."""
+        return pd.DataFrame([self.__dict__])
+
+
+def cluster_ratio_test(
+    y: ArrayLike,
+    m: ArrayLike | None = None,
+    *,
+    y2: ArrayLike | None = None,
+    null: float = 0.0,
+    alternative: str = "two-sided",
+    confidence: float = 0.95,
+) -> ClusterRatioResult:
+    """CR2 / Bell-McCaffrey t test and interval of ``sum(y) / sum(m)`` over clusters.
+
+    The t form of :func:`win_rates`' net-win machinery (``method="cr2_t"``; with ``y2``, the
+    per-cluster sums of squared row values, the df under the exchangeable working model at
+    the rows' ANOVA ICC, as for net win; without, working independence), for other tests
+    (e.g. one-sided at a margin).
+
+    Parameters
+    ----------
+    y, m : array_like
+        Per-cluster sums of the row values and rows per cluster (default 1 each).
+    y2 : array_like, optional
+    null : float
+    alternative : {"two-sided", "greater", "less"}
+    confidence : float
+        Level of the interval (a one-sided bound for one-sided tests).
+
+    Returns
+    -------
+    ClusterRatioResult
+
+    Examples
+    --------
+    >>> net = [2, 0, 1, -1, 3, 1, 0, 2]  # wins - losses per task
+    >>> res = cluster_ratio_test(net, [3] * 8)
+    >>> round(res.estimate, 4), round(res.df, 1), round(res.p_value, 4)
+    (0.3333, 7.0, 0.0676)
+    >>> round(res.ci_low, 4), round(res.ci_high, 4)
+    (-0.0315, 0.6982)
+    >>> sizes = [1, 1, 2, 3, 5, 8]  # unequal tasks: the working model's df is lower
+    >>> net, decisive = [1, -1, 0, 1, 3, 6], [1, 1, 2, 1, 3, 6]  # wins - losses, wins + losses
+    >>> indep = cluster_ratio_test(net, sizes)
+    >>> exch = cluster_ratio_test(net, sizes, y2=decisive)
+    >>> round(indep.df, 2), round(exch.df, 2), round(exch.icc, 3)
+    (2.98, 2.27, 0.232)
+    """
+    _check_alternative(alternative)
+    confidence = check_confidence(confidence)
+    y_arr = np.asarray(y, dtype=np.float64).reshape(-1)
+    m_arr = np.ones_like(y_arr) if m is None else np.asarray(m, dtype=np.float64).reshape(-1)
+    if y_arr.shape != m_arr.shape:
+        raise ValueError("y and m must have one entry per cluster")
+    if np.any(m_arr <= 0) or not np.all(np.isfinite(m_arr)) or not np.all(np.isfinite(y_arr)):
+        raise ValueError("m must be positive and y, m finite")
+    gid = np.zeros(len(y_arr), dtype=np.int64)
+    est, se, df, n_clusters, _, kish = cr2_ratio(y_arr[:, None], m_arr, gid, 1)
+    icc = np.nan
+    if y2 is not None:
+        y2_arr = np.asarray(y2, dtype=np.float64).reshape(-1)
+        if y2_arr.shape != y_arr.shape or not np.all(np.isfinite(y2_arr)):
+            raise ValueError("y2 must be finite, with one entry per cluster")
+        icc = float(anova_icc(y_arr, y2_arr, m_arr, gid, 1)[0])
+        df = bm_df_exchangeable(m_arr, icc, gid, 1)
+    e, s, d = float(est[0, 0]), float(se[0, 0]), float(df[0])
+    low, high = t_interval(e, s, d, confidence, alternative=alternative)
+    p = t_test_p(e, s, d, null, alternative=alternative)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = (e - null) / s if s > 0 else np.nan
+    return ClusterRatioResult(
+        estimate=e,
+        se=s,
+        df=d,
+        n_clusters=int(n_clusters[0]),
+        n_eff_clusters=float(kish[0]),
+        statistic=float(stat),
+        p_value=float(p),
+        ci_low=float(low),
+        ci_high=float(high),
+        null=float(null),
+        alternative=alternative,
+        confidence=confidence,
+        icc=icc,
+    )
+
+
+# -------------------- the rates' array core
+
+RATE_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
+WIN_RATE_METHODS = (
+    "cr2_wilson",
+    "cr2_t",
+    "cluster_wilson",
+    "cluster_t",
+    *BOOTSTRAP_METHODS,
+    "wild_webb",
+    "iid_wilson",
+)
+DEFAULT_METHOD = "cr2_wilson"
+#: Designs with fewer effective clusters (Kish) than this are flagged and warned about.
+FEW_CLUSTERS = 8.0
+# Parameter range of each rate (net win lives on [-1, 1]).
+_RANGE_LOW = np.array([0.0, 0.0, 0.0, -1.0, 0.0])
+_RANGE_HIGH = np.array([1.0, 1.0, 1.0, 1.0, 1.0])
+# Bootstrap distributions of a batch of groups, held at once to compute their intervals.
+_BATCH_BYTES = 64 * 2**20
+
+
+def rate_arrays(
+    wins: np.ndarray,
+    ties: np.ndarray,
+    losses: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+    *,
+    method: str = DEFAULT_METHOD,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | int | None = None,
+    net_win_test: bool = True,
+    also: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The five rates with SEs, intervals, df and the net-win test from per-cluster counts.
+
+    The array core of :func:`win_rates`: ``wins``, ``ties``, ``losses`` count the verdicts of
+    each (group, cluster) cell and ``gid`` is its group; simulations give each evaluation a
+    group. ``net_win_test=False`` skips the p-value's root search. ``also`` names more
+    bootstrap methods read from the same resamples as ``method``'s.
+
+    Returns
+    -------
+    dict of ndarray
+        ``est``, ``se``, ``low``, ``high`` (groups x rates), ``net_win_p``, ``df``,
+        ``net_win_df``, ``net_win_icc``, ``n_eff_clusters``, ``few_clusters``, ``ci_note``,
+        ``n``, ``n_clusters``; with ``also``, ``also``: ``{method: (low, high)}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = rate_arrays(np.array([2, 1, 3, 0]), np.array([1, 1, 0, 1]), np.array([0, 1, 0, 2]),
+    ...                 np.zeros(4, dtype=int), 1)
+    >>> r["est"][0].round(3).tolist()  # win, tie, loss, net win, score
+    [0.5, 0.25, 0.25, 0.25, 0.625]
+    >>> round(float(r["df"][0]), 3), bool(r["few_clusters"][0])
+    (3.0, True)
+    """
+    _check_rule(method, WIN_RATE_METHODS, "method")
+    also = tuple(also)
+    if also and not set((method, *also)) <= set(BOOTSTRAP_METHODS):
+        raise ValueError(f"also: bootstrap methods ({BOOTSTRAP_METHODS}) beside one, got {also}")
+    extra: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    wins, ties, losses = (np.asarray(v, dtype=np.float64) for v in (wins, ties, losses))
+    gid = np.asarray(gid, dtype=np.int64)
+    denom = wins + ties + losses
+    numerators = np.stack([wins, ties, losses, wins - losses, wins + 0.5 * ties], axis=1)
+    used = denom > 0  # clusters with no counted verdict carry no information on a rate
+    y, m, g = numerators[used], denom[used], gid[used]
+    est, se2, df2, n_clusters, n, kish = cr2_ratio(y, m, g, n_groups)
+    # Row-level variance of each statistic (0/1 rates: p(1-p); score: 0, 1/2, 1 values).
+    row_var = est * (1.0 - est)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sq = segment_sum((wins + 0.25 * ties)[used, None], g, n_groups)[:, 0]
+        row_var[:, 4] = np.maximum(sq / n - est[:, 4] ** 2, 0.0)
+        row_var[:, 3] = 4.0 * row_var[:, 4]
+    if method in ("cluster_t", "cluster_wilson", "wild_webb", *BOOTSTRAP_METHODS):
+        _, se, _, _ = cr1_ratio(y, m, g, n_groups)
+        df = np.where(n_clusters > 1, n_clusters - 1.0, np.nan)
+    elif method == "iid_wilson":
+        se = np.sqrt(row_var / n[:, None])
+        df = np.where(n > 1, np.inf, np.nan)
+    else:
+        se, df = se2, df2
+    if method in ("cr2_wilson", "cr2_t"):
+        # Net win (and score, the same statistic) gets the Satterthwaite df under an
+        # exchangeable working model at the ICC of its own row values: with unequal task
+        # sizes the working-independence df let the net-win test reject 6.4 % at 5 %
+        # (benchmarks/coverage.py); equal sizes keep C - 1 whatever the ICC.
+        icc = anova_icc(y[:, 4], (wins + 0.25 * ties)[used], m, g, n_groups)
+        net_df = bm_df_exchangeable(m, icc, g, n_groups)
+    else:
+        icc, net_df = np.full(n_groups, np.nan), df
+    dfs = np.repeat(df[:, None], len(RATE_NAMES), axis=1)
+    dfs[:, 3:] = net_df[:, None]
+    # Boundary size where no spread is observed: Kish's effective clusters (the largest
+    # design effect the cluster sizes allow); the verdicts themselves for the IID interval.
+    boundary_n = n if method == "iid_wilson" else kish
+    if method in ("cr2_wilson", "cluster_wilson", "iid_wilson"):
+        low, high, p_net = _score_construction(
+            est, se, n, dfs, boundary_n, row_var, confidence, net_win_test
+        )
+    elif method in ("cr2_t", "cluster_t"):
+        low, high = t_interval(est, se, dfs, confidence)
+        low = np.clip(low, _RANGE_LOW, _RANGE_HIGH)
+        high = np.clip(high, _RANGE_LOW, _RANGE_HIGH)
+        p_net = t_test_p(est[:, 3], se[:, 3], net_df) if net_win_test else np.full(n_groups, np.nan)
+        # No spread observed (a rate at 0 or 1, or every task alike): the t interval has
+        # zero width, so take the boundary score construction, which keeps the df.
+        flat = se <= 0
+        if flat.any():
+            b_low, b_high, b_p = _score_construction(
+                est, se, n, dfs, kish, row_var, confidence, net_win_test
+            )
+            low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
+            p_net = np.where(flat[:, 3], b_p, p_net)
+    elif method == "wild_webb":
+        gen = as_generator(rng)
+        width = int(np.bincount(g, minlength=n_groups).max(initial=1))
+        v = wild_weights(width, n_resamples, gen, method="webb")
+        low = np.full_like(est, np.nan)
+        high = np.full_like(est, np.nan)
+        for j in range(len(RATE_NAMES)):  # five statistics, each vectorised over groups
+            low[:, j], high[:, j] = wild_cluster_interval(
+                y[:, j],
+                m,
+                g,
+                n_groups,
+                confidence=confidence,
+                weights=v,
+                bounds=(_RANGE_LOW[j], _RANGE_HIGH[j]),
+            )
+        p_net = wild_cluster_p(y[:, 3], m, g, n_groups, 0.0, v)
+        flat = ~(se > 0)
+        if flat.any():
+            b_low, b_high, b_p = _score_construction(est, se, n, dfs, kish, row_var, confidence)
+            low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
+            p_net = np.where(flat[:, 3], b_p, p_net)
+    else:
+        ends = _bootstrap_intervals(
+            np.stack([wins[used], ties[used], m], axis=1),
+            g,
+            n_groups,
+            methods=(method, *also),
+            n_resamples=n_resamples,
+            confidence=confidence,
+            rng=as_generator(rng),
+        )
+        b_low, b_high, _ = _score_construction(est, se, n, dfs, kish, row_var, confidence, False)
+        for name, (lo, hi) in ends.items():
+            flat = ~(hi - lo > 0)
+            ends[name] = (np.where(flat, b_low, lo), np.where(flat, b_high, hi))
+        low, high = ends.pop(method)
+        extra = ends
+        p_net = np.full(n_groups, np.nan)  # a bootstrap interval is not a test here
+    note = np.full(n_groups, "", dtype=object)
+    if method in BOOTSTRAP_METHODS:
+        note[:] = "net_win_p not computed for bootstrap intervals"
+    note[n_clusters == 1] = (
+        "one cluster: no between-task variation can be estimated "
+        "(method='iid_wilson' gives an IID interval over verdicts)"
+    )
+    if method == "iid_wilson":
+        note[:] = "IID interval over verdicts: ignores clustering by task"
+    note[n == 0] = "no counted verdicts"
+    one = (n_clusters <= 1) & (method != "iid_wilson")
+    low[one], high[one], p_net[one] = np.nan, np.nan, np.nan
+    for lo, hi in extra.values():
+        lo[one], hi[one] = np.nan, np.nan
+    out: dict[str, Any] = {
+        "est": est,
+        "se": np.where(one[:, None], np.nan, se),
+        "low": low,
+        "high": high,
+        "net_win_p": p_net,
+        "df": df,
+        "net_win_df": np.where(one, np.nan, net_df),
+        "net_win_icc": icc,
+        "n_eff_clusters": kish,
+        "few_clusters": ~(kish >= FEW_CLUSTERS),
+        "ci_note": note,
+        "n": n,
+        "n_clusters": n_clusters,
+    }
+    if also:
+        out["also"] = extra
+    return out
+
+
+def _score_construction(est, se, n, dfs, kish, row_var, confidence, net_win_test=True):
+    """Score interval of each rate (net win from the score's) and the net-win test (NaN
+    unless ``net_win_test``); ``dfs`` is (groups x rates), net win's and score's the same."""
+    p = est.copy()
+    s = se.copy()
+    rv = row_var.copy()
+    # Net win is 2 * score - 1: work on the score scale for it.
+    p[:, 3], s[:, 3], rv[:, 3] = p[:, 4], s[:, 4], rv[:, 4]
+    low, high = wilson_interval(p, s, n[:, None], dfs, kish[:, None], confidence, row_var=rv)
+    low[:, 3], high[:, 3] = 2.0 * low[:, 3] - 1.0, 2.0 * high[:, 3] - 1.0
+    if not net_win_test:
+        return low, high, np.full(len(n), np.nan)
+    p_net = wilson_test_p(p[:, 4], s[:, 4], n, dfs[:, 4], kish, 0.5, row_var=rv[:, 4])
+    return low, high, p_net
+
+
+def _rates_from_sums(s: np.ndarray) -> np.ndarray:
+    w, t, n = s[..., 0], s[..., 1], s[..., 2]
+    loss = n - w - t
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.stack([w / n, t / n, loss / n, (w - loss) / n, (w + 0.5 * t) / n], axis=-1)
+
+
+def _bootstrap_intervals(
+    stats: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+    statistic=_rates_from_sums,
+    *,
+    methods: Sequence[str],
+    n_resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+    clip: tuple = (_RANGE_LOW, _RANGE_HIGH),
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Interval ends (groups x statistics) of each bootstrap method in ``methods`` from the
+    per-cluster ``stats`` (rows, with their group ``gid``), all from one bootstrap
+    distribution per group (the same resamples for every method), clipped to ``clip``."""
+    n_stats = len(np.atleast_1d(clip[0]))
+    ends = {}
+    for method in methods:
+        low = np.full((n_groups, n_stats), np.nan)
+        ends[method] = (low, np.full_like(low, np.nan))
+    order = np.argsort(gid, kind="stable")
+    bounds = np.searchsorted(gid[order], np.arange(n_groups + 1))
+    sizes = np.diff(bounds)
+    todo = np.flatnonzero(sizes >= 2)
+    if not todo.size:
+        return ends
+    # The draws are made group after group (the generator's stream, so the numbers, do not
+    # depend on the batching); the intervals of a batch of groups are computed at once.
+    width = int(sizes.max())
+    per_group = 8 * n_stats * (n_resamples + width)
+    step = max(1, _BATCH_BYTES // per_group)
+    for start in range(0, todo.size, step):
+        batch = todo[start : start + step]
+        theta_b = np.empty((batch.size, n_resamples, n_stats))
+        theta_hat = np.empty((batch.size, n_stats))
+        jack = np.full((batch.size, width, n_stats), np.nan) if "bca" in methods else None
+        for k, g in enumerate(batch):
+            cs = stats[order[bounds[g] : bounds[g + 1]]]
+            theta_hat[k] = statistic(cs.sum(axis=0))
+            theta_b[k] = bootstrap_distribution(cs, statistic, n_resamples, rng)
+            if jack is not None:
+                jack[k, : len(cs)] = statistic(cs.sum(axis=0) - cs)
+        if len(ends) > 1:  # one sort serves every method's quantiles
+            theta_b.sort(axis=1)
+        for method, (low, high) in ends.items():
+            lo, hi = interval_from_distribution(
+                theta_b, theta_hat, confidence, method, jack, presorted=len(ends) > 1
+            )
+            low[batch] = np.clip(lo, *clip)
+            high[batch] = np.clip(hi, *clip)
+    return ends
+
+
+# -------------------- missing-answer rules
+
+NO_ANSWER_RULES = ("exclude", "arm_aware", "loss", "win", "tie")
+INVALID_RULES = ("exclude", "loss", "win", "tie")
+_ARM_AWARE = {"with": "loss", "without": "win", "both": "tie"}
+_PAIR_CALL = ["task_id", "replicate", "judge", "rubric"]
+_OK, _NO_ANSWER, _INVALID = (
+    STATUS_DTYPE.categories.get_loc(s) for s in ("ok", "no_answer", "invalid")
+)
+_OUTCOME_CODE = {o: OUTCOME_DTYPE.categories.get_loc(o) for o in ("loss", "tie", "win")}
+
+
+def _check_rule(value: str, allowed: tuple[str, ...], name: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+def category_codes(s: pd.Series, dtype: pd.CategoricalDtype) -> np.ndarray:
+    """Writable codes of ``s`` in ``dtype`` (-1: missing, or a value outside it), by one
+    hash pass over the column and a lookup of its few distinct values."""
+    if isinstance(s.dtype, pd.CategoricalDtype) and s.dtype == dtype:
+        return np.array(s.cat.codes.to_numpy(), dtype=np.int8)
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    known = pd.Index(list(dtype.categories)).get_indexer(pd.Index(uniques).astype(object))
+    lookup = np.append(known, -1).astype(np.int8)  # code -1 (NA) reads the appended -1
+    return lookup[codes]
+
+
+def _over_budget_roles(frame: pd.DataFrame) -> pd.Series:
+    """``over_budget_arm`` as roles: ``with`` (arm_a's side), ``without`` (arm_b's), ``both``;
+    a frame with a pair of arms may name the arm itself."""
+    arm = frame["over_budget_arm"].astype(object)
+    if set(ARM_COLUMNS) <= set(frame.columns):
+        arm = arm.where(arm != frame["arm_a"].astype(object), "with")
+        arm = arm.where(arm != frame["arm_b"].astype(object), "without")
+    return arm
+
+
+def _both_orders(frame: pd.DataFrame, na_rows: np.ndarray) -> pd.DataFrame:
+    """Give an unshown no_answer pair one row per order where its judge showed both.
+
+    A judged blind-rubric pair shown in both orders has two rows; the single order-less
+    row added for an over-budget pair would otherwise weigh half as much as a judged pair.
+    A (judge, rubric) counts as "both orders" when at least half of its judged pairs have
+    two distinct orders.
+    """
+    if not {"order", *_PAIR_CALL} <= set(frame.columns):
+        return frame
+    call = [*_PAIR_CALL, *(c for c in ARM_COLUMNS if c in frame.columns)]
+    order = frame["order"]
+    lone = na_rows & order.isna().to_numpy()
+    if not lone.any():
+        return frame
+    shown = frame.loc[~na_rows & order.notna().to_numpy(), [*call, "order"]]
+    key = [frame[c].astype(str) for c in ("judge", "rubric")]
+    if shown.empty:
+        return frame
+    per_pair = (
+        shown.assign(judge=shown["judge"].astype(str), rubric=shown["rubric"].astype(str))
+        .groupby(call, observed=True)["order"]
+        .nunique()
+    )
+    share = (per_pair >= 2).groupby(level=["judge", "rubric"]).mean()
+    both = set(share.index[share.to_numpy() >= 0.5])
+    if not both:
+        return frame
+    combo = pd.Series(list(zip(key[0], key[1], strict=True)), index=frame.index)
+    grow = lone & combo.isin(both).to_numpy()
+    if not grow.any():
+        return frame
+    extra = frame.loc[grow]
+    first = extra.assign(order=ORDERS[0])
+    second = extra.assign(order=ORDERS[1])
+    kept = frame.loc[~grow]
+    out = pd.concat([kept, first, second], ignore_index=False)
+    out["order"] = out["order"].astype(frame["order"].dtype)
+    return out.sort_index(kind="stable").reset_index(drop=True)
+
+
+def apply_missing_rule(
+    frame: pd.DataFrame,
+    *,
+    no_answer_as: str = "exclude",
+    invalid_as: str = "exclude",
+) -> pd.DataFrame:
+    """A copy of a verdict frame whose ``no_answer`` / ``invalid`` rows follow a rule.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Verdict frame with ``status`` and ``outcome``; ``over_budget_arm`` (``"with"``,
+        ``"without"``, ``"both"``, or the arm's name where the frame has ``arm_a``/``arm_b``)
+        for ``"arm_aware"``.
+    no_answer_as : {"exclude", "arm_aware", "loss", "win", "tie"}
+        ``"arm_aware"``: a loss for arm_a where only it went over budget, a win where only
+        arm_b did, a tie where both did; the others count every such pair as that outcome.
+    invalid_as : {"exclude", "loss", "win", "tie"}
+        The same for unreadable judge output; never a loss unless asked.
+
+    Returns
+    -------
+    DataFrame
+        Rewritten rows get ``status="ok"`` and the rule's ``outcome``; ``imputed_from`` keeps
+        their original status. An order-less ``no_answer`` row of a judge that showed most
+        pairs in both orders becomes one row per order (compute ``position_bias`` on the
+        original frame).
+
+    Raises
+    ------
+    DataError
+        ``arm_aware`` with a ``no_answer`` row whose ``over_budget_arm`` is missing or unknown.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({
+    ...     "task_id": ["a", "b", "c", "d"],
+    ...     "status": ["ok", "no_answer", "no_answer", "invalid"],
+    ...     "over_budget_arm": [None, "with", "without", None],
+    ...     "outcome": ["win", None, None, None],
+    ... })
+    >>> out = apply_missing_rule(frame, no_answer_as="arm_aware")
+    >>> out[["task_id", "status", "outcome", "imputed_from"]]
+      task_id   status outcome imputed_from
+    0       a       ok     win          NaN
+    1       b       ok    loss    no_answer
+    2       c       ok     win    no_answer
+    3       d  invalid     NaN          NaN
+    """
+    _check_rule(no_answer_as, NO_ANSWER_RULES, "no_answer_as")
+    _check_rule(invalid_as, INVALID_RULES, "invalid_as")
+    check_columns(frame, ["status", "outcome"])
+    # Categorical codes throughout: a million-row frame's strings are read once, not
+    # boxed into Python objects per rule (missing_bounds applies four).
+    status = category_codes(frame["status"], STATUS_DTYPE)
+    na_rows = status == _NO_ANSWER
+    if no_answer_as == "arm_aware" and na_rows.any():
+        if "over_budget_arm" not in frame.columns:
+            raise DataError(
+                "no_answer_as='arm_aware' needs the over_budget_arm column: rebuild the "
+                "frame with evalstats.verdict_frame",
+                field="over_budget_arm",
+            )
+        arm = _over_budget_roles(frame)
+        lacking = na_rows & arm.isna().to_numpy()
+        if lacking.any():
+            raise DataError(
+                "no_answer row without over_budget_arm: cannot tell which arm went over",
+                line=int(np.flatnonzero(lacking)[0]),
+                field="over_budget_arm",
+            )
+        bad = na_rows & ~arm.isin(list(_ARM_AWARE)).to_numpy()
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"unknown over_budget_arm {arm.iloc[pos]!r}; expected one of {list(_ARM_AWARE)}",
+                line=pos,
+                field="over_budget_arm",
+            )
+    # Only whole columns are replaced below, so a shallow copy leaves the caller's intact.
+    out = frame.copy(deep=False)
+    if no_answer_as != "exclude" and na_rows.any():
+        grown = _both_orders(out, na_rows)
+        if grown is not out:
+            out = grown
+            status = category_codes(out["status"], STATUS_DTYPE)
+            na_rows = status == _NO_ANSWER
+    outcome = category_codes(out["outcome"], OUTCOME_DTYPE)
+    imputed = np.full(len(out), -1, dtype=np.int8)
+    if no_answer_as != "exclude":
+        if no_answer_as == "arm_aware":
+            # Read only where there is a no-answer to place: a frame with none needs no
+            # over_budget_arm (nothing to rewrite; the rule is then "exclude").
+            arm = _over_budget_roles(out)[na_rows] if na_rows.any() else pd.Series([])
+            fill = category_codes(arm.astype(object).map(_ARM_AWARE), OUTCOME_DTYPE)
+        else:
+            fill = _OUTCOME_CODE[no_answer_as]
+        outcome[na_rows] = fill
+        imputed[na_rows] = _NO_ANSWER
+    if invalid_as != "exclude":
+        inv = status == _INVALID
+        outcome[inv] = _OUTCOME_CODE[invalid_as]
+        imputed[inv] = _INVALID
+    new_status = status.copy()
+    new_status[imputed >= 0] = _OK
+    out["status"] = pd.Categorical.from_codes(new_status, dtype=STATUS_DTYPE)
+    out["outcome"] = pd.Categorical.from_codes(outcome, dtype=OUTCOME_DTYPE)
+    out["imputed_from"] = pd.Categorical.from_codes(imputed, dtype=STATUS_DTYPE)
+    return out
+
+
+# -------------------- win_rates
+
+
+def win_rates(
+    frame: pd.DataFrame,
+    *,
+    by: str | Sequence[str] | None = DEFAULT_BY,
+    cluster: str = "task_id",
+    method: str = DEFAULT_METHOD,
+    no_answer_as: str = "exclude",
+    invalid_as: str | None = None,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+    detail: bool = False,
+) -> ResultFrame:
+    """Win/tie/loss rates, net win and score per group, with task-clustered SEs and CIs.
+
+    Rates are ratio estimators over the counted verdicts: ``net_win = win - loss``,
+    ``score = win + tie / 2``. The task is the cluster; the methods, and the coverage study
+    that chose the default, are in ``docs/methods.md`` (Rates).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Verdict frame: ``status``, ``outcome`` (NA unless ok), the ``cluster`` and ``by``
+        columns.
+    by : str, list of str or None
+        Grouping columns; None gives one group. The default ``("rubric", "judge")`` drops
+        ``rubric`` only for a frame without it and adds ``arm_a``, ``arm_b`` where the frame
+        has them: one result per pair of arms. A ``by`` that pools rubrics is refused.
+    cluster : str
+        The unit of independence (the task).
+    method : str, one of :data:`WIN_RATE_METHODS`
+        Interval and net-win test: ``"cr2_wilson"`` (default), ``"cr2_t"``,
+        ``"cluster_wilson"``, ``"cluster_t"`` (CR1, C - 1 df), the cluster bootstrap
+        (``"bca"``, ``"percentile"``, ``"basic"``; no test), ``"wild_webb"`` or
+        ``"iid_wilson"`` (ignores the clustering).
+    no_answer_as : {"exclude", "arm_aware", "loss", "win", "tie"}
+        Over-budget pairs (``no_answer``): left out, placed by the arm that went over
+        (``over_budget_arm``: arm_a alone over budget loses, arm_b alone wins, both tie), or
+        all counted as one outcome (see :func:`missing_bounds`). ``error`` rows never count.
+    invalid_as : {"exclude", "loss", "win", "tie"}, optional
+        Unreadable judge output; default ``"exclude"`` (``"loss"`` when
+        ``no_answer_as="loss"``, the earlier sensitivity view).
+    n_resamples, confidence, rng
+        Resamples (bootstrap methods), the level, the random source.
+    detail : bool
+        Also join the diagnostics onto every row.
+
+    Returns
+    -------
+    ResultFrame
+        One row per group and statistic (``win_rate``, ``tie_rate``, ``loss_rate``,
+        ``net_win``, ``score``) in the tidy shape; ``p_value`` is the test of net win = 0
+        that the net-win interval inverts (on ``net_win`` and ``score``); ``df`` the
+        Bell-McCaffrey df (net win's under the exchangeable working model); ``ci_note`` why an
+        interval is missing or what it ignores. ``.diagnostics``: ``n``, ``n_pairs``,
+        ``n_clusters``, ``wins``, ``ties``, ``losses``, ``no_answer``, ``invalid``,
+        ``error``, ``sign_test_p`` (IID), ``n_eff_clusters`` (Kish), ``few_clusters``, the
+        rules, and the no-answers by arm where the frame has ``over_budget_arm``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({
+    ...     "task_id": ["a", "a", "b", "b", "c", "c"],
+    ...     "judge": "j1",
+    ...     "status": ["ok", "ok", "ok", "ok", "ok", "no_answer"],
+    ...     "outcome": ["win", "tie", "win", "loss", "win", None],
+    ... })
+    >>> res = win_rates(frame)
+    >>> res[["judge", "statistic", "estimate", "n", "n_tasks"]]
+      judge  statistic  estimate  n  n_tasks
+    0    j1   win_rate       0.6  5        3
+    1    j1   tie_rate       0.2  5        3
+    2    j1  loss_rate       0.2  5        3
+    3    j1    net_win       0.4  5        3
+    4    j1      score       0.7  5        3
+    >>> res.diagnostics[["judge", "wins", "ties", "losses", "no_answer"]]
+      judge  wins  ties  losses  no_answer
+    0    j1     3     1       1          1
+    >>> loss = win_rates(frame, no_answer_as="loss").set_index("statistic")
+    >>> float(loss.loc["loss_rate", "estimate"])
+    0.3333333333333333
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a DataFrame, got {type(frame).__name__}")
+    by_cols = default_by(frame, by)
+    refuse_pooled_rubrics(frame, by_cols, "win_rates")
+    refuse_pooled_arms(frame, by_cols, "win_rates")
+    _check_rule(method, WIN_RATE_METHODS, "method")
+    _check_rule(no_answer_as, NO_ANSWER_RULES, "no_answer_as")
+    if invalid_as is None:
+        invalid_as = "loss" if no_answer_as == "loss" else "exclude"
+    _check_rule(invalid_as, INVALID_RULES, "invalid_as")
+    imputed = no_answer_as != "exclude" or invalid_as != "exclude"
+    if imputed:
+        # Rewritten rows become ok verdicts; ``imputed_from`` keeps what they were.
+        frame = apply_missing_rule(frame, no_answer_as=no_answer_as, invalid_as=invalid_as)
+    confidence = check_confidence(confidence)
+    if method in BOOTSTRAP_METHODS:
+        n_resamples = check_n_resamples(n_resamples)
+    category = row_categories(frame, by_cols, cluster)
+    groups, gid, counts, cell_of_row = cluster_counts(frame, by_cols, cluster, category)
+
+    wins, ties, losses_view = counts[:, WIN], counts[:, TIE], counts[:, LOSS]
+    n_groups = len(groups)
+    res = rate_arrays(
+        wins,
+        ties,
+        losses_view,
+        gid,
+        n_groups,
+        method=method,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        rng=rng,
+    )
+    total = segment_sum(counts, gid, n_groups)
+    l_tot = segment_sum(losses_view[:, None], gid, n_groups)[:, 0]
+
+    diag: dict[str, object] = {c: groups[c] for c in by_cols}
+    diag["n"] = res["n"].astype(np.int64)
+    diag["n_pairs"] = pair_counts(frame, category, cell_of_row, gid, n_groups)
+    diag["n_clusters"] = res["n_clusters"].astype(np.int64)
+    for name, col in (
+        ("wins", WIN),
+        ("ties", TIE),
+        ("losses", LOSS),
+        ("no_answer", NO_ANSWER),
+        ("invalid", INVALID),
+        ("error", ERROR),
+    ):
+        diag[name] = total[:, col].astype(np.int64)
+    if imputed:  # the missing answers the rule counted are still reported as missing
+        for name in ("no_answer", "invalid"):
+            hit = (frame["imputed_from"] == name).fillna(False).to_numpy(dtype=bool)
+            rewritten = np.bincount(gid[cell_of_row[hit]], minlength=n_groups)
+            diag[name] = rewritten + total[:, STATUS_COL[name]].astype(np.int64)
+    diag["sign_test_p"] = sign_test_p(total[:, WIN], l_tot)
+    diag["n_eff_clusters"] = res["n_eff_clusters"]
+    diag["few_clusters"] = res["few_clusters"]
+    diag["no_answer_as"] = np.full(n_groups, no_answer_as, dtype=object)
+    diag["invalid_as"] = np.full(n_groups, invalid_as, dtype=object)
+    ci_note = res["ci_note"]
+    if no_answer_as == "exclude" and "over_budget_arm" in frame.columns:
+        arm_diag, ci_note = _unbalanced_no_answers(
+            frame,
+            gid[cell_of_row],
+            groups[by_cols],
+            ci_note,
+            (res["low"][:, 3], res["high"][:, 3]),
+            by=by,
+            cluster=cluster,
+            method=method,
+            invalid_as=invalid_as,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            rng=rng,
+        )
+        diag.update(arm_diag)
+    diagnostics = pd.DataFrame(diag, index=pd.RangeIndex(n_groups))
+    shared = {
+        "n": diag["n"],
+        "n_tasks": diag["n_clusters"],
+        "method": method,
+        "confidence": confidence,
+        "ci_note": ci_note,
+    }
+    no_test = np.full(n_groups, np.nan)
+    statistics = [
+        (
+            name,
+            {
+                "estimate": res["est"][:, j],
+                "se": res["se"][:, j],
+                "ci_low": res["low"][:, j],
+                "ci_high": res["high"][:, j],
+                # net win and score are one statistic (net = 2 score - 1): one test, one df
+                "p_value": res["net_win_p"] if j >= 3 else no_test,
+                "df": res["net_win_df"] if j >= 3 else res["df"],
+                **shared,
+            },
+        )
+        for j, name in enumerate(RATE_NAMES)
+    ]
+    out = stack_statistics(groups[by_cols], statistics, diagnostics=diagnostics, extra=("ci_note",))
+    _warn_few_clusters(diagnostics, by_cols)
+    return with_detail(out) if detail else out
+
+
+#: Two-sided exact binomial p-value (WITH-only vs WITHOUT-only no-answers, even split)
+#: below which the no-answers count as unbalanced between the arms.
+UNBALANCED_P = 0.05
+
+
+def _unbalanced_no_answers(frame, row_gid, groups, ci_note, net_ci, **kwargs):
+    """Per group: the no-answers by arm, whether they are unbalanced, and the arm-aware net
+    win beside the default; a note appended to ``ci_note`` where they are unbalanced (exact
+    binomial p below :data:`UNBALANCED_P`) or where placing them by arm changes the
+    conclusion (the arm-aware net-win interval excludes 0 where the default does not, or
+    the reverse, or the two estimates differ in sign): the no-answers are then correlated
+    with the outcome as far as the data show it.
+
+    Excluding over-budget pairs is unbiased only if the arms go over budget alike; when one
+    arm does so far more often the excluded pairs are that arm's failures, and the
+    intention-to-treat (arm-aware) count can disagree in sign.
+    """
+    n_groups = len(groups)
+    arm = _over_budget_roles(frame).to_numpy()
+    na = (frame["status"].astype(object) == "no_answer").to_numpy()
+    counts = {}
+    for side in ("with", "without", "both"):
+        hit = na & (arm == side)
+        counts[side] = np.bincount(row_gid[hit], minlength=n_groups).astype(np.int64)
+    one_sided = counts["with"] + counts["without"]
+    low = np.minimum(counts["with"], counts["without"])
+    # Exact two-sided binomial test of an even split, vectorised: 2 P(X <= min).
+    p = np.minimum(1.0, 2.0 * stats.binom.cdf(low, one_sided, 0.5))
+    p = np.where(one_sided > 0, p, 1.0)
+    unbalanced = p < UNBALANCED_P
+    out = {
+        "no_answer_with": counts["with"],
+        "no_answer_without": counts["without"],
+        "no_answer_both": counts["both"],
+        "no_answer_balance_p": p,
+        "no_answer_unbalanced": unbalanced,
+        "arm_aware_net_win": np.full(n_groups, np.nan),
+        "arm_aware_ci_low": np.full(n_groups, np.nan),
+        "arm_aware_ci_high": np.full(n_groups, np.nan),
+    }
+    if not (one_sided > 0).any():
+        return out, ci_note
+    aware = win_rates(frame, no_answer_as="arm_aware", **kwargs)
+    aware = aware.loc[aware["statistic"] == "net_win"]
+    by_cols = list(groups.columns)
+    if by_cols:
+        keyed = aware.set_index(by_cols)[["estimate", "ci_low", "ci_high"]]
+        aware_rows = keyed.reindex(
+            pd.MultiIndex.from_frame(groups) if len(by_cols) > 1 else pd.Index(groups[by_cols[0]])
+        )
+    else:
+        aware_rows = aware[["estimate", "ci_low", "ci_high"]]
+    est, lo, hi = (aware_rows[c].to_numpy(dtype=float) for c in ("estimate", "ci_low", "ci_high"))
+    out.update(arm_aware_net_win=est, arm_aware_ci_low=lo, arm_aware_ci_high=hi)
+    d_lo, d_hi = net_ci
+    with np.errstate(invalid="ignore"):
+        verdict = np.sign(np.where(d_lo > 0, 1, np.where(d_hi < 0, -1, 0)))
+        aware_verdict = np.where(lo > 0, 1, np.where(hi < 0, -1, 0))
+        changes = (one_sided > 0) & (
+            (verdict != aware_verdict) | (np.sign(est) * np.sign(0.5 * (d_lo + d_hi)) < 0)
+        )
+    out["no_answer_changes_conclusion"] = changes
+    flagged = (unbalanced | changes) & (one_sided > 0)
+    note = np.asarray(ci_note, dtype=object).copy()
+    for i in np.flatnonzero(flagged):  # the few flagged groups, to word their notes
+        why = (
+            f"unbalanced between arms (exact p = {p[i]:.2g})"
+            if unbalanced[i]
+            else "placed by arm, they change the conclusion"
+        )
+        text = (
+            f"no-answers {why}: WITH alone over budget {counts['with'][i]}, WITHOUT alone "
+            f"{counts['without'][i]}; excluding them favours the arm that failed more; "
+            f"arm-aware net win {est[i]:+.3f} [{lo[i]:+.3f}, {hi[i]:+.3f}] "
+            "(no_answer_as='arm_aware'; bounds: missing_bounds)"
+        )
+        note[i] = f"{note[i]}; {text}" if note[i] else text
+    return out, note
+
+
+def _warn_few_clusters(out: pd.DataFrame, by_cols: list[str]) -> None:
+    # One-cluster groups (e.g. per-task rows) carry their reason in ci_note instead.
+    few = out["few_clusters"].to_numpy(bool) & (out["n_clusters"].to_numpy() > 1)
+    if not few.any():
+        return
+    if by_cols:
+        names = [
+            ", ".join(f"{c}={out[c].iloc[i]}" for c in by_cols) for i in np.flatnonzero(few)[:5]
+        ]
+        more = f" and {int(few.sum()) - 5} more" if few.sum() > 5 else ""
+        where = "; ".join(names) + more
+    else:
+        where = "the whole frame"
+    warnings.warn(
+        f"fewer than {FEW_CLUSTERS:g} effective clusters (Kish) in {where}: "
+        "cluster-robust intervals rest on few tasks (see the df and n_eff_clusters columns)",
+        EvalstatsWarning,
+        stacklevel=3,
+    )
+
+
+# -------------------- missing-answer bounds
+
+#: How the missing answers are counted in the rows of :func:`missing_bounds`.
+FILLINGS = ("exclude", "loss", "tie", "win")
+
+
+def missing_bounds(
+    frame: pd.DataFrame,
+    *,
+    by: str | Sequence[str] | None = DEFAULT_BY,
+    cluster: str = "task_id",
+    invalid_as: str = "exclude",
+    method: str = DEFAULT_METHOD,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> ResultFrame:
+    """Each rate with missing answers excluded, and at every filling that bounds it.
+
+    Every ``no_answer`` row counted as a win (best case), a loss (worst case) and a tie: each
+    rate is linear in the filling, so these span its range over every filling.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Verdict frame, as :func:`win_rates` takes it.
+    by, cluster, method, n_resamples, confidence, rng
+        As in :func:`win_rates`.
+    invalid_as : {"exclude", "loss", "win", "tie", "bounds"}
+        ``invalid`` rows in every scenario; ``"bounds"`` fills them as missing answers too.
+
+    Returns
+    -------
+    ResultFrame
+        The rows of :func:`win_rates` per group and ``filling`` (``"exclude"``, ``"loss"``,
+        ``"tie"``, ``"win"``); ``.diagnostics``: ``n`` and ``n_missing`` per group.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({
+    ...     "task_id": ["a", "a", "b", "b", "c"], "judge": "j",
+    ...     "status": ["ok", "ok", "ok", "no_answer", "ok"],
+    ...     "outcome": ["win", "loss", "win", None, "tie"],
+    ... })
+    >>> b = missing_bounds(frame)
+    >>> net = b[b["statistic"] == "net_win"].set_index("filling")["estimate"]
+    >>> net.round(2).to_dict()
+    {'exclude': 0.25, 'loss': 0.0, 'tie': 0.2, 'win': 0.4}
+    >>> b.diagnostics[["judge", "n", "n_missing"]]
+      judge  n  n_missing
+    0     j  4          1
+    """
+    allowed = (*INVALID_RULES, "bounds")
+    _check_rule(invalid_as, allowed, "invalid_as")
+    gen = as_generator(rng)
+    kw = {
+        "by": by,
+        "cluster": cluster,
+        "method": method,
+        "n_resamples": n_resamples,
+        "confidence": confidence,
+    }
+    base_invalid = "exclude" if invalid_as == "bounds" else invalid_as
+    scenarios = {
+        "exclude": win_rates(apply_missing_rule(frame, invalid_as=base_invalid), rng=gen, **kw)
+    }
+    for fill in FILLINGS[1:]:
+        filled = apply_missing_rule(
+            frame,
+            no_answer_as=fill,
+            invalid_as=fill if invalid_as == "bounds" else invalid_as,
+        )
+        scenarios[fill] = win_rates(filled, rng=gen, **kw)
+    est = scenarios["exclude"]
+    by_cols = list(est.by)
+    # Imputation changes no group's key, so every scenario lists the same groups in order.
+    for res in scenarios.values():
+        if not res[by_cols].equals(est[by_cols]):
+            raise AssertionError("scenario groups differ from the estimate's")
+    n_rates = len(RATE_NAMES)
+    parts = []
+    for k, (fill, res) in enumerate(scenarios.items()):
+        part = pd.DataFrame(res)
+        part.insert(len(by_cols), "filling", fill)
+        part["_order"] = (
+            np.arange(len(part)) // n_rates * 100 + k * 10 + np.arange(len(part)) % n_rates
+        )
+        parts.append(part)
+    rows = pd.concat(parts, ignore_index=True).sort_values("_order", kind="stable")
+    diagnostics = est.diagnostics[[*by_cols, "n"]].copy()
+    diagnostics["n_missing"] = (
+        scenarios["loss"].diagnostics["n"].to_numpy() - est.diagnostics["n"].to_numpy()
+    )
+    return tidy_frame(
+        rows.drop(columns="_order"),
+        by=[*by_cols, "filling"],
+        diagnostics=diagnostics,
+        extra=("ci_note",),
+    )
+
+
+def bounds_view(bounds: pd.DataFrame, statistic: str = "net_win") -> pd.DataFrame:
+    """One row per group of :func:`missing_bounds` for one statistic: ``estimate`` (excluded),
+    ``worst_case``, ``best_case``, ``low`` / ``high`` (range over every filling), ``ci_low`` /
+    ``ci_high`` (widest limits), with the diagnostics.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({
+    ...     "task_id": ["a", "a", "b", "b", "c"], "judge": "j",
+    ...     "status": ["ok", "ok", "ok", "no_answer", "ok"],
+    ...     "outcome": ["win", "loss", "win", None, "tie"],
+    ... })
+    >>> v = bounds_view(missing_bounds(frame), "tie_rate")
+    >>> v[["judge", "n_missing", "estimate", "low", "high"]]
+      judge  n_missing  estimate  low  high
+    0     j          1      0.25  0.2   0.4
+    """
+    by = [c for c in bounds.by if c != "filling"]
+    rows = pd.DataFrame(bounds[bounds["statistic"] == statistic])
+    key = rows[by].astype(object).fillna("<NA>").apply(tuple, axis=1) if by else 0
+    rows = rows.assign(_g=pd.factorize(key)[0] if by else 0)
+    fill = rows[rows["filling"] != "exclude"].groupby("_g")
+    point = rows[rows["filling"] == "exclude"].set_index("_g")
+    out = bounds.diagnostics.reset_index(drop=True).copy()
+    at = {f: rows[rows["filling"] == f].set_index("_g")["estimate"] for f in ("loss", "win")}
+    out["estimate"] = point["estimate"].to_numpy()
+    out["worst_case"] = at["loss"].to_numpy()
+    out["best_case"] = at["win"].to_numpy()
+    out["low"] = fill["estimate"].min().to_numpy()
+    out["high"] = fill["estimate"].max().to_numpy()
+    out["ci_low"] = fill["ci_low"].min().to_numpy()
+    out["ci_high"] = fill["ci_high"].max().to_numpy()
+    return out
+
+
+# -------------------- order effects
+
+
+def position_bias(
+    frame: pd.DataFrame,
+    *,
+    by: str | Sequence[str] | None = DEFAULT_BY,
+    cluster: str = "task_id",
+    confidence: float = 0.95,
+) -> ResultFrame:
+    """Order effects of the blind rubric: P(first-shown wins) and order consistency.
+
+    Only ``ok`` rows with an ``order`` count. ``first_shown_win_rate``: among decisive
+    verdicts, the share won by the answer shown first (0.5: no bias), with the interval and
+    score test of :func:`win_rates`' default (``p_value`` tests 0.5). ``order_consistency``:
+    among pairs (``cluster``, ``replicate``) judged in both orders, the share with the same
+    outcome in both (the first ok row of each order).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Verdict frame with ``status``, ``outcome``, ``order``, ``replicate``, ``cluster``, ``by``.
+    by, cluster, confidence
+        As in :func:`win_rates` (the default groups by pair of arms too).
+
+    Returns
+    -------
+    ResultFrame
+        Per group the two statistics (``n``: decisive verdicts, resp. pairs judged in both
+        orders). ``.diagnostics``: ``n_decisive``, ``first_shown_wins``,
+        ``first_shown_sign_test_p`` (IID), ``n_pairs_both_orders``, ``order_consistent``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({
+    ...     "task_id": ["a", "a", "b", "b"], "replicate": 1, "judge": "j",
+    ...     "order": ["with_first", "without_first"] * 2, "status": "ok",
+    ...     "outcome": ["win", "loss", "win", "win"],
+    ... })
+    >>> res = position_bias(frame)
+    >>> res[["statistic", "estimate", "n", "df", "method"]]
+                  statistic  estimate  n   df      method
+    0  first_shown_win_rate      0.75  4  1.0  cr2_wilson
+    1     order_consistency      0.50  2  1.0  cr2_wilson
+    >>> res.diagnostics[["first_shown_wins", "n_pairs_both_orders", "order_consistent"]]
+       first_shown_wins  n_pairs_both_orders  order_consistent
+    0                 3                    2                 1
+    """
+    by_cols = default_by(frame, by)
+    refuse_pooled_rubrics(frame, by_cols, "position_bias")
+    # No refusal of pooled pairs of arms: the first-shown rate is the judge's, whatever the
+    # pair (the arena case study measures it over 20 pairs of models).
+    confidence = check_confidence(confidence)
+    check_columns(frame, [*by_cols, cluster, "order", "replicate"])
+    category = row_categories(frame, by_cols, cluster)
+    order = frame["order"].astype("object")
+    keep = (category <= WIN) & order.notna().to_numpy()
+    kept_order = order[keep]
+    bad = ~kept_order.isin(["with_first", "without_first"]).to_numpy()
+    if bad.any():
+        raise DataError(f"unknown order value {kept_order[bad].iloc[0]!r}", field="order")
+    groups, group_of_row = row_groups(frame, by_cols)
+    n_groups = len(groups)
+    cl, _ = pd.factorize(frame[cluster], use_na_sentinel=False)
+    rep, _ = pd.factorize(frame["replicate"], use_na_sentinel=False)
+    n_cl = max(int(cl.max(initial=0)) + 1, 1)
+    n_rep = max(int(rep.max(initial=0)) + 1, 1)
+    idx = np.flatnonzero(keep)
+    cat = category[idx]
+    with_first = (kept_order == "with_first").to_numpy()
+    # One (group, cluster) cell per task of a group; a pair adds the replicate.
+    cell = group_of_row[idx].astype(np.int64) * n_cl + np.asarray(cl, dtype=np.int64)[idx]
+
+    decisive = cat != TIE
+    first_won = np.where(with_first, cat == WIN, cat == LOSS) & decisive
+    cells, cell_id = np.unique(cell, return_inverse=True)
+    won = np.bincount(cell_id, weights=first_won.astype(np.float64), minlength=len(cells))
+    dec = np.bincount(cell_id, weights=decisive.astype(np.float64), minlength=len(cells))
+    first = rate_arrays(
+        won, np.zeros_like(won), dec - won, cells // n_cl, n_groups, net_win_test=False
+    )
+
+    # Pairs judged in both orders: the first ok row of each order (rows in frame order).
+    pair = cell * n_rep + np.asarray(rep, dtype=np.int64)[idx]
+    pairs, pair_id = np.unique(pair, return_inverse=True)
+    _, first_row = np.unique(pair_id * 2 + with_first, return_index=True)
+    shown = np.full((len(pairs), 2), -1, dtype=np.int64)
+    shown[pair_id[first_row], with_first[first_row].astype(np.int64)] = cat[first_row]
+    both = (shown >= 0).all(axis=1)
+    same = both & (shown[:, 0] == shown[:, 1])
+    pair_cells, pair_cell = np.unique(pairs[both] // n_rep, return_inverse=True)
+    n_both = np.bincount(pair_cell, minlength=len(pair_cells)).astype(np.float64)
+    n_same = np.bincount(
+        pair_cell, weights=same[both].astype(np.float64), minlength=len(pair_cells)
+    )
+    cons = rate_arrays(
+        n_same,
+        np.zeros_like(n_same),
+        n_both - n_same,
+        pair_cells // n_cl,
+        n_groups,
+        net_win_test=False,
+    )
+
+    first_gid, cons_gid = cells // n_cl, pair_cells // n_cl
+    wins = np.bincount(first_gid, weights=won, minlength=n_groups).astype(np.int64)
+    consistent = np.bincount(cons_gid, weights=n_same, minlength=n_groups).astype(np.int64)
+    notes = {
+        "first": _order_note("first_shown_win_rate", first, "no decisive verdict"),
+        "cons": _order_note("order_consistency", cons, "no pair judged in both orders"),
+    }
+    diagnostics = groups.copy()
+    diagnostics["n_decisive"] = first["n"].astype(np.int64)
+    diagnostics["first_shown_wins"] = wins
+    diagnostics["first_shown_sign_test_p"] = sign_test_p(wins, first["n"] - wins)
+    diagnostics["n_pairs_both_orders"] = cons["n"].astype(np.int64)
+    diagnostics["order_consistent"] = consistent
+    # The score test of 0.5 that the rate's interval inverts (its df, the rates' one).
+    first_p = wilson_test_p(
+        first["est"][:, 0], first["se"][:, 0], first["n"], first["df"], first["n_eff_clusters"], 0.5
+    )
+    statistics = [
+        (
+            "first_shown_win_rate",
+            {**_rate_columns(first), "p_value": first_p, "ci_note": notes["first"]},
+        ),
+        ("order_consistency", {**_rate_columns(cons), "ci_note": notes["cons"]}),
+    ]
+    for _, cols in statistics:
+        cols["confidence"] = confidence
+    return stack_statistics(groups, statistics, diagnostics=diagnostics, extra=("ci_note",))
+
+
+def _order_note(name: str, res: dict[str, np.ndarray], empty: str) -> np.ndarray:
+    note = np.full(len(res["n"]), "", dtype=object)
+    note[res["n_clusters"] == 1] = f"{name}: one task, no between-task variation to estimate"
+    note[res["n"] == 0] = f"{name}: {empty}"
+    return note
+
+
+def _rate_columns(res: dict[str, np.ndarray]) -> dict[str, object]:
+    """The win-rate column of :func:`rate_arrays` as the tidy columns of one statistic."""
+    return {
+        "estimate": res["est"][:, 0],
+        "se": res["se"][:, 0],
+        "ci_low": res["low"][:, 0],
+        "ci_high": res["high"][:, 0],
+        "df": res["df"],
+        "n": res["n"].astype(np.int64),
+        "n_tasks": res["n_clusters"].astype(np.int64),
+        "method": DEFAULT_METHOD,
+    }
+
+
+# -------------------- cluster_mean
+
+CLUSTER_MEAN_METHODS = ("cluster_t", "cr2_t", *BOOTSTRAP_METHODS)
+
+
+def cluster_mean(
+    frame: pd.DataFrame,
+    value: str,
+    *,
+    cluster: str = "task_id",
+    by: str | Sequence[str] | None = None,
+    method: str = "cluster_t",
+    confidence: float = 0.95,
+    null: float = 0.0,
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | int | None = None,
+) -> ResultFrame:
+    """Mean of a numeric column per group, with a cluster-robust SE, interval and t test.
+
+    ``method``: ``"cluster_t"`` (CR1 SE, t(C - 1); with one row per cluster the ordinary
+    ``sem``), ``"cr2_t"`` (CR2 SE, Bell-McCaffrey df) or a cluster bootstrap (``"bca"``,
+    ``"percentile"``, ``"basic"``). Missing values are left out and counted.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per observation: ``value``, ``cluster`` and the ``by`` columns.
+    value : str
+        The numeric column.
+    cluster, by, method, confidence, n_resamples, rng
+        As in :func:`win_rates`; ``by=None`` gives one row.
+    null : float
+        The mean under the null hypothesis of ``p_value``.
+
+    Returns
+    -------
+    ResultFrame
+        One ``"mean"`` row per group (tidy shape, ``t`` beside); ``.diagnostics``: ``n``,
+        ``n_clusters``, ``n_missing``. One cluster gives NaN SE, interval and test.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"task_id": ["a", "b", "c", "d"], "y": [0.1, 0.4, 0.35, 0.8]})
+    >>> res = cluster_mean(frame, "y")
+    >>> round(float(res["estimate"].iloc[0]), 4), round(float(res["se"].iloc[0]), 4)
+    (0.4125, 0.1449)
+    >>> float(res["se"].iloc[0]) == float(frame["y"].sem())  # one row per cluster
+    True
+    """
+    by_cols = by_columns(by)
+    check_columns(frame, [value, cluster, *by_cols], what="frame")
+    refuse_pooled_rubrics(frame, by_cols, "cluster_mean")
+    _check_rule(method, CLUSTER_MEAN_METHODS, "method")
+    confidence = check_confidence(confidence)
+    try:
+        y = pd.to_numeric(frame[value], errors="raise").to_numpy(np.float64, na_value=np.nan)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"column {value!r} is not numeric: {exc}", field=value) from None
+    if np.isinf(y).any():
+        pos = int(np.flatnonzero(np.isinf(y))[0])
+        raise DataError(f"infinite value {y[pos]}", line=pos, field=value)
+    if frame[cluster].isna().any():
+        pos = int(np.flatnonzero(frame[cluster].isna().to_numpy())[0])
+        raise DataError("missing cluster id", line=pos, field=cluster)
+
+    groups, group_of_row = row_groups(frame, by_cols)
+    n_groups = len(groups)
+    present = ~np.isnan(y)
+    n_missing = np.bincount(group_of_row[~present], minlength=n_groups)
+
+    # Per (group, cluster) cell: sum of y and count of rows.
+    cluster_codes = pd.factorize(frame[cluster], sort=True)[0].astype(np.int64)
+    n_ids = max(int(cluster_codes.max(initial=-1)) + 1, 1)
+    cells, cell_of_row = np.unique(
+        group_of_row[present] * n_ids + cluster_codes[present], return_inverse=True
+    )
+    gid = (cells // n_ids).astype(np.int64)
+    y_c = np.bincount(cell_of_row, weights=y[present], minlength=len(cells))
+    m_c = np.bincount(cell_of_row, minlength=len(cells)).astype(np.float64)
+
+    if method == "cr2_t":
+        est, se, df, n_clusters, n, _ = cr2_ratio(y_c[:, None], m_c, gid, n_groups)
+    else:
+        est, se, n_clusters, n = cr1_ratio(y_c[:, None], m_c, gid, n_groups)
+        df = np.where(n_clusters > 1, n_clusters - 1.0, np.nan)
+    est, se = est[:, 0], se[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = (est - float(null)) / se
+        p = 2.0 * stats.t.sf(np.abs(t), df)
+        if method in ("cluster_t", "cr2_t"):
+            tq = stats.t.ppf(0.5 + confidence / 2.0, df)
+            low, high = est - tq * se, est + tq * se
+        else:
+            ends = _bootstrap_intervals(
+                np.stack([y_c, m_c], axis=1),
+                gid,
+                n_groups,
+                _ratio,
+                methods=(method,),
+                n_resamples=n_resamples,
+                confidence=confidence,
+                rng=as_generator(rng),
+                clip=(np.array([-np.inf]), np.array([np.inf])),
+            )
+            low, high = ends[method][0][:, 0], ends[method][1][:, 0]
+
+    diagnostics = groups.copy()
+    diagnostics["n"] = n.astype(np.int64)
+    diagnostics["n_clusters"] = n_clusters.astype(np.int64)
+    diagnostics["n_missing"] = n_missing.astype(np.int64)
+    row = {
+        "estimate": est,
+        "se": se,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": p,
+        "df": df,
+        "n": n.astype(np.int64),
+        "n_tasks": n_clusters.astype(np.int64),
+        "method": method,
+        "confidence": confidence,
+        "t": t,
+    }
+    return stack_statistics(groups, [("mean", row)], diagnostics=diagnostics, extra=("t",))
+
+
+def _ratio(s: np.ndarray) -> np.ndarray:
+    return (s[..., 0] / s[..., 1])[..., None]
+
+
+# -------------------- IID beside clustered SEs
+
+
+def se_comparison(
+    frame: pd.DataFrame,
+    value: str,
+    *,
+    by: Sequence[str],
+    clusterings: Sequence[tuple[str, str]],
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    rng: np.random.SeedSequence | int | None = None,
+    estimate: str = "win_rate",
+    iid_note: str = "records independent",
+) -> pd.DataFrame:
+    """IID, cluster-robust and cluster-bootstrap standard errors of a mean, per group.
+
+    Beside ``pandas`` ``sem`` of per-record values (a leaderboard's SE), per clustering: the
+    CR1 SE with its t(C - 1) interval (:func:`cluster_mean`) and the cluster bootstrap (SE,
+    percentile and BCa intervals from one set of resamples), each SE's ratio to the IID one.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per record: ``value``, the ``by`` columns and each clustering's column.
+    value : str
+    by : sequence of str
+    clusterings : sequence of (label, column)
+        Each clustering's name in the output and its cluster-id column (no missing ids).
+    confidence, n_resamples : as in :func:`cluster_mean`
+    rng : SeedSequence, int or None
+        Spawned once per (clustering, group); a child seeds that cell's bootstrap SE and both
+        intervals.
+    estimate : str
+        Name of the estimate column (and of its ``_ci_low`` / ``_ci_high``).
+    iid_note : str
+        Said in the ``iid`` row's ``interval`` description.
+
+    Returns
+    -------
+    DataFrame
+        Per group an ``iid`` row then one row per clustering: ``n``, ``n_clusters``, the
+        estimate, ``se``, ``se_ratio``, ``df``, the interval, ``interval``, ``boot_se``,
+        ``boot_se_ratio``, ``boot_percentile_ci_low/high``, ``boot_bca_ci_low/high``,
+        ``n_resamples``, ``confidence``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"g": ["a"] * 6, "site": [1, 1, 2, 2, 3, 3],
+    ...                   "y": [1.0, 0.0, 1.0, 1.0, 0.0, 0.0]})
+    >>> t = se_comparison(f, "y", by=["g"], clusterings=[("site", "site")], n_resamples=200,
+    ...                   rng=0)
+    >>> t[["clustering", "n_clusters", "win_rate"]].to_numpy().tolist()
+    [['iid', 6, 0.5], ['site', 3, 0.5]]
+    """
+    keys = list(by)
+    labels = [label for label, _ in clusterings]
+    check_columns(frame, [value, *keys, *(col for _, col in clusterings)], what="frame")
+    confidence = check_confidence(confidence)
+    n_resamples = check_n_resamples(n_resamples)
+    for label, col in clusterings:
+        if frame[col].isna().any():
+            raise ValueError(f"clustering {label!r}: column {col!r} has missing cluster ids")
+    seq = rng if isinstance(rng, np.random.SeedSequence) else np.random.SeedSequence(rng)
+    groups = frame.groupby(keys, sort=True)
+    iid = groups[value].agg(n="size", mean="mean", se="sem").reset_index()
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    iid_se = {tuple(r[k] for k in keys): r["se"] for r in iid.to_dict("records")}
+    rows: list[dict[str, Any]] = [
+        {
+            **{k: r[k] for k in keys},
+            "clustering": "iid",
+            "n": int(r["n"]),
+            "n_clusters": int(r["n"]),
+            estimate: r["mean"],
+            "se": r["se"],
+            "se_ratio": 1.0,
+            "df": math.nan,
+            f"{estimate}_ci_low": r["mean"] - z * r["se"],
+            f"{estimate}_ci_high": r["mean"] + z * r["se"],
+            "interval": f"normal: {estimate} ± z·SE ({iid_note})",
+        }
+        for r in iid.to_dict("records")
+    ]
+    seeds = iter(seq.spawn(len(iid) * len(clusterings)))
+    parts = {key: sub for key, sub in groups}
+    for label, col in clusterings:
+        cr1 = cluster_mean(frame, value, cluster=col, by=keys, confidence=confidence)
+        cr1 = with_detail(cr1).rename(columns={"estimate": "mean"})
+        for r in cr1.to_dict("records"):
+            key = tuple(r[k] for k in keys)
+            sub = parts[key]
+            child = next(seeds)
+            boot: dict[str, Any] = {}
+            for method in ("percentile", "bca"):
+                # The same seed for both methods and the SE: one set of resamples.
+                res = cluster_mean(
+                    sub,
+                    value,
+                    cluster=col,
+                    method=method,
+                    confidence=confidence,
+                    n_resamples=n_resamples,
+                    rng=np.random.default_rng(child),
+                )
+                boot[f"boot_{method}_ci_low"] = float(res["ci_low"].iloc[0])
+                boot[f"boot_{method}_ci_high"] = float(res["ci_high"].iloc[0])
+            # Per-cluster sums in cluster_mean's order (sorted ids): its resamples, its SE.
+            sums = sub.groupby(col, sort=True)[value].agg(["sum", "size"]).to_numpy(np.float64)
+            if len(sums) >= 2:
+                se_boot = float(
+                    cluster_bootstrap(
+                        sums,
+                        lambda s: s[..., 0] / s[..., 1],
+                        method="percentile",
+                        n_resamples=n_resamples,
+                        confidence=confidence,
+                        rng=np.random.default_rng(child),
+                    ).se[0]
+                )
+            else:
+                se_boot = math.nan
+            c = int(r["n_clusters"])
+            rows.append(
+                {
+                    **dict(zip(keys, key, strict=True)),
+                    "clustering": label,
+                    "n": int(r["n"]),
+                    "n_clusters": c,
+                    estimate: r["mean"],
+                    "se": r["se"],
+                    "se_ratio": r["se"] / iid_se[key],
+                    "df": r["df"],
+                    f"{estimate}_ci_low": r["ci_low"],
+                    f"{estimate}_ci_high": r["ci_high"],
+                    "interval": f"cluster_t: {estimate} ± t({c - 1})·CR1 SE",
+                    "boot_se": se_boot,
+                    "boot_se_ratio": se_boot / iid_se[key],
+                    **boot,
+                }
+            )
+    out = pd.DataFrame(rows)
+    order = {label: i for i, label in enumerate(["iid", *labels])}
+    out = out.sort_values(
+        [*keys, "clustering"], key=lambda s: s.map(order) if s.name == "clustering" else s
+    ).reset_index(drop=True)
+    out["n_resamples"] = int(n_resamples)
+    out["confidence"] = float(confidence)
+    return out
+
+
+# -------------------- blind-rubric dimension means
+
+
+def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+    """Per-dimension blind-rubric means for each arm and their paired difference, by task.
+
+    Each task's ok verdicts are averaged, then the task means with a t interval on C - 1 df
+    (tasks weigh equally). Rows with every score missing are ignored.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        ``task_id``, ``status`` and the ``with_<dim>`` / ``without_<dim>`` columns.
+    confidence : float
+
+    Returns
+    -------
+    DataFrame
+        ``dim``, ``arm`` (``with``, ``without``, ``difference``), ``mean``, ``ci_low``,
+        ``ci_high``, ``n_tasks``, ``n`` (verdicts), ``confidence``; NaN intervals below two
+        tasks.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> dims = ("correctness", "specificity", "completeness", "hallucination_safety")
+    >>> frame = pd.DataFrame({"task_id": ["a", "a", "b", "c"], "status": "ok",
+    ...                       **{f"with_{d}": [4, 5, 3, 4] for d in dims},
+    ...                       **{f"without_{d}": [3, 3, 3, 4] for d in dims}})
+    >>> res = dimension_means(frame)
+    >>> res.loc[(res["dim"] == "correctness") & (res["arm"] == "with"), "mean"].item()
+    3.8333333333333335
+    """
+    confidence = check_confidence(confidence)
+    arms = [c for c in ARM_COLUMNS if c in frame.columns]
+    if arms and len(frame):  # one block per pair of arms, as the rates
+        parts = []
+        for key, rows in frame.groupby(arms, sort=True, observed=True):
+            part = dimension_means(rows.drop(columns=arms), confidence=confidence)
+            parts.append(pd.concat([pd.DataFrame([key] * len(part), columns=arms), part], axis=1))
+        return pd.concat(parts, ignore_index=True)
+    cols = [f"{arm}_{d}" for arm in ("with", "without") for d in BLIND_DIMENSIONS]
+    check_columns(frame, ("task_id", "status", *cols))
+    ok = frame.loc[frame["status"].astype(str) == "ok"]
+    scores = pd.DataFrame(
+        {c: pd.to_numeric(ok[c], errors="coerce").astype("float64") for c in cols}, index=ok.index
+    )
+    keep = scores.notna().any(axis=1).to_numpy()
+    scores, tasks = scores.loc[keep], ok["task_id"].astype(str).to_numpy()[keep]
+    for d in BLIND_DIMENSIONS:
+        scores[f"difference_{d}"] = scores[f"with_{d}"] - scores[f"without_{d}"]
+    rows = []
+    per_task = scores.groupby(tasks).mean()
+    counts = scores.groupby(tasks).count()
+    for d in BLIND_DIMENSIONS:
+        for arm in ("with", "without", "difference"):
+            col = f"{arm}_{d}"
+            m = per_task[col].dropna().to_numpy()
+            c = len(m)
+            mean = float(m.mean()) if c else np.nan
+            if c >= 2:
+                half = float(stats.t.ppf(0.5 + confidence / 2, c - 1) * m.std(ddof=1) / np.sqrt(c))
+                lo, hi = mean - half, mean + half
+            else:
+                lo = hi = np.nan
+            rows.append(
+                {
+                    "dim": d,
+                    "arm": arm,
+                    "mean": mean,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "n_tasks": c,
+                    "n": int(counts[col].sum()),
+                    "confidence": confidence,
+                }
+            )
+    return pd.DataFrame(rows)
