@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from evalstats.records import EvalstatsWarning
-from evalstats.stats import _agreement_cluster as ac
+from evalstats.stats import agreement as ac
 from evalstats.stats import design_coverage
-from evalstats.stats._kappa import _kappa_from_tables, cohen_stats, weight_matrix
+from evalstats.stats.agreement import cohen_stats, weight_matrix
 from evalstats.stats.outcome_model import draw_outcomes
 from evalstats.stats.resample import cluster_bootstrap
 from evalstats.stats.robust import (
@@ -57,7 +57,7 @@ KAPPA_METHODS = ("atanh_jackknife_midp_blaker", "jackknife_t", "wald_iid", "boot
 DEFAULT_KAPPA = "atanh_jackknife_midp_blaker"
 #: The default before it (Clopper-Pearson bound, design effect >= 1): the kappa_former column.
 FORMER_KAPPA = "atanh_jackknife_exact"
-#: Coefficients judge_agreement reports, as (column, table kind, weights) of _agreement_cluster.
+#: Coefficients judge_agreement reports, as (column, table kind, weights) of table_parts.
 AGREEMENT_COEFS = (
     ("kappa", "cohen", None),
     ("kappa_linear", "cohen", "linear"),
@@ -249,7 +249,7 @@ def _kappa_truth(d: Design, rng: np.random.Generator, every: bool = False):
             name: float(ac.coefficient(_agreement_parts(kind, w), table.astype(float)))
             for name, kind, w in AGREEMENT_COEFS
         }
-    return float(_kappa_from_tables(table.reshape(3, 3).astype(float)))
+    return float(ac.coefficient(_agreement_parts("cohen", None), table.astype(float)))
 
 
 def _agreement_parts(kind: str, weights):
@@ -288,7 +288,7 @@ def kappa_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[st
     per_task = tables.sum(axis=2).astype(np.float64)  # (evals, tasks, 9)
 
     def kappa(s: np.ndarray) -> np.ndarray:
-        return _kappa_from_tables(s.reshape(*s.shape[:-1], 3, 3))
+        return ac.coefficient(_agreement_parts("cohen", None), s)
 
     est, se, df = cluster_jackknife(per_task, kappa)
     low, high = t_interval(est, se, df)

@@ -1,4 +1,4 @@
-"""Task-clustered agreement intervals (evalstats.stats.agreement_intervals).
+"""Task-clustered agreement intervals (evalstats.stats.agreement).
 
 Point estimates against the oracle-checked IID functions of evalstats.stats.agreement (they
 are matched to scikit-learn, irrCAC and krippendorff in test_agreement.py); the vectorised
@@ -17,9 +17,9 @@ import pytest
 from scipy import stats
 
 from evalstats.errors import ParameterError
-from evalstats.stats import _agreement_cluster as ac
+from evalstats.stats import agreement as ac
 from evalstats.stats import agreement as ag
-from evalstats.stats.agreement_intervals import CLUSTERED_METHODS, clustered_agreement
+from evalstats.stats.agreement import CLUSTERED_METHODS, clustered_agreement
 
 CATS = ["loss", "tie", "win"]
 
@@ -244,7 +244,7 @@ def test_bad_arguments_are_named():
 @pytest.mark.parametrize("kind", ["int", "int_categories", "float_nan"])
 def test_numeric_labels_encode_as_the_general_path_does(kind):
     """The numpy fast paths of _agreement_input.encode against its object-array path."""
-    from evalstats.stats import _agreement_input as inp
+    from evalstats.stats import agreement as inp
 
     rng = np.random.default_rng(12)
     cols = [rng.integers(0, 4, 40) for _ in range(3)]

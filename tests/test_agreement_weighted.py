@@ -17,11 +17,10 @@ import pytest
 from scipy import stats
 from test_agreement_cluster import high_agreement_sample
 
-from evalstats.stats import _agreement_bounds as bounds
-from evalstats.stats import _agreement_cluster as ac
+from evalstats.stats import agreement as ac
 from evalstats.stats import agreement as ag
-from evalstats.stats._kappa import weight_matrix
-from evalstats.stats.agreement_intervals import clustered_agreement
+from evalstats.stats import agreement as bounds
+from evalstats.stats.agreement import clustered_agreement, weight_matrix
 
 CATS = [0, 1, 2]
 IID = {"cohen_kappa": ag.cohen_kappa, "gwet_ac1": ag.gwet_ac1}

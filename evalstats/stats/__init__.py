@@ -32,20 +32,27 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "AgreementResult",
             "CohenKappaResult",
             "FleissKappaResult",
+            "GoldResult",
             "KrippendorffAlphaResult",
+            "SEED_DISAGREEMENT_TRIGGER",
+            "clustered_agreement",
             "cohen_kappa",
             "cohen_kappa_table",
+            "consensus",
             "contingency_table",
             "fleiss_kappa",
+            "gold_labels",
             "gwet_ac1",
+            "judge_agreement",
+            "judge_vs_gold",
             "krippendorff_alpha",
+            "labeler_agreement",
             "pabak",
             "percent_agreement",
             "ratings_to_counts",
             "scott_pi",
             "two_rater_agreement",
         ],
-        ".agreement_intervals": ["clustered_agreement"],
         ".arm_cost": [
             "ARM_COST_METHODS",
             "ARM_COST_METRICS",
@@ -65,8 +72,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "tost",
         ],
         ".formatting": ["summarize"],
-        ".gold": ["GoldResult", "gold_labels", "judge_vs_gold", "labeler_agreement"],
-        ".judges": ["SEED_DISAGREEMENT_TRIGGER", "consensus", "judge_agreement"],
         ".means": ["CLUSTER_MEAN_METHODS", "cluster_mean"],
         ".missing": ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule", "missing_bounds"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
@@ -107,23 +112,30 @@ if TYPE_CHECKING:
     from ._design_coverage_more import design_coverage_cost, design_coverage_kappa
     from ._proportion import ProportionCI, proportion_ci
     from .agreement import (
+        SEED_DISAGREEMENT_TRIGGER,
         AgreementResult,
         CohenKappaResult,
         FleissKappaResult,
+        GoldResult,
         KrippendorffAlphaResult,
+        clustered_agreement,
         cohen_kappa,
         cohen_kappa_table,
+        consensus,
         contingency_table,
         fleiss_kappa,
+        gold_labels,
         gwet_ac1,
+        judge_agreement,
+        judge_vs_gold,
         krippendorff_alpha,
+        labeler_agreement,
         pabak,
         percent_agreement,
         ratings_to_counts,
         scott_pi,
         two_rater_agreement,
     )
-    from .agreement_intervals import clustered_agreement
     from .arm_cost import ARM_COST_METHODS, ARM_COST_METRICS, arm_costs, pareto, pareto_frontier
     from .comparison import COMPARE_METHODS, COMPARE_STATISTICS, compare
     from .cost import COST_METRICS, cost_ratios
@@ -137,8 +149,6 @@ if TYPE_CHECKING:
         tost,
     )
     from .formatting import summarize
-    from .gold import GoldResult, gold_labels, judge_vs_gold, labeler_agreement
-    from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
     from .means import CLUSTER_MEAN_METHODS, cluster_mean
     from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
     from .models import OrdinalCheckResult, ordinal_check

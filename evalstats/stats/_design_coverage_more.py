@@ -50,8 +50,8 @@ from scipy import stats
 
 from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import ParameterError
-from evalstats.stats import _agreement_cluster as _ac
 from evalstats.stats import _design_kappa_sums as _ks
+from evalstats.stats import agreement as _ac
 from evalstats.stats._cost_intervals import (
     _SHAPIRO_MAX,
     GPQ_HULL_METHOD,
@@ -63,7 +63,7 @@ from evalstats.stats._design_cost_ends import _buf, ends_from_logs
 from evalstats.stats._design_sums import pooled_icc
 from evalstats.stats._missing_rule import category_codes
 from evalstats.stats._token_source import choose_token_source
-from evalstats.stats.agreement_intervals import DEFAULT_METHOD as KAPPA_METHOD
+from evalstats.stats.agreement import DEFAULT_METHOD as KAPPA_METHOD
 from evalstats.stats.resample import as_generator
 from evalstats.stats.spend import MEASURES, pair_costs
 

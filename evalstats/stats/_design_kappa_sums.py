@@ -30,7 +30,7 @@ count (it can go negative, and the interval's exact branch reads those counts), 
 task-by-task draw is affordable. Beyond both, ``O(1 / C)`` is below 0.001, under a fifth
 of the Monte-Carlo SE of 2,000 simulations. The tests compare the two paths' coverage,
 widths and ends on a 1,000-task design with unequal sizes and correlated tasks, and the
-sums' ends against :func:`~evalstats.stats._agreement_cluster.cluster_intervals` on the
+sums' ends against :func:`~evalstats.stats.agreement.cluster_intervals` on the
 same simulated tables.
 """
 
@@ -41,8 +41,8 @@ from functools import partial
 import numpy as np
 from scipy import stats
 
-from evalstats.stats import _agreement_cluster as _ac
-from evalstats.stats.agreement_intervals import DEFAULT_METHOD
+from evalstats.stats import agreement as _ac
+from evalstats.stats.agreement import DEFAULT_METHOD
 
 __all__ = [
     "CLT_CELL_COUNT",
@@ -161,7 +161,7 @@ def ends_from_sums(
     """The default kappa interval (``judge_agreement``'s, :data:`DEFAULT_METHOD`) from
     ``(T, S)`` of ``c`` tasks.
 
-    :func:`~evalstats.stats._agreement_cluster.cluster_intervals`' construction with its
+    :func:`~evalstats.stats.agreement.cluster_intervals`' construction with its
     two jackknife variances (of the atanh of the shrunk kappa and of the observed
     agreement) taken from the scatter matrix (module docstring).
     """

@@ -97,7 +97,7 @@ def interval_columns(table: pd.DataFrame) -> list[IntervalColumns]:
 
     A statistic ``X`` is recognised by the columns ``X``, ``X_ci_low`` and ``X_ci_high``
     (:func:`~evalstats.stats.winrates.win_rates`,
-    :func:`~evalstats.stats.judges.judge_agreement`); ``estimate``/``ci_low``/``ci_high``
+    :func:`~evalstats.stats.agreement.judge_agreement`); ``estimate``/``ci_low``/``ci_high``
     is the cost table's (:func:`~evalstats.stats.cost.cost_ratios`); ``X_boot_ci_low`` with
     no ``X_boot`` column is ``X`` with a second (bootstrap) interval.
 
@@ -232,7 +232,7 @@ def summarize(
         table of the same columns one row per group, e.g. read back from results.json:
         output of :func:`~evalstats.stats.winrates.win_rates`,
         :func:`~evalstats.stats.cost.cost_ratios`,
-        :func:`~evalstats.stats.judges.judge_agreement`,
+        :func:`~evalstats.stats.agreement.judge_agreement`,
         :func:`~evalstats.stats.winrates.position_bias` (or a table of the same columns,
         e.g. read back from ``results.json``).
     statistics : sequence of str, optional

@@ -88,9 +88,8 @@ from .._tidy import ResultFrame, stack_statistics
 from .._validate import check_columns, check_confidence, check_n_resamples
 from ..frames import select_rubric
 from ..records import EvalstatsWarning
-from ._agreement_bounds import proportion_bounds
 from ._missing_rule import category_codes
-from .gold import gold_labels
+from .agreement import gold_labels, proportion_bounds
 from .resample import BOOTSTRAP_METHODS, cluster_bootstrap
 from .winrates import RATE_NAMES
 
@@ -215,7 +214,7 @@ def ppi_win_rates(
     judge : str
         The judge whose verdicts are corrected.
     gold : str, default "majority"
-        Gold rule for pairs with several labels (:func:`evalstats.stats.gold.gold_labels`).
+        Gold rule for pairs with several labels (:func:`evalstats.stats.agreement.gold_labels`).
     rubric : str, optional
         Required when the frame holds several rubrics.
     lam : float, optional
