@@ -39,7 +39,7 @@ import pandas as pd
 from evalstats.records import EvalstatsWarning
 from evalstats.stats import agreement as ac
 from evalstats.stats import design_coverage
-from evalstats.stats.agreement import cohen_stats, weight_matrix
+from evalstats.stats.agreement import table_stats, weight_matrix
 from evalstats.stats.outcome_model import draw_outcomes
 from evalstats.stats.resample import cluster_bootstrap
 from evalstats.stats.robust import (
@@ -302,8 +302,8 @@ def kappa_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[st
     # that is not [1, 1] on these few units.
     tab = per_task.sum(axis=1)
     out["perfect"] = float(np.mean(tab[:, [0, 4, 8]].sum(axis=-1) == tab.sum(axis=-1)))
-    st = cohen_stats(per_task.sum(axis=1).reshape(-1, 3, 3), np.eye(3))
-    wl, wh = st.kappa - 1.959964 * st.se, st.kappa + 1.959964 * st.se
+    st = table_stats(per_task.sum(axis=1).reshape(-1, 3, 3), np.eye(3), "cohen")
+    wl, wh = st.estimate - 1.959964 * st.se, st.estimate + 1.959964 * st.se
     out["wald_iid"] = float(((wl <= truth) & (truth <= wh)).mean())
     # The cluster BCa bootstrap of judge_agreement's kappa_boot_* columns, one
     # evaluation at a time (the engine vectorises over resamples, not evaluations).

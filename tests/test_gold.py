@@ -178,7 +178,7 @@ def test_people_use_the_judges_clustered_kappa_on_a_small_design() -> None:
     assert kappa["estimate"] == pytest.approx(cohen_kappa_score(truth, verdict), abs=1e-12)
     assert -1 < kappa["ci_low"] < kappa["estimate"] < kappa["ci_high"] < 1.0
     assert kappa["n"] == 28 and kappa["n_tasks"] == 7
-    ref = clustered_agreement(truth, verdict, clusters=task, categories=["loss", "tie", "win"])
+    ref = clustered_agreement(truth, verdict, cluster=task, categories=["loss", "tie", "win"])
     assert (kappa["ci_low"], kappa["ci_high"]) == pytest.approx(
         (ref["ci_low"].item(), ref["ci_high"].item()), abs=1e-12
     )

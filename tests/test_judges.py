@@ -108,11 +108,11 @@ def test_every_coefficient_is_the_clustered_one_on_the_merged_units(frame3):
         m = _merged(frame3, "with-without", row.judge_a, row.judge_b)
         a, b = m["outcome_a"].astype(str), m["outcome_b"].astype(str)
         ref = clustered_agreement(
-            a, b, clusters=m["task_id"], coefficient=["cohen_kappa", "gwet_ac1", "pabak"],
+            a, b, cluster=m["task_id"], coefficient=["cohen_kappa", "gwet_ac1", "pabak"],
             categories=OUT,
         ).set_index("statistic")  # fmt: skip
         lin = clustered_agreement(
-            a, b, clusters=m["task_id"], weights="linear", categories=OUT
+            a, b, cluster=m["task_id"], weights="linear", categories=OUT
         ).iloc[0]
         for name, r in (
             ("kappa", ref.loc["cohen_kappa"]),

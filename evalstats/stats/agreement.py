@@ -459,29 +459,15 @@ def weight_matrix(weights: str | np.ndarray | None, k: int) -> np.ndarray:
 
 
 class TableCoefficient(NamedTuple):
-    """Arrays over the leading axes of the input tables."""
+    """Arrays over the leading axes of the input tables; ``se0`` (Cohen's kappa only, else
+    None) is the SE under no agreement beyond chance."""
 
     estimate: np.ndarray
     se: np.ndarray
     observed: np.ndarray
     expected: np.ndarray
     n: np.ndarray
-
-
-class CohenStats(NamedTuple):
-    """Arrays over the leading axes; ``se0`` is the SE under no agreement beyond chance."""
-
-    kappa: np.ndarray
-    se: np.ndarray
-    se0: np.ndarray
-    observed: np.ndarray
-    expected: np.ndarray
-    n: np.ndarray
-
-    @property
-    def estimate(self) -> np.ndarray:
-        """Alias of ``kappa``, the name every other core gives its estimate."""
-        return self.kappa
+    se0: np.ndarray | None = None
 
 
 def _margins(tables: np.ndarray):
@@ -502,98 +488,68 @@ def _div(num, den):
         return num / den
 
 
-def cohen_stats(tables: np.ndarray, w: np.ndarray) -> CohenStats:
-    """Kappa with the Fleiss-Cohen-Everitt non-null SE and the SE under H0."""
-    p, r, c, n = _margins(tables)
-    po = np.einsum("...ij,ij->...", p, w)
-    pe = np.einsum("...i,ij,...j->...", r, w, c)
-    kappa = _div(po - pe, 1.0 - pe)
-    wr = np.einsum("ij,...j->...i", w, c)  # weighted column margin seen from row i
-    wc = np.einsum("...i,ij->...j", r, w)  # weighted row margin seen from column j
-    s = wr[..., :, None] + wc[..., None, :]
-    km = (1.0 - kappa)[..., None, None]
-    a = np.sum(p * (w - s * km) ** 2, axis=(-2, -1))
-    den = n * (1.0 - pe) ** 2
-    var = _div(a - (kappa - pe * (1.0 - kappa)) ** 2, den)
-    a0 = np.sum(r[..., :, None] * c[..., None, :] * (w - s) ** 2, axis=(-2, -1))
-    var0 = _div(a0 - pe**2, den)
-    return CohenStats(kappa, _sqrt_var(var), _sqrt_var(var0), po, pe, n)
+def _gwet_scale(w: np.ndarray) -> float:
+    q = w.shape[0]
+    return float(w.sum() / (q * (q - 1))) if q > 1 else float("nan")
 
 
-def _gwet_linearised(p, w, po, pe, coef, pbk, n):
-    """Gwet's two-rater variance for coefficients whose chance term is pi' W pi."""
-    km = (1.0 - coef)[..., None, None]
-    term = w - km * (pbk[..., :, None] + pbk[..., None, :])
-    s1 = np.sum(p * term**2, axis=(-2, -1))
-    return _sqrt_var(_div(s1 - (po - 2.0 * (1.0 - coef) * pe) ** 2, n * (1.0 - pe) ** 2))
-
-
-def scott_stats(tables: np.ndarray, w: np.ndarray) -> TableCoefficient:
-    """Scott's pi (two raters) with Gwet's SE."""
-    p, r, c, n = _margins(tables)
+def _chance(r: np.ndarray, c: np.ndarray, w: np.ndarray, kind: str, po: np.ndarray):
+    """Chance agreement of the two-rater coefficient ``kind`` (:data:`TABLE_KINDS`, or
+    ``"kripp"``) from the row and column shares ``r``, ``c``."""
     pi = (r + c) / 2.0
-    po = np.einsum("...ij,ij->...", p, w)
-    pe = np.einsum("...i,ij,...j->...", pi, w, pi)
-    coef = _div(po - pe, 1.0 - pe)
-    pbk = np.einsum("ij,...j->...i", w, pi)
-    return TableCoefficient(coef, _gwet_linearised(p, w, po, pe, coef, pbk, n), po, pe, n)
+    if kind == "cohen":
+        return np.einsum("...i,ij,...j->...", r, w, c)
+    if kind in ("scott", "kripp"):
+        return np.einsum("...i,ij,...j->...", pi, w, pi)
+    if kind == "gwet":
+        return _gwet_scale(w) * np.sum(pi * (1.0 - pi), axis=-1)
+    if kind == "bp":
+        return np.full_like(po, w.sum() / w.shape[0] ** 2)
+    if kind == "pa":
+        return np.zeros_like(po)
+    raise ValueError(kind)  # pragma: no cover - internal misuse
 
 
-def krippendorff_table_stats(tables: np.ndarray, w: np.ndarray) -> TableCoefficient:
-    """Krippendorff's alpha for two raters without missing data, with Gwet's SE.
+def table_stats(tables: np.ndarray, w: np.ndarray, kind: str) -> TableCoefficient:
+    """The two-rater coefficient ``kind`` of ``(..., k, k)`` tables and its SE.
 
-    Alpha corrects the observed agreement for the finite sample of 2n pairable values:
-    pa' = (1 - 1/(2n)) pa + 1/(2n). Gwet linearises the uncorrected coefficient, whose SE
-    equals Scott's pi's.
+    ``"cohen"``: Cohen's kappa, the Fleiss-Cohen-Everitt non-null SE and ``se0`` (as SAS
+    PROC FREQ); ``"scott"``, ``"gwet"`` (AC1 / AC2), ``"bp"`` (Brennan-Prediger = PABAK),
+    ``"pa"`` (percent agreement) and ``"kripp"`` (Krippendorff's alpha without missing data,
+    whose observed agreement is corrected for the 2n pairable values, ``pa' = (1 - 1/(2n)) pa
+    + 1/(2n)``; its SE is Scott's pi's): Gwet's (2014) linearised SE.
     """
     p, r, c, n = _margins(tables)
-    pi = (r + c) / 2.0
     po = np.einsum("...ij,ij->...", p, w)
-    pe = np.einsum("...i,ij,...j->...", pi, w, pi)
-    eps = _div(1.0, 2.0 * n)
-    pa = (1.0 - eps) * po + eps
-    alpha = _div(pa - pe, 1.0 - pe)
-    uncorrected = _div(po - pe, 1.0 - pe)
-    pbk = np.einsum("ij,...j->...i", w, pi)
-    se = _gwet_linearised(p, w, po, pe, uncorrected, pbk, n)
-    return TableCoefficient(alpha, se, pa, pe, n)
-
-
-def gwet_stats(tables: np.ndarray, w: np.ndarray) -> TableCoefficient:
-    """Gwet's AC1 (identity weights) / AC2 (other weights) for two raters, Gwet's SE."""
-    p, r, c, n = _margins(tables)
-    q = w.shape[0]
-    pi = (r + c) / 2.0
-    tw = w.sum()
-    scale = tw / (q * (q - 1)) if q > 1 else np.nan
-    po = np.einsum("...ij,ij->...", p, w)
-    pe = scale * np.sum(pi * (1.0 - pi), axis=-1)
+    pe = _chance(r, c, w, kind, po)
     coef = _div(po - pe, 1.0 - pe)
     km = (1.0 - coef)[..., None, None]
-    term = w - 2.0 * km * scale * (1.0 - (pi[..., :, None] + pi[..., None, :]) / 2.0)
+    den = n * (1.0 - pe) ** 2
+    if kind == "cohen":
+        wr = np.einsum("ij,...j->...i", w, c)  # weighted column margin seen from row i
+        wc = np.einsum("...i,ij->...j", r, w)  # weighted row margin seen from column j
+        s = wr[..., :, None] + wc[..., None, :]
+        a = np.sum(p * (w - s * km) ** 2, axis=(-2, -1))
+        var = _div(a - (coef - pe * (1.0 - coef)) ** 2, den)
+        a0 = np.sum(r[..., :, None] * c[..., None, :] * (w - s) ** 2, axis=(-2, -1))
+        se0 = _sqrt_var(_div(a0 - pe**2, den))
+        return TableCoefficient(coef, _sqrt_var(var), po, pe, n, se0)
+    if kind in ("bp", "pa"):
+        var = _div(np.einsum("...ij,ij->...", p, w**2) - po**2, den)
+        return TableCoefficient(coef, _sqrt_var(var), po, pe, n)
+    pi = (r + c) / 2.0
+    if kind == "gwet":
+        term = w - 2.0 * km * _gwet_scale(w) * (1.0 - (pi[..., :, None] + pi[..., None, :]) / 2.0)
+    else:  # Scott's pi's chance term pi' W pi
+        pbk = np.einsum("ij,...j->...i", w, pi)
+        term = w - km * (pbk[..., :, None] + pbk[..., None, :])
     s1 = np.sum(p * term**2, axis=(-2, -1))
-    var = _div(s1 - (po - 2.0 * (1.0 - coef) * pe) ** 2, n * (1.0 - pe) ** 2)
-    return TableCoefficient(coef, _sqrt_var(var), po, pe, n)
-
-
-def brennan_prediger_stats(tables: np.ndarray, w: np.ndarray) -> TableCoefficient:
-    """Brennan-Prediger (= PABAK when unweighted): chance agreement sum(W)/q^2."""
-    p, _, _, n = _margins(tables)
-    q = w.shape[0]
-    po = np.einsum("...ij,ij->...", p, w)
-    pe = np.full_like(po, w.sum() / q**2)
-    coef = _div(po - pe, 1.0 - pe)
-    s1 = np.einsum("...ij,ij->...", p, w**2)
-    var = _div(s1 - po**2, n * (1.0 - pe) ** 2)
-    return TableCoefficient(coef, _sqrt_var(var), po, pe, n)
-
-
-def percent_agreement_stats(tables: np.ndarray, w: np.ndarray) -> TableCoefficient:
-    """(Weighted) percent agreement with Gwet's SE sqrt((sum p w^2 - pa^2) / n)."""
-    p, _, _, n = _margins(tables)
-    po = np.einsum("...ij,ij->...", p, w)
-    s1 = np.einsum("...ij,ij->...", p, w**2)
-    return TableCoefficient(po, _sqrt_var(_div(s1 - po**2, n)), po, np.zeros_like(po), n)
+    se = _sqrt_var(_div(s1 - (po - 2.0 * (1.0 - coef) * pe) ** 2, den))
+    if kind == "kripp":
+        eps = _div(1.0, 2.0 * n)
+        pa = (1.0 - eps) * po + eps
+        return TableCoefficient(_div(pa - pe, 1.0 - pe), se, pa, pe, n)
+    return TableCoefficient(coef, se, po, pe, n)
 
 
 # -- numeric cores: many raters' units x categories counts ------------------------------------------
@@ -1112,7 +1068,7 @@ _GWET_SE = "Gwet (2014) linearisation, finite-population factor 1"
 COEFFICIENTS: dict[str, Coefficient] = {
     "percent_agreement": Coefficient(
         statistic="percent_agreement",
-        table=percent_agreement_stats,
+        table=partial(table_stats, kind="pa"),
         counts=partial(_gwet_family, kind="pa"),
         pairs_by_table=True,
         se=f"sqrt((sum p w^2 - pa^2) / n); many raters: {_GWET_SE}",
@@ -1122,7 +1078,7 @@ COEFFICIENTS: dict[str, Coefficient] = {
     ),
     "cohen_kappa": Coefficient(
         statistic="cohen_kappa",
-        table=cohen_stats,
+        table=partial(table_stats, kind="cohen"),
         counts=None,
         pairs_by_table=True,
         se="Fleiss-Cohen-Everitt (1969) non-null ASE; se0 the ASE under H0 (SAS PROC FREQ)",
@@ -1132,7 +1088,7 @@ COEFFICIENTS: dict[str, Coefficient] = {
     ),
     "scott_pi": Coefficient(
         statistic="scott_pi",
-        table=scott_stats,
+        table=partial(table_stats, kind="scott"),
         counts=partial(_gwet_family, kind="fleiss"),
         pairs_by_table=True,
         se=_GWET_SE,
@@ -1142,7 +1098,7 @@ COEFFICIENTS: dict[str, Coefficient] = {
     ),
     "gwet_ac1": Coefficient(
         statistic="gwet_ac1",
-        table=gwet_stats,
+        table=partial(table_stats, kind="gwet"),
         counts=partial(_gwet_family, kind="gwet"),
         pairs_by_table=True,
         se=_GWET_SE,
@@ -1152,7 +1108,7 @@ COEFFICIENTS: dict[str, Coefficient] = {
     ),
     "pabak": Coefficient(
         statistic="brennan_prediger",
-        table=brennan_prediger_stats,
+        table=partial(table_stats, kind="bp"),
         counts=partial(_gwet_family, kind="bp"),
         pairs_by_table=True,
         se=_GWET_SE,
@@ -1172,7 +1128,7 @@ COEFFICIENTS: dict[str, Coefficient] = {
     ),
     "krippendorff_alpha": Coefficient(
         statistic="krippendorff_alpha",
-        table=krippendorff_table_stats,
+        table=partial(table_stats, kind="kripp"),
         counts=krippendorff_from_counts,
         pairs_by_table=False,
         se="Gwet's linearisation with weights 1 - delta / max(delta); none for ordinal",
@@ -1375,22 +1331,8 @@ def krippendorff_result(
     spec: Coefficient, columns: list[Any], level: str, confidence: float, method: str
 ) -> KrippendorffAlphaResult:
     """Krippendorff's alpha of the raters' value columns (coincidence matrix, Gwet's SE)."""
-    x = _numeric_matrix(columns, level)
-    if x.size == 0:
-        raise ValueError("ratings is empty")
-    if np.isinf(x).any():
-        raise ValueError("ratings must be finite (use NaN for missing)")
-    if level == "ratio" and np.nanmin(x) < 0:
-        raise ValueError("ratio-level alpha needs non-negative values")
-    ok = ~np.isnan(x)
-    values, inv = np.unique(x[ok], return_inverse=True)
-    q = len(values)
-    n_units = x.shape[0]
-    unit_of = np.broadcast_to(np.arange(n_units)[:, None], x.shape)[ok]
-    counts = np.bincount(unit_of * q + inv, minlength=n_units * q).reshape(n_units, q)
-    counts = counts.astype(float)
-    if not np.any(counts.sum(axis=1) >= 2):
-        raise ValueError("no unit has two or more values: alpha is undefined")
+    values, counts = _value_counts(columns, level)
+    q, n_raters = len(values), len(columns)
     alpha, d_o, d_e, total, units, delta = spec.counts(counts, values, level)  # type: ignore[misc]
     notes = []
     if level == "ordinal":
@@ -1416,12 +1358,31 @@ def krippendorff_result(
         expected_disagreement=d_e,
         n_pairable_values=int(round(total)),
         n=units,
-        n_raters=x.shape[1],
+        n_raters=n_raters,
         values=tuple(values.tolist()),
         confidence=confidence,
         method=method,
         note="; ".join(notes) or None,
     )
+
+
+def _value_counts(columns: list[Any], level: str) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of the raters' columns and the units x values counts."""
+    x = _numeric_matrix(columns, level)
+    if x.size == 0:
+        raise ParameterError("ratings is empty")
+    if np.isinf(x).any():
+        raise ParameterError("ratings must be finite (use NaN for missing)")
+    if level == "ratio" and np.nanmin(x) < 0:
+        raise ParameterError("ratio-level alpha needs non-negative values")
+    ok = ~np.isnan(x)
+    values, inv = np.unique(x[ok], return_inverse=True)
+    q = len(values)
+    unit_of = np.broadcast_to(np.arange(x.shape[0])[:, None], x.shape)[ok]
+    counts = np.bincount(unit_of * q + inv, minlength=x.shape[0] * q).reshape(-1, q)
+    if not np.any(counts.sum(axis=1) >= 2):
+        raise ParameterError("no unit has two or more values: alpha is undefined")
+    return values, counts.astype(float)
 
 
 def _numeric_matrix(cols: list[Any], level: str) -> np.ndarray:
@@ -1993,31 +1954,9 @@ def table_cluster_stats(cluster: np.ndarray, a: np.ndarray, b: np.ndarray, k: in
 def table_parts(s: np.ndarray, w: np.ndarray, kind: str):
     """``(p_o, p_e, n)`` of summed flattened tables ``(..., k*k)``."""
     k = w.shape[0]
-    t = np.asarray(s, dtype=float).reshape(*np.shape(s)[:-1], k, k)
-    n = t.sum(axis=(-2, -1))
-    p = _div(t, n[..., None, None])
-    r, c = p.sum(axis=-1), p.sum(axis=-2)
+    p, r, c, n = _margins(np.asarray(s, dtype=float).reshape(*np.shape(s)[:-1], k, k))
     po = np.einsum("...ij,ij->...", p, w)
-    if kind == "cohen":
-        pe = np.einsum("...i,ij,...j->...", r, w, c)
-    elif kind in ("scott", "gwet"):
-        pi = (r + c) / 2.0
-        if kind == "scott":
-            pe = np.einsum("...i,ij,...j->...", pi, w, pi)
-        else:
-            pe = _gwet_scale(w) * np.sum(pi * (1.0 - pi), axis=-1)
-    elif kind == "bp":
-        pe = np.full_like(po, w.sum() / k**2)
-    elif kind == "pa":
-        pe = np.zeros_like(po)
-    else:  # pragma: no cover - internal misuse
-        raise ValueError(kind)
-    return po, pe, n
-
-
-def _gwet_scale(w: np.ndarray) -> float:
-    q = w.shape[0]
-    return float(w.sum() / (q * (q - 1))) if q > 1 else float("nan")
+    return po, _chance(r, c, w, kind, po), n
 
 
 def multi_cluster_stats(cluster: np.ndarray, counts: np.ndarray, w: np.ndarray, n_clusters: int):
@@ -2352,7 +2291,7 @@ def clustered_agreement(
     ratings: Any,
     b: Any = None,
     *,
-    clusters: Any,
+    cluster: Any,
     coefficient: str | Sequence[str] = "cohen_kappa",
     weights: Weights = None,
     level: str = "nominal",
@@ -2371,7 +2310,7 @@ def clustered_agreement(
         missing).
     b : array-like, optional
         Rater 2's labels of the same units.
-    clusters : array-like
+    cluster : array-like
         The task (cluster) of each unit, one per row of ``ratings``.
     coefficient : str or sequence of str
         Among :data:`CLUSTERED_COEFFICIENTS`: ``cohen_kappa`` (two raters), ``scott_pi``,
@@ -2409,12 +2348,12 @@ def clustered_agreement(
     >>> a = ["win", "win", "tie", "loss", "win", "tie", "win", "loss", "win", "win", "tie", "win"]
     >>> b = ["win", "tie", "tie", "loss", "win", "tie", "win", "loss", "win", "win", "loss", "win"]
     >>> tasks = [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]
-    >>> res = clustered_agreement(a, b, clusters=tasks, coefficient=["cohen_kappa", "gwet_ac1"])
+    >>> res = clustered_agreement(a, b, cluster=tasks, coefficient=["cohen_kappa", "gwet_ac1"])
     >>> res[["statistic", "estimate", "ci_low", "ci_high", "n_tasks"]].round(3)
          statistic  estimate  ci_low  ci_high  n_tasks
     0  cohen_kappa     0.724  -0.059    0.932        4
     1     gwet_ac1     0.762   0.138    0.940        4
-    >>> same = clustered_agreement(a, a, clusters=tasks)  # perfect agreement: not [1, 1]
+    >>> same = clustered_agreement(a, a, cluster=tasks)  # perfect agreement: not [1, 1]
     >>> float(same["estimate"][0]), round(float(same["ci_low"][0]), 3), float(same["ci_high"][0])
     (1.0, 0.612, 1.0)
     """
@@ -2432,15 +2371,15 @@ def clustered_agreement(
     r = as_ratings(ratings, b)
     if len(r.columns) < 2:
         raise ParameterError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
-    cl = clusters.to_numpy() if isinstance(clusters, pd.Series) else np.asarray(clusters)
+    cl = cluster.to_numpy() if isinstance(cluster, pd.Series) else np.asarray(cluster)
     if cl.ndim != 1 or len(cl) != len(r.columns[0]):
         raise ParameterError(
-            f"clusters needs one task id per unit ({len(r.columns[0])}); got shape {cl.shape}"
+            f"cluster needs one task id per unit ({len(r.columns[0])}); got shape {cl.shape}"
         )
     missing = pd.isna(cl)
     if missing.any():
         pos = int(np.flatnonzero(missing)[0])
-        raise ParameterError(f"clusters has a missing task id at unit {pos}")
+        raise ParameterError(f"cluster has a missing task id at unit {pos}")
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     rows, diags = [], []
     codes: list = []  # the label codes, encoded once for every coefficient that needs them
@@ -2556,18 +2495,9 @@ def _statistics(name, columns, cl, weights, level, categories, cache):
 
 
 def _krippendorff(columns, cl, level, statistic):
-    x = _numeric_matrix(columns, level)
-    if np.isinf(x).any():
-        raise ParameterError("ratings must be finite (use NaN for missing)")
-    ok = ~np.isnan(x)
-    values, inv = np.unique(x[ok], return_inverse=True)
+    values, counts = _value_counts(columns, level)
     q = len(values)
-    unit_of = np.broadcast_to(np.arange(x.shape[0])[:, None], x.shape)[ok]
-    counts = np.bincount(unit_of * q + inv, minlength=x.shape[0] * q).reshape(-1, q)
-    counts = counts.astype(float)
     keep = counts.sum(axis=1) >= 2
-    if not keep.any():
-        raise ParameterError("no unit has two or more values: alpha is undefined")
     g, c = _cluster_codes(cl, keep)
     cs = kripp_cluster_stats(g, counts[keep], c)
     parts = partial(kripp_parts, values=values, level=level)
@@ -2665,7 +2595,7 @@ def _clustered(
     res = clustered_agreement(
         a,
         b,
-        clusters=task,
+        cluster=task,
         coefficient=coefficients,
         weights=weights,
         categories=categories,
@@ -2680,7 +2610,7 @@ def _kappa_rows(
     """The rows ``names`` (of :data:`_PAIR_COEFFICIENTS`) and ``kappa_iid`` of outcome codes
     ``a`` against ``b`` (units of ``task``), and their diagnostics: the one construction of
     judges against each other and against people. Every clustered row is
-    :func:`clustered_agreement`'s (clusters: tasks); ``kappa_iid`` is the same kappa with its
+    :func:`clustered_agreement`'s (cluster: tasks); ``kappa_iid`` is the same kappa with its
     analytic IID SE and z test (Fleiss-Cohen-Everitt), without an interval."""
     table = np.bincount(a * _K + b, minlength=_K * _K).reshape(_K, _K)
     if not table.sum():
