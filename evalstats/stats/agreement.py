@@ -2933,10 +2933,6 @@ class GoldResult(ResultDisplay):
         return self.judges
 
 
-def _codes(values: pd.Series) -> np.ndarray:
-    return pd.Categorical(values.astype(object), dtype=OUTCOME_DTYPE).codes.astype(np.int64)
-
-
 def gold_labels(labels: pd.DataFrame, gold: str = "majority") -> pd.DataFrame:
     """The gold outcome of each labelled pair: one labeler's, or the strict majority.
 
@@ -3011,10 +3007,9 @@ def macro_scores(table: np.ndarray) -> tuple[float, float, float, float]:
     return acc, float(p[present].mean()), float(r[present].mean()), float(f[present].mean())
 
 
-#: The statistics of a judge against gold, in the rows' order (the order ones where both
-#: orders exist).
+#: The statistics of a judge against gold, in the rows' order (then, where both orders
+#: exist, ``accuracy_with_first``, ``accuracy_without_first``, ``positional_agreement``).
 GOLD_STATISTICS = ("accuracy", "precision", "recall", "f1", "kappa", "kappa_iid")
-ORDER_STATISTICS = ("accuracy_with_first", "accuracy_without_first", "positional_agreement")
 
 
 def labeler_agreement(
