@@ -189,3 +189,25 @@ def test_people_use_the_judges_clustered_kappa_on_a_small_design() -> None:
     two = pd.concat([labels, labels.assign(labeler="bob", outcome=verdict)], ignore_index=True)
     lab = labeler_agreement(two).iloc[0]
     assert (lab["ci_low"], lab["ci_high"]) == pytest.approx((kappa["ci_low"], kappa["ci_high"]))
+
+
+def test_people_per_pair_of_arms() -> None:
+    """Labels and a verdict frame that both name a pair of arms: one score per (pair, judge),
+    each equal to judge_vs_gold on that pair's rows alone."""
+    frame, labels = _simulate(seed=8, n_tasks=12, reps=2)
+    frames, labs = [], []
+    for arm in ("v1", "v2"):
+        frames.append(frame.assign(arm_a=arm, arm_b="none"))
+        labs.append(labels.assign(arm_a=arm, arm_b="none"))
+    f, lab = pd.concat(frames, ignore_index=True), pd.concat(labs, ignore_index=True)
+    f.loc[f["arm_a"] == "v2", "outcome"] = "tie"  # a different judge record for v2
+    res = judge_vs_gold(f, lab)
+    assert list(res.judges.columns[:3]) == ["arm_a", "arm_b", "judge"]
+    for arm in ("v1", "v2"):
+        one = judge_vs_gold(f.loc[f["arm_a"] == arm].drop(columns=["arm_a", "arm_b"]), labels)
+        got = res.judges.loc[res.judges["arm_a"] == arm].reset_index(drop=True)
+        cols = ["judge", "statistic", "estimate", "ci_low", "ci_high", "n", "n_tasks"]
+        pd.testing.assert_frame_equal(got[cols], one.judges[cols])
+    assert set(res.gold.columns) >= {"arm_a", "arm_b"} and len(res.gold) == 2 * len(
+        gold_labels(labels)
+    )

@@ -2907,8 +2907,8 @@ class GoldResult(ResultDisplay):
     labelers : DataFrame
         Inter-labeler kappa (:func:`labeler_agreement`).
     gold : DataFrame
-        The gold label per pair: ``task_id``, ``replicate``, ``gold`` (NA without a
-        majority), ``votes``, ``agreeing``.
+        The gold label per pair: ``task_id``, ``replicate`` (``arm_a``, ``arm_b`` where the
+        labels have them), ``gold`` (NA without a majority), ``votes``, ``agreeing``.
     gold_rule : str
         ``"majority"`` or the labeler's name.
     n_gold_pairs, n_no_majority : int
@@ -2939,7 +2939,8 @@ def gold_labels(labels: pd.DataFrame, gold: str = "majority") -> pd.DataFrame:
     Parameters
     ----------
     labels : DataFrame
-        ``task_id``, ``replicate``, ``labeler``, ``outcome``.
+        ``task_id``, ``replicate``, ``labeler``, ``outcome`` (``arm_a``, ``arm_b``: part of
+        the pair's key where present).
     gold : str
         ``"majority"`` or a labeler's name (their own majority if they labelled a pair more
         than once, e.g. in both orders).
@@ -2970,18 +2971,18 @@ def gold_labels(labels: pd.DataFrame, gold: str = "majority") -> pd.DataFrame:
     codes = _codes(lab["outcome"])
     if (codes < 0).any():
         raise DataError("labels hold an outcome other than win / tie / loss", field="outcome")
-    pairs = lab[_PAIR].reset_index(drop=True)
-    pid, uniq = pd.MultiIndex.from_frame(pairs).factorize()
+    key = [*_PAIR, *(c for c in _ARMS if c in labels.columns)]
+    pid, uniq = pd.MultiIndex.from_frame(lab[key].reset_index(drop=True)).factorize()
     counts = np.bincount(pid * _K + codes, minlength=len(uniq) * _K).reshape(len(uniq), _K)
     votes = counts.sum(axis=1)
     top = counts.argmax(axis=1)
     agreeing = counts.max(axis=1)
     has = 2 * agreeing > votes
-    out = pd.DataFrame(list(uniq), columns=_PAIR)
+    out = pd.DataFrame(list(uniq), columns=key)
     out["gold"] = pd.Categorical.from_codes(np.where(has, top, -1), dtype=OUTCOME_DTYPE)
     out["votes"] = votes
     out["agreeing"] = agreeing
-    return out.sort_values(_PAIR, kind="stable").reset_index(drop=True)
+    return out.sort_values(key, kind="stable").reset_index(drop=True)
 
 
 def macro_scores(table: np.ndarray) -> tuple[float, float, float, float]:
@@ -3044,13 +3045,14 @@ def labeler_agreement(
     """
     confidence = check_confidence(confidence)
     opts = _clustered_options(confidence, method, n_resamples, rng)
-    first = labels.drop_duplicates([*_PAIR, "labeler"], keep="first")
+    key = [*_PAIR, *(c for c in _ARMS if c in labels.columns)]
+    first = labels.drop_duplicates([*key, "labeler"], keep="first")
     names = sorted(first["labeler"].astype(str).unique())
     rows = []
     for a, b in itertools.combinations(names, 2):
-        la = first.loc[first["labeler"].astype(str) == a, [*_PAIR, "outcome"]]
-        lb = first.loc[first["labeler"].astype(str) == b, [*_PAIR, "outcome"]]
-        both = la.merge(lb, on=_PAIR, suffixes=("_a", "_b"))
+        la = first.loc[first["labeler"].astype(str) == a, [*key, "outcome"]]
+        lb = first.loc[first["labeler"].astype(str) == b, [*key, "outcome"]]
+        both = la.merge(lb, on=key, suffixes=("_a", "_b"))
         ca, cb = _codes(both["outcome_a"]), _codes(both["outcome_b"])
         task = both["task_id"].to_numpy(dtype=object).astype(str)
         k, diag = _kappa_rows(ca, cb, task, opts)
@@ -3094,7 +3096,8 @@ def judge_vs_gold(
     ----------
     frame : DataFrame
         A verdict frame (``task_id``, ``replicate``, ``judge``, ``rubric``, ``order``,
-        ``status``, ``outcome``).
+        ``status``, ``outcome``). Where it and ``labels`` both have ``arm_a``, ``arm_b``,
+        they are part of a pair's key and every judge is scored per pair of arms.
     labels : DataFrame
         A labels table (:func:`evalstats.labels.load_labels` or an adapter's labels).
     gold : str, default "majority"
@@ -3143,13 +3146,15 @@ def judge_vs_gold(
     if unknown:
         raise ValueError(f"judges {unknown} have no rows; present: {present}")
     has_order = "order" in f.columns and f["order"].notna().any()
-    keep_cols = [*_PAIR, "judge", "status", "outcome", *(["order"] if has_order else [])]
+    # A pair of arms is part of a labelled pair's key where frame and labels both name it.
+    key = [*_PAIR, *(c for c in _ARMS if c in f.columns and c in g.columns)]
+    keep_cols = [*key, "judge", "status", "outcome", *(["order"] if has_order else [])]
     m = f[keep_cols].assign(judge=f["judge"].astype(str))
-    m = m.merge(with_gold[[*_PAIR, "gold"]], on=_PAIR, how="inner")
+    m = m.merge(with_gold[[*key, "gold"]], on=key, how="inner")
     long, diags, conf_parts = [], [], []
     gi, pi = np.divmod(np.arange(_K * _K), _K)
-    for judge in judges:
-        mj = m.loc[m["judge"] == judge]
+    for (arms, ma), judge in itertools.product(_by_arms(m), judges):
+        mj = ma.loc[ma["judge"] == judge]
         ok = mj.loc[mj["status"].astype(str) == "ok"]
         gc, pc = _codes(ok["gold"]), _codes(ok["outcome"])
         table = np.bincount(gc * _K + pc, minlength=_K * _K).reshape(_K, _K)
@@ -3159,21 +3164,22 @@ def judge_vs_gold(
             zip(("accuracy", "precision", "recall", "f1"), macro_scores(table), strict=True)
         )
         rows = {k: v if isinstance(v, dict) else {"estimate": v} for k, v in rows.items()}
-        diag = {"judge": judge, "n": len(ok), "n_pairs": int(ok[_PAIR].drop_duplicates().shape[0])}
+        head = {**arms, "judge": judge}
+        diag = {**head, "n": len(ok), "n_pairs": int(ok[key].drop_duplicates().shape[0])}
         diag |= {"n_tasks": _n_distinct(task), "n_not_ok": int(len(mj) - len(ok))}
-        head = {"judge": judge}
         long += _long_rows(head, GOLD_STATISTICS, rows, len(ok), diag["n_tasks"], confidence)
         if has_order:
             long += _order_rows(head, ok, gc == pc, diag)
         diags.append(diag)
         conf_parts.append(
-            pd.DataFrame({"judge": judge, "n": table.ravel()})
+            pd.DataFrame({**head, "n": table.ravel()})
             .assign(gold=pd.Categorical.from_codes(gi, dtype=OUTCOME_DTYPE))
             .assign(predicted=pd.Categorical.from_codes(pi, dtype=OUTCOME_DTYPE))
         )
+    by = [*key[2:], "judge"]
     return GoldResult(
-        judges=tidy_frame(pd.DataFrame(long), by=["judge"], diagnostics=pd.DataFrame(diags)),
-        confusion=pd.concat(conf_parts, ignore_index=True)[["judge", "gold", "predicted", "n"]],
+        judges=tidy_frame(pd.DataFrame(long), by=by, diagnostics=pd.DataFrame(diags)),
+        confusion=pd.concat(conf_parts, ignore_index=True)[[*by, "gold", "predicted", "n"]],
         labelers=labeler_agreement(labels, **opts),
         gold=g,
         gold_rule=gold,
