@@ -1411,11 +1411,13 @@ def _numeric_matrix(cols: list[Any], level: str) -> np.ndarray:
 IntervalMethod = Literal["wald_z", "wald_t"]
 
 
+def _ratings(ratings: Any, b: Any, unit: Any, rater: Any, rating: Any) -> Ratings:
+    return as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
+
+
 def _agreement(
     name: str,
-    ratings: Any,
-    b: Any,
-    long: tuple[str | None, str | None, str | None],
+    r: Ratings,
     weights: Weights,
     categories: Sequence[Any] | None,
     confidence: float,
@@ -1424,7 +1426,6 @@ def _agreement(
     """The coefficient ``name`` of ratings in any input form: its table formulas for two
     raters, its count-matrix formulas for more."""
     spec = COEFFICIENTS[name]
-    r = as_ratings(ratings, b, unit=long[0], rater=long[1], rating=long[2])
     if len(r.columns) < 2:
         raise ValueError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
     confidence = check_confidence(confidence)
@@ -1580,7 +1581,12 @@ def cohen_kappa(
     0.5
     """
     return _agreement(
-        "cohen_kappa", ratings, b, (unit, rater, rating), weights, categories, confidence, method
+        "cohen_kappa",
+        _ratings(ratings, b, unit, rater, rating),
+        weights,
+        categories,
+        confidence,
+        method,
     )
 
 
@@ -1615,7 +1621,12 @@ def scott_pi(
     0.4667
     """
     return _agreement(
-        "scott_pi", ratings, b, (unit, rater, rating), weights, categories, confidence, method
+        "scott_pi",
+        _ratings(ratings, b, unit, rater, rating),
+        weights,
+        categories,
+        confidence,
+        method,
     )
 
 
@@ -1653,9 +1664,7 @@ def percent_agreement(
     """
     return _agreement(
         "percent_agreement",
-        ratings,
-        b,
-        (unit, rater, rating),
+        _ratings(ratings, b, unit, rater, rating),
         weights,
         categories,
         confidence,
@@ -1696,7 +1705,7 @@ def pabak(
     0.5
     """
     return _agreement(
-        "pabak", ratings, b, (unit, rater, rating), weights, categories, confidence, method
+        "pabak", _ratings(ratings, b, unit, rater, rating), weights, categories, confidence, method
     )
 
 
@@ -1738,7 +1747,12 @@ def gwet_ac1(
     0.4
     """
     return _agreement(
-        "gwet_ac1", ratings, b, (unit, rater, rating), weights, categories, confidence, method
+        "gwet_ac1",
+        _ratings(ratings, b, unit, rater, rating),
+        weights,
+        categories,
+        confidence,
+        method,
     )
 
 
@@ -1928,16 +1942,13 @@ METHODS = (
     "bootstrap_percentile",
 )
 #: The atanh jackknife joined with a bound of the observed agreement: method -> bound (of
-#: :mod:`evalstats.stats._agreement_bounds`).
+#: :data:`BOUNDS`).
 JOINED = {"atanh_jackknife_exact": "clopper_pearson", "atanh_jackknife_midp_blaker": "mid_p_blaker"}
-#: Below this many effective disagreeing units the atanh jackknife sees too few
-#: disagreements to measure their spread, and the joined methods (:data:`JOINED`) also take
-#: in the bound of the observed agreement (the usual rule that a normal approximation needs
-#: a few events; chosen by ``benchmarks/coverage_agreement.py`` among 3, 5, 10 and always:
-#: with either bound, 5 and 3 fall to 0.87 and below at kappa 0.95 on 40 tasks).
+#: Below this many effective disagreeing units the joined methods (:data:`JOINED`) also take
+#: in the bound of the observed agreement (chosen among 3, 5, 10 and always:
+#: ``docs/methods.md``, "Agreement").
 EXACT_BELOW = 10.0
 TABLE_KINDS = ("cohen", "scott", "gwet", "bp", "pa")
-MULTI_KINDS = ("fleiss", "gwet", "bp", "pa")
 
 Parts = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
@@ -2150,21 +2161,15 @@ def cluster_intervals(
         Summed statistics ``(..., d)`` -> ``(p_o, p_e, n)``.
     confidence : float
     methods : tuple of str
-        Among :data:`METHODS`: ``jackknife_t`` (estimate +/- t(C-1) jackknife SE, can
-        leave [-1, 1]); ``atanh_jackknife`` (the same on Fisher's z of the coefficient
-        shrunk by ``n / (n + pseudo)``, i.e. ``pseudo`` extra units agreeing at chance, so
-        that perfect agreement has a finite z; back-transformed by tanh);
-        ``exact_agreement`` (Clopper-Pearson on the observed agreement with the effective
-        number of units ``n / deff``, ``deff`` the jackknife variance of ``p_o`` over the
-        binomial one, in [floor, n / C] (floor: ``deff_floor``, times the IID ratio of
-        ``squared``), 1 when ``p_o`` is 0 or 1; mapped with ``p_e`` fixed);
-        ``atanh_jackknife_exact`` (``atanh_jackknife``, joined with ``exact_agreement``
-        where the effective number of disagreeing units, ``n (1 - p_o) /
-        unit_disagreement`` over the design effect floored at 1 (a near miss counts once
-        whatever ``squared`` does to the bound), is below ``exact_below`` or the jackknife SE
-        is 0); ``atanh_jackknife_midp_blaker`` (the same join with the mid-p bounds that
-        invert Blaker's combined-tails test instead of Clopper-Pearson's);
-        ``bootstrap_percentile`` (cluster bootstrap of the coefficient).
+        Among :data:`METHODS`: ``jackknife_t`` (estimate +/- t(C-1) jackknife SE);
+        ``atanh_jackknife`` (the same on Fisher's z of the coefficient shrunk by ``n / (n +
+        pseudo)``, back-transformed by tanh); ``exact_agreement`` (a bound of the observed
+        agreement on ``n / deff`` effective units, ``deff`` the jackknife variance of ``p_o``
+        over the binomial one in [floor, n / C], mapped with ``p_e`` fixed);
+        ``atanh_jackknife_exact`` / ``atanh_jackknife_midp_blaker`` (``atanh_jackknife``
+        joined with the Clopper-Pearson / Blaker mid-p bound where the effective disagreeing
+        units ``n (1 - p_o) / unit_disagreement`` over the design effect floored at 1 are
+        below ``exact_below`` or the jackknife SE is 0); ``bootstrap_percentile``.
     n_resamples : int
         Bootstrap resamples (needed by the bootstrap methods).
     rng : Generator
@@ -2577,12 +2582,32 @@ def _n_pairs(wide: pd.DataFrame, used: np.ndarray, cluster: str) -> int:
     return int(wide.loc[used, [cluster, "replicate"]].drop_duplicates().shape[0])
 
 
+@dataclass(frozen=True)
+class _Intervals:
+    """The options every task-clustered interval of one call shares."""
+
+    confidence: float
+    method: str
+    n_resamples: int
+    rng: np.random.Generator
+
+    @classmethod
+    def checked(cls, confidence, method, n_resamples, rng) -> _Intervals:
+        if method not in CLUSTERED_METHODS:
+            raise ParameterError(f"method must be one of {list(CLUSTERED_METHODS)}; got {method!r}")
+        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        return cls(check_confidence(confidence), method, check_n_resamples(n_resamples), gen)
+
+    def kwargs(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
 def _clustered(
     a: np.ndarray,
     b: np.ndarray | None,
     task: np.ndarray,
     coefficients: list[str],
-    opts: dict[str, Any],
+    opts: _Intervals,
     *,
     weights: str | None = None,
     categories: Any = range(_K),
@@ -2590,7 +2615,7 @@ def _clustered(
     """:func:`clustered_agreement`'s rows, or NaN rows (with the reason) on one task."""
     if _n_distinct(task) < 2:
         nan = dict.fromkeys(_CLUSTERED_FIELDS, np.nan)
-        nan.update(method=opts["method"], ci_note="one task: no task-clustered interval")
+        nan.update(method=opts.method, ci_note="one task: no task-clustered interval")
         return [nan for _ in coefficients]
     res = clustered_agreement(
         a,
@@ -2599,13 +2624,13 @@ def _clustered(
         coefficient=coefficients,
         weights=weights,
         categories=categories,
-        **opts,
+        **opts.kwargs(),
     )
     return [{c: r[c] for c in _CLUSTERED_FIELDS} for r in res.to_dict("records")]
 
 
 def _kappa_rows(
-    a: np.ndarray, b: np.ndarray, task: np.ndarray, opts: dict[str, Any], names=("kappa",)
+    a: np.ndarray, b: np.ndarray, task: np.ndarray, opts: _Intervals, names=("kappa",)
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """The rows ``names`` (of :data:`_PAIR_COEFFICIENTS`) and ``kappa_iid`` of outcome codes
     ``a`` against ``b`` (units of ``task``), and their diagnostics: the one construction of
@@ -2622,7 +2647,7 @@ def _kappa_rows(
     for name in (n for n in names if _PAIR_COEFFICIENTS[n][1] is not None):
         coef, weights = _PAIR_COEFFICIENTS[name]
         rows[name] = _clustered(a, b, task, [coef], opts, weights=weights)[0]
-    k = cohen_kappa_table(table, confidence=opts["confidence"])
+    k = cohen_kappa_table(table, confidence=opts.confidence)
     rows["kappa_iid"] = {"estimate": k.estimate, "se": k.se, "p_value": k.p_value}
     rows["kappa_iid"]["method"] = IID_METHOD
     diag = {"kappa_se0": k.se0, "kappa_z": k.z, "ci_note": rows["kappa"]["ci_note"]}
@@ -2712,14 +2737,9 @@ def judge_agreement(
     >>> bool(((iv["ci_low"] >= -1) & (iv["ci_high"] <= 1)).all()), len(iv)
     (True, 4)
     """
-    confidence = check_confidence(confidence)
-    n_resamples = check_n_resamples(n_resamples)
+    opts = _Intervals.checked(confidence, method, n_resamples, rng)
     threshold = check_probability(threshold, "threshold")
-    if method not in CLUSTERED_METHODS:
-        raise ParameterError(f"method must be one of {list(CLUSTERED_METHODS)}; got {method!r}")
     f, rubric, judges = _select(frame, rubric, judges, cluster)
-    gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    opts = {"confidence": confidence, "method": method, "n_resamples": n_resamples, "rng": gen}
     long: list[dict[str, Any]] = []
     diags: list[dict[str, Any]] = []
     for arms, g in _by_arms(f):
@@ -2743,7 +2763,7 @@ def judge_agreement(
             order = ("observed_agreement", "disagreement_rate", "kappa", "kappa_iid")
             order += ("kappa_linear", "ac1", "pabak")
             n_tasks = _n_distinct(task)
-            long += _long_rows(head, order, rows, n, n_tasks, confidence)
+            long += _long_rows(head, order, rows, n, n_tasks, opts.confidence)
             table = np.bincount(a[both] * _K + b[both], minlength=_K * _K).reshape(_K, _K)
             diags.append(
                 {**head, "n": n, "n_pairs": _n_pairs(wide, both, cluster), "n_clusters": n_tasks}
@@ -2763,7 +2783,7 @@ def judge_agreement(
     return tidy_frame(pd.DataFrame(long), by=by, diagnostics=diagnostics)
 
 
-def _many_judges(wide: pd.DataFrame, judges: list[str], cluster: str, opts: dict[str, Any]):
+def _many_judges(wide: pd.DataFrame, judges: list[str], cluster: str, opts: _Intervals):
     """Fleiss' kappa (units every judge rated) and Krippendorff's alpha (units two or more
     rated), task-clustered; their tidy rows and diagnostics."""
     codes = np.column_stack([_codes(wide[j]) for j in judges]).astype(float)
@@ -2784,7 +2804,7 @@ def _many_judges(wide: pd.DataFrame, judges: list[str], cluster: str, opts: dict
             codes, None, task, ["krippendorff_alpha"], opts, categories=None
         )
     order = ("fleiss_kappa", "krippendorff_alpha")
-    return _long_rows({}, order, rows, n, n_tasks, opts["confidence"]), diag
+    return _long_rows({}, order, rows, n, n_tasks, opts.confidence), diag
 
 
 _SEVERITY = {"no_answer": 3, "error": 2, "invalid": 1, "ok": 0}
@@ -3043,8 +3063,7 @@ def labeler_agreement(
        a  b  n  kappa
     0  x  y  6   0.75
     """
-    confidence = check_confidence(confidence)
-    opts = _clustered_options(confidence, method, n_resamples, rng)
+    opts = _Intervals.checked(confidence, method, n_resamples, rng)
     key = [*_PAIR, *(c for c in _ARMS if c in labels.columns)]
     first = labels.drop_duplicates([*key, "labeler"], keep="first")
     names = sorted(first["labeler"].astype(str).unique())
@@ -3067,15 +3086,6 @@ def labeler_agreement(
         )
     cols = ["a", "b", "n", "n_tasks", "kappa", "se", "ci_low", "ci_high", "p_value", "method"]
     return pd.DataFrame(rows, columns=[*cols, "kappa_iid_se", "observed_agreement", "ci_note"])
-
-
-def _clustered_options(confidence, method, n_resamples, rng) -> dict[str, Any]:
-    """The checked options of every task-clustered interval of one call."""
-    if method not in CLUSTERED_METHODS:
-        raise ParameterError(f"method must be one of {list(CLUSTERED_METHODS)}; got {method!r}")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    n_resamples = check_n_resamples(n_resamples)
-    return {"confidence": confidence, "method": method, "n_resamples": n_resamples, "rng": gen}
 
 
 def judge_vs_gold(
@@ -3135,8 +3145,7 @@ def judge_vs_gold(
     Name: estimate, dtype: float64
     """
     check_columns(frame, [*_PAIR, "judge", "rubric", "status", "outcome"])
-    confidence = check_confidence(confidence)
-    opts = _clustered_options(confidence, method, n_resamples, rng)
+    opts = _Intervals.checked(confidence, method, n_resamples, rng)
     f, _ = select_rubric(frame, rubric)
     g = gold_labels(labels, gold)
     with_gold = g.loc[g["gold"].notna()]
@@ -3167,7 +3176,7 @@ def judge_vs_gold(
         head = {**arms, "judge": judge}
         diag = {**head, "n": len(ok), "n_pairs": int(ok[key].drop_duplicates().shape[0])}
         diag |= {"n_tasks": _n_distinct(task), "n_not_ok": int(len(mj) - len(ok))}
-        long += _long_rows(head, GOLD_STATISTICS, rows, len(ok), diag["n_tasks"], confidence)
+        long += _long_rows(head, GOLD_STATISTICS, rows, len(ok), diag["n_tasks"], opts.confidence)
         if has_order:
             long += _order_rows(head, ok, gc == pc, diag)
         diags.append(diag)
@@ -3180,12 +3189,12 @@ def judge_vs_gold(
     return GoldResult(
         judges=tidy_frame(pd.DataFrame(long), by=by, diagnostics=pd.DataFrame(diags)),
         confusion=pd.concat(conf_parts, ignore_index=True)[[*by, "gold", "predicted", "n"]],
-        labelers=labeler_agreement(labels, **opts),
+        labelers=labeler_agreement(labels, **opts.kwargs()),
         gold=g,
         gold_rule=gold,
         n_gold_pairs=len(with_gold),
         n_no_majority=int(g["gold"].isna().sum()),
-        confidence=confidence,
+        confidence=opts.confidence,
         method=method,
     )
 
