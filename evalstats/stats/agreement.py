@@ -1891,9 +1891,8 @@ def krippendorff_alpha(
     """Krippendorff's alpha of a units x raters matrix (NaN = missing), two label vectors
     or a long frame.
 
-    The matrix orientation is units x raters, as every other agreement function here
-    (before 0.2 this function took raters x units, the ``krippendorff`` package's
-    ``reliability_data`` layout: transpose such data with ``.T``).
+    Units x raters, as every function here (the ``krippendorff`` package's layout is raters x
+    units: transpose with ``.T``).
 
     Computed from the coincidence matrix (Krippendorff 2011). "nominal" only compares
     values for equality (any labels: strings are fine); the other levels need numeric
