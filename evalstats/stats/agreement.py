@@ -2110,7 +2110,7 @@ def _resample_counts(rng: np.random.Generator, lead: tuple[int, ...], b: int, c:
 
 def _exact(po, pe, n_eff, alpha, bound):
     """Bounds of the observed agreement on ``n_eff`` effective units (``bound`` of
-    :data:`evalstats.stats._agreement_bounds.BOUNDS`), mapped through the coefficient with
+    :data:`BOUNDS`), mapped through the coefficient with
     ``p_e`` held at its estimate and clipped to [-1, 1]."""
     lo, hi = proportion_bounds(np.clip(po, 0.0, 1.0) * n_eff, n_eff, alpha, bound)
     return np.clip(_div(lo - pe, 1.0 - pe), -1.0, 1.0), np.clip(_div(hi - pe, 1.0 - pe), -1.0, 1.0)
