@@ -2538,7 +2538,7 @@ _CLUSTERED_FIELDS = ("estimate", "se", "ci_low", "ci_high", "p_value", "df", "me
 
 def _codes(values: pd.Series) -> np.ndarray:
     """Outcome codes 0=loss, 1=tie, 2=win; -1 where missing."""
-    return pd.Categorical(values.astype(object), dtype=OUTCOME_DTYPE).codes.astype(np.int64)
+    return pd.Categorical(values, dtype=OUTCOME_DTYPE).codes.astype(np.int64)
 
 
 def _select(
