@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from evalstats.records import EvalstatsWarning
-from evalstats.stats import _agreement_cluster as ac
+from evalstats.stats import agreement as ac
 from evalstats.stats import design_coverage
-from evalstats.stats._kappa import _kappa_from_tables, cohen_stats, weight_matrix
+from evalstats.stats.agreement import table_stats, weight_matrix
 from evalstats.stats.models import draw_outcomes
 from evalstats.stats.rates import (
     DEFAULT_METHOD,
@@ -92,7 +92,7 @@ KAPPA_METHODS = ("atanh_jackknife_midp_blaker", "jackknife_t", "wald_iid", "boot
 DEFAULT_KAPPA = "atanh_jackknife_midp_blaker"
 #: The default before it (Clopper-Pearson bound, design effect >= 1): the kappa_former column.
 FORMER_KAPPA = "atanh_jackknife_exact"
-#: Coefficients judge_agreement reports, as (column, table kind, weights) of _agreement_cluster.
+#: Coefficients judge_agreement reports, as (column, table kind, weights) of table_parts.
 AGREEMENT_COEFS = (
     ("kappa", "cohen", None),
     ("kappa_linear", "cohen", "linear"),
@@ -284,7 +284,7 @@ def _kappa_truth(d: Design, rng: np.random.Generator, every: bool = False):
             name: float(ac.coefficient(_agreement_parts(kind, w), table.astype(float)))
             for name, kind, w in AGREEMENT_COEFS
         }
-    return float(_kappa_from_tables(table.reshape(3, 3).astype(float)))
+    return float(ac.coefficient(_agreement_parts("cohen", None), table.astype(float)))
 
 
 def _agreement_parts(kind: str, weights):
@@ -323,7 +323,7 @@ def kappa_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[st
     per_task = tables.sum(axis=2).astype(np.float64)  # (evals, tasks, 9)
 
     def kappa(s: np.ndarray) -> np.ndarray:
-        return _kappa_from_tables(s.reshape(*s.shape[:-1], 3, 3))
+        return ac.coefficient(_agreement_parts("cohen", None), s)
 
     est, se, df = cluster_jackknife(per_task, kappa)
     low, high = t_interval(est, se, df)
@@ -337,8 +337,8 @@ def kappa_coverage(d: Design, n_evals: int, rng: np.random.Generator) -> dict[st
     # that is not [1, 1] on these few units.
     tab = per_task.sum(axis=1)
     out["perfect"] = float(np.mean(tab[:, [0, 4, 8]].sum(axis=-1) == tab.sum(axis=-1)))
-    st = cohen_stats(per_task.sum(axis=1).reshape(-1, 3, 3), np.eye(3))
-    wl, wh = st.kappa - 1.959964 * st.se, st.kappa + 1.959964 * st.se
+    st = table_stats(per_task.sum(axis=1).reshape(-1, 3, 3), np.eye(3), "cohen")
+    wl, wh = st.estimate - 1.959964 * st.se, st.estimate + 1.959964 * st.se
     out["wald_iid"] = float(((wl <= truth) & (truth <= wh)).mean())
     # The cluster BCa bootstrap of judge_agreement's kappa_boot_* columns, one
     # evaluation at a time (the engine vectorises over resamples, not evaluations).

@@ -12,7 +12,7 @@ linear-weighted (the last one added for issue 23 item 1: it moved the seeds of e
 later design). Designs: kappa 0-0.95, 6-40 tasks, 3 replicates per task or an unequal 1-6.
 
 For every design, coefficient and interval construction of
-:mod:`evalstats.stats._agreement_cluster` the script prints the coverage of the 95 %
+:mod:`evalstats.stats.agreement` the script prints the coverage of the 95 %
 interval with its Monte-Carlo SE, the mean width, and the share of intervals outside
 [-1, 1] or of zero width. Everything is vectorised across the simulated evaluations.
 
@@ -29,8 +29,8 @@ from functools import partial
 
 import numpy as np
 
-from evalstats.stats import _agreement_cluster as ac
-from evalstats.stats._kappa import weight_matrix
+from evalstats.stats import agreement as ac
+from evalstats.stats.agreement import weight_matrix
 
 K = 3
 P_LOSS, P_TIE = 0.25, 0.20

@@ -32,7 +32,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from evalstats.records import EvalstatsWarning
-from evalstats.stats._agreement_bounds import proportion_bounds
+from evalstats.stats.agreement import proportion_bounds
 from evalstats.stats.ppi import ppi_win_rates
 from evalstats.stats.rates import RATE_NAMES
 

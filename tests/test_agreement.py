@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,6 @@ from scipy import stats
 from evalstats._tidy import TIDY_COLUMNS
 from evalstats.errors import DataError
 from evalstats.stats import agreement as ag
-from evalstats.stats._kappa import _kappa_from_tables
 
 krippendorff = pytest.importorskip("krippendorff")
 sm_ir = pytest.importorskip("statsmodels.stats.inter_rater")
@@ -388,6 +388,15 @@ def test_krippendorff_se_vs_irrcac(seed, level):
 
 
 # --------------------------------------------------------------------- vectorised core
+
+
+def _kappa_from_tables(tables, weights=None):
+    """Kappa of (..., k, k) tables by the vectorised core the clustered intervals and the design
+    studies share (private: nothing public evaluates many tables at once)."""
+    t = np.asarray(tables, dtype=float)
+    k = t.shape[-1]
+    parts = partial(ag.table_parts, w=ag.weight_matrix(weights, k), kind="cohen")
+    return ag.coefficient(parts, t.reshape(*t.shape[:-2], k * k))
 
 
 def test_kappa_from_tables_vectorised():

@@ -1,4 +1,4 @@
-"""Binomial bounds of the agreement intervals (evalstats.stats._agreement_bounds).
+"""Binomial bounds of the agreement intervals (evalstats.stats.agreement).
 
 Oracles: scipy.stats.binom tails, one data set at a time (brentq for the equal-tailed mid-p
 bounds; for Blaker's combined tails a scan of the two-sided mid-p value over a fine grid
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from evalstats.stats import _agreement_bounds as bd
+from evalstats.stats import agreement as bd
 
 CASES = [(17, 18), (16, 18), (18, 18), (9, 18), (0, 18), (1, 18), (28, 30), (115, 120), (3, 7)]
 

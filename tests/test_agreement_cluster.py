@@ -1,4 +1,4 @@
-"""Task-clustered agreement intervals (evalstats.stats.agreement_intervals).
+"""Task-clustered agreement intervals (evalstats.stats.agreement).
 
 Point estimates against the oracle-checked IID functions of evalstats.stats.agreement (they
 are matched to scikit-learn, irrCAC and krippendorff in test_agreement.py); the vectorised
@@ -17,9 +17,9 @@ import pytest
 from scipy import stats
 
 from evalstats.errors import ParameterError
-from evalstats.stats import _agreement_cluster as ac
+from evalstats.stats import agreement as ac
 from evalstats.stats import agreement as ag
-from evalstats.stats.agreement_intervals import CLUSTERED_METHODS, clustered_agreement
+from evalstats.stats.agreement import CLUSTERED_METHODS, clustered_agreement
 
 CATS = ["loss", "tie", "win"]
 
@@ -62,7 +62,7 @@ TWO = [
 def test_two_rater_estimates_equal_the_iid_functions(name, weights, oracle):
     a, b, tasks = _two_raters(1)
     got = clustered_agreement(
-        a, b, clusters=tasks, coefficient=name, weights=weights, categories=CATS
+        a, b, cluster=tasks, coefficient=name, weights=weights, categories=CATS
     )
     want = oracle(a, b, weights=weights, categories=CATS)
     assert got["estimate"][0] == pytest.approx(want.estimate, abs=1e-12)
@@ -73,7 +73,7 @@ def test_two_rater_estimates_equal_the_iid_functions(name, weights, oracle):
 @pytest.mark.parametrize("name", ["fleiss_kappa", "gwet_ac1", "pabak", "percent_agreement"])
 def test_many_rater_estimates_equal_the_iid_functions(name):
     x, tasks = _many_raters(2)
-    got = clustered_agreement(x, clusters=tasks, coefficient=name)
+    got = clustered_agreement(x, cluster=tasks, coefficient=name)
     if name == "fleiss_kappa":
         want = ag.fleiss_kappa(x).estimate
     else:
@@ -83,21 +83,21 @@ def test_many_rater_estimates_equal_the_iid_functions(name):
 
 def test_scott_pi_of_many_raters_is_fleiss_kappa():
     x, tasks = _many_raters(3)
-    got = clustered_agreement(x, clusters=tasks, coefficient=["scott_pi", "fleiss_kappa"])
+    got = clustered_agreement(x, cluster=tasks, coefficient=["scott_pi", "fleiss_kappa"])
     assert got["estimate"][0] == pytest.approx(got["estimate"][1], abs=1e-12)
 
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
 def test_krippendorff_estimate_equals_the_iid_function(level):
     x, tasks = _many_raters(4)
-    got = clustered_agreement(x, clusters=tasks, coefficient="krippendorff_alpha", level=level)
+    got = clustered_agreement(x, cluster=tasks, coefficient="krippendorff_alpha", level=level)
     want = ag.krippendorff_alpha(x, level=level).estimate
     assert got["estimate"][0] == pytest.approx(want, abs=1e-12)
 
 
 def test_jackknife_equals_a_loop_over_tasks():
     a, b, tasks = _two_raters(5)
-    got = clustered_agreement(a, b, clusters=tasks, method="atanh_jackknife", categories=CATS)
+    got = clustered_agreement(a, b, cluster=tasks, method="atanh_jackknife", categories=CATS)
     ids = np.unique(tasks)
     loo = np.array(
         [ag.cohen_kappa(a[tasks != t], b[tasks != t], categories=CATS).kappa for t in ids]
@@ -121,7 +121,7 @@ def test_bootstrap_equals_a_loop_over_resamples():
     got = clustered_agreement(
         a,
         b,
-        clusters=tasks,
+        cluster=tasks,
         method="bootstrap_percentile",
         n_resamples=30,
         rng=7,
@@ -147,7 +147,7 @@ def test_every_interval_lies_in_minus_one_one(method):
         res = clustered_agreement(
             a,
             b,
-            clusters=tasks,
+            cluster=tasks,
             coefficient=names,
             method=method,
             n_resamples=50,
@@ -164,14 +164,14 @@ def test_every_interval_lies_in_minus_one_one(method):
 def test_perfect_and_near_perfect_agreement_are_not_degenerate():
     a, _, tasks = _two_raters(8, n_tasks=10)
     names = ["cohen_kappa", "gwet_ac1", "pabak", "fleiss_kappa", "krippendorff_alpha"]
-    res = clustered_agreement(a, a, clusters=tasks, coefficient=names)
+    res = clustered_agreement(a, a, cluster=tasks, coefficient=names)
     assert (res["estimate"] == 1).all() and (res["ci_high"] == 1).all()
     assert (res["ci_low"] < 0.95).all() and (res["ci_low"] > 0).all()
     assert (res["p_value"] > 0).all()
     assert res["ci_note"].str.contains("perfect observed agreement").all()
     b = a.copy()
     b[0] = "tie" if a[0] != "tie" else "win"  # one disagreement
-    one = clustered_agreement(a, b, clusters=tasks, coefficient=names)
+    one = clustered_agreement(a, b, cluster=tasks, coefficient=names)
     assert (one["ci_high"] <= 1).all() and (one["ci_high"] > one["estimate"]).all()
     assert (one["ci_low"] < one["estimate"] - 0.1).all()
     # The raw jackknife t is what this replaces: above 1 with one disagreement.
@@ -229,22 +229,22 @@ def test_coverage_at_high_agreement_on_ten_tasks():
 def test_bad_arguments_are_named():
     a, b, tasks = _two_raters(9)
     with pytest.raises(ParameterError, match="coefficient"):
-        clustered_agreement(a, b, clusters=tasks, coefficient="kappa")
+        clustered_agreement(a, b, cluster=tasks, coefficient="kappa")
     with pytest.raises(ParameterError, match="method"):
-        clustered_agreement(a, b, clusters=tasks, method="wald_z")
+        clustered_agreement(a, b, cluster=tasks, method="wald_z")
     with pytest.raises(ParameterError, match="one task id per unit"):
-        clustered_agreement(a, b, clusters=tasks[:-1])
+        clustered_agreement(a, b, cluster=tasks[:-1])
     with pytest.raises(ParameterError, match="at least two tasks"):
-        clustered_agreement(a, b, clusters=np.zeros(len(a)))
+        clustered_agreement(a, b, cluster=np.zeros(len(a)))
     x, t = _many_raters(9)
     with pytest.raises(ParameterError, match="two raters"):
-        clustered_agreement(x, clusters=t, coefficient="cohen_kappa")
+        clustered_agreement(x, cluster=t, coefficient="cohen_kappa")
 
 
 @pytest.mark.parametrize("kind", ["int", "int_categories", "float_nan"])
 def test_numeric_labels_encode_as_the_general_path_does(kind):
     """The numpy fast paths of _agreement_input.encode against its object-array path."""
-    from evalstats.stats import _agreement_input as inp
+    from evalstats.stats import agreement as inp
 
     rng = np.random.default_rng(12)
     cols = [rng.integers(0, 4, 40) for _ in range(3)]
@@ -264,7 +264,7 @@ def test_tasks_alike_do_not_give_a_zero_width_interval():
     a = np.tile([0, 1, 2, 2, 0, 1], 5)
     b = np.tile([0, 2, 1, 2, 0, 0], 5)
     tasks = np.repeat(np.arange(5), 6)
-    res = clustered_agreement(a, b, clusters=tasks, coefficient=["cohen_kappa", "pabak"])
+    res = clustered_agreement(a, b, cluster=tasks, coefficient=["cohen_kappa", "pabak"])
     assert np.allclose(res["se"], 0.0, atol=1e-12)
     assert (res["ci_high"] - res["ci_low"] > 0.2).all()
     assert res.diagnostics["exact_joined"].all()

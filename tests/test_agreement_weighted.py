@@ -17,11 +17,10 @@ import pytest
 from scipy import stats
 from test_agreement_cluster import high_agreement_sample
 
-from evalstats.stats import _agreement_bounds as bounds
-from evalstats.stats import _agreement_cluster as ac
+from evalstats.stats import agreement as ac
 from evalstats.stats import agreement as ag
-from evalstats.stats._kappa import weight_matrix
-from evalstats.stats.agreement_intervals import clustered_agreement
+from evalstats.stats import agreement as bounds
+from evalstats.stats.agreement import clustered_agreement, weight_matrix
 
 CATS = [0, 1, 2]
 IID = {"cohen_kappa": ag.cohen_kappa, "gwet_ac1": ag.gwet_ac1}
@@ -85,7 +84,7 @@ def _loop_interval(a, b, tasks, weights, name):
 def test_weighted_default_equals_a_loop(weights, name, case):
     seed, n_tasks, far, near = case
     a, b, tasks = _near_misses(seed, n_tasks, far, near)
-    got = clustered_agreement(a, b, clusters=tasks, coefficient=name, weights=weights)
+    got = clustered_agreement(a, b, cluster=tasks, coefficient=name, weights=weights)
     lo, hi, n_eff, joined = _loop_interval(a, b, tasks, weights, name)
     assert joined and bool(got.diagnostics["exact_joined"][0])
     assert got.diagnostics["n_effective"][0] == pytest.approx(n_eff, rel=1e-10)
@@ -152,7 +151,7 @@ def test_units_that_all_agree_in_part_do_not_give_a_zero_width_interval(weights)
     b = np.tile([1, 0, 2, 1], 5)
     tasks = np.repeat(np.arange(5), 4)
     names = ["cohen_kappa", "gwet_ac1", "pabak", "percent_agreement"]
-    res = clustered_agreement(a, b, clusters=tasks, coefficient=names, weights=weights)
+    res = clustered_agreement(a, b, cluster=tasks, coefficient=names, weights=weights)
     unit = 0.5 if weights == "linear" else 0.25
     assert np.allclose(res["se"], 0.0, atol=1e-12)
     assert res.diagnostics["exact_joined"].all()

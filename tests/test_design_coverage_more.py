@@ -57,7 +57,7 @@ def test_kappa_ends_are_clustered_agreement_on_the_same_tables():
                 task += [c] * int(count)
                 a += [cell // 3] * int(count)
                 b += [cell % 3] * int(count)
-        ref = clustered_agreement(a, b, clusters=task, categories=[0, 1, 2]).iloc[0]
+        ref = clustered_agreement(a, b, cluster=task, categories=[0, 1, 2]).iloc[0]
         assert lo[s] == pytest.approx(ref["ci_low"], abs=1e-12)
         assert hi[s] == pytest.approx(ref["ci_high"], abs=1e-12)
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score, precision_recall_fscore_support
 
 from evalstats._tidy import wide
-from evalstats.stats.gold import gold_labels, judge_vs_gold, labeler_agreement
+from evalstats.stats import clustered_agreement, gold_labels, judge_vs_gold, labeler_agreement
 
 OUT = np.array(["loss", "tie", "win"])
 
@@ -110,16 +111,16 @@ def test_clustered_interval_wider_when_tasks_are_alike() -> None:
     frame, labels = _simulate(seed=5, n_tasks=20, reps=8, task_effect=3.0)
     frame = frame.loc[frame["judge"] == "poor"]
     row = wide(judge_vs_gold(frame, labels, n_resamples=1000, rng=2).judges).iloc[0]
+    # kappa_iid has the analytic IID SE and no interval (as between judges): its Wald width.
+    z = 2 * stats.norm.ppf(0.975)
     clustered = row["kappa_ci_high"] - row["kappa_ci_low"]
-    iid = row["kappa_iid_ci_high"] - row["kappa_iid_ci_low"]
+    iid = z * row["kappa_iid_se"]
     assert clustered > 1.2 * iid
     # One pair per task and one order: the clustered and the IID widths are alike.
     f1, l1 = _simulate(seed=6, n_tasks=300, reps=1)
     f1 = f1.loc[(f1["judge"] == "poor") & (f1["order"] == "with_first")]
     row = wide(judge_vs_gold(f1, l1, n_resamples=2000, rng=3).judges).iloc[0]
-    ratio = (row["kappa_ci_high"] - row["kappa_ci_low"]) / (
-        row["kappa_iid_ci_high"] - row["kappa_iid_ci_low"]
-    )
+    ratio = (row["kappa_ci_high"] - row["kappa_ci_low"]) / (z * row["kappa_iid_se"])
     assert 0.85 < ratio < 1.15
 
 
@@ -157,3 +158,56 @@ def test_gold_rules() -> None:
     res = judge_vs_gold(frame, labels, gold="x", rng=0)
     assert wide(res.judges)["n"].item() == 3
     assert wide(res.judges)["accuracy"].item() == pytest.approx(2 / 3)
+
+
+def test_people_use_the_judges_clustered_kappa_on_a_small_design() -> None:
+    """28 labels, 7 tasks x 4 replicates, one disagreement: kappa's interval is the task-clustered
+    one judges get against each other (not a bootstrap reaching exactly 1.0 nor an IID interval
+    clipped at 1.0), and its estimate is sklearn's."""
+    rng = np.random.default_rng(7)
+    task = np.repeat([f"t{i}" for i in range(7)], 4)
+    truth = OUT[rng.integers(0, 3, 28)]
+    verdict = truth.copy()
+    verdict[5] = "tie" if truth[5] != "tie" else "win"
+    base = {"task_id": task, "replicate": np.tile(np.arange(1, 5), 7)}
+    labels = pd.DataFrame({**base, "labeler": "ann", "outcome": truth})
+    frame = pd.DataFrame({**base, "judge": "j", "rubric": "r", "order": None, "status": "ok"})
+    frame["outcome"] = verdict
+    res = judge_vs_gold(frame, labels)
+    kappa = res.judges.set_index("statistic").loc["kappa"]
+    assert kappa["estimate"] == pytest.approx(cohen_kappa_score(truth, verdict), abs=1e-12)
+    assert -1 < kappa["ci_low"] < kappa["estimate"] < kappa["ci_high"] < 1.0
+    assert kappa["n"] == 28 and kappa["n_tasks"] == 7
+    ref = clustered_agreement(truth, verdict, cluster=task, categories=["loss", "tie", "win"])
+    assert (kappa["ci_low"], kappa["ci_high"]) == pytest.approx(
+        (ref["ci_low"].item(), ref["ci_high"].item()), abs=1e-12
+    )
+    assert kappa["method"] == ref["method"].item() == "atanh_jackknife_midp_blaker"
+    iid = res.judges.set_index("statistic").loc["kappa_iid"]
+    assert np.isnan(iid["ci_low"]) and np.isnan(iid["ci_high"]) and iid["se"] > 0
+    # Between two labelers the same construction.
+    two = pd.concat([labels, labels.assign(labeler="bob", outcome=verdict)], ignore_index=True)
+    lab = labeler_agreement(two).iloc[0]
+    assert (lab["ci_low"], lab["ci_high"]) == pytest.approx((kappa["ci_low"], kappa["ci_high"]))
+
+
+def test_people_per_pair_of_arms() -> None:
+    """Labels and a verdict frame that both name a pair of arms: one score per (pair, judge),
+    each equal to judge_vs_gold on that pair's rows alone."""
+    frame, labels = _simulate(seed=8, n_tasks=12, reps=2)
+    frames, labs = [], []
+    for arm in ("v1", "v2"):
+        frames.append(frame.assign(arm_a=arm, arm_b="none"))
+        labs.append(labels.assign(arm_a=arm, arm_b="none"))
+    f, lab = pd.concat(frames, ignore_index=True), pd.concat(labs, ignore_index=True)
+    f.loc[f["arm_a"] == "v2", "outcome"] = "tie"  # a different judge record for v2
+    res = judge_vs_gold(f, lab)
+    assert list(res.judges.columns[:3]) == ["arm_a", "arm_b", "judge"]
+    for arm in ("v1", "v2"):
+        one = judge_vs_gold(f.loc[f["arm_a"] == arm].drop(columns=["arm_a", "arm_b"]), labels)
+        got = res.judges.loc[res.judges["arm_a"] == arm].reset_index(drop=True)
+        cols = ["judge", "statistic", "estimate", "ci_low", "ci_high", "n", "n_tasks"]
+        pd.testing.assert_frame_equal(got[cols], one.judges[cols])
+    assert set(res.gold.columns) >= {"arm_a", "arm_b"} and len(res.gold) == 2 * len(
+        gold_labels(labels)
+    )

@@ -14,8 +14,8 @@ from statsmodels.stats import inter_rater
 import evalstats
 from evalstats._tidy import TIDY_COLUMNS, wide
 from evalstats.frames import load_frame
-from evalstats.stats.judges import consensus
-from evalstats.stats.judges import judge_agreement as _long_agreement
+from evalstats.stats.agreement import consensus
+from evalstats.stats.agreement import judge_agreement as _long_agreement
 
 
 def judge_agreement(*args, **kwargs) -> pd.DataFrame:
@@ -26,7 +26,7 @@ def judge_agreement(*args, **kwargs) -> pd.DataFrame:
 
 def test_agreement_is_long_and_tidy(frame3):
     agr = _long_agreement(frame3, rubric="with-without", n_resamples=100, rng=0)
-    assert list(agr.columns) == ["rubric", "judge_a", "judge_b", *TIDY_COLUMNS]
+    assert list(agr.columns) == ["rubric", "arm_a", "arm_b", "judge_a", "judge_b", *TIDY_COLUMNS]
     first = agr.loc[agr["judge_b"] == agr["judge_b"].iloc[0]]
     assert first["statistic"].tolist() == [
         "observed_agreement", "disagreement_rate", "kappa", "kappa_iid", "kappa_linear", "ac1",
@@ -101,18 +101,18 @@ def test_pairwise_against_sklearn_and_crosstab(frame3, rubric):
 def test_every_coefficient_is_the_clustered_one_on_the_merged_units(frame3):
     """Each pair's kappa, linear kappa, AC1 and PABAK rows are clustered_agreement's on the
     units both judges rated (merged here from the frame, not through wide_by_judge)."""
-    from evalstats.stats.agreement_intervals import clustered_agreement
+    from evalstats.stats.agreement import clustered_agreement
 
     agr = judge_agreement(frame3, rubric="with-without")
     for row in agr.loc[agr.judge_a != "all judges"].itertuples():
         m = _merged(frame3, "with-without", row.judge_a, row.judge_b)
         a, b = m["outcome_a"].astype(str), m["outcome_b"].astype(str)
         ref = clustered_agreement(
-            a, b, clusters=m["task_id"], coefficient=["cohen_kappa", "gwet_ac1", "pabak"],
+            a, b, cluster=m["task_id"], coefficient=["cohen_kappa", "gwet_ac1", "pabak"],
             categories=OUT,
         ).set_index("statistic")  # fmt: skip
         lin = clustered_agreement(
-            a, b, clusters=m["task_id"], weights="linear", categories=OUT
+            a, b, cluster=m["task_id"], weights="linear", categories=OUT
         ).iloc[0]
         for name, r in (
             ("kappa", ref.loc["cohen_kappa"]),
@@ -237,7 +237,7 @@ def test_disagreement_is_the_shared_rule(frame3):
     """The trigger and the counts are the ones evalstats._disagreement defines for every layer."""
     from evalstats._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
     from evalstats.frames import wide_by_judge
-    from evalstats.stats.judges import SEED_DISAGREEMENT_TRIGGER
+    from evalstats.stats.agreement import SEED_DISAGREEMENT_TRIGGER
 
     assert SEED_DISAGREEMENT_TRIGGER == DISAGREEMENT_TRIGGER == 0.20
     f = frame3.loc[frame3.rubric == "with-without"]
@@ -356,3 +356,30 @@ def test_agreement_counts_pairs_and_pair_orders_apart():
             assert row["n_pairs"] < row["n"]
         else:
             assert row["n_pairs"] == row["n"]
+
+
+def test_three_arms_give_one_agreement_per_pair_of_arms(tmp_path):
+    """A K-arm frame (arm_a, arm_b) gives one agreement per (rubric, pair of arms), each equal
+    to judge_agreement on that pair's rows alone; consensus likewise."""
+    evalstats.simulate(
+        tmp_path, arms=("none", "v1", "v2"), reference="none", n_tasks=8, n_replicates=2
+    )
+    f = evalstats.stats.pairwise_frame(evalstats.load_dir(tmp_path))
+    agr = _long_agreement(f)
+    assert list(agr.columns[:5]) == ["rubric", "arm_a", "arm_b", "judge_a", "judge_b"]
+    pairs = agr[["arm_a", "arm_b"]].drop_duplicates()
+    assert len(pairs) == 3
+    for a, b in pairs.itertuples(index=False):
+        sub = f.loc[(f["arm_a"] == a) & (f["arm_b"] == b)].drop(columns=["arm_a", "arm_b"])
+        one = _long_agreement(sub)
+        got = agr.loc[(agr["arm_a"] == a) & (agr["arm_b"] == b)]
+        cols = ["statistic", "estimate", "ci_low", "ci_high", "n", "n_tasks"]
+        pd.testing.assert_frame_equal(
+            got[cols].reset_index(drop=True), one[cols].reset_index(drop=True)
+        )
+        m = sub.pivot(index=["task_id", "replicate", "order"], columns="judge", values="outcome")
+        m = m.dropna()
+        kappa = got.set_index("statistic").loc["kappa", "estimate"]
+        assert kappa == pytest.approx(cohen_kappa_score(m.iloc[:, 0], m.iloc[:, 1]), abs=1e-12)
+    cons = consensus(f)
+    assert cons.groupby(["arm_a", "arm_b"]).size().tolist() == [16, 16, 16]

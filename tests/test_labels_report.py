@@ -25,7 +25,7 @@ from evalstats.report._eval_common import _child_rng
 from evalstats.report._eval_labels import SHARPER, _labels, labels_needed
 from evalstats.report._evaluation import load
 from evalstats.report._kinds import Context, Unavailable
-from evalstats.stats.gold import gold_labels
+from evalstats.stats.agreement import gold_labels
 from evalstats.stats.ppi import ppi_win_rates
 
 # Integration (slow: make test runs it, make check does not): computes the report with human labels.

@@ -466,7 +466,7 @@ def test_no_plan_no_primary_macros_or_sentence():
 def test_consensus_rows_in_design_coverage():
     from evalstats.report import compute_results
     from evalstats.stats import design_coverage
-    from evalstats.stats.judges import consensus
+    from evalstats.stats.agreement import consensus
 
     res = compute_results(SAMPLE, **PARAMS)
     cov = res.tables["design_coverage"]

@@ -92,7 +92,7 @@ B = ["win", "tie", "win", "win", "tie", "loss", "loss", "win", "tie", "tie"]
 
 
 def _gold():
-    from evalstats.stats.gold import judge_vs_gold
+    from evalstats.stats.agreement import judge_vs_gold
 
     frame = pd.DataFrame(
         {

@@ -123,7 +123,17 @@ def test_agreement_view(frame):
     agr = wide(evalstats.judge_agreement(frame, rubric="with-without", rng=0, n_resamples=200))
     view = summarize(agr)
     cols = list(view.columns)
-    assert cols[:6] == ["rubric", "judge_a", "judge_b", "n", "n_pairs", "n_clusters"]
+    # the pair of arms is a key of every agreement (K = 2: with, without)
+    assert cols[:8] == [
+        "rubric",
+        "arm_a",
+        "arm_b",
+        "judge_a",
+        "judge_b",
+        "n",
+        "n_pairs",
+        "n_clusters",
+    ]
     assert {"observed_agreement (%)", "kappa", "kappa_linear", "ac1", "pabak"} <= set(cols)
     assert "confusion" not in cols and "trigger" not in cols
     assert_cells(view, agr, "kappa", scale=1, decimals=2)

@@ -37,8 +37,7 @@ import pandas as pd
 
 from .._tidy import concat_results, stack_results
 from ..errors import DataError
-from ..stats.gold import judge_vs_gold
-from ..stats.judges import judge_agreement
+from ..stats.agreement import judge_agreement, judge_vs_gold
 from ..stats.rates import position_bias, win_rates
 from . import pairwise
 
@@ -377,7 +376,7 @@ def case_study(
     -------
     dict of DataFrame
         ``accuracy`` (recomputed Acc / Agr beside the published ones, with ``match``),
-        ``kappa_vs_gold`` (:func:`evalstats.stats.gold.judge_vs_gold` per judge/strategy:
+        ``kappa_vs_gold`` (:func:`evalstats.stats.agreement.judge_vs_gold` per judge/strategy:
         kappa with a task-clustered CI, accuracy per order, positional agreement),
         ``position_bias`` (P(first-shown output wins) with a clustered CI), ``cross_judge``
         (kappa between the judges under ``strategy``), ``length_bias`` (P(longer output

@@ -31,7 +31,7 @@ import pandas as pd
 from .._schema import OUTCOMES
 from .._tidy import wide
 from ..errors import DataError
-from ..stats.gold import gold_labels, labeler_agreement
+from ..stats.agreement import gold_labels, labeler_agreement
 from ..stats.ppi import ppi_win_rates
 from ..stats.rates import win_rates
 from . import pairwise

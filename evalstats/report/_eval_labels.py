@@ -62,7 +62,7 @@ def labels_needed(
 
 def _labels(ctx: Context) -> dict[str, Any]:
     from ..records import EvalstatsWarning, has_provenance
-    from ..stats.gold import judge_vs_gold
+    from ..stats.agreement import judge_vs_gold
     from ..stats.ppi import ppi_win_rates
 
     ds = ctx.extra.get("dataset")

@@ -38,7 +38,7 @@ def _headline(ctx: Context) -> dict[str, Any]:
 
 
 def _consensus(ctx: Context) -> dict[str, Any]:
-    from ..stats.judges import consensus
+    from ..stats.agreement import consensus
     from ..stats.rates import win_rates
 
     multi = _multi_judge_rubrics(ctx.frame)
@@ -234,7 +234,7 @@ def _with_coverage_notes(table: Any, cov: Any, by: list[str]) -> pd.DataFrame | 
 
 
 def _agreement(ctx: Context) -> dict[str, Any]:
-    from ..stats.judges import judge_agreement
+    from ..stats.agreement import judge_agreement
 
     multi = _multi_judge_rubrics(ctx.frame)
     if not multi:

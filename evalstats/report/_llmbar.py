@@ -6,8 +6,8 @@ never into the project), reads every subset with :func:`evalstats.adapters.llmba
 paper's ``statistics.json`` figures with :func:`~evalstats.adapters.llmbar.published_table`,
 and removes the directory before anything is computed; an already extracted ``Dataset`` tree
 is read in place. The sections only call package functions
-(:func:`~evalstats.adapters.llmbar.accuracy_table`, :func:`evalstats.stats.gold.judge_vs_gold`,
-:func:`evalstats.stats.rates.position_bias`, :func:`evalstats.stats.judges.judge_agreement`,
+(:func:`~evalstats.adapters.llmbar.accuracy_table`, :func:`evalstats.stats.agreement.judge_vs_gold`,
+:func:`evalstats.stats.rates.position_bias`, :func:`evalstats.stats.agreement.judge_agreement`,
 :func:`~evalstats.adapters.llmbar.length_bias`) and put the published figures beside them.
 """
 
@@ -159,7 +159,7 @@ def _accuracy(ctx: Context) -> dict[str, Any]:
 
 
 def _kappa_vs_gold(ctx: Context) -> dict[str, Any]:
-    from ..stats.gold import judge_vs_gold
+    from ..stats.agreement import judge_vs_gold
 
     rng = np.random.default_rng(_seed(ctx, 0))
     per_subset = {
@@ -196,7 +196,7 @@ def _per_subset(results: dict[str, Any]) -> Any:
 
 
 def _cross_judge(ctx: Context) -> dict[str, Any]:
-    from ..stats.judges import judge_agreement
+    from ..stats.agreement import judge_agreement
 
     strategy = str(ctx.params["strategy"])
     rng = np.random.default_rng(_seed(ctx, 1))

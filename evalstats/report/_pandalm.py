@@ -2,7 +2,7 @@
 
 The data (PandaLM's ``data/*.json``, gzipped or not) are read once with
 :func:`evalstats.adapters.pandalm.load`; each section calls a package function
-(:func:`evalstats.stats.gold.labeler_agreement`, :func:`~evalstats.adapters.pandalm.label_counts`,
+(:func:`evalstats.stats.agreement.labeler_agreement`, :func:`~evalstats.adapters.pandalm.label_counts`,
 :func:`~evalstats.adapters.pandalm.judge_accuracy`, :func:`~evalstats.adapters.pandalm.win_lose_tie`,
 :func:`~evalstats.adapters.pandalm.ppi_demo`) and puts PandaLM's published figures
 (:data:`~evalstats.adapters.pandalm.PUBLISHED`, its README) beside the reproduced ones, with a
@@ -81,7 +81,7 @@ def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
 
 def _kappas(ctx: Context) -> dict[str, Any]:
     from ..adapters.pandalm import PUBLISHED
-    from ..stats.gold import labeler_agreement
+    from ..stats.agreement import labeler_agreement
 
     t = labeler_agreement(
         ctx.extra["data"].labels,

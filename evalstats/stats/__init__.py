@@ -41,8 +41,15 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "ratings_to_counts",
             "scott_pi",
             "two_rater_agreement",
+            "clustered_agreement",
+            "GoldResult",
+            "gold_labels",
+            "judge_vs_gold",
+            "labeler_agreement",
+            "SEED_DISAGREEMENT_TRIGGER",
+            "consensus",
+            "judge_agreement",
         ],
-        ".agreement_intervals": ["clustered_agreement"],
         ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
         ".cost": [
             "ARM_COST_METHODS",
@@ -70,8 +77,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "tost",
         ],
         ".formatting": ["summarize"],
-        ".gold": ["GoldResult", "gold_labels", "judge_vs_gold", "labeler_agreement"],
-        ".judges": ["SEED_DISAGREEMENT_TRIGGER", "consensus", "judge_agreement"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
         ".multiplicity": ["holm", "holm_table"],
         ".pairs": ["PAIRWISE_COLUMNS", "pairwise_frame", "pairwise_from_verdicts"],
@@ -117,23 +122,30 @@ __all__, __getattr__, __dir__ = lazy_surface(
 
 if TYPE_CHECKING:
     from .agreement import (
+        SEED_DISAGREEMENT_TRIGGER,
         AgreementResult,
         CohenKappaResult,
         FleissKappaResult,
+        GoldResult,
         KrippendorffAlphaResult,
+        clustered_agreement,
         cohen_kappa,
         cohen_kappa_table,
+        consensus,
         contingency_table,
         fleiss_kappa,
+        gold_labels,
         gwet_ac1,
+        judge_agreement,
+        judge_vs_gold,
         krippendorff_alpha,
+        labeler_agreement,
         pabak,
         percent_agreement,
         ratings_to_counts,
         scott_pi,
         two_rater_agreement,
     )
-    from .agreement_intervals import clustered_agreement
     from .comparison import COMPARE_METHODS, COMPARE_STATISTICS, compare
     from .cost import (
         ARM_COST_METHODS,
@@ -156,8 +168,6 @@ if TYPE_CHECKING:
         tost,
     )
     from .formatting import summarize
-    from .gold import GoldResult, gold_labels, judge_vs_gold, labeler_agreement
-    from .judges import SEED_DISAGREEMENT_TRIGGER, consensus, judge_agreement
     from .models import OrdinalCheckResult, ordinal_check
     from .multiplicity import holm, holm_table
     from .pairs import PAIRWISE_COLUMNS, pairwise_frame, pairwise_from_verdicts

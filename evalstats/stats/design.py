@@ -24,8 +24,8 @@ from .._schema import OUTCOME_DTYPE, STATUS_DTYPE
 from .._tidy import wide
 from .._validate import check_columns, check_confidence, check_positive_int
 from ..errors import ParameterError
-from . import _agreement_cluster as _ac
-from .agreement_intervals import DEFAULT_METHOD as KAPPA_METHOD
+from . import agreement as _ac
+from .agreement import DEFAULT_METHOD as KAPPA_METHOD
 from .cost import (
     _GPQ_DRAWS,
     _SHAPIRO_MAX,
@@ -1239,7 +1239,7 @@ def ends_from_sums(
     """The default kappa interval (``judge_agreement``'s, :data:`KAPPA_METHOD`) from
     ``(T, S)`` of ``c`` tasks.
 
-    :func:`~evalstats.stats._agreement_cluster.cluster_intervals`' construction with its
+    :func:`~evalstats.stats.agreement.cluster_intervals`' construction with its
     two jackknife variances (of the atanh of the shrunk kappa and of the observed
     agreement) taken from the scatter matrix (docs/methods.md, "Design studies").
     """

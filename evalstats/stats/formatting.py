@@ -75,7 +75,7 @@ def interval_columns(table: pd.DataFrame) -> list[IntervalColumns]:
 
     A statistic ``X`` is recognised by the columns ``X``, ``X_ci_low`` and ``X_ci_high``
     (:func:`~evalstats.stats.rates.win_rates`,
-    :func:`~evalstats.stats.judges.judge_agreement`); ``estimate``/``ci_low``/``ci_high``
+    :func:`~evalstats.stats.agreement.judge_agreement`); ``estimate``/``ci_low``/``ci_high``
     is the cost table's (:func:`~evalstats.stats.cost.cost_ratios`); ``X_boot_ci_low`` with
     no ``X_boot`` column is ``X`` with a second (bootstrap) interval.
 
@@ -206,9 +206,13 @@ def summarize(
     Parameters
     ----------
     table : DataFrame
-        A long result (pivoted here, its diagnostics joined) or the same columns one row per
-        group (e.g. read back from results.json): :func:`~evalstats.stats.rates.win_rates`,
-        :func:`~evalstats.stats.cost.cost_ratios`, :func:`~evalstats.stats.judges.judge_agreement`...
+        A long result (pivoted here to one row per group, its diagnostics joined) or a
+        table of the same columns one row per group, e.g. read back from results.json:
+        output of :func:`~evalstats.stats.rates.win_rates`,
+        :func:`~evalstats.stats.cost.cost_ratios`,
+        :func:`~evalstats.stats.agreement.judge_agreement`,
+        :func:`~evalstats.stats.rates.position_bias` (or a table of the same columns,
+        e.g. read back from ``results.json``).
     statistics : sequence of str, optional
         Statistics to show, in order (default: the point statistics present, then every
         statistic with an interval).

@@ -19,8 +19,7 @@ from .._tidy import ResultFrame, stack_statistics
 from .._validate import check_columns, check_confidence, check_n_resamples
 from ..frames import select_rubric
 from ..records import EvalstatsWarning
-from ._agreement_bounds import proportion_bounds
-from .gold import gold_labels
+from .agreement import gold_labels, proportion_bounds
 from .rates import RATE_NAMES, category_codes
 from .resample import BOOTSTRAP_METHODS, cluster_bootstrap
 
@@ -134,7 +133,7 @@ def ppi_win_rates(
     judge : str
         The judge whose verdicts are corrected.
     gold : str, default "majority"
-        Gold rule for pairs with several labels (:func:`evalstats.stats.gold.gold_labels`).
+        Gold rule for pairs with several labels (:func:`evalstats.stats.agreement.gold_labels`).
     rubric : str, optional
         Required when the frame holds several rubrics.
     lam : float, optional
