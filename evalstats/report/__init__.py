@@ -50,6 +50,7 @@ _LAZY_NAMES, __getattr__, __dir__ = lazy_surface(
             "geomean_ci",
             "load_results",
             "merge_ci",
+            "pair_frames",
             "show_confusions",
             "show_figure",
             "show_findings",

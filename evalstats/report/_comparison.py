@@ -70,7 +70,11 @@ def _judges(ctx: Context) -> list[tuple[str, pd.DataFrame]]:
 
 
 def _labelled(t: pd.DataFrame, judge: str, ctx: Context) -> pd.DataFrame:
-    return pd.DataFrame(t).assign(judge=judge, rubric=ctx.extra["rubric"])
+    """``t`` with its judge and rubric first: grouping columns of the long result."""
+    out = pd.DataFrame(t).drop(columns=["judge", "rubric"], errors="ignore")
+    out.insert(0, "rubric", ctx.extra["rubric"])
+    out.insert(0, "judge", judge)
+    return out
 
 
 def _stack(parts: dict[str, list[pd.DataFrame]]) -> dict[str, Any]:

@@ -291,8 +291,9 @@ class Prepared:
             t = pd.concat(parts, ignore_index=True)
             ctx.tables[name] = t[["arm_a", "arm_b", *[c for c in t if c not in ("arm_a", "arm_b")]]]
         for name, reasons in per_pair.items():
-            if name not in ctx.tables:
-                unavailable[name] = "; ".join(reasons)
+            if name not in ctx.tables:  # one reason when every pair has the same
+                said = {r.split(": ", 1)[1] for r in reasons}
+                unavailable[name] = said.pop() if len(said) == 1 else "; ".join(reasons)
         return self._results(ctx, unavailable)
 
     def _results(self, ctx: Context, unavailable: dict[str, str]):
