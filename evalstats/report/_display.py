@@ -277,7 +277,8 @@ def table_view(results: Any, name: str) -> pd.DataFrame | None:
     itself, or from the ``<name>_diagnostics`` table results.json carries); any other
     table as it is."""
     table = results.tables.get(name)
-    if not is_long(table) or not result_by(table):  # one row per statistic is its own view
+    # one row per statistic (per pair of arms, K arms) is its own view
+    if not is_long(table) or not set(result_by(table)) - set(PAIR_COLUMNS):
         return table
     diagnostics = getattr(table, "diagnostics", None)
     if diagnostics is None:

@@ -70,16 +70,48 @@ def _pcol(percent: bool) -> str:
     return " (%)" if percent else ""
 
 
+def _by_judge(doc: Mapping[str, Any]) -> list[tuple[str | None, Mapping[str, Any]]]:
+    """(judge, the document with only that judge's comparison rows) for each judge; the
+    cost tables, which no judge made, kept whole."""
+    judges = sorted({str(r["judge"]) for r in doc["tables"]["compare"] if "judge" in r})
+    if not judges:
+        return [(None, doc)]
+    out = []
+    for j in judges:
+        tables = {
+            k: [r for r in v if str(r.get("judge", j)) == j] if isinstance(v, list) else v
+            for k, v in doc["tables"].items()
+        }
+        out.append((j, {**doc, "tables": tables}))
+    return out
+
+
 def comparison_tables(
     doc: Mapping[str, Any], *, digits: int | None = None, percent: bool = True, na_rep: str = "–"
 ) -> dict[str, pd.DataFrame]:
-    """The comparison tables as text frames (arms by display name), by table name.
+    """The comparison tables as text frames (arms by display name), by table name; with a
+    ``Judge`` column first when the comparison names its judges (one block per judge).
 
     A ``method`` column is kept where one method makes the whole table (the LaTeX export
     moves it to the note); the others are said in the column names.
     """
     if not is_comparison(doc):
         return {}
+    parts: dict[str, list[pd.DataFrame]] = {}
+    for judge, sub in _by_judge(doc):
+        for name, t in _tables_of_one(sub, digits, percent, na_rep).items():
+            if name == "arm_costs" and name in parts:
+                continue  # no judge made it: once
+            if judge is not None and name != "arm_costs":
+                t.insert(0, "Judge", judge)
+            parts.setdefault(name, []).append(t)
+    return {name: pd.concat(ts, ignore_index=True) for name, ts in parts.items()}
+
+
+def _tables_of_one(
+    doc: Mapping[str, Any], digits: int | None, percent: bool, na_rep: str
+) -> dict[str, pd.DataFrame]:
+    """:func:`comparison_tables` of one judge's rows."""
     names = _names(doc)
     nm = lambda a: names.get(str(a), str(a))  # noqa: E731
     p = _pcol(percent)
@@ -152,7 +184,8 @@ def comparison_tables(
                 _iv(cc, "ratio", digits, False, na_rep=na_rep),
             "P(on frontier)": format_number(pf["estimate"].reindex(q.index), 2, na_rep=na_rep),
             "On frontier": np.where(q["on_frontier"].astype(bool), "yes", "no"),
-            "method": "task_bootstrap_percentile",
+            # the net win's interval is the compare table's (one quantity, one interval)
+            "method": ", ".join(sorted(set(q["method"].astype(str)) - {"reference"})),
         })  # fmt: skip
     return out
 
@@ -164,6 +197,19 @@ def comparison_sentences(
     Holm p), each arm's rank sets, the arms that may be best, cost ratios, the frontier."""
     if not is_comparison(doc):
         return []
+    out: list[str] = []
+    for i, (judge, sub) in enumerate(_by_judge(doc)):
+        said = _sentences_of_one(sub, digits, percent, costs=i == 0)
+        out += [f"Judged by {judge}: {s}" if judge else s for s in said]
+    if doc.get("simulated"):
+        out.append("These data are simulated.")
+    return out
+
+
+def _sentences_of_one(
+    doc: Mapping[str, Any], digits: int | None, percent: bool, *, costs: bool
+) -> list[str]:
+    """:func:`comparison_sentences` of one judge's rows (the cost ratios when ``costs``)."""
     names = _names(doc)
     nm = lambda a: names.get(str(a), str(a))  # noqa: E731
     conf = _pct(_confidence(doc))
@@ -193,7 +239,7 @@ def comparison_sentences(
     best = [nm(a) for a in s.index if bool(s.at[a, "in_tau_best"])]
     out.append(f"With {conf} % confidence the best arm is among: {', '.join(best)}.")
     k = _long(doc, "arm_costs")
-    if k is not None:
+    if k is not None and costs:
         for row, iv in zip(k.to_dict("records"), _iv(k, "ratio", digits, False), strict=True):
             what = (
                 "total tokens" if row["statistic"].startswith("tokens") else "total wall-clock time"
@@ -220,6 +266,4 @@ def comparison_sentences(
             f"On the cost-quality frontier at the estimates: {', '.join(on) or 'none'}; the "
             f"probability of being on it over {n_b} task-bootstrap resamples: {probs}."
         )
-    if doc.get("simulated"):
-        out.append("These data are simulated.")
     return out

@@ -108,7 +108,8 @@ def _table(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
     table = pd.DataFrame(rows)
     if name == "cost" and "metric" in table:  # a results.json of before the one shape
         table = table.rename(columns=_COST_LEGACY)
-    if is_long(table) and result_by(table):  # one row per statistic alone is its own view
+    # one row per statistic alone (per pair of arms, K arms) is its own view
+    if is_long(table) and set(result_by(table)) - {"arm_a", "arm_b"}:
         diag = doc["tables"].get(f"{name}_diagnostics")
         table = wide(table, diagnostics=pd.DataFrame(diag) if diag else None)
     return table
