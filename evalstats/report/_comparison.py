@@ -81,17 +81,58 @@ def _stack(parts: dict[str, list[pd.DataFrame]]) -> dict[str, Any]:
     return {name: pd.concat(ts, ignore_index=True) for name, ts in parts.items()}
 
 
+def _arm_order(ctx: Context) -> list[str]:
+    """The arms in the order that orients every pair as it was judged (an ``arm_a`` before
+    its ``arm_b``: the arm most often in the WITH role first), the reference last."""
+    ref = ctx.extra["reference"]
+    first = ctx.extra["pairwise"]["arm_a"].value_counts()
+    rest = [a for a in ctx.extra["arms"] if a != ref]
+    return sorted(rest, key=lambda a: -int(first.get(a, 0))) + [ref]
+
+
+def _pair_table(ctx: Context, name: str) -> pd.DataFrame | None:
+    """A table of the pairs' own sections (the report page), of the chosen rubric."""
+    t = (ctx.scratch.get("pair_tables") or {}).get(name)
+    if t is None or "arm_a" not in t.columns:
+        return None
+    return t.loc[t["rubric"].astype(str) == ctx.extra["rubric"]] if "rubric" in t else t
+
+
+_MARGINAL = ["estimate", "se", "ci_low", "ci_high", "p_value", "df", "method"]
+
+
+def _one_source(t: pd.DataFrame, rates: pd.DataFrame | None) -> pd.DataFrame:
+    """The compare table with each pair's marginal rows (estimate, interval, p-value) those
+    of the pair's report section, so that one quantity has one interval on every page; the
+    simultaneous bounds stay compare's, and Holm adjusts the p-values shown."""
+    from statsmodels.stats.multitest import multipletests
+
+    if rates is None:
+        return t
+    keys = ["judge", "arm_a", "arm_b", "statistic"]
+    have = rates.set_index(keys)[_MARGINAL]
+    out = t.copy()
+    at = pd.MultiIndex.from_frame(out[keys].astype(str))
+    found = at.isin(have.index)
+    out.loc[found, _MARGINAL] = have.reindex(at[found])[_MARGINAL].to_numpy()
+    for _, rows in out.loc[out["statistic"] == "net_win"].groupby("judge"):
+        p = rows["p_value"].astype(float)
+        ok = p.notna()
+        if ok.any():
+            out.loc[p.index[ok], "p_holm"] = multipletests(p[ok], method="holm")[1]
+    return out
+
+
 def _compare(ctx: Context) -> dict[str, Any]:
     from ..stats import compare
 
-    # The reference last: every pair with it reads "candidate vs reference".
-    ref = ctx.extra["reference"]
-    order = [a for a in ctx.extra["arms"] if a != ref] + [ref]
+    order = _arm_order(ctx)
+    rates = _pair_table(ctx, "headline")
     parts = []
     for judge, f in _judges(ctx):
         t = compare(f, arms=order, n_resamples=ctx.n_resamples, confidence=ctx.confidence,
                     rng=ctx.rng)  # fmt: skip
-        parts.append(_labelled(t, judge, ctx))
+        parts.append(_one_source(_labelled(t, judge, ctx), rates))
     return _stack({"compare": parts})
 
 
@@ -141,6 +182,22 @@ def _one_interval(p: pd.DataFrame, ctx: Context, judge: str) -> pd.DataFrame:
     return out
 
 
+def _costs_one_source(c: pd.DataFrame, cost: pd.DataFrame | None, ref: str) -> pd.DataFrame:
+    """Each arm's cost ratio to the reference with the interval of the pair's cost section
+    (arm against the reference, as judged) where there is one: one quantity, one interval."""
+    if cost is None:
+        return c
+    have = cost.loc[cost["arm_b"] == ref].set_index(["arm_a", "statistic"])
+    out = c.copy()
+    at = pd.MultiIndex.from_frame(out[["arm", "statistic"]].astype(str))
+    found = at.isin(have.index)
+    cols = [k for k in _MARGINAL if k in have.columns]
+    out.loc[found, cols] = have.reindex(at[found])[cols].to_numpy()
+    if "se_log" in out.columns:  # the bootstrap's own log-scale SE went with its interval
+        out.loc[found, "se_log"] = float("nan")
+    return out
+
+
 def _costs(ctx: Context) -> dict[str, Any]:
     from ..stats import arm_costs, pareto
 
@@ -148,9 +205,10 @@ def _costs(ctx: Context) -> dict[str, Any]:
     ref = ctx.extra["reference"]
     c = arm_costs(runs, reference=ref, arms=ctx.extra["arms"], n_resamples=ctx.n_resamples,
                   confidence=ctx.confidence, rng=ctx.rng)  # fmt: skip
-    ctx.tables["arm_costs"] = pd.DataFrame(c)
-    out: dict[str, Any] = {"arm_costs": pd.DataFrame(c)}
     reason = c.diagnostics["token_reason"].iloc[0]
+    c = _costs_one_source(pd.DataFrame(c), _pair_table(ctx, "cost"), ref)
+    ctx.tables["arm_costs"] = c
+    out: dict[str, Any] = {"arm_costs": c}
     metric = "tokens_total_ratio" if (c["statistic"] == "tokens_total_ratio").any() else None
     if metric is None:
         out["pareto"] = Unavailable(f"no token ratio: {reason}")

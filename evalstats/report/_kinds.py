@@ -224,6 +224,7 @@ class Prepared:
     params: dict[str, Any]
     loaded: Loaded
     _description: dict[str, Any] | None = field(default=None, init=False, repr=False)
+    _pair_tables: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
     def compute(self, pages: Sequence[str]):
         """The :class:`~evalstats.report.Results` of ``pages`` (sections in kind order)."""
@@ -269,6 +270,12 @@ class Prepared:
             )  # fmt: skip
             for a, b, f, x in pairs or ()
         ]
+        if views and set(pages) & set(across):
+            # The K-arm sections carry the pairs' own numbers (one interval per quantity):
+            # the pages of the pairs, computed once, are theirs to read.
+            if self._pair_tables is None:
+                self.compute(spec.pages[:1])  # the report page: headline, cost
+            ctx.scratch["pair_tables"] = self._pair_tables
         unavailable: dict[str, str] = {}
         per_pair: dict[str, list[Any]] = {}
         for section in spec.sections():
@@ -290,6 +297,8 @@ class Prepared:
             ]
             t = pd.concat(parts, ignore_index=True)
             ctx.tables[name] = t[["arm_a", "arm_b", *[c for c in t if c not in ("arm_a", "arm_b")]]]
+        if views and not set(pages) & set(across):
+            self._pair_tables = {**(self._pair_tables or {}), **ctx.tables}
         for name, reasons in per_pair.items():
             if name not in ctx.tables:  # one reason when every pair has the same
                 said = {r.split(": ", 1)[1] for r in reasons}
