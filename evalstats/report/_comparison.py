@@ -101,6 +101,19 @@ def _pair_table(ctx: Context, name: str) -> pd.DataFrame | None:
 _MARGINAL = ["estimate", "se", "ci_low", "ci_high", "p_value", "df", "method"]
 
 
+def _flipped(rates: pd.DataFrame) -> pd.DataFrame:
+    """The pairs' rates from the other arm's point of view (b against a): win and loss
+    swapped, the net win and its interval negated, the score and its interval 1 - itself."""
+    f = rates.rename(columns={"arm_a": "arm_b", "arm_b": "arm_a"}).copy()
+    f["statistic"] = f["statistic"].replace({"win_rate": "loss_rate", "loss_rate": "win_rate"})
+    lo, hi = f["ci_low"].copy(), f["ci_high"].copy()
+    for stat, sign, shift in (("net_win", -1.0, 0.0), ("score", -1.0, 1.0)):
+        m = f["statistic"] == stat
+        f.loc[m, "estimate"] = shift + sign * f.loc[m, "estimate"]
+        f.loc[m, "ci_low"], f.loc[m, "ci_high"] = shift + sign * hi[m], shift + sign * lo[m]
+    return f
+
+
 def _one_source(t: pd.DataFrame, rates: pd.DataFrame | None) -> pd.DataFrame:
     """The compare table with each pair's marginal rows (estimate, interval, p-value) those
     of the pair's report section, so that one quantity has one interval on every page; the
@@ -110,7 +123,8 @@ def _one_source(t: pd.DataFrame, rates: pd.DataFrame | None) -> pd.DataFrame:
     if rates is None:
         return t
     keys = ["judge", "arm_a", "arm_b", "statistic"]
-    have = rates.set_index(keys)[_MARGINAL]
+    have = pd.concat([rates, _flipped(rates)], ignore_index=True)
+    have = have.drop_duplicates(keys).set_index(keys)[_MARGINAL]
     out = t.copy()
     at = pd.MultiIndex.from_frame(out[keys].astype(str))
     found = at.isin(have.index)
@@ -187,7 +201,13 @@ def _costs_one_source(c: pd.DataFrame, cost: pd.DataFrame | None, ref: str) -> p
     (arm against the reference, as judged) where there is one: one quantity, one interval."""
     if cost is None:
         return c
-    have = cost.loc[cost["arm_b"] == ref].set_index(["arm_a", "statistic"])
+    inverse = cost.loc[cost["arm_a"] == ref].rename(columns={"arm_a": "arm_b", "arm_b": "arm_a"})
+    inverse = inverse.assign(
+        estimate=1 / inverse["estimate"], ci_low=1 / inverse["ci_high"],
+        ci_high=1 / inverse["ci_low"], se=float("nan"),
+    )  # fmt: skip
+    have = pd.concat([cost.loc[cost["arm_b"] == ref], inverse], ignore_index=True)
+    have = have.set_index(["arm_a", "statistic"])
     out = c.copy()
     at = pd.MultiIndex.from_frame(out[["arm", "statistic"]].astype(str))
     found = at.isin(have.index)

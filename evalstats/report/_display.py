@@ -485,8 +485,9 @@ def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> d
 
 
 def pair_frames(results: Any) -> list[tuple[Any, pd.DataFrame, Any, str]]:
-    """The verdict frame of each pair of arms of ``results`` as the figures draw it:
-    ``(pair, frame, arm_names, stem)`` with ``pair`` = ``(arm_a, arm_b)``, the names of the
+    """The verdict frame of each pair of arms of ``results``, as the figures draw it.
+
+    Returns ``(pair, frame, arm_names, stem)`` with ``pair`` = ``(arm_a, arm_b)``, the names of the
     two arms in the WITH / WITHOUT roles and ``"_<arm_a>_<arm_b>"`` for figure names; for
     the seeds' two arms one item ``(None, results.frame, None, "")``."""
     frame = results.frame
@@ -505,8 +506,9 @@ def geomean_ci(
     results: Any, pair: tuple[str, str] | None = None
 ) -> dict[str, tuple[float, float]] | None:
     """The cost table's geometric-mean intervals, as :func:`evalstats.plots.plot_cost_ratios`
-    draws them (so the figure shows the same interval as the table); with K arms, those of
-    ``pair`` (``(arm_a, arm_b)``)."""
+    draws them (so the figure shows the same interval as the table).
+
+    With K arms, those of ``pair`` (``(arm_a, arm_b)``)."""
     cost = results.tables.get("cost")
     if cost is None:
         return None

@@ -291,9 +291,9 @@ class Prepared:
                     per_pair.setdefault(name, []).append(f"{a} vs {b}: {reason}")
         for name in {n for _, _, v in views for n in v.tables}:
             parts = [
-                v.tables[name].assign(arm_a=a, arm_b=b)
+                _plain(v.tables[name]).assign(arm_a=a, arm_b=b)
                 for a, b, v in views
-                if name in v.tables and hasattr(v.tables[name], "assign")
+                if isinstance(v.tables.get(name), pd.DataFrame)
             ]
             t = pd.concat(parts, ignore_index=True)
             ctx.tables[name] = t[["arm_a", "arm_b", *[c for c in t if c not in ("arm_a", "arm_b")]]]
@@ -335,6 +335,16 @@ class Prepared:
                 "simulated": is_simulated(self.data_dir),
             }
         return {k: copy.deepcopy(v) for k, v in self._description.items()}
+
+
+def _plain(table: Any) -> Any:
+    """A table as a plain DataFrame without ``attrs`` (a result's diagnostics already travel
+    as a ``<name>_diagnostics`` table of their own)."""
+    import pandas as pd
+
+    out = pd.DataFrame(table)
+    out.attrs = {}
+    return out
 
 
 def _run(section: Section, ctx: Context, tables: dict[str, Any], unavailable: dict[str, str]):
