@@ -212,3 +212,18 @@ def test_the_shipped_k_arm_sample_renders_one_report(tmp_path):
     # every net win of pareto.tex (candidate vs the reference) is compare.tex's, interval and all
     cells = re.findall(r"-?\d+ \[-?\d+, -?\d+\]", pareto_tex)
     assert cells and all(c in cmp_tex for c in cells)
+
+
+def test_an_unreadable_verdict_is_counted_in_its_pair(tmp_path):
+    d = write_karm_dir(tmp_path / "karm", n_tasks=4, n_reps=1)
+    lines = (d / "judgments.jsonl").read_text().splitlines()
+    bad = json.loads(lines[0])
+    bad["raw"] = "I cannot decide."
+    (d / "judgments.jsonl").write_text("\n".join([json.dumps(bad), *lines[1:]]) + "\n")
+    res = compute("evaluation", d, pages=["report"], n_resamples=50)
+    acc = res.tables["accounting"].set_index(["arm_a", "arm_b"])
+    pair = (bad["arm_a"], bad["arm_b"])
+    assert acc.loc[pair, "invalid"] == 1 and acc.loc[pair, "n"] == 4
+    assert (acc.drop(index=[pair])["invalid"] == 0).all()
+    shown = res.tables["invalid_outputs"]
+    assert shown[["arm_a", "arm_b"]].drop_duplicates().to_numpy().tolist() == [list(pair)]

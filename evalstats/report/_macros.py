@@ -182,8 +182,7 @@ def latex_macros(
         "% Names: \\es<Rubric><Judge><Statistic>[Lo|Hi]; \\es<Rubric><JudgeA>Vs<JudgeB><Stat>;",
         "% \\esCost<Metric>[Lo|Hi]; K arms: each of these led by <ArmA>Vs<ArmB> (after Cost),"
         " \\esCmp<Judge><ArmA>Vs<ArmB><Statistic>[Lo|Hi], \\esArmCost<Arm><Metric>[Lo|Hi]."
-        " Rates in "
-        + ("percent (no % sign)." if percent else "decimals."),
+        " Rates in " + ("percent (no % sign)." if percent else "decimals."),
     ]
     for name, (value, source) in names.items.items():
         del source  # sources are checked for collisions; the comment block states the scheme
