@@ -5,7 +5,7 @@ A results document of the ``comparison`` kind (tables ``compare``, ``rank``, ``r
 hi]`` text frames that :func:`evalstats.report.latex_tables` and
 :func:`~evalstats.report.markdown_tables` typeset like every other table) and
 :func:`comparison_sentences`. Every number is read from results.json; every interval's
-method is the row's ``method`` field, in :func:`~evalstats.report._sentences.method_words`.
+method is the row's ``method`` field, in :func:`~evalstats.report.method_words`.
 """
 
 from __future__ import annotations
@@ -17,18 +17,12 @@ import numpy as np
 import pandas as pd
 
 from ..stats.formatting import format_interval, format_number, statistic_digits, statistic_scale
-from ._results_doc import _METHOD_TEXT, _confidence, _pct
+from ._results_doc import _confidence, _pct, method_words
 
 __all__ = ["COMPARISON_TABLES", "comparison_sentences", "comparison_tables", "is_comparison"]
 
 #: The tables of a comparison results document, in export order.
 COMPARISON_TABLES = ("compare", "rank", "beats", "arm_costs", "pareto")
-
-
-def method_words(method: Any) -> str:
-    """A method in words (:data:`_METHOD_TEXT`), else verbatim (as the sentences say it)."""
-    m = "" if method is None or method != method else str(method)
-    return _METHOD_TEXT.get(m, m)
 
 
 def is_comparison(doc: Mapping[str, Any]) -> bool:

@@ -17,8 +17,7 @@ import pandas as pd
 from ..stats.formatting import interval_columns, summarize
 from ._export_comparison import comparison_tables
 from ._export_names import judge_label
-from ._results_doc import EXPORT_TABLES, _confidence, _load, _pct, _table
-from ._sentences import method_words
+from ._results_doc import EXPORT_TABLES, _confidence, _load, _pct, _table, method_words
 from ._untrusted import markdown_text, show_bidi
 
 __all__ = [

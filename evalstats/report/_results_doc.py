@@ -132,3 +132,15 @@ def _f(v: Any) -> float:
 
 def _g(x: Any) -> str:
     return f"{float(x):g}"
+
+
+def method_words(method: Any) -> str:
+    """The words a sentence uses for an interval method (a results.json row's ``method``).
+
+    A known name in words, any other (a method added later) verbatim.
+
+    >>> method_words("cr2_wilson"), method_words("clustered atanh jackknife")
+    ('CR2 Wilson with Bell-McCaffrey df', 'clustered atanh jackknife')
+    """
+    m = "" if method is None or method != method else str(method)
+    return _METHOD_TEXT.get(m, m)

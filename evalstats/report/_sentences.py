@@ -20,7 +20,6 @@ from ._export_names import judge_label
 from ._results_doc import (
     _COST_TEXT,
     _MACRO_TABLES,
-    _METHOD_TEXT,
     _RATES,
     _confidence,
     _f,
@@ -28,10 +27,11 @@ from ._results_doc import (
     _load,
     _pct,
     _table,
+    method_words,
 )
 from ._untrusted import markdown_text
 
-__all__ = ["headline_paragraph", "method_words", "result_sentences", "sentences_markdown"]
+__all__ = ["headline_paragraph", "result_sentences", "sentences_markdown"]
 
 
 def _ordered_rubrics(doc: Mapping[str, Any]) -> set[str]:
@@ -73,18 +73,6 @@ def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, un
         scale=sc,
         unit=unit if sc == 100.0 else "",
     )[0]
-
-
-def method_words(method: Any) -> str:
-    """The words a sentence uses for an interval method (a results.json row's ``method``).
-
-    A known name in words, any other (a method added later) verbatim.
-
-    >>> method_words("cr2_wilson"), method_words("clustered atanh jackknife")
-    ('CR2 Wilson with Bell-McCaffrey df', 'clustered atanh jackknife')
-    """
-    m = "" if method is None or method != method else str(method)
-    return _METHOD_TEXT.get(m, m)
 
 
 def _method(row: Mapping[str, Any], conf: float) -> str:
