@@ -1,6 +1,6 @@
 """The comparison report's export: its tables as text frames and its results in words.
 
-A results document of the ``comparison`` kind (tables ``compare``, ``rank``, ``rank_sets``,
+A results document of K arms (its comparison page's tables ``compare``, ``rank``, ``rank_sets``,
 ``beats``, ``arm_costs``, ``pareto``) is exported by :func:`comparison_tables` (``est [lo,
 hi]`` text frames that :func:`evalstats.report.latex_tables` and
 :func:`~evalstats.report.markdown_tables` typeset like every other table) and
@@ -26,7 +26,7 @@ COMPARISON_TABLES = ("compare", "rank", "beats", "arm_costs", "pareto")
 
 
 def is_comparison(doc: Mapping[str, Any]) -> bool:
-    """True for a results document of the comparison kind (it has the rank sets)."""
+    """True for a results document of K arms (it has the rank sets)."""
     return bool(doc["tables"].get("rank_sets")) and bool(doc["tables"].get("compare"))
 
 

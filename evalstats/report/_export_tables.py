@@ -73,7 +73,7 @@ def formatted_tables(
             # a failing rubric is never exported plain, and a clean table stays as it was.
             view = view.drop(columns=["audit"])
         out[name] = view
-    # A comparison of K arms (report kind `comparison`) has its own tables.
+    # A comparison of K arms (its comparison page) has its own tables.
     out.update(comparison_tables(doc, digits=digits, percent=percent, na_rep=na_rep))
     return out
 

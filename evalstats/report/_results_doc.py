@@ -43,7 +43,7 @@ _METHOD_TEXT = {
     "percentile": "percentile cluster bootstrap",
     "basic": "basic cluster bootstrap",
     "jackknife_t": "jackknife over tasks with t quantiles",
-    # the comparison kind (K arms): compare, rank, arm_costs, pareto
+    # the comparison page (K arms): compare, rank, arm_costs, pareto
     "task_bootstrap_studentized": (
         "task-cluster bootstrap-t on the logit (rates) / atanh (net win) scale, replicates "
         "nested in tasks"
