@@ -270,6 +270,13 @@ class Prepared:
             )  # fmt: skip
             for a, b, f, x in pairs or ()
         ]
+        if views and set(pages) & set(across) and set(pages) - set(across):
+            # The pairs' pages first (the K-arm sections read them), then the K-arm page.
+            res = self.compute([pg for pg in pages if pg not in across])
+            more = self.compute([pg for pg in pages if pg in across])
+            res.tables.update(more.tables)
+            res.unavailable.update(more.unavailable)
+            return res
         if views and set(pages) & set(across):
             # The K-arm sections carry the pairs' own numbers (one interval per quantity):
             # the pages of the pairs, computed once, are theirs to read.
