@@ -491,7 +491,9 @@ def pair_frames(results: Any) -> list[tuple[Any, pd.DataFrame, Any, str]]:
     two arms in the WITH / WITHOUT roles and ``"_<arm_a>_<arm_b>"`` for figure names; for
     the seeds' two arms one item ``(None, results.frame, None, "")``."""
     frame = results.frame
-    if frame is None or "arm_a" not in frame.columns:
+    # K arms (the provenance lists the pairs judged); a two-arm frame's arm columns, if it
+    # has any, name its one pair
+    if frame is None or "arm_a" not in frame.columns or not results.provenance.get("arm_pairs"):
         return [(None, frame, None, "")]
     names = results.provenance.get("arm_names") or {}
     out = []
