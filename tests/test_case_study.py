@@ -497,10 +497,8 @@ def test_cli_kind_option(monkeypatch, data_copy, capsys):
 
 def test_report_kinds_registry():
     # the LLMBar, PandaLM and Arena case studies follow (tests/test_case_study_llmbar.py,
-    # _pandalm.py, _arena.py); the K-arm comparison kind is tests/test_report_comparison.py
-    assert list(REPORT_KINDS) == [
-        "evaluation", "alpaca_eval", "llmbar", "pandalm", "comparison", "arena"
-    ]  # fmt: skip
+    # _pandalm.py, _arena.py); K arms are an evaluation (tests/test_report_comparison.py)
+    assert list(REPORT_KINDS) == ["evaluation", "alpaca_eval", "llmbar", "pandalm", "arena"]
     assert REPORT_KINDS["evaluation"].notebooks == rp.NOTEBOOKS
     assert REPORT_KINDS["evaluation"].parameters is rp.PARAMETERS
     assert REPORT_KINDS["alpaca_eval"].user_parameters == ["confidence", "n_resamples", "seed"]

@@ -107,7 +107,7 @@ def test_headers_are_words_and_notes_name_models_and_methods(doc):
     assert len(methods) == 1 and methods.pop().replace("_", "\\_") in note
     agreement = tex["agreement"].split("\\parbox", 1)[1]
     kappa = {r["method"] for r in doc["tables"]["agreement"] if r["statistic"] == "kappa"}
-    from evalstats.report._sentences import method_words
+    from evalstats.report import method_words
 
     # the statistics sharing kappa's method are named together, kappa first
     said = re.escape(f"95 \\% CI by {method_words(kappa.pop())}.")

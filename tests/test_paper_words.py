@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import evalstats.report as ex
-from evalstats.report._sentences import method_words
+from evalstats.report import method_words
 
 # Integration (slow: make test runs it, make check does not): checks every exported sentence of the whole report.
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ __all__ = ["KIND_NAMES", "parse_params", "register"]
 
 # The --kind choices; a test checks they are the keys of REPORT_KINDS, which this module does
 # not import (building the registry is cheap, but its kinds' checks are not).
-KIND_NAMES = ("evaluation", "alpaca_eval", "llmbar", "pandalm", "comparison", "arena")
+KIND_NAMES = ("evaluation", "alpaca_eval", "llmbar", "pandalm", "arena")
 
 
 def parse_params(items: Iterable[str]) -> dict[str, Any]:

@@ -1,136 +1,153 @@
-"""The comparison report kind: K >= 3 arms, every number of ``comparison.ipynb``.
+"""The K-arm sections of an evaluation (three or more arms): the ``comparison`` page.
 
-Chosen by :func:`~evalstats.report.detect_kind` when the data directory's ``arms.toml`` lists
-three or more arms in its ``[arms]`` table. The sections call package functions only:
-:func:`evalstats.stats.compare` (every pair), :func:`evalstats.stats.rank` (simultaneous and
-marginal rank sets, P(i beats j)), :func:`evalstats.stats.arm_costs` and
-:func:`evalstats.stats.pareto`, on one judge and one rubric (parameters ``judge`` and
-``rubric``; by default the only one, else the first in sorted order, recorded in
-``results.json``'s parameters).
-
-The pairwise verdict frame is :func:`evalstats.stats.pairwise_frame` of the data directory
-(the judgments' ``arm_a`` / ``arm_b``, read as the two-arm verdict frame is read).
+Added to the evaluation's pages when the judgments name pairs of arms (``arm_a``, ``arm_b``):
+:func:`evalstats.stats.compare` (every pair, simultaneous intervals), :func:`evalstats.stats.rank`
+(rank sets, P(i beats j)), :func:`evalstats.stats.arm_costs` and :func:`evalstats.stats.pareto`,
+each for every judge of one rubric (parameter ``rubric``; ``with-without`` when present).
+The per-pair sections (headline, audit, agreement, people, accounting, cost) are the two-arm
+ones, run on each pair's view (:func:`evalstats.report._evaluation.pair_view`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ..errors import DataError
-from ._kinds import Context, Loaded, Section, Unavailable
+from ._kinds import Context, Section, Unavailable
 
-__all__ = [
-    "check",
-    "describe_parameters",
-    "detect",
-    "is_k_arm",
-    "load",
-    "sections",
-]
+__all__ = ["describe", "sections", "setup"]
 
-_PAGE = "comparison"
-_STEMS = ("tasks", "runs", "judgments")
+PAGE = "comparison"
+NOTEBOOK = ("comparison.ipynb", "comparison.html", "Comparison of K arms")
 
 
-def is_k_arm(data: Path) -> bool:
-    """True when ``data/arms.toml`` lists three or more arms in an ``[arms]`` table."""
-    path = Path(data) / "arms.toml"
-    if not path.is_file():
-        return False
-    from ..records import load_arms
-
-    try:
-        arms = load_arms(path)
-    except DataError:
-        return False  # the evaluation kind reports the broken file
-    return len(arms.ids) >= 3
+def _pick_rubric(frame: pd.DataFrame, wanted: list[str] | None) -> str:
+    present = sorted(set(frame["rubric"].astype(str)))
+    if wanted:
+        return str(wanted[0])
+    return "with-without" if "with-without" in present else present[0]
 
 
-def detect(data: Path) -> bool:
-    return is_k_arm(data)
+def setup(ds: Any, frame: pd.DataFrame, rubric: list[str] | None) -> dict[str, Any]:
+    """What the comparison sections need (``Loaded.extra``): the page, the arms, the
+    reference, the rubric and the pairwise verdict frame of every judge of that rubric."""
+    from ..stats import pairwise_from_verdicts
 
-
-def check(data: Path) -> None:
-    from ..records import find_file
-
-    for stem in _STEMS:
-        find_file(data, stem, required=True)
-
-
-def _pick(frame: pd.DataFrame, column: str, wanted: Any) -> str:
-    present = sorted(set(frame[column]))
-    if wanted is None:
-        if "with-without" in present and column == "rubric":
-            return "with-without"
-        return present[0]
-    if wanted not in present:
-        raise DataError(f"{column} {wanted!r} is not in the judgments ({', '.join(present)})")
-    return str(wanted)
-
-
-def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Loaded:
-    from ..records import find_file, load_dir
-    from ..stats import pairwise_frame
-
-    check(d)
-    ds = load_dir(d)
-    if ds.judgments is None:
-        raise DataError("no judgments file: run `evalstats judge` first", path=d)
-    full = pairwise_frame(ds) if frame is None else frame
-    rubric = _pick(full, "rubric", params.get("rubric"))
-    judge = _pick(full.loc[full["rubric"] == rubric], "judge", params.get("judge"))
-    f = full.loc[(full["rubric"] == rubric) & (full["judge"] == judge)].reset_index(drop=True)
     arms = ds.arms
-    reference = arms.reference or arms.ids[0]
-    inputs = [find_file(d, s) for s in _STEMS] + [d / "arms.toml"]
-    truth = d / "truth.json"
-    return Loaded(
-        frame=f,
-        inputs=[*inputs, *([truth] if truth.exists() else [])],
-        describe={
-            "arm_names": {a: arms.name(a) for a in arms.ids},
-            "arm_tools": dict(arms.tools),
-            "reference": reference,
-            "rubric": rubric,
-            "judge": judge,
-            "judges_in_data": sorted(set(full["judge"])),
-        },
-        extra={"dataset": ds, "arms": list(arms.ids), "reference": reference,
-               "judge": judge, "rubric": rubric},
-    )  # fmt: skip
-
-
-def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
+    chosen = _pick_rubric(frame, rubric)
+    f = frame.loc[frame["rubric"].astype(str) == chosen].reset_index(drop=True)
+    pairwise = pairwise_from_verdicts(f).assign(
+        arm_a=f["arm_a"].astype(str).to_numpy(), arm_b=f["arm_b"].astype(str).to_numpy()
+    )
     return {
-        "confidence": float(p["confidence"]),
-        "n_resamples": int(p["n_resamples"]),
-        "seed": p["seed"],
-        "judge": p.get("judge"),
-        "rubric": p.get("rubric"),
+        "notebooks": (NOTEBOOK,),
+        "across_pages": (PAGE,),
+        "arms": list(arms.ids),
+        "reference": arms.reference or arms.ids[0],
+        "rubric": chosen,
+        "pairwise": pairwise,
     }
 
 
-def _labelled(t: pd.DataFrame, ctx: Context) -> pd.DataFrame:
-    out = pd.DataFrame(t).assign(judge=ctx.extra["judge"], rubric=ctx.extra["rubric"])
+def describe(ds: Any, pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """The provenance's description of K arms: names, tools, reference, pairs judged."""
+    arms = ds.arms
+    return {
+        "arm_names": {a: arms.name(a) for a in arms.ids},
+        "arm_tools": dict(arms.tools),
+        "reference": arms.reference or arms.ids[0],
+        "arm_pairs": [list(p) for p in pairs],
+    }
+
+
+def _judges(ctx: Context) -> list[tuple[str, pd.DataFrame]]:
+    f = ctx.extra["pairwise"]
+    ok = f.loc[f["status"] == "ok"]
+    if ok.empty:
+        raise Unavailable(f"no ok verdicts for rubric {ctx.extra['rubric']}")
+    return [(j, f.loc[f["judge"] == j].reset_index(drop=True)) for j in sorted(set(ok["judge"]))]
+
+
+def _labelled(t: pd.DataFrame, judge: str, ctx: Context) -> pd.DataFrame:
+    """``t`` with its judge and rubric first: grouping columns of the long result."""
+    out = pd.DataFrame(t).drop(columns=["judge", "rubric"], errors="ignore")
+    out.insert(0, "rubric", ctx.extra["rubric"])
+    out.insert(0, "judge", judge)
+    return out
+
+
+def _stack(parts: dict[str, list[pd.DataFrame]]) -> dict[str, Any]:
+    return {name: pd.concat(ts, ignore_index=True) for name, ts in parts.items()}
+
+
+def _arm_order(ctx: Context) -> list[str]:
+    """The arms in the order that orients every pair as it was judged (an ``arm_a`` before
+    its ``arm_b``: the arm most often in the WITH role first), the reference last."""
+    ref = ctx.extra["reference"]
+    first = ctx.extra["pairwise"]["arm_a"].value_counts()
+    rest = [a for a in ctx.extra["arms"] if a != ref]
+    return sorted(rest, key=lambda a: -int(first.get(a, 0))) + [ref]
+
+
+def _pair_table(ctx: Context, name: str) -> pd.DataFrame | None:
+    """A table of the pairs' own sections (the report page), of the chosen rubric."""
+    t = (ctx.scratch.get("pair_tables") or {}).get(name)
+    if t is None or "arm_a" not in t.columns:
+        return None
+    return t.loc[t["rubric"].astype(str) == ctx.extra["rubric"]] if "rubric" in t else t
+
+
+_MARGINAL = ["estimate", "se", "ci_low", "ci_high", "p_value", "df", "method"]
+
+
+def _flipped(rates: pd.DataFrame) -> pd.DataFrame:
+    """The pairs' rates from the other arm's point of view (b against a): win and loss
+    swapped, the net win and its interval negated, the score and its interval 1 - itself."""
+    f = rates.rename(columns={"arm_a": "arm_b", "arm_b": "arm_a"}).copy()
+    f["statistic"] = f["statistic"].replace({"win_rate": "loss_rate", "loss_rate": "win_rate"})
+    lo, hi = f["ci_low"].copy(), f["ci_high"].copy()
+    for stat, sign, shift in (("net_win", -1.0, 0.0), ("score", -1.0, 1.0)):
+        m = f["statistic"] == stat
+        f.loc[m, "estimate"] = shift + sign * f.loc[m, "estimate"]
+        f.loc[m, "ci_low"], f.loc[m, "ci_high"] = shift + sign * hi[m], shift + sign * lo[m]
+    return f
+
+
+def _one_source(t: pd.DataFrame, rates: pd.DataFrame | None) -> pd.DataFrame:
+    """The compare table with each pair's marginal rows (estimate, interval, p-value) those
+    of the pair's report section, so that one quantity has one interval on every page; the
+    simultaneous bounds stay compare's, and Holm adjusts the p-values shown."""
+    from statsmodels.stats.multitest import multipletests
+
+    if rates is None:
+        return t
+    keys = ["judge", "arm_a", "arm_b", "statistic"]
+    have = pd.concat([rates, _flipped(rates)], ignore_index=True)
+    have = have.drop_duplicates(keys).set_index(keys)[_MARGINAL]
+    out = t.copy()
+    at = pd.MultiIndex.from_frame(out[keys].astype(str))
+    found = at.isin(have.index)
+    out.loc[found, _MARGINAL] = have.reindex(at[found])[_MARGINAL].to_numpy()
+    for _, rows in out.loc[out["statistic"] == "net_win"].groupby("judge"):
+        p = rows["p_value"].astype(float)
+        ok = p.notna()
+        if ok.any():
+            out.loc[p.index[ok], "p_holm"] = multipletests(p[ok], method="holm")[1]
     return out
 
 
 def _compare(ctx: Context) -> dict[str, Any]:
     from ..stats import compare
 
-    ok = ctx.frame.loc[ctx.frame["status"] == "ok"]
-    if ok.empty:
-        raise Unavailable("no ok verdicts for this judge and rubric")
-    # The reference last: every pair with it reads "candidate vs reference".
-    ref = ctx.extra["reference"]
-    order = [a for a in ctx.extra["arms"] if a != ref] + [ref]
-    t = compare(ctx.frame, arms=order, n_resamples=ctx.n_resamples,
-                confidence=ctx.confidence, rng=ctx.rng)  # fmt: skip
-    return {"compare": _labelled(t, ctx)}
+    order = _arm_order(ctx)
+    rates = _pair_table(ctx, "headline")
+    parts = []
+    for judge, f in _judges(ctx):
+        t = compare(f, arms=order, n_resamples=ctx.n_resamples, confidence=ctx.confidence,
+                    rng=ctx.rng)  # fmt: skip
+        parts.append(_one_source(_labelled(t, judge, ctx), rates))
+    return _stack({"compare": parts})
 
 
 def _rank(ctx: Context) -> dict[str, Any]:
@@ -138,24 +155,67 @@ def _rank(ctx: Context) -> dict[str, Any]:
 
     common = {"arms": ctx.extra["arms"], "n_resamples": max(ctx.n_resamples, 50),
               "confidence": ctx.confidence}  # fmt: skip
-    state = ctx.rng.bit_generator.state
-    sim = rank(ctx.frame, rng=ctx.rng, **common)
-    # The marginal sets from the very same resamples: only the family differs.
-    after = ctx.rng.bit_generator.state
-    ctx.rng.bit_generator.state = state
-    marg = rank(ctx.frame, rng=ctx.rng, simultaneous=False, **common)
-    ctx.rng.bit_generator.state = after
-    sets = pd.concat(
-        [
-            marg.loc[marg["statistic"] == "rank"].assign(statistic="marginal_rank_set"),
-            sim.loc[sim["statistic"] == "rank"].assign(statistic="simultaneous_rank_set"),
-        ]
-    )
-    return {
-        "rank": _labelled(sim.loc[sim["statistic"] != "p_beats"], ctx),
-        "rank_sets": _labelled(sets, ctx),
-        "beats": _labelled(sim.loc[sim["statistic"] == "p_beats"], ctx),
-    }
+    parts: dict[str, list[pd.DataFrame]] = {"rank": [], "rank_sets": [], "beats": []}
+    for judge, f in _judges(ctx):
+        state = ctx.rng.bit_generator.state
+        sim = rank(f, rng=ctx.rng, **common)
+        # The marginal sets from the very same resamples: only the family differs.
+        after = ctx.rng.bit_generator.state
+        ctx.rng.bit_generator.state = state
+        marg = rank(f, rng=ctx.rng, simultaneous=False, **common)
+        ctx.rng.bit_generator.state = after
+        sets = pd.concat(
+            [
+                marg.loc[marg["statistic"] == "rank"].assign(statistic="marginal_rank_set"),
+                sim.loc[sim["statistic"] == "rank"].assign(statistic="simultaneous_rank_set"),
+            ]
+        )
+        parts["rank"].append(_labelled(sim.loc[sim["statistic"] != "p_beats"], judge, ctx))
+        parts["rank_sets"].append(_labelled(sets, judge, ctx))
+        parts["beats"].append(_labelled(sim.loc[sim["statistic"] == "p_beats"], judge, ctx))
+    return _stack(parts)
+
+
+def _one_interval(p: pd.DataFrame, ctx: Context, judge: str) -> pd.DataFrame:
+    """The frontier's net win and cost ratio carry the intervals of the compare and arm_costs
+    tables (one quantity, one interval); the frontier keeps only its own P(on frontier)."""
+    ref, cols = ctx.extra["reference"], ["se", "ci_low", "ci_high", "method"]
+    cmp_ = ctx.tables.get("compare")
+    costs = ctx.tables.get("arm_costs")
+    out = p.copy()
+    for i, row in out.iterrows():
+        src = None
+        if row["statistic"] == "net_win" and cmp_ is not None and row["arm"] != ref:
+            hit = cmp_.loc[(cmp_["judge"] == judge) & (cmp_["arm_a"] == row["arm"])
+                           & (cmp_["arm_b"] == ref) & (cmp_["statistic"] == "net_win")]  # fmt: skip
+            src = hit
+        elif row["statistic"] in ("tokens_total_ratio", "wall_total_ratio") and costs is not None:
+            src = costs.loc[(costs["arm"] == row["arm"]) & (costs["statistic"] == row["statistic"])]
+        if src is not None and len(src) == 1:
+            out.loc[i, cols] = src[cols].iloc[0].to_numpy()
+    return out
+
+
+def _costs_one_source(c: pd.DataFrame, cost: pd.DataFrame | None, ref: str) -> pd.DataFrame:
+    """Each arm's cost ratio to the reference with the interval of the pair's cost section
+    (arm against the reference, as judged) where there is one: one quantity, one interval."""
+    if cost is None:
+        return c
+    inverse = cost.loc[cost["arm_a"] == ref].rename(columns={"arm_a": "arm_b", "arm_b": "arm_a"})
+    inverse = inverse.assign(
+        estimate=1 / inverse["estimate"], ci_low=1 / inverse["ci_high"],
+        ci_high=1 / inverse["ci_low"], se=float("nan"),
+    )  # fmt: skip
+    have = pd.concat([cost.loc[cost["arm_b"] == ref], inverse], ignore_index=True)
+    have = have.set_index(["arm_a", "statistic"])
+    out = c.copy()
+    at = pd.MultiIndex.from_frame(out[["arm", "statistic"]].astype(str))
+    found = at.isin(have.index)
+    cols = [k for k in _MARGINAL if k in have.columns]
+    out.loc[found, cols] = have.reindex(at[found])[cols].to_numpy()
+    if "se_log" in out.columns:  # the bootstrap's own log-scale SE went with its interval
+        out.loc[found, "se_log"] = float("nan")
+    return out
 
 
 def _costs(ctx: Context) -> dict[str, Any]:
@@ -163,24 +223,28 @@ def _costs(ctx: Context) -> dict[str, Any]:
 
     runs = ctx.extra["dataset"].runs
     ref = ctx.extra["reference"]
-    out: dict[str, Any] = {}
     c = arm_costs(runs, reference=ref, arms=ctx.extra["arms"], n_resamples=ctx.n_resamples,
                   confidence=ctx.confidence, rng=ctx.rng)  # fmt: skip
-    out["arm_costs"] = pd.DataFrame(c)
     reason = c.diagnostics["token_reason"].iloc[0]
+    c = _costs_one_source(pd.DataFrame(c), _pair_table(ctx, "cost"), ref)
+    ctx.tables["arm_costs"] = c
+    out: dict[str, Any] = {"arm_costs": c}
     metric = "tokens_total_ratio" if (c["statistic"] == "tokens_total_ratio").any() else None
     if metric is None:
         out["pareto"] = Unavailable(f"no token ratio: {reason}")
         return out
-    p = pareto(ctx.frame, runs, reference=ref, arms=ctx.extra["arms"], metric=metric,
-               n_resamples=ctx.n_resamples, confidence=ctx.confidence, rng=ctx.rng)  # fmt: skip
-    out["pareto"] = _labelled(p, ctx)
+    parts = []
+    for judge, f in _judges(ctx):
+        p = pareto(f, runs, reference=ref, arms=ctx.extra["arms"], metric=metric,
+                   n_resamples=ctx.n_resamples, confidence=ctx.confidence, rng=ctx.rng)  # fmt: skip
+        parts.append(_labelled(_one_interval(p, ctx, judge), judge, ctx))
+    out["pareto"] = pd.concat(parts, ignore_index=True)
     return out
 
 
 def sections() -> tuple[Section, ...]:
     return (
-        Section("compare", _PAGE, _compare),
-        Section("rank", _PAGE, _rank),
-        Section("arm_costs", _PAGE, _costs),
+        Section("compare", PAGE, _compare),
+        Section("rank", PAGE, _rank),
+        Section("arm_costs", PAGE, _costs),
     )

@@ -27,6 +27,7 @@ __all__ = [
     "geomean_ci",
     "load_results",
     "merge_ci",
+    "pair_frames",
     "show_confusions",
     "show_figure",
     "show_findings",
@@ -43,7 +44,8 @@ _LONG_TEXT = frozenset({"reasoning", "raw", "detail", "parse_error", "rule"})
 _LONG_MIN_CH = 30
 # Columns that name a row, repeated in every part of a table split to fit the page.
 _KEY_COLUMNS = frozenset(
-    {"rubric", "judge", "judge_a", "judge_b", "metric", "statistic", "task_id", "replicate"}
+    {"arm_a", "arm_b", "rubric", "judge", "judge_a", "judge_b", "metric", "statistic", "task_id"}
+    | {"replicate"}
 )
 # The widest table shown in one piece, in characters (cell padding included): at the wide-table
 # fonts of _html.CSS it fits a 1024-px window (about 800 px) and an A4 or Letter page (about
@@ -265,13 +267,18 @@ def merge_ci(table: pd.DataFrame, names: Sequence[str], *, digits: int = 3) -> p
     return out
 
 
+#: The columns that name a pair of arms (K arms): every pair's table leads with them.
+PAIR_COLUMNS = ("arm_a", "arm_b")
+
+
 def table_view(results: Any, name: str) -> pd.DataFrame | None:
     """Table ``name`` of ``results`` as a page shows it: a long result pivoted to one row
     per group (:func:`evalstats._tidy.wide`, its diagnostics joined: from the result
     itself, or from the ``<name>_diagnostics`` table results.json carries); any other
     table as it is."""
     table = results.tables.get(name)
-    if not is_long(table) or not result_by(table):  # one row per statistic is its own view
+    # one row per statistic (per pair of arms, K arms) is its own view
+    if not is_long(table) or not set(result_by(table)) - set(PAIR_COLUMNS):
         return table
     diagnostics = getattr(table, "diagnostics", None)
     if diagnostics is None:
@@ -308,11 +315,13 @@ def show_table(
         table = table.query(query)
     if ci:
         table = merge_ci(table, ci, digits=digits)
+    # K arms: every table of a pair's section leads with its pair of arms.
+    pair = [c for c in PAIR_COLUMNS if c in table.columns]
     if columns is not None:
-        table = table[[c for c in columns if c in table.columns]]
+        table = table[[c for c in dict.fromkeys([*pair, *columns]) if c in table.columns]]
     if transpose_by and not table.empty:
         # Few rows and many statistics read better as one column per row.
-        keys = [c for c in transpose_by if c in table.columns]
+        keys = [c for c in dict.fromkeys([*pair, *transpose_by]) if c in table.columns]
         labels = table[keys].astype(str).agg(" · ".join, axis=1)
         body = table.drop(columns=keys).astype(object)
         body.index = labels
@@ -334,7 +343,10 @@ def show_unavailable(results: Any, section: str) -> None:
 
 
 def _arm_pairs(arm_names: Mapping[str, str] | None) -> list[tuple[str, str]]:
-    """(WITH, its name), (WITHOUT, its name); empty when neither arm is named."""
+    """(WITH, its name), (WITHOUT, its name); empty when neither arm is named. K arms:
+    (arm, its name) for each."""
+    if arm_names and set(arm_names) - set(DEFAULT_ARM_NAMES):
+        return [(str(arm), str(name)) for arm, name in arm_names.items()]
     names = {arm: str((arm_names or {}).get(arm, d)) for arm, d in DEFAULT_ARM_NAMES.items()}
     if names == DEFAULT_ARM_NAMES:
         return []
@@ -456,8 +468,9 @@ def show_figure(
 def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
     """``kwargs`` plus ``arm_names`` from the first DataFrame argument that carries them, when
     ``func`` takes them and the caller gave none."""
-    if "arm_names" in kwargs:
+    if kwargs.get("arm_names") is not None:
         return kwargs
+    kwargs = {k: v for k, v in kwargs.items() if k != "arm_names"}
     try:
         takes = "arm_names" in inspect.signature(func).parameters
     except (TypeError, ValueError):  # no signature to read: pass nothing it may not take
@@ -471,12 +484,38 @@ def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> d
     return kwargs
 
 
-def geomean_ci(results: Any) -> dict[str, tuple[float, float]] | None:
+def pair_frames(results: Any) -> list[tuple[Any, pd.DataFrame, Any, str]]:
+    """The verdict frame of each pair of arms of ``results``, as the figures draw it.
+
+    Returns ``(pair, frame, arm_names, stem)`` with ``pair`` = ``(arm_a, arm_b)``, the names of the
+    two arms in the WITH / WITHOUT roles and ``"_<arm_a>_<arm_b>"`` for figure names; for
+    the seeds' two arms one item ``(None, results.frame, None, "")``."""
+    frame = results.frame
+    # K arms (the provenance lists the pairs judged); a two-arm frame's arm columns, if it
+    # has any, name its one pair
+    if frame is None or "arm_a" not in frame.columns or not results.provenance.get("arm_pairs"):
+        return [(None, frame, None, "")]
+    names = results.provenance.get("arm_names") or {}
+    out = []
+    for a, b in frame[["arm_a", "arm_b"]].drop_duplicates().itertuples(index=False, name=None):
+        f = frame.loc[(frame["arm_a"] == a) & (frame["arm_b"] == b)].reset_index(drop=True)
+        who = {"with": names.get(a, a), "without": names.get(b, b)}
+        out.append(((a, b), f, who, f"_{a}_{b}"))
+    return out
+
+
+def geomean_ci(
+    results: Any, pair: tuple[str, str] | None = None
+) -> dict[str, tuple[float, float]] | None:
     """The cost table's geometric-mean intervals, as :func:`evalstats.plots.plot_cost_ratios`
-    draws them (so the figure shows the same interval as the table)."""
+    draws them (so the figure shows the same interval as the table).
+
+    With K arms, those of ``pair`` (``(arm_a, arm_b)``)."""
     cost = results.tables.get("cost")
     if cost is None:
         return None
+    if pair is not None and "arm_a" in cost.columns:
+        cost = cost.loc[(cost["arm_a"] == pair[0]) & (cost["arm_b"] == pair[1])]
     rows = cost.set_index("statistic")
     out = {}
     for measure in ("tokens", "wall"):
@@ -503,13 +542,15 @@ def show_confusions(
     for row in agreement.to_dict("records"):
         if not isinstance(row.get("confusion"), list):
             continue  # the many-judge summary row has no 2-judge table
+        pair = f"{row['arm_a']} vs {row['arm_b']}, " if "arm_a" in row else ""
+        stem = f"_{row['arm_a']}_{row['arm_b']}" if "arm_a" in row else ""
         show_figure(
             "plot_confusion",
             np.asarray(row["confusion"]),
             judges=(row["judge_a"], row["judge_b"]),
             kappa=row["kappa"],
-            title=f"{row['rubric']}: {row['judge_a']} vs {row['judge_b']}",
-            name=f"confusion_{row['rubric']}",
+            title=f"{pair}{row['rubric']}: {row['judge_a']} vs {row['judge_b']}",
+            name=f"confusion_{row['rubric']}{stem}",
             output_dir=output_dir,
             formats=formats,
             alt=f"Confusion matrix of the two judges' verdicts, rubric {row['rubric']}",

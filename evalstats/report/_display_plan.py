@@ -27,7 +27,7 @@ def show_headline_card(results: Any) -> None:
     first headline row, called exploratory)."""
     from ._eval_labels import estimate_note
     from ._results_doc import _load
-    from ._sentences import _caveats, headline_paragraph
+    from ._sentences import _caveats, _pair_words, headline_paragraph
 
     if results.tables.get("headline") is None:
         show_unavailable(results, "headline")
@@ -37,7 +37,8 @@ def show_headline_card(results: Any) -> None:
     # under the card, never left 14,000 px below in the audit section alone.
     rest = [r for r in _caveats(_load(results)) if str(r.get("status")) != "fail"]
     items = "".join(
-        f"<li><strong>{html.escape(str(r['status']))}</strong> {html.escape(str(r['check']))}: "
+        f"<li><strong>{html.escape(str(r['status']))}</strong> "
+        f"{html.escape(_pair_words(r) + str(r['check']))}: "
         f"{html.escape(str(r['detail']))}</li>"
         for r in rest
     )
@@ -47,7 +48,7 @@ def show_headline_card(results: Any) -> None:
         if rest
         else ""
     )
-    plain = "".join(f"\n- {r['status']} {r['check']}: {r['detail']}" for r in rest)
+    plain = "".join(f"\n- {r['status']} {_pair_words(r)}{r['check']}: {r['detail']}" for r in rest)
     _display(
         '<section class="headline-card" aria-label="headline result"><p><strong>Headline.'
         f"</strong> {html.escape(text)}</p>{under}</section>",

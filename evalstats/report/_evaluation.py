@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import DataError
+from . import _comparison
 from ._eval_common import (
     _INPUT_STEMS,
     CONSENSUS_RULE,
@@ -66,10 +67,8 @@ __all__ = [
 
 def detect(data: Path) -> bool:
     from ..records import find_file
-    from ._comparison import is_k_arm
 
-    # Three or more arms are the comparison kind's: this kind pairs WITH with WITHOUT.
-    return find_file(data, "tasks", required=False) is not None and not is_k_arm(data)
+    return find_file(data, "tasks", required=False) is not None
 
 
 def check(data: Path) -> None:
@@ -119,8 +118,17 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
     ds = load_dir(d)
     if ds.judgments is None:
         raise DataError("no judgments file: run `evalstats judge` first", path=d)
-    full = verdict_frame(ds.judgments, ds.runs, ds.tasks) if frame is None else frame
-    f = _select(full, _as_list(params.get("judges")), _as_list(params.get("rubric")))
+    judges, rubric = _as_list(params.get("judges")), _as_list(params.get("rubric"))
+    pairs = arm_pairs(ds)
+    if pairs is None:
+        full = verdict_frame(ds.judgments, ds.runs, ds.tasks) if frame is None else frame
+        f = _select(full, judges, rubric)
+        extra: dict[str, Any] = {"dataset": ds}
+    else:  # K arms: the two-arm view of every pair judged, stacked
+        views = [(a, b, *pair_view(ds, a, b)) for a, b in pairs]
+        views = [(a, b, _select(v, judges, rubric), {"dataset": x}) for a, b, v, x in views]
+        f = pd.concat([v.assign(arm_a=a, arm_b=b) for a, b, v, _ in views], ignore_index=True)
+        extra = {"dataset": ds, "pairs": views, **_comparison.setup(ds, f, rubric)}
     files = [find_file(d, stem, required=False) for stem in _INPUT_STEMS]
     truth = d / "truth.json"
     plan_file = None if ds.plan is None or ds.plan.path is None else Path(ds.plan.path)
@@ -134,9 +142,67 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
             "rubrics": _rubric_provenance(f, ds.judgments),
             "judges": _judge_provenance(f, ds.judgments),
             "plan": plan_provenance(ds.plan, d),
+            **({} if pairs is None else _comparison.describe(ds, pairs)),
         },
-        extra={"dataset": ds},
+        extra=extra,
     )
+
+
+def arm_pairs(ds: Any) -> list[tuple[str, str]] | None:
+    """The pairs of arms the judgments name (``arm_a``, ``arm_b``), in the order first
+    judged; None for the seeds' two arms (no pair named, or only WITH against WITHOUT)."""
+    j = ds.judgments
+    if "arm_a" not in j.columns or not j["arm_a"].notna().any():
+        return None
+    named = j.dropna(subset=["arm_a", "arm_b"])[["arm_a", "arm_b"]].astype(str)
+    pairs = list(named.drop_duplicates().itertuples(index=False, name=None))
+    return None if pairs == [("with", "without")] else pairs
+
+
+def pair_view(ds: Any, a: str, b: str) -> tuple[pd.DataFrame, Any]:
+    """The pair (``a``, ``b``) of a K-arm Dataset as the seeds' two arms: ``a``'s runs in
+    the WITH role, ``b``'s in the WITHOUT role, the judgments of that pair (``a_first`` read
+    as ``with_first``), the people's labels of that pair when they name it. Returns the
+    verdict frame of the pair and the Dataset view.
+
+    >>> import evalstats, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> _ = evalstats.simulate(d, arms=("none", "v1"), reference="none", n_tasks=2,
+    ...                        n_replicates=1, judges=("openai:gpt-4o",))
+    >>> f, view = pair_view(evalstats.load_dir(d), "v1", "none")
+    >>> sorted(set(view.runs["arm"].astype(str))), len(f)
+    (['with', 'without'], 2)
+    """
+    from .._schema import ARM_DTYPE, ORDER_DTYPE
+    from ..frames import verdict_frame
+
+    runs, j = ds.runs, ds.judgments
+    arm = runs["arm"].astype(str)
+    keep_r = arm.isin((a, b)).to_numpy()
+    r = runs.loc[keep_r].copy()
+    r["arm"] = pd.Categorical(arm[keep_r].map({a: "with", b: "without"}), dtype=ARM_DTYPE)
+    keep_j = ((j["arm_a"].astype(str) == a) & (j["arm_b"].astype(str) == b)).to_numpy()
+    jj = j.loc[keep_j].drop(columns=["arm_a", "arm_b"])
+    order = jj["order"].astype(object).map({"a_first": "with_first", "b_first": "without_first"})
+    jj = jj.assign(order=pd.Categorical(order, dtype=ORDER_DTYPE))
+    r, jj = r.reset_index(drop=True), jj.reset_index(drop=True)
+    # The source line numbers follow the rows kept (messages and the latest-call rule).
+    for part, whole, keep in ((r, runs, keep_r), (jj, j, keep_j)):
+        part.attrs = dict(whole.attrs)
+        if whole.attrs.get("lines") is not None:
+            part.attrs["lines"] = [n for n, k in zip(whole.attrs["lines"], keep, strict=True) if k]
+    r.attrs["arm_names"] = {"with": ds.arms.name(a), "without": ds.arms.name(b)}
+    r.attrs.pop("arms", None)
+    labels = ds.labels
+    if labels is not None:
+        if "arm_a" in labels.columns:
+            hit = (labels["arm_a"].astype(str) == a) & (labels["arm_b"].astype(str) == b)
+            labels = labels.loc[hit.to_numpy()].drop(columns=["arm_a", "arm_b"])
+            labels = labels.reset_index(drop=True) if len(labels) else None
+        else:
+            labels = None  # people's verdicts that name no pair of arms belong to none
+    view = ds._replace(runs=r, judgments=jj, labels=labels)
+    return verdict_frame(jj, r, ds.tasks), view
 
 
 def plan_provenance(plan: Any, data_dir: Path) -> dict[str, Any] | None:
@@ -234,48 +300,61 @@ def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
 def sections() -> tuple[Section, ...]:
     """The evaluation's sections in computation order (the report page's bootstraps share one
     generator in exactly this order: changing it changes the published numbers)."""
-    return tuple(
-        Section(name, page, _guarded(fn, tables))
-        for name, page, fn, tables in (
-            ("headline", "report", _headline, ["headline"]),
-            ("consensus", "report", _consensus, ["consensus"]),
-            # Adds columns to the two tables above; draws nothing from the generator.
-            ("tests", "report", _tests, ["tests"]),
-            # Draws nothing: early, so that the headline card can show what it found.
-            ("audit", "report", _audit, ["audit"]),
-            # Draws nothing: the row shown first, the card's caveats, the headline's marks.
-            ("headline_audit", "report", _headline_audit, ["headline_choice", "headline_audit"]),
-            ("missing_bounds", "report", _missing_bounds, ["missing_bounds"]),
-            # Draws nothing; before the first part's end: the headline's words need
-            # position_bias (which rubrics are judged in both orders).
-            ("blind", "report", _blind, ["dimensions", "position_bias"]),
-            ("design_coverage", "report", _design_check, ["design_coverage"]),
-            # Draws nothing (its cost rows, when the plan's statistic is one, do not depend
-            # on the generator); after the design check, whose note its row carries; the
-            # end of the page's first part.
-            ("primary_test", "report", _primary_test, ["primary_test"]),
-            ("agreement", "report", _agreement, ["agreement"]),
-            ("disagreements", "report", _disagreements, ["disagreements"]),
-            ("cost", "report", _cost, ["cost", "cost_sources", "judge_spend"]),
-            # Reads the tables above (the design check's notes included); draws nothing.
-            ("per_task", "report", _per_task, ["per_task"]),
-            ("accounting", "report", _accounting, ["accounting", "sensitivity", "invalid_outputs"]),
-            # Its own generators (streams 11, 12); unavailable, drawing nothing, without labels.
-            (
-                "labels",
-                "report",
-                _labels,
-                ["labels_agreement", "labels_confusion", "labels_ppi", "labels_needed"],
-            ),
-            ("design", "methodology", _design, ["design"]),
-            ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
-            (
-                "power_simulated",
-                "methodology",
-                _power_simulated,
-                ["mde_simulated", "tasks_needed_simulated"],
-            ),
-            ("ordinal_check", "methodology", _ordinal, ["ordinal_check", "ordinal_terms"]),
-            ("coverage", "methodology", _coverage, ["coverage"]),
+    return (
+        tuple(
+            Section(name, page, _guarded(fn, tables))
+            for name, page, fn, tables in (
+                ("headline", "report", _headline, ["headline"]),
+                ("consensus", "report", _consensus, ["consensus"]),
+                # Adds columns to the two tables above; draws nothing from the generator.
+                ("tests", "report", _tests, ["tests"]),
+                # Draws nothing: early, so that the headline card can show what it found.
+                ("audit", "report", _audit, ["audit"]),
+                # Draws nothing: the row shown first, the card's caveats, the headline's marks.
+                (
+                    "headline_audit",
+                    "report",
+                    _headline_audit,
+                    ["headline_choice", "headline_audit"],
+                ),
+                ("missing_bounds", "report", _missing_bounds, ["missing_bounds"]),
+                # Draws nothing; before the first part's end: the headline's words need
+                # position_bias (which rubrics are judged in both orders).
+                ("blind", "report", _blind, ["dimensions", "position_bias"]),
+                ("design_coverage", "report", _design_check, ["design_coverage"]),
+                # Draws nothing (its cost rows, when the plan's statistic is one, do not depend
+                # on the generator); after the design check, whose note its row carries; the
+                # end of the page's first part.
+                ("primary_test", "report", _primary_test, ["primary_test"]),
+                ("agreement", "report", _agreement, ["agreement"]),
+                ("disagreements", "report", _disagreements, ["disagreements"]),
+                ("cost", "report", _cost, ["cost", "cost_sources", "judge_spend"]),
+                # Reads the tables above (the design check's notes included); draws nothing.
+                ("per_task", "report", _per_task, ["per_task"]),
+                (
+                    "accounting",
+                    "report",
+                    _accounting,
+                    ["accounting", "sensitivity", "invalid_outputs"],
+                ),
+                # Its own generators (streams 11, 12); unavailable, drawing nothing, without labels.
+                (
+                    "labels",
+                    "report",
+                    _labels,
+                    ["labels_agreement", "labels_confusion", "labels_ppi", "labels_needed"],
+                ),
+                ("design", "methodology", _design, ["design"]),
+                ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
+                (
+                    "power_simulated",
+                    "methodology",
+                    _power_simulated,
+                    ["mde_simulated", "tasks_needed_simulated"],
+                ),
+                ("ordinal_check", "methodology", _ordinal, ["ordinal_check", "ordinal_terms"]),
+                ("coverage", "methodology", _coverage, ["coverage"]),
+            )
         )
+        + _comparison.sections()
     )

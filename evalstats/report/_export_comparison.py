@@ -1,11 +1,11 @@
 """The comparison report's export: its tables as text frames and its results in words.
 
-A results document of the ``comparison`` kind (tables ``compare``, ``rank``, ``rank_sets``,
+A results document of K arms (its comparison page's tables ``compare``, ``rank``, ``rank_sets``,
 ``beats``, ``arm_costs``, ``pareto``) is exported by :func:`comparison_tables` (``est [lo,
 hi]`` text frames that :func:`evalstats.report.latex_tables` and
 :func:`~evalstats.report.markdown_tables` typeset like every other table) and
 :func:`comparison_sentences`. Every number is read from results.json; every interval's
-method is the row's ``method`` field, in :func:`~evalstats.report._sentences.method_words`.
+method is the row's ``method`` field, in :func:`~evalstats.report.method_words`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats.formatting import format_interval, format_number, statistic_digits, statistic_scale
-from ._results_doc import _METHOD_TEXT, _confidence, _pct
+from ._results_doc import _confidence, _pct, method_words
 
 __all__ = ["COMPARISON_TABLES", "comparison_sentences", "comparison_tables", "is_comparison"]
 
@@ -25,14 +25,8 @@ __all__ = ["COMPARISON_TABLES", "comparison_sentences", "comparison_tables", "is
 COMPARISON_TABLES = ("compare", "rank", "beats", "arm_costs", "pareto")
 
 
-def method_words(method: Any) -> str:
-    """A method in words (:data:`_METHOD_TEXT`), else verbatim (as the sentences say it)."""
-    m = "" if method is None or method != method else str(method)
-    return _METHOD_TEXT.get(m, m)
-
-
 def is_comparison(doc: Mapping[str, Any]) -> bool:
-    """True for a results document of the comparison kind (it has the rank sets)."""
+    """True for a results document of K arms (it has the rank sets)."""
     return bool(doc["tables"].get("rank_sets")) and bool(doc["tables"].get("compare"))
 
 
@@ -70,16 +64,48 @@ def _pcol(percent: bool) -> str:
     return " (%)" if percent else ""
 
 
+def _by_judge(doc: Mapping[str, Any]) -> list[tuple[str | None, Mapping[str, Any]]]:
+    """(judge, the document with only that judge's comparison rows) for each judge; the
+    cost tables, which no judge made, kept whole."""
+    judges = sorted({str(r["judge"]) for r in doc["tables"]["compare"] if "judge" in r})
+    if not judges:
+        return [(None, doc)]
+    out = []
+    for j in judges:
+        tables = {
+            k: [r for r in v if str(r.get("judge", j)) == j] if isinstance(v, list) else v
+            for k, v in doc["tables"].items()
+        }
+        out.append((j, {**doc, "tables": tables}))
+    return out
+
+
 def comparison_tables(
     doc: Mapping[str, Any], *, digits: int | None = None, percent: bool = True, na_rep: str = "–"
 ) -> dict[str, pd.DataFrame]:
-    """The comparison tables as text frames (arms by display name), by table name.
+    """The comparison tables as text frames (arms by display name), by table name; with a
+    ``Judge`` column first when the comparison names its judges (one block per judge).
 
     A ``method`` column is kept where one method makes the whole table (the LaTeX export
     moves it to the note); the others are said in the column names.
     """
     if not is_comparison(doc):
         return {}
+    parts: dict[str, list[pd.DataFrame]] = {}
+    for judge, sub in _by_judge(doc):
+        for name, t in _tables_of_one(sub, digits, percent, na_rep).items():
+            if name == "arm_costs" and name in parts:
+                continue  # no judge made it: once
+            if judge is not None and name != "arm_costs":
+                t.insert(0, "Judge", judge)
+            parts.setdefault(name, []).append(t)
+    return {name: pd.concat(ts, ignore_index=True) for name, ts in parts.items()}
+
+
+def _tables_of_one(
+    doc: Mapping[str, Any], digits: int | None, percent: bool, na_rep: str
+) -> dict[str, pd.DataFrame]:
+    """:func:`comparison_tables` of one judge's rows."""
     names = _names(doc)
     nm = lambda a: names.get(str(a), str(a))  # noqa: E731
     p = _pcol(percent)
@@ -152,7 +178,8 @@ def comparison_tables(
                 _iv(cc, "ratio", digits, False, na_rep=na_rep),
             "P(on frontier)": format_number(pf["estimate"].reindex(q.index), 2, na_rep=na_rep),
             "On frontier": np.where(q["on_frontier"].astype(bool), "yes", "no"),
-            "method": "task_bootstrap_percentile",
+            # the net win's interval is the compare table's (one quantity, one interval)
+            "method": ", ".join(sorted(set(q["method"].astype(str)) - {"reference"})),
         })  # fmt: skip
     return out
 
@@ -164,6 +191,19 @@ def comparison_sentences(
     Holm p), each arm's rank sets, the arms that may be best, cost ratios, the frontier."""
     if not is_comparison(doc):
         return []
+    out: list[str] = []
+    for i, (judge, sub) in enumerate(_by_judge(doc)):
+        said = _sentences_of_one(sub, digits, percent, costs=i == 0)
+        out += [f"Judged by {judge}: {s}" if judge else s for s in said]
+    if doc.get("simulated"):
+        out.append("These data are simulated.")
+    return out
+
+
+def _sentences_of_one(
+    doc: Mapping[str, Any], digits: int | None, percent: bool, *, costs: bool
+) -> list[str]:
+    """:func:`comparison_sentences` of one judge's rows (the cost ratios when ``costs``)."""
     names = _names(doc)
     nm = lambda a: names.get(str(a), str(a))  # noqa: E731
     conf = _pct(_confidence(doc))
@@ -193,7 +233,7 @@ def comparison_sentences(
     best = [nm(a) for a in s.index if bool(s.at[a, "in_tau_best"])]
     out.append(f"With {conf} % confidence the best arm is among: {', '.join(best)}.")
     k = _long(doc, "arm_costs")
-    if k is not None:
+    if k is not None and costs:
         for row, iv in zip(k.to_dict("records"), _iv(k, "ratio", digits, False), strict=True):
             what = (
                 "total tokens" if row["statistic"].startswith("tokens") else "total wall-clock time"
@@ -220,6 +260,4 @@ def comparison_sentences(
             f"On the cost-quality frontier at the estimates: {', '.join(on) or 'none'}; the "
             f"probability of being on it over {n_b} task-bootstrap resamples: {probs}."
         )
-    if doc.get("simulated"):
-        out.append("These data are simulated.")
     return out

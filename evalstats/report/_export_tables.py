@@ -17,8 +17,7 @@ import pandas as pd
 from ..stats.formatting import interval_columns, summarize
 from ._export_comparison import comparison_tables
 from ._export_names import judge_label
-from ._results_doc import EXPORT_TABLES, _confidence, _load, _pct, _table
-from ._sentences import method_words
+from ._results_doc import EXPORT_TABLES, _confidence, _load, _pct, _table, method_words
 from ._untrusted import markdown_text, show_bidi
 
 __all__ = [
@@ -54,20 +53,27 @@ def formatted_tables(
         if table is None:
             continue
         have = {c.name for c in interval_columns(table)} | set(table.columns)
-        view = summarize(
-            table,
-            statistics=[s for s in stats if s in have],
-            digits=digits,
-            percent=percent,
-            na_rep=na_rep,
-        )
+        pick = [s for s in stats if s in have]
+        kw = {"statistics": pick, "digits": digits, "percent": percent, "na_rep": na_rep}
+        if name == "cost" and "arm_a" in table.columns:  # K arms: each pair's rows
+            pairs = table.groupby(["arm_a", "arm_b"], sort=False)
+            view = pd.concat(
+                [
+                    summarize(t.drop(columns=["arm_a", "arm_b"]), **kw).assign(arm_a=a, arm_b=b)
+                    for (a, b), t in pairs
+                ],
+                ignore_index=True,
+            )
+            view = view[["arm_a", "arm_b", *view.columns[:-2]]]
+        else:
+            view = summarize(table, **kw)
         view = view.drop(columns=["confidence"], errors="ignore")
         if "audit" in view and not view["audit"].astype(str).str.strip().ne("").any():
             # The audit mark (issue 22) is a column only where a row carries one: a row of
             # a failing rubric is never exported plain, and a clean table stays as it was.
             view = view.drop(columns=["audit"])
         out[name] = view
-    # A comparison of K arms (report kind `comparison`) has its own tables.
+    # A comparison of K arms (its comparison page) has its own tables.
     out.update(comparison_tables(doc, digits=digits, percent=percent, na_rep=na_rep))
     return out
 

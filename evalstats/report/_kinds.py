@@ -16,7 +16,7 @@ import copy
 import importlib
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -224,10 +224,12 @@ class Prepared:
     params: dict[str, Any]
     loaded: Loaded
     _description: dict[str, Any] | None = field(default=None, init=False, repr=False)
+    _pair_tables: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
     def compute(self, pages: Sequence[str]):
         """The :class:`~evalstats.report.Results` of ``pages`` (sections in kind order)."""
         import numpy as np
+        import pandas as pd
 
         spec, p, loaded = self.spec, self.params, self.loaded
         bad = sorted(set(pages) - set(spec.pages))
@@ -247,19 +249,67 @@ class Prepared:
             # not depend on which other pages are computed, or in which order.
             rng=np.random.default_rng(p["seed"]),
         )
+        # K arms: the two-arm sections run on each pair's view (its own Context, its own
+        # generator from the seed: a pair's numbers are those of its two arms alone), their
+        # tables stacked with the pair's ``arm_a`` / ``arm_b`` first; sections of the
+        # ``across`` pages (the K-arm comparison) run once on the whole frame.
+        pairs = loaded.extra.get("pairs")
+        across = loaded.extra.get("across_pages", ())
+        views = [
+            (
+                a,
+                b,
+                replace(
+                    ctx,
+                    frame=f,
+                    extra=x,
+                    rng=np.random.default_rng(p["seed"]),
+                    tables={},
+                    scratch={},
+                ),
+            )  # fmt: skip
+            for a, b, f, x in pairs or ()
+        ]
+        if views and set(pages) & set(across) and set(pages) - set(across):
+            # The pairs' pages first (the K-arm sections read them), then the K-arm page.
+            res = self.compute([pg for pg in pages if pg not in across])
+            more = self.compute([pg for pg in pages if pg in across])
+            res.tables.update(more.tables)
+            res.unavailable.update(more.unavailable)
+            return res
+        if views and set(pages) & set(across):
+            # The K-arm sections carry the pairs' own numbers (one interval per quantity):
+            # the pages of the pairs, computed once, are theirs to read.
+            if self._pair_tables is None:
+                self.compute(spec.pages[:1])  # the report page: headline, cost
+            ctx.scratch["pair_tables"] = self._pair_tables
         unavailable: dict[str, str] = {}
+        per_pair: dict[str, list[Any]] = {}
         for section in spec.sections():
             if section.page not in pages:
                 continue
-            try:
-                produced = section.compute(ctx)
-            except Unavailable as why:
-                produced = {section.name: why}
-            for name, value in produced.items():
-                if isinstance(value, Unavailable):
-                    unavailable[name] = str(value)
-                else:
-                    ctx.tables[name] = value
+            if not views or section.page in across:
+                _run(section, ctx, ctx.tables, unavailable)
+                continue
+            for a, b, view in views:
+                why: dict[str, str] = {}
+                _run(section, view, view.tables, why)
+                for name, reason in why.items():
+                    per_pair.setdefault(name, []).append(f"{a} vs {b}: {reason}")
+        for name in {n for _, _, v in views for n in v.tables}:
+            parts = [
+                _plain(v.tables[name]).assign(arm_a=a, arm_b=b)
+                for a, b, v in views
+                if isinstance(v.tables.get(name), pd.DataFrame)
+            ]
+            t = pd.concat(parts, ignore_index=True)
+            ctx.tables[name] = t[["arm_a", "arm_b", *[c for c in t if c not in ("arm_a", "arm_b")]]]
+        if views and not set(pages) & set(across):
+            self._pair_tables = {**(self._pair_tables or {}), **ctx.tables}
+        for name, reasons in per_pair.items():
+            if name not in ctx.tables:  # one reason when every pair has the same
+                said = {r.split(": ", 1)[1] for r in reasons}
+                unavailable[name] = said.pop() if len(said) == 1 else "; ".join(reasons)
         return self._results(ctx, unavailable)
 
     def _results(self, ctx: Context, unavailable: dict[str, str]):
@@ -292,6 +342,30 @@ class Prepared:
                 "simulated": is_simulated(self.data_dir),
             }
         return {k: copy.deepcopy(v) for k, v in self._description.items()}
+
+
+def _plain(table: Any) -> Any:
+    """A table as a plain DataFrame without ``attrs`` (a result's diagnostics already travel
+    as a ``<name>_diagnostics`` table of their own)."""
+    import pandas as pd
+
+    out = pd.DataFrame(table)
+    out.attrs = {}
+    return out
+
+
+def _run(section: Section, ctx: Context, tables: dict[str, Any], unavailable: dict[str, str]):
+    """Compute one section on ``ctx``: its tables into ``tables``, its reasons into
+    ``unavailable``."""
+    try:
+        produced = section.compute(ctx)
+    except Unavailable as why:
+        produced = {section.name: why}
+    for name, value in produced.items():
+        if isinstance(value, Unavailable):
+            unavailable[name] = str(value)
+        else:
+            tables[name] = value
 
 
 def check_parameters(spec: ReportKind, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -327,7 +401,12 @@ def prepare(
         raise TypeError(f"unexpected parameter(s) for the {kind} report: {', '.join(unknown)}")
     p = check_parameters(spec, params)
     d = Path(data_dir)
-    return Prepared(spec=spec, data_dir=d, params=p, loaded=spec.load(d, p, frame))
+    loaded = spec.load(d, p, frame)
+    # Pages the data add (the K-arm comparison page when there are three or more arms).
+    more = tuple(loaded.extra.get("notebooks", ()))
+    if more:
+        spec = replace(spec, notebooks=spec.notebooks + more)
+    return Prepared(spec=spec, data_dir=d, params=p, loaded=loaded)
 
 
 def _lazy(module: str, name: str) -> Callable[..., Any]:
@@ -401,24 +480,6 @@ def _kinds() -> dict[str, ReportKind]:
             **_hooks("_pandalm"),
         ),
         # --- end LLMBar and PandaLM ---
-        "comparison": ReportKind(
-            name="comparison",
-            notebooks=(("comparison.ipynb", "index.html", "Comparison of K arms"),),
-            parameters={
-                "data_dir": "data/karm",
-                "judge": None,
-                "rubric": None,
-                "confidence": 0.95,
-                "n_resamples": 2_000,
-                "seed": 0,
-                "output_dir": None,
-                "figure_formats": ["svg", "pdf"],
-                "results_file": None,
-            },
-            looks_for="arms.toml listing three or more arms in [arms], with tasks, runs and "
-            "judgments (arm_a / arm_b)",
-            **_hooks("_comparison"),
-        ),
         # --- Chatbot Arena case study (issue 24, item 5): read in place from ../shared ---
         "arena": ReportKind(
             name="arena",

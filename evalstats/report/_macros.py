@@ -82,6 +82,9 @@ def _comparison_macros(
         for row in table.to_dict("records"):  # one row per pair (arm), its statistics wide
             arms = "Vs".join(word(str(row[c]), aliases) for c in cols)
             where = " vs ".join(str(row[c]) for c in cols)
+            if "judge" in row:  # every judge's comparison: the judge names the macro
+                arms = judge_word(str(row["judge"]), aliases) + arms
+                where = f"{row['judge']}: {where}"
             for stat in [c for c in row if f"{c}_ci_low" in row]:
                 d = statistic_digits(stat, digits=digits, percent=percent)
                 sc = statistic_scale(stat, percent=percent)
@@ -90,6 +93,17 @@ def _comparison_macros(
                     names.add(
                         prefix + arms + word(stat) + suffix, value, f"{tname}: {where} / {stat}"
                     )
+
+
+def _pair(row: Mapping[str, Any], aliases: Any) -> str:
+    """K arms: ``<ArmA>Vs<ArmB>`` leading the names of a pair's numbers ("" for two arms)."""
+    if row.get("arm_a") is None:
+        return ""
+    return word(str(row["arm_a"]), aliases) + "Vs" + word(str(row["arm_b"]), aliases)
+
+
+def _pair_src(row: Mapping[str, Any]) -> str:
+    return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']} / "
 
 
 def latex_macros(
@@ -113,8 +127,9 @@ def latex_macros(
         if table is None:
             continue
         for row in table.to_dict("records"):
-            prefix = word(str(row["rubric"]), aliases) + judge_word(str(row["judge"]), aliases)
-            src = f"{tname}: {row['rubric']} / {row['judge']}"
+            prefix = _pair(row, aliases) + word(str(row["rubric"]), aliases)
+            prefix += judge_word(str(row["judge"]), aliases)
+            src = f"{tname}: {_pair_src(row)}{row['rubric']} / {row['judge']}"
             for stat in _RATES:
                 if stat not in row:
                     continue
@@ -133,8 +148,9 @@ def latex_macros(
             pair = judge_word(str(row["judge_a"]), aliases)
             if row.get("judge_b") is not None:
                 pair += "Vs" + judge_word(str(row["judge_b"]), aliases)
-            prefix = word(str(row["rubric"]), aliases) + pair
-            src = f"agreement: {row['rubric']} / {row['judge_a']} vs {row.get('judge_b')}"
+            prefix = _pair(row, aliases) + word(str(row["rubric"]), aliases) + pair
+            src = f"agreement: {_pair_src(row)}{row['rubric']} / {row['judge_a']} vs "
+            src += str(row.get("judge_b"))
             for stat in _AGREEMENT_MACROS:
                 c = found.get(stat)
                 if c is None and stat not in row:
@@ -154,8 +170,8 @@ def latex_macros(
     if cost is not None:
         d = statistic_digits("estimate", digits=digits, percent=percent)
         for row in cost.to_dict("records"):
-            prefix = "Cost" + word(str(row["statistic"]), aliases)
-            src = f"cost: {row['statistic']}"
+            prefix = "Cost" + _pair(row, aliases) + word(str(row["statistic"]), aliases)
+            src = f"cost: {_pair_src(row)}{row['statistic']}"
             for suffix, value in _interval_values(
                 row, "estimate", "estimate", "ci_low", "ci_high", d, 1.0
             ):
@@ -164,9 +180,9 @@ def latex_macros(
     lines = [
         "% evalstats export: one \\newcommand per headline number of results.json.",
         "% Names: \\es<Rubric><Judge><Statistic>[Lo|Hi]; \\es<Rubric><JudgeA>Vs<JudgeB><Stat>;",
-        "% \\esCost<Metric>[Lo|Hi]; K arms: \\esCmp<ArmA>Vs<ArmB><Statistic>[Lo|Hi],"
-        " \\esArmCost<Arm><Metric>[Lo|Hi]. Rates in "
-        + ("percent (no % sign)." if percent else "decimals."),
+        "% \\esCost<Metric>[Lo|Hi]; K arms: each of these led by <ArmA>Vs<ArmB> (after Cost),"
+        " \\esCmp<Judge><ArmA>Vs<ArmB><Statistic>[Lo|Hi], \\esArmCost<Arm><Metric>[Lo|Hi]."
+        " Rates in " + ("percent (no % sign)." if percent else "decimals."),
     ]
     for name, (value, source) in names.items.items():
         del source  # sources are checked for collisions; the comment block states the scheme

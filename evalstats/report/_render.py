@@ -113,6 +113,7 @@ def render_report(
         if isinstance(exc, EvalstatsError):
             raise
         raise ReportError(f"report parameter: {exc}") from None
+    spec = prepared.spec  # with the pages the data add (K arms: the comparison page)
 
     # (b) Every page's numbers, computed here, page by page (each from its own generator,
     # so a page's numbers do not depend on the others), then written: results.json and

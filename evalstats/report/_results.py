@@ -82,7 +82,8 @@ class Results:
         # The arms' names travel with the data (``attrs``, kept by pickle), so that a figure
         # drawn from any table or the frame can name the arms (report.show_figure).
         names = self.provenance.get("arm_names")
-        if names:
+        # K arms: a table of several pairs has no one WITH / WITHOUT to name.
+        if names and set(names) <= {"with", "without"}:
             for t in (*self.tables.values(), self.frame):
                 if isinstance(t, pd.DataFrame):
                     t.attrs["arm_names"] = dict(names)

@@ -43,7 +43,7 @@ _METHOD_TEXT = {
     "percentile": "percentile cluster bootstrap",
     "basic": "basic cluster bootstrap",
     "jackknife_t": "jackknife over tasks with t quantiles",
-    # the comparison kind (K arms): compare, rank, arm_costs, pareto
+    # the comparison page (K arms): compare, rank, arm_costs, pareto
     "task_bootstrap_studentized": (
         "task-cluster bootstrap-t on the logit (rates) / atanh (net win) scale, replicates "
         "nested in tasks"
@@ -108,7 +108,8 @@ def _table(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
     table = pd.DataFrame(rows)
     if name == "cost" and "metric" in table:  # a results.json of before the one shape
         table = table.rename(columns=_COST_LEGACY)
-    if is_long(table) and result_by(table):  # one row per statistic alone is its own view
+    # one row per statistic alone (per pair of arms, K arms) is its own view
+    if is_long(table) and set(result_by(table)) - {"arm_a", "arm_b"}:
         diag = doc["tables"].get(f"{name}_diagnostics")
         table = wide(table, diagnostics=pd.DataFrame(diag) if diag else None)
     return table
@@ -131,3 +132,15 @@ def _f(v: Any) -> float:
 
 def _g(x: Any) -> str:
     return f"{float(x):g}"
+
+
+def method_words(method: Any) -> str:
+    """The words a sentence uses for an interval method (a results.json row's ``method``).
+
+    A known name in words, any other (a method added later) verbatim.
+
+    >>> method_words("cr2_wilson"), method_words("clustered atanh jackknife")
+    ('CR2 Wilson with Bell-McCaffrey df', 'clustered atanh jackknife')
+    """
+    m = "" if method is None or method != method else str(method)
+    return _METHOD_TEXT.get(m, m)

@@ -20,7 +20,6 @@ from ._export_names import judge_label
 from ._results_doc import (
     _COST_TEXT,
     _MACRO_TABLES,
-    _METHOD_TEXT,
     _RATES,
     _confidence,
     _f,
@@ -28,10 +27,11 @@ from ._results_doc import (
     _load,
     _pct,
     _table,
+    method_words,
 )
 from ._untrusted import markdown_text
 
-__all__ = ["headline_paragraph", "method_words", "result_sentences", "sentences_markdown"]
+__all__ = ["headline_paragraph", "result_sentences", "sentences_markdown"]
 
 
 def _ordered_rubrics(doc: Mapping[str, Any]) -> set[str]:
@@ -73,18 +73,6 @@ def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, un
         scale=sc,
         unit=unit if sc == 100.0 else "",
     )[0]
-
-
-def method_words(method: Any) -> str:
-    """The words a sentence uses for an interval method (a results.json row's ``method``).
-
-    A known name in words, any other (a method added later) verbatim.
-
-    >>> method_words("cr2_wilson"), method_words("clustered atanh jackknife")
-    ('CR2 Wilson with Bell-McCaffrey df', 'clustered atanh jackknife')
-    """
-    m = "" if method is None or method != method else str(method)
-    return _METHOD_TEXT.get(m, m)
 
 
 def _method(row: Mapping[str, Any], conf: float) -> str:
@@ -220,6 +208,11 @@ def _caveats(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(r) for r in rows] if isinstance(rows, list) else []
 
 
+def _pair_words(row: Mapping[str, Any]) -> str:
+    """K arms: "v1 vs none, " before what a row of one pair of arms says ("" for two)."""
+    return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']}, "
+
+
 def _audit_fail_sentence(doc: Mapping[str, Any]) -> str:
     """Every ``fail`` of the methodology audit in one sentence (empty when none fails), the
     first words of the headline paragraph and of the sentences, e.g. "The methodology audit
@@ -228,7 +221,7 @@ def _audit_fail_sentence(doc: Mapping[str, Any]) -> str:
     fails = [r for r in _caveats(doc) if str(r.get("status")) == "fail"]
     if not fails:
         return ""
-    parts = [f"{r['check']}: {str(r['detail']).rstrip('.')}" for r in fails]
+    parts = [f"{_pair_words(r)}{r['check']}: {str(r['detail']).rstrip('.')}" for r in fails]
     lead = "The methodology audit fails " + (f"{len(fails)} checks: " if len(fails) > 1 else "")
     return lead + "; ".join(parts) + "."
 
@@ -467,6 +460,11 @@ def headline_paragraph(
     rubric = str(row["rubric"])
     lo, hi = _f(row.get("net_win_ci_low")), _f(row.get("net_win_ci_high"))
     w, wo = _arm_words(doc)
+    short = _arm_short(doc)
+    if row.get("arm_a") is not None:  # K arms: the pair of the row shown first, by name
+        names = (doc.get("provenance") or {}).get("arm_names") or {}
+        w, wo = (str(names.get(row[k], row[k])) for k in ("arm_a", "arm_b"))
+        short = w
     if lo > 0:
         verdict = f"{w} beat {wo}"
     elif hi < 0:
@@ -490,7 +488,7 @@ def headline_paragraph(
     conf = _pct(_confidence(doc))
     text = (
         f"On the {rubric} rubric, judged by {judge_label(str(row['judge']))}, {verdict}. "
-        f"{_arm_short(doc)} won {_iv(row, 'win_rate', digits, percent, pct)} of "
+        f"{short} won {_iv(row, 'win_rate', digits, percent, pct)} of "
         f"{_units(row, rubric in _ordered_rubrics(doc))} in {int(row['n_clusters'])} tasks, "
         f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and lost "
         f"{_iv(row, 'loss_rate', digits, percent, pct)}: a net win of "
