@@ -43,7 +43,7 @@ def test_agreement_is_long_and_tidy(frame3):
     assert set(coefs["method"]) == {"atanh_jackknife_midp_blaker"}
     assert ((coefs["ci_low"] >= -1) & (coefs["ci_high"] <= 1)).all()
     assert (coefs["ci_low"] < coefs["ci_high"]).all()
-    assert list(agr.diagnostics.columns[:4]) == ["rubric", "judge_a", "judge_b", "n"]
+    assert list(agr.diagnostics.columns[:4]) == ["rubric", "arm_a", "arm_b", "judge_a"]
 
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "data" / "sample"
