@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 import statsmodels.api as sm
 
 from evalstats.errors import DataError, ParameterError
@@ -25,7 +26,8 @@ def _oriented(frame: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     return pd.concat([fwd, back.assign(outcome=flip)])
 
 
-def test_estimates_and_cr1_se_match_statsmodels_clustered_ols(sim):
+def test_estimates_and_se_match_statsmodels_clustered_ols(sim):
+    # Every task judges every pair equally often: CR2 is CR1 and Bell-McCaffrey's df C - 1.
     res = compare(sim, n_resamples=100, rng=0)
     for (a, b), rows in res.groupby(["arm_a", "arm_b"]):
         pair = _oriented(sim, a, b)
@@ -40,8 +42,10 @@ def test_estimates_and_cr1_se_match_statsmodels_clustered_ols(sim):
             row = rows[rows.statistic == stat].iloc[0]
             assert row.estimate == pytest.approx(ols.params[0], abs=1e-12)
             assert row.se == pytest.approx(ols.bse[0], rel=1e-9)
-            if stat == "net_win":  # t test with C - 1 df, as statsmodels' cluster inference
-                assert row.p_value == pytest.approx(ols.pvalues[0], rel=1e-6)
+            if stat == "net_win":  # statsmodels' SE and df, the t test on the atanh scale
+                t = np.arctanh(ols.params[0]) * (1 - ols.params[0] ** 2) / ols.bse[0]
+                p = 2 * scipy.stats.t.sf(abs(t), ols.df_resid_inference)
+                assert row.p_value == pytest.approx(p, rel=1e-6)
 
 
 def test_holm_adjustment_is_the_step_down_of_the_net_win_p_values(sim):
@@ -129,61 +133,103 @@ def test_seeded_simultaneous_coverage_of_all_net_wins():
     assert 51 <= hits <= 60
 
 
-def test_bootstrap_t_on_the_logit_and_atanh_scales_by_a_plain_loop():
-    # A small design (6 tasks): the marginal interval from the package against a loop over
-    # the very same task draws, each resample's CR1 SE by hand, t on the logit (rates) and
-    # atanh (net win) scale, quantiles without interpolation.
+def test_cr2_t_interval_and_max_t_critical_value_by_a_plain_loop():
+    # A small unbalanced design (6 tasks, rows dropped): the CR2 SE, the t interval on the
+    # logit (rates) / atanh (net win) scale, and the simultaneous critical value from a
+    # loop over the very same task draws, each resample's CR2 SE by hand.
     from scipy.special import expit, logit
 
     frame = simulate_pairwise(np.random.default_rng(11), np.array([0.0, 0.4, 0.9]), n_tasks=6)
+    frame = frame.sample(frac=0.7, random_state=3).sort_index()
     B, seed, conf = 199, 5, 0.9
     res = compare(frame, n_resamples=B, rng=seed, confidence=conf)
     tasks = sorted(set(frame.task_id), key=lambda t: list(frame.task_id).index(t))
     draws = np.random.default_rng(seed).integers(0, len(tasks), size=(B, len(tasks)))
-    for (a, b), rows in res.groupby(["arm_a", "arm_b"]):
+    max_t, net_rows = np.zeros(B), []
+
+    def stats(per, idx):
+        w, lo, m = (per[c].to_numpy(float)[idx] for c in ("w", "lo", "m"))
+        keep = m > 0
+        y, m = (w - lo)[keep], m[keep]
+        r = y.sum() / m.sum()
+        se = np.sqrt((((y - r * m) ** 2) / (1 - m / m.sum())).sum()) / m.sum()
+        return r, se
+
+    for (a, b), rows in res.groupby(["arm_a", "arm_b"], sort=False):
         pair = _oriented(frame, a, b)
         per = (
             pair.groupby("task_id")
             .outcome.agg(w=lambda s: (s == "win").sum(), lo=lambda s: (s == "loss").sum(), m="size")
-            .reindex(tasks)
+            .reindex(tasks, fill_value=0)
         )
+        r, se = stats(per, np.arange(len(tasks)))
+        row = rows.set_index("statistic").loc["net_win"]
+        assert (row.estimate, row.se) == (pytest.approx(r, rel=1e-12), pytest.approx(se, rel=1e-9))
+        q = scipy.stats.t.ppf(1 - (1 - conf) / 2, row.df)
+        half = q * se / (1 - r**2)
+        assert row.ci_low == pytest.approx(np.tanh(np.arctanh(r) - half), rel=1e-9)
+        assert row.ci_high == pytest.approx(np.tanh(np.arctanh(r) + half), rel=1e-9)
+        net_rows.append((r, se, row))
+        win = rows.set_index("statistic").loc["win_rate"]
+        wq = (
+            scipy.stats.t.ppf(1 - (1 - conf) / 2, win.df)
+            * win.se
+            / (win.estimate * (1 - win.estimate))
+        )
+        assert win.ci_low == pytest.approx(expit(logit(win.estimate) - wq), rel=1e-9)
+        for i, d in enumerate(draws):
+            rb, sb = stats(per, d)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = abs(np.arctanh(rb) - np.arctanh(r)) / (sb / (1 - rb**2))
+            max_t[i] = max(max_t[i], t if np.isfinite(t) or np.isinf(t) else 0.0)
+    crit = np.quantile(max_t, conf, method="inverted_cdf")
+    for r, se, row in net_rows:  # capped at Bonferroni over the 3 pairs, never below marginal
+        bonf = scipy.stats.t.ppf(1 - (1 - conf) / 6, row.df)
+        c = max(min(crit, bonf), scipy.stats.t.ppf(1 - (1 - conf) / 2, row.df))
+        assert row.sim_low == pytest.approx(np.tanh(np.arctanh(r) - c * se / (1 - r**2)))
 
-        def stats(idx, per=per):
-            w, lo, m = (per[c].to_numpy(float)[idx] for c in ("w", "lo", "m"))
-            out = []
-            for y in (w, w - lo):
-                r = y.sum() / m.sum()
-                c = len(idx)
-                se = np.sqrt(c / (c - 1) * ((y - r * m) ** 2).sum()) / m.sum()
-                out.append((r, se))
-            return out
 
-        (rw, sw), (rn, sn) = stats(np.arange(len(tasks)))
+def test_p_values_agree_with_the_marginal_and_the_simultaneous_intervals(sim):
+    # p_value < 1 - confidence exactly when the marginal interval excludes 0, and a
+    # simultaneous interval that excludes 0 (it holds the marginal one) implies it too.
+    small = sim[sim.task_id.isin([f"t{i}" for i in range(15)])]
+    small = small.sample(frac=0.6, random_state=1).sort_index()  # 1-3 replicates per task
+    for conf in (0.8, 0.9, 0.95):
+        for data in (sim, small):
+            net = compare(data, n_resamples=200, rng=2, confidence=conf)
+            net = net[net.statistic == "net_win"]
+            excl = (net.ci_low > 0) | (net.ci_high < 0)
+            assert ((net.p_value < 1 - conf) == excl).all()
+            sim_excl = (net.sim_low > 0) | (net.sim_high < 0)
+            assert (~sim_excl | (net.p_value < 1 - conf)).all()
+            assert ((net.sim_low <= net.ci_low) & (net.ci_high <= net.sim_high)).all()
 
-        def t_value(num, se):
-            # A resample at the edge of the range, or with no spread, is the most extreme
-            # draw (an infinite t); one equal to the estimate with no spread tells nothing.
-            if np.isinf(num):
-                return num
-            return num / se if se > 0 else (np.sign(num) * np.inf if num else np.nan)
 
-        tw, tn = [], []
-        with np.errstate(divide="ignore", invalid="ignore"):
-            for d in draws:
-                (bw, bsw), (bn, bsn) = stats(d)
-                tw.append(t_value(logit(bw) - logit(rw), bsw / (bw * (1 - bw))))
-                tn.append(t_value(np.arctanh(bn) - np.arctanh(rn), bsn / (1 - bn**2)))
-        alpha = 1 - conf
-        for name, r, se, t, to, back, grad in (
-            ("win_rate", rw, sw, tw, logit, expit, 1 / (rw * (1 - rw))),
-            ("net_win", rn, sn, tn, np.arctanh, np.tanh, 1 / (1 - rn**2)),
-        ):
-            t = np.asarray(t)[~np.isnan(t)]
-            q_lo, q_hi = np.quantile(t, [alpha / 2, 1 - alpha / 2], method="inverted_cdf")
-            row = rows.set_index("statistic").loc[name]
-            assert row["estimate"] == pytest.approx(r, rel=1e-12)
-            assert row["ci_low"] == pytest.approx(back(to(r) - q_hi * se * grad), rel=1e-9)
-            assert row["ci_high"] == pytest.approx(back(to(r) - q_lo * se * grad), rel=1e-9)
+def test_no_infinite_critical_value_or_unit_interval_at_twelve_tasks_by_two():
+    # 12 tasks x 2 replicates, a rare loss: many resamples draw no loss at all, which used
+    # to give crit_loss_rate inf and simultaneous intervals of [0, 1].
+    rng = np.random.default_rng(4)
+    frame = simulate_pairwise(rng, np.array([0.0, 1.5, 2.5]), n_tasks=12, n_reps=2)
+    res = compare(frame, n_resamples=500, rng=0)
+    d = res.diagnostics.iloc[0]
+    assert all(np.isfinite(d[f"crit_{s}"]) for s in ("win_rate", "tie_rate", "loss_rate"))
+    assert np.isfinite(res[["sim_low", "sim_high"]].to_numpy()).all()
+    assert not ((res.sim_low == 0) & (res.sim_high == 1)).any()
+
+
+def test_verdict_frame_with_arm_columns_and_with_first_orders():
+    # The verdict frame's own order names (the arm_a / arm_b side) and a rubric column.
+    f = simulate_pairwise(np.random.default_rng(5), np.array([0.0, 0.5, 1.0]), n_tasks=10)
+    v = f.assign(
+        order=f.order.map({"a_first": "with_first", "b_first": "without_first"}), rubric="r"
+    )
+    a = compare(f, n_resamples=100, rng=1)
+    b = compare(v, n_resamples=100, rng=1)
+    pd.testing.assert_frame_equal(pd.DataFrame(a), pd.DataFrame(b))
+    with pytest.raises(ParameterError, match="rubric"):
+        compare(pd.concat([v, v.assign(rubric="s")]), n_resamples=100)
+    two = compare(pd.concat([v, v.assign(rubric="s")]), rubric="s", n_resamples=100, rng=1)
+    pd.testing.assert_frame_equal(pd.DataFrame(a), pd.DataFrame(two))
 
 
 def test_intervals_stay_in_range_and_an_edge_gets_its_exact_bound():
@@ -193,6 +239,8 @@ def test_intervals_stay_in_range_and_an_edge_gets_its_exact_bound():
     frame = simulate_pairwise(rng, np.array([0.0, 0.5, 1.0]), n_tasks=5, n_reps=2)
     frame = frame.assign(outcome=frame.outcome.replace({"tie": "win"}))
     res = compare(frame, n_resamples=300, rng=1)
+    net = res.loc[res.statistic == "net_win"]
+    assert (net.p_value >= 2.0 ** (1 - net.n_tasks)).all()
     for lo_col, hi_col in (("ci_low", "ci_high"), ("sim_low", "sim_high")):
         assert np.isfinite(res[[lo_col, hi_col]].to_numpy()).all()
         rates = res.statistic != "net_win"

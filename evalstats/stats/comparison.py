@@ -1,51 +1,4 @@
-"""Every pair of K arms compared: win, tie, loss and net win with simultaneous intervals.
-
-Input is a pairwise verdict frame (:mod:`evalstats.stats.pairs`). For a pair ``(a, b)`` the
-rates are ratio estimators over all ok verdicts of that pair (``win_rate`` = wins of ``a`` /
-verdicts), and ``net_win = win_rate - loss_rate``.
-
-Uncertainty is a **task-cluster bootstrap**: a resample draws tasks with replacement and keeps
-every replicate and every pair of a drawn task, so the dependence between replicates of a task
-and between the pairs judged on one task (one hard task makes every arm lose) is kept. All
-``B`` resamples are one matrix product of multinomial weights with per-task counts.
-
-* ``method="studentized"`` (default): the bootstrap-t on the logit scale for the three rates
-  and the atanh scale for the net win, so that every end lies in [0, 1] (or [-1, 1]) by
-  construction. Each resample's CR1 standard error is computed from the same weighted sums
-  and carried to that scale (``g'(r*) se*``); the marginal interval inverts the quantiles of
-  ``(g(r*) - g(r)) / (g'(r*) se*)`` and maps back, and the **simultaneous** interval over all
-  pairs is ``g^-1(g(r) +- c g'(r) se)`` with ``c`` the ``confidence`` quantile of the max over
-  pairs of ``|t*|`` (max-t). A resample at the edge of the range (no win drawn) counts as
-  the most extreme draw, quantiles are taken without interpolation (an infinite draw maps
-  to the edge of the range, not to NaN), and a statistic observed at its edge gets the
-  exact Clopper-Pearson bound with the tasks as trials. On the raw scale (before) a design of
-  8 tasks x 2 gave a loss-rate bound of -0.04 and infinite ends.
-* ``method="percentile"``: percentile intervals; the simultaneous ``c`` standardises by the
-  bootstrap SD instead.
-* ``method="wald"``: ``r +- t(C - 1) se`` with the CR1 SE; the simultaneous ``c`` is still the
-  bootstrap max-t.
-
-``p_value`` is the CR1 Wald test of ``net_win = 0`` (t with ``C - 1`` degrees of freedom,
-``C`` the tasks where the pair was judged); ``p_holm`` adjusts them over the pairs by Holm
-(``statsmodels.stats.multitest.multipletests``).
-
-Why max-t over a studentized bootstrap: ``benchmarks/coverage_ranking.py`` (5 arms, 40 tasks x
-3 replicates, task effects SD 1 on the logit scale, 29 % ties, B = 500, 1,000 simulations,
-MC SE ~0.007) printed the simultaneous coverage of all ten pairwise net wins (2026-12-03,
-one run each, the bootstrap-t on the atanh scale; mean half-width in brackets)::
-
-                          equal arms       strengths 0 .. 0.6
-    task bootstrap-t      0.952 (0.243)    0.953 (0.242)
-    battle-level          0.881 (0.210)    0.875 (0.209)
-
-On the raw scale (2026-12-02) the task bootstrap-t gave 0.953 and 0.950 with half-widths
-0.258 and 0.257: the same coverage, wider, and ends outside the range on small designs.
-
-and, in 300 simulations of the second design, 0.913 for the percentile-style max-t
-(``method="percentile"``: each resample standardised by the bootstrap SD). A resample's CR1
-factor counts a task drawn twice as two clusters; counting distinct tasks gave 0.915 (200
-simulations).
-"""
+"""Every pair of K arms compared: win, tie, loss and net win with simultaneous intervals."""
 
 from __future__ import annotations
 
@@ -61,13 +14,14 @@ from statsmodels.stats.multitest import multipletests
 from .._tidy import ResultFrame, tidy_frame
 from .._validate import check_confidence, check_positive_int
 from ..errors import ParameterError
+from ._cr2 import anova_icc, bm_df, bm_df_exchangeable
 from .pairs import Encoded, encode, task_resamples
 from .resample import as_generator
 
 __all__ = ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare", "pair_counts"]
 
-#: Interval methods of `compare`: `studentized` (bootstrap-t), `percentile`, `wald`.
-COMPARE_METHODS = ("studentized", "percentile", "wald")
+#: Interval methods of `compare`: `cr2_t` (CR2, Bell-McCaffrey df, logit / atanh scale).
+COMPARE_METHODS = ("cr2_t",)
 #: The statistics `compare` reports per pair: win, tie, loss rate and net win.
 COMPARE_STATISTICS = ("win_rate", "tie_rate", "loss_rate", "net_win")
 
@@ -104,191 +58,8 @@ def pair_counts(enc: Encoded, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndar
     return counts.astype(np.float64), pid
 
 
-def _rates_and_se(
-    sums: np.ndarray, sq: np.ndarray, cross: np.ndarray, msq: np.ndarray, n_clusters: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Ratio estimates and CR1 SEs from (weighted) sums over tasks.
-
-    ``sums[..., s]`` are totals of statistic ``s`` (last = verdict count ``m``), ``sq`` totals
-    of ``y^2``, ``cross`` of ``y m``, ``msq`` of ``m^2`` per task; the residual sum of squares
-    ``sum (y - r m)^2`` expands into them, so resamples need no per-task pass.
-    """
-    m = sums[..., -1:]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = sums[..., :-1] / m
-        ss = sq - 2 * r * cross + r**2 * msq[..., None]
-        c = n_clusters[..., None]
-        se = np.sqrt(np.where(c > 1, c / (c - 1), np.nan) * np.maximum(ss, 0)) / m
-    return r, se
-
-
-def _moments(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per-task statistics (win, tie, loss, net, m), their squares, cross products, m^2."""
-    w, t, lo = counts[..., 0], counts[..., 1], counts[..., 2]
-    m = w + t + lo
-    y = np.stack([w, t, lo, w - lo], axis=-1)
-    return np.concatenate([y, m[..., None]], axis=-1), y**2, y * m[..., None], m**2
-
-
-def compare(
-    frame: pd.DataFrame,
-    *,
-    reference: str | None = None,
-    confidence: float = 0.95,
-    method: str = "studentized",
-    n_resamples: int = 2000,
-    rng: np.random.Generator | int | None = None,
-    judge: str | None = None,
-    arms: Sequence[str] | None = None,
-) -> ResultFrame:
-    """Win, tie, loss and net win of every pair of arms, with simultaneous intervals.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        A pairwise verdict frame (:mod:`evalstats.stats.pairs`); only ``status == "ok"``
-        rows count.
-    reference : str, optional
-        Compare every other arm with this one (K - 1 pairs, ``arm_b`` = reference); default
-        all K (K - 1) / 2 pairs.
-    confidence : float
-        Level of the marginal and the simultaneous intervals.
-    method : {"studentized", "percentile", "wald"}
-        How the marginal interval is made (see the module docstring).
-    n_resamples : int
-        Task-cluster bootstrap resamples.
-    rng : numpy.random.Generator or int, optional
-        Seed of the bootstrap.
-    judge : str, optional
-        Which judge's verdicts (needed when the frame has several).
-    arms : sequence of str, optional
-        The arms' order (pairs are ``(arms[i], arms[j])`` with ``i < j``).
-
-    Returns
-    -------
-    ResultFrame
-        One row per pair and statistic (:data:`COMPARE_STATISTICS`): ``arm_a``, ``arm_b``,
-        the tidy columns, then ``p_holm`` (net win only), ``sim_low``, ``sim_high`` (the
-        simultaneous interval over all pairs, per statistic). ``diagnostics`` holds the
-        judge, the critical value of each statistic and the number of resamples.
-
-    Examples
-    --------
-    >>> f = pd.DataFrame({"task_id": [f"t{i % 6}" for i in range(36)], "judge": "j",
-    ...                   "arm_a": ["x", "y", "x"] * 12, "arm_b": ["y", "z", "z"] * 12,
-    ...                   "status": "ok", "outcome": ["win", "tie", "loss", "win"] * 9})
-    >>> res = compare(f, rng=1, n_resamples=200)
-    >>> res.loc[res.statistic == "net_win", ["arm_a", "arm_b", "estimate"]].to_string(index=False)
-    'arm_a arm_b  estimate\\n    x     y      0.25\\n    x     z      0.25\\n    y     z      0.25'
-    """
-    confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=20)
-    if method not in COMPARE_METHODS:
-        raise ParameterError(f"method must be one of {COMPARE_METHODS}, got {method!r}")
-    gen = as_generator(rng)
-    enc = encode(frame, judge=judge, arms=arms)
-    pairs = _pairs(enc.arms, reference)
-    counts, _ = pair_counts(enc, pairs)
-    sums_t, sq_t, cross_t, msq_t = _moments(counts)  # (T, P, 5), (T, P, 4), (T, P, 4), (T, P)
-    n_p = len(pairs)
-    present = (msq_t > 0).astype(np.float64)  # (T, P): the pair was judged on the task
-    r, se = _rates_and_se(
-        sums_t.sum(0), sq_t.sum(0), cross_t.sum(0), msq_t.sum(0), present.sum(0)
-    )  # (P, 4)
-    flat = np.concatenate(
-        [sums_t.reshape(len(sums_t), -1), sq_t.reshape(len(sq_t), -1),
-         cross_t.reshape(len(cross_t), -1), msq_t, present],
-        axis=1,
-    )  # fmt: skip
-    cuts = np.cumsum([n_p * 5, n_p * 4, n_p * 4, n_p])
-    r_b, se_b = [], []
-    for weights in task_resamples(enc.n_tasks, n_resamples, gen):
-        tot = weights @ flat
-        s, q, c, mq, pr = np.split(tot, cuts, axis=1)
-        # A task drawn w times is w clusters of the resample (its copies are independent
-        # draws), so the CR1 factor counts them all, as the original counts its C tasks.
-        n_cl = weights @ present
-        rb, sb = _rates_and_se(
-            s.reshape(-1, n_p, 5), q.reshape(-1, n_p, 4), c.reshape(-1, n_p, 4),
-            mq.reshape(-1, n_p), n_cl,
-        )  # fmt: skip
-        r_b.append(rb)
-        se_b.append(sb)
-    r_b, se_b = np.concatenate(r_b), np.concatenate(se_b)  # (B, P, 4)
-    alpha = 1 - confidence
-    # A pair with no spread in some statistic (no tie anywhere) has se 0 and NaN t's.
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        if method == "percentile":
-            sd = np.nanstd(r_b, axis=0, ddof=1)
-            t_b = (r_b - r) / sd
-            lo = np.nanquantile(r_b, alpha / 2, axis=0)
-            hi = np.nanquantile(r_b, 1 - alpha / 2, axis=0)
-            scale = sd
-        elif method == "wald":
-            t_b = (r_b - r) / se_b
-            scale = se
-            n_cl = present.sum(0)[:, None]
-            tq = scipy.stats.t.ppf(1 - alpha / 2, np.maximum(n_cl - 1, 1))
-            lo, hi = r - tq * se, r + tq * se
-        if method == "studentized":
-            lo, hi, sim_lo, sim_hi, crit = _studentized(r, se, r_b, se_b, present, confidence)
-        else:
-            crit = np.nanquantile(np.nanmax(np.abs(t_b), axis=1), confidence, axis=0)  # (4,)
-            sim_lo, sim_hi = r - crit * scale, r + crit * scale
-        n_cl = present.sum(0)
-        t_net = r[:, 3] / se[:, 3]
-        p = 2 * scipy.stats.t.sf(np.abs(t_net), np.maximum(n_cl - 1, 1))
-    p = np.where(np.isfinite(t_net), p, np.nan)
-    p_holm = np.full(n_p, np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        p_holm[ok] = multipletests(p[ok], method="holm")[1]
-    n_verdicts = sums_t.sum(0)[:, -1]
-    rows = []
-    for pi, (i, j) in enumerate(pairs):
-        for s, name in enumerate(COMPARE_STATISTICS):
-            net = name == "net_win"
-            rows.append(
-                {
-                    "arm_a": enc.arms[i],
-                    "arm_b": enc.arms[j],
-                    "statistic": name,
-                    "estimate": r[pi, s],
-                    "se": se[pi, s],
-                    "ci_low": lo[pi, s],
-                    "ci_high": hi[pi, s],
-                    "p_value": p[pi] if net else np.nan,
-                    "df": n_cl[pi] - 1,
-                    "n": int(n_verdicts[pi]),
-                    "n_tasks": int(n_cl[pi]),
-                    "method": f"task_bootstrap_{method}",
-                    "confidence": confidence,
-                    "p_holm": p_holm[pi] if net else np.nan,
-                    "sim_low": sim_lo[pi, s],
-                    "sim_high": sim_hi[pi, s],
-                }
-            )
-    diagnostics = pd.DataFrame(
-        {
-            "judge": [enc.judge],
-            "n_arms": [len(enc.arms)],
-            "n_pairs": [n_p],
-            "n_tasks": [enc.n_tasks],
-            "n_resamples": [n_resamples],
-            **{f"crit_{name}": [crit[s]] for s, name in enumerate(COMPARE_STATISTICS)},
-        }
-    )
-    return tidy_frame(
-        pd.DataFrame(rows),
-        by=["arm_a", "arm_b"],
-        diagnostics=diagnostics,
-        extra=["p_holm", "sim_low", "sim_high"],
-    )
-
-
-# The statistics' scales for the bootstrap-t: logit for the three rates, atanh for the net
-# win. An interval made there and mapped back lies in [0, 1] (or [-1, 1]) by construction.
+# The scales of the intervals: logit for the three rates, atanh for the net win. An interval
+# made there and mapped back lies in [0, 1] (or [-1, 1]) by construction.
 _RATE_COLS = np.array([True, True, True, False])
 
 
@@ -304,43 +75,198 @@ def _from_scale(g: np.ndarray) -> np.ndarray:
     return np.where(_RATE_COLS, scipy.special.expit(g), np.tanh(g))
 
 
-def _boundary_bounds(r: np.ndarray, n_tasks: np.ndarray, alpha: float):
-    """Bounds for a statistic observed at the edge of its range (no win anywhere, say): the
-    exact Clopper-Pearson bound with the tasks as the trials, ``1 - (alpha/2)^(1/C)`` from
-    the observed edge (twice that for the net win's wider range)."""
+def _cr2(y: np.ndarray, m: np.ndarray, w: np.ndarray | None = None):
+    """Ratio estimates and CR2 SEs per pair from per-task sums ``y`` (T, P, 4), ``m`` (T, P);
+    ``w`` (B, T) counts each task's copies in a resample (a copy is a cluster)."""
+    if w is None:
+        w = np.ones((1, len(m)))
+    n = w @ m  # (B, P)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.einsum("bt,tps->bps", w, y) / n[..., None]
+        h = m[None] / n[:, None]  # (B, T, P): a task's leverage
+        adj = np.where((m[None] > 0) & (h < 1), w[..., None] / (1.0 - h), 0.0)
+        resid = y[None] - r[:, None] * m[None, ..., None]
+        se = np.sqrt(np.einsum("btp,btps->bps", adj, resid**2)) / n[..., None]
+    return r, se
+
+
+def _boundary(r: np.ndarray, n_tasks: np.ndarray, alpha: float):
+    """Bounds and the p-value of ``net_win = 0`` for a statistic observed at the edge of its
+    range (no win anywhere, say): the exact Clopper-Pearson bound with the tasks as the
+    trials, ``1 - (alpha/2)^(1/C)`` from the observed edge (twice that for the net win's
+    wider range), and the sign test of C tasks all on one side, ``2^(1 - C)``."""
     step = 1.0 - (alpha / 2.0) ** (1.0 / np.maximum(n_tasks, 1.0))[:, None]
     width = np.where(_RATE_COLS, 1.0, 2.0) * step
     top, bottom = 1.0, np.where(_RATE_COLS, 0.0, -1.0)
     lo = np.where(r >= top, top - width, bottom)
     hi = np.where(r <= bottom, bottom + width, top)
-    return lo, hi
+    return lo, hi, np.minimum(1.0, 2.0 ** (1.0 - n_tasks))
 
 
-def _studentized(r, se, r_b, se_b, present, confidence):
-    """The bootstrap-t on the logit / atanh scale: marginal and max-t simultaneous intervals.
+def compare(
+    frame: pd.DataFrame,
+    *,
+    reference: str | None = None,
+    confidence: float = 0.95,
+    method: str = "cr2_t",
+    n_resamples: int = 2000,
+    rng: np.random.Generator | int | None = None,
+    judge: str | None = None,
+    rubric: str | None = None,
+    arms: Sequence[str] | None = None,
+) -> ResultFrame:
+    """Win, tie, loss and net win of every pair of arms, with simultaneous intervals.
 
-    ``t* = (g(r*) - g(r)) / (g'(r*) se*)``; a resample at the edge of the range (``g(r*)``
-    infinite) counts as the most extreme draw, and the quantiles are taken without
-    interpolation so that an infinite draw maps back to the edge, not to NaN. A statistic
-    observed at its edge has no spread to studentize: its interval is
-    :func:`_boundary_bounds` (Bonferroni over the pairs for the simultaneous one).
+    Per pair, the rates are ratio estimators over the pair's ok verdicts, the tasks the
+    clusters. The marginal interval and the p-value of ``net_win = 0`` are one construction:
+    the CR2 SE with Bell-McCaffrey df (the net win's under an exchangeable working model, as
+    :func:`evalstats.stats.win_rates`), a t interval on the logit (rates) or atanh (net win)
+    scale mapped back, so an end never leaves the range, and the t test on that scale
+    (``p_value < 1 - confidence`` exactly when the interval excludes 0). ``p_holm`` is Holm
+    over the pairs' p-values. The simultaneous interval is the max-t of a task-cluster
+    bootstrap studentized by each resample's own CR2 SE, its critical value capped at the
+    Bonferroni t value (a resample at the edge of the range counts as infinitely extreme,
+    so a design where too many are degenerate gets Bonferroni, never an infinite value) and
+    never below the marginal one, so the simultaneous interval holds the marginal one.
+    A statistic observed at its edge gets the exact Clopper-Pearson bound with the tasks as
+    trials (Bonferroni over the pairs for the simultaneous one). Coverage and Holm's
+    family-wise error: ``docs/methods.md``, "Comparisons and rankings".
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A verdict frame with ``arm_a``, ``arm_b`` (without them, the two-arm frame: ``with``
+        against ``without``); only ``status == "ok"`` rows count.
+    reference : str, optional
+        Compare every other arm with this one (K - 1 pairs, ``arm_b`` = reference); default
+        all K (K - 1) / 2 pairs.
+    confidence : float
+        Level of the marginal and the simultaneous intervals.
+    method : {"cr2_t"}
+        How the marginal interval is made (the key in ``method``).
+    n_resamples : int
+        Task-cluster bootstrap resamples of the simultaneous critical value.
+    rng : numpy.random.Generator or int, optional
+        Seed of the bootstrap.
+    judge, rubric : str, optional
+        Which judge's (rubric's) verdicts, needed when the frame has several.
+    arms : sequence of str, optional
+        The arms' order (pairs are ``(arms[i], arms[j])`` with ``i < j``).
+
+    Returns
+    -------
+    ResultFrame
+        One row per pair and statistic (:data:`COMPARE_STATISTICS`): ``arm_a``, ``arm_b``,
+        the tidy columns, then ``p_holm`` (net win only), ``sim_low``, ``sim_high``.
+        ``diagnostics`` holds the judge, the critical value of each statistic, the number
+        of resamples and of degenerate ones.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"task_id": [f"t{i % 6}" for i in range(36)], "judge": "j",
+    ...                   "arm_a": ["x", "y", "x"] * 12, "arm_b": ["y", "z", "z"] * 12,
+    ...                   "status": "ok", "outcome": ["win", "tie", "loss", "win"] * 9})
+    >>> res = compare(f, rng=1, n_resamples=200)
+    >>> res.loc[res.statistic == "net_win", ["arm_a", "arm_b", "estimate"]].to_string(index=False)
+    'arm_a arm_b  estimate\\n    x     y      0.25\\n    x     z      0.25\\n    y     z      0.25'
     """
-    alpha = 1.0 - confidence
+    confidence = check_confidence(confidence)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=20)
+    if method not in COMPARE_METHODS:
+        raise ParameterError(f"method must be one of {COMPARE_METHODS}, got {method!r}")
+    gen = as_generator(rng)
+    enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
+    pairs = _pairs(enc.arms, reference)
+    n_p, alpha = len(pairs), 1.0 - confidence
+    counts, _ = pair_counts(enc, pairs)
+    w, t, lo_ = counts[..., 0], counts[..., 1], counts[..., 2]
+    y, m = np.stack([w, t, lo_, w - lo_], axis=-1), counts.sum(-1)  # (T, P, 4), (T, P)
+    r, se = (v[0] for v in _cr2(y, m))  # (P, 4)
+    # Bell-McCaffrey df: the rates' under independence, the net win's exchangeable.
+    tp = np.nonzero(m > 0)
+    n_tasks = np.bincount(tp[1], minlength=n_p).astype(float)
+    df = np.repeat(bm_df(m[tp], tp[1], n_p)[0][:, None], 4, axis=1)
+    icc = anova_icc(y[..., 3][tp], (w + lo_)[tp], m[tp], tp[1], n_p)
+    df[:, 3] = bm_df_exchangeable(m[tp], icc, tp[1], n_p)
     g, d = _to_scale(r)
-    g_b, d_b = _to_scale(r_b)
-    se_g, se_gb = se * d, se_b * d_b
-    num = g_b - g
-    t_b = np.where(np.isinf(num), num, num / se_gb)
-    q_lo = np.nanquantile(t_b, alpha / 2, axis=0, method="inverted_cdf")
-    q_hi = np.nanquantile(t_b, 1 - alpha / 2, axis=0, method="inverted_cdf")
-    lo, hi = _from_scale(g - q_hi * se_g), _from_scale(g - q_lo * se_g)
-    crit = np.nanquantile(np.nanmax(np.abs(t_b), axis=1), confidence, axis=0, method="inverted_cdf")
-    sim_lo, sim_hi = _from_scale(g - crit * se_g), _from_scale(g + crit * se_g)
+    with np.errstate(invalid="ignore"):
+        se_g = se * d
     edge = ~np.isfinite(g)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t_obs = np.where(se_g > 0, g / se_g, np.where(g == 0, 0.0, np.copysign(np.inf, g)))
+        t_marg = scipy.stats.t.ppf(1 - alpha / 2, df)
+        t_bonf = scipy.stats.t.ppf(1 - alpha / (2 * n_p), df)
+    p = 2 * scipy.stats.t.sf(np.abs(t_obs[:, 3]), df[:, 3])
+    # The max-t over the pairs of each statistic, every resample studentized by its own SE.
+    m_b = []
+    steps = max(1, 2_000_000 // (len(m) * n_p * 4))
+    for weights in task_resamples(enc.n_tasks, n_resamples, gen, max_cells=steps * len(m)):
+        rb, sb = _cr2(y, m, weights)
+        gb, db = _to_scale(rb)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            num = gb - g
+            tb = np.where(np.isinf(num), num, num / (sb * db))
+        tb = np.where(edge | ~(se_g > 0), np.nan, np.abs(tb))  # only statistics with spread
+        m_b.append(np.nanmax(np.where(np.isnan(tb), -np.inf, tb), axis=1))  # (B, 4)
+    m_b = np.concatenate(m_b)
+    degenerate = int(np.isinf(m_b).any(axis=1).sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        crit = np.quantile(np.maximum(m_b, 0.0), confidence, axis=0, method="inverted_cdf")
+    c_eff = np.maximum(np.minimum(crit[None], t_bonf), t_marg)  # (P, 4)
+    lo, hi = _from_scale(g - t_marg * se_g), _from_scale(g + t_marg * se_g)
+    sim_lo, sim_hi = _from_scale(g - c_eff * se_g), _from_scale(g + c_eff * se_g)
     if edge.any():
-        n_tasks = present.sum(0)
-        e_lo, e_hi = _boundary_bounds(r, n_tasks, alpha)
-        s_lo, s_hi = _boundary_bounds(r, n_tasks, alpha / max(len(r), 1))
+        e_lo, e_hi, e_p = _boundary(r, n_tasks, alpha)
+        s_lo, s_hi, _ = _boundary(r, n_tasks, alpha / n_p)
         lo, hi = np.where(edge, e_lo, lo), np.where(edge, e_hi, hi)
         sim_lo, sim_hi = np.where(edge, s_lo, sim_lo), np.where(edge, s_hi, sim_hi)
-    return lo, hi, sim_lo, sim_hi, crit
+        p = np.where(edge[:, 3], e_p, p)
+    p = np.where(n_tasks > 1, p, np.nan)
+    p_holm = np.full(n_p, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        p_holm[ok] = multipletests(p[ok], method="holm")[1]
+    n_verdicts = m.sum(0)
+    rows = []
+    for pi, (i, j) in enumerate(pairs):
+        for s, name in enumerate(COMPARE_STATISTICS):
+            net = name == "net_win"
+            rows.append(
+                {
+                    "arm_a": enc.arms[i],
+                    "arm_b": enc.arms[j],
+                    "statistic": name,
+                    "estimate": r[pi, s],
+                    "se": se[pi, s],
+                    "ci_low": lo[pi, s],
+                    "ci_high": hi[pi, s],
+                    "p_value": p[pi] if net else np.nan,
+                    "df": df[pi, s],
+                    "n": int(n_verdicts[pi]),
+                    "n_tasks": int(n_tasks[pi]),
+                    "method": method,
+                    "confidence": confidence,
+                    "p_holm": p_holm[pi] if net else np.nan,
+                    "sim_low": sim_lo[pi, s],
+                    "sim_high": sim_hi[pi, s],
+                }
+            )
+    diagnostics = pd.DataFrame(
+        {
+            "judge": [enc.judge],
+            "n_arms": [len(enc.arms)],
+            "n_pairs": [n_p],
+            "n_tasks": [enc.n_tasks],
+            "n_resamples": [n_resamples],
+            "n_degenerate": [degenerate],
+            **{f"crit_{name}": [min(crit[s], np.nanmax(t_bonf[:, s], initial=0.0))]
+               for s, name in enumerate(COMPARE_STATISTICS)},
+        }
+    )  # fmt: skip
+    return tidy_frame(
+        pd.DataFrame(rows),
+        by=["arm_a", "arm_b"],
+        diagnostics=diagnostics,
+        extra=["p_holm", "sim_low", "sim_high"],
+    )

@@ -50,6 +50,7 @@ PAIRWISE_COLUMNS = ("task_id", "replicate", "judge", "arm_a", "arm_b", "order", 
 ORDER_CODES = ("a_first", "b_first")
 _REQUIRED = ("task_id", "judge", "arm_a", "arm_b", "status", "outcome")
 _OUTCOME_CODE = {"loss": 0, "tie": 1, "win": 2}
+_POSITION = {"a_first": 1, "b_first": -1, "with_first": 1, "without_first": -1}
 
 
 def pairwise_from_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
@@ -133,12 +134,20 @@ def _arm_order(frame: pd.DataFrame, arms: Sequence[str] | None) -> tuple[str, ..
 
 
 def encode(
-    frame: pd.DataFrame, *, judge: str | None = None, arms: Sequence[str] | None = None
+    frame: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    rubric: str | None = None,
+    arms: Sequence[str] | None = None,
 ) -> Encoded:
-    """The ok rows of one judge as :class:`Encoded` arrays; bad values raise ``DataError``.
+    """The ok rows of one judge (and rubric) as :class:`Encoded` arrays; bad values raise
+    ``DataError``.
 
-    ``judge`` picks one judge; it may be omitted when the frame has one. ``arms`` fixes the
-    arms' order (default: order of first appearance in ``arm_a`` then ``arm_b``).
+    ``judge`` / ``rubric`` pick one judge / rubric; they may be omitted when the frame has
+    one. ``arms`` fixes the arms' order (default: order of first appearance in ``arm_a``
+    then ``arm_b``). A frame without ``arm_a`` / ``arm_b`` is the two-arm verdict frame
+    (``with`` against ``without``); ``order`` may be ``a_first`` / ``b_first`` or the
+    verdict frame's ``with_first`` / ``without_first`` (the arm_a / arm_b side).
 
     >>> f = pd.DataFrame({"task_id": ["t1", "t2"], "judge": "j", "arm_a": ["x", "y"],
     ...                   "arm_b": ["y", "z"], "status": "ok", "outcome": ["win", "loss"]})
@@ -146,7 +155,19 @@ def encode(
     >>> e.arms, e.a.tolist(), e.b.tolist(), e.y.tolist(), e.pos.tolist()
     (('x', 'y', 'z'), [0, 1], [1, 2], [2, 0], [0, 0])
     """
+    if "arm_a" not in frame.columns and "arm_b" not in frame.columns:
+        frame = frame.assign(arm_a="with", arm_b="without")
     check_columns(frame, _REQUIRED, what="pairwise verdict frame")
+    if "rubric" in frame.columns:
+        rubrics = pd.unique(frame["rubric"].astype(str))
+        if rubric is None and len(rubrics) > 1:
+            raise ParameterError(
+                f"the frame has {len(rubrics)} rubrics ({', '.join(rubrics)}): pass rubric="
+            )
+        if rubric is not None:
+            if rubric not in set(rubrics):
+                raise ParameterError(f"rubric {rubric!r} is not in the frame ({list(rubrics)})")
+            frame = frame.loc[(frame["rubric"].astype(str) == rubric).to_numpy()]
     judges = pd.unique(frame["judge"].astype(str))
     if judge is None:
         if len(judges) > 1:
@@ -182,12 +203,13 @@ def encode(
         )
     if "order" in rows.columns:
         order = rows["order"].astype(object)
-        pos = order.map({"a_first": 1, "b_first": -1}).fillna(0).to_numpy(dtype=np.int8)
+        pos = order.map(_POSITION).fillna(0).to_numpy(dtype=np.int8)
         unknown = order.notna().to_numpy() & (pos == 0)
         if unknown.any():
             i = int(np.flatnonzero(unknown)[0])
             raise DataError(
-                f"order must be a_first, b_first or missing, got {order.iloc[i]!r}",
+                f"order must be a_first, b_first, with_first, without_first or missing, "
+                f"got {order.iloc[i]!r}",
                 line=i + 1,
                 field="order",
             )
