@@ -118,7 +118,7 @@ def test_rank_sets_critical_value_is_the_exact_normal_one():
     (d23 = d13 - d12, so two standard normals with correlation 1/2 carry it)."""
     z = scipy.stats.norm.ppf(0.975)
     for gap, split in ((z * 1.04, True), (z * 0.96, False)):
-        res = rank_sets([gap * np.sqrt(2.0), 0.0], cov=np.eye(2), n_draws=40_000, rng=1)
+        res = rank_sets([gap * np.sqrt(2.0), 0.0], cov=np.eye(2), n_resamples=40_000)
         assert (res.ci_low.tolist() == [1, 2]) is split
         assert (res.ci_high.tolist() == [1, 2]) is split
 
@@ -131,15 +131,15 @@ def test_rank_sets_critical_value_is_the_exact_normal_one():
     c = scipy.optimize.brentq(lambda v: outside(v) - 0.05, 1.8, 3.2, xtol=1e-4)
     for gap, split in ((c * 1.05, True), (c * 0.95, False)):
         x = np.array([gap * np.sqrt(2.0), 0.0, -10.0])
-        res = rank_sets(x, cov=np.eye(3), n_draws=40_000, rng=1, stepdown=False)
+        res = rank_sets(x, cov=np.eye(3), n_resamples=40_000, stepdown=False)
         assert bool(res.ci_low.iloc[1] == 2) is split, (gap, res)
 
 
 def test_rank_sets_behave_as_csranks_documents():
     x = PISA_HEAD["score"]
     cov = np.diag(PISA_HEAD["se"] ** 2)
-    simul = rank_sets(x, cov=cov, rng=101, tau=2)
-    marg = rank_sets(x, cov=cov, rng=101, simultaneous=False)
+    simul = rank_sets(x, cov=cov, tau=2)
+    marg = rank_sets(x, cov=cov, simultaneous=False)
     assert simul.arm.tolist() == PISA_HEAD.index.tolist()
     assert simul.estimate.tolist() == [4, 3, 2, 1, 5, 6]  # irank(math_score) on these rows
     for r in (simul, marg):
@@ -151,8 +151,8 @@ def test_rank_sets_behave_as_csranks_documents():
     assert simul.set_index("arm").loc[
         ["Chile", "Colombia"], ["ci_low", "ci_high"]
     ].values.tolist() == [[5, 5], [6, 6]]
-    best1 = rank_sets(x, cov=cov, rng=101, tau=1).in_tau_best
-    best3 = rank_sets(x, cov=cov, rng=101, tau=3).in_tau_best
+    best1 = rank_sets(x, cov=cov, tau=1).in_tau_best
+    best3 = rank_sets(x, cov=cov, tau=3).in_tau_best
     assert (best1 <= best3).all() and best1.sum() <= best3.sum() and not best3.iloc[4:].any()
     assert simul.in_tau_best.tolist()[:4] == [False, True, True, True]
 
@@ -163,7 +163,7 @@ def test_rank_sets_from_draws_equal_sets_from_their_covariance():
     cov = np.diag([0.01, 0.01, 0.02, 0.01])
     draws = x + rng.multivariate_normal(np.zeros(4), cov, size=20_000)
     a = rank_sets(x, draws=draws)
-    b = rank_sets(x, cov=cov, n_draws=20_000, rng=6)
+    b = rank_sets(x, cov=cov, n_resamples=20_000)
     assert a.ci_low.tolist() == b.ci_low.tolist() and a.ci_high.tolist() == b.ci_high.tolist()
     with pytest.raises(ParameterError, match="exactly one"):
         rank_sets(x)
@@ -245,3 +245,31 @@ def test_sandwich_se_is_statsmodels_cluster_robust_logit():
     n, k = len(task), 2
     np.testing.assert_allclose(theta[0], fit.params, atol=1e-7)
     np.testing.assert_allclose(cov * (n - 1) / (n - k), fit.cov_params(), rtol=1e-6)
+
+
+def test_rank_sets_do_not_depend_on_the_seed_on_the_three_arm_data():
+    # data/karm (3 arms, 15 tasks x 6 verdicts per pair, two judges): rank()'s marginal and
+    # simultaneous sets from two seeds at the default resamples, and rank_sets from the
+    # strengths' covariance (deterministic draws) computed twice.
+    from pathlib import Path
+
+    import evalstats
+    from evalstats.stats import pairwise_frame
+
+    frame = pairwise_frame(evalstats.load_dir(Path(__file__).parents[1] / "data" / "karm"))
+    frame = frame[frame.rubric == "with-without"]
+    for judge in sorted(set(frame.judge)):
+        for simultaneous in (True, False):
+            sets = []
+            for seed in (0, 1):
+                r = rank(frame, judge=judge, simultaneous=simultaneous, rng=seed)
+                sets.append(r.loc[r.statistic == "rank", ["arm", "ci_low", "ci_high"]])
+            pd.testing.assert_frame_equal(sets[0], sets[1])
+    x, cov = (
+        np.array([0.3, 0.0, -0.2]),
+        np.array([[0.02, 0.01, 0.0], [0.01, 0.03, 0], [0, 0, 0.02]]),
+    )
+    a = rank_sets(x, cov=cov, simultaneous=False)
+    pd.testing.assert_frame_equal(
+        pd.DataFrame(a), pd.DataFrame(rank_sets(x, cov=cov, simultaneous=False))
+    )
