@@ -21,9 +21,13 @@ import scipy.stats
 import statsmodels.api as sm
 
 from evalstats.errors import ParameterError
-from evalstats.stats import _btd, rank, rank_sets
+from evalstats.stats import rank, rank_sets
+
+# The Bradley-Terry-Davidson fitter and its sandwich are private: checking them against
+# statsmodels and scipy needs them directly.
+from evalstats.stats import ranking as _btd
 from evalstats.stats._pair_simulation import simulate_pairwise
-from evalstats.stats.pairs import encode
+from evalstats.stats.ranking import encode
 
 # head(pisa) of csranks' README: math_score and math_se of Australia .. Colombia.
 PISA_HEAD = pd.DataFrame(
@@ -42,7 +46,7 @@ def sim() -> pd.DataFrame:
 
 def _cells(frame):
     e = encode(frame)
-    keys, cell, col = _btd.cells(e.a, e.b, e.pos, e.y, len(e.arms))
+    keys, cell, col = _btd._btd_cells(e.a, e.b, e.pos, e.y, len(e.arms))
     counts = np.zeros((len(keys), 3))
     np.add.at(counts, (cell, col), 1)
     return e, keys, counts
@@ -71,8 +75,8 @@ def test_bradley_terry_without_ties_is_statsmodels_logit():
 
 def test_davidson_with_position_matches_scipy_on_the_row_likelihood(sim):
     e, keys, counts = _cells(sim)
-    x = _btd.design(keys, len(e.arms), position=True)
-    theta, ok = _btd.fit(counts[None], x)
+    x = _btd._btd_design(keys, len(e.arms), position=True)
+    theta, ok = _btd._btd_fit(counts[None], x)
     assert ok.all()
 
     def nll(t):  # row by row, written independently of _btd
@@ -90,11 +94,11 @@ def test_davidson_with_position_matches_scipy_on_the_row_likelihood(sim):
 
 def test_batched_newton_equals_one_fit_per_resample(sim):
     e, keys, counts = _cells(sim)
-    x = _btd.design(keys, len(e.arms), position=True)
+    x = _btd._btd_design(keys, len(e.arms), position=True)
     rng = np.random.default_rng(4)
     sets = counts[None] * rng.poisson(1.0, size=(25, *counts.shape))
-    batched, ok = _btd.fit(sets, x)
-    looped = np.stack([_btd.fit(s[None], x)[0][0] for s in sets])
+    batched, ok = _btd._btd_fit(sets, x)
+    looped = np.stack([_btd._btd_fit(s[None], x)[0][0] for s in sets])
     assert ok.all()
     np.testing.assert_allclose(batched, looped, atol=1e-9)
 
@@ -229,13 +233,13 @@ def test_sandwich_se_is_statsmodels_cluster_robust_logit():
                           "arm_a": [f"m{i}" for i in a], "arm_b": [f"m{i}" for i in b],
                           "status": "ok", "outcome": np.where(win, "win", "loss")})  # fmt: skip
     e, keys, counts = _cells(frame)
-    x = _btd.design(keys, 3, position=False)
-    kk, cell, col = _btd.cells(e.a, e.b, e.pos, e.y, 3)
+    x = _btd._btd_design(keys, 3, position=False)
+    kk, cell, col = _btd._btd_cells(e.a, e.b, e.pos, e.y, 3)
     per_task = np.zeros((e.n_tasks, len(keys) * 3))
     np.add.at(per_task, (e.task, cell * 3 + col), 1)
-    theta, _ = _btd.fit(counts[None], x, ties=False)
-    scores = _btd.task_scores(per_task, theta, x, False)
-    cov = _btd.sandwich(counts[None], scores, np.ones((1, e.n_tasks)), theta, x, False)[0]
+    theta, _ = _btd._btd_fit(counts[None], x, ties=False)
+    scores = _btd._task_scores(per_task, theta, x, False)
+    cov = _btd._sandwich(counts[None], scores, np.ones((1, e.n_tasks)), theta, x, False)[0]
     design = np.zeros((len(task), 3))
     design[np.arange(len(task)), e.a] += 1
     design[np.arange(len(task)), e.b] -= 1

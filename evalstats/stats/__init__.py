@@ -53,7 +53,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "pareto",
             "pareto_frontier",
         ],
-        ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
         ".cost": ["COST_METRICS", "cost_ratios"],
         ".coverage": ["coverage_study"],
         ".dimensions": ["dimension_means"],
@@ -70,7 +69,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".means": ["CLUSTER_MEAN_METHODS", "cluster_mean"],
         ".missing": ["INVALID_RULES", "NO_ANSWER_RULES", "apply_missing_rule", "missing_bounds"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
-        ".multiplicity": ["holm", "holm_table"],
         ".pairs": ["PAIRWISE_COLUMNS", "pairwise_frame", "pairwise_from_verdicts"],
         ".planned_test": ["declared_test"],
         ".position": ["position_bias"],
@@ -86,9 +84,19 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ],
         ".power_simulation": ["simulated_mde", "simulated_power", "simulated_tasks_needed"],
         ".ppi": ["PPI_METHODS", "ppi_win_rates"],
-        ".rank_confidence": ["rank_sets"],
-        ".ranking": ["RANK_MODELS", "rank"],
-        ".ranking_subsamples": ["SUBSAMPLE_ESTIMATORS", "rank_subsamples", "subsample_coverage"],
+        ".ranking": [
+            "COMPARE_METHODS",
+            "COMPARE_STATISTICS",
+            "RANK_MODELS",
+            "SUBSAMPLE_ESTIMATORS",
+            "compare",
+            "holm",
+            "holm_table",
+            "rank",
+            "rank_sets",
+            "rank_subsamples",
+            "subsample_coverage",
+        ],
         ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
         ".robust": ["ClusterRatioResult", "cluster_ratio_test"],
         ".spend": ["agent_spend", "judge_spend"],
@@ -125,7 +133,6 @@ if TYPE_CHECKING:
     )
     from .agreement_intervals import clustered_agreement
     from .arm_cost import ARM_COST_METHODS, ARM_COST_METRICS, arm_costs, pareto, pareto_frontier
-    from .comparison import COMPARE_METHODS, COMPARE_STATISTICS, compare
     from .cost import COST_METRICS, cost_ratios
     from .coverage import coverage_study
     from .dimensions import dimension_means
@@ -142,7 +149,6 @@ if TYPE_CHECKING:
     from .means import CLUSTER_MEAN_METHODS, cluster_mean
     from .missing import INVALID_RULES, NO_ANSWER_RULES, apply_missing_rule, missing_bounds
     from .models import OrdinalCheckResult, ordinal_check
-    from .multiplicity import holm, holm_table
     from .pairs import PAIRWISE_COLUMNS, pairwise_frame, pairwise_from_verdicts
     from .planned_test import declared_test
     from .position import position_bias
@@ -158,9 +164,19 @@ if TYPE_CHECKING:
     )
     from .power_simulation import simulated_mde, simulated_power, simulated_tasks_needed
     from .ppi import PPI_METHODS, ppi_win_rates
-    from .rank_confidence import rank_sets
-    from .ranking import RANK_MODELS, rank
-    from .ranking_subsamples import SUBSAMPLE_ESTIMATORS, rank_subsamples, subsample_coverage
+    from .ranking import (
+        COMPARE_METHODS,
+        COMPARE_STATISTICS,
+        RANK_MODELS,
+        SUBSAMPLE_ESTIMATORS,
+        compare,
+        holm,
+        holm_table,
+        rank,
+        rank_sets,
+        rank_subsamples,
+        subsample_coverage,
+    )
     from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap
     from .robust import ClusterRatioResult, cluster_ratio_test
     from .spend import agent_spend, judge_spend

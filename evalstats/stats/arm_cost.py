@@ -6,7 +6,7 @@ seconds): the ratio of means over tasks, what the whole evaluation of that arm c
 to the reference. Per task ``c`` the sums ``X_c``, ``Y_c`` over its replicates are what the
 bootstrap moves: a resample draws tasks with replacement and keeps every replicate of a drawn
 task (replicates nested in tasks), and all ``B`` resamples are one product of multinomial
-task weights with the per-task sums (:func:`evalstats.stats.pairs.task_resamples`), as in
+task weights with the per-task sums (:func:`evalstats.stats.ranking.task_resamples`), as in
 :func:`evalstats.stats.compare`.
 
 Intervals are on the log scale and exponentiated:
@@ -66,8 +66,7 @@ import scipy.stats
 from .._tidy import ResultFrame, tidy_frame
 from .._validate import check_columns, check_confidence, check_positive_int
 from ..errors import DataError, ParameterError
-from .comparison import pair_counts
-from .pairs import encode, task_resamples
+from .ranking import encode, pair_counts, task_resamples
 from .resample import as_generator
 
 __all__ = ["ARM_COST_METHODS", "ARM_COST_METRICS", "arm_costs", "pareto", "pareto_frontier"]
