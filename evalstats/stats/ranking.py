@@ -25,7 +25,7 @@ from .._tidy import ResultFrame, tidy_frame
 from .._validate import check_columns, check_confidence, check_positive_int
 from ..errors import DataError, ParameterError
 from ..plan import Plan
-from ._cr2 import anova_icc, bm_df, bm_df_exchangeable
+from ._rate_core import rate_arrays
 from .resample import as_generator
 
 __all__ = [
@@ -212,8 +212,8 @@ def task_resamples(
 # ------------------------------------------------------------ compare: every pair of arms
 
 
-#: Interval methods of `compare`: `cr2_t` (CR2, Bell-McCaffrey df, logit / atanh scale).
-COMPARE_METHODS = ("cr2_t",)
+#: Interval methods of `compare`: `cr2_wilson` (as `win_rates`: CR2, Bell-McCaffrey df, score).
+COMPARE_METHODS = ("cr2_wilson",)
 #: The statistics `compare` reports per pair: win, tie, loss rate and net win.
 COMPARE_STATISTICS = ("win_rate", "tie_rate", "loss_rate", "net_win")
 
@@ -250,8 +250,7 @@ def pair_counts(enc: Encoded, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndar
     return counts.astype(np.float64), pid
 
 
-# The scales of the intervals: logit for the three rates, atanh for the net win. An interval
-# made there and mapped back lies in [0, 1] (or [-1, 1]) by construction.
+# The scale of the max-t: logit for the three rates, atanh for the net win.
 _RATE_COLS = np.array([True, True, True, False])
 
 
@@ -261,10 +260,6 @@ def _to_scale(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         g = np.where(_RATE_COLS, np.log(x) - np.log1p(-x), np.arctanh(x))
         d = np.where(_RATE_COLS, 1.0 / (x * (1.0 - x)), 1.0 / (1.0 - x**2))
     return g, d
-
-
-def _from_scale(g: np.ndarray) -> np.ndarray:
-    return np.where(_RATE_COLS, scipy.special.expit(g), np.tanh(g))
 
 
 def _cr2_rates(y: np.ndarray, m: np.ndarray, w: np.ndarray | None = None):
@@ -282,17 +277,29 @@ def _cr2_rates(y: np.ndarray, m: np.ndarray, w: np.ndarray | None = None):
     return r, se
 
 
-def _boundary(r: np.ndarray, n_tasks: np.ndarray, alpha: float):
-    """Bounds and the p-value of ``net_win = 0`` for a statistic observed at the edge of its
-    range (no win anywhere, say): the exact Clopper-Pearson bound with the tasks as the
-    trials, ``1 - (alpha/2)^(1/C)`` from the observed edge (twice that for the net win's
-    wider range), and the sign test of C tasks all on one side, ``2^(1 - C)``."""
-    step = 1.0 - (alpha / 2.0) ** (1.0 / np.maximum(n_tasks, 1.0))[:, None]
-    width = np.where(_RATE_COLS, 1.0, 2.0) * step
-    top, bottom = 1.0, np.where(_RATE_COLS, 0.0, -1.0)
-    lo = np.where(r >= top, top - width, bottom)
-    hi = np.where(r <= bottom, bottom + width, top)
-    return lo, hi, np.minimum(1.0, 2.0 ** (1.0 - n_tasks))
+def _from_scale(g: np.ndarray) -> np.ndarray:
+    return np.where(_RATE_COLS, scipy.special.expit(g), np.tanh(g))
+
+
+def _max_t(y, m, est, se, n_resamples, gen, confidence) -> tuple[np.ndarray, int]:
+    """The ``confidence`` quantile of the max over pairs of ``|t*|`` per statistic (4,), and
+    the number of resamples with an infinite draw. ``t*`` is on the logit / atanh scale,
+    each resample studentized by its own CR2 SE; statistics without spread are left out."""
+    g, d = _to_scale(est)
+    with np.errstate(invalid="ignore"):
+        spread = np.isfinite(g) & (se * d > 0)
+    m_b = []
+    block = max(1, 2_000_000 // (len(m) * m.shape[1] * 4))
+    for weights in task_resamples(len(m), n_resamples, gen, max_cells=block * len(m)):
+        rb, sb = _cr2_rates(y, m, weights)
+        gb, db = _to_scale(rb)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            num = gb - g
+            tb = np.abs(np.where(np.isinf(num), num, num / (sb * db)))
+        m_b.append(np.where(spread & ~np.isnan(tb), tb, 0.0).max(axis=1))  # (B, 4)
+    m_b = np.concatenate(m_b)
+    crit = np.quantile(m_b, confidence, axis=0, method="inverted_cdf")
+    return crit, int(np.isinf(m_b).any(axis=1).sum())
 
 
 def compare(
@@ -300,7 +307,7 @@ def compare(
     *,
     reference: str | None = None,
     confidence: float = 0.95,
-    method: str = "cr2_t",
+    method: str = "cr2_wilson",
     n_resamples: int = 2000,
     rng: np.random.Generator | int | None = None,
     judge: str | None = None,
@@ -309,20 +316,19 @@ def compare(
 ) -> ResultFrame:
     """Win, tie, loss and net win of every pair of arms, with simultaneous intervals.
 
-    Per pair, the rates are ratio estimators over the pair's ok verdicts, the tasks the
-    clusters. The marginal interval and the p-value of ``net_win = 0`` are one construction:
-    the CR2 SE with Bell-McCaffrey df (the net win's under an exchangeable working model, as
-    :func:`evalstats.stats.win_rates`), a t interval on the logit (rates) or atanh (net win)
-    scale mapped back, so an end never leaves the range, and the t test on that scale
-    (``p_value < 1 - confidence`` exactly when the interval excludes 0). ``p_holm`` is Holm
-    over the pairs' p-values. The simultaneous interval is the max-t of a task-cluster
-    bootstrap studentized by each resample's own CR2 SE, its critical value capped at the
-    Bonferroni t value (a resample at the edge of the range counts as infinitely extreme,
-    so a design where too many are degenerate gets Bonferroni, never an infinite value) and
-    never below the marginal one, so the simultaneous interval holds the marginal one.
-    A statistic observed at its edge gets the exact Clopper-Pearson bound with the tasks as
-    trials (Bonferroni over the pairs for the simultaneous one). Coverage and Holm's
-    family-wise error: ``docs/methods.md``, "Comparisons and rankings".
+    Per pair, the marginal interval and the p-value of ``net_win = 0`` are
+    :func:`evalstats.stats.win_rates`' (``cr2_wilson``: the CR2 SE with Bell-McCaffrey df,
+    a score interval, and the test it inverts, so ``p_value < 1 - confidence`` exactly when
+    the interval excludes 0): a pair's numbers are the same here and there. ``p_holm`` is
+    Holm over the pairs' p-values. The simultaneous interval is a max-t: ``c`` is the
+    ``confidence`` quantile of the max over pairs of ``|t*|`` in a task-cluster bootstrap
+    (every resample studentized by its own CR2 SE), the interval ``g^-1(g(r) +- c g'(r) SE)``
+    on the logit (rates) / atanh (net win) scale, so its ends stay in range; ``c`` is capped
+    at Bonferroni's ``t_df(1 - alpha / (2P))`` and the interval widened to hold the
+    marginal one, so it never contradicts ``p_value``. A resample at the edge of the range
+    counts as infinitely extreme: where too many are, the cap (not an infinite value) is
+    used; a statistic without spread (no tie anywhere) gets the marginal construction at
+    Bonferroni's level, never [0, 1]. Coverage and family-wise error: ``docs/methods.md``, "Comparisons and rankings".
 
     Parameters
     ----------
@@ -334,8 +340,8 @@ def compare(
         all K (K - 1) / 2 pairs.
     confidence : float
         Level of the marginal and the simultaneous intervals.
-    method : {"cr2_t"}
-        How the marginal interval is made (the key in ``method``).
+    method : {"cr2_wilson"}
+        How the marginal interval is made (:func:`evalstats.stats.win_rates`' key).
     n_resamples : int
         Task-cluster bootstrap resamples of the simultaneous critical value.
     rng : numpy.random.Generator or int, optional
@@ -350,8 +356,8 @@ def compare(
     ResultFrame
         One row per pair and statistic (:data:`COMPARE_STATISTICS`): ``arm_a``, ``arm_b``,
         the tidy columns, then ``p_holm`` (net win only), ``sim_low``, ``sim_high``.
-        ``diagnostics`` holds the judge, the critical value of each statistic, the number
-        of resamples and of degenerate ones.
+        ``diagnostics`` holds the judge, the critical value of each statistic (capped), the
+        number of resamples and of degenerate ones.
 
     Examples
     --------
@@ -371,55 +377,40 @@ def compare(
     pairs = _pairs(enc.arms, reference)
     n_p, alpha = len(pairs), 1.0 - confidence
     counts, _ = pair_counts(enc, pairs)
-    w, t, lo_ = counts[..., 0], counts[..., 1], counts[..., 2]
-    y, m = np.stack([w, t, lo_, w - lo_], axis=-1), counts.sum(-1)  # (T, P, 4), (T, P)
-    r, se = (v[0] for v in _cr2_rates(y, m))  # (P, 4)
-    # Bell-McCaffrey df: the rates' under independence, the net win's exchangeable.
-    tp = np.nonzero(m > 0)
-    n_tasks = np.bincount(tp[1], minlength=n_p).astype(float)
-    df = np.repeat(bm_df(m[tp], tp[1], n_p)[0][:, None], 4, axis=1)
-    icc = anova_icc(y[..., 3][tp], (w + lo_)[tp], m[tp], tp[1], n_p)
-    df[:, 3] = bm_df_exchangeable(m[tp], icc, tp[1], n_p)
-    g, d = _to_scale(r)
-    with np.errstate(invalid="ignore"):
-        se_g = se * d
-    edge = ~np.isfinite(g)
+    m = counts.sum(-1)
+    tp = np.nonzero(m > 0)  # the (task, pair) cells judged
+
+    def marginal(level: float, cells=tp, gid=tp[1], n_groups=n_p) -> dict[str, Any]:
+        c = counts[cells]
+        return rate_arrays(
+            c[:, 0], c[:, 1], c[:, 2], gid, n_groups, method=method, confidence=level
+        )
+
+    ra = marginal(confidence)
+    est, se = ra["est"][:, :4], ra["se"][:, :4]
+    df = np.column_stack([np.repeat(ra["df"][:, None], 3, axis=1), ra["net_win_df"]])
+    y = np.stack(
+        [counts[..., 0], counts[..., 1], counts[..., 2], counts[..., 0] - counts[..., 2]], -1
+    )
+    crit, degenerate = _max_t(y, m, est, se, n_resamples, gen, confidence)
+    g, d = _to_scale(est)
     with np.errstate(invalid="ignore", divide="ignore"):
-        t_obs = np.where(se_g > 0, g / se_g, np.where(g == 0, 0.0, np.copysign(np.inf, g)))
-        t_marg = scipy.stats.t.ppf(1 - alpha / 2, df)
-        t_bonf = scipy.stats.t.ppf(1 - alpha / (2 * n_p), df)
-    p = 2 * scipy.stats.t.sf(np.abs(t_obs[:, 3]), df[:, 3])
-    # The max-t over the pairs of each statistic, every resample studentized by its own SE.
-    m_b = []
-    steps = max(1, 2_000_000 // (len(m) * n_p * 4))
-    for weights in task_resamples(enc.n_tasks, n_resamples, gen, max_cells=steps * len(m)):
-        rb, sb = _cr2_rates(y, m, weights)
-        gb, db = _to_scale(rb)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            num = gb - g
-            tb = np.where(np.isinf(num), num, num / (sb * db))
-        tb = np.where(edge | ~(se_g > 0), np.nan, np.abs(tb))  # only statistics with spread
-        m_b.append(np.nanmax(np.where(np.isnan(tb), -np.inf, tb), axis=1))  # (B, 4)
-    m_b = np.concatenate(m_b)
-    degenerate = int(np.isinf(m_b).any(axis=1).sum())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        crit = np.quantile(np.maximum(m_b, 0.0), confidence, axis=0, method="inverted_cdf")
-    c_eff = np.maximum(np.minimum(crit[None], t_bonf), t_marg)  # (P, 4)
-    lo, hi = _from_scale(g - t_marg * se_g), _from_scale(g + t_marg * se_g)
-    sim_lo, sim_hi = _from_scale(g - c_eff * se_g), _from_scale(g + c_eff * se_g)
-    if edge.any():
-        e_lo, e_hi, e_p = _boundary(r, n_tasks, alpha)
-        s_lo, s_hi, _ = _boundary(r, n_tasks, alpha / n_p)
-        lo, hi = np.where(edge, e_lo, lo), np.where(edge, e_hi, hi)
-        sim_lo, sim_hi = np.where(edge, s_lo, sim_lo), np.where(edge, s_hi, sim_hi)
-        p = np.where(edge[:, 3], e_p, p)
-    p = np.where(n_tasks > 1, p, np.nan)
+        c = np.minimum(crit[None], scipy.stats.t.ppf(1 - alpha / (2 * n_p), df))
+        half = np.maximum(c, scipy.stats.t.ppf(1 - alpha / 2, df)) * se * d
+        sim_lo = np.fmin(_from_scale(g - half), ra["low"][:, :4])
+        sim_hi = np.fmax(_from_scale(g + half), ra["high"][:, :4])
+    # At the edge of the range (no tie drawn, say) there is no spread to studentize: the
+    # marginal construction at Bonferroni's level.
+    flat = ~np.isfinite(sim_lo + sim_hi) | ~(half > 0)
+    if flat.any():
+        bonf = marginal(1.0 - alpha / n_p)
+        sim_lo = np.where(flat, bonf["low"][:, :4], sim_lo)
+        sim_hi = np.where(flat, bonf["high"][:, :4], sim_hi)
+    p = ra["net_win_p"]
     p_holm = np.full(n_p, np.nan)
     ok = np.isfinite(p)
     if ok.any():
         p_holm[ok] = multipletests(p[ok], method="holm")[1]
-    n_verdicts = m.sum(0)
     rows = []
     for pi, (i, j) in enumerate(pairs):
         for s, name in enumerate(COMPARE_STATISTICS):
@@ -429,14 +420,14 @@ def compare(
                     "arm_a": enc.arms[i],
                     "arm_b": enc.arms[j],
                     "statistic": name,
-                    "estimate": r[pi, s],
+                    "estimate": est[pi, s],
                     "se": se[pi, s],
-                    "ci_low": lo[pi, s],
-                    "ci_high": hi[pi, s],
+                    "ci_low": ra["low"][pi, s],
+                    "ci_high": ra["high"][pi, s],
                     "p_value": p[pi] if net else np.nan,
                     "df": df[pi, s],
-                    "n": int(n_verdicts[pi]),
-                    "n_tasks": int(n_tasks[pi]),
+                    "n": int(ra["n"][pi]),
+                    "n_tasks": int(ra["n_clusters"][pi]),
                     "method": method,
                     "confidence": confidence,
                     "p_holm": p_holm[pi] if net else np.nan,
@@ -444,6 +435,8 @@ def compare(
                     "sim_high": sim_hi[pi, s],
                 }
             )
+    with np.errstate(invalid="ignore"):
+        t_bonf = scipy.stats.t.ppf(1 - alpha / (2 * n_p), df)
     diagnostics = pd.DataFrame(
         {
             "judge": [enc.judge],
@@ -452,7 +445,7 @@ def compare(
             "n_tasks": [enc.n_tasks],
             "n_resamples": [n_resamples],
             "n_degenerate": [degenerate],
-            **{f"crit_{name}": [min(crit[s], np.nanmax(t_bonf[:, s], initial=0.0))]
+            **{f"crit_{name}": [float(min(crit[s], np.nanmax(t_bonf[:, s], initial=0.0)))]
                for s, name in enumerate(COMPARE_STATISTICS)},
         }
     )  # fmt: skip
