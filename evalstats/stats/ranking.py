@@ -31,7 +31,6 @@ from .resample import as_generator
 __all__ = [
     "COMPARE_METHODS",
     "COMPARE_STATISTICS",
-    "ORDER_CODES",
     "RANK_MODELS",
     "SUBSAMPLE_ESTIMATORS",
     "Encoded",
@@ -41,9 +40,7 @@ __all__ = [
     "holm_table",
     "outcome_probabilities",
     "pair_counts",
-    "point_ranks",
     "rank",
-    "rank_bounds",
     "rank_sets",
     "rank_subsamples",
     "subsample_coverage",
@@ -54,8 +51,6 @@ __all__ = [
 # ------------------------------------------------------------ encoding
 
 
-#: ``order`` values: the arm shown first.
-ORDER_CODES = ("a_first", "b_first")
 _REQUIRED = ("task_id", "judge", "arm_a", "arm_b", "status", "outcome")
 _OUTCOME_CODE = {"loss": 0, "tie": 1, "win": 2}
 _POSITION = {"a_first": 1, "b_first": -1, "with_first": 1, "without_first": -1}
@@ -544,16 +539,11 @@ def holm_table(
 ) -> pd.DataFrame:
     """Add ``primary``, the Holm-adjusted p-values and the procedure's name to a table of tests.
 
-    With a ``primary``, the procedure is labelled :data:`FIXED_SEQUENCE`: the primary test
-    keeps its own p-value (``p_holm`` equals ``p``; it is tested at the plan's alpha alone)
-    and the other rows, the secondary family, are Holm-adjusted among themselves
-    (``p_holm``). ``p_holm`` alone does not control the family-wise error of the whole
-    family (0.084 at alpha 0.05 under the global null, issue 23): a secondary counts only
-    where the primary rejected too, which ``p_fixed_sequence`` (``max(p_primary,
-    p_holm)``, the fixed-sequence adjusted p-value) states in one number; it controls the
-    family-wise error at alpha. ``p_holm_family`` is Holm over every row, primary included
-    (:data:`WHOLE_FAMILY`), for those who want the primary adjusted too. Without a primary
-    all three columns are the whole-family Holm.
+    With a ``primary`` (:data:`FIXED_SEQUENCE`) the primary keeps its own p-value and the
+    other rows are Holm-adjusted among themselves (``p_holm``); ``p_fixed_sequence`` =
+    ``max(p_primary, p_holm)`` is what controls the family-wise error, ``p_holm_family``
+    Holm over every row (``docs/methods.md``). Without a primary all three are the
+    whole-family Holm (:data:`WHOLE_FAMILY`).
 
     Parameters
     ----------
@@ -807,10 +797,10 @@ def _sandwich(
 # ------------------------------------------------------------ rank sets
 
 
-def point_ranks(estimates: np.ndarray) -> np.ndarray:
+def _point_ranks(estimates: np.ndarray) -> np.ndarray:
     """``1 + #{k : x_k > x_j}`` (ties share the better rank), like csranks' ``irank``.
 
-    >>> point_ranks(np.array([2.0, 5.0, 2.0, 1.0])).tolist()
+    >>> _point_ranks(np.array([2.0, 5.0, 2.0, 1.0])).tolist()
     [2, 1, 2, 4]
     """
     x = np.asarray(estimates, dtype=np.float64)
@@ -837,7 +827,7 @@ def _critical(z: np.ndarray, family: np.ndarray, confidence: float) -> float:
         return float(np.nanquantile(m, confidence))
 
 
-def rank_bounds(
+def _rank_bounds(
     x: np.ndarray,
     deviations: np.ndarray,
     *,
@@ -851,12 +841,10 @@ def rank_bounds(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper rank bounds from estimates and centred draws of their errors.
 
-    ``deviations`` (shape (B, K)) are draws of ``theta_hat - theta``. ``two_sided=False``
-    gives the one-sided lower bounds only (``U = K``), as used for the tau-best. With
-    ``se_hat`` (K, K) and ``se_draws`` (B, K, K), the standard errors of the differences of
-    the estimate and of each draw, the max-t is studentized draw by draw (bootstrap-t);
-    With ``se`` (K, K), the known standard errors of the differences (from ``cov``, as csranks
-    uses them), every draw is standardised by those; otherwise by the draws' own spread.
+    ``deviations`` (B, K) are draws of ``theta_hat - theta``; ``two_sided=False`` gives the
+    one-sided lower bounds only (``U = K``, the tau-best). The differences are standardised
+    by ``se_hat`` (K, K) and ``se_draws`` (B, K, K) draw by draw (bootstrap-t), else by the
+    known ``se`` (K, K), else by the draws' own spread (``docs/methods.md``).
 
     Each claim "j is ahead of k" is one one-sided hypothesis on the ordered pair (j, k); a
     two-sided family holds both orders of its pairs, so its first critical value is the
@@ -989,14 +977,14 @@ def rank_sets(
         dev = d[np.isfinite(d).all(axis=1)] - x
         source = "bootstrap"
         known_se = None
-    lo, hi = rank_bounds(
+    lo, hi = _rank_bounds(
         x, dev, confidence=confidence, simultaneous=simultaneous, stepdown=stepdown, se=known_se
     )
     rows = pd.DataFrame(
         {
             "arm": labels,
             "statistic": "rank",
-            "estimate": point_ranks(x),
+            "estimate": _point_ranks(x),
             "ci_low": lo,
             "ci_high": hi,
             "n": len(dev),
@@ -1007,7 +995,7 @@ def rank_sets(
     )
     if tau is not None:
         tau = check_positive_int(tau, "tau")
-        lower, _ = rank_bounds(
+        lower, _ = _rank_bounds(
             x,
             dev,
             confidence=confidence,
@@ -1257,10 +1245,10 @@ def rank(
     else:
         dev = beta_b - beta
     studentized = {"se_hat": se_hat, "se_draws": se_draws}
-    r_lo, r_hi = rank_bounds(
+    r_lo, r_hi = _rank_bounds(
         beta, dev, confidence=confidence, simultaneous=simultaneous, **studentized
     )
-    best = rank_bounds(
+    best = _rank_bounds(
         beta, dev, confidence=confidence, simultaneous=True, two_sided=False, **studentized
     )[0]
     delta_hat = point[-1] if ties else None
@@ -1274,7 +1262,7 @@ def rank(
     n_verdicts = len(enc.a)
     common = {"n": n_verdicts, "n_tasks": n_t, "method": method, "confidence": confidence}
     out: list[dict] = []
-    ranks = point_ranks(beta)
+    ranks = _point_ranks(beta)
     for i, arm in enumerate(enc.arms):
         out.append({"arm": arm, "opponent": None, "statistic": "strength", "estimate": beta[i],
                     "se": beta_b[:, i].std(ddof=1), "ci_low": lo_hi[0, i], "ci_high": lo_hi[1, i],
@@ -1439,7 +1427,7 @@ def _bounds(beta, beta_b, n_tasks, confidence, sets, se_hat=None, se_draws=None)
         else:
             dev, kw = beta_b[i][ok] - beta[i], {"se_hat": se_hat[i], "se_draws": se_draws[i][ok]}
         for m in sets:
-            lo, hi = rank_bounds(
+            lo, hi = _rank_bounds(
                 beta[i], dev, confidence=confidence, simultaneous=m == "simultaneous", **kw
             )
             out[m][0][i], out[m][1][i] = lo, hi
@@ -1613,7 +1601,7 @@ def rank_subsamples(
                         "subsample": np.repeat(subsample, d.k),
                         "arm": np.tile(np.array(d.arms, dtype=object), len(beta)),
                         "statistic": "rank",
-                        "estimate": np.concatenate([point_ranks(b) for b in beta]),
+                        "estimate": np.concatenate([_point_ranks(b) for b in beta]),
                         "ci_low": lo.ravel(),
                         "ci_high": hi.ravel(),
                         "n": n_verdicts,
