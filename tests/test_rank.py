@@ -277,3 +277,13 @@ def test_rank_sets_do_not_depend_on_the_seed_on_the_three_arm_data():
     pd.testing.assert_frame_equal(
         pd.DataFrame(a), pd.DataFrame(rank_sets(x, cov=cov, simultaneous=False))
     )
+
+
+def test_rank_takes_a_verdict_frame_with_rubrics_and_with_first_orders(sim):
+    v = sim.assign(order=sim.order.map({"a_first": "with_first", "b_first": "without_first"}))
+    both = pd.concat([v.assign(rubric="r"), v.assign(rubric="s", outcome="tie")])
+    a = rank(sim, n_resamples=50, rng=0)
+    b = rank(both, rubric="r", n_resamples=50, rng=0)
+    pd.testing.assert_frame_equal(pd.DataFrame(a), pd.DataFrame(b))
+    with pytest.raises(ParameterError, match="rubric"):
+        rank(both, n_resamples=50)

@@ -1105,6 +1105,7 @@ def rank(
     *,
     labels: pd.DataFrame | None = None,
     judge: str | None = None,
+    rubric: str | None = None,
     model: str = "davidson",
     confidence: float = 0.95,
     simultaneous: bool = True,
@@ -1122,8 +1123,8 @@ def rank(
     labels : pandas.DataFrame, optional
         People's verdicts (a pairwise frame, one judge) on a random subset of ``frame``'s
         judgments: the prediction-powered ranking (see the module docstring).
-    judge : str, optional
-        The judge whose verdicts are used (needed when ``frame`` has several).
+    judge, rubric : str, optional
+        The judge (rubric) whose verdicts are used, needed when ``frame`` has several.
     model : {"davidson", "bradley-terry"}
         Davidson ties, or ties split half-half.
     confidence : float
@@ -1163,7 +1164,7 @@ def rank(
         raise ParameterError(f"model must be one of {RANK_MODELS}, got {model!r}")
     ties = model == "davidson"
     gen = as_generator(rng)
-    enc = encode(frame, judge=judge, arms=arms)
+    enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
     k = len(enc.arms)
     rows_all = np.arange(len(enc.a))
     lab = None
