@@ -374,12 +374,10 @@ def compare(
     counts, _ = pair_counts(enc, pairs)
     m = counts.sum(-1)
     tp = np.nonzero(m > 0)  # the (task, pair) cells judged
+    c = counts[tp]
 
-    def marginal(level: float, cells=tp, gid=tp[1], n_groups=n_p) -> dict[str, Any]:
-        c = counts[cells]
-        return rate_arrays(
-            c[:, 0], c[:, 1], c[:, 2], gid, n_groups, method=method, confidence=level
-        )
+    def marginal(level: float) -> dict[str, Any]:  # win_rates' numbers, each pair a group
+        return rate_arrays(c[:, 0], c[:, 1], c[:, 2], tp[1], n_p, method=method, confidence=level)
 
     ra = marginal(confidence)
     est, se = ra["est"][:, :4], ra["se"][:, :4]
@@ -390,8 +388,8 @@ def compare(
     crit, degenerate = _max_t(y, m, est, se, n_resamples, gen, confidence)
     g, d = _to_scale(est)
     with np.errstate(invalid="ignore", divide="ignore"):
-        c = np.minimum(crit[None], scipy.stats.t.ppf(1 - alpha / (2 * n_p), df))
-        half = np.maximum(c, scipy.stats.t.ppf(1 - alpha / 2, df)) * se * d
+        cap = np.minimum(crit[None], scipy.stats.t.ppf(1 - alpha / (2 * n_p), df))
+        half = np.maximum(cap, scipy.stats.t.ppf(1 - alpha / 2, df)) * se * d
         sim_lo = np.fmin(_from_scale(g - half), ra["low"][:, :4])
         sim_hi = np.fmax(_from_scale(g + half), ra["high"][:, :4])
     # At the edge of the range (no tie drawn, say) there is no spread to studentize: the
