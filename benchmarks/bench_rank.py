@@ -18,9 +18,10 @@ import numpy as np
 import pandas as pd
 import scipy.optimize
 
-from evalstats.stats import _btd, compare, rank
+from evalstats.stats import compare, rank
+from evalstats.stats import ranking as _btd  # the private fitter, timed against scipy
 from evalstats.stats._pair_simulation import simulate_pairwise
-from evalstats.stats.pairs import encode
+from evalstats.stats.ranking import encode
 
 
 def _loop_once(frame: pd.DataFrame, rows: list[np.ndarray], rng, arms: list[str]) -> None:
@@ -29,10 +30,10 @@ def _loop_once(frame: pd.DataFrame, rows: list[np.ndarray], rng, arms: list[str]
     # pairwise rates
     boot.groupby(["arm_a", "arm_b"]).outcome.value_counts(normalize=True)
     e = encode(boot, arms=arms)
-    keys, cell, col = _btd.cells(e.a, e.b, e.pos, e.y, len(arms))
+    keys, cell, col = _btd._btd_cells(e.a, e.b, e.pos, e.y, len(arms))
     counts = np.zeros((len(keys), 3))
     np.add.at(counts, (cell, col), 1)
-    x = _btd.design(keys, len(arms), True)
+    x = _btd._btd_design(keys, len(arms), True)
 
     def nll(t):
         p = _btd.outcome_probabilities(x @ t[:-1], t[-1])

@@ -36,7 +36,7 @@ and before it, on the raw scale (2026-12-02, one run, ~22 CPU-minutes in all)::
     spread   battle     0.879±0.010   0.977±0.005      0.220     3.82  0.28  390
 
 After the step-down moved to ordered one-sided claims (csranks' ``csdiffmeans``; see
-``evalstats/stats/rank_confidence.py``), ``--sims 200 --resamples 500 --configs spread``
+``evalstats/stats/ranking.py``), ``--sims 200 --resamples 500 --configs spread``
 (2026-12-02, one run, task bootstrap): rank-set cov 0.995±0.005, set size 4.53 (net-win cov
 0.915±0.020 from compare, which did not change: 200 simulations). The ``null`` rows cannot
 change: there a set covers only when the first step rejects nothing, and the first step is

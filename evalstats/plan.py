@@ -5,7 +5,7 @@ primary judge (or a consensus rule over the judges), the primary statistic, its 
 sidedness, an optional equivalence or non-inferiority margin, and the planned design (tasks,
 replicates, judges, rubrics). The audit fails a plan written after the first judgment and a
 dataset that differs from the planned design; every other judge x rubric test is then a
-secondary one, Holm-adjusted (:func:`evalstats.stats.multiplicity.holm_table`).
+secondary one, Holm-adjusted (:func:`evalstats.stats.holm_table`).
 
 An example ``plan.toml``::
 

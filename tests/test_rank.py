@@ -21,9 +21,13 @@ import scipy.stats
 import statsmodels.api as sm
 
 from evalstats.errors import ParameterError
-from evalstats.stats import _btd, rank, rank_sets
+from evalstats.stats import rank, rank_sets
+
+# The Bradley-Terry-Davidson fitter and its sandwich are private: checking them against
+# statsmodels and scipy needs them directly.
+from evalstats.stats import ranking as _btd
 from evalstats.stats._pair_simulation import simulate_pairwise
-from evalstats.stats.pairs import encode
+from evalstats.stats.ranking import encode
 
 # head(pisa) of csranks' README: math_score and math_se of Australia .. Colombia.
 PISA_HEAD = pd.DataFrame(
@@ -42,7 +46,7 @@ def sim() -> pd.DataFrame:
 
 def _cells(frame):
     e = encode(frame)
-    keys, cell, col = _btd.cells(e.a, e.b, e.pos, e.y, len(e.arms))
+    keys, cell, col = _btd._btd_cells(e.a, e.b, e.pos, e.y, len(e.arms))
     counts = np.zeros((len(keys), 3))
     np.add.at(counts, (cell, col), 1)
     return e, keys, counts
@@ -71,8 +75,8 @@ def test_bradley_terry_without_ties_is_statsmodels_logit():
 
 def test_davidson_with_position_matches_scipy_on_the_row_likelihood(sim):
     e, keys, counts = _cells(sim)
-    x = _btd.design(keys, len(e.arms), position=True)
-    theta, ok = _btd.fit(counts[None], x)
+    x = _btd._btd_design(keys, len(e.arms), position=True)
+    theta, ok = _btd._btd_fit(counts[None], x)
     assert ok.all()
 
     def nll(t):  # row by row, written independently of _btd
@@ -90,11 +94,11 @@ def test_davidson_with_position_matches_scipy_on_the_row_likelihood(sim):
 
 def test_batched_newton_equals_one_fit_per_resample(sim):
     e, keys, counts = _cells(sim)
-    x = _btd.design(keys, len(e.arms), position=True)
+    x = _btd._btd_design(keys, len(e.arms), position=True)
     rng = np.random.default_rng(4)
     sets = counts[None] * rng.poisson(1.0, size=(25, *counts.shape))
-    batched, ok = _btd.fit(sets, x)
-    looped = np.stack([_btd.fit(s[None], x)[0][0] for s in sets])
+    batched, ok = _btd._btd_fit(sets, x)
+    looped = np.stack([_btd._btd_fit(s[None], x)[0][0] for s in sets])
     assert ok.all()
     np.testing.assert_allclose(batched, looped, atol=1e-9)
 
@@ -118,7 +122,7 @@ def test_rank_sets_critical_value_is_the_exact_normal_one():
     (d23 = d13 - d12, so two standard normals with correlation 1/2 carry it)."""
     z = scipy.stats.norm.ppf(0.975)
     for gap, split in ((z * 1.04, True), (z * 0.96, False)):
-        res = rank_sets([gap * np.sqrt(2.0), 0.0], cov=np.eye(2), n_draws=40_000, rng=1)
+        res = rank_sets([gap * np.sqrt(2.0), 0.0], cov=np.eye(2), n_resamples=40_000)
         assert (res.ci_low.tolist() == [1, 2]) is split
         assert (res.ci_high.tolist() == [1, 2]) is split
 
@@ -131,15 +135,15 @@ def test_rank_sets_critical_value_is_the_exact_normal_one():
     c = scipy.optimize.brentq(lambda v: outside(v) - 0.05, 1.8, 3.2, xtol=1e-4)
     for gap, split in ((c * 1.05, True), (c * 0.95, False)):
         x = np.array([gap * np.sqrt(2.0), 0.0, -10.0])
-        res = rank_sets(x, cov=np.eye(3), n_draws=40_000, rng=1, stepdown=False)
+        res = rank_sets(x, cov=np.eye(3), n_resamples=40_000, stepdown=False)
         assert bool(res.ci_low.iloc[1] == 2) is split, (gap, res)
 
 
 def test_rank_sets_behave_as_csranks_documents():
     x = PISA_HEAD["score"]
     cov = np.diag(PISA_HEAD["se"] ** 2)
-    simul = rank_sets(x, cov=cov, rng=101, tau=2)
-    marg = rank_sets(x, cov=cov, rng=101, simultaneous=False)
+    simul = rank_sets(x, cov=cov, tau=2)
+    marg = rank_sets(x, cov=cov, simultaneous=False)
     assert simul.arm.tolist() == PISA_HEAD.index.tolist()
     assert simul.estimate.tolist() == [4, 3, 2, 1, 5, 6]  # irank(math_score) on these rows
     for r in (simul, marg):
@@ -151,8 +155,8 @@ def test_rank_sets_behave_as_csranks_documents():
     assert simul.set_index("arm").loc[
         ["Chile", "Colombia"], ["ci_low", "ci_high"]
     ].values.tolist() == [[5, 5], [6, 6]]
-    best1 = rank_sets(x, cov=cov, rng=101, tau=1).in_tau_best
-    best3 = rank_sets(x, cov=cov, rng=101, tau=3).in_tau_best
+    best1 = rank_sets(x, cov=cov, tau=1).in_tau_best
+    best3 = rank_sets(x, cov=cov, tau=3).in_tau_best
     assert (best1 <= best3).all() and best1.sum() <= best3.sum() and not best3.iloc[4:].any()
     assert simul.in_tau_best.tolist()[:4] == [False, True, True, True]
 
@@ -163,7 +167,7 @@ def test_rank_sets_from_draws_equal_sets_from_their_covariance():
     cov = np.diag([0.01, 0.01, 0.02, 0.01])
     draws = x + rng.multivariate_normal(np.zeros(4), cov, size=20_000)
     a = rank_sets(x, draws=draws)
-    b = rank_sets(x, cov=cov, n_draws=20_000, rng=6)
+    b = rank_sets(x, cov=cov, n_resamples=20_000)
     assert a.ci_low.tolist() == b.ci_low.tolist() and a.ci_high.tolist() == b.ci_high.tolist()
     with pytest.raises(ParameterError, match="exactly one"):
         rank_sets(x)
@@ -229,13 +233,13 @@ def test_sandwich_se_is_statsmodels_cluster_robust_logit():
                           "arm_a": [f"m{i}" for i in a], "arm_b": [f"m{i}" for i in b],
                           "status": "ok", "outcome": np.where(win, "win", "loss")})  # fmt: skip
     e, keys, counts = _cells(frame)
-    x = _btd.design(keys, 3, position=False)
-    kk, cell, col = _btd.cells(e.a, e.b, e.pos, e.y, 3)
+    x = _btd._btd_design(keys, 3, position=False)
+    kk, cell, col = _btd._btd_cells(e.a, e.b, e.pos, e.y, 3)
     per_task = np.zeros((e.n_tasks, len(keys) * 3))
     np.add.at(per_task, (e.task, cell * 3 + col), 1)
-    theta, _ = _btd.fit(counts[None], x, ties=False)
-    scores = _btd.task_scores(per_task, theta, x, False)
-    cov = _btd.sandwich(counts[None], scores, np.ones((1, e.n_tasks)), theta, x, False)[0]
+    theta, _ = _btd._btd_fit(counts[None], x, ties=False)
+    scores = _btd._task_scores(per_task, theta, x, False)
+    cov = _btd._sandwich(counts[None], scores, np.ones((1, e.n_tasks)), theta, x, False)[0]
     design = np.zeros((len(task), 3))
     design[np.arange(len(task)), e.a] += 1
     design[np.arange(len(task)), e.b] -= 1
@@ -245,3 +249,41 @@ def test_sandwich_se_is_statsmodels_cluster_robust_logit():
     n, k = len(task), 2
     np.testing.assert_allclose(theta[0], fit.params, atol=1e-7)
     np.testing.assert_allclose(cov * (n - 1) / (n - k), fit.cov_params(), rtol=1e-6)
+
+
+def test_rank_sets_do_not_depend_on_the_seed_on_the_three_arm_data():
+    # data/karm (3 arms, 15 tasks x 6 verdicts per pair, two judges): rank()'s marginal and
+    # simultaneous sets from two seeds at the default resamples, and rank_sets from the
+    # strengths' covariance (deterministic draws) computed twice.
+    from pathlib import Path
+
+    import evalstats
+    from evalstats.stats import pairwise_frame
+
+    frame = pairwise_frame(evalstats.load_dir(Path(__file__).parents[1] / "data" / "karm"))
+    frame = frame[frame.rubric == "with-without"]
+    for judge in sorted(set(frame.judge)):
+        for simultaneous in (True, False):
+            sets = []
+            for seed in (0, 1):
+                r = rank(frame, judge=judge, simultaneous=simultaneous, rng=seed)
+                sets.append(r.loc[r.statistic == "rank", ["arm", "ci_low", "ci_high"]])
+            pd.testing.assert_frame_equal(sets[0], sets[1])
+    x, cov = (
+        np.array([0.3, 0.0, -0.2]),
+        np.array([[0.02, 0.01, 0.0], [0.01, 0.03, 0], [0, 0, 0.02]]),
+    )
+    a = rank_sets(x, cov=cov, simultaneous=False)
+    pd.testing.assert_frame_equal(
+        pd.DataFrame(a), pd.DataFrame(rank_sets(x, cov=cov, simultaneous=False))
+    )
+
+
+def test_rank_takes_a_verdict_frame_with_rubrics_and_with_first_orders(sim):
+    v = sim.assign(order=sim.order.map({"a_first": "with_first", "b_first": "without_first"}))
+    both = pd.concat([v.assign(rubric="r"), v.assign(rubric="s", outcome="tie")])
+    a = rank(sim, n_resamples=50, rng=0)
+    b = rank(both, rubric="r", n_resamples=50, rng=0)
+    pd.testing.assert_frame_equal(pd.DataFrame(a), pd.DataFrame(b))
+    with pytest.raises(ParameterError, match="rubric"):
+        rank(both, n_resamples=50)

@@ -103,7 +103,7 @@ N_DRAWS = 2000
 
 
 def _tau_best(confidence: float, **kw) -> set[str]:
-    res = rank_sets(MATH, cov=COV, tau=5, confidence=confidence, n_draws=N_DRAWS, rng=7, **kw)
+    res = rank_sets(MATH, cov=COV, tau=5, confidence=confidence, n_resamples=N_DRAWS, **kw)
     return set(res.loc[res["in_tau_best"].to_numpy(dtype=bool), "arm"])
 
 
@@ -111,7 +111,7 @@ def test_the_data_are_the_vignettes():
     for country, (score, se) in PUBLISHED_HEAD.items():
         i = MATH.index.get_loc(country)
         assert (round(MATH.iloc[i], 4), float(f"{SE[i]:.7g}")) == (score, se)
-    res = rank_sets(MATH, cov=COV, n_draws=200, rng=0).set_index("arm")
+    res = rank_sets(MATH, cov=COV, n_resamples=200).set_index("arm")
     top = res.sort_values("estimate", kind="stable").index[:6].tolist()
     assert top == PUBLISHED_TOP6  # irank(math_score), as printed
 
@@ -174,7 +174,7 @@ def test_united_kingdom_marginal_set_exact_and_published():
 
 
 def test_united_kingdom_marginal_set_of_rank_sets():
-    res = rank_sets(MATH, cov=COV, simultaneous=False, n_draws=500, rng=7)
+    res = rank_sets(MATH, cov=COV, simultaneous=False, n_resamples=500)
     row = res.set_index("arm").loc["United Kingdom"]
     published_low, published_rank, published_high = PUBLISHED_UK_MARGINAL
     assert int(row["estimate"]) == published_rank

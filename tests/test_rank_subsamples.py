@@ -1,4 +1,4 @@
-"""The repeated-subsample study of prediction-powered ranking (evalstats.stats.ranking_subsamples),
+"""The repeated-subsample study of prediction-powered ranking (evalstats.stats.rank_subsamples),
 on a slice of the Chatbot Arena battles: its fits are `rank`'s (checked exactly on the point
 strengths, within Monte Carlo error on the bootstrap), its type-weighted sandwich is the
 per-task one, its lambda the brute-force minimiser, its scores hand-counted.
@@ -13,8 +13,10 @@ import pandas as pd
 import pytest
 
 from evalstats.errors import DataError, ParameterError
-from evalstats.stats import _btd, rank, rank_subsamples, subsample_coverage
-from evalstats.stats import ranking_subsamples as rs
+from evalstats.stats import rank, rank_subsamples, subsample_coverage
+
+# The study's type design, fits and PPI++ weight are private: checked against rank() here.
+from evalstats.stats import ranking as rs
 
 ARENA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arena" / "battles.csv.gz"
 TOP = ["gpt-4", "claude-v1", "claude-instant-v1", "gpt-3.5-turbo", "vicuna-13b", "palm-2"]
@@ -88,12 +90,12 @@ def test_bootstrap_spread_matches_rank_s(battles, design):
 def test_type_sandwich_is_the_per_task_sandwich(design):
     # One "task" per type weighted by its count gives the same meat as one row per battle.
     counts = np.bincount(design.types("human"), minlength=3 * design.n_cells).astype(float)
-    theta = _btd.fit(counts.reshape(1, -1, 3), design.x)[0]
+    theta = rs._btd_fit(counts.reshape(1, -1, 3), design.x)[0]
     got = rs._type_se(design, counts[None], theta)[0]
     per_task = np.zeros((design.n, 3 * design.n_cells))
     per_task[np.arange(design.n), design.types("human")] = 1.0
-    scores = _btd.task_scores(per_task, theta, design.x, True)
-    cov = _btd.sandwich(counts.reshape(1, -1, 3), scores, np.ones((1, design.n)), theta,
+    scores = rs._task_scores(per_task, theta, design.x, True)
+    cov = rs._sandwich(counts.reshape(1, -1, 3), scores, np.ones((1, design.n)), theta,
                         design.x, True)  # fmt: skip
     np.testing.assert_allclose(got, rs._difference_se(cov, design.k)[0], rtol=1e-9)
 

@@ -74,7 +74,7 @@ def _tests(ctx: Context) -> dict[str, Any]:
     test forms the Holm family. Without a plan every test is exploratory and all of them
     are adjusted together.
     """
-    from ..stats.multiplicity import holm_table
+    from ..stats.ranking import holm_table
 
     names = [t for t in _TEST_TABLES if t in ctx.tables]
     if not names:

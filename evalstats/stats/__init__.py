@@ -50,7 +50,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "consensus",
             "judge_agreement",
         ],
-        ".comparison": ["COMPARE_METHODS", "COMPARE_STATISTICS", "compare"],
         ".cost": [
             "ARM_COST_METHODS",
             "ARM_COST_METRICS",
@@ -78,7 +77,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ],
         ".formatting": ["summarize"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
-        ".multiplicity": ["holm", "holm_table"],
         ".pairs": ["PAIRWISE_COLUMNS", "pairwise_frame", "pairwise_from_verdicts"],
         ".power": [
             "PowerResult",
@@ -94,9 +92,19 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "tasks_needed",
         ],
         ".ppi": ["PPI_METHODS", "ppi_win_rates"],
-        ".rank_confidence": ["rank_sets"],
-        ".ranking": ["RANK_MODELS", "rank"],
-        ".ranking_subsamples": ["SUBSAMPLE_ESTIMATORS", "rank_subsamples", "subsample_coverage"],
+        ".ranking": [
+            "COMPARE_METHODS",
+            "COMPARE_STATISTICS",
+            "RANK_MODELS",
+            "SUBSAMPLE_ESTIMATORS",
+            "compare",
+            "holm",
+            "holm_table",
+            "rank",
+            "rank_sets",
+            "rank_subsamples",
+            "subsample_coverage",
+        ],
         ".rates": [
             "CLUSTER_MEAN_METHODS",
             "DEFAULT_METHOD",
@@ -146,7 +154,6 @@ if TYPE_CHECKING:
         scott_pi,
         two_rater_agreement,
     )
-    from .comparison import COMPARE_METHODS, COMPARE_STATISTICS, compare
     from .cost import (
         ARM_COST_METHODS,
         ARM_COST_METRICS,
@@ -169,7 +176,6 @@ if TYPE_CHECKING:
     )
     from .formatting import summarize
     from .models import OrdinalCheckResult, ordinal_check
-    from .multiplicity import holm, holm_table
     from .pairs import PAIRWISE_COLUMNS, pairwise_frame, pairwise_from_verdicts
     from .power import (
         PowerResult,
@@ -185,9 +191,19 @@ if TYPE_CHECKING:
         tasks_needed,
     )
     from .ppi import PPI_METHODS, ppi_win_rates
-    from .rank_confidence import rank_sets
-    from .ranking import RANK_MODELS, rank
-    from .ranking_subsamples import SUBSAMPLE_ESTIMATORS, rank_subsamples, subsample_coverage
+    from .ranking import (
+        COMPARE_METHODS,
+        COMPARE_STATISTICS,
+        RANK_MODELS,
+        SUBSAMPLE_ESTIMATORS,
+        compare,
+        holm,
+        holm_table,
+        rank,
+        rank_sets,
+        rank_subsamples,
+        subsample_coverage,
+    )
     from .rates import (
         CLUSTER_MEAN_METHODS,
         DEFAULT_METHOD,

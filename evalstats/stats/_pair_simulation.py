@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import _btd
+from .ranking import outcome_probabilities
 
 __all__ = ["simulate_pairwise", "true_net_wins"]
 
@@ -23,7 +23,7 @@ def _draw(rng, beta, n_tasks, n_reps, task_sd, nu, gamma):
     shape = (n_tasks, n_reps, len(i))
     s = rng.choice(np.array([-1, 1]), size=shape)
     u = (beta[i] - beta[j])[None, None] + (eff[:, i] - eff[:, j])[:, None] + gamma * s
-    p = _btd.outcome_probabilities(u, np.log(nu))
+    p = outcome_probabilities(u, np.log(nu))
     c = p.cumsum(-1)
     r = rng.random(shape)[..., None]
     col = (r > c[..., :2]).sum(-1)  # 0 win of a, 1 tie, 2 loss
@@ -82,6 +82,6 @@ def true_net_wins(
     z = np.random.default_rng(seed).normal(0.0, task_sd, size=(n_draws, 1))
     out = np.zeros(len(i))
     for s in (-1.0, 1.0):  # the two orders, equally likely
-        p = _btd.outcome_probabilities((beta[i] - beta[j])[None] + z + gamma * s, np.log(nu))
+        p = outcome_probabilities((beta[i] - beta[j])[None] + z + gamma * s, np.log(nu))
         out += 0.5 * (p[..., 0] - p[..., 2]).mean(0)
     return out

@@ -22,8 +22,7 @@ from scipy import stats
 from .._tidy import ResultFrame, tidy_frame
 from .._validate import check_columns, check_confidence, check_n_resamples, check_positive_int
 from ..errors import DataError, ParameterError
-from .comparison import pair_counts
-from .pairs import encode, task_resamples
+from .ranking import encode, pair_counts, task_resamples
 from .resample import BOOTSTRAP_METHODS, as_generator, cluster_bootstrap
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The pairwise verdict frame for K >= 2 arms, and its encoding as integer arrays.
+"""The pairwise verdict frame for K >= 2 arms (encoded for the statistics by :func:`evalstats.stats.ranking.encode`).
 
 A **pairwise verdict frame** has one row per judgment of two arms on one task:
 
@@ -23,32 +23,18 @@ row to one canonical pair first. Today's two-arm verdict frame (:func:`evalstats
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._validate import check_columns
-from ..errors import DataError, ParameterError
+from ..errors import DataError
 
-__all__ = [
-    "ORDER_CODES",
-    "PAIRWISE_COLUMNS",
-    "Encoded",
-    "encode",
-    "pairwise_frame",
-    "pairwise_from_verdicts",
-    "task_resamples",
-]
+__all__ = ["PAIRWISE_COLUMNS", "pairwise_frame", "pairwise_from_verdicts"]
 
 #: The columns of a pairwise verdict frame for K arms (`order` optional).
 PAIRWISE_COLUMNS = ("task_id", "replicate", "judge", "arm_a", "arm_b", "order", "status", "outcome")
-#: ``order`` values: the arm shown first.
-ORDER_CODES = ("a_first", "b_first")
-_REQUIRED = ("task_id", "judge", "arm_a", "arm_b", "status", "outcome")
-_OUTCOME_CODE = {"loss": 0, "tie": 1, "win": 2}
 
 
 def pairwise_from_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
@@ -102,133 +88,6 @@ def _arm_column(frame: pd.DataFrame, col: str, default: str, n: int) -> np.ndarr
     if col in frame.columns:
         return frame[col].astype(object).fillna(default).to_numpy(dtype=object)
     return np.full(n, default, dtype=object)
-
-
-@dataclass(frozen=True)
-class Encoded:
-    """A pairwise frame's ok rows as integer arrays (see :func:`encode`).
-
-    ``a`` / ``b`` index :attr:`arms`; ``y`` is 0 loss, 1 tie, 2 win from ``a``'s view; ``pos``
-    is +1 when ``a`` was shown first, -1 when ``b`` was, 0 when unknown; ``task`` indexes
-    :attr:`tasks`.
-    """
-
-    arms: tuple[str, ...]
-    tasks: np.ndarray
-    task: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    y: np.ndarray
-    pos: np.ndarray
-    judge: str
-
-    @property
-    def n_tasks(self) -> int:
-        return len(self.tasks)
-
-
-def _arm_order(frame: pd.DataFrame, arms: Sequence[str] | None) -> tuple[str, ...]:
-    seen = pd.unique(pd.concat([frame["arm_a"], frame["arm_b"]]).astype(str))
-    if arms is None:
-        return tuple(seen)
-    arms = tuple(str(a) for a in arms)
-    missing = sorted(set(seen) - set(arms))
-    if missing:
-        raise ParameterError(f"arms {missing} are in the frame but not in arms={list(arms)}")
-    return arms
-
-
-def encode(
-    frame: pd.DataFrame, *, judge: str | None = None, arms: Sequence[str] | None = None
-) -> Encoded:
-    """The ok rows of one judge as :class:`Encoded` arrays; bad values raise ``DataError``.
-
-    ``judge`` picks one judge; it may be omitted when the frame has one. ``arms`` fixes the
-    arms' order (default: order of first appearance in ``arm_a`` then ``arm_b``).
-
-    >>> f = pd.DataFrame({"task_id": ["t1", "t2"], "judge": "j", "arm_a": ["x", "y"],
-    ...                   "arm_b": ["y", "z"], "status": "ok", "outcome": ["win", "loss"]})
-    >>> e = encode(f)
-    >>> e.arms, e.a.tolist(), e.b.tolist(), e.y.tolist(), e.pos.tolist()
-    (('x', 'y', 'z'), [0, 1], [1, 2], [2, 0], [0, 0])
-    """
-    check_columns(frame, _REQUIRED, what="pairwise verdict frame")
-    judges = pd.unique(frame["judge"].astype(str))
-    if judge is None:
-        if len(judges) > 1:
-            raise ParameterError(
-                f"the frame has {len(judges)} judges ({', '.join(map(str, judges))}): "
-                "pass judge= to pick one"
-            )
-        judge = str(judges[0]) if len(judges) else ""
-    elif judge not in set(judges):
-        raise ParameterError(f"judge {judge!r} is not in the frame (judges: {list(judges)})")
-    rows = frame.loc[
-        (frame["judge"].astype(str) == judge).to_numpy()
-        & (frame["status"].astype(str) == "ok").to_numpy()
-    ]
-    arm_names = _arm_order(rows if len(rows) else frame, arms)
-    if len(arm_names) < 2:
-        raise DataError(f"a ranking needs at least two arms, got {list(arm_names)}", field="arm_a")
-    index = {a: i for i, a in enumerate(arm_names)}
-    a = rows["arm_a"].astype(str).map(index).to_numpy()
-    b = rows["arm_b"].astype(str).map(index).to_numpy()
-    same = np.flatnonzero(a == b)
-    if len(same):
-        raise DataError(
-            f"arm_a equals arm_b ({arm_names[a[same[0]]]!r})", line=int(same[0]) + 1, field="arm_b"
-        )
-    outcome = rows["outcome"].astype(object).map(_OUTCOME_CODE)
-    bad = np.flatnonzero(outcome.isna().to_numpy())
-    if len(bad):
-        raise DataError(
-            f"outcome must be win, tie or loss on an ok row, got {rows['outcome'].iloc[bad[0]]!r}",
-            line=int(bad[0]) + 1,
-            field="outcome",
-        )
-    if "order" in rows.columns:
-        order = rows["order"].astype(object)
-        pos = order.map({"a_first": 1, "b_first": -1}).fillna(0).to_numpy(dtype=np.int8)
-        unknown = order.notna().to_numpy() & (pos == 0)
-        if unknown.any():
-            i = int(np.flatnonzero(unknown)[0])
-            raise DataError(
-                f"order must be a_first, b_first or missing, got {order.iloc[i]!r}",
-                line=i + 1,
-                field="order",
-            )
-    else:
-        pos = np.zeros(len(rows), dtype=np.int8)
-    tasks, task = np.unique(rows["task_id"].astype(str).to_numpy(), return_inverse=True)
-    return Encoded(
-        arms=arm_names,
-        tasks=tasks,
-        task=task.astype(np.int64),
-        a=a.astype(np.int64),
-        b=b.astype(np.int64),
-        y=outcome.to_numpy(dtype=np.int64),
-        pos=pos,
-        judge=judge,
-    )
-
-
-def task_resamples(
-    n_tasks: int, n_resamples: int, rng: np.random.Generator, *, max_cells: int = 4_000_000
-):
-    """Yield blocks of task-cluster bootstrap weights, shape (block, n_tasks), float64.
-
-    Row ``r`` holds how often each task was drawn (a multinomial with ``n_tasks`` draws), so
-    a resample's per-task sums are ``weights @ per_task``; replicates stay inside their task.
-    Blocks keep a weight matrix near ``max_cells`` numbers however many tasks there are.
-    """
-    block = max(1, min(n_resamples, max_cells // max(n_tasks, 1)))
-    done = 0
-    while done < n_resamples:
-        m = min(block, n_resamples - done)
-        draws = rng.integers(0, n_tasks, size=(m, n_tasks))
-        flat = (draws + (np.arange(m) * n_tasks)[:, None]).ravel()
-        yield np.bincount(flat, minlength=m * n_tasks).reshape(m, n_tasks).astype(np.float64)
-        done += m
 
 
 def pairwise_frame(

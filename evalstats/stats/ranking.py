@@ -1,60 +1,1014 @@
-"""Rank K arms: Bradley-Terry-Davidson strengths, P(i beats j) and rank confidence sets.
+"""Comparing and ranking K arms: every pair's win / tie / loss rates with simultaneous
+intervals, Holm's adjustment, Bradley-Terry-Davidson strengths with rank confidence sets (also
+prediction-powered), and the repeated-subsample study of those rankings.
 
-The model (:mod:`evalstats.stats._btd`) gives each arm a log-strength ``beta`` (centred to
-mean 0), ties a Davidson parameter ``nu`` and, when both presentation orders occur, the
-first-shown arm a log-odds bonus ``gamma`` (``position``), so a judge that prefers the first
-answer does not move the strengths. ``p_beats`` is ``P(arm wins against opponent)`` under a
-neutral order (ties are the rest). ``model="bradley-terry"`` instead counts a tie as half a
-win and half a loss.
-
-Uncertainty is the task-cluster bootstrap of :mod:`evalstats.stats.comparison` (replicates and
-pairs of a task move together); the fit runs Newton on every resample at once. Intervals of
-strengths and ``p_beats`` are bootstrap percentiles. The rank sets are the construction of
-:func:`evalstats.stats.rank_sets` as a **bootstrap-t**: every resample's strength differences
-are standardised by that resample's own CR1 cluster-robust sandwich SE (``H^-1 M H^-1`` from
-the tasks' scores), the estimate's by its own, and the max-t critical value is taken over
-those. Standardising every resample by the draws' spread instead (the percentile-style max-t)
-covered 0.907 +- 0.009 in the least favourable case of ``benchmarks/coverage_ranking.py``
-(five equal arms, 40 tasks; nominal 0.95, 1,000 simulations) and the bootstrap-t 0.957 in
-300. Above :data:`STUDENTIZE_MAX_CELLS` per-task numbers (Arena's 26,919 one-battle tasks),
-and for the prediction-powered fit, the spread-standardised version is used, its deviations
-scaled by the CR1 factor ``sqrt(C / (C - 1))`` (with thousands of clusters the plug-in
-bootstrap is expected to be accurate; that case's coverage is not measured here).
-
-**Prediction-powered ranking** (``labels`` + ``judge``; Chatzi, Straitouri, Thejaswi &
-Gomez-Rodriguez, NeurIPS 2024, with the PPI++ power-tuning of Angelopoulos, Duchi & Zrnic
-2023). ``frame`` holds the judge's verdicts on every judgment, ``labels`` people's verdicts
-on a random subset of them (matched on task, replicate and pair). The strengths maximise the
-prediction-powered log-likelihood::
-
-    l_PP(theta) = l_H,L(theta) + lambda * (n / N * l_J,all(theta) - l_J,L(theta))
-
-(``H`` human, ``J`` judge, ``L`` the ``n`` labelled judgments, ``all`` the ``N`` judged ones),
-whose expectation is the human log-likelihood for any ``lambda``; it stays a count-weighted
-BTD likelihood (with fractional counts), so the same batched Newton fits it. ``lambda`` is
-the PPI++ choice minimising the trace of the strengths' variance, from the bootstrap draws
-of the three separate fits (``theta_PP ~ theta_H + lambda (theta_J,all - theta_J,L)``),
-clipped to [0, 1] (0: people only, 1: plain PPI).
+Input is a verdict frame with a pair of arms on every row (``arm_a``, ``arm_b``; outcome from
+``arm_a``'s view), encoded once (:func:`encode`); the task is the cluster everywhere. The
+constructions and their coverage: ``docs/methods.md``, "Comparisons and rankings".
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse
+import scipy.special
+import scipy.stats
+from statsmodels.stats.multitest import multipletests
 
 from .._tidy import ResultFrame, tidy_frame
-from .._validate import check_confidence, check_positive_int
+from .._validate import check_columns, check_confidence, check_positive_int
 from ..errors import DataError, ParameterError
-from . import _btd
-from .pairs import Encoded, encode, task_resamples
-from .rank_confidence import point_ranks, rank_bounds
+from ..plan import Plan
+from .rates import rate_arrays
 from .resample import as_generator
 
-__all__ = ["RANK_MODELS", "rank"]
+__all__ = [
+    "COMPARE_METHODS",
+    "COMPARE_STATISTICS",
+    "RANK_MODELS",
+    "SUBSAMPLE_ESTIMATORS",
+    "Encoded",
+    "compare",
+    "encode",
+    "holm",
+    "holm_table",
+    "outcome_probabilities",
+    "pair_counts",
+    "rank",
+    "rank_sets",
+    "rank_subsamples",
+    "subsample_coverage",
+    "task_resamples",
+]
+
+
+# ------------------------------------------------------------ encoding
+
+
+_REQUIRED = ("task_id", "judge", "arm_a", "arm_b", "status", "outcome")
+_OUTCOME_CODE = {"loss": 0, "tie": 1, "win": 2}
+_POSITION = {"a_first": 1, "b_first": -1, "with_first": 1, "without_first": -1}
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A pairwise frame's ok rows as integer arrays (see :func:`encode`).
+
+    ``a`` / ``b`` index :attr:`arms`; ``y`` is 0 loss, 1 tie, 2 win from ``a``'s view; ``pos``
+    is +1 when ``a`` was shown first, -1 when ``b`` was, 0 when unknown; ``task`` indexes
+    :attr:`tasks`.
+    """
+
+    arms: tuple[str, ...]
+    tasks: np.ndarray
+    task: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    y: np.ndarray
+    pos: np.ndarray
+    judge: str
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.tasks)
+
+
+def _arm_order(frame: pd.DataFrame, arms: Sequence[str] | None) -> tuple[str, ...]:
+    seen = pd.unique(pd.concat([frame["arm_a"], frame["arm_b"]]).astype(str))
+    if arms is None:
+        return tuple(seen)
+    arms = tuple(str(a) for a in arms)
+    missing = sorted(set(seen) - set(arms))
+    if missing:
+        raise ParameterError(f"arms {missing} are in the frame but not in arms={list(arms)}")
+    return arms
+
+
+def encode(
+    frame: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    rubric: str | None = None,
+    arms: Sequence[str] | None = None,
+) -> Encoded:
+    """The ok rows of one judge (and rubric) as :class:`Encoded` arrays; bad values raise
+    ``DataError``.
+
+    ``judge`` / ``rubric`` pick one judge / rubric; they may be omitted when the frame has
+    one. ``arms`` fixes the arms' order (default: order of first appearance in ``arm_a``
+    then ``arm_b``). A frame without ``arm_a`` / ``arm_b`` is the two-arm verdict frame
+    (``with`` against ``without``); ``order`` may be ``a_first`` / ``b_first`` or the
+    verdict frame's ``with_first`` / ``without_first`` (the arm_a / arm_b side).
+
+    >>> f = pd.DataFrame({"task_id": ["t1", "t2"], "judge": "j", "arm_a": ["x", "y"],
+    ...                   "arm_b": ["y", "z"], "status": "ok", "outcome": ["win", "loss"]})
+    >>> e = encode(f)
+    >>> e.arms, e.a.tolist(), e.b.tolist(), e.y.tolist(), e.pos.tolist()
+    (('x', 'y', 'z'), [0, 1], [1, 2], [2, 0], [0, 0])
+    """
+    if "arm_a" not in frame.columns and "arm_b" not in frame.columns:
+        frame = frame.assign(arm_a="with", arm_b="without")
+    check_columns(frame, _REQUIRED, what="pairwise verdict frame")
+    if "rubric" in frame.columns:
+        rubrics = pd.unique(frame["rubric"].astype(str))
+        if rubric is None and len(rubrics) > 1:
+            raise ParameterError(
+                f"the frame has {len(rubrics)} rubrics ({', '.join(rubrics)}): pass rubric="
+            )
+        if rubric is not None:
+            if rubric not in set(rubrics):
+                raise ParameterError(f"rubric {rubric!r} is not in the frame ({list(rubrics)})")
+            frame = frame.loc[(frame["rubric"].astype(str) == rubric).to_numpy()]
+    judges = pd.unique(frame["judge"].astype(str))
+    if judge is None:
+        if len(judges) > 1:
+            raise ParameterError(
+                f"the frame has {len(judges)} judges ({', '.join(map(str, judges))}): "
+                "pass judge= to pick one"
+            )
+        judge = str(judges[0]) if len(judges) else ""
+    elif judge not in set(judges):
+        raise ParameterError(f"judge {judge!r} is not in the frame (judges: {list(judges)})")
+    rows = frame.loc[
+        (frame["judge"].astype(str) == judge).to_numpy()
+        & (frame["status"].astype(str) == "ok").to_numpy()
+    ]
+    arm_names = _arm_order(rows if len(rows) else frame, arms)
+    if len(arm_names) < 2:
+        raise DataError(f"a ranking needs at least two arms, got {list(arm_names)}", field="arm_a")
+    index = {a: i for i, a in enumerate(arm_names)}
+    a = rows["arm_a"].astype(str).map(index).to_numpy()
+    b = rows["arm_b"].astype(str).map(index).to_numpy()
+    same = np.flatnonzero(a == b)
+    if len(same):
+        raise DataError(
+            f"arm_a equals arm_b ({arm_names[a[same[0]]]!r})", line=int(same[0]) + 1, field="arm_b"
+        )
+    outcome = rows["outcome"].astype(object).map(_OUTCOME_CODE)
+    bad = np.flatnonzero(outcome.isna().to_numpy())
+    if len(bad):
+        raise DataError(
+            f"outcome must be win, tie or loss on an ok row, got {rows['outcome'].iloc[bad[0]]!r}",
+            line=int(bad[0]) + 1,
+            field="outcome",
+        )
+    if "order" in rows.columns:
+        order = rows["order"].astype(object)
+        pos = order.map(_POSITION).fillna(0).to_numpy(dtype=np.int8)
+        unknown = order.notna().to_numpy() & (pos == 0)
+        if unknown.any():
+            i = int(np.flatnonzero(unknown)[0])
+            raise DataError(
+                f"order must be a_first, b_first, with_first, without_first or missing, "
+                f"got {order.iloc[i]!r}",
+                line=i + 1,
+                field="order",
+            )
+    else:
+        pos = np.zeros(len(rows), dtype=np.int8)
+    tasks, task = np.unique(rows["task_id"].astype(str).to_numpy(), return_inverse=True)
+    return Encoded(
+        arms=arm_names,
+        tasks=tasks,
+        task=task.astype(np.int64),
+        a=a.astype(np.int64),
+        b=b.astype(np.int64),
+        y=outcome.to_numpy(dtype=np.int64),
+        pos=pos,
+        judge=judge,
+    )
+
+
+def task_resamples(
+    n_tasks: int, n_resamples: int, rng: np.random.Generator, *, max_cells: int = 4_000_000
+):
+    """Yield blocks of task-cluster bootstrap weights, shape (block, n_tasks), float64.
+
+    Row ``r`` holds how often each task was drawn (a multinomial with ``n_tasks`` draws), so
+    a resample's per-task sums are ``weights @ per_task``; replicates stay inside their task.
+    Blocks keep a weight matrix near ``max_cells`` numbers however many tasks there are.
+    """
+    block = max(1, min(n_resamples, max_cells // max(n_tasks, 1)))
+    done = 0
+    while done < n_resamples:
+        m = min(block, n_resamples - done)
+        draws = rng.integers(0, n_tasks, size=(m, n_tasks))
+        flat = (draws + (np.arange(m) * n_tasks)[:, None]).ravel()
+        yield np.bincount(flat, minlength=m * n_tasks).reshape(m, n_tasks).astype(np.float64)
+        done += m
+
+
+# ------------------------------------------------------------ compare: every pair of arms
+
+
+#: Interval methods of `compare`: `cr2_wilson` (as `win_rates`: CR2, Bell-McCaffrey df, score).
+COMPARE_METHODS = ("cr2_wilson",)
+#: The statistics `compare` reports per pair: win, tie, loss rate and net win.
+COMPARE_STATISTICS = ("win_rate", "tie_rate", "loss_rate", "net_win")
+
+
+def _pairs(arms: Sequence[str], reference: str | None) -> list[tuple[int, int]]:
+    k = len(arms)
+    if reference is None:
+        return [(i, j) for i in range(k) for j in range(i + 1, k)]
+    if reference not in arms:
+        raise ParameterError(f"reference {reference!r} is not an arm of the frame ({list(arms)})")
+    r = arms.index(reference)
+    return [(i, r) for i in range(k) if i != r]
+
+
+def pair_counts(enc: Encoded, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-task counts of (win, tie, loss) of each pair's first arm, shape (tasks, pairs, 3).
+
+    Rows judged in the other orientation are flipped; rows of pairs not listed are dropped.
+    Returns the counts and the pair index of each row (-1 when dropped).
+    """
+    k = len(enc.arms)
+    lookup = np.full((k, k), -1, dtype=np.int64)
+    flip = np.zeros((k, k), dtype=bool)
+    for p, (i, j) in enumerate(pairs):
+        lookup[i, j], lookup[j, i] = p, p
+        flip[j, i] = True
+    pid = lookup[enc.a, enc.b]
+    keep = pid >= 0
+    # column 0 = win of the pair's first arm: outcome code 2 (win) maps to 0 unless flipped
+    y = np.where(flip[enc.a, enc.b], enc.y, 2 - enc.y)
+    n_p = len(pairs)
+    flat = (enc.task[keep] * n_p + pid[keep]) * 3 + y[keep]
+    counts = np.bincount(flat, minlength=enc.n_tasks * n_p * 3).reshape(enc.n_tasks, n_p, 3)
+    return counts.astype(np.float64), pid
+
+
+# The scale of the max-t: logit for the three rates, atanh for the net win.
+_RATE_COLS = np.array([True, True, True, False])
+
+
+def _to_scale(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``g(x)`` and ``g'(x)`` per statistic (last axis): logit for rates, atanh for net win."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.where(_RATE_COLS, np.log(x) - np.log1p(-x), np.arctanh(x))
+        d = np.where(_RATE_COLS, 1.0 / (x * (1.0 - x)), 1.0 / (1.0 - x**2))
+    return g, d
+
+
+def _cr2_rates(y: np.ndarray, m: np.ndarray, w: np.ndarray | None = None):
+    """Ratio estimates and CR2 SEs per pair from per-task sums ``y`` (T, P, 4), ``m`` (T, P);
+    ``w`` (B, T) counts each task's copies in a resample (a copy is a cluster)."""
+    if w is None:
+        w = np.ones((1, len(m)))
+    n = w @ m  # (B, P)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.einsum("bt,tps->bps", w, y) / n[..., None]
+        h = m[None] / n[:, None]  # (B, T, P): a task's leverage
+        adj = np.where((m[None] > 0) & (h < 1), w[..., None] / (1.0 - h), 0.0)
+        resid = y[None] - r[:, None] * m[None, ..., None]
+        se = np.sqrt(np.einsum("btp,btps->bps", adj, resid**2)) / n[..., None]
+    return r, se
+
+
+def _from_scale(g: np.ndarray) -> np.ndarray:
+    return np.where(_RATE_COLS, scipy.special.expit(g), np.tanh(g))
+
+
+def _max_t(y, m, est, se, n_resamples, gen, confidence) -> tuple[np.ndarray, int]:
+    """The ``confidence`` quantile of the max over pairs of ``|t*|`` per statistic (4,), and
+    the number of resamples with an infinite draw. ``t*`` is on the logit / atanh scale,
+    each resample studentized by its own CR2 SE; statistics without spread are left out."""
+    g, d = _to_scale(est)
+    with np.errstate(invalid="ignore"):
+        spread = np.isfinite(g) & (se * d > 0)
+    m_b = []
+    block = max(1, 2_000_000 // (len(m) * m.shape[1] * 4))
+    for weights in task_resamples(len(m), n_resamples, gen, max_cells=block * len(m)):
+        rb, sb = _cr2_rates(y, m, weights)
+        gb, db = _to_scale(rb)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            num = gb - g
+            tb = np.abs(np.where(np.isinf(num), num, num / (sb * db)))
+        m_b.append(np.where(spread & ~np.isnan(tb), tb, 0.0).max(axis=1))  # (B, 4)
+    m_b = np.concatenate(m_b)
+    crit = np.quantile(m_b, confidence, axis=0, method="inverted_cdf")
+    return crit, int(np.isinf(m_b).any(axis=1).sum())
+
+
+def compare(
+    frame: pd.DataFrame,
+    *,
+    reference: str | None = None,
+    confidence: float = 0.95,
+    method: str = "cr2_wilson",
+    n_resamples: int = 2000,
+    rng: np.random.Generator | int | None = None,
+    judge: str | None = None,
+    rubric: str | None = None,
+    arms: Sequence[str] | None = None,
+) -> ResultFrame:
+    """Win, tie, loss and net win of every pair of arms, with simultaneous intervals.
+
+    Per pair, the marginal interval and the p-value of ``net_win = 0`` are
+    :func:`evalstats.stats.win_rates`' (``cr2_wilson``: the CR2 SE with Bell-McCaffrey df,
+    a score interval, and the test it inverts, so ``p_value < 1 - confidence`` exactly when
+    the interval excludes 0): a pair's numbers are the same here and there. ``p_holm`` is
+    Holm over the pairs' p-values. The simultaneous interval is a max-t: ``c`` is the
+    ``confidence`` quantile of the max over pairs of ``|t*|`` in a task-cluster bootstrap
+    (every resample studentized by its own CR2 SE), the interval ``g^-1(g(r) +- c g'(r) SE)``
+    on the logit (rates) / atanh (net win) scale, so its ends stay in range; ``c`` is capped
+    at Bonferroni's ``t_df(1 - alpha / (2P))`` and the interval widened to hold the
+    marginal one, so it never contradicts ``p_value``. A resample at the edge of the range
+    counts as infinitely extreme: where too many are, the cap (not an infinite value) is
+    used; a statistic without spread (no tie anywhere) gets the marginal construction at
+    Bonferroni's level, never [0, 1]. Coverage and family-wise error: ``docs/methods.md``, "Comparisons and rankings".
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A verdict frame with ``arm_a``, ``arm_b`` (without them, the two-arm frame: ``with``
+        against ``without``); only ``status == "ok"`` rows count.
+    reference : str, optional
+        Compare every other arm with this one (K - 1 pairs, ``arm_b`` = reference); default
+        all K (K - 1) / 2 pairs.
+    confidence : float
+        Level of the marginal and the simultaneous intervals.
+    method : {"cr2_wilson"}
+        How the marginal interval is made (:func:`evalstats.stats.win_rates`' key).
+    n_resamples : int
+        Task-cluster bootstrap resamples of the simultaneous critical value.
+    rng : numpy.random.Generator or int, optional
+        Seed of the bootstrap.
+    judge, rubric : str, optional
+        Which judge's (rubric's) verdicts, needed when the frame has several.
+    arms : sequence of str, optional
+        The arms' order (pairs are ``(arms[i], arms[j])`` with ``i < j``).
+
+    Returns
+    -------
+    ResultFrame
+        One row per pair and statistic (:data:`COMPARE_STATISTICS`): ``arm_a``, ``arm_b``,
+        the tidy columns, then ``p_holm`` (net win only), ``sim_low``, ``sim_high``.
+        ``diagnostics`` holds the judge, the critical value of each statistic (capped), the
+        number of resamples and of degenerate ones.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"task_id": [f"t{i % 6}" for i in range(36)], "judge": "j",
+    ...                   "arm_a": ["x", "y", "x"] * 12, "arm_b": ["y", "z", "z"] * 12,
+    ...                   "status": "ok", "outcome": ["win", "tie", "loss", "win"] * 9})
+    >>> res = compare(f, rng=1, n_resamples=200)
+    >>> res.loc[res.statistic == "net_win", ["arm_a", "arm_b", "estimate"]].to_string(index=False)
+    'arm_a arm_b  estimate\\n    x     y      0.25\\n    x     z      0.25\\n    y     z      0.25'
+    """
+    confidence = check_confidence(confidence)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=20)
+    if method not in COMPARE_METHODS:
+        raise ParameterError(f"method must be one of {COMPARE_METHODS}, got {method!r}")
+    gen = as_generator(rng)
+    enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
+    pairs = _pairs(enc.arms, reference)
+    n_p, alpha = len(pairs), 1.0 - confidence
+    counts, _ = pair_counts(enc, pairs)
+    m = counts.sum(-1)
+    tp = np.nonzero(m > 0)  # the (task, pair) cells judged
+    c = counts[tp]
+
+    def marginal(level: float) -> dict[str, Any]:  # win_rates' numbers, each pair a group
+        return rate_arrays(c[:, 0], c[:, 1], c[:, 2], tp[1], n_p, method=method, confidence=level)
+
+    ra = marginal(confidence)
+    est, se = ra["est"][:, :4], ra["se"][:, :4]
+    df = np.column_stack([np.repeat(ra["df"][:, None], 3, axis=1), ra["net_win_df"]])
+    y = np.stack(
+        [counts[..., 0], counts[..., 1], counts[..., 2], counts[..., 0] - counts[..., 2]], -1
+    )
+    crit, degenerate = _max_t(y, m, est, se, n_resamples, gen, confidence)
+    g, d = _to_scale(est)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cap = np.minimum(crit[None], scipy.stats.t.ppf(1 - alpha / (2 * n_p), df))
+        half = np.maximum(cap, scipy.stats.t.ppf(1 - alpha / 2, df)) * se * d
+        sim_lo = np.fmin(_from_scale(g - half), ra["low"][:, :4])
+        sim_hi = np.fmax(_from_scale(g + half), ra["high"][:, :4])
+    # At the edge of the range (no tie drawn, say) there is no spread to studentize: the
+    # marginal construction at Bonferroni's level.
+    flat = ~np.isfinite(sim_lo + sim_hi) | ~(half > 0)
+    if flat.any():
+        bonf = marginal(1.0 - alpha / n_p)
+        sim_lo = np.where(flat, bonf["low"][:, :4], sim_lo)
+        sim_hi = np.where(flat, bonf["high"][:, :4], sim_hi)
+    p = ra["net_win_p"]
+    p_holm = np.full(n_p, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        p_holm[ok] = multipletests(p[ok], method="holm")[1]
+    rows = []
+    for pi, (i, j) in enumerate(pairs):
+        for s, name in enumerate(COMPARE_STATISTICS):
+            net = name == "net_win"
+            rows.append(
+                {
+                    "arm_a": enc.arms[i],
+                    "arm_b": enc.arms[j],
+                    "statistic": name,
+                    "estimate": est[pi, s],
+                    "se": se[pi, s],
+                    "ci_low": ra["low"][pi, s],
+                    "ci_high": ra["high"][pi, s],
+                    "p_value": p[pi] if net else np.nan,
+                    "df": df[pi, s],
+                    "n": int(ra["n"][pi]),
+                    "n_tasks": int(ra["n_clusters"][pi]),
+                    "method": method,
+                    "confidence": confidence,
+                    "p_holm": p_holm[pi] if net else np.nan,
+                    "sim_low": sim_lo[pi, s],
+                    "sim_high": sim_hi[pi, s],
+                }
+            )
+    with np.errstate(invalid="ignore"):
+        t_bonf = scipy.stats.t.ppf(1 - alpha / (2 * n_p), df)
+    diagnostics = pd.DataFrame(
+        {
+            "judge": [enc.judge],
+            "n_arms": [len(enc.arms)],
+            "n_pairs": [n_p],
+            "n_tasks": [enc.n_tasks],
+            "n_resamples": [n_resamples],
+            "n_degenerate": [degenerate],
+            **{f"crit_{name}": [float(min(crit[s], np.nanmax(t_bonf[:, s], initial=0.0)))]
+               for s, name in enumerate(COMPARE_STATISTICS)},
+        }
+    )  # fmt: skip
+    return tidy_frame(
+        pd.DataFrame(rows),
+        by=["arm_a", "arm_b"],
+        diagnostics=diagnostics,
+        extra=["p_holm", "sim_low", "sim_high"],
+    )
+
+
+# ------------------------------------------------------------ Holm
+
+
+def _pvalues(pvalues: Any) -> np.ndarray:
+    p = np.asarray(pvalues, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError(f"pvalues must be one-dimensional, got shape {p.shape}")
+    bad = ~np.isnan(p) & ((p < 0.0) | (p > 1.0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"p-values must be in [0, 1]; pvalues[{i}] = {p[i]}")
+    return p
+
+
+def _holm(p: np.ndarray) -> np.ndarray:
+    # multipletests counts a NaN in the family size and sorts it last: the tests that could
+    # not be run are left out of the family and stay NaN.
+    out = np.full(p.shape, np.nan)
+    finite = ~np.isnan(p)
+    if finite.any():
+        out[finite] = multipletests(p[finite], method="holm")[1]
+    return out
+
+
+def holm(pvalues: Any) -> np.ndarray:
+    """Holm-adjusted p-values, in the order given.
+
+    Parameters
+    ----------
+    pvalues : array-like of float
+        One-dimensional, each in [0, 1]. NaN entries (tests that could not be run) stay
+        NaN and are not counted in the family size ``m``.
+
+    Returns
+    -------
+    ndarray
+        The adjusted p-values; reject test ``i`` at family-wise level ``alpha`` when
+        ``adjusted[i] <= alpha``.
+
+    Examples
+    --------
+    >>> from evalstats.stats.ranking import holm
+    >>> holm([0.01, 0.04, 0.03, 0.20]).round(4).tolist()
+    [0.04, 0.09, 0.09, 0.2]
+    >>> holm([0.02, float("nan"), 0.04]).tolist()
+    [0.04, nan, 0.04]
+    """
+    return _holm(_pvalues(pvalues))
+
+
+def _primary_mask(table: pd.DataFrame, primary: Any) -> np.ndarray:
+    if primary is None:
+        return np.zeros(len(table), dtype=bool)
+    if isinstance(primary, Plan):
+        primary = primary.primary_key
+    if isinstance(primary, Mapping):
+        check_columns(table, list(primary), what="table of tests")
+        mask = np.ones(len(table), dtype=bool)
+        for col, value in primary.items():
+            mask &= table[col].astype(object).to_numpy() == value
+        what = ", ".join(f"{k}={v!r}" for k, v in primary.items())
+    else:
+        mask = np.asarray(primary, dtype=bool)
+        if mask.shape != (len(table),):
+            raise ValueError(
+                f"primary mask has shape {mask.shape}, the table has {len(table)} rows"
+            )
+        what = "the primary mask"
+    n = int(mask.sum())
+    if n != 1:
+        raise ValueError(f"{what} selects {n} rows of the table; the primary test is one row")
+    return mask
+
+
+#: What ``holm_table``'s ``p_holm`` is with a primary, and without one.
+FIXED_SEQUENCE = "fixed-sequence: primary at alpha, Holm over the secondaries"
+WHOLE_FAMILY = "Holm over the whole family"
+
+
+def holm_table(
+    table: pd.DataFrame,
+    *,
+    p: str = "net_win_p",
+    primary: Mapping[str, Any] | Plan | Any | None = None,
+) -> pd.DataFrame:
+    """Add ``primary``, the Holm-adjusted p-values and the procedure's name to a table of tests.
+
+    With a ``primary`` (:data:`FIXED_SEQUENCE`) the primary keeps its own p-value and the
+    other rows are Holm-adjusted among themselves (``p_holm``); ``p_fixed_sequence`` =
+    ``max(p_primary, p_holm)`` is what controls the family-wise error, ``p_holm_family``
+    Holm over every row (``docs/methods.md``). Without a primary all three are the
+    whole-family Holm (:data:`WHOLE_FAMILY`).
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per test, e.g. :func:`evalstats.stats.win_rates` by judge and rubric.
+    p : str, default "net_win_p"
+        Column of p-values.
+    primary : mapping, Plan, boolean mask or None
+        The primary row: column -> value (e.g. ``{"rubric": "with-without", "judge":
+        "openai:gpt-5.4"}``), a :class:`~evalstats.plan.Plan` (its ``primary_key``), or a
+        boolean mask with one True. None: every row is adjusted.
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``table`` with ``primary`` (bool), ``p_holm``, ``p_fixed_sequence``,
+        ``p_holm_family`` and ``procedure`` (:data:`FIXED_SEQUENCE` or
+        :data:`WHOLE_FAMILY`: what ``p_holm`` controls).
+
+    Raises
+    ------
+    ValueError
+        ``primary`` selects no row or several; a p-value outside [0, 1].
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalstats.stats.ranking import holm_table
+    >>> tests = pd.DataFrame({
+    ...     "rubric": ["with-without", "with-without", "blind-pair", "blind-pair"],
+    ...     "judge": ["a", "b", "a", "b"],
+    ...     "net_win_p": [0.03, 0.01, 0.02, 0.30],
+    ... })
+    >>> out = holm_table(tests, primary={"rubric": "with-without", "judge": "a"})
+    >>> out[["judge", "primary", "p_holm", "p_fixed_sequence", "p_holm_family"]]
+      judge  primary  p_holm  p_fixed_sequence  p_holm_family
+    0     a     True    0.03              0.03           0.06
+    1     b    False    0.03              0.03           0.04
+    2     a    False    0.04              0.04           0.06
+    3     b    False    0.30              0.30           0.30
+    >>> out["procedure"].iloc[0]
+    'fixed-sequence: primary at alpha, Holm over the secondaries'
+    """
+    check_columns(table, [p], what="table of tests")
+    pv = _pvalues(table[p].to_numpy(dtype=np.float64, na_value=np.nan))
+    mask = _primary_mask(table, primary)
+    adjusted = pv.copy()
+    adjusted[~mask] = _holm(pv[~mask])
+    family = _holm(pv)
+    # The secondaries are read only once the primary rejected: their fixed-sequence
+    # adjusted p-value is never below the primary's.
+    gated = np.where(mask, pv, np.maximum(adjusted, pv[mask].max() if mask.any() else -np.inf))
+    out = table.copy()
+    out["primary"] = mask
+    out["p_holm"] = adjusted
+    out["p_fixed_sequence"] = gated
+    out["p_holm_family"] = family
+    out["procedure"] = FIXED_SEQUENCE if mask.any() else WHOLE_FAMILY
+    return out
+
+
+# ------------------------------------------------------------ Bradley-Terry-Davidson fit
+
+
+def _btd_cells(
+    a: np.ndarray, b: np.ndarray, pos: np.ndarray, y: np.ndarray, n_arms: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Orient every row to ``a < b`` and index its cell.
+
+    Returns ``(cell_keys, cell_of_row, outcome_col)``: the distinct ``(i, j, s)`` triples
+    (shape (C, 3)), each row's cell and its outcome column (0 win of ``i``, 1 tie, 2 loss).
+    """
+    swap = a > b
+    i = np.where(swap, b, a)
+    j = np.where(swap, a, b)
+    s = np.where(swap, -pos, pos).astype(np.int64)
+    col = np.where(swap, y, 2 - y)  # y: 0 loss / 1 tie / 2 win from a's view
+    key = (i * n_arms + j) * 3 + (s + 1)
+    uniq, cell = np.unique(key, return_inverse=True)
+    keys = np.stack([uniq // 3 // n_arms, uniq // 3 % n_arms, uniq % 3 - 1], axis=1)
+    return keys, cell.astype(np.int64), col.astype(np.int64)
+
+
+def _btd_design(keys: np.ndarray, n_arms: int, position: bool) -> np.ndarray:
+    """Design rows of ``u`` per cell: +1 at ``beta_i``, -1 at ``beta_j`` (``beta_0`` dropped),
+    then ``s`` for ``gamma`` when ``position``."""
+    x = np.zeros((len(keys), n_arms + int(position)))
+    r = np.arange(len(keys))
+    x[r, keys[:, 0]] += 1.0
+    x[r, keys[:, 1]] -= 1.0
+    if position:
+        x[:, n_arms] = keys[:, 2]
+    return x[:, 1:]
+
+
+def outcome_probabilities(u: np.ndarray, delta: np.ndarray | float | None) -> np.ndarray:
+    """``(P(win), P(tie), P(loss))`` stacked on a last axis, stable for large ``|u|``.
+
+    >>> outcome_probabilities(np.array([0.0]), np.log(1.0)).round(4).tolist()
+    [[0.3333, 0.3333, 0.3333]]
+    """
+    half = np.asarray(u, dtype=np.float64) / 2
+    logs = [half, np.full_like(half, -np.inf) if delta is None else np.zeros_like(half), -half]
+    if delta is not None:
+        logs[1] = logs[1] + np.asarray(delta, dtype=np.float64)
+    stacked = np.stack(logs, axis=-1)
+    top = stacked.max(axis=-1, keepdims=True)
+    e = np.exp(stacked - top)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _btd_fit(
+    counts: np.ndarray,
+    x: np.ndarray,
+    *,
+    ties: bool = True,
+    max_iter: int = 100,
+    tol: float = 1e-10,
+    ridge: float = 1e-8,
+    init: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Maximum-likelihood ``(beta_1.., gamma, delta)`` for every count set at once.
+
+    Parameters
+    ----------
+    counts : ndarray, shape (B, C, 3)
+        (win, tie, loss) counts of each cell's first arm, per count set (may be fractional,
+        as in a prediction-powered objective).
+    x : ndarray, shape (C, d_u)
+        :func:`_btd_design` rows.
+    ties : bool
+        Davidson ties (a ``delta`` parameter last); ``False`` splits each tie into half a win
+        and half a loss (Bradley-Terry).
+    ridge : float
+        A tiny ridge on the Hessian so a resample where an arm never wins does not make it
+        singular; such a strength runs to the step bound instead of to infinity.
+    init : ndarray, shape (d,) or (B, d), optional
+        Starting values (e.g. the data's fit for its bootstrap resamples: fewer Newton
+        steps to the same maximum); by default 0 with ``delta`` at the pooled tie share.
+
+    Returns
+    -------
+    (theta, converged)
+        ``theta`` shape (B, d_u + ties); ``converged`` shape (B,), bool.
+    """
+    counts = _split_ties(np.asarray(counts, dtype=np.float64), ties)
+    n_sets = counts.shape[0]
+    d = x.shape[1] + int(ties)
+    theta = np.zeros((n_sets, d))
+    if init is not None:
+        theta[:] = init
+    elif ties:  # start delta at the pooled tie share (the MLE when every strength is equal)
+        n = counts.sum(-1)
+        share = np.clip(counts[..., 1].sum(1) / np.maximum(n.sum(1), 1e-300), 1e-6, 1 - 1e-6)
+        theta[:, -1] = np.log(2 * share / (1 - share))
+    converged = np.zeros(n_sets, dtype=bool)
+    eye = ridge * np.eye(d)
+    for _ in range(max_iter):
+        # Only the sets still moving: a separated resample (an arm that never wins) creeps to
+        # the bound for many steps, and the converged sets need not be recomputed meanwhile.
+        act = np.flatnonzero(~converged)
+        if not len(act):
+            break
+        grad, info = _grad_info(counts[act], theta[act], x, ties)
+        step = np.linalg.solve(info + eye, grad[..., None])[..., 0]
+        # Bounded steps: Newton on a concave likelihood, but a separated resample would jump.
+        big = np.abs(step).max(axis=1, keepdims=True)
+        step = np.where(big > 5.0, step * (5.0 / np.maximum(big, 1e-300)), step)
+        theta[act] = np.clip(theta[act] + step, -30.0, 30.0)
+        converged[act] = np.abs(step).max(axis=1) < tol
+    return theta, converged
+
+
+def _split_ties(counts: np.ndarray, ties: bool) -> np.ndarray:
+    if ties:
+        return counts
+    half = counts[..., 1] / 2
+    return np.stack([counts[..., 0] + half, np.zeros_like(half), counts[..., 2] + half], -1)
+
+
+def _grad_info(
+    counts: np.ndarray, theta: np.ndarray, x: np.ndarray, ties: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Score (B, d) and observed = expected information (B, d, d) of the log-likelihood."""
+    n_sets, d_u = len(theta), x.shape[1]
+    d = d_u + int(ties)
+    w, t, lo = counts[..., 0], counts[..., 1], counts[..., 2]
+    n = w + t + lo
+    p = outcome_probabilities(theta[:, :d_u] @ x.T, theta[:, -1:] if ties else None)
+    pw, pt, pl = p[..., 0], p[..., 1], p[..., 2]
+    mu = (pw - pl) / 2
+    grad = np.empty((n_sets, d))
+    grad[:, :d_u] = ((w - lo) / 2 - n * mu) @ x
+    info = np.empty((n_sets, d, d))
+    var_u = (pw + pl) / 4 - mu**2
+    # One matrix product with the cells' outer products: einsum's own path for this
+    # contraction falls back to a slow non-BLAS loop for a few hundred sets.
+    outer = (x[:, :, None] * x[:, None, :]).reshape(len(x), d_u * d_u)
+    info[:, :d_u, :d_u] = ((n * var_u) @ outer).reshape(n_sets, d_u, d_u)
+    if ties:
+        grad[:, -1] = (t - n * pt).sum(1)
+        info[:, :d_u, -1] = (n * (-mu * pt)) @ x
+        info[:, -1, :d_u] = info[:, :d_u, -1]
+        info[:, -1, -1] = (n * pt * (1 - pt)).sum(1)
+    return grad, info
+
+
+def _task_scores(per_task, theta: np.ndarray, x: np.ndarray, ties: bool) -> np.ndarray:
+    """Each task's score at each ``theta``, shape (B, T, d).
+
+    ``per_task`` is a (T, C * 3) array or scipy sparse matrix of per-task cell counts. The
+    score is linear in the counts, so a task's contribution is its counts times per-cell
+    factors that depend on ``theta`` only.
+    """
+    m = per_task.toarray() if hasattr(per_task, "toarray") else np.asarray(per_task)
+    n_t = m.shape[0]
+    c = _split_ties(m.reshape(n_t, -1, 3), ties)
+    w, t, lo = c[..., 0], c[..., 1], c[..., 2]
+    n = w + t + lo
+    d_u = x.shape[1]
+    p = outcome_probabilities(theta[:, :d_u] @ x.T, theta[:, -1:] if ties else None)
+    mu = (p[..., 0] - p[..., 2]) / 2  # (B, C)
+    g_u = (((w - lo) / 2) @ x)[None] - np.einsum("tc,bc,ci->bti", n, mu, x, optimize=True)
+    if not ties:
+        return g_u
+    g_d = t.sum(1)[None] - np.einsum("tc,bc->bt", n, p[..., 1], optimize=True)
+    return np.concatenate([g_u, g_d[..., None]], axis=-1)
+
+
+def _sandwich(
+    total: np.ndarray,
+    scores: np.ndarray,
+    weights: np.ndarray,
+    theta: np.ndarray,
+    x: np.ndarray,
+    ties: bool,
+) -> np.ndarray:
+    """Cluster-robust (CR1) covariance of ``theta`` per count set, shape (B, d, d).
+
+    ``total`` (B, C, 3) are the set's counts, ``scores`` (B, T, d) the tasks' scores at
+    ``theta`` and ``weights`` (B, T) how often each task is in the set (1 for the data).
+    """
+    _, info = _grad_info(_split_ties(total, ties), theta, x, ties)
+    n_clusters = weights.sum(1)[:, None, None]
+    meat = np.einsum("bt,bti,btj->bij", weights, scores, scores, optimize=True)
+    meat *= n_clusters / np.maximum(n_clusters - 1, 1)
+    bread = np.linalg.pinv(info)
+    return bread @ meat @ bread
+
+
+# ------------------------------------------------------------ rank sets
+
+
+def _point_ranks(estimates: np.ndarray) -> np.ndarray:
+    """``1 + #{k : x_k > x_j}`` (ties share the better rank), like csranks' ``irank``.
+
+    >>> _point_ranks(np.array([2.0, 5.0, 2.0, 1.0])).tolist()
+    [2, 1, 2, 4]
+    """
+    x = np.asarray(estimates, dtype=np.float64)
+    return 1 + (x[None, :] > x[:, None]).sum(axis=1)
+
+
+def _normal_draws(sigma: np.ndarray, n: int) -> np.ndarray:
+    """At least ``n`` draws of ``N(0, sigma)`` (PSD ``sigma``, singular allowed) from a
+    scrambled Sobol sequence with a fixed seed: deterministic, and closer to the normal's
+    quantiles than as many pseudo-random draws."""
+    vals, vecs = np.linalg.eigh(sigma)
+    root = vecs * np.sqrt(np.clip(vals, 0.0, None))
+    u = scipy.stats.qmc.Sobol(len(sigma), seed=20231).random_base2(int(np.ceil(np.log2(n))))
+    return scipy.stats.norm.ppf(u) @ root.T
+
+
+def _critical(z: np.ndarray, family: np.ndarray, confidence: float) -> float:
+    """The ``confidence`` quantile of ``max_{(j,k) in family} Z_jk`` over the draws."""
+    if not family.any():
+        return 0.0
+    m = np.where(family[None], z, -np.inf).reshape(len(z), -1).max(axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(np.nanquantile(m, confidence))
+
+
+def _rank_bounds(
+    x: np.ndarray,
+    deviations: np.ndarray,
+    *,
+    confidence: float = 0.95,
+    simultaneous: bool = True,
+    two_sided: bool = True,
+    stepdown: bool = True,
+    se_hat: np.ndarray | None = None,
+    se_draws: np.ndarray | None = None,
+    se: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper rank bounds from estimates and centred draws of their errors.
+
+    ``deviations`` (B, K) are draws of ``theta_hat - theta``; ``two_sided=False`` gives the
+    one-sided lower bounds only (``U = K``, the tau-best). The differences are standardised
+    by ``se_hat`` (K, K) and ``se_draws`` (B, K, K) draw by draw (bootstrap-t), else by the
+    known ``se`` (K, K), else by the draws' own spread (``docs/methods.md``).
+
+    Each claim "j is ahead of k" is one one-sided hypothesis on the ordered pair (j, k); a
+    two-sided family holds both orders of its pairs, so its first critical value is the
+    quantile of ``max |Z|``, and the step-down drops only the ordered pairs rejected (csranks'
+    ``csdiffmeans``: two-sided with step-down is its "lower" type on both orders).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    dev = np.asarray(deviations, dtype=np.float64)
+    k = len(x)
+    diff_dev = dev[:, :, None] - dev[:, None, :]  # (B, j, k): error of d_jk = x_j - x_k
+    with np.errstate(invalid="ignore", divide="ignore"):
+        known = None if se is None else np.asarray(se, dtype=np.float64)
+        se = np.sqrt(np.mean(diff_dev**2, axis=0))  # draws are centred: no mean removed
+        se = np.where(se > 0, se, np.nan)
+        # Z_jk large positive: d_jk over-estimated, the claim "j ahead of k" at risk.
+        if se_hat is not None and se_draws is not None:
+            se = np.where(np.asarray(se_hat) > 0, se_hat, np.nan)
+            z = diff_dev / np.where(se_draws > 0, se_draws, np.nan)
+        else:
+            if known is not None:
+                se = np.where(known > 0, known, np.nan)
+            z = diff_dev / se
+        t = (x[:, None] - x[None, :]) / se  # t_jk > c: j surely ahead of k
+    off = ~np.eye(k, dtype=bool) & np.isfinite(se)
+    ahead = np.zeros((k, k), dtype=bool)  # ahead[j, k]: j surely ahead of k
+    groups = (
+        [np.ones(k, dtype=bool)] if simultaneous else [np.eye(k, dtype=bool)[j] for j in range(k)]
+    )
+    lower = np.ones(k, dtype=np.int64)
+    upper = np.full(k, k, dtype=np.int64)
+    for members in groups:  # one family (simultaneous) or one per arm (marginal)
+        # Family of j's comparisons: (j, k) "is k ahead of j" claims; two-sided adds (k, j).
+        fam = np.zeros((k, k), dtype=bool)
+        fam[members, :] = True
+        if two_sided:
+            fam |= fam.T
+        fam &= off
+        rejected = np.zeros((k, k), dtype=bool)
+        while True:
+            c = _critical(z, fam & ~rejected if stepdown else fam, confidence)
+            new = fam & (t > c) & ~rejected
+            if not new.any():
+                break
+            rejected |= new
+            if not stepdown:
+                break
+        ahead_here = rejected
+        rows = np.flatnonzero(members)
+        lower[rows] = 1 + ahead_here[:, rows].sum(axis=0)
+        if two_sided:
+            upper[rows] = k - ahead_here[rows, :].sum(axis=1)
+        ahead |= ahead_here
+    return lower, upper
+
+
+def rank_sets(
+    estimates: Any,
+    *,
+    cov: Any = None,
+    draws: Any = None,
+    confidence: float = 0.95,
+    simultaneous: bool = True,
+    tau: int | None = None,
+    stepdown: bool = True,
+    n_resamples: int = 2**15,
+    labels: Sequence[str] | None = None,
+) -> ResultFrame:
+    """Rank confidence sets (and the tau-best set) from estimates and their uncertainty.
+
+    Parameters
+    ----------
+    estimates : array-like or pandas.Series, shape (K,)
+        Larger is better (rank 1). A Series' index names the populations.
+    cov : array-like, shape (K, K), optional
+        Covariance of the estimates; errors are drawn from ``N(0, cov)``.
+    draws : array-like, shape (B, K), optional
+        Bootstrap replicates of the estimates (centred at ``estimates`` here). Give exactly
+        one of ``cov`` and ``draws``.
+    confidence : float
+        Coverage of the sets.
+    simultaneous : bool
+        All ranks at once (default) or each rank on its own (marginal).
+    tau : int, optional
+        Also mark the arms in the confidence set for the ``tau`` best (``in_tau_best``).
+    stepdown : bool
+        The step-down refinement (default, as csranks).
+    n_resamples : int
+        Parametric draws when ``cov`` is given: ``N(0, cov)`` from a scrambled Sobol
+        sequence with a fixed seed (rounded up to a power of two), so the sets are the same
+        on every call, not a function of a seed.
+    labels : sequence of str, optional
+        Names of the populations (default: the Series index, else ``0 .. K-1``).
+
+    Returns
+    -------
+    ResultFrame
+        One row per population: ``arm``, ``statistic = "rank"``, ``estimate`` the point
+        rank, ``ci_low`` / ``ci_high`` the rank set, ``in_tau_best`` when ``tau`` is given.
+
+    Examples
+    --------
+    >>> res = rank_sets([3.0, 2.0, 1.0, 0.9], cov=np.diag([0.01] * 4), tau=3)
+    >>> res[["arm", "estimate", "ci_low", "ci_high", "in_tau_best"]].to_string(index=False)
+    'arm  estimate  ci_low  ci_high  in_tau_best\\n  0         1       1        1         True\\n  1         2       2        2         True\\n  2         3       3        4         True\\n  3         4       3        4         True'
+    """
+    confidence = check_confidence(confidence)
+    if labels is None:
+        labels = [str(i) for i in estimates.index] if isinstance(estimates, pd.Series) else None
+    x = np.asarray(estimates, dtype=np.float64).ravel()
+    k = len(x)
+    if k < 2 or not np.isfinite(x).all():
+        raise ParameterError(f"estimates must be at least two finite numbers, got {x.tolist()}")
+    labels = [str(i) for i in range(k)] if labels is None else [str(v) for v in labels]
+    if (cov is None) == (draws is None):
+        raise ParameterError("give exactly one of cov= and draws=")
+    if cov is not None:
+        sigma = np.asarray(cov, dtype=np.float64)
+        if sigma.shape != (k, k):
+            raise ParameterError(f"cov must be {k} x {k}, got shape {sigma.shape}")
+        n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
+        dev = _normal_draws(sigma, n_resamples)
+        source = "parametric"
+        # The differences' SEs are known from cov: standardise by them, not the draws' spread.
+        var = np.diag(sigma)
+        known_se = np.sqrt(np.maximum(var[:, None] + var[None, :] - 2 * sigma, 0.0))
+    else:
+        d = np.asarray(draws, dtype=np.float64)
+        if d.ndim != 2 or d.shape[1] != k:
+            raise ParameterError(f"draws must be (B, {k}), got shape {d.shape}")
+        dev = d[np.isfinite(d).all(axis=1)] - x
+        source = "bootstrap"
+        known_se = None
+    lo, hi = _rank_bounds(
+        x, dev, confidence=confidence, simultaneous=simultaneous, stepdown=stepdown, se=known_se
+    )
+    rows = pd.DataFrame(
+        {
+            "arm": labels,
+            "statistic": "rank",
+            "estimate": _point_ranks(x),
+            "ci_low": lo,
+            "ci_high": hi,
+            "n": len(dev),
+            "method": ("simultaneous" if simultaneous else "marginal")
+            + ("_stepdown" if stepdown else ""),
+            "confidence": confidence,
+        }
+    )
+    if tau is not None:
+        tau = check_positive_int(tau, "tau")
+        lower, _ = _rank_bounds(
+            x,
+            dev,
+            confidence=confidence,
+            simultaneous=True,
+            two_sided=False,
+            stepdown=stepdown,
+            se=known_se,
+        )
+        rows["in_tau_best"] = lower <= tau
+    diag = pd.DataFrame({"source": [source], "n_resamples": [len(dev)], "tau": [tau]})
+    return tidy_frame(rows, by=["arm"], diagnostics=diag, extra=["in_tau_best"])
+
+
+# ------------------------------------------------------------ rank
+
 
 #: Models of `rank`: `davidson` (ties a parameter), `bradley-terry` (a tie is half a win).
 RANK_MODELS = ("davidson", "bradley-terry")
@@ -67,7 +1021,7 @@ def _cell_counts(
     enc: Encoded, keys_index: dict[tuple[int, int, int], int], rows: np.ndarray, n_tasks: int
 ) -> scipy.sparse.csr_matrix:
     """Per-task (cell, outcome) counts of the chosen rows, a sparse (tasks, cells * 3)."""
-    keys, cell, col = _btd.cells(
+    keys, cell, col = _btd_cells(
         enc.a[rows], enc.b[rows], enc.pos[rows], enc.y[rows], len(enc.arms)
     )
     gidx = np.array([keys_index[tuple(k)] for k in keys.tolist()], dtype=np.int64)[cell]
@@ -89,11 +1043,11 @@ def _fit_all(
     """The point fit and the bootstrap fits of ``combine(*weighted per-task totals)``."""
     n_cells = x.shape[0]
     totals = [np.asarray(m.sum(axis=0)).reshape(1, -1) for m in per_task]
-    point, _ = _btd.fit(combine(*totals).reshape(1, n_cells, 3), x, ties=ties)
+    point, _ = _btd_fit(combine(*totals).reshape(1, n_cells, 3), x, ties=ties)
     draws = []
     for weights in task_resamples(n_tasks, n_resamples, gen):
         tot = [np.asarray((m.T @ weights.T).T) for m in per_task]
-        theta, _ = _btd.fit(combine(*tot).reshape(len(weights), n_cells, 3), x, ties=ties)
+        theta, _ = _btd_fit(combine(*tot).reshape(len(weights), n_cells, 3), x, ties=ties)
         draws.append(theta)
     return point[0], draws
 
@@ -113,16 +1067,16 @@ def _fit_studentized(
     (for the estimate and for each resample: the bootstrap-t of the rank sets)."""
     n_t, n_cells = per_task.shape[0], x.shape[0]
     total = per_task.sum(0).reshape(1, n_cells, 3)
-    point, _ = _btd.fit(total, x, ties=ties)
+    point, _ = _btd_fit(total, x, ties=ties)
     ones = np.ones((1, n_t))
-    cov = _btd.sandwich(total, _btd.task_scores(per_task, point, x, ties), ones, point, x, ties)
+    cov = _sandwich(total, _task_scores(per_task, point, x, ties), ones, point, x, ties)
     draws, se_draws = [], []
     for weights in task_resamples(n_t, n_resamples, gen, max_cells=2_000_000):
         tot = (weights @ per_task).reshape(len(weights), n_cells, 3)
-        theta, _ = _btd.fit(tot, x, ties=ties)
-        scores = _btd.task_scores(per_task, theta, x, ties)
+        theta, _ = _btd_fit(tot, x, ties=ties)
+        scores = _task_scores(per_task, theta, x, ties)
         draws.append(theta)
-        se_draws.append(_difference_se(_btd.sandwich(tot, scores, weights, theta, x, ties), k))
+        se_draws.append(_difference_se(_sandwich(tot, scores, weights, theta, x, ties), k))
     return point[0], np.concatenate(draws), _difference_se(cov, k)[0], np.concatenate(se_draws)
 
 
@@ -149,6 +1103,7 @@ def rank(
     *,
     labels: pd.DataFrame | None = None,
     judge: str | None = None,
+    rubric: str | None = None,
     model: str = "davidson",
     confidence: float = 0.95,
     simultaneous: bool = True,
@@ -166,8 +1121,8 @@ def rank(
     labels : pandas.DataFrame, optional
         People's verdicts (a pairwise frame, one judge) on a random subset of ``frame``'s
         judgments: the prediction-powered ranking (see the module docstring).
-    judge : str, optional
-        The judge whose verdicts are used (needed when ``frame`` has several).
+    judge, rubric : str, optional
+        The judge (rubric) whose verdicts are used, needed when ``frame`` has several.
     model : {"davidson", "bradley-terry"}
         Davidson ties, or ties split half-half.
     confidence : float
@@ -207,7 +1162,7 @@ def rank(
         raise ParameterError(f"model must be one of {RANK_MODELS}, got {model!r}")
     ties = model == "davidson"
     gen = as_generator(rng)
-    enc = encode(frame, judge=judge, arms=arms)
+    enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
     k = len(enc.arms)
     rows_all = np.arange(len(enc.a))
     lab = None
@@ -225,9 +1180,9 @@ def rank(
             arms=lab.arms, tasks=enc.tasks, task=np.array([where[t] for t in lab.tasks])[lab.task],
             a=lab.a, b=lab.b, y=lab.y, pos=lab.pos, judge=lab.judge,
         )  # fmt: skip
-    keys_all = [_btd.cells(enc.a, enc.b, enc.pos, enc.y, k)[0]]
+    keys_all = [_btd_cells(enc.a, enc.b, enc.pos, enc.y, k)[0]]
     if lab is not None:
-        keys_all.append(_btd.cells(lab.a, lab.b, lab.pos, lab.y, k)[0])
+        keys_all.append(_btd_cells(lab.a, lab.b, lab.pos, lab.y, k)[0])
     keys = np.unique(np.concatenate(keys_all), axis=0)
     position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
     if not position:  # one order (or none): the position bonus is not identified
@@ -236,7 +1191,7 @@ def rank(
         if lab is not None:
             lab = Encoded(**{**lab.__dict__, "pos": np.zeros_like(lab.pos)})
     index = {tuple(kk): i for i, kk in enumerate(keys.tolist())}
-    x = _btd.design(keys, k, position)
+    x = _btd_design(keys, k, position)
     n_t = enc.n_tasks
     lam = np.nan
     se_hat = se_draws = None
@@ -289,24 +1244,24 @@ def rank(
     else:
         dev = beta_b - beta
     studentized = {"se_hat": se_hat, "se_draws": se_draws}
-    r_lo, r_hi = rank_bounds(
+    r_lo, r_hi = _rank_bounds(
         beta, dev, confidence=confidence, simultaneous=simultaneous, **studentized
     )
-    best = rank_bounds(
+    best = _rank_bounds(
         beta, dev, confidence=confidence, simultaneous=True, two_sided=False, **studentized
     )[0]
     delta_hat = point[-1] if ties else None
     delta_b = draws[ok, -1] if ties else None
     diff, diff_b = beta[:, None] - beta[None, :], beta_b[:, :, None] - beta_b[:, None, :]
-    p_win = _btd.outcome_probabilities(diff, delta_hat)[..., 0]
-    p_win_b = _btd.outcome_probabilities(
-        diff_b, None if delta_b is None else delta_b[:, None, None]
-    )[..., 0]
+    p_win = outcome_probabilities(diff, delta_hat)[..., 0]
+    p_win_b = outcome_probabilities(diff_b, None if delta_b is None else delta_b[:, None, None])[
+        ..., 0
+    ]
     p_lo_hi = np.quantile(p_win_b, qs, axis=0)
     n_verdicts = len(enc.a)
     common = {"n": n_verdicts, "n_tasks": n_t, "method": method, "confidence": confidence}
     out: list[dict] = []
-    ranks = point_ranks(beta)
+    ranks = _point_ranks(beta)
     for i, arm in enumerate(enc.arms):
         out.append({"arm": arm, "opponent": None, "statistic": "strength", "estimate": beta[i],
                     "se": beta_b[:, i].std(ddof=1), "ci_low": lo_hi[0, i], "ci_high": lo_hi[1, i],
@@ -347,3 +1302,454 @@ def rank(
     return tidy_frame(
         pd.DataFrame(out), by=["arm", "opponent"], diagnostics=diagnostics, extra=["in_tau_best"]
     )
+
+
+# ------------------------------------------------------------ repeated subsamples (Chatbot Arena)
+
+
+#: The estimators of the study, in their order in the results.
+SUBSAMPLE_ESTIMATORS = ("full_human", "judge_only", "human_only", "human_only_percentile", "ppr")
+# Fitted sets per batch (a chunk of subsamples times their resamples): bounds the memory of
+# the type-count and score arrays (~ sets x types numbers).
+_MAX_SETS = 4_000
+
+
+class _Design:
+    """Battles as cells and outcome columns; every judge's column per battle."""
+
+    def __init__(self, frame: pd.DataFrame, human: str, judges: Sequence[str], arms) -> None:
+        eh = encode(frame, judge=human, arms=arms)
+        if len(np.unique(eh.task)) != len(eh.task):
+            raise DataError(
+                f"{human}: a task holds several judgments; the subsample study needs one "
+                "battle per task (Chatbot Arena's design)",
+                field="task_id",
+            )
+        self.arms, self.k, self.n = eh.arms, len(eh.arms), len(eh.task)
+        cols = {}
+        for j in judges:
+            ej = encode(frame, judge=j, arms=self.arms)
+            where = pd.Index(eh.tasks[eh.task]).get_indexer(ej.tasks[ej.task])
+            if len(ej.task) != self.n or (where < 0).any() or len(np.unique(where)) != self.n:
+                raise DataError(
+                    f"judge {j!r} must judge exactly the {self.n} battles of {human!r}, once each",
+                    field="task_id",
+                )
+            order = np.empty(self.n, dtype=np.int64)
+            order[where] = np.arange(self.n)
+            if (ej.a[order] != eh.a).any() or (ej.b[order] != eh.b).any():
+                raise DataError(
+                    f"judge {j!r}: a battle's arms differ from {human!r}'s", field="arm_a"
+                )
+            cols[j] = ej.y[order]
+        pos = eh.pos
+        keys = _btd_cells(eh.a, eh.b, pos, eh.y, self.k)[0]
+        # As rank(): the position bonus only when both presentation orders occur.
+        self.position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
+        if not self.position:
+            pos = np.zeros_like(pos)
+        keys, self.cell, col = _btd_cells(eh.a, eh.b, pos, eh.y, self.k)
+        self.x = _btd_design(keys, self.k, self.position)
+        self.n_cells = len(keys)
+        swap = eh.a > eh.b  # cells() orients every battle to a < b; so must the judges
+        self.col = {human: col, **{j: np.where(swap, y, 2 - y) for j, y in cols.items()}}
+
+    def types(self, judge: str) -> np.ndarray:
+        """Each battle's (cell, outcome) type, in [0, 3 * n_cells)."""
+        return self.cell * 3 + self.col[judge]
+
+
+def _type_fit(counts: np.ndarray, x: np.ndarray, init: np.ndarray | None = None) -> np.ndarray:
+    """Davidson fits of count sets (M, 3C); resamples start from their data's fit (``init``,
+    one row per set): the likelihood is concave, so the maximum is the same, in fewer steps."""
+    return _btd_fit(counts.reshape(len(counts), -1, 3), x, ties=True, init=init)[0]
+
+
+def _multinomial(gen, n: int, counts: np.ndarray, n_resamples: int) -> np.ndarray:
+    """Bootstrap type counts (S * B, T): ``n`` battles drawn from each row's types.
+
+    Drawing the ``n`` battles' indices with replacement is a multinomial over the battles;
+    exchangeable battles merge into their type, so it is this multinomial over the types.
+    Types no row has are left out of the draw (they stay 0).
+    """
+    s, t = counts.shape
+    nz = np.flatnonzero(counts.sum(0) > 0)
+    draw = gen.multinomial(n, counts[:, nz] / n, size=(n_resamples, s)).transpose(1, 0, 2)
+    out = np.zeros((s * n_resamples, t))
+    out[:, nz] = draw.reshape(s * n_resamples, len(nz))
+    return out
+
+
+def _type_se(d: _Design, counts: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """CR1 sandwich SEs of the strength differences (M, K, K) from type counts (M, 3C): the
+    meat sums each battle's score outer product, and a battle's score is its type's."""
+    out = np.empty((len(counts), d.k, d.k))
+    sgn = np.array([0.5, 0.0, -0.5])  # d u-score / d count: win +1/2, tie 0, loss -1/2
+    tie = np.array([0.0, 1.0, 0.0])
+    du = d.x.shape[1]
+    for lo in range(0, len(counts), 400):  # blocks of sets: scores are (sets, C, 3, d)
+        th, c = theta[lo : lo + 400], counts[lo : lo + 400]
+        p = outcome_probabilities(th[:, :du] @ d.x.T, th[:, -1:])
+        mu = (p[..., 0] - p[..., 2]) / 2
+        g_u = (sgn - mu[..., None])[..., None] * d.x[None, :, None, :]
+        g_d = tie - p[..., 1:2]
+        scores = np.concatenate([g_u, g_d[..., None]], axis=-1).reshape(len(th), c.shape[1], -1)
+        cov = _sandwich(c.reshape(len(c), -1, 3), scores, c, th, d.x, True)
+        out[lo : lo + 400] = _difference_se(cov, d.k)
+    return out
+
+
+def _one_source(
+    d: _Design, type_counts: np.ndarray, n_tasks: int, n_resamples: int, gen, studentize: bool
+):
+    """Fits of one judge's verdicts on ``n_tasks`` battles per set (S, 3C): the point, the
+    bootstrap draws (S, B, d) and, when ``studentize``, the sandwich SEs of the differences."""
+    s = len(type_counts)
+    point = _type_fit(type_counts, d.x)
+    boot = _multinomial(gen, n_tasks, type_counts, n_resamples)
+    theta = _type_fit(boot, d.x, np.repeat(point, n_resamples, axis=0))
+    if not studentize:
+        return point, theta.reshape(s, n_resamples, -1), None, None
+    se_hat = _type_se(d, type_counts, point)
+    se_draws = _type_se(d, boot, theta).reshape(s, n_resamples, d.k, d.k)
+    return point, theta.reshape(s, n_resamples, -1), se_hat, se_draws
+
+
+def _bounds(beta, beta_b, n_tasks, confidence, sets, se_hat=None, se_draws=None):
+    """Rank sets of every fit (one per row of ``beta``): {"simultaneous"/"marginal": (lo, hi)}."""
+    out = {m: (np.empty(beta.shape, np.int64), np.empty(beta.shape, np.int64)) for m in sets}
+    for i in range(len(beta)):  # per subsample: the step-down is sequential
+        ok = np.isfinite(beta_b[i]).all(axis=1)
+        if se_draws is None:
+            # The bootstrap's plug-in variance lacks the CR1 factor C / (C - 1), as in rank().
+            dev, kw = (beta_b[i][ok] - beta[i]) * np.sqrt(n_tasks / (n_tasks - 1)), {}
+        else:
+            dev, kw = beta_b[i][ok] - beta[i], {"se_hat": se_hat[i], "se_draws": se_draws[i][ok]}
+        for m in sets:
+            lo, hi = _rank_bounds(
+                beta[i], dev, confidence=confidence, simultaneous=m == "simultaneous", **kw
+            )
+            out[m][0][i], out[m][1][i] = lo, hi
+    return out
+
+
+def _human_like(d, types, mask, n_resamples, gen, confidence, sets, percentile=False):
+    """``rank`` of one judge's verdicts on the battles of each row of ``mask`` (S, N); with
+    ``percentile`` also the spread-standardised sets of the same draws (None if not studentized)."""
+    n_tasks = int(mask[0].sum())
+    counts = np.stack([np.bincount(types[m], minlength=3 * d.n_cells) for m in mask]).astype(float)
+    student = n_tasks * d.n_cells * 3 <= STUDENTIZE_MAX_CELLS
+    point, draws, se_hat, se_draws = _one_source(d, counts, n_tasks, n_resamples, gen, student)
+    beta, beta_b = _strengths(point, d.k), _strengths(draws, d.k)
+    bounds = _bounds(beta, beta_b, n_tasks, confidence, sets, se_hat, se_draws)
+    if not percentile:
+        return beta, bounds
+    alt = _bounds(beta, beta_b, n_tasks, confidence, sets) if student else None
+    return beta, bounds, alt
+
+
+def _ppi_lambda(bh: np.ndarray, ba: np.ndarray, bl: np.ndarray) -> np.ndarray:
+    """PPI++ ``lambda`` per subsample from the three separate fits' draws (S, B, K): the
+    minimiser of the trace of ``Var(b_H + lambda (b_J,all - b_J,L))``, clipped to [0, 1]
+    (:func:`evalstats.stats.rank`'s rule)."""
+    delta = ba - bl
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        dh, dd = bh - bh.mean(1, keepdims=True), delta - delta.mean(1, keepdims=True)
+        cross = np.nanmean((dh * dd).sum(2), axis=1)
+        var = np.nanmean((dd**2).sum(2), axis=1)
+    lam = np.where(var > 0, -cross / np.where(var > 0, var, 1.0), 0.0)
+    return np.clip(lam, 0.0, 1.0)
+
+
+def _ppr(d, judge, human, labelled, n_resamples, gen, confidence, sets, lam=None):
+    """Prediction-powered ``rank`` per subsample: ``labelled`` (S, N) marks its human votes
+    (``lam``, one per subsample, replaces the PPI++ choice: for the tests)."""
+    c3, n = 3 * d.n_cells, d.n
+    jt, ht = d.types(judge), d.col[human]
+    # A battle's type: its judge type, and when labelled its human column too.
+    types = np.where(labelled, c3 + jt[None] * 3 + ht[None], jt[None])
+    n_types = c3 * 4
+    counts = np.stack([np.bincount(t, minlength=n_types) for t in types]).astype(float)
+    s = len(counts)
+
+    def split(tc: np.ndarray):
+        """(human, judge on all, judge on the labelled) counts, each (M, 3C)."""
+        lab = tc[:, c3:].reshape(len(tc), d.n_cells, 3, 3)  # (cell, judge col, human col)
+        j_lab = lab.sum(3).reshape(len(tc), c3)
+        return lab.sum(2).reshape(len(tc), c3), tc[:, :c3] + j_lab, j_lab
+
+    boot = _multinomial(gen, n, counts, n_resamples)
+    parts, parts_b = split(counts), split(boot)
+    starts = [np.repeat(_type_fit(p, d.x), n_resamples, axis=0) for p in parts]
+    bh, ba, bl = (
+        _strengths(_type_fit(p, d.x, st), d.k).reshape(s, n_resamples, d.k)
+        for p, st in zip(parts_b, starts, strict=True)
+    )
+    lam = _ppi_lambda(bh, ba, bl) if lam is None else np.asarray(lam, dtype=np.float64)
+
+    def combine(h, a, lo, lam_rows):
+        n_l, n_a = lo.sum(1, keepdims=True), a.sum(1, keepdims=True)
+        return h + lam_rows[:, None] * (n_l / n_a * a - lo)
+
+    point = _type_fit(combine(*parts, lam), d.x)
+    draws = _type_fit(
+        combine(*parts_b, np.repeat(lam, n_resamples)), d.x, np.repeat(point, n_resamples, 0)
+    )
+    beta, beta_b = _strengths(point, d.k), _strengths(draws, d.k).reshape(s, n_resamples, d.k)
+    return beta, _bounds(beta, beta_b, n, confidence, sets), lam
+
+
+def rank_subsamples(
+    frame: pd.DataFrame,
+    *,
+    human: str = "human",
+    judges: Sequence[str] | None = None,
+    n_labels: int = 1000,
+    n_subsamples: int = 20,
+    confidence: float = 0.95,
+    n_resamples: int = 500,
+    sets: Sequence[str] = ("simultaneous",),
+    rng: np.random.Generator | int | None = None,
+    arms: Sequence[str] | None = None,
+) -> ResultFrame:
+    """Rank sets of the all-human, human-only, judge-only and prediction-powered rankings over
+    repeated random subsamples of the human votes.
+
+    The experiment of Chatzi et al. (NeurIPS 2024); see the module docstring.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A stacked pairwise verdict frame (:func:`evalstats.adapters.arena.load` with
+        ``judge="all"``): every judge judges the same battles, one battle per task.
+    human : str
+        The judge whose verdicts are the truth (people).
+    judges : sequence of str, optional
+        The LLM judges (default: every other judge of ``frame``).
+    n_labels : int
+        Human votes per subsample (drawn without replacement).
+    n_subsamples : int
+        Random subsamples.
+    confidence : float
+        Level of the rank sets.
+    n_resamples : int
+        Task-cluster bootstrap resamples per fit.
+    sets : sequence of {"simultaneous", "marginal"}
+        Which rank sets to compute (``method`` says which a row holds).
+    rng : numpy.random.Generator or int, optional
+        Seed (subsamples, then every bootstrap).
+    arms : sequence of str, optional
+        The arms' order.
+
+    Returns
+    -------
+    ResultFrame
+        ``estimator`` (:data:`SUBSAMPLE_ESTIMATORS`), ``judge``, ``subsample`` (missing for
+        ``full_human`` and ``judge_only``, which use every battle), ``arm``; ``statistic``
+        ``"rank"`` (``estimate`` the point rank, ``ci_low`` / ``ci_high`` the rank set;
+        ``n`` the verdicts, ``method`` the set) and, for ``ppr``, ``"lambda"`` (no arm).
+        ``diagnostics``: ``n_battles``, ``n_labels``, ``n_subsamples``, ``n_resamples``,
+        ``position_effect``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> arms = np.array(["x", "y", "z"])
+    >>> pair = rng.integers(0, 3, 300)
+    >>> a, b = arms[pair], arms[(pair + 1) % 3]
+    >>> def votes(p):
+    ...     return rng.choice(["win", "tie", "loss"], 300, p=p)
+    >>> f = pd.concat([pd.DataFrame({"task_id": np.arange(300).astype(str), "judge": j,
+    ...                "arm_a": a, "arm_b": b, "order": "a_first", "status": "ok",
+    ...                "outcome": votes(p)}) for j, p in
+    ...                (("human", [0.4, 0.2, 0.4]), ("llm", [0.5, 0.2, 0.3]))])
+    >>> r = rank_subsamples(f, n_labels=100, n_subsamples=3, n_resamples=100, rng=0)
+    >>> sorted(set(r["estimator"])), int(r["subsample"].max())
+    (['full_human', 'human_only', 'human_only_percentile', 'judge_only', 'ppr'], 2)
+    """
+    confidence = check_confidence(confidence)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
+    n_subsamples = check_positive_int(n_subsamples, "n_subsamples")
+    sets = tuple(sets)
+    if not sets or set(sets) - {"simultaneous", "marginal"}:
+        raise ParameterError(f"sets must name 'simultaneous' and/or 'marginal', got {sets}")
+    gen = as_generator(rng)
+    if judges is None:
+        judges = [j for j in pd.unique(frame["judge"].astype(str)) if j != human]
+    judges = [str(j) for j in judges]
+    if not judges:
+        raise ParameterError("no LLM judge in the frame besides the human one")
+    d = _Design(frame, human, judges, arms)
+    n_labels = check_positive_int(n_labels, "n_labels", minimum=2)
+    if n_labels >= d.n:
+        raise ParameterError(f"n_labels must be below the {d.n} battles, got {n_labels}")
+    # The subsamples: S random n-subsets of the battles (argpartition of uniform keys).
+    keys = gen.random((n_subsamples, d.n))
+    labelled = np.zeros((n_subsamples, d.n), dtype=bool)
+    np.put_along_axis(labelled, np.argpartition(keys, n_labels - 1, axis=1)[:, :n_labels], True, 1)
+    rows: list[pd.DataFrame] = []
+
+    def emit(estimator, judge, subsample, beta, bounds, n_verdicts, n_tasks):
+        for m, (lo, hi) in bounds.items():
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "estimator": estimator,
+                        "judge": judge,
+                        "subsample": np.repeat(subsample, d.k),
+                        "arm": np.tile(np.array(d.arms, dtype=object), len(beta)),
+                        "statistic": "rank",
+                        "estimate": np.concatenate([_point_ranks(b) for b in beta]),
+                        "ci_low": lo.ravel(),
+                        "ci_high": hi.ravel(),
+                        "n": n_verdicts,
+                        "n_tasks": n_tasks,
+                        "method": f"{m}_stepdown",
+                        "confidence": confidence,
+                    }
+                )
+            )
+
+    everything = np.ones((1, d.n), dtype=bool)
+    na = np.array([pd.NA], dtype=object)
+    for est, judge in (("full_human", human), *(("judge_only", j) for j in judges)):
+        beta, bounds = _human_like(
+            d, d.types(judge), everything, n_resamples, gen, confidence, sets
+        )
+        emit(est, judge, na, beta, bounds, d.n, d.n)
+    chunk = max(1, _MAX_SETS // n_resamples)
+    for start in range(0, n_subsamples, chunk):  # batches of subsamples (memory)
+        part = labelled[start : start + chunk]
+        idx = np.arange(start, start + len(part), dtype=object)
+        beta, bounds, alt = _human_like(
+            d, d.types(human), part, n_resamples, gen, confidence, sets, percentile=True
+        )
+        emit("human_only", human, idx, beta, bounds, n_labels, n_labels)
+        if alt is not None:  # the PPR fit's construction, on the human-only draws
+            emit("human_only_percentile", human, idx, beta, alt, n_labels, n_labels)
+        for j in judges:
+            beta, bounds, lam = _ppr(d, j, human, part, n_resamples, gen, confidence, sets)
+            emit("ppr", j, idx, beta, bounds, d.n + n_labels, d.n)
+            rows.append(
+                pd.DataFrame({"estimator": "ppr", "judge": j, "subsample": idx, "arm": None,
+                              "statistic": "lambda", "estimate": lam, "n": n_labels,
+                              "n_tasks": d.n, "method": "ppi++", "confidence": confidence})
+            )  # fmt: skip
+    out = pd.concat(rows, ignore_index=True)
+    order = {e: i for i, e in enumerate(SUBSAMPLE_ESTIMATORS)}
+    out = out.iloc[
+        np.lexsort((out["subsample"].fillna(-1).astype(int), out["estimator"].map(order)))
+    ]
+    diagnostics = pd.DataFrame(
+        {"n_battles": [d.n], "n_labels": [n_labels], "n_subsamples": [n_subsamples],
+         "n_resamples": [n_resamples], "position_effect": [d.position]}
+    )  # fmt: skip
+    return tidy_frame(out, by=["estimator", "judge", "subsample", "arm"], diagnostics=diagnostics)
+
+
+def subsample_coverage(
+    ranks: pd.DataFrame, *, method: str = "simultaneous_stepdown"
+) -> ResultFrame:
+    """Coverage of the all-human ranking and mean rank-set size, per estimator and judge.
+
+    Over the subsamples of :func:`rank_subsamples`: how often the rank sets cover the
+    all-human ranking, how often they meet its rank sets, and their mean size.
+
+    Parameters
+    ----------
+    ranks : pandas.DataFrame
+        :func:`rank_subsamples`' result.
+    method : str
+        Which rank sets to score (``"simultaneous_stepdown"``: coverage of all ranks at once).
+
+    Returns
+    -------
+    ResultFrame
+        ``estimator``, ``judge``; ``statistic``:
+
+        * ``coverage``: share of subsamples whose sets hold every arm's all-human point rank
+          (``se`` the Monte Carlo SE ``sqrt(p (1 - p) / S)``);
+        * ``intersects``: share whose every set meets the arm's all-human rank set (the
+          paper's "baseline intersection" metric);
+        * ``set_size``: mean over subsamples of the mean set size (``se`` their SD / sqrt(S));
+        * ``size_vs_human_only`` (``ppr``): mean over subsamples of the PPR set size minus the
+          human-only one on the same votes (paired; ``se`` SD / sqrt(S), normal interval);
+          ``size_vs_human_only_percentile`` the same against ``human_only_percentile``;
+        * ``lambda`` (``ppr``): mean PPI++ weight (``se`` their SD / sqrt(S)).
+
+        ``n`` the subsamples (1 for ``judge_only``, which uses every battle: the same data in
+        every subsample, so its share is 0 or 1 and has no Monte Carlo SE).
+
+    Examples
+    --------
+    >>> r = pd.DataFrame({"estimator": ["full_human"] * 2 + ["human_only"] * 4,
+    ...                   "judge": "h", "subsample": [pd.NA, pd.NA, 0, 0, 1, 1],
+    ...                   "arm": ["x", "y"] * 3, "statistic": "rank",
+    ...                   "estimate": [1, 2, 1, 2, 2, 1], "ci_low": [1, 2, 1, 1, 1, 1],
+    ...                   "ci_high": [1, 2, 2, 2, 2, 1], "method": "simultaneous_stepdown",
+    ...                   "n": 50, "n_tasks": 50, "confidence": 0.95})
+    >>> subsample_coverage(r)[["statistic", "estimate", "n"]].to_string(index=False)
+    ' statistic  estimate  n\\n  coverage      0.50  2\\nintersects      0.50  2\\n  set_size      1.75  2'
+    """
+    r = ranks[(ranks["statistic"] == "rank") & (ranks["method"] == method)]
+    truth = r[r["estimator"] == "full_human"]
+    if truth.empty:
+        raise DataError(
+            "no full_human rank rows: pass rank_subsamples()' result", field="estimator"
+        )
+    true_rank = truth.set_index("arm")["estimate"]
+    t_lo, t_hi = truth.set_index("arm")["ci_low"], truth.set_index("arm")["ci_high"]
+    r = r[r["estimator"] != "full_human"].assign(
+        _cov=lambda f: (
+            (f["ci_low"] <= f["arm"].map(true_rank)) & (f["arm"].map(true_rank) <= f["ci_high"])
+        ),
+        _meet=lambda f: (f["ci_low"] <= f["arm"].map(t_hi)) & (f["arm"].map(t_lo) <= f["ci_high"]),
+        _size=lambda f: f["ci_high"] - f["ci_low"] + 1,
+        _sub=lambda f: f["subsample"].fillna(-1).astype(int),
+    )
+    per = r.groupby(["estimator", "judge", "_sub"], sort=False).agg(
+        cov=("_cov", "all"), meet=("_meet", "all"), size=("_size", "mean"),
+        n=("n", "first"), n_tasks=("n_tasks", "first"), confidence=("confidence", "first"),
+    ).reset_index()  # fmt: skip
+    lam = ranks[ranks["statistic"] == "lambda"].groupby(["judge"])["estimate"]
+    lam_mean, lam_sd = lam.mean(), lam.std(ddof=1)
+    humans = {
+        ref: per.loc[per["estimator"] == ref, ["_sub", "size"]]
+        for ref in ("human_only", "human_only_percentile")
+        if (per["estimator"] == ref).any()
+    }
+    out = []
+    for (est, judge), g in per.groupby(["estimator", "judge"], sort=False):
+        s = len(g)
+        base = {"estimator": est, "judge": judge, "n": s, "n_tasks": int(g["n_tasks"].iloc[0]),
+                "confidence": g["confidence"].iloc[0]}  # fmt: skip
+        for name, col, kind in (("coverage", "cov", "share"), ("intersects", "meet", "share"),
+                                ("set_size", "size", "mean")):  # fmt: skip
+            v = g[col].to_numpy(dtype=float)
+            est_v = float(v.mean())
+            if s < 2:
+                se = np.nan
+            elif kind == "share":
+                se = float(np.sqrt(est_v * (1 - est_v) / s))
+            else:
+                se = float(v.std(ddof=1) / np.sqrt(s))
+            out.append({**base, "statistic": name, "estimate": est_v, "se": se,
+                        "method": f"monte_carlo_{method}"})  # fmt: skip
+        for ref, other in humans.items() if est == "ppr" else ():
+            # Paired over subsamples: the same human votes enter both estimators.
+            both = g.merge(other, on="_sub", suffixes=("", "_h"))
+            dv = (both["size"] - both["size_h"]).to_numpy(dtype=float)
+            if not len(dv):
+                continue
+            se = float(dv.std(ddof=1) / np.sqrt(len(dv))) if len(dv) > 1 else np.nan
+            z = float(scipy.stats.norm.ppf(0.5 + float(base["confidence"]) / 2))
+            out.append({**base, "n": len(dv), "statistic": f"size_vs_{ref}",
+                        "estimate": float(dv.mean()), "se": se,
+                        "ci_low": float(dv.mean()) - z * se, "ci_high": float(dv.mean()) + z * se,
+                        "method": f"paired_normal_{method}"})  # fmt: skip
+        if est == "ppr":
+            out.append({**base, "statistic": "lambda", "estimate": float(lam_mean[judge]),
+                        "se": float(lam_sd[judge] / np.sqrt(s)) if s > 1 else np.nan,
+                        "method": "ppi++"})  # fmt: skip
+    return tidy_frame(pd.DataFrame(out), by=["estimator", "judge"])
