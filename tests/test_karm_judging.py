@@ -254,7 +254,7 @@ def test_cli_pairs_dry_run(tmp_path, capsys, monkeypatch):
 def test_two_arm_pairwise_frame_equals_the_verdict_frame_route(tmp_path):
     sim = evalstats.simulate(tmp_path, n_tasks=4, n_replicates=2, seed=2)
     ds = evalstats.load_dir(sim.out_dir)
-    want = evalstats.pairwise_from_verdicts(
+    want = evalstats.stats.pairwise_from_verdicts(
         evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     )
     pd.testing.assert_frame_equal(evalstats.pairwise_frame(ds), want)
