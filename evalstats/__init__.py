@@ -42,7 +42,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".labels": ["load_labels", "write_labels"],
         ".labelsheet": ["draw_sheet", "read_sheet"],
         ".plan": ["Plan", "load_plan"],
-        ".judging": ["JudgeSpec", "plan_calls", "read_journal", "run_judges"],
+        ".judging": ["JudgeOptions", "JudgeSpec", "plan_calls", "read_journal", "run_judges"],
         ".methodology": ["AUDIT_CHECKS", "audit", "model_family"],
         ".simulation": ["SimulationParams", "simulate"],
         ".summary": ["status_table"],
@@ -82,7 +82,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs
     from . import rubrics
     from .errors import DataError, EvalstatsError, ParameterError, ParseError
     from .frames import load_frame, select_rubric, verdict_frame, wide_by_judge
-    from .judging import JudgeSpec, plan_calls, read_journal, run_judges
+    from .judging import JudgeOptions, JudgeSpec, plan_calls, read_journal, run_judges
     from .labels import load_labels, write_labels
     from .labelsheet import draw_sheet, read_sheet
     from .methodology import AUDIT_CHECKS, audit, model_family

@@ -20,7 +20,7 @@ import pytest
 from fakellm import FakeLLM, make_data
 
 from evalstats.errors import DataError
-from evalstats.judging import _ratelimit, read_journal, run_judges
+from evalstats.judging import JudgeOptions, _ratelimit, read_journal, run_judges
 from evalstats.judging import journal as journal_module
 from evalstats.judging._transport import MAX_ERROR_BODY_BYTES
 from evalstats.judging.batch import BatchError
@@ -54,9 +54,7 @@ def _run(out, provider, n=1, **kw):
         rubric="with-without",
         judges=[JUDGES[provider]],
         out=out,
-        progress=False,
-        client_options=STRICT,
-        **kw,
+        options=JudgeOptions(progress=False, client_options=STRICT, **kw),
     )
 
 

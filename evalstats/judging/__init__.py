@@ -8,7 +8,7 @@ from ._run_result import JudgeRunResult
 from .journal import Journal, JournalLockedError, read_journal
 from .prices import DEFAULT_PRICES, PRICES_AS_OF, Price, load_prices
 from .providers import JudgeAuthError, JudgeSpec, MissingKeyError, parse_judge
-from .runner import run_judges
+from .runner import JudgeOptions, run_judges
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -16,6 +16,7 @@ __all__ = [
     "Journal",
     "JournalLockedError",
     "JudgeAuthError",
+    "JudgeOptions",
     "JudgeRunResult",
     "JudgeSpec",
     "MissingKeyError",

@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,7 +31,7 @@ from .journal import Journal, finished_keys, not_retried_keys, peek
 from .prices import load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
-__all__ = ["run_judges"]
+__all__ = ["JudgeOptions", "run_judges"]
 
 
 def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -55,6 +56,72 @@ def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
     return box.get("value")
 
 
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How :func:`run_judges` sends and pays for its calls (what is judged is its arguments).
+
+    Attributes
+    ----------
+    concurrency : int, default 16
+        Calls in flight at once (direct mode).
+    max_usd : float, optional
+        Stop starting new calls once the spend recorded in the journal (earlier runs
+        included, so resuming does not reset it) plus the worst case of the calls in
+        flight would pass this. Refused if a judge's model has no price.
+    batch : bool, default False
+        Use Anthropic Message Batches / the OpenAI Batch API (half price, slow); batch
+        ids are journaled, so a restart resumes polling instead of resubmitting.
+    adjudicate : str, optional
+        A third judge called only on the prompts where the two judges disagree (the
+        seed's remedy when disagreement passes 20 %).
+    temperature : float, optional
+        Sent when given and recorded in every line; None leaves the provider default
+        (recent Anthropic models reject any temperature).
+    max_tokens : int, default 1024
+        Output cap, sent and recorded.
+    prices : mapping or path, optional
+        Overrides of :data:`evalstats.judging.DEFAULT_PRICES` (USD per million tokens).
+    max_retries, timeout : int, float
+        The SDKs' own retry count (429, 5xx, 529, timeouts, connection errors) and
+        per-attempt timeout in seconds.
+    poll_interval : float, default 30
+        Seconds between batch status polls.
+    max_batch_size : int, default 10,000
+        Most requests in one provider batch.
+    progress : bool, default True
+        A tqdm bar (stderr) with calls done, failures and spend.
+    client_options : mapping, optional
+        Extra SDK client arguments (never a key), e.g.
+        ``{"_strict_response_validation": True}``.
+    retry_failed : bool, default False
+        Also re-send calls whose last failure is permanent (``failed_permanent``,
+        ``truncated``).
+    allow_same_family : bool, default False
+        Run a judge of an agent's own model family (from ``agent_model``), otherwise
+        refused with a ``ParameterError``; the shared family is then written on every
+        judgment line (``same_family_allowed``) and the audit reports it.
+
+    >>> JudgeOptions(max_usd=20.0, progress=False).concurrency
+    16
+    """
+
+    concurrency: int = 16
+    max_usd: float | None = None
+    batch: bool = False
+    adjudicate: str | JudgeSpec | None = None
+    temperature: float | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    prices: Mapping[str, Any] | str | os.PathLike[str] | None = None
+    max_retries: int = 2
+    timeout: float = 120.0
+    poll_interval: float = 30.0
+    max_batch_size: int = 10_000
+    progress: bool = True
+    client_options: Mapping[str, Any] | None = None
+    retry_failed: bool = False
+    allow_same_family: bool = False
+
+
 def run_judges(
     tasks: pd.DataFrame,
     runs: pd.DataFrame,
@@ -62,26 +129,12 @@ def run_judges(
     rubric: Any,
     judges: Sequence[str | JudgeSpec] | str,
     out: str | os.PathLike[str],
-    concurrency: int = 16,
+    options: JudgeOptions | None = None,
     orders: Literal["random", "both"] = "random",
     seed: int = 0,
-    max_usd: float | None = None,
-    dry_run: bool = False,
-    batch: bool = False,
-    adjudicate: str | JudgeSpec | None = None,
-    temperature: float | None = None,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    prices: Mapping[str, Any] | str | os.PathLike[str] | None = None,
-    max_retries: int = 2,
-    timeout: float = 120.0,
-    poll_interval: float = 30.0,
-    max_batch_size: int = 10_000,
-    progress: bool = True,
-    client_options: Mapping[str, Any] | None = None,
-    retry_failed: bool = False,
-    allow_same_family: bool = False,
     pairs: Literal["all", "reference"] | None = None,
     arms: Any = None,
+    dry_run: bool = False,
 ) -> JudgeRunResult:
     """Send every within-budget pair to every judge, journaling each finished call.
 
@@ -115,8 +168,8 @@ def run_judges(
         ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``; a missing one fails before any call.
     out : path-like
         The journal (usually ``DATA_DIR/judgments.jsonl``).
-    concurrency : int, default 16
-        Calls in flight at once (direct mode).
+    options : JudgeOptions, optional
+        How the calls are sent and paid for (:class:`JudgeOptions`; default: its defaults).
     orders : {"random", "both"}, default "random"
         Blind rubric: a seeded A/B order per pair (recorded in ``order``), or both.
     pairs, arms : optional
@@ -125,42 +178,8 @@ def run_judges(
         b_first), so a resumed run pays for no pair twice. Two arms: ignored.
     seed : int, default 0
         Seed of the A/B orders.
-    max_usd : float, optional
-        Stop starting new calls once the spend recorded in the journal (earlier runs
-        included, so resuming does not reset it) plus the worst case of the calls in
-        flight would pass this. Refused if a judge's model has no price.
     dry_run : bool, default False
         Count calls, input tokens and estimated USD per judge; call nothing.
-    batch : bool, default False
-        Use Anthropic Message Batches / the OpenAI Batch API (half price, slow); batch
-        ids are journaled, so a restart resumes polling instead of resubmitting.
-    adjudicate : str, optional
-        A third judge called only on the prompts where the two ``judges`` disagree
-        (the seed's remedy when disagreement passes 20 %).
-    temperature : float, optional
-        Sent when given and recorded in every line; None leaves the provider default
-        (recent Anthropic models reject any temperature).
-    max_tokens : int, default 1024
-        Output cap, sent and recorded.
-    prices : mapping or path, optional
-        Overrides of :data:`evalstats.judging.prices.DEFAULT_PRICES` (USD per million).
-    max_retries, timeout : int, float
-        The SDKs' own retry count (429, 5xx, 529, timeouts, connection errors) and
-        per-attempt timeout in seconds.
-    poll_interval : float, default 30
-        Seconds between batch status polls.
-    progress : bool, default True
-        A tqdm bar (stderr) with calls done, failures and spend.
-    client_options : mapping, optional
-        Extra SDK client arguments (never a key), e.g. ``{"_strict_response_validation":
-        True}``.
-    retry_failed : bool, default False
-        Also re-send calls whose last failure is permanent (``failed_permanent``,
-        ``truncated``).
-    allow_same_family : bool, default False
-        Run a judge of an agent's own model family (from ``agent_model``), which is
-        otherwise refused with a ``ParameterError``; the shared family is then written on
-        every judgment line (``same_family_allowed``) and the audit reports it.
 
     Returns
     -------
@@ -186,20 +205,25 @@ def run_judges(
     >>> out = os.path.join(tempfile.mkdtemp(), "judgments.jsonl")
     >>> with contextlib.redirect_stdout(io.StringIO()) as printed:
     ...     res = run_judges(tasks, pairs, rubric="with-without", judges="openai:gpt-4o",
-    ...                      out=out, dry_run=True, progress=False)
+    ...                      out=out, dry_run=True, options=JudgeOptions(progress=False))
     >>> "est_usd" in printed.getvalue()
     True
     >>> int(res.per_judge["to_call"].iloc[0])
     1
     """
+    o = JudgeOptions() if options is None else options
+    if not isinstance(o, JudgeOptions):
+        raise ParameterError(f"options must be a JudgeOptions, got {type(o).__name__}")
+    concurrency, max_usd, batch, max_tokens = o.concurrency, o.max_usd, o.batch, o.max_tokens
+    temperature, retry_failed = o.temperature, o.retry_failed
     specs = _check_params(judges, concurrency, max_tokens, temperature)
     check_run_limits(
-        timeout=timeout,
-        poll_interval=poll_interval,
-        max_retries=max_retries,
-        max_batch_size=max_batch_size,
+        timeout=o.timeout,
+        poll_interval=o.poll_interval,
+        max_retries=o.max_retries,
+        max_batch_size=o.max_batch_size,
     )
-    adjudicator = parse_judge(adjudicate) if adjudicate is not None else None
+    adjudicator = parse_judge(o.adjudicate) if o.adjudicate is not None else None
     if adjudicator is not None:
         if len(specs) != 2:
             raise ParameterError(f"adjudication needs exactly two judges, got {len(specs)}")
@@ -208,7 +232,7 @@ def run_judges(
     if max_usd is not None and not (isinstance(max_usd, int | float) and max_usd > 0):
         raise ParameterError(f"max_usd must be a positive number, got {max_usd!r}")
     rub = _rubric(rubric)
-    table = load_prices(prices)
+    table = load_prices(o.prices)
     everyone = [*specs, *([adjudicator] if adjudicator else [])]
     unpriced = [j.name for j in everyone if price_for(j.provider, j.model, table) is None]
     if max_usd is not None and unpriced:
@@ -219,7 +243,7 @@ def run_judges(
         )
     if not dry_run:
         providers.require_keys(everyone)
-    same = same_family_judges(runs, everyone, allow=allow_same_family)
+    same = same_family_judges(runs, everyone, allow=o.allow_same_family)
     cfg = Config(rub, temperature, max_tokens, table, batch, same_family=same)
     units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed, pairs=pairs, arms=arms)
     calls = _calls(units, specs, cfg)
@@ -247,12 +271,12 @@ def run_judges(
                 adjudicator,
                 adj_calls,
                 concurrency=concurrency,
-                max_retries=max_retries,
-                timeout=timeout,
-                poll_interval=poll_interval,
-                max_batch_size=max_batch_size,
-                progress=progress,
-                client_options=client_options,
+                max_retries=o.max_retries,
+                timeout=o.timeout,
+                poll_interval=o.poll_interval,
+                max_batch_size=o.max_batch_size,
+                progress=o.progress,
+                client_options=o.client_options,
                 skip=finished,
             )
         )
