@@ -22,9 +22,9 @@ from fakellm import FakeLLM, make_data
 from evalstats.errors import DataError
 from evalstats.judging import JudgeOptions, _ratelimit, read_journal, run_judges
 from evalstats.judging import journal as journal_module
-from evalstats.judging._transport import MAX_ERROR_BODY_BYTES
 from evalstats.judging.batch import BatchError
 from evalstats.judging.journal import JournalWriteError
+from evalstats.judging.providers import MAX_ERROR_BODY_BYTES
 
 # Integration (slow: make test runs it, make check does not): judges through both SDKs with injected faults.
 pytestmark = pytest.mark.slow

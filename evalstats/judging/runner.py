@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import sys
 import threading
+import time
 from collections.abc import Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
+from evalstats._disagreement import disagreeing
 from evalstats.errors import ParameterError
 
 from . import providers
-from ._calls import Config, RunState, check_run_limits
-from ._execution import _execute
+from ._calls import (
+    EXPECTED_OUTPUT_TOKENS,
+    Call,
+    Config,
+    RunState,
+    check_run_limits,
+    now_iso,
+    rubric_order,
+)
+from ._interrupt import drains
 from ._planning import (
     DEFAULT_MAX_TOKENS,
     _calls,
@@ -26,12 +37,12 @@ from ._planning import (
     _units,
     same_family_judges,
 )
-from ._run_result import JudgeRunResult, _dry_run, _summary
+from ._ratelimit import Throttle, current_seq
 from .journal import Journal, finished_keys, not_retried_keys, peek
-from .prices import load_prices, price_for
+from .prices import PRICES_AS_OF, load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
-__all__ = ["JudgeOptions", "run_judges"]
+__all__ = ["JudgeOptions", "JudgeRunResult", "run_judges"]
 
 
 def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -292,3 +303,351 @@ def run_judges(
     if state.fatal:
         raise providers.JudgeAuthError(f"stopped after an authentication failure: {state.fatal}")
     return JudgeRunResult(Path(out), per_judge, no_answer, False, state.stopped, len(skipped))
+
+
+# A call answered without usable text (non-JSON, empty, cut short) is asked again in the
+# same run up to max_retries times; each answer is journaled. A call still rate limited
+# after the SDK's retries goes back in the queue (nothing was paid) up to this many times.
+MAX_REQUEUES_RATE_LIMITED = 50
+
+
+async def _run_direct(
+    calls: Sequence[Call],
+    journal: Journal,
+    clients: Mapping[str, providers.Client],
+    throttles: Mapping[str, Throttle],
+    state: RunState,
+    concurrency: int,
+    max_retries: int,
+) -> None:
+    """Make ``calls`` with ``concurrency`` workers; every answer ends in the journal.
+
+    Nothing a server sends raises here (:func:`providers.call` turns it into an outcome),
+    and the workers are gathered with ``return_exceptions``: even a bug of ours in one
+    worker lets the others finish and journal what they received before it is re-raised.
+    """
+    loop = asyncio.get_running_loop()
+    # (call, answers without usable text so far, 429 requeues so far)
+    queue: collections.deque[tuple[Call, int, int]] = collections.deque((c, 0, 0) for c in calls)
+    tokens_out = min(EXPECTED_OUTPUT_TOKENS, state.cfg.max_tokens)
+
+    async def attempt(c: Call, retries: int, requeues: int) -> None:
+        throttle = throttles[c.judge.provider]
+        seq = await throttle.acquire(c.unit.input_tokens + tokens_out)
+        token = current_seq.set(seq)
+        created, t0 = now_iso(), time.perf_counter()
+        outcome = None
+        try:
+            outcome = await providers.call(clients[c.judge.provider], c.judge, c.params)
+        except Exception as exc:  # a bug of ours: still journal the call, with the reason
+            outcome = providers.Outcome("failed", None, providers.describe_error(exc))
+        finally:
+            current_seq.reset(token)
+            throttle.release(ok=outcome is not None and outcome.kind == "ok")
+            state.release([c])
+        latency = time.perf_counter() - t0
+        kind = outcome.kind
+        if kind == "not_sent" or (kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED):
+            queue.append((c, retries, requeues + 1))  # nothing paid: try again later
+            return
+        again = kind == "retry" and retries < max_retries and not state.fatal
+        status = {"retry": "failed", "rate_limited": "failed", "auth": "failed"}.get(kind, kind)
+        if kind == "auth":
+            state.fatal = f"{c.judge.name}: {outcome.error}"
+        line = state.record(
+            c,
+            outcome.result,
+            outcome.error,
+            latency,
+            created,
+            call_status=status,
+            raw=outcome.raw if outcome.error is not None else None,
+            answered=outcome.answered,
+            final=not again,
+        )
+        seq_line = journal.append(line)
+        await loop.run_in_executor(None, journal.sync, seq_line)
+        if again:
+            queue.append((c, retries + 1, requeues))
+
+    async def worker() -> None:
+        while queue and not state.fatal and journal.failed is None:
+            c, retries, requeues = queue.popleft()  # each call goes to exactly one worker
+            if not state.reserve([c]):
+                return
+            await attempt(c, retries, requeues)
+
+    results = await asyncio.gather(
+        *(worker() for _ in range(min(concurrency, len(calls)))), return_exceptions=True
+    )
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+
+
+def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -> set[tuple]:
+    """(task_id, replicate, order) units on which the two judges' parsed outcomes differ,
+    by the one disagreement rule (:func:`evalstats._disagreement.disagreeing`)."""
+    from evalstats.errors import ParseError
+
+    names = [j.name for j in judges]
+    outcome: dict[tuple, dict[str, str]] = {}
+    for r in journal.judgments():
+        if r.get("error") is not None or r.get("judge") not in names:
+            continue
+        if r.get("rubric") != rubric.name or r.get("prompt_revision") != rubric.revision:
+            continue
+        try:
+            verdict = rubric.parse(r.get("raw") or "", order=rubric_order(r.get("order")))
+        except (ParseError, ValueError):
+            continue
+        if verdict.outcome is None:
+            continue
+        unit = (str(r["task_id"]), int(r["replicate"]), r.get("order"))
+        if r.get("arm_a") is not None:
+            unit = (*unit, r.get("arm_a"), r.get("arm_b"))
+        outcome.setdefault(unit, {})[r["judge"]] = verdict.outcome
+    if not outcome:
+        return set()
+    units = list(outcome)
+    wide = pd.DataFrame([[outcome[u].get(n) for n in names] for u in units], columns=names)
+    flags = disagreeing(wide, names).to_numpy(dtype=bool)
+    return {u for u, flag in zip(units, flags, strict=True) if flag}
+
+
+@drains
+async def _execute(
+    todo: list[Call],
+    journal: Journal,
+    state: RunState,
+    specs: Sequence[JudgeSpec],
+    adjudicator: JudgeSpec | None,
+    adj_calls: Sequence[Call],
+    *,
+    concurrency: int,
+    max_retries: int,
+    timeout: float,
+    poll_interval: float,
+    max_batch_size: int,
+    progress: bool,
+    client_options: Mapping[str, Any] | None,
+    skip: set[str],
+) -> None:
+    from tqdm.auto import tqdm
+
+    needed = {j.provider for j in [*specs, *([adjudicator] if adjudicator else [])]}
+    throttles = {p: Throttle(concurrency) for p in needed}
+
+    def observer(provider: str) -> Any:
+        throttle = throttles[provider]
+        return lambda status, headers: throttle.observe(status, headers, current_seq.get())
+
+    clients = {
+        p: providers.make_client(
+            p,
+            max_retries=max_retries,
+            timeout=timeout,
+            options=client_options,
+            on_response=observer(p),
+        )
+        for p in sorted(needed)
+    }
+    state.bar = tqdm(
+        total=len(todo),
+        desc="judging",
+        unit="call",
+        file=sys.stderr,
+        disable=not progress,
+        dynamic_ncols=True,
+    )
+    try:
+        phase = dict(
+            journal=journal,
+            clients=clients,
+            throttles=throttles,
+            state=state,
+            concurrency=concurrency,
+            max_retries=max_retries,
+            poll_interval=poll_interval,
+            max_batch_size=max_batch_size,
+        )
+        await _phase(todo, **phase)
+        if adjudicator is not None and not state.stopped and not state.fatal:
+            disputed = _disagreements(journal, state.cfg.rubric, specs)
+            finished = journal.finished_keys() | skip
+            adj_todo = [c for c in adj_calls if c.unit.ident in disputed and c.key not in finished]
+            state.bar.total += len(adj_todo)
+            state.bar.refresh()
+            await _phase(adj_todo, **phase)
+    finally:
+        state.bar.close()
+        for client in clients.values():
+            await client.close()
+
+
+async def _phase(
+    todo: list[Call],
+    *,
+    journal: Journal,
+    clients: Mapping[str, providers.Client],
+    throttles: Mapping[str, Throttle],
+    state: RunState,
+    concurrency: int,
+    max_retries: int,
+    poll_interval: float,
+    max_batch_size: int,
+) -> None:
+    if state.cfg.batch:
+        from .batch import run_batched
+
+        await run_batched(
+            todo,
+            journal,
+            {p: c.sdk for p, c in clients.items()},
+            state,
+            poll_interval=poll_interval,
+            max_batch_size=max_batch_size,
+        )
+    else:
+        await _run_direct(todo, journal, clients, throttles, state, concurrency, max_retries)
+
+
+@dataclass(frozen=True)
+class JudgeRunResult:
+    """What a judging run did (or, for a dry run, would do).
+
+    Attributes
+    ----------
+    out : Path
+        The journal.
+    per_judge : pandas.DataFrame
+        One row per judge: ``judge``, ``role`` ("judge" or "adjudicator"), ``calls``
+        (planned), ``done_before`` (finished in the journal already), ``to_call``,
+        ``input_tokens`` (counted, for ``to_call``), ``est_usd`` (expected),
+        ``est_usd_max`` (every call using max_tokens), ``sent``, ``ok``, ``failed``,
+        ``usd`` (recorded by this run).
+    no_answer_pairs : int
+        Pairs not sent because a run exceeded its budget.
+    dry_run : bool
+    stopped : str or None
+        Why the run stopped before starting every call (``max_usd``), else None.
+    not_retried : int
+        Calls of this run not sent because they failed permanently before
+        (``retry_failed=False``).
+    """
+
+    out: Path
+    per_judge: pd.DataFrame = field(repr=False)
+    no_answer_pairs: int
+    dry_run: bool
+    stopped: str | None
+    not_retried: int = 0
+
+    @property
+    def failed(self) -> int:
+        return int(self.per_judge["failed"].sum())
+
+    @property
+    def usd(self) -> float:
+        return float(self.per_judge["usd"].sum())
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.per_judge.copy()
+
+
+def _summary(
+    calls: Sequence[Call],
+    adj_calls: Sequence[Call],
+    finished_before: set[str],
+    cfg: Config,
+    state: RunState | None,
+) -> pd.DataFrame:
+    rows = []
+    groups: dict[tuple[str, str], list[Call]] = {}
+    for c in calls:
+        groups.setdefault((c.judge.name, "judge"), []).append(c)
+    for c in adj_calls:
+        groups.setdefault((c.judge.name, "adjudicator"), []).append(c)
+    for (name, role), group in groups.items():
+        todo = [c for c in group if c.key not in finished_before]
+        tokens = int(sum(c.unit.input_tokens for c in todo))
+        price = price_for(group[0].judge.provider, group[0].judge.model, cfg.prices)
+        if price is None:
+            est = est_max = float("nan")
+        else:
+            est = price.usd(tokens, EXPECTED_OUTPUT_TOKENS * len(todo), batch=cfg.batch)
+            est_max = price.usd(tokens, cfg.max_tokens * len(todo), batch=cfg.batch)
+        rows.append(
+            {
+                "judge": name,
+                "role": role,
+                "calls": len(group),
+                "done_before": len(group) - len(todo),
+                "to_call": len(todo),
+                "input_tokens": tokens,
+                "est_usd": round(est, 4),
+                "est_usd_max": round(est_max, 4),
+                "sent": state.sent.get(name, 0) if state else 0,
+                "ok": state.ok.get(name, 0) if state else 0,
+                "failed": state.failed.get(name, 0) if state else 0,
+                "usd": round(state.usd.get(name, 0.0), 6) if state else 0.0,
+            }
+        )
+    # The columns even with no row: "nothing to judge" is a result, not a KeyError.
+    return pd.DataFrame(rows, columns=_SUMMARY_COLUMNS)
+
+
+_SUMMARY_COLUMNS = [
+    "judge",
+    "role",
+    "calls",
+    "done_before",
+    "to_call",
+    "input_tokens",
+    "est_usd",
+    "est_usd_max",
+    "sent",
+    "ok",
+    "failed",
+    "usd",
+]
+
+
+def _dry_run(
+    path: Path,
+    calls: Sequence[Call],
+    adj_calls: Sequence[Call],
+    finished: set[str],
+    cfg: Config,
+    no_answer: int,
+) -> JudgeRunResult:
+    frame = _summary(calls, adj_calls, finished, cfg, None)
+    if len(frame):
+        shown = frame[
+            [
+                "judge",
+                "role",
+                "calls",
+                "done_before",
+                "to_call",
+                "input_tokens",
+                "est_usd",
+                "est_usd_max",
+            ]
+        ]
+        print(shown.to_string(index=False))
+    else:
+        print("nothing to judge")
+    batch_note = " with the 50 % batch discount" if cfg.batch else ""
+    notes = [
+        f"{no_answer} pair(s) over budget are not sent (no_answer).",
+        f"input tokens counted with cl100k_base; est_usd assumes {EXPECTED_OUTPUT_TOKENS} "
+        f"output tokens per call, est_usd_max assumes max_tokens={cfg.max_tokens}; prices "
+        f"are estimates as of {PRICES_AS_OF}{batch_note}.",
+    ]
+    if adj_calls:
+        notes.append("adjudicator rows are an upper bound: only disagreements are sent.")
+    if len(frame) and frame["est_usd"].isna().any():
+        notes.append("NaN: no price for that model; pass prices= / --prices FILE.json.")
+    print("\n".join(notes))
+    return JudgeRunResult(path, frame, no_answer, True, None)
