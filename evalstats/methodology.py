@@ -910,29 +910,6 @@ def _pair_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, Any]:
     )
 
 
-def _pair_self(runs, judgments, families, agent_family) -> dict[str, str]:
-    arm = runs["arm"].astype(str)
-    rows = []
-    for (a, b), j in judgments.groupby(["arm_a", "arm_b"], sort=False):
-        r = runs.loc[arm.isin((a, b)).to_numpy()]
-        judges = sorted(set(j["judge"].astype(str)))
-        rows.append((f"{a} vs {b}", _check_self(r, judges, families, agent_family, j)))
-    worst = max((row["status"] for _, row in rows), key=_RANK.__getitem__)
-    bad = [f"{name}: {row['detail']}" for name, row in rows if row["status"] != "pass"]
-    if worst == "pass":
-        return _row(
-            "judge_not_self",
-            "pass",
-            f"No judge shares the agent's family in any of the {len(rows)} pairs of arms "
-            f"({'; '.join(name for name, _ in rows)}).",
-        )
-    return _row(
-        "judge_not_self",
-        worst,
-        f"{len(bad)} of {len(rows)} pairs of arms: " + " | ".join(bad),
-    )
-
-
 def _as_two_arms(
     runs: pd.DataFrame, judgments: pd.DataFrame, a: str, b: str
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -994,8 +971,8 @@ def _audit_arm_pairs(
 ) -> pd.DataFrame:
     """The audit table of K-arm judgments (the shape of :func:`audit`).
 
-    ``judge_disagreement`` and ``judge_not_self`` are evaluated per pair of arms here; the
-    checks that do not depend on how runs pair (``judge_families``, ``canonical_before_runs``,
+    ``judge_disagreement`` is evaluated per pair of arms here; the checks that do not
+    depend on how runs pair (``judge_families``, ``canonical_before_runs``,
     ``prompt_hash_pinned``) as for two arms; every other check is the two-arm :func:`audit` of
     each pair (``arm_a`` as WITH, ``arm_b`` as WITHOUT; ``options``: its thresholds and plan),
     its status the worst over the pairs.
@@ -1004,13 +981,13 @@ def _audit_arm_pairs(
         SimpleNamespace(tasks=tasks, runs=runs, judgments=judgments), rubrics=rubrics
     )
     done = {
-        "judge_not_self": _pair_self(runs, judgments, families, agent_family),
         "judge_families": _check_families(judgments, families),
         "canonical_before_runs": _check_canonical(tasks, runs),
         "prompt_hash_pinned": _check_hashes(judgments, rubrics),
         "judge_disagreement": _pair_disagreement(frame, disagreement_threshold),
     }
-    rest = _per_pair(tasks, runs, judgments, {"rubrics": rubrics, **options})
+    options |= {"rubrics": rubrics, "families": families, "agent_family": agent_family}
+    rest = _per_pair(tasks, runs, judgments, options)
     rows = [
         done.get(check)
         or rest.get(check)

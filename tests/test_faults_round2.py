@@ -260,11 +260,12 @@ def test_a_short_write_is_cut_back_and_stops_new_calls(fake, tmp_path, monkeypat
 def _child(out: Path, fake: FakeLLM, n: int, timeout: float) -> subprocess.Popen:
     script = textwrap.dedent(f"""
         from fakellm import make_data
-        from evalstats.judging import run_judges
+        from evalstats.judging import JudgeOptions, run_judges
         tasks, pairs = make_data({n})
+        opts = JudgeOptions(progress=False, concurrency=4, max_retries=0, timeout={timeout},
+                            client_options={{"_strict_response_validation": True}})
         res = run_judges(tasks, pairs, rubric="with-without", judges=["openai:gpt-4o"],
-                         out={str(out)!r}, progress=False, concurrency=4, max_retries=0,
-                         timeout={timeout}, client_options={{"_strict_response_validation": True}})
+                         out={str(out)!r}, options=opts)
         print("STOPPED", res.stopped)
     """)
     env = dict(
