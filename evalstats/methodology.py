@@ -10,6 +10,7 @@ check tests: docs/methods.md, section "Audit".
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from types import SimpleNamespace
 from typing import Any
 
@@ -25,7 +26,7 @@ from .records import Dataset, incomplete_pairs
 from .stats import pairwise_frame
 from .stats.binomial import sign_test_p
 
-__all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "audit", "audit_rows", "model_family"]
+__all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "AuditLimits", "audit", "audit_rows", "model_family"]
 
 # ``unknown``: the evidence a check needs is missing; it is never read as a pass.
 AUDIT_STATUSES = ("pass", "unknown", "warn", "fail")
@@ -997,6 +998,34 @@ def _audit_arm_pairs(
     return _table(rows)
 
 
+@dataclass(frozen=True)
+class AuditLimits:
+    """Where the audit's secondary checks warn (the 20 % disagreement trigger is the seed's,
+    :func:`audit`'s ``disagreement_threshold``).
+
+    Attributes
+    ----------
+    failure_rate : float, default 0.05
+        Largest tolerated share of ``invalid`` + ``error`` verdicts per judge and rubric.
+    no_answer_rate : float, default 0.10
+        Largest share of over-budget pairs before a warning.
+    order_alpha, order_tolerance : float, default 0.05, 0.10
+        Blind-rubric orders warn when the exact binomial test of a 1/2 WITH-first share has
+        p < ``order_alpha`` or the share is more than ``order_tolerance`` from 1/2.
+    budget_alpha : float, default 0.05
+        Level of the exact binomial test of over-budget asymmetry between the arms.
+
+    >>> AuditLimits(failure_rate=0.10).no_answer_rate
+    0.1
+    """
+
+    failure_rate: float = 0.05
+    no_answer_rate: float = 0.10
+    order_alpha: float = 0.05
+    order_tolerance: float = 0.10
+    budget_alpha: float = 0.05
+
+
 def audit(
     tasks: pd.DataFrame | Dataset,
     runs: pd.DataFrame | None = None,
@@ -1006,11 +1035,7 @@ def audit(
     agent_family: str | None = None,
     families: Mapping[str, str] | None = None,
     disagreement_threshold: float = DISAGREEMENT_TRIGGER,
-    failure_threshold: float = 0.05,
-    no_answer_threshold: float = 0.10,
-    order_alpha: float = 0.05,
-    order_tolerance: float = 0.10,
-    budget_alpha: float = 0.05,
+    limits: AuditLimits | None = None,
     plan: Plan | None = None,
     rubrics: object = None,
 ) -> pd.DataFrame:
@@ -1037,15 +1062,8 @@ def audit(
     disagreement_threshold : float, default 0.20
         Largest tolerated share of pairs on which two judges disagree (the seed's 20 %,
         :data:`evalstats._disagreement.DISAGREEMENT_TRIGGER`).
-    failure_threshold : float, default 0.05
-        Largest tolerated share of ``invalid`` + ``error`` verdicts per judge and rubric.
-    no_answer_threshold : float, default 0.10
-        Largest share of over-budget pairs before a warning.
-    order_alpha, order_tolerance : float, default 0.05, 0.10
-        Blind-rubric orders warn when the exact binomial test of a 1/2 WITH-first share has
-        p < ``order_alpha`` or the share is more than ``order_tolerance`` from 1/2.
-    budget_alpha : float, default 0.05
-        Level of the exact binomial test of over-budget asymmetry between the arms.
+    limits : AuditLimits, optional
+        Where the other checks warn (:class:`AuditLimits`; default: its defaults).
     plan : Plan, optional
         The declared analysis plan (:func:`evalstats.load_plan`); taken from the Dataset
         when one is given. Without one, the two plan checks warn.
@@ -1083,13 +1101,12 @@ def audit(
         plan = ds.plan if plan is None else plan
     if runs is None:
         raise TypeError("audit() needs runs (or a Dataset)")
+    lim = AuditLimits() if limits is None else limits
+    if not isinstance(lim, AuditLimits):
+        raise ParameterError(f"limits must be an AuditLimits, got {type(lim).__name__}")
     for name, value in (
         ("disagreement_threshold", disagreement_threshold),
-        ("failure_threshold", failure_threshold),
-        ("no_answer_threshold", no_answer_threshold),
-        ("order_alpha", order_alpha),
-        ("order_tolerance", order_tolerance),
-        ("budget_alpha", budget_alpha),
+        *((f"limits.{f.name}", getattr(lim, f.name)) for f in fields(lim)),
     ):
         if not 0.0 <= float(value) <= 1.0:
             raise ParameterError(f"{name} must be in [0, 1], got {value}")
@@ -1107,11 +1124,7 @@ def audit(
             families=families,
             agent_family=agent_family,
             disagreement_threshold=disagreement_threshold,
-            failure_threshold=failure_threshold,
-            no_answer_threshold=no_answer_threshold,
-            order_alpha=order_alpha,
-            order_tolerance=order_tolerance,
-            budget_alpha=budget_alpha,
+            limits=lim,
             plan=plan,
         )
     if frame is None and judgments is not None and len(judgments):
@@ -1131,7 +1144,7 @@ def audit(
         lambda: _check_families(j, families) if has_j else _no_judgments("judge_families"),
         lambda: _check_canonical(tasks, runs),
         lambda: _check_same_agent(pairs),
-        lambda: _check_budgets(tasks, pairs, frame, budget_alpha),
+        lambda: _check_budgets(tasks, pairs, frame, lim.budget_alpha),
         lambda: _check_hashes(j, rubrics) if has_j else _no_judgments("prompt_hash_pinned"),
         lambda: (
             _check_disagreement(frame, disagreement_threshold)
@@ -1145,17 +1158,17 @@ def audit(
             else _no_judgments("judgment_coverage")
         ),
         lambda: (
-            _check_orders(j, order_alpha, order_tolerance, rubrics)
+            _check_orders(j, lim.order_alpha, lim.order_tolerance, rubrics)
             if has_j
             else _no_judgments("blind_order_balance")
         ),
         lambda: (
-            _check_failures(frame, failure_threshold)
+            _check_failures(frame, lim.failure_rate)
             if frame is not None and len(frame)
             else _no_judgments("judge_failure_rate")
         ),
         lambda: _check_tokens(runs),
-        lambda: _check_no_answer(pairs, no_answer_threshold),
+        lambda: _check_no_answer(pairs, lim.no_answer_rate),
         lambda: _check_plan_time(plan, judgments, frame),
         lambda: _check_plan_design(plan, runs, j),
     ]
