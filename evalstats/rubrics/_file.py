@@ -52,8 +52,8 @@ from ._base import PLACEHOLDER_PATTERN, Rubric, norm_key
 from .blind_pair import KNOWN_PLACEHOLDERS as BLIND_PLACEHOLDERS
 from .blind_pair import REQUIRED_PLACEHOLDERS as BLIND_REQUIRED
 from .blind_pair import BlindPairRubric, BlindScores
+from .with_without import GORTEX_MENTION, OUTCOMES, ThreeWay, WithWithoutRubric, tool_name
 from .with_without import KNOWN_PLACEHOLDERS as THREE_WAY_PLACEHOLDERS
-from .with_without import OUTCOMES, ThreeWay, WithWithoutRubric
 from .with_without import REQUIRED_PLACEHOLDERS as THREE_WAY_REQUIRED
 
 __all__ = ["KINDS", "get", "load", "seed_toml", "to_toml", "with_tool_name"]
@@ -549,11 +549,6 @@ def seed_toml(name: str) -> str:
 
 # --------------------------------------------------------------------------- new from a seed
 
-# How seed 000 names its tool: "the gortex MCP tool surface" (with a line break inside),
-# "WITH (gortex MCP available)", "WITHOUT (no gortex MCP)".  "gortex MCP" is one name, so it
-# is replaced as a whole, then any other "gortex".
-_GORTEX = re.compile(r"gortex(?:\s+MCP\b)?", re.IGNORECASE)
-
 
 def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rubric:
     """``rubric`` with every mention of the seed's tool (gortex) replaced by ``tool``.
@@ -569,9 +564,7 @@ def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rub
     >>> r.name, "gortex" in r.system + r.user_template, "WITH (Serena MCP available):" in r.user_template
     ('with-without-serena-mcp', False, True)
     """
-    if not isinstance(tool, str) or not tool.strip() or "\n" in tool:
-        raise ValueError(f"tool name must be a non-empty one-line string, got {tool!r}")
-    tool = tool.strip()
+    tool = tool_name(tool)
     if name is None:
         slug = re.sub(r"[^a-z0-9]+", "-", tool.lower()).strip("-")
         name = f"{rubric.name}-{slug}" if slug else f"{rubric.name}-custom"
@@ -579,7 +572,7 @@ def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rub
         raise ValueError(f"rubric name {name!r} must be lower-case letters, digits, '.', '_', '-'")
 
     def swap(text: str) -> str:
-        return _GORTEX.sub(lambda _m: tool, text)
+        return GORTEX_MENTION.sub(lambda _m: tool, text)
 
     fields = {
         "name": name,
