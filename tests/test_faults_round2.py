@@ -40,6 +40,7 @@ TESTS = Path(__file__).resolve().parent
 def fake(monkeypatch):
     with FakeLLM(api_key=KEY, stall_s=0.3) as server:
         server.point_sdks(monkeypatch)
+        # Private on purpose: the once-per-process rate-limit notes start empty for each test.
         monkeypatch.setattr(_ratelimit, "_noted", set())
         yield server
 
@@ -232,6 +233,7 @@ def test_a_short_write_is_cut_back_and_stops_new_calls(fake, tmp_path, monkeypat
                 return real_write(fd, data[: len(data) // 2])
         return real_write(fd, data)
 
+    # Private on purpose: a full disk is injected into the journal's own os.write.
     monkeypatch.setattr(journal_module.os, "write", flaky)
     fake.latency = 0.02
     with pytest.raises(JournalWriteError, match=r"short write .*no new call is started"):
