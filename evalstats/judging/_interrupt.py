@@ -1,13 +1,6 @@
 """SIGINT / SIGTERM during a run: the first drains, the second stops at once.
 
-A call the provider answered is paid for whether or not we read the answer, so an
-interrupt must not abandon calls in flight. The first signal stops new calls (the run's
-``stopped`` reason is set, so no worker reserves another) and lets the calls in flight end
--- each within ``--timeout`` -- and be journaled like any other; a call still running
-``timeout`` seconds later is cancelled. A second signal cancels every call in flight at
-once; each still ends in a journal line (``Interrupted: ...``), so a rerun knows to make it
-again. No traceback either way: the run returns, the reason is printed and kept in
-``JudgeRunResult.stopped``.
+How it works: docs/judging.md, "Interrupts".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """Judge providers: ``anthropic:MODEL`` (Messages API) and ``openai:MODEL`` (Chat Completions).
 
-Clients are the official async SDK clients; keys and base URLs come from the standard
-environment variables, never from arguments, so that a key cannot end up in a notebook, a
-journal line or a call key. The SDKs are imported where a client is built, so that
-``import evalstats`` does not pay for them.
-
-:func:`call` never raises for anything a server sends: it reads the body itself (up to
-``MAX_BODY_BYTES``) and turns every answer into an :class:`Outcome` -- a judge text, or a
-failure with a reason and what kind of failure it is (retry now, retry on a rerun, never
-retry, stop the run).
+How it works: docs/judging.md, "Providers".
 """
 
 from __future__ import annotations

@@ -1,38 +1,6 @@
 """Rubric files: a judge prompt of your own, in TOML, read into the same :class:`Rubric` types.
 
-A rubric file holds the rubric's identity (``name``, ``revision``), its output ``kind``, the
-two prompt texts and how the judge's answer is read::
-
-    name = "with-without-serena"
-    revision = 1
-    kind = "three-way"            # or "blind-scores"
-
-    [arms]                        # optional: what the report calls the two arms
-    with = "Serena MCP"
-    without = "plain Claude Code"
-
-    [prompt]
-    system = '''
-    You are evaluating two answers ...'''
-    user = '''
-    TASK:
-    {task_prompt}
-    ...'''
-
-    [output]                      # three-way: label spellings -> win / tie / loss
-    labels = { "(a)" = "win", "(b)" = "tie", "(c)" = "loss" }
-
-A ``three-way`` template may use the placeholders in
-:data:`evalstats.rubrics.with_without.KNOWN_PLACEHOLDERS` and must show both answers; a
-``blind-scores`` one those in :data:`evalstats.rubrics.blind_pair.KNOWN_PLACEHOLDERS` (never a
-``with_*`` / ``without_*`` one: the judge must not learn which arm is which) and its
-``[output]`` names the score ``dimensions``.  Every other ``[output]`` key is optional and
-defaults to the seed rubric's reading; see :func:`to_toml` for the complete form, which
-:func:`seed_toml` writes for the two built-in rubrics.
-
-A file rubric's ``sha256`` is that of the file's bytes (what ``sha256sum FILE`` prints), as a
-built-in rubric's is that of its package-data files: any edit, to the prompt or to how the
-answer is read, changes it.
+How it works: docs/judging.md, "Rubric files".
 """
 
 from __future__ import annotations
