@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
-import inspect
 import signal
 import sys
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
-__all__ = ["Drain", "current", "drained", "drains", "pause"]
+__all__ = ["Drain", "current", "drained", "pause"]
 
 #: The drain of the run whose task reads it (worker tasks inherit it when created).
 current: contextvars.ContextVar[Drain | None] = contextvars.ContextVar(
@@ -153,18 +151,3 @@ async def drained(coro: Coroutine[Any, Any, Any], state: Any, grace: float) -> A
             if previous is not None:
                 signal.signal(number, previous)
         current.reset(token)
-
-
-def drains(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Coroutine[Any, Any, Any]]:
-    """Decorate a run's coroutine function taking ``state`` and ``timeout`` arguments: each
-    call runs under :func:`drained` (the grace after a first signal is ``timeout``)."""
-    signature = inspect.signature(fn)
-
-    @functools.wraps(fn)
-    async def run(*args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(*args, **kwargs)
-        return await drained(
-            fn(*args, **kwargs), bound.arguments["state"], bound.arguments["timeout"]
-        )
-
-    return run

@@ -28,7 +28,7 @@ from ._calls import (
     now_iso,
     rubric_order,
 )
-from ._interrupt import drains
+from ._interrupt import drained
 from ._planning import (
     DEFAULT_MAX_TOKENS,
     _calls,
@@ -273,22 +273,21 @@ def run_judges(
         finished = finished | skipped
         state = RunState(cfg, journal.spent_usd(), max_usd)
         todo = [c for c in calls if c.key not in finished]
+        # Under the run's SIGINT/SIGTERM handlers: the first drains (grace: the timeout).
         _run_coro(
-            _execute(
-                todo,
-                journal,
+            drained(
+                _execute(
+                    todo,
+                    journal,
+                    state,
+                    specs,
+                    adjudicator,
+                    adj_calls,
+                    o,
+                    skip=finished,
+                ),
                 state,
-                specs,
-                adjudicator,
-                adj_calls,
-                concurrency=concurrency,
-                max_retries=o.max_retries,
-                timeout=o.timeout,
-                poll_interval=o.poll_interval,
-                max_batch_size=o.max_batch_size,
-                progress=o.progress,
-                client_options=o.client_options,
-                skip=finished,
+                o.timeout,
             )
         )
     if skipped:
@@ -415,7 +414,6 @@ def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -
     return {u for u, flag in zip(units, flags, strict=True) if flag}
 
 
-@drains
 async def _execute(
     todo: list[Call],
     journal: Journal,
@@ -423,20 +421,14 @@ async def _execute(
     specs: Sequence[JudgeSpec],
     adjudicator: JudgeSpec | None,
     adj_calls: Sequence[Call],
+    o: JudgeOptions,
     *,
-    concurrency: int,
-    max_retries: int,
-    timeout: float,
-    poll_interval: float,
-    max_batch_size: int,
-    progress: bool,
-    client_options: Mapping[str, Any] | None,
     skip: set[str],
 ) -> None:
     from tqdm.auto import tqdm
 
     needed = {j.provider for j in [*specs, *([adjudicator] if adjudicator else [])]}
-    throttles = {p: Throttle(concurrency) for p in needed}
+    throttles = {p: Throttle(o.concurrency) for p in needed}
 
     def observer(provider: str) -> Any:
         throttle = throttles[provider]
@@ -445,9 +437,9 @@ async def _execute(
     clients = {
         p: providers.make_client(
             p,
-            max_retries=max_retries,
-            timeout=timeout,
-            options=client_options,
+            max_retries=o.max_retries,
+            timeout=o.timeout,
+            options=o.client_options,
             on_response=observer(p),
         )
         for p in sorted(needed)
@@ -457,20 +449,11 @@ async def _execute(
         desc="judging",
         unit="call",
         file=sys.stderr,
-        disable=not progress,
+        disable=not o.progress,
         dynamic_ncols=True,
     )
     try:
-        phase = dict(
-            journal=journal,
-            clients=clients,
-            throttles=throttles,
-            state=state,
-            concurrency=concurrency,
-            max_retries=max_retries,
-            poll_interval=poll_interval,
-            max_batch_size=max_batch_size,
-        )
+        phase = dict(journal=journal, clients=clients, throttles=throttles, state=state, o=o)
         await _phase(todo, **phase)
         if adjudicator is not None and not state.stopped and not state.fatal:
             disputed = _disagreements(journal, state.cfg.rubric, specs)
@@ -492,10 +475,7 @@ async def _phase(
     clients: Mapping[str, providers.Client],
     throttles: Mapping[str, Throttle],
     state: RunState,
-    concurrency: int,
-    max_retries: int,
-    poll_interval: float,
-    max_batch_size: int,
+    o: JudgeOptions,
 ) -> None:
     if state.cfg.batch:
         from .batch import run_batched
@@ -505,11 +485,11 @@ async def _phase(
             journal,
             {p: c.sdk for p, c in clients.items()},
             state,
-            poll_interval=poll_interval,
-            max_batch_size=max_batch_size,
+            poll_interval=o.poll_interval,
+            max_batch_size=o.max_batch_size,
         )
     else:
-        await _run_direct(todo, journal, clients, throttles, state, concurrency, max_retries)
+        await _run_direct(todo, journal, clients, throttles, state, o.concurrency, o.max_retries)
 
 
 @dataclass(frozen=True)
