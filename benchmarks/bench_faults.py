@@ -89,12 +89,13 @@ def _server(
 def _child(out: Path, n_tasks: int, url: str, extra: str = "") -> subprocess.Popen:
     script = textwrap.dedent(f"""
         from fakellm import make_data
-        from evalstats.judging import run_judges
+        from evalstats.judging import JudgeOptions, run_judges
         tasks, pairs = make_data({n_tasks})
+        opts = JudgeOptions(progress=False, concurrency={CONCURRENCY}, timeout=0.4,
+                            max_retries=2,
+                            client_options={{"_strict_response_validation": True}}{extra})
         run_judges(tasks, pairs, rubric="blind-pair", judges={JUDGES!r}, orders="both",
-                   out={str(out)!r}, progress=False, concurrency={CONCURRENCY},
-                   timeout=0.4, max_retries=2,
-                   client_options={{"_strict_response_validation": True}}{extra})
+                   out={str(out)!r}, options=opts)
     """)
     env = dict(
         os.environ,

@@ -22,7 +22,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from fakellm import make_data  # noqa: E402
 
-from evalstats.judging import read_journal, run_judges  # noqa: E402
+from evalstats.judging import JudgeOptions, read_journal, run_judges  # noqa: E402
 
 
 def main() -> None:
@@ -63,9 +63,11 @@ def main() -> None:
                 rubric="blind-pair",
                 judges=[judge],
                 out=out,
-                concurrency=args.concurrency,
-                progress=False,
-                client_options={"_strict_response_validation": True},
+                options=JudgeOptions(
+                    concurrency=args.concurrency,
+                    progress=False,
+                    client_options={"_strict_response_validation": True},
+                ),
             )
             wall = time.perf_counter() - t0
             lines = read_journal(out)

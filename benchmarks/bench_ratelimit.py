@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from fakellm import make_data  # noqa: E402
 
-from evalstats.judging import plan_calls, read_journal, run_judges  # noqa: E402
+from evalstats.judging import JudgeOptions, plan_calls, read_journal, run_judges  # noqa: E402
 
 # The server's buckets hold 5 s of a 120/min limit: a burst of 10 calls, kept at 10 calls
 # when --quick scales the rate, so the share of the limit means the same in both.
@@ -95,10 +95,9 @@ def main() -> None:
                 rubric="with-without",
                 judges=[judge],
                 out=out,
-                concurrency=args.concurrency,
-                progress=False,
-                max_retries=2,
-                timeout=30.0,
+                options=JudgeOptions(
+                    concurrency=args.concurrency, progress=False, max_retries=2, timeout=30.0
+                ),
             )
             wall = time.perf_counter() - t0
             lines = read_journal(out, all_attempts=True)

@@ -1,14 +1,10 @@
-"""evalstats: statistically honest reports from LLM-judge verdicts on WITH/WITHOUT runs.
+"""evalstats: statistically honest reports from LLM-judge verdicts on runs of coding agents.
 
-The public surface is re-exported here; modules behind it are private details.
+The root holds what a newcomer uses: load a data directory, judge it, build the verdict frame,
+the main statistics (:mod:`evalstats.stats` has all of them), the audit and the simulator. Names
+resolve on first use (:func:`evalstats._surface.lazy_surface`), so ``import evalstats`` loads
+neither pandas nor scipy; docs/reference.md documents every public name.
 
-Names are resolved on first use (PEP 562, :func:`evalstats._surface.lazy_surface`), so
-``import evalstats`` loads neither pandas nor scipy, no provider SDK, no matplotlib and no
-notebook machinery; ``evalstats.win_rates`` loads the statistics when it is first touched.
-``__all__`` and ``dir()`` list the whole surface; the README's API section documents it.
-
-Examples
---------
 >>> import evalstats
 >>> evalstats.DataError.__name__, "win_rates" in evalstats.__all__
 ('DataError', True)
@@ -26,34 +22,15 @@ from ._surface import lazy_surface
 
 __version__ = "0.1.0"
 
-# submodule -> the public names it defines (the README's API table lists each one).
+# submodule -> the root names it provides; each is defined in (or resolved through) that module.
 __all__, __getattr__, __dir__ = lazy_surface(
     __name__,
     {
         ".errors": ["DataError", "EvalstatsError", "ParameterError", "ParseError"],
-        ".frames": [
-            "load_frame",
-            "resolve_rubrics",
-            "select_rubric",
-            "verdict_frame",
-            "wide_by_judge",
-        ],
-        ".judging": [
-            "Journal",
-            "JudgeSpec",
-            "parse_judge",
-            "plan_calls",
-            "read_journal",
-            "run_judges",
-        ],
-        ".labelsheet": ["draw_sheet", "read_sheet"],
-        ".methodology": ["AUDIT_CHECKS", "audit", "model_family"],
-        ".plan": ["Plan", "load_plan", "parse_plan"],
         ".records": [
             "Arms",
             "Dataset",
             "EvalstatsWarning",
-            "load_arm_names",
             "load_arms",
             "load_dir",
             "load_judgments",
@@ -61,15 +38,42 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "load_runs",
             "load_tasks",
             "pair_runs",
-            "write_frame_atomic",
-            "write_jsonl_atomic",
             "write_labels",
         ],
-        ".simulation": ["Simulation", "SimulationParams", "draw_outcomes", "simulate"],
-        # The statistics are curated in stats/__init__ and re-exported whole.
-        ".stats": stats.__all__,
+        ".frames": ["load_frame", "select_rubric", "verdict_frame", "wide_by_judge"],
+        ".labelsheet": ["draw_sheet", "read_sheet"],
+        ".plan": ["Plan", "load_plan"],
+        ".judging": ["JudgeOptions", "JudgeSpec", "plan_calls", "read_journal", "run_judges"],
+        ".methodology": ["AUDIT_CHECKS", "audit", "model_family"],
+        ".simulation": ["SimulationParams", "simulate"],
         ".summary": ["status_table"],
-        ".tokens": ["annotate_runs", "count_tokens"],
+        ".tokens": ["count_tokens"],
+        # The statistics a first report uses; the rest through evalstats.stats.
+        ".stats": [
+            "arm_costs",
+            "cohen_kappa",
+            "compare",
+            "consensus",
+            "cost_ratios",
+            "design_coverage",
+            "fleiss_kappa",
+            "gwet_ac1",
+            "judge_agreement",
+            "judge_spend",
+            "krippendorff_alpha",
+            "labeler_agreement",
+            "min_detectable_net_win",
+            "missing_bounds",
+            "pairwise_frame",
+            "pareto",
+            "position_bias",
+            "ppi_win_rates",
+            "rank",
+            "rank_sets",
+            "summarize",
+            "tasks_needed",
+            "win_rates",
+        ],
     },
     submodules=["rubrics"],
 )
@@ -78,16 +82,15 @@ __all__, __getattr__, __dir__ = lazy_surface(
 if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs
     from . import rubrics
     from .errors import DataError, EvalstatsError, ParameterError, ParseError
-    from .frames import load_frame, resolve_rubrics, select_rubric, verdict_frame, wide_by_judge
-    from .judging import Journal, JudgeSpec, parse_judge, plan_calls, read_journal, run_judges
+    from .frames import load_frame, select_rubric, verdict_frame, wide_by_judge
+    from .judging import JudgeOptions, JudgeSpec, plan_calls, read_journal, run_judges
     from .labelsheet import draw_sheet, read_sheet
     from .methodology import AUDIT_CHECKS, audit, model_family
-    from .plan import Plan, load_plan, parse_plan
+    from .plan import Plan, load_plan
     from .records import (
         Arms,
         Dataset,
         EvalstatsWarning,
-        load_arm_names,
         load_arms,
         load_dir,
         load_judgments,
@@ -95,11 +98,33 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; nothing here runs
         load_runs,
         load_tasks,
         pair_runs,
-        write_frame_atomic,
-        write_jsonl_atomic,
         write_labels,
     )
-    from .simulation import Simulation, SimulationParams, draw_outcomes, simulate
-    from .stats import *  # noqa: F403
+    from .simulation import SimulationParams, simulate
+    from .stats import (
+        arm_costs,
+        cohen_kappa,
+        compare,
+        consensus,
+        cost_ratios,
+        design_coverage,
+        fleiss_kappa,
+        gwet_ac1,
+        judge_agreement,
+        judge_spend,
+        krippendorff_alpha,
+        labeler_agreement,
+        min_detectable_net_win,
+        missing_bounds,
+        pairwise_frame,
+        pareto,
+        position_bias,
+        ppi_win_rates,
+        rank,
+        rank_sets,
+        summarize,
+        tasks_needed,
+        win_rates,
+    )
     from .summary import status_table
-    from .tokens import annotate_runs, count_tokens
+    from .tokens import count_tokens

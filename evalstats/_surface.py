@@ -7,7 +7,7 @@ A package lists, per submodule, the public names that submodule defines, and bin
 
 so ``import evalstats`` loads neither pandas nor scipy, and ``evalstats.win_rates`` imports
 :mod:`evalstats.stats.rates` when it is first touched. The table is the package's whole
-surface: the README's API table and ``tests/test_layering.py`` read it (the layering test
+surface: docs/reference.md's API table and ``tests/test_layering.py`` read it (the layering test
 parses its module strings as the imports they are).
 
 No public name may be the name of a submodule in the table: importing the submodule would bind

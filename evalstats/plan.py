@@ -75,7 +75,7 @@ PLAN_STATISTICS = (
 )
 SIDEDNESS = ("two-sided", "greater", "less")
 MARGIN_KINDS = ("equivalence", "non-inferiority")
-# stats.judges.consensus rules; the consensus frame names its judge "consensus:<rule>".
+# stats.agreement.consensus rules; the consensus frame names its judge "consensus:<rule>".
 CONSENSUS_RULES = ("unanimous", "majority")
 PLAN_KEYS = (
     "written_at",

@@ -12,7 +12,14 @@ import pytest
 from scipy import stats as sps
 
 import evalstats
-from evalstats.methodology import AUDIT_CHECKS, AUDIT_STATUSES, audit, audit_rows, model_family
+from evalstats.methodology import (
+    AUDIT_CHECKS,
+    AUDIT_STATUSES,
+    AuditLimits,
+    audit,
+    audit_rows,
+    model_family,
+)
 from evalstats.plan import load_plan
 
 CLEAN = dict(
@@ -529,7 +536,10 @@ def test_failure_rate_warns(tmp_path):
         assert (text in detail) == (bad / len(g) > 0.05)
         if rubric == "blind-pair" and bad / len(g) > 0.05:
             assert f"error) of {n_pairs} pairs" in detail
-    assert row(audit(ds, frame=frame, failure_threshold=1.0), "judge_failure_rate")[0] == "pass"
+    assert (
+        row(audit(ds, frame=frame, limits=AuditLimits(failure_rate=1.0)), "judge_failure_rate")[0]
+        == "pass"
+    )
 
 
 def test_token_mismatch_warns(sim):

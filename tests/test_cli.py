@@ -108,7 +108,7 @@ def test_lazy_surface_is_the_whole_surface():
 
     names = evalstats.__all__
     assert len(names) == len(set(names))
-    assert set(evalstats.stats.__all__) <= set(names)
+    assert len(names) <= 60  # a newcomer's root; the rest in evalstats.stats and the packages
     assert {"DataError", "load_dir", "verdict_frame", "run_judges", "rubrics"} <= set(names)
     assert set(names) <= set(dir(evalstats))
     assert evalstats.win_rates is evalstats.stats.win_rates

@@ -20,11 +20,11 @@ import pytest
 from fakellm import FakeLLM, make_data
 
 from evalstats.errors import DataError
-from evalstats.judging import _ratelimit, read_journal, run_judges
+from evalstats.judging import JudgeOptions, _ratelimit, read_journal, run_judges
 from evalstats.judging import journal as journal_module
-from evalstats.judging._transport import MAX_ERROR_BODY_BYTES
 from evalstats.judging.batch import BatchError
 from evalstats.judging.journal import JournalWriteError
+from evalstats.judging.providers import MAX_ERROR_BODY_BYTES
 
 # Integration (slow: make test runs it, make check does not): judges through both SDKs with injected faults.
 pytestmark = pytest.mark.slow
@@ -40,6 +40,7 @@ TESTS = Path(__file__).resolve().parent
 def fake(monkeypatch):
     with FakeLLM(api_key=KEY, stall_s=0.3) as server:
         server.point_sdks(monkeypatch)
+        # Private on purpose: the once-per-process rate-limit notes start empty for each test.
         monkeypatch.setattr(_ratelimit, "_noted", set())
         yield server
 
@@ -54,9 +55,7 @@ def _run(out, provider, n=1, **kw):
         rubric="with-without",
         judges=[JUDGES[provider]],
         out=out,
-        progress=False,
-        client_options=STRICT,
-        **kw,
+        options=JudgeOptions(progress=False, client_options=STRICT, **kw),
     )
 
 
@@ -234,6 +233,7 @@ def test_a_short_write_is_cut_back_and_stops_new_calls(fake, tmp_path, monkeypat
                 return real_write(fd, data[: len(data) // 2])
         return real_write(fd, data)
 
+    # Private on purpose: a full disk is injected into the journal's own os.write.
     monkeypatch.setattr(journal_module.os, "write", flaky)
     fake.latency = 0.02
     with pytest.raises(JournalWriteError, match=r"short write .*no new call is started"):
@@ -262,11 +262,12 @@ def test_a_short_write_is_cut_back_and_stops_new_calls(fake, tmp_path, monkeypat
 def _child(out: Path, fake: FakeLLM, n: int, timeout: float) -> subprocess.Popen:
     script = textwrap.dedent(f"""
         from fakellm import make_data
-        from evalstats.judging import run_judges
+        from evalstats.judging import JudgeOptions, run_judges
         tasks, pairs = make_data({n})
+        opts = JudgeOptions(progress=False, concurrency=4, max_retries=0, timeout={timeout},
+                            client_options={{"_strict_response_validation": True}})
         res = run_judges(tasks, pairs, rubric="with-without", judges=["openai:gpt-4o"],
-                         out={str(out)!r}, progress=False, concurrency=4, max_retries=0,
-                         timeout={timeout}, client_options={{"_strict_response_validation": True}})
+                         out={str(out)!r}, options=opts)
         print("STOPPED", res.stopped)
     """)
     env = dict(

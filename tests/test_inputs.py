@@ -19,9 +19,11 @@ import pandas as pd
 import pytest
 
 import evalstats
+from evalstats import records
 from evalstats.cli import main
 from evalstats.errors import DataError
 from evalstats.records import EvalstatsWarning, check_output_path, load_dir
+from evalstats.tokens import annotate_runs
 
 
 @pytest.fixture(scope="module")
@@ -259,7 +261,7 @@ def test_negative_budget_in_a_tasks_frame_names_file_and_line(data):
     tasks.loc[1, "budget_wall_s"] = -1.0
     runs = evalstats.load_runs(data / "runs.jsonl")
     with pytest.raises(DataError, match="negative budget") as info:
-        evalstats.annotate_runs(runs, tasks)
+        annotate_runs(runs, tasks)
     assert (info.value.path, info.value.line) == (str(data / "tasks.jsonl"), 2)
     assert info.value.field == "budget_wall_s"
 
@@ -439,9 +441,9 @@ def test_outputs_get_the_umask(data, tmp_path, capsys, mask):
 def test_write_frame_atomic_refuses_bad_names(tmp_path):
     frame = pd.DataFrame({"a": [1]})
     with pytest.raises(DataError, match="unsupported output type"):
-        evalstats.write_frame_atomic(frame, tmp_path / "a.xlsx")
+        records.write_frame_atomic(frame, tmp_path / "a.xlsx")
     with pytest.raises(ValueError):  # DataError stays a ValueError for older callers
-        evalstats.write_frame_atomic(frame, tmp_path / "a.xlsx")
+        records.write_frame_atomic(frame, tmp_path / "a.xlsx")
 
 
 @pytest.mark.slow  # starts a Python subprocess

@@ -11,7 +11,7 @@ from fakellm import FakeLLM, make_data
 from evalstats import rubrics
 from evalstats._schema import JUDGMENT_FIELDS
 from evalstats.errors import ParseError
-from evalstats.judging import MissingKeyError, read_journal, run_judges
+from evalstats.judging import JudgeOptions, MissingKeyError, read_journal, run_judges
 
 # Integration (slow: make test runs it, make check does not): judges through both SDKs, with faults.
 pytestmark = pytest.mark.slow
@@ -37,9 +37,7 @@ def _run(tmp_path, provider, rubric, **kw):
         rubric=rubric,
         judges=[JUDGES[provider]],
         out=tmp_path / "j.jsonl",
-        progress=False,
-        client_options=STRICT,
-        **kw,
+        options=JudgeOptions(progress=False, client_options=STRICT, **kw),
     )
 
 
@@ -120,8 +118,7 @@ def test_request_body_matches_the_rendered_prompt(fake, tmp_path):
             rubric="with-without",
             judges=[JUDGES[provider]],
             out=tmp_path / f"{provider}.jsonl",
-            progress=False,
-            client_options=STRICT,
+            options=JudgeOptions(progress=False, client_options=STRICT),
         )
     prompt = rubrics.get("with-without").render(
         tasks.iloc[0].to_dict(),
@@ -141,7 +138,7 @@ def test_missing_key_fails_before_any_request(fake, tmp_path, monkeypatch):
             rubric="with-without",
             judges=list(JUDGES.values()),
             out=tmp_path / "j.jsonl",
-            progress=False,
+            options=JudgeOptions(progress=False),
         )
     assert fake.requests == 0 and not (tmp_path / "j.jsonl").exists()
     # A dry run needs no key.
@@ -151,8 +148,8 @@ def test_missing_key_fails_before_any_request(fake, tmp_path, monkeypatch):
         rubric="with-without",
         judges=list(JUDGES.values()),
         out=tmp_path / "j.jsonl",
-        progress=False,
         dry_run=True,
+        options=JudgeOptions(progress=False),
     )
     assert res.per_judge["to_call"].tolist() == [2, 2] and fake.requests == 0
 
@@ -169,8 +166,7 @@ def test_rejected_key_stops_the_run(fake, tmp_path, monkeypatch):
             rubric="with-without",
             judges=[JUDGES["openai"]],
             out=tmp_path / "j.jsonl",
-            progress=False,
-            concurrency=2,
+            options=JudgeOptions(progress=False, concurrency=2),
         )
     lines = read_journal(tmp_path / "j.jsonl", all_attempts=True)
     assert 1 <= len(lines) <= 2 and all(x["error"] for x in lines)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fakellm import FakeLLM, body_key, make_data
 
-from evalstats.judging import parse_judge, plan_calls, read_journal, run_judges
+from evalstats.judging import JudgeOptions, parse_judge, plan_calls, read_journal, run_judges
 from evalstats.judging.providers import request_params
 
 # Integration (slow: make test runs it, make check does not): judges through both SDKs with injected faults.
@@ -45,14 +45,8 @@ def test_faults_and_kill9_never_pay_twice_for_a_finished_call(tmp_path, monkeypa
     plan = plan_calls(tasks, pairs, rubric="blind-pair", judges=JUDGES, orders="both")
     assert len(plan) == 500
     to_body = _body_keys(plan)
-    kw = dict(
-        rubric="blind-pair",
-        judges=JUDGES,
-        orders="both",
-        concurrency=16,
-        timeout=0.25,
-        max_retries=2,
-    )
+    kw = dict(rubric="blind-pair", judges=JUDGES, orders="both")
+    opts = dict(concurrency=16, timeout=0.25, max_retries=2)
     with FakeLLM(latency=0.01, fault_rate=0.2, stall_s=0.35, seed=3, api_key=KEY) as fake:
         env = dict(
             os.environ,
@@ -71,10 +65,11 @@ def test_faults_and_kill9_never_pay_twice_for_a_finished_call(tmp_path, monkeypa
             monkeypatch.setenv(name, env[name])
         script = textwrap.dedent(f"""
             from fakellm import make_data
-            from evalstats.judging import run_judges
+            from evalstats.judging import JudgeOptions, run_judges
             tasks, pairs = make_data({N_TASKS})
-            run_judges(tasks, pairs, out={str(out)!r}, progress=False,
-                       client_options={{"_strict_response_validation": True}}, **{kw!r})
+            strict = {{"_strict_response_validation": True}}
+            opts = JudgeOptions(progress=False, client_options=strict, **{opts!r})
+            run_judges(tasks, pairs, out={str(out)!r}, options=opts, **{kw!r})
         """)
         child = subprocess.Popen(
             [sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -97,13 +92,13 @@ def test_faults_and_kill9_never_pay_twice_for_a_finished_call(tmp_path, monkeypa
 
         # Rerun until nothing fails (failures after the SDK's retries are recorded, then retried).
         for _ in range(4):
+            strict = {"_strict_response_validation": True}
             res = run_judges(
                 tasks,
                 pairs,
                 out=out,
-                progress=False,
-                client_options={"_strict_response_validation": True},
                 **kw,
+                options=JudgeOptions(progress=False, client_options=strict, **opts),
             )
             assert res.per_judge["done_before"].sum() >= len(finished_1)
             if res.failed == 0:

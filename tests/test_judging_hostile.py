@@ -18,6 +18,7 @@ from evalstats.cli import main
 from evalstats.judging import (
     Journal,
     JournalLockedError,
+    JudgeOptions,
     MissingKeyError,
     read_journal,
     redact,
@@ -53,9 +54,7 @@ def _run(out, provider, n=1, **kw):
         rubric="with-without",
         judges=[JUDGES[provider]],
         out=out,
-        progress=False,
-        client_options=STRICT,
-        **kw,
+        options=JudgeOptions(progress=False, client_options=STRICT, **kw),
     )
 
 
@@ -215,11 +214,9 @@ def test_mixed_faults_lose_no_paid_answer(fake, tmp_path, capfd):
         rubric="with-without",
         judges=list(JUDGES.values()),
         out=out,
-        progress=True,
-        client_options=STRICT,
-        concurrency=8,
-        timeout=0.25,
-        max_retries=1,
+        options=JudgeOptions(
+            progress=True, client_options=STRICT, concurrency=8, timeout=0.25, max_retries=1
+        ),
     )
     lines = read_journal(out, all_attempts=True)
     # Every 200 the server sent is a journal line (its request id), and nothing else.
@@ -284,7 +281,12 @@ def test_a_run_with_nothing_to_write_leaves_nothing(fake, tmp_path, monkeypatch)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     tasks, pairs = make_data(2, over_budget=2)
     run_judges(
-        tasks, pairs, rubric="with-without", judges=[JUDGES["openai"]], out=out, progress=False
+        tasks,
+        pairs,
+        rubric="with-without",
+        judges=[JUDGES["openai"]],
+        out=out,
+        options=JudgeOptions(progress=False),
     )
     assert list(tmp_path.iterdir()) == []
 

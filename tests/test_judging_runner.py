@@ -14,6 +14,7 @@ from evalstats.errors import ParameterError
 from evalstats.judging import (
     Journal,
     JournalLockedError,
+    JudgeOptions,
     load_prices,
     parse_judge,
     plan_calls,
@@ -135,13 +136,19 @@ def test_journal_lock_torn_line_and_dedupe(tmp_path):
 def test_resume_skips_finished_and_budget_stops(fake, tmp_path):
     tasks, pairs = make_data(20)
     out = tmp_path / "j.jsonl"
-    kw = dict(rubric="with-without", judges=[J1], out=out, progress=False, client_options=STRICT)
+    kw = dict(
+        rubric="with-without",
+        judges=[J1],
+        out=out,
+        options=JudgeOptions(progress=False, client_options=STRICT),
+    )
     res = run_judges(tasks.iloc[:5], pairs.iloc[:5], **kw)
     assert res.per_judge["ok"].tolist() == [5] and fake.requests == 5
     # A call's worst case (~900 in, 1024 out) is ~$0.018, its actual cost ~$0.004: a budget
     # of $0.03 more lets a few calls start, never all 15, and is never passed.
     spent = sum(x["usd"] for x in read_journal(out))
-    res = run_judges(tasks, pairs, max_usd=spent + 0.03, concurrency=1, **kw)
+    opts = JudgeOptions(progress=False, client_options=STRICT, max_usd=spent + 0.03, concurrency=1)
+    res = run_judges(tasks, pairs, **{**kw, "options": opts})
     assert res.stopped and "max_usd" in res.stopped
     assert res.per_judge["done_before"].tolist() == [5]
     sent = res.per_judge["sent"].iloc[0]
@@ -164,8 +171,7 @@ def test_prices_and_max_usd_refusal(tmp_path, fake):
             rubric="with-without",
             judges=["openai:my-unknown"],
             out=tmp_path / "j.jsonl",
-            max_usd=1.0,
-            progress=False,
+            options=JudgeOptions(max_usd=1.0, progress=False),
         )
     assert fake.requests == 0
     prices = tmp_path / "p.json"
@@ -176,9 +182,7 @@ def test_prices_and_max_usd_refusal(tmp_path, fake):
         rubric="with-without",
         judges=["openai:my-unknown"],
         out=tmp_path / "j.jsonl",
-        max_usd=1.0,
-        progress=False,
-        prices=prices,
+        options=JudgeOptions(max_usd=1.0, progress=False, prices=prices),
     )
     assert res.per_judge["ok"].tolist() == [3]
 
@@ -194,7 +198,7 @@ def test_dry_run_prints_per_judge_estimate(tmp_path, capsys, monkeypatch):
         orders="both",
         out=tmp_path / "j.jsonl",
         dry_run=True,
-        progress=False,
+        options=JudgeOptions(progress=False),
     )
     text = capsys.readouterr().out
     assert J1 in text and "openai:mystery" in text and "2 pair(s) over budget" in text
@@ -219,11 +223,9 @@ def test_batch_submit_collect_and_resume(fake, tmp_path, provider_judge):
         rubric="blind-pair",
         judges=[provider_judge],
         out=out,
-        progress=False,
-        client_options=STRICT,
-        batch=True,
-        poll_interval=0.01,
-        max_batch_size=5,
+        options=JudgeOptions(
+            progress=False, client_options=STRICT, batch=True, poll_interval=0.01, max_batch_size=5
+        ),
     )
     res = run_judges(tasks, pairs, **kw)
     lines = read_journal(out, all_attempts=True)
@@ -290,10 +292,7 @@ def test_batch_resumes_by_batch_id_after_restart(fake, tmp_path):
         rubric="with-without",
         judges=[J1],
         out=out,
-        progress=False,
-        batch=True,
-        poll_interval=0.01,
-        client_options=STRICT,
+        options=JudgeOptions(progress=False, batch=True, poll_interval=0.01, client_options=STRICT),
     )
     assert sum(fake.paid.values()) == paid == 6  # collected, not resubmitted
     assert sorted(x["call_key"] for x in read_journal(out)) == sorted(plan.call_key)
@@ -315,17 +314,22 @@ def test_adjudication_only_on_disagreements(fake, tmp_path):
         pairs,
         rubric="with-without",
         judges=[J1, J2],
-        adjudicate=J3,
         out=out,
-        progress=False,
-        client_options=STRICT,
+        options=JudgeOptions(adjudicate=J3, progress=False, client_options=STRICT),
     )
     frame = res.to_frame().set_index("judge")
     assert frame.loc[J3, "role"] == "adjudicator" and frame.loc[J3, "ok"] == 6
     adjudicated = {x["task_id"] for x in read_journal(out) if x["judge"] == J3}
     assert adjudicated == {f"t{i:03d}" for i in range(1, 12, 2)}
     with pytest.raises(ValueError, match="exactly two"):
-        run_judges(tasks, pairs, rubric="with-without", judges=[J1], adjudicate=J3, out=out)
+        run_judges(
+            tasks,
+            pairs,
+            rubric="with-without",
+            judges=[J1],
+            out=out,
+            options=JudgeOptions(adjudicate=J3),
+        )
 
 
 def test_key_never_leaks(fake, tmp_path, capfd, caplog):
@@ -341,10 +345,7 @@ def test_key_never_leaks(fake, tmp_path, capfd, caplog):
         rubric="with-without",
         judges=[J1, J2],
         out=out,
-        progress=True,
-        max_retries=2,
-        client_options=STRICT,
-        concurrency=1,
+        options=JudgeOptions(progress=True, max_retries=2, client_options=STRICT, concurrency=1),
     )
     assert res.failed == 2  # both judges' first call failed three times
     failed = [x["error"] for x in read_journal(out, all_attempts=True) if x["error"]]
@@ -360,8 +361,7 @@ def test_key_never_leaks(fake, tmp_path, capfd, caplog):
                 rubric="with-without",
                 judges=["openai:gpt-4.1"],
                 out=out,
-                progress=False,
-                client_options=STRICT,
+                options=JudgeOptions(progress=False, client_options=STRICT),
             )
         except Exception as exc:
             errors.append(repr(exc) + str(exc))

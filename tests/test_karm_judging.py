@@ -17,7 +17,7 @@ from karm_dir import import_hand_karm, write_hand_karm
 import evalstats
 from evalstats import rubrics
 from evalstats.errors import DataError, ParameterError
-from evalstats.judging import plan_calls, read_journal, run_judges
+from evalstats.judging import JudgeOptions, plan_calls, read_journal, run_judges
 from evalstats.judging._calls import Unit
 from evalstats.judging._cli import register
 from evalstats.judging._planning import call_key
@@ -96,10 +96,7 @@ def test_dry_run_prices_every_pair_both_orders(tmp_path, capsys, monkeypatch):
     n_units = 3 * 2  # tasks x replicates
     # K(K-1)/2 = 6 pairs of the four arms; 3 against the reference.
     for pairs, n_pairs in (("all", 6), ("reference", 3)):
-        res = run_judges(
-            ds.tasks, ds.runs, rubric="with-without", judges=[J2], out=tmp_path / "j.jsonl",
-            dry_run=True, progress=False, pairs=pairs, arms=ds.arms,
-        )  # fmt: skip
+        res = run_judges(ds.tasks, ds.runs, rubric='with-without', judges=[J2], out=tmp_path / 'j.jsonl', dry_run=True, pairs=pairs, arms=ds.arms, options=JudgeOptions(progress=False))  # fmt: skip
         assert res.to_frame()["to_call"].tolist() == [n_units * n_pairs], pairs
     plan = plan_calls(
         ds.tasks,
@@ -171,7 +168,7 @@ def test_k_arm_directory_judged_and_resumed_after_a_kill(fake, tmp_path):
         rubric="blind-pair",
         judges=[J1, J2],
         out=out,
-        progress=False,
+        options=JudgeOptions(progress=False),
         pairs="all",
         arms=ds.arms,
         orders="both",
@@ -270,7 +267,7 @@ def test_cli_judge_pairs_on_an_imported_three_arm_directory(fake, tmp_path, caps
 def test_two_arm_pairwise_frame_equals_the_verdict_frame_route(tmp_path):
     sim = evalstats.simulate(tmp_path, n_tasks=4, n_replicates=2, seed=2)
     ds = evalstats.load_dir(sim.out_dir)
-    want = evalstats.pairwise_from_verdicts(
+    want = evalstats.stats.pairwise_from_verdicts(
         evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     )
     pd.testing.assert_frame_equal(evalstats.pairwise_frame(ds), want)
@@ -426,11 +423,10 @@ def test_adjudicator_is_called_on_the_disputed_pair_only(tmp_path, monkeypatch):
             ds.runs,
             rubric="with-without",
             judges=[J1, J2],
-            adjudicate="openai:gpt-4.1",
             out=d / "judgments.jsonl",
-            progress=False,
             pairs="all",
             arms=ds.arms,
+            options=JudgeOptions(adjudicate="openai:gpt-4.1", progress=False),
         )
     lines = read_journal(d / "judgments.jsonl")
     adjudicated = [x for x in lines if x["judge"] == "openai:gpt-4.1"]
@@ -450,11 +446,9 @@ def test_batch_mode_keeps_the_pair(fake, tmp_path):
         rubric="blind-pair",
         judges=[J2],
         out=d / "j.jsonl",
-        progress=False,
-        batch=True,
-        poll_interval=0.01,
         pairs="all",
         arms=ds.arms,
+        options=JudgeOptions(progress=False, batch=True, poll_interval=0.01),
     )
     lines = read_journal(d / "j.jsonl")
     assert res.failed == 0 and len(lines) == 2 * 3

@@ -203,7 +203,7 @@ def test_parse_plan_from_a_mapping():
 
 
 def test_statistics_match_the_stats_layer():
-    assert PLAN_STATISTICS == (*evalstats.RATE_NAMES, *evalstats.COST_METRICS)
+    assert PLAN_STATISTICS == (*evalstats.stats.RATE_NAMES, *evalstats.stats.COST_METRICS)
 
 
 @pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is not in this checkout")

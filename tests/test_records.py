@@ -12,7 +12,7 @@ import pytest
 from conftest import make_run, make_task, write_jsonl
 
 import evalstats
-from evalstats import DataError, EvalstatsWarning
+from evalstats import DataError, EvalstatsWarning, records
 
 
 def _error(fn, *args, **kw) -> DataError:
@@ -47,8 +47,8 @@ def test_runs_dtypes_and_tokens(small_dir):
 def test_other_formats_roundtrip(small_dir, fmt):
     tasks = evalstats.load_tasks(small_dir / "tasks.jsonl")
     runs = evalstats.load_runs(small_dir / "runs.jsonl")
-    evalstats.write_frame_atomic(tasks, small_dir / f"tasks2.{fmt}")
-    evalstats.write_frame_atomic(runs, small_dir / f"runs2.{fmt}")
+    records.write_frame_atomic(tasks, small_dir / f"tasks2.{fmt}")
+    records.write_frame_atomic(runs, small_dir / f"runs2.{fmt}")
     tasks2 = evalstats.load_tasks(small_dir / f"tasks2.{fmt}")
     runs2 = evalstats.load_runs(small_dir / f"runs2.{fmt}", tasks2)
     pd.testing.assert_frame_equal(tasks2, tasks, check_dtype=False)
@@ -202,14 +202,14 @@ def test_judgments_skip_bookkeeping_lines(tmp_path):
 
 def test_atomic_writer_leaves_old_file_on_failure(tmp_path):
     p = tmp_path / "out.jsonl"
-    evalstats.write_jsonl_atomic(p, [{"a": 1}])
+    records.write_jsonl_atomic(p, [{"a": 1}])
 
     def bad():
         yield {"a": 2}
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
-        evalstats.write_jsonl_atomic(p, bad())
+        records.write_jsonl_atomic(p, bad())
     assert p.read_text() == '{"a": 1}\n'
     assert [x.name for x in tmp_path.iterdir()] == ["out.jsonl"]  # no temp file left
 

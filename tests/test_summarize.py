@@ -73,7 +73,7 @@ def test_win_rates_view(rates):
     assert (view["n"].to_numpy() == groups["n"].to_numpy()).all()
     assert (view["n_clusters"] == 15).all()
     assert view["rubric"].tolist() == groups["rubric"].astype(str).tolist()
-    assert (view["method"] == evalstats.DEFAULT_METHOD).all()
+    assert (view["method"] == evalstats.stats.DEFAULT_METHOD).all()
 
 
 def test_nothing_hidden_in_a_notebook(rates):
@@ -116,7 +116,7 @@ def test_cost_view(frame):
     assert view["token_source"].tolist()[:3] == ["billed"] * 3
     # A ratio is a decimal at the rates' absolute resolution: two decimals beside 0-decimal %.
     assert_cells(view, cost, "estimate", scale=1, decimals=2)
-    assert view["statistic"].tolist() == list(evalstats.COST_METRICS)
+    assert view["statistic"].tolist() == list(evalstats.stats.COST_METRICS)
 
 
 def test_agreement_view(frame):

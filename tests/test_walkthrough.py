@@ -1,4 +1,4 @@
-"""The README's walkthrough runs as written: every command of its shell block, in a temp dir.
+"""docs/cli.md's walkthrough runs as written: every command of its shell block, in a temp dir.
 
 The inputs the walkthrough starts from are made here: ``my_eval.py`` is the tiny two-arm
 inspect_ai task of the importer tests (mockllm in both arms, so ``inspect eval`` needs no
@@ -42,7 +42,7 @@ pytestmark = [
 
 def readme_commands() -> list[str]:
     """The commands of the walkthrough's ``sh`` blocks: comments dropped, continuations joined."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     start = text.index(HEADING)
     end = text.find("\n## ", start + len(HEADING))
     section = text[start : end if end != -1 else len(text)]

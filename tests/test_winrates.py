@@ -675,11 +675,11 @@ def test_dimension_means_per_pair_of_arms():
     )
     two = one.assign(**{f"with_{d}": [1, 2, 3, 4] for d in dims})
     frame = pd.concat([one.assign(arm_a="v1", arm_b="none"), two.assign(arm_a="v2", arm_b="none")])
-    res = evalstats.dimension_means(frame)
+    res = evalstats.stats.dimension_means(frame)
     assert list(res.columns[:2]) == ["arm_a", "arm_b"]
     for arms, alone in ((("v1", "none"), one), (("v2", "none"), two)):
         mine = res.loc[(res["arm_a"] == arms[0]) & (res["arm_b"] == arms[1])]
-        expected = evalstats.dimension_means(alone)
+        expected = evalstats.stats.dimension_means(alone)
         pd.testing.assert_frame_equal(mine.iloc[:, 2:].reset_index(drop=True), expected)
 
 

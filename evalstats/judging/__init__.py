@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from ._planning import plan_calls
 from ._redact import redact
-from ._run_result import JudgeRunResult
 from .journal import Journal, JournalLockedError, read_journal
 from .prices import DEFAULT_PRICES, PRICES_AS_OF, Price, load_prices
 from .providers import JudgeAuthError, JudgeSpec, MissingKeyError, parse_judge
-from .runner import run_judges
+from .runner import JudgeOptions, JudgeRunResult, run_judges
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -16,6 +15,7 @@ __all__ = [
     "Journal",
     "JournalLockedError",
     "JudgeAuthError",
+    "JudgeOptions",
     "JudgeRunResult",
     "JudgeSpec",
     "MissingKeyError",

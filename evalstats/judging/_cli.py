@@ -127,7 +127,7 @@ def main(args: argparse.Namespace) -> int:
     :class:`~evalstats.errors.EvalstatsError` (``evalstats.cli.main`` prints it, exit 2)."""
     from evalstats.records import Arms, find_file, load_arm_names, load_arms, load_runs, load_tasks
 
-    from .runner import run_judges
+    from .runner import JudgeOptions, run_judges
 
     out = Path(args.out) if args.out else Path(args.data_dir) / "judgments.jsonl"
     try:
@@ -160,24 +160,26 @@ def main(args: argparse.Namespace) -> int:
             rubric=rubric,
             judges=args.judge,
             out=out,
-            concurrency=args.concurrency,
+            options=JudgeOptions(
+                concurrency=args.concurrency,
+                max_usd=args.max_usd,
+                batch=args.batch,
+                adjudicate=args.adjudicate,
+                temperature=args.temperature,
+                max_tokens=args.max_tokens,
+                prices=args.prices,
+                max_retries=args.max_retries,
+                timeout=args.timeout,
+                poll_interval=args.poll_interval,
+                progress=not args.no_progress,
+                retry_failed=args.retry_failed,
+                allow_same_family=args.allow_same_family,
+            ),
             orders=args.orders,
             seed=args.seed,
-            max_usd=args.max_usd,
-            dry_run=args.dry_run,
-            batch=args.batch,
-            adjudicate=args.adjudicate,
-            temperature=args.temperature,
-            max_tokens=args.max_tokens,
-            prices=args.prices,
-            max_retries=args.max_retries,
-            timeout=args.timeout,
-            poll_interval=args.poll_interval,
-            progress=not args.no_progress,
-            retry_failed=args.retry_failed,
-            allow_same_family=args.allow_same_family,
             pairs=args.pairs,
             arms=arms,
+            dry_run=args.dry_run,
         )
     except EvalstatsError:
         raise  # evalstats.cli.main prints it: one line, exit 2

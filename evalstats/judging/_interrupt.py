@@ -1,28 +1,19 @@
 """SIGINT / SIGTERM during a run: the first drains, the second stops at once.
 
-A call the provider answered is paid for whether or not we read the answer, so an
-interrupt must not abandon calls in flight. The first signal stops new calls (the run's
-``stopped`` reason is set, so no worker reserves another) and lets the calls in flight end
--- each within ``--timeout`` -- and be journaled like any other; a call still running
-``timeout`` seconds later is cancelled. A second signal cancels every call in flight at
-once; each still ends in a journal line (``Interrupted: ...``), so a rerun knows to make it
-again. No traceback either way: the run returns, the reason is printed and kept in
-``JudgeRunResult.stopped``.
+How it works: docs/judging.md, "Interrupts".
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
-import inspect
 import signal
 import sys
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
-__all__ = ["Drain", "current", "drained", "drains", "pause"]
+__all__ = ["Drain", "current", "drained", "pause"]
 
 #: The drain of the run whose task reads it (worker tasks inherit it when created).
 current: contextvars.ContextVar[Drain | None] = contextvars.ContextVar(
@@ -160,18 +151,3 @@ async def drained(coro: Coroutine[Any, Any, Any], state: Any, grace: float) -> A
             if previous is not None:
                 signal.signal(number, previous)
         current.reset(token)
-
-
-def drains(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Coroutine[Any, Any, Any]]:
-    """Decorate a run's coroutine function taking ``state`` and ``timeout`` arguments: each
-    call runs under :func:`drained` (the grace after a first signal is ``timeout``)."""
-    signature = inspect.signature(fn)
-
-    @functools.wraps(fn)
-    async def run(*args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(*args, **kwargs)
-        return await drained(
-            fn(*args, **kwargs), bound.arguments["state"], bound.arguments["timeout"]
-        )
-
-    return run

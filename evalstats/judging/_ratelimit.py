@@ -1,20 +1,6 @@
 """Per-provider pacing from the providers' rate-limit headers, and an adaptive concurrency.
 
-Both providers meter requests and tokens per minute with buckets that refill continuously,
-and say where a caller stands on every response:
-
-- Anthropic: ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,
-  remaining,reset}`` (reset: an RFC 3339 time);
-- OpenAI: ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` (reset: ``"6m0s"``,
-  ``"1s"``, ``"20ms"``);
-- both: ``retry-after`` (seconds) and ``retry-after-ms`` on a 429.
-
-:class:`Throttle` keeps a local copy of each bucket, corrected by every response (the
-server's ``remaining``, minus the calls we started after the one answered), refilled at
-``limit`` per minute, and starts a call only when the copy holds one request and the call's
-estimated tokens. A 429 pauses the provider for its ``retry-after`` and halves the number of
-calls allowed in flight; each success adds back a little (additive increase, multiplicative
-decrease), up to the run's ``concurrency``. The run slows down instead of failing.
+How it works: docs/judging.md, "Rate limits".
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Scrubbing secrets out of every text the judging code keeps (journal, errors, logs).
 
-The secrets are the configured API keys and the credentials of the configured base URLs
-(``http://user:password@host``): each value, its base64 form (HTTP basic auth sends
-``base64(user:password)``) and, for keys, any 12-character slice or a masked echo such as
-``abcd****wxyz`` that a server writes back. Nothing depends on a key's prefix.
+How it works: docs/judging.md, "Secrets".
 """
 
 from __future__ import annotations

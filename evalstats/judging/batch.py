@@ -1,20 +1,6 @@
 """Batch submission: Anthropic Message Batches and the OpenAI Batch API.
 
-A batch is journaled (``{"kind": "batch", "batch_id", "call_keys", ...}``) right after the
-provider accepts it, so a restarted run polls and collects it instead of paying again;
-after collection a ``{"kind": "batch_done"}`` line closes it. Results land in the same
-judgment lines as direct calls (``latency_s`` null, ``usd`` at the batch price).
-
-Every result fetched is journaled under its own call key, whether or not the current run
-would make that call (a resume with another ``--max-tokens``, another judge of the same
-provider, edited runs): the batch line keeps what a judgment line needs of each call
-(``units``, the rubric, ``max_tokens``, ``temperature``), and a batch is marked done only
-when every one of its calls has a line. An SDK error on submit, poll or download is one
-:class:`BatchError` line, redacted like direct mode's errors.
-
-The one window we cannot close: a process killed between the provider accepting a batch
-and the journal line being written leaves a batch we do not know about (the providers
-offer no idempotency key). That window is one local write long.
+How it works: docs/judging.md, "Batches".
 """
 
 from __future__ import annotations

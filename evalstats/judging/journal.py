@@ -1,18 +1,6 @@
 """The append-only judgment journal: one JSON line per finished call, plus batch bookkeeping.
 
-Durability, and why a kill -9 never pays twice for a finished call: a result is written with
-one ``os.write`` on an ``O_APPEND`` descriptor as soon as the response is read (no Python
-buffer, so a killed process loses nothing it wrote), then made durable by ``fsync``. Fsyncs
-are group-committed: a caller waits until an fsync that started after its write has
-finished, and concurrent callers share one fsync. Against kill -9 this is exact: the only
-window is between the HTTP response arriving and the write, microseconds. Against power
-loss, lines written within the last fsync interval (about 0.1-5 ms) could be lost, and those
-calls would be paid again on the rerun; fsyncing every line one by one would only shrink
-that window, at the price of serialising all calls behind the disk.
-
-Line kinds: judgment lines have no ``kind`` field (they follow ``JUDGMENT_FIELDS``);
-``{"kind": "batch", ...}`` records a submitted provider batch and ``{"kind": "batch_done",
-...}`` its collection. :func:`read_journal` returns judgment lines only.
+How it works: docs/judging.md, "The journal".
 """
 
 from __future__ import annotations

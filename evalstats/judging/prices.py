@@ -1,10 +1,6 @@
 """Judge prices (USD per million tokens) used for dry-run estimates and ``max_usd``.
 
-The defaults are list prices for a few common judge models as published by the providers
-around ``PRICES_AS_OF``. They are **estimates**: providers change prices, and cached or
-discounted traffic is billed differently. Pass ``prices=`` (a mapping) or ``--prices
-FILE.json`` to override or add models; the file maps ``"model"`` or ``"provider:model"`` to
-``{"input": USD_per_Mtok, "output": USD_per_Mtok}`` (or ``[input, output]``).
+How it works: docs/judging.md, "Prices".
 """
 
 from __future__ import annotations

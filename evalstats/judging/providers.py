@@ -1,14 +1,6 @@
 """Judge providers: ``anthropic:MODEL`` (Messages API) and ``openai:MODEL`` (Chat Completions).
 
-Clients are the official async SDK clients; keys and base URLs come from the standard
-environment variables, never from arguments, so that a key cannot end up in a notebook, a
-journal line or a call key. The SDKs are imported where a client is built, so that
-``import evalstats`` does not pay for them.
-
-:func:`call` never raises for anything a server sends: it reads the body itself (up to
-``MAX_BODY_BYTES``) and turns every answer into an :class:`Outcome` -- a judge text, or a
-failure with a reason and what kind of failure it is (retry now, retry on a rerun, never
-retry, stop the run).
+How it works: docs/judging.md, "Providers".
 """
 
 from __future__ import annotations
@@ -16,15 +8,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx2
+
 from evalstats.errors import EvalstatsError
 
+from ._ratelimit import capped_wait, retry_after
 from ._redact import BASE_URL_ENV, KEY_ENV, configured_secrets, redact
-from ._transport import AttemptDeadline
 
 __all__ = [
     "CallResult",
@@ -35,13 +29,23 @@ __all__ = [
     "Outcome",
     "PROVIDERS",
     "parse_judge",
+    "AttemptDeadline",
+    "BoundedTransport",
+    "MAX_ERROR_BODY_BYTES",
 ]
 
+
 PROVIDERS = ("anthropic", "openai")
+
+
 # A judge answer within max_tokens is a few KB; a body past this is kept cut, not parsed.
 MAX_BODY_BYTES = 1_000_000
+
+
 # Client errors that a resend cannot fix (bad request, unknown model, too large, invalid).
 PERMANENT_STATUSES = (400, 404, 413, 422)
+
+
 AUTH_STATUSES = (401, 403)
 
 
@@ -182,8 +186,6 @@ def make_client(
         import openai as sdk  # type: ignore[no-redef]
     if "http_client" not in opts:
         import httpx2
-
-        from ._transport import BoundedTransport
 
         hooks: dict[str, list[Any]] = {}
         if on_response is not None:
@@ -481,3 +483,118 @@ async def _call(
         )
     outcome = parse_body(judge.provider, body, content_type, request_id, strict=client.strict)
     return Outcome(outcome.kind, outcome.result, outcome.error, outcome.raw, True, headers)
+
+
+# An error body is a short JSON message; past this it is only memory a hostile server spends.
+MAX_ERROR_BODY_BYTES = 65_536
+
+
+class AttemptDeadline(httpx2.ReadTimeout):
+    """An attempt passed its deadline (a ``ReadTimeout``, so the SDK retries it as one)."""
+
+
+def _timed_out(timeout: float, request: httpx2.Request) -> httpx2.ReadTimeout:
+    return AttemptDeadline(
+        f"the attempt did not finish within --timeout {timeout:g} s (connect to last byte)",
+        request=request,
+    )
+
+
+class _DeadlineStream(httpx2.AsyncByteStream):
+    """A response body whose every chunk must arrive before the attempt's deadline."""
+
+    def __init__(
+        self, inner: Any, deadline: float, timeout: float, request: httpx2.Request
+    ) -> None:
+        self._inner = inner
+        self._deadline = deadline
+        self._timeout = timeout
+        self._request = request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        chunks = self._inner.__aiter__()
+        while True:
+            try:
+                async with asyncio.timeout_at(self._deadline):
+                    chunk = await chunks.__anext__()
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise _timed_out(self._timeout, self._request) from None
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class BoundedTransport(httpx2.AsyncBaseTransport):
+    """Wrap ``inner`` so that one attempt is bounded in time, error-body size and wait hint.
+
+    Parameters
+    ----------
+    inner : httpx2.AsyncBaseTransport
+        The transport that talks to the network.
+    timeout : float
+        Seconds from sending the request to the last byte of the response.
+    max_error_body : int
+        Bytes of a non-2xx body kept (the rest is not read).
+    """
+
+    def __init__(
+        self,
+        inner: httpx2.AsyncBaseTransport,
+        *,
+        timeout: float,
+        max_error_body: int = MAX_ERROR_BODY_BYTES,
+    ) -> None:
+        self._inner = inner
+        self._timeout = float(timeout)
+        self._max_error_body = int(max_error_body)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        deadline = asyncio.get_running_loop().time() + self._timeout
+        try:
+            async with asyncio.timeout_at(deadline):
+                response = await self._inner.handle_async_request(request)
+        except TimeoutError:
+            raise _timed_out(self._timeout, request) from None
+        _cap_wait_headers(response.headers)
+        if response.status_code >= 400:
+            body = await self._read_error_body(response, deadline, request)
+            response.stream = httpx2.ByteStream(body)
+            response.headers["content-length"] = str(len(body))
+        else:
+            response.stream = _DeadlineStream(response.stream, deadline, self._timeout, request)
+        return response
+
+    async def _read_error_body(
+        self, response: httpx2.Response, deadline: float, request: httpx2.Request
+    ) -> bytes:
+        kept = bytearray()
+        try:
+            async with asyncio.timeout_at(deadline):
+                async for chunk in response.stream:
+                    kept += chunk[: self._max_error_body + 1 - len(kept)]
+                    if len(kept) > self._max_error_body:
+                        break
+        except TimeoutError:
+            pass  # an error body that trickles: keep what came; the status says enough
+        finally:
+            await response.stream.aclose()
+        if len(kept) > self._max_error_body:
+            return bytes(kept[: self._max_error_body]) + b"...(error body cut)"
+        return bytes(kept)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _cap_wait_headers(headers: Any) -> None:
+    """Rewrite a ``retry-after`` past the cap to the cap, so the SDK's retry waits that."""
+    wait = retry_after(headers, capped=False)
+    if wait is None:
+        return
+    capped = capped_wait(wait, "retry-after")
+    if capped < wait:
+        headers["retry-after-ms"] = str(int(capped * 1000))
+        headers["retry-after"] = str(int(capped))

@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import sys
 import threading
+import time
 from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
+from evalstats._disagreement import disagreeing
 from evalstats.errors import ParameterError
 
 from . import providers
-from ._calls import Config, RunState, check_run_limits
-from ._execution import _execute
+from ._calls import (
+    EXPECTED_OUTPUT_TOKENS,
+    Call,
+    Config,
+    RunState,
+    check_run_limits,
+    now_iso,
+    rubric_order,
+)
+from ._interrupt import drained
 from ._planning import (
     DEFAULT_MAX_TOKENS,
     _calls,
@@ -25,12 +37,12 @@ from ._planning import (
     _units,
     same_family_judges,
 )
-from ._run_result import JudgeRunResult, _dry_run, _summary
+from ._ratelimit import Throttle, current_seq
 from .journal import Journal, finished_keys, not_retried_keys, peek
-from .prices import load_prices, price_for
+from .prices import PRICES_AS_OF, load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
-__all__ = ["run_judges"]
+__all__ = ["JudgeOptions", "JudgeRunResult", "run_judges"]
 
 
 def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -55,6 +67,72 @@ def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
     return box.get("value")
 
 
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How :func:`run_judges` sends and pays for its calls (what is judged is its arguments).
+
+    Attributes
+    ----------
+    concurrency : int, default 16
+        Calls in flight at once (direct mode).
+    max_usd : float, optional
+        Stop starting new calls once the spend recorded in the journal (earlier runs
+        included, so resuming does not reset it) plus the worst case of the calls in
+        flight would pass this. Refused if a judge's model has no price.
+    batch : bool, default False
+        Use Anthropic Message Batches / the OpenAI Batch API (half price, slow); batch
+        ids are journaled, so a restart resumes polling instead of resubmitting.
+    adjudicate : str, optional
+        A third judge called only on the prompts where the two judges disagree (the
+        seed's remedy when disagreement passes 20 %).
+    temperature : float, optional
+        Sent when given and recorded in every line; None leaves the provider default
+        (recent Anthropic models reject any temperature).
+    max_tokens : int, default 1024
+        Output cap, sent and recorded.
+    prices : mapping or path, optional
+        Overrides of :data:`evalstats.judging.DEFAULT_PRICES` (USD per million tokens).
+    max_retries, timeout : int, float
+        The SDKs' own retry count (429, 5xx, 529, timeouts, connection errors) and
+        per-attempt timeout in seconds.
+    poll_interval : float, default 30
+        Seconds between batch status polls.
+    max_batch_size : int, default 10,000
+        Most requests in one provider batch.
+    progress : bool, default True
+        A tqdm bar (stderr) with calls done, failures and spend.
+    client_options : mapping, optional
+        Extra SDK client arguments (never a key), e.g.
+        ``{"_strict_response_validation": True}``.
+    retry_failed : bool, default False
+        Also re-send calls whose last failure is permanent (``failed_permanent``,
+        ``truncated``).
+    allow_same_family : bool, default False
+        Run a judge of an agent's own model family (from ``agent_model``), otherwise
+        refused with a ``ParameterError``; the shared family is then written on every
+        judgment line (``same_family_allowed``) and the audit reports it.
+
+    >>> JudgeOptions(max_usd=20.0, progress=False).concurrency
+    16
+    """
+
+    concurrency: int = 16
+    max_usd: float | None = None
+    batch: bool = False
+    adjudicate: str | JudgeSpec | None = None
+    temperature: float | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    prices: Mapping[str, Any] | str | os.PathLike[str] | None = None
+    max_retries: int = 2
+    timeout: float = 120.0
+    poll_interval: float = 30.0
+    max_batch_size: int = 10_000
+    progress: bool = True
+    client_options: Mapping[str, Any] | None = None
+    retry_failed: bool = False
+    allow_same_family: bool = False
+
+
 def run_judges(
     tasks: pd.DataFrame,
     runs: pd.DataFrame,
@@ -62,26 +140,12 @@ def run_judges(
     rubric: Any,
     judges: Sequence[str | JudgeSpec] | str,
     out: str | os.PathLike[str],
-    concurrency: int = 16,
+    options: JudgeOptions | None = None,
     orders: Literal["random", "both"] = "random",
     seed: int = 0,
-    max_usd: float | None = None,
-    dry_run: bool = False,
-    batch: bool = False,
-    adjudicate: str | JudgeSpec | None = None,
-    temperature: float | None = None,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    prices: Mapping[str, Any] | str | os.PathLike[str] | None = None,
-    max_retries: int = 2,
-    timeout: float = 120.0,
-    poll_interval: float = 30.0,
-    max_batch_size: int = 10_000,
-    progress: bool = True,
-    client_options: Mapping[str, Any] | None = None,
-    retry_failed: bool = False,
-    allow_same_family: bool = False,
     pairs: Literal["all", "reference"] | None = None,
     arms: Any = None,
+    dry_run: bool = False,
 ) -> JudgeRunResult:
     """Send every within-budget pair to every judge, journaling each finished call.
 
@@ -115,8 +179,8 @@ def run_judges(
         ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``; a missing one fails before any call.
     out : path-like
         The journal (usually ``DATA_DIR/judgments.jsonl``).
-    concurrency : int, default 16
-        Calls in flight at once (direct mode).
+    options : JudgeOptions, optional
+        How the calls are sent and paid for (:class:`JudgeOptions`; default: its defaults).
     orders : {"random", "both"}, default "random"
         Blind rubric: a seeded A/B order per pair (recorded in ``order``), or both.
     pairs, arms : optional
@@ -125,42 +189,8 @@ def run_judges(
         b_first), so a resumed run pays for no pair twice. Two arms: ignored.
     seed : int, default 0
         Seed of the A/B orders.
-    max_usd : float, optional
-        Stop starting new calls once the spend recorded in the journal (earlier runs
-        included, so resuming does not reset it) plus the worst case of the calls in
-        flight would pass this. Refused if a judge's model has no price.
     dry_run : bool, default False
         Count calls, input tokens and estimated USD per judge; call nothing.
-    batch : bool, default False
-        Use Anthropic Message Batches / the OpenAI Batch API (half price, slow); batch
-        ids are journaled, so a restart resumes polling instead of resubmitting.
-    adjudicate : str, optional
-        A third judge called only on the prompts where the two ``judges`` disagree
-        (the seed's remedy when disagreement passes 20 %).
-    temperature : float, optional
-        Sent when given and recorded in every line; None leaves the provider default
-        (recent Anthropic models reject any temperature).
-    max_tokens : int, default 1024
-        Output cap, sent and recorded.
-    prices : mapping or path, optional
-        Overrides of :data:`evalstats.judging.prices.DEFAULT_PRICES` (USD per million).
-    max_retries, timeout : int, float
-        The SDKs' own retry count (429, 5xx, 529, timeouts, connection errors) and
-        per-attempt timeout in seconds.
-    poll_interval : float, default 30
-        Seconds between batch status polls.
-    progress : bool, default True
-        A tqdm bar (stderr) with calls done, failures and spend.
-    client_options : mapping, optional
-        Extra SDK client arguments (never a key), e.g. ``{"_strict_response_validation":
-        True}``.
-    retry_failed : bool, default False
-        Also re-send calls whose last failure is permanent (``failed_permanent``,
-        ``truncated``).
-    allow_same_family : bool, default False
-        Run a judge of an agent's own model family (from ``agent_model``), which is
-        otherwise refused with a ``ParameterError``; the shared family is then written on
-        every judgment line (``same_family_allowed``) and the audit reports it.
 
     Returns
     -------
@@ -186,20 +216,25 @@ def run_judges(
     >>> out = os.path.join(tempfile.mkdtemp(), "judgments.jsonl")
     >>> with contextlib.redirect_stdout(io.StringIO()) as printed:
     ...     res = run_judges(tasks, pairs, rubric="with-without", judges="openai:gpt-4o",
-    ...                      out=out, dry_run=True, progress=False)
+    ...                      out=out, dry_run=True, options=JudgeOptions(progress=False))
     >>> "est_usd" in printed.getvalue()
     True
     >>> int(res.per_judge["to_call"].iloc[0])
     1
     """
+    o = JudgeOptions() if options is None else options
+    if not isinstance(o, JudgeOptions):
+        raise ParameterError(f"options must be a JudgeOptions, got {type(o).__name__}")
+    concurrency, max_usd, batch, max_tokens = o.concurrency, o.max_usd, o.batch, o.max_tokens
+    temperature, retry_failed = o.temperature, o.retry_failed
     specs = _check_params(judges, concurrency, max_tokens, temperature)
     check_run_limits(
-        timeout=timeout,
-        poll_interval=poll_interval,
-        max_retries=max_retries,
-        max_batch_size=max_batch_size,
+        timeout=o.timeout,
+        poll_interval=o.poll_interval,
+        max_retries=o.max_retries,
+        max_batch_size=o.max_batch_size,
     )
-    adjudicator = parse_judge(adjudicate) if adjudicate is not None else None
+    adjudicator = parse_judge(o.adjudicate) if o.adjudicate is not None else None
     if adjudicator is not None:
         if len(specs) != 2:
             raise ParameterError(f"adjudication needs exactly two judges, got {len(specs)}")
@@ -208,7 +243,7 @@ def run_judges(
     if max_usd is not None and not (isinstance(max_usd, int | float) and max_usd > 0):
         raise ParameterError(f"max_usd must be a positive number, got {max_usd!r}")
     rub = _rubric(rubric)
-    table = load_prices(prices)
+    table = load_prices(o.prices)
     everyone = [*specs, *([adjudicator] if adjudicator else [])]
     unpriced = [j.name for j in everyone if price_for(j.provider, j.model, table) is None]
     if max_usd is not None and unpriced:
@@ -219,7 +254,7 @@ def run_judges(
         )
     if not dry_run:
         providers.require_keys(everyone)
-    same = same_family_judges(runs, everyone, allow=allow_same_family)
+    same = same_family_judges(runs, everyone, allow=o.allow_same_family)
     cfg = Config(rub, temperature, max_tokens, table, batch, same_family=same)
     units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed, pairs=pairs, arms=arms)
     calls = _calls(units, specs, cfg)
@@ -238,22 +273,21 @@ def run_judges(
         finished = finished | skipped
         state = RunState(cfg, journal.spent_usd(), max_usd)
         todo = [c for c in calls if c.key not in finished]
+        # Under the run's SIGINT/SIGTERM handlers: the first drains (grace: the timeout).
         _run_coro(
-            _execute(
-                todo,
-                journal,
+            drained(
+                _execute(
+                    todo,
+                    journal,
+                    state,
+                    specs,
+                    adjudicator,
+                    adj_calls,
+                    o,
+                    skip=finished,
+                ),
                 state,
-                specs,
-                adjudicator,
-                adj_calls,
-                concurrency=concurrency,
-                max_retries=max_retries,
-                timeout=timeout,
-                poll_interval=poll_interval,
-                max_batch_size=max_batch_size,
-                progress=progress,
-                client_options=client_options,
-                skip=finished,
+                o.timeout,
             )
         )
     if skipped:
@@ -268,3 +302,332 @@ def run_judges(
     if state.fatal:
         raise providers.JudgeAuthError(f"stopped after an authentication failure: {state.fatal}")
     return JudgeRunResult(Path(out), per_judge, no_answer, False, state.stopped, len(skipped))
+
+
+# A call answered without usable text (non-JSON, empty, cut short) is asked again in the
+# same run up to max_retries times; each answer is journaled. A call still rate limited
+# after the SDK's retries goes back in the queue (nothing was paid) up to this many times.
+MAX_REQUEUES_RATE_LIMITED = 50
+
+
+async def _run_direct(
+    calls: Sequence[Call],
+    journal: Journal,
+    clients: Mapping[str, providers.Client],
+    throttles: Mapping[str, Throttle],
+    state: RunState,
+    concurrency: int,
+    max_retries: int,
+) -> None:
+    """Make ``calls`` with ``concurrency`` workers; every answer ends in the journal.
+
+    Nothing a server sends raises here (:func:`providers.call` turns it into an outcome),
+    and the workers are gathered with ``return_exceptions``: even a bug of ours in one
+    worker lets the others finish and journal what they received before it is re-raised.
+    """
+    loop = asyncio.get_running_loop()
+    # (call, answers without usable text so far, 429 requeues so far)
+    queue: collections.deque[tuple[Call, int, int]] = collections.deque((c, 0, 0) for c in calls)
+    tokens_out = min(EXPECTED_OUTPUT_TOKENS, state.cfg.max_tokens)
+
+    async def attempt(c: Call, retries: int, requeues: int) -> None:
+        throttle = throttles[c.judge.provider]
+        seq = await throttle.acquire(c.unit.input_tokens + tokens_out)
+        token = current_seq.set(seq)
+        created, t0 = now_iso(), time.perf_counter()
+        outcome = None
+        try:
+            outcome = await providers.call(clients[c.judge.provider], c.judge, c.params)
+        except Exception as exc:  # a bug of ours: still journal the call, with the reason
+            outcome = providers.Outcome("failed", None, providers.describe_error(exc))
+        finally:
+            current_seq.reset(token)
+            throttle.release(ok=outcome is not None and outcome.kind == "ok")
+            state.release([c])
+        latency = time.perf_counter() - t0
+        kind = outcome.kind
+        if kind == "not_sent" or (kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED):
+            queue.append((c, retries, requeues + 1))  # nothing paid: try again later
+            return
+        again = kind == "retry" and retries < max_retries and not state.fatal
+        status = {"retry": "failed", "rate_limited": "failed", "auth": "failed"}.get(kind, kind)
+        if kind == "auth":
+            state.fatal = f"{c.judge.name}: {outcome.error}"
+        line = state.record(
+            c,
+            outcome.result,
+            outcome.error,
+            latency,
+            created,
+            call_status=status,
+            raw=outcome.raw if outcome.error is not None else None,
+            answered=outcome.answered,
+            final=not again,
+        )
+        seq_line = journal.append(line)
+        await loop.run_in_executor(None, journal.sync, seq_line)
+        if again:
+            queue.append((c, retries + 1, requeues))
+
+    async def worker() -> None:
+        while queue and not state.fatal and journal.failed is None:
+            c, retries, requeues = queue.popleft()  # each call goes to exactly one worker
+            if not state.reserve([c]):
+                return
+            await attempt(c, retries, requeues)
+
+    results = await asyncio.gather(
+        *(worker() for _ in range(min(concurrency, len(calls)))), return_exceptions=True
+    )
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+
+
+def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -> set[tuple]:
+    """(task_id, replicate, order) units on which the two judges' parsed outcomes differ,
+    by the one disagreement rule (:func:`evalstats._disagreement.disagreeing`)."""
+    from evalstats.errors import ParseError
+
+    names = [j.name for j in judges]
+    outcome: dict[tuple, dict[str, str]] = {}
+    for r in journal.judgments():
+        if r.get("error") is not None or r.get("judge") not in names:
+            continue
+        if r.get("rubric") != rubric.name or r.get("prompt_revision") != rubric.revision:
+            continue
+        try:
+            verdict = rubric.parse(r.get("raw") or "", order=rubric_order(r.get("order")))
+        except (ParseError, ValueError):
+            continue
+        if verdict.outcome is None:
+            continue
+        unit = (str(r["task_id"]), int(r["replicate"]), r.get("order"))
+        if r.get("arm_a") is not None:
+            unit = (*unit, r.get("arm_a"), r.get("arm_b"))
+        outcome.setdefault(unit, {})[r["judge"]] = verdict.outcome
+    if not outcome:
+        return set()
+    units = list(outcome)
+    wide = pd.DataFrame([[outcome[u].get(n) for n in names] for u in units], columns=names)
+    flags = disagreeing(wide, names).to_numpy(dtype=bool)
+    return {u for u, flag in zip(units, flags, strict=True) if flag}
+
+
+async def _execute(
+    todo: list[Call],
+    journal: Journal,
+    state: RunState,
+    specs: Sequence[JudgeSpec],
+    adjudicator: JudgeSpec | None,
+    adj_calls: Sequence[Call],
+    o: JudgeOptions,
+    *,
+    skip: set[str],
+) -> None:
+    from tqdm.auto import tqdm
+
+    needed = {j.provider for j in [*specs, *([adjudicator] if adjudicator else [])]}
+    throttles = {p: Throttle(o.concurrency) for p in needed}
+
+    def observer(provider: str) -> Any:
+        throttle = throttles[provider]
+        return lambda status, headers: throttle.observe(status, headers, current_seq.get())
+
+    clients = {
+        p: providers.make_client(
+            p,
+            max_retries=o.max_retries,
+            timeout=o.timeout,
+            options=o.client_options,
+            on_response=observer(p),
+        )
+        for p in sorted(needed)
+    }
+    state.bar = tqdm(
+        total=len(todo),
+        desc="judging",
+        unit="call",
+        file=sys.stderr,
+        disable=not o.progress,
+        dynamic_ncols=True,
+    )
+    try:
+        phase = dict(journal=journal, clients=clients, throttles=throttles, state=state, o=o)
+        await _phase(todo, **phase)
+        if adjudicator is not None and not state.stopped and not state.fatal:
+            disputed = _disagreements(journal, state.cfg.rubric, specs)
+            finished = journal.finished_keys() | skip
+            adj_todo = [c for c in adj_calls if c.unit.ident in disputed and c.key not in finished]
+            state.bar.total += len(adj_todo)
+            state.bar.refresh()
+            await _phase(adj_todo, **phase)
+    finally:
+        state.bar.close()
+        for client in clients.values():
+            await client.close()
+
+
+async def _phase(
+    todo: list[Call],
+    *,
+    journal: Journal,
+    clients: Mapping[str, providers.Client],
+    throttles: Mapping[str, Throttle],
+    state: RunState,
+    o: JudgeOptions,
+) -> None:
+    if state.cfg.batch:
+        from .batch import run_batched
+
+        await run_batched(
+            todo,
+            journal,
+            {p: c.sdk for p, c in clients.items()},
+            state,
+            poll_interval=o.poll_interval,
+            max_batch_size=o.max_batch_size,
+        )
+    else:
+        await _run_direct(todo, journal, clients, throttles, state, o.concurrency, o.max_retries)
+
+
+@dataclass(frozen=True)
+class JudgeRunResult:
+    """What a judging run did (or, for a dry run, would do).
+
+    Attributes
+    ----------
+    out : Path
+        The journal.
+    per_judge : pandas.DataFrame
+        One row per judge: ``judge``, ``role`` ("judge" or "adjudicator"), ``calls``
+        (planned), ``done_before`` (finished in the journal already), ``to_call``,
+        ``input_tokens`` (counted, for ``to_call``), ``est_usd`` (expected),
+        ``est_usd_max`` (every call using max_tokens), ``sent``, ``ok``, ``failed``,
+        ``usd`` (recorded by this run).
+    no_answer_pairs : int
+        Pairs not sent because a run exceeded its budget.
+    dry_run : bool
+    stopped : str or None
+        Why the run stopped before starting every call (``max_usd``), else None.
+    not_retried : int
+        Calls of this run not sent because they failed permanently before
+        (``retry_failed=False``).
+    """
+
+    out: Path
+    per_judge: pd.DataFrame = field(repr=False)
+    no_answer_pairs: int
+    dry_run: bool
+    stopped: str | None
+    not_retried: int = 0
+
+    @property
+    def failed(self) -> int:
+        return int(self.per_judge["failed"].sum())
+
+    @property
+    def usd(self) -> float:
+        return float(self.per_judge["usd"].sum())
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.per_judge.copy()
+
+
+def _summary(
+    calls: Sequence[Call],
+    adj_calls: Sequence[Call],
+    finished_before: set[str],
+    cfg: Config,
+    state: RunState | None,
+) -> pd.DataFrame:
+    rows = []
+    groups: dict[tuple[str, str], list[Call]] = {}
+    for c in calls:
+        groups.setdefault((c.judge.name, "judge"), []).append(c)
+    for c in adj_calls:
+        groups.setdefault((c.judge.name, "adjudicator"), []).append(c)
+    for (name, role), group in groups.items():
+        todo = [c for c in group if c.key not in finished_before]
+        tokens = int(sum(c.unit.input_tokens for c in todo))
+        price = price_for(group[0].judge.provider, group[0].judge.model, cfg.prices)
+        if price is None:
+            est = est_max = float("nan")
+        else:
+            est = price.usd(tokens, EXPECTED_OUTPUT_TOKENS * len(todo), batch=cfg.batch)
+            est_max = price.usd(tokens, cfg.max_tokens * len(todo), batch=cfg.batch)
+        rows.append(
+            {
+                "judge": name,
+                "role": role,
+                "calls": len(group),
+                "done_before": len(group) - len(todo),
+                "to_call": len(todo),
+                "input_tokens": tokens,
+                "est_usd": round(est, 4),
+                "est_usd_max": round(est_max, 4),
+                "sent": state.sent.get(name, 0) if state else 0,
+                "ok": state.ok.get(name, 0) if state else 0,
+                "failed": state.failed.get(name, 0) if state else 0,
+                "usd": round(state.usd.get(name, 0.0), 6) if state else 0.0,
+            }
+        )
+    # The columns even with no row: "nothing to judge" is a result, not a KeyError.
+    return pd.DataFrame(rows, columns=_SUMMARY_COLUMNS)
+
+
+_SUMMARY_COLUMNS = [
+    "judge",
+    "role",
+    "calls",
+    "done_before",
+    "to_call",
+    "input_tokens",
+    "est_usd",
+    "est_usd_max",
+    "sent",
+    "ok",
+    "failed",
+    "usd",
+]
+
+
+def _dry_run(
+    path: Path,
+    calls: Sequence[Call],
+    adj_calls: Sequence[Call],
+    finished: set[str],
+    cfg: Config,
+    no_answer: int,
+) -> JudgeRunResult:
+    frame = _summary(calls, adj_calls, finished, cfg, None)
+    if len(frame):
+        shown = frame[
+            [
+                "judge",
+                "role",
+                "calls",
+                "done_before",
+                "to_call",
+                "input_tokens",
+                "est_usd",
+                "est_usd_max",
+            ]
+        ]
+        print(shown.to_string(index=False))
+    else:
+        print("nothing to judge")
+    batch_note = " with the 50 % batch discount" if cfg.batch else ""
+    notes = [
+        f"{no_answer} pair(s) over budget are not sent (no_answer).",
+        f"input tokens counted with cl100k_base; est_usd assumes {EXPECTED_OUTPUT_TOKENS} "
+        f"output tokens per call, est_usd_max assumes max_tokens={cfg.max_tokens}; prices "
+        f"are estimates as of {PRICES_AS_OF}{batch_note}.",
+    ]
+    if adj_calls:
+        notes.append("adjudicator rows are an upper bound: only disagreements are sent.")
+    if len(frame) and frame["est_usd"].isna().any():
+        notes.append("NaN: no price for that model; pass prices= / --prices FILE.json.")
+    print("\n".join(notes))
+    return JudgeRunResult(path, frame, no_answer, True, None)

@@ -1,23 +1,10 @@
 """The judge prompts (rubrics): package data byte-for-byte from the seeds, rendering, parsing.
 
-Two rubrics, each at revision 1:
-
-``with-without`` (seed 000)
-    The judge sees the WITH and WITHOUT answers labelled, with token costs and wall-clock
-    times, and picks ``(a)`` WITH better, ``(b)`` equivalent or ``(c)`` WITH worse.
-``blind-pair`` (seed 001)
-    The judge sees two answers as Agent A / Agent B (in an ``order`` the runner chooses) with
-    the files each inspected, scores both on four dimensions and names a winner; parsing maps
-    the result back to WITH/WITHOUT.
-
-:func:`get` returns a :class:`Rubric` whose ``render`` fills the prompt and whose ``parse``
-reads a judge's output tolerantly (code fences, prose, trailing commas, single quotes, label
-spellings), raising :class:`evalstats.errors.ParseError` with a reason when it cannot.
-
-Your own rubric is a TOML file (see :mod:`evalstats.rubrics._file` for the format):
-:func:`get` takes its path wherever it takes a name, :func:`load` reads one,
-:func:`seed_toml` writes a built-in rubric in that form and :func:`with_tool_name` makes a
-seed's prompt name your tool instead of gortex (``evalstats rubric new``).
+The two seed rubrics (``with-without``, seed 000; ``blind-pair``, seed 001) and rubric files
+of your own (TOML): :func:`get` returns a :class:`Rubric` whose ``render`` fills the prompt
+and whose ``parse`` reads a judge's output tolerantly, raising
+:class:`evalstats.errors.ParseError` with a reason when it cannot. How they work and the file
+format: docs/judging.md.
 
 Examples
 --------

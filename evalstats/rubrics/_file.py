@@ -1,38 +1,6 @@
 """Rubric files: a judge prompt of your own, in TOML, read into the same :class:`Rubric` types.
 
-A rubric file holds the rubric's identity (``name``, ``revision``), its output ``kind``, the
-two prompt texts and how the judge's answer is read::
-
-    name = "with-without-serena"
-    revision = 1
-    kind = "three-way"            # or "blind-scores"
-
-    [arms]                        # optional: what the report calls the two arms
-    with = "Serena MCP"
-    without = "plain Claude Code"
-
-    [prompt]
-    system = '''
-    You are evaluating two answers ...'''
-    user = '''
-    TASK:
-    {task_prompt}
-    ...'''
-
-    [output]                      # three-way: label spellings -> win / tie / loss
-    labels = { "(a)" = "win", "(b)" = "tie", "(c)" = "loss" }
-
-A ``three-way`` template may use the placeholders in
-:data:`evalstats.rubrics.with_without.KNOWN_PLACEHOLDERS` and must show both answers; a
-``blind-scores`` one those in :data:`evalstats.rubrics.blind_pair.KNOWN_PLACEHOLDERS` (never a
-``with_*`` / ``without_*`` one: the judge must not learn which arm is which) and its
-``[output]`` names the score ``dimensions``.  Every other ``[output]`` key is optional and
-defaults to the seed rubric's reading; see :func:`to_toml` for the complete form, which
-:func:`seed_toml` writes for the two built-in rubrics.
-
-A file rubric's ``sha256`` is that of the file's bytes (what ``sha256sum FILE`` prints), as a
-built-in rubric's is that of its package-data files: any edit, to the prompt or to how the
-answer is read, changes it.
+How it works: docs/judging.md, "Rubric files".
 """
 
 from __future__ import annotations
@@ -52,8 +20,8 @@ from ._base import PLACEHOLDER_PATTERN, Rubric, norm_key
 from .blind_pair import KNOWN_PLACEHOLDERS as BLIND_PLACEHOLDERS
 from .blind_pair import REQUIRED_PLACEHOLDERS as BLIND_REQUIRED
 from .blind_pair import BlindPairRubric, BlindScores
+from .with_without import GORTEX_MENTION, OUTCOMES, ThreeWay, WithWithoutRubric, tool_name
 from .with_without import KNOWN_PLACEHOLDERS as THREE_WAY_PLACEHOLDERS
-from .with_without import OUTCOMES, ThreeWay, WithWithoutRubric
 from .with_without import REQUIRED_PLACEHOLDERS as THREE_WAY_REQUIRED
 
 __all__ = ["KINDS", "get", "load", "seed_toml", "to_toml", "with_tool_name"]
@@ -549,11 +517,6 @@ def seed_toml(name: str) -> str:
 
 # --------------------------------------------------------------------------- new from a seed
 
-# How seed 000 names its tool: "the gortex MCP tool surface" (with a line break inside),
-# "WITH (gortex MCP available)", "WITHOUT (no gortex MCP)".  "gortex MCP" is one name, so it
-# is replaced as a whole, then any other "gortex".
-_GORTEX = re.compile(r"gortex(?:\s+MCP\b)?", re.IGNORECASE)
-
 
 def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rubric:
     """``rubric`` with every mention of the seed's tool (gortex) replaced by ``tool``.
@@ -569,9 +532,7 @@ def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rub
     >>> r.name, "gortex" in r.system + r.user_template, "WITH (Serena MCP available):" in r.user_template
     ('with-without-serena-mcp', False, True)
     """
-    if not isinstance(tool, str) or not tool.strip() or "\n" in tool:
-        raise ValueError(f"tool name must be a non-empty one-line string, got {tool!r}")
-    tool = tool.strip()
+    tool = tool_name(tool)
     if name is None:
         slug = re.sub(r"[^a-z0-9]+", "-", tool.lower()).strip("-")
         name = f"{rubric.name}-{slug}" if slug else f"{rubric.name}-custom"
@@ -579,7 +540,7 @@ def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rub
         raise ValueError(f"rubric name {name!r} must be lower-case letters, digits, '.', '_', '-'")
 
     def swap(text: str) -> str:
-        return _GORTEX.sub(lambda _m: tool, text)
+        return GORTEX_MENTION.sub(lambda _m: tool, text)
 
     fields = {
         "name": name,

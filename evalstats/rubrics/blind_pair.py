@@ -1,17 +1,6 @@
 """The ``blind-pair`` rubric (seed 001, revision 1): WITH and WITHOUT shown as Agent A / B.
 
-``data/blind-pair.r1.txt`` is the seed, byte for byte.  Its first line, ``eval-judge``, is the
-agent-name header of the seed's agent definition, not part of what the judge is told, so the
-system prompt is the text after that line (leading blank lines dropped).  The seed has no
-user-message template; ``data/blind-pair.r1.user.txt`` (part of revision 1, covered by the
-rubric's sha256; its one trailing newline is not part of the template) gives the judge
-exactly the three things the seed says it receives: the task, the two answers and the list of
-files each agent inspected.  Nothing in it tells which agent had the tool: no canonical answer,
-no token cost, no wall-clock time.
-
-Which arm is Agent A is the ``order``: ``"with_first"`` (A = WITH) or ``"without_first"``
-(A = WITHOUT).  :meth:`BlindPairRubric.parse` maps ``a_wins``/``b_wins`` and the ``a_*``/``b_*``
-scores back to WITH/WITHOUT when given the order.
+How it works: docs/judging.md, "The blind-pair rubric".
 """
 
 from __future__ import annotations

@@ -408,7 +408,16 @@ _SEED_ROLES = re.compile(
 )
 _SEED_WITH = "WITH (gortex MCP available):"
 _SEED_WITHOUT = "WITHOUT (no gortex MCP):"
-_GORTEX_MENTION = re.compile(r"gortex(?:\s+MCP\b)?", re.IGNORECASE)
+# How seed 000 names its tool: "gortex MCP" is one name, replaced as a whole, then any other
+# "gortex" (also what :func:`evalstats.rubrics.with_tool_name` replaces).
+GORTEX_MENTION = re.compile(r"gortex(?:\s+MCP\b)?", re.IGNORECASE)
+
+
+def tool_name(tool: Any) -> str:
+    """A tool's name as a prompt shows it: one non-empty line, stripped."""
+    if not isinstance(tool, str) or not tool.strip() or "\n" in tool:
+        raise ValueError(f"tool name must be a non-empty one-line string, got {tool!r}")
+    return tool.strip()
 
 
 def with_pair_tools(rubric: Rubric, candidate: str, reference: str) -> Rubric:
@@ -432,10 +441,7 @@ def with_pair_tools(rubric: Rubric, candidate: str, reference: str) -> Rubric:
     >>> "gortex" in r.system + r.user_template, r.sha256 == rubrics.get("with-without").sha256
     (False, True)
     """
-    for tool in (candidate, reference):
-        if not isinstance(tool, str) or not tool.strip() or "\n" in tool:
-            raise ValueError(f"tool name must be a non-empty one-line string, got {tool!r}")
-    cand, ref = candidate.strip(), reference.strip()
+    cand, ref = tool_name(candidate), tool_name(reference)
 
     def swap(text: str) -> str:
         text = _SEED_ROLES.sub(
@@ -444,7 +450,7 @@ def with_pair_tools(rubric: Rubric, candidate: str, reference: str) -> Rubric:
         text = text.replace(_SEED_WITH, f"WITH ({cand}):").replace(
             _SEED_WITHOUT, f"WITHOUT ({ref}):"
         )
-        return _GORTEX_MENTION.sub(lambda _m: cand, text)
+        return GORTEX_MENTION.sub(lambda _m: cand, text)
 
     system, user = swap(rubric.system), swap(rubric.user_template)
     if (system, user) == (rubric.system, rubric.user_template):

@@ -1,0 +1,1176 @@
+"""The audit: the seeds' methodology rules as a pass / unknown / warn / fail table.
+
+Each check reads the tasks, runs and judgments (and the verdict frame built from them) and
+gives one row: a stable ``check`` id, a ``status``, a ``detail`` sentence with the numbers and
+the ``rule`` it enforces, quoted short from the seed prompts. ``unknown`` means the evidence
+is missing, never a pass. With K arms every check is evaluated per pair of arms. What each
+check tests: docs/methods.md, section "Audit".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
+from ._families import model_family
+from ._schema import ARM_DTYPE, ORDER_DTYPE
+from .errors import DataError, ParameterError
+from .plan import Plan
+from .records import Dataset, incomplete_pairs
+from .stats import pairwise_frame
+from .stats.rates import sign_test_p
+
+__all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "AuditLimits", "audit", "audit_rows", "model_family"]
+
+# ``unknown``: the evidence a check needs is missing; it is never read as a pass.
+AUDIT_STATUSES = ("pass", "unknown", "warn", "fail")
+
+
+_STATUS_DTYPE = pd.CategoricalDtype(list(AUDIT_STATUSES), ordered=True)
+
+
+# check id -> the seed text it enforces (short).
+AUDIT_CHECKS: dict[str, str] = {
+    "judge_not_self": "Run the judge as a DIFFERENT model from the agent under test (seed 000).",
+    "judge_families": "Run the judge twice with two different models and report agreement "
+    "(seed 000).",
+    "canonical_before_runs": "Canonical answers are written PER TASK before any agent runs "
+    "(seed 000).",
+    "same_agent_both_arms": "Both answers were produced by the same coding agent (seed 000).",
+    "budgets_symmetric": "Per-task budgets are identical WITH and WITHOUT; a run over budget "
+    "is 'no answer', not (c) (seed 000).",
+    "prompt_hash_pinned": "If you change a word, bump the judge_prompt_revision (seed 000).",
+    "judge_disagreement": "Disagreement >20% is the methodology trigger: re-curate the tasks "
+    "or pick a third judge (seed 000).",
+    "both_arms_present": "A WITH and a WITHOUT run of the same task and replicate form a pair "
+    "(data contract).",
+    "judgment_coverage": "Report agreement / disagreement counts of both judges (seed 000).",
+    "blind_order_balance": "Agent A / Agent B; do not infer agent identity (seed 001): "
+    "presentation order must not favour an arm.",
+    "judge_failure_rate": "Always pick exactly one label (seed 000); output ONLY the JSON "
+    "block (seed 001).",
+    "reported_tokens": "Token counts are computed before the judge sees them, so the agent "
+    "can't lie about cost (seed 000).",
+    "no_answer_rate": "A run that exceeds the budget is scored as 'no answer' (seed 000).",
+    "plan_before_judging": "Declare the primary endpoint before the data are seen "
+    "(analysis plan, issue 11).",
+    "plan_design": "Analyse the design that was planned: tasks, replicates, rubrics, judges "
+    "(analysis plan, issue 11).",
+}
+
+
+_MAX_LISTED = 5
+
+
+def _listed(items: list[str]) -> str:
+    """At most a handful of items, then how many more."""
+    shown = ", ".join(items[:_MAX_LISTED])
+    more = len(items) - _MAX_LISTED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _pct(x: float) -> str:
+    return f"{100.0 * x:.1f} %"
+
+
+def _row(check: str, status: str, detail: str) -> dict[str, str]:
+    return {"check": check, "status": status, "detail": detail, "rule": AUDIT_CHECKS[check]}
+
+
+def _table(rows: list[dict]) -> pd.DataFrame:
+    """The audit table of check rows: ``check``, ``status`` (ordered), ``detail``, ``rule``;
+    ``attrs["rubrics"]`` maps a check that fails per rubric (judge_disagreement) to them."""
+    table = pd.DataFrame(rows, columns=["check", "status", "detail", "rule"])
+    table["status"] = table["status"].astype(_STATUS_DTYPE)
+    for col in ("check", "detail", "rule"):
+        table[col] = table[col].astype("str")
+    table.attrs["rubrics"] = {r["check"]: list(r["rubrics"]) for r in rows if r.get("rubrics")}
+    return table
+
+
+def _no_judgments(check: str) -> dict[str, str]:
+    return _row(check, "unknown", "No judgments given: not checked.")
+
+
+def _frame_str(s: pd.Series) -> pd.Series:
+    """Values as plain strings, missing ones as "" (pandas 3 keeps NaN through astype(str))."""
+    return pd.Series(
+        [str(v) if not pd.isna(v) else "" for v in s.astype(object)], index=s.index, dtype=object
+    )
+
+
+def audit_rows(
+    table: pd.DataFrame, status: str | tuple[str, ...] = ("fail", "unknown")
+) -> pd.DataFrame:
+    """The rows of an :func:`~evalstats.methodology.audit` table with the given status(es).
+
+    For a headline or summary that must show what failed and what could not be checked.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"check": ["a", "b", "c"], "status": ["pass", "unknown", "fail"]})
+    >>> audit_rows(t)["check"].tolist()
+    ['b', 'c']
+    >>> audit_rows(t, "pass")["check"].tolist()
+    ['a']
+    """
+    wanted = (status,) if isinstance(status, str) else tuple(status)
+    bad = [s for s in wanted if s not in AUDIT_STATUSES]
+    if bad:
+        raise ValueError(f"unknown audit status {bad[0]!r}; expected one of {AUDIT_STATUSES}")
+    return table.loc[table["status"].astype(str).isin(wanted)].reset_index(drop=True)
+
+
+def _override(judgments) -> str:
+    """What the judgments record of ``evalstats judge --allow-same-family``."""
+    col = None if judgments is None else judgments.get("same_family_allowed")
+    n = 0 if col is None else int(col.notna().sum())
+    if n == 0:
+        return " No --allow-same-family was recorded: the judge ran without an explicit override."
+    fams = sorted({str(v) for v in col.dropna()})
+    return (
+        f" Run anyway with --allow-same-family (family {', '.join(fams)}), recorded on {n} of "
+        f"{len(col)} judgments."
+    )
+
+
+def _check_self(runs, judges: list[str], families, agent_family, judgments=None) -> dict[str, str]:
+    agents = sorted(set(runs["agent_model"].astype(str)))
+    if agent_family is not None:
+        agent_fams = {a: str(agent_family) for a in agents}
+    else:
+        agent_fams = {a: model_family(a, families) for a in agents}
+    judge_fams = {j: model_family(j, families) for j in judges}
+    same = [
+        f"{j} ({judge_fams[j]})"
+        for j in judges
+        if judge_fams[j] in set(agent_fams.values()) and judge_fams[j] != "unknown"
+    ]
+    unknown = [a for a, f in agent_fams.items() if f == "unknown"]
+    unknown += [j for j, f in judge_fams.items() if f == "unknown"]
+    agents_txt = ", ".join(f"{a} ({f})" for a, f in agent_fams.items())
+    if same:
+        # The seed's rule, not a preference: a fail (the override is said, not excused).
+        return _row(
+            "judge_not_self",
+            "fail",
+            f"{len(same)} of {len(judges)} judges share a model family with the agent "
+            f"under test [{agents_txt}]: {_listed(same)}; self-evaluation bias."
+            + _override(judgments),
+        )
+    if unknown:
+        return _row(
+            "judge_not_self",
+            "unknown",
+            f"Model family unknown for {_listed(unknown)}; pass families= or "
+            f"agent_family= to check self-evaluation.",
+        )
+    judges_txt = ", ".join(f"{j} ({judge_fams[j]})" for j in judges)
+    return _row(
+        "judge_not_self",
+        "pass",
+        f"Agent(s) {agents_txt}; judges {judges_txt}: no judge shares the agent's family.",
+    )
+
+
+def _check_families(j: pd.DataFrame, families) -> dict[str, str]:
+    fails, warns, parts = [], [], []
+    for rubric, judges in j.groupby("rubric", observed=True)["judge"]:
+        names = sorted(set(judges.astype(str)))
+        fams = {model_family(n, families) for n in names}
+        known = fams - {"unknown"}
+        n_unknown = sum(model_family(n, families) == "unknown" for n in names)
+        parts.append(f"{rubric}: {len(names)} judges, families {sorted(fams)}")
+        if len(known) >= 2:
+            continue
+        if len(names) >= 2 and len(known) + n_unknown >= 2:
+            warns.append(str(rubric))
+        else:
+            fails.append(str(rubric))
+    detail = "; ".join(parts) + "."
+    if fails:
+        return _row(
+            "judge_families",
+            "fail",
+            f"Fewer than two judge families for {_listed(fails)}. {detail}",
+        )
+    if warns:
+        return _row(
+            "judge_families",
+            "warn",
+            f"Judge family unknown, cannot confirm two families for {_listed(warns)}. {detail}",
+        )
+    return _row("judge_families", "pass", detail)
+
+
+def _check_canonical(tasks: pd.DataFrame, runs: pd.DataFrame) -> dict[str, str]:
+    first = runs.groupby("task_id", observed=True)["started_at"].min()
+    written = tasks.set_index("task_id")["canonical_written_at"]
+    both = pd.concat([written.rename("written"), first.rename("first_run")], axis=1, join="inner")
+    late = both.loc[~(both["written"] < both["first_run"])]
+    n = len(both)
+    if len(late):
+        items = [
+            f"{t} (written {w.isoformat()}, first run {r.isoformat()})"
+            for t, w, r in zip(late.index, late["written"], late["first_run"], strict=True)
+        ]
+        return _row(
+            "canonical_before_runs",
+            "fail",
+            f"{len(late)} of {n} tasks have a canonical answer written at or after "
+            f"their first run: {_listed(items)}.",
+        )
+    if n == 0:
+        return _row("canonical_before_runs", "unknown", "No task has runs: nothing to check.")
+    lead = (both["first_run"] - both["written"]).min()
+    return _row(
+        "canonical_before_runs",
+        "pass",
+        f"All {n} tasks' canonical answers predate their first run "
+        f"(smallest lead {lead / pd.Timedelta(hours=1):.1f} h).",
+    )
+
+
+def _pairs(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per complete pair: agent models and over-budget flags of both arms."""
+    cols = ["agent_model", *(c for c in ("over_budget",) if c in runs.columns)]
+    arm = runs["arm"].astype(str)
+    w = runs.loc[arm == "with", ["task_id", "replicate", *cols]]
+    wo = runs.loc[arm == "without", ["task_id", "replicate", *cols]]
+    return w.merge(wo, on=["task_id", "replicate"], suffixes=("_with", "_without"))
+
+
+def _check_same_agent(pairs: pd.DataFrame) -> dict[str, str]:
+    differ = pairs.loc[
+        pairs["agent_model_with"].astype(str) != pairs["agent_model_without"].astype(str)
+    ]
+    if len(differ):
+        items = [
+            f"({t}, {r}): {a} vs {b}"
+            for t, r, a, b in zip(
+                differ["task_id"],
+                differ["replicate"],
+                differ["agent_model_with"],
+                differ["agent_model_without"],
+                strict=True,
+            )
+        ]
+        return _row(
+            "same_agent_both_arms",
+            "fail",
+            f"{len(differ)} of {len(pairs)} pairs ran different agent models WITH and "
+            f"WITHOUT: {_listed(items)}.",
+        )
+    return _row(
+        "same_agent_both_arms",
+        "pass",
+        f"All {len(pairs)} pairs ran the same agent model in both arms.",
+    )
+
+
+def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> dict[str, str]:
+    check = "budgets_symmetric"
+    bad = tasks.loc[~((tasks["budget_tokens"] > 0) & (tasks["budget_wall_s"] > 0)), "task_id"]
+    if len(bad):
+        return _row(
+            check,
+            "fail",
+            f"{len(bad)} tasks have a zero budget (every run is over "
+            f"it): {_listed(bad.astype(str).tolist())}.",
+        )
+    if "over_budget_with" not in pairs.columns:
+        return _row(
+            check,
+            "warn",
+            "Runs carry no over_budget flags (load them with tasks): budget handling not checked.",
+        )
+    ow = pairs["over_budget_with"].to_numpy(dtype=bool)
+    owo = pairs["over_budget_without"].to_numpy(dtype=bool)
+    n_w_only, n_wo_only, n_both = (
+        int((ow & ~owo).sum()),
+        int((~ow & owo).sum()),
+        int((ow & owo).sum()),
+    )
+    counts = (
+        f"over budget: WITH only {n_w_only}, WITHOUT only {n_wo_only}, both {n_both} "
+        f"of {len(pairs)} pairs"
+    )
+    if frame is not None and len(frame):
+        over = pairs.loc[ow | owo, ["task_id", "replicate"]]
+        scored = frame.merge(over, on=["task_id", "replicate"])
+        scored = scored.loc[scored["status"].astype(str) != "no_answer"]
+        if len(scored):
+            return _row(
+                check,
+                "fail",
+                f"{len(scored)} verdicts on over-budget pairs are not scored no_answer; {counts}.",
+            )
+    discordant = n_w_only + n_wo_only
+    if discordant:
+        p = float(sign_test_p(n_w_only, n_wo_only))
+        if p < alpha:
+            worse = "WITH" if n_w_only > n_wo_only else "WITHOUT"
+            return _row(
+                check,
+                "warn",
+                f"The budget binds {worse} more often ({counts}; exact binomial "
+                f"p = {p:.3g}): no_answer is informative, report the arm-aware view "
+                f"(no_answer_as='arm_aware') and the best/worst-case bounds.",
+            )
+        return _row(
+            check,
+            "pass",
+            f"Budgets are per task, positive, and bind both arms alike "
+            f"({counts}; exact binomial p = {p:.3g}).",
+        )
+    return _row(check, "pass", f"Budgets are per task and positive; {counts}.")
+
+
+def _check_both_arms(runs: pd.DataFrame) -> dict[str, str]:
+    lonely = incomplete_pairs(runs)
+    n_pairs = runs[["task_id", "replicate"]].drop_duplicates().shape[0]
+    if len(lonely):
+        items = [
+            f"({t}, {r}) only {a}"
+            for t, r, a in zip(lonely["task_id"], lonely["replicate"], lonely["arm"], strict=True)
+        ]
+        return _row(
+            "both_arms_present",
+            "fail",
+            f"{len(lonely)} of {n_pairs} pairs lack an arm: {_listed(items)}.",
+        )
+    return _row("both_arms_present", "pass", f"All {n_pairs} pairs have both arms.")
+
+
+def _check_tokens(runs: pd.DataFrame) -> dict[str, str]:
+    check = "reported_tokens"
+    if "tokens_mismatch" not in runs.columns:
+        return _row(
+            check,
+            "unknown",
+            "Runs carry no token counts (load them with tasks): reported tokens not compared.",
+        )
+    n_rep = int(runs["reported_tokens"].notna().sum()) if "reported_tokens" in runs else 0
+    # Which count the cost ratios use is their token-source rule (billed where every run has
+    # it, else the transcript count); this check only says whether the two agree.
+    used = (
+        "the cost ratios use the billed counts"
+        if n_rep == len(runs) and n_rep
+        else "the cost ratios use the cl100k_base transcript counts"
+    )
+    answer_only = (
+        runs["tokens_source"].astype(str).eq("answer").to_numpy()
+        if "tokens_source" in runs.columns
+        else np.zeros(len(runs), dtype=bool)
+    )
+    if n_rep and answer_only[runs["reported_tokens"].notna().to_numpy()].all():
+        return _row(
+            check,
+            "pass",
+            f"{n_rep} runs report billed usage and have no transcript: the answer's count is "
+            f"not a count of what a run read and wrote, so nothing is compared; {used}.",
+        )
+    mism = runs.loc[runs["tokens_mismatch"].to_numpy(dtype=bool) & ~answer_only]
+    if len(mism):
+        ratio = mism["reported_tokens"].astype("float64") / mism["tokens"].astype("float64")
+        items = [
+            f"({t}, {r}, {a}) reported {int(x)} vs counted {int(c)}"
+            for t, r, a, x, c in zip(
+                mism["task_id"],
+                mism["replicate"],
+                mism["arm"].astype(str),
+                mism["reported_tokens"],
+                mism["tokens"],
+                strict=True,
+            )
+        ]
+        return _row(
+            check,
+            "warn",
+            f"{len(mism)} of {n_rep} runs with reported_tokens disagree with the "
+            f"cl100k_base transcript count (reported / counted from {ratio.min():.2f} to "
+            f"{ratio.max():.2f}); {used}: {_listed(items)}.",
+        )
+    if n_rep == 0:
+        return _row(
+            check,
+            "pass",
+            f"No run reports its token count ({len(runs)} runs): nothing to compare; {used}.",
+        )
+    return _row(
+        check,
+        "pass",
+        f"All {n_rep} reported token counts agree with the cl100k_base "
+        f"count ({len(runs) - n_rep} runs report none); {used}.",
+    )
+
+
+def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> dict[str, str]:
+    check = "no_answer_rate"
+    if "over_budget_with" not in pairs.columns:
+        return _row(check, "warn", "Runs carry no over_budget flags (load them with tasks).")
+    over = pairs["over_budget_with"].to_numpy(dtype=bool) | pairs["over_budget_without"].to_numpy(
+        dtype=bool
+    )
+    n, k = len(pairs), int(over.sum())
+    rate = k / n if n else 0.0
+    status = "warn" if rate > threshold else "pass"
+    tail = (
+        " (above the threshold: report the best/worst-case bounds of evalstats.missing_bounds)"
+        if status == "warn"
+        else ""
+    )
+    n_tasks = pairs.loc[over, "task_id"].nunique()
+    return _row(
+        check,
+        status,
+        f"{k} of {n} pairs ({_pct(rate)}) are no_answer (over budget) "
+        f"in {n_tasks} tasks; threshold {_pct(threshold)}{tail}.",
+    )
+
+
+def _resolve_each(j: pd.DataFrame, rubrics_arg: object) -> dict[tuple, object]:
+    """(rubric, revision, sha) -> its Rubric, or None when it is found nowhere.
+
+    Resolved one identity at a time so an unknown rubric is a finding of the check rather
+    than an exception that hides every other finding.
+    """
+    from .frames import resolve_rubrics
+
+    cols = ["rubric", "prompt_revision", "prompt_sha256"]
+    ids = j[cols].astype(object).drop_duplicates()
+    out: dict[tuple, object] = {}
+    for row in ids.itertuples(index=False):
+        sub = j.loc[
+            (j["rubric"].astype(str) == str(row[0]))
+            & (_frame_str(j["prompt_revision"]) == _frame_str(pd.Series([row[1]])).iloc[0])
+            & (_frame_str(j["prompt_sha256"]) == _frame_str(pd.Series([row[2]])).iloc[0])
+        ]
+        key = (str(row[0]), _none(row[1]), _none(row[2]))
+        try:
+            found = resolve_rubrics(sub, rubrics_arg)
+        except DataError:
+            out[key] = None
+            continue
+        out[key] = next(iter(found.values()))
+    return out
+
+
+def _none(v: object) -> object:
+    return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
+
+
+def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> dict[str, str]:
+    check = "prompt_hash_pinned"
+    problems: list[str] = []
+    n_bad = 0
+    resolved = _resolve_each(j, rubrics_arg)
+    used: dict[str, object] = {}
+    for (rubric, revision), grp in j.groupby(
+        ["rubric", "prompt_revision"], observed=True, dropna=False
+    ):
+        rev = _none(revision)
+        shas = _frame_str(grp["prompt_sha256"])
+        distinct = sorted(set(shas))
+        if len(distinct) > 1:
+            # One name and revision, several texts: a word changed without a revision bump.
+            problems.append(
+                f"{rubric} r{rev} changed text under the same name and revision: its "
+                f"{len(grp)} judgments carry {len(distinct)} prompt_sha256 values "
+                f"({_listed([s[:12] + '...' for s in distinct])})"
+            )
+        for sha in distinct:
+            sub = grp.loc[shas == sha]
+            known = resolved.get((str(rubric), rev, _none(sub["prompt_sha256"].iloc[0])))
+            if known is None:
+                problems.append(f"{len(sub)} judgments of unknown rubric {rubric!r}")
+                n_bad += len(sub)
+                continue
+            where = "the packaged prompt" if known.path is None else f"the rubric file {known.path}"
+            if rev is None or int(rev) != known.revision:
+                problems.append(
+                    f"{len(sub)} judgments of {rubric} at revision {revision}, but "
+                    f"{where} is revision {known.revision}"
+                )
+                n_bad += len(sub)
+                continue
+            used[f"{rubric} r{known.revision}"] = known
+            if sha != known.sha256:
+                problems.append(
+                    f"{len(sub)} of {len(grp)} {rubric} r{known.revision} "
+                    f"judgments have prompt_sha256 {sha[:12]}..., not "
+                    f"{known.sha256[:12]}... ({where})"
+                )
+                n_bad += len(sub)
+    mixed = j.groupby("rubric", observed=True)["prompt_revision"].agg(
+        lambda s: sorted(set(s.dropna().astype(int)))
+    )
+    mixing = [
+        f"{rubric} mixes prompt revisions {revs}" for rubric, revs in mixed.items() if len(revs) > 1
+    ]
+    if problems:
+        return _row(
+            check,
+            "fail",
+            f"{n_bad} of {len(j)} judgments fail the pin: " + "; ".join(problems + mixing) + ".",
+        )
+    revs = ", ".join(
+        f"{k} ({r.sha256[:12]}...{'' if r.path is None else ', ' + str(r.path)})"
+        for k, r in sorted(used.items())
+    )
+    if mixing:
+        return _row(
+            check,
+            "warn",
+            f"Every judgment matches its prompt ({revs}), but "
+            + "; ".join(mixing)
+            + ": report each revision separately or rejudge with one.",
+        )
+    whose = (
+        "the packaged prompt"
+        if all(r.path is None for r in used.values())
+        else "their rubric's prompt"
+    )
+    return _row(check, "pass", f"All {len(j)} judgments match {whose}: {revs}.")
+
+
+def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per rubric and pair of judges: units both judged ok, and how many differ.
+
+    The counting is the package's one disagreement rule (:mod:`evalstats._disagreement`),
+    applied to one wide table (pair or pair-order x judge) per rubric. ``n`` counts those
+    units (``unit``: pairs or pair-orders), ``n_pairs`` the distinct pairs among them.
+    """
+    ok = frame.loc[frame["status"].astype(str) == "ok"]
+    keys = ["task_id", "replicate", "_order"]
+    ok = ok.assign(
+        _order=_frame_str(ok["order"]),
+        _judge=ok["judge"].astype(str),
+        _rubric=ok["rubric"].astype(str),
+        _outcome=ok["outcome"].astype(str),
+    )
+    parts = []
+    for rubric, grp in ok.groupby("_rubric"):
+        wide = grp.drop_duplicates([*keys, "_judge"], keep="last").pivot(
+            index=keys, columns="_judge", values="_outcome"
+        )
+        counts = disagreement_counts(wide)
+        answered = wide.notna()
+        pair_of = wide.index.droplevel("_order")
+        n_pairs = [
+            pair_of[(answered[a] & answered[b]).to_numpy()].nunique()
+            for a, b in zip(counts["judge_a"], counts["judge_b"], strict=True)
+        ]
+        parts.append(
+            counts.assign(
+                rubric=rubric,
+                unit="pair-orders" if (grp["_order"] != "").any() else "pairs",
+                n_pairs=pd.Series(n_pairs, index=counts.index, dtype="int64"),
+            )
+        )
+    columns = ["rubric", "judge_1", "judge_2", "n", "n_pairs", "disagree", "unit"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    both = pd.concat(parts, ignore_index=True)
+    both = both.rename(columns={"judge_a": "judge_1", "judge_b": "judge_2"})
+    return both.rename(columns={"disagreements": "disagree"})[columns]
+
+
+def _check_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, str]:
+    check = "judge_disagreement"
+    d = _disagreements(frame)
+    if d.empty:
+        return _row(
+            check,
+            "warn",
+            "No rubric has two judges with ok verdicts: disagreement cannot be measured.",
+        )
+    parts, status, failing = [], "pass", set()
+    for r in d.itertuples():
+        if r.n == 0:
+            parts.append(f"{r.rubric}: {r.judge_1} vs {r.judge_2} share no ok pair")
+            status = "warn" if status == "pass" else status
+            continue
+        rate = r.disagree / r.n
+        flag = " > threshold" if rate > threshold else ""
+        of_pairs = f" of {r.n_pairs} pairs" if r.unit == "pair-orders" else ""
+        parts.append(
+            f"{r.rubric}: {r.judge_1} vs {r.judge_2} disagree on {r.disagree} of "
+            f"{r.n} {r.unit} ({_pct(rate)}){of_pairs}{flag}"
+        )
+        if rate > threshold:
+            status = "fail"
+            failing.add(str(r.rubric))
+    lead = {
+        "pass": f"Within the {_pct(threshold)} trigger",
+        "warn": "Not measurable for every judge pair",
+        "fail": f"Above the {_pct(threshold)} trigger (re-curate the tasks or add a third judge)",
+    }[status]
+    row = _row(check, status, f"{lead}: " + "; ".join(parts) + ".")
+    # The rubrics it fails on: the report marks their headline rows (table.attrs["rubrics"]).
+    return row | {"rubrics": sorted(failing)}
+
+
+def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, str]:
+    check = "judgment_coverage"
+    if "over_budget_with" in pairs.columns:
+        keep = ~(
+            pairs["over_budget_with"].to_numpy(dtype=bool)
+            | pairs["over_budget_without"].to_numpy(dtype=bool)
+        )
+        pairs = pairs.loc[keep]
+    want = pairs[["task_id", "replicate"]].drop_duplicates()
+    f = frame.assign(_judge=frame["judge"].astype(str), _rubric=frame["rubric"].astype(str))
+    # One merge for every (rubric, judge): the wanted pairs each has judged.
+    combos = f[["_rubric", "_judge"]].drop_duplicates().sort_values(["_rubric", "_judge"])
+    seen = f[["_rubric", "_judge", "task_id", "replicate"]].drop_duplicates()
+    judged = seen.merge(want, on=["task_id", "replicate"]).groupby(["_rubric", "_judge"]).size()
+    index = pd.MultiIndex.from_frame(combos)
+    lack = len(want) - judged.reindex(index, fill_value=0)
+    missing = [
+        f"{judge} on {rubric}: {n} of {len(want)} pairs unjudged"
+        for (rubric, judge), n in lack.items()
+        if n
+    ]
+    if missing:
+        return _row(
+            check,
+            "warn",
+            "Some in-budget pairs were not judged by every judge: " + _listed(missing) + ".",
+        )
+    n_combo = f[["_rubric", "_judge"]].drop_duplicates().shape[0]
+    return _row(
+        check,
+        "pass",
+        f"All {len(want)} in-budget pairs were judged by each of the "
+        f"{n_combo} (rubric, judge) combinations.",
+    )
+
+
+def _check_orders(
+    j: pd.DataFrame, alpha: float, tolerance: float, rubrics_arg: object = None
+) -> dict[str, str]:
+    check = "blind_order_balance"
+    resolved = _resolve_each(j, rubrics_arg)
+    ordered = sorted(
+        {name for (name, _, _), r in resolved.items() if r is not None and r.needs_order}
+    )
+    if not ordered:
+        return _row(check, "pass", "No judgments of a rubric with a presentation order.")
+    parts, status = [], "pass"
+    for rubric in ordered:
+        g = j.loc[j["rubric"].astype(str) == rubric]
+        if "status" in g.columns:
+            # A verdict frame's no_answer rows stand for pairs never shown to a judge.
+            g = g.loc[g["status"].astype(str) != "no_answer"]
+        order = _frame_str(g["order"])
+        n_null = int((order == "").sum())
+        shown = g.assign(_order=order).loc[order != "", ["task_id", "replicate", "_order"]]
+        shown = shown.drop_duplicates()
+        n_wf = int((shown["_order"] == "with_first").sum())
+        n = len(shown)
+        n_pairs = len(shown[["task_id", "replicate"]].drop_duplicates())
+        if n == 0:
+            parts.append(f"{rubric}: no judgment has an order")
+            status = "warn"
+            continue
+        share = n_wf / n
+        p = float(sign_test_p(n_wf, n - n_wf))
+        off = p < alpha or abs(share - 0.5) > tolerance
+        parts.append(
+            f"{rubric}: WITH shown first in {n_wf} of {n} pair-orders "
+            f"({_pct(share)}, exact binomial p = {p:.3g}) of {n_pairs} pairs"
+            + (f", {n_null} judgments without an order" if n_null else "")
+        )
+        if off or n_null:
+            status = "warn"
+    lead = (
+        "Orders balanced"
+        if status == "pass"
+        else "Orders unbalanced (show both orders per pair, or balance the seeded order)"
+    )
+    return _row(check, status, f"{lead}: " + "; ".join(parts) + ".")
+
+
+def _check_failures(frame: pd.DataFrame, threshold: float) -> dict[str, str]:
+    check = "judge_failure_rate"
+    status = frame["status"].astype(str)
+    judged = frame.loc[status != "no_answer"]
+    if judged.empty:
+        return _row(check, "warn", "No judged pairs.")
+    st = judged["status"].astype(str)
+    g = judged.assign(
+        _bad=st.isin(["invalid", "error"]),
+        _inv=st == "invalid",
+        _err=st == "error",
+        _judge=judged["judge"].astype(str),
+        _rubric=judged["rubric"].astype(str),
+    )
+    agg = g.groupby(["_rubric", "_judge"])[["_bad", "_inv", "_err"]].agg(["sum", "size"])
+    # A rubric whose judgments carry an order counts pair-orders; the pairs are named beside.
+    g = g.assign(_ordered=_frame_str(g["order"]) != "")
+    keys = ["_rubric", "_judge"]
+    ordered = g.groupby(keys)["_ordered"].any()
+    n_pairs = g.drop_duplicates([*keys, "task_id", "replicate"]).groupby(keys).size()
+    parts, over = [], []
+    for (rubric, judge), r in agg.iterrows():
+        n, bad = int(r[("_bad", "size")]), int(r[("_bad", "sum")])
+        is_ordered = bool(ordered[(rubric, judge)])
+        of_pairs = f" of {int(n_pairs[(rubric, judge)])} pairs" if is_ordered else ""
+        text = (
+            f"{judge} on {rubric}: {bad} of {n} {'pair-orders' if is_ordered else 'pairs'} "
+            f"({_pct(bad / n)}; {int(r[('_inv', 'sum')])} invalid, "
+            f"{int(r[('_err', 'sum')])} error){of_pairs}"
+        )
+        parts.append(text)
+        if bad / n > threshold:
+            over.append(text)
+    if over:
+        return _row(
+            check, "warn", f"Invalid + error above {_pct(threshold)}: " + "; ".join(over) + "."
+        )
+    return _row(
+        check, "pass", f"Invalid + error at most {_pct(threshold)}: " + "; ".join(parts) + "."
+    )
+
+
+_NO_PLAN = "No declared analysis plan (plan.toml in the data directory)"
+
+
+def _check_plan_time(
+    plan: Plan | None, judgments: pd.DataFrame | None, frame: pd.DataFrame | None
+) -> dict[str, str]:
+    check = "plan_before_judging"
+    if plan is None:
+        return _row(
+            check, "warn", f"{_NO_PLAN}: the primary endpoint was not fixed before judging."
+        )
+    if plan.written_at is not None:
+        when, source = pd.Timestamp(plan.written_at), "its written_at"
+    elif plan.file_mtime is not None:
+        when = pd.Timestamp(plan.file_mtime)
+        source = "the file's modification time (no written_at given; a copy resets it)"
+    else:
+        return _row(check, "warn", "The plan gives no written_at and has no file time.")
+    if judgments is None or not len(judgments) or "created_at" not in judgments.columns:
+        if frame is not None and len(frame):
+            return _row(
+                check,
+                "warn",
+                f"Plan written at {when.isoformat()} ({source}); the judgments' creation "
+                "times are unknown (a verdict frame has none): pass the judgments to check.",
+            )
+        return _row(
+            check, "pass", f"Plan written at {when.isoformat()} ({source}); no judgments yet."
+        )
+    first = judgments["created_at"].min()
+    gap = (first - when) / pd.Timedelta(hours=1)
+    text = (
+        f"Plan written at {when.isoformat()} ({source}); first judgment created at "
+        f"{first.isoformat()}"
+    )
+    if not when < first:
+        return _row(
+            check, "fail", f"{text}: the plan was written {-gap:.1f} h after judging began."
+        )
+    return _row(check, "pass", f"{text}: {gap:.1f} h before.")
+
+
+def _differ(what: str, planned: set[str], seen: set[str]) -> str | None:
+    if planned == seen:
+        return None
+    parts = []
+    if planned - seen:
+        parts.append(f"planned but absent: {_listed(sorted(planned - seen))}")
+    if seen - planned:
+        parts.append(f"not planned: {_listed(sorted(seen - planned))}")
+    return f"{what} differ ({'; '.join(parts)})"
+
+
+def _check_plan_design(
+    plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | None
+) -> dict[str, str]:
+    check = "plan_design"
+    if plan is None:
+        return _row(check, "warn", f"{_NO_PLAN}: the design was not compared with one.")
+    problems: list[str] = []
+    tasks = set(runs["task_id"].astype(str))
+    if isinstance(plan.tasks, tuple):
+        problems.append(_differ("tasks", set(plan.tasks), tasks))
+    elif plan.tasks is not None and plan.tasks != len(tasks):
+        problems.append(f"{len(tasks)} tasks, {plan.tasks} planned")
+    if plan.replicates is not None:
+        reps = runs.groupby(runs["task_id"].astype(str))["replicate"].nunique()
+        off = reps.loc[reps != plan.replicates]
+        if len(off):
+            items = [f"{t} ({n})" for t, n in off.items()]
+            problems.append(
+                f"{len(off)} of {len(reps)} tasks do not have the {plan.replicates} planned "
+                f"replicates: {_listed(items)}"
+            )
+    has_j = j is not None and len(j) > 0
+    if has_j:
+        rubrics = set(j["rubric"].astype(str))
+        judges = set(j["judge"].astype(str))
+        if plan.rubrics is not None:
+            problems.append(_differ("rubrics", set(plan.rubrics), rubrics))
+        elif plan.primary_rubric not in rubrics:
+            problems.append(f"primary rubric {plan.primary_rubric!r} has no judgments")
+        if plan.judges is not None:
+            problems.append(_differ("judges", set(plan.judges), judges))
+        elif plan.primary_judge is not None and plan.primary_judge not in judges:
+            problems.append(f"primary judge {plan.primary_judge!r} has no judgments")
+        if plan.consensus is not None and len(judges) < 2:
+            problems.append(f"consensus ({plan.consensus}) planned but only {len(judges)} judge")
+    problems = [p for p in problems if p]
+    design = (
+        f"{len(tasks)} tasks, replicates per task "
+        f"{sorted(set(runs.groupby('task_id', observed=True)['replicate'].nunique()))}"
+    )
+    if problems:
+        return _row(
+            check,
+            "fail",
+            f"The dataset differs from the plan ({plan.sha256[:12]}): " + "; ".join(problems) + ".",
+        )
+    if not has_j:
+        return _row(
+            check,
+            "warn",
+            f"Tasks and replicates as planned ({design}); no judgments yet: rubrics and "
+            "judges not compared.",
+        )
+    return _row(
+        check,
+        "pass",
+        f"As planned ({plan.sha256[:12]}): {design}; primary {plan.primary_rubric} / "
+        f"{plan.primary_judge_name}.",
+    )
+
+
+_RANK = {"pass": 0, "unknown": 1, "warn": 2, "fail": 3}
+
+
+def _has_arm_pairs(judgments: pd.DataFrame | None) -> bool:
+    """True when judgment lines name the pair of arms judged (K arms)."""
+    return (
+        judgments is not None and "arm_a" in judgments.columns and judgments["arm_a"].notna().any()
+    )
+
+
+def _pair_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, Any]:
+    check = "judge_disagreement"
+    parts, failing, rubrics, unmeasured = [], [], set(), []
+    for (a, b), grp in frame.groupby(["arm_a", "arm_b"], sort=False):
+        d = _disagreements(grp)
+        if d.empty:
+            unmeasured.append(f"{a} vs {b}")
+            continue
+        for r in d.itertuples():
+            if r.n == 0:
+                unmeasured.append(f"{a} vs {b} ({r.rubric})")
+                continue
+            rate = r.disagree / r.n
+            text = (
+                f"{a} vs {b} ({r.rubric}): {r.judge_1} vs {r.judge_2} disagree on "
+                f"{r.disagree} of {r.n} {r.unit} ({_pct(rate)})"
+            )
+            if rate > threshold:
+                failing.append(text)
+                rubrics.add(str(r.rubric))
+            else:
+                parts.append(text)
+    if failing:
+        row = _row(
+            check,
+            "fail",
+            f"Above the {_pct(threshold)} trigger for {len(failing)} pair(s) of arms "
+            "(re-curate the tasks or add a third judge): "
+            + "; ".join(failing)
+            + (f". Within it: {'; '.join(parts)}." if parts else "."),
+        )
+        return row | {"rubrics": sorted(rubrics)}
+    if not parts:
+        return _row(
+            check, "warn", "No pair of arms has two judges with ok verdicts: not measurable."
+        )
+    status = "warn" if unmeasured else "pass"
+    extra = f" Not measurable for {', '.join(unmeasured)}." if unmeasured else ""
+    return _row(
+        check,
+        status,
+        f"Within the {_pct(threshold)} trigger for every pair of arms: "
+        + "; ".join(parts)
+        + "."
+        + extra,
+    )
+
+
+def _as_two_arms(
+    runs: pd.DataFrame, judgments: pd.DataFrame, a: str, b: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The runs and judgments of the pair (a, b) as the seeds' two arms: a WITH, b WITHOUT."""
+    arm = runs["arm"].astype(str)
+    r = runs.loc[arm.isin((a, b)).to_numpy()].copy()
+    r["arm"] = pd.Categorical(r["arm"].astype(str).map({a: "with", b: "without"}), dtype=ARM_DTYPE)
+    hit = (judgments["arm_a"].astype(str) == a) & (judgments["arm_b"].astype(str) == b)
+    j = judgments.loc[hit.to_numpy()].drop(columns=["arm_a", "arm_b"])
+    order = j["order"].astype(object).map({"a_first": "with_first", "b_first": "without_first"})
+    j = j.assign(order=pd.Categorical(order, dtype=ORDER_DTYPE))
+    r, j = r.reset_index(drop=True), j.reset_index(drop=True)
+    # The source line numbers follow the rows kept (errors and the latest-call rule read them).
+    for part, whole, keep in (
+        (r, runs, arm.isin((a, b)).to_numpy()),
+        (j, judgments, hit.to_numpy()),
+    ):
+        lines = whole.attrs.get("lines")
+        if lines is not None:
+            part.attrs["lines"] = [n for n, k in zip(lines, keep, strict=True) if k]
+    return r, j
+
+
+def _per_pair(tasks, runs, judgments, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each check's row over the pairs of arms, from the two-arm :func:`audit` of every pair."""
+    per: dict[str, list[tuple[str, str, str]]] = {}
+    pairs = judgments[["arm_a", "arm_b"]].astype(str).drop_duplicates()
+    for a, b in pairs.itertuples(index=False):
+        r, j = _as_two_arms(runs, judgments, a, b)
+        table = audit(tasks, r, j, **options)
+        for row in table.itertuples(index=False):
+            per.setdefault(row.check, []).append((f"{a} vs {b}", str(row.status), row.detail))
+    out = {}
+    for check, rows in per.items():
+        worst = max((st for _, st, _ in rows), key=_RANK.__getitem__)
+        if len({(st, d) for _, st, d in rows}) == 1:  # a check that reads no pair's arms
+            detail = f"{rows[0][2]} (the same for each of the {len(rows)} pairs of arms)"
+        elif worst == "pass":
+            detail = f"Every pair of arms passes ({len(rows)}): " + " | ".join(
+                f"{name}: {d}" for name, _, d in rows
+            )
+        else:
+            bad = [f"{name} ({st}): {d}" for name, st, d in rows if st != "pass"]
+            detail = f"{len(bad)} of {len(rows)} pairs of arms: " + " | ".join(bad)
+        out[check] = _row(check, worst, detail)
+    return out
+
+
+def _audit_arm_pairs(
+    tasks: pd.DataFrame,
+    runs: pd.DataFrame,
+    judgments: pd.DataFrame,
+    *,
+    rubrics: Any = None,
+    families: Any = None,
+    agent_family: str | None = None,
+    disagreement_threshold: float,
+    **options: Any,
+) -> pd.DataFrame:
+    """The audit table of K-arm judgments (the shape of :func:`audit`).
+
+    ``judge_disagreement`` is evaluated per pair of arms here; the checks that do not
+    depend on how runs pair (``judge_families``, ``canonical_before_runs``,
+    ``prompt_hash_pinned``) as for two arms; every other check is the two-arm :func:`audit` of
+    each pair (``arm_a`` as WITH, ``arm_b`` as WITHOUT; ``options``: its thresholds and plan),
+    its status the worst over the pairs.
+    """
+    frame = pairwise_frame(
+        SimpleNamespace(tasks=tasks, runs=runs, judgments=judgments), rubrics=rubrics
+    )
+    done = {
+        "judge_families": _check_families(judgments, families),
+        "canonical_before_runs": _check_canonical(tasks, runs),
+        "prompt_hash_pinned": _check_hashes(judgments, rubrics),
+        "judge_disagreement": _pair_disagreement(frame, disagreement_threshold),
+    }
+    options |= {"rubrics": rubrics, "families": families, "agent_family": agent_family}
+    rest = _per_pair(tasks, runs, judgments, options)
+    rows = [
+        done.get(check)
+        or rest.get(check)
+        or _row(check, "unknown", "Not evaluated: no judged pair of arms.")
+        for check in AUDIT_CHECKS
+    ]
+    return _table(rows)
+
+
+@dataclass(frozen=True)
+class AuditLimits:
+    """Where the audit's secondary checks warn (the 20 % disagreement trigger is the seed's,
+    :func:`audit`'s ``disagreement_threshold``).
+
+    Attributes
+    ----------
+    failure_rate : float, default 0.05
+        Largest tolerated share of ``invalid`` + ``error`` verdicts per judge and rubric.
+    no_answer_rate : float, default 0.10
+        Largest share of over-budget pairs before a warning.
+    order_alpha, order_tolerance : float, default 0.05, 0.10
+        Blind-rubric orders warn when the exact binomial test of a 1/2 WITH-first share has
+        p < ``order_alpha`` or the share is more than ``order_tolerance`` from 1/2.
+    budget_alpha : float, default 0.05
+        Level of the exact binomial test of over-budget asymmetry between the arms.
+
+    >>> AuditLimits(failure_rate=0.10).no_answer_rate
+    0.1
+    """
+
+    failure_rate: float = 0.05
+    no_answer_rate: float = 0.10
+    order_alpha: float = 0.05
+    order_tolerance: float = 0.10
+    budget_alpha: float = 0.05
+
+
+def audit(
+    tasks: pd.DataFrame | Dataset,
+    runs: pd.DataFrame | None = None,
+    judgments: pd.DataFrame | None = None,
+    *,
+    frame: pd.DataFrame | None = None,
+    agent_family: str | None = None,
+    families: Mapping[str, str] | None = None,
+    disagreement_threshold: float = DISAGREEMENT_TRIGGER,
+    limits: AuditLimits | None = None,
+    plan: Plan | None = None,
+    rubrics: object = None,
+) -> pd.DataFrame:
+    """Check a dataset against the seeds' methodology rules.
+
+    Parameters
+    ----------
+    tasks : DataFrame or Dataset
+        From :func:`evalstats.load_tasks`, or the whole :class:`~evalstats.Dataset` from
+        :func:`evalstats.load_dir` (then leave ``runs`` and ``judgments`` out).
+    runs : DataFrame
+        From :func:`evalstats.load_runs` with tasks (``tokens``, ``over_budget`` and
+        ``tokens_mismatch`` columns); plain runs are annotated here.
+    judgments : DataFrame, optional
+        From :func:`evalstats.load_judgments`. Without it (and without ``frame``) the judge
+        checks are ``warn`` with "not checked".
+    frame : DataFrame, optional
+        The verdict frame, if already built; otherwise built from the judgments.
+    agent_family : str, optional
+        Family of the agent under test, when its ``agent_model`` strings do not tell.
+    families : mapping of str to str, optional
+        Explicit ``model string -> family`` entries for judges or agents (see
+        :func:`model_family`).
+    disagreement_threshold : float, default 0.20
+        Largest tolerated share of pairs on which two judges disagree (the seed's 20 %,
+        :data:`evalstats._disagreement.DISAGREEMENT_TRIGGER`).
+    limits : AuditLimits, optional
+        Where the other checks warn (:class:`AuditLimits`; default: its defaults).
+    plan : Plan, optional
+        The declared analysis plan (:func:`evalstats.load_plan`); taken from the Dataset
+        when one is given. Without one, the two plan checks warn.
+    rubrics : Rubric, path, or a list of them, optional
+        Rubric files the judgments were made with, besides the built-in rubrics and the
+        files in the data directory's ``rubrics/`` (:func:`evalstats.frames.resolve_rubrics`).
+        ``prompt_hash_pinned`` fails judgments whose ``prompt_sha256`` is not their
+        rubric's, and one name and revision judged with several texts; it warns when the
+        judgments mix revisions of one rubric.
+
+    Returns
+    -------
+    DataFrame
+        One row per check (docs/methods.md, "Audit"), in a fixed order: ``check`` (stable
+        id), ``status`` (ordered categorical pass < warn < fail), ``detail`` (a sentence with
+        the numbers) and ``rule`` (the seed text it enforces). ``attrs["rubrics"]`` maps a
+        failing check that is per rubric (``judge_disagreement``) to the rubrics it fails on.
+
+    Examples
+    --------
+    >>> import tempfile, evalstats
+    >>> from evalstats.methodology import audit
+    >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=4, n_replicates=2, seed=3)
+    >>> table = audit(evalstats.load_dir(sim.out_dir))
+    >>> table.loc[table["check"] == "canonical_before_runs", "status"].item()
+    'pass'
+    >>> table.columns.tolist()
+    ['check', 'status', 'detail', 'rule']
+    """
+    if isinstance(tasks, Dataset):
+        if runs is not None or judgments is not None:
+            raise TypeError("pass either a Dataset or tasks, runs and judgments, not both")
+        ds = tasks
+        tasks, runs, judgments = ds.tasks, ds.runs, ds.judgments
+        plan = ds.plan if plan is None else plan
+    if runs is None:
+        raise TypeError("audit() needs runs (or a Dataset)")
+    lim = AuditLimits() if limits is None else limits
+    if not isinstance(lim, AuditLimits):
+        raise ParameterError(f"limits must be an AuditLimits, got {type(lim).__name__}")
+    for name, value in (
+        ("disagreement_threshold", disagreement_threshold),
+        *((f"limits.{f.name}", getattr(lim, f.name)) for f in fields(lim)),
+    ):
+        if not 0.0 <= float(value) <= 1.0:
+            raise ParameterError(f"{name} must be in [0, 1], got {value}")
+    if "tokens" not in runs.columns:
+        from .tokens import annotate_runs
+
+        runs = annotate_runs(runs, tasks)
+    if frame is None and _has_arm_pairs(judgments):
+        # K arms: the pairs of arms are checked one by one.
+        return _audit_arm_pairs(
+            tasks,
+            runs,
+            judgments,
+            rubrics=rubrics,
+            families=families,
+            agent_family=agent_family,
+            disagreement_threshold=disagreement_threshold,
+            limits=lim,
+            plan=plan,
+        )
+    if frame is None and judgments is not None and len(judgments):
+        from .frames import verdict_frame
+
+        frame = verdict_frame(judgments, runs, tasks, rubrics=rubrics)
+    j = judgments if judgments is not None and len(judgments) else frame
+    has_j = j is not None and len(j) > 0
+    pairs = _pairs(runs)
+
+    checks: list[Callable[[], dict[str, str]]] = [
+        lambda: (
+            _check_self(runs, sorted(set(j["judge"].astype(str))), families, agent_family, j)
+            if has_j
+            else _no_judgments("judge_not_self")
+        ),
+        lambda: _check_families(j, families) if has_j else _no_judgments("judge_families"),
+        lambda: _check_canonical(tasks, runs),
+        lambda: _check_same_agent(pairs),
+        lambda: _check_budgets(tasks, pairs, frame, lim.budget_alpha),
+        lambda: _check_hashes(j, rubrics) if has_j else _no_judgments("prompt_hash_pinned"),
+        lambda: (
+            _check_disagreement(frame, disagreement_threshold)
+            if frame is not None and len(frame)
+            else _no_judgments("judge_disagreement")
+        ),
+        lambda: _check_both_arms(runs),
+        lambda: (
+            _check_coverage(frame, pairs)
+            if frame is not None and len(frame)
+            else _no_judgments("judgment_coverage")
+        ),
+        lambda: (
+            _check_orders(j, lim.order_alpha, lim.order_tolerance, rubrics)
+            if has_j
+            else _no_judgments("blind_order_balance")
+        ),
+        lambda: (
+            _check_failures(frame, lim.failure_rate)
+            if frame is not None and len(frame)
+            else _no_judgments("judge_failure_rate")
+        ),
+        lambda: _check_tokens(runs),
+        lambda: _check_no_answer(pairs, lim.no_answer_rate),
+        lambda: _check_plan_time(plan, judgments, frame),
+        lambda: _check_plan_design(plan, runs, j),
+    ]
+    rows = [c() for c in checks]
+    return _table(rows)
