@@ -365,7 +365,22 @@ def _run(section: Section, ctx: Context, tables: dict[str, Any], unavailable: di
         if isinstance(value, Unavailable):
             unavailable[name] = str(value)
         else:
-            tables[name] = value
+            tables[name] = _implicit_seed_pair(value)
+
+
+def _implicit_seed_pair(table: Any) -> Any:
+    """A table of the seeds' one pair (``arm_a`` "with", ``arm_b`` "without" on every row)
+    without those two columns: a two-arm report's tables leave the pair implicit; a K-arm
+    report names each pair of arms itself when it stacks the pairs' tables."""
+    cols = getattr(table, "columns", ())
+    if "arm_a" not in cols or "arm_b" not in cols:
+        return table
+    seed = (table["arm_a"].astype(str) == "with") & (table["arm_b"].astype(str) == "without")
+    if not seed.all():
+        return table
+    out = table.drop(columns=["arm_a", "arm_b"])
+    out.attrs = dict(getattr(table, "attrs", {}))
+    return out
 
 
 def check_parameters(spec: ReportKind, params: Mapping[str, Any]) -> dict[str, Any]:

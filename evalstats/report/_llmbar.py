@@ -223,7 +223,8 @@ def _cross_judge(ctx: Context) -> dict[str, Any]:
     rows.insert(1, "strategy", strategy)
     diag = stacked.diagnostics.copy()
     diag.insert(1, "strategy", strategy)
-    by = ["subset", "strategy", "rubric", "judge_a", "judge_b"]
+    arms = [c for c in ("arm_a", "arm_b") if c in rows.columns]
+    by = ["subset", "strategy", "rubric", *arms, "judge_a", "judge_b"]
     return {"cross_judge": tidy_frame(rows, by=by, diagnostics=diag)}
 
 
