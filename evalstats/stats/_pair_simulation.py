@@ -40,12 +40,7 @@ def simulate_pairwise(
     nu: float = 0.9,
     gamma: float = 0.3,
 ) -> pd.DataFrame:
-    """A pairwise verdict frame (judge ``"sim"``) from the model above.
-
-    >>> f = simulate_pairwise(np.random.default_rng(0), np.zeros(3), n_tasks=2, n_reps=1)
-    >>> len(f), sorted(f.columns)[:3]
-    (6, ['arm_a', 'arm_b', 'judge'])
-    """
+    """A pairwise verdict frame (judge ``"sim"``) from the model above."""
     beta = np.asarray(beta, dtype=np.float64)
     i, j, s, col = _draw(rng, beta, n_tasks, n_reps, task_sd, nu, gamma)
     n_p = len(i)

@@ -141,12 +141,7 @@ def _values(x) -> np.ndarray:
 def encode(
     columns: Sequence[Any], categories: list[Any] | None
 ) -> tuple[list[np.ndarray], list[Any]]:
-    """Integer codes (-1 = missing) for each column over a common category list.
-
-    With ``categories=None`` the categories are the sorted distinct non-missing labels of
-    all columns (a Categorical's own category list when every column shares it).
-    Labels outside an explicit ``categories`` raise ValueError.
-    """
+    """Integer codes (-1 = missing) for each column over a common category list."""
     if categories is None and columns:
         cat = _categorical_codes(columns)
         if cat is not None:
@@ -228,12 +223,7 @@ _CHUNK = 1 << 18
 
 
 def _bincount_pairs(ia: np.ndarray, ib: np.ndarray, lo: int, span: int) -> np.ndarray:
-    """Counts of (ia - lo) * span + (ib - lo), built chunk-wise in one reused buffer.
-
-    Chunking keeps the index buffer in cache and avoids page-faulting a fresh n-sized
-    array (~30 % faster on 10 M pairs). Integer wrap-around in ``ia * span`` for huge
-    labels cancels out because the final index is small and non-negative.
-    """
+    """Counts of (ia - lo) * span + (ib - lo), built chunk-wise in one reused buffer."""
     n = ia.shape[0]
     out = np.zeros(span * span, dtype=np.int64)
     buf = np.empty(min(n, _CHUNK), dtype=np.int64)
@@ -260,12 +250,7 @@ def _table_from_codes(ca: np.ndarray, cb: np.ndarray, k: int) -> tuple[np.ndarra
 
 
 def pair_table(a: Any, b: Any, categories: Sequence[Any] | None = None):
-    """Contingency table of two label vectors.
-
-    Returns ``(table, categories, n_dropped)``: a ``(k, k)`` float table (rows = ``a``),
-    the category labels in table order and the number of pairs dropped because either
-    label was missing.
-    """
+    """Contingency table of two label vectors."""
     a, b = check_pair(a, b)
     cats = check_categories(categories)
     ia, ib = _int_view(a), _int_view(b)
@@ -358,13 +343,6 @@ def as_ratings(
 ) -> Ratings:
     """Normalise any of the three input forms (two label vectors, a units x raters
     matrix, a long frame) into :class:`Ratings`.
-
-    >>> import pandas as pd
-    >>> long = pd.DataFrame({"task": [1, 1, 2, 2], "judge": ["x", "y", "x", "y"],
-    ...                      "label": ["win", "tie", "win", "win"]})
-    >>> r = as_ratings(long, unit="task", rater="judge", rating="label")
-    >>> r.raters, [c.tolist() for c in r.columns]
-    (['x', 'y'], [['win', 'win'], ['tie', 'win']])
     """
     names = (unit, rater, rating)
     if any(n is not None for n in names):
@@ -422,12 +400,7 @@ WEIGHT_NAMES = ("linear", "quadratic")
 
 
 def weight_matrix(weights: str | np.ndarray | None, k: int) -> np.ndarray:
-    """Resolve ``weights`` into a ``(k, k)`` float agreement-weight matrix.
-
-    ``None`` -> identity; ``"linear"`` -> 1 - |i-j|/(k-1); ``"quadratic"`` ->
-    1 - (i-j)^2/(k-1)^2; an array is validated (square k x k, symmetric, ones on the
-    diagonal, finite) and returned as float.
-    """
+    """Resolve ``weights`` into a ``(k, k)`` float agreement-weight matrix."""
     if weights is None:
         return np.eye(k)
     if isinstance(weights, str):
@@ -511,14 +484,7 @@ def _chance(r: np.ndarray, c: np.ndarray, w: np.ndarray, kind: str, po: np.ndarr
 
 
 def table_stats(tables: np.ndarray, w: np.ndarray, kind: str) -> TableCoefficient:
-    """The two-rater coefficient ``kind`` of ``(..., k, k)`` tables and its SE.
-
-    ``"cohen"``: Cohen's kappa, the Fleiss-Cohen-Everitt non-null SE and ``se0`` (as SAS
-    PROC FREQ); ``"scott"``, ``"gwet"`` (AC1 / AC2), ``"bp"`` (Brennan-Prediger = PABAK),
-    ``"pa"`` (percent agreement) and ``"kripp"`` (Krippendorff's alpha without missing data,
-    whose observed agreement is corrected for the 2n pairable values, ``pa' = (1 - 1/(2n)) pa
-    + 1/(2n)``; its SE is Scott's pi's): Gwet's (2014) linearised SE.
-    """
+    """The two-rater coefficient ``kind`` of ``(..., k, k)`` tables and its SE."""
     p, r, c, n = _margins(tables)
     po = np.einsum("...ij,ij->...", p, w)
     pe = _chance(r, c, w, kind, po)
@@ -711,15 +677,7 @@ def _mid_p(x, n, alpha):
 
 
 def _blaker_p(p, x, n):
-    """Two-sided mid-p value at ``p`` with combined tails.
-
-    The observed mid tail, doubled where the other side can reach it and not otherwise. The
-    other side reaches no lower than the mid probability of its extreme outcome
-    (``p^n / 2``: every unit agrees; ``(1 - p)^n / 2``: none does); where that exceeds the
-    observed tail no outcome on the other side is as extreme, so it adds nothing (where it
-    can, it adds as much as the observed tail, as in the equal-tailed mid-p test: the
-    continuous approximation of Blaker's largest attainable tail below the observed one).
-    """
+    """Two-sided mid-p value at ``p`` with combined tails."""
     g = mid_upper_tail(p, x, n)
     f = 1.0 - g
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -2150,51 +2108,7 @@ def cluster_intervals(
     deff_floor: float = 1.0,
     squared: Parts | None = None,
 ) -> ClusterIntervals:
-    """Every requested interval of the coefficient of per-cluster statistics ``cs``.
-
-    Parameters
-    ----------
-    cs : ndarray, shape (..., C, d)
-        Per-cluster sufficient statistics (C >= 2 clusters, every one present).
-    parts : callable
-        Summed statistics ``(..., d)`` -> ``(p_o, p_e, n)``.
-    confidence : float
-    methods : tuple of str
-        Among :data:`METHODS`: ``jackknife_t`` (estimate +/- t(C-1) jackknife SE);
-        ``atanh_jackknife`` (the same on Fisher's z of the coefficient shrunk by ``n / (n +
-        pseudo)``, back-transformed by tanh); ``exact_agreement`` (a bound of the observed
-        agreement on ``n / deff`` effective units, ``deff`` the jackknife variance of ``p_o``
-        over the binomial one in [floor, n / C], mapped with ``p_e`` fixed);
-        ``atanh_jackknife_exact`` / ``atanh_jackknife_midp_blaker`` (``atanh_jackknife``
-        joined with the Clopper-Pearson / Blaker mid-p bound where the effective disagreeing
-        units ``n (1 - p_o) / unit_disagreement`` over the design effect floored at 1 are
-        below ``exact_below`` or the jackknife SE is 0); ``bootstrap_percentile``.
-    n_resamples : int
-        Bootstrap resamples (needed by the bootstrap methods).
-    rng : Generator
-    pseudo : float
-        Pseudo-units of the atanh construction's continuity adjustment.
-    exact_below : float
-        See ``atanh_jackknife_exact`` (``inf``: always joined).
-    unit_disagreement : float
-        The smallest disagreement ``1 - w`` between two different ratings (1 unweighted;
-        0.25 for quadratic weights on three categories): disagreements are counted in
-        units of it, so that a weighted near-miss counts as one disagreeing unit.
-    bound : str, optional
-        One bound of the observed agreement for ``exact_agreement`` and every joined method
-        (the coverage study's variants); default: each method's own (:data:`JOINED`).
-    deff_floor : float
-        Smallest design effect, as a multiple of the IID ratio of ``squared`` (1 without
-        it); the coverage study's variants.
-    squared : callable, optional
-        Summed statistics -> the mean over units of the squared per-unit agreement, first of
-        a ``parts``-like triple (:func:`table_squared`). Given (weighted agreement), the
-        design effect's floor is :func:`iid_ratio`, at least ``unit_disagreement`` (why:
-        ``docs/methods.md``, "Why the weighted floor").
-
-    Every interval except ``jackknife_t`` lies in [-1, 1] (tanh, a bootstrap of the
-    coefficient, or an exact bound clipped to the coefficient's range).
-    """
+    """Every requested interval of the coefficient of per-cluster statistics ``cs``."""
     cs = np.asarray(cs, dtype=float)
     c = cs.shape[-2]
     alpha = 1.0 - confidence
@@ -3005,14 +2919,7 @@ def gold_labels(labels: pd.DataFrame, gold: str = "majority") -> pd.DataFrame:
 
 
 def macro_scores(table: np.ndarray) -> tuple[float, float, float, float]:
-    """Accuracy and macro precision, recall, F1 of a confusion table (rows = gold).
-
-    Classes absent from both the gold labels and the predictions are left out, and a class
-    never predicted has precision 0, as scikit-learn's ``average="macro"``.
-
-    >>> macro_scores(np.array([[2, 1, 0], [0, 0, 0], [1, 0, 3]]))
-    (0.7142857142857143, 0.5555555555555555, 0.47222222222222215, 0.5079365079365079)
-    """
+    """Accuracy and macro precision, recall, F1 of a confusion table (rows = gold)."""
     t = np.asarray(table, dtype=np.float64)
     n = t.sum()
     rows, cols, diag = t.sum(axis=1), t.sum(axis=0), np.diag(t)

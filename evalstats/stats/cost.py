@@ -119,12 +119,7 @@ class _CostOptions:
 
 @dataclass(frozen=True)
 class TokenChoice:
-    """The chosen token source, the frame whose ``tokens_*`` columns hold it, and the other.
-
-    ``source`` is ``billed``, ``transcript``, ``as given`` (a frame without
-    ``tokens_counted_from``) or ``unavailable`` (``reason`` says why); ``other`` is the
-    transcript frame when billed was chosen and every pair also has a transcript count.
-    """
+    """The chosen token source, the frame whose ``tokens_*`` columns hold it, and the other."""
 
     source: str
     frame: pd.DataFrame
@@ -137,18 +132,7 @@ def _with_billed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def choose_token_source(frame: pd.DataFrame) -> TokenChoice:
-    """Billed where every pair has it, else transcript where every pair has it, else none.
-
-    >>> f = pd.DataFrame({"tokens_with": [3, 4], "tokens_without": [5, 6],
-    ...                   "tokens_counted_from": ["answer", "answer"],
-    ...                   "billed_with": pd.array([2000, 9000], dtype="Int64"),
-    ...                   "billed_without": pd.array([2500, 7000], dtype="Int64")})
-    >>> c = choose_token_source(f)
-    >>> c.source, c.frame["tokens_with"].tolist(), c.other is None
-    ('billed', [2000, 9000], True)
-    >>> choose_token_source(f.drop(columns=["billed_with", "billed_without"])).reason
-    'only answer-only token counts: 2 of 2 pairs lack a transcript and no harness usage (billed) was imported; an answer is not what a run consumed'
-    """
+    """Billed where every pair has it, else transcript where every pair has it, else none."""
     counted = frame.get("tokens_counted_from")
     all_transcript = counted is not None and bool((counted == "transcript").all())
     has_billed = all(c in frame.columns for c in _BILLED)
@@ -296,9 +280,6 @@ def pair_costs(
 ) -> pd.DataFrame:
     """One row per pair (and pair of arms, where the frame has ``arm_a`` / ``arm_b``) with its
     agent cost, its cluster and whether it is ``no_answer``.
-
-    Raises :class:`~evalstats.errors.DataError` when rows of the same pair disagree on a cost
-    or on the cluster, or a cost is negative.
     """
     value_cols = [c for pair in MEASURES.values() for c in pair]
     keys = [*_PAIR, *(c for c in _ARM_KEYS if c in frame.columns)]
@@ -513,22 +494,7 @@ def total_ratio_draws(
     cluster: str = "task_id",
     include_no_answer: bool = True,
 ) -> np.ndarray | None:
-    """The default total-ratio interval's pivot draws (log scale), as ``cost_ratios`` uses them.
-
-    For tests on the same construction (:func:`evalstats.stats.equivalence.cost_equivalence`):
-    None where ``cost_ratios`` falls back to CR2 (a task total of 0, fewer than 3 tasks, the
-    lognormal model check rejected). One pair of arms at a time.
-
-    Examples
-    --------
-    >>> from evalstats.frames import load_frame
-    >>> frame = load_frame("data/sample")
-    >>> draws = total_ratio_draws(frame)
-    >>> lo, hi = np.exp(gpq_interval(draws, 0.95))
-    >>> row = cost_ratios(frame).set_index("statistic").loc["tokens_total_ratio"]
-    >>> bool(lo == row["ci_low"] and hi == row["ci_high"])
-    True
-    """
+    """The default total-ratio interval's pivot draws (log scale), as ``cost_ratios`` uses them."""
     _check_choice("measure", measure, tuple(MEASURES))
     keys = [c for c in _ARM_KEYS if c in frame.columns]
     if keys and len(frame[keys].drop_duplicates()) > 1:
@@ -627,20 +593,7 @@ def _median_row(row: dict, lr: np.ndarray, g: np.ndarray, confidence: float) -> 
 def _woodruff_median_interval(
     lr: np.ndarray, g: np.ndarray, confidence: float
 ) -> tuple[float, float, float]:
-    """Woodruff (1952) interval of a pooled median with a task-clustered share SE.
-
-    The share of pairs at or below the median, ``p``, is a ratio of task sums; its CR1 SE
-    (``C / (C - 1)`` times the sum of squared task residuals ``z_c - p n_c``, over ``n^2``)
-    maps back through the empirical quantile function: the limits are the sample quantiles
-    at ``p -/+ t(C - 1) * se`` (docs/methods.md, "Cost").
-
-    Returns ``(low, high, se)`` on the scale of ``lr``; ``g`` holds codes 0..C-1.
-
-    >>> lr = np.array([-0.4, -0.1, 0.0, 0.2, 0.3, 0.5, -0.2, 0.1])
-    >>> lo, hi, se = _woodruff_median_interval(lr, np.repeat(np.arange(4), 2), 0.95)
-    >>> bool(lo <= np.median(lr) <= hi), round(se, 3)
-    (True, 0.204)
-    """
+    """Woodruff (1952) interval of a pooled median with a task-clustered share SE."""
     n_clusters = int(g.max()) + 1
     m = np.median(lr)
     z = (lr <= m).astype(np.float64)
@@ -706,24 +659,7 @@ class LognormalCheck(NamedTuple):
 
 
 def _lognormal_check(x: np.ndarray, y: np.ndarray, g: np.ndarray) -> LognormalCheck:
-    """Test the lognormal model behind the total ratio's pivotal interval, from the runs.
-
-    Shapiro-Wilk (D'Agostino-Pearson above 5,000 values) on the within-task residuals of the
-    log run costs of both arms (``log v`` less its task and arm mean, scaled by
-    ``sqrt(r / (r - 1))`` for ``r`` runs); with no within-task replication, on the task log
-    ratios. Non-positive runs are left out; ``p_value`` NaN: too few values to test.
-    ``x, y``: a pair's costs (arm_a, arm_b), finite; ``g``: task codes 0..C-1.
-
-    >>> g = np.repeat(np.arange(8), 3)
-    >>> rng = np.random.default_rng(0)
-    >>> y = np.exp(rng.normal(0, 1, 8)[g] + rng.normal(0, 0.3, 24))
-    >>> x = 0.8 * y * np.exp(rng.normal(0, 0.3, 24))
-    >>> _lognormal_check(x, y, g).rejected
-    False
-    >>> x[[2, 10, 19]] *= 10.0  # three runs ten times their task's others
-    >>> _lognormal_check(x, y, g).rejected
-    True
-    """
+    """Test the lognormal model behind the total ratio's pivotal interval, from the runs."""
     parts = []
     n_c = int(g.max(initial=-1)) + 1
     for v in (x, y):
@@ -760,21 +696,7 @@ def _normality(v: np.ndarray, what: str) -> LognormalCheck:
 
 
 def bm_df_from_leverage(h: np.ndarray) -> np.ndarray:
-    """Bell-McCaffrey degrees of freedom of a one-parameter CR2 variance, from cluster leverages.
-
-    For one coefficient (an intercept-only OLS, or the through-origin WLS ratio estimator)
-    the cluster hat blocks are rank one with eigenvalue ``h_c`` (``n_c / n`` for a mean,
-    ``Y_c / Y`` for a ratio of totals), and the df ``tr(M)^2 / tr(M^2)`` of Bell & McCaffrey
-    (2002) has ``M = diag(h / (1 - h)) - q q'``, ``q = h / sqrt(1 - h)`` (Pustejovsky &
-    Tipton 2018, eq. 11). ``h``: (..., C) leverages summing to 1; NaN where some ``h_c >= 1``.
-
-    Examples
-    --------
-    >>> float(bm_df_from_leverage(np.full(8, 1 / 8)))  # balanced: C - 1
-    7.0
-    >>> round(float(bm_df_from_leverage(np.array([0.6, 0.2, 0.1, 0.05, 0.05]))), 3)
-    1.865
-    """
+    """Bell-McCaffrey degrees of freedom of a one-parameter CR2 variance, from cluster leverages."""
     h = np.asarray(h, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         d = h / (1.0 - h)
@@ -786,14 +708,7 @@ def bm_df_from_leverage(h: np.ndarray) -> np.ndarray:
 
 
 def _delta_se(sums: np.ndarray, kind: str, cr2: bool) -> tuple[float, float]:
-    """Cluster-robust SE of the log ratio and its df from per-cluster sums (C, 2).
-
-    Both statistics are one-parameter fits: the ratio of totals the WLS ``x ~ 0 + y`` with
-    weights ``1 / y`` (residual totals ``X_c / X - Y_c / Y``, leverage ``Y_c / Y``), the
-    geometric mean an intercept-only OLS of the log ratio (``(S_c - n_c mean) / n``,
-    leverage ``n_c / n``). CR2 divides each squared residual total by ``1 - h_c`` and takes
-    the Bell-McCaffrey df; CR1 multiplies by ``C / (C - 1)`` and takes ``C - 1``.
-    """
+    """Cluster-robust SE of the log ratio and its df from per-cluster sums (C, 2)."""
     if kind == "total":
         tot = sums.sum(axis=0)
         z, h, scale = sums[:, 0] / tot[0] - sums[:, 1] / tot[1], sums[:, 1] / tot[1], 1.0
@@ -841,40 +756,7 @@ def _gpq_base(c: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
 def lognormal_ratio_gpq(
     x: np.ndarray, y: np.ndarray, *, n_resamples: int = _GPQ_DRAWS
 ) -> np.ndarray:
-    """Generalized pivotal quantity of ``log(E[x] / E[y])`` for bivariate lognormal totals.
-
-    With ``d = log x - log y``, ``s = log x + log y`` taken as bivariate normal over clusters
-    and ``A = L L'`` their centred sums of squares and products, ``T`` the Bartlett factor of
-    a Wishart(C - 1, I) and ``Sigma* = (L T^-1)(L T^-1)'``, the pivot is
-    ``theta* = dbar - Z sqrt(Sigma*_dd / C) + Sigma*_ds / 2`` (Weerahandi 1993; Bebu &
-    Mathew 2008). Antithetic draws make the draws for ``y / x`` exactly the negated draws
-    for ``x / y``; the base draws come from a fixed seed, so the result is a deterministic
-    function of the data. Vectorised over leading axes.
-
-    Parameters
-    ----------
-    x, y : ndarray, shape (..., C)
-        Positive per-cluster totals, C >= 3.
-    n_resamples : int
-        Draws of the pivot.
-
-    Returns
-    -------
-    ndarray, shape (..., n_resamples)
-        Draws of ``theta*``; NaN for C < 3.
-
-    Examples
-    --------
-    >>> x = np.array([900.0, 15000.0, 2500.0, 400.0, 7000.0])
-    >>> y = np.array([1000.0, 21000.0, 3000.0, 500.0, 8000.0])
-    >>> draws = lognormal_ratio_gpq(x, y)  # five tasks: a wide, asymmetric interval
-    >>> lo, hi = gpq_interval(draws, 0.95)
-    >>> print(f"{np.exp(lo):.3f} {np.exp(hi):.3f}")
-    0.334 1.108
-    >>> lo_swap, hi_swap = gpq_interval(lognormal_ratio_gpq(y, x), 0.95)  # y / x: reciprocal
-    >>> bool(np.isclose(lo_swap, -hi) and np.isclose(hi_swap, -lo))
-    True
-    """
+    """Generalized pivotal quantity of ``log(E[x] / E[y])`` for bivariate lognormal totals."""
     lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
     c = lx.shape[-1]
     d, s = lx - ly, lx + ly
@@ -899,18 +781,7 @@ def lognormal_ratio_gpq(
 
 
 def gpq_interval(draws: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed interval from pivot draws ``(..., K)``, by order statistics.
-
-    The limits are the ``j``-th smallest and largest draws, ``j = ceil(K (1 - confidence) / 2)``,
-    so a bound lies beyond a limit exactly when the generalized p-value ``mean(draws >= m)``
-    is below ``(1 - confidence) / 2``: the test and the interval agree.
-
-    Examples
-    --------
-    >>> lo, hi = gpq_interval(np.arange(1.0, 101.0), 0.90)
-    >>> float(lo), float(hi)
-    (5.0, 96.0)
-    """
+    """Equal-tailed interval from pivot draws ``(..., K)``, by order statistics."""
     srt = np.sort(np.asarray(draws, dtype=float), axis=-1)
     k = srt.shape[-1]
     j = max(1, int(np.ceil(k * (1.0 - confidence) / 2.0 - 1e-9)))
@@ -931,14 +802,7 @@ class PivotEnds(NamedTuple):
 
 
 def pivot_hull_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> PivotEnds:
-    """The total ratio's pivotal interval (log scale) of one or many data sets at once.
-
-    ``x``, ``y``: (..., C) positive task totals. The generalized pivotal interval; where the
-    plain log ratio falls outside the pivot's 95 % interval (the model doubtful), its hull
-    with the CR2 t(Bell-McCaffrey df) interval; where the pivot has no spread, CR2 alone.
-    :func:`~evalstats.stats.cost_ratios` and the simulated coverage of its interval
-    (:func:`~evalstats.stats.design_coverage_cost`) both use this one function.
-    """
+    """The total ratio's pivotal interval (log scale) of one or many data sets at once."""
     tx, ty = x.sum(axis=-1), y.sum(axis=-1)
     log_est = np.log(tx / ty)
     draws = lognormal_ratio_gpq(x, y)

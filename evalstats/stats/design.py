@@ -129,13 +129,7 @@ def coverage_table(
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = 0,
 ) -> pd.DataFrame:
-    """Coverage (rows: methods and naive IID intervals; columns: statistics).
-
-    The evaluations' per-task counts are taken from ``frame`` once, and every method's
-    intervals come from :func:`~evalstats.stats.rates.rate_arrays` on them (the core of
-    :func:`~evalstats.stats.rates.win_rates`, the same intervals) without the net-win
-    p-value, which coverage does not use; the bootstrap methods share one set of resamples.
-    """
+    """Coverage (rows: methods and naive IID intervals; columns: statistics)."""
     if not methods:
         raise ValueError("methods must name at least one interval method")
     for method in methods:
@@ -192,11 +186,7 @@ def coverage_table(
 
 
 def type_one_error(frame: pd.DataFrame, level: float = 0.05) -> pd.Series:
-    """Rejection rates at ``level`` of the sign test and the default net-win test.
-
-    The default ``net_win_p`` inverts the default interval (CR2 score construction with
-    the Bell-McCaffrey df), so it rejects exactly when that interval excludes 0.
-    """
+    """Rejection rates at ``level`` of the sign test and the default net-win test."""
     res = wide(win_rates(frame, by="eval"))
     return pd.Series(
         {
@@ -479,11 +469,7 @@ _IU = np.triu_indices(3)  # the six distinct products z_i z_j
 
 
 def pooled_icc(counts: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
-    """One-way ANOVA intra-cluster correlation per group, pooled over the outcome columns.
-
-    ``counts`` is (cells, outcomes): each cell one cluster's outcome counts. With unequal
-    sizes the usual ``m0 = (n - sum m^2 / n) / (C - 1)`` is the typical cluster size.
-    """
+    """One-way ANOVA intra-cluster correlation per group, pooled over the outcome columns."""
     m = counts.sum(axis=1).astype(np.float64)
     n = np.bincount(gid, weights=m, minlength=n_groups)
     c = np.bincount(gid, minlength=n_groups).astype(np.float64)
@@ -515,11 +501,7 @@ def pooled_icc(counts: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray
 
 
 def configurations(m: int) -> np.ndarray:
-    """Every (win, tie, loss) count of a task with ``m`` verdicts, (K, 3).
-
-    >>> configurations(2).tolist()
-    [[0, 0, 2], [0, 1, 1], [0, 2, 0], [1, 0, 1], [1, 1, 0], [2, 0, 0]]
-    """
+    """Every (win, tie, loss) count of a task with ``m`` verdicts, (K, 3)."""
     w, t = np.meshgrid(np.arange(m + 1), np.arange(m + 1), indexing="ij")
     keep = (w + t <= m).ravel()
     w, t = w.ravel()[keep], t.ravel()[keep]
@@ -530,10 +512,6 @@ def config_pmf(x: np.ndarray, p: np.ndarray, conc: float) -> np.ndarray:
     """Dirichlet-multinomial probability of each configuration (rows of ``x``, one size)
     with mean ``p`` and concentration ``conc`` (``inf``: multinomial); a zero ``p_k``
     puts no mass on a count of that outcome, as a zero gamma shape does in the draws.
-
-    >>> pm = config_pmf(configurations(3), np.array([0.5, 0.2, 0.3]), 4.0)
-    >>> round(float(pm.sum()), 12)
-    1.0
     """
     x = np.asarray(x, dtype=np.float64)
     m = x[0].sum() if len(x) else 0.0
@@ -587,11 +565,7 @@ def _class_sums(m, n_tasks, p, conc, n_resamples, gen) -> np.ndarray:
 
 
 def simulated_sums(counts, gid, n_groups, probs, rho, n_resamples, gen) -> dict:
-    """Per (simulation, group): the sums the default interval needs, and the design's.
-
-    ``counts`` (cells x 3, win / tie / loss) and ``gid`` are the observed design; each
-    group's tasks are re-drawn with its ``probs`` and intra-task correlation ``rho``.
-    """
+    """Per (simulation, group): the sums the default interval needs, and the design's."""
     m = counts.sum(axis=1)
     n = np.bincount(gid, weights=m, minlength=n_groups)
     keys, n_tasks = np.unique(np.stack([gid, m], axis=1), axis=0, return_counts=True)
@@ -666,12 +640,7 @@ def _net_df(sums: dict, icc: np.ndarray, n_groups: int) -> np.ndarray:
 def interval_ends(
     sums: dict, probs: np.ndarray, n_groups: int, confidence: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(n_resamples, groups, 5) low and high ends of the default (``cr2_wilson``) intervals.
-
-    ``rate_arrays``' formulas on the sums of :func:`simulated_sums`: CR2 SE
-    ``sqrt(sum_c (y_c - est m_c)^2 / (1 - h_c)) / n``, with ``y_c - est m_c = u_c - d m_c``,
-    ``u_c`` the task's numerator centred at the true rate and ``d = est - truth``.
-    """
+    """(n_resamples, groups, 5) low and high ends of the default (``cr2_wilson``) intervals."""
     m, gid = sums["m"], sums["gid"]
     n = np.bincount(gid, weights=m, minlength=n_groups)
     n_clusters = np.bincount(gid, minlength=n_groups).astype(np.float64)
@@ -947,18 +916,7 @@ def _recode(codes: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def total_ratio_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple:
-    """``cost_ratios``' default total-ratio interval (log scale) of many data sets at once.
-
-    ``x``, ``y``: (..., C) positive task totals, one value per task. First the lognormal
-    model check ``cost_ratios`` runs on data without replicate runs (Shapiro-Wilk on the task
-    log ratios, at least 3 tasks; D'Agostino-Pearson above 5,000 tasks, as ``cost_ratios``
-    tests above 5,000 values): where it rejects, the CR2 t(Bell-McCaffrey df) interval.
-    Elsewhere the generalized pivotal interval; where the plain log ratio falls outside the
-    pivot's 95 % interval, its hull with the CR2 interval; where the pivot has no spread, CR2
-    alone. (On data with replicate runs ``cost_ratios`` tests the runs' within-task residuals,
-    which task totals do not hold: the simulation then applies the task-level check.)
-    Returns ``(low, high, log_estimate, model_rejected)``, the last where either check fired.
-    """
+    """``cost_ratios``' default total-ratio interval (log scale) of many data sets at once."""
     ends = pivot_hull_ends(x, y, confidence)
     lo, hi, log_est, se, q = ends.low, ends.high, ends.log_estimate, ends.cr2_se, ends.cr2_q
     switched = np.zeros(log_est.shape, dtype=bool)
@@ -1096,12 +1054,7 @@ def _cost_coverage(
 
 
 def _simulate_cost(worlds, world, n_resamples, confidence, gen):
-    """(row, hits, rejected) of each measure's world, simulated in chunks of simulations.
-
-    In the lognormal world the measures share their standard normal draws (the first
-    ``n_c`` tasks' of one array), drawn once per chunk; the interval is
-    :func:`ends_from_logs` (``total_ratio_ends`` from the log totals, with less work).
-    """
+    """(row, hits, rejected) of each measure's world, simulated in chunks of simulations."""
     if not worlds:
         return []
     n_max = max(w[1] for w in worlds)
@@ -1169,12 +1122,7 @@ def _root(sym: np.ndarray) -> np.ndarray:
 
 
 def _bartlett(gen: np.random.Generator, df: np.ndarray, k: int, r: int) -> np.ndarray:
-    """(k, classes, r, r) Wishart(df, I_r) draws, one per simulation and class.
-
-    Bartlett: ``A A'`` with ``A`` lower triangular, ``A_ii^2 ~ chi2(df - i)``, ``A_ij ~
-    N(0, 1)`` below the diagonal; a class with ``df < r`` is a sum of ``df`` outer products
-    of standard normals (a singular Wishart), drawn as such.
-    """
+    """(k, classes, r, r) Wishart(df, I_r) draws, one per simulation and class."""
     n_cls = len(df)
     out = np.zeros((k, n_cls, r, r))
     big = df >= r
@@ -1238,10 +1186,6 @@ def ends_from_sums(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The default kappa interval (``judge_agreement``'s, :data:`KAPPA_METHOD`) from
     ``(T, S)`` of ``c`` tasks.
-
-    :func:`~evalstats.stats.agreement.cluster_intervals`' construction with its
-    two jackknife variances (of the atanh of the shrunk kappa and of the observed
-    agreement) taken from the scatter matrix (docs/methods.md, "Design studies").
     """
     alpha = 1.0 - confidence
     steps = _root(scatter / c)  # (..., 9, 9): columns of a task's size
@@ -1334,17 +1278,6 @@ def _pivot_order_stats(
 ) -> list[tuple]:
     """``gpq_interval``'s ends at each level of the draws ``a vbar + u + a v + b w`` (one
     row per (a, b)): exactly, without forming most of the draws.
-
-    With ``h0`` the draws of a reference row (the median a, b), a row's draws differ from
-    them by at most ``delta = |a - a0| max|v| + |b - b0| max|w|`` each, so its order
-    statistic of rank t lies within ``delta`` of ``h0``'s, ``q0``: every draw with
-    ``h0 < q0 - 2 delta`` is below it and every one with ``h0 > q0 + 2 delta`` above, and
-    it is the order statistic of rank ``t - (draws below)`` of the draws in the band. At
-    10,000 tasks the (a, b) of simulated evaluations differ by ~1 / sqrt(C) of the draws'
-    spread: a band of a few hundred draws instead of 8,192 per end. The band's width is
-    the one that costs least among a few quantiles of delta; rows beyond it take all the
-    draws. The bound is padded by 4e-12 of the draws' scale (rounding is ~1e-16 of it),
-    so the ends are the full partition's, up to the rounding of ``vbar`` taken out.
     """
     u, v, w, vbar, u_max, v_max, w_max = _base_uvw(c)
     k, n = len(u), len(a)

@@ -371,12 +371,6 @@ def declared_test_draws(
     one-sided p-value is e.g. ``mean(draws <= bound)``, the interval the draws' order
     statistics; ``estimate`` their median, ``se`` their SD, ``method``
     ``"generalized_pivotal"``.
-
-    >>> draws = np.linspace(-0.30, 0.10, 401)  # a log ratio, mostly below 0
-    >>> r = declared_test_draws(draws, margin=np.log(1.1), margin_kind="non-inferiority",
-    ...                         better="lower")
-    >>> r.loc[0, "test"], r[["p_value", "ci_high"]].round(4).iloc[0].tolist()
-    ('non-inferiority', [0.0125, 0.08])
     """
     test, side, lower, upper = _hypotheses(null, sidedness, margin, margin_kind, better)
     null = float(null)

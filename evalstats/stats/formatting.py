@@ -71,22 +71,7 @@ class IntervalColumns:
 
 
 def interval_columns(table: pd.DataFrame) -> list[IntervalColumns]:
-    """The statistics of ``table`` that carry an interval, in column order.
-
-    A statistic ``X`` is recognised by the columns ``X``, ``X_ci_low`` and ``X_ci_high``
-    (:func:`~evalstats.stats.rates.win_rates`,
-    :func:`~evalstats.stats.agreement.judge_agreement`); ``estimate``/``ci_low``/``ci_high``
-    is the cost table's (:func:`~evalstats.stats.cost.cost_ratios`); ``X_boot_ci_low`` with
-    no ``X_boot`` column is ``X`` with a second (bootstrap) interval.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> t = pd.DataFrame(columns=["kappa", "kappa_ci_low", "kappa_ci_high",
-    ...                           "kappa_boot_ci_low", "kappa_boot_ci_high"])
-    >>> [(c.name, c.estimate) for c in interval_columns(t)]
-    [('kappa', 'kappa'), ('kappa_boot', 'kappa')]
-    """
+    """The statistics of ``table`` that carry an interval, in column order."""
     cols = [str(c) for c in table.columns]
     have = set(cols)
     out = []
@@ -110,11 +95,7 @@ def interval_columns(table: pd.DataFrame) -> list[IntervalColumns]:
 
 
 def statistic_digits(name: str, *, digits: int | None = None, percent: bool = True) -> int:
-    """Decimals shown for statistic ``name`` (see the module docstring).
-
-    >>> statistic_digits("win_rate"), statistic_digits("kappa"), statistic_digits("kappa", percent=False)
-    (0, 2, 2)
-    """
+    """Decimals shown for statistic ``name`` (see the module docstring)."""
     if percent:
         d = 0 if digits is None else digits
         return d if _is_rate(name) else d + 2
@@ -128,20 +109,12 @@ def _is_rate(name: str) -> bool:
 
 
 def statistic_scale(name: str, *, percent: bool = True) -> float:
-    """Factor from the table's value to the number shown: 100 for a rate in percent.
-
-    >>> statistic_scale("net_win"), statistic_scale("kappa"), statistic_scale("net_win", percent=False)
-    (100.0, 1.0, 1.0)
-    """
+    """Factor from the table's value to the number shown: 100 for a rate in percent."""
     return 100.0 if percent and _is_rate(name) else 1.0
 
 
 def format_number(values: object, decimals: int, *, na_rep: str = DEFAULT_NA) -> np.ndarray:
-    """Numbers as fixed-point strings (vectorised); NaN/None -> ``na_rep``; never ``-0``.
-
-    >>> format_number([0.123, -0.0004, None], 2).tolist()
-    ['0.12', '0.00', '–']
-    """
+    """Numbers as fixed-point strings (vectorised); NaN/None -> ``na_rep``; never ``-0``."""
     decimals = check_positive_int(decimals, "decimals", minimum=0)
     x = pd.to_numeric(pd.Series(np.asarray(values, dtype=object).ravel()), errors="coerce")
     arr = x.to_numpy(dtype=float, na_value=np.nan)
@@ -164,15 +137,7 @@ def format_interval(
     unit: str = "",
     na_rep: str = DEFAULT_NA,
 ) -> np.ndarray:
-    """``"est [lo, hi]"`` strings (vectorised); ``unit`` follows the estimate (``" %"``).
-
-    A missing bound gives the estimate alone; a missing estimate gives ``na_rep``.
-
-    >>> format_interval([0.5815], [0.41], [0.7301], 0, scale=100, unit=" %").tolist()
-    ['58 % [41, 73]']
-    >>> format_interval([0.73], [None], [None], 2).tolist()
-    ['0.73']
-    """
+    """``"est [lo, hi]"`` strings (vectorised); ``unit`` follows the estimate (``" %"``)."""
     est = _as_float(estimate) * scale
     lo = _as_float(ci_low) * scale
     hi = _as_float(ci_high) * scale

@@ -53,12 +53,7 @@ def check_outcome_probs(p_win: float, p_tie: float, p_loss: float) -> None:
 
 
 def latent_thresholds(p_tie: float, p_loss: float, scale: float) -> tuple[float, float]:
-    """Thresholds on a latent ``N(0, scale^2)`` giving P(loss)=p_loss, P(tie)=p_tie.
-
-    >>> lo, hi = latent_thresholds(p_tie=0.5, p_loss=0.25, scale=1.0)
-    >>> round(lo, 4), round(hi, 4)  # the quartiles of N(0, 1)
-    (-0.6745, 0.6745)
-    """
+    """Thresholds on a latent ``N(0, scale^2)`` giving P(loss)=p_loss, P(tie)=p_tie."""
     lo = float(_probit(p_loss)) * scale if p_loss > 0 else -np.inf
     hi_p = p_loss + p_tie
     hi = float(_probit(hi_p)) * scale if hi_p < 1 else np.inf
@@ -78,24 +73,7 @@ def draw_outcomes(
     n_evals: int = 1,
     rng: np.random.Generator | int | None = None,
 ) -> np.ndarray:
-    """Judge outcomes of many simulated evaluations from the latent probit model.
-
-    Task effects ``u ~ N(0, sigma^2)`` with ``sigma^2 = icc / (1 - icc)``, pair noise
-    ``N(0, 1)``, each judge's noise ``N(0, judge_noise^2)``; thresholds at quantiles of the
-    latent variance, so the marginal outcome probabilities are ``p_win``, ``p_tie``,
-    ``p_loss`` at every ICC.
-
-    Returns
-    -------
-    ndarray of int8, shape (n_evals, n_tasks, n_replicates, n_judges)
-        0 = loss, 1 = tie, 2 = win.
-
-    Examples
-    --------
-    >>> y = draw_outcomes(15, 6, p_win=0.4, p_tie=0.4, p_loss=0.2, icc=0.3, rng=0)
-    >>> y.shape
-    (1, 15, 6, 1)
-    """
+    """Judge outcomes of many simulated evaluations from the latent probit model."""
     check_outcome_probs(p_win, p_tie, p_loss)
     if not 0.0 <= icc < 1.0:
         raise ValueError(f"icc must be in [0, 1), got {icc}")
@@ -160,15 +138,7 @@ def logistic_fit(
     max_iter: int = 100,
     tol: float = 1e-10,
 ) -> LogisticFit:
-    """Logistic regression of a 0/1 outcome on one covariate: statsmodels' ``Logit``.
-
-    Newton-Raphson on the centred and scaled covariate, mapped back; Wald statistics. A fit
-    that does not converge (separation) gives NaN estimates.
-
-    >>> fit = logistic_fit([-2, -1, -1, 0, 0, 1, 1, 2], [0, 0, 1, 0, 1, 0, 1, 1])
-    >>> round(fit.slope, 4), fit.converged
-    (0.7563, True)
-    """
+    """Logistic regression of a 0/1 outcome on one covariate: statsmodels' ``Logit``."""
     from statsmodels.discrete.discrete_model import Logit
 
     xa = np.asarray(x, dtype=np.float64).ravel()
@@ -244,41 +214,7 @@ def length_bias(
     by: Sequence[str] = ("model", "baseline", "judge"),
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """P(model wins) against the length difference of the two outputs, per group.
-
-    The ``ok`` verdicts are binned by the measure (``"log_ratio"``: ``log(len_with /
-    len_without)``; ``"diff"``: characters); each bin gets its share of wins with a Wilson
-    interval, each group the slope of a logistic regression of win on the measure
-    (:func:`logistic_fit`). Verdicts are treated as independent (one per instruction).
-
-    Parameters
-    ----------
-    frame : DataFrame
-        ``len_with``, ``len_without``, ``status``, ``outcome`` and the ``by`` columns.
-    bins : int or sequence of float
-        Quantile bins per group, or fixed edges.
-    x : {"log_ratio", "diff"}
-    by : sequence of str
-    confidence : float
-
-    Returns
-    -------
-    DataFrame
-        One row per (group, bin): ``x``, ``bin``, ``x_low``, ``x_high``, ``x_mean``, ``n``,
-        ``wins``, ``ties``, ``losses``, ``p_win``, ``ci_low``, ``ci_high``, and the group's
-        fit: ``n_group``, ``intercept``, ``slope``, ``slope_se``, ``slope_ci_low``,
-        ``slope_ci_high``, ``slope_p``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> f = pd.DataFrame({"judge": ["j"] * 6, "status": ["ok"] * 6,
-    ...                   "outcome": ["loss", "loss", "win", "tie", "win", "win"],
-    ...                   "len_with": [50, 80, 100, 120, 200, 300], "len_without": [100] * 6})
-    >>> lb = length_bias(f, bins=2, by=["judge"])
-    >>> lb[["bin", "n", "wins"]].to_numpy().tolist()
-    [[1, 3, 1], [2, 3, 2]]
-    """
+    """P(model wins) against the length difference of the two outputs, per group."""
     by_cols = list(by)
     check_columns(frame, [*by_cols, "len_with", "len_without", "status", "outcome"])
     if x not in LENGTH_MEASURES:
@@ -564,12 +500,7 @@ def ordinal_check(
 
 
 def _implied_probabilities(theta, cov, k, present, judge_names, q, label) -> pd.DataFrame:
-    """P(loss), P(tie), P(win), net win per judge and averaged, with delta-method SEs.
-
-    ``theta`` = (cut-point intercepts alpha_1..alpha_k, judge shifts beta_2..beta_J). For judge
-    j, ``S_m = expit(alpha_m + beta_j)`` is P(outcome above the m-th present category); the
-    category probabilities are the differences of ``(1, S_1, ..., S_k, 0)``.
-    """
+    """P(loss), P(tie), P(win), net win per judge and averaged, with delta-method SEs."""
     n_j = len(judge_names)
     design = np.zeros((n_j, n_j - 1))
     design[np.arange(1, n_j), np.arange(n_j - 1)] = 1.0

@@ -52,12 +52,7 @@ _GL_W = 0.5 * _GL_W
 
 
 def _bvn_excess(h: np.ndarray, k: np.ndarray, rho: np.ndarray) -> np.ndarray:
-    """``Phi2(h, k; rho) - Phi(h) * Phi(k)`` for standard bivariate normals, ``0 <= rho < 1``.
-
-    Uses ``dPhi2/drho = phi2(h, k; rho)`` integrated from 0 to ``rho`` with ``r = sin(theta)``,
-    which removes the ``1 / sqrt(1 - r^2)`` singularity and leaves a smooth integrand; vectorised
-    over broadcast inputs. Infinite ``h`` or ``k`` give 0 (a degenerate indicator).
-    """
+    """``Phi2(h, k; rho) - Phi(h) * Phi(k)`` for standard bivariate normals, ``0 <= rho < 1``."""
     h, k, rho = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (h, k, rho)))
     finite = np.isfinite(h) & np.isfinite(k)
     hf = np.where(finite, h, 0.0)[..., None]
@@ -71,12 +66,7 @@ def _bvn_excess(h: np.ndarray, k: np.ndarray, rho: np.ndarray) -> np.ndarray:
 
 
 def _outcome_icc_core(icc_latent, p_tie, p_loss) -> np.ndarray:
-    """ICC of ``y in {-1, 0, 1}`` implied by the simulator's latent probit model.
-
-    With ``L_s = 1[z < s]``, ``y = 1 - L_a - L_b`` for thresholds ``a < b`` on the standardised
-    latent scale, so ``Cov(y1, y2) = C(a, a) + C(b, b) + 2 C(a, b)`` where
-    ``C(s, t) = Phi2(s, t; icc) - Phi(s) Phi(t)`` for two pairs of the same task.
-    """
+    """ICC of ``y in {-1, 0, 1}`` implied by the simulator's latent probit model."""
     icc_latent, p_tie, p_loss = np.broadcast_arrays(
         *(np.asarray(a, dtype=float) for a in (icc_latent, p_tie, p_loss))
     )
@@ -566,17 +556,6 @@ def tasks_needed_curve(
 ) -> pd.DataFrame:
     """:func:`tasks_needed` over a grid of designs (every combination of the array-like
     arguments), in one vectorised integer bisection: the same numbers as one call each.
-
-    Returns
-    -------
-    DataFrame
-        Columns ``net_win, n_replicates, icc, p_tie, power, n_tasks``.
-
-    Examples
-    --------
-    >>> df = tasks_needed_curve([0.1, 0.2], n_replicates=3, icc=[0.0, 0.3], p_tie=0.3)
-    >>> df["n_tasks"].tolist()
-    [183, 269, 46, 66]
     """
     g = _design_grid(alpha, alternative, icc_scale, net_win=net_win, n_replicates=n_replicates,
                      icc=icc, p_tie=p_tie, power=power)  # fmt: skip
@@ -609,11 +588,7 @@ TEST_METHODS = tuple(m for m in WIN_RATE_METHODS if m not in BOOTSTRAP_METHODS)
 
 
 def _latent_draw(n_resamples, n_tasks, n_replicates, icc, gen):
-    """Latent pair qualities of the simulator's probit model and their marginal scale.
-
-    Drawn once and cut at different thresholds for different net wins (common random
-    numbers), so simulated power is monotone in the net win and a bisection converges.
-    """
+    """Latent pair qualities of the simulator's probit model and their marginal scale."""
     sigma = np.sqrt(icc / (1.0 - icc))
     u = gen.standard_normal((n_resamples, n_tasks, 1)) * sigma
     latent = u + gen.standard_normal((n_resamples, n_tasks, n_replicates))

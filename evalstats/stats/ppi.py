@@ -370,13 +370,6 @@ def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, ju
     on has fewer than :data:`MIN_PER_OUTCOME` labelled pairs (or non-pairs), or where its
     bootstrap saw no spread (SE 0, or an estimate at the end of its range); the note states,
     per outcome, the minimum and how many labels would hold :data:`SHARP_PER_OUTCOME`.
-
-    The labels-only bound (:data:`LABELS_ONLY_BOUND`) is on the labelled pairs (win, tie,
-    loss rates); for the net win, ``[lo_win - hi_loss, hi_win - lo_loss]`` from the two
-    rates' bounds at ``(1 + confidence) / 2`` each (Bonferroni), and the score is
-    ``(1 + net win) / 2``. It ignores the clustering of the labelled pairs, which with so few
-    events matters little next to the width it adds. Returns the joined flags as the reason
-    of each joined row ("" where not joined), the ends and the note.
     """
     why = np.full(_Q, "", dtype=object)
     if n_c < 2:

@@ -102,11 +102,7 @@ __all__ = [
 
 
 def segment_sum(values: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
-    """Column sums of ``values`` (rows x columns) per group id, as float64.
-
-    >>> segment_sum(np.array([[1.0], [2.0], [4.0]]), np.array([0, 1, 1]), 2).ravel().tolist()
-    [1.0, 6.0]
-    """
+    """Column sums of ``values`` (rows x columns) per group id, as float64."""
     values = np.asarray(values, dtype=np.float64)
     out = np.empty((n_groups, values.shape[1]))
     for j in range(values.shape[1]):  # a handful of columns
@@ -125,9 +121,6 @@ def default_by(frame: pd.DataFrame, by: str | Sequence[str] | None) -> list[str]
     """The grouping columns of ``by`` on ``frame``: :data:`DEFAULT_BY` without ``rubric`` for
     a frame without it, plus ``arm_a``, ``arm_b`` where present (one result per pair of
     arms); any other ``by`` as given.
-
-    >>> default_by(pd.DataFrame(columns=["judge", "arm_a", "arm_b"]), DEFAULT_BY)
-    ['judge', 'arm_a', 'arm_b']
     """
     cols = by_columns(by)
     if by is DEFAULT_BY:
@@ -151,11 +144,7 @@ def refuse_pooled_arms(frame: pd.DataFrame, by: Sequence[str], what: str) -> Non
 
 
 def by_columns(by: str | Sequence[str] | None) -> list[str]:
-    """The ``by=`` argument as a list of column names (``None`` -> no grouping).
-
-    >>> by_columns("judge"), by_columns(None)
-    (['judge'], [])
-    """
+    """The ``by=`` argument as a list of column names (``None`` -> no grouping)."""
     if by is None:
         return []
     if isinstance(by, str):
@@ -169,16 +158,7 @@ def by_columns(by: str | Sequence[str] | None) -> list[str]:
 def cr1_ratio(
     y: np.ndarray, m: np.ndarray, gid: np.ndarray, n_groups: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Ratio estimators ``sum(y) / sum(m)`` per group with CR1 standard errors.
-
-    ``SE = sqrt(C / (C - 1) sum_c (y_c - r m_c)^2) / sum(m)``: statsmodels' cluster SE of an
-    intercept-only OLS; with one row per cluster the ordinary SE of the mean.
-
-    >>> y = np.array([[0.1], [0.4], [0.35], [0.8]])  # one row per cluster, one group
-    >>> est, se, n_clusters, n = cr1_ratio(y, np.ones(4), np.zeros(4, dtype=int), 1)
-    >>> round(float(est[0, 0]), 4), round(float(se[0, 0]), 4)  # = mean and scipy.stats.sem
-    (0.4125, 0.1449)
-    """
+    """Ratio estimators ``sum(y) / sum(m)`` per group with CR1 standard errors."""
     y_tot = segment_sum(y, gid, n_groups)
     m_tot = np.bincount(gid, weights=m, minlength=n_groups)
     n_clusters = np.bincount(gid, minlength=n_groups).astype(np.float64)
@@ -215,14 +195,7 @@ def _codes(series: pd.Series, dtype: pd.CategoricalDtype, field: str) -> np.ndar
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values of an integer array, as ``np.unique(values)``.
-
-    numpy 2.4's hash-based ``np.unique`` takes ~3.5 s on a million int64 keys; a sort and a
-    neighbour comparison take ~0.09 s.
-
-    >>> distinct(np.array([3, 1, 3, 2])).tolist()
-    [1, 2, 3]
-    """
+    """Sorted distinct values of an integer array, as ``np.unique(values)``."""
     s = np.sort(values)
     return s[np.r_[True, s[1:] != s[:-1]]] if s.size else s
 
@@ -250,12 +223,7 @@ def row_categories(frame: pd.DataFrame, by_cols: list[str], cluster: str) -> np.
 def cluster_counts(
     frame: pd.DataFrame, by_cols: list[str], cluster: str, category: np.ndarray
 ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
-    """Per (group, cluster) counts of the six row categories.
-
-    Returns the group table (sorted by the ``by`` columns), the group id of
-    each (group, cluster) cell, the count matrix (rows = cells, columns =
-    CATEGORIES) and the cell of each row.
-    """
+    """Per (group, cluster) counts of the six row categories."""
     groups, group_of_row = row_groups(frame, by_cols)
     k, u = pd.factorize(frame[cluster], sort=True, use_na_sentinel=False)
     n_cluster_ids = max(len(u), 1)
@@ -294,11 +262,7 @@ def pair_counts(
     gid: np.ndarray,
     n_groups: int,
 ) -> np.ndarray:
-    """Distinct pairs, (cluster, ``replicate``), among the counted verdicts of each group.
-
-    A pair judged in both orders of the blind rubric is two verdicts but one pair. Without a
-    ``replicate`` column every counted verdict is taken as a pair of its own.
-    """
+    """Distinct pairs, (cluster, ``replicate``), among the counted verdicts of each group."""
     counted = category <= WIN
     if "replicate" not in frame.columns:
         return np.bincount(gid[cell_of_row[counted]], minlength=n_groups).astype(np.int64)
@@ -397,12 +361,7 @@ def _proportion_core(
 
 
 def _wilson_cc(k: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson's interval with continuity correction, Newcombe (1998) method 4.
-
-    No library computes it vectorised: statsmodels' ``proportion_confint`` has Wilson without
-    the correction only, and scipy's (``binomtest(k, n).proportion_ci(method="wilsoncc")``)
-    takes one integer count at a time (the tests use it as the oracle).
-    """
+    """Wilson's interval with continuity correction, Newcombe (1998) method 4."""
     p = k / n
     z = stats.norm.ppf(1.0 - alpha / 2.0)
     z2 = z * z
@@ -419,16 +378,7 @@ def _wilson_cc(k: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, 
 
 
 def sign_test_p(wins: ArrayLike, losses: ArrayLike) -> np.ndarray:
-    """Exact two-sided binomial (sign) test of wins against losses at 1/2, vectorised.
-
-    ``min(1, 2 P(X <= min(wins, losses)))``, ``scipy.stats.binomtest``'s p-value at 1/2; NaN
-    where there is no decisive verdict.
-
-    >>> from scipy.stats import binomtest
-    >>> p = sign_test_p([2, 12, 0], [4, 0, 0])
-    >>> bool(np.isclose(p[0], binomtest(2, 6).pvalue)), bool(np.isnan(p[2]))
-    (True, True)
-    """
+    """Exact two-sided binomial (sign) test of wins against losses at 1/2, vectorised."""
     w = np.asarray(wins, dtype=np.float64)
     lo = np.asarray(losses, dtype=np.float64)
     n = w + lo
@@ -442,14 +392,7 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 def bm_df(m: np.ndarray, gid: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Bell-McCaffrey df and Kish effective clusters of a ratio estimator, per group.
-
-    ``m`` holds the rows of each cluster, ``gid`` its group; one cluster gives NaN df.
-
-    >>> df, kish = bm_df(np.array([1.0, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30]), np.zeros(12, int), 1)
-    >>> round(float(df[0]), 2), round(float(kish[0]), 2)
-    (4.09, 4.96)
-    """
+    """Bell-McCaffrey df and Kish effective clusters of a ratio estimator, per group."""
     m = np.asarray(m, dtype=np.float64)
     n = np.bincount(gid, weights=m, minlength=n_groups)
     m2 = np.bincount(gid, weights=m * m, minlength=n_groups)
@@ -468,15 +411,7 @@ def bm_df(m: np.ndarray, gid: np.ndarray, n_groups: int) -> tuple[np.ndarray, np
 def anova_icc(
     y: np.ndarray, y2: np.ndarray, m: np.ndarray, gid: np.ndarray, n_groups: int
 ) -> np.ndarray:
-    """One-way ANOVA intra-cluster correlation of the rows per group, clipped to [0, 1].
-
-    ``y``, ``y2``, ``m``: per-cluster sums of the values, their squares, and the rows
-    (Donner 1986 for unequal sizes); undefined cases give 0 (working independence).
-
-    >>> y = np.array([3.0, 0.0, 2.0, 1.0])  # 0/1 rows: wins per task of 3
-    >>> round(float(anova_icc(y, y, np.full(4, 3.0), np.zeros(4, int), 1)[0]), 4)
-    0.4375
-    """
+    """One-way ANOVA intra-cluster correlation of the rows per group, clipped to [0, 1]."""
     y, y2, m = (np.asarray(v, dtype=np.float64) for v in (y, y2, m))
     n = np.bincount(gid, weights=m, minlength=n_groups)
     c = np.bincount(gid, minlength=n_groups).astype(np.float64)
@@ -494,21 +429,7 @@ def anova_icc(
 
 
 def bm_df_exchangeable(m: np.ndarray, rho: ArrayLike, gid: np.ndarray, n_groups: int) -> np.ndarray:
-    """Satterthwaite df of the CR2 ratio variance under an exchangeable working model.
-
-    :func:`bm_df` with the rows' covariance exchangeable within a cluster at ``rho`` (per
-    group, e.g. :func:`anova_icc`): Bell & McCaffrey's ``(tr G)^2 / ||G||_F^2`` in closed form
-    (derivation in ``docs/methods.md``). ``rho = 0`` gives :func:`bm_df`; equal cluster sizes
-    give ``C - 1`` at every ``rho``.
-
-    >>> sizes = np.array([1.0, 1, 1, 2, 2, 3, 3, 5, 8, 12, 20, 30])
-    >>> round(float(bm_df_exchangeable(sizes, 0.0, np.zeros(12, int), 1)[0]), 2)
-    4.09
-    >>> round(float(bm_df_exchangeable(sizes, 0.2, np.zeros(12, int), 1)[0]), 2)
-    2.36
-    >>> round(float(bm_df_exchangeable(np.full(8, 3.0), 0.5, np.zeros(8, int), 1)[0]), 9)
-    7.0
-    """
+    """Satterthwaite df of the CR2 ratio variance under an exchangeable working model."""
     m = np.asarray(m, dtype=np.float64)
     rho_c = np.broadcast_to(np.asarray(rho, dtype=np.float64), (n_groups,))[gid]
     n = np.bincount(gid, weights=m, minlength=n_groups)
@@ -536,18 +457,7 @@ def bm_df_exchangeable(m: np.ndarray, rho: ArrayLike, gid: np.ndarray, n_groups:
 def cr2_ratio(
     y: np.ndarray, m: np.ndarray, gid: np.ndarray, n_groups: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Ratio estimators ``sum(y) / sum(m)`` per group with CR2 SEs and Bell-McCaffrey df.
-
-    ``y`` (clusters x statistics) and ``m`` are per-cluster sums of the row values and of the
-    rows, ``gid`` each cluster's group. Returns ``est``, ``se`` (groups x statistics) and
-    ``df``, ``n_clusters``, ``n``, ``kish`` (groups).
-
-    >>> y = np.array([[1.0], [0.0], [2.0], [3.0]])  # wins per task
-    >>> m = np.array([1.0, 2.0, 3.0, 4.0])  # verdicts per task
-    >>> est, se, df, n_clusters, n, kish = cr2_ratio(y, m, np.zeros(4, int), 1)
-    >>> round(float(est[0, 0]), 3), round(float(se[0, 0]), 4), round(float(df[0]), 3)
-    (0.6, 0.1623, 2.392)
-    """
+    """Ratio estimators ``sum(y) / sum(m)`` per group with CR2 SEs and Bell-McCaffrey df."""
     y = np.asarray(y, dtype=np.float64)
     m = np.asarray(m, dtype=np.float64)
     y_tot = segment_sum(y, gid, n_groups)
@@ -573,14 +483,7 @@ def t_interval(
     *,
     alternative: str = "two-sided",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``est +/- t_df SE``: the nulls that :func:`t_test_p` does not reject at ``1 - confidence``.
-
-    One-sided alternatives give a one-sided bound (the other end infinite).
-
-    >>> lo, hi = t_interval(0.2, 0.1, 7.0)
-    >>> round(float(lo), 4), round(float(hi), 4)
-    (-0.0365, 0.4365)
-    """
+    """``est +/- t_df SE``: the nulls that :func:`t_test_p` does not reject at ``1 - confidence``."""
     _check_alternative(alternative)
     est, se, df = (np.asarray(v, dtype=np.float64) for v in (est, se, df))
     alpha = 1.0 - check_confidence(confidence)
@@ -601,14 +504,7 @@ def t_test_p(
     *,
     alternative: str = "two-sided",
 ) -> np.ndarray:
-    """p-value of the t test of ``null`` (``t = (est - null) / SE`` on ``df``).
-
-    SE 0 gives 0 when the estimate differs from the null (in the tested direction) and 1
-    when it equals it; NaN SE or df gives NaN.
-
-    >>> round(float(t_test_p(0.2, 0.1, 7.0)), 4)
-    0.0856
-    """
+    """p-value of the t test of ``null`` (``t = (est - null) / SE`` on ``df``)."""
     _check_alternative(alternative)
     est, se, df, null = (np.asarray(v, dtype=np.float64) for v in (est, se, df, null))
     d = est - null
@@ -660,12 +556,7 @@ def _kg_critical(alpha, df, n_df):
 
 
 def _t_isf(q, df):
-    """``scipy.stats.t.isf(q, df)``, evaluated once per distinct df when ``q`` is one level.
-
-    The t quantile (an inverse incomplete beta) is the cost of a large batch of intervals,
-    and a simulation's evaluations share a handful of df (every balanced design: C - 1),
-    so the quantiles of the distinct values are computed and spread back: the same numbers.
-    """
+    """``scipy.stats.t.isf(q, df)``, evaluated once per distinct df when ``q`` is one level."""
     df = np.asarray(df, dtype=np.float64)
     if np.ndim(q) or df.size < 64:
         return stats.t.isf(q, df)
@@ -683,16 +574,7 @@ def wilson_interval(
     *,
     row_var: ArrayLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Score (Wilson) interval at the design-effect effective size, with the BM df.
-
-    ``n_eff = p (1 - p) / SE^2 * (t_(n-1) / t_df)^2`` (Korn & Graubard 1998; ``df`` capped at
-    ``n - 1``); where ``SE == 0`` the largest design effect the cluster sizes allow,
-    ``min(kish, n p (1 - p) / row_var)``. NaN df (one cluster) gives NaN.
-
-    >>> lo, hi = wilson_interval(0.6, 0.1, 40, 9.0, 10.0)
-    >>> round(float(lo), 4), round(float(hi), 4)
-    (0.3825, 0.7841)
-    """
+    """Score (Wilson) interval at the design-effect effective size, with the BM df."""
     p, se, n, df, kish = (np.asarray(v, dtype=np.float64) for v in (p, se, n, df, kish))
     rv = p * (1.0 - p) if row_var is None else np.asarray(row_var, dtype=np.float64)
     alpha = 1.0 - check_confidence(confidence)
@@ -713,16 +595,7 @@ def wilson_interval(
 
 
 def _kg_p(stat, df, n_df):
-    """Two-sided p-value of the score statistic: the ``alpha`` where it meets its critical value.
-
-    The critical value ``c(alpha) = z t_df / t_(n-1)`` falls as ``alpha`` grows
-    (``df <= n - 1``), so the level at which the interval's end reaches the null is the
-    unique root of ``F(u) = log stat - log c(e^u)`` (increasing in ``u = log alpha``). It
-    lies below the t p-value ``2 P(T_df > stat)`` (``t_(n-1) >= z``); a bracket is widened
-    downwards from there and the root found by the Illinois (regula falsi) method,
-    vectorised, to ``1e-15`` in ``log alpha``: ``p < alpha`` exactly when the
-    ``1 - alpha`` interval excludes the null.
-    """
+    """Two-sided p-value of the score statistic: the ``alpha`` where it meets its critical value."""
     stat, df, n_df = np.broadcast_arrays(
         *(np.asarray(v, dtype=np.float64) for v in (stat, df, n_df))
     )
@@ -782,18 +655,7 @@ def wilson_test_p(
     row_var: ArrayLike | None = None,
     alternative: str = "two-sided",
 ) -> np.ndarray:
-    """p-value of ``p = null`` that inverts :func:`wilson_interval` exactly.
-
-    The larger of the levels at which the design-effect and the IID-capped score statistics
-    meet their critical values (:func:`_kg_p`). One-sided (``"greater"``: the truth above
-    ``null``): half the two-sided p on the estimate's side, so it is below ``alpha`` exactly
-    when the ``1 - 2 alpha`` interval lies beyond ``null``.
-
-    >>> round(float(wilson_test_p(0.6, 0.1, 40, 9.0, 10.0)), 4)
-    0.3472
-    >>> round(float(wilson_test_p(0.6, 0.1, 40, 9.0, 10.0, alternative="greater")), 4)
-    0.1736
-    """
+    """p-value of ``p = null`` that inverts :func:`wilson_interval` exactly."""
     _check_alternative(alternative)
     p, se, n, df, kish, null = (np.asarray(v, dtype=np.float64) for v in (p, se, n, df, kish, null))
     rv = p * (1.0 - p) if row_var is None else np.asarray(row_var, dtype=np.float64)
@@ -965,30 +827,7 @@ def rate_arrays(
     net_win_test: bool = True,
     also: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The five rates with SEs, intervals, df and the net-win test from per-cluster counts.
-
-    The array core of :func:`win_rates`: ``wins``, ``ties``, ``losses`` count the verdicts of
-    each (group, cluster) cell and ``gid`` is its group; simulations give each evaluation a
-    group. ``net_win_test=False`` skips the p-value's root search. ``also`` names more
-    bootstrap methods read from the same resamples as ``method``'s.
-
-    Returns
-    -------
-    dict of ndarray
-        ``est``, ``se``, ``low``, ``high`` (groups x rates), ``net_win_p``, ``df``,
-        ``net_win_df``, ``net_win_icc``, ``n_eff_clusters``, ``few_clusters``, ``ci_note``,
-        ``n``, ``n_clusters``; with ``also``, ``also``: ``{method: (low, high)}``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> r = rate_arrays(np.array([2, 1, 3, 0]), np.array([1, 1, 0, 1]), np.array([0, 1, 0, 2]),
-    ...                 np.zeros(4, dtype=int), 1)
-    >>> r["est"][0].round(3).tolist()  # win, tie, loss, net win, score
-    [0.5, 0.25, 0.25, 0.25, 0.625]
-    >>> round(float(r["df"][0]), 3), bool(r["few_clusters"][0])
-    (3.0, True)
-    """
+    """The five rates with SEs, intervals, df and the net-win test from per-cluster counts."""
     _check_rule(method, WIN_RATE_METHODS, "method")
     also = tuple(also)
     if also and not set((method, *also)) <= set(BOOTSTRAP_METHODS):
@@ -1236,13 +1075,7 @@ def _over_budget_roles(frame: pd.DataFrame) -> pd.Series:
 
 
 def _both_orders(frame: pd.DataFrame, na_rows: np.ndarray) -> pd.DataFrame:
-    """Give an unshown no_answer pair one row per order where its judge showed both.
-
-    A judged blind-rubric pair shown in both orders has two rows; the single order-less
-    row added for an over-budget pair would otherwise weigh half as much as a judged pair.
-    A (judge, rubric) counts as "both orders" when at least half of its judged pairs have
-    two distinct orders.
-    """
+    """Give an unshown no_answer pair one row per order where its judge showed both."""
     if not {"order", *_PAIR_CALL} <= set(frame.columns):
         return frame
     call = [*_PAIR_CALL, *(c for c in ARM_COLUMNS if c in frame.columns)]
@@ -1592,10 +1425,6 @@ def _unbalanced_no_answers(frame, row_gid, groups, ci_note, net_ci, **kwargs):
     conclusion (the arm-aware net-win interval excludes 0 where the default does not, or
     the reverse, or the two estimates differ in sign): the no-answers are then correlated
     with the outcome as far as the data show it.
-
-    Excluding over-budget pairs is unbiased only if the arms go over budget alike; when one
-    arm does so far more often the excluded pairs are that arm's failures, and the
-    intention-to-treat (arm-aware) count can disagree in sign.
     """
     n_groups = len(groups)
     arm = _over_budget_roles(frame).to_numpy()
@@ -1787,17 +1616,6 @@ def bounds_view(bounds: pd.DataFrame, statistic: str = "net_win") -> pd.DataFram
     """One row per group of :func:`missing_bounds` for one statistic: ``estimate`` (excluded),
     ``worst_case``, ``best_case``, ``low`` / ``high`` (range over every filling), ``ci_low`` /
     ``ci_high`` (widest limits), with the diagnostics.
-
-    >>> import pandas as pd
-    >>> frame = pd.DataFrame({
-    ...     "task_id": ["a", "a", "b", "b", "c"], "judge": "j",
-    ...     "status": ["ok", "ok", "ok", "no_answer", "ok"],
-    ...     "outcome": ["win", "loss", "win", None, "tie"],
-    ... })
-    >>> v = bounds_view(missing_bounds(frame), "tie_rate")
-    >>> v[["judge", "n_missing", "estimate", "low", "high"]]
-      judge  n_missing  estimate  low  high
-    0     j          1      0.25  0.2   0.4
     """
     by = [c for c in bounds.by if c != "filling"]
     rows = pd.DataFrame(bounds[bounds["statistic"] == statistic])
@@ -2118,47 +1936,7 @@ def se_comparison(
     estimate: str = "win_rate",
     iid_note: str = "records independent",
 ) -> pd.DataFrame:
-    """IID, cluster-robust and cluster-bootstrap standard errors of a mean, per group.
-
-    Beside ``pandas`` ``sem`` of per-record values (a leaderboard's SE), per clustering: the
-    CR1 SE with its t(C - 1) interval (:func:`cluster_mean`) and the cluster bootstrap (SE,
-    percentile and BCa intervals from one set of resamples), each SE's ratio to the IID one.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        One row per record: ``value``, the ``by`` columns and each clustering's column.
-    value : str
-    by : sequence of str
-    clusterings : sequence of (label, column)
-        Each clustering's name in the output and its cluster-id column (no missing ids).
-    confidence, n_resamples : as in :func:`cluster_mean`
-    rng : SeedSequence, int or None
-        Spawned once per (clustering, group); a child seeds that cell's bootstrap SE and both
-        intervals.
-    estimate : str
-        Name of the estimate column (and of its ``_ci_low`` / ``_ci_high``).
-    iid_note : str
-        Said in the ``iid`` row's ``interval`` description.
-
-    Returns
-    -------
-    DataFrame
-        Per group an ``iid`` row then one row per clustering: ``n``, ``n_clusters``, the
-        estimate, ``se``, ``se_ratio``, ``df``, the interval, ``interval``, ``boot_se``,
-        ``boot_se_ratio``, ``boot_percentile_ci_low/high``, ``boot_bca_ci_low/high``,
-        ``n_resamples``, ``confidence``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> f = pd.DataFrame({"g": ["a"] * 6, "site": [1, 1, 2, 2, 3, 3],
-    ...                   "y": [1.0, 0.0, 1.0, 1.0, 0.0, 0.0]})
-    >>> t = se_comparison(f, "y", by=["g"], clusterings=[("site", "site")], n_resamples=200,
-    ...                   rng=0)
-    >>> t[["clustering", "n_clusters", "win_rate"]].to_numpy().tolist()
-    [['iid', 6, 0.5], ['site', 3, 0.5]]
-    """
+    """IID, cluster-robust and cluster-bootstrap standard errors of a mean, per group."""
     keys = list(by)
     labels = [label for label, _ in clusterings]
     check_columns(frame, [value, *keys, *(col for _, col in clusterings)], what="frame")

@@ -223,13 +223,7 @@ def _sum_chunk(stats: np.ndarray, idx: np.ndarray, words: list | None) -> np.nda
 
 
 def _pack_plan(stats: np.ndarray) -> list | None:
-    """Bit-packing layout for non-negative integer statistics, or None.
-
-    Column j needs enough bits to hold the largest possible resampled sum,
-    ``C * max(stats[:, j])``; columns are packed greedily into 63-bit words so
-    one int64 gather-and-sum serves several columns, with no carry between
-    fields (each field's sum fits its width).
-    """
+    """Bit-packing layout for non-negative integer statistics, or None."""
     n_clusters, m = stats.shape
     if n_clusters == 0 or np.any(stats < 0) or np.any(stats != np.floor(stats)):
         return None
@@ -266,18 +260,7 @@ def interval_from_distribution(
     *,
     presorted: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Interval ends, each shape (q,), from a bootstrap distribution (B, q).
-
-    ``jackknife`` (C, q; the statistic with each cluster left out) is needed for ``"bca"``.
-    A leading axis handles G distributions at once (``theta_b`` (G, B, q), ``theta_hat``
-    (G, q), ``jackknife`` (G, C, q) NaN-padded); ``presorted`` skips the sort.
-
-    >>> rng = np.random.default_rng(0)
-    >>> theta_b = rng.normal(size=(2, 1000, 1))  # two distributions at once
-    >>> low, high = interval_from_distribution(theta_b, np.zeros((2, 1)), 0.95, "percentile")
-    >>> low.shape, bool(np.all(low < 0) and np.all(high > 0))
-    ((2, 1), True)
-    """
+    """Interval ends, each shape (q,), from a bootstrap distribution (B, q)."""
     batched = np.ndim(theta_b) == 3
     theta_b = np.asarray(theta_b, dtype=np.float64)
     theta_hat = np.asarray(theta_hat, dtype=np.float64)
@@ -419,9 +402,6 @@ def wild_weights(
 ) -> np.ndarray:
     """Cluster weights ``(B, C)`` of a wild cluster bootstrap: Webb's six-point distribution, or
     Rademacher signs (all ``2^C`` enumerated when ``2^C <= n_resamples``: an exact p-value).
-
-    >>> wild_weights(3, 100, method="rademacher").shape  # 2^3 sign vectors, enumerated
-    (8, 3)
     """
     if method not in ("webb", "rademacher"):
         raise ValueError(f"method must be 'webb' or 'rademacher', got {method!r}")
