@@ -1438,11 +1438,7 @@ def _count_text(counts: pd.Series) -> str:
 
 
 def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
-    """Counts, names and files of a Dataset, as (name, value) rows for :mod:`._display`.
-
-    With ``html`` the judgments per judge and rubric are one DataFrame (a nested table);
-    without, one text row per judge.
-    """
+    """Counts, names and files of a Dataset, as (name, value) rows for :mod:`._display`."""
     rows: list[tuple[str, Any]] = []
     tasks, runs, judgments = ds.tasks, ds.runs, ds.judgments
     arms = ds.arms

@@ -99,12 +99,7 @@ def _units(
     pairs: str | None = None,
     arms: Any = None,
 ) -> tuple[list[Unit], int]:
-    """Rendered prompts for every within-budget pair, and the number of no-answer pairs.
-
-    ``pairs`` (K arms, with their :class:`evalstats.records.Arms`): the pairs of arms of
-    :func:`evalstats.records.pair_runs`; ``arm_a`` fills the WITH side of the template, and a
-    three-way prompt names each arm's tool (``arms.toml``'s ``tool``, else its name).
-    """
+    """Rendered prompts for every within-budget pair, and the number of no-answer pairs."""
     if orders not in ("random", "both"):
         raise ParameterError(f"orders must be 'random' or 'both', got {orders!r}")
     if orders == "both" and not rubric.needs_order:

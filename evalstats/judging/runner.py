@@ -319,12 +319,7 @@ async def _run_direct(
     concurrency: int,
     max_retries: int,
 ) -> None:
-    """Make ``calls`` with ``concurrency`` workers; every answer ends in the journal.
-
-    Nothing a server sends raises here (:func:`providers.call` turns it into an outcome),
-    and the workers are gathered with ``return_exceptions``: even a bug of ours in one
-    worker lets the others finish and journal what they received before it is re-raised.
-    """
+    """Make ``calls`` with ``concurrency`` workers; every answer ends in the journal."""
     loop = asyncio.get_running_loop()
     # (call, answers without usable text so far, 429 requeues so far)
     queue: collections.deque[tuple[Call, int, int]] = collections.deque((c, 0, 0) for c in calls)
