@@ -127,7 +127,8 @@ def main(args: argparse.Namespace) -> int:
     :class:`~evalstats.errors.EvalstatsError` (``evalstats.cli.main`` prints it, exit 2)."""
     from evalstats.records import Arms, find_file, load_arm_names, load_arms, load_runs, load_tasks
 
-    from .runner import JudgeOptions, run_judges
+    from ._calls import JudgeOptions
+    from .runner import run_judges
 
     out = Path(args.out) if args.out else Path(args.data_dir) / "judgments.jsonl"
     try:
