@@ -118,11 +118,8 @@ def tidy_frame(
     diagnostics: pd.DataFrame | None = None,
     extra: Sequence[str] = (),
 ) -> ResultFrame:
-    """``rows`` in the one result shape: ``by``, then :data:`TIDY_COLUMNS` (missing ones
-    filled with NaN), then ``extra`` columns present in ``rows``; anything else is refused.
-
-    Raises ``ValueError`` (a programming error, not a user's) when a column would be lost
-    or the frame would exceed :data:`MAX_COLUMNS`.
+    """``rows`` in the one result shape: ``by``, then :data:`TIDY_COLUMNS` (missing ones filled with
+    NaN), then ``extra`` columns present in ``rows``; anything else is refused.
     """
     by = list(by)
     keep = [*by, *TIDY_COLUMNS, *[c for c in extra if c in rows.columns]]

@@ -825,11 +825,7 @@ def pair_token_sources(pairs: pd.DataFrame) -> dict[str, Any]:
 
 
 def check_judgment_arms(frame: pd.DataFrame, path: Any) -> pd.DataFrame:
-    """Judgment lines' ``arm_a`` / ``arm_b`` and ``order`` checked together (K arms).
-
-    Either no line names a pair (the seeds' two arms: ``order`` with_first / without_first)
-    or every line does (``order`` a_first / b_first, ``arm_a`` differing from ``arm_b``).
-    """
+    """Judgment lines' ``arm_a`` / ``arm_b`` and ``order`` checked together (K arms)."""
     a, b = frame["arm_a"], frame["arm_b"]
     lines = frame.attrs.get("lines", range(1, len(frame) + 1))
 

@@ -262,13 +262,7 @@ class RunState:
             self.reserved = max(0.0, self.reserved - sum(self.worst_case(c) for c in calls))
 
     def spend(self, c: Call, result: CallResult | None, answered: bool) -> tuple[Any, Any, Any]:
-        """(claimed usd, usd counted against max_usd, usage flag) of one finished call.
-
-        The counted spend is the larger of what the provider claims and what the call can
-        plausibly have cost (our own input count, output up to ``max_tokens``): a server
-        claiming far more than possible is believed for the cap (it may bill it) and
-        flagged; one claiming nothing, or whose body was unreadable, still counts.
-        """
+        """(claimed usd, usd counted against max_usd, usage flag) of one finished call."""
         price = self.price(c.judge)
         claimed_in = result.input_tokens if result is not None else None
         claimed_out = result.output_tokens if result is not None else None

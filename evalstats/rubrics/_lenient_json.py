@@ -53,11 +53,7 @@ _LITERALS: dict[str, Any] = {
 
 
 class JsonObject(dict):
-    """A parsed object (``dict``); ``dupes`` keeps every value of a key written twice.
-
-    JSON says the last duplicate wins, and so does the dict; callers that must notice a judge
-    contradicting itself (``"label": "(a)", ..., "label": "(b)"``) read ``dupes``.
-    """
+    """A parsed object (``dict``); ``dupes`` keeps every value of a key written twice."""
 
     __slots__ = ("dupes",)
 
@@ -304,13 +300,7 @@ def _number(tok: str) -> int | float | str:
 
 
 def find_objects(text: str) -> list[JsonObject]:
-    """Return every outermost JSON-like object in ``text``, in order of appearance.
-
-    Raises
-    ------
-    ParseError
-        If ``text`` is not a string, is too long, or exhausts the reading budget.
-    """
+    """Return every outermost JSON-like object in ``text``, in order of appearance."""
     if not isinstance(text, str):
         raise ParseError(f"judge output is not text (got {type(text).__name__})")
     if len(text) > MAX_CHARS:
