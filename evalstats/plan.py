@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._validate import DuplicateKey, unique_keys
 from .errors import DataError
 
 __all__ = [
@@ -175,21 +176,6 @@ def _line_of(text: str, key: str, json_source: bool) -> int | None:
     return None
 
 
-class _DuplicateKey(Exception):
-    pass
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return out
-
-
 def _read(p: Path) -> tuple[dict[str, Any], str]:
     suffix = p.suffix.lower()
     if suffix not in _SUFFIXES:
@@ -219,12 +205,12 @@ def _read(p: Path) -> tuple[dict[str, Any], str]:
             ) from None
         return data, text
     try:
-        data = json.loads(text, object_pairs_hook=_unique)
+        data = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise DataError(
             f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
         ) from None
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         raise DataError(
             "key given twice", path=p, line=_line_of(text, str(exc), True), field=str(exc)
         ) from None

@@ -43,6 +43,7 @@ from ._schema import (
     RUN_FIELDS,
     TASK_FIELDS,
 )
+from ._validate import DuplicateKey, unique_keys
 from .errors import DataError, ParameterError
 from .plan import Plan, find_plan, load_plan
 
@@ -99,22 +100,6 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook``: a key given twice in one object is an error, not "last wins"."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return out
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
 def _json_line(raw: bytes, lineno: int, p: Path) -> Any:
     """One JSON Lines record; every way a line can be unreadable becomes a DataError."""
     try:
@@ -127,14 +112,14 @@ def _json_line(raw: bytes, lineno: int, p: Path) -> Any:
             line=lineno,
         ) from None
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise DataError(
             f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=lineno
         ) from None
     except RecursionError:
         raise DataError("malformed JSON (nested too deeply)", path=p, line=lineno) from None
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         raise DataError(
             "key given twice in one object", path=p, line=lineno, field=str(exc)
         ) from None

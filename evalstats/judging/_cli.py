@@ -262,14 +262,3 @@ def keep_rubric_file(rubric: Any, data_dir: str | os.PathLike[str]) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(dest, lambda fh: fh.write(data))
     return dest
-
-
-def _standalone(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="evalstats")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    raise SystemExit(_standalone())
