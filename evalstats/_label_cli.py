@@ -78,14 +78,3 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as exc:
         # labelsheet's argument checks (a bad -n) still raise a plain ValueError.
         raise ParameterError(str(exc)) from None
-
-
-def _standalone(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="evalstats")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(_standalone())

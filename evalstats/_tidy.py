@@ -1,14 +1,7 @@
 """The one result shape: a long tidy frame, one row per statistic (per group).
 
-Every statistic that returns a table returns a :class:`ResultFrame`: the grouping columns
-(``rubric``, ``judge``, ...), then :data:`TIDY_COLUMNS` in that order, then at most a few
-extra columns (``ci_note`` and the like), 16 columns at most so that a notebook shows them
-all. Diagnostics that do not fit (counts, design flags, the options a view was computed
-with) live on :attr:`ResultFrame.diagnostics`, a plain frame with one row per group, and are
-joined onto the rows by ``detail=True`` where a function offers it.
-
-``method`` is the one name for how an interval is made and ``confidence`` the one name for
-its level, everywhere.
+Grouping columns, then :data:`TIDY_COLUMNS`, then a few extra columns; diagnostics that do not
+fit live on :attr:`ResultFrame.diagnostics`, one row per group.
 """
 
 from __future__ import annotations
@@ -125,11 +118,8 @@ def tidy_frame(
     diagnostics: pd.DataFrame | None = None,
     extra: Sequence[str] = (),
 ) -> ResultFrame:
-    """``rows`` in the one result shape: ``by``, then :data:`TIDY_COLUMNS` (missing ones
-    filled with NaN), then ``extra`` columns present in ``rows``; anything else is refused.
-
-    Raises ``ValueError`` (a programming error, not a user's) when a column would be lost
-    or the frame would exceed :data:`MAX_COLUMNS`.
+    """``rows`` in the one result shape: ``by``, then :data:`TIDY_COLUMNS` (missing ones filled with
+    NaN), then ``extra`` columns present in ``rows``; anything else is refused.
     """
     by = list(by)
     keep = [*by, *TIDY_COLUMNS, *[c for c in extra if c in rows.columns]]

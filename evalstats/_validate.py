@@ -13,6 +13,8 @@ from typing import Any
 from .errors import DataError, ParameterError
 
 __all__ = [
+    "DuplicateKey",
+    "unique_keys",
     "check_columns",
     "MAX_RESAMPLES",
     "check_confidence",
@@ -131,3 +133,19 @@ def check_columns(frame: Any, columns: Iterable[str], *, what: str = "verdict fr
     missing: Sequence[str] = [c for c in columns if c not in frame.columns]
     if missing:
         raise DataError(f"{what} lacks column(s) {list(missing)}", field=missing[0])
+
+
+class DuplicateKey(Exception):
+    """A key given twice in one JSON object (its ``args[0]``)."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads`` ``object_pairs_hook``: a repeated key raises :class:`DuplicateKey`."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return out

@@ -43,14 +43,7 @@ ON_CONFLICT = ("conflict", "error", "first", "last")
 
 
 def _latest_per_call(judgments: pd.DataFrame, on_conflict: str = "conflict") -> pd.DataFrame:
-    """Keep one line per judge call: its success, else the latest failure.
-
-    A call that failed and was retried successfully appears twice in the journal; the
-    failure is superseded, not a second judgment. The same answer journaled twice is one
-    judgment (the later line). Two *different* successful answers for one call are
-    resolved by ``on_conflict`` (see :func:`verdict_frame`); with ``"conflict"`` the first
-    line is kept, flagged in ``_conflict`` with the judgment ids and lines of all of them.
-    """
+    """Keep one line per judge call: its success, else the latest failure."""
     j = judgments.reset_index(drop=True).copy()
     j["_line"] = j.attrs.get("lines", list(range(1, len(j) + 1)))
     j["_ok"] = j["error"].isna()
@@ -430,12 +423,7 @@ _ROLE_ORDER = {"a_first": "with_first", "b_first": "without_first"}
 
 
 def _by_pair_of_arms(judgments: pd.DataFrame, runs: pd.DataFrame):
-    """Per pair of arms judged: ``(arm_a, arm_b, judgments, runs)`` in the WITH / WITHOUT roles.
-
-    The seeds' journal names no pair: one pair, the data as given. A K-arm journal's lines of
-    one pair get the role orders (a_first -> with_first) and keep their file lines; the runs
-    of the two arms are relabelled ``with`` (arm_a) and ``without`` (arm_b).
-    """
+    """Per pair of arms judged: ``(arm_a, arm_b, judgments, runs)`` in the WITH / WITHOUT roles."""
     arm = runs["arm"].astype(str)
     if "arm_a" not in judgments.columns or judgments["arm_a"].isna().all():
         other = sorted(set(arm) - set(ARMS))

@@ -1,20 +1,7 @@
 """A labelling sheet: draw a random sample of pairs for people, read their verdicts back.
 
-:func:`draw_sheet` picks ``n`` pairs uniformly at random, stratified by task (each task gets
-its proportional share of the sample, largest remainders broken at random, then pairs are
-drawn without replacement inside the task), shows each pair's two answers as "A" and "B" in a
-random order, and writes
-
-* ``sheet.csv``: ``item``, ``task_id``, ``replicate``, ``prompt``, ``canonical_answer``,
-  ``answer_a``, ``answer_b``, the empty column ``verdict`` to be filled in,
-  ``allowed_verdicts`` (what it may hold: A, B or tie), and the empty ``labeler`` and ``note``. No arm names appear in it.
-* ``sheet.csv.key.json``: the blinding key and the sample's provenance: the seed, the sha256
-  of the pairs it was drawn from (:func:`pairs_sha256`), and per item the pair and its order.
-
-:func:`read_sheet` turns a filled sheet back into ``labels`` rows (WITH's point of view): the
-key is checked against the data (same pairs hash) and against a fresh draw with its seed (so a
-label set that claims to be random is one), then ``A``/``B`` is de-blinded with the recorded
-order. Pairs over their budget (``no_answer``) are never drawn: no judge sees them either.
+:func:`draw_sheet` writes a blinded ``sheet.csv`` and its key; :func:`read_sheet` checks the
+key and de-blinds the filled sheet into ``labels`` rows. Details: docs/data.md (Labelling sheets).
 """
 
 from __future__ import annotations

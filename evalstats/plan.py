@@ -1,33 +1,8 @@
 """The declared analysis plan: ``plan.toml`` (or ``plan.json``) in the data directory.
 
-A plan fixes, before any judge is asked, what the headline will be: the primary rubric, the
-primary judge (or a consensus rule over the judges), the primary statistic, its level and
-sidedness, an optional equivalence or non-inferiority margin, and the planned design (tasks,
-replicates, judges, rubrics). The audit fails a plan written after the first judgment and a
-dataset that differs from the planned design; every other judge x rubric test is then a
-secondary one, Holm-adjusted (:func:`evalstats.stats.holm_table`).
-
-An example ``plan.toml``::
-
-    written_at = 2026-05-01T09:00:00Z        # when the plan was fixed (ISO-8601)
-    primary_rubric = "with-without"
-    primary_judge = "anthropic:claude-sonnet-4-20250514"   # or: consensus = "unanimous"
-    statistic = "net_win"                    # win_rate, tie_rate, loss_rate, score,
-                                             # tokens_total_ratio, tokens_geomean_ratio, ...
-    alpha = 0.05                             # in (0, 0.5]; default 0.05
-    sidedness = "two-sided"                  # or "greater" / "less"; default two-sided
-    margin = 0.10                            # optional, > 0
-    margin_kind = "non-inferiority"          # or "equivalence"; required with a margin
-    tasks = 15                               # a count, or the list of task ids
-    replicates = 6
-    judges = ["anthropic:claude-sonnet-4-20250514", "openai:gpt-5.4"]
-    rubrics = ["with-without", "blind-pair"]
-    note = "free text, hashed with the rest"
-
-Only these keys are allowed (a misspelt key is an error, not ignored). ``Plan.sha256`` is the
-sha256 of the plan's canonical content (every field, defaults filled in, lists sorted, the
-time in UTC, as sorted-key JSON), so reformatting or reordering the file does not change it
-and any change of substance does; ``results.json`` records it.
+What a plan holds, an example and how it is hashed: docs/data.md (Analysis plan). Only the
+listed keys are allowed; ``Plan.sha256`` hashes the canonical content, so reformatting the
+file does not change it.
 """
 
 from __future__ import annotations
@@ -44,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._validate import DuplicateKey, unique_keys
 from .errors import DataError
 
 __all__ = [
@@ -200,21 +176,6 @@ def _line_of(text: str, key: str, json_source: bool) -> int | None:
     return None
 
 
-class _DuplicateKey(Exception):
-    pass
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return out
-
-
 def _read(p: Path) -> tuple[dict[str, Any], str]:
     suffix = p.suffix.lower()
     if suffix not in _SUFFIXES:
@@ -244,12 +205,12 @@ def _read(p: Path) -> tuple[dict[str, Any], str]:
             ) from None
         return data, text
     try:
-        data = json.loads(text, object_pairs_hook=_unique)
+        data = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise DataError(
             f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
         ) from None
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         raise DataError(
             "key given twice", path=p, line=_line_of(text, str(exc), True), field=str(exc)
         ) from None

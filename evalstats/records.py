@@ -43,6 +43,7 @@ from ._schema import (
     RUN_FIELDS,
     TASK_FIELDS,
 )
+from ._validate import DuplicateKey, unique_keys
 from .errors import DataError, ParameterError
 from .plan import Plan, find_plan, load_plan
 
@@ -99,22 +100,6 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook``: a key given twice in one object is an error, not "last wins"."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return out
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
 def _json_line(raw: bytes, lineno: int, p: Path) -> Any:
     """One JSON Lines record; every way a line can be unreadable becomes a DataError."""
     try:
@@ -127,14 +112,14 @@ def _json_line(raw: bytes, lineno: int, p: Path) -> Any:
             line=lineno,
         ) from None
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise DataError(
             f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=lineno
         ) from None
     except RecursionError:
         raise DataError("malformed JSON (nested too deeply)", path=p, line=lineno) from None
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         raise DataError(
             "key given twice in one object", path=p, line=lineno, field=str(exc)
         ) from None
@@ -825,11 +810,7 @@ def pair_token_sources(pairs: pd.DataFrame) -> dict[str, Any]:
 
 
 def check_judgment_arms(frame: pd.DataFrame, path: Any) -> pd.DataFrame:
-    """Judgment lines' ``arm_a`` / ``arm_b`` and ``order`` checked together (K arms).
-
-    Either no line names a pair (the seeds' two arms: ``order`` with_first / without_first)
-    or every line does (``order`` a_first / b_first, ``arm_a`` differing from ``arm_b``).
-    """
+    """Judgment lines' ``arm_a`` / ``arm_b`` and ``order`` checked together (K arms)."""
     a, b = frame["arm_a"], frame["arm_b"]
     lines = frame.attrs.get("lines", range(1, len(frame) + 1))
 
@@ -1438,11 +1419,7 @@ def _count_text(counts: pd.Series) -> str:
 
 
 def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
-    """Counts, names and files of a Dataset, as (name, value) rows for :mod:`._display`.
-
-    With ``html`` the judgments per judge and rubric are one DataFrame (a nested table);
-    without, one text row per judge.
-    """
+    """Counts, names and files of a Dataset, as (name, value) rows for :mod:`._display`."""
     rows: list[tuple[str, Any]] = []
     tasks, runs, judgments = ds.tasks, ds.runs, ds.judgments
     arms = ds.arms

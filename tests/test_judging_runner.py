@@ -67,7 +67,14 @@ def test_plan_orders_over_budget_and_keys():
     # Over-budget pairs are absent; keys are unique and depend on the parameters.
     assert not set(plan["task_id"]) & {"t029"}
     assert plan["call_key"].is_unique
-    hot = plan_calls(tasks, pairs, rubric="blind-pair", judges=[J1, J2], seed=7, temperature=0.5)
+    hot = plan_calls(
+        tasks,
+        pairs,
+        rubric="blind-pair",
+        judges=[J1, J2],
+        seed=7,
+        options=JudgeOptions(temperature=0.5),
+    )
     assert not set(hot["call_key"]) & set(plan["call_key"])
     both = plan_calls(tasks, pairs, rubric="blind-pair", judges=[J1], orders="both")
     assert (

@@ -1,15 +1,7 @@
 """Other harnesses' run logs -> ``tasks`` and ``runs`` of the data contract.
 
-Three importers, each returning an :class:`Imported` (``tasks, runs = from_...(...)``) and
-validated with the usual loaders, so their errors name the source file and record:
-
-- :func:`from_inspect` — inspect_ai ``.eval`` / ``.json`` logs (needs ``evalstats[inspect]``);
-- :func:`from_claude_code` — ``claude -p`` output files, json or stream-json;
-- :func:`from_table` — any JSONL / CSV / Parquet table through a column mapping.
-
-:func:`write_data_dir` writes the result into a data directory atomically. What could not be
-mapped is in ``Imported.problems``; :func:`format_problems` turns them into one line each.
-On the command line: ``evalstats import inspect|claude-code|table SRC... -o DATA_DIR``.
+:func:`from_inspect`, :func:`from_claude_code` and :func:`from_table` return an :class:`Imported`;
+:func:`write_data_dir` writes it atomically. Field sources: docs/data.md (Importers).
 """
 
 from __future__ import annotations

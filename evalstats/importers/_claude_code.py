@@ -1,35 +1,6 @@
-"""Claude Code headless output (``claude -p``) -> runs, one output file per run.
+"""Claude Code headless output (``claude -p``, json or stream-json) -> runs, one file per run.
 
-Both output formats are read (Claude Code docs: headless mode / output formats):
-
-- ``--output-format json``: one result object, ``{"type": "result", "subtype": "success",
-  "result": ..., "usage": {...}, "duration_ms": ..., "num_turns": ..., "total_cost_usd": ...,
-  "session_id": ...}``; with ``--verbose`` a JSON array of every event instead.
-- ``--output-format stream-json``: one event per line: ``system``/``init`` (model, tools),
-  ``assistant`` messages whose ``message.content`` holds ``text`` and ``tool_use`` blocks,
-  ``user`` messages with ``tool_result`` blocks, and a final ``result`` event as above.
-
-What comes from where:
-
-==================  ==========================================================================
-``task_id``, ``arm``, ``replicate``  the file name (``pattern``) or a manifest CSV; without a
-                    replicate, files are numbered 1, 2, ... per (task, arm) in name order
-``agent_model``     the manifest's ``agent_model``, else the ``init`` event's ``model`` (or the
-                    assistant messages'), else ``modelUsage``, else ``agent_model=``
-``answer``          ``result``
-``transcript``      every text the agent read and wrote: user text, assistant ``text`` and
-                    ``thinking``, ``tool_use`` inputs, ``tool_result`` contents
-``files_inspected`` path inputs of ``Read`` / ``Grep`` / ``Glob`` / ``NotebookRead`` and
-                    configured (MCP) tools
-``wall_s``          ``duration_ms / 1000``
-``started_at``      the manifest's ``started_at``, else the file's modification time minus the
-                    duration (reported as a problem)
-``reported_tokens`` ``usage``: input + output + cache creation + cache read tokens
-==================  ==========================================================================
-
-The output names no prompt or canonical answer, so tasks come from ``tasks_file``. Like any
-API usage, ``usage`` counts re-sent context and cache reads, so it exceeds our cl100k_base count
-of the transcript; it is kept only to be compared (``tokens_mismatch``).
+Where each field comes from: docs/data.md (Importers).
 """
 
 from __future__ import annotations

@@ -219,11 +219,7 @@ def unique_columns(columns: list[str], path: Any, line: int | None = 1) -> None:
 
 
 def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
-    """Refuse an archive with a duplicate member or members that inflate past ``cap``.
-
-    A member's declared size bounds what :mod:`zipfile` will inflate (it stops there and
-    fails the CRC), so checking the declared sizes bounds the memory of reading them.
-    """
+    """Refuse an archive with a duplicate member or members that inflate past ``cap``."""
     limit = _cap(MAX_MEMBER_BYTES) if cap is None else cap
     require_regular(path)
     try:
@@ -401,11 +397,7 @@ def finish(
     allow_incomplete: bool = False,
     arms: Sequence[str] | None = None,
 ) -> Imported:
-    """Validate imported records with the usual loaders; errors name the source record.
-
-    ``tasks_file`` (the user's ``--tasks``) wins over ``tasks`` built from the source;
-    ``arms`` (``arms.toml``'s ids) orders the runs' arms and bounds them.
-    """
+    """Validate imported records with the usual loaders; errors name the source record."""
     problems = list(problems)
     if not runs:
         where = run_sources[0].path if run_sources else None

@@ -1,32 +1,6 @@
 """inspect_ai logs (``.eval`` / ``.json``) -> tasks and runs, read with inspect_ai's own reader.
 
-What comes from where (one run per sample and epoch):
-
-=================  ===========================================================================
-``task_id``        ``sample.id``
-``replicate``      ``sample.epoch``
-``arm``            ``--arm-from``: ``task_arg:NAME`` (``eval.task_args``), ``metadata:KEY``
-                   (the sample's metadata, else the eval's), ``model_role:ROLE`` (the model
-                   bound to that role), or ``model`` (the eval's model); mapped by
-                   ``arm_values``
-``agent_model``    ``sample.output.model``, else ``eval.model``
-``answer``         ``sample.output.completion`` (the final completion)
-``transcript``     every message: role, text, tool calls with their arguments, tool results
-``files_inspected`` path arguments of tool calls named in ``file_tools``
-``wall_s``         ``sample.total_time`` (else ``working_time``)
-``started_at``     ``sample.started_at``, else ``eval.created``
-``reported_tokens`` sum of ``total_tokens`` over ``sample.model_usage`` (else ``output.usage``)
-=================  ===========================================================================
-
-Tasks: ``prompt`` = the sample's input, ``canonical_answer`` = its target,
-``canonical_written_at`` only as given (a log does not say when its targets were written, and an
-importer never invents a time: without it no tasks file is written), ``budget_tokens`` / ``budget_wall_s`` = the eval's ``token_limit`` /
-``time_limit`` (else ``working_limit``), unless given.
-
-The model's usage counts the context again on every call, so ``reported_tokens`` of a
-multi-turn sample is far above our cl100k_base count of its transcript: ``tokens_mismatch``
-then flags it, as it should. Budgets use the count; cost ratios use the usage (token source
-``billed``) when every run has it, see :func:`evalstats.stats.cost_ratios`.
+One run per sample and epoch; where each field comes from: docs/data.md (Importers).
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
 """Any table (JSON Lines, CSV, Parquet) of runs -> tasks and runs, through a column mapping.
 
-Each contract field is read from the column the mapping names for it (``task_id=qid``), else
-from the column of the same name, else from a constant (``defaults``). When the rows also carry
-every required task field (``prompt``, ``canonical_answer``, ...), tasks are built from them,
-one per ``task_id`` (the first row of each task wins). Without a replicate column, rows are
-numbered 1, 2, ... per (task, arm) in file order. A ``tokens`` column (when no column is
-mapped to ``reported_tokens``) is the harness's usage: it becomes ``reported_tokens``, the
-``billed`` token source of :func:`evalstats.stats.cost_ratios`.
+How columns map to fields: docs/data.md (Importers).
 """
 
 from __future__ import annotations

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from ._calls import JudgeOptions
 from ._planning import plan_calls
 from ._redact import redact
 from .journal import Journal, JournalLockedError, read_journal
 from .prices import DEFAULT_PRICES, PRICES_AS_OF, Price, load_prices
 from .providers import JudgeAuthError, JudgeSpec, MissingKeyError, parse_judge
-from .runner import JudgeOptions, JudgeRunResult, run_judges
+from .runner import JudgeRunResult, run_judges
 
 __all__ = [
     "DEFAULT_PRICES",

@@ -7,8 +7,9 @@ neither imports the other.
 from __future__ import annotations
 
 import math
+import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -19,12 +20,82 @@ from .providers import CallResult, JudgeSpec
 __all__ = [
     "Call",
     "Config",
+    "JudgeOptions",
     "RunState",
     "Unit",
     "check_run_limits",
     "now_iso",
     "rubric_order",
 ]
+
+DEFAULT_MAX_TOKENS = 1024
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How :func:`run_judges` sends and pays for its calls (what is judged is its arguments).
+
+    Attributes
+    ----------
+    concurrency : int, default 16
+        Calls in flight at once (direct mode).
+    max_usd : float, optional
+        Stop starting new calls once the spend recorded in the journal (earlier runs
+        included, so resuming does not reset it) plus the worst case of the calls in
+        flight would pass this. Refused if a judge's model has no price.
+    batch : bool, default False
+        Use Anthropic Message Batches / the OpenAI Batch API (half price, slow); batch
+        ids are journaled, so a restart resumes polling instead of resubmitting.
+    adjudicate : str, optional
+        A third judge called only on the prompts where the two judges disagree (the
+        seed's remedy when disagreement passes 20 %).
+    temperature : float, optional
+        Sent when given and recorded in every line; None leaves the provider default
+        (recent Anthropic models reject any temperature).
+    max_tokens : int, default 1024
+        Output cap, sent and recorded.
+    prices : mapping or path, optional
+        Overrides of :data:`evalstats.judging.DEFAULT_PRICES` (USD per million tokens).
+    max_retries, timeout : int, float
+        The SDKs' own retry count (429, 5xx, 529, timeouts, connection errors) and
+        per-attempt timeout in seconds.
+    poll_interval : float, default 30
+        Seconds between batch status polls.
+    max_batch_size : int, default 10,000
+        Most requests in one provider batch.
+    progress : bool, default True
+        A tqdm bar (stderr) with calls done, failures and spend.
+    client_options : mapping, optional
+        Extra SDK client arguments (never a key), e.g.
+        ``{"_strict_response_validation": True}``.
+    retry_failed : bool, default False
+        Also re-send calls whose last failure is permanent (``failed_permanent``,
+        ``truncated``).
+    allow_same_family : bool, default False
+        Run a judge of an agent's own model family (from ``agent_model``), otherwise
+        refused with a ``ParameterError``; the shared family is then written on every
+        judgment line (``same_family_allowed``) and the audit reports it.
+
+    >>> JudgeOptions(max_usd=20.0, progress=False).concurrency
+    16
+    """
+
+    concurrency: int = 16
+    max_usd: float | None = None
+    batch: bool = False
+    adjudicate: str | JudgeSpec | None = None
+    temperature: float | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    prices: Mapping[str, Any] | str | os.PathLike[str] | None = None
+    max_retries: int = 2
+    timeout: float = 120.0
+    poll_interval: float = 30.0
+    max_batch_size: int = 10_000
+    progress: bool = True
+    client_options: Mapping[str, Any] | None = None
+    retry_failed: bool = False
+    allow_same_family: bool = False
+
 
 #: A K-arm pair's order (which of arm_a / arm_b was Agent A) as the rubrics read it: arm_a
 #: fills the WITH side of the template, arm_b the WITHOUT side.
@@ -191,13 +262,7 @@ class RunState:
             self.reserved = max(0.0, self.reserved - sum(self.worst_case(c) for c in calls))
 
     def spend(self, c: Call, result: CallResult | None, answered: bool) -> tuple[Any, Any, Any]:
-        """(claimed usd, usd counted against max_usd, usage flag) of one finished call.
-
-        The counted spend is the larger of what the provider claims and what the call can
-        plausibly have cost (our own input count, output up to ``max_tokens``): a server
-        claiming far more than possible is believed for the cap (it may bill it) and
-        flagged; one claiming nothing, or whose body was unreadable, still counts.
-        """
+        """(claimed usd, usd counted against max_usd, usage flag) of one finished call."""
         price = self.price(c.judge)
         claimed_in = result.input_tokens if result is not None else None
         claimed_out = result.output_tokens if result is not None else None

@@ -127,7 +127,8 @@ def main(args: argparse.Namespace) -> int:
     :class:`~evalstats.errors.EvalstatsError` (``evalstats.cli.main`` prints it, exit 2)."""
     from evalstats.records import Arms, find_file, load_arm_names, load_arms, load_runs, load_tasks
 
-    from .runner import JudgeOptions, run_judges
+    from ._calls import JudgeOptions
+    from .runner import run_judges
 
     out = Path(args.out) if args.out else Path(args.data_dir) / "judgments.jsonl"
     try:
@@ -217,18 +218,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def resolve_rubric(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str]) -> Any:
-    """The rubric ``--rubric`` names: built-in, a file, or a file in ``DATA_DIR/rubrics/``.
-
-    A bare name that is not built-in is looked up among ``DATA_DIR/rubrics/*.toml`` (the
-    copies :func:`keep_rubric_file` makes), newest revision first.
-
-    Raises
-    ------
-    KeyError
-        Nothing of that name anywhere.
-    DataError
-        A rubric file is not valid (the message names file, line and field).
-    """
+    """The rubric ``--rubric`` names: built-in, a file, or a file in ``DATA_DIR/rubrics/``."""
     from evalstats import rubrics
 
     try:
@@ -247,18 +237,7 @@ def resolve_rubric(name_or_path: str | os.PathLike[str], data_dir: str | os.Path
 
 
 def keep_rubric_file(rubric: Any, data_dir: str | os.PathLike[str]) -> Path:
-    """Copy a file rubric into ``DATA_DIR/rubrics/<name>.r<revision>.toml`` (atomically).
-
-    The copy is what makes the judgments readable later without the original file
-    (:func:`evalstats.verdict_frame` finds it there). An identical copy already there is
-    left alone.
-
-    Raises
-    ------
-    DataError
-        A *different* file already holds that name and revision: the rubric's text changed
-        without a revision bump, and judgments of both texts would share one identity.
-    """
+    """Copy a file rubric into ``DATA_DIR/rubrics/<name>.r<revision>.toml`` (atomically)."""
     from evalstats import rubrics
 
     source = Path(rubric.path)
@@ -283,14 +262,3 @@ def keep_rubric_file(rubric: Any, data_dir: str | os.PathLike[str]) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(dest, lambda fh: fh.write(data))
     return dest
-
-
-def _standalone(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="evalstats")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    raise SystemExit(_standalone())

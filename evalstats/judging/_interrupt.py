@@ -23,15 +23,7 @@ _SIGNALS = ("SIGINT", "SIGTERM")
 
 
 class Drain:
-    """What the signal handlers of one run share with its calls.
-
-    Parameters
-    ----------
-    state : RunState
-        The run's counters; ``state.stopped`` is set on the first signal.
-    grace : float
-        Seconds the calls in flight get after the first signal before they are cancelled.
-    """
+    """What the signal handlers of one run share with its calls."""
 
     def __init__(self, state: Any, grace: float) -> None:
         self.state = state
@@ -122,11 +114,7 @@ def stopping() -> bool:
 
 
 async def drained(coro: Coroutine[Any, Any, Any], state: Any, grace: float) -> Any:
-    """Run ``coro`` with the run's SIGINT/SIGTERM handlers installed (main thread only).
-
-    Off the main thread (a notebook runs the loop in a thread) no handler can be installed;
-    the coroutine runs as it is.
-    """
+    """Run ``coro`` with the run's SIGINT/SIGTERM handlers installed (main thread only)."""
     drain = Drain(state, grace)
     token = current.set(drain)
     loop = asyncio.get_running_loop()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -17,14 +16,18 @@ from evalstats._schema import ORDERS, PAIR_ORDERS
 from evalstats.errors import ParameterError
 
 from . import providers
-from ._calls import EXPECTED_OUTPUT_TOKENS, Call, Config, Unit, rubric_order
+from ._calls import (
+    EXPECTED_OUTPUT_TOKENS,
+    Call,
+    Config,
+    JudgeOptions,
+    Unit,
+    rubric_order,
+)
 from .prices import load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
 __all__ = ["plan_calls"]
-
-
-DEFAULT_MAX_TOKENS = 1024
 
 
 def _rubric(rubric: Any) -> Any:
@@ -99,12 +102,7 @@ def _units(
     pairs: str | None = None,
     arms: Any = None,
 ) -> tuple[list[Unit], int]:
-    """Rendered prompts for every within-budget pair, and the number of no-answer pairs.
-
-    ``pairs`` (K arms, with their :class:`evalstats.records.Arms`): the pairs of arms of
-    :func:`evalstats.records.pair_runs`; ``arm_a`` fills the WITH side of the template, and a
-    three-way prompt names each arm's tool (``arms.toml``'s ``tool``, else its name).
-    """
+    """Rendered prompts for every within-budget pair, and the number of no-answer pairs."""
     if orders not in ("random", "both"):
         raise ParameterError(f"orders must be 'random' or 'both', got {orders!r}")
     if orders == "both" and not rubric.needs_order:
@@ -323,11 +321,8 @@ def plan_calls(
     rubric: Any,
     judges: Sequence[str | JudgeSpec] | str,
     orders: Literal["random", "both"] = "random",
+    options: JudgeOptions | None = None,
     seed: int = 0,
-    temperature: float | None = None,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    prices: Mapping[str, Any] | str | os.PathLike[str] | None = None,
-    batch: bool = False,
     pairs: Literal["all", "reference"] | None = None,
     arms: Any = None,
 ) -> pd.DataFrame:
@@ -346,6 +341,9 @@ def plan_calls(
         ``"with-without"`` or ``"blind-pair"``.
     judges : str or sequence of str
         ``"provider:model"`` names.
+    options : JudgeOptions, optional
+        As for :func:`run_judges`; its ``temperature``, ``max_tokens``, ``prices`` and
+        ``batch`` (the batch price) shape the calls and their estimated cost.
     orders : {"random", "both"}
         Blind rubric only: one seeded order per pair, or both orders.
     pairs : {"all", "reference"}, optional
@@ -377,9 +375,10 @@ def plan_calls(
     >>> plan[["judge", "task_id", "order"]].to_dict("list")["judge"]
     ['anthropic:claude-sonnet-4-20250514', 'openai:gpt-4o']
     """
-    specs = _check_params(judges, 1, max_tokens, temperature)
+    opts = options or JudgeOptions()
+    specs = _check_params(judges, 1, opts.max_tokens, opts.temperature)
     rub = _rubric(rubric)
-    cfg = Config(rub, temperature, max_tokens, load_prices(prices), batch)
+    cfg = Config(rub, opts.temperature, opts.max_tokens, load_prices(opts.prices), opts.batch)
     units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed, pairs=pairs, arms=arms)
     frame = _plan_frame(_calls(units, specs, cfg), cfg)
     frame.attrs["no_answer_pairs"] = no_answer

@@ -219,13 +219,7 @@ class _Bucket:
 
 
 class Throttle:
-    """Pacing and adaptive concurrency for one provider (event-loop thread only).
-
-    Parameters
-    ----------
-    concurrency : int
-        Most calls in flight at once (the run's ``concurrency``).
-    """
+    """Pacing and adaptive concurrency for one provider (event-loop thread only)."""
 
     def __init__(self, concurrency: int) -> None:
         self.max_concurrency = concurrency

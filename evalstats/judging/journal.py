@@ -291,11 +291,7 @@ class Journal:
         self._closed = False
 
     def _set_aside_torn_tail(self) -> None:
-        """Move a last line cut short by a kill (no newline) to ``<journal>.torn``.
-
-        The journal stays valid JSON Lines for every reader, and the torn bytes are kept,
-        not dropped; the call they belonged to is not finished and is made again.
-        """
+        """Move a last line cut short by a kill (no newline) to ``<journal>.torn``."""
         if not self.path.exists():
             return
         data = self.path.read_bytes()

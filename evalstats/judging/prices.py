@@ -95,11 +95,7 @@ def load_prices(source: str | os.PathLike[str] | Mapping[str, Any] | None) -> di
 
 
 def price_for(provider: str, model: str, table: Mapping[str, Price]) -> Price | None:
-    """Price of ``provider:model``: exact name, bare model, then the model minus a date suffix.
-
-    Returns None when unknown: no guess from a name prefix, since ``gpt-5`` says nothing
-    about the price of ``gpt-5.5``.
-    """
+    """Price of ``provider:model``: exact name, bare model, then the model minus a date suffix."""
     for name in (f"{provider}:{model}", model, _SNAPSHOT.sub("", model)):
         if name in table:
             return table[name]

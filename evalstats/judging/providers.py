@@ -168,11 +168,7 @@ def make_client(
     options: Mapping[str, Any] | None = None,
     on_response: Callable[[int, Mapping[str, str]], None] | None = None,
 ) -> Client:
-    """An async SDK client configured from the environment.
-
-    ``on_response(status, headers)`` sees every HTTP response, the SDK's own retries
-    included (rate-limit headers are read there).
-    """
+    """An async SDK client configured from the environment."""
     opts = dict(options or {})
     if {"api_key", "auth_token"} & opts.keys():
         raise ValueError("API keys come from the environment only, not from client options")
@@ -409,11 +405,7 @@ async def _read_capped(response: Any, cap: int) -> tuple[bytes, bool]:
 async def call(
     client: Client, judge: JudgeSpec, params: Mapping[str, Any], *, max_body: int = MAX_BODY_BYTES
 ) -> Outcome:
-    """One judge call through the SDK (its retries included); never raises an ``Exception``.
-
-    After a run's first SIGINT/SIGTERM it sends nothing (``not_sent``); a call cancelled by
-    the interrupt (:mod:`evalstats.judging._interrupt`) ends as a failure saying so.
-    """
+    """One judge call through the SDK (its retries included); never raises an ``Exception``."""
     from . import _interrupt
 
     drain = _interrupt.current.get()
@@ -528,17 +520,7 @@ class _DeadlineStream(httpx2.AsyncByteStream):
 
 
 class BoundedTransport(httpx2.AsyncBaseTransport):
-    """Wrap ``inner`` so that one attempt is bounded in time, error-body size and wait hint.
-
-    Parameters
-    ----------
-    inner : httpx2.AsyncBaseTransport
-        The transport that talks to the network.
-    timeout : float
-        Seconds from sending the request to the last byte of the response.
-    max_error_body : int
-        Bytes of a non-2xx body kept (the rest is not read).
-    """
+    """Wrap ``inner`` so that one attempt is bounded in time, error-body size and wait hint."""
 
     def __init__(
         self,

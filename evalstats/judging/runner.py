@@ -23,6 +23,7 @@ from ._calls import (
     EXPECTED_OUTPUT_TOKENS,
     Call,
     Config,
+    JudgeOptions,
     RunState,
     check_run_limits,
     now_iso,
@@ -30,7 +31,6 @@ from ._calls import (
 )
 from ._interrupt import drained
 from ._planning import (
-    DEFAULT_MAX_TOKENS,
     _calls,
     _check_params,
     _rubric,
@@ -42,7 +42,7 @@ from .journal import Journal, finished_keys, not_retried_keys, peek
 from .prices import PRICES_AS_OF, load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
-__all__ = ["JudgeOptions", "JudgeRunResult", "run_judges"]
+__all__ = ["JudgeRunResult", "run_judges"]
 
 
 def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -65,72 +65,6 @@ def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
     if "error" in box:
         raise box["error"]
     return box.get("value")
-
-
-@dataclass(frozen=True)
-class JudgeOptions:
-    """How :func:`run_judges` sends and pays for its calls (what is judged is its arguments).
-
-    Attributes
-    ----------
-    concurrency : int, default 16
-        Calls in flight at once (direct mode).
-    max_usd : float, optional
-        Stop starting new calls once the spend recorded in the journal (earlier runs
-        included, so resuming does not reset it) plus the worst case of the calls in
-        flight would pass this. Refused if a judge's model has no price.
-    batch : bool, default False
-        Use Anthropic Message Batches / the OpenAI Batch API (half price, slow); batch
-        ids are journaled, so a restart resumes polling instead of resubmitting.
-    adjudicate : str, optional
-        A third judge called only on the prompts where the two judges disagree (the
-        seed's remedy when disagreement passes 20 %).
-    temperature : float, optional
-        Sent when given and recorded in every line; None leaves the provider default
-        (recent Anthropic models reject any temperature).
-    max_tokens : int, default 1024
-        Output cap, sent and recorded.
-    prices : mapping or path, optional
-        Overrides of :data:`evalstats.judging.DEFAULT_PRICES` (USD per million tokens).
-    max_retries, timeout : int, float
-        The SDKs' own retry count (429, 5xx, 529, timeouts, connection errors) and
-        per-attempt timeout in seconds.
-    poll_interval : float, default 30
-        Seconds between batch status polls.
-    max_batch_size : int, default 10,000
-        Most requests in one provider batch.
-    progress : bool, default True
-        A tqdm bar (stderr) with calls done, failures and spend.
-    client_options : mapping, optional
-        Extra SDK client arguments (never a key), e.g.
-        ``{"_strict_response_validation": True}``.
-    retry_failed : bool, default False
-        Also re-send calls whose last failure is permanent (``failed_permanent``,
-        ``truncated``).
-    allow_same_family : bool, default False
-        Run a judge of an agent's own model family (from ``agent_model``), otherwise
-        refused with a ``ParameterError``; the shared family is then written on every
-        judgment line (``same_family_allowed``) and the audit reports it.
-
-    >>> JudgeOptions(max_usd=20.0, progress=False).concurrency
-    16
-    """
-
-    concurrency: int = 16
-    max_usd: float | None = None
-    batch: bool = False
-    adjudicate: str | JudgeSpec | None = None
-    temperature: float | None = None
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    prices: Mapping[str, Any] | str | os.PathLike[str] | None = None
-    max_retries: int = 2
-    timeout: float = 120.0
-    poll_interval: float = 30.0
-    max_batch_size: int = 10_000
-    progress: bool = True
-    client_options: Mapping[str, Any] | None = None
-    retry_failed: bool = False
-    allow_same_family: bool = False
 
 
 def run_judges(
@@ -319,12 +253,7 @@ async def _run_direct(
     concurrency: int,
     max_retries: int,
 ) -> None:
-    """Make ``calls`` with ``concurrency`` workers; every answer ends in the journal.
-
-    Nothing a server sends raises here (:func:`providers.call` turns it into an outcome),
-    and the workers are gathered with ``return_exceptions``: even a bug of ours in one
-    worker lets the others finish and journal what they received before it is re-raised.
-    """
+    """Make ``calls`` with ``concurrency`` workers; every answer ends in the journal."""
     loop = asyncio.get_running_loop()
     # (call, answers without usable text so far, 429 requeues so far)
     queue: collections.deque[tuple[Call, int, int]] = collections.deque((c, 0, 0) for c in calls)

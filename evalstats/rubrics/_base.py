@@ -202,11 +202,7 @@ def sha256_of(*blobs: bytes) -> str:
 
 
 def fenced_block_after(text: str, heading: str, *, source: str) -> str:
-    """Content of the first ``` block after the Markdown heading line ``heading``.
-
-    The content is the lines strictly between the fence lines, joined with ``\\n`` (no
-    trailing newline).
-    """
+    """Content of the first ``` block after the Markdown heading line ``heading``."""
     lines = text.split("\n")
     try:
         h = next(i for i, line in enumerate(lines) if line.rstrip() == heading)
@@ -233,12 +229,7 @@ def check_placeholders(template: str, expected: Sequence[str], *, source: str) -
 
 
 def fill(template: str, values: Mapping[str, str]) -> str:
-    """Replace each ``{name}`` of ``values`` in one pass.
-
-    One pass, so text inserted for one placeholder (an answer quoting ``{with_answer}``, or
-    code with braces) is never substituted again, which sequential ``str.replace`` calls
-    or ``str.format`` would do.
-    """
+    """Replace each ``{name}`` of ``values`` in one pass."""
     pattern = re.compile("|".join(re.escape("{" + k + "}") for k in values))
     return pattern.sub(lambda m: values[m.group()[1:-1]], template)
 
@@ -369,10 +360,7 @@ def last_text(values: Sequence[Any]) -> str | None:
 
 
 def labels_named(value: Any, read_text: Callable[[str], set[str]], *, what: str) -> set[str]:
-    """Every label a judge's field names: a string, or a list of strings (first 20 read).
-
-    ``read_text`` maps one string to the labels it names (raising ParseError if none).
-    """
+    """Every label a judge's field names: a string, or a list of strings (first 20 read)."""
     if isinstance(value, list) and value:
         out: set[str] = set()
         for v in value[:20]:

@@ -1,23 +1,7 @@
 """Finding and reading JSON objects in what a judge model actually writes.
 
-Judges wrap their JSON in code fences, put prose around it, leave trailing commas, quote with
-single or typographic quotes, forget a comma at a line break or the final brace, and write
-Python literals (``True``, ``None``).  :func:`find_objects` scans the text for every ``{`` and
-reads an object from it with a small hand-written recursive-descent reader that accepts all of
-that; nested objects are returned as part of their outermost object, not separately.
-
-Why not a library: ``json-repair`` (0.64.4) and ``json5`` (0.17.3) were tried as drop-in
-replacements against the parser tests and the fuzz suite.  ``json-repair`` reads only one
-object per text (a judge that contradicts itself in a second object goes unnoticed), keeps no
-duplicate keys, leaves the closing quote in ``'WITH's answer'``, misses an object after a
-``[`` or ``#`` in the preamble, and needs more than 60 s on ``"{'" * 50_000`` and on
-``"{" * 100_000``; ``json5`` rejects missing commas, unescaped inner quotes, typographic
-quotes, truncated output and unquoted words as values, and decodes ``\ud800\udc00`` to two
-lone surrogates.
-
-The reader never raises anything but :class:`~evalstats.errors.ParseError`: its work is bounded
-(input length, nesting depth and a character budget shared by all attempts), because a judge
-output is untrusted text and a pathological one must not hang or crash a batch.
+Bounded work, and nothing raised but :class:`~evalstats.errors.ParseError`; why not a library:
+docs/judging.md (Reading a judge's JSON).
 """
 
 from __future__ import annotations
@@ -69,11 +53,7 @@ _LITERALS: dict[str, Any] = {
 
 
 class JsonObject(dict):
-    """A parsed object (``dict``); ``dupes`` keeps every value of a key written twice.
-
-    JSON says the last duplicate wins, and so does the dict; callers that must notice a judge
-    contradicting itself (``"label": "(a)", ..., "label": "(b)"``) read ``dupes``.
-    """
+    """A parsed object (``dict``); ``dupes`` keeps every value of a key written twice."""
 
     __slots__ = ("dupes",)
 
@@ -320,13 +300,7 @@ def _number(tok: str) -> int | float | str:
 
 
 def find_objects(text: str) -> list[JsonObject]:
-    """Return every outermost JSON-like object in ``text``, in order of appearance.
-
-    Raises
-    ------
-    ParseError
-        If ``text`` is not a string, is too long, or exhausts the reading budget.
-    """
+    """Return every outermost JSON-like object in ``text``, in order of appearance."""
     if not isinstance(text, str):
         raise ParseError(f"judge output is not text (got {type(text).__name__})")
     if len(text) > MAX_CHARS:
