@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 
 from evalstats import rubrics
-from evalstats.stats._pair_simulation import simulate_pairwise
+from evalstats.stats._pair_simulation import (
+    simulate_pairwise,  # private: K-arm verdicts of known truth, in memory
+)
 
 ARM_IDS = ("none", "v1", "v2")
 ARMS_TOML = """reference = "none"

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalstats._tidy import TIDY_COLUMNS
+from evalstats._tidy import TIDY_COLUMNS  # private: pins the result shape's column order
 from evalstats.errors import DataError
 from evalstats.stats import agreement as ag
 

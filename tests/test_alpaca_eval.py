@@ -23,8 +23,8 @@ from scipy import special
 from sklearn.metrics import cohen_kappa_score
 
 import evalstats
-from evalstats._schema import VERDICT_COLUMNS
-from evalstats._tidy import wide as per_group
+from evalstats._schema import VERDICT_COLUMNS  # private: the verdict column contract
+from evalstats._tidy import wide as per_group  # private: no public wide view of a result
 from evalstats.adapters import alpaca_eval
 from evalstats.errors import DataError
 from evalstats.records import EvalstatsWarning

@@ -12,7 +12,9 @@ import statsmodels.api as sm
 
 from evalstats.errors import DataError, ParameterError
 from evalstats.stats import arm_costs, compare, pareto, pareto_frontier
-from evalstats.stats._pair_simulation import simulate_pairwise
+from evalstats.stats._pair_simulation import (
+    simulate_pairwise,  # private: K-arm verdicts of known truth, in memory
+)
 
 ARMS = ("arm0", "arm1", "arm2")
 

@@ -29,7 +29,7 @@ from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score
 
 from evalstats import report as rp
-from evalstats._tidy import wide
+from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.adapters import alpaca_eval
 from evalstats.adapters.alpaca_eval import annotation_files
 from evalstats.errors import DataError

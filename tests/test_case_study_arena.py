@@ -59,7 +59,7 @@ def _code(v: pd.Series) -> np.ndarray:
 
 def test_detected_and_checked(sliced, tmp_path):
     assert detect_kind(sliced) == "arena"
-    from evalstats.report._arena import check
+    from evalstats.report._arena import check  # private: the published-number check
 
     with pytest.raises(DataError, match="battles.csv.gz"):
         check(tmp_path)

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from evalstats._tidy import wide
+from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.report import REPORT_KINDS, compute, detect_kind, render_report
 
 # The case studies render their reports (a Jupyter kernel each): not in `make check`.
@@ -343,7 +343,7 @@ def test_an_extracted_dataset_tree_is_read_in_place(tmp_path):
 def test_not_llmbar_data_is_refused(tmp_path):
     from evalstats.errors import DataError
     from evalstats.report import ReportError
-    from evalstats.report._llmbar import check
+    from evalstats.report._llmbar import check  # private: the published-number check
 
     with pytest.raises(DataError, match="no LLMBar data"):
         check(tmp_path)

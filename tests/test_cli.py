@@ -129,7 +129,7 @@ def test_lazy_surface_is_the_whole_surface():
 
 def test_top_level_help_lists_every_command_with_its_own_help():
     """The help lines of the lazily registered commands match what their hooks register."""
-    from evalstats.cli import _HOOKED
+    from evalstats.cli import _HOOKED  # private: the lazily hooked commands' table
 
     def helps(parser):
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -228,7 +228,7 @@ def test_the_dispatcher_is_the_one_place_that_prints_an_error(monkeypatch, capsy
     def boom(args):
         raise DataError("a parser's complaint\n  over two lines", path="x.csv", line=3)
 
-    monkeypatch.setattr(cli, "_cmd_summary", boom)
+    monkeypatch.setattr(cli, "_cmd_summary", boom)  # private: a fault injected into one command
     assert main(["summary", "somewhere"]) == 2
     err = capsys.readouterr().err
     assert err == "evalstats summary: error: x.csv:3: a parser's complaint over two lines\n"

@@ -8,12 +8,12 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-from evalstats._schema import STATUS_DTYPE
-from evalstats._tidy import TIDY_COLUMNS
+from evalstats._schema import STATUS_DTYPE  # private: dtypes to build frames by hand
+from evalstats._tidy import TIDY_COLUMNS  # private: pins the result shape's column order
 from evalstats.errors import DataError
 from evalstats.stats.cost import (
     COST_METRICS,
-    _woodruff_median_interval,
+    _woodruff_median_interval,  # private: Woodruff core against its oracle
     agent_spend,
     bm_df_from_leverage,
     cost_ratios,

@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalstats.stats.cost import (  # the model check itself
+from evalstats.stats.cost import (
     GPQ_METHOD,
     LOGNORMAL_CHECK_ALPHA,
-    _lognormal_check,
+    _lognormal_check,  # private: the lognormal model check itself
     cost_ratios,
     total_ratio_draws,
 )
@@ -134,7 +134,9 @@ def test_clean_costs_keep_the_pivotal_interval_and_no_note():
 
 
 def test_cost_sentence_says_the_note():
-    from evalstats.report._sentences import _cost_sentence
+    from evalstats.report._sentences import (
+        _cost_sentence,  # private: a cost sentence at unreachable values
+    )
 
     task, x, y = _costs(3)
     x[[1, 11]] *= 10.0

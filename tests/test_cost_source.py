@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 import evalstats
-from evalstats.importers import from_table
-from evalstats.importers._common import write_data_dir
+from evalstats.importers import from_table, write_data_dir
 from evalstats.stats.cost import cost_ratios
 
 # Integration (slow: make test runs it, make check does not): computes the report per token source.
@@ -90,7 +89,9 @@ def test_sample_has_both_sources_and_reports_both():
 
 def test_an_unavailable_cost_is_said_with_its_reason():
     """Answer-only counts give no ratio: the exported sentence says so and why."""
-    from evalstats.report._sentences import _cost_sentence
+    from evalstats.report._sentences import (
+        _cost_sentence,  # private: a cost sentence at unreachable values
+    )
 
     why = "only answer-only token counts: 2 of 2 pairs lack a transcript"
     row = {

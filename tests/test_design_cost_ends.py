@@ -9,9 +9,13 @@ import pytest
 from scipy import stats
 
 # The fast path's private pieces, held to the public construction they replace.
-from evalstats.stats.cost import _GPQ_DRAWS, _gpq_base, gpq_interval
+from evalstats.stats.cost import (  # private: the GPQ interval core at its ends
+    _GPQ_DRAWS,
+    _gpq_base,
+    gpq_interval,
+)
 from evalstats.stats.design import (
-    _pivot_order_stats,
+    _pivot_order_stats,  # private: the order-statistics core at its ends
     ends_from_logs,
     lognormal_check_p,
     total_ratio_ends,

@@ -16,7 +16,7 @@ from scipy import stats
 # The large-design path's pieces are private: checked against rate_arrays and scipy here.
 from evalstats.stats import design, design_coverage
 from evalstats.stats.design import (
-    _features,
+    _features,  # private: the sums design's feature core
     config_pmf,
     configurations,
     interval_ends,

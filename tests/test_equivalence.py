@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.weightstats import DescrStatsW, ttost_ind, ttost_paired
 
-from evalstats._tidy import wide
+from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.stats import equivalence as eq
 from evalstats.stats.equivalence import (
     EquivalenceResult,

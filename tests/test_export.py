@@ -7,7 +7,6 @@ notebooks (the numbers are the same; the notebooks only display them).
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import math
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import evalstats.report as ex
+from evalstats.cli import build_parser
 from evalstats.errors import DataError
 
 # Integration (slow: make test runs it, make check does not): exports the sample's whole report.
@@ -160,8 +160,13 @@ def check_table(
     name: str, header: list[str], rows: list[list[str]], doc, digits, percent, paper=False
 ):
     """``paper``: the LaTeX view, its human column names and short judge names."""
-    from evalstats.report._export_names import judge_label
-    from evalstats.report._export_tables import _HEADERS, _ratio_name
+    from evalstats.report._export_names import (
+        judge_label,  # private: the export's judge naming rule, pinned
+    )
+    from evalstats.report._export_tables import (  # private: the export's header table, pinned
+        _HEADERS,
+        _ratio_name,
+    )
 
     back = {v: k for k, v in _HEADERS.items() if k != "n_tasks"}
     if name == "cost":
@@ -506,10 +511,7 @@ def test_export_writes_files(results_path, tmp_path):
 
 
 def test_cli_export(results_path, tmp_path, capsys):
-    from evalstats.report._export_cli import register
-
-    parser = argparse.ArgumentParser(prog="evalstats")
-    register(parser.add_subparsers(dest="command"))
+    parser = build_parser()
     args = parser.parse_args(
         [
             "export",
@@ -573,7 +575,9 @@ def test_missing_values_are_marked(doc):
 
 def _labels(doc) -> list[str]:
     """Every text in the exported tables that may hold digits (judge names, task ids, ...)."""
-    from evalstats.report._export_names import judge_label
+    from evalstats.report._export_names import (
+        judge_label,  # private: the export's judge naming rule, pinned
+    )
 
     out = set()
     for name in ("headline", "consensus", "agreement", "cost", "per_task"):

@@ -20,7 +20,12 @@ import pytest
 from fakellm import FakeLLM, make_data
 
 from evalstats.errors import DataError
-from evalstats.judging import JudgeOptions, _ratelimit, read_journal, run_judges
+from evalstats.judging import (
+    JudgeOptions,
+    _ratelimit,  # private: its module-level warning cache is reset per test
+    read_journal,
+    run_judges,
+)
 from evalstats.judging import journal as journal_module
 from evalstats.judging.batch import BatchError
 from evalstats.judging.journal import JournalWriteError

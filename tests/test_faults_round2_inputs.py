@@ -12,7 +12,13 @@ import pandas as pd
 import pytest
 
 from evalstats import rubrics
-from evalstats._csvsafe import neutralise_cell, restore_cell, restore_frame, safe_csv, safe_frame
+from evalstats._csvsafe import (  # private: the CSV formula neutraliser, directly
+    neutralise_cell,
+    restore_cell,
+    restore_frame,
+    safe_csv,
+    safe_frame,
+)
 from evalstats.cli import main
 from evalstats.errors import DataError
 from evalstats.importers import from_claude_code, from_inspect, from_table, parse_output

@@ -16,8 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalstats._csvsafe import FORMULA_STARTS
-from evalstats._validate import MAX_RESAMPLES, check_n_resamples
+from evalstats._csvsafe import FORMULA_STARTS  # private: the CSV formula neutraliser, directly
+from evalstats._validate import (  # private: the shared resample bound, asserted directly
+    MAX_RESAMPLES,
+    check_n_resamples,
+)
 from evalstats.errors import ParameterError
 from evalstats.plots import plot_task_heatmap
 from evalstats.records import read_table_raw, write_frame_atomic
@@ -29,10 +32,13 @@ from evalstats.report import (
     render_report,
     result_sentences,
 )
-from evalstats.report._export_tables import latex_table, markdown_table
-from evalstats.report._html import page
-from evalstats.report._kinds import check_parameters
-from evalstats.report._results import (
+from evalstats.report._export_tables import (  # private: hostile cells through the table writers directly
+    latex_table,
+    markdown_table,
+)
+from evalstats.report._html import page  # private: hostile text through the page writer directly
+from evalstats.report._kinds import check_parameters  # private: hostile parameters, directly
+from evalstats.report._results import (  # private: the results writer's hostile-input seams
     LOCK,
     MANIFEST,
     Results,
@@ -41,7 +47,11 @@ from evalstats.report._results import (
     record_outputs,
     render_lock,
 )
-from evalstats.report._untrusted import BIDI_CONTROLS, markdown_text, show_bidi
+from evalstats.report._untrusted import (  # private: the untrusted-text escaping, checked directly
+    BIDI_CONTROLS,
+    markdown_text,
+    show_bidi,
+)
 
 # Integration (slow: make test runs it, make check does not): renders and rewrites whole reports.
 pytestmark = pytest.mark.slow

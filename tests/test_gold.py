@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score, precision_recall_fscore_support
 
-from evalstats._tidy import wide
+from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.stats import clustered_agreement, gold_labels, judge_vs_gold, labeler_agreement
 
 OUT = np.array(["loss", "tie", "win"])

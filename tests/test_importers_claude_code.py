@@ -12,7 +12,6 @@ below are read back from the fixture files with ``json``, not typed twice.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 from pathlib import Path
@@ -21,8 +20,8 @@ import pytest
 
 import evalstats
 from evalstats import DataError
+from evalstats.cli import build_parser
 from evalstats.importers import format_problems, from_claude_code, parse_output
-from evalstats.importers._cli import register
 
 FIX = Path(__file__).parent / "fixtures" / "importers"
 OUT = FIX / "claude_code"
@@ -212,8 +211,7 @@ def test_json_output_without_model_needs_agent_model(tmp_path):
 
 
 def test_cli_import_claude_code(tmp_path, capsys):
-    parser = argparse.ArgumentParser(prog="evalstats")
-    register(parser.add_subparsers(dest="command"))
+    parser = build_parser()
     out = tmp_path / "data"
     args = parser.parse_args(
         [

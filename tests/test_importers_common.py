@@ -10,7 +10,10 @@ import pytest
 
 from evalstats import EvalstatsError
 from evalstats.importers import Problem, Source, format_problems, from_inspect
-from evalstats.importers._common import arm_mapper, file_tool_keys
+from evalstats.importers._common import (  # private: the shared importer helpers at edge cases
+    arm_mapper,
+    file_tool_keys,
+)
 
 PKG = Path(__file__).resolve().parents[1] / "evalstats" / "importers"
 # DESIGN.md: importers sit beside records, above errors/_schema; only the CLI imports them.

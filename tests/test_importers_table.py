@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import doctest
 import json
 from pathlib import Path
@@ -12,8 +11,8 @@ import pytest
 
 import evalstats
 from evalstats import DataError
+from evalstats.cli import build_parser
 from evalstats.importers import from_table
-from evalstats.importers._cli import register
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"
@@ -124,8 +123,7 @@ def test_runs_only_table_needs_tasks(tmp_path):
 
 def test_cli_import_table(tmp_path, capsys, monkeypatch):
     src = _write(_foreign(tmp_path), tmp_path / "results.csv")
-    parser = argparse.ArgumentParser(prog="evalstats")
-    register(parser.add_subparsers(dest="command"))
+    parser = build_parser()
     out = tmp_path / "data"
     argv = [
         "import",
@@ -150,7 +148,12 @@ def test_cli_import_table(tmp_path, capsys, monkeypatch):
 
 def test_docstring_examples_run(monkeypatch):
     from evalstats import importers
-    from evalstats.importers import _claude_code, _common, _inspect, _table
+    from evalstats.importers import (  # private: runs each private module's doctests
+        _claude_code,
+        _common,
+        _inspect,
+        _table,
+    )
 
     monkeypatch.chdir(ROOT)  # the examples read data/sample like a user in the project
     for module in (importers, _common, _inspect, _claude_code, _table):

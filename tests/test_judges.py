@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
 import evalstats
-from evalstats._tidy import TIDY_COLUMNS, wide
+from evalstats._tidy import TIDY_COLUMNS, wide  # private: pins result columns; no public wide view
 from evalstats.frames import load_frame
 from evalstats.stats.agreement import consensus
 from evalstats.stats.agreement import judge_agreement as _long_agreement
@@ -235,7 +235,10 @@ def test_needs_two_judges_and_a_rubric(frame3):
 
 def test_disagreement_is_the_shared_rule(frame3):
     """The trigger and the counts are the ones evalstats._disagreement defines for every layer."""
-    from evalstats._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
+    from evalstats._disagreement import (  # private: the shared trigger rule
+        DISAGREEMENT_TRIGGER,
+        disagreement_counts,
+    )
     from evalstats.frames import wide_by_judge
     from evalstats.stats.agreement import SEED_DISAGREEMENT_TRIGGER
 

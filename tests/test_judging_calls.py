@@ -9,7 +9,7 @@ import pytest
 from fakellm import FakeLLM, make_data
 
 from evalstats import rubrics
-from evalstats._schema import JUDGMENT_FIELDS
+from evalstats._schema import JUDGMENT_FIELDS  # private: the journal line's field contract, pinned
 from evalstats.errors import ParseError
 from evalstats.judging import JudgeOptions, MissingKeyError, read_journal, run_judges
 

@@ -6,7 +6,6 @@ Real SDK clients (strict validation) against the loopback fake in ``fakellm.py``
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import os
@@ -14,7 +13,7 @@ import os
 import pytest
 from fakellm import ANSWERED_BAD, FAULT_KINDS, HOSTILE_KINDS, FakeLLM, make_data
 
-from evalstats.cli import main
+from evalstats.cli import build_parser, main
 from evalstats.judging import (
     Journal,
     JournalLockedError,
@@ -24,7 +23,6 @@ from evalstats.judging import (
     redact,
     run_judges,
 )
-from evalstats.judging._cli import register
 from evalstats.judging.providers import MAX_BODY_BYTES
 
 # Integration (slow: make test runs it, make check does not): judges through both SDKs against hostile answers.
@@ -323,8 +321,7 @@ def _snapshot(folder):
 
 def test_cli_dry_run_and_missing_key_write_nothing(fake, tmp_path, monkeypatch, capsys):
     data = _data_dir(tmp_path)
-    parser = argparse.ArgumentParser(prog="evalstats")
-    register(parser.add_subparsers(dest="command"))
+    parser = build_parser()
     argv = ["judge", str(data), "--rubric", "with-without", "--judge", JUDGES["openai"]]
     before = _snapshot(data)
     args = parser.parse_args([*argv, "--dry-run", "--no-progress"])
@@ -389,7 +386,11 @@ def test_429_left_after_sdk_retries_goes_back_in_the_queue(fake, tmp_path, provi
 
 
 def test_rate_limit_headers_are_read():
-    from evalstats.judging._ratelimit import Throttle, parse_reset, retry_after
+    from evalstats.judging._ratelimit import (  # private: headers a fake server never sends
+        Throttle,
+        parse_reset,
+        retry_after,
+    )
 
     assert retry_after({"retry-after-ms": "250", "retry-after": "3"}) == 0.25
     assert retry_after({"retry-after": "3"}) == 3.0

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 
 import pytest
 from fakellm import FakeLLM, make_data
 
-from evalstats._schema import ORDERS
+from evalstats.cli import build_parser
 from evalstats.errors import ParameterError
 from evalstats.judging import (
     Journal,
@@ -21,11 +20,12 @@ from evalstats.judging import (
     read_journal,
     run_judges,
 )
-from evalstats.judging._cli import register
 from evalstats.judging.providers import scrub
 
 # Integration (slow: make test runs it, make check does not): judges through both SDKs and resumes.
 pytestmark = pytest.mark.slow
+
+ORDERS = ("with_first", "without_first")  # the data contract's blind-rubric orders
 
 KEY = "sk-test-RECOGNISABLE-KEY-4242424242"
 STRICT = {"_strict_response_validation": True}
@@ -408,8 +408,7 @@ def test_cli_judge(fake, tmp_path, capsys):
                 }
             )
     pd.DataFrame(runs).to_json(data / "runs.jsonl", orient="records", lines=True)
-    parser = argparse.ArgumentParser(prog="evalstats")
-    register(parser.add_subparsers(dest="command"))
+    parser = build_parser()
     argv = [
         "judge",
         str(data),

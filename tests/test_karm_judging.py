@@ -3,7 +3,6 @@ the simulated K-arm directory and the pairwise frame of a data directory."""
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from collections import Counter
@@ -16,11 +15,11 @@ from karm_dir import import_hand_karm, write_hand_karm
 
 import evalstats
 from evalstats import rubrics
+from evalstats.cli import build_parser
 from evalstats.errors import DataError, ParameterError
 from evalstats.judging import JudgeOptions, plan_calls, read_journal, run_judges
-from evalstats.judging._calls import Unit
-from evalstats.judging._cli import register
-from evalstats.judging._planning import call_key
+from evalstats.judging._calls import Unit  # private: pins the call key of a hand-made unit
+from evalstats.judging._planning import call_key  # private: pins the call key of a hand-made unit
 from evalstats.judging.providers import parse_judge
 from evalstats.methodology import audit
 from evalstats.records import Arms, arm_pairs, load_judgments, pair_runs
@@ -221,8 +220,7 @@ def test_k_arm_directory_judged_and_resumed_after_a_kill(fake, tmp_path):
 def test_cli_pairs_dry_run(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     d = _karm_dir(tmp_path)
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers(dest="command"))
+    parser = build_parser()
     args = parser.parse_args(
         [
             "judge",

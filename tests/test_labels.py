@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalstats import _label_cli
+from evalstats.cli import build_parser
 from evalstats.errors import DataError, ParameterError
 from evalstats.labelsheet import draw_sample, draw_sheet, key_path, merge_labels, read_sheet
 from evalstats.records import has_provenance, load_dir, load_labels, write_labels
@@ -81,10 +81,7 @@ def test_round_trip_deblinds_both_orders(data_dir: Path, tmp_path: Path) -> None
 
 
 def test_cli_draw_and_read(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="evalstats")
-    _label_cli.register(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser()
     sheet = tmp_path / "s.csv"
     args = parser.parse_args(["label", str(data_dir), "-n", "5", "--seed", "3", "-o", str(sheet)])
     assert args.func(args) == 0

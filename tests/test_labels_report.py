@@ -6,7 +6,6 @@ with ``evalstats label``, filled in, read back with ``evalstats label --read``.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from pathlib import Path
 
@@ -16,15 +15,22 @@ import pytest
 from sklearn.metrics import accuracy_score, confusion_matrix
 from statsmodels.stats.proportion import samplesize_confint_proportion
 
-from evalstats import _label_cli
+from evalstats.cli import build_parser
 from evalstats.errors import DataError
 from evalstats.frames import verdict_frame
 from evalstats.labelsheet import SHEET_COLUMNS, draw_sheet
 from evalstats.records import load_dir
-from evalstats.report._eval_common import _child_rng
-from evalstats.report._eval_labels import SHARPER, _labels, labels_needed
-from evalstats.report._evaluation import load
-from evalstats.report._kinds import Context, Unavailable
+from evalstats.report import Unavailable
+from evalstats.report._eval_common import (
+    _child_rng,  # private: section internals, hand-made context
+)
+from evalstats.report._eval_labels import (  # private: section internals, hand-made context
+    SHARPER,
+    _labels,
+    labels_needed,
+)
+from evalstats.report._evaluation import load  # private: section internals, hand-made context
+from evalstats.report._kinds import Context  # private: section internals, hand-made context
 from evalstats.stats.agreement import gold_labels
 from evalstats.stats.ppi import ppi_win_rates
 
@@ -36,8 +42,7 @@ VERDICTS = ["A", "B", "tie", "A", "A", "B", "A", "tie", "B", "A"]
 
 
 def _cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="evalstats")
-    _label_cli.register(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser()
     args = parser.parse_args(argv)
     return int(args.func(args))
 
@@ -169,7 +174,7 @@ def test_section_numbers_match_oracles(labelled_ctx: Context) -> None:
 
 
 def test_headline_names_its_estimate(labelled_ctx: Context) -> None:
-    from evalstats.report._eval_report import _headline
+    from evalstats.report._eval_report import _headline  # private: the headline text, in isolation
 
     ctx = labelled_ctx
     ctx.tables.update(_headline(ctx))
@@ -200,10 +205,12 @@ def test_labels_needed_refuses_nonsense() -> None:
 def test_card_names_the_estimate(labelled_ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
-    import evalstats.report._display_plan as dp
-    import evalstats.report._sentences as sentences
-    from evalstats.report._eval_labels import estimate_note
-    from evalstats.report._eval_report import _headline
+    import evalstats.report._display_plan as dp  # private: a display seam monkeypatched to capture output
+    import evalstats.report._sentences as sentences  # private: seams monkeypatched to isolate the card's text
+    from evalstats.report._eval_labels import (
+        estimate_note,  # private: the card's estimate note, in isolation
+    )
+    from evalstats.report._eval_report import _headline  # private: the headline text, in isolation
 
     ctx = labelled_ctx
     ctx.tables.update(_headline(ctx))

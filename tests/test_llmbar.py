@@ -11,7 +11,7 @@ import pytest
 from conftest import shared_path
 from sklearn.metrics import cohen_kappa_score
 
-from evalstats._tidy import wide
+from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.adapters import llmbar
 
 SUBSETS = ("LLMBar/Natural", "LLMBar/Adversarial/Neighbor", "Processed/MT-Bench")

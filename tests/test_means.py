@@ -8,7 +8,7 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats as sps
 
-from evalstats._tidy import TIDY_COLUMNS, with_detail
+from evalstats._tidy import TIDY_COLUMNS, with_detail  # private: pins result columns, detail join
 from evalstats.errors import DataError
 from evalstats.stats.rates import cluster_mean as _long_cluster_mean
 

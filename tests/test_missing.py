@@ -12,8 +12,8 @@ from scipy import stats
 
 import evalstats
 from evalstats import DataError
-from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
-from evalstats._tidy import wide
+from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE  # private: dtypes to build frames by hand
+from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.stats.rates import (
     FILLINGS,
     RATE_NAMES,

@@ -194,7 +194,7 @@ def test_non_ok_rows_are_counted_not_fitted_and_bad_input_raises():
 @pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is not in this checkout")
 @pytest.mark.parametrize("rubric", ["blind-pair", "with-without"])
 def test_on_the_sample_beside_the_design_based_win_rates(rubric):
-    from evalstats._tidy import wide
+    from evalstats._tidy import wide  # private: no public wide view of a result
     from evalstats.frames import load_frame
     from evalstats.stats.rates import win_rates
 

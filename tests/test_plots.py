@@ -22,10 +22,14 @@ from matplotlib.figure import Figure
 from scipy import stats as sps
 
 import evalstats
+import evalstats.rubrics
 from evalstats import plots
-from evalstats._schema import BLIND_DIMENSIONS
-from evalstats.plots._heatmap import _CELL_CATEGORIES
+from evalstats.plots._heatmap import (
+    _CELL_CATEGORIES,  # private: the heatmap's cell categories, pinned
+)
 from evalstats.stats.rates import dimension_means
+
+BLIND_DIMENSIONS = evalstats.rubrics.get("blind-pair").dimensions
 
 RATE_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win")
 
@@ -471,7 +475,7 @@ def test_layout_without_a_draw_gives_the_files_a_full_layout_draw_gives():
     bars, rotated tick labels and titles."""
     import pickle
 
-    from evalstats.plots._style import STYLE
+    from evalstats.plots._style import STYLE  # private: the shared figure style, pinned
 
     def by_drawing(fig):
         with matplotlib.rc_context(STYLE):

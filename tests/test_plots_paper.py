@@ -20,7 +20,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from evalstats import plots
-from evalstats._tidy import wide
+from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.frames import load_frame, select_rubric
 from evalstats.stats import dimension_means, win_rates
 

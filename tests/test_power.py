@@ -12,7 +12,7 @@ from statsmodels.stats.power import TTestPower
 from evalstats.simulation import draw_outcomes
 from evalstats.stats.power import (
     PowerResult,
-    _bvn_excess,  # the bivariate-normal integral, against scipy
+    _bvn_excess,  # private: the bivariate-normal integral, against scipy
     mde_curve,
     min_detectable_net_win,
     outcome_icc,

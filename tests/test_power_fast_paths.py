@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from evalstats.stats.models import latent_thresholds
-from evalstats.stats.power import (  # the simulation's pieces, against rate_arrays
+from evalstats.stats.power import (  # private: the simulation's pieces, against rate_arrays
     _latent_draw,
     _simulated_rejections,
     simulated_power,

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalstats._tidy import wide
+from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.records import EvalstatsWarning
 from evalstats.stats.ppi import ppi_win_rates as _long_ppi
 

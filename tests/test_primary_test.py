@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from evalstats._tidy import TIDY_COLUMNS, ResultFrame
+from evalstats._tidy import TIDY_COLUMNS, ResultFrame  # private: builds and pins a result by hand
 from evalstats.report import table_view
 from evalstats.stats.equivalence import declared_test
 
@@ -496,7 +496,9 @@ def test_consensus_rows_in_design_coverage():
 
 
 def test_coverage_notes_are_appended_to_the_table():
-    from evalstats.report._eval_report import _with_coverage_notes
+    from evalstats.report._eval_report import (
+        _with_coverage_notes,  # private: the coverage notes at designs the sample lacks
+    )
 
     table = pd.DataFrame(
         {"rubric": ["r", "r"], "judge": ["consensus:unanimous", "a"], "ci_note": ["", "x"]}
@@ -518,7 +520,9 @@ def test_without_plan_nothing_published_moves(monkeypatch):
     """results.json of the sample with the new section and rows switched off equals today's
     but for the new key (``unavailable.primary_test``) and the consensus rows of
     ``design_coverage``."""
-    from evalstats.report import _evaluation as ev
+    from evalstats.report import (
+        _evaluation as ev,  # private: fault seams monkeypatched into the evaluation
+    )
     from evalstats.report import compute_results
 
     new = compute_results(SAMPLE, **PARAMS).to_json()

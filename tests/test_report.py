@@ -25,7 +25,7 @@ from evalstats.report import (
     PARAMETERS,
     ReportError,
     Results,
-    _html,
+    _html,  # private: the notebook body sanitiser on hostile output
     compute_methodology,
     compute_results,
     dump_json,
@@ -519,7 +519,10 @@ def test_figure_files_in_the_formats_asked_for(tmp_path):
     from matplotlib.figure import Figure
     from PIL import Image
 
-    from evalstats.report._figures import DEFAULT_FORMATS, write_figure
+    from evalstats.report._figures import (  # private: the figure writer's formats, directly
+        DEFAULT_FORMATS,
+        write_figure,
+    )
 
     def fig():
         f = Figure(figsize=(3, 2), layout="constrained")
@@ -557,7 +560,10 @@ def test_a_failing_cell_names_the_notebook_and_cell_and_keeps_the_copy(tmp_path)
     """Two notebooks run in order in one kernel (the second sees what the first set, which
     is why each page sets its own parameters); a failing cell is one ReportError naming the
     notebook and the cell, and the executed copy is written beside the report."""
-    from evalstats.report._render import _kernel_env, execute_notebooks
+    from evalstats.report._render import (  # private: the kernel's environment, directly
+        _kernel_env,
+        execute_notebooks,
+    )
 
     first = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 41")])
     second = nbformat.v4.new_notebook(

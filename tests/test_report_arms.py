@@ -34,7 +34,9 @@ from evalstats.report import (
     show_provenance,
     table_view,
 )
-from evalstats.report import _display as display_module
+from evalstats.report import (
+    _display as display_module,  # private: the display seam monkeypatched to capture output
+)
 
 # Integration (slow: make test runs it, make check does not): renders the report with named arms.
 pytestmark = pytest.mark.slow

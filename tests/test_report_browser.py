@@ -227,7 +227,11 @@ def test_a_very_wide_table_fits_at_1024px(browser, tmp_path):
     import numpy as np
     import pandas as pd
 
-    from evalstats.report import _html, merge_ci, table_html
+    from evalstats.report import (
+        _html,  # private: the page writer's internals on hostile tables
+        merge_ci,
+        table_html,
+    )
 
     rng = np.random.default_rng(0)
     stats = {}
@@ -354,7 +358,9 @@ def test_balanced_cuts_match_a_brute_force_search():
 
     import numpy as np
 
-    from evalstats.report._display import _balanced_cuts
+    from evalstats.report._display import (
+        _balanced_cuts,  # private: the table splitter at widths no report reaches
+    )
 
     rng = np.random.default_rng(3)
     for _ in range(60):

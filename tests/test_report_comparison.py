@@ -34,7 +34,9 @@ def res(karm):
 
 
 def test_three_arms_are_an_evaluation_with_a_comparison_page(karm):
-    from evalstats.report._kinds import prepare
+    from evalstats.report._kinds import (
+        prepare,  # private: which pages a kind plans, without rendering
+    )
 
     assert detect_kind(karm) == "evaluation"
     assert detect_kind("data/sample") == "evaluation"
@@ -166,8 +168,7 @@ def test_latex_macros_hold_every_pair_and_arm_cost(res):
 def test_notebook_parameters_cell_matches_the_kind():
     import nbformat
 
-    from evalstats.report import REPORT_KINDS
-    from evalstats.report._render import notebook_path
+    from evalstats.report import REPORT_KINDS, notebook_path
 
     kind = REPORT_KINDS["evaluation"]
     nb = nbformat.read(notebook_path("comparison.ipynb"), as_version=4)

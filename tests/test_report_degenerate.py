@@ -93,7 +93,9 @@ def test_degenerate_design_computes(name: str, tmp_path: Path) -> None:
 def test_a_figure_that_cannot_be_drawn_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     """A plot function refusing the data is reported on the page, not raised."""
     import evalstats.plots
-    from evalstats.report import _display
+    from evalstats.report import (
+        _display,  # private: the display seam monkeypatched to capture output
+    )
 
     def refuses(frame):
         raise ValueError("need at least two tasks to draw")

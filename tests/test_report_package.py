@@ -15,7 +15,7 @@ import pytest
 from conftest import first_difference, shared_path
 
 from evalstats import plots
-from evalstats.report import (
+from evalstats.report import (  # private: kind list and sanitiser, directly
     REPORT_KINDS,
     ReportError,
     _cli,

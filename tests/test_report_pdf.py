@@ -22,8 +22,11 @@ import pypdf
 import pytest
 
 from evalstats import cli
-from evalstats.report import ReportError, _pdf
-from evalstats.report._results import MANIFEST, clear_previous_outputs
+from evalstats.report import ReportError, _pdf  # private: browser discovery, no browser needed
+from evalstats.report._results import (  # private: the output manifest and cleanup, directly
+    MANIFEST,
+    clear_previous_outputs,
+)
 
 HERE = Path(__file__).resolve().parent
 # Letter and A4, in PDF points.

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalstats._tidy import wide
+from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.plan import load_plan
 from evalstats.report import compute_methodology, compute_results, render_report, table_view
 
@@ -189,7 +189,9 @@ def test_consensus_primary_adds_the_plans_rule(tmp_path):
 
 def test_primary_not_in_the_selection_is_said(planned):
     from evalstats.report import headline_paragraph
-    from evalstats.report._display_plan import plan_sentence
+    from evalstats.report._display_plan import (
+        plan_sentence,  # private: the plan sentence at plans the sample lacks
+    )
 
     res = compute_results(planned, judges=["anthropic:claude-sonnet-4-20250514"], **PARAMS)
     assert not table_view(res, "headline")["primary"].any()
@@ -199,7 +201,9 @@ def test_primary_not_in_the_selection_is_said(planned):
 
 def test_cost_ratio_primary_points_at_the_cost_table(tmp_path):
     from evalstats.report import headline_paragraph
-    from evalstats.report._display_plan import plan_sentence
+    from evalstats.report._display_plan import (
+        plan_sentence,  # private: the plan sentence at plans the sample lacks
+    )
 
     text = PLAN_TOML.replace('statistic = "net_win"', 'statistic = "tokens_total_ratio"')
     text = text.replace('margin_kind = "non-inferiority"\n', "").replace("margin = 0.10\n", "")

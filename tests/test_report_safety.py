@@ -21,7 +21,7 @@ import pytest
 
 from evalstats import simulate
 from evalstats.report import render_report
-from evalstats.report._results import MANIFEST
+from evalstats.report._results import MANIFEST  # private: the output manifest's name, pinned
 
 # No "sk-" prefix: the scrubbing must not depend on what a key looks like.
 FAKE_KEY = "zz-test-Q7fK2mN9pL4xW8vR3tY6uB1cD5eH0jA"

@@ -27,7 +27,7 @@ from conftest import make_run, make_task, write_jsonl
 
 import evalstats
 import evalstats.stats
-from evalstats._display import MAX_ITEMS, ResultDisplay
+from evalstats._display import MAX_ITEMS, ResultDisplay  # private: the repr's limits, pinned
 from evalstats.frames import load_frame
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"

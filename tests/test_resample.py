@@ -11,7 +11,7 @@ from scipy import stats
 
 # _pack_plan and _sum_chunk are private: the bit-packed sums must equal the plain ones, a
 # property of the fast path that no public result shows apart from the other paths.
-from evalstats.stats.resample import (
+from evalstats.stats.resample import (  # private: resampling cores at scales not exposed
     BootstrapResult,
     _pack_plan,
     _sum_chunk,

@@ -16,8 +16,8 @@ import scipy.linalg as sl
 import statsmodels.api as sm
 from scipy import stats
 
-from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
-from evalstats._tidy import wide
+from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE  # private: dtypes to build frames by hand
+from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.stats.rates import (
     RATE_NAMES,
     anova_icc,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import sys
 import tomllib
@@ -16,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalstats import rubrics
+from evalstats.cli import build_parser
 from evalstats.errors import DataError, EvalstatsError, ParseError
-from evalstats.rubrics._cli import register
 
 SEED_FILES = {"with-without": "with-without.r1.toml", "blind-pair": "blind-pair.r1.toml"}
 
@@ -118,8 +117,7 @@ def test_fuzz_file_rubric_reads_like_the_builtin(data):
 def _cli(*argv: str) -> tuple[int, str]:
     import io
 
-    parser = argparse.ArgumentParser(prog="evalstats")
-    register(parser.add_subparsers(dest="command"))
+    parser = build_parser()
     args = parser.parse_args(list(argv))
     buf = io.StringIO()
     try:

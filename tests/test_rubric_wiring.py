@@ -220,7 +220,9 @@ def test_unknown_rubric_is_a_data_error_with_file_and_line(fake, tmp_path):
     frame = load_frame(data, rubrics=[path])
     assert (frame["status"].astype(str) == "ok").all()
     with pytest.raises(KeyError, match="unknown rubric 'nope'"):
-        from evalstats.judging._cli import resolve_rubric
+        from evalstats.judging._cli import (
+            resolve_rubric,  # private: the judge command's rubric lookup, directly
+        )
 
         resolve_rubric("nope", data)
 

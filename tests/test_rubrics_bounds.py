@@ -15,7 +15,10 @@ import pytest
 
 from evalstats import rubrics
 from evalstats.errors import ParseError
-from evalstats.rubrics._lenient_json import MAX_CHARS, find_objects
+from evalstats.rubrics._lenient_json import (  # private: the lenient JSON scanner's bounds, directly
+    MAX_CHARS,
+    find_objects,
+)
 
 N = 480_000  # just under MAX_CHARS, the largest text the reader accepts
 

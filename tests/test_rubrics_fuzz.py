@@ -13,9 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import evalstats.rubrics
 from evalstats import rubrics
-from evalstats._schema import BLIND_DIMENSIONS
 from evalstats.errors import ParseError
+
+BLIND_DIMENSIONS = evalstats.rubrics.get("blind-pair").dimensions
 
 WW = rubrics.get("with-without")
 BP = rubrics.get("blind-pair")

@@ -13,11 +13,13 @@ import pytest
 from scipy import stats
 
 import evalstats
+import evalstats.rubrics
 from evalstats import simulation
-from evalstats._schema import BLIND_DIMENSIONS
 from evalstats.errors import ParameterError
 from evalstats.simulation import DEFAULT_DIMENSION_NOISE, draw_outcomes
 from evalstats.stats.rates import dimension_means
+
+BLIND_DIMENSIONS = evalstats.rubrics.get("blind-pair").dimensions
 
 
 def test_marginals_equal_truth_for_every_judge():
@@ -285,7 +287,11 @@ def test_dimension_parameters_change_only_the_dimension_scores(tmp_path):
 def test_true_dimension_differences_against_monte_carlo(tmp_path):
     # The exact expectation (normal CDF sums) against brute-force draws of the score model as
     # the module docstring states it.
-    from evalstats.simulation import _DIMENSION_LEVEL, _DIMENSION_LOADING, _LEVEL_SD
+    from evalstats.simulation import (  # private: the score model's constants, for the oracle
+        _DIMENSION_LEVEL,
+        _DIMENSION_LOADING,
+        _LEVEL_SD,
+    )
 
     effects = {
         "correctness": 1.8,

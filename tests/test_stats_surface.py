@@ -22,7 +22,7 @@ import pytest
 
 import evalstats
 import evalstats.stats as st
-from evalstats._surface import lazy_surface
+from evalstats._surface import lazy_surface  # private: the surface table is what this test checks
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "docs" / "reference.md"

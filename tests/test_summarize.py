@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import evalstats
-from evalstats._tidy import wide
+from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.frames import load_frame
 from evalstats.stats.formatting import (
     format_interval,

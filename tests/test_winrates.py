@@ -13,8 +13,8 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 import evalstats
-from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE
-from evalstats._tidy import TIDY_COLUMNS, wide
+from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE  # private: dtypes to build frames by hand
+from evalstats._tidy import TIDY_COLUMNS, wide  # private: pins result columns; no public wide view
 from evalstats.errors import DataError
 from evalstats.stats import design as coverage
 from evalstats.stats.rates import (
@@ -545,7 +545,9 @@ def test_n_pairs_counts_pairs_not_pair_orders() -> None:
 
 
 def test_n_pairs_of_the_sample_names_pairs_in_the_headline_figure() -> None:
-    from evalstats._display import count_text
+    from evalstats._display import (
+        count_text,  # private: the count text at values results rarely reach
+    )
     from evalstats.frames import load_frame
 
     f = load_frame(Path(__file__).resolve().parents[1] / "data" / "sample")
