@@ -362,32 +362,35 @@ def _build_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     table["verdict"] = pd.Series(list(zip(outcome, error, strict=True)), dtype=object)
     return pairwise.verdict_frame(
         table,
-        item="instruction_id",
-        judge="annotator",
-        verdict="verdict",
+        _COLUMNS,
         outcome=_as_read,
-        sides=("generator_2", "generator_1"),
-        side_names=("model", "baseline"),
-        replicate="replicate",
         rubric=RUBRIC,
-        columns={
-            "judge_usd": "price_per_example",
-            "raw": "raw",
-            "judgment_id": "judgment_id",
-            "label": "label",
-        },
-        extra={
-            "dataset": ("dataset", "str"),
-            "preference": ("preference", "float64"),
-            "win_share": ("win_share", "float64"),
-            "len_with": ("len_output_2", "Int64"),
-            "len_without": ("len_output_1", "Int64"),
-            "judge_time_s": ("time_per_example", "float64"),
-        },
         sort_by=["model", "baseline", "task_id", "replicate", "judge"],
     )
 
 
+_COLUMNS = pairwise.PairwiseColumns(
+    item="instruction_id",
+    judge="annotator",
+    verdict="verdict",
+    sides=("generator_2", "generator_1"),
+    side_names=("model", "baseline"),
+    replicate="replicate",
+    fields={
+        "judge_usd": "price_per_example",
+        "raw": "raw",
+        "judgment_id": "judgment_id",
+        "label": "label",
+    },
+    extra={
+        "dataset": ("dataset", "str"),
+        "preference": ("preference", "float64"),
+        "win_share": ("win_share", "float64"),
+        "len_with": ("len_output_2", "Int64"),
+        "len_without": ("len_output_1", "Int64"),
+        "judge_time_s": ("time_per_example", "float64"),
+    },
+)
 _ROW_FIELDS = [
     "instruction_id",
     "generator_1",

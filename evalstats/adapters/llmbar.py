@@ -132,15 +132,12 @@ def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
     table = _verdict_rows(d, data)
     if table.empty:
         raise DataError("no evaluators/<judge>/<strategy>/result.json here", path=d)
-    frame = pairwise.verdict_frame(
-        table,
+    columns = pairwise.PairwiseColumns(
         item="item",
         judge="judge",
         verdict="winner",
-        outcome=_winner_rule,
         order="order",
-        rubric=RUBRIC,
-        columns={"raw": "raw", "judgment_id": "jid"},
+        fields={"raw": "raw", "judgment_id": "jid"},
         extra={
             "evaluator": ("evaluator", "str"),
             "strategy": ("strategy", "str"),
@@ -148,7 +145,9 @@ def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
             "len_without": ("len_without", "Int64"),
             "subset": ("subset", "str"),
         },
-        source=str(d),
+    )
+    frame = pairwise.verdict_frame(
+        table, columns, outcome=_winner_rule, rubric=RUBRIC, source=str(d)
     )
     gold = pd.DataFrame(
         {

@@ -119,15 +119,18 @@ def load(data_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
         annotators' verdicts (labelers ``annotator1..3``).
     """
     test, verdicts, tpath = _tables(data_dir)
-    frame = pairwise.verdict_frame(
-        verdicts,
+    columns = pairwise.PairwiseColumns(
         item="idx",
         judge="judge",
         verdict="verdict",
-        outcome=_verdict,
         sides=("model1", "model2"),
+        fields={"raw": "raw", "judgment_id": "jid"},
+    )
+    frame = pairwise.verdict_frame(
+        verdicts,
+        columns,
+        outcome=_verdict,
         rubric=RUBRIC,
-        columns={"raw": "raw", "judgment_id": "jid"},
         sort_by=["judge", "task_id"],
         source=str(Path(data_dir)),
     )
