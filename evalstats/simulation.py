@@ -299,6 +299,17 @@ def _true_dimension_differences(
     return out
 
 
+def _check_design(p: SimulationParams) -> None:
+    """The checks both simulations share: the sizes, the seed and the judges' names."""
+    check_positive_int(p.n_tasks, "n_tasks")
+    check_positive_int(p.n_replicates, "n_replicates")
+    check_seed(p.seed)
+    for judge in p.judges:
+        provider, _, model = str(judge).partition(":")
+        if not (provider and model):
+            raise ParameterError(f"a judge must be named 'provider:model', got {judge!r}")
+
+
 def _sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -330,13 +341,9 @@ def simulate(
     send them. Every judge's marginal win/tie/loss probabilities equal
     ``p_win``/``p_tie``/``p_loss`` (the model: ``docs/methods.md``, "Simulation").
 
-    Blind-pair judgments score each dimension with its own effect
-    (``dimension_effects``) and judge noise (``dimension_noise``), leaning with the
-    judge's verdict; ``truth.json["dimensions"]`` holds each dimension's parameters and
-    its ``true_difference`` (expected WITH − WITHOUT score on the 1–5 scale). The scores
-    are drawn from a child stream of ``seed``: changing the dimension parameters changes
-    only the scores inside the blind-pair ``raw`` texts, never a verdict, token count,
-    run or timestamp.
+    Blind-pair judgments score each dimension with its own effect (``dimension_effects``)
+    and noise (``dimension_noise``); ``truth.json["dimensions"]`` holds each one's
+    ``true_difference`` (expected WITH − WITHOUT score on the 1–5 scale).
 
     With ``arms=("none", "v1", "v2")`` it writes a K-arm directory: ``arms.toml``, runs of
     every arm and three-way judgments of every pair of arms with ``arm_a`` / ``arm_b``, from
@@ -382,17 +389,11 @@ def simulate(
 
     p = dataclasses.replace(params or SimulationParams(), **overrides)
     check_outcome_probs(p.p_win, p.p_tie, p.p_loss)
-    check_positive_int(p.n_tasks, "n_tasks")
-    check_positive_int(p.n_replicates, "n_replicates")
-    check_seed(p.seed)
+    _check_design(p)
     for name in ("over_budget_rate", "malformed_rate", "error_rate"):
         check_probability(getattr(p, name), name)
     if p.orders not in ("random", "both"):
         raise ParameterError(f"orders must be 'random' or 'both', got {p.orders!r}")
-    for judge in p.judges:
-        provider, _, model = str(judge).partition(":")
-        if not (provider and model):
-            raise ParameterError(f"a judge must be named 'provider:model', got {judge!r}")
     effects = _dimension_table(p.dimension_effects, DEFAULT_DIMENSION_EFFECTS, "dimension_effects")
     dim_noise = _dimension_table(p.dimension_noise, DEFAULT_DIMENSION_NOISE, "dimension_noise")
     p = dataclasses.replace(p, dimension_effects=effects, dimension_noise=dim_noise)
@@ -635,9 +636,7 @@ def _simulate_arms(out_dir: str | Path, params: SimulationParams, overrides: dic
         )
     design = _ArmDesign(**{k: overrides.pop(k) for k in ("arms", *_K_ARM_ONLY) if k in overrides})
     q = dataclasses.replace(params, **overrides)
-    check_positive_int(q.n_tasks, "n_tasks")
-    check_positive_int(q.n_replicates, "n_replicates")
-    check_seed(q.seed)
+    _check_design(q)
     n_tasks, n_replicates, judges, seed = q.n_tasks, q.n_replicates, q.judges, q.seed
     arms, reference, strengths = design.arms, design.reference, design.strengths
     task_sd, nu, token_ratios = design.task_sd, design.nu, design.token_ratios
@@ -668,10 +667,6 @@ def _simulate_arms(out_dir: str | Path, params: SimulationParams, overrides: dic
         raise ParameterError(f"token_ratios needs one positive value per arm ({len(ids)})")
     if not (task_sd >= 0 and nu > 0):
         raise ParameterError(f"task_sd must be >= 0 and nu > 0, got {task_sd}, {nu}")
-    for judge in judges:
-        provider, _, model = str(judge).partition(":")
-        if not (provider and model):
-            raise ParameterError(f"a judge must be named 'provider:model', got {judge!r}")
     gen = np.random.default_rng(seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
