@@ -28,7 +28,11 @@ from evalstats._tidy import wide as per_group  # private: no public wide view of
 from evalstats.adapters import alpaca_eval
 from evalstats.errors import DataError
 from evalstats.records import EvalstatsWarning
-from evalstats.stats import proportion_ci
+from evalstats.report._case_study import (  # private: the case study's own tables, small frames
+    judge_agreement_by_model,
+    leaderboard_row,
+)
+from evalstats.stats import models, proportion_ci
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 ALPACA = SHARED / "data" / "alpaca_eval"
@@ -73,7 +77,7 @@ def real_frame() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def real_board(real_frame) -> pd.DataFrame:
-    return alpaca_eval.leaderboard_row(real_frame)
+    return leaderboard_row(real_frame)
 
 
 # --------------------------------------------------------------------------- published rows
@@ -133,7 +137,7 @@ def test_real_frame_shape_and_schema(real_frame):
 
 
 def test_real_agreement_matches_an_independent_crosstab(real_frame):
-    agr = per_group(alpaca_eval.judge_agreement_by_model(real_frame, n_resamples=300, rng=0))
+    agr = per_group(judge_agreement_by_model(real_frame, n_resamples=300, rng=0))
     raw = _raw_records()
     raw["o"] = np.where(raw["preference"] > 1.5, 2, np.where(raw["preference"] == 1.5, 1, 0))
     for _, row in agr.iterrows():
@@ -260,7 +264,7 @@ def test_every_format_gives_the_same_frame(tmp_path):
 def test_synthetic_leaderboard_matches_alpaca_eval_definition(tmp_path):
     records = _synthetic(seed=3)
     frame = alpaca_eval.load(_write_jsonl(tmp_path / "a.jsonl.gz", records, gz=True))
-    board = alpaca_eval.leaderboard_row(frame)
+    board = leaderboard_row(frame)
     raw = pd.DataFrame(records)
     assert len(board) == 6  # 2 models x 3 annotators
     for (model, annotator), g in raw.groupby(["generator_2", "annotator"]):
@@ -290,7 +294,7 @@ def test_three_judges_agreement(tmp_path):
         ref = cohen_kappa_score(wide[row["judge_a"]], wide[row["judge_b"]])
         assert row["kappa"] == pytest.approx(ref, rel=1e-12)
         assert row["n"] == 60
-    both = per_group(alpaca_eval.judge_agreement_by_model(frame, n_resamples=200, rng=0))
+    both = per_group(judge_agreement_by_model(frame, n_resamples=200, rng=0))
     assert both.groupby("model").size().to_dict() == {"model-alpha": 4, "model-beta": 4}
     pd.testing.assert_series_equal(
         both.loc[both["model"] == "model-alpha", "kappa"].reset_index(drop=True),
@@ -340,7 +344,7 @@ def test_invalid_preferences_are_kept_and_not_counted(tmp_path):
     assert by_task.loc["i7", "outcome"] == "win" and by_task.loc["i8", "outcome"] == "loss"
     assert by_task["outcome"].isna().sum() == 4
     assert json.loads(by_task.loc["i0", "raw"]) == {"content": "structured output"}
-    board = alpaca_eval.leaderboard_row(frame).iloc[0]
+    board = leaderboard_row(frame).iloc[0]
     numeric = [1.0, 1.5, 0, 1.7, 1.2, 2.0]  # the valid ones, as AlpacaEval keeps them
     expected = _oracle(pd.Series(numeric))
     for col, value in expected.items():
@@ -375,7 +379,7 @@ def test_repeated_instruction_becomes_a_replicate_with_a_warning(tmp_path):
         frame = alpaca_eval.load(path)
     again = frame.loc[(frame["task_id"] == "inst002") & (frame["judge"] == "judge-one")]
     assert sorted(again["replicate"]) == [1, 2]
-    row = alpaca_eval.leaderboard_row(frame).set_index("annotator").loc["judge-one"]
+    row = leaderboard_row(frame).set_index("annotator").loc["judge-one"]
     assert row["n_total"] == 11 and row["n_clusters"] == 10
     # No warning without repeats.
     with warnings.catch_warnings():
@@ -461,7 +465,7 @@ def test_unreadable_inputs(tmp_path):
     with pytest.raises(ValueError, match="no annotation files"):
         alpaca_eval.load([])
     with pytest.raises(DataError, match="lacks column"):
-        alpaca_eval.leaderboard_row(pd.DataFrame({"model": ["m"]}))
+        leaderboard_row(pd.DataFrame({"model": ["m"]}))
 
 
 # --------------------------------------------------------------------------- length bias
@@ -473,7 +477,7 @@ def test_logistic_fit_matches_statsmodels(seed):
     n = 200 + 50 * seed
     x = rng.normal(500.0, 800.0, n)  # character differences: large units
     y = (rng.uniform(size=n) < special.expit(-1.0 + 0.002 * x)).astype(int)
-    fit = alpaca_eval.logistic_fit(x, y, confidence=0.9)
+    fit = models.logistic_fit(x, y, confidence=0.9)
     ref = sm.Logit(y, sm.add_constant(x)).fit(disp=0)
     assert fit.converged
     assert (fit.intercept, fit.slope) == pytest.approx(tuple(ref.params), rel=1e-7)
@@ -486,21 +490,21 @@ def test_logistic_fit_matches_statsmodels(seed):
 
 
 def test_logistic_fit_degenerate_inputs():
-    sep = alpaca_eval.logistic_fit([1, 2, 3, 4, 5, 6], [0, 0, 0, 1, 1, 1])
+    sep = models.logistic_fit([1, 2, 3, 4, 5, 6], [0, 0, 0, 1, 1, 1])
     assert not sep.converged and math.isnan(sep.slope)
-    const = alpaca_eval.logistic_fit([1, 2, 3], [0, 0, 0])
+    const = models.logistic_fit([1, 2, 3], [0, 0, 0])
     assert not const.converged and math.isnan(const.slope)
     with pytest.raises(ValueError, match="0 or 1"):
-        alpaca_eval.logistic_fit([1, 2], [0, 2])
+        models.logistic_fit([1, 2], [0, 2])
     with pytest.raises(ValueError, match="differ"):
-        alpaca_eval.logistic_fit([1, 2, 3], [0, 1])
+        models.logistic_fit([1, 2, 3], [0, 1])
 
 
 @pytest.mark.parametrize("measure", ["log_ratio", "diff"])
 def test_length_bias_bins_and_slope(tmp_path, measure):
     records = _synthetic(seed=2, n=80)
     frame = alpaca_eval.load(_write_jsonl(tmp_path / "a.jsonl", records))
-    lb = alpaca_eval.length_bias(frame, bins=4, x=measure)
+    lb = models.length_bias(frame, bins=4, x=measure)
     assert set(lb["x"]) == {measure}
     raw = pd.DataFrame(records)
     raw["x"] = (
@@ -524,12 +528,12 @@ def test_length_bias_bins_and_slope(tmp_path, measure):
         assert part["slope_se"].iloc[0] == pytest.approx(ref.bse[1], rel=1e-6)
         assert part["n_group"].iloc[0] == len(g)
     # Fixed edges are shared by all groups; verdicts outside them are not binned.
-    fixed = alpaca_eval.length_bias(frame, bins=[-1.0, 0.0, 1.0], x="log_ratio")
+    fixed = models.length_bias(frame, bins=[-1.0, 0.0, 1.0], x="log_ratio")
     assert fixed["bin"].max() == 2 and (fixed["x_low"].unique() == [-1.0, 0.0]).all()
 
 
 def test_length_bias_on_real_data_shows_judges_prefer_longer_answers(real_frame):
-    lb = alpaca_eval.length_bias(real_frame, bins=5)
+    lb = models.length_bias(real_frame, bins=5)
     slopes = lb.drop_duplicates(["model", "judge"])
     assert len(slopes) == 4
     assert (slopes["n_group"] == 805).all()
@@ -539,11 +543,11 @@ def test_length_bias_on_real_data_shows_judges_prefer_longer_answers(real_frame)
 def test_length_bias_validation(tmp_path):
     frame = alpaca_eval.load(_write_jsonl(tmp_path / "a.jsonl", _synthetic(n=10)))
     with pytest.raises(ValueError, match="x must be"):
-        alpaca_eval.length_bias(frame, x="ratio")
+        models.length_bias(frame, x="ratio")
     with pytest.raises(ValueError, match="bins"):
-        alpaca_eval.length_bias(frame, bins=[1.0, 0.0])
+        models.length_bias(frame, bins=[1.0, 0.0])
     with pytest.raises(ValueError, match="bins"):
-        alpaca_eval.length_bias(frame, bins=0)
+        models.length_bias(frame, bins=0)
 
 
 def test_edge_groups_and_empty_files(tmp_path):
@@ -552,9 +556,7 @@ def test_edge_groups_and_empty_files(tmp_path):
         _record(instruction_id="a", annotator="k", preference=2.0),
         _record(instruction_id="c", annotator="k", preference=1.0),
     ]
-    board = alpaca_eval.leaderboard_row(
-        alpaca_eval.load(_write_jsonl(tmp_path / "a.jsonl", records))
-    )
+    board = leaderboard_row(alpaca_eval.load(_write_jsonl(tmp_path / "a.jsonl", records)))
     only_invalid = board.set_index("annotator").loc["j"]
     assert only_invalid["n_total"] == 0 and only_invalid["n_invalid"] == 1
     assert np.isnan(only_invalid["win_rate"])
@@ -565,4 +567,4 @@ def test_edge_groups_and_empty_files(tmp_path):
     empty = alpaca_eval.load(_write_json_array(tmp_path / "empty.json", []))
     assert empty.empty and list(empty.columns) == [*VERDICT_COLUMNS, *alpaca_eval.EXTRA_COLUMNS]
     with pytest.raises(ValueError, match="no annotations"):
-        alpaca_eval.leaderboard_row(empty)
+        leaderboard_row(empty)

@@ -168,10 +168,11 @@ def test_layout_follows_rcparams_font_size(figures, width, font_size):
 @pytest.mark.parametrize("width", WIDTHS)
 def test_length_bias_lays_out_without_overlap(width):
     from evalstats.adapters import alpaca_eval
+    from evalstats.stats import models
 
     paths = sorted(SHARED.glob("*.annotations.jsonl.gz"))
     frame = alpaca_eval.load(paths)
-    table = alpaca_eval.length_bias(frame, bins=5)
+    table = models.length_bias(frame, bins=5)
     check_layout(plots.plot_length_bias(table, confidence=0.95, width=width), width)
 
 

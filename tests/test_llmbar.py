@@ -1,4 +1,5 @@
-"""LLMBar: every published Acc / Agr of the shared subsets reproduced from result.json."""
+"""LLMBar: every published Acc / Agr of the shared subsets reproduced from result.json (the
+``llmbar`` report kind's tables, computed without rendering)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.adapters import llmbar
+from evalstats.report import compute
 
 SUBSETS = ("LLMBar/Natural", "LLMBar/Adversarial/Neighbor", "Processed/MT-Bench")
 
@@ -24,6 +26,16 @@ def dataset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with tarfile.open(archive, "r:xz") as tar:
         tar.extractall(out, filter="data")
     return out / "Dataset"
+
+
+@pytest.fixture(scope="session")
+def tables(dataset_dir: Path):
+    return compute("llmbar", dataset_dir, n_resamples=300).tables
+
+
+def _accuracy(tables, subset: str) -> pd.DataFrame:
+    t = tables["accuracy"]
+    return t.loc[t["subset"] == Path(subset).name].rename(columns={"evaluator": "judge"})
 
 
 def _published(subset_dir: Path) -> pd.DataFrame:
@@ -44,11 +56,11 @@ def _published(subset_dir: Path) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("subset", SUBSETS)
-def test_every_published_acc_and_agr_reproduces_exactly(dataset_dir: Path, subset: str) -> None:
-    d = dataset_dir / subset
-    table = llmbar.accuracy_table(d)
-    assert list(table.columns[:5]) == list(llmbar.ACCURACY_COLUMNS)
-    pub = _published(d)
+def test_every_published_acc_and_agr_reproduces_exactly(
+    dataset_dir: Path, tables, subset: str
+) -> None:
+    table = _accuracy(tables, subset)
+    pub = _published(dataset_dir / subset)
     merged = table.merge(pub, on=["judge", "strategy"], how="outer", indicator=True)
     assert (merged["_merge"] == "both").all()
     assert len(merged) == {"LLMBar/Natural": 65, "LLMBar/Adversarial/Neighbor": 65}.get(subset, 8)
@@ -59,7 +71,7 @@ def test_every_published_acc_and_agr_reproduces_exactly(dataset_dir: Path, subse
 
 
 @pytest.mark.slow  # runs the data README's examples on the whole LLMBar set
-def test_readme_examples(dataset_dir: Path) -> None:
+def test_readme_examples(tables) -> None:
     rows = {
         ("LLMBar/Natural", "GPT-4"): (93.5, 97.0),
         ("LLMBar/Adversarial/Neighbor", "GPT-4"): (64.17910447761194, 89.55223880597015),
@@ -67,7 +79,7 @@ def test_readme_examples(dataset_dir: Path) -> None:
         ("Processed/MT-Bench", "GPT-4"): (81.0, 87.0),
     }
     for (subset, judge), (acc, agr) in rows.items():
-        t = llmbar.accuracy_table(dataset_dir / subset).set_index(["judge", "strategy"])
+        t = _accuracy(tables, subset).set_index(["judge", "strategy"])
         got = t.loc[(judge, "Vanilla_NoRules")]
         assert (round(got["acc"], 1), round(got["agr"], 1)) == (round(acc, 1), round(agr, 1))
 
@@ -98,12 +110,12 @@ def test_load_maps_orders_sides_and_gold(dataset_dir: Path) -> None:
 
 
 @pytest.mark.slow  # the whole LLMBar case study on the published data
-def test_case_study_tables(dataset_dir: Path) -> None:
+def test_case_study_tables(dataset_dir: Path, tables) -> None:
     dirs = [dataset_dir / s for s in SUBSETS]
-    cs = llmbar.case_study(dirs, n_resamples=300)
+    cs = tables
     assert cs["accuracy"]["match"].all() and len(cs["accuracy"]) == 138
-    k = wide(cs["kappa_vs_gold"]).set_index(["subset", "judge"])
-    gpt4 = k.loc[("Natural", "GPT-4/Vanilla_NoRules")]
+    k = wide(cs["kappa_vs_gold"]).set_index(["subset", "evaluator", "strategy"])
+    gpt4 = k.loc[("Natural", "GPT-4", "Vanilla_NoRules")]
     # Kappa vs gold, checked against sklearn on the same ok verdicts.
     data = llmbar.load(dirs[0])
     f = data.frame.loc[
@@ -121,6 +133,6 @@ def test_case_study_tables(dataset_dir: Path) -> None:
     cross = cs["cross_judge"]
     assert set(cross["subset"]) == {"Natural", "Neighbor", "MT-Bench"}
     lb = cs["length_bias"]
-    assert "gold" in set(lb["judge"])
+    assert "gold" in set(lb["evaluator"])
     # On Neighbor the gold output is the shorter one most of the time (adversarial design).
-    assert lb.set_index(["subset", "judge"]).loc[("Neighbor", "gold"), "longer_wins"] < 0.3
+    assert lb.set_index(["subset", "evaluator"]).loc[("Neighbor", "gold"), "longer_wins"] < 0.3

@@ -42,16 +42,13 @@ def test_reproduces_the_alpaca_eval_frame() -> None:
     path = shared_path("data", "alpaca_eval", "claude-2.1.annotations.jsonl.gz")
     expected = alpaca_eval.load(path)
     table = _alpaca_table(path)
-    got = pairwise.verdict_frame(
-        table,
+    columns = pairwise.PairwiseColumns(
         item="instruction_id",
         judge="annotator",
         verdict="preference",
-        outcome=_alpaca_rule,
         sides=("generator_2", "generator_1"),
         side_names=("model", "baseline"),
-        rubric=alpaca_eval.RUBRIC,
-        columns={
+        fields={
             "judge_usd": "price_per_example",
             "raw": "raw_completion",
             "judgment_id": "jid",
@@ -65,6 +62,12 @@ def test_reproduces_the_alpaca_eval_frame() -> None:
             "len_without": ("len_output_1", "Int64"),
             "judge_time_s": ("time_per_example", "float64"),
         },
+    )
+    got = pairwise.verdict_frame(
+        table,
+        columns,
+        outcome=_alpaca_rule,
+        rubric=alpaca_eval.RUBRIC,
         sort_by=["model", "baseline", "task_id", "replicate", "judge"],
         source=str(path),
     )
@@ -84,11 +87,8 @@ def test_orders_gold_and_invalid_rows() -> None:
     )
     data = pairwise.from_table(
         table,
-        item="item",
-        judge="judge",
-        verdict="winner",
+        pairwise.PairwiseColumns(item="item", judge="judge", verdict="winner", order="swap"),
         outcome={"1": "win", "2": "loss"},
-        order="swap",
         order_map={False: "with_first", True: "without_first"},
         gold="label",
         gold_outcome={1: "win", 2: "loss"},
@@ -104,25 +104,22 @@ def test_orders_gold_and_invalid_rows() -> None:
 
 
 def test_errors_name_the_column_and_row() -> None:
+    def C(**kw):  # the columns of these small tables
+        return pairwise.PairwiseColumns(**{"judge": "judge", "verdict": "v", **kw})
+
     table = pd.DataFrame({"item": ["a", ""], "judge": "j", "v": ["1", "2"]})
     with pytest.raises(DataError, match=r"src, field 'item': row 2: missing value"):
-        pairwise.verdict_frame(
-            table, item="item", judge="judge", verdict="v", outcome={"1": "win"}, source="src"
-        )
+        pairwise.verdict_frame(table, C(item="item"), outcome={"1": "win"}, source="src")
     with pytest.raises(DataError, match="lacks column"):
-        pairwise.verdict_frame(table, item="nope", judge="judge", verdict="v", outcome={})
+        pairwise.verdict_frame(table, C(item="nope"), outcome={})
     table = pd.DataFrame({"item": ["a"], "judge": "j", "v": ["1"], "o": ["sideways"]})
     with pytest.raises(DataError, match="field 'o': row 1: order 'sideways'"):
-        pairwise.verdict_frame(
-            table, item="item", judge="judge", verdict="v", outcome={"1": "win"}, order="o"
-        )
+        pairwise.verdict_frame(table, C(item="item", order="o"), outcome={"1": "win"})
     with pytest.raises(DataError, match=r"field 'g': row 1: unmapped verdict 3"):
         pairwise.labels_table(
             pd.DataFrame({"item": ["a"], "g": [3]}), item="item", gold="g", outcome={1: "win"}
         )
     table = pd.DataFrame({"item": ["a", "a"], "judge": "j", "v": ["1", "1"]})
     with pytest.warns(EvalstatsWarning, match="replicates 2"):
-        f = pairwise.verdict_frame(
-            table, item="item", judge="judge", verdict="v", outcome={"1": "win"}
-        )
+        f = pairwise.verdict_frame(table, C(item="item"), outcome={"1": "win"})
     assert f["replicate"].tolist() == [1, 2]

@@ -1,4 +1,5 @@
-"""PandaLM: the published kappas, counts and judge scores reproduced to their printed precision."""
+"""PandaLM: the published kappas, counts and judge scores reproduced to their printed precision
+(the ``pandalm`` report kind's tables, computed without rendering)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from conftest import shared_path
 from sklearn.metrics import accuracy_score, cohen_kappa_score, precision_recall_fscore_support
 
 from evalstats.adapters import pandalm
+from evalstats.report import compute
 
 
 @pytest.fixture(scope="module")
@@ -21,8 +23,13 @@ def data_dir() -> Path:
 
 
 @pytest.fixture(scope="module")
-def data(data_dir: Path):
-    return pandalm.load(data_dir)
+def tables(data_dir: Path):
+    return compute("pandalm", data_dir, n_resamples=300).tables
+
+
+def _accuracy(tables, rule: str):
+    t = tables["judge_accuracy"]
+    return t.loc[t["unparsable"] == rule].set_index("judge")
 
 
 def _raw(data_dir: Path, name: str) -> list[dict]:
@@ -36,8 +43,18 @@ def _majority(data_dir: Path) -> list[int]:
     return [collections.Counter(v).most_common(1)[0][0] for v in votes]
 
 
-def test_annotator_kappas(data, data_dir: Path) -> None:
-    t = pandalm.annotator_kappas(data=data, n_resamples=300)
+def test_load(data_dir: Path) -> None:
+    data = pandalm.load(data_dir)
+    assert len(data.frame) == 2 * 999 and set(data.labels["labeler"]) == {
+        "annotator1",
+        "annotator2",
+        "annotator3",
+    }
+    assert (data.frame["status"] == "invalid").sum() == 25
+
+
+def test_annotator_kappas(tables, data_dir: Path) -> None:
+    t = tables["annotator_kappas"]
     assert t["kappa"].round(2).tolist() == [0.85, 0.88, 0.86]
     test = _raw(data_dir, "testset-v1.json.gz")
     for r in t.itertuples():
@@ -47,22 +64,27 @@ def test_annotator_kappas(data, data_dir: Path) -> None:
         assert r.ci_low < r.kappa < r.ci_high
 
 
-def test_label_counts(data) -> None:
-    c = pandalm.label_counts(data=data)
+def test_label_counts(tables) -> None:
+    c = tables["label_counts"]
     assert dict(zip(c["label"], c["n"], strict=True)) == {"tie": 105, "1": 422, "2": 472}
-    assert c.attrs["no_majority"] == 0
+    assert (c["no_majority"] == 0).all() and c["match"].all()
 
 
-def test_judge_accuracy_published_with_unparsable_as_tie(data) -> None:
-    t = pandalm.judge_accuracy(data=data, unparsable="tie").set_index("judge")
-    for judge, expected in pandalm.PUBLISHED["judge_accuracy"].items():
+def test_judge_accuracy_published_with_unparsable_as_tie(tables) -> None:
+    t = _accuracy(tables, "tie")
+    published = {
+        "gpt-3.5-turbo": [71.07, 58.79, 57.36, 57.55],
+        "pandalm-7b": [66.77, 57.38, 57.50, 57.43],
+    }
+    for judge, expected in published.items():
         got = t.loc[judge, ["acc", "precision", "recall", "f1"]].round(2).tolist()
-        assert got == list(expected)
+        assert got == expected
+    assert t["match"].all()
     assert t.loc["gpt-3.5-turbo", "n_unparsable"] == 25
 
 
 @pytest.mark.parametrize("rule", ["tie", "invalid", "exclude"])
-def test_judge_accuracy_matches_sklearn(data, data_dir: Path, rule: str) -> None:
+def test_judge_accuracy_matches_sklearn(tables, data_dir: Path, rule: str) -> None:
     y = np.array(_majority(data_dir))
     gpt = [r["gpt_result"] for r in _raw(data_dir, "gpt-3.5-turbo-testset-v1.json.gz")]
     code = {"1": 1, "2": 2, "Tie": 0}
@@ -79,7 +101,7 @@ def test_judge_accuracy_matches_sklearn(data, data_dir: Path, rule: str) -> None
     prec, rec, f1, _ = precision_recall_fscore_support(
         yy, p, labels=[0, 1, 2], average="macro", zero_division=0
     )
-    row = pandalm.judge_accuracy(data=data, unparsable=rule).set_index("judge").loc["gpt-3.5-turbo"]
+    row = _accuracy(tables, rule).loc["gpt-3.5-turbo"]
     assert row["acc"] == pytest.approx(100 * accuracy_score(yy, p))
     assert (row["precision"], row["recall"], row["f1"]) == pytest.approx(
         (100 * prec, 100 * rec, 100 * f1)
@@ -87,18 +109,19 @@ def test_judge_accuracy_matches_sklearn(data, data_dir: Path, rule: str) -> None
     assert row["n"] == len(yy)
 
 
-def test_numbers_with_unparsable_kept_invalid(data) -> None:
+def test_numbers_with_unparsable_kept_invalid(tables) -> None:
     # Stated in the report: gpt-3.5-turbo with its 25 unparsable verdicts kept as wrong answers.
-    t = pandalm.judge_accuracy(data=data, unparsable="invalid").set_index("judge")
+    t = _accuracy(tables, "invalid")
     got = t.loc["gpt-3.5-turbo", ["acc", "precision", "recall", "f1"]].round(2).tolist()
     assert got == [69.77, 53.65, 53.24, 52.74]
-    t = pandalm.judge_accuracy(data=data, unparsable="exclude").set_index("judge")
+    t = _accuracy(tables, "exclude")
     got = t.loc["gpt-3.5-turbo", ["acc", "precision", "recall", "f1"]].round(2).tolist()
     assert got == [71.56, 53.65, 54.17, 53.31]
 
 
-def test_win_lose_tie(data, data_dir: Path) -> None:
-    t = pandalm.win_lose_tie(data=data)
+def test_win_lose_tie(tables, data_dir: Path) -> None:
+    t = tables["win_lose_tie"]
+    t = t.loc[t["unparsable"] == "tie"]
     assert len(t) == 30 and set(t["source"]) == {"human", "gpt-3.5-turbo", "pandalm-7b"}
     assert (t.groupby("source")[["win", "lose", "tie"]].sum().sum(axis=1) == 999).all()
     # Independent count for one cell: human majority, llama-7b (row) vs bloom-7b.
@@ -120,8 +143,8 @@ def test_win_lose_tie(data, data_dir: Path) -> None:
     assert (row["win"], row["lose"], row["tie"]) == (win, lose, tie)
 
 
-def test_ppi_demo(data) -> None:
-    demo = pandalm.ppi_demo(data=data, n_resamples=1000)
+def test_ppi_demo(tables) -> None:
+    demo = tables["ppi_demo"]
     assert demo["estimate"].tolist() == ["all human", "judge only", "labels only", "PPI++"]
     ppi = demo.set_index("estimate").loc["PPI++"]
     assert 90 <= ppi["n_labelled"] <= 100

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from evalstats import plots
 from evalstats.adapters import alpaca_eval
-from evalstats.stats import proportion_ci
+from evalstats.stats import models, proportion_ci
 
 JUDGES = ("alpaca_eval_cot_gpt4_turbo_fn", "weighted_alpaca_eval_gpt4_turbo")
 
@@ -53,7 +53,7 @@ def table(tmp_path_factory) -> pd.DataFrame:
     path = tmp_path_factory.mktemp("lb") / "a.annotations.jsonl"
     synthetic_frame().to_json(path, orient="records", lines=True)
     frame = alpaca_eval.load(path)
-    return alpaca_eval.length_bias(frame, bins=5).rename(columns={"judge": "annotator"})
+    return models.length_bias(frame, bins=5).rename(columns={"judge": "annotator"})
 
 
 def _error_segments(ax) -> list[np.ndarray]:
@@ -126,7 +126,7 @@ def test_difference_measure_single_panel_and_missing_slope(tmp_path):
     path = tmp_path / "a.annotations.jsonl"
     synthetic_frame(seed=3, n=120).to_json(path, orient="records", lines=True)
     frame = alpaca_eval.load(path)
-    diff = alpaca_eval.length_bias(frame, bins=4, x="diff")
+    diff = models.length_bias(frame, bins=4, x="diff")
     one = diff.loc[diff["model"] == "claude-2.1"].drop(columns=["slope"])
     fig = plots.plot_length_bias(one, hue="judge", facet=None)
     (ax,) = fig.axes

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.power import TTestPower
 
-from evalstats.simulation import draw_outcomes
+from evalstats.stats.models import draw_outcomes
 from evalstats.stats.power import (
     PowerResult,
     _bvn_excess,  # private: the bivariate-normal integral, against scipy
@@ -296,7 +296,7 @@ def test_tasks_needed_rejects_zero_effect():
 def test_simulated_power_matches_scipy_t_tests_on_the_same_draws():
     from scipy import stats as sps
 
-    from evalstats.simulation import draw_outcomes
+    from evalstats.stats.models import draw_outcomes
     from evalstats.stats.power import simulated_power
 
     kw = dict(n_replicates=4, icc=0.3, p_tie=0.3)

@@ -1,20 +1,7 @@
-"""Chatbot Arena battles judged by people and by LLMs, as a pairwise verdict frame.
-
-The file is ``battles.csv.gz`` of ``../shared/data/arena`` (see that directory's README): the
-26,919 battles of Chatzi et al., "Prediction-Powered Ranking of Large Language Models"
-(NeurIPS 2024; Networks-Learning/prediction-powered-ranking, MIT), from LMSYS's
-``chatbot_arena_conversations``. Columns ``num, question_id, model_a, model_b`` and one column
-per judge (``human``, ``gpt-4-0125-preview``, ``claude-3-opus-20240229``, ``gpt-3.5-turbo``)
-holding ``model_a``, ``model_b``, ``tie`` or (people only) ``tie (bothbad)``.
-
-Mapping onto the pairwise verdict frame (:mod:`evalstats.stats.pairs`):
-
-* ``task_id`` = ``num``: each battle is its own task (a question is almost never asked twice,
-  so battles are close to independent), ``replicate`` = 1;
-* ``arm_a`` / ``arm_b`` = ``model_a`` / ``model_b``; ``order = "a_first"`` (model A's answer is
-  the one shown first, on the left, to people and to the LLM judges);
-* ``model_a`` -> ``win``, ``model_b`` -> ``loss``, ``tie`` and ``tie (bothbad)`` -> ``tie``
-  (the paper counts both as ties); ``status = "ok"``; ``question_id`` is kept.
+"""Chatbot Arena battles (Chatzi et al., NeurIPS 2024), judged by people and by three LLMs, as
+a pairwise verdict frame for K arms (:mod:`evalstats.stats.pairs`): model A is ``arm_a`` and is
+shown first; each battle is its own task. The mapping is in ``docs/methods.md`` ("Case
+studies").
 """
 
 from __future__ import annotations

@@ -1,34 +1,17 @@
 """Any table of pairwise verdicts as a verdict frame and a labels table.
 
-Every judge-evaluation data set has the same shape: an item, two systems' answers, a judge, a
-verdict, sometimes the order the two were shown in and sometimes a gold (human) label. This
-module maps such a table, one row per judgment, onto the package's own verdict frame (from the
-WITH side's point of view) and ``labels`` table, given which columns hold what and how a verdict
-reads as win / tie / loss. The AlpacaEval, LLMBar and PandaLM adapters are configurations of it.
-
-=========================  ============================================================
-verdict frame              from
-=========================  ============================================================
-``task_id``                ``item`` (as text)
-``replicate``              ``replicate`` if given, else 1 with repeats of one (sides,
-                           judge, item, order) numbered 2, 3, ... (and a warning)
-``judge``                  ``judge``
-``order``                  ``order`` mapped through ``order_map`` (to ``with_first`` /
-                           ``without_first``), else NA
-``status`` / ``outcome``   ``verdict`` mapped through ``outcome``: ``ok`` and the outcome,
-                           or ``invalid`` (the row is kept, ``parse_error`` says why)
-``label``                  the verdict as text (or the ``columns["label"]`` column)
-``judgment_id``            ``<source>:<row>`` (1-based) unless ``columns`` names one
-anything else              ``columns`` maps a verdict-frame column to an input column
-                           (e.g. ``{"judge_usd": "price", "raw": "completion"}``)
-=========================  ============================================================
+A judge-evaluation data set is an item, two systems' answers, a judge, a verdict, sometimes
+the order shown and a gold (human) label. :func:`verdict_frame` maps such a table (one row per
+judgment, named by :class:`PairwiseColumns`) onto the package's verdict frame, from the WITH
+side's point of view; :func:`labels_table` reads the gold labels. The AlpacaEval, LLMBar and
+PandaLM adapters are configurations of it (the mapping: ``docs/methods.md``, "Case studies").
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,7 +30,7 @@ from .._schema import (
 from ..errors import DataError
 from ..records import EvalstatsWarning, is_missing
 
-__all__ = ["PairwiseData", "from_table", "labels_table", "verdict_frame"]
+__all__ = ["PairwiseColumns", "PairwiseData", "from_table", "labels_table", "verdict_frame"]
 
 # How a verdict reads: a mapping value -> outcome (missing keys are invalid) or a function
 # returning (outcome or None, parse error or None).
@@ -68,6 +51,43 @@ _INT_COLUMNS = (
     "prompt_revision",
 )
 _STR_COLUMNS = ("label", "judgment_id", "prompt_sha256", "reasoning", "raw", "parse_error")
+
+
+@dataclass(frozen=True)
+class PairwiseColumns:
+    """Which columns of a table of pairwise verdicts hold what.
+
+    Attributes
+    ----------
+    item, judge, verdict : str
+        The item (the task, the unit of independence), the judge and the verdict.
+    sides : (str, str), optional
+        Columns naming the WITH and the WITHOUT system, copied as ``side_names`` and part of
+        the key that numbers repeats.
+    side_names : (str, str)
+        Output names of the ``sides`` columns.
+    order : str, optional
+        The shown order (mapped by :func:`verdict_frame`'s ``order_map`` to ``with_first`` /
+        ``without_first``); the verdict must already be from WITH's point of view.
+    replicate : str, optional
+        The replicate (>= 1); default 1, repeats numbered 2, 3, ... with a warning.
+    fields : mapping
+        Verdict-frame column -> input column, for the other contract columns (``label``,
+        ``raw``, ``judge_usd``, ``judgment_id``...).
+    extra : mapping
+        Output column -> input column, or (input column, dtype), appended after the contract
+        columns.
+    """
+
+    item: str
+    judge: str
+    verdict: str
+    sides: tuple[str, str] | None = None
+    side_names: tuple[str, str] = ("with_system", "without_system")
+    order: str | None = None
+    replicate: str | None = None
+    fields: Mapping[str, str] = field(default_factory=dict)
+    extra: Mapping[str, str | tuple[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -117,19 +137,11 @@ def _check_text(table: pd.DataFrame, col: str, source: str | None) -> pd.Series:
 
 def verdict_frame(
     table: pd.DataFrame,
+    columns: PairwiseColumns,
     *,
-    item: str,
-    judge: str,
-    verdict: str,
     outcome: OutcomeRule,
-    sides: tuple[str, str] | None = None,
-    side_names: tuple[str, str] = ("with_system", "without_system"),
-    order: str | None = None,
     order_map: Mapping[Any, str] | None = None,
-    replicate: str | None = None,
     rubric: str = "pairwise",
-    columns: Mapping[str, str] | None = None,
-    extra: Mapping[str, str | tuple[str, Any]] | None = None,
     sort_by: Sequence[str] | None = None,
     source: str | None = None,
 ) -> pd.DataFrame:
@@ -139,38 +151,21 @@ def verdict_frame(
     ----------
     table : DataFrame
         One row per judgment.
-    item : str
-        Column identifying the item (the task, the unit of independence).
-    judge : str
-        Column naming the judge.
-    verdict : str
-        Column holding the judge's verdict.
+    columns : PairwiseColumns
+        Which columns hold the item, judge, verdict and the rest.
     outcome : mapping or callable
         How a verdict reads from WITH's point of view: ``{value: "win" | "tie" | "loss"}``
-        (other values give ``status="invalid"``) or ``f(value) -> (outcome | None, reason)``.
-    sides : (str, str), optional
-        Columns naming the WITH and the WITHOUT system, copied as ``side_names`` and part of
-        the key that numbers repeats.
-    side_names : (str, str)
-        Output names of the ``sides`` columns.
-    order : str, optional
-        Column with the shown order; ``order_map`` maps its values to ``with_first`` /
-        ``without_first`` (default: identity). The verdict must already be from WITH's point
-        of view (de-blinded).
-    replicate : str, optional
-        Column with the replicate (>= 1); default 1, repeats numbered 2, 3, ... with a warning.
+        (other values give ``status="invalid"``, ``parse_error`` says why) or
+        ``f(value) -> (outcome | None, reason)``.
+    order_map : mapping, optional
+        Shown-order value -> ``with_first`` / ``without_first`` (default: identity).
     rubric : str, default "pairwise"
         The ``rubric`` of every row.
-    columns : mapping, optional
-        Verdict-frame column -> input column, for the other contract columns (``label``,
-        ``raw``, ``judge_usd``, ``judgment_id``, ``len``...).
-    extra : mapping, optional
-        Output column -> input column, or (input column, dtype), appended after the contract
-        columns.
     sort_by : sequence of str, optional
         Output sort keys (default: task_id, replicate, judge, order; stable).
     source : str, optional
-        Name used in ``judgment_id`` (``<source>:<row>``) and in error messages.
+        Name used in ``judgment_id`` (``<source>:<row>``, unless a column is named for it)
+        and in error messages.
 
     Returns
     -------
@@ -186,7 +181,7 @@ def verdict_frame(
     Examples
     --------
     >>> table = pd.DataFrame({"q": ["q1", "q2", "q3"], "who": "gpt", "pick": ["A", "tie", "?"]})
-    >>> f = verdict_frame(table, item="q", judge="who", verdict="pick",
+    >>> f = verdict_frame(table, PairwiseColumns(item="q", judge="who", verdict="pick"),
     ...                   outcome={"A": "win", "B": "loss", "tie": "tie"}, source="demo")
     >>> f[["task_id", "judge", "status", "outcome", "judgment_id"]]
       task_id judge   status outcome judgment_id
@@ -196,8 +191,11 @@ def verdict_frame(
     >>> f["parse_error"].iloc[2]
     "unmapped verdict '?'"
     """
-    columns = dict(columns or {})
-    extra = dict(extra or {})
+    c = columns
+    item, judge, verdict, order, replicate = c.item, c.judge, c.verdict, c.order, c.replicate
+    sides, side_names = c.sides, c.side_names
+    columns = dict(c.fields)
+    extra = dict(c.extra)
     extra_src = {k: (v if isinstance(v, str) else v[0]) for k, v in extra.items()}
     needed = [item, judge, verdict, order, replicate, *(sides or ()), *columns.values()]
     _require(table, [*needed, *extra_src.values()], source)
@@ -412,10 +410,8 @@ def labels_table(
 
 def from_table(
     table: pd.DataFrame,
+    columns: PairwiseColumns,
     *,
-    item: str,
-    judge: str,
-    verdict: str,
     outcome: OutcomeRule,
     gold: str | None = None,
     gold_outcome: OutcomeRule | None = None,
@@ -425,25 +421,25 @@ def from_table(
     """:func:`verdict_frame` and, with ``gold``, :func:`labels_table` of the same table.
 
     ``gold_outcome`` defaults to ``outcome``; other keyword arguments go to
-    :func:`verdict_frame` (``replicate`` and ``source`` to both).
+    :func:`verdict_frame` (``source`` to both, as the columns' ``replicate``).
 
     >>> table = pd.DataFrame({"q": ["q1", "q1", "q2", "q2"], "who": ["x", "y"] * 2,
     ...                       "pick": ["1", "2", "2", "2"], "human": ["1", "1", "2", "2"]})
-    >>> data = from_table(table, item="q", judge="who", verdict="pick", gold="human",
-    ...                   outcome={"1": "win", "2": "loss"})
+    >>> data = from_table(table, PairwiseColumns(item="q", judge="who", verdict="pick"),
+    ...                   gold="human", outcome={"1": "win", "2": "loss"})
     >>> len(data.frame), data.labels["outcome"].astype(str).tolist()
     (4, ['win', 'loss'])
     """
-    frame = verdict_frame(table, item=item, judge=judge, verdict=verdict, outcome=outcome, **kwargs)
+    frame = verdict_frame(table, columns, outcome=outcome, **kwargs)
     labels = None
     if gold is not None:
         labels = labels_table(
             table,
-            item=item,
+            item=columns.item,
             gold=gold,
             outcome=gold_outcome if gold_outcome is not None else outcome,
             labeler=labeler,
-            replicate=kwargs.get("replicate"),
+            replicate=columns.replicate,
             source=kwargs.get("source"),
         )
     return PairwiseData(frame=frame, labels=labels)

@@ -1,18 +1,17 @@
 """The AlpacaEval case study report kind: every number of ``case_study_alpaca_eval.ipynb``.
 
-No statistics live here: each table is the output of a package function
-(:func:`~evalstats.adapters.alpaca_eval.leaderboard_row` and
-:func:`~evalstats.adapters.alpaca_eval.compare_leaderboard`,
-:func:`~evalstats.adapters.alpaca_eval.judge_agreement_by_model`,
-:func:`evalstats.stats.models.length_bias`,
-:func:`evalstats.stats.rates.se_comparison`), put side by side with what AlpacaEval
-published; the findings the page closes with are sentences built from those tables, stored
-in ``results.json`` with them.
+AlpacaEval's leaderboard recomputed from the annotations with the package's statistics
+(:func:`leaderboard_row`) and set beside the published rows (:func:`compare_leaderboard`),
+the annotators' agreement per model, the length bias and AlpacaEval's IID standard error
+beside clustered ones; the findings the page closes with are sentences built from those
+tables, stored in ``results.json`` with them.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._tidy import wide, with_diagnostics
+from .._tidy import tidy_frame, wide, with_detail, with_diagnostics
+from .._validate import check_columns
+from ..errors import DataError, ParameterError
 from ._kinds import Context, Loaded, Section, Unavailable
 
 __all__ = ["LENGTH_BINS", "LENGTH_MEASURE", "check", "describe_parameters", "detect", "load"]
@@ -32,6 +33,318 @@ _KEYS = ["model", "baseline", "annotator"]
 # Clusterings compared with AlpacaEval's IID standard error: the instruction (one record per
 # instruction, so it should equal the IID SE) and the instruction's source data set.
 _CLUSTERINGS = (("instruction", "task_id"), ("dataset", "dataset"))
+
+
+# The columns AlpacaEval publishes in its leaderboard CSVs, in their order.
+LEADERBOARD_COLUMNS = (
+    "win_rate",
+    "standard_error",
+    "n_wins",
+    "n_wins_base",
+    "n_draws",
+    "n_total",
+    "discrete_win_rate",
+    "avg_length",
+)
+
+
+def leaderboard_row(
+    frame: pd.DataFrame,
+    *,
+    method: str = "cluster_t",
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | int | None = None,
+) -> pd.DataFrame:
+    """AlpacaEval's leaderboard columns per (model, baseline, annotator), recomputed.
+
+    * ``win_rate`` = mean of ``preference - 1`` over the valid records, x 100,
+      and ``standard_error`` its standard error x 100:
+      :func:`evalstats.stats.rates.cluster_mean` of ``win_share`` clustered by
+      task. With one record per instruction (AlpacaEval's design) the CR1
+      cluster SE equals the ``ddof=1`` standard error of the mean that
+      AlpacaEval computes with ``pandas.Series.sem``.
+    * ``n_wins``, ``n_wins_base``, ``n_draws``, ``n_total`` = wins, losses,
+      ties and ok verdicts of :func:`evalstats.win_rates`;
+      ``discrete_win_rate`` = its ``score`` (win + tie / 2) x 100.
+    * ``avg_length`` = mean character length of the model's outputs, truncated
+      to an integer as AlpacaEval does (over all records of the group).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        From :func:`load` (needs ``model``, ``baseline``, ``judge``,
+        ``task_id``, ``status``, ``outcome``, ``win_share``, ``len_with``).
+    method : {"cluster_t", "bca", "percentile", "basic"}
+        Interval for ``win_rate_ci_low`` / ``win_rate_ci_high``.
+    confidence : float, default 0.95
+    n_resamples : int, default 10 000
+        Bootstrap resamples (bootstrap methods only).
+    rng : Generator, int or None
+        Bootstrap seed.
+
+    Returns
+    -------
+    DataFrame
+        One row per (model, baseline, annotator): ``model``, ``baseline``,
+        ``annotator``, the :data:`LEADERBOARD_COLUMNS` (rates x 100 as
+        AlpacaEval publishes them), then ``win_rate_ci_low``,
+        ``win_rate_ci_high`` (x 100, clipped to [0, 100]), ``discrete_standard_error`` (CR1 SE of
+        the discrete win rate, x 100), ``n_clusters``, ``n_invalid``,
+        ``method``, ``confidence``.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from evalstats.adapters.alpaca_eval import load
+    >>> recs = [{"instruction": f"q{i}", "generator_1": "base", "generator_2": "mine",
+    ...          "annotator": "judge", "preference": p}
+    ...         for i, p in enumerate([2.0, 1.0, 2.0, 1.5])]
+    >>> path = Path(tempfile.mkdtemp()) / "annotations.json"
+    >>> _ = path.write_text(json.dumps(recs))
+    >>> board = leaderboard_row(load(path))
+    >>> board[["model", "annotator", "win_rate", "n_total"]].to_numpy().tolist()
+    [['mine', 'judge', 62.5, 4]]
+    """
+    check_columns(
+        frame,
+        ["model", "baseline", "judge", "task_id", "status", "outcome", "win_share"],
+        what="frame (expected from alpaca_eval.load)",
+    )
+    from ..adapters.alpaca_eval import GROUP_COLUMNS
+    from ..stats.rates import cluster_mean, win_rates
+
+    if frame.empty:
+        raise ParameterError("the frame has no annotations")
+    keys = list(GROUP_COLUMNS)
+    ok = (frame["status"] == "ok").to_numpy(dtype=bool)
+    f = frame.assign(
+        judge=frame["judge"].astype(str),
+        model=frame["model"].astype(str),
+        baseline=frame["baseline"].astype(str),
+        _share=np.where(ok, frame["win_share"].to_numpy(np.float64, na_value=np.nan), np.nan),
+    )
+    cont = cluster_mean(
+        f,
+        "_share",
+        cluster="task_id",
+        by=keys,
+        method=method,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        rng=rng,
+    )
+    # AlpacaEval's leaderboard row puts both estimates and the counts side by side.
+    cont = with_detail(cont).rename(columns={"estimate": "mean"})
+    disc = wide(win_rates(f, by=keys, cluster="task_id", method="cluster_t", confidence=confidence))
+    board = cont.merge(disc, on=keys, how="outer", suffixes=("", "_disc"), validate="1:1")
+    if "len_with" in f.columns:
+        lengths = (
+            f.assign(_len=f["len_with"].astype("Float64"))
+            .groupby(keys, sort=False)["_len"]
+            .mean()
+            .rename("_avg_len")
+            .reset_index()
+        )
+        board = board.merge(lengths, on=keys, how="left")
+        avg = board["_avg_len"].to_numpy(np.float64, na_value=np.nan)
+    else:
+        avg = np.full(len(board), np.nan)
+    out = pd.DataFrame(
+        {
+            "model": board["model"],
+            "baseline": board["baseline"],
+            "annotator": board["judge"],
+            "win_rate": board["mean"] * 100.0,
+            "standard_error": board["se"] * 100.0,
+            "n_wins": board["wins"].astype(np.int64),
+            "n_wins_base": board["losses"].astype(np.int64),
+            "n_draws": board["ties"].astype(np.int64),
+            "n_total": board["n_disc"].astype(np.int64),
+            "discrete_win_rate": board["score"] * 100.0,
+            # AlpacaEval writes int(mean length): truncation, not rounding.
+            "avg_length": pd.array([pd.NA if np.isnan(a) else int(a) for a in avg], dtype="Int64"),
+            # The win rate lives on [0, 100]; a t interval on few tasks can overshoot.
+            "win_rate_ci_low": np.clip(board["ci_low"] * 100.0, 0.0, 100.0),
+            "win_rate_ci_high": np.clip(board["ci_high"] * 100.0, 0.0, 100.0),
+            "discrete_standard_error": board["score_se"] * 100.0,
+            "n_clusters": board["n_clusters"].astype(np.int64),
+            "n_invalid": board["invalid"].astype(np.int64),
+            "method": method,
+            "confidence": float(confidence),
+        }
+    )
+    return out.sort_values(["model", "baseline", "annotator"], kind="stable").reset_index(drop=True)
+
+
+def judge_agreement_by_model(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+    """:func:`evalstats.judge_agreement` within each (model, baseline), stacked.
+
+    A verdict frame's pair is (task, replicate); in an AlpacaEval frame the same
+    instruction is judged once per model, so agreement is measured per model.
+    Groups with fewer than two annotators are left out (nothing to compare).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        From :func:`load`.
+    **kwargs
+        Passed to :func:`evalstats.judge_agreement` (``judges``,
+        ``confidence``, ``n_resamples``, ``method``, ``rng``, ...);
+        ``rubric`` is ``"alpaca_eval"``.
+
+    Returns
+    -------
+    ResultFrame
+        ``model``, ``baseline`` and the rows of :func:`evalstats.judge_agreement` (its
+        diagnostics alike).
+    """
+    from ..adapters.alpaca_eval import RUBRIC
+    from ..stats.agreement import judge_agreement
+
+    check_columns(frame, ["model", "baseline", "judge"], what="frame")
+    kwargs.setdefault("rubric", RUBRIC)
+    parts = []
+    for (model, baseline), sub in frame.groupby(["model", "baseline"], sort=True, observed=True):
+        if sub["judge"].astype(str).nunique() < 2:
+            continue
+        res = judge_agreement(sub, **kwargs)
+        parts.append((model, baseline, res))
+    if not parts:
+        raise ParameterError("no (model, baseline) has two or more annotators to compare")
+    keys = {"model": [m for m, _, _ in parts], "baseline": [b for _, b, _ in parts]}
+
+    def stacked(frames: list[pd.DataFrame]) -> pd.DataFrame:
+        out = pd.concat(
+            [f.assign(model=m, baseline=b) for f, m, b in zip(frames, *keys.values(), strict=True)],
+            ignore_index=True,
+        )
+        return out[[*keys, *(c for c in out.columns if c not in keys)]]
+
+    rows = stacked([pd.DataFrame(r) for _, _, r in parts])
+    diagnostics = stacked([r.diagnostics for _, _, r in parts])
+    return tidy_frame(rows, by=[*keys, *parts[0][2].by], diagnostics=diagnostics)
+
+
+# AlpacaEval's published leaderboard rows for the annotated models (optional input).
+LEADERBOARD_FILE = "leaderboard_rows.json"
+
+
+# Published rates carry every digit of a float64 (16-17 significant digits); a recomputation
+# that sums in another order differs in the last one or two, ~1e-15 relative. Agreement to
+# 1e-12 relative is agreement to every digit a paper could print; counts must be equal.
+REL_TOLERANCE = 1e-12
+
+
+COUNT_COLUMNS = ("n_wins", "n_wins_base", "n_draws", "n_total", "avg_length")
+
+
+def published_rows(data_dir: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], str] | None:
+    """The rows of ``DATA_DIR/leaderboard_rows.json`` and their ``source``; None if absent.
+
+    The file is ``{"source": str, "rows": [{"model": ..., "annotator": ..., <column>: str}]}``
+    with AlpacaEval's leaderboard CSV cells as strings.
+    """
+    path = Path(data_dir) / LEADERBOARD_FILE
+    if not path.exists():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"unreadable leaderboard file: {exc}", path=path) from None
+    rows = doc.get("rows") if isinstance(doc, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise DataError("expected an object with a 'rows' list of objects", path=path)
+    for i, r in enumerate(rows):
+        for field in ("model", "annotator"):
+            if not isinstance(r.get(field), str) or not r[field]:
+                raise DataError(f"row {i} lacks a {field!r} string", path=path, field=field)
+    return rows, str(doc.get("source", ""))
+
+
+def _published_number(value: Any, *, integer: bool) -> Any:
+    """A published CSV cell (a string such as "103.0" or "12.9") as a number; None if empty."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"published value {value!r} is not a number") from None
+    if integer:
+        if not x.is_integer():
+            raise DataError(f"published count {value!r} is not a whole number")
+        return int(x)
+    return x
+
+
+def compare_leaderboard(
+    board: pd.DataFrame, published: list[dict[str, Any]] | None
+) -> pd.DataFrame:
+    """Reproduced and published leaderboard columns side by side, one row per (model, annotator).
+
+    ``board`` is :func:`leaderboard_row`'s table, ``published`` the rows of
+    :func:`published_rows` (None when there are none). For each of
+    :data:`LEADERBOARD_COLUMNS`: ``<col>_published``, ``<col>_reproduced``,
+    ``<col>_abs_diff``; then ``max_rel_diff`` over the rates, ``rel_tolerance``, ``match``
+    (every count equal and every rate within :data:`REL_TOLERANCE` relative; null when one
+    side is missing), ``length_controlled_winrate_published`` (not recomputed) and ``note``.
+    Published rows without annotations are kept with reproduced values null and a note;
+    reproduced rows that were not published are kept with published values null.
+    """
+    mine = {(r["model"], r["annotator"]): r for r in board.to_dict("records")}
+    theirs = {(r["model"], r["annotator"]): r for r in (published or [])}
+    keys = list(theirs) + sorted(set(mine) - set(theirs))
+    rows = []
+    for key in keys:
+        rep, pub = mine.get(key), theirs.get(key)
+        row: dict[str, Any] = {
+            "model": key[0],
+            "annotator": key[1],
+            "baseline": rep["baseline"] if rep is not None else None,
+            "mode": pub.get("mode") if pub is not None else None,
+        }
+        rel = []
+        counts_equal = True
+        for col in LEADERBOARD_COLUMNS:
+            integer = col in COUNT_COLUMNS
+            p = _published_number(pub.get(col), integer=integer) if pub is not None else None
+            r = rep[col] if rep is not None else None
+            r = None if r is None or r is pd.NA else (int(r) if integer else float(r))
+            row[f"{col}_published"] = p
+            row[f"{col}_reproduced"] = r
+            row[f"{col}_abs_diff"] = abs(r - p) if p is not None and r is not None else None
+            if p is None or r is None:
+                continue
+            if integer:
+                counts_equal &= r == p
+            else:
+                rel.append(abs(r - p) / abs(p) if p != 0 else (0.0 if r == 0 else math.inf))
+        both = pub is not None and rep is not None
+        row["max_rel_diff"] = max(rel) if both and rel else None
+        row["rel_tolerance"] = REL_TOLERANCE
+        row["match"] = bool(counts_equal and all(x <= REL_TOLERANCE for x in rel)) if both else None
+        lc = pub.get("length_controlled_winrate") if pub is not None else None
+        row["length_controlled_winrate_published"] = _published_number(lc, integer=False)
+        if rep is None:
+            row["note"] = "published, but the data hold no annotations for this row"
+        elif published is None:
+            row["note"] = f"no {LEADERBOARD_FILE}: reproduced values only"
+        elif pub is None:
+            row["note"] = f"not in {LEADERBOARD_FILE}"
+        else:
+            row["note"] = None
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    for col in LEADERBOARD_COLUMNS:
+        dtype = "Int64" if col in COUNT_COLUMNS else "Float64"
+        for suffix in ("published", "reproduced", "abs_diff"):
+            out[f"{col}_{suffix}"] = pd.array(out[f"{col}_{suffix}"].tolist(), dtype=dtype)
+    for col in ("max_rel_diff", "length_controlled_winrate_published"):
+        out[col] = pd.array(out[col].tolist(), dtype="Float64")
+    out["match"] = pd.array(out["match"].tolist(), dtype="boolean")
+    for col in ("baseline", "mode", "note"):
+        out[col] = out[col].astype("string")
+    return out
 
 
 def detect(data: Path) -> bool:
@@ -52,9 +365,9 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
 
     files = ae.annotation_files(d, required=True)
     f = ae.load(files) if frame is None else frame
-    pub = ae.published_rows(d)
+    pub = published_rows(d)
     inputs = list(files)
-    for extra in (d / ae.LEADERBOARD_FILE, d / "truth.json"):
+    for extra in (d / LEADERBOARD_FILE, d / "truth.json"):
         if extra.exists():
             inputs.append(extra)
     return Loaded(
@@ -71,8 +384,6 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
 
 
 def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
-    from ..adapters.alpaca_eval import REL_TOLERANCE
-
     return {
         "confidence": float(p["confidence"]),
         "n_resamples": int(p["n_resamples"]),
@@ -90,21 +401,17 @@ def _seeds(ctx: Context) -> list[np.random.SeedSequence]:
 
 
 def _leaderboard(ctx: Context) -> dict[str, Any]:
-    from ..adapters import alpaca_eval as ae
-
-    board = ae.leaderboard_row(ctx.frame, confidence=ctx.confidence)
+    board = leaderboard_row(ctx.frame, confidence=ctx.confidence)
     published = ctx.extra["published"]
-    out: dict[str, Any] = {"leaderboard": ae.compare_leaderboard(board, published)}
+    out: dict[str, Any] = {"leaderboard": compare_leaderboard(board, published)}
     if published is None:
         out["published_leaderboard"] = Unavailable(
-            f"no {ae.LEADERBOARD_FILE} in the data directory: reproduced values only"
+            f"no {LEADERBOARD_FILE} in the data directory: reproduced values only"
         )
     return out
 
 
 def _agreement(ctx: Context) -> dict[str, Any]:
-    from ..adapters.alpaca_eval import judge_agreement_by_model
-
     try:
         table = judge_agreement_by_model(
             ctx.frame,

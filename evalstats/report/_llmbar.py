@@ -1,18 +1,16 @@
 """The LLMBar case study report kind: every number of ``case_study_llmbar.ipynb``.
 
 LLMBar's shared data is one tarball (``LLMBar_subset.tar.xz``) holding ``Dataset/<...>/<subset>``
-folders. :func:`load` extracts it into a private temporary directory (never beside the data,
-never into the project), reads every subset with :func:`evalstats.adapters.llmbar.load` and the
-paper's ``statistics.json`` figures with :func:`~evalstats.adapters.llmbar.published_table`,
-and removes the directory before anything is computed; an already extracted ``Dataset`` tree
-is read in place. The sections only call package functions
-(:func:`~evalstats.adapters.llmbar.accuracy_table`, :func:`evalstats.stats.agreement.judge_vs_gold`,
-:func:`evalstats.stats.rates.position_bias`, :func:`evalstats.stats.agreement.judge_agreement`,
-:func:`~evalstats.adapters.llmbar.length_bias`) and put the published figures beside them.
+folders. :func:`load` extracts it into a private temporary directory (removed before anything
+is computed; an extracted ``Dataset`` tree is read in place) and reads every subset with
+:func:`evalstats.adapters.llmbar.load` and the paper's ``statistics.json`` figures. The
+sections recompute LLMBar's Acc / Agr, kappa against gold, position bias, agreement between
+judges and length bias, and put the published figures beside them.
 """
 
 from __future__ import annotations
 
+import json
 import tarfile
 import tempfile
 from collections.abc import Mapping
@@ -61,8 +59,27 @@ def _read_subsets(root: Path) -> list[tuple[str, Any, pd.DataFrame]]:
 
     out = []
     for d in _subset_dirs(root):
-        out.append((d.name, llmbar.load(d), llmbar.published_table(d)))
+        out.append((d.name, llmbar.load(d), _published(d)))
     return out
+
+
+def _published(subset_dir: Path) -> pd.DataFrame:
+    """The paper's figures from every ``statistics.json`` (for comparison only): ``judge``,
+    ``strategy``, ``acc`` (``correct_average``) and ``agr`` (``equal``), percent, parsed from
+    LLMBar's strings (``"93.5%"``, ``"97 / 100 = 97.0%"``)."""
+    from ..adapters.llmbar import result_files
+
+    rows = []
+    for judge, strategy, p in result_files(subset_dir):
+        q = p.with_name("statistics.json")
+        try:
+            s = json.loads(q.read_text(encoding="utf-8"))
+            acc = float(str(s["correct_average"]).rstrip("%"))
+            agr = float(str(s["equal"]).split("=")[-1].strip().rstrip("%"))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise DataError(f"unreadable statistics: {exc}", path=q) from None
+        rows.append({"judge": judge, "strategy": strategy, "acc": acc, "agr": agr})
+    return pd.DataFrame(rows, columns=["judge", "strategy", "acc", "agr"])
 
 
 def _extract(tarball: Path, dest: Path) -> None:
@@ -140,12 +157,62 @@ def _seed(ctx: Context, k: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(ctx.seed).spawn(k + 1)[k]
 
 
-def _accuracy(ctx: Context) -> dict[str, Any]:
-    from ..adapters.llmbar import accuracy_table
+def _accuracy_table(data: Any) -> pd.DataFrame:
+    """LLMBar's Acc and Agr per (judge, strategy), recomputed from the verdicts.
 
+    ``acc`` is the mean of the accuracies in the two orders, ``(correct_False + correct_True)
+    / (2 n) * 100``, an unparsed verdict counting as wrong; ``agr`` (positional agreement) is
+    the share of items whose two winners are the same, ``equal / n * 100``, two unparsed
+    verdicts counting as the same, as LLMBar's script compares them. Then
+    ``acc_with_first``, ``acc_without_first``, ``both_correct``, ``n_invalid``.
+    """
+    f = data.frame
+    gold = data.labels[["task_id", "outcome"]].rename(columns={"outcome": "gold"})
+    m = f[["task_id", "evaluator", "strategy", "order", "status", "outcome", "label"]].merge(
+        gold, on="task_id", how="left"
+    )
+    m["correct"] = (m["status"].astype(str) == "ok").to_numpy() & (
+        m["outcome"].astype(object) == m["gold"].astype(object)
+    ).to_numpy()
+    m["winner"] = m["label"].astype(object).fillna("<none>")
+    wide_ = m.pivot_table(
+        index=["evaluator", "strategy", "task_id"],
+        columns="order",
+        values=["correct", "winner"],
+        aggfunc="first",
+        observed=True,
+    )
+    cf = wide_[("correct", "with_first")].astype(bool)
+    ct = wide_[("correct", "without_first")].astype(bool)
+    same = wide_[("winner", "with_first")] == wide_[("winner", "without_first")]
+    parts = pd.DataFrame({"cf": cf, "ct": ct, "both": cf & ct, "same": same})
+    g = parts.groupby(level=["evaluator", "strategy"], sort=True)
+    counts = g.sum().astype(np.int64)
+    n = g.size()
+    invalid = (
+        m.assign(bad=m["status"].astype(str) != "ok")
+        .groupby(["evaluator", "strategy"], sort=True)["bad"]
+        .sum()
+    )
+    out = pd.DataFrame(
+        {
+            "n": n,
+            # LLMBar's own arithmetic, so the floats equal the published ones bit for bit.
+            "acc": (counts["cf"] + counts["ct"]) / (2 * n) * 100,
+            "agr": counts["same"] / n * 100,
+            "acc_with_first": counts["cf"] / n * 100,
+            "acc_without_first": counts["ct"] / n * 100,
+            "both_correct": counts["both"] / n * 100,
+            "n_invalid": invalid.astype(np.int64),
+        }
+    )
+    return out.reset_index().rename(columns={"evaluator": "judge"})
+
+
+def _accuracy(ctx: Context) -> dict[str, Any]:
     parts = []
     for name, data, pub in ctx.extra["subsets"]:
-        t = accuracy_table(data=data).merge(
+        t = _accuracy_table(data).merge(
             pub.rename(columns={"acc": "published_acc", "agr": "published_agr"}),
             on=["judge", "strategy"],
             how="left",
@@ -223,17 +290,50 @@ def _cross_judge(ctx: Context) -> dict[str, Any]:
     rows.insert(1, "strategy", strategy)
     diag = stacked.diagnostics.copy()
     diag.insert(1, "strategy", strategy)
-    arms = [c for c in ("arm_a", "arm_b") if c in rows.columns]
-    by = ["subset", "strategy", "rubric", *arms, "judge_a", "judge_b"]
+    by = ["subset", "strategy", *stacked.by[1:]]
     return {"cross_judge": tidy_frame(rows, by=by, diagnostics=diag)}
 
 
-def _length_bias(ctx: Context) -> dict[str, Any]:
-    from ..adapters.llmbar import length_bias
+def _longer_wins(frame: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+    """P(the longer output wins) per judge and for the gold labels (``judge="gold"``).
 
+    Among ``ok`` verdicts on items whose outputs differ in length, the share won by the
+    longer one (0.5: no length preference), with :func:`evalstats.win_rates`' task-clustered
+    interval on the frame re-oriented so that WITH is the longer output. Columns: ``judge``,
+    ``n``, ``n_clusters``, ``longer_wins``, ``ci_low``, ``ci_high``.
+    """
+    from ..stats.rates import win_rates
+
+    swap = {"win": "loss", "loss": "win", "tie": "tie"}
+    lens = frame.drop_duplicates("task_id")[["task_id", "len_with", "len_without"]]
+    gold = labels.merge(lens, on="task_id").assign(judge="gold", status="ok")
+    parts = []
+    for f in (frame, gold):
+        lw = f["len_with"].astype("float64").to_numpy()
+        lo = f["len_without"].astype("float64").to_numpy()
+        keep = lw != lo
+        out = f.loc[keep, "outcome"].astype(object)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "task_id": f.loc[keep, "task_id"].to_numpy(),
+                    "replicate": f.loc[keep, "replicate"].to_numpy(),
+                    "judge": f.loc[keep, "judge"].astype(str).to_numpy(),
+                    "status": f.loc[keep, "status"].astype(str).to_numpy(),
+                    "outcome": np.where((lw < lo)[keep], out.map(swap), out),
+                }
+            )
+        )
+    rates = win_rates(pd.concat(parts, ignore_index=True), by="judge")
+    longer = pd.DataFrame(rates.loc[rates["statistic"] == "win_rate"]).reset_index(drop=True)
+    longer = longer.rename(columns={"estimate": "longer_wins", "n_tasks": "n_clusters"})
+    return longer[["judge", "n", "n_clusters", "longer_wins", "ci_low", "ci_high"]]
+
+
+def _length_bias(ctx: Context) -> dict[str, Any]:
     parts = []
     for name, data, _ in ctx.extra["subsets"]:
-        parts.append(length_bias(data.frame, data.labels).assign(subset=name))
+        parts.append(_longer_wins(data.frame, data.labels).assign(subset=name))
     t = pd.concat(parts, ignore_index=True)
     gold = t["judge"] == "gold"
     t.loc[gold, "judge"] = "gold/gold"  # the people's labels, as a row of their own

@@ -1,16 +1,15 @@
 """The PandaLM case study report kind: every number of ``case_study_pandalm.ipynb``.
 
-The data (PandaLM's ``data/*.json``, gzipped or not) are read once with
-:func:`evalstats.adapters.pandalm.load`; each section calls a package function
-(:func:`evalstats.stats.agreement.labeler_agreement`, :func:`~evalstats.adapters.pandalm.label_counts`,
-:func:`~evalstats.adapters.pandalm.judge_accuracy`, :func:`~evalstats.adapters.pandalm.win_lose_tie`,
-:func:`~evalstats.adapters.pandalm.ppi_demo`) and puts PandaLM's published figures
-(:data:`~evalstats.adapters.pandalm.PUBLISHED`, its README) beside the reproduced ones, with a
-``match`` column at the printed precision.
+The data are read once with :func:`evalstats.adapters.pandalm.load`; the sections compute
+PandaLM's own tables (annotator kappas, majority-vote counts, judge accuracy, win / lose / tie,
+a PPI demonstration) and put its published figures beside them, with a ``match`` column at the
+printed precision.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._schema import OUTCOMES
+from .._tidy import wide
 from ..errors import DataError
 from ._kinds import Context, Loaded, Section
 
@@ -27,6 +28,26 @@ _PAGE = "case_study_pandalm"
 _NAMES = ("testset-v1.json", "gpt-3.5-turbo-testset-v1.json", "pandalm-7b-testset-v1.json")
 # PandaLM prints kappas to 2 decimals and the accuracy figures (percent) to 2 decimals.
 _DECIMALS = 2
+# The row model of a pair is the earlier of these (PandaLM's table order).
+MODELS = ("llama-7b", "bloom-7b", "cerebras-gpt-6.7B", "opt-7b", "pythia-6.9b")
+# How an unparsable verdict counts against the majority vote: a tie (what reproduces the
+# published figures), a fourth answer that is always wrong, or left out.
+UNPARSABLE = ("tie", "invalid", "exclude")
+# PandaLM's README, to the printed precision.
+PUBLISHED = {
+    "annotator_kappa": {
+        ("annotator1", "annotator2"): 0.85,
+        ("annotator1", "annotator3"): 0.88,
+        ("annotator2", "annotator3"): 0.86,
+    },
+    "label_counts": {"tie": 105, "1": 422, "2": 472},
+    "judge_accuracy": {
+        "gpt-3.5-turbo": (71.07, 58.79, 57.36, 57.55),
+        "pandalm-7b": (66.77, 57.38, 57.50, 57.43),
+    },
+}
+# Outcome (WITH = response1) -> PandaLM's label, for the tables that use its names.
+_PANDA_LABEL = {"win": "1", "loss": "2", "tie": "tie"}
 
 
 def _file(data: Path, name: str) -> Path | None:
@@ -80,7 +101,6 @@ def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _kappas(ctx: Context) -> dict[str, Any]:
-    from ..adapters.pandalm import PUBLISHED
     from ..stats.agreement import labeler_agreement
 
     t = labeler_agreement(
@@ -96,26 +116,78 @@ def _kappas(ctx: Context) -> dict[str, Any]:
     return {"annotator_kappas": t}
 
 
-def _counts(ctx: Context) -> dict[str, Any]:
-    from ..adapters.pandalm import PUBLISHED, label_counts
+def _gold(data: Any) -> pd.DataFrame:
+    from ..stats.agreement import gold_labels
 
-    t = label_counts(data=ctx.extra["data"])
-    no_majority = int(t.attrs.get("no_majority", 0))
-    t = pd.DataFrame({"label": t["label"], "n": t["n"]})
+    return gold_labels(data.labels)
+
+
+def _counts(ctx: Context) -> dict[str, Any]:
+    """Majority-vote label counts (tie / 1 / 2, PandaLM's names) beside the published ones."""
+    g = _gold(ctx.extra["data"])
+    counts = g["gold"].astype(object).map(_PANDA_LABEL).value_counts()
+    t = pd.DataFrame({"label": ["tie", "1", "2"]})
+    t["n"] = [int(counts.get(k, 0)) for k in t["label"]]
     t["published"] = t["label"].map(PUBLISHED["label_counts"])
     t["match"] = t["n"] == t["published"]
-    t["no_majority"] = no_majority
+    t["no_majority"] = int(g["gold"].isna().sum())
     return {"label_counts": t}
 
 
 _METRICS = ("acc", "precision", "recall", "f1")
 
 
-def _accuracy(ctx: Context) -> dict[str, Any]:
-    from ..adapters.pandalm import PUBLISHED, UNPARSABLE, judge_accuracy
+def _scores(y: np.ndarray, p: np.ndarray, k: int = 3) -> tuple[float, float, float, float]:
+    """Accuracy and macro P/R/F1 over classes 0..k-1; predictions of -1 are always wrong."""
+    valid = p >= 0
+    table = np.bincount(y[valid] * k + p[valid], minlength=k * k).reshape(k, k)
+    rows = np.bincount(y, minlength=k)  # every gold item, invalid predictions included
+    cols, diag = table.sum(axis=0), np.diag(table)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        prec = np.where(cols > 0, diag / cols, 0.0)
+        rec = np.where(rows > 0, diag / rows, 0.0)
+        f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), 0.0)
+    return float(diag.sum() / len(y)), float(prec.mean()), float(rec.mean()), float(f1.mean())
 
+
+def _judge_accuracy(data: Any, unparsable: str) -> pd.DataFrame:
+    """Each judge against the annotators' majority vote, as PandaLM reports it: ``acc``,
+    ``precision``, ``recall``, ``f1`` (percent; macro over tie, 1, 2), ``n``, ``n_unparsable``
+    with an unparsable verdict counted by rule ``unparsable`` (:data:`UNPARSABLE`)."""
+    from ..adapters.pandalm import JUDGES
+
+    g = _gold(data)
+    g = g.loc[g["gold"].notna(), ["task_id", "gold"]]
+    code = {o: i for i, o in enumerate(OUTCOMES)}
+    rows = []
+    for judge in JUDGES:
+        f = data.frame.loc[
+            data.frame["judge"].astype(str) == judge, ["task_id", "status", "outcome"]
+        ]
+        m = f.merge(g, on="task_id", how="inner")
+        bad = (m["status"].astype(str) != "ok").to_numpy()
+        y = m["gold"].astype(object).map(code).to_numpy(dtype=np.int64)
+        p = m["outcome"].astype(object).map(code).fillna(-1).to_numpy(dtype=np.int64)
+        if unparsable == "tie":
+            p = np.where(bad, code["tie"], p)
+        elif unparsable == "exclude":
+            y, p = y[~bad], p[~bad]
+        scores = dict(zip(_METRICS, (100 * v for v in _scores(y, p)), strict=True))
+        rows.append(
+            {
+                "judge": judge,
+                **scores,
+                "n": len(y),
+                "n_unparsable": int(bad.sum()),
+                "unparsable": unparsable,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _accuracy(ctx: Context) -> dict[str, Any]:
     data = ctx.extra["data"]
-    t = pd.concat([judge_accuracy(data=data, unparsable=u) for u in UNPARSABLE], ignore_index=True)
+    t = pd.concat([_judge_accuracy(data, u) for u in UNPARSABLE], ignore_index=True)
     pub = pd.DataFrame(
         [(j, "tie", *v) for j, v in PUBLISHED["judge_accuracy"].items()],
         columns=["judge", "unparsable", *(f"published_{m}" for m in _METRICS)],
@@ -130,31 +202,114 @@ def _accuracy(ctx: Context) -> dict[str, Any]:
     return {"judge_accuracy": t[[*first, *[c for c in t.columns if c not in first]]]}
 
 
-def _win_lose_tie(ctx: Context) -> dict[str, Any]:
-    from ..adapters.pandalm import win_lose_tie
+def _win_lose_tie_table(data: Any, unparsable: str) -> pd.DataFrame:
+    """Wins, losses and ties of the row model (the earlier of :data:`MODELS`) against the
+    column model, per source (``human`` majority vote, then each judge); an unparsable verdict
+    is a tie or (``"invalid"``) counted in ``invalid``."""
+    from ..adapters.pandalm import JUDGES
 
+    f = data.frame
+    sides = f.drop_duplicates("task_id")[["task_id", "with_system", "without_system"]]
+    g = _gold(data)
+    parts = [g.assign(source="human", status="ok", outcome=g["gold"])]
+    for judge in JUDGES:
+        parts.append(f.loc[f["judge"].astype(str) == judge].assign(source=judge))
+    cols = ["task_id", "source", "status", "outcome"]
+    long = pd.concat([p[cols] for p in parts], ignore_index=True).merge(sides, on="task_id")
+    rank = {m: i for i, m in enumerate(MODELS)}
+    r1 = long["with_system"].map(rank)
+    r2 = long["without_system"].map(rank)
+    if r1.isna().any() or r2.isna().any():
+        unknown = sorted(
+            set(long.loc[r1.isna(), "with_system"]) | set(long.loc[r2.isna(), "without_system"])
+        )
+        raise DataError(f"models {unknown} are not among {list(MODELS)}", field="cmp_key")
+    first_is_row = (r1 < r2).to_numpy()
+    out = long["outcome"].astype(object).to_numpy()
+    bad = (long["status"].astype(str) != "ok").to_numpy()
+    out = np.where(bad, "tie" if unparsable == "tie" else "invalid", out)
+    flip = {"win": "lose", "loss": "win", "tie": "tie", "invalid": "invalid"}
+    same = {"win": "win", "loss": "lose", "tie": "tie", "invalid": "invalid"}
+    long = long.assign(
+        row_model=np.where(first_is_row, long["with_system"], long["without_system"]),
+        col_model=np.where(first_is_row, long["without_system"], long["with_system"]),
+        result=[(same if fr else flip)[o] for o, fr in zip(out, first_is_row, strict=True)],
+    )
+    keys = ["source", "row_model", "col_model"]
+    table = long.groupby([*keys, "result"]).size().unstack(fill_value=0)
+    table = table.reindex(columns=["win", "lose", "tie", "invalid"], fill_value=0).reset_index()
+    table.columns.name = None
+    order = {"human": 0, **{j: i + 1 for i, j in enumerate(JUDGES)}}
+    key = table["source"].map(order) * 100 + table["row_model"].map(rank) * 10
+    key = key + table["col_model"].map(rank)
+    return table.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
+
+
+def _win_lose_tie(ctx: Context) -> dict[str, Any]:
     data = ctx.extra["data"]
     t = pd.concat(
-        [win_lose_tie(data=data, unparsable=u).assign(unparsable=u) for u in ("tie", "invalid")],
+        [_win_lose_tie_table(data, u).assign(unparsable=u) for u in ("tie", "invalid")],
         ignore_index=True,
     )
     first = ["unparsable", "source", "row_model", "col_model"]
     return {"win_lose_tie": t[[*first, *[c for c in t.columns if c not in first]]]}
 
 
-def _ppi(ctx: Context) -> dict[str, Any]:
-    from ..adapters.pandalm import ppi_demo
+_RATES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
 
+
+def _rate_cols(row: pd.Series) -> dict[str, float]:
+    return {f"{r}{s}": float(row[f"{r}{s}"]) for r in _RATES for s in ("", "_ci_low", "_ci_high")}
+
+
+def _ppi(ctx: Context) -> dict[str, Any]:
+    """A judge's win rates corrected with a random ``ppi_fraction`` of the human majority
+    labels. Rows (``estimate``): ``all human`` (the majority vote on every item: the answer
+    to recover), ``judge only``, ``labels only`` (the sampled labels alone) and ``PPI++``
+    (:func:`evalstats.stats.ppi.ppi_win_rates`); ``covers_human`` says whether the interval
+    holds the all-human win rate."""
+    from ..stats.ppi import ppi_win_rates
+    from ..stats.rates import win_rates
+
+    data, judge = ctx.extra["data"], str(ctx.params["ppi_judge"])
     seed = 0 if ctx.seed is None else int(ctx.seed)
-    t = ppi_demo(
-        data=ctx.extra["data"],
-        judge=str(ctx.params["ppi_judge"]),
-        fraction=float(ctx.params["ppi_fraction"]),
-        seed=seed,
-        n_resamples=ctx.n_resamples,
+    g = _gold(data)
+    g = g.loc[g["gold"].notna()].reset_index(drop=True)
+    k = max(1, int(round(float(ctx.params["ppi_fraction"]) * len(g))))
+    pick = np.sort(np.random.default_rng(seed).choice(len(g), size=k, replace=False))
+    sample = g.iloc[pick]
+    # The sheet's provenance (the seed and the majority votes' digest): a random sample.
+    votes = g[["task_id"]].assign(gold=g["gold"].astype(str)).values.tolist()
+    labels = pd.DataFrame(
+        {
+            "task_id": sample["task_id"],
+            "replicate": sample["replicate"],
+            "labeler": "majority",
+            "outcome": sample["gold"],
+            "sample_seed": seed,
+            "frame_sha256": hashlib.sha256(json.dumps(votes).encode()).hexdigest(),
+        }
     )
+    frame = data.frame
+    rows = []
+    for name, part in (
+        ("all human", g.assign(judge="all human", status="ok", outcome=g["gold"])),
+        ("judge only", frame.loc[frame["judge"].astype(str) == judge].assign(judge="judge only")),
+        ("labels only", labels.assign(judge="labels only", status="ok")),
+    ):
+        # The demonstration's table sets the estimators side by side: one row each.
+        r = wide(win_rates(part, by="judge")).iloc[0]
+        rows.append({"estimate": name, "n": int(r["n"]), **_rate_cols(r)})
+    ppi = ppi_win_rates(frame, labels, judge=judge, n_resamples=ctx.n_resamples, rng=seed)
+    ppi = wide(ppi).iloc[0]
+    rows.append({"estimate": "PPI++", "n": int(ppi["n"]), **_rate_cols(ppi)})
+    rows[-1]["n_labelled"] = int(ppi["n_labelled"])
+    rows[-1]["ess_gain"] = float(ppi["win_rate_ess_gain"])
+    t = pd.DataFrame(rows)
+    truth = t.loc[0, "win_rate"]
+    t["covers_human"] = (t["win_rate_ci_low"] <= truth) & (truth <= t["win_rate_ci_high"])
     t["n_labelled"] = t["n_labelled"].astype("Int64")  # a count (NA on the other rows)
-    return {"ppi_demo": t.assign(judge=str(ctx.params["ppi_judge"]))}
+    return {"ppi_demo": t.assign(judge=judge)}
 
 
 def _findings(ctx: Context) -> dict[str, Any]:

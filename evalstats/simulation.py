@@ -1,27 +1,10 @@
-"""Synthetic evaluations with known truth.
+"""Synthetic evaluations with known truth: whole data directories (tasks, runs, raw judge
+text, ``truth.json``), labelled as simulated.
 
-Outcomes come from the latent probit model of :mod:`evalstats.stats.models` (task
-effects with a stated ICC, thresholds that fix the marginal win/tie/loss probabilities, judge
-noise that only lowers agreement); this module turns them into whole data directories: tasks,
-runs and raw judge text, labelled as simulated. :func:`draw_outcomes` is re-exported here for
-the callers that import it from here.
-
-The blind-pair rubric's four 1–5 dimension scores (seed 001: correctness, specificity,
-completeness, hallucination safety) each have their own truth. For a blind judgment with the
-judge's latent impression ``y`` of WITH over WITHOUT (the quantity its verdict thresholds; the
-position bias included) and ``z = y / sd(y)``, dimension ``d`` gets
-
-* a latent difference ``D = effect_d + loading_d * z + noise_d * e`` (``e ~ N(0, 1)``), so the
-  scores lean the way the verdict does without copying it, and ``E[D] = effect_d``;
-* a level shared by both answers, ``L = level_d + c`` (``c ~ N(0, 0.6^2)``: how generous this
-  judge is on this pair), and the scores ``round(L ± D / 2)`` clipped to 1–5.
-
-``truth.json`` records, per dimension, the effect, noise, level and loading, and
-``true_difference``: the expected WITH − WITHOUT score on the 1–5 scale after rounding and
-clipping (computed exactly from normal CDFs), which is what
-:func:`evalstats.stats.rates.dimension_means` estimates. The scores come from their own
-child stream of the seed, so the verdicts, tokens, runs and every other draw of a simulation
-do not depend on the dimension parameters.
+Two arms: outcomes from the latent probit model of :mod:`evalstats.stats.models`, with
+blind-pair dimension scores that have their own truth; K arms (``arms=``): Bradley-Terry with
+Davidson ties and task effects. The models are described in ``docs/methods.md``
+("Simulation").
 """
 
 from __future__ import annotations
@@ -30,7 +13,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,20 +21,136 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from .._schema import BLIND_DIMENSIONS, ORDERS
-from .._validate import check_positive_int, check_probability, check_seed
-from ..errors import ParameterError
-from ..stats.models import check_outcome_probs, draw_outcomes, latent_thresholds
-from ._texts import _QUESTIONS, _SUBSYSTEMS, _blind_raw, _break, _words, _ww_raw
+from ._schema import BLIND_DIMENSIONS, ORDERS
+from ._validate import check_positive_int, check_probability, check_seed
+from .errors import ParameterError
+from .stats.models import check_outcome_probs, latent_thresholds
 
 __all__ = [
     "DEFAULT_DIMENSION_EFFECTS",
     "DEFAULT_DIMENSION_NOISE",
     "Simulation",
     "SimulationParams",
-    "draw_outcomes",
     "simulate",
 ]
+
+_SUBSYSTEMS = [
+    ("retry policy for outgoing HTTP calls", "internal/http/retry.go", "RetryPolicy"),
+    ("cache invalidation after a schema migration", "internal/cache/invalidate.go", "Invalidate"),
+    ("authentication middleware ordering", "internal/auth/middleware.go", "Chain"),
+    ("rate limiter used by the public API", "internal/api/ratelimit.go", "TokenBucket"),
+    ("configuration loading precedence", "internal/config/load.go", "Load"),
+    ("background job scheduler", "internal/jobs/scheduler.go", "Scheduler"),
+    ("database connection pool sizing", "internal/db/pool.go", "NewPool"),
+    ("feature-flag evaluation", "internal/flags/eval.go", "Evaluate"),
+    ("metrics exporter registration", "internal/metrics/export.go", "Register"),
+    ("graceful shutdown sequence", "cmd/server/main.go", "shutdown"),
+    ("request tracing propagation", "internal/trace/propagate.go", "Inject"),
+    ("symbol index rebuild", "internal/index/rebuild.go", "Rebuild"),
+    ("plugin discovery", "internal/plugins/discover.go", "Discover"),
+    ("error wrapping conventions", "internal/errors/wrap.go", "Wrap"),
+    ("websocket heartbeat handling", "internal/ws/heartbeat.go", "Heartbeat"),
+]
+_QUESTIONS = [
+    "Where is the {what} implemented, and which call sites depend on {sym}?",
+    "Explain how the {what} works end to end; cite the files and symbols involved.",
+    "Which code paths reach {sym}, and what would break if its signature changed?",
+]
+_FILLER = (
+    "read_file grep_search list_dir open symbol reference callers definition line "
+    "result match function struct package import return error context value "
+    "handler config retry cache index token request response test"
+).split()
+
+
+def _words(gen: np.random.Generator, n: int) -> str:
+    picks = gen.integers(0, len(_FILLER), size=max(int(n), 1))
+    words = np.asarray(_FILLER)[picks]
+    lines = [" ".join(words[i : i + 12]) for i in range(0, len(words), 12)]
+    return "\n".join(lines)
+
+
+def _fence(gen: np.random.Generator, body: str) -> str:
+    style = gen.random()
+    if style < 0.55:
+        return body
+    if style < 0.8:
+        return f"```json\n{body}\n```"
+    return f"Here is my evaluation of the two answers.\n\n```json\n{body}\n```\n"
+
+
+def _break(gen: np.random.Generator, body: str) -> str:
+    kind = gen.integers(0, 3)
+    if kind == 0:
+        return body[: len(body) // 2]  # truncated output (max_tokens hit)
+    if kind == 1:
+        return "I cannot decide between the two answers without running the code."
+    return body.replace('"label": "', '"label": "(a) or (b) ', 1).replace(
+        '"verdict": "', '"verdict": "a_wins or b_wins ', 1
+    )
+
+
+def _ww_raw(gen: np.random.Generator, outcome: int, tokens_with: int, tokens_without: int) -> str:
+    label = ("(c)", "(b)", "(a)")[outcome]
+    spelled = gen.choice(
+        [
+            label,
+            label,
+            label[1],
+            label[1].upper(),
+            {
+                "(a)": "(a) WITH was better",
+                "(b)": "(b) roughly equivalent",
+                "(c)": "(c) WITH was worse",
+            }[label],
+        ]
+    )
+    reasons = {
+        "(a)": "WITH cites the exact files and symbols and matches the canonical answer; "
+        "WITHOUT misses one call site.",
+        "(b)": "Both answers identify the same code paths with similar accuracy.",
+        "(c)": "WITH drifts into unrelated files surfaced by the tool and misses the main path.",
+    }
+    body = {
+        "label": str(spelled),
+        "reasoning": reasons[label],
+        "facts_correct_with": f"{int(gen.integers(2, 6))}/5",
+        "facts_correct_without": f"{int(gen.integers(2, 6))}/5",
+        "hallucinations_with": str(int(gen.integers(0, 2))),
+        "hallucinations_without": str(int(gen.integers(0, 3))),
+        "cost_ratio": f"{tokens_with / max(tokens_without, 1):.2f}",
+        "uncertainty": str(gen.choice(["low", "medium", "medium", "high"])),
+    }
+    return _fence(gen, json.dumps(body, indent=2))
+
+
+def _blind_raw(gen, outcome_a: int, scores_a: np.ndarray, scores_b: np.ndarray) -> str:
+    """Blind-pair output; ``outcome_a`` is from Agent A's point of view (2 = A wins).
+
+    ``scores_a`` / ``scores_b`` are the 1–5 scores (in ``BLIND_DIMENSIONS`` order) drawn from
+    the dimension stream; ``gen`` is the main stream.
+    """
+    verdict = ("b_wins", "tie", "a_wins")[outcome_a]
+    # A draw the scores once took from the main stream: kept (unused) so that every later draw
+    # of the main stream -- verdicts, fences, timestamps, latencies -- stays what it was.
+    gen.integers(2, 5, size=4)
+    as_str = gen.random() < 0.1  # some judges quote numbers
+
+    def block(s, note):
+        d = {
+            k: (str(int(v)) if as_str else int(v)) for k, v in zip(BLIND_DIMENSIONS, s, strict=True)
+        }
+        d["notes"] = note
+        return d
+
+    body = {
+        "agent_a": block(scores_a, "Cites the relevant files with line ranges."),
+        "agent_b": block(scores_b, "Covers the main path but is vague about call sites."),
+        "verdict": verdict,
+        "verdict_reasoning": "The deciding factor was specificity of the cited symbols.",
+    }
+    return _fence(gen, json.dumps(body, indent=2))
+
 
 # --------------------------------------------------------------------------- whole evaluations
 
@@ -165,7 +264,7 @@ def _dimension_table(value: Mapping[str, float], default: Mapping[str, float], n
 def _dimension_scores(
     z: float, c: np.ndarray, e: np.ndarray, effect: np.ndarray, noise: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(WITH, WITHOUT) 1–5 scores of one judgment, one per dimension (see the module docstring)."""
+    """(WITH, WITHOUT) 1–5 scores of one judgment, one per dimension (the model: docs/methods.md, "Simulation")."""
     level = np.array([_DIMENSION_LEVEL[d] for d in BLIND_DIMENSIONS]) + _LEVEL_SD * c
     loading = np.array([_DIMENSION_LOADING[d] for d in BLIND_DIMENSIONS])
     diff = effect + loading * z + noise * e
@@ -200,25 +299,26 @@ def _true_dimension_differences(
     return out
 
 
+def _check_design(p: SimulationParams) -> None:
+    """The checks both simulations share: the sizes, the seed and the judges' names."""
+    check_positive_int(p.n_tasks, "n_tasks")
+    check_positive_int(p.n_replicates, "n_replicates")
+    check_seed(p.seed)
+    for judge in p.judges:
+        provider, _, model = str(judge).partition(":")
+        if not (provider and model):
+            raise ParameterError(f"a judge must be named 'provider:model', got {judge!r}")
+
+
 def _sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-_K_ARM_ONLY = (
-    "reference",
-    "strengths",
-    "pairs",
-    "task_sd",
-    "nu",
-    "token_ratios",
-)  # see ._arms.K_ARM_ONLY
-
-
-def write_simulation(
+def _write(
     out: Path, tasks: list, runs: list, judgments: list, truth: dict, params: Any
 ) -> Simulation:
     """Write the three files and ``truth.json`` (with the files' sha256) atomically."""
-    from ..records import atomic_write, write_jsonl_atomic
+    from .records import atomic_write, write_jsonl_atomic
 
     paths = {name: out / f"{name}.jsonl" for name in ("tasks", "runs", "judgments")}
     for name, records in (("tasks", tasks), ("runs", runs), ("judgments", judgments)):
@@ -239,20 +339,17 @@ def simulate(
     (bare, fenced, with a preamble; label spellings vary; a ``malformed_rate``
     share is broken). Over-budget pairs get no judgments, as the runner would not
     send them. Every judge's marginal win/tie/loss probabilities equal
-    ``p_win``/``p_tie``/``p_loss`` (see the module docstring for the model).
+    ``p_win``/``p_tie``/``p_loss`` (the model: ``docs/methods.md``, "Simulation").
 
-    Blind-pair judgments score each dimension with its own effect
-    (``dimension_effects``) and judge noise (``dimension_noise``), leaning with the
-    judge's verdict; ``truth.json["dimensions"]`` holds each dimension's parameters and
-    its ``true_difference`` (expected WITH − WITHOUT score on the 1–5 scale). The scores
-    are drawn from a child stream of ``seed``: changing the dimension parameters changes
-    only the scores inside the blind-pair ``raw`` texts, never a verdict, token count,
-    run or timestamp.
+    Blind-pair judgments score each dimension with its own effect (``dimension_effects``)
+    and noise (``dimension_noise``); ``truth.json["dimensions"]`` holds each one's
+    ``true_difference`` (expected WITH − WITHOUT score on the 1–5 scale).
 
     With ``arms=("none", "v1", "v2")`` it writes a K-arm directory: ``arms.toml``, runs of
     every arm and three-way judgments of every pair of arms with ``arm_a`` / ``arm_b``, from
-    arm ``strengths`` (``reference``, ``pairs``, ``task_sd``, ``nu``: see
-    :mod:`evalstats.simulation._arms`).
+    arm ``strengths`` (logit scale; ``reference`` names the baseline arm, ``pairs`` which
+    pairs are judged, ``task_sd`` the task effects' SD, ``nu`` the Davidson tie parameter,
+    ``token_ratios`` each arm's token multiplier).
 
     Parameters
     ----------
@@ -286,25 +383,17 @@ def simulate(
     hallucination_safety   0.05  0.049
     """
     if {"arms", *_K_ARM_ONLY} & set(overrides):
-        from ._arms import simulate_arms_from
-
-        return simulate_arms_from(out_dir, params or SimulationParams(), dict(overrides))
-    from .. import rubrics as _rubrics
-    from ..tokens import count_tokens
+        return _simulate_arms(out_dir, params or SimulationParams(), dict(overrides))
+    from . import rubrics as _rubrics
+    from .tokens import count_tokens
 
     p = dataclasses.replace(params or SimulationParams(), **overrides)
     check_outcome_probs(p.p_win, p.p_tie, p.p_loss)
-    check_positive_int(p.n_tasks, "n_tasks")
-    check_positive_int(p.n_replicates, "n_replicates")
-    check_seed(p.seed)
+    _check_design(p)
     for name in ("over_budget_rate", "malformed_rate", "error_rate"):
         check_probability(getattr(p, name), name)
     if p.orders not in ("random", "both"):
         raise ParameterError(f"orders must be 'random' or 'both', got {p.orders!r}")
-    for judge in p.judges:
-        provider, _, model = str(judge).partition(":")
-        if not (provider and model):
-            raise ParameterError(f"a judge must be named 'provider:model', got {judge!r}")
     effects = _dimension_table(p.dimension_effects, DEFAULT_DIMENSION_EFFECTS, "dimension_effects")
     dim_noise = _dimension_table(p.dimension_noise, DEFAULT_DIMENSION_NOISE, "dimension_noise")
     p = dataclasses.replace(p, dimension_effects=effects, dimension_noise=dim_noise)
@@ -495,4 +584,197 @@ def simulate(
         },
         "over_budget_pairs": int(over.sum()),
     }
-    return write_simulation(out, tasks, runs, judgments, truth, p)
+    return _write(out, tasks, runs, judgments, truth, p)
+
+
+#: Keywords of :func:`simulate` that only a K-arm simulation (``arms=``) takes.
+_K_ARM_ONLY = ("reference", "strengths", "pairs", "task_sd", "nu", "token_ratios")
+
+
+@dataclasses.dataclass(frozen=True)
+class _ArmDesign:
+    """The arms of a K-arm simulation and their model (:func:`simulate`'s K-arm keywords)."""
+
+    arms: Sequence[str]
+    reference: str | None = None
+    strengths: Sequence[float] | Mapping[str, float] | None = None
+    pairs: str = "all"
+    task_sd: float = 1.0
+    nu: float = 0.9
+    token_ratios: Sequence[float] | None = None
+
+
+def _toml_str(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def _probabilities(u: np.ndarray, nu: float) -> np.ndarray:
+    """(..., 3) probabilities of loss, tie, win of ``a`` (Davidson)."""
+    w, lo = np.exp(u / 2), np.exp(-u / 2)
+    d = w + nu + lo
+    return np.stack([lo / d, np.full_like(u, nu) / d, w / d], axis=-1)
+
+
+def _simulate_arms(out_dir: str | Path, params: SimulationParams, overrides: dict) -> Simulation:
+    """:func:`simulate` given ``arms=``: a K-arm directory (``arms.toml``, runs of every arm,
+    three-way judgments of every pair of arms); ``n_tasks``, ``n_replicates``, ``judges``,
+    ``agent_model`` and ``seed`` come from ``params``.
+
+    Each run has a billed token count (``reported_tokens``): a task size (lognormal, median
+    6,000, log-SD 0.5) times the arm's ``token_ratios`` entry (default 1, 1.2, 1.4, ...: the
+    stronger arms of the default strengths cost more, so the cost-quality frontier is not one
+    arm) times run noise (log-SD 0.25).
+    """
+    from . import rubrics as _rubrics
+    from .records import Arms, arm_pairs
+    from .tokens import count_tokens
+
+    if overrides.get("arms") is None:
+        raise ParameterError(
+            f"{', '.join(sorted(set(overrides) & set(_K_ARM_ONLY)))} need arms=(...) "
+            "(a K-arm simulation)"
+        )
+    design = _ArmDesign(**{k: overrides.pop(k) for k in ("arms", *_K_ARM_ONLY) if k in overrides})
+    q = dataclasses.replace(params, **overrides)
+    _check_design(q)
+    n_tasks, n_replicates, judges, seed = q.n_tasks, q.n_replicates, q.judges, q.seed
+    arms, reference, strengths = design.arms, design.reference, design.strengths
+    task_sd, nu, token_ratios = design.task_sd, design.nu, design.token_ratios
+    ids = tuple(str(a) for a in arms)
+    if len(ids) < 2 or len(set(ids)) != len(ids) or not all(a.strip() for a in ids):
+        raise ParameterError(f"arms must be two or more distinct non-empty names, got {arms!r}")
+    if reference is not None and reference not in ids:
+        raise ParameterError(f"reference {reference!r} is not one of the arms {list(ids)}")
+    if strengths is None:
+        s = np.linspace(0.0, 0.5 * (len(ids) - 1), len(ids))
+    elif isinstance(strengths, Mapping):
+        unknown = sorted(set(strengths) - set(ids))
+        if unknown:
+            raise ParameterError(f"strengths name arms {unknown} not in arms={list(ids)}")
+        s = np.array([float(strengths.get(a, 0.0)) for a in ids])
+    else:
+        s = np.asarray(list(strengths), dtype=float)
+        if s.shape != (len(ids),):
+            raise ParameterError(f"strengths needs one value per arm ({len(ids)}), got {s.size}")
+    if not np.isfinite(s).all():
+        raise ParameterError("strengths must be finite numbers")
+    ratios = (
+        1.0 + 0.2 * np.arange(len(ids))
+        if token_ratios is None
+        else np.asarray(list(token_ratios), dtype=float)
+    )
+    if ratios.shape != (len(ids),) or not (np.isfinite(ratios).all() and (ratios > 0).all()):
+        raise ParameterError(f"token_ratios needs one positive value per arm ({len(ids)})")
+    if not (task_sd >= 0 and nu > 0):
+        raise ParameterError(f"task_sd must be >= 0 and nu > 0, got {task_sd}, {nu}")
+    gen = np.random.default_rng(seed)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    base = pd.Timestamp("2026-05-20T09:00:00Z")
+    lines = [f"reference = {_toml_str(reference)}", ""] if reference else []
+    lines.append("[arms]")
+    for a in ids:
+        lines.append(
+            f"{_toml_str(a)} = {{ name = {_toml_str(f'arm {a}')}, tool = "
+            f"{_toml_str('no tool' if a == reference else f'tool {a}')} }}"
+        )
+    (out / "arms.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    arms_obj = Arms(
+        ids,
+        names={a: f"arm {a}" for a in ids},
+        tools={a: "no tool" if a == reference else f"tool {a}" for a in ids},
+        reference=reference,
+    )
+    tasks, runs = [], []
+    size = gen.lognormal(np.log(6000.0), 0.5, n_tasks)
+    noise = gen.lognormal(0.0, 0.25, (n_tasks, n_replicates, len(ids)))
+    for t in range(n_tasks):
+        what, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
+        tasks.append(
+            {
+                "task_id": f"T{t + 1:02d}",
+                "prompt": _QUESTIONS[t % len(_QUESTIONS)].format(what=what, sym=sym),
+                "canonical_answer": f"The {what} lives in {path} ({sym}).",
+                "canonical_written_at": (base - pd.Timedelta(days=2, hours=t)).isoformat(),
+                "budget_tokens": 200_000,  # billed counts reach ~25,000: no run over budget
+                "budget_wall_s": 600.0,
+                "tags": ["simulated"],
+            }
+        )
+        for r in range(n_replicates):
+            for k, a in enumerate(ids):
+                runs.append(
+                    {
+                        "task_id": f"T{t + 1:02d}",
+                        "replicate": r + 1,
+                        "arm": a,
+                        "agent_model": q.agent_model,
+                        "answer": f"{sym} is defined in {path} (arm {a}, run {r + 1} of task {t + 1}).",
+                        "files_inspected": [path],
+                        "wall_s": float(np.round(gen.lognormal(np.log(120), 0.3), 1)),
+                        "reported_tokens": int(round(size[t] * ratios[k] * noise[t, r, k])),
+                        "started_at": (
+                            base + pd.Timedelta(hours=t, minutes=10 * r + k)
+                        ).isoformat(),
+                    }
+                )
+    oriented = arm_pairs(arms_obj, design.pairs)
+    index = {a: i for i, a in enumerate(ids)}
+    ia = np.array([index[a] for a, _ in oriented])
+    ib = np.array([index[b] for _, b in oriented])
+    eff = gen.normal(0.0, task_sd / np.sqrt(2), size=(n_tasks, len(ids)))
+    u = (s[ia] - s[ib])[None, :] + eff[:, ia] - eff[:, ib]  # (task, pair)
+    prob = _probabilities(u, nu)
+    rubric = _rubrics.get("with-without")
+    judgments = []
+    clock = base + pd.Timedelta(days=1)
+    for judge in judges:
+        draws = gen.random((n_tasks, n_replicates, len(oriented)))
+        y = (draws[..., None] > prob.cumsum(-1)[:, None, :, :2]).sum(-1)  # 0 loss 1 tie 2 win
+        for t in range(n_tasks):
+            for r in range(n_replicates):
+                for p, (a, b) in enumerate(oriented):
+                    raw = _ww_raw(gen, int(y[t, r, p]), 1000, 1000)
+                    clock = clock + pd.Timedelta(seconds=3)
+                    jid = hashlib.sha256(f"{seed}|{judge}|{t}|{r}|{a}|{b}".encode()).hexdigest()[
+                        :16
+                    ]
+                    judgments.append(
+                        {
+                            "judgment_id": jid,
+                            "task_id": f"T{t + 1:02d}",
+                            "replicate": r + 1,
+                            "judge": judge,
+                            "rubric": rubric.name,
+                            "prompt_revision": rubric.revision,
+                            "prompt_sha256": rubric.sha256,
+                            "order": None,
+                            "raw": raw,
+                            "created_at": clock.isoformat(),
+                            "output_tokens": int(count_tokens(raw)),
+                            "error": None,
+                            "model_id": judge.split(":", 1)[1],
+                            "arm_a": a,
+                            "arm_b": b,
+                        }
+                    )
+    truth = {
+        "simulated": True,
+        "model": "Bradley-Terry with Davidson ties: u = s_a - s_b + e_ta - e_tb, "
+        "e_ti ~ N(0, task_sd^2/2); P(win, tie, loss) proportional to exp(u/2), nu, exp(-u/2)",
+        "arms": list(ids),
+        "reference": reference,
+        "strengths": {a: float(v) for a, v in zip(ids, s, strict=True)},
+        "pairs": [list(x) for x in oriented],
+        "params": {
+            "n_tasks": n_tasks,
+            "n_replicates": n_replicates,
+            "judges": list(judges),
+            "task_sd": task_sd,
+            "nu": nu,
+            "token_ratios": {a: float(v) for a, v in zip(ids, ratios, strict=True)},
+            "seed": seed,
+            "agent_model": q.agent_model,
+        },
+    }
+    return _write(out, tasks, runs, judgments, truth, q)

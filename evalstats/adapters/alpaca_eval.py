@@ -1,0 +1,414 @@
+"""AlpacaEval judge annotations (``annotations.json``) as a verdict frame.
+
+An LLM judge (the *annotator*) compares a model's output (``generator_2``, the WITH side) with
+a baseline's (``generator_1``, WITHOUT) on each instruction (the task). The mapping, the
+preference-to-outcome rule and how repeats are kept are described in ``docs/methods.md``
+("Case studies"); the leaderboard is recomputed by the ``alpaca_eval`` report kind.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import os
+import re
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError, ParameterError
+from ..records import EvalstatsWarning, is_missing
+from . import pairwise
+
+__all__ = ["EXTRA_COLUMNS", "GROUP_COLUMNS", "RUBRIC", "annotation_files", "load"]
+
+_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+_WS = re.compile(r"\s*")
+
+
+def _open_text(p: Path) -> str:
+    name = p.name.lower()
+    base = name[:-3] if name.endswith(".gz") else name
+    if not base.endswith(_SUFFIXES):
+        raise DataError(
+            "unsupported file type; use .json (a JSON array), .jsonl or .ndjson, "
+            "optionally gzipped (.gz)",
+            path=p,
+        )
+    if not p.exists():
+        raise DataError("file not found", path=p)
+    try:
+        if name.endswith(".gz"):
+            with gzip.open(p, "rt", encoding="utf-8") as fh:
+                return fh.read()
+        return p.read_text(encoding="utf-8")
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DataError(f"unreadable file: {exc}", path=p) from None
+
+
+def _parse_array(text: str, p: Path) -> tuple[list[Any], list[int]]:
+    """Records of a JSON array with the line each one starts on.
+
+    ``json.loads`` forgets positions; decoding element by element keeps them, so
+    an error can name the line of the bad record in a pretty-printed file.
+    """
+    decoder = json.JSONDecoder()
+    records: list[Any] = []
+    lines: list[int] = []
+    pos = _WS.match(text, text.index("[") + 1).end()
+    line, counted = 1, 0
+    if text.startswith("]", pos):
+        pos += 1
+    else:
+        while True:
+            try:
+                obj, end = decoder.raw_decode(text, pos)
+            except json.JSONDecodeError as exc:
+                raise DataError(
+                    f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
+                ) from None
+            line += text.count("\n", counted, pos)
+            counted = pos
+            records.append(obj)
+            lines.append(line)
+            pos = _WS.match(text, end).end()
+            sep = text[pos : pos + 1]
+            if sep == "]":
+                pos += 1
+                break
+            if sep != ",":
+                at = line + text.count("\n", counted, pos)
+                raise DataError("malformed JSON array (expected ',' or ']')", path=p, line=at)
+            pos = _WS.match(text, pos + 1).end()
+    if text[pos:].strip():
+        at = line + text.count("\n", counted, pos)
+        raise DataError("unexpected text after the JSON array", path=p, line=at)
+    return records, lines
+
+
+def _parse_lines(text: str, p: Path) -> tuple[list[Any], list[int]]:
+    records: list[Any] = []
+    lines: list[int] = []
+    for lineno, row in enumerate(text.splitlines(), start=1):
+        if not row.strip():
+            continue
+        try:
+            records.append(json.loads(row))
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=lineno
+            ) from None
+        lines.append(lineno)
+    return records, lines
+
+
+def _read_records(p: Path) -> tuple[list[Any], list[int]]:
+    """Records of a JSON array file or a JSON Lines file (sniffed, not by name)."""
+    text = _open_text(p)
+    if text.lstrip().startswith("["):
+        return _parse_array(text, p)
+    return _parse_lines(text, p)
+
+
+def _number(value: Any) -> float | None:
+    """A JSON number as float; None if it is not one (booleans are not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    return float(value)
+
+
+def _preference(value: Any) -> tuple[float, float, str | None, str | None]:
+    """(raw preference, win share, outcome, parse error) of one record."""
+    if is_missing(value):
+        return math.nan, math.nan, None, "missing preference"
+    pref = _number(value)
+    if pref is None:
+        return math.nan, math.nan, None, f"preference is not a number: {value!r}"
+    if math.isnan(pref):
+        return pref, math.nan, None, "preference is NaN"
+    # 0 is AlpacaEval's legacy draw; its metrics read it as 1.5 too.
+    value_ = 1.5 if pref == 0.0 else pref
+    if not 1.0 <= value_ <= 2.0:
+        return pref, math.nan, None, f"preference {pref!r} outside [1, 2]"
+    outcome = "win" if value_ > 1.5 else ("tie" if value_ == 1.5 else "loss")
+    return pref, value_ - 1.0, outcome, None
+
+
+def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
+    """Validate one annotation record; raise DataError naming file:line and field."""
+
+    def fail(field: str, reason: str) -> DataError:
+        return DataError(reason, path=p, line=line, field=field)
+
+    if not isinstance(rec, dict):
+        raise DataError(f"expected a JSON object, got {type(rec).__name__}", path=p, line=line)
+    iid = rec.get("instruction_id")
+    if is_missing(iid):
+        instruction = rec.get("instruction")
+        if not isinstance(instruction, str):
+            raise fail("instruction_id", "missing required field (and no 'instruction' text)")
+        iid = hashlib.sha1(instruction.encode("utf-8")).hexdigest()[:12]
+    row: dict[str, Any] = {"instruction_id": iid}
+    for field in ("instruction_id", "generator_1", "generator_2", "annotator"):
+        v = row[field] if field == "instruction_id" else rec.get(field)
+        if is_missing(v):
+            raise fail(field, "missing required field")
+        if not isinstance(v, str):
+            raise fail(field, f"expected a string, got {type(v).__name__} {v!r}")
+        if not v:
+            raise fail(field, "must not be empty")
+        row[field] = v
+    dataset = rec.get("dataset")
+    if not is_missing(dataset) and not isinstance(dataset, str):
+        raise fail("dataset", f"expected a string, got {type(dataset).__name__} {dataset!r}")
+    row["dataset"] = None if is_missing(dataset) else dataset
+    for field in ("price_per_example", "time_per_example"):
+        v = rec.get(field)
+        if is_missing(v):
+            row[field] = math.nan
+            continue
+        x = _number(v)
+        if x is None or not math.isfinite(x) or x < 0:
+            raise fail(field, f"expected a finite non-negative number, got {v!r}")
+        row[field] = x
+    for field, text_field in (("len_output_1", "output_1"), ("len_output_2", "output_2")):
+        v = rec.get(field)
+        if is_missing(v):
+            text = rec.get(text_field)
+            row[field] = len(text) if isinstance(text, str) else None
+            continue
+        x = _number(v)
+        if x is None or not math.isfinite(x) or x < 0 or not x.is_integer():
+            raise fail(field, f"expected a non-negative integer, got {v!r}")
+        row[field] = int(x)
+    raw = rec.get("raw_completion")
+    if is_missing(raw):
+        row["raw"] = None
+    else:
+        row["raw"] = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    pref, share, outcome, error = _preference(rec.get("preference"))
+    row.update(preference=pref, win_share=share, outcome=outcome, parse_error=error)
+    # The path as given, not just the name: AlpacaEval names every file annotations.json.
+    row["judgment_id"] = f"{p}:{line}"
+    return row
+
+
+RUBRIC = "alpaca_eval"
+
+
+# A leaderboard row is per (model, baseline, judge); AlpacaEval fixes the baseline.
+GROUP_COLUMNS = ("model", "baseline", "judge")
+
+
+EXTRA_COLUMNS = (
+    "model",
+    "baseline",
+    "dataset",
+    "preference",
+    "win_share",
+    "len_with",
+    "len_without",
+    "judge_time_s",
+)
+
+
+def annotation_files(data_dir: str | os.PathLike[str], *, required: bool = False) -> list[Path]:
+    """The AlpacaEval annotation files in ``data_dir`` or below it, sorted by relative path.
+
+    A file counts when its name contains ``annotations`` and ends with ``.json``,
+    ``.jsonl`` or ``.ndjson`` (optionally ``.gz``): ``claude-2.1.annotations.jsonl.gz``
+    as in ``shared/data/alpaca_eval``, or AlpacaEval's own layout
+    ``results/<model>/<annotator>/annotations.json``. Hidden directories are skipped.
+
+    Parameters
+    ----------
+    data_dir : path-like
+    required : bool, default False
+        Raise :class:`~evalstats.errors.DataError` when there is none (else return ``[]``).
+
+    Returns
+    -------
+    list of Path
+    """
+    d = Path(data_dir)
+    found = []
+    if d.is_dir():
+        for p in d.rglob("*annotations*"):
+            rel = p.relative_to(d)
+            name = p.name.lower()
+            base = name[:-3] if name.endswith(".gz") else name
+            if (
+                p.is_file()
+                and base.endswith(_SUFFIXES)
+                and not any(part.startswith(".") for part in rel.parts)
+            ):
+                found.append(p)
+    if required and not found:
+        raise DataError(
+            "no AlpacaEval annotation file (*annotations*.json, .jsonl or .ndjson, optionally "
+            ".gz) in this directory or below it",
+            path=d,
+        )
+    return sorted(found, key=lambda p: p.relative_to(d).as_posix())
+
+
+def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
+    """Read AlpacaEval annotations into a verdict frame (model = WITH, baseline = WITHOUT).
+
+    Parameters
+    ----------
+    path : path-like or sequence of path-likes
+        ``annotations.json`` (a JSON array, as AlpacaEval writes it), ``.jsonl``
+        / ``.ndjson``, or either gzipped (``.json.gz``, ``.jsonl.gz``); array or
+        lines is recognised from the content. A sequence of paths is read in
+        order and concatenated (e.g. several models' files). Fields:
+        ``instruction_id`` (or ``instruction``), ``generator_1`` (baseline),
+        ``generator_2`` (model), ``annotator``, ``preference``, and optionally
+        ``dataset``, ``price_per_example``, ``time_per_example``,
+        ``len_output_1``, ``len_output_2`` (or ``output_1``, ``output_2``),
+        ``raw_completion``; other fields are ignored.
+
+    Returns
+    -------
+    DataFrame
+        The columns of :data:`evalstats._schema.VERDICT_COLUMNS` followed by
+        :data:`EXTRA_COLUMNS`, one row per record, sorted by model, baseline,
+        task, replicate and judge. ``docs/methods.md`` ("Case studies") gives the
+        mapping and the preference-to-outcome rule; invalid preferences are kept with
+        ``status == "invalid"``. Several models, baselines and annotators may
+        share one frame: ``model``, ``baseline`` and ``judge`` are the grouping
+        columns (:data:`GROUP_COLUMNS`).
+
+    Raises
+    ------
+    DataError
+        Unsupported or unreadable file, malformed JSON, a record that is not an
+        object, a missing or mistyped required field, a negative or non-numeric
+        price, time or length; the message names file, line and field.
+
+    Warns
+    -----
+    EvalstatsWarning
+        The same instruction appears more than once for one (model, baseline,
+        annotator): the repeats are kept as replicates 2, 3, ...
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> from evalstats.adapters import alpaca_eval
+    >>> recs = [{"instruction": f"q{i}", "generator_1": "base", "generator_2": "mine",
+    ...          "annotator": "judge", "preference": p, "output_1": "a", "output_2": "bb"}
+    ...         for i, p in enumerate([2.0, 1.0, 1.5, 2.0])]
+    >>> path = Path(tempfile.mkdtemp()) / "annotations.json"
+    >>> _ = path.write_text(json.dumps(recs))
+    >>> frame = alpaca_eval.load(path)
+    >>> sorted(frame["outcome"].astype(str))
+    ['loss', 'tie', 'win', 'win']
+    >>> frame[["model", "baseline", "judge"]].drop_duplicates().to_numpy().tolist()
+    [['mine', 'base', 'judge']]
+    """
+    if isinstance(path, (str, os.PathLike)):
+        paths = [Path(path)]
+    else:
+        paths = [Path(p) for p in path]
+        if not paths:
+            raise ParameterError("no annotation files given")
+    rows: list[dict[str, Any]] = []
+    for p in paths:
+        records, lines = _read_records(p)
+        rows.extend(_record_row(rec, p, line) for rec, line in zip(records, lines, strict=True))
+    return _build_frame(rows)
+
+
+def _build_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    def col(name: str) -> list[Any]:
+        return [r[name] for r in rows]
+
+    task = pd.Series(col("instruction_id"), dtype="str")
+    model = pd.Series(col("generator_2"), dtype="str")
+    baseline = pd.Series(col("generator_1"), dtype="str")
+    judge = pd.Series(col("annotator"), dtype="str")
+    key = pd.DataFrame({"m": model, "b": baseline, "j": judge, "t": task})
+    replicate = key.groupby(["m", "b", "j", "t"], sort=False).cumcount().to_numpy() + 1
+    if (replicate > 1).any():
+        sources = col("judgment_id")
+        first_dup = int(np.flatnonzero(replicate > 1)[0])
+        first_seen = int(np.flatnonzero((key == key.iloc[first_dup]).all(axis=1).to_numpy())[0])
+        warnings.warn(
+            f"{sources[first_dup]}: instruction {task[first_dup]!r} already annotated by "
+            f"{judge[first_dup]!r} for model {model[first_dup]!r} at {sources[first_seen]}; "
+            f"{int((replicate > 1).sum())} repeated record(s) kept as replicates 2, 3, ...",
+            EvalstatsWarning,
+            stacklevel=3,
+        )
+    table = pd.DataFrame(rows, columns=_ROW_FIELDS)
+    outcome, error = col("outcome"), col("parse_error")
+    table["replicate"] = replicate.astype(np.int64)
+    table["label"] = [
+        repr(float(p)) if o is not None else None
+        for p, o in zip(col("preference"), outcome, strict=True)
+    ]
+    # The record was read (and its preference checked) by _record_row; the generic mapping
+    # takes the (outcome, reason) it found.
+    table["verdict"] = pd.Series(list(zip(outcome, error, strict=True)), dtype=object)
+    return pairwise.verdict_frame(
+        table,
+        _COLUMNS,
+        outcome=_as_read,
+        rubric=RUBRIC,
+        sort_by=["model", "baseline", "task_id", "replicate", "judge"],
+    )
+
+
+_COLUMNS = pairwise.PairwiseColumns(
+    item="instruction_id",
+    judge="annotator",
+    verdict="verdict",
+    sides=("generator_2", "generator_1"),
+    side_names=("model", "baseline"),
+    replicate="replicate",
+    fields={
+        "judge_usd": "price_per_example",
+        "raw": "raw",
+        "judgment_id": "judgment_id",
+        "label": "label",
+    },
+    extra={
+        "dataset": ("dataset", "str"),
+        "preference": ("preference", "float64"),
+        "win_share": ("win_share", "float64"),
+        "len_with": ("len_output_2", "Int64"),
+        "len_without": ("len_output_1", "Int64"),
+        "judge_time_s": ("time_per_example", "float64"),
+    },
+)
+_ROW_FIELDS = [
+    "instruction_id",
+    "generator_1",
+    "generator_2",
+    "annotator",
+    "dataset",
+    "price_per_example",
+    "time_per_example",
+    "len_output_1",
+    "len_output_2",
+    "raw",
+    "preference",
+    "win_share",
+    "outcome",
+    "parse_error",
+    "judgment_id",
+]
+
+
+def _as_read(value: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
+    return value
