@@ -134,7 +134,7 @@ def test_clean_costs_keep_the_pivotal_interval_and_no_note():
 
 
 def test_cost_sentence_says_the_note():
-    from evalstats.report._sentences import _cost_sentence
+    from evalstats.report._export import _cost_sentence
 
     task, x, y = _costs(3)
     x[[1, 11]] *= 10.0

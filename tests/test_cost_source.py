@@ -90,7 +90,7 @@ def test_sample_has_both_sources_and_reports_both():
 
 def test_an_unavailable_cost_is_said_with_its_reason():
     """Answer-only counts give no ratio: the exported sentence says so and why."""
-    from evalstats.report._sentences import _cost_sentence
+    from evalstats.report._export import _cost_sentence
 
     why = "only answer-only token counts: 2 of 2 pairs lack a transcript"
     row = {

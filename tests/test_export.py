@@ -160,8 +160,7 @@ def check_table(
     name: str, header: list[str], rows: list[list[str]], doc, digits, percent, paper=False
 ):
     """``paper``: the LaTeX view, its human column names and short judge names."""
-    from evalstats.report._export_names import judge_label
-    from evalstats.report._export_tables import _HEADERS, _ratio_name
+    from evalstats.report._export import _HEADERS, _ratio_name, judge_label
 
     back = {v: k for k, v in _HEADERS.items() if k != "n_tasks"}
     if name == "cost":
@@ -506,10 +505,10 @@ def test_export_writes_files(results_path, tmp_path):
 
 
 def test_cli_export(results_path, tmp_path, capsys):
-    from evalstats.report._export_cli import register
+    from evalstats.report._cli import register_export
 
     parser = argparse.ArgumentParser(prog="evalstats")
-    register(parser.add_subparsers(dest="command"))
+    register_export(parser.add_subparsers(dest="command"))
     args = parser.parse_args(
         [
             "export",
@@ -573,7 +572,7 @@ def test_missing_values_are_marked(doc):
 
 def _labels(doc) -> list[str]:
     """Every text in the exported tables that may hold digits (judge names, task ids, ...)."""
-    from evalstats.report._export_names import judge_label
+    from evalstats.report._export import judge_label
 
     out = set()
     for name in ("headline", "consensus", "agreement", "cost", "per_task"):

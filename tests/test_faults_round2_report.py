@@ -29,7 +29,7 @@ from evalstats.report import (
     render_report,
     result_sentences,
 )
-from evalstats.report._export_tables import latex_table, markdown_table
+from evalstats.report._export import latex_table, markdown_table
 from evalstats.report._html import page
 from evalstats.report._kinds import check_parameters
 from evalstats.report._results import (

@@ -18,7 +18,7 @@ import pytest
 import evalstats
 from evalstats.methodology import audit
 from evalstats.report import headline_paragraph, result_sentences, show_headline_card
-from evalstats.report._eval_headline import CHOICE_RULE, choose_first
+from evalstats.report._evaluation import CHOICE_RULE, choose_first
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 CLAUDE = "anthropic:claude-sonnet-4-20250514"

@@ -21,9 +21,7 @@ from evalstats.errors import DataError
 from evalstats.frames import verdict_frame
 from evalstats.labelsheet import SHEET_COLUMNS, draw_sheet
 from evalstats.records import load_dir
-from evalstats.report._eval_common import _child_rng
-from evalstats.report._eval_labels import SHARPER, _labels, labels_needed
-from evalstats.report._evaluation import load
+from evalstats.report._evaluation import SHARPER, _child_rng, _labels, labels_needed, load
 from evalstats.report._kinds import Context, Unavailable
 from evalstats.stats.agreement import gold_labels
 from evalstats.stats.ppi import ppi_win_rates
@@ -169,7 +167,7 @@ def test_section_numbers_match_oracles(labelled_ctx: Context) -> None:
 
 
 def test_headline_names_its_estimate(labelled_ctx: Context) -> None:
-    from evalstats.report._eval_report import _headline
+    from evalstats.report._evaluation import _headline
 
     ctx = labelled_ctx
     ctx.tables.update(_headline(ctx))
@@ -200,10 +198,9 @@ def test_labels_needed_refuses_nonsense() -> None:
 def test_card_names_the_estimate(labelled_ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
-    import evalstats.report._display_plan as dp
-    import evalstats.report._sentences as sentences
-    from evalstats.report._eval_labels import estimate_note
-    from evalstats.report._eval_report import _headline
+    import evalstats.report._display as dp
+    import evalstats.report._export as sentences
+    from evalstats.report._evaluation import _headline, estimate_note
 
     ctx = labelled_ctx
     ctx.tables.update(_headline(ctx))

@@ -189,7 +189,7 @@ def test_consensus_primary_adds_the_plans_rule(tmp_path):
 
 def test_primary_not_in_the_selection_is_said(planned):
     from evalstats.report import headline_paragraph
-    from evalstats.report._display_plan import plan_sentence
+    from evalstats.report._display import plan_sentence
 
     res = compute_results(planned, judges=["anthropic:claude-sonnet-4-20250514"], **PARAMS)
     assert not table_view(res, "headline")["primary"].any()
@@ -199,7 +199,7 @@ def test_primary_not_in_the_selection_is_said(planned):
 
 def test_cost_ratio_primary_points_at_the_cost_table(tmp_path):
     from evalstats.report import headline_paragraph
-    from evalstats.report._display_plan import plan_sentence
+    from evalstats.report._display import plan_sentence
 
     text = PLAN_TOML.replace('statistic = "net_win"', 'statistic = "tokens_total_ratio"')
     text = text.replace('margin_kind = "non-inferiority"\n', "").replace("margin = 0.10\n", "")
