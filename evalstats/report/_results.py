@@ -437,7 +437,6 @@ def render_lock(out_dir: str | os.PathLike[str], *, wait: float = 600.0) -> Iter
         os.close(fd)  # releases the lock
 
 
-_FORMAT = "evalstats-results/1"
 _RATES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
 # Table name -> statistics shown (those present), in this order.
 EXPORT_TABLES: dict[str, tuple[str, ...]] = {
@@ -505,9 +504,9 @@ def _load(results: Any) -> dict[str, Any]:
             raise DataError("results file not found", path=where) from None
         except json.JSONDecodeError as exc:
             raise DataError(f"not JSON: {exc.msg}", path=where, line=exc.lineno) from None
-    if not isinstance(doc, Mapping) or doc.get("format") != _FORMAT:
+    if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
         got = doc.get("format") if isinstance(doc, Mapping) else type(doc).__name__
-        raise DataError(f"not an {_FORMAT} document (format={got!r})", path=where, field="format")
+        raise DataError(f"not an {FORMAT} document (format={got!r})", path=where, field="format")
     if not isinstance(doc.get("tables"), Mapping):
         raise DataError("no tables in the results document", path=where, field="tables")
     return dict(doc)
