@@ -2,8 +2,8 @@
 display helpers, rendering them into a self-contained report, and the paper export.
 
 Modules: ``_kinds`` (the report kinds and :func:`compute`), ``_evaluation`` and ``_comparison``
-(an evaluation's sections), the case studies, ``_results`` (:class:`Results`, results.json),
-``_provenance``, ``_display`` (the notebooks' ``show_*``), ``_export`` (LaTeX, Markdown, macros,
+(an evaluation's sections), the case studies, ``_results`` (:class:`Results`, results.json,
+provenance), ``_display`` (the notebooks' ``show_*``), ``_export`` (LaTeX, Markdown, macros,
 sentences), ``_render`` / ``_html`` / ``_pdf`` / ``_figures`` (the pages) and ``_cli``.
 Names load lazily, so ``evalstats --help`` imports neither pandas nor nbclient.
 
@@ -58,14 +58,16 @@ _LAZY_NAMES, __getattr__, __dir__ = lazy_surface(
             "compute",
             "detect_kind",
         ],
-        "._provenance": ["input_digests", "provenance", "run_provenance"],
         "._render": ["notebook_path", "render_report"],
         "._results": [
             "FORMAT",
             "Results",
             "dump_json",
+            "input_digests",
             "merge_results",
             "method_words",
+            "provenance",
+            "run_provenance",
             "to_jsonable",
         ],
         "._export": [

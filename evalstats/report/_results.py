@@ -1,22 +1,25 @@
-"""The object every report kind returns, and the export's reading of it.
+"""The object every report kind returns, its provenance, and the export's reading of it.
 
-:class:`Results` holds the tables of published numbers plus their provenance; ``results.json``
-is :meth:`Results.to_json` of the very object the notebooks display, so the page and the JSON
-cannot disagree. The export reads ``results.json`` back (a path, its dict or a Results) and
-pivots a long result to one row per group, the form every exported table, macro and sentence
-is made from.
+:class:`Results` holds the tables of published numbers plus their provenance (input digests
+keyed by path relative to the data directory, versions, the settings every number depends on:
+:func:`provenance`); ``results.json`` is :meth:`Results.to_json` of the very object the
+notebooks display, so the page and the JSON cannot disagree. The export reads ``results.json``
+back (a path, its dict or a Results) and pivots a long result to one row per group. The
+report folder's manifest and lock (what a render wrote, one render at a time) live here too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import json
 import math
 import os
+import platform
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +32,18 @@ from .._tidy import is_long, result_by, wide
 from ..errors import DataError, ReportError
 from ..records import atomic_write
 
-__all__ = ["FORMAT", "Results", "dump_json", "merge_results", "scrub", "to_jsonable"]
+__all__ = [
+    "FORMAT",
+    "Results",
+    "dump_json",
+    "input_digests",
+    "is_simulated",
+    "merge_results",
+    "provenance",
+    "run_provenance",
+    "scrub",
+    "to_jsonable",
+]
 
 FORMAT = "evalstats-results/1"
 
@@ -560,3 +574,89 @@ def method_words(method: Any) -> str:
     """
     m = "" if method is None or method != method else str(method)
     return _METHOD_TEXT.get(m, m)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def input_digests(base: Path, files: Sequence[Path]) -> dict[str, dict[str, Any]]:
+    """sha256 and size of each input, keyed by its path relative to ``base``.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); _ = (d / "a.txt").write_text("x")
+    >>> input_digests(d, [d / "a.txt"])["a.txt"]["bytes"]
+    1
+    """
+    return {
+        p.relative_to(base).as_posix(): {"sha256": _sha256(p), "bytes": p.stat().st_size}
+        for p in files
+    }
+
+
+def run_provenance(*, seed: int | None, n_resamples: int, confidence: float) -> dict[str, Any]:
+    """Package and library versions plus the settings every published number depends on.
+
+    >>> run_provenance(seed=0, n_resamples=10, confidence=0.9)["package"]["name"]
+    'evalstats'
+    """
+    import numpy as np
+    import pandas as pd
+
+    from .. import __version__
+
+    return {
+        "package": {"name": "evalstats", "version": __version__},
+        "versions": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "pandas": pd.__version__,
+            "scipy": importlib.import_module("scipy").__version__,
+        },
+        "seed": seed,
+        "n_resamples": int(n_resamples),
+        "confidence": float(confidence),
+    }
+
+
+def provenance(
+    data_dir: Path,
+    inputs: Sequence[Path],
+    *,
+    seed: int | None,
+    n_resamples: int,
+    confidence: float,
+    describe: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The provenance block of ``results.json``.
+
+    ``data_dir`` (its name only), the digests of ``inputs``, then ``describe`` (the report
+    kind's own description of its data), then versions and settings.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()) / "mydata"; d.mkdir(); _ = (d / "x.json").write_text("{}")
+    >>> p = provenance(d, [d / "x.json"], seed=1, n_resamples=5, confidence=0.95)
+    >>> p["data_dir"], list(p["inputs"]), p["seed"]
+    ('mydata', ['x.json'], 1)
+    """
+    return {
+        "data_dir": data_dir.name,
+        "inputs": input_digests(data_dir, inputs),
+        **dict(describe or {}),
+        **run_provenance(seed=seed, n_resamples=n_resamples, confidence=confidence),
+    }
+
+
+def is_simulated(data_dir: Path) -> bool:
+    """True when ``data_dir/truth.json`` says ``"simulated": true``."""
+    truth = data_dir / "truth.json"
+    if not truth.exists():
+        return False
+    try:
+        return json.loads(truth.read_text(encoding="utf-8")).get("simulated") is True
+    except (json.JSONDecodeError, AttributeError) as exc:
+        raise DataError(f"unreadable truth.json: {exc}", path=truth) from None
