@@ -758,7 +758,15 @@ def latex_macros(
     percent: bool = True,
     aliases: Mapping[str, str] | None = None,
 ) -> str:
-    """One ``\\newcommand`` per headline number (names: the module docstring).
+    """One ``\\newcommand`` per headline number.
+
+    Names: ``\\es<Rubric><Judge><Statistic>`` with ``Lo``/``Hi`` for the interval's bounds
+    (``\\esWithWithoutClaudeSonnetFourNetWin``, ``...NetWinLo``, ``...N``, ``...Tasks``);
+    agreement ``\\es<Rubric><JudgeA>Vs<JudgeB><Statistic>`` (``...Kappa``, ``...AcOne``);
+    cost ``\\esCost<Metric>``; the declared primary test (``\\esPrimaryEstimate``, ``...Lo``,
+    ``...Hi``, ``...P``, ``...Df``, ``...Alpha``, ``...Margin``, ``...Decision``); and
+    ``\\esConfidence``. A judge ``provider:model`` loses its provider and trailing date;
+    ``consensus:<rule>`` keeps its prefix (``ConsensusUnanimous``).
 
     Values are the numbers as the tables show them (rates in percent without the ``%``
     sign by default); a missing number is ``--``. Each line ends with a comment naming its
