@@ -519,7 +519,7 @@ def test_figure_files_in_the_formats_asked_for(tmp_path):
     from matplotlib.figure import Figure
     from PIL import Image
 
-    from evalstats.report._figures import DEFAULT_FORMATS, write_figure
+    from evalstats.report._display import DEFAULT_FORMATS, write_figure
 
     def fig():
         f = Figure(figsize=(3, 2), layout="constrained")

@@ -3,8 +3,8 @@ display helpers, rendering them into a self-contained report, and the paper expo
 
 Modules: ``_kinds`` (the report kinds and :func:`compute`), ``_evaluation`` and ``_comparison``
 (an evaluation's sections), the case studies, ``_results`` (:class:`Results`, results.json,
-provenance), ``_display`` (the notebooks' ``show_*``), ``_export`` (LaTeX, Markdown, macros,
-sentences), ``_render`` / ``_html`` / ``_pdf`` / ``_figures`` (the pages) and ``_cli``.
+provenance), ``_display`` (the notebooks' ``show_*``, figure files), ``_export`` (LaTeX,
+Markdown, macros, sentences), ``_render`` / ``_html`` / ``_pdf`` (the pages) and ``_cli``.
 Names load lazily, so ``evalstats --help`` imports neither pandas nor nbclient.
 
 Examples

@@ -1,9 +1,10 @@
 """What the report notebooks call to display a section: escaped tables, figures, provenance,
-the headline card and the declared plan under the tests.
+the headline card and the declared plan under the tests; and the figure files' formats.
 
 Every table cell goes through ``html.escape`` (judge text is data, never markup); figures are
-drawn by :mod:`evalstats.plots`, shown as SVG and written as SVG and PDF (PNG when asked).
-Each helper displays and returns None.
+drawn by :mod:`evalstats.plots`, laid out once, shown as SVG and written in the formats asked
+for (``--figures``: SVG and PDF by default, PNG at 300 dpi when asked). Each helper displays
+and returns None.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import inspect
 import os
 import pickle
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,12 @@ import pandas as pd
 
 from .._tidy import is_long, result_by, wide
 from ..records import DEFAULT_ARM_NAMES
-from ._figures import DEFAULT_FORMATS, write_figure
+from ._kinds import ReportError
 
 __all__ = [
+    "DEFAULT_FORMATS",
+    "FORMATS",
+    "check_formats",
     "geomean_ci",
     "load_results",
     "merge_ci",
@@ -39,7 +43,64 @@ __all__ = [
     "show_unavailable",
     "table_html",
     "table_view",
+    "write_figure",
 ]
+
+# Every format a figure file may be written in, and what is written unless asked otherwise.
+FORMATS = ("svg", "pdf", "png")
+DEFAULT_FORMATS = ("svg", "pdf")
+_FILE_DPI = 300
+
+
+def check_formats(formats: str | Iterable[str]) -> list[str]:
+    """The figure formats ``formats`` names (``"svg,pdf"`` or a sequence), checked.
+
+    Raises :class:`~evalstats.report.ReportError` for an unknown, repeated or empty list
+    (the renderer calls it before anything runs).
+
+    >>> check_formats("svg,pdf,png")
+    ['svg', 'pdf', 'png']
+    >>> check_formats(["pdf"])
+    ['pdf']
+    >>> check_formats("svg,jpg")
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.ReportError: unknown figure format(s) jpg; known: svg, pdf, png
+    """
+    items = formats.split(",") if isinstance(formats, str) else list(formats)
+    names = [str(f).strip().lower() for f in items]
+    unknown = [f for f in names if f not in FORMATS]
+    if unknown:
+        raise ReportError(
+            f"unknown figure format(s) {', '.join(unknown)}; known: {', '.join(FORMATS)}"
+        )
+    if not names or len(set(names)) != len(names):
+        raise ReportError(f"figure formats must be a non-empty list without repeats, got {items}")
+    return names
+
+
+def write_figure(
+    fig: Any, name: str, figures: Path | None, formats: Iterable[str] = DEFAULT_FORMATS
+) -> tuple[bytes, Any]:
+    """Lay ``fig`` out once, write ``figures/<name>.<format>`` for each of ``formats``
+    (atomically, mode 0644; nothing when ``figures`` is None) and return the SVG the page
+    shows with the laid-out bounding box (inches)."""
+    from .. import plots
+    from ..records import atomic_write
+
+    formats = check_formats(formats)
+    bbox = plots.layout_figure(fig)
+    svg = plots.render_figure(fig, formats=("svg",), bbox=bbox)["svg"]
+    if figures is None:
+        return svg, bbox
+    others = [f for f in formats if f != "svg"]
+    rendered = {"svg": svg, **plots.render_figure(fig, dpi=_FILE_DPI, formats=others, bbox=bbox)}
+    for fmt in formats:
+        target = figures / f"{name}.{fmt}"
+        atomic_write(target, lambda fh, data=rendered[fmt]: fh.write(data))
+        target.chmod(0o644)  # figures are for sharing (the temporary file was 0600)
+    return svg, bbox
+
 
 # Free text (judge reasoning and raw output, audit details): wrapped in a bounded column.
 _LONG_TEXT = frozenset({"reasoning", "raw", "detail", "parse_error", "rule"})
@@ -63,7 +124,7 @@ _CI_CELL = re.compile(r"^\S+ \[[^\[\]]+\]$")
 # Where the browser may break a header or a text cell: at spaces, and after a hyphen unless a
 # digit follows (UAX #14's HY x NU); for the width estimate.
 _TEXT_BREAKS = re.compile(r"\s+|(?<=-)(?=\D)")
-# Figures are written as SVG and PDF, PNG (300 dpi) when asked (:mod:`._figures`); the page
+# Figures are written as SVG and PDF, PNG (300 dpi) when asked (:data:`FORMATS`); the page
 # shows the SVG at the size a 110-dpi image had.
 _SHOWN_DPI = 110
 

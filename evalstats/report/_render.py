@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import EvalstatsError
-from ._figures import DEFAULT_FORMATS, check_formats
+from ._display import DEFAULT_FORMATS, check_formats
 from ._kinds import REPORT_KINDS, ReportError, ReportKind, detect_kind
 
 __all__ = ["execute_notebooks", "notebook_path", "render_report"]
