@@ -51,7 +51,9 @@ SUFFIX = {"": "estimate", "_ci_low": "ci_low", "_ci_high": "ci_high", "_se": "se
 
 def _by(rows: list[dict]) -> list[str]:
     cols = list(rows[0])
-    return cols[: cols.index("statistic")] if "statistic" in cols else []
+    by = cols[: cols.index("statistic")] if "statistic" in cols else []
+    # The cost ratios are one row per statistic for one pair of arms (arm_a, arm_b).
+    return [] if by == ["arm_a", "arm_b"] else by
 
 
 def source_rows(doc: dict, name: str) -> list[dict]:
@@ -162,7 +164,10 @@ def check_table(
     """``paper``: the LaTeX view, its human column names and short judge names."""
     from evalstats.report._export import _HEADERS, _ratio_name, judge_label
 
-    back = {v: k for k, v in _HEADERS.items() if k != "n_tasks"}
+    back = {v: k for k, v in _HEADERS.items() if k != "n_tasks"} | {
+        "arm a": "arm_a",
+        "arm b": "arm_b",
+    }
     if name == "cost":
         back["Tasks"] = "n_tasks"
     source = source_rows(doc, name)
@@ -183,6 +188,8 @@ def check_table(
             if stat in ("n", "n_pairs", "n_clusters", "n_tasks"):
                 assert int(cell) == row[stat]
             elif stat in (
+                "arm_a",
+                "arm_b",
                 "rubric",
                 "judge",
                 "judge_a",

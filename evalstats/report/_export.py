@@ -742,7 +742,7 @@ def _comparison_macros(
 
 def _pair(row: Mapping[str, Any], aliases: Any) -> str:
     """K arms: ``<ArmA>Vs<ArmB>`` leading the names of a pair's numbers ("" for two arms)."""
-    if row.get("arm_a") is None:
+    if row.get("arm_a") is None or (row["arm_a"], row.get("arm_b")) == ("with", "without"):
         return ""
     return word(str(row["arm_a"]), aliases) + "Vs" + word(str(row["arm_b"]), aliases)
 
