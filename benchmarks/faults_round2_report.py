@@ -192,7 +192,7 @@ def case_markdown(tmp: Path) -> Counter:
     import pandas as pd
 
     from evalstats.report import compute_results, headline_paragraph, result_sentences
-    from evalstats.report._export_tables import markdown_table
+    from evalstats.report._export import markdown_table
 
     text = markdown_table(pd.DataFrame({"judge": [SCRIPT], "n": [1]}))
     doc = compute_results(SAMPLE, n_resamples=50, seed=0).to_json()
@@ -205,7 +205,7 @@ def case_bidi(tmp: Path) -> Counter:
     tmp.mkdir(parents=True, exist_ok=True)
     import pandas as pd
 
-    from evalstats.report._export_tables import latex_table
+    from evalstats.report._export import latex_table
     from evalstats.report._html import page
 
     html = page(f"task {BIDI}x", f"<table><td>answer {BIDI}txt.exe</td></table>")

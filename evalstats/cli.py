@@ -139,9 +139,9 @@ def _register_judge(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _register_export(subparsers: Any) -> argparse.ArgumentParser:
-    from .report._export_cli import register
+    from .report._cli import register_export
 
-    return register(subparsers)
+    return register_export(subparsers)
 
 
 def _register_import(subparsers: Any) -> argparse.ArgumentParser:

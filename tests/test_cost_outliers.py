@@ -134,7 +134,7 @@ def test_clean_costs_keep_the_pivotal_interval_and_no_note():
 
 
 def test_cost_sentence_says_the_note():
-    from evalstats.report._sentences import (
+    from evalstats.report._export import (
         _cost_sentence,  # private: a cost sentence at unreachable values
     )
 

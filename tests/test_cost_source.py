@@ -89,7 +89,7 @@ def test_sample_has_both_sources_and_reports_both():
 
 def test_an_unavailable_cost_is_said_with_its_reason():
     """Answer-only counts give no ratio: the exported sentence says so and why."""
-    from evalstats.report._sentences import (
+    from evalstats.report._export import (
         _cost_sentence,  # private: a cost sentence at unreachable values
     )
 

@@ -51,7 +51,9 @@ SUFFIX = {"": "estimate", "_ci_low": "ci_low", "_ci_high": "ci_high", "_se": "se
 
 def _by(rows: list[dict]) -> list[str]:
     cols = list(rows[0])
-    return cols[: cols.index("statistic")] if "statistic" in cols else []
+    by = cols[: cols.index("statistic")] if "statistic" in cols else []
+    # The cost ratios are one row per statistic for one pair of arms (arm_a, arm_b).
+    return [] if by == ["arm_a", "arm_b"] else by
 
 
 def source_rows(doc: dict, name: str) -> list[dict]:
@@ -160,15 +162,16 @@ def check_table(
     name: str, header: list[str], rows: list[list[str]], doc, digits, percent, paper=False
 ):
     """``paper``: the LaTeX view, its human column names and short judge names."""
-    from evalstats.report._export_names import (
-        judge_label,  # private: the export's judge naming rule, pinned
-    )
-    from evalstats.report._export_tables import (  # private: the export's header table, pinned
+    from evalstats.report._export import (  # private: the export's judge naming rule, pinned
         _HEADERS,
         _ratio_name,
+        judge_label,
     )
 
-    back = {v: k for k, v in _HEADERS.items() if k != "n_tasks"}
+    back = {v: k for k, v in _HEADERS.items() if k != "n_tasks"} | {
+        "arm a": "arm_a",
+        "arm b": "arm_b",
+    }
     if name == "cost":
         back["Tasks"] = "n_tasks"
     source = source_rows(doc, name)
@@ -189,6 +192,8 @@ def check_table(
             if stat in ("n", "n_pairs", "n_clusters", "n_tasks"):
                 assert int(cell) == row[stat]
             elif stat in (
+                "arm_a",
+                "arm_b",
                 "rubric",
                 "judge",
                 "judge_a",
@@ -575,7 +580,7 @@ def test_missing_values_are_marked(doc):
 
 def _labels(doc) -> list[str]:
     """Every text in the exported tables that may hold digits (judge names, task ids, ...)."""
-    from evalstats.report._export_names import (
+    from evalstats.report._export import (
         judge_label,  # private: the export's judge naming rule, pinned
     )
 

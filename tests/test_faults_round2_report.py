@@ -32,13 +32,15 @@ from evalstats.report import (
     render_report,
     result_sentences,
 )
-from evalstats.report._export_tables import (  # private: hostile cells through the table writers directly
+from evalstats.report._export import (  # private: hostile cells through the table writers directly
     latex_table,
     markdown_table,
 )
-from evalstats.report._html import page  # private: hostile text through the page writer directly
-from evalstats.report._kinds import check_parameters  # private: hostile parameters, directly
-from evalstats.report._results import (  # private: the results writer's hostile-input seams
+from evalstats.report._html import page  # private: hostile cells through the table writers directly
+from evalstats.report._kinds import (
+    check_parameters,  # private: hostile cells through the table writers directly
+)
+from evalstats.report._results import (  # private: hostile cells through the table writers directly
     LOCK,
     MANIFEST,
     Results,

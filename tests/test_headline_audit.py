@@ -18,7 +18,7 @@ import pytest
 import evalstats
 from evalstats.methodology import audit
 from evalstats.report import headline_paragraph, result_sentences, show_headline_card
-from evalstats.report._eval_headline import (  # private: the headline choice rule at cases the sample lacks
+from evalstats.report._evaluation import (  # private: the headline choice rule at cases the sample lacks
     CHOICE_RULE,
     choose_first,
 )

@@ -21,15 +21,13 @@ from evalstats.frames import verdict_frame
 from evalstats.labelsheet import SHEET_COLUMNS, draw_sheet
 from evalstats.records import load_dir
 from evalstats.report import Unavailable
-from evalstats.report._eval_common import (
-    _child_rng,  # private: section internals, hand-made context
-)
-from evalstats.report._eval_labels import (  # private: section internals, hand-made context
+from evalstats.report._evaluation import (  # private: section internals, hand-made context
     SHARPER,
+    _child_rng,
     _labels,
     labels_needed,
+    load,
 )
-from evalstats.report._evaluation import load  # private: section internals, hand-made context
 from evalstats.report._kinds import Context  # private: section internals, hand-made context
 from evalstats.stats.agreement import gold_labels
 from evalstats.stats.ppi import ppi_win_rates
@@ -174,7 +172,7 @@ def test_section_numbers_match_oracles(labelled_ctx: Context) -> None:
 
 
 def test_headline_names_its_estimate(labelled_ctx: Context) -> None:
-    from evalstats.report._eval_report import _headline  # private: the headline text, in isolation
+    from evalstats.report._evaluation import _headline  # private: the headline text, in isolation
 
     ctx = labelled_ctx
     ctx.tables.update(_headline(ctx))
@@ -205,12 +203,12 @@ def test_labels_needed_refuses_nonsense() -> None:
 def test_card_names_the_estimate(labelled_ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
-    import evalstats.report._display_plan as dp  # private: a display seam monkeypatched to capture output
-    import evalstats.report._sentences as sentences  # private: seams monkeypatched to isolate the card's text
-    from evalstats.report._eval_labels import (
-        estimate_note,  # private: the card's estimate note, in isolation
+    import evalstats.report._display as dp  # private: a display seam monkeypatched to capture output
+    import evalstats.report._export as sentences  # private: a display seam monkeypatched to capture output
+    from evalstats.report._evaluation import (  # private: a display seam monkeypatched to capture output
+        _headline,
+        estimate_note,
     )
-    from evalstats.report._eval_report import _headline  # private: the headline text, in isolation
 
     ctx = labelled_ctx
     ctx.tables.update(_headline(ctx))

@@ -106,7 +106,7 @@ CLI_HOOKS: frozenset[str] = frozenset(
         "evalstats.judging._cli",
         "evalstats.importers._cli",
         "evalstats.rubrics._cli",
-        "evalstats.report._export_cli",
+        "evalstats.report._cli",
     }
 )
 

@@ -475,7 +475,7 @@ def test_layout_without_a_draw_gives_the_files_a_full_layout_draw_gives():
     bars, rotated tick labels and titles."""
     import pickle
 
-    from evalstats.plots._style import STYLE  # private: the shared figure style, pinned
+    from evalstats.plots._base import STYLE  # private: the shared figure style, pinned
 
     def by_drawing(fig):
         with matplotlib.rc_context(STYLE):

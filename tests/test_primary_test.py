@@ -496,7 +496,7 @@ def test_consensus_rows_in_design_coverage():
 
 
 def test_coverage_notes_are_appended_to_the_table():
-    from evalstats.report._eval_report import (
+    from evalstats.report._evaluation import (
         _with_coverage_notes,  # private: the coverage notes at designs the sample lacks
     )
 

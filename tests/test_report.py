@@ -519,7 +519,7 @@ def test_figure_files_in_the_formats_asked_for(tmp_path):
     from matplotlib.figure import Figure
     from PIL import Image
 
-    from evalstats.report._figures import (  # private: the figure writer's formats, directly
+    from evalstats.report._display import (  # private: the figure writer's formats, directly
         DEFAULT_FORMATS,
         write_figure,
     )

@@ -189,7 +189,7 @@ def test_consensus_primary_adds_the_plans_rule(tmp_path):
 
 def test_primary_not_in_the_selection_is_said(planned):
     from evalstats.report import headline_paragraph
-    from evalstats.report._display_plan import (
+    from evalstats.report._display import (
         plan_sentence,  # private: the plan sentence at plans the sample lacks
     )
 
@@ -201,7 +201,7 @@ def test_primary_not_in_the_selection_is_said(planned):
 
 def test_cost_ratio_primary_points_at_the_cost_table(tmp_path):
     from evalstats.report import headline_paragraph
-    from evalstats.report._display_plan import (
+    from evalstats.report._display import (
         plan_sentence,  # private: the plan sentence at plans the sample lacks
     )
 

@@ -177,7 +177,7 @@ def test_the_report_kernels_formatting_import_loads_no_scipy():
     # What the report's notebooks display with (the headline card's words): the kernel
     # never imports scipy.stats or the estimators for it.
     code = (
-        "import sys, evalstats.report._sentences, evalstats.report._display; "
+        "import sys, evalstats.report._export, evalstats.report._display; "
         "print(sorted(m for m in ('scipy', 'scipy.stats', 'evalstats.stats.rates') "
         "if m in sys.modules))"
     )

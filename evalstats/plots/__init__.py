@@ -20,9 +20,23 @@ figures survive greyscale printing.
 
 from __future__ import annotations
 
-from ._arena import plot_arena_rank_sets
-from ._arms_compare import plot_beats, plot_compare, plot_pareto, plot_rank_sets
-from ._base import ARM_COLORS, OKABE_ITO, OUTCOME_COLORS, WIDTHS, PlotFigure
+from ._arms_compare import (
+    plot_arena_rank_sets,
+    plot_beats,
+    plot_compare,
+    plot_pareto,
+    plot_rank_sets,
+)
+from ._base import (
+    ARM_COLORS,
+    OKABE_ITO,
+    OUTCOME_COLORS,
+    WIDTHS,
+    PlotFigure,
+    layout_figure,
+    render_figure,
+    save_figure,
+)
 from ._confusion import plot_confusion
 from ._cost import plot_cost_ratios
 from ._dimensions import plot_dimension_scores
@@ -30,7 +44,6 @@ from ._headline import plot_headline
 from ._heatmap import plot_task_heatmap
 from ._length_bias import plot_length_bias
 from ._power import plot_power_curve
-from ._save import layout_figure, render_figure, save_figure
 
 __all__ = [
     "ARM_COLORS",

@@ -1,28 +1,11 @@
 """Everything after the statistics: the published numbers, their provenance, the notebooks'
-display helpers, and rendering them into a self-contained report.
+display helpers, rendering them into a self-contained report, and the paper export.
 
-Layout (small private modules behind this public surface):
-
-* ``_kinds``      the report kinds (:data:`REPORT_KINDS`) and :func:`compute`, the one
-                  load -> sections -> provenance scaffold every kind shares;
-* ``_evaluation`` the sections of an evaluation (``report.ipynb``, ``methodology.ipynb``),
-                  by topic in ``_eval_report``, ``_eval_primary``, ``_eval_methodology``;
-* ``_case_study`` the sections of the AlpacaEval case study, its findings included;
-* ``_results``    :class:`Results` and ``results.json`` (:func:`merge_results`,
-                  :func:`dump_json`, :func:`to_jsonable`);
-* ``_provenance`` input digests, versions and settings (:func:`provenance`);
-* ``_display``    what the notebooks call to display a section (``show_*``; the plan's
-                  headline card and tests in ``_display_plan``);
-* ``_paper``      :func:`export`: the paper's files from ``results.json`` (tables in
-                  ``_export_tables``, LaTeX macros in ``_macros``, sentences in ``_sentences``);
-* ``_render``     :func:`render_report`: check, compute, execute the notebooks (nbclient,
-                  one kernel), convert, in that order;
-* ``_figures``    the figure files' formats (``--figures``) and writing them;
-* ``_html``       HTML assembly, the self-contained check and the CSP;
-* ``_cli``        the ``evalstats report`` subcommand (:func:`register`).
-
-Only the CLI and the notebooks import this package. Names load lazily, so that
-``evalstats --help`` (which calls :func:`register`) imports neither pandas nor nbclient.
+Modules: ``_kinds`` (the report kinds and :func:`compute`), ``_evaluation`` and ``_comparison``
+(an evaluation's sections), the case studies, ``_results`` (:class:`Results`, results.json,
+provenance), ``_display`` (the notebooks' ``show_*``, figure files), ``_export`` (LaTeX,
+Markdown, macros, sentences), ``_render`` / ``_html`` / ``_pdf`` (the pages) and ``_cli``.
+Names load lazily, so ``evalstats --help`` imports neither pandas nor nbclient.
 
 Examples
 --------
@@ -42,7 +25,7 @@ from .._surface import lazy_surface
 from ._cli import parse_params as parse_params
 from ._cli import register as register
 
-# submodule -> the public names it defines (the README's API table lists each one).
+# submodule -> the public names it defines (docs/reference.md lists each one).
 _LAZY_NAMES, __getattr__, __dir__ = lazy_surface(
     __name__,
     {
@@ -54,13 +37,14 @@ _LAZY_NAMES, __getattr__, __dir__ = lazy_surface(
             "show_confusions",
             "show_figure",
             "show_findings",
+            "show_headline_card",
             "show_provenance",
             "show_table",
+            "show_tests",
             "show_unavailable",
             "table_html",
             "table_view",
         ],
-        "._display_plan": ["show_headline_card", "show_tests"],
         "._evaluation": ["CONSENSUS_RULE"],
         "._kinds": [
             "CASE_STUDY_PARAMETERS",
@@ -74,15 +58,25 @@ _LAZY_NAMES, __getattr__, __dir__ = lazy_surface(
             "compute",
             "detect_kind",
         ],
-        "._provenance": ["input_digests", "provenance", "run_provenance"],
         "._render": ["notebook_path", "render_report"],
-        "._results_doc": ["method_words"],
-        "._results": ["FORMAT", "Results", "dump_json", "merge_results", "to_jsonable"],
-        "._export_tables": ["formatted_tables", "latex_tables", "markdown_tables"],
-        "._macros": ["latex_macros"],
-        "._paper": ["export"],
-        "._sentences": [
+        "._results": [
+            "FORMAT",
+            "Results",
+            "dump_json",
+            "input_digests",
+            "merge_results",
+            "method_words",
+            "provenance",
+            "run_provenance",
+            "to_jsonable",
+        ],
+        "._export": [
+            "export",
+            "formatted_tables",
             "headline_paragraph",
+            "latex_macros",
+            "latex_tables",
+            "markdown_tables",
             "result_sentences",
             "sentences_markdown",
         ],

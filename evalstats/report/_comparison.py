@@ -31,22 +31,17 @@ def _pick_rubric(frame: pd.DataFrame, wanted: list[str] | None) -> str:
 
 def setup(ds: Any, frame: pd.DataFrame, rubric: list[str] | None) -> dict[str, Any]:
     """What the comparison sections need (``Loaded.extra``): the page, the arms, the
-    reference, the rubric and the pairwise verdict frame of every judge of that rubric."""
-    from ..stats import pairwise_from_verdicts
-
+    reference, the rubric and the verdicts (arm_a, arm_b on every row) of that rubric."""
     arms = ds.arms
     chosen = _pick_rubric(frame, rubric)
-    f = frame.loc[frame["rubric"].astype(str) == chosen].reset_index(drop=True)
-    pairwise = pairwise_from_verdicts(f).assign(
-        arm_a=f["arm_a"].astype(str).to_numpy(), arm_b=f["arm_b"].astype(str).to_numpy()
-    )
+    verdicts = frame.loc[frame["rubric"].astype(str) == chosen].reset_index(drop=True)
     return {
         "notebooks": (NOTEBOOK,),
         "across_pages": (PAGE,),
         "arms": list(arms.ids),
         "reference": arms.reference or arms.ids[0],
         "rubric": chosen,
-        "pairwise": pairwise,
+        "verdicts": verdicts,
     }
 
 
@@ -62,7 +57,7 @@ def describe(ds: Any, pairs: list[tuple[str, str]]) -> dict[str, Any]:
 
 
 def _judges(ctx: Context) -> list[tuple[str, pd.DataFrame]]:
-    f = ctx.extra["pairwise"]
+    f = ctx.extra["verdicts"]
     ok = f.loc[f["status"] == "ok"]
     if ok.empty:
         raise Unavailable(f"no ok verdicts for rubric {ctx.extra['rubric']}")
@@ -85,7 +80,7 @@ def _arm_order(ctx: Context) -> list[str]:
     """The arms in the order that orients every pair as it was judged (an ``arm_a`` before
     its ``arm_b``: the arm most often in the WITH role first), the reference last."""
     ref = ctx.extra["reference"]
-    first = ctx.extra["pairwise"]["arm_a"].value_counts()
+    first = ctx.extra["verdicts"]["arm_a"].value_counts()
     rest = [a for a in ctx.extra["arms"] if a != ref]
     return sorted(rest, key=lambda a: -int(first.get(a, 0))) + [ref]
 

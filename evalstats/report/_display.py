@@ -1,9 +1,10 @@
-"""What the report notebooks call to display a section: escaped tables, figures, provenance.
+"""What the report notebooks call to display a section: escaped tables, figures, provenance,
+the headline card and the declared plan under the tests; and the figure files' formats.
 
-Every table cell goes through ``html.escape`` (judge reasoning and raw output are data, never
-markup); figures are drawn by :mod:`evalstats.plots`, laid out once, shown as SVG and
-written as SVG and PDF (PNG when asked). Each helper displays and returns None, so a cell
-ending with one does not display the table a second time.
+Every table cell goes through ``html.escape`` (judge text is data, never markup); figures are
+drawn by :mod:`evalstats.plots`, laid out once, shown as SVG and written in the formats asked
+for (``--figures``: SVG and PDF by default, PNG at 300 dpi when asked). Each helper displays
+and returns None.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import inspect
 import os
 import pickle
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,22 +22,85 @@ import pandas as pd
 
 from .._tidy import is_long, result_by, wide
 from ..records import DEFAULT_ARM_NAMES
-from ._figures import DEFAULT_FORMATS, write_figure
+from ._kinds import ReportError
 
 __all__ = [
+    "DEFAULT_FORMATS",
+    "FORMATS",
+    "check_formats",
     "geomean_ci",
     "load_results",
     "merge_ci",
     "pair_frames",
+    "plan_sentence",
     "show_confusions",
     "show_figure",
     "show_findings",
+    "show_headline_card",
     "show_provenance",
     "show_table",
+    "show_tests",
     "show_unavailable",
     "table_html",
     "table_view",
+    "write_figure",
 ]
+
+# Every format a figure file may be written in, and what is written unless asked otherwise.
+FORMATS = ("svg", "pdf", "png")
+DEFAULT_FORMATS = ("svg", "pdf")
+_FILE_DPI = 300
+
+
+def check_formats(formats: str | Iterable[str]) -> list[str]:
+    """The figure formats ``formats`` names (``"svg,pdf"`` or a sequence), checked.
+
+    Raises :class:`~evalstats.report.ReportError` for an unknown, repeated or empty list
+    (the renderer calls it before anything runs).
+
+    >>> check_formats("svg,pdf,png")
+    ['svg', 'pdf', 'png']
+    >>> check_formats(["pdf"])
+    ['pdf']
+    >>> check_formats("svg,jpg")
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.ReportError: unknown figure format(s) jpg; known: svg, pdf, png
+    """
+    items = formats.split(",") if isinstance(formats, str) else list(formats)
+    names = [str(f).strip().lower() for f in items]
+    unknown = [f for f in names if f not in FORMATS]
+    if unknown:
+        raise ReportError(
+            f"unknown figure format(s) {', '.join(unknown)}; known: {', '.join(FORMATS)}"
+        )
+    if not names or len(set(names)) != len(names):
+        raise ReportError(f"figure formats must be a non-empty list without repeats, got {items}")
+    return names
+
+
+def write_figure(
+    fig: Any, name: str, figures: Path | None, formats: Iterable[str] = DEFAULT_FORMATS
+) -> tuple[bytes, Any]:
+    """Lay ``fig`` out once, write ``figures/<name>.<format>`` for each of ``formats``
+    (atomically, mode 0644; nothing when ``figures`` is None) and return the SVG the page
+    shows with the laid-out bounding box (inches)."""
+    from .. import plots
+    from ..records import atomic_write
+
+    formats = check_formats(formats)
+    bbox = plots.layout_figure(fig)
+    svg = plots.render_figure(fig, formats=("svg",), bbox=bbox)["svg"]
+    if figures is None:
+        return svg, bbox
+    others = [f for f in formats if f != "svg"]
+    rendered = {"svg": svg, **plots.render_figure(fig, dpi=_FILE_DPI, formats=others, bbox=bbox)}
+    for fmt in formats:
+        target = figures / f"{name}.{fmt}"
+        atomic_write(target, lambda fh, data=rendered[fmt]: fh.write(data))
+        target.chmod(0o644)  # figures are for sharing (the temporary file was 0600)
+    return svg, bbox
+
 
 # Free text (judge reasoning and raw output, audit details): wrapped in a bounded column.
 _LONG_TEXT = frozenset({"reasoning", "raw", "detail", "parse_error", "rule"})
@@ -60,7 +124,7 @@ _CI_CELL = re.compile(r"^\S+ \[[^\[\]]+\]$")
 # Where the browser may break a header or a text cell: at spaces, and after a hyphen unless a
 # digit follows (UAX #14's HY x NU); for the width estimate.
 _TEXT_BREAKS = re.compile(r"\s+|(?<=-)(?=\D)")
-# Figures are written as SVG and PDF, PNG (300 dpi) when asked (:mod:`._figures`); the page
+# Figures are written as SVG and PDF, PNG (300 dpi) when asked (:data:`FORMATS`); the page
 # shows the SVG at the size a 110-dpi image had.
 _SHOWN_DPI = 110
 
@@ -575,3 +639,131 @@ def load_results(path: str | os.PathLike[str]) -> Any:
     never load one from elsewhere: unpickling runs code)."""
     with Path(path).open("rb") as fh:
         return pickle.load(fh)
+
+
+_PRIMARY_MARK = "★ primary"
+_SIDES = {"two-sided": "two-sided", "greater": "one-sided (WITH better)", "less": "one-sided"}
+
+
+def show_headline_card(results: Any) -> None:
+    """The primary result in one paragraph of words, at the top of the report
+    (:func:`evalstats.report.headline_paragraph`: the declared primary, else the
+    first headline row, called exploratory)."""
+    from ._evaluation import estimate_note
+    from ._export import _caveats, _pair_words, headline_paragraph
+    from ._results import _load
+
+    if results.tables.get("headline") is None:
+        show_unavailable(results, "headline")
+        return
+    text = headline_paragraph(results) + estimate_note(results.tables["headline"])
+    # Every fail opens the paragraph; the other statuses (warn, unknown) are listed right
+    # under the card, never left 14,000 px below in the audit section alone.
+    rest = [r for r in _caveats(_load(results)) if str(r.get("status")) != "fail"]
+    items = "".join(
+        f"<li><strong>{html.escape(str(r['status']))}</strong> "
+        f"{html.escape(_pair_words(r) + str(r['check']))}: "
+        f"{html.escape(str(r['detail']))}</li>"
+        for r in rest
+    )
+    under = (
+        f'<p class="headline-caveats-title">The audit also found ({len(rest)}):</p>'
+        f'<ul class="headline-caveats">{items}</ul>'
+        if rest
+        else ""
+    )
+    plain = "".join(f"\n- {r['status']} {_pair_words(r)}{r['check']}: {r['detail']}" for r in rest)
+    _display(
+        '<section class="headline-card" aria-label="headline result"><p><strong>Headline.'
+        f"</strong> {html.escape(text)}</p>{under}</section>",
+        f"Headline. {text}" + (f"\nThe audit also found ({len(rest)}):{plain}" if rest else ""),
+    )
+
+
+def plan_sentence(results: Any) -> str:
+    """What the page says under the headline table about the declared analysis plan and the
+    Holm adjustment (plain text)."""
+    plan = results.provenance.get("plan")
+    tables = [table_view(results, t) for t in ("headline", "consensus")]
+    n_tests = sum(
+        int(t["net_win_p"].notna().sum()) for t in tables if t is not None and "net_win_p" in t
+    )
+    if not plan:
+        return (
+            "No analysis plan declared: every test below is exploratory. net_win_p_holm "
+            f"adjusts the {n_tests} net-win tests of the headline and consensus tables together "
+            "(Holm's step-down, which holds under any dependence between the judges)."
+        )
+    primary = plan["primary"]
+    found = any(t is not None and "primary" in t and bool(t["primary"].any()) for t in tables)
+    cost = results.tables.get("cost")
+    if found:
+        where = f"marked {_PRIMARY_MARK}"
+    elif cost is not None and primary["statistic"] in set(cost["statistic"].astype(str)):
+        where = f"a cost ratio: the {primary['statistic']} row of the cost table"
+    else:
+        where = "not among these rows (its judge or rubric is not in the data selected)"
+    margin = ""
+    if plan.get("margin") is not None:
+        margin = f", {plan['margin_kind']} margin {plan['margin']:g}"
+    sides = _SIDES.get(plan["sidedness"], plan["sidedness"])
+    text = (
+        f"Declared analysis plan ({plan.get('file') or 'plan'}, sha256 {plan['sha256'][:12]}…): "
+        f"primary {primary['statistic']} of {primary['judge']} on the {primary['rubric']} "
+        f"rubric, {where}; alpha {plan['alpha']:g}, {sides}{margin}. "
+    )
+    if primary["statistic"] == "net_win":
+        text += (
+            "The primary is tested alone at alpha; the other net-win tests of the headline "
+            "and consensus tables form the Holm family (net_win_p_holm)."
+        )
+    else:
+        text += (
+            "The primary statistic is not a net win, so every net-win test is secondary and "
+            "Holm-adjusted together (net_win_p_holm)."
+        )
+    test = results.tables.get("primary_test")
+    if test is not None and len(test):
+        row = test.iloc[0]
+        if row["decision"] == "no test":
+            text += f" The declared test (primary_test, below): {row['conclusion']}."
+        else:
+            p = float(row["p_value"])
+            shown = "< 0.0001" if p < 1e-4 else f"{p:.2g}"
+            text += (
+                f" The declared test is computed in the primary_test table below "
+                f"({row['test']}, p = {shown}, {row['decision']}); net_win_p here is the "
+                "two-sided score test of net win = 0."
+            )
+    elif plan["sidedness"] != "two-sided":
+        text += (
+            " net_win_p is two-sided: the one-sided test at alpha rejects when net_win_p is "
+            "below 2 alpha with the estimate on the declared side."
+        )
+    return text
+
+
+def show_tests(
+    results: Any,
+    name: str,
+    *,
+    columns: Sequence[str] | None = None,
+    plan_note: bool = True,
+    **kwargs: Any,
+) -> None:
+    """:func:`show_table` of a table of tests with the plan's primary row marked
+    (``★ primary`` in a ``primary`` text column), and the plan sentence under it
+    (:func:`plan_sentence`) when ``plan_note``."""
+    from types import SimpleNamespace
+
+    table = table_view(results, name)
+    if table is not None and "primary" in table.columns:
+        mark = table["primary"].astype(bool).map({True: _PRIMARY_MARK, False: ""})
+        table = table.assign(primary=mark)
+    shown = SimpleNamespace(
+        tables={name: table} if table is not None else {}, unavailable=results.unavailable
+    )
+    show_table(shown, name, columns=columns, **kwargs)
+    if plan_note and table is not None:
+        text = plan_sentence(results)
+        _display(f'<p class="note">{html.escape(text)}</p>', text)

@@ -1,54 +1,31 @@
-"""The evaluation report kind: the numbers of ``report.ipynb`` and ``methodology.ipynb``.
+"""The evaluation report kind: the sections of ``report.ipynb`` and ``methodology.ipynb``.
 
-No statistics live here: each table is the output of a package function
-(:mod:`evalstats.stats`, :func:`evalstats.audit`), filtered and labelled. The sections run in
-the order of :func:`sections` on one :class:`~evalstats.report._kinds.Context`; the report
-page's bootstraps draw from its one generator in that order, the methodology page's
-simulations from generators of their own seeded with the same seed.
+No statistics live here: each table is the output of a package function (:mod:`evalstats.stats`,
+:func:`evalstats.audit`), filtered and labelled; a design a section cannot handle becomes
+"unavailable, because ..." (:func:`_guarded`) instead of an error. The sections run in the order
+of :func:`sections` on one :class:`~evalstats.report.Context`; with K arms each pair of arms gets
+the two-arm sections on its view (:func:`pair_view`), and K >= 3 adds the comparison page.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import scipy.stats
 
+from .._disagreement import DISAGREEMENT_TRIGGER, disagreeing
+from .._families import model_family
+from .._schema import BLIND_DIMENSIONS
+from .._tidy import concat_results, stack_results, stack_statistics, wide, with_diagnostics
 from ..errors import DataError
 from . import _comparison
-from ._eval_common import (
-    _INPUT_STEMS,
-    CONSENSUS_RULE,
-    _guarded,
-)
-from ._eval_headline import _headline_audit
-from ._eval_labels import _labels
-from ._eval_methodology import (
-    _coverage,
-    _design,
-    _ordinal,
-    _power,
-    _power_simulated,
-)
-from ._eval_primary import (
-    _primary_test,
-)
-from ._eval_report import (
-    _accounting,
-    _agreement,
-    _audit,
-    _blind,
-    _consensus,
-    _cost,
-    _design_check,
-    _disagreements,
-    _headline,
-    _missing_bounds,
-    _per_task,
-    _tests,
-)
-from ._kinds import Loaded, Section
+from ._kinds import Context, Loaded, Section, Unavailable
 
 __all__ = [
     "CONSENSUS_RULE",
@@ -59,6 +36,1201 @@ __all__ = [
     "plan_provenance",
     "sections",
 ]
+
+# Seed 000: when in doubt, "(b) roughly equivalent": judges that disagree make a tie.
+CONSENSUS_RULE = "unanimous"
+# Judge text is shown in example tables only, cut to this many characters (escaped on render).
+_TEXT_LIMIT = 400
+_N_EXAMPLES = 12
+_INPUT_STEMS = ("tasks", "runs", "judgments", "labels")
+_EXAMPLE_COLUMNS = ["rubric", "task_id", "replicate", "order", "judge", "outcome", "label"]
+
+# The between-task correlation is not estimated from one small evaluation: the design is shown
+# over a range of latent ICCs that brackets what clustered evals report.
+_ICC_GRID = (0.0, 0.1, 0.3, 0.5)
+_NET_WIN_TARGETS = (0.1, 0.2, 0.3)
+_POWER = 0.8
+_N_TASKS_GRID = (5, 10, 15, 20, 30, 40, 60, 80, 100, 150, 200, 300)
+_CURVE_ICC = 0.3
+# Simulations of the methodology page: what its text says it shows.
+_POWER_SIMS = 4000
+_COVERAGE_EVALS = 1000
+_COVERAGE_MAX_RESAMPLES = 1000
+
+
+def _rubrics_in(frame: pd.DataFrame) -> list[str]:
+    known = ("with-without", "blind-pair")
+    present = set(frame["rubric"].astype(str))
+    return [r for r in known if r in present] + sorted(present - set(known))
+
+
+def _multi_judge_rubrics(f: pd.DataFrame) -> list[str]:
+    return [r for r in _rubrics_in(f) if f.loc[f["rubric"] == r, "judge"].nunique() >= 2]
+
+
+def _paired_rubrics(f: pd.DataFrame) -> list[str]:
+    """Rubrics on which at least two judges gave a verdict on the same pair (and order)."""
+    ok = f.loc[f["status"] == "ok"]
+    g = ok.assign(rubric=ok["rubric"].astype(str), order=ok["order"].astype(object).fillna(""))
+    n = g.groupby(["rubric", "task_id", "replicate", "order"], observed=True)["judge"].nunique()
+    shared = set(n[n >= 2].index.get_level_values("rubric"))
+    return [r for r in _multi_judge_rubrics(f) if r in shared]
+
+
+def _need_verdicts(f: pd.DataFrame) -> None:
+    """Win rates need readable verdicts; say so (rather than fail) when there are none."""
+    if not (f["status"] == "ok").any():
+        counts = f["status"].astype(str).value_counts()
+        seen = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no judgments"
+        raise Unavailable(
+            f"no judge gave a readable verdict here ({seen}): nothing to count; "
+            "see the accounting section"
+        )
+
+
+# What the statistics say when the design cannot carry them, said in the report's words.
+_REASONS = (
+    (
+        "at least 2 clusters",
+        "needs readable verdicts on at least two tasks (the task is the unit of resampling)",
+    ),
+    ("p_tie must be in [0, 1)", "every verdict is a tie: there is no win or loss to size"),
+)
+
+
+def _reason(exc: BaseException) -> str:
+    msg = str(exc).strip() or type(exc).__name__
+    for needle, plain in _REASONS:
+        if needle in msg:
+            return f"{plain}: {msg}"
+    return f"cannot be computed on this data: {msg}"
+
+
+def _guarded(
+    compute: Callable[[Context], Mapping[str, Any]], tables: Sequence[str]
+) -> Callable[[Context], Mapping[str, Any]]:
+    """``compute``, with a design it cannot handle turned into "unavailable, because ..."
+    for each of its ``tables`` (the report renders on every dataset the loaders accept)."""
+
+    def run(ctx: Context) -> Mapping[str, Any]:
+        try:
+            return with_diagnostics(compute(ctx))
+        except Unavailable:
+            raise
+        except (ValueError, KeyError, IndexError, ZeroDivisionError, FloatingPointError) as exc:
+            why = _reason(exc)
+            return {t: Unavailable(why) for t in tables}
+
+    run.__name__ = run.__qualname__ = getattr(compute, "__name__", "section")
+    return run
+
+
+def _attempt(make: Callable[[], Any]) -> Any:
+    """One table of a section: its value, or why it cannot be computed here."""
+    try:
+        return make()
+    except Unavailable as why:
+        return why
+    except (ValueError, KeyError, IndexError, ZeroDivisionError, FloatingPointError) as exc:
+        return Unavailable(_reason(exc))
+
+
+def _common(ctx: Context) -> dict[str, Any]:
+    return {"confidence": ctx.confidence, "n_resamples": ctx.n_resamples}
+
+
+def _child_rng(seed: int | None, stream: int) -> np.random.Generator:
+    """A generator of its own for one section, derived from the report's seed."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
+
+
+def _plan(ctx: Context) -> Any:
+    """The data directory's declared analysis plan (an :class:`evalstats.plan.Plan`), or None."""
+    return getattr(ctx.extra.get("dataset"), "plan", None)
+
+
+def _front(table: pd.DataFrame, cols: str | list[str]) -> pd.DataFrame:
+    """``table`` with ``cols`` (a name or a list of names) first."""
+    cols = [cols] if isinstance(cols, str) else cols
+    return table[[*cols, *(c for c in table.columns if c not in cols)]]
+
+
+# The seeds' rubrics, the primary first: seed 000's three-way label (WITH better / equivalent
+# / worse) is the published comparison; seed 001's blind pair is its position-blind check.
+SEED_RUBRICS = ("with-without", "blind-pair")
+# The seed's default judge (seed 000, "Judge model selection").
+SEED_JUDGE_MODEL = "claude-sonnet-4-20250514"
+CHOICE_RULE = (
+    "the rubric is the judge prompt seed's three-way with-without label, else the blind-pair "
+    "seed's, else the one with the most readable verdicts; the judge is the seed's default, "
+    "Anthropic's Claude Sonnet, unless it shares the agent's model family, else the judge of "
+    "another family with the most readable verdicts, ties going to the first in the judgments"
+)
+FLAG_COLUMN = "audit"
+_DISAGREEMENT = "judge_disagreement"
+
+
+def _most_ok(ok: pd.DataFrame, col: str, among: list[str]) -> str:
+    """The value of ``col`` among ``among`` with the most ok verdicts, ties by first seen."""
+    counts = ok[col].astype(str).value_counts()
+    best = max(int(counts.get(v, 0)) for v in among)
+    return next(v for v in among if int(counts.get(v, 0)) == best)
+
+
+def choose_first(frame: pd.DataFrame, agent_models: list[str]) -> tuple[str, str]:
+    """The (rubric, judge) the headline shows first without a plan (:data:`CHOICE_RULE`).
+
+    >>> f = pd.DataFrame({"rubric": ["blind-pair", "with-without", "with-without"],
+    ...                   "judge": ["openai:gpt-5.4", "openai:gpt-5.4",
+    ...                             "anthropic:claude-sonnet-4-20250514"],
+    ...                   "status": ["ok", "ok", "ok"]})
+    >>> choose_first(f, ["qwen:qwen3-coder"])
+    ('with-without', 'anthropic:claude-sonnet-4-20250514')
+    >>> choose_first(f, ["anthropic:claude-opus-4"])  # the default judge is the agent's kin
+    ('with-without', 'openai:gpt-5.4')
+    """
+    ok = frame.loc[frame["status"].astype(str) == "ok"]
+    if ok.empty:
+        ok = frame
+    seen_rubrics = list(dict.fromkeys(ok["rubric"].astype(str)))
+    rubric = next((r for r in SEED_RUBRICS if r in seen_rubrics), None) or _most_ok(
+        ok, "rubric", seen_rubrics
+    )
+    mine = ok.loc[ok["rubric"].astype(str) == rubric]
+    judges = list(dict.fromkeys(mine["judge"].astype(str)))
+    agent_fams = {model_family(a) for a in agent_models} - {"unknown"}
+    other = [j for j in judges if model_family(j) not in agent_fams] or judges
+    default = [j for j in other if j.split(":", 1)[-1] == SEED_JUDGE_MODEL]
+    return rubric, (default[0] if default else _most_ok(mine, "judge", other))
+
+
+def _headline_audit(ctx: Context) -> dict[str, Any]:
+    """``headline_choice``, ``headline_audit`` and the ``audit`` column (module docstring)."""
+    head = ctx.tables.get("headline")
+    if not isinstance(head, pd.DataFrame):
+        raise Unavailable("no headline table: nothing to choose or mark")
+    plan = _plan(ctx)
+    if plan is not None:
+        key = plan.primary_key
+        rubric, judge = str(key["rubric"]), str(key["judge"])
+        rule = "the primary declared in the analysis plan (plan.toml)"
+    else:
+        runs = getattr(ctx.extra.get("dataset"), "runs", None)
+        agents = [] if runs is None else sorted({str(a) for a in runs["agent_model"].dropna()})
+        rubric, judge = choose_first(ctx.frame, agents)
+        rule = CHOICE_RULE
+    out: dict[str, Any] = {
+        "headline_choice": pd.DataFrame([{"rubric": rubric, "judge": judge, "rule": rule}])
+    }
+    audit = ctx.tables.get("audit")
+    if not isinstance(audit, pd.DataFrame):
+        raise Unavailable("the audit is not available: the headline cannot show its caveats")
+    status = audit["status"].astype(str)
+    caveats = audit.loc[status != "pass"].assign(_fail=(status != "fail").astype(int))
+    caveats = caveats.sort_values("_fail", kind="stable").drop(columns="_fail")
+    out["headline_audit"] = caveats.reset_index(drop=True)
+    failing = set(audit.attrs.get("rubrics", {}).get(_DISAGREEMENT, []))
+    for name in ("headline", "consensus"):
+        table = ctx.tables.get(name)
+        if not isinstance(table, pd.DataFrame):
+            continue
+        table = table.copy()
+        bad = table["rubric"].astype(str).isin(failing).to_numpy()
+        table[FLAG_COLUMN] = np.where(bad, f"fail: {_DISAGREEMENT}", "")
+        out[name] = table
+    return out
+
+
+#: What the headline's rates are, named in its ``estimate_source`` column when there are
+#: labels (the PPI-corrected ones are in ``labels_ppi``).
+HEADLINE_ESTIMATE = "judge-only"
+
+#: Labels-needed target: the interval this many times narrower than now.
+SHARPER = 2.0
+
+# The section's own generator streams (other sections use 1-4).
+_STREAM_GOLD, _STREAM_PPI = 11, 12
+
+
+def labels_needed(
+    half_width: float,
+    n_labelled: int,
+    *,
+    target_half_width: float,
+    n_pairs: int | None = None,
+) -> int:
+    """Labels for an interval of half-width ``target_half_width``, from one of ``half_width``.
+
+    An interval from ``n`` labels has a half-width ``z * sigma / sqrt(n)`` (the PPI
+    estimator's variance is ``sigma^2 / n`` up to the ``1/N`` term of the judged pairs), so
+    ``n' = ceil(n * (half_width / target_half_width) ** 2)``: halving the width takes four
+    times the labels. Capped at ``n_pairs`` (no more pairs than were judged can be labelled).
+    For a labels-only proportion this is the textbook ``p (1 - p) (z / h) ** 2``
+    (statsmodels' ``samplesize_confint_proportion``; the test checks it).
+
+    Examples
+    --------
+    >>> labels_needed(0.2, 10, target_half_width=0.1)
+    40
+    >>> labels_needed(0.2, 10, target_half_width=0.1, n_pairs=30)
+    30
+    """
+    if not (half_width > 0 and target_half_width > 0 and n_labelled >= 1):
+        raise ValueError("half-widths must be > 0 and n_labelled >= 1")
+    # The 1e-9 keeps a float product like 40.000000000000007 from asking for one more.
+    n = math.ceil(n_labelled * (half_width / target_half_width) ** 2 - 1e-9)
+    return min(n, n_pairs) if n_pairs is not None else n
+
+
+def _labels(ctx: Context) -> dict[str, Any]:
+    from ..records import EvalstatsWarning, has_provenance
+    from ..stats.agreement import judge_vs_gold
+    from ..stats.ppi import ppi_win_rates
+
+    ds = ctx.extra.get("dataset")
+    labels = getattr(ds, "labels", None)
+    if labels is None or labels.empty:
+        raise Unavailable("no labels.jsonl in the data directory (`evalstats label`)")
+    frame = ctx.frame
+    agreement, confusion, ppi, needed = [], [], [], []
+    notes: list[str] = []
+    gold_rng, ppi_rng = _child_rng(ctx.seed, _STREAM_GOLD), _child_rng(ctx.seed, _STREAM_PPI)
+    z = float(scipy.stats.norm.ppf(0.5 + ctx.confidence / 2))
+    for rubric in _rubrics_in(frame):
+        f = frame.loc[frame["rubric"].astype(str) == rubric]
+        g = judge_vs_gold(
+            f, labels, rubric=rubric, rng=gold_rng, confidence=ctx.confidence,
+            n_resamples=ctx.n_resamples,
+        )  # fmt: skip
+        if g.n_gold_pairs == 0:
+            notes.append(f"{rubric}: no labelled pair has a majority label")
+            continue
+        agreement.append(g.judges.assign(rubric=rubric))
+        confusion.append(g.confusion.assign(rubric=rubric))
+        for judge in sorted(f["judge"].astype(str).unique()):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", EvalstatsWarning)
+                r = ppi_win_rates(
+                    f, labels, judge=judge, rubric=rubric, rng=ppi_rng, **_common(ctx)
+                )
+            notes.extend(f"{rubric} / {judge}: {w.message}" for w in caught)
+            d = r.diagnostics
+            r = r.assign(rubric=rubric)
+            ppi.append(r)
+            n_lab = int(d["n_labelled"].iloc[0]) if isinstance(d, pd.DataFrame) else 0
+            half = (r["ci_high"] - r["ci_low"]).to_numpy(dtype=float) / 2
+            for stat, h, n in zip(r["statistic"], half, r["n"], strict=True):
+                ok = bool(np.isfinite(h) and h > 0 and n_lab >= 1)
+                needed.append(
+                    {
+                        "rubric": rubric,
+                        "judge": judge,
+                        "statistic": stat,
+                        "n_labelled": n_lab,
+                        "n_pairs": int(n),
+                        "half_width": h,
+                        "target_half_width": h / SHARPER,
+                        "labels_needed": labels_needed(
+                            h, n_lab, target_half_width=h / SHARPER, n_pairs=int(n)
+                        )
+                        if ok
+                        else None,
+                    }
+                )
+    if not ppi:
+        raise Unavailable("; ".join(notes) or "no labelled pair was judged")
+    front = ["rubric", "judge"]
+    out = {
+        "labels_agreement": _front(pd.concat(agreement, ignore_index=True), front),
+        "labels_confusion": _front(pd.concat(confusion, ignore_index=True), front),
+        "labels_ppi": _front(pd.concat(ppi, ignore_index=True), front),
+        "labels_needed": pd.DataFrame(needed),
+    }
+    head = ctx.tables.get("headline")
+    if isinstance(head, pd.DataFrame):
+        # The headline's rates stay the judges' own: the PPI guarantee needs a random sample
+        # of at least 15 labelled pairs, and the plan's test is on the judges' verdicts. It
+        # says so, and only with labels, so that a directory without any publishes the
+        # same headline as before.
+        out["headline"] = head.assign(estimate_source=HEADLINE_ESTIMATE)
+    out["labels_ppi"].attrs["notes"] = notes
+    out["labels_ppi"].attrs["random_sample"] = has_provenance(labels)
+    out["labels_ppi"].attrs["z"] = z
+    return out
+
+
+def estimate_note(headline: pd.DataFrame) -> str:
+    """The headline card's words on which estimate it shows; empty without labels.
+
+    >>> estimate_note(pd.DataFrame({"estimate_source": ["judge-only"]}))
+    " Estimate shown: judge-only (the people's PPI-corrected rates: 'Judges against people')."
+    >>> estimate_note(pd.DataFrame({"estimate": [0.5]}))
+    ''
+    """
+    if "estimate_source" not in headline.columns or not len(headline):
+        return ""
+    shown = ", ".join(sorted(set(headline["estimate_source"].astype(str))))
+    return f" Estimate shown: {shown} (the people's PPI-corrected rates: 'Judges against people')."
+
+
+def _headline(ctx: Context) -> dict[str, Any]:
+    from ..stats.rates import win_rates
+
+    _need_verdicts(ctx.frame)
+    return {"headline": win_rates(ctx.frame, by=["rubric", "judge"], rng=ctx.rng, **_common(ctx))}
+
+
+def _consensus(ctx: Context) -> dict[str, Any]:
+    from ..stats.agreement import consensus
+    from ..stats.rates import win_rates
+
+    multi = _multi_judge_rubrics(ctx.frame)
+    if not multi:
+        raise Unavailable("fewer than two judges on every rubric")
+    _need_verdicts(ctx.frame)
+    # The page's rule, and the plan's when it declares another as its primary.
+    plan = _plan(ctx)
+    rules = [CONSENSUS_RULE]
+    if plan is not None and plan.consensus is not None and plan.consensus not in rules:
+        rules.append(plan.consensus)
+    cons = pd.concat(
+        [consensus(ctx.frame, rule, rubric=r) for rule in rules for r in multi],
+        ignore_index=True,
+    )
+    ctx.scratch["consensus_frame"] = cons  # the design check re-simulates its design
+    return {"consensus": win_rates(cons, by=["rubric", "judge"], rng=ctx.rng, **_common(ctx))}
+
+
+# The family of net-win tests that Holm's adjustment covers: every judge x rubric test of the
+# headline and every consensus row (a consensus is one more way to read the same pairs, and
+# reporting whichever of them came out best is exactly the multiplicity Holm controls).
+_TEST_TABLES = ("headline", "consensus")
+_RATE_STATISTICS = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
+
+
+def _tests(ctx: Context) -> dict[str, Any]:
+    """``primary`` and ``net_win_p_holm`` on the headline and consensus tables.
+
+    The plan's primary row (rubric x judge-or-consensus, its statistic one of the rates) is
+    marked; when that statistic is the net win, its test is the primary one, tested alone at
+    the plan's alpha (``net_win_p_holm`` equals its ``net_win_p``), and every other net-win
+    test forms the Holm family. Without a plan every test is exploratory and all of them
+    are adjusted together.
+    """
+    from ..stats.ranking import holm_table
+
+    names = [t for t in _TEST_TABLES if t in ctx.tables]
+    if not names:
+        raise Unavailable("no headline table: no test to adjust")
+    # One test per group: the net-win row (the score's p-value is the same test).
+    parts = []
+    for t in names:
+        rows = pd.DataFrame(ctx.tables[t])
+        rows = rows.assign(_table=t, _row=np.arange(len(rows)))
+        parts.append(rows.loc[rows["statistic"] == "net_win"])
+    family = pd.concat(parts, ignore_index=True)
+    keys = family[["rubric", "judge"]].astype(str)
+    plan = _plan(ctx)
+    marked = np.zeros(len(family), dtype=bool)
+    if plan is not None and plan.statistic in _RATE_STATISTICS:
+        key = plan.primary_key
+        marked = ((keys["rubric"] == key["rubric"]) & (keys["judge"] == key["judge"])).to_numpy()
+    tested_alone = marked if plan is not None and plan.statistic == "net_win" else None
+    adjusted = holm_table(family, p="p_value", primary=tested_alone if marked.sum() == 1 else None)
+    out: dict[str, Any] = {}
+    for t in names:
+        hit = (adjusted["_table"] == t).to_numpy()
+        rows = adjusted.loc[hit]
+        table = ctx.tables[t].copy()
+        p_holm = np.full(len(table), np.nan)
+        p_holm[rows["_row"].to_numpy()] = rows["p_holm"].to_numpy()
+        table["p_holm"] = p_holm  # on the net-win row, the test Holm's family holds
+        diag = table.diagnostics.copy()
+        # The diagnostics list the groups in the rows' order, as the net-win rows do.
+        diag.insert(diag.columns.get_loc("judge") + 1, "primary", marked[hit])
+        table.diagnostics = diag
+        out[t] = table
+    return out
+
+
+def _missing_bounds(ctx: Context) -> dict[str, Any]:
+    """Net win with the over-budget pairs excluded (the headline), at its worst and best
+    case (every missing answer a loss, resp. a win, for WITH) and under the arm-aware rule
+    (a loss where only WITH went over budget, a win where only WITHOUT did, a tie where
+    both did), per rubric x judge."""
+    from ..stats.rates import bounds_view, missing_bounds, win_rates
+
+    _need_verdicts(ctx.frame)
+    by = ["rubric", "judge"]
+    # A generator of its own: the bounds draw nothing with the default interval, but the
+    # report's other numbers must not depend on whether this section ran.
+    gen = _child_rng(ctx.seed, 1)
+    bounds = missing_bounds(ctx.frame, by=by, rng=gen, **_common(ctx))
+    net = bounds_view(bounds, "net_win")
+    # The report's table: the net win under each reading of the missing answers, one row a
+    # reading (its interval where it has one: the bounds' interval is the widest limits
+    # over the loss / tie / win fillings).
+    readings = [
+        ("net_win", net["estimate"], np.nan, np.nan),
+        ("worst_case", net["worst_case"], np.nan, np.nan),
+        ("best_case", net["best_case"], np.nan, np.nan),
+        ("bounds", np.nan, net["ci_low"], net["ci_high"]),
+    ]
+    if "over_budget_arm" in ctx.frame.columns:
+        aware = win_rates(ctx.frame, by=by, no_answer_as="arm_aware", rng=gen, **_common(ctx))
+        aware = pd.DataFrame(aware.loc[aware["statistic"] == "net_win"])
+        aware = aware.astype({c: str for c in by}).set_index(by)
+        idx = pd.MultiIndex.from_frame(net[by].astype(str))
+        aware = aware.reindex(idx)
+        at = len(readings) - 1
+        readings.insert(
+            at,
+            (
+                "arm_aware",
+                aware["estimate"].to_numpy(),
+                aware["ci_low"].to_numpy(),
+                aware["ci_high"].to_numpy(),
+            ),
+        )
+    groups = net[by]
+    statistics = [
+        (
+            name,
+            {
+                "estimate": np.asarray(est, dtype=float),
+                "ci_low": np.asarray(lo, dtype=float),
+                "ci_high": np.asarray(hi, dtype=float),
+                "n": net["n"].to_numpy(),
+                "method": bounds["method"].iloc[0],
+                "confidence": ctx.confidence,
+            },
+        )
+        for name, est, lo, hi in readings
+    ]
+    out = stack_statistics(groups, statistics, diagnostics=net[[*by, "n", "n_missing"]])
+    return {"missing_bounds": out}
+
+
+def _design_check(ctx: Context) -> dict[str, Any]:
+    """The headline and consensus intervals' simulated coverage on this very design.
+
+    The coverage battery shows designs where no valid interval lands in [0.93, 0.97] (8
+    tasks of 3 verdicts with a rate near 0 or 1 over-cover); :func:`evalstats.stats.
+    design_coverage` re-simulates the data's own tasks, rates and intra-task correlation,
+    and where the default interval falls outside the band its ``ci_note`` is added to the
+    headline (or consensus) row, so that the page says so beside the interval instead of
+    printing it bare. The consensus rows (judge ``consensus:<rule>``) are simulated on the
+    consensus verdicts, with fewer evaluations (their ``mc_se`` says how many).
+    """
+    from ..stats import design_coverage
+
+    _need_verdicts(ctx.frame)
+    by = ["rubric", "judge"]
+    # Its own generator: whether this check ran must not move any other number.
+    cov = design_coverage(
+        ctx.frame, by=by, confidence=ctx.confidence, n_resamples=2000, rng=_child_rng(ctx.seed, 2)
+    )
+    out: dict[str, Any] = {}
+    parts = [cov]
+    cons_frame = ctx.scratch.get("consensus_frame")
+    cons_cov = None
+    if cons_frame is not None and isinstance(ctx.tables.get("consensus"), pd.DataFrame):
+        # A stream of its own (3), so that adding these rows moves no other number.
+        cons_cov = _attempt(
+            lambda: design_coverage(
+                cons_frame,
+                by=by,
+                confidence=ctx.confidence,
+                n_resamples=_CONSENSUS_COVERAGE_SIMS,
+                rng=_child_rng(ctx.seed, 3),
+            )
+        )
+        if isinstance(cons_cov, pd.DataFrame):
+            parts.append(cons_cov)
+    out["design_coverage"] = pd.concat(parts, ignore_index=True) if len(parts) > 1 else cov
+    for name, table_cov in (("headline", cov), ("consensus", cons_cov)):
+        noted = _with_coverage_notes(ctx.tables.get(name), table_cov, by)
+        if noted is not None:
+            out[name] = noted
+    return out
+
+
+# Simulated evaluations of the consensus rows' design check (Monte-Carlo SE of a coverage of
+# 0.95: 0.007, shown in the table): half the headline's, to keep the section under 0.05 s.
+_CONSENSUS_COVERAGE_SIMS = 1000
+
+
+def _with_coverage_notes(table: Any, cov: Any, by: list[str]) -> pd.DataFrame | None:
+    """``table`` with the design check's ``ci_note`` appended to its own; None when no row
+    of ``cov`` has a note (the table is then left as it was)."""
+    if not isinstance(table, pd.DataFrame) or not isinstance(cov, pd.DataFrame):
+        return None
+    if not cov["ci_note"].astype(bool).any():
+        return None
+    notes = cov.astype({c: str for c in by}).set_index(by)["ci_note"]
+    idx = pd.MultiIndex.from_frame(table[by].astype(str))
+    extra = notes.reindex(idx).fillna("").to_numpy(dtype=object)
+    out = table.copy()
+    old = out["ci_note"].fillna("").astype(str) if "ci_note" in out else [""] * len(out)
+    out["ci_note"] = ["; ".join(n for n in (a, b) if n) for a, b in zip(old, extra, strict=True)]
+    return out
+
+
+def _agreement(ctx: Context) -> dict[str, Any]:
+    from ..stats.agreement import judge_agreement
+
+    multi = _multi_judge_rubrics(ctx.frame)
+    if not multi:
+        raise Unavailable("fewer than two judges on every rubric")
+    multi = _paired_rubrics(ctx.frame)
+    if not multi:
+        raise Unavailable(
+            "kappa needs two judges with answers on the same pairs: none here "
+            "(on every rubric, at most one judge gave a readable verdict per pair)"
+        )
+    parts = [judge_agreement(ctx.frame, rubric=r, rng=ctx.rng, **_common(ctx)) for r in multi]
+    return {"agreement": concat_results(parts)}
+
+
+def _text(series: pd.Series) -> pd.Series:
+    """Judge text cut for display (escaping happens when rendered, never here)."""
+    s = series.astype("string").fillna("")
+    long = s.str.len() > _TEXT_LIMIT
+    return s.where(~long, s.str.slice(0, _TEXT_LIMIT) + " […]")
+
+
+def _disagreements(ctx: Context) -> dict[str, Any]:
+    """Example pairs on which two judges gave different outcomes, with their reasoning."""
+    from ..frames import select_rubric, wide_by_judge
+
+    frame = ctx.frame
+    columns = [*_EXAMPLE_COLUMNS, "reasoning"]
+    rows = []
+    for rubric in _rubrics_in(frame):
+        sub, _ = select_rubric(frame, rubric)
+        sub = sub.loc[sub["status"] == "ok"]
+        if sub["judge"].nunique() < 2:
+            continue
+        wide = wide_by_judge(sub, rubric=rubric)
+        judges = [j for j in sub["judge"].astype(str).unique() if j in wide.columns]
+        if len(judges) < 2:
+            continue
+        on = (
+            ["task_id", "replicate", "order"]
+            if "order" in wide.columns
+            else ["task_id", "replicate"]
+        )
+        keys = wide.loc[disagreeing(wide, judges), on].head(_N_EXAMPLES)
+        if "order" in on:  # plain objects on both sides, so a missing order matches itself
+            keys = keys.assign(order=keys["order"].astype(object))
+        ex = sub.assign(order=sub["order"].astype(object)).merge(keys, on=on)
+        rows.append(ex.assign(rubric=rubric, reasoning=_text(ex["reasoning"]))[columns])
+    if not rows:
+        return {"disagreements": pd.DataFrame(columns=columns)}
+    out = pd.concat(rows, ignore_index=True)
+    out = (
+        out.astype({"judge": str, "outcome": "string", "order": "string"})
+        .sort_values(
+            ["rubric", "task_id", "replicate", "order", "judge"], kind="stable", na_position="first"
+        )
+        .reset_index(drop=True)
+    )
+    return {"disagreements": out}
+
+
+def _cost(ctx: Context) -> dict[str, Any]:
+    from ..stats.cost import cost_ratios, judge_spend
+
+    cost = _attempt(lambda: cost_ratios(ctx.frame, rng=ctx.rng, **_common(ctx)))
+    return {
+        "cost": cost,
+        "cost_sources": _cost_sources(cost),
+        "judge_spend": _attempt(lambda: judge_spend(ctx.frame, by=["rubric", "judge"])),
+    }
+
+
+def _cost_sources(cost: Any) -> Any:
+    """The token ratios from each source the runs have, side by side (issue 22): the billed
+    usage the cost table uses and the transcript count beside it, with their ratio (how far
+    the two disagree), when every pair has both; else why there is one source only."""
+    if isinstance(cost, Unavailable):
+        return cost
+    other = cost.attrs.get("transcript_ratios")
+    if other is None:
+        source = cost.attrs.get("token_source")
+        return Unavailable(
+            f"one token source only ({source}): "
+            + (cost.attrs.get("token_source_reason") or "no pair has both billed and transcript")
+        )
+    cols = ["statistic", "token_source", "estimate", "ci_low", "ci_high", "method", "n", "n_tasks"]
+    billed = pd.DataFrame(cost.loc[cost["statistic"].str.startswith("tokens_"), cols])
+    transcript = pd.DataFrame(other[cols])
+    both = pd.concat([billed, transcript], ignore_index=True)
+    ref = transcript.set_index("statistic")["estimate"]
+    both["billed_over_transcript"] = both["statistic"].map(
+        billed.set_index("statistic")["estimate"] / ref
+    )
+    both["confidence"] = float(cost["confidence"].iloc[0])
+    return both
+
+
+def _per_task(ctx: Context) -> dict[str, Any]:
+    from ..stats.rates import win_rates
+
+    _need_verdicts(ctx.frame)
+    return {"per_task": win_rates(ctx.frame, by=["rubric", "task_id"], rng=ctx.rng, **_common(ctx))}
+
+
+def _blind(ctx: Context) -> dict[str, Any]:
+    from ..stats.rates import dimension_means, position_bias
+
+    f = ctx.frame
+    out: dict[str, Any] = {}
+    dims = f.loc[f[[f"with_{d}" for d in BLIND_DIMENSIONS]].notna().any(axis=1)]
+    if dims.empty:
+        out["dimensions"] = Unavailable("no blind-rubric dimension scores in the data")
+    else:
+        out["dimensions"] = _attempt(lambda: dimension_means(dims, confidence=ctx.confidence))
+    blind = f.loc[f["order"].notna()]
+    if blind.empty:
+        out["position_bias"] = Unavailable("no blind-rubric judgments with an order")
+    else:
+        out["position_bias"] = _attempt(
+            lambda: position_bias(blind, by=["rubric", "judge"], confidence=ctx.confidence)
+        )
+    return out
+
+
+def _accounting(ctx: Context) -> dict[str, Any]:
+    from ..stats.rates import win_rates
+    from ..summary import status_table
+
+    f = ctx.frame
+
+    def views() -> pd.DataFrame:
+        _need_verdicts(f)
+        return stack_results(
+            {
+                view: win_rates(
+                    f, by=["rubric", "judge"], no_answer_as=view, rng=ctx.rng, **_common(ctx)
+                )
+                for view in ("exclude", "loss")
+            },
+            "no_answer_as",
+        )
+
+    # Judge outputs that could not be read: kept, counted, shown (never silently dropped).
+    bad = f.loc[f["status"] == "invalid"]
+    invalid = bad[["rubric", "task_id", "replicate", "judge", "parse_error"]].astype(
+        {"rubric": str, "judge": str}
+    )
+    return {
+        "accounting": _attempt(lambda: status_table(f)),
+        "sensitivity": _attempt(views),
+        "invalid_outputs": invalid.assign(raw=_text(bad["raw"])).reset_index(drop=True),
+    }
+
+
+def _audit(ctx: Context) -> dict[str, Any]:
+    from ..methodology import audit
+
+    ds, f = ctx.extra["dataset"], ctx.frame
+    j = ds.judgments
+    keep = j["judge"].astype(str).isin(f["judge"].astype(str).unique()) & j["rubric"].astype(
+        str
+    ).isin(f["rubric"].astype(str).unique())
+    table = audit(
+        ds.tasks,
+        ds.runs,
+        j.loc[keep],
+        frame=f,
+        disagreement_threshold=DISAGREEMENT_TRIGGER,
+        plan=ds.plan,
+    )
+    return {"audit": table}
+
+
+# The value of no difference of each statistic that has one (score = (1 + net win) / 2). A
+# single win, tie or loss rate has none: WITH and WITHOUT are compared only through two of
+# them, so the plan's test of such a rate is refused with that reason.
+_NULLS = {"net_win": 0.0, "score": 0.5}
+_STAT_WORDS = {
+    "win_rate": "win rate",
+    "tie_rate": "tie rate",
+    "loss_rate": "loss rate",
+    "net_win": "net win",
+    "score": "score",
+}
+_COST_WORDS = {
+    "tokens_total_ratio": "total tokens",
+    "tokens_geomean_ratio": "tokens per pair",
+    "tokens_median_ratio": "tokens per pair",
+    "wall_total_ratio": "total wall-clock time",
+    "wall_geomean_ratio": "wall-clock time per pair",
+    "wall_median_ratio": "wall-clock time per pair",
+}
+_SE_WORDS = {
+    "cr2": "CR2 SE (Bell & McCaffrey 2002), Bell-McCaffrey df",
+    "iid": "IID SE over verdicts (not clustered), normal reference",
+    "cr1": "CR1 SE, C - 1 df",
+}
+PRIMARY_TEST_COLUMNS = (
+    "rubric", "judge", "statistic", "source", "n", "n_clusters", "estimate", "test_centre",
+    "se", "df", "null", "test", "alpha", "margin", "margin_kind", "lower_margin",
+    "upper_margin", "p_value", "ci_low", "ci_high", "ci_level", "decision", "conclusion",
+    "method", "ci_note",
+)  # fmt: skip
+
+
+def _primary_row(ctx: Context, plan: Any) -> tuple[str, pd.Series]:
+    """The plan's primary row: (table name, row) of the headline / consensus or cost table."""
+    key = plan.primary_key
+    if plan.statistic in _RATE_STATISTICS:
+        for name in _TEST_TABLES:
+            t = ctx.tables.get(name)
+            if not isinstance(t, pd.DataFrame):
+                continue
+            t = wide(t)  # the group's row: every rate's estimate, SE and df side by side
+            hit = t.loc[
+                (t["rubric"].astype(str) == key["rubric"])
+                & (t["judge"].astype(str) == key["judge"])
+            ]
+            if len(hit):
+                return name, hit.iloc[0]
+        raise Unavailable(
+            f"the plan's primary ({key['judge']} on the {key['rubric']} rubric) is not among "
+            "these results: its judge or rubric is not in the data selected"
+        )
+    cost = ctx.tables.get("cost")
+    if cost is None:
+        # Computed before the cost section (the page shows the declared test first): the
+        # total and geometric-mean rows do not depend on the generator (pivotal draws from
+        # a fixed seed; CR2), so these rows are the cost table's; a child stream keeps the
+        # page's generator untouched.
+        from ..stats.cost import cost_ratios
+
+        cost = _attempt(lambda: cost_ratios(ctx.frame, rng=_child_rng(ctx.seed, 4), **_common(ctx)))
+    if not isinstance(cost, pd.DataFrame) or plan.statistic not in set(cost["statistic"]):
+        raise Unavailable(
+            f"the plan's primary {plan.statistic} is a cost ratio, and the cost table is not "
+            "available here (see the cost section)"
+        )
+    return "cost", cost.loc[cost["statistic"] == plan.statistic].iloc[0]
+
+
+def _conclusion(stat: str, test: str, lo: float, hi: float, margin: float | None) -> str:
+    """What rejecting the declared null means, in words, e.g. "WITH is non-inferior to
+    WITHOUT within 0.1 (net win > -0.1)"."""
+    if stat in _COST_WORDS:
+        what = _COST_WORDS[stat]
+        label = f"{stat} (WITH / WITHOUT)"
+        phrases = {
+            "two-sided": f"WITH and WITHOUT differ in {what} ({label} != 1)",
+            "greater": f"WITH uses more {what} than WITHOUT ({label} > 1)",
+            "less": f"WITH uses less {what} than WITHOUT ({label} < 1)",
+            "equivalence": f"WITH's {what} is equivalent to WITHOUT's within a factor "
+            f"{hi:.4g} ({lo:.4g} < {label} < {hi:.4g})",
+        }
+        if test == "non-inferiority":
+            return (
+                f"WITH uses no more than {hi:.4g}x the {what} of WITHOUT ({label} < {hi:.4g})"
+                if np.isfinite(hi)
+                else f"WITH uses at least {lo:.4g}x the {what} of WITHOUT ({label} > {lo:.4g})"
+            )
+        return phrases[test]
+    word = _STAT_WORDS[stat]
+    null = _NULLS[stat]
+    if test == "equivalence":
+        return f"WITH is equivalent to WITHOUT within {margin:g} ({lo:g} < {word} < {hi:g})"
+    if test == "non-inferiority":
+        return (
+            f"WITH is non-inferior to WITHOUT within {margin:g} ({word} > {lo:g})"
+            if np.isfinite(lo)
+            else f"WITH is at most {margin:g} better than WITHOUT ({word} < {hi:g})"
+        )
+    return {
+        "two-sided": f"WITH and WITHOUT differ ({word} != {null:g})",
+        "greater": f"WITH is better than WITHOUT ({word} > {null:g})",
+        "less": f"WITH is worse than WITHOUT ({word} < {null:g})",
+    }[test]
+
+
+def _primary_test(ctx: Context) -> dict[str, Any]:
+    """The test the plan declares, computed: one row (see :data:`PRIMARY_TEST_COLUMNS`).
+
+    A t test (:func:`evalstats.stats.equivalence.declared_test`) on the primary row's
+    estimate, cluster-robust SE and df: the headline's (or consensus') CR2 SE and
+    Bell-McCaffrey df of the rate, or the cost table's log-scale SE and df (centred where
+    that table's interval is, as :func:`~evalstats.stats.equivalence.cost_equivalence`
+    does; a cost margin ``m`` is the ratio ``1 + m``). Draws nothing from the generator.
+    """
+    from ..stats.cost import GPQ_HULL_METHOD, GPQ_METHOD, cost_ratios, total_ratio_draws
+    from ..stats.equivalence import declared_test, declared_test_draws, hull_declared_test
+
+    plan = _plan(ctx)
+    if plan is None:
+        raise Unavailable(
+            "no analysis plan declared (plan.toml or plan.json in the data directory): every "
+            "test of the report is exploratory"
+        )
+    source, row = _primary_row(ctx, plan)
+    stat = plan.statistic
+    alpha = plan.alpha
+    key = plan.primary_key
+    out: dict[str, Any] = {
+        "rubric": key["rubric"],
+        "judge": key["judge"],
+        "statistic": stat,
+        "source": source,
+        "n": int(row["n"]) if "n" in row else int(row["n_pairs"]),
+        "n_clusters": int(row["n_clusters"] if "n_clusters" in row else row["n_tasks"]),
+        "alpha": alpha,
+        "margin": plan.margin,
+        "margin_kind": plan.margin_kind,
+    }
+    notes = [str(row["ci_note"])] if "ci_note" in row and str(row.get("ci_note") or "") else []
+    if source == "cost":
+        out["estimate"] = float(row["estimate"])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # Every t interval of cost_ratios is symmetric on the log scale: its midpoint is
+            # where the test must be centred to agree with the interval reported.
+            est = 0.5 * (np.log(float(row["ci_low"])) + np.log(float(row["ci_high"])))
+        se, df, null, better = float(row["se"]), float(row["df"]), 0.0, "lower"
+        margin = None if plan.margin is None else float(np.log1p(plan.margin))
+        base = f"t test on the log ratio, {row['method']}"
+        usable = "median" not in stat
+        refusal = "the median ratio has no standard error to test with"
+    else:
+        est = float(row[stat])
+        out["estimate"] = est
+        # The rates' (working-independence) df, for every rate and the net win alike, as
+        # since the declared test was introduced (the published numbers rest on it).
+        se, df, better = float(row[f"{stat}_se"]), float(row["win_rate_df"]), "higher"
+        method = str(row["method"])
+        kind = "cr2" if method.startswith("cr2") else ("iid" if method.startswith("iid") else "cr1")
+        base = f"t test on the {_SE_WORDS[kind]} ({source} row, {method})"
+        null = _NULLS.get(stat, np.nan)
+        margin = plan.margin
+        usable = stat in _NULLS
+        refusal = (
+            f"a {_STAT_WORDS[stat]} alone has no value of no difference between WITH and "
+            "WITHOUT (declare net_win or score to test)"
+        )
+    draws = None
+    if source == "cost" and usable and str(row["method"]).startswith((GPQ_METHOD, GPQ_HULL_METHOD)):
+        # The total ratio's default interval is the generalized pivotal one, not a t
+        # interval: test on its draws (the same fixed-seed draws the interval came from).
+        draws = total_ratio_draws(ctx.frame, measure=stat.split("_")[0])
+        usable = draws is not None
+        refusal = "the pivotal draws of this ratio are not available here"
+        base = f"generalized pivotal test on the log ratio, {row['method']}"
+    if draws is None and usable and not (np.isfinite(est) and np.isfinite(se) and df > 0):
+        usable, refusal = False, "no cluster-robust SE and df here (fewer than two tasks?)"
+    if not usable:
+        out |= {"test_centre": np.nan, "se": se, "df": df, "null": null, "test": "none"}
+        out |= {"p_value": np.nan, "decision": "no test", "conclusion": f"no test: {refusal}"}
+        out |= {"method": base, "ci_note": "; ".join(notes)}
+        return {"primary_test": pd.DataFrame([out]).reindex(columns=list(PRIMARY_TEST_COLUMNS))}
+    how = dict(
+        null=null,
+        sidedness=plan.sidedness,
+        margin=margin,
+        margin_kind=plan.margin_kind,
+        better=better,
+        alpha=alpha,
+    )
+    if draws is None:
+        res = declared_test(est, se, df, **how)
+    else:
+        res = declared_test_draws(draws, **how)
+        if str(row["method"]).startswith(GPQ_HULL_METHOD):
+            # Widened to the CR2 interval: the test of the hull rejects where both do.
+            cr2 = cost_ratios(ctx.frame, interval="cr2").set_index("statistic").loc[stat]
+            t_cr2 = declared_test(np.log(cr2["estimate"]), cr2["se"], cr2["df"], **how)
+            res = hull_declared_test(res, t_cr2)
+    res, diag = res.iloc[0], res.diagnostics.iloc[0]  # the declared test's row (tidy shape)
+    back = np.exp if source == "cost" else (lambda x: x)
+    lo_m, hi_m = float(back(diag["lower_margin"])), float(back(diag["upper_margin"]))
+    words = _conclusion(stat, res["test"], lo_m, hi_m, plan.margin)
+    if res["test"] == "two-sided" and diag["reject"]:  # which way it differs
+        up = res["estimate"] > diag["null"]
+        words += (
+            (": WITH higher" if up else ": WITH lower")
+            if source == "cost"
+            else (": WITH better" if up else ": WITH worse")
+        )
+    if se == 0.0:
+        notes.append("SE 0 (no spread between tasks): the test is exact under the model")
+    if plan.sidedness != "two-sided" and res["test"] == "equivalence":
+        notes.append(f"equivalence tests both sides; the plan's sidedness {plan.sidedness} "
+                     "does not apply")  # fmt: skip
+    out |= {
+        "test_centre": float(back(res["estimate"])),
+        "se": float(res["se"]),
+        "df": float(res["df"]),
+        "null": float(back(diag["null"])),
+        "test": res["test"],
+        "lower_margin": lo_m,
+        "upper_margin": hi_m,
+        "p_value": float(res["p_value"]),
+        "ci_low": float(back(res["ci_low"])),
+        "ci_high": float(back(res["ci_high"])),
+        "ci_level": float(res["confidence"]),
+        "decision": "reject" if diag["reject"] else "not reject",
+        "conclusion": words if diag["reject"] else f"not shown: {words}",
+        "method": base,
+        "ci_note": "; ".join(notes),
+    }
+    return {"primary_test": pd.DataFrame([out]).reindex(columns=list(PRIMARY_TEST_COLUMNS))}
+
+
+def _design(ctx: Context) -> dict[str, Any]:
+    """Tasks, pairs and whole pairs per task of each rubric, with the pooled tie rate."""
+    from ..stats.rates import win_rates
+
+    f = ctx.frame
+    _need_verdicts(f)
+    rates = win_rates(f, by=["rubric"], confidence=ctx.confidence)
+    # One row per rubric, a column per rate (the estimates the power and coverage use).
+    pooled = (
+        pd.DataFrame(rates)
+        .astype({"rubric": str})
+        .pivot(index="rubric", columns="statistic", values="estimate")
+        .reset_index()
+    )
+    pairs = f.loc[f["status"] != "no_answer"].drop_duplicates(["rubric", "task_id", "replicate"])
+    per_task = pairs.groupby(pairs["rubric"].astype(str))["task_id"].agg(["nunique", "size"])
+    design = (
+        pooled[["rubric", "net_win", "tie_rate"]]
+        .astype({"rubric": str})
+        .merge(
+            per_task.rename(columns={"nunique": "n_tasks", "size": "n_pairs"}),
+            left_on="rubric",
+            right_index=True,
+        )
+    )
+    # Power formulas take a whole number of pairs per task: round the average down.
+    design["n_replicates"] = np.maximum(design["n_pairs"] // design["n_tasks"], 1).astype(int)
+    design = design.rename(columns={"net_win": "observed_net_win", "tie_rate": "p_tie"})
+    ctx.scratch["pooled"] = pooled  # the coverage study simulates at these rates
+    return {
+        "design": design[
+            ["rubric", "n_tasks", "n_pairs", "n_replicates", "p_tie", "observed_net_win"]
+        ]
+    }
+
+
+def _power(ctx: Context) -> dict[str, Any]:
+    from ..stats.power import mde_curve, power_curve, simulated_power, tasks_needed_curve
+
+    if "design" not in ctx.tables:
+        why = Unavailable("needs the design section, which is not available here")
+        return {"power_mde": why, "power_curve": why, "tasks_needed": why}
+    alpha = 1.0 - ctx.confidence
+    mde, curves, needed = [], [], []
+    sim_rng = np.random.default_rng(ctx.seed)
+    for row in ctx.tables["design"].itertuples(index=False):
+        n_t, n_r, p_tie = int(row.n_tasks), int(row.n_replicates), float(row.p_tie)
+        if n_t < 2:
+            continue
+        curve = mde_curve(
+            [n_t], n_replicates=[n_r], icc=list(_ICC_GRID), p_tie=[p_tie], alpha=alpha, power=_POWER
+        ).assign(rubric=row.rubric)
+        # The analytic MDE treats task means as normal; simulate the test at each MDE to
+        # show how far that approximation is off for this few tasks.
+        curve["power_simulated"] = [
+            simulated_power(
+                m,
+                n_t,
+                n_replicates=n_r,
+                icc=i,
+                p_tie=p_tie,
+                alpha=alpha,
+                n_resamples=_POWER_SIMS,
+                rng=sim_rng,
+            )["power"].item()
+            if np.isfinite(m)
+            else np.nan
+            for m, i in zip(curve["net_win"], curve["icc"], strict=True)
+        ]
+        mde.append(curve)
+        effects = [e for e in _NET_WIN_TARGETS if e <= 1.0 - p_tie]
+        curves.append(
+            power_curve(
+                effects,
+                list(_N_TASKS_GRID),
+                n_replicates=n_r,
+                icc=_CURVE_ICC,
+                p_tie=p_tie,
+                alpha=alpha,
+            ).assign(rubric=row.rubric)
+        )
+        if effects:  # every target x ICC in one vectorised search (targets outer)
+            grid = tasks_needed_curve(
+                effects,
+                n_replicates=n_r,
+                icc=list(_ICC_GRID),
+                p_tie=p_tie,
+                alpha=alpha,
+                power=_POWER,
+            )
+            needed.append(_front(grid.assign(rubric=row.rubric), "rubric"))
+    if not mde:
+        raise Unavailable("fewer than two tasks: no clustered design to size")
+    return {
+        "power_mde": _front(pd.concat(mde, ignore_index=True), "rubric"),
+        "power_curve": _front(pd.concat(curves, ignore_index=True), "rubric"),
+        "tasks_needed": pd.concat(needed, ignore_index=True) if needed else pd.DataFrame(),
+    }
+
+
+# The simulated MDE and tasks needed: a bisection over one seeded draw of this many
+# evaluations each (common random numbers). Power's Monte-Carlo SE at 80 % is
+# sqrt(0.8 * 0.2 / 400) = 0.020; the page prints it beside each figure.
+_MDE_SIMS = 400
+# Targets whose analytic design needs more tasks than this are not simulated: with that many
+# clusters the normal approximation is close (and the simulation would cost most of the page).
+_SIMULATE_MAX_TASKS = 100
+
+
+def _power_simulated(ctx: Context) -> dict[str, Any]:
+    """The minimum detectable net win and the tasks needed, by simulating the reported test
+    (:func:`evalstats.stats.simulated_mde`, :func:`evalstats.stats.simulated_tasks_needed`),
+    with the analytic values beside them as the fast approximation; at the ICC the power
+    curve uses."""
+    from ..stats.power import simulated_mde, simulated_tasks_needed, tasks_needed
+
+    if "design" not in ctx.tables:
+        raise Unavailable("needs the design section, which is not available here")
+    alpha = 1.0 - ctx.confidence
+    gen = _child_rng(ctx.seed, 2)
+    mdes, needed = [], []
+    for row in ctx.tables["design"].itertuples(index=False):
+        n_t, n_r, p_tie = int(row.n_tasks), int(row.n_replicates), float(row.p_tie)
+        if n_t < 2:
+            continue
+        common = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
+        common |= {"power": _POWER, "n_resamples": _MDE_SIMS, "rng": gen}
+        mdes.append(simulated_mde(n_t, **common).assign(rubric=row.rubric))
+        analytic = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
+        needed += [
+            simulated_tasks_needed(target, **common).assign(rubric=row.rubric)
+            for target in _NET_WIN_TARGETS
+            if target <= 1.0 - p_tie
+            and tasks_needed(target, power=_POWER, **analytic).n_tasks <= _SIMULATE_MAX_TASKS
+        ]
+    if not mdes:
+        raise Unavailable("fewer than two tasks: no clustered design to size")
+    tasks = pd.concat(needed, ignore_index=True) if needed else pd.DataFrame()
+    if not tasks.empty:
+        tasks["n_tasks"] = tasks["n_tasks"].astype("Int64")  # NaN when max_tasks is not enough
+    return {
+        "mde_simulated": _front(pd.concat(mdes, ignore_index=True), "rubric"),
+        "tasks_needed_simulated": _front(tasks, "rubric")
+        if not tasks.empty
+        else Unavailable(
+            f"every target net win needs more than {_SIMULATE_MAX_TASKS} tasks analytically, "
+            "where the normal approximation is close: see tasks_needed"
+        ),
+    }
+
+
+def _ordinal(ctx: Context) -> dict[str, Any]:
+    """The ordinal model across judges (:func:`evalstats.stats.ordinal_check`) beside the
+    design-based rates of each judge: one rubric at a time, judge as a covariate."""
+    from ..stats.models import ordinal_check
+    from ..stats.rates import win_rates
+
+    f = ctx.frame
+    _need_verdicts(f)
+    # The design-based rates beside the model's, one row per judge (a side-by-side view).
+    design = wide(win_rates(f, by=["rubric", "judge"], confidence=ctx.confidence))
+    design = design.astype({"rubric": str, "judge": str})
+    quantities = {"p_win": "win_rate", "p_tie": "tie_rate", "p_loss": "loss_rate"}
+    quantities["net_win"] = "net_win"
+    probs, terms = [], []
+    for rubric in _rubrics_in(f):
+        fit = _attempt(lambda r=rubric: ordinal_check(f, rubric=r, confidence=ctx.confidence))
+        if isinstance(fit, Unavailable):
+            continue
+        mine = design.loc[design["rubric"] == rubric].set_index("judge")
+        p = fit.probabilities.rename(
+            columns={"estimate": "model", "ci_low": "model_ci_low", "ci_high": "model_ci_high"}
+        )
+        judged = p["judge"].isin(mine.index)
+        for part in ("", "_ci_low", "_ci_high"):
+            values = np.full(len(p), np.nan)
+            for q, col in quantities.items():
+                hit = judged & (p["quantity"] == q)
+                values[hit.to_numpy()] = mine.loc[p.loc[hit, "judge"], col + part].to_numpy()
+            p["design" + part] = values
+        # The average of the judges: the design-based rates averaged (no interval).
+        avg = ~judged
+        for q, col in quantities.items():
+            hit = (avg & (p["quantity"] == q)).to_numpy()
+            p.loc[hit, "design"] = float(mine[col].mean())
+        p["difference"] = p["model"] - p["design"]
+        probs.append(
+            p.assign(
+                rubric=rubric, n_fitted=fit.n, n_clusters=fit.n_clusters, converged=fit.converged
+            )
+        )
+        terms.append(
+            fit.coefficients.assign(
+                rubric=rubric, reference_judge=fit.reference_judge, converged=fit.converged
+            )
+        )
+    if not probs:
+        raise Unavailable("no rubric with at least two outcomes on two tasks to fit")
+    table = pd.concat(probs, ignore_index=True)
+    cols = ["rubric", "judge", "quantity", "model", "model_ci_low", "model_ci_high", "se"]
+    cols += ["design", "design_ci_low", "design_ci_high", "difference", "n_fitted", "n_clusters"]
+    table = table[[*cols, "converged", "method"]]
+    return {
+        "ordinal_check": table,
+        "ordinal_terms": _front(pd.concat(terms, ignore_index=True), "rubric"),
+    }
+
+
+def _coverage(ctx: Context) -> dict[str, Any]:
+    from ..stats.design import coverage_study
+
+    if "power_mde" not in ctx.tables:
+        raise Unavailable("needs a design that power can be computed for: not this one")
+    pooled = ctx.scratch["pooled"]
+    first = ctx.tables["design"].iloc[0]
+    pooled_first = pooled.loc[pooled["rubric"].astype(str) == first["rubric"]].iloc[0]
+    table = coverage_study(
+        n_tasks=int(first["n_tasks"]),
+        n_replicates=int(first["n_replicates"]),
+        p_win=float(pooled_first["win_rate"]),
+        p_tie=float(pooled_first["tie_rate"]),
+        p_loss=float(pooled_first["loss_rate"]),
+        icc=_CURVE_ICC,
+        confidence=ctx.confidence,
+        # 1 000 evaluations x 1 000 resamples, as the page says; benchmarks/coverage.py runs
+        # the full study (2 000 x 2 000).
+        n_evals=_COVERAGE_EVALS,
+        n_resamples=min(ctx.n_resamples, _COVERAGE_MAX_RESAMPLES),
+        methods=_COVERAGE_METHODS,
+        rng=np.random.default_rng(ctx.seed),
+    )
+    return {"coverage": table}
+
+
+# Every closed-form and bootstrap interval on offer; the wild cluster bootstrap inverts its
+# test by bisection (about 16 s for this study alone), so the page leaves it to
+# benchmarks/coverage.py, which runs it in every design.
+_COVERAGE_METHODS = (
+    "cr2_wilson",
+    "cr2_t",
+    "cluster_wilson",
+    "cluster_t",
+    "bca",
+    "percentile",
+    "basic",
+)
+
 
 # --------------------------------------------------------------------------------------------
 # recognising, checking and loading the data

@@ -326,7 +326,7 @@ class Prepared:
         """Provenance, parameters and the simulated flag: the same for every page of these
         inputs, so computed (the inputs hashed) once."""
         if self._description is None:
-            from ._provenance import is_simulated, provenance
+            from ._results import is_simulated, provenance
 
             p, loaded = self.params, self.loaded
             self._description = {

@@ -1,32 +1,11 @@
 """Render a report: check, compute, execute the notebooks, convert. One path, in order.
 
-``render_report`` (``evalstats report DATA_DIR -o OUT``) does four things, one after the
-other, in this process (the only other process is the one Jupyter kernel of step c):
-
-a. **check** the kind, every parameter, the figure formats and the inputs; nothing has
-   started yet, so a bad parameter is one error line;
-b. **compute** every page's numbers here (:meth:`~evalstats.report.Prepared.compute`, each
-   page from its own generator) and write them: ``results.json`` and ``tables/``;
-c. **execute** each page's notebook once, in order, with nbclient, in one kernel (started
-   here, shut down at the end): its parameters are injected as papermill does (a cell
-   tagged ``injected-parameters`` after the ``parameters`` cell) and its ``results_file``
-   is the page's :class:`~evalstats.report.Results`, which it displays (it draws and writes
-   the figures);
-d. **convert** each executed notebook into a self-contained page (:mod:`._html`, markdown
-   through nbconvert) and write the pages and the executed notebooks.
-
-For an evaluation it writes::
-
-    OUT/index.html          the report (inputs hidden, SVG figures inlined, no scripts)
-    OUT/methodology.html    power / minimum detectable effect, CI coverage evidence
-    OUT/results.json        every number both pages show, plus provenance
-    OUT/figures/*.svg|pdf   each figure (PDF with TrueType fonts); *.png with --figures png
-    OUT/tables/*.csv        each table, full precision
-    OUT/notebooks/*.ipynb   the executed notebooks, for audit
-
-The notebooks are package data (``evalstats/report/notebooks/`` in a wheel, mapped from the
-checkout's top-level ``notebooks/`` at build time) and found with :mod:`importlib.resources`;
-an editable install or a checkout falls back to ``notebooks/`` beside the package.
+:func:`render_report` (``evalstats report DATA_DIR -o OUT``, see docs/cli.md) checks the kind,
+parameters, figure formats and inputs; computes every page's numbers here and writes
+``results.json`` and ``tables/``; executes each page's notebook once, in order, in one nbclient
+kernel (parameters injected as papermill does; ``results_file`` is the page's Results); and
+converts each into a self-contained page (:mod:`._html`). The notebooks are package data,
+found with :mod:`importlib.resources` (a checkout falls back to ``notebooks/``).
 """
 
 from __future__ import annotations
@@ -41,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import EvalstatsError
-from ._figures import DEFAULT_FORMATS, check_formats
+from ._display import DEFAULT_FORMATS, check_formats
 from ._kinds import REPORT_KINDS, ReportError, ReportKind, detect_kind
 
 __all__ = ["execute_notebooks", "notebook_path", "render_report"]

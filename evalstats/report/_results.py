@@ -1,19 +1,25 @@
-"""The object every report kind returns: tables of published numbers plus their provenance.
+"""The object every report kind returns, its provenance, and the export's reading of it.
 
-``results.json`` is :meth:`Results.to_json` of the very object the notebooks display, so the
-page and the JSON cannot disagree.
+:class:`Results` holds the tables of published numbers plus their provenance (input digests
+keyed by path relative to the data directory, versions, the settings every number depends on:
+:func:`provenance`); ``results.json`` is :meth:`Results.to_json` of the very object the
+notebooks display, so the page and the JSON cannot disagree. The export reads ``results.json``
+back (a path, its dict or a Results) and pivots a long result to one row per group. The
+report folder's manifest and lock (what a render wrote, one render at a time) live here too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import json
 import math
 import os
+import platform
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,10 +28,22 @@ import numpy as np
 import pandas as pd
 
 from .._csvsafe import safe_csv
-from ..errors import ReportError
+from .._tidy import is_long, result_by, wide
+from ..errors import DataError, ReportError
 from ..records import atomic_write
 
-__all__ = ["FORMAT", "Results", "dump_json", "merge_results", "scrub", "to_jsonable"]
+__all__ = [
+    "FORMAT",
+    "Results",
+    "dump_json",
+    "input_digests",
+    "is_simulated",
+    "merge_results",
+    "provenance",
+    "run_provenance",
+    "scrub",
+    "to_jsonable",
+]
 
 FORMAT = "evalstats-results/1"
 
@@ -431,3 +449,214 @@ def render_lock(out_dir: str | os.PathLike[str], *, wait: float = 600.0) -> Iter
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+_RATES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
+# Table name -> statistics shown (those present), in this order.
+EXPORT_TABLES: dict[str, tuple[str, ...]] = {
+    "headline": _RATES,
+    "consensus": _RATES,
+    "agreement": ("observed_agreement", "kappa", "kappa_linear", "ac1", "pabak"),
+    "cost": ("estimate",),
+    "per_task": ("win_rate", "tie_rate", "loss_rate", "net_win"),
+}
+_MACRO_TABLES = ("headline", "consensus")
+_AGREEMENT_MACROS = ("observed_agreement", "kappa", "kappa_linear", "ac1", "pabak")
+_METHOD_TEXT = {
+    "cr2_wilson": "CR2 Wilson with Bell-McCaffrey df",
+    "cr2_t": "CR2 t with Bell-McCaffrey df",
+    "wild_webb": "wild cluster bootstrap, Webb weights",
+    "iid_wilson": "IID Wilson, not clustered",
+    "cluster_wilson": "Wilson at the design-effect sample size",
+    "cluster_t": "cluster-robust t",
+    "bca": "BCa cluster bootstrap",
+    "percentile": "percentile cluster bootstrap",
+    "basic": "basic cluster bootstrap",
+    "jackknife_t": "jackknife over tasks with t quantiles",
+    # the comparison page (K arms): compare, rank, arm_costs, pareto
+    "task_bootstrap_studentized": (
+        "task-cluster bootstrap-t on the logit (rates) / atanh (net win) scale, replicates "
+        "nested in tasks"
+    ),
+    "task_bootstrap_percentile": "percentile task-cluster bootstrap (replicates nested)",
+    "task_bootstrap_wald": "CR1 Wald t with a task-bootstrap max-t for the simultaneous bands",
+    "task_bootstrap_studentized_log": "task-cluster bootstrap-t on the log ratio",
+    "task_bootstrap_percentile_log": "percentile task-cluster bootstrap of the ratio",
+    "simultaneous_stepdown": "simultaneous step-down (Mogstad, Romano, Shaikh & Wilhelm 2023)",
+    "marginal_stepdown": "marginal step-down (Mogstad, Romano, Shaikh & Wilhelm 2023)",
+    "task_bootstrap_share": "share of the task-bootstrap resamples",
+    "atanh_jackknife_exact": (
+        "delete-one-task jackknife t on Fisher's z (with an exact bound at few disagreements)"
+    ),
+    "atanh_jackknife_midp_blaker": (
+        "delete-one-task jackknife t on Fisher's z (with a mid-p binomial bound at few "
+        "disagreements)"
+    ),
+}
+_COST_TEXT = {
+    "tokens_total_ratio": "total tokens",
+    "tokens_geomean_ratio": "tokens per pair (geometric mean of the ratios)",
+    "tokens_median_ratio": "tokens per pair (median of the ratios)",
+    "wall_total_ratio": "total wall-clock time",
+    "wall_geomean_ratio": "wall-clock time per pair (geometric mean of the ratios)",
+    "wall_median_ratio": "wall-clock time per pair (median of the ratios)",
+}
+
+
+def _load(results: Any) -> dict[str, Any]:
+    """results.json (a path), its parsed dict, or a :class:`~evalstats.report.Results`."""
+    if hasattr(results, "to_json") and callable(results.to_json):
+        return results.to_json()
+    if isinstance(results, Mapping):
+        doc = dict(results)
+        where = None
+    else:
+        where = Path(os.fspath(results))
+        try:
+            doc = json.loads(where.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise DataError("results file not found", path=where) from None
+        except json.JSONDecodeError as exc:
+            raise DataError(f"not JSON: {exc.msg}", path=where, line=exc.lineno) from None
+    if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
+        got = doc.get("format") if isinstance(doc, Mapping) else type(doc).__name__
+        raise DataError(f"not an {FORMAT} document (format={got!r})", path=where, field="format")
+    if not isinstance(doc.get("tables"), Mapping):
+        raise DataError("no tables in the results document", path=where, field="tables")
+    return dict(doc)
+
+
+_COST_LEGACY = {"metric": "statistic", "se_log": "se", "n_pairs": "n", "n_clusters": "n_tasks"}
+
+
+def _table(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
+    """Table ``name`` of a results document; a long result pivoted to one row per group
+    (its ``<name>_diagnostics`` joined), the side-by-side form every export prints."""
+    rows = doc["tables"].get(name)
+    if not rows:
+        return None
+    table = pd.DataFrame(rows)
+    if name == "cost" and "metric" in table:  # a results.json of before the one shape
+        table = table.rename(columns=_COST_LEGACY)
+    # one row per statistic alone (per pair of arms, K arms) is its own view
+    if is_long(table) and set(result_by(table)) - {"arm_a", "arm_b"}:
+        diag = doc["tables"].get(f"{name}_diagnostics")
+        table = wide(table, diagnostics=pd.DataFrame(diag) if diag else None)
+    return table
+
+
+def _confidence(doc: Mapping[str, Any]) -> float:
+    conf = doc.get("parameters", {}).get("confidence")
+    if conf is None:
+        conf = doc.get("provenance", {}).get("confidence", 0.95)
+    return float(conf)
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:g}"
+
+
+def _f(v: Any) -> float:
+    return np.nan if v is None else float(v)
+
+
+def _g(x: Any) -> str:
+    return f"{float(x):g}"
+
+
+def method_words(method: Any) -> str:
+    """The words a sentence uses for an interval method (a results.json row's ``method``).
+
+    A known name in words, any other (a method added later) verbatim.
+
+    >>> method_words("cr2_wilson"), method_words("clustered atanh jackknife")
+    ('CR2 Wilson with Bell-McCaffrey df', 'clustered atanh jackknife')
+    """
+    m = "" if method is None or method != method else str(method)
+    return _METHOD_TEXT.get(m, m)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def input_digests(base: Path, files: Sequence[Path]) -> dict[str, dict[str, Any]]:
+    """sha256 and size of each input, keyed by its path relative to ``base``.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); _ = (d / "a.txt").write_text("x")
+    >>> input_digests(d, [d / "a.txt"])["a.txt"]["bytes"]
+    1
+    """
+    return {
+        p.relative_to(base).as_posix(): {"sha256": _sha256(p), "bytes": p.stat().st_size}
+        for p in files
+    }
+
+
+def run_provenance(*, seed: int | None, n_resamples: int, confidence: float) -> dict[str, Any]:
+    """Package and library versions plus the settings every published number depends on.
+
+    >>> run_provenance(seed=0, n_resamples=10, confidence=0.9)["package"]["name"]
+    'evalstats'
+    """
+    import numpy as np
+    import pandas as pd
+
+    from .. import __version__
+
+    return {
+        "package": {"name": "evalstats", "version": __version__},
+        "versions": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "pandas": pd.__version__,
+            "scipy": importlib.import_module("scipy").__version__,
+        },
+        "seed": seed,
+        "n_resamples": int(n_resamples),
+        "confidence": float(confidence),
+    }
+
+
+def provenance(
+    data_dir: Path,
+    inputs: Sequence[Path],
+    *,
+    seed: int | None,
+    n_resamples: int,
+    confidence: float,
+    describe: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The provenance block of ``results.json``.
+
+    ``data_dir`` (its name only), the digests of ``inputs``, then ``describe`` (the report
+    kind's own description of its data), then versions and settings.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()) / "mydata"; d.mkdir(); _ = (d / "x.json").write_text("{}")
+    >>> p = provenance(d, [d / "x.json"], seed=1, n_resamples=5, confidence=0.95)
+    >>> p["data_dir"], list(p["inputs"]), p["seed"]
+    ('mydata', ['x.json'], 1)
+    """
+    return {
+        "data_dir": data_dir.name,
+        "inputs": input_digests(data_dir, inputs),
+        **dict(describe or {}),
+        **run_provenance(seed=seed, n_resamples=n_resamples, confidence=confidence),
+    }
+
+
+def is_simulated(data_dir: Path) -> bool:
+    """True when ``data_dir/truth.json`` says ``"simulated": true``."""
+    truth = data_dir / "truth.json"
+    if not truth.exists():
+        return False
+    try:
+        return json.loads(truth.read_text(encoding="utf-8")).get("simulated") is True
+    except (json.JSONDecodeError, AttributeError) as exc:
+        raise DataError(f"unreadable truth.json: {exc}", path=truth) from None

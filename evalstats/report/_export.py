@@ -1,0 +1,1435 @@
+"""The paper export of a report's ``results.json``: tables, LaTeX macros and sentences.
+
+Tables (:func:`latex_tables`, :func:`markdown_tables`) are ``est [lo, hi]`` cells as booktabs
+LaTeX and Markdown, for two arms and for the K-arm comparison page alike; macros
+(:func:`latex_macros`) are one ``\\newcommand`` per number, named ``\\es<Rubric><Judge><Statistic>``
+with ``Lo``/``Hi`` for the bounds (a name's parts are ASCII letters: ``with-without`` ->
+``WithWithout``, ``anthropic:claude-sonnet-4-20250514`` -> ``ClaudeSonnetFour``; two sources
+mapping to one name are an error, ``aliases`` resolve it); sentences (:func:`result_sentences`,
+:func:`headline_paragraph`) say the numbers in words with n, tasks, judge and method.
+:func:`export` writes them; precision is one setting (``digits``, ``percent``).
+
+Examples
+--------
+>>> from evalstats.report import compute_results, latex_macros, result_sentences
+>>> res = compute_results("data/sample", n_resamples=200, seed=0)
+>>> print(result_sentences(res)[0])  # doctest: +NORMALIZE_WHITESPACE
+WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of 165 judged pair-orders
+(85 pairs) in 15 tasks (5 no-answer and 5 unreadable verdicts left out): a net win of 35
+points [11, 55]
+(Claude Sonnet 4 judge, blind-pair rubric), 95 % CI clustered by task, CR2 Wilson with
+Bell-McCaffrey df.
+>>> latex_macros(res).splitlines()[4]
+'\\\\newcommand{\\\\esBlindPairClaudeSonnetFourWinRate}{52}'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._display import count_text, judge_label, judge_model
+from ..errors import DataError
+from ..records import atomic_write
+from ..stats.formatting import (
+    format_interval,
+    format_number,
+    interval_columns,
+    statistic_digits,
+    statistic_scale,
+    summarize,
+)
+from ._results import (
+    _AGREEMENT_MACROS,
+    _COST_TEXT,
+    _MACRO_TABLES,
+    _RATES,
+    EXPORT_TABLES,
+    _confidence,
+    _f,
+    _g,
+    _load,
+    _pct,
+    _table,
+    method_words,
+)
+from ._untrusted import markdown_text, show_bidi
+
+__all__ = [
+    "COMPARISON_TABLES",
+    "EXPORT_TABLES",
+    "comparison_sentences",
+    "comparison_tables",
+    "export",
+    "formatted_tables",
+    "headline_paragraph",
+    "is_comparison",
+    "judge_label",
+    "judge_word",
+    "latex_macros",
+    "latex_table",
+    "latex_tables",
+    "markdown_table",
+    "markdown_tables",
+    "result_sentences",
+    "sentences_markdown",
+    "word",
+]
+
+# One reader's name for a judge, in the figures (which may not import this layer) as here.
+
+
+_DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
+_LETTERS = re.compile(r"^[A-Za-z]+$")
+
+
+def word(text: str, aliases: Mapping[str, str] | None = None) -> str:
+    """``text`` as a macro-name part of letters only (see the module docstring).
+
+    >>> word("with-without"), word("ac1"), word("kappa_boot")
+    ('WithWithout', 'AcOne', 'KappaBoot')
+    """
+    if aliases and text in aliases:
+        alias = aliases[text]
+        if not _LETTERS.match(alias):
+            raise ValueError(f"alias for {text!r} must be ASCII letters only, got {alias!r}")
+        return alias
+    tokens = re.findall(r"[A-Za-z]+|\d", text)
+    out = "".join(t[:1].upper() + t[1:] if t.isalpha() else _DIGITS[int(t)] for t in tokens)
+    if not out:
+        raise ValueError(f"{text!r} gives no letters for a macro name: pass an alias for it")
+    return out
+
+
+def judge_word(judge: str, aliases: Mapping[str, str] | None = None) -> str:
+    """Macro-name part of a judge.
+
+    >>> judge_word("anthropic:claude-sonnet-4-20250514"), judge_word("openai:gpt-5.4")
+    ('ClaudeSonnetFour', 'GptFiveFour')
+    >>> judge_word("consensus:unanimous")
+    'ConsensusUnanimous'
+    """
+    if aliases and judge in aliases:
+        return word(judge, aliases)
+    return word(judge_model(judge))
+
+
+#: The tables of a comparison results document, in export order.
+COMPARISON_TABLES = ("compare", "rank", "beats", "arm_costs", "pareto")
+
+
+def is_comparison(doc: Mapping[str, Any]) -> bool:
+    """True for a results document of K arms (it has the rank sets)."""
+    return bool(doc["tables"].get("rank_sets")) and bool(doc["tables"].get("compare"))
+
+
+def _long(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
+    rows = doc["tables"].get(name)
+    return pd.DataFrame(rows) if rows else None
+
+
+def _names(doc: Mapping[str, Any]) -> dict[str, str]:
+    return dict((doc.get("provenance") or {}).get("arm_names") or {})
+
+
+def _ivs(rows: pd.DataFrame, stat: str, digits: int | None, percent: bool, *, lo="ci_low",
+        hi="ci_high", unit: str = "", na_rep: str = "–") -> np.ndarray:  # fmt: skip
+    d = statistic_digits(stat, digits=digits, percent=percent)
+    sc = statistic_scale(stat, percent=percent)
+    return format_interval(rows["estimate"], rows[lo], rows[hi], d, scale=sc,
+                           unit=unit if sc == 100.0 else "", na_rep=na_rep)  # fmt: skip
+
+
+def _bounds(rows: pd.DataFrame, stat: str, digits: int | None, percent: bool) -> list[str]:
+    d = statistic_digits(stat, digits=digits, percent=percent)
+    sc = statistic_scale(stat, percent=percent)
+    lo = format_number(rows["sim_low"] * sc, d)
+    hi = format_number(rows["sim_high"] * sc, d)
+    return [f"[{a}, {b}]" for a, b in zip(lo, hi, strict=True)]
+
+
+def _set(lo: Any, hi: Any) -> str:
+    lo, hi = int(lo), int(hi)
+    return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
+def _pcol(percent: bool) -> str:
+    return " (%)" if percent else ""
+
+
+def _by_judge(doc: Mapping[str, Any]) -> list[tuple[str | None, Mapping[str, Any]]]:
+    """(judge, the document with only that judge's comparison rows) for each judge; the
+    cost tables, which no judge made, kept whole."""
+    judges = sorted({str(r["judge"]) for r in doc["tables"]["compare"] if "judge" in r})
+    if not judges:
+        return [(None, doc)]
+    out = []
+    for j in judges:
+        tables = {
+            k: [r for r in v if str(r.get("judge", j)) == j] if isinstance(v, list) else v
+            for k, v in doc["tables"].items()
+        }
+        out.append((j, {**doc, "tables": tables}))
+    return out
+
+
+def comparison_tables(
+    doc: Mapping[str, Any], *, digits: int | None = None, percent: bool = True, na_rep: str = "–"
+) -> dict[str, pd.DataFrame]:
+    """The comparison tables as text frames (arms by display name), by table name; with a
+    ``Judge`` column first when the comparison names its judges (one block per judge).
+
+    A ``method`` column is kept where one method makes the whole table (the LaTeX export
+    moves it to the note); the others are said in the column names.
+    """
+    if not is_comparison(doc):
+        return {}
+    parts: dict[str, list[pd.DataFrame]] = {}
+    for judge, sub in _by_judge(doc):
+        for name, t in _tables_of_one(sub, digits, percent, na_rep).items():
+            if name == "arm_costs" and name in parts:
+                continue  # no judge made it: once
+            if judge is not None and name != "arm_costs":
+                t.insert(0, "Judge", judge)
+            parts.setdefault(name, []).append(t)
+    return {name: pd.concat(ts, ignore_index=True) for name, ts in parts.items()}
+
+
+def _tables_of_one(
+    doc: Mapping[str, Any], digits: int | None, percent: bool, na_rep: str
+) -> dict[str, pd.DataFrame]:
+    """:func:`comparison_tables` of one judge's rows."""
+    names = _names(doc)
+    nm = lambda a: names.get(str(a), str(a))  # noqa: E731
+    p = _pcol(percent)
+    out: dict[str, pd.DataFrame] = {}
+    c = _long(doc, "compare")
+    net = c.loc[c["statistic"] == "net_win"].reset_index(drop=True)
+    out["compare"] = pd.DataFrame({
+        "Arm": net["arm_a"].map(nm), "Against": net["arm_b"].map(nm),
+        f"Net win{p}": _ivs(net, "net_win", digits, percent, na_rep=na_rep),
+        f"Simultaneous{p}": _bounds(net, "net_win", digits, percent),
+        "p (Holm)": format_number(net["p_holm"], 3, na_rep=na_rep),
+        "Verdicts": net["n"].astype(int), "Tasks": net["n_tasks"].astype(int),
+        "method": net["method"],
+    })  # fmt: skip
+    r = _long(doc, "rank")
+    sets = _long(doc, "rank_sets")
+    if r is not None and sets is not None:
+        st = r.loc[r["statistic"] == "strength"].set_index("arm")
+        m = sets.loc[sets["statistic"] == "marginal_rank_set"].set_index("arm")
+        s = sets.loc[sets["statistic"] == "simultaneous_rank_set"].set_index("arm")
+        arms = s.sort_values("estimate", kind="stable").index
+        st, m, s = st.reindex(arms), m.reindex(arms), s.reindex(arms)
+        out["rank"] = pd.DataFrame({
+            "Arm": [nm(a) for a in arms],
+            "Strength": _ivs(st, "strength", digits, False, na_rep=na_rep),
+            "Rank": s["estimate"].astype(int).to_numpy(),
+            "Marginal rank set": [_set(a, b) for a, b in zip(m["ci_low"], m["ci_high"], strict=True)],
+            "Simultaneous rank set": [_set(a, b) for a, b in zip(s["ci_low"], s["ci_high"], strict=True)],
+            "May be best": np.where(s["in_tau_best"].astype(bool), "yes", "no"),
+            "method": st["method"].to_numpy(),
+        })  # fmt: skip
+    b = _long(doc, "beats")
+    if b is not None:
+        out["beats"] = pd.DataFrame({
+            "Arm": b["arm"].map(nm), "Opponent": b["opponent"].map(nm),
+            "P(beats)": _ivs(b, "p_beats", digits, False, na_rep=na_rep), "method": b["method"],
+        })  # fmt: skip
+    k = _long(doc, "arm_costs")
+    if k is not None:
+        view = {}
+        for stat, label in (("tokens_total_ratio", "Tokens"), ("wall_total_ratio", "Wall-clock")):
+            rows = k.loc[k["statistic"] == stat].set_index("arm")
+            if len(rows):
+                view[label] = pd.Series(_ivs(rows, "ratio", digits, False, na_rep=na_rep),
+                                        index=rows.index)  # fmt: skip
+        cost = pd.DataFrame(view)
+        first = k.drop_duplicates("arm").set_index("arm")
+        cost.insert(0, "Arm", [nm(a) for a in cost.index])
+        cost["Against"] = first["reference"].reindex(cost.index).map(nm)
+        cost["Pairs"] = first["n"].reindex(cost.index).astype(int)
+        cost["Tasks"] = first["n_tasks"].reindex(cost.index).astype(int)
+        src = k["token_source"].dropna().astype(str).unique() if "token_source" in k else []
+        if len(src):
+            cost["token_source"] = src[0]
+        cost["method"] = k["method"].iloc[0]
+        out["arm_costs"] = cost.reset_index(drop=True)
+    pr = _long(doc, "pareto")
+    if pr is not None:
+        # The reference's quality and cost are 0 and 1 by definition: no interval to print.
+        ref = (pr["method"] == "reference").to_numpy()
+        pr.loc[ref, ["ci_low", "ci_high"]] = np.nan
+        metric = [x for x in pr["statistic"].unique() if x not in ("net_win", "p_frontier")][0]
+        q = pr.loc[pr["statistic"] == "net_win"].set_index("arm")
+        cc = pr.loc[pr["statistic"] == metric].set_index("arm")
+        pf = pr.loc[pr["statistic"] == "p_frontier"].set_index("arm")
+        out["pareto"] = pd.DataFrame({
+            "Arm": [nm(a) for a in q.index],
+            f"Net win{p}": _ivs(q, "net_win", digits, percent, na_rep=na_rep),
+            "Token ratio" if metric.startswith("tokens") else "Wall-clock ratio":
+                _ivs(cc, "ratio", digits, False, na_rep=na_rep),
+            "P(on frontier)": format_number(pf["estimate"].reindex(q.index), 2, na_rep=na_rep),
+            "On frontier": np.where(q["on_frontier"].astype(bool), "yes", "no"),
+            # the net win's interval is the compare table's (one quantity, one interval)
+            "method": ", ".join(sorted(set(q["method"].astype(str)) - {"reference"})),
+        })  # fmt: skip
+    return out
+
+
+def comparison_sentences(
+    doc: Mapping[str, Any], *, digits: int | None = None, percent: bool = True
+) -> list[str]:
+    """The comparison in words: each pair's net win (marginal and simultaneous interval,
+    Holm p), each arm's rank sets, the arms that may be best, cost ratios, the frontier."""
+    if not is_comparison(doc):
+        return []
+    out: list[str] = []
+    for i, (judge, sub) in enumerate(_by_judge(doc)):
+        said = _sentences_of_one(sub, digits, percent, costs=i == 0)
+        out += [f"Judged by {judge}: {s}" if judge else s for s in said]
+    if doc.get("simulated"):
+        out.append("These data are simulated.")
+    return out
+
+
+def _sentences_of_one(
+    doc: Mapping[str, Any], digits: int | None, percent: bool, *, costs: bool
+) -> list[str]:
+    """:func:`comparison_sentences` of one judge's rows (the cost ratios when ``costs``)."""
+    names = _names(doc)
+    nm = lambda a: names.get(str(a), str(a))  # noqa: E731
+    conf = _pct(_confidence(doc))
+    pts = " points" if percent else ""
+    out = []
+    c = _long(doc, "compare")
+    net = c.loc[c["statistic"] == "net_win"].reset_index(drop=True)
+    ivs = _ivs(net, "net_win", digits, percent, unit=pts)
+    sims = _bounds(net, "net_win", digits, percent)
+    for row, iv, sim in zip(net.to_dict("records"), ivs, sims, strict=True):
+        out.append(
+            f"{nm(row['arm_a'])} against {nm(row['arm_b'])}: a net win of {iv} over "
+            f"{int(row['n'])} verdicts in {int(row['n_tasks'])} tasks ({conf} % CI by "
+            f"{method_words(row['method'])}; simultaneous over the {len(net)} pairs {sim}; "
+            f"Holm-adjusted p = {row['p_holm']:.3g})."
+        )
+    sets = _long(doc, "rank_sets")
+    s = sets.loc[sets["statistic"] == "simultaneous_rank_set"].set_index("arm")
+    m = sets.loc[sets["statistic"] == "marginal_rank_set"].set_index("arm")
+    for arm in s.sort_values("estimate", kind="stable").index:
+        out.append(
+            f"{nm(arm)} ranks {int(s.at[arm, 'estimate'])} of {len(s)}: simultaneous {conf} % "
+            f"rank set {_set(s.at[arm, 'ci_low'], s.at[arm, 'ci_high'])} "
+            f"({method_words(s.at[arm, 'method'])}), marginal "
+            f"{_set(m.at[arm, 'ci_low'], m.at[arm, 'ci_high'])}."
+        )
+    best = [nm(a) for a in s.index if bool(s.at[a, "in_tau_best"])]
+    out.append(f"With {conf} % confidence the best arm is among: {', '.join(best)}.")
+    k = _long(doc, "arm_costs")
+    if k is not None and costs:
+        for row, iv in zip(k.to_dict("records"), _ivs(k, "ratio", digits, False), strict=True):
+            what = (
+                "total tokens" if row["statistic"].startswith("tokens") else "total wall-clock time"
+            )
+            src = (
+                f" ({row['token_source']} counts)"
+                if isinstance(row.get("token_source"), str)
+                else ""
+            )
+            out.append(
+                f"{nm(row['arm'])} / {nm(row['reference'])} ratio of {what}{src}: {iv} over "
+                f"{int(row['n'])} pairs in {int(row['n_tasks'])} tasks, {conf} % CI by "
+                f"{method_words(row['method'])}."
+            )  # fmt: skip
+    pr = _long(doc, "pareto")
+    if pr is not None:
+        pf = pr.loc[pr["statistic"] == "p_frontier"]
+        n_b = int(pf["n"].iloc[0])
+        on = [nm(a) for a, f in zip(pf["arm"], pf["on_frontier"], strict=True) if f]
+        probs = ", ".join(
+            f"{nm(a)} {p:.2f}" for a, p in zip(pf["arm"], pf["estimate"], strict=True)
+        )
+        out.append(
+            f"On the cost-quality frontier at the estimates: {', '.join(on) or 'none'}; the "
+            f"probability of being on it over {n_b} task-bootstrap resamples: {probs}."
+        )
+    return out
+
+
+def formatted_tables(
+    results: Any, *, digits: int | None = None, percent: bool = True, na_rep: str = "–"
+) -> dict[str, pd.DataFrame]:
+    """The exported tables as text frames (``est [lo, hi]`` cells), by table name.
+
+    Only tables present and non-empty in ``results`` are returned; their ``confidence``
+    column is dropped (it is one number, stated beside the table).
+
+    >>> from evalstats.report import compute_results
+    >>> res = compute_results("data/sample", n_resamples=200, seed=0)
+    >>> t = formatted_tables(res)
+    >>> sorted(t)
+    ['agreement', 'consensus', 'cost', 'headline', 'per_task']
+    >>> t["headline"].loc[0, "net_win (%)"]
+    '35 [11, 55]'
+    """
+    doc = _load(results)
+    out = {}
+    for name, stats in EXPORT_TABLES.items():
+        table = _table(doc, name)
+        if table is None:
+            continue
+        have = {c.name for c in interval_columns(table)} | set(table.columns)
+        pick = [s for s in stats if s in have]
+        kw = {"statistics": pick, "digits": digits, "percent": percent, "na_rep": na_rep}
+        if name == "cost" and "arm_a" in table.columns:  # K arms: each pair's rows
+            pairs = table.groupby(["arm_a", "arm_b"], sort=False)
+            view = pd.concat(
+                [
+                    summarize(t.drop(columns=["arm_a", "arm_b"]), **kw).assign(arm_a=a, arm_b=b)
+                    for (a, b), t in pairs
+                ],
+                ignore_index=True,
+            )
+            view = view[["arm_a", "arm_b", *view.columns[:-2]]]
+        else:
+            view = summarize(table, **kw)
+        view = view.drop(columns=["confidence"], errors="ignore")
+        if "audit" in view and not view["audit"].astype(str).str.strip().ne("").any():
+            # The audit mark (issue 22) is a column only where a row carries one: a row of
+            # a failing rubric is never exported plain, and a clean table stays as it was.
+            view = view.drop(columns=["audit"])
+        out[name] = view
+    # A comparison of K arms (its comparison page) has its own tables.
+    out.update(comparison_tables(doc, digits=digits, percent=percent, na_rep=na_rep))
+    return out
+
+
+def _caption(doc: Mapping[str, Any], name: str, frame: pd.DataFrame) -> str:
+    conf = _pct(_confidence(doc))
+    methods = sorted(set(frame["method"].dropna().astype(str))) if "method" in frame else []
+    how = f"; method: {', '.join(methods)}" if methods else ""
+    sim = " Simulated data." if doc.get("simulated") else ""
+    return f"{name}: estimate [{conf} % CI]{how}; n_clusters = tasks.{sim}"
+
+
+def latex_table(frame: pd.DataFrame, *, widths: Mapping[str, str] | None = None) -> str:
+    """A text frame as a booktabs ``tabular`` (cells and headers LaTeX-escaped).
+
+    ``widths`` gives a column's format by name (``{"Method": "p{4cm}"}``: wraps its text).
+
+    >>> import pandas as pd
+    >>> print(latex_table(pd.DataFrame({"judge": ["a_b 5% & #1"], "n": [3]})), end="")
+    \\begin{tabular}{lr}
+    \\toprule
+    judge & n \\\\
+    \\midrule
+    a\\_b 5\\% \\& \\#1 & 3 \\\\
+    \\bottomrule
+    \\end{tabular}
+    """
+    widths = dict(widths or {})
+    text = frame.astype(object).where(frame.notna(), "--").astype(str).map(show_bidi)
+    # A bidi control in a cell would reorder the typeset line: shown as [U+202E] instead.
+    text.columns = [show_bidi(str(c)) for c in text.columns]
+    align = "".join(widths.get(str(c), "l" if _is_label(frame[c]) else "r") for c in frame.columns)
+    styler = (
+        text.style.hide(axis="index")
+        .format(escape="latex")
+        .format_index(escape="latex", axis="columns")
+    )
+    return styler.to_latex(hrules=True, column_format=align)
+
+
+def _is_label(col: pd.Series) -> bool:
+    # Interval cells start with a digit or a sign; labels (rubric, judge, task) do not.
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        return False
+    s = col.dropna().astype(str)
+    return bool(len(s)) and not s.str.match(r"^[-–+]?\d").all()
+
+
+def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
+    """A text frame as a GitHub-flavoured Markdown table (``|`` in a cell escaped).
+
+    pandas' ``to_markdown`` needs ``tabulate``, which is not a dependency: this is the
+    few lines it would take.
+
+    >>> import pandas as pd
+    >>> print(markdown_table(pd.DataFrame({"judge": ["a|b"], "n": [3]})), end="")
+    | judge | n |
+    | :--- | ---: |
+    | a\\|b | 3 |
+    """
+
+    def cell(v: Any) -> str:
+        s = "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
+        s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+        return markdown_text(s)
+
+    cols = [str(c) for c in frame.columns]
+    align = [":---" if _is_label(frame[c]) else "---:" for c in frame.columns]
+    lines = ["| " + " | ".join(cell(c) for c in cols) + " |", "| " + " | ".join(align) + " |"]
+    body = frame.astype(object).to_numpy().tolist()
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in body]
+    if caption:
+        lines += ["", markdown_text(caption)]
+    return "\n".join(lines) + "\n"
+
+
+# A paper's column names; a statistic keeps its " (%)" unit suffix after the name.
+_HEADERS = {
+    "rubric": "Rubric",
+    "judge": "Judge",
+    "judge_a": "Judge A",
+    "judge_b": "Judge B",
+    "task_id": "Task",
+    "statistic": "Ratio",
+    "estimand": "Estimand",
+    "n": "n",
+    "n_pairs": "Pairs",
+    "n_clusters": "Tasks",
+    "n_tasks": "Tasks",
+    "win_rate": "Win",
+    "tie_rate": "Tie",
+    "loss_rate": "Loss",
+    "net_win": "Net win",
+    "score": "Score",
+    "observed_agreement": "Agr.",
+    "kappa": "Kappa",
+    "kappa_linear": "Kappa (linear)",
+    "ac1": "AC1",
+    "pabak": "PABAK",
+    "estimate": "Ratio [CI]",
+    "method": "Method",
+    "token_source": "Tokens",
+}
+_JUDGE_COLUMNS = ("judge", "judge_a", "judge_b")
+_WRAP = {"Method": "p{0.3\\linewidth}", "Estimand": "p{0.2\\linewidth}"}
+# The table is typeset once in a box; only a table wider than the line (long user names)
+# is scaled down to it, and says so in the log, so nothing ever runs into the margin.
+_FIT = (
+    "\\ifdefined\\esTableBox\\else\\newsavebox{\\esTableBox}\\fi\n"
+    "\\sbox{\\esTableBox}{%\n@BODY@}%\n"
+    "\\ifdim\\wd\\esTableBox>\\linewidth"
+    "\\typeout{evalstats: table @NAME@ scaled to the line width}"
+    "\\resizebox{\\linewidth}{!}{\\usebox{\\esTableBox}}"
+    "\\else\\usebox{\\esTableBox}\\fi\n"
+)
+
+
+def _header(col: str) -> str:
+    stat, unit = (col[:-4], " (%)") if col.endswith(" (%)") else (col, "")
+    return _HEADERS.get(stat, stat.replace("_", " ")) + unit
+
+
+def _short_judges(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Judges as a reader names them ("Claude Sonnet 4"), and short -> full id for the note.
+
+    Two judges that would read alike keep their full ids (no note needed for them)."""
+    ids = sorted({str(v) for c in _JUDGE_COLUMNS if c in frame for v in frame[c].dropna()})
+    short = {j: judge_label(j) for j in ids}
+    count = pd.Series(list(short.values())).value_counts()
+    short = {j: (s if count[s] == 1 else j) for j, s in short.items()}
+    out = frame.copy()
+    for c in _JUDGE_COLUMNS:
+        if c in out:
+            out[c] = out[c].map(lambda v: short.get(str(v), v) if isinstance(v, str) else v)
+    return out, {s: j for j, s in short.items() if s != j}
+
+
+def paper_table(
+    doc: Mapping[str, Any], name: str, frame: pd.DataFrame
+) -> tuple[pd.DataFrame, list[str]]:
+    """An exported text frame as a paper prints it: human column names, short judge names,
+    one method for the whole table moved to the notes; returns (frame, notes).
+
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"judge": ["openai:gpt-5.4"], "net_win (%)": ["35 [11, 55]"],
+    ...                   "method": ["cr2_wilson"]})
+    >>> t, notes = paper_table({"parameters": {"confidence": 0.95}, "tables": {}}, "headline", f)
+    >>> list(t.columns), t.iloc[0, 0]
+    (['Judge', 'Net win (%)'], 'GPT 5.4')
+    >>> notes
+    ['GPT 5.4: openai:gpt-5.4.', '95 % CI clustered by task: CR2 Wilson with Bell-McCaffrey df (cr2\\\\_wilson).']
+    """
+    out, full = _short_judges(frame)
+    notes = [f"{s}: {j}." for s, j in full.items()]
+    if "method" in out:
+        methods = out["method"].dropna().astype(str).unique()
+        if len(methods) == 1:
+            m = methods[0]
+            where = "" if m.startswith("iid") else " clustered by task"
+            words = method_words(m)
+            said = words if words == m else f"{words} ({m})"
+            notes.append(f"{_pct(_confidence(doc))} % CI{where}: {said}.".replace("_", "\\_"))
+            out = out.drop(columns="method")
+    notes += _statistic_methods(doc, name, out)
+    if "token_source" in out:
+        # One source for every token row (cost_ratios chooses one): said once, in the note.
+        sources = out["token_source"].replace("", None).dropna().astype(str).unique()
+        if len(sources) == 1:
+            notes.append(f"Token counts: {sources[0]}.")
+            out = out.drop(columns="token_source")
+    if "statistic" in out:
+        out["statistic"] = out["statistic"].map(_ratio_name)
+    if doc.get("simulated"):
+        notes.append("Simulated data.")
+    out.columns = [_header(str(c)) for c in out.columns]
+    return out, notes
+
+
+def _ratio_name(statistic: Any) -> Any:
+    """``tokens_geomean_ratio`` -> ``Tokens, geometric mean`` (any other name as it is)."""
+    what, _, how = str(statistic).removesuffix("_ratio").partition("_")
+    if not how:
+        return statistic
+    how = {"geomean": "geometric mean", "wall": "wall-clock"}.get(how, how.replace("_", " "))
+    return f"{ {'wall': 'Wall-clock'}.get(what, what.capitalize()) }, {how}"
+
+
+def _statistic_methods(doc: Mapping[str, Any], name: str, shown: pd.DataFrame) -> list[str]:
+    """The interval method of each statistic column whose rows carry one of their own
+    (agreement: ``kappa_method`` ...), as results.json names it, for the note."""
+    wide_table = _table(doc, name) if isinstance(doc.get("tables"), Mapping) else None
+    if wide_table is None:
+        return []
+    said: dict[str, list[str]] = {}
+    for col in shown.columns:
+        stat = str(col).removesuffix(" (%)")
+        mcol = f"{stat}_method"
+        if mcol not in wide_table:
+            continue
+        methods = wide_table[mcol].dropna().astype(str).unique()
+        if len(methods):
+            said.setdefault("; ".join(method_words(m) for m in methods), []).append(_header(stat))
+    conf = _pct(_confidence(doc))
+    return [f"{', '.join(cols)}: {conf} % CI by {how}." for how, cols in said.items()]
+
+
+def _latex_note(notes: list[str]) -> str:
+    if not notes:
+        return ""
+    text = " ".join(_escape_note(n) for n in notes)
+    return f"\\par\\smallskip\n\\parbox{{\\linewidth}}{{\\scriptsize {text}}}\n"
+
+
+def _escape_note(note: str) -> str:
+    # The method's underscores are escaped already; everything else goes through pandas'
+    # escaper (the same as the cells), one character at a time where pre-escaped.
+    parts = note.split("\\_")
+    return "\\_".join(_escape(p) for p in parts)
+
+
+def _escape(text: str) -> str:
+    styler = pd.DataFrame({"x": [show_bidi(text)]}).style.hide(axis="index")
+    tex = styler.format(escape="latex").hide(axis="columns").to_latex()
+    return tex.split("\n", 1)[1].rsplit("\\\\", 1)[0].strip()
+
+
+def latex_tables(
+    results: Any, *, digits: int | None = None, percent: bool = True
+) -> dict[str, str]:
+    """Each exported table as a ``table*`` float that fits ``\\textwidth`` (booktabs).
+
+    A ``%`` comment line first (the caption), then the float: human column names, short
+    judge names with the full model ids in a note below, the interval method (when one
+    method makes the whole table) in the note. Needs ``\\usepackage{booktabs,graphicx}``;
+    a table wider than the line even so (very long names) is scaled to it, never overfull.
+
+    >>> from evalstats.report import compute_results
+    >>> tex = latex_tables(compute_results("data/sample", n_resamples=200, seed=0))
+    >>> tex["headline"].splitlines()[2:4]
+    ['\\\\begin{table*}[tbp]', '\\\\centering\\\\footnotesize']
+    """
+    doc = _load(results)
+    out = {}
+    for name, frame in formatted_tables(doc, digits=digits, percent=percent, na_rep="--").items():
+        comment = "% " + _caption(doc, name, frame).replace("\n", " ")
+        table, notes = paper_table(doc, name, frame)
+        # Long words wrap in their column instead of widening the table.
+        body = latex_table(table, widths=_WRAP)
+        out[name] = (
+            comment
+            + "\n% needs \\usepackage{booktabs,graphicx}\n"
+            + "\\begin{table*}[tbp]\n\\centering\\footnotesize\n"
+            + "\\setlength{\\tabcolsep}{3pt}\n"
+            + _FIT.replace("@NAME@", name.replace("_", "-")).replace("@BODY@", body)
+            + _latex_note(notes)
+            + f"\\label{{tab:evalstats-{name.replace('_', '-')}}}\n"
+            + "\\end{table*}\n"
+        )
+    return out
+
+
+def markdown_tables(
+    results: Any, *, digits: int | None = None, percent: bool = True
+) -> dict[str, str]:
+    """Markdown of each exported table, its caption below it."""
+    doc = _load(results)
+    return {
+        name: markdown_table(frame, caption=_caption(doc, name, frame))
+        for name, frame in formatted_tables(doc, digits=digits, percent=percent).items()
+    }
+
+
+class _Names:
+    """Macro name -> (value, source); a second source for one name is an error."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, tuple[str, str]] = {}
+
+    def add(self, name: str, value: str, source: str) -> None:
+        full = "es" + name
+        if full in self.items and self.items[full][1] != source:
+            raise ValueError(
+                f"macro name \\{full} stands for both {self.items[full][1]!r} and {source!r}: "
+                "pass aliases={...} mapping one of the judges/rubrics to other letters"
+            )
+        self.items[full] = (value, source)
+
+
+def _interval_values(
+    row: Mapping[str, Any],
+    stat: str,
+    est: str,
+    lo: str | None,
+    hi: str | None,
+    d: int,
+    scale: float,
+) -> list[tuple[str, str]]:
+    vals = []
+    if est is not None:
+        vals.append(("", format_number([_f(row.get(est)) * scale], d, na_rep="--")[0]))
+    if lo is not None and hi is not None:
+        vals.append(("Lo", format_number([_f(row.get(lo)) * scale], d, na_rep="--")[0]))
+        vals.append(("Hi", format_number([_f(row.get(hi)) * scale], d, na_rep="--")[0]))
+    return vals
+
+
+def _comparison_macros(
+    names: _Names, doc: Any, digits: int | None, percent: bool, aliases: Any
+) -> None:
+    """A K-arm comparison's numbers: every pair's rates (``compare``) and each arm's cost
+    ratios to the reference (``arm_costs``), with their intervals."""
+    for tname, cols, prefix in (
+        ("compare", ("arm_a", "arm_b"), "Cmp"),
+        ("arm_costs", ("arm",), "ArmCost"),
+    ):
+        table = _table(doc, tname)
+        if table is None or not set(cols) <= set(table.columns):
+            continue
+        for row in table.to_dict("records"):  # one row per pair (arm), its statistics wide
+            arms = "Vs".join(word(str(row[c]), aliases) for c in cols)
+            where = " vs ".join(str(row[c]) for c in cols)
+            if "judge" in row:  # every judge's comparison: the judge names the macro
+                arms = judge_word(str(row["judge"]), aliases) + arms
+                where = f"{row['judge']}: {where}"
+            for stat in [c for c in row if f"{c}_ci_low" in row]:
+                d = statistic_digits(stat, digits=digits, percent=percent)
+                sc = statistic_scale(stat, percent=percent)
+                lo, hi = f"{stat}_ci_low", f"{stat}_ci_high"
+                for suffix, value in _interval_values(row, stat, stat, lo, hi, d, sc):
+                    names.add(
+                        prefix + arms + word(stat) + suffix, value, f"{tname}: {where} / {stat}"
+                    )
+
+
+def _pair(row: Mapping[str, Any], aliases: Any) -> str:
+    """K arms: ``<ArmA>Vs<ArmB>`` leading the names of a pair's numbers ("" for two arms)."""
+    if row.get("arm_a") is None or (row["arm_a"], row.get("arm_b")) == ("with", "without"):
+        return ""
+    return word(str(row["arm_a"]), aliases) + "Vs" + word(str(row["arm_b"]), aliases)
+
+
+def _pair_src(row: Mapping[str, Any]) -> str:
+    return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']} / "
+
+
+def latex_macros(
+    results: Any,
+    *,
+    digits: int | None = None,
+    percent: bool = True,
+    aliases: Mapping[str, str] | None = None,
+) -> str:
+    """One ``\\newcommand`` per headline number.
+
+    Names: ``\\es<Rubric><Judge><Statistic>`` with ``Lo``/``Hi`` for the interval's bounds
+    (``\\esWithWithoutClaudeSonnetFourNetWin``, ``...NetWinLo``, ``...N``, ``...Tasks``);
+    agreement ``\\es<Rubric><JudgeA>Vs<JudgeB><Statistic>`` (``...Kappa``, ``...AcOne``);
+    cost ``\\esCost<Metric>``; the declared primary test (``\\esPrimaryEstimate``, ``...Lo``,
+    ``...Hi``, ``...P``, ``...Df``, ``...Alpha``, ``...Margin``, ``...Decision``); and
+    ``\\esConfidence``. A judge ``provider:model`` loses its provider and trailing date;
+    ``consensus:<rule>`` keeps its prefix (``ConsensusUnanimous``).
+
+    Values are the numbers as the tables show them (rates in percent without the ``%``
+    sign by default); a missing number is ``--``. Each line ends with a comment naming its
+    source (table, rubric, judge, statistic).
+    """
+    doc = _load(results)
+    names = _Names()
+    names.add("Confidence", _pct(_confidence(doc)), "confidence")
+    for tname in _MACRO_TABLES:
+        table = _table(doc, tname)
+        if table is None:
+            continue
+        for row in table.to_dict("records"):
+            prefix = _pair(row, aliases) + word(str(row["rubric"]), aliases)
+            prefix += judge_word(str(row["judge"]), aliases)
+            src = f"{tname}: {_pair_src(row)}{row['rubric']} / {row['judge']}"
+            for stat in _RATES:
+                if stat not in row:
+                    continue
+                d, sc = (
+                    statistic_digits(stat, digits=digits, percent=percent),
+                    statistic_scale(stat, percent=percent),
+                )
+                lo, hi = f"{stat}_ci_low", f"{stat}_ci_high"
+                for suffix, value in _interval_values(row, stat, stat, lo, hi, d, sc):
+                    names.add(prefix + word(stat) + suffix, value, f"{src} / {stat}{suffix}")
+            _counts(names, prefix, row, src)
+    agreement = _table(doc, "agreement")
+    if agreement is not None:
+        found = {c.name: c for c in interval_columns(agreement)}
+        for row in agreement.to_dict("records"):
+            pair = judge_word(str(row["judge_a"]), aliases)
+            if row.get("judge_b") is not None:
+                pair += "Vs" + judge_word(str(row["judge_b"]), aliases)
+            prefix = _pair(row, aliases) + word(str(row["rubric"]), aliases) + pair
+            src = f"agreement: {_pair_src(row)}{row['rubric']} / {row['judge_a']} vs "
+            src += str(row.get("judge_b"))
+            for stat in _AGREEMENT_MACROS:
+                c = found.get(stat)
+                if c is None and stat not in row:
+                    continue
+                d = statistic_digits(stat, digits=digits, percent=percent)
+                sc = statistic_scale(stat, percent=percent)
+                # The bootstrap interval shares kappa's estimate: only its bounds are new.
+                est = None if stat.endswith("_boot") else (c.estimate if c else stat)
+                lo, hi = (c.ci_low, c.ci_high) if c else (None, None)
+                for suffix, value in _interval_values(row, stat, est, lo, hi, d, sc):
+                    names.add(prefix + word(stat) + suffix, value, f"{src} / {stat}{suffix}")
+            _counts(names, prefix, row, src)
+    test = _primary_test(doc)
+    if test is not None:
+        _primary_macros(names, test, digits, percent)
+    cost = _table(doc, "cost")
+    if cost is not None:
+        d = statistic_digits("estimate", digits=digits, percent=percent)
+        for row in cost.to_dict("records"):
+            prefix = "Cost" + _pair(row, aliases) + word(str(row["statistic"]), aliases)
+            src = f"cost: {_pair_src(row)}{row['statistic']}"
+            for suffix, value in _interval_values(
+                row, "estimate", "estimate", "ci_low", "ci_high", d, 1.0
+            ):
+                names.add(prefix + suffix, value, f"{src}{suffix}")
+    _comparison_macros(names, doc, digits, percent, aliases)
+    lines = [
+        "% evalstats export: one \\newcommand per headline number of results.json.",
+        "% Names: \\es<Rubric><Judge><Statistic>[Lo|Hi]; \\es<Rubric><JudgeA>Vs<JudgeB><Stat>;",
+        "% \\esCost<Metric>[Lo|Hi]; K arms: each of these led by <ArmA>Vs<ArmB> (after Cost),"
+        " \\esCmp<Judge><ArmA>Vs<ArmB><Statistic>[Lo|Hi], \\esArmCost<Arm><Metric>[Lo|Hi]."
+        " Rates in " + ("percent (no % sign)." if percent else "decimals."),
+    ]
+    for name, (value, source) in names.items.items():
+        del source  # sources are checked for collisions; the comment block states the scheme
+        lines.append(f"\\newcommand{{\\{name}}}{{{value}}}")
+    # Names come from judges and rubrics: no bidi control may reach the .tex file.
+    return show_bidi("\n".join(lines) + "\n")
+
+
+def _primary_macros(names: _Names, t: Mapping[str, Any], digits: int | None, percent: bool) -> None:
+    """``\\esPrimary...``: the declared test's estimate, interval bounds (``--`` on a side
+    the test leaves open), p-value, df, alpha, margin and decision."""
+    stat = str(t["statistic"])
+    rate = stat in _RATES
+    d = statistic_digits(stat if rate else "estimate", digits=digits, percent=percent)
+    sc = statistic_scale(stat, percent=percent) if rate else 1.0
+    src = f"primary_test: {t['rubric']} / {t['judge']} / {stat}"
+    names.add(
+        "PrimaryEstimate", format_number([_f(t.get("estimate")) * sc], d, na_rep="--")[0], src
+    )
+    _, (lo, hi) = _test_interval(t, digits, percent)
+    names.add("PrimaryLo", lo, f"{src} / ci_low")
+    names.add("PrimaryHi", hi, f"{src} / ci_high")
+    p = t.get("p_value")
+    names.add("PrimaryP", "--" if p is None else _p_text(float(p)), f"{src} / p_value")
+    df = t.get("df")
+    names.add("PrimaryDf", "--" if df is None else f"{float(df):.1f}", f"{src} / df")
+    names.add("PrimaryAlpha", _g(t["alpha"]), f"{src} / alpha")
+    if t.get("margin") is not None:
+        names.add("PrimaryMargin", _g(t["margin"]), f"{src} / margin")
+    names.add("PrimaryDecision", str(t.get("decision")), f"{src} / decision")
+
+
+def _counts(names: _Names, prefix: str, row: Mapping[str, Any], src: str) -> None:
+    for col, suffix in (("n", "N"), ("n_pairs", "Pairs"), ("n_clusters", "Tasks")):
+        v = row.get(col)
+        if v is not None and not (isinstance(v, float) and np.isnan(v)):
+            names.add(prefix + suffix, str(int(v)), f"{src} / {col}")
+
+
+def _ordered_rubrics(doc: Mapping[str, Any]) -> set[str]:
+    """Rubrics judged in both orders (whose verdicts are pair-orders, not pairs)."""
+    pb = _table(doc, "position_bias")
+    known = {"blind-pair"}
+    if pb is not None and "rubric" in pb:
+        known |= set(pb["rubric"].astype(str))
+    return known
+
+
+def _units(row: Mapping[str, Any], ordered: bool) -> str:
+    return count_text(int(row["n"]), row.get("n_pairs"), ordered, judged=True)
+
+
+def _left_out(row: Mapping[str, Any]) -> str:
+    parts = []
+    for col, what in (("no_answer", "no-answer"), ("invalid", "unreadable"), ("error", "failed")):
+        v = row.get(col)
+        if v:
+            parts.append(f"{int(v)} {what}")
+    if not parts:
+        return ""
+    return (
+        " ("
+        + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
+        + (" verdicts left out)")
+    )
+
+
+def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, unit: str) -> str:
+    d = statistic_digits(stat, digits=digits, percent=percent)
+    sc = statistic_scale(stat, percent=percent)
+    return format_interval(
+        [_f(row.get(stat))],
+        [_f(row.get(f"{stat}_ci_low"))],
+        [_f(row.get(f"{stat}_ci_high"))],
+        d,
+        scale=sc,
+        unit=unit if sc == 100.0 else "",
+    )[0]
+
+
+def _method(row: Mapping[str, Any], conf: float) -> str:
+    m = str(row.get("method") or "")
+    # An IID method says so in its own words; every other rate method clusters by task.
+    where = "" if m.startswith("iid") else " clustered by task"
+    return f"{_pct(conf)} % CI{where}, {method_words(m)}"
+
+
+def _win_sentence(
+    row: Mapping[str, Any], doc: Mapping[str, Any], digits: int | None, percent: bool
+) -> str:
+    rubric, judge = str(row["rubric"]), str(row["judge"])
+    ordered = rubric in _ordered_rubrics(doc)
+    pct = " %" if percent else ""
+    pts = " points" if percent else ""
+    who = judge_label(judge)
+    who = f"{who} of the judges" if judge.startswith("consensus:") else f"{who} judge"
+    return (
+        f"{_arm_short(doc)} won {_iv(row, 'win_rate', digits, percent, pct)}, "
+        f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and "
+        f"lost {_iv(row, 'loss_rate', digits, percent, pct)} of {_units(row, ordered)} "
+        f"in {int(row['n_clusters'])} tasks{_left_out(row)}: a net win of "
+        f"{_iv(row, 'net_win', digits, percent, pts)} ({who}, {rubric} rubric), "
+        f"{_method(row, _confidence(doc))}."
+    )
+
+
+def _agreement_sentence(
+    row: Mapping[str, Any], doc: Mapping[str, Any], digits: int | None, percent: bool
+) -> str | None:
+    if row.get("judge_b") is None or row.get("kappa") is None:
+        return None
+    conf = _pct(_confidence(doc))
+    pct = " %" if percent else ""
+    # Each interval names its own method, read from the row (kappa_method, ac1_method): the
+    # same field of results.json as the table's; outside any parenthesis, so a name with one
+    # of its own reads whole.
+    return (
+        f"{judge_label(str(row['judge_a']))} and {judge_label(str(row['judge_b']))} agreed on "
+        f"{_iv(row, 'observed_agreement', digits, percent, pct)} of "
+        f"{_units(row, str(row['rubric']) in _ordered_rubrics(doc))} in "
+        f"{int(row['n_clusters'])} tasks ({row['rubric']} rubric): Cohen's kappa "
+        f"{_iv(row, 'kappa', digits, percent, '')}, {conf} % CI clustered by task, "
+        f"{method_words(row.get('kappa_method'))}; Gwet's AC1 "
+        f"{_iv(row, 'ac1', digits, percent, '')} by {method_words(row.get('ac1_method'))}."
+    )
+
+
+def _cost_sentence(
+    row: Mapping[str, Any], doc: Mapping[str, Any], digits: int | None, percent: bool
+) -> str:
+    d = statistic_digits("estimate", digits=digits, percent=percent)
+    iv = format_interval(
+        [_f(row.get("estimate"))], [_f(row.get("ci_low"))], [_f(row.get("ci_high"))], d
+    )[0]
+    metric = str(row["statistic"])
+    what = _COST_TEXT.get(metric, metric)
+    if row.get("method") == "unavailable":  # answer-only counts are no cost: say why
+        reason = str(row.get("estimand") or "").removeprefix("unavailable: ")
+        return f"The WITH / WITHOUT ratio of {what} is not reported: {reason}."
+    source = row.get("token_source")
+    counted = f" ({_SOURCE_TEXT.get(str(source), source)})" if isinstance(source, str) else ""
+    # The method verbatim and last, outside any parenthesis: flattening its own
+    # parentheses once turned "t(Bell-McCaffrey df)" into "tBell-McCaffrey df".
+    # A failed model check (cost_ratios' ci_note) is said with the interval it changed.
+    note = str(row.get("ci_note") or "")
+    return (
+        f"WITH / WITHOUT ratio of {what}{counted}: {iv} over {int(row['n'])} pairs in "
+        f"{int(row['n_tasks'])} tasks, {_pct(_confidence(doc))} % CI by "
+        f"{method_words(row.get('method'))}." + (f" Note: {note}." if note else "")
+    )
+
+
+def _source_sentence(row: Mapping[str, Any], digits: int | None, percent: bool) -> str:
+    """The transcript ratio beside the billed one the cost table uses, and how far apart."""
+    d = statistic_digits("estimate", digits=digits, percent=percent)
+    iv = format_interval(
+        [_f(row.get("estimate"))], [_f(row.get("ci_low"))], [_f(row.get("ci_high"))], d
+    )[0]
+    what = _COST_TEXT.get(str(row["statistic"]), str(row["statistic"]))
+    return (
+        f"Counted on the transcripts instead ({_SOURCE_TEXT['transcript']}), the ratio of "
+        f"{what} is {iv}; billed / transcript = {_f(row.get('billed_over_transcript')):.3f}."
+    )
+
+
+# Where a token count comes from, as the cost sentences say it (results.json token_source).
+_SOURCE_TEXT = {
+    "billed": "billed: the harness's reported usage, summed over turns",
+    "transcript": "transcript: cl100k_base on what each run read and wrote, each token once",
+    "as given": "token counts as given in the frame",
+}
+
+
+def result_sentences(results: Any, *, digits: int | None = None, percent: bool = True) -> list[str]:
+    """Ready sentences: one per headline and consensus row, agreement pair and cost metric.
+
+    Each carries n (pairs, or judged pair-orders for a rubric judged in both orders), the
+    number of tasks, what was left out, the judge and the interval's method.
+    """
+    doc = _load(results)
+    if is_comparison(doc):  # K arms: pairs, rank sets, costs and the frontier
+        return [markdown_text(s) for s in comparison_sentences(doc, digits=digits, percent=percent)]
+    out: list[str] = [s for s in [_audit_fail_sentence(doc)] if s]
+    test = _primary_test(doc)
+    if test is not None:
+        out.append(_primary_test_sentence(test, digits, percent).strip())
+    for tname in _MACRO_TABLES:
+        table = _table(doc, tname)
+        if table is not None:
+            out += [_win_sentence(r, doc, digits, percent) for r in table.to_dict("records")]
+    agreement = _table(doc, "agreement")
+    if agreement is not None:
+        for r in agreement.to_dict("records"):
+            s = _agreement_sentence(r, doc, digits, percent)
+            if s is not None:
+                out.append(s)
+    cost = _table(doc, "cost")
+    if cost is not None:
+        out += [_cost_sentence(r, doc, digits, percent) for r in cost.to_dict("records")]
+    sources = _table(doc, "cost_sources")
+    if sources is not None:
+        out += [_source_sentence(r, digits, percent) for r in sources.to_dict("records")
+                if r.get("token_source") == "transcript"]  # fmt: skip
+    # Judge, rubric and arm names come from the data: no live HTML in the Markdown.
+    return [markdown_text(s) for s in out]
+
+
+def _caveats(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The audit's rows that did not pass (``headline_audit``: fail first), or none."""
+    rows = doc["tables"].get("headline_audit")
+    return [dict(r) for r in rows] if isinstance(rows, list) else []
+
+
+def _pair_words(row: Mapping[str, Any]) -> str:
+    """K arms: "v1 vs none, " before what a row of one pair of arms says ("" for two)."""
+    return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']}, "
+
+
+def _audit_fail_sentence(doc: Mapping[str, Any]) -> str:
+    """Every ``fail`` of the methodology audit in one sentence (empty when none fails), the
+    first words of the headline paragraph and of the sentences, e.g. "The methodology audit
+    fails judge_disagreement: Above the 20.0 % trigger ...: blind-pair: ... (21.9 %) ...".
+    """
+    fails = [r for r in _caveats(doc) if str(r.get("status")) == "fail"]
+    if not fails:
+        return ""
+    parts = [f"{_pair_words(r)}{r['check']}: {str(r['detail']).rstrip('.')}" for r in fails]
+    lead = "The methodology audit fails " + (f"{len(fails)} checks: " if len(fails) > 1 else "")
+    return lead + "; ".join(parts) + "."
+
+
+def _choice(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The headline row shown first and its rule (``headline_choice``), or None."""
+    rows = doc["tables"].get("headline_choice")
+    return rows[0] if isinstance(rows, list) and rows else None
+
+
+def _plan(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The declared analysis plan results.json records (``provenance.plan``), or None."""
+    plan = doc.get("provenance", {}).get("plan")
+    return plan if isinstance(plan, Mapping) else None
+
+
+def _declared_primary(doc: Mapping[str, Any]) -> tuple[str, str] | None:
+    plan = _plan(doc)
+    if plan is not None and isinstance(plan.get("primary"), Mapping):
+        return str(plan["primary"]["rubric"]), str(plan["primary"]["judge"])
+    # Older documents named it in the parameters.
+    old = doc.get("parameters", {}).get("primary")
+    return (str(old["rubric"]), str(old["judge"])) if isinstance(old, Mapping) else None
+
+
+def _primary(
+    doc: Mapping[str, Any], primary: Sequence[str] | None, *, first: bool = False
+) -> dict[str, Any]:
+    table = _table(doc, "headline")
+    if table is None:
+        raise DataError("no headline table in the results: nothing to state", field="tables")
+    if primary is None:
+        primary = _declared_primary(doc)
+    if primary is None or first:
+        choice = _choice(doc)
+        if choice is not None:
+            keys = table["rubric"].astype(str) + "\0" + table["judge"].astype(str)
+            hit = table.loc[keys == f"{choice['rubric']}\0{choice['judge']}"]
+            if len(hit):
+                return hit.iloc[0].to_dict()
+        return table.iloc[0].to_dict()
+    rubric, judge = primary
+    hit = table.loc[(table["rubric"] == rubric) & (table["judge"] == judge)]
+    if hit.empty:
+        cons = _table(doc, "consensus")
+        if cons is not None:
+            hit = cons.loc[(cons["rubric"] == rubric) & (cons["judge"] == judge)]
+    if hit.empty:
+        raise ValueError(f"no headline row for rubric {rubric!r} and judge {judge!r}")
+    return hit.iloc[0].to_dict()
+
+
+def _primary_test(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The row of the ``primary_test`` table (the declared test, computed), or None."""
+    if not doc.get("provenance", {}).get("plan"):
+        # No declared plan, no declared test: the table is null; not looking it up keeps a
+        # report kernel's first cell from waiting for the rest of the page.
+        return None
+    table = _table(doc, "primary_test")
+    return None if table is None else table.iloc[0].to_dict()
+
+
+_TEST_NAMES = {
+    "two-sided": "two-sided t test",
+    "greater": "one-sided t test (WITH better)",
+    "less": "one-sided t test (WITH worse)",
+    "equivalence": "equivalence test (TOST)",
+    "non-inferiority": "non-inferiority t test",
+}
+
+
+def _p_text(p: float) -> str:
+    """A p-value at two significant digits (below 0.0001: "< 0.0001")."""
+    return "< 0.0001" if p < 1e-4 else f"{p:.2g}"
+
+
+def _test_interval(
+    t: Mapping[str, Any], digits: int | None, percent: bool
+) -> tuple[str, list[str]]:
+    """The declared test's interval as text, "[22, ∞)" (rates in points when ``percent``),
+    and its bounds as macro values ("--" for an unbounded side)."""
+    stat = str(t["statistic"])
+    rate = stat in _RATES
+    d = statistic_digits(stat if rate else "estimate", digits=digits, percent=percent)
+    sc = statistic_scale(stat, percent=percent) if rate else 1.0
+    cells = []
+    for v in (_f(t.get("ci_low")), _f(t.get("ci_high"))):
+        # results.json writes an infinite bound as null: the side the test leaves open.
+        cells.append(None if not np.isfinite(v) else format_number([v * sc], d)[0])
+    lo = cells[0] if cells[0] is not None else "−∞"
+    hi = cells[1] if cells[1] is not None else "∞"
+    left = "[" if cells[0] is not None else "("
+    right = "]" if cells[1] is not None else ")"
+    unit = (
+        " points"
+        if rate and sc == 100.0 and stat == "net_win"
+        else (" %" if rate and sc == 100.0 else "")
+    )
+    return f"{left}{lo}, {hi}{right}{unit}", [c if c is not None else "--" for c in cells]
+
+
+def _primary_test_sentence(t: Mapping[str, Any], digits: int | None, percent: bool) -> str:
+    """The declared test in one sentence, e.g. "The declared test, a non-inferiority t test
+    (13.8 df), gives p = 0.00039 at alpha 0.05 with the 95 % one-sided interval [22, ∞)
+    points: WITH is non-inferior to WITHOUT within 0.1 (net win > -0.1)."."""
+    conclusion = str(t.get("conclusion") or "")
+    if str(t.get("decision")) == "no test" or t.get("p_value") is None:
+        return f" The declared test of {t['statistic']}: {conclusion}."
+    iv, _ = _test_interval(t, digits, percent)
+    level = _pct(float(t["ci_level"]))
+    # results.json holds an open side as null: a one-sided bound.
+    side = "one-sided " if t.get("ci_low") is None or t.get("ci_high") is None else ""
+    verdict = "rejects its null" if t["decision"] == "reject" else "does not reject its null"
+    name = _TEST_NAMES.get(str(t["test"]), str(t["test"]))
+    if t.get("df") is None:  # no t test: the total ratio's generalized pivotal interval
+        what = f"generalized pivotal {name.replace(' t test', ' test')} (on its interval's draws)"
+    else:
+        what = f"{name} ({float(t['df']):.1f} df)"
+    return (
+        f" The declared test of {t['statistic']}, a {what}, "
+        f"{verdict}: p = {_p_text(float(t['p_value']))} at alpha "
+        f"{_g(t['alpha'])}, with the {level} % {side}interval {iv}, so {conclusion}."
+    )
+
+
+_SIDES = {
+    "two-sided": "two-sided",
+    "greater": "one-sided, WITH better",
+    "less": "one-sided, WITH worse",
+}
+
+
+def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) -> str:
+    """The sentence that says what kind of result the paragraph states."""
+    plan = _plan(doc)
+    if explicit:
+        return ""
+    if plan is None:
+        choice = _choice(doc)
+        if choice is None:
+            return (
+                " No analysis plan was declared, so this is the first row of the headline and "
+                "exploratory, as is every test of the report."
+            )
+        return (
+            " No analysis plan was declared, so this row is exploratory, as is every test of "
+            f"the report; it is shown first by a stated rule: {choice['rule']}."
+        )
+    declared = _declared_primary(doc)
+    if (str(row["rubric"]), str(row["judge"])) != declared:
+        return (
+            f" The plan's primary ({declared[1]} on the {declared[0]} rubric) is not among "
+            "these results, so this row of the headline is exploratory."
+        )
+    margin = ""
+    if plan.get("margin") is not None:
+        margin = f", {plan.get('margin_kind')} margin {_g(plan['margin'])}"
+    stat = str(plan.get("statistic"))
+    sides = _SIDES.get(str(plan.get("sidedness")), plan.get("sidedness"))
+    declared_as = f"{stat}, alpha {_g(plan['alpha'])}, {sides}{margin}"
+    test = _primary_test(doc)
+    said = "" if test is None else _primary_test_sentence(test, None, True)
+    if stat == "net_win":
+        return (
+            f" This is the primary analysis declared in the plan ({declared_as}), tested "
+            "alone; the report's other net-win tests are Holm-adjusted." + said
+        )
+    text = (
+        f" The plan declares {stat} of this judge and rubric as its primary statistic "
+        f"({declared_as}); every net-win test, this one included, is Holm-adjusted."
+    )
+    cost = _table(doc, "cost")
+    if cost is not None and stat in set(cost["statistic"]):
+        row = cost.loc[cost["statistic"] == stat].iloc[0].to_dict()
+        text += " The primary result: " + _cost_sentence(row, doc, None, True)
+    return text + said
+
+
+def _arm_words(doc: Mapping[str, Any]) -> tuple[str, str]:
+    """The arms as the headline card names them: ``WITH (Serena MCP)`` and ``WITHOUT
+    (plain Claude Code)`` when the data name them (``provenance.arm_names``), else
+    ``WITH`` and ``WITHOUT``."""
+    names = (doc.get("provenance") or {}).get("arm_names") or {}
+    out = []
+    for arm in ("with", "without"):
+        name = str(names.get(arm) or "").strip()
+        label = arm.upper()
+        out.append(f"{label} ({name})" if name and name != label else label)
+    return out[0], out[1]
+
+
+def _arm_short(doc: Mapping[str, Any]) -> str:
+    """The WITH arm's own name where the data give one (``Serena MCP``), else ``WITH``."""
+    name = str(((doc.get("provenance") or {}).get("arm_names") or {}).get("with") or "")
+    return name.strip() or "WITH"
+
+
+def headline_paragraph(
+    results: Any,
+    *,
+    primary: Sequence[str] | None = None,
+    digits: int | None = None,
+    percent: bool = True,
+) -> str:
+    """The primary result in one paragraph of words, with its interval (plain text).
+
+    The primary result is ``primary=(rubric, judge)``, else the declared plan's primary
+    (``provenance["plan"]["primary"]`` of results.json, from ``plan.toml``), else the first
+    row the ``headline_choice`` table names (its stated rule), which the paragraph then
+    calls exploratory. Every ``fail`` of the methodology audit comes first
+    (:func:`_audit_fail_sentence`), and a row whose rubric fails ``judge_disagreement`` says
+    it is marked. The paragraph
+    names the verdict, the judge, n, tasks and the method, says whether the interval of the
+    net win excludes zero, adds the other judges' net wins, and says when data are simulated.
+    With a plan, the verdict is the declared test's (the ``primary_test`` table: reject or
+    not, in words), and a sentence gives its p-value, df and the interval it inverts.
+
+    >>> from evalstats.report import compute_results
+    >>> p = headline_paragraph(compute_results("data/sample", n_resamples=200, seed=0))
+    >>> p.split(". ")[0]
+    'On the with-without rubric, judged by Claude Sonnet 4, WITH beat WITHOUT'
+    >>> "exploratory" in p
+    True
+    """
+    doc = _load(results)
+    explicit = primary is not None
+    try:
+        row = _primary(doc, primary)
+    except ValueError:
+        if explicit:
+            raise
+        # The plan names a row these results do not hold (its judge or rubric not selected).
+        row = _primary(doc, ("", ""), first=True)
+    pct = " %" if percent else ""
+    pts = " percentage points" if percent else ""
+    rubric = str(row["rubric"])
+    lo, hi = _f(row.get("net_win_ci_low")), _f(row.get("net_win_ci_high"))
+    w, wo = _arm_words(doc)
+    short = _arm_short(doc)
+    if row.get("arm_a") is not None:  # K arms: the pair of the row shown first, by name
+        names = (doc.get("provenance") or {}).get("arm_names") or {}
+        w, wo = (str(names.get(row[k], row[k])) for k in ("arm_a", "arm_b"))
+        short = w
+    if lo > 0:
+        verdict = f"{w} beat {wo}"
+    elif hi < 0:
+        verdict = f"{wo} beat {w}"
+    else:
+        verdict = f"the data cannot tell {w} from {wo}"
+    test = None if explicit else _primary_test(doc)
+    if (
+        test is not None
+        and (str(test["rubric"]), str(test["judge"])) == (rubric, str(row["judge"]))
+        and test.get("decision") in ("reject", "not reject")
+        and str(test["statistic"]) in _RATES
+    ):
+        # A plan declares its test: the card's verdict is that test's, not the interval's.
+        words = str(test["conclusion"])
+        verdict = (
+            f"the declared test finds that {words}"
+            if test["decision"] == "reject"
+            else f"the declared test does not show that {words.removeprefix('not shown: ')}"
+        )
+    conf = _pct(_confidence(doc))
+    text = (
+        f"On the {rubric} rubric, judged by {judge_label(str(row['judge']))}, {verdict}. "
+        f"{short} won {_iv(row, 'win_rate', digits, percent, pct)} of "
+        f"{_units(row, rubric in _ordered_rubrics(doc))} in {int(row['n_clusters'])} tasks, "
+        f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and lost "
+        f"{_iv(row, 'loss_rate', digits, percent, pct)}: a net win of "
+        f"{_iv(row, 'net_win', digits, percent, pts)}, {_method(row, _confidence(doc))}: "
+        f"the {conf} % interval {'excludes' if lo > 0 or hi < 0 else 'includes'} zero."
+    )
+    text += _standing(doc, row, explicit)
+    if str(row.get("audit") or ""):
+        text += (
+            f" This row is marked ({row['audit']}): its judges disagree above the trigger, "
+            "so it is not a plain result."
+        )
+    others = []
+    for tname in _MACRO_TABLES:
+        t = _table(doc, tname)
+        if t is None:
+            continue
+        same = t.loc[(t["rubric"] == rubric) & (t["judge"] != row["judge"])]
+        others += [
+            f"{_iv(r, 'net_win', digits, percent, '')} by the {judge_label(str(r['judge']))}"
+            if str(r["judge"]).startswith("consensus:")
+            else f"{_iv(r, 'net_win', digits, percent, '')} by {judge_label(str(r['judge']))}"
+            for r in same.to_dict("records")
+        ]
+    if others:
+        text += " The other judges on this rubric: a net win of " + "; ".join(others) + "."
+    if doc.get("simulated"):
+        text += " These data are simulated."
+    fails = _audit_fail_sentence(doc)
+    return markdown_text((fails + " " + text) if fails else text)
+
+
+def sentences_markdown(results: Any, *, digits: int | None = None, percent: bool = True) -> str:
+    """The headline paragraph and every sentence, as a Markdown document."""
+    doc = _load(results)
+    head = (
+        [] if is_comparison(doc) else [headline_paragraph(doc, digits=digits, percent=percent), ""]
+    )
+    body = ["# Results in words", "", *head]
+    body += [f"- {s}" for s in result_sentences(doc, digits=digits, percent=percent)]
+    return "\n".join(body) + "\n"
+
+
+def _write(path: Path, text: str) -> Path:
+    data = text.encode("utf-8")
+    atomic_write(path, lambda fh: fh.write(data))
+    return path
+
+
+def export(
+    results_json: Any,
+    *,
+    latex: str | os.PathLike[str] | None = None,
+    markdown: str | os.PathLike[str] | None = None,
+    macros: str | os.PathLike[str] | None = None,
+    sentences: str | os.PathLike[str] | None = None,
+    digits: int | None = None,
+    percent: bool = True,
+    aliases: Mapping[str, str] | None = None,
+) -> list[Path]:
+    """Write the paper export of ``results_json``; returns the paths written.
+
+    Parameters
+    ----------
+    results_json : path, dict or Results
+        A report's ``results.json`` (or its parsed content, or the Results object).
+    latex, markdown : path, optional
+        Directories for ``<table>.tex`` / ``<table>.md`` (headline, consensus, agreement,
+        cost, per_task: those present).
+    macros : path, optional
+        File for the ``\\newcommand`` definitions (:func:`latex_macros`).
+    sentences : path, optional
+        Markdown file of :func:`headline_paragraph` and :func:`result_sentences`.
+    digits, percent
+        Precision, as :func:`evalstats.stats.formatting.summarize`.
+    aliases : mapping, optional
+        Letters to use for a rubric, judge or metric in macro names.
+
+    Every file is written atomically.
+
+    >>> import tempfile, pathlib
+    >>> from evalstats.report import compute_results
+    >>> res = compute_results("data/sample", n_resamples=200, seed=0)
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> [p.name for p in export(res, latex=out / "tex", macros=out / "m.tex")][:2]
+    ['headline.tex', 'consensus.tex']
+    """
+    doc = _load(results_json)
+    written: list[Path] = []
+    if latex is not None:
+        for name, text in latex_tables(doc, digits=digits, percent=percent).items():
+            written.append(_write(Path(latex) / f"{name}.tex", text))
+    if markdown is not None:
+        for name, text in markdown_tables(doc, digits=digits, percent=percent).items():
+            written.append(_write(Path(markdown) / f"{name}.md", text))
+    if macros is not None:
+        text = latex_macros(doc, digits=digits, percent=percent, aliases=aliases)
+        written.append(_write(Path(macros), text))
+    if sentences is not None:
+        written.append(
+            _write(Path(sentences), sentences_markdown(doc, digits=digits, percent=percent))
+        )
+    return written
