@@ -333,9 +333,15 @@ def _version() -> str:
     return __version__
 
 
-def _show_warning(command: str, message: Any, category: type, *_: Any, **__: Any) -> None:
-    # A user of the CLI gets the sentence, not the library line that raised it.
-    print(f"evalstats {command}: warning: {_one_line(str(message))}", file=sys.stderr)
+def _show_warning(
+    command: str, seen: set[str], message: Any, category: type, *_: Any, **__: Any
+) -> None:
+    # A user of the CLI gets the sentence, not the library line that raised it, and each
+    # sentence once (a K-arm report computes the same section once per pair of arms).
+    text = _one_line(str(message))
+    if text not in seen:
+        seen.add(text)
+        print(f"evalstats {command}: warning: {text}", file=sys.stderr)
 
 
 def _one_line(text: str) -> str:
@@ -361,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         with warnings.catch_warnings():  # restores showwarning for in-process callers
-            warnings.showwarning = functools.partial(_show_warning, args.command)
+            warnings.showwarning = functools.partial(_show_warning, args.command, set())
             checks = (
                 _option_checks() if args.command in _OPTION_COMMANDS else contextlib.nullcontext()
             )
