@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -21,9 +20,9 @@ from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from ._families import model_family
 from ._schema import ARM_DTYPE, ORDER_DTYPE
 from .errors import DataError, ParameterError
+from .frames import verdict_frame
 from .plan import Plan
 from .records import Dataset, incomplete_pairs
-from .stats import pairwise_frame
 from .stats.rates import sign_test_p
 
 __all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "AuditLimits", "audit", "audit_rows", "model_family"]
@@ -978,9 +977,7 @@ def _audit_arm_pairs(
     each pair (``arm_a`` as WITH, ``arm_b`` as WITHOUT; ``options``: its thresholds and plan),
     its status the worst over the pairs.
     """
-    frame = pairwise_frame(
-        SimpleNamespace(tasks=tasks, runs=runs, judgments=judgments), rubrics=rubrics
-    )
+    frame = verdict_frame(judgments, runs, tasks, rubrics=rubrics)
     done = {
         "judge_families": _check_families(judgments, families),
         "canonical_before_runs": _check_canonical(tasks, runs),
@@ -1128,8 +1125,6 @@ def audit(
             plan=plan,
         )
     if frame is None and judgments is not None and len(judgments):
-        from .frames import verdict_frame
-
         frame = verdict_frame(judgments, runs, tasks, rubrics=rubrics)
     j = judgments if judgments is not None and len(judgments) else frame
     has_j = j is not None and len(j) > 0

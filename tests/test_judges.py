@@ -367,7 +367,7 @@ def test_three_arms_give_one_agreement_per_pair_of_arms(tmp_path):
     evalstats.simulate(
         tmp_path, arms=("none", "v1", "v2"), reference="none", n_tasks=8, n_replicates=2
     )
-    f = evalstats.stats.pairwise_frame(evalstats.load_dir(tmp_path))
+    f = evalstats.load_frame(tmp_path)
     agr = _long_agreement(f)
     assert list(agr.columns[:5]) == ["rubric", "arm_a", "arm_b", "judge_a", "judge_b"]
     pairs = agr[["arm_a", "arm_b"]].drop_duplicates()

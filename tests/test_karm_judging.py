@@ -1,5 +1,5 @@
 """K arms through judging (issue 24 item 2): pairs of arms, the runner, the journal, the audit,
-the simulated K-arm directory and the pairwise frame of a data directory."""
+the simulated K-arm directory and the verdict frame of a K-arm data directory."""
 
 from __future__ import annotations
 
@@ -194,7 +194,7 @@ def test_k_arm_directory_judged_and_resumed_after_a_kill(fake, tmp_path):
     keys = [x["call_key"] for x in read_journal(out)]
     assert len(keys) == len(set(keys)) == n_calls
     # The journal reads back: every judgment a verdict on its own pair, from arm_a's view.
-    frame = evalstats.pairwise_frame(evalstats.load_dir(d))
+    frame = evalstats.load_frame(d)
     assert len(frame) == n_calls and (frame["status"] == "ok").all()
     j = load_judgments(out)
     rub = rubrics.get("blind-pair")
@@ -206,13 +206,14 @@ def test_k_arm_directory_judged_and_resumed_after_a_kill(fake, tmp_path):
             "judge": j["judge"],
             "arm_a": j["arm_a"],
             "arm_b": j["arm_b"],
-            "order": j["order"].astype(str),
+            "order": j["order"].astype(str).map(seed_order),  # arm_a shown first: with_first
             "expect": [
                 rub.parse(r, order=seed_order[o]).outcome
                 for r, o in zip(j["raw"], j["order"].astype(str), strict=True)
             ],
         }
     )
+    frame = frame.assign(order=frame["order"].astype(str))
     both = frame.merge(brute, on=["task_id", "replicate", "judge", "arm_a", "arm_b", "order"])
     assert len(both) == n_calls and (both["outcome"] == both["expect"]).all()
 
@@ -262,15 +263,6 @@ def test_cli_judge_pairs_on_an_imported_three_arm_directory(fake, tmp_path, caps
 # ----------------------------------------------------------------------------- frame, audit
 
 
-def test_two_arm_pairwise_frame_equals_the_verdict_frame_route(tmp_path):
-    sim = evalstats.simulate(tmp_path, n_tasks=4, n_replicates=2, seed=2)
-    ds = evalstats.load_dir(sim.out_dir)
-    want = evalstats.stats.pairwise_from_verdicts(
-        evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
-    )
-    pd.testing.assert_frame_equal(evalstats.pairwise_frame(ds), want)
-
-
 def test_simulated_k_arm_frame_follows_the_strengths(tmp_path):
     d = _karm_dir(
         tmp_path,
@@ -283,9 +275,9 @@ def test_simulated_k_arm_frame_follows_the_strengths(tmp_path):
     )
     truth = json.loads((d / "truth.json").read_text())
     assert truth["strengths"] == {"none": 0.0, "v1": 0.0, "v2": 2.0}
-    f = evalstats.pairwise_frame(evalstats.load_dir(d))
+    f = evalstats.load_frame(d)
     net = (
-        f.assign(s=f["outcome"].map({"win": 1, "tie": 0, "loss": -1}))
+        f.assign(s=f["outcome"].astype(object).map({"win": 1, "tie": 0, "loss": -1}))
         .groupby(["arm_a", "arm_b"])["s"]
         .mean()
     )
@@ -354,7 +346,7 @@ def test_over_budget_run_makes_its_pairs_no_answer(tmp_path):
             r["wall_s"] = 700.0
     (d / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
     ds = evalstats.load_dir(d)
-    f = evalstats.pairwise_frame(ds)
+    f = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     hit = (
         (f["task_id"] == "T02")
         & (f["replicate"] == 2)

@@ -368,7 +368,7 @@ def test_missing_answer_rules_per_pair_of_arms(tmp_path):
     evalstats.simulate(
         tmp_path, arms=("none", "v1", "v2"), reference="none", n_tasks=8, n_replicates=2
     )
-    frame = evalstats.stats.pairwise_frame(evalstats.load_dir(tmp_path))
+    frame = evalstats.load_frame(tmp_path)
     # Two over-budget pairs of v2 vs none: one where v2 (arm_a) went over, named by its
     # arm, one where none (arm_b) did, named by its role.
     rows = frame.index[(frame["arm_a"] == "v2") & (frame["arm_b"] == "none")][:2]

@@ -217,7 +217,7 @@ def test_ordinal_check_fits_one_pair_of_arms(tmp_path):
     evalstats.simulate(
         tmp_path, arms=("none", "v1", "v2"), reference="none", n_tasks=8, n_replicates=2
     )
-    frame = evalstats.stats.pairwise_frame(evalstats.load_dir(tmp_path))
+    frame = evalstats.load_frame(tmp_path)
     with pytest.raises(evalstats.DataError, match="pairs of arms"):
         ordinal_check(frame)
     pair = frame.loc[(frame["arm_a"] == "v2") & (frame["arm_b"] == "none")]

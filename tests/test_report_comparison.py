@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from karm_dir import write_karm_dir
 
+from evalstats.frames import load_frame
 from evalstats.records import load_dir
 from evalstats.report import compute, detect_kind
-from evalstats.stats import arm_costs, compare, pairwise_frame
+from evalstats.stats import arm_costs, compare
 
 # Integration (slow: make test runs it, make check does not): computes and renders the K-arm report.
 pytestmark = pytest.mark.slow
@@ -45,8 +46,7 @@ def test_three_arms_are_an_evaluation_with_a_comparison_page(karm):
 
 
 def test_the_reader_gives_back_the_written_verdicts(karm):
-    ds = load_dir(karm)
-    f = pairwise_frame(ds)
+    f = load_frame(karm)
     lines = [json.loads(x) for x in (karm / "judgments.jsonl").read_text().splitlines()]
     label = {"(a)": "win", "(b)": "tie", "(c)": "loss"}
     want = sorted((r["task_id"], r["replicate"], r["arm_a"], r["arm_b"],
@@ -71,7 +71,7 @@ def test_results_hold_the_comparison_and_match_the_statistics(karm, res):
     assert set(zip(cmp_.arm_a, cmp_.arm_b, strict=True)) == {
         ("v1", "v2"), ("v1", "none"), ("v2", "none")}  # fmt: skip
     # the simultaneous bounds are compare's own, on the comparison page's fresh generator
-    f = pairwise_frame(load_dir(karm))
+    f = load_frame(karm)
     order = ["v1", "v2", "none"]
     direct = compare(f, arms=order, n_resamples=200, rng=np.random.default_rng(0))
     key = ["arm_a", "arm_b", "statistic"]

@@ -646,7 +646,7 @@ def test_bootstrap_intervals_of_many_groups_are_each_groups_own_bootstrap(method
 def three_arm_frame(tmp_path_factory) -> pd.DataFrame:
     d = tmp_path_factory.mktemp("karm")
     evalstats.simulate(d, arms=("none", "v1", "v2"), reference="none", n_tasks=8, n_replicates=2)
-    return evalstats.stats.pairwise_frame(evalstats.load_dir(d))
+    return evalstats.load_frame(d)
 
 
 @pytest.mark.filterwarnings("ignore::evalstats.EvalstatsWarning")
