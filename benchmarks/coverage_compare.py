@@ -14,7 +14,7 @@ its own family), and the mean
 share of pairs whose marginal net-win / win-rate interval covers (``pair_net``,
 ``pair_win``), each with its Monte Carlo SE::
 
-    PYTHONPATH=. python benchmarks/coverage_compare.py --sims 400
+    PYTHONPATH=. python benchmarks/coverage_compare.py --sims 400 --resamples 500
 """
 
 from __future__ import annotations
@@ -69,17 +69,17 @@ def _draw(rng: np.random.Generator, mu: np.ndarray, n_tasks: int) -> pd.DataFram
     )
 
 
-def run(n_sims: int, seed: int, designs=DESIGNS) -> pd.DataFrame:
+def run(n_sims: int, n_resamples: int, seed: int) -> pd.DataFrame:
     rows = []
-    for k, n_tasks in designs:
+    for k, n_tasks in DESIGNS:
         i, j = np.triu_indices(k, 1)
         for label, mu in (("null", np.zeros(k)), ("spread", np.linspace(0.0, 1.0, k))):
             truth = _truth(mu, i, j)
             rng = np.random.default_rng([seed, k, n_tasks, label == "null"])
             fw, sim_net, sim_win, pair_net, pair_win = [], [], [], [], []
             arms = [f"a{m}" for m in range(k)]
-            for _ in range(n_sims):
-                res = compare(_draw(rng, mu, n_tasks), arms=arms)
+            for s in range(n_sims):
+                res = compare(_draw(rng, mu, n_tasks), arms=arms, n_resamples=n_resamples, rng=s)
                 est = {st: g for st, g in res.groupby("statistic", sort=False)}
                 cover = []
                 for c, st in enumerate(("win_rate", "tie_rate", "loss_rate", "net_win")):
@@ -111,14 +111,11 @@ def run(n_sims: int, seed: int, designs=DESIGNS) -> pd.DataFrame:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sims", type=int, default=400)
-    ap.add_argument("--designs", default=None, help="arms x tasks, e.g. 4x15,5x30")
+    ap.add_argument("--resamples", type=int, default=500)
     ap.add_argument("--seed", type=int, default=2026)
     a = ap.parse_args()
-    designs = DESIGNS
-    if a.designs:
-        designs = tuple(tuple(int(v) for v in d.split("x")) for d in a.designs.split(","))
-    print(f"{a.sims} evaluations per design; MC SE in brackets")
-    run(a.sims, a.seed, designs)
+    print(f"{a.sims} evaluations per design, {a.resamples} resamples; MC SE in brackets")
+    run(a.sims, a.resamples, a.seed)
 
 
 if __name__ == "__main__":

@@ -245,38 +245,56 @@ def pair_counts(enc: Encoded, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndar
     return counts.astype(np.float64), pid
 
 
-def _pair_correlations(counts: np.ndarray, est: np.ndarray) -> np.ndarray:
-    """Correlations (statistics, pairs, pairs) of the pairs' estimates from the task-clustered
-    sandwich: a task's influence on pair ``p`` is ``(y_tp - r_p m_tp) / n_p``, and pairs judged
-    on one task move together. A statistic without spread in a pair gets correlation 0."""
-    m = counts.sum(-1)
-    y = np.stack(
-        [counts[..., 0], counts[..., 1], counts[..., 2], counts[..., 0] - counts[..., 2]], -1
-    )
+# The scale of the max-t: logit for the three rates, atanh for the net win.
+_RATE_COLS = np.array([True, True, True, False])
+
+
+def _to_scale(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``g(x)`` and ``g'(x)`` per statistic (last axis): logit for rates, atanh for net win."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.where(_RATE_COLS, np.log(x) - np.log1p(-x), np.arctanh(x))
+        d = np.where(_RATE_COLS, 1.0 / (x * (1.0 - x)), 1.0 / (1.0 - x**2))
+    return g, d
+
+
+def _cr2_rates(y: np.ndarray, m: np.ndarray, w: np.ndarray | None = None):
+    """Ratio estimates and CR2 SEs per pair from per-task sums ``y`` (T, P, 4), ``m`` (T, P);
+    ``w`` (B, T) counts each task's copies in a resample (a copy is a cluster)."""
+    if w is None:
+        w = np.ones((1, len(m)))
+    n = w @ m  # (B, P)
     with np.errstate(invalid="ignore", divide="ignore"):
-        e = np.nan_to_num((y - est[None] * m[..., None]) / m.sum(0)[None, :, None])
-        cov = np.einsum("tps,tqs->spq", e, e)
-        sd = np.sqrt(np.einsum("spp->sp", cov))
-        corr = cov / (sd[:, :, None] * sd[:, None, :])
-    corr = np.where(np.isfinite(corr), corr, 0.0)
-    diag = np.arange(corr.shape[1])
-    corr[:, diag, diag] = 1.0
-    return corr
+        r = np.einsum("bt,tps->bps", w, y) / n[..., None]
+        h = m[None] / n[:, None]  # (B, T, P): a task's leverage
+        adj = np.where((m[None] > 0) & (h < 1), w[..., None] / (1.0 - h), 0.0)
+        resid = y[None] - r[:, None] * m[None, ..., None]
+        se = np.sqrt(np.einsum("btp,btps->bps", adj, resid**2)) / n[..., None]
+    return r, se
 
 
-def _family_level(corr: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The per-pair level ``1 - alpha*`` at which the pairs' intervals hold jointly: ``c`` is
-    the ``confidence`` quantile of ``max |Z|``, ``Z ~ N(0, corr)`` (2^14 scrambled-Sobol
-    draws, fixed seed), and ``alpha* = 2 (1 - Phi(c))``, kept between Sidak's level and
-    ``alpha``. Returns ``(c, 1 - alpha*)``."""
-    alpha, n_p = 1.0 - confidence, len(corr)
-    if n_p == 1:
-        return float(scipy.stats.norm.ppf(1.0 - alpha / 2.0)), confidence
-    z = np.abs(_normal_draws(corr, 2**14)).max(axis=1)
-    crit = float(np.quantile(z, confidence))
-    sidak = 1.0 - confidence ** (1.0 / n_p)
-    level = 1.0 - float(np.clip(2.0 * scipy.stats.norm.sf(crit), sidak, alpha))
-    return crit, level
+def _from_scale(g: np.ndarray) -> np.ndarray:
+    return np.where(_RATE_COLS, scipy.special.expit(g), np.tanh(g))
+
+
+def _max_t(y, m, est, se, n_resamples, gen, confidence) -> tuple[np.ndarray, int]:
+    """The ``confidence`` quantile of the max over pairs of ``|t*|`` per statistic (4,), and
+    the number of resamples with an infinite draw. ``t*`` is on the logit / atanh scale,
+    each resample studentized by its own CR2 SE; statistics without spread are left out."""
+    g, d = _to_scale(est)
+    with np.errstate(invalid="ignore"):
+        spread = np.isfinite(g) & (se * d > 0)
+    m_b = []
+    block = max(1, 2_000_000 // (len(m) * m.shape[1] * 4))
+    for weights in task_resamples(len(m), n_resamples, gen, max_cells=block * len(m)):
+        rb, sb = _cr2_rates(y, m, weights)
+        gb, db = _to_scale(rb)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            num = gb - g
+            tb = np.abs(np.where(np.isinf(num), num, num / (sb * db)))
+        m_b.append(np.where(spread & ~np.isnan(tb), tb, 0.0).max(axis=1))  # (B, 4)
+    m_b = np.concatenate(m_b)
+    crit = np.quantile(m_b, confidence, axis=0, method="inverted_cdf")
+    return crit, int(np.isinf(m_b).any(axis=1).sum())
 
 
 def compare(
@@ -285,6 +303,8 @@ def compare(
     reference: str | None = None,
     confidence: float = 0.95,
     method: str = "cr2_wilson",
+    n_resamples: int = 2000,
+    rng: np.random.Generator | int | None = None,
     judge: str | None = None,
     rubric: str | None = None,
     arms: Sequence[str] | None = None,
@@ -295,14 +315,15 @@ def compare(
     :func:`evalstats.stats.win_rates`' (``cr2_wilson``: the CR2 SE with Bell-McCaffrey df,
     a score interval, and the test it inverts, so ``p_value < 1 - confidence`` exactly when
     the interval excludes 0): a pair's numbers are the same here and there. ``p_holm`` is
-    Holm over the pairs' p-values. The simultaneous interval is the same construction at a
-    per-pair level ``1 - alpha*`` that makes the pairs hold jointly: ``alpha* = 2 (1 -
-    Phi(c))`` with ``c`` the ``confidence`` quantile of ``max |Z|`` over the pairs, ``Z``
-    normal with the correlations of the pairs' estimates from the task-clustered sandwich
-    (one statistic at a time). ``alpha*`` lies between Sidak's level and ``alpha``, so the
-    simultaneous interval holds the marginal one (it never contradicts ``p_value``), stays
-    in range, and is deterministic. Coverage and family-wise error: ``docs/methods.md``,
-    "Comparisons and rankings".
+    Holm over the pairs' p-values. The simultaneous interval is a max-t: ``c`` is the
+    ``confidence`` quantile of the max over pairs of ``|t*|`` in a task-cluster bootstrap
+    (every resample studentized by its own CR2 SE), the interval ``g^-1(g(r) +- c g'(r) SE)``
+    on the logit (rates) / atanh (net win) scale, so its ends stay in range; ``c`` is capped
+    at Bonferroni's ``t_df(1 - alpha / (2P))`` and the interval widened to hold the
+    marginal one, so it never contradicts ``p_value``. A resample at the edge of the range
+    counts as infinitely extreme: where too many are, the cap (not an infinite value) is
+    used; a statistic without spread (no tie anywhere) gets the marginal construction at
+    Bonferroni's level, never [0, 1]. Coverage and family-wise error: ``docs/methods.md``, "Comparisons and rankings".
 
     Parameters
     ----------
@@ -315,7 +336,11 @@ def compare(
     confidence : float
         Level of the marginal and the simultaneous intervals.
     method : {"cr2_wilson"}
-        How the intervals are made (:func:`evalstats.stats.win_rates`' key).
+        How the marginal interval is made (:func:`evalstats.stats.win_rates`' key).
+    n_resamples : int
+        Task-cluster bootstrap resamples of the simultaneous critical value.
+    rng : numpy.random.Generator or int, optional
+        Seed of the bootstrap.
     judge, rubric : str, optional
         Which judge's (rubric's) verdicts, needed when the frame has several.
     arms : sequence of str, optional
@@ -326,45 +351,54 @@ def compare(
     ResultFrame
         One row per pair and statistic (:data:`COMPARE_STATISTICS`): ``arm_a``, ``arm_b``,
         the tidy columns, then ``p_holm`` (net win only), ``sim_low``, ``sim_high``.
-        ``diagnostics`` holds the judge and, per statistic, the critical value ``crit_<s>``
-        and the per-pair level ``level_<s>`` of the simultaneous intervals.
+        ``diagnostics`` holds the judge, the critical value of each statistic (capped), the
+        number of resamples and of degenerate ones.
 
     Examples
     --------
     >>> f = pd.DataFrame({"task_id": [f"t{i % 6}" for i in range(36)], "judge": "j",
     ...                   "arm_a": ["x", "y", "x"] * 12, "arm_b": ["y", "z", "z"] * 12,
     ...                   "status": "ok", "outcome": ["win", "tie", "loss", "win"] * 9})
-    >>> res = compare(f)
+    >>> res = compare(f, rng=1, n_resamples=200)
     >>> res.loc[res.statistic == "net_win", ["arm_a", "arm_b", "estimate"]].to_string(index=False)
     'arm_a arm_b  estimate\\n    x     y      0.25\\n    x     z      0.25\\n    y     z      0.25'
     """
     confidence = check_confidence(confidence)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=20)
     if method not in COMPARE_METHODS:
         raise ParameterError(f"method must be one of {COMPARE_METHODS}, got {method!r}")
+    gen = as_generator(rng)
     enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
     pairs = _pairs(enc.arms, reference)
-    n_p = len(pairs)
+    n_p, alpha = len(pairs), 1.0 - confidence
     counts, _ = pair_counts(enc, pairs)
-    tp = np.nonzero(counts.sum(-1) > 0)  # the (task, pair) cells judged
+    m = counts.sum(-1)
+    tp = np.nonzero(m > 0)  # the (task, pair) cells judged
     c = counts[tp]
 
-    def marginal(level: float, test: bool = True) -> dict[str, Any]:  # win_rates' numbers
-        return rate_arrays(
-            c[:, 0], c[:, 1], c[:, 2], tp[1], n_p, method=method, confidence=level,
-            net_win_test=test,
-        )  # fmt: skip
+    def marginal(level: float) -> dict[str, Any]:  # win_rates' numbers, each pair a group
+        return rate_arrays(c[:, 0], c[:, 1], c[:, 2], tp[1], n_p, method=method, confidence=level)
 
     ra = marginal(confidence)
     est, se = ra["est"][:, :4], ra["se"][:, :4]
     df = np.column_stack([np.repeat(ra["df"][:, None], 3, axis=1), ra["net_win_df"]])
-    corr = _pair_correlations(counts, est)
-    family = [_family_level(corr[s], confidence) for s in range(len(COMPARE_STATISTICS))]
-    sim_lo, sim_hi = np.empty_like(est), np.empty_like(est)
-    by_level: dict[float, dict[str, Any]] = {}
-    for s, (_, level) in enumerate(family):
-        if level not in by_level:
-            by_level[level] = ra if level == confidence else marginal(level, test=False)
-        sim_lo[:, s], sim_hi[:, s] = by_level[level]["low"][:, s], by_level[level]["high"][:, s]
+    y = np.stack(
+        [counts[..., 0], counts[..., 1], counts[..., 2], counts[..., 0] - counts[..., 2]], -1
+    )
+    crit, degenerate = _max_t(y, m, est, se, n_resamples, gen, confidence)
+    g, d = _to_scale(est)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cap = np.minimum(crit[None], scipy.stats.t.ppf(1 - alpha / (2 * n_p), df))
+        half = np.maximum(cap, scipy.stats.t.ppf(1 - alpha / 2, df)) * se * d
+        sim_lo = np.fmin(_from_scale(g - half), ra["low"][:, :4])
+        sim_hi = np.fmax(_from_scale(g + half), ra["high"][:, :4])
+    # At the edge of the range (no tie drawn, say) there is no spread to studentize: the
+    # marginal construction at Bonferroni's level.
+    flat = ~np.isfinite(sim_lo + sim_hi) | ~(half > 0)
+    if flat.any():
+        bonf = marginal(1.0 - alpha / n_p)
+        sim_lo = np.where(flat, bonf["low"][:, :4], sim_lo)
+        sim_hi = np.where(flat, bonf["high"][:, :4], sim_hi)
     p = ra["net_win_p"]
     p_holm = np.full(n_p, np.nan)
     ok = np.isfinite(p)
@@ -394,22 +428,20 @@ def compare(
                     "sim_high": sim_hi[pi, s],
                 }
             )
+    with np.errstate(invalid="ignore"):
+        t_bonf = scipy.stats.t.ppf(1 - alpha / (2 * n_p), df)
     diagnostics = pd.DataFrame(
         {
             "judge": [enc.judge],
             "n_arms": [len(enc.arms)],
             "n_pairs": [n_p],
             "n_tasks": [enc.n_tasks],
-            **{
-                f"crit_{name}": [crit]
-                for name, (crit, _) in zip(COMPARE_STATISTICS, family, strict=True)
-            },
-            **{
-                f"level_{name}": [lv]
-                for name, (_, lv) in zip(COMPARE_STATISTICS, family, strict=True)
-            },
+            "n_resamples": [n_resamples],
+            "n_degenerate": [degenerate],
+            **{f"crit_{name}": [float(min(crit[s], np.nanmax(t_bonf[:, s], initial=0.0)))]
+               for s, name in enumerate(COMPARE_STATISTICS)},
         }
-    )
+    )  # fmt: skip
     return tidy_frame(
         pd.DataFrame(rows),
         by=["arm_a", "arm_b"],
