@@ -9,7 +9,7 @@ import scipy.stats
 import statsmodels.api as sm
 
 from evalstats.errors import DataError, ParameterError
-from evalstats.stats import compare, pairwise_from_verdicts, win_rates
+from evalstats.stats import compare, win_rates
 from evalstats.stats._pair_simulation import simulate_pairwise, true_net_wins
 
 
@@ -92,9 +92,8 @@ def test_two_arm_verdict_frame_is_the_case_k_2():
             "outcome": ["win", "loss", "win", None, "tie", "win"],
         }
     )
-    p = pairwise_from_verdicts(v)
-    assert (p.arm_a == "with").all() and p.order.tolist()[:2] == ["a_first", "b_first"]
-    res = compare(p, n_resamples=50, rng=0)
+    # the seeds' frame: no arm columns (WITH vs WITHOUT), orders with_first / without_first
+    res = compare(v, n_resamples=50, rng=0)
     net = res[res.statistic == "net_win"].iloc[0]
     assert (net.arm_a, net.arm_b, net.n, net.n_tasks) == ("with", "without", 5, 3)
     assert net.estimate == pytest.approx((3 - 1) / 5)

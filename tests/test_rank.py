@@ -258,9 +258,8 @@ def test_rank_sets_do_not_depend_on_the_seed_on_the_three_arm_data():
     from pathlib import Path
 
     import evalstats
-    from evalstats.stats import pairwise_frame
 
-    frame = pairwise_frame(evalstats.load_dir(Path(__file__).parents[1] / "data" / "karm"))
+    frame = evalstats.load_frame(Path(__file__).parents[1] / "data" / "karm")
     frame = frame[frame.rubric == "with-without"]
     for judge in sorted(set(frame.judge)):
         for simultaneous in (True, False):

@@ -1,5 +1,5 @@
 """Chatbot Arena battles (Chatzi et al., NeurIPS 2024), judged by people and by three LLMs, as
-a pairwise verdict frame for K arms (:mod:`evalstats.stats.pairs`): model A is ``arm_a`` and is
+a pairwise verdict frame for K arms (:func:`evalstats.verdict_frame`: `arm_a`, `arm_b` on every row): model A is ``arm_a`` and is
 shown first; each battle is its own task. The mapping is in ``docs/methods.md`` ("Case
 studies").
 """

@@ -77,7 +77,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ],
         ".formatting": ["summarize"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
-        ".pairs": ["PAIRWISE_COLUMNS", "pairwise_frame", "pairwise_from_verdicts"],
         ".power": [
             "PowerResult",
             "mde_curve",
@@ -176,7 +175,6 @@ if TYPE_CHECKING:
     )
     from .formatting import summarize
     from .models import OrdinalCheckResult, ordinal_check
-    from .pairs import PAIRWISE_COLUMNS, pairwise_frame, pairwise_from_verdicts
     from .power import (
         PowerResult,
         mde_curve,

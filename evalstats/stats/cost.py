@@ -1089,7 +1089,7 @@ def pareto(
     Parameters
     ----------
     quality : pandas.DataFrame
-        A pairwise verdict frame (:mod:`evalstats.stats.pairs`) with every arm judged
+        A pairwise verdict frame (:func:`evalstats.verdict_frame`: `arm_a`, `arm_b` on every row) with every arm judged
         against ``reference``: quality is the net win against it.
     cost : Dataset or pandas.DataFrame
         The runs, or the data directory holding them (as for :func:`arm_costs`).

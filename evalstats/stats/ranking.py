@@ -1117,7 +1117,7 @@ def rank(
     Parameters
     ----------
     frame : pandas.DataFrame
-        A pairwise verdict frame (:mod:`evalstats.stats.pairs`).
+        A pairwise verdict frame (:func:`evalstats.verdict_frame`: `arm_a`, `arm_b` on every row).
     labels : pandas.DataFrame, optional
         People's verdicts (a pairwise frame, one judge) on a random subset of ``frame``'s
         judgments: the prediction-powered ranking (see the module docstring).
