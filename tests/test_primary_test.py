@@ -487,6 +487,8 @@ def test_consensus_rows_in_design_coverage():
     )
     gen = np.random.default_rng(np.random.SeedSequence(PARAMS["seed"], spawn_key=(3,)))
     again = design_coverage(cframe, by=["rubric", "judge"], n_resamples=1000, rng=gen)
+    # The one pair of arms (with, without) is a key of the result, left implicit in the report.
+    assert set(zip(again.pop("arm_a"), again.pop("arm_b"), strict=True)) == {("with", "without")}
     pd.testing.assert_frame_equal(
         rows.reset_index(drop=True).astype({"rubric": str, "judge": str}),
         again.astype({"rubric": str, "judge": str}).reset_index(drop=True),
