@@ -532,18 +532,7 @@ def _dry_run(
 ) -> JudgeRunResult:
     frame = _summary(calls, adj_calls, finished, cfg, None)
     if len(frame):
-        shown = frame[
-            [
-                "judge",
-                "role",
-                "calls",
-                "done_before",
-                "to_call",
-                "input_tokens",
-                "est_usd",
-                "est_usd_max",
-            ]
-        ]
+        shown = frame[_SUMMARY_COLUMNS[: _SUMMARY_COLUMNS.index("est_usd_max") + 1]]  # no spend yet
         print(shown.to_string(index=False))
     else:
         print("nothing to judge")
