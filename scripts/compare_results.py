@@ -52,13 +52,12 @@ RENAMED: dict[str, tuple[str | None, str]] = {
     # cost_ratios: one row per ratio already (``metric`` is now ``statistic``)
     "se_log": (None, "se"),
     "n_pairs": (None, "n"),
-    "n_clusters": (None, "n_tasks"),
 }
 
 
 _SEED_ARMS = {"arm_a": "with", "arm_b": "without"}
 #: Column names issue 31's one vocabulary renamed, old -> new (the values compared as before).
-RENAMED_COLUMNS = {"n_sims": "n_resamples"}
+RENAMED_COLUMNS = {"n_sims": "n_resamples", "n_clusters": "n_tasks"}
 
 
 def differences(a: Any, b: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:

@@ -380,7 +380,7 @@ def test_repeated_instruction_becomes_a_replicate_with_a_warning(tmp_path):
     again = frame.loc[(frame["task_id"] == "inst002") & (frame["judge"] == "judge-one")]
     assert sorted(again["replicate"]) == [1, 2]
     row = leaderboard_row(frame).set_index("annotator").loc["judge-one"]
-    assert row["n_total"] == 11 and row["n_clusters"] == 10
+    assert row["n_total"] == 11 and row["n_tasks"] == 10
     # No warning without repeats.
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -266,7 +266,7 @@ def test_agreement_against_sklearn_and_crosstab(doc, raw):
         wide = g.pivot(index="instruction_id", columns="annotator", values="preference")
         verdict = wide.apply(lambda c: np.sign(c - 1.5))  # -1 loss, 0 tie, 1 win
         a, b = verdict[row["judge_a"]], verdict[row["judge_b"]]
-        assert row["n"] == 805 and row["n_clusters"] == 805
+        assert row["n"] == 805 and row["n_tasks"] == 805
         assert row["kappa"] == pytest.approx(cohen_kappa_score(a, b), rel=1e-12)
         assert row["kappa_linear"] == pytest.approx(
             cohen_kappa_score(a, b, weights="linear"), rel=1e-12
@@ -294,13 +294,13 @@ def test_standard_errors_iid_cluster_and_dataset(doc, raw):
         assert iid["se"] == pytest.approx(sem, rel=1e-12)
         assert iid["win_rate_ci_low"] == pytest.approx(y.mean() - z * sem, rel=1e-12)
         # One record per instruction: the cluster-robust SE is the IID SE.
-        assert inst["se"] == pytest.approx(sem, rel=1e-12) and inst["n_clusters"] == 805
+        assert inst["se"] == pytest.approx(sem, rel=1e-12) and inst["n_tasks"] == 805
         assert inst["se_ratio"] == pytest.approx(1.0, rel=1e-12)
         assert 0.85 < inst["boot_se_ratio"] < 1.15  # Monte-Carlo noise at 400 resamples
         # Five source data sets: statsmodels' cluster-robust SE of an intercept-only OLS.
         groups = pd.factorize(g["dataset"])[0]
         ols = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": groups})
-        assert ds["n_clusters"] == 5 and ds["df"] == 4
+        assert ds["n_tasks"] == 5 and ds["df"] == 4
         assert ds["se"] == pytest.approx(float(ols.bse[0]), rel=1e-10)
         assert ds["se_ratio"] == pytest.approx(ds["se"] / sem, rel=1e-12)
         assert ds["win_rate_ci_high"] == pytest.approx(y.mean() + tq4 * ds["se"], rel=1e-12)

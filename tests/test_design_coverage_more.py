@@ -70,7 +70,7 @@ def test_kappa_coverage_estimate_is_judge_agreements_and_in_a_sane_range():
     agr = judge_agreement(f, rubric="with-without")
     kappa = agr.loc[agr["statistic"] == "kappa", "estimate"].iloc[0]
     assert row["estimate"] == pytest.approx(kappa, abs=1e-12)
-    assert (row["n"], row["n_clusters"]) == (120, 30)
+    assert (row["n"], row["n_tasks"]) == (120, 30)
     # 30 tasks, kappa ~ 0.6: the interval is close to nominal (the battery: 0.93-0.97).
     assert 0.90 <= row["coverage"] <= 0.99, row["coverage"]
     assert row["method"] == "atanh_jackknife_midp_blaker"
@@ -142,7 +142,7 @@ def test_cost_coverage_rows_truth_and_a_sane_range():
     lx, ly = np.log(tw), np.log(to)
     truth = np.exp(lx.mean() + lx.var(ddof=1) / 2 - ly.mean() - ly.var(ddof=1) / 2)
     assert cov.loc["tokens_total_ratio", "truth"] == pytest.approx(truth, rel=1e-12)
-    assert (cov["n_clusters"] == 40).all()
+    assert (cov["n_tasks"] == 40).all()
     # Its own model at 40 tasks: close to nominal (0.936-0.948 at 2,000 simulations; here
     # 300, MC SE 0.013).
     assert ((cov["coverage"] >= 0.88) & (cov["coverage"] <= 0.99)).all(), cov["coverage"]

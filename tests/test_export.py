@@ -189,7 +189,7 @@ def check_table(
                     assert cell == _ratio_name(row[stat])
                     continue
             assert col.endswith(" (%)") == (percent and stat in RATES), col
-            if stat in ("n", "n_pairs", "n_clusters", "n_tasks"):
+            if stat in ("n", "n_pairs", "n_tasks", "n_tasks"):
                 assert int(cell) == row[stat]
             elif stat in (
                 "arm_a",
@@ -240,7 +240,7 @@ def test_tables_show_every_headline_statistic(doc):
         "judge",
         "n",
         "n_pairs",
-        "n_clusters",
+        "n_tasks",
         "win_rate (%)",
         "tie_rate (%)",
         "loss_rate (%)",
@@ -341,7 +341,7 @@ def test_macros_equal_results(results_path, doc, digits, percent):
                     macros[prefix + w + "Hi"], row[f"{stat}_ci_high"], stat, digits, percent
                 )
             assert int(macros[prefix + "N"]) == row["n"]
-            assert int(macros[prefix + "Tasks"]) == row["n_clusters"]
+            assert int(macros[prefix + "Tasks"]) == row["n_tasks"]
             assert int(macros[prefix + "Pairs"]) == row["n_pairs"]
             expected += 3 * len(STAT_WORDS) + 3
     for row in source_rows(doc, "agreement"):
@@ -412,7 +412,7 @@ def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
             assert close(g[3 * i + 2], row[f"{stat}_ci_high"], stat, None, True)
         # "165 judged pair-orders (85 pairs)" for the blind rubric (the rates' own
         # denominator first), "83 pairs" otherwise.
-        assert int(g[10]) == row["n_pairs"] and int(g[11]) == row["n_clusters"]
+        assert int(g[10]) == row["n_pairs"] and int(g[11]) == row["n_tasks"]
         assert int(g[9] or g[10]) == row["n"]
         assert (g[9] is not None) == (row["rubric"] == "blind-pair")
         assert close(g[12], row["net_win"], "net_win", None, True)
@@ -450,7 +450,7 @@ def test_agreement_and_cost_sentences(doc):
             units = f"{row['n']} judged pair-orders ({row['n_pairs']} pairs)"
         else:
             units = f"{row['n']} pairs"
-        assert f"of {units} in {row['n_clusters']} tasks" in s
+        assert f"of {units} in {row['n_tasks']} tasks" in s
     cost = [s for s in sentences if s.startswith("WITH / WITHOUT ratio")]
     assert len(cost) == len(source_rows(doc, "cost"))
     m = re.search(

@@ -24,7 +24,7 @@ def test_long_shape() -> None:
     res = _long_cluster_mean(df, "y", by="g")
     assert list(res.columns) == ["g", *TIDY_COLUMNS, "t"]
     assert res["statistic"].tolist() == ["mean", "mean"]
-    assert res.diagnostics["n_clusters"].tolist() == [1, 2]
+    assert res.diagnostics["n_tasks"].tolist() == [1, 2]
 
 
 def _clustered(seed: int, n_clusters: int = 15, max_size: int = 6) -> pd.DataFrame:
@@ -51,7 +51,7 @@ def test_matches_statsmodels_cluster_ols(seed):
     assert res["ci_high"] == pytest.approx(hi, rel=1e-10)
     assert res["p_value"] == pytest.approx(ols.pvalues[0], rel=1e-8)
     assert res["n"] == len(df)
-    assert res["n_clusters"] == df["task_id"].nunique()
+    assert res["n_tasks"] == df["task_id"].nunique()
     assert res["df"] == df["task_id"].nunique() - 1
 
 
@@ -113,7 +113,7 @@ def test_groups_equal_separate_fits_and_missing_values_are_left_out():
     for g, part in (("a", a), ("b", b.dropna())):
         one = cluster_mean(part, "y").iloc[0]
         row = res.loc[res["g"] == g].iloc[0]
-        for col in ("n", "n_clusters", "mean", "se", "ci_low", "ci_high", "p_value"):
+        for col in ("n", "n_tasks", "mean", "se", "ci_low", "ci_high", "p_value"):
             assert row[col] == pytest.approx(one[col], rel=1e-12), col
     assert res.loc[res["g"] == "b", "n_missing"].item() == int(b["y"].isna().sum())
     assert res.loc[res["g"] == "a", "n_missing"].item() == 0

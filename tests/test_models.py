@@ -63,7 +63,7 @@ def test_recovers_a_known_judge_effect_and_cut_points():
         row = coef.loc[term]
         assert abs(row["estimate"] - value) < 3 * row["se"], term
     assert coef.loc["judge[b]", "p"] < 1e-3  # a real effect, 2,400 verdicts in 300 tasks
-    assert res.reference_judge == "a" and res.n == 2400 and res.n_clusters == 300
+    assert res.reference_judge == "a" and res.n == 2400 and res.n_tasks == 300
     probs = res.probabilities.set_index(["judge", "quantity"])
     for judge, shift in (("a", 0.0), ("b", BETA)):
         for quantity, value in _true_probs(shift).items():
@@ -200,7 +200,7 @@ def test_on_the_sample_beside_the_design_based_win_rates(rubric):
 
     frame = load_frame(SAMPLE)
     res = ordinal_check(frame, rubric=rubric)
-    assert res.converged and res.n_clusters == 15
+    assert res.converged and res.n_tasks == 15
     design = wide(win_rates(frame.loc[frame["rubric"] == rubric])).set_index("judge")
     wide = res.wide_probabilities().set_index("judge")
     assert list(wide.index[-1:]) == [AVERAGE]

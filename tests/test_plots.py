@@ -40,7 +40,7 @@ def rates_frame(judges=("anthropic:claude-sonnet-4", "openai:gpt-5.4"), nan_ci=F
     for j in judges:
         w, t = rng.uniform(0.3, 0.5), rng.uniform(0.2, 0.35)
         vals = {"win_rate": w, "tie_rate": t, "loss_rate": 1 - w - t, "net_win": 2 * w + t - 1}
-        row = {"judge": j, "n": 84, "n_clusters": 15, "confidence": 0.95, "method": "cluster_t"}
+        row = {"judge": j, "n": 84, "n_tasks": 15, "confidence": 0.95, "method": "cluster_t"}
         for k, v in vals.items():
             row[k] = v
             row[f"{k}_ci_low"] = np.nan if nan_ci else v - 0.1

@@ -332,7 +332,7 @@ def check_card(card: str, doc: dict, rubric: str, judge: str) -> None:
         pct(g[i + 1], row[f"{stat}_ci_low"])
         pct(g[i + 2], row[f"{stat}_ci_high"])
     # "of 165 judged pair-orders (85 pairs)": the rates' own denominator first.
-    assert int(g[3]) == row["n"] and int(g[4]) == row["n_clusters"]
+    assert int(g[3]) == row["n"] and int(g[4]) == row["n_tasks"]
     # Every other number of the card is in results.json too: the other rows' net wins on this
     # rubric, the confidence, and the plan's alpha and margin.
     allowed = {f"{doc['parameters']['confidence'] * 100:g}", str(row["n"]), str(row["n_pairs"]), *g}

@@ -411,14 +411,14 @@ def test_compact_view_shows_n_and_n_pairs_when_present():
             "rubric": ["blind-pair", "with-without"],
             "n": [64, 31],
             "n_pairs": [32, 31],
-            "n_clusters": [15, 15],
+            "n_tasks": [15, 15],
             "win_rate": [0.58, 0.4],
             "win_rate_ci_low": [0.41, 0.3],
             "win_rate_ci_high": [0.73, 0.52],
         }
     )
     view = evalstats.summarize(t)
-    assert view.columns[:4].tolist() == ["rubric", "n", "n_pairs", "n_clusters"]
+    assert view.columns[:4].tolist() == ["rubric", "n", "n_pairs", "n_tasks"]
     assert view["n"].tolist() == [64, 31] and view["n_pairs"].tolist() == [32, 31]
     assert "n_pairs" not in evalstats.summarize(t.drop(columns="n_pairs")).columns
     with_orders = evalstats.summarize(t.assign(n_pair_orders=[64, 31]))
@@ -427,7 +427,7 @@ def test_compact_view_shows_n_and_n_pairs_when_present():
         "n",
         "n_pairs",
         "n_pair_orders",
-        "n_clusters",
+        "n_tasks",
     ]
 
 

@@ -126,7 +126,7 @@ def test_vector_statistic_and_to_frame() -> None:
 
     res = cluster_bootstrap(cs, two, method="percentile", n_resamples=500, rng=0)
     assert isinstance(res, BootstrapResult)
-    assert res.estimate.shape == (2,) and res.n_clusters == 20 and res.n_resamples == 500
+    assert res.estimate.shape == (2,) and res.n_tasks == 20 and res.n_resamples == 500
     assert np.all(res.ci_low <= res.estimate) and np.all(res.estimate <= res.ci_high)
     frame = res.to_frame(["a", "b"])
     assert list(frame.index) == ["a", "b"]

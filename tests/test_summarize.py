@@ -58,7 +58,7 @@ def test_win_rates_view(rates):
         "judge",
         "n",
         "n_pairs",
-        "n_clusters",
+        "n_tasks",
         "win_rate (%)",
         "tie_rate (%)",
         "loss_rate (%)",
@@ -71,7 +71,7 @@ def test_win_rates_view(rates):
         assert_cells(view, rates, stat, scale=100, decimals=0, header=f"{stat} (%)")
     groups = rates.diagnostics
     assert (view["n"].to_numpy() == groups["n"].to_numpy()).all()
-    assert (view["n_clusters"] == 15).all()
+    assert (view["n_tasks"] == 15).all()
     assert view["rubric"].tolist() == groups["rubric"].astype(str).tolist()
     assert (view["method"] == evalstats.stats.DEFAULT_METHOD).all()
 
@@ -132,7 +132,7 @@ def test_agreement_view(frame):
         "judge_b",
         "n",
         "n_pairs",
-        "n_clusters",
+        "n_tasks",
     ]
     assert {"observed_agreement (%)", "kappa", "kappa_linear", "ac1", "pabak"} <= set(cols)
     assert "confusion" not in cols and "trigger" not in cols

@@ -102,7 +102,7 @@ def test_cr1_se_and_cluster_t_p_match_statsmodels(seed: int, no_answer_as: str) 
         kept, values = row_values(sub, no_answer_as)
         groups = pd.factorize(kept["task_id"])[0]
         assert res.loc[judge, "n"] == len(kept)
-        assert res.loc[judge, "n_clusters"] == groups.max() + 1
+        assert res.loc[judge, "n_tasks"] == groups.max() + 1
         for name, y in values.items():
             fit = sm.OLS(y, np.ones_like(y)).fit(
                 cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
@@ -156,11 +156,11 @@ def test_counts_views_and_grouping() -> None:
     )
     res = rates(frame, method="cluster_t").set_index("judge")
     x = res.loc["x"]
-    assert (x["n"], x["n_clusters"], x["wins"], x["ties"], x["losses"]) == (3, 3, 2, 0, 1)
+    assert (x["n"], x["n_tasks"], x["wins"], x["ties"], x["losses"]) == (3, 3, 2, 0, 1)
     assert (x["no_answer"], x["invalid"], x["error"]) == (1, 0, 1)
     assert x["win_rate"] == pytest.approx(2 / 3) and x["net_win"] == pytest.approx(1 / 3)
     y = res.loc["y"]
-    assert (y["n"], y["n_clusters"], y["invalid"]) == (2, 2, 1)  # task b has no ok verdict
+    assert (y["n"], y["n_tasks"], y["invalid"]) == (2, 2, 1)  # task b has no ok verdict
     assert y["score"] == pytest.approx(0.75)
 
     loss = rates(frame, no_answer_as="loss", method="cluster_t").set_index("judge")
@@ -198,7 +198,7 @@ def test_output_is_long_and_tidy() -> None:
         "judge",
         "n",
         "n_pairs",
-        "n_clusters",
+        "n_tasks",
         "wins",
         "ties",
         "losses",

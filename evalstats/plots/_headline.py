@@ -111,7 +111,7 @@ def plot_headline(
     >>> from evalstats.plots import plot_headline
     >>> rates = pd.DataFrame({
     ...     "judge": ["anthropic:claude-sonnet-4", "openai:gpt-5.4"], "n": [84, 82],
-    ...     "n_clusters": [15, 15],
+    ...     "n_tasks": [15, 15],
     ...     "win_rate": [0.45, 0.40], "win_rate_ci_low": [0.35, 0.30],
     ...     "win_rate_ci_high": [0.55, 0.50],
     ...     "tie_rate": [0.35, 0.38], "tie_rate_ci_low": [0.26, 0.28],
@@ -132,10 +132,8 @@ def plot_headline(
     arms = arm_labels(arm_names)
     # Dodged bars put a group's rates side by side: the one place the long result is pivoted.
     rates = wide(rates)
-    if "n_clusters" not in rates.columns and "n_tasks" in rates.columns:
-        rates = rates.assign(n_clusters=rates["n_tasks"])
     cols = [c for n in _NAMES for c in (n, f"{n}_ci_low", f"{n}_ci_high")]
-    require(rates, [*cols, "n", "n_clusters"], "rates")
+    require(rates, [*cols, "n", "n_tasks"], "rates")
     if len(rates) == 0:
         raise ValueError("rates has no rows")
     if group is None:
@@ -146,7 +144,7 @@ def plot_headline(
         raise ValueError("several rows but no group column: pass group=")
     g = len(rates)
     n = rates["n"].to_numpy()
-    n_clusters = rates["n_clusters"].to_numpy()
+    n_clusters = rates["n_tasks"].to_numpy()
     n_pairs = num(rates["n_pairs"]) if "n_pairs" in rates.columns else np.full(g, np.nan)
     ordered = (
         rates["rubric"].astype(str).isin(_ORDERED_RUBRICS).to_numpy()

@@ -90,7 +90,7 @@ def leaderboard_row(
         ``annotator``, the :data:`LEADERBOARD_COLUMNS` (rates x 100 as
         AlpacaEval publishes them), then ``win_rate_ci_low``,
         ``win_rate_ci_high`` (x 100, clipped to [0, 100]), ``discrete_standard_error`` (CR1 SE of
-        the discrete win rate, x 100), ``n_clusters``, ``n_invalid``,
+        the discrete win rate, x 100), ``n_tasks``, ``n_invalid``,
         ``method``, ``confidence``.
 
     Examples
@@ -168,7 +168,7 @@ def leaderboard_row(
             "win_rate_ci_low": np.clip(board["ci_low"] * 100.0, 0.0, 100.0),
             "win_rate_ci_high": np.clip(board["ci_high"] * 100.0, 0.0, 100.0),
             "discrete_standard_error": board["score_se"] * 100.0,
-            "n_clusters": board["n_clusters"].astype(np.int64),
+            "n_tasks": board["n_tasks"].astype(np.int64),
             "n_invalid": board["invalid"].astype(np.int64),
             "method": method,
             "confidence": float(confidence),
@@ -561,7 +561,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
                 f"{by_instruction['boot_se_ratio'].min():.2f}–"
                 f"{by_instruction['boot_se_ratio'].max():.2f})"
                 + (
-                    f"; clustered by the {int(by_dataset['n_clusters'].max())} source data "
+                    f"; clustered by the {int(by_dataset['n_tasks'].max())} source data "
                     f"sets it is {by_dataset['se_ratio'].min():.1f}–"
                     f"{by_dataset['se_ratio'].max():.1f} times larger, a rough estimate from "
                     "so few clusters."

@@ -775,7 +775,7 @@ _SE_WORDS = {
     "cr1": "CR1 SE, C - 1 df",
 }
 PRIMARY_TEST_COLUMNS = (
-    "rubric", "judge", "statistic", "source", "n", "n_clusters", "estimate", "test_centre",
+    "rubric", "judge", "statistic", "source", "n", "n_tasks", "estimate", "test_centre",
     "se", "df", "null", "test", "alpha", "margin", "margin_kind", "lower_margin",
     "upper_margin", "p_value", "ci_low", "ci_high", "ci_level", "decision", "conclusion",
     "method", "ci_note",
@@ -883,7 +883,7 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
         "statistic": stat,
         "source": source,
         "n": int(row["n"]) if "n" in row else int(row["n_pairs"]),
-        "n_clusters": int(row["n_clusters"] if "n_clusters" in row else row["n_tasks"]),
+        "n_tasks": int(row["n_tasks"]),
         "alpha": alpha,
         "margin": plan.margin,
         "margin_kind": plan.margin_kind,
@@ -1171,9 +1171,7 @@ def _ordinal(ctx: Context) -> dict[str, Any]:
             p.loc[hit, "design"] = float(mine[col].mean())
         p["difference"] = p["model"] - p["design"]
         probs.append(
-            p.assign(
-                rubric=rubric, n_fitted=fit.n, n_clusters=fit.n_clusters, converged=fit.converged
-            )
+            p.assign(rubric=rubric, n_fitted=fit.n, n_tasks=fit.n_tasks, converged=fit.converged)
         )
         terms.append(
             fit.coefficients.assign(
@@ -1184,7 +1182,7 @@ def _ordinal(ctx: Context) -> dict[str, Any]:
         raise Unavailable("no rubric with at least two outcomes on two tasks to fit")
     table = pd.concat(probs, ignore_index=True)
     cols = ["rubric", "judge", "quantity", "model", "model_ci_low", "model_ci_high", "se"]
-    cols += ["design", "design_ci_low", "design_ci_high", "difference", "n_fitted", "n_clusters"]
+    cols += ["design", "design_ci_low", "design_ci_high", "difference", "n_fitted", "n_tasks"]
     table = table[[*cols, "converged", "method"]]
     return {
         "ordinal_check": table,

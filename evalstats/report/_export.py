@@ -493,7 +493,6 @@ _HEADERS = {
     "estimand": "Estimand",
     "n": "n",
     "n_pairs": "Pairs",
-    "n_clusters": "Tasks",
     "n_tasks": "Tasks",
     "win_rate": "Win",
     "tie_rate": "Tie",
@@ -869,7 +868,7 @@ def _primary_macros(names: _Names, t: Mapping[str, Any], digits: int | None, per
 
 
 def _counts(names: _Names, prefix: str, row: Mapping[str, Any], src: str) -> None:
-    for col, suffix in (("n", "N"), ("n_pairs", "Pairs"), ("n_clusters", "Tasks")):
+    for col, suffix in (("n", "N"), ("n_pairs", "Pairs"), ("n_tasks", "Tasks")):
         v = row.get(col)
         if v is not None and not (isinstance(v, float) and np.isnan(v)):
             names.add(prefix + suffix, str(int(v)), f"{src} / {col}")
@@ -936,7 +935,7 @@ def _win_sentence(
         f"{_arm_short(doc)} won {_iv(row, 'win_rate', digits, percent, pct)}, "
         f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and "
         f"lost {_iv(row, 'loss_rate', digits, percent, pct)} of {_units(row, ordered)} "
-        f"in {int(row['n_clusters'])} tasks{_left_out(row)}: a net win of "
+        f"in {int(row['n_tasks'])} tasks{_left_out(row)}: a net win of "
         f"{_iv(row, 'net_win', digits, percent, pts)} ({who}, {rubric} rubric), "
         f"{_method(row, _confidence(doc))}."
     )
@@ -956,7 +955,7 @@ def _agreement_sentence(
         f"{judge_label(str(row['judge_a']))} and {judge_label(str(row['judge_b']))} agreed on "
         f"{_iv(row, 'observed_agreement', digits, percent, pct)} of "
         f"{_units(row, str(row['rubric']) in _ordered_rubrics(doc))} in "
-        f"{int(row['n_clusters'])} tasks ({row['rubric']} rubric): Cohen's kappa "
+        f"{int(row['n_tasks'])} tasks ({row['rubric']} rubric): Cohen's kappa "
         f"{_iv(row, 'kappa', digits, percent, '')}, {conf} % CI clustered by task, "
         f"{method_words(row.get('kappa_method'))}; Gwet's AC1 "
         f"{_iv(row, 'ac1', digits, percent, '')} by {method_words(row.get('ac1_method'))}."
@@ -1330,7 +1329,7 @@ def headline_paragraph(
     text = (
         f"On the {rubric} rubric, judged by {judge_label(str(row['judge']))}, {verdict}. "
         f"{short} won {_iv(row, 'win_rate', digits, percent, pct)} of "
-        f"{_units(row, rubric in _ordered_rubrics(doc))} in {int(row['n_clusters'])} tasks, "
+        f"{_units(row, rubric in _ordered_rubrics(doc))} in {int(row['n_tasks'])} tasks, "
         f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and lost "
         f"{_iv(row, 'loss_rate', digits, percent, pct)}: a net win of "
         f"{_iv(row, 'net_win', digits, percent, pts)}, {_method(row, _confidence(doc))}: "

@@ -300,7 +300,7 @@ def _longer_wins(frame: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     Among ``ok`` verdicts on items whose outputs differ in length, the share won by the
     longer one (0.5: no length preference), with :func:`evalstats.win_rates`' task-clustered
     interval on the frame re-oriented so that WITH is the longer output. Columns: ``judge``,
-    ``n``, ``n_clusters``, ``longer_wins``, ``ci_low``, ``ci_high``.
+    ``n``, ``n_tasks``, ``longer_wins``, ``ci_low``, ``ci_high``.
     """
     from ..stats.rates import win_rates
 
@@ -326,8 +326,8 @@ def _longer_wins(frame: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
         )
     rates = win_rates(pd.concat(parts, ignore_index=True), by="judge")
     longer = pd.DataFrame(rates.loc[rates["statistic"] == "win_rate"]).reset_index(drop=True)
-    longer = longer.rename(columns={"estimate": "longer_wins", "n_tasks": "n_clusters"})
-    return longer[["judge", "n", "n_clusters", "longer_wins", "ci_low", "ci_high"]]
+    longer = longer.rename(columns={"estimate": "longer_wins", "n_tasks": "n_tasks"})
+    return longer[["judge", "n", "n_tasks", "longer_wins", "ci_low", "ci_high"]]
 
 
 def _length_bias(ctx: Context) -> dict[str, Any]:

@@ -526,7 +526,7 @@ def _load(results: Any) -> dict[str, Any]:
     return dict(doc)
 
 
-_COST_LEGACY = {"metric": "statistic", "se_log": "se", "n_pairs": "n", "n_clusters": "n_tasks"}
+_COST_LEGACY = {"metric": "statistic", "se_log": "se", "n_pairs": "n"}
 
 
 def _table(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:

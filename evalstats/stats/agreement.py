@@ -2633,7 +2633,7 @@ def judge_agreement(
         in both orders), ``n_tasks`` the tasks. With three or more judges a last group
         (``judge_a == "all judges"``) has ``fleiss_kappa`` (units every judge rated ``ok``)
         and ``krippendorff_alpha`` (units with missing judges too). ``.diagnostics`` per
-        group: ``n``, ``n_pairs``, ``n_clusters``, ``agreements``, ``disagreements``,
+        group: ``n``, ``n_pairs``, ``n_tasks``, ``agreements``, ``disagreements``,
         ``trigger``, ``kappa_se0``, ``kappa_z``, ``fleiss_se0``, ``ci_note`` and
         ``confusion`` (k x k counts, rows = judge_a, order loss/tie/win).
 
@@ -2679,7 +2679,7 @@ def judge_agreement(
             long += _long_rows(head, order, rows, n, n_tasks, opts.confidence)
             table = np.bincount(a[both] * _K + b[both], minlength=_K * _K).reshape(_K, _K)
             diags.append(
-                {**head, "n": n, "n_pairs": _n_pairs(wide, both, cluster), "n_clusters": n_tasks}
+                {**head, "n": n, "n_pairs": _n_pairs(wide, both, cluster), "n_tasks": n_tasks}
                 | {"agreements": n - disagreements, "disagreements": disagreements}
                 | {"trigger": d["trigger"], **diag, "confusion": table.tolist()}
             )
@@ -2690,7 +2690,7 @@ def judge_agreement(
             diags.append({**head, **diag})
     by = ["rubric", *(c for c in _ARMS if c in f.columns), "judge_a", "judge_b"]
     diagnostics = pd.DataFrame(diags)
-    order = ("n", "n_pairs", "n_clusters", "agreements", "disagreements", "trigger")
+    order = ("n", "n_pairs", "n_tasks", "agreements", "disagreements", "trigger")
     order += ("kappa_se0", "kappa_z", "fleiss_se0", "ci_note", "confusion")
     diagnostics = diagnostics[[*by, *(c for c in order if c in diagnostics.columns)]]
     return tidy_frame(pd.DataFrame(long), by=by, diagnostics=diagnostics)
@@ -2705,7 +2705,7 @@ def _many_judges(wide: pd.DataFrame, judges: list[str], cluster: str, opts: _Int
     task = wide[cluster].to_numpy()
     n, n_tasks = int(complete.sum()), int(wide.loc[complete, cluster].nunique())
     diag: dict[str, Any] = {"n": n, "n_pairs": _n_pairs(wide, complete, cluster)}
-    diag["n_clusters"] = n_tasks
+    diag["n_tasks"] = n_tasks
     rows: dict[str, dict[str, Any]] = {}
     if complete.any():
         diag["fleiss_se0"] = fleiss_kappa(codes[complete], categories=[0.0, 1.0, 2.0]).se0

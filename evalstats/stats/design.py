@@ -315,7 +315,7 @@ def design_coverage(
     Returns
     -------
     DataFrame
-        Win rates: one row per group: the ``by`` columns, ``n``, ``n_clusters``, ``icc``,
+        Win rates: one row per group: the ``by`` columns, ``n``, ``n_tasks``, ``icc``,
         ``<rate>_coverage`` for the five rates, ``min_coverage``, ``max_coverage``,
         ``mc_se``, ``in_band``, ``ci_note`` ("conservative: ..." or "liberal: ...", naming
         the rates outside the band), ``method``, ``n_resamples``.
@@ -327,7 +327,7 @@ def design_coverage(
     ...     "status": "ok", "outcome": ["win"] * 20 + ["tie", "loss", "win", "win"],
     ... })
     >>> cov = design_coverage(frame, n_resamples=400)
-    >>> int(cov["n_clusters"].iloc[0]), bool(cov["in_band"].iloc[0])
+    >>> int(cov["n_tasks"].iloc[0]), bool(cov["in_band"].iloc[0])
     (8, False)
     >>> cov["ci_note"].iloc[0].startswith("conservative: simulated coverage")
     True
@@ -393,7 +393,7 @@ def design_coverage(
 
     out = groups.copy()
     out["n"] = n.astype(np.int64)
-    out["n_clusters"] = np.bincount(gid, minlength=n_groups).astype(np.int64)
+    out["n_tasks"] = np.bincount(gid, minlength=n_groups).astype(np.int64)
     out["icc"] = rho
     for j, name in enumerate(RATE_NAMES):
         out[f"{name}_coverage"] = cover[:, j]
@@ -404,7 +404,7 @@ def design_coverage(
     above, below = _band(cover, n_resamples, confidence, band)
     out["in_band"] = ~(above | below).any(axis=1)
     out["ci_note"] = [
-        _rates_note(cover[g], above[g], below[g], int(out["n_clusters"].iloc[g]))
+        _rates_note(cover[g], above[g], below[g], int(out["n_tasks"].iloc[g]))
         for g in range(n_groups)
     ]
     out["method"] = DEFAULT_METHOD
@@ -733,7 +733,7 @@ def _finish(rows: list[dict], n_resamples: int, confidence: float, band, labels)
     out["ci_note"] = [
         _note(c, a, b, n, f"{s} {c:.2f}") if np.isfinite(c) else why
         for c, a, b, n, s, why in zip(
-            cover, above, below, out["n_clusters"], labels, out.pop("_why"), strict=True
+            cover, above, below, out["n_tasks"], labels, out.pop("_why"), strict=True
         )
     ]
     out["n_resamples"] = n_resamples
@@ -828,7 +828,7 @@ def design_coverage_kappa(
     -------
     DataFrame
         One row per (arm pair,) rubric and judge pair: ``rubric``, ``judge_a``, ``judge_b``, ``n``
-        (units), ``n_clusters``, ``icc`` (of the nine cells), ``estimate`` (the data's
+        (units), ``n_tasks``, ``icc`` (of the nine cells), ``estimate`` (the data's
         kappa), ``truth`` (the simulated world's), ``coverage``, ``mc_se``, ``in_band``,
         ``ci_note``, ``method``, ``n_resamples``.
 
@@ -841,7 +841,7 @@ def design_coverage_kappa(
     ...         for i, o in enumerate(out)]
     >>> cov = design_coverage_kappa(pd.DataFrame(rows), n_resamples=200)
     >>> r = cov.iloc[0]
-    >>> r["judge_a"], r["judge_b"], int(r["n"]), int(r["n_clusters"]), round(float(r["estimate"]), 4)
+    >>> r["judge_a"], r["judge_b"], int(r["n"]), int(r["n_tasks"]), round(float(r["estimate"]), 4)
     ('A', 'B', 24, 8, 0.75)
     """
     return _per_arm_pair(
@@ -886,7 +886,7 @@ def _kappa_coverage(
             g, n_c = _recode(task_codes[both])
             tables = _ac.table_cluster_stats(g, a[both], b[both], _K, n_c)
             row = {"rubric": rubric, "judge_a": ja, "judge_b": jb, "n": int(both.sum())}
-            row["n_clusters"] = n_c
+            row["n_tasks"] = n_c
             if n_c < 2:
                 row |= {"icc": np.nan, "estimate": np.nan, "truth": np.nan, "coverage": np.nan}
                 rows.append(row | {"_why": "fewer than two tasks: no interval"})
@@ -967,7 +967,7 @@ def design_coverage_cost(
     -------
     DataFrame
         One row per total ratio (``statistic``: ``tokens_total_ratio``,
-        ``wall_total_ratio``): ``n_clusters``, ``estimate`` (the observed ratio),
+        ``wall_total_ratio``): ``n_tasks``, ``estimate`` (the observed ratio),
         ``truth`` (the simulated world's ratio), ``coverage``, ``model_rejected`` (share of simulated
         evaluations whose model check widened the interval), ``mc_se``, ``in_band``,
         ``ci_note``, ``method``, ``n_resamples``.
@@ -981,7 +981,7 @@ def design_coverage_cost(
     ...     "wall_with_s": 10.0, "wall_without_s": 12.0})
     >>> cov = design_coverage_cost(frame, n_resamples=200)
     >>> r = cov.iloc[0]
-    >>> r["statistic"], int(r["n_clusters"]), round(float(r["estimate"]), 4)
+    >>> r["statistic"], int(r["n_tasks"]), round(float(r["estimate"]), 4)
     ('tokens_total_ratio', 8, 0.8404)
     """
     return _per_arm_pair(
@@ -1023,7 +1023,7 @@ def _cost_coverage(
         both = ~(np.isnan(x) | np.isnan(y))
         g, n_c = _recode(pairs["_cluster_code"].to_numpy()[both])
         tx, ty = np.bincount(g, x[both], n_c), np.bincount(g, y[both], n_c)
-        row = {"statistic": f"{measure}_total_ratio", "n_clusters": n_c}
+        row = {"statistic": f"{measure}_total_ratio", "n_tasks": n_c}
         if n_c < 3 or not (np.all(tx > 0) and np.all(ty > 0)):
             why = "fewer than 3 tasks or a task total of 0: the interval is CR2, not simulated here"
             nan = dict.fromkeys(("estimate", "truth", "coverage", "model_rejected"), np.nan)

@@ -615,7 +615,7 @@ def net_win_equivalence(
         df = table["df"].to_numpy(dtype=float)
         df_label = "df from win_rates (df)"
     else:
-        df = table["n_clusters"].to_numpy(dtype=float) - 1.0
+        df = table["n_tasks"].to_numpy(dtype=float) - 1.0
         df_label = "C - 1 df"
     rows = []
     for i in range(len(table)):
@@ -624,7 +624,7 @@ def net_win_equivalence(
         row = {c: table[c].iloc[i] for c in by_cols}
         row |= {
             "n": int(table["n"].iloc[i]),
-            "n_clusters": int(table["n_clusters"].iloc[i]),
+            "n_tasks": int(table["n_tasks"].iloc[i]),
             "net_win": est,
             "net_win_se": se,
             "df": df[i],
@@ -646,7 +646,7 @@ def net_win_equivalence(
         row["method"] = f"t test on net win, win_rates SE ({table['method'].iloc[i]}), {df_label}"
         rows.append(row)
     cols = [
-        *by_cols, "n", "n_clusters", "net_win", "net_win_se", "df", "lower_margin",
+        *by_cols, "n", "n_tasks", "net_win", "net_win_se", "df", "lower_margin",
         "upper_margin", "ci_low", "ci_high", "p_lower", "p_upper", "p_value", "alpha", "kind",
         "conclusion", "method",
     ]  # fmt: skip

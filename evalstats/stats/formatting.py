@@ -49,7 +49,7 @@ _POINT_STATISTICS = (
 )
 # Counts, in the order shown: verdicts in the denominator (pairs, or pair-orders for a rubric
 # judged in both orders), distinct (task, replicate) pairs, judged pair-orders, tasks.
-_COUNT_COLUMNS = ("n", "n_pairs", "n_pair_orders", "n_clusters", "n_tasks")
+_COUNT_COLUMNS = ("n", "n_pairs", "n_pair_orders", "n_tasks")
 # Label-like columns that are not labels of a row.
 _NOT_LABELS = frozenset(
     {"method", "no_answer_as", "invalid_as", "ci_note", "kappa_method", "confusion", "trigger"}
@@ -192,19 +192,19 @@ def summarize(
     -------
     DataFrame
         One row per input row: the text label columns, the counts present (``n``,
-        ``n_pairs``, ``n_pair_orders``, ``n_clusters``), one text column per statistic, then
+        ``n_pairs``, ``n_pair_orders``, ``n_tasks``), one text column per statistic, then
         ``method`` and ``confidence``.
 
     Examples
     --------
     >>> t = pd.DataFrame({
-    ...     "judge": ["j1", "j2"], "n": [64, 30], "n_pairs": [32, 30], "n_clusters": [15, 15],
+    ...     "judge": ["j1", "j2"], "n": [64, 30], "n_pairs": [32, 30], "n_tasks": [15, 15],
     ...     "win_rate": [0.5815, 0.4], "win_rate_ci_low": [0.41, 0.3],
     ...     "win_rate_ci_high": [0.7301, 0.52], "method": "cr2_bm", "confidence": 0.95})
     >>> summarize(t)
-      judge   n  n_pairs  n_clusters win_rate (%)  method  confidence
-    0    j1  64       32          15  58 [41, 73]  cr2_bm        0.95
-    1    j2  30       30          15  40 [30, 52]  cr2_bm        0.95
+      judge   n  n_pairs  n_tasks win_rate (%)  method  confidence
+    0    j1  64       32       15  58 [41, 73]  cr2_bm        0.95
+    1    j2  30       30       15  40 [30, 52]  cr2_bm        0.95
     """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"summarize expects a DataFrame, got {type(table).__name__}")
@@ -235,8 +235,6 @@ def summarize(
         chosen = [available.get(s, IntervalColumns(s, s, None, None)) for s in statistics]
     used = {c for s in found.values() for c in (s.estimate, s.ci_low, s.ci_high)}
     counts = [c for c in _COUNT_COLUMNS if c in table.columns]
-    if "n_clusters" in counts and "n_tasks" in counts:  # the same tasks under two names
-        counts.remove("n_tasks")
     labels = [
         c
         for c in table.columns

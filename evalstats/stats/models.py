@@ -311,7 +311,7 @@ class OrdinalCheckResult(ResultDisplay):
     ci_high, p, method``: the cut points and one ``judge[...]`` log cumulative odds ratio per
     non-reference judge), ``probabilities`` (``judge, quantity, estimate, se, ci_low,
     ci_high, method`` per judge and their average), the sandwich ``covariance``,
-    ``reference_judge``, ``n``, ``n_clusters``, ``n_excluded``, ``df`` (C - 1),
+    ``reference_judge``, ``n``, ``n_tasks``, ``n_excluded``, ``df`` (C - 1),
     ``converged``, ``method``.
     """
 
@@ -320,7 +320,7 @@ class OrdinalCheckResult(ResultDisplay):
     covariance: pd.DataFrame
     reference_judge: str
     n: int
-    n_clusters: int
+    n_tasks: int
     n_excluded: int
     df: float
     converged: bool
@@ -491,7 +491,7 @@ def ordinal_check(
         covariance=pd.DataFrame(cov[:n_terms, :n_terms], index=terms, columns=terms),
         reference_judge=ref,
         n=int(y.size),
-        n_clusters=n_clusters,
+        n_tasks=n_clusters,
         n_excluded=int((~ok).sum()),
         df=df,
         converged=converged,

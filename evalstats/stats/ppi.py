@@ -161,7 +161,7 @@ def ppi_win_rates(
         over all pairs), ``ess_gain`` (variance of the labels-only mean over the PPI
         variance; times ``n_labelled``, the effective number of labels).
         ``.diagnostics``: ``judge``, ``n``, ``n_labelled`` (labelled judged pairs),
-        ``n_clusters``, ``n_labelled_clusters``, ``n_labels_unused`` (gold pairs the judge
+        ``n_tasks``, ``n_labelled_clusters``, ``n_labels_unused`` (gold pairs the judge
         has no ok verdict on), ``n_labelled_win`` / ``_tie`` / ``_loss``,
         ``min_labels_per_outcome`` (:data:`MIN_PER_OUTCOME`), ``labels_only_bound``,
         ``ci_note`` (per rare outcome: its count, the minimum and the labels that would hold
@@ -294,7 +294,7 @@ def ppi_win_rates(
             "judge": [judge],
             "n": [len(fu)],
             "n_labelled": [n_labelled],
-            "n_clusters": [n_c],
+            "n_tasks": [n_c],
             "n_labelled_clusters": [int((stats[:, _N_L] > 0).sum())],
             "n_labels_unused": [int(n_unused)],
             **{

@@ -420,7 +420,7 @@ def compare(
                     "p_value": p[pi] if net else np.nan,
                     "df": df[pi, s],
                     "n": int(ra["n"][pi]),
-                    "n_tasks": int(ra["n_clusters"][pi]),
+                    "n_tasks": int(ra["n_tasks"][pi]),
                     "method": method,
                     "confidence": confidence,
                     "p_holm": p_holm[pi] if net else np.nan,

@@ -682,7 +682,7 @@ def wilson_test_p(
 @dataclass(frozen=True)
 class ClusterRatioResult(ResultDisplay):
     """Result of :func:`cluster_ratio_test`: ``estimate``, its CR2 ``se``, the Bell-McCaffrey
-    ``df`` (at ``icc`` when ``y2`` was given, else NaN ``icc``), ``n_clusters``,
+    ``df`` (at ``icc`` when ``y2`` was given, else NaN ``icc``), ``n_tasks``,
     ``n_eff_clusters`` (Kish), ``statistic`` ``(estimate - null) / se``, ``p_value``, the
     interval the test inverts (``ci_low``, ``ci_high``), ``null``, ``alternative``,
     ``confidence``.
@@ -691,7 +691,7 @@ class ClusterRatioResult(ResultDisplay):
     estimate: float
     se: float
     df: float
-    n_clusters: int
+    n_tasks: int
     n_eff_clusters: float
     statistic: float
     p_value: float
@@ -778,7 +778,7 @@ def cluster_ratio_test(
         estimate=e,
         se=s,
         df=d,
-        n_clusters=int(n_clusters[0]),
+        n_tasks=int(n_clusters[0]),
         n_eff_clusters=float(kish[0]),
         statistic=float(stat),
         p_value=float(p),
@@ -952,7 +952,7 @@ def rate_arrays(
         "few_clusters": ~(kish >= FEW_CLUSTERS),
         "ci_note": note,
         "n": n,
-        "n_clusters": n_clusters,
+        "n_tasks": n_clusters,
     }
     if also:
         out["also"] = extra
@@ -1279,7 +1279,7 @@ def win_rates(
         that the net-win interval inverts (on ``net_win`` and ``score``); ``df`` the
         Bell-McCaffrey df (net win's under the exchangeable working model); ``ci_note`` why an
         interval is missing or what it ignores. ``.diagnostics``: ``n``, ``n_pairs``,
-        ``n_clusters``, ``wins``, ``ties``, ``losses``, ``no_answer``, ``invalid``,
+        ``n_tasks``, ``wins``, ``ties``, ``losses``, ``no_answer``, ``invalid``,
         ``error``, ``sign_test_p`` (IID), ``n_eff_clusters`` (Kish), ``few_clusters``, the
         rules, and the no-answers by arm where the frame has ``over_budget_arm``.
 
@@ -1346,7 +1346,7 @@ def win_rates(
     diag: dict[str, object] = {c: groups[c] for c in by_cols}
     diag["n"] = res["n"].astype(np.int64)
     diag["n_pairs"] = pair_counts(frame, category, cell_of_row, gid, n_groups)
-    diag["n_clusters"] = res["n_clusters"].astype(np.int64)
+    diag["n_tasks"] = res["n_tasks"].astype(np.int64)
     for name, col in (
         ("wins", WIN),
         ("ties", TIE),
@@ -1386,7 +1386,7 @@ def win_rates(
     diagnostics = pd.DataFrame(diag, index=pd.RangeIndex(n_groups))
     shared = {
         "n": diag["n"],
-        "n_tasks": diag["n_clusters"],
+        "n_tasks": diag["n_tasks"],
         "method": method,
         "confidence": confidence,
         "ci_note": ci_note,
@@ -1491,7 +1491,7 @@ def _unbalanced_no_answers(frame, row_gid, groups, ci_note, net_ci, **kwargs):
 
 def _warn_few_clusters(out: pd.DataFrame, by_cols: list[str]) -> None:
     # One-cluster groups (e.g. per-task rows) carry their reason in ci_note instead.
-    few = out["few_clusters"].to_numpy(bool) & (out["n_clusters"].to_numpy() > 1)
+    few = out["few_clusters"].to_numpy(bool) & (out["n_tasks"].to_numpy() > 1)
     if not few.any():
         return
     if by_cols:
@@ -1771,7 +1771,7 @@ def position_bias(
 
 def _order_note(name: str, res: dict[str, np.ndarray], empty: str) -> np.ndarray:
     note = np.full(len(res["n"]), "", dtype=object)
-    note[res["n_clusters"] == 1] = f"{name}: one task, no between-task variation to estimate"
+    note[res["n_tasks"] == 1] = f"{name}: one task, no between-task variation to estimate"
     note[res["n"] == 0] = f"{name}: {empty}"
     return note
 
@@ -1785,7 +1785,7 @@ def _rate_columns(res: dict[str, np.ndarray]) -> dict[str, object]:
         "ci_high": res["high"][:, 0],
         "df": res["df"],
         "n": res["n"].astype(np.int64),
-        "n_tasks": res["n_clusters"].astype(np.int64),
+        "n_tasks": res["n_tasks"].astype(np.int64),
         "method": DEFAULT_METHOD,
     }
 
@@ -1828,7 +1828,7 @@ def cluster_mean(
     -------
     ResultFrame
         One ``"mean"`` row per group (tidy shape, ``t`` beside); ``.diagnostics``: ``n``,
-        ``n_clusters``, ``n_missing``. One cluster gives NaN SE, interval and test.
+        ``n_tasks``, ``n_missing``. One cluster gives NaN SE, interval and test.
 
     Examples
     --------
@@ -1899,7 +1899,7 @@ def cluster_mean(
 
     diagnostics = groups.copy()
     diagnostics["n"] = n.astype(np.int64)
-    diagnostics["n_clusters"] = n_clusters.astype(np.int64)
+    diagnostics["n_tasks"] = n_clusters.astype(np.int64)
     diagnostics["n_missing"] = n_missing.astype(np.int64)
     row = {
         "estimate": est,
@@ -1955,7 +1955,7 @@ def se_comparison(
             **{k: r[k] for k in keys},
             "clustering": "iid",
             "n": int(r["n"]),
-            "n_clusters": int(r["n"]),
+            "n_tasks": int(r["n"]),
             estimate: r["mean"],
             "se": r["se"],
             "se_ratio": 1.0,
@@ -2004,13 +2004,13 @@ def se_comparison(
                 )
             else:
                 se_boot = math.nan
-            c = int(r["n_clusters"])
+            c = int(r["n_tasks"])
             rows.append(
                 {
                     **dict(zip(keys, key, strict=True)),
                     "clustering": label,
                     "n": int(r["n"]),
-                    "n_clusters": c,
+                    "n_tasks": c,
                     estimate: r["mean"],
                     "se": r["se"],
                     "se_ratio": r["se"] / iid_se[key],

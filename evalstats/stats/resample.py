@@ -49,7 +49,7 @@ _MAX_GATHER_COLUMNS = 4
 class BootstrapResult(ResultDisplay):
     """Result of :func:`cluster_bootstrap`: ``estimate``, ``ci_low``, ``ci_high`` and ``se`` (SD of
     the bootstrap distribution, ``ddof=1``), arrays of shape (q,); ``method``, ``confidence``,
-    ``n_resamples``, ``n_clusters``.
+    ``n_resamples``, ``n_tasks``.
     """
 
     estimate: np.ndarray
@@ -59,7 +59,7 @@ class BootstrapResult(ResultDisplay):
     method: str
     confidence: float
     n_resamples: int
-    n_clusters: int
+    n_tasks: int
 
     def to_frame(self, names: Sequence[str] | None = None) -> pd.DataFrame:
         """One row per statistic: estimate, se, ci_low, ci_high and the settings."""
@@ -76,7 +76,7 @@ class BootstrapResult(ResultDisplay):
                 "method": self.method,
                 "confidence": self.confidence,
                 "n_resamples": self.n_resamples,
-                "n_clusters": self.n_clusters,
+                "n_tasks": self.n_tasks,
             },
             index=pd.Index(index, name="statistic"),
         )
@@ -154,7 +154,7 @@ def cluster_bootstrap(
         method=method,
         confidence=float(confidence),
         n_resamples=n_resamples,
-        n_clusters=stats.shape[0],
+        n_tasks=stats.shape[0],
     )
 
 
