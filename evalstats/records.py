@@ -1,12 +1,7 @@
-"""The records of a data directory: load and validate tasks, runs, judgments, labels and arms.
+"""Load and validate the records of a data directory (tasks, runs, judgments, labels, arms).
 
-Every loader reads JSON Lines (``.jsonl``/``.ndjson``), Parquet (``.parquet``) or CSV
-(``.csv``) by extension and returns a DataFrame with the dtypes of the data contract
-(:mod:`evalstats._schema`). Bad input raises :class:`~evalstats.errors.DataError` naming the
-file, the line (JSON Lines, CSV counting the header as line 1) or row (Parquet, 1-based) and
-the field. ``arms.toml`` describes the arms (:class:`Arms`); :func:`pair_runs` pairs the runs
-of every two arms; :func:`load_dir` loads a data directory into a :class:`Dataset`; the
-writers are atomic.
+Loaders read JSON Lines, Parquet or CSV by extension; bad input raises a ``DataError`` naming
+the file, line (or Parquet row) and field. Writers are atomic.
 """
 
 from __future__ import annotations
@@ -78,8 +73,6 @@ __all__ = [
 # --------------------------------------------------------------------------- read
 
 _JSONL = (".jsonl", ".ndjson")
-
-
 _SUFFIXES = (*_JSONL, ".parquet", ".csv")
 
 
@@ -102,8 +95,7 @@ def _reason(exc: OSError) -> str:
 
 def _json_line(raw: bytes, lineno: int, p: Path) -> Any:
     """One JSON Lines record; every way a line can be unreadable becomes a DataError."""
-    try:
-        # A byte-order mark is legal only in front of the file.
+    try:  # a byte-order mark is legal only in front of the file
         text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
     except UnicodeDecodeError as exc:
         raise DataError(
@@ -136,10 +128,7 @@ def _read_jsonl(p: Path, skip_unreadable: bool) -> tuple[list[dict[str, Any]], l
                 try:
                     obj = _json_line(raw, lineno, p)
                 except DataError as exc:
-                    # Each journal line is one write that ends in a newline, so only a last
-                    # line without one can be a write cut short by a kill: that call was
-                    # never finished (the runner sets the bytes aside and makes it again).
-                    # A corrupt line anywhere else is damage, and an error.
+                    # Only a last line without its newline can be a write cut short by a kill.
                     torn = not raw.endswith(b"\n")
                     if not skip_unreadable or exc.field is not None or not torn:
                         raise
@@ -185,9 +174,7 @@ def _read_csv(p: Path) -> pd.DataFrame:
         frame = pd.read_csv(
             p, dtype=object, keep_default_na=False, na_values=[""], encoding="utf-8-sig"
         )
-        # A CSV evalstats wrote has its formula-like cells quoted ('=...): undone here, so
-        # a verdict frame or table read back is the one written.
-        return restore_frame(frame)
+        return restore_frame(frame)  # undo the quoting of formula-like cells evalstats wrote
     except UnicodeDecodeError:
         raise DataError(
             "invalid UTF-8; save the file as UTF-8", path=p, line=_first_bad_utf8_line(p)
@@ -201,11 +188,7 @@ def _read_csv(p: Path) -> pd.DataFrame:
 def read_table_raw(
     path: str | os.PathLike[str], *, skip_unreadable: bool = False
 ) -> tuple[pd.DataFrame, np.ndarray, str]:
-    """Read a file into an object-valued frame plus the line/row number of each record.
-
-    Returns the frame, the numbers and the word for them ("line" or "row"). With
-    ``skip_unreadable``, a JSON Lines line that is not JSON is skipped with a warning.
-    """
+    """A file as an object-valued frame, each record's line/row number, and "line" or "row"."""
     p = Path(path)
     suffix = _suffix(p)
     try:
@@ -235,12 +218,7 @@ def read_table_raw(
 
 
 def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = True) -> Path | None:
-    """``DATA_DIR/<stem>.jsonl`` (or .ndjson, .parquet, .csv): the one file holding that table.
-
-    Raises ``DataError`` when the directory cannot be listed, when two files hold the same
-    table (``tasks.jsonl`` and ``tasks.csv``: which one is meant cannot be guessed), and,
-    if ``required``, when there is none.
-    """
+    """``DATA_DIR/<stem>.jsonl`` (or .ndjson, .parquet, .csv); ``DataError`` if two or (required) none."""
     d = Path(data_dir)
     try:
         present = set(os.listdir(d))
@@ -263,17 +241,10 @@ def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = T
 
 # --------------------------------------------------------------------------- contract
 
-# Text (CSV) numbers: plain decimal only. Python's int() and float() also take "12_000",
-# "nan", "inf" and full-width digits, which are not numbers a person typed into a table.
+# CSV numbers: plain decimal only (int() and float() also take "12_000", "nan", "inf").
 _INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
-
-
 _FLOAT_TEXT = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*", re.ASCII)
-
-
 _INT64_MAX = int(np.iinfo(np.int64).max)
-
-
 # Text fields that name something: an empty (or blank) value is a missing name.
 _NAMES = frozenset({"judge", "rubric", "agent_model", "prompt_sha256"})
 
@@ -301,8 +272,7 @@ def _coerce(kind: str, value: Any, text_source: bool) -> Any:
             out_int = int(value)
         else:
             raise ValueError(f"expected an integer, got {value!r}")
-        # Every integer of the contract is a count, a budget, a replicate or a revision.
-        if out_int < 0:
+        if out_int < 0:  # every integer of the contract is a count
             raise ValueError(f"expected a non-negative integer, got {value!r}")
         if out_int > _INT64_MAX:
             raise ValueError(f"integer {value!r} is out of range (at most {_INT64_MAX})")
@@ -336,7 +306,6 @@ def _coerce(kind: str, value: Any, text_source: bool) -> Any:
             raise ValueError(f"expected an ISO-8601 timestamp string, got {value!r}")
         if ts is pd.NaT:
             raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}")
-        # Naive timestamps are taken as UTC: the contract asks for UTC everywhere.
         return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
     if kind == "list":
         if text_source and isinstance(value, str):
@@ -351,7 +320,6 @@ def _coerce(kind: str, value: Any, text_source: bool) -> Any:
             return list(value)
         raise ValueError(f"expected a list of strings, got {value!r}")
     if kind == "arm":
-        # Any name (K arms); which names a table may mix is load_runs' check.
         if isinstance(value, str) and value.strip():
             return value
         raise ValueError(f"an arm is a non-empty name, got {value!r}")
@@ -373,13 +341,7 @@ _DTYPES = {
 
 
 def arm_dtype(arms: pd.Series | tuple[str, ...]) -> pd.CategoricalDtype:
-    """The seeds' ``with``/``without`` dtype when the arms are among those, else one in order.
-
-    >>> arm_dtype(pd.Series(["without", "with"])).categories.tolist()
-    ['with', 'without']
-    >>> arm_dtype(pd.Series(["v2", "none", "v2", None])).categories.tolist()
-    ['v2', 'none']
-    """
+    """The seeds' ``with``/``without`` dtype when the arms are among those, else one in order."""
     seen = [a for a in pd.unique(pd.Series(arms, dtype=object)) if not is_missing(a)]
     if set(seen) <= set(ARMS):
         return ARM_DTYPE
@@ -399,9 +361,7 @@ def _validate_table(
     out: dict[str, Any] = {}
 
     def fail(i: int, field: str, reason: str) -> DataError:
-        line = int(lines[i])
-        msg = reason if unit == "line" else f"row {line}: {reason}"
-        return DataError(msg, path=path, line=line if unit == "line" else None, field=field)
+        return _at(path, lines, i, field, reason, unit)
 
     for name, (kind, required) in fields.items():
         col = raw[name].tolist() if name in raw.columns else [None] * n
@@ -425,8 +385,7 @@ def _validate_table(
             if kind == "arm":
                 out[name] = series.astype(arm_dtype(series))
             elif kind == "order" and series.isin(PAIR_ORDERS).any():
-                # A K-arm journal's orders; load_judgments refuses a mix with with_first.
-                out[name] = series.astype(object)
+                out[name] = series.astype(object)  # K arms: checked by check_judgment_arms
             else:
                 out[name] = series if kind == "list" else series.astype(_DTYPES[kind])
     frame = pd.DataFrame(out, index=pd.RangeIndex(n))
@@ -441,21 +400,20 @@ def _validate_table(
 
 
 class LineNumbers(tuple):
-    """The file line of each row of a loaded frame (``frame.attrs["lines"]``).
-
-    Immutable, so pandas' deep copy of ``attrs`` on every operation that returns a frame
-    (thousands while a report is computed) shares it instead of copying each number.
-
-    >>> import copy
-    >>> lines = LineNumbers([2, 3, 5])
-    >>> copy.deepcopy(lines) is lines, lines[1], list(lines)
-    (True, 3, [2, 3, 5])
-    """
+    """``frame.attrs["lines"]``: immutable, so pandas' deep copies of attrs share it."""
 
     __slots__ = ()
 
     def __deepcopy__(self, memo: dict) -> LineNumbers:
         return self
+
+
+def _at(path: Any, lines: Any, i: int, field: str, reason: str, unit: str = "line") -> DataError:
+    """The DataError of record ``i``: its line, or its (Parquet) row in the message."""
+    n = int(lines[i])
+    if unit == "line":
+        return DataError(reason, path=path, line=n, field=field)
+    return DataError(f"row {n}: {reason}", path=path, field=field)
 
 
 def _first_duplicate(frame: pd.DataFrame, keys: list[str]) -> int | None:
@@ -471,9 +429,7 @@ def _duplicate_error(
     first = np.flatnonzero((frame[keys] == frame.loc[i, keys]).all(axis=1).to_numpy())[0]
     what = ", ".join(f"{k}={frame.at[i, k]!r}" for k in keys)
     reason = f"duplicate ({what}); first seen at {unit} {lines[first]}"
-    if unit == "line":
-        return DataError(reason, path=path, line=lines[i], field=keys[-1])
-    return DataError(f"row {lines[i]}: {reason}", path=path, field=keys[-1])
+    return _at(path, lines, i, keys[-1], reason, unit)
 
 
 # --------------------------------------------------------------------------- arms
@@ -487,15 +443,8 @@ DEFAULT_ARM_NAMES = {"with": "WITH", "without": "WITHOUT"}
 
 @dataclass(frozen=True)
 class Arms:
-    """The arms of a data directory: ids in display order, names, tools and the reference.
+    """The arms: ids (the runs' ``arm`` values) in order, display names, tools, reference, path.
 
-    ``ids`` are the values of the runs' ``arm`` field; ``names`` their display names (the id
-    when ``arms.toml`` gives none); ``tools`` the tool each arm used, where ``arms.toml``
-    names one; ``reference`` the arm the others are compared with, or None; ``path`` the
-    ``arms.toml`` read, or None.
-
-    Examples
-    --------
     >>> a = Arms(("none", "v1"), names={"v1": "tool v1"}, reference="none")
     >>> a.name("v1"), a.name("none"), a.two_arm
     ('tool v1', 'none', False)
@@ -516,8 +465,7 @@ class Arms:
         """True for the seeds' case: the arms are exactly ``with`` and ``without``."""
         return set(self.ids) == set(ARMS)
 
-    def __deepcopy__(self, memo: dict) -> Arms:
-        # Immutable, and kept in runs.attrs: pandas deep-copies attrs on every operation.
+    def __deepcopy__(self, memo: dict) -> Arms:  # immutable, kept in runs.attrs
         return self
 
 
@@ -559,29 +507,17 @@ def _text(value: Any, path: Path, field: str, line: int | None) -> str:
 
 
 def load_arms(path: str | Path) -> Arms:
-    """Read an ``arms.toml``: the arms in order, display names, tools and ``reference``.
+    """Read an ``arms.toml``: the seeds' ``with = ...`` / ``without = ...``, or an ``[arms]``
+    table (``id = "name"`` or ``{name = ..., tool = ...}``) and an optional ``reference``.
 
-    Either form: the seeds' ``with = ...`` / ``without = ...`` at the top level, or every
-    arm in an ``[arms]`` table (a display name, or ``{name = ..., tool = ...}``).
+    Raises ``DataError`` naming the file, line and field (``arms.v1.name``, ``reference``).
 
-    Raises
-    ------
-    DataError
-        Not TOML; an unknown key; a name, tool or reference that is not a non-empty string;
-        fewer than two arms in ``[arms]``; a ``reference`` that is not one of the arms. The
-        message names the file, the line and the field (``arms.v1.name``, ``reference``).
-
-    Examples
-    --------
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "arms.toml"
     >>> _ = p.write_text('reference = "a"\\n[arms]\\na = "A"\\nb = {name = "B", tool = "T"}\\n')
     >>> arms = load_arms(p)
     >>> arms.ids, dict(arms.names), dict(arms.tools), arms.reference
     (('a', 'b'), {'a': 'A', 'b': 'B'}, {'b': 'T'}, 'a')
-    >>> _ = p.write_text('with = "Serena MCP"\\n')
-    >>> load_arms(p).ids, load_arms(p).name("with"), load_arms(p).name("without")
-    (('with', 'without'), 'Serena MCP', 'WITHOUT')
     """
     p = Path(path)
     doc = _read_toml(p)
@@ -672,20 +608,9 @@ _RUN_COLS = (
 
 
 def arm_pairs(arms: Arms, pairs: str = "all") -> list[tuple[str, str]]:
-    """The oriented pairs ``(arm_a, arm_b)`` of ``arms``, in ``arms.ids`` order.
+    """The oriented pairs ``(arm_a, arm_b)``: ``"all"`` (the reference, else the earlier arm,
+    as ``arm_b``; the seeds' ``("with", "without")``) or each arm against ``"reference"``.
 
-    ``"all"``: every unordered pair once; the reference (when there is one) is always
-    ``arm_b``, otherwise the arm listed later in ``arms.toml`` is the candidate ``arm_a``
-    (the seeds' two arms: ``("with", "without")``).
-    ``"reference"``: each other arm against ``arms.reference``.
-
-    Raises
-    ------
-    ParameterError
-        An unknown ``pairs``; ``"reference"`` when ``arms.toml`` names no reference.
-
-    Examples
-    --------
     >>> a = Arms(("none", "v1", "v2"), reference="none")
     >>> arm_pairs(a)
     [('v1', 'none'), ('v2', 'none'), ('v2', 'v1')]
@@ -718,25 +643,19 @@ def pair_runs(runs: pd.DataFrame, arms: Arms | None = None, pairs: str = "all") 
     Parameters
     ----------
     runs : pandas.DataFrame
-        Long runs (:func:`evalstats.load_runs`, with tasks for ``tokens`` / ``over_budget``).
+        Runs from :func:`evalstats.load_runs`.
     arms : Arms, optional
-        The arms (:attr:`evalstats.records.Dataset.arms`; default: the runs' arms, in the
-        order of the ``arm`` categories); see :func:`arm_pairs`.
+        Default: the runs' arms, in the order of the ``arm`` categories.
     pairs : {"all", "reference"}
-        All K(K-1)/2 pairs, or each arm against ``arms.reference``.
+        See :func:`arm_pairs`.
 
     Returns
     -------
     pandas.DataFrame
-        ``task_id``, ``replicate``, ``arm_a``, ``arm_b``, then ``with_<col>`` (arm_a's run,
-        the rubric's WITH role) and ``without_<col>`` (arm_b's) for the runs' ``answer``,
-        ``tokens``, ``wall_s``, ``files_inspected``, ``over_budget``, ``agent_model``,
-        ``transcript``, ``reported_tokens``, ``tokens_source`` (those present), and
-        ``over_budget`` (either run). The seeds' two arms are one pair, ``with`` against
-        ``without``. A pair lacking a run is left out, with an :class:`EvalstatsWarning`.
+        ``task_id``, ``replicate``, ``arm_a``, ``arm_b``, ``with_<col>`` (arm_a's run) and
+        ``without_<col>`` (arm_b's) for the run columns present, and ``over_budget`` (either
+        run). A pair lacking a run is left out with an :class:`EvalstatsWarning`.
 
-    Examples
-    --------
     >>> runs = pd.DataFrame({"task_id": ["t"] * 3, "replicate": 1, "arm": ["a", "b", "c"],
     ...                      "answer": ["x", "y", "z"]})
     >>> p = pair_runs(runs, Arms(("a", "b", "c")))
@@ -787,13 +706,8 @@ def incomplete_pairs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def pair_token_sources(pairs: pd.DataFrame) -> dict[str, Any]:
-    """``billed_with`` / ``billed_without`` and ``tokens_counted_from`` of paired runs.
-
-    ``tokens_with`` / ``tokens_without`` stay the cl100k_base counts; ``tokens_counted_from``
-    says whether both runs of the pair were counted on a transcript (else ``answer``), and
-    the billed columns hold the harness's reported usage, for
-    :func:`evalstats.stats.cost_ratios` to choose from. Only the columns the runs support.
-    """
+    """``billed_with`` / ``billed_without`` (reported usage) and ``tokens_counted_from``
+    (``transcript`` when both runs had one, else ``answer``) of paired runs, where present."""
     out: dict[str, Any] = {}
     if "with_reported_tokens" in pairs.columns:
         for side in ("with", "without"):
@@ -815,7 +729,7 @@ def check_judgment_arms(frame: pd.DataFrame, path: Any) -> pd.DataFrame:
     lines = frame.attrs.get("lines", range(1, len(frame) + 1))
 
     def fail(i: int, field: str, why: str) -> DataError:
-        return DataError(why, path=path, line=int(lines[i]), field=field)
+        return _at(path, lines, i, field, why)
 
     named = (a.notna() | b.notna()).to_numpy()
     if not named.any():
@@ -852,26 +766,11 @@ def check_judgment_arms(frame: pd.DataFrame, path: Any) -> pd.DataFrame:
 
 
 def load_tasks(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Load and validate a tasks file.
+    """Load and validate a tasks file (``.jsonl``, ``.parquet`` or ``.csv``).
 
-    Parameters
-    ----------
-    path : path-like
-        ``tasks.jsonl``, ``.parquet`` or ``.csv``.
+    Returns the columns of the contract (``canonical_written_at`` in UTC); raises
+    ``DataError`` on a malformed record, a missing or mistyped field, a duplicate ``task_id``.
 
-    Returns
-    -------
-    DataFrame
-        Columns ``task_id``, ``prompt``, ``canonical_answer``,
-        ``canonical_written_at`` (UTC), ``budget_tokens``, ``budget_wall_s``, ``tags``.
-
-    Raises
-    ------
-    DataError
-        Malformed record, missing or mistyped field, duplicate ``task_id``.
-
-    Examples
-    --------
     >>> import tempfile, evalstats
     >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=3, n_replicates=1, seed=0)
     >>> tasks = evalstats.load_tasks(sim.tasks)
@@ -903,24 +802,18 @@ def load_runs(
     path : path-like
         ``runs.jsonl``, ``.parquet`` or ``.csv``.
     tasks : DataFrame, optional
-        Tasks from :func:`load_tasks`. When given, every run's task must exist and
-        the result gains ``tokens`` (cl100k_base, counted on ``transcript`` else
-        ``answer``), ``over_budget`` and ``tokens_mismatch`` (see
-        :func:`evalstats.tokens.annotate_runs`).
+        Every run's task must exist; adds the columns of :func:`evalstats.tokens.annotate_runs`.
     allow_incomplete : bool, default False
-        A pair (task_id, replicate) with only one arm is an error unless this is
-        True, in which case it is kept and an :class:`EvalstatsWarning` names it.
+        Keep (with a warning) a (task_id, replicate) that has only one arm.
     arms : sequence of str, optional
-        The arms ``arms.toml`` lists (:attr:`Arms.ids`): every run's ``arm`` must be one of
-        them, and the ``arm`` column's categories are in this order. Without it an arm is any
-        name, but runs may not mix the seeds' ``with`` / ``without`` with other names (a
-        typo such as ``witout`` would otherwise be a third arm).
+        The arms ``arms.toml`` lists, in order. Without it runs may not mix ``with`` /
+        ``without`` with other names (a typo would be a third arm).
 
     Raises
     ------
     DataError
-        Malformed record, missing or mistyped field, unknown arm, duplicate
-        (task_id, replicate, arm), unknown task, a pair with only one arm.
+        Malformed record, unknown arm or task, duplicate (task_id, replicate, arm), a pair
+        with only one arm.
     """
     p = Path(path)
     raw, lines, unit = read_table_raw(p)
@@ -930,26 +823,14 @@ def load_runs(
     i = _first_duplicate(frame, keys)
     if i is not None:
         raise _duplicate_error(frame, i, keys, p, unit)
-    bad_rep = np.flatnonzero(frame["replicate"].to_numpy() < 1)
-    if bad_rep.size:
-        j = int(bad_rep[0])
-        raise DataError(
-            f"replicate must be >= 1, got {frame.at[j, 'replicate']}",
-            path=p,
-            line=int(lines[j]),
-            field="replicate",
-        )
+    _check_replicates(frame, p, lines)
     if tasks is not None:
         known = set(tasks["task_id"].tolist())
         unknown = np.flatnonzero(~frame["task_id"].isin(known).to_numpy())
         if unknown.size:
             j = int(unknown[0])
-            raise DataError(
-                f"unknown task {frame.at[j, 'task_id']!r} (not in the tasks file)",
-                path=p,
-                line=int(lines[j]),
-                field="task_id",
-            )
+            why = f"unknown task {frame.at[j, 'task_id']!r} (not in the tasks file)"
+            raise _at(p, lines, j, "task_id", why)
     lonely = incomplete_pairs(frame)
     if len(lonely):
         first = lonely.iloc[0]
@@ -960,7 +841,7 @@ def load_runs(
             + (f" ({len(lonely) - 1} more incomplete pairs)" if len(lonely) > 1 else "")
         )
         if not allow_incomplete:
-            raise DataError(msg, path=p, line=int(lines[j]), field="arm")
+            raise _at(p, lines, j, "arm", msg)
         warnings.warn(
             f"{p}:{lines[j]}: {msg}; kept because allow_incomplete=True",
             EvalstatsWarning,
@@ -975,6 +856,15 @@ def load_runs(
     return frame
 
 
+def _check_replicates(frame: pd.DataFrame, path: Any, lines: Any) -> None:
+    bad = np.flatnonzero(frame["replicate"].to_numpy() < 1)
+    if bad.size:
+        j = int(bad[0])
+        raise _at(
+            path, lines, j, "replicate", f"replicate must be >= 1, got {frame.at[j, 'replicate']}"
+        )
+
+
 def _check_arms(
     frame: pd.DataFrame, arms: Sequence[str] | None, p: Path, lines: np.ndarray
 ) -> pd.Series:
@@ -985,41 +875,26 @@ def _check_arms(
         bad = np.flatnonzero(~arm.isin(arms).to_numpy())
         if bad.size:
             j = int(bad[0])
-            raise DataError(
-                f"unknown arm {arm.iat[j]!r}; arms.toml lists {', '.join(arms)}",
-                path=p,
-                line=int(lines[j]),
-                field="arm",
-            )
+            why = f"unknown arm {arm.iat[j]!r}; arms.toml lists {', '.join(arms)}"
+            raise _at(p, lines, j, "arm", why)
         return arm.astype(ARM_DTYPE if set(arms) == set(ARMS) else pd.CategoricalDtype(arms))
     seeds = arm.isin(ARMS).to_numpy()
     if seeds.any() and not seeds.all():
         j = int(np.flatnonzero(~seeds)[0])
-        raise DataError(
+        why = (
             f"unknown arm {arm.iat[j]!r}; the other runs are 'with' / 'without' "
-            "(to compare more arms, list them all in arms.toml)",
-            path=p,
-            line=int(lines[j]),
-            field="arm",
+            "(to compare more arms, list them all in arms.toml)"
         )
+        raise _at(p, lines, j, "arm", why)
     return frame["arm"]
 
 
 def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Load and validate judgment lines (the judge runner's journal).
+    """Load and validate judgment lines (the judge runner's journal), failed calls included.
 
-    Lines carrying a ``kind`` other than ``"judgment"`` (batch bookkeeping written
-    by the runner) are skipped; every judgment line is kept, failed calls included.
-    A last line that is not JSON and has no newline (a write cut short by a kill) is
-    skipped with an :class:`EvalstatsWarning` naming it: that call never finished, and the
-    judge runner sets the bytes aside and makes it again. A corrupt line anywhere else is a
-    :class:`DataError` naming the file and line.
-
-    Raises
-    ------
-    DataError
-        Malformed record, missing or mistyped field, unknown order; ``arm_a`` / ``arm_b``
-        (K arms: the pair judged) on some lines only, equal, or with a with_first order.
+    Lines of another ``kind`` (batch bookkeeping) are skipped, and so, with a warning, is a
+    torn last line (a write cut short by a kill). ``DataError`` on any other bad line, and
+    on ``arm_a`` / ``arm_b`` given on some lines only, equal, or with a with_first order.
     """
     p = Path(path)
     raw, lines, unit = read_table_raw(p, skip_unreadable=True)
@@ -1034,7 +909,6 @@ def load_judgments(path: str | os.PathLike[str]) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- labels
 
-# name -> (kind, required), the kinds of evalstats.records.
 LABEL_FIELDS: dict[str, tuple[str, bool]] = {
     "task_id": ("str", True),
     "replicate": ("int", True),
@@ -1053,8 +927,7 @@ LABEL_FIELDS: dict[str, tuple[str, bool]] = {
 LABEL_KEYS = ["task_id", "replicate", "arm_a", "arm_b", "labeler", "order"]
 
 
-# The rubrics' own labels, read from WITH's point of view: seed 000's (a) better / (b)
-# equivalent / (c) worse, and seed 001's verdicts, which need the order the pair was shown in.
+# The rubrics' own labels from WITH's view (seed 001's need the order shown).
 _WITH_WITHOUT_LABELS = {
     "(a)": "win",
     "a": "win",
@@ -1095,29 +968,17 @@ def _typed(frame: pd.DataFrame, path: Path | None, lines: np.ndarray, unit: str)
             f"{', '.join(OUTCOMES)} (WITH's point of view), a with-without label "
             "(a)/(b)/(c), or a blind-pair a_wins/b_wins/tie with its order"
         )
-        line = int(lines[i])
-        if unit == "line":
-            raise DataError(reason, path=path, line=line, field="outcome")
-        raise DataError(f"row {line}: {reason}", path=path, field="outcome")
+        raise _at(path, lines, i, "outcome", reason, unit)
     frame["label"] = pd.Series(frame["outcome"].astype(object).tolist(), dtype="str")
-    bad_rep = np.flatnonzero(frame["replicate"].to_numpy() < 1)
-    if bad_rep.size:
-        i = int(bad_rep[0])
-        raise DataError(
-            f"replicate must be >= 1, got {frame.at[i, 'replicate']}",
-            path=path,
-            line=int(lines[i]),
-            field="replicate",
-        )
+    _check_replicates(frame, path, lines)
     frame["outcome"] = pd.Categorical(outcome.to_numpy(), dtype=OUTCOME_DTYPE)
     half = np.flatnonzero(frame["arm_a"].isna().to_numpy() != frame["arm_b"].isna().to_numpy())
     if half.size:
         i = int(half[0])
         reason = "a label names its pair of arms with both arm_a and arm_b, or neither"
         field = "arm_b" if frame["arm_b"].isna().iat[i] else "arm_a"
-        if unit == "line":
-            raise DataError(reason, path=path, line=int(lines[i]), field=field)
-        raise DataError(f"row {int(lines[i])}: {reason}", path=path, field=field)
+        raise _at(path, lines, i, field, reason, unit)
+
     for col, seed in zip(("arm_a", "arm_b"), ARMS, strict=True):
         frame[col] = frame[col].fillna(seed)
     key = frame.assign(order=frame["order"].astype(object).fillna(""))
@@ -1130,34 +991,22 @@ def _typed(frame: pd.DataFrame, path: Path | None, lines: np.ndarray, unit: str)
 
 
 def load_labels(path: str | os.PathLike[str], runs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Load and validate a labels file (``DATA_DIR/labels.jsonl``, ``.parquet`` or ``.csv``).
-
-    A directory is accepted too: its ``labels`` file is read.
+    """Load and validate a labels file (or a data directory's ``labels`` file).
 
     Parameters
     ----------
     path : path-like
         The labels file, or a data directory holding one.
     runs : DataFrame, optional
-        Runs from :func:`evalstats.load_runs`; when given, every label must name a pair
-        (task_id, replicate, arm_a, arm_b) that has runs of both arms.
+        When given, every label must name a pair that has runs of both arms.
 
     Returns
     -------
     DataFrame
-        Columns of :data:`LABEL_FIELDS`; ``outcome`` has the ordered loss < tie < win dtype,
-        ``order`` the order dtype (with_first: arm_a shown first), ``created_at`` is UTC,
-        ``arm_a`` / ``arm_b`` the pair of arms (``"with"`` / ``"without"`` when absent).
+        Columns of :data:`LABEL_FIELDS`; ``outcome`` ordered loss < tie < win (arm_a's view),
+        ``arm_a`` / ``arm_b`` ``"with"`` / ``"without"`` when absent. ``DataError`` on a bad
+        record, outcome or order, a duplicate label, or a pair without runs.
 
-    Raises
-    ------
-    DataError
-        Malformed record, missing or mistyped field, unknown outcome or order, a replicate
-        below 1, only one of arm_a / arm_b, a duplicate (task_id, replicate, arm_a, arm_b,
-        labeler, order), a pair without runs.
-
-    Examples
-    --------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "labels.jsonl").write_text(
@@ -1218,14 +1067,7 @@ def write_labels(labels: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
 
 
 def has_provenance(labels: pd.DataFrame) -> bool:
-    """True when every label carries a sample seed and a frame hash (drawn at random).
-
-    >>> import pandas as pd
-    >>> has_provenance(pd.DataFrame({"sample_seed": [1, 1], "frame_sha256": ["ab", "ab"]}))
-    True
-    >>> has_provenance(pd.DataFrame({"outcome": ["win"]}))
-    False
-    """
+    """True when every label carries a sample seed and a frame hash (drawn at random)."""
     if len(labels) == 0 or not {"sample_seed", "frame_sha256"} <= set(labels.columns):
         return False
     return bool(labels["sample_seed"].notna().all() and labels["frame_sha256"].notna().all())
@@ -1248,26 +1090,17 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
-#: Output types :func:`write_frame_atomic` writes.
 _FRAME_SUFFIXES = (".parquet", ".csv", *_JSONL)
 
 
 def check_output_path(
     path: str | os.PathLike[str], *, suffixes: Iterable[str] = _FRAME_SUFFIXES
 ) -> Path:
-    """Check, before any work is done, that a table can be written to ``path``.
+    """Check, before any work, that a table can be written to ``path`` (``DataError`` if not).
 
-    The name must end in one of ``suffixes`` and must not be a directory, and the nearest
-    existing parent directory must accept a new file (tried with a temporary file that is
-    removed at once: permission bits alone do not tell, e.g. under ``/proc`` or as root).
+    The suffix must be one of ``suffixes`` and the nearest existing parent must accept a
+    new file (tried with a temporary file: permission bits alone do not tell).
 
-    Raises
-    ------
-    DataError
-        Naming the path and what is wrong with it.
-
-    Examples
-    --------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> check_output_path(d / "verdicts.parquet").name
@@ -1322,10 +1155,7 @@ def _lists_as_json(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_frame_atomic(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Write a DataFrame as Parquet, CSV or JSON Lines (by extension), atomically.
-
-    Raises ``DataError`` (a ``ValueError``) for a path :func:`check_output_path` refuses.
-    """
+    """Write a DataFrame as Parquet, CSV or JSON Lines (by extension), atomically."""
     p = check_output_path(path)
     suffix = p.suffix.lower()
     if suffix in _JSONL:
@@ -1334,8 +1164,6 @@ def write_frame_atomic(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Pat
     if suffix == ".parquet":
         atomic_write(p, lambda fh: frame.to_parquet(fh, index=False))
     elif suffix == ".csv":
-        # Agent text opened in a spreadsheet must not run: formula-like cells neutralised
-        # (the reader of records restores them).
         text = safe_csv(_lists_as_json(frame), index=False) or ""
         atomic_write(p, lambda fh: fh.write(text.encode("utf-8")))
     return p
@@ -1352,20 +1180,10 @@ class _Parts(NamedTuple):
 
 
 class Dataset(_Parts):
-    """What :func:`load_dir` returns: tasks, runs (with tokens), judgments, plan, arm names, labels.
+    """What :func:`load_dir` returns: tasks, runs (with tokens), judgments and plan (None when
+    absent), and the :attr:`arms`, :attr:`arm_names` and :attr:`labels`."""
 
-    ``judgments`` is None when the directory has none yet; ``plan`` (an
-    :class:`evalstats.plan.Plan`) is None when it declares no analysis plan;
-    :attr:`arm_names` is ``{"with": ..., "without": ...}``, what the report calls the two
-    arms (:func:`load_arm_names`), or ``{arm: name}`` for the K arms ``arms.toml`` lists;
-    :attr:`arms` has their ids in order, names, tools and the ``reference``; :attr:`labels`
-    the people's verdicts (:func:`load_labels` of ``labels.jsonl``), None
-    without any.
-    """
-
-    # Not a tuple field: a Dataset still unpacks into its four parts (tasks, runs,
-    # judgments, plan), as code written before labels were read expects.
-    labels: pd.DataFrame | None
+    labels: pd.DataFrame | None  # not a tuple field: a Dataset unpacks into four parts
 
     def __new__(
         cls,
@@ -1391,8 +1209,7 @@ class Dataset(_Parts):
 
     @property
     def arms(self) -> Arms:
-        """The arms (:class:`Arms`), kept in ``runs.attrs["arms"]`` by :func:`load_dir` (so a
-        Dataset still unpacks into its four parts); else the runs' arms, unnamed."""
+        """The arms ``runs.attrs["arms"]`` holds (:func:`load_dir`), else the runs' arms."""
         runs = self.runs
         found = runs.attrs.get("arms") if runs is not None else None
         if isinstance(found, Arms):
@@ -1406,16 +1223,10 @@ class Dataset(_Parts):
         return _dataset_summary(self, html=html)
 
     def __repr__(self) -> str:
-        # The default NamedTuple repr prints every frame (13,000 characters for the sample).
         return text_table("Dataset", self._summary(html=False))
 
     def _repr_html_(self) -> str:
         return html_table("Dataset", self._summary(html=True))
-
-
-def _count_text(counts: pd.Series) -> str:
-    """``"a 3, b 2"`` from a Series of counts indexed by label."""
-    return ", ".join(f"{k} {int(v)}" for k, v in counts.items())
 
 
 def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
@@ -1479,7 +1290,9 @@ def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
                 rows.append(("judgments by judge × rubric", table.reset_index(names="judge")))
             else:
                 for i, (judge, counts) in enumerate(table.iterrows()):
-                    text = f"{judge}: {_count_text(counts[counts > 0])}"
+                    text = f"{judge}: " + ", ".join(
+                        f"{k} {int(v)}" for k, v in counts[counts > 0].items()
+                    )
                     rows.append(("by judge" if i == 0 else "", text))
     if labels is not None:
         n_pairs = len(labels[["task_id", "replicate", "arm_a", "arm_b"]].drop_duplicates())
@@ -1500,15 +1313,10 @@ def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
 
 
 def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False) -> Dataset:
-    """Load ``tasks``, ``runs`` and (if present) ``judgments``, ``labels`` and ``plan``.
+    """Load ``tasks``, ``runs`` and (if present) ``judgments``, ``labels``, ``plan`` and arms.
 
-    ``labels`` (``labels.jsonl``, what ``evalstats label --read`` writes) is read with
-    :func:`load_labels`, every label checked against the runs' pairs.
-
-    The plan is ``plan.toml`` or ``plan.json`` (:func:`evalstats.load_plan`); both at once
-    is a ``DataError``. The arms are those ``arms.toml`` lists (:func:`load_arms`; every run's
-    arm one of them, every listed arm with runs), else the runs'; their names come from
-    ``arms.toml`` or the rubric files of ``rubrics/`` (:func:`load_arm_names`).
+    The arms are those ``arms.toml`` lists (each with runs), else the runs'; their names
+    come from :func:`load_arm_names`.
     """
     tasks = load_tasks(find_file(data_dir, "tasks"))
     apath = Path(data_dir) / "arms.toml"
@@ -1520,7 +1328,6 @@ def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False
         arms=None if listed is None else listed.ids,
     )
     if listed is not None and not listed.two_arm:
-        # An arm listed in [arms] with no runs is most likely a misspelt id.
         present = set(runs["arm"].astype(str))
         for arm in listed.ids:
             if arm not in present:
@@ -1557,28 +1364,12 @@ def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False
 def load_arm_names(
     data_dir: str | os.PathLike[str], *, rubrics: Iterable[str] | None = None
 ) -> dict[str, str]:
-    """What the data directory calls its two arms: ``{"with": ..., "without": ...}``.
+    """What the data directory calls its arms: ``{arm: display name}``.
 
-    When ``arms.toml`` lists K arms in ``[arms]`` (:func:`load_arms`), ``{arm: name}`` for
-    each, in its order. For the two arms, the first that names an arm wins:
+    K arms: ``arms.toml``'s names. Two arms, the first that names an arm wins: ``arms.toml``;
+    the ``[arms]`` table of the newest revision of each rubric file in ``DATA_DIR/rubrics/``
+    (of ``rubrics`` when given; a warning and the default when they disagree); WITH / WITHOUT.
 
-    1. ``DATA_DIR/arms.toml``, two keys: ``with = "Serena MCP"`` and
-       ``without = "plain Claude Code"`` (either may be left out; or an ``[arms]`` table
-       of the two);
-    2. the ``[arms]`` table of the rubric files in ``DATA_DIR/rubrics/`` (where
-       ``evalstats judge --rubric FILE`` keeps a copy), of the rubrics named in ``rubrics``
-       when given, the newest revision of each -- when they disagree, a warning and the
-       default;
-    3. ``"WITH"`` / ``"WITHOUT"``.
-
-    Raises
-    ------
-    DataError
-        ``arms.toml`` is not TOML, has another key, or a value that is not a non-empty
-        string (the message names the file, line and field; see :func:`load_arms`).
-
-    Examples
-    --------
     >>> import pathlib, tempfile
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> load_arm_names(d)
@@ -1594,22 +1385,18 @@ def load_arm_names(
         listed = load_arms(path)
         names = dict(listed.names)
         if not listed.two_arm:
-            # K arms: the rubric files' [arms] name only WITH and WITHOUT.
             return {arm: listed.name(arm) for arm in listed.ids}
     folder = d / "rubrics"
     wanted = None if rubrics is None else set(rubrics)
     seen: dict[str, dict[str, list[Path]]] = {arm: {} for arm in ARMS}
     newest: dict[str, tuple[Any, Path, dict[str, Any]]] = {}
     for p in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
-        # Only the [arms] table: reading the whole rubric is evalstats.rubrics' job, and a
-        # rubric file it rejects still fails there, when its judgments are read.
-        doc = _read_toml(p)
+        doc = _read_toml(p)  # only [arms]: the rubric itself is evalstats.rubrics' to read
         name, rev = str(doc.get("name")), doc.get("revision")
         if wanted is not None and name not in wanted:
             continue
         rev = rev if isinstance(rev, int) else 0
         if name not in newest or rev > newest[name][0]:
-            # Of one rubric's revisions, the newest names the arms.
             newest[name] = (rev, p, doc)
     for _, p, doc in newest.values():
         arms = doc.get("arms")
