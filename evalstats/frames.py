@@ -404,7 +404,7 @@ def verdict_frame(
     found = resolve_rubrics(judgments, rubrics)
     parts = [
         _pair_frame(j, r, found, on_conflict, (a, b))
-        for a, b, j, r in _by_pair_of_arms(judgments, runs)
+        for a, b, j, r in by_pair_of_arms(judgments, runs)
     ]
     out = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
     for col in ("judge", "rubric"):
@@ -422,7 +422,7 @@ def verdict_frame(
 _ROLE_ORDER = {"a_first": "with_first", "b_first": "without_first"}
 
 
-def _by_pair_of_arms(judgments: pd.DataFrame, runs: pd.DataFrame):
+def by_pair_of_arms(judgments: pd.DataFrame, runs: pd.DataFrame):
     """Per pair of arms judged: ``(arm_a, arm_b, judgments, runs)`` in the WITH / WITHOUT roles."""
     arm = runs["arm"].astype(str)
     if "arm_a" not in judgments.columns or judgments["arm_a"].isna().all():

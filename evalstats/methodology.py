@@ -1,10 +1,7 @@
 """The audit: the seeds' methodology rules as a pass / unknown / warn / fail table.
 
-Each check reads the tasks, runs and judgments (and the verdict frame built from them) and
-gives one row: a stable ``check`` id, a ``status``, a ``detail`` sentence with the numbers and
-the ``rule`` it enforces, quoted short from the seed prompts. ``unknown`` means the evidence
-is missing, never a pass. With K arms every check is evaluated per pair of arms. What each
-check tests: docs/methods.md, section "Audit".
+One row per check (id, status, a detail sentence with the numbers, the seed rule); ``unknown``
+means the evidence is missing, never a pass. What each check tests: docs/methods.md, "Audit".
 """
 
 from __future__ import annotations
@@ -18,22 +15,16 @@ import pandas as pd
 
 from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from ._families import model_family
-from ._schema import ARM_DTYPE, ORDER_DTYPE
 from .errors import DataError, ParameterError
-from .frames import verdict_frame
+from .frames import by_pair_of_arms, verdict_frame
 from .plan import Plan
 from .records import Dataset, incomplete_pairs
 from .stats.rates import sign_test_p
 
 __all__ = ["AUDIT_CHECKS", "AUDIT_STATUSES", "AuditLimits", "audit", "audit_rows", "model_family"]
 
-# ``unknown``: the evidence a check needs is missing; it is never read as a pass.
 AUDIT_STATUSES = ("pass", "unknown", "warn", "fail")
-
-
 _STATUS_DTYPE = pd.CategoricalDtype(list(AUDIT_STATUSES), ordered=True)
-
-
 # check id -> the seed text it enforces (short).
 AUDIT_CHECKS: dict[str, str] = {
     "judge_not_self": "Run the judge as a DIFFERENT model from the agent under test (seed 000).",
@@ -64,27 +55,22 @@ AUDIT_CHECKS: dict[str, str] = {
 }
 
 
-_MAX_LISTED = 5
-
-
 def _listed(items: list[str]) -> str:
-    """At most a handful of items, then how many more."""
-    shown = ", ".join(items[:_MAX_LISTED])
-    more = len(items) - _MAX_LISTED
-    return shown + (f" and {more} more" if more > 0 else "")
+    """At most five items, then how many more."""
+    more = len(items) - 5
+    return ", ".join(items[:5]) + (f" and {more} more" if more > 0 else "")
 
 
 def _pct(x: float) -> str:
     return f"{100.0 * x:.1f} %"
 
 
-def _row(check: str, status: str, detail: str) -> dict[str, str]:
-    return {"check": check, "status": status, "detail": detail, "rule": AUDIT_CHECKS[check]}
+def _row(check: str, status: str, detail: str, rubrics: list | None = None) -> dict[str, Any]:
+    row = {"check": check, "status": status, "detail": detail, "rule": AUDIT_CHECKS[check]}
+    return row | {"rubrics": rubrics} if rubrics else row
 
 
 def _table(rows: list[dict]) -> pd.DataFrame:
-    """The audit table of check rows: ``check``, ``status`` (ordered), ``detail``, ``rule``;
-    ``attrs["rubrics"]`` maps a check that fails per rubric (judge_disagreement) to them."""
     table = pd.DataFrame(rows, columns=["check", "status", "detail", "rule"])
     table["status"] = table["status"].astype(_STATUS_DTYPE)
     for col in ("check", "detail", "rule"):
@@ -98,7 +84,7 @@ def _no_judgments(check: str) -> dict[str, str]:
 
 
 def _frame_str(s: pd.Series) -> pd.Series:
-    """Values as plain strings, missing ones as "" (pandas 3 keeps NaN through astype(str))."""
+    """Values as plain strings, missing ones as ""."""
     return pd.Series(
         [str(v) if not pd.isna(v) else "" for v in s.astype(object)], index=s.index, dtype=object
     )
@@ -107,16 +93,12 @@ def _frame_str(s: pd.Series) -> pd.Series:
 def audit_rows(
     table: pd.DataFrame, status: str | tuple[str, ...] = ("fail", "unknown")
 ) -> pd.DataFrame:
-    """The rows of an :func:`~evalstats.methodology.audit` table with the given status(es).
-
-    For a headline or summary that must show what failed and what could not be checked.
+    """The rows of an :func:`audit` table with the given status(es).
 
     >>> import pandas as pd
     >>> t = pd.DataFrame({"check": ["a", "b", "c"], "status": ["pass", "unknown", "fail"]})
     >>> audit_rows(t)["check"].tolist()
     ['b', 'c']
-    >>> audit_rows(t, "pass")["check"].tolist()
-    ['a']
     """
     wanted = (status,) if isinstance(status, str) else tuple(status)
     bad = [s for s in wanted if s not in AUDIT_STATUSES]
@@ -138,7 +120,7 @@ def _override(judgments) -> str:
     )
 
 
-def _check_self(runs, judges: list[str], families, agent_family, judgments=None) -> dict[str, str]:
+def _check_self(runs, judges: list[str], families, agent_family, judgments=None) -> tuple:
     agents = sorted(set(runs["agent_model"].astype(str)))
     if agent_family is not None:
         agent_fams = {a: str(agent_family) for a in agents}
@@ -153,31 +135,27 @@ def _check_self(runs, judges: list[str], families, agent_family, judgments=None)
     unknown = [a for a, f in agent_fams.items() if f == "unknown"]
     unknown += [j for j, f in judge_fams.items() if f == "unknown"]
     agents_txt = ", ".join(f"{a} ({f})" for a, f in agent_fams.items())
-    if same:
-        # The seed's rule, not a preference: a fail (the override is said, not excused).
-        return _row(
-            "judge_not_self",
+    if same:  # the seed's rule: a fail (the override is said, not excused)
+        return (
             "fail",
             f"{len(same)} of {len(judges)} judges share a model family with the agent "
             f"under test [{agents_txt}]: {_listed(same)}; self-evaluation bias."
             + _override(judgments),
         )
     if unknown:
-        return _row(
-            "judge_not_self",
+        return (
             "unknown",
             f"Model family unknown for {_listed(unknown)}; pass families= or "
             f"agent_family= to check self-evaluation.",
         )
     judges_txt = ", ".join(f"{j} ({judge_fams[j]})" for j in judges)
-    return _row(
-        "judge_not_self",
+    return (
         "pass",
         f"Agent(s) {agents_txt}; judges {judges_txt}: no judge shares the agent's family.",
     )
 
 
-def _check_families(j: pd.DataFrame, families) -> dict[str, str]:
+def _check_families(j: pd.DataFrame, families) -> tuple:
     fails, warns, parts = [], [], []
     for rubric, judges in j.groupby("rubric", observed=True)["judge"]:
         names = sorted(set(judges.astype(str)))
@@ -193,21 +171,19 @@ def _check_families(j: pd.DataFrame, families) -> dict[str, str]:
             fails.append(str(rubric))
     detail = "; ".join(parts) + "."
     if fails:
-        return _row(
-            "judge_families",
+        return (
             "fail",
             f"Fewer than two judge families for {_listed(fails)}. {detail}",
         )
     if warns:
-        return _row(
-            "judge_families",
+        return (
             "warn",
             f"Judge family unknown, cannot confirm two families for {_listed(warns)}. {detail}",
         )
-    return _row("judge_families", "pass", detail)
+    return ("pass", detail)
 
 
-def _check_canonical(tasks: pd.DataFrame, runs: pd.DataFrame) -> dict[str, str]:
+def _check_canonical(tasks: pd.DataFrame, runs: pd.DataFrame) -> tuple:
     first = runs.groupby("task_id", observed=True)["started_at"].min()
     written = tasks.set_index("task_id")["canonical_written_at"]
     both = pd.concat([written.rename("written"), first.rename("first_run")], axis=1, join="inner")
@@ -218,17 +194,15 @@ def _check_canonical(tasks: pd.DataFrame, runs: pd.DataFrame) -> dict[str, str]:
             f"{t} (written {w.isoformat()}, first run {r.isoformat()})"
             for t, w, r in zip(late.index, late["written"], late["first_run"], strict=True)
         ]
-        return _row(
-            "canonical_before_runs",
+        return (
             "fail",
             f"{len(late)} of {n} tasks have a canonical answer written at or after "
             f"their first run: {_listed(items)}.",
         )
     if n == 0:
-        return _row("canonical_before_runs", "unknown", "No task has runs: nothing to check.")
+        return ("unknown", "No task has runs: nothing to check.")
     lead = (both["first_run"] - both["written"]).min()
-    return _row(
-        "canonical_before_runs",
+    return (
         "pass",
         f"All {n} tasks' canonical answers predate their first run "
         f"(smallest lead {lead / pd.Timedelta(hours=1):.1f} h).",
@@ -244,7 +218,7 @@ def _pairs(runs: pd.DataFrame) -> pd.DataFrame:
     return w.merge(wo, on=["task_id", "replicate"], suffixes=("_with", "_without"))
 
 
-def _check_same_agent(pairs: pd.DataFrame) -> dict[str, str]:
+def _check_same_agent(pairs: pd.DataFrame) -> tuple:
     differ = pairs.loc[
         pairs["agent_model_with"].astype(str) != pairs["agent_model_without"].astype(str)
     ]
@@ -259,32 +233,27 @@ def _check_same_agent(pairs: pd.DataFrame) -> dict[str, str]:
                 strict=True,
             )
         ]
-        return _row(
-            "same_agent_both_arms",
+        return (
             "fail",
             f"{len(differ)} of {len(pairs)} pairs ran different agent models WITH and "
             f"WITHOUT: {_listed(items)}.",
         )
-    return _row(
-        "same_agent_both_arms",
+    return (
         "pass",
         f"All {len(pairs)} pairs ran the same agent model in both arms.",
     )
 
 
-def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> dict[str, str]:
-    check = "budgets_symmetric"
+def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> tuple:
     bad = tasks.loc[~((tasks["budget_tokens"] > 0) & (tasks["budget_wall_s"] > 0)), "task_id"]
     if len(bad):
-        return _row(
-            check,
+        return (
             "fail",
             f"{len(bad)} tasks have a zero budget (every run is over "
             f"it): {_listed(bad.astype(str).tolist())}.",
         )
     if "over_budget_with" not in pairs.columns:
-        return _row(
-            check,
+        return (
             "warn",
             "Runs carry no over_budget flags (load them with tasks): budget handling not checked.",
         )
@@ -304,8 +273,7 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> di
         scored = frame.merge(over, on=["task_id", "replicate"])
         scored = scored.loc[scored["status"].astype(str) != "no_answer"]
         if len(scored):
-            return _row(
-                check,
+            return (
                 "fail",
                 f"{len(scored)} verdicts on over-budget pairs are not scored no_answer; {counts}.",
             )
@@ -314,23 +282,21 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> di
         p = float(sign_test_p(n_w_only, n_wo_only))
         if p < alpha:
             worse = "WITH" if n_w_only > n_wo_only else "WITHOUT"
-            return _row(
-                check,
+            return (
                 "warn",
                 f"The budget binds {worse} more often ({counts}; exact binomial "
                 f"p = {p:.3g}): no_answer is informative, report the arm-aware view "
                 f"(no_answer_as='arm_aware') and the best/worst-case bounds.",
             )
-        return _row(
-            check,
+        return (
             "pass",
             f"Budgets are per task, positive, and bind both arms alike "
             f"({counts}; exact binomial p = {p:.3g}).",
         )
-    return _row(check, "pass", f"Budgets are per task and positive; {counts}.")
+    return ("pass", f"Budgets are per task and positive; {counts}.")
 
 
-def _check_both_arms(runs: pd.DataFrame) -> dict[str, str]:
+def _check_both_arms(runs: pd.DataFrame) -> tuple:
     lonely = incomplete_pairs(runs)
     n_pairs = runs[["task_id", "replicate"]].drop_duplicates().shape[0]
     if len(lonely):
@@ -338,25 +304,20 @@ def _check_both_arms(runs: pd.DataFrame) -> dict[str, str]:
             f"({t}, {r}) only {a}"
             for t, r, a in zip(lonely["task_id"], lonely["replicate"], lonely["arm"], strict=True)
         ]
-        return _row(
-            "both_arms_present",
+        return (
             "fail",
             f"{len(lonely)} of {n_pairs} pairs lack an arm: {_listed(items)}.",
         )
-    return _row("both_arms_present", "pass", f"All {n_pairs} pairs have both arms.")
+    return ("pass", f"All {n_pairs} pairs have both arms.")
 
 
-def _check_tokens(runs: pd.DataFrame) -> dict[str, str]:
-    check = "reported_tokens"
+def _check_tokens(runs: pd.DataFrame) -> tuple:
     if "tokens_mismatch" not in runs.columns:
-        return _row(
-            check,
+        return (
             "unknown",
             "Runs carry no token counts (load them with tasks): reported tokens not compared.",
         )
     n_rep = int(runs["reported_tokens"].notna().sum()) if "reported_tokens" in runs else 0
-    # Which count the cost ratios use is their token-source rule (billed where every run has
-    # it, else the transcript count); this check only says whether the two agree.
     used = (
         "the cost ratios use the billed counts"
         if n_rep == len(runs) and n_rep
@@ -368,8 +329,7 @@ def _check_tokens(runs: pd.DataFrame) -> dict[str, str]:
         else np.zeros(len(runs), dtype=bool)
     )
     if n_rep and answer_only[runs["reported_tokens"].notna().to_numpy()].all():
-        return _row(
-            check,
+        return (
             "pass",
             f"{n_rep} runs report billed usage and have no transcript: the answer's count is "
             f"not a count of what a run read and wrote, so nothing is compared; {used}.",
@@ -388,31 +348,27 @@ def _check_tokens(runs: pd.DataFrame) -> dict[str, str]:
                 strict=True,
             )
         ]
-        return _row(
-            check,
+        return (
             "warn",
             f"{len(mism)} of {n_rep} runs with reported_tokens disagree with the "
             f"cl100k_base transcript count (reported / counted from {ratio.min():.2f} to "
             f"{ratio.max():.2f}); {used}: {_listed(items)}.",
         )
     if n_rep == 0:
-        return _row(
-            check,
+        return (
             "pass",
             f"No run reports its token count ({len(runs)} runs): nothing to compare; {used}.",
         )
-    return _row(
-        check,
+    return (
         "pass",
         f"All {n_rep} reported token counts agree with the cl100k_base "
         f"count ({len(runs) - n_rep} runs report none); {used}.",
     )
 
 
-def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> dict[str, str]:
-    check = "no_answer_rate"
+def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> tuple:
     if "over_budget_with" not in pairs.columns:
-        return _row(check, "warn", "Runs carry no over_budget flags (load them with tasks).")
+        return ("warn", "Runs carry no over_budget flags (load them with tasks).")
     over = pairs["over_budget_with"].to_numpy(dtype=bool) | pairs["over_budget_without"].to_numpy(
         dtype=bool
     )
@@ -425,8 +381,7 @@ def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> dict[str, str]:
         else ""
     )
     n_tasks = pairs.loc[over, "task_id"].nunique()
-    return _row(
-        check,
+    return (
         status,
         f"{k} of {n} pairs ({_pct(rate)}) are no_answer (over budget) "
         f"in {n_tasks} tasks; threshold {_pct(threshold)}{tail}.",
@@ -434,11 +389,7 @@ def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> dict[str, str]:
 
 
 def _resolve_each(j: pd.DataFrame, rubrics_arg: object) -> dict[tuple, object]:
-    """(rubric, revision, sha) -> its Rubric, or None when it is found nowhere.
-
-    Resolved one identity at a time so an unknown rubric is a finding of the check rather
-    than an exception that hides every other finding.
-    """
+    """(rubric, revision, sha) -> its Rubric, or None (a finding, not an exception)."""
     from .frames import resolve_rubrics
 
     cols = ["rubric", "prompt_revision", "prompt_sha256"]
@@ -464,8 +415,7 @@ def _none(v: object) -> object:
     return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
 
 
-def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> dict[str, str]:
-    check = "prompt_hash_pinned"
+def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> tuple:
     problems: list[str] = []
     n_bad = 0
     resolved = _resolve_each(j, rubrics_arg)
@@ -476,8 +426,7 @@ def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> dict[str, str]
         rev = _none(revision)
         shas = _frame_str(grp["prompt_sha256"])
         distinct = sorted(set(shas))
-        if len(distinct) > 1:
-            # One name and revision, several texts: a word changed without a revision bump.
+        if len(distinct) > 1:  # a word changed without a revision bump
             problems.append(
                 f"{rubric} r{rev} changed text under the same name and revision: its "
                 f"{len(grp)} judgments carry {len(distinct)} prompt_sha256 values "
@@ -513,8 +462,7 @@ def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> dict[str, str]
         f"{rubric} mixes prompt revisions {revs}" for rubric, revs in mixed.items() if len(revs) > 1
     ]
     if problems:
-        return _row(
-            check,
+        return (
             "fail",
             f"{n_bad} of {len(j)} judgments fail the pin: " + "; ".join(problems + mixing) + ".",
         )
@@ -523,8 +471,7 @@ def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> dict[str, str]
         for k, r in sorted(used.items())
     )
     if mixing:
-        return _row(
-            check,
+        return (
             "warn",
             f"Every judgment matches its prompt ({revs}), but "
             + "; ".join(mixing)
@@ -535,16 +482,12 @@ def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> dict[str, str]
         if all(r.path is None for r in used.values())
         else "their rubric's prompt"
     )
-    return _row(check, "pass", f"All {len(j)} judgments match {whose}: {revs}.")
+    return ("pass", f"All {len(j)} judgments match {whose}: {revs}.")
 
 
 def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per rubric and pair of judges: units both judged ok, and how many differ.
-
-    The counting is the package's one disagreement rule (:mod:`evalstats._disagreement`),
-    applied to one wide table (pair or pair-order x judge) per rubric. ``n`` counts those
-    units (``unit``: pairs or pair-orders), ``n_pairs`` the distinct pairs among them.
-    """
+    """Per rubric and pair of judges: units (pairs or pair-orders) both judged ok, how many
+    differ, and ``n_pairs`` the distinct pairs among them."""
     ok = frame.loc[frame["status"].astype(str) == "ok"]
     keys = ["task_id", "replicate", "_order"]
     ok = ok.assign(
@@ -580,12 +523,10 @@ def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
     return both.rename(columns={"disagreements": "disagree"})[columns]
 
 
-def _check_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, str]:
-    check = "judge_disagreement"
+def _check_disagreement(frame: pd.DataFrame, threshold: float) -> tuple:
     d = _disagreements(frame)
     if d.empty:
-        return _row(
-            check,
+        return (
             "warn",
             "No rubric has two judges with ok verdicts: disagreement cannot be measured.",
         )
@@ -610,13 +551,10 @@ def _check_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, str]
         "warn": "Not measurable for every judge pair",
         "fail": f"Above the {_pct(threshold)} trigger (re-curate the tasks or add a third judge)",
     }[status]
-    row = _row(check, status, f"{lead}: " + "; ".join(parts) + ".")
-    # The rubrics it fails on: the report marks their headline rows (table.attrs["rubrics"]).
-    return row | {"rubrics": sorted(failing)}
+    return status, f"{lead}: " + "; ".join(parts) + ".", sorted(failing)
 
 
-def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, str]:
-    check = "judgment_coverage"
+def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> tuple:
     if "over_budget_with" in pairs.columns:
         keep = ~(
             pairs["over_budget_with"].to_numpy(dtype=bool)
@@ -625,7 +563,6 @@ def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, str]:
         pairs = pairs.loc[keep]
     want = pairs[["task_id", "replicate"]].drop_duplicates()
     f = frame.assign(_judge=frame["judge"].astype(str), _rubric=frame["rubric"].astype(str))
-    # One merge for every (rubric, judge): the wanted pairs each has judged.
     combos = f[["_rubric", "_judge"]].drop_duplicates().sort_values(["_rubric", "_judge"])
     seen = f[["_rubric", "_judge", "task_id", "replicate"]].drop_duplicates()
     judged = seen.merge(want, on=["task_id", "replicate"]).groupby(["_rubric", "_judge"]).size()
@@ -637,14 +574,12 @@ def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, str]:
         if n
     ]
     if missing:
-        return _row(
-            check,
+        return (
             "warn",
             "Some in-budget pairs were not judged by every judge: " + _listed(missing) + ".",
         )
     n_combo = f[["_rubric", "_judge"]].drop_duplicates().shape[0]
-    return _row(
-        check,
+    return (
         "pass",
         f"All {len(want)} in-budget pairs were judged by each of the "
         f"{n_combo} (rubric, judge) combinations.",
@@ -653,19 +588,17 @@ def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, str]:
 
 def _check_orders(
     j: pd.DataFrame, alpha: float, tolerance: float, rubrics_arg: object = None
-) -> dict[str, str]:
-    check = "blind_order_balance"
+) -> tuple:
     resolved = _resolve_each(j, rubrics_arg)
     ordered = sorted(
         {name for (name, _, _), r in resolved.items() if r is not None and r.needs_order}
     )
     if not ordered:
-        return _row(check, "pass", "No judgments of a rubric with a presentation order.")
+        return ("pass", "No judgments of a rubric with a presentation order.")
     parts, status = [], "pass"
     for rubric in ordered:
         g = j.loc[j["rubric"].astype(str) == rubric]
-        if "status" in g.columns:
-            # A verdict frame's no_answer rows stand for pairs never shown to a judge.
+        if "status" in g.columns:  # no_answer rows stand for pairs never shown to a judge
             g = g.loc[g["status"].astype(str) != "no_answer"]
         order = _frame_str(g["order"])
         n_null = int((order == "").sum())
@@ -693,15 +626,14 @@ def _check_orders(
         if status == "pass"
         else "Orders unbalanced (show both orders per pair, or balance the seeded order)"
     )
-    return _row(check, status, f"{lead}: " + "; ".join(parts) + ".")
+    return (status, f"{lead}: " + "; ".join(parts) + ".")
 
 
-def _check_failures(frame: pd.DataFrame, threshold: float) -> dict[str, str]:
-    check = "judge_failure_rate"
+def _check_failures(frame: pd.DataFrame, threshold: float) -> tuple:
     status = frame["status"].astype(str)
     judged = frame.loc[status != "no_answer"]
     if judged.empty:
-        return _row(check, "warn", "No judged pairs.")
+        return ("warn", "No judged pairs.")
     st = judged["status"].astype(str)
     g = judged.assign(
         _bad=st.isin(["invalid", "error"]),
@@ -711,7 +643,6 @@ def _check_failures(frame: pd.DataFrame, threshold: float) -> dict[str, str]:
         _rubric=judged["rubric"].astype(str),
     )
     agg = g.groupby(["_rubric", "_judge"])[["_bad", "_inv", "_err"]].agg(["sum", "size"])
-    # A rubric whose judgments carry an order counts pair-orders; the pairs are named beside.
     g = g.assign(_ordered=_frame_str(g["order"]) != "")
     keys = ["_rubric", "_judge"]
     ordered = g.groupby(keys)["_ordered"].any()
@@ -730,12 +661,8 @@ def _check_failures(frame: pd.DataFrame, threshold: float) -> dict[str, str]:
         if bad / n > threshold:
             over.append(text)
     if over:
-        return _row(
-            check, "warn", f"Invalid + error above {_pct(threshold)}: " + "; ".join(over) + "."
-        )
-    return _row(
-        check, "pass", f"Invalid + error at most {_pct(threshold)}: " + "; ".join(parts) + "."
-    )
+        return ("warn", f"Invalid + error above {_pct(threshold)}: " + "; ".join(over) + ".")
+    return ("pass", f"Invalid + error at most {_pct(threshold)}: " + "; ".join(parts) + ".")
 
 
 _NO_PLAN = "No declared analysis plan (plan.toml in the data directory)"
@@ -743,30 +670,24 @@ _NO_PLAN = "No declared analysis plan (plan.toml in the data directory)"
 
 def _check_plan_time(
     plan: Plan | None, judgments: pd.DataFrame | None, frame: pd.DataFrame | None
-) -> dict[str, str]:
-    check = "plan_before_judging"
+) -> tuple:
     if plan is None:
-        return _row(
-            check, "warn", f"{_NO_PLAN}: the primary endpoint was not fixed before judging."
-        )
+        return ("warn", f"{_NO_PLAN}: the primary endpoint was not fixed before judging.")
     if plan.written_at is not None:
         when, source = pd.Timestamp(plan.written_at), "its written_at"
     elif plan.file_mtime is not None:
         when = pd.Timestamp(plan.file_mtime)
         source = "the file's modification time (no written_at given; a copy resets it)"
     else:
-        return _row(check, "warn", "The plan gives no written_at and has no file time.")
+        return ("warn", "The plan gives no written_at and has no file time.")
     if judgments is None or not len(judgments) or "created_at" not in judgments.columns:
         if frame is not None and len(frame):
-            return _row(
-                check,
+            return (
                 "warn",
                 f"Plan written at {when.isoformat()} ({source}); the judgments' creation "
                 "times are unknown (a verdict frame has none): pass the judgments to check.",
             )
-        return _row(
-            check, "pass", f"Plan written at {when.isoformat()} ({source}); no judgments yet."
-        )
+        return ("pass", f"Plan written at {when.isoformat()} ({source}); no judgments yet.")
     first = judgments["created_at"].min()
     gap = (first - when) / pd.Timedelta(hours=1)
     text = (
@@ -774,10 +695,8 @@ def _check_plan_time(
         f"{first.isoformat()}"
     )
     if not when < first:
-        return _row(
-            check, "fail", f"{text}: the plan was written {-gap:.1f} h after judging began."
-        )
-    return _row(check, "pass", f"{text}: {gap:.1f} h before.")
+        return ("fail", f"{text}: the plan was written {-gap:.1f} h after judging began.")
+    return ("pass", f"{text}: {gap:.1f} h before.")
 
 
 def _differ(what: str, planned: set[str], seen: set[str]) -> str | None:
@@ -791,12 +710,9 @@ def _differ(what: str, planned: set[str], seen: set[str]) -> str | None:
     return f"{what} differ ({'; '.join(parts)})"
 
 
-def _check_plan_design(
-    plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | None
-) -> dict[str, str]:
-    check = "plan_design"
+def _check_plan_design(plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | None) -> tuple:
     if plan is None:
-        return _row(check, "warn", f"{_NO_PLAN}: the design was not compared with one.")
+        return ("warn", f"{_NO_PLAN}: the design was not compared with one.")
     problems: list[str] = []
     tasks = set(runs["task_id"].astype(str))
     if isinstance(plan.tasks, tuple):
@@ -832,20 +748,17 @@ def _check_plan_design(
         f"{sorted(set(runs.groupby('task_id', observed=True)['replicate'].nunique()))}"
     )
     if problems:
-        return _row(
-            check,
+        return (
             "fail",
             f"The dataset differs from the plan ({plan.sha256[:12]}): " + "; ".join(problems) + ".",
         )
     if not has_j:
-        return _row(
-            check,
+        return (
             "warn",
             f"Tasks and replicates as planned ({design}); no judgments yet: rubrics and "
             "judges not compared.",
         )
-    return _row(
-        check,
+    return (
         "pass",
         f"As planned ({plan.sha256[:12]}): {design}; primary {plan.primary_rubric} / "
         f"{plan.primary_judge_name}.",
@@ -862,8 +775,7 @@ def _has_arm_pairs(judgments: pd.DataFrame | None) -> bool:
     )
 
 
-def _pair_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, Any]:
-    check = "judge_disagreement"
+def _pair_disagreement(frame: pd.DataFrame, threshold: float) -> tuple:
     parts, failing, rubrics, unmeasured = [], [], set(), []
     for (a, b), grp in frame.groupby(["arm_a", "arm_b"], sort=False):
         d = _disagreements(grp)
@@ -885,23 +797,19 @@ def _pair_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, Any]:
             else:
                 parts.append(text)
     if failing:
-        row = _row(
-            check,
+        return (
             "fail",
             f"Above the {_pct(threshold)} trigger for {len(failing)} pair(s) of arms "
             "(re-curate the tasks or add a third judge): "
             + "; ".join(failing)
             + (f". Within it: {'; '.join(parts)}." if parts else "."),
+            sorted(rubrics),
         )
-        return row | {"rubrics": sorted(rubrics)}
     if not parts:
-        return _row(
-            check, "warn", "No pair of arms has two judges with ok verdicts: not measurable."
-        )
+        return ("warn", "No pair of arms has two judges with ok verdicts: not measurable.")
     status = "warn" if unmeasured else "pass"
     extra = f" Not measurable for {', '.join(unmeasured)}." if unmeasured else ""
-    return _row(
-        check,
+    return (
         status,
         f"Within the {_pct(threshold)} trigger for every pair of arms: "
         + "; ".join(parts)
@@ -910,36 +818,11 @@ def _pair_disagreement(frame: pd.DataFrame, threshold: float) -> dict[str, Any]:
     )
 
 
-def _as_two_arms(
-    runs: pd.DataFrame, judgments: pd.DataFrame, a: str, b: str
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The runs and judgments of the pair (a, b) as the seeds' two arms: a WITH, b WITHOUT."""
-    arm = runs["arm"].astype(str)
-    r = runs.loc[arm.isin((a, b)).to_numpy()].copy()
-    r["arm"] = pd.Categorical(r["arm"].astype(str).map({a: "with", b: "without"}), dtype=ARM_DTYPE)
-    hit = (judgments["arm_a"].astype(str) == a) & (judgments["arm_b"].astype(str) == b)
-    j = judgments.loc[hit.to_numpy()].drop(columns=["arm_a", "arm_b"])
-    order = j["order"].astype(object).map({"a_first": "with_first", "b_first": "without_first"})
-    j = j.assign(order=pd.Categorical(order, dtype=ORDER_DTYPE))
-    r, j = r.reset_index(drop=True), j.reset_index(drop=True)
-    # The source line numbers follow the rows kept (errors and the latest-call rule read them).
-    for part, whole, keep in (
-        (r, runs, arm.isin((a, b)).to_numpy()),
-        (j, judgments, hit.to_numpy()),
-    ):
-        lines = whole.attrs.get("lines")
-        if lines is not None:
-            part.attrs["lines"] = [n for n, k in zip(lines, keep, strict=True) if k]
-    return r, j
-
-
 def _per_pair(tasks, runs, judgments, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each check's row over the pairs of arms, from the two-arm :func:`audit` of every pair."""
     per: dict[str, list[tuple[str, str, str]]] = {}
-    pairs = judgments[["arm_a", "arm_b"]].astype(str).drop_duplicates()
-    for a, b in pairs.itertuples(index=False):
-        r, j = _as_two_arms(runs, judgments, a, b)
-        table = audit(tasks, r, j, **options)
+    for a, b, j, r in by_pair_of_arms(judgments, runs):
+        table = audit(tasks, r, j.drop(columns=["arm_a", "arm_b"]), **options)
         for row in table.itertuples(index=False):
             per.setdefault(row.check, []).append((f"{a} vs {b}", str(row.status), row.detail))
     out = {}
@@ -969,20 +852,17 @@ def _audit_arm_pairs(
     disagreement_threshold: float,
     **options: Any,
 ) -> pd.DataFrame:
-    """The audit table of K-arm judgments (the shape of :func:`audit`).
-
-    ``judge_disagreement`` is evaluated per pair of arms here; the checks that do not
-    depend on how runs pair (``judge_families``, ``canonical_before_runs``,
-    ``prompt_hash_pinned``) as for two arms; every other check is the two-arm :func:`audit` of
-    each pair (``arm_a`` as WITH, ``arm_b`` as WITHOUT; ``options``: its thresholds and plan),
-    its status the worst over the pairs.
-    """
+    """The audit of K-arm judgments: checks that do not depend on the pairing once, the
+    disagreement per pair of arms, every other check the worst of each pair's two-arm audit."""
     frame = verdict_frame(judgments, runs, tasks, rubrics=rubrics)
     done = {
-        "judge_families": _check_families(judgments, families),
-        "canonical_before_runs": _check_canonical(tasks, runs),
-        "prompt_hash_pinned": _check_hashes(judgments, rubrics),
-        "judge_disagreement": _pair_disagreement(frame, disagreement_threshold),
+        check: _row(check, *result)
+        for check, result in (
+            ("judge_families", _check_families(judgments, families)),
+            ("canonical_before_runs", _check_canonical(tasks, runs)),
+            ("prompt_hash_pinned", _check_hashes(judgments, rubrics)),
+            ("judge_disagreement", _pair_disagreement(frame, disagreement_threshold)),
+        )
     }
     options |= {"rubrics": rubrics, "families": families, "agent_family": agent_family}
     rest = _per_pair(tasks, runs, judgments, options)
@@ -997,23 +877,12 @@ def _audit_arm_pairs(
 
 @dataclass(frozen=True)
 class AuditLimits:
-    """Where the audit's secondary checks warn (the 20 % disagreement trigger is the seed's,
-    :func:`audit`'s ``disagreement_threshold``).
+    """Where the audit's secondary checks warn.
 
-    Attributes
-    ----------
-    failure_rate : float, default 0.05
-        Largest tolerated share of ``invalid`` + ``error`` verdicts per judge and rubric.
-    no_answer_rate : float, default 0.10
-        Largest share of over-budget pairs before a warning.
-    order_alpha, order_tolerance : float, default 0.05, 0.10
-        Blind-rubric orders warn when the exact binomial test of a 1/2 WITH-first share has
-        p < ``order_alpha`` or the share is more than ``order_tolerance`` from 1/2.
-    budget_alpha : float, default 0.05
-        Level of the exact binomial test of over-budget asymmetry between the arms.
-
-    >>> AuditLimits(failure_rate=0.10).no_answer_rate
-    0.1
+    ``failure_rate``: share of invalid + error verdicts per judge and rubric;
+    ``no_answer_rate``: share of over-budget pairs; ``order_alpha`` / ``order_tolerance``:
+    the exact binomial test and distance from 1/2 of the blind rubric's WITH-first share;
+    ``budget_alpha``: the test of over-budget asymmetry between the arms.
     """
 
     failure_rate: float = 0.05
@@ -1041,46 +910,31 @@ def audit(
     Parameters
     ----------
     tasks : DataFrame or Dataset
-        From :func:`evalstats.load_tasks`, or the whole :class:`~evalstats.Dataset` from
-        :func:`evalstats.load_dir` (then leave ``runs`` and ``judgments`` out).
-    runs : DataFrame
-        From :func:`evalstats.load_runs` with tasks (``tokens``, ``over_budget`` and
-        ``tokens_mismatch`` columns); plain runs are annotated here.
-    judgments : DataFrame, optional
-        From :func:`evalstats.load_judgments`. Without it (and without ``frame``) the judge
-        checks are ``warn`` with "not checked".
+        Tasks, or a whole :class:`~evalstats.Dataset` (then leave ``runs`` and ``judgments`` out).
+    runs, judgments : DataFrame
+        Runs and (optional) judgments; without judgments or ``frame`` the judge checks are
+        ``unknown``.
     frame : DataFrame, optional
-        The verdict frame, if already built; otherwise built from the judgments.
+        The verdict frame, if already built.
     agent_family : str, optional
         Family of the agent under test, when its ``agent_model`` strings do not tell.
     families : mapping of str to str, optional
-        Explicit ``model string -> family`` entries for judges or agents (see
-        :func:`model_family`).
+        Explicit ``model string -> family`` entries (see :func:`model_family`).
     disagreement_threshold : float, default 0.20
-        Largest tolerated share of pairs on which two judges disagree (the seed's 20 %,
-        :data:`evalstats._disagreement.DISAGREEMENT_TRIGGER`).
+        The seed's trigger on the share of pairs two judges disagree on.
     limits : AuditLimits, optional
-        Where the other checks warn (:class:`AuditLimits`; default: its defaults).
+        Where the other checks warn.
     plan : Plan, optional
-        The declared analysis plan (:func:`evalstats.load_plan`); taken from the Dataset
-        when one is given. Without one, the two plan checks warn.
+        The declared analysis plan (default: the Dataset's); without one the plan checks warn.
     rubrics : Rubric, path, or a list of them, optional
-        Rubric files the judgments were made with, besides the built-in rubrics and the
-        files in the data directory's ``rubrics/`` (:func:`evalstats.frames.resolve_rubrics`).
-        ``prompt_hash_pinned`` fails judgments whose ``prompt_sha256`` is not their
-        rubric's, and one name and revision judged with several texts; it warns when the
-        judgments mix revisions of one rubric.
+        Rubric files besides the built-in ones and the data directory's ``rubrics/``.
 
     Returns
     -------
     DataFrame
-        One row per check (docs/methods.md, "Audit"), in a fixed order: ``check`` (stable
-        id), ``status`` (ordered categorical pass < warn < fail), ``detail`` (a sentence with
-        the numbers) and ``rule`` (the seed text it enforces). ``attrs["rubrics"]`` maps a
-        failing check that is per rubric (``judge_disagreement``) to the rubrics it fails on.
+        One row per check in a fixed order: ``check``, ``status`` (ordered), ``detail``,
+        ``rule``; ``attrs["rubrics"]`` maps ``judge_disagreement`` to the rubrics it fails on.
 
-    Examples
-    --------
     >>> import tempfile, evalstats
     >>> from evalstats.methodology import audit
     >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=4, n_replicates=2, seed=3)
@@ -1112,7 +966,6 @@ def audit(
 
         runs = annotate_runs(runs, tasks)
     if frame is None and _has_arm_pairs(judgments):
-        # K arms: the pairs of arms are checked one by one.
         return _audit_arm_pairs(
             tasks,
             runs,
@@ -1130,42 +983,26 @@ def audit(
     has_j = j is not None and len(j) > 0
     pairs = _pairs(runs)
 
-    checks: list[Callable[[], dict[str, str]]] = [
-        lambda: (
-            _check_self(runs, sorted(set(j["judge"].astype(str))), families, agent_family, j)
-            if has_j
-            else _no_judgments("judge_not_self")
-        ),
-        lambda: _check_families(j, families) if has_j else _no_judgments("judge_families"),
-        lambda: _check_canonical(tasks, runs),
-        lambda: _check_same_agent(pairs),
-        lambda: _check_budgets(tasks, pairs, frame, lim.budget_alpha),
-        lambda: _check_hashes(j, rubrics) if has_j else _no_judgments("prompt_hash_pinned"),
-        lambda: (
-            _check_disagreement(frame, disagreement_threshold)
-            if frame is not None and len(frame)
-            else _no_judgments("judge_disagreement")
-        ),
-        lambda: _check_both_arms(runs),
-        lambda: (
-            _check_coverage(frame, pairs)
-            if frame is not None and len(frame)
-            else _no_judgments("judgment_coverage")
-        ),
-        lambda: (
-            _check_orders(j, lim.order_alpha, lim.order_tolerance, rubrics)
-            if has_j
-            else _no_judgments("blind_order_balance")
-        ),
-        lambda: (
-            _check_failures(frame, lim.failure_rate)
-            if frame is not None and len(frame)
-            else _no_judgments("judge_failure_rate")
-        ),
-        lambda: _check_tokens(runs),
-        lambda: _check_no_answer(pairs, lim.no_answer_rate),
-        lambda: _check_plan_time(plan, judgments, frame),
-        lambda: _check_plan_design(plan, runs, j),
+    has_f = frame is not None and len(frame) > 0
+    judges = sorted(set(j["judge"].astype(str))) if has_j else []
+    # In AUDIT_CHECKS order: (whether its evidence is there, the check).
+    checks: list[tuple[bool, Callable[[], tuple]]] = [
+        (has_j, lambda: _check_self(runs, judges, families, agent_family, j)),
+        (has_j, lambda: _check_families(j, families)),
+        (True, lambda: _check_canonical(tasks, runs)),
+        (True, lambda: _check_same_agent(pairs)),
+        (True, lambda: _check_budgets(tasks, pairs, frame, lim.budget_alpha)),
+        (has_j, lambda: _check_hashes(j, rubrics)),
+        (has_f, lambda: _check_disagreement(frame, disagreement_threshold)),
+        (True, lambda: _check_both_arms(runs)),
+        (has_f, lambda: _check_coverage(frame, pairs)),
+        (has_j, lambda: _check_orders(j, lim.order_alpha, lim.order_tolerance, rubrics)),
+        (has_f, lambda: _check_failures(frame, lim.failure_rate)),
+        (True, lambda: _check_tokens(runs)),
+        (True, lambda: _check_no_answer(pairs, lim.no_answer_rate)),
+        (True, lambda: _check_plan_time(plan, judgments, frame)),
+        (True, lambda: _check_plan_design(plan, runs, j)),
     ]
-    rows = [c() for c in checks]
+    no = ("unknown", "No judgments given: not checked.")
+    rows = [_row(c, *(f() if ok else no)) for c, (ok, f) in zip(AUDIT_CHECKS, checks, strict=True)]
     return _table(rows)
