@@ -1,10 +1,7 @@
-"""Synthetic evaluations with known truth: whole data directories (tasks, runs, raw judge
-text, ``truth.json``), labelled as simulated.
+"""Synthetic evaluations with known truth: whole data directories, labelled as simulated.
 
-Two arms: outcomes from the latent probit model of :mod:`evalstats.stats.models`, with
-blind-pair dimension scores that have their own truth; K arms (``arms=``): Bradley-Terry with
-Davidson ties and task effects. The models are described in ``docs/methods.md``
-("Simulation").
+Two arms: a latent probit model; K arms (``arms=``): Bradley-Terry with Davidson ties. The
+models: docs/methods.md ("Simulation").
 """
 
 from __future__ import annotations
@@ -125,15 +122,9 @@ def _ww_raw(gen: np.random.Generator, outcome: int, tokens_with: int, tokens_wit
 
 
 def _blind_raw(gen, outcome_a: int, scores_a: np.ndarray, scores_b: np.ndarray) -> str:
-    """Blind-pair output; ``outcome_a`` is from Agent A's point of view (2 = A wins).
-
-    ``scores_a`` / ``scores_b`` are the 1–5 scores (in ``BLIND_DIMENSIONS`` order) drawn from
-    the dimension stream; ``gen`` is the main stream.
-    """
+    """Blind-pair output; ``outcome_a`` from Agent A's point of view (2 = A wins)."""
     verdict = ("b_wins", "tie", "a_wins")[outcome_a]
-    # A draw the scores once took from the main stream: kept (unused) so that every later draw
-    # of the main stream -- verdicts, fences, timestamps, latencies -- stays what it was.
-    gen.integers(2, 5, size=4)
+    gen.integers(2, 5, size=4)  # an unused draw, kept so later draws stay what they were
     as_str = gen.random() < 0.1  # some judges quote numbers
 
     def block(s, note):
@@ -156,41 +147,25 @@ def _blind_raw(gen, outcome_a: int, scores_a: np.ndarray, scores_b: np.ndarray) 
 
 DEFAULT_JUDGES = ("anthropic:claude-sonnet-4-20250514", "openai:gpt-5.4")
 DEFAULT_AGENT = "qwen:qwen3-coder-480b"
-# USD per million (input, output) tokens used only to give simulated judgments a plausible spend.
+# USD per million (input, output) tokens: a plausible simulated spend.
 _SIM_PRICES = {"anthropic": (3.0, 15.0), "openai": (2.5, 10.0)}
-
-# Blind-rubric dimensions, WITH − WITHOUT on the latent score scale (1 = one score point). A
-# code-search tool helps correctness most (the right call sites), then specificity (exact
-# paths and symbols); completeness a little; hallucination safety barely (both agents stay
-# mostly grounded).
+# Blind-rubric dimensions, WITH − WITHOUT on the latent score scale (1 = one score point).
 DEFAULT_DIMENSION_EFFECTS: Mapping[str, float] = {
     "correctness": 0.60,
     "specificity": 0.40,
     "completeness": 0.20,
     "hallucination_safety": 0.05,
 }
-# Judge noise on each dimension's difference (SD, score points): correctness is the easiest to
-# judge against the canonical answer, completeness the hardest.
+# Judge noise on each dimension's difference (SD, score points).
 DEFAULT_DIMENSION_NOISE: Mapping[str, float] = {
     "correctness": 0.50,
     "specificity": 0.70,
     "completeness": 0.80,
     "hallucination_safety": 0.60,
 }
-# Fixed shape of the score model (recorded in truth.json): the typical score of a dimension and
-# how strongly its difference follows the judge's overall impression (the verdict's latent).
-_DIMENSION_LEVEL = {
-    "correctness": 3.4,
-    "specificity": 3.0,
-    "completeness": 3.2,
-    "hallucination_safety": 3.7,
-}
-_DIMENSION_LOADING = {
-    "correctness": 0.9,
-    "specificity": 0.6,
-    "completeness": 0.5,
-    "hallucination_safety": 0.3,
-}
+# The typical score of a dimension and how strongly its difference follows the verdict's latent.
+_DIMENSION_LEVEL = dict(zip(BLIND_DIMENSIONS, (3.4, 3.0, 3.2, 3.7), strict=True))
+_DIMENSION_LOADING = dict(zip(BLIND_DIMENSIONS, (0.9, 0.6, 0.5, 0.3), strict=True))
 _LEVEL_SD = 0.6
 
 
@@ -215,12 +190,10 @@ class SimulationParams:
     token_ratio: float = 0.7
     agent_model: str = DEFAULT_AGENT
     seed: int = 0
-    #: True mean WITH − WITHOUT difference per blind-rubric dimension (latent score points);
-    #: dimensions left out keep their ``DEFAULT_DIMENSION_EFFECTS`` value.
+    #: True WITH − WITHOUT difference per blind-rubric dimension (missing ones: the defaults).
     dimension_effects: Mapping[str, float] = dataclasses.field(
         default_factory=lambda: dict(DEFAULT_DIMENSION_EFFECTS)
     )
-    #: Judge noise (SD) on each dimension's difference; defaults ``DEFAULT_DIMENSION_NOISE``.
     dimension_noise: Mapping[str, float] = dataclasses.field(
         default_factory=lambda: dict(DEFAULT_DIMENSION_NOISE)
     )
@@ -264,7 +237,7 @@ def _dimension_table(value: Mapping[str, float], default: Mapping[str, float], n
 def _dimension_scores(
     z: float, c: np.ndarray, e: np.ndarray, effect: np.ndarray, noise: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(WITH, WITHOUT) 1–5 scores of one judgment, one per dimension (the model: docs/methods.md, "Simulation")."""
+    """(WITH, WITHOUT) 1–5 scores of one judgment, one per dimension."""
     level = np.array([_DIMENSION_LEVEL[d] for d in BLIND_DIMENSIONS]) + _LEVEL_SD * c
     loading = np.array([_DIMENSION_LOADING[d] for d in BLIND_DIMENSIONS])
     diff = effect + loading * z + noise * e
@@ -283,12 +256,7 @@ def _expected_score(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
 def _true_dimension_differences(
     effect: np.ndarray, noise: np.ndarray, shift: float, scale: float
 ) -> np.ndarray:
-    """Expected WITH − WITHOUT score per dimension on the 1–5 scale.
-
-    ``z`` is ``N(±shift / scale, 1)`` with either sign equally likely (the position bias with
-    both orders, or a fair random order), so each arm's pre-rounding score is a two-component
-    normal mixture and its expected rounded, clipped value is a sum of normal CDFs.
-    """
+    """Expected WITH − WITHOUT score per dimension on the 1–5 scale (a two-normal mixture)."""
     level = np.array([_DIMENSION_LEVEL[d] for d in BLIND_DIMENSIONS])
     loading = np.array([_DIMENSION_LOADING[d] for d in BLIND_DIMENSIONS])
     sd = np.sqrt(_LEVEL_SD**2 + (loading**2 + noise**2) / 4)
@@ -300,7 +268,6 @@ def _true_dimension_differences(
 
 
 def _check_design(p: SimulationParams) -> None:
-    """The checks both simulations share: the sizes, the seed and the judges' names."""
     check_positive_int(p.n_tasks, "n_tasks")
     check_positive_int(p.n_replicates, "n_replicates")
     check_seed(p.seed)
@@ -317,7 +284,6 @@ def _sha256_file(path: Path) -> str:
 def _write(
     out: Path, tasks: list, runs: list, judgments: list, truth: dict, params: Any
 ) -> Simulation:
-    """Write the three files and ``truth.json`` (with the files' sha256) atomically."""
     from .records import atomic_write, write_jsonl_atomic
 
     paths = {name: out / f"{name}.jsonl" for name in ("tasks", "runs", "judgments")}
@@ -334,56 +300,34 @@ def simulate(
 ) -> Simulation:
     """Write a synthetic evaluation with known truth to ``out_dir``.
 
-    Writes ``tasks.jsonl``, ``runs.jsonl``, ``judgments.jsonl`` and ``truth.json``.
-    Judges' ``raw`` texts imitate real model output in both rubrics' JSON formats
-    (bare, fenced, with a preamble; label spellings vary; a ``malformed_rate``
-    share is broken). Over-budget pairs get no judgments, as the runner would not
-    send them. Every judge's marginal win/tie/loss probabilities equal
-    ``p_win``/``p_tie``/``p_loss`` (the model: ``docs/methods.md``, "Simulation").
-
-    Blind-pair judgments score each dimension with its own effect (``dimension_effects``)
-    and noise (``dimension_noise``); ``truth.json["dimensions"]`` holds each one's
-    ``true_difference`` (expected WITH − WITHOUT score on the 1–5 scale).
-
-    With ``arms=("none", "v1", "v2")`` it writes a K-arm directory: ``arms.toml``, runs of
-    every arm and three-way judgments of every pair of arms with ``arm_a`` / ``arm_b``, from
-    arm ``strengths`` (logit scale; ``reference`` names the baseline arm, ``pairs`` which
-    pairs are judged, ``task_sd`` the task effects' SD, ``nu`` the Davidson tie parameter,
-    ``token_ratios`` each arm's token multiplier).
+    ``tasks.jsonl``, ``runs.jsonl``, ``judgments.jsonl`` (raw judge text in both rubrics'
+    formats, a ``malformed_rate`` share broken) and ``truth.json``. With ``arms=(...)``: a
+    K-arm directory with ``arms.toml`` and judgments of every pair of arms.
 
     Parameters
     ----------
     out_dir : path-like
-        Directory to write (created if needed; files replaced atomically).
+        Directory to write (created if needed).
     params : SimulationParams, optional
-        All parameters; keyword ``overrides`` replace single fields (and ``arms``,
-        ``reference``, ``strengths``, ``pairs``, ``task_sd``, ``nu``, ``token_ratios`` for K arms).
+        All parameters; keyword ``overrides`` replace single fields (and, for K arms, take
+        ``arms``, ``reference``, ``strengths``, ``pairs``, ``task_sd``, ``nu``, ``token_ratios``).
 
     Returns
     -------
     Simulation
 
-    Examples
-    --------
     >>> import tempfile, evalstats
     >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=3, n_replicates=2, seed=1)
     >>> sorted(p.name for p in sim.out_dir.iterdir())
     ['judgments.jsonl', 'runs.jsonl', 'tasks.jsonl', 'truth.json']
-
-    Each dimension's true effect, and its expected difference on the 1–5 scale once the
-    scores are rounded and clipped:
-
-    >>> import json
-    >>> truth = json.loads(sim.truth.read_text())
-    >>> for dim, v in truth["dimensions"].items():
-    ...     print(f"{dim:<21} {v['effect']:5.2f} {v['true_difference']:6.3f}")
-    correctness            0.60  0.589
-    specificity            0.40  0.398
-    completeness           0.20  0.199
-    hallucination_safety   0.05  0.049
     """
     if {"arms", *_K_ARM_ONLY} & set(overrides):
-        return _simulate_arms(out_dir, params or SimulationParams(), dict(overrides))
+        if overrides.get("arms") is None:
+            raise ParameterError(
+                f"{', '.join(sorted(set(overrides) & set(_K_ARM_ONLY)))} need arms=(...) "
+                "(a K-arm simulation)"
+            )
+        return _simulate_arms(out_dir, params or SimulationParams(), **overrides)
     from . import rubrics as _rubrics
     from .tokens import count_tokens
 
@@ -400,9 +344,7 @@ def simulate(
     effect_v = np.array(list(effects.values()))
     noise_v = np.array(list(dim_noise.values()))
     gen = np.random.default_rng(p.seed)
-    # The dimension scores' own stream: spawning leaves ``gen``'s state untouched, and every
-    # judgment's score noise is fixed by its (rubric, judge, task, replicate, order) cell, so
-    # neither the dimension parameters nor over-budget pairs shift any other draw.
+    # The dimension scores' own stream, one cell per judgment: no other draw shifts.
     (dim_gen,) = gen.spawn(1)
     dim_draws = dim_gen.standard_normal(
         (len(p.rubrics), len(p.judges), p.n_tasks, p.n_replicates, 2, 2, len(BLIND_DIMENSIONS))
@@ -468,8 +410,7 @@ def simulate(
                     }
                 )
     run_tokens = count_tokens([r["transcript"] for r in runs]).reshape(p.n_tasks, p.n_replicates, 2)
-    for i, rec in enumerate(runs):
-        # Agents over-report now and then: the loader must flag it, never trust it.
+    for i, rec in enumerate(runs):  # agents over-report now and then: the loader flags it
         rec["reported_tokens"] = int(run_tokens.flat[i] * (1.25 if gen.random() < 0.05 else 1))
 
     judgments = []
@@ -489,9 +430,7 @@ def simulate(
                     tw, two = int(run_tokens[t, r, 0]), int(run_tokens[t, r, 1])
                     w_run = {**w, "tokens": tw}
                     wo_run = {**wo, "tokens": two}
-                    if rubric.needs_order:
-                        # One seeded order per pair, shared by every judge, so that judges
-                        # are compared on identical prompts.
+                    if rubric.needs_order:  # one seeded order per pair, shared by the judges
                         orders = (
                             ["with_first", "without_first"]
                             if p.orders == "both"
@@ -502,8 +441,7 @@ def simulate(
                     for order in orders:
                         noise = p.judge_noise * gen.standard_normal()
                         shift = 0.0
-                        if order is not None:
-                            # position bias favours Agent A, whichever arm it is
+                        if order is not None:  # position bias favours Agent A
                             shift = p.position_bias if order == "with_first" else -p.position_bias
                         scale = sigma_y
                         lo, hi = latent_thresholds(p.p_tie, p.p_loss, scale)
@@ -591,19 +529,6 @@ def simulate(
 _K_ARM_ONLY = ("reference", "strengths", "pairs", "task_sd", "nu", "token_ratios")
 
 
-@dataclasses.dataclass(frozen=True)
-class _ArmDesign:
-    """The arms of a K-arm simulation and their model (:func:`simulate`'s K-arm keywords)."""
-
-    arms: Sequence[str]
-    reference: str | None = None
-    strengths: Sequence[float] | Mapping[str, float] | None = None
-    pairs: str = "all"
-    task_sd: float = 1.0
-    nu: float = 0.9
-    token_ratios: Sequence[float] | None = None
-
-
 def _toml_str(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)  # a JSON string is a TOML basic string
 
@@ -615,31 +540,28 @@ def _probabilities(u: np.ndarray, nu: float) -> np.ndarray:
     return np.stack([lo / d, np.full_like(u, nu) / d, w / d], axis=-1)
 
 
-def _simulate_arms(out_dir: str | Path, params: SimulationParams, overrides: dict) -> Simulation:
-    """:func:`simulate` given ``arms=``: a K-arm directory (``arms.toml``, runs of every arm,
-    three-way judgments of every pair of arms); ``n_tasks``, ``n_replicates``, ``judges``,
-    ``agent_model`` and ``seed`` come from ``params``.
-
-    Each run has a billed token count (``reported_tokens``): a task size (lognormal, median
-    6,000, log-SD 0.5) times the arm's ``token_ratios`` entry (default 1, 1.2, 1.4, ...: the
-    stronger arms of the default strengths cost more, so the cost-quality frontier is not one
-    arm) times run noise (log-SD 0.25).
-    """
+def _simulate_arms(
+    out_dir: str | Path,
+    params: SimulationParams,
+    *,
+    arms: Sequence[str],
+    reference: str | None = None,
+    strengths: Sequence[float] | Mapping[str, float] | None = None,
+    pairs: str = "all",
+    task_sd: float = 1.0,
+    nu: float = 0.9,
+    token_ratios: Sequence[float] | None = None,
+    **overrides: Any,
+) -> Simulation:
+    """:func:`simulate` given ``arms=``; each run's billed tokens: a task size times the arm's
+    ``token_ratios`` entry (default 1, 1.2, 1.4, ...) times run noise."""
     from . import rubrics as _rubrics
     from .records import Arms, arm_pairs
     from .tokens import count_tokens
 
-    if overrides.get("arms") is None:
-        raise ParameterError(
-            f"{', '.join(sorted(set(overrides) & set(_K_ARM_ONLY)))} need arms=(...) "
-            "(a K-arm simulation)"
-        )
-    design = _ArmDesign(**{k: overrides.pop(k) for k in ("arms", *_K_ARM_ONLY) if k in overrides})
     q = dataclasses.replace(params, **overrides)
     _check_design(q)
     n_tasks, n_replicates, judges, seed = q.n_tasks, q.n_replicates, q.judges, q.seed
-    arms, reference, strengths = design.arms, design.reference, design.strengths
-    task_sd, nu, token_ratios = design.task_sd, design.nu, design.token_ratios
     ids = tuple(str(a) for a in arms)
     if len(ids) < 2 or len(set(ids)) != len(ids) or not all(a.strip() for a in ids):
         raise ParameterError(f"arms must be two or more distinct non-empty names, got {arms!r}")
@@ -718,7 +640,8 @@ def _simulate_arms(out_dir: str | Path, params: SimulationParams, overrides: dic
                         ).isoformat(),
                     }
                 )
-    oriented = arm_pairs(arms_obj, design.pairs)
+    oriented = arm_pairs(arms_obj, pairs)
+
     index = {a: i for i, a in enumerate(ids)}
     ia = np.array([index[a] for a, _ in oriented])
     ib = np.array([index[b] for _, b in oriented])
