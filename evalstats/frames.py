@@ -100,24 +100,14 @@ def _latest_per_call(judgments: pd.DataFrame, on_conflict: str = "conflict") -> 
 
 # --------------------------------------------------------------------------- rubric lookup
 
-#: Where a data directory keeps the rubric files its judgments were made with
-#: (``evalstats judge --rubric FILE`` copies the file there as ``<name>.r<revision>.toml``).
+#: Where a data directory keeps the rubric files its judgments were made with.
 RUBRIC_DIR = "rubrics"
 
 RubricsArg = Any  # a Rubric, a path or name, or an iterable / mapping of them
 
 
 def rubric_dir(judgments: pd.DataFrame) -> Path | None:
-    """``<directory of the judgments file>/rubrics``, when the judgments came from a file.
-
-    A data directory is self-describing: the rubric files its judgments were made with sit
-    beside them, so :func:`verdict_frame` and the audit find them without being told.
-
-    >>> import pandas as pd
-    >>> j = pd.DataFrame(); j.attrs["source"] = "data/mine/judgments.jsonl"
-    >>> rubric_dir(j).as_posix()
-    'data/mine/rubrics'
-    """
+    """``<directory of the judgments file>/rubrics``, when the judgments came from a file."""
     source = judgments.attrs.get("source")
     return Path(source).parent / RUBRIC_DIR if source else None
 
@@ -153,9 +143,7 @@ def _pick(
     same = [r for r in candidates if r.name == name]
     if not same:
         return None
-    # The exact text the judgment was made with, else the same revision, else the newest:
-    # a mismatch then is the audit's to report (prompt_hash_pinned), not a reason to lose
-    # the frame.
+    # The exact text, else the same revision, else the newest (a mismatch is the audit's).
     for r in same:
         if r.sha256 == sha:
             return r
@@ -170,20 +158,10 @@ def resolve_rubrics(
 ) -> dict[tuple[str, Any, Any], _rubrics.Rubric]:
     """The rubric of each distinct (``rubric``, ``prompt_revision``, ``prompt_sha256``).
 
-    A judgment's rubric is looked up by name: the built-in rubrics first, then ``rubrics``
-    (Rubric objects, rubric file paths or names, in the order given), then the rubric files
-    in the data directory's ``rubrics/`` folder (see :func:`rubric_dir`).  Among rubrics of
-    that name, the one whose sha256 is the judgment's ``prompt_sha256`` is taken, else the
-    one of its ``prompt_revision``, else the newest revision.
+    Looked up by name in the built-in rubrics, then ``rubrics``, then the data directory's
+    ``rubrics/``; of that name, the one with the judgment's sha256, else its revision, else
+    the newest. ``DataError`` names the first judgment of a rubric found nowhere.
 
-    Raises
-    ------
-    DataError
-        A judgment names a rubric found nowhere (the message names the file and line of the
-        first such judgment), or a rubric file of the data directory is not valid.
-
-    Examples
-    --------
     >>> import evalstats
     >>> ds = evalstats.load_dir("data/sample")
     >>> found = resolve_rubrics(ds.judgments)
@@ -223,13 +201,6 @@ def resolve_rubrics(
 
 def _key(v: Any) -> Any:
     return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
-
-
-def rubric_of(
-    found: Mapping[tuple[str, Any, Any], _rubrics.Rubric], name: Any, revision: Any, sha: Any
-) -> _rubrics.Rubric:
-    """The entry of :func:`resolve_rubrics` for one judgment's identity."""
-    return found[(str(name), _key(revision), _key(sha))]
 
 
 def _parse_rows(
@@ -276,7 +247,7 @@ def _parse_rows(
         if isinstance(error, str):
             cols["status"][i] = "error"
             continue
-        rubric = rubric_of(found, rubric_name, revision, sha)
+        rubric = found[(str(rubric_name), _key(revision), _key(sha))]
         order = None if pd.isna(order) else order
         if rubric.needs_order and order is None:
             cols["status"][i] = "invalid"
@@ -338,60 +309,30 @@ def verdict_frame(
 ) -> pd.DataFrame:
     """Build the long verdict frame: one row per judgment of a pair of arms, arm_a's view.
 
-    The seeds' two arms are one pair (``arm_a = "with"``, ``arm_b = "without"``); with K
-    arms every judgment line names its pair (``arm_a``, ``arm_b``, order a_first / b_first)
-    and each pair is read as the two arms are, ``arm_a`` in the rubric's WITH role: the
-    ``with_*`` / ``*_with`` columns and the order ``with_first`` are arm_a's side.
+    ``arm_a`` is in the rubric's WITH role: the ``with_*`` / ``*_with`` columns and the
+    order ``with_first`` are arm_a's side (the seeds' two arms: ``with`` / ``without``).
 
     Parameters
     ----------
-    judgments : DataFrame
-        From :func:`evalstats.load_judgments`.
-    runs : DataFrame
-        From :func:`evalstats.load_runs`. If it lacks ``tokens`` (loaded without
-        tasks), ``tasks`` is required to count tokens and apply budgets.
-    tasks : DataFrame, optional
-        From :func:`evalstats.load_tasks`.
+    judgments, runs, tasks : DataFrame
+        As loaded; ``tasks`` is needed when the runs have no ``tokens``.
     on_conflict : {"conflict", "error", "first", "last"}, default "conflict"
-        Two *different* successful answers for one judge call (one ``call_key``, or one
-        task, replicate, judge, rubric and order in a hand-made file): ``"conflict"`` gives
-        one row with ``status="conflict"`` (no outcome; ``parse_error`` names the lines
-        and judgment ids), so neither answer is counted; ``"error"`` raises a
-        ``DataError`` naming them; ``"first"`` / ``"last"`` keep the earlier / later
-        answer. The journal keeps both in every case. The same answer twice is one
-        judgment.
+        Two different successful answers for one judge call: one ``status="conflict"`` row
+        (neither counted), a ``DataError``, or the earlier / later answer.
     rubrics : Rubric, path, or a list of them, optional
-        Rubrics (or rubric ``.toml`` files) besides the built-in ones and the rubric files
-        of the data directory's ``rubrics/`` folder; see :func:`resolve_rubrics`.
+        Besides the built-in ones and the data directory's ``rubrics/``.
 
     Returns
     -------
     DataFrame
-        Columns of the data contract (``evalstats._schema.VERDICT_COLUMNS``), then the
-        token sources :func:`evalstats.records.pair_token_sources` finds in the runs.
-        ``status`` is ``ok`` (parsed), ``no_answer`` (the pair has a run over its
-        budget; also added for over-budget pairs no judge was asked about), ``invalid``
-        (unreadable judge output; ``parse_error`` says why), ``error`` (the call failed)
-        or ``conflict`` (see ``on_conflict``). A rubric file with other dimensions adds
-        its ``with_<dim>`` / ``without_<dim>`` columns at the end. ``outcome`` is win /
-        tie / loss for ``ok`` rows, NA otherwise. ``over_budget_arm`` (with / without /
-        both: arm_a, arm_b, both) says which run of the pair was over its task's budget.
-        ``raw`` is kept verbatim. A failed call later retried successfully is superseded.
+        ``VERDICT_COLUMNS`` (status ok / no_answer / invalid / error / conflict; outcome NA
+        unless ok), then a rubric file's other dimensions and the runs' token sources.
 
-    Raises
-    ------
-    DataError
-        A judgment names a pair that has no runs, or an unknown rubric.
-
-    Examples
-    --------
     >>> import evalstats
     >>> ds = evalstats.load_dir("data/sample")
     >>> frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     >>> frame["status"].value_counts().to_dict()
     {'ok': 491, 'no_answer': 20, 'invalid': 17, 'error': 2, 'conflict': 0}
-    >>> frame[["arm_a", "arm_b"]].drop_duplicates().values.tolist()
-    [['with', 'without']]
     """
     if "tokens" not in runs.columns:
         if tasks is None:
@@ -561,22 +502,8 @@ def wide_by_judge(
 ) -> pd.DataFrame:
     """One row per (task_id, replicate[, arm_a, arm_b][, order]), one ``value`` column per judge.
 
-    The pair of arms is part of the row key when the frame has ``arm_a`` / ``arm_b``;
-    ``order`` only when the frame has orders (blind rubric).
-    Cells for a judge with no row for that pair are NA. Use ``value="status"``
-    to see why a judge has no outcome.
+    ``order`` is a key when the frame has orders; ``rubric`` is required when it holds several.
 
-    Parameters
-    ----------
-    frame : DataFrame
-        A verdict frame.
-    value : str, default "outcome"
-        Column spread across judges.
-    rubric : str, optional
-        Required when the frame holds more than one rubric.
-
-    Examples
-    --------
     >>> import evalstats
     >>> from evalstats.frames import load_frame
     >>> frame = load_frame("data/sample")
@@ -601,10 +528,7 @@ def wide_by_judge(
 
 
 def select_rubric(frame: pd.DataFrame, rubric: str | None = None) -> tuple[pd.DataFrame, str]:
-    """The rows of one rubric and its name; ``rubric=None`` is allowed when only one is present.
-
-    Raises ``ValueError`` naming the rubrics present when ``rubric`` is absent from the frame, or
-    when it is ``None`` and the frame holds several.
+    """The rows of one rubric and its name (``None``: the only one; ``ValueError`` otherwise).
 
     >>> import pandas as pd
     >>> f = pd.DataFrame({"rubric": ["with-without", "blind-pair"], "x": [1, 2]})
@@ -623,12 +547,7 @@ def select_rubric(frame: pd.DataFrame, rubric: str | None = None) -> tuple[pd.Da
 
 
 def load_frame(data_dir: str | os.PathLike[str], *, rubrics: RubricsArg = None) -> pd.DataFrame:
-    """The verdict frame of a data directory: tasks, runs and judgments loaded and validated.
-
-    Judgments of a rubric file are read with the file in ``DATA_DIR/rubrics/`` (or one of
-    ``rubrics``, see :func:`resolve_rubrics`). Raises ``DataError`` naming the directory when
-    it holds no judgments file.
-    """
+    """The verdict frame of a data directory (``DataError`` when it has no judgments)."""
     from .records import load_dir
 
     ds = load_dir(data_dir)
