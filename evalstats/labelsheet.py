@@ -1,8 +1,5 @@
-"""A labelling sheet: draw a random sample of pairs for people, read their verdicts back.
-
-:func:`draw_sheet` writes a blinded ``sheet.csv`` and its key; :func:`read_sheet` checks the
-key and de-blinds the filled sheet into ``labels`` rows. Details: docs/data.md (Labelling sheets).
-"""
+"""A labelling sheet: draw a blinded random sample of pairs for people, read their verdicts
+back into labels. Details: docs/data.md (Labelling sheets)."""
 
 from __future__ import annotations
 
@@ -22,6 +19,7 @@ from ._schema import ORDERS
 from ._validate import check_positive_int
 from .errors import DataError
 from .records import (
+    LABEL_FIELDS,
     LABEL_KEYS,
     EvalstatsWarning,
     find_file,
@@ -56,7 +54,6 @@ SHEET_COLUMNS = (
     "note",
 )
 VERDICTS = ("a", "b", "tie")
-#: What the sheet's ``allowed_verdicts`` column says on every row.
 ALLOWED_TEXT = "A (answer_a better), B (answer_b better) or tie"
 # verdict -> outcome from WITH's point of view, per shown order.
 _DEBLIND = {
@@ -72,7 +69,7 @@ def key_path(sheet: str | os.PathLike[str]) -> Path:
 
 
 def _eligible_pairs(data_dir: str | os.PathLike[str]) -> pd.DataFrame:
-    """Every within-budget pair of every two arms (:func:`evalstats.records.pair_runs`)."""
+    """Every within-budget pair of every two arms."""
     ds = load_dir(data_dir)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalstatsWarning)
@@ -92,10 +89,7 @@ def _seeds_pair(pairs: pd.DataFrame) -> bool:
 
 
 def pairs_sha256(pairs: pd.DataFrame) -> str:
-    """sha256 of the pairs a sample is drawn from: ids (and arms) and both answers, in order.
-
-    The seeds' two arms hash task, replicate and the two answers, as before K arms.
-    """
+    """sha256 of the pairs a sample is drawn from: ids (and K arms' names) and both answers."""
     rows = pairs.sort_values(["task_id", "replicate"], kind="stable")
     cols = ["task_id", "replicate", "with_answer", "without_answer"]
     if not _seeds_pair(rows):
@@ -111,12 +105,10 @@ def pairs_sha256(pairs: pd.DataFrame) -> str:
 
 
 def draw_sample(pairs: pd.DataFrame, n: int, *, seed: int) -> pd.DataFrame:
-    """The stratified random sample: ``task_id``, ``replicate``, [``arm_a``, ``arm_b``,]
-    ``order``, in sheet order (a pair of arms is one pair when ``pairs`` has the arms).
+    """The stratified random sample (``task_id``, ``replicate``[, arms], ``order``), in sheet order.
 
-    Each task gets ``n * m_t / M`` pairs (``m_t`` of its ``M`` eligible pairs), floors plus
-    the largest remainders (ties broken at random), capped at ``m_t``; inside a task the pairs
-    are a uniform draw without replacement; each shown order is a fair coin.
+    Each task gets ``n * m_t / M`` pairs by largest remainders; a uniform draw inside a task;
+    each shown order a fair coin.
 
     >>> pairs = pd.DataFrame({"task_id": list("aaabbb"), "replicate": [1, 2, 3] * 2})
     >>> s = draw_sample(pairs, 4, seed=0)
@@ -154,26 +146,9 @@ def draw_sheet(
     seed: int,
     path: str | os.PathLike[str],
 ) -> pd.DataFrame:
-    """Draw ``n`` pairs of ``data_dir`` for people to label; write the sheet and its key.
+    """Draw ``n`` pairs of ``data_dir`` (seeded) for people to label; write the CSV sheet at
+    ``path`` and its key at :func:`key_path`; return the sheet (:data:`SHEET_COLUMNS`).
 
-    Parameters
-    ----------
-    data_dir : path-like
-        A data directory with ``tasks`` and ``runs``.
-    n : int
-        Pairs to draw.
-    seed : int
-        Seed of the draw (recorded in the key and, later, in every label).
-    path : path-like
-        The sheet (CSV); the key goes to :func:`key_path` of it.
-
-    Returns
-    -------
-    DataFrame
-        The sheet as written (:data:`SHEET_COLUMNS`).
-
-    Examples
-    --------
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "sheet.csv"
     >>> sheet = draw_sheet("data/sample", 6, seed=1, path=out)
@@ -222,7 +197,6 @@ def draw_sheet(
         ],
     }
     out = Path(path)
-    # Agent text opened in a spreadsheet: a cell starting = + - @ would run as a formula.
     text = safe_csv(sheet, index=False)
     atomic_write(out, lambda fh: fh.write(text.encode("utf-8")))
     atomic_write(
@@ -253,12 +227,12 @@ def read_sheet(
     created_at: str | pd.Timestamp | None = None,
     key: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
-    """Turn a filled sheet into ``labels`` rows, de-blinded, with the sample's provenance.
+    """Turn a filled sheet into de-blinded ``labels`` rows with the sample's provenance.
 
     Parameters
     ----------
     path : path-like
-        The filled sheet (CSV) next to its key (:func:`key_path`).
+        The filled sheet (CSV).
     data_dir : path-like
         The data directory it was drawn from (its pairs must hash as recorded).
     labeler : str, optional
@@ -266,22 +240,14 @@ def read_sheet(
     created_at : str or Timestamp, optional
         Time stamp of the labels (default: now, UTC).
     key : path-like, optional
-        The blinding key, for a sheet renamed or moved away from it (default:
-        :func:`key_path` of ``path``).
+        The blinding key (default: :func:`key_path` of ``path``).
 
     Returns
     -------
     DataFrame
-        Labels (see :func:`evalstats.records.load_labels`) with ``order`` = the order shown, and
-        ``sample_seed`` and ``frame_sha256`` from the key. Rows with an empty ``verdict`` are
-        left out (``attrs["unlabelled"]`` counts them).
-
-    Raises
-    ------
-    DataError
-        The key is missing or does not match the data or a redraw with its seed; a row's
-        item, task or replicate differs from the key; a verdict other than A, B or tie; no
-        labeler. Messages name the sheet, its line and the field.
+        Labels with ``sample_seed`` and ``frame_sha256``; empty verdicts are left out
+        (``attrs["unlabelled"]``). ``DataError`` when the key does not match the data or its
+        draw, or a row is wrong (naming the sheet's line and field).
     """
     p = Path(path)
     kp = key_path(p) if key is None else Path(key)
@@ -365,33 +331,15 @@ def read_sheet(
                 "arm_b": entry.get("arm_b", "without"),
             }
         )
-    labels = pd.DataFrame(
-        out,
-        columns=[
-            "task_id",
-            "replicate",
-            "labeler",
-            "outcome",
-            "created_at",
-            "order",
-            "note",
-            "sample_seed",
-            "frame_sha256",
-            "arm_a",
-            "arm_b",
-        ],
-    )
+    labels = pd.DataFrame(out, columns=list(LABEL_FIELDS))
     labels.attrs["unlabelled"] = unlabelled
     labels.attrs["source"] = str(p)
     return labels
 
 
 def merge_labels(data_dir: str | os.PathLike[str], new: pd.DataFrame) -> Path:
-    """Add ``new`` labels to ``DATA_DIR/labels.*`` (created as labels.jsonl); validated.
-
-    A label already present with the same (task_id, replicate, labeler, order) is an error,
-    not an overwrite: nothing is lost.
-    """
+    """Add ``new`` labels to ``DATA_DIR/labels.*`` (created as labels.jsonl); a label already
+    present is an error, not an overwrite."""
     d = Path(data_dir)
     existing_path = find_file(d, "labels", required=False)
     target = existing_path if existing_path is not None else d / "labels.jsonl"
