@@ -1,8 +1,5 @@
-"""The one result shape: a long tidy frame, one row per statistic (per group).
-
-Grouping columns, then :data:`TIDY_COLUMNS`, then a few extra columns; diagnostics that do not
-fit live on :attr:`ResultFrame.diagnostics`, one row per group.
-"""
+"""The one result shape: grouping columns, :data:`TIDY_COLUMNS`, a few extras; one row per
+statistic and group, per-group diagnostics on :attr:`ResultFrame.diagnostics`."""
 
 from __future__ import annotations
 
@@ -43,23 +40,13 @@ TIDY_COLUMNS = (
     "method",
     "confidence",
 )
-#: A notebook shows 20 columns before it truncates; the shape stays inside that (18: room for
-#: the arm_a, arm_b keys of a K-arm result beside its own extra columns).
+#: Inside a notebook's 20 columns, with room for the arm_a, arm_b keys of a K-arm result.
 MAX_COLUMNS = 18
 
 
 class ResultFrame(pd.DataFrame):
-    """A long tidy result: a :class:`pandas.DataFrame` with a compact view and diagnostics.
+    """A long tidy result with ``diagnostics`` (one row per group) and ``by`` (the grouping).
 
-    Attributes
-    ----------
-    diagnostics : pandas.DataFrame or None
-        One row per group: what the rows were computed from (counts, flags, options).
-    by : tuple of str
-        The grouping columns (the columns before ``statistic``).
-
-    Examples
-    --------
     >>> rows = pd.DataFrame({"judge": ["a"], "statistic": ["win_rate"], "estimate": [0.52],
     ...                      "ci_low": [0.41], "ci_high": [0.63]})
     >>> print(tidy_frame(rows, by=["judge"]).summary().to_string())
@@ -74,8 +61,7 @@ class ResultFrame(pd.DataFrame):
         return ResultFrame
 
     def summary(self, digits: int = 2) -> pd.Series:
-        """One line per row, ``0.52 [0.41, 0.63]`` (and ``p = 0.031`` where there is a
-        p-value), indexed by the grouping columns and ``statistic``."""
+        """One line per row, ``0.52 [0.41, 0.63]`` (``, p = 0.031``), by group and statistic."""
         by = [c for c in (getattr(self, "by", None) or ()) if c in self.columns]
         keys = [*by, "statistic"] if "statistic" in self.columns else by
         lines = [
@@ -141,15 +127,9 @@ def stack_statistics(
     diagnostics: pd.DataFrame | None = None,
     extra: Sequence[str] = (),
 ) -> ResultFrame:
-    """One row per group and statistic from per-group arrays: the builder of every result.
+    """One row per group and statistic, from ``groups`` (the grouping columns) and
+    ``statistics`` ``[(name, {column: array or scalar}), ...]``: the builder of every result.
 
-    ``groups`` holds the grouping columns (one row per group, possibly no column);
-    ``statistics`` is ``[(name, {column: array or scalar}), ...]`` with columns among
-    :data:`TIDY_COLUMNS` and ``extra``. Rows come group by group, the statistics in the
-    order given.
-
-    Examples
-    --------
     >>> g = pd.DataFrame({"judge": ["a", "b"]})
     >>> r = stack_statistics(g, [("win_rate", {"estimate": [0.5, 0.6], "n": [10, 12]}),
     ...                          ("net_win", {"estimate": [0.1, 0.2], "n": [10, 12]})])
@@ -164,7 +144,6 @@ def stack_statistics(
     n_groups = len(groups)
     n_stats = len(statistics)
     base = groups.reset_index(drop=True)
-    # Group-major order: group g's statistic s lands at row g * n_stats + s.
     rows = base.loc[np.repeat(np.arange(n_groups), n_stats)].reset_index(drop=True)
     rows["statistic"] = np.tile(np.array([s for s, _ in statistics], dtype=object), n_groups)
     columns = dict.fromkeys(c for _, cols in statistics for c in cols)
@@ -188,8 +167,7 @@ def result_by(result: pd.DataFrame) -> list[str]:
 
 
 def is_long(table: Any) -> bool:
-    """True for a table in the one result shape: :data:`TIDY_COLUMNS` in order after the
-    grouping columns (a table that merely has a ``statistic`` column is not one)."""
+    """True for a table with :data:`TIDY_COLUMNS` in order after its grouping columns."""
     if not isinstance(table, pd.DataFrame) or "statistic" not in table.columns:
         return False
     cols = list(table.columns)
@@ -211,15 +189,10 @@ WIDE_SUFFIXES = {
 def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.DataFrame:
     """A long result pivoted to one row per group, for display and export only.
 
-    Each statistic ``s`` gives ``s``, ``s_se``, ``s_ci_low``, ``s_ci_high``, ``s_p``,
-    ``s_df`` (and ``s_<extra>`` for numeric extras); a column that is the same for every
-    statistic of a group (``n``, ``method``, ``confidence``, ``ci_note``...) is kept once;
-    the diagnostics (``result.diagnostics`` unless given) are joined on the grouping
-    columns. Results, JSON and plot inputs stay long: this view is for a table a reader
-    scans across (a LaTeX table with win, tie and loss side by side).
+    Statistic ``s`` gives ``s``, ``s_se``, ``s_ci_low``, ``s_ci_high``, ``s_p``, ``s_df``,
+    ``s_<extra>``; a column the same for every statistic of a group is kept once; the
+    diagnostics are joined on the grouping columns.
 
-    Examples
-    --------
     >>> g = pd.DataFrame({"judge": ["a"]})
     >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5, "ci_low": 0.3, "n": 9}),
     ...                          ("net_win", {"estimate": 0.1, "p_value": 0.4, "n": 9})],
@@ -255,8 +228,7 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
         hit = (frame["statistic"] == s).to_numpy()
         pos = np.full(n_groups, -1)
         pos[gid[hit]] = np.flatnonzero(hit)
-        # A statistic without an interval by construction (no confidence level anywhere):
-        # no empty interval, SE, p-value or df columns for it.
+        # No confidence level anywhere: no empty interval, SE, p-value or df columns.
         bare = "confidence" in frame and frame.loc[hit, "confidence"].isna().all()
         for c in spread:
             empty = frame.loc[hit, c].isna().all()
@@ -287,19 +259,10 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
 
 
 def refuse_pooled_rubrics(frame: pd.DataFrame, by: Sequence[str], what: str) -> None:
-    """Raise :class:`~evalstats.errors.DataError` when ``by`` would pool several rubrics.
-
-    A three-way WITH/WITHOUT label and a blind pair-order verdict are different
-    measurements; one rate over both is no one's estimand. The grouping is refused
-    rather than widened, so that the caller's ``by`` is the result's grouping.
+    """Raise ``DataError`` when ``by`` would pool several rubrics (different measurements).
 
     >>> f = pd.DataFrame({"rubric": ["a", "b"], "judge": "j"})
     >>> refuse_pooled_rubrics(f, ["rubric", "judge"], "win_rates")
-    >>> refuse_pooled_rubrics(f, ["judge"], "win_rates")
-    Traceback (most recent call last):
-    ...
-    evalstats.errors.DataError: field 'rubric': win_rates: the frame mixes 2 rubrics (a, b); \
-group by rubric (by=["rubric", ...]) or select one, rates are never pooled across rubrics
     """
     if "rubric" not in frame.columns or "rubric" in by:
         return
@@ -316,15 +279,7 @@ group by rubric (by=["rubric", ...]) or select one, rates are never pooled acros
 
 
 def with_detail(result: ResultFrame) -> pd.DataFrame:
-    """``result`` with its diagnostics joined onto every row (the ``detail=True`` view:
-    a plain frame, wider than the tidy shape).
-
-    >>> g = pd.DataFrame({"judge": ["a"]})
-    >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5})], diagnostics=g.assign(wins=4))
-    >>> with_detail(r)[["judge", "statistic", "estimate", "wins"]]
-      judge statistic  estimate  wins
-    0     a  win_rate       0.5     4
-    """
+    """``result`` with its diagnostics joined onto every row (a plain frame)."""
     diag = getattr(result, "diagnostics", None)
     by = result_by(result)
     plain = pd.DataFrame(result)
@@ -337,59 +292,45 @@ def with_detail(result: ResultFrame) -> pd.DataFrame:
 
 
 def stack_results(results: dict[str, ResultFrame], key: str) -> ResultFrame:
-    """Several results of one function stacked under a new leading grouping column ``key``
-    (its value: each result's name), their diagnostics stacked alike.
+    """Several results of one function stacked under a new leading grouping column ``key``.
 
     >>> g = pd.DataFrame({"judge": ["a"]})
     >>> r = {v: stack_statistics(g, [("win_rate", {"estimate": e})], diagnostics=g.assign(n=3))
     ...      for v, e in (("exclude", 0.5), ("loss", 0.4))}
     >>> s = stack_results(r, "no_answer_as")
-    >>> s[["no_answer_as", "judge", "statistic", "estimate"]]
-      no_answer_as judge statistic  estimate
-    0      exclude     a  win_rate       0.5
-    1         loss     a  win_rate       0.4
     >>> s.by, len(s.diagnostics)
     (('no_answer_as', 'judge'), 2)
     """
-    first = next(iter(results.values()))
-    by = [key, *result_by(first)]
-    rows = pd.concat(
-        [pd.DataFrame(r).assign(**{key: name}) for name, r in results.items()], ignore_index=True
-    )
+    return concat_results(list(results.values()), key=key, names=list(results))
+
+
+def concat_results(
+    results: Sequence[ResultFrame], *, key: str | None = None, names: Sequence[str] = ()
+) -> ResultFrame:
+    """Results with the same grouping columns, one after the other (diagnostics alike);
+    with ``key``, under a new leading grouping column holding each result's name."""
+
+    def tagged(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+        frame = pd.DataFrame(frame)
+        if key is None:
+            return frame
+        return frame.assign(**{key: name})[[key, *(c for c in frame.columns if c != key)]]
+
+    tags = list(names) if key is not None else [""] * len(results)
+    by = [*([key] if key is not None else []), *result_by(results[0])]
+    rows = pd.concat([tagged(r, n) for r, n in zip(results, tags, strict=True)], ignore_index=True)
     diags = [
-        pd.DataFrame(r.diagnostics).assign(**{key: name})
-        for name, r in results.items()
+        tagged(r.diagnostics, n)
+        for r, n in zip(results, tags, strict=True)
         if getattr(r, "diagnostics", None) is not None
     ]
-    diagnostics = None
-    if diags:
-        diagnostics = pd.concat(diags, ignore_index=True)
-        diagnostics = diagnostics[[key, *(c for c in diagnostics.columns if c != key)]]
-    extra = [c for c in rows.columns if c not in (*by, *TIDY_COLUMNS)]
-    return tidy_frame(rows, by=by, diagnostics=diagnostics, extra=extra)
-
-
-def concat_results(results: Sequence[ResultFrame]) -> ResultFrame:
-    """Results with the same grouping columns, one after the other (diagnostics alike).
-
-    >>> g = pd.DataFrame({"judge": ["a"]})
-    >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5})], diagnostics=g.assign(n=3))
-    >>> both = concat_results([r, r])
-    >>> len(both), len(both.diagnostics), both.by
-    (2, 2, ('judge',))
-    """
-    by = result_by(results[0])
-    rows = pd.concat([pd.DataFrame(r) for r in results], ignore_index=True)
-    diags = [r.diagnostics for r in results if getattr(r, "diagnostics", None) is not None]
     diagnostics = pd.concat(diags, ignore_index=True) if diags else None
     extra = [c for c in rows.columns if c not in (*by, *TIDY_COLUMNS)]
     return tidy_frame(rows, by=by, diagnostics=diagnostics, extra=extra)
 
 
 def with_diagnostics(tables: Mapping[str, Any]) -> dict[str, Any]:
-    """``tables`` plus ``<name>_diagnostics`` for each long result that has diagnostics:
-    results.json holds plain tables, so a result's per-group counts and flags travel as a
-    table of their own beside its rows.
+    """``tables`` plus ``<name>_diagnostics`` for each long result that has diagnostics.
 
     >>> g = pd.DataFrame({"judge": ["a"]})
     >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5})], diagnostics=g.assign(n=3))
