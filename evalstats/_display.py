@@ -1,8 +1,4 @@
-"""How results show themselves: a short text block and a compact HTML table of named fields.
-
-Used by every result dataclass of :mod:`evalstats.stats` (:class:`ResultDisplay`) and by
-:class:`evalstats.records.Dataset`; every string reaching the HTML is escaped.
-"""
+"""How results show themselves: a short text block and a compact, escaped HTML table."""
 
 from __future__ import annotations
 
@@ -30,16 +26,9 @@ __all__ = [
     "text_table",
 ]
 
-#: Arrays with at most this many values are listed in full.
-MAX_ITEMS = 8
-#: DataFrames with at most this many rows are shown as a nested table...
-MAX_ROWS = 12
-#: ...of at most this many columns (the rest are named).
-MAX_COLUMNS = 8
-# A text cell longer than this is cut (a verbatim judge answer in a note, a long path).
-_MAX_TEXT = 200
-# The inline style keeps the table compact in JupyterLab, VS Code and a plain HTML export
-# alike (no stylesheet can be assumed in a notebook's output).
+#: Arrays listed in full, frames shown as a nested table (rows, columns), text cut.
+MAX_ITEMS, MAX_ROWS, MAX_COLUMNS, _MAX_TEXT = 8, 12, 8, 200
+# Inline: no stylesheet can be assumed in a notebook's output.
 _TABLE_STYLE = "border-collapse:collapse;font-size:0.9em"
 _CELL_STYLE = "padding:1px 8px;text-align:left;vertical-align:top"
 
@@ -49,8 +38,6 @@ def format_scalar(value: Any) -> str:
 
     >>> format_scalar(0.523312), format_scalar(3.2e-07), format_scalar(12), format_scalar(None)
     ('0.5233', '3.2e-07', '12', 'None')
-    >>> format_scalar(float("nan")), format_scalar(True), format_scalar("two-sided")
-    ('nan', 'True', 'two-sided')
     """
     if isinstance(value, bool | np.bool_):
         return str(bool(value))
@@ -76,15 +63,9 @@ def _interval(est: Any, lo: Any, hi: Any) -> str:
 def summarize_value(value: Any) -> str:
     """A field's value as one line of text: arrays and frames summarised, never dumped.
 
-    >>> import numpy as np, pandas as pd
-    >>> summarize_value(np.array([0.1234567, 0.5]))
-    '[0.1235, 0.5]'
+    >>> import numpy as np
     >>> summarize_value(np.arange(100.0))
     'array of 100 values, from 0 to 99'
-    >>> summarize_value(pd.DataFrame({"judge": ["a"], "kappa": [0.4]}))
-    'DataFrame, 1 row × 2 columns: judge, kappa'
-    >>> summarize_value(("win", "tie", "loss"))
-    'win, tie, loss'
     """
     if isinstance(value, pd.DataFrame):
         rows, cols = value.shape
@@ -133,8 +114,6 @@ def text_table(title: str, rows: Iterable[tuple[str, str]]) -> str:
     return "\n".join([title, *body])
 
 
-# The cell style once per table, not on each cell: inline on every cell it was 60 % of
-# a Dataset's HTML (2,985 characters for the sample).
 _CLASS = "evalstats-display"
 _STYLE = f"<style>table.{_CLASS} th,table.{_CLASS} td{{{_CELL_STYLE}}}</style>"
 
@@ -161,10 +140,7 @@ def _frame_html(frame: pd.DataFrame) -> str:
 
 
 def html_table(title: str, rows: Iterable[tuple[str, Any]], *, caption: str | None = None) -> str:
-    """A compact two-column HTML table; every string escaped.
-
-    A value that is a small DataFrame (at most :data:`MAX_ROWS` rows) is shown as a nested
-    table; any other value goes through :func:`summarize_value`.
+    """A compact two-column HTML table, every string escaped; small frames nested.
 
     >>> html_table("R", [("method", "<b>")])  # doctest: +ELLIPSIS
     '<table ...><caption ...><b>R</b></caption>...<td>&lt;b&gt;</td></tr></tbody></table><style>...</style>'
@@ -189,17 +165,9 @@ def html_table(title: str, rows: Iterable[tuple[str, Any]], *, caption: str | No
 class ResultDisplay:
     """Mixin for frozen result dataclasses: ``_repr_html_`` and a readable ``__repr__``.
 
-    The estimate and its interval share a row: the field named by ``_display_estimate``
-    (default ``"estimate"``; for a power calculation, the field named by ``solved_for``) with
-    ``ci_low`` / ``ci_high``. Every other field follows in declaration order.
+    The estimate (``_display_estimate``, or the field ``solved_for`` names) shares a row with
+    its interval; the other fields follow. A class keeps a ``__repr__`` it defines itself.
 
-    A class that defines its own ``__repr__`` keeps it. One that does not gets this one even
-    though ``@dataclass`` writes a ``__repr__`` of its own: ``__init_subclass__`` puts it in the
-    class's namespace first, and ``dataclass`` never overwrites a method the class defines.
-    So adding the base class is the only change a result class needs.
-
-    Examples
-    --------
     >>> from dataclasses import dataclass
     >>> @dataclass(frozen=True)
     ... class Demo(ResultDisplay):
@@ -222,6 +190,7 @@ class ResultDisplay:
     _display_estimate: str = "estimate"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Put in the class namespace first: @dataclass never overwrites a method it has.
         super().__init_subclass__(**kwargs)
         if "__repr__" not in cls.__dict__ and cls.__repr__ is ResultDisplay.__repr__:
             cls.__repr__ = ResultDisplay.__repr__  # type: ignore[method-assign]
@@ -241,7 +210,6 @@ class ResultDisplay:
                 if isinstance(conf, float | int) and not isinstance(conf, bool):
                     label = f"{lead} [{_percent(conf)} CI]"
                 elif isinstance(alpha, float | int) and not isinstance(alpha, bool):
-                    # a TOST's interval is the 1 - 2 alpha one
                     label = f"{lead} [{_percent(1 - 2 * alpha)} CI]"
                 else:
                     label = f"{lead} [ci_low, ci_high]"
@@ -274,18 +242,10 @@ def _percent(p: float) -> str:
 
 
 def count_text(n: int, n_pairs: float | None, ordered: bool, *, judged: bool = False) -> str:
-    """How many were judged, worded one way in figures, tables and sentences.
-
-    ``n`` judged units, ``n_pairs`` the distinct pairs among them (None or NaN when not
-    known): "85 pairs", or "165 pair-orders (85 pairs)" when a pair was judged in several
-    orders -- ``n`` first, as a rate of these verdicts is a share of the ``n``, never of the
-    pairs; ``ordered`` says what ``n`` counts when the pairs are not known. ``judged``
-    writes "judged pair-orders", as a sentence reads.
+    """How many were judged (``n`` units, ``n_pairs`` pairs among them, if known), in words.
 
     >>> count_text(165, 85, True), count_text(82, 82.0, False)
     ('165 pair-orders (85 pairs)', '82 pairs')
-    >>> count_text(64, None, True, judged=True)
-    '64 judged pair-orders'
     """
     orders = "judged pair-orders" if judged else "pair-orders"
     if n_pairs is not None and math.isfinite(float(n_pairs)):
@@ -313,10 +273,8 @@ def judge_model(judge: str) -> str:
 def judge_label(judge: str) -> str:
     """A judge as a reader names it in a sentence.
 
-    >>> judge_label("anthropic:claude-sonnet-4-20250514"), judge_label("openai:gpt-5.4")
-    ('Claude Sonnet 4', 'GPT 5.4')
-    >>> judge_label("consensus:unanimous")
-    'unanimous consensus'
+    >>> judge_label("anthropic:claude-sonnet-4-20250514"), judge_label("consensus:unanimous")
+    ('Claude Sonnet 4', 'unanimous consensus')
     """
     provider, sep, rule = judge.partition(":")
     if sep and provider == "consensus":
