@@ -1,10 +1,7 @@
 """The ``evalstats`` console script.
 
-The top level imports only the standard library: ``evalstats --version`` and ``evalstats
---help`` load neither pandas nor numpy. Each subcommand imports what it needs when it runs,
-and the subcommands whose parsers live with their own (heavy) code (``judge``, ``export``,
-``import``, ``label``, ``report`` and ``rubric``) are listed by their help text and registered for real only
-when one of them is chosen.
+Only the standard library at the top: ``--help`` loads neither pandas nor numpy, and the
+subcommands whose parsers live with their own code are registered only when chosen.
 """
 
 from __future__ import annotations
@@ -25,9 +22,8 @@ _OPTION_COMMANDS = frozenset({"simulate", "power"})
 
 @contextlib.contextmanager
 def _option_checks() -> Iterator[None]:
-    # These commands hand their options straight to library calls, so a refused argument is
-    # a refused option. Some of those checks (stats/power.py, stats/outcome_model.py) still
-    # raise a plain ValueError rather than a ParameterError; both are read as one here.
+    # These commands hand their options straight to library calls: a refused argument
+    # (ParameterError or a plain ValueError) is a refused option.
     try:
         yield
     except ParameterError as exc:
@@ -46,17 +42,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         n_replicates=args.replicates,
         judges=tuple(args.judge) if args.judge else SimulationParams.judges,
         rubrics=tuple(args.rubric) if args.rubric else SimulationParams.rubrics,
-        p_win=args.p_win,
-        p_tie=args.p_tie,
-        p_loss=args.p_loss,
-        icc=args.icc,
-        judge_noise=args.judge_noise,
-        over_budget_rate=args.over_budget_rate,
-        malformed_rate=args.malformed_rate,
-        error_rate=args.error_rate,
         orders=args.orders,
-        position_bias=args.position_bias,
         seed=args.seed,
+        **{name: getattr(args, name) for name in _SIM_FLOATS},
     )
     k_arm = {}
     if args.arms:
@@ -187,20 +175,23 @@ _HOOKED: dict[str, tuple[str, Callable[[Any], argparse.ArgumentParser]]] = {
     "report": ("render the self-contained HTML report of a data directory", _register_report),
     "rubric": ("make or inspect a rubric (judge prompt) file", _register_rubric),
 }
+# simulate's float options: (SimulationParams field, default, help).
+_SIM_FLOATS = {
+    "p_win": (0.45, None),
+    "p_tie": (0.35, None),
+    "p_loss": (0.20, None),
+    "icc": (0.3, "between-task correlation (latent)"),
+    "judge_noise": (0.6, None),
+    "over_budget_rate": (0.03, None),
+    "malformed_rate": (0.03, None),
+    "error_rate": (0.01, None),
+    "position_bias": (0.0, None),
+}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests).
+    """The argument parser; with ``command``, only that subcommand's parser is built in full.
 
-    Parameters
-    ----------
-    command : str, optional
-        Build only this subcommand's full parser and list the hooked ones (``judge``,
-        ``report``) by their help text, which imports nothing heavy. By default every
-        subcommand is built in full.
-
-    Examples
-    --------
     >>> parser = build_parser("power")
     >>> parser.parse_args(["power", "--tasks", "20"]).tasks
     20
@@ -234,21 +225,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         choices=["with-without", "blind-pair"],
         help="rubric; repeat for both (default both)",
     )
-    p.add_argument("--p-win", type=float, default=0.45)
-    p.add_argument("--p-tie", type=float, default=0.35)
-    p.add_argument("--p-loss", type=float, default=0.20)
-    p.add_argument("--icc", type=float, default=0.3, help="between-task correlation (latent)")
-    p.add_argument("--judge-noise", type=float, default=0.6)
-    p.add_argument("--over-budget-rate", type=float, default=0.03)
-    p.add_argument("--malformed-rate", type=float, default=0.03)
-    p.add_argument("--error-rate", type=float, default=0.01)
+    for name, (default, help_text) in _SIM_FLOATS.items():
+        p.add_argument(f"--{name.replace('_', '-')}", type=float, default=default, help=help_text)
     p.add_argument(
         "--orders",
         choices=["random", "both"],
         default="random",
         help="blind rubric: one seeded order per pair, or both orders",
     )
-    p.add_argument("--position-bias", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--arms",
@@ -336,8 +320,7 @@ def _version() -> str:
 def _show_warning(
     command: str, seen: set[str], message: Any, category: type, *_: Any, **__: Any
 ) -> None:
-    # A user of the CLI gets the sentence, not the library line that raised it, and each
-    # sentence once (a K-arm report computes the same section once per pair of arms).
+    # The sentence, not the library line that raised it, and each sentence once.
     text = _one_line(str(message))
     if text not in seen:
         seen.add(text)
@@ -345,23 +328,17 @@ def _show_warning(
 
 
 def _one_line(text: str) -> str:
-    # One line whatever the message quotes (a CSV parser's multi-line complaint).
     return " ".join(text.split())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``evalstats`` console script.
-
-    Every subcommand reports a mistake by raising an :class:`~evalstats.errors.EvalstatsError`
-    (:class:`~evalstats.errors.ParameterError` for a bad option, ``DataError`` for bad data);
-    this one place turns it into one line on stderr and exit status 2, for every subcommand.
+    """Entry point of the ``evalstats`` console script: an ``EvalstatsError`` becomes one line
+    on stderr and exit status 2.
 
     >>> main(["power", "--tasks", "0"])
     2
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    # The subcommand is the first word that is not an option (only --help and --version
-    # come before it); an unknown word still builds a parser that lists every command.
     command = next((a for a in argv if not a.startswith("-")), "")
     parser = build_parser(command)
     args = parser.parse_args(argv)
@@ -378,8 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
-    except OSError as exc:
-        # The machine, not the input: a full disk, a vanished mount. One line, no traceback.
+    except OSError as exc:  # the machine, not the input: one line, exit 1
         where = f": {exc.filename}" if exc.filename else ""
         print(
             f"evalstats {args.command}: error: {_one_line(str(exc.strerror or exc))}{where}",
