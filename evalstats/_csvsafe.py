@@ -1,8 +1,5 @@
-"""CSV cells a spreadsheet will not execute: the one rule for every CSV evalstats writes.
-
-Writers call :func:`safe_frame` (or :func:`safe_csv`), readers :func:`restore_frame`; the rule
-is in docs/data.md (CSV cells).
-"""
+"""CSV cells a spreadsheet will not execute: the one rule for every CSV evalstats writes
+(docs/data.md, CSV cells)."""
 
 from __future__ import annotations
 
@@ -33,12 +30,8 @@ _RISKY = "^[" + re.escape("".join((*FORMULA_STARTS, _QUOTE))) + "]"
 def neutralise_cell(value: Any) -> Any:
     """``value`` made inert for a spreadsheet (non-strings unchanged).
 
-    >>> neutralise_cell('=HYPERLINK("http://x", "y")')
-    '\\'=HYPERLINK("http://x", "y")'
     >>> neutralise_cell("@SUM(A1)"), neutralise_cell("-0.25"), neutralise_cell("fine")
     ("'@SUM(A1)", '-0.25', 'fine')
-    >>> restore_cell(neutralise_cell("'=1")) == "'=1"
-    True
     """
     if not isinstance(value, str) or not value:
         return value
@@ -50,11 +43,7 @@ def neutralise_cell(value: Any) -> Any:
 
 
 def restore_cell(value: Any) -> Any:
-    """The value :func:`neutralise_cell` was given (for cells evalstats wrote).
-
-    >>> restore_cell("'+cmd|' /C calc'!A0"), restore_cell("'plain"), restore_cell(3)
-    ("+cmd|' /C calc'!A0", "'plain", 3)
-    """
+    """The value :func:`neutralise_cell` was given (for cells evalstats wrote)."""
     if isinstance(value, str) and len(value) > 1 and value[0] == _QUOTE:
         if value[1] in FORMULA_STARTS or value[1] == _QUOTE:
             return value[1:]
@@ -70,9 +59,6 @@ def _text_columns(frame: pd.DataFrame) -> list[Any]:
 
 def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` whose text cells and column names are neutralised.
-
-    Numeric columns are untouched (a number is never a formula); in text columns only
-    string cells change, vectorised.
 
     >>> df = pd.DataFrame({"answer": ["=1+1", "ok", "-2"], "x": [-1.0, 2.0, 3.0]})
     >>> safe_frame(df)["answer"].tolist(), safe_frame(df)["x"].tolist()
@@ -109,22 +95,9 @@ def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def safe_csv(
     frame: pd.DataFrame, path: str | os.PathLike[str] | None = None, **to_csv: Any
 ) -> str | None:
-    """``frame.to_csv`` with every text cell neutralised (:func:`safe_frame`).
+    """``frame.to_csv(path, **to_csv)`` with every text cell neutralised; CRLF lines, so that
+    the writer quotes every cell holding a carriage return (a bare CR starts a new row).
 
-    Parameters
-    ----------
-    frame : DataFrame
-    path : path-like, optional
-        Where to write; None returns the CSV text.
-    **to_csv
-        Passed to :meth:`pandas.DataFrame.to_csv` (e.g. ``index=False``).
-
-    Lines end in CRLF (RFC 4180) unless ``lineterminator`` is given: with it the writer
-    quotes every cell holding a carriage return, which it leaves bare under a newline
-    terminator -- and a bare CR starts a new row in a spreadsheet, a second way in.
-
-    Examples
-    --------
     >>> text = safe_csv(pd.DataFrame({"a": ["@SUM(A1)", "x" + chr(13) + "=1"]}), index=False)
     >>> text.splitlines(keepends=False)[1], text.count(chr(34))
     ("'@SUM(A1)", 2)

@@ -1,9 +1,5 @@
-"""The seed's disagreement rule, defined once for every layer that needs it.
-
-Seed 000: when two judges disagree on more than 20 % of pairs, a human reads the disagreements
-(re-curate the tasks or add a third judge) before anything is published. The runner (deciding
-what to adjudicate), the statistics, the audit and the report all count disagreement here.
-"""
+"""The seed's disagreement rule (two judges differing on more than 20 % of pairs), defined once
+for the runner, the statistics, the audit and the report."""
 
 from __future__ import annotations
 
@@ -20,10 +16,7 @@ DISAGREEMENT_TRIGGER = 0.20
 
 
 def disagreeing(wide: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.Series:
-    """Boolean per row: at least two of ``judges`` answered and their answers differ.
-
-    ``wide`` has one row per judged unit (pair, or pair-order) and one column per judge
-    holding that judge's outcome (missing = no usable answer).
+    """Per row of ``wide`` (one column per judge): at least two answered and they differ.
 
     >>> import pandas as pd
     >>> w = pd.DataFrame({"a": ["win", "tie", None], "b": ["win", "loss", "win"]})
@@ -41,11 +34,8 @@ def disagreement_counts(
     *,
     threshold: float = DISAGREEMENT_TRIGGER,
 ) -> pd.DataFrame:
-    """Per pair of judges: units both answered (``n``), how many differ, and the rate.
-
-    Columns ``judge_a, judge_b, n, disagreements, disagreement_rate, trigger`` (rate above
-    ``threshold``, by default the seed's :data:`DISAGREEMENT_TRIGGER`); the rate is NaN
-    where the two share no unit. Pairs are in sorted order (``judge_a < judge_b``).
+    """Per pair of judges (sorted): ``judge_a, judge_b, n, disagreements, disagreement_rate,
+    trigger`` (rate above ``threshold``; NaN where they share no unit).
 
     >>> import pandas as pd
     >>> w = pd.DataFrame({"a": ["win", "tie", "win"], "b": ["win", "loss", "win"]})
@@ -59,16 +49,7 @@ def disagreement_counts(
         n = len(both)
         k = int((both[a] != both[b]).sum())
         rate = k / n if n else np.nan
-        rows.append(
-            {
-                "judge_a": a,
-                "judge_b": b,
-                "n": n,
-                "disagreements": k,
-                "disagreement_rate": rate,
-                "trigger": bool(n and rate > threshold),
-            }
-        )
+        rows.append((a, b, n, k, rate, bool(n and rate > threshold)))
     return pd.DataFrame(
         rows, columns=["judge_a", "judge_b", "n", "disagreements", "disagreement_rate", "trigger"]
     )

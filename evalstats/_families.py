@@ -8,8 +8,6 @@ from collections.abc import Mapping
 __all__ = ["model_family"]
 
 
-# Model-name patterns first: hosting providers (bedrock, vertex, openrouter, together...) serve
-# several families, so the name of the model says more than the provider prefix.
 _NAME_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(r"(?:^|[^a-z0-9])(?:" + pat + r")"), fam)
     for pat, fam in (
@@ -42,29 +40,11 @@ _PROVIDER_FAMILY = {
 
 
 def model_family(model: str, families: Mapping[str, str] | None = None) -> str:
-    """Model family of a ``provider:model`` judge string or an ``agent_model`` string.
+    """Model family of a ``provider:model`` judge or an ``agent_model`` string, or "unknown".
 
-    The model name is matched first (``claude`` -> anthropic; ``gpt``, ``o1``, ``o3``,
-    ``o4`` -> openai; ``gemini`` -> google; ``qwen`` -> qwen; ``llama`` -> meta;
-    ``mistral``/``codestral`` -> mistral; ``deepseek`` -> deepseek; ``grok`` -> xai), then the
-    provider prefix (``anthropic:``, ``openai:``, ...), so that a hosting provider such as
-    ``bedrock:anthropic.claude-3`` or ``together:meta-llama/Llama-3`` maps to the family of
-    the model it serves.
+    ``families`` (explicit ``model -> family`` entries) first, then the model name (so a
+    hosting provider maps to the family of the model it serves), then the provider prefix.
 
-    Parameters
-    ----------
-    model : str
-        ``provider:model`` or a bare model name.
-    families : mapping of str to str, optional
-        Explicit ``model string -> family`` entries, consulted first.
-
-    Returns
-    -------
-    str
-        The family, or ``"unknown"``.
-
-    Examples
-    --------
     >>> from evalstats.methodology import model_family
     >>> model_family("anthropic:claude-sonnet-4-20250514"), model_family("openai:o3-mini")
     ('anthropic', 'openai')

@@ -1,18 +1,7 @@
 """The one way a package of evalstats resolves its public names on first use (PEP 562).
 
-A package lists, per submodule, the public names that submodule defines, and binds what
-:func:`lazy_surface` returns as its ``__all__``, ``__getattr__`` and ``__dir__``::
-
-    __all__, __getattr__, __dir__ = lazy_surface(__name__, {".rates": ["win_rates"]})
-
-so ``import evalstats`` loads neither pandas nor scipy, and ``evalstats.win_rates`` imports
-:mod:`evalstats.stats.rates` when it is first touched. The table is the package's whole
-surface: docs/reference.md's API table and ``tests/test_layering.py`` read it (the layering test
-parses its module strings as the imports they are).
-
-No public name may be the name of a submodule in the table: importing the submodule would bind
-the module over the name (``evalstats.stats.formatting`` the module hiding the function), so
-such a table is refused.
+``__all__, __getattr__, __dir__ = lazy_surface(__name__, {".rates": ["win_rates"]})``: the
+table is the package's whole surface (docs/reference.md and tests/test_layering.py read it).
 """
 
 from __future__ import annotations
@@ -33,27 +22,10 @@ def lazy_surface(
 ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """``__all__``, ``__getattr__`` and ``__dir__`` of a package whose names load on first use.
 
-    Parameters
-    ----------
-    package : str
-        The package's ``__name__``.
-    table : mapping of str to sequence of str
-        Submodule (relative, ``".rates"``) -> the public names it defines.
-    submodules : sequence of str, optional
-        Submodules that are public names themselves (``"rubrics"``), imported on first use.
+    ``table`` maps a relative submodule to the names it defines; ``submodules`` are public
+    names themselves. ``ValueError`` for a name listed twice or one that is a submodule's
+    (importing the submodule would bind it over the name).
 
-    Returns
-    -------
-    (list of str, callable, callable)
-        The sorted public names, the module ``__getattr__`` and the module ``__dir__``.
-
-    Raises
-    ------
-    ValueError
-        A name listed twice, or a public name that is also a submodule's name.
-
-    Examples
-    --------
     >>> names, getattr_, _ = lazy_surface("evalstats", {".errors": ["DataError"]})
     >>> names, getattr_("DataError").__name__
     (['DataError'], 'DataError')
@@ -83,7 +55,7 @@ def lazy_surface(
             value = importlib.import_module(f".{name}", package)
         else:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        setattr(sys.modules[package], name, value)  # resolve once; then a plain attribute
+        setattr(sys.modules[package], name, value)
         return value
 
     def __dir__() -> list[str]:

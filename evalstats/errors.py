@@ -1,13 +1,5 @@
-"""Exceptions raised by evalstats: one base, one class per kind of mistake.
+"""Exceptions raised by evalstats: one base, one class per kind of mistake (also ``ValueError``).
 
-:class:`EvalstatsError` is the base of every error raised on purpose; the console script turns
-any of them into one line on stderr and exit status 2. :class:`DataError` is bad input data (it
-names the file, line and field), :class:`ParameterError` a bad argument or option value, and
-:class:`ParseError` a judge's answer that cannot be read. All three are also ``ValueError``s,
-so code written against the built-in exception keeps working.
-
->>> issubclass(ParameterError, ValueError) and issubclass(ParameterError, EvalstatsError)
-True
 >>> str(DataError("not a number", path="runs.jsonl", line=3, field="wall_s"))
 "runs.jsonl:3, field 'wall_s': not a number"
 """
@@ -22,18 +14,7 @@ class EvalstatsError(Exception):
 
 
 class DataError(EvalstatsError, ValueError):
-    """Bad input data; the message names the file, the line (or row) and the field.
-
-    Attributes
-    ----------
-    path : str or None
-        File the bad record came from (``None`` for in-memory frames).
-    line : int or None
-        1-based line number (JSON Lines), row number (CSV: header is line 1) or
-        row index (Parquet).
-    field : str or None
-        Offending field, if the problem is tied to one.
-    """
+    """Bad input data; ``path``, ``line`` (1-based) and ``field`` name where, when known."""
 
     def __init__(
         self,
@@ -59,11 +40,7 @@ class DataError(EvalstatsError, ValueError):
 
 
 class ParameterError(EvalstatsError, ValueError):
-    """A bad argument of a public function or a bad option of a subcommand.
-
-    The message names the parameter and the value refused, e.g. ``confidence must be in
-    (0, 1), got 1.5``.
-    """
+    """A bad argument or option; the message names it and the value refused."""
 
 
 class ParseError(EvalstatsError, ValueError):
@@ -75,8 +52,7 @@ class ParseError(EvalstatsError, ValueError):
 
 
 class ReportError(EvalstatsError):
-    """The report could not be rendered (a notebook failed, produced unsafe output, or its
-    output directory is held by another render)."""
+    """The report could not be rendered."""
 
 
 __all__ = ["DataError", "EvalstatsError", "ParameterError", "ParseError", "ReportError"]
