@@ -22,6 +22,7 @@ from ._schema import (
     STATUS_DTYPE,
     VERDICT_COLUMNS,
 )
+from ._validate import check_choice
 from .errors import DataError, ParseError
 from .records import EvalstatsWarning, pair_runs, pair_token_sources
 
@@ -340,8 +341,7 @@ def verdict_frame(
         from .tokens import annotate_runs
 
         runs = annotate_runs(runs, tasks)
-    if on_conflict not in ON_CONFLICT:
-        raise ValueError(f"on_conflict must be one of {ON_CONFLICT}, got {on_conflict!r}")
+    check_choice(on_conflict, "on_conflict", ON_CONFLICT)
     found = resolve_rubrics(judgments, rubrics)
     parts = [
         _pair_frame(j, r, found, on_conflict, (a, b))

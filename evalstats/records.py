@@ -38,7 +38,7 @@ from ._schema import (
     RUN_FIELDS,
     TASK_FIELDS,
 )
-from ._validate import DuplicateKey, unique_keys
+from ._validate import DuplicateKey, check_choice, unique_keys
 from .errors import DataError, ParameterError
 from .plan import Plan, find_plan, load_plan
 
@@ -617,8 +617,7 @@ def arm_pairs(arms: Arms, pairs: str = "all") -> list[tuple[str, str]]:
     >>> arm_pairs(a, "reference")
     [('v1', 'none'), ('v2', 'none')]
     """
-    if pairs not in _PAIR_MODES:
-        raise ParameterError(f"pairs must be one of {_PAIR_MODES}, got {pairs!r}")
+    check_choice(pairs, "pairs", _PAIR_MODES)
     ids, ref = tuple(arms.ids), arms.reference
     if arms.two_arm and ref is None:
         return [("with", "without")]  # the seeds' pair: WITH is the candidate
