@@ -79,10 +79,6 @@ def _table(rows: list[dict]) -> pd.DataFrame:
     return table
 
 
-def _no_judgments(check: str) -> dict[str, str]:
-    return _row(check, "unknown", "No judgments given: not checked.")
-
-
 def _frame_str(s: pd.Series) -> pd.Series:
     """Values as plain strings, missing ones as ""."""
     return pd.Series(
