@@ -15,10 +15,7 @@ __all__ = ["lazy_surface"]
 
 
 def lazy_surface(
-    package: str,
-    table: Mapping[str, Sequence[str]],
-    *,
-    submodules: Sequence[str] = (),
+    package: str, table: Mapping[str, Sequence[str]], *, submodules: Sequence[str] = ()
 ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """``__all__``, ``__getattr__`` and ``__dir__`` of a package whose names load on first use.
 

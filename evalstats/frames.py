@@ -442,10 +442,7 @@ def _pair_frame(
         if f"{arm}_{c}" in pairs.columns
     ]
     j = j.merge(
-        pairs[[*_PAIR, *sides, "_over_arm", *sources]],
-        on=_PAIR,
-        how="left",
-        validate="many_to_one",
+        pairs[[*_PAIR, *sides, "_over_arm", *sources]], on=_PAIR, how="left", validate="many_to_one"
     )
     n = len(j)
     out = pd.DataFrame(
@@ -495,10 +492,7 @@ def _pair_frame(
 
 
 def wide_by_judge(
-    frame: pd.DataFrame,
-    *,
-    value: str = "outcome",
-    rubric: str | None = None,
+    frame: pd.DataFrame, *, value: str = "outcome", rubric: str | None = None
 ) -> pd.DataFrame:
     """One row per (task_id, replicate[, arm_a, arm_b][, order]), one ``value`` column per judge.
 

@@ -140,11 +140,7 @@ def draw_sample(pairs: pd.DataFrame, n: int, *, seed: int) -> pd.DataFrame:
 
 
 def draw_sheet(
-    data_dir: str | os.PathLike[str],
-    n: int,
-    *,
-    seed: int,
-    path: str | os.PathLike[str],
+    data_dir: str | os.PathLike[str], n: int, *, seed: int, path: str | os.PathLike[str]
 ) -> pd.DataFrame:
     """Draw ``n`` pairs of ``data_dir`` (seeded) for people to label; write the CSV sheet at
     ``path`` and its key at :func:`key_path`; return the sheet (:data:`SHEET_COLUMNS`).

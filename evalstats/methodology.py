@@ -167,10 +167,7 @@ def _check_families(j: pd.DataFrame, families) -> tuple:
             fails.append(str(rubric))
     detail = "; ".join(parts) + "."
     if fails:
-        return (
-            "fail",
-            f"Fewer than two judge families for {_listed(fails)}. {detail}",
-        )
+        return ("fail", f"Fewer than two judge families for {_listed(fails)}. {detail}")
     if warns:
         return (
             "warn",
@@ -234,10 +231,7 @@ def _check_same_agent(pairs: pd.DataFrame) -> tuple:
             f"{len(differ)} of {len(pairs)} pairs ran different agent models WITH and "
             f"WITHOUT: {_listed(items)}.",
         )
-    return (
-        "pass",
-        f"All {len(pairs)} pairs ran the same agent model in both arms.",
-    )
+    return ("pass", f"All {len(pairs)} pairs ran the same agent model in both arms.")
 
 
 def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> tuple:
@@ -300,10 +294,7 @@ def _check_both_arms(runs: pd.DataFrame) -> tuple:
             f"({t}, {r}) only {a}"
             for t, r, a in zip(lonely["task_id"], lonely["replicate"], lonely["arm"], strict=True)
         ]
-        return (
-            "fail",
-            f"{len(lonely)} of {n_pairs} pairs lack an arm: {_listed(items)}.",
-        )
+        return ("fail", f"{len(lonely)} of {n_pairs} pairs lack an arm: {_listed(items)}.")
     return ("pass", f"All {n_pairs} pairs have both arms.")
 
 

@@ -332,12 +332,7 @@ def _coerce(kind: str, value: Any, text_source: bool) -> Any:
     raise AssertionError(f"unknown field kind {kind}")
 
 
-_DTYPES = {
-    "str": "str",
-    "float": "float64",
-    "list": object,
-    "order": ORDER_DTYPE,
-}
+_DTYPES = {"str": "str", "float": "float64", "list": object, "order": ORDER_DTYPE}
 
 
 def arm_dtype(arms: pd.Series | tuple[str, ...]) -> pd.CategoricalDtype:
@@ -1352,11 +1347,7 @@ def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False
     lpath = find_file(data_dir, "labels", required=False)
     labels = load_labels(lpath, runs) if lpath is not None else None
     return Dataset(
-        tasks,
-        runs,
-        judgments,
-        load_plan(ppath) if ppath is not None else None,
-        labels=labels,
+        tasks, runs, judgments, load_plan(ppath) if ppath is not None else None, labels=labels
     )
 
 
