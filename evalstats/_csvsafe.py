@@ -11,13 +11,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "FORMULA_STARTS",
-    "neutralise_cell",
-    "restore_cell",
-    "restore_frame",
-    "safe_csv",
-    "safe_frame",
-]
+    "FORMULA_STARTS", "neutralise_cell", "restore_cell", "restore_frame", "safe_csv", "safe_frame",
+]  # fmt: skip
 
 #: First characters that make a spreadsheet read a cell as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -13,18 +13,9 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "MAX_COLUMNS",
-    "MAX_ITEMS",
-    "MAX_ROWS",
-    "ResultDisplay",
-    "count_text",
-    "judge_label",
-    "judge_model",
-    "format_scalar",
-    "html_table",
-    "summarize_value",
-    "text_table",
-]
+    "MAX_COLUMNS", "MAX_ITEMS", "MAX_ROWS", "ResultDisplay", "count_text", "judge_label",
+    "judge_model", "format_scalar", "html_table", "summarize_value", "text_table",
+]  # fmt: skip
 
 #: Arrays listed in full, frames shown as a nested table (rows, columns), text cut.
 MAX_ITEMS, MAX_ROWS, MAX_COLUMNS, _MAX_TEXT = 8, 12, 8, 200

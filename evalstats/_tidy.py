@@ -10,36 +10,16 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "MAX_COLUMNS",
-    "TIDY_COLUMNS",
-    "WIDE_SUFFIXES",
-    "ResultFrame",
-    "concat_results",
-    "is_long",
-    "refuse_pooled_rubrics",
-    "result_by",
-    "stack_results",
-    "stack_statistics",
-    "tidy_frame",
-    "wide",
-    "with_detail",
-    "with_diagnostics",
-]
+    "MAX_COLUMNS", "TIDY_COLUMNS", "WIDE_SUFFIXES", "ResultFrame", "concat_results", "is_long",
+    "refuse_pooled_rubrics", "result_by", "stack_results", "stack_statistics", "tidy_frame",
+    "wide", "with_detail", "with_diagnostics",
+]  # fmt: skip
 
 #: The columns every result frame has, in this order, after its grouping columns.
 TIDY_COLUMNS = (
-    "statistic",
-    "estimate",
-    "se",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "df",
-    "n",
-    "n_tasks",
-    "method",
+    "statistic", "estimate", "se", "ci_low", "ci_high", "p_value", "df", "n", "n_tasks", "method",
     "confidence",
-)
+)  # fmt: skip
 #: Inside a notebook's 20 columns, with room for the arm_a, arm_b keys of a K-arm result.
 MAX_COLUMNS = 18
 

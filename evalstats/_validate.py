@@ -9,17 +9,9 @@ from typing import Any
 from .errors import DataError, ParameterError
 
 __all__ = [
-    "DuplicateKey",
-    "unique_keys",
-    "check_columns",
-    "MAX_RESAMPLES",
-    "check_confidence",
-    "check_n_resamples",
-    "check_positive_int",
-    "check_probability",
-    "check_seed",
-    "check_choice",
-]
+    "DuplicateKey", "unique_keys", "check_columns", "MAX_RESAMPLES", "check_confidence",
+    "check_n_resamples", "check_positive_int", "check_probability", "check_seed", "check_choice",
+]  # fmt: skip
 
 
 def check_confidence(confidence: Any) -> float:

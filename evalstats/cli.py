@@ -104,19 +104,8 @@ def _cmd_power(args: argparse.Namespace) -> int:
     for target in args.net_win or []:
         rows.append(tasks_needed(target, **kw).to_frame())
     table = pd.concat(rows, ignore_index=True)
-    cols = [
-        "solved_for",
-        "net_win",
-        "n_tasks",
-        "n_replicates",
-        "power",
-        "alpha",
-        "icc",
-        "icc_outcome",
-        "design_effect",
-        "se",
-    ]
-    print(table[[c for c in cols if c in table.columns]].to_string(index=False))
+    cols = "solved_for net_win n_tasks n_replicates power alpha icc icc_outcome design_effect se"
+    print(table[[c for c in cols.split() if c in table.columns]].to_string(index=False))
     return 0
 
 

@@ -27,13 +27,9 @@ from .errors import DataError, ParseError
 from .records import EvalstatsWarning, pair_runs, pair_token_sources
 
 __all__ = [
-    "load_frame",
-    "resolve_rubrics",
-    "rubric_dir",
-    "select_rubric",
-    "verdict_frame",
+    "load_frame", "resolve_rubrics", "rubric_dir", "select_rubric", "verdict_frame",
     "wide_by_judge",
-]
+]  # fmt: skip
 
 _PAIR = ["task_id", "replicate"]
 _CALL = ["task_id", "replicate", "judge", "rubric", "order"]
@@ -212,13 +208,7 @@ def _parse_rows(
     cols: dict[str, list] = {
         c: [None] * n
         for c in (
-            "status",
-            "outcome",
-            "label",
-            "uncertainty",
-            "judge_cost_ratio",
-            "reasoning",
-            "parse_error",
+            *"status outcome label uncertainty judge_cost_ratio reasoning parse_error".split(),
             *score_cols,
         )
     }

@@ -30,29 +30,14 @@ from .records import (
 )
 
 __all__ = [
-    "SHEET_COLUMNS",
-    "VERDICTS",
-    "draw_sample",
-    "draw_sheet",
-    "key_path",
-    "merge_labels",
-    "pairs_sha256",
-    "read_sheet",
-]
+    "SHEET_COLUMNS", "VERDICTS", "draw_sample", "draw_sheet", "key_path", "merge_labels",
+    "pairs_sha256", "read_sheet",
+]  # fmt: skip
 
 SHEET_COLUMNS = (
-    "item",
-    "task_id",
-    "replicate",
-    "prompt",
-    "canonical_answer",
-    "answer_a",
-    "answer_b",
-    "verdict",
-    "allowed_verdicts",
-    "labeler",
-    "note",
-)
+    "item", "task_id", "replicate", "prompt", "canonical_answer", "answer_a", "answer_b",
+    "verdict", "allowed_verdicts", "labeler", "note",
+)  # fmt: skip
 VERDICTS = ("a", "b", "tie")
 ALLOWED_TEXT = "A (answer_a better), B (answer_b better) or tie"
 # verdict -> outcome from WITH's point of view, per shown order.

@@ -21,51 +21,24 @@ from ._validate import DuplicateKey, unique_keys
 from .errors import DataError
 
 __all__ = [
-    "CONSENSUS_RULES",
-    "MARGIN_KINDS",
-    "PLAN_KEYS",
-    "PLAN_STATISTICS",
-    "SIDEDNESS",
-    "Plan",
-    "find_plan",
-    "load_plan",
-    "parse_plan",
-]
+    "CONSENSUS_RULES", "MARGIN_KINDS", "PLAN_KEYS", "PLAN_STATISTICS", "SIDEDNESS", "Plan",
+    "find_plan", "load_plan", "parse_plan",
+]  # fmt: skip
 
 # stats.rates.RATE_NAMES and stats.cost.COST_METRICS (a test keeps them equal).
 PLAN_STATISTICS = (
-    "win_rate",
-    "tie_rate",
-    "loss_rate",
-    "net_win",
-    "score",
-    "tokens_total_ratio",
-    "tokens_geomean_ratio",
-    "tokens_median_ratio",
-    "wall_total_ratio",
-    "wall_geomean_ratio",
+    "win_rate", "tie_rate", "loss_rate", "net_win", "score", "tokens_total_ratio",
+    "tokens_geomean_ratio", "tokens_median_ratio", "wall_total_ratio", "wall_geomean_ratio",
     "wall_median_ratio",
-)
+)  # fmt: skip
 SIDEDNESS = ("two-sided", "greater", "less")
 MARGIN_KINDS = ("equivalence", "non-inferiority")
 # stats.agreement.consensus rules; the consensus frame names its judge "consensus:<rule>".
 CONSENSUS_RULES = ("unanimous", "majority")
 PLAN_KEYS = (
-    "written_at",
-    "primary_rubric",
-    "primary_judge",
-    "consensus",
-    "statistic",
-    "alpha",
-    "sidedness",
-    "margin",
-    "margin_kind",
-    "tasks",
-    "replicates",
-    "judges",
-    "rubrics",
-    "note",
-)
+    "written_at", "primary_rubric", "primary_judge", "consensus", "statistic", "alpha",
+    "sidedness", "margin", "margin_kind", "tasks", "replicates", "judges", "rubrics", "note",
+)  # fmt: skip
 _SUFFIXES = (".toml", ".json")
 
 

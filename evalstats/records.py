@@ -43,32 +43,12 @@ from .errors import DataError, ParameterError
 from .plan import Plan, find_plan, load_plan
 
 __all__ = [
-    "DEFAULT_ARM_NAMES",
-    "LABEL_FIELDS",
-    "LABEL_KEYS",
-    "Arms",
-    "Dataset",
-    "EvalstatsWarning",
-    "arm_pairs",
-    "check_output_path",
-    "find_file",
-    "has_provenance",
-    "incomplete_pairs",
-    "is_missing",
-    "load_arm_names",
-    "load_arms",
-    "load_dir",
-    "load_judgments",
-    "load_labels",
-    "load_runs",
-    "load_tasks",
-    "pair_runs",
-    "pair_token_sources",
-    "read_table_raw",
-    "write_frame_atomic",
-    "write_jsonl_atomic",
-    "write_labels",
-]
+    "DEFAULT_ARM_NAMES", "LABEL_FIELDS", "LABEL_KEYS", "Arms", "Dataset", "EvalstatsWarning",
+    "arm_pairs", "check_output_path", "find_file", "has_provenance", "incomplete_pairs",
+    "is_missing", "load_arm_names", "load_arms", "load_dir", "load_judgments", "load_labels",
+    "load_runs", "load_tasks", "pair_runs", "pair_token_sources", "read_table_raw",
+    "write_frame_atomic", "write_jsonl_atomic", "write_labels",
+]  # fmt: skip
 
 # --------------------------------------------------------------------------- read
 
@@ -590,16 +570,9 @@ def load_arms(path: str | Path) -> Arms:
 _PAIR_MODES = ("all", "reference")
 _PAIR = ["task_id", "replicate"]
 _RUN_COLS = (
-    "answer",
-    "tokens",
-    "wall_s",
-    "files_inspected",
-    "over_budget",
-    "agent_model",
-    "transcript",
-    "reported_tokens",
-    "tokens_source",
-)
+    "answer", "tokens", "wall_s", "files_inspected", "over_budget", "agent_model", "transcript",
+    "reported_tokens", "tokens_source",
+)  # fmt: skip
 
 
 def arm_pairs(arms: Arms, pairs: str = "all") -> list[tuple[str, str]]:
