@@ -87,6 +87,40 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_label(args: argparse.Namespace) -> int:
+    from .labelsheet import draw_sheet, key_path, merge_labels, read_sheet
+
+    try:
+        if args.read:
+            labels = read_sheet(args.read, args.data_dir, labeler=args.labeler, key=args.key)
+            target = merge_labels(args.data_dir, labels)
+            print(
+                f"{len(labels)} label(s) added to {target}; "
+                f"{labels.attrs.get('unlabelled', 0)} row(s) of the sheet left empty"
+            )
+            return 0
+        missing = [
+            flag
+            for flag, value in (("-n", args.n), ("--seed", args.seed), ("-o", args.output))
+            if value is None
+        ]
+        if missing:
+            raise ParameterError(
+                f"drawing a sheet needs {', '.join(missing)} (or --read SHEET.csv to read one)"
+            )
+        sheet = draw_sheet(args.data_dir, args.n, seed=args.seed, path=args.output)
+        print(
+            f"{len(sheet)} pair(s) from {sheet['task_id'].nunique()} task(s) written to "
+            f"{args.output}; blinding key {key_path(args.output)}"
+        )
+        return 0
+    except EvalstatsError:
+        raise  # evalstats.cli.main prints it: one line, exit 2
+    except ValueError as exc:
+        # labelsheet's argument checks (a bad -n) still raise a plain ValueError.
+        raise ParameterError(str(exc)) from None
+
+
 def _cmd_power(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -127,12 +161,6 @@ def _register_import(subparsers: Any) -> argparse.ArgumentParser:
     return register(subparsers)
 
 
-def _register_label(subparsers: Any) -> argparse.ArgumentParser:
-    from ._label_cli import register
-
-    return register(subparsers)
-
-
 def _register_rubric(subparsers: Any) -> argparse.ArgumentParser:
     from .rubrics._cli import register
 
@@ -157,13 +185,17 @@ _HOOKED: dict[str, tuple[str, Callable[[Any], argparse.ArgumentParser]]] = {
         "import inspect_ai logs, Claude Code outputs or any table as tasks/runs",
         _register_import,
     ),
-    "label": (
-        "draw a labelling sheet of random pairs, or read a filled one into labels",
-        _register_label,
-    ),
     "report": ("render the self-contained HTML report of a data directory", _register_report),
     "rubric": ("make or inspect a rubric (judge prompt) file", _register_rubric),
 }
+_LABEL_DESCRIPTION = """\
+Draw N pairs of DATA_DIR uniformly at random, stratified by task, into a sheet for people to
+label: with K arms a pair is two runs of any two arms of one task and replicate. The two answers
+show as A and B in a random recorded order, no arm names; the blinding key (with the arms of
+each pair) is written next to it as SHEET.key.json. With --read, turn a filled sheet back into labels
+(de-blinded, with the sample's seed and the pairs' sha256) and add them to DATA_DIR/labels.jsonl.
+"""
+
 # simulate's float options: (SimulationParams field, default, help).
 _SIM_FLOATS = {
     "p_win": (0.45, None),
@@ -291,6 +323,25 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--power", type=float, default=0.8)
     p.add_argument("--net-win", type=float, action="append", help="target net win; repeatable")
     p.set_defaults(func=_cmd_power)
+
+    p = sub.add_parser(
+        "label",
+        help="draw a labelling sheet of random pairs, or read a filled one into labels",
+        description=_LABEL_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("data_dir", metavar="DATA_DIR", help="directory with tasks and runs")
+    p.add_argument("-n", type=int, help="pairs to draw")
+    p.add_argument("--seed", type=int, help="seed of the draw (recorded in every label)")
+    p.add_argument("-o", "--output", metavar="SHEET.csv", help="sheet to write")
+    p.add_argument("--read", metavar="SHEET.csv", help="read this filled sheet into labels")
+    p.add_argument(
+        "--key",
+        metavar="KEY.json",
+        help="the sheet's blinding key, when the sheet was renamed (default: SHEET.csv.key.json)",
+    )
+    p.add_argument("--labeler", help="labeler name for rows whose labeler cell is empty")
+    p.set_defaults(func=_cmd_label)
 
     for name, (help_text, hook) in _HOOKED.items():
         if command is None or command == name:

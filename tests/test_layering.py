@@ -42,7 +42,6 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 # new module has to be placed deliberately; a unit that no longer exists fails as stale.
 RANK: dict[str, int] = {
     "cli": 90,  # the console script: may import everything below
-    "_label_cli": 85,  # the `evalstats label` subcommand, hooked into cli
     "report": 80,  # everything after the statistics
     "summary": 80,  # "summary with report"
     "plots": 70,
