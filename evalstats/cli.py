@@ -11,7 +11,7 @@ import contextlib
 import functools
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .errors import EvalstatsError, ParameterError
@@ -143,50 +143,29 @@ def _cmd_power(args: argparse.Namespace) -> int:
     return 0
 
 
-def _register_judge(subparsers: Any) -> argparse.ArgumentParser:
-    from .judging._cli import register
-
+def _register(name: str, subparsers: Any) -> argparse.ArgumentParser:
+    """Add the real parser of a hooked subcommand, importing its code only now."""
+    if name == "judge":
+        from .judging._cli import register
+    elif name == "export":
+        from .report._cli import register_export as register
+    elif name == "import":
+        from .importers._cli import register
+    elif name == "rubric":
+        from .rubrics._cli import register
+    else:
+        from .report import register
     return register(subparsers)
 
 
-def _register_export(subparsers: Any) -> argparse.ArgumentParser:
-    from .report._cli import register_export
-
-    return register_export(subparsers)
-
-
-def _register_import(subparsers: Any) -> argparse.ArgumentParser:
-    from .importers._cli import register
-
-    return register(subparsers)
-
-
-def _register_rubric(subparsers: Any) -> argparse.ArgumentParser:
-    from .rubrics._cli import register
-
-    return register(subparsers)
-
-
-def _register_report(subparsers: Any) -> argparse.ArgumentParser:
-    from .report import register
-
-    return register(subparsers)
-
-
-# name -> (help line shown by ``evalstats --help``, hook that adds the real parser).
-# tests/test_cli.py checks each help line against the one its hook registers.
-_HOOKED: dict[str, tuple[str, Callable[[Any], argparse.ArgumentParser]]] = {
-    "judge": ("run LLM judges over the pairs of a data directory (resumable)", _register_judge),
-    "export": (
-        "export a report's results.json to LaTeX/Markdown tables, macros and sentences",
-        _register_export,
-    ),
-    "import": (
-        "import inspect_ai logs, Claude Code outputs or any table as tasks/runs",
-        _register_import,
-    ),
-    "report": ("render the self-contained HTML report of a data directory", _register_report),
-    "rubric": ("make or inspect a rubric (judge prompt) file", _register_rubric),
+# name -> the help line ``evalstats --help`` shows before the real parser is registered
+# (tests/test_cli.py checks each against the one its hook registers).
+_HOOKED: dict[str, str] = {
+    "judge": "run LLM judges over the pairs of a data directory (resumable)",
+    "export": "export a report's results.json to LaTeX/Markdown tables, macros and sentences",
+    "import": "import inspect_ai logs, Claude Code outputs or any table as tasks/runs",
+    "report": "render the self-contained HTML report of a data directory",
+    "rubric": "make or inspect a rubric (judge prompt) file",
 }
 _LABEL_DESCRIPTION = """\
 Draw N pairs of DATA_DIR uniformly at random, stratified by task, into a sheet for people to
@@ -343,9 +322,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--labeler", help="labeler name for rows whose labeler cell is empty")
     p.set_defaults(func=_cmd_label)
 
-    for name, (help_text, hook) in _HOOKED.items():
+    for name, help_text in _HOOKED.items():
         if command is None or command == name:
-            hook(sub)
+            _register(name, sub)
         else:
             sub.add_parser(name, help=help_text, add_help=False)
     return parser
