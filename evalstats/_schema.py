@@ -1,7 +1,4 @@
-"""Column names and dtypes of the data contract (see README, "Data contract").
-
-One place defines them so loaders, frames, statistics and the report agree.
-"""
+"""Column names and dtypes of the data contract, defined once (DESIGN.md, "Data contract")."""
 
 from __future__ import annotations
 
@@ -88,37 +85,13 @@ JUDGMENT_FIELDS: dict[str, tuple[str, bool]] = {
     "arm_b": ("str", False),
 }
 
-# The long verdict frame, in column order. Every row is one judgment of a pair of arms
-# (``arm_a``, ``arm_b``; the seeds' two arms: "with", "without"), outcome from arm_a's view.
-# The ``with_*`` / ``*_with`` columns and the order "with_first" are arm_a's side (the
-# rubric's WITH role), ``without_*`` / ``*_without`` and "without_first" arm_b's (WITHOUT).
+# The long verdict frame, one judgment of a pair of arms per row, outcome from arm_a's view;
+# the ``with_*`` / ``*_with`` columns and "with_first" are arm_a's side (the WITH role).
 VERDICT_COLUMNS: tuple[str, ...] = (
-    "task_id",
-    "replicate",
-    "arm_a",
-    "arm_b",
-    "judge",
-    "rubric",
-    "order",
-    "status",
-    "over_budget_arm",
-    "outcome",
-    "label",
-    "uncertainty",
+    "task_id", "replicate", "arm_a", "arm_b", "judge", "rubric", "order", "status",
+    "over_budget_arm", "outcome", "label", "uncertainty",
     *(f"{arm}_{dim}" for arm in ARMS for dim in BLIND_DIMENSIONS),
-    "judge_cost_ratio",
-    "cost_ratio",
-    "tokens_with",
-    "tokens_without",
-    "wall_with_s",
-    "wall_without_s",
-    "judge_input_tokens",
-    "judge_output_tokens",
-    "judge_usd",
-    "judgment_id",
-    "prompt_revision",
-    "prompt_sha256",
-    "reasoning",
-    "raw",
-    "parse_error",
-)
+    "judge_cost_ratio", "cost_ratio", "tokens_with", "tokens_without", "wall_with_s",
+    "wall_without_s", "judge_input_tokens", "judge_output_tokens", "judge_usd", "judgment_id",
+    "prompt_revision", "prompt_sha256", "reasoning", "raw", "parse_error",
+)  # fmt: skip
