@@ -127,8 +127,9 @@ def draw_sample(pairs: pd.DataFrame, n: int, *, seed: int) -> pd.DataFrame:
 def draw_sheet(
     data_dir: str | os.PathLike[str], n: int, *, seed: int, path: str | os.PathLike[str]
 ) -> pd.DataFrame:
-    """Draw ``n`` pairs of ``data_dir`` (seeded) for people to label; write the CSV sheet at
-    ``path`` and its key at :func:`key_path`; return the sheet (:data:`SHEET_COLUMNS`).
+    """Draw ``n`` pairs of ``data_dir`` for people to label; write the sheet and its key.
+
+    The CSV sheet goes to ``path``, its key to :func:`key_path`; returns the sheet.
 
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "sheet.csv"
@@ -319,8 +320,7 @@ def read_sheet(
 
 
 def merge_labels(data_dir: str | os.PathLike[str], new: pd.DataFrame) -> Path:
-    """Add ``new`` labels to ``DATA_DIR/labels.*`` (created as labels.jsonl); a label already
-    present is an error, not an overwrite."""
+    """Add ``new`` labels to ``DATA_DIR/labels.*`` (a label already present is an error)."""
     d = Path(data_dir)
     existing_path = find_file(d, "labels", required=False)
     target = existing_path if existing_path is not None else d / "labels.jsonl"

@@ -44,9 +44,11 @@ _SUFFIXES = (".toml", ".json")
 
 @dataclass(frozen=True)
 class Plan:
-    """A validated analysis plan: the :data:`PLAN_KEYS` (exactly one of ``primary_judge`` and
-    ``consensus``; ``margin`` with ``margin_kind``), plus ``path`` and ``file_mtime`` (not
-    hashed; the audit falls back on the file time when ``written_at`` is absent)."""
+    """A validated analysis plan.
+
+    The :data:`PLAN_KEYS` (exactly one of ``primary_judge`` and ``consensus``; ``margin`` with
+    ``margin_kind``), plus ``path`` and ``file_mtime`` (not hashed; the audit falls back on the
+    file time when ``written_at`` is absent)."""
 
     primary_rubric: str
     statistic: str
@@ -266,8 +268,10 @@ def parse_plan(
     text: str | None = None,
     json_source: bool = False,
 ) -> Plan:
-    """Validate a plan given as a mapping; ``DataError`` names the file, line (from ``text``)
-    and field of an unknown key, a wrong or missing value, or keys that contradict.
+    """Validate a plan given as a mapping.
+
+    ``DataError`` names the file, line (from ``text``) and field of an unknown key, a wrong or
+    missing value, or keys that contradict.
 
     >>> plan = parse_plan({"primary_rubric": "with-without", "consensus": "unanimous",
     ...                    "statistic": "net_win", "alpha": 0.05, "tasks": 15})

@@ -482,10 +482,10 @@ def _text(value: Any, path: Path, field: str, line: int | None) -> str:
 
 
 def load_arms(path: str | Path) -> Arms:
-    """Read an ``arms.toml``: the seeds' ``with = ...`` / ``without = ...``, or an ``[arms]``
-    table (``id = "name"`` or ``{name = ..., tool = ...}``) and an optional ``reference``.
+    """Read an ``arms.toml`` into :class:`Arms`.
 
-    Raises ``DataError`` naming the file, line and field (``arms.v1.name``, ``reference``).
+    The seeds' ``with = ...`` / ``without = ...``, or an ``[arms]`` table (``id = "name"`` or
+    ``{name = ..., tool = ...}``) and an optional ``reference``. Raises ``DataError`` naming the file, line and field (``arms.v1.name``, ``reference``).
 
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "arms.toml"
@@ -576,8 +576,10 @@ _RUN_COLS = (
 
 
 def arm_pairs(arms: Arms, pairs: str = "all") -> list[tuple[str, str]]:
-    """The oriented pairs ``(arm_a, arm_b)``: ``"all"`` (the reference, else the earlier arm,
-    as ``arm_b``; the seeds' ``("with", "without")``) or each arm against ``"reference"``.
+    """The oriented pairs ``(arm_a, arm_b)`` of ``arms``.
+
+    ``"all"`` (the reference, else the earlier arm, as ``arm_b``; the seeds' ``("with",
+    "without")``) or each arm against the ``"reference"``.
 
     >>> a = Arms(("none", "v1", "v2"), reference="none")
     >>> arm_pairs(a)
@@ -1147,8 +1149,9 @@ class _Parts(NamedTuple):
 
 
 class Dataset(_Parts):
-    """What :func:`load_dir` returns: tasks, runs (with tokens), judgments and plan (None when
-    absent), and the :attr:`arms`, :attr:`arm_names` and :attr:`labels`."""
+    """What :func:`load_dir` returns: tasks, runs, judgments, plan, arms and labels.
+
+    ``judgments``, ``plan`` and ``labels`` are None when absent."""
 
     labels: pd.DataFrame | None  # not a tuple field: a Dataset unpacks into four parts
 
