@@ -24,12 +24,7 @@ from .._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .._display import ResultDisplay
 from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE, STATUSES
 from .._tidy import TIDY_COLUMNS, ResultFrame, tidy_frame
-from .._validate import (
-    check_columns,
-    check_confidence,
-    check_n_resamples,
-    check_probability,
-)
+from .._validate import check_columns, check_confidence, check_n_resamples, check_probability
 from ..errors import DataError, ParameterError
 from ..frames import select_rubric, wide_by_judge
 
@@ -128,17 +123,16 @@ def encode(
     columns: Sequence[Any], categories: list[Any] | None
 ) -> tuple[list[np.ndarray], list[Any]]:
     """Integer codes (-1 = missing) for each column over a common category list."""
+    shared = [
+        getattr(c.dtype, "categories", None) if isinstance(c, pd.Series) else None for c in columns
+    ]
     if (
         categories is None
         and columns
-        and all(
-            isinstance(c, pd.Series) and isinstance(c.dtype, pd.CategoricalDtype) for c in columns
-        )
+        and all(x is not None and x.equals(shared[0]) for x in shared)
     ):
         # Categoricals sharing one category list keep it (its full, ordered set).
-        first = columns[0].cat.categories
-        if all(c.cat.categories.equals(first) for c in columns[1:]):
-            return [c.cat.codes.to_numpy(np.int64) for c in columns], first.tolist()
+        return [c.cat.codes.to_numpy(np.int64) for c in columns], shared[0].tolist()
     fast = _encode_numeric(columns, categories)
     if fast is not None:
         return fast
@@ -187,6 +181,12 @@ def _encode_numeric(
         return None
     flat = np.concatenate(ints)  # type: ignore[arg-type]
     if categories is None:
+        lo = flat.min() if flat.size else 0
+        span = int(flat.max() - lo) + 1 if flat.size else 0
+        if 0 < span <= 4096:  # the values present, by one bincount instead of a sort
+            present = np.bincount(flat - lo, minlength=span) > 0
+            codes = (np.cumsum(present) - 1)[flat - lo]
+            return _split(codes, arrays), (np.flatnonzero(present) + lo).tolist()
         uniques = np.unique(flat)
         return _split(np.searchsorted(uniques, flat), arrays), uniques.tolist()
     codes = pd.Index(np.asarray(categories, dtype=np.int64)).get_indexer(flat)
@@ -246,7 +246,6 @@ class Ratings(NamedTuple):
     """One label vector per rater, aligned on ``units``."""
 
     columns: list[Any]
-    raters: list[Any]
     units: list[Any] | None
 
 
@@ -269,9 +268,9 @@ def as_ratings(
         return _from_long(data, unit, rater, rating)  # type: ignore[arg-type]
     if b is not None:
         a, b = check_pair(data, b)
-        return Ratings([a, b], [0, 1], None)
+        return Ratings([a, b], None)
     if isinstance(data, pd.DataFrame):
-        cols, raters, units = [data[c] for c in data.columns], list(data.columns), list(data.index)
+        cols, units = [data[c] for c in data.columns], list(data.index)
     else:
         arr = data if isinstance(data, np.ndarray) else np.asarray(data, dtype=object)
         if arr.ndim != 2:
@@ -279,11 +278,10 @@ def as_ratings(
                 f"ratings has {arr.ndim} dimension(s): pass two label vectors (a, b), a units x "
                 "raters matrix, or a long DataFrame with unit=, rater=, rating= column names"
             )
-        cols = [arr[:, j] for j in range(arr.shape[1])]
-        raters, units = list(range(arr.shape[1])), None
+        cols, units = [arr[:, j] for j in range(arr.shape[1])], None
     if len(cols) == 0 or len(cols[0]) == 0:
         raise ValueError("ratings is empty")
-    return Ratings(cols, raters, units)
+    return Ratings(cols, units)
 
 
 def _from_long(data: Any, unit: str, rater: str, rating: str) -> Ratings:
@@ -314,7 +312,7 @@ def _from_long(data: Any, unit: str, rater: str, rating: str) -> Ratings:
         present = where[:, j] >= 0
         col = values.take(np.maximum(where[:, j], 0)).reset_index(drop=True)
         cols.append(col if present.all() else col.where(pd.Series(present)))
-    return Ratings(cols, list(raters), list(units))
+    return Ratings(cols, list(units))
 
 
 # -- numeric cores: two raters' k x k tables --------------------------------------------------------
@@ -357,8 +355,6 @@ class Estimate(NamedTuple):
 
     estimate: np.ndarray
     se: np.ndarray
-    observed: np.ndarray
-    expected: np.ndarray
     n: np.ndarray
     se0: np.ndarray | None = None
 
@@ -419,10 +415,10 @@ def table_stats(tables: np.ndarray, w: np.ndarray, kind: str) -> Estimate:
         var = _div(a - (coef - pe * (1.0 - coef)) ** 2, den)
         a0 = np.sum(r[..., :, None] * c[..., None, :] * (w - s) ** 2, axis=(-2, -1))
         se0 = _sqrt_var(_div(a0 - pe**2, den))
-        return Estimate(coef, _sqrt_var(var), po, pe, n, se0)
+        return Estimate(coef, _sqrt_var(var), n, se0)
     if kind in ("bp", "pa"):
         var = _div(np.einsum("...ij,ij->...", p, w**2) - po**2, den)
-        return Estimate(coef, _sqrt_var(var), po, pe, n)
+        return Estimate(coef, _sqrt_var(var), n)
     pi = (r + c) / 2.0
     if kind == "gwet":
         term = w - 2.0 * km * _gwet_scale(w) * (1.0 - (pi[..., :, None] + pi[..., None, :]) / 2.0)
@@ -434,8 +430,8 @@ def table_stats(tables: np.ndarray, w: np.ndarray, kind: str) -> Estimate:
     if kind == "kripp":
         eps = _div(1.0, 2.0 * n)
         pa = (1.0 - eps) * po + eps
-        return Estimate(_div(pa - pe, 1.0 - pe), se, pa, pe, n)
-    return Estimate(coef, se, po, pe, n)
+        return Estimate(_div(pa - pe, 1.0 - pe), se, n)
+    return Estimate(coef, se, n)
 
 
 # -- numeric cores: many raters' units x categories counts ------------------------------------------
@@ -467,7 +463,7 @@ def _gwet_family(counts: np.ndarray, w: np.ndarray, kind: str) -> Estimate:
     if pe_i is not None:
         coef_i = coef_i - 2.0 * (1.0 - coef) * (pe_i - pe) / (1.0 - pe)
     var = _div(np.sum((coef_i - coef) ** 2), n * (n - 1.0))
-    return Estimate(float(coef), float(_sqrt_var(var)), float(pa), float(pe), n)
+    return Estimate(float(coef), float(_sqrt_var(var)), n)
 
 
 def fleiss_h0(counts: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -576,29 +572,18 @@ def _blaker(x, n, alpha):
     return lo, hi
 
 
-def _statsmodels(method: str):
-    def bounds(x, n, alpha):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return proportion_confint(x, n, alpha=alpha, method=method)
-
-    return bounds
-
-
-_BOUND_FNS = {
-    "clopper_pearson": _statsmodels("beta"),
-    "mid_p": _mid_p,
-    "mid_p_blaker": _blaker,
-    "wilson": _statsmodels("wilson"),
-}
-
-
 def proportion_bounds(x, n, alpha: float, bound: str = "clopper_pearson"):
     """``(low, high)`` bounds of a binomial proportion from ``x`` of ``n`` (fractional
     allowed), one of :data:`BOUNDS`; 0 at ``x = 0`` and 1 at ``x = n`` (except Wilson's)."""
     x, n = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(n, dtype=float))
-    lo, hi = _BOUND_FNS[bound](x, n, alpha)
-    if bound == "wilson":
-        return lo, hi
+    if bound in ("mid_p", "mid_p_blaker"):
+        lo, hi = (_mid_p if bound == "mid_p" else _blaker)(x, n, alpha)
+    else:
+        method = {"clopper_pearson": "beta", "wilson": "wilson"}[bound]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lo, hi = proportion_confint(x, n, alpha=alpha, method=method)
+        if bound == "wilson":
+            return lo, hi
     return np.where(x <= 0, 0.0, lo), np.where(x >= n, 1.0, hi)
 
 
@@ -635,6 +620,7 @@ class _Result(ResultDisplay):
     """Readable one-line repr and the tidy row shared by the agreement results."""
 
     _headline: tuple[str, ...] = ()
+    _statistic = ""
     estimate: float
     ci_low: float
     ci_high: float
@@ -645,7 +631,7 @@ class _Result(ResultDisplay):
     @property
     def statistic(self) -> str:
         """The coefficient's name in a tidy frame's ``statistic`` column."""
-        return getattr(self, "coefficient", None) or _STATISTIC[type(self).__name__]
+        return getattr(self, "coefficient", None) or self._statistic
 
     @property
     def df(self) -> float:
@@ -667,27 +653,20 @@ class _Result(ResultDisplay):
         return tidy_frame(pd.DataFrame([row]), diagnostics=pd.DataFrame([extra]))
 
     def __repr__(self) -> str:
-        names = self._headline or tuple(f.name for f in dataclasses.fields(self))  # type: ignore[arg-type]
-        body = ", ".join(f"{k}={_fmt(getattr(self, k))}" for k in names)
+        body = ", ".join(f"{k}={_fmt(getattr(self, k))}" for k in self._headline)
         ci = f"{round(100 * self.confidence)}% CI [{_fmt(self.ci_low)}, {_fmt(self.ci_high)}]"
         note = f", note={self.note!r}" if getattr(self, "note", None) else ""
         return f"{type(self).__name__}({body}, {ci}{note})"
 
 
 @dataclass(frozen=True, repr=False)
-class CohenKappaResult(_Result):
-    """Cohen's (weighted) kappa: ``se`` the non-null ASE behind the interval, ``se0`` the ASE
-    under H0 behind ``z`` and ``p_value`` (as SAS PROC FREQ)."""
-
+class _TableResult(_Result):
     estimate: float
     se: float
-    se0: float
     z: float
     p_value: float
     ci_low: float
     ci_high: float
-    observed_agreement: float
-    expected_agreement: float
     n: int
     k: int
     weights: str | None
@@ -697,7 +676,16 @@ class CohenKappaResult(_Result):
     n_dropped: int
     note: str | None
 
+
+@dataclass(frozen=True, repr=False)
+class CohenKappaResult(_TableResult):
+    """Cohen's (weighted) kappa: ``se`` the non-null ASE behind the interval, ``se0`` the ASE
+    under H0 behind ``z`` and ``p_value`` (as SAS PROC FREQ)."""
+
+    se0: float
+
     _headline = ("estimate", "se", "se0", "z", "p_value", "n", "k", "weights")
+    _statistic = "cohen_kappa"
 
     @property
     def kappa(self) -> float:
@@ -705,27 +693,11 @@ class CohenKappaResult(_Result):
 
 
 @dataclass(frozen=True, repr=False)
-class AgreementResult(_Result):
+class AgreementResult(_TableResult):
     """A chance-corrected agreement coefficient (or percent agreement) with Gwet's SE."""
 
     coefficient: str
-    estimate: float
-    se: float
-    z: float
-    p_value: float
-    ci_low: float
-    ci_high: float
-    observed_agreement: float
-    expected_agreement: float
-    n: int
-    k: int
     n_raters: int
-    weights: str | None
-    categories: tuple[Any, ...]
-    confidence: float
-    method: str
-    n_dropped: int
-    note: str | None
 
     _headline = ("coefficient", "estimate", "se", "n", "k", "n_raters", "weights")
 
@@ -743,8 +715,6 @@ class FleissKappaResult(_Result):
     se: float
     ci_low: float
     ci_high: float
-    observed_agreement: float
-    expected_agreement: float
     n: int
     n_raters: int | None
     categories: tuple[Any, ...]
@@ -757,6 +727,7 @@ class FleissKappaResult(_Result):
     note: str | None
 
     _headline = ("estimate", "se0", "z", "p_value", "se", "n", "n_raters")
+    _statistic = "fleiss_kappa"
 
     @property
     def kappa(self) -> float:
@@ -779,8 +750,6 @@ class KrippendorffAlphaResult(_Result):
     ci_low: float
     ci_high: float
     level: str
-    observed_disagreement: float
-    expected_disagreement: float
     n: int
     n_raters: int
     values: tuple[Any, ...]
@@ -789,6 +758,7 @@ class KrippendorffAlphaResult(_Result):
     note: str | None
 
     _headline = ("estimate", "se", "level", "n", "n_raters")
+    _statistic = "krippendorff_alpha"
 
     @property
     def alpha(self) -> float:
@@ -797,13 +767,6 @@ class KrippendorffAlphaResult(_Result):
     @property
     def n_units(self) -> int:
         return self.n
-
-
-_STATISTIC = {
-    "CohenKappaResult": "cohen_kappa",
-    "FleissKappaResult": "fleiss_kappa",
-    "KrippendorffAlphaResult": "krippendorff_alpha",
-}
 
 
 class Coefficient(NamedTuple):
@@ -898,8 +861,6 @@ def _result(
         se=se,
         ci_low=lo,
         ci_high=hi,
-        observed_agreement=float(s.observed),
-        expected_agreement=float(s.expected),
         n=n,
         k=k,
         weights=weights_name(weights),
@@ -958,8 +919,6 @@ def fleiss_result(
         se=est.se,
         ci_low=lo,
         ci_high=hi,
-        observed_agreement=est.observed,
-        expected_agreement=est.expected,
         n=est.n,
         n_raters=n_raters,
         categories=tuple(names),
@@ -1007,8 +966,6 @@ def krippendorff_result(
         ci_low=lo,
         ci_high=hi,
         level=level,
-        observed_disagreement=d_o / total if total else np.nan,
-        expected_disagreement=d_e / total if total else np.nan,
         n=units,
         n_raters=len(columns),
         values=tuple(values.tolist()),
@@ -1137,11 +1094,7 @@ def cohen_kappa_table(
     categories : sequence, optional
         Labels of the rows/columns (default: the DataFrame index, else 0..k-1).
     n_dropped : int
-        Recorded in the result (pairs dropped upstream for missing labels).
-
-    Returns
-    -------
-    CohenKappaResult
+        Pairs dropped upstream for missing labels, recorded in the result.
 
     Examples
     --------
@@ -1198,7 +1151,7 @@ def cohen_kappa(
     Returns
     -------
     CohenKappaResult
-        ``estimate`` (alias ``kappa``) is nan (with a ``note``) when chance agreement is 1.
+        ``estimate`` is nan (with a ``note``) when chance agreement is 1.
 
     Examples
     --------
@@ -1343,8 +1296,7 @@ def two_rater_agreement(
     Returns
     -------
     ResultFrame
-        One row per coefficient (Cohen's ``p_value`` is its H0 test); ``.diagnostics``: ``z``,
-        ``se0``, observed and chance agreement, ``k``, ``weights``.
+        One row per coefficient (Cohen's ``p_value`` is its H0 test).
 
     Examples
     --------
@@ -1411,10 +1363,6 @@ def fleiss_kappa(
     counts : array-like or DataFrame, shape (subjects, categories), optional
         Instead of ``ratings``: how many raters put each subject in each category
         (:func:`ratings_to_counts`); raters per subject may vary (H0 quantities then nan).
-
-    Returns
-    -------
-    FleissKappaResult
 
     Examples
     --------
@@ -1764,27 +1712,19 @@ def clustered_agreement(
         The task of each unit.
     coefficient : str or sequence of str
         Among :data:`COEFFICIENTS` (``cohen_kappa`` for two raters only); one row each.
-    weights, categories
-        As in :func:`cohen_kappa` (not used by Fleiss' kappa and Krippendorff's alpha).
-    level : {"nominal", "ordinal", "interval", "ratio"}
-        Krippendorff's level of measurement.
-    confidence : float
+    weights, categories, level
+        As in :func:`cohen_kappa` and :func:`krippendorff_alpha`.
+    confidence, n_resamples, rng
+        ``n_resamples`` and ``rng`` serve ``method="bootstrap_percentile"`` only.
     method : str
-        Among :data:`CLUSTERED_METHODS` (default chosen by a coverage study:
-        ``docs/methods.md``, "Agreement"). Every one lies in [-1, 1].
-    n_resamples : int
-        Cluster bootstrap resamples (``"bootstrap_percentile"`` only).
-    rng : Generator or int, optional
-        Seed of the bootstrap.
+        Among :data:`CLUSTERED_METHODS` (the default chosen in ``docs/methods.md``).
 
     Returns
     -------
     ResultFrame
-        One row per coefficient: ``estimate`` (the IID function's), ``se`` (delete-one-task
-        jackknife), ``ci_low``, ``ci_high``, ``p_value`` (t test of 0 on the atanh scale),
-        ``df`` (tasks - 1), ``n``, ``n_tasks``, ``method``, ``confidence``, ``ci_note``.
-        ``.diagnostics``: observed and chance agreement, effective units, whether the exact
-        bound was joined, weights / level, raters, categories.
+        One row per coefficient: ``se`` the delete-one-task jackknife's, ``p_value`` the t
+        test of 0 on the atanh scale, ``df`` tasks - 1, ``ci_note``; ``.diagnostics``:
+        observed and chance agreement, effective units, whether the exact bound was joined.
 
     Examples
     --------
@@ -2100,15 +2040,10 @@ def judge_agreement(
         Judges to compare (default: all in the rubric).
     rubric : str, optional
         Required when the frame holds several rubrics.
-    cluster : str, default "task_id"
-    confidence : float, default 0.95
-    n_resamples : int, default 2000
-        Bootstrap resamples (``method="bootstrap_percentile"`` only).
-    method : str, default "atanh_jackknife_midp_blaker"
-        Among :data:`CLUSTERED_METHODS` (see :func:`clustered_agreement`).
+    cluster, confidence, n_resamples, method, rng
+        As in :func:`clustered_agreement`.
     threshold : float, default 0.20
         Disagreement rate above which ``trigger`` is True (the seed's rule).
-    rng : Generator or int, optional
 
     Returns
     -------
@@ -2218,10 +2153,8 @@ def consensus(
     Returns
     -------
     DataFrame
-        ``task_id, replicate, order, rubric, judge`` (``"consensus:<rule>"``), ``status``,
-        ``outcome``, ``n_judges_ok``, ``agreed``, and the pair's token, wall-clock,
-        ``over_budget_arm`` and ``arm_a``, ``arm_b`` columns where the frame has them (so
-        :func:`evalstats.win_rates` accepts it).
+        A verdict frame (judge ``"consensus:<rule>"``) with ``n_judges_ok`` and ``agreed``,
+        which :func:`evalstats.win_rates` accepts.
 
     Examples
     --------
@@ -2291,27 +2224,11 @@ def _consensus(f: pd.DataFrame, rule: str, judges: list[str], rubric: str) -> pd
 
 @dataclass(frozen=True)
 class GoldResult(ResultDisplay):
-    """What :func:`judge_vs_gold` returns.
-
-    Attributes
-    ----------
-    judges : ResultFrame
-        Long, per judge: ``accuracy``, macro ``precision``, ``recall``, ``f1``, ``kappa``
-        (task-clustered), ``kappa_iid``; where both orders exist ``accuracy_with_first``,
-        ``accuracy_without_first`` and ``positional_agreement``. ``.diagnostics``: counts,
-        ``n_not_ok`` (judgments of gold pairs that are not ok, left out).
-    confusion : DataFrame
-        ``judge``, ``gold``, ``predicted``, ``n`` (every cell).
-    labelers : DataFrame
-        :func:`labeler_agreement`.
-    gold : DataFrame
-        :func:`gold_labels`.
-    gold_rule : str
-    n_gold_pairs, n_no_majority : int
-        Pairs with a gold label, pairs with labels but no majority.
-    confidence : float
-    method : str
-    """
+    """What :func:`judge_vs_gold` returns: ``judges`` (per judge ``accuracy``, macro
+    ``precision``, ``recall``, ``f1``, ``kappa``, ``kappa_iid`` and, where both orders exist,
+    the accuracy in each and ``positional_agreement``), ``confusion`` (judge, gold, predicted,
+    n), ``labelers`` (:func:`labeler_agreement`), ``gold`` (:func:`gold_labels`), the
+    ``gold_rule``, pairs with a gold label and pairs with labels but no majority."""
 
     judges: pd.DataFrame
     confusion: pd.DataFrame
@@ -2334,15 +2251,14 @@ def gold_labels(labels: pd.DataFrame, gold: str = "majority") -> pd.DataFrame:
     Parameters
     ----------
     labels : DataFrame
-        ``task_id``, ``replicate``, ``labeler``, ``outcome`` (``arm_a``, ``arm_b``: part of
-        the pair's key where present).
+        ``task_id``, ``replicate``, ``labeler``, ``outcome`` (and ``arm_a``, ``arm_b``).
     gold : str
         ``"majority"`` or a labeler's name (their own majority over repeated labels).
 
     Returns
     -------
     DataFrame
-        The pair's key, ``gold`` (NA without a strict majority), ``votes`` and ``agreeing``.
+        The pair's key, ``gold`` (NA without a strict majority), ``votes``, ``agreeing``.
 
     Examples
     --------
@@ -2473,17 +2389,9 @@ def judge_vs_gold(
     labels : DataFrame
         A labels table (:func:`evalstats.records.load_labels` or an adapter's labels).
     gold : str, default "majority"
-        ``"majority"`` (pairs without a strict majority are left out) or a labeler's name.
-    rubric : str, optional
-        Required when the frame holds several rubrics.
-    judges : sequence of str, optional
-        Judges to score (default: all).
-    confidence, n_resamples, method, rng
+        As in :func:`gold_labels` (pairs without a gold label are left out).
+    rubric, judges, confidence, n_resamples, method, rng
         As in :func:`judge_agreement`.
-
-    Returns
-    -------
-    GoldResult
 
     Examples
     --------
