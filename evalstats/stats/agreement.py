@@ -28,36 +28,6 @@ from .._validate import check_columns, check_confidence, check_n_resamples, chec
 from ..errors import DataError, ParameterError
 from ..frames import select_rubric, wide_by_judge
 
-__all__ = [
-    "CLUSTERED_METHODS",
-    "COEFFICIENTS",
-    "SEED_DISAGREEMENT_TRIGGER",
-    "AgreementResult",
-    "CohenKappaResult",
-    "FleissKappaResult",
-    "GoldResult",
-    "KrippendorffAlphaResult",
-    "clustered_agreement",
-    "cohen_kappa",
-    "cohen_kappa_table",
-    "consensus",
-    "contingency_table",
-    "fleiss_kappa",
-    "gold_labels",
-    "gwet_ac1",
-    "judge_agreement",
-    "judge_vs_gold",
-    "krippendorff_alpha",
-    "labeler_agreement",
-    "macro_scores",
-    "pabak",
-    "percent_agreement",
-    "ratings_to_counts",
-    "scott_pi",
-    "two_rater_agreement",
-]
-
-
 # -- input: three forms of ratings, label codes, contingency tables ---------------------------------
 
 
@@ -938,14 +908,10 @@ def krippendorff_result(
     """Krippendorff's alpha of the raters' value columns (coincidence matrix, Gwet's SE)."""
     values, counts = _value_counts(columns, level)
     q = len(values)
-    o = kripp_cluster_stats(np.zeros(len(counts), np.int64), counts, 1)[0, : q * q].reshape(q, q)
-    n_c = o.sum(axis=1)
-    total = n_c.sum()
-    delta = delta_matrix(values.astype(float), level, n_c)
-    d_o = float(np.sum(o * delta))
-    d_e = float(n_c @ delta @ n_c) / (total - 1.0) if total > 1 else np.nan
-    alpha = float(1.0 - _div(d_o, d_e))
-    units = int(np.count_nonzero(counts.sum(axis=1) >= 2))
+    s = kripp_cluster_stats(np.zeros(len(counts), np.int64), counts, 1)[0]
+    alpha = float(coefficient(partial(kripp_parts, values=values, level=level), s))
+    delta = delta_matrix(values.astype(float), level, s[: q * q].reshape(q, q).sum(axis=1))
+    units = int(s[-1])
     notes = []
     if level == "ordinal":
         se = float("nan")
@@ -1688,6 +1654,26 @@ CLUSTERED_METHODS = tuple(m for m in METHODS if m != "jackknife_t")
 DEFAULT_METHOD = "atanh_jackknife_midp_blaker"
 
 
+@dataclass(frozen=True)
+class _Intervals:
+    """The options every task-clustered interval of one call shares."""
+
+    confidence: float
+    method: str
+    n_resamples: int
+    rng: np.random.Generator
+
+    @classmethod
+    def checked(cls, confidence, method, n_resamples, rng) -> _Intervals:
+        if method not in CLUSTERED_METHODS:
+            raise ParameterError(f"method must be one of {list(CLUSTERED_METHODS)}; got {method!r}")
+        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        return cls(check_confidence(confidence), method, check_n_resamples(n_resamples), rng)
+
+    def kwargs(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
 def clustered_agreement(
     ratings: Any,
     b: Any = None,
@@ -1743,10 +1729,7 @@ def clustered_agreement(
         raise ParameterError(
             f"coefficient must be among {list(COEFFICIENTS)}; got {unknown or names}"
         )
-    if method not in CLUSTERED_METHODS:
-        raise ParameterError(f"method must be one of {list(CLUSTERED_METHODS)}; got {method!r}")
-    confidence = check_confidence(confidence)
-    n_resamples = check_n_resamples(n_resamples)
+    opts = _Intervals.checked(confidence, method, n_resamples, rng)
     level = check_level(level)
     r = as_ratings(ratings, b)
     if len(r.columns) < 2:
@@ -1759,7 +1742,6 @@ def clustered_agreement(
     if pd.isna(cl).any():
         pos = int(np.flatnonzero(pd.isna(cl))[0])
         raise ParameterError(f"cluster has a missing task id at unit {pos}")
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     rows, diags = [], []
     codes: list = []  # the label codes, encoded once for every coefficient that needs them
     for name in names:
@@ -1769,10 +1751,10 @@ def clustered_agreement(
         res = cluster_intervals(
             cs,
             parts,
-            confidence=confidence,
+            confidence=opts.confidence,
             methods=(method,),
-            n_resamples=n_resamples,
-            rng=rng,
+            n_resamples=opts.n_resamples,
+            rng=opts.rng,
             unit_disagreement=unit,
             squared=squared,
         )
@@ -1784,7 +1766,7 @@ def clustered_agreement(
             | {"estimate": float(res.estimate), "se": float(res.se)}
             | {"ci_low": float(lo), "ci_high": float(hi), "p_value": float(res.p_value)}
             | {"df": float(res.df), "n": int(round(float(res.n))), "n_tasks": int(cs.shape[0])}
-            | {"method": method, "confidence": confidence, "ci_note": _note(res, few, method)}
+            | {"method": method, "confidence": opts.confidence, "ci_note": _note(res, few, method)}
         )
         diags.append(
             head
@@ -1929,26 +1911,6 @@ def _n_pairs(wide: pd.DataFrame, used: np.ndarray, cluster: str) -> int:
     if "replicate" not in wide.columns:
         return int(np.count_nonzero(used))
     return int(wide.loc[used, [cluster, "replicate"]].drop_duplicates().shape[0])
-
-
-@dataclass(frozen=True)
-class _Intervals:
-    """The options every task-clustered interval of one call shares."""
-
-    confidence: float
-    method: str
-    n_resamples: int
-    rng: np.random.Generator
-
-    @classmethod
-    def checked(cls, confidence, method, n_resamples, rng) -> _Intervals:
-        if method not in CLUSTERED_METHODS:
-            raise ParameterError(f"method must be one of {list(CLUSTERED_METHODS)}; got {method!r}")
-        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        return cls(check_confidence(confidence), method, check_n_resamples(n_resamples), rng)
-
-    def kwargs(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 def _clustered(
