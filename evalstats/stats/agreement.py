@@ -272,17 +272,8 @@ def _from_long(data: Any, unit: str, rater: str, rating: str) -> Ratings:
             line=pos,
             field=rater,
         )
-    ui, units = pd.factorize(data[unit], sort=True)
-    ri, raters = pd.factorize(data[rater], sort=True)
-    where = np.full((len(units), len(raters)), -1, dtype=np.int64)
-    where[ui, ri] = np.arange(len(data))
-    values = data[rating].reset_index(drop=True)
-    cols = []
-    for j in range(len(raters)):
-        present = where[:, j] >= 0
-        col = values.take(np.maximum(where[:, j], 0)).reset_index(drop=True)
-        cols.append(col if present.all() else col.where(pd.Series(present)))
-    return Ratings(cols, list(units))
+    wide = data.pivot(index=unit, columns=rater, values=rating)
+    return Ratings([wide[c].reset_index(drop=True) for c in wide.columns], list(wide.index))
 
 
 # -- numeric cores: two raters' k x k tables --------------------------------------------------------
@@ -1670,9 +1661,6 @@ class _Intervals:
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         return cls(check_confidence(confidence), method, check_n_resamples(n_resamples), rng)
 
-    def kwargs(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-
 
 def clustered_agreement(
     ratings: Any,
@@ -1874,22 +1862,19 @@ def _codes(values: pd.Series) -> np.ndarray:
     return pd.Categorical(values, dtype=OUTCOME_DTYPE).codes.astype(np.int64)
 
 
-def _select(
-    frame: pd.DataFrame, rubric: str | None, judges: Sequence[str] | None, cluster: str = "task_id"
-):
-    # ``order`` too: the units of a rubric judged in both orders are pair-orders.
-    cols = ("task_id", "replicate", "order", "rubric", "judge", "status", "outcome", cluster)
+def _select(frame: pd.DataFrame, rubric: str | None, judges, also=("order",), least=2):
+    """The rubric's rows, the rubric and the judges (at least ``least``), checked."""
+    cols = (*_PAIR, "rubric", "judge", "status", "outcome", *also)
     check_columns(frame, tuple(dict.fromkeys(cols)))
     f, rubric = select_rubric(frame, rubric)
     present = sorted(f["judge"].astype(str).unique().tolist())
-    if judges is None:
-        judges = present
+    judges = present if judges is None else list(judges)
     missing = [j for j in judges if j not in present]
     if missing:
         raise ValueError(f"judges {missing} have no rows for rubric {rubric!r}; present: {present}")
-    if len(judges) < 2:
-        raise ValueError(f"agreement needs at least two judges, got {list(judges)}")
-    return f, rubric, list(judges)
+    if len(judges) < least:
+        raise ValueError(f"agreement needs at least two judges, got {judges}")
+    return f, rubric, judges
 
 
 def _by_arms(f: pd.DataFrame) -> list[tuple[dict[str, Any], pd.DataFrame]]:
@@ -1935,7 +1920,7 @@ def _clustered(
         coefficient=coefficients,
         weights=weights,
         categories=categories,
-        **opts.kwargs(),
+        **vars(opts),
     )
     return [{c: r[c] for c in _CLUSTERED_FIELDS} for r in res.to_dict("records")]
 
@@ -2027,7 +2012,8 @@ def judge_agreement(
     """
     opts = _Intervals.checked(confidence, method, n_resamples, rng)
     threshold = check_probability(threshold, "threshold")
-    f, rubric, judges = _select(frame, rubric, judges, cluster)
+    # ``order`` too: the units of a rubric judged in both orders are pair-orders.
+    f, rubric, judges = _select(frame, rubric, judges, also=("order", cluster))
     long: list[dict[str, Any]] = []
     diags: list[dict[str, Any]] = []
     order = ("observed_agreement", "disagreement_rate", "kappa", "kappa_iid")
@@ -2370,16 +2356,10 @@ def judge_vs_gold(
     positional_agreement    0.750
     Name: estimate, dtype: float64
     """
-    check_columns(frame, [*_PAIR, "judge", "rubric", "status", "outcome"])
     opts = _Intervals.checked(confidence, method, n_resamples, rng)
-    f, _ = select_rubric(frame, rubric)
+    f, _, judges = _select(frame, rubric, judges, also=(), least=0)
     g = gold_labels(labels, gold)
     with_gold = g.loc[g["gold"].notna()]
-    present = sorted(f["judge"].astype(str).unique())
-    judges = present if judges is None else list(judges)
-    unknown = [j for j in judges if j not in present]
-    if unknown:
-        raise ValueError(f"judges {unknown} have no rows; present: {present}")
     has_order = "order" in f.columns and f["order"].notna().any()
     # A pair of arms is part of a labelled pair's key where frame and labels both name it.
     key = [*_PAIR, *(c for c in _ARMS if c in f.columns and c in g.columns)]
@@ -2415,7 +2395,7 @@ def judge_vs_gold(
     return GoldResult(
         judges=tidy_frame(pd.DataFrame(long), by=by, diagnostics=pd.DataFrame(diags)),
         confusion=pd.concat(conf_parts, ignore_index=True)[[*by, "gold", "predicted", "n"]],
-        labelers=labeler_agreement(labels, **opts.kwargs()),
+        labelers=labeler_agreement(labels, **vars(opts)),
         gold=g,
         gold_rule=gold,
         n_gold_pairs=len(with_gold),
