@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -577,17 +577,23 @@ def _fmt(v: Any) -> str:
     return repr(v)
 
 
+@dataclass(frozen=True, repr=False)
 class _Result(ResultDisplay):
-    """Readable one-line repr and the tidy row shared by the agreement results."""
+    """The fields, one-line repr and tidy row shared by the agreement results."""
 
-    _headline: tuple[str, ...] = ()
-    _statistic = ""
     estimate: float
+    se: float
+    z: float
+    p_value: float
     ci_low: float
     ci_high: float
+    n: int
     confidence: float
     method: str
-    n: int
+    note: str | None
+
+    _headline: ClassVar[tuple[str, ...]] = ()
+    _statistic: ClassVar[str] = ""
 
     @property
     def statistic(self) -> str:
@@ -622,20 +628,10 @@ class _Result(ResultDisplay):
 
 @dataclass(frozen=True, repr=False)
 class _TableResult(_Result):
-    estimate: float
-    se: float
-    z: float
-    p_value: float
-    ci_low: float
-    ci_high: float
-    n: int
     k: int
     weights: str | None
     categories: tuple[Any, ...]
-    confidence: float
-    method: str
     n_dropped: int
-    note: str | None
 
 
 @dataclass(frozen=True, repr=False)
@@ -669,23 +665,13 @@ class FleissKappaResult(_Result):
     ``se`` and the interval Gwet's non-null SE; per-category kappas (category vs the rest) with
     their H0 test. H0 quantities are nan unless every subject has the same number of raters."""
 
-    estimate: float
     se0: float
-    z: float
-    p_value: float
-    se: float
-    ci_low: float
-    ci_high: float
-    n: int
     n_raters: int | None
     categories: tuple[Any, ...]
     category_kappa: tuple[float, ...]
     category_se0: tuple[float, ...]
     category_z: tuple[float, ...]
     category_p_value: tuple[float, ...]
-    confidence: float
-    method: str
-    note: str | None
 
     _headline = ("estimate", "se0", "z", "p_value", "se", "n", "n_raters")
     _statistic = "fleiss_kappa"
@@ -704,19 +690,9 @@ class KrippendorffAlphaResult(_Result):
     """Krippendorff's alpha with Gwet's linearised SE (nan for the ordinal level); ``n`` counts
     the pairable units, ``level`` is the level of measurement."""
 
-    estimate: float
-    se: float
-    z: float
-    p_value: float
-    ci_low: float
-    ci_high: float
     level: str
-    n: int
     n_raters: int
     values: tuple[Any, ...]
-    confidence: float
-    method: str
-    note: str | None
 
     _headline = ("estimate", "se", "level", "n", "n_raters")
     _statistic = "krippendorff_alpha"
