@@ -93,17 +93,11 @@ def encode(
     columns: Sequence[Any], categories: list[Any] | None
 ) -> tuple[list[np.ndarray], list[Any]]:
     """Integer codes (-1 = missing) for each column over a common category list."""
-    shared = [
-        getattr(c.dtype, "categories", None) if isinstance(c, pd.Series) else None for c in columns
-    ]
-    if (
-        categories is None
-        and columns
-        and all(x is not None and x.equals(shared[0]) for x in shared)
-    ):
-        # Categoricals sharing one category list keep it (its full, ordered set).
-        return [c.cat.codes.to_numpy(np.int64) for c in columns], shared[0].tolist()
-    fast = _encode_numeric(columns, categories)
+    # Categoricals sharing one category list keep it (its full, ordered set).
+    cats = [getattr(getattr(c, "dtype", None), "categories", None) for c in columns]
+    if categories is None and cats and all(c is not None and c.equals(cats[0]) for c in cats):
+        return [c.cat.codes.to_numpy(np.int64) for c in columns], cats[0].tolist()
+    fast = _encode_ints(columns, categories)
     if fast is not None:
         return fast
     vals = [_values(c) for c in columns]
@@ -129,19 +123,13 @@ def encode(
     return _split(codes, vals), list(cats)
 
 
-def _encode_numeric(
+def _encode_ints(
     columns: Sequence[Any], categories: list[Any] | None
 ) -> tuple[list[np.ndarray], list[Any]] | None:
-    """:func:`encode` of all-integer or all-float columns at numpy speed, else None."""
+    """:func:`encode` of all-integer columns at numpy speed, else None."""
     arrays = [c if isinstance(c, pd.Series) else np.asarray(c) for c in columns]
     if not columns or any(a.dtype.kind == "b" for a in arrays):
         return None  # booleans keep their False / True categories
-    if categories is None and all(a.dtype.kind == "f" for a in arrays):
-        flat = np.concatenate([np.asarray(a, dtype=np.float64) for a in arrays])
-        missing = np.isnan(flat)
-        uniques = np.unique(flat[~missing])
-        codes = np.where(missing, -1, np.searchsorted(uniques, np.where(missing, 0.0, flat)))
-        return _split(codes, arrays), uniques.tolist()
     ints = [_int_view(a) for a in arrays]
     if any(v is None for v in ints):
         return None
@@ -2151,12 +2139,11 @@ class GoldResult(ResultDisplay):
     """What :func:`judge_vs_gold` returns: ``judges`` (per judge ``accuracy``, macro
     ``precision``, ``recall``, ``f1``, ``kappa``, ``kappa_iid`` and, where both orders exist,
     the accuracy in each and ``positional_agreement``), ``confusion`` (judge, gold, predicted,
-    n), ``labelers`` (:func:`labeler_agreement`), ``gold`` (:func:`gold_labels`), the
+    n), ``gold`` (:func:`gold_labels`), the
     ``gold_rule``, pairs with a gold label and pairs with labels but no majority."""
 
     judges: pd.DataFrame
     confusion: pd.DataFrame
-    labelers: pd.DataFrame
     gold: pd.DataFrame
     gold_rule: str
     n_gold_pairs: int
@@ -2371,7 +2358,6 @@ def judge_vs_gold(
     return GoldResult(
         judges=tidy_frame(pd.DataFrame(long), by=by, diagnostics=pd.DataFrame(diags)),
         confusion=pd.concat(conf_parts, ignore_index=True)[[*by, "gold", "predicted", "n"]],
-        labelers=labeler_agreement(labels, **vars(opts)),
         gold=g,
         gold_rule=gold,
         n_gold_pairs=len(with_gold),
