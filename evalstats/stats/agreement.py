@@ -753,6 +753,18 @@ def wald_test(est: float, se: float, n: int, method: str) -> tuple[float, float]
     return z, float(2.0 * stats.norm.sf(abs(z)))
 
 
+def _make(cls, est, se, n, confidence, method, notes, *, se_test=None, **fields):
+    """A ``cls`` result: the Wald interval on ``se``, the test on ``se`` (or the normal test
+    on ``se_test``)."""
+    lo, hi = wald(est, se, n, confidence, method)
+    if se_test is None:
+        z, p = wald_test(est, se, n, method)
+    else:
+        z, p = wald_test(est, se_test, n, "wald_z")
+    note = "; ".join(notes) or None
+    return cls(est, se, z, p, lo, hi, n, confidence, method, note, **fields)  # _Result's order
+
+
 def _result(
     name: str,
     s: Estimate,
@@ -767,27 +779,17 @@ def _result(
     """The result of coefficient ``name`` from its estimate ``s``."""
     spec = COEFFICIENTS[name]
     est, se, n = float(s.estimate), float(s.se), int(round(float(s.n)))
-    lo, hi = wald(est, se, n, confidence, method)
     cohen = spec.result is CohenKappaResult
-    common = dict(
-        estimate=est,
-        se=se,
-        ci_low=lo,
-        ci_high=hi,
-        n=n,
-        k=k,
-        weights=weights_name(weights),
-        categories=tuple(categories),
-        confidence=confidence,
-        method=method,
-        n_dropped=int(n_dropped),
-        note=None if not math.isnan(est) else f"{'kappa' if cohen else spec.statistic} {UNDEFINED}",
-    )
-    if cohen:
-        z, p = wald_test(est, float(s.se0), n, "wald_z")  # the H0 test is a normal test, as SAS
-        return CohenKappaResult(se0=float(s.se0), z=z, p_value=p, **common)
-    z, p = wald_test(est, se, n, method)
-    return AgreementResult(coefficient=spec.statistic, z=z, p_value=p, n_raters=n_raters, **common)
+    notes = [f"{'kappa' if cohen else spec.statistic} {UNDEFINED}"] if math.isnan(est) else []
+    fields = dict(k=k, weights=weights_name(weights), categories=tuple(categories))
+    fields["n_dropped"] = int(n_dropped)
+    if cohen:  # the H0 test is a normal test on se0, as SAS's
+        se0 = float(s.se0)
+        return _make(
+            CohenKappaResult, est, se, n, confidence, method, notes, se_test=se0, se0=se0, **fields
+        )
+    fields |= {"coefficient": spec.statistic, "n_raters": n_raters}
+    return _make(AgreementResult, est, se, n, confidence, method, notes, **fields)
 
 
 def table_result(name, table, weights, categories, confidence, method, n_dropped=0):
@@ -806,8 +808,7 @@ def fleiss_result(
         raise ValueError("Fleiss' kappa needs at least one subject with two or more ratings")
     c = counts[rated > 0]
     q = c.shape[1]
-    est = _gwet_family(c, np.eye(q), "fleiss")
-    lo, hi = wald(est.estimate, est.se, est.n, confidence, method)
+    s = _gwet_family(c, np.eye(q), "fleiss")
     m = c.sum(axis=1)
     notes = []
     if np.all(m == m[0]):
@@ -818,31 +819,18 @@ def fleiss_result(
         cat_kappa = cat_se0 = np.full(q, np.nan)
         n_raters = None
         notes.append("subjects have different numbers of raters: H0 SE and category kappas nan")
-    z, p = wald_test(est.estimate, se0, est.n, "wald_z")
     with np.errstate(divide="ignore", invalid="ignore"):
         cat_z = cat_kappa / cat_se0
-    cat_p = 2.0 * stats.norm.sf(np.abs(cat_z))
-    if math.isnan(est.estimate):
+    if math.isnan(s.estimate):
         notes.append(f"kappa {UNDEFINED}")
-    return FleissKappaResult(
-        estimate=est.estimate,
-        se0=se0,
-        z=z,
-        p_value=p,
-        se=est.se,
-        ci_low=lo,
-        ci_high=hi,
-        n=est.n,
-        n_raters=n_raters,
-        categories=tuple(names),
-        category_kappa=tuple(float(x) for x in cat_kappa),
-        category_se0=tuple(float(x) for x in cat_se0),
-        category_z=tuple(float(x) for x in cat_z),
-        category_p_value=tuple(float(x) for x in cat_p),
-        confidence=confidence,
-        method=method,
-        note="; ".join(notes) or None,
-    )
+    cat_p = 2.0 * stats.norm.sf(np.abs(cat_z))
+    fields = dict(se0=se0, n_raters=n_raters, categories=tuple(names))
+    for key, v in zip(
+        ("kappa", "se0", "z", "p_value"), (cat_kappa, cat_se0, cat_z, cat_p), strict=True
+    ):
+        fields[f"category_{key}"] = tuple(v.tolist())
+    est, se, n = s.estimate, s.se, s.n
+    return _make(FleissKappaResult, est, se, n, confidence, method, notes, se_test=se0, **fields)
 
 
 def krippendorff_result(
@@ -854,7 +842,6 @@ def krippendorff_result(
     s = kripp_cluster_stats(np.zeros(len(counts), np.int64), counts, 1)[0]
     alpha = float(coefficient(partial(kripp_parts, values=values, level=level), s))
     delta = delta_matrix(values.astype(float), level, s[: q * q].reshape(q, q).sum(axis=1))
-    units = int(s[-1])
     notes = []
     if level == "ordinal":
         se = float("nan")
@@ -865,22 +852,9 @@ def krippendorff_result(
         se = krippendorff_gwet_se(counts, 1.0 - delta / delta.max())
     if math.isnan(alpha):
         notes.append("alpha undefined: no variation among the pairable values")
-    lo, hi = wald(alpha, se, units, confidence, method)
-    z, p = wald_test(alpha, se, units, method)
-    return KrippendorffAlphaResult(
-        estimate=alpha,
-        se=se,
-        z=z,
-        p_value=p,
-        ci_low=lo,
-        ci_high=hi,
-        level=level,
-        n=units,
-        n_raters=len(columns),
-        values=tuple(values.tolist()),
-        confidence=confidence,
-        method=method,
-        note="; ".join(notes) or None,
+    fields = dict(level=level, n_raters=len(columns), values=tuple(values.tolist()))
+    return _make(
+        KrippendorffAlphaResult, alpha, se, int(s[-1]), confidence, method, notes, **fields
     )
 
 
