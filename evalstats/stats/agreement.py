@@ -80,14 +80,6 @@ def _split(codes: np.ndarray, columns: Sequence[Any]) -> list[np.ndarray]:
     return [codes[ends[i] : ends[i + 1]] for i in range(len(columns))]
 
 
-def _values(x) -> np.ndarray:
-    if isinstance(x, pd.Series):
-        if isinstance(x.dtype, pd.CategoricalDtype):
-            return x.astype(object).to_numpy()
-        return x.to_numpy()
-    return x
-
-
 def encode(
     columns: Sequence[Any], categories: list[Any] | None
 ) -> tuple[list[np.ndarray], list[Any]]:
@@ -99,8 +91,7 @@ def encode(
     fast = _encode_ints(columns, categories)
     if fast is not None:
         return fast
-    vals = [_values(c) for c in columns]
-    flat = pd.Series(np.concatenate([np.asarray(v, dtype=object) for v in vals]), dtype=object)
+    flat = pd.Series(np.concatenate([np.asarray(c, dtype=object) for c in columns]), dtype=object)
     # Homogeneous numeric input factorises and sorts much faster as a numeric dtype.
     flat = flat.infer_objects()
     missing = flat.isna().to_numpy()
@@ -119,7 +110,7 @@ def encode(
         if unknown.any():
             bad = pd.unique(flat[unknown])[:5].tolist()
             raise ValueError(f"labels {bad!r} are not among categories={cats!r}")
-    return _split(codes, vals), list(cats)
+    return _split(codes, columns), list(cats)
 
 
 def _encode_ints(
@@ -155,7 +146,6 @@ def _encode_ints(
 
 def pair_table(a: Any, b: Any, categories: Sequence[Any] | None = None):
     """Contingency table of two label vectors, its categories and the pairs dropped."""
-    a, b = check_pair(a, b)
     (ca, cb), cats = encode([a, b], check_categories(categories))
     k = len(cats)
     keep = (ca >= 0) & (cb >= 0)
@@ -684,8 +674,7 @@ class KrippendorffAlphaResult(_Result):
 
 
 class Coefficient(NamedTuple):
-    """A coefficient's ``statistic`` name, the kind of its two-rater formulas (``table``) and
-    many-rater ones (``counts``), None where it has none, and its result class."""
+    """A coefficient's name, its two-rater and many-rater formulas' kinds, its result class."""
 
     statistic: str
     table: str | None
@@ -754,8 +743,7 @@ def wald_test(est: float, se: float, n: int, method: str) -> tuple[float, float]
 
 
 def _make(cls, est, se, n, confidence, method, notes, *, se_test=None, **fields):
-    """A ``cls`` result: the Wald interval on ``se``, the test on ``se`` (or the normal test
-    on ``se_test``)."""
+    """A ``cls`` result: Wald interval on ``se``, test on ``se`` (or normal, on ``se_test``)."""
     lo, hi = wald(est, se, n, confidence, method)
     if se_test is None:
         z, p = wald_test(est, se, n, method)
@@ -1342,8 +1330,7 @@ def _sum_by_cluster(cluster: np.ndarray, per_unit: np.ndarray, n_clusters: int) 
 
 
 def multi_cluster_stats(cluster: np.ndarray, counts: np.ndarray, w: np.ndarray, n_clusters: int):
-    """(C, q + 3) per-cluster sums of units x categories ``counts``: pairwise agreement, units
-    with >= 2 ratings, rated units, category shares."""
+    """(C, q + 3) per-cluster sums: pairwise agreement, units rated twice, rated, shares."""
     r = counts.sum(axis=1)
     rated = r > 0
     two = r >= 2
@@ -1399,8 +1386,7 @@ def delta_matrix(values: np.ndarray, level: str, n_c: np.ndarray) -> np.ndarray:
 
 
 def kripp_parts(s: np.ndarray, values: np.ndarray, level: str):
-    """``(1 - D_o / max delta, 1 - D_e / max delta, pairable units)`` of summed coincidence
-    statistics, so that ``alpha = 1 - D_o / D_e``."""
+    """``(1 - D_o / max delta, 1 - D_e / max delta, pairable units)`` of coincidence sums."""
     s = np.asarray(s, dtype=float)
     q = len(values)
     o = s[..., : q * q].reshape(*s.shape[:-1], q, q)
@@ -1444,15 +1430,13 @@ def _jackknife(total: np.ndarray, loo: np.ndarray, fn, c: int):
 
 
 def _exact(po, pe, n_eff, alpha, bound):
-    """The ``bound`` of the observed agreement on ``n_eff`` units, mapped through the
-    coefficient (``p_e`` at its estimate) and clipped to [-1, 1]."""
+    """The ``bound`` of the observed agreement on ``n_eff`` units, as a coefficient."""
     lo, hi = proportion_bounds(np.clip(po, 0.0, 1.0) * n_eff, n_eff, alpha, bound)
     return np.clip(_div(lo - pe, 1.0 - pe), -1.0, 1.0), np.clip(_div(hi - pe, 1.0 - pe), -1.0, 1.0)
 
 
 def table_squared(w: np.ndarray) -> Parts | None:
-    """:func:`cluster_intervals`' ``squared`` for weights ``w`` (the percent agreement with
-    weights ``w ** 2``); None for 0 / 1 weights."""
+    """:func:`cluster_intervals`' ``squared`` for weights ``w`` (None for 0 / 1 weights)."""
     w = np.asarray(w, dtype=float)
     if np.array_equal(w * w, w):
         return None
@@ -1708,8 +1692,7 @@ def _cluster_codes(cl: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _statistics(name, columns, cl, weights, level, categories, cache):
-    """Per-task sums, their ``(p_o, p_e, n)``, ``squared`` (or None), the unit disagreement
-    and the diagnostics' weights and k."""
+    """Per-task sums, parts, ``squared``, the unit disagreement and diagnostics of ``name``."""
     spec = COEFFICIENTS[name]
     if name == "krippendorff_alpha":
         values, counts = _value_counts(columns, level)
@@ -1756,10 +1739,6 @@ SEED_DISAGREEMENT_TRIGGER = DISAGREEMENT_TRIGGER
 _K = len(OUTCOMES)
 _PAIR = ["task_id", "replicate"]
 _ARMS = ("arm_a", "arm_b")
-#: ``judge_a`` of the row that compares every judge at once.
-MANY_JUDGES = "all judges"
-#: ``method`` of the IID kappa row: its analytic SE and z test, no interval.
-IID_METHOD = "iid z test (no interval)"
 #: Frame-level name -> (coefficient of :func:`clustered_agreement`, weights).
 _PAIR_COEFFICIENTS = {
     "kappa": ("cohen_kappa", None),
@@ -1841,9 +1820,8 @@ def _clustered(
 def _kappa_rows(
     a: np.ndarray, b: np.ndarray, task: np.ndarray, opts: _Intervals, names=("kappa",)
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """The rows ``names`` (of :data:`_PAIR_COEFFICIENTS`, task-clustered) and ``kappa_iid``
-    (analytic SE and z test, no interval) of outcome codes ``a`` against ``b``, and their
-    diagnostics: the one construction of judges against each other and against people."""
+    """Clustered rows ``names`` and ``kappa_iid`` of codes ``a`` against ``b``, diagnostics:
+    the one construction of judges against each other and against people."""
     table = np.bincount(a * _K + b, minlength=_K * _K).reshape(_K, _K)
     if not table.sum():
         return {}, {}
@@ -1856,14 +1834,13 @@ def _kappa_rows(
         rows[name] = _clustered(a, b, task, [coef], opts, weights=weights)[0]
     k = cohen_kappa_table(table, confidence=opts.confidence)
     rows["kappa_iid"] = {"estimate": k.estimate, "se": k.se, "p_value": k.p_value}
-    rows["kappa_iid"]["method"] = IID_METHOD
+    rows["kappa_iid"]["method"] = "iid z test (no interval)"
     diag = {"kappa_se0": k.se0, "kappa_z": k.z, "ci_note": rows["kappa"]["ci_note"]}
     return rows, diag
 
 
 def _long_rows(lead, order, rows, n, n_tasks, confidence) -> list[dict[str, Any]]:
-    """Tidy rows of the statistics ``order`` (NaN where ``rows`` lacks one); a row without an
-    interval has no confidence."""
+    """Tidy rows of the statistics ``order``; a row without an interval has no confidence."""
     out = []
     for name in order:
         r = {k: v for k, v in rows.get(name, {}).items() if k != "ci_note"}
@@ -1958,7 +1935,7 @@ def judge_agreement(
             )
         if len(judges) >= 3:
             long_many, diag = _many_judges(wide, judges, cluster, opts)
-            head = {**lead, "judge_a": MANY_JUDGES, "judge_b": f"{len(judges)} judges"}
+            head = {**lead, "judge_a": "all judges", "judge_b": f"{len(judges)} judges"}
             long += [{**head, **r} for r in long_many]
             diags.append({**head, **diag})
     by = ["rubric", *(c for c in _ARMS if c in f.columns), "judge_a", "judge_b"]
@@ -1970,8 +1947,7 @@ def judge_agreement(
 
 
 def _many_judges(wide: pd.DataFrame, judges: list[str], cluster: str, opts: _Intervals):
-    """Fleiss' kappa (units every judge rated) and Krippendorff's alpha (units two or more
-    rated), task-clustered; their tidy rows and diagnostics."""
+    """Fleiss' kappa (units all judges rated) and Krippendorff's alpha: rows, diagnostics."""
     codes = np.column_stack([_codes(wide[j]) for j in judges]).astype(float)
     codes[codes < 0] = np.nan
     complete = ~np.isnan(codes).any(axis=1)
@@ -2164,10 +2140,6 @@ def macro_scores(table: np.ndarray) -> tuple[float, float, float, float]:
     return acc, float(p[present].mean()), float(r[present].mean()), float(f[present].mean())
 
 
-#: The statistics of a judge against gold, in the rows' order.
-GOLD_STATISTICS = ("accuracy", "precision", "recall", "f1", "kappa", "kappa_iid")
-
-
 def labeler_agreement(
     labels: pd.DataFrame,
     *,
@@ -2269,6 +2241,7 @@ def judge_vs_gold(
     m = m.merge(with_gold[[*key, "gold"]], on=key, how="inner")
     long, diags, conf_parts = [], [], []
     gi, pi = np.divmod(np.arange(_K * _K), _K)
+    names = ("accuracy", "precision", "recall", "f1", "kappa", "kappa_iid")
     for (arms, ma), judge in itertools.product(_by_arms(m), judges):
         mj = ma.loc[ma["judge"] == judge]
         ok = mj.loc[mj["status"].astype(str) == "ok"]
@@ -2276,14 +2249,12 @@ def judge_vs_gold(
         table = np.bincount(gc * _K + pc, minlength=_K * _K).reshape(_K, _K)
         task = ok["task_id"].to_numpy(dtype=object).astype(str)
         rows, _ = _kappa_rows(gc, pc, task, opts)
-        rows |= dict(
-            zip(("accuracy", "precision", "recall", "f1"), macro_scores(table), strict=True)
-        )
-        rows = {k: v if isinstance(v, dict) else {"estimate": v} for k, v in rows.items()}
+        for name, v in zip(names[:4], macro_scores(table), strict=True):
+            rows[name] = {"estimate": v}
         head = {**arms, "judge": judge}
         diag = {**head, "n": len(ok), "n_pairs": int(ok[key].drop_duplicates().shape[0])}
         diag |= {"n_tasks": _n_distinct(task), "n_not_ok": int(len(mj) - len(ok))}
-        long += _long_rows(head, GOLD_STATISTICS, rows, len(ok), diag["n_tasks"], opts.confidence)
+        long += _long_rows(head, names, rows, len(ok), diag["n_tasks"], opts.confidence)
         if has_order:
             long += _order_rows(head, ok, gc == pc, diag)
         diags.append(diag)
@@ -2306,8 +2277,7 @@ def judge_vs_gold(
 
 
 def _order_rows(head: dict[str, Any], ok: pd.DataFrame, correct: np.ndarray, diag: dict) -> list:
-    """Accuracy in each order and the positional agreement (same verdict in both orders) of
-    one judge's ok judgments; ``diag`` gains ``n_pairs_both_orders``."""
+    """Accuracy in each order and the positional agreement of one judge's ok judgments."""
     order = ok["order"].astype(object)
     rows = {}
     for o in ("with_first", "without_first"):
