@@ -603,8 +603,8 @@ class _TableResult(_Result):
 
 @dataclass(frozen=True, repr=False)
 class CohenKappaResult(_TableResult):
-    """Cohen's (weighted) kappa: ``se`` the non-null ASE behind the interval, ``se0`` the ASE
-    under H0 behind ``z`` and ``p_value`` (as SAS PROC FREQ)."""
+    """Cohen's (weighted) kappa for two raters. ``se`` is the non-null ASE behind the interval,
+    ``se0`` the ASE under H0 behind ``z`` and ``p_value`` (as SAS PROC FREQ)."""
 
     se0: float
 
@@ -628,9 +628,9 @@ class AgreementResult(_TableResult):
 
 @dataclass(frozen=True, repr=False)
 class FleissKappaResult(_Result):
-    """Fleiss' kappa: ``se0``/``z``/``p_value`` the H0 test of Fleiss, Nee & Landis (1979),
-    ``se`` and the interval Gwet's non-null SE; per-category kappas (category vs the rest) with
-    their H0 test. H0 quantities are nan unless every subject has the same number of raters."""
+    """Fleiss' kappa for many raters. ``se0``/``z``/``p_value``: the H0 test of Fleiss, Nee &
+    Landis (1979); ``se`` and the interval: Gwet's non-null SE; per-category kappas (category vs
+    the rest). H0 quantities are nan unless every subject has the same number of raters."""
 
     se0: float
     n_raters: int | None
@@ -654,7 +654,7 @@ class FleissKappaResult(_Result):
 
 @dataclass(frozen=True, repr=False)
 class KrippendorffAlphaResult(_Result):
-    """Krippendorff's alpha with Gwet's linearised SE (nan for the ordinal level); ``n`` counts
+    """Krippendorff's alpha with Gwet's linearised SE (nan for the ordinal level). ``n`` counts
     the pairable units, ``level`` is the level of measurement."""
 
     level: str
@@ -1041,8 +1041,7 @@ def scott_pi(
     confidence: float = 0.95,
     method: IntervalMethod = "wald_z",
 ) -> AgreementResult:
-    """Scott's pi (chance from the pooled margins), with Gwet's SE; with three or more raters
-    Fleiss' kappa.
+    """Scott's pi (chance from the pooled margins), with Gwet's SE (many raters: Fleiss' kappa).
 
     Parameters
     ----------
@@ -1070,8 +1069,7 @@ def percent_agreement(
     confidence: float = 0.95,
     method: IntervalMethod = "wald_z",
 ) -> AgreementResult:
-    """(Weighted) percent agreement with Gwet's SE; with three or more raters the mean over
-    units of the share of agreeing rater pairs.
+    """(Weighted) percent agreement, with Gwet's SE (many raters: mean share of agreeing pairs).
 
     Parameters
     ----------
@@ -1099,8 +1097,9 @@ def pabak(
     confidence: float = 0.95,
     method: IntervalMethod = "wald_z",
 ) -> AgreementResult:
-    """PABAK / Brennan-Prediger ``(k p_o - 1) / (k - 1)`` over the k categories (weighted:
-    ``(p_o - T/k^2) / (1 - T/k^2)``, T the weights' sum), with Gwet's SE.
+    """PABAK / Brennan-Prediger: ``(k * p_o - 1) / (k - 1)`` for k categories.
+
+    Weighted: ``(p_o - T/k^2) / (1 - T/k^2)``, T the weights' sum; Gwet's SE.
 
     Parameters
     ----------
@@ -1128,7 +1127,7 @@ def gwet_ac1(
     confidence: float = 0.95,
     method: IntervalMethod = "wald_z",
 ) -> AgreementResult:
-    """Gwet's AC1 (unweighted) / AC2 (weighted) with Gwet's SE, for two or more raters.
+    """Gwet's AC1 (unweighted) / AC2 (weighted) with Gwet's SE.
 
     Parameters
     ----------
@@ -2056,9 +2055,9 @@ def _consensus(f: pd.DataFrame, rule: str, judges: list[str], rubric: str) -> pd
 # -- judges against people --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class GoldResult(ResultDisplay):
-    """What :func:`judge_vs_gold` returns: ``judges`` (per judge ``accuracy``, macro
+    """What :func:`judge_vs_gold` returns. ``judges``: per judge ``accuracy``, macro
     ``precision``, ``recall``, ``f1``, ``kappa``, ``kappa_iid`` and, where both orders exist,
-    the accuracy in each and ``positional_agreement``), ``confusion`` (judge, gold, predicted,
+    the accuracy in each and ``positional_agreement``; ``confusion`` (judge, gold, predicted,
     n), ``gold`` (:func:`gold_labels`), the
     ``gold_rule``, pairs with a gold label and pairs with labels but no majority."""
 
@@ -2148,8 +2147,9 @@ def labeler_agreement(
     method: str = DEFAULT_METHOD,
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
-    """Cohen's kappa between every two labelers on the pairs both labelled (a labeler's first
-    label of a pair), with the task-clustered interval :func:`judge_agreement` uses.
+    """Cohen's kappa between every two labelers on the pairs both labelled.
+
+    A labeler's first label of a pair counts; the interval is :func:`judge_agreement`'s.
 
     Returns
     -------
