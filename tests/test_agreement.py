@@ -164,8 +164,7 @@ def test_fleiss_1971(cases):
         check(e, f"category_kappa_{j + 1}_{name}", res.category_kappa[j])
         check(e, f"category_z_{j + 1}", res.category_z[j])
     assert res.n_raters == 6 and res.n_subjects == 30
-    cf = res.category_frame()
-    assert cf["category"].tolist() == [1, 2, 3, 4, 5]
+    assert res.categories == (1, 2, 3, 4, 5)
 
 
 def test_krippendorff_2011(cases):
@@ -603,11 +602,10 @@ def test_the_coefficient_table_builds_every_public_wrapper():
         func = getattr(st, name)
         assert func is getattr(ag, name) and func.__name__ == name
         sig = inspect.signature(func)
-        assert sig.parameters["method"].default == "wald_z" == spec.methods[0]
+        assert sig.parameters["method"].default == "wald_z"
         assert sig.return_annotation == spec.result.__name__
         doc = inspect.getdoc(func)
         assert "Examples\n--------\n>>> " in doc and "Parameters\n----------" in doc
-        assert spec.oracle and spec.se and spec.test in ("wald", "h0")
         # the wrapper returns the row's result class, named by the row's statistic
         res = func([0, 1, 1, 0, 2, 2], [0, 1, 0, 0, 2, 1])
         assert type(res) is spec.result and res.to_frame()["statistic"].item() == spec.statistic
