@@ -476,7 +476,7 @@ def test_consensus_rows_in_design_coverage():
     assert set(rows["judge"]) == {"consensus:unanimous"}
     merged = rows.merge(cons, on=["rubric", "judge"], suffixes=("", "_c"))
     assert (merged["n"] == merged["n_c"]).all()
-    assert (merged["n_tasks"] == merged["n_clusters_c"]).all()
+    assert (merged["n_tasks"] == merged["n_tasks_c"]).all()
     assert (rows["n_resamples"] == 1000).all()
     np.testing.assert_allclose(rows["mc_se"], np.sqrt(0.95 * 0.05 / 1000), rtol=1e-6)
     # the numbers are the design check of the consensus verdicts on stream 3 of the seed
