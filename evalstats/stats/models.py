@@ -34,8 +34,6 @@ __all__ = [
 ]
 
 
-# -------------------- the latent outcome model
-
 _SQRT2 = np.sqrt(2.0)
 
 
@@ -97,9 +95,6 @@ def draw_outcomes(
     scale = np.sqrt(1.0 + sigma**2 + judge_noise**2)
     lo, hi = latent_thresholds(p_tie, p_loss, scale)
     return (latent >= lo).astype(np.int8) + (latent >= hi).astype(np.int8)
-
-
-# -------------------- logistic regression and length bias
 
 
 @dataclass(frozen=True)
@@ -289,8 +284,6 @@ def length_bias(
         raise ValueError("no ok verdicts with both output lengths")
     return pd.concat(parts, ignore_index=True)
 
-
-# -------------------- ordinal GEE across judges
 
 CovStruct = Literal["exchangeable", "global_odds_ratio", "independence"]
 CovType = Literal["bias_reduced", "robust"]

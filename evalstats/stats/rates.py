@@ -80,9 +80,6 @@ __all__ = [
 ]
 
 
-# -------------------- cluster sums and ratio estimators
-
-
 def segment_sum(values: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
     """Column sums of ``values`` (rows x columns) per group id, as float64."""
     values = np.asarray(values, dtype=np.float64)
@@ -154,8 +151,6 @@ def cluster_ratio(
             se = np.sqrt(factor[:, None] * segment_sum(resid2, gid, n_groups)) / n[:, None]
     return est, se, n_clusters, n
 
-
-# -------------------- verdict rows as codes and per-(group, task) counts
 
 # Row categories (loss, tie, win, no_answer, invalid, error): the per-cluster count columns.
 LOSS, TIE, WIN, NO_ANSWER, INVALID, ERROR = range(6)
@@ -245,8 +240,6 @@ def pair_counts(
     cells = np.unique(cell_of_row[counted] * width + rep[counted]) // width
     return np.bincount(gid[cells], minlength=n_groups).astype(np.int64)
 
-
-# -------------------- a binomial proportion's interval
 
 PROPORTION_METHODS = ("wilson", "wilson_cc", "clopper_pearson")
 
@@ -345,9 +338,6 @@ def _wilson_cc(k: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, 
     return low, high
 
 
-# -------------------- the sign test
-
-
 def sign_test_p(wins: ArrayLike, losses: ArrayLike) -> np.ndarray:
     """Exact two-sided binomial (sign) test of wins against losses at 1/2, vectorised."""
     w = np.asarray(wins, dtype=np.float64)
@@ -356,8 +346,6 @@ def sign_test_p(wins: ArrayLike, losses: ArrayLike) -> np.ndarray:
     p = np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(w, lo), n, 0.5))
     return np.where(n > 0, p, np.nan)
 
-
-# -------------------- CR2 and Bell-McCaffrey df
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -466,9 +454,6 @@ def t_test_p(
     else:
         p = stats.t.cdf(t, df)
     return np.minimum(p, 1.0)
-
-
-# -------------------- the design-effect score (Wilson) interval and its test
 
 
 def _effective_n(p, se, n, kish, row_var):
@@ -614,8 +599,6 @@ def wilson_test_p(
         out = np.where(right_side, out / 2.0, 1.0 - out / 2.0)
     return np.where(~np.isnan(df) & np.isfinite(p), out, np.nan)
 
-
-# -------------------- the rates' array core
 
 RATE_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
 WIN_RATE_METHODS = (
@@ -845,8 +828,6 @@ def _bootstrap_intervals(
     return ends
 
 
-# -------------------- missing-answer rules
-
 NO_ANSWER_RULES = ("exclude", "arm_aware", "loss", "win", "tie")
 INVALID_RULES = ("exclude", "loss", "win", "tie")
 _ARM_AWARE = {"with": "loss", "without": "win", "both": "tie"}
@@ -1016,9 +997,6 @@ def apply_missing_rule(
     out["outcome"] = pd.Categorical.from_codes(outcome, dtype=OUTCOME_DTYPE)
     out["imputed_from"] = pd.Categorical.from_codes(imputed, dtype=STATUS_DTYPE)
     return out
-
-
-# -------------------- win_rates
 
 
 def win_rates(
@@ -1289,8 +1267,6 @@ def _warn_few_clusters(out: pd.DataFrame, by_cols: list[str]) -> None:
     )
 
 
-# -------------------- missing-answer bounds
-
 #: How the missing answers are counted in the rows of :func:`missing_bounds`.
 FILLINGS = ("exclude", "loss", "tie", "win")
 
@@ -1404,9 +1380,6 @@ def bounds_view(bounds: pd.DataFrame, statistic: str = "net_win") -> pd.DataFram
     out["ci_low"] = fill["ci_low"].min().to_numpy()
     out["ci_high"] = fill["ci_high"].max().to_numpy()
     return out
-
-
-# -------------------- order effects
 
 
 def position_bias(
@@ -1556,8 +1529,6 @@ def _rate_columns(res: dict[str, np.ndarray]) -> dict[str, object]:
     }
 
 
-# -------------------- cluster_mean
-
 CLUSTER_MEAN_METHODS = ("cluster_t", "cr2_t", *BOOTSTRAP_METHODS)
 
 
@@ -1684,9 +1655,6 @@ def _ratio(s: np.ndarray) -> np.ndarray:
     return (s[..., 0] / s[..., 1])[..., None]
 
 
-# -------------------- IID beside clustered SEs
-
-
 def se_comparison(
     frame: pd.DataFrame,
     value: str,
@@ -1794,9 +1762,6 @@ def se_comparison(
     out["n_resamples"] = int(n_resamples)
     out["confidence"] = float(confidence)
     return out
-
-
-# -------------------- blind-rubric dimension means
 
 
 def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
