@@ -22,7 +22,7 @@ from evalstats.stats.cost import (
     gpq_interval,
     total_ratio_draws,
 )
-from evalstats.stats.rates import win_rates
+from evalstats.stats.rates import check_choice, win_rates
 
 __all__ = [
     "EquivalenceResult",
@@ -119,8 +119,7 @@ def noninferiority(
     """
     estimate, se, df, alpha = _check(estimate, se, df, alpha)
     bound = float(bound)
-    if better not in ("higher", "lower"):
-        raise ValueError(f"better must be 'higher' or 'lower', got {better!r}")
+    check_choice(better, ("higher", "lower"), "better")
     if not np.isfinite(bound):
         raise ValueError(f"bound must be finite, got {bound}")
     lower, upper = (bound, np.inf) if better == "higher" else (-np.inf, bound)
@@ -316,10 +315,8 @@ def _hypotheses(
 ) -> tuple[str, str, float, float]:
     """A declared test's arguments, checked, as ``(test, side, lower, upper)``; ``side`` is
     ``"two-sided"``, ``"both"`` (TOST), ``"greater"`` (``theta > lower``) or ``"less"``."""
-    if sidedness not in ("two-sided", "greater", "less"):
-        raise ValueError(f"sidedness must be two-sided, greater or less, got {sidedness!r}")
-    if better not in ("higher", "lower"):
-        raise ValueError(f"better must be 'higher' or 'lower', got {better!r}")
+    check_choice(sidedness, ("two-sided", "greater", "less"), "sidedness")
+    check_choice(better, ("higher", "lower"), "better")
     if (margin is None) != (margin_kind is None):
         raise ValueError("margin and margin_kind go together: give both or neither")
     null = float(null)
@@ -334,12 +331,9 @@ def _hypotheses(
     margin = float(margin)
     if not (np.isfinite(margin) and margin > 0):
         raise ValueError(f"margin must be finite and > 0, got {margin}")
+    check_choice(margin_kind, ("equivalence", "non-inferiority"), "margin_kind")
     if margin_kind == "equivalence":
         return "equivalence", "both", null - margin, null + margin
-    if margin_kind != "non-inferiority":
-        raise ValueError(
-            f"margin_kind must be 'equivalence' or 'non-inferiority', got {margin_kind!r}"
-        )
     side = sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
     if side == "greater":
         return "non-inferiority", "greater", null - margin, np.inf
@@ -457,10 +451,8 @@ def cost_equivalence(
     margin = float(margin)
     if not (np.isfinite(margin) and margin > 1.0):
         raise ValueError(f"margin must be a ratio above 1, got {margin}")
-    if kind not in ("equivalence", "noninferiority"):
-        raise ValueError(f"kind must be 'equivalence' or 'noninferiority', got {kind!r}")
-    if interval not in ("default", "cr2", "analytic"):
-        raise ValueError(f"interval must be 'default', 'cr2' or 'analytic', got {interval!r}")
+    check_choice(kind, ("equivalence", "noninferiority"), "kind")
+    check_choice(interval, ("default", "cr2", "analytic"), "interval")
     bad = [m for m in metrics if m not in COST_METRICS or "median" in m]
     if bad:
         raise ValueError(f"metrics must be total or geometric-mean ratios, got {bad}")
@@ -578,8 +570,7 @@ def net_win_equivalence(
     margin = float(margin)
     if not (np.isfinite(margin) and 0.0 < margin <= 2.0):
         raise ValueError(f"margin must be in (0, 2], got {margin}")
-    if kind not in ("equivalence", "noninferiority"):
-        raise ValueError(f"kind must be 'equivalence' or 'noninferiority', got {kind!r}")
+    check_choice(kind, ("equivalence", "noninferiority"), "kind")
     table = wide(win_rates(frame, **win_rate_kwargs))
     by_cols = list(table.columns[: list(table.columns).index("n")])
     df = table["net_win_df"].to_numpy(dtype=float)

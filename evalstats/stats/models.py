@@ -19,7 +19,7 @@ from evalstats._schema import OUTCOMES
 from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import DataError
 from evalstats.frames import select_rubric
-from evalstats.stats.rates import ARM_COLUMNS, _check_rule, proportion_ci
+from evalstats.stats.rates import ARM_COLUMNS, check_choice, proportion_ci
 
 __all__ = [
     "LENGTH_MEASURES",
@@ -206,7 +206,7 @@ def length_bias(
     """P(model wins) against the length difference of the two outputs, per group."""
     by_cols = list(by)
     check_columns(frame, [*by_cols, "len_with", "len_without", "status", "outcome"])
-    _check_rule(x, LENGTH_MEASURES, "x")
+    check_choice(x, LENGTH_MEASURES, "x")
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
         if bins < 1:
             raise ValueError(f"bins must be >= 1, got {bins}")
@@ -373,8 +373,8 @@ def ordinal_check(
         "global_odds_ratio": lambda: sm_cov.GlobalOddsRatio("ordinal"),
         "independence": sm_cov.Independence,
     }
-    _check_rule(cov_struct, tuple(structures), "cov_struct")
-    _check_rule(cov_type, ("bias_reduced", "robust"), "cov_type")
+    check_choice(cov_struct, tuple(structures), "cov_struct")
+    check_choice(cov_type, ("bias_reduced", "robust"), "cov_type")
     check_columns(frame, ["rubric", "judge", "status", "outcome", cluster])
     rows, rubric = select_rubric(frame, rubric)
     if set(ARM_COLUMNS) <= set(rows.columns):  # one pair of arms per fit

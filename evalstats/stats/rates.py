@@ -60,6 +60,7 @@ __all__ = [
     "bounds_view",
     "by_columns",
     "category_codes",
+    "check_choice",
     "cluster_counts",
     "cluster_mean",
     "cluster_ratio",
@@ -285,7 +286,7 @@ def proportion_ci(
     >>> round(float(ci.ci_low), 4), round(float(ci.ci_high), 4)
     (0.2553, 0.3662)
     """
-    _check_rule(method, PROPORTION_METHODS, "method")
+    check_choice(method, PROPORTION_METHODS, "method")
     confidence = check_confidence(confidence)
     k_arr, n_arr = np.broadcast_arrays(
         np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
@@ -421,7 +422,7 @@ def t_interval(
     alternative: str = "two-sided",
 ) -> tuple[np.ndarray, np.ndarray]:
     """``est +/- t_df SE``: the nulls that :func:`t_test_p` does not reject at ``1 - confidence``."""
-    _check_rule(alternative, ALTERNATIVES, "alternative")
+    check_choice(alternative, ALTERNATIVES, "alternative")
     est, se, df = (np.asarray(v, dtype=np.float64) for v in (est, se, df))
     alpha = 1.0 - check_confidence(confidence)
     q = stats.t.ppf(1.0 - (alpha / 2.0 if alternative == "two-sided" else alpha), df)
@@ -442,7 +443,7 @@ def t_test_p(
     alternative: str = "two-sided",
 ) -> np.ndarray:
     """p-value of the t test of ``null`` (``t = (est - null) / SE`` on ``df``)."""
-    _check_rule(alternative, ALTERNATIVES, "alternative")
+    check_choice(alternative, ALTERNATIVES, "alternative")
     est, se, df, null = (np.asarray(v, dtype=np.float64) for v in (est, se, df, null))
     d = est - null
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -580,7 +581,7 @@ def wilson_test_p(
     alternative: str = "two-sided",
 ) -> np.ndarray:
     """p-value of ``p = null`` that inverts :func:`wilson_interval` exactly."""
-    _check_rule(alternative, ALTERNATIVES, "alternative")
+    check_choice(alternative, ALTERNATIVES, "alternative")
     p, se, n, df, kish, null = (np.asarray(v, dtype=np.float64) for v in (p, se, n, df, kish, null))
     rv = p * (1.0 - p) if row_var is None else np.asarray(row_var, dtype=np.float64)
     a, cap = _effective_n(p, se, n, kish, rv)
@@ -635,7 +636,7 @@ def rate_arrays(
     also: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The five rates with SEs, intervals, df and the net-win test from per-cluster counts."""
-    _check_rule(method, WIN_RATE_METHODS, "method")
+    check_choice(method, WIN_RATE_METHODS, "method")
     also = tuple(also)
     if also and not set((method, *also)) <= set(BOOTSTRAP_METHODS):
         raise ValueError(f"also: bootstrap methods ({BOOTSTRAP_METHODS}) beside one, got {also}")
@@ -838,7 +839,7 @@ _OK, _NO_ANSWER, _INVALID = (
 _OUTCOME_CODE = {o: OUTCOME_DTYPE.categories.get_loc(o) for o in ("loss", "tie", "win")}
 
 
-def _check_rule(value: str, allowed: tuple[str, ...], name: str) -> str:
+def check_choice(value: str, allowed: tuple[str, ...], name: str) -> str:
     """``ValueError`` unless ``value`` is one of ``allowed``."""
     if value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
@@ -927,12 +928,10 @@ def apply_missing_rule(
     Examples
     --------
     >>> import pandas as pd
-    >>> frame = pd.DataFrame({
-    ...     "task_id": ["a", "b", "c", "d"],
-    ...     "status": ["ok", "no_answer", "no_answer", "invalid"],
-    ...     "over_budget_arm": [None, "with", "without", None],
-    ...     "outcome": ["win", None, None, None],
-    ... })
+    >>> frame = pd.DataFrame({"task_id": ["a", "b", "c", "d"],
+    ...                       "status": ["ok", "no_answer", "no_answer", "invalid"],
+    ...                       "over_budget_arm": [None, "with", "without", None],
+    ...                       "outcome": ["win", None, None, None]})
     >>> out = apply_missing_rule(frame, no_answer_as="arm_aware")
     >>> out[["task_id", "status", "outcome", "imputed_from"]]
       task_id   status outcome imputed_from
@@ -941,8 +940,8 @@ def apply_missing_rule(
     2       c       ok     win    no_answer
     3       d  invalid     NaN          NaN
     """
-    _check_rule(no_answer_as, NO_ANSWER_RULES, "no_answer_as")
-    _check_rule(invalid_as, INVALID_RULES, "invalid_as")
+    check_choice(no_answer_as, NO_ANSWER_RULES, "no_answer_as")
+    check_choice(invalid_as, INVALID_RULES, "invalid_as")
     check_columns(frame, ["status", "outcome"])
     status = category_codes(frame["status"], STATUS_DTYPE)
     na_rows = status == _NO_ANSWER
@@ -1053,37 +1052,27 @@ def win_rates(
     Examples
     --------
     >>> import pandas as pd
-    >>> frame = pd.DataFrame({
-    ...     "task_id": ["a", "a", "b", "b", "c", "c"],
-    ...     "judge": "j1",
-    ...     "status": ["ok", "ok", "ok", "ok", "ok", "no_answer"],
-    ...     "outcome": ["win", "tie", "win", "loss", "win", None],
-    ... })
-    >>> res = win_rates(frame)
-    >>> res[["judge", "statistic", "estimate", "n", "n_tasks"]]
+    >>> frame = pd.DataFrame({"task_id": ["a", "a", "b", "b", "c", "c"], "judge": "j1",
+    ...                       "status": ["ok", "ok", "ok", "ok", "ok", "no_answer"],
+    ...                       "outcome": ["win", "tie", "win", "loss", "win", None]})
+    >>> win_rates(frame)[["judge", "statistic", "estimate", "n", "n_tasks"]]
       judge  statistic  estimate  n  n_tasks
     0    j1   win_rate       0.6  5        3
     1    j1   tie_rate       0.2  5        3
     2    j1  loss_rate       0.2  5        3
     3    j1    net_win       0.4  5        3
     4    j1      score       0.7  5        3
-    >>> res.diagnostics[["judge", "wins", "ties", "losses", "no_answer"]]
-      judge  wins  ties  losses  no_answer
-    0    j1     3     1       1          1
-    >>> loss = win_rates(frame, no_answer_as="loss").set_index("statistic")
-    >>> float(loss.loc["loss_rate", "estimate"])
-    0.3333333333333333
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a DataFrame, got {type(frame).__name__}")
     by_cols = default_by(frame, by)
     refuse_pooled_rubrics(frame, by_cols, "win_rates")
     refuse_pooled_arms(frame, by_cols, "win_rates")
-    _check_rule(method, WIN_RATE_METHODS, "method")
-    _check_rule(no_answer_as, NO_ANSWER_RULES, "no_answer_as")
+    check_choice(method, WIN_RATE_METHODS, "method")
+    check_choice(no_answer_as, NO_ANSWER_RULES, "no_answer_as")
     if invalid_as is None:
         invalid_as = "loss" if no_answer_as == "loss" else "exclude"
-    _check_rule(invalid_as, INVALID_RULES, "invalid_as")
+    check_choice(invalid_as, INVALID_RULES, "invalid_as")
     imputed = no_answer_as != "exclude" or invalid_as != "exclude"
     if imputed:
         frame = apply_missing_rule(frame, no_answer_as=no_answer_as, invalid_as=invalid_as)
@@ -1111,14 +1100,8 @@ def win_rates(
     diag["n"] = res["n"].astype(np.int64)
     diag["n_pairs"] = pair_counts(frame, category, cell_of_row, gid, n_groups)
     diag["n_tasks"] = res["n_tasks"].astype(np.int64)
-    for name, col in (
-        ("wins", WIN),
-        ("ties", TIE),
-        ("losses", LOSS),
-        ("no_answer", NO_ANSWER),
-        ("invalid", INVALID),
-        ("error", ERROR),
-    ):
+    names = ("wins", "ties", "losses", "no_answer", "invalid", "error")
+    for name, col in zip(names, (WIN, TIE, LOSS, NO_ANSWER, INVALID, ERROR), strict=True):
         diag[name] = total[:, col].astype(np.int64)
     if imputed:  # the missing answers the rule counted are still reported as missing
         for name, col in (("no_answer", NO_ANSWER), ("invalid", INVALID)):
@@ -1303,20 +1286,14 @@ def missing_bounds(
     Examples
     --------
     >>> import pandas as pd
-    >>> frame = pd.DataFrame({
-    ...     "task_id": ["a", "a", "b", "b", "c"], "judge": "j",
-    ...     "status": ["ok", "ok", "ok", "no_answer", "ok"],
-    ...     "outcome": ["win", "loss", "win", None, "tie"],
-    ... })
+    >>> frame = pd.DataFrame({"task_id": ["a", "a", "b", "b", "c"], "judge": "j",
+    ...                       "status": ["ok", "ok", "ok", "no_answer", "ok"],
+    ...                       "outcome": ["win", "loss", "win", None, "tie"]})
     >>> b = missing_bounds(frame)
-    >>> net = b[b["statistic"] == "net_win"].set_index("filling")["estimate"]
-    >>> net.round(2).to_dict()
+    >>> b[b["statistic"] == "net_win"].set_index("filling")["estimate"].round(2).to_dict()
     {'exclude': 0.25, 'loss': 0.0, 'tie': 0.2, 'win': 0.4}
-    >>> b.diagnostics[["judge", "n", "n_missing"]]
-      judge  n  n_missing
-    0     j  4          1
     """
-    _check_rule(invalid_as, (*INVALID_RULES, "bounds"), "invalid_as")
+    check_choice(invalid_as, (*INVALID_RULES, "bounds"), "invalid_as")
     rng = as_generator(rng)
     kw = {
         "by": by,
@@ -1412,19 +1389,13 @@ def position_bias(
     Examples
     --------
     >>> import pandas as pd
-    >>> frame = pd.DataFrame({
-    ...     "task_id": ["a", "a", "b", "b"], "replicate": 1, "judge": "j",
-    ...     "order": ["with_first", "without_first"] * 2, "status": "ok",
-    ...     "outcome": ["win", "loss", "win", "win"],
-    ... })
-    >>> res = position_bias(frame)
-    >>> res[["statistic", "estimate", "n", "df", "method"]]
+    >>> frame = pd.DataFrame({"task_id": ["a", "a", "b", "b"], "replicate": 1, "judge": "j",
+    ...                       "order": ["with_first", "without_first"] * 2, "status": "ok",
+    ...                       "outcome": ["win", "loss", "win", "win"]})
+    >>> position_bias(frame)[["statistic", "estimate", "n", "df", "method"]]
                   statistic  estimate  n   df      method
     0  first_shown_win_rate      0.75  4  1.0  cr2_wilson
     1     order_consistency      0.50  2  1.0  cr2_wilson
-    >>> res.diagnostics[["first_shown_wins", "n_pairs_both_orders", "order_consistent"]]
-       first_shown_wins  n_pairs_both_orders  order_consistent
-    0                 3                    2                 1
     """
     by_cols = default_by(frame, by)
     refuse_pooled_rubrics(frame, by_cols, "position_bias")
@@ -1573,13 +1544,11 @@ def cluster_mean(
     >>> res = cluster_mean(frame, "y")
     >>> round(float(res["estimate"].iloc[0]), 4), round(float(res["se"].iloc[0]), 4)
     (0.4125, 0.1449)
-    >>> float(res["se"].iloc[0]) == float(frame["y"].sem())  # one row per cluster
-    True
     """
     by_cols = by_columns(by)
     check_columns(frame, [value, cluster, *by_cols], what="frame")
     refuse_pooled_rubrics(frame, by_cols, "cluster_mean")
-    _check_rule(method, CLUSTER_MEAN_METHODS, "method")
+    check_choice(method, CLUSTER_MEAN_METHODS, "method")
     confidence = check_confidence(confidence)
     try:
         y = pd.to_numeric(frame[value], errors="raise").to_numpy(np.float64, na_value=np.nan)
@@ -1765,10 +1734,8 @@ def se_comparison(
 
 
 def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
-    """Per-dimension blind-rubric means for each arm and their paired difference, by task.
-
-    Each task's ok verdicts are averaged, then the task means with a t interval on C - 1 df
-    (tasks weigh equally). Rows with every score missing are ignored.
+    """Per-dimension blind-rubric means for each arm and their paired difference: the mean of
+    the per-task means of ok verdicts, with a t interval on C - 1 df (tasks weigh equally).
 
     Parameters
     ----------
@@ -1780,8 +1747,7 @@ def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.Data
     -------
     DataFrame
         ``dim``, ``arm`` (``with``, ``without``, ``difference``), ``mean``, ``ci_low``,
-        ``ci_high``, ``n_tasks``, ``n`` (verdicts), ``confidence``; NaN intervals below two
-        tasks.
+        ``ci_high``, ``n_tasks``, ``n`` (verdicts), ``confidence``.
 
     Examples
     --------
