@@ -71,7 +71,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "EquivalenceResult",
             "cost_equivalence",
             "declared_test",
-            "net_win_equivalence",
             "noninferiority",
             "tost",
         ],
@@ -167,7 +166,6 @@ if TYPE_CHECKING:
         EquivalenceResult,
         cost_equivalence,
         declared_test,
-        net_win_equivalence,
         noninferiority,
         tost,
     )

@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from evalstats._display import ResultDisplay
-from evalstats._tidy import ResultFrame, tidy_frame, wide
+from evalstats._tidy import ResultFrame, tidy_frame
 from evalstats._validate import check_probability
 from evalstats.stats.cost import (
     COST_METRICS,
@@ -22,7 +22,7 @@ from evalstats.stats.cost import (
     gpq_interval,
     total_ratio_draws,
 )
-from evalstats.stats.rates import check_choice, win_rates
+from evalstats.stats.rates import check_choice
 
 __all__ = [
     "EquivalenceResult",
@@ -30,7 +30,6 @@ __all__ = [
     "declared_test",
     "declared_test_draws",
     "hull_declared_test",
-    "net_win_equivalence",
     "noninferiority",
     "tost",
 ]
@@ -543,71 +542,3 @@ def _hull_test(a: EquivalenceResult, b: EquivalenceResult) -> EquivalenceResult:
         ci_high=max(a.ci_high, b.ci_high),
         conclusion=_conclude(a.kind, p, a.alpha),
     )
-
-
-def net_win_equivalence(
-    frame: pd.DataFrame,
-    *,
-    margin: float = 0.10,
-    kind: Kind = "equivalence",
-    alpha: float = 0.05,
-    **win_rate_kwargs,
-) -> pd.DataFrame:
-    """Equivalence or non-inferiority of the net win, per group of :func:`win_rates`.
-
-    A t test on its ``net_win``, SE and ``net_win_df``. ``margin`` is in net-win points:
-    equivalence ``|net win| < margin``, non-inferiority ``net win > -margin``;
-    ``**win_rate_kwargs`` go to ``win_rates``.
-
-    >>> from evalstats.frames import load_frame
-    >>> out = net_win_equivalence(load_frame("data/sample"), margin=0.1, kind="noninferiority",
-    ...                           by="rubric")
-    >>> out[["rubric", "conclusion"]]
-             rubric    conclusion
-    0    blind-pair  non-inferior
-    1  with-without  non-inferior
-    """
-    margin = float(margin)
-    if not (np.isfinite(margin) and 0.0 < margin <= 2.0):
-        raise ValueError(f"margin must be in (0, 2], got {margin}")
-    check_choice(kind, ("equivalence", "noninferiority"), "kind")
-    table = wide(win_rates(frame, **win_rate_kwargs))
-    by_cols = list(table.columns[: list(table.columns).index("n")])
-    df = table["net_win_df"].to_numpy(dtype=float)
-    rows = []
-    for i in range(len(table)):
-        est = float(table["net_win"].iloc[i])
-        se = float(table["net_win_se"].iloc[i])
-        row = {c: table[c].iloc[i] for c in by_cols}
-        row |= {
-            "n": int(table["n"].iloc[i]),
-            "n_tasks": int(table["n_tasks"].iloc[i]),
-            "net_win": est,
-            "net_win_se": se,
-            "df": df[i],
-        }
-        if not (np.isfinite(est) and np.isfinite(se) and df[i] > 0):
-            row |= {"alpha": alpha, "kind": kind, "conclusion": "no test: no clustered SE"}
-        else:
-            if kind == "equivalence":
-                res = tost(est, se, df[i], lower=-margin, upper=margin, alpha=alpha)
-            else:
-                res = noninferiority(est, se, df[i], bound=-margin, better="higher", alpha=alpha)
-            row |= {
-                k: getattr(res, k)
-                for k in (
-                    "lower_margin", "upper_margin", "ci_low", "ci_high", "p_lower",
-                    "p_upper", "p_value", "alpha", "kind", "conclusion",
-                )
-            }  # fmt: skip
-        row["method"] = (
-            f"t test on net win, win_rates SE ({table['method'].iloc[i]}), "
-            "df from win_rates (net_win_df)"
-        )
-        rows.append(row)
-    cols = [
-        *by_cols, "n", "n_tasks", "net_win", "net_win_se", "df", "lower_margin",
-        "upper_margin", "ci_low", "ci_high", "p_lower", "p_upper", "p_value", "alpha", "kind",
-        "conclusion", "method",
-    ]  # fmt: skip
-    return pd.DataFrame(rows).reindex(columns=cols)
