@@ -1,6 +1,6 @@
 """Resampling by cluster: the cluster bootstrap of per-task sums (BCa with the delete-one-cluster
 jackknife, percentile, basic) and the wild cluster bootstrap. A resample sums ``C`` drawn
-per-task rows (never row indices), in chunks, bit-packed when the sums are integers.
+per-task rows (never row indices), in chunks.
 """
 
 from __future__ import annotations
@@ -174,10 +174,8 @@ def resampled_sums(
 ) -> Iterator[np.ndarray]:
     """Yield chunks, shape (b, m) float64, of column sums over resampled clusters."""
     n_clusters, m = stats.shape
-    words = _pack_plan(stats)
     # int64 indices + gathered values; bincount adds flat keys and counts
-    gather = words is not None or m <= _MAX_GATHER_COLUMNS
-    per_resample = (16 if gather else 24) * n_clusters
+    per_resample = (16 if m <= _MAX_GATHER_COLUMNS else 24) * n_clusters
     if chunk_size is None:
         chunk_size = max(1, _CHUNK_BUDGET_BYTES // per_resample)
     chunk_size = min(chunk_size, n_resamples)
@@ -185,55 +183,16 @@ def resampled_sums(
         b = min(chunk_size, n_resamples - start)
         # Same call as scipy.stats.bootstrap makes, so the streams agree.
         idx = rng.integers(0, n_clusters, (b, n_clusters))
-        yield _sum_chunk(stats, idx, words)
+        yield _sum_chunk(stats, idx)
 
 
-def _sum_chunk(stats: np.ndarray, idx: np.ndarray, words: list | None) -> np.ndarray:
+def _sum_chunk(stats: np.ndarray, idx: np.ndarray) -> np.ndarray:
     b, n_clusters = idx.shape
-    m = stats.shape[1]
-    out = np.empty((b, m))
-    if words is not None:
-        for packed, fields in words:
-            total = np.take(packed, idx).sum(axis=1)
-            for col, shift, mask in fields:
-                out[:, col] = (total >> shift) & mask
-    elif m <= _MAX_GATHER_COLUMNS:
-        for col in range(m):
-            out[:, col] = np.take(stats[:, col], idx).sum(axis=1)
-    else:
-        keys = idx + (n_clusters * np.arange(b))[:, None]
-        counts = np.bincount(keys.ravel(), minlength=b * n_clusters).reshape(b, n_clusters)
-        out = counts.astype(np.float64) @ stats
-    return out
-
-
-def _pack_plan(stats: np.ndarray) -> list | None:
-    """Bit-packing layout for non-negative integer statistics, or None."""
-    n_clusters, m = stats.shape
-    if n_clusters == 0 or np.any(stats < 0) or np.any(stats != np.floor(stats)):
-        return None
-    bound = n_clusters * stats.max(axis=0)
-    if np.any(bound >= 2.0**62):
-        return None
-    widths = [max(1, int(x).bit_length()) for x in bound]
-    ints = stats.astype(np.int64)
-    words: list = []
-    cols: list[tuple[int, int, int]] = []
-    used = 0
-    for j, w in enumerate(widths):
-        if used + w > 63:
-            words.append(cols)
-            cols, used = [], 0
-        cols.append((j, used, (1 << w) - 1))
-        used += w
-    words.append(cols)
-    plan = []
-    for fields in words:
-        packed = np.zeros(n_clusters, dtype=np.int64)
-        for col, shift, _ in fields:
-            packed |= ints[:, col] << shift
-        plan.append((packed, fields))
-    return plan
+    if stats.shape[1] <= _MAX_GATHER_COLUMNS:
+        return np.stack([np.take(col, idx).sum(axis=1) for col in stats.T], axis=1)
+    keys = idx + (n_clusters * np.arange(b))[:, None]
+    counts = np.bincount(keys.ravel(), minlength=b * n_clusters).reshape(b, n_clusters)
+    return counts.astype(np.float64) @ stats
 
 
 def interval_from_distribution(
