@@ -312,14 +312,6 @@ class OrdinalCheckResult(ResultDisplay):
         """The coefficient table."""
         return self.coefficients.copy()
 
-    def wide_probabilities(self) -> pd.DataFrame:
-        """One row per judge, one column per quantity (estimates only)."""
-        out = self.probabilities.pivot(index="judge", columns="quantity", values="estimate")
-        order = self.probabilities["judge"].drop_duplicates().tolist()
-        out = out.reindex(index=order, columns=list(QUANTITIES))
-        out.columns.name = None
-        return out.reset_index()
-
 
 def ordinal_check(
     frame: pd.DataFrame,
@@ -360,8 +352,8 @@ def ordinal_check(
     >>> res = ordinal_check(load_frame("data/sample"), rubric="blind-pair")
     >>> res.coefficients["term"].tolist()
     ['logit P(outcome > loss)', 'logit P(outcome > tie)', 'judge[openai:gpt-5.4]']
-    >>> wide = res.wide_probabilities().set_index("judge")
-    >>> round(float(wide.loc["average of judges", "net_win"]), 3)
+    >>> p = res.probabilities.set_index(["judge", "quantity"])["estimate"]
+    >>> round(float(p["average of judges", "net_win"]), 3)
     0.381
     """
     from statsmodels.genmod import cov_struct as sm_cov
