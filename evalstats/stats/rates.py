@@ -259,15 +259,8 @@ class ProportionCI(ResultDisplay):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per proportion."""
-        return pd.DataFrame(
-            {
-                "estimate": np.ravel(self.estimate),
-                "ci_low": np.ravel(self.ci_low),
-                "ci_high": np.ravel(self.ci_high),
-                "method": self.method,
-                "confidence": self.confidence,
-            }
-        )
+        cols = {c: np.ravel(getattr(self, c)) for c in ("estimate", "ci_low", "ci_high")}
+        return pd.DataFrame({**cols, "method": self.method, "confidence": self.confidence})
 
 
 def proportion_ci(
@@ -295,21 +288,10 @@ def proportion_ci(
         raise ValueError("k and n must not be NaN")
     if np.any(n_arr < 0) or np.any(k_arr < 0) or np.any(k_arr > n_arr):
         raise ValueError("need 0 <= k <= n")
-    low, high = _proportion_core(k_arr, n_arr, method, float(confidence))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        est = np.where(n_arr > 0, k_arr / np.where(n_arr > 0, n_arr, 1.0), np.nan)
-    return ProportionCI(
-        estimate=est, ci_low=low, ci_high=high, method=method, confidence=float(confidence)
-    )
-
-
-def _proportion_core(
-    k: np.ndarray, n: np.ndarray, method: str, confidence: float
-) -> tuple[np.ndarray, np.ndarray]:
     alpha = 1.0 - confidence
-    empty = n <= 0
-    n_safe = np.where(empty, 1.0, n)
-    k = np.where(empty, 0.0, k)
+    empty = n_arr <= 0
+    n_safe = np.where(empty, 1.0, n_arr)
+    k = np.where(empty, 0.0, k_arr)
     if method == "wilson_cc":
         low, high = _wilson_cc(k, n_safe, alpha)
     else:
@@ -322,7 +304,9 @@ def _proportion_core(
     high = np.where(k >= n_safe, 1.0, high)
     low = np.where(empty, np.nan, low)
     high = np.where(empty, np.nan, high)
-    return low, high
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = np.where(n_arr > 0, k_arr / np.where(n_arr > 0, n_arr, 1.0), np.nan)
+    return ProportionCI(est, low, high, method, confidence)
 
 
 def _wilson_cc(k: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:

@@ -58,19 +58,9 @@ class BootstrapResult(ResultDisplay):
         index = list(names) if names is not None else [f"stat{i}" for i in range(q)]
         if len(index) != q:
             raise ValueError(f"names has {len(index)} entries, the statistic has {q}")
-        return pd.DataFrame(
-            {
-                "estimate": self.estimate,
-                "se": self.se,
-                "ci_low": self.ci_low,
-                "ci_high": self.ci_high,
-                "method": self.method,
-                "confidence": self.confidence,
-                "n_resamples": self.n_resamples,
-                "n_tasks": self.n_tasks,
-            },
-            index=pd.Index(index, name="statistic"),
-        )
+        fields = ("estimate", "se", "ci_low", "ci_high", "method", "confidence", "n_resamples")
+        cols = {f: getattr(self, f) for f in (*fields, "n_tasks")}
+        return pd.DataFrame(cols, index=pd.Index(index, name="statistic"))
 
 
 def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
