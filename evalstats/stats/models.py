@@ -81,13 +81,13 @@ def draw_outcomes(
     n_replicates = check_positive_int(n_replicates, "n_replicates")
     n_judges = check_positive_int(n_judges, "n_judges")
     n_evals = check_positive_int(n_evals, "n_evals")
-    gen = np.random.default_rng(rng)
+    rng = np.random.default_rng(rng)
     sigma = np.sqrt(icc / (1.0 - icc))
-    u = gen.standard_normal((n_evals, n_tasks, 1, 1)) * sigma
-    e = gen.standard_normal((n_evals, n_tasks, n_replicates, 1))
+    u = rng.standard_normal((n_evals, n_tasks, 1, 1)) * sigma
+    e = rng.standard_normal((n_evals, n_tasks, n_replicates, 1))
     latent = u + e
     if judge_noise > 0:
-        latent = latent + judge_noise * gen.standard_normal(
+        latent = latent + judge_noise * rng.standard_normal(
             (n_evals, n_tasks, n_replicates, n_judges)
         )
     else:

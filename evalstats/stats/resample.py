@@ -340,10 +340,10 @@ def wild_weights(
     if method == "rademacher" and 2**n_clusters <= n_resamples:
         codes = (np.arange(2**n_clusters)[:, None] >> np.arange(n_clusters)) & 1
         return 2.0 * codes - 1.0
-    gen = np.random.default_rng(rng)
+    rng = np.random.default_rng(rng)
     if method == "rademacher":
-        return 2.0 * gen.integers(0, 2, (n_resamples, n_clusters)) - 1.0
-    return _WEBB[gen.integers(0, 6, (n_resamples, n_clusters))]
+        return 2.0 * rng.integers(0, 2, (n_resamples, n_clusters)) - 1.0
+    return _WEBB[rng.integers(0, 6, (n_resamples, n_clusters))]
 
 
 def _padded(y: np.ndarray, m: np.ndarray, gid: np.ndarray, n_groups: int):
