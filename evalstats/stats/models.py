@@ -225,11 +225,8 @@ def length_bias(
         if isinstance(sub[c].dtype, pd.CategoricalDtype):
             sub[c] = sub[c].astype(str)
     sub["_x"] = meas[keep]
-    outcome = frame.loc[keep, "outcome"].astype(str).to_numpy()
-    sub["_win"] = (outcome == "win").astype(np.int64)
-    sub["_tie"] = (outcome == "tie").astype(np.int64)
-    sub["_loss"] = (outcome == "loss").astype(np.int64)
-
+    sub["_outcome"] = frame.loc[keep, "outcome"].astype(str).to_numpy()
+    counted = {"wins": "win", "ties": "tie", "losses": "loss"}
     parts = []
     for key, g in sub.groupby(by_cols, sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -247,12 +244,14 @@ def length_bias(
         nb = edges.size - 1
         b = idx[inside] - 1
         n = np.bincount(b, minlength=nb)
-        wins = np.bincount(b, weights=g["_win"].to_numpy()[inside], minlength=nb)
-        ties = np.bincount(b, weights=g["_tie"].to_numpy()[inside], minlength=nb)
-        losses = np.bincount(b, weights=g["_loss"].to_numpy()[inside], minlength=nb)
+        outcome = g["_outcome"].to_numpy()
+        counts = {
+            name: np.bincount(b, weights=(outcome == o)[inside].astype(np.int64), minlength=nb)
+            for name, o in counted.items()
+        }
         xsum = np.bincount(b, weights=xv[inside], minlength=nb)
-        ci = proportion_ci(wins, n, confidence=confidence)
-        fit = logistic_fit(xv, g["_win"].to_numpy(), confidence=confidence)
+        ci = proportion_ci(counts["wins"], n, confidence=confidence)
+        fit = logistic_fit(xv, (outcome == "win").astype(np.int64), confidence=confidence)
         with np.errstate(invalid="ignore", divide="ignore"):
             x_mean = np.where(n > 0, xsum / np.maximum(n, 1), np.nan)
         part = pd.DataFrame(
@@ -264,9 +263,7 @@ def length_bias(
                 "x_high": edges[1:],
                 "x_mean": x_mean,
                 "n": n.astype(np.int64),
-                "wins": wins.astype(np.int64),
-                "ties": ties.astype(np.int64),
-                "losses": losses.astype(np.int64),
+                **{name: c.astype(np.int64) for name, c in counts.items()},
                 "p_win": ci.estimate,
                 "ci_low": ci.ci_low,
                 "ci_high": ci.ci_high,
