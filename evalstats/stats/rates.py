@@ -1438,10 +1438,6 @@ def position_bias(
     first_gid, cons_gid = cells // n_cl, pair_cells // n_cl
     wins = np.bincount(first_gid, weights=won, minlength=n_groups).astype(np.int64)
     consistent = np.bincount(cons_gid, weights=n_same, minlength=n_groups).astype(np.int64)
-    notes = {
-        "first": _order_note("first_shown_win_rate", first, "no decisive verdict"),
-        "cons": _order_note("order_consistency", cons, "no pair judged in both orders"),
-    }
     diagnostics = groups.copy()
     diagnostics["n_decisive"] = first["n"].astype(np.int64)
     diagnostics["first_shown_wins"] = wins
@@ -1451,15 +1447,12 @@ def position_bias(
     first_p = wilson_test_p(
         first["est"][:, 0], first["se"][:, 0], first["n"], first["df"], first["n_eff_clusters"], 0.5
     )
+    first_note = _order_note("first_shown_win_rate", first, "no decisive verdict")
+    cons_note = _order_note("order_consistency", cons, "no pair judged in both orders")
     statistics = [
-        (
-            "first_shown_win_rate",
-            {**_rate_columns(first), "p_value": first_p, "ci_note": notes["first"]},
-        ),
-        ("order_consistency", {**_rate_columns(cons), "ci_note": notes["cons"]}),
+        ("first_shown_win_rate", _rate_columns(first, first_note, confidence, p_value=first_p)),
+        ("order_consistency", _rate_columns(cons, cons_note, confidence)),
     ]
-    for _, cols in statistics:
-        cols["confidence"] = confidence
     return stack_statistics(groups, statistics, diagnostics=diagnostics, extra=("ci_note",))
 
 
@@ -1470,7 +1463,7 @@ def _order_note(name: str, res: dict[str, np.ndarray], empty: str) -> np.ndarray
     return note
 
 
-def _rate_columns(res: dict[str, np.ndarray]) -> dict[str, object]:
+def _rate_columns(res: dict[str, np.ndarray], note, confidence, **extra) -> dict[str, object]:
     """The win-rate column of :func:`rate_arrays` as one statistic's tidy columns."""
     return {
         "estimate": res["est"][:, 0],
@@ -1481,6 +1474,9 @@ def _rate_columns(res: dict[str, np.ndarray]) -> dict[str, object]:
         "n": res["n"].astype(np.int64),
         "n_tasks": res["n_tasks"].astype(np.int64),
         "method": DEFAULT_METHOD,
+        **extra,
+        "ci_note": note,
+        "confidence": confidence,
     }
 
 
