@@ -1102,7 +1102,7 @@ def win_rates(
         arm_diag, ci_note = _unbalanced_no_answers(
             frame,
             gid[cell_of_row],
-            groups[by_cols],
+            n_groups,
             ci_note,
             (res["low"][:, 3], res["high"][:, 3]),
             by=by,
@@ -1149,10 +1149,9 @@ def win_rates(
 UNBALANCED_P = 0.05
 
 
-def _unbalanced_no_answers(frame, row_gid, groups, ci_note, net_ci, **kwargs):
+def _unbalanced_no_answers(frame, row_gid, n_groups, ci_note, net_ci, **kwargs):
     """Per group: no-answers by arm, whether unbalanced, the arm-aware net win; a note on
     ``ci_note`` where they are unbalanced or placing them by arm changes the conclusion."""
-    n_groups = len(groups)
     arm = _over_budget_roles(frame).to_numpy()
     na = (frame["status"].astype(object) == "no_answer").to_numpy()
     counts = {}
@@ -1175,17 +1174,10 @@ def _unbalanced_no_answers(frame, row_gid, groups, ci_note, net_ci, **kwargs):
     }
     if not (one_sided > 0).any():
         return out, ci_note
+    # Placing the no-answers changes no group's key: the groups come in the same order.
     aware = win_rates(frame, no_answer_as="arm_aware", **kwargs)
     aware = aware.loc[aware["statistic"] == "net_win"]
-    by_cols = list(groups.columns)
-    if by_cols:
-        keyed = aware.set_index(by_cols)[["estimate", "ci_low", "ci_high"]]
-        aware_rows = keyed.reindex(
-            pd.MultiIndex.from_frame(groups) if len(by_cols) > 1 else pd.Index(groups[by_cols[0]])
-        )
-    else:
-        aware_rows = aware[["estimate", "ci_low", "ci_high"]]
-    est, lo, hi = (aware_rows[c].to_numpy(dtype=float) for c in ("estimate", "ci_low", "ci_high"))
+    est, lo, hi = (aware[c].to_numpy(dtype=float) for c in ("estimate", "ci_low", "ci_high"))
     out.update(arm_aware_net_win=est, arm_aware_ci_low=lo, arm_aware_ci_high=hi)
     d_lo, d_hi = net_ci
     with np.errstate(invalid="ignore"):
