@@ -859,7 +859,6 @@ def _both_orders(frame: pd.DataFrame, na_rows: np.ndarray) -> pd.DataFrame:
     if not lone.any():
         return frame
     shown = frame.loc[~na_rows & order.notna().to_numpy(), [*call, "order"]]
-    key = [frame[c].astype(str) for c in ("judge", "rubric")]
     if shown.empty:
         return frame
     per_pair = (
@@ -871,15 +870,12 @@ def _both_orders(frame: pd.DataFrame, na_rows: np.ndarray) -> pd.DataFrame:
     both = set(share.index[share.to_numpy() >= 0.5])
     if not both:
         return frame
-    combo = pd.Series(list(zip(key[0], key[1], strict=True)), index=frame.index)
-    grow = lone & combo.isin(both).to_numpy()
+    key = zip(frame["judge"].astype(str), frame["rubric"].astype(str), strict=True)
+    grow = lone & pd.Series(list(key), index=frame.index).isin(both).to_numpy()
     if not grow.any():
         return frame
     extra = frame.loc[grow]
-    first = extra.assign(order=ORDERS[0])
-    second = extra.assign(order=ORDERS[1])
-    kept = frame.loc[~grow]
-    out = pd.concat([kept, first, second], ignore_index=False)
+    out = pd.concat([frame.loc[~grow], *(extra.assign(order=o) for o in ORDERS)])
     out["order"] = out["order"].astype(frame["order"].dtype)
     return out.sort_index(kind="stable").reset_index(drop=True)
 
