@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from evalstats.stats.cost import cost_ratios
-from evalstats.stats.equivalence import cost_equivalence, net_win_equivalence
+from evalstats.stats.equivalence import cost_equivalence
 from evalstats.stats.models import ordinal_check
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -65,10 +65,6 @@ def main() -> None:
         frame = load_frame(SAMPLE)
         _time("cost_ratios, sample (B=10000 for the median)", lambda: cost_ratios(frame, rng=0))
         _time("cost_equivalence, sample", lambda: cost_equivalence(frame, rng=0))
-        _time(
-            "net_win_equivalence, sample, by rubric x judge",
-            lambda: net_win_equivalence(frame, by=["rubric", "judge"]),
-        )
         _time(
             "ordinal_check, sample, blind-pair", lambda: ordinal_check(frame, rubric="blind-pair")
         )

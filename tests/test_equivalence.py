@@ -10,11 +10,9 @@ import pytest
 from statsmodels.stats.weightstats import DescrStatsW, ttost_ind, ttost_paired
 
 from evalstats._tidy import wide  # private: no public wide view of a result
-from evalstats.stats import equivalence as eq
 from evalstats.stats.equivalence import (
     EquivalenceResult,
     cost_equivalence,
-    net_win_equivalence,
     noninferiority,
     tost,
 )
@@ -237,60 +235,39 @@ def _verdicts(rng, n_tasks=20, p=(0.3, 0.4, 0.3)):
     )
 
 
-def test_net_win_equivalence_with_one_verdict_per_task_is_statsmodels_ttost():
+def _net_win_row(frame, **kw):
+    """win_rates' net-win row (one group): the estimate, SE and df a declared test takes."""
+    from evalstats.stats import win_rates
+
+    return wide(win_rates(frame, **kw)).iloc[0]
+
+
+def test_net_win_tost_with_one_verdict_per_task_is_statsmodels_ttost():
+    # net_win_equivalence (removed) was tost on win_rates' net-win row, as here.
     frame = _verdicts(np.random.default_rng(12))
-    out = net_win_equivalence(frame, margin=0.3)
+    row = _net_win_row(frame)
+    res = tost(row["net_win"], row["net_win_se"], row["net_win_df"], lower=-0.3, upper=0.3)
     d = frame["outcome"].map({"win": 1.0, "tie": 0.0, "loss": -1.0}).to_numpy()
     p, (_, p1, df1), (_, p2, _) = DescrStatsW(d).ttost_mean(-0.3, 0.3)
-    row = out.iloc[0]
     assert row["judge"] == "j" and row["net_win"] == pytest.approx(d.mean())
-    assert (row["p_lower"], row["p_upper"], row["p_value"]) == pytest.approx((p1, p2, p), rel=1e-9)
-    assert row["df"] == df1
-    assert "C - 1 df" in row["method"] or "df from win_rates" in row["method"]
-
-
-@pytest.mark.parametrize("column", ["net_win_df", "df"])
-def test_net_win_noninferiority_uses_a_df_column_from_win_rates_when_there_is_one(
-    monkeypatch, column
-):
-    frame = _verdicts(np.random.default_rng(13), p=(0.5, 0.3, 0.2))
-    real = eq.win_rates
-
-    def with_df(f, **kw):
-        # Without the other column, so that the "df" case tests the fallback.
-        others = [c for c in ("net_win_df",) if c != column]
-        return wide(real(f, **kw)).drop(columns=others).assign(**{column: 4.2})
-
-    monkeypatch.setattr(eq, "win_rates", with_df)
-    out = net_win_equivalence(frame, margin=0.1, kind="noninferiority").iloc[0]
-    ref = noninferiority(out["net_win"], out["net_win_se"], 4.2, bound=-0.1)
-    assert out["df"] == 4.2 and f"({column})" in out["method"]
-    assert out["p_value"] == pytest.approx(ref.p_value, rel=1e-12)
-    assert np.isnan(out["p_upper"]) and out["upper_margin"] == np.inf
-
-
-def test_net_win_equivalence_groups_and_the_single_task_case():
-    rng = np.random.default_rng(14)
-    frame = pd.concat([_verdicts(rng).assign(judge=j) for j in ("a", "b")], ignore_index=True)
-    out = net_win_equivalence(frame, margin=0.5, by="judge")
-    assert out["judge"].tolist() == ["a", "b"] and out["p_value"].notna().all()
-    one = net_win_equivalence(frame.loc[frame["task_id"] == "t0"], margin=0.5)
-    assert one["conclusion"].str.startswith("no test").all()
-    with pytest.raises(ValueError, match="margin"):
-        net_win_equivalence(frame, margin=0.0)
+    assert (res.p_lower, res.p_upper, res.p_value) == pytest.approx((p1, p2, p), rel=1e-9)
+    assert row["net_win_df"] == df1
 
 
 @pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is not in this checkout")
 def test_on_the_sample_data():
     from evalstats.frames import load_frame
+    from evalstats.stats import win_rates
 
     frame = load_frame(SAMPLE)
     cost = cost_equivalence(frame, margin=1.10)
     assert (cost["conclusion"] == "non-inferior").all()  # the sample's WITH saves ~27 %
-    nw = net_win_equivalence(frame, margin=0.1, by=["rubric", "judge"], kind="equivalence")
-    assert len(nw) == 4
     # the sample has a clear WITH lead: not equivalent to 0 within 0.1
-    assert (nw["conclusion"] == "not shown equivalent").all()
+    rows = wide(win_rates(frame, by=["rubric", "judge"]))
+    assert len(rows) == 4
+    for _, r in rows.iterrows():
+        res = tost(r["net_win"], r["net_win_se"], r["net_win_df"], lower=-0.1, upper=0.1)
+        assert res.conclusion == "not shown equivalent"
 
 
 def test_cost_equivalence_passes_its_documented_arguments_through():

@@ -202,8 +202,8 @@ def test_on_the_sample_beside_the_design_based_win_rates(rubric):
     res = ordinal_check(frame, rubric=rubric)
     assert res.converged and res.n_tasks == 15
     design = wide(win_rates(frame.loc[frame["rubric"] == rubric])).set_index("judge")
-    wide = res.wide_probabilities().set_index("judge")
-    assert list(wide.index[-1:]) == [AVERAGE]
+    wide = res.probabilities.pivot(index="judge", columns="quantity", values="estimate")
+    assert res.probabilities["judge"].iloc[-1] == AVERAGE
     for judge in design.index.astype(str):
         # a proportional-odds model of two judges is close to, not equal to, the raw rates
         for q, col in (("p_win", "win_rate"), ("p_loss", "loss_rate"), ("net_win", "net_win")):

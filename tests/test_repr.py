@@ -166,13 +166,6 @@ BUILDERS = {
         "n_tasks",
         "alternative",
     ),
-    "ClusterRatioResult": (
-        lambda: evalstats.stats.rates.cluster_ratio_test(
-            np.array([1.0, 0, 2, 3, 1]), np.array([2.0, 2, 3, 4, 2])
-        ),
-        "estimate",
-        "alternative",
-    ),
     "LogisticFit": (_logit, "slope", None),
     "BootstrapResult": (_boot, "estimate", "method"),
     "OrdinalCheckResult": (_ordinal, "n", "reference_judge"),

@@ -23,9 +23,7 @@ from evalstats.stats.rates import (
     anova_icc,
     bm_df,
     bm_df_exchangeable,
-    cluster_ratio_test,
-    cr1_ratio,
-    cr2_ratio,
+    cluster_ratio,
     rate_arrays,
     t_interval,
     t_test_p,
@@ -98,12 +96,9 @@ def test_cr2_and_bm_df_match_the_matrix_computation(seed: int) -> None:
     sizes = rng.integers(1, 12, size=int(rng.integers(3, 15)))
     x, g = clustered_rows(rng, sizes)
     # Each cluster in its own row of y, all in group 0.
-    est, se, df, n_clusters, n, kish = cr2_ratio(
-        np.bincount(g, weights=x)[:, None],
-        np.bincount(g).astype(float),
-        np.zeros(len(sizes), dtype=int),
-        1,
-    )
+    m, gid = np.bincount(g).astype(float), np.zeros(len(sizes), dtype=int)
+    est, se, n_clusters, n = cluster_ratio(np.bincount(g, weights=x)[:, None], m, gid, 1)
+    df, kish = bm_df(m, gid, 1)
     m_est, m_se, m_df = matrix_cr2(x, g)
     assert est[0, 0] == pytest.approx(m_est, rel=1e-12)
     assert se[0, 0] == pytest.approx(m_se, rel=1e-9)
@@ -163,8 +158,9 @@ def test_published_design_bm_df_and_balanced_case() -> None:
     rng = np.random.default_rng(3)
     x, g = clustered_rows(rng, [4] * 9)
     y, m = np.bincount(g, weights=x)[:, None], np.bincount(g).astype(float)
-    est, se2, df2, *_ = cr2_ratio(y, m, np.zeros(9, dtype=int), 1)
-    _, se1, *_ = cr1_ratio(y, m, np.zeros(9, dtype=int), 1)
+    _, se2, *_ = cluster_ratio(y, m, np.zeros(9, dtype=int), 1)
+    _, se1, *_ = cluster_ratio(y, m, np.zeros(9, dtype=int), 1, cr2=False)
+    df2 = bm_df(m, np.zeros(9, dtype=int), 1)[0]
     assert df2[0] == pytest.approx(8.0) and se2[0, 0] == pytest.approx(se1[0, 0], rel=1e-12)
 
 
@@ -180,8 +176,9 @@ def test_cr1_matches_statsmodels_and_many_groups_at_once() -> None:
         ms.append(np.bincount(g).astype(float))
         gids.append(np.full(len(sizes), grp))
     y, m, gid = np.concatenate(ys)[:, None], np.concatenate(ms), np.concatenate(gids)
-    est, se2, df, *_ = cr2_ratio(y, m, gid, 5)
-    _, se1, _, _ = cr1_ratio(y, m, gid, 5)
+    est, se2, *_ = cluster_ratio(y, m, gid, 5)
+    _, se1, *_ = cluster_ratio(y, m, gid, 5, cr2=False)
+    df = bm_df(m, gid, 5)[0]
     ref = np.array(oracle)
     np.testing.assert_allclose(est[:, 0], ref[:, 0], rtol=1e-12)
     np.testing.assert_allclose(se1[:, 0], ref[:, 1], rtol=1e-9)
@@ -312,27 +309,25 @@ def test_t_machinery_one_sided_and_degenerate() -> None:
         t_test_p(0.1, 0.1, 3.0, alternative="two")
 
 
-def test_cluster_ratio_test_is_the_win_rate_net_win_test() -> None:
+def test_cr2_t_net_win_test_is_the_declared_t_test() -> None:
+    # cluster_ratio_test (removed) was this t test on win_rates' net-win row: declared_test
+    # on that row reproduces the two-sided test and gives the one-sided ones.
+    from evalstats.stats import declared_test
+
     rng = np.random.default_rng(2)
     frame = verdict_frame(rng, 1, [1, 2, 2, 4, 6, 9, 3, 3])
     res = win_rates(frame, by=None, method="cr2_t").iloc[0]
     oc = frame["outcome"].astype(str)
-    net = ((oc == "win").astype(int) - (oc == "loss").astype(int)).groupby(frame["task_id"]).sum()
-    decisive = (oc != "tie").astype(int).groupby(frame["task_id"]).sum()
-    m = frame.groupby("task_id").size()
-    t = cluster_ratio_test(net.to_numpy(), m.to_numpy(), y2=decisive.to_numpy())
-    assert t.estimate == pytest.approx(res["net_win"])
-    assert t.se == pytest.approx(res["net_win_se"]) and t.df == pytest.approx(res["net_win_df"])
-    # Without the squares: the working-independence df of the rates.
-    assert cluster_ratio_test(net.to_numpy(), m.to_numpy()).df == pytest.approx(res["df"])
-    assert t.p_value == pytest.approx(res["net_win_p"])
-    assert (t.ci_low, t.ci_high) == pytest.approx((res["net_win_ci_low"], res["net_win_ci_high"]))
-    # A TOST at margin 0.5 is two one-sided calls; each agrees with its one-sided bound.
-    up = cluster_ratio_test(net, m, null=-0.5, alternative="greater", confidence=0.95)
-    assert (up.p_value < 0.05) == (up.ci_low > -0.5)
-    assert len(t.to_frame()) == 1
-    with pytest.raises(ValueError):
-        cluster_ratio_test([1.0, 2.0], [1.0])
+    net = ((oc == "win").astype(int) - (oc == "loss").astype(int)).sum()
+    assert res["net_win"] == pytest.approx(net / len(frame))
+    est, se, df = res["net_win"], res["net_win_se"], res["net_win_df"]
+    two = declared_test(est, se, df).iloc[0]
+    assert two["p_value"] == pytest.approx(res["net_win_p"])
+    assert (two["ci_low"], two["ci_high"]) == pytest.approx(
+        (res["net_win_ci_low"], res["net_win_ci_high"])
+    )
+    up = declared_test(est, se, df, null=-0.5, sidedness="greater").iloc[0]
+    assert (up["p_value"] < 0.05) == (up["ci_low"] > -0.5)
 
 
 def test_one_cluster_is_nan_with_reason_and_iid_only_when_asked() -> None:

@@ -1,13 +1,10 @@
-"""Tests with margins: equivalence (TOST), non-inferiority, and the test a plan declares.
-
-t tests on an estimate with a cluster-robust SE and df (or on the draws of a generalized
-pivot), each reported with the interval it inverts, so decision and interval agree; applied
-to the net win of :func:`~evalstats.stats.rates.win_rates` and to the cost ratios.
+"""Tests with margins: equivalence (TOST), non-inferiority, and the test a plan declares,
+each reported with the interval it inverts; applied to the net win and the cost ratios.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -15,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from evalstats._display import ResultDisplay
-from evalstats._tidy import ResultFrame, tidy_frame, wide
+from evalstats._tidy import ResultFrame, tidy_frame
 from evalstats._validate import check_probability
 from evalstats.stats.cost import (
     COST_METRICS,
@@ -25,7 +22,7 @@ from evalstats.stats.cost import (
     gpq_interval,
     total_ratio_draws,
 )
-from evalstats.stats.rates import win_rates
+from evalstats.stats.rates import check_choice
 
 __all__ = [
     "EquivalenceResult",
@@ -33,13 +30,9 @@ __all__ = [
     "declared_test",
     "declared_test_draws",
     "hull_declared_test",
-    "net_win_equivalence",
     "noninferiority",
     "tost",
 ]
-
-
-# -------------------- TOST and non-inferiority
 
 Better = Literal["higher", "lower"]
 Kind = Literal["equivalence", "noninferiority"]
@@ -90,8 +83,7 @@ def tost(
     """Two one-sided t tests of equivalence, ``lower < theta < upper`` (Schuirmann 1987).
 
     ``p_value = max(p_lower, p_upper)``, below ``alpha`` exactly when the ``1 - 2 alpha``
-    interval ``estimate +/- t se`` lies inside the margins. ``df=np.inf`` gives the z test; a
-    zero SE rejects exactly when the estimate lies strictly beyond the margin.
+    interval lies inside the margins. ``df=np.inf`` gives the z test.
 
     >>> res = tost(0.02, 0.03, 14, lower=-0.1, upper=0.1)
     >>> res.conclusion, round(res.p_value, 4)
@@ -103,14 +95,7 @@ def tost(
     lower, upper = float(lower), float(upper)
     if not lower < upper:
         raise ValueError(f"lower must be below upper, got {lower} and {upper}")
-    p_lo = _p_above(estimate, se, df, lower)
-    p_hi = _p_below(estimate, se, df, upper)
-    p = max(p_lo, p_hi)
-    lo, hi = _interval(estimate, se, df, alpha)
-    conclusion = "equivalent" if p < alpha else "not shown equivalent"
-    return EquivalenceResult(
-        estimate, se, df, lower, upper, p_lo, p_hi, p, lo, hi, alpha, "equivalence", conclusion
-    )
+    return _margin_test(estimate, se, df, lower, upper, alpha, "equivalence")
 
 
 def noninferiority(
@@ -125,8 +110,7 @@ def noninferiority(
     """One-sided t test that ``theta`` is not worse than ``bound``.
 
     ``better="higher"`` tests ``H0: theta <= bound`` (net win), ``"lower"``
-    ``H0: theta >= bound`` (a cost, e.g. ``bound = log 1.10``). The untested margin is
-    infinite and its p-value NaN.
+    ``H0: theta >= bound`` (a cost). The untested margin is infinite, its p-value NaN.
 
     >>> res = noninferiority(-0.05, 0.04, 7, bound=np.log(1.10), better="lower")
     >>> res.conclusion, round(res.p_value, 4), res.lower_margin
@@ -134,23 +118,39 @@ def noninferiority(
     """
     estimate, se, df, alpha = _check(estimate, se, df, alpha)
     bound = float(bound)
-    if better not in ("higher", "lower"):
-        raise ValueError(f"better must be 'higher' or 'lower', got {better!r}")
+    check_choice(better, ("higher", "lower"), "better")
     if not np.isfinite(bound):
         raise ValueError(f"bound must be finite, got {bound}")
-    if better == "higher":
-        lower, upper = bound, np.inf
-        p_lo, p_hi = _p_above(estimate, se, df, bound), np.nan
-        p = p_lo
-    else:
-        lower, upper = -np.inf, bound
-        p_lo, p_hi = np.nan, _p_below(estimate, se, df, bound)
-        p = p_hi
+    lower, upper = (bound, np.inf) if better == "higher" else (-np.inf, bound)
+    return _margin_test(estimate, se, df, lower, upper, alpha, "noninferiority")
+
+
+def _margin_test(estimate, se, df, lower, upper, alpha, kind) -> EquivalenceResult:
+    """The one-sided t test at each finite margin; ``p_value`` the larger."""
+    p_lo = _p_above(estimate, se, df, lower) if np.isfinite(lower) else np.nan
+    p_hi = _p_below(estimate, se, df, upper) if np.isfinite(upper) else np.nan
+    p = float(np.fmax(p_lo, p_hi))
     lo, hi = _interval(estimate, se, df, alpha)
-    conclusion = "non-inferior" if p < alpha else "not shown non-inferior"
     return EquivalenceResult(
-        estimate, se, df, lower, upper, p_lo, p_hi, p, lo, hi, alpha, "noninferiority", conclusion
+        estimate,
+        se,
+        df,
+        lower,
+        upper,
+        p_lo,
+        p_hi,
+        p,
+        lo,
+        hi,
+        alpha,
+        kind,
+        _conclude(kind, p, alpha),
     )
+
+
+def _conclude(kind: str, p: float, alpha: float) -> str:
+    word = "equivalent" if kind == "equivalence" else "non-inferior"
+    return word if p < alpha else f"not shown {word}"
 
 
 def _check(estimate, se, df, alpha) -> tuple[float, float, float, float]:
@@ -168,14 +168,14 @@ def _check(estimate, se, df, alpha) -> tuple[float, float, float, float]:
 
 
 def _p_above(estimate: float, se: float, df: float, bound: float) -> float:
-    """p-value of H0: theta <= bound against theta > bound."""
+    """p-value of H0: theta <= bound (a zero SE rejects exactly beyond the bound)."""
     if se == 0.0:
         return 0.0 if estimate > bound else 1.0
     return float(stats.t.sf((estimate - bound) / se, df))
 
 
 def _p_below(estimate: float, se: float, df: float, bound: float) -> float:
-    """p-value of H0: theta >= bound against theta < bound."""
+    """p-value of H0: theta >= bound."""
     if se == 0.0:
         return 0.0 if estimate < bound else 1.0
     return float(stats.t.cdf((estimate - bound) / se, df))
@@ -185,8 +185,6 @@ def _interval(estimate: float, se: float, df: float, alpha: float) -> tuple[floa
     q = float(stats.t.ppf(1.0 - alpha, df))
     return estimate - q * se, estimate + q * se
 
-
-# -------------------- the declared test
 
 #: How the row's interval and p-value are made (the ``method`` column).
 T_METHOD, Z_METHOD = "t", "z"
@@ -216,10 +214,7 @@ def _result(
     upper: float,
     alpha: float,
 ) -> ResultFrame:
-    """One tidy row (``test`` beside it: the hypothesis the p-value is of); the margins, the
-    level and the decision ``reject = p_value < alpha`` on ``.diagnostics``."""
-    # One row of scalars per call (the report makes one; the tests thousands): built from
-    # lists, the cheapest DataFrame constructor.
+    """One tidy row (``test`` beside); margins, level and ``reject`` on ``.diagnostics``."""
     rows = pd.DataFrame(
         [[statistic, float(estimate), float(se), float(ci[0]), float(ci[1]), float(p),
           float(df), method, float(confidence), test]],
@@ -245,10 +240,8 @@ def declared_test(
     alpha: float = 0.05,
     statistic: str = "estimate",
 ) -> ResultFrame:
-    """The t test a plan declares: two- or one-sided, or with a margin TOST or non-inferiority.
-
-    Each is a t test of ``(estimate - bound) / se`` on ``df``, reported with the interval it
-    inverts.
+    """The t test a plan declares: two- or one-sided, or with a margin TOST or non-inferiority,
+    reported with the interval it inverts.
 
     Parameters
     ----------
@@ -256,8 +249,8 @@ def declared_test(
         On the test's scale; ``df=np.inf`` for a z test.
     null : float
     sidedness : {"two-sided", "greater", "less"}
-        The alternative without a margin; with a non-inferiority margin the side shown
-        (``"two-sided"``: the side ``better`` names). Equivalence tests both.
+        The alternative; with a non-inferiority margin ``"two-sided"`` means the side
+        ``better`` names. Equivalence tests both.
     margin, margin_kind : float and {"equivalence", "non-inferiority"}, optional
         Given together; the margin on the test's scale.
     better : {"higher", "lower"}
@@ -268,9 +261,9 @@ def declared_test(
     Returns
     -------
     ResultFrame
-        One row (tidy shape, ``test`` beside): the interval whose position is the test
-        (infinite on an untested side), ``method`` ``"t"`` or ``"z"``. ``.diagnostics``:
-        ``null``, ``lower_margin``, ``upper_margin``, ``alpha``, ``reject``.
+        One row (``test`` beside; infinite end on an untested side; ``method`` ``"t"`` or
+        ``"z"``); ``.diagnostics``: ``null``, ``lower_margin``, ``upper_margin``, ``alpha``,
+        ``reject``.
 
     Examples
     --------
@@ -286,13 +279,11 @@ def declared_test(
     null = float(null)
     method = T_METHOD if np.isfinite(float(df)) else Z_METHOD
     if side == "two-sided":
-        # The estimate, SE and df as every test checks them; alpha up to 0.5 and beyond is a
-        # valid two-sided level (the one-sided tests need alpha < 0.5).
+        # Any alpha in (0, 1) is a valid two-sided level (one-sided tests need alpha < 0.5).
         estimate, se, df, _ = _check(estimate, se, df, 0.05)
         alpha = check_probability(alpha, "alpha", closed=False)
         p_hi = _p_above(estimate, se, df, null)
         p_lo = _p_below(estimate, se, df, null)
-        # 2 min(one-sided p): 2 sf(|t|) when se > 0, and 0 / 1 when the SE is 0.
         p = min(1.0, 2.0 * min(p_hi, p_lo))
         ci = _interval(estimate, se, df, alpha / 2.0)
         return _result(
@@ -321,14 +312,10 @@ def declared_test(
 def _hypotheses(
     null: float, sidedness: str, margin: float | None, margin_kind: str | None, better: str
 ) -> tuple[str, str, float, float]:
-    """A declared test's arguments, checked, as ``(test, side, lower, upper)``: ``side`` is
-    ``"two-sided"`` (no difference from ``null``), ``"both"`` (TOST between ``lower`` and
-    ``upper``), ``"greater"`` (``theta > lower``) or ``"less"`` (``theta < upper``); the
-    one construction behind :func:`declared_test` and :func:`declared_test_draws`."""
-    if sidedness not in ("two-sided", "greater", "less"):
-        raise ValueError(f"sidedness must be two-sided, greater or less, got {sidedness!r}")
-    if better not in ("higher", "lower"):
-        raise ValueError(f"better must be 'higher' or 'lower', got {better!r}")
+    """A declared test's arguments, checked, as ``(test, side, lower, upper)``; ``side`` is
+    ``"two-sided"``, ``"both"`` (TOST), ``"greater"`` (``theta > lower``) or ``"less"``."""
+    check_choice(sidedness, ("two-sided", "greater", "less"), "sidedness")
+    check_choice(better, ("higher", "lower"), "better")
     if (margin is None) != (margin_kind is None):
         raise ValueError("margin and margin_kind go together: give both or neither")
     null = float(null)
@@ -343,13 +330,9 @@ def _hypotheses(
     margin = float(margin)
     if not (np.isfinite(margin) and margin > 0):
         raise ValueError(f"margin must be finite and > 0, got {margin}")
+    check_choice(margin_kind, ("equivalence", "non-inferiority"), "margin_kind")
     if margin_kind == "equivalence":
         return "equivalence", "both", null - margin, null + margin
-    if margin_kind != "non-inferiority":
-        raise ValueError(
-            f"margin_kind must be 'equivalence' or 'non-inferiority', got {margin_kind!r}"
-        )
-    # Two-sided non-inferiority: the side that is good for WITH.
     side = sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
     if side == "greater":
         return "non-inferiority", "greater", null - margin, np.inf
@@ -367,11 +350,8 @@ def declared_test_draws(
     alpha: float = 0.05,
     statistic: str = "estimate",
 ) -> ResultFrame:
-    """:func:`declared_test` on the draws of a generalized pivot (the total cost ratio's): each
-    one-sided p-value is e.g. ``mean(draws <= bound)``, the interval the draws' order
-    statistics; ``estimate`` their median, ``se`` their SD, ``method``
-    ``"generalized_pivotal"``.
-    """
+    """:func:`declared_test` on the draws of a generalized pivot: one-sided p-values such as
+    ``mean(draws <= bound)``, the draws' quantiles as interval, their median and SD."""
     test, side, lower, upper = _hypotheses(null, sidedness, margin, margin_kind, better)
     null = float(null)
     d = np.asarray(draws, dtype=np.float64).ravel()
@@ -404,9 +384,8 @@ def declared_test_draws(
 
 
 def hull_declared_test(a: ResultFrame, b: ResultFrame) -> ResultFrame:
-    """The declared test whose interval is the hull of ``a``'s and ``b``'s (the widened total
-    cost ratio's): it rejects where both reject, with ``p = max`` of theirs; ``a``'s
-    estimate, margins and level, ``method`` ``"hull"``."""
+    """The declared test whose interval is the hull of ``a``'s and ``b``'s: ``p = max`` of
+    theirs; ``a``'s estimate, margins and level."""
     ra, rb, da = a.iloc[0], b.iloc[0], a.diagnostics.iloc[0]
     p = max(ra["p_value"], rb["p_value"])
     ci = (min(ra["ci_low"], rb["ci_low"]), max(ra["ci_high"], rb["ci_high"]))
@@ -416,8 +395,6 @@ def hull_declared_test(a: ResultFrame, b: ResultFrame) -> ResultFrame:
         upper=da["upper_margin"], alpha=da["alpha"],
     )  # fmt: skip
 
-
-# -------------------- tests on net win and cost
 
 #: Keyword arguments cost_equivalence passes to cost_ratios, and those total_ratio_draws takes.
 _COST_KWARGS = ("cluster", "include_no_answer", "method", "n_resamples", "confidence", "rng")
@@ -436,9 +413,8 @@ def cost_equivalence(
 ) -> pd.DataFrame:
     """Equivalence or non-inferiority of cost ratios, on the log scale of ``cost_ratios``.
 
-    The test inverts the interval ``cost_ratios`` reports: a t test on the log ratio, or on
-    the total ratio's generalized pivotal draws (and, where that interval is widened to CR2,
-    both tests).
+    The test inverts the interval ``cost_ratios`` reports (a t test on the log ratio, or the
+    total ratio's generalized pivotal draws).
 
     Parameters
     ----------
@@ -455,8 +431,7 @@ def cost_equivalence(
     alpha : float
         Level of each one-sided test.
     **cost_kwargs
-        Passed to ``cost_ratios`` (``cluster``, ``include_no_answer``, ``method``,
-        ``n_resamples``, ``confidence``, ``rng``).
+        Passed to ``cost_ratios`` (:data:`_COST_KWARGS`).
 
     Returns
     -------
@@ -472,14 +447,11 @@ def cost_equivalence(
     0    tokens_total_ratio  non-inferior
     1  tokens_geomean_ratio  non-inferior
     """
-
     margin = float(margin)
     if not (np.isfinite(margin) and margin > 1.0):
         raise ValueError(f"margin must be a ratio above 1, got {margin}")
-    if kind not in ("equivalence", "noninferiority"):
-        raise ValueError(f"kind must be 'equivalence' or 'noninferiority', got {kind!r}")
-    if interval not in ("default", "cr2", "analytic"):
-        raise ValueError(f"interval must be 'default', 'cr2' or 'analytic', got {interval!r}")
+    check_choice(kind, ("equivalence", "noninferiority"), "kind")
+    check_choice(interval, ("default", "cr2", "analytic"), "interval")
     bad = [m for m in metrics if m not in COST_METRICS or "median" in m]
     if bad:
         raise ValueError(f"metrics must be total or geometric-mean ratios, got {bad}")
@@ -487,19 +459,15 @@ def cost_equivalence(
     if unknown:
         raise TypeError(f"cost_equivalence got arguments cost_ratios does not take: {unknown}")
     table = cost_ratios(frame, interval=interval, **cost_kwargs).set_index("statistic")
-    # The pivot draws take only the arguments that define the pairs (no bootstrap there).
     draw_kwargs = {k: v for k, v in cost_kwargs.items() if k in _DRAW_KWARGS}
     lim = np.log(margin)
     rows = []
     for metric in metrics:
         r = table.loc[metric]
-        # Every t interval of cost_ratios is symmetric on the log scale: its midpoint is the
-        # centre the test must use for the test and the interval to agree.
+        # The t intervals are symmetric on the log scale: their midpoint is the test's centre.
         with np.errstate(divide="ignore", invalid="ignore"):
             log_est = 0.5 * (np.log(r["ci_low"]) + np.log(r["ci_high"]))
         if r["method"] in (GPQ_METHOD, GPQ_HULL_METHOD):
-            # The total ratio's generalized pivotal interval is no t interval: the test uses
-            # its draws (generalized p-values), so it still inverts the interval reported.
             draws = total_ratio_draws(frame, measure=metric.split("_")[0], **draw_kwargs)
             res = _gpq_test(draws, lim, kind, alpha)
             if r["method"] == GPQ_HULL_METHOD:  # the hull with CR2: both tests must reject
@@ -553,101 +521,24 @@ def _gpq_test(draws: np.ndarray, lim: float, kind: str, alpha: float) -> Equival
         raise ValueError(f"alpha must be below 0.5, got {alpha}")
     p_lo = float(np.mean(draws <= -lim)) if kind == "equivalence" else np.nan
     p_hi = float(np.mean(draws >= lim))
-    p = max(p_lo, p_hi) if kind == "equivalence" else p_hi
+    p = float(np.fmax(p_lo, p_hi))
     lo, hi = gpq_interval(draws, 1.0 - 2.0 * alpha)
     lower = -lim if kind == "equivalence" else -np.inf
-    if kind == "equivalence":
-        conclusion = "equivalent" if p < alpha else "not shown equivalent"
-    else:
-        conclusion = "non-inferior" if p < alpha else "not shown non-inferior"
     return EquivalenceResult(
         float(np.median(draws)), float(np.std(draws)), np.nan, lower, lim, p_lo, p_hi, p,
-        float(lo), float(hi), alpha, kind, conclusion,
+        float(lo), float(hi), alpha, kind, _conclude(kind, p, alpha),
     )  # fmt: skip
 
 
 def _hull_test(a: EquivalenceResult, b: EquivalenceResult) -> EquivalenceResult:
     """The test whose interval is the hull of two: it rejects where both reject."""
-    p_lo, p_hi = np.fmax(a.p_lower, b.p_lower), np.fmax(a.p_upper, b.p_upper)
     p = max(a.p_value, b.p_value)
-    word = "equivalent" if a.kind == "equivalence" else "non-inferior"
-    return EquivalenceResult(
-        a.estimate, a.se, a.df, a.lower_margin, a.upper_margin, float(p_lo), float(p_hi), p,
-        min(a.ci_low, b.ci_low), max(a.ci_high, b.ci_high), a.alpha, a.kind,
-        word if p < a.alpha else f"not shown {word}",
-    )  # fmt: skip
-
-
-def net_win_equivalence(
-    frame: pd.DataFrame,
-    *,
-    margin: float = 0.10,
-    kind: Kind = "equivalence",
-    alpha: float = 0.05,
-    **win_rate_kwargs,
-) -> pd.DataFrame:
-    """Equivalence or non-inferiority of the net win, per group of :func:`win_rates`.
-
-    A t test on its ``net_win``, SE and ``net_win_df`` (so it inverts a t interval).
-    ``margin`` is in net-win points: equivalence ``|net win| < margin``, non-inferiority
-    ``net win > -margin``; ``**win_rate_kwargs`` go to ``win_rates``.
-
-    >>> from evalstats.frames import load_frame
-    >>> out = net_win_equivalence(load_frame("data/sample"), margin=0.1, kind="noninferiority",
-    ...                           by="rubric")
-    >>> out[["rubric", "conclusion"]]
-             rubric    conclusion
-    0    blind-pair  non-inferior
-    1  with-without  non-inferior
-    """
-
-    margin = float(margin)
-    if not (np.isfinite(margin) and 0.0 < margin <= 2.0):
-        raise ValueError(f"margin must be in (0, 2], got {margin}")
-    if kind not in ("equivalence", "noninferiority"):
-        raise ValueError(f"kind must be 'equivalence' or 'noninferiority', got {kind!r}")
-    table = wide(win_rates(frame, **win_rate_kwargs))
-    by_cols = list(table.columns[: list(table.columns).index("n")])
-    if "net_win_df" in table.columns:
-        df = table["net_win_df"].to_numpy(dtype=float)
-        df_label = "df from win_rates (net_win_df)"
-    elif "df" in table.columns:
-        df = table["df"].to_numpy(dtype=float)
-        df_label = "df from win_rates (df)"
-    else:
-        df = table["n_tasks"].to_numpy(dtype=float) - 1.0
-        df_label = "C - 1 df"
-    rows = []
-    for i in range(len(table)):
-        est = float(table["net_win"].iloc[i])
-        se = float(table["net_win_se"].iloc[i])
-        row = {c: table[c].iloc[i] for c in by_cols}
-        row |= {
-            "n": int(table["n"].iloc[i]),
-            "n_tasks": int(table["n_tasks"].iloc[i]),
-            "net_win": est,
-            "net_win_se": se,
-            "df": df[i],
-        }
-        if not (np.isfinite(est) and np.isfinite(se) and df[i] > 0):
-            row |= {"alpha": alpha, "kind": kind, "conclusion": "no test: no clustered SE"}
-        else:
-            if kind == "equivalence":
-                res = tost(est, se, df[i], lower=-margin, upper=margin, alpha=alpha)
-            else:
-                res = noninferiority(est, se, df[i], bound=-margin, better="higher", alpha=alpha)
-            row |= {
-                k: getattr(res, k)
-                for k in (
-                    "lower_margin", "upper_margin", "ci_low", "ci_high", "p_lower",
-                    "p_upper", "p_value", "alpha", "kind", "conclusion",
-                )
-            }  # fmt: skip
-        row["method"] = f"t test on net win, win_rates SE ({table['method'].iloc[i]}), {df_label}"
-        rows.append(row)
-    cols = [
-        *by_cols, "n", "n_tasks", "net_win", "net_win_se", "df", "lower_margin",
-        "upper_margin", "ci_low", "ci_high", "p_lower", "p_upper", "p_value", "alpha", "kind",
-        "conclusion", "method",
-    ]  # fmt: skip
-    return pd.DataFrame(rows).reindex(columns=cols)
+    return replace(
+        a,
+        p_lower=float(np.fmax(a.p_lower, b.p_lower)),
+        p_upper=float(np.fmax(a.p_upper, b.p_upper)),
+        p_value=p,
+        ci_low=min(a.ci_low, b.ci_low),
+        ci_high=max(a.ci_high, b.ci_high),
+        conclusion=_conclude(a.kind, p, a.alpha),
+    )

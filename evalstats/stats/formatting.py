@@ -1,7 +1,6 @@
-"""Compact views of result tables: one ``est [lo, hi]`` string per statistic, and the number
-formats the report and its exports share. ``digits`` decimals in the unit shown: rates in
-percent (a net win in points), coefficients and ratios as decimals with ``digits + 2``
-(the same absolute resolution); ``percent=False`` shows every statistic as a decimal.
+"""Compact views of result tables (``est [lo, hi]`` per statistic) and the number formats the
+report and its exports share: ``digits`` decimals in the unit shown, rates in percent,
+coefficients and ratios with ``digits + 2``; ``percent=False`` shows decimals throughout.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ __all__ = [
     "summarize",
 ]
 
-# Statistics that are proportions (or differences of proportions): shown in percent.
+# Proportions (or differences of them): shown in percent.
 PERCENT_STATISTICS = frozenset(
     {
         "win_rate",
@@ -47,8 +46,7 @@ _POINT_STATISTICS = (
     "fleiss_kappa",
     "krippendorff_alpha",
 )
-# Counts, in the order shown: verdicts in the denominator (pairs, or pair-orders for a rubric
-# judged in both orders), distinct (task, replicate) pairs, judged pair-orders, tasks.
+# Counts, in the order shown.
 _COUNT_COLUMNS = ("n", "n_pairs", "n_pair_orders", "n_tasks")
 # Label-like columns that are not labels of a row.
 _NOT_LABELS = frozenset(
@@ -60,9 +58,8 @@ DEFAULT_NA = "–"
 
 @dataclass(frozen=True)
 class IntervalColumns:
-    """Where one statistic and its interval live in a table: its ``name`` and the columns of
-    its ``estimate``, ``ci_low`` and ``ci_high`` (None for a statistic without an interval).
-    """
+    """A statistic's ``name`` and the columns of its ``estimate``, ``ci_low``, ``ci_high``
+    (None without an interval)."""
 
     name: str
     estimate: str
@@ -116,10 +113,8 @@ def statistic_scale(name: str, *, percent: bool = True) -> float:
 def format_number(values: object, decimals: int, *, na_rep: str = DEFAULT_NA) -> np.ndarray:
     """Numbers as fixed-point strings (vectorised); NaN/None -> ``na_rep``; never ``-0``."""
     decimals = check_positive_int(decimals, "decimals", minimum=0)
-    x = pd.to_numeric(pd.Series(np.asarray(values, dtype=object).ravel()), errors="coerce")
-    arr = x.to_numpy(dtype=float, na_value=np.nan)
-    # printf rounds the binary value correctly (0.005 -> "0.01", as 0.005 is a hair above);
-    # a negative value that rounds to zero must not print as "-0".
+    arr = _as_float(values)
+    # printf rounds the binary value correctly; a negative value rounding to zero is not "-0".
     text = np.char.mod(f"%.{decimals}f", np.where(np.isnan(arr), 0.0, arr))
     unsigned = np.char.lstrip(text, "-")
     zero = np.char.strip(np.char.replace(unsigned, ".", ""), "0") == ""
@@ -141,16 +136,12 @@ def format_interval(
     est = _as_float(estimate) * scale
     lo = _as_float(ci_low) * scale
     hi = _as_float(ci_high) * scale
-    e = format_number(est, decimals, na_rep=na_rep).astype(str)
-    lo_s = format_number(lo, decimals).astype(str)
-    hi_s = format_number(hi, decimals).astype(str)
-    with_ci = np.char.add(
-        np.char.add(np.char.add(np.char.add(np.char.add(e, unit), " ["), lo_s), ", "), hi_s
-    )
-    with_ci = np.char.add(with_ci, "]")
-    has_ci = ~(np.isnan(lo) | np.isnan(hi))
-    plain = np.where(np.isnan(est), na_rep, np.char.add(e, unit))
-    return np.where(np.isnan(est), na_rep, np.where(has_ci, with_ci, plain)).astype(object)
+    e, lo_s, hi_s = (format_number(v, decimals, na_rep=na_rep) for v in (est, lo, hi))
+    text = [
+        f"{a}{unit}" if np.isnan(x) or np.isnan(y) else f"{a}{unit} [{b}, {c}]"
+        for a, b, c, x, y in zip(e, lo_s, hi_s, lo, hi, strict=True)
+    ]
+    return np.where(np.isnan(est), na_rep, np.array(text, dtype=object))
 
 
 def _as_float(values: object) -> np.ndarray:
@@ -171,13 +162,8 @@ def summarize(
     Parameters
     ----------
     table : DataFrame
-        A long result (pivoted here to one row per group, its diagnostics joined) or a
-        table of the same columns one row per group, e.g. read back from results.json:
-        output of :func:`~evalstats.stats.rates.win_rates`,
-        :func:`~evalstats.stats.cost.cost_ratios`,
-        :func:`~evalstats.stats.agreement.judge_agreement`,
-        :func:`~evalstats.stats.rates.position_bias` (or a table of the same columns,
-        e.g. read back from ``results.json``).
+        A long result (e.g. of :func:`~evalstats.stats.rates.win_rates`, pivoted here to one
+        row per group) or a table one row per group, e.g. read back from ``results.json``.
     statistics : sequence of str, optional
         Statistics to show, in order (default: the point statistics present, then every
         statistic with an interval).
@@ -191,9 +177,8 @@ def summarize(
     Returns
     -------
     DataFrame
-        One row per input row: the text label columns, the counts present (``n``,
-        ``n_pairs``, ``n_pair_orders``, ``n_tasks``), one text column per statistic, then
-        ``method`` and ``confidence``.
+        One row per group: the label columns, the counts, one text column per statistic,
+        then ``method`` and ``confidence``.
 
     Examples
     --------
@@ -210,9 +195,7 @@ def summarize(
         raise TypeError(f"summarize expects a DataFrame, got {type(table).__name__}")
     by = result_by(table) if is_long(table) else []
     one_pair = set(by) <= {"arm_a", "arm_b"} and len(table[by].drop_duplicates()) <= 1
-    if by and not one_pair:
-        # A long result (one row per statistic): its groups side by side, the reader's view.
-        # A result grouped by nothing but its one pair of arms stays long, as before K arms.
+    if by and not one_pair:  # one pair of arms and no other group stays long
         table = wide(table)
     if digits is not None:
         digits = check_positive_int(digits, "digits", minimum=0)
@@ -271,5 +254,5 @@ def _is_text(col: pd.Series) -> bool:
     if pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
         return False
     values = col.dropna()
-    # An all-missing column (a standard error of one cluster, read back from JSON) is no label.
+    # An all-missing column (e.g. read back from JSON) is no label.
     return bool(len(values)) and bool(values.map(lambda v: isinstance(v, str)).all())

@@ -19,7 +19,7 @@ from evalstats._schema import OUTCOMES
 from evalstats._validate import check_columns, check_confidence, check_positive_int
 from evalstats.errors import DataError
 from evalstats.frames import select_rubric
-from evalstats.stats.rates import ARM_COLUMNS, proportion_ci
+from evalstats.stats.rates import ARM_COLUMNS, check_choice, proportion_ci
 
 __all__ = [
     "LENGTH_MEASURES",
@@ -33,8 +33,6 @@ __all__ = [
     "ordinal_check",
 ]
 
-
-# -------------------- the latent outcome model
 
 _SQRT2 = np.sqrt(2.0)
 
@@ -83,13 +81,13 @@ def draw_outcomes(
     n_replicates = check_positive_int(n_replicates, "n_replicates")
     n_judges = check_positive_int(n_judges, "n_judges")
     n_evals = check_positive_int(n_evals, "n_evals")
-    gen = np.random.default_rng(rng)
+    rng = np.random.default_rng(rng)
     sigma = np.sqrt(icc / (1.0 - icc))
-    u = gen.standard_normal((n_evals, n_tasks, 1, 1)) * sigma
-    e = gen.standard_normal((n_evals, n_tasks, n_replicates, 1))
+    u = rng.standard_normal((n_evals, n_tasks, 1, 1)) * sigma
+    e = rng.standard_normal((n_evals, n_tasks, n_replicates, 1))
     latent = u + e
     if judge_noise > 0:
-        latent = latent + judge_noise * gen.standard_normal(
+        latent = latent + judge_noise * rng.standard_normal(
             (n_evals, n_tasks, n_replicates, n_judges)
         )
     else:
@@ -99,15 +97,10 @@ def draw_outcomes(
     return (latent >= lo).astype(np.int8) + (latent >= hi).astype(np.int8)
 
 
-# -------------------- logistic regression and length bias
-
-
 @dataclass(frozen=True)
 class LogisticFit(ResultDisplay):
-    """Result of :func:`logistic_fit`, ``logit P(y = 1) = intercept + slope * x``: the estimates
-    and SEs (NaN when the fit did not converge), the slope's Wald ``z``, ``p_value``,
-    ``ci_low``, ``ci_high``; ``n``, ``n_events``, ``converged``, ``n_iter``, ``confidence``.
-    """
+    """Result of :func:`logistic_fit`, ``logit P(y = 1) = intercept + slope * x`` (NaN when the
+    fit did not converge); ``z``, ``p_value``, ``ci_low``, ``ci_high`` are the slope's."""
 
     intercept: float
     slope: float
@@ -153,11 +146,14 @@ def logistic_fit(
     n, events = int(xa.size), int(ya.sum())
     center = float(xa.mean()) if n else 0.0
     scale = float(xa.std()) if n else 1.0
-    nan = LogisticFit(
-        *([math.nan] * 8), n=n, n_events=events, converged=False, n_iter=0, confidence=confidence
-    )
+
+    def no_fit(n_iter: int) -> LogisticFit:
+        return LogisticFit(
+            *([math.nan] * 8), n, events, converged=False, n_iter=n_iter, confidence=confidence
+        )
+
     if n < 3 or scale == 0.0 or events in (0, n):
-        return nan  # no slope to estimate, or the MLE is at infinity
+        return no_fit(0)  # no slope to estimate, or the MLE is at infinity
     design = np.column_stack([np.ones(n), (xa - center) / scale])
     start = np.array([special.logit(events / n), 0.0])  # the intercept-only MLE
     with warnings.catch_warnings():
@@ -171,16 +167,9 @@ def logistic_fit(
             res = None
     converged = res is not None and bool(res.mle_retvals["converged"])
     n_iter = int(res.mle_retvals["iterations"]) if res is not None else 0
-    # A separating covariate drives the slope to infinity; report no estimate.
+    # A separating covariate drives the slope to infinity: no estimate.
     if not converged or not np.isfinite(res.params).all() or abs(res.params[1]) > 30.0:
-        return LogisticFit(
-            *([math.nan] * 8),
-            n=n,
-            n_events=events,
-            converged=False,
-            n_iter=n_iter,
-            confidence=confidence,
-        )
+        return no_fit(n_iter)
     # Back to the original x: intercept = b0 - b1 c / s, slope = b1 / s (z and p unchanged).
     t = np.array([[1.0, -center / scale], [0.0, 1.0 / scale]])
     params = t @ res.params
@@ -217,8 +206,7 @@ def length_bias(
     """P(model wins) against the length difference of the two outputs, per group."""
     by_cols = list(by)
     check_columns(frame, [*by_cols, "len_with", "len_without", "status", "outcome"])
-    if x not in LENGTH_MEASURES:
-        raise ValueError(f"x must be one of {LENGTH_MEASURES}, got {x!r}")
+    check_choice(x, LENGTH_MEASURES, "x")
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
         if bins < 1:
             raise ValueError(f"bins must be >= 1, got {bins}")
@@ -237,13 +225,10 @@ def length_bias(
         if isinstance(sub[c].dtype, pd.CategoricalDtype):
             sub[c] = sub[c].astype(str)
     sub["_x"] = meas[keep]
-    outcome = frame.loc[keep, "outcome"].astype(str).to_numpy()
-    sub["_win"] = (outcome == "win").astype(np.int64)
-    sub["_tie"] = (outcome == "tie").astype(np.int64)
-    sub["_loss"] = (outcome == "loss").astype(np.int64)
-
+    sub["_outcome"] = frame.loc[keep, "outcome"].astype(str).to_numpy()
+    counted = {"wins": "win", "ties": "tie", "losses": "loss"}
     parts = []
-    for key, g in sub.groupby(by_cols, sort=True):  # a handful of groups
+    for key, g in sub.groupby(by_cols, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         xv = g["_x"].to_numpy()
         if edges_fixed is None:
@@ -252,19 +237,21 @@ def length_bias(
                 edges = np.array([xv.min(), xv.max()])
         else:
             edges = edges_fixed
-        # Right-closed bins with the lowest edge included, as pandas.cut(include_lowest=True).
+        # Right-closed bins, the lowest edge included (pandas.cut(include_lowest=True)).
         idx = np.searchsorted(edges, xv, side="left")
         idx = np.where(xv == edges[0], 1, idx)
         inside = (idx >= 1) & (idx < edges.size)
         nb = edges.size - 1
         b = idx[inside] - 1
         n = np.bincount(b, minlength=nb)
-        wins = np.bincount(b, weights=g["_win"].to_numpy()[inside], minlength=nb)
-        ties = np.bincount(b, weights=g["_tie"].to_numpy()[inside], minlength=nb)
-        losses = np.bincount(b, weights=g["_loss"].to_numpy()[inside], minlength=nb)
+        outcome = g["_outcome"].to_numpy()
+        counts = {
+            name: np.bincount(b, weights=(outcome == o)[inside].astype(np.int64), minlength=nb)
+            for name, o in counted.items()
+        }
         xsum = np.bincount(b, weights=xv[inside], minlength=nb)
-        ci = proportion_ci(wins, n, confidence=confidence)
-        fit = logistic_fit(xv, g["_win"].to_numpy(), confidence=confidence)
+        ci = proportion_ci(counts["wins"], n, confidence=confidence)
+        fit = logistic_fit(xv, (outcome == "win").astype(np.int64), confidence=confidence)
         with np.errstate(invalid="ignore", divide="ignore"):
             x_mean = np.where(n > 0, xsum / np.maximum(n, 1), np.nan)
         part = pd.DataFrame(
@@ -276,9 +263,7 @@ def length_bias(
                 "x_high": edges[1:],
                 "x_mean": x_mean,
                 "n": n.astype(np.int64),
-                "wins": wins.astype(np.int64),
-                "ties": ties.astype(np.int64),
-                "losses": losses.astype(np.int64),
+                **{name: c.astype(np.int64) for name, c in counts.items()},
                 "p_win": ci.estimate,
                 "ci_low": ci.ci_low,
                 "ci_high": ci.ci_high,
@@ -297,8 +282,6 @@ def length_bias(
     return pd.concat(parts, ignore_index=True)
 
 
-# -------------------- ordinal GEE across judges
-
 CovStruct = Literal["exchangeable", "global_odds_ratio", "independence"]
 CovType = Literal["bias_reduced", "robust"]
 QUANTITIES = ("p_win", "p_tie", "p_loss", "net_win")
@@ -307,13 +290,9 @@ AVERAGE = "average of judges"
 
 @dataclass(frozen=True)
 class OrdinalCheckResult(ResultDisplay):
-    """An ordinal GEE fit across judges: ``coefficients`` (``term, estimate, se, ci_low,
-    ci_high, p, method``: the cut points and one ``judge[...]`` log cumulative odds ratio per
-    non-reference judge), ``probabilities`` (``judge, quantity, estimate, se, ci_low,
-    ci_high, method`` per judge and their average), the sandwich ``covariance``,
-    ``reference_judge``, ``n``, ``n_tasks``, ``n_excluded``, ``df`` (C - 1),
-    ``converged``, ``method``.
-    """
+    """An ordinal GEE fit across judges: ``coefficients`` (cut points and one ``judge[...]``
+    log cumulative odds ratio per non-reference judge), ``probabilities`` (per judge and
+    their average), the sandwich ``covariance``, ``df`` (C - 1) and the fit's counts."""
 
     coefficients: pd.DataFrame
     probabilities: pd.DataFrame
@@ -330,14 +309,6 @@ class OrdinalCheckResult(ResultDisplay):
         """The coefficient table."""
         return self.coefficients.copy()
 
-    def wide_probabilities(self) -> pd.DataFrame:
-        """One row per judge, one column per quantity (estimates only)."""
-        out = self.probabilities.pivot(index="judge", columns="quantity", values="estimate")
-        order = self.probabilities["judge"].drop_duplicates().tolist()
-        out = out.reindex(index=order, columns=list(QUANTITIES))
-        out.columns.name = None
-        return out.reset_index()
-
 
 def ordinal_check(
     frame: pd.DataFrame,
@@ -352,25 +323,21 @@ def ordinal_check(
 ) -> OrdinalCheckResult:
     """A cumulative-logit GEE of the verdicts with judge as a covariate, clustered by task.
 
-    ``logit P(outcome > k | judge) = alpha_k + beta_judge`` (statsmodels ``OrdinalGEE``), with
-    the bias-reduced sandwich (Mancl & DeRouen 2001) and t(C - 1) by default; implied
-    P(win), P(tie), P(loss), net win per judge with delta-method SEs, to set beside the
-    design-based rates.
+    ``logit P(outcome > k | judge) = alpha_k + beta_judge`` (statsmodels ``OrdinalGEE``, the
+    Mancl-DeRouen bias-reduced sandwich, t(C - 1) by default), with the implied P(win),
+    P(tie), P(loss) and net win per judge (delta-method SEs).
 
     Parameters
     ----------
     frame : DataFrame
         ``rubric``, ``judge``, ``status``, ``outcome`` and the ``cluster`` column.
-    rubric : str, optional
-        Required when the frame holds several.
+    rubric, arms : optional
+        The rubric and pair of arms ``(arm_a, arm_b)``; required when the frame holds several.
     judges : sequence of str, optional
         Default all; the first by name is the reference.
-    arms : (str, str), optional
-        The pair of arms ``(arm_a, arm_b)`` to fit; required when the frame holds several.
-    cluster : str
-    cov_struct : {"exchangeable", "global_odds_ratio", "independence"}
-    cov_type : {"bias_reduced", "robust"}
-    confidence : float
+    cluster, cov_struct, cov_type, confidence
+        ``cov_struct``: "exchangeable", "global_odds_ratio" or "independence";
+        ``cov_type``: "bias_reduced" or "robust".
 
     Returns
     -------
@@ -382,8 +349,8 @@ def ordinal_check(
     >>> res = ordinal_check(load_frame("data/sample"), rubric="blind-pair")
     >>> res.coefficients["term"].tolist()
     ['logit P(outcome > loss)', 'logit P(outcome > tie)', 'judge[openai:gpt-5.4]']
-    >>> wide = res.wide_probabilities().set_index("judge")
-    >>> round(float(wide.loc["average of judges", "net_win"]), 3)
+    >>> p = res.probabilities.set_index(["judge", "quantity"])["estimate"]
+    >>> round(float(p["average of judges", "net_win"]), 3)
     0.381
     """
     from statsmodels.genmod import cov_struct as sm_cov
@@ -395,10 +362,8 @@ def ordinal_check(
         "global_odds_ratio": lambda: sm_cov.GlobalOddsRatio("ordinal"),
         "independence": sm_cov.Independence,
     }
-    if cov_struct not in structures:
-        raise ValueError(f"cov_struct must be one of {tuple(structures)}, got {cov_struct!r}")
-    if cov_type not in ("bias_reduced", "robust"):
-        raise ValueError(f"cov_type must be 'bias_reduced' or 'robust', got {cov_type!r}")
+    check_choice(cov_struct, tuple(structures), "cov_struct")
+    check_choice(cov_type, ("bias_reduced", "robust"), "cov_type")
     check_columns(frame, ["rubric", "judge", "status", "outcome", cluster])
     rows, rubric = select_rubric(frame, rubric)
     if set(ARM_COLUMNS) <= set(rows.columns):  # one pair of arms per fit
@@ -445,12 +410,10 @@ def ordinal_check(
             f"rubric {rubric!r}: one {cluster}; a clustered model needs two", field=cluster
         )
 
-    # OrdinalGEE needs a non-empty exog: with a single judge an all-zero column stands in; its
-    # coefficient is not identified and is dropped (only the cut points are reported).
+    # OrdinalGEE needs a non-empty exog: one judge gets an all-zero column, dropped below.
     exog = x if others else np.zeros((y.size, 1))
     with warnings.catch_warnings():
-        # Convergence and domain warnings are reported through ``converged``, not printed.
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore")  # reported through ``converged``
         model = OrdinalGEE(y, exog, groups, cov_struct=structures[cov_struct]())
         fit = model.fit(cov_type=cov_type)
     params = np.asarray(fit.params, dtype=float)

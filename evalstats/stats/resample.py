@@ -1,10 +1,6 @@
-"""Resampling by cluster: the cluster bootstrap of per-task sums, the wild cluster bootstrap, the
-delete-one-cluster jackknife.
-
-The unit of independence is the task, so every resample draws whole tasks. Statistics are
-smooth functions of per-task sufficient statistics (counts, sums): a resample only sums
-``C`` drawn cluster rows (never row indices), in chunks, bit-packed when the sums are
-integers. See ``docs/methods.md`` (section Rates) for the details and checks.
+"""Resampling by cluster: the cluster bootstrap of per-task sums (BCa with the delete-one-cluster
+jackknife, percentile, basic) and the wild cluster bootstrap. A resample sums ``C`` drawn
+per-task rows (never row indices), in chunks.
 """
 
 from __future__ import annotations
@@ -35,12 +31,9 @@ __all__ = [
 ]
 
 
-# -------------------- cluster bootstrap
-
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
 
-# Bytes the arrays of one chunk of resamples may take (indices + gathered values).
-_CHUNK_BUDGET_BYTES = 96 * 2**20
+_CHUNK_BUDGET_BYTES = 96 * 2**20  # indices + gathered values of one chunk of resamples
 # Above this many float columns, bincount + matmul beats one gather per column.
 _MAX_GATHER_COLUMNS = 4
 
@@ -48,9 +41,7 @@ _MAX_GATHER_COLUMNS = 4
 @dataclass(frozen=True)
 class BootstrapResult(ResultDisplay):
     """Result of :func:`cluster_bootstrap`: ``estimate``, ``ci_low``, ``ci_high`` and ``se`` (SD of
-    the bootstrap distribution, ``ddof=1``), arrays of shape (q,); ``method``, ``confidence``,
-    ``n_resamples``, ``n_tasks``.
-    """
+    the bootstrap distribution), arrays of shape (q,), and the settings."""
 
     estimate: np.ndarray
     ci_low: np.ndarray
@@ -67,19 +58,9 @@ class BootstrapResult(ResultDisplay):
         index = list(names) if names is not None else [f"stat{i}" for i in range(q)]
         if len(index) != q:
             raise ValueError(f"names has {len(index)} entries, the statistic has {q}")
-        return pd.DataFrame(
-            {
-                "estimate": self.estimate,
-                "se": self.se,
-                "ci_low": self.ci_low,
-                "ci_high": self.ci_high,
-                "method": self.method,
-                "confidence": self.confidence,
-                "n_resamples": self.n_resamples,
-                "n_tasks": self.n_tasks,
-            },
-            index=pd.Index(index, name="statistic"),
-        )
+        fields = ("estimate", "se", "ci_low", "ci_high", "method", "confidence", "n_resamples")
+        cols = {f: getattr(self, f) for f in (*fields, "n_tasks")}
+        return pd.DataFrame(cols, index=pd.Index(index, name="statistic"))
 
 
 def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
@@ -108,8 +89,7 @@ def cluster_bootstrap(
     cluster_stats : array_like, shape (C, m) or (C,)
         Per-cluster sums of the sufficient statistics (e.g. a task's wins, ties, verdicts).
     statistic : callable
-        Maps summed statistics ``(..., m)`` to ``(..., q)`` (or ``(...)``), vectorised over
-        leading axes.
+        Maps summed statistics ``(..., m)`` to ``(..., q)`` (or ``(...)``), vectorised.
     method : {"bca", "percentile", "basic"}
     n_resamples, confidence, rng
     chunk_size : int, optional
@@ -129,18 +109,16 @@ def cluster_bootstrap(
     True
     """
     stats = _validate_stats(cluster_stats)
-    if method not in BOOTSTRAP_METHODS:
-        raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
+    _check_method(method)
     n_resamples = check_n_resamples(n_resamples)
     confidence = check_confidence(confidence)
     if chunk_size is not None:
         chunk_size = check_positive_int(chunk_size, "chunk_size")
-    gen = as_generator(rng)
-
+    rng = as_generator(rng)
     # Undefined resamples (0/0) are expected and dropped, not warned about.
     with np.errstate(divide="ignore", invalid="ignore"):
         theta_hat = _as_2d(statistic(stats.sum(axis=0)[None, :]))[0]
-        theta_b = bootstrap_distribution(stats, statistic, n_resamples, gen, chunk_size)
+        theta_b = bootstrap_distribution(stats, statistic, n_resamples, rng, chunk_size)
         jack = None
         if method == "bca":
             jack = _as_2d(statistic(stats.sum(axis=0) - stats))
@@ -186,13 +164,8 @@ def resampled_sums(
 ) -> Iterator[np.ndarray]:
     """Yield chunks, shape (b, m) float64, of column sums over resampled clusters."""
     n_clusters, m = stats.shape
-    words = _pack_plan(stats)
-    if words is not None:
-        per_resample = 16 * n_clusters  # int64 indices + int64 gathered words
-    elif m <= _MAX_GATHER_COLUMNS:
-        per_resample = 16 * n_clusters
-    else:
-        per_resample = 24 * n_clusters  # indices, flat keys, counts
+    # int64 indices + gathered values; bincount adds flat keys and counts
+    per_resample = (16 if m <= _MAX_GATHER_COLUMNS else 24) * n_clusters
     if chunk_size is None:
         chunk_size = max(1, _CHUNK_BUDGET_BYTES // per_resample)
     chunk_size = min(chunk_size, n_resamples)
@@ -200,55 +173,16 @@ def resampled_sums(
         b = min(chunk_size, n_resamples - start)
         # Same call as scipy.stats.bootstrap makes, so the streams agree.
         idx = rng.integers(0, n_clusters, (b, n_clusters))
-        yield _sum_chunk(stats, idx, words)
+        yield _sum_chunk(stats, idx)
 
 
-def _sum_chunk(stats: np.ndarray, idx: np.ndarray, words: list | None) -> np.ndarray:
+def _sum_chunk(stats: np.ndarray, idx: np.ndarray) -> np.ndarray:
     b, n_clusters = idx.shape
-    m = stats.shape[1]
-    out = np.empty((b, m))
-    if words is not None:
-        for packed, fields in words:
-            total = np.take(packed, idx).sum(axis=1)
-            for col, shift, mask in fields:
-                out[:, col] = (total >> shift) & mask
-    elif m <= _MAX_GATHER_COLUMNS:
-        for col in range(m):
-            out[:, col] = np.take(stats[:, col], idx).sum(axis=1)
-    else:
-        keys = idx + (n_clusters * np.arange(b))[:, None]
-        counts = np.bincount(keys.ravel(), minlength=b * n_clusters).reshape(b, n_clusters)
-        out = counts.astype(np.float64) @ stats
-    return out
-
-
-def _pack_plan(stats: np.ndarray) -> list | None:
-    """Bit-packing layout for non-negative integer statistics, or None."""
-    n_clusters, m = stats.shape
-    if n_clusters == 0 or np.any(stats < 0) or np.any(stats != np.floor(stats)):
-        return None
-    bound = n_clusters * stats.max(axis=0)
-    if np.any(bound >= 2.0**62):
-        return None
-    widths = [max(1, int(x).bit_length()) for x in bound]
-    ints = stats.astype(np.int64)
-    words: list = []
-    cols: list[tuple[int, int, int]] = []
-    used = 0
-    for j, w in enumerate(widths):
-        if used + w > 63:
-            words.append(cols)
-            cols, used = [], 0
-        cols.append((j, used, (1 << w) - 1))
-        used += w
-    words.append(cols)
-    plan = []
-    for fields in words:
-        packed = np.zeros(n_clusters, dtype=np.int64)
-        for col, shift, _ in fields:
-            packed |= ints[:, col] << shift
-        plan.append((packed, fields))
-    return plan
+    if stats.shape[1] <= _MAX_GATHER_COLUMNS:
+        return np.stack([np.take(col, idx).sum(axis=1) for col in stats.T], axis=1)
+    keys = idx + (n_clusters * np.arange(b))[:, None]
+    counts = np.bincount(keys.ravel(), minlength=b * n_clusters).reshape(b, n_clusters)
+    return counts.astype(np.float64) @ stats
 
 
 def interval_from_distribution(
@@ -270,14 +204,13 @@ def interval_from_distribution(
             jackknife = np.asarray(jackknife)[None]
     alpha = (1.0 - confidence) / 2.0
     shape = (theta_b.shape[0], theta_b.shape[2])
+    _check_method(method)
     if method == "bca":
         if jackknife is None:
             raise ValueError("bca needs the leave-one-cluster-out jackknife values")
         p_lo, p_hi = _bca_levels(theta_b, theta_hat, np.asarray(jackknife, np.float64), alpha)
-    elif method in ("percentile", "basic"):
-        p_lo, p_hi = np.full(shape, alpha), np.full(shape, 1.0 - alpha)
     else:
-        raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
+        p_lo, p_hi = np.full(shape, alpha), np.full(shape, 1.0 - alpha)
     low, high, flat = _quantiles(theta_b, p_lo, p_hi, presorted=presorted)
     if method == "basic":
         low, high = 2.0 * theta_hat - high, 2.0 * theta_hat - low
@@ -297,14 +230,12 @@ def _bca_levels(
     below = (theta_b < est).sum(axis=1) + (theta_b <= est).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = below / (2.0 * n_valid)
-        # An estimate outside its own bootstrap distribution would give an
-        # infinite bias correction; clip to the resolution of B resamples.
+        # An estimate outside its own distribution: clip to the resolution of B resamples.
         half = 0.5 / np.maximum(n_valid, 1)
         share = np.clip(share, half, 1.0 - half)
     z0 = special.ndtri(share)
 
-    # Acceleration from the leave-one-cluster-out jackknife (Efron & Tibshirani 14.15);
-    # NaN entries (padding, undefined leave-one-out values) take no part.
+    # Acceleration from the jackknife (Efron & Tibshirani 14.15); NaN entries take no part.
     jk = jackknife
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column: a_hat = 0
@@ -325,9 +256,8 @@ def _bca_levels(
 def _quantiles(
     theta_b: np.ndarray, *probs: np.ndarray, presorted: bool = False
 ) -> tuple[np.ndarray, ...]:
-    """Per-column linear-interpolation quantiles (numpy's default method) of
-    distributions (G, B, q) at levels (G, q) each, from one sort; and whether each
-    distribution is degenerate (its smallest and largest non-NaN values equal)."""
+    """Linear-interpolation quantiles (numpy's default) of distributions (G, B, q) at levels
+    (G, q) each, from one sort; and whether each is degenerate (min == max)."""
     out = [np.full(p.shape, np.nan) for p in probs]
     srt = theta_b if presorted else np.sort(theta_b, axis=1)  # NaN sort last
     n = srt.shape[1]
@@ -351,6 +281,11 @@ def _quantiles(
             ok = col.size and np.isfinite(p[g, j])
             res[g, j] = np.quantile(col, np.clip(p[g, j], 0.0, 1.0)) if ok else np.nan
     return (*out, flat)
+
+
+def _check_method(method: str) -> None:
+    if method not in BOOTSTRAP_METHODS:
+        raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
 
 
 def _nan_std(theta_b: np.ndarray) -> np.ndarray:
@@ -387,9 +322,6 @@ def _as_2d(theta: ArrayLike) -> np.ndarray:
     return arr.reshape(arr.shape[0], -1)
 
 
-# -------------------- wild cluster bootstrap
-
-
 _WEBB = np.array([-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)])
 
 
@@ -408,10 +340,10 @@ def wild_weights(
     if method == "rademacher" and 2**n_clusters <= n_resamples:
         codes = (np.arange(2**n_clusters)[:, None] >> np.arange(n_clusters)) & 1
         return 2.0 * codes - 1.0
-    gen = np.random.default_rng(rng)
+    rng = np.random.default_rng(rng)
     if method == "rademacher":
-        return 2.0 * gen.integers(0, 2, (n_resamples, n_clusters)) - 1.0
-    return _WEBB[gen.integers(0, 6, (n_resamples, n_clusters))]
+        return 2.0 * rng.integers(0, 2, (n_resamples, n_clusters)) - 1.0
+    return _WEBB[rng.integers(0, 6, (n_resamples, n_clusters))]
 
 
 def _padded(y: np.ndarray, m: np.ndarray, gid: np.ndarray, n_groups: int):
@@ -446,14 +378,21 @@ def wild_cluster_p(
     return _wild_p_padded(yp, mp, valid, null, np.asarray(weights, dtype=np.float64))
 
 
-def _wild_p_padded(yp, mp, valid, null, v):
+def _cr1_padded(yp, mp, valid):
+    """Estimate, CR1 SE, clusters and total weight of each row of padded cluster totals."""
     n = mp.sum(axis=1)
     c = valid.sum(axis=1).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        factor = c / (c - 1.0)
         est = yp.sum(axis=1) / n
         e = np.where(valid, yp - est[:, None] * mp, 0.0)
-        se = np.sqrt(factor * (e**2).sum(axis=1)) / n
+        se = np.sqrt(c / (c - 1.0) * (e**2).sum(axis=1)) / n
+    return est, se, c, n
+
+
+def _wild_p_padded(yp, mp, valid, null, v):
+    est, se, c, n = _cr1_padded(yp, mp, valid)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        factor = c / (c - 1.0)
         t_obs = np.abs(est - null) / se
     out = np.empty(len(n))
     v = v[:, : yp.shape[1]]
@@ -489,12 +428,7 @@ def wild_cluster_interval(
     alpha = 1.0 - check_confidence(confidence)
     yp, mp, valid = _padded(np.asarray(y, float), np.asarray(m, float), gid, n_groups)
     v = np.asarray(weights, dtype=np.float64)
-    n = mp.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        est = yp.sum(axis=1) / n
-        e = np.where(valid, yp - est[:, None] * mp, 0.0)
-        c = valid.sum(axis=1)
-        se = np.sqrt(c / (c - 1.0) * (e**2).sum(axis=1)) / n
+    est, se, c, _ = _cr1_padded(yp, mp, valid)
     ends = []
     for sign in (-1.0, 1.0):
         inner = est.copy()
