@@ -1,9 +1,8 @@
-"""What every importer shares: safe reading, problems, arm mapping, validation, the writer.
+"""What every importer shares: bounded reading, problems, arm mapping, validation, the writer.
 
-An importer turns another harness's records into plain dicts in the data contract, each with
-the place it came from (:class:`Source`). :func:`finish` then validates them with the usual
-loaders (``load_tasks`` / ``load_runs``) and maps any error back to the source file and record,
-so a user reads "logs/a.eval: sample 'q3' epoch 2: ..." rather than a line of a temporary file.
+An importer turns another harness's records into dicts of the data contract, each with its
+:class:`Source`; :func:`finish` validates them with the usual loaders and aims any error at the
+source file and record ("logs/a.eval: sample 'q3' epoch 2: ...").
 """
 
 from __future__ import annotations
@@ -33,8 +32,6 @@ from evalstats.records import (
 )
 
 __all__ = [
-    "MAX_INPUT_BYTES",
-    "MAX_MEMBER_BYTES",
     "Imported",
     "Problem",
     "Source",
@@ -43,13 +40,11 @@ __all__ = [
     "file_tool_keys",
     "finish",
     "format_problems",
-    "loads",
+    "jsonl_records",
     "number_replicates",
     "paths_from_input",
     "read_bytes",
     "read_cap_check",
-    "require_regular",
-    "unique",
     "unique_columns",
     "write_data_dir",
 ]
@@ -80,19 +75,20 @@ class Problem:
 
     def __str__(self) -> str:
         s = self.source
-        where = s.path if s.line is None else f"{s.path}:{s.line}"
-        if s.record is not None and s.line is None:
-            where = f"{where}: {s.record}"
-        return f"{where}: {self.message}"
+        if s.line is not None:
+            return f"{s.path}:{s.line}: {self.message}"
+        return (
+            f"{s.path}: {self.message}"
+            if s.record is None
+            else f"{s.path}: {s.record}: {self.message}"
+        )
 
 
 @dataclass(frozen=True, eq=False)  # DataFrames have no single truth value to compare
 class Imported:
     """What an importer returns: ``tasks`` (or None), ``runs`` and the ``problems`` met.
 
-    Iterating yields ``(tasks, runs)``, so ``tasks, runs = from_table(...)`` works.
-    ``runs`` are loaded with the tasks when there are tasks, so they carry ``tokens``
-    (cl100k_base) beside the harness's own ``reported_tokens``.
+    ``tasks, runs = from_table(...)`` unpacks; with tasks, ``runs`` carry ``tokens``.
     """
 
     tasks: pd.DataFrame | None
@@ -105,33 +101,22 @@ class Imported:
 
 
 # --------------------------------------------------------------------------- what is read
-# An importer reads files a user points it at, often produced elsewhere. A symlink to
-# /dev/zero, a 1 GiB .eval member that is 1 MB zipped, a JSON object with a key twice or
-# 100,000 nested brackets each end in one DataError naming the file.
-
+# A symlink to /dev/zero, a 1 GiB .eval member that is 1 MB zipped, a JSON object with a key
+# twice or 100,000 nested brackets each end in one DataError naming the file.
 
 #: Largest input file an importer reads (bytes); ``EVALSTATS_MAX_INPUT_BYTES`` overrides it.
 MAX_INPUT_BYTES = 1024**3
-#: Largest uncompressed archive member (and archive total) an importer accepts: an inspect_ai
-#: log's members are a header and one JSON file per sample, a few MB each.
+#: Largest uncompressed archive member (and archive total): an inspect_ai log's members are a
+#: header and one JSON file per sample, a few MB each.
 MAX_MEMBER_BYTES = 256 * 1024**2
 
 
 def _cap(default: int) -> int:
     text = os.environ.get("EVALSTATS_MAX_INPUT_BYTES")
-    if text and text.isdigit() and int(text) > 0:
-        return int(text)
-    return default
+    return int(text) if text and text.isdigit() and int(text) > 0 else default
 
 
-def require_regular(path: str | os.PathLike[str]) -> os.stat_result:
-    """The file's stat, refusing anything but a regular file (after symlinks).
-
-    >>> require_regular("/dev/zero")
-    Traceback (most recent call last):
-    ...
-    evalstats.errors.DataError: /dev/zero: not a regular file (a device, pipe or ...
-    """
+def _require_regular(path: str | os.PathLike[str]) -> os.stat_result:
     p = Path(path)
     try:
         info = p.stat()
@@ -148,9 +133,15 @@ def require_regular(path: str | os.PathLike[str]) -> os.stat_result:
 
 
 def read_cap_check(path: str | os.PathLike[str], cap: int | None = None) -> None:
-    """Refuse a file that is not regular or is over ``cap`` bytes, without reading it."""
+    """Refuse a file that is not regular or is over ``cap`` bytes, without reading it.
+
+    >>> read_cap_check("/dev/zero")
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.DataError: /dev/zero: not a regular file (a device, pipe or ...
+    """
     limit = _cap(MAX_INPUT_BYTES) if cap is None else cap
-    info = require_regular(path)
+    info = _require_regular(path)
     if info.st_size > limit:
         raise DataError(
             f"the file is {info.st_size:,} bytes, over the import cap of {limit:,} "
@@ -190,10 +181,6 @@ def _no_duplicates(path: Any, line: int | None):
 def loads(text: str | bytes, path: Any, line: int | None = None) -> Any:
     """``json.loads`` that refuses duplicate keys and deep nesting with a ``DataError``.
 
-    ``json.JSONDecodeError`` passes through (callers word it for their format).
-
-    >>> loads('{"a": 1}', "x.jsonl", 3)
-    {'a': 1}
     >>> loads('{"a": 1, "a": 2}', "x.jsonl", 3)
     Traceback (most recent call last):
     ...
@@ -203,6 +190,24 @@ def loads(text: str | bytes, path: Any, line: int | None = None) -> Any:
         return json.loads(text, object_pairs_hook=_no_duplicates(path, line))
     except RecursionError:
         raise DataError("the JSON nests too deeply to be a record", path=path, line=line) from None
+
+
+def jsonl_records(text: str, path: Any, what: str = "JSON") -> list[tuple[dict, int]]:
+    """(object, line number) of each non-empty line of JSON Lines ``text``."""
+    out = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = loads(line, path, lineno)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"malformed {what} ({exc.msg} at column {exc.colno})", path=path, line=lineno
+            ) from None
+        if not isinstance(obj, dict):
+            raise DataError("expected a JSON object per line", path=path, line=lineno)
+        out.append((obj, lineno))
+    return out
 
 
 def unique_columns(columns: list[str], path: Any, line: int | None = 1) -> None:
@@ -221,7 +226,7 @@ def unique_columns(columns: list[str], path: Any, line: int | None = 1) -> None:
 def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
     """Refuse an archive with a duplicate member or members that inflate past ``cap``."""
     limit = _cap(MAX_MEMBER_BYTES) if cap is None else cap
-    require_regular(path)
+    _require_regular(path)
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
@@ -265,12 +270,9 @@ def arm_mapper(
 ):
     """A function mapping a source value to an arm's id (or None if it names no arm).
 
-    ``arm_values`` maps each arm (any name) to the source value(s) that mean it, e.g.
-    ``{"with": "tool", "without": ["baseline", "plain"]}`` or the CLI spelling
-    ``"none=none,v1=v1,v2=v2"``. Without it, the values ``with``/``without``, booleans
-    (True = with) and the ids of ``arms`` are understood. ``arms`` (the ids ``arms.toml``
-    lists) also bounds the arm names ``arm_values`` may use. Comparison is on ``str(value)``,
-    case-insensitive.
+    ``arm_values`` maps each arm to the source value(s) meaning it (``{"with": "tool"}`` or
+    ``"none=none,v1=v1"``); without it, ``with``/``without``, booleans and the ids of ``arms``
+    (which also bound the names ``arm_values`` may use) are understood, case-insensitively.
 
     >>> f = arm_mapper("with=serena,without=plain")
     >>> f("Serena"), f("plain"), f("other")
@@ -315,8 +317,6 @@ def file_tool_keys(
 ) -> dict[str, tuple[str, ...]]:
     """Tool name -> argument keys holding a file path, from ``NAME[:KEY[,KEY]]`` specs.
 
-    Specs add to ``default``; a spec without keys uses ``path``, ``file_path`` and ``file``.
-
     >>> file_tool_keys(["mcp__serena__read_file:relative_path"], {"Read": ("file_path",)})
     {'Read': ('file_path',), 'mcp__serena__read_file': ('relative_path',)}
     """
@@ -350,16 +350,8 @@ def paths_from_input(args: Any, keys: Sequence[str]) -> list[str]:
     return found
 
 
-def unique(values: Iterable[str]) -> list[str]:
-    """First occurrences, in order (a file read twice is one file inspected)."""
-    return list(dict.fromkeys(values))
-
-
 def format_problems(problems: Sequence[Problem], *, max_alike: int = 5) -> list[str]:
-    """One line per problem; past ``max_alike`` lines with the same message, one count line.
-
-    A folder of 600 runs that all lack a start time should not bury the one truncated file.
-    """
+    """One line per problem; past ``max_alike`` lines with the same message, one count line."""
     counts = Counter(p.message for p in problems)
     shown: Counter[str] = Counter()
     lines: list[str] = []
@@ -427,10 +419,8 @@ def write_data_dir(
 ) -> list[Path]:
     """Write ``tasks.jsonl`` (when there are tasks), ``runs.jsonl`` and, for K arms, ``arms.toml``.
 
-    Each file is written atomically; the runs keep the contract's columns only (the token
-    columns the loader adds are recomputed on every load). Runs of arms other than the
-    seeds' with / without get an ``arms.toml`` listing them (names = ids, ``reference``
-    when given) unless the directory has one. Returns the paths written.
+    Atomically, the contract's columns only; ``arms.toml`` (names = ids, ``reference``) only
+    for arms other than with / without and when the directory has none. Returns the paths.
     """
     d = Path(data_dir)
     d.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
-"""inspect_ai logs (``.eval`` / ``.json``) -> tasks and runs, read with inspect_ai's own reader.
+"""inspect_ai logs (``.eval`` / ``.json``) -> tasks and runs (one per sample and epoch).
 
-One run per sample and epoch; where each field comes from: docs/data.md (Importers).
+Read with inspect_ai's own reader; where each field comes from: docs/data.md (Importers).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from ._common import (
     finish,
     paths_from_input,
     read_cap_check,
-    unique,
 )
 
 __all__ = ["DEFAULT_INSPECT_FILE_TOOLS", "from_inspect", "parse_arm_from"]
@@ -154,7 +153,7 @@ def _files(messages: Sequence[Any], tools: Mapping[str, tuple[str, ...]]) -> lis
             if call.function == "text_editor" and args.get("command") not in (None, "view"):
                 continue
             found.extend(paths_from_input(args, keys))
-    return unique(found)
+    return list(dict.fromkeys(found))  # a file read twice is one file inspected
 
 
 def _reported_tokens(sample: Any) -> int | None:
@@ -191,34 +190,25 @@ def from_inspect(
     arm_from : str
         Where the arm is: ``"task_arg:NAME"``, ``"metadata:KEY"``, ``"model_role:ROLE"``
         or ``"model"``.
-    arm_values : mapping or str, optional
-        Source value(s) meaning each arm, e.g. ``"with=true,without=false"`` or
-        ``{"with": "mockllm/tool"}`` (default: the values with/without and booleans).
     file_tools : mapping or iterable of ``NAME[:KEY,...]``, optional
         Tools whose calls read files, added to :data:`DEFAULT_INSPECT_FILE_TOOLS`.
-    tasks_file : path-like, optional
-        A tasks file to use instead of the tasks built from the logs.
     budget_tokens, budget_wall_s : optional
         Task budgets when the logs set no ``token_limit`` / ``time_limit``.
     canonical_written_at : str, optional
-        ISO-8601 time the targets were written. Without it (and without ``tasks_file``) no
-        tasks are built: the problems say so.
-    allow_incomplete : bool, default False
-        Keep a sample that only one arm ran (else it is an error).
-    arms : sequence of str, optional
-        The arms ``arms.toml`` lists: the arm names ``arm_values`` may use, and their order.
+        ISO-8601 time the targets were written; without it (or ``tasks_file``) no tasks.
+    arm_values, tasks_file, allow_incomplete, arms
+        As in :func:`~evalstats.importers.from_table`.
 
     Returns
     -------
     Imported
-        ``tasks`` (None when they cannot be built and no ``tasks_file`` is given), ``runs``
-        and the ``problems`` met; ``tasks, runs = from_inspect(...)`` unpacks.
+        ``tasks`` (None when they cannot be built), ``runs`` and the ``problems`` met.
 
     Raises
     ------
     DataError
-        An unreadable or truncated log, a log without samples, a sample whose arm is
-        missing or unknown; loader errors re-aimed at the log and sample.
+        An unreadable log, a log without samples, a sample whose arm is missing or unknown;
+        loader errors re-aimed at the log and sample.
 
     Examples
     --------
