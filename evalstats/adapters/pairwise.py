@@ -8,9 +8,12 @@ are configurations of it (the mapping: ``docs/methods.md``, "Case studies").
 
 from __future__ import annotations
 
+import gzip
+import json
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -84,6 +87,25 @@ class PairwiseData:
 
     frame: pd.DataFrame
     labels: pd.DataFrame | None
+
+
+def read_json(p: Path, *, array: bool = False) -> Any:
+    """The JSON document in ``p`` (gzipped when named ``.gz``); a DataError names the line."""
+    if not p.exists():
+        raise DataError("file not found", path=p)
+    try:
+        gz = p.name.endswith(".gz")
+        with gzip.open(p, "rt", encoding="utf-8") if gz else p.open(encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
+        ) from None
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DataError(f"unreadable file: {exc}", path=p) from None
+    if array and not isinstance(data, list):
+        raise DataError("expected a JSON array of records", path=p)
+    return data
 
 
 def _require(table: pd.DataFrame, cols: Sequence[str | None], source: str | None) -> None:
