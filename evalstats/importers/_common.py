@@ -58,12 +58,15 @@ class Source:
     record: str | None = None
     line: int | None = None
 
-    def error(self, message: str, field: str | None = None) -> DataError:
-        """A one-line :class:`DataError` naming this file and record."""
-        text = (
+    def text(self, message: str) -> str:
+        """``message`` preceded by the record, when no line number names it."""
+        return (
             message if self.record is None or self.line is not None else f"{self.record}: {message}"
         )
-        return DataError(text, path=self.path, line=self.line, field=field)
+
+    def error(self, message: str, field: str | None = None) -> DataError:
+        """A one-line :class:`DataError` naming this file and record."""
+        return DataError(self.text(message), path=self.path, line=self.line, field=field)
 
 
 @dataclass(frozen=True)
@@ -75,13 +78,7 @@ class Problem:
 
     def __str__(self) -> str:
         s = self.source
-        if s.line is not None:
-            return f"{s.path}:{s.line}: {self.message}"
-        return (
-            f"{s.path}: {self.message}"
-            if s.record is None
-            else f"{s.path}: {s.record}: {self.message}"
-        )
+        return f"{s.path if s.line is None else f'{s.path}:{s.line}'}: {s.text(self.message)}"
 
 
 @dataclass(frozen=True, eq=False)  # DataFrames have no single truth value to compare

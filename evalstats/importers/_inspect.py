@@ -38,6 +38,9 @@ DEFAULT_INSPECT_FILE_TOOLS: dict[str, tuple[str, ...]] = {
 _NOT_LOGS = frozenset({"logs.json", "eval-set.json"})
 
 _ARM_KINDS = ("task_arg", "metadata", "model_role", "model")
+_NO_START = (
+    "no started_at in the sample; used eval.created (the eval's start, no later than the sample's)"
+)
 
 
 def parse_arm_from(spec: str) -> tuple[str, str | None]:
@@ -226,7 +229,6 @@ def from_inspect(
     run_sources: list[Source] = []
     tasks: dict[str, dict[str, Any]] = {}
     task_sources: dict[str, Source] = {}
-    created: list[str] = []
     limits: dict[str, set[Any]] = {"budget_tokens": set(), "budget_wall_s": set()}
 
     for path in _log_files(paths):
@@ -242,7 +244,6 @@ def from_inspect(
                 Problem(where, f"eval status is {log.status!r}; samples kept as logged")
             )
         spec, cfg = log.eval, log.eval.config
-        created.append(_iso(spec.created))
         limits["budget_tokens"].add(cfg.token_limit)
         limits["budget_wall_s"].add(cfg.time_limit or cfg.working_limit)
         for sample in log.samples:
@@ -268,16 +269,10 @@ def from_inspect(
                 raise src.error("no total_time or working_time in the sample", field="wall_s")
             started = getattr(sample, "started_at", None)
             if started is None:
-                # A recorded time, not a guess: the eval was created before any sample
-                # started, so the audit's canonical-before-runs check only gets stricter.
-                problems.append(
-                    Problem(
-                        src,
-                        "no started_at in the sample; used eval.created (the eval's start, "
-                        "no later than the sample's)",
-                    )
-                )
+                # A recorded time, not a guess: the audit's canonical-before-runs check only
+                # gets stricter.
                 started = spec.created
+                problems.append(Problem(src, _NO_START))
             reported = _reported_tokens(sample)
             if reported is None:
                 problems.append(
@@ -301,9 +296,7 @@ def from_inspect(
             target = sample.target
             task = {
                 "task_id": task_id,
-                "prompt": _text(sample.input)
-                if not isinstance(sample.input, str)
-                else sample.input,
+                "prompt": _text(sample.input),
                 "canonical_answer": "\n".join(target) if isinstance(target, list) else target,
             }
             if task_id not in tasks:

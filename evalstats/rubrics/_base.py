@@ -120,7 +120,18 @@ class Rubric:
         *,
         order: str | None = None,
     ) -> RenderedPrompt:
-        """Fill the prompt for one pair of runs."""
+        """Fill the prompt for one pair of runs.
+
+        Parameters
+        ----------
+        task : Mapping
+            ``prompt`` and ``canonical_answer`` (strings).
+        with_run, without_run : Mapping
+            ``answer`` (str); ``tokens`` (counted total), ``wall_s`` and ``files_inspected``
+            when the template shows them.
+        order : {"with_first", "without_first"} or None
+            Which arm is shown first (Agent A), for a rubric that :attr:`needs_order`.
+        """
         raise NotImplementedError
 
     def parse(self, text: str, order: str | None = None) -> Verdict:

@@ -157,19 +157,8 @@ class BlindPairRubric(Rubric):
         *,
         order: str | None = None,
     ) -> RenderedPrompt:
-        """Fill the blind user message for one pair, Agent A first.
+        """Fill the blind user message for one pair; ``order`` says which arm is Agent A.
 
-        Parameters
-        ----------
-        task : Mapping
-            ``prompt`` (str); the canonical answer is deliberately not shown.
-        with_run, without_run : Mapping
-            ``answer`` (str) and optional ``files_inspected`` (list of paths or None).
-        order : {"with_first", "without_first"}
-            Which arm is shown as Agent A.  Required.
-
-        Examples
-        --------
         >>> from evalstats import rubrics
         >>> r = rubrics.get("blind-pair")
         >>> p = r.render(
@@ -195,14 +184,9 @@ class BlindPairRubric(Rubric):
     def parse(self, text: str, order: str | None = None) -> Verdict:
         """Read a judge's output; with ``order``, map it back to WITH/WITHOUT.
 
-        Raises
-        ------
-        ParseError
-            No JSON object, no verdict, an unrecognised verdict, two different verdicts, a
-            missing agent block, or a score that is missing, not an integer or outside 1-5.
+        A :class:`~evalstats.errors.ParseError` for no JSON object, no or two different
+        verdicts, a missing agent block, or a score missing, not an integer or out of range.
 
-        Examples
-        --------
         >>> from evalstats import rubrics
         >>> r = rubrics.get("blind-pair")
         >>> block = '"correctness": 4, "specificity": 4, "completeness": 3, "hallucination_safety": 5'

@@ -190,19 +190,8 @@ class WithWithoutRubric(Rubric):
         *,
         order: str | None = None,
     ) -> RenderedPrompt:
-        """Fill the user-message template for one pair.
+        """Fill the user-message template for one pair (``order`` must be None).
 
-        Parameters
-        ----------
-        task : Mapping
-            ``prompt`` and ``canonical_answer`` (strings).
-        with_run, without_run : Mapping
-            ``answer`` (str), ``tokens`` (counted cl100k_base total, int) and ``wall_s``.
-        order : None
-            This rubric shows the arms labelled; any order other than ``None`` is an error.
-
-        Examples
-        --------
         >>> from evalstats import rubrics
         >>> r = rubrics.get("with-without")
         >>> p = r.render(
@@ -223,13 +212,9 @@ class WithWithoutRubric(Rubric):
     def parse(self, text: str, order: str | None = None) -> Verdict:
         """Read a judge's output into a :class:`Verdict` (``(a)``→win, ``(b)``→tie, ``(c)``→loss).
 
-        Raises
-        ------
-        ParseError
-            No JSON object, no label, an unrecognised label, or two different labels.
+        A :class:`~evalstats.errors.ParseError` for no JSON object, no label, an unrecognised
+        label or two different labels.
 
-        Examples
-        --------
         >>> from evalstats import rubrics
         >>> v = rubrics.get("with-without").parse('Sure!\\n```json\\n{"label": "A", }\\n```')
         >>> v.label, v.outcome
