@@ -105,14 +105,6 @@ def _parse_lines(text: str, p: Path) -> tuple[list[Any], list[int]]:
     return records, lines
 
 
-def _read_records(p: Path) -> tuple[list[Any], list[int]]:
-    """Records of a JSON array file or a JSON Lines file (sniffed, not by name)."""
-    text = _open_text(p)
-    if text.lstrip().startswith("["):
-        return _parse_array(text, p)
-    return _parse_lines(text, p)
-
-
 def _number(value: Any) -> float | None:
     """A JSON number as float; None if it is not one (booleans are not numbers)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -288,7 +280,9 @@ def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.
             raise ParameterError("no annotation files given")
     rows: list[dict[str, Any]] = []
     for p in paths:
-        records, lines = _read_records(p)
+        text = _open_text(p)  # a JSON array or JSON Lines, sniffed, not by name
+        read = _parse_array if text.lstrip().startswith("[") else _parse_lines
+        records, lines = read(text, p)
         rows.extend(_record_row(rec, p, line) for rec, line in zip(records, lines, strict=True))
     return _build_frame(rows)
 

@@ -87,12 +87,6 @@ def _verdict_rows(subset_dir: Path, data: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _winner_rule(value: Any) -> tuple[str | None, str | None]:
-    if value in _OUTCOME:
-        return _OUTCOME[value], None
-    return None, f"winner {value!r} is neither '1' nor '2'"
-
-
 def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
     """Read one LLMBar subset (``Dataset/<...>/<subset>``) into a verdict frame and labels.
 
@@ -133,7 +127,13 @@ def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
         },
     )
     frame = pairwise.verdict_frame(
-        table, columns, outcome=_winner_rule, rubric=RUBRIC, source=str(d)
+        table,
+        columns,
+        outcome=lambda v: (
+            (_OUTCOME[v], None) if v in _OUTCOME else (None, f"winner {v!r} is neither '1' nor '2'")
+        ),
+        rubric=RUBRIC,
+        source=str(d),
     )
     gold = pd.DataFrame(
         {

@@ -167,10 +167,6 @@ def _reported_tokens(sample: Any) -> int | None:
     return None if out_usage is None else int(out_usage.total_tokens)
 
 
-def _iso(value: Any) -> str:
-    return value if isinstance(value, str) else value.isoformat()
-
-
 def from_inspect(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
@@ -288,7 +284,7 @@ def from_inspect(
                     "transcript": _transcript(sample.messages),
                     "files_inspected": _files(sample.messages, tools),
                     "wall_s": float(wall),
-                    "started_at": _iso(started),
+                    "started_at": started if isinstance(started, str) else started.isoformat(),
                     "reported_tokens": reported,
                 }
             )
