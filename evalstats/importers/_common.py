@@ -158,19 +158,21 @@ def read_bytes(path: str | os.PathLike[str], cap: int | None = None) -> bytes:
     return data
 
 
+def _refuse_repeats(names: Iterable[str], what: str, path: Any, line: int | None) -> None:
+    twice = sorted(n for n, k in Counter(names).items() if k > 1)
+    if twice:
+        raise DataError(
+            what.format(", ".join(map(repr, twice[:3]))) + ": which one is meant is not knowable",
+            path=path,
+            line=line,
+            field=twice[0],
+        )
+
+
 def _no_duplicates(path: Any, line: int | None):
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out = dict(pairs)
-        if len(out) != len(pairs):
-            twice = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
-            raise DataError(
-                f"key(s) {', '.join(map(repr, twice))} appear twice in one object: which "
-                "value is meant is not knowable",
-                path=path,
-                line=line,
-                field=twice[0],
-            )
-        return out
+        _refuse_repeats((k for k, _ in pairs), "key(s) {} appear twice in one object", path, line)
+        return dict(pairs)
 
     return hook
 
@@ -209,15 +211,7 @@ def jsonl_records(text: str, path: Any, what: str = "JSON") -> list[tuple[dict, 
 
 def unique_columns(columns: list[str], path: Any, line: int | None = 1) -> None:
     """Refuse a header that names a column twice."""
-    twice = sorted(c for c, n in Counter(columns).items() if n > 1)
-    if twice:
-        raise DataError(
-            f"column(s) {', '.join(map(repr, twice))} appear twice in the header: which one "
-            "is meant is not knowable",
-            path=path,
-            line=line,
-            field=twice[0],
-        )
+    _refuse_repeats(columns, "column(s) {} appear twice in the header", path, line)
 
 
 def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
@@ -229,15 +223,7 @@ def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
             infos = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         return  # not an archive at all: the reader says so in its own words
-    names = Counter(i.filename for i in infos)
-    twice = sorted(n for n, k in names.items() if k > 1)
-    if twice:
-        raise DataError(
-            f"the archive holds member(s) {', '.join(map(repr, twice[:3]))} twice: which "
-            "one is meant is not knowable",
-            path=path,
-            field=twice[0],
-        )
+    _refuse_repeats((i.filename for i in infos), "the archive holds member(s) {} twice", path, None)
     for info in infos:
         if info.file_size > limit:
             raise DataError(
