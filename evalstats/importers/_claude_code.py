@@ -40,6 +40,10 @@ DEFAULT_CLAUDE_FILE_TOOLS: dict[str, tuple[str, ...]] = {
     "NotebookRead": ("notebook_path",),
 }
 
+_ONLY_RESULT = (
+    "json output holds only the result: transcript and files_inspected unknown "
+    "(use --output-format stream-json, or json with --verbose)"
+)
 _USAGE_KEYS = (
     "input_tokens",
     "output_tokens",
@@ -404,13 +408,7 @@ def from_claude_code(
         if model is None:
             raise where.error("the output names no model; pass agent_model", field="agent_model")
         if out["format"] == "json":
-            problems.append(
-                Problem(
-                    where,
-                    "json output holds only the result: transcript and files_inspected unknown "
-                    "(use --output-format stream-json, or json with --verbose)",
-                )
-            )
+            problems.append(Problem(where, _ONLY_RESULT))
         if out["is_error"] or out["subtype"] not in (None, "success"):
             problems.append(Problem(where, f"run ended with subtype {out['subtype']!r}"))
         started = keys.get("started_at")
@@ -420,22 +418,13 @@ def from_claude_code(
             problems.append(
                 Problem(where, "no start time in the output; started_at = file mtime - duration")
             )
-        if out["reported_tokens"] is None:
+        reported = out["reported_tokens"]
+        if reported is None:
             problems.append(Problem(where, "result has no usage; reported_tokens left out"))
-        runs.append(
-            {
-                "task_id": str(keys["task_id"]),
-                "replicate": keys.get("replicate"),
-                "arm": arm,
-                "agent_model": model,
-                "answer": out["answer"],
-                "transcript": out["transcript"],
-                "files_inspected": out["files_inspected"],
-                "wall_s": out["wall_s"],
-                "started_at": started,
-                "reported_tokens": out["reported_tokens"],
-            }
-        )
+        run = {k: out[k] for k in ("answer", "transcript", "files_inspected", "wall_s")}
+        run |= {"task_id": str(keys["task_id"]), "replicate": keys.get("replicate"), "arm": arm}
+        run |= {"agent_model": model, "started_at": started, "reported_tokens": reported}
+        runs.append(run)
         sources.append(src if manifest is not None else where)
     number_replicates(runs)
     return finish(
