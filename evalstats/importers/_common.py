@@ -123,8 +123,7 @@ def _require_regular(path: str | os.PathLike[str]) -> os.stat_result:
         raise DataError(f"unreadable: {exc.strerror or exc}", path=p) from None
     if not stat.S_ISREG(info.st_mode):
         raise DataError(
-            "not a regular file (a device, pipe or directory): nothing to import from it",
-            path=p,
+            "not a regular file (a device, pipe or directory): nothing to import from it", path=p
         )
     return info
 
@@ -248,8 +247,7 @@ _DEFAULT_ARM_VALUES = {"with": "with", "without": "without", "true": "with", "fa
 
 
 def arm_mapper(
-    arm_values: Mapping[str, str | Sequence[str]] | str | None,
-    arms: Sequence[str] | None = None,
+    arm_values: Mapping[str, str | Sequence[str]] | str | None, arms: Sequence[str] | None = None
 ):
     """A function mapping a source value to an arm's id (or None if it names no arm).
 

@@ -30,10 +30,7 @@ class RenderedPrompt:
 
     def messages(self) -> list[dict[str, str]]:
         """Chat messages in the order the providers expect."""
-        return [
-            {"role": "system", "content": self.system},
-            {"role": "user", "content": self.user},
-        ]
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="rubric_command", required=True)
 
     new = sub.add_parser(
-        "new",
-        help="write a new rubric file from a seed rubric, naming your tool instead of gortex",
+        "new", help="write a new rubric file from a seed rubric, naming your tool instead of gortex"
     )
     new.add_argument(
         "--from", dest="source", required=True, help=f"a rubric: {', '.join(names())} or a file"

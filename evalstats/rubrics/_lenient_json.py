@@ -42,12 +42,7 @@ _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 # A "{" that can begin an object (followed by what obj() accepts): filtering in the regex
 # engine keeps "{" * 480_000 linear and cheap.
 _OBJECT_START = re.compile("\\{(?=[" + re.escape(_WS + ",}/$_" + "".join(_CLOSERS)) + "A-Za-z])")
-_LITERALS: dict[str, Any] = {
-    "true": True,
-    "false": False,
-    "null": None,
-    "none": None,
-}
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None, "none": None}
 
 
 class JsonObject(dict):

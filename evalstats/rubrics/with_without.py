@@ -228,12 +228,7 @@ class WithWithoutRubric(Rubric):
         )
         # The label's fields: the fallback ones only when no object had a label field.
         keys = spec.label_fields if values_for(src, spec.label_fields) else spec.fallback_fields
-        used = {
-            *keys,
-            *spec.reasoning_fields,
-            *spec.uncertainty_fields,
-            *spec.cost_ratio_fields,
-        }
+        used = {*keys, *spec.reasoning_fields, *spec.uncertainty_fields, *spec.cost_ratio_fields}
         fields: dict[str, str] = {}
         for k, v in src.items():
             nk, t = norm_key(k), as_field_text(v)
