@@ -32,12 +32,8 @@ _BUILT_IN = {"blind-pair": blind_pair.load, "with-without": with_without.load}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _TOP_KEYS = {"name", "revision", "kind", "description", "arms", "prompt", "output"}
 # The [output] lists of each kind, in the order they are checked and written.
-_THREE_WAY_LISTS = (
-    "label_fields",
-    "fallback_fields",
-    "reasoning_fields",
-    "uncertainty_fields",
-    "cost_ratio_fields",
+_THREE_WAY_LISTS = tuple(
+    "label_fields fallback_fields reasoning_fields uncertainty_fields cost_ratio_fields".split()
 )
 _BLIND_LISTS = ("verdict_fields", "reasoning_fields", "notes_fields")
 _THREE_WAY_KEYS = {"labels", "aliases", *_THREE_WAY_LISTS}

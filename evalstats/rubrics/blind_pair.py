@@ -36,13 +36,8 @@ __all__ = ["KNOWN_PLACEHOLDERS", "BlindPairRubric", "BlindScores"]
 NAME = "blind-pair"
 SYSTEM_FILE = "blind-pair.r1.txt"
 USER_FILE = "blind-pair.r1.user.txt"
-KNOWN_PLACEHOLDERS = (
-    "task_prompt",
-    "canonical_answer",
-    "agent_a_answer",
-    "agent_a_files",
-    "agent_b_answer",
-    "agent_b_files",
+KNOWN_PLACEHOLDERS = tuple(
+    "task_prompt canonical_answer agent_a_answer agent_a_files agent_b_answer agent_b_files".split()
 )
 REQUIRED_PLACEHOLDERS = ("agent_a_answer", "agent_b_answer")
 

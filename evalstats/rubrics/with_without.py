@@ -37,17 +37,9 @@ NAME = "with-without"
 DATA_FILE = "with-without.r1.txt"
 OUTCOMES = ("win", "tie", "loss")
 # Placeholders a three-way template may use, in the order their values are read.
-KNOWN_PLACEHOLDERS = (
-    "task_prompt",
-    "canonical_answer",
-    "with_answer",
-    "with_token_cost",
-    "with_wall_clock",
-    "with_files",
-    "without_answer",
-    "without_token_cost",
-    "without_wall_clock",
-    "without_files",
+KNOWN_PLACEHOLDERS = tuple(
+    "task_prompt canonical_answer with_answer with_token_cost with_wall_clock with_files "
+    "without_answer without_token_cost without_wall_clock without_files".split()
 )
 REQUIRED_PLACEHOLDERS = ("with_answer", "without_answer")
 
@@ -55,14 +47,9 @@ _STRIP = " \t\r\n\"'`*_[]\u201c\u201d\u2018\u2019"
 _LETTER_LABEL = re.compile(r"^\(([a-z])\)$")
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _QUOTIENT = re.compile(rf"^\s*({_NUMBER})\s*/\s*({_NUMBER})\s*$")
-_UNCERTAINTY = {
-    "low": "low",
-    "medium": "medium",
-    "med": "medium",
-    "moderate": "medium",
-    "mid": "medium",
-    "high": "high",
-}
+_UNCERTAINTY = {"low": "low", "high": "high"} | dict.fromkeys(
+    ("medium", "med", "moderate", "mid"), "medium"
+)
 
 
 @dataclass(frozen=True)
