@@ -40,20 +40,15 @@ class Verdict:
     Attributes
     ----------
     label : str
-        The rubric's own label: ``"(a)"``, ``"(b)"``, ``"(c)"`` (with-without) or
-        ``"a_wins"``, ``"b_wins"``, ``"tie"`` (blind-pair).
+        The rubric's own label: ``"(a)"``/``"(b)"``/``"(c)"`` or ``"a_wins"``/``"b_wins"``/``"tie"``.
     outcome : str or None
-        ``"win"``, ``"tie"`` or ``"loss"`` for WITH; ``None`` for blind-pair read without an
-        order.
-    reasoning : str or None
-        The judge's ``reasoning`` (with-without) or ``verdict_reasoning`` (blind-pair).
-    uncertainty : str or None
-        ``"low"``, ``"medium"`` or ``"high"`` (with-without); else ``None``.
+        ``"win"``, ``"tie"`` or ``"loss"`` for WITH; ``None`` for blind-pair without an order.
+    reasoning, uncertainty : str or None
+        The judge's reasoning; ``"low"``, ``"medium"`` or ``"high"`` (with-without).
     judge_cost_ratio : float or None
         The cost ratio the judge claimed (with-without).
     scores : dict of str to int
-        Blind-pair scores, keyed ``with_<dim>``/``without_<dim>`` when the order is known,
-        ``a_<dim>``/``b_<dim>`` otherwise.
+        Blind-pair scores, ``with_<dim>``/``without_<dim>`` (``a_<dim>``/``b_<dim>`` without an order).
     fields : dict of str to str
         Every other field, verbatim as a string.
     """
