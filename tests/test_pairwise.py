@@ -85,22 +85,22 @@ def test_orders_gold_and_invalid_rows() -> None:
             "label": [1, 1, 2, 2, 1, 1],
         }
     )
-    data = pairwise.from_table(
+    f = pairwise.verdict_frame(
         table,
         pairwise.PairwiseColumns(item="item", judge="judge", verdict="winner", order="swap"),
         outcome={"1": "win", "2": "loss"},
         order_map={False: "with_first", True: "without_first"},
-        gold="label",
-        gold_outcome={1: "win", 2: "loss"},
         source="t",
     )
-    f = data.frame
+    labels = pairwise.labels_table(
+        table, item="item", gold="label", outcome={1: "win", 2: "loss"}, source="t"
+    )
     assert f["replicate"].tolist() == [1] * 6  # both orders of an item are one pair
     assert f["order"].astype(str).tolist() == ["with_first", "without_first"] * 3
     assert f["status"].astype(str).tolist() == ["ok"] * 4 + ["invalid", "ok"]
     assert f.loc[4, "parse_error"] == "missing verdict"
-    assert data.labels["outcome"].astype(str).tolist() == ["win", "loss", "win"]
-    assert set(data.labels["labeler"]) == {"gold"}
+    assert labels["outcome"].astype(str).tolist() == ["win", "loss", "win"]
+    assert set(labels["labeler"]) == {"gold"}
 
 
 def test_errors_name_the_column_and_row() -> None:

@@ -1,9 +1,8 @@
 """AlpacaEval judge annotations (``annotations.json``) as a verdict frame.
 
-An LLM judge (the *annotator*) compares a model's output (``generator_2``, the WITH side) with
-a baseline's (``generator_1``, WITHOUT) on each instruction (the task). The mapping, the
-preference-to-outcome rule and how repeats are kept are described in ``docs/methods.md``
-("Case studies"); the leaderboard is recomputed by the ``alpaca_eval`` report kind.
+The annotator compares a model's output (``generator_2``, WITH) with a baseline's
+(``generator_1``, WITHOUT) on each instruction (the task); the mapping and the
+preference-to-outcome rule: ``docs/methods.md`` ("Case studies").
 """
 
 from __future__ import annotations
@@ -29,15 +28,15 @@ from . import pairwise
 __all__ = ["EXTRA_COLUMNS", "GROUP_COLUMNS", "RUBRIC", "annotation_files", "load"]
 
 _SUFFIXES = (".json", ".jsonl", ".ndjson")
-
-
 _WS = re.compile(r"\s*")
 
 
+def _is_annotations(name: str) -> bool:
+    return name.lower().removesuffix(".gz").endswith(_SUFFIXES)
+
+
 def _open_text(p: Path) -> str:
-    name = p.name.lower()
-    base = name[:-3] if name.endswith(".gz") else name
-    if not base.endswith(_SUFFIXES):
+    if not _is_annotations(p.name):
         raise DataError(
             "unsupported file type; use .json (a JSON array), .jsonl or .ndjson, "
             "optionally gzipped (.gz)",
@@ -46,7 +45,7 @@ def _open_text(p: Path) -> str:
     if not p.exists():
         raise DataError("file not found", path=p)
     try:
-        if name.endswith(".gz"):
+        if p.name.lower().endswith(".gz"):
             with gzip.open(p, "rt", encoding="utf-8") as fh:
                 return fh.read()
         return p.read_text(encoding="utf-8")
@@ -55,11 +54,7 @@ def _open_text(p: Path) -> str:
 
 
 def _parse_array(text: str, p: Path) -> tuple[list[Any], list[int]]:
-    """Records of a JSON array with the line each one starts on.
-
-    ``json.loads`` forgets positions; decoding element by element keeps them, so
-    an error can name the line of the bad record in a pretty-printed file.
-    """
+    """Records of a JSON array with the line each one starts on (decoded one by one)."""
     decoder = json.JSONDecoder()
     records: list[Any] = []
     lines: list[int] = []
@@ -108,14 +103,6 @@ def _parse_lines(text: str, p: Path) -> tuple[list[Any], list[int]]:
             ) from None
         lines.append(lineno)
     return records, lines
-
-
-def _read_records(p: Path) -> tuple[list[Any], list[int]]:
-    """Records of a JSON array file or a JSON Lines file (sniffed, not by name)."""
-    text = _open_text(p)
-    if text.lstrip().startswith("["):
-        return _parse_array(text, p)
-    return _parse_lines(text, p)
 
 
 def _number(value: Any) -> float | None:
@@ -202,12 +189,8 @@ def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
 
 
 RUBRIC = "alpaca_eval"
-
-
 # A leaderboard row is per (model, baseline, judge); AlpacaEval fixes the baseline.
 GROUP_COLUMNS = ("model", "baseline", "judge")
-
-
 EXTRA_COLUMNS = (
     "model",
     "baseline",
@@ -223,34 +206,17 @@ EXTRA_COLUMNS = (
 def annotation_files(data_dir: str | os.PathLike[str], *, required: bool = False) -> list[Path]:
     """The AlpacaEval annotation files in ``data_dir`` or below it, sorted by relative path.
 
-    A file counts when its name contains ``annotations`` and ends with ``.json``,
-    ``.jsonl`` or ``.ndjson`` (optionally ``.gz``): ``claude-2.1.annotations.jsonl.gz``
-    as in ``shared/data/alpaca_eval``, or AlpacaEval's own layout
-    ``results/<model>/<annotator>/annotations.json``. Hidden directories are skipped.
-
-    Parameters
-    ----------
-    data_dir : path-like
-    required : bool, default False
-        Raise :class:`~evalstats.errors.DataError` when there is none (else return ``[]``).
-
-    Returns
-    -------
-    list of Path
+    Names containing ``annotations`` and ending ``.json``, ``.jsonl`` or ``.ndjson`` (optionally
+    ``.gz``), outside hidden directories; with ``required``, none is a ``DataError``.
     """
     d = Path(data_dir)
-    found = []
-    if d.is_dir():
-        for p in d.rglob("*annotations*"):
-            rel = p.relative_to(d)
-            name = p.name.lower()
-            base = name[:-3] if name.endswith(".gz") else name
-            if (
-                p.is_file()
-                and base.endswith(_SUFFIXES)
-                and not any(part.startswith(".") for part in rel.parts)
-            ):
-                found.append(p)
+    found = [
+        p
+        for p in (d.rglob("*annotations*") if d.is_dir() else ())
+        if p.is_file()
+        and _is_annotations(p.name)
+        and not any(part.startswith(".") for part in p.relative_to(d).parts)
+    ]
     if required and not found:
         raise DataError(
             "no AlpacaEval annotation file (*annotations*.json, .jsonl or .ndjson, optionally "
@@ -266,39 +232,29 @@ def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.
     Parameters
     ----------
     path : path-like or sequence of path-likes
-        ``annotations.json`` (a JSON array, as AlpacaEval writes it), ``.jsonl``
-        / ``.ndjson``, or either gzipped (``.json.gz``, ``.jsonl.gz``); array or
-        lines is recognised from the content. A sequence of paths is read in
-        order and concatenated (e.g. several models' files). Fields:
-        ``instruction_id`` (or ``instruction``), ``generator_1`` (baseline),
-        ``generator_2`` (model), ``annotator``, ``preference``, and optionally
-        ``dataset``, ``price_per_example``, ``time_per_example``,
-        ``len_output_1``, ``len_output_2`` (or ``output_1``, ``output_2``),
-        ``raw_completion``; other fields are ignored.
+        ``annotations.json`` (a JSON array), ``.jsonl`` / ``.ndjson``, optionally gzipped;
+        several are read in order and concatenated. Fields: ``instruction_id`` (or
+        ``instruction``), ``generator_1`` (baseline), ``generator_2`` (model),
+        ``annotator``, ``preference``; optionally ``dataset``, ``price_per_example``,
+        ``time_per_example``, ``len_output_1`` / ``len_output_2`` (or the outputs),
+        ``raw_completion``.
 
     Returns
     -------
     DataFrame
-        The columns of :data:`evalstats._schema.VERDICT_COLUMNS` followed by
-        :data:`EXTRA_COLUMNS`, one row per record, sorted by model, baseline,
-        task, replicate and judge. ``docs/methods.md`` ("Case studies") gives the
-        mapping and the preference-to-outcome rule; invalid preferences are kept with
-        ``status == "invalid"``. Several models, baselines and annotators may
-        share one frame: ``model``, ``baseline`` and ``judge`` are the grouping
-        columns (:data:`GROUP_COLUMNS`).
+        :data:`evalstats._schema.VERDICT_COLUMNS` then :data:`EXTRA_COLUMNS`, one row per
+        record (invalid preferences kept with ``status == "invalid"``), sorted by model,
+        baseline, task, replicate and judge (:data:`GROUP_COLUMNS` group a leaderboard).
 
     Raises
     ------
     DataError
-        Unsupported or unreadable file, malformed JSON, a record that is not an
-        object, a missing or mistyped required field, a negative or non-numeric
-        price, time or length; the message names file, line and field.
+        An unreadable file, malformed JSON, a missing or mistyped field (file, line, field).
 
     Warns
     -----
     EvalstatsWarning
-        The same instruction appears more than once for one (model, baseline,
-        annotator): the repeats are kept as replicates 2, 3, ...
+        An instruction repeated for one (model, baseline, annotator): kept as replicates.
 
     Examples
     --------
@@ -324,7 +280,9 @@ def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.
             raise ParameterError("no annotation files given")
     rows: list[dict[str, Any]] = []
     for p in paths:
-        records, lines = _read_records(p)
+        text = _open_text(p)  # a JSON array or JSON Lines, sniffed, not by name
+        read = _parse_array if text.lstrip().startswith("[") else _parse_lines
+        records, lines = read(text, p)
         rows.extend(_record_row(rec, p, line) for rec, line in zip(records, lines, strict=True))
     return _build_frame(rows)
 
@@ -357,13 +315,12 @@ def _build_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         repr(float(p)) if o is not None else None
         for p, o in zip(col("preference"), outcome, strict=True)
     ]
-    # The record was read (and its preference checked) by _record_row; the generic mapping
-    # takes the (outcome, reason) it found.
+    # _record_row read the preference: the generic mapping takes its (outcome, reason).
     table["verdict"] = pd.Series(list(zip(outcome, error, strict=True)), dtype=object)
     return pairwise.verdict_frame(
         table,
         _COLUMNS,
-        outcome=_as_read,
+        outcome=lambda read: read,
         rubric=RUBRIC,
         sort_by=["model", "baseline", "task_id", "replicate", "judge"],
     )
@@ -391,24 +348,8 @@ _COLUMNS = pairwise.PairwiseColumns(
         "judge_time_s": ("time_per_example", "float64"),
     },
 )
-_ROW_FIELDS = [
-    "instruction_id",
-    "generator_1",
-    "generator_2",
-    "annotator",
-    "dataset",
-    "price_per_example",
-    "time_per_example",
-    "len_output_1",
-    "len_output_2",
-    "raw",
-    "preference",
-    "win_share",
-    "outcome",
-    "parse_error",
-    "judgment_id",
-]
-
-
-def _as_read(value: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
-    return value
+_ROW_FIELDS = (
+    "instruction_id generator_1 generator_2 annotator dataset price_per_example "
+    "time_per_example len_output_1 len_output_2 raw preference win_share outcome parse_error "
+    "judgment_id"
+).split()

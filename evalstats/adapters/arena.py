@@ -1,7 +1,7 @@
-"""Chatbot Arena battles (Chatzi et al., NeurIPS 2024), judged by people and by three LLMs, as
-a pairwise verdict frame for K arms (:func:`evalstats.verdict_frame`: `arm_a`, `arm_b` on every row): model A is ``arm_a`` and is
-shown first; each battle is its own task. The mapping is in ``docs/methods.md`` ("Case
-studies").
+"""Chatbot Arena battles (Chatzi et al., NeurIPS 2024), judged by people and three LLMs.
+
+A pairwise verdict frame for K arms (``arm_a``, ``arm_b`` on every row): model A is ``arm_a``
+and is shown first; each battle is its own task. The mapping: ``docs/methods.md``.
 """
 
 from __future__ import annotations

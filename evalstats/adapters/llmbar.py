@@ -1,8 +1,7 @@
 """LLMBar's ``Dataset/<subset>`` folders (Zeng et al., ICLR 2024) as a verdict frame and labels.
 
 Every pair has a gold label and six judges' verdicts under several prompting strategies, in
-both orders; output_1 is the WITH side. The mapping is described in ``docs/methods.md`` ("Case
-studies"); the case study's tables are computed by the ``llmbar`` report kind.
+both orders; output_1 is WITH. The mapping: ``docs/methods.md`` ("Case studies").
 """
 
 from __future__ import annotations
@@ -24,17 +23,6 @@ _SWAPS = (("swap = False", "with_first"), ("swap = True", "without_first"))
 _OUTCOME = {"1": "win", "2": "loss"}
 
 
-def _read_json(p: Path) -> Any:
-    if not p.exists():
-        raise DataError("file not found", path=p)
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(
-            f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
-        ) from None
-
-
 def result_files(subset_dir: str | os.PathLike[str]) -> list[tuple[str, str, Path]]:
     """(judge, strategy, path) of every ``evaluators/<judge>/<strategy>/result.json``, sorted."""
     d = Path(subset_dir) / "evaluators"
@@ -44,9 +32,7 @@ def result_files(subset_dir: str | os.PathLike[str]) -> list[tuple[str, str, Pat
 
 def _dataset(subset_dir: Path) -> list[dict[str, Any]]:
     p = subset_dir / "dataset.json"
-    data = _read_json(p)
-    if not isinstance(data, list):
-        raise DataError("expected a JSON array of records", path=p)
+    data = pairwise.read_json(p, array=True)
     for i, rec in enumerate(data):
         for field in ("input", "output_1", "output_2", "label"):
             if not isinstance(rec, dict) or field not in rec:
@@ -62,7 +48,7 @@ def _verdict_rows(subset_dir: Path, data: list[dict[str, Any]]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     subset = subset_dir.name
     for judge, strategy, p in result_files(subset_dir):
-        recs = _read_json(p)
+        recs = pairwise.read_json(p)
         if not isinstance(recs, list) or len(recs) != len(data):
             raise DataError(
                 f"expected {len(data)} records as in dataset.json, got "
@@ -99,12 +85,6 @@ def _verdict_rows(subset_dir: Path, data: list[dict[str, Any]]) -> pd.DataFrame:
                     }
                 )
     return pd.DataFrame(rows)
-
-
-def _winner_rule(value: Any) -> tuple[str | None, str | None]:
-    if value in _OUTCOME:
-        return _OUTCOME[value], None
-    return None, f"winner {value!r} is neither '1' nor '2'"
 
 
 def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
@@ -147,7 +127,13 @@ def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
         },
     )
     frame = pairwise.verdict_frame(
-        table, columns, outcome=_winner_rule, rubric=RUBRIC, source=str(d)
+        table,
+        columns,
+        outcome=lambda v: (
+            (_OUTCOME[v], None) if v in _OUTCOME else (None, f"winner {v!r} is neither '1' nor '2'")
+        ),
+        rubric=RUBRIC,
+        source=str(d),
     )
     gold = pd.DataFrame(
         {

@@ -1,17 +1,19 @@
 """Any table of pairwise verdicts as a verdict frame and a labels table.
 
-A judge-evaluation data set is an item, two systems' answers, a judge, a verdict, sometimes
-the order shown and a gold (human) label. :func:`verdict_frame` maps such a table (one row per
-judgment, named by :class:`PairwiseColumns`) onto the package's verdict frame, from the WITH
-side's point of view; :func:`labels_table` reads the gold labels. The AlpacaEval, LLMBar and
-PandaLM adapters are configurations of it (the mapping: ``docs/methods.md``, "Case studies").
+:func:`verdict_frame` maps a table of judgments (one row each, named by
+:class:`PairwiseColumns`) onto the package's verdict frame from the WITH side's point of view;
+:func:`labels_table` reads people's (gold) labels. The AlpacaEval, LLMBar and PandaLM adapters
+are configurations of it (the mapping: ``docs/methods.md``, "Case studies").
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,18 +32,12 @@ from .._schema import (
 from ..errors import DataError
 from ..records import EvalstatsWarning, is_missing
 
-__all__ = ["PairwiseColumns", "PairwiseData", "from_table", "labels_table", "verdict_frame"]
+__all__ = ["PairwiseColumns", "PairwiseData", "labels_table", "verdict_frame"]
 
 # How a verdict reads: a mapping value -> outcome (missing keys are invalid) or a function
 # returning (outcome or None, parse error or None).
 OutcomeRule = Mapping[Any, str | None] | Callable[[Any], tuple[str | None, str | None]]
-_FLOAT_COLUMNS = (
-    "judge_cost_ratio",
-    "cost_ratio",
-    "wall_with_s",
-    "wall_without_s",
-    "judge_usd",
-)
+_FLOAT_COLUMNS = ("judge_cost_ratio", "cost_ratio", "wall_with_s", "wall_without_s", "judge_usd")
 _INT_COLUMNS = (
     *(f"{arm}_{dim}" for arm in ("with", "without") for dim in BLIND_DIMENSIONS),
     "tokens_with",
@@ -50,7 +46,6 @@ _INT_COLUMNS = (
     "judge_output_tokens",
     "prompt_revision",
 )
-_STR_COLUMNS = ("label", "judgment_id", "prompt_sha256", "reasoning", "raw", "parse_error")
 
 
 @dataclass(frozen=True)
@@ -62,21 +57,17 @@ class PairwiseColumns:
     item, judge, verdict : str
         The item (the task, the unit of independence), the judge and the verdict.
     sides : (str, str), optional
-        Columns naming the WITH and the WITHOUT system, copied as ``side_names`` and part of
-        the key that numbers repeats.
+        Columns naming the WITH and the WITHOUT system, copied as ``side_names``.
     side_names : (str, str)
         Output names of the ``sides`` columns.
     order : str, optional
-        The shown order (mapped by :func:`verdict_frame`'s ``order_map`` to ``with_first`` /
-        ``without_first``); the verdict must already be from WITH's point of view.
+        The shown order (mapped by ``order_map`` to ``with_first`` / ``without_first``).
     replicate : str, optional
         The replicate (>= 1); default 1, repeats numbered 2, 3, ... with a warning.
     fields : mapping
-        Verdict-frame column -> input column, for the other contract columns (``label``,
-        ``raw``, ``judge_usd``, ``judgment_id``...).
+        Verdict-frame column -> input column (``label``, ``raw``, ``judge_usd``, ...).
     extra : mapping
-        Output column -> input column, or (input column, dtype), appended after the contract
-        columns.
+        Output column -> input column, or (input column, dtype), after the contract columns.
     """
 
     item: str
@@ -98,6 +89,25 @@ class PairwiseData:
     labels: pd.DataFrame | None
 
 
+def read_json(p: Path, *, array: bool = False) -> Any:
+    """The JSON document in ``p`` (gzipped when named ``.gz``); a DataError names the line."""
+    if not p.exists():
+        raise DataError("file not found", path=p)
+    try:
+        gz = p.name.endswith(".gz")
+        with gzip.open(p, "rt", encoding="utf-8") if gz else p.open(encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
+        ) from None
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DataError(f"unreadable file: {exc}", path=p) from None
+    if array and not isinstance(data, list):
+        raise DataError("expected a JSON array of records", path=p)
+    return data
+
+
 def _require(table: pd.DataFrame, cols: Sequence[str | None], source: str | None) -> None:
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a pandas DataFrame, got {type(table).__name__}")
@@ -109,17 +119,14 @@ def _require(table: pd.DataFrame, cols: Sequence[str | None], source: str | None
 def _read_outcomes(values: pd.Series, rule: OutcomeRule) -> tuple[list, list]:
     outcomes: list[str | None] = []
     errors: list[str | None] = []
-    if callable(rule):
-        for v in values.tolist():
+    for v in values.tolist():
+        if callable(rule):
             o, e = rule(v)
-            outcomes.append(o)
-            errors.append(e if o is None else None)
-    else:
-        for v in values.tolist():
+        else:
             o = None if is_missing(v) else rule.get(v)
-            outcomes.append(o)
-            reason = "missing verdict" if is_missing(v) else f"unmapped verdict {v!r}"
-            errors.append(None if o is not None else reason)
+            e = "missing verdict" if is_missing(v) else f"unmapped verdict {v!r}"
+        outcomes.append(o)
+        errors.append(e if o is None else None)
     bad = [o for o in outcomes if o is not None and o not in OUTCOMES]
     if bad:
         raise ValueError(f"the outcome rule gave {bad[0]!r}; it must give win, tie, loss or None")
@@ -130,8 +137,9 @@ def _check_text(table: pd.DataFrame, col: str, source: str | None) -> pd.Series:
     values = table[col]
     bad = values.map(lambda v: is_missing(v) or str(v) == "").to_numpy(dtype=bool)
     if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"row {i + 1}: missing value", path=source, field=col)
+        raise DataError(
+            f"row {int(np.flatnonzero(bad)[0]) + 1}: missing value", path=source, field=col
+        )
     return values.astype(str).reset_index(drop=True)
 
 
@@ -164,19 +172,12 @@ def verdict_frame(
     sort_by : sequence of str, optional
         Output sort keys (default: task_id, replicate, judge, order; stable).
     source : str, optional
-        Name used in ``judgment_id`` (``<source>:<row>``, unless a column is named for it)
-        and in error messages.
+        Name used in ``judgment_id`` (``<source>:<row>``) and in error messages.
 
     Returns
     -------
     DataFrame
         :data:`evalstats._schema.VERDICT_COLUMNS`, then the side columns and ``extra``.
-
-    Raises
-    ------
-    DataError
-        A named column is missing; an item or judge cell is empty; an order or replicate
-        cannot be read.
 
     Examples
     --------
@@ -192,139 +193,104 @@ def verdict_frame(
     "unmapped verdict '?'"
     """
     c = columns
-    item, judge, verdict, order, replicate = c.item, c.judge, c.verdict, c.order, c.replicate
-    sides, side_names = c.sides, c.side_names
-    columns = dict(c.fields)
-    extra = dict(c.extra)
-    extra_src = {k: (v if isinstance(v, str) else v[0]) for k, v in extra.items()}
-    needed = [item, judge, verdict, order, replicate, *(sides or ()), *columns.values()]
-    _require(table, [*needed, *extra_src.values()], source)
-    unknown = [c for c in columns if c not in VERDICT_COLUMNS]
+    extra_src = {k: (v if isinstance(v, str) else v[0]) for k, v in c.extra.items()}
+    needed = [c.item, c.judge, c.verdict, c.order, c.replicate, *(c.sides or ())]
+    _require(table, [*needed, *c.fields.values(), *extra_src.values()], source)
+    unknown = [k for k in c.fields if k not in VERDICT_COLUMNS]
     if unknown:
         raise ValueError(f"columns names {unknown}, which are not verdict-frame columns")
     t = table.reset_index(drop=True)
     n = len(t)
-    task = _check_text(t, item, source)
-    judge_s = _check_text(t, judge, source)
-    outcomes, errors = _read_outcomes(t[verdict], outcome)
-    status = ["ok" if o is not None else "invalid" for o in outcomes]
+    task = _check_text(t, c.item, source)
+    judge = _check_text(t, c.judge, source)
+    outcomes, errors = _read_outcomes(t[c.verdict], outcome)
 
-    if order is not None:
-        raw_order = t[order].tolist()
-        mapped = [
-            None
-            if is_missing(v)
-            else (order_map[v] if order_map is not None else v)
-            if order_map is None or v in order_map
-            else "?"
+    order: list[Any] = [None] * n
+    if c.order is not None:
+        raw_order = t[c.order].tolist()
+        order = [
+            None if is_missing(v) else v if order_map is None else order_map.get(v, "?")
             for v in raw_order
         ]
-        bad = [i for i, v in enumerate(mapped) if v is not None and v not in ORDERS]
+        bad = [i for i, v in enumerate(order) if v is not None and v not in ORDERS]
         if bad:
             raise DataError(
                 f"row {bad[0] + 1}: order {raw_order[bad[0]]!r} does not map to one of "
                 f"{', '.join(ORDERS)}",
                 path=source,
-                field=order,
+                field=c.order,
             )
-        order_values = pd.Categorical(mapped, dtype=ORDER_DTYPE)
-    else:
-        order_values = pd.Categorical([None] * n, dtype=ORDER_DTYPE)
-
-    side_cols: dict[str, pd.Series] = {}
-    if sides is not None:
-        for name, col in zip(side_names, sides, strict=True):
-            side_cols[name] = _check_text(t, col, source).astype("str")
-    if replicate is not None:
+    order_values = pd.Categorical(order, dtype=ORDER_DTYPE)
+    sides = dict(zip(c.side_names, c.sides, strict=True)) if c.sides is not None else {}
+    side_cols = {name: _check_text(t, col, source).astype("str") for name, col in sides.items()}
+    if c.replicate is not None:
         try:
-            rep = pd.to_numeric(t[replicate], errors="raise").astype(np.int64).to_numpy()
+            rep = pd.to_numeric(t[c.replicate], errors="raise").astype(np.int64).to_numpy()
         except (ValueError, TypeError):
-            raise DataError("replicate must be an integer", path=source, field=replicate) from None
+            raise DataError(
+                "replicate must be an integer", path=source, field=c.replicate
+            ) from None
         if (rep < 1).any():
             i = int(np.flatnonzero(rep < 1)[0])
-            raise DataError(f"row {i + 1}: replicate must be >= 1", path=source, field=replicate)
+            raise DataError(f"row {i + 1}: replicate must be >= 1", path=source, field=c.replicate)
     else:
-        key = pd.DataFrame(
-            {
-                **{k: v for k, v in side_cols.items()},
-                "_j": judge_s,
-                "_t": task,
-                "_o": pd.Series(order_values).astype(object).fillna(""),
-            }
-        )
+        shown = pd.Series(order_values).astype(object).fillna("")
+        key = pd.DataFrame({**side_cols, "_j": judge, "_t": task, "_o": shown})
         rep = key.groupby(list(key.columns), sort=False).cumcount().to_numpy() + 1
         if (rep > 1).any():
             i = int(np.flatnonzero(rep > 1)[0])
             warnings.warn(
-                f"{source or 'table'}: item {task[i]!r} judged again by {judge_s[i]!r} at row "
+                f"{source or 'table'}: item {task[i]!r} judged again by {judge[i]!r} at row "
                 f"{i + 1}; {int((rep > 1).sum())} repeated row(s) kept as replicates 2, 3, ...",
                 EvalstatsWarning,
                 stacklevel=2,
             )
 
-    label = (
-        t[columns["label"]].astype(object)
-        if "label" in columns
-        else t[verdict].map(lambda v: None if is_missing(v) else str(v))
-    )
-    judgment_id = (
-        t[columns["judgment_id"]].astype(str)
-        if "judgment_id" in columns
-        else pd.Series([f"{source or 'table'}:{i}" for i in range(1, n + 1)])
-    )
+    def mapped(col: str, default: list[Any]) -> list[Any]:
+        return t[c.fields[col]].tolist() if col in c.fields else default
+
+    none = [None] * n
+    verdict_text = [None if is_missing(v) else str(v) for v in t[c.verdict]]
+    row_ids = [f"{source or 'table'}:{i}" for i in range(1, n + 1)]
     data: dict[str, Any] = {
         "task_id": task.astype("str"),
         "replicate": rep.astype(np.int64),
         # One pair of arms (the verdict frame's arm_a / arm_b): the candidate and the other.
         "arm_a": pd.Series(["with"] * n, dtype="str"),
         "arm_b": pd.Series(["without"] * n, dtype="str"),
-        "judge": judge_s.astype("category"),
+        "judge": judge.astype("category"),
         "rubric": pd.Categorical([rubric] * n),
         "order": order_values,
-        "status": pd.Categorical(status, dtype=STATUS_DTYPE),
-        # Other tools' verdicts carry no agent budgets: no pair is over budget.
-        "over_budget_arm": pd.Categorical([None] * n, dtype=OVER_BUDGET_DTYPE),
-        "outcome": pd.Categorical(outcomes, dtype=OUTCOME_DTYPE),
-        "label": pd.Series(label.tolist(), dtype="str"),
-        "uncertainty": pd.Categorical(
-            [None] * n, categories=["low", "medium", "high"], ordered=True
+        "status": pd.Categorical(
+            ["ok" if o is not None else "invalid" for o in outcomes], dtype=STATUS_DTYPE
         ),
+        # Other tools' verdicts carry no agent budgets: no pair is over budget.
+        "over_budget_arm": pd.Categorical(none, dtype=OVER_BUDGET_DTYPE),
+        "outcome": pd.Categorical(outcomes, dtype=OUTCOME_DTYPE),
+        "label": pd.Series(mapped("label", verdict_text), dtype="str"),
+        "uncertainty": pd.Categorical(none, categories=["low", "medium", "high"], ordered=True),
+        **{col: pd.array(mapped(col, [pd.NA] * n), dtype="Int64") for col in _INT_COLUMNS},
+        **{
+            col: pd.to_numeric(pd.Series(mapped(col, [np.nan] * n)), errors="coerce").to_numpy(
+                dtype=np.float64
+            )
+            for col in _FLOAT_COLUMNS
+        },
+        **{
+            col: pd.Series(mapped(col, none), dtype="str")
+            for col in ("prompt_sha256", "reasoning", "raw")
+        },
+        "parse_error": pd.Series(mapped("parse_error", errors), dtype="str"),
+        "judgment_id": pd.Series(mapped("judgment_id", row_ids), dtype=object).astype(str),
     }
-    for col in _INT_COLUMNS:
-        src = columns.get(col)
-        data[col] = (
-            pd.array(t[src].tolist(), dtype="Int64")
-            if src
-            else pd.array([pd.NA] * n, dtype="Int64")
-        )
-    for col in _FLOAT_COLUMNS:
-        src = columns.get(col)
-        data[col] = (
-            pd.to_numeric(t[src], errors="coerce").to_numpy(dtype=np.float64)
-            if src
-            else np.full(n, np.nan)
-        )
-    for col in _STR_COLUMNS:
-        if col in ("label", "judgment_id"):
-            continue
-        src = columns.get(col)
-        if col == "parse_error" and src is None:
-            data[col] = pd.Series(errors, dtype="str")
-        else:
-            values = t[src].tolist() if src else [None] * n
-            data[col] = pd.Series(values, dtype="str")
-    data["judgment_id"] = pd.Series(judgment_id.tolist(), dtype="str")
-    out = pd.DataFrame(data, index=pd.RangeIndex(n))
-    out = out[list(VERDICT_COLUMNS)]
+    out = pd.DataFrame(data, index=pd.RangeIndex(n))[list(VERDICT_COLUMNS)]
     for name, series in side_cols.items():
         out[name] = series
-    for name, spec in extra.items():
+    for name, spec in c.extra.items():
         src, dtype = (spec, None) if isinstance(spec, str) else spec
-        values = t[src]
-        out[name] = values.astype(dtype) if dtype is not None else values.to_numpy()
+        out[name] = t[src].astype(dtype) if dtype is not None else t[src].to_numpy()
     keys = list(sort_by) if sort_by is not None else ["task_id", "replicate", "judge", "order"]
-    out = out.sort_values(keys, kind="stable", na_position="first").reset_index(drop=True)
-    return out
+    return out.sort_values(keys, kind="stable", na_position="first").reset_index(drop=True)
 
 
 def labels_table(
@@ -345,25 +311,20 @@ def labels_table(
     Parameters
     ----------
     table : DataFrame
-        One row per item (repeated rows of an item with the same labeler are collapsed to
-        the first).
+        One row per item (repeats of an item with the same labeler: the first is kept).
     item, gold : str
         Columns of the item and of the person's verdict.
     outcome : mapping or callable
-        How a gold value reads from WITH's point of view (as in :func:`verdict_frame`);
-        an unreadable gold value is a ``DataError``: a label is data, not a guess.
-    labeler : str, default "gold"
-        Name of the labeler (when ``labeler_column`` is not given).
-    labeler_column : str, optional
-        Column naming the labeler.
+        How a gold value reads from WITH's point of view (as in :func:`verdict_frame`); an
+        unreadable gold value is a ``DataError``: a label is data, not a guess.
+    labeler, labeler_column : str
+        The labeler's name, or the column naming it.
     replicate : str, optional
         Column with the replicate (default 1).
     created_at : str or Timestamp
         When the labels were made (default: the epoch, meaning unknown).
-    note : str, optional
-        A note on every row (e.g. "majority of 3 experts, ties removed").
-    source : str, optional
-        Name used in error messages.
+    note, source : str, optional
+        A note on every row; the name used in error messages.
 
     Examples
     --------
@@ -376,18 +337,17 @@ def labels_table(
     """
     _require(table, [item, gold, labeler_column, replicate], source)
     t = table.reset_index(drop=True)
+    n = len(t)
     task = _check_text(t, item, source)
     outcomes, errors = _read_outcomes(t[gold], outcome)
     bad = [i for i, o in enumerate(outcomes) if o is None]
     if bad:
         raise DataError(f"row {bad[0] + 1}: {errors[bad[0]]}", path=source, field=gold)
-    who = (
-        _check_text(t, labeler_column, source) if labeler_column else pd.Series([labeler] * len(t))
-    )
+    who = _check_text(t, labeler_column, source) if labeler_column else pd.Series([labeler] * n)
     rep = (
         pd.to_numeric(t[replicate]).astype(np.int64).to_numpy()
         if replicate
-        else np.ones(len(t), dtype=np.int64)
+        else np.ones(n, dtype=np.int64)
     )
     when = pd.Timestamp(created_at)
     when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
@@ -397,49 +357,11 @@ def labels_table(
             "replicate": rep,
             "labeler": who.astype("str"),
             "outcome": pd.Categorical(outcomes, dtype=OUTCOME_DTYPE),
-            "created_at": pd.Series([when] * len(t), dtype="datetime64[ns, UTC]"),
-            "order": pd.Categorical([None] * len(t), dtype=ORDER_DTYPE),
-            "note": pd.Series([note] * len(t), dtype="str"),
+            "created_at": pd.Series([when] * n, dtype="datetime64[ns, UTC]"),
+            "order": pd.Categorical([None] * n, dtype=ORDER_DTYPE),
+            "note": pd.Series([note] * n, dtype="str"),
         }
     )
     out = out.drop_duplicates(["task_id", "replicate", "labeler"], keep="first")
-    return out.sort_values(["task_id", "replicate", "labeler"], kind="stable").reset_index(
-        drop=True
-    )
-
-
-def from_table(
-    table: pd.DataFrame,
-    columns: PairwiseColumns,
-    *,
-    outcome: OutcomeRule,
-    gold: str | None = None,
-    gold_outcome: OutcomeRule | None = None,
-    labeler: str = "gold",
-    **kwargs: Any,
-) -> PairwiseData:
-    """:func:`verdict_frame` and, with ``gold``, :func:`labels_table` of the same table.
-
-    ``gold_outcome`` defaults to ``outcome``; other keyword arguments go to
-    :func:`verdict_frame` (``source`` to both, as the columns' ``replicate``).
-
-    >>> table = pd.DataFrame({"q": ["q1", "q1", "q2", "q2"], "who": ["x", "y"] * 2,
-    ...                       "pick": ["1", "2", "2", "2"], "human": ["1", "1", "2", "2"]})
-    >>> data = from_table(table, PairwiseColumns(item="q", judge="who", verdict="pick"),
-    ...                   gold="human", outcome={"1": "win", "2": "loss"})
-    >>> len(data.frame), data.labels["outcome"].astype(str).tolist()
-    (4, ['win', 'loss'])
-    """
-    frame = verdict_frame(table, columns, outcome=outcome, **kwargs)
-    labels = None
-    if gold is not None:
-        labels = labels_table(
-            table,
-            item=columns.item,
-            gold=gold,
-            outcome=gold_outcome if gold_outcome is not None else outcome,
-            labeler=labeler,
-            replicate=columns.replicate,
-            source=kwargs.get("source"),
-        )
-    return PairwiseData(frame=frame, labels=labels)
+    keys = ["task_id", "replicate", "labeler"]
+    return out.sort_values(keys, kind="stable").reset_index(drop=True)

@@ -1,14 +1,11 @@
 """PandaLM's test set (Wang et al., ICLR 2024) as a verdict frame and a labels table.
 
-Three annotators and two judges on the same 999 pairs; response1 is the WITH side. The files
-and the mapping are described in ``docs/methods.md`` ("Case studies"); the case study's tables
-are computed by the ``pandalm`` report kind.
+Three annotators and two judges on the same 999 pairs; response1 is WITH. The files and the
+mapping: ``docs/methods.md`` ("Case studies").
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -39,22 +36,6 @@ def _find(data_dir: Path, name: str) -> Path:
     raise DataError(f"no {name} (or {name}.gz) in this directory", path=data_dir)
 
 
-def _read(p: Path) -> list[dict[str, Any]]:
-    try:
-        if p.name.endswith(".gz"):
-            with gzip.open(p, "rt", encoding="utf-8") as fh:
-                data = json.load(fh)
-        else:
-            data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"malformed JSON ({exc.msg})", path=p, line=exc.lineno) from None
-    except (OSError, EOFError) as exc:
-        raise DataError(f"unreadable file: {exc}", path=p) from None
-    if not isinstance(data, list):
-        raise DataError("expected a JSON array of records", path=p)
-    return data
-
-
 def _verdict(value: Any) -> tuple[str | None, str | None]:
     key = str(value).strip().lower()
     if key in _VERDICT:
@@ -65,7 +46,7 @@ def _verdict(value: Any) -> tuple[str | None, str | None]:
 def _tables(data_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, pd.DataFrame, Path]:
     d = Path(data_dir)
     tpath = _find(d, _FILES["testset"])
-    test = pd.DataFrame(_read(tpath))
+    test = pd.DataFrame(pairwise.read_json(tpath, array=True))
     need = ["idx", "cmp_key", "annotator1", "annotator2", "annotator3"]
     missing = [c for c in need if c not in test.columns]
     if missing:
@@ -85,7 +66,7 @@ def _tables(data_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, pd.DataFram
     rows = []
     for judge in JUDGES:
         p = _find(d, _FILES[judge])
-        recs = pd.DataFrame(_read(p))
+        recs = pd.DataFrame(pairwise.read_json(p, array=True))
         field = _RESULT_FIELD[judge]
         if field not in recs.columns or "idx" not in recs.columns:
             raise DataError("records lack the verdict field", path=p, field=field)

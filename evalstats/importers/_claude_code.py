@@ -23,11 +23,11 @@ from ._common import (
     arm_mapper,
     file_tool_keys,
     finish,
+    jsonl_records,
     loads,
     number_replicates,
     paths_from_input,
     read_bytes,
-    unique,
     unique_columns,
 )
 
@@ -40,6 +40,10 @@ DEFAULT_CLAUDE_FILE_TOOLS: dict[str, tuple[str, ...]] = {
     "NotebookRead": ("notebook_path",),
 }
 
+_ONLY_RESULT = (
+    "json output holds only the result: transcript and files_inspected unknown "
+    "(use --output-format stream-json, or json with --verbose)"
+)
 _USAGE_KEYS = (
     "input_tokens",
     "output_tokens",
@@ -51,67 +55,26 @@ _USAGE_KEYS = (
 # --------------------------------------------------------------------------- reading one output
 
 
-def _events(path: Path) -> tuple[list[dict[str, Any]], list[int], str]:
-    """The events of one output file, their line numbers and the format name."""
+def _events(path: Path) -> tuple[list[dict[str, Any]], list[int | None], str]:
+    """The events of one output file, their line numbers (stream-json only) and the format."""
     data = read_bytes(path)  # a regular file within the cap, or a DataError
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DataError(f"unreadable Claude Code output: {exc}", path=path) from None
-    stripped = text.strip()
-    if not stripped:
+    if not text.strip():
         raise DataError("empty Claude Code output", path=path)
     try:
-        whole = loads(stripped, path)
+        whole = loads(text.strip(), path)
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, dict):
-        return [whole], [1], "json"
+        return [whole], [None], "json"
     if isinstance(whole, list):
         events = [e for e in whole if isinstance(e, dict)]
-        return events, [1] * len(events), "json-verbose"
-    events, lines = [], []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = loads(line, path, lineno)
-        except json.JSONDecodeError as exc:
-            raise DataError(
-                f"malformed stream-json event ({exc.msg} at column {exc.colno}; truncated?)",
-                path=path,
-                line=lineno,
-            ) from None
-        if not isinstance(obj, dict):
-            raise DataError("expected a JSON object per line", path=path, line=lineno)
-        events.append(obj)
-        lines.append(lineno)
-    return events, lines, "stream-json"
-
-
-def _one_run(
-    path: Path, events: list[dict[str, Any]], lines: list[int], results: list[int], fmt: str
-) -> None:
-    """Refuse a file that holds several sessions or several results: runs merged by hand."""
-    sessions = list(
-        dict.fromkeys(e["session_id"] for e in events if isinstance(e.get("session_id"), str))
-    )
-    if len(sessions) > 1:
-        first_other = next(i for i, e in enumerate(events) if e.get("session_id") == sessions[1])
-        raise DataError(
-            f"the file holds {len(sessions)} sessions ({', '.join(sessions[:3])}): one "
-            "output file per run (split it; merged, they would read as one run)",
-            path=path,
-            line=lines[first_other] if fmt == "stream-json" else None,
-            field="session_id",
-        )
-    if len(results) > 1:
-        raise DataError(
-            f"the file holds {len(results)} result events: one output file per run",
-            path=path,
-            line=lines[results[1]] if fmt == "stream-json" else None,
-            field="type",
-        )
+        return events, [None] * len(events), "json-verbose"
+    records = jsonl_records(text, path, "stream-json event")
+    return [e for e, _ in records], [n for _, n in records], "stream-json"
 
 
 def _text_field(record: dict[str, Any], name: str, path: Path, line: int | None) -> str | None:
@@ -124,50 +87,24 @@ def _text_field(record: dict[str, Any], name: str, path: Path, line: int | None)
 
 
 def _block_text(content: Any) -> str:
-    """The text of a message's or a tool result's content (a string or a list of blocks)."""
-    if isinstance(content, str):
-        return content
     if isinstance(content, list):
-        return "\n".join(
+        content = "\n".join(
             b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
         )
-    return ""
+    return content if isinstance(content, str) else ""
 
 
-def parse_output(
-    path: str | os.PathLike[str], file_tools: Mapping[str, Sequence[str]] | None = None
-) -> dict[str, Any]:
-    """Read one ``claude -p`` output file (json or stream-json) into run fields.
-
-    Returns ``answer``, ``transcript`` (None for the plain json format), ``files_inspected``
-    (None likewise), ``wall_s``, ``reported_tokens``, ``agent_model`` (or None), plus
-    ``format``, ``subtype``, ``is_error``, ``num_turns``, ``total_cost_usd``, ``session_id``.
-
-    Raises
-    ------
-    DataError
-        Unreadable file, a malformed line (with its number), no ``result`` event, no
-        ``duration_ms``.
-    """
-    p = Path(path)
-    tools = dict(file_tools) if file_tools is not None else dict(DEFAULT_CLAUDE_FILE_TOOLS)
-    events, lines, fmt = _events(p)
-    results = [i for i, e in enumerate(events) if e.get("type") == "result"]
-    if not results:
-        last = lines[-1] if lines and fmt == "stream-json" else None
-        raise DataError(
-            "no result event (the run was cut off before it finished?)", path=p, line=last
-        )
-    _one_run(p, events, lines, results, fmt)
-    result = events[results[-1]]
+def _transcript(
+    p: Path, events: list[dict[str, Any]], lines: list[int | None], tools: Mapping[str, Any]
+) -> tuple[list[str], list[str], str | None]:
+    """Transcript lines, files read and the model named, from the assistant / user events."""
     model = None
     texts: list[str] = []
     files: list[str] = []
-    for e, where in zip(events, lines, strict=True):
+    for e, at in zip(events, lines, strict=True):
         kind = e.get("type")
-        at = where if fmt == "stream-json" else None
-        if kind == "system" and e.get("subtype") == "init":
-            model = _text_field(e, "model", p, at) if model is None else model
+        if kind == "system" and e.get("subtype") == "init" and model is None:
+            model = _text_field(e, "model", p, at)
         if kind not in ("assistant", "user"):
             continue
         message = e.get("message") or {}
@@ -190,26 +127,70 @@ def parse_output(
             texts.append(f"[{kind}] {content}")
             continue
         for block in content or []:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
+            btype = block.get("type") if isinstance(block, dict) else None
             if btype == "text":
                 texts.append(f"[{kind}] {block.get('text', '')}")
             elif btype == "thinking":
                 texts.append(f"[thinking] {block.get('thinking', '')}")
             elif btype == "tool_use":
-                name = block.get("name", "")
-                args = block.get("input") or {}
+                name, args = block.get("name", ""), block.get("input") or {}
                 texts.append(f"[tool call {name}] {json.dumps(args, ensure_ascii=False)}")
-                if name in tools:
-                    files.extend(paths_from_input(args, tools[name]))
+                files.extend(paths_from_input(args, tools.get(name, ())))
             elif btype == "tool_result":
                 texts.append(f"[tool result] {_block_text(block.get('content'))}")
-    line = lines[results[-1]] if fmt == "stream-json" else None
-    if model is None and isinstance(result.get("modelUsage"), dict) and result["modelUsage"]:
-        # Several models (e.g. a small one for titles): the one that wrote most is the agent.
-        usage_by_model = result["modelUsage"]
+    return texts, files, model
 
+
+def parse_output(
+    path: str | os.PathLike[str], file_tools: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, Any]:
+    """Read one ``claude -p`` output file (json or stream-json) into run fields.
+
+    Returns ``answer``, ``transcript`` and ``files_inspected`` (None for the plain json
+    format), ``wall_s``, ``reported_tokens``, ``agent_model`` (or None), plus ``format``,
+    ``subtype``, ``is_error``, ``num_turns``, ``total_cost_usd``, ``session_id``.
+
+    Raises
+    ------
+    DataError
+        Unreadable file, a malformed line (with its number), no ``result`` event or several,
+        several sessions, no ``duration_ms``.
+    """
+    p = Path(path)
+    tools = dict(file_tools) if file_tools is not None else dict(DEFAULT_CLAUDE_FILE_TOOLS)
+    events, lines, fmt = _events(p)
+    results = [i for i, e in enumerate(events) if e.get("type") == "result"]
+    if not results:
+        raise DataError(
+            "no result event (the run was cut off before it finished?)",
+            path=p,
+            line=lines[-1] if lines else None,
+        )
+    # Several sessions or results in one file are runs merged by hand.
+    sessions = list(
+        dict.fromkeys(e["session_id"] for e in events if isinstance(e.get("session_id"), str))
+    )
+    if len(sessions) > 1:
+        other = next(i for i, e in enumerate(events) if e.get("session_id") == sessions[1])
+        raise DataError(
+            f"the file holds {len(sessions)} sessions ({', '.join(sessions[:3])}): one "
+            "output file per run (split it; merged, they would read as one run)",
+            path=p,
+            line=lines[other],
+            field="session_id",
+        )
+    if len(results) > 1:
+        raise DataError(
+            f"the file holds {len(results)} result events: one output file per run",
+            path=p,
+            line=lines[results[1]],
+            field="type",
+        )
+    result, line = events[results[0]], lines[results[0]]
+    texts, files, model = _transcript(p, events, lines, tools)
+    usage_by_model = result.get("modelUsage")
+    if model is None and isinstance(usage_by_model, dict) and usage_by_model:
+        # Several models (e.g. a small one for titles): the one that wrote most is the agent.
         def written(m: str) -> float:
             entry = usage_by_model[m] or {}
             out = entry.get("outputTokens", 0) if isinstance(entry, dict) else None
@@ -224,7 +205,7 @@ def parse_output(
 
         model = max(usage_by_model, key=written)
     duration = result.get("duration_ms")
-    if isinstance(duration, bool) or not isinstance(duration, (int, float)):
+    if isinstance(duration, bool) or not isinstance(duration, int | float):
         raise DataError("result has no duration_ms", path=p, line=line, field="duration_ms")
     usage = result.get("usage")
     reported = None
@@ -246,18 +227,15 @@ def parse_output(
         )
     detailed = fmt != "json"
     return {
-        "answer": answer if isinstance(answer, str) else "",
+        "answer": answer or "",
         "transcript": "\n".join(texts) if detailed else None,
-        "files_inspected": unique(files) if detailed else None,
+        "files_inspected": list(dict.fromkeys(files)) if detailed else None,
         "wall_s": float(duration) / 1000.0,
         "reported_tokens": reported,
         "agent_model": model,
         "format": fmt,
-        "subtype": result.get("subtype"),
+        **{k: result.get(k) for k in ("subtype", "num_turns", "total_cost_usd", "session_id")},
         "is_error": bool(result.get("is_error", False)),
-        "num_turns": result.get("num_turns"),
-        "total_cost_usd": result.get("total_cost_usd"),
-        "session_id": result.get("session_id"),
         "result_line": line,
     }
 
@@ -271,8 +249,8 @@ _FIELDS_IN_NAMES = ("task_id", "arm", "replicate")
 def compile_pattern(pattern: str) -> re.Pattern[str]:
     """A file-name pattern such as ``{task_id}__{arm}__{replicate}.json`` as a regex.
 
-    ``{task_id}``, ``{arm}`` and ``{replicate}`` (digits) are captured, any other
-    ``{name}`` matches and is ignored, ``*`` matches anything.
+    ``{task_id}``, ``{arm}`` and ``{replicate}`` (digits) are captured, any other ``{name}``
+    is ignored, ``*`` matches anything.
 
     >>> m = compile_pattern("{task_id}__{arm}__{replicate}.json").fullmatch("q1__with__2.json")
     >>> m.group("task_id"), m.group("arm"), m.group("replicate")
@@ -380,24 +358,16 @@ def from_claude_code(
     paths : path-like or iterable of them
         Output files or folders of them (ignored when ``manifest`` is given).
     pattern : str
-        File-name pattern naming ``{task_id}``, ``{arm}`` and optionally ``{replicate}``
-        (default ``{task_id}__{arm}__{replicate}.json*``, which also matches ``.jsonl``).
+        File-name pattern naming ``{task_id}``, ``{arm}`` and optionally ``{replicate}``.
     manifest : path-like, optional
         CSV with columns ``file`` (relative to the manifest), ``task_id``, ``arm`` and
         optionally ``replicate``, ``agent_model``, ``started_at``.
-    arm_values : mapping or str, optional
-        Source value(s) meaning each arm, e.g. ``"with=serena,without=plain"``.
     file_tools : mapping or iterable of ``NAME[:KEY,...]``, optional
-        Tools whose inputs name files read (e.g. ``mcp__serena__read_file:relative_path``),
-        added to :data:`DEFAULT_CLAUDE_FILE_TOOLS`.
+        Tools whose inputs name files read, added to :data:`DEFAULT_CLAUDE_FILE_TOOLS`.
     agent_model : str, optional
         Model name for outputs that name none (the plain json format).
-    tasks_file : path-like, optional
-        The tasks file; runs are then checked against it and loaded with their tokens.
-    allow_incomplete : bool, default False
-        Keep a (task, replicate) that only one arm ran.
-    arms : sequence of str, optional
-        The arms ``arms.toml`` lists: the arm names ``arm_values`` may use, and their order.
+    arm_values, tasks_file, allow_incomplete, arms
+        As in :func:`~evalstats.importers.from_table`.
 
     Returns
     -------
@@ -438,13 +408,7 @@ def from_claude_code(
         if model is None:
             raise where.error("the output names no model; pass agent_model", field="agent_model")
         if out["format"] == "json":
-            problems.append(
-                Problem(
-                    where,
-                    "json output holds only the result: transcript and files_inspected unknown "
-                    "(use --output-format stream-json, or json with --verbose)",
-                )
-            )
+            problems.append(Problem(where, _ONLY_RESULT))
         if out["is_error"] or out["subtype"] not in (None, "success"):
             problems.append(Problem(where, f"run ended with subtype {out['subtype']!r}"))
         started = keys.get("started_at")
@@ -454,22 +418,13 @@ def from_claude_code(
             problems.append(
                 Problem(where, "no start time in the output; started_at = file mtime - duration")
             )
-        if out["reported_tokens"] is None:
+        reported = out["reported_tokens"]
+        if reported is None:
             problems.append(Problem(where, "result has no usage; reported_tokens left out"))
-        runs.append(
-            {
-                "task_id": str(keys["task_id"]),
-                "replicate": keys.get("replicate"),
-                "arm": arm,
-                "agent_model": model,
-                "answer": out["answer"],
-                "transcript": out["transcript"],
-                "files_inspected": out["files_inspected"],
-                "wall_s": out["wall_s"],
-                "started_at": started,
-                "reported_tokens": out["reported_tokens"],
-            }
-        )
+        run = {k: out[k] for k in ("answer", "transcript", "files_inspected", "wall_s")}
+        run |= {"task_id": str(keys["task_id"]), "replicate": keys.get("replicate"), "arm": arm}
+        run |= {"agent_model": model, "started_at": started, "reported_tokens": reported}
+        runs.append(run)
         sources.append(src if manifest is not None else where)
     number_replicates(runs)
     return finish(

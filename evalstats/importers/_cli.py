@@ -28,7 +28,14 @@ ARM_FROM_HELP = (
 )
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def _common(p: argparse.ArgumentParser, file_tools: str | None) -> None:
+    if file_tools is not None:
+        p.add_argument(
+            "--file-tool",
+            action="append",
+            metavar="NAME[:KEY,...]",
+            help=f"a tool whose calls read files, and its path arguments; repeatable ({file_tools})",
+        )
     p.add_argument("-o", "--out", required=True, metavar="DATA_DIR", help="directory to write")
     p.add_argument(
         "--tasks", metavar="FILE", help="tasks file to use (and copy) instead of building tasks"
@@ -49,15 +56,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="keep a task/replicate that only one arm ran (default: an error)",
     )
-
-
-def _file_tool(p: argparse.ArgumentParser, defaults: str) -> None:
-    p.add_argument(
-        "--file-tool",
-        action="append",
-        metavar="NAME[:KEY,...]",
-        help=f"a tool whose calls read files, and its path arguments; repeatable ({defaults})",
-    )
+    p.set_defaults(func=main)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -73,7 +72,6 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     q = kinds.add_parser("inspect", help="inspect_ai .eval/.json logs (needs evalstats[inspect])")
     q.add_argument("sources", nargs="+", metavar="SRC", help="log files or directories")
     q.add_argument("--arm-from", required=True, metavar="SPEC", help=ARM_FROM_HELP)
-    _file_tool(q, "built in: read_file, view_file, text_editor view")
     q.add_argument("--budget-tokens", type=int, help="task budget when the logs set no token_limit")
     q.add_argument(
         "--budget-wall-s", type=float, help="task budget when the logs set no time_limit"
@@ -83,8 +81,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         metavar="ISO-8601",
         help="when the canonical answers were written (needed for tasks.jsonl: never guessed)",
     )
-    _common(q)
-    q.set_defaults(func=main)
+    _common(q, "built in: read_file, view_file, text_editor view")
 
     q = kinds.add_parser("claude-code", help="claude -p outputs (json or stream-json), one per run")
     q.add_argument("sources", nargs="*", metavar="SRC", help="output files or folders")
@@ -99,12 +96,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         metavar="CSV",
         help="CSV with file,task_id,arm[,replicate,agent_model,started_at] instead of a pattern",
     )
-    _file_tool(
+    q.add_argument("--agent-model", help="model name for outputs that name none")
+    _common(
         q, "built in: Read, Grep, Glob, NotebookRead; e.g. mcp__serena__read_file:relative_path"
     )
-    q.add_argument("--agent-model", help="model name for outputs that name none")
-    _common(q)
-    q.set_defaults(func=main)
 
     q = kinds.add_parser("table", help="any JSONL/CSV/Parquet table through a column mapping")
     q.add_argument("sources", nargs="+", metavar="SRC", help=".jsonl, .csv or .parquet files")
@@ -120,8 +115,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         metavar="FIELD=VALUE",
         help="a constant for a field no column holds, e.g. agent_model=gpt-4o; repeatable",
     )
-    _common(q)
-    q.set_defaults(func=main)
+    _common(q, None)
     return p
 
 

@@ -1,9 +1,8 @@
-"""What every importer shares: safe reading, problems, arm mapping, validation, the writer.
+"""What every importer shares: bounded reading, problems, arm mapping, validation, the writer.
 
-An importer turns another harness's records into plain dicts in the data contract, each with
-the place it came from (:class:`Source`). :func:`finish` then validates them with the usual
-loaders (``load_tasks`` / ``load_runs``) and maps any error back to the source file and record,
-so a user reads "logs/a.eval: sample 'q3' epoch 2: ..." rather than a line of a temporary file.
+An importer turns another harness's records into dicts of the data contract, each with its
+:class:`Source`; :func:`finish` validates them with the usual loaders and aims any error at the
+source file and record ("logs/a.eval: sample 'q3' epoch 2: ...").
 """
 
 from __future__ import annotations
@@ -33,8 +32,6 @@ from evalstats.records import (
 )
 
 __all__ = [
-    "MAX_INPUT_BYTES",
-    "MAX_MEMBER_BYTES",
     "Imported",
     "Problem",
     "Source",
@@ -43,13 +40,11 @@ __all__ = [
     "file_tool_keys",
     "finish",
     "format_problems",
-    "loads",
+    "jsonl_records",
     "number_replicates",
     "paths_from_input",
     "read_bytes",
     "read_cap_check",
-    "require_regular",
-    "unique",
     "unique_columns",
     "write_data_dir",
 ]
@@ -63,12 +58,15 @@ class Source:
     record: str | None = None
     line: int | None = None
 
-    def error(self, message: str, field: str | None = None) -> DataError:
-        """A one-line :class:`DataError` naming this file and record."""
-        text = (
+    def text(self, message: str) -> str:
+        """``message`` preceded by the record, when no line number names it."""
+        return (
             message if self.record is None or self.line is not None else f"{self.record}: {message}"
         )
-        return DataError(text, path=self.path, line=self.line, field=field)
+
+    def error(self, message: str, field: str | None = None) -> DataError:
+        """A one-line :class:`DataError` naming this file and record."""
+        return DataError(self.text(message), path=self.path, line=self.line, field=field)
 
 
 @dataclass(frozen=True)
@@ -80,19 +78,14 @@ class Problem:
 
     def __str__(self) -> str:
         s = self.source
-        where = s.path if s.line is None else f"{s.path}:{s.line}"
-        if s.record is not None and s.line is None:
-            where = f"{where}: {s.record}"
-        return f"{where}: {self.message}"
+        return f"{s.path if s.line is None else f'{s.path}:{s.line}'}: {s.text(self.message)}"
 
 
 @dataclass(frozen=True, eq=False)  # DataFrames have no single truth value to compare
 class Imported:
     """What an importer returns: ``tasks`` (or None), ``runs`` and the ``problems`` met.
 
-    Iterating yields ``(tasks, runs)``, so ``tasks, runs = from_table(...)`` works.
-    ``runs`` are loaded with the tasks when there are tasks, so they carry ``tokens``
-    (cl100k_base) beside the harness's own ``reported_tokens``.
+    ``tasks, runs = from_table(...)`` unpacks; with tasks, ``runs`` carry ``tokens``.
     """
 
     tasks: pd.DataFrame | None
@@ -105,33 +98,22 @@ class Imported:
 
 
 # --------------------------------------------------------------------------- what is read
-# An importer reads files a user points it at, often produced elsewhere. A symlink to
-# /dev/zero, a 1 GiB .eval member that is 1 MB zipped, a JSON object with a key twice or
-# 100,000 nested brackets each end in one DataError naming the file.
-
+# A symlink to /dev/zero, a 1 GiB .eval member that is 1 MB zipped, a JSON object with a key
+# twice or 100,000 nested brackets each end in one DataError naming the file.
 
 #: Largest input file an importer reads (bytes); ``EVALSTATS_MAX_INPUT_BYTES`` overrides it.
 MAX_INPUT_BYTES = 1024**3
-#: Largest uncompressed archive member (and archive total) an importer accepts: an inspect_ai
-#: log's members are a header and one JSON file per sample, a few MB each.
+#: Largest uncompressed archive member (and archive total): an inspect_ai log's members are a
+#: header and one JSON file per sample, a few MB each.
 MAX_MEMBER_BYTES = 256 * 1024**2
 
 
 def _cap(default: int) -> int:
     text = os.environ.get("EVALSTATS_MAX_INPUT_BYTES")
-    if text and text.isdigit() and int(text) > 0:
-        return int(text)
-    return default
+    return int(text) if text and text.isdigit() and int(text) > 0 else default
 
 
-def require_regular(path: str | os.PathLike[str]) -> os.stat_result:
-    """The file's stat, refusing anything but a regular file (after symlinks).
-
-    >>> require_regular("/dev/zero")
-    Traceback (most recent call last):
-    ...
-    evalstats.errors.DataError: /dev/zero: not a regular file (a device, pipe or ...
-    """
+def _require_regular(path: str | os.PathLike[str]) -> os.stat_result:
     p = Path(path)
     try:
         info = p.stat()
@@ -141,16 +123,21 @@ def require_regular(path: str | os.PathLike[str]) -> os.stat_result:
         raise DataError(f"unreadable: {exc.strerror or exc}", path=p) from None
     if not stat.S_ISREG(info.st_mode):
         raise DataError(
-            "not a regular file (a device, pipe or directory): nothing to import from it",
-            path=p,
+            "not a regular file (a device, pipe or directory): nothing to import from it", path=p
         )
     return info
 
 
 def read_cap_check(path: str | os.PathLike[str], cap: int | None = None) -> None:
-    """Refuse a file that is not regular or is over ``cap`` bytes, without reading it."""
+    """Refuse a file that is not regular or is over ``cap`` bytes, without reading it.
+
+    >>> read_cap_check("/dev/zero")
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.DataError: /dev/zero: not a regular file (a device, pipe or ...
+    """
     limit = _cap(MAX_INPUT_BYTES) if cap is None else cap
-    info = require_regular(path)
+    info = _require_regular(path)
     if info.st_size > limit:
         raise DataError(
             f"the file is {info.st_size:,} bytes, over the import cap of {limit:,} "
@@ -170,19 +157,21 @@ def read_bytes(path: str | os.PathLike[str], cap: int | None = None) -> bytes:
     return data
 
 
+def _refuse_repeats(names: Iterable[str], what: str, path: Any, line: int | None) -> None:
+    twice = sorted(n for n, k in Counter(names).items() if k > 1)
+    if twice:
+        raise DataError(
+            what.format(", ".join(map(repr, twice[:3]))) + ": which one is meant is not knowable",
+            path=path,
+            line=line,
+            field=twice[0],
+        )
+
+
 def _no_duplicates(path: Any, line: int | None):
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out = dict(pairs)
-        if len(out) != len(pairs):
-            twice = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
-            raise DataError(
-                f"key(s) {', '.join(map(repr, twice))} appear twice in one object: which "
-                "value is meant is not knowable",
-                path=path,
-                line=line,
-                field=twice[0],
-            )
-        return out
+        _refuse_repeats((k for k, _ in pairs), "key(s) {} appear twice in one object", path, line)
+        return dict(pairs)
 
     return hook
 
@@ -190,10 +179,6 @@ def _no_duplicates(path: Any, line: int | None):
 def loads(text: str | bytes, path: Any, line: int | None = None) -> Any:
     """``json.loads`` that refuses duplicate keys and deep nesting with a ``DataError``.
 
-    ``json.JSONDecodeError`` passes through (callers word it for their format).
-
-    >>> loads('{"a": 1}', "x.jsonl", 3)
-    {'a': 1}
     >>> loads('{"a": 1, "a": 2}', "x.jsonl", 3)
     Traceback (most recent call last):
     ...
@@ -205,37 +190,39 @@ def loads(text: str | bytes, path: Any, line: int | None = None) -> Any:
         raise DataError("the JSON nests too deeply to be a record", path=path, line=line) from None
 
 
+def jsonl_records(text: str, path: Any, what: str = "JSON") -> list[tuple[dict, int]]:
+    """(object, line number) of each non-empty line of JSON Lines ``text``."""
+    out = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = loads(line, path, lineno)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"malformed {what} ({exc.msg} at column {exc.colno})", path=path, line=lineno
+            ) from None
+        if not isinstance(obj, dict):
+            raise DataError("expected a JSON object per line", path=path, line=lineno)
+        out.append((obj, lineno))
+    return out
+
+
 def unique_columns(columns: list[str], path: Any, line: int | None = 1) -> None:
     """Refuse a header that names a column twice."""
-    twice = sorted(c for c, n in Counter(columns).items() if n > 1)
-    if twice:
-        raise DataError(
-            f"column(s) {', '.join(map(repr, twice))} appear twice in the header: which one "
-            "is meant is not knowable",
-            path=path,
-            line=line,
-            field=twice[0],
-        )
+    _refuse_repeats(columns, "column(s) {} appear twice in the header", path, line)
 
 
 def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
     """Refuse an archive with a duplicate member or members that inflate past ``cap``."""
     limit = _cap(MAX_MEMBER_BYTES) if cap is None else cap
-    require_regular(path)
+    _require_regular(path)
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         return  # not an archive at all: the reader says so in its own words
-    names = Counter(i.filename for i in infos)
-    twice = sorted(n for n, k in names.items() if k > 1)
-    if twice:
-        raise DataError(
-            f"the archive holds member(s) {', '.join(map(repr, twice[:3]))} twice: which "
-            "one is meant is not knowable",
-            path=path,
-            field=twice[0],
-        )
+    _refuse_repeats((i.filename for i in infos), "the archive holds member(s) {} twice", path, None)
     for info in infos:
         if info.file_size > limit:
             raise DataError(
@@ -260,17 +247,13 @@ _DEFAULT_ARM_VALUES = {"with": "with", "without": "without", "true": "with", "fa
 
 
 def arm_mapper(
-    arm_values: Mapping[str, str | Sequence[str]] | str | None,
-    arms: Sequence[str] | None = None,
+    arm_values: Mapping[str, str | Sequence[str]] | str | None, arms: Sequence[str] | None = None
 ):
     """A function mapping a source value to an arm's id (or None if it names no arm).
 
-    ``arm_values`` maps each arm (any name) to the source value(s) that mean it, e.g.
-    ``{"with": "tool", "without": ["baseline", "plain"]}`` or the CLI spelling
-    ``"none=none,v1=v1,v2=v2"``. Without it, the values ``with``/``without``, booleans
-    (True = with) and the ids of ``arms`` are understood. ``arms`` (the ids ``arms.toml``
-    lists) also bounds the arm names ``arm_values`` may use. Comparison is on ``str(value)``,
-    case-insensitive.
+    ``arm_values`` maps each arm to the source value(s) meaning it (``{"with": "tool"}`` or
+    ``"none=none,v1=v1"``); without it, ``with``/``without``, booleans and the ids of ``arms``
+    (which also bound the names ``arm_values`` may use) are understood, case-insensitively.
 
     >>> f = arm_mapper("with=serena,without=plain")
     >>> f("Serena"), f("plain"), f("other")
@@ -315,8 +298,6 @@ def file_tool_keys(
 ) -> dict[str, tuple[str, ...]]:
     """Tool name -> argument keys holding a file path, from ``NAME[:KEY[,KEY]]`` specs.
 
-    Specs add to ``default``; a spec without keys uses ``path``, ``file_path`` and ``file``.
-
     >>> file_tool_keys(["mcp__serena__read_file:relative_path"], {"Read": ("file_path",)})
     {'Read': ('file_path',), 'mcp__serena__read_file': ('relative_path',)}
     """
@@ -350,16 +331,8 @@ def paths_from_input(args: Any, keys: Sequence[str]) -> list[str]:
     return found
 
 
-def unique(values: Iterable[str]) -> list[str]:
-    """First occurrences, in order (a file read twice is one file inspected)."""
-    return list(dict.fromkeys(values))
-
-
 def format_problems(problems: Sequence[Problem], *, max_alike: int = 5) -> list[str]:
-    """One line per problem; past ``max_alike`` lines with the same message, one count line.
-
-    A folder of 600 runs that all lack a start time should not bury the one truncated file.
-    """
+    """One line per problem; past ``max_alike`` lines with the same message, one count line."""
     counts = Counter(p.message for p in problems)
     shown: Counter[str] = Counter()
     lines: list[str] = []
@@ -427,10 +400,8 @@ def write_data_dir(
 ) -> list[Path]:
     """Write ``tasks.jsonl`` (when there are tasks), ``runs.jsonl`` and, for K arms, ``arms.toml``.
 
-    Each file is written atomically; the runs keep the contract's columns only (the token
-    columns the loader adds are recomputed on every load). Runs of arms other than the
-    seeds' with / without get an ``arms.toml`` listing them (names = ids, ``reference``
-    when given) unless the directory has one. Returns the paths written.
+    Atomically, the contract's columns only; ``arms.toml`` (names = ids, ``reference``) only
+    for arms other than with / without and when the directory has none. Returns the paths.
     """
     d = Path(data_dir)
     d.mkdir(parents=True, exist_ok=True)

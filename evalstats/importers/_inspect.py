@@ -1,6 +1,6 @@
-"""inspect_ai logs (``.eval`` / ``.json``) -> tasks and runs, read with inspect_ai's own reader.
+"""inspect_ai logs (``.eval`` / ``.json``) -> tasks and runs (one per sample and epoch).
 
-One run per sample and epoch; where each field comes from: docs/data.md (Importers).
+Read with inspect_ai's own reader; where each field comes from: docs/data.md (Importers).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from ._common import (
     finish,
     paths_from_input,
     read_cap_check,
-    unique,
 )
 
 __all__ = ["DEFAULT_INSPECT_FILE_TOOLS", "from_inspect", "parse_arm_from"]
@@ -39,6 +38,9 @@ DEFAULT_INSPECT_FILE_TOOLS: dict[str, tuple[str, ...]] = {
 _NOT_LOGS = frozenset({"logs.json", "eval-set.json"})
 
 _ARM_KINDS = ("task_arg", "metadata", "model_role", "model")
+_NO_START = (
+    "no started_at in the sample; used eval.created (the eval's start, no later than the sample's)"
+)
 
 
 def parse_arm_from(spec: str) -> tuple[str, str | None]:
@@ -154,7 +156,7 @@ def _files(messages: Sequence[Any], tools: Mapping[str, tuple[str, ...]]) -> lis
             if call.function == "text_editor" and args.get("command") not in (None, "view"):
                 continue
             found.extend(paths_from_input(args, keys))
-    return unique(found)
+    return list(dict.fromkeys(found))  # a file read twice is one file inspected
 
 
 def _reported_tokens(sample: Any) -> int | None:
@@ -163,10 +165,6 @@ def _reported_tokens(sample: Any) -> int | None:
         return int(sum(u.total_tokens or 0 for u in usage.values()))
     out_usage = getattr(sample.output, "usage", None)
     return None if out_usage is None else int(out_usage.total_tokens)
-
-
-def _iso(value: Any) -> str:
-    return value if isinstance(value, str) else value.isoformat()
 
 
 def from_inspect(
@@ -191,34 +189,25 @@ def from_inspect(
     arm_from : str
         Where the arm is: ``"task_arg:NAME"``, ``"metadata:KEY"``, ``"model_role:ROLE"``
         or ``"model"``.
-    arm_values : mapping or str, optional
-        Source value(s) meaning each arm, e.g. ``"with=true,without=false"`` or
-        ``{"with": "mockllm/tool"}`` (default: the values with/without and booleans).
     file_tools : mapping or iterable of ``NAME[:KEY,...]``, optional
         Tools whose calls read files, added to :data:`DEFAULT_INSPECT_FILE_TOOLS`.
-    tasks_file : path-like, optional
-        A tasks file to use instead of the tasks built from the logs.
     budget_tokens, budget_wall_s : optional
         Task budgets when the logs set no ``token_limit`` / ``time_limit``.
     canonical_written_at : str, optional
-        ISO-8601 time the targets were written. Without it (and without ``tasks_file``) no
-        tasks are built: the problems say so.
-    allow_incomplete : bool, default False
-        Keep a sample that only one arm ran (else it is an error).
-    arms : sequence of str, optional
-        The arms ``arms.toml`` lists: the arm names ``arm_values`` may use, and their order.
+        ISO-8601 time the targets were written; without it (or ``tasks_file``) no tasks.
+    arm_values, tasks_file, allow_incomplete, arms
+        As in :func:`~evalstats.importers.from_table`.
 
     Returns
     -------
     Imported
-        ``tasks`` (None when they cannot be built and no ``tasks_file`` is given), ``runs``
-        and the ``problems`` met; ``tasks, runs = from_inspect(...)`` unpacks.
+        ``tasks`` (None when they cannot be built), ``runs`` and the ``problems`` met.
 
     Raises
     ------
     DataError
-        An unreadable or truncated log, a log without samples, a sample whose arm is
-        missing or unknown; loader errors re-aimed at the log and sample.
+        An unreadable log, a log without samples, a sample whose arm is missing or unknown;
+        loader errors re-aimed at the log and sample.
 
     Examples
     --------
@@ -236,7 +225,6 @@ def from_inspect(
     run_sources: list[Source] = []
     tasks: dict[str, dict[str, Any]] = {}
     task_sources: dict[str, Source] = {}
-    created: list[str] = []
     limits: dict[str, set[Any]] = {"budget_tokens": set(), "budget_wall_s": set()}
 
     for path in _log_files(paths):
@@ -252,7 +240,6 @@ def from_inspect(
                 Problem(where, f"eval status is {log.status!r}; samples kept as logged")
             )
         spec, cfg = log.eval, log.eval.config
-        created.append(_iso(spec.created))
         limits["budget_tokens"].add(cfg.token_limit)
         limits["budget_wall_s"].add(cfg.time_limit or cfg.working_limit)
         for sample in log.samples:
@@ -278,16 +265,10 @@ def from_inspect(
                 raise src.error("no total_time or working_time in the sample", field="wall_s")
             started = getattr(sample, "started_at", None)
             if started is None:
-                # A recorded time, not a guess: the eval was created before any sample
-                # started, so the audit's canonical-before-runs check only gets stricter.
-                problems.append(
-                    Problem(
-                        src,
-                        "no started_at in the sample; used eval.created (the eval's start, "
-                        "no later than the sample's)",
-                    )
-                )
+                # A recorded time, not a guess: the audit's canonical-before-runs check only
+                # gets stricter.
                 started = spec.created
+                problems.append(Problem(src, _NO_START))
             reported = _reported_tokens(sample)
             if reported is None:
                 problems.append(
@@ -303,7 +284,7 @@ def from_inspect(
                     "transcript": _transcript(sample.messages),
                     "files_inspected": _files(sample.messages, tools),
                     "wall_s": float(wall),
-                    "started_at": _iso(started),
+                    "started_at": started if isinstance(started, str) else started.isoformat(),
                     "reported_tokens": reported,
                 }
             )
@@ -311,9 +292,7 @@ def from_inspect(
             target = sample.target
             task = {
                 "task_id": task_id,
-                "prompt": _text(sample.input)
-                if not isinstance(sample.input, str)
-                else sample.input,
+                "prompt": _text(sample.input),
                 "canonical_answer": "\n".join(target) if isinstance(target, list) else target,
             }
             if task_id not in tasks:

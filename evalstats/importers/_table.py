@@ -26,7 +26,7 @@ from ._common import (
     Source,
     arm_mapper,
     finish,
-    loads,
+    jsonl_records,
     number_replicates,
     read_bytes,
     unique_columns,
@@ -86,20 +86,9 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bo
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DataError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-        records, sources = [], []
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = loads(line, path, lineno)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"malformed JSON ({exc.msg} at column {exc.colno})", path=path, line=lineno
-                ) from None
-            if not isinstance(obj, dict):
-                raise DataError("expected a JSON object", path=path, line=lineno)
-            records.append(obj)
-            sources.append(Source(str(path), line=lineno))
+        pairs = jsonl_records(text, path)
+        records = [r for r, _ in pairs]
+        sources = [Source(str(path), line=n) for _, n in pairs]
         columns = list(dict.fromkeys(k for r in records for k in r))
         return records, sources, columns, False
     if suffix == ".csv":
@@ -170,27 +159,27 @@ def from_table(
     mapping : mapping, optional
         Contract field -> source column, e.g. ``{"task_id": "qid", "arm": "condition"}``.
     arm_values : mapping or str, optional
-        Source value(s) meaning each arm, e.g. ``"with=tool,without=baseline"``.
+        Source value(s) meaning each arm (any names), e.g. ``"with=tool,without=baseline"``
+        (default: with/without, booleans and the ids of ``arms``).
     defaults : mapping, optional
         Constant values for fields no column holds, e.g. ``{"agent_model": "gpt-4o"}``.
     tasks_file : path-like, optional
-        Tasks to use instead of tasks built from the rows.
+        Tasks to use (runs are checked against them) instead of tasks built from the rows.
     allow_incomplete : bool, default False
         Keep a (task, replicate) that only one arm ran.
     arms : sequence of str, optional
-        The arms ``arms.toml`` lists: the arm names ``arm_values`` may use, and their order.
+        The arms ``arms.toml`` lists: the names ``arm_values`` may use, and their order.
 
     Returns
     -------
     Imported
-        ``tasks`` (None when the rows lack task fields and no ``tasks_file`` is given),
-        ``runs`` and the ``problems`` met.
+        ``tasks`` (None when the rows lack task fields), ``runs`` and the ``problems`` met.
 
     Raises
     ------
     DataError
-        A mapping that names a missing column or an unknown field, an arm value that maps to
-        no arm, and every loader error, naming the source file and line (or row).
+        A missing column, an arm value that maps to no arm, and every loader error, naming
+        the source file and line (or row).
 
     Examples
     --------

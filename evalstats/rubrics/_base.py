@@ -1,4 +1,4 @@
-"""Rubric, verdict and rendered-prompt types, the rubric registry and package-data loading."""
+"""Rubric, verdict and rendered-prompt types, and the helpers both rubric kinds share."""
 
 from __future__ import annotations
 
@@ -9,21 +9,16 @@ import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from evalstats._schema import ORDERS
 from evalstats.errors import ParseError
 
-__all__ = [
-    "RenderedPrompt",
-    "Rubric",
-    "Verdict",
-    "format_wall_clock",
-    "get",
-    "names",
-]
+from ._lenient_json import find_objects, iter_dicts
+
+__all__ = ["RenderedPrompt", "Rubric", "Verdict", "format_wall_clock"]
 
 
 @dataclass(frozen=True)
@@ -35,10 +30,7 @@ class RenderedPrompt:
 
     def messages(self) -> list[dict[str, str]]:
         """Chat messages in the order the providers expect."""
-        return [
-            {"role": "system", "content": self.system},
-            {"role": "user", "content": self.user},
-        ]
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
 
 
 @dataclass(frozen=True)
@@ -48,21 +40,15 @@ class Verdict:
     Attributes
     ----------
     label : str
-        The rubric's own canonical label: ``"(a)"``, ``"(b)"``, ``"(c)"`` (with-without) or
-        ``"a_wins"``, ``"b_wins"``, ``"tie"`` (blind-pair).
+        The rubric's own label: ``"(a)"``/``"(b)"``/``"(c)"`` or ``"a_wins"``/``"b_wins"``/``"tie"``.
     outcome : str or None
-        ``"win"``, ``"tie"`` or ``"loss"`` for WITH; ``None`` for blind-pair read without an
-        order (Agent A cannot be mapped to an arm).
-    reasoning : str or None
-        The judge's ``reasoning`` (with-without) or ``verdict_reasoning`` (blind-pair).
-    uncertainty : str or None
-        ``"low"``, ``"medium"`` or ``"high"`` (with-without); ``None`` when absent or
-        unreadable, and always for blind-pair.
+        ``"win"``, ``"tie"`` or ``"loss"`` for WITH; ``None`` for blind-pair without an order.
+    reasoning, uncertainty : str or None
+        The judge's reasoning; ``"low"``, ``"medium"`` or ``"high"`` (with-without).
     judge_cost_ratio : float or None
-        The cost ratio the judge claimed (with-without), first number of the field.
+        The cost ratio the judge claimed (with-without).
     scores : dict of str to int
-        Blind-pair scores, keyed ``with_<dim>``/``without_<dim>`` when the order is known,
-        ``a_<dim>``/``b_<dim>`` otherwise.  Empty for with-without.
+        Blind-pair scores, ``with_<dim>``/``without_<dim>`` (``a_<dim>``/``b_<dim>`` without an order).
     fields : dict of str to str
         Every other field, verbatim as a string.
     """
@@ -85,20 +71,15 @@ class Rubric:
     name, revision : str, int
         Identity of the prompt; a changed word needs a new revision.
     sha256 : str
-        Hex sha256 over the bytes of the rubric's package-data files, concatenated in a
-        fixed order (for a one-file rubric, ``sha256sum`` of that file).
-    system : str
-        The system prompt.
-    user_template : str
-        The user message with ``{placeholder}`` fields (filled by exact replacement, not
-        ``str.format``).
+        Hex sha256 of the rubric's package-data files, concatenated (or of its rubric file).
+    system, user_template : str
+        The system prompt; the user message with ``{placeholder}`` fields.
     dimensions : tuple of str
         Score dimensions (blind-pair) or ``()``.
     needs_order : bool
-        Whether :meth:`render` and the mapping back to WITH/WITHOUT need an ``order``.
+        Whether :meth:`render` and :meth:`parse` need an ``order``.
     arms : tuple of (str, str)
-        Display names of the WITH and WITHOUT arms (``("WITH", "WITHOUT")`` unless a rubric
-        file names them); see :attr:`arm_names`.
+        Display names of the WITH and WITHOUT arms.
     path : str or None
         The rubric file this rubric was read from; ``None`` for the built-in ones.
     """
@@ -121,7 +102,7 @@ class Rubric:
     @property
     def placeholders(self) -> tuple[str, ...]:
         """The ``{placeholder}`` names of :attr:`user_template`, in order of appearance."""
-        return tuple(dict.fromkeys(_PLACEHOLDER.findall(self.user_template)))
+        return tuple(dict.fromkeys(PLACEHOLDER_PATTERN.findall(self.user_template)))
 
     def render(
         self,
@@ -131,59 +112,46 @@ class Rubric:
         *,
         order: str | None = None,
     ) -> RenderedPrompt:
-        """Fill the prompt for one pair of runs."""
+        """Fill the prompt for one pair of runs.
+
+        Parameters
+        ----------
+        task : Mapping
+            ``prompt`` and ``canonical_answer`` (strings).
+        with_run, without_run : Mapping
+            ``answer`` (str); ``tokens`` (counted total), ``wall_s`` and ``files_inspected``
+            when the template shows them.
+        order : {"with_first", "without_first"} or None
+            Which arm is shown first (Agent A), for a rubric that :attr:`needs_order`.
+        """
         raise NotImplementedError
 
     def parse(self, text: str, order: str | None = None) -> Verdict:
         """Read a judge output; raise :class:`~evalstats.errors.ParseError` if impossible."""
         raise NotImplementedError
 
-
-# --------------------------------------------------------------------------- registry
-
-_FACTORIES: dict[str, Callable[[], Rubric]] = {}
-
-
-def register(name: str, factory: Callable[[], Rubric]) -> None:
-    """Make ``factory`` (called once, lazily) the source of rubric ``name``."""
-    _FACTORIES[name] = factory
-
-
-def names() -> tuple[str, ...]:
-    """Names of the known rubrics, sorted.
-
-    Examples
-    --------
-    >>> from evalstats import rubrics
-    >>> rubrics.names()
-    ('blind-pair', 'with-without')
-    """
-    return tuple(sorted(_FACTORIES))
-
-
-def get(name: str) -> Rubric:
-    """The rubric called ``name`` (see :func:`names`).
-
-    Raises
-    ------
-    KeyError
-        If no rubric has that name; the message lists the known names.
-
-    Examples
-    --------
-    >>> from evalstats import rubrics
-    >>> r = rubrics.get("with-without")
-    >>> r.revision, r.needs_order
-    (1, False)
-    """
-    if not isinstance(name, str) or name not in _FACTORIES:
-        raise KeyError(f"unknown rubric {name!r}; known rubrics: {', '.join(names())}")
-    return _build(name)
-
-
-@cache
-def _build(name: str) -> Rubric:
-    return _FACTORIES[name]()
+    def _fill(self, task: Mapping[str, Any], runs: Mapping[str, tuple[Any, str]]) -> RenderedPrompt:
+        """Fill the placeholders the template uses from ``task`` and ``{prefix: (run, what)}``."""
+        used = set(self.placeholders)
+        values: dict[str, str] = {}
+        for key, src in (("task_prompt", "prompt"), ("canonical_answer", "canonical_answer")):
+            if key in used:
+                values[key] = require(task, src, what="task", text=True)
+        for prefix, (run, what) in runs.items():
+            if f"{prefix}_answer" in used:
+                values[f"{prefix}_answer"] = require(run, "answer", what=what, text=True)
+            if f"{prefix}_token_cost" in used:
+                tokens = require(run, "tokens", what=what)
+                values[f"{prefix}_token_cost"] = format_tokens(tokens, what=f"{what}['tokens']")
+            if f"{prefix}_wall_clock" in used:
+                values[f"{prefix}_wall_clock"] = format_wall_clock(
+                    require(run, "wall_s", what=what)
+                )
+            if f"{prefix}_files" in used:
+                values[f"{prefix}_files"] = format_files(run.get("files_inspected"))
+        pattern = re.compile("|".join(re.escape("{" + k + "}") for k in values))
+        user = pattern.sub(lambda m: values[m.group()[1:-1]], self.user_template)
+        return RenderedPrompt(system=self.system, user=user)
 
 
 # --------------------------------------------------------------------------- package data
@@ -195,43 +163,17 @@ def read_data(filename: str) -> bytes:
 
 
 def sha256_of(*blobs: bytes) -> str:
-    h = hashlib.sha256()
-    for b in blobs:
-        h.update(b)
-    return h.hexdigest()
+    return hashlib.sha256(b"".join(blobs)).hexdigest()
 
 
-def fenced_block_after(text: str, heading: str, *, source: str) -> str:
-    """Content of the first ``` block after the Markdown heading line ``heading``."""
-    lines = text.split("\n")
-    try:
-        h = next(i for i, line in enumerate(lines) if line.rstrip() == heading)
-    except StopIteration:
-        raise RuntimeError(f"{source}: heading {heading!r} not found") from None
-    try:
-        start = next(i for i in range(h + 1, len(lines)) if lines[i].startswith("```"))
-        end = next(i for i in range(start + 1, len(lines)) if lines[i].rstrip() == "```")
-    except StopIteration:
-        raise RuntimeError(f"{source}: no complete ``` block after {heading!r}") from None
-    return "\n".join(lines[start + 1 : end])
-
-
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-# Public for the rubric-file reader: what counts as a {placeholder} in a user template.
-PLACEHOLDER_PATTERN = _PLACEHOLDER
+PLACEHOLDER_PATTERN = re.compile(r"\{([a-z_]+)\}")
 
 
 def check_placeholders(template: str, expected: Sequence[str], *, source: str) -> None:
     """The template holds each expected placeholder exactly once, and no other."""
-    found = _PLACEHOLDER.findall(template)
+    found = PLACEHOLDER_PATTERN.findall(template)
     if sorted(found) != sorted(expected):
         raise RuntimeError(f"{source}: placeholders {found} differ from {list(expected)}")
-
-
-def fill(template: str, values: Mapping[str, str]) -> str:
-    """Replace each ``{name}`` of ``values`` in one pass."""
-    pattern = re.compile("|".join(re.escape("{" + k + "}") for k in values))
-    return pattern.sub(lambda m: values[m.group()[1:-1]], template)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -240,8 +182,7 @@ def fill(template: str, values: Mapping[str, str]) -> str:
 def format_wall_clock(seconds: float) -> str:
     """Wall-clock time as the judge sees it: seconds with one decimal, e.g. ``"83.2 s"``.
 
-    Always seconds (no minutes), so that the two runs of a pair read on the same scale and
-    the judge compares numbers, not formats.
+    Always seconds, so that the two runs of a pair read on the same scale.
 
     Examples
     --------
@@ -262,36 +203,39 @@ def format_tokens(tokens: Any, *, what: str) -> str:
     """A counted token number as a plain integer string (no separators)."""
     if isinstance(tokens, bool) or not isinstance(tokens, numbers.Real):
         raise TypeError(f"{what} must be an integer token count, got {type(tokens).__name__}")
-    if isinstance(tokens, numbers.Integral):
-        n = int(tokens)
-    else:
-        x = float(tokens)
-        # Integer columns with missing values arrive as floats from pandas.
-        if not math.isfinite(x) or not x.is_integer():
-            raise ValueError(f"{what} must be an integer token count, got {tokens!r}")
-        n = int(x)
-    if n < 0:
-        raise ValueError(f"{what} must be >= 0, got {n}")
-    return str(n)
+    x = tokens if isinstance(tokens, numbers.Integral) else float(tokens)
+    # Integer columns with missing values arrive as floats from pandas.
+    if isinstance(x, float) and (not math.isfinite(x) or not x.is_integer()):
+        raise ValueError(f"{what} must be an integer token count, got {tokens!r}")
+    if int(x) < 0:
+        raise ValueError(f"{what} must be >= 0, got {int(x)}")
+    return str(int(x))
 
 
-def require_text(mapping: Mapping[str, Any], key: str, *, what: str) -> str:
+def format_files(files: Any) -> str:
+    """Files an agent inspected, one ``- path`` per line; ``(none)`` if empty or missing.
+
+    >>> print(format_files(["a/b.go", "c.py"]))
+    - a/b.go
+    - c.py
+    """
+    if is_missing(files):
+        return "(none)"
+    if isinstance(files, str | bytes) or not hasattr(files, "__iter__"):
+        raise TypeError(f"files_inspected must be a list of paths, got {type(files).__name__}")
+    paths = [str(p) for p in files if not is_missing(p) and str(p).strip()]
+    return "\n".join(f"- {p}" for p in paths) if paths else "(none)"
+
+
+def require(mapping: Mapping[str, Any], key: str, *, what: str, text: bool = False) -> Any:
     if not isinstance(mapping, Mapping):
         raise TypeError(f"{what} must be a mapping, got {type(mapping).__name__}")
     if key not in mapping:
         raise ValueError(f"{what} has no {key!r}")
     value = mapping[key]
-    if not isinstance(value, str):
+    if text and not isinstance(value, str):
         raise TypeError(f"{what}[{key!r}] must be a string, got {type(value).__name__}")
     return value
-
-
-def require_value(mapping: Mapping[str, Any], key: str, *, what: str) -> Any:
-    if not isinstance(mapping, Mapping):
-        raise TypeError(f"{what} must be a mapping, got {type(mapping).__name__}")
-    if key not in mapping:
-        raise ValueError(f"{what} has no {key!r}")
-    return mapping[key]
 
 
 def is_missing(value: Any) -> bool:
@@ -314,17 +258,10 @@ def normalise_order(order: Any) -> str | None:
 # --------------------------------------------------------------------------- parse helpers
 
 
-def norm_key(key: Any) -> str:
-    """``"Hallucination Safety"`` -> ``"hallucination_safety"``."""
-    return _norm_text(str(key))
-
-
-_NON_WORD = re.compile(r"[^0-9a-z]+")
-
-
 @lru_cache(maxsize=4096)  # judges repeat the same few keys in every verdict
-def _norm_text(key: str) -> str:
-    return _NON_WORD.sub("_", key.lower()).strip("_")
+def norm_key(key: str) -> str:
+    """``"Hallucination Safety"`` -> ``"hallucination_safety"``."""
+    return re.sub(r"[^0-9a-z]+", "_", str(key).lower()).strip("_")
 
 
 def values_for(obj: Mapping[str, Any], keys: Sequence[str]) -> list[Any]:
@@ -339,9 +276,7 @@ def values_for(obj: Mapping[str, Any], keys: Sequence[str]) -> list[Any]:
 
 def as_field_text(value: Any) -> str | None:
     """A field value as the verbatim string stored in :attr:`Verdict.fields`."""
-    if value is None:
-        return None
-    if isinstance(value, str):
+    if value is None or isinstance(value, str):
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -362,17 +297,40 @@ def last_text(values: Sequence[Any]) -> str | None:
 def labels_named(value: Any, read_text: Callable[[str], set[str]], *, what: str) -> set[str]:
     """Every label a judge's field names: a string, or a list of strings (first 20 read)."""
     if isinstance(value, list) and value:
-        out: set[str] = set()
-        for v in value[:20]:
-            out |= labels_named(v, read_text, what=what)
-        return out
+        return set().union(*(labels_named(v, read_text, what=what) for v in value[:20]))
     if not isinstance(value, str):
         raise ParseError(f"unrecognised {what}: {as_field_text(value)!r:.80}")
     return read_text(value)
 
 
-def one_label(found: set[str], *, what: str) -> str:
-    """The single label in ``found``; two different ones are a ParseError, never a guess."""
+def read_label(
+    text: str,
+    keys: Sequence[str],
+    fallback: Sequence[str],
+    read_text: Callable[[str], set[str]],
+    *,
+    what: str,
+) -> tuple[str, Any, Mapping[str, Any]]:
+    """(label, outermost object, the dict that carried it last) of a judge's output.
+
+    Every object's ``keys`` fields (``fallback`` only when none has one) must name one label;
+    two different ones are a ParseError, never a guess.
+    """
+    objects = find_objects(text)
+    if not objects:
+        raise ParseError("no JSON object found")
+    dicts = [(obj, d) for obj in objects for d in iter_dicts(obj)]
+    for ks in (keys, fallback):
+        carriers = [(obj, d) for obj, d in dicts if values_for(d, ks)]
+        if carriers:
+            break
+    else:
+        raise ParseError(f"{what} missing: no JSON object has a {keys[0]!r} field")
+    found: set[str] = set()
+    for _, d in carriers:
+        for v in values_for(d, ks):
+            found |= labels_named(v, read_text, what=what)
     if len(found) > 1:
-        raise ParseError(f"two different {what}: {', '.join(sorted(found))}")
-    return found.pop()
+        plural = "labels" if what == "label" else f"labels ({what}s)"
+        raise ParseError(f"two different {plural}: {', '.join(sorted(found))}")
+    return found.pop(), *carriers[-1]

@@ -1,9 +1,4 @@
-"""``evalstats rubric new|show``: make a rubric file from a seed, show a rubric's identity.
-
-:func:`register` adds the ``rubric`` subcommand to the CLI's subparsers; each action is a
-plain function returning the exit code (a mistake is raised as an ``EvalstatsError``, which
-``evalstats.cli.main`` prints as one line, exit 2), so the CLI and the tests call the same thing.
-"""
+"""``evalstats rubric new|show``: make a rubric file from a seed, show a rubric's identity."""
 
 from __future__ import annotations
 
@@ -16,8 +11,7 @@ from typing import TextIO
 from evalstats._atomic import atomic_write
 from evalstats.errors import DataError, ParameterError
 
-from ._base import names
-from ._file import get, load, to_toml, with_tool_name
+from ._file import get, load, names, to_toml, with_tool_name
 
 __all__ = ["register"]
 
@@ -43,8 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="rubric_command", required=True)
 
     new = sub.add_parser(
-        "new",
-        help="write a new rubric file from a seed rubric, naming your tool instead of gortex",
+        "new", help="write a new rubric file from a seed rubric, naming your tool instead of gortex"
     )
     new.add_argument(
         "--from", dest="source", required=True, help=f"a rubric: {', '.join(names())} or a file"
@@ -66,51 +59,43 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def _new(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    out_path: Path = args.output
-    if out_path.exists() and not args.force:
-        raise ParameterError(f"{out_path} exists (use --force to overwrite)")
+    if args.output.exists() and not args.force:
+        raise ParameterError(f"{args.output} exists (use --force to overwrite)")
     try:
-        seed = get(args.source)
-        rubric = with_tool_name(seed, args.tool_name, name=args.name)
+        rubric = with_tool_name(get(args.source), args.tool_name, name=args.name)
+        if args.without_name:
+            rubric = dataclasses.replace(rubric, arms=(rubric.arms[0], args.without_name))
+            rubric = with_tool_name(rubric, args.tool_name, name=rubric.name)
     except KeyError as e:
         raise ParameterError(str(e.args[0])) from None
     except DataError:
         raise
     except ValueError as e:  # with_tool_name's checks of --tool-name / --name
         raise ParameterError(str(e)) from None
-    if args.without_name:
-        rubric = with_tool_name(
-            type(rubric)(**{**_fields(rubric), "arms": (rubric.arms[0], args.without_name)}),
-            args.tool_name,
-            name=rubric.name,
-        )
     data = to_toml(rubric).encode("utf-8")
-    atomic_write(out_path, lambda fh: fh.write(data))
-    written = load(out_path)
-    print(f"wrote {out_path}", file=out)
-    _print_identity(written, out)
+    atomic_write(args.output, lambda fh: fh.write(data))
+    print(f"wrote {args.output}", file=out)
+    _print_identity(load(args.output), out)
     return 0
 
 
-def _fields(rubric) -> dict:
-    return {f.name: getattr(rubric, f.name) for f in dataclasses.fields(rubric)}
-
-
 def _show(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    out = out or sys.stdout
     try:
         rubric = get(args.rubric)
     except KeyError as e:
         raise ParameterError(str(e.args[0])) from None
-    _print_identity(rubric, out)
+    _print_identity(rubric, out or sys.stdout)
     return 0
 
 
 def _print_identity(rubric, out: TextIO) -> None:
-    print(f"name: {rubric.name}", file=out)
-    print(f"revision: {rubric.revision}", file=out)
-    print(f"sha256: {rubric.sha256}", file=out)
-    print(f"kind: {rubric.kind}", file=out)
-    print(f"arms: WITH = {rubric.arms[0]}, WITHOUT = {rubric.arms[1]}", file=out)
-    print(f"placeholders: {', '.join(rubric.placeholders)}", file=out)
-    print(f"source: {rubric.path or 'built-in'}", file=out)
+    for line in (
+        f"name: {rubric.name}",
+        f"revision: {rubric.revision}",
+        f"sha256: {rubric.sha256}",
+        f"kind: {rubric.kind}",
+        f"arms: WITH = {rubric.arms[0]}, WITHOUT = {rubric.arms[1]}",
+        f"placeholders: {', '.join(rubric.placeholders)}",
+        f"source: {rubric.path or 'built-in'}",
+    ):
+        print(line, file=out)

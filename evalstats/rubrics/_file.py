@@ -5,56 +5,54 @@ How it works: docs/judging.md, "Rubric files".
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
 import tomllib
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from evalstats.errors import DataError
 
-from . import _base
+from . import blind_pair, with_without
 from ._base import PLACEHOLDER_PATTERN, Rubric, norm_key
-from .blind_pair import KNOWN_PLACEHOLDERS as BLIND_PLACEHOLDERS
-from .blind_pair import REQUIRED_PLACEHOLDERS as BLIND_REQUIRED
 from .blind_pair import BlindPairRubric, BlindScores
 from .with_without import GORTEX_MENTION, OUTCOMES, ThreeWay, WithWithoutRubric, tool_name
-from .with_without import KNOWN_PLACEHOLDERS as THREE_WAY_PLACEHOLDERS
-from .with_without import REQUIRED_PLACEHOLDERS as THREE_WAY_REQUIRED
 
-__all__ = ["KINDS", "get", "load", "seed_toml", "to_toml", "with_tool_name"]
+__all__ = ["KINDS", "get", "load", "names", "seed_toml", "to_toml", "with_tool_name"]
 
 # A prompt of a few pages and its fields; anything past this is not a rubric.
 MAX_RUBRIC_BYTES = 4_000_000
 
 KINDS = ("three-way", "blind-scores")
+_BUILT_IN = {"blind-pair": blind_pair.load, "with-without": with_without.load}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _TOP_KEYS = {"name", "revision", "kind", "description", "arms", "prompt", "output"}
-_THREE_WAY_KEYS = {
-    "labels",
-    "aliases",
-    "label_fields",
-    "fallback_fields",
-    "reasoning_fields",
-    "uncertainty_fields",
-    "cost_ratio_fields",
-}
-_BLIND_KEYS = {
-    "dimensions",
-    "dimension_aliases",
-    "verdict_fields",
-    "reasoning_fields",
-    "notes_fields",
-    "blocks",
-    "verdicts",
-    "scores",
-}
-_VERDICT_LABELS = ("a_wins", "b_wins", "tie")
+# The [output] lists of each kind, in the order they are checked and written.
+_THREE_WAY_LISTS = tuple(
+    "label_fields fallback_fields reasoning_fields uncertainty_fields cost_ratio_fields".split()
+)
+_BLIND_LISTS = ("verdict_fields", "reasoning_fields", "notes_fields")
+_THREE_WAY_KEYS = {"labels", "aliases", *_THREE_WAY_LISTS}
+_BLIND_KEYS = {"dimensions", "dimension_aliases", "blocks", "verdicts", "scores", *_BLIND_LISTS}
 
 
-# --------------------------------------------------------------------------- lookup
+def names() -> tuple[str, ...]:
+    """Names of the built-in rubrics, sorted.
+
+    >>> from evalstats import rubrics
+    >>> rubrics.names()
+    ('blind-pair', 'with-without')
+    """
+    return tuple(_BUILT_IN)
+
+
+@cache
+def _built_in(name: str) -> Rubric:
+    return _BUILT_IN[name]()
 
 
 def get(name_or_path: str | os.PathLike[str]) -> Rubric:
@@ -70,24 +68,19 @@ def get(name_or_path: str | os.PathLike[str]) -> Rubric:
     Examples
     --------
     >>> from evalstats import rubrics
-    >>> rubrics.get("blind-pair").kind
-    'blind-scores'
-    >>> import pathlib, tempfile
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "mine.toml"
-    >>> _ = path.write_text(rubrics.seed_toml("with-without").replace(
-    ...     'name = "with-without"', 'name = "mine"'), encoding="utf-8")
-    >>> rubrics.get(path).name, rubrics.get(str(path)).kind
-    ('mine', 'three-way')
+    >>> r = rubrics.get("with-without")
+    >>> r.kind, r.revision, r.needs_order
+    ('three-way', 1, False)
     """
-    if isinstance(name_or_path, str) and name_or_path in _base.names():
-        return _base.get(name_or_path)
+    if isinstance(name_or_path, str) and name_or_path in _BUILT_IN:
+        return _built_in(name_or_path)
     if isinstance(name_or_path, os.PathLike) or (
         isinstance(name_or_path, str)
         and (name_or_path.endswith(".toml") or os.sep in name_or_path or "/" in name_or_path)
     ):
         return load(name_or_path)
     raise KeyError(
-        f"unknown rubric {name_or_path!r}; known rubrics: {', '.join(_base.names())}, "
+        f"unknown rubric {name_or_path!r}; known rubrics: {', '.join(names())}, "
         "or a path to a rubric .toml file"
     )
 
@@ -98,9 +91,8 @@ def load(path: str | os.PathLike[str]) -> Rubric:
     Raises
     ------
     DataError
-        The file is missing or not TOML (with the line tomllib reports), or a field is
-        missing or wrong: unknown ``kind``, a placeholder the kind does not know or a
-        required one missing, labels that do not cover win / tie / loss, ...
+        The file is missing or not TOML, or a field is missing or wrong; the message names
+        the file, line and field.
 
     Examples
     --------
@@ -132,19 +124,15 @@ def load(path: str | os.PathLike[str]) -> Rubric:
         raise DataError(f"not UTF-8 text ({e.reason} at byte {e.start})", path=p) from None
     try:
         doc = tomllib.loads(text)
+        return _from_document(doc, _Where(p, text), hashlib.sha256(raw).hexdigest())
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
-        line = int(m.group(1)) if m else None
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e)) or "invalid TOML"
         col = f" (column {m.group(2)})" if m else ""
+        line = int(m.group(1)) if m else None
         raise DataError(f"not valid TOML: {msg}{col}", path=p, line=line) from None
-    except RecursionError:
-        # tomllib recurses once per nested array or inline table.
+    except RecursionError:  # tomllib recurses once per nested array or inline table
         raise DataError("not valid TOML for a rubric: it nests too deeply", path=p) from None
-    try:
-        return _from_document(doc, text, p, hashlib.sha256(raw).hexdigest())
-    except RecursionError:
-        raise DataError("a field nests too deeply to be a rubric field", path=p) from None
 
 
 # --------------------------------------------------------------------------- validation
@@ -189,9 +177,7 @@ def _str(doc: Mapping[str, Any], key: str, where: _Where, field: str) -> str:
 def _strs(doc: Mapping[str, Any], key: str, default: tuple[str, ...], where: _Where, field: str):
     if key not in doc:
         return default
-    v = doc[key]
-    if isinstance(v, str):
-        v = [v]
+    v = [doc[key]] if isinstance(doc[key], str) else doc[key]
     if not isinstance(v, list) or not v or not all(isinstance(x, str) and x.strip() for x in v):
         raise where.error(field, f"must be a non-empty list of strings, got {v!r:.60}")
     keys = tuple(dict.fromkeys(norm_key(x) for x in v))
@@ -215,8 +201,26 @@ def _no_unknown(table: Mapping[str, Any], known: set[str], where: _Where, prefix
             )
 
 
-def _from_document(doc: dict[str, Any], text: str, path: Path, sha: str) -> Rubric:
-    where = _Where(path, text)
+def _pairs(output: Mapping[str, Any], key: str, allowed, where: _Where, what: str):
+    """The ``spelling = value`` pairs of the table ``output.<key>``, each value in ``allowed``."""
+    table = _table(output, key, where, f"output.{key}")
+    for k, v in table.items():
+        if v not in allowed:
+            raise where.error(f"output.{key}.{k}", f"{what} {', '.join(allowed)}, got {v!r}")
+    return tuple(table.items())
+
+
+def _lists(output: Mapping[str, Any], names: tuple[str, ...], spec: Any, where: _Where) -> dict:
+    # An empty fallback_fields is allowed: no fallback field at all.
+    return {
+        k: ()
+        if k == "fallback_fields" and output.get(k) == []
+        else _strs(output, k, getattr(spec, k), where, f"output.{k}")
+        for k in names
+    }
+
+
+def _from_document(doc: dict[str, Any], where: _Where, sha: str) -> Rubric:
     _no_unknown(doc, _TOP_KEYS, where, "")
     name = _str(doc, "name", where, "name")
     if not _NAME.match(name):
@@ -236,9 +240,9 @@ def _from_document(doc: dict[str, Any], text: str, path: Path, sha: str) -> Rubr
 
     arms_t = _table(doc, "arms", where, "arms")
     _no_unknown(arms_t, {"with", "without"}, where, "arms.")
-    arms = (
-        _str(arms_t, "with", where, "arms.with") if "with" in arms_t else "WITH",
-        _str(arms_t, "without", where, "arms.without") if "without" in arms_t else "WITHOUT",
+    arms = tuple(
+        _str(arms_t, a, where, f"arms.{a}") if a in arms_t else a.upper()
+        for a in ("with", "without")
     )
 
     if "prompt" not in doc:
@@ -247,36 +251,32 @@ def _from_document(doc: dict[str, Any], text: str, path: Path, sha: str) -> Rubr
     _no_unknown(prompt, {"system", "user"}, where, "prompt.")
     system = _str(prompt, "system", where, "prompt.system")
     user = _str(prompt, "user", where, "prompt.user")
-    known, required = (
-        (THREE_WAY_PLACEHOLDERS, THREE_WAY_REQUIRED)
-        if kind == "three-way"
-        else (BLIND_PLACEHOLDERS, BLIND_REQUIRED)
-    )
+    three_way = kind == "three-way"
+    module = with_without if three_way else blind_pair
     found = PLACEHOLDER_PATTERN.findall(user)
     for ph in found:
-        if ph not in known:
+        if ph not in module.KNOWN_PLACEHOLDERS:
             hint = (
                 " (a blind-scores prompt must not say which answer is WITH or WITHOUT)"
-                if kind == "blind-scores" and ph.split("_")[0] in ("with", "without")
+                if not three_way and ph.split("_")[0] in ("with", "without")
                 else ""
             )
             raise where.error(
                 "prompt.user",
                 f"unknown placeholder {{{ph}}} for kind {kind!r}{hint}; "
-                f"known: {', '.join('{' + k + '}' for k in known)}",
+                f"known: {', '.join('{' + k + '}' for k in module.KNOWN_PLACEHOLDERS)}",
             )
-    for ph in required:
+    for ph in module.REQUIRED_PLACEHOLDERS:
         if ph not in found:
             raise where.error("prompt.user", f"missing placeholder {{{ph}}}")
 
     output = _table(doc, "output", where, "output")
+    _no_unknown(output, _THREE_WAY_KEYS if three_way else _BLIND_KEYS, where, "output.")
     common = {"name": name, "revision": revision, "sha256": sha, "system": system}
-    common |= {"user_template": user, "arms": arms, "path": str(path)}
-    if kind == "three-way":
-        _no_unknown(output, _THREE_WAY_KEYS, where, "output.")
+    common |= {"user_template": user, "arms": arms, "path": str(where.path)}
+    if three_way:
         spec = _three_way(output, where)
         return WithWithoutRubric(**common, dimensions=(), needs_order=False, spec=spec)
-    _no_unknown(output, _BLIND_KEYS, where, "output.")
     dims, spec = _blind(output, where)
     return BlindPairRubric(**common, dimensions=dims, needs_order=True, spec=spec)
 
@@ -286,55 +286,19 @@ def _three_way(output: Mapping[str, Any], where: _Where) -> ThreeWay:
         raise where.error(
             "output.labels", 'missing: a table of label = outcome, e.g. "(a)" = "win"'
         )
-    labels_t = _table(output, "labels", where, "output.labels")
-    labels, outcomes = [], []
-    for label, outcome in labels_t.items():
-        if outcome not in OUTCOMES:
-            raise where.error(
-                f"output.labels.{label}",
-                f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}",
-            )
-        if not label.strip():
-            raise where.error("output.labels", "a label is empty")
-        labels.append(label)
-        outcomes.append(outcome)
-    if sorted(outcomes) != sorted(OUTCOMES):
+    labels = _pairs(output, "labels", OUTCOMES, where, "outcome must be one of")
+    if any(not label.strip() for label, _ in labels):
+        raise where.error("output.labels", "a label is empty")
+    if sorted(o for _, o in labels) != sorted(OUTCOMES):
         raise where.error(
-            "output.labels", f"must map one label each to win, tie and loss, got {labels_t!r}"
+            "output.labels", f"must map one label each to win, tie and loss, got {dict(labels)!r}"
         )
-    aliases_t = _table(output, "aliases", where, "output.aliases")
-    aliases = []
-    for spelling, label in aliases_t.items():
-        if label not in labels:
-            raise where.error(
-                f"output.aliases.{spelling}", f"{label!r} is not one of the labels {labels}"
-            )
-        aliases.append((spelling, label))
-    d = ThreeWay()
+    names = tuple(label for label, _ in labels)
     return ThreeWay(
-        labels=tuple(labels),
-        outcomes=tuple(outcomes),
-        aliases=tuple(aliases),
-        label_fields=_strs(output, "label_fields", d.label_fields, where, "output.label_fields"),
-        fallback_fields=_fallback(output, where),
-        reasoning_fields=_strs(
-            output, "reasoning_fields", d.reasoning_fields, where, "output.reasoning_fields"
-        ),
-        uncertainty_fields=_strs(
-            output, "uncertainty_fields", d.uncertainty_fields, where, "output.uncertainty_fields"
-        ),
-        cost_ratio_fields=_strs(
-            output, "cost_ratio_fields", d.cost_ratio_fields, where, "output.cost_ratio_fields"
-        ),
-    )
-
-
-def _fallback(output: Mapping[str, Any], where: _Where) -> tuple[str, ...]:
-    # An empty list is allowed here: no fallback field at all.
-    if output.get("fallback_fields") == []:
-        return ()
-    return _strs(
-        output, "fallback_fields", ThreeWay().fallback_fields, where, "output.fallback_fields"
+        labels=names,
+        outcomes=tuple(o for _, o in labels),
+        aliases=_pairs(output, "aliases", names, where, "must name one of the labels"),
+        **_lists(output, _THREE_WAY_LISTS, ThreeWay(), where),
     )
 
 
@@ -355,21 +319,13 @@ def _blind(output: Mapping[str, Any], where: _Where) -> tuple[tuple[str, ...], B
             raise where.error(f"output.dimension_aliases.{k}", f"{k!r} is not a dimension")
     blocks_t = _table(output, "blocks", where, "output.blocks")
     _no_unknown(blocks_t, {"a", "b"}, where, "output.blocks.")
-    blocks = (
-        _strs(blocks_t, "a", d.blocks[0], where, "output.blocks.a"),
-        _strs(blocks_t, "b", d.blocks[1], where, "output.blocks.b"),
+    blocks = tuple(
+        _strs(blocks_t, s, default, where, f"output.blocks.{s}")
+        for s, default in zip("ab", d.blocks, strict=True)
     )
     if set(blocks[0]) & set(blocks[1]):
         raise where.error("output.blocks", "agent A and agent B share a block key")
-    verdicts_t = _table(output, "verdicts", where, "output.verdicts")
-    verdicts = []
-    for spelling, label in verdicts_t.items():
-        if label not in _VERDICT_LABELS:
-            raise where.error(
-                f"output.verdicts.{spelling}",
-                f"must be one of {', '.join(_VERDICT_LABELS)}, got {label!r}",
-            )
-        verdicts.append((spelling, label))
+    verdicts = _pairs(output, "verdicts", ("a_wins", "b_wins", "tie"), where, "must be one of")
     scores = output.get("scores", list(d.scores))
     if (
         not isinstance(scores, list)
@@ -379,17 +335,11 @@ def _blind(output: Mapping[str, Any], where: _Where) -> tuple[tuple[str, ...], B
     ):
         raise where.error("output.scores", f"must be [lowest, highest] integers, got {scores!r}")
     return dims, BlindScores(
-        verdict_fields=_strs(
-            output, "verdict_fields", d.verdict_fields, where, "output.verdict_fields"
-        ),
-        reasoning_fields=_strs(
-            output, "reasoning_fields", d.reasoning_fields, where, "output.reasoning_fields"
-        ),
-        notes_fields=_strs(output, "notes_fields", d.notes_fields, where, "output.notes_fields"),
         blocks=blocks,
         dimension_keys=tuple(dim_keys),
-        verdicts=tuple(verdicts),
+        verdicts=verdicts,
         scores=(scores[0], scores[1]),
+        **_lists(output, _BLIND_LISTS, d, where),
     )
 
 
@@ -397,32 +347,27 @@ def _blind(output: Mapping[str, Any], where: _Where) -> tuple[tuple[str, ...], B
 
 
 def _toml_string(s: str) -> str:
-    # A multi-line literal string keeps prompt text readable and byte-exact (no escapes);
-    # the newline right after the opening quotes is dropped by TOML.  Text that a literal
-    # string cannot hold gets a basic string with escapes instead.
+    # A multi-line literal string keeps prompt text byte-exact (no escapes; TOML drops the
+    # newline after the opening quotes); text it cannot hold gets a basic string instead.
     if "'''" not in s and not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", s) and not s.endswith("'"):
         return "'''\n" + s + "'''"
-    out = []
-    for ch in s:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _key(k: str) -> str:
-    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _inline(k)
+    escapes = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
+    return (
+        '"'
+        + "".join(
+            escapes.get(ch, f"\\u{ord(ch):04x}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch)
+            for ch in s
+        )
+        + '"'
+    )
 
 
 def _inline(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _key(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _inline(k)
 
 
 def _list(xs) -> str:
@@ -442,14 +387,12 @@ def to_toml(rubric: Rubric, *, description: str | None = None) -> str:
     """
     if not isinstance(rubric, WithWithoutRubric | BlindPairRubric):
         raise TypeError(f"cannot write a {type(rubric).__name__} as a rubric file")
+    s = rubric.spec
     lines = [
         f"name = {_inline(rubric.name)}",
         f"revision = {rubric.revision}",
         f"kind = {_inline(rubric.kind)}",
-    ]
-    if description:
-        lines.append(f"description = {_inline(description)}")
-    lines += [
+        *([f"description = {_inline(description)}"] if description else []),
         "",
         "[arms]",
         f"with = {_inline(rubric.arms[0])}",
@@ -461,14 +404,9 @@ def to_toml(rubric: Rubric, *, description: str | None = None) -> str:
         "",
         "[output]",
     ]
-    if isinstance(rubric, WithWithoutRubric):
-        s = rubric.spec
+    if isinstance(s, ThreeWay):
         lines += [
-            f"label_fields = {_list(s.label_fields)}",
-            f"fallback_fields = {_list(s.fallback_fields)}",
-            f"reasoning_fields = {_list(s.reasoning_fields)}",
-            f"uncertainty_fields = {_list(s.uncertainty_fields)}",
-            f"cost_ratio_fields = {_list(s.cost_ratio_fields)}",
+            *(f"{k} = {_list(getattr(s, k))}" for k in _THREE_WAY_LISTS),
             "",
             "[output.labels]",
             *(f"{_key(lab)} = {_inline(o)}" for lab, o in zip(s.labels, s.outcomes, strict=True)),
@@ -478,18 +416,15 @@ def to_toml(rubric: Rubric, *, description: str | None = None) -> str:
             *(f"{_key(sp)} = {_inline(lab)}" for sp, lab in s.aliases),
         ]
     else:
-        b = rubric.spec
-        keys = dict(b.dimension_keys)
+        keys = dict(s.dimension_keys)
         lines += [
             f"dimensions = {_list(rubric.dimensions)}",
-            f"verdict_fields = {_list(b.verdict_fields)}",
-            f"reasoning_fields = {_list(b.reasoning_fields)}",
-            f"notes_fields = {_list(b.notes_fields)}",
-            f"scores = [{b.scores[0]}, {b.scores[1]}]",
+            *(f"{k} = {_list(getattr(s, k))}" for k in _BLIND_LISTS),
+            f"scores = [{s.scores[0]}, {s.scores[1]}]",
             "",
             "[output.blocks]",
-            f"a = {_list(b.blocks[0])}",
-            f"b = {_list(b.blocks[1])}",
+            f"a = {_list(s.blocks[0])}",
+            f"b = {_list(s.blocks[1])}",
             "",
             "[output.dimension_aliases]",
             *(
@@ -500,30 +435,25 @@ def to_toml(rubric: Rubric, *, description: str | None = None) -> str:
             "",
             "[output.verdicts]",
             '# more spellings of a verdict, e.g.  first = "a_wins"',
-            *(f"{_key(sp)} = {_inline(lab)}" for sp, lab in b.verdicts),
+            *(f"{_key(sp)} = {_inline(lab)}" for sp, lab in s.verdicts),
         ]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def seed_toml(name: str) -> str:
     """The rubric-file form of a built-in rubric (``"with-without"`` or ``"blind-pair"``)."""
-    r = _base.get(name)
-    seed = {"with-without": "seed 000", "blind-pair": "seed 001"}.get(name, "built-in")
+    r = get(name)
+    seed = {"with-without": "seed 000", "blind-pair": "seed 001"}[name]
     return to_toml(
-        r,
-        description=f"The built-in {name!r} rubric ({seed}, revision {r.revision}) as a file",
+        r, description=f"The built-in {name!r} rubric ({seed}, revision {r.revision}) as a file"
     )
-
-
-# --------------------------------------------------------------------------- new from a seed
 
 
 def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rubric:
     """``rubric`` with every mention of the seed's tool (gortex) replaced by ``tool``.
 
-    The result is a new rubric: ``name`` (default: the rubric's name and a slug of ``tool``)
-    at revision 1, not yet written to a file (its ``sha256`` is that of :func:`to_toml`'s
-    text, which is what the file will hold).
+    The result is a new rubric ``name`` (default: the rubric's name and a slug of ``tool``)
+    at revision 1, not yet written (its ``sha256`` is that of :func:`to_toml`'s text).
 
     Examples
     --------
@@ -535,25 +465,18 @@ def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rub
     tool = tool_name(tool)
     if name is None:
         slug = re.sub(r"[^a-z0-9]+", "-", tool.lower()).strip("-")
-        name = f"{rubric.name}-{slug}" if slug else f"{rubric.name}-custom"
+        name = f"{rubric.name}-{slug or 'custom'}"
     if not _NAME.match(name):
         raise ValueError(f"rubric name {name!r} must be lower-case letters, digits, '.', '_', '-'")
-
-    def swap(text: str) -> str:
-        return GORTEX_MENTION.sub(lambda _m: tool, text)
-
-    fields = {
-        "name": name,
-        "revision": 1,
-        "sha256": "",
-        "system": swap(rubric.system),
-        "user_template": swap(rubric.user_template),
-        "dimensions": rubric.dimensions,
-        "needs_order": rubric.needs_order,
-        "arms": rubric.arms if rubric.arms != ("WITH", "WITHOUT") else (tool, "WITHOUT"),
-        "path": None,
-        "spec": rubric.spec,  # type: ignore[attr-defined]
-    }
-    draft = type(rubric)(**fields)
+    draft = dataclasses.replace(
+        rubric,
+        name=name,
+        revision=1,
+        sha256="",
+        system=GORTEX_MENTION.sub(lambda _m: tool, rubric.system),
+        user_template=GORTEX_MENTION.sub(lambda _m: tool, rubric.user_template),
+        arms=rubric.arms if rubric.arms != ("WITH", "WITHOUT") else (tool, "WITHOUT"),
+        path=None,
+    )
     sha = hashlib.sha256(to_toml(draft).encode("utf-8")).hexdigest()
-    return type(rubric)(**{**fields, "sha256": sha})
+    return dataclasses.replace(draft, sha256=sha)

@@ -14,16 +14,14 @@ from evalstats.errors import ParseError
 
 __all__ = ["JsonObject", "find_objects", "iter_dicts"]
 
-# Real judge outputs are a few kB; these bounds only stop pathological input.
+# Real judge outputs are a few kB; these bounds only stop pathological input.  The step
+# budget is summed over all start positions: linear input needs about len(text).
 MAX_CHARS = 500_000
 MAX_DEPTH = 40
-# Characters the reader may advance over, summed across all start positions.  Linear input
-# needs about len(text); only adversarial text (many unterminated strings) comes near it.
 STEP_BUDGET = 4_000_000
 MAX_INT_DIGITS = 40
 
-# Opening quote -> characters that may close it.  Typographic quotes are paired loosely
-# because models mix them (“...", ”...”).
+# Opening quote -> characters that may close it (loosely: models mix “...", ”...”).
 _CLOSERS = {
     '"': '"',
     "'": "'",
@@ -36,20 +34,15 @@ _STOP = {c: re.compile("[\\\\" + re.escape(c) + "]") for c in set(_CLOSERS.value
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\"}
 _WS = " \t\r\n\u00a0\ufeff"
 _INLINE_WS = " \t\r\u00a0"
-# After a closing quote, a value or key ends at one of these (or a newline / end of text).
-_AFTER_STRING = ",:}]\n"
+_AFTER_STRING = ",:}]\n"  # what may follow a closing quote
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _BARE_KEY = re.compile(r"[A-Za-z_$][\w$\-]*(?:[ \t]+[A-Za-z_$][\w$\-]*){0,3}")
 _BARE_VALUE_END = re.compile(r"[,}\]\n]")
-# A "{" that can begin an object: what obj() accepts next (space, comment, comma, "}", a
-# quote or a bare key).  Filtering in the regex engine keeps "{" * 480_000 linear and cheap.
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+# A "{" that can begin an object (followed by what obj() accepts): filtering in the regex
+# engine keeps "{" * 480_000 linear and cheap.
 _OBJECT_START = re.compile("\\{(?=[" + re.escape(_WS + ",}/$_" + "".join(_CLOSERS)) + "A-Za-z])")
-_LITERALS: dict[str, Any] = {
-    "true": True,
-    "false": False,
-    "null": None,
-    "none": None,
-}
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None, "none": None}
 
 
 class JsonObject(dict):
@@ -63,7 +56,7 @@ class JsonObject(dict):
 
 
 class _Fail(Exception):
-    """This start position does not begin a readable object (internal)."""
+    """This start position does not begin a readable object."""
 
 
 class _Reader:
@@ -71,17 +64,15 @@ class _Reader:
         self.s = text
         self.n = len(text)
         self.budget = STEP_BUDGET
-        # Where a scan already ran to the end of the text without finding what it looked for.
-        # The answer does not depend on where such a scan starts (a later start sees a suffix
-        # of the same text), so later attempts fail at once instead of rescanning: without
-        # this, ``"{/*" * 160_000`` took 143 s and ``"{'" * 50_000`` ran into the budget.
+        # Where a scan already ran to the end of the text without finding what it looked for:
+        # a later start sees a suffix of the same text and fails at once instead of rescanning
+        # (without this, ``"{/*" * 160_000`` took 143 s).
         self.no_comment_end_from = self.n + 1
         self.unclosed_from: dict[str, int] = {}
         # A quoted key that closed at ``end`` but was not followed by ``:``: a key opened
         # between ``start`` and ``end`` closes at the same quote and fails the same way.
         self.bad_key: dict[str, tuple[int, int]] = {}
 
-    # -- bookkeeping -----------------------------------------------------------------------
     def _spend(self, k: int) -> None:
         self.budget -= max(k, 1)
         if self.budget < 0:
@@ -111,7 +102,6 @@ class _Reader:
         self._spend(i - start)
         return i
 
-    # -- values ----------------------------------------------------------------------------
     def value(self, i: int, depth: int) -> tuple[Any, int]:
         if depth > MAX_DEPTH:
             _too_deep()
@@ -142,13 +132,11 @@ class _Reader:
         closers = _CLOSERS[s[i]]
         out: list[str] = []
         j = i + 1
-        # Sound because a backslash run cannot straddle j (s[i] is a quote): from any start
-        # at or after a failed one, the same candidate closers are tried the same way.
+        # Sound: from any start at or after a failed one, the same closers are tried alike.
         if j >= self.unclosed_from.get(closers, n + 1):
             raise _Fail
         start = j
         while True:
-            # Jump to the next backslash or candidate closing quote.
             hit = _STOP[closers].search(s, j)
             k = n if hit is None else hit.start()
             self._spend(k - j + 1)
@@ -178,17 +166,14 @@ class _Reader:
 
     def _unicode_escape(self, k: int) -> tuple[str, int]:
         s = self.s
-        hexs = s[k + 2 : k + 6]
-        if len(hexs) != 4 or not all(c in "0123456789abcdefABCDEF" for c in hexs):
+        if not _HEX4.fullmatch(s, k + 2, k + 6):
             return "u", k + 2
-        code = int(hexs, 16)
+        code = int(s[k + 2 : k + 6], 16)
         j = k + 6
-        if 0xD800 <= code <= 0xDBFF and s[j : j + 2] == "\\u":
-            low = s[j + 2 : j + 6]
-            if len(low) == 4 and all(c in "0123456789abcdefABCDEF" for c in low):
-                lo = int(low, 16)
-                if 0xDC00 <= lo <= 0xDFFF:
-                    return chr(0x10000 + ((code - 0xD800) << 10) + (lo - 0xDC00)), j + 6
+        if 0xD800 <= code <= 0xDBFF and s[j : j + 2] == "\\u" and _HEX4.fullmatch(s, j + 2, j + 6):
+            lo = int(s[j + 2 : j + 6], 16)
+            if 0xDC00 <= lo <= 0xDFFF:
+                return chr(0x10000 + ((code - 0xD800) << 10) + (lo - 0xDC00)), j + 6
         if 0xD800 <= code <= 0xDFFF:
             # A lone surrogate cannot be written back out as UTF-8 later.
             return "\ufffd", j
