@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from test_design_cost_ends import total_ratio_ends
 
 from evalstats.stats import (
     clustered_agreement,
@@ -17,7 +18,7 @@ from evalstats.stats import (
     judge_agreement,
 )
 from evalstats.stats.cost import GPQ_HULL_METHOD, GPQ_METHOD
-from evalstats.stats.design import kappa_ends, total_ratio_ends
+from evalstats.stats.design import kappa_ends
 
 OUT = np.array(["loss", "tie", "win"])
 

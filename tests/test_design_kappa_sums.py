@@ -16,6 +16,15 @@ P = np.array([0.3, 0.03, 0.02, 0.04, 0.15, 0.03, 0.02, 0.03, 0.38])
 P = P / P.sum()
 
 
+def sums_of_tables(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(T, S)``: the summed tables (..., 9) and their scatter about the mean (..., 9, 9)
+    of per-task tables (..., C, 9), which design's large-design path draws."""
+    t = np.asarray(tables, dtype=np.float64)
+    total = t.sum(axis=-2)
+    dev = t - total[..., None, :] / t.shape[-2]
+    return total, np.einsum("...ci,...cj->...ij", dev, dev)
+
+
 def _tasks(m, rho, n_sims, gen):
     """Per-task tables (n_sims, C, 9), as design_coverage_kappa draws them task by task."""
     conc = (1.0 - rho) / rho
@@ -28,7 +37,7 @@ def test_ends_from_sums_are_the_jackknife_interval_of_the_same_tables():
     m = gen.integers(1, 30, 1500)
     tables = _tasks(m, 0.2, 20, gen)
     lo, hi = kappa_ends(tables, 0.95)
-    total, scatter = design.sums_of_tables(tables)
+    total, scatter = sums_of_tables(tables)
     lo2, hi2 = design.ends_from_sums(total, scatter, len(m), 0.95)
     # The linearised jackknife is off by O(m / n) of the SE: 2e-5 here, widths ~0.03.
     assert np.abs(lo - lo2).max() < 1e-4 and np.abs(hi - hi2).max() < 1e-4
@@ -39,7 +48,7 @@ def test_ends_from_sums_are_the_jackknife_interval_of_the_same_tables():
 def test_drawn_sums_have_the_task_by_task_mean_and_scatter():
     gen = np.random.default_rng(1)
     m = gen.integers(1, 30, 300)
-    total, scatter = design.sums_of_tables(_tasks(m, 0.3, 4000, gen))
+    total, scatter = sums_of_tables(_tasks(m, 0.3, 4000, gen))
     t2, s2 = design.simulated_table_sums(m, P, 0.3, 4000, gen)
     for a, b in ((total, t2), (scatter, s2)):
         se = np.sqrt((a.var(axis=0) + b.var(axis=0)) / 4000) + 1e-9
