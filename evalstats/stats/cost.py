@@ -1,10 +1,8 @@
 """Agent cost: token and wall-clock ratios per pair of arms, each arm's cost against a
-reference, the cost-quality Pareto frontier, and judge spend (reported apart, never in the
-agent ratios).
+reference, the cost-quality Pareto frontier, and judge spend (reported apart).
 
-Agent cost belongs to a pair of runs (``task_id``, ``replicate``), not to a judgment, so the
-verdict frame is first reduced to one row per pair. The estimators, their intervals and the
-coverage studies that chose them are in ``docs/methods.md`` (section "Cost").
+Agent cost belongs to a pair of runs, not to a judgment: the verdict frame is first reduced to
+one row per pair. Estimators and the studies that chose them: ``docs/methods.md``, "Cost".
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ __all__ = [
     "GPQ_METHOD",
     "INTERVALS",
     "MEASURES",
-    "TOKEN_SOURCES",
     "agent_spend",
     "arm_costs",
     "bm_df_from_leverage",
@@ -64,8 +61,6 @@ INTERVALS = ("default", "cr2", "analytic", "bootstrap")
 ARM_COST_METRICS = ("tokens_total_ratio", "wall_total_ratio")
 #: Interval methods of :func:`arm_costs`: bootstrap-t on the log ratio, or percentile.
 ARM_COST_METHODS = ("studentized", "percentile")
-#: The sources a run's token count can have, in the order cost prefers them.
-TOKEN_SOURCES = ("billed", "transcript", "answer")
 #: measure -> (arm_a column, arm_b column) of the verdict frame (WITH / WITHOUT roles).
 MEASURES = {"tokens": ("tokens_with", "tokens_without"), "wall": ("wall_with_s", "wall_without_s")}
 GPQ_METHOD = "generalized pivotal (bivariate lognormal task totals), log scale"
@@ -77,10 +72,8 @@ _REJECTED_METHOD = f"{_CR2_LABEL} (lognormal model rejected: outlying runs)"
 # Fixed levels: the pivot's own model check, and the normality test of the runs' log costs.
 MODEL_CHECK_CONFIDENCE = 0.95
 LOGNORMAL_CHECK_ALPHA = 0.05
-# scipy's Shapiro-Wilk p-value is accurate to 5,000 values; beyond, D'Agostino-Pearson.
-_SHAPIRO_MAX = 5000
-# Pivot draws from a fixed seed: the interval is a deterministic function of the data.
-_GPQ_DRAWS = 8192
+_SHAPIRO_MAX = 5000  # scipy's Shapiro-Wilk p is accurate to 5,000 values; D'Agostino beyond
+_GPQ_DRAWS = 8192  # from a fixed seed: the interval is a deterministic function of the data
 _GPQ_SEED = 20261201
 _PAIR = ("task_id", "replicate")
 _ARM_KEYS = ("arm_a", "arm_b")
@@ -112,9 +105,6 @@ class _CostOptions:
         _check_choice("method", self.method, BOOTSTRAP_METHODS)
         object.__setattr__(self, "confidence", check_confidence(self.confidence))
         object.__setattr__(self, "n_resamples", check_n_resamples(self.n_resamples))
-
-
-# --------------------------------------------------------------------------- token source
 
 
 @dataclass(frozen=True)
@@ -157,27 +147,22 @@ def choose_token_source(frame: pd.DataFrame) -> TokenChoice:
     return TokenChoice("unavailable", frame, reason=reason)
 
 
-# --------------------------------------------------------------------------------- spend
-
-
 def agent_spend(frame: pd.DataFrame, *, include_no_answer: bool = True) -> pd.DataFrame:
     """Agent spend per arm: total and mean tokens and wall-clock over its runs.
 
     Parameters
     ----------
     frame : DataFrame
-        Verdict frame; each run is counted once however many judgments (and, with K arms,
-        pairs of arms) repeat it.
+        Verdict frame; each run is counted once however many judgments repeat it.
     include_no_answer : bool
         Keep the runs of ``no_answer`` pairs (default True).
 
     Returns
     -------
     DataFrame
-        One row per arm (``with``, ``without`` for a frame without ``arm_a`` / ``arm_b``):
-        ``arm, n_pairs, tokens, tokens_per_pair, wall_s, wall_s_per_pair, n_missing_tokens,
-        n_missing_wall`` (``n_pairs``: the arm's runs). Totals skip missing values; the means
-        are over runs with a value.
+        One row per arm (``with``, ``without`` without ``arm_a`` / ``arm_b``): ``arm,
+        n_pairs`` (its runs), ``tokens, tokens_per_pair, wall_s, wall_s_per_pair,
+        n_missing_tokens, n_missing_wall``; totals and means skip missing values.
 
     Examples
     --------
@@ -215,12 +200,9 @@ def agent_spend(frame: pd.DataFrame, *, include_no_answer: bool = True) -> pd.Da
 def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd.DataFrame:
     """What the judges cost: calls, tokens and USD per judge, apart from agent spend.
 
-    Every row of the verdict frame is one judge call, except ``no_answer`` rows with no usage
-    recorded (an over-budget pair is normally never sent to a judge; the frame still lists it
-    once per judge). A ``no_answer`` row that does carry tokens or USD (the judge was asked
-    before the budget was applied) was paid for and is counted. Sums skip unknown values; the
-    ``n_unpriced`` and ``n_unknown_tokens`` columns say how many calls they skipped, so a total
-    is a lower bound whenever those are non-zero.
+    Every row is one judge call, except ``no_answer`` rows without usage (an over-budget pair
+    is listed but not sent). Sums skip unknown values; ``n_unpriced`` and ``n_unknown_tokens``
+    count the calls skipped (a total is then a lower bound).
 
     Parameters
     ----------
@@ -278,9 +260,7 @@ def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd
 def pair_costs(
     frame: pd.DataFrame, *, cluster: str = "task_id", include_no_answer: bool = True
 ) -> pd.DataFrame:
-    """One row per pair (and pair of arms, where the frame has ``arm_a`` / ``arm_b``) with its
-    agent cost, its cluster and whether it is ``no_answer``.
-    """
+    """One row per pair (and pair of arms) with its agent cost, cluster and ``no_answer``."""
     value_cols = [c for pair in MEASURES.values() for c in pair]
     keys = [*_PAIR, *(c for c in _ARM_KEYS if c in frame.columns)]
     extra = [] if cluster in keys else [cluster]
@@ -302,7 +282,7 @@ def pair_costs(
 
     grouped = work.groupby(keys, sort=True, observed=True)
     first = grouped.first()  # first non-null per column
-    # Judgments of one pair must carry the same run costs; NaN-aware (max == min, counts agree).
+    # The judgments of one pair must carry the same run costs (NaN-aware).
     for c in [*value_cols, *extra]:
         g = grouped[c]
         if c in extra:
@@ -323,14 +303,11 @@ def pair_costs(
 
 
 def _numeric(series: pd.Series, field: str) -> np.ndarray:
-    """Float array with NaN for missing values (nullable Int64, None, NA all accepted)."""
+    """Float array with NaN for missing values."""
     try:
         return pd.to_numeric(series, errors="raise").astype("float64").to_numpy(na_value=np.nan)
     except (TypeError, ValueError) as exc:
         raise DataError(f"non-numeric value: {exc}", field=field) from None
-
-
-# ---------------------------------------------------------------------------- cost ratios
 
 
 def cost_ratios(
@@ -344,18 +321,15 @@ def cost_ratios(
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> ResultFrame:
-    """Token and wall-clock ratios of each pair of arms, with task-clustered CIs (log scale).
-
-    The ratio is ``arm_a`` over ``arm_b`` (WITH over WITHOUT for two arms): of totals, the
-    geometric mean of per-pair ratios and their median (docs/methods.md, "Cost").
+    """Token and wall-clock ratios of each pair of arms (``arm_a`` over ``arm_b``): of
+    totals, the geometric mean of per-pair ratios and their median, with task-clustered CIs.
 
     Parameters
     ----------
     frame : DataFrame
         Verdict frame with ``task_id``, ``replicate``, ``status``, the ``cluster`` column and
         ``tokens_with``, ``tokens_without``, ``wall_with_s``, ``wall_without_s``; with
-        ``arm_a`` / ``arm_b`` columns, one result per pair of arms. Reduced to one row per
-        pair of runs first.
+        ``arm_a`` / ``arm_b`` columns, one result per pair of arms.
     cluster : str
         Column identifying the unit of independence (constant within a pair).
     include_no_answer : bool
@@ -400,10 +374,9 @@ def cost_ratios(
     >>> out = cost_ratios(frame, interval="analytic", rng=0).set_index("statistic")
     >>> round(float(out.loc["tokens_total_ratio", "estimate"]), 4)
     0.8667
-    >>> int(out.loc["tokens_total_ratio", "n_tasks"])
-    3
     """
-    opts = _CostOptions(cluster, include_no_answer, interval, method, n_resamples, confidence)
+    opts = _CostOptions(cluster=cluster, include_no_answer=include_no_answer, interval=interval,
+                        method=method, n_resamples=n_resamples, confidence=confidence)  # fmt: skip
     gen = as_generator(rng)
     keys = [c for c in _ARM_KEYS if c in frame.columns]
     if not keys:
@@ -444,7 +417,7 @@ def _cost_table(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generato
     out.attrs["token_source"] = choice.source
     out.attrs["token_source_reason"] = choice.reason
     if choice.other is not None:
-        # Both counts exist: the transcript ratios ride along so a report can show both.
+        # Both counts exist: the transcript ratios ride along.
         alt = _cost_rows(choice.other, opts, gen)
         alt = alt.loc[alt["statistic"].str.startswith("tokens_")].assign(token_source="transcript")
         out.attrs["transcript_ratios"] = tidy_frame(alt, extra=COST_EXTRAS)
@@ -453,38 +426,38 @@ def _cost_table(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generato
 
 def _cost_rows(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator) -> pd.DataFrame:
     pairs = pair_costs(frame, cluster=opts.cluster, include_no_answer=opts.include_no_answer)
-    rows = []
-    for measure, (col_a, col_b) in MEASURES.items():
-        x = pairs[col_a].to_numpy(dtype=float)
-        y = pairs[col_b].to_numpy(dtype=float)
-        gid = pairs["_cluster_code"].to_numpy()
-        rows.extend(_measure_rows(measure, x, y, gid, pairs["_no_answer"].to_numpy(), opts, gen))
-    out = pd.DataFrame(rows)
-    out["confidence"] = opts.confidence
-    return out
+    no_answer, rows = pairs["_no_answer"].to_numpy(), []
+    for measure in MEASURES:
+        # Ratio of totals: zeros are real (cheap) runs and stay in the sums.
+        x, y, both, g, tx, ty = _totals(pairs, measure)
+        # The default's pivot assumes lognormal costs: checked on the runs themselves.
+        default = opts.interval == "default" and both.any()
+        check = _lognormal_check(x[both], y[both], g) if default else None
+        total = _base_row(f"{measure}_total_ratio", both, no_answer, len(tx), "total")
+        sums = np.column_stack([tx, ty])
+        rows.append(_ratio_row(total, sums, _log_ratio_of_sums, "total", opts, gen, check))
+        # Per-pair log ratios: a zero on either side has no finite log ratio.
+        positive = both & (x > 0) & (y > 0)
+        lr = np.log(x[positive]) - np.log(y[positive])
+        g = _recode(pairs["_cluster_code"].to_numpy()[positive])
+        n_c = g.max(initial=-1) + 1
+        sums = np.column_stack([np.bincount(g, lr, n_c), np.bincount(g, minlength=n_c)])
+        geo = _base_row(f"{measure}_geomean_ratio", positive, no_answer, n_c, "geomean")
+        rows.append(_ratio_row(geo, sums, _mean_of_sums, "geomean", opts, gen))
+        median = _base_row(f"{measure}_median_ratio", positive, no_answer, n_c, "median")
+        rows.append(_median_row(median, lr, g, opts.confidence))
+    return pd.DataFrame(rows).assign(confidence=opts.confidence)
 
 
-def _measure_rows(measure, x, y, gid, no_answer, opts: _CostOptions, gen) -> list[dict]:
+def _totals(pairs: pd.DataFrame, measure: str) -> tuple:
+    """``(x, y, both, g, tx, ty)``: a measure's per-pair values, the pairs having both, their
+    dense task codes and the task totals over them."""
+    col_a, col_b = MEASURES[measure]
+    x, y = pairs[col_a].to_numpy(dtype=float), pairs[col_b].to_numpy(dtype=float)
     both = ~(np.isnan(x) | np.isnan(y))
-    positive = both & (x > 0) & (y > 0)
-    # Ratio of totals: zeros are real (cheap) runs and stay in the sums.
-    xs, ys, g = x[both], y[both], _recode(gid[both])
+    g = _recode(pairs["_cluster_code"].to_numpy()[both])
     n_c = g.max(initial=-1) + 1
-    sums = np.column_stack([np.bincount(g, xs, n_c), np.bincount(g, ys, n_c)])
-    # The default's pivot assumes lognormal costs: checked on the runs themselves.
-    check = _lognormal_check(xs, ys, g) if opts.interval == "default" and xs.size else None
-    total = _base_row(f"{measure}_total_ratio", both, no_answer, n_c, "total")
-    rows = [_ratio_row(total, sums, _log_ratio_of_sums, "total", opts, gen, check)]
-    # Per-pair log ratios: a zero on either side has no finite log ratio.
-    lr = np.log(x[positive]) - np.log(y[positive])
-    g = _recode(gid[positive])
-    n_c = g.max(initial=-1) + 1
-    sums = np.column_stack([np.bincount(g, lr, n_c), np.bincount(g, minlength=n_c)])
-    geo = _base_row(f"{measure}_geomean_ratio", positive, no_answer, n_c, "geomean")
-    rows.append(_ratio_row(geo, sums, _mean_of_sums, "geomean", opts, gen))
-    median = _base_row(f"{measure}_median_ratio", positive, no_answer, n_c, "median")
-    rows.append(_median_row(median, lr, g, opts.confidence))
-    return rows
+    return x, y, both, g, np.bincount(g, x[both], n_c), np.bincount(g, y[both], n_c)
 
 
 def total_ratio_draws(
@@ -494,7 +467,10 @@ def total_ratio_draws(
     cluster: str = "task_id",
     include_no_answer: bool = True,
 ) -> np.ndarray | None:
-    """The default total-ratio interval's pivot draws (log scale), as ``cost_ratios`` uses them."""
+    """The default total-ratio interval's pivot draws (log scale), as ``cost_ratios`` uses them.
+
+    None where ``cost_ratios`` takes another interval (fewer than 3 tasks, a zero, the
+    lognormal check rejecting)."""
     _check_choice("measure", measure, tuple(MEASURES))
     keys = [c for c in _ARM_KEYS if c in frame.columns]
     if keys and len(frame[keys].drop_duplicates()) > 1:
@@ -502,14 +478,8 @@ def total_ratio_draws(
     if measure == "tokens":  # the same counts cost_ratios uses (billed before transcript)
         frame = choose_token_source(frame).frame
     pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
-    col_with, col_without = MEASURES[measure]
-    x = pairs[col_with].to_numpy(dtype=float)
-    y = pairs[col_without].to_numpy(dtype=float)
-    both = ~(np.isnan(x) | np.isnan(y))
-    g = _recode(pairs["_cluster_code"].to_numpy()[both])
-    n_c = g.max(initial=-1) + 1
-    xs, ys = np.bincount(g, x[both], n_c), np.bincount(g, y[both], n_c)
-    if n_c < 2 or not (np.all(xs > 0) and np.all(ys > 0)):
+    x, y, both, g, xs, ys = _totals(pairs, measure)
+    if len(xs) < 2 or not (np.all(xs > 0) and np.all(ys > 0)):
         return None
     if _lognormal_check(x[both], y[both], g).rejected:  # cost_ratios uses CR2 there
         return None
@@ -876,6 +846,12 @@ def _task_sums(
     return out[0], out[1], out[2]
 
 
+def _resampled(flat: np.ndarray, fn, n_resamples: int, gen) -> tuple[np.ndarray, ...]:
+    """``fn`` of every task-bootstrap resample's totals of ``flat`` (T, ...), stacked."""
+    out = [fn(weights @ flat) for weights in task_resamples(len(flat), n_resamples, gen)]
+    return tuple(np.concatenate(parts) for parts in zip(*out, strict=True))
+
+
 def _log_ratio_se(
     x: np.ndarray, y: np.ndarray, sxx: np.ndarray, sxy: np.ndarray, syy: np.ndarray,
     n_cl: np.ndarray,
@@ -996,14 +972,10 @@ def arm_costs(
     parts = [x, y, x * x, x * y, y * y, present]
     log_r, se_log = _log_ratio_se(*(p.sum(0) for p in parts[:5]), present.sum(0))
     flat = np.concatenate([p.reshape(len(tasks), -1) for p in parts], axis=1)
-    shape = x.shape[1:]
-    lr_b, se_b = [], []
-    for weights in task_resamples(len(tasks), n_resamples, gen):
-        tot = (weights @ flat).reshape(len(weights), len(parts), *shape)
-        lb, sb = _log_ratio_se(*(tot[:, i] for i in range(6)))
-        lr_b.append(lb)
-        se_b.append(sb)
-    lr_b, se_b = np.concatenate(lr_b), np.concatenate(se_b)  # (B, M, A)
+    shape = (len(parts), *x.shape[1:])
+    lr_b, se_b = _resampled(  # (B, M, A)
+        flat, lambda t: _log_ratio_se(*t.reshape(len(t), *shape).swapaxes(0, 1)), n_resamples, gen
+    )
     alpha = 1 - confidence
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -1176,12 +1148,7 @@ def pareto(
         return np.insert(q, r_idx, 0.0, axis=-1), np.insert(c, r_idx, 1.0, axis=-1)
 
     q_hat, c_hat = points(flat.sum(0))
-    q_b, c_b = [], []
-    for weights in task_resamples(len(tasks), n_resamples, gen):
-        qb, cb = points(weights @ flat)
-        q_b.append(qb)
-        c_b.append(cb)
-    q_b, c_b = np.concatenate(q_b), np.concatenate(c_b)  # (B, K)
+    q_b, c_b = _resampled(flat, points, n_resamples, gen)  # (B, K)
     finite = (np.isfinite(q_b) & np.isfinite(c_b)).all(axis=1)
     on_b = pareto_frontier(q_b[finite], c_b[finite])
     on_hat = pareto_frontier(q_hat, c_hat)
@@ -1200,16 +1167,14 @@ def pareto(
         ref = k == r_idx
         j = None if ref else others.index(arm)
         common = {"arm": arm, "confidence": confidence, "on_frontier": bool(on_hat[k])}
-        rows.append({**common, "statistic": "net_win", "estimate": q_hat[k],
-                     "ci_low": q_iv[0, k], "ci_high": q_iv[1, k],
-                     "se": np.nan if ref else np.nanstd(q_b[:, k], ddof=1),
-                     "n": 0 if ref else int(n_q[j]), "n_tasks": 0 if ref else int(tasks_q[j]),
-                     "method": "reference" if ref else boot})  # fmt: skip
-        rows.append({**common, "statistic": metric, "estimate": c_hat[k],
-                     "ci_low": c_iv[0, k], "ci_high": c_iv[1, k],
-                     "se": np.nan if ref else np.nanstd(c_b[:, k], ddof=1),
-                     "n": 0 if ref else int(n_c[j]), "n_tasks": 0 if ref else int(tasks_c[j]),
-                     "method": "reference" if ref else boot})  # fmt: skip
+        for stat, est, iv, draws, n, n_t in (
+            ("net_win", q_hat, q_iv, q_b, n_q, tasks_q),
+            (metric, c_hat, c_iv, c_b, n_c, tasks_c),
+        ):
+            rows.append({**common, "statistic": stat, "estimate": est[k], "ci_low": iv[0, k],
+                         "ci_high": iv[1, k], "se": np.nan if ref else np.nanstd(draws[:, k], ddof=1),
+                         "n": 0 if ref else int(n[j]), "n_tasks": 0 if ref else int(n_t[j]),
+                         "method": "reference" if ref else boot})  # fmt: skip
         p = p_front[k]
         rows.append({**common, "statistic": "p_frontier", "estimate": p,
                      "se": np.sqrt(p * (1 - p) / max(int(finite.sum()), 1)),

@@ -34,6 +34,7 @@ from .cost import (
     MODEL_CHECK_CONFIDENCE,
     _gpq_base,
     _recode,
+    _totals,
     bm_df_from_leverage,
     choose_token_source,
     pair_costs,
@@ -760,13 +761,9 @@ def _cost_coverage(frame, *, cluster, include_no_answer, world, n_resamples, con
         choose_token_source(frame).frame, cluster=cluster, include_no_answer=include_no_answer
     )
     rows, worlds = [], []
-    for measure, (col_with, col_without) in MEASURES.items():
-        x = pairs[col_with].to_numpy(dtype=float)
-        y = pairs[col_without].to_numpy(dtype=float)
-        both = ~(np.isnan(x) | np.isnan(y))
-        g = _recode(pairs["_cluster_code"].to_numpy()[both])
-        n_c = int(g.max(initial=-1)) + 1
-        tx, ty = np.bincount(g, x[both], n_c), np.bincount(g, y[both], n_c)
+    for measure in MEASURES:
+        tx, ty = _totals(pairs, measure)[4:]
+        n_c = len(tx)
         row = {"statistic": f"{measure}_total_ratio", "n_tasks": n_c}
         if n_c < 3 or not (np.all(tx > 0) and np.all(ty > 0)):
             why = "fewer than 3 tasks or a task total of 0: the interval is CR2, not simulated here"
