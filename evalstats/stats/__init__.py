@@ -87,7 +87,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "simulated_mde",
             "simulated_power",
             "simulated_tasks_needed",
-            "solve_power",
             "tasks_needed",
         ],
         ".ppi": ["PPI_METHODS", "ppi_win_rates"],
@@ -185,7 +184,6 @@ if TYPE_CHECKING:
         simulated_mde,
         simulated_power,
         simulated_tasks_needed,
-        solve_power,
         tasks_needed,
     )
     from .ppi import PPI_METHODS, ppi_win_rates

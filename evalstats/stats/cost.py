@@ -340,27 +340,21 @@ def cost_ratios(
         excludes the plain ratio) and CR2 with the Bell-McCaffrey df for the geometric mean;
         ``"cr2"``, ``"analytic"`` (CR1, t(C - 1)) or ``"bootstrap"`` (cluster bootstrap) for
         both. The median always uses a task-clustered Woodruff interval.
-    method : {"bca", "percentile", "basic"}
-        Bootstrap interval method (``interval="bootstrap"`` only).
-    n_resamples : int
-        Bootstrap resamples.
-    confidence : float
-        Confidence level.
-    rng : Generator or int, optional
-        Random source or seed.
+    method, n_resamples : str, int
+        Bootstrap interval method (bca, percentile, basic) and resamples (``"bootstrap"``).
+    confidence, rng
+        Confidence level; random source or seed.
 
     Returns
     -------
     ResultFrame
         ``arm_a``, ``arm_b`` (where the frame has them), then one row per ratio of
-        :data:`COST_METRICS`: the tidy columns (``se`` on the log scale; ``df`` NaN for a
-        bootstrap or the pivotal interval) and ``estimand``, ``n_excluded`` (pairs left out:
-        a missing value, or a zero on a side for per-pair ratios), ``n_no_answer``,
+        :data:`COST_METRICS`: the tidy columns (``se`` on the log scale), ``estimand``,
+        ``n_excluded`` (a value missing, or a zero for per-pair ratios), ``n_no_answer``,
         ``ci_note`` (why the default total-ratio interval is CR2) and ``token_source``
-        (``billed``, ``transcript``, ``as given`` or ``unavailable``: answer-only counts are
-        no cost, those rows have no estimate). ``attrs["token_source"]`` and
-        ``attrs["token_source_reason"]`` repeat it; with both billed and transcript counts,
-        ``attrs["transcript_ratios"]`` holds the transcript token rows.
+        (``billed``, ``transcript``, ``as given`` or ``unavailable``: no estimate).
+        ``attrs``: ``token_source``, ``token_source_reason`` and, with both billed and
+        transcript counts, ``transcript_ratios``.
 
     Examples
     --------
@@ -915,24 +909,19 @@ def arm_costs(
         with ``tokens_source``).
     reference : str, optional
         The arm every other arm is divided by (default: the Dataset's reference).
-    confidence : float
-        Interval level.
     method : {"studentized", "percentile"}
-        Bootstrap-t on the log ratio (default) or percentile (docs/methods.md, "Cost").
-    n_resamples : int
-        Task-cluster bootstrap resamples.
-    rng : numpy.random.Generator or int, optional
-        Seed.
+        Bootstrap-t on the log ratio (default) or percentile.
+    confidence, n_resamples, rng
+        Interval level, task-cluster bootstrap resamples, random source or seed.
     arms : sequence of str, optional
         The arms' order in the result (default: the Dataset's, else order of appearance).
 
     Returns
     -------
     ResultFrame
-        ``arm``, ``reference``, the tidy columns, ``se_log`` (the CR1 SE of the log ratio;
-        ``se`` is it times the ratio) and ``token_source``; one row per arm and
-        :data:`ARM_COST_METRICS` (a token row is left out when no usable count exists: the
-        reason is in ``diagnostics``). ``n`` counts pairs, ``n_tasks`` tasks with a pair.
+        ``arm``, ``reference``, the tidy columns, ``se_log`` (CR1 SE of the log ratio) and
+        ``token_source``; one row per arm and :data:`ARM_COST_METRICS` (no token row without
+        a usable count: ``diagnostics`` says why).
 
     Examples
     --------
@@ -1061,8 +1050,7 @@ def pareto(
     Parameters
     ----------
     quality : pandas.DataFrame
-        A pairwise verdict frame (:func:`evalstats.verdict_frame`: `arm_a`, `arm_b` on every row) with every arm judged
-        against ``reference``: quality is the net win against it.
+        A verdict frame with every arm judged against ``reference``: quality is the net win.
     cost : Dataset or pandas.DataFrame
         The runs, or the data directory holding them (as for :func:`arm_costs`).
     reference : str, optional
@@ -1071,12 +1059,9 @@ def pareto(
         Which judge's verdicts (needed when the frame has several).
     metric : {"tokens_total_ratio", "wall_total_ratio"}
         The cost axis.
-    confidence : float
-        Level of the percentile intervals of quality and cost.
-    n_resamples : int
-        Task-cluster bootstrap resamples (shared by quality and cost).
-    rng : numpy.random.Generator or int, optional
-        Seed.
+    confidence, n_resamples, rng
+        Level of the percentile intervals, task-cluster bootstrap resamples (shared by
+        quality and cost), random source or seed.
     arms : sequence of str, optional
         The arms' order in the result.
 
@@ -1084,10 +1069,8 @@ def pareto(
     -------
     ResultFrame
         ``arm``, the tidy columns, ``on_frontier`` (at the estimates). Rows per arm:
-        ``net_win`` and the cost ``metric`` (estimate and percentile interval from the shared
-        resamples; the reference's are exactly 0 and 1), ``p_frontier`` (estimate: share of
-        the resamples, ``se`` its Monte-Carlo SE). ``diagnostics`` has the judge, the token
-        source and the number of resamples where every arm had a finite point.
+        ``net_win`` and the cost ``metric`` (the reference's exactly 0 and 1), ``p_frontier``
+        (share of the resamples, ``se`` its Monte-Carlo SE).
 
     Examples
     --------

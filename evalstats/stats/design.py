@@ -196,12 +196,8 @@ def design_coverage(
         Whose default interval is simulated.
     by : str, list of str or None
         Grouping columns (win rates only); ``arm_a`` and ``arm_b`` are added when present.
-    cluster : str
-        Unit of independence (the task).
-    n_resamples : int
-        Simulated evaluations per group.
-    confidence : float
-        Nominal level of the intervals.
+    cluster, n_resamples, confidence
+        Unit of independence; simulated evaluations per group; nominal level.
     band : (float, float), optional
         Band outside which (by more than 1.96 Monte-Carlo SEs) a row gets a ``ci_note``;
         default the nominal level +/- 0.02 (:data:`COVERAGE_BAND` at 95 %).

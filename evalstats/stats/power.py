@@ -33,7 +33,6 @@ __all__ = [
     "simulated_mde",
     "simulated_power",
     "simulated_tasks_needed",
-    "solve_power",
     "tasks_needed",
     "tasks_needed_curve",
 ]
@@ -384,40 +383,6 @@ def tasks_needed(
     return _result("n_tasks", g.iloc[0], alpha, alternative, icc_scale)
 
 
-def solve_power(
-    *,
-    net_win: float | None = None,
-    n_tasks: int | None = None,
-    power: float | None = None,
-    n_replicates: int = 1,
-    icc: float = 0.0,
-    p_tie: float = 0.0,
-    alpha: float = 0.05,
-    alternative: Alternative = "two-sided",
-    icc_scale: IccScale = "latent",
-) -> PowerResult:
-    """Solve for whichever one of ``net_win``, ``n_tasks`` and ``power`` is ``None``.
-
-    Examples
-    --------
-    >>> solve_power(net_win=0.2, power=0.8, n_replicates=3, icc=0.3, p_tie=0.3).n_tasks
-    66
-    """
-    missing = [k for k, v in {"net_win": net_win, "n_tasks": n_tasks, "power": power}.items()
-               if v is None]  # fmt: skip
-    if len(missing) != 1:
-        raise ValueError(
-            f"exactly one of net_win, n_tasks, power must be None, got missing={missing}"
-        )
-    kw = dict(n_replicates=n_replicates, icc=icc, p_tie=p_tie, alpha=alpha,
-              alternative=alternative, icc_scale=icc_scale)  # fmt: skip
-    if missing[0] == "power":
-        return power_net_win(net_win, n_tasks, **kw)
-    if missing[0] == "net_win":
-        return min_detectable_net_win(n_tasks, power=power, **kw)
-    return tasks_needed(net_win, power=power, **kw)
-
-
 def power_curve(
     net_win,
     n_tasks,
@@ -605,9 +570,8 @@ def simulated_power(
 ) -> pd.DataFrame:
     """Monte-Carlo power of the net-win test that :func:`evalstats.win_rates` reports.
 
-    Draws ``n_resamples`` evaluations from the latent probit model of
-    :mod:`evalstats.stats.models` (latent ICC) and counts how often the test of the
-    interval ``method`` (a :data:`TEST_METHODS`) rejects at ``alpha``.
+    Parameters are those of :func:`power_net_win` (the ICC on the latent scale), ``method``
+    (a :data:`TEST_METHODS`), ``n_resamples`` simulated evaluations and ``rng``.
 
     Returns
     -------

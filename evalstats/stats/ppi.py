@@ -132,9 +132,8 @@ def ppi_win_rates(
     method : {"cluster_wilson", "cluster_t", "percentile", "bca", "basic"}, default "cluster_wilson"
         From the bootstrap SE x sqrt(C / (C - 1)) and t(C - 1): the Wilson score interval at
         the effective size, or estimate +/- t SE clipped; or a bootstrap interval.
-    confidence : float, default 0.95
-    n_resamples : int, default 4 000
-    rng : Generator, int or None
+    confidence, n_resamples, rng
+        Interval level, cluster-bootstrap resamples, random source or seed.
 
     Returns
     -------
