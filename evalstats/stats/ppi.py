@@ -281,26 +281,13 @@ def ppi_win_rates(
             "n_resamples": [n_resamples],
         }
     )
+    per_stat = {"estimate": est, "se": se, "ci_low": lo, "ci_high": hi, "ess_gain": gain,
+                "lambda": est[2 * _Q :], "labels_only": est[_Q:], "judge_only": est[3 * _Q :]}  # fmt: skip
+    common = {"n": len(fu), "n_tasks": n_c, "confidence": confidence}
+    methods = [JOINED.format(method=method, bound=LABELS_ONLY_BOUND, why=w) if w else method
+               for w in joined]  # fmt: skip
     statistics = [
-        (
-            name,
-            {
-                "estimate": est[j],
-                "se": se[j],
-                "ci_low": lo[j],
-                "ci_high": hi[j],
-                "n": len(fu),
-                "n_tasks": n_c,
-                "method": JOINED.format(method=method, bound=LABELS_ONLY_BOUND, why=joined[j])
-                if joined[j]
-                else method,
-                "confidence": confidence,
-                "lambda": est[2 * _Q + j],
-                "labels_only": est[_Q + j],
-                "judge_only": est[3 * _Q + j],
-                "ess_gain": gain[j],
-            },
-        )
+        (name, {**{k: v[j] for k, v in per_stat.items()}, **common, "method": methods[j]})
         for j, name in enumerate(RATE_NAMES)
     ]
     return stack_statistics(
