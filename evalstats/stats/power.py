@@ -106,7 +106,7 @@ def _power_core(
     # nct is undefined at infinite noncentrality (no variance left): the test always rejects.
     power = np.where(np.isinf(nc), 1.0 if two else (nc > 0).astype(float), power)
     return {"power": power, "var_y": var_y, "rho_y": rho_y, "design_effect": de, "se": se,
-            "noncentrality": nc, "df": df, "critical_value": crit}  # fmt: skip
+            "noncentrality": nc}  # fmt: skip
 
 
 def _solve_net_win(n_tasks, n_replicates, icc, p_tie, alpha, target, alternative, icc_scale):
@@ -178,9 +178,8 @@ class PowerResult(ResultDisplay):
 
     ``solved_for`` names the quantity computed (``"power"``, ``"net_win"``: the MDE, or
     ``"n_tasks"``: power then at least the target); ``icc_outcome`` is the ICC of the score
-    ``y`` in the design effect ``1 + (n_replicates - 1) icc_outcome``; ``sd_pair`` one pair's
-    score SD; ``effective_pairs`` ``n_tasks n_replicates / design_effect``; ``df``,
-    ``critical_value`` and ``noncentrality`` those of the t-test.
+    ``y`` in the design effect ``1 + (n_replicates - 1) icc_outcome``; ``se`` the net win's
+    SE and ``noncentrality`` the t-test's.
     """
 
     solved_for: str
@@ -197,11 +196,7 @@ class PowerResult(ResultDisplay):
     icc_scale: str
     icc_outcome: float
     design_effect: float
-    sd_pair: float
     se: float
-    effective_pairs: float
-    df: float
-    critical_value: float
     noncentrality: float
 
     def to_frame(self) -> pd.DataFrame:
@@ -228,11 +223,7 @@ def _result(solved_for: str, row: pd.Series, alpha, alternative, icc_scale) -> P
         icc_scale=icc_scale,
         icc_outcome=core["rho_y"],
         design_effect=core["design_effect"],
-        sd_pair=float(np.sqrt(core["var_y"])),
         se=core["se"],
-        effective_pairs=c * m / core["design_effect"],
-        df=core["df"],
-        critical_value=core["critical_value"],
         noncentrality=core["noncentrality"],
     )
 
