@@ -1,4 +1,4 @@
-"""design_coverage_cost's fast interval (ends_from_logs) is total_ratio_ends below, which is
+"""design_coverage(statistic="cost")'s fast interval (ends_from_logs) is total_ratio_ends below, which is
 cost_ratios' default interval (tests/test_design_coverage_more.py), and its
 D'Agostino-Pearson test is scipy's."""
 

@@ -1,4 +1,4 @@
-"""design_coverage_kappa on large designs: the drawn (T, S) sums against the task-by-task
+"""design_coverage(statistic="kappa") on large designs: the drawn (T, S) sums against the task-by-task
 simulation they replace, and the sums' interval against cluster_intervals."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 # The large-design path's private pieces (monkeypatched to force either path).
-from evalstats.stats import design, design_coverage_kappa
+from evalstats.stats import design, design_coverage
 from evalstats.stats.design import kappa_ends
 
 # A design with rare off-diagonal cells, unequal task sizes and correlated tasks.
@@ -26,7 +26,7 @@ def sums_of_tables(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tasks(m, rho, n_sims, gen):
-    """Per-task tables (n_sims, C, 9), as design_coverage_kappa draws them task by task."""
+    """Per-task tables (n_sims, C, 9), as design_coverage(statistic="kappa") draws them task by task."""
     conc = (1.0 - rho) / rho
     task_p = gen.dirichlet(P * conc, size=(n_sims, len(m)))
     return gen.multinomial(np.broadcast_to(m, (n_sims, len(m))), task_p)
@@ -85,9 +85,9 @@ def test_sums_path_coverage_agrees_with_the_task_by_task_one(monkeypatch):
     m = gen.integers(2, 30, 1000)
     f = _frame(m, 0.1, 3)
     assert design.use_sums(m, P, 0.1)
-    sums = design_coverage_kappa(f, n_resamples=1500, rng=4).iloc[0]
+    sums = design_coverage(f, statistic="kappa", n_resamples=1500, rng=4).iloc[0]
     monkeypatch.setattr(design, "CLT_TASKS", 10**9)
-    tasks = design_coverage_kappa(f, n_resamples=1500, rng=4).iloc[0]
+    tasks = design_coverage(f, statistic="kappa", n_resamples=1500, rng=4).iloc[0]
     assert (sums["icc"], sums["truth"]) == (tasks["icc"], tasks["truth"])
     # Two independent estimates of one coverage: within 3 combined Monte-Carlo SEs.
     se = np.sqrt(2 * 0.95 * 0.05 / 1500)
@@ -103,5 +103,5 @@ def test_small_or_rare_cell_designs_keep_the_task_by_task_draw(monkeypatch):
     rare = np.r_[P[:8] * (1 - 1e-4) / P[:8].sum(), 1e-4]
     assert not design.use_sums(m, rare, 0.0)  # 1 expected count in a cell
     assert design.use_sums(m, P, 0.0)
-    design_coverage_kappa(_frame(np.full(50, 4), 0.1, 5), n_resamples=20)
+    design_coverage(_frame(np.full(50, 4), 0.1, 5), statistic="kappa", n_resamples=20)
     assert not calls

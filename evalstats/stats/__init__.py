@@ -64,8 +64,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".design": [
             "coverage_study",
             "design_coverage",
-            "design_coverage_cost",
-            "design_coverage_kappa",
         ],
         ".equivalence": [
             "EquivalenceResult",
@@ -163,7 +161,7 @@ if TYPE_CHECKING:
         pareto,
         pareto_frontier,
     )
-    from .design import coverage_study, design_coverage, design_coverage_cost, design_coverage_kappa
+    from .design import coverage_study, design_coverage
     from .equivalence import (
         EquivalenceResult,
         cost_equivalence,

@@ -64,8 +64,6 @@ __all__ = [
     "STATISTICS",
     "coverage_study",
     "design_coverage",
-    "design_coverage_cost",
-    "design_coverage_kappa",
     "kappa_ends",
     "pooled_icc",
 ]
@@ -182,11 +180,15 @@ def design_coverage(
 ) -> pd.DataFrame:
     """Simulated coverage of the default win-rate (or kappa, or cost) intervals on this frame's design.
 
-    Re-simulates each group's design (its tasks and verdicts per task, its estimated outcome
-    probabilities and intra-task correlation) and counts how often the default interval of
-    :func:`~evalstats.stats.win_rates` holds the true rate, on the ``ok`` verdicts.
-    ``statistic="kappa"`` / ``"cost"`` return :func:`design_coverage_kappa` /
-    :func:`design_coverage_cost` instead.
+    ``"win_rates"``: each group's design (its tasks and verdicts per task, outcome
+    probabilities and intra-task correlation) re-simulated, and how often the default interval
+    of :func:`~evalstats.stats.win_rates` holds the true rate. ``"kappa"``: for every rubric
+    and pair of judges, the units both judged ``ok`` re-simulated task by task with Cohen's
+    kappa's default interval (:func:`~evalstats.stats.judge_agreement`'s). ``"cost"``: as many
+    task totals as the data hold, drawn from a bivariate lognormal fitted to them (``world=
+    "lognormal"``) or from the tasks themselves (``"tasks"``, a stress test biased against the
+    pivot), with :func:`~evalstats.stats.cost_ratios`' default total-ratio interval. Kappa and
+    cost per pair of arms.
 
     Parameters
     ----------
@@ -204,7 +206,7 @@ def design_coverage(
     rng : Generator, int or None
         Random source or seed (seeded by default: the same frame gives the same answer).
     **options
-        With ``statistic="cost"``: ``world`` and ``include_no_answer``.
+        With ``statistic="cost"``: ``world`` and ``include_no_answer`` (as in ``cost_ratios``).
 
     Returns
     -------
@@ -212,7 +214,11 @@ def design_coverage(
         Win rates: one row per group: the ``by`` columns, ``n``, ``n_tasks``, ``icc``,
         ``<rate>_coverage`` for the five rates, ``min_coverage``, ``max_coverage``,
         ``mc_se``, ``in_band``, ``ci_note`` ("conservative: ..." or "liberal: ...", naming
-        the rates outside the band), ``method``, ``n_resamples``.
+        the rates outside the band), ``method``, ``n_resamples``. Kappa: one row per rubric
+        and judge pair: ``rubric, judge_a, judge_b, n, n_tasks, icc, estimate, truth`` (the
+        simulated world's), ``coverage`` and the same last five. Cost: one row per total
+        ratio: ``statistic, n_tasks, estimate, truth, coverage, model_rejected`` (share of
+        evaluations whose model check widened the interval) and the same last five.
 
     Examples
     --------
@@ -223,16 +229,25 @@ def design_coverage(
     >>> cov = design_coverage(frame, n_resamples=400)
     >>> int(cov["n_tasks"].iloc[0]), cov["ci_note"].iloc[0].startswith("conservative: simulated")
     (8, True)
+    >>> tokens = frame.assign(replicate=[1, 2, 3] * 8, tokens_with=[900, 1100, 700] * 8,
+    ...                       tokens_without=[1000, 1200, 900] * 8, wall_with_s=9.0,
+    ...                       wall_without_s=10.0)
+    >>> design_coverage(tokens, statistic="cost", n_resamples=100)["statistic"].tolist()
+    ['tokens_total_ratio', 'wall_total_ratio']
     """
     if statistic not in STATISTICS:
         raise ParameterError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
     unknown = sorted(set(options) - set(_OPTIONS[statistic]))
     if unknown:
         raise ParameterError(f"design_coverage(statistic={statistic!r}) takes no {unknown}")
+    if statistic == "cost":
+        options = {"include_no_answer": True, "world": "lognormal"} | options
+        if options["world"] not in WORLDS:
+            raise ParameterError(f"world must be one of {WORLDS}, got {options['world']!r}")
     if statistic != "win_rates":
-        fn = design_coverage_kappa if statistic == "kappa" else design_coverage_cost
-        shared = {"n_resamples": n_resamples, "confidence": confidence, "band": band, "rng": rng}
-        return fn(frame, cluster=cluster, **shared, **options)
+        fn = _kappa_coverage if statistic == "kappa" else _cost_coverage
+        return _per_arm_pair(fn, frame, rng, n_resamples, confidence, cluster=cluster,
+                             band=band, **options)  # fmt: skip
     by_cols = by_columns(by)
     by_cols += [c for c in _ARM_KEYS if c in frame.columns and c not in by_cols]
     check_columns(frame, [*by_cols, cluster, "status", "outcome"])
@@ -522,7 +537,7 @@ def interval_ends(
 
 _K = 3
 _COST_CHUNK = 2**21
-#: The simulated worlds of :func:`design_coverage_cost`.
+#: The simulated worlds of ``design_coverage(statistic="cost")``.
 WORLDS = ("lognormal", "tasks")
 _COHEN = partial(_ac.table_parts, w=np.eye(_K), kind="cohen")
 
@@ -615,52 +630,6 @@ def _kappa_coverage_of_tables(tables, n_resamples, confidence, gen) -> tuple:
     return truth, estimate, rho, hits / n_resamples
 
 
-def design_coverage_kappa(
-    frame: pd.DataFrame,
-    *,
-    cluster: str = "task_id",
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    band: tuple[float, float] | None = None,
-    rng: np.random.Generator | int | None = 0,
-) -> pd.DataFrame:
-    """Simulated coverage of the task-clustered kappa interval on this frame's design.
-
-    For every rubric and pair of judges (and pair of arms), the units both judged ``ok``
-    are re-simulated task by task and Cohen's kappa's default interval
-    (:func:`~evalstats.stats.judge_agreement`'s) computed on each simulated evaluation.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Verdict frame with ``rubric``, ``judge``, ``task_id``, ``replicate``, ``status``,
-        ``outcome`` (and ``order`` on the blind rubric).
-    cluster, n_resamples, confidence, band, rng
-        As in :func:`~evalstats.stats.design_coverage`.
-
-    Returns
-    -------
-    DataFrame
-        One row per (arm pair,) rubric and judge pair: ``rubric``, ``judge_a``, ``judge_b``,
-        ``n`` (units), ``n_tasks``, ``icc`` (of the nine cells), ``estimate`` (the data's
-        kappa), ``truth`` (the simulated world's), ``coverage``, ``mc_se``, ``in_band``,
-        ``ci_note``, ``method``, ``n_resamples``.
-
-    Examples
-    --------
-    >>> a = ["win", "win", "tie", "loss", "win", "loss"] * 4
-    >>> b = ["win", "tie", "tie", "loss", "win", "loss"] * 4
-    >>> rows = [{"rubric": "r", "judge": j, "task_id": i // 3, "replicate": i % 3,
-    ...          "status": "ok", "outcome": o} for j, out in (("A", a), ("B", b))
-    ...         for i, o in enumerate(out)]
-    >>> r = design_coverage_kappa(pd.DataFrame(rows), n_resamples=200).iloc[0]
-    >>> r["judge_a"], r["judge_b"], int(r["n"]), int(r["n_tasks"]), round(float(r["estimate"]), 4)
-    ('A', 'B', 24, 8, 0.75)
-    """
-    return _per_arm_pair(_kappa_coverage, frame, rng, n_resamples, confidence,
-                         cluster=cluster, band=band)  # fmt: skip
-
-
 def _kappa_coverage(frame, *, cluster, n_resamples, confidence, band, gen) -> pd.DataFrame:
     from evalstats.frames import wide_by_judge
 
@@ -692,63 +661,6 @@ def _kappa_coverage(frame, *, cluster, n_resamples, confidence, band, gen) -> pd
             rows.append(row | {"icc": icc, "estimate": est, "truth": truth, "coverage": cover,
                                "_why": why})  # fmt: skip
     return _finish(rows, n_resamples, confidence, band, ["kappa"] * len(rows), KAPPA_METHOD)
-
-
-def design_coverage_cost(
-    frame: pd.DataFrame,
-    *,
-    cluster: str = "task_id",
-    include_no_answer: bool = True,
-    world: str = "lognormal",
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    band: tuple[float, float] | None = None,
-    rng: np.random.Generator | int | None = 0,
-) -> pd.DataFrame:
-    """Simulated coverage of the default total-ratio cost intervals on this frame's tasks.
-
-    Each simulated evaluation draws as many task totals (arm_a, arm_b) as the data hold,
-    from a bivariate lognormal fitted to them or from the tasks themselves (``world``), and
-    computes :func:`~evalstats.stats.cost_ratios`' default interval of the total ratio, on
-    the token counts ``cost_ratios`` uses; per pair of arms.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Verdict frame with ``task_id``, ``replicate``, ``status`` and the token and
-        wall-clock columns.
-    include_no_answer : bool
-        As in :func:`~evalstats.stats.cost_ratios`.
-    world : {"lognormal", "tasks"}
-        The simulated world: the fitted bivariate lognormal, or the observed tasks
-        resampled (a stress test biased against the pivot).
-    cluster, n_resamples, confidence, band, rng
-        As in :func:`~evalstats.stats.design_coverage`.
-
-    Returns
-    -------
-    DataFrame
-        One row per total ratio (``statistic``: ``tokens_total_ratio``,
-        ``wall_total_ratio``): ``n_tasks``, ``estimate`` (the observed ratio), ``truth``
-        (the simulated world's), ``coverage``, ``model_rejected`` (share of simulated
-        evaluations whose model check widened the interval), ``mc_se``, ``in_band``,
-        ``ci_note``, ``method``, ``n_resamples``.
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({
-    ...     "task_id": list("abcdefgh"), "replicate": 1, "status": "ok",
-    ...     "tokens_with": [800, 900, 1500, 1200, 300, 500, 700, 2000],
-    ...     "tokens_without": [1000, 1000, 2000, 1000, 600, 400, 900, 2500],
-    ...     "wall_with_s": 10.0, "wall_without_s": 12.0})
-    >>> r = design_coverage_cost(frame, n_resamples=200).iloc[0]
-    >>> r["statistic"], int(r["n_tasks"]), round(float(r["estimate"]), 4)
-    ('tokens_total_ratio', 8, 0.8404)
-    """
-    if world not in WORLDS:
-        raise ParameterError(f"world must be one of {WORLDS}, got {world!r}")
-    return _per_arm_pair(_cost_coverage, frame, rng, n_resamples, confidence, cluster=cluster,
-                         include_no_answer=include_no_answer, world=world, band=band)  # fmt: skip
 
 
 def _cost_coverage(frame, *, cluster, include_no_answer, world, n_resamples, confidence, band,
