@@ -60,7 +60,6 @@ from .rates import row_categories as _row_categories
 from .resample import BOOTSTRAP_METHODS, as_generator
 
 __all__ = [
-    "COVERAGE_BAND",
     "STATISTICS",
     "coverage_study",
     "design_coverage",
@@ -155,8 +154,6 @@ def coverage_study(
                        n_replicates=n_replicates, icc=icc, n_resamples=n_resamples)  # fmt: skip
 
 
-#: The band a default interval's coverage should fall in at a nominal 95 %.
-COVERAGE_BAND = (0.93, 0.97)
 _OUTCOMES = ("win", "tie", "loss")
 #: What :func:`design_coverage` can simulate the coverage of (``statistic``).
 STATISTICS = ("win_rates", "kappa", "cost")
@@ -174,7 +171,6 @@ def design_coverage(
     cluster: str = "task_id",
     n_resamples: int = 2000,
     confidence: float = 0.95,
-    band: tuple[float, float] | None = None,
     rng: np.random.Generator | int | None = 0,
     **options,
 ) -> pd.DataFrame:
@@ -200,9 +196,6 @@ def design_coverage(
         Grouping columns (win rates only); ``arm_a`` and ``arm_b`` are added when present.
     cluster, n_resamples, confidence
         Unit of independence; simulated evaluations per group; nominal level.
-    band : (float, float), optional
-        Band outside which (by more than 1.96 Monte-Carlo SEs) a row gets a ``ci_note``;
-        default the nominal level +/- 0.02 (:data:`COVERAGE_BAND` at 95 %).
     rng : Generator, int or None
         Random source or seed (seeded by default: the same frame gives the same answer).
     **options
@@ -214,7 +207,7 @@ def design_coverage(
         Win rates: one row per group: the ``by`` columns, ``n``, ``n_tasks``, ``icc``,
         ``<rate>_coverage`` for the five rates, ``min_coverage``, ``max_coverage``,
         ``mc_se``, ``in_band``, ``ci_note`` ("conservative: ..." or "liberal: ...", naming
-        the rates outside the band), ``method``, ``n_resamples``. Kappa: one row per rubric
+        the rates outside nominal +/- 0.02), ``method``, ``n_resamples``. Kappa: one row per rubric
         and judge pair: ``rubric, judge_a, judge_b, n, n_tasks, icc, estimate, truth`` (the
         simulated world's), ``coverage`` and the same last five. Cost: one row per total
         ratio: ``statistic, n_tasks, estimate, truth, coverage, model_rejected`` (share of
@@ -247,7 +240,7 @@ def design_coverage(
     if statistic != "win_rates":
         fn = _kappa_coverage if statistic == "kappa" else _cost_coverage
         return _per_arm_pair(fn, frame, rng, n_resamples, confidence, cluster=cluster,
-                             band=band, **options)  # fmt: skip
+                             **options)  # fmt: skip
     by_cols = by_columns(by)
     by_cols += [c for c in _ARM_KEYS if c in frame.columns and c not in by_cols]
     check_columns(frame, [*by_cols, cluster, "status", "outcome"])
@@ -297,7 +290,7 @@ def design_coverage(
     out["min_coverage"] = np.nanmin(np.where(np.isnan(cover), np.inf, cover), axis=1)
     out["max_coverage"] = np.nanmax(np.where(np.isnan(cover), -np.inf, cover), axis=1)
     out["mc_se"] = float(np.sqrt(confidence * (1.0 - confidence) / n_resamples))
-    above, below = _band(cover, n_resamples, confidence, band)
+    above, below = _band(cover, n_resamples, confidence)
     out["in_band"] = ~(above | below).any(axis=1)
     notes = []
     for g, n_c in enumerate(out["n_tasks"]):
@@ -542,12 +535,11 @@ WORLDS = ("lognormal", "tasks")
 _COHEN = partial(_ac.table_parts, w=np.eye(_K), kind="cohen")
 
 
-def _band(cover, n_resamples, confidence, band):
-    """(above, below): outside the band (default: the nominal level +/- 0.02) by more than
-    1.96 Monte-Carlo SEs, so that a design at the nominal level is not flagged for noise."""
+def _band(cover, n_resamples, confidence):
+    """(above, below): outside the nominal level +/- 0.02 by more than 1.96 Monte-Carlo SEs,
+    so that a design at the nominal level is not flagged for noise."""
     tol = 1.96 * np.sqrt(np.clip(cover * (1.0 - cover), 1e-4, None) / n_resamples)
-    lo_band, hi_band = band if band is not None else (confidence - 0.02, confidence + 0.02)
-    return cover - tol > hi_band, cover + tol < lo_band
+    return cover - tol > confidence + 0.02, cover + tol < confidence - 0.02
 
 
 def _note(cover: float, above: bool, below: bool, n_clusters: int, what: str) -> str:
@@ -557,12 +549,12 @@ def _note(cover: float, above: bool, below: bool, n_clusters: int, what: str) ->
     return f"{label}: simulated coverage {cover:.2f} for {n_clusters} tasks ({what})"
 
 
-def _finish(rows: list[dict], n_resamples, confidence, band, labels, method) -> pd.DataFrame:
+def _finish(rows: list[dict], n_resamples, confidence, labels, method) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     if out.empty:
         return out
     cover = out["coverage"].to_numpy(dtype=float)
-    above, below = _band(cover, n_resamples, confidence, band)
+    above, below = _band(cover, n_resamples, confidence)
     out["mc_se"] = float(np.sqrt(confidence * (1.0 - confidence) / n_resamples))
     out["in_band"] = ~(above | below)
     out["ci_note"] = [
@@ -630,7 +622,7 @@ def _kappa_coverage_of_tables(tables, n_resamples, confidence, gen) -> tuple:
     return truth, estimate, rho, hits / n_resamples
 
 
-def _kappa_coverage(frame, *, cluster, n_resamples, confidence, band, gen) -> pd.DataFrame:
+def _kappa_coverage(frame, *, cluster, n_resamples, confidence, gen) -> pd.DataFrame:
     from evalstats.frames import wide_by_judge
 
     check_columns(frame, ["rubric", "judge", cluster, "replicate", "status", "outcome"])
@@ -660,10 +652,10 @@ def _kappa_coverage(frame, *, cluster, n_resamples, confidence, band, gen) -> pd
             why = "" if np.isfinite(cover) else "kappa undefined (one category)"
             rows.append(row | {"icc": icc, "estimate": est, "truth": truth, "coverage": cover,
                                "_why": why})  # fmt: skip
-    return _finish(rows, n_resamples, confidence, band, ["kappa"] * len(rows), KAPPA_METHOD)
+    return _finish(rows, n_resamples, confidence, ["kappa"] * len(rows), KAPPA_METHOD)
 
 
-def _cost_coverage(frame, *, cluster, include_no_answer, world, n_resamples, confidence, band,
+def _cost_coverage(frame, *, cluster, include_no_answer, world, n_resamples, confidence,
                    gen) -> pd.DataFrame:  # fmt: skip
     pairs = pair_costs(
         choose_token_source(frame).frame, cluster=cluster, include_no_answer=include_no_answer
@@ -693,7 +685,7 @@ def _cost_coverage(frame, *, cluster, include_no_answer, world, n_resamples, con
         f"{GPQ_METHOD}; CR2 where the lognormal check rejects, {GPQ_HULL_METHOD} where "
         "the pivot's own check fires"
     )
-    return _finish(rows, n_resamples, confidence, band, [r["statistic"] for r in rows], method)
+    return _finish(rows, n_resamples, confidence, [r["statistic"] for r in rows], method)
 
 
 def _simulate_cost(worlds, world, n_resamples, confidence, gen):
