@@ -47,13 +47,8 @@ __all__ = [
 ]
 
 #: The ratios of :func:`cost_ratios`, per pair of arms (``arm_a`` over ``arm_b``).
-COST_METRICS = (
-    "tokens_total_ratio",
-    "tokens_geomean_ratio",
-    "tokens_median_ratio",
-    "wall_total_ratio",
-    "wall_geomean_ratio",
-    "wall_median_ratio",
+COST_METRICS = tuple(
+    f"{m}_{k}_ratio" for m in ("tokens", "wall") for k in ("total", "geomean", "median")
 )
 #: Interval choices of :func:`cost_ratios` for the total and geometric-mean ratios.
 INTERVALS = ("default", "cr2", "analytic", "bootstrap")
@@ -233,11 +228,8 @@ def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd
     cols = ["status", "judge_input_tokens", "judge_output_tokens", "judge_usd"]
     check_columns(frame, [*by_cols, *cols])
     status = frame["status"].astype(object).to_numpy()
-    inp = _numeric(frame["judge_input_tokens"], "judge_input_tokens")
-    out = _numeric(frame["judge_output_tokens"], "judge_output_tokens")
-    usd = _numeric(frame["judge_usd"], "judge_usd")
-    no_usage = np.isnan(inp) & np.isnan(out) & np.isnan(usd)
-    is_call = ~((status == "no_answer") & no_usage)
+    inp, out, usd = (_numeric(frame[c], c) for c in cols[1:])
+    is_call = ~((status == "no_answer") & np.isnan(inp) & np.isnan(out) & np.isnan(usd))
     calls = frame.loc[is_call]
     inp, out, usd = inp[is_call], out[is_call], usd[is_call]
     work = pd.DataFrame(
@@ -571,21 +563,10 @@ def _woodruff_median_interval(
 
 
 def _base_row(statistic, used, no_answer, n_clusters, kind) -> dict:
-    return {
-        "statistic": statistic,
-        "estimate": np.nan,
-        "ci_low": np.nan,
-        "ci_high": np.nan,
-        "se": np.nan,
-        "n": int(used.sum()),
-        "n_tasks": int(n_clusters),
-        "n_excluded": int((~used).sum()),
-        "n_no_answer": int((used & no_answer).sum()),
-        "df": np.nan,
-        "estimand": _ESTIMANDS[kind],
-        "method": "",
-        "ci_note": "",
-    }
+    return {"statistic": statistic, **dict.fromkeys(("estimate", "ci_low", "ci_high", "se"), np.nan),
+            "n": int(used.sum()), "n_tasks": int(n_clusters), "n_excluded": int((~used).sum()),
+            "n_no_answer": int((used & no_answer).sum()), "df": np.nan,
+            "estimand": _ESTIMANDS[kind], "method": "", "ci_note": ""}  # fmt: skip
 
 
 def _recode(g: np.ndarray) -> np.ndarray:
@@ -954,9 +935,7 @@ def arm_costs(
         raise DataError("the runs have neither token counts nor wall_s", field="wall_s")
     sums = [_task_sums(runs, order, reference, col, tasks) for _, col, _ in metrics]
     # (T, M, A) per-task x, y, pair counts, and the products the CR1 SE needs
-    x = np.stack([s[0] for s in sums], axis=1)
-    y = np.stack([s[1] for s in sums], axis=1)
-    cnt = np.stack([s[2] for s in sums], axis=1)
+    x, y, cnt = (np.stack(parts, axis=1) for parts in zip(*sums, strict=True))
     present = (cnt > 0).astype(np.float64)
     parts = [x, y, x * x, x * y, y * y, present]
     log_r, se_log = _log_ratio_se(*(p.sum(0) for p in parts[:5]), present.sum(0))
@@ -994,22 +973,11 @@ def arm_costs(
                 "method": f"task_bootstrap_{method}_log", "confidence": confidence,
                 "se_log": se_log[m, a], "token_source": src,
             })  # fmt: skip
-    diagnostics = pd.DataFrame(
-        {
-            "reference": [reference],
-            "n_arms": [len(order)],
-            "n_tasks": [len(tasks)],
-            "n_resamples": [n_resamples],
-            "token_source": [source],
-            "token_reason": [reason],
-        }
-    )
-    return tidy_frame(
-        pd.DataFrame(rows),
-        by=["arm", "reference"],
-        diagnostics=diagnostics,
-        extra=["se_log", "token_source"],
-    )
+    diagnostics = pd.DataFrame([{"reference": reference, "n_arms": len(order), "n_tasks": len(tasks),
+                                 "n_resamples": n_resamples, "token_source": source,
+                                 "token_reason": reason}])  # fmt: skip
+    return tidy_frame(pd.DataFrame(rows), by=["arm", "reference"], diagnostics=diagnostics,
+                      extra=["se_log", "token_source"])  # fmt: skip
 
 
 def pareto_frontier(quality: np.ndarray, cost: np.ndarray) -> np.ndarray:
@@ -1163,16 +1131,9 @@ def pareto(
                      "se": np.sqrt(p * (1 - p) / max(int(finite.sum()), 1)),
                      "n": int(finite.sum()), "n_tasks": len(tasks),
                      "method": "task_bootstrap_share"})  # fmt: skip
-    diagnostics = pd.DataFrame(
-        {
-            "judge": [enc.judge],
-            "reference": [reference],
-            "metric": [metric],
-            "token_source": [source],
-            "n_resamples": [n_resamples],
-            "n_finite_resamples": [int(finite.sum())],
-        }
-    )
+    diagnostics = pd.DataFrame([{"judge": enc.judge, "reference": reference, "metric": metric,
+                                 "token_source": source, "n_resamples": n_resamples,
+                                 "n_finite_resamples": int(finite.sum())}])  # fmt: skip
     return tidy_frame(
         pd.DataFrame(rows), by=["arm"], diagnostics=diagnostics, extra=["on_frontier"]
     )
