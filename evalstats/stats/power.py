@@ -105,7 +105,7 @@ def _power_core(
         power = power + stats.nct.sf(crit, df, -nc)
     # nct is undefined at infinite noncentrality (no variance left): the test always rejects.
     power = np.where(np.isinf(nc), 1.0 if two else (nc > 0).astype(float), power)
-    return {"power": power, "var_y": var_y, "rho_y": rho_y, "design_effect": de, "se": se,
+    return {"power": power, "var_y": var_y, "icc_outcome": rho_y, "design_effect": de, "se": se,
             "noncentrality": nc}  # fmt: skip
 
 
@@ -206,14 +206,13 @@ class PowerResult(ResultDisplay):
 
 def _result(solved_for: str, row: pd.Series, alpha, alternative, icc_scale) -> PowerResult:
     d, c, m, icc, p_tie = (row[k] for k in ("net_win", "n_tasks", "n_replicates", "icc", "p_tie"))
-    core = {k: float(v) for k, v in
-            _power_core(d, c, m, icc, p_tie, alpha, alternative, icc_scale).items()}  # fmt: skip
+    core = _power_core(d, c, m, icc, p_tie, alpha, alternative, icc_scale)
+    fields = ("power", "icc_outcome", "design_effect", "se", "noncentrality")
     return PowerResult(
         solved_for=solved_for,
         net_win=float(d),
         n_tasks=int(c),
         n_replicates=int(m),
-        power=core["power"],
         alpha=float(alpha),
         alternative=alternative,
         p_win=(1.0 - p_tie + d) / 2.0,
@@ -221,10 +220,7 @@ def _result(solved_for: str, row: pd.Series, alpha, alternative, icc_scale) -> P
         p_loss=(1.0 - p_tie - d) / 2.0,
         icc=float(icc),
         icc_scale=icc_scale,
-        icc_outcome=core["rho_y"],
-        design_effect=core["design_effect"],
-        se=core["se"],
-        noncentrality=core["noncentrality"],
+        **{k: float(core[k]) for k in fields},
     )
 
 
@@ -404,10 +400,7 @@ def power_curve(
     return g.assign(
         n_tasks=g["n_tasks"].astype(int),
         n_replicates=g["n_replicates"].astype(int),
-        power=core["power"],
-        icc_outcome=core["rho_y"],
-        design_effect=core["design_effect"],
-        se=core["se"],
+        **{k: core[k] for k in ("power", "icc_outcome", "design_effect", "se")},
     )
 
 
