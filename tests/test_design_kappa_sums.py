@@ -96,7 +96,7 @@ def test_sums_path_coverage_agrees_with_the_task_by_task_one(monkeypatch):
 
 def test_small_or_rare_cell_designs_keep_the_task_by_task_draw(monkeypatch):
     calls = []
-    monkeypatch.setattr(design, "sums_coverage", lambda *a: calls.append(a) or 0.5)
+    monkeypatch.setattr(design, "simulated_table_sums", lambda *a: calls.append(a) or 0.5)
     m = np.full(999, 20)
     assert not design.use_sums(m, P, 0.0)  # too few tasks
     m = np.full(2000, 5)

@@ -610,14 +610,20 @@ def _kappa_coverage_of_tables(tables, n_resamples, confidence, gen) -> tuple:
     if not np.isfinite(truth) or len(m) < 2:
         return truth, estimate, rho, np.nan
     if use_sums(m, probs, rho):  # a large design: its two sums drawn (asymptotically exact)
-        return truth, estimate, rho, sums_coverage(m, probs, rho, truth, n_resamples,
-                                                   confidence, gen)  # fmt: skip
-    conc = (1.0 - rho) / rho if rho > 0 else np.inf
-    step = max(1, _CHUNK // (4 * _K * _K * len(m)))
+        step = max(1, _CHUNK // (4 * 81 * max(len(np.unique(m)), 9)))
+
+        def ends(k):
+            return ends_from_sums(*simulated_table_sums(m, probs, rho, k, gen), len(m), confidence)
+    else:
+        conc = (1.0 - rho) / rho if rho > 0 else np.inf
+        step = max(1, _CHUNK // (4 * _K * _K * len(m)))
+
+        def ends(k):
+            return kappa_ends(_task_draws(gen, m, probs, conc, k), confidence)
+
     hits = 0
     for s in range(0, n_resamples, step):  # chunks bound the memory
-        lo, hi = kappa_ends(_task_draws(gen, m, probs, conc, min(step, n_resamples - s)),
-                            confidence)  # fmt: skip
+        lo, hi = ends(min(step, n_resamples - s))
         hits += int(np.sum((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)))
     return truth, estimate, rho, hits / n_resamples
 
@@ -829,25 +835,6 @@ def ends_from_sums(
     few = (n_eff * (1.0 - po) < _ac.EXACT_BELOW) | ~(se_z > 1e-12)
     joined = (np.fmin(at[0], ex[0]), np.fmax(at[1], ex[1]))
     return np.where(few, joined[0], at[0]), np.where(few, joined[1], at[1])
-
-
-def sums_coverage(
-    m: np.ndarray,
-    probs: np.ndarray,
-    rho: float,
-    truth: float,
-    n_resamples: int,
-    confidence: float,
-    gen: np.random.Generator,
-) -> float:
-    """Share of ``n_resamples`` simulated evaluations whose interval holds ``truth``."""
-    step = max(1, _CHUNK // (4 * 81 * max(len(np.unique(m)), 9)))
-    hits = 0
-    for s in range(0, n_resamples, step):  # chunks bound the memory; each chunk is one array
-        total, scatter = simulated_table_sums(m, probs, rho, min(step, n_resamples - s), gen)
-        lo, hi = ends_from_sums(total, scatter, len(m), confidence)
-        hits += int(np.sum((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)))
-    return hits / n_resamples
 
 
 # ------------------------------------------------- large designs: the cost interval's ends
