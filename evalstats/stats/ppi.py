@@ -19,7 +19,7 @@ from .._validate import check_columns, check_confidence, check_n_resamples
 from ..frames import select_rubric
 from ..records import EvalstatsWarning
 from .agreement import gold_labels, proportion_bounds
-from .rates import RATE_NAMES, category_codes
+from .rates import RATE_NAMES, category_codes, segment_sum
 from .resample import BOOTSTRAP_METHODS, cluster_bootstrap
 
 __all__ = [
@@ -206,12 +206,9 @@ def ppi_win_rates(
     fu_v = fu[list(RATE_NAMES)].to_numpy()
     y_v = lab[[f"{c}_y" for c in RATE_NAMES]].to_numpy()
     fl_v = lab[[f"{c}_f" for c in RATE_NAMES]].to_numpy()
-    for j in range(_Q):  # five statistics, not rows
-        stats[:, _F_U.start + j] = np.bincount(cu, weights=fu_v[:, j], minlength=n_c)
-        stats[:, _F2_U.start + j] = np.bincount(cu, weights=fu_v[:, j] ** 2, minlength=n_c)
-        stats[:, _Y_L.start + j] = np.bincount(cl, weights=y_v[:, j], minlength=n_c)
-        stats[:, _F_L.start + j] = np.bincount(cl, weights=fl_v[:, j], minlength=n_c)
-        stats[:, _YF_L.start + j] = np.bincount(cl, weights=y_v[:, j] * fl_v[:, j], minlength=n_c)
+    for cols, codes, values in ((_F_U, cu, fu_v), (_F2_U, cu, fu_v**2), (_Y_L, cl, y_v),
+                                (_F_L, cl, fl_v), (_YF_L, cl, y_v * fl_v)):  # fmt: skip
+        stats[:, cols] = segment_sum(values, codes, n_c)
 
     n_labelled = len(lab)
     random_sample = bool(
@@ -219,20 +216,14 @@ def ppi_win_rates(
         and labels["sample_seed"].notna().all()
         and labels["frame_sha256"].notna().all()
     )
-    if n_labelled < MIN_LABELLED:
-        warnings.warn(
-            f"only {n_labelled} labelled pairs (< {MIN_LABELLED}): the PPI interval may not "
-            "cover the human rate",
-            EvalstatsWarning,
-            stacklevel=2,
-        )
-    if not random_sample:
-        warnings.warn(
-            "the labels carry no sheet provenance (sample_seed, frame_sha256): they are not "
-            "shown to be a random sample of the judged pairs, which PPI assumes",
-            EvalstatsWarning,
-            stacklevel=2,
-        )
+    for warn, message in (
+        (n_labelled < MIN_LABELLED, f"only {n_labelled} labelled pairs (< {MIN_LABELLED}): "
+         "the PPI interval may not cover the human rate"),
+        (not random_sample, "the labels carry no sheet provenance (sample_seed, frame_sha256): "
+         "they are not shown to be a random sample of the judged pairs, which PPI assumes"),
+    ):  # fmt: skip
+        if warn:
+            warnings.warn(message, EvalstatsWarning, stacklevel=2)
 
     stat = _statistic(lam)
     if n_c >= 2:
