@@ -579,9 +579,6 @@ def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
 
 
-# ------------------------------------------------------------------------------ intervals
-
-
 class LognormalCheck(NamedTuple):
     """The lognormal model check of the total ratio's default interval."""
 
@@ -633,11 +630,11 @@ def _testable(v: np.ndarray) -> bool:
 
 def _normality(v: np.ndarray, what: str) -> LognormalCheck:
     """Shapiro-Wilk, or D'Agostino-Pearson beyond the values its p-value is accurate for."""
-    if v.size > _SHAPIRO_MAX:
-        return LognormalCheck(
-            float(stats.normaltest(v).pvalue), v.size, f"D'Agostino-Pearson on {what}"
-        )
-    return LognormalCheck(float(stats.shapiro(v).pvalue), v.size, f"Shapiro-Wilk on {what}")
+    big = v.size > _SHAPIRO_MAX
+    test, name = (
+        (stats.normaltest, "D'Agostino-Pearson") if big else (stats.shapiro, "Shapiro-Wilk")
+    )
+    return LognormalCheck(float(test(v).pvalue), v.size, f"{name} on {what}")
 
 
 def bm_df_from_leverage(h: np.ndarray) -> np.ndarray:
@@ -688,8 +685,7 @@ def _gpq_base(c: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     nu = c - 1
     t11 = np.tile(np.sqrt(gen.chisquare(nu, half)), 2)
     t22 = np.tile(np.sqrt(gen.chisquare(nu - 1, half)), 2)
-    # Antithetic pairs (t21, z) and (-t21, -z): swapping the arms then negates the set of
-    # draws exactly, so the interval of WITHOUT / WITH is the reciprocal one.
+    # Antithetic pairs: swapping the arms negates the draws, so the interval is reciprocal.
     t21 = gen.standard_normal(half)
     z = gen.standard_normal(half)
     t21, z = np.concatenate([t21, -t21]), np.concatenate([z, -z])
@@ -711,8 +707,7 @@ def lognormal_ratio_gpq(
     a_ss, a_dd, a_sd = (sm * sm).sum(-1), (dm * dm).sum(-1), (sm * dm).sum(-1)
     if c < 3:
         return np.full((*dbar.shape, n_resamples), np.nan)
-    # Cholesky of A in the order (d, s): Sigma*_dd = a_dd / chi2(C - 1), so the pivot of
-    # mu_d is the paired t pivot on the log task totals.
+    # Cholesky of A in the order (d, s): mu_d's pivot is the paired t on the log task totals.
     with np.errstate(divide="ignore", invalid="ignore"):
         l11 = np.sqrt(a_dd)
         l21 = a_sd / l11
@@ -767,9 +762,6 @@ def pivot_hull_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> PivotEnd
     lo = np.where(finite, lo, log_est - q * se)
     hi = np.where(finite, hi, log_est + q * se)
     return PivotEnds(lo, hi, log_est, widen, finite, np.std(safe, axis=-1), se, q)
-
-
-# ------------------------------------------------------------------ arm costs and Pareto
 
 
 def _token_column(runs: pd.DataFrame, used: np.ndarray) -> tuple[str | None, str, str | None]:

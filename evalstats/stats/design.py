@@ -327,8 +327,6 @@ def _per_task_ends(counts, m, gid, n_groups, probs, rho, n_resamples, confidence
     return res["low"].reshape(shape), res["high"].reshape(shape)
 
 
-# ------------------------------------------------ large designs: the win rates' sums
-
 #: Size classes with more (win, tie, loss) configurations than this are drawn task by task.
 MAX_CONFIGS = 20_000
 # Array elements held at once by a chunk of simulations (~32 MB of float64).
@@ -725,9 +723,6 @@ def _simulate_cost(worlds, world, n_resamples, confidence, gen):
     return [(w[0], int(c[0]), int(c[1])) for w, c in zip(worlds, counts, strict=True)]
 
 
-# ------------------------------------------------------- large designs: the kappa's sums
-
-
 #: From this many tasks (and :data:`CLT_CELL_COUNT`) the sums are drawn, not the tasks.
 CLT_TASKS = 1000
 #: The smallest effective expected count of an occurring cell for the drawn sums.
@@ -837,9 +832,6 @@ def ends_from_sums(
     return np.where(few, joined[0], at[0]), np.where(few, joined[1], at[1])
 
 
-# ------------------------------------------------- large designs: the cost interval's ends
-
-
 def _buf(work: dict, name: str, shape: tuple, dtype: type = np.float64) -> np.ndarray:
     """A float array of ``shape`` kept in ``work``: a chunk reuses its predecessor's memory."""
     arr = work.get(name)
@@ -947,8 +939,7 @@ def ends_from_logs(
         l11 = np.sqrt(a_dd)
         l21 = a_sd / l11
         l22 = np.sqrt(np.maximum(a_ss - l21**2, 0.0))
-    # The draws are dbar + l11 (u + l21 v + l22 w) for fixed u, v, w: their order statistics
-    # are those of u + l21 v + l22 w, mapped (l11 >= 0).
+    # The draws are dbar + l11 (u + l21 v + l22 w): order statistics of u + l21 v + l22 w.
     finite = np.isfinite(dbar) & np.isfinite(l11) & np.isfinite(l21) & np.isfinite(l22)
     # Rows without a finite pivot take CR2 below: any draws do, the median keeps the band narrow.
     a0, b0 = (float(np.median(e[finite])) if finite.any() else 0.0 for e in (l21, l22))
@@ -958,8 +949,7 @@ def ends_from_logs(
     doubtful = finite & ~((c_lo <= log_est) & (log_est <= c_hi))
     d_hi, d_lo = d.max(axis=-1), d.min(axis=-1)  # np.ptp and max |d| from two passes
     spread = d_hi - d_lo > 1e-12 * np.maximum(1.0, np.maximum(d_hi, -d_lo))
-    # The lognormal check; above 5,000 tasks in float32 on the centred log ratios (half the
-    # time; p moves by < 2e-5, tests/test_design_cost_ends.py).
+    # The lognormal check; above 5,000 tasks in float32 (half the time; p moves < 2e-5).
     resid = d
     if c > _SHAPIRO_MAX:
         resid = _buf(work, "dm32", shape, np.float32)

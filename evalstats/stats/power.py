@@ -96,8 +96,7 @@ def _power_core(
         nc = np.where(se > 0, net_win / se, np.sign(net_win) * np.inf)
     df = n_tasks - 1.0
     alpha = np.asarray(alpha, dtype=float)
-    # scipy's noncentral t, not statsmodels' TTestPower (1 - nctdtr is NaN far from the
-    # mean, e.g. nctdtr(19, 10.1, -2.09)); the lower tail as sf(crit, df, -nc) likewise.
+    # scipy's nct.sf, not TTestPower's 1 - nctdtr (NaN far from the mean); lower tail likewise.
     two = alternative == "two-sided"
     crit = stats.t.isf(alpha / 2.0 if two else alpha, df)
     power = stats.nct.sf(crit, df, nc)
@@ -501,8 +500,7 @@ def _simulated_rejections(latent, scale, net_win, p_tie, alpha, alternative, met
     n_resamples = lat.shape[0]
     # The two-sided test at 2 alpha rejects upwards exactly when the one-sided one at alpha does.
     level = alpha if alternative == "two-sided" else 2.0 * alpha
-    # The closed-form tests invert their intervals exactly, so the interval decides and the
-    # p-value's root search is skipped; the wild bootstrap's p-value is its own computation.
+    # The closed-form tests invert their intervals exactly: the interval decides (no root search).
     by_interval = method != "wild_webb"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalstatsWarning)
