@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from .._display import ResultDisplay
-from .._validate import check_positive_int
+from .._validate import check_positive_int, check_probability
 from ..records import EvalstatsWarning
 from .models import latent_thresholds
 from .rates import DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
@@ -164,13 +164,6 @@ def _solve_tasks(net_win, n_replicates, icc, p_tie, alpha, target, alternative, 
         lo = np.where(gap & ~ok, mid, lo)
 
 
-def _check_prob(name: str, value: float, *, lo_open: bool = False) -> float:
-    v = float(value)
-    if not ((v > 0 if lo_open else v >= 0) and v < 1 and np.isfinite(v)):
-        raise ValueError(f"{name} must be in {'(0' if lo_open else '[0'}, 1), got {value!r}")
-    return v
-
-
 @dataclass(frozen=True)
 class PowerResult(ResultDisplay):
     """One power calculation for the paired cluster design.
@@ -230,7 +223,7 @@ def _design_grid(alpha, alternative, icc_scale, *, one=False, **axes) -> pd.Data
         raise ValueError(f"icc_scale must be 'latent' or 'outcome', got {icc_scale!r}")
     if alternative not in ("two-sided", "larger"):
         raise ValueError(f"alternative must be 'two-sided' or 'larger', got {alternative!r}")
-    _check_prob("alpha", alpha, lo_open=True)
+    check_probability(alpha, "alpha", closed=False)
     arrays = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in axes.items()}
     mesh = np.meshgrid(*arrays.values(), indexing="ij")
     g = pd.DataFrame({k: m.ravel() for k, m in zip(arrays, mesh, strict=True)})
@@ -472,7 +465,8 @@ def outcome_icc(icc_latent: float, *, p_win: float, p_tie: float, p_loss: float)
     >>> round(outcome_icc(0.3, p_win=0.4, p_tie=0.3, p_loss=0.3), 4)
     0.2373
     """
-    _check_prob("icc_latent", icc_latent)
+    if not 0.0 <= float(icc_latent) < 1.0:
+        raise ValueError(f"icc_latent must be in [0, 1), got {icc_latent!r}")
     probs = np.array([p_win, p_tie, p_loss], dtype=float)
     if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0, atol=1e-9):
         raise ValueError(f"p_win, p_tie, p_loss must be >= 0 and sum to 1, got {probs.tolist()}")
@@ -605,8 +599,7 @@ def simulated_mde(
     Returns
     -------
     DataFrame
-        One row: ``n_tasks, n_replicates, icc, p_tie, alpha, power`` (target),
-        ``net_win`` (NaN when no net win up to ``1 - p_tie`` reaches it),
+        One row: the design, ``power`` (target), ``net_win`` (NaN when unreachable),
         ``power_simulated``, ``mc_se``, ``net_win_analytic``,
         ``power_simulated_at_analytic``, ``n_resamples``, ``method``.
 
@@ -665,8 +658,8 @@ def simulated_tasks_needed(
     Returns
     -------
     DataFrame
-        One row: ``net_win, n_replicates, icc, p_tie, alpha, power`` (target), ``n_tasks``
-        (simulated), ``power_simulated``, ``mc_se``, ``n_tasks_analytic``,
+        One row: the design, ``power`` (target), ``n_tasks`` (NaN when unreachable),
+        ``power_simulated``, ``mc_se``, ``n_tasks_analytic``,
         ``power_simulated_at_analytic``, ``n_resamples``, ``method``.
 
     Examples
