@@ -12,7 +12,9 @@ timed on ``--loop`` resamples and scaled to 2,000.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,8 +22,10 @@ import scipy.optimize
 
 from evalstats.stats import compare, rank
 from evalstats.stats import ranking as _btd  # the private fitter, timed against scipy
-from evalstats.stats._pair_simulation import simulate_pairwise
 from evalstats.stats.ranking import encode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from pair_simulation import simulate_pairwise  # tests/pair_simulation.py
 
 
 def _loop_once(frame: pd.DataFrame, rows: list[np.ndarray], rng, arms: list[str]) -> None:

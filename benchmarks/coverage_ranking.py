@@ -55,13 +55,17 @@ simultaneous rank sets cover the ranking from all human votes and by their mean 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from evalstats.adapters import arena
 from evalstats.stats import compare, rank
-from evalstats.stats._pair_simulation import simulate_pairwise, true_net_wins
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from pair_simulation import simulate_pairwise, true_net_wins  # tests/pair_simulation.py
 
 CONFIGS = {"null": np.zeros(5), "spread": np.array([0.0, 0.1, 0.2, 0.3, 0.6])}
 

@@ -1,7 +1,7 @@
 """A simulated K-arm data directory (arms.toml, tasks, runs, judgments with arm_a / arm_b).
 
 Until ``evalstats.simulate(arms=...)`` lands, the comparison report's tests write their data
-with this: verdicts from :func:`evalstats.stats._pair_simulation.simulate_pairwise` (every
+with this: verdicts from :func:`pair_simulation.simulate_pairwise` (every
 pair of arms per task and replicate), judged with the three-way rubric, ``raw`` the JSON it
 parses, the candidate in ``arm_a``.
 """
@@ -13,11 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pair_simulation import simulate_pairwise  # K-arm verdicts of known truth, in memory
 
 from evalstats import rubrics
-from evalstats.stats._pair_simulation import (
-    simulate_pairwise,  # private: K-arm verdicts of known truth, in memory
-)
 
 ARM_IDS = ("none", "v1", "v2")
 ARMS_TOML = """reference = "none"

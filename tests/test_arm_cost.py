@@ -9,12 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from pair_simulation import simulate_pairwise  # K-arm verdicts of known truth, in memory
 
 from evalstats.errors import DataError, ParameterError
 from evalstats.stats import arm_costs, compare, pareto, pareto_frontier
-from evalstats.stats._pair_simulation import (
-    simulate_pairwise,  # private: K-arm verdicts of known truth, in memory
-)
 
 ARMS = ("arm0", "arm1", "arm2")
 

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import scipy.stats
 import statsmodels.api as sm
+from pair_simulation import simulate_pairwise, true_net_wins
 
 from evalstats.errors import DataError, ParameterError
 from evalstats.stats import compare, win_rates
-from evalstats.stats._pair_simulation import simulate_pairwise, true_net_wins
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""design_coverage_cost's fast interval (ends_from_logs) is total_ratio_ends, which is
+"""design_coverage(statistic="cost")'s fast interval (ends_from_logs) is total_ratio_ends below, which is
 cost_ratios' default interval (tests/test_design_coverage_more.py), and its
 D'Agostino-Pearson test is scipy's."""
 
@@ -11,15 +11,35 @@ from scipy import stats
 # The fast path's private pieces, held to the public construction they replace.
 from evalstats.stats.cost import (  # private: the GPQ interval core at its ends
     _GPQ_DRAWS,
+    _SHAPIRO_MAX,
+    LOGNORMAL_CHECK_ALPHA,
     _gpq_base,
     gpq_interval,
+    pivot_hull_ends,
 )
 from evalstats.stats.design import (
     _pivot_order_stats,  # private: the order-statistics core at its ends
     ends_from_logs,
     lognormal_check_p,
-    total_ratio_ends,
 )
+
+
+def total_ratio_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple:
+    """The oracle: ``cost_ratios``' default total-ratio interval (log scale) of many data
+    sets at once, from its own pivot_hull_ends (every draw formed and sorted)."""
+    ends = pivot_hull_ends(x, y, confidence)
+    lo, hi, log_est, se, q = ends.low, ends.high, ends.log_estimate, ends.cr2_se, ends.cr2_q
+    switched = np.zeros(log_est.shape, dtype=bool)
+    if x.shape[-1] >= 3:
+        d = np.log(x) - np.log(y)
+        spread = np.ptp(d, axis=-1) > 1e-12 * np.maximum(1.0, np.abs(d).max(axis=-1))
+        with np.errstate(invalid="ignore"):
+            test = stats.normaltest if d.shape[-1] > _SHAPIRO_MAX else stats.shapiro
+            p = test(np.where(spread[..., None], d, 0.0), axis=-1).pvalue
+        switched = spread & (p < LOGNORMAL_CHECK_ALPHA) & np.isfinite(q)
+    lo = np.where(switched, log_est - q * se, lo)
+    hi = np.where(switched, log_est + q * se, hi)
+    return lo, hi, log_est, ends.widened | switched
 
 
 def _data(n_sets, c, seed, outliers=True):

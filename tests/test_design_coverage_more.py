@@ -1,4 +1,4 @@
-"""design_coverage_kappa and design_coverage_cost: the intervals they simulate are the
+"""design_coverage(statistic="kappa" | "cost"): the intervals they simulate are the
 ones the report gives (judge_agreement's kappa, cost_ratios' total ratio), and their
 coverage behaves as a coverage should."""
 
@@ -7,17 +7,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from test_design_cost_ends import total_ratio_ends
 
 from evalstats.stats import (
     clustered_agreement,
     cost_ratios,
     design_coverage,
-    design_coverage_cost,
-    design_coverage_kappa,
     judge_agreement,
 )
 from evalstats.stats.cost import GPQ_HULL_METHOD, GPQ_METHOD
-from evalstats.stats.design import kappa_ends, total_ratio_ends
+from evalstats.stats.design import kappa_ends
 
 OUT = np.array(["loss", "tie", "win"])
 
@@ -64,7 +63,7 @@ def test_kappa_ends_are_clustered_agreement_on_the_same_tables():
 
 def test_kappa_coverage_estimate_is_judge_agreements_and_in_a_sane_range():
     f = _two_judges(30, 4, 0.6)
-    cov = design_coverage_kappa(f, n_resamples=600, rng=2)
+    cov = design_coverage(f, statistic="kappa", n_resamples=600, rng=2)
     assert len(cov) == 1
     row = cov.iloc[0]
     agr = judge_agreement(f, rubric="with-without")
@@ -79,7 +78,7 @@ def test_kappa_coverage_estimate_is_judge_agreements_and_in_a_sane_range():
 def test_kappa_coverage_without_an_order_column_and_with_no_answers():
     f = _two_judges(8, 3, 0.9, seed=4)
     f.loc[::7, ["status", "outcome"]] = ["no_answer", None]
-    cov = design_coverage_kappa(f, n_resamples=200, rng=0)
+    cov = design_coverage(f, statistic="kappa", n_resamples=200, rng=0)
     both = f.pivot(index=["task_id", "replicate"], columns="judge", values="status")
     assert cov["n"].iloc[0] == int((both == "ok").all(axis=1).sum())
     assert np.isfinite(cov["coverage"].iloc[0])
@@ -135,7 +134,9 @@ def test_cost_coverage_rows_truth_and_a_sane_range():
     size = np.exp(rng.normal(7, 0.8, 40))
     tw = np.round(size * np.exp(rng.normal(-0.2, 0.3, 40)))
     to = np.round(size * np.exp(rng.normal(0, 0.3, 40)))
-    cov = design_coverage_cost(_cost_frame(tw, to), n_resamples=300, rng=1).set_index("statistic")
+    cov = design_coverage(_cost_frame(tw, to), statistic="cost", n_resamples=300, rng=1).set_index(
+        "statistic"
+    )
     assert list(cov.index) == ["tokens_total_ratio", "wall_total_ratio"]
     assert cov.loc["tokens_total_ratio", "estimate"] == pytest.approx(tw.sum() / to.sum())
     # The lognormal world's truth: exp(mu_x + s_xx / 2 - mu_y - s_yy / 2) of the log totals.
@@ -146,7 +147,9 @@ def test_cost_coverage_rows_truth_and_a_sane_range():
     # Its own model at 40 tasks: close to nominal (0.936-0.948 at 2,000 simulations; here
     # 300, MC SE 0.013).
     assert ((cov["coverage"] >= 0.88) & (cov["coverage"] <= 0.99)).all(), cov["coverage"]
-    tasks = design_coverage_cost(_cost_frame(tw, to), world="tasks", n_resamples=150, rng=1)
+    tasks = design_coverage(
+        _cost_frame(tw, to), statistic="cost", world="tasks", n_resamples=150, rng=1
+    )
     assert tasks["truth"].to_numpy() == pytest.approx(tasks["estimate"].to_numpy())
 
 
@@ -155,31 +158,25 @@ def test_cost_coverage_sees_an_outlier_task():
     # the outlier or not, and the lognormal pivot mis-states the ratio of means.
     tw = np.array([1000, 1100, 900, 1050, 950, 1000, 1020, 15000.0])
     to = np.array([1000, 1000, 1000, 1000, 1000, 1000, 1000, 30000.0])
-    cov = design_coverage_cost(_cost_frame(tw, to), world="tasks", n_resamples=150, rng=0)
+    cov = design_coverage(
+        _cost_frame(tw, to), statistic="cost", world="tasks", n_resamples=150, rng=0
+    )
     r = cov.set_index("statistic").loc["tokens_total_ratio"]
     assert r["coverage"] < 0.93 and not r["in_band"] and r["ci_note"].startswith("liberal")
 
 
 def test_cost_coverage_without_a_lognormal_interval_says_why():
-    cov = design_coverage_cost(_cost_frame([10, 20], [12, 25]), n_resamples=50)
+    cov = design_coverage(_cost_frame([10, 20], [12, 25]), statistic="cost", n_resamples=50)
     assert cov["coverage"].isna().all()
     assert cov["ci_note"].str.contains("fewer than 3 tasks").all()
 
 
-def test_design_coverage_dispatches_kappa_and_cost():
+def test_design_coverage_refuses_unknown_statistics_and_options():
     from evalstats.errors import ParameterError
 
     f = _two_judges(8, 3, 0.8, seed=2)
-    pd.testing.assert_frame_equal(
-        design_coverage(f, statistic="kappa", n_resamples=100, rng=3),
-        design_coverage_kappa(f, n_resamples=100, rng=3),
-    )
-    tw, to = np.array([800.0, 900, 1500, 1200, 300]), np.array([1000.0, 1000, 2000, 1000, 600])
-    cf = _cost_frame(tw, to)
-    pd.testing.assert_frame_equal(
-        design_coverage(cf, statistic="cost", world="tasks", n_resamples=100, band=(0.9, 0.99)),
-        design_coverage_cost(cf, world="tasks", n_resamples=100, band=(0.9, 0.99)),
-    )
+    with pytest.raises(ParameterError, match="world must be one of"):
+        design_coverage(_cost_frame([1.0, 2, 3], [2.0, 2, 3]), statistic="cost", world="x")
     with pytest.raises(ParameterError, match="statistic must be one of"):
         design_coverage(f, statistic="alpha")
     with pytest.raises(ParameterError, match="takes no \\['world'\\]"):
@@ -191,9 +188,9 @@ def test_design_coverage_dispatches_kappa_and_cost():
 def test_one_row_per_pair_of_arms():
     f = _two_judges(8, 3, 0.8)
     k = pd.concat([f.assign(arm_a="v1", arm_b="none"), f.assign(arm_a="v2", arm_b="none")])
-    kappa = design_coverage_kappa(k, n_resamples=50)
+    kappa = design_coverage(k, statistic="kappa", n_resamples=50)
     assert kappa[["arm_a", "arm_b"]].values.tolist() == [["v1", "none"], ["v2", "none"]]
-    assert (kappa["n"] == design_coverage_kappa(f, n_resamples=50)["n"].item()).all()
+    assert (kappa["n"] == design_coverage(f, statistic="kappa", n_resamples=50)["n"].item()).all()
     rates = design_coverage(k, n_resamples=50)
     assert len(rates) == 4 and {"arm_a", "arm_b", "judge"} <= set(rates.columns)
 
@@ -213,12 +210,12 @@ def test_cost_coverage_is_the_one_of_total_ratio_ends(monkeypatch, c, n, world):
     to = np.round(size * np.exp(rng.normal(0, 0.4, c)))
     tw[0] *= 20  # an outlier task: the checks fire in some evaluations
     frame = _cost_frame(tw, to)
-    fast = design_coverage_cost(frame, world=world, n_resamples=n, rng=2)
+    fast = design_coverage(frame, statistic="cost", world=world, n_resamples=n, rng=2)
     monkeypatch.setattr(
         design,
         "ends_from_logs",
         lambda lx, ly, conf, work: total_ratio_ends(np.exp(lx), np.exp(ly), conf),
     )
-    ref = design_coverage_cost(frame, world=world, n_resamples=n, rng=2)
+    ref = design_coverage(frame, statistic="cost", world=world, n_resamples=n, rng=2)
     pd.testing.assert_frame_equal(fast, ref, check_exact=True)
     assert (0 < ref["model_rejected"]).all() and (ref["model_rejected"] < 1).all()

@@ -5,12 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from pair_simulation import simulate_pairwise  # K-arm verdicts of known truth, in memory
 
 from evalstats.plots import plot_beats, plot_compare, plot_pareto, plot_rank_sets
 from evalstats.stats import compare, pareto, rank
-from evalstats.stats._pair_simulation import (
-    simulate_pairwise,  # private: K-arm verdicts of known truth, in memory
-)
 
 NAMES = {"arm0": "no tool", "arm1": "tool v1", "arm2": "tool v2"}
 

@@ -18,7 +18,6 @@ from evalstats.stats.power import (
     outcome_icc,
     power_curve,
     power_net_win,
-    solve_power,
     tasks_needed,
 )
 
@@ -255,21 +254,19 @@ def test_mde_curve_is_nan_when_unreachable():
         min_detectable_net_win(2, n_replicates=1, icc=0.5, p_tie=0.9, power=0.99)
 
 
-def test_solve_power_dispatch_and_result_frame():
+def test_the_three_solvers_agree_and_the_result_frame():
     kw = dict(n_replicates=3, icc=0.3, p_tie=0.3)
-    n = solve_power(net_win=0.2, power=0.8, **kw)
+    n = tasks_needed(0.2, power=0.8, **kw)
     assert isinstance(n, PowerResult) and n.solved_for == "n_tasks"
-    d = solve_power(n_tasks=n.n_tasks, power=0.8, **kw)
+    d = min_detectable_net_win(n.n_tasks, power=0.8, **kw)
     assert d.solved_for == "net_win" and d.net_win <= 0.2
-    p = solve_power(net_win=0.2, n_tasks=n.n_tasks, **kw)
+    p = power_net_win(0.2, n.n_tasks, **kw)
     assert p.power == pytest.approx(n.power)
     frame = p.to_frame()
     assert isinstance(frame, pd.DataFrame) and frame.shape[0] == 1
     assert {"net_win", "n_tasks", "power", "design_effect", "icc_outcome"} <= set(frame.columns)
     assert p.p_win - p.p_loss == pytest.approx(0.2)
     assert p.p_win + p.p_tie + p.p_loss == pytest.approx(1.0)
-    with pytest.raises(ValueError, match="exactly one"):
-        solve_power(net_win=0.2, **kw)
 
 
 @pytest.mark.parametrize(
@@ -346,7 +343,7 @@ def test_simulated_power_type_one_error_and_analytic_agreement():
     assert abs(sim["power"].item() - 0.8) < 4 * sim["mc_se"].item() + 0.01
 
 
-def test_stats_power_is_the_submodule_and_solve_power_the_solver():
+def test_stats_power_is_the_submodule():
     """``stats.power`` was shadowed by a ``power = solve_power`` alias; it is the module now."""
     import types
 
@@ -355,5 +352,5 @@ def test_stats_power_is_the_submodule_and_solve_power_the_solver():
     from evalstats.stats import power as power_module
 
     assert isinstance(evalstats.stats.power, types.ModuleType)
-    assert power_module.solve_power is evalstats.stats.solve_power
+    assert power_module.tasks_needed is evalstats.stats.tasks_needed
     assert "power" not in evalstats.stats.__all__ and "power" not in evalstats.__all__

@@ -19,6 +19,7 @@ import pytest
 import scipy.optimize
 import scipy.stats
 import statsmodels.api as sm
+from pair_simulation import simulate_pairwise
 
 from evalstats.errors import ParameterError
 from evalstats.stats import rank, rank_sets
@@ -26,7 +27,6 @@ from evalstats.stats import rank, rank_sets
 # The Bradley-Terry-Davidson fitter and its sandwich are private: checking them against
 # statsmodels and scipy needs them directly.
 from evalstats.stats import ranking as _btd
-from evalstats.stats._pair_simulation import simulate_pairwise
 from evalstats.stats.ranking import encode
 
 # head(pisa) of csranks' README: math_score and math_se of Australia .. Colombia.

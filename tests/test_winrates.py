@@ -585,9 +585,18 @@ def test_coverage_study_is_tidy_and_reproducible() -> None:
 def test_fast_coverage_study() -> None:
     # Fast version of benchmarks/coverage.py: 600 evaluations, 15 tasks x 6
     # replicates, ICC 0.3. Monte Carlo SE of a coverage near 0.95 is ~0.009.
-    probs = (0.45, 0.25, 0.30)
-    frame = coverage.simulated_frame(600, 15, 6, probs, 0.3, np.random.default_rng(2024))
-    table = coverage.coverage_table(frame, coverage.truth_of(probs), n_resamples=400, rng=3)
+    cov = coverage.coverage_study(
+        n_tasks=15,
+        n_replicates=6,
+        p_win=0.45,
+        p_tie=0.25,
+        p_loss=0.30,
+        icc=0.3,
+        n_evals=600,
+        n_resamples=400,
+        rng=2024,
+    )
+    table = cov.pivot(index="method", columns="statistic", values="coverage")
     default = table.loc[DEFAULT_METHOD]
     assert ((default >= 0.92) & (default <= 0.98)).all(), table
     for method in WIN_RATE_METHODS:
@@ -600,8 +609,16 @@ def test_fast_coverage_study() -> None:
 
 
 def test_fast_type_one_error() -> None:
-    frame = coverage.simulated_frame(1000, 15, 6, (0.35, 0.30, 0.35), 0.3, np.random.default_rng(7))
-    rates = coverage.type_one_error(frame).to_numpy()
+    from evalstats.stats.models import draw_outcomes
+
+    codes = draw_outcomes(15, 6, p_win=0.35, p_tie=0.3, p_loss=0.35, icc=0.3, n_evals=1000,
+                          rng=np.random.default_rng(7))[..., 0]  # fmt: skip
+    ev, task, rep = np.indices(codes.shape)
+    frame = pd.DataFrame({"eval": ev.ravel(), "task_id": task.ravel(), "replicate": rep.ravel(),
+                          "status": "ok",
+                          "outcome": np.array(["loss", "tie", "win"])[codes.ravel()]})  # fmt: skip
+    res = wide(win_rates(frame, by="eval"))
+    rates = [(res[c] < 0.05).mean() for c in ("sign_test_p", "net_win_p")]
     sign, cluster_t = rates
     # SE of a rejection rate near 0.05 over 1000 evaluations is ~0.007.
     assert 0.025 <= cluster_t <= 0.08

@@ -64,8 +64,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".design": [
             "coverage_study",
             "design_coverage",
-            "design_coverage_cost",
-            "design_coverage_kappa",
         ],
         ".equivalence": [
             "EquivalenceResult",
@@ -86,7 +84,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "simulated_mde",
             "simulated_power",
             "simulated_tasks_needed",
-            "solve_power",
             "tasks_needed",
         ],
         ".ppi": ["PPI_METHODS", "ppi_win_rates"],
@@ -161,7 +158,7 @@ if TYPE_CHECKING:
         pareto,
         pareto_frontier,
     )
-    from .design import coverage_study, design_coverage, design_coverage_cost, design_coverage_kappa
+    from .design import coverage_study, design_coverage
     from .equivalence import (
         EquivalenceResult,
         cost_equivalence,
@@ -181,7 +178,6 @@ if TYPE_CHECKING:
         simulated_mde,
         simulated_power,
         simulated_tasks_needed,
-        solve_power,
         tasks_needed,
     )
     from .ppi import PPI_METHODS, ppi_win_rates

@@ -1,10 +1,8 @@
 """Agent cost: token and wall-clock ratios per pair of arms, each arm's cost against a
-reference, the cost-quality Pareto frontier, and judge spend (reported apart, never in the
-agent ratios).
+reference, the cost-quality Pareto frontier, and judge spend (reported apart).
 
-Agent cost belongs to a pair of runs (``task_id``, ``replicate``), not to a judgment, so the
-verdict frame is first reduced to one row per pair. The estimators, their intervals and the
-coverage studies that chose them are in ``docs/methods.md`` (section "Cost").
+Agent cost belongs to a pair of runs, not to a judgment: the verdict frame is first reduced to
+one row per pair. Estimators and the studies that chose them: ``docs/methods.md``, "Cost".
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ __all__ = [
     "GPQ_METHOD",
     "INTERVALS",
     "MEASURES",
-    "TOKEN_SOURCES",
     "agent_spend",
     "arm_costs",
     "bm_df_from_leverage",
@@ -50,13 +47,8 @@ __all__ = [
 ]
 
 #: The ratios of :func:`cost_ratios`, per pair of arms (``arm_a`` over ``arm_b``).
-COST_METRICS = (
-    "tokens_total_ratio",
-    "tokens_geomean_ratio",
-    "tokens_median_ratio",
-    "wall_total_ratio",
-    "wall_geomean_ratio",
-    "wall_median_ratio",
+COST_METRICS = tuple(
+    f"{m}_{k}_ratio" for m in ("tokens", "wall") for k in ("total", "geomean", "median")
 )
 #: Interval choices of :func:`cost_ratios` for the total and geometric-mean ratios.
 INTERVALS = ("default", "cr2", "analytic", "bootstrap")
@@ -64,8 +56,6 @@ INTERVALS = ("default", "cr2", "analytic", "bootstrap")
 ARM_COST_METRICS = ("tokens_total_ratio", "wall_total_ratio")
 #: Interval methods of :func:`arm_costs`: bootstrap-t on the log ratio, or percentile.
 ARM_COST_METHODS = ("studentized", "percentile")
-#: The sources a run's token count can have, in the order cost prefers them.
-TOKEN_SOURCES = ("billed", "transcript", "answer")
 #: measure -> (arm_a column, arm_b column) of the verdict frame (WITH / WITHOUT roles).
 MEASURES = {"tokens": ("tokens_with", "tokens_without"), "wall": ("wall_with_s", "wall_without_s")}
 GPQ_METHOD = "generalized pivotal (bivariate lognormal task totals), log scale"
@@ -77,10 +67,8 @@ _REJECTED_METHOD = f"{_CR2_LABEL} (lognormal model rejected: outlying runs)"
 # Fixed levels: the pivot's own model check, and the normality test of the runs' log costs.
 MODEL_CHECK_CONFIDENCE = 0.95
 LOGNORMAL_CHECK_ALPHA = 0.05
-# scipy's Shapiro-Wilk p-value is accurate to 5,000 values; beyond, D'Agostino-Pearson.
-_SHAPIRO_MAX = 5000
-# Pivot draws from a fixed seed: the interval is a deterministic function of the data.
-_GPQ_DRAWS = 8192
+_SHAPIRO_MAX = 5000  # scipy's Shapiro-Wilk p is accurate to 5,000 values; D'Agostino beyond
+_GPQ_DRAWS = 8192  # from a fixed seed: the interval is a deterministic function of the data
 _GPQ_SEED = 20261201
 _PAIR = ("task_id", "replicate")
 _ARM_KEYS = ("arm_a", "arm_b")
@@ -112,9 +100,6 @@ class _CostOptions:
         _check_choice("method", self.method, BOOTSTRAP_METHODS)
         object.__setattr__(self, "confidence", check_confidence(self.confidence))
         object.__setattr__(self, "n_resamples", check_n_resamples(self.n_resamples))
-
-
-# --------------------------------------------------------------------------- token source
 
 
 @dataclass(frozen=True)
@@ -157,27 +142,22 @@ def choose_token_source(frame: pd.DataFrame) -> TokenChoice:
     return TokenChoice("unavailable", frame, reason=reason)
 
 
-# --------------------------------------------------------------------------------- spend
-
-
 def agent_spend(frame: pd.DataFrame, *, include_no_answer: bool = True) -> pd.DataFrame:
     """Agent spend per arm: total and mean tokens and wall-clock over its runs.
 
     Parameters
     ----------
     frame : DataFrame
-        Verdict frame; each run is counted once however many judgments (and, with K arms,
-        pairs of arms) repeat it.
+        Verdict frame; each run is counted once however many judgments repeat it.
     include_no_answer : bool
         Keep the runs of ``no_answer`` pairs (default True).
 
     Returns
     -------
     DataFrame
-        One row per arm (``with``, ``without`` for a frame without ``arm_a`` / ``arm_b``):
-        ``arm, n_pairs, tokens, tokens_per_pair, wall_s, wall_s_per_pair, n_missing_tokens,
-        n_missing_wall`` (``n_pairs``: the arm's runs). Totals skip missing values; the means
-        are over runs with a value.
+        One row per arm (``with``, ``without`` without ``arm_a`` / ``arm_b``): ``arm,
+        n_pairs`` (its runs), ``tokens, tokens_per_pair, wall_s, wall_s_per_pair,
+        n_missing_tokens, n_missing_wall``; totals and means skip missing values.
 
     Examples
     --------
@@ -215,12 +195,9 @@ def agent_spend(frame: pd.DataFrame, *, include_no_answer: bool = True) -> pd.Da
 def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd.DataFrame:
     """What the judges cost: calls, tokens and USD per judge, apart from agent spend.
 
-    Every row of the verdict frame is one judge call, except ``no_answer`` rows with no usage
-    recorded (an over-budget pair is normally never sent to a judge; the frame still lists it
-    once per judge). A ``no_answer`` row that does carry tokens or USD (the judge was asked
-    before the budget was applied) was paid for and is counted. Sums skip unknown values; the
-    ``n_unpriced`` and ``n_unknown_tokens`` columns say how many calls they skipped, so a total
-    is a lower bound whenever those are non-zero.
+    Every row is one judge call, except ``no_answer`` rows without usage (an over-budget pair
+    is listed but not sent). Sums skip unknown values; ``n_unpriced`` and ``n_unknown_tokens``
+    count the calls skipped (a total is then a lower bound).
 
     Parameters
     ----------
@@ -251,11 +228,8 @@ def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd
     cols = ["status", "judge_input_tokens", "judge_output_tokens", "judge_usd"]
     check_columns(frame, [*by_cols, *cols])
     status = frame["status"].astype(object).to_numpy()
-    inp = _numeric(frame["judge_input_tokens"], "judge_input_tokens")
-    out = _numeric(frame["judge_output_tokens"], "judge_output_tokens")
-    usd = _numeric(frame["judge_usd"], "judge_usd")
-    no_usage = np.isnan(inp) & np.isnan(out) & np.isnan(usd)
-    is_call = ~((status == "no_answer") & no_usage)
+    inp, out, usd = (_numeric(frame[c], c) for c in cols[1:])
+    is_call = ~((status == "no_answer") & np.isnan(inp) & np.isnan(out) & np.isnan(usd))
     calls = frame.loc[is_call]
     inp, out, usd = inp[is_call], out[is_call], usd[is_call]
     work = pd.DataFrame(
@@ -278,9 +252,7 @@ def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd
 def pair_costs(
     frame: pd.DataFrame, *, cluster: str = "task_id", include_no_answer: bool = True
 ) -> pd.DataFrame:
-    """One row per pair (and pair of arms, where the frame has ``arm_a`` / ``arm_b``) with its
-    agent cost, its cluster and whether it is ``no_answer``.
-    """
+    """One row per pair (and pair of arms) with its agent cost, cluster and ``no_answer``."""
     value_cols = [c for pair in MEASURES.values() for c in pair]
     keys = [*_PAIR, *(c for c in _ARM_KEYS if c in frame.columns)]
     extra = [] if cluster in keys else [cluster]
@@ -302,7 +274,7 @@ def pair_costs(
 
     grouped = work.groupby(keys, sort=True, observed=True)
     first = grouped.first()  # first non-null per column
-    # Judgments of one pair must carry the same run costs; NaN-aware (max == min, counts agree).
+    # The judgments of one pair must carry the same run costs (NaN-aware).
     for c in [*value_cols, *extra]:
         g = grouped[c]
         if c in extra:
@@ -323,14 +295,11 @@ def pair_costs(
 
 
 def _numeric(series: pd.Series, field: str) -> np.ndarray:
-    """Float array with NaN for missing values (nullable Int64, None, NA all accepted)."""
+    """Float array with NaN for missing values."""
     try:
         return pd.to_numeric(series, errors="raise").astype("float64").to_numpy(na_value=np.nan)
     except (TypeError, ValueError) as exc:
         raise DataError(f"non-numeric value: {exc}", field=field) from None
-
-
-# ---------------------------------------------------------------------------- cost ratios
 
 
 def cost_ratios(
@@ -344,18 +313,15 @@ def cost_ratios(
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> ResultFrame:
-    """Token and wall-clock ratios of each pair of arms, with task-clustered CIs (log scale).
-
-    The ratio is ``arm_a`` over ``arm_b`` (WITH over WITHOUT for two arms): of totals, the
-    geometric mean of per-pair ratios and their median (docs/methods.md, "Cost").
+    """Token and wall-clock ratios of each pair of arms (``arm_a`` over ``arm_b``): of
+    totals, the geometric mean of per-pair ratios and their median, with task-clustered CIs.
 
     Parameters
     ----------
     frame : DataFrame
         Verdict frame with ``task_id``, ``replicate``, ``status``, the ``cluster`` column and
         ``tokens_with``, ``tokens_without``, ``wall_with_s``, ``wall_without_s``; with
-        ``arm_a`` / ``arm_b`` columns, one result per pair of arms. Reduced to one row per
-        pair of runs first.
+        ``arm_a`` / ``arm_b`` columns, one result per pair of arms.
     cluster : str
         Column identifying the unit of independence (constant within a pair).
     include_no_answer : bool
@@ -366,27 +332,21 @@ def cost_ratios(
         excludes the plain ratio) and CR2 with the Bell-McCaffrey df for the geometric mean;
         ``"cr2"``, ``"analytic"`` (CR1, t(C - 1)) or ``"bootstrap"`` (cluster bootstrap) for
         both. The median always uses a task-clustered Woodruff interval.
-    method : {"bca", "percentile", "basic"}
-        Bootstrap interval method (``interval="bootstrap"`` only).
-    n_resamples : int
-        Bootstrap resamples.
-    confidence : float
-        Confidence level.
-    rng : Generator or int, optional
-        Random source or seed.
+    method, n_resamples : str, int
+        Bootstrap interval method (bca, percentile, basic) and resamples (``"bootstrap"``).
+    confidence, rng
+        Confidence level; random source or seed.
 
     Returns
     -------
     ResultFrame
         ``arm_a``, ``arm_b`` (where the frame has them), then one row per ratio of
-        :data:`COST_METRICS`: the tidy columns (``se`` on the log scale; ``df`` NaN for a
-        bootstrap or the pivotal interval) and ``estimand``, ``n_excluded`` (pairs left out:
-        a missing value, or a zero on a side for per-pair ratios), ``n_no_answer``,
+        :data:`COST_METRICS`: the tidy columns (``se`` on the log scale), ``estimand``,
+        ``n_excluded`` (a value missing, or a zero for per-pair ratios), ``n_no_answer``,
         ``ci_note`` (why the default total-ratio interval is CR2) and ``token_source``
-        (``billed``, ``transcript``, ``as given`` or ``unavailable``: answer-only counts are
-        no cost, those rows have no estimate). ``attrs["token_source"]`` and
-        ``attrs["token_source_reason"]`` repeat it; with both billed and transcript counts,
-        ``attrs["transcript_ratios"]`` holds the transcript token rows.
+        (``billed``, ``transcript``, ``as given`` or ``unavailable``: no estimate).
+        ``attrs``: ``token_source``, ``token_source_reason`` and, with both billed and
+        transcript counts, ``transcript_ratios``.
 
     Examples
     --------
@@ -400,10 +360,9 @@ def cost_ratios(
     >>> out = cost_ratios(frame, interval="analytic", rng=0).set_index("statistic")
     >>> round(float(out.loc["tokens_total_ratio", "estimate"]), 4)
     0.8667
-    >>> int(out.loc["tokens_total_ratio", "n_tasks"])
-    3
     """
-    opts = _CostOptions(cluster, include_no_answer, interval, method, n_resamples, confidence)
+    opts = _CostOptions(cluster=cluster, include_no_answer=include_no_answer, interval=interval,
+                        method=method, n_resamples=n_resamples, confidence=confidence)  # fmt: skip
     gen = as_generator(rng)
     keys = [c for c in _ARM_KEYS if c in frame.columns]
     if not keys:
@@ -444,7 +403,7 @@ def _cost_table(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generato
     out.attrs["token_source"] = choice.source
     out.attrs["token_source_reason"] = choice.reason
     if choice.other is not None:
-        # Both counts exist: the transcript ratios ride along so a report can show both.
+        # Both counts exist: the transcript ratios ride along.
         alt = _cost_rows(choice.other, opts, gen)
         alt = alt.loc[alt["statistic"].str.startswith("tokens_")].assign(token_source="transcript")
         out.attrs["transcript_ratios"] = tidy_frame(alt, extra=COST_EXTRAS)
@@ -453,38 +412,38 @@ def _cost_table(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generato
 
 def _cost_rows(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator) -> pd.DataFrame:
     pairs = pair_costs(frame, cluster=opts.cluster, include_no_answer=opts.include_no_answer)
-    rows = []
-    for measure, (col_a, col_b) in MEASURES.items():
-        x = pairs[col_a].to_numpy(dtype=float)
-        y = pairs[col_b].to_numpy(dtype=float)
-        gid = pairs["_cluster_code"].to_numpy()
-        rows.extend(_measure_rows(measure, x, y, gid, pairs["_no_answer"].to_numpy(), opts, gen))
-    out = pd.DataFrame(rows)
-    out["confidence"] = opts.confidence
-    return out
+    no_answer, rows = pairs["_no_answer"].to_numpy(), []
+    for measure in MEASURES:
+        # Ratio of totals: zeros are real (cheap) runs and stay in the sums.
+        x, y, both, g, tx, ty = _totals(pairs, measure)
+        # The default's pivot assumes lognormal costs: checked on the runs themselves.
+        default = opts.interval == "default" and both.any()
+        check = _lognormal_check(x[both], y[both], g) if default else None
+        total = _base_row(f"{measure}_total_ratio", both, no_answer, len(tx), "total")
+        sums = np.column_stack([tx, ty])
+        rows.append(_ratio_row(total, sums, _log_ratio_of_sums, "total", opts, gen, check))
+        # Per-pair log ratios: a zero on either side has no finite log ratio.
+        positive = both & (x > 0) & (y > 0)
+        lr = np.log(x[positive]) - np.log(y[positive])
+        g = _recode(pairs["_cluster_code"].to_numpy()[positive])
+        n_c = g.max(initial=-1) + 1
+        sums = np.column_stack([np.bincount(g, lr, n_c), np.bincount(g, minlength=n_c)])
+        geo = _base_row(f"{measure}_geomean_ratio", positive, no_answer, n_c, "geomean")
+        rows.append(_ratio_row(geo, sums, _mean_of_sums, "geomean", opts, gen))
+        median = _base_row(f"{measure}_median_ratio", positive, no_answer, n_c, "median")
+        rows.append(_median_row(median, lr, g, opts.confidence))
+    return pd.DataFrame(rows).assign(confidence=opts.confidence)
 
 
-def _measure_rows(measure, x, y, gid, no_answer, opts: _CostOptions, gen) -> list[dict]:
+def _totals(pairs: pd.DataFrame, measure: str) -> tuple:
+    """``(x, y, both, g, tx, ty)``: a measure's per-pair values, the pairs having both, their
+    dense task codes and the task totals over them."""
+    col_a, col_b = MEASURES[measure]
+    x, y = pairs[col_a].to_numpy(dtype=float), pairs[col_b].to_numpy(dtype=float)
     both = ~(np.isnan(x) | np.isnan(y))
-    positive = both & (x > 0) & (y > 0)
-    # Ratio of totals: zeros are real (cheap) runs and stay in the sums.
-    xs, ys, g = x[both], y[both], _recode(gid[both])
+    g = _recode(pairs["_cluster_code"].to_numpy()[both])
     n_c = g.max(initial=-1) + 1
-    sums = np.column_stack([np.bincount(g, xs, n_c), np.bincount(g, ys, n_c)])
-    # The default's pivot assumes lognormal costs: checked on the runs themselves.
-    check = _lognormal_check(xs, ys, g) if opts.interval == "default" and xs.size else None
-    total = _base_row(f"{measure}_total_ratio", both, no_answer, n_c, "total")
-    rows = [_ratio_row(total, sums, _log_ratio_of_sums, "total", opts, gen, check)]
-    # Per-pair log ratios: a zero on either side has no finite log ratio.
-    lr = np.log(x[positive]) - np.log(y[positive])
-    g = _recode(gid[positive])
-    n_c = g.max(initial=-1) + 1
-    sums = np.column_stack([np.bincount(g, lr, n_c), np.bincount(g, minlength=n_c)])
-    geo = _base_row(f"{measure}_geomean_ratio", positive, no_answer, n_c, "geomean")
-    rows.append(_ratio_row(geo, sums, _mean_of_sums, "geomean", opts, gen))
-    median = _base_row(f"{measure}_median_ratio", positive, no_answer, n_c, "median")
-    rows.append(_median_row(median, lr, g, opts.confidence))
-    return rows
+    return x, y, both, g, np.bincount(g, x[both], n_c), np.bincount(g, y[both], n_c)
 
 
 def total_ratio_draws(
@@ -494,7 +453,10 @@ def total_ratio_draws(
     cluster: str = "task_id",
     include_no_answer: bool = True,
 ) -> np.ndarray | None:
-    """The default total-ratio interval's pivot draws (log scale), as ``cost_ratios`` uses them."""
+    """The default total-ratio interval's pivot draws (log scale), as ``cost_ratios`` uses them.
+
+    None where ``cost_ratios`` takes another interval (fewer than 3 tasks, a zero, the
+    lognormal check rejecting)."""
     _check_choice("measure", measure, tuple(MEASURES))
     keys = [c for c in _ARM_KEYS if c in frame.columns]
     if keys and len(frame[keys].drop_duplicates()) > 1:
@@ -502,14 +464,8 @@ def total_ratio_draws(
     if measure == "tokens":  # the same counts cost_ratios uses (billed before transcript)
         frame = choose_token_source(frame).frame
     pairs = pair_costs(frame, cluster=cluster, include_no_answer=include_no_answer)
-    col_with, col_without = MEASURES[measure]
-    x = pairs[col_with].to_numpy(dtype=float)
-    y = pairs[col_without].to_numpy(dtype=float)
-    both = ~(np.isnan(x) | np.isnan(y))
-    g = _recode(pairs["_cluster_code"].to_numpy()[both])
-    n_c = g.max(initial=-1) + 1
-    xs, ys = np.bincount(g, x[both], n_c), np.bincount(g, y[both], n_c)
-    if n_c < 2 or not (np.all(xs > 0) and np.all(ys > 0)):
+    x, y, both, g, xs, ys = _totals(pairs, measure)
+    if len(xs) < 2 or not (np.all(xs > 0) and np.all(ys > 0)):
         return None
     if _lognormal_check(x[both], y[both], g).rejected:  # cost_ratios uses CR2 there
         return None
@@ -607,21 +563,10 @@ def _woodruff_median_interval(
 
 
 def _base_row(statistic, used, no_answer, n_clusters, kind) -> dict:
-    return {
-        "statistic": statistic,
-        "estimate": np.nan,
-        "ci_low": np.nan,
-        "ci_high": np.nan,
-        "se": np.nan,
-        "n": int(used.sum()),
-        "n_tasks": int(n_clusters),
-        "n_excluded": int((~used).sum()),
-        "n_no_answer": int((used & no_answer).sum()),
-        "df": np.nan,
-        "estimand": _ESTIMANDS[kind],
-        "method": "",
-        "ci_note": "",
-    }
+    return {"statistic": statistic, **dict.fromkeys(("estimate", "ci_low", "ci_high", "se"), np.nan),
+            "n": int(used.sum()), "n_tasks": int(n_clusters), "n_excluded": int((~used).sum()),
+            "n_no_answer": int((used & no_answer).sum()), "df": np.nan,
+            "estimand": _ESTIMANDS[kind], "method": "", "ci_note": ""}  # fmt: skip
 
 
 def _recode(g: np.ndarray) -> np.ndarray:
@@ -632,9 +577,6 @@ def _recode(g: np.ndarray) -> np.ndarray:
 def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
-
-
-# ------------------------------------------------------------------------------ intervals
 
 
 class LognormalCheck(NamedTuple):
@@ -688,11 +630,11 @@ def _testable(v: np.ndarray) -> bool:
 
 def _normality(v: np.ndarray, what: str) -> LognormalCheck:
     """Shapiro-Wilk, or D'Agostino-Pearson beyond the values its p-value is accurate for."""
-    if v.size > _SHAPIRO_MAX:
-        return LognormalCheck(
-            float(stats.normaltest(v).pvalue), v.size, f"D'Agostino-Pearson on {what}"
-        )
-    return LognormalCheck(float(stats.shapiro(v).pvalue), v.size, f"Shapiro-Wilk on {what}")
+    big = v.size > _SHAPIRO_MAX
+    test, name = (
+        (stats.normaltest, "D'Agostino-Pearson") if big else (stats.shapiro, "Shapiro-Wilk")
+    )
+    return LognormalCheck(float(test(v).pvalue), v.size, f"{name} on {what}")
 
 
 def bm_df_from_leverage(h: np.ndarray) -> np.ndarray:
@@ -743,8 +685,7 @@ def _gpq_base(c: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     nu = c - 1
     t11 = np.tile(np.sqrt(gen.chisquare(nu, half)), 2)
     t22 = np.tile(np.sqrt(gen.chisquare(nu - 1, half)), 2)
-    # Antithetic pairs (t21, z) and (-t21, -z): swapping the arms then negates the set of
-    # draws exactly, so the interval of WITHOUT / WITH is the reciprocal one.
+    # Antithetic pairs: swapping the arms negates the draws, so the interval is reciprocal.
     t21 = gen.standard_normal(half)
     z = gen.standard_normal(half)
     t21, z = np.concatenate([t21, -t21]), np.concatenate([z, -z])
@@ -766,8 +707,7 @@ def lognormal_ratio_gpq(
     a_ss, a_dd, a_sd = (sm * sm).sum(-1), (dm * dm).sum(-1), (sm * dm).sum(-1)
     if c < 3:
         return np.full((*dbar.shape, n_resamples), np.nan)
-    # Cholesky of A in the order (d, s): Sigma*_dd = a_dd / chi2(C - 1), so the pivot of
-    # mu_d is the paired t pivot on the log task totals.
+    # Cholesky of A in the order (d, s): mu_d's pivot is the paired t on the log task totals.
     with np.errstate(divide="ignore", invalid="ignore"):
         l11 = np.sqrt(a_dd)
         l21 = a_sd / l11
@@ -824,9 +764,6 @@ def pivot_hull_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> PivotEnd
     return PivotEnds(lo, hi, log_est, widen, finite, np.std(safe, axis=-1), se, q)
 
 
-# ------------------------------------------------------------------ arm costs and Pareto
-
-
 def _token_column(runs: pd.DataFrame, used: np.ndarray) -> tuple[str | None, str, str | None]:
     """(column, source, reason): the runs' billed count, else a transcript count, never an
     answer's (docs/methods.md, "Cost")."""
@@ -874,6 +811,12 @@ def _task_sums(
         flat = (task[:, None] * n_a + np.arange(n_a)[None]).ravel()
         out.append(np.bincount(flat, weights=v.ravel(), minlength=n_t * n_a).reshape(n_t, n_a))
     return out[0], out[1], out[2]
+
+
+def _resampled(flat: np.ndarray, fn, n_resamples: int, gen) -> tuple[np.ndarray, ...]:
+    """``fn`` of every task-bootstrap resample's totals of ``flat`` (T, ...), stacked."""
+    out = [fn(weights @ flat) for weights in task_resamples(len(flat), n_resamples, gen)]
+    return tuple(np.concatenate(parts) for parts in zip(*out, strict=True))
 
 
 def _log_ratio_se(
@@ -939,24 +882,19 @@ def arm_costs(
         with ``tokens_source``).
     reference : str, optional
         The arm every other arm is divided by (default: the Dataset's reference).
-    confidence : float
-        Interval level.
     method : {"studentized", "percentile"}
-        Bootstrap-t on the log ratio (default) or percentile (docs/methods.md, "Cost").
-    n_resamples : int
-        Task-cluster bootstrap resamples.
-    rng : numpy.random.Generator or int, optional
-        Seed.
+        Bootstrap-t on the log ratio (default) or percentile.
+    confidence, n_resamples, rng
+        Interval level, task-cluster bootstrap resamples, random source or seed.
     arms : sequence of str, optional
         The arms' order in the result (default: the Dataset's, else order of appearance).
 
     Returns
     -------
     ResultFrame
-        ``arm``, ``reference``, the tidy columns, ``se_log`` (the CR1 SE of the log ratio;
-        ``se`` is it times the ratio) and ``token_source``; one row per arm and
-        :data:`ARM_COST_METRICS` (a token row is left out when no usable count exists: the
-        reason is in ``diagnostics``). ``n`` counts pairs, ``n_tasks`` tasks with a pair.
+        ``arm``, ``reference``, the tidy columns, ``se_log`` (CR1 SE of the log ratio) and
+        ``token_source``; one row per arm and :data:`ARM_COST_METRICS` (no token row without
+        a usable count: ``diagnostics`` says why).
 
     Examples
     --------
@@ -989,21 +927,15 @@ def arm_costs(
         raise DataError("the runs have neither token counts nor wall_s", field="wall_s")
     sums = [_task_sums(runs, order, reference, col, tasks) for _, col, _ in metrics]
     # (T, M, A) per-task x, y, pair counts, and the products the CR1 SE needs
-    x = np.stack([s[0] for s in sums], axis=1)
-    y = np.stack([s[1] for s in sums], axis=1)
-    cnt = np.stack([s[2] for s in sums], axis=1)
+    x, y, cnt = (np.stack(parts, axis=1) for parts in zip(*sums, strict=True))
     present = (cnt > 0).astype(np.float64)
     parts = [x, y, x * x, x * y, y * y, present]
     log_r, se_log = _log_ratio_se(*(p.sum(0) for p in parts[:5]), present.sum(0))
     flat = np.concatenate([p.reshape(len(tasks), -1) for p in parts], axis=1)
-    shape = x.shape[1:]
-    lr_b, se_b = [], []
-    for weights in task_resamples(len(tasks), n_resamples, gen):
-        tot = (weights @ flat).reshape(len(weights), len(parts), *shape)
-        lb, sb = _log_ratio_se(*(tot[:, i] for i in range(6)))
-        lr_b.append(lb)
-        se_b.append(sb)
-    lr_b, se_b = np.concatenate(lr_b), np.concatenate(se_b)  # (B, M, A)
+    shape = (len(parts), *x.shape[1:])
+    lr_b, se_b = _resampled(  # (B, M, A)
+        flat, lambda t: _log_ratio_se(*t.reshape(len(t), *shape).swapaxes(0, 1)), n_resamples, gen
+    )
     alpha = 1 - confidence
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -1033,22 +965,11 @@ def arm_costs(
                 "method": f"task_bootstrap_{method}_log", "confidence": confidence,
                 "se_log": se_log[m, a], "token_source": src,
             })  # fmt: skip
-    diagnostics = pd.DataFrame(
-        {
-            "reference": [reference],
-            "n_arms": [len(order)],
-            "n_tasks": [len(tasks)],
-            "n_resamples": [n_resamples],
-            "token_source": [source],
-            "token_reason": [reason],
-        }
-    )
-    return tidy_frame(
-        pd.DataFrame(rows),
-        by=["arm", "reference"],
-        diagnostics=diagnostics,
-        extra=["se_log", "token_source"],
-    )
+    diagnostics = pd.DataFrame([{"reference": reference, "n_arms": len(order), "n_tasks": len(tasks),
+                                 "n_resamples": n_resamples, "token_source": source,
+                                 "token_reason": reason}])  # fmt: skip
+    return tidy_frame(pd.DataFrame(rows), by=["arm", "reference"], diagnostics=diagnostics,
+                      extra=["se_log", "token_source"])  # fmt: skip
 
 
 def pareto_frontier(quality: np.ndarray, cost: np.ndarray) -> np.ndarray:
@@ -1089,8 +1010,7 @@ def pareto(
     Parameters
     ----------
     quality : pandas.DataFrame
-        A pairwise verdict frame (:func:`evalstats.verdict_frame`: `arm_a`, `arm_b` on every row) with every arm judged
-        against ``reference``: quality is the net win against it.
+        A verdict frame with every arm judged against ``reference``: quality is the net win.
     cost : Dataset or pandas.DataFrame
         The runs, or the data directory holding them (as for :func:`arm_costs`).
     reference : str, optional
@@ -1099,12 +1019,9 @@ def pareto(
         Which judge's verdicts (needed when the frame has several).
     metric : {"tokens_total_ratio", "wall_total_ratio"}
         The cost axis.
-    confidence : float
-        Level of the percentile intervals of quality and cost.
-    n_resamples : int
-        Task-cluster bootstrap resamples (shared by quality and cost).
-    rng : numpy.random.Generator or int, optional
-        Seed.
+    confidence, n_resamples, rng
+        Level of the percentile intervals, task-cluster bootstrap resamples (shared by
+        quality and cost), random source or seed.
     arms : sequence of str, optional
         The arms' order in the result.
 
@@ -1112,10 +1029,8 @@ def pareto(
     -------
     ResultFrame
         ``arm``, the tidy columns, ``on_frontier`` (at the estimates). Rows per arm:
-        ``net_win`` and the cost ``metric`` (estimate and percentile interval from the shared
-        resamples; the reference's are exactly 0 and 1), ``p_frontier`` (estimate: share of
-        the resamples, ``se`` its Monte-Carlo SE). ``diagnostics`` has the judge, the token
-        source and the number of resamples where every arm had a finite point.
+        ``net_win`` and the cost ``metric`` (the reference's exactly 0 and 1), ``p_frontier``
+        (share of the resamples, ``se`` its Monte-Carlo SE).
 
     Examples
     --------
@@ -1176,12 +1091,7 @@ def pareto(
         return np.insert(q, r_idx, 0.0, axis=-1), np.insert(c, r_idx, 1.0, axis=-1)
 
     q_hat, c_hat = points(flat.sum(0))
-    q_b, c_b = [], []
-    for weights in task_resamples(len(tasks), n_resamples, gen):
-        qb, cb = points(weights @ flat)
-        q_b.append(qb)
-        c_b.append(cb)
-    q_b, c_b = np.concatenate(q_b), np.concatenate(c_b)  # (B, K)
+    q_b, c_b = _resampled(flat, points, n_resamples, gen)  # (B, K)
     finite = (np.isfinite(q_b) & np.isfinite(c_b)).all(axis=1)
     on_b = pareto_frontier(q_b[finite], c_b[finite])
     on_hat = pareto_frontier(q_hat, c_hat)
@@ -1200,31 +1110,22 @@ def pareto(
         ref = k == r_idx
         j = None if ref else others.index(arm)
         common = {"arm": arm, "confidence": confidence, "on_frontier": bool(on_hat[k])}
-        rows.append({**common, "statistic": "net_win", "estimate": q_hat[k],
-                     "ci_low": q_iv[0, k], "ci_high": q_iv[1, k],
-                     "se": np.nan if ref else np.nanstd(q_b[:, k], ddof=1),
-                     "n": 0 if ref else int(n_q[j]), "n_tasks": 0 if ref else int(tasks_q[j]),
-                     "method": "reference" if ref else boot})  # fmt: skip
-        rows.append({**common, "statistic": metric, "estimate": c_hat[k],
-                     "ci_low": c_iv[0, k], "ci_high": c_iv[1, k],
-                     "se": np.nan if ref else np.nanstd(c_b[:, k], ddof=1),
-                     "n": 0 if ref else int(n_c[j]), "n_tasks": 0 if ref else int(tasks_c[j]),
-                     "method": "reference" if ref else boot})  # fmt: skip
+        for stat, est, iv, draws, n, n_t in (
+            ("net_win", q_hat, q_iv, q_b, n_q, tasks_q),
+            (metric, c_hat, c_iv, c_b, n_c, tasks_c),
+        ):
+            rows.append({**common, "statistic": stat, "estimate": est[k], "ci_low": iv[0, k],
+                         "ci_high": iv[1, k], "se": np.nan if ref else np.nanstd(draws[:, k], ddof=1),
+                         "n": 0 if ref else int(n[j]), "n_tasks": 0 if ref else int(n_t[j]),
+                         "method": "reference" if ref else boot})  # fmt: skip
         p = p_front[k]
         rows.append({**common, "statistic": "p_frontier", "estimate": p,
                      "se": np.sqrt(p * (1 - p) / max(int(finite.sum()), 1)),
                      "n": int(finite.sum()), "n_tasks": len(tasks),
                      "method": "task_bootstrap_share"})  # fmt: skip
-    diagnostics = pd.DataFrame(
-        {
-            "judge": [enc.judge],
-            "reference": [reference],
-            "metric": [metric],
-            "token_source": [source],
-            "n_resamples": [n_resamples],
-            "n_finite_resamples": [int(finite.sum())],
-        }
-    )
+    diagnostics = pd.DataFrame([{"judge": enc.judge, "reference": reference, "metric": metric,
+                                 "token_source": source, "n_resamples": n_resamples,
+                                 "n_finite_resamples": int(finite.sum())}])  # fmt: skip
     return tidy_frame(
         pd.DataFrame(rows), by=["arm"], diagnostics=diagnostics, extra=["on_frontier"]
     )

@@ -1,11 +1,9 @@
 """Design studies: how well an interval covers on a design, by simulation with known truth.
 
 :func:`coverage_study` measures every win-rate interval method on a chosen design;
-:func:`design_coverage` re-simulates the design at hand (its tasks, verdicts per task,
-rates and intra-task correlation) and reports the simulated coverage of the default
-win-rate, kappa (:func:`design_coverage_kappa`) or cost (:func:`design_coverage_cost`)
-interval. The simulation models and the studies' numbers are in ``docs/methods.md``
-(section "Design studies").
+:func:`design_coverage` re-simulates the design at hand and reports the simulated coverage
+of the default win-rate, kappa or cost interval. The models and the studies' numbers:
+``docs/methods.md``, "Design studies".
 """
 
 from __future__ import annotations
@@ -21,12 +19,12 @@ from scipy import stats
 from scipy.special import gammaln
 
 from .._schema import OUTCOME_DTYPE, STATUS_DTYPE
-from .._tidy import wide
 from .._validate import check_columns, check_confidence, check_positive_int
 from ..errors import ParameterError
 from . import agreement as _ac
 from .agreement import DEFAULT_METHOD as KAPPA_METHOD
 from .cost import (
+    _ARM_KEYS,
     _GPQ_DRAWS,
     _SHAPIRO_MAX,
     GPQ_HULL_METHOD,
@@ -35,10 +33,11 @@ from .cost import (
     MEASURES,
     MODEL_CHECK_CONFIDENCE,
     _gpq_base,
+    _recode,
+    _totals,
     bm_df_from_leverage,
     choose_token_source,
     pair_costs,
-    pivot_hull_ends,
 )
 from .models import draw_outcomes
 from .rates import (
@@ -52,7 +51,6 @@ from .rates import (
     proportion_ci,
     rate_arrays,
     segment_sum,
-    win_rates,
 )
 from .rates import LOSS as _LOSS
 from .rates import TIE as _TIE
@@ -62,138 +60,12 @@ from .rates import row_categories as _row_categories
 from .resample import BOOTSTRAP_METHODS, as_generator
 
 __all__ = [
-    "COVERAGE_BAND",
     "STATISTICS",
     "coverage_study",
-    "coverage_table",
     "design_coverage",
-    "design_coverage_cost",
-    "design_coverage_kappa",
     "kappa_ends",
     "pooled_icc",
-    "simulated_frame",
-    "total_ratio_ends",
-    "truth_of",
-    "type_one_error",
 ]
-
-# ------------------------------------------------------------------------- coverage study
-
-NAIVE_METHODS = ("naive IID Wilson", "naive IID Wald")
-
-
-def simulated_frame(
-    n_evals: int,
-    n_tasks: int,
-    n_replicates: int,
-    probs: tuple[float, float, float],
-    icc: float,
-    rng: np.random.Generator | int | None,
-) -> pd.DataFrame:
-    """Long verdict frame of ``n_evals`` stacked evaluations (column ``eval``)."""
-    p_win, p_tie, p_loss = probs
-    codes = draw_outcomes(
-        n_tasks,
-        n_replicates,
-        p_win=p_win,
-        p_tie=p_tie,
-        p_loss=p_loss,
-        icc=icc,
-        n_evals=n_evals,
-        rng=rng,
-    )[..., 0]
-    ev, task, rep = np.indices(codes.shape)
-    return pd.DataFrame(
-        {
-            "eval": ev.ravel(),
-            "task_id": task.ravel(),
-            "replicate": rep.ravel() + 1,
-            "status": pd.Categorical.from_codes(np.zeros(codes.size, np.int8), dtype=STATUS_DTYPE),
-            "outcome": pd.Categorical.from_codes(codes.ravel(), dtype=OUTCOME_DTYPE),
-        }
-    )
-
-
-def truth_of(probs: tuple[float, float, float]) -> np.ndarray:
-    """True values of the five rates (win, tie, loss, net win, score)."""
-    p_win, p_tie, p_loss = probs
-    return np.array([p_win, p_tie, p_loss, p_win - p_loss, p_win + p_tie / 2.0])
-
-
-def coverage_table(
-    frame: pd.DataFrame,
-    truth: np.ndarray,
-    *,
-    methods: tuple[str, ...] = WIN_RATE_METHODS,
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    rng: np.random.Generator | int | None = 0,
-) -> pd.DataFrame:
-    """Coverage (rows: methods and naive IID intervals; columns: statistics)."""
-    if not methods:
-        raise ValueError("methods must name at least one interval method")
-    for method in methods:
-        if method not in WIN_RATE_METHODS:
-            raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
-    gen = as_generator(rng)
-    category = _row_categories(frame, ["eval"], "task_id")
-    groups, gid, counts, _ = _cluster_counts(frame, ["eval"], "task_id", category)
-    cells = (counts[:, _WIN], counts[:, _TIE], counts[:, _LOSS], gid, len(groups))
-    boot = [m for m in methods if m in BOOTSTRAP_METHODS]
-    ends: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    res: dict = {}
-    for method in methods:
-        if method in ends:
-            continue
-        also = tuple(boot[1:]) if method in boot else ()
-        res = rate_arrays(
-            *cells,
-            method=method,
-            also=also,
-            n_resamples=n_resamples,
-            confidence=confidence,
-            rng=gen,
-            net_win_test=False,
-        )
-        ends[method] = (res["low"], res["high"])
-        ends.update(res.get("also", {}))
-    rows = {
-        method: [
-            float(((ends[method][0][:, j] <= t) & (t <= ends[method][1][:, j])).mean())
-            for j, t in enumerate(truth)
-        ]
-        for method in methods
-    }
-    n = res["n"].astype(np.float64)
-    totals = segment_sum(counts[:, [_WIN, _TIE, _LOSS]].astype(np.float64), gid, len(groups))
-    w, ti, lo = totals[:, 0], totals[:, 1], totals[:, 2]
-    wilson = []
-    for name, t in zip(RATE_NAMES, truth, strict=True):
-        if name in ("win_rate", "tie_rate", "loss_rate"):
-            k = {"win_rate": w, "tie_rate": ti, "loss_rate": lo}[name]
-            ci = proportion_ci(k, n, confidence=confidence)
-            wilson.append(float(((ci.ci_low <= t) & (t <= ci.ci_high)).mean()))
-        else:
-            wilson.append(np.nan)
-    rows["naive IID Wilson"] = wilson
-    # Naive Wald over verdicts: SE from the row-level variance, ignoring tasks.
-    second_moment = np.stack([w, ti, lo, w + lo, w + ti / 4.0], axis=1) / n[:, None]
-    est = res["est"]
-    se = np.sqrt(np.maximum(second_moment - est**2, 0.0) / n[:, None])
-    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
-    rows["naive IID Wald"] = list((np.abs(est - truth) <= z * se).mean(axis=0).astype(float))
-    return pd.DataFrame(rows, index=list(RATE_NAMES)).T
-
-
-def type_one_error(frame: pd.DataFrame, level: float = 0.05) -> pd.Series:
-    """Rejection rates at ``level`` of the sign test and the default net-win test."""
-    res = wide(win_rates(frame, by="eval"))
-    return pd.Series(
-        {
-            "sign_test_p (exact binomial, IID)": float((res["sign_test_p"] < level).mean()),
-            f"net_win_p ({DEFAULT_METHOD}, BM df)": float((res["net_win_p"] < level).mean()),
-        }
-    )
 
 
 def coverage_study(
@@ -210,7 +82,7 @@ def coverage_study(
     methods: tuple[str, ...] = WIN_RATE_METHODS,
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
-    """Coverage of each interval method for one design, as a tidy frame.
+    """Coverage of each interval method (and two naive IID ones) for one design.
 
     Simulates ``n_evals`` evaluations of ``n_tasks x n_replicates`` pairs whose
     true rates are ``p_win``, ``p_tie``, ``p_loss`` and computes how often each
@@ -229,41 +101,62 @@ def coverage_study(
     >>> sorted(cov["method"].unique())[:3]
     ['basic', 'bca', 'cluster_t']
     """
+    if not methods:
+        raise ValueError("methods must name at least one interval method")
+    for method in methods:
+        if method not in WIN_RATE_METHODS:
+            raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
     gen = as_generator(rng)
-    probs = (p_win, p_tie, p_loss)
-    frame = simulated_frame(n_evals, n_tasks, n_replicates, probs, icc, gen)
-    table = coverage_table(
-        frame,
-        truth_of(probs),
-        methods=methods,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        rng=gen,
-    )
+    codes = draw_outcomes(n_tasks, n_replicates, p_win=p_win, p_tie=p_tie, p_loss=p_loss,
+                          icc=icc, n_evals=n_evals, rng=gen)[..., 0]  # fmt: skip
+    ev, task, rep = np.indices(codes.shape)
+    frame = pd.DataFrame({
+        "eval": ev.ravel(), "task_id": task.ravel(), "replicate": rep.ravel() + 1,
+        "status": pd.Categorical.from_codes(np.zeros(codes.size, np.int8), dtype=STATUS_DTYPE),
+        "outcome": pd.Categorical.from_codes(codes.ravel(), dtype=OUTCOME_DTYPE),
+    })  # fmt: skip
+    truth = np.array([p_win, p_tie, p_loss, p_win - p_loss, p_win + p_tie / 2.0])
+    category = _row_categories(frame, ["eval"], "task_id")
+    groups, gid, counts, _ = _cluster_counts(frame, ["eval"], "task_id", category)
+    cells = (counts[:, _WIN], counts[:, _TIE], counts[:, _LOSS], gid, len(groups))
+    boot = [m for m in methods if m in BOOTSTRAP_METHODS]
+    ends: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for method in methods:
+        if method in ends:
+            continue
+        also = tuple(boot[1:]) if method in boot else ()
+        res = rate_arrays(*cells, method=method, also=also, n_resamples=n_resamples,
+                          confidence=confidence, rng=gen, net_win_test=False)  # fmt: skip
+        ends[method] = (res["low"], res["high"])
+        ends.update(res.get("also", {}))
+    rows = {m: list(((ends[m][0] <= truth) & (truth <= ends[m][1])).mean(axis=0)) for m in methods}
+    n = res["n"].astype(np.float64)
+    totals = segment_sum(counts[:, [_WIN, _TIE, _LOSS]].astype(np.float64), gid, len(groups))
+    ci = proportion_ci(totals.T, n, confidence=confidence)
+    wilson = ((ci.ci_low <= np.c_[truth[:3]]) & (np.c_[truth[:3]] <= ci.ci_high)).mean(axis=1)
+    rows["naive IID Wilson"] = [*wilson, np.nan, np.nan]
+    # Naive Wald over verdicts: SE from the row-level variance, ignoring tasks.
+    w, ti, lo = totals.T
+    second_moment = np.stack([w, ti, lo, w + lo, w + ti / 4.0], axis=1) / n[:, None]
+    se = np.sqrt(np.maximum(second_moment - res["est"] ** 2, 0.0) / n[:, None])
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    rows["naive IID Wald"] = list((np.abs(res["est"] - truth) <= z * se).mean(axis=0))
     tidy = (
-        table.rename_axis("method")
+        pd.DataFrame(rows, index=list(RATE_NAMES))
+        .T.astype(float)
+        .rename_axis("method")
         .reset_index()
         .melt(id_vars="method", var_name="statistic", value_name="coverage")
     )
     tidy = tidy.dropna(subset=["coverage"]).reset_index(drop=True)
-    tidy["nominal"] = confidence
-    tidy["mc_se"] = float(np.sqrt(confidence * (1 - confidence) / n_evals))
-    tidy["n_evals"] = n_evals
-    tidy["n_tasks"] = n_tasks
-    tidy["n_replicates"] = n_replicates
-    tidy["icc"] = icc
-    tidy["n_resamples"] = n_resamples
-    return tidy
+    mc_se = float(np.sqrt(confidence * (1 - confidence) / n_evals))
+    return tidy.assign(nominal=confidence, mc_se=mc_se, n_evals=n_evals, n_tasks=n_tasks,
+                       n_replicates=n_replicates, icc=icc, n_resamples=n_resamples)  # fmt: skip
 
 
-# ------------------------------------------------------------- design coverage: win rates
-
-#: The band a default interval's coverage should fall in at a nominal 95 %.
-COVERAGE_BAND = (0.93, 0.97)
 _OUTCOMES = ("win", "tie", "loss")
 #: What :func:`design_coverage` can simulate the coverage of (``statistic``).
 STATISTICS = ("win_rates", "kappa", "cost")
-# The options of the kappa and cost simulations beyond the shared ones.
 _OPTIONS = {"win_rates": (), "kappa": (), "cost": ("include_no_answer", "world")}
 #: Above this many simulated (simulation, task) cells the sums are simulated per size
 #: class (:func:`simulated_sums`) instead of task by task (~1 us and ~300 bytes a cell).
@@ -278,39 +171,35 @@ def design_coverage(
     cluster: str = "task_id",
     n_resamples: int = 2000,
     confidence: float = 0.95,
-    band: tuple[float, float] | None = None,
     rng: np.random.Generator | int | None = 0,
     **options,
 ) -> pd.DataFrame:
     """Simulated coverage of the default win-rate (or kappa, or cost) intervals on this frame's design.
 
-    Re-simulates each group's design (its tasks and verdicts per task, its estimated outcome
-    probabilities and intra-task correlation; docs/methods.md, "Design studies") and counts
-    how often the default interval of :func:`~evalstats.stats.win_rates` holds the true rate,
-    on the ``ok`` verdicts. ``statistic="kappa"`` / ``"cost"`` return
-    :func:`design_coverage_kappa` / :func:`design_coverage_cost` instead.
+    ``"win_rates"``: each group's design (its tasks and verdicts per task, outcome
+    probabilities and intra-task correlation) re-simulated, and how often the default interval
+    of :func:`~evalstats.stats.win_rates` holds the true rate. ``"kappa"``: for every rubric
+    and pair of judges, the units both judged ``ok`` re-simulated task by task with Cohen's
+    kappa's default interval (:func:`~evalstats.stats.judge_agreement`'s). ``"cost"``: as many
+    task totals as the data hold, drawn from a bivariate lognormal fitted to them (``world=
+    "lognormal"``) or from the tasks themselves (``"tasks"``, a stress test biased against the
+    pivot), with :func:`~evalstats.stats.cost_ratios`' default total-ratio interval. Kappa and
+    cost per pair of arms.
 
     Parameters
     ----------
     frame : DataFrame
         Verdict frame with ``status``, ``outcome``, the ``cluster`` and ``by`` columns.
     statistic : {"win_rates", "kappa", "cost"}
-        Whose default interval is simulated (:data:`STATISTICS`).
+        Whose default interval is simulated.
     by : str, list of str or None
         Grouping columns (win rates only); ``arm_a`` and ``arm_b`` are added when present.
-    cluster : str
-        Unit of independence (the task).
-    n_resamples : int
-        Simulated evaluations per group (Monte-Carlo SE of a coverage of 0.95 at 2,000: 0.005).
-    confidence : float
-        Nominal level of the intervals.
-    band : (float, float), optional
-        Band outside which (by more than 1.96 Monte-Carlo SEs) a row gets a ``ci_note``;
-        default the nominal level +/- 0.02 (:data:`COVERAGE_BAND` at 95 %).
+    cluster, n_resamples, confidence
+        Unit of independence; simulated evaluations per group; nominal level.
     rng : Generator, int or None
         Random source or seed (seeded by default: the same frame gives the same answer).
     **options
-        With ``statistic="cost"``: ``world`` and ``include_no_answer``.
+        With ``statistic="cost"``: ``world`` and ``include_no_answer`` (as in ``cost_ratios``).
 
     Returns
     -------
@@ -318,7 +207,11 @@ def design_coverage(
         Win rates: one row per group: the ``by`` columns, ``n``, ``n_tasks``, ``icc``,
         ``<rate>_coverage`` for the five rates, ``min_coverage``, ``max_coverage``,
         ``mc_se``, ``in_band``, ``ci_note`` ("conservative: ..." or "liberal: ...", naming
-        the rates outside the band), ``method``, ``n_resamples``.
+        the rates outside nominal +/- 0.02), ``method``, ``n_resamples``. Kappa: one row per rubric
+        and judge pair: ``rubric, judge_a, judge_b, n, n_tasks, icc, estimate, truth`` (the
+        simulated world's), ``coverage`` and the same last five. Cost: one row per total
+        ratio: ``statistic, n_tasks, estimate, truth, coverage, model_rejected`` (share of
+        evaluations whose model check widened the interval) and the same last five.
 
     Examples
     --------
@@ -327,10 +220,8 @@ def design_coverage(
     ...     "status": "ok", "outcome": ["win"] * 20 + ["tie", "loss", "win", "win"],
     ... })
     >>> cov = design_coverage(frame, n_resamples=400)
-    >>> int(cov["n_tasks"].iloc[0]), bool(cov["in_band"].iloc[0])
-    (8, False)
-    >>> cov["ci_note"].iloc[0].startswith("conservative: simulated coverage")
-    True
+    >>> int(cov["n_tasks"].iloc[0]), cov["ci_note"].iloc[0].startswith("conservative: simulated")
+    (8, True)
     >>> tokens = frame.assign(replicate=[1, 2, 3] * 8, tokens_with=[900, 1100, 700] * 8,
     ...                       tokens_without=[1000, 1200, 900] * 8, wall_with_s=9.0,
     ...                       wall_without_s=10.0)
@@ -342,10 +233,14 @@ def design_coverage(
     unknown = sorted(set(options) - set(_OPTIONS[statistic]))
     if unknown:
         raise ParameterError(f"design_coverage(statistic={statistic!r}) takes no {unknown}")
+    if statistic == "cost":
+        options = {"include_no_answer": True, "world": "lognormal"} | options
+        if options["world"] not in WORLDS:
+            raise ParameterError(f"world must be one of {WORLDS}, got {options['world']!r}")
     if statistic != "win_rates":
-        fn = design_coverage_kappa if statistic == "kappa" else design_coverage_cost
-        shared = {"n_resamples": n_resamples, "confidence": confidence, "band": band, "rng": rng}
-        return fn(frame, cluster=cluster, **shared, **options)
+        fn = _kappa_coverage if statistic == "kappa" else _cost_coverage
+        return _per_arm_pair(fn, frame, rng, n_resamples, confidence, cluster=cluster,
+                             **options)  # fmt: skip
     by_cols = by_columns(by)
     by_cols += [c for c in _ARM_KEYS if c in frame.columns and c not in by_cols]
     check_columns(frame, [*by_cols, cluster, "status", "outcome"])
@@ -372,14 +267,9 @@ def design_coverage(
     counts = cells[list(_OUTCOMES)].to_numpy(np.int64)
     m = counts.sum(axis=1)
     n = np.bincount(gid, weights=m, minlength=n_groups)
-    probs = (
-        np.stack([np.bincount(gid, weights=counts[:, k], minlength=n_groups) for k in range(3)], 1)
-        / n[:, None]
-    )
+    probs = segment_sum(counts.astype(np.float64), gid, n_groups) / n[:, None]
     rho = pooled_icc(counts, gid, n_groups)
-
-    if n_resamples * len(m) > PER_TASK_LIMIT:
-        # A large design: its sums simulated per size class (exact in distribution).
+    if n_resamples * len(m) > PER_TASK_LIMIT:  # a large design: sums drawn per size class
         sums = simulated_sums(counts, gid, n_groups, probs, rho, n_resamples, gen)
         low, high = interval_ends(sums, probs, n_groups, confidence)
     else:
@@ -397,16 +287,22 @@ def design_coverage(
     out["icc"] = rho
     for j, name in enumerate(RATE_NAMES):
         out[f"{name}_coverage"] = cover[:, j]
-    with np.errstate(invalid="ignore"):
-        out["min_coverage"] = np.nanmin(np.where(np.isnan(cover), np.inf, cover), axis=1)
-        out["max_coverage"] = np.nanmax(np.where(np.isnan(cover), -np.inf, cover), axis=1)
+    out["min_coverage"] = np.nanmin(np.where(np.isnan(cover), np.inf, cover), axis=1)
+    out["max_coverage"] = np.nanmax(np.where(np.isnan(cover), -np.inf, cover), axis=1)
     out["mc_se"] = float(np.sqrt(confidence * (1.0 - confidence) / n_resamples))
-    above, below = _band(cover, n_resamples, confidence, band)
+    above, below = _band(cover, n_resamples, confidence)
     out["in_band"] = ~(above | below).any(axis=1)
-    out["ci_note"] = [
-        _rates_note(cover[g], above[g], below[g], int(out["n_tasks"].iloc[g]))
-        for g in range(n_groups)
-    ]
+    notes = []
+    for g, n_c in enumerate(out["n_tasks"]):
+        parts = []
+        for high, mask, worst in ((True, above[g], np.max), (False, below[g], np.min)):
+            if mask.any():
+                names = ", ".join(
+                    f"{RATE_NAMES[j]} {cover[g, j]:.2f}" for j in np.flatnonzero(mask)
+                )
+                parts.append(_note(worst(cover[g, mask]), high, not high, n_c, names))
+        notes.append("; ".join(parts))
+    out["ci_note"] = notes
     out["method"] = DEFAULT_METHOD
     out["n_resamples"] = n_resamples
     return out
@@ -414,8 +310,7 @@ def design_coverage(
 
 def _per_task_ends(counts, m, gid, n_groups, probs, rho, n_resamples, confidence, gen):
     """(n_resamples, groups, 5) interval ends from every simulated (simulation, task) cell."""
-    # Task probabilities ~ Dirichlet(p (1 - rho) / rho), as normalised gammas; rho = 0
-    # gives every task the group's probabilities.
+    # Task probabilities ~ Dirichlet(p (1 - rho) / rho); rho = 0: the group's probabilities.
     with np.errstate(divide="ignore", invalid="ignore"):
         conc = np.where(rho > 0, (1.0 - rho) / rho, np.inf)
     shape = probs[gid] * np.where(np.isfinite(conc), conc, 1.0)[gid, None]
@@ -425,37 +320,12 @@ def _per_task_ends(counts, m, gid, n_groups, probs, rho, n_resamples, confidence
     task_p = np.where(np.isfinite(conc)[gid, None], task_p, probs[gid])
     task_p = np.where(np.isfinite(task_p), task_p, probs[gid])  # all-zero gamma draws
     sim = gen.multinomial(np.broadcast_to(m, (n_resamples, len(m))), task_p)  # (sims, cells, 3)
-
     sim_gid = (np.arange(n_resamples)[:, None] * n_groups + gid[None, :]).ravel()
-    res = rate_arrays(
-        sim[..., 0].ravel(),
-        sim[..., 1].ravel(),
-        sim[..., 2].ravel(),
-        sim_gid,
-        n_resamples * n_groups,
-        confidence=confidence,
-        net_win_test=False,  # coverage needs the intervals only
-    )
-    low = res["low"].reshape(n_resamples, n_groups, len(RATE_NAMES))
-    high = res["high"].reshape(n_resamples, n_groups, len(RATE_NAMES))
-    return low, high
+    res = rate_arrays(*(sim[..., k].ravel() for k in range(3)), sim_gid, n_resamples * n_groups,
+                      confidence=confidence, net_win_test=False)  # fmt: skip
+    shape = (n_resamples, n_groups, len(RATE_NAMES))
+    return res["low"].reshape(shape), res["high"].reshape(shape)
 
-
-def _rates_note(cover: np.ndarray, above: np.ndarray, below: np.ndarray, n_clusters: int) -> str:
-    """``ci_note`` text for one group (a handful of groups: a loop over them is cheap)."""
-    parts = []
-    for label, mask in (("conservative", above), ("liberal", below)):
-        if not mask.any():
-            continue
-        names = [f"{RATE_NAMES[j]} {cover[j]:.2f}" for j in np.flatnonzero(mask)]
-        worst = cover[mask].max() if label == "conservative" else cover[mask].min()
-        parts.append(
-            f"{label}: simulated coverage {worst:.2f} for {n_clusters} tasks ({', '.join(names)})"
-        )
-    return "; ".join(parts)
-
-
-# ------------------------------------------------ large designs: the win rates' sums
 
 #: Size classes with more (win, tie, loss) configurations than this are drawn task by task.
 MAX_CONFIGS = 20_000
@@ -475,16 +345,7 @@ def pooled_icc(counts: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray
     c = np.bincount(gid, minlength=n_groups).astype(np.float64)
     m2 = np.bincount(gid, weights=m * m, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = (
-            np.stack(
-                [
-                    np.bincount(gid, weights=counts[:, k], minlength=n_groups)
-                    for k in range(counts.shape[1])
-                ],
-                1,
-            )
-            / n[:, None]
-        )
+        p = segment_sum(counts, gid, n_groups) / n[:, None]
         pc = counts / m[:, None]
         ssb = np.bincount(
             gid, weights=(m[:, None] * (pc - p[gid]) ** 2).sum(axis=1), minlength=n_groups
@@ -510,9 +371,7 @@ def configurations(m: int) -> np.ndarray:
 
 def config_pmf(x: np.ndarray, p: np.ndarray, conc: float) -> np.ndarray:
     """Dirichlet-multinomial probability of each configuration (rows of ``x``, one size)
-    with mean ``p`` and concentration ``conc`` (``inf``: multinomial); a zero ``p_k``
-    puts no mass on a count of that outcome, as a zero gamma shape does in the draws.
-    """
+    with mean ``p`` and concentration ``conc`` (``inf``: multinomial)."""
     x = np.asarray(x, dtype=np.float64)
     m = x[0].sum() if len(x) else 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -551,16 +410,8 @@ def _class_sums(m, n_tasks, p, conc, n_resamples, gen) -> np.ndarray:
     step = max(1, _CHUNK // (6 * n_tasks))
     parts = []
     for s in range(0, n_resamples, step):
-        k = min(step, n_resamples - s)
-        if np.isfinite(conc):
-            draws = gen.gamma(np.broadcast_to(p * conc, (k, n_tasks, 3)))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                task_p = draws / draws.sum(axis=2, keepdims=True)
-            task_p = np.where(np.isfinite(task_p), task_p, p)
-        else:
-            task_p = np.broadcast_to(p, (k, n_tasks, 3))
-        counts = gen.multinomial(np.full((k, n_tasks), m), task_p).astype(np.float64)
-        parts.append(_features(counts, m, p).sum(axis=1))
+        draws = _task_draws(gen, np.full(n_tasks, m), p, conc, min(step, n_resamples - s))
+        parts.append(_features(draws.astype(np.float64), m, p).sum(axis=1))
     return np.concatenate(parts)
 
 
@@ -573,11 +424,8 @@ def simulated_sums(counts, gid, n_groups, probs, rho, n_resamples, gen) -> dict:
         conc = np.where(rho > 0, (1.0 - rho) / rho, np.inf)
         h = keys[:, 1] / n[keys[:, 0]]
         adj = np.where(h < 1, 1.0 / (1.0 - h), np.nan)  # CR2's 1 / (1 - h_c)
-    total = np.zeros((n_resamples, n_groups, 3))
-    z1 = np.zeros((n_resamples, n_groups, 3))
-    a1 = np.zeros((n_resamples, n_groups, 3))
-    a2 = np.zeros((n_resamples, n_groups, 6))
-    q2 = np.zeros((n_resamples, n_groups, 6))
+    total, z1, a1 = (np.zeros((n_resamples, n_groups, 3)) for _ in range(3))
+    a2, q2 = np.zeros((n_resamples, n_groups, 6)), np.zeros((n_resamples, n_groups, 6))
     for k, (g, size) in enumerate(keys):  # one pass per size class: a handful per group
         s = _class_sums(int(size), int(n_tasks[k]), probs[g], conc[g], n_resamples, gen)
         total[:, g] += s[:, :3]
@@ -586,19 +434,8 @@ def simulated_sums(counts, gid, n_groups, probs, rho, n_resamples, gen) -> dict:
         a2[:, g] += adj[k] * s[:, 6:]
         q2[:, g] += s[:, 6:] / size
     am2 = np.bincount(keys[:, 0], weights=n_tasks * adj * keys[:, 1] ** 2.0, minlength=n_groups)
-    return {
-        "total": total,
-        "z1": z1,
-        "a1": a1,
-        "a2": a2,
-        "q2": q2,
-        "am2": am2,
-        "keys": keys,
-        "n_tasks": n_tasks,
-        "adj": adj,
-        "m": m,
-        "gid": gid,
-    }
+    return dict(total=total, z1=z1, a1=a1, a2=a2, q2=q2, am2=am2, keys=keys, n_tasks=n_tasks,
+                adj=adj, m=m, gid=gid)  # fmt: skip
 
 
 def _quad(sym6: np.ndarray) -> np.ndarray:
@@ -609,8 +446,7 @@ def _quad(sym6: np.ndarray) -> np.ndarray:
 
 
 def _net_df(sums: dict, icc: np.ndarray, n_groups: int) -> np.ndarray:
-    """:func:`~evalstats.stats.rates.bm_df_exchangeable` per (simulation, group), summed
-    over size classes (each class's tasks are alike in every term)."""
+    """:func:`~evalstats.stats.rates.bm_df_exchangeable` per (simulation, group), by size class."""
     keys, cnt, a2c = sums["keys"], sums["n_tasks"].astype(np.float64), sums["adj"]
     out = np.full(icc.shape, np.nan)
     for g in range(n_groups):
@@ -652,8 +488,7 @@ def interval_ends(
         delta = est - (probs @ _B)[None]
         quad = _quad(sums["a2"])
         ss = quad - 2.0 * delta * (sums["a1"] @ _B) + delta**2 * sums["am2"][None, :, None]
-        # No spread: exactly 0 where a rate sits at an end of its range (every task at
-        # it); rounding-level sums otherwise.
+        # No spread: a rate at an end of its range, or rounding-level sums.
         flat = (
             (est <= _LOW)
             | (est >= _HIGH)
@@ -682,37 +517,27 @@ def interval_ends(
     dfs[..., 3:] = net_df[..., None]
     flat_shape = (n_resamples * n_groups, 5)
     low, high, _ = _score_construction(
-        est.reshape(flat_shape),
-        se.reshape(flat_shape),
-        np.tile(n, n_resamples),
-        dfs.reshape(flat_shape),
-        np.tile(kish, n_resamples),
-        row_var.reshape(flat_shape),
-        confidence,
-        False,
-    )
+        est.reshape(flat_shape), se.reshape(flat_shape), np.tile(n, n_resamples),
+        dfs.reshape(flat_shape), np.tile(kish, n_resamples), row_var.reshape(flat_shape),
+        confidence, False,
+    )  # fmt: skip
     one = np.tile(n_clusters <= 1, n_resamples)
     low[one], high[one] = np.nan, np.nan
     return low.reshape(n_resamples, n_groups, 5), high.reshape(n_resamples, n_groups, 5)
 
 
-# ------------------------------------------------------ design coverage: kappa and cost
-
 _K = 3
-_ARM_KEYS = ("arm_a", "arm_b")
-_CHUNK = 2**22  # array elements a chunk of simulations holds at once (~32 MB of float64)
 _COST_CHUNK = 2**21
-#: The simulated worlds of :func:`design_coverage_cost`.
+#: The simulated worlds of ``design_coverage(statistic="cost")``.
 WORLDS = ("lognormal", "tasks")
 _COHEN = partial(_ac.table_parts, w=np.eye(_K), kind="cohen")
 
 
-def _band(cover, n_resamples, confidence, band):
-    """(above, below): outside the band (default: the nominal level +/- 0.02) by more than
-    1.96 Monte-Carlo SEs, so that a design at the nominal level is not flagged for noise."""
+def _band(cover, n_resamples, confidence):
+    """(above, below): outside the nominal level +/- 0.02 by more than 1.96 Monte-Carlo SEs,
+    so that a design at the nominal level is not flagged for noise."""
     tol = 1.96 * np.sqrt(np.clip(cover * (1.0 - cover), 1e-4, None) / n_resamples)
-    lo_band, hi_band = band if band is not None else (confidence - 0.02, confidence + 0.02)
-    return cover - tol > hi_band, cover + tol < lo_band
+    return cover - tol > confidence + 0.02, cover + tol < confidence - 0.02
 
 
 def _note(cover: float, above: bool, below: bool, n_clusters: int, what: str) -> str:
@@ -722,12 +547,12 @@ def _note(cover: float, above: bool, below: bool, n_clusters: int, what: str) ->
     return f"{label}: simulated coverage {cover:.2f} for {n_clusters} tasks ({what})"
 
 
-def _finish(rows: list[dict], n_resamples: int, confidence: float, band, labels) -> pd.DataFrame:
+def _finish(rows: list[dict], n_resamples, confidence, labels, method) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     if out.empty:
         return out
     cover = out["coverage"].to_numpy(dtype=float)
-    above, below = _band(cover, n_resamples, confidence, band)
+    above, below = _band(cover, n_resamples, confidence)
     out["mc_se"] = float(np.sqrt(confidence * (1.0 - confidence) / n_resamples))
     out["in_band"] = ~(above | below)
     out["ci_note"] = [
@@ -736,23 +561,20 @@ def _finish(rows: list[dict], n_resamples: int, confidence: float, band, labels)
             cover, above, below, out["n_tasks"], labels, out.pop("_why"), strict=True
         )
     ]
-    out["n_resamples"] = n_resamples
-    return out
+    return out.assign(method=method, n_resamples=n_resamples)
 
 
-def _per_arm_pair(fn, frame: pd.DataFrame, rng, **kw) -> pd.DataFrame:
+def _per_arm_pair(fn, frame: pd.DataFrame, rng, n_resamples, confidence, **kw) -> pd.DataFrame:
     """``fn`` on each pair of arms of a frame with ``arm_a`` / ``arm_b`` (one random stream)."""
+    kw |= {"n_resamples": check_positive_int(n_resamples, "n_resamples"),
+           "confidence": check_confidence(confidence), "gen": as_generator(rng)}  # fmt: skip
     keys = [c for c in _ARM_KEYS if c in frame.columns]
     if not keys:
-        return fn(frame, rng=rng, **kw)
-    gen = as_generator(rng)
+        return fn(frame, **kw)
     groups = frame.groupby(keys, observed=True, sort=True)
-    parts = [fn(sub, rng=gen, **kw).assign(**dict(zip(keys, k, strict=True))) for k, sub in groups]
+    parts = [fn(sub, **kw).assign(**dict(zip(keys, k, strict=True))) for k, sub in groups]
     out = pd.concat(parts, ignore_index=True)
     return out[[*keys, *(c for c in out.columns if c not in keys)]]
-
-
-# --------------------------------------------------------------------------------- kappa
 
 
 def kappa_ends(tables: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
@@ -764,265 +586,88 @@ def kappa_ends(tables: np.ndarray, confidence: float) -> tuple[np.ndarray, np.nd
     return res.intervals[KAPPA_METHOD]
 
 
-def kappa_coverage_of_tables(
-    tables: np.ndarray, n_resamples: int, confidence: float, gen: np.random.Generator
-) -> tuple[float, float, float, float]:
+def _task_draws(gen, m: np.ndarray, p: np.ndarray, conc: float, k: int) -> np.ndarray:
+    """``k`` simulations' per-task counts (k, C, cells): Dirichlet-multinomial, ``m`` each."""
+    if np.isfinite(conc):
+        draws = gen.gamma(np.broadcast_to(p * conc, (k, len(m), len(p))))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            task_p = draws / draws.sum(axis=2, keepdims=True)
+        task_p = np.where(np.isfinite(task_p), task_p, p)
+    else:
+        task_p = np.broadcast_to(p, (k, len(m), len(p)))
+    return gen.multinomial(np.broadcast_to(m, (k, len(m))), task_p)
+
+
+def _kappa_coverage_of_tables(tables, n_resamples, confidence, gen) -> tuple:
     """(truth, estimate, icc, coverage) of the kappa interval for per-task tables (C, 9)."""
     m = np.rint(tables.sum(axis=1)).astype(np.int64)
-    n = m.sum()
-    probs = tables.sum(axis=0) / n
+    probs = tables.sum(axis=0) / m.sum()
     rho = float(pooled_icc(tables, np.zeros(len(m), dtype=np.int64), 1)[0])
     truth = float(_ac.coefficient(_COHEN, probs))
     estimate = float(_ac.coefficient(_COHEN, tables.sum(axis=0)))
     if not np.isfinite(truth) or len(m) < 2:
         return truth, estimate, rho, np.nan
     if use_sums(m, probs, rho):  # a large design: its two sums drawn (asymptotically exact)
-        return (
-            truth,
-            estimate,
-            rho,
-            sums_coverage(m, probs, rho, truth, n_resamples, confidence, gen),
-        )
-    conc = (1.0 - rho) / rho if rho > 0 else np.inf
-    step = max(1, _CHUNK // (4 * _K * _K * len(m)))
+        step = max(1, _CHUNK // (4 * 81 * max(len(np.unique(m)), 9)))
+
+        def ends(k):
+            return ends_from_sums(*simulated_table_sums(m, probs, rho, k, gen), len(m), confidence)
+    else:
+        conc = (1.0 - rho) / rho if rho > 0 else np.inf
+        step = max(1, _CHUNK // (4 * _K * _K * len(m)))
+
+        def ends(k):
+            return kappa_ends(_task_draws(gen, m, probs, conc, k), confidence)
+
     hits = 0
-    for s in range(0, n_resamples, step):  # chunks bound the memory; each chunk is one array
-        k = min(step, n_resamples - s)
-        if np.isfinite(conc):
-            draws = gen.gamma(np.broadcast_to(probs * conc, (k, len(m), _K * _K)))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                task_p = draws / draws.sum(axis=2, keepdims=True)
-            task_p = np.where(np.isfinite(task_p), task_p, probs)
-        else:
-            task_p = np.broadcast_to(probs, (k, len(m), _K * _K))
-        lo, hi = kappa_ends(gen.multinomial(np.broadcast_to(m, (k, len(m))), task_p), confidence)
+    for s in range(0, n_resamples, step):  # chunks bound the memory
+        lo, hi = ends(min(step, n_resamples - s))
         hits += int(np.sum((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)))
     return truth, estimate, rho, hits / n_resamples
 
 
-def design_coverage_kappa(
-    frame: pd.DataFrame,
-    *,
-    cluster: str = "task_id",
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    band: tuple[float, float] | None = None,
-    rng: np.random.Generator | int | None = 0,
-) -> pd.DataFrame:
-    """Simulated coverage of the task-clustered kappa interval on this frame's design.
-
-    For every rubric and pair of judges (and pair of arms, with ``arm_a`` / ``arm_b``), the
-    units both judged ``ok`` are re-simulated task by task and Cohen's kappa's default
-    interval (:func:`~evalstats.stats.judge_agreement`'s) computed on each simulated
-    evaluation (docs/methods.md, "Design studies").
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Verdict frame with ``rubric``, ``judge``, ``task_id``, ``replicate``, ``status``,
-        ``outcome`` (and ``order`` on the blind rubric).
-    cluster, n_resamples, confidence, band, rng
-        As in :func:`~evalstats.stats.design_coverage`.
-
-    Returns
-    -------
-    DataFrame
-        One row per (arm pair,) rubric and judge pair: ``rubric``, ``judge_a``, ``judge_b``, ``n``
-        (units), ``n_tasks``, ``icc`` (of the nine cells), ``estimate`` (the data's
-        kappa), ``truth`` (the simulated world's), ``coverage``, ``mc_se``, ``in_band``,
-        ``ci_note``, ``method``, ``n_resamples``.
-
-    Examples
-    --------
-    >>> a = ["win", "win", "tie", "loss", "win", "loss"] * 4
-    >>> b = ["win", "tie", "tie", "loss", "win", "loss"] * 4
-    >>> rows = [{"rubric": "r", "judge": j, "task_id": i // 3, "replicate": i % 3,
-    ...          "status": "ok", "outcome": o} for j, out in (("A", a), ("B", b))
-    ...         for i, o in enumerate(out)]
-    >>> cov = design_coverage_kappa(pd.DataFrame(rows), n_resamples=200)
-    >>> r = cov.iloc[0]
-    >>> r["judge_a"], r["judge_b"], int(r["n"]), int(r["n_tasks"]), round(float(r["estimate"]), 4)
-    ('A', 'B', 24, 8, 0.75)
-    """
-    return _per_arm_pair(
-        _kappa_coverage,
-        frame,
-        rng,
-        cluster=cluster,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        band=band,
-    )
-
-
-def _kappa_coverage(
-    frame: pd.DataFrame,
-    *,
-    cluster: str = "task_id",
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    band: tuple[float, float] | None = None,
-    rng: np.random.Generator | int | None = 0,
-) -> pd.DataFrame:
+def _kappa_coverage(frame, *, cluster, n_resamples, confidence, gen) -> pd.DataFrame:
     from evalstats.frames import wide_by_judge
 
     check_columns(frame, ["rubric", "judge", cluster, "replicate", "status", "outcome"])
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    confidence = check_confidence(confidence)
-    gen = as_generator(rng)
     ok_code = category_codes(frame["status"], pd.CategoricalDtype(["ok"]))
     ok = frame.assign(outcome=frame["outcome"].where(ok_code == 0))
     if "order" not in ok.columns:  # a frame of one order: the units are (task, replicate)
         ok = ok.assign(order=pd.NA)
     rows = []
-    for rubric in sorted(frame["rubric"].astype(str).unique()):  # a few rubrics
+    for rubric in sorted(frame["rubric"].astype(str).unique()):
         wide = wide_by_judge(ok, rubric=rubric)
         keys = {"task_id", "replicate", "order", "arm_a", "arm_b"}
         judges = sorted(c for c in wide.columns if c not in keys)
         task_codes = pd.factorize(wide[cluster], sort=True)[0].astype(np.int64)
-        for ja, jb in itertools.combinations(judges, 2):  # judge pairs, each vectorised
-            a, b = (_outcome_codes(wide[j]) for j in (ja, jb))
+        for ja, jb in itertools.combinations(judges, 2):
+            a, b = (category_codes(wide[j], OUTCOME_DTYPE).astype(np.int64) for j in (ja, jb))
             both = (a >= 0) & (b >= 0)
-            g, n_c = _recode(task_codes[both])
-            tables = _ac.table_cluster_stats(g, a[both], b[both], _K, n_c)
-            row = {"rubric": rubric, "judge_a": ja, "judge_b": jb, "n": int(both.sum())}
-            row["n_tasks"] = n_c
+            g = _recode(task_codes[both])
+            n_c = int(g.max(initial=-1)) + 1
+            row = {"rubric": rubric, "judge_a": ja, "judge_b": jb, "n": int(both.sum()),
+                   "n_tasks": n_c}  # fmt: skip
             if n_c < 2:
-                row |= {"icc": np.nan, "estimate": np.nan, "truth": np.nan, "coverage": np.nan}
+                row |= dict.fromkeys(("icc", "estimate", "truth", "coverage"), np.nan)
                 rows.append(row | {"_why": "fewer than two tasks: no interval"})
                 continue
-            truth, est, icc, cover = kappa_coverage_of_tables(tables, n_resamples, confidence, gen)
+            tables = _ac.table_cluster_stats(g, a[both], b[both], _K, n_c)
+            truth, est, icc, cover = _kappa_coverage_of_tables(tables, n_resamples, confidence, gen)
             why = "" if np.isfinite(cover) else "kappa undefined (one category)"
-            rows.append(
-                row | {"icc": icc, "estimate": est, "truth": truth, "coverage": cover, "_why": why}
-            )
-    out = _finish(rows, n_resamples, confidence, band, ["kappa"] * len(rows))
-    if not out.empty:
-        out.insert(out.columns.get_loc("n_resamples"), "method", KAPPA_METHOD)
-    return out
+            rows.append(row | {"icc": icc, "estimate": est, "truth": truth, "coverage": cover,
+                               "_why": why})  # fmt: skip
+    return _finish(rows, n_resamples, confidence, ["kappa"] * len(rows), KAPPA_METHOD)
 
 
-def _outcome_codes(col: pd.Series) -> np.ndarray:
-    return category_codes(col, OUTCOME_DTYPE).astype(np.int64)
-
-
-def _recode(codes: np.ndarray) -> tuple[np.ndarray, int]:
-    """Consecutive codes of the tasks present, and how many there are."""
-    present, inv = np.unique(codes, return_inverse=True)
-    return inv.reshape(-1).astype(np.int64), len(present)
-
-
-# ---------------------------------------------------------------------------------- cost
-
-
-def total_ratio_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple:
-    """``cost_ratios``' default total-ratio interval (log scale) of many data sets at once."""
-    ends = pivot_hull_ends(x, y, confidence)
-    lo, hi, log_est, se, q = ends.low, ends.high, ends.log_estimate, ends.cr2_se, ends.cr2_q
-    switched = np.zeros(log_est.shape, dtype=bool)
-    if x.shape[-1] >= 3:
-        d = np.log(x) - np.log(y)
-        spread = np.ptp(d, axis=-1) > 1e-12 * np.maximum(1.0, np.abs(d).max(axis=-1))
-        with np.errstate(invalid="ignore"):
-            test = stats.normaltest if d.shape[-1] > _SHAPIRO_MAX else stats.shapiro
-            p = test(np.where(spread[..., None], d, 0.0), axis=-1).pvalue
-        switched = spread & (p < LOGNORMAL_CHECK_ALPHA) & np.isfinite(q)
-    lo = np.where(switched, log_est - q * se, lo)
-    hi = np.where(switched, log_est + q * se, hi)
-    return lo, hi, log_est, ends.widened | switched
-
-
-def design_coverage_cost(
-    frame: pd.DataFrame,
-    *,
-    cluster: str = "task_id",
-    include_no_answer: bool = True,
-    world: str = "lognormal",
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    band: tuple[float, float] | None = None,
-    rng: np.random.Generator | int | None = 0,
-) -> pd.DataFrame:
-    """Simulated coverage of the default total-ratio cost intervals on this frame's tasks.
-
-    Each simulated evaluation draws as many task totals (arm_a, arm_b) as the data hold,
-    from a bivariate lognormal fitted to them or from the tasks themselves (``world``), and
-    computes :func:`~evalstats.stats.cost_ratios`' default interval of the total ratio, on
-    the token counts ``cost_ratios`` uses; per pair of arms (docs/methods.md).
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Verdict frame with ``task_id``, ``replicate``, ``status`` and the token and
-        wall-clock columns.
-    include_no_answer : bool
-        As in :func:`~evalstats.stats.cost_ratios`.
-    world : {"lognormal", "tasks"}
-        The simulated world: the fitted bivariate lognormal, or the observed tasks
-        resampled (a stress test biased against the pivot).
-    cluster, n_resamples, confidence, band, rng
-        As in :func:`~evalstats.stats.design_coverage`.
-
-    Returns
-    -------
-    DataFrame
-        One row per total ratio (``statistic``: ``tokens_total_ratio``,
-        ``wall_total_ratio``): ``n_tasks``, ``estimate`` (the observed ratio),
-        ``truth`` (the simulated world's ratio), ``coverage``, ``model_rejected`` (share of simulated
-        evaluations whose model check widened the interval), ``mc_se``, ``in_band``,
-        ``ci_note``, ``method``, ``n_resamples``.
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({
-    ...     "task_id": list("abcdefgh"), "replicate": 1, "status": "ok",
-    ...     "tokens_with": [800, 900, 1500, 1200, 300, 500, 700, 2000],
-    ...     "tokens_without": [1000, 1000, 2000, 1000, 600, 400, 900, 2500],
-    ...     "wall_with_s": 10.0, "wall_without_s": 12.0})
-    >>> cov = design_coverage_cost(frame, n_resamples=200)
-    >>> r = cov.iloc[0]
-    >>> r["statistic"], int(r["n_tasks"]), round(float(r["estimate"]), 4)
-    ('tokens_total_ratio', 8, 0.8404)
-    """
-    return _per_arm_pair(
-        _cost_coverage,
-        frame,
-        rng,
-        cluster=cluster,
-        include_no_answer=include_no_answer,
-        world=world,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        band=band,
-    )
-
-
-def _cost_coverage(
-    frame: pd.DataFrame,
-    *,
-    cluster: str = "task_id",
-    include_no_answer: bool = True,
-    world: str = "lognormal",
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    band: tuple[float, float] | None = None,
-    rng: np.random.Generator | int | None = 0,
-) -> pd.DataFrame:
-    if world not in WORLDS:
-        raise ParameterError(f"world must be one of {WORLDS}, got {world!r}")
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    confidence = check_confidence(confidence)
-    gen = as_generator(rng)
+def _cost_coverage(frame, *, cluster, include_no_answer, world, n_resamples, confidence,
+                   gen) -> pd.DataFrame:  # fmt: skip
     pairs = pair_costs(
         choose_token_source(frame).frame, cluster=cluster, include_no_answer=include_no_answer
     )
     rows, worlds = [], []
-    for measure, (col_with, col_without) in MEASURES.items():  # tokens, wall-clock
-        x = pairs[col_with].to_numpy(dtype=float)
-        y = pairs[col_without].to_numpy(dtype=float)
-        both = ~(np.isnan(x) | np.isnan(y))
-        g, n_c = _recode(pairs["_cluster_code"].to_numpy()[both])
-        tx, ty = np.bincount(g, x[both], n_c), np.bincount(g, y[both], n_c)
+    for measure in MEASURES:
+        tx, ty = _totals(pairs, measure)[4:]
+        n_c = len(tx)
         row = {"statistic": f"{measure}_total_ratio", "n_tasks": n_c}
         if n_c < 3 or not (np.all(tx > 0) and np.all(ty > 0)):
             why = "fewer than 3 tasks or a task total of 0: the interval is CR2, not simulated here"
@@ -1036,21 +681,15 @@ def _cost_coverage(
             truth = float(np.log(estimate))
         else:  # log E[x] - log E[y] of the fitted bivariate lognormal
             truth = float(mu[0] + cov[0, 0] / 2.0 - mu[1] - cov[1, 1] / 2.0)
-        # The covariance's square root (eigen, not Cholesky: a singular one is allowed).
-        val, vec = np.linalg.eigh(cov)
-        root = vec * np.sqrt(np.clip(val, 0.0, None))
         rows.append(row | {"estimate": estimate, "truth": float(np.exp(truth)), "_why": ""})
-        worlds.append((len(rows) - 1, n_c, logs, mu, root, truth))
+        worlds.append((len(rows) - 1, n_c, logs, mu, _root(cov), truth))
     for i, hits, rejected in _simulate_cost(worlds, world, n_resamples, confidence, gen):
         rows[i] |= {"coverage": hits / n_resamples, "model_rejected": rejected / n_resamples}
-    out = _finish(rows, n_resamples, confidence, band, [r["statistic"] for r in rows])
-    if not out.empty:
-        method = (
-            f"{GPQ_METHOD}; CR2 where the lognormal check rejects, {GPQ_HULL_METHOD} where "
-            "the pivot's own check fires"
-        )
-        out.insert(out.columns.get_loc("n_resamples"), "method", method)
-    return out
+    method = (
+        f"{GPQ_METHOD}; CR2 where the lognormal check rejects, {GPQ_HULL_METHOD} where "
+        "the pivot's own check fires"
+    )
+    return _finish(rows, n_resamples, confidence, [r["statistic"] for r in rows], method)
 
 
 def _simulate_cost(worlds, world, n_resamples, confidence, gen):
@@ -1084,9 +723,6 @@ def _simulate_cost(worlds, world, n_resamples, confidence, gen):
     return [(w[0], int(c[0]), int(c[1])) for w, c in zip(worlds, counts, strict=True)]
 
 
-# ------------------------------------------------------- large designs: the kappa's sums
-
-
 #: From this many tasks (and :data:`CLT_CELL_COUNT`) the sums are drawn, not the tasks.
 CLT_TASKS = 1000
 #: The smallest effective expected count of an occurring cell for the drawn sums.
@@ -1104,15 +740,6 @@ def use_sums(m: np.ndarray, probs: np.ndarray, rho: float) -> bool:
     m0 = (n - float((m * m).sum()) / n) / (c - 1.0)
     eff = n * probs / (1.0 + max(m0 - 1.0, 0.0) * rho)
     return bool(np.all(eff[probs > 0] >= CLT_CELL_COUNT))
-
-
-def sums_of_tables(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(T, S)``: the summed tables (..., 9) and their scatter about the mean (..., 9, 9)
-    of per-task tables (..., C, 9)."""
-    t = np.asarray(tables, dtype=np.float64)
-    total = t.sum(axis=-2)
-    dev = t - total[..., None, :] / t.shape[-2]
-    return total, np.einsum("...ci,...cj->...ij", dev, dev)
 
 
 def _root(sym: np.ndarray) -> np.ndarray:
@@ -1184,9 +811,7 @@ def _jack_var(fn, total: np.ndarray, steps: np.ndarray, c: int) -> np.ndarray:
 def ends_from_sums(
     total: np.ndarray, scatter: np.ndarray, c: int, confidence: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The default kappa interval (``judge_agreement``'s, :data:`KAPPA_METHOD`) from
-    ``(T, S)`` of ``c`` tasks.
-    """
+    """The default kappa interval (:data:`KAPPA_METHOD`) from ``(T, S)`` of ``c`` tasks."""
     alpha = 1.0 - confidence
     steps = _root(scatter / c)  # (..., 9, 9): columns of a task's size
     po, pe, n = _COHEN(total)
@@ -1201,39 +826,14 @@ def ends_from_sums(
     lo, hi = _ac._exact(po, pe, n_eff, alpha, _ac.JOINED[KAPPA_METHOD])
     ex = (np.clip(lo, -1.0, 1.0), np.clip(hi, -1.0, 1.0))
     at = (np.tanh(z - tq * se_z), np.tanh(z + tq * se_z))
-    # Never true where use_sums holds (the off-diagonal cells alone are hundreds of
-    # effective units), kept so that the construction is cluster_intervals' whole.
+    # Never true where use_sums holds; kept so that the construction is cluster_intervals'.
     few = (n_eff * (1.0 - po) < _ac.EXACT_BELOW) | ~(se_z > 1e-12)
     joined = (np.fmin(at[0], ex[0]), np.fmax(at[1], ex[1]))
     return np.where(few, joined[0], at[0]), np.where(few, joined[1], at[1])
 
 
-def sums_coverage(
-    m: np.ndarray,
-    probs: np.ndarray,
-    rho: float,
-    truth: float,
-    n_resamples: int,
-    confidence: float,
-    gen: np.random.Generator,
-) -> float:
-    """Share of ``n_resamples`` simulated evaluations whose interval holds ``truth``."""
-    step = max(1, _CHUNK // (4 * 81 * max(len(np.unique(m)), 9)))
-    hits = 0
-    for s in range(0, n_resamples, step):  # chunks bound the memory; each chunk is one array
-        total, scatter = simulated_table_sums(m, probs, rho, min(step, n_resamples - s), gen)
-        lo, hi = ends_from_sums(total, scatter, len(m), confidence)
-        hits += int(np.sum((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)))
-    return hits / n_resamples
-
-
-# ------------------------------------------------- large designs: the cost interval's ends
-
-
 def _buf(work: dict, name: str, shape: tuple, dtype: type = np.float64) -> np.ndarray:
-    """A float array of ``shape`` kept in ``work`` between calls: a chunk of simulations
-    reuses its predecessor's memory instead of faulting fresh pages in (a third of the
-    time of the arithmetic at 10,000 tasks)."""
+    """A float array of ``shape`` kept in ``work``: a chunk reuses its predecessor's memory."""
     arr = work.get(name)
     if arr is None or arr.shape != shape or arr.dtype != dtype:
         arr = work[name] = np.empty(shape, dtype=dtype)
@@ -1241,9 +841,7 @@ def _buf(work: dict, name: str, shape: tuple, dtype: type = np.float64) -> np.nd
 
 
 def lognormal_check_p(d: np.ndarray, spread: np.ndarray) -> np.ndarray:
-    """p-value of the lognormal check of task log ratios ``d`` (..., C): Shapiro-Wilk to
-    5,000 values, D'Agostino-Pearson (scipy's ``normaltest``) beyond; 1 where ``d`` has no
-    spread."""
+    """p-value of the lognormal check of task log ratios ``d`` (..., C); 1 without spread."""
     test = stats.normaltest if d.shape[-1] > _SHAPIRO_MAX else stats.shapiro
     p = np.ones(d.shape[:-1])
     if spread.any():  # (a sample without spread has no test, and scipy warns on it)
@@ -1253,10 +851,9 @@ def lognormal_check_p(d: np.ndarray, spread: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache(maxsize=8)
 def _base_uvw(c: int) -> tuple:
-    """The pivot's draws of C tasks as ``dbar + l11 (l21 vbar + u + l21 v + l22 w)``
-    (ends_from_logs), ``v`` centred: its mean ``vbar`` (~1 / (2 C)) shifts every draw
-    alike, and without it a change of ``l21`` moves the draws' order little. Also
-    ``max |u|``, ``max |v|``, ``max |w|`` (the band's bound, :func:`_pivot_order_stats`)."""
+    """The pivot's draws of C tasks as ``dbar + l11 (l21 vbar + u + l21 v + l22 w)``, ``v``
+    centred (a change of ``l21`` then moves the draws' order little), and ``max |u|``,
+    ``max |v|``, ``max |w|`` (the band's bound)."""
     t11, t22, t21, z = _gpq_base(c, _GPQ_DRAWS)
     i11, i21 = 1.0 / t11, -t21 / (t11 * t22)
     u, v, w = -z * i11 / np.sqrt(c), i11 * i11 / 2.0, i11 * i21 / 2.0
@@ -1266,8 +863,7 @@ def _base_uvw(c: int) -> tuple:
 
 
 def _ranks(k: int, levels: tuple[float, ...]) -> tuple[list[int], list[tuple[int, int]]]:
-    """The distinct 0-based ranks of ``gpq_interval``'s ends at each level among ``k``
-    draws, and each level's (low, high) positions among those ranks."""
+    """The distinct ranks of ``gpq_interval``'s ends among ``k`` draws, and each level's."""
     js = [max(1, int(np.ceil(k * (1.0 - c) / 2.0 - 1e-9))) for c in levels]
     ranks = sorted({i for j in js for i in (j - 1, k - j)})
     return ranks, [(ranks.index(j - 1), ranks.index(k - j)) for j in js]
@@ -1277,8 +873,7 @@ def _pivot_order_stats(
     a: np.ndarray, b: np.ndarray, c: int, levels: tuple[float, ...], work: dict
 ) -> list[tuple]:
     """``gpq_interval``'s ends at each level of the draws ``a vbar + u + a v + b w`` (one
-    row per (a, b)): exactly, without forming most of the draws.
-    """
+    row per (a, b)): exactly, without forming most of the draws."""
     u, v, w, vbar, u_max, v_max, w_max = _base_uvw(c)
     k, n = len(u), len(a)
     ranks, pos = _ranks(k, levels)
@@ -1344,12 +939,9 @@ def ends_from_logs(
         l11 = np.sqrt(a_dd)
         l21 = a_sd / l11
         l22 = np.sqrt(np.maximum(a_ss - l21**2, 0.0))
-    # lognormal_ratio_gpq's draws are dbar - z b11 / sqrt(C) + b11 b21 / 2 with b11 = l11
-    # i11, b21 = l21 i11 + l22 i21, i.e. dbar + l11 (u + l21 v + l22 w) for fixed u, v, w:
-    # their order statistics are those of u + l21 v + l22 w, mapped (l11 >= 0).
+    # The draws are dbar + l11 (u + l21 v + l22 w): order statistics of u + l21 v + l22 w.
     finite = np.isfinite(dbar) & np.isfinite(l11) & np.isfinite(l21) & np.isfinite(l22)
-    # Rows without a finite pivot take CR2 below, so their draws are any: the others'
-    # median, which keeps the band of _pivot_order_stats narrow.
+    # Rows without a finite pivot take CR2 below: any draws do, the median keeps the band narrow.
     a0, b0 = (float(np.median(e[finite])) if finite.any() else 0.0 for e in (l21, l22))
     a, b = np.where(finite, l21, a0), np.where(finite, l22, b0)
     ends = _pivot_order_stats(a, b, c, (confidence, MODEL_CHECK_CONFIDENCE), work)
@@ -1357,11 +949,7 @@ def ends_from_logs(
     doubtful = finite & ~((c_lo <= log_est) & (log_est <= c_hi))
     d_hi, d_lo = d.max(axis=-1), d.min(axis=-1)  # np.ptp and max |d| from two passes
     spread = d_hi - d_lo > 1e-12 * np.maximum(1.0, np.maximum(d_hi, -d_lo))
-    # total_ratio_ends' lognormal check. Above 5,000 tasks (D'Agostino-Pearson) on the
-    # centred log ratios in float32: scipy's test then takes half the time, and its
-    # p-value moved by at most 1.3e-5 in 4,000 evaluations at 10,000 tasks (no decision
-    # at 0.05 changed; tests/test_design_cost_ends.py): a decision changes only where
-    # p is that close to 0.05. (Centred first, a large mean costs float32 no digits.)
+    # The lognormal check; above 5,000 tasks in float32 (half the time; p moves < 2e-5).
     resid = d
     if c > _SHAPIRO_MAX:
         resid = _buf(work, "dm32", shape, np.float32)

@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from .._display import ResultDisplay
-from .._validate import check_positive_int
+from .._validate import check_positive_int, check_probability
 from ..records import EvalstatsWarning
 from .models import latent_thresholds
 from .rates import DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
@@ -33,7 +33,6 @@ __all__ = [
     "simulated_mde",
     "simulated_power",
     "simulated_tasks_needed",
-    "solve_power",
     "tasks_needed",
     "tasks_needed_curve",
 ]
@@ -41,14 +40,10 @@ __all__ = [
 IccScale = Literal["latent", "outcome"]
 Alternative = Literal["two-sided", "larger"]
 
-# Gauss-Legendre nodes on [0, 1] for the bivariate-normal integral below; 64 nodes give
-# ~1e-13 absolute error for correlations up to 0.99 (checked against scipy in the tests).
+# Gauss-Legendre nodes on [0, 1]: 64 give ~1e-13 absolute error up to rho = 0.99 (tested).
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(64)
 _GL_X = 0.5 * (_GL_X + 1.0)
 _GL_W = 0.5 * _GL_W
-
-
-# ---------------------------------------------------------------------------- numpy core
 
 
 def _bvn_excess(h: np.ndarray, k: np.ndarray, rho: np.ndarray) -> np.ndarray:
@@ -83,57 +78,34 @@ def _outcome_icc_core(icc_latent, p_tie, p_loss) -> np.ndarray:
         return np.where(var > 0, cov / var, 0.0)
 
 
-def _design(net_win, n_replicates, icc, p_tie, icc_scale: IccScale):
-    """Per-pair variance, outcome ICC and design effect under the alternative ``net_win``."""
-    net_win = np.asarray(net_win, dtype=float)
-    p_tie = np.asarray(p_tie, dtype=float)
-    var_y = np.maximum(1.0 - p_tie - net_win**2, 0.0)
-    if icc_scale == "latent":
-        p_loss = np.clip((1.0 - p_tie - net_win) / 2.0, 0.0, 1.0)
-        rho_y = _outcome_icc_core(icc, p_tie, p_loss)
-    else:
-        rho_y = np.asarray(icc, dtype=float)
-    de = 1.0 + (np.asarray(n_replicates, dtype=float) - 1.0) * rho_y
-    return var_y, rho_y, de
-
-
 def _power_core(
     net_win, n_tasks, n_replicates, icc, p_tie, alpha, alternative: Alternative, icc_scale
 ) -> dict[str, np.ndarray]:
     """Power of the two-sided (or upper) cluster t-test; every argument broadcasts."""
-    var_y, rho_y, de = _design(net_win, n_replicates, icc, p_tie, icc_scale)
-    n_tasks = np.asarray(n_tasks, dtype=float)
+    net_win, p_tie = np.asarray(net_win, dtype=float), np.asarray(p_tie, dtype=float)
+    var_y = np.maximum(1.0 - p_tie - net_win**2, 0.0)
+    if icc_scale == "latent":
+        rho_y = _outcome_icc_core(icc, p_tie, np.clip((1.0 - p_tie - net_win) / 2.0, 0.0, 1.0))
+    else:
+        rho_y = np.asarray(icc, dtype=float)
     m = np.asarray(n_replicates, dtype=float)
+    de = 1.0 + (m - 1.0) * rho_y
+    n_tasks = np.asarray(n_tasks, dtype=float)
     se = np.sqrt(var_y * de / (n_tasks * m))
     with np.errstate(divide="ignore", invalid="ignore"):
-        nc = np.where(se > 0, np.asarray(net_win, dtype=float) / se, np.sign(net_win) * np.inf)
+        nc = np.where(se > 0, net_win / se, np.sign(net_win) * np.inf)
     df = n_tasks - 1.0
     alpha = np.asarray(alpha, dtype=float)
-    # The power is scipy.stats' noncentral t, not statsmodels' TTestPower: TTestPower is
-    # 1 - special.nctdtr, which is NaN far from the mean (nctdtr(19, 10.1, -2.09), or
-    # 1000 tasks at net win 0.54 in the upper tail), where nct.sf is accurate. The lower
-    # tail is written as sf(crit, df, -nc) for the same reason.
-    if alternative == "two-sided":
-        crit = stats.t.isf(alpha / 2.0, df)
-        power = stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc)
-    else:
-        crit = stats.t.isf(alpha, df)
-        power = stats.nct.sf(crit, df, nc)
+    # scipy's nct.sf, not TTestPower's 1 - nctdtr (NaN far from the mean); lower tail likewise.
+    two = alternative == "two-sided"
+    crit = stats.t.isf(alpha / 2.0 if two else alpha, df)
+    power = stats.nct.sf(crit, df, nc)
+    if two:
+        power = power + stats.nct.sf(crit, df, -nc)
     # nct is undefined at infinite noncentrality (no variance left): the test always rejects.
-    if alternative == "two-sided":
-        power = np.where(np.isinf(nc), 1.0, power)
-    else:
-        power = np.where(np.isinf(nc), (nc > 0).astype(float), power)
-    return {
-        "power": power,
-        "var_y": var_y,
-        "rho_y": rho_y,
-        "design_effect": de,
-        "se": se,
-        "noncentrality": nc,
-        "df": df,
-        "critical_value": crit,
-    }
+    power = np.where(np.isinf(nc), 1.0 if two else (nc > 0).astype(float), power)
+    return {"power": power, "var_y": var_y, "icc_outcome": rho_y, "design_effect": de, "se": se,
+            "noncentrality": nc}  # fmt: skip
 
 
 def _solve_net_win(n_tasks, n_replicates, icc, p_tie, alpha, target, alternative, icc_scale):
@@ -144,15 +116,12 @@ def _solve_net_win(n_tasks, n_replicates, icc, p_tie, alpha, target, alternative
     top = np.broadcast_to(1.0 - np.asarray(p_tie, dtype=float), shape).copy()
 
     def pw(d):
-        return _power_core(d, n_tasks, n_replicates, icc, p_tie, alpha, alternative, icc_scale)[
-            "power"
-        ]
+        core = _power_core(d, n_tasks, n_replicates, icc, p_tie, alpha, alternative, icc_scale)
+        return core["power"]
 
     reachable = pw(top) >= target
-    lo = np.zeros(shape)
-    hi = top.copy()
-    # Power is increasing in the net win (the mean grows while Var(y) and the design effect
-    # shrink), so bisection brackets the root; 60 halvings reach double precision.
+    lo, hi = np.zeros(shape), top.copy()
+    # Power increases with the net win; 60 halvings reach double precision.
     for _ in range(60):
         mid = 0.5 * (lo + hi)
         ok = pw(mid) >= target
@@ -170,8 +139,7 @@ def _solve_tasks(net_win, n_replicates, icc, p_tie, alpha, target, alternative, 
     shape = np.broadcast_shapes(
         *(np.shape(a) for a in (net_win, n_replicates, icc, p_tie, alpha, target))
     )
-    # Normal-approximation starting bracket, doubled until it holds everywhere; power is
-    # increasing in the number of tasks, so an integer bisection then finds the smallest one.
+    # A normal-approximation bracket, doubled until it holds, then an integer bisection.
     c2 = core(2.0)
     z_a = stats.norm.isf(np.asarray(alpha) / (2.0 if alternative == "two-sided" else 1.0))
     z_b = stats.norm.ppf(target)
@@ -196,31 +164,14 @@ def _solve_tasks(net_win, n_replicates, icc, p_tie, alpha, target, alternative, 
         lo = np.where(gap & ~ok, mid, lo)
 
 
-def _check_prob(name: str, value: float, *, lo_open: bool = False, hi_open: bool = True) -> float:
-    v = float(value)
-    ok = (v > 0 if lo_open else v >= 0) and (v < 1 if hi_open else v <= 1)
-    if not ok or not np.isfinite(v):
-        lo = "(0" if lo_open else "[0"
-        hi = "1)" if hi_open else "1]"
-        raise ValueError(f"{name} must be in {lo}, {hi}, got {value!r}")
-    return v
-
-
-# ------------------------------------------------------------------------------ analytic
-
-
 @dataclass(frozen=True)
 class PowerResult(ResultDisplay):
     """One power calculation for the paired cluster design.
 
     ``solved_for`` names the quantity computed (``"power"``, ``"net_win"``: the MDE, or
-    ``"n_tasks"``: power then at least the target). ``net_win``, ``n_tasks``,
-    ``n_replicates``, ``alpha``, ``alternative``, ``icc`` and ``icc_scale`` are the design;
-    ``p_win``, ``p_tie``, ``p_loss`` the outcome probabilities under the alternative;
-    ``icc_outcome`` the ICC of the score ``y`` in the design effect
-    ``1 + (n_replicates - 1) icc_outcome``; ``sd_pair`` one pair's score SD; ``se`` the net
-    win's SE; ``effective_pairs`` ``n_tasks n_replicates / design_effect``; ``df``,
-    ``critical_value`` and ``noncentrality`` those of the t-test.
+    ``"n_tasks"``: power then at least the target); ``icc_outcome`` is the ICC of the score
+    ``y`` in the design effect ``1 + (n_replicates - 1) icc_outcome``; ``se`` the net win's
+    SE and ``noncentrality`` the t-test's.
     """
 
     solved_for: str
@@ -237,11 +188,7 @@ class PowerResult(ResultDisplay):
     icc_scale: str
     icc_outcome: float
     design_effect: float
-    sd_pair: float
     se: float
-    effective_pairs: float
-    df: float
-    critical_value: float
     noncentrality: float
 
     def to_frame(self) -> pd.DataFrame:
@@ -252,13 +199,12 @@ class PowerResult(ResultDisplay):
 def _result(solved_for: str, row: pd.Series, alpha, alternative, icc_scale) -> PowerResult:
     d, c, m, icc, p_tie = (row[k] for k in ("net_win", "n_tasks", "n_replicates", "icc", "p_tie"))
     core = _power_core(d, c, m, icc, p_tie, alpha, alternative, icc_scale)
-    de = float(core["design_effect"])
+    fields = ("power", "icc_outcome", "design_effect", "se", "noncentrality")
     return PowerResult(
         solved_for=solved_for,
         net_win=float(d),
         n_tasks=int(c),
         n_replicates=int(m),
-        power=float(core["power"]),
         alpha=float(alpha),
         alternative=alternative,
         p_win=(1.0 - p_tie + d) / 2.0,
@@ -266,54 +212,34 @@ def _result(solved_for: str, row: pd.Series, alpha, alternative, icc_scale) -> P
         p_loss=(1.0 - p_tie - d) / 2.0,
         icc=float(icc),
         icc_scale=icc_scale,
-        icc_outcome=float(core["rho_y"]),
-        design_effect=de,
-        sd_pair=float(np.sqrt(core["var_y"])),
-        se=float(core["se"]),
-        effective_pairs=c * m / de,
-        df=float(core["df"]),
-        critical_value=float(core["critical_value"]),
-        noncentrality=float(core["noncentrality"]),
+        **{k: float(core[k]) for k in fields},
     )
 
 
 def _design_grid(alpha, alternative, icc_scale, *, one=False, **axes) -> pd.DataFrame:
     """Every combination of the array-like ``axes``, one row each, checked (one row only
-    when ``one``): the validation of every analytic and simulated function."""
+    when ``one``)."""
     if icc_scale not in ("latent", "outcome"):
         raise ValueError(f"icc_scale must be 'latent' or 'outcome', got {icc_scale!r}")
     if alternative not in ("two-sided", "larger"):
         raise ValueError(f"alternative must be 'two-sided' or 'larger', got {alternative!r}")
-    _check_prob("alpha", alpha, lo_open=True)
+    check_probability(alpha, "alpha", closed=False)
     arrays = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in axes.items()}
     mesh = np.meshgrid(*arrays.values(), indexing="ij")
     g = pd.DataFrame({k: m.ravel() for k, m in zip(arrays, mesh, strict=True)})
     if one and len(g) != 1:
         raise ValueError("one design at a time: use power_curve, mde_curve or tasks_needed_curve")
-
-    def refuse(mask, what: str) -> None:
-        if np.any(mask):
-            raise ValueError(what)
-
     for name, low in (("n_tasks", 2), ("n_replicates", 1)):
-        if name in g:
-            refuse(~(g[name] >= low) | (g[name] % 1 != 0), f"{name} must be an integer >= {low}")
+        if name in g and (~(g[name] >= low) | (g[name] % 1 != 0)).any():
+            raise ValueError(f"{name} must be an integer >= {low}")
     for name in ("icc", "p_tie"):
-        refuse(~g[name].between(0.0, 1.0, inclusive="left"), f"{name} must be in [0, 1)")
-    if "net_win" in g:
-        d = g["net_win"]
-        refuse(~(d.abs() <= 1.0 - g["p_tie"] + 1e-12), "|net_win| must be <= 1 - p_tie")
-    if "power" in g:
-        refuse(~((g["power"] > alpha) & (g["power"] < 1.0)), "power must be in (alpha, 1)")
+        if (~g[name].between(0.0, 1.0, inclusive="left")).any():
+            raise ValueError(f"{name} must be in [0, 1)")
+    if "net_win" in g and (~(g["net_win"].abs() <= 1.0 - g["p_tie"] + 1e-12)).any():
+        raise ValueError("|net_win| must be <= 1 - p_tie")
+    if "power" in g and (~((g["power"] > alpha) & (g["power"] < 1.0))).any():
+        raise ValueError("power must be in (alpha, 1)")
     return g
-
-
-def _nonzero(g: pd.DataFrame, alternative: str) -> np.ndarray:
-    """The net wins a tasks-needed search can reach: non-zero (positive one-sided)."""
-    d = g["net_win"].to_numpy()
-    if ((d <= 0) if alternative == "larger" else (d == 0)).any():
-        raise ValueError("net_win must be non-zero (positive for 'larger')")
-    return np.abs(d) if alternative == "two-sided" else d
 
 
 def power_net_win(
@@ -375,7 +301,7 @@ def min_detectable_net_win(
     alternative: Alternative = "two-sided",
     icc_scale: IccScale = "latent",
 ) -> PowerResult:
-    """Smallest positive net win detected with probability ``power`` by the cluster t-test.
+    """Smallest positive net win the cluster t-test detects with probability ``power``.
 
     Parameters are those of :func:`power_net_win`; ``power`` is the target. Raises
     ``ValueError`` when even the largest possible net win (``1 - p_tie``) is not detectable.
@@ -391,10 +317,10 @@ def min_detectable_net_win(
     >>> round(r.net_win, 3), round(r.power, 3)
     (0.228, 0.8)
     """
-    g = mde_curve(n_tasks, n_replicates=n_replicates, icc=icc, p_tie=p_tie, alpha=alpha,
-                  power=power, alternative=alternative, icc_scale=icc_scale)  # fmt: skip
-    if len(g) != 1:
-        raise ValueError("one design at a time: use mde_curve")
+    g = _design_grid(alpha, alternative, icc_scale, one=True, n_tasks=n_tasks,
+                     n_replicates=n_replicates, icc=icc, p_tie=p_tie, power=power)  # fmt: skip
+    g["net_win"] = _solve_net_win(*g.to_numpy().T[:4], alpha, g["power"].to_numpy(),
+                                  alternative, icc_scale)  # fmt: skip
     if not np.isfinite(g["net_win"].iloc[0]):
         raise ValueError(
             f"no net win up to 1 - p_tie = {1 - p_tie:g} reaches power {power:g} with "
@@ -436,43 +362,6 @@ def tasks_needed(
     return _result("n_tasks", g.iloc[0], alpha, alternative, icc_scale)
 
 
-def solve_power(
-    *,
-    net_win: float | None = None,
-    n_tasks: int | None = None,
-    power: float | None = None,
-    n_replicates: int = 1,
-    icc: float = 0.0,
-    p_tie: float = 0.0,
-    alpha: float = 0.05,
-    alternative: Alternative = "two-sided",
-    icc_scale: IccScale = "latent",
-) -> PowerResult:
-    """Solve for whichever of ``net_win``, ``n_tasks`` and ``power`` is ``None``.
-
-    Like statsmodels' ``solve_power``: exactly one of the three must be left out; dispatches to
-    :func:`power_net_win`, :func:`min_detectable_net_win` or :func:`tasks_needed`.
-
-    Examples
-    --------
-    >>> solve_power(net_win=0.2, power=0.8, n_replicates=3, icc=0.3, p_tie=0.3).n_tasks
-    66
-    """
-    given = {"net_win": net_win, "n_tasks": n_tasks, "power": power}
-    missing = [k for k, v in given.items() if v is None]
-    if len(missing) != 1:
-        raise ValueError(
-            f"exactly one of net_win, n_tasks, power must be None, got missing={missing}"
-        )
-    kw = dict(n_replicates=n_replicates, icc=icc, p_tie=p_tie, alpha=alpha,
-              alternative=alternative, icc_scale=icc_scale)  # fmt: skip
-    if missing[0] == "power":
-        return power_net_win(net_win, n_tasks, **kw)
-    if missing[0] == "net_win":
-        return min_detectable_net_win(n_tasks, power=power, **kw)
-    return tasks_needed(net_win, power=power, **kw)
-
-
 def power_curve(
     net_win,
     n_tasks,
@@ -499,14 +388,11 @@ def power_curve(
     """
     g = _design_grid(alpha, alternative, icc_scale, net_win=net_win, n_tasks=n_tasks,
                      n_replicates=n_replicates, icc=icc, p_tie=p_tie)  # fmt: skip
-    core = _power_core(*(g[k].to_numpy() for k in g.columns), alpha, alternative, icc_scale)
+    core = _power_core(*g.to_numpy().T, alpha, alternative, icc_scale)
     return g.assign(
         n_tasks=g["n_tasks"].astype(int),
         n_replicates=g["n_replicates"].astype(int),
-        power=core["power"],
-        icc_outcome=core["rho_y"],
-        design_effect=core["design_effect"],
-        se=core["se"],
+        **{k: core[k] for k in ("power", "icc_outcome", "design_effect", "se")},
     )
 
 
@@ -536,8 +422,7 @@ def mde_curve(
     """
     g = _design_grid(alpha, alternative, icc_scale, n_tasks=n_tasks, n_replicates=n_replicates,
                      icc=icc, p_tie=p_tie, power=power)  # fmt: skip
-    d = _solve_net_win(*(g[k].to_numpy() for k in ("n_tasks", "n_replicates", "icc", "p_tie")),
-                       alpha, g["power"].to_numpy(), alternative, icc_scale)  # fmt: skip
+    d = _solve_net_win(*g.to_numpy().T[:4], alpha, g["power"].to_numpy(), alternative, icc_scale)
     return g.assign(
         n_tasks=g["n_tasks"].astype(int), n_replicates=g["n_replicates"].astype(int), net_win=d
     )
@@ -555,13 +440,20 @@ def tasks_needed_curve(
     icc_scale: IccScale = "latent",
 ) -> pd.DataFrame:
     """:func:`tasks_needed` over a grid of designs (every combination of the array-like
-    arguments), in one vectorised integer bisection: the same numbers as one call each.
+    arguments), in one vectorised integer bisection.
+
+    Examples
+    --------
+    >>> tasks_needed_curve([0.2, 0.3], n_replicates=3, icc=0.3, p_tie=0.3)["n_tasks"].tolist()
+    [66, 28]
     """
     g = _design_grid(alpha, alternative, icc_scale, net_win=net_win, n_replicates=n_replicates,
                      icc=icc, p_tie=p_tie, power=power)  # fmt: skip
-    d = _nonzero(g, alternative)
-    n = _solve_tasks(d, *(g[k].to_numpy() for k in ("n_replicates", "icc", "p_tie")), alpha,
-                     g["power"].to_numpy(), alternative, icc_scale)  # fmt: skip
+    d = g["net_win"].to_numpy()
+    if ((d <= 0) if alternative == "larger" else (d == 0)).any():
+        raise ValueError("net_win must be non-zero (positive for 'larger')")
+    n = _solve_tasks(np.abs(d), *g.to_numpy().T[1:4], alpha, g["power"].to_numpy(),
+                     alternative, icc_scale)  # fmt: skip
     return g.assign(n_replicates=g["n_replicates"].astype(int), n_tasks=n.astype(int))
 
 
@@ -573,14 +465,12 @@ def outcome_icc(icc_latent: float, *, p_win: float, p_tie: float, p_loss: float)
     >>> round(outcome_icc(0.3, p_win=0.4, p_tie=0.3, p_loss=0.3), 4)
     0.2373
     """
-    _check_prob("icc_latent", icc_latent)
+    if not 0.0 <= float(icc_latent) < 1.0:
+        raise ValueError(f"icc_latent must be in [0, 1), got {icc_latent!r}")
     probs = np.array([p_win, p_tie, p_loss], dtype=float)
     if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0, atol=1e-9):
         raise ValueError(f"p_win, p_tie, p_loss must be >= 0 and sum to 1, got {probs.tolist()}")
     return float(_outcome_icc_core(icc_latent, p_tie, p_loss))
-
-
-# ----------------------------------------------------------------------------- simulated
 
 
 #: Interval methods of :func:`evalstats.win_rates` that come with a net-win test.
@@ -597,33 +487,20 @@ def _latent_draw(n_resamples, n_tasks, n_replicates, icc, gen):
 
 def _simulated_rejections(latent, scale, net_win, p_tie, alpha, alternative, method, n_tasks):
     """Which simulated evaluations the chosen net-win test rejects (first ``n_tasks`` tasks)."""
-    p_loss = max((1.0 - p_tie - net_win) / 2.0, 0.0)
-    lo, hi = latent_thresholds(p_tie, p_loss, scale)
+    lo, hi = latent_thresholds(p_tie, max((1.0 - p_tie - net_win) / 2.0, 0.0), scale)
     lat = latent[:, :n_tasks]
     wins = (lat >= hi).sum(axis=2)
     losses = (lat < lo).sum(axis=2)
-    ties = lat.shape[2] - wins - losses
     n_resamples = lat.shape[0]
-    gid = np.repeat(np.arange(n_resamples), n_tasks)
-    # The two-sided test at 2 alpha rejects in the upper direction exactly when the
-    # one-sided test at alpha does (its interval's lower end is the one-sided bound).
+    # The two-sided test at 2 alpha rejects upwards exactly when the one-sided one at alpha does.
     level = alpha if alternative == "two-sided" else 2.0 * alpha
-    # The closed-form tests invert their intervals exactly (p < level when the 1 - level
-    # interval excludes 0), so the interval decides and the p-value's root search, most
-    # of the cost, is skipped; the wild bootstrap's p-value is its own computation.
+    # The closed-form tests invert their intervals exactly: the interval decides (no root search).
     by_interval = method != "wild_webb"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalstatsWarning)
-        r = rate_arrays(
-            wins.ravel(),
-            ties.ravel(),
-            losses.ravel(),
-            gid,
-            n_resamples,
-            method=method,
-            confidence=1.0 - level,
-            net_win_test=not by_interval,
-        )
+        r = rate_arrays(wins.ravel(), (lat.shape[2] - wins - losses).ravel(), losses.ravel(),
+                        np.repeat(np.arange(n_resamples), n_tasks), n_resamples, method=method,
+                        confidence=1.0 - level, net_win_test=not by_interval)  # fmt: skip
     if by_interval:
         reject = (r["low"][:, 3] > 0.0) | (r["high"][:, 3] < 0.0)
     else:
@@ -633,10 +510,25 @@ def _simulated_rejections(latent, scale, net_win, p_tie, alpha, alternative, met
     return reject
 
 
-def _check_method(method: str) -> str:
+def _simulation(n_resamples: int, method: str) -> int:
     if method not in TEST_METHODS:
         raise ValueError(f"method must be one of {TEST_METHODS}, got {method!r}")
-    return method
+    return check_positive_int(n_resamples, "n_resamples")
+
+
+def _smallest(reaches, lo, hi, step):
+    """Bisection for the smallest value in ``(lo, hi]`` that ``reaches`` (``hi`` does)."""
+    while hi - lo > step:
+        mid = (lo + hi) // 2 if step == 1 else 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if reaches(mid) else (mid, hi)
+    return hi
+
+
+def _one_row(head: dict, n_resamples: int, method: str, **tail) -> pd.DataFrame:
+    """The simulated functions' row; ``mc_se`` is the Monte-Carlo SE at ``power``."""
+    mc_se = float(np.sqrt(head["power"] * (1.0 - head["power"]) / n_resamples))
+    return pd.DataFrame([{**head, "mc_se": mc_se, **tail, "n_resamples": n_resamples,
+                          "method": method}])  # fmt: skip
 
 
 def simulated_power(
@@ -654,17 +546,14 @@ def simulated_power(
 ) -> pd.DataFrame:
     """Monte-Carlo power of the net-win test that :func:`evalstats.win_rates` reports.
 
-    Draws ``n_resamples`` evaluations from the latent probit model of
-    :mod:`evalstats.stats.models` (latent ICC) and counts how often ``net_win_p``
-    of the interval ``method`` (default: the default of :func:`evalstats.win_rates`, CR2
-    with the Bell-McCaffrey df) is below ``alpha``. Vectorised over simulations: all
-    evaluations are one call of :func:`evalstats.stats.rates.rate_arrays`.
+    Parameters are those of :func:`power_net_win` (the ICC on the latent scale), ``method``
+    (a :data:`TEST_METHODS`), ``n_resamples`` simulated evaluations and ``rng``.
 
     Returns
     -------
     DataFrame
-        One row: ``net_win, n_tasks, n_replicates, icc, p_tie, alpha, power, mc_se, n_resamples,
-        method``.
+        One row: ``net_win, n_tasks, n_replicates, icc, p_tie, alpha, power, mc_se,
+        n_resamples, method``.
 
     Examples
     --------
@@ -676,31 +565,16 @@ def simulated_power(
                      n_replicates=n_replicates, icc=icc, p_tie=p_tie)  # fmt: skip
     net_win, n_tasks, n_replicates, icc, p_tie = g.iloc[0]
     n_tasks, n_replicates = int(n_tasks), int(n_replicates)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    method = _check_method(method)
+    n_resamples = _simulation(n_resamples, method)
     latent, scale = _latent_draw(
         n_resamples, n_tasks, n_replicates, icc, np.random.default_rng(rng)
     )
     reject = _simulated_rejections(
         latent, scale, net_win, p_tie, alpha, alternative, method, n_tasks
     )
-    power = float(reject.mean())
-    return pd.DataFrame(
-        [
-            {
-                "net_win": net_win,
-                "n_tasks": n_tasks,
-                "n_replicates": n_replicates,
-                "icc": icc,
-                "p_tie": p_tie,
-                "alpha": alpha,
-                "power": power,
-                "mc_se": float(np.sqrt(power * (1.0 - power) / n_resamples)),
-                "n_resamples": n_resamples,
-                "method": method,
-            }
-        ]
-    )
+    design = {"net_win": net_win, "n_tasks": n_tasks, "n_replicates": n_replicates, "icc": icc,
+              "p_tie": p_tie, "alpha": alpha, "power": float(reject.mean())}  # fmt: skip
+    return _one_row(design, n_resamples, method)
 
 
 def simulated_mde(
@@ -718,18 +592,15 @@ def simulated_mde(
 ) -> pd.DataFrame:
     """Minimum detectable net win of the reported test, found by simulation.
 
-    The smallest positive net win whose simulated power (as :func:`simulated_power`)
-    reaches ``power``: one seeded draw of ``n_resamples`` evaluations is cut at the thresholds
-    of each candidate net win (common random numbers), and a bisection over the net win
-    finds where the rejection rate crosses the target. The analytic MDE of
-    :func:`min_detectable_net_win` (the fast normal approximation) is given beside it.
+    The smallest positive net win whose simulated power (as :func:`simulated_power`, one
+    seeded draw cut at each candidate's thresholds) reaches ``power``, by bisection; the
+    analytic :func:`min_detectable_net_win` beside it.
 
     Returns
     -------
     DataFrame
-        One row: ``n_tasks, n_replicates, icc, p_tie, alpha, power`` (target),
-        ``net_win`` (simulated MDE; NaN when no net win up to ``1 - p_tie`` reaches it),
-        ``power_simulated`` (at that net win), ``mc_se``, ``net_win_analytic``,
+        One row: the design, ``power`` (target), ``net_win`` (NaN when unreachable),
+        ``power_simulated``, ``mc_se``, ``net_win_analytic``,
         ``power_simulated_at_analytic``, ``n_resamples``, ``method``.
 
     Examples
@@ -742,8 +613,7 @@ def simulated_mde(
                      n_replicates=n_replicates, icc=icc, p_tie=p_tie, power=power)  # fmt: skip
     n_tasks, n_replicates, icc, p_tie, target = g.iloc[0]
     n_tasks, n_replicates = int(n_tasks), int(n_replicates)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    method = _check_method(method)
+    n_resamples = _simulation(n_resamples, method)
     latent, scale = _latent_draw(
         n_resamples, n_tasks, n_replicates, icc, np.random.default_rng(rng)
     )
@@ -752,41 +622,18 @@ def simulated_mde(
         rej = _simulated_rejections(latent, scale, d, p_tie, alpha, alternative, method, n_tasks)
         return float(rej.mean())
 
-    top = 1.0 - p_tie
     analytic = float(
         _solve_net_win(n_tasks, n_replicates, icc, p_tie, alpha, target, alternative, "latent")
     )
-    lo, hi = 0.0, top
-    reachable = pw(top) >= target
-    # Halve to 0.001: below the Monte-Carlo error of the crossing (power's MC SE ~0.006
-    # moves the MDE by ~0.005 at 15 tasks), and ~10 calls instead of 50.
-    while reachable and hi - lo > 1e-3:
-        mid = 0.5 * (lo + hi)
-        if pw(mid) >= target:
-            hi = mid
-        else:
-            lo = mid
-    mde = hi if reachable else np.nan
-    p_mde = pw(mde) if reachable else np.nan
-    return pd.DataFrame(
-        [
-            {
-                "n_tasks": n_tasks,
-                "n_replicates": n_replicates,
-                "icc": icc,
-                "p_tie": p_tie,
-                "alpha": alpha,
-                "power": target,
-                "net_win": mde,
-                "power_simulated": p_mde,
-                "mc_se": float(np.sqrt(target * (1.0 - target) / n_resamples)),
-                "net_win_analytic": analytic,
-                "power_simulated_at_analytic": pw(analytic) if np.isfinite(analytic) else np.nan,
-                "n_resamples": n_resamples,
-                "method": method,
-            }
-        ]
-    )
+    reachable = pw(1.0 - p_tie) >= target
+    # Halve to 0.001: below the Monte-Carlo error of the crossing (~0.005 at 15 tasks).
+    mde = _smallest(lambda d: pw(d) >= target, 0.0, 1.0 - p_tie, 1e-3) if reachable else np.nan
+    design = {"n_tasks": n_tasks, "n_replicates": n_replicates, "icc": icc, "p_tie": p_tie,
+              "alpha": alpha, "power": target, "net_win": mde,
+              "power_simulated": pw(mde) if reachable else np.nan}  # fmt: skip
+    at = pw(analytic) if np.isfinite(analytic) else np.nan
+    return _one_row(design, n_resamples, method, net_win_analytic=analytic,
+                    power_simulated_at_analytic=at)  # fmt: skip
 
 
 def simulated_tasks_needed(
@@ -805,16 +652,14 @@ def simulated_tasks_needed(
 ) -> pd.DataFrame:
     """Smallest number of tasks whose simulated power for ``net_win`` reaches ``power``.
 
-    One seeded draw of ``n_resamples`` evaluations with the largest bracket of tasks; smaller
-    designs are its first tasks (common random numbers), and an integer bisection finds
-    the smallest one that reaches the target. The analytic :func:`tasks_needed` is given
-    beside it.
+    One seeded draw with the largest bracket of tasks, smaller designs its first tasks,
+    and an integer bisection; the analytic :func:`tasks_needed` beside it.
 
     Returns
     -------
     DataFrame
-        One row: ``net_win, n_replicates, icc, p_tie, alpha, power`` (target), ``n_tasks``
-        (simulated), ``power_simulated``, ``mc_se``, ``n_tasks_analytic``,
+        One row: the design, ``power`` (target), ``n_tasks`` (NaN when unreachable),
+        ``power_simulated``, ``mc_se``, ``n_tasks_analytic``,
         ``power_simulated_at_analytic``, ``n_resamples``, ``method``.
 
     Examples
@@ -823,59 +668,30 @@ def simulated_tasks_needed(
     >>> bool(r["n_tasks"].item() >= r["n_tasks_analytic"].item())
     True
     """
-    analytic = tasks_needed(
-        net_win,
-        n_replicates=n_replicates,
-        icc=icc,
-        p_tie=p_tie,
-        alpha=alpha,
-        power=power,
-        alternative=alternative,
-    )
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    a = tasks_needed(net_win, n_replicates=n_replicates, icc=icc, p_tie=p_tie, alpha=alpha,
+                     power=power, alternative=alternative)  # fmt: skip
+    n_resamples = _simulation(n_resamples, method)
     max_tasks = check_positive_int(max_tasks, "max_tasks", minimum=2)
-    method = _check_method(method)
     gen = np.random.default_rng(rng)
-    target, n_r = float(power), analytic.n_replicates
-    d = abs(net_win) if alternative == "two-sided" else net_win
-    hi = min(max(2 * analytic.n_tasks + 10, 4), max_tasks)
+    target, d = float(power), abs(net_win) if alternative == "two-sided" else net_win
+    hi = min(max(2 * a.n_tasks + 10, 4), max_tasks)
     while True:
-        latent, scale = _latent_draw(n_resamples, hi, n_r, analytic.icc, gen)
+        latent, scale = _latent_draw(n_resamples, hi, a.n_replicates, a.icc, gen)
 
         def pw(c: int, latent=latent, scale=scale) -> float:
-            rej = _simulated_rejections(
-                latent, scale, d, analytic.p_tie, analytic.alpha, alternative, method, c
-            )
+            rej = _simulated_rejections(latent, scale, d, a.p_tie, a.alpha, alternative,
+                                        method, c)  # fmt: skip
             return float(rej.mean())
 
         if pw(hi) >= target or hi >= max_tasks:
             break
         hi = min(2 * hi, max_tasks)
     reachable = pw(hi) >= target
-    lo = 1  # one task has no cluster-robust test
-    while reachable and hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pw(mid) >= target:
-            hi = mid
-        else:
-            lo = mid
-    c = hi if reachable else np.nan
-    return pd.DataFrame(
-        [
-            {
-                "net_win": float(net_win),
-                "n_replicates": n_r,
-                "icc": analytic.icc,
-                "p_tie": analytic.p_tie,
-                "alpha": analytic.alpha,
-                "power": target,
-                "n_tasks": c,
-                "power_simulated": pw(int(c)) if reachable else np.nan,
-                "mc_se": float(np.sqrt(target * (1.0 - target) / n_resamples)),
-                "n_tasks_analytic": analytic.n_tasks,
-                "power_simulated_at_analytic": pw(min(analytic.n_tasks, latent.shape[1])),
-                "n_resamples": n_resamples,
-                "method": method,
-            }
-        ]
-    )
+    # One task has no cluster-robust test: the bisection starts above it.
+    c = _smallest(lambda c: pw(c) >= target, 1, hi, 1) if reachable else np.nan
+    design = {"net_win": float(net_win), "n_replicates": a.n_replicates, "icc": a.icc,
+              "p_tie": a.p_tie, "alpha": a.alpha, "power": target, "n_tasks": c,
+              "power_simulated": pw(int(c)) if reachable else np.nan}  # fmt: skip
+    at = pw(min(a.n_tasks, latent.shape[1]))
+    return _one_row(design, n_resamples, method, n_tasks_analytic=a.n_tasks,
+                    power_simulated_at_analytic=at)  # fmt: skip

@@ -1,8 +1,7 @@
 """Prediction-powered win rates: a judge's verdicts on every pair, corrected by people's labels.
 
-PPI++ (tuned weight of the judge) for the people's win, tie and loss rates, net win and score
-in the tasks' population, with a cluster bootstrap over tasks; the estimator, the interval
-and the coverage studies that chose them are in ``docs/methods.md`` (section "PPI").
+PPI++ (tuned weight of the judge) for the people's rates in the tasks' population, with a
+cluster bootstrap over tasks; the estimator and its studies: ``docs/methods.md``, "PPI".
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from .._validate import check_columns, check_confidence, check_n_resamples
 from ..frames import select_rubric
 from ..records import EvalstatsWarning
 from .agreement import gold_labels, proportion_bounds
-from .rates import RATE_NAMES, category_codes
+from .rates import RATE_NAMES, category_codes, segment_sum
 from .resample import BOOTSTRAP_METHODS, cluster_bootstrap
 
 __all__ = [
@@ -35,11 +34,9 @@ __all__ = [
 PPI_METHODS = ("cluster_wilson", "cluster_t", *BOOTSTRAP_METHODS)
 #: The columns a PPI row has beyond the tidy shape.
 PPI_EXTRAS = ("lambda", "labels_only", "judge_only", "ess_gain")
-# Parameter range of each statistic (net win lives on [-1, 1]).
-_LOW = np.array([0.0, 0.0, 0.0, -1.0, 0.0])
+_LOW = np.array([0.0, 0.0, 0.0, -1.0, 0.0])  # each statistic's range
 _HIGH = np.ones(5)
-# Net win (index 3) goes through the score scale (1 + net) / 2 for the Wilson interval.
-_NET = np.array([False, False, False, True, False])
+_NET = np.array([False, False, False, True, False])  # Wilson on the scale (1 + net) / 2
 
 #: Below this many labelled pairs the bootstrap interval is not trusted (a warning says so).
 MIN_LABELLED = 15
@@ -53,15 +50,8 @@ SHARP_PER_OUTCOME = 5
 #: ``method`` of a row whose interval was joined with the labels-only bound.
 JOINED = "{method} + labels-only {bound} ({why})"
 _Q = len(RATE_NAMES)
-# Per-pair values of the five statistics from (loss, tie, win) shares.
-_STAT_MATRIX = np.array(
-    [
-        # win  tie  loss  net  score
-        [0.0, 0.0, 1.0, -1.0, 0.0],  # loss
-        [0.0, 1.0, 0.0, 0.0, 0.5],  # tie
-        [1.0, 0.0, 0.0, 1.0, 1.0],  # win
-    ]
-)
+# Per-pair values of (win, tie, loss, net, score) from (loss, tie, win) shares.
+_STAT_MATRIX = np.array([[0, 0, 1, -1, 0], [0, 1, 0, 0, 0.5], [1, 0, 0, 1, 1]], dtype=float)
 assert OUTCOMES == ("loss", "tie", "win")
 
 # Column layout of the per-task sufficient statistics.
@@ -140,40 +130,29 @@ def ppi_win_rates(
         Fixed weight of the judge in [0, 1] (1 = plain PPI, 0 = labels only); default: tuned
         (PPI++), re-tuned inside every bootstrap resample.
     method : {"cluster_wilson", "cluster_t", "percentile", "bca", "basic"}, default "cluster_wilson"
-        Both cluster methods take the bootstrap SE x sqrt(C / (C - 1)) and the t(C - 1)
-        quantile: ``"cluster_wilson"`` the Wilson score interval at the effective size,
-        ``"cluster_t"`` estimate +/- t SE clipped to the range; or a bootstrap interval
-        (docs/methods.md, "PPI").
-    confidence : float, default 0.95
-    n_resamples : int, default 4 000
-    rng : Generator, int or None
+        From the bootstrap SE x sqrt(C / (C - 1)) and t(C - 1): the Wilson score interval at
+        the effective size, or estimate +/- t SE clipped; or a bootstrap interval.
+    confidence, n_resamples, rng
+        Interval level, cluster-bootstrap resamples, random source or seed.
 
     Returns
     -------
     ResultFrame
-        Long: one row per statistic (``win_rate``, ``tie_rate``, ``loss_rate``,
-        ``net_win``, ``score``): ``judge``, ``statistic``, ``estimate`` (the PPI
-        estimate), ``se`` (bootstrap SD), ``ci_low``, ``ci_high``, ``n`` (judged pairs),
-        ``n_tasks``, ``method`` (where the interval was joined with the labels-only one,
-        with the reason per outcome, e.g. ``"cluster_wilson + labels-only mid_p (win: 0 of
-        20 labelled, minimum 1)"``), ``confidence``, and ``lambda`` (the tuned weight),
-        ``labels_only`` (mean of the gold labels), ``judge_only`` (the judge's own rate
-        over all pairs), ``ess_gain`` (variance of the labels-only mean over the PPI
-        variance; times ``n_labelled``, the effective number of labels).
-        ``.diagnostics``: ``judge``, ``n``, ``n_labelled`` (labelled judged pairs),
-        ``n_tasks``, ``n_labelled_clusters``, ``n_labels_unused`` (gold pairs the judge
-        has no ok verdict on), ``n_labelled_win`` / ``_tie`` / ``_loss``,
-        ``min_labels_per_outcome`` (:data:`MIN_PER_OUTCOME`), ``labels_only_bound``,
-        ``ci_note`` (per rare outcome: its count, the minimum and the labels that would hold
-        five; "" if none), ``random_sample`` (labels carry sheet provenance), ``estimand``
-        ("human": the people's rates in the tasks' population), ``gold``, ``n_resamples``.
+        One row per statistic (``win_rate`` ... ``score``): ``judge``, the tidy columns
+        (``se`` the bootstrap SD, ``n`` judged pairs; ``method`` names a join with the
+        labels-only interval and why), ``lambda`` (the tuned weight), ``labels_only``,
+        ``judge_only`` (the judge's own rate), ``ess_gain`` (labels-only variance over the
+        PPI variance). ``.diagnostics``: ``judge``, ``n``, ``n_labelled``, ``n_tasks``,
+        ``n_labelled_clusters``, ``n_labels_unused``, ``n_labelled_win`` / ``_tie`` /
+        ``_loss``, ``min_labels_per_outcome``, ``labels_only_bound``, ``ci_note`` (rare
+        outcomes), ``random_sample`` (labels carry sheet provenance), ``estimand``,
+        ``gold``, ``n_resamples``.
 
     Warns
     -----
     EvalstatsWarning
-        Fewer than 15 labelled pairs, labels without the sheet's provenance (not shown to
-        be a random sample), or an outcome with fewer than :data:`MIN_PER_OUTCOME` labelled
-        examples (the ``ci_note``).
+        Fewer than 15 labelled pairs, labels without the sheet's provenance, or a rare
+        outcome among the labels.
 
     Examples
     --------
@@ -187,17 +166,9 @@ def ppi_win_rates(
     >>> labels = pd.DataFrame({"task_id": tasks[pick], "replicate": np.tile([1, 2, 3, 4], 30)[pick],
     ...     "labeler": "ann", "outcome": human[pick], "sample_seed": 0, "frame_sha256": "x"})
     >>> res = ppi_win_rates(frame, labels, judge="j", rng=1, n_resamples=1000)
-    >>> res.diagnostics[["n", "n_labelled"]].to_dict("records")
-    [{'n': 120, 'n_labelled': 40}]
-    >>> win = res.set_index("statistic").loc["win_rate"]
-    >>> round(float(win["judge_only"]), 3)
-    0.483
-    >>> round(float((human == "win").mean()), 3)  # the people's rate over these 120 pairs
-    0.342
+    >>> win = res.set_index("statistic").loc["win_rate"]  # the judge alone says 0.483
     >>> win[["estimate", "ci_low", "ci_high"]].astype(float).round(3).to_dict()  # of p = 0.4
     {'estimate': 0.338, 'ci_low': 0.225, 'ci_high': 0.474}
-    >>> win["method"]
-    'cluster_wilson'
     """
     check_columns(frame, ["task_id", "replicate", "judge", "rubric", "status", "outcome"])
     confidence = check_confidence(confidence)
@@ -224,7 +195,7 @@ def ppi_win_rates(
     if len(lab) == 0:
         raise ValueError(f"no labelled pair has an ok verdict of judge {judge!r}")
 
-    # np.unique's order and codes, by hashing: sorting only the distinct ids, not every row.
+    # np.unique's order and codes, by hashing: only the distinct ids are sorted.
     cu, tasks = pd.factorize(fu["task_id"].astype(str).to_numpy(), sort=True)
     tasks = np.asarray(tasks)
     cl = np.searchsorted(tasks, lab["task_id"].astype(str).to_numpy())
@@ -235,12 +206,9 @@ def ppi_win_rates(
     fu_v = fu[list(RATE_NAMES)].to_numpy()
     y_v = lab[[f"{c}_y" for c in RATE_NAMES]].to_numpy()
     fl_v = lab[[f"{c}_f" for c in RATE_NAMES]].to_numpy()
-    for j in range(_Q):  # five statistics, not rows
-        stats[:, _F_U.start + j] = np.bincount(cu, weights=fu_v[:, j], minlength=n_c)
-        stats[:, _F2_U.start + j] = np.bincount(cu, weights=fu_v[:, j] ** 2, minlength=n_c)
-        stats[:, _Y_L.start + j] = np.bincount(cl, weights=y_v[:, j], minlength=n_c)
-        stats[:, _F_L.start + j] = np.bincount(cl, weights=fl_v[:, j], minlength=n_c)
-        stats[:, _YF_L.start + j] = np.bincount(cl, weights=y_v[:, j] * fl_v[:, j], minlength=n_c)
+    for cols, codes, values in ((_F_U, cu, fu_v), (_F2_U, cu, fu_v**2), (_Y_L, cl, y_v),
+                                (_F_L, cl, fl_v), (_YF_L, cl, y_v * fl_v)):  # fmt: skip
+        stats[:, cols] = segment_sum(values, codes, n_c)
 
     n_labelled = len(lab)
     random_sample = bool(
@@ -248,20 +216,14 @@ def ppi_win_rates(
         and labels["sample_seed"].notna().all()
         and labels["frame_sha256"].notna().all()
     )
-    if n_labelled < MIN_LABELLED:
-        warnings.warn(
-            f"only {n_labelled} labelled pairs (< {MIN_LABELLED}): the PPI interval may not "
-            "cover the human rate",
-            EvalstatsWarning,
-            stacklevel=2,
-        )
-    if not random_sample:
-        warnings.warn(
-            "the labels carry no sheet provenance (sample_seed, frame_sha256): they are not "
-            "shown to be a random sample of the judged pairs, which PPI assumes",
-            EvalstatsWarning,
-            stacklevel=2,
-        )
+    for warn, message in (
+        (n_labelled < MIN_LABELLED, f"only {n_labelled} labelled pairs (< {MIN_LABELLED}): "
+         "the PPI interval may not cover the human rate"),
+        (not random_sample, "the labels carry no sheet provenance (sample_seed, frame_sha256): "
+         "they are not shown to be a random sample of the judged pairs, which PPI assumes"),
+    ):  # fmt: skip
+        if warn:
+            warnings.warn(message, EvalstatsWarning, stacklevel=2)
 
     stat = _statistic(lam)
     if n_c >= 2:
@@ -310,26 +272,13 @@ def ppi_win_rates(
             "n_resamples": [n_resamples],
         }
     )
+    per_stat = {"estimate": est, "se": se, "ci_low": lo, "ci_high": hi, "ess_gain": gain,
+                "lambda": est[2 * _Q :], "labels_only": est[_Q:], "judge_only": est[3 * _Q :]}  # fmt: skip
+    common = {"n": len(fu), "n_tasks": n_c, "confidence": confidence}
+    methods = [JOINED.format(method=method, bound=LABELS_ONLY_BOUND, why=w) if w else method
+               for w in joined]  # fmt: skip
     statistics = [
-        (
-            name,
-            {
-                "estimate": est[j],
-                "se": se[j],
-                "ci_low": lo[j],
-                "ci_high": hi[j],
-                "n": len(fu),
-                "n_tasks": n_c,
-                "method": JOINED.format(method=method, bound=LABELS_ONLY_BOUND, why=joined[j])
-                if joined[j]
-                else method,
-                "confidence": confidence,
-                "lambda": est[2 * _Q + j],
-                "labels_only": est[_Q + j],
-                "judge_only": est[3 * _Q + j],
-                "ess_gain": gain[j],
-            },
-        )
+        (name, {**{k: v[j] for k, v in per_stat.items()}, **common, "method": methods[j]})
         for j, name in enumerate(RATE_NAMES)
     ]
     return stack_statistics(
@@ -340,10 +289,8 @@ def ppi_win_rates(
 def _cluster_interval(
     est: np.ndarray, se: np.ndarray, n_c: int, confidence: float, method: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The five statistics' ``cluster_wilson`` or ``cluster_t`` ends from the bootstrap SE
-    (CR1 factor, t(C - 1) quantile ``c``). Wilson: ``|theta - p| <= c sqrt(p (1 - p) / n_eff)``
-    at ``n_eff = theta (1 - theta) / SE^2``; where undefined (SE 0, an estimate at the end of
-    its range) the clipped t ends stand and :func:`_rare_outcomes` widens them."""
+    """The five statistics' ``cluster_wilson`` or ``cluster_t`` ends from the bootstrap SE;
+    where Wilson is undefined (SE 0, an end of the range) the clipped t ends stand."""
     crit = scipy.stats.t.ppf(0.5 + confidence / 2.0, n_c - 1)
     s = se * np.sqrt(n_c / (n_c - 1.0))
     t_lo = np.maximum(est - crit * s, _LOW)
@@ -355,8 +302,7 @@ def _cluster_interval(
     ok = (s > 1e-12) & (theta > 0.0) & (theta < 1.0)
     th = np.where(ok, theta, 0.5)  # placeholders where undefined, replaced below
     n_eff = th * (1.0 - th) / np.where(ok, s, 1.0) ** 2
-    # statsmodels' Wilson interval (normal quantile z) at n_eff (z / c)^2 is the score
-    # interval with the t quantile c at n_eff, as the win rates' cr2_wilson takes it.
+    # statsmodels' Wilson (quantile z) at n_eff (z / c)^2 is the score interval with t's c.
     z = scipy.stats.norm.ppf(0.5 + confidence / 2.0)
     n_z = n_eff * (z / crit) ** 2
     lo, hi = proportion_confint(th * n_z, n_z, alpha=1.0 - confidence, method="wilson")
@@ -366,11 +312,8 @@ def _cluster_interval(
 
 
 def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, judge_rate):
-    """Join a statistic's PPI interval with the labels-only one where an outcome it depends
-    on has fewer than :data:`MIN_PER_OUTCOME` labelled pairs (or non-pairs), or where its
-    bootstrap saw no spread (SE 0, or an estimate at the end of its range); the note states,
-    per outcome, the minimum and how many labels would hold :data:`SHARP_PER_OUTCOME`.
-    """
+    """Join a statistic's interval with the labels-only one where an outcome it depends on
+    is rare among the labels or its bootstrap saw no spread: (why, lo, hi, note)."""
     why = np.full(_Q, "", dtype=object)
     if n_c < 2:
         return why, lo, hi, ""
@@ -407,8 +350,7 @@ def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, ju
     for k, name in enumerate(names):
         if not rare[k]:
             continue
-        # Labels expected to hold SHARP_PER_OUTCOME of this outcome (and of the others),
-        # at the judge's own rate as the best guess of how common it is.
+        # Labels expected to hold SHARP_PER_OUTCOME of it, at the judge's own rate.
         p = float(np.clip(judge_rate[k], 1e-3, 1 - 1e-3))
         need = int(np.ceil(SHARP_PER_OUTCOME / min(p, 1.0 - p)))
         which = name if per_outcome[k] < MIN_PER_OUTCOME else f"non-{name}"

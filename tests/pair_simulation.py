@@ -1,4 +1,5 @@
-"""Simulated pairwise verdicts of K arms on clustered tasks (coverage checks and benchmarks).
+"""Simulated pairwise verdicts of K arms on clustered tasks (tests and benchmarks; no part of
+the package).
 
 Every task judges every pair of arms in every replicate, in a random order. The log-odds of
 ``a`` over ``b`` on task ``t`` is ``beta_a - beta_b + b_ta - b_tb + gamma s`` with task-arm
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .ranking import outcome_probabilities
+from evalstats.stats.ranking import outcome_probabilities
 
 __all__ = ["simulate_pairwise", "true_net_wins"]
 
