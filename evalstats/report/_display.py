@@ -407,8 +407,7 @@ def show_unavailable(results: Any, section: str) -> None:
 
 
 def _arm_pairs(arm_names: Mapping[str, str] | None) -> list[tuple[str, str]]:
-    """(WITH, its name), (WITHOUT, its name); empty when neither arm is named. K arms:
-    (arm, its name) for each."""
+    """(WITH, its name), (WITHOUT, its name); empty when neither arm is named."""
     if arm_names and set(arm_names) - set(DEFAULT_ARM_NAMES):
         return [(str(arm), str(name)) for arm, name in arm_names.items()]
     names = {arm: str((arm_names or {}).get(arm, d)) for arm, d in DEFAULT_ARM_NAMES.items()}
@@ -421,14 +420,7 @@ def _arm_pairs(arm_names: Mapping[str, str] | None) -> list[tuple[str, str]]:
 
 
 def _arms_line(arm_names: Mapping[str, str] | None) -> str | None:
-    """What the page says the arms are, e.g. "WITH = Serena MCP · WITHOUT = plain Claude
-    Code"; None when neither is named (the page then says WITH / WITHOUT only).
-
-    >>> _arms_line({"with": "Serena MCP", "without": "WITHOUT"})
-    'WITH = Serena MCP · WITHOUT = (not named)'
-    >>> _arms_line({"with": "WITH", "without": "WITHOUT"}) is None
-    True
-    """
+    """What the page says the arms are ("WITH = Serena MCP · WITHOUT = ..."), or None."""
     pairs = _arm_pairs(arm_names)
     return " · ".join(f"{arm} = {name}" for arm, name in pairs) if pairs else None
 

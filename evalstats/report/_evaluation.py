@@ -409,14 +409,7 @@ _RATE_STATISTICS = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
 
 
 def _tests(ctx: Context) -> dict[str, Any]:
-    """``primary`` and ``net_win_p_holm`` on the headline and consensus tables.
-
-    The plan's primary row (rubric x judge-or-consensus, its statistic one of the rates) is
-    marked; when that statistic is the net win, its test is the primary one, tested alone at
-    the plan's alpha (``net_win_p_holm`` equals its ``net_win_p``), and every other net-win
-    test forms the Holm family. Without a plan every test is exploratory and all of them
-    are adjusted together.
-    """
+    """``primary`` and ``net_win_p_holm`` on the headline and consensus tables."""
     from ..stats.ranking import holm_table
 
     names = [t for t in _TEST_TABLES if t in ctx.tables]
@@ -512,16 +505,7 @@ def _missing_bounds(ctx: Context) -> dict[str, Any]:
 
 
 def _design_check(ctx: Context) -> dict[str, Any]:
-    """The headline and consensus intervals' simulated coverage on this very design.
-
-    The coverage battery shows designs where no valid interval lands in [0.93, 0.97] (8
-    tasks of 3 verdicts with a rate near 0 or 1 over-cover); :func:`evalstats.stats.
-    design_coverage` re-simulates the data's own tasks, rates and intra-task correlation,
-    and where the default interval falls outside the band its ``ci_note`` is added to the
-    headline (or consensus) row, so that the page says so beside the interval instead of
-    printing it bare. The consensus rows (judge ``consensus:<rule>``) are simulated on the
-    consensus verdicts, with fewer evaluations (their ``mc_se`` says how many).
-    """
+    """The headline and consensus intervals' simulated coverage on this very design."""
     from ..stats import design_coverage
 
     _need_verdicts(ctx.frame)
@@ -819,8 +803,7 @@ def _primary_row(ctx: Context, plan: Any) -> tuple[str, pd.Series]:
 
 
 def _conclusion(stat: str, test: str, lo: float, hi: float, margin: float | None) -> str:
-    """What rejecting the declared null means, in words, e.g. "WITH is non-inferior to
-    WITHOUT within 0.1 (net win > -0.1)"."""
+    """What rejecting the declared null means, in words."""
     if stat in _COST_WORDS:
         what = _COST_WORDS[stat]
         label = f"{stat} (WITH / WITHOUT)"
@@ -856,14 +839,7 @@ def _conclusion(stat: str, test: str, lo: float, hi: float, margin: float | None
 
 
 def _primary_test(ctx: Context) -> dict[str, Any]:
-    """The test the plan declares, computed: one row (see :data:`PRIMARY_TEST_COLUMNS`).
-
-    A t test (:func:`evalstats.stats.equivalence.declared_test`) on the primary row's
-    estimate, cluster-robust SE and df: the headline's (or consensus') CR2 SE and
-    Bell-McCaffrey df of the rate, or the cost table's log-scale SE and df (centred where
-    that table's interval is, as :func:`~evalstats.stats.equivalence.cost_equivalence`
-    does; a cost margin ``m`` is the ratio ``1 + m``). Draws nothing from the generator.
-    """
+    """The test the plan declares, computed: one row (see :data:`PRIMARY_TEST_COLUMNS`)."""
     from ..stats.cost import GPQ_HULL_METHOD, GPQ_METHOD, cost_ratios, total_ratio_draws
     from ..stats.equivalence import declared_test, declared_test_draws, hull_declared_test
 

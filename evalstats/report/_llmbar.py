@@ -158,14 +158,7 @@ def _seed(ctx: Context, k: int) -> np.random.SeedSequence:
 
 
 def _accuracy_table(data: Any) -> pd.DataFrame:
-    """LLMBar's Acc and Agr per (judge, strategy), recomputed from the verdicts.
-
-    ``acc`` is the mean of the accuracies in the two orders, ``(correct_False + correct_True)
-    / (2 n) * 100``, an unparsed verdict counting as wrong; ``agr`` (positional agreement) is
-    the share of items whose two winners are the same, ``equal / n * 100``, two unparsed
-    verdicts counting as the same, as LLMBar's script compares them. Then
-    ``acc_with_first``, ``acc_without_first``, ``both_correct``, ``n_invalid``.
-    """
+    """LLMBar's Acc and Agr per (judge, strategy), recomputed from the verdicts."""
     f = data.frame
     gold = data.labels[["task_id", "outcome"]].rename(columns={"outcome": "gold"})
     m = f[["task_id", "evaluator", "strategy", "order", "status", "outcome", "label"]].merge(
@@ -295,13 +288,7 @@ def _cross_judge(ctx: Context) -> dict[str, Any]:
 
 
 def _longer_wins(frame: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
-    """P(the longer output wins) per judge and for the gold labels (``judge="gold"``).
-
-    Among ``ok`` verdicts on items whose outputs differ in length, the share won by the
-    longer one (0.5: no length preference), with :func:`evalstats.win_rates`' task-clustered
-    interval on the frame re-oriented so that WITH is the longer output. Columns: ``judge``,
-    ``n``, ``n_tasks``, ``longer_wins``, ``ci_low``, ``ci_high``.
-    """
+    """P(the longer output wins) per judge and for the gold labels (``judge="gold"``)."""
     from ..stats.rates import win_rates
 
     swap = {"win": "loss", "loss": "win", "tie": "tie"}

@@ -263,11 +263,7 @@ def _rate_cols(row: pd.Series) -> dict[str, float]:
 
 
 def _ppi(ctx: Context) -> dict[str, Any]:
-    """A judge's win rates corrected with a random ``ppi_fraction`` of the human majority
-    labels. Rows (``estimate``): ``all human`` (the majority vote on every item: the answer
-    to recover), ``judge only``, ``labels only`` (the sampled labels alone) and ``PPI++``
-    (:func:`evalstats.stats.ppi.ppi_win_rates`); ``covers_human`` says whether the interval
-    holds the all-human win rate."""
+    """A judge's win rates corrected with a random ``ppi_fraction`` of the human majority labels."""
     from ..stats.ppi import ppi_win_rates
     from ..stats.rates import win_rates
 
