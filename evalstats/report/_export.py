@@ -625,8 +625,9 @@ def markdown_tables(
 class _Names:
     """Macro name -> (value, source); a second source for one name is an error."""
 
-    def __init__(self) -> None:
+    def __init__(self, digits: int | None, percent: bool) -> None:
         self.items: dict[str, tuple[str, str]] = {}
+        self.digits, self.percent = digits, percent
 
     def add(self, name: str, value: str, source: str) -> None:
         full = "es" + name
@@ -637,28 +638,26 @@ class _Names:
             )
         self.items[full] = (value, source)
 
-
-def _interval_values(
-    row: Mapping[str, Any],
-    stat: str,
-    est: str,
-    lo: str | None,
-    hi: str | None,
-    d: int,
-    scale: float,
-) -> list[tuple[str, str]]:
-    vals = []
-    if est is not None:
-        vals.append(("", format_number([_f(row.get(est)) * scale], d, na_rep="--")[0]))
-    if lo is not None and hi is not None:
-        vals.append(("Lo", format_number([_f(row.get(lo)) * scale], d, na_rep="--")[0]))
-        vals.append(("Hi", format_number([_f(row.get(hi)) * scale], d, na_rep="--")[0]))
-    return vals
+    def interval(self, name: str, src: str, row: Mapping[str, Any], cols: Sequence[Any],
+                 kind: str) -> None:  # fmt: skip
+        """``name`` (estimate), ``name``Lo and ``name``Hi from ``cols`` of ``row`` (None: none)."""
+        d = statistic_digits(kind, digits=self.digits, percent=self.percent)
+        sc = statistic_scale(kind, percent=self.percent)
+        est, lo, hi = cols
+        picked = [("", est)] + (
+            [("Lo", lo), ("Hi", hi)] if lo is not None and hi is not None else []
+        )
+        for suffix, col in picked:
+            if col is not None:
+                value = format_number([_f(row.get(col)) * sc], d, na_rep="--")[0]
+                self.add(name + suffix, value, f"{src}{suffix}")
 
 
-def _comparison_macros(
-    names: _Names, doc: Any, digits: int | None, percent: bool, aliases: Any
-) -> None:
+def _ci(stat: str) -> tuple[str, str, str]:
+    return stat, f"{stat}_ci_low", f"{stat}_ci_high"
+
+
+def _comparison_macros(names: _Names, doc: Any, aliases: Any) -> None:
     """Macros of the K-arm ``compare`` and ``arm_costs`` tables."""
     for tname, cols, prefix in (
         ("compare", ("arm_a", "arm_b"), "Cmp"),
@@ -674,13 +673,8 @@ def _comparison_macros(
                 arms = judge_word(str(row["judge"]), aliases) + arms
                 where = f"{row['judge']}: {where}"
             for stat in [c for c in row if f"{c}_ci_low" in row]:
-                d = statistic_digits(stat, digits=digits, percent=percent)
-                sc = statistic_scale(stat, percent=percent)
-                lo, hi = f"{stat}_ci_low", f"{stat}_ci_high"
-                for suffix, value in _interval_values(row, stat, stat, lo, hi, d, sc):
-                    names.add(
-                        prefix + arms + word(stat) + suffix, value, f"{tname}: {where} / {stat}"
-                    )
+                src = f"{tname}: {where} / {stat}"
+                names.interval(prefix + arms + word(stat), src, row, _ci(stat), stat)
 
 
 def _pair(row: Mapping[str, Any], aliases: Any) -> str:
@@ -712,26 +706,15 @@ def latex_macros(
     '\\\\newcommand{\\\\esBlindPairClaudeSonnetFourWinRate}{52}'
     """
     doc = _load(results)
-    names = _Names()
+    names = _Names(digits, percent)
     names.add("Confidence", _pct(_confidence(doc)), "confidence")
     for tname in _MACRO_TABLES:
-        table = _table(doc, tname)
-        if table is None:
-            continue
-        for row in table.to_dict("records"):
+        for row in _rows(doc, tname):
             prefix = _pair(row, aliases) + word(str(row["rubric"]), aliases)
             prefix += judge_word(str(row["judge"]), aliases)
             src = f"{tname}: {_pair_src(row)}{row['rubric']} / {row['judge']}"
-            for stat in _RATES:
-                if stat not in row:
-                    continue
-                d, sc = (
-                    statistic_digits(stat, digits=digits, percent=percent),
-                    statistic_scale(stat, percent=percent),
-                )
-                lo, hi = f"{stat}_ci_low", f"{stat}_ci_high"
-                for suffix, value in _interval_values(row, stat, stat, lo, hi, d, sc):
-                    names.add(prefix + word(stat) + suffix, value, f"{src} / {stat}{suffix}")
+            for stat in (s for s in _RATES if s in row):
+                names.interval(prefix + word(stat), f"{src} / {stat}", row, _ci(stat), stat)
             _counts(names, prefix, row, src)
     agreement = _table(doc, "agreement")
     if agreement is not None:
@@ -747,28 +730,19 @@ def latex_macros(
                 c = found.get(stat)
                 if c is None and stat not in row:
                     continue
-                d = statistic_digits(stat, digits=digits, percent=percent)
-                sc = statistic_scale(stat, percent=percent)
                 # The bootstrap interval shares kappa's estimate: only its bounds are new.
                 est = None if stat.endswith("_boot") else (c.estimate if c else stat)
-                lo, hi = (c.ci_low, c.ci_high) if c else (None, None)
-                for suffix, value in _interval_values(row, stat, est, lo, hi, d, sc):
-                    names.add(prefix + word(stat) + suffix, value, f"{src} / {stat}{suffix}")
+                cols = (est, c.ci_low, c.ci_high) if c else (est, None, None)
+                names.interval(prefix + word(stat), f"{src} / {stat}", row, cols, stat)
             _counts(names, prefix, row, src)
     test = _primary_test(doc)
     if test is not None:
         _primary_macros(names, test, digits, percent)
-    cost = _table(doc, "cost")
-    if cost is not None:
-        d = statistic_digits("estimate", digits=digits, percent=percent)
-        for row in cost.to_dict("records"):
-            prefix = "Cost" + _pair(row, aliases) + word(str(row["statistic"]), aliases)
-            src = f"cost: {_pair_src(row)}{row['statistic']}"
-            for suffix, value in _interval_values(
-                row, "estimate", "estimate", "ci_low", "ci_high", d, 1.0
-            ):
-                names.add(prefix + suffix, value, f"{src}{suffix}")
-    _comparison_macros(names, doc, digits, percent, aliases)
+    for row in _rows(doc, "cost"):
+        prefix = "Cost" + _pair(row, aliases) + word(str(row["statistic"]), aliases)
+        src = f"cost: {_pair_src(row)}{row['statistic']}"
+        names.interval(prefix, src, row, ("estimate", "ci_low", "ci_high"), "estimate")
+    _comparison_macros(names, doc, aliases)
     lines = [
         "% evalstats export: one \\newcommand per headline number of results.json.",
         "% Names: \\es<Rubric><Judge><Statistic>[Lo|Hi]; \\es<Rubric><JudgeA>Vs<JudgeB><Stat>;",
@@ -779,6 +753,11 @@ def latex_macros(
     for name, (value, _) in names.items.items():
         lines.append(f"\\newcommand{{\\{name}}}{{{value}}}")
     return show_bidi("\n".join(lines) + "\n")
+
+
+def _rows(doc: Mapping[str, Any], name: str) -> list[dict[str, Any]]:
+    table = _table(doc, name)
+    return [] if table is None else table.to_dict("records")
 
 
 def _primary_macros(names: _Names, t: Mapping[str, Any], digits: int | None, percent: bool) -> None:
