@@ -878,10 +878,7 @@ def _agreement_sentence(
 def _cost_sentence(
     row: Mapping[str, Any], doc: Mapping[str, Any], digits: int | None, percent: bool
 ) -> str:
-    d = statistic_digits("estimate", digits=digits, percent=percent)
-    iv = format_interval(
-        [_f(row.get("estimate"))], [_f(row.get("ci_low"))], [_f(row.get("ci_high"))], d
-    )[0]
+    iv = _ratio_iv(row, digits, percent)
     metric = str(row["statistic"])
     what = _COST_TEXT.get(metric, metric)
     if row.get("method") == "unavailable":  # answer-only counts are no cost: say why
@@ -898,12 +895,15 @@ def _cost_sentence(
     )
 
 
+def _ratio_iv(row: Mapping[str, Any], digits: int | None, percent: bool) -> str:
+    d = statistic_digits("estimate", digits=digits, percent=percent)
+    cells = ([_f(row.get(c))] for c in ("estimate", "ci_low", "ci_high"))
+    return format_interval(*cells, d)[0]
+
+
 def _source_sentence(row: Mapping[str, Any], digits: int | None, percent: bool) -> str:
     """The transcript ratio beside the billed one the cost table uses, and how far apart."""
-    d = statistic_digits("estimate", digits=digits, percent=percent)
-    iv = format_interval(
-        [_f(row.get("estimate"))], [_f(row.get("ci_low"))], [_f(row.get("ci_high"))], d
-    )[0]
+    iv = _ratio_iv(row, digits, percent)
     what = _COST_TEXT.get(str(row["statistic"]), str(row["statistic"]))
     return (
         f"Counted on the transcripts instead ({_SOURCE_TEXT['transcript']}), the ratio of "

@@ -339,84 +339,66 @@ def _findings(ctx: Context) -> dict[str, Any]:
     rows: list[tuple[str, str]] = []
     acc = ctx.tables["accuracy"]
     published = acc.loc[acc["published_acc"].notna()]
-    rows.append(
-        (
-            "reproduced",
-            f"* **Reproduced.** {int(published['match'].sum())} of {len(published)} published "
-            f"(subset, judge, strategy) rows of LLMBar's Acc and Agr are reproduced exactly "
-            f"from the verdicts in result.json (equal as floating-point numbers), over "
-            f"{acc['subset'].nunique()} subsets.",
-        )
-    )
+    rows.append(("reproduced", (
+        f"* **Reproduced.** {int(published['match'].sum())} of {len(published)} published "
+        f"(subset, judge, strategy) rows of LLMBar's Acc and Agr are reproduced exactly "
+        f"from the verdicts in result.json (equal as floating-point numbers), over "
+        f"{acc['subset'].nunique()} subsets."
+    )))  # fmt: skip
     kap = wide(ctx.tables["kappa_vs_gold"])  # a sentence reads a judge's row across
     for r in kap.loc[kap["strategy"] == strategy].to_dict("records"):
         if r["evaluator"] != "GPT-4":
             continue
-        rows.append(
-            (
-                "kappa",
-                f"* **Kappa vs gold, GPT-4 · {strategy} · {r['subset']}.** kappa "
-                f"{r['kappa']:.2f} [{r['kappa_ci_low']:.2f}, {r['kappa_ci_high']:.2f}] "
-                f"(task-clustered bootstrap), accuracy {_pct(r['accuracy'])}.",
-            )
-        )
+        rows.append(("kappa", (
+            f"* **Kappa vs gold, GPT-4 · {strategy} · {r['subset']}.** kappa "
+            f"{r['kappa']:.2f} [{r['kappa_ci_low']:.2f}, {r['kappa_ci_high']:.2f}] "
+            f"(task-clustered bootstrap), accuracy {_pct(r['accuracy'])}."
+        )))  # fmt: skip
     chosen = kap.loc[kap["strategy"] == strategy]
     for subset, g in chosen.groupby("subset", sort=False):
         worse = g.loc[g["kappa_ci_high"] < 0]
         below = worse["evaluator"].tolist()
         if below:
-            rows.append(
-                (
-                    "kappa",
-                    f"* **Worse than chance, {subset}.** Under {strategy}, {len(below)} of "
-                    f"{len(g)} judges agree with the gold label less than chance would "
-                    f"(kappa CI below 0: {', '.join(below)}; accuracy "
-                    f"{_pct(worse['accuracy'].min())}–{_pct(worse['accuracy'].max())}): they "
-                    "prefer the wrong output systematically.",
-                )
-            )
+            rows.append(("kappa", (
+                f"* **Worse than chance, {subset}.** Under {strategy}, {len(below)} of "
+                f"{len(g)} judges agree with the gold label less than chance would "
+                f"(kappa CI below 0: {', '.join(below)}; accuracy "
+                f"{_pct(worse['accuracy'].min())}–{_pct(worse['accuracy'].max())}): they "
+                "prefer the wrong output systematically."
+            )))  # fmt: skip
     pb = wide(ctx.tables["position_bias"])
     lo = pb["first_shown_win_rate_ci_low"]
     hi = pb["first_shown_win_rate_ci_high"]
     for subset, g in pb.assign(first=lo > 0.5, second=hi < 0.5).groupby("subset", sort=False):
         worst = g.loc[(g["first_shown_win_rate"] - 0.5).abs().idxmax()]
-        rows.append(
-            (
-                "position",
-                f"* **Position bias, {subset}.** The first-shown output wins significantly "
-                f"more often than half the time for {int(g['first'].sum())} of {len(g)} "
-                f"judge/strategy combinations and less often for {int(g['second'].sum())} "
-                f"(clustered {ctx.confidence:.0%} CI excludes 0.5); the largest: "
-                f"{worst['evaluator']}/{worst['strategy']}, "
-                f"{_pct(worst['first_shown_win_rate'])} "
-                f"[{_pct(worst['first_shown_win_rate_ci_low'])}, "
-                f"{_pct(worst['first_shown_win_rate_ci_high'])}].",
-            )
-        )
+        rows.append(("position", (
+            f"* **Position bias, {subset}.** The first-shown output wins significantly "
+            f"more often than half the time for {int(g['first'].sum())} of {len(g)} "
+            f"judge/strategy combinations and less often for {int(g['second'].sum())} "
+            f"(clustered {ctx.confidence:.0%} CI excludes 0.5); the largest: "
+            f"{worst['evaluator']}/{worst['strategy']}, "
+            f"{_pct(worst['first_shown_win_rate'])} "
+            f"[{_pct(worst['first_shown_win_rate_ci_low'])}, "
+            f"{_pct(worst['first_shown_win_rate_ci_high'])}]."
+        )))  # fmt: skip
     cross = wide(ctx.tables.get("cross_judge"))
     if cross is not None and len(cross):
         pairs = cross.loc[cross["judge_b"].notna() & (cross["judge_a"] != "all judges")]
         if len(pairs):
-            rows.append(
-                (
-                    "cross_judge",
-                    f"* **Judges vs each other ({strategy}).** Cohen's kappa between two "
-                    f"judges ranges from {pairs['kappa'].min():.2f} to "
-                    f"{pairs['kappa'].max():.2f} over {len(pairs)} judge pairs and subsets.",
-                )
-            )
+            rows.append(("cross_judge", (
+                f"* **Judges vs each other ({strategy}).** Cohen's kappa between two "
+                f"judges ranges from {pairs['kappa'].min():.2f} to "
+                f"{pairs['kappa'].max():.2f} over {len(pairs)} judge pairs and subsets."
+            )))  # fmt: skip
     lb = ctx.tables["length_bias"]
     for r in lb.loc[lb["evaluator"] == "gold"].to_dict("records"):
         judges = lb.loc[(lb["subset"] == r["subset"]) & (lb["evaluator"] != "gold")]
-        rows.append(
-            (
-                "length",
-                f"* **Length, {r['subset']}.** The gold label prefers the longer output in "
-                f"{_pct(r['longer_wins'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] of "
-                f"items; the judges, from {_pct(judges['longer_wins'].min())} to "
-                f"{_pct(judges['longer_wins'].max())}.",
-            )
-        )
+        rows.append(("length", (
+            f"* **Length, {r['subset']}.** The gold label prefers the longer output in "
+            f"{_pct(r['longer_wins'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] of "
+            f"items; the judges, from {_pct(judges['longer_wins'].min())} to "
+            f"{_pct(judges['longer_wins'].max())}."
+        )))  # fmt: skip
     return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
 
 

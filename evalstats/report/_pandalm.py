@@ -312,29 +312,23 @@ def _findings(ctx: Context) -> dict[str, Any]:
     """The page's conclusion: one Markdown sentence per finding, built from the tables."""
     rows: list[tuple[str, str]] = []
     k = ctx.tables["annotator_kappas"]
-    rows.append(
-        (
-            "annotators",
-            "* **Annotators.** Cohen's kappa "
-            + ", ".join(
-                f"{r['a'][-1]}–{r['b'][-1]} {r['kappa']:.3f} [{r['ci_low']:.3f}, "
-                f"{r['ci_high']:.3f}]"
-                for r in k.to_dict("records")
-            )
-            + f"; published {', '.join(f'{v:.2f}' for v in k['published'])}: "
-            f"{int(k['match'].sum())} of {len(k)} match to 2 decimals.",
+    rows.append(("annotators", (
+        "* **Annotators.** Cohen's kappa "
+        + ", ".join(
+            f"{r['a'][-1]}–{r['b'][-1]} {r['kappa']:.3f} [{r['ci_low']:.3f}, "
+            f"{r['ci_high']:.3f}]"
+            for r in k.to_dict("records")
         )
-    )
+        + f"; published {', '.join(f'{v:.2f}' for v in k['published'])}: "
+        f"{int(k['match'].sum())} of {len(k)} match to 2 decimals."
+    )))  # fmt: skip
     c = ctx.tables["label_counts"]
-    rows.append(
-        (
-            "labels",
-            "* **Majority vote.** "
-            + ", ".join(f"{r['label']}: {r['n']}" for r in c.to_dict("records"))
-            + f" ({int(c['match'].sum())} of {len(c)} counts as published; "
-            f"{int(c['no_majority'].iloc[0])} items without a majority).",
-        )
-    )
+    rows.append(("labels", (
+        "* **Majority vote.** "
+        + ", ".join(f"{r['label']}: {r['n']}" for r in c.to_dict("records"))
+        + f" ({int(c['match'].sum())} of {len(c)} counts as published; "
+        f"{int(c['no_majority'].iloc[0])} items without a majority)."
+    )))  # fmt: skip
     a = ctx.tables["judge_accuracy"]
     for r in a.to_dict("records"):
         figures = " / ".join(f"{r[m]:.2f}" for m in _METRICS)
@@ -367,17 +361,14 @@ def _findings(ctx: Context) -> dict[str, Any]:
         )
 
     ppi = p.loc["PPI++"]
-    rows.append(
-        (
-            "ppi",
-            f"* **PPI.** The all-human win rate of response1 is {human['win_rate']:.3f}; "
-            f"{p['judge'].iloc[0]} alone gives {_rate('judge only')}, the "
-            f"{int(p.loc['labels only', 'n'])} sampled labels alone {_rate('labels only')}, "
-            f"and PPI++ (the judge corrected by those labels) {_rate('PPI++')}, an "
-            f"effective-sample-size gain of {float(ppi['ess_gain']):.2f} over the labels "
-            "alone.",
-        )
-    )
+    rows.append(("ppi", (
+        f"* **PPI.** The all-human win rate of response1 is {human['win_rate']:.3f}; "
+        f"{p['judge'].iloc[0]} alone gives {_rate('judge only')}, the "
+        f"{int(p.loc['labels only', 'n'])} sampled labels alone {_rate('labels only')}, "
+        f"and PPI++ (the judge corrected by those labels) {_rate('PPI++')}, an "
+        f"effective-sample-size gain of {float(ppi['ess_gain']):.2f} over the labels "
+        "alone."
+    )))  # fmt: skip
     return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
 
 
