@@ -1,21 +1,6 @@
-"""The Chatbot Arena case study report kind: every number of ``case_study_arena.ipynb``.
-
-The data are ``battles.csv.gz`` of ``../shared/data/arena`` (26,919 battles of 20 models, each
-judged by people and by three LLMs; Chatzi et al., NeurIPS 2024), read once with
-:func:`evalstats.adapters.arena.load`. The sections:
-
-* ``human_ranking``: the ranking from every human vote, with simultaneous and marginal rank
-  sets (:func:`evalstats.stats.rank_subsamples`' ``full_human`` fit, i.e.
-  :func:`evalstats.stats.rank`'s Davidson model with the first-shown bonus);
-* ``judge_agreement``: each LLM judge's Cohen's kappa with the people
-  (:func:`evalstats.stats.cohen_kappa`) and how often it prefers model A, the answer shown
-  first (:func:`evalstats.stats.rates.position_bias`), beside the people's own rate;
-* ``ppr_ranking`` / ``ppr_summary``: one random ``ppr_n_labels`` human votes plus
-  ``ppr_judge`` (prediction-powered), those votes alone, and the judge alone;
-* ``subsample_study`` / ``subsample_runs``: the paper's experiment repeated ``n_subsamples``
-  times (:func:`evalstats.stats.subsample_coverage`);
-* ``findings``: the page's conclusion, one sentence per finding, from the tables.
-"""
+"""The Chatbot Arena case study report kind (``battles.csv.gz``: battles judged by people and
+LLMs; Chatzi et al., NeurIPS 2024): the human ranking with rank sets, each judge against the
+people, prediction-powered ranking from a sample of human votes, the paper's subsample study."""
 
 from __future__ import annotations
 
@@ -87,8 +72,7 @@ def _judges(ctx: Context) -> list[str]:
 
 
 def _headline(ctx: Context) -> pd.DataFrame:
-    """One subsample's fits at ``n_resamples``: all human votes, the judge alone, the labels
-    alone and the prediction-powered fit (computed once, shared by three sections)."""
+    """One subsample's fits (human, judge, labels, prediction-powered), computed once."""
     if "headline" not in ctx.scratch:
         from ..stats import rank_subsamples
 

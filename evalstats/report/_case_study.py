@@ -321,8 +321,7 @@ def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _seeds(ctx: Context) -> list[np.random.SeedSequence]:
-    """The agreement's and the standard errors' seeds: two children of the one seed (fresh
-    on every computation: spawning is stateful)."""
+    """Two child seeds of the one seed: the agreement's and the standard errors'."""
     return np.random.SeedSequence(ctx.seed).spawn(2)
 
 
@@ -362,8 +361,7 @@ def _length(ctx: Context) -> dict[str, Any]:
 
 
 def _length_slopes(lb: pd.DataFrame) -> pd.DataFrame:
-    """One row per group: the logistic slope of win on the length log-ratio, and the odds
-    ratio of a win when the model's output is twice as long (a monotone map of the slope)."""
+    """Per group: the length slope and the odds ratio of a win at twice the length."""
     cols = [
         *_KEYS,
         "x",
@@ -385,9 +383,7 @@ def _length_slopes(lb: pd.DataFrame) -> pd.DataFrame:
 
 
 def _standard_errors(ctx: Context) -> dict[str, Any]:
-    """AlpacaEval's IID SE of the win rate (``pandas.Series.sem`` of ``(preference - 1) *
-    100``) beside the CR1 and cluster-bootstrap SEs clustered by instruction and by source
-    data set; rates in percentage points, as AlpacaEval publishes them."""
+    """AlpacaEval's IID SE of the win rate beside clustered ones (percentage points)."""
     from ..stats.rates import se_comparison
 
     frame = ctx.frame

@@ -990,8 +990,7 @@ def _power_simulated(ctx: Context) -> dict[str, Any]:
 
 
 def _ordinal(ctx: Context) -> dict[str, Any]:
-    """The ordinal model across judges (:func:`evalstats.stats.ordinal_check`) beside the
-    design-based rates of each judge: one rubric at a time, judge as a covariate."""
+    """The ordinal model across judges beside each judge's design-based rates."""
     from ..stats.models import ordinal_check
     from ..stats.rates import win_rates
 

@@ -140,8 +140,7 @@ def _pcol(percent: bool) -> str:
 
 
 def _by_judge(doc: Mapping[str, Any]) -> list[tuple[str | None, Mapping[str, Any]]]:
-    """(judge, the document with only that judge's comparison rows) for each judge; the
-    cost tables, which no judge made, kept whole."""
+    """(judge, the document with that judge's comparison rows) for each judge."""
     judges = sorted({str(r["judge"]) for r in doc["tables"]["compare"] if "judge" in r})
     if not judges:
         return [(None, doc)]
@@ -545,8 +544,7 @@ def _ratio_name(statistic: Any) -> Any:
 
 
 def _statistic_methods(doc: Mapping[str, Any], name: str, shown: pd.DataFrame) -> list[str]:
-    """The interval method of each statistic column whose rows carry one of their own
-    (agreement: ``kappa_method`` ...), as results.json names it, for the note."""
+    """The interval method of each shown statistic that carries its own (``kappa_method``)."""
     wide_table = _table(doc, name) if isinstance(doc.get("tables"), Mapping) else None
     if wide_table is None:
         return []
@@ -761,8 +759,7 @@ def _rows(doc: Mapping[str, Any], name: str) -> list[dict[str, Any]]:
 
 
 def _primary_macros(names: _Names, t: Mapping[str, Any], digits: int | None, percent: bool) -> None:
-    """``\\esPrimary...``: the declared test's estimate, interval bounds (``--`` on a side
-    the test leaves open), p-value, df, alpha, margin and decision."""
+    """``\\esPrimary...``: the declared test's numbers (``--`` on an open side)."""
     stat = str(t["statistic"])
     rate = stat in _RATES
     d = statistic_digits(stat if rate else "estimate", digits=digits, percent=percent)

@@ -97,29 +97,11 @@ CASE_STUDY_PARAMETERS = _parameters("../shared/data/alpaca_eval")
 
 @dataclass(frozen=True)
 class ReportKind:
-    """What one kind of report computes, renders, and how its data look.
-
-    Attributes
-    ----------
-    name : str
-        The ``--kind`` value.
-    notebooks : tuple of (notebook, html page, title)
-        Rendered in order; the first page is ``index.html``.
-    parameters : mapping
-        The notebooks' papermill parameters and their defaults (``-p`` sets the user's).
-    looks_for : str
-        What :attr:`detect` looks for, for error messages.
-    detect : callable
-        ``detect(data_dir) -> bool``: whether the directory holds this kind's data.
-    check : callable
-        ``check(data_dir)``: raises :class:`~evalstats.errors.DataError` naming a missing input.
-    load : callable
-        ``load(data_dir, params, frame) -> Loaded``: the data, read once.
-    sections : callable
-        ``sections() -> tuple of Section``, in the order they are computed.
-    describe_parameters : callable
-        ``describe_parameters(params) -> dict``: the ``parameters`` block of results.json.
-    """
+    """What one kind of report computes and renders, and how its data look: the ``--kind``
+    name, its notebooks ((notebook, html page, title); the first is ``index.html``), their
+    parameters, what ``detect(data_dir)`` looks for, ``check(data_dir)`` (a missing input),
+    ``load(data_dir, params, frame) -> Loaded``, ``sections()`` in computation order and
+    ``describe_parameters(params)`` (the ``parameters`` block of results.json)."""
 
     name: str
     notebooks: tuple[tuple[str, str, str], ...]
@@ -161,13 +143,9 @@ def compute(
     pages : sequence of str, optional
         Only the sections of these notebook pages (default: every page of the kind).
     frame : DataFrame, optional
-        The kind's verdict frame when already loaded (saves the parse).
+        The kind's verdict frame when already loaded.
     **params
         The kind's user parameters (``confidence``, ``n_resamples``, ``seed``, ...).
-
-    Returns
-    -------
-    Results
 
     Examples
     --------

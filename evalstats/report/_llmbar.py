@@ -1,12 +1,6 @@
-"""The LLMBar case study report kind: every number of ``case_study_llmbar.ipynb``.
-
-LLMBar's shared data is one tarball (``LLMBar_subset.tar.xz``) holding ``Dataset/<...>/<subset>``
-folders. :func:`load` extracts it into a private temporary directory (removed before anything
-is computed; an extracted ``Dataset`` tree is read in place) and reads every subset with
-:func:`evalstats.adapters.llmbar.load` and the paper's ``statistics.json`` figures. The
-sections recompute LLMBar's Acc / Agr, kappa against gold, position bias, agreement between
-judges and length bias, and put the published figures beside them.
-"""
+"""The LLMBar case study report kind: LLMBar's Acc / Agr recomputed beside the published
+figures, kappa against gold, position bias, agreement between judges and length bias, from
+the tarball (extracted to a temporary directory) or an extracted ``Dataset`` tree."""
 
 from __future__ import annotations
 
@@ -64,9 +58,7 @@ def _read_subsets(root: Path) -> list[tuple[str, Any, pd.DataFrame]]:
 
 
 def _published(subset_dir: Path) -> pd.DataFrame:
-    """The paper's figures from every ``statistics.json`` (for comparison only): ``judge``,
-    ``strategy``, ``acc`` (``correct_average``) and ``agr`` (``equal``), percent, parsed from
-    LLMBar's strings (``"93.5%"``, ``"97 / 100 = 97.0%"``)."""
+    """The paper's Acc and Agr (percent) from every ``statistics.json`` of a subset."""
     from ..adapters.llmbar import result_files
 
     rows = []
@@ -246,8 +238,7 @@ def _position_bias(ctx: Context) -> dict[str, Any]:
 
 
 def _per_subset(results: dict[str, Any]) -> Any:
-    """Long results of each subset, one after the other, keyed by subset, evaluator and
-    strategy (the judge's two parts)."""
+    """Long results of each subset stacked, keyed by subset, evaluator and strategy."""
     stacked = stack_results(results, "subset")
     rows = _split_judge(pd.DataFrame(stacked)).drop(columns="judge")
     diag = _split_judge(stacked.diagnostics).drop(columns="judge")

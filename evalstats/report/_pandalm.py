@@ -1,10 +1,5 @@
-"""The PandaLM case study report kind: every number of ``case_study_pandalm.ipynb``.
-
-The data are read once with :func:`evalstats.adapters.pandalm.load`; the sections compute
-PandaLM's own tables (annotator kappas, majority-vote counts, judge accuracy, win / lose / tie,
-a PPI demonstration) and put its published figures beside them, with a ``match`` column at the
-printed precision.
-"""
+"""The PandaLM case study report kind: PandaLM's tables (annotator kappas, majority-vote
+counts, judge accuracy, win / lose / tie) beside its published figures, and a PPI demo."""
 
 from __future__ import annotations
 
@@ -151,9 +146,7 @@ def _scores(y: np.ndarray, p: np.ndarray, k: int = 3) -> tuple[float, float, flo
 
 
 def _judge_accuracy(data: Any, unparsable: str) -> pd.DataFrame:
-    """Each judge against the annotators' majority vote, as PandaLM reports it: ``acc``,
-    ``precision``, ``recall``, ``f1`` (percent; macro over tie, 1, 2), ``n``, ``n_unparsable``
-    with an unparsable verdict counted by rule ``unparsable`` (:data:`UNPARSABLE`)."""
+    """Each judge against the majority vote as PandaLM reports it (Acc, macro P/R/F1 %)."""
     from ..adapters.pandalm import JUDGES
 
     g = _gold(data)
@@ -203,9 +196,7 @@ def _accuracy(ctx: Context) -> dict[str, Any]:
 
 
 def _win_lose_tie_table(data: Any, unparsable: str) -> pd.DataFrame:
-    """Wins, losses and ties of the row model (the earlier of :data:`MODELS`) against the
-    column model, per source (``human`` majority vote, then each judge); an unparsable verdict
-    is a tie or (``"invalid"``) counted in ``invalid``."""
+    """Wins, losses and ties of the row model against the column model, per source."""
     from ..adapters.pandalm import JUDGES
 
     f = data.frame

@@ -126,21 +126,9 @@ def print_pdf(
 ) -> Path:
     """Print a rendered report's pages through headless Chromium into ``OUT/report.pdf``.
 
-    Parameters
-    ----------
-    out_dir : path
-        A report directory written by :func:`~evalstats.report.render_report`.
-    pages : sequence of str, optional
-        Page files to print, in order (default: :func:`report_pages`).
-    chromium : str, optional
-        The browser binary (default: :func:`find_chromium`).
-    timeout : float
-        Seconds allowed to print each page.
-
-    Returns
-    -------
-    Path
-        ``out_dir/report.pdf``, one PDF outline entry (bookmark) per page.
+    ``pages``: page files in order (default :func:`report_pages`); ``chromium``: the binary
+    (default :func:`find_chromium`); ``timeout``: seconds per page. Returns the PDF's path
+    (one bookmark per page).
     """
     out = Path(out_dir)
     listed = report_pages(out)
