@@ -15,9 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from .._tidy import is_long, result_by, wide
 from ..records import DEFAULT_ARM_NAMES
 from ._kinds import ReportError
+from ._results import wide_view
 
 __all__ = [
     "DEFAULT_FORMATS",
@@ -296,12 +296,10 @@ def table_view(results: Any, name: str) -> pd.DataFrame | None:
     """Table ``name`` of ``results`` as a page shows it: a long result pivoted to one row
     per group, its diagnostics joined."""
     table = results.tables.get(name)
-    if not is_long(table) or not set(result_by(table)) - set(PAIR_COLUMNS):
-        return table
     diagnostics = getattr(table, "diagnostics", None)
     if diagnostics is None:
         diagnostics = results.tables.get(f"{name}_diagnostics")
-    return wide(table, diagnostics=diagnostics)
+    return wide_view(table, diagnostics)
 
 
 def show_table(

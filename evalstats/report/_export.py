@@ -114,11 +114,11 @@ def _names(doc: Mapping[str, Any]) -> dict[str, str]:
     return dict((doc.get("provenance") or {}).get("arm_names") or {})
 
 
-def _ivs(rows: pd.DataFrame, stat: str, digits: int | None, percent: bool, *, lo="ci_low",
-        hi="ci_high", unit: str = "", na_rep: str = "–") -> np.ndarray:  # fmt: skip
+def _ivs(rows: pd.DataFrame, stat: str, digits: int | None, percent: bool, *, unit: str = "",
+         na_rep: str = "–") -> np.ndarray:  # fmt: skip
     d = statistic_digits(stat, digits=digits, percent=percent)
     sc = statistic_scale(stat, percent=percent)
-    return format_interval(rows["estimate"], rows[lo], rows[hi], d, scale=sc,
+    return format_interval(rows["estimate"], rows["ci_low"], rows["ci_high"], d, scale=sc,
                            unit=unit if sc == 100.0 else "", na_rep=na_rep)  # fmt: skip
 
 
@@ -133,10 +133,6 @@ def _bounds(rows: pd.DataFrame, stat: str, digits: int | None, percent: bool) ->
 def _set(lo: Any, hi: Any) -> str:
     lo, hi = int(lo), int(hi)
     return str(lo) if lo == hi else f"{lo}–{hi}"
-
-
-def _pcol(percent: bool) -> str:
-    return " (%)" if percent else ""
 
 
 def _by_judge(doc: Mapping[str, Any]) -> list[tuple[str | None, Mapping[str, Any]]]:
@@ -177,7 +173,7 @@ def _tables_of_one(
 ) -> dict[str, pd.DataFrame]:
     names = _names(doc)
     nm = lambda a: names.get(str(a), str(a))  # noqa: E731
-    p = _pcol(percent)
+    p = " (%)" if percent else ""
     out: dict[str, pd.DataFrame] = {}
     c = _long(doc, "compare")
     net = c.loc[c["statistic"] == "net_win"].reset_index(drop=True)
@@ -682,10 +678,6 @@ def _pair(row: Mapping[str, Any], aliases: Any) -> str:
     return word(str(row["arm_a"]), aliases) + "Vs" + word(str(row["arm_b"]), aliases)
 
 
-def _pair_src(row: Mapping[str, Any]) -> str:
-    return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']} / "
-
-
 def latex_macros(
     results: Any,
     *,
@@ -710,7 +702,7 @@ def latex_macros(
         for row in _rows(doc, tname):
             prefix = _pair(row, aliases) + word(str(row["rubric"]), aliases)
             prefix += judge_word(str(row["judge"]), aliases)
-            src = f"{tname}: {_pair_src(row)}{row['rubric']} / {row['judge']}"
+            src = f"{tname}: {_pair_words(row, ' / ')}{row['rubric']} / {row['judge']}"
             for stat in (s for s in _RATES if s in row):
                 names.interval(prefix + word(stat), f"{src} / {stat}", row, _ci(stat), stat)
             _counts(names, prefix, row, src)
@@ -722,7 +714,7 @@ def latex_macros(
             if row.get("judge_b") is not None:
                 pair += "Vs" + judge_word(str(row["judge_b"]), aliases)
             prefix = _pair(row, aliases) + word(str(row["rubric"]), aliases) + pair
-            src = f"agreement: {_pair_src(row)}{row['rubric']} / {row['judge_a']} vs "
+            src = f"agreement: {_pair_words(row, ' / ')}{row['rubric']} / {row['judge_a']} vs "
             src += str(row.get("judge_b"))
             for stat in _AGREEMENT_MACROS:
                 c = found.get(stat)
@@ -738,7 +730,7 @@ def latex_macros(
         _primary_macros(names, test, digits, percent)
     for row in _rows(doc, "cost"):
         prefix = "Cost" + _pair(row, aliases) + word(str(row["statistic"]), aliases)
-        src = f"cost: {_pair_src(row)}{row['statistic']}"
+        src = f"cost: {_pair_words(row, ' / ')}{row['statistic']}"
         names.interval(prefix, src, row, ("estimate", "ci_low", "ci_high"), "estimate")
     _comparison_macros(names, doc, aliases)
     lines = [
@@ -961,9 +953,9 @@ def _caveats(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(r) for r in rows] if isinstance(rows, list) else []
 
 
-def _pair_words(row: Mapping[str, Any]) -> str:
+def _pair_words(row: Mapping[str, Any], sep: str = ", ") -> str:
     """K arms: "v1 vs none, " before what a row of one pair of arms says ("" for two)."""
-    return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']}, "
+    return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']}{sep}"
 
 
 def _audit_fail_sentence(doc: Mapping[str, Any]) -> str:

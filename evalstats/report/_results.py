@@ -460,10 +460,14 @@ def _table(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
     rows = doc["tables"].get(name)
     if not rows:
         return None
-    table = pd.DataFrame(rows)
+    diag = doc["tables"].get(f"{name}_diagnostics")
+    return wide_view(pd.DataFrame(rows), pd.DataFrame(diag) if diag else None)
+
+
+def wide_view(table: Any, diagnostics: Any) -> Any:
+    """A long result pivoted to one row per group (by more than a pair of arms), else as is."""
     if is_long(table) and set(result_by(table)) - {"arm_a", "arm_b"}:
-        diag = doc["tables"].get(f"{name}_diagnostics")
-        table = wide(table, diagnostics=pd.DataFrame(diag) if diag else None)
+        return wide(table, diagnostics=diagnostics)
     return table
 
 
