@@ -538,11 +538,7 @@ def _disagreements(ctx: Context) -> dict[str, Any]:
         judges = [j for j in sub["judge"].astype(str).unique() if j in wide.columns]
         if len(judges) < 2:
             continue
-        on = (
-            ["task_id", "replicate", "order"]
-            if "order" in wide.columns
-            else ["task_id", "replicate"]
-        )
+        on = ["task_id", "replicate", *(["order"] if "order" in wide.columns else [])]
         keys = wide.loc[disagreeing(wide, judges), on].head(_N_EXAMPLES)
         if "order" in on:  # plain objects on both sides, so a missing order matches itself
             keys = keys.assign(order=keys["order"].astype(object))
@@ -551,13 +547,9 @@ def _disagreements(ctx: Context) -> dict[str, Any]:
     if not rows:
         return {"disagreements": pd.DataFrame(columns=columns)}
     out = pd.concat(rows, ignore_index=True)
-    out = (
-        out.astype({"judge": str, "outcome": "string", "order": "string"})
-        .sort_values(
-            ["rubric", "task_id", "replicate", "order", "judge"], kind="stable", na_position="first"
-        )
-        .reset_index(drop=True)
-    )
+    out = out.astype({"judge": str, "outcome": "string", "order": "string"})
+    by = ["rubric", "task_id", "replicate", "order", "judge"]
+    out = out.sort_values(by, kind="stable", na_position="first").reset_index(drop=True)
     return {"disagreements": out}
 
 
@@ -630,20 +622,14 @@ def _accounting(ctx: Context) -> dict[str, Any]:
 
     def views() -> pd.DataFrame:
         _need_verdicts(f)
-        return stack_results(
-            {
-                view: win_rates(
-                    f, by=["rubric", "judge"], no_answer_as=view, rng=ctx.rng, **_common(ctx)
-                )
-                for view in ("exclude", "loss")
-            },
-            "no_answer_as",
-        )
+        by, kw = ["rubric", "judge"], _common(ctx)
+        views = ("exclude", "loss")
+        rates = {v: win_rates(f, by=by, no_answer_as=v, rng=ctx.rng, **kw) for v in views}
+        return stack_results(rates, "no_answer_as")
 
     bad = f.loc[f["status"] == "invalid"]
-    invalid = bad[["rubric", "task_id", "replicate", "judge", "parse_error"]].astype(
-        {"rubric": str, "judge": str}
-    )
+    cols = ["rubric", "task_id", "replicate", "judge", "parse_error"]
+    invalid = bad[cols].astype({"rubric": str, "judge": str})
     return {
         "accounting": _attempt(lambda: status_table(f)),
         "sensitivity": _attempt(views),
@@ -656,17 +642,10 @@ def _audit(ctx: Context) -> dict[str, Any]:
 
     ds, f = ctx.extra["dataset"], ctx.frame
     j = ds.judgments
-    keep = j["judge"].astype(str).isin(f["judge"].astype(str).unique()) & j["rubric"].astype(
-        str
-    ).isin(f["rubric"].astype(str).unique())
-    table = audit(
-        ds.tasks,
-        ds.runs,
-        j.loc[keep],
-        frame=f,
-        disagreement_threshold=DISAGREEMENT_TRIGGER,
-        plan=ds.plan,
-    )
+    keep = j["judge"].astype(str).isin(set(f["judge"].astype(str)))
+    keep &= j["rubric"].astype(str).isin(set(f["rubric"].astype(str)))
+    table = audit(ds.tasks, ds.runs, j.loc[keep], frame=f, plan=ds.plan,
+                  disagreement_threshold=DISAGREEMENT_TRIGGER)  # fmt: skip
     return {"audit": table}
 
 
@@ -873,33 +852,20 @@ def _design(ctx: Context) -> dict[str, Any]:
 
     f = ctx.frame
     _need_verdicts(f)
-    rates = win_rates(f, by=["rubric"], confidence=ctx.confidence)
-    pooled = (
-        pd.DataFrame(rates)
-        .astype({"rubric": str})
-        .pivot(index="rubric", columns="statistic", values="estimate")
-        .reset_index()
-    )
+    rates = pd.DataFrame(win_rates(f, by=["rubric"], confidence=ctx.confidence))
+    pooled = rates.astype({"rubric": str}).pivot(index="rubric", columns="statistic",
+                                                 values="estimate").reset_index()  # fmt: skip
     pairs = f.loc[f["status"] != "no_answer"].drop_duplicates(["rubric", "task_id", "replicate"])
     per_task = pairs.groupby(pairs["rubric"].astype(str))["task_id"].agg(["nunique", "size"])
-    design = (
-        pooled[["rubric", "net_win", "tie_rate"]]
-        .astype({"rubric": str})
-        .merge(
-            per_task.rename(columns={"nunique": "n_tasks", "size": "n_pairs"}),
-            left_on="rubric",
-            right_index=True,
-        )
-    )
+    per_task = per_task.rename(columns={"nunique": "n_tasks", "size": "n_pairs"})
+    design = pooled[["rubric", "net_win", "tie_rate"]].astype({"rubric": str})
+    design = design.merge(per_task, left_on="rubric", right_index=True)
     # Power formulas take a whole number of pairs per task: round the average down.
     design["n_replicates"] = np.maximum(design["n_pairs"] // design["n_tasks"], 1).astype(int)
     design = design.rename(columns={"net_win": "observed_net_win", "tie_rate": "p_tie"})
     ctx.scratch["pooled"] = pooled  # the coverage study simulates at these rates
-    return {
-        "design": design[
-            ["rubric", "n_tasks", "n_pairs", "n_replicates", "p_tie", "observed_net_win"]
-        ]
-    }
+    cols = ["rubric", "n_tasks", "n_pairs", "n_replicates", "p_tie", "observed_net_win"]
+    return {"design": design[cols]}
 
 
 def _power(ctx: Context) -> dict[str, Any]:
@@ -998,17 +964,19 @@ def _ordinal(ctx: Context) -> dict[str, Any]:
     _need_verdicts(f)
     design = wide(win_rates(f, by=["rubric", "judge"], confidence=ctx.confidence))
     design = design.astype({"rubric": str, "judge": str})
-    quantities = {"p_win": "win_rate", "p_tie": "tie_rate", "p_loss": "loss_rate"}
-    quantities["net_win"] = "net_win"
+    quantities = {
+        "p_win": "win_rate",
+        "p_tie": "tie_rate",
+        "p_loss": "loss_rate",
+        "net_win": "net_win",
+    }
     probs, terms = [], []
     for rubric in _rubrics_in(f):
         fit = _attempt(lambda r=rubric: ordinal_check(f, rubric=r, confidence=ctx.confidence))
         if isinstance(fit, Unavailable):
             continue
         mine = design.loc[design["rubric"] == rubric].set_index("judge")
-        p = fit.probabilities.rename(
-            columns={"estimate": "model", "ci_low": "model_ci_low", "ci_high": "model_ci_high"}
-        )
+        p = fit.probabilities.rename(columns=_MODEL_COLUMNS)
         judged = p["judge"].isin(mine.index)
         for part in ("", "_ci_low", "_ci_high"):
             values = np.full(len(p), np.nan)
@@ -1016,29 +984,22 @@ def _ordinal(ctx: Context) -> dict[str, Any]:
                 hit = judged & (p["quantity"] == q)
                 values[hit.to_numpy()] = mine.loc[p.loc[hit, "judge"], col + part].to_numpy()
             p["design" + part] = values
-        avg = ~judged
-        for q, col in quantities.items():
-            hit = (avg & (p["quantity"] == q)).to_numpy()
-            p.loc[hit, "design"] = float(mine[col].mean())
+        for q, col in quantities.items():  # the judges' average: the rates averaged
+            p.loc[(~judged & (p["quantity"] == q)).to_numpy(), "design"] = float(mine[col].mean())
         p["difference"] = p["model"] - p["design"]
-        probs.append(
-            p.assign(rubric=rubric, n_fitted=fit.n, n_tasks=fit.n_tasks, converged=fit.converged)
-        )
-        terms.append(
-            fit.coefficients.assign(
-                rubric=rubric, reference_judge=fit.reference_judge, converged=fit.converged
-            )
-        )
+        done = {"rubric": rubric, "converged": fit.converged}
+        probs.append(p.assign(n_fitted=fit.n, n_tasks=fit.n_tasks, **done))
+        terms.append(fit.coefficients.assign(reference_judge=fit.reference_judge, **done))
     if not probs:
         raise Unavailable("no rubric with at least two outcomes on two tasks to fit")
     table = pd.concat(probs, ignore_index=True)
     cols = ["rubric", "judge", "quantity", "model", "model_ci_low", "model_ci_high", "se"]
     cols += ["design", "design_ci_low", "design_ci_high", "difference", "n_fitted", "n_tasks"]
-    table = table[[*cols, "converged", "method"]]
-    return {
-        "ordinal_check": table,
-        "ordinal_terms": _front(pd.concat(terms, ignore_index=True), "rubric"),
-    }
+    terms = _front(pd.concat(terms, ignore_index=True), "rubric")
+    return {"ordinal_check": table[[*cols, "converged", "method"]], "ordinal_terms": terms}
+
+
+_MODEL_COLUMNS = {"estimate": "model", "ci_low": "model_ci_low", "ci_high": "model_ci_high"}
 
 
 def _coverage(ctx: Context) -> dict[str, Any]:
@@ -1048,13 +1009,11 @@ def _coverage(ctx: Context) -> dict[str, Any]:
         raise Unavailable("needs a design that power can be computed for: not this one")
     pooled = ctx.scratch["pooled"]
     first = ctx.tables["design"].iloc[0]
-    pooled_first = pooled.loc[pooled["rubric"].astype(str) == first["rubric"]].iloc[0]
+    rates = pooled.loc[pooled["rubric"].astype(str) == first["rubric"]].iloc[0]
     table = coverage_study(
         n_tasks=int(first["n_tasks"]),
         n_replicates=int(first["n_replicates"]),
-        p_win=float(pooled_first["win_rate"]),
-        p_tie=float(pooled_first["tie_rate"]),
-        p_loss=float(pooled_first["loss_rate"]),
+        **{f"p_{k}": float(rates[f"{k}_rate"]) for k in ("win", "tie", "loss")},
         icc=_CURVE_ICC,
         confidence=ctx.confidence,
         # 1 000 evaluations x 1 000 resamples (benchmarks/coverage.py: 2 000 x 2 000).
@@ -1248,29 +1207,15 @@ def _rubric_provenance(frame: pd.DataFrame, judgments: pd.DataFrame) -> list[dic
     rows = []
     for name in sorted(frame["rubric"].astype(str).unique()):
         sub = frame.loc[frame["rubric"].astype(str) == name]
-        observed = (
-            sub.groupby(["prompt_revision", "prompt_sha256"], dropna=True)
-            .size()
-            .reset_index(name="n_judgments")
-        )
+        keys = ["prompt_revision", "prompt_sha256"]
+        observed = sub.groupby(keys, dropna=True).size().reset_index(name="n_judgments")
         rubric = found.get(name)
-        pkg_rev = None if rubric is None else rubric.revision
-        pkg_sha = None if rubric is None else rubric.sha256
+        rev, sha = (None, None) if rubric is None else (rubric.revision, rubric.sha256)
         path = None if rubric is None or rubric.path is None else str(rubric.path)
-        rows.append(
-            {
-                "rubric": name,
-                "package_revision": pkg_rev,
-                "package_sha256": pkg_sha,
-                "rubric_file": path,
-                "judgments_prompt": to_jsonable(observed.to_dict("records")),
-                "matches_package": bool(
-                    len(observed) == 1
-                    and observed["prompt_revision"].iloc[0] == pkg_rev
-                    and observed["prompt_sha256"].iloc[0] == pkg_sha
-                ),
-            }
-        )
+        same = len(observed) == 1 and tuple(observed[keys].iloc[0]) == (rev, sha)
+        rows.append(dict(rubric=name, package_revision=rev, package_sha256=sha, rubric_file=path,
+                         judgments_prompt=to_jsonable(observed.to_dict("records")),
+                         matches_package=bool(same)))  # fmt: skip
     return rows
 
 
