@@ -41,20 +41,14 @@ def detect(data: Path) -> bool:
 
 def check(data: Path) -> None:
     if not detect(data):
-        raise DataError(
-            "no LLMBar data: expected LLMBar*.tar.xz or Dataset/<subset>/dataset.json "
-            "with evaluators/",
-            path=data,
-        )
+        what = "LLMBar*.tar.xz or Dataset/<subset>/dataset.json with evaluators/"
+        raise DataError(f"no LLMBar data: expected {what}", path=data)
 
 
 def _read_subsets(root: Path) -> list[tuple[str, Any, pd.DataFrame]]:
     from ..adapters import llmbar
 
-    out = []
-    for d in _subset_dirs(root):
-        out.append((d.name, llmbar.load(d), _published(d)))
-    return out
+    return [(d.name, llmbar.load(d), _published(d)) for d in _subset_dirs(root)]
 
 
 def _published(subset_dir: Path) -> pd.DataFrame:
@@ -160,13 +154,8 @@ def _accuracy_table(data: Any) -> pd.DataFrame:
         m["outcome"].astype(object) == m["gold"].astype(object)
     ).to_numpy()
     m["winner"] = m["label"].astype(object).fillna("<none>")
-    wide_ = m.pivot_table(
-        index=["evaluator", "strategy", "task_id"],
-        columns="order",
-        values=["correct", "winner"],
-        aggfunc="first",
-        observed=True,
-    )
+    wide_ = m.pivot_table(index=["evaluator", "strategy", "task_id"], columns="order",
+                          values=["correct", "winner"], aggfunc="first", observed=True)  # fmt: skip
     cf = wide_[("correct", "with_first")].astype(bool)
     ct = wide_[("correct", "without_first")].astype(bool)
     same = wide_[("winner", "with_first")] == wide_[("winner", "without_first")]
@@ -174,11 +163,8 @@ def _accuracy_table(data: Any) -> pd.DataFrame:
     g = parts.groupby(level=["evaluator", "strategy"], sort=True)
     counts = g.sum().astype(np.int64)
     n = g.size()
-    invalid = (
-        m.assign(bad=m["status"].astype(str) != "ok")
-        .groupby(["evaluator", "strategy"], sort=True)["bad"]
-        .sum()
-    )
+    bad = m.assign(bad=m["status"].astype(str) != "ok")
+    invalid = bad.groupby(["evaluator", "strategy"], sort=True)["bad"].sum()
     out = pd.DataFrame(
         {
             "n": n,
@@ -214,14 +200,9 @@ def _kappa_vs_gold(ctx: Context) -> dict[str, Any]:
     from ..stats.agreement import judge_vs_gold
 
     rng = np.random.default_rng(_seed(ctx, 0))
+    kw = {"confidence": ctx.confidence, "n_resamples": ctx.n_resamples, "rng": rng}
     per_subset = {
-        name: judge_vs_gold(
-            data.frame,
-            data.labels,
-            confidence=ctx.confidence,
-            n_resamples=ctx.n_resamples,
-            rng=rng,
-        ).judges
+        name: judge_vs_gold(data.frame, data.labels, **kw).judges
         for name, data, _ in ctx.extra["subsets"]
     }
     return {"kappa_vs_gold": _per_subset(per_subset)}
@@ -258,14 +239,8 @@ def _cross_judge(ctx: Context) -> dict[str, Any]:
             skipped.append(name)
             continue
         sub = sub.assign(judge=sub["evaluator"].astype(str).astype("category"))
-        parts.append(
-            (
-                name,
-                judge_agreement(
-                    sub, confidence=ctx.confidence, n_resamples=ctx.n_resamples, rng=rng
-                ),
-            )
-        )
+        kw = {"confidence": ctx.confidence, "n_resamples": ctx.n_resamples, "rng": rng}
+        parts.append((name, judge_agreement(sub, **kw)))
     if not parts:
         raise Unavailable(f"fewer than two judges used strategy {strategy!r} on any subset")
     stacked = stack_results(dict(parts), "subset")
@@ -291,17 +266,10 @@ def _longer_wins(frame: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
         lo = f["len_without"].astype("float64").to_numpy()
         keep = lw != lo
         out = f.loc[keep, "outcome"].astype(object)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "task_id": f.loc[keep, "task_id"].to_numpy(),
-                    "replicate": f.loc[keep, "replicate"].to_numpy(),
-                    "judge": f.loc[keep, "judge"].astype(str).to_numpy(),
-                    "status": f.loc[keep, "status"].astype(str).to_numpy(),
-                    "outcome": np.where((lw < lo)[keep], out.map(swap), out),
-                }
-            )
-        )
+        part = {c: f.loc[keep, c].to_numpy() for c in ("task_id", "replicate")}
+        part |= {c: f.loc[keep, c].astype(str).to_numpy() for c in ("judge", "status")}
+        part["outcome"] = np.where((lw < lo)[keep], out.map(swap), out)
+        parts.append(pd.DataFrame(part))
     rates = win_rates(pd.concat(parts, ignore_index=True), by="judge")
     longer = pd.DataFrame(rates.loc[rates["statistic"] == "win_rate"]).reset_index(drop=True)
     longer = longer.rename(columns={"estimate": "longer_wins", "n_tasks": "n_tasks"})
@@ -309,9 +277,8 @@ def _longer_wins(frame: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
 
 
 def _length_bias(ctx: Context) -> dict[str, Any]:
-    parts = []
-    for name, data, _ in ctx.extra["subsets"]:
-        parts.append(_longer_wins(data.frame, data.labels).assign(subset=name))
+    subsets = ctx.extra["subsets"]
+    parts = [_longer_wins(data.frame, data.labels).assign(subset=n) for n, data, _ in subsets]
     t = pd.concat(parts, ignore_index=True)
     gold = t["judge"] == "gold"
     t.loc[gold, "judge"] = "gold/gold"  # the people's labels, as a row of their own
