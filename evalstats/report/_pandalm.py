@@ -31,10 +31,9 @@ UNPARSABLE = ("tie", "invalid", "exclude")
 # PandaLM's README, to the printed precision.
 PUBLISHED = {
     "annotator_kappa": {
-        ("annotator1", "annotator2"): 0.85,
-        ("annotator1", "annotator3"): 0.88,
-        ("annotator2", "annotator3"): 0.86,
-    },
+        (f"annotator{a}", f"annotator{b}"): k
+        for a, b, k in ((1, 2, 0.85), (1, 3, 0.88), (2, 3, 0.86))
+    },  # fmt: skip
     "label_counts": {"tie": 105, "1": 422, "2": 472},
     "judge_accuracy": {
         "gpt-3.5-turbo": (71.07, 58.79, 57.36, 57.55),
@@ -98,12 +97,9 @@ def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
 def _kappas(ctx: Context) -> dict[str, Any]:
     from ..stats.agreement import labeler_agreement
 
-    t = labeler_agreement(
-        ctx.extra["data"].labels,
-        confidence=ctx.confidence,
-        n_resamples=ctx.n_resamples,
-        rng=np.random.default_rng(np.random.SeedSequence(ctx.seed).spawn(1)[0]),
-    )
+    rng = np.random.default_rng(np.random.SeedSequence(ctx.seed).spawn(1)[0])
+    t = labeler_agreement(ctx.extra["data"].labels, confidence=ctx.confidence,
+                          n_resamples=ctx.n_resamples, rng=rng)  # fmt: skip
     t = t[["a", "b", "n", "kappa", "ci_low", "ci_high", "observed_agreement"]].copy()
     pub = PUBLISHED["annotator_kappa"]
     t.insert(4, "published", [pub.get((a, b)) for a, b in zip(t["a"], t["b"], strict=True)])
@@ -154,10 +150,8 @@ def _judge_accuracy(data: Any, unparsable: str) -> pd.DataFrame:
     code = {o: i for i, o in enumerate(OUTCOMES)}
     rows = []
     for judge in JUDGES:
-        f = data.frame.loc[
-            data.frame["judge"].astype(str) == judge, ["task_id", "status", "outcome"]
-        ]
-        m = f.merge(g, on="task_id", how="inner")
+        f = data.frame.loc[data.frame["judge"].astype(str) == judge]
+        m = f[["task_id", "status", "outcome"]].merge(g, on="task_id", how="inner")
         bad = (m["status"].astype(str) != "ok").to_numpy()
         y = m["gold"].astype(object).map(code).to_numpy(dtype=np.int64)
         p = m["outcome"].astype(object).map(code).fillna(-1).to_numpy(dtype=np.int64)
@@ -166,15 +160,8 @@ def _judge_accuracy(data: Any, unparsable: str) -> pd.DataFrame:
         elif unparsable == "exclude":
             y, p = y[~bad], p[~bad]
         scores = dict(zip(_METRICS, (100 * v for v in _scores(y, p)), strict=True))
-        rows.append(
-            {
-                "judge": judge,
-                **scores,
-                "n": len(y),
-                "n_unparsable": int(bad.sum()),
-                "unparsable": unparsable,
-            }
-        )
+        rest = {"n": len(y), "n_unparsable": int(bad.sum()), "unparsable": unparsable}
+        rows.append({"judge": judge, **scores, **rest})
     return pd.DataFrame(rows)
 
 
@@ -211,9 +198,10 @@ def _win_lose_tie_table(data: Any, unparsable: str) -> pd.DataFrame:
     r1 = long["with_system"].map(rank)
     r2 = long["without_system"].map(rank)
     if r1.isna().any() or r2.isna().any():
-        unknown = sorted(
-            set(long.loc[r1.isna(), "with_system"]) | set(long.loc[r2.isna(), "without_system"])
+        unknown = set(long.loc[r1.isna(), "with_system"]) | set(
+            long.loc[r2.isna(), "without_system"]
         )
+        unknown = sorted(unknown)
         raise DataError(f"models {unknown} are not among {list(MODELS)}", field="cmp_key")
     first_is_row = (r1 < r2).to_numpy()
     out = long["outcome"].astype(object).to_numpy()
@@ -238,10 +226,8 @@ def _win_lose_tie_table(data: Any, unparsable: str) -> pd.DataFrame:
 
 def _win_lose_tie(ctx: Context) -> dict[str, Any]:
     data = ctx.extra["data"]
-    t = pd.concat(
-        [_win_lose_tie_table(data, u).assign(unparsable=u) for u in ("tie", "invalid")],
-        ignore_index=True,
-    )
+    parts = [_win_lose_tie_table(data, u).assign(unparsable=u) for u in ("tie", "invalid")]
+    t = pd.concat(parts, ignore_index=True)
     first = ["unparsable", "source", "row_model", "col_model"]
     return {"win_lose_tie": t[[*first, *[c for c in t.columns if c not in first]]]}
 
@@ -267,16 +253,10 @@ def _ppi(ctx: Context) -> dict[str, Any]:
     sample = g.iloc[pick]
     # The sheet's provenance (the seed and the majority votes' digest): a random sample.
     votes = g[["task_id"]].assign(gold=g["gold"].astype(str)).values.tolist()
-    labels = pd.DataFrame(
-        {
-            "task_id": sample["task_id"],
-            "replicate": sample["replicate"],
-            "labeler": "majority",
-            "outcome": sample["gold"],
-            "sample_seed": seed,
-            "frame_sha256": hashlib.sha256(json.dumps(votes).encode()).hexdigest(),
-        }
-    )
+    digest = hashlib.sha256(json.dumps(votes).encode()).hexdigest()
+    labels = pd.DataFrame({"task_id": sample["task_id"], "replicate": sample["replicate"],
+                           "labeler": "majority", "outcome": sample["gold"],
+                           "sample_seed": seed, "frame_sha256": digest})  # fmt: skip
     frame = data.frame
     rows = []
     for name, part in (
