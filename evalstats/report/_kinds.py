@@ -176,11 +176,9 @@ class Prepared:
         import pandas as pd
 
         spec, p, loaded = self.spec, self.params, self.loaded
-        bad = sorted(set(pages) - set(spec.pages))
-        if bad:
-            raise ReportError(
-                f"unknown page(s) {', '.join(bad)}; {spec.name} has {', '.join(spec.pages)}"
-            )
+        if bad := sorted(set(pages) - set(spec.pages)):
+            known = ", ".join(spec.pages)
+            raise ReportError(f"unknown page(s) {', '.join(bad)}; {spec.name} has {known}")
         ctx = Context(
             data_dir=self.data_dir,
             frame=loaded.frame,
@@ -197,21 +195,12 @@ class Prepared:
         # K-arm comparison) run once on the whole frame.
         pairs = loaded.extra.get("pairs")
         across = loaded.extra.get("across_pages", ())
-        views = [
-            (
-                a,
-                b,
-                replace(
-                    ctx,
-                    frame=f,
-                    extra=x,
-                    rng=np.random.default_rng(p["seed"]),
-                    tables={},
-                    scratch={},
-                ),
-            )  # fmt: skip
-            for a, b, f, x in pairs or ()
-        ]
+
+        def view(f: Any, x: Any) -> Context:
+            rng = np.random.default_rng(p["seed"])
+            return replace(ctx, frame=f, extra=x, rng=rng, tables={}, scratch={})
+
+        views = [(a, b, view(f, x)) for a, b, f, x in pairs or ()]
         if views and set(pages) & set(across) and set(pages) - set(across):
             # The pairs' pages first (the K-arm sections read them), then the K-arm page.
             res = self.compute([pg for pg in pages if pg not in across])
@@ -237,12 +226,9 @@ class Prepared:
                 _run(section, view, view.tables, why)
                 for name, reason in why.items():
                     per_pair.setdefault(name, []).append(f"{a} vs {b}: {reason}")
-        for name in {n for _, _, v in views for n in v.tables}:
-            parts = [
-                _plain(v.tables[name]).assign(arm_a=a, arm_b=b)
-                for a, b, v in views
-                if isinstance(v.tables.get(name), pd.DataFrame)
-            ]
+        for name in dict.fromkeys(n for _, _, v in views for n in v.tables):  # a stable order
+            parts = [_plain(v.tables[name]).assign(arm_a=a, arm_b=b) for a, b, v in views
+                     if isinstance(v.tables.get(name), pd.DataFrame)]  # fmt: skip
             t = pd.concat(parts, ignore_index=True)
             ctx.tables[name] = t[["arm_a", "arm_b", *[c for c in t if c not in ("arm_a", "arm_b")]]]
         if views and not set(pages) & set(across):

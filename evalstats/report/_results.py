@@ -131,14 +131,8 @@ def merge_results(*parts: Mapping[str, Any]) -> dict[str, Any]:
     """
     if not parts:
         raise ValueError("nothing to merge")
-    merged: dict[str, Any] = {
-        "format": FORMAT,
-        "simulated": False,
-        "parameters": {},
-        "provenance": {},
-        "tables": {},
-        "unavailable": {},
-    }
+    merged: dict[str, Any] = {"format": FORMAT, "simulated": False}
+    merged |= {k: {} for k in ("parameters", "provenance", "tables", "unavailable")}
     for part in parts:
         if part.get("format") != FORMAT:
             raise ValueError(f"not an {FORMAT} document: format={part.get('format')!r}")
