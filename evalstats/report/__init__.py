@@ -90,8 +90,11 @@ __all__ = sorted(
 
 
 def compute_results(data_dir: Any, **params: Any) -> Any:
-    """The :class:`Results` of an evaluation's report page (parameters as :func:`compute`:
-    ``judges``, ``rubric``, ``confidence``, ``n_resamples``, ``seed``, ``frame``)."""
+    """The :class:`Results` of an evaluation's report page.
+
+    Parameters as :func:`compute`: ``judges``, ``rubric``, ``confidence``, ``n_resamples``,
+    ``seed``, ``frame``.
+    """
     from ._kinds import compute
 
     return compute("evaluation", data_dir, pages=["report"], **params)
@@ -105,9 +108,11 @@ def compute_methodology(data_dir: Any, **params: Any) -> Any:
 
 
 def compute_case_study(data_dir: Any, **params: Any) -> Any:
-    """The :class:`Results` of the AlpacaEval case study (``confidence``, ``n_resamples``,
-    ``seed``): ``leaderboard``, ``agreement``, ``length_bias``, ``length_slope``,
-    ``standard_errors`` and ``findings``."""
+    """The :class:`Results` of the AlpacaEval case study.
+
+    Parameters ``confidence``, ``n_resamples``, ``seed``; tables ``leaderboard``, ``agreement``,
+    ``length_bias``, ``length_slope``, ``standard_errors`` and ``findings``.
+    """
     from ._kinds import compute
 
     return compute("alpaca_eval", data_dir, **params)

@@ -136,8 +136,10 @@ def table_html(
     name: str | None = None,
     max_width: int | None = _MAX_TABLE_WIDTH,
 ) -> str:
-    """An escaped HTML table that fits a page: a table wider than ``max_width`` characters is
-    split into stacked parts, each with the leading key columns (None: never split).
+    """An escaped HTML table that fits a page, split into stacked parts when too wide.
+
+    A table wider than ``max_width`` characters is split into parts, each with the leading
+    key columns (None: never split).
 
     Examples
     --------
@@ -293,8 +295,8 @@ PAIR_COLUMNS = ("arm_a", "arm_b")
 
 
 def table_view(results: Any, name: str) -> pd.DataFrame | None:
-    """Table ``name`` of ``results`` as a page shows it: a long result pivoted to one row
-    per group, its diagnostics joined."""
+    """Table ``name`` of ``results`` as a page shows it (a long result pivoted to one row per
+    group, its diagnostics joined)."""
     table = results.tables.get(name)
     diagnostics = getattr(table, "diagnostics", None)
     if diagnostics is None:
@@ -428,10 +430,10 @@ def show_figure(
     formats: Sequence[str] = DEFAULT_FORMATS,
     **kwargs: Any,
 ) -> None:
-    """Draw ``evalstats.plots.<plot>(*args, **kwargs)``, display it as an SVG and, with
-    ``output_dir``, write ``output_dir/figures/<name>.<format>`` for each of ``formats``.
+    """Draw ``evalstats.plots.<plot>(*args, **kwargs)``, save it and display it as an SVG.
 
-    A figure that cannot be drawn is said, not raised; ``arm_names`` is passed from the
+    With ``output_dir``, written to ``output_dir/figures/<name>.<format>`` for each of
+    ``formats``. A figure that cannot be drawn is said, not raised; ``arm_names`` is passed from the
     data's ``attrs`` unless given.
     """
     from IPython.display import display
@@ -480,8 +482,11 @@ def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> d
 
 
 def pair_frames(results: Any) -> list[tuple[Any, pd.DataFrame, Any, str]]:
-    """``(pair, frame, arm_names, figure-name stem)`` of each pair of arms of ``results``;
-    ``[(None, results.frame, None, "")]`` for two arms."""
+    """The verdict frame of each pair of arms of ``results``, as the figures draw it.
+
+    ``(pair, frame, arm_names, figure-name stem)``; ``[(None, results.frame, None, "")]`` for
+    two arms.
+    """
     frame = results.frame
     if frame is None or "arm_a" not in frame.columns or not results.provenance.get("arm_pairs"):
         return [(None, frame, None, "")]

@@ -908,8 +908,9 @@ _SOURCE_TEXT = {
 
 
 def result_sentences(results: Any, *, digits: int | None = None, percent: bool = True) -> list[str]:
-    """Ready sentences: one per headline and consensus row, agreement pair and cost metric,
-    each with n, tasks, what was left out, the judge and the interval's method.
+    """Ready sentences: one per headline and consensus row, agreement pair and cost metric.
+
+    Each with n, tasks, what was left out, the judge and the interval's method.
 
     >>> from evalstats.report import compute_results
     >>> res = compute_results("data/sample", n_resamples=200, seed=0)

@@ -67,8 +67,11 @@ class Context:
 
 @dataclass(frozen=True)
 class Section:
-    """One part of a report page: ``compute(ctx)`` returns ``{table name: DataFrame or
-    Unavailable(reason)}`` (or raises :class:`Unavailable` for a single table ``name``)."""
+    """One part of a report page.
+
+    ``compute(ctx)`` returns ``{table name: DataFrame or Unavailable(reason)}`` (or raises
+    :class:`Unavailable` for a single table ``name``).
+    """
 
     name: str
     page: str
@@ -97,8 +100,9 @@ CASE_STUDY_PARAMETERS = _parameters("../shared/data/alpaca_eval")
 
 @dataclass(frozen=True)
 class ReportKind:
-    """What one kind of report computes and renders, and how its data look: the ``--kind``
-    name, its notebooks ((notebook, html page, title); the first is ``index.html``), their
+    """What one kind of report computes and renders, and how its data look.
+
+    The ``--kind`` name, its notebooks ((notebook, html page, title); the first is ``index.html``), their
     parameters, what ``detect(data_dir)`` looks for, ``check(data_dir)`` (a missing input),
     ``load(data_dir, params, frame) -> Loaded``, ``sections()`` in computation order and
     ``describe_parameters(params)`` (the ``parameters`` block of results.json)."""

@@ -547,8 +547,10 @@ def provenance(
     confidence: float,
     describe: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The provenance block of ``results.json``: data directory name, input digests,
-    ``describe`` (the kind's description of its data), versions and settings.
+    """The provenance block of ``results.json``.
+
+    The data directory's name, input digests, ``describe`` (the kind's description of its
+    data), versions and settings.
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp()) / "mydata"; d.mkdir(); _ = (d / "x.json").write_text("{}")
