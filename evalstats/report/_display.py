@@ -377,28 +377,17 @@ def _arms_line(arm_names: Mapping[str, str] | None) -> str | None:
 def show_provenance(results: Any) -> None:
     """Which arm is which, the simulated-data label and where the numbers come from."""
     p = results.provenance
-    rows = [
-        ("data", p.get("data_dir", "")),
-        (
-            "simulated",
-            "YES (truth.json): not evidence about any tool" if results.simulated else "no",
-        ),
-        *((f"sha256 {name}", info["sha256"]) for name, info in p.get("inputs", {}).items()),
-        *(
-            (
-                f"rubric {r['rubric']}",
-                f"revision {r['package_revision']}, sha256 {r['package_sha256']}"
-                + ("" if r["matches_package"] else " (judgments used a different prompt!)"),
-            )
-            for r in p.get("rubrics", [])
-        ),
-        *((f"judge {j['judge']}", ", ".join(j["model_ids"]) or "—") for j in p.get("judges", [])),
-        ("evalstats", p.get("package", {}).get("version", "")),
-        (
-            "seed / resamples / confidence",
-            f"{p.get('seed')} / {p.get('n_resamples')} / {p.get('confidence')}",
-        ),
-    ]
+    simulated = "YES (truth.json): not evidence about any tool" if results.simulated else "no"
+    rows = [("data", p.get("data_dir", "")), ("simulated", simulated)]
+    rows += [(f"sha256 {name}", info["sha256"]) for name, info in p.get("inputs", {}).items()]
+    for r in p.get("rubrics", []):
+        other = "" if r["matches_package"] else " (judgments used a different prompt!)"
+        said = f"revision {r['package_revision']}, sha256 {r['package_sha256']}{other}"
+        rows.append((f"rubric {r['rubric']}", said))
+    rows += [(f"judge {j['judge']}", ", ".join(j["model_ids"]) or "—") for j in p.get("judges", [])]
+    rows.append(("evalstats", p.get("package", {}).get("version", "")))
+    settings = f"{p.get('seed')} / {p.get('n_resamples')} / {p.get('confidence')}"
+    rows.append(("seed / resamples / confidence", settings))
     parts = []
     arms = _arm_pairs(p.get("arm_names"))
     if arms:
