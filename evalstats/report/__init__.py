@@ -1,11 +1,5 @@
-"""Everything after the statistics: the published numbers, their provenance, the notebooks'
-display helpers, rendering them into a self-contained report, and the paper export.
-
-Modules: ``_kinds`` (the report kinds and :func:`compute`), ``_evaluation`` and ``_comparison``
-(an evaluation's sections), the case studies, ``_results`` (:class:`Results`, results.json,
-provenance), ``_display`` (the notebooks' ``show_*``, figure files), ``_export`` (LaTeX,
-Markdown, macros, sentences), ``_render`` / ``_html`` / ``_pdf`` (the pages) and ``_cli``.
-Names load lazily, so ``evalstats --help`` imports neither pandas nor nbclient.
+"""Everything after the statistics: the published numbers and their provenance, the notebooks'
+display helpers, the self-contained report and the paper export (names load lazily).
 
 Examples
 --------
@@ -96,11 +90,10 @@ __all__ = sorted(
 
 
 def compute_results(data_dir: Any, **params: Any) -> Any:
-    """The numbers of an evaluation's report page (``report.ipynb``).
+    """The :class:`Results` of an evaluation's report page.
 
-    Parameters are those of :func:`compute` for the ``evaluation`` kind: ``judges``,
-    ``rubric``, ``confidence`` (0.95), ``n_resamples`` (10 000), ``seed`` (0) and ``frame``
-    (the verdict frame when already loaded). Returns a :class:`Results`.
+    Parameters as :func:`compute`: ``judges``, ``rubric``, ``confidence``, ``n_resamples``,
+    ``seed``, ``frame``.
     """
     from ._kinds import compute
 
@@ -108,26 +101,17 @@ def compute_results(data_dir: Any, **params: Any) -> Any:
 
 
 def compute_methodology(data_dir: Any, **params: Any) -> Any:
-    """The numbers of an evaluation's methodology page: power, minimum detectable effect
-    and CI coverage for this design (parameters as :func:`compute_results`)."""
+    """The numbers of an evaluation's methodology page (parameters as :func:`compute_results`)."""
     from ._kinds import compute
 
     return compute("evaluation", data_dir, pages=["methodology"], **params)
 
 
 def compute_case_study(data_dir: Any, **params: Any) -> Any:
-    """The AlpacaEval case study: leaderboard reproduced, judge agreement, length bias, SEs
-    and the findings (``confidence``, ``n_resamples``, ``seed``). Returns a :class:`Results`.
+    """The :class:`Results` of the AlpacaEval case study.
 
-    Its tables (rates x 100, as AlpacaEval publishes them, where noted): ``leaderboard``
-    (:func:`evalstats.adapters.alpaca_eval.compare_leaderboard`), ``agreement``
-    (:func:`evalstats.adapters.alpaca_eval.judge_agreement_by_model`), ``length_bias`` and
-    ``length_slope`` (:func:`evalstats.stats.models.length_bias`, with the odds ratio of a
-    win per doubling of length), ``standard_errors``
-    (:func:`evalstats.stats.rates.se_comparison`: AlpacaEval's IID SE beside CR1 and
-    cluster-bootstrap SEs by instruction and by source data set) and ``findings`` (the page's
-    conclusion, one Markdown sentence per row). ``unavailable`` says why a section is missing
-    (no ``leaderboard_rows.json``, a single annotator, no ``dataset`` field).
+    Parameters ``confidence``, ``n_resamples``, ``seed``; tables ``leaderboard``, ``agreement``,
+    ``length_bias``, ``length_slope``, ``standard_errors`` and ``findings``.
     """
     from ._kinds import compute
 

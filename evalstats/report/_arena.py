@@ -1,21 +1,6 @@
-"""The Chatbot Arena case study report kind: every number of ``case_study_arena.ipynb``.
-
-The data are ``battles.csv.gz`` of ``../shared/data/arena`` (26,919 battles of 20 models, each
-judged by people and by three LLMs; Chatzi et al., NeurIPS 2024), read once with
-:func:`evalstats.adapters.arena.load`. The sections:
-
-* ``human_ranking``: the ranking from every human vote, with simultaneous and marginal rank
-  sets (:func:`evalstats.stats.rank_subsamples`' ``full_human`` fit, i.e.
-  :func:`evalstats.stats.rank`'s Davidson model with the first-shown bonus);
-* ``judge_agreement``: each LLM judge's Cohen's kappa with the people
-  (:func:`evalstats.stats.cohen_kappa`) and how often it prefers model A, the answer shown
-  first (:func:`evalstats.stats.rates.position_bias`), beside the people's own rate;
-* ``ppr_ranking`` / ``ppr_summary``: one random ``ppr_n_labels`` human votes plus
-  ``ppr_judge`` (prediction-powered), those votes alone, and the judge alone;
-* ``subsample_study`` / ``subsample_runs``: the paper's experiment repeated ``n_subsamples``
-  times (:func:`evalstats.stats.subsample_coverage`);
-* ``findings``: the page's conclusion, one sentence per finding, from the tables.
-"""
+"""The Chatbot Arena case study report kind (``battles.csv.gz``: battles judged by people and
+LLMs; Chatzi et al., NeurIPS 2024): the human ranking with rank sets, each judge against the
+people, prediction-powered ranking from a sample of human votes, the paper's subsample study."""
 
 from __future__ import annotations
 
@@ -87,8 +72,7 @@ def _judges(ctx: Context) -> list[str]:
 
 
 def _headline(ctx: Context) -> pd.DataFrame:
-    """One subsample's fits at ``n_resamples``: all human votes, the judge alone, the labels
-    alone and the prediction-powered fit (computed once, shared by three sections)."""
+    """One subsample's fits (human, judge, labels, prediction-powered), computed once."""
     if "headline" not in ctx.scratch:
         from ..stats import rank_subsamples
 
@@ -96,15 +80,10 @@ def _headline(ctx: Context) -> pd.DataFrame:
         if judge not in _judges(ctx):
             raise ParameterError(f"ppr_judge must be one of {_judges(ctx)}, got {judge!r}")
         ctx.scratch["headline"] = rank_subsamples(
-            ctx.frame,
-            judges=[judge],
-            n_labels=int(ctx.params["ppr_n_labels"]),
-            n_subsamples=1,
-            confidence=ctx.confidence,
-            n_resamples=ctx.n_resamples,
-            sets=("simultaneous", "marginal"),
-            rng=ctx.rng,
-        )
+            ctx.frame, judges=[judge], n_labels=int(ctx.params["ppr_n_labels"]), n_subsamples=1,
+            confidence=ctx.confidence, n_resamples=ctx.n_resamples,
+            sets=("simultaneous", "marginal"), rng=ctx.rng,
+        )  # fmt: skip
     return ctx.scratch["headline"]
 
 
@@ -114,35 +93,18 @@ def _human_ranking(ctx: Context) -> dict[str, Any]:
     sim = full[full["method"] == "simultaneous_stepdown"].set_index("arm")
     marg = full[full["method"] == "marginal_stepdown"].set_index("arm")
     human = ctx.frame[ctx.frame["judge"] == "human"]
-    long = pd.DataFrame(
-        {
-            "arm": np.concatenate([human["arm_a"], human["arm_b"]]),
-            "outcome": np.concatenate(
-                [
-                    human["outcome"],
-                    human["outcome"].map({"win": "loss", "loss": "win", "tie": "tie"}),
-                ]
-            ),
-        }  # fmt: skip
-    )
+    swapped = human["outcome"].map({"win": "loss", "loss": "win", "tie": "tie"})
+    long = pd.DataFrame({"arm": np.concatenate([human["arm_a"], human["arm_b"]]),
+                         "outcome": np.concatenate([human["outcome"], swapped])})  # fmt: skip
     counts = pd.crosstab(long["arm"], long["outcome"]).reindex(columns=["win", "tie", "loss"])
-    t = pd.DataFrame(
-        {
-            "arm": sim.index,
-            "rank": sim["estimate"].to_numpy(),
-            "sim_low": sim["ci_low"].to_numpy(),
-            "sim_high": sim["ci_high"].to_numpy(),
-            "marginal_low": marg.loc[sim.index, "ci_low"].to_numpy(),
-            "marginal_high": marg.loc[sim.index, "ci_high"].to_numpy(),
-        }
-    )
+    t = pd.DataFrame({"arm": sim.index, "rank": sim["estimate"].to_numpy(),
+                      "sim_low": sim["ci_low"].to_numpy(), "sim_high": sim["ci_high"].to_numpy(),
+                      "marginal_low": marg.loc[sim.index, "ci_low"].to_numpy(),
+                      "marginal_high": marg.loc[sim.index, "ci_high"].to_numpy()})  # fmt: skip
     c = counts.reindex(t["arm"]).fillna(0).astype(int)
     t["battles"] = c.sum(axis=1).to_numpy()
-    t["wins"], t["ties"], t["losses"] = (
-        c["win"].to_numpy(),
-        c["tie"].to_numpy(),
-        c["loss"].to_numpy(),
-    )
+    for col, outcome in (("wins", "win"), ("ties", "tie"), ("losses", "loss")):
+        t[col] = c[outcome].to_numpy()
     t["n_votes"] = int(sim["n"].iloc[0])
     return {"human_ranking": t.sort_values(["rank", "arm"], kind="stable").reset_index(drop=True)}
 
@@ -204,13 +166,10 @@ def _study(ctx: Context) -> dict[str, Any]:
     from ..stats import rank_subsamples, subsample_coverage
 
     ranks = rank_subsamples(
-        ctx.frame,
-        n_labels=int(ctx.params["ppr_n_labels"]),
-        n_subsamples=int(ctx.params["n_subsamples"]),
-        confidence=ctx.confidence,
-        n_resamples=int(ctx.params["subsample_resamples"]),
-        rng=ctx.rng,
-    )
+        ctx.frame, n_labels=int(ctx.params["ppr_n_labels"]),
+        n_subsamples=int(ctx.params["n_subsamples"]), confidence=ctx.confidence,
+        n_resamples=int(ctx.params["subsample_resamples"]), rng=ctx.rng,
+    )  # fmt: skip
     cov = subsample_coverage(ranks)
     runs = ranks[(ranks["statistic"] == "rank") & (ranks["estimator"] != "full_human")]
     truth = ranks[(ranks["estimator"] == "full_human") & (ranks["statistic"] == "rank")]

@@ -1,11 +1,6 @@
-"""The AlpacaEval case study report kind: every number of ``case_study_alpaca_eval.ipynb``.
-
-AlpacaEval's leaderboard recomputed from the annotations with the package's statistics
-(:func:`leaderboard_row`) and set beside the published rows (:func:`compare_leaderboard`),
-the annotators' agreement per model, the length bias and AlpacaEval's IID standard error
-beside clustered ones; the findings the page closes with are sentences built from those
-tables, stored in ``results.json`` with them.
-"""
+"""The AlpacaEval case study report kind: the leaderboard recomputed and set beside the
+published rows, the annotators' agreement, the length bias and AlpacaEval's IID standard
+error beside clustered ones, and the findings in words."""
 
 from __future__ import annotations
 
@@ -28,23 +23,14 @@ __all__ = ["LENGTH_BINS", "LENGTH_MEASURE", "check", "describe_parameters", "det
 
 LENGTH_BINS = 5
 LENGTH_MEASURE = "log_ratio"
-# Groups of the case study: AlpacaEval's leaderboard row key.
 _KEYS = ["model", "baseline", "annotator"]
-# Clusterings compared with AlpacaEval's IID standard error: the instruction (one record per
-# instruction, so it should equal the IID SE) and the instruction's source data set.
+# Clusterings beside AlpacaEval's IID SE: the instruction (equal to it) and its source data set.
 _CLUSTERINGS = (("instruction", "task_id"), ("dataset", "dataset"))
 
 
 # The columns AlpacaEval publishes in its leaderboard CSVs, in their order.
-LEADERBOARD_COLUMNS = (
-    "win_rate",
-    "standard_error",
-    "n_wins",
-    "n_wins_base",
-    "n_draws",
-    "n_total",
-    "discrete_win_rate",
-    "avg_length",
+LEADERBOARD_COLUMNS = tuple(
+    "win_rate standard_error n_wins n_wins_base n_draws n_total discrete_win_rate avg_length".split()
 )
 
 
@@ -58,39 +44,24 @@ def leaderboard_row(
 ) -> pd.DataFrame:
     """AlpacaEval's leaderboard columns per (model, baseline, annotator), recomputed.
 
-    * ``win_rate`` = mean of ``preference - 1`` over the valid records, x 100,
-      and ``standard_error`` its standard error x 100:
-      :func:`evalstats.stats.rates.cluster_mean` of ``win_share`` clustered by
-      task. With one record per instruction (AlpacaEval's design) the CR1
-      cluster SE equals the ``ddof=1`` standard error of the mean that
-      AlpacaEval computes with ``pandas.Series.sem``.
-    * ``n_wins``, ``n_wins_base``, ``n_draws``, ``n_total`` = wins, losses,
-      ties and ok verdicts of :func:`evalstats.win_rates`;
-      ``discrete_win_rate`` = its ``score`` (win + tie / 2) x 100.
-    * ``avg_length`` = mean character length of the model's outputs, truncated
-      to an integer as AlpacaEval does (over all records of the group).
+    ``win_rate`` is the mean of ``preference - 1`` x 100 with its task-clustered SE (with one
+    record per instruction, AlpacaEval's ``sem``); the counts and ``discrete_win_rate`` come
+    from :func:`evalstats.win_rates`; ``avg_length`` is truncated as AlpacaEval does.
 
     Parameters
     ----------
     frame : DataFrame
-        From :func:`load` (needs ``model``, ``baseline``, ``judge``,
-        ``task_id``, ``status``, ``outcome``, ``win_share``, ``len_with``).
+        From :func:`evalstats.adapters.alpaca_eval.load`.
     method : {"cluster_t", "bca", "percentile", "basic"}
         Interval for ``win_rate_ci_low`` / ``win_rate_ci_high``.
-    confidence : float, default 0.95
-    n_resamples : int, default 10 000
-        Bootstrap resamples (bootstrap methods only).
-    rng : Generator, int or None
-        Bootstrap seed.
+    confidence, n_resamples, rng
+        As :func:`evalstats.stats.rates.cluster_mean`.
 
     Returns
     -------
     DataFrame
-        One row per (model, baseline, annotator): ``model``, ``baseline``,
-        ``annotator``, the :data:`LEADERBOARD_COLUMNS` (rates x 100 as
-        AlpacaEval publishes them), then ``win_rate_ci_low``,
-        ``win_rate_ci_high`` (x 100, clipped to [0, 100]), ``discrete_standard_error`` (CR1 SE of
-        the discrete win rate, x 100), ``n_tasks``, ``n_invalid``,
+        ``model``, ``baseline``, ``annotator``, the :data:`LEADERBOARD_COLUMNS` (rates x 100),
+        the win rate's interval, ``discrete_standard_error``, ``n_tasks``, ``n_invalid``,
         ``method``, ``confidence``.
 
     Examples
@@ -124,17 +95,8 @@ def leaderboard_row(
         baseline=frame["baseline"].astype(str),
         _share=np.where(ok, frame["win_share"].to_numpy(np.float64, na_value=np.nan), np.nan),
     )
-    cont = cluster_mean(
-        f,
-        "_share",
-        cluster="task_id",
-        by=keys,
-        method=method,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        rng=rng,
-    )
-    # AlpacaEval's leaderboard row puts both estimates and the counts side by side.
+    cont = cluster_mean(f, "_share", cluster="task_id", by=keys, method=method,
+                        confidence=confidence, n_resamples=n_resamples, rng=rng)  # fmt: skip
     cont = with_detail(cont).rename(columns={"estimate": "mean"})
     disc = wide(win_rates(f, by=keys, cluster="task_id", method="cluster_t", confidence=confidence))
     board = cont.merge(disc, on=keys, how="outer", suffixes=("", "_disc"), validate="1:1")
@@ -178,27 +140,8 @@ def leaderboard_row(
 
 
 def judge_agreement_by_model(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
-    """:func:`evalstats.judge_agreement` within each (model, baseline), stacked.
-
-    A verdict frame's pair is (task, replicate); in an AlpacaEval frame the same
-    instruction is judged once per model, so agreement is measured per model.
-    Groups with fewer than two annotators are left out (nothing to compare).
-
-    Parameters
-    ----------
-    frame : DataFrame
-        From :func:`load`.
-    **kwargs
-        Passed to :func:`evalstats.judge_agreement` (``judges``,
-        ``confidence``, ``n_resamples``, ``method``, ``rng``, ...);
-        ``rubric`` is ``"alpaca_eval"``.
-
-    Returns
-    -------
-    ResultFrame
-        ``model``, ``baseline`` and the rows of :func:`evalstats.judge_agreement` (its
-        diagnostics alike).
-    """
+    """:func:`evalstats.judge_agreement` (``**kwargs``) within each (model, baseline) with two
+    or more annotators, stacked: the same instruction is judged once per model."""
     from ..adapters.alpaca_eval import RUBRIC
     from ..stats.agreement import judge_agreement
 
@@ -226,25 +169,15 @@ def judge_agreement_by_model(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame
     return tidy_frame(rows, by=[*keys, *parts[0][2].by], diagnostics=diagnostics)
 
 
-# AlpacaEval's published leaderboard rows for the annotated models (optional input).
-LEADERBOARD_FILE = "leaderboard_rows.json"
-
-
-# Published rates carry every digit of a float64 (16-17 significant digits); a recomputation
-# that sums in another order differs in the last one or two, ~1e-15 relative. Agreement to
-# 1e-12 relative is agreement to every digit a paper could print; counts must be equal.
+LEADERBOARD_FILE = "leaderboard_rows.json"  # the published rows (optional input)
+# A recomputation summing in another order differs by ~1e-15 relative; counts must be equal.
 REL_TOLERANCE = 1e-12
-
-
 COUNT_COLUMNS = ("n_wins", "n_wins_base", "n_draws", "n_total", "avg_length")
 
 
 def published_rows(data_dir: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], str] | None:
-    """The rows of ``DATA_DIR/leaderboard_rows.json`` and their ``source``; None if absent.
-
-    The file is ``{"source": str, "rows": [{"model": ..., "annotator": ..., <column>: str}]}``
-    with AlpacaEval's leaderboard CSV cells as strings.
-    """
+    """The rows (CSV cells as strings) of ``DATA_DIR/leaderboard_rows.json`` and their
+    ``source``; None if absent."""
     path = Path(data_dir) / LEADERBOARD_FILE
     if not path.exists():
         return None
@@ -280,17 +213,10 @@ def _published_number(value: Any, *, integer: bool) -> Any:
 def compare_leaderboard(
     board: pd.DataFrame, published: list[dict[str, Any]] | None
 ) -> pd.DataFrame:
-    """Reproduced and published leaderboard columns side by side, one row per (model, annotator).
-
-    ``board`` is :func:`leaderboard_row`'s table, ``published`` the rows of
-    :func:`published_rows` (None when there are none). For each of
-    :data:`LEADERBOARD_COLUMNS`: ``<col>_published``, ``<col>_reproduced``,
-    ``<col>_abs_diff``; then ``max_rel_diff`` over the rates, ``rel_tolerance``, ``match``
-    (every count equal and every rate within :data:`REL_TOLERANCE` relative; null when one
-    side is missing), ``length_controlled_winrate_published`` (not recomputed) and ``note``.
-    Published rows without annotations are kept with reproduced values null and a note;
-    reproduced rows that were not published are kept with published values null.
-    """
+    """Reproduced (:func:`leaderboard_row`) and published leaderboard columns side by side,
+    one row per (model, annotator): ``<col>_published``, ``_reproduced``, ``_abs_diff``,
+    ``max_rel_diff``, ``match`` (within :data:`REL_TOLERANCE`; null when one side is missing)
+    and a ``note``."""
     mine = {(r["model"], r["annotator"]): r for r in board.to_dict("records")}
     theirs = {(r["model"], r["annotator"]): r for r in (published or [])}
     keys = list(theirs) + sorted(set(mine) - set(theirs))
@@ -395,8 +321,7 @@ def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _seeds(ctx: Context) -> list[np.random.SeedSequence]:
-    """The agreement's and the standard errors' seeds: two children of the one seed (fresh
-    on every computation: spawning is stateful)."""
+    """Two child seeds of the one seed: the agreement's and the standard errors'."""
     return np.random.SeedSequence(ctx.seed).spawn(2)
 
 
@@ -436,8 +361,7 @@ def _length(ctx: Context) -> dict[str, Any]:
 
 
 def _length_slopes(lb: pd.DataFrame) -> pd.DataFrame:
-    """One row per group: the logistic slope of win on the length log-ratio, and the odds
-    ratio of a win when the model's output is twice as long (a monotone map of the slope)."""
+    """Per group: the length slope and the odds ratio of a win at twice the length."""
     cols = [
         *_KEYS,
         "x",
@@ -459,9 +383,7 @@ def _length_slopes(lb: pd.DataFrame) -> pd.DataFrame:
 
 
 def _standard_errors(ctx: Context) -> dict[str, Any]:
-    """AlpacaEval's IID SE of the win rate (``pandas.Series.sem`` of ``(preference - 1) *
-    100``) beside the CR1 and cluster-bootstrap SEs clustered by instruction and by source
-    data set; rates in percentage points, as AlpacaEval publishes them."""
+    """AlpacaEval's IID SE of the win rate beside clustered ones (percentage points)."""
     from ..stats.rates import se_comparison
 
     frame = ctx.frame
@@ -508,68 +430,49 @@ def _findings(ctx: Context) -> dict[str, Any]:
     both = board.loc[board["match"].notna()]
     missing = board.loc[board["win_rate_reproduced"].isna()]
     if len(both):
-        rows.append(
-            (
-                "leaderboard",
-                f"* **Leaderboard.** {int(both['match'].sum())} of {len(both)} published rows "
-                f"with annotations are reproduced (every count equal, every rate within a "
-                f"relative {describe_parameters(ctx.params)['rel_tolerance']:g}; largest "
-                f"relative difference {float(both['max_rel_diff'].max()):.1e})"
-                + (
-                    f"; {len(missing)} published row(s) have no annotations in the data."
-                    if len(missing)
-                    else "."
-                ),
-            )
-        )
+        rows.append(("leaderboard", (
+            f"* **Leaderboard.** {int(both['match'].sum())} of {len(both)} published rows "
+            f"with annotations are reproduced (every count equal, every rate within a "
+            f"relative {describe_parameters(ctx.params)['rel_tolerance']:g}; largest "
+            f"relative difference {float(both['max_rel_diff'].max()):.1e})"
+            + (f"; {len(missing)} published row(s) have no annotations in the data."
+               if len(missing) else ".")
+        )))  # fmt: skip
     agreement = wide(ctx.tables.get("agreement"))  # a sentence reads a model's row across
     if agreement is not None:
         for row in agreement.loc[agreement["judge_a"] != "all judges"].to_dict("records"):
-            rows.append(
-                (
-                    "agreement",
-                    f"* **Agreement, {_name(row['model'])}.** The annotators disagree on "
-                    f"{row['disagreements']} of {row['n']} pairs "
-                    f"({row['disagreement_rate']:.1%}); kappa {row['kappa']:.2f} "
-                    f"[{row['kappa_ci_low']:.2f}, {row['kappa_ci_high']:.2f}], "
-                    f"AC1 {row['ac1']:.2f}, PABAK {row['pabak']:.2f}.",
-                )
-            )
+            rows.append(("agreement", (
+                f"* **Agreement, {_name(row['model'])}.** The annotators disagree on "
+                f"{row['disagreements']} of {row['n']} pairs "
+                f"({row['disagreement_rate']:.1%}); kappa {row['kappa']:.2f} "
+                f"[{row['kappa_ci_low']:.2f}, {row['kappa_ci_high']:.2f}], "
+                f"AC1 {row['ac1']:.2f}, PABAK {row['pabak']:.2f}."
+            )))  # fmt: skip
     slopes = ctx.tables.get("length_slope")
     if slopes is not None and "odds_ratio_doubling" in slopes:
         for row in slopes.to_dict("records"):
-            rows.append(
-                (
-                    "length",
-                    f"* **Length, {_name(row['model'])} · {_name(row['annotator'])}.** The odds "
-                    f"of a win multiply by {row['odds_ratio_doubling']:.2f} "
-                    f"[{row['odds_ratio_doubling_ci_low']:.2f}, "
-                    f"{row['odds_ratio_doubling_ci_high']:.2f}] "
-                    "when the model's answer is twice as long.",
-                )
-            )
+            rows.append(("length", (
+                f"* **Length, {_name(row['model'])} · {_name(row['annotator'])}.** The odds "
+                f"of a win multiply by {row['odds_ratio_doubling']:.2f} "
+                f"[{row['odds_ratio_doubling_ci_low']:.2f}, "
+                f"{row['odds_ratio_doubling_ci_high']:.2f}] "
+                "when the model's answer is twice as long."
+            )))  # fmt: skip
     ses = ctx.tables["standard_errors"]
     by_dataset = ses.loc[ses["clustering"] == "dataset"]
     by_instruction = ses.loc[ses["clustering"] == "instruction"]
     if len(by_instruction):
-        rows.append(
-            (
-                "standard_errors",
-                "* **Standard errors.** Clustered by instruction, the SE equals AlpacaEval's "
-                f"IID SE (se_ratio {by_instruction['se_ratio'].min():.3f}–"
-                f"{by_instruction['se_ratio'].max():.3f}; bootstrap "
-                f"{by_instruction['boot_se_ratio'].min():.2f}–"
-                f"{by_instruction['boot_se_ratio'].max():.2f})"
-                + (
-                    f"; clustered by the {int(by_dataset['n_tasks'].max())} source data "
-                    f"sets it is {by_dataset['se_ratio'].min():.1f}–"
-                    f"{by_dataset['se_ratio'].max():.1f} times larger, a rough estimate from "
-                    "so few clusters."
-                    if len(by_dataset)
-                    else "."
-                ),
-            )
-        )
+        rows.append(("standard_errors", (
+            "* **Standard errors.** Clustered by instruction, the SE equals AlpacaEval's "
+            f"IID SE (se_ratio {by_instruction['se_ratio'].min():.3f}–"
+            f"{by_instruction['se_ratio'].max():.3f}; bootstrap "
+            f"{by_instruction['boot_se_ratio'].min():.2f}–"
+            f"{by_instruction['boot_se_ratio'].max():.2f})"
+            + (f"; clustered by the {int(by_dataset['n_tasks'].max())} source data "
+               f"sets it is {by_dataset['se_ratio'].min():.1f}–"
+               f"{by_dataset['se_ratio'].max():.1f} times larger, a rough estimate from "
+               "so few clusters." if len(by_dataset) else ".")
+        )))  # fmt: skip
     return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
 
 

@@ -1,5 +1,4 @@
-"""The ``evalstats report`` and ``evalstats export`` subcommands (argparse only: ``evalstats --help``
-stays light)."""
+"""The ``evalstats report`` and ``evalstats export`` subcommands (argparse only: light)."""
 
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ from typing import Any
 
 __all__ = ["KIND_NAMES", "parse_params", "register", "register_export"]
 
-# The --kind choices; a test checks they are the keys of REPORT_KINDS, which this module does
-# not import (building the registry is cheap, but its kinds' checks are not).
+# The --kind choices: the keys of REPORT_KINDS (a test checks), without importing it.
 KIND_NAMES = ("evaluation", "alpaca_eval", "llmbar", "pandalm", "arena")
 
 
@@ -41,10 +39,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .. import report
 
     chromium = None
-    if args.pdf:
+    if args.pdf:  # a missing browser or pypdf is said before the render, not after it
         from . import _pdf
 
-        # Before the render: a missing browser or pypdf is said in a second, not after it.
         chromium = _pdf.find_chromium()
         _pdf.require_pypdf()
     start = time.perf_counter()
@@ -78,12 +75,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "report",
         help="render the self-contained HTML report of a data directory",
-        description="Compute every number of DATA_DIR once, execute the report notebooks on "
-        "them and write OUT/index.html (and methodology.html for an evaluation), results.json "
-        "(every number + provenance), figures/, tables/ and the executed notebooks. An "
-        "evaluation directory (tasks, runs, judgments) gets notebooks/report.ipynb and "
-        "methodology.ipynb; a directory of AlpacaEval annotations gets "
-        "notebooks/case_study_alpaca_eval.ipynb.",
+        description="Compute every number of DATA_DIR once, execute the report notebooks of "
+        "its kind on them and write OUT/index.html and the other pages, results.json (every "
+        "number + provenance), figures/, tables/ and the executed notebooks.",
     )
     p.add_argument("data_dir", metavar="DATA_DIR")
     p.add_argument(
@@ -162,11 +156,9 @@ def register_export(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "export",
         help="export a report's results.json to LaTeX/Markdown tables, macros and sentences",
-        description="Write the headline, consensus, agreement, cost and per-task tables of "
-        "REPORT_DIR/results.json as booktabs LaTeX and Markdown ('est [lo, hi]' cells), one "
-        "\\newcommand per headline number (\\es<Rubric><Judge><Statistic>[Lo|Hi]) and ready "
-        "sentences with n, tasks, judge and interval method. Every number is the one in "
-        "results.json, rounded to --digits.",
+        description="Write the tables of REPORT_DIR/results.json as booktabs LaTeX and "
+        "Markdown ('est [lo, hi]' cells), one \\newcommand per headline number and ready "
+        "sentences; every number is the one in results.json, rounded to --digits.",
     )
     p.add_argument("results_json", metavar="RESULTS_JSON", help="REPORT_DIR/results.json")
     p.add_argument("--latex", metavar="DIR", help="write DIR/<table>.tex")

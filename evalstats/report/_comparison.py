@@ -1,12 +1,6 @@
-"""The K-arm sections of an evaluation (three or more arms): the ``comparison`` page.
-
-Added to the evaluation's pages when the judgments name pairs of arms (``arm_a``, ``arm_b``):
-:func:`evalstats.stats.compare` (every pair, simultaneous intervals), :func:`evalstats.stats.rank`
-(rank sets, P(i beats j)), :func:`evalstats.stats.arm_costs` and :func:`evalstats.stats.pareto`,
-each for every judge of one rubric (parameter ``rubric``; ``with-without`` when present).
-The per-pair sections (headline, audit, agreement, people, accounting, cost) are the two-arm
-ones, run on each pair's view (:func:`evalstats.report._evaluation.pair_view`).
-"""
+"""The K-arm sections of an evaluation, the ``comparison`` page: compare, rank, arm costs and
+the Pareto frontier for every judge of one rubric, each pair's marginal numbers those of the
+pair's own two-arm sections (one quantity, one interval)."""
 
 from __future__ import annotations
 
@@ -77,8 +71,7 @@ def _stack(parts: dict[str, list[pd.DataFrame]]) -> dict[str, Any]:
 
 
 def _arm_order(ctx: Context) -> list[str]:
-    """The arms in the order that orients every pair as it was judged (an ``arm_a`` before
-    its ``arm_b``: the arm most often in the WITH role first), the reference last."""
+    """The arms, most often ``arm_a`` first (pairs oriented as judged), the reference last."""
     ref = ctx.extra["reference"]
     first = ctx.extra["verdicts"]["arm_a"].value_counts()
     rest = [a for a in ctx.extra["arms"] if a != ref]
@@ -97,8 +90,7 @@ _MARGINAL = ["estimate", "se", "ci_low", "ci_high", "p_value", "df", "method"]
 
 
 def _flipped(rates: pd.DataFrame) -> pd.DataFrame:
-    """The pairs' rates from the other arm's point of view (b against a): win and loss
-    swapped, the net win and its interval negated, the score and its interval 1 - itself."""
+    """The pairs' rates from the other arm's point of view (b against a)."""
     f = rates.rename(columns={"arm_a": "arm_b", "arm_b": "arm_a"}).copy()
     f["statistic"] = f["statistic"].replace({"win_rate": "loss_rate", "loss_rate": "win_rate"})
     lo, hi = f["ci_low"].copy(), f["ci_high"].copy()
@@ -110,9 +102,7 @@ def _flipped(rates: pd.DataFrame) -> pd.DataFrame:
 
 
 def _one_source(t: pd.DataFrame, rates: pd.DataFrame | None) -> pd.DataFrame:
-    """The compare table with each pair's marginal rows (estimate, interval, p-value) those
-    of the pair's report section, so that one quantity has one interval on every page; the
-    simultaneous bounds stay compare's, and Holm adjusts the p-values shown."""
+    """The compare table with each pair's marginal rows from the pair's own section."""
     from statsmodels.stats.multitest import multipletests
 
     if rates is None:
@@ -172,8 +162,7 @@ def _rank(ctx: Context) -> dict[str, Any]:
 
 
 def _one_interval(p: pd.DataFrame, ctx: Context, judge: str) -> pd.DataFrame:
-    """The frontier's net win and cost ratio carry the intervals of the compare and arm_costs
-    tables (one quantity, one interval); the frontier keeps only its own P(on frontier)."""
+    """The frontier's net win and cost ratio with the compare and arm_costs intervals."""
     ref, cols = ctx.extra["reference"], ["se", "ci_low", "ci_high", "method"]
     cmp_ = ctx.tables.get("compare")
     costs = ctx.tables.get("arm_costs")
@@ -192,8 +181,7 @@ def _one_interval(p: pd.DataFrame, ctx: Context, judge: str) -> pd.DataFrame:
 
 
 def _costs_one_source(c: pd.DataFrame, cost: pd.DataFrame | None, ref: str) -> pd.DataFrame:
-    """Each arm's cost ratio to the reference with the interval of the pair's cost section
-    (arm against the reference, as judged) where there is one: one quantity, one interval."""
+    """Each arm's cost ratio with the interval of the pair's own cost section."""
     if cost is None:
         return c
     inverse = cost.loc[cost["arm_a"] == ref].rename(columns={"arm_a": "arm_b", "arm_b": "arm_a"})

@@ -1,11 +1,6 @@
-"""What the report notebooks call to display a section: escaped tables, figures, provenance,
-the headline card and the declared plan under the tests; and the figure files' formats.
-
-Every table cell goes through ``html.escape`` (judge text is data, never markup); figures are
-drawn by :mod:`evalstats.plots`, laid out once, shown as SVG and written in the formats asked
-for (``--figures``: SVG and PDF by default, PNG at 300 dpi when asked). Each helper displays
-and returns None.
-"""
+"""What the report notebooks call to display a section: escaped tables that fit the page,
+figures (shown as SVG, written in the formats asked for), provenance, the headline card and
+the declared plan. Each ``show_*`` displays and returns None."""
 
 from __future__ import annotations
 
@@ -20,9 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from .._tidy import is_long, result_by, wide
 from ..records import DEFAULT_ARM_NAMES
 from ._kinds import ReportError
+from ._results import wide_view
 
 __all__ = [
     "DEFAULT_FORMATS",
@@ -46,7 +41,6 @@ __all__ = [
     "write_figure",
 ]
 
-# Every format a figure file may be written in, and what is written unless asked otherwise.
 FORMATS = ("svg", "pdf", "png")
 DEFAULT_FORMATS = ("svg", "pdf")
 _FILE_DPI = 300
@@ -54,9 +48,6 @@ _FILE_DPI = 300
 
 def check_formats(formats: str | Iterable[str]) -> list[str]:
     """The figure formats ``formats`` names (``"svg,pdf"`` or a sequence), checked.
-
-    Raises :class:`~evalstats.report.ReportError` for an unknown, repeated or empty list
-    (the renderer calls it before anything runs).
 
     >>> check_formats("svg,pdf,png")
     ['svg', 'pdf', 'png']
@@ -82,9 +73,8 @@ def check_formats(formats: str | Iterable[str]) -> list[str]:
 def write_figure(
     fig: Any, name: str, figures: Path | None, formats: Iterable[str] = DEFAULT_FORMATS
 ) -> tuple[bytes, Any]:
-    """Lay ``fig`` out once, write ``figures/<name>.<format>`` for each of ``formats``
-    (atomically, mode 0644; nothing when ``figures`` is None) and return the SVG the page
-    shows with the laid-out bounding box (inches)."""
+    """Lay ``fig`` out once, write ``figures/<name>.<format>`` for each of ``formats`` (unless
+    ``figures`` is None); return the SVG the page shows and the bounding box (inches)."""
     from .. import plots
     from ..records import atomic_write
 
@@ -102,36 +92,22 @@ def write_figure(
     return svg, bbox
 
 
-# Free text (judge reasoning and raw output, audit details): wrapped in a bounded column.
+# Free text, wrapped in a bounded column.
 _LONG_TEXT = frozenset({"reasoning", "raw", "detail", "parse_error", "rule"})
-# The narrowest a "long" column is laid out at (``min-width`` of ``td.long`` in _html.CSS).
 _LONG_MIN_CH = 30
 # Columns that name a row, repeated in every part of a table split to fit the page.
 _KEY_COLUMNS = frozenset(
-    {"arm_a", "arm_b", "rubric", "judge", "judge_a", "judge_b", "metric", "statistic", "task_id"}
-    | {"replicate"}
+    "arm_a arm_b rubric judge judge_a judge_b metric statistic task_id replicate".split()
 )
-# The widest table shown in one piece, in characters (cell padding included): at the wide-table
-# fonts of _html.CSS it fits a 1024-px window (about 800 px) and an A4 or Letter page (about
-# 630 of 703 px) in DejaVu Sans, Debian's default and among the widest sans-serif fonts.
+# The widest table shown in one piece, in characters: at the wide-table fonts of _html.CSS it
+# fits a 1024-px window and an A4 or Letter page in DejaVu Sans (among the widest fonts).
 _MAX_TABLE_WIDTH = 130
-# Tables wider than this (same units) get the smaller wide-table font.
-_WIDE_FONT_FROM = 70
+_WIDE_FONT_FROM = 70  # wider tables get the smaller font
 _PADDING_CH = 2
-# "0.352 [0.156, 0.521]" (merge_ci): kept on one line, as one piece of text (so that the page's
-# source holds the number exactly as shown).
-_CI_CELL = re.compile(r"^\S+ \[[^\[\]]+\]$")
-# Where the browser may break a header or a text cell: at spaces, and after a hyphen unless a
-# digit follows (UAX #14's HY x NU); for the width estimate.
+_CI_CELL = re.compile(r"^\S+ \[[^\[\]]+\]$")  # "0.352 [0.156, 0.521]", never wrapped
+# Where the browser may break a text cell: at spaces, after a hyphen unless a digit follows.
 _TEXT_BREAKS = re.compile(r"\s+|(?<=-)(?=\D)")
-# Figures are written as SVG and PDF, PNG (300 dpi) when asked (:data:`FORMATS`); the page
-# shows the SVG at the size a 110-dpi image had.
-_SHOWN_DPI = 110
-
-
-# --------------------------------------------------------------------------------------------
-# notebook-side display helpers
-# --------------------------------------------------------------------------------------------
+_SHOWN_DPI = 110  # the page shows the SVG at the size of a 110-dpi image
 
 
 def _display(html_text: str, plain: str) -> None:
@@ -143,9 +119,7 @@ def _display(html_text: str, plain: str) -> None:
 def _fmt_number(v: Any, digits: int) -> str:
     if v is None or v is pd.NA or (isinstance(v, float) and v != v):
         return "—"
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, int):
+    if isinstance(v, int):  # bool too
         return str(v)
     if isinstance(v, float):
         if v != 0 and abs(v) < 10 ** (-digits):
@@ -162,15 +136,10 @@ def table_html(
     name: str | None = None,
     max_width: int | None = _MAX_TABLE_WIDTH,
 ) -> str:
-    """An escaped HTML table that fits a page: split into stacked parts when it is too wide.
+    """An escaped HTML table that fits a page, split into stacked parts when too wide.
 
-    Every cell goes through ``html.escape`` (judge text is data); text is never changed, only
-    laid out (text cells and headers wrap at spaces; numbers and "est [lo, hi]" cells of
-    :func:`merge_ci` never wrap). A table whose narrowest layout (estimated in characters,
-    padding included) is wider than ``max_width`` is shown as several tables, one under the
-    other, each with the leading key columns (rubric, judge, metric...) and a share of the
-    others, so that no column is hidden, clipped or scrolled to; ``max_width=None`` never
-    splits.
+    A table wider than ``max_width`` characters is split into parts, each with the leading
+    key columns (None: never split).
 
     Examples
     --------
@@ -204,7 +173,6 @@ def table_html(
         _column_width(c, kind, [r[j] for r in texts])
         for j, (c, kind) in enumerate(zip(columns, kinds, strict=True))
     ]
-    # Text that names a row (not a True/False flag) can be a key of a split table.
     naming = [
         k == "text" and not pd.api.types.is_bool_dtype(table[c])
         for k, c in zip(kinds, table.columns, strict=True)
@@ -224,8 +192,7 @@ def table_html(
         )
         text = caption if k == 0 else (f"{caption} (continued)" if caption else None)
         cap = f"<caption>{html.escape(text)}</caption>" if text else ""
-        # The first part is the table (all its rows, its name); the others continue it, so
-        # that `table[data-table=NAME] tr` still counts each row once.
+        # The other parts continue the first: `table[data-table=NAME] tr` counts rows once.
         label = "data-table" if k == 0 else "data-continues"
         attrs = f' {label}="{html.escape(name)}"' if name else ""
         if len(parts) > 1:
@@ -233,7 +200,6 @@ def table_html(
         html_parts.append(
             f"<table{attrs}>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
         )
-    # The font class sits on the wrapper: an unsplit table keeps its plain <table data-table>.
     wrap = "table-wrap wide" if wide else "table-wrap"
     return f'<div class="{wrap}">{"".join(html_parts)}</div>'
 
@@ -253,17 +219,12 @@ def _column_width(column: str, kind: str, cells: list[str]) -> int:
 def _split_columns(
     columns: Sequence[str], naming: Sequence[bool], widths: Sequence[int], max_width: int | None
 ) -> list[list[int]]:
-    """Column indices of each stacked part: the leading key columns in every part, the
-    others cut into as few contiguous runs as fit ``max_width``, balanced in width.
-
-    The keys are the leading columns that name a row (rubric, judge... or any text column
-    before the first statistic), as many as fit in half the width; at least the first.
-    """
+    """Column indices of each stacked part: the leading keys (within half the width) in every
+    part, the others in as few contiguous runs as fit ``max_width``, balanced in width."""
     n = len(columns)
     if max_width is None or sum(widths) <= max_width or n < 2:
         return [list(range(n))]
-    # Text before the first statistic names the row; a table of text only (one transposed
-    # by show_table) has its data in text columns, so only the known keys count there.
+    # Text before the first statistic names the row (a text-only table: the known keys).
     first_stat = next((j for j, text in enumerate(naming) if not text), n)
     n_keys = 0
     while (
@@ -275,8 +236,7 @@ def _split_columns(
     n_keys = max(n_keys, 1)
     keys, rest = list(range(n_keys)), list(range(n_keys, n))
     room = max(max_width - sum(widths[:n_keys]), 1)
-    # As few parts as fit (greedy), then the same number of parts with the widest as narrow
-    # as it can be (a linear partition; a few dozen columns at most).
+    # As few parts as fit (greedy), then balanced (a linear partition).
     n_parts, used = 1, 0
     for j in rest:
         if used and used + widths[j] > room:
@@ -321,7 +281,7 @@ def merge_ci(table: pd.DataFrame, names: Sequence[str], *, digits: int = 3) -> p
             f"[{_fmt_number(a, digits)}, {_fmt_number(b, digits)}]"
             for a, b in zip(out[lo], out[hi], strict=True)
         ]
-        if est is not None:  # an interval with no estimate column shows the interval alone
+        if est is not None:
             cells = [f"{_fmt_number(e, digits)} {c}" for e, c in zip(est, cells, strict=True)]
         if est is None:
             out.insert(out.columns.get_loc(lo), name, cells)
@@ -331,23 +291,17 @@ def merge_ci(table: pd.DataFrame, names: Sequence[str], *, digits: int = 3) -> p
     return out
 
 
-#: The columns that name a pair of arms (K arms): every pair's table leads with them.
 PAIR_COLUMNS = ("arm_a", "arm_b")
 
 
 def table_view(results: Any, name: str) -> pd.DataFrame | None:
-    """Table ``name`` of ``results`` as a page shows it: a long result pivoted to one row
-    per group (:func:`evalstats._tidy.wide`, its diagnostics joined: from the result
-    itself, or from the ``<name>_diagnostics`` table results.json carries); any other
-    table as it is."""
+    """Table ``name`` of ``results`` as a page shows it (a long result pivoted to one row per
+    group, its diagnostics joined)."""
     table = results.tables.get(name)
-    # one row per statistic (per pair of arms, K arms) is its own view
-    if not is_long(table) or not set(result_by(table)) - set(PAIR_COLUMNS):
-        return table
     diagnostics = getattr(table, "diagnostics", None)
     if diagnostics is None:
         diagnostics = results.tables.get(f"{name}_diagnostics")
-    return wide(table, diagnostics=diagnostics)
+    return wide_view(table, diagnostics)
 
 
 def show_table(
@@ -361,15 +315,12 @@ def show_table(
     ci: Sequence[str] = (),
     transpose_by: Sequence[str] | None = None,
 ) -> None:
-    """Display table ``name`` of a :class:`~evalstats.results.Results` (escaped HTML + text).
+    """Display table ``name`` of a :class:`~evalstats.report.Results` (escaped HTML + text),
+    or why it is unavailable.
 
-    ``ci`` names statistics shown as one cell ``estimate [ci_low, ci_high]`` (from the
-    ``<name>_ci_low`` / ``<name>_ci_high`` columns), the compact form a paper prints.
-    ``transpose_by`` shows one column per row, labelled by those key columns.
-
-    ``columns`` picks and orders columns (those absent are skipped); ``query`` filters rows
-    (``DataFrame.query``). Shows why when the section is unavailable. Returns None, so that
-    a notebook cell ending with it does not display the table a second time.
+    ``columns`` picks and orders columns; ``query`` filters rows; ``ci`` names statistics
+    shown as one cell ``estimate [ci_low, ci_high]``; ``transpose_by`` shows one column per
+    row, labelled by those key columns.
     """
     table = table_view(results, name)
     if table is None:
@@ -379,12 +330,10 @@ def show_table(
         table = table.query(query)
     if ci:
         table = merge_ci(table, ci, digits=digits)
-    # K arms: every table of a pair's section leads with its pair of arms.
     pair = [c for c in PAIR_COLUMNS if c in table.columns]
     if columns is not None:
         table = table[[c for c in dict.fromkeys([*pair, *columns]) if c in table.columns]]
     if transpose_by and not table.empty:
-        # Few rows and many statistics read better as one column per row.
         keys = [c for c in dict.fromkeys([*pair, *transpose_by]) if c in table.columns]
         labels = table[keys].astype(str).agg(" · ".join, axis=1)
         body = table.drop(columns=keys).astype(object)
@@ -407,8 +356,7 @@ def show_unavailable(results: Any, section: str) -> None:
 
 
 def _arm_pairs(arm_names: Mapping[str, str] | None) -> list[tuple[str, str]]:
-    """(WITH, its name), (WITHOUT, its name); empty when neither arm is named. K arms:
-    (arm, its name) for each."""
+    """(WITH, its name), (WITHOUT, its name); empty when neither arm is named."""
     if arm_names and set(arm_names) - set(DEFAULT_ARM_NAMES):
         return [(str(arm), str(name)) for arm, name in arm_names.items()]
     names = {arm: str((arm_names or {}).get(arm, d)) for arm, d in DEFAULT_ARM_NAMES.items()}
@@ -421,48 +369,28 @@ def _arm_pairs(arm_names: Mapping[str, str] | None) -> list[tuple[str, str]]:
 
 
 def _arms_line(arm_names: Mapping[str, str] | None) -> str | None:
-    """What the page says the arms are, e.g. "WITH = Serena MCP · WITHOUT = plain Claude
-    Code"; None when neither is named (the page then says WITH / WITHOUT only).
-
-    >>> _arms_line({"with": "Serena MCP", "without": "WITHOUT"})
-    'WITH = Serena MCP · WITHOUT = (not named)'
-    >>> _arms_line({"with": "WITH", "without": "WITHOUT"}) is None
-    True
-    """
+    """What the page says the arms are ("WITH = Serena MCP · WITHOUT = ..."), or None."""
     pairs = _arm_pairs(arm_names)
     return " · ".join(f"{arm} = {name}" for arm, name in pairs) if pairs else None
 
 
 def show_provenance(results: Any) -> None:
-    """Which arm is which (when the data names them), the simulated-data label (when it
-    applies) and where the numbers come from."""
+    """Which arm is which, the simulated-data label and where the numbers come from."""
     p = results.provenance
-    rows = [
-        ("data", p.get("data_dir", "")),
-        (
-            "simulated",
-            "YES (truth.json): not evidence about any tool" if results.simulated else "no",
-        ),
-        *((f"sha256 {name}", info["sha256"]) for name, info in p.get("inputs", {}).items()),
-        *(
-            (
-                f"rubric {r['rubric']}",
-                f"revision {r['package_revision']}, sha256 {r['package_sha256']}"
-                + ("" if r["matches_package"] else " (judgments used a different prompt!)"),
-            )
-            for r in p.get("rubrics", [])
-        ),
-        *((f"judge {j['judge']}", ", ".join(j["model_ids"]) or "—") for j in p.get("judges", [])),
-        ("evalstats", p.get("package", {}).get("version", "")),
-        (
-            "seed / resamples / confidence",
-            f"{p.get('seed')} / {p.get('n_resamples')} / {p.get('confidence')}",
-        ),
-    ]
+    simulated = "YES (truth.json): not evidence about any tool" if results.simulated else "no"
+    rows = [("data", p.get("data_dir", "")), ("simulated", simulated)]
+    rows += [(f"sha256 {name}", info["sha256"]) for name, info in p.get("inputs", {}).items()]
+    for r in p.get("rubrics", []):
+        other = "" if r["matches_package"] else " (judgments used a different prompt!)"
+        said = f"revision {r['package_revision']}, sha256 {r['package_sha256']}{other}"
+        rows.append((f"rubric {r['rubric']}", said))
+    rows += [(f"judge {j['judge']}", ", ".join(j["model_ids"]) or "—") for j in p.get("judges", [])]
+    rows.append(("evalstats", p.get("package", {}).get("version", "")))
+    settings = f"{p.get('seed')} / {p.get('n_resamples')} / {p.get('confidence')}"
+    rows.append(("seed / resamples / confidence", settings))
     parts = []
     arms = _arm_pairs(p.get("arm_names"))
     if arms:
-        # First on the page: the tables keep the data's column names (with / without).
         parts.append(
             '<p class="arms">'
             + " · ".join(f"<strong>{arm}</strong> = {html.escape(name)}" for arm, name in arms)
@@ -493,13 +421,9 @@ def show_figure(
 ) -> None:
     """Draw ``evalstats.plots.<plot>(*args, **kwargs)``, save it and display it as an SVG.
 
-    With ``output_dir``, the figure is written to ``output_dir/figures/<name>.<format>`` for
-    each of ``formats`` (``svg``, ``pdf`` with TrueType fonts, ``png`` at 300 dpi; default
-    SVG and PDF). Says so (instead of failing) when the plot function is not available.
-
-    A plot function that takes ``arm_names`` gets the arms' names of the data it draws
-    (``attrs["arm_names"]`` of a :class:`~evalstats.report.Results` table or frame, from
-    ``results.json``'s ``provenance.arm_names``) unless the call passes them.
+    With ``output_dir``, written to ``output_dir/figures/<name>.<format>`` for each of
+    ``formats``. A figure that cannot be drawn is said, not raised; ``arm_names`` is passed from the
+    data's ``attrs`` unless given.
     """
     from IPython.display import display
 
@@ -516,7 +440,6 @@ def show_figure(
     try:
         fig = func(*args, **kwargs)
     except (ValueError, KeyError, IndexError, TypeError, ZeroDivisionError) as exc:
-        # A design the figure cannot draw (one task, no verdict...): the page says so.
         text = f"figure {name}: not available (evalstats.plots.{plot}: {exc})."
         _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
         return
@@ -530,8 +453,7 @@ def show_figure(
 
 
 def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``kwargs`` plus ``arm_names`` from the first DataFrame argument that carries them, when
-    ``func`` takes them and the caller gave none."""
+    """``kwargs`` plus ``arm_names`` from the first DataFrame argument that carries them."""
     if kwargs.get("arm_names") is not None:
         return kwargs
     kwargs = {k: v for k, v in kwargs.items() if k != "arm_names"}
@@ -551,12 +473,10 @@ def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> d
 def pair_frames(results: Any) -> list[tuple[Any, pd.DataFrame, Any, str]]:
     """The verdict frame of each pair of arms of ``results``, as the figures draw it.
 
-    Returns ``(pair, frame, arm_names, stem)`` with ``pair`` = ``(arm_a, arm_b)``, the names of the
-    two arms in the WITH / WITHOUT roles and ``"_<arm_a>_<arm_b>"`` for figure names; for
-    the seeds' two arms one item ``(None, results.frame, None, "")``."""
+    ``(pair, frame, arm_names, figure-name stem)``; ``[(None, results.frame, None, "")]`` for
+    two arms.
+    """
     frame = results.frame
-    # K arms (the provenance lists the pairs judged); a two-arm frame's arm columns, if it
-    # has any, name its one pair
     if frame is None or "arm_a" not in frame.columns or not results.provenance.get("arm_pairs"):
         return [(None, frame, None, "")]
     names = results.provenance.get("arm_names") or {}
@@ -571,10 +491,7 @@ def pair_frames(results: Any) -> list[tuple[Any, pd.DataFrame, Any, str]]:
 def geomean_ci(
     results: Any, pair: tuple[str, str] | None = None
 ) -> dict[str, tuple[float, float]] | None:
-    """The cost table's geometric-mean intervals, as :func:`evalstats.plots.plot_cost_ratios`
-    draws them (so the figure shows the same interval as the table).
-
-    With K arms, those of ``pair`` (``(arm_a, arm_b)``)."""
+    """The cost table's geometric-mean intervals (of ``pair`` with K arms), for the figure."""
     cost = results.tables.get("cost")
     if cost is None:
         return None
@@ -595,8 +512,7 @@ def show_confusions(
     output_dir: str | os.PathLike[str] | None = None,
     formats: Sequence[str] = DEFAULT_FORMATS,
 ) -> None:
-    """One judge-vs-judge confusion matrix per row of the ``agreement`` table (figure files
-    in ``formats``, as :func:`show_figure`)."""
+    """One judge-vs-judge confusion matrix per row of the ``agreement`` table."""
     import numpy as np
 
     agreement = table_view(results, "agreement")
@@ -622,8 +538,7 @@ def show_confusions(
 
 
 def show_findings(results: Any, *, table: str = "findings") -> None:
-    """The findings of ``results`` (one Markdown sentence per row of its ``findings`` table,
-    computed in Python and stored in results.json with the numbers they quote)."""
+    """The findings of ``results``: one Markdown sentence per row of its ``findings`` table."""
     from IPython.display import Markdown, display
 
     t = results.tables.get(table)
@@ -634,9 +549,7 @@ def show_findings(results: Any, *, table: str = "findings") -> None:
 
 
 def load_results(path: str | os.PathLike[str]) -> Any:
-    """The :class:`~evalstats.report.Results` that ``evalstats report`` computed once and
-    handed to the notebooks (a pickle in the renderer's own private temporary directory;
-    never load one from elsewhere: unpickling runs code)."""
+    """The Results the renderer handed to a notebook (its own pickle: never load another)."""
     with Path(path).open("rb") as fh:
         return pickle.load(fh)
 
@@ -646,9 +559,8 @@ _SIDES = {"two-sided": "two-sided", "greater": "one-sided (WITH better)", "less"
 
 
 def show_headline_card(results: Any) -> None:
-    """The primary result in one paragraph of words, at the top of the report
-    (:func:`evalstats.report.headline_paragraph`: the declared primary, else the
-    first headline row, called exploratory)."""
+    """The primary result in one paragraph of words (:func:`headline_paragraph`), with the
+    audit's other caveats under it."""
     from ._evaluation import estimate_note
     from ._export import _caveats, _pair_words, headline_paragraph
     from ._results import _load
@@ -657,8 +569,7 @@ def show_headline_card(results: Any) -> None:
         show_unavailable(results, "headline")
         return
     text = headline_paragraph(results) + estimate_note(results.tables["headline"])
-    # Every fail opens the paragraph; the other statuses (warn, unknown) are listed right
-    # under the card, never left 14,000 px below in the audit section alone.
+    # Fails open the paragraph; the other caveats are listed right under the card.
     rest = [r for r in _caveats(_load(results)) if str(r.get("status")) != "fail"]
     items = "".join(
         f"<li><strong>{html.escape(str(r['status']))}</strong> "
@@ -681,8 +592,7 @@ def show_headline_card(results: Any) -> None:
 
 
 def plan_sentence(results: Any) -> str:
-    """What the page says under the headline table about the declared analysis plan and the
-    Holm adjustment (plain text)."""
+    """What the page says under the headline table about the plan and Holm's adjustment."""
     plan = results.provenance.get("plan")
     tables = [table_view(results, t) for t in ("headline", "consensus")]
     n_tests = sum(
@@ -751,9 +661,7 @@ def show_tests(
     plan_note: bool = True,
     **kwargs: Any,
 ) -> None:
-    """:func:`show_table` of a table of tests with the plan's primary row marked
-    (``★ primary`` in a ``primary`` text column), and the plan sentence under it
-    (:func:`plan_sentence`) when ``plan_note``."""
+    """:func:`show_table` with the plan's primary row marked, and :func:`plan_sentence` under it."""
     from types import SimpleNamespace
 
     table = table_view(results, name)

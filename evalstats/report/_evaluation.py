@@ -1,11 +1,6 @@
-"""The evaluation report kind: the sections of ``report.ipynb`` and ``methodology.ipynb``.
-
-No statistics live here: each table is the output of a package function (:mod:`evalstats.stats`,
-:func:`evalstats.audit`), filtered and labelled; a design a section cannot handle becomes
-"unavailable, because ..." (:func:`_guarded`) instead of an error. The sections run in the order
-of :func:`sections` on one :class:`~evalstats.report.Context`; with K arms each pair of arms gets
-the two-arm sections on its view (:func:`pair_view`), and K >= 3 adds the comparison page.
-"""
+"""The evaluation report kind: the sections of ``report.ipynb`` and ``methodology.ipynb``,
+each a package function's output filtered and labelled (a design a section cannot handle is
+"unavailable, because ..."). With K arms each pair of arms gets the two-arm sections."""
 
 from __future__ import annotations
 
@@ -39,20 +34,18 @@ __all__ = [
 
 # Seed 000: when in doubt, "(b) roughly equivalent": judges that disagree make a tie.
 CONSENSUS_RULE = "unanimous"
-# Judge text is shown in example tables only, cut to this many characters (escaped on render).
+# Judge text in example tables is cut to this many characters.
 _TEXT_LIMIT = 400
 _N_EXAMPLES = 12
 _INPUT_STEMS = ("tasks", "runs", "judgments", "labels")
 _EXAMPLE_COLUMNS = ["rubric", "task_id", "replicate", "order", "judge", "outcome", "label"]
 
-# The between-task correlation is not estimated from one small evaluation: the design is shown
-# over a range of latent ICCs that brackets what clustered evals report.
+# The between-task correlation is not estimated from one small evaluation: a range of ICCs.
 _ICC_GRID = (0.0, 0.1, 0.3, 0.5)
 _NET_WIN_TARGETS = (0.1, 0.2, 0.3)
 _POWER = 0.8
 _N_TASKS_GRID = (5, 10, 15, 20, 30, 40, 60, 80, 100, 150, 200, 300)
 _CURVE_ICC = 0.3
-# Simulations of the methodology page: what its text says it shows.
 _POWER_SIMS = 4000
 _COVERAGE_EVALS = 1000
 _COVERAGE_MAX_RESAMPLES = 1000
@@ -88,7 +81,6 @@ def _need_verdicts(f: pd.DataFrame) -> None:
         )
 
 
-# What the statistics say when the design cannot carry them, said in the report's words.
 _REASONS = (
     (
         "at least 2 clusters",
@@ -109,8 +101,7 @@ def _reason(exc: BaseException) -> str:
 def _guarded(
     compute: Callable[[Context], Mapping[str, Any]], tables: Sequence[str]
 ) -> Callable[[Context], Mapping[str, Any]]:
-    """``compute``, with a design it cannot handle turned into "unavailable, because ..."
-    for each of its ``tables`` (the report renders on every dataset the loaders accept)."""
+    """``compute``, a design it cannot handle making each of its ``tables`` unavailable."""
 
     def run(ctx: Context) -> Mapping[str, Any]:
         try:
@@ -155,10 +146,8 @@ def _front(table: pd.DataFrame, cols: str | list[str]) -> pd.DataFrame:
     return table[[*cols, *(c for c in table.columns if c not in cols)]]
 
 
-# The seeds' rubrics, the primary first: seed 000's three-way label (WITH better / equivalent
-# / worse) is the published comparison; seed 001's blind pair is its position-blind check.
+# The seeds' rubrics, the primary first.
 SEED_RUBRICS = ("with-without", "blind-pair")
-# The seed's default judge (seed 000, "Judge model selection").
 SEED_JUDGE_MODEL = "claude-sonnet-4-20250514"
 CHOICE_RULE = (
     "the rubric is the judge prompt seed's three-way with-without label, else the blind-pair "
@@ -241,11 +230,10 @@ def _headline_audit(ctx: Context) -> dict[str, Any]:
     return out
 
 
-#: What the headline's rates are, named in its ``estimate_source`` column when there are
-#: labels (the PPI-corrected ones are in ``labels_ppi``).
+# The headline's ``estimate_source`` when there are labels (the PPI rates are in labels_ppi).
 HEADLINE_ESTIMATE = "judge-only"
 
-#: Labels-needed target: the interval this many times narrower than now.
+# Labels-needed target: the interval this many times narrower than now.
 SHARPER = 2.0
 
 # The section's own generator streams (other sections use 1-4).
@@ -259,14 +247,8 @@ def labels_needed(
     target_half_width: float,
     n_pairs: int | None = None,
 ) -> int:
-    """Labels for an interval of half-width ``target_half_width``, from one of ``half_width``.
-
-    An interval from ``n`` labels has a half-width ``z * sigma / sqrt(n)`` (the PPI
-    estimator's variance is ``sigma^2 / n`` up to the ``1/N`` term of the judged pairs), so
-    ``n' = ceil(n * (half_width / target_half_width) ** 2)``: halving the width takes four
-    times the labels. Capped at ``n_pairs`` (no more pairs than were judged can be labelled).
-    For a labels-only proportion this is the textbook ``p (1 - p) (z / h) ** 2``
-    (statsmodels' ``samplesize_confint_proportion``; the test checks it).
+    """Labels for an interval of half-width ``target_half_width``, from one of ``half_width``
+    with ``n_labelled`` labels: ``ceil(n * (half_width / target) ** 2)``, capped at ``n_pairs``.
 
     Examples
     --------
@@ -321,22 +303,11 @@ def _labels(ctx: Context) -> dict[str, Any]:
             half = (r["ci_high"] - r["ci_low"]).to_numpy(dtype=float) / 2
             for stat, h, n in zip(r["statistic"], half, r["n"], strict=True):
                 ok = bool(np.isfinite(h) and h > 0 and n_lab >= 1)
-                needed.append(
-                    {
-                        "rubric": rubric,
-                        "judge": judge,
-                        "statistic": stat,
-                        "n_labelled": n_lab,
-                        "n_pairs": int(n),
-                        "half_width": h,
-                        "target_half_width": h / SHARPER,
-                        "labels_needed": labels_needed(
-                            h, n_lab, target_half_width=h / SHARPER, n_pairs=int(n)
-                        )
-                        if ok
-                        else None,
-                    }
-                )
+                t = h / SHARPER
+                k = labels_needed(h, n_lab, target_half_width=t, n_pairs=int(n)) if ok else None
+                needed.append(dict(rubric=rubric, judge=judge, statistic=stat, n_labelled=n_lab,
+                                   n_pairs=int(n), half_width=h, target_half_width=t,
+                                   labels_needed=k))  # fmt: skip
     if not ppi:
         raise Unavailable("; ".join(notes) or "no labelled pair was judged")
     front = ["rubric", "judge"]
@@ -348,10 +319,7 @@ def _labels(ctx: Context) -> dict[str, Any]:
     }
     head = ctx.tables.get("headline")
     if isinstance(head, pd.DataFrame):
-        # The headline's rates stay the judges' own: the PPI guarantee needs a random sample
-        # of at least 15 labelled pairs, and the plan's test is on the judges' verdicts. It
-        # says so, and only with labels, so that a directory without any publishes the
-        # same headline as before.
+        # The headline's rates stay the judges' own (PPI needs a random sample of >= 15 labels).
         out["headline"] = head.assign(estimate_source=HEADLINE_ESTIMATE)
     out["labels_ppi"].attrs["notes"] = notes
     out["labels_ppi"].attrs["random_sample"] = has_provenance(labels)
@@ -388,7 +356,6 @@ def _consensus(ctx: Context) -> dict[str, Any]:
     if not multi:
         raise Unavailable("fewer than two judges on every rubric")
     _need_verdicts(ctx.frame)
-    # The page's rule, and the plan's when it declares another as its primary.
     plan = _plan(ctx)
     rules = [CONSENSUS_RULE]
     if plan is not None and plan.consensus is not None and plan.consensus not in rules:
@@ -401,22 +368,13 @@ def _consensus(ctx: Context) -> dict[str, Any]:
     return {"consensus": win_rates(cons, by=["rubric", "judge"], rng=ctx.rng, **_common(ctx))}
 
 
-# The family of net-win tests that Holm's adjustment covers: every judge x rubric test of the
-# headline and every consensus row (a consensus is one more way to read the same pairs, and
-# reporting whichever of them came out best is exactly the multiplicity Holm controls).
+# Holm's family: every net-win test of the headline and consensus tables.
 _TEST_TABLES = ("headline", "consensus")
 _RATE_STATISTICS = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
 
 
 def _tests(ctx: Context) -> dict[str, Any]:
-    """``primary`` and ``net_win_p_holm`` on the headline and consensus tables.
-
-    The plan's primary row (rubric x judge-or-consensus, its statistic one of the rates) is
-    marked; when that statistic is the net win, its test is the primary one, tested alone at
-    the plan's alpha (``net_win_p_holm`` equals its ``net_win_p``), and every other net-win
-    test forms the Holm family. Without a plan every test is exploratory and all of them
-    are adjusted together.
-    """
+    """``primary`` and ``net_win_p_holm`` on the headline and consensus tables."""
     from ..stats.ranking import holm_table
 
     names = [t for t in _TEST_TABLES if t in ctx.tables]
@@ -446,7 +404,6 @@ def _tests(ctx: Context) -> dict[str, Any]:
         p_holm[rows["_row"].to_numpy()] = rows["p_holm"].to_numpy()
         table["p_holm"] = p_holm  # on the net-win row, the test Holm's family holds
         diag = table.diagnostics.copy()
-        # The diagnostics list the groups in the rows' order, as the net-win rows do.
         diag.insert(diag.columns.get_loc("judge") + 1, "primary", marked[hit])
         table.diagnostics = diag
         out[t] = table
@@ -454,74 +411,43 @@ def _tests(ctx: Context) -> dict[str, Any]:
 
 
 def _missing_bounds(ctx: Context) -> dict[str, Any]:
-    """Net win with the over-budget pairs excluded (the headline), at its worst and best
-    case (every missing answer a loss, resp. a win, for WITH) and under the arm-aware rule
-    (a loss where only WITH went over budget, a win where only WITHOUT did, a tie where
-    both did), per rubric x judge."""
+    """The net win with over-budget pairs excluded, at its worst and best case, under the
+    arm-aware rule and the bounds' interval, per rubric x judge."""
     from ..stats.rates import bounds_view, missing_bounds, win_rates
 
     _need_verdicts(ctx.frame)
     by = ["rubric", "judge"]
-    # A generator of its own: the bounds draw nothing with the default interval, but the
-    # report's other numbers must not depend on whether this section ran.
-    gen = _child_rng(ctx.seed, 1)
-    bounds = missing_bounds(ctx.frame, by=by, rng=gen, **_common(ctx))
+    # Its own generator: the other numbers must not depend on whether this section ran.
+    rng = _child_rng(ctx.seed, 1)
+    bounds = missing_bounds(ctx.frame, by=by, rng=rng, **_common(ctx))
     net = bounds_view(bounds, "net_win")
-    # The report's table: the net win under each reading of the missing answers, one row a
-    # reading (its interval where it has one: the bounds' interval is the widest limits
-    # over the loss / tie / win fillings).
     readings = [
         ("net_win", net["estimate"], np.nan, np.nan),
         ("worst_case", net["worst_case"], np.nan, np.nan),
         ("best_case", net["best_case"], np.nan, np.nan),
-        ("bounds", np.nan, net["ci_low"], net["ci_high"]),
     ]
     if "over_budget_arm" in ctx.frame.columns:
-        aware = win_rates(ctx.frame, by=by, no_answer_as="arm_aware", rng=gen, **_common(ctx))
+        aware = win_rates(ctx.frame, by=by, no_answer_as="arm_aware", rng=rng, **_common(ctx))
         aware = pd.DataFrame(aware.loc[aware["statistic"] == "net_win"])
         aware = aware.astype({c: str for c in by}).set_index(by)
-        idx = pd.MultiIndex.from_frame(net[by].astype(str))
-        aware = aware.reindex(idx)
-        at = len(readings) - 1
-        readings.insert(
-            at,
-            (
-                "arm_aware",
-                aware["estimate"].to_numpy(),
-                aware["ci_low"].to_numpy(),
-                aware["ci_high"].to_numpy(),
-            ),
-        )
-    groups = net[by]
+        aware = aware.reindex(pd.MultiIndex.from_frame(net[by].astype(str)))
+        readings.append(("arm_aware", *(aware[c].to_numpy() for c in _EST_CI)))
+    readings.append(("bounds", np.nan, net["ci_low"], net["ci_high"]))
+    common = {"n": net["n"].to_numpy(), "method": bounds["method"].iloc[0]}
+    common["confidence"] = ctx.confidence
     statistics = [
-        (
-            name,
-            {
-                "estimate": np.asarray(est, dtype=float),
-                "ci_low": np.asarray(lo, dtype=float),
-                "ci_high": np.asarray(hi, dtype=float),
-                "n": net["n"].to_numpy(),
-                "method": bounds["method"].iloc[0],
-                "confidence": ctx.confidence,
-            },
-        )
-        for name, est, lo, hi in readings
+        (name, {c: np.asarray(v, dtype=float) for c, v in zip(_EST_CI, vals, strict=True)} | common)
+        for name, *vals in readings
     ]
-    out = stack_statistics(groups, statistics, diagnostics=net[[*by, "n", "n_missing"]])
+    out = stack_statistics(net[by], statistics, diagnostics=net[[*by, "n", "n_missing"]])
     return {"missing_bounds": out}
 
 
-def _design_check(ctx: Context) -> dict[str, Any]:
-    """The headline and consensus intervals' simulated coverage on this very design.
+_EST_CI = ("estimate", "ci_low", "ci_high")
 
-    The coverage battery shows designs where no valid interval lands in [0.93, 0.97] (8
-    tasks of 3 verdicts with a rate near 0 or 1 over-cover); :func:`evalstats.stats.
-    design_coverage` re-simulates the data's own tasks, rates and intra-task correlation,
-    and where the default interval falls outside the band its ``ci_note`` is added to the
-    headline (or consensus) row, so that the page says so beside the interval instead of
-    printing it bare. The consensus rows (judge ``consensus:<rule>``) are simulated on the
-    consensus verdicts, with fewer evaluations (their ``mc_se`` says how many).
-    """
+
+def _design_check(ctx: Context) -> dict[str, Any]:
+    """The headline and consensus intervals' simulated coverage on this very design."""
     from ..stats import design_coverage
 
     _need_verdicts(ctx.frame)
@@ -535,7 +461,6 @@ def _design_check(ctx: Context) -> dict[str, Any]:
     cons_frame = ctx.scratch.get("consensus_frame")
     cons_cov = None
     if cons_frame is not None and isinstance(ctx.tables.get("consensus"), pd.DataFrame):
-        # A stream of its own (3), so that adding these rows moves no other number.
         cons_cov = _attempt(
             lambda: design_coverage(
                 cons_frame,
@@ -555,14 +480,12 @@ def _design_check(ctx: Context) -> dict[str, Any]:
     return out
 
 
-# Simulated evaluations of the consensus rows' design check (Monte-Carlo SE of a coverage of
-# 0.95: 0.007, shown in the table): half the headline's, to keep the section under 0.05 s.
+# Evaluations of the consensus rows' design check (MC SE 0.007 at 0.95).
 _CONSENSUS_COVERAGE_SIMS = 1000
 
 
 def _with_coverage_notes(table: Any, cov: Any, by: list[str]) -> pd.DataFrame | None:
-    """``table`` with the design check's ``ci_note`` appended to its own; None when no row
-    of ``cov`` has a note (the table is then left as it was)."""
+    """``table`` with the design check's ``ci_note`` appended; None when ``cov`` has none."""
     if not isinstance(table, pd.DataFrame) or not isinstance(cov, pd.DataFrame):
         return None
     if not cov["ci_note"].astype(bool).any():
@@ -615,11 +538,7 @@ def _disagreements(ctx: Context) -> dict[str, Any]:
         judges = [j for j in sub["judge"].astype(str).unique() if j in wide.columns]
         if len(judges) < 2:
             continue
-        on = (
-            ["task_id", "replicate", "order"]
-            if "order" in wide.columns
-            else ["task_id", "replicate"]
-        )
+        on = ["task_id", "replicate", *(["order"] if "order" in wide.columns else [])]
         keys = wide.loc[disagreeing(wide, judges), on].head(_N_EXAMPLES)
         if "order" in on:  # plain objects on both sides, so a missing order matches itself
             keys = keys.assign(order=keys["order"].astype(object))
@@ -628,13 +547,9 @@ def _disagreements(ctx: Context) -> dict[str, Any]:
     if not rows:
         return {"disagreements": pd.DataFrame(columns=columns)}
     out = pd.concat(rows, ignore_index=True)
-    out = (
-        out.astype({"judge": str, "outcome": "string", "order": "string"})
-        .sort_values(
-            ["rubric", "task_id", "replicate", "order", "judge"], kind="stable", na_position="first"
-        )
-        .reset_index(drop=True)
-    )
+    out = out.astype({"judge": str, "outcome": "string", "order": "string"})
+    by = ["rubric", "task_id", "replicate", "order", "judge"]
+    out = out.sort_values(by, kind="stable", na_position="first").reset_index(drop=True)
     return {"disagreements": out}
 
 
@@ -650,9 +565,7 @@ def _cost(ctx: Context) -> dict[str, Any]:
 
 
 def _cost_sources(cost: Any) -> Any:
-    """The token ratios from each source the runs have, side by side (issue 22): the billed
-    usage the cost table uses and the transcript count beside it, with their ratio (how far
-    the two disagree), when every pair has both; else why there is one source only."""
+    """The billed and transcript token ratios side by side, or why there is one source only."""
     if isinstance(cost, Unavailable):
         return cost
     other = cost.attrs.get("transcript_ratios")
@@ -709,21 +622,14 @@ def _accounting(ctx: Context) -> dict[str, Any]:
 
     def views() -> pd.DataFrame:
         _need_verdicts(f)
-        return stack_results(
-            {
-                view: win_rates(
-                    f, by=["rubric", "judge"], no_answer_as=view, rng=ctx.rng, **_common(ctx)
-                )
-                for view in ("exclude", "loss")
-            },
-            "no_answer_as",
-        )
+        by, kw = ["rubric", "judge"], _common(ctx)
+        views = ("exclude", "loss")
+        rates = {v: win_rates(f, by=by, no_answer_as=v, rng=ctx.rng, **kw) for v in views}
+        return stack_results(rates, "no_answer_as")
 
-    # Judge outputs that could not be read: kept, counted, shown (never silently dropped).
     bad = f.loc[f["status"] == "invalid"]
-    invalid = bad[["rubric", "task_id", "replicate", "judge", "parse_error"]].astype(
-        {"rubric": str, "judge": str}
-    )
+    cols = ["rubric", "task_id", "replicate", "judge", "parse_error"]
+    invalid = bad[cols].astype({"rubric": str, "judge": str})
     return {
         "accounting": _attempt(lambda: status_table(f)),
         "sensitivity": _attempt(views),
@@ -736,23 +642,14 @@ def _audit(ctx: Context) -> dict[str, Any]:
 
     ds, f = ctx.extra["dataset"], ctx.frame
     j = ds.judgments
-    keep = j["judge"].astype(str).isin(f["judge"].astype(str).unique()) & j["rubric"].astype(
-        str
-    ).isin(f["rubric"].astype(str).unique())
-    table = audit(
-        ds.tasks,
-        ds.runs,
-        j.loc[keep],
-        frame=f,
-        disagreement_threshold=DISAGREEMENT_TRIGGER,
-        plan=ds.plan,
-    )
+    keep = j["judge"].astype(str).isin(set(f["judge"].astype(str)))
+    keep &= j["rubric"].astype(str).isin(set(f["rubric"].astype(str)))
+    table = audit(ds.tasks, ds.runs, j.loc[keep], frame=f, plan=ds.plan,
+                  disagreement_threshold=DISAGREEMENT_TRIGGER)  # fmt: skip
     return {"audit": table}
 
 
-# The value of no difference of each statistic that has one (score = (1 + net win) / 2). A
-# single win, tie or loss rate has none: WITH and WITHOUT are compared only through two of
-# them, so the plan's test of such a rate is refused with that reason.
+# The value of no difference (score = (1 + net win) / 2); a single rate has none.
 _NULLS = {"net_win": 0.0, "score": 0.5}
 _STAT_WORDS = {
     "win_rate": "win rate",
@@ -803,10 +700,7 @@ def _primary_row(ctx: Context, plan: Any) -> tuple[str, pd.Series]:
         )
     cost = ctx.tables.get("cost")
     if cost is None:
-        # Computed before the cost section (the page shows the declared test first): the
-        # total and geometric-mean rows do not depend on the generator (pivotal draws from
-        # a fixed seed; CR2), so these rows are the cost table's; a child stream keeps the
-        # page's generator untouched.
+        # Before the cost section: these rows do not depend on the generator; a child stream.
         from ..stats.cost import cost_ratios
 
         cost = _attempt(lambda: cost_ratios(ctx.frame, rng=_child_rng(ctx.seed, 4), **_common(ctx)))
@@ -819,8 +713,7 @@ def _primary_row(ctx: Context, plan: Any) -> tuple[str, pd.Series]:
 
 
 def _conclusion(stat: str, test: str, lo: float, hi: float, margin: float | None) -> str:
-    """What rejecting the declared null means, in words, e.g. "WITH is non-inferior to
-    WITHOUT within 0.1 (net win > -0.1)"."""
+    """What rejecting the declared null means, in words."""
     if stat in _COST_WORDS:
         what = _COST_WORDS[stat]
         label = f"{stat} (WITH / WITHOUT)"
@@ -856,14 +749,7 @@ def _conclusion(stat: str, test: str, lo: float, hi: float, margin: float | None
 
 
 def _primary_test(ctx: Context) -> dict[str, Any]:
-    """The test the plan declares, computed: one row (see :data:`PRIMARY_TEST_COLUMNS`).
-
-    A t test (:func:`evalstats.stats.equivalence.declared_test`) on the primary row's
-    estimate, cluster-robust SE and df: the headline's (or consensus') CR2 SE and
-    Bell-McCaffrey df of the rate, or the cost table's log-scale SE and df (centred where
-    that table's interval is, as :func:`~evalstats.stats.equivalence.cost_equivalence`
-    does; a cost margin ``m`` is the ratio ``1 + m``). Draws nothing from the generator.
-    """
+    """The test the plan declares, computed: one row (see :data:`PRIMARY_TEST_COLUMNS`)."""
     from ..stats.cost import GPQ_HULL_METHOD, GPQ_METHOD, cost_ratios, total_ratio_draws
     from ..stats.equivalence import declared_test, declared_test_draws, hull_declared_test
 
@@ -877,23 +763,15 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
     stat = plan.statistic
     alpha = plan.alpha
     key = plan.primary_key
-    out: dict[str, Any] = {
-        "rubric": key["rubric"],
-        "judge": key["judge"],
-        "statistic": stat,
-        "source": source,
-        "n": int(row["n"]) if "n" in row else int(row["n_pairs"]),
-        "n_tasks": int(row["n_tasks"]),
-        "alpha": alpha,
-        "margin": plan.margin,
-        "margin_kind": plan.margin_kind,
-    }
+    n = int(row["n"]) if "n" in row else int(row["n_pairs"])
+    out: dict[str, Any] = dict(rubric=key["rubric"], judge=key["judge"], statistic=stat,
+                               source=source, n=n, n_tasks=int(row["n_tasks"]), alpha=alpha,
+                               margin=plan.margin, margin_kind=plan.margin_kind)  # fmt: skip
     notes = [str(row["ci_note"])] if "ci_note" in row and str(row.get("ci_note") or "") else []
     if source == "cost":
         out["estimate"] = float(row["estimate"])
         with np.errstate(divide="ignore", invalid="ignore"):
-            # Every t interval of cost_ratios is symmetric on the log scale: its midpoint is
-            # where the test must be centred to agree with the interval reported.
+            # The t intervals are symmetric on the log scale: centre the test at their midpoint.
             est = 0.5 * (np.log(float(row["ci_low"])) + np.log(float(row["ci_high"])))
         se, df, null, better = float(row["se"]), float(row["df"]), 0.0, "lower"
         margin = None if plan.margin is None else float(np.log1p(plan.margin))
@@ -903,8 +781,7 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
     else:
         est = float(row[stat])
         out["estimate"] = est
-        # The rates' (working-independence) df, for every rate and the net win alike, as
-        # since the declared test was introduced (the published numbers rest on it).
+        # The rates' (working-independence) df for every rate, as the published numbers use.
         se, df, better = float(row[f"{stat}_se"]), float(row["win_rate_df"]), "higher"
         method = str(row["method"])
         kind = "cr2" if method.startswith("cr2") else ("iid" if method.startswith("iid") else "cr1")
@@ -918,8 +795,7 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
         )
     draws = None
     if source == "cost" and usable and str(row["method"]).startswith((GPQ_METHOD, GPQ_HULL_METHOD)):
-        # The total ratio's default interval is the generalized pivotal one, not a t
-        # interval: test on its draws (the same fixed-seed draws the interval came from).
+        # The total ratio's default interval is generalized pivotal: test on its draws.
         draws = total_ratio_draws(ctx.frame, measure=stat.split("_")[0])
         usable = draws is not None
         refusal = "the pivotal draws of this ratio are not available here"
@@ -931,20 +807,13 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
         out |= {"p_value": np.nan, "decision": "no test", "conclusion": f"no test: {refusal}"}
         out |= {"method": base, "ci_note": "; ".join(notes)}
         return {"primary_test": pd.DataFrame([out]).reindex(columns=list(PRIMARY_TEST_COLUMNS))}
-    how = dict(
-        null=null,
-        sidedness=plan.sidedness,
-        margin=margin,
-        margin_kind=plan.margin_kind,
-        better=better,
-        alpha=alpha,
-    )
+    how = dict(null=null, sidedness=plan.sidedness, margin=margin,
+               margin_kind=plan.margin_kind, better=better, alpha=alpha)  # fmt: skip
     if draws is None:
         res = declared_test(est, se, df, **how)
     else:
         res = declared_test_draws(draws, **how)
         if str(row["method"]).startswith(GPQ_HULL_METHOD):
-            # Widened to the CR2 interval: the test of the hull rejects where both do.
             cr2 = cost_ratios(ctx.frame, interval="cr2").set_index("statistic").loc[stat]
             t_cr2 = declared_test(np.log(cr2["estimate"]), cr2["se"], cr2["df"], **how)
             res = hull_declared_test(res, t_cr2)
@@ -964,24 +833,17 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
     if plan.sidedness != "two-sided" and res["test"] == "equivalence":
         notes.append(f"equivalence tests both sides; the plan's sidedness {plan.sidedness} "
                      "does not apply")  # fmt: skip
-    out |= {
-        "test_centre": float(back(res["estimate"])),
-        "se": float(res["se"]),
-        "df": float(res["df"]),
-        "null": float(back(diag["null"])),
-        "test": res["test"],
-        "lower_margin": lo_m,
-        "upper_margin": hi_m,
-        "p_value": float(res["p_value"]),
-        "ci_low": float(back(res["ci_low"])),
-        "ci_high": float(back(res["ci_high"])),
-        "ci_level": float(res["confidence"]),
-        "decision": "reject" if diag["reject"] else "not reject",
-        "conclusion": words if diag["reject"] else f"not shown: {words}",
-        "method": base,
-        "ci_note": "; ".join(notes),
-    }
+    out |= {c: float(back(res[k])) for c, k in _BACK.items()}
+    out |= {"se": float(res["se"]), "df": float(res["df"]), "null": float(back(diag["null"]))}
+    out |= {"test": res["test"], "lower_margin": lo_m, "upper_margin": hi_m}
+    out |= {"p_value": float(res["p_value"]), "ci_level": float(res["confidence"])}
+    out |= {"decision": "reject" if diag["reject"] else "not reject"}
+    out |= {"conclusion": words if diag["reject"] else f"not shown: {words}"}
+    out |= {"method": base, "ci_note": "; ".join(notes)}
     return {"primary_test": pd.DataFrame([out]).reindex(columns=list(PRIMARY_TEST_COLUMNS))}
+
+
+_BACK = {"test_centre": "estimate", "ci_low": "ci_low", "ci_high": "ci_high"}
 
 
 def _design(ctx: Context) -> dict[str, Any]:
@@ -990,34 +852,20 @@ def _design(ctx: Context) -> dict[str, Any]:
 
     f = ctx.frame
     _need_verdicts(f)
-    rates = win_rates(f, by=["rubric"], confidence=ctx.confidence)
-    # One row per rubric, a column per rate (the estimates the power and coverage use).
-    pooled = (
-        pd.DataFrame(rates)
-        .astype({"rubric": str})
-        .pivot(index="rubric", columns="statistic", values="estimate")
-        .reset_index()
-    )
+    rates = pd.DataFrame(win_rates(f, by=["rubric"], confidence=ctx.confidence))
+    pooled = rates.astype({"rubric": str}).pivot(index="rubric", columns="statistic",
+                                                 values="estimate").reset_index()  # fmt: skip
     pairs = f.loc[f["status"] != "no_answer"].drop_duplicates(["rubric", "task_id", "replicate"])
     per_task = pairs.groupby(pairs["rubric"].astype(str))["task_id"].agg(["nunique", "size"])
-    design = (
-        pooled[["rubric", "net_win", "tie_rate"]]
-        .astype({"rubric": str})
-        .merge(
-            per_task.rename(columns={"nunique": "n_tasks", "size": "n_pairs"}),
-            left_on="rubric",
-            right_index=True,
-        )
-    )
+    per_task = per_task.rename(columns={"nunique": "n_tasks", "size": "n_pairs"})
+    design = pooled[["rubric", "net_win", "tie_rate"]].astype({"rubric": str})
+    design = design.merge(per_task, left_on="rubric", right_index=True)
     # Power formulas take a whole number of pairs per task: round the average down.
     design["n_replicates"] = np.maximum(design["n_pairs"] // design["n_tasks"], 1).astype(int)
     design = design.rename(columns={"net_win": "observed_net_win", "tie_rate": "p_tie"})
     ctx.scratch["pooled"] = pooled  # the coverage study simulates at these rates
-    return {
-        "design": design[
-            ["rubric", "n_tasks", "n_pairs", "n_replicates", "p_tie", "observed_net_win"]
-        ]
-    }
+    cols = ["rubric", "n_tasks", "n_pairs", "n_replicates", "p_tie", "observed_net_win"]
+    return {"design": design[cols]}
 
 
 def _power(ctx: Context) -> dict[str, Any]:
@@ -1033,47 +881,25 @@ def _power(ctx: Context) -> dict[str, Any]:
         n_t, n_r, p_tie = int(row.n_tasks), int(row.n_replicates), float(row.p_tie)
         if n_t < 2:
             continue
-        curve = mde_curve(
-            [n_t], n_replicates=[n_r], icc=list(_ICC_GRID), p_tie=[p_tie], alpha=alpha, power=_POWER
-        ).assign(rubric=row.rubric)
-        # The analytic MDE treats task means as normal; simulate the test at each MDE to
-        # show how far that approximation is off for this few tasks.
+        kw = {"p_tie": p_tie, "alpha": alpha}
+        curve = mde_curve([n_t], n_replicates=[n_r], icc=list(_ICC_GRID), p_tie=[p_tie],
+                          alpha=alpha, power=_POWER).assign(rubric=row.rubric)  # fmt: skip
+        # Simulate the test at each analytic MDE: how far the normal approximation is off.
         curve["power_simulated"] = [
             simulated_power(
-                m,
-                n_t,
-                n_replicates=n_r,
-                icc=i,
-                p_tie=p_tie,
-                alpha=alpha,
-                n_resamples=_POWER_SIMS,
-                rng=sim_rng,
-            )["power"].item()
+                m, n_t, n_replicates=n_r, icc=i, n_resamples=_POWER_SIMS, rng=sim_rng, **kw
+            )["power"].item()  # fmt: skip
             if np.isfinite(m)
             else np.nan
             for m, i in zip(curve["net_win"], curve["icc"], strict=True)
         ]
         mde.append(curve)
         effects = [e for e in _NET_WIN_TARGETS if e <= 1.0 - p_tie]
-        curves.append(
-            power_curve(
-                effects,
-                list(_N_TASKS_GRID),
-                n_replicates=n_r,
-                icc=_CURVE_ICC,
-                p_tie=p_tie,
-                alpha=alpha,
-            ).assign(rubric=row.rubric)
-        )
+        curve = power_curve(effects, list(_N_TASKS_GRID), n_replicates=n_r, icc=_CURVE_ICC, **kw)
+        curves.append(curve.assign(rubric=row.rubric))
         if effects:  # every target x ICC in one vectorised search (targets outer)
-            grid = tasks_needed_curve(
-                effects,
-                n_replicates=n_r,
-                icc=list(_ICC_GRID),
-                p_tie=p_tie,
-                alpha=alpha,
-                power=_POWER,
-            )
+            grid = tasks_needed_curve(effects, n_replicates=n_r, icc=list(_ICC_GRID),
+                                      power=_POWER, **kw)  # fmt: skip
             needed.append(_front(grid.assign(rubric=row.rubric), "rubric"))
     if not mde:
         raise Unavailable("fewer than two tasks: no clustered design to size")
@@ -1084,33 +910,27 @@ def _power(ctx: Context) -> dict[str, Any]:
     }
 
 
-# The simulated MDE and tasks needed: a bisection over one seeded draw of this many
-# evaluations each (common random numbers). Power's Monte-Carlo SE at 80 % is
-# sqrt(0.8 * 0.2 / 400) = 0.020; the page prints it beside each figure.
+# The simulated MDE and tasks needed: a bisection over one seeded draw of this many evaluations.
 _MDE_SIMS = 400
-# Targets whose analytic design needs more tasks than this are not simulated: with that many
-# clusters the normal approximation is close (and the simulation would cost most of the page).
+# Targets needing more tasks than this analytically are not simulated (normal is close).
 _SIMULATE_MAX_TASKS = 100
 
 
 def _power_simulated(ctx: Context) -> dict[str, Any]:
-    """The minimum detectable net win and the tasks needed, by simulating the reported test
-    (:func:`evalstats.stats.simulated_mde`, :func:`evalstats.stats.simulated_tasks_needed`),
-    with the analytic values beside them as the fast approximation; at the ICC the power
-    curve uses."""
+    """The minimum detectable net win and the tasks needed, by simulating the reported test."""
     from ..stats.power import simulated_mde, simulated_tasks_needed, tasks_needed
 
     if "design" not in ctx.tables:
         raise Unavailable("needs the design section, which is not available here")
     alpha = 1.0 - ctx.confidence
-    gen = _child_rng(ctx.seed, 2)
+    rng = _child_rng(ctx.seed, 2)
     mdes, needed = [], []
     for row in ctx.tables["design"].itertuples(index=False):
         n_t, n_r, p_tie = int(row.n_tasks), int(row.n_replicates), float(row.p_tie)
         if n_t < 2:
             continue
         common = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
-        common |= {"power": _POWER, "n_resamples": _MDE_SIMS, "rng": gen}
+        common |= {"power": _POWER, "n_resamples": _MDE_SIMS, "rng": rng}
         mdes.append(simulated_mde(n_t, **common).assign(rubric=row.rubric))
         analytic = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
         needed += [
@@ -1136,27 +956,27 @@ def _power_simulated(ctx: Context) -> dict[str, Any]:
 
 
 def _ordinal(ctx: Context) -> dict[str, Any]:
-    """The ordinal model across judges (:func:`evalstats.stats.ordinal_check`) beside the
-    design-based rates of each judge: one rubric at a time, judge as a covariate."""
+    """The ordinal model across judges beside each judge's design-based rates."""
     from ..stats.models import ordinal_check
     from ..stats.rates import win_rates
 
     f = ctx.frame
     _need_verdicts(f)
-    # The design-based rates beside the model's, one row per judge (a side-by-side view).
     design = wide(win_rates(f, by=["rubric", "judge"], confidence=ctx.confidence))
     design = design.astype({"rubric": str, "judge": str})
-    quantities = {"p_win": "win_rate", "p_tie": "tie_rate", "p_loss": "loss_rate"}
-    quantities["net_win"] = "net_win"
+    quantities = {
+        "p_win": "win_rate",
+        "p_tie": "tie_rate",
+        "p_loss": "loss_rate",
+        "net_win": "net_win",
+    }
     probs, terms = [], []
     for rubric in _rubrics_in(f):
         fit = _attempt(lambda r=rubric: ordinal_check(f, rubric=r, confidence=ctx.confidence))
         if isinstance(fit, Unavailable):
             continue
         mine = design.loc[design["rubric"] == rubric].set_index("judge")
-        p = fit.probabilities.rename(
-            columns={"estimate": "model", "ci_low": "model_ci_low", "ci_high": "model_ci_high"}
-        )
+        p = fit.probabilities.rename(columns=_MODEL_COLUMNS)
         judged = p["judge"].isin(mine.index)
         for part in ("", "_ci_low", "_ci_high"):
             values = np.full(len(p), np.nan)
@@ -1164,30 +984,22 @@ def _ordinal(ctx: Context) -> dict[str, Any]:
                 hit = judged & (p["quantity"] == q)
                 values[hit.to_numpy()] = mine.loc[p.loc[hit, "judge"], col + part].to_numpy()
             p["design" + part] = values
-        # The average of the judges: the design-based rates averaged (no interval).
-        avg = ~judged
-        for q, col in quantities.items():
-            hit = (avg & (p["quantity"] == q)).to_numpy()
-            p.loc[hit, "design"] = float(mine[col].mean())
+        for q, col in quantities.items():  # the judges' average: the rates averaged
+            p.loc[(~judged & (p["quantity"] == q)).to_numpy(), "design"] = float(mine[col].mean())
         p["difference"] = p["model"] - p["design"]
-        probs.append(
-            p.assign(rubric=rubric, n_fitted=fit.n, n_tasks=fit.n_tasks, converged=fit.converged)
-        )
-        terms.append(
-            fit.coefficients.assign(
-                rubric=rubric, reference_judge=fit.reference_judge, converged=fit.converged
-            )
-        )
+        done = {"rubric": rubric, "converged": fit.converged}
+        probs.append(p.assign(n_fitted=fit.n, n_tasks=fit.n_tasks, **done))
+        terms.append(fit.coefficients.assign(reference_judge=fit.reference_judge, **done))
     if not probs:
         raise Unavailable("no rubric with at least two outcomes on two tasks to fit")
     table = pd.concat(probs, ignore_index=True)
     cols = ["rubric", "judge", "quantity", "model", "model_ci_low", "model_ci_high", "se"]
     cols += ["design", "design_ci_low", "design_ci_high", "difference", "n_fitted", "n_tasks"]
-    table = table[[*cols, "converged", "method"]]
-    return {
-        "ordinal_check": table,
-        "ordinal_terms": _front(pd.concat(terms, ignore_index=True), "rubric"),
-    }
+    terms = _front(pd.concat(terms, ignore_index=True), "rubric")
+    return {"ordinal_check": table[[*cols, "converged", "method"]], "ordinal_terms": terms}
+
+
+_MODEL_COLUMNS = {"estimate": "model", "ci_low": "model_ci_low", "ci_high": "model_ci_high"}
 
 
 def _coverage(ctx: Context) -> dict[str, Any]:
@@ -1197,17 +1009,14 @@ def _coverage(ctx: Context) -> dict[str, Any]:
         raise Unavailable("needs a design that power can be computed for: not this one")
     pooled = ctx.scratch["pooled"]
     first = ctx.tables["design"].iloc[0]
-    pooled_first = pooled.loc[pooled["rubric"].astype(str) == first["rubric"]].iloc[0]
+    rates = pooled.loc[pooled["rubric"].astype(str) == first["rubric"]].iloc[0]
     table = coverage_study(
         n_tasks=int(first["n_tasks"]),
         n_replicates=int(first["n_replicates"]),
-        p_win=float(pooled_first["win_rate"]),
-        p_tie=float(pooled_first["tie_rate"]),
-        p_loss=float(pooled_first["loss_rate"]),
+        **{f"p_{k}": float(rates[f"{k}_rate"]) for k in ("win", "tie", "loss")},
         icc=_CURVE_ICC,
         confidence=ctx.confidence,
-        # 1 000 evaluations x 1 000 resamples, as the page says; benchmarks/coverage.py runs
-        # the full study (2 000 x 2 000).
+        # 1 000 evaluations x 1 000 resamples (benchmarks/coverage.py: 2 000 x 2 000).
         n_evals=_COVERAGE_EVALS,
         n_resamples=min(ctx.n_resamples, _COVERAGE_MAX_RESAMPLES),
         methods=_COVERAGE_METHODS,
@@ -1216,9 +1025,7 @@ def _coverage(ctx: Context) -> dict[str, Any]:
     return {"coverage": table}
 
 
-# Every closed-form and bootstrap interval on offer; the wild cluster bootstrap inverts its
-# test by bisection (about 16 s for this study alone), so the page leaves it to
-# benchmarks/coverage.py, which runs it in every design.
+# The wild cluster bootstrap (slow) is left to benchmarks/coverage.py.
 _COVERAGE_METHODS = (
     "cr2_wilson",
     "cr2_t",
@@ -1228,11 +1035,6 @@ _COVERAGE_METHODS = (
     "percentile",
     "basic",
 )
-
-
-# --------------------------------------------------------------------------------------------
-# recognising, checking and loading the data
-# --------------------------------------------------------------------------------------------
 
 
 def detect(data: Path) -> bool:
@@ -1245,7 +1047,6 @@ def check(data: Path) -> None:
     from ..records import find_file
 
     for stem in _INPUT_STEMS:
-        # a missing input is a DataError naming it; labels are optional
         find_file(data, stem, required=stem != "labels")
 
 
@@ -1267,7 +1068,6 @@ def _select(frame: pd.DataFrame, judges: list[str] | None, rubric: list[str] | N
         out = out.loc[out["rubric"].astype(str).isin(rubric)]
     if out.empty:
         raise DataError("no judgments left after selecting judges and rubric")
-    # Drop unused categories so groupings do not produce empty judge/rubric rows.
     out = out.copy()
     for col in ("judge", "rubric"):
         if isinstance(out[col].dtype, pd.CategoricalDtype):
@@ -1276,12 +1076,7 @@ def _select(frame: pd.DataFrame, judges: list[str] | None, rubric: list[str] | N
 
 
 def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Loaded:
-    """Tasks, runs and judgments read once; the verdict frame of the selected judges/rubrics.
-
-    The audit needs the whole :class:`~evalstats.Dataset` besides the frame, so the directory
-    is read with :func:`~evalstats.load_dir` and the frame built from it (rather than
-    :func:`evalstats.frames.load_frame`, which would read every file a second time).
-    """
+    """The Dataset read once and the verdict frame of the selected judges and rubrics."""
     from ..frames import verdict_frame
     from ..records import find_file, load_dir
 
@@ -1319,8 +1114,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
 
 
 def arm_pairs(ds: Any) -> list[tuple[str, str]] | None:
-    """The pairs of arms the judgments name (``arm_a``, ``arm_b``), in the order first
-    judged; None for the seeds' two arms (no pair named, or only WITH against WITHOUT)."""
+    """The pairs of arms the judgments name, in order; None for the seeds' two arms."""
     j = ds.judgments
     if "arm_a" not in j.columns or not j["arm_a"].notna().any():
         return None
@@ -1330,10 +1124,8 @@ def arm_pairs(ds: Any) -> list[tuple[str, str]] | None:
 
 
 def pair_view(ds: Any, a: str, b: str) -> tuple[pd.DataFrame, Any]:
-    """The pair (``a``, ``b``) of a K-arm Dataset as the seeds' two arms: ``a``'s runs in
-    the WITH role, ``b``'s in the WITHOUT role, the judgments of that pair (``a_first`` read
-    as ``with_first``), the people's labels of that pair when they name it. Returns the
-    verdict frame of the pair and the Dataset view.
+    """The pair (``a``, ``b``) of a K-arm Dataset as two arms (``a`` WITH, ``b`` WITHOUT):
+    returns the pair's verdict frame and Dataset view (its judgments and labels).
 
     >>> import evalstats, tempfile
     >>> d = tempfile.mkdtemp()
@@ -1356,7 +1148,6 @@ def pair_view(ds: Any, a: str, b: str) -> tuple[pd.DataFrame, Any]:
     order = jj["order"].astype(object).map({"a_first": "with_first", "b_first": "without_first"})
     jj = jj.assign(order=pd.Categorical(order, dtype=ORDER_DTYPE))
     r, jj = r.reset_index(drop=True), jj.reset_index(drop=True)
-    # The source line numbers follow the rows kept (messages and the latest-call rule).
     for part, whole, keep in ((r, runs, keep_r), (jj, j, keep_j)):
         part.attrs = dict(whole.attrs)
         if whole.attrs.get("lines") is not None:
@@ -1376,9 +1167,8 @@ def pair_view(ds: Any, a: str, b: str) -> tuple[pd.DataFrame, Any]:
 
 
 def plan_provenance(plan: Any, data_dir: Path) -> dict[str, Any] | None:
-    """The declared plan as results.json records it: every field, its file (relative to the
-    data directory: no machine paths), its sha256 and the primary row it names; None
-    without a plan.
+    """The declared plan as results.json records it (its file relative to the data
+    directory, sha256 and primary row); None without a plan.
 
     >>> from evalstats.plan import parse_plan
     >>> plan = parse_plan({"primary_rubric": "with-without", "consensus": "unanimous",
@@ -1407,8 +1197,7 @@ def plan_provenance(plan: Any, data_dir: Path) -> dict[str, Any] | None:
 
 
 def _rubric_provenance(frame: pd.DataFrame, judgments: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per rubric: the revision and sha256 of the prompt it resolves to (built in, or a rubric
-    file of the data directory, whose path is given), and what the judgments used."""
+    """Per rubric: the prompt's revision and sha256 (package or rubric file) and the judgments'."""
     from ..frames import resolve_rubrics
     from ._results import to_jsonable
 
@@ -1418,29 +1207,15 @@ def _rubric_provenance(frame: pd.DataFrame, judgments: pd.DataFrame) -> list[dic
     rows = []
     for name in sorted(frame["rubric"].astype(str).unique()):
         sub = frame.loc[frame["rubric"].astype(str) == name]
-        observed = (
-            sub.groupby(["prompt_revision", "prompt_sha256"], dropna=True)
-            .size()
-            .reset_index(name="n_judgments")
-        )
+        keys = ["prompt_revision", "prompt_sha256"]
+        observed = sub.groupby(keys, dropna=True).size().reset_index(name="n_judgments")
         rubric = found.get(name)
-        pkg_rev = None if rubric is None else rubric.revision
-        pkg_sha = None if rubric is None else rubric.sha256
+        rev, sha = (None, None) if rubric is None else (rubric.revision, rubric.sha256)
         path = None if rubric is None or rubric.path is None else str(rubric.path)
-        rows.append(
-            {
-                "rubric": name,
-                "package_revision": pkg_rev,
-                "package_sha256": pkg_sha,
-                "rubric_file": path,
-                "judgments_prompt": to_jsonable(observed.to_dict("records")),
-                "matches_package": bool(
-                    len(observed) == 1
-                    and observed["prompt_revision"].iloc[0] == pkg_rev
-                    and observed["prompt_sha256"].iloc[0] == pkg_sha
-                ),
-            }
-        )
+        same = len(observed) == 1 and tuple(observed[keys].iloc[0]) == (rev, sha)
+        rows.append(dict(rubric=name, package_revision=rev, package_sha256=sha, rubric_file=path,
+                         judgments_prompt=to_jsonable(observed.to_dict("records")),
+                         matches_package=bool(same)))  # fmt: skip
     return rows
 
 
@@ -1467,64 +1242,46 @@ def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+# (name, page, compute, tables) in computation order: the report page's bootstraps share one
+# generator in exactly this order (changing it changes the published numbers).
+_SECTIONS = (
+    ("headline", "report", _headline, ["headline"]),
+    ("consensus", "report", _consensus, ["consensus"]),
+    ("tests", "report", _tests, ["tests"]),  # adds columns to the two above; draws nothing
+    ("audit", "report", _audit, ["audit"]),  # draws nothing: early, for the headline card
+    ("headline_audit", "report", _headline_audit, ["headline_choice", "headline_audit"]),
+    ("missing_bounds", "report", _missing_bounds, ["missing_bounds"]),
+    # Draws nothing; the headline's words need position_bias.
+    ("blind", "report", _blind, ["dimensions", "position_bias"]),
+    ("design_coverage", "report", _design_check, ["design_coverage"]),
+    # Draws nothing; after the design check, whose note its row carries.
+    ("primary_test", "report", _primary_test, ["primary_test"]),
+    ("agreement", "report", _agreement, ["agreement"]),
+    ("disagreements", "report", _disagreements, ["disagreements"]),
+    ("cost", "report", _cost, ["cost", "cost_sources", "judge_spend"]),
+    ("per_task", "report", _per_task, ["per_task"]),
+    ("accounting", "report", _accounting, ["accounting", "sensitivity", "invalid_outputs"]),
+    # Its own generators (streams 11, 12).
+    (
+        "labels",
+        "report",
+        _labels,
+        [f"labels_{t}" for t in ("agreement", "confusion", "ppi", "needed")],
+    ),
+    ("design", "methodology", _design, ["design"]),
+    ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
+    (
+        "power_simulated",
+        "methodology",
+        _power_simulated,
+        ["mde_simulated", "tasks_needed_simulated"],
+    ),
+    ("ordinal_check", "methodology", _ordinal, ["ordinal_check", "ordinal_terms"]),
+    ("coverage", "methodology", _coverage, ["coverage"]),
+)
+
+
 def sections() -> tuple[Section, ...]:
-    """The evaluation's sections in computation order (the report page's bootstraps share one
-    generator in exactly this order: changing it changes the published numbers)."""
-    return (
-        tuple(
-            Section(name, page, _guarded(fn, tables))
-            for name, page, fn, tables in (
-                ("headline", "report", _headline, ["headline"]),
-                ("consensus", "report", _consensus, ["consensus"]),
-                # Adds columns to the two tables above; draws nothing from the generator.
-                ("tests", "report", _tests, ["tests"]),
-                # Draws nothing: early, so that the headline card can show what it found.
-                ("audit", "report", _audit, ["audit"]),
-                # Draws nothing: the row shown first, the card's caveats, the headline's marks.
-                (
-                    "headline_audit",
-                    "report",
-                    _headline_audit,
-                    ["headline_choice", "headline_audit"],
-                ),
-                ("missing_bounds", "report", _missing_bounds, ["missing_bounds"]),
-                # Draws nothing; before the first part's end: the headline's words need
-                # position_bias (which rubrics are judged in both orders).
-                ("blind", "report", _blind, ["dimensions", "position_bias"]),
-                ("design_coverage", "report", _design_check, ["design_coverage"]),
-                # Draws nothing (its cost rows, when the plan's statistic is one, do not depend
-                # on the generator); after the design check, whose note its row carries; the
-                # end of the page's first part.
-                ("primary_test", "report", _primary_test, ["primary_test"]),
-                ("agreement", "report", _agreement, ["agreement"]),
-                ("disagreements", "report", _disagreements, ["disagreements"]),
-                ("cost", "report", _cost, ["cost", "cost_sources", "judge_spend"]),
-                # Reads the tables above (the design check's notes included); draws nothing.
-                ("per_task", "report", _per_task, ["per_task"]),
-                (
-                    "accounting",
-                    "report",
-                    _accounting,
-                    ["accounting", "sensitivity", "invalid_outputs"],
-                ),
-                # Its own generators (streams 11, 12); unavailable, drawing nothing, without labels.
-                (
-                    "labels",
-                    "report",
-                    _labels,
-                    ["labels_agreement", "labels_confusion", "labels_ppi", "labels_needed"],
-                ),
-                ("design", "methodology", _design, ["design"]),
-                ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
-                (
-                    "power_simulated",
-                    "methodology",
-                    _power_simulated,
-                    ["mde_simulated", "tasks_needed_simulated"],
-                ),
-                ("ordinal_check", "methodology", _ordinal, ["ordinal_check", "ordinal_terms"]),
-                ("coverage", "methodology", _coverage, ["coverage"]),
-            )
-        )
-        + _comparison.sections()
-    )
+    """The evaluation's sections in computation order, then the K-arm comparison's."""
+    sections = (Section(n, page, _guarded(fn, tables)) for n, page, fn, tables in _SECTIONS)
+    return (*sections, *_comparison.sections())

@@ -1,26 +1,6 @@
-"""The paper export of a report's ``results.json``: tables, LaTeX macros and sentences.
-
-Tables (:func:`latex_tables`, :func:`markdown_tables`) are ``est [lo, hi]`` cells as booktabs
-LaTeX and Markdown, for two arms and for the K-arm comparison page alike; macros
-(:func:`latex_macros`) are one ``\\newcommand`` per number, named ``\\es<Rubric><Judge><Statistic>``
-with ``Lo``/``Hi`` for the bounds (a name's parts are ASCII letters: ``with-without`` ->
-``WithWithout``, ``anthropic:claude-sonnet-4-20250514`` -> ``ClaudeSonnetFour``; two sources
-mapping to one name are an error, ``aliases`` resolve it); sentences (:func:`result_sentences`,
-:func:`headline_paragraph`) say the numbers in words with n, tasks, judge and method.
-:func:`export` writes them; precision is one setting (``digits``, ``percent``).
-
-Examples
---------
->>> from evalstats.report import compute_results, latex_macros, result_sentences
->>> res = compute_results("data/sample", n_resamples=200, seed=0)
->>> print(result_sentences(res)[0])  # doctest: +NORMALIZE_WHITESPACE
-WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of 165 judged pair-orders
-(85 pairs) in 15 tasks (5 no-answer and 5 unreadable verdicts left out): a net win of 35
-points [11, 55]
-(Claude Sonnet 4 judge, blind-pair rubric), 95 % CI clustered by task, CR2 Wilson with
-Bell-McCaffrey df.
->>> latex_macros(res).splitlines()[4]
-'\\\\newcommand{\\\\esBlindPairClaudeSonnetFourWinRate}{52}'
+"""The paper export of a report's ``results.json``: booktabs LaTeX and Markdown tables of
+``est [lo, hi]`` cells, one LaTeX macro per number (``\\es<Rubric><Judge><Statistic>[Lo|Hi]``,
+name parts in ASCII letters) and sentences that say the numbers with n, tasks, judge and method.
 """
 
 from __future__ import annotations
@@ -82,15 +62,12 @@ __all__ = [
     "word",
 ]
 
-# One reader's name for a judge, in the figures (which may not import this layer) as here.
-
-
 _DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 _LETTERS = re.compile(r"^[A-Za-z]+$")
 
 
 def word(text: str, aliases: Mapping[str, str] | None = None) -> str:
-    """``text`` as a macro-name part of letters only (see the module docstring).
+    """``text`` as a macro-name part of letters only (digits spelled out).
 
     >>> word("with-without"), word("ac1"), word("kappa_boot")
     ('WithWithout', 'AcOne', 'KappaBoot')
@@ -120,7 +97,6 @@ def judge_word(judge: str, aliases: Mapping[str, str] | None = None) -> str:
     return word(judge_model(judge))
 
 
-#: The tables of a comparison results document, in export order.
 COMPARISON_TABLES = ("compare", "rank", "beats", "arm_costs", "pareto")
 
 
@@ -138,11 +114,11 @@ def _names(doc: Mapping[str, Any]) -> dict[str, str]:
     return dict((doc.get("provenance") or {}).get("arm_names") or {})
 
 
-def _ivs(rows: pd.DataFrame, stat: str, digits: int | None, percent: bool, *, lo="ci_low",
-        hi="ci_high", unit: str = "", na_rep: str = "–") -> np.ndarray:  # fmt: skip
+def _ivs(rows: pd.DataFrame, stat: str, digits: int | None, percent: bool, *, unit: str = "",
+         na_rep: str = "–") -> np.ndarray:  # fmt: skip
     d = statistic_digits(stat, digits=digits, percent=percent)
     sc = statistic_scale(stat, percent=percent)
-    return format_interval(rows["estimate"], rows[lo], rows[hi], d, scale=sc,
+    return format_interval(rows["estimate"], rows["ci_low"], rows["ci_high"], d, scale=sc,
                            unit=unit if sc == 100.0 else "", na_rep=na_rep)  # fmt: skip
 
 
@@ -159,13 +135,8 @@ def _set(lo: Any, hi: Any) -> str:
     return str(lo) if lo == hi else f"{lo}–{hi}"
 
 
-def _pcol(percent: bool) -> str:
-    return " (%)" if percent else ""
-
-
 def _by_judge(doc: Mapping[str, Any]) -> list[tuple[str | None, Mapping[str, Any]]]:
-    """(judge, the document with only that judge's comparison rows) for each judge; the
-    cost tables, which no judge made, kept whole."""
+    """(judge, the document with that judge's comparison rows) for each judge."""
     judges = sorted({str(r["judge"]) for r in doc["tables"]["compare"] if "judge" in r})
     if not judges:
         return [(None, doc)]
@@ -182,12 +153,8 @@ def _by_judge(doc: Mapping[str, Any]) -> list[tuple[str | None, Mapping[str, Any
 def comparison_tables(
     doc: Mapping[str, Any], *, digits: int | None = None, percent: bool = True, na_rep: str = "–"
 ) -> dict[str, pd.DataFrame]:
-    """The comparison tables as text frames (arms by display name), by table name; with a
-    ``Judge`` column first when the comparison names its judges (one block per judge).
-
-    A ``method`` column is kept where one method makes the whole table (the LaTeX export
-    moves it to the note); the others are said in the column names.
-    """
+    """The K-arm comparison tables as text frames (arms by display name), by table name,
+    with a ``Judge`` column first when the comparison names its judges."""
     if not is_comparison(doc):
         return {}
     parts: dict[str, list[pd.DataFrame]] = {}
@@ -204,10 +171,9 @@ def comparison_tables(
 def _tables_of_one(
     doc: Mapping[str, Any], digits: int | None, percent: bool, na_rep: str
 ) -> dict[str, pd.DataFrame]:
-    """:func:`comparison_tables` of one judge's rows."""
     names = _names(doc)
     nm = lambda a: names.get(str(a), str(a))  # noqa: E731
-    p = _pcol(percent)
+    p = " (%)" if percent else ""
     out: dict[str, pd.DataFrame] = {}
     c = _long(doc, "compare")
     net = c.loc[c["statistic"] == "net_win"].reset_index(drop=True)
@@ -286,8 +252,7 @@ def _tables_of_one(
 def comparison_sentences(
     doc: Mapping[str, Any], *, digits: int | None = None, percent: bool = True
 ) -> list[str]:
-    """The comparison in words: each pair's net win (marginal and simultaneous interval,
-    Holm p), each arm's rank sets, the arms that may be best, cost ratios, the frontier."""
+    """The K-arm comparison in words: net wins, rank sets, cost ratios, the frontier."""
     if not is_comparison(doc):
         return []
     out: list[str] = []
@@ -302,7 +267,6 @@ def comparison_sentences(
 def _sentences_of_one(
     doc: Mapping[str, Any], digits: int | None, percent: bool, *, costs: bool
 ) -> list[str]:
-    """:func:`comparison_sentences` of one judge's rows (the cost ratios when ``costs``)."""
     names = _names(doc)
     nm = lambda a: names.get(str(a), str(a))  # noqa: E731
     conf = _pct(_confidence(doc))
@@ -365,10 +329,7 @@ def _sentences_of_one(
 def formatted_tables(
     results: Any, *, digits: int | None = None, percent: bool = True, na_rep: str = "–"
 ) -> dict[str, pd.DataFrame]:
-    """The exported tables as text frames (``est [lo, hi]`` cells), by table name.
-
-    Only tables present and non-empty in ``results`` are returned; their ``confidence``
-    column is dropped (it is one number, stated beside the table).
+    """The exported tables present in ``results`` as text frames (``est [lo, hi]`` cells).
 
     >>> from evalstats.report import compute_results
     >>> res = compute_results("data/sample", n_resamples=200, seed=0)
@@ -401,11 +362,8 @@ def formatted_tables(
             view = summarize(table, **kw)
         view = view.drop(columns=["confidence"], errors="ignore")
         if "audit" in view and not view["audit"].astype(str).str.strip().ne("").any():
-            # The audit mark (issue 22) is a column only where a row carries one: a row of
-            # a failing rubric is never exported plain, and a clean table stays as it was.
             view = view.drop(columns=["audit"])
         out[name] = view
-    # A comparison of K arms (its comparison page) has its own tables.
     out.update(comparison_tables(doc, digits=digits, percent=percent, na_rep=na_rep))
     return out
 
@@ -419,9 +377,7 @@ def _caption(doc: Mapping[str, Any], name: str, frame: pd.DataFrame) -> str:
 
 
 def latex_table(frame: pd.DataFrame, *, widths: Mapping[str, str] | None = None) -> str:
-    """A text frame as a booktabs ``tabular`` (cells and headers LaTeX-escaped).
-
-    ``widths`` gives a column's format by name (``{"Method": "p{4cm}"}``: wraps its text).
+    """A text frame as a booktabs ``tabular`` (escaped); ``widths``: column formats by name.
 
     >>> import pandas as pd
     >>> print(latex_table(pd.DataFrame({"judge": ["a_b 5% & #1"], "n": [3]})), end="")
@@ -435,7 +391,6 @@ def latex_table(frame: pd.DataFrame, *, widths: Mapping[str, str] | None = None)
     """
     widths = dict(widths or {})
     text = frame.astype(object).where(frame.notna(), "--").astype(str).map(show_bidi)
-    # A bidi control in a cell would reorder the typeset line: shown as [U+202E] instead.
     text.columns = [show_bidi(str(c)) for c in text.columns]
     align = "".join(widths.get(str(c), "l" if _is_label(frame[c]) else "r") for c in frame.columns)
     styler = (
@@ -456,9 +411,6 @@ def _is_label(col: pd.Series) -> bool:
 
 def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     """A text frame as a GitHub-flavoured Markdown table (``|`` in a cell escaped).
-
-    pandas' ``to_markdown`` needs ``tabulate``, which is not a dependency: this is the
-    few lines it would take.
 
     >>> import pandas as pd
     >>> print(markdown_table(pd.DataFrame({"judge": ["a|b"], "n": [3]})), end="")
@@ -482,7 +434,6 @@ def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-# A paper's column names; a statistic keeps its " (%)" unit suffix after the name.
 _HEADERS = {
     "rubric": "Rubric",
     "judge": "Judge",
@@ -510,8 +461,7 @@ _HEADERS = {
 }
 _JUDGE_COLUMNS = ("judge", "judge_a", "judge_b")
 _WRAP = {"Method": "p{0.3\\linewidth}", "Estimand": "p{0.2\\linewidth}"}
-# The table is typeset once in a box; only a table wider than the line (long user names)
-# is scaled down to it, and says so in the log, so nothing ever runs into the margin.
+# Typeset once in a box; only a table wider than the line is scaled down to it.
 _FIT = (
     "\\ifdefined\\esTableBox\\else\\newsavebox{\\esTableBox}\\fi\n"
     "\\sbox{\\esTableBox}{%\n@BODY@}%\n"
@@ -528,9 +478,7 @@ def _header(col: str) -> str:
 
 
 def _short_judges(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Judges as a reader names them ("Claude Sonnet 4"), and short -> full id for the note.
-
-    Two judges that would read alike keep their full ids (no note needed for them)."""
+    """Judges as a reader names them ("Claude Sonnet 4"), and short -> full id for the note."""
     ids = sorted({str(v) for c in _JUDGE_COLUMNS if c in frame for v in frame[c].dropna()})
     short = {j: judge_label(j) for j in ids}
     count = pd.Series(list(short.values())).value_counts()
@@ -545,8 +493,8 @@ def _short_judges(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
 def paper_table(
     doc: Mapping[str, Any], name: str, frame: pd.DataFrame
 ) -> tuple[pd.DataFrame, list[str]]:
-    """An exported text frame as a paper prints it: human column names, short judge names,
-    one method for the whole table moved to the notes; returns (frame, notes).
+    """A text frame as a paper prints it (human column names, short judge names, a single
+    method moved to the notes); returns (frame, notes).
 
     >>> import pandas as pd
     >>> f = pd.DataFrame({"judge": ["openai:gpt-5.4"], "net_win (%)": ["35 [11, 55]"],
@@ -570,7 +518,6 @@ def paper_table(
             out = out.drop(columns="method")
     notes += _statistic_methods(doc, name, out)
     if "token_source" in out:
-        # One source for every token row (cost_ratios chooses one): said once, in the note.
         sources = out["token_source"].replace("", None).dropna().astype(str).unique()
         if len(sources) == 1:
             notes.append(f"Token counts: {sources[0]}.")
@@ -593,8 +540,7 @@ def _ratio_name(statistic: Any) -> Any:
 
 
 def _statistic_methods(doc: Mapping[str, Any], name: str, shown: pd.DataFrame) -> list[str]:
-    """The interval method of each statistic column whose rows carry one of their own
-    (agreement: ``kappa_method`` ...), as results.json names it, for the note."""
+    """The interval method of each shown statistic that carries its own (``kappa_method``)."""
     wide_table = _table(doc, name) if isinstance(doc.get("tables"), Mapping) else None
     if wide_table is None:
         return []
@@ -619,8 +565,7 @@ def _latex_note(notes: list[str]) -> str:
 
 
 def _escape_note(note: str) -> str:
-    # The method's underscores are escaped already; everything else goes through pandas'
-    # escaper (the same as the cells), one character at a time where pre-escaped.
+    # The method's underscores are escaped already.
     parts = note.split("\\_")
     return "\\_".join(_escape(p) for p in parts)
 
@@ -634,12 +579,7 @@ def _escape(text: str) -> str:
 def latex_tables(
     results: Any, *, digits: int | None = None, percent: bool = True
 ) -> dict[str, str]:
-    """Each exported table as a ``table*`` float that fits ``\\textwidth`` (booktabs).
-
-    A ``%`` comment line first (the caption), then the float: human column names, short
-    judge names with the full model ids in a note below, the interval method (when one
-    method makes the whole table) in the note. Needs ``\\usepackage{booktabs,graphicx}``;
-    a table wider than the line even so (very long names) is scaled to it, never overfull.
+    """Each exported table as a ``table*`` float fitting ``\\textwidth`` (booktabs, graphicx).
 
     >>> from evalstats.report import compute_results
     >>> tex = latex_tables(compute_results("data/sample", n_resamples=200, seed=0))
@@ -651,7 +591,6 @@ def latex_tables(
     for name, frame in formatted_tables(doc, digits=digits, percent=percent, na_rep="--").items():
         comment = "% " + _caption(doc, name, frame).replace("\n", " ")
         table, notes = paper_table(doc, name, frame)
-        # Long words wrap in their column instead of widening the table.
         body = latex_table(table, widths=_WRAP)
         out[name] = (
             comment
@@ -680,8 +619,9 @@ def markdown_tables(
 class _Names:
     """Macro name -> (value, source); a second source for one name is an error."""
 
-    def __init__(self) -> None:
+    def __init__(self, digits: int | None, percent: bool) -> None:
         self.items: dict[str, tuple[str, str]] = {}
+        self.digits, self.percent = digits, percent
 
     def add(self, name: str, value: str, source: str) -> None:
         full = "es" + name
@@ -692,30 +632,27 @@ class _Names:
             )
         self.items[full] = (value, source)
 
-
-def _interval_values(
-    row: Mapping[str, Any],
-    stat: str,
-    est: str,
-    lo: str | None,
-    hi: str | None,
-    d: int,
-    scale: float,
-) -> list[tuple[str, str]]:
-    vals = []
-    if est is not None:
-        vals.append(("", format_number([_f(row.get(est)) * scale], d, na_rep="--")[0]))
-    if lo is not None and hi is not None:
-        vals.append(("Lo", format_number([_f(row.get(lo)) * scale], d, na_rep="--")[0]))
-        vals.append(("Hi", format_number([_f(row.get(hi)) * scale], d, na_rep="--")[0]))
-    return vals
+    def interval(self, name: str, src: str, row: Mapping[str, Any], cols: Sequence[Any],
+                 kind: str) -> None:  # fmt: skip
+        """``name`` (estimate), ``name``Lo and ``name``Hi from ``cols`` of ``row`` (None: none)."""
+        d = statistic_digits(kind, digits=self.digits, percent=self.percent)
+        sc = statistic_scale(kind, percent=self.percent)
+        est, lo, hi = cols
+        picked = [("", est)] + (
+            [("Lo", lo), ("Hi", hi)] if lo is not None and hi is not None else []
+        )
+        for suffix, col in picked:
+            if col is not None:
+                value = format_number([_f(row.get(col)) * sc], d, na_rep="--")[0]
+                self.add(name + suffix, value, f"{src}{suffix}")
 
 
-def _comparison_macros(
-    names: _Names, doc: Any, digits: int | None, percent: bool, aliases: Any
-) -> None:
-    """A K-arm comparison's numbers: every pair's rates (``compare``) and each arm's cost
-    ratios to the reference (``arm_costs``), with their intervals."""
+def _ci(stat: str) -> tuple[str, str, str]:
+    return stat, f"{stat}_ci_low", f"{stat}_ci_high"
+
+
+def _comparison_macros(names: _Names, doc: Any, aliases: Any) -> None:
+    """Macros of the K-arm ``compare`` and ``arm_costs`` tables."""
     for tname, cols, prefix in (
         ("compare", ("arm_a", "arm_b"), "Cmp"),
         ("arm_costs", ("arm",), "ArmCost"),
@@ -730,13 +667,8 @@ def _comparison_macros(
                 arms = judge_word(str(row["judge"]), aliases) + arms
                 where = f"{row['judge']}: {where}"
             for stat in [c for c in row if f"{c}_ci_low" in row]:
-                d = statistic_digits(stat, digits=digits, percent=percent)
-                sc = statistic_scale(stat, percent=percent)
-                lo, hi = f"{stat}_ci_low", f"{stat}_ci_high"
-                for suffix, value in _interval_values(row, stat, stat, lo, hi, d, sc):
-                    names.add(
-                        prefix + arms + word(stat) + suffix, value, f"{tname}: {where} / {stat}"
-                    )
+                src = f"{tname}: {where} / {stat}"
+                names.interval(prefix + arms + word(stat), src, row, _ci(stat), stat)
 
 
 def _pair(row: Mapping[str, Any], aliases: Any) -> str:
@@ -746,10 +678,6 @@ def _pair(row: Mapping[str, Any], aliases: Any) -> str:
     return word(str(row["arm_a"]), aliases) + "Vs" + word(str(row["arm_b"]), aliases)
 
 
-def _pair_src(row: Mapping[str, Any]) -> str:
-    return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']} / "
-
-
 def latex_macros(
     results: Any,
     *,
@@ -757,41 +685,26 @@ def latex_macros(
     percent: bool = True,
     aliases: Mapping[str, str] | None = None,
 ) -> str:
-    """One ``\\newcommand`` per headline number.
+    """One ``\\newcommand`` per headline number, as the tables show it (``--`` when missing).
 
-    Names: ``\\es<Rubric><Judge><Statistic>`` with ``Lo``/``Hi`` for the interval's bounds
-    (``\\esWithWithoutClaudeSonnetFourNetWin``, ``...NetWinLo``, ``...N``, ``...Tasks``);
-    agreement ``\\es<Rubric><JudgeA>Vs<JudgeB><Statistic>`` (``...Kappa``, ``...AcOne``);
-    cost ``\\esCost<Metric>``; the declared primary test (``\\esPrimaryEstimate``, ``...Lo``,
-    ``...Hi``, ``...P``, ``...Df``, ``...Alpha``, ``...Margin``, ``...Decision``); and
-    ``\\esConfidence``. A judge ``provider:model`` loses its provider and trailing date;
-    ``consensus:<rule>`` keeps its prefix (``ConsensusUnanimous``).
+    Names: ``\\es<Rubric><Judge><Statistic>[Lo|Hi]``, ``...N``, ``...Tasks``; agreement
+    ``\\es<Rubric><JudgeA>Vs<JudgeB><Statistic>``; ``\\esCost<Metric>``; ``\\esPrimary...``
+    for the declared test; ``\\esConfidence``. ``aliases`` resolve a name collision.
 
-    Values are the numbers as the tables show them (rates in percent without the ``%``
-    sign by default); a missing number is ``--``. Each line ends with a comment naming its
-    source (table, rubric, judge, statistic).
+    >>> from evalstats.report import compute_results
+    >>> latex_macros(compute_results("data/sample", n_resamples=200, seed=0)).splitlines()[4]
+    '\\\\newcommand{\\\\esBlindPairClaudeSonnetFourWinRate}{52}'
     """
     doc = _load(results)
-    names = _Names()
+    names = _Names(digits, percent)
     names.add("Confidence", _pct(_confidence(doc)), "confidence")
     for tname in _MACRO_TABLES:
-        table = _table(doc, tname)
-        if table is None:
-            continue
-        for row in table.to_dict("records"):
+        for row in _rows(doc, tname):
             prefix = _pair(row, aliases) + word(str(row["rubric"]), aliases)
             prefix += judge_word(str(row["judge"]), aliases)
-            src = f"{tname}: {_pair_src(row)}{row['rubric']} / {row['judge']}"
-            for stat in _RATES:
-                if stat not in row:
-                    continue
-                d, sc = (
-                    statistic_digits(stat, digits=digits, percent=percent),
-                    statistic_scale(stat, percent=percent),
-                )
-                lo, hi = f"{stat}_ci_low", f"{stat}_ci_high"
-                for suffix, value in _interval_values(row, stat, stat, lo, hi, d, sc):
-                    names.add(prefix + word(stat) + suffix, value, f"{src} / {stat}{suffix}")
+            src = f"{tname}: {_pair_words(row, ' / ')}{row['rubric']} / {row['judge']}"
+            for stat in (s for s in _RATES if s in row):
+                names.interval(prefix + word(stat), f"{src} / {stat}", row, _ci(stat), stat)
             _counts(names, prefix, row, src)
     agreement = _table(doc, "agreement")
     if agreement is not None:
@@ -801,34 +714,25 @@ def latex_macros(
             if row.get("judge_b") is not None:
                 pair += "Vs" + judge_word(str(row["judge_b"]), aliases)
             prefix = _pair(row, aliases) + word(str(row["rubric"]), aliases) + pair
-            src = f"agreement: {_pair_src(row)}{row['rubric']} / {row['judge_a']} vs "
+            src = f"agreement: {_pair_words(row, ' / ')}{row['rubric']} / {row['judge_a']} vs "
             src += str(row.get("judge_b"))
             for stat in _AGREEMENT_MACROS:
                 c = found.get(stat)
                 if c is None and stat not in row:
                     continue
-                d = statistic_digits(stat, digits=digits, percent=percent)
-                sc = statistic_scale(stat, percent=percent)
                 # The bootstrap interval shares kappa's estimate: only its bounds are new.
                 est = None if stat.endswith("_boot") else (c.estimate if c else stat)
-                lo, hi = (c.ci_low, c.ci_high) if c else (None, None)
-                for suffix, value in _interval_values(row, stat, est, lo, hi, d, sc):
-                    names.add(prefix + word(stat) + suffix, value, f"{src} / {stat}{suffix}")
+                cols = (est, c.ci_low, c.ci_high) if c else (est, None, None)
+                names.interval(prefix + word(stat), f"{src} / {stat}", row, cols, stat)
             _counts(names, prefix, row, src)
     test = _primary_test(doc)
     if test is not None:
         _primary_macros(names, test, digits, percent)
-    cost = _table(doc, "cost")
-    if cost is not None:
-        d = statistic_digits("estimate", digits=digits, percent=percent)
-        for row in cost.to_dict("records"):
-            prefix = "Cost" + _pair(row, aliases) + word(str(row["statistic"]), aliases)
-            src = f"cost: {_pair_src(row)}{row['statistic']}"
-            for suffix, value in _interval_values(
-                row, "estimate", "estimate", "ci_low", "ci_high", d, 1.0
-            ):
-                names.add(prefix + suffix, value, f"{src}{suffix}")
-    _comparison_macros(names, doc, digits, percent, aliases)
+    for row in _rows(doc, "cost"):
+        prefix = "Cost" + _pair(row, aliases) + word(str(row["statistic"]), aliases)
+        src = f"cost: {_pair_words(row, ' / ')}{row['statistic']}"
+        names.interval(prefix, src, row, ("estimate", "ci_low", "ci_high"), "estimate")
+    _comparison_macros(names, doc, aliases)
     lines = [
         "% evalstats export: one \\newcommand per headline number of results.json.",
         "% Names: \\es<Rubric><Judge><Statistic>[Lo|Hi]; \\es<Rubric><JudgeA>Vs<JudgeB><Stat>;",
@@ -836,16 +740,18 @@ def latex_macros(
         " \\esCmp<Judge><ArmA>Vs<ArmB><Statistic>[Lo|Hi], \\esArmCost<Arm><Metric>[Lo|Hi]."
         " Rates in " + ("percent (no % sign)." if percent else "decimals."),
     ]
-    for name, (value, source) in names.items.items():
-        del source  # sources are checked for collisions; the comment block states the scheme
+    for name, (value, _) in names.items.items():
         lines.append(f"\\newcommand{{\\{name}}}{{{value}}}")
-    # Names come from judges and rubrics: no bidi control may reach the .tex file.
     return show_bidi("\n".join(lines) + "\n")
 
 
+def _rows(doc: Mapping[str, Any], name: str) -> list[dict[str, Any]]:
+    table = _table(doc, name)
+    return [] if table is None else table.to_dict("records")
+
+
 def _primary_macros(names: _Names, t: Mapping[str, Any], digits: int | None, percent: bool) -> None:
-    """``\\esPrimary...``: the declared test's estimate, interval bounds (``--`` on a side
-    the test leaves open), p-value, df, alpha, margin and decision."""
+    """``\\esPrimary...``: the declared test's numbers (``--`` on an open side)."""
     stat = str(t["statistic"])
     rate = stat in _RATES
     d = statistic_digits(stat if rate else "estimate", digits=digits, percent=percent)
@@ -917,7 +823,6 @@ def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, un
 
 def _method(row: Mapping[str, Any], conf: float) -> str:
     m = str(row.get("method") or "")
-    # An IID method says so in its own words; every other rate method clusters by task.
     where = "" if m.startswith("iid") else " clustered by task"
     return f"{_pct(conf)} % CI{where}, {method_words(m)}"
 
@@ -948,9 +853,6 @@ def _agreement_sentence(
         return None
     conf = _pct(_confidence(doc))
     pct = " %" if percent else ""
-    # Each interval names its own method, read from the row (kappa_method, ac1_method): the
-    # same field of results.json as the table's; outside any parenthesis, so a name with one
-    # of its own reads whole.
     return (
         f"{judge_label(str(row['judge_a']))} and {judge_label(str(row['judge_b']))} agreed on "
         f"{_iv(row, 'observed_agreement', digits, percent, pct)} of "
@@ -965,10 +867,7 @@ def _agreement_sentence(
 def _cost_sentence(
     row: Mapping[str, Any], doc: Mapping[str, Any], digits: int | None, percent: bool
 ) -> str:
-    d = statistic_digits("estimate", digits=digits, percent=percent)
-    iv = format_interval(
-        [_f(row.get("estimate"))], [_f(row.get("ci_low"))], [_f(row.get("ci_high"))], d
-    )[0]
+    iv = _ratio_iv(row, digits, percent)
     metric = str(row["statistic"])
     what = _COST_TEXT.get(metric, metric)
     if row.get("method") == "unavailable":  # answer-only counts are no cost: say why
@@ -976,9 +875,7 @@ def _cost_sentence(
         return f"The WITH / WITHOUT ratio of {what} is not reported: {reason}."
     source = row.get("token_source")
     counted = f" ({_SOURCE_TEXT.get(str(source), source)})" if isinstance(source, str) else ""
-    # The method verbatim and last, outside any parenthesis: flattening its own
-    # parentheses once turned "t(Bell-McCaffrey df)" into "tBell-McCaffrey df".
-    # A failed model check (cost_ratios' ci_note) is said with the interval it changed.
+    # The method last, outside any parenthesis (it may hold its own).
     note = str(row.get("ci_note") or "")
     return (
         f"WITH / WITHOUT ratio of {what}{counted}: {iv} over {int(row['n'])} pairs in "
@@ -987,12 +884,15 @@ def _cost_sentence(
     )
 
 
+def _ratio_iv(row: Mapping[str, Any], digits: int | None, percent: bool) -> str:
+    d = statistic_digits("estimate", digits=digits, percent=percent)
+    cells = ([_f(row.get(c))] for c in ("estimate", "ci_low", "ci_high"))
+    return format_interval(*cells, d)[0]
+
+
 def _source_sentence(row: Mapping[str, Any], digits: int | None, percent: bool) -> str:
     """The transcript ratio beside the billed one the cost table uses, and how far apart."""
-    d = statistic_digits("estimate", digits=digits, percent=percent)
-    iv = format_interval(
-        [_f(row.get("estimate"))], [_f(row.get("ci_low"))], [_f(row.get("ci_high"))], d
-    )[0]
+    iv = _ratio_iv(row, digits, percent)
     what = _COST_TEXT.get(str(row["statistic"]), str(row["statistic"]))
     return (
         f"Counted on the transcripts instead ({_SOURCE_TEXT['transcript']}), the ratio of "
@@ -1000,7 +900,6 @@ def _source_sentence(row: Mapping[str, Any], digits: int | None, percent: bool) 
     )
 
 
-# Where a token count comes from, as the cost sentences say it (results.json token_source).
 _SOURCE_TEXT = {
     "billed": "billed: the harness's reported usage, summed over turns",
     "transcript": "transcript: cl100k_base on what each run read and wrote, each token once",
@@ -1011,8 +910,16 @@ _SOURCE_TEXT = {
 def result_sentences(results: Any, *, digits: int | None = None, percent: bool = True) -> list[str]:
     """Ready sentences: one per headline and consensus row, agreement pair and cost metric.
 
-    Each carries n (pairs, or judged pair-orders for a rubric judged in both orders), the
-    number of tasks, what was left out, the judge and the interval's method.
+    Each with n, tasks, what was left out, the judge and the interval's method.
+
+    >>> from evalstats.report import compute_results
+    >>> res = compute_results("data/sample", n_resamples=200, seed=0)
+    >>> print(result_sentences(res)[0])  # doctest: +NORMALIZE_WHITESPACE
+    WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of 165 judged pair-orders
+    (85 pairs) in 15 tasks (5 no-answer and 5 unreadable verdicts left out): a net win of 35
+    points [11, 55]
+    (Claude Sonnet 4 judge, blind-pair rubric), 95 % CI clustered by task, CR2 Wilson with
+    Bell-McCaffrey df.
     """
     doc = _load(results)
     if is_comparison(doc):  # K arms: pairs, rank sets, costs and the frontier
@@ -1038,7 +945,6 @@ def result_sentences(results: Any, *, digits: int | None = None, percent: bool =
     if sources is not None:
         out += [_source_sentence(r, digits, percent) for r in sources.to_dict("records")
                 if r.get("token_source") == "transcript"]  # fmt: skip
-    # Judge, rubric and arm names come from the data: no live HTML in the Markdown.
     return [markdown_text(s) for s in out]
 
 
@@ -1048,16 +954,13 @@ def _caveats(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(r) for r in rows] if isinstance(rows, list) else []
 
 
-def _pair_words(row: Mapping[str, Any]) -> str:
+def _pair_words(row: Mapping[str, Any], sep: str = ", ") -> str:
     """K arms: "v1 vs none, " before what a row of one pair of arms says ("" for two)."""
-    return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']}, "
+    return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']}{sep}"
 
 
 def _audit_fail_sentence(doc: Mapping[str, Any]) -> str:
-    """Every ``fail`` of the methodology audit in one sentence (empty when none fails), the
-    first words of the headline paragraph and of the sentences, e.g. "The methodology audit
-    fails judge_disagreement: Above the 20.0 % trigger ...: blind-pair: ... (21.9 %) ...".
-    """
+    """Every ``fail`` of the methodology audit in one sentence (empty when none fails)."""
     fails = [r for r in _caveats(doc) if str(r.get("status")) == "fail"]
     if not fails:
         return ""
@@ -1067,13 +970,11 @@ def _audit_fail_sentence(doc: Mapping[str, Any]) -> str:
 
 
 def _choice(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The headline row shown first and its rule (``headline_choice``), or None."""
     rows = doc["tables"].get("headline_choice")
     return rows[0] if isinstance(rows, list) and rows else None
 
 
 def _plan(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The declared analysis plan results.json records (``provenance.plan``), or None."""
     plan = doc.get("provenance", {}).get("plan")
     return plan if isinstance(plan, Mapping) else None
 
@@ -1082,9 +983,7 @@ def _declared_primary(doc: Mapping[str, Any]) -> tuple[str, str] | None:
     plan = _plan(doc)
     if plan is not None and isinstance(plan.get("primary"), Mapping):
         return str(plan["primary"]["rubric"]), str(plan["primary"]["judge"])
-    # Older documents named it in the parameters.
-    old = doc.get("parameters", {}).get("primary")
-    return (str(old["rubric"]), str(old["judge"])) if isinstance(old, Mapping) else None
+    return None
 
 
 def _primary(
@@ -1115,10 +1014,8 @@ def _primary(
 
 
 def _primary_test(doc: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The row of the ``primary_test`` table (the declared test, computed), or None."""
+    """The row of the ``primary_test`` table, or None without a plan."""
     if not doc.get("provenance", {}).get("plan"):
-        # No declared plan, no declared test: the table is null; not looking it up keeps a
-        # report kernel's first cell from waiting for the rest of the page.
         return None
     table = _table(doc, "primary_test")
     return None if table is None else table.iloc[0].to_dict()
@@ -1134,22 +1031,19 @@ _TEST_NAMES = {
 
 
 def _p_text(p: float) -> str:
-    """A p-value at two significant digits (below 0.0001: "< 0.0001")."""
     return "< 0.0001" if p < 1e-4 else f"{p:.2g}"
 
 
 def _test_interval(
     t: Mapping[str, Any], digits: int | None, percent: bool
 ) -> tuple[str, list[str]]:
-    """The declared test's interval as text, "[22, ∞)" (rates in points when ``percent``),
-    and its bounds as macro values ("--" for an unbounded side)."""
+    """The declared test's interval as text ("[22, ∞)") and its bounds as macro values."""
     stat = str(t["statistic"])
     rate = stat in _RATES
     d = statistic_digits(stat if rate else "estimate", digits=digits, percent=percent)
     sc = statistic_scale(stat, percent=percent) if rate else 1.0
     cells = []
-    for v in (_f(t.get("ci_low")), _f(t.get("ci_high"))):
-        # results.json writes an infinite bound as null: the side the test leaves open.
+    for v in (_f(t.get("ci_low")), _f(t.get("ci_high"))):  # null: the side left open
         cells.append(None if not np.isfinite(v) else format_number([v * sc], d)[0])
     lo = cells[0] if cells[0] is not None else "−∞"
     hi = cells[1] if cells[1] is not None else "∞"
@@ -1164,15 +1058,12 @@ def _test_interval(
 
 
 def _primary_test_sentence(t: Mapping[str, Any], digits: int | None, percent: bool) -> str:
-    """The declared test in one sentence, e.g. "The declared test, a non-inferiority t test
-    (13.8 df), gives p = 0.00039 at alpha 0.05 with the 95 % one-sided interval [22, ∞)
-    points: WITH is non-inferior to WITHOUT within 0.1 (net win > -0.1)."."""
+    """The declared test in one sentence."""
     conclusion = str(t.get("conclusion") or "")
     if str(t.get("decision")) == "no test" or t.get("p_value") is None:
         return f" The declared test of {t['statistic']}: {conclusion}."
     iv, _ = _test_interval(t, digits, percent)
     level = _pct(float(t["ci_level"]))
-    # results.json holds an open side as null: a one-sided bound.
     side = "one-sided " if t.get("ci_low") is None or t.get("ci_high") is None else ""
     verdict = "rejects its null" if t["decision"] == "reject" else "does not reject its null"
     name = _TEST_NAMES.get(str(t["test"]), str(t["test"]))
@@ -1195,7 +1086,6 @@ _SIDES = {
 
 
 def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) -> str:
-    """The sentence that says what kind of result the paragraph states."""
     plan = _plan(doc)
     if explicit:
         return ""
@@ -1241,9 +1131,7 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
 
 
 def _arm_words(doc: Mapping[str, Any]) -> tuple[str, str]:
-    """The arms as the headline card names them: ``WITH (Serena MCP)`` and ``WITHOUT
-    (plain Claude Code)`` when the data name them (``provenance.arm_names``), else
-    ``WITH`` and ``WITHOUT``."""
+    """``WITH (Serena MCP)`` and ``WITHOUT (plain Claude Code)``, or ``WITH`` and ``WITHOUT``."""
     names = (doc.get("provenance") or {}).get("arm_names") or {}
     out = []
     for arm in ("with", "without"):
@@ -1254,7 +1142,6 @@ def _arm_words(doc: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _arm_short(doc: Mapping[str, Any]) -> str:
-    """The WITH arm's own name where the data give one (``Serena MCP``), else ``WITH``."""
     name = str(((doc.get("provenance") or {}).get("arm_names") or {}).get("with") or "")
     return name.strip() or "WITH"
 
@@ -1268,16 +1155,8 @@ def headline_paragraph(
 ) -> str:
     """The primary result in one paragraph of words, with its interval (plain text).
 
-    The primary result is ``primary=(rubric, judge)``, else the declared plan's primary
-    (``provenance["plan"]["primary"]`` of results.json, from ``plan.toml``), else the first
-    row the ``headline_choice`` table names (its stated rule), which the paragraph then
-    calls exploratory. Every ``fail`` of the methodology audit comes first
-    (:func:`_audit_fail_sentence`), and a row whose rubric fails ``judge_disagreement`` says
-    it is marked. The paragraph
-    names the verdict, the judge, n, tasks and the method, says whether the interval of the
-    net win excludes zero, adds the other judges' net wins, and says when data are simulated.
-    With a plan, the verdict is the declared test's (the ``primary_test`` table: reject or
-    not, in words), and a sentence gives its p-value, df and the interval it inverts.
+    The primary is ``primary=(rubric, judge)``, else the declared plan's, else the row
+    ``headline_choice`` names (then called exploratory). Audit failures come first.
 
     >>> from evalstats.report import compute_results
     >>> p = headline_paragraph(compute_results("data/sample", n_resamples=200, seed=0))
@@ -1293,7 +1172,6 @@ def headline_paragraph(
     except ValueError:
         if explicit:
             raise
-        # The plan names a row these results do not hold (its judge or rubric not selected).
         row = _primary(doc, ("", ""), first=True)
     pct = " %" if percent else ""
     pts = " percentage points" if percent else ""
@@ -1318,7 +1196,6 @@ def headline_paragraph(
         and test.get("decision") in ("reject", "not reject")
         and str(test["statistic"]) in _RATES
     ):
-        # A plan declares its test: the card's verdict is that test's, not the interval's.
         words = str(test["conclusion"])
         verdict = (
             f"the declared test finds that {words}"
@@ -1389,25 +1266,20 @@ def export(
     percent: bool = True,
     aliases: Mapping[str, str] | None = None,
 ) -> list[Path]:
-    """Write the paper export of ``results_json``; returns the paths written.
+    """Write the paper export of ``results_json`` atomically; returns the paths written.
 
     Parameters
     ----------
     results_json : path, dict or Results
         A report's ``results.json`` (or its parsed content, or the Results object).
     latex, markdown : path, optional
-        Directories for ``<table>.tex`` / ``<table>.md`` (headline, consensus, agreement,
-        cost, per_task: those present).
-    macros : path, optional
-        File for the ``\\newcommand`` definitions (:func:`latex_macros`).
-    sentences : path, optional
-        Markdown file of :func:`headline_paragraph` and :func:`result_sentences`.
+        Directories for ``<table>.tex`` / ``<table>.md``.
+    macros, sentences : path, optional
+        Files for :func:`latex_macros` and :func:`sentences_markdown`.
     digits, percent
         Precision, as :func:`evalstats.stats.formatting.summarize`.
     aliases : mapping, optional
         Letters to use for a rubric, judge or metric in macro names.
-
-    Every file is written atomically.
 
     >>> import tempfile, pathlib
     >>> from evalstats.report import compute_results

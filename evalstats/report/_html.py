@@ -1,14 +1,6 @@
-"""Self-contained HTML pages from executed notebooks: no input cells, no outside resources.
-
-The page is laid out here rather than with nbconvert's templates, whose default output loads
-require.js and MathJax from a CDN; its markdown is converted by nbconvert's own converter
-(``markdown2html_mistune``, what its HTML exporter uses). Only what the notebooks display is
-kept: markdown cells (our own text), PNG/SVG images as ``data:`` URIs inside ``<img>`` (an
-``<img>`` never runs a script, even from an SVG), HTML tables produced by
-:func:`evalstats.report.show_table` (cells escaped by pandas), and plain text, escaped. A
-``Content-Security-Policy`` forbids scripts and every non-inline resource as a second line of
-defence.
-"""
+"""Self-contained HTML pages from executed notebooks: markdown and outputs only (images as
+``data:`` URIs in ``<img>``, escaped tables and text), no outside resources, and a
+Content-Security-Policy that forbids scripts (nbconvert's templates load a CDN)."""
 
 from __future__ import annotations
 
@@ -32,25 +24,8 @@ CSP = (
 )
 
 _FORBIDDEN_TAGS = frozenset(
-    {
-        "script",
-        "iframe",
-        "frame",
-        "object",
-        "embed",
-        "link",
-        "meta",
-        "base",
-        "form",
-        "input",
-        "button",
-        "audio",
-        "video",
-        "source",
-        "svg",
-        "math",
-        "template",
-    }
+    "script iframe frame object embed link meta base form input button audio video source svg "
+    "math template".split()
 )
 
 
@@ -124,8 +99,6 @@ pre { background:#f6f7f9; border:1px solid var(--line); padding:.6rem .8rem; ove
       font-size:.85rem; white-space:pre-wrap; word-break:break-word; }
 figure { margin: 1rem 0; }
 figure img { max-width: 100%; height: auto; border:1px solid var(--line); }
-/* Tables fit their container (evalstats.report.table_html splits the widest into stacked
-   parts); the horizontal scroll stays only as a last resort on narrow windows. */
 .table-wrap { overflow-x: auto; max-width: 100%; margin: .6rem 0 1rem; }
 .table-wrap > table + table { margin-top: .9rem; }
 table { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
@@ -135,7 +108,6 @@ caption { caption-side: top; text-align:left; font-weight:600; padding:.2rem 0 .
 th, td { border-bottom: 1px solid var(--line); padding: .3em .6em; text-align: right;
          vertical-align: top; }
 .wide > table th, .wide > table td { padding: .3em .45em; }
-/* Headers and text wrap at spaces; numbers and "est [lo, hi]" intervals never. */
 th { background:#f0f2f5; overflow-wrap: normal; }
 td.num, td.ci { white-space: nowrap; }
 td.text, th.text { text-align: left; }
@@ -149,13 +121,10 @@ tbody tr:nth-child(even) { background: #fafbfc; }
 .unavailable { color:#8a4b00; font-style: italic; }
 details.kernel { color: var(--muted); font-size: .8rem; }
 footer { margin-top: 3rem; color: var(--muted); font-size: .8rem; }
-/* A narrow window: the wide-table font of the printed page (no sideways scroll at 800 px). */
 @media screen and (max-width: 900px) { .wide > table { font-size: .66rem; } }
-/* Print (and `evalstats report --pdf`): margins that suit A4 and Letter alike (the
-   narrower A4 sets the width tables are split for), smaller table fonts, nothing cut. */
+/* Print (and --pdf): margins for A4 and Letter alike. */
 @page { margin: 14mm 12mm; }
 @media print {
-  /* No "fi" ligature: a word searched for or copied from the PDF reads as typed. */
   body { font-size: 10pt; line-height: 1.4; font-variant-ligatures: no-common-ligatures; }
   main { max-width: none; padding: 0; overflow-wrap: break-word; }
   nav.pages, a.anchor-link { display: none; }
@@ -190,7 +159,6 @@ def _image(mime: str, data: str | list[str], alt: str, meta: Mapping[str, Any]) 
         payload = base64.b64encode(payload.encode("utf-8")).decode("ascii")
     else:
         payload = "".join(payload.split())
-    # Jupyter's display width (pixels): a high-resolution image shown at its intended size.
     width = meta.get(mime, {}).get("width") if isinstance(meta.get(mime), Mapping) else None
     size = f' width="{int(width)}"' if isinstance(width, int | float) and width > 0 else ""
     return (
@@ -211,7 +179,7 @@ def _checked_html(fragment: str, where: str) -> str:
 def _output(out: Mapping[str, Any], where: str) -> str:
     from ._results import scrub
 
-    # Scrubbed before it is escaped or base64-encoded (an SVG), so no form of a key survives.
+    # Scrubbed before it is escaped or base64-encoded, so no form of a key survives.
     return _render_output(_scrubbed(out, scrub), where)
 
 
@@ -237,7 +205,6 @@ def _render_output(out: Mapping[str, Any], where: str) -> str:
         return f"<pre>{text}</pre>"
     if kind == "error":
         tb = "\n".join(out.get("traceback", [])) or f"{out.get('ename')}: {out.get('evalue')}"
-        # Tracebacks carry ANSI colour codes.
         tb = re.sub(r"\x1b\[[0-9;]*m", "", tb)
         return f"<pre>{html.escape(tb)}</pre>"
     data = out.get("data", {})
@@ -257,8 +224,7 @@ def _render_output(out: Mapping[str, Any], where: str) -> str:
 
 
 def notebook_body(nb: Mapping[str, Any]) -> str:
-    """HTML of an executed notebook's markdown and outputs, inputs left out (configured API
-    keys and URL credentials scrubbed)."""
+    """HTML of an executed notebook's markdown and outputs (no inputs; credentials scrubbed)."""
     from ._results import scrub
 
     parts: list[str] = []
@@ -280,9 +246,7 @@ def page(
     nav: Iterable[tuple[str, str]] = (),
     footer: str = "",
 ) -> str:
-    """A complete HTML document: inline CSS, a CSP that forbids scripts and outside hosts;
-    the configured API keys and URL credentials scrubbed from its text, bidirectional
-    control characters shown as ``[U+XXXX]`` (:func:`~._untrusted.show_bidi`)."""
+    """A complete HTML document: inline CSS, the CSP, credentials scrubbed, bidi shown."""
     from ._results import scrub
 
     title, body, footer = scrub(title), scrub(body), scrub(footer)
@@ -291,8 +255,6 @@ def page(
     links = "".join(
         f'<a href="{html.escape(href)}">{html.escape(label)}</a>' for label, href in nav
     )
-    # A bidi control from agent text would reorder what the reader sees: shown as a visible
-    # [U+202E] mark wherever it is (table cell, SVG label, attribute).
     return show_bidi(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'

@@ -1,14 +1,6 @@
-"""Report kinds and the one scaffold that computes the published numbers of any of them.
-
-A :class:`ReportKind` says how its data directory is recognised and checked, which notebooks
-it renders, and which :class:`Section` functions compute its tables. :func:`compute` is the
-one load -> sections -> provenance skeleton they share: it validates the common parameters,
-loads the data once, runs the sections in order on one :class:`Context` (one random
-generator drawn from in a fixed order), and returns a :class:`~evalstats.report.Results`.
-
-This module imports neither pandas nor the statistics: the CLI reads the kind names from it
-to build ``--help``, and each kind loads its own modules only when it computes.
-"""
+"""Report kinds (how a data directory is recognised, its notebooks, its sections) and
+:func:`compute`, the one load -> sections -> provenance scaffold they share. Imports neither
+pandas nor the statistics, so that ``evalstats --help`` stays light."""
 
 from __future__ import annotations
 
@@ -48,8 +40,7 @@ class Unavailable(Exception):
 
 @dataclass(frozen=True)
 class Loaded:
-    """A kind's data, loaded once: the verdict frame, what else its sections need, its input
-    files (digested into the provenance) and its description of the data."""
+    """A kind's data, loaded once: frame, what its sections need, inputs and description."""
 
     frame: Any
     inputs: Sequence[Path]
@@ -59,12 +50,8 @@ class Loaded:
 
 @dataclass
 class Context:
-    """What every section of one computation sees.
-
-    ``rng`` is the one generator that sections needing fresh randomness share, in section
-    order; ``tables`` holds the tables computed so far (a section may build on them), and
-    ``scratch`` what a section hands to a later one without publishing it.
-    """
+    """What every section of one computation sees: one shared ``rng`` (drawn from in section
+    order), the ``tables`` so far and ``scratch`` (handed on, not published)."""
 
     data_dir: Path
     frame: Any
@@ -80,10 +67,10 @@ class Context:
 
 @dataclass(frozen=True)
 class Section:
-    """One part of a report: ``compute(ctx)`` returns ``{table name: DataFrame or
-    Unavailable(reason)}`` (or raises :class:`Unavailable` for a single table ``name``).
+    """One part of a report page.
 
-    ``page`` is the notebook page whose numbers it computes.
+    ``compute(ctx)`` returns ``{table name: DataFrame or Unavailable(reason)}`` (or raises
+    :class:`Unavailable` for a single table ``name``).
     """
 
     name: str
@@ -96,63 +83,29 @@ NOTEBOOKS = (
     ("report.ipynb", "index.html", "Report"),
     ("methodology.ipynb", "methodology.html", "Methodology"),
 )
-# The notebooks' parameters and their defaults, in papermill's convention (a cell tagged
-# `parameters` holds the same; the renderer injects the values after it).
-# ``results_file`` is set by the renderer: the numbers it computed once, for the notebook to
-# display (None when a notebook is run on its own: it computes them itself).
-PARAMETERS: dict[str, Any] = {
-    "data_dir": "data/sample",
-    "judges": None,
-    "rubric": None,
-    "confidence": 0.95,
-    "n_resamples": 10_000,
-    "seed": 0,
-    "output_dir": None,
-    "figure_formats": ["svg", "pdf"],
-    "results_file": None,
-}
-# The AlpacaEval case study's parameters; its data directory is read in place, never copied.
-CASE_STUDY_PARAMETERS: dict[str, Any] = {
-    "data_dir": "../shared/data/alpaca_eval",
-    "confidence": 0.95,
-    "n_resamples": 10_000,
-    "seed": 0,
-    "output_dir": None,
-    "figure_formats": ["svg", "pdf"],
-    "results_file": None,
-}
 _RENDERER_PARAMETERS = ("data_dir", "output_dir", "figure_formats", "results_file")
+
+
+def _parameters(data_dir: str, n_resamples: int = 10_000, **own: Any) -> dict[str, Any]:
+    """A kind's notebook parameters and defaults, papermill's convention; ``results_file`` is
+    the renderer's pickle of the numbers (None: the notebook computes them itself)."""
+    common = {"confidence": 0.95, "n_resamples": n_resamples, "seed": 0}
+    rendered = {"output_dir": None, "figure_formats": ["svg", "pdf"], "results_file": None}
+    return {"data_dir": data_dir, **common, **own, **rendered}
+
+
+PARAMETERS = _parameters("data/sample", judges=None, rubric=None)
+CASE_STUDY_PARAMETERS = _parameters("../shared/data/alpaca_eval")
 
 
 @dataclass(frozen=True)
 class ReportKind:
-    """What one kind of report computes, renders, and how its data look.
+    """What one kind of report computes and renders, and how its data look.
 
-    Attributes
-    ----------
-    name : str
-        The ``--kind`` value.
-    notebooks : tuple of (notebook, html page, title)
-        Rendered in order; the first page is ``index.html``.
-    parameters : mapping
-        The notebooks' papermill parameters and their defaults (``data_dir``,
-        ``output_dir``, ``figure_formats`` and ``results_file`` are set by the renderer
-        (``figure_formats`` from ``--figures``); the others may be
-        overridden with ``-p``).
-    looks_for : str
-        What :attr:`detect` looks for, for error messages.
-    detect : callable
-        ``detect(data_dir) -> bool``: whether the directory holds this kind's data.
-    check : callable
-        ``check(data_dir)``: raises :class:`~evalstats.errors.DataError` naming a missing
-        input, before anything is computed.
-    load : callable
-        ``load(data_dir, params, frame) -> Loaded``: the data, read once.
-    sections : callable
-        ``sections() -> tuple of Section``, in the order they are computed.
-    describe_parameters : callable
-        ``describe_parameters(params) -> dict``: the ``parameters`` block of results.json.
-    """
+    The ``--kind`` name, its notebooks ((notebook, html page, title); the first is ``index.html``), their
+    parameters, what ``detect(data_dir)`` looks for, ``check(data_dir)`` (a missing input),
+    ``load(data_dir, params, frame) -> Loaded``, ``sections()`` in computation order and
+    ``describe_parameters(params)`` (the ``parameters`` block of results.json)."""
 
     name: str
     notebooks: tuple[tuple[str, str, str], ...]
@@ -194,13 +147,9 @@ def compute(
     pages : sequence of str, optional
         Only the sections of these notebook pages (default: every page of the kind).
     frame : DataFrame, optional
-        The kind's verdict frame when already loaded (saves the parse).
+        The kind's verdict frame when already loaded.
     **params
         The kind's user parameters (``confidence``, ``n_resamples``, ``seed``, ...).
-
-    Returns
-    -------
-    Results
 
     Examples
     --------
@@ -216,8 +165,7 @@ def compute(
 
 @dataclass
 class Prepared:
-    """A kind's validated parameters and its data, loaded once; :meth:`compute` computes
-    the sections of some pages from them (the renderer computes each page in turn)."""
+    """A kind's validated parameters and its data, loaded once, ready to compute pages."""
 
     spec: ReportKind
     data_dir: Path
@@ -232,11 +180,9 @@ class Prepared:
         import pandas as pd
 
         spec, p, loaded = self.spec, self.params, self.loaded
-        bad = sorted(set(pages) - set(spec.pages))
-        if bad:
-            raise ReportError(
-                f"unknown page(s) {', '.join(bad)}; {spec.name} has {', '.join(spec.pages)}"
-            )
+        if bad := sorted(set(pages) - set(spec.pages)):
+            known = ", ".join(spec.pages)
+            raise ReportError(f"unknown page(s) {', '.join(bad)}; {spec.name} has {known}")
         ctx = Context(
             data_dir=self.data_dir,
             frame=loaded.frame,
@@ -245,31 +191,20 @@ class Prepared:
             n_resamples=p["n_resamples"],
             seed=p["seed"],
             params=p,
-            # Each computation starts its own generator from the seed: a page's numbers do
-            # not depend on which other pages are computed, or in which order.
+            # Each computation starts its own generator: pages do not depend on each other.
             rng=np.random.default_rng(p["seed"]),
         )
-        # K arms: the two-arm sections run on each pair's view (its own Context, its own
-        # generator from the seed: a pair's numbers are those of its two arms alone), their
-        # tables stacked with the pair's ``arm_a`` / ``arm_b`` first; sections of the
-        # ``across`` pages (the K-arm comparison) run once on the whole frame.
+        # K arms: the two-arm sections run on each pair's view (own Context and generator),
+        # their tables stacked with ``arm_a`` / ``arm_b`` first; the ``across`` pages (the
+        # K-arm comparison) run once on the whole frame.
         pairs = loaded.extra.get("pairs")
         across = loaded.extra.get("across_pages", ())
-        views = [
-            (
-                a,
-                b,
-                replace(
-                    ctx,
-                    frame=f,
-                    extra=x,
-                    rng=np.random.default_rng(p["seed"]),
-                    tables={},
-                    scratch={},
-                ),
-            )  # fmt: skip
-            for a, b, f, x in pairs or ()
-        ]
+
+        def view(f: Any, x: Any) -> Context:
+            rng = np.random.default_rng(p["seed"])
+            return replace(ctx, frame=f, extra=x, rng=rng, tables={}, scratch={})
+
+        views = [(a, b, view(f, x)) for a, b, f, x in pairs or ()]
         if views and set(pages) & set(across) and set(pages) - set(across):
             # The pairs' pages first (the K-arm sections read them), then the K-arm page.
             res = self.compute([pg for pg in pages if pg not in across])
@@ -278,8 +213,7 @@ class Prepared:
             res.unavailable.update(more.unavailable)
             return res
         if views and set(pages) & set(across):
-            # The K-arm sections carry the pairs' own numbers (one interval per quantity):
-            # the pages of the pairs, computed once, are theirs to read.
+            # The K-arm sections read the pairs' own numbers (one interval per quantity).
             if self._pair_tables is None:
                 self.compute(spec.pages[:1])  # the report page: headline, cost
             ctx.scratch["pair_tables"] = self._pair_tables
@@ -296,12 +230,9 @@ class Prepared:
                 _run(section, view, view.tables, why)
                 for name, reason in why.items():
                     per_pair.setdefault(name, []).append(f"{a} vs {b}: {reason}")
-        for name in {n for _, _, v in views for n in v.tables}:
-            parts = [
-                _plain(v.tables[name]).assign(arm_a=a, arm_b=b)
-                for a, b, v in views
-                if isinstance(v.tables.get(name), pd.DataFrame)
-            ]
+        for name in dict.fromkeys(n for _, _, v in views for n in v.tables):  # a stable order
+            parts = [_plain(v.tables[name]).assign(arm_a=a, arm_b=b) for a, b, v in views
+                     if isinstance(v.tables.get(name), pd.DataFrame)]  # fmt: skip
             t = pd.concat(parts, ignore_index=True)
             ctx.tables[name] = t[["arm_a", "arm_b", *[c for c in t if c not in ("arm_a", "arm_b")]]]
         if views and not set(pages) & set(across):
@@ -323,8 +254,7 @@ class Prepared:
         )
 
     def _described(self) -> dict[str, Any]:
-        """Provenance, parameters and the simulated flag: the same for every page of these
-        inputs, so computed (the inputs hashed) once."""
+        """Provenance, parameters and the simulated flag, computed once for every page."""
         if self._description is None:
             from ._results import is_simulated, provenance
 
@@ -345,8 +275,7 @@ class Prepared:
 
 
 def _plain(table: Any) -> Any:
-    """A table as a plain DataFrame without ``attrs`` (a result's diagnostics already travel
-    as a ``<name>_diagnostics`` table of their own)."""
+    """A table as a plain DataFrame without ``attrs`` (diagnostics travel as their own table)."""
     import pandas as pd
 
     out = pd.DataFrame(table)
@@ -355,8 +284,7 @@ def _plain(table: Any) -> Any:
 
 
 def _run(section: Section, ctx: Context, tables: dict[str, Any], unavailable: dict[str, str]):
-    """Compute one section on ``ctx``: its tables into ``tables``, its reasons into
-    ``unavailable``."""
+    """Compute one section on ``ctx`` into ``tables`` and ``unavailable``."""
     try:
         produced = section.compute(ctx)
     except Unavailable as why:
@@ -369,24 +297,19 @@ def _run(section: Section, ctx: Context, tables: dict[str, Any], unavailable: di
 
 
 def _implicit_seed_pair(table: Any) -> Any:
-    """A table of the seeds' one pair (``arm_a`` "with", ``arm_b`` "without" on every row)
-    without those two columns: a two-arm report's tables leave the pair implicit; a K-arm
-    report names each pair of arms itself when it stacks the pairs' tables."""
+    """A table of the seeds' one pair (with, without on every row) without those columns."""
     cols = getattr(table, "columns", ())
     if "arm_a" not in cols or "arm_b" not in cols:
         return table
-    seed = (table["arm_a"].astype(str) == "with") & (table["arm_b"].astype(str) == "without")
-    if not seed.all():
+    if ((table["arm_a"].astype(str) != "with") | (table["arm_b"].astype(str) != "without")).any():
         return table
     out = table.drop(columns=["arm_a", "arm_b"])
-    out.attrs = dict(getattr(table, "attrs", {}))
+    out.attrs = dict(table.attrs)
     return out
 
 
 def check_parameters(spec: ReportKind, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The user parameters of ``spec`` (its defaults, overridden by ``params``), checked:
-    ``confidence`` in (0, 1), ``n_resamples`` a positive integer, ``seed`` None or a
-    non-negative integer. Raises ``ValueError`` naming the parameter.
+    """The user parameters of ``spec`` (its defaults, overridden by ``params``), checked.
 
     >>> check_parameters(REPORT_KINDS["evaluation"], {"seed": 3})["seed"]
     3
@@ -417,7 +340,6 @@ def prepare(
     p = check_parameters(spec, params)
     d = Path(data_dir)
     loaded = spec.load(d, p, frame)
-    # Pages the data add (the K-arm comparison page when there are three or more arms).
     more = tuple(loaded.extra.get("notebooks", ()))
     if more:
         spec = replace(spec, notebooks=spec.notebooks + more)
@@ -435,12 +357,10 @@ def _lazy(module: str, name: str) -> Callable[..., Any]:
     return call
 
 
-_HOOKS = ("detect", "check", "load", "sections", "describe_parameters")
-
-
 def _hooks(module: str) -> dict[str, Callable[..., Any]]:
     """A kind's module supplies every hook under the hook's own name."""
-    return {hook: _lazy(module, hook) for hook in _HOOKS}
+    hooks = ("detect", "check", "load", "sections", "describe_parameters")
+    return {hook: _lazy(module, hook) for hook in hooks}
 
 
 def _kinds() -> dict[str, ReportKind]:
@@ -460,58 +380,33 @@ def _kinds() -> dict[str, ReportKind]:
             "optionally .gz, in the directory or below it)",
             **_hooks("_case_study"),
         ),
-        # --- LLMBar and PandaLM case studies (issue 12): read in place from ../shared ---
         "llmbar": ReportKind(
             name="llmbar",
             notebooks=(("case_study_llmbar.ipynb", "index.html", "LLMBar case study"),),
-            parameters={
-                "data_dir": "../shared/data/llmbar",
-                "confidence": 0.95,
-                "n_resamples": 2_000,
-                "seed": 0,
-                "strategy": "Vanilla_NoRules",
-                "output_dir": None,
-                "figure_formats": ["svg", "pdf"],
-                "results_file": None,
-            },
+            parameters=_parameters("../shared/data/llmbar", 2_000, strategy="Vanilla_NoRules"),
             looks_for="LLMBar*.tar.xz, or Dataset/<subset>/dataset.json with evaluators/",
             **_hooks("_llmbar"),
         ),
         "pandalm": ReportKind(
             name="pandalm",
             notebooks=(("case_study_pandalm.ipynb", "index.html", "PandaLM case study"),),
-            parameters={
-                "data_dir": "../shared/data/pandalm",
-                "confidence": 0.95,
-                "n_resamples": 2_000,
-                "seed": 0,
-                "ppi_judge": "gpt-3.5-turbo",
-                "ppi_fraction": 0.10,
-                "output_dir": None,
-                "figure_formats": ["svg", "pdf"],
-                "results_file": None,
-            },
+            parameters=_parameters(
+                "../shared/data/pandalm", 2_000, ppi_judge="gpt-3.5-turbo", ppi_fraction=0.10
+            ),  # fmt: skip
             looks_for="PandaLM's testset-v1.json (or .gz) with the two judges' files",
             **_hooks("_pandalm"),
         ),
-        # --- end LLMBar and PandaLM ---
-        # --- Chatbot Arena case study (issue 24, item 5): read in place from ../shared ---
         "arena": ReportKind(
             name="arena",
             notebooks=(("case_study_arena.ipynb", "index.html", "Chatbot Arena case study"),),
-            parameters={
-                "data_dir": "../shared/data/arena",
-                "confidence": 0.95,
-                "n_resamples": 1_000,
-                "seed": 0,
-                "ppr_judge": "gpt-4-0125-preview",
-                "ppr_n_labels": 1_000,
-                "n_subsamples": 10,
-                "subsample_resamples": 300,
-                "output_dir": None,
-                "figure_formats": ["svg", "pdf"],
-                "results_file": None,
-            },
+            parameters=_parameters(
+                "../shared/data/arena",
+                1_000,
+                ppr_judge="gpt-4-0125-preview",
+                ppr_n_labels=1_000,
+                n_subsamples=10,
+                subsample_resamples=300,
+            ),  # fmt: skip
             looks_for="battles.csv.gz (Chatbot Arena battles judged by people and LLMs)",
             **_hooks("_arena"),
         ),
@@ -522,9 +417,7 @@ REPORT_KINDS: dict[str, ReportKind] = _kinds()
 
 
 def detect_kind(data_dir: str | os.PathLike[str]) -> str:
-    """The :data:`REPORT_KINDS` name whose data ``data_dir`` holds.
-
-    Raises :class:`ReportError` when no kind, or more than one, recognises the directory.
+    """The :data:`REPORT_KINDS` name whose data ``data_dir`` holds (exactly one, or ReportError).
 
     >>> detect_kind("data/sample")
     'evaluation'

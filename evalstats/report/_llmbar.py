@@ -1,12 +1,6 @@
-"""The LLMBar case study report kind: every number of ``case_study_llmbar.ipynb``.
-
-LLMBar's shared data is one tarball (``LLMBar_subset.tar.xz``) holding ``Dataset/<...>/<subset>``
-folders. :func:`load` extracts it into a private temporary directory (removed before anything
-is computed; an extracted ``Dataset`` tree is read in place) and reads every subset with
-:func:`evalstats.adapters.llmbar.load` and the paper's ``statistics.json`` figures. The
-sections recompute LLMBar's Acc / Agr, kappa against gold, position bias, agreement between
-judges and length bias, and put the published figures beside them.
-"""
+"""The LLMBar case study report kind: LLMBar's Acc / Agr recomputed beside the published
+figures, kappa against gold, position bias, agreement between judges and length bias, from
+the tarball (extracted to a temporary directory) or an extracted ``Dataset`` tree."""
 
 from __future__ import annotations
 
@@ -47,26 +41,18 @@ def detect(data: Path) -> bool:
 
 def check(data: Path) -> None:
     if not detect(data):
-        raise DataError(
-            "no LLMBar data: expected LLMBar*.tar.xz or Dataset/<subset>/dataset.json "
-            "with evaluators/",
-            path=data,
-        )
+        what = "LLMBar*.tar.xz or Dataset/<subset>/dataset.json with evaluators/"
+        raise DataError(f"no LLMBar data: expected {what}", path=data)
 
 
 def _read_subsets(root: Path) -> list[tuple[str, Any, pd.DataFrame]]:
     from ..adapters import llmbar
 
-    out = []
-    for d in _subset_dirs(root):
-        out.append((d.name, llmbar.load(d), _published(d)))
-    return out
+    return [(d.name, llmbar.load(d), _published(d)) for d in _subset_dirs(root)]
 
 
 def _published(subset_dir: Path) -> pd.DataFrame:
-    """The paper's figures from every ``statistics.json`` (for comparison only): ``judge``,
-    ``strategy``, ``acc`` (``correct_average``) and ``agr`` (``equal``), percent, parsed from
-    LLMBar's strings (``"93.5%"``, ``"97 / 100 = 97.0%"``)."""
+    """The paper's Acc and Agr (percent) from every ``statistics.json`` of a subset."""
     from ..adapters.llmbar import result_files
 
     rows = []
@@ -158,14 +144,7 @@ def _seed(ctx: Context, k: int) -> np.random.SeedSequence:
 
 
 def _accuracy_table(data: Any) -> pd.DataFrame:
-    """LLMBar's Acc and Agr per (judge, strategy), recomputed from the verdicts.
-
-    ``acc`` is the mean of the accuracies in the two orders, ``(correct_False + correct_True)
-    / (2 n) * 100``, an unparsed verdict counting as wrong; ``agr`` (positional agreement) is
-    the share of items whose two winners are the same, ``equal / n * 100``, two unparsed
-    verdicts counting as the same, as LLMBar's script compares them. Then
-    ``acc_with_first``, ``acc_without_first``, ``both_correct``, ``n_invalid``.
-    """
+    """LLMBar's Acc and Agr per (judge, strategy), recomputed from the verdicts."""
     f = data.frame
     gold = data.labels[["task_id", "outcome"]].rename(columns={"outcome": "gold"})
     m = f[["task_id", "evaluator", "strategy", "order", "status", "outcome", "label"]].merge(
@@ -175,13 +154,8 @@ def _accuracy_table(data: Any) -> pd.DataFrame:
         m["outcome"].astype(object) == m["gold"].astype(object)
     ).to_numpy()
     m["winner"] = m["label"].astype(object).fillna("<none>")
-    wide_ = m.pivot_table(
-        index=["evaluator", "strategy", "task_id"],
-        columns="order",
-        values=["correct", "winner"],
-        aggfunc="first",
-        observed=True,
-    )
+    wide_ = m.pivot_table(index=["evaluator", "strategy", "task_id"], columns="order",
+                          values=["correct", "winner"], aggfunc="first", observed=True)  # fmt: skip
     cf = wide_[("correct", "with_first")].astype(bool)
     ct = wide_[("correct", "without_first")].astype(bool)
     same = wide_[("winner", "with_first")] == wide_[("winner", "without_first")]
@@ -189,11 +163,8 @@ def _accuracy_table(data: Any) -> pd.DataFrame:
     g = parts.groupby(level=["evaluator", "strategy"], sort=True)
     counts = g.sum().astype(np.int64)
     n = g.size()
-    invalid = (
-        m.assign(bad=m["status"].astype(str) != "ok")
-        .groupby(["evaluator", "strategy"], sort=True)["bad"]
-        .sum()
-    )
+    bad = m.assign(bad=m["status"].astype(str) != "ok")
+    invalid = bad.groupby(["evaluator", "strategy"], sort=True)["bad"].sum()
     out = pd.DataFrame(
         {
             "n": n,
@@ -229,14 +200,9 @@ def _kappa_vs_gold(ctx: Context) -> dict[str, Any]:
     from ..stats.agreement import judge_vs_gold
 
     rng = np.random.default_rng(_seed(ctx, 0))
+    kw = {"confidence": ctx.confidence, "n_resamples": ctx.n_resamples, "rng": rng}
     per_subset = {
-        name: judge_vs_gold(
-            data.frame,
-            data.labels,
-            confidence=ctx.confidence,
-            n_resamples=ctx.n_resamples,
-            rng=rng,
-        ).judges
+        name: judge_vs_gold(data.frame, data.labels, **kw).judges
         for name, data, _ in ctx.extra["subsets"]
     }
     return {"kappa_vs_gold": _per_subset(per_subset)}
@@ -253,8 +219,7 @@ def _position_bias(ctx: Context) -> dict[str, Any]:
 
 
 def _per_subset(results: dict[str, Any]) -> Any:
-    """Long results of each subset, one after the other, keyed by subset, evaluator and
-    strategy (the judge's two parts)."""
+    """Long results of each subset stacked, keyed by subset, evaluator and strategy."""
     stacked = stack_results(results, "subset")
     rows = _split_judge(pd.DataFrame(stacked)).drop(columns="judge")
     diag = _split_judge(stacked.diagnostics).drop(columns="judge")
@@ -274,14 +239,8 @@ def _cross_judge(ctx: Context) -> dict[str, Any]:
             skipped.append(name)
             continue
         sub = sub.assign(judge=sub["evaluator"].astype(str).astype("category"))
-        parts.append(
-            (
-                name,
-                judge_agreement(
-                    sub, confidence=ctx.confidence, n_resamples=ctx.n_resamples, rng=rng
-                ),
-            )
-        )
+        kw = {"confidence": ctx.confidence, "n_resamples": ctx.n_resamples, "rng": rng}
+        parts.append((name, judge_agreement(sub, **kw)))
     if not parts:
         raise Unavailable(f"fewer than two judges used strategy {strategy!r} on any subset")
     stacked = stack_results(dict(parts), "subset")
@@ -295,13 +254,7 @@ def _cross_judge(ctx: Context) -> dict[str, Any]:
 
 
 def _longer_wins(frame: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
-    """P(the longer output wins) per judge and for the gold labels (``judge="gold"``).
-
-    Among ``ok`` verdicts on items whose outputs differ in length, the share won by the
-    longer one (0.5: no length preference), with :func:`evalstats.win_rates`' task-clustered
-    interval on the frame re-oriented so that WITH is the longer output. Columns: ``judge``,
-    ``n``, ``n_tasks``, ``longer_wins``, ``ci_low``, ``ci_high``.
-    """
+    """P(the longer output wins) per judge and for the gold labels (``judge="gold"``)."""
     from ..stats.rates import win_rates
 
     swap = {"win": "loss", "loss": "win", "tie": "tie"}
@@ -313,17 +266,10 @@ def _longer_wins(frame: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
         lo = f["len_without"].astype("float64").to_numpy()
         keep = lw != lo
         out = f.loc[keep, "outcome"].astype(object)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "task_id": f.loc[keep, "task_id"].to_numpy(),
-                    "replicate": f.loc[keep, "replicate"].to_numpy(),
-                    "judge": f.loc[keep, "judge"].astype(str).to_numpy(),
-                    "status": f.loc[keep, "status"].astype(str).to_numpy(),
-                    "outcome": np.where((lw < lo)[keep], out.map(swap), out),
-                }
-            )
-        )
+        part = {c: f.loc[keep, c].to_numpy() for c in ("task_id", "replicate")}
+        part |= {c: f.loc[keep, c].astype(str).to_numpy() for c in ("judge", "status")}
+        part["outcome"] = np.where((lw < lo)[keep], out.map(swap), out)
+        parts.append(pd.DataFrame(part))
     rates = win_rates(pd.concat(parts, ignore_index=True), by="judge")
     longer = pd.DataFrame(rates.loc[rates["statistic"] == "win_rate"]).reset_index(drop=True)
     longer = longer.rename(columns={"estimate": "longer_wins", "n_tasks": "n_tasks"})
@@ -331,9 +277,8 @@ def _longer_wins(frame: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
 
 
 def _length_bias(ctx: Context) -> dict[str, Any]:
-    parts = []
-    for name, data, _ in ctx.extra["subsets"]:
-        parts.append(_longer_wins(data.frame, data.labels).assign(subset=name))
+    subsets = ctx.extra["subsets"]
+    parts = [_longer_wins(data.frame, data.labels).assign(subset=n) for n, data, _ in subsets]
     t = pd.concat(parts, ignore_index=True)
     gold = t["judge"] == "gold"
     t.loc[gold, "judge"] = "gold/gold"  # the people's labels, as a row of their own
@@ -352,84 +297,66 @@ def _findings(ctx: Context) -> dict[str, Any]:
     rows: list[tuple[str, str]] = []
     acc = ctx.tables["accuracy"]
     published = acc.loc[acc["published_acc"].notna()]
-    rows.append(
-        (
-            "reproduced",
-            f"* **Reproduced.** {int(published['match'].sum())} of {len(published)} published "
-            f"(subset, judge, strategy) rows of LLMBar's Acc and Agr are reproduced exactly "
-            f"from the verdicts in result.json (equal as floating-point numbers), over "
-            f"{acc['subset'].nunique()} subsets.",
-        )
-    )
+    rows.append(("reproduced", (
+        f"* **Reproduced.** {int(published['match'].sum())} of {len(published)} published "
+        f"(subset, judge, strategy) rows of LLMBar's Acc and Agr are reproduced exactly "
+        f"from the verdicts in result.json (equal as floating-point numbers), over "
+        f"{acc['subset'].nunique()} subsets."
+    )))  # fmt: skip
     kap = wide(ctx.tables["kappa_vs_gold"])  # a sentence reads a judge's row across
     for r in kap.loc[kap["strategy"] == strategy].to_dict("records"):
         if r["evaluator"] != "GPT-4":
             continue
-        rows.append(
-            (
-                "kappa",
-                f"* **Kappa vs gold, GPT-4 · {strategy} · {r['subset']}.** kappa "
-                f"{r['kappa']:.2f} [{r['kappa_ci_low']:.2f}, {r['kappa_ci_high']:.2f}] "
-                f"(task-clustered bootstrap), accuracy {_pct(r['accuracy'])}.",
-            )
-        )
+        rows.append(("kappa", (
+            f"* **Kappa vs gold, GPT-4 · {strategy} · {r['subset']}.** kappa "
+            f"{r['kappa']:.2f} [{r['kappa_ci_low']:.2f}, {r['kappa_ci_high']:.2f}] "
+            f"(task-clustered bootstrap), accuracy {_pct(r['accuracy'])}."
+        )))  # fmt: skip
     chosen = kap.loc[kap["strategy"] == strategy]
     for subset, g in chosen.groupby("subset", sort=False):
         worse = g.loc[g["kappa_ci_high"] < 0]
         below = worse["evaluator"].tolist()
         if below:
-            rows.append(
-                (
-                    "kappa",
-                    f"* **Worse than chance, {subset}.** Under {strategy}, {len(below)} of "
-                    f"{len(g)} judges agree with the gold label less than chance would "
-                    f"(kappa CI below 0: {', '.join(below)}; accuracy "
-                    f"{_pct(worse['accuracy'].min())}–{_pct(worse['accuracy'].max())}): they "
-                    "prefer the wrong output systematically.",
-                )
-            )
+            rows.append(("kappa", (
+                f"* **Worse than chance, {subset}.** Under {strategy}, {len(below)} of "
+                f"{len(g)} judges agree with the gold label less than chance would "
+                f"(kappa CI below 0: {', '.join(below)}; accuracy "
+                f"{_pct(worse['accuracy'].min())}–{_pct(worse['accuracy'].max())}): they "
+                "prefer the wrong output systematically."
+            )))  # fmt: skip
     pb = wide(ctx.tables["position_bias"])
     lo = pb["first_shown_win_rate_ci_low"]
     hi = pb["first_shown_win_rate_ci_high"]
     for subset, g in pb.assign(first=lo > 0.5, second=hi < 0.5).groupby("subset", sort=False):
         worst = g.loc[(g["first_shown_win_rate"] - 0.5).abs().idxmax()]
-        rows.append(
-            (
-                "position",
-                f"* **Position bias, {subset}.** The first-shown output wins significantly "
-                f"more often than half the time for {int(g['first'].sum())} of {len(g)} "
-                f"judge/strategy combinations and less often for {int(g['second'].sum())} "
-                f"(clustered {ctx.confidence:.0%} CI excludes 0.5); the largest: "
-                f"{worst['evaluator']}/{worst['strategy']}, "
-                f"{_pct(worst['first_shown_win_rate'])} "
-                f"[{_pct(worst['first_shown_win_rate_ci_low'])}, "
-                f"{_pct(worst['first_shown_win_rate_ci_high'])}].",
-            )
-        )
+        rows.append(("position", (
+            f"* **Position bias, {subset}.** The first-shown output wins significantly "
+            f"more often than half the time for {int(g['first'].sum())} of {len(g)} "
+            f"judge/strategy combinations and less often for {int(g['second'].sum())} "
+            f"(clustered {ctx.confidence:.0%} CI excludes 0.5); the largest: "
+            f"{worst['evaluator']}/{worst['strategy']}, "
+            f"{_pct(worst['first_shown_win_rate'])} "
+            f"[{_pct(worst['first_shown_win_rate_ci_low'])}, "
+            f"{_pct(worst['first_shown_win_rate_ci_high'])}]."
+        )))  # fmt: skip
     cross = wide(ctx.tables.get("cross_judge"))
     if cross is not None and len(cross):
         pairs = cross.loc[cross["judge_b"].notna() & (cross["judge_a"] != "all judges")]
         if len(pairs):
-            rows.append(
-                (
-                    "cross_judge",
-                    f"* **Judges vs each other ({strategy}).** Cohen's kappa between two "
-                    f"judges ranges from {pairs['kappa'].min():.2f} to "
-                    f"{pairs['kappa'].max():.2f} over {len(pairs)} judge pairs and subsets.",
-                )
-            )
+            rows.append(("cross_judge", (
+                f"* **Judges vs each other ({strategy}).** Cohen's kappa between two "
+                f"judges ranges from {pairs['kappa'].min():.2f} to "
+                f"{pairs['kappa'].max():.2f} over {len(pairs)} judge pairs and subsets."
+            )))  # fmt: skip
     lb = ctx.tables["length_bias"]
     for r in lb.loc[lb["evaluator"] == "gold"].to_dict("records"):
         judges = lb.loc[(lb["subset"] == r["subset"]) & (lb["evaluator"] != "gold")]
-        rows.append(
-            (
-                "length",
-                f"* **Length, {r['subset']}.** The gold label prefers the longer output in "
-                f"{_pct(r['longer_wins'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] of "
-                f"items; the judges, from {_pct(judges['longer_wins'].min())} to "
-                f"{_pct(judges['longer_wins'].max())}.",
-            )
-        )
+        rows.append(("length", (
+            f"* **Length, {r['subset']}.** The gold label prefers the longer output in "
+            f"{_pct(r['longer_wins'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] of "
+            f"items; the judges, from {_pct(judges['longer_wins'].min())} to "
+            f"{_pct(judges['longer_wins'].max())}."
+        )))  # fmt: skip
     return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
 
 

@@ -1,10 +1,5 @@
-"""The PandaLM case study report kind: every number of ``case_study_pandalm.ipynb``.
-
-The data are read once with :func:`evalstats.adapters.pandalm.load`; the sections compute
-PandaLM's own tables (annotator kappas, majority-vote counts, judge accuracy, win / lose / tie,
-a PPI demonstration) and put its published figures beside them, with a ``match`` column at the
-printed precision.
-"""
+"""The PandaLM case study report kind: PandaLM's tables (annotator kappas, majority-vote
+counts, judge accuracy, win / lose / tie) beside its published figures, and a PPI demo."""
 
 from __future__ import annotations
 
@@ -36,10 +31,9 @@ UNPARSABLE = ("tie", "invalid", "exclude")
 # PandaLM's README, to the printed precision.
 PUBLISHED = {
     "annotator_kappa": {
-        ("annotator1", "annotator2"): 0.85,
-        ("annotator1", "annotator3"): 0.88,
-        ("annotator2", "annotator3"): 0.86,
-    },
+        (f"annotator{a}", f"annotator{b}"): k
+        for a, b, k in ((1, 2, 0.85), (1, 3, 0.88), (2, 3, 0.86))
+    },  # fmt: skip
     "label_counts": {"tie": 105, "1": 422, "2": 472},
     "judge_accuracy": {
         "gpt-3.5-turbo": (71.07, 58.79, 57.36, 57.55),
@@ -103,12 +97,9 @@ def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
 def _kappas(ctx: Context) -> dict[str, Any]:
     from ..stats.agreement import labeler_agreement
 
-    t = labeler_agreement(
-        ctx.extra["data"].labels,
-        confidence=ctx.confidence,
-        n_resamples=ctx.n_resamples,
-        rng=np.random.default_rng(np.random.SeedSequence(ctx.seed).spawn(1)[0]),
-    )
+    rng = np.random.default_rng(np.random.SeedSequence(ctx.seed).spawn(1)[0])
+    t = labeler_agreement(ctx.extra["data"].labels, confidence=ctx.confidence,
+                          n_resamples=ctx.n_resamples, rng=rng)  # fmt: skip
     t = t[["a", "b", "n", "kappa", "ci_low", "ci_high", "observed_agreement"]].copy()
     pub = PUBLISHED["annotator_kappa"]
     t.insert(4, "published", [pub.get((a, b)) for a, b in zip(t["a"], t["b"], strict=True)])
@@ -151,9 +142,7 @@ def _scores(y: np.ndarray, p: np.ndarray, k: int = 3) -> tuple[float, float, flo
 
 
 def _judge_accuracy(data: Any, unparsable: str) -> pd.DataFrame:
-    """Each judge against the annotators' majority vote, as PandaLM reports it: ``acc``,
-    ``precision``, ``recall``, ``f1`` (percent; macro over tie, 1, 2), ``n``, ``n_unparsable``
-    with an unparsable verdict counted by rule ``unparsable`` (:data:`UNPARSABLE`)."""
+    """Each judge against the majority vote as PandaLM reports it (Acc, macro P/R/F1 %)."""
     from ..adapters.pandalm import JUDGES
 
     g = _gold(data)
@@ -161,10 +150,8 @@ def _judge_accuracy(data: Any, unparsable: str) -> pd.DataFrame:
     code = {o: i for i, o in enumerate(OUTCOMES)}
     rows = []
     for judge in JUDGES:
-        f = data.frame.loc[
-            data.frame["judge"].astype(str) == judge, ["task_id", "status", "outcome"]
-        ]
-        m = f.merge(g, on="task_id", how="inner")
+        f = data.frame.loc[data.frame["judge"].astype(str) == judge]
+        m = f[["task_id", "status", "outcome"]].merge(g, on="task_id", how="inner")
         bad = (m["status"].astype(str) != "ok").to_numpy()
         y = m["gold"].astype(object).map(code).to_numpy(dtype=np.int64)
         p = m["outcome"].astype(object).map(code).fillna(-1).to_numpy(dtype=np.int64)
@@ -173,15 +160,8 @@ def _judge_accuracy(data: Any, unparsable: str) -> pd.DataFrame:
         elif unparsable == "exclude":
             y, p = y[~bad], p[~bad]
         scores = dict(zip(_METRICS, (100 * v for v in _scores(y, p)), strict=True))
-        rows.append(
-            {
-                "judge": judge,
-                **scores,
-                "n": len(y),
-                "n_unparsable": int(bad.sum()),
-                "unparsable": unparsable,
-            }
-        )
+        rest = {"n": len(y), "n_unparsable": int(bad.sum()), "unparsable": unparsable}
+        rows.append({"judge": judge, **scores, **rest})
     return pd.DataFrame(rows)
 
 
@@ -203,9 +183,7 @@ def _accuracy(ctx: Context) -> dict[str, Any]:
 
 
 def _win_lose_tie_table(data: Any, unparsable: str) -> pd.DataFrame:
-    """Wins, losses and ties of the row model (the earlier of :data:`MODELS`) against the
-    column model, per source (``human`` majority vote, then each judge); an unparsable verdict
-    is a tie or (``"invalid"``) counted in ``invalid``."""
+    """Wins, losses and ties of the row model against the column model, per source."""
     from ..adapters.pandalm import JUDGES
 
     f = data.frame
@@ -220,9 +198,10 @@ def _win_lose_tie_table(data: Any, unparsable: str) -> pd.DataFrame:
     r1 = long["with_system"].map(rank)
     r2 = long["without_system"].map(rank)
     if r1.isna().any() or r2.isna().any():
-        unknown = sorted(
-            set(long.loc[r1.isna(), "with_system"]) | set(long.loc[r2.isna(), "without_system"])
+        unknown = set(long.loc[r1.isna(), "with_system"]) | set(
+            long.loc[r2.isna(), "without_system"]
         )
+        unknown = sorted(unknown)
         raise DataError(f"models {unknown} are not among {list(MODELS)}", field="cmp_key")
     first_is_row = (r1 < r2).to_numpy()
     out = long["outcome"].astype(object).to_numpy()
@@ -247,10 +226,8 @@ def _win_lose_tie_table(data: Any, unparsable: str) -> pd.DataFrame:
 
 def _win_lose_tie(ctx: Context) -> dict[str, Any]:
     data = ctx.extra["data"]
-    t = pd.concat(
-        [_win_lose_tie_table(data, u).assign(unparsable=u) for u in ("tie", "invalid")],
-        ignore_index=True,
-    )
+    parts = [_win_lose_tie_table(data, u).assign(unparsable=u) for u in ("tie", "invalid")]
+    t = pd.concat(parts, ignore_index=True)
     first = ["unparsable", "source", "row_model", "col_model"]
     return {"win_lose_tie": t[[*first, *[c for c in t.columns if c not in first]]]}
 
@@ -263,11 +240,7 @@ def _rate_cols(row: pd.Series) -> dict[str, float]:
 
 
 def _ppi(ctx: Context) -> dict[str, Any]:
-    """A judge's win rates corrected with a random ``ppi_fraction`` of the human majority
-    labels. Rows (``estimate``): ``all human`` (the majority vote on every item: the answer
-    to recover), ``judge only``, ``labels only`` (the sampled labels alone) and ``PPI++``
-    (:func:`evalstats.stats.ppi.ppi_win_rates`); ``covers_human`` says whether the interval
-    holds the all-human win rate."""
+    """A judge's win rates corrected with a random ``ppi_fraction`` of the human majority labels."""
     from ..stats.ppi import ppi_win_rates
     from ..stats.rates import win_rates
 
@@ -280,16 +253,10 @@ def _ppi(ctx: Context) -> dict[str, Any]:
     sample = g.iloc[pick]
     # The sheet's provenance (the seed and the majority votes' digest): a random sample.
     votes = g[["task_id"]].assign(gold=g["gold"].astype(str)).values.tolist()
-    labels = pd.DataFrame(
-        {
-            "task_id": sample["task_id"],
-            "replicate": sample["replicate"],
-            "labeler": "majority",
-            "outcome": sample["gold"],
-            "sample_seed": seed,
-            "frame_sha256": hashlib.sha256(json.dumps(votes).encode()).hexdigest(),
-        }
-    )
+    digest = hashlib.sha256(json.dumps(votes).encode()).hexdigest()
+    labels = pd.DataFrame({"task_id": sample["task_id"], "replicate": sample["replicate"],
+                           "labeler": "majority", "outcome": sample["gold"],
+                           "sample_seed": seed, "frame_sha256": digest})  # fmt: skip
     frame = data.frame
     rows = []
     for name, part in (
@@ -316,29 +283,23 @@ def _findings(ctx: Context) -> dict[str, Any]:
     """The page's conclusion: one Markdown sentence per finding, built from the tables."""
     rows: list[tuple[str, str]] = []
     k = ctx.tables["annotator_kappas"]
-    rows.append(
-        (
-            "annotators",
-            "* **Annotators.** Cohen's kappa "
-            + ", ".join(
-                f"{r['a'][-1]}–{r['b'][-1]} {r['kappa']:.3f} [{r['ci_low']:.3f}, "
-                f"{r['ci_high']:.3f}]"
-                for r in k.to_dict("records")
-            )
-            + f"; published {', '.join(f'{v:.2f}' for v in k['published'])}: "
-            f"{int(k['match'].sum())} of {len(k)} match to 2 decimals.",
+    rows.append(("annotators", (
+        "* **Annotators.** Cohen's kappa "
+        + ", ".join(
+            f"{r['a'][-1]}–{r['b'][-1]} {r['kappa']:.3f} [{r['ci_low']:.3f}, "
+            f"{r['ci_high']:.3f}]"
+            for r in k.to_dict("records")
         )
-    )
+        + f"; published {', '.join(f'{v:.2f}' for v in k['published'])}: "
+        f"{int(k['match'].sum())} of {len(k)} match to 2 decimals."
+    )))  # fmt: skip
     c = ctx.tables["label_counts"]
-    rows.append(
-        (
-            "labels",
-            "* **Majority vote.** "
-            + ", ".join(f"{r['label']}: {r['n']}" for r in c.to_dict("records"))
-            + f" ({int(c['match'].sum())} of {len(c)} counts as published; "
-            f"{int(c['no_majority'].iloc[0])} items without a majority).",
-        )
-    )
+    rows.append(("labels", (
+        "* **Majority vote.** "
+        + ", ".join(f"{r['label']}: {r['n']}" for r in c.to_dict("records"))
+        + f" ({int(c['match'].sum())} of {len(c)} counts as published; "
+        f"{int(c['no_majority'].iloc[0])} items without a majority)."
+    )))  # fmt: skip
     a = ctx.tables["judge_accuracy"]
     for r in a.to_dict("records"):
         figures = " / ".join(f"{r[m]:.2f}" for m in _METRICS)
@@ -371,17 +332,14 @@ def _findings(ctx: Context) -> dict[str, Any]:
         )
 
     ppi = p.loc["PPI++"]
-    rows.append(
-        (
-            "ppi",
-            f"* **PPI.** The all-human win rate of response1 is {human['win_rate']:.3f}; "
-            f"{p['judge'].iloc[0]} alone gives {_rate('judge only')}, the "
-            f"{int(p.loc['labels only', 'n'])} sampled labels alone {_rate('labels only')}, "
-            f"and PPI++ (the judge corrected by those labels) {_rate('PPI++')}, an "
-            f"effective-sample-size gain of {float(ppi['ess_gain']):.2f} over the labels "
-            "alone.",
-        )
-    )
+    rows.append(("ppi", (
+        f"* **PPI.** The all-human win rate of response1 is {human['win_rate']:.3f}; "
+        f"{p['judge'].iloc[0]} alone gives {_rate('judge only')}, the "
+        f"{int(p.loc['labels only', 'n'])} sampled labels alone {_rate('labels only')}, "
+        f"and PPI++ (the judge corrected by those labels) {_rate('PPI++')}, an "
+        f"effective-sample-size gain of {float(ppi['ess_gain']):.2f} over the labels "
+        "alone."
+    )))  # fmt: skip
     return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
 
 

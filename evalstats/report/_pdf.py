@@ -1,14 +1,5 @@
-"""``evalstats report --pdf``: the rendered pages printed by headless Chromium into one PDF.
-
-Each page (``index.html``, then the pages its navigation links to, in that order) is printed
-by a Chromium process of its own: headless Chromium prints one target per run ("Multiple
-targets are not supported in headless mode"), so the per-page PDFs are merged with pypdf, an
-optional dependency (``pip install 'evalstats-withwithout[pdf]'``). Chromium runs with a
-throwaway profile and every outside host unresolvable (the pages load nothing anyway: their
-Content-Security-Policy forbids it); it prints with the pages' own print stylesheet
-(:data:`evalstats.report._html.CSS`). The PDF is written atomically as ``OUT/report.pdf`` and
-added to the report's manifest, so that a later render does not leave a stale PDF behind.
-"""
+"""``evalstats report --pdf``: each rendered page printed by its own headless Chromium (one
+target per run), offline, merged with pypdf into ``OUT/report.pdf`` (added to the manifest)."""
 
 from __future__ import annotations
 
@@ -32,14 +23,8 @@ PDF_NAME = "report.pdf"
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 # No network (file:// only), no profile left behind, nothing but the page on the paper.
 _FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-extensions",
+    *"--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
+    "--disable-component-update --disable-sync --disable-extensions".split(),
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
     "--no-pdf-header-footer",
 )
@@ -50,8 +35,7 @@ _INSTALL = (
 
 
 def find_chromium() -> str:
-    """The Chromium binary: ``$EVALSTATS_CHROMIUM``, else the first of
-    :data:`CHROMIUM_NAMES` on ``PATH``; a :class:`ReportError` saying how to install it."""
+    """``$EVALSTATS_CHROMIUM``, else the first of :data:`CHROMIUM_NAMES` on ``PATH``."""
     named = os.environ.get("EVALSTATS_CHROMIUM")
     if named:
         found = shutil.which(named)
@@ -115,9 +99,7 @@ class _Nav(HTMLParser):
 
 
 def report_pages(out_dir: str | os.PathLike[str]) -> list[tuple[str, str]]:
-    """The (file, title) of each page of a rendered report, in reading order: ``index.html``
-    first, then the other pages its navigation links to (results.json and outside links
-    left out)."""
+    """The (file, title) of each page of a rendered report: ``index.html``, then its nav's."""
     out = Path(out_dir)
     index = out / "index.html"
     if not index.is_file():
@@ -126,8 +108,7 @@ def report_pages(out_dir: str | os.PathLike[str]) -> list[tuple[str, str]]:
     nav.feed(index.read_text(encoding="utf-8"))
     nav.close()
     pages = [("index.html", nav.title.strip() or "Report")]
-    for href, text in nav.links:
-        # Only the report's own pages: a bare file name beside index.html.
+    for href, text in nav.links:  # only the report's own pages, beside index.html
         if href.endswith(".html") and "/" not in href and ":" not in href:
             if href == "index.html":
                 pages[0] = (href, text.strip() or pages[0][1])
@@ -145,21 +126,9 @@ def print_pdf(
 ) -> Path:
     """Print a rendered report's pages through headless Chromium into ``OUT/report.pdf``.
 
-    Parameters
-    ----------
-    out_dir : path
-        A report directory written by :func:`~evalstats.report.render_report`.
-    pages : sequence of str, optional
-        Page files to print, in order (default: :func:`report_pages`).
-    chromium : str, optional
-        The browser binary (default: :func:`find_chromium`).
-    timeout : float
-        Seconds allowed to print each page.
-
-    Returns
-    -------
-    Path
-        ``out_dir/report.pdf``, one PDF outline entry (bookmark) per page.
+    ``pages``: page files in order (default :func:`report_pages`); ``chromium``: the binary
+    (default :func:`find_chromium`); ``timeout``: seconds per page. Returns the PDF's path
+    (one bookmark per page).
     """
     out = Path(out_dir)
     listed = report_pages(out)
@@ -186,18 +155,12 @@ def print_pdf(
 
 
 def _print_pages(binary: str, files: Sequence[Path], tmp: Path, timeout: float) -> list[Path]:
-    # One process per page, all at once (each with its own profile: a profile is locked by
-    # the process that uses it).
+    # One process per page, all at once, each with its own profile (a profile is locked).
     jobs = []
     for k, page in enumerate(files):
         pdf = tmp / f"page-{k}.pdf"
-        cmd = [
-            binary,
-            *_FLAGS,
-            f"--user-data-dir={tmp / f'profile-{k}'}",
-            f"--print-to-pdf={pdf}",
-            page.resolve().as_uri(),
-        ]
+        cmd = [binary, *_FLAGS, f"--user-data-dir={tmp / f'profile-{k}'}"]
+        cmd += [f"--print-to-pdf={pdf}", page.resolve().as_uri()]
         proc = subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
@@ -225,8 +188,7 @@ def _print_pages(binary: str, files: Sequence[Path], tmp: Path, timeout: float) 
 
 
 def _add_to_manifest(out: Path, name: str) -> None:
-    """List ``name`` (and its sha256) among the files the render wrote (removed before the
-    next render while still byte-identical)."""
+    """List ``name`` and its sha256 in the render's manifest."""
     from ._results import MANIFEST, sha256_file
 
     path = out / MANIFEST

@@ -1,12 +1,6 @@
-"""Render a report: check, compute, execute the notebooks, convert. One path, in order.
-
-:func:`render_report` (``evalstats report DATA_DIR -o OUT``, see docs/cli.md) checks the kind,
-parameters, figure formats and inputs; computes every page's numbers here and writes
-``results.json`` and ``tables/``; executes each page's notebook once, in order, in one nbclient
-kernel (parameters injected as papermill does; ``results_file`` is the page's Results); and
-converts each into a self-contained page (:mod:`._html`). The notebooks are package data,
-found with :mod:`importlib.resources` (a checkout falls back to ``notebooks/``).
-"""
+"""Render a report, one path in order: check the inputs, compute every page's numbers and
+write ``results.json``, execute each page's notebook once in one nbclient kernel (parameters
+injected as papermill does), convert each into a self-contained page."""
 
 from __future__ import annotations
 
@@ -43,31 +37,21 @@ def render_report(
     Parameters
     ----------
     data_dir : path
-        The data directory: an evaluation (tasks, runs, judgments) or AlpacaEval annotations.
+        The data directory of one of the :data:`~evalstats.report.REPORT_KINDS`.
     out_dir : path
-        Report directory (created; not ``data_dir`` nor inside it). The report's files are
-        replaced by name; the files the previous render listed in
-        ``OUT/.evalstats-report.json`` are removed first if still byte-identical to what it
-        wrote, and no other file in OUT is touched (a user's notes in ``figures/`` stay, a
-        data directory's files are never listed).
+        Report directory (not ``data_dir`` nor inside it); only the files the previous
+        render wrote (and still unchanged) are removed.
     params : mapping, optional
-        Parameters of the kind (:data:`~evalstats.report.PARAMETERS` for an evaluation:
-        ``judges``, ``rubric``, ``confidence``, ``n_resamples``, ``seed``;
-        :data:`~evalstats.report.CASE_STUDY_PARAMETERS` for the AlpacaEval case study:
-        ``confidence``, ``n_resamples``, ``seed``). Unknown names and bad values are
-        refused before anything runs.
+        Parameters of the kind (:data:`~evalstats.report.PARAMETERS` for an evaluation).
     kind : {"evaluation", "alpaca_eval", "llmbar", "pandalm", "arena"}, optional
-        The report kind (:data:`~evalstats.report.REPORT_KINDS`); recognised from
-        ``data_dir`` by default (:func:`~evalstats.report.detect_kind`).
+        The report kind; recognised from ``data_dir`` by default.
     figures : str or sequence of str, default ("svg", "pdf")
-        The formats each figure is written in, in ``OUT/figures/`` (``"svg,pdf,png"``
-        adds 300-dpi PNGs). The pages show the SVG whatever is written.
+        The formats each figure is written in (``"svg,pdf,png"``); the pages show the SVG.
     timeout : int
         Seconds allowed per notebook cell.
     lock_wait : float, optional
-        Seconds to wait for another render into the same OUT (renders into one OUT take
-        turns, under ``OUT/.evalstats-report.lock``) before failing with one line;
-        ``EVALSTATS_REPORT_LOCK_WAIT_S`` or 600 by default.
+        Seconds to wait for another render into the same OUT
+        (``EVALSTATS_REPORT_LOCK_WAIT_S`` or 600 by default).
 
     Returns
     -------
@@ -79,8 +63,7 @@ def render_report(
 
     data, out, cwd = Path(data_dir), Path(out_dir), Path.cwd()
 
-    # (a) Check the kind, every parameter, the figure formats and the inputs, and load the
-    # data: an error here is one line, and no kernel exists yet.
+    # Every check first: an error here is one line, and no kernel exists yet.
     params = dict(params or {})
     spec = _spec(data, kind, params)
     _check_out(data, out)
@@ -93,68 +76,33 @@ def render_report(
             raise
         raise ReportError(f"report parameter: {exc}") from None
     spec = prepared.spec  # with the pages the data add (K arms: the comparison page)
-
-    # (b) Every page's numbers, computed here, page by page (each from its own generator,
-    # so a page's numbers do not depend on the others), then written: results.json and
-    # tables/.
     results = [prepared.compute([page]) for page in spec.pages]
     out.mkdir(parents=True, exist_ok=True)
     with render_lock(out, wait=lock_wait):
-        # only what the last render listed and still holds; never the data directory's
         user_files = clear_previous_outputs(out, exclude=data)
         merged = _write_results(out, results)
-        _execute_and_write(spec, params, data, out, cwd, formats, timeout, results, merged)
+        # Each notebook reads its page's Results from a pickle in a private temporary dir.
+        with tempfile.TemporaryDirectory(prefix="evalstats-report-") as tmp:
+            notebooks = []
+            for (nb, _, _), page, res in zip(spec.notebooks, spec.pages, results, strict=True):
+                handed = Path(tmp) / f"{page}.pickle"
+                handed.write_bytes(pickle.dumps(res, protocol=pickle.HIGHEST_PROTOCOL))
+                values = {**spec.parameters, **params, "data_dir": _relative(data, cwd)}
+                values |= {"output_dir": _relative(out, cwd), "figure_formats": formats}
+                values["results_file"] = os.fspath(handed)
+                notebooks.append(_parameterize(_read_notebook(nb), values))
+            (out / "notebooks").mkdir(exist_ok=True)
+            executed = execute_notebooks(
+                notebooks,
+                names=[nb for nb, _, _ in spec.notebooks],
+                env=_kernel_env(Path(tmp)),
+                cwd=cwd,
+                timeout=timeout,
+                failed_copy=out / "notebooks",
+            )
+        _write_pages(out, spec, merged, executed)
         record_outputs(out, user_files, exclude=data)
     return out / "index.html"
-
-
-def _execute_and_write(
-    spec: ReportKind,
-    params: Mapping[str, Any],
-    data: Path,
-    out: Path,
-    cwd: Path,
-    formats: Sequence[str],
-    timeout: int,
-    results: Sequence[Any],
-    merged: dict[str, Any],
-) -> None:
-    """Steps (c) and (d) of :func:`render_report`, under its lock on OUT."""
-
-    # (c) Each page's notebook, executed once, in order, in one kernel; it reads its
-    # page's Results from a pickle in this render's private temporary directory.
-    with tempfile.TemporaryDirectory(prefix="evalstats-report-") as tmp:
-        notebooks = []
-        for (nb_name, _, _), page, res in zip(spec.notebooks, spec.pages, results, strict=True):
-            handed = Path(tmp) / f"{page}.pickle"
-            handed.write_bytes(pickle.dumps(res, protocol=pickle.HIGHEST_PROTOCOL))
-            values = {
-                **spec.parameters,
-                **params,
-                "data_dir": _relative(data, cwd),
-                "output_dir": _relative(out, cwd),
-                "figure_formats": formats,
-                "results_file": os.fspath(handed),
-            }
-            notebooks.append(_parameterize(_read_notebook(nb_name), values))
-        (out / "notebooks").mkdir(exist_ok=True)
-        executed = execute_notebooks(
-            notebooks,
-            names=[nb_name for nb_name, _, _ in spec.notebooks],
-            env=_kernel_env(Path(tmp)),
-            cwd=cwd,
-            timeout=timeout,
-            failed_copy=out / "notebooks",
-        )
-
-    # (d) Each executed notebook converted into a self-contained page; the pages and the
-    # executed notebooks written, then the manifest of what this render wrote.
-    _write_pages(out, spec, merged, executed)
-
-
-# --------------------------------------------------------------------------------------------
-# (a) checks
-# --------------------------------------------------------------------------------------------
 
 
 def _lock_wait(value: float | None) -> float:
@@ -170,8 +118,7 @@ def _lock_wait(value: float | None) -> float:
 
 
 def _check_out(data: Path, out: Path) -> None:
-    """Refuse an OUT equal to the data directory or inside it: the report must never share
-    a folder with the journal a ``judge`` may be appending to."""
+    """Refuse an OUT equal to the data directory or inside it (a judge may be writing there)."""
     d, o = data.resolve(), out.resolve()
     if o == d or o.is_relative_to(d):
         raise ReportError(
@@ -181,8 +128,7 @@ def _check_out(data: Path, out: Path) -> None:
 
 
 def _spec(data: Path, kind: str | None, params: Mapping[str, Any]) -> ReportKind:
-    """The report kind of ``data``, with ``params`` naming only its parameters and its
-    inputs present (a missing one is a DataError naming it)."""
+    """The report kind of ``data``, its parameters and inputs checked."""
     if kind is not None and kind not in REPORT_KINDS:
         raise ReportError(f"unknown report kind {kind!r}; known: {', '.join(REPORT_KINDS)}")
     if not data.is_dir():
@@ -198,14 +144,8 @@ def _spec(data: Path, kind: str | None, params: Mapping[str, Any]) -> ReportKind
     return spec
 
 
-# --------------------------------------------------------------------------------------------
-# (b) the numbers
-# --------------------------------------------------------------------------------------------
-
-
 def _write_results(out: Path, results: Sequence[Any]) -> dict[str, Any]:
-    """Write ``OUT/results.json`` (every page's numbers, merged) and ``OUT/tables/``;
-    return the merged JSON document."""
+    """Write the merged ``OUT/results.json`` and ``OUT/tables/``; return the merged document."""
     from ..records import atomic_write
     from ._results import dump_json, merge_results
 
@@ -215,11 +155,6 @@ def _write_results(out: Path, results: Sequence[Any]) -> dict[str, Any]:
     text = dump_json(merged).encode("utf-8")
     atomic_write(out / "results.json", lambda fh: fh.write(text))
     return merged
-
-
-# --------------------------------------------------------------------------------------------
-# (c) the notebooks
-# --------------------------------------------------------------------------------------------
 
 
 def notebook_path(name: str) -> Path:
@@ -240,8 +175,7 @@ def _read_notebook(name: str) -> Any:
 
 
 def _parameterize(nb: Any, parameters: Mapping[str, Any]) -> Any:
-    """Papermill's convention (without importing papermill): a cell tagged
-    ``injected-parameters`` right after the one tagged ``parameters``."""
+    """Papermill's convention: a cell tagged ``injected-parameters`` after ``parameters``."""
     import nbformat
 
     source = "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in parameters.items())
@@ -261,8 +195,7 @@ def _relative(path: Path, cwd: Path) -> str:
 
 
 def _kernel_env(cache: Path) -> dict[str, str]:
-    """The kernel's environment: IPython's and Jupyter's state in this render's temporary
-    directory (unless set), matplotlib drawing off screen, hashing reproducible."""
+    """The kernel's environment: state in ``cache`` (unless set), Agg, reproducible hashing."""
     env = dict(os.environ)
     for var, sub in (("IPYTHONDIR", "ipython"), ("JUPYTER_RUNTIME_DIR", "jupyter-runtime")):
         if not env.get(var):
@@ -284,15 +217,9 @@ def execute_notebooks(
     timeout: int = 600,
     failed_copy: Path | None = None,
 ) -> list[Any]:
-    """Execute ``notebooks`` (named ``names``) in place, one after the other, with nbclient
-    in one kernel: this Python (ipykernel's built-in spec), started in ``cwd`` with ``env``
-    and shut down when the last notebook is done or one fails.
-
-    Each notebook sets its own parameters and imports in its first cells, so a page relies
-    on nothing an earlier page left in the kernel. A failing cell raises
-    :class:`~evalstats.report.ReportError` naming the notebook and the cell, with the
-    kernel's own log; the executed copy is written to ``failed_copy/<name>`` first.
-    """
+    """Execute ``notebooks`` in place, in order, in one nbclient kernel of this Python started
+    in ``cwd``; a failing cell raises ReportError naming the notebook, the cell and the
+    kernel's log (the executed copy written to ``failed_copy/<name>``)."""
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
@@ -303,9 +230,7 @@ def execute_notebooks(
     km = AsyncKernelManager(
         kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[])
     )
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as log:
-        # The kernel's own messages (transport warnings, shutdown notices) are shown only
-        # when a notebook fails. A report kernel keeps no input history.
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as log:  # shown on a failure
         run_sync(km.start_kernel)(
             env=dict(env),
             cwd=os.fspath(cwd),
@@ -357,16 +282,10 @@ def _cell_failed(nb: Any, name: str, exc: Exception, log: IO[str], copy: Path | 
     )
 
 
-# --------------------------------------------------------------------------------------------
-# (d) the pages
-# --------------------------------------------------------------------------------------------
-
-
 def _write_pages(
     out: Path, spec: ReportKind, merged: Mapping[str, Any], executed: Sequence[Any]
 ) -> None:
-    """Write each executed notebook and its page: the notebook's markdown and outputs
-    (:func:`._html.notebook_body`) in the one page layout, checked self-contained."""
+    """Write each executed notebook and its page, checked self-contained."""
     import nbformat
 
     from . import _html

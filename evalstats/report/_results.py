@@ -1,12 +1,5 @@
-"""The object every report kind returns, its provenance, and the export's reading of it.
-
-:class:`Results` holds the tables of published numbers plus their provenance (input digests
-keyed by path relative to the data directory, versions, the settings every number depends on:
-:func:`provenance`); ``results.json`` is :meth:`Results.to_json` of the very object the
-notebooks display, so the page and the JSON cannot disagree. The export reads ``results.json``
-back (a path, its dict or a Results) and pivots a long result to one row per group. The
-report folder's manifest and lock (what a render wrote, one render at a time) live here too.
-"""
+""":class:`Results` (the published tables plus provenance, written as ``results.json``), the
+export's reading of a results document, and the report folder's manifest and render lock."""
 
 from __future__ import annotations
 
@@ -55,22 +48,9 @@ class Results:
     Attributes
     ----------
     tables : dict of str to DataFrame
-        Tidy tables under stable names (for an evaluation: ``headline`` and ``consensus``
-        (with ``primary``, the row a declared plan names, ``net_win_p_holm`` and ``audit``,
-        the mark of a rubric failing ``judge_disagreement``), ``headline_choice`` (the row
-        shown first and its rule), ``headline_audit`` (the audit's rows that did not pass),
-        ``missing_bounds``, ``agreement``, ``disagreements``, ``cost``, ``cost_sources`` (billed beside transcript token ratios), ``judge_spend``,
-        ``per_task``, ``dimensions``, ``position_bias``, ``accounting``, ``sensitivity``,
-        ``invalid_outputs``, ``audit``, and with people's labels ``labels_agreement``,
-        ``labels_confusion``, ``labels_ppi``, ``labels_needed``; its methodology: ``design``, ``power_mde``,
-        ``power_curve``, ``tasks_needed``, ``mde_simulated``, ``ordinal_check``,
-        ``ordinal_terms``, ``coverage``; the AlpacaEval case study:
-        ``leaderboard``, ``agreement``, ``length_bias``, ``length_slope``,
-        ``standard_errors``, ``findings``).
+        Tidy tables under stable names (``headline``, ``consensus``, ``agreement``, ``cost``...).
     provenance : dict
-        Input digests, package and library versions, seed, n_resamples, confidence, and what
-        the report kind adds (rubrics, judges and the declared ``plan``, null without one;
-        models and annotators).
+        Input digests, versions, seed, n_resamples, confidence and the kind's description.
     parameters : dict
         The arguments the tables were computed with.
     simulated : bool
@@ -79,7 +59,6 @@ class Results:
         Sections that could not be computed here, with the reason.
     frame : DataFrame
         The verdict frame the tables were computed from (for figures; not serialised).
-        It and the tables carry ``attrs["arm_names"]`` when the provenance names the arms.
 
     Examples
     --------
@@ -97,10 +76,8 @@ class Results:
     frame: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # The arms' names travel with the data (``attrs``, kept by pickle), so that a figure
-        # drawn from any table or the frame can name the arms (report.show_figure).
+        # The arms' names travel in ``attrs`` so that a figure can name them (two arms only).
         names = self.provenance.get("arm_names")
-        # K arms: a table of several pairs has no one WITH / WITHOUT to name.
         if names and set(names) <= {"with", "without"}:
             for t in (*self.tables.values(), self.frame):
                 if isinstance(t, pd.DataFrame):
@@ -118,7 +95,6 @@ class Results:
             "simulated": bool(self.simulated),
             "parameters": to_jsonable(self.parameters),
             "provenance": to_jsonable(self.provenance),
-            # A section that could not be computed is null, with its reason beside.
             "tables": {
                 **{name: None for name in self.unavailable},
                 **{name: _records(t) for name, t in self.tables.items()},
@@ -127,10 +103,7 @@ class Results:
         }
 
     def write(self, out_dir: str | os.PathLike[str], *, name: str = "results") -> Path:
-        """Write ``OUT/<name>.json`` and ``OUT/tables/<table>.csv`` (each atomically).
-
-        Returns the JSON path.
-        """
+        """Write ``OUT/<name>.json`` and ``OUT/tables/<table>.csv`` atomically; return the JSON path."""
         out = Path(out_dir)
         self.write_tables(out)
         path = out / f"{name}.json"
@@ -139,19 +112,14 @@ class Results:
         return path
 
     def write_tables(self, out_dir: str | os.PathLike[str]) -> None:
-        """Write each table as ``OUT/tables/<table>.csv`` (full precision, atomically; cells
-        a spreadsheet would run as a formula quoted, :func:`evalstats._csvsafe.safe_csv`)."""
+        """Write each table as ``OUT/tables/<table>.csv`` (formula-like cells quoted)."""
         for tname, t in self.tables.items():
-            # A cell of agent text must not run in the spreadsheet that opens the table.
             data = scrub(safe_csv(t, index=False) or "").encode("utf-8")
             atomic_write(Path(out_dir) / "tables" / f"{tname}.csv", lambda fh, d=data: fh.write(d))
 
 
 def merge_results(*parts: Mapping[str, Any]) -> dict[str, Any]:
-    """Merge the JSON of several :class:`Results` computed from the same inputs into one.
-
-    Tables are united (a name may appear once); parameters and provenance must agree on every
-    key they share, otherwise the parts were not computed from the same inputs.
+    """Merge the JSON of several :class:`Results` of the same inputs (shared keys must agree).
 
     Examples
     --------
@@ -163,14 +131,8 @@ def merge_results(*parts: Mapping[str, Any]) -> dict[str, Any]:
     """
     if not parts:
         raise ValueError("nothing to merge")
-    merged: dict[str, Any] = {
-        "format": FORMAT,
-        "simulated": False,
-        "parameters": {},
-        "provenance": {},
-        "tables": {},
-        "unavailable": {},
-    }
+    merged: dict[str, Any] = {"format": FORMAT, "simulated": False}
+    merged |= {k: {} for k in ("parameters", "provenance", "tables", "unavailable")}
     for part in parts:
         if part.get("format") != FORMAT:
             raise ValueError(f"not an {FORMAT} document: format={part.get('format')!r}")
@@ -194,8 +156,7 @@ def merge_results(*parts: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def dump_json(doc: Mapping[str, Any]) -> str:
-    """Stable, strict JSON text (no NaN literals: they are not JSON), with the configured API
-    keys and base-URL credentials scrubbed (:func:`scrub`).
+    """Stable, strict JSON text (no NaN literals), with credentials scrubbed (:func:`scrub`).
 
     >>> dump_json({"a": 1})
     '{\\n "a": 1\\n}\\n'
@@ -204,16 +165,11 @@ def dump_json(doc: Mapping[str, Any]) -> str:
 
 
 def scrub(text: str, secrets: Iterable[str] | None = None) -> str:
-    """``text`` with the API keys and URL credentials (and their base64 forms) replaced by
-    ``[redacted]``: every text the report writes goes through here.
-
-    ``secrets`` defaults to those configured in the environment (``ANTHROPIC_API_KEY``,
-    ``OPENAI_API_KEY`` and the credentials of ``*_BASE_URL``), whatever their prefix.
+    """``text`` with API keys and URL credentials (default: the environment's) redacted.
 
     >>> scrub("the judge echoed k-test-0123456789abcdef", ["k-test-0123456789abcdef"])
     'the judge echoed [redacted]'
     """
-    # Imported here: judging loads its providers' code, which the report needs only now.
     from ..judging import redact
 
     return redact(text, secrets)
@@ -263,21 +219,11 @@ def tidy(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# what a render wrote in OUT: replaced by name, removed only when it wrote them
-# --------------------------------------------------------------------------------------------
-
-#: The list of files the last render wrote in OUT (relative paths) with the sha256 of what
-#: it wrote: the only files a later render removes, and only while their bytes are still
-#: those (a file edited or appended to since is the user's). Anything else in OUT (a user's
-#: notes in ``figures/``) is never touched.
+# What the last render wrote in OUT, with sha256: the only files a later render removes, and
+# only while unchanged (a file edited since is the user's).
 MANIFEST = ".evalstats-report.json"
-
-#: Held (``fcntl.flock``) by a render while it writes OUT: two renders into one OUT take turns.
-LOCK = ".evalstats-report.lock"
-
-#: Where the report writes in OUT, by folder: only such files are ever listed. A data
-#: directory's own files (tasks, runs, judgments, labels, plan, rubrics, ...) never are.
+LOCK = ".evalstats-report.lock"  # flock'ed while a render writes OUT
+# Where the report writes in OUT, by folder: only such files are ever listed or removed.
 _REPORT_LAYOUT = {
     "": (".html", ".pdf"),
     "figures": (".svg", ".pdf", ".png"),
@@ -285,7 +231,6 @@ _REPORT_LAYOUT = {
     "notebooks": (".ipynb",),
 }
 _REPORT_FILES = frozenset({"results.json"})
-#: Names and suffixes of a data directory's files: never listed, never removed.
 DATA_NAMES = frozenset(
     {
         "tasks.jsonl",
@@ -325,20 +270,13 @@ def is_report_file(rel: str) -> bool:
 def sha256_file(path: Path) -> str | None:
     """The sha256 of the file at ``path`` (not following a symlink), None if unreadable."""
     try:
-        if path.is_symlink() or not path.is_file():
-            return None
-        digest = hashlib.sha256()
-        with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
+        return None if path.is_symlink() or not path.is_file() else _sha256(path)
     except OSError:
         return None
 
 
 def _files_under(out: Path, exclude: Path | None = None) -> dict[str, tuple[int, int]]:
-    """Relative path -> (inode, mtime) of every report file under OUT (not under
-    ``exclude``, a data directory inside OUT)."""
+    """Relative path -> (inode, mtime) of every report file under OUT, not under ``exclude``."""
     if not out.is_dir():
         return {}
     skip = exclude.resolve() if exclude is not None else None
@@ -355,8 +293,7 @@ def _files_under(out: Path, exclude: Path | None = None) -> dict[str, tuple[int,
 
 
 def read_manifest(out_dir: str | os.PathLike[str]) -> dict[str, str]:
-    """Relative path -> sha256 of what the last render wrote in OUT ({} if unreadable; a
-    manifest without hashes, from an older version, lists nothing removable)."""
+    """Relative path -> sha256 of what the last render wrote in OUT ({} if unreadable)."""
     try:
         manifest = json.loads((Path(out_dir) / MANIFEST).read_text(encoding="utf-8"))
         hashes = manifest["sha256"]
@@ -370,15 +307,9 @@ def read_manifest(out_dir: str | os.PathLike[str]) -> dict[str, str]:
 def clear_previous_outputs(
     out_dir: str | os.PathLike[str], *, exclude: str | os.PathLike[str] | None = None
 ) -> dict[str, tuple[int, int]]:
-    """Remove the files the previous render listed in ``OUT/.evalstats-report.json`` (a figure
-    or table this render may not write again must not outlive its report); return the
-    report files left in OUT, which are not the report's, with their inode and mtime, for
-    :func:`record_outputs`.
-
-    A listed file is removed only when it is inside OUT, where the report writes
-    (:func:`is_report_file`), not under ``exclude`` (the data directory) and byte-identical
-    (sha256) to what that render wrote; a manifest that cannot be read removes nothing.
-    """
+    """Remove the files the previous render listed in the manifest (only inside OUT, where the
+    report writes, not under ``exclude`` and still byte-identical); return the report files
+    left in OUT with their inode and mtime, for :func:`record_outputs`."""
     out = Path(out_dir)
     root = out.resolve() if out.exists() else out
     skip = Path(exclude).resolve() if exclude is not None else None
@@ -402,9 +333,8 @@ def record_outputs(
     *,
     exclude: str | os.PathLike[str] | None = None,
 ) -> list[str]:
-    """Write ``OUT/.evalstats-report.json``: every report file in OUT that the render created
-    or replaced by name (not in ``before``, from :func:`clear_previous_outputs`, or changed
-    since), with its sha256. Returns them."""
+    """Write the manifest: every report file in OUT the render created or replaced (not in
+    ``before``, or changed since), with its sha256. Returns them."""
     out = Path(out_dir)
     skip = Path(exclude) if exclude is not None else None
     hashes = {}
@@ -419,13 +349,8 @@ def record_outputs(
 
 @contextlib.contextmanager
 def render_lock(out_dir: str | os.PathLike[str], *, wait: float = 600.0) -> Iterator[None]:
-    """Hold ``OUT/.evalstats-report.lock`` (``fcntl.flock``) while a render writes OUT.
-
-    A second render into the same OUT waits for the first (saying so once on stderr) up
-    to ``wait`` seconds, then fails with one line: a render takes seconds to minutes, so
-    waiting is what a user starting two by mistake wants, and the bound keeps it from
-    hanging behind a stuck one.
-    """
+    """Hold ``OUT/.evalstats-report.lock`` while a render writes OUT; a second render waits
+    (saying so once) up to ``wait`` seconds, then fails."""
     import fcntl
 
     path = Path(out_dir) / LOCK
@@ -452,7 +377,6 @@ def render_lock(out_dir: str | os.PathLike[str], *, wait: float = 600.0) -> Iter
 
 
 _RATES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
-# Table name -> statistics shown (those present), in this order.
 EXPORT_TABLES: dict[str, tuple[str, ...]] = {
     "headline": _RATES,
     "consensus": _RATES,
@@ -473,7 +397,6 @@ _METHOD_TEXT = {
     "percentile": "percentile cluster bootstrap",
     "basic": "basic cluster bootstrap",
     "jackknife_t": "jackknife over tasks with t quantiles",
-    # the comparison page (K arms): compare, rank, arm_costs, pareto
     "task_bootstrap_studentized": (
         "task-cluster bootstrap-t on the logit (rates) / atanh (net win) scale, replicates "
         "nested in tasks"
@@ -526,22 +449,19 @@ def _load(results: Any) -> dict[str, Any]:
     return dict(doc)
 
 
-_COST_LEGACY = {"metric": "statistic", "se_log": "se", "n_pairs": "n"}
-
-
 def _table(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
-    """Table ``name`` of a results document; a long result pivoted to one row per group
-    (its ``<name>_diagnostics`` joined), the side-by-side form every export prints."""
+    """Table ``name`` of a results document, a long result pivoted to one row per group."""
     rows = doc["tables"].get(name)
     if not rows:
         return None
-    table = pd.DataFrame(rows)
-    if name == "cost" and "metric" in table:  # a results.json of before the one shape
-        table = table.rename(columns=_COST_LEGACY)
-    # one row per statistic alone (per pair of arms, K arms) is its own view
+    diag = doc["tables"].get(f"{name}_diagnostics")
+    return wide_view(pd.DataFrame(rows), pd.DataFrame(diag) if diag else None)
+
+
+def wide_view(table: Any, diagnostics: Any) -> Any:
+    """A long result pivoted to one row per group (by more than a pair of arms), else as is."""
     if is_long(table) and set(result_by(table)) - {"arm_a", "arm_b"}:
-        diag = doc["tables"].get(f"{name}_diagnostics")
-        table = wide(table, diagnostics=pd.DataFrame(diag) if diag else None)
+        return wide(table, diagnostics=diagnostics)
     return table
 
 
@@ -565,9 +485,7 @@ def _g(x: Any) -> str:
 
 
 def method_words(method: Any) -> str:
-    """The words a sentence uses for an interval method (a results.json row's ``method``).
-
-    A known name in words, any other (a method added later) verbatim.
+    """The words a sentence uses for an interval method (an unknown one verbatim).
 
     >>> method_words("cr2_wilson"), method_words("clustered atanh jackknife")
     ('CR2 Wilson with Bell-McCaffrey df', 'clustered atanh jackknife')
@@ -599,14 +517,11 @@ def input_digests(base: Path, files: Sequence[Path]) -> dict[str, dict[str, Any]
 
 
 def run_provenance(*, seed: int | None, n_resamples: int, confidence: float) -> dict[str, Any]:
-    """Package and library versions plus the settings every published number depends on.
+    """Versions plus the settings every published number depends on.
 
     >>> run_provenance(seed=0, n_resamples=10, confidence=0.9)["package"]["name"]
     'evalstats'
     """
-    import numpy as np
-    import pandas as pd
-
     from .. import __version__
 
     return {
@@ -634,8 +549,8 @@ def provenance(
 ) -> dict[str, Any]:
     """The provenance block of ``results.json``.
 
-    ``data_dir`` (its name only), the digests of ``inputs``, then ``describe`` (the report
-    kind's own description of its data), then versions and settings.
+    The data directory's name, input digests, ``describe`` (the kind's description of its
+    data), versions and settings.
 
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp()) / "mydata"; d.mkdir(); _ = (d / "x.json").write_text("{}")

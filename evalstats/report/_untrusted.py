@@ -1,13 +1,5 @@
-"""Agent and user text made inert where a reader opens it: Markdown, HTML pages, LaTeX.
-
-Names, task ids and arm names come from the data, and the data hold agent output: a
-``<script>`` or ``<img onerror=...>`` in a Markdown export is live HTML in every viewer
-that renders it, and a bidirectional control character (U+202A-U+202E, U+2066-U+2069,
-U+200E/F) reorders what a reader sees ("Trojan source") without changing a byte they can
-spot. :func:`show_bidi` replaces each such character with a visible ``[U+202E]`` mark
-(pages, LaTeX), and :func:`markdown_text` also turns what Markdown would take as raw HTML
-(``<`` before a tag name, ``/``, ``!`` or ``?``; ``&`` starting an entity) into text.
-"""
+"""Agent and user text made inert where a reader opens it: bidirectional controls shown as
+``[U+202E]`` marks ("Trojan source"), and what Markdown would read as raw HTML made text."""
 
 from __future__ import annotations
 
@@ -34,8 +26,6 @@ def show_bidi(text: str) -> str:
 
 def markdown_text(text: str) -> str:
     """``text`` safe inside Markdown: raw HTML shown as text, bidi controls shown.
-
-    Only what Markdown would read as markup changes, so ``p < 0.0001`` and ``R&D`` stay.
 
     >>> markdown_text("<script>alert(1)</script> p < 0.05, R&D, &amp;")
     '&lt;script>alert(1)&lt;/script> p < 0.05, R&D, &amp;amp;'
