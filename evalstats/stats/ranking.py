@@ -1,10 +1,7 @@
-"""Comparing and ranking K arms: every pair's win / tie / loss rates with simultaneous
-intervals, Holm's adjustment, Bradley-Terry-Davidson strengths with rank confidence sets (also
-prediction-powered), and the repeated-subsample study of those rankings.
-
-Input is a verdict frame with a pair of arms on every row (``arm_a``, ``arm_b``; outcome from
-``arm_a``'s view), encoded once (:func:`encode`); the task is the cluster everywhere. The
-constructions and their coverage: ``docs/methods.md``, "Comparisons and rankings".
+"""Comparing and ranking K arms: every pair's rates with simultaneous intervals, Holm,
+Bradley-Terry-Davidson strengths with rank confidence sets (also prediction-powered), and the
+repeated-subsample study of those rankings. The task is the cluster everywhere; methods and
+coverage: ``docs/methods.md``, "Comparisons and rankings".
 """
 
 from __future__ import annotations
@@ -48,9 +45,6 @@ __all__ = [
 ]
 
 
-# ------------------------------------------------------------ encoding
-
-
 _REQUIRED = ("task_id", "judge", "arm_a", "arm_b", "status", "outcome")
 _OUTCOME_CODE = {"loss": 0, "tie": 1, "win": 2}
 _POSITION = {"a_first": 1, "b_first": -1, "with_first": 1, "without_first": -1}
@@ -58,12 +52,8 @@ _POSITION = {"a_first": 1, "b_first": -1, "with_first": 1, "without_first": -1}
 
 @dataclass(frozen=True)
 class Encoded:
-    """A pairwise frame's ok rows as integer arrays (see :func:`encode`).
-
-    ``a`` / ``b`` index :attr:`arms`; ``y`` is 0 loss, 1 tie, 2 win from ``a``'s view; ``pos``
-    is +1 when ``a`` was shown first, -1 when ``b`` was, 0 when unknown; ``task`` indexes
-    :attr:`tasks`.
-    """
+    """A frame's ok rows as arrays: ``a`` / ``b`` index ``arms``, ``y`` 0 loss / 1 tie / 2 win
+    from ``a``'s view, ``pos`` +1 (``a`` shown first) / -1 / 0 (unknown), ``task`` ``tasks``."""
 
     arms: tuple[str, ...]
     tasks: np.ndarray
@@ -97,14 +87,9 @@ def encode(
     rubric: str | None = None,
     arms: Sequence[str] | None = None,
 ) -> Encoded:
-    """The ok rows of one judge (and rubric) as :class:`Encoded` arrays; bad values raise
-    ``DataError``.
-
-    ``judge`` / ``rubric`` pick one judge / rubric; they may be omitted when the frame has
-    one. ``arms`` fixes the arms' order (default: order of first appearance in ``arm_a``
-    then ``arm_b``). A frame without ``arm_a`` / ``arm_b`` is the two-arm verdict frame
-    (``with`` against ``without``); ``order`` may be ``a_first`` / ``b_first`` or the
-    verdict frame's ``with_first`` / ``without_first`` (the arm_a / arm_b side).
+    """The ok rows of one judge (and rubric) as :class:`Encoded` arrays (``DataError`` on bad
+    values); ``arms`` fixes the arms' order (default: first appearance). Without ``arm_a`` /
+    ``arm_b`` the frame is ``with`` against ``without``.
 
     >>> f = pd.DataFrame({"task_id": ["t1", "t2"], "judge": "j", "arm_a": ["x", "y"],
     ...                   "arm_b": ["y", "z"], "status": "ok", "outcome": ["win", "loss"]})
@@ -188,12 +173,8 @@ def encode(
 def task_resamples(
     n_tasks: int, n_resamples: int, rng: np.random.Generator, *, max_cells: int = 4_000_000
 ):
-    """Yield blocks of task-cluster bootstrap weights, shape (block, n_tasks), float64.
-
-    Row ``r`` holds how often each task was drawn (a multinomial with ``n_tasks`` draws), so
-    a resample's per-task sums are ``weights @ per_task``; replicates stay inside their task.
-    Blocks keep a weight matrix near ``max_cells`` numbers however many tasks there are.
-    """
+    """Blocks (block, n_tasks) of task-bootstrap weights (how often each task is drawn), about
+    ``max_cells`` numbers each: a resample's per-task sums are ``weights @ per_task``."""
     block = max(1, min(n_resamples, max_cells // max(n_tasks, 1)))
     done = 0
     while done < n_resamples:
@@ -224,11 +205,8 @@ def _pairs(arms: Sequence[str], reference: str | None) -> list[tuple[int, int]]:
 
 
 def pair_counts(enc: Encoded, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Per-task counts of (win, tie, loss) of each pair's first arm, shape (tasks, pairs, 3).
-
-    Rows judged in the other orientation are flipped; rows of pairs not listed are dropped.
-    Returns the counts and the pair index of each row (-1 when dropped).
-    """
+    """Per-task (win, tie, loss) counts of each pair's first arm (tasks, pairs, 3), rows of the
+    other orientation flipped, and each row's pair index (-1: a pair not listed)."""
     k = len(enc.arms)
     lookup = np.full((k, k), -1, dtype=np.int64)
     flip = np.zeros((k, k), dtype=bool)
@@ -237,7 +215,6 @@ def pair_counts(enc: Encoded, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndar
         flip[j, i] = True
     pid = lookup[enc.a, enc.b]
     keep = pid >= 0
-    # column 0 = win of the pair's first arm: outcome code 2 (win) maps to 0 unless flipped
     y = np.where(flip[enc.a, enc.b], enc.y, 2 - enc.y)
     n_p = len(pairs)
     flat = (enc.task[keep] * n_p + pid[keep]) * 3 + y[keep]
@@ -453,7 +430,24 @@ def compare(
 # ------------------------------------------------------------ Holm
 
 
-def _pvalues(pvalues: Any) -> np.ndarray:
+def holm(pvalues: Any) -> np.ndarray:
+    """Holm-adjusted p-values, in the order given.
+
+    Parameters
+    ----------
+    pvalues : array-like of float
+        One-dimensional, in [0, 1]; NaN (a test not run) stays NaN and is not in the family.
+
+    Returns
+    -------
+    ndarray
+        Reject test ``i`` at family-wise level ``alpha`` when ``adjusted[i] <= alpha``.
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03, 0.20]).round(4).tolist()
+    [0.04, 0.09, 0.09, 0.2]
+    """
     p = np.asarray(pvalues, dtype=np.float64)
     if p.ndim != 1:
         raise ValueError(f"pvalues must be one-dimensional, got shape {p.shape}")
@@ -461,43 +455,11 @@ def _pvalues(pvalues: Any) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"p-values must be in [0, 1]; pvalues[{i}] = {p[i]}")
-    return p
-
-
-def _holm(p: np.ndarray) -> np.ndarray:
-    # multipletests counts a NaN in the family size and sorts it last: the tests that could
-    # not be run are left out of the family and stay NaN.
     out = np.full(p.shape, np.nan)
-    finite = ~np.isnan(p)
+    finite = ~np.isnan(p)  # multipletests would count a NaN in the family size
     if finite.any():
         out[finite] = multipletests(p[finite], method="holm")[1]
     return out
-
-
-def holm(pvalues: Any) -> np.ndarray:
-    """Holm-adjusted p-values, in the order given.
-
-    Parameters
-    ----------
-    pvalues : array-like of float
-        One-dimensional, each in [0, 1]. NaN entries (tests that could not be run) stay
-        NaN and are not counted in the family size ``m``.
-
-    Returns
-    -------
-    ndarray
-        The adjusted p-values; reject test ``i`` at family-wise level ``alpha`` when
-        ``adjusted[i] <= alpha``.
-
-    Examples
-    --------
-    >>> from evalstats.stats.ranking import holm
-    >>> holm([0.01, 0.04, 0.03, 0.20]).round(4).tolist()
-    [0.04, 0.09, 0.09, 0.2]
-    >>> holm([0.02, float("nan"), 0.04]).tolist()
-    [0.04, nan, 0.04]
-    """
-    return _holm(_pvalues(pvalues))
 
 
 def _primary_mask(table: pd.DataFrame, primary: Any) -> np.ndarray:
@@ -537,12 +499,6 @@ def holm_table(
 ) -> pd.DataFrame:
     """Add ``primary``, the Holm-adjusted p-values and the procedure's name to a table of tests.
 
-    With a ``primary`` (:data:`FIXED_SEQUENCE`) the primary keeps its own p-value and the
-    other rows are Holm-adjusted among themselves (``p_holm``); ``p_fixed_sequence`` =
-    ``max(p_primary, p_holm)`` is what controls the family-wise error, ``p_holm_family``
-    Holm over every row (``docs/methods.md``). Without a primary all three are the
-    whole-family Holm (:data:`WHOLE_FAMILY`).
-
     Parameters
     ----------
     table : DataFrame
@@ -550,49 +506,34 @@ def holm_table(
     p : str, default "net_win_p"
         Column of p-values.
     primary : mapping, Plan, boolean mask or None
-        The primary row: column -> value (e.g. ``{"rubric": "with-without", "judge":
-        "openai:gpt-5.4"}``), a :class:`~evalstats.plan.Plan` (its ``primary_key``), or a
-        boolean mask with one True. None: every row is adjusted.
+        The primary row: column -> value, a :class:`~evalstats.plan.Plan` (its
+        ``primary_key``) or a boolean mask with one True; None: every row is adjusted.
 
     Returns
     -------
     DataFrame
-        A copy of ``table`` with ``primary`` (bool), ``p_holm``, ``p_fixed_sequence``,
-        ``p_holm_family`` and ``procedure`` (:data:`FIXED_SEQUENCE` or
-        :data:`WHOLE_FAMILY`: what ``p_holm`` controls).
-
-    Raises
-    ------
-    ValueError
-        ``primary`` selects no row or several; a p-value outside [0, 1].
+        A copy of ``table`` with ``primary``; ``p_holm`` (with a primary: the primary's own
+        p-value, Holm among the others; :data:`FIXED_SEQUENCE`), ``p_fixed_sequence`` =
+        ``max(p_primary, p_holm)`` (what controls the family-wise error), ``p_holm_family``
+        (Holm over every row) and ``procedure``. Without a primary all three are the
+        whole-family Holm (:data:`WHOLE_FAMILY`).
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from evalstats.stats.ranking import holm_table
-    >>> tests = pd.DataFrame({
-    ...     "rubric": ["with-without", "with-without", "blind-pair", "blind-pair"],
-    ...     "judge": ["a", "b", "a", "b"],
-    ...     "net_win_p": [0.03, 0.01, 0.02, 0.30],
-    ... })
-    >>> out = holm_table(tests, primary={"rubric": "with-without", "judge": "a"})
-    >>> out[["judge", "primary", "p_holm", "p_fixed_sequence", "p_holm_family"]]
-      judge  primary  p_holm  p_fixed_sequence  p_holm_family
-    0     a     True    0.03              0.03           0.06
-    1     b    False    0.03              0.03           0.04
-    2     a    False    0.04              0.04           0.06
-    3     b    False    0.30              0.30           0.30
-    >>> out["procedure"].iloc[0]
-    'fixed-sequence: primary at alpha, Holm over the secondaries'
+    >>> tests = pd.DataFrame({"judge": ["a", "b", "c"], "net_win_p": [0.03, 0.01, 0.30]})
+    >>> out = holm_table(tests, primary={"judge": "a"})
+    >>> out[["judge", "p_holm", "p_fixed_sequence", "p_holm_family"]]
+      judge  p_holm  p_fixed_sequence  p_holm_family
+    0     a    0.03              0.03           0.06
+    1     b    0.02              0.03           0.03
+    2     c    0.30              0.30           0.30
     """
     check_columns(table, [p], what="table of tests")
-    pv = _pvalues(table[p].to_numpy(dtype=np.float64, na_value=np.nan))
+    pv = table[p].to_numpy(dtype=np.float64, na_value=np.nan)
+    family = holm(pv)
     mask = _primary_mask(table, primary)
     adjusted = pv.copy()
-    adjusted[~mask] = _holm(pv[~mask])
-    family = _holm(pv)
-    # The secondaries are read only once the primary rejected: their fixed-sequence
-    # adjusted p-value is never below the primary's.
+    adjusted[~mask] = holm(pv[~mask])
     gated = np.where(mask, pv, np.maximum(adjusted, pv[mask].max() if mask.any() else -np.inf))
     out = table.copy()
     out["primary"] = mask
@@ -609,11 +550,8 @@ def holm_table(
 def _btd_cells(
     a: np.ndarray, b: np.ndarray, pos: np.ndarray, y: np.ndarray, n_arms: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Orient every row to ``a < b`` and index its cell.
-
-    Returns ``(cell_keys, cell_of_row, outcome_col)``: the distinct ``(i, j, s)`` triples
-    (shape (C, 3)), each row's cell and its outcome column (0 win of ``i``, 1 tie, 2 loss).
-    """
+    """Rows oriented to ``a < b``: the distinct cells ``(i, j, s)`` (C, 3), each row's cell and
+    its outcome column (0 win of ``i``, 1 tie, 2 loss)."""
     swap = a > b
     i = np.where(swap, b, a)
     j = np.where(swap, a, b)
@@ -627,7 +565,7 @@ def _btd_cells(
 
 def _btd_design(keys: np.ndarray, n_arms: int, position: bool) -> np.ndarray:
     """Design rows of ``u`` per cell: +1 at ``beta_i``, -1 at ``beta_j`` (``beta_0`` dropped),
-    then ``s`` for ``gamma`` when ``position``."""
+    ``s`` for ``gamma``."""
     x = np.zeros((len(keys), n_arms + int(position)))
     r = np.arange(len(keys))
     x[r, keys[:, 0]] += 1.0
@@ -663,30 +601,8 @@ def _btd_fit(
     ridge: float = 1e-8,
     init: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Maximum-likelihood ``(beta_1.., gamma, delta)`` for every count set at once.
-
-    Parameters
-    ----------
-    counts : ndarray, shape (B, C, 3)
-        (win, tie, loss) counts of each cell's first arm, per count set (may be fractional,
-        as in a prediction-powered objective).
-    x : ndarray, shape (C, d_u)
-        :func:`_btd_design` rows.
-    ties : bool
-        Davidson ties (a ``delta`` parameter last); ``False`` splits each tie into half a win
-        and half a loss (Bradley-Terry).
-    ridge : float
-        A tiny ridge on the Hessian so a resample where an arm never wins does not make it
-        singular; such a strength runs to the step bound instead of to infinity.
-    init : ndarray, shape (d,) or (B, d), optional
-        Starting values (e.g. the data's fit for its bootstrap resamples: fewer Newton
-        steps to the same maximum); by default 0 with ``delta`` at the pooled tie share.
-
-    Returns
-    -------
-    (theta, converged)
-        ``theta`` shape (B, d_u + ties); ``converged`` shape (B,), bool.
-    """
+    """Maximum-likelihood ``(beta_1.., gamma, delta)`` (B, d) and convergence (B,) of every
+    count set (B, C, 3) at once; ``ridge`` keeps a separated resample's Hessian invertible."""
     counts = _split_ties(np.asarray(counts, dtype=np.float64), ties)
     n_sets = counts.shape[0]
     d = x.shape[1] + int(ties)
@@ -700,8 +616,7 @@ def _btd_fit(
     converged = np.zeros(n_sets, dtype=bool)
     eye = ridge * np.eye(d)
     for _ in range(max_iter):
-        # Only the sets still moving: a separated resample (an arm that never wins) creeps to
-        # the bound for many steps, and the converged sets need not be recomputed meanwhile.
+        # A separated resample creeps to the bound for many steps: refit only the moving sets.
         act = np.flatnonzero(~converged)
         if not len(act):
             break
@@ -725,7 +640,7 @@ def _split_ties(counts: np.ndarray, ties: bool) -> np.ndarray:
 def _grad_info(
     counts: np.ndarray, theta: np.ndarray, x: np.ndarray, ties: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Score (B, d) and observed = expected information (B, d, d) of the log-likelihood."""
+    """Score (B, d) and information (B, d, d) of the log-likelihood."""
     n_sets, d_u = len(theta), x.shape[1]
     d = d_u + int(ties)
     w, t, lo = counts[..., 0], counts[..., 1], counts[..., 2]
@@ -737,8 +652,7 @@ def _grad_info(
     grad[:, :d_u] = ((w - lo) / 2 - n * mu) @ x
     info = np.empty((n_sets, d, d))
     var_u = (pw + pl) / 4 - mu**2
-    # One matrix product with the cells' outer products: einsum's own path for this
-    # contraction falls back to a slow non-BLAS loop for a few hundred sets.
+    # One BLAS product with the cells' outer products (einsum's path is a slow loop here).
     outer = (x[:, :, None] * x[:, None, :]).reshape(len(x), d_u * d_u)
     info[:, :d_u, :d_u] = ((n * var_u) @ outer).reshape(n_sets, d_u, d_u)
     if ties:
@@ -750,12 +664,7 @@ def _grad_info(
 
 
 def _task_scores(per_task, theta: np.ndarray, x: np.ndarray, ties: bool) -> np.ndarray:
-    """Each task's score at each ``theta``, shape (B, T, d).
-
-    ``per_task`` is a (T, C * 3) array or scipy sparse matrix of per-task cell counts. The
-    score is linear in the counts, so a task's contribution is its counts times per-cell
-    factors that depend on ``theta`` only.
-    """
+    """Each task's score (B, T, d) at each ``theta`` from per-task cell counts (T, C * 3)."""
     m = per_task.toarray() if hasattr(per_task, "toarray") else np.asarray(per_task)
     n_t = m.shape[0]
     c = _split_ties(m.reshape(n_t, -1, 3), ties)
@@ -779,11 +688,8 @@ def _sandwich(
     x: np.ndarray,
     ties: bool,
 ) -> np.ndarray:
-    """Cluster-robust (CR1) covariance of ``theta`` per count set, shape (B, d, d).
-
-    ``total`` (B, C, 3) are the set's counts, ``scores`` (B, T, d) the tasks' scores at
-    ``theta`` and ``weights`` (B, T) how often each task is in the set (1 for the data).
-    """
+    """CR1 covariance (B, d, d) of ``theta`` from the sets' counts (B, C, 3), the tasks' scores
+    (B, T, d) and how often each task is in the set (B, T)."""
     _, info = _grad_info(_split_ties(total, ties), theta, x, ties)
     n_clusters = weights.sum(1)[:, None, None]
     meat = np.einsum("bt,bti,btj->bij", weights, scores, scores, optimize=True)
@@ -796,19 +702,14 @@ def _sandwich(
 
 
 def _point_ranks(estimates: np.ndarray) -> np.ndarray:
-    """``1 + #{k : x_k > x_j}`` (ties share the better rank), like csranks' ``irank``.
-
-    >>> _point_ranks(np.array([2.0, 5.0, 2.0, 1.0])).tolist()
-    [2, 1, 2, 4]
-    """
+    """``1 + #{k : x_k > x_j}`` (ties share the better rank), as csranks' ``irank``."""
     x = np.asarray(estimates, dtype=np.float64)
     return 1 + (x[None, :] > x[:, None]).sum(axis=1)
 
 
 def _normal_draws(sigma: np.ndarray, n: int) -> np.ndarray:
-    """At least ``n`` draws of ``N(0, sigma)`` (PSD ``sigma``, singular allowed) from a
-    scrambled Sobol sequence with a fixed seed: deterministic, and closer to the normal's
-    quantiles than as many pseudo-random draws."""
+    """At least ``n`` draws of ``N(0, sigma)`` (PSD) from a scrambled Sobol sequence with a
+    fixed seed: deterministic."""
     vals, vecs = np.linalg.eigh(sigma)
     root = vecs * np.sqrt(np.clip(vals, 0.0, None))
     u = scipy.stats.qmc.Sobol(len(sigma), seed=20231).random_base2(int(np.ceil(np.log2(n))))
@@ -837,64 +738,47 @@ def _rank_bounds(
     se_draws: np.ndarray | None = None,
     se: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper rank bounds from estimates and centred draws of their errors.
+    """Lower and upper rank bounds from estimates and centred draws (B, K) of their errors.
 
-    ``deviations`` (B, K) are draws of ``theta_hat - theta``; ``two_sided=False`` gives the
-    one-sided lower bounds only (``U = K``, the tau-best). The differences are standardised
-    by ``se_hat`` (K, K) and ``se_draws`` (B, K, K) draw by draw (bootstrap-t), else by the
-    known ``se`` (K, K), else by the draws' own spread (``docs/methods.md``).
-
-    Each claim "j is ahead of k" is one one-sided hypothesis on the ordered pair (j, k); a
-    two-sided family holds both orders of its pairs, so its first critical value is the
-    quantile of ``max |Z|``, and the step-down drops only the ordered pairs rejected (csranks'
-    ``csdiffmeans``: two-sided with step-down is its "lower" type on both orders).
+    The differences are standardised by ``se_hat`` and ``se_draws`` draw by draw
+    (bootstrap-t), else by the known ``se``, else by the draws' spread. A claim "j is ahead
+    of k" is one ordered pair; the step-down drops only the claims rejected (csranks'
+    ``csdiffmeans``). ``two_sided=False``: the one-sided lower bounds (tau-best).
     """
     x = np.asarray(x, dtype=np.float64)
     dev = np.asarray(deviations, dtype=np.float64)
     k = len(x)
     diff_dev = dev[:, :, None] - dev[:, None, :]  # (B, j, k): error of d_jk = x_j - x_k
     with np.errstate(invalid="ignore", divide="ignore"):
-        known = None if se is None else np.asarray(se, dtype=np.float64)
-        se = np.sqrt(np.mean(diff_dev**2, axis=0))  # draws are centred: no mean removed
-        se = np.where(se > 0, se, np.nan)
-        # Z_jk large positive: d_jk over-estimated, the claim "j ahead of k" at risk.
         if se_hat is not None and se_draws is not None:
             se = np.where(np.asarray(se_hat) > 0, se_hat, np.nan)
             z = diff_dev / np.where(se_draws > 0, se_draws, np.nan)
         else:
-            if known is not None:
-                se = np.where(known > 0, known, np.nan)
+            if se is None:
+                se = np.sqrt(np.mean(diff_dev**2, axis=0))  # centred draws: no mean removed
+            se = np.where(se > 0, se, np.nan)
             z = diff_dev / se
         t = (x[:, None] - x[None, :]) / se  # t_jk > c: j surely ahead of k
     off = ~np.eye(k, dtype=bool) & np.isfinite(se)
-    ahead = np.zeros((k, k), dtype=bool)  # ahead[j, k]: j surely ahead of k
-    groups = (
-        [np.ones(k, dtype=bool)] if simultaneous else [np.eye(k, dtype=bool)[j] for j in range(k)]
-    )
     lower = np.ones(k, dtype=np.int64)
     upper = np.full(k, k, dtype=np.int64)
-    for members in groups:  # one family (simultaneous) or one per arm (marginal)
-        # Family of j's comparisons: (j, k) "is k ahead of j" claims; two-sided adds (k, j).
-        fam = np.zeros((k, k), dtype=bool)
+    for members in [np.ones(k, bool)] if simultaneous else np.eye(k, dtype=bool):
+        fam = np.zeros((k, k), dtype=bool)  # j's claims "k is ahead of j"; two-sided: (k, j)
         fam[members, :] = True
         if two_sided:
             fam |= fam.T
         fam &= off
-        rejected = np.zeros((k, k), dtype=bool)
+        ahead = np.zeros((k, k), dtype=bool)
         while True:
-            c = _critical(z, fam & ~rejected if stepdown else fam, confidence)
-            new = fam & (t > c) & ~rejected
-            if not new.any():
+            c = _critical(z, fam & ~ahead, confidence)
+            new = fam & (t > c) & ~ahead
+            ahead |= new
+            if not new.any() or not stepdown:
                 break
-            rejected |= new
-            if not stepdown:
-                break
-        ahead_here = rejected
         rows = np.flatnonzero(members)
-        lower[rows] = 1 + ahead_here[:, rows].sum(axis=0)
+        lower[rows] = 1 + ahead[:, rows].sum(axis=0)
         if two_sided:
-            upper[rows] = k - ahead_here[rows, :].sum(axis=1)
-        ahead |= ahead_here
+            upper[rows] = k - ahead[rows, :].sum(axis=1)
     return lower, upper
 
 
@@ -915,32 +799,27 @@ def rank_sets(
     Parameters
     ----------
     estimates : array-like or pandas.Series, shape (K,)
-        Larger is better (rank 1). A Series' index names the populations.
-    cov : array-like, shape (K, K), optional
-        Covariance of the estimates; errors are drawn from ``N(0, cov)``.
-    draws : array-like, shape (B, K), optional
-        Bootstrap replicates of the estimates (centred at ``estimates`` here). Give exactly
-        one of ``cov`` and ``draws``.
+        Larger is better (rank 1); a Series' index names the populations.
+    cov, draws : array-like, optional
+        Exactly one: the estimates' covariance (K, K), or bootstrap replicates (B, K).
     confidence : float
         Coverage of the sets.
     simultaneous : bool
-        All ranks at once (default) or each rank on its own (marginal).
+        All ranks at once (default) or each on its own (marginal).
     tau : int, optional
-        Also mark the arms in the confidence set for the ``tau`` best (``in_tau_best``).
+        Also mark the confidence set for the ``tau`` best (``in_tau_best``).
     stepdown : bool
-        The step-down refinement (default, as csranks).
+        The step-down refinement (as csranks).
     n_resamples : int
-        Parametric draws when ``cov`` is given: ``N(0, cov)`` from a scrambled Sobol
-        sequence with a fixed seed (rounded up to a power of two), so the sets are the same
-        on every call, not a function of a seed.
+        Draws of ``N(0, cov)`` (a fixed-seed Sobol sequence: the same sets on every call).
     labels : sequence of str, optional
         Names of the populations (default: the Series index, else ``0 .. K-1``).
 
     Returns
     -------
     ResultFrame
-        One row per population: ``arm``, ``statistic = "rank"``, ``estimate`` the point
-        rank, ``ci_low`` / ``ci_high`` the rank set, ``in_tau_best`` when ``tau`` is given.
+        Per population: ``arm``, ``statistic = "rank"``, ``estimate`` the point rank,
+        ``ci_low`` / ``ci_high`` the rank set, ``in_tau_best`` when ``tau`` is given.
 
     Examples
     --------
@@ -965,8 +844,7 @@ def rank_sets(
         n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
         dev = _normal_draws(sigma, n_resamples)
         source = "parametric"
-        # The differences' SEs are known from cov: standardise by them, not the draws' spread.
-        var = np.diag(sigma)
+        var = np.diag(sigma)  # standardise by the differences' known SEs
         known_se = np.sqrt(np.maximum(var[:, None] + var[None, :] - 2 * sigma, 0.0))
     else:
         d = np.asarray(draws, dtype=np.float64)
@@ -975,9 +853,8 @@ def rank_sets(
         dev = d[np.isfinite(d).all(axis=1)] - x
         source = "bootstrap"
         known_se = None
-    lo, hi = _rank_bounds(
-        x, dev, confidence=confidence, simultaneous=simultaneous, stepdown=stepdown, se=known_se
-    )
+    common = {"confidence": confidence, "stepdown": stepdown, "se": known_se}
+    lo, hi = _rank_bounds(x, dev, simultaneous=simultaneous, **common)
     rows = pd.DataFrame(
         {
             "arm": labels,
@@ -993,16 +870,7 @@ def rank_sets(
     )
     if tau is not None:
         tau = check_positive_int(tau, "tau")
-        lower, _ = _rank_bounds(
-            x,
-            dev,
-            confidence=confidence,
-            simultaneous=True,
-            two_sided=False,
-            stepdown=stepdown,
-            se=known_se,
-        )
-        rows["in_tau_best"] = lower <= tau
+        rows["in_tau_best"] = _rank_bounds(x, dev, two_sided=False, **common)[0] <= tau
     diag = pd.DataFrame({"source": [source], "n_resamples": [len(dev)], "tau": [tau]})
     return tidy_frame(rows, by=["arm"], diagnostics=diag, extra=["in_tau_best"])
 
@@ -1013,7 +881,7 @@ def rank_sets(
 #: Models of `rank`: `davidson` (ties a parameter), `bradley-terry` (a tie is half a win).
 RANK_MODELS = ("davidson", "bradley-terry")
 #: Above this many (task x cell x outcome) numbers the rank sets standardise by the draws'
-#: spread instead of a per-resample sandwich SE (Arena's 26,919 battles: many clusters).
+#: spread, not a per-resample sandwich SE (memory).
 STUDENTIZE_MAX_CELLS = 3_000_000
 
 
@@ -1063,8 +931,7 @@ def _difference_se(cov: np.ndarray, k: int) -> np.ndarray:
 def _fit_studentized(
     per_task: np.ndarray, x: np.ndarray, ties: bool, n_resamples: int, gen, k: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Point fit and bootstrap fits with the CR1 sandwich SE of every strength difference
-    (for the estimate and for each resample: the bootstrap-t of the rank sets)."""
+    """Point and bootstrap fits with the CR1 SEs of the strength differences (bootstrap-t)."""
     n_t, n_cells = per_task.shape[0], x.shape[0]
     total = per_task.sum(0).reshape(1, n_cells, 3)
     point, _ = _btd_fit(total, x, ties=ties)
@@ -1117,12 +984,12 @@ def rank(
     Parameters
     ----------
     frame : pandas.DataFrame
-        A pairwise verdict frame (:func:`evalstats.verdict_frame`: `arm_a`, `arm_b` on every row).
+        A verdict frame (``arm_a``, ``arm_b`` on every row).
     labels : pandas.DataFrame, optional
-        People's verdicts (a pairwise frame, one judge) on a random subset of ``frame``'s
-        judgments: the prediction-powered ranking (see the module docstring).
+        People's verdicts (one judge) on a random subset of ``frame``'s judgments: the
+        prediction-powered ranking.
     judge, rubric : str, optional
-        The judge (rubric) whose verdicts are used, needed when ``frame`` has several.
+        Whose verdicts, needed when ``frame`` has several.
     model : {"davidson", "bradley-terry"}
         Davidson ties, or ties split half-half.
     confidence : float
@@ -1134,18 +1001,16 @@ def rank(
     rng : numpy.random.Generator or int, optional
         Seed.
     tau : int, optional
-        Mark the confidence set for the ``tau`` best (``in_tau_best``; default 1: which arms
-        may be the best).
+        Mark the confidence set for the ``tau`` best (``in_tau_best``; 1: which may be best).
     arms : sequence of str, optional
-        The arms' order in the result.
+        The arms' order.
 
     Returns
     -------
     ResultFrame
-        ``arm``, ``opponent`` then the tidy columns and ``in_tau_best``. Rows: ``strength``
-        (per arm), ``rank`` (estimate the point rank, ``ci_low`` / ``ci_high`` the rank set),
-        ``p_beats`` (per ordered pair), ``tie_nu`` and ``position`` (no arm).
-        ``diagnostics`` has the judge, ``lambda`` (PPI) and the convergence count.
+        ``arm``, ``opponent``, the tidy columns and ``in_tau_best``; rows ``strength``,
+        ``rank`` (``ci_low`` / ``ci_high`` the rank set), ``p_beats`` (per ordered pair),
+        ``tie_nu`` and ``position``. ``diagnostics``: judge, ``lambda`` (PPI), convergence.
 
     Examples
     --------
@@ -1215,19 +1080,10 @@ def rank(
             gen.bit_generator.state = state
             sep.append(_fit_all([m], lambda c: c, x, ties, n_t, n_resamples, gen))
         gen.bit_generator.state = state
-        bh, ba, bl = (_strengths(np.concatenate(s[1]), k) for s in sep)
-        delta = ba - bl
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            cross = np.nanmean(((bh - bh.mean(0)) * (delta - delta.mean(0))).sum(1))
-            var = np.nanmean(((delta - delta.mean(0)) ** 2).sum(1))
-        lam = float(np.clip(-cross / var if var > 0 else 0.0, 0.0, 1.0))
-
-        def combine(h, a, lo):
-            n_l, n_a = lo.sum(axis=1, keepdims=True), a.sum(axis=1, keepdims=True)
-            return h + lam * (n_l / n_a * a - lo)
-
-        point, draws = _fit_all([human, j_all, j_lab], combine, x, ties, n_t, n_resamples, gen)
+        lam = float(_ppi_lambda(*(_strengths(np.concatenate(s[1]), k)[None] for s in sep))[0])
+        point, draws = _fit_all(
+            [human, j_all, j_lab], lambda *c: _pp_counts(*c, lam), x, ties, n_t, n_resamples, gen
+        )
         draws = np.concatenate(draws)
         method = "ppi_task_bootstrap_percentile"
     beta, beta_b = _strengths(point, k), _strengths(draws, k)
@@ -1462,6 +1318,12 @@ def _ppi_lambda(bh: np.ndarray, ba: np.ndarray, bl: np.ndarray) -> np.ndarray:
     return np.clip(lam, 0.0, 1.0)
 
 
+def _pp_counts(human, judge_all, judge_labelled, lam):
+    """The prediction-powered objective's counts: ``H + lam (n / N J_all - J_L)`` per set."""
+    n_l, n_a = judge_labelled.sum(1, keepdims=True), judge_all.sum(1, keepdims=True)
+    return human + lam * (n_l / n_a * judge_all - judge_labelled)
+
+
 def _ppr(d, judge, human, labelled, n_resamples, gen, confidence, sets, lam=None):
     """Prediction-powered ``rank`` per subsample: ``labelled`` (S, N) marks its human votes
     (``lam``, one per subsample, replaces the PPI++ choice: for the tests)."""
@@ -1487,15 +1349,9 @@ def _ppr(d, judge, human, labelled, n_resamples, gen, confidence, sets, lam=None
         for p, st in zip(parts_b, starts, strict=True)
     )
     lam = _ppi_lambda(bh, ba, bl) if lam is None else np.asarray(lam, dtype=np.float64)
-
-    def combine(h, a, lo, lam_rows):
-        n_l, n_a = lo.sum(1, keepdims=True), a.sum(1, keepdims=True)
-        return h + lam_rows[:, None] * (n_l / n_a * a - lo)
-
-    point = _type_fit(combine(*parts, lam), d.x)
-    draws = _type_fit(
-        combine(*parts_b, np.repeat(lam, n_resamples)), d.x, np.repeat(point, n_resamples, 0)
-    )
+    point = _type_fit(_pp_counts(*parts, lam[:, None]), d.x)
+    lam_b = np.repeat(lam, n_resamples)[:, None]
+    draws = _type_fit(_pp_counts(*parts_b, lam_b), d.x, np.repeat(point, n_resamples, 0))
     beta, beta_b = _strengths(point, d.k), _strengths(draws, d.k).reshape(s, n_resamples, d.k)
     return beta, _bounds(beta, beta_b, n, confidence, sets), lam
 
