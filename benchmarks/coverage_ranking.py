@@ -80,7 +80,7 @@ def one(rng, beta, truth, resamples, battle_level):
         frame = frame.assign(task_id=[f"b{i}" for i in range(len(frame))])
     arms = [f"arm{m}" for m in range(len(beta))]
     seed = int(rng.integers(2**31))
-    c = compare(frame, arms=arms, n_resamples=resamples, rng=seed)
+    c = compare(frame, arms=arms)
     net = c[c.statistic == "net_win"]
     covered = bool(((net.sim_low <= truth) & (truth <= net.sim_high)).all())
     half = float(((net.sim_high - net.sim_low) / 2).mean())

@@ -222,104 +222,36 @@ def pair_counts(enc: Encoded, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndar
     return counts.astype(np.float64), pid
 
 
-# The scale of the max-t: logit for the three rates, atanh for the net win.
-_RATE_COLS = np.array([True, True, True, False])
-
-
-def _to_scale(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``g(x)`` and ``g'(x)`` per statistic (last axis): logit for rates, atanh for net win."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g = np.where(_RATE_COLS, np.log(x) - np.log1p(-x), np.arctanh(x))
-        d = np.where(_RATE_COLS, 1.0 / (x * (1.0 - x)), 1.0 / (1.0 - x**2))
-    return g, d
-
-
-def _cr2_rates(y: np.ndarray, m: np.ndarray, w: np.ndarray | None = None):
-    """Ratio estimates and CR2 SEs per pair from per-task sums ``y`` (T, P, 4), ``m`` (T, P);
-    ``w`` (B, T) counts each task's copies in a resample (a copy is a cluster)."""
-    if w is None:
-        w = np.ones((1, len(m)))
-    n = w @ m  # (B, P)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.einsum("bt,tps->bps", w, y) / n[..., None]
-        h = m[None] / n[:, None]  # (B, T, P): a task's leverage
-        adj = np.where((m[None] > 0) & (h < 1), w[..., None] / (1.0 - h), 0.0)
-        resid = y[None] - r[:, None] * m[None, ..., None]
-        se = np.sqrt(np.einsum("btp,btps->bps", adj, resid**2)) / n[..., None]
-    return r, se
-
-
-def _from_scale(g: np.ndarray) -> np.ndarray:
-    return np.where(_RATE_COLS, scipy.special.expit(g), np.tanh(g))
-
-
-def _max_t(y, m, est, se, n_resamples, gen, confidence) -> tuple[np.ndarray, int]:
-    """The ``confidence`` quantile of the max over pairs of ``|t*|`` per statistic (4,), and
-    the number of resamples with an infinite draw. ``t*`` is on the logit / atanh scale,
-    each resample studentized by its own CR2 SE; statistics without spread are left out."""
-    g, d = _to_scale(est)
-    with np.errstate(invalid="ignore"):
-        spread = np.isfinite(g) & (se * d > 0)
-    m_b = []
-    block = max(1, 2_000_000 // (len(m) * m.shape[1] * 4))
-    for weights in task_resamples(len(m), n_resamples, gen, max_cells=block * len(m)):
-        rb, sb = _cr2_rates(y, m, weights)
-        gb, db = _to_scale(rb)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            num = gb - g
-            tb = np.abs(np.where(np.isinf(num), num, num / (sb * db)))
-        m_b.append(np.where(spread & ~np.isnan(tb), tb, 0.0).max(axis=1))  # (B, 4)
-    m_b = np.concatenate(m_b)
-    crit = np.quantile(m_b, confidence, axis=0, method="inverted_cdf")
-    return crit, int(np.isinf(m_b).any(axis=1).sum())
-
-
 def compare(
     frame: pd.DataFrame,
     *,
     reference: str | None = None,
     confidence: float = 0.95,
     method: str = "cr2_wilson",
-    n_resamples: int = 2000,
-    rng: np.random.Generator | int | None = None,
     judge: str | None = None,
     rubric: str | None = None,
     arms: Sequence[str] | None = None,
 ) -> ResultFrame:
     """Win, tie, loss and net win of every pair of arms, with simultaneous intervals.
 
-    Per pair, the marginal interval and the p-value of ``net_win = 0`` are
-    :func:`evalstats.stats.win_rates`' (``cr2_wilson``: the CR2 SE with Bell-McCaffrey df,
-    a score interval, and the test it inverts, so ``p_value < 1 - confidence`` exactly when
-    the interval excludes 0): a pair's numbers are the same here and there. ``p_holm`` is
-    Holm over the pairs' p-values. The simultaneous interval is a max-t: ``c`` is the
-    ``confidence`` quantile of the max over pairs of ``|t*|`` in a task-cluster bootstrap
-    (every resample studentized by its own CR2 SE), the interval ``g^-1(g(r) +- c g'(r) SE)``
-    on the logit (rates) / atanh (net win) scale, so its ends stay in range; ``c`` is capped
-    at Bonferroni's ``t_df(1 - alpha / (2P))`` and the interval widened to hold the
-    marginal one, so it never contradicts ``p_value``. A resample at the edge of the range
-    counts as infinitely extreme: where too many are, the cap (not an infinite value) is
-    used; a statistic without spread (no tie anywhere) gets the marginal construction at
-    Bonferroni's level, never [0, 1]. Coverage and family-wise error: ``docs/methods.md``, "Comparisons and rankings".
+    A pair's estimate, interval and net-win p-value are :func:`evalstats.stats.win_rates`'
+    (``p_value < 1 - confidence`` exactly when the interval excludes 0); ``p_holm`` is Holm
+    over the P pairs. The simultaneous interval is the same construction at Bonferroni's
+    level ``1 - alpha / P``: it excludes 0 exactly when ``P p_value < alpha`` (so ``p_holm <
+    alpha`` too) and is never infinite. Coverage: ``docs/methods.md``.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        A verdict frame with ``arm_a``, ``arm_b`` (without them, the two-arm frame: ``with``
-        against ``without``); only ``status == "ok"`` rows count.
+        A verdict frame with ``arm_a``, ``arm_b``; only ``status == "ok"`` rows count.
     reference : str, optional
-        Compare every other arm with this one (K - 1 pairs, ``arm_b`` = reference); default
-        all K (K - 1) / 2 pairs.
+        Compare every other arm with this one (``arm_b``); default all pairs.
     confidence : float
         Level of the marginal and the simultaneous intervals.
     method : {"cr2_wilson"}
-        How the marginal interval is made (:func:`evalstats.stats.win_rates`' key).
-    n_resamples : int
-        Task-cluster bootstrap resamples of the simultaneous critical value.
-    rng : numpy.random.Generator or int, optional
-        Seed of the bootstrap.
+        How the intervals are made (:func:`evalstats.stats.win_rates`' key).
     judge, rubric : str, optional
-        Which judge's (rubric's) verdicts, needed when the frame has several.
+        Whose verdicts, needed when the frame has several.
     arms : sequence of str, optional
         The arms' order (pairs are ``(arms[i], arms[j])`` with ``i < j``).
 
@@ -327,97 +259,65 @@ def compare(
     -------
     ResultFrame
         One row per pair and statistic (:data:`COMPARE_STATISTICS`): ``arm_a``, ``arm_b``,
-        the tidy columns, then ``p_holm`` (net win only), ``sim_low``, ``sim_high``.
-        ``diagnostics`` holds the judge, the critical value of each statistic (capped), the
-        number of resamples and of degenerate ones.
+        the tidy columns, ``p_holm`` (net win), ``sim_low``, ``sim_high``; ``diagnostics``
+        the judge and ``sim_level``, the simultaneous intervals' per-pair level.
 
     Examples
     --------
     >>> f = pd.DataFrame({"task_id": [f"t{i % 6}" for i in range(36)], "judge": "j",
     ...                   "arm_a": ["x", "y", "x"] * 12, "arm_b": ["y", "z", "z"] * 12,
     ...                   "status": "ok", "outcome": ["win", "tie", "loss", "win"] * 9})
-    >>> res = compare(f, rng=1, n_resamples=200)
+    >>> res = compare(f)
     >>> res.loc[res.statistic == "net_win", ["arm_a", "arm_b", "estimate"]].to_string(index=False)
     'arm_a arm_b  estimate\\n    x     y      0.25\\n    x     z      0.25\\n    y     z      0.25'
     """
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=20)
     if method not in COMPARE_METHODS:
         raise ParameterError(f"method must be one of {COMPARE_METHODS}, got {method!r}")
-    gen = as_generator(rng)
     enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
     pairs = _pairs(enc.arms, reference)
     n_p, alpha = len(pairs), 1.0 - confidence
     counts, _ = pair_counts(enc, pairs)
-    m = counts.sum(-1)
-    tp = np.nonzero(m > 0)  # the (task, pair) cells judged
+    tp = np.nonzero(counts.sum(-1) > 0)  # the (task, pair) cells judged
     c = counts[tp]
 
-    def marginal(level: float) -> dict[str, Any]:  # win_rates' numbers, each pair a group
-        return rate_arrays(c[:, 0], c[:, 1], c[:, 2], tp[1], n_p, method=method, confidence=level)
+    def marginal(level: float, **kw) -> dict[str, Any]:  # win_rates' numbers, pairs as groups
+        return rate_arrays(
+            c[:, 0], c[:, 1], c[:, 2], tp[1], n_p, method=method, confidence=level, **kw
+        )
 
     ra = marginal(confidence)
     est, se = ra["est"][:, :4], ra["se"][:, :4]
     df = np.column_stack([np.repeat(ra["df"][:, None], 3, axis=1), ra["net_win_df"]])
-    y = np.stack(
-        [counts[..., 0], counts[..., 1], counts[..., 2], counts[..., 0] - counts[..., 2]], -1
-    )
-    crit, degenerate = _max_t(y, m, est, se, n_resamples, gen, confidence)
-    g, d = _to_scale(est)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cap = np.minimum(crit[None], scipy.stats.t.ppf(1 - alpha / (2 * n_p), df))
-        half = np.maximum(cap, scipy.stats.t.ppf(1 - alpha / 2, df)) * se * d
-        sim_lo = np.fmin(_from_scale(g - half), ra["low"][:, :4])
-        sim_hi = np.fmax(_from_scale(g + half), ra["high"][:, :4])
-    # At the edge of the range (no tie drawn, say) there is no spread to studentize: the
-    # marginal construction at Bonferroni's level.
-    flat = ~np.isfinite(sim_lo + sim_hi) | ~(half > 0)
-    if flat.any():
-        bonf = marginal(1.0 - alpha / n_p)
-        sim_lo = np.where(flat, bonf["low"][:, :4], sim_lo)
-        sim_hi = np.where(flat, bonf["high"][:, :4], sim_hi)
+    level = 1.0 - alpha / n_p
+    at = marginal(level, net_win_test=False)
+    sim_lo = np.fmin(at["low"][:, :4], ra["low"][:, :4])
+    sim_hi = np.fmax(at["high"][:, :4], ra["high"][:, :4])
     p = ra["net_win_p"]
-    p_holm = np.full(n_p, np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        p_holm[ok] = multipletests(p[ok], method="holm")[1]
-    rows = []
-    for pi, (i, j) in enumerate(pairs):
-        for s, name in enumerate(COMPARE_STATISTICS):
-            net = name == "net_win"
-            rows.append(
-                {
-                    "arm_a": enc.arms[i],
-                    "arm_b": enc.arms[j],
-                    "statistic": name,
-                    "estimate": est[pi, s],
-                    "se": se[pi, s],
-                    "ci_low": ra["low"][pi, s],
-                    "ci_high": ra["high"][pi, s],
-                    "p_value": p[pi] if net else np.nan,
-                    "df": df[pi, s],
-                    "n": int(ra["n"][pi]),
-                    "n_tasks": int(ra["n_tasks"][pi]),
-                    "method": method,
-                    "confidence": confidence,
-                    "p_holm": p_holm[pi] if net else np.nan,
-                    "sim_low": sim_lo[pi, s],
-                    "sim_high": sim_hi[pi, s],
-                }
-            )
-    with np.errstate(invalid="ignore"):
-        t_bonf = scipy.stats.t.ppf(1 - alpha / (2 * n_p), df)
+    i, j = np.array(pairs).T
+    pi = np.repeat(np.arange(n_p), 4)
+    net = np.tile(np.array(COMPARE_STATISTICS) == "net_win", n_p)
+    rows = {
+        "arm_a": [enc.arms[v] for v in i[pi]],
+        "arm_b": [enc.arms[v] for v in j[pi]],
+        "statistic": list(COMPARE_STATISTICS) * n_p,
+        "estimate": est.ravel(),
+        "se": se.ravel(),
+        "ci_low": ra["low"][:, :4].ravel(),
+        "ci_high": ra["high"][:, :4].ravel(),
+        "p_value": np.where(net, p[pi], np.nan),
+        "df": df.ravel(),
+        "n": ra["n"][pi].astype(int),
+        "n_tasks": ra["n_tasks"][pi].astype(int),
+        "method": method,
+        "confidence": confidence,
+        "p_holm": np.where(net, holm(p)[pi], np.nan),
+        "sim_low": sim_lo.ravel(),
+        "sim_high": sim_hi.ravel(),
+    }
     diagnostics = pd.DataFrame(
-        {
-            "judge": [enc.judge],
-            "n_arms": [len(enc.arms)],
-            "n_pairs": [n_p],
-            "n_tasks": [enc.n_tasks],
-            "n_resamples": [n_resamples],
-            "n_degenerate": [degenerate],
-            **{f"crit_{name}": [float(min(crit[s], np.nanmax(t_bonf[:, s], initial=0.0)))]
-               for s, name in enumerate(COMPARE_STATISTICS)},
-        }
+        {"judge": [enc.judge], "n_arms": [len(enc.arms)], "n_pairs": [n_p], "n_tasks": [enc.n_tasks],
+         "sim_level": [level]}
     )  # fmt: skip
     return tidy_frame(
         pd.DataFrame(rows),
@@ -1165,9 +1065,7 @@ def rank(
 
 #: The estimators of the study, in their order in the results.
 SUBSAMPLE_ESTIMATORS = ("full_human", "judge_only", "human_only", "human_only_percentile", "ppr")
-# Fitted sets per batch (a chunk of subsamples times their resamples): bounds the memory of
-# the type-count and score arrays (~ sets x types numbers).
-_MAX_SETS = 4_000
+_MAX_SETS = 4_000  # fitted sets (subsamples x resamples) per batch: bounds the memory
 
 
 class _Design:
@@ -1200,7 +1098,6 @@ class _Design:
             cols[j] = ej.y[order]
         pos = eh.pos
         keys = _btd_cells(eh.a, eh.b, pos, eh.y, self.k)[0]
-        # As rank(): the position bonus only when both presentation orders occur.
         self.position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
         if not self.position:
             pos = np.zeros_like(pos)
@@ -1216,18 +1113,13 @@ class _Design:
 
 
 def _type_fit(counts: np.ndarray, x: np.ndarray, init: np.ndarray | None = None) -> np.ndarray:
-    """Davidson fits of count sets (M, 3C); resamples start from their data's fit (``init``,
-    one row per set): the likelihood is concave, so the maximum is the same, in fewer steps."""
+    """Davidson fits of count sets (M, 3C), started at ``init`` (M, d) when given."""
     return _btd_fit(counts.reshape(len(counts), -1, 3), x, ties=True, init=init)[0]
 
 
 def _multinomial(gen, n: int, counts: np.ndarray, n_resamples: int) -> np.ndarray:
-    """Bootstrap type counts (S * B, T): ``n`` battles drawn from each row's types.
-
-    Drawing the ``n`` battles' indices with replacement is a multinomial over the battles;
-    exchangeable battles merge into their type, so it is this multinomial over the types.
-    Types no row has are left out of the draw (they stay 0).
-    """
+    """Bootstrap type counts (S * B, T): ``n`` battles drawn with replacement from each row's
+    types (exchangeable battles merge into their type: a multinomial over the types)."""
     s, t = counts.shape
     nz = np.flatnonzero(counts.sum(0) > 0)
     draw = gen.multinomial(n, counts[:, nz] / n, size=(n_resamples, s)).transpose(1, 0, 2)
@@ -1237,8 +1129,7 @@ def _multinomial(gen, n: int, counts: np.ndarray, n_resamples: int) -> np.ndarra
 
 
 def _type_se(d: _Design, counts: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """CR1 sandwich SEs of the strength differences (M, K, K) from type counts (M, 3C): the
-    meat sums each battle's score outer product, and a battle's score is its type's."""
+    """CR1 sandwich SEs of the strength differences (M, K, K) from type counts (M, 3C)."""
     out = np.empty((len(counts), d.k, d.k))
     sgn = np.array([0.5, 0.0, -0.5])  # d u-score / d count: win +1/2, tie 0, loss -1/2
     tie = np.array([0.0, 1.0, 0.0])
@@ -1258,8 +1149,7 @@ def _type_se(d: _Design, counts: np.ndarray, theta: np.ndarray) -> np.ndarray:
 def _one_source(
     d: _Design, type_counts: np.ndarray, n_tasks: int, n_resamples: int, gen, studentize: bool
 ):
-    """Fits of one judge's verdicts on ``n_tasks`` battles per set (S, 3C): the point, the
-    bootstrap draws (S, B, d) and, when ``studentize``, the sandwich SEs of the differences."""
+    """Point fits, bootstrap draws (S, B, d) and (``studentize``) sandwich SEs of one judge."""
     s = len(type_counts)
     point = _type_fit(type_counts, d.x)
     boot = _multinomial(gen, n_tasks, type_counts, n_resamples)
@@ -1272,12 +1162,12 @@ def _one_source(
 
 
 def _bounds(beta, beta_b, n_tasks, confidence, sets, se_hat=None, se_draws=None):
-    """Rank sets of every fit (one per row of ``beta``): {"simultaneous"/"marginal": (lo, hi)}."""
+    """Rank sets of every fit (a row of ``beta``): {"simultaneous"/"marginal": (lo, hi)}."""
     out = {m: (np.empty(beta.shape, np.int64), np.empty(beta.shape, np.int64)) for m in sets}
     for i in range(len(beta)):  # per subsample: the step-down is sequential
         ok = np.isfinite(beta_b[i]).all(axis=1)
         if se_draws is None:
-            # The bootstrap's plug-in variance lacks the CR1 factor C / (C - 1), as in rank().
+            # The bootstrap's plug-in variance lacks the CR1 factor C / (C - 1).
             dev, kw = (beta_b[i][ok] - beta[i]) * np.sqrt(n_tasks / (n_tasks - 1)), {}
         else:
             dev, kw = beta_b[i][ok] - beta[i], {"se_hat": se_hat[i], "se_draws": se_draws[i][ok]}
@@ -1290,8 +1180,8 @@ def _bounds(beta, beta_b, n_tasks, confidence, sets, se_hat=None, se_draws=None)
 
 
 def _human_like(d, types, mask, n_resamples, gen, confidence, sets, percentile=False):
-    """``rank`` of one judge's verdicts on the battles of each row of ``mask`` (S, N); with
-    ``percentile`` also the spread-standardised sets of the same draws (None if not studentized)."""
+    """``rank`` of one judge on the battles of each row of ``mask`` (S, N); ``percentile``: also
+    the spread-standardised sets of the same draws (None if not studentized)."""
     n_tasks = int(mask[0].sum())
     counts = np.stack([np.bincount(types[m], minlength=3 * d.n_cells) for m in mask]).astype(float)
     student = n_tasks * d.n_cells * 3 <= STUDENTIZE_MAX_CELLS
@@ -1305,9 +1195,8 @@ def _human_like(d, types, mask, n_resamples, gen, confidence, sets, percentile=F
 
 
 def _ppi_lambda(bh: np.ndarray, ba: np.ndarray, bl: np.ndarray) -> np.ndarray:
-    """PPI++ ``lambda`` per subsample from the three separate fits' draws (S, B, K): the
-    minimiser of the trace of ``Var(b_H + lambda (b_J,all - b_J,L))``, clipped to [0, 1]
-    (:func:`evalstats.stats.rank`'s rule)."""
+    """PPI++ ``lambda`` per set from the separate fits' draws (S, B, K): the minimiser of the
+    trace of ``Var(b_H + lambda (b_J,all - b_J,L))``, clipped to [0, 1]."""
     delta = ba - bl
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -1325,11 +1214,9 @@ def _pp_counts(human, judge_all, judge_labelled, lam):
 
 
 def _ppr(d, judge, human, labelled, n_resamples, gen, confidence, sets, lam=None):
-    """Prediction-powered ``rank`` per subsample: ``labelled`` (S, N) marks its human votes
-    (``lam``, one per subsample, replaces the PPI++ choice: for the tests)."""
+    """Prediction-powered ``rank`` per subsample (``labelled`` (S, N) marks its human votes)."""
     c3, n = 3 * d.n_cells, d.n
     jt, ht = d.types(judge), d.col[human]
-    # A battle's type: its judge type, and when labelled its human column too.
     types = np.where(labelled, c3 + jt[None] * 3 + ht[None], jt[None])
     n_types = c3 * 4
     counts = np.stack([np.bincount(t, minlength=n_types) for t in types]).astype(float)
@@ -1370,29 +1257,25 @@ def rank_subsamples(
     arms: Sequence[str] | None = None,
 ) -> ResultFrame:
     """Rank sets of the all-human, human-only, judge-only and prediction-powered rankings over
-    repeated random subsamples of the human votes.
-
-    The experiment of Chatzi et al. (NeurIPS 2024); see the module docstring.
+    repeated random subsamples of the human votes (Chatzi et al., NeurIPS 2024).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        A stacked pairwise verdict frame (:func:`evalstats.adapters.arena.load` with
-        ``judge="all"``): every judge judges the same battles, one battle per task.
+        A stacked verdict frame in which every judge judges the same battles, one per task
+        (:func:`evalstats.adapters.arena.load` with ``judge="all"``).
     human : str
         The judge whose verdicts are the truth (people).
     judges : sequence of str, optional
-        The LLM judges (default: every other judge of ``frame``).
-    n_labels : int
-        Human votes per subsample (drawn without replacement).
-    n_subsamples : int
-        Random subsamples.
+        The LLM judges (default: every other judge).
+    n_labels, n_subsamples : int
+        Human votes per subsample (without replacement); how many subsamples.
     confidence : float
         Level of the rank sets.
     n_resamples : int
         Task-cluster bootstrap resamples per fit.
     sets : sequence of {"simultaneous", "marginal"}
-        Which rank sets to compute (``method`` says which a row holds).
+        Which rank sets to compute.
     rng : numpy.random.Generator or int, optional
         Seed (subsamples, then every bootstrap).
     arms : sequence of str, optional
@@ -1402,11 +1285,8 @@ def rank_subsamples(
     -------
     ResultFrame
         ``estimator`` (:data:`SUBSAMPLE_ESTIMATORS`), ``judge``, ``subsample`` (missing for
-        ``full_human`` and ``judge_only``, which use every battle), ``arm``; ``statistic``
-        ``"rank"`` (``estimate`` the point rank, ``ci_low`` / ``ci_high`` the rank set;
-        ``n`` the verdicts, ``method`` the set) and, for ``ppr``, ``"lambda"`` (no arm).
-        ``diagnostics``: ``n_battles``, ``n_labels``, ``n_subsamples``, ``n_resamples``,
-        ``position_effect``.
+        the estimators on every battle), ``arm``; ``statistic`` ``"rank"`` (``ci_low`` /
+        ``ci_high`` the rank set, ``method`` which set) and ``"lambda"`` (``ppr``).
 
     Examples
     --------
@@ -1440,7 +1320,7 @@ def rank_subsamples(
     n_labels = check_positive_int(n_labels, "n_labels", minimum=2)
     if n_labels >= d.n:
         raise ParameterError(f"n_labels must be below the {d.n} battles, got {n_labels}")
-    # The subsamples: S random n-subsets of the battles (argpartition of uniform keys).
+    # S random n-subsets of the battles (argpartition of uniform keys).
     keys = gen.random((n_subsamples, d.n))
     labelled = np.zeros((n_subsamples, d.n), dtype=bool)
     np.put_along_axis(labelled, np.argpartition(keys, n_labels - 1, axis=1)[:, :n_labels], True, 1)
@@ -1509,33 +1389,21 @@ def subsample_coverage(
 ) -> ResultFrame:
     """Coverage of the all-human ranking and mean rank-set size, per estimator and judge.
 
-    Over the subsamples of :func:`rank_subsamples`: how often the rank sets cover the
-    all-human ranking, how often they meet its rank sets, and their mean size.
-
     Parameters
     ----------
     ranks : pandas.DataFrame
         :func:`rank_subsamples`' result.
     method : str
-        Which rank sets to score (``"simultaneous_stepdown"``: coverage of all ranks at once).
+        Which rank sets to score.
 
     Returns
     -------
     ResultFrame
-        ``estimator``, ``judge``; ``statistic``:
-
-        * ``coverage``: share of subsamples whose sets hold every arm's all-human point rank
-          (``se`` the Monte Carlo SE ``sqrt(p (1 - p) / S)``);
-        * ``intersects``: share whose every set meets the arm's all-human rank set (the
-          paper's "baseline intersection" metric);
-        * ``set_size``: mean over subsamples of the mean set size (``se`` their SD / sqrt(S));
-        * ``size_vs_human_only`` (``ppr``): mean over subsamples of the PPR set size minus the
-          human-only one on the same votes (paired; ``se`` SD / sqrt(S), normal interval);
-          ``size_vs_human_only_percentile`` the same against ``human_only_percentile``;
-        * ``lambda`` (``ppr``): mean PPI++ weight (``se`` their SD / sqrt(S)).
-
-        ``n`` the subsamples (1 for ``judge_only``, which uses every battle: the same data in
-        every subsample, so its share is 0 or 1 and has no Monte Carlo SE).
+        ``estimator``, ``judge``; ``statistic`` ``coverage`` (share of subsamples whose sets
+        hold every arm's all-human point rank), ``intersects`` (share whose every set meets
+        the all-human set), ``set_size`` (mean), for ``ppr`` ``size_vs_human_only`` and
+        ``size_vs_human_only_percentile`` (paired differences of size) and ``lambda``; ``se``
+        the Monte Carlo SE, ``n`` the subsamples.
 
     Examples
     --------
@@ -1593,7 +1461,7 @@ def subsample_coverage(
             out.append({**base, "statistic": name, "estimate": est_v, "se": se,
                         "method": f"monte_carlo_{method}"})  # fmt: skip
         for ref, other in humans.items() if est == "ppr" else ():
-            # Paired over subsamples: the same human votes enter both estimators.
+            # Paired: the same human votes enter both estimators.
             both = g.merge(other, on="_sub", suffixes=("", "_h"))
             dv = (both["size"] - both["size_h"]).to_numpy(dtype=float)
             if not len(dv):
