@@ -80,6 +80,20 @@ def _arm_order(frame: pd.DataFrame, arms: Sequence[str] | None) -> tuple[str, ..
     return arms
 
 
+def _pick(frame: pd.DataFrame, col: str, value: str | None) -> tuple[pd.DataFrame, str]:
+    """The rows whose ``col`` is ``value`` (default: the frame's only one) and the value."""
+    have = pd.unique(frame[col].astype(str))
+    if value is None:
+        if len(have) > 1:
+            raise ParameterError(
+                f"the frame has {len(have)} {col}s ({', '.join(have)}): pass {col}= to pick one"
+            )
+        value = str(have[0]) if len(have) else ""
+    elif value not in set(have):
+        raise ParameterError(f"{col} {value!r} is not in the frame ({list(have)})")
+    return frame.loc[(frame[col].astype(str) == value).to_numpy()], value
+
+
 def encode(
     frame: pd.DataFrame,
     *,
@@ -101,29 +115,9 @@ def encode(
         frame = frame.assign(arm_a="with", arm_b="without")
     check_columns(frame, _REQUIRED, what="pairwise verdict frame")
     if "rubric" in frame.columns:
-        rubrics = pd.unique(frame["rubric"].astype(str))
-        if rubric is None and len(rubrics) > 1:
-            raise ParameterError(
-                f"the frame has {len(rubrics)} rubrics ({', '.join(rubrics)}): pass rubric="
-            )
-        if rubric is not None:
-            if rubric not in set(rubrics):
-                raise ParameterError(f"rubric {rubric!r} is not in the frame ({list(rubrics)})")
-            frame = frame.loc[(frame["rubric"].astype(str) == rubric).to_numpy()]
-    judges = pd.unique(frame["judge"].astype(str))
-    if judge is None:
-        if len(judges) > 1:
-            raise ParameterError(
-                f"the frame has {len(judges)} judges ({', '.join(map(str, judges))}): "
-                "pass judge= to pick one"
-            )
-        judge = str(judges[0]) if len(judges) else ""
-    elif judge not in set(judges):
-        raise ParameterError(f"judge {judge!r} is not in the frame (judges: {list(judges)})")
-    rows = frame.loc[
-        (frame["judge"].astype(str) == judge).to_numpy()
-        & (frame["status"].astype(str) == "ok").to_numpy()
-    ]
+        frame, _ = _pick(frame, "rubric", rubric)
+    frame, judge = _pick(frame, "judge", judge)
+    rows = frame.loc[(frame["status"].astype(str) == "ok").to_numpy()]
     arm_names = _arm_order(rows if len(rows) else frame, arms)
     if len(arm_names) < 2:
         raise DataError(f"a ranking needs at least two arms, got {list(arm_names)}", field="arm_a")
@@ -150,8 +144,7 @@ def encode(
         if unknown.any():
             i = int(np.flatnonzero(unknown)[0])
             raise DataError(
-                f"order must be a_first, b_first, with_first, without_first or missing, "
-                f"got {order.iloc[i]!r}",
+                f"order must be one of {list(_POSITION)} or missing, got {order.iloc[i]!r}",
                 line=i + 1,
                 field="order",
             )
@@ -183,9 +176,6 @@ def task_resamples(
         flat = (draws + (np.arange(m) * n_tasks)[:, None]).ravel()
         yield np.bincount(flat, minlength=m * n_tasks).reshape(m, n_tasks).astype(np.float64)
         done += m
-
-
-# ------------------------------------------------------------ compare: every pair of arms
 
 
 #: Interval methods of `compare`: `cr2_wilson` (as `win_rates`: CR2, Bell-McCaffrey df, score).
@@ -327,9 +317,6 @@ def compare(
     )
 
 
-# ------------------------------------------------------------ Holm
-
-
 def holm(pvalues: Any) -> np.ndarray:
     """Holm-adjusted p-values, in the order given.
 
@@ -444,9 +431,6 @@ def holm_table(
     return out
 
 
-# ------------------------------------------------------------ Bradley-Terry-Davidson fit
-
-
 def _btd_cells(
     a: np.ndarray, b: np.ndarray, pos: np.ndarray, y: np.ndarray, n_arms: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -476,11 +460,7 @@ def _btd_design(keys: np.ndarray, n_arms: int, position: bool) -> np.ndarray:
 
 
 def outcome_probabilities(u: np.ndarray, delta: np.ndarray | float | None) -> np.ndarray:
-    """``(P(win), P(tie), P(loss))`` stacked on a last axis, stable for large ``|u|``.
-
-    >>> outcome_probabilities(np.array([0.0]), np.log(1.0)).round(4).tolist()
-    [[0.3333, 0.3333, 0.3333]]
-    """
+    """Davidson's ``(P(win), P(tie), P(loss))`` on a last axis (``delta`` None: no ties)."""
     half = np.asarray(u, dtype=np.float64) / 2
     logs = [half, np.full_like(half, -np.inf) if delta is None else np.zeros_like(half), -half]
     if delta is not None:
@@ -596,9 +576,6 @@ def _sandwich(
     meat *= n_clusters / np.maximum(n_clusters - 1, 1)
     bread = np.linalg.pinv(info)
     return bread @ meat @ bread
-
-
-# ------------------------------------------------------------ rank sets
 
 
 def _point_ranks(estimates: np.ndarray) -> np.ndarray:
@@ -773,9 +750,6 @@ def rank_sets(
         rows["in_tau_best"] = _rank_bounds(x, dev, two_sided=False, **common)[0] <= tau
     diag = pd.DataFrame({"source": [source], "n_resamples": [len(dev)], "tau": [tau]})
     return tidy_frame(rows, by=["arm"], diagnostics=diag, extra=["in_tau_best"])
-
-
-# ------------------------------------------------------------ rank
 
 
 #: Models of `rank`: `davidson` (ties a parameter), `bradley-terry` (a tie is half a win).
@@ -991,21 +965,14 @@ def rank(
     beta_b = beta_b[ok]
     if se_draws is not None:
         se_draws = se_draws[ok]
-    alpha = 1 - confidence
-    qs = [alpha / 2, 1 - alpha / 2]
+    qs = [(1 - confidence) / 2, (1 + confidence) / 2]
     lo_hi = np.quantile(beta_b, qs, axis=0)
-    if se_draws is None:
-        # The bootstrap's plug-in variance lacks the CR1 factor C / (C - 1).
-        dev = (beta_b - beta) * np.sqrt(n_t / (n_t - 1)) if n_t > 1 else beta_b - beta
-    else:
-        dev = beta_b - beta
-    studentized = {"se_hat": se_hat, "se_draws": se_draws}
-    r_lo, r_hi = _rank_bounds(
-        beta, dev, confidence=confidence, simultaneous=simultaneous, **studentized
-    )
-    best = _rank_bounds(
-        beta, dev, confidence=confidence, simultaneous=True, two_sided=False, **studentized
-    )[0]
+    dev = beta_b - beta
+    if se_draws is None and n_t > 1:  # the bootstrap's plug-in variance lacks C / (C - 1)
+        dev = dev * np.sqrt(n_t / (n_t - 1))
+    kw = {"confidence": confidence, "se_hat": se_hat, "se_draws": se_draws}
+    r_lo, r_hi = _rank_bounds(beta, dev, simultaneous=simultaneous, **kw)
+    best = _rank_bounds(beta, dev, two_sided=False, **kw)[0]
     delta_hat = point[-1] if ties else None
     delta_b = draws[ok, -1] if ties else None
     diff, diff_b = beta[:, None] - beta[None, :], beta_b[:, :, None] - beta_b[:, None, :]
@@ -1032,35 +999,22 @@ def rank(
                 out.append({"arm": arm, "opponent": opp, "statistic": "p_beats",
                             "estimate": p_win[i, j], "se": p_win_b[:, i, j].std(ddof=1),
                             "ci_low": p_lo_hi[0, i, j], "ci_high": p_lo_hi[1, i, j], **common})  # fmt: skip
-    extras = []
-    if ties:
-        extras.append(("tie_nu", point[-1], draws[ok, -1]))
-    if position:
-        extras.append(("position", point[k - 1], draws[ok, k - 1]))
-    for name, est, b in extras:
-        vals = np.exp(b) if name == "tie_nu" else b
+    extras = [("tie_nu", -1, np.exp)] if ties else []
+    extras += [("position", k - 1, np.asarray)] if position else []
+    for name, col, f in extras:
+        vals = f(draws[ok, col])
         q = np.quantile(vals, qs)
         out.append({"arm": None, "opponent": None, "statistic": name,
-                    "estimate": float(np.exp(est)) if name == "tie_nu" else float(est),
-                    "se": vals.std(ddof=1), "ci_low": q[0], "ci_high": q[1], **common})  # fmt: skip
+                    "estimate": float(f(point[col])), "se": vals.std(ddof=1), "ci_low": q[0],
+                    "ci_high": q[1], **common})  # fmt: skip
     diagnostics = pd.DataFrame(
-        {
-            "judge": [enc.judge],
-            "model": [model],
-            "position_effect": [position],
-            "n_resamples": [n_resamples],
-            "n_finite_resamples": [int(ok.sum())],
-            "lambda": [lam],
-            "n_labelled": [np.nan if lab is None else len(lab.a)],
-            "tau": [tau],
-        }
-    )
+        {"judge": [enc.judge], "model": [model], "position_effect": [position],
+         "n_resamples": [n_resamples], "n_finite_resamples": [int(ok.sum())], "lambda": [lam],
+         "n_labelled": [np.nan if lab is None else len(lab.a)], "tau": [tau]}
+    )  # fmt: skip
     return tidy_frame(
         pd.DataFrame(out), by=["arm", "opponent"], diagnostics=diagnostics, extra=["in_tau_best"]
     )
-
-
-# ------------------------------------------------------------ repeated subsamples (Chatbot Arena)
 
 
 #: The estimators of the study, in their order in the results.
@@ -1291,15 +1245,11 @@ def rank_subsamples(
     Examples
     --------
     >>> rng = np.random.default_rng(1)
-    >>> arms = np.array(["x", "y", "z"])
     >>> pair = rng.integers(0, 3, 300)
-    >>> a, b = arms[pair], arms[(pair + 1) % 3]
-    >>> def votes(p):
-    ...     return rng.choice(["win", "tie", "loss"], 300, p=p)
     >>> f = pd.concat([pd.DataFrame({"task_id": np.arange(300).astype(str), "judge": j,
-    ...                "arm_a": a, "arm_b": b, "order": "a_first", "status": "ok",
-    ...                "outcome": votes(p)}) for j, p in
-    ...                (("human", [0.4, 0.2, 0.4]), ("llm", [0.5, 0.2, 0.3]))])
+    ...     "arm_a": np.array(list("xyz"))[pair], "arm_b": np.array(list("yzx"))[pair],
+    ...     "status": "ok", "outcome": rng.choice(["win", "tie", "loss"], 300, p=p)})
+    ...     for j, p in (("human", [0.4, 0.2, 0.4]), ("llm", [0.5, 0.2, 0.3]))])
     >>> r = rank_subsamples(f, n_labels=100, n_subsamples=3, n_resamples=100, rng=0)
     >>> sorted(set(r["estimator"])), int(r["subsample"].max())
     (['full_human', 'human_only', 'human_only_percentile', 'judge_only', 'ppr'], 2)
@@ -1452,12 +1402,8 @@ def subsample_coverage(
                                 ("set_size", "size", "mean")):  # fmt: skip
             v = g[col].to_numpy(dtype=float)
             est_v = float(v.mean())
-            if s < 2:
-                se = np.nan
-            elif kind == "share":
-                se = float(np.sqrt(est_v * (1 - est_v) / s))
-            else:
-                se = float(v.std(ddof=1) / np.sqrt(s))
+            sd = np.sqrt(est_v * (1 - est_v)) if kind == "share" else v.std(ddof=1)
+            se = float(sd / np.sqrt(s)) if s > 1 else np.nan
             out.append({**base, "statistic": name, "estimate": est_v, "se": se,
                         "method": f"monte_carlo_{method}"})  # fmt: skip
         for ref, other in humans.items() if est == "ppr" else ():
