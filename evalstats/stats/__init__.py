@@ -1,11 +1,7 @@
 """Statistics on verdict frames: rates, agreement, cost, power, ranking, ppi, design studies.
 
-Names load on first use (:func:`evalstats._surface.lazy_surface`), so a notebook kernel that
+Names load on first use (:func:`evalstats._surface.lazy_surface`): a notebook kernel that
 imports :mod:`evalstats.stats.formatting` does not load scipy.stats and every estimator.
-
->>> import evalstats.stats as st
->>> st.win_rates.__module__, "win_rates" in dir(st)
-('evalstats.stats.rates', True)
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -103,14 +103,7 @@ def encode(
 ) -> Encoded:
     """The ok rows of one judge (and rubric) as :class:`Encoded` arrays (``DataError`` on bad
     values); ``arms`` fixes the arms' order (default: first appearance). Without ``arm_a`` /
-    ``arm_b`` the frame is ``with`` against ``without``.
-
-    >>> f = pd.DataFrame({"task_id": ["t1", "t2"], "judge": "j", "arm_a": ["x", "y"],
-    ...                   "arm_b": ["y", "z"], "status": "ok", "outcome": ["win", "loss"]})
-    >>> e = encode(f)
-    >>> e.arms, e.a.tolist(), e.b.tolist(), e.y.tolist(), e.pos.tolist()
-    (('x', 'y', 'z'), [0, 1], [1, 2], [2, 0], [0, 0])
-    """
+    ``arm_b`` the frame is ``with`` against ``without``."""
     if "arm_a" not in frame.columns and "arm_b" not in frame.columns:
         frame = frame.assign(arm_a="with", arm_b="without")
     check_columns(frame, _REQUIRED, what="pairwise verdict frame")
@@ -151,16 +144,8 @@ def encode(
     else:
         pos = np.zeros(len(rows), dtype=np.int8)
     tasks, task = np.unique(rows["task_id"].astype(str).to_numpy(), return_inverse=True)
-    return Encoded(
-        arms=arm_names,
-        tasks=tasks,
-        task=task.astype(np.int64),
-        a=a.astype(np.int64),
-        b=b.astype(np.int64),
-        y=outcome.to_numpy(dtype=np.int64),
-        pos=pos,
-        judge=judge,
-    )
+    a, b, task = (v.astype(np.int64) for v in (a, b, task))
+    return Encoded(arm_names, tasks, task, a, b, outcome.to_numpy(dtype=np.int64), pos, judge)
 
 
 def task_resamples(
@@ -224,11 +209,9 @@ def compare(
 ) -> ResultFrame:
     """Win, tie, loss and net win of every pair of arms, with simultaneous intervals.
 
-    A pair's estimate, interval and net-win p-value are :func:`evalstats.stats.win_rates`'
-    (``p_value < 1 - confidence`` exactly when the interval excludes 0); ``p_holm`` is Holm
-    over the P pairs. The simultaneous interval is the same construction at Bonferroni's
-    level ``1 - alpha / P``: it excludes 0 exactly when ``P p_value < alpha`` (so ``p_holm <
-    alpha`` too) and is never infinite. Coverage: ``docs/methods.md``.
+    A pair's numbers are :func:`evalstats.stats.win_rates`'; ``p_holm`` is Holm over the P
+    pairs; the simultaneous interval is win_rates' at Bonferroni's level ``1 - alpha / P``, so
+    it excludes 0 exactly when ``P p_value < alpha`` (coverage: ``docs/methods.md``).
 
     Parameters
     ----------
@@ -269,18 +252,12 @@ def compare(
     n_p, alpha = len(pairs), 1.0 - confidence
     counts, _ = pair_counts(enc, pairs)
     tp = np.nonzero(counts.sum(-1) > 0)  # the (task, pair) cells judged
-    c = counts[tp]
-
-    def marginal(level: float, **kw) -> dict[str, Any]:  # win_rates' numbers, pairs as groups
-        return rate_arrays(
-            c[:, 0], c[:, 1], c[:, 2], tp[1], n_p, method=method, confidence=level, **kw
-        )
-
-    ra = marginal(confidence)
+    args = (counts[tp][:, 0], counts[tp][:, 1], counts[tp][:, 2], tp[1], n_p)  # pairs as groups
+    ra = rate_arrays(*args, method=method, confidence=confidence)
     est, se = ra["est"][:, :4], ra["se"][:, :4]
     df = np.column_stack([np.repeat(ra["df"][:, None], 3, axis=1), ra["net_win_df"]])
     level = 1.0 - alpha / n_p
-    at = marginal(level, net_win_test=False)
+    at = rate_arrays(*args, method=method, confidence=level, net_win_test=False)
     sim_lo = np.fmin(at["low"][:, :4], ra["low"][:, :4])
     sim_hi = np.fmax(at["high"][:, :4], ra["high"][:, :4])
     p = ra["net_win_p"]
@@ -288,32 +265,21 @@ def compare(
     pi = np.repeat(np.arange(n_p), 4)
     net = np.tile(np.array(COMPARE_STATISTICS) == "net_win", n_p)
     rows = {
-        "arm_a": [enc.arms[v] for v in i[pi]],
-        "arm_b": [enc.arms[v] for v in j[pi]],
-        "statistic": list(COMPARE_STATISTICS) * n_p,
-        "estimate": est.ravel(),
-        "se": se.ravel(),
-        "ci_low": ra["low"][:, :4].ravel(),
-        "ci_high": ra["high"][:, :4].ravel(),
-        "p_value": np.where(net, p[pi], np.nan),
-        "df": df.ravel(),
-        "n": ra["n"][pi].astype(int),
-        "n_tasks": ra["n_tasks"][pi].astype(int),
-        "method": method,
-        "confidence": confidence,
-        "p_holm": np.where(net, holm(p)[pi], np.nan),
-        "sim_low": sim_lo.ravel(),
+        "arm_a": [enc.arms[v] for v in i[pi]], "arm_b": [enc.arms[v] for v in j[pi]],
+        "statistic": list(COMPARE_STATISTICS) * n_p, "estimate": est.ravel(), "se": se.ravel(),
+        "ci_low": ra["low"][:, :4].ravel(), "ci_high": ra["high"][:, :4].ravel(),
+        "p_value": np.where(net, p[pi], np.nan), "df": df.ravel(), "n": ra["n"][pi].astype(int),
+        "n_tasks": ra["n_tasks"][pi].astype(int), "method": method, "confidence": confidence,
+        "p_holm": np.where(net, holm(p)[pi], np.nan), "sim_low": sim_lo.ravel(),
         "sim_high": sim_hi.ravel(),
-    }
+    }  # fmt: skip
     diagnostics = pd.DataFrame(
         {"judge": [enc.judge], "n_arms": [len(enc.arms)], "n_pairs": [n_p], "n_tasks": [enc.n_tasks],
          "sim_level": [level]}
     )  # fmt: skip
+    extra = ["p_holm", "sim_low", "sim_high"]
     return tidy_frame(
-        pd.DataFrame(rows),
-        by=["arm_a", "arm_b"],
-        diagnostics=diagnostics,
-        extra=["p_holm", "sim_low", "sim_high"],
+        pd.DataFrame(rows), by=["arm_a", "arm_b"], diagnostics=diagnostics, extra=extra
     )
 
 
@@ -408,12 +374,8 @@ def holm_table(
     Examples
     --------
     >>> tests = pd.DataFrame({"judge": ["a", "b", "c"], "net_win_p": [0.03, 0.01, 0.30]})
-    >>> out = holm_table(tests, primary={"judge": "a"})
-    >>> out[["judge", "p_holm", "p_fixed_sequence", "p_holm_family"]]
-      judge  p_holm  p_fixed_sequence  p_holm_family
-    0     a    0.03              0.03           0.06
-    1     b    0.02              0.03           0.03
-    2     c    0.30              0.30           0.30
+    >>> holm_table(tests, primary={"judge": "a"})["p_fixed_sequence"].tolist()
+    [0.03, 0.03, 0.3]
     """
     check_columns(table, [p], what="table of tests")
     pv = table[p].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -476,13 +438,10 @@ def _btd_fit(
     x: np.ndarray,
     *,
     ties: bool = True,
-    max_iter: int = 100,
-    tol: float = 1e-10,
-    ridge: float = 1e-8,
     init: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Maximum-likelihood ``(beta_1.., gamma, delta)`` (B, d) and convergence (B,) of every
-    count set (B, C, 3) at once; ``ridge`` keeps a separated resample's Hessian invertible."""
+    count set (B, C, 3) at once; a tiny ridge keeps a separated resample's Hessian invertible."""
     counts = _split_ties(np.asarray(counts, dtype=np.float64), ties)
     n_sets = counts.shape[0]
     d = x.shape[1] + int(ties)
@@ -494,8 +453,8 @@ def _btd_fit(
         share = np.clip(counts[..., 1].sum(1) / np.maximum(n.sum(1), 1e-300), 1e-6, 1 - 1e-6)
         theta[:, -1] = np.log(2 * share / (1 - share))
     converged = np.zeros(n_sets, dtype=bool)
-    eye = ridge * np.eye(d)
-    for _ in range(max_iter):
+    eye = 1e-8 * np.eye(d)
+    for _ in range(100):
         # A separated resample creeps to the bound for many steps: refit only the moving sets.
         act = np.flatnonzero(~converged)
         if not len(act):
@@ -506,7 +465,7 @@ def _btd_fit(
         big = np.abs(step).max(axis=1, keepdims=True)
         step = np.where(big > 5.0, step * (5.0 / np.maximum(big, 1e-300)), step)
         theta[act] = np.clip(theta[act] + step, -30.0, 30.0)
-        converged[act] = np.abs(step).max(axis=1) < tol
+        converged[act] = np.abs(step).max(axis=1) < 1e-10
     return theta, converged
 
 
@@ -560,14 +519,7 @@ def _task_scores(per_task, theta: np.ndarray, x: np.ndarray, ties: bool) -> np.n
     return np.concatenate([g_u, g_d[..., None]], axis=-1)
 
 
-def _sandwich(
-    total: np.ndarray,
-    scores: np.ndarray,
-    weights: np.ndarray,
-    theta: np.ndarray,
-    x: np.ndarray,
-    ties: bool,
-) -> np.ndarray:
+def _sandwich(total, scores, weights, theta, x, ties: bool) -> np.ndarray:
     """CR1 covariance (B, d, d) of ``theta`` from the sets' counts (B, C, 3), the tasks' scores
     (B, T, d) and how often each task is in the set (B, T)."""
     _, info = _grad_info(_split_ties(total, ties), theta, x, ties)
@@ -615,13 +567,9 @@ def _rank_bounds(
     se_draws: np.ndarray | None = None,
     se: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper rank bounds from estimates and centred draws (B, K) of their errors.
-
-    The differences are standardised by ``se_hat`` and ``se_draws`` draw by draw
-    (bootstrap-t), else by the known ``se``, else by the draws' spread. A claim "j is ahead
-    of k" is one ordered pair; the step-down drops only the claims rejected (csranks'
-    ``csdiffmeans``). ``two_sided=False``: the one-sided lower bounds (tau-best).
-    """
+    """Lower and upper rank bounds from estimates and centred draws (B, K) of their errors,
+    standardised by ``se_hat`` / ``se_draws`` (bootstrap-t), else ``se``, else the draws'
+    spread. A claim "j is ahead of k" is one ordered pair (csranks' ``csdiffmeans``)."""
     x = np.asarray(x, dtype=np.float64)
     dev = np.asarray(deviations, dtype=np.float64)
     k = len(x)
@@ -732,19 +680,11 @@ def rank_sets(
         known_se = None
     common = {"confidence": confidence, "stepdown": stepdown, "se": known_se}
     lo, hi = _rank_bounds(x, dev, simultaneous=simultaneous, **common)
+    method = ("simultaneous" if simultaneous else "marginal") + ("_stepdown" if stepdown else "")
     rows = pd.DataFrame(
-        {
-            "arm": labels,
-            "statistic": "rank",
-            "estimate": _point_ranks(x),
-            "ci_low": lo,
-            "ci_high": hi,
-            "n": len(dev),
-            "method": ("simultaneous" if simultaneous else "marginal")
-            + ("_stepdown" if stepdown else ""),
-            "confidence": confidence,
-        }
-    )
+        {"arm": labels, "statistic": "rank", "estimate": _point_ranks(x), "ci_low": lo,
+         "ci_high": hi, "n": len(dev), "method": method, "confidence": confidence}
+    )  # fmt: skip
     if tau is not None:
         tau = check_positive_int(tau, "tau")
         rows["in_tau_best"] = _rank_bounds(x, dev, two_sided=False, **common)[0] <= tau
@@ -763,9 +703,7 @@ def _cell_counts(
     enc: Encoded, keys_index: dict[tuple[int, int, int], int], rows: np.ndarray, n_tasks: int
 ) -> scipy.sparse.csr_matrix:
     """Per-task (cell, outcome) counts of the chosen rows, a sparse (tasks, cells * 3)."""
-    keys, cell, col = _btd_cells(
-        enc.a[rows], enc.b[rows], enc.pos[rows], enc.y[rows], len(enc.arms)
-    )
+    keys, cell, col = _btd_cells(*(v[rows] for v in (enc.a, enc.b, enc.pos, enc.y)), len(enc.arms))
     gidx = np.array([keys_index[tuple(k)] for k in keys.tolist()], dtype=np.int64)[cell]
     n_cells = len(keys_index)
     return scipy.sparse.csr_matrix(
@@ -773,15 +711,7 @@ def _cell_counts(
     )
 
 
-def _fit_all(
-    per_task: list[scipy.sparse.csr_matrix],
-    combine,
-    x: np.ndarray,
-    ties: bool,
-    n_tasks: int,
-    n_resamples: int,
-    gen: np.random.Generator,
-) -> tuple[np.ndarray, list[np.ndarray]]:
+def _fit_all(per_task, combine, x, ties, n_tasks, n_resamples, gen):
     """The point fit and the bootstrap fits of ``combine(*weighted per-task totals)``."""
     n_cells = x.shape[0]
     totals = [np.asarray(m.sum(axis=0)).reshape(1, -1) for m in per_task]
@@ -870,10 +800,8 @@ def rank(
         Level of the intervals and of the rank sets.
     simultaneous : bool
         Rank sets covering all ranks at once (default) or each on its own.
-    n_resamples : int
-        Task-cluster bootstrap resamples.
-    rng : numpy.random.Generator or int, optional
-        Seed.
+    n_resamples, rng : int, numpy.random.Generator or int
+        Task-cluster bootstrap resamples and their seed.
     tau : int, optional
         Mark the confidence set for the ``tau`` best (``in_tau_best``; 1: which may be best).
     arms : sequence of str, optional
@@ -910,15 +838,11 @@ def rank(
         labelled = _label_rows(enc, lab)
         if labelled.sum() < 2:
             raise DataError("labels match fewer than two of the judge's judgments", field="task_id")
-        # Label tasks must index the same task list as the judge's.
-        where = {t: i for i, t in enumerate(enc.tasks)}
+        where = {t: i for i, t in enumerate(enc.tasks)}  # index the judge's task list
         missing = [t for t in lab.tasks if t not in where]
         if missing:
             raise DataError(f"labelled task {missing[0]!r} has no judge verdict", field="task_id")
-        lab = Encoded(
-            arms=lab.arms, tasks=enc.tasks, task=np.array([where[t] for t in lab.tasks])[lab.task],
-            a=lab.a, b=lab.b, y=lab.y, pos=lab.pos, judge=lab.judge,
-        )  # fmt: skip
+        lab = replace(lab, tasks=enc.tasks, task=np.array([where[t] for t in lab.tasks])[lab.task])
     keys_all = [_btd_cells(enc.a, enc.b, enc.pos, enc.y, k)[0]]
     if lab is not None:
         keys_all.append(_btd_cells(lab.a, lab.b, lab.pos, lab.y, k)[0])
@@ -926,9 +850,8 @@ def rank(
     position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
     if not position:  # one order (or none): the position bonus is not identified
         keys = np.unique(np.column_stack([keys[:, :2], np.zeros(len(keys), int)]), axis=0)
-        enc = Encoded(**{**enc.__dict__, "pos": np.zeros_like(enc.pos)})
-        if lab is not None:
-            lab = Encoded(**{**lab.__dict__, "pos": np.zeros_like(lab.pos)})
+        enc = replace(enc, pos=np.zeros_like(enc.pos))
+        lab = None if lab is None else replace(lab, pos=np.zeros_like(lab.pos))
     index = {tuple(kk): i for i, kk in enumerate(keys.tolist())}
     x = _btd_design(keys, k, position)
     n_t = enc.n_tasks
@@ -973,13 +896,9 @@ def rank(
     kw = {"confidence": confidence, "se_hat": se_hat, "se_draws": se_draws}
     r_lo, r_hi = _rank_bounds(beta, dev, simultaneous=simultaneous, **kw)
     best = _rank_bounds(beta, dev, two_sided=False, **kw)[0]
-    delta_hat = point[-1] if ties else None
-    delta_b = draws[ok, -1] if ties else None
     diff, diff_b = beta[:, None] - beta[None, :], beta_b[:, :, None] - beta_b[:, None, :]
-    p_win = outcome_probabilities(diff, delta_hat)[..., 0]
-    p_win_b = outcome_probabilities(diff_b, None if delta_b is None else delta_b[:, None, None])[
-        ..., 0
-    ]
+    p_win = outcome_probabilities(diff, point[-1] if ties else None)[..., 0]
+    p_win_b = outcome_probabilities(diff_b, draws[ok, -1, None, None] if ties else None)[..., 0]
     p_lo_hi = np.quantile(p_win_b, qs, axis=0)
     n_verdicts = len(enc.a)
     common = {"n": n_verdicts, "n_tasks": n_t, "method": method, "confidence": confidence}
@@ -1224,16 +1143,10 @@ def rank_subsamples(
         The LLM judges (default: every other judge).
     n_labels, n_subsamples : int
         Human votes per subsample (without replacement); how many subsamples.
-    confidence : float
-        Level of the rank sets.
-    n_resamples : int
-        Task-cluster bootstrap resamples per fit.
     sets : sequence of {"simultaneous", "marginal"}
         Which rank sets to compute.
-    rng : numpy.random.Generator or int, optional
-        Seed (subsamples, then every bootstrap).
-    arms : sequence of str, optional
-        The arms' order.
+    confidence, n_resamples, rng, arms
+        As :func:`rank` (``n_resamples`` per fit; ``rng`` draws the subsamples first).
 
     Returns
     -------
@@ -1277,25 +1190,15 @@ def rank_subsamples(
     rows: list[pd.DataFrame] = []
 
     def emit(estimator, judge, subsample, beta, bounds, n_verdicts, n_tasks):
+        ranks = np.concatenate([_point_ranks(b) for b in beta])
+        arm = np.tile(np.array(d.arms, dtype=object), len(beta))
         for m, (lo, hi) in bounds.items():
-            rows.append(
-                pd.DataFrame(
-                    {
-                        "estimator": estimator,
-                        "judge": judge,
-                        "subsample": np.repeat(subsample, d.k),
-                        "arm": np.tile(np.array(d.arms, dtype=object), len(beta)),
-                        "statistic": "rank",
-                        "estimate": np.concatenate([_point_ranks(b) for b in beta]),
-                        "ci_low": lo.ravel(),
-                        "ci_high": hi.ravel(),
-                        "n": n_verdicts,
-                        "n_tasks": n_tasks,
-                        "method": f"{m}_stepdown",
-                        "confidence": confidence,
-                    }
-                )
-            )
+            rows.append(pd.DataFrame(
+                {"estimator": estimator, "judge": judge, "subsample": np.repeat(subsample, d.k),
+                 "arm": arm, "statistic": "rank", "estimate": ranks, "ci_low": lo.ravel(),
+                 "ci_high": hi.ravel(), "n": n_verdicts, "n_tasks": n_tasks,
+                 "method": f"{m}_stepdown", "confidence": confidence}
+            ))  # fmt: skip
 
     everything = np.ones((1, d.n), dtype=bool)
     na = np.array([pd.NA], dtype=object)
