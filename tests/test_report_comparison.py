@@ -8,7 +8,6 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 from karm_dir import write_karm_dir
 
