@@ -252,7 +252,8 @@ def compare(
     n_p, alpha = len(pairs), 1.0 - confidence
     counts, _ = pair_counts(enc, pairs)
     tp = np.nonzero(counts.sum(-1) > 0)  # the (task, pair) cells judged
-    args = (counts[tp][:, 0], counts[tp][:, 1], counts[tp][:, 2], tp[1], n_p)  # pairs as groups
+    c = counts[tp]
+    args = (c[:, 0], c[:, 1], c[:, 2], tp[1], n_p)  # win_rates' numbers, pairs as groups
     ra = rate_arrays(*args, method=method, confidence=confidence)
     est, se = ra["est"][:, :4], ra["se"][:, :4]
     df = np.column_stack([np.repeat(ra["df"][:, None], 3, axis=1), ra["net_win_df"]])
