@@ -62,7 +62,7 @@ def main() -> None:
     best = np.inf
     for r in range(args.repeat):
         t0 = time.perf_counter()
-        compare(frame, arms=arms, n_resamples=args.resamples, rng=r)
+        compare(frame, arms=arms)
         t1 = time.perf_counter()
         rank(frame, arms=arms, n_resamples=args.resamples, rng=r)
         t2 = time.perf_counter()

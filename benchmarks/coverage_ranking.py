@@ -10,9 +10,10 @@ logit scale, Davidson ties (about 30 % of verdicts). Two strength configurations
 * ``spread``: strengths (0, 0.1, 0.2, 0.3, 0.6); rank sets are conservative by construction
   (a set also covers when it is wider than needed), so coverage is above the level.
 
-Each simulation runs ``compare`` (studentized max-t, the default) and ``rank`` (Davidson,
-simultaneous step-down rank sets, bootstrap-t on sandwich SEs) with a task-cluster bootstrap, and both again with a
-battle-level bootstrap (every verdict its own cluster, what arena-hard-auto does). Printed:
+Each simulation runs ``compare`` (Bonferroni-level score intervals since issue 31; the
+tables below are of its earlier task-bootstrap max-t) and ``rank`` (Davidson, simultaneous
+step-down rank sets, bootstrap-t on sandwich SEs) with a task-cluster bootstrap, and both
+again with a battle-level bootstrap (every verdict its own cluster). Printed:
 coverage of all 10 pairwise net wins at once, joint coverage of the five rank sets, with the
 Monte Carlo SE, and mean simultaneous-interval half-width and rank-set size.
 
@@ -84,7 +85,7 @@ def one(rng, beta, truth, resamples, battle_level):
         frame = frame.assign(task_id=[f"b{i}" for i in range(len(frame))])
     arms = [f"arm{m}" for m in range(len(beta))]
     seed = int(rng.integers(2**31))
-    c = compare(frame, arms=arms, n_resamples=resamples, rng=seed)
+    c = compare(frame, arms=arms)
     net = c[c.statistic == "net_win"]
     covered = bool(((net.sim_low <= truth) & (truth <= net.sim_high)).all())
     half = float(((net.sim_high - net.sim_low) / 2).mean())

@@ -47,7 +47,7 @@ def test_human_ranking_and_the_first_answer_bias_of_gpt4():
         for j in ("human", "gpt-4-0125-preview")
     }
     assert pos["gpt-4-0125-preview"].estimate > pos["human"].ci_high
-    net = compare(sub[sub.judge == "human"], reference="gpt-4", n_resamples=100, rng=0)
+    net = compare(sub[sub.judge == "human"], reference="gpt-4")
     assert (net[net.statistic == "net_win"].estimate < 0).all()
 
 

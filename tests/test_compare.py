@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-import scipy.stats
 import statsmodels.api as sm
 from pair_simulation import simulate_pairwise, true_net_wins
 
@@ -28,7 +27,7 @@ def _oriented(frame: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
 
 def test_estimates_and_se_match_statsmodels_clustered_ols(sim):
     # Every task judges every pair equally often: CR2 is CR1 and Bell-McCaffrey's df C - 1.
-    res = compare(sim, n_resamples=100, rng=0)
+    res = compare(sim)
     for (a, b), rows in res.groupby(["arm_a", "arm_b"]):
         pair = _oriented(sim, a, b)
         for stat, y in {
@@ -46,7 +45,7 @@ def test_estimates_and_se_match_statsmodels_clustered_ols(sim):
 
 
 def test_holm_adjustment_is_the_step_down_of_the_net_win_p_values(sim):
-    res = compare(sim, n_resamples=100, rng=0)
+    res = compare(sim)
     net = res[res.statistic == "net_win"]
     p = net.p_value.to_numpy()
     order = np.argsort(p)
@@ -68,16 +67,16 @@ def test_orientation_of_rows_does_not_matter(sim):
         {"win": "loss", "loss": "win", "tie": "tie"}
     )
     arms = ["arm0", "arm1", "arm2", "arm3"]
-    a = compare(sim, arms=arms, rng=5, n_resamples=200)
-    b = compare(flipped, arms=arms, rng=5, n_resamples=200)
+    a = compare(sim, arms=arms)
+    b = compare(flipped, arms=arms)
     pd.testing.assert_frame_equal(pd.DataFrame(a), pd.DataFrame(b))
 
 
 def test_simultaneous_intervals_are_wider_than_marginal_and_reference_pairs(sim):
-    res = compare(sim, n_resamples=400, rng=1)
+    res = compare(sim)
     net = res[res.statistic == "net_win"]
     assert (net.sim_low <= net.ci_low + 1e-12).all() and (net.sim_high >= net.ci_high - 1e-12).all()
-    ref = compare(sim, reference="arm2", n_resamples=100, rng=1)
+    ref = compare(sim, reference="arm2")
     assert set(ref.arm_b) == {"arm2"} and len(ref) == 3 * 4
 
 
@@ -93,7 +92,7 @@ def test_two_arm_verdict_frame_is_the_case_k_2():
         }
     )
     # the seeds' frame: no arm columns (WITH vs WITHOUT), orders with_first / without_first
-    res = compare(v, n_resamples=50, rng=0)
+    res = compare(v)
     net = res[res.statistic == "net_win"].iloc[0]
     assert (net.arm_a, net.arm_b, net.n, net.n_tasks) == ("with", "without", 5, 3)
     assert net.estimate == pytest.approx((3 - 1) / 5)
@@ -121,84 +120,59 @@ def test_seeded_simultaneous_coverage_of_all_net_wins():
     truth = true_net_wins(beta, n_draws=50_000)
     rng = np.random.default_rng(2024)
     hits = 0
-    for s in range(60):
+    for _ in range(60):
         f = simulate_pairwise(rng, beta)
-        net = compare(f, arms=[f"arm{m}" for m in range(5)], n_resamples=300, rng=s)
+        net = compare(f, arms=[f"arm{m}" for m in range(5)])
         net = net[net.statistic == "net_win"]
         hits += bool(((net.sim_low <= truth) & (truth <= net.sim_high)).all())
     assert 51 <= hits <= 60
 
 
 @pytest.mark.filterwarnings("ignore:fewer than 8 effective clusters")
-def test_marginal_numbers_are_win_rates_and_the_critical_value_a_plain_loop():
+def test_marginal_and_simultaneous_numbers_are_win_rates():
     # A small unbalanced design (6 tasks, rows dropped): each pair's estimate, SE, interval,
-    # df and p-value are win_rates' on that pair's verdicts, and the simultaneous critical
-    # value is the max-t from a loop over the very same task draws, each resample's CR2 SE
-    # by hand (atanh scale for the net win), capped at Bonferroni.
+    # df and p-value are win_rates' on that pair's verdicts, and its simultaneous interval is
+    # win_rates' at Bonferroni's level 1 - alpha / P.
     frame = simulate_pairwise(np.random.default_rng(11), np.array([0.0, 0.4, 0.9]), n_tasks=6)
     frame = frame.sample(frac=0.7, random_state=3).sort_index()
-    B, seed, conf = 199, 5, 0.9
-    res = compare(frame, n_resamples=B, rng=seed, confidence=conf)
-    tasks = sorted(set(frame.task_id), key=lambda t: list(frame.task_id).index(t))
-    draws = np.random.default_rng(seed).integers(0, len(tasks), size=(B, len(tasks)))
-    max_t, dfs = np.zeros(B), []
-
-    def stats(per, idx):
-        w, lo, m = (per[c].to_numpy(float)[idx] for c in ("w", "lo", "m"))
-        keep = m > 0
-        y, m = (w - lo)[keep], m[keep]
-        r = y.sum() / m.sum()
-        se = np.sqrt((((y - r * m) ** 2) / (1 - m / m.sum())).sum()) / m.sum()
-        return r, se
-
+    conf = 0.9
+    res = compare(frame, confidence=conf)
+    assert res.diagnostics.sim_level.iloc[0] == pytest.approx(1 - 0.1 / 3)
     for (a, b), rows in res.groupby(["arm_a", "arm_b"], sort=False):
         pair = _oriented(frame, a, b)
-        wr = win_rates(pair, by=None, confidence=conf).set_index("statistic")
         got = rows.set_index("statistic")
+        wr = win_rates(pair, by=None, confidence=conf).set_index("statistic")
         for col in ("estimate", "se", "ci_low", "ci_high", "df"):
             np.testing.assert_allclose(got[col], wr.loc[got.index, col], rtol=1e-12)
         assert got.loc["net_win", "p_value"] == pytest.approx(wr.loc["net_win", "p_value"])
-        per = (
-            pair.groupby("task_id")
-            .outcome.agg(w=lambda s: (s == "win").sum(), lo=lambda s: (s == "loss").sum(), m="size")
-            .reindex(tasks, fill_value=0)
-        )
-        r, _ = stats(per, np.arange(len(tasks)))
-        dfs.append(got.loc["net_win", "df"])
-        for i, d in enumerate(draws):
-            rb, sb = stats(per, d)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t = abs(np.arctanh(rb) - np.arctanh(r)) / (sb / (1 - rb**2))
-            max_t[i] = max(max_t[i], 0.0 if np.isnan(t) else t)
-    crit = np.quantile(max_t, conf, method="inverted_cdf")
-    bonf = scipy.stats.t.ppf(1 - (1 - conf) / 6, np.array(dfs)).max()
-    assert res.diagnostics.crit_net_win.iloc[0] == pytest.approx(min(crit, bonf), rel=1e-9)
+        bonf = win_rates(pair, by=None, confidence=1 - 0.1 / 3).set_index("statistic")
+        np.testing.assert_allclose(got["sim_low"], bonf.loc[got.index, "ci_low"], rtol=1e-12)
+        np.testing.assert_allclose(got["sim_high"], bonf.loc[got.index, "ci_high"], rtol=1e-12)
 
 
 def test_p_values_agree_with_the_marginal_and_the_simultaneous_intervals(sim):
-    # p_value < 1 - confidence exactly when the marginal interval excludes 0, and a
-    # simultaneous interval that excludes 0 (it holds the marginal one) implies it too.
+    # p_value < 1 - confidence exactly when the marginal interval excludes 0, and the
+    # simultaneous one excludes 0 exactly when P p_value < 1 - confidence (so p_holm too).
     small = sim[sim.task_id.isin([f"t{i}" for i in range(15)])]
     small = small.sample(frac=0.6, random_state=1).sort_index()  # 1-3 replicates per task
     for conf in (0.8, 0.9, 0.95):
         for data in (sim, small):
-            net = compare(data, n_resamples=200, rng=2, confidence=conf)
+            net = compare(data, confidence=conf)
             net = net[net.statistic == "net_win"]
             excl = (net.ci_low > 0) | (net.ci_high < 0)
             assert ((net.p_value < 1 - conf) == excl).all()
             sim_excl = (net.sim_low > 0) | (net.sim_high < 0)
-            assert (~sim_excl | (net.p_value < 1 - conf)).all()
+            assert (sim_excl == (net.p_value * len(net) < 1 - conf)).all()
+            assert (~sim_excl | (net.p_holm < 1 - conf)).all()
             assert ((net.sim_low <= net.ci_low) & (net.ci_high <= net.sim_high)).all()
 
 
-def test_no_infinite_critical_value_or_unit_interval_at_twelve_tasks_by_two():
-    # 12 tasks x 2 replicates, a rare loss: many resamples draw no loss at all, which used
-    # to give crit_loss_rate inf and simultaneous intervals of [0, 1].
+def test_no_infinite_or_unit_interval_at_twelve_tasks_by_two():
+    # 12 tasks x 2 replicates, a rare loss: the bootstrap max-t used to give an infinite
+    # critical value and simultaneous intervals of [0, 1] here.
     rng = np.random.default_rng(4)
     frame = simulate_pairwise(rng, np.array([0.0, 1.5, 2.5]), n_tasks=12, n_reps=2)
-    res = compare(frame, n_resamples=500, rng=0)
-    d = res.diagnostics.iloc[0]
-    assert all(np.isfinite(d[f"crit_{s}"]) for s in ("win_rate", "tie_rate", "loss_rate"))
+    res = compare(frame)
     assert np.isfinite(res[["sim_low", "sim_high"]].to_numpy()).all()
     assert not ((res.sim_low == 0) & (res.sim_high == 1)).any()
 
@@ -209,12 +183,12 @@ def test_verdict_frame_with_arm_columns_and_with_first_orders():
     v = f.assign(
         order=f.order.map({"a_first": "with_first", "b_first": "without_first"}), rubric="r"
     )
-    a = compare(f, n_resamples=100, rng=1)
-    b = compare(v, n_resamples=100, rng=1)
+    a = compare(f)
+    b = compare(v)
     pd.testing.assert_frame_equal(pd.DataFrame(a), pd.DataFrame(b))
     with pytest.raises(ParameterError, match="rubric"):
-        compare(pd.concat([v, v.assign(rubric="s")]), n_resamples=100)
-    two = compare(pd.concat([v, v.assign(rubric="s")]), rubric="s", n_resamples=100, rng=1)
+        compare(pd.concat([v, v.assign(rubric="s")]))
+    two = compare(pd.concat([v, v.assign(rubric="s")]), rubric="s")
     pd.testing.assert_frame_equal(pd.DataFrame(a), pd.DataFrame(two))
 
 
@@ -224,7 +198,7 @@ def test_intervals_stay_in_range_and_an_edge_gets_a_bound():
     rng = np.random.default_rng(2)
     frame = simulate_pairwise(rng, np.array([0.0, 0.5, 1.0]), n_tasks=5, n_reps=2)
     frame = frame.assign(outcome=frame.outcome.replace({"tie": "win"}))
-    res = compare(frame, n_resamples=300, rng=1)
+    res = compare(frame)
     for lo_col, hi_col in (("ci_low", "ci_high"), ("sim_low", "sim_high")):
         assert np.isfinite(res[[lo_col, hi_col]].to_numpy()).all()
         rates = res.statistic != "net_win"

@@ -29,7 +29,7 @@ def results():
     marg = rank(f, n_resamples=100, rng=0, simultaneous=False)
     sets = pd.concat([marg.loc[marg.statistic == "rank"], sim.loc[sim.statistic == "rank"]])
     return {
-        "compare": compare(f, n_resamples=100, rng=0),
+        "compare": compare(f),
         "rank": sim,
         "rank_sets": sets,
         "pareto": pareto(f, runs, reference="arm0", n_resamples=100, rng=0),

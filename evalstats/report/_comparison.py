@@ -129,8 +129,7 @@ def _compare(ctx: Context) -> dict[str, Any]:
     rates = _pair_table(ctx, "headline")
     parts = []
     for judge, f in _judges(ctx):
-        t = compare(f, arms=order, n_resamples=ctx.n_resamples, confidence=ctx.confidence,
-                    rng=ctx.rng)  # fmt: skip
+        t = compare(f, arms=order, confidence=ctx.confidence)
         parts.append(_one_source(_labelled(t, judge, ctx), rates))
     return _stack({"compare": parts})
 

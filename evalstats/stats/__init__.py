@@ -1,23 +1,10 @@
-"""Statistics on verdict frames: agreement, resampling, win rates, cost, power.
+"""Statistics on verdict frames: rates, agreement, cost, power, ranking, ppi, design studies.
 
-Names are resolved on first use (:func:`evalstats._surface.lazy_surface`, PEP 562):
-``from evalstats.stats.formatting import ...``
-(what a report's notebook kernel displays with) loads that module alone, not scipy.stats
-and every estimator; ``evalstats.stats.win_rates`` loads :mod:`.winrates` when first
-touched. ``__all__`` and ``dir()`` list the whole surface.
-
->>> import evalstats.stats as st
->>> st.win_rates.__module__, "win_rates" in dir(st)
-('evalstats.stats.rates', True)
+Names load on first use (:func:`evalstats._surface.lazy_surface`): a notebook kernel that
+imports :mod:`evalstats.stats.formatting` does not load scipy.stats and every estimator.
 """
 
-# The TYPE_CHECKING imports are what type checkers see of the lazy names. No ``power =
-# solve_power`` alias: a public name may not be a submodule's name (lazy_surface refuses it).
-# ruff: noqa: F401
-
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from .._surface import lazy_surface
 
@@ -119,95 +106,3 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
     },
 )
-
-
-if TYPE_CHECKING:
-    from .agreement import (
-        SEED_DISAGREEMENT_TRIGGER,
-        AgreementResult,
-        CohenKappaResult,
-        FleissKappaResult,
-        GoldResult,
-        KrippendorffAlphaResult,
-        clustered_agreement,
-        cohen_kappa,
-        cohen_kappa_table,
-        consensus,
-        contingency_table,
-        fleiss_kappa,
-        gold_labels,
-        gwet_ac1,
-        judge_agreement,
-        judge_vs_gold,
-        krippendorff_alpha,
-        labeler_agreement,
-        pabak,
-        percent_agreement,
-        ratings_to_counts,
-        scott_pi,
-        two_rater_agreement,
-    )
-    from .cost import (
-        ARM_COST_METHODS,
-        ARM_COST_METRICS,
-        COST_METRICS,
-        agent_spend,
-        arm_costs,
-        cost_ratios,
-        judge_spend,
-        pareto,
-        pareto_frontier,
-    )
-    from .design import coverage_study, design_coverage
-    from .equivalence import (
-        EquivalenceResult,
-        cost_equivalence,
-        declared_test,
-        noninferiority,
-        tost,
-    )
-    from .formatting import summarize
-    from .models import OrdinalCheckResult, ordinal_check
-    from .power import (
-        PowerResult,
-        mde_curve,
-        min_detectable_net_win,
-        outcome_icc,
-        power_curve,
-        power_net_win,
-        simulated_mde,
-        simulated_power,
-        simulated_tasks_needed,
-        tasks_needed,
-    )
-    from .ppi import PPI_METHODS, ppi_win_rates
-    from .ranking import (
-        COMPARE_METHODS,
-        COMPARE_STATISTICS,
-        RANK_MODELS,
-        SUBSAMPLE_ESTIMATORS,
-        compare,
-        holm,
-        holm_table,
-        rank,
-        rank_sets,
-        rank_subsamples,
-        subsample_coverage,
-    )
-    from .rates import (
-        CLUSTER_MEAN_METHODS,
-        DEFAULT_METHOD,
-        INVALID_RULES,
-        NO_ANSWER_RULES,
-        RATE_NAMES,
-        WIN_RATE_METHODS,
-        ProportionCI,
-        apply_missing_rule,
-        cluster_mean,
-        dimension_means,
-        missing_bounds,
-        position_bias,
-        proportion_ci,
-        win_rates,
-    )
-    from .resample import BOOTSTRAP_METHODS, BootstrapResult, cluster_bootstrap

@@ -1,17 +1,14 @@
-"""Comparing and ranking K arms: every pair's win / tie / loss rates with simultaneous
-intervals, Holm's adjustment, Bradley-Terry-Davidson strengths with rank confidence sets (also
-prediction-powered), and the repeated-subsample study of those rankings.
-
-Input is a verdict frame with a pair of arms on every row (``arm_a``, ``arm_b``; outcome from
-``arm_a``'s view), encoded once (:func:`encode`); the task is the cluster everywhere. The
-constructions and their coverage: ``docs/methods.md``, "Comparisons and rankings".
+"""Comparing and ranking K arms: every pair's rates with simultaneous intervals, Holm,
+Bradley-Terry-Davidson strengths with rank confidence sets (also prediction-powered), and the
+repeated-subsample study of those rankings. The task is the cluster everywhere; methods and
+coverage: ``docs/methods.md``, "Comparisons and rankings".
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -48,9 +45,6 @@ __all__ = [
 ]
 
 
-# ------------------------------------------------------------ encoding
-
-
 _REQUIRED = ("task_id", "judge", "arm_a", "arm_b", "status", "outcome")
 _OUTCOME_CODE = {"loss": 0, "tie": 1, "win": 2}
 _POSITION = {"a_first": 1, "b_first": -1, "with_first": 1, "without_first": -1}
@@ -58,12 +52,8 @@ _POSITION = {"a_first": 1, "b_first": -1, "with_first": 1, "without_first": -1}
 
 @dataclass(frozen=True)
 class Encoded:
-    """A pairwise frame's ok rows as integer arrays (see :func:`encode`).
-
-    ``a`` / ``b`` index :attr:`arms`; ``y`` is 0 loss, 1 tie, 2 win from ``a``'s view; ``pos``
-    is +1 when ``a`` was shown first, -1 when ``b`` was, 0 when unknown; ``task`` indexes
-    :attr:`tasks`.
-    """
+    """A frame's ok rows as arrays: ``a`` / ``b`` index ``arms``, ``y`` 0 loss / 1 tie / 2 win
+    from ``a``'s view, ``pos`` +1 (``a`` shown first) / -1 / 0 (unknown), ``task`` ``tasks``."""
 
     arms: tuple[str, ...]
     tasks: np.ndarray
@@ -90,6 +80,20 @@ def _arm_order(frame: pd.DataFrame, arms: Sequence[str] | None) -> tuple[str, ..
     return arms
 
 
+def _pick(frame: pd.DataFrame, col: str, value: str | None) -> tuple[pd.DataFrame, str]:
+    """The rows whose ``col`` is ``value`` (default: the frame's only one) and the value."""
+    have = pd.unique(frame[col].astype(str))
+    if value is None:
+        if len(have) > 1:
+            raise ParameterError(
+                f"the frame has {len(have)} {col}s ({', '.join(have)}): pass {col}= to pick one"
+            )
+        value = str(have[0]) if len(have) else ""
+    elif value not in set(have):
+        raise ParameterError(f"{col} {value!r} is not in the frame ({list(have)})")
+    return frame.loc[(frame[col].astype(str) == value).to_numpy()], value
+
+
 def encode(
     frame: pd.DataFrame,
     *,
@@ -97,48 +101,16 @@ def encode(
     rubric: str | None = None,
     arms: Sequence[str] | None = None,
 ) -> Encoded:
-    """The ok rows of one judge (and rubric) as :class:`Encoded` arrays; bad values raise
-    ``DataError``.
-
-    ``judge`` / ``rubric`` pick one judge / rubric; they may be omitted when the frame has
-    one. ``arms`` fixes the arms' order (default: order of first appearance in ``arm_a``
-    then ``arm_b``). A frame without ``arm_a`` / ``arm_b`` is the two-arm verdict frame
-    (``with`` against ``without``); ``order`` may be ``a_first`` / ``b_first`` or the
-    verdict frame's ``with_first`` / ``without_first`` (the arm_a / arm_b side).
-
-    >>> f = pd.DataFrame({"task_id": ["t1", "t2"], "judge": "j", "arm_a": ["x", "y"],
-    ...                   "arm_b": ["y", "z"], "status": "ok", "outcome": ["win", "loss"]})
-    >>> e = encode(f)
-    >>> e.arms, e.a.tolist(), e.b.tolist(), e.y.tolist(), e.pos.tolist()
-    (('x', 'y', 'z'), [0, 1], [1, 2], [2, 0], [0, 0])
-    """
+    """The ok rows of one judge (and rubric) as :class:`Encoded` arrays (``DataError`` on bad
+    values); ``arms`` fixes the arms' order (default: first appearance). Without ``arm_a`` /
+    ``arm_b`` the frame is ``with`` against ``without``."""
     if "arm_a" not in frame.columns and "arm_b" not in frame.columns:
         frame = frame.assign(arm_a="with", arm_b="without")
     check_columns(frame, _REQUIRED, what="pairwise verdict frame")
     if "rubric" in frame.columns:
-        rubrics = pd.unique(frame["rubric"].astype(str))
-        if rubric is None and len(rubrics) > 1:
-            raise ParameterError(
-                f"the frame has {len(rubrics)} rubrics ({', '.join(rubrics)}): pass rubric="
-            )
-        if rubric is not None:
-            if rubric not in set(rubrics):
-                raise ParameterError(f"rubric {rubric!r} is not in the frame ({list(rubrics)})")
-            frame = frame.loc[(frame["rubric"].astype(str) == rubric).to_numpy()]
-    judges = pd.unique(frame["judge"].astype(str))
-    if judge is None:
-        if len(judges) > 1:
-            raise ParameterError(
-                f"the frame has {len(judges)} judges ({', '.join(map(str, judges))}): "
-                "pass judge= to pick one"
-            )
-        judge = str(judges[0]) if len(judges) else ""
-    elif judge not in set(judges):
-        raise ParameterError(f"judge {judge!r} is not in the frame (judges: {list(judges)})")
-    rows = frame.loc[
-        (frame["judge"].astype(str) == judge).to_numpy()
-        & (frame["status"].astype(str) == "ok").to_numpy()
-    ]
+        frame, _ = _pick(frame, "rubric", rubric)
+    frame, judge = _pick(frame, "judge", judge)
+    rows = frame.loc[(frame["status"].astype(str) == "ok").to_numpy()]
     arm_names = _arm_order(rows if len(rows) else frame, arms)
     if len(arm_names) < 2:
         raise DataError(f"a ranking needs at least two arms, got {list(arm_names)}", field="arm_a")
@@ -165,35 +137,22 @@ def encode(
         if unknown.any():
             i = int(np.flatnonzero(unknown)[0])
             raise DataError(
-                f"order must be a_first, b_first, with_first, without_first or missing, "
-                f"got {order.iloc[i]!r}",
+                f"order must be one of {list(_POSITION)} or missing, got {order.iloc[i]!r}",
                 line=i + 1,
                 field="order",
             )
     else:
         pos = np.zeros(len(rows), dtype=np.int8)
     tasks, task = np.unique(rows["task_id"].astype(str).to_numpy(), return_inverse=True)
-    return Encoded(
-        arms=arm_names,
-        tasks=tasks,
-        task=task.astype(np.int64),
-        a=a.astype(np.int64),
-        b=b.astype(np.int64),
-        y=outcome.to_numpy(dtype=np.int64),
-        pos=pos,
-        judge=judge,
-    )
+    a, b, task = (v.astype(np.int64) for v in (a, b, task))
+    return Encoded(arm_names, tasks, task, a, b, outcome.to_numpy(dtype=np.int64), pos, judge)
 
 
 def task_resamples(
     n_tasks: int, n_resamples: int, rng: np.random.Generator, *, max_cells: int = 4_000_000
 ):
-    """Yield blocks of task-cluster bootstrap weights, shape (block, n_tasks), float64.
-
-    Row ``r`` holds how often each task was drawn (a multinomial with ``n_tasks`` draws), so
-    a resample's per-task sums are ``weights @ per_task``; replicates stay inside their task.
-    Blocks keep a weight matrix near ``max_cells`` numbers however many tasks there are.
-    """
+    """Blocks (block, n_tasks) of task-bootstrap weights (how often each task is drawn), about
+    ``max_cells`` numbers each: a resample's per-task sums are ``weights @ per_task``."""
     block = max(1, min(n_resamples, max_cells // max(n_tasks, 1)))
     done = 0
     while done < n_resamples:
@@ -202,9 +161,6 @@ def task_resamples(
         flat = (draws + (np.arange(m) * n_tasks)[:, None]).ravel()
         yield np.bincount(flat, minlength=m * n_tasks).reshape(m, n_tasks).astype(np.float64)
         done += m
-
-
-# ------------------------------------------------------------ compare: every pair of arms
 
 
 #: Interval methods of `compare`: `cr2_wilson` (as `win_rates`: CR2, Bell-McCaffrey df, score).
@@ -224,11 +180,8 @@ def _pairs(arms: Sequence[str], reference: str | None) -> list[tuple[int, int]]:
 
 
 def pair_counts(enc: Encoded, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Per-task counts of (win, tie, loss) of each pair's first arm, shape (tasks, pairs, 3).
-
-    Rows judged in the other orientation are flipped; rows of pairs not listed are dropped.
-    Returns the counts and the pair index of each row (-1 when dropped).
-    """
+    """Per-task (win, tie, loss) counts of each pair's first arm (tasks, pairs, 3), rows of the
+    other orientation flipped, and each row's pair index (-1: a pair not listed)."""
     k = len(enc.arms)
     lookup = np.full((k, k), -1, dtype=np.int64)
     flip = np.zeros((k, k), dtype=bool)
@@ -237,64 +190,11 @@ def pair_counts(enc: Encoded, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndar
         flip[j, i] = True
     pid = lookup[enc.a, enc.b]
     keep = pid >= 0
-    # column 0 = win of the pair's first arm: outcome code 2 (win) maps to 0 unless flipped
     y = np.where(flip[enc.a, enc.b], enc.y, 2 - enc.y)
     n_p = len(pairs)
     flat = (enc.task[keep] * n_p + pid[keep]) * 3 + y[keep]
     counts = np.bincount(flat, minlength=enc.n_tasks * n_p * 3).reshape(enc.n_tasks, n_p, 3)
     return counts.astype(np.float64), pid
-
-
-# The scale of the max-t: logit for the three rates, atanh for the net win.
-_RATE_COLS = np.array([True, True, True, False])
-
-
-def _to_scale(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``g(x)`` and ``g'(x)`` per statistic (last axis): logit for rates, atanh for net win."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g = np.where(_RATE_COLS, np.log(x) - np.log1p(-x), np.arctanh(x))
-        d = np.where(_RATE_COLS, 1.0 / (x * (1.0 - x)), 1.0 / (1.0 - x**2))
-    return g, d
-
-
-def _cr2_rates(y: np.ndarray, m: np.ndarray, w: np.ndarray | None = None):
-    """Ratio estimates and CR2 SEs per pair from per-task sums ``y`` (T, P, 4), ``m`` (T, P);
-    ``w`` (B, T) counts each task's copies in a resample (a copy is a cluster)."""
-    if w is None:
-        w = np.ones((1, len(m)))
-    n = w @ m  # (B, P)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.einsum("bt,tps->bps", w, y) / n[..., None]
-        h = m[None] / n[:, None]  # (B, T, P): a task's leverage
-        adj = np.where((m[None] > 0) & (h < 1), w[..., None] / (1.0 - h), 0.0)
-        resid = y[None] - r[:, None] * m[None, ..., None]
-        se = np.sqrt(np.einsum("btp,btps->bps", adj, resid**2)) / n[..., None]
-    return r, se
-
-
-def _from_scale(g: np.ndarray) -> np.ndarray:
-    return np.where(_RATE_COLS, scipy.special.expit(g), np.tanh(g))
-
-
-def _max_t(y, m, est, se, n_resamples, gen, confidence) -> tuple[np.ndarray, int]:
-    """The ``confidence`` quantile of the max over pairs of ``|t*|`` per statistic (4,), and
-    the number of resamples with an infinite draw. ``t*`` is on the logit / atanh scale,
-    each resample studentized by its own CR2 SE; statistics without spread are left out."""
-    g, d = _to_scale(est)
-    with np.errstate(invalid="ignore"):
-        spread = np.isfinite(g) & (se * d > 0)
-    m_b = []
-    block = max(1, 2_000_000 // (len(m) * m.shape[1] * 4))
-    for weights in task_resamples(len(m), n_resamples, gen, max_cells=block * len(m)):
-        rb, sb = _cr2_rates(y, m, weights)
-        gb, db = _to_scale(rb)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            num = gb - g
-            tb = np.abs(np.where(np.isinf(num), num, num / (sb * db)))
-        m_b.append(np.where(spread & ~np.isnan(tb), tb, 0.0).max(axis=1))  # (B, 4)
-    m_b = np.concatenate(m_b)
-    crit = np.quantile(m_b, confidence, axis=0, method="inverted_cdf")
-    return crit, int(np.isinf(m_b).any(axis=1).sum())
 
 
 def compare(
@@ -303,46 +203,28 @@ def compare(
     reference: str | None = None,
     confidence: float = 0.95,
     method: str = "cr2_wilson",
-    n_resamples: int = 2000,
-    rng: np.random.Generator | int | None = None,
     judge: str | None = None,
     rubric: str | None = None,
     arms: Sequence[str] | None = None,
 ) -> ResultFrame:
     """Win, tie, loss and net win of every pair of arms, with simultaneous intervals.
 
-    Per pair, the marginal interval and the p-value of ``net_win = 0`` are
-    :func:`evalstats.stats.win_rates`' (``cr2_wilson``: the CR2 SE with Bell-McCaffrey df,
-    a score interval, and the test it inverts, so ``p_value < 1 - confidence`` exactly when
-    the interval excludes 0): a pair's numbers are the same here and there. ``p_holm`` is
-    Holm over the pairs' p-values. The simultaneous interval is a max-t: ``c`` is the
-    ``confidence`` quantile of the max over pairs of ``|t*|`` in a task-cluster bootstrap
-    (every resample studentized by its own CR2 SE), the interval ``g^-1(g(r) +- c g'(r) SE)``
-    on the logit (rates) / atanh (net win) scale, so its ends stay in range; ``c`` is capped
-    at Bonferroni's ``t_df(1 - alpha / (2P))`` and the interval widened to hold the
-    marginal one, so it never contradicts ``p_value``. A resample at the edge of the range
-    counts as infinitely extreme: where too many are, the cap (not an infinite value) is
-    used; a statistic without spread (no tie anywhere) gets the marginal construction at
-    Bonferroni's level, never [0, 1]. Coverage and family-wise error: ``docs/methods.md``, "Comparisons and rankings".
+    A pair's numbers are :func:`evalstats.stats.win_rates`'; ``p_holm`` is Holm over the P
+    pairs; the simultaneous interval is win_rates' at Bonferroni's level ``1 - alpha / P``, so
+    it excludes 0 exactly when ``P p_value < alpha`` (coverage: ``docs/methods.md``).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        A verdict frame with ``arm_a``, ``arm_b`` (without them, the two-arm frame: ``with``
-        against ``without``); only ``status == "ok"`` rows count.
+        A verdict frame with ``arm_a``, ``arm_b``; only ``status == "ok"`` rows count.
     reference : str, optional
-        Compare every other arm with this one (K - 1 pairs, ``arm_b`` = reference); default
-        all K (K - 1) / 2 pairs.
+        Compare every other arm with this one (``arm_b``); default all pairs.
     confidence : float
         Level of the marginal and the simultaneous intervals.
     method : {"cr2_wilson"}
-        How the marginal interval is made (:func:`evalstats.stats.win_rates`' key).
-    n_resamples : int
-        Task-cluster bootstrap resamples of the simultaneous critical value.
-    rng : numpy.random.Generator or int, optional
-        Seed of the bootstrap.
+        How the intervals are made (:func:`evalstats.stats.win_rates`' key).
     judge, rubric : str, optional
-        Which judge's (rubric's) verdicts, needed when the frame has several.
+        Whose verdicts, needed when the frame has several.
     arms : sequence of str, optional
         The arms' order (pairs are ``(arms[i], arms[j])`` with ``i < j``).
 
@@ -350,128 +232,56 @@ def compare(
     -------
     ResultFrame
         One row per pair and statistic (:data:`COMPARE_STATISTICS`): ``arm_a``, ``arm_b``,
-        the tidy columns, then ``p_holm`` (net win only), ``sim_low``, ``sim_high``.
-        ``diagnostics`` holds the judge, the critical value of each statistic (capped), the
-        number of resamples and of degenerate ones.
+        the tidy columns, ``p_holm`` (net win), ``sim_low``, ``sim_high``; ``diagnostics``
+        the judge and ``sim_level``, the simultaneous intervals' per-pair level.
 
     Examples
     --------
     >>> f = pd.DataFrame({"task_id": [f"t{i % 6}" for i in range(36)], "judge": "j",
     ...                   "arm_a": ["x", "y", "x"] * 12, "arm_b": ["y", "z", "z"] * 12,
     ...                   "status": "ok", "outcome": ["win", "tie", "loss", "win"] * 9})
-    >>> res = compare(f, rng=1, n_resamples=200)
+    >>> res = compare(f)
     >>> res.loc[res.statistic == "net_win", ["arm_a", "arm_b", "estimate"]].to_string(index=False)
     'arm_a arm_b  estimate\\n    x     y      0.25\\n    x     z      0.25\\n    y     z      0.25'
     """
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=20)
     if method not in COMPARE_METHODS:
         raise ParameterError(f"method must be one of {COMPARE_METHODS}, got {method!r}")
-    gen = as_generator(rng)
     enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
     pairs = _pairs(enc.arms, reference)
     n_p, alpha = len(pairs), 1.0 - confidence
     counts, _ = pair_counts(enc, pairs)
-    m = counts.sum(-1)
-    tp = np.nonzero(m > 0)  # the (task, pair) cells judged
+    tp = np.nonzero(counts.sum(-1) > 0)  # the (task, pair) cells judged
     c = counts[tp]
-
-    def marginal(level: float) -> dict[str, Any]:  # win_rates' numbers, each pair a group
-        return rate_arrays(c[:, 0], c[:, 1], c[:, 2], tp[1], n_p, method=method, confidence=level)
-
-    ra = marginal(confidence)
+    args = (c[:, 0], c[:, 1], c[:, 2], tp[1], n_p)  # win_rates' numbers, pairs as groups
+    ra = rate_arrays(*args, method=method, confidence=confidence)
     est, se = ra["est"][:, :4], ra["se"][:, :4]
     df = np.column_stack([np.repeat(ra["df"][:, None], 3, axis=1), ra["net_win_df"]])
-    y = np.stack(
-        [counts[..., 0], counts[..., 1], counts[..., 2], counts[..., 0] - counts[..., 2]], -1
-    )
-    crit, degenerate = _max_t(y, m, est, se, n_resamples, gen, confidence)
-    g, d = _to_scale(est)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cap = np.minimum(crit[None], scipy.stats.t.ppf(1 - alpha / (2 * n_p), df))
-        half = np.maximum(cap, scipy.stats.t.ppf(1 - alpha / 2, df)) * se * d
-        sim_lo = np.fmin(_from_scale(g - half), ra["low"][:, :4])
-        sim_hi = np.fmax(_from_scale(g + half), ra["high"][:, :4])
-    # At the edge of the range (no tie drawn, say) there is no spread to studentize: the
-    # marginal construction at Bonferroni's level.
-    flat = ~np.isfinite(sim_lo + sim_hi) | ~(half > 0)
-    if flat.any():
-        bonf = marginal(1.0 - alpha / n_p)
-        sim_lo = np.where(flat, bonf["low"][:, :4], sim_lo)
-        sim_hi = np.where(flat, bonf["high"][:, :4], sim_hi)
+    level = 1.0 - alpha / n_p
+    at = rate_arrays(*args, method=method, confidence=level, net_win_test=False)
+    sim_lo = np.fmin(at["low"][:, :4], ra["low"][:, :4])
+    sim_hi = np.fmax(at["high"][:, :4], ra["high"][:, :4])
     p = ra["net_win_p"]
-    p_holm = np.full(n_p, np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        p_holm[ok] = multipletests(p[ok], method="holm")[1]
-    rows = []
-    for pi, (i, j) in enumerate(pairs):
-        for s, name in enumerate(COMPARE_STATISTICS):
-            net = name == "net_win"
-            rows.append(
-                {
-                    "arm_a": enc.arms[i],
-                    "arm_b": enc.arms[j],
-                    "statistic": name,
-                    "estimate": est[pi, s],
-                    "se": se[pi, s],
-                    "ci_low": ra["low"][pi, s],
-                    "ci_high": ra["high"][pi, s],
-                    "p_value": p[pi] if net else np.nan,
-                    "df": df[pi, s],
-                    "n": int(ra["n"][pi]),
-                    "n_tasks": int(ra["n_tasks"][pi]),
-                    "method": method,
-                    "confidence": confidence,
-                    "p_holm": p_holm[pi] if net else np.nan,
-                    "sim_low": sim_lo[pi, s],
-                    "sim_high": sim_hi[pi, s],
-                }
-            )
-    with np.errstate(invalid="ignore"):
-        t_bonf = scipy.stats.t.ppf(1 - alpha / (2 * n_p), df)
+    i, j = np.array(pairs).T
+    pi = np.repeat(np.arange(n_p), 4)
+    net = np.tile(np.array(COMPARE_STATISTICS) == "net_win", n_p)
+    rows = {
+        "arm_a": [enc.arms[v] for v in i[pi]], "arm_b": [enc.arms[v] for v in j[pi]],
+        "statistic": list(COMPARE_STATISTICS) * n_p, "estimate": est.ravel(), "se": se.ravel(),
+        "ci_low": ra["low"][:, :4].ravel(), "ci_high": ra["high"][:, :4].ravel(),
+        "p_value": np.where(net, p[pi], np.nan), "df": df.ravel(), "n": ra["n"][pi].astype(int),
+        "n_tasks": ra["n_tasks"][pi].astype(int), "method": method, "confidence": confidence,
+        "p_holm": np.where(net, holm(p)[pi], np.nan), "sim_low": sim_lo.ravel(),
+        "sim_high": sim_hi.ravel(),
+    }  # fmt: skip
     diagnostics = pd.DataFrame(
-        {
-            "judge": [enc.judge],
-            "n_arms": [len(enc.arms)],
-            "n_pairs": [n_p],
-            "n_tasks": [enc.n_tasks],
-            "n_resamples": [n_resamples],
-            "n_degenerate": [degenerate],
-            **{f"crit_{name}": [float(min(crit[s], np.nanmax(t_bonf[:, s], initial=0.0)))]
-               for s, name in enumerate(COMPARE_STATISTICS)},
-        }
+        {"judge": [enc.judge], "n_arms": [len(enc.arms)], "n_pairs": [n_p], "n_tasks": [enc.n_tasks],
+         "sim_level": [level]}
     )  # fmt: skip
+    extra = ["p_holm", "sim_low", "sim_high"]
     return tidy_frame(
-        pd.DataFrame(rows),
-        by=["arm_a", "arm_b"],
-        diagnostics=diagnostics,
-        extra=["p_holm", "sim_low", "sim_high"],
+        pd.DataFrame(rows), by=["arm_a", "arm_b"], diagnostics=diagnostics, extra=extra
     )
-
-
-# ------------------------------------------------------------ Holm
-
-
-def _pvalues(pvalues: Any) -> np.ndarray:
-    p = np.asarray(pvalues, dtype=np.float64)
-    if p.ndim != 1:
-        raise ValueError(f"pvalues must be one-dimensional, got shape {p.shape}")
-    bad = ~np.isnan(p) & ((p < 0.0) | (p > 1.0))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"p-values must be in [0, 1]; pvalues[{i}] = {p[i]}")
-    return p
-
-
-def _holm(p: np.ndarray) -> np.ndarray:
-    # multipletests counts a NaN in the family size and sorts it last: the tests that could
-    # not be run are left out of the family and stay NaN.
-    out = np.full(p.shape, np.nan)
-    finite = ~np.isnan(p)
-    if finite.any():
-        out[finite] = multipletests(p[finite], method="holm")[1]
-    return out
 
 
 def holm(pvalues: Any) -> np.ndarray:
@@ -480,24 +290,30 @@ def holm(pvalues: Any) -> np.ndarray:
     Parameters
     ----------
     pvalues : array-like of float
-        One-dimensional, each in [0, 1]. NaN entries (tests that could not be run) stay
-        NaN and are not counted in the family size ``m``.
+        One-dimensional, in [0, 1]; NaN (a test not run) stays NaN and is not in the family.
 
     Returns
     -------
     ndarray
-        The adjusted p-values; reject test ``i`` at family-wise level ``alpha`` when
-        ``adjusted[i] <= alpha``.
+        Reject test ``i`` at family-wise level ``alpha`` when ``adjusted[i] <= alpha``.
 
     Examples
     --------
-    >>> from evalstats.stats.ranking import holm
     >>> holm([0.01, 0.04, 0.03, 0.20]).round(4).tolist()
     [0.04, 0.09, 0.09, 0.2]
-    >>> holm([0.02, float("nan"), 0.04]).tolist()
-    [0.04, nan, 0.04]
     """
-    return _holm(_pvalues(pvalues))
+    p = np.asarray(pvalues, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError(f"pvalues must be one-dimensional, got shape {p.shape}")
+    bad = ~np.isnan(p) & ((p < 0.0) | (p > 1.0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"p-values must be in [0, 1]; pvalues[{i}] = {p[i]}")
+    out = np.full(p.shape, np.nan)
+    finite = ~np.isnan(p)  # multipletests would count a NaN in the family size
+    if finite.any():
+        out[finite] = multipletests(p[finite], method="holm")[1]
+    return out
 
 
 def _primary_mask(table: pd.DataFrame, primary: Any) -> np.ndarray:
@@ -537,12 +353,6 @@ def holm_table(
 ) -> pd.DataFrame:
     """Add ``primary``, the Holm-adjusted p-values and the procedure's name to a table of tests.
 
-    With a ``primary`` (:data:`FIXED_SEQUENCE`) the primary keeps its own p-value and the
-    other rows are Holm-adjusted among themselves (``p_holm``); ``p_fixed_sequence`` =
-    ``max(p_primary, p_holm)`` is what controls the family-wise error, ``p_holm_family``
-    Holm over every row (``docs/methods.md``). Without a primary all three are the
-    whole-family Holm (:data:`WHOLE_FAMILY`).
-
     Parameters
     ----------
     table : DataFrame
@@ -550,49 +360,30 @@ def holm_table(
     p : str, default "net_win_p"
         Column of p-values.
     primary : mapping, Plan, boolean mask or None
-        The primary row: column -> value (e.g. ``{"rubric": "with-without", "judge":
-        "openai:gpt-5.4"}``), a :class:`~evalstats.plan.Plan` (its ``primary_key``), or a
-        boolean mask with one True. None: every row is adjusted.
+        The primary row: column -> value, a :class:`~evalstats.plan.Plan` (its
+        ``primary_key``) or a boolean mask with one True; None: every row is adjusted.
 
     Returns
     -------
     DataFrame
-        A copy of ``table`` with ``primary`` (bool), ``p_holm``, ``p_fixed_sequence``,
-        ``p_holm_family`` and ``procedure`` (:data:`FIXED_SEQUENCE` or
-        :data:`WHOLE_FAMILY`: what ``p_holm`` controls).
-
-    Raises
-    ------
-    ValueError
-        ``primary`` selects no row or several; a p-value outside [0, 1].
+        A copy of ``table`` with ``primary``; ``p_holm`` (with a primary: the primary's own
+        p-value, Holm among the others; :data:`FIXED_SEQUENCE`), ``p_fixed_sequence`` =
+        ``max(p_primary, p_holm)`` (what controls the family-wise error), ``p_holm_family``
+        (Holm over every row) and ``procedure``. Without a primary all three are the
+        whole-family Holm (:data:`WHOLE_FAMILY`).
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from evalstats.stats.ranking import holm_table
-    >>> tests = pd.DataFrame({
-    ...     "rubric": ["with-without", "with-without", "blind-pair", "blind-pair"],
-    ...     "judge": ["a", "b", "a", "b"],
-    ...     "net_win_p": [0.03, 0.01, 0.02, 0.30],
-    ... })
-    >>> out = holm_table(tests, primary={"rubric": "with-without", "judge": "a"})
-    >>> out[["judge", "primary", "p_holm", "p_fixed_sequence", "p_holm_family"]]
-      judge  primary  p_holm  p_fixed_sequence  p_holm_family
-    0     a     True    0.03              0.03           0.06
-    1     b    False    0.03              0.03           0.04
-    2     a    False    0.04              0.04           0.06
-    3     b    False    0.30              0.30           0.30
-    >>> out["procedure"].iloc[0]
-    'fixed-sequence: primary at alpha, Holm over the secondaries'
+    >>> tests = pd.DataFrame({"judge": ["a", "b", "c"], "net_win_p": [0.03, 0.01, 0.30]})
+    >>> holm_table(tests, primary={"judge": "a"})["p_fixed_sequence"].tolist()
+    [0.03, 0.03, 0.3]
     """
     check_columns(table, [p], what="table of tests")
-    pv = _pvalues(table[p].to_numpy(dtype=np.float64, na_value=np.nan))
+    pv = table[p].to_numpy(dtype=np.float64, na_value=np.nan)
+    family = holm(pv)
     mask = _primary_mask(table, primary)
     adjusted = pv.copy()
-    adjusted[~mask] = _holm(pv[~mask])
-    family = _holm(pv)
-    # The secondaries are read only once the primary rejected: their fixed-sequence
-    # adjusted p-value is never below the primary's.
+    adjusted[~mask] = holm(pv[~mask])
     gated = np.where(mask, pv, np.maximum(adjusted, pv[mask].max() if mask.any() else -np.inf))
     out = table.copy()
     out["primary"] = mask
@@ -603,17 +394,11 @@ def holm_table(
     return out
 
 
-# ------------------------------------------------------------ Bradley-Terry-Davidson fit
-
-
 def _btd_cells(
     a: np.ndarray, b: np.ndarray, pos: np.ndarray, y: np.ndarray, n_arms: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Orient every row to ``a < b`` and index its cell.
-
-    Returns ``(cell_keys, cell_of_row, outcome_col)``: the distinct ``(i, j, s)`` triples
-    (shape (C, 3)), each row's cell and its outcome column (0 win of ``i``, 1 tie, 2 loss).
-    """
+    """Rows oriented to ``a < b``: the distinct cells ``(i, j, s)`` (C, 3), each row's cell and
+    its outcome column (0 win of ``i``, 1 tie, 2 loss)."""
     swap = a > b
     i = np.where(swap, b, a)
     j = np.where(swap, a, b)
@@ -627,7 +412,7 @@ def _btd_cells(
 
 def _btd_design(keys: np.ndarray, n_arms: int, position: bool) -> np.ndarray:
     """Design rows of ``u`` per cell: +1 at ``beta_i``, -1 at ``beta_j`` (``beta_0`` dropped),
-    then ``s`` for ``gamma`` when ``position``."""
+    ``s`` for ``gamma``."""
     x = np.zeros((len(keys), n_arms + int(position)))
     r = np.arange(len(keys))
     x[r, keys[:, 0]] += 1.0
@@ -638,11 +423,7 @@ def _btd_design(keys: np.ndarray, n_arms: int, position: bool) -> np.ndarray:
 
 
 def outcome_probabilities(u: np.ndarray, delta: np.ndarray | float | None) -> np.ndarray:
-    """``(P(win), P(tie), P(loss))`` stacked on a last axis, stable for large ``|u|``.
-
-    >>> outcome_probabilities(np.array([0.0]), np.log(1.0)).round(4).tolist()
-    [[0.3333, 0.3333, 0.3333]]
-    """
+    """Davidson's ``(P(win), P(tie), P(loss))`` on a last axis (``delta`` None: no ties)."""
     half = np.asarray(u, dtype=np.float64) / 2
     logs = [half, np.full_like(half, -np.inf) if delta is None else np.zeros_like(half), -half]
     if delta is not None:
@@ -658,35 +439,10 @@ def _btd_fit(
     x: np.ndarray,
     *,
     ties: bool = True,
-    max_iter: int = 100,
-    tol: float = 1e-10,
-    ridge: float = 1e-8,
     init: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Maximum-likelihood ``(beta_1.., gamma, delta)`` for every count set at once.
-
-    Parameters
-    ----------
-    counts : ndarray, shape (B, C, 3)
-        (win, tie, loss) counts of each cell's first arm, per count set (may be fractional,
-        as in a prediction-powered objective).
-    x : ndarray, shape (C, d_u)
-        :func:`_btd_design` rows.
-    ties : bool
-        Davidson ties (a ``delta`` parameter last); ``False`` splits each tie into half a win
-        and half a loss (Bradley-Terry).
-    ridge : float
-        A tiny ridge on the Hessian so a resample where an arm never wins does not make it
-        singular; such a strength runs to the step bound instead of to infinity.
-    init : ndarray, shape (d,) or (B, d), optional
-        Starting values (e.g. the data's fit for its bootstrap resamples: fewer Newton
-        steps to the same maximum); by default 0 with ``delta`` at the pooled tie share.
-
-    Returns
-    -------
-    (theta, converged)
-        ``theta`` shape (B, d_u + ties); ``converged`` shape (B,), bool.
-    """
+    """Maximum-likelihood ``(beta_1.., gamma, delta)`` (B, d) and convergence (B,) of every
+    count set (B, C, 3) at once; a tiny ridge keeps a separated resample's Hessian invertible."""
     counts = _split_ties(np.asarray(counts, dtype=np.float64), ties)
     n_sets = counts.shape[0]
     d = x.shape[1] + int(ties)
@@ -698,10 +454,9 @@ def _btd_fit(
         share = np.clip(counts[..., 1].sum(1) / np.maximum(n.sum(1), 1e-300), 1e-6, 1 - 1e-6)
         theta[:, -1] = np.log(2 * share / (1 - share))
     converged = np.zeros(n_sets, dtype=bool)
-    eye = ridge * np.eye(d)
-    for _ in range(max_iter):
-        # Only the sets still moving: a separated resample (an arm that never wins) creeps to
-        # the bound for many steps, and the converged sets need not be recomputed meanwhile.
+    eye = 1e-8 * np.eye(d)
+    for _ in range(100):
+        # A separated resample creeps to the bound for many steps: refit only the moving sets.
         act = np.flatnonzero(~converged)
         if not len(act):
             break
@@ -711,7 +466,7 @@ def _btd_fit(
         big = np.abs(step).max(axis=1, keepdims=True)
         step = np.where(big > 5.0, step * (5.0 / np.maximum(big, 1e-300)), step)
         theta[act] = np.clip(theta[act] + step, -30.0, 30.0)
-        converged[act] = np.abs(step).max(axis=1) < tol
+        converged[act] = np.abs(step).max(axis=1) < 1e-10
     return theta, converged
 
 
@@ -725,7 +480,7 @@ def _split_ties(counts: np.ndarray, ties: bool) -> np.ndarray:
 def _grad_info(
     counts: np.ndarray, theta: np.ndarray, x: np.ndarray, ties: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Score (B, d) and observed = expected information (B, d, d) of the log-likelihood."""
+    """Score (B, d) and information (B, d, d) of the log-likelihood."""
     n_sets, d_u = len(theta), x.shape[1]
     d = d_u + int(ties)
     w, t, lo = counts[..., 0], counts[..., 1], counts[..., 2]
@@ -737,8 +492,7 @@ def _grad_info(
     grad[:, :d_u] = ((w - lo) / 2 - n * mu) @ x
     info = np.empty((n_sets, d, d))
     var_u = (pw + pl) / 4 - mu**2
-    # One matrix product with the cells' outer products: einsum's own path for this
-    # contraction falls back to a slow non-BLAS loop for a few hundred sets.
+    # One BLAS product with the cells' outer products (einsum's path is a slow loop here).
     outer = (x[:, :, None] * x[:, None, :]).reshape(len(x), d_u * d_u)
     info[:, :d_u, :d_u] = ((n * var_u) @ outer).reshape(n_sets, d_u, d_u)
     if ties:
@@ -750,12 +504,7 @@ def _grad_info(
 
 
 def _task_scores(per_task, theta: np.ndarray, x: np.ndarray, ties: bool) -> np.ndarray:
-    """Each task's score at each ``theta``, shape (B, T, d).
-
-    ``per_task`` is a (T, C * 3) array or scipy sparse matrix of per-task cell counts. The
-    score is linear in the counts, so a task's contribution is its counts times per-cell
-    factors that depend on ``theta`` only.
-    """
+    """Each task's score (B, T, d) at each ``theta`` from per-task cell counts (T, C * 3)."""
     m = per_task.toarray() if hasattr(per_task, "toarray") else np.asarray(per_task)
     n_t = m.shape[0]
     c = _split_ties(m.reshape(n_t, -1, 3), ties)
@@ -771,19 +520,9 @@ def _task_scores(per_task, theta: np.ndarray, x: np.ndarray, ties: bool) -> np.n
     return np.concatenate([g_u, g_d[..., None]], axis=-1)
 
 
-def _sandwich(
-    total: np.ndarray,
-    scores: np.ndarray,
-    weights: np.ndarray,
-    theta: np.ndarray,
-    x: np.ndarray,
-    ties: bool,
-) -> np.ndarray:
-    """Cluster-robust (CR1) covariance of ``theta`` per count set, shape (B, d, d).
-
-    ``total`` (B, C, 3) are the set's counts, ``scores`` (B, T, d) the tasks' scores at
-    ``theta`` and ``weights`` (B, T) how often each task is in the set (1 for the data).
-    """
+def _sandwich(total, scores, weights, theta, x, ties: bool) -> np.ndarray:
+    """CR1 covariance (B, d, d) of ``theta`` from the sets' counts (B, C, 3), the tasks' scores
+    (B, T, d) and how often each task is in the set (B, T)."""
     _, info = _grad_info(_split_ties(total, ties), theta, x, ties)
     n_clusters = weights.sum(1)[:, None, None]
     meat = np.einsum("bt,bti,btj->bij", weights, scores, scores, optimize=True)
@@ -792,23 +531,15 @@ def _sandwich(
     return bread @ meat @ bread
 
 
-# ------------------------------------------------------------ rank sets
-
-
 def _point_ranks(estimates: np.ndarray) -> np.ndarray:
-    """``1 + #{k : x_k > x_j}`` (ties share the better rank), like csranks' ``irank``.
-
-    >>> _point_ranks(np.array([2.0, 5.0, 2.0, 1.0])).tolist()
-    [2, 1, 2, 4]
-    """
+    """``1 + #{k : x_k > x_j}`` (ties share the better rank), as csranks' ``irank``."""
     x = np.asarray(estimates, dtype=np.float64)
     return 1 + (x[None, :] > x[:, None]).sum(axis=1)
 
 
 def _normal_draws(sigma: np.ndarray, n: int) -> np.ndarray:
-    """At least ``n`` draws of ``N(0, sigma)`` (PSD ``sigma``, singular allowed) from a
-    scrambled Sobol sequence with a fixed seed: deterministic, and closer to the normal's
-    quantiles than as many pseudo-random draws."""
+    """At least ``n`` draws of ``N(0, sigma)`` (PSD) from a scrambled Sobol sequence with a
+    fixed seed: deterministic."""
     vals, vecs = np.linalg.eigh(sigma)
     root = vecs * np.sqrt(np.clip(vals, 0.0, None))
     u = scipy.stats.qmc.Sobol(len(sigma), seed=20231).random_base2(int(np.ceil(np.log2(n))))
@@ -837,64 +568,43 @@ def _rank_bounds(
     se_draws: np.ndarray | None = None,
     se: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper rank bounds from estimates and centred draws of their errors.
-
-    ``deviations`` (B, K) are draws of ``theta_hat - theta``; ``two_sided=False`` gives the
-    one-sided lower bounds only (``U = K``, the tau-best). The differences are standardised
-    by ``se_hat`` (K, K) and ``se_draws`` (B, K, K) draw by draw (bootstrap-t), else by the
-    known ``se`` (K, K), else by the draws' own spread (``docs/methods.md``).
-
-    Each claim "j is ahead of k" is one one-sided hypothesis on the ordered pair (j, k); a
-    two-sided family holds both orders of its pairs, so its first critical value is the
-    quantile of ``max |Z|``, and the step-down drops only the ordered pairs rejected (csranks'
-    ``csdiffmeans``: two-sided with step-down is its "lower" type on both orders).
-    """
+    """Lower and upper rank bounds from estimates and centred draws (B, K) of their errors,
+    standardised by ``se_hat`` / ``se_draws`` (bootstrap-t), else ``se``, else the draws'
+    spread. A claim "j is ahead of k" is one ordered pair (csranks' ``csdiffmeans``)."""
     x = np.asarray(x, dtype=np.float64)
     dev = np.asarray(deviations, dtype=np.float64)
     k = len(x)
     diff_dev = dev[:, :, None] - dev[:, None, :]  # (B, j, k): error of d_jk = x_j - x_k
     with np.errstate(invalid="ignore", divide="ignore"):
-        known = None if se is None else np.asarray(se, dtype=np.float64)
-        se = np.sqrt(np.mean(diff_dev**2, axis=0))  # draws are centred: no mean removed
-        se = np.where(se > 0, se, np.nan)
-        # Z_jk large positive: d_jk over-estimated, the claim "j ahead of k" at risk.
         if se_hat is not None and se_draws is not None:
             se = np.where(np.asarray(se_hat) > 0, se_hat, np.nan)
             z = diff_dev / np.where(se_draws > 0, se_draws, np.nan)
         else:
-            if known is not None:
-                se = np.where(known > 0, known, np.nan)
+            if se is None:
+                se = np.sqrt(np.mean(diff_dev**2, axis=0))  # centred draws: no mean removed
+            se = np.where(se > 0, se, np.nan)
             z = diff_dev / se
         t = (x[:, None] - x[None, :]) / se  # t_jk > c: j surely ahead of k
     off = ~np.eye(k, dtype=bool) & np.isfinite(se)
-    ahead = np.zeros((k, k), dtype=bool)  # ahead[j, k]: j surely ahead of k
-    groups = (
-        [np.ones(k, dtype=bool)] if simultaneous else [np.eye(k, dtype=bool)[j] for j in range(k)]
-    )
     lower = np.ones(k, dtype=np.int64)
     upper = np.full(k, k, dtype=np.int64)
-    for members in groups:  # one family (simultaneous) or one per arm (marginal)
-        # Family of j's comparisons: (j, k) "is k ahead of j" claims; two-sided adds (k, j).
-        fam = np.zeros((k, k), dtype=bool)
+    for members in [np.ones(k, bool)] if simultaneous else np.eye(k, dtype=bool):
+        fam = np.zeros((k, k), dtype=bool)  # j's claims "k is ahead of j"; two-sided: (k, j)
         fam[members, :] = True
         if two_sided:
             fam |= fam.T
         fam &= off
-        rejected = np.zeros((k, k), dtype=bool)
+        ahead = np.zeros((k, k), dtype=bool)
         while True:
-            c = _critical(z, fam & ~rejected if stepdown else fam, confidence)
-            new = fam & (t > c) & ~rejected
-            if not new.any():
+            c = _critical(z, fam & ~ahead, confidence)
+            new = fam & (t > c) & ~ahead
+            ahead |= new
+            if not new.any() or not stepdown:
                 break
-            rejected |= new
-            if not stepdown:
-                break
-        ahead_here = rejected
         rows = np.flatnonzero(members)
-        lower[rows] = 1 + ahead_here[:, rows].sum(axis=0)
+        lower[rows] = 1 + ahead[:, rows].sum(axis=0)
         if two_sided:
-            upper[rows] = k - ahead_here[rows, :].sum(axis=1)
-        ahead |= ahead_here
+            upper[rows] = k - ahead[rows, :].sum(axis=1)
     return lower, upper
 
 
@@ -915,32 +625,27 @@ def rank_sets(
     Parameters
     ----------
     estimates : array-like or pandas.Series, shape (K,)
-        Larger is better (rank 1). A Series' index names the populations.
-    cov : array-like, shape (K, K), optional
-        Covariance of the estimates; errors are drawn from ``N(0, cov)``.
-    draws : array-like, shape (B, K), optional
-        Bootstrap replicates of the estimates (centred at ``estimates`` here). Give exactly
-        one of ``cov`` and ``draws``.
+        Larger is better (rank 1); a Series' index names the populations.
+    cov, draws : array-like, optional
+        Exactly one: the estimates' covariance (K, K), or bootstrap replicates (B, K).
     confidence : float
         Coverage of the sets.
     simultaneous : bool
-        All ranks at once (default) or each rank on its own (marginal).
+        All ranks at once (default) or each on its own (marginal).
     tau : int, optional
-        Also mark the arms in the confidence set for the ``tau`` best (``in_tau_best``).
+        Also mark the confidence set for the ``tau`` best (``in_tau_best``).
     stepdown : bool
-        The step-down refinement (default, as csranks).
+        The step-down refinement (as csranks).
     n_resamples : int
-        Parametric draws when ``cov`` is given: ``N(0, cov)`` from a scrambled Sobol
-        sequence with a fixed seed (rounded up to a power of two), so the sets are the same
-        on every call, not a function of a seed.
+        Draws of ``N(0, cov)`` (a fixed-seed Sobol sequence: the same sets on every call).
     labels : sequence of str, optional
         Names of the populations (default: the Series index, else ``0 .. K-1``).
 
     Returns
     -------
     ResultFrame
-        One row per population: ``arm``, ``statistic = "rank"``, ``estimate`` the point
-        rank, ``ci_low`` / ``ci_high`` the rank set, ``in_tau_best`` when ``tau`` is given.
+        Per population: ``arm``, ``statistic = "rank"``, ``estimate`` the point rank,
+        ``ci_low`` / ``ci_high`` the rank set, ``in_tau_best`` when ``tau`` is given.
 
     Examples
     --------
@@ -965,8 +670,7 @@ def rank_sets(
         n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
         dev = _normal_draws(sigma, n_resamples)
         source = "parametric"
-        # The differences' SEs are known from cov: standardise by them, not the draws' spread.
-        var = np.diag(sigma)
+        var = np.diag(sigma)  # standardise by the differences' known SEs
         known_se = np.sqrt(np.maximum(var[:, None] + var[None, :] - 2 * sigma, 0.0))
     else:
         d = np.asarray(draws, dtype=np.float64)
@@ -975,45 +679,24 @@ def rank_sets(
         dev = d[np.isfinite(d).all(axis=1)] - x
         source = "bootstrap"
         known_se = None
-    lo, hi = _rank_bounds(
-        x, dev, confidence=confidence, simultaneous=simultaneous, stepdown=stepdown, se=known_se
-    )
+    common = {"confidence": confidence, "stepdown": stepdown, "se": known_se}
+    lo, hi = _rank_bounds(x, dev, simultaneous=simultaneous, **common)
+    method = ("simultaneous" if simultaneous else "marginal") + ("_stepdown" if stepdown else "")
     rows = pd.DataFrame(
-        {
-            "arm": labels,
-            "statistic": "rank",
-            "estimate": _point_ranks(x),
-            "ci_low": lo,
-            "ci_high": hi,
-            "n": len(dev),
-            "method": ("simultaneous" if simultaneous else "marginal")
-            + ("_stepdown" if stepdown else ""),
-            "confidence": confidence,
-        }
-    )
+        {"arm": labels, "statistic": "rank", "estimate": _point_ranks(x), "ci_low": lo,
+         "ci_high": hi, "n": len(dev), "method": method, "confidence": confidence}
+    )  # fmt: skip
     if tau is not None:
         tau = check_positive_int(tau, "tau")
-        lower, _ = _rank_bounds(
-            x,
-            dev,
-            confidence=confidence,
-            simultaneous=True,
-            two_sided=False,
-            stepdown=stepdown,
-            se=known_se,
-        )
-        rows["in_tau_best"] = lower <= tau
+        rows["in_tau_best"] = _rank_bounds(x, dev, two_sided=False, **common)[0] <= tau
     diag = pd.DataFrame({"source": [source], "n_resamples": [len(dev)], "tau": [tau]})
     return tidy_frame(rows, by=["arm"], diagnostics=diag, extra=["in_tau_best"])
-
-
-# ------------------------------------------------------------ rank
 
 
 #: Models of `rank`: `davidson` (ties a parameter), `bradley-terry` (a tie is half a win).
 RANK_MODELS = ("davidson", "bradley-terry")
 #: Above this many (task x cell x outcome) numbers the rank sets standardise by the draws'
-#: spread instead of a per-resample sandwich SE (Arena's 26,919 battles: many clusters).
+#: spread, not a per-resample sandwich SE (memory).
 STUDENTIZE_MAX_CELLS = 3_000_000
 
 
@@ -1021,9 +704,7 @@ def _cell_counts(
     enc: Encoded, keys_index: dict[tuple[int, int, int], int], rows: np.ndarray, n_tasks: int
 ) -> scipy.sparse.csr_matrix:
     """Per-task (cell, outcome) counts of the chosen rows, a sparse (tasks, cells * 3)."""
-    keys, cell, col = _btd_cells(
-        enc.a[rows], enc.b[rows], enc.pos[rows], enc.y[rows], len(enc.arms)
-    )
+    keys, cell, col = _btd_cells(*(v[rows] for v in (enc.a, enc.b, enc.pos, enc.y)), len(enc.arms))
     gidx = np.array([keys_index[tuple(k)] for k in keys.tolist()], dtype=np.int64)[cell]
     n_cells = len(keys_index)
     return scipy.sparse.csr_matrix(
@@ -1031,15 +712,7 @@ def _cell_counts(
     )
 
 
-def _fit_all(
-    per_task: list[scipy.sparse.csr_matrix],
-    combine,
-    x: np.ndarray,
-    ties: bool,
-    n_tasks: int,
-    n_resamples: int,
-    gen: np.random.Generator,
-) -> tuple[np.ndarray, list[np.ndarray]]:
+def _fit_all(per_task, combine, x, ties, n_tasks, n_resamples, gen):
     """The point fit and the bootstrap fits of ``combine(*weighted per-task totals)``."""
     n_cells = x.shape[0]
     totals = [np.asarray(m.sum(axis=0)).reshape(1, -1) for m in per_task]
@@ -1063,8 +736,7 @@ def _difference_se(cov: np.ndarray, k: int) -> np.ndarray:
 def _fit_studentized(
     per_task: np.ndarray, x: np.ndarray, ties: bool, n_resamples: int, gen, k: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Point fit and bootstrap fits with the CR1 sandwich SE of every strength difference
-    (for the estimate and for each resample: the bootstrap-t of the rank sets)."""
+    """Point and bootstrap fits with the CR1 SEs of the strength differences (bootstrap-t)."""
     n_t, n_cells = per_task.shape[0], x.shape[0]
     total = per_task.sum(0).reshape(1, n_cells, 3)
     point, _ = _btd_fit(total, x, ties=ties)
@@ -1117,35 +789,31 @@ def rank(
     Parameters
     ----------
     frame : pandas.DataFrame
-        A pairwise verdict frame (:func:`evalstats.verdict_frame`: `arm_a`, `arm_b` on every row).
+        A verdict frame (``arm_a``, ``arm_b`` on every row).
     labels : pandas.DataFrame, optional
-        People's verdicts (a pairwise frame, one judge) on a random subset of ``frame``'s
-        judgments: the prediction-powered ranking (see the module docstring).
+        People's verdicts (one judge) on a random subset of ``frame``'s judgments: the
+        prediction-powered ranking.
     judge, rubric : str, optional
-        The judge (rubric) whose verdicts are used, needed when ``frame`` has several.
+        Whose verdicts, needed when ``frame`` has several.
     model : {"davidson", "bradley-terry"}
         Davidson ties, or ties split half-half.
     confidence : float
         Level of the intervals and of the rank sets.
     simultaneous : bool
         Rank sets covering all ranks at once (default) or each on its own.
-    n_resamples : int
-        Task-cluster bootstrap resamples.
-    rng : numpy.random.Generator or int, optional
-        Seed.
+    n_resamples, rng : int, numpy.random.Generator or int
+        Task-cluster bootstrap resamples and their seed.
     tau : int, optional
-        Mark the confidence set for the ``tau`` best (``in_tau_best``; default 1: which arms
-        may be the best).
+        Mark the confidence set for the ``tau`` best (``in_tau_best``; 1: which may be best).
     arms : sequence of str, optional
-        The arms' order in the result.
+        The arms' order.
 
     Returns
     -------
     ResultFrame
-        ``arm``, ``opponent`` then the tidy columns and ``in_tau_best``. Rows: ``strength``
-        (per arm), ``rank`` (estimate the point rank, ``ci_low`` / ``ci_high`` the rank set),
-        ``p_beats`` (per ordered pair), ``tie_nu`` and ``position`` (no arm).
-        ``diagnostics`` has the judge, ``lambda`` (PPI) and the convergence count.
+        ``arm``, ``opponent``, the tidy columns and ``in_tau_best``; rows ``strength``,
+        ``rank`` (``ci_low`` / ``ci_high`` the rank set), ``p_beats`` (per ordered pair),
+        ``tie_nu`` and ``position``. ``diagnostics``: judge, ``lambda`` (PPI), convergence.
 
     Examples
     --------
@@ -1171,15 +839,11 @@ def rank(
         labelled = _label_rows(enc, lab)
         if labelled.sum() < 2:
             raise DataError("labels match fewer than two of the judge's judgments", field="task_id")
-        # Label tasks must index the same task list as the judge's.
-        where = {t: i for i, t in enumerate(enc.tasks)}
+        where = {t: i for i, t in enumerate(enc.tasks)}  # index the judge's task list
         missing = [t for t in lab.tasks if t not in where]
         if missing:
             raise DataError(f"labelled task {missing[0]!r} has no judge verdict", field="task_id")
-        lab = Encoded(
-            arms=lab.arms, tasks=enc.tasks, task=np.array([where[t] for t in lab.tasks])[lab.task],
-            a=lab.a, b=lab.b, y=lab.y, pos=lab.pos, judge=lab.judge,
-        )  # fmt: skip
+        lab = replace(lab, tasks=enc.tasks, task=np.array([where[t] for t in lab.tasks])[lab.task])
     keys_all = [_btd_cells(enc.a, enc.b, enc.pos, enc.y, k)[0]]
     if lab is not None:
         keys_all.append(_btd_cells(lab.a, lab.b, lab.pos, lab.y, k)[0])
@@ -1187,9 +851,8 @@ def rank(
     position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
     if not position:  # one order (or none): the position bonus is not identified
         keys = np.unique(np.column_stack([keys[:, :2], np.zeros(len(keys), int)]), axis=0)
-        enc = Encoded(**{**enc.__dict__, "pos": np.zeros_like(enc.pos)})
-        if lab is not None:
-            lab = Encoded(**{**lab.__dict__, "pos": np.zeros_like(lab.pos)})
+        enc = replace(enc, pos=np.zeros_like(enc.pos))
+        lab = None if lab is None else replace(lab, pos=np.zeros_like(lab.pos))
     index = {tuple(kk): i for i, kk in enumerate(keys.tolist())}
     x = _btd_design(keys, k, position)
     n_t = enc.n_tasks
@@ -1215,19 +878,10 @@ def rank(
             gen.bit_generator.state = state
             sep.append(_fit_all([m], lambda c: c, x, ties, n_t, n_resamples, gen))
         gen.bit_generator.state = state
-        bh, ba, bl = (_strengths(np.concatenate(s[1]), k) for s in sep)
-        delta = ba - bl
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            cross = np.nanmean(((bh - bh.mean(0)) * (delta - delta.mean(0))).sum(1))
-            var = np.nanmean(((delta - delta.mean(0)) ** 2).sum(1))
-        lam = float(np.clip(-cross / var if var > 0 else 0.0, 0.0, 1.0))
-
-        def combine(h, a, lo):
-            n_l, n_a = lo.sum(axis=1, keepdims=True), a.sum(axis=1, keepdims=True)
-            return h + lam * (n_l / n_a * a - lo)
-
-        point, draws = _fit_all([human, j_all, j_lab], combine, x, ties, n_t, n_resamples, gen)
+        lam = float(_ppi_lambda(*(_strengths(np.concatenate(s[1]), k)[None] for s in sep))[0])
+        point, draws = _fit_all(
+            [human, j_all, j_lab], lambda *c: _pp_counts(*c, lam), x, ties, n_t, n_resamples, gen
+        )
         draws = np.concatenate(draws)
         method = "ppi_task_bootstrap_percentile"
     beta, beta_b = _strengths(point, k), _strengths(draws, k)
@@ -1235,28 +889,17 @@ def rank(
     beta_b = beta_b[ok]
     if se_draws is not None:
         se_draws = se_draws[ok]
-    alpha = 1 - confidence
-    qs = [alpha / 2, 1 - alpha / 2]
+    qs = [(1 - confidence) / 2, (1 + confidence) / 2]
     lo_hi = np.quantile(beta_b, qs, axis=0)
-    if se_draws is None:
-        # The bootstrap's plug-in variance lacks the CR1 factor C / (C - 1).
-        dev = (beta_b - beta) * np.sqrt(n_t / (n_t - 1)) if n_t > 1 else beta_b - beta
-    else:
-        dev = beta_b - beta
-    studentized = {"se_hat": se_hat, "se_draws": se_draws}
-    r_lo, r_hi = _rank_bounds(
-        beta, dev, confidence=confidence, simultaneous=simultaneous, **studentized
-    )
-    best = _rank_bounds(
-        beta, dev, confidence=confidence, simultaneous=True, two_sided=False, **studentized
-    )[0]
-    delta_hat = point[-1] if ties else None
-    delta_b = draws[ok, -1] if ties else None
+    dev = beta_b - beta
+    if se_draws is None and n_t > 1:  # the bootstrap's plug-in variance lacks C / (C - 1)
+        dev = dev * np.sqrt(n_t / (n_t - 1))
+    kw = {"confidence": confidence, "se_hat": se_hat, "se_draws": se_draws}
+    r_lo, r_hi = _rank_bounds(beta, dev, simultaneous=simultaneous, **kw)
+    best = _rank_bounds(beta, dev, two_sided=False, **kw)[0]
     diff, diff_b = beta[:, None] - beta[None, :], beta_b[:, :, None] - beta_b[:, None, :]
-    p_win = outcome_probabilities(diff, delta_hat)[..., 0]
-    p_win_b = outcome_probabilities(diff_b, None if delta_b is None else delta_b[:, None, None])[
-        ..., 0
-    ]
+    p_win = outcome_probabilities(diff, point[-1] if ties else None)[..., 0]
+    p_win_b = outcome_probabilities(diff_b, draws[ok, -1, None, None] if ties else None)[..., 0]
     p_lo_hi = np.quantile(p_win_b, qs, axis=0)
     n_verdicts = len(enc.a)
     common = {"n": n_verdicts, "n_tasks": n_t, "method": method, "confidence": confidence}
@@ -1276,42 +919,27 @@ def rank(
                 out.append({"arm": arm, "opponent": opp, "statistic": "p_beats",
                             "estimate": p_win[i, j], "se": p_win_b[:, i, j].std(ddof=1),
                             "ci_low": p_lo_hi[0, i, j], "ci_high": p_lo_hi[1, i, j], **common})  # fmt: skip
-    extras = []
-    if ties:
-        extras.append(("tie_nu", point[-1], draws[ok, -1]))
-    if position:
-        extras.append(("position", point[k - 1], draws[ok, k - 1]))
-    for name, est, b in extras:
-        vals = np.exp(b) if name == "tie_nu" else b
+    extras = [("tie_nu", -1, np.exp)] if ties else []
+    extras += [("position", k - 1, np.asarray)] if position else []
+    for name, col, f in extras:
+        vals = f(draws[ok, col])
         q = np.quantile(vals, qs)
         out.append({"arm": None, "opponent": None, "statistic": name,
-                    "estimate": float(np.exp(est)) if name == "tie_nu" else float(est),
-                    "se": vals.std(ddof=1), "ci_low": q[0], "ci_high": q[1], **common})  # fmt: skip
+                    "estimate": float(f(point[col])), "se": vals.std(ddof=1), "ci_low": q[0],
+                    "ci_high": q[1], **common})  # fmt: skip
     diagnostics = pd.DataFrame(
-        {
-            "judge": [enc.judge],
-            "model": [model],
-            "position_effect": [position],
-            "n_resamples": [n_resamples],
-            "n_finite_resamples": [int(ok.sum())],
-            "lambda": [lam],
-            "n_labelled": [np.nan if lab is None else len(lab.a)],
-            "tau": [tau],
-        }
-    )
+        {"judge": [enc.judge], "model": [model], "position_effect": [position],
+         "n_resamples": [n_resamples], "n_finite_resamples": [int(ok.sum())], "lambda": [lam],
+         "n_labelled": [np.nan if lab is None else len(lab.a)], "tau": [tau]}
+    )  # fmt: skip
     return tidy_frame(
         pd.DataFrame(out), by=["arm", "opponent"], diagnostics=diagnostics, extra=["in_tau_best"]
     )
 
 
-# ------------------------------------------------------------ repeated subsamples (Chatbot Arena)
-
-
 #: The estimators of the study, in their order in the results.
 SUBSAMPLE_ESTIMATORS = ("full_human", "judge_only", "human_only", "human_only_percentile", "ppr")
-# Fitted sets per batch (a chunk of subsamples times their resamples): bounds the memory of
-# the type-count and score arrays (~ sets x types numbers).
-_MAX_SETS = 4_000
+_MAX_SETS = 4_000  # fitted sets (subsamples x resamples) per batch: bounds the memory
 
 
 class _Design:
@@ -1344,7 +972,6 @@ class _Design:
             cols[j] = ej.y[order]
         pos = eh.pos
         keys = _btd_cells(eh.a, eh.b, pos, eh.y, self.k)[0]
-        # As rank(): the position bonus only when both presentation orders occur.
         self.position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
         if not self.position:
             pos = np.zeros_like(pos)
@@ -1360,18 +987,13 @@ class _Design:
 
 
 def _type_fit(counts: np.ndarray, x: np.ndarray, init: np.ndarray | None = None) -> np.ndarray:
-    """Davidson fits of count sets (M, 3C); resamples start from their data's fit (``init``,
-    one row per set): the likelihood is concave, so the maximum is the same, in fewer steps."""
+    """Davidson fits of count sets (M, 3C), started at ``init`` (M, d) when given."""
     return _btd_fit(counts.reshape(len(counts), -1, 3), x, ties=True, init=init)[0]
 
 
 def _multinomial(gen, n: int, counts: np.ndarray, n_resamples: int) -> np.ndarray:
-    """Bootstrap type counts (S * B, T): ``n`` battles drawn from each row's types.
-
-    Drawing the ``n`` battles' indices with replacement is a multinomial over the battles;
-    exchangeable battles merge into their type, so it is this multinomial over the types.
-    Types no row has are left out of the draw (they stay 0).
-    """
+    """Bootstrap type counts (S * B, T): ``n`` battles drawn with replacement from each row's
+    types (exchangeable battles merge into their type: a multinomial over the types)."""
     s, t = counts.shape
     nz = np.flatnonzero(counts.sum(0) > 0)
     draw = gen.multinomial(n, counts[:, nz] / n, size=(n_resamples, s)).transpose(1, 0, 2)
@@ -1381,8 +1003,7 @@ def _multinomial(gen, n: int, counts: np.ndarray, n_resamples: int) -> np.ndarra
 
 
 def _type_se(d: _Design, counts: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """CR1 sandwich SEs of the strength differences (M, K, K) from type counts (M, 3C): the
-    meat sums each battle's score outer product, and a battle's score is its type's."""
+    """CR1 sandwich SEs of the strength differences (M, K, K) from type counts (M, 3C)."""
     out = np.empty((len(counts), d.k, d.k))
     sgn = np.array([0.5, 0.0, -0.5])  # d u-score / d count: win +1/2, tie 0, loss -1/2
     tie = np.array([0.0, 1.0, 0.0])
@@ -1402,8 +1023,7 @@ def _type_se(d: _Design, counts: np.ndarray, theta: np.ndarray) -> np.ndarray:
 def _one_source(
     d: _Design, type_counts: np.ndarray, n_tasks: int, n_resamples: int, gen, studentize: bool
 ):
-    """Fits of one judge's verdicts on ``n_tasks`` battles per set (S, 3C): the point, the
-    bootstrap draws (S, B, d) and, when ``studentize``, the sandwich SEs of the differences."""
+    """Point fits, bootstrap draws (S, B, d) and (``studentize``) sandwich SEs of one judge."""
     s = len(type_counts)
     point = _type_fit(type_counts, d.x)
     boot = _multinomial(gen, n_tasks, type_counts, n_resamples)
@@ -1416,12 +1036,12 @@ def _one_source(
 
 
 def _bounds(beta, beta_b, n_tasks, confidence, sets, se_hat=None, se_draws=None):
-    """Rank sets of every fit (one per row of ``beta``): {"simultaneous"/"marginal": (lo, hi)}."""
+    """Rank sets of every fit (a row of ``beta``): {"simultaneous"/"marginal": (lo, hi)}."""
     out = {m: (np.empty(beta.shape, np.int64), np.empty(beta.shape, np.int64)) for m in sets}
     for i in range(len(beta)):  # per subsample: the step-down is sequential
         ok = np.isfinite(beta_b[i]).all(axis=1)
         if se_draws is None:
-            # The bootstrap's plug-in variance lacks the CR1 factor C / (C - 1), as in rank().
+            # The bootstrap's plug-in variance lacks the CR1 factor C / (C - 1).
             dev, kw = (beta_b[i][ok] - beta[i]) * np.sqrt(n_tasks / (n_tasks - 1)), {}
         else:
             dev, kw = beta_b[i][ok] - beta[i], {"se_hat": se_hat[i], "se_draws": se_draws[i][ok]}
@@ -1434,8 +1054,8 @@ def _bounds(beta, beta_b, n_tasks, confidence, sets, se_hat=None, se_draws=None)
 
 
 def _human_like(d, types, mask, n_resamples, gen, confidence, sets, percentile=False):
-    """``rank`` of one judge's verdicts on the battles of each row of ``mask`` (S, N); with
-    ``percentile`` also the spread-standardised sets of the same draws (None if not studentized)."""
+    """``rank`` of one judge on the battles of each row of ``mask`` (S, N); ``percentile``: also
+    the spread-standardised sets of the same draws (None if not studentized)."""
     n_tasks = int(mask[0].sum())
     counts = np.stack([np.bincount(types[m], minlength=3 * d.n_cells) for m in mask]).astype(float)
     student = n_tasks * d.n_cells * 3 <= STUDENTIZE_MAX_CELLS
@@ -1449,9 +1069,8 @@ def _human_like(d, types, mask, n_resamples, gen, confidence, sets, percentile=F
 
 
 def _ppi_lambda(bh: np.ndarray, ba: np.ndarray, bl: np.ndarray) -> np.ndarray:
-    """PPI++ ``lambda`` per subsample from the three separate fits' draws (S, B, K): the
-    minimiser of the trace of ``Var(b_H + lambda (b_J,all - b_J,L))``, clipped to [0, 1]
-    (:func:`evalstats.stats.rank`'s rule)."""
+    """PPI++ ``lambda`` per set from the separate fits' draws (S, B, K): the minimiser of the
+    trace of ``Var(b_H + lambda (b_J,all - b_J,L))``, clipped to [0, 1]."""
     delta = ba - bl
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -1462,12 +1081,16 @@ def _ppi_lambda(bh: np.ndarray, ba: np.ndarray, bl: np.ndarray) -> np.ndarray:
     return np.clip(lam, 0.0, 1.0)
 
 
+def _pp_counts(human, judge_all, judge_labelled, lam):
+    """The prediction-powered objective's counts: ``H + lam (n / N J_all - J_L)`` per set."""
+    n_l, n_a = judge_labelled.sum(1, keepdims=True), judge_all.sum(1, keepdims=True)
+    return human + lam * (n_l / n_a * judge_all - judge_labelled)
+
+
 def _ppr(d, judge, human, labelled, n_resamples, gen, confidence, sets, lam=None):
-    """Prediction-powered ``rank`` per subsample: ``labelled`` (S, N) marks its human votes
-    (``lam``, one per subsample, replaces the PPI++ choice: for the tests)."""
+    """Prediction-powered ``rank`` per subsample (``labelled`` (S, N) marks its human votes)."""
     c3, n = 3 * d.n_cells, d.n
     jt, ht = d.types(judge), d.col[human]
-    # A battle's type: its judge type, and when labelled its human column too.
     types = np.where(labelled, c3 + jt[None] * 3 + ht[None], jt[None])
     n_types = c3 * 4
     counts = np.stack([np.bincount(t, minlength=n_types) for t in types]).astype(float)
@@ -1487,15 +1110,9 @@ def _ppr(d, judge, human, labelled, n_resamples, gen, confidence, sets, lam=None
         for p, st in zip(parts_b, starts, strict=True)
     )
     lam = _ppi_lambda(bh, ba, bl) if lam is None else np.asarray(lam, dtype=np.float64)
-
-    def combine(h, a, lo, lam_rows):
-        n_l, n_a = lo.sum(1, keepdims=True), a.sum(1, keepdims=True)
-        return h + lam_rows[:, None] * (n_l / n_a * a - lo)
-
-    point = _type_fit(combine(*parts, lam), d.x)
-    draws = _type_fit(
-        combine(*parts_b, np.repeat(lam, n_resamples)), d.x, np.repeat(point, n_resamples, 0)
-    )
+    point = _type_fit(_pp_counts(*parts, lam[:, None]), d.x)
+    lam_b = np.repeat(lam, n_resamples)[:, None]
+    draws = _type_fit(_pp_counts(*parts_b, lam_b), d.x, np.repeat(point, n_resamples, 0))
     beta, beta_b = _strengths(point, d.k), _strengths(draws, d.k).reshape(s, n_resamples, d.k)
     return beta, _bounds(beta, beta_b, n, confidence, sets), lam
 
@@ -1514,56 +1131,39 @@ def rank_subsamples(
     arms: Sequence[str] | None = None,
 ) -> ResultFrame:
     """Rank sets of the all-human, human-only, judge-only and prediction-powered rankings over
-    repeated random subsamples of the human votes.
-
-    The experiment of Chatzi et al. (NeurIPS 2024); see the module docstring.
+    repeated random subsamples of the human votes (Chatzi et al., NeurIPS 2024).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        A stacked pairwise verdict frame (:func:`evalstats.adapters.arena.load` with
-        ``judge="all"``): every judge judges the same battles, one battle per task.
+        A stacked verdict frame in which every judge judges the same battles, one per task
+        (:func:`evalstats.adapters.arena.load` with ``judge="all"``).
     human : str
         The judge whose verdicts are the truth (people).
     judges : sequence of str, optional
-        The LLM judges (default: every other judge of ``frame``).
-    n_labels : int
-        Human votes per subsample (drawn without replacement).
-    n_subsamples : int
-        Random subsamples.
-    confidence : float
-        Level of the rank sets.
-    n_resamples : int
-        Task-cluster bootstrap resamples per fit.
+        The LLM judges (default: every other judge).
+    n_labels, n_subsamples : int
+        Human votes per subsample (without replacement); how many subsamples.
     sets : sequence of {"simultaneous", "marginal"}
-        Which rank sets to compute (``method`` says which a row holds).
-    rng : numpy.random.Generator or int, optional
-        Seed (subsamples, then every bootstrap).
-    arms : sequence of str, optional
-        The arms' order.
+        Which rank sets to compute.
+    confidence, n_resamples, rng, arms
+        As :func:`rank` (``n_resamples`` per fit; ``rng`` draws the subsamples first).
 
     Returns
     -------
     ResultFrame
         ``estimator`` (:data:`SUBSAMPLE_ESTIMATORS`), ``judge``, ``subsample`` (missing for
-        ``full_human`` and ``judge_only``, which use every battle), ``arm``; ``statistic``
-        ``"rank"`` (``estimate`` the point rank, ``ci_low`` / ``ci_high`` the rank set;
-        ``n`` the verdicts, ``method`` the set) and, for ``ppr``, ``"lambda"`` (no arm).
-        ``diagnostics``: ``n_battles``, ``n_labels``, ``n_subsamples``, ``n_resamples``,
-        ``position_effect``.
+        the estimators on every battle), ``arm``; ``statistic`` ``"rank"`` (``ci_low`` /
+        ``ci_high`` the rank set, ``method`` which set) and ``"lambda"`` (``ppr``).
 
     Examples
     --------
     >>> rng = np.random.default_rng(1)
-    >>> arms = np.array(["x", "y", "z"])
     >>> pair = rng.integers(0, 3, 300)
-    >>> a, b = arms[pair], arms[(pair + 1) % 3]
-    >>> def votes(p):
-    ...     return rng.choice(["win", "tie", "loss"], 300, p=p)
     >>> f = pd.concat([pd.DataFrame({"task_id": np.arange(300).astype(str), "judge": j,
-    ...                "arm_a": a, "arm_b": b, "order": "a_first", "status": "ok",
-    ...                "outcome": votes(p)}) for j, p in
-    ...                (("human", [0.4, 0.2, 0.4]), ("llm", [0.5, 0.2, 0.3]))])
+    ...     "arm_a": np.array(list("xyz"))[pair], "arm_b": np.array(list("yzx"))[pair],
+    ...     "status": "ok", "outcome": rng.choice(["win", "tie", "loss"], 300, p=p)})
+    ...     for j, p in (("human", [0.4, 0.2, 0.4]), ("llm", [0.5, 0.2, 0.3]))])
     >>> r = rank_subsamples(f, n_labels=100, n_subsamples=3, n_resamples=100, rng=0)
     >>> sorted(set(r["estimator"])), int(r["subsample"].max())
     (['full_human', 'human_only', 'human_only_percentile', 'judge_only', 'ppr'], 2)
@@ -1584,32 +1184,22 @@ def rank_subsamples(
     n_labels = check_positive_int(n_labels, "n_labels", minimum=2)
     if n_labels >= d.n:
         raise ParameterError(f"n_labels must be below the {d.n} battles, got {n_labels}")
-    # The subsamples: S random n-subsets of the battles (argpartition of uniform keys).
+    # S random n-subsets of the battles (argpartition of uniform keys).
     keys = gen.random((n_subsamples, d.n))
     labelled = np.zeros((n_subsamples, d.n), dtype=bool)
     np.put_along_axis(labelled, np.argpartition(keys, n_labels - 1, axis=1)[:, :n_labels], True, 1)
     rows: list[pd.DataFrame] = []
 
     def emit(estimator, judge, subsample, beta, bounds, n_verdicts, n_tasks):
+        ranks = np.concatenate([_point_ranks(b) for b in beta])
+        arm = np.tile(np.array(d.arms, dtype=object), len(beta))
         for m, (lo, hi) in bounds.items():
-            rows.append(
-                pd.DataFrame(
-                    {
-                        "estimator": estimator,
-                        "judge": judge,
-                        "subsample": np.repeat(subsample, d.k),
-                        "arm": np.tile(np.array(d.arms, dtype=object), len(beta)),
-                        "statistic": "rank",
-                        "estimate": np.concatenate([_point_ranks(b) for b in beta]),
-                        "ci_low": lo.ravel(),
-                        "ci_high": hi.ravel(),
-                        "n": n_verdicts,
-                        "n_tasks": n_tasks,
-                        "method": f"{m}_stepdown",
-                        "confidence": confidence,
-                    }
-                )
-            )
+            rows.append(pd.DataFrame(
+                {"estimator": estimator, "judge": judge, "subsample": np.repeat(subsample, d.k),
+                 "arm": arm, "statistic": "rank", "estimate": ranks, "ci_low": lo.ravel(),
+                 "ci_high": hi.ravel(), "n": n_verdicts, "n_tasks": n_tasks,
+                 "method": f"{m}_stepdown", "confidence": confidence}
+            ))  # fmt: skip
 
     everything = np.ones((1, d.n), dtype=bool)
     na = np.array([pd.NA], dtype=object)
@@ -1653,33 +1243,21 @@ def subsample_coverage(
 ) -> ResultFrame:
     """Coverage of the all-human ranking and mean rank-set size, per estimator and judge.
 
-    Over the subsamples of :func:`rank_subsamples`: how often the rank sets cover the
-    all-human ranking, how often they meet its rank sets, and their mean size.
-
     Parameters
     ----------
     ranks : pandas.DataFrame
         :func:`rank_subsamples`' result.
     method : str
-        Which rank sets to score (``"simultaneous_stepdown"``: coverage of all ranks at once).
+        Which rank sets to score.
 
     Returns
     -------
     ResultFrame
-        ``estimator``, ``judge``; ``statistic``:
-
-        * ``coverage``: share of subsamples whose sets hold every arm's all-human point rank
-          (``se`` the Monte Carlo SE ``sqrt(p (1 - p) / S)``);
-        * ``intersects``: share whose every set meets the arm's all-human rank set (the
-          paper's "baseline intersection" metric);
-        * ``set_size``: mean over subsamples of the mean set size (``se`` their SD / sqrt(S));
-        * ``size_vs_human_only`` (``ppr``): mean over subsamples of the PPR set size minus the
-          human-only one on the same votes (paired; ``se`` SD / sqrt(S), normal interval);
-          ``size_vs_human_only_percentile`` the same against ``human_only_percentile``;
-        * ``lambda`` (``ppr``): mean PPI++ weight (``se`` their SD / sqrt(S)).
-
-        ``n`` the subsamples (1 for ``judge_only``, which uses every battle: the same data in
-        every subsample, so its share is 0 or 1 and has no Monte Carlo SE).
+        ``estimator``, ``judge``; ``statistic`` ``coverage`` (share of subsamples whose sets
+        hold every arm's all-human point rank), ``intersects`` (share whose every set meets
+        the all-human set), ``set_size`` (mean), for ``ppr`` ``size_vs_human_only`` and
+        ``size_vs_human_only_percentile`` (paired differences of size) and ``lambda``; ``se``
+        the Monte Carlo SE, ``n`` the subsamples.
 
     Examples
     --------
@@ -1728,16 +1306,12 @@ def subsample_coverage(
                                 ("set_size", "size", "mean")):  # fmt: skip
             v = g[col].to_numpy(dtype=float)
             est_v = float(v.mean())
-            if s < 2:
-                se = np.nan
-            elif kind == "share":
-                se = float(np.sqrt(est_v * (1 - est_v) / s))
-            else:
-                se = float(v.std(ddof=1) / np.sqrt(s))
+            sd = np.sqrt(est_v * (1 - est_v)) if kind == "share" else v.std(ddof=1)
+            se = float(sd / np.sqrt(s)) if s > 1 else np.nan
             out.append({**base, "statistic": name, "estimate": est_v, "se": se,
                         "method": f"monte_carlo_{method}"})  # fmt: skip
         for ref, other in humans.items() if est == "ppr" else ():
-            # Paired over subsamples: the same human votes enter both estimators.
+            # Paired: the same human votes enter both estimators.
             both = g.merge(other, on="_sub", suffixes=("", "_h"))
             dv = (both["size"] - both["size_h"]).to_numpy(dtype=float)
             if not len(dv):
