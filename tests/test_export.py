@@ -168,12 +168,10 @@ def check_table(
         judge_label,
     )
 
-    back = {v: k for k, v in _HEADERS.items() if k != "n_tasks"} | {
+    back = {v: k for k, v in _HEADERS.items()} | {
         "arm a": "arm_a",
         "arm b": "arm_b",
     }
-    if name == "cost":
-        back["Tasks"] = "n_tasks"
     source = source_rows(doc, name)
     assert len(rows) == len(source)
     for cells, row in zip(rows, source, strict=True):
@@ -189,7 +187,7 @@ def check_table(
                     assert cell == _ratio_name(row[stat])
                     continue
             assert col.endswith(" (%)") == (percent and stat in RATES), col
-            if stat in ("n", "n_pairs", "n_tasks", "n_tasks"):
+            if stat in ("n", "n_pairs", "n_tasks"):
                 assert int(cell) == row[stat]
             elif stat in (
                 "arm_a",
