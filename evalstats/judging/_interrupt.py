@@ -13,8 +13,6 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
-__all__ = ["Drain", "current", "drained", "pause"]
-
 #: The drain of the run whose task reads it (worker tasks inherit it when created).
 current: contextvars.ContextVar[Drain | None] = contextvars.ContextVar(
     "evalstats_drain", default=None
@@ -73,16 +71,14 @@ class Drain:
             self.in_flight.add(task)
         return task
 
-    def leave_call(self, task: asyncio.Task[Any] | None) -> bool:
-        """Unregister a call; True if it was cancelled by us (the cancel is then undone)."""
+    def leave_call(self, task: asyncio.Task[Any] | None) -> None:
+        """Unregister a call; a cancel of ours is undone."""
         if task is None:
-            return False
+            return
         self.in_flight.discard(task)
         if task in self.cancelled:
             self.cancelled.discard(task)
             task.uncancel()
-            return True
-        return False
 
     async def sleep(self, seconds: float) -> None:
         """Sleep, but wake at the first signal."""

@@ -13,6 +13,7 @@ import pandas as pd
 
 from evalstats._families import model_family
 from evalstats._schema import ORDERS, PAIR_ORDERS
+from evalstats._validate import check_positive_int
 from evalstats.errors import ParameterError
 
 from . import providers
@@ -27,8 +28,6 @@ from ._calls import (
 from .prices import load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
-__all__ = ["plan_calls"]
-
 
 def _rubric(rubric: Any) -> Any:
     if isinstance(rubric, str):
@@ -39,8 +38,7 @@ def _rubric(rubric: Any) -> Any:
 
 
 def _order_for(seed: int, task_id: str, replicate: int, arms: tuple[str, str] | None = None) -> str:
-    # Hash-seeded per pair, not drawn from a stream: the order of a pair never depends on
-    # which other pairs are in the data, so a rerun on grown data keeps every order.
+    # Hashed per pair, not drawn from a stream: a rerun on grown data keeps every order.
     text = f"{seed}\0{task_id}\0{replicate}"
     if arms is not None:  # K arms: each pair of arms its own order (two arms: as before)
         text += f"\0{arms[0]}\0{arms[1]}"
@@ -263,10 +261,8 @@ def _check_params(
         raise ParameterError("give at least one judge ('provider:model')")
     if len({s.name for s in specs}) != len(specs):
         raise ParameterError(f"a judge is listed twice: {[s.name for s in specs]}")
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ParameterError(f"concurrency must be a positive int, got {concurrency!r}")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ParameterError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    check_positive_int(concurrency, "concurrency")
+    check_positive_int(max_tokens, "max_tokens")
     if temperature is not None and not (
         isinstance(temperature, int | float) and math.isfinite(temperature) and temperature >= 0
     ):
@@ -277,13 +273,8 @@ def _check_params(
 def same_family_judges(
     runs: pd.DataFrame, judges: Sequence[JudgeSpec], *, allow: bool = False
 ) -> str | None:
-    """Refuse a judge of an agent's own model family (seed 000: run the judge as a DIFFERENT
-    model from the agent under test) unless ``allow``; return the shared family(ies) when a
-    same-family judge is allowed, else None.
-
-    Families come from ``agent_model`` of the runs (long or paired) and the judges'
-    ``provider:model`` names (the audit's table, :func:`evalstats.methodology.model_family`); an unknown family
-    is never taken as shared.
+    """Refuse a judge of an agent's own model family (seed 000) unless ``allow``; return the
+    shared family(ies) when allowed, else None (an unknown family is never shared).
 
     >>> import pandas as pd
     >>> from evalstats.judging.providers import parse_judge
@@ -334,21 +325,18 @@ def plan_calls(
     Parameters
     ----------
     tasks, runs : pandas.DataFrame
-        Tasks, and runs either long (one row per arm, as ``records.load_runs`` gives them,
-        with tasks so that ``tokens``/``over_budget`` are present) or paired
+        Tasks, and runs either long (``records.load_runs``, one row per arm) or paired
         (``records.pair_runs``).
     rubric : str or Rubric
-        ``"with-without"`` or ``"blind-pair"``.
+        ``"with-without"``, ``"blind-pair"`` or a rubric.
     judges : str or sequence of str
         ``"provider:model"`` names.
     options : JudgeOptions, optional
-        As for :func:`run_judges`; its ``temperature``, ``max_tokens``, ``prices`` and
-        ``batch`` (the batch price) shape the calls and their estimated cost.
+        As for :func:`run_judges` (``temperature``, ``max_tokens``, ``prices``, ``batch``).
     orders : {"random", "both"}
         Blind rubric only: one seeded order per pair, or both orders.
     pairs : {"all", "reference"}, optional
-        K arms (long runs whose arms are not the seeds' with / without): the pairs of arms
-        to judge per task and replicate (:func:`evalstats.records.pair_runs`); required
+        K arms: the pairs of arms to judge (:func:`evalstats.records.pair_runs`); required
         then, ignored for two arms. ``arms`` (:class:`evalstats.records.Arms`) gives their
         order, tools and reference (default: ``runs.attrs["arms"]``, else the runs' arms).
 
@@ -356,14 +344,12 @@ def plan_calls(
     -------
     pandas.DataFrame
         One row per call: ``judge``, ``task_id``, ``replicate``, ``order`` (K arms:
-        ``a_first`` / ``b_first``; then also ``arm_a``, ``arm_b``), ``call_key``,
-        ``input_tokens`` (cl100k_base count of the prompt, an estimate for other
-        tokenizers), ``est_usd`` (with ``EXPECTED_OUTPUT_TOKENS`` of output; NaN when the
-        model has no price), ``system``, ``user``.
+        ``a_first`` / ``b_first``, and ``arm_a``, ``arm_b``), ``call_key``,
+        ``input_tokens`` (cl100k_base), ``est_usd`` (NaN without a price), ``system``,
+        ``user``.
 
     Examples
     --------
-    >>> import pandas as pd
     >>> tasks = pd.DataFrame({"task_id": ["t1"], "prompt": ["Where is X?"],
     ...                       "canonical_answer": ["x.go"]})
     >>> pairs = pd.DataFrame({"task_id": ["t1"], "replicate": [1],
@@ -408,17 +394,8 @@ def _plan_frame(calls: Sequence[Call], cfg: Config) -> pd.DataFrame:
                 "user": c.unit.messages[1]["content"],
             }
         )
-    columns = [
-        "judge",
-        "task_id",
-        "replicate",
-        "order",
-        "call_key",
-        "input_tokens",
-        "est_usd",
-        "system",
-        "user",
-    ]
+    columns = ["judge", "task_id", "replicate", "order", "call_key", "input_tokens", "est_usd"]
+    columns += ["system", "user"]
     if any(c.unit.arm_a is not None for c in calls):
         columns[4:4] = ["arm_a", "arm_b"]
     return pd.DataFrame(rows, columns=columns)

@@ -17,8 +17,6 @@ import time
 from collections.abc import Mapping
 from datetime import datetime
 
-__all__ = ["MAX_WAIT_S", "Throttle", "capped_wait", "max_wait_s", "parse_reset", "retry_after"]
-
 #: Longest a server may make the run wait at once (``retry-after``, a rate-limit reset), in
 #: seconds; ``EVALSTATS_MAX_WAIT_S`` overrides it. A longer hint is capped and said on stderr.
 MAX_WAIT_S = 600.0
@@ -178,10 +176,8 @@ class _Bucket:
         self.reset_s: float | None = None
 
     def rate(self) -> float | None:
-        """Refill per second: limit per minute, else what the reset time implies."""
-        if self.limit:
-            return self.limit / 60.0
-        return None
+        """Refill per second (the limit is per minute); None without a known limit."""
+        return self.limit / 60.0 if self.limit else None
 
     def refill(self, now: float) -> None:
         if self.level is None:
@@ -230,7 +226,6 @@ class Throttle:
         self.tokens = _Bucket()
         self.seq = 0
         self.started_tokens: list[tuple[int, float]] = []
-        self.rate_limited = 0
         self._changed: asyncio.Event | None = None
 
     def _event(self) -> asyncio.Event:
@@ -278,7 +273,6 @@ class Throttle:
         if remaining is not None:
             self.tokens.observe(limit, remaining, reset_s, later_tokens)
         if status == 429:
-            self.rate_limited += 1
             wait = retry_after(headers)
             self.pause_until = max(self.pause_until, time.monotonic() + (wait or 1.0))
             self.window = max(1.0, self.window / 2)

@@ -19,10 +19,7 @@ from typing import Any
 
 from evalstats.errors import DataError, EvalstatsError
 
-__all__ = ["Journal", "JournalLockedError", "JournalWriteError", "read_journal"]
-
-
-#: ``call_status`` values of failed lines that a rerun does not send again by itself.
+#: ``call_status values of failed lines that a rerun does not send again by itself.
 NOT_RETRIED = ("failed_permanent", "truncated")
 
 
@@ -50,10 +47,8 @@ _OPTIONAL_COUNT = ("input_tokens", "output_tokens")
 
 
 def check_line(record: Mapping[str, Any], path: Path, number: int) -> None:
-    """Refuse a line whose fields the runner would trust wrongly (``DataError`` file:line).
-
-    A cost that is NaN, infinite or negative would switch the spending cap off; a call key
-    that is not a string would be an unhashable key or a key no call has.
+    """Refuse a line whose fields the runner would trust wrongly (``DataError`` file:line):
+    a NaN or negative cost would switch the spending cap off.
 
     >>> check_line({"call_key": "k", "usd_counted": 0.1}, Path("j.jsonl"), 1)
     >>> check_line({"call_key": "k", "usd_counted": float("nan")}, Path("j.jsonl"), 3)
@@ -244,14 +239,7 @@ def _lock(fd: int) -> bool:
 
 
 class Journal:
-    """An open journal: the lock, what is finished, and the writer.
-
-    The lock is an OS lock (``flock``) on the journal file itself, so it follows the file
-    (its device and inode) whatever path reaches it -- a symlink, a hard link, ``..`` --
-    and it dies with its process: a run killed with kill -9 never leaves a stale lock, and
-    there is no lock file to leave behind. A journal this run created and never wrote to
-    is removed on close, so an aborted run leaves nothing.
-    """
+    """An open journal: the lock (docs/judging.md), what is finished, and the writer."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -310,7 +298,6 @@ class Journal:
             stacklevel=3,
         )
 
-    # -- state -----------------------------------------------------------------------------
     def finished_keys(self) -> set[str]:
         """Call keys with a successful judgment line."""
         return finished_keys(self.records)
@@ -337,7 +324,6 @@ class Journal:
         done = {r.get("batch_id") for r in self.records if r.get("kind") == "batch_done"}
         return [r for r in self.records if r.get("kind") == "batch" and r["batch_id"] not in done]
 
-    # -- writing ---------------------------------------------------------------------------
     def append(self, record: Mapping[str, Any]) -> int:
         """Write one line now (one syscall); return its sequence number for :meth:`sync`."""
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"

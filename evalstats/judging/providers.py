@@ -18,34 +18,15 @@ import httpx2
 from evalstats.errors import EvalstatsError
 
 from ._ratelimit import capped_wait, retry_after
-from ._redact import BASE_URL_ENV, KEY_ENV, configured_secrets, redact
-
-__all__ = [
-    "CallResult",
-    "JudgeAuthError",
-    "JudgeSpec",
-    "MAX_BODY_BYTES",
-    "MissingKeyError",
-    "Outcome",
-    "PROVIDERS",
-    "parse_judge",
-    "AttemptDeadline",
-    "BoundedTransport",
-    "MAX_ERROR_BODY_BYTES",
-]
-
+from ._redact import BASE_URL_ENV, KEY_ENV, redact
 
 PROVIDERS = ("anthropic", "openai")
-
-
 # A judge answer within max_tokens is a few KB; a body past this is kept cut, not parsed.
 MAX_BODY_BYTES = 1_000_000
-
-
+# An error body is a short JSON message; past this it is only memory a hostile server spends.
+MAX_ERROR_BODY_BYTES = 65_536
 # Client errors that a resend cannot fix (bad request, unknown model, too large, invalid).
 PERMANENT_STATUSES = (400, 404, 413, 422)
-
-
 AUTH_STATUSES = (401, 403)
 
 
@@ -132,19 +113,9 @@ def check_base_url(provider: str) -> None:
         raise MissingKeyError(f"{name} is not a usable URL: {redact(problem)} (nothing was sent)")
 
 
-def secrets() -> list[str]:
-    """The key values and base-URL credentials in the environment (to scrub from text)."""
-    return configured_secrets()
-
-
-def scrub(text: str, keys: Iterable[str] | None = None) -> str:
-    """Remove every API key and URL credential from ``text`` (see :func:`judging.redact`)."""
-    return redact(text, keys)
-
-
 def describe_error(exc: BaseException) -> str:
     """``"ClassName: message"``, key-free and short enough for a journal line."""
-    message = scrub(f"{type(exc).__name__}: {exc}")
+    message = redact(f"{type(exc).__name__}: {exc}")
     return message if len(message) <= 500 else message[:497] + "..."
 
 
@@ -181,8 +152,6 @@ def make_client(
     else:
         import openai as sdk  # type: ignore[no-redef]
     if "http_client" not in opts:
-        import httpx2
-
         hooks: dict[str, list[Any]] = {}
         if on_response is not None:
 
@@ -244,15 +213,13 @@ class CallResult:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How one call ended.
+    """How one call ended (``answered``: a 200 arrived, so it was probably billed).
 
-    ``kind``: ``ok``; ``retry`` (an answer arrived but holds no usable judge text: journal
-    it, and it may be asked again now); ``failed`` (transient: retried on a rerun);
-    ``failed_permanent`` (a 400/404/413/422: not re-sent unless asked); ``truncated`` (a
-    body over ``MAX_BODY_BYTES``, kept cut, or one still arriving at ``--timeout``); ``rate_limited`` (a 429 left after the SDK's
-    retries: nothing was paid, the call goes back in the queue); ``auth`` (401/403: stop).
-    ``not_sent``: the run was interrupted before this call was sent (nothing paid).
-    ``answered``: a 200 arrived, so the call was probably billed.
+    ``kind``: ``ok``; ``retry`` (an answer without usable judge text: asked again now);
+    ``failed`` (transient: retried on a rerun); ``failed_permanent`` (400/404/413/422) and
+    ``truncated`` (a body over ``MAX_BODY_BYTES`` or past ``--timeout``): re-sent only when
+    asked; ``rate_limited`` (a 429 after the SDK's retries: requeued, nothing paid);
+    ``auth`` (401/403: stop); ``not_sent`` (interrupted before sending).
     """
 
     kind: str
@@ -456,9 +423,7 @@ async def _call(
             # A 200 started arriving, then the connection broke: probably billed.
             cut = CallResult("", None, request_id, None, None)
             if isinstance(exc, AttemptDeadline):
-                # We stopped reading a body that trickled past --timeout: it is paid, and
-                # asking again would pay again for the same trickle. Like a body over the
-                # size cap, it is re-sent only when asked (--retry-failed).
+                # A paid body trickling past --timeout: re-sent only when asked, as a cut one.
                 return Outcome("truncated", cut, f"BodyTooSlow: {describe_error(exc)}", None, True)
             return Outcome("retry", cut, f"BodyCutShort: {describe_error(exc)}", None, True)
         return Outcome("failed", None, describe_error(exc), None, False)
@@ -475,10 +440,6 @@ async def _call(
         )
     outcome = parse_body(judge.provider, body, content_type, request_id, strict=client.strict)
     return Outcome(outcome.kind, outcome.result, outcome.error, outcome.raw, True, headers)
-
-
-# An error body is a short JSON message; past this it is only memory a hostile server spends.
-MAX_ERROR_BODY_BYTES = 65_536
 
 
 class AttemptDeadline(httpx2.ReadTimeout):

@@ -42,8 +42,6 @@ from .journal import Journal, finished_keys, not_retried_keys, peek
 from .prices import PRICES_AS_OF, load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
-__all__ = ["JudgeRunResult", "run_judges"]
-
 
 def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
     """Run a coroutine from sync code, also inside Jupyter (whose loop is already running)."""
@@ -83,23 +81,11 @@ def run_judges(
 ) -> JudgeRunResult:
     """Send every within-budget pair to every judge, journaling each finished call.
 
-    The journal ``out`` is append-only: one JSON line per finished call (failures
-    included, with ``error`` set and ``call_status`` saying which kind), written and
-    fsynced as the call returns. A rerun with the same arguments skips calls whose key
-    already has a successful line, so a run killed at any moment resumes without paying
-    twice for a finished call; failed and interrupted calls are made again, except
-    permanent failures (``failed_permanent``: a 400/404/413/422; ``truncated``: a body
-    over ``providers.MAX_BODY_BYTES``) unless ``retry_failed``. Two runs on one journal
-    at once are refused, by whatever path they reach it.
-
-    Whatever a server answers -- any status, a body that is not JSON or not UTF-8, an
-    empty or tool-only reply, a connection cut mid-body, a huge body, usage above
-    ``max_tokens`` -- the call ends as a journaled success or a journaled failure with a
-    reason, and the run goes on; only a refused key (401/403) stops it. An answer without
-    usable judge text is asked again up to ``max_retries`` times (each answer journaled).
-    ``raw`` and ``error`` have the keys and base-URL credentials scrubbed
-    (:func:`evalstats.judging.redact`). Calls are paced per provider from its rate-limit
-    headers and ``retry-after`` (see ``judging._ratelimit``).
+    The journal ``out`` gets one fsynced JSON line per finished call, failures included
+    (``error``, ``call_status``); a rerun skips calls already answered, so a killed run
+    resumes without paying twice. Whatever a server answers, the call ends as a journaled
+    success or failure and the run goes on; only a refused key (401/403) stops it. How it
+    works: docs/judging.md, "Running judges".
 
     Parameters
     ----------
@@ -159,9 +145,8 @@ def run_judges(
     o = JudgeOptions() if options is None else options
     if not isinstance(o, JudgeOptions):
         raise ParameterError(f"options must be a JudgeOptions, got {type(o).__name__}")
-    concurrency, max_usd, batch, max_tokens = o.concurrency, o.max_usd, o.batch, o.max_tokens
-    temperature, retry_failed = o.temperature, o.retry_failed
-    specs = _check_params(judges, concurrency, max_tokens, temperature)
+    max_usd = o.max_usd
+    specs = _check_params(judges, o.concurrency, o.max_tokens, o.temperature)
     check_run_limits(
         timeout=o.timeout,
         poll_interval=o.poll_interval,
@@ -189,41 +174,25 @@ def run_judges(
     if not dry_run:
         providers.require_keys(everyone)
     same = same_family_judges(runs, everyone, allow=o.allow_same_family)
-    cfg = Config(rub, temperature, max_tokens, table, batch, same_family=same)
+    cfg = Config(rub, o.temperature, o.max_tokens, table, o.batch, same_family=same)
     units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed, pairs=pairs, arms=arms)
     calls = _calls(units, specs, cfg)
-
     adj_calls = _calls(units, [adjudicator], cfg) if adjudicator else []
     if dry_run:
         # Read only: a dry run writes nothing, not even a lock or an empty journal.
         records = peek(out)
-        done = finished_keys(records) | (set() if retry_failed else not_retried_keys(records))
+        done = finished_keys(records) | (set() if o.retry_failed else not_retried_keys(records))
         return _dry_run(Path(out), calls, adj_calls, done, cfg, no_answer)
 
     with Journal(out) as journal:
         finished = journal.finished_keys()
         wanted = {c.key for c in [*calls, *adj_calls]}
-        skipped = set() if retry_failed else journal.not_retried_keys() & wanted
+        skipped = set() if o.retry_failed else journal.not_retried_keys() & wanted
         finished = finished | skipped
         state = RunState(cfg, journal.spent_usd(), max_usd)
         todo = [c for c in calls if c.key not in finished]
-        # Under the run's SIGINT/SIGTERM handlers: the first drains (grace: the timeout).
-        _run_coro(
-            drained(
-                _execute(
-                    todo,
-                    journal,
-                    state,
-                    specs,
-                    adjudicator,
-                    adj_calls,
-                    o,
-                    skip=finished,
-                ),
-                state,
-                o.timeout,
-            )
-        )
+        run = _execute(todo, journal, state, specs, adjudicator, adj_calls, o, skip=finished)
+        _run_coro(drained(run, state, o.timeout))  # the first signal drains for o.timeout
     if skipped:
         print(
             f"evalstats judge: {len(skipped)} call(s) failed permanently before (see their "
@@ -238,9 +207,7 @@ def run_judges(
     return JudgeRunResult(Path(out), per_judge, no_answer, False, state.stopped, len(skipped))
 
 
-# A call answered without usable text (non-JSON, empty, cut short) is asked again in the
-# same run up to max_retries times; each answer is journaled. A call still rate limited
-# after the SDK's retries goes back in the queue (nothing was paid) up to this many times.
+# A call still rate limited after the SDK's retries is requeued (nothing paid) this often.
 MAX_REQUEUES_RATE_LIMITED = 50
 
 
@@ -250,8 +217,7 @@ async def _run_direct(
     clients: Mapping[str, providers.Client],
     throttles: Mapping[str, Throttle],
     state: RunState,
-    concurrency: int,
-    max_retries: int,
+    o: JudgeOptions,
 ) -> None:
     """Make ``calls`` with ``concurrency`` workers; every answer ends in the journal."""
     loop = asyncio.get_running_loop()
@@ -278,7 +244,7 @@ async def _run_direct(
         if kind == "not_sent" or (kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED):
             queue.append((c, retries, requeues + 1))  # nothing paid: try again later
             return
-        again = kind == "retry" and retries < max_retries and not state.fatal
+        again = kind == "retry" and retries < o.max_retries and not state.fatal
         status = {"retry": "failed", "rate_limited": "failed", "auth": "failed"}.get(kind, kind)
         if kind == "auth":
             state.fatal = f"{c.judge.name}: {outcome.error}"
@@ -306,7 +272,7 @@ async def _run_direct(
             await attempt(c, retries, requeues)
 
     results = await asyncio.gather(
-        *(worker() for _ in range(min(concurrency, len(calls)))), return_exceptions=True
+        *(worker() for _ in range(min(o.concurrency, len(calls)))), return_exceptions=True
     )
     for result in results:
         if isinstance(result, BaseException):
@@ -314,8 +280,7 @@ async def _run_direct(
 
 
 def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -> set[tuple]:
-    """(task_id, replicate, order) units on which the two judges' parsed outcomes differ,
-    by the one disagreement rule (:func:`evalstats._disagreement.disagreeing`)."""
+    """The units (:attr:`Unit.ident`) on which the two judges disagree (``disagreeing``)."""
     from evalstats.errors import ParseError
 
     names = [j.name for j in judges]
@@ -381,44 +346,29 @@ async def _execute(
         disable=not o.progress,
         dynamic_ncols=True,
     )
+
+    async def phase(todo: list[Call]) -> None:
+        if state.cfg.batch:
+            from .batch import run_batched
+
+            sdks = {p: c.sdk for p, c in clients.items()}
+            await run_batched(todo, journal, sdks, state, o.poll_interval, o.max_batch_size)
+        else:
+            await _run_direct(todo, journal, clients, throttles, state, o)
+
     try:
-        phase = dict(journal=journal, clients=clients, throttles=throttles, state=state, o=o)
-        await _phase(todo, **phase)
+        await phase(todo)
         if adjudicator is not None and not state.stopped and not state.fatal:
             disputed = _disagreements(journal, state.cfg.rubric, specs)
             finished = journal.finished_keys() | skip
             adj_todo = [c for c in adj_calls if c.unit.ident in disputed and c.key not in finished]
             state.bar.total += len(adj_todo)
             state.bar.refresh()
-            await _phase(adj_todo, **phase)
+            await phase(adj_todo)
     finally:
         state.bar.close()
         for client in clients.values():
             await client.close()
-
-
-async def _phase(
-    todo: list[Call],
-    *,
-    journal: Journal,
-    clients: Mapping[str, providers.Client],
-    throttles: Mapping[str, Throttle],
-    state: RunState,
-    o: JudgeOptions,
-) -> None:
-    if state.cfg.batch:
-        from .batch import run_batched
-
-        await run_batched(
-            todo,
-            journal,
-            {p: c.sdk for p, c in clients.items()},
-            state,
-            poll_interval=o.poll_interval,
-            max_batch_size=o.max_batch_size,
-        )
-    else:
-        await _run_direct(todo, journal, clients, throttles, state, o.concurrency, o.max_retries)
 
 
 @dataclass(frozen=True)
@@ -506,20 +456,8 @@ def _summary(
     return pd.DataFrame(rows, columns=_SUMMARY_COLUMNS)
 
 
-_SUMMARY_COLUMNS = [
-    "judge",
-    "role",
-    "calls",
-    "done_before",
-    "to_call",
-    "input_tokens",
-    "est_usd",
-    "est_usd_max",
-    "sent",
-    "ok",
-    "failed",
-    "usd",
-]
+_SUMMARY_COLUMNS = "judge role calls done_before to_call input_tokens est_usd est_usd_max".split()
+_SUMMARY_COLUMNS += ["sent", "ok", "failed", "usd"]
 
 
 def _dry_run(
@@ -532,8 +470,7 @@ def _dry_run(
 ) -> JudgeRunResult:
     frame = _summary(calls, adj_calls, finished, cfg, None)
     if len(frame):
-        shown = frame[_SUMMARY_COLUMNS[: _SUMMARY_COLUMNS.index("est_usd_max") + 1]]  # no spend yet
-        print(shown.to_string(index=False))
+        print(frame.loc[:, :"est_usd_max"].to_string(index=False))  # no spend yet
     else:
         print("nothing to judge")
     batch_note = " with the 50 % batch discount" if cfg.batch else ""

@@ -12,26 +12,24 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
+from .._validate import check_columns
 from ._base import (
     EDGE,
     LINE_COLORS,
+    LINE_STYLES,
     OKABE_ITO,
     axes_title,
     figure_title,
     legend_columns,
     new_canvas,
     num,
-    require,
     size_pt,
     styled,
     text_width_in,
     wrap,
 )
 
-__all__ = ["plot_beats", "plot_compare", "plot_pareto", "plot_rank_sets"]
-
 _MARGINAL = OKABE_ITO["blue"]
-# rank()'s rows, and the comparison report's stacked marginal / simultaneous sets
 _RANK_ROWS = ("rank", "marginal_rank_set", "simultaneous_rank_set")
 _SIMULTANEOUS = OKABE_ITO["vermillion"]
 
@@ -87,7 +85,7 @@ def plot_compare(
     -------
     Figure
         One row per pair ("A vs B", positive: A better): the point, its marginal interval
-        (thick) and the simultaneous interval over all pairs (thin, capped).
+        (thick) and the simultaneous interval (thin, capped).
 
     Examples
     --------
@@ -97,7 +95,8 @@ def plot_compare(
     >>> len(plot_compare(r, width="column").axes[0].lines) >= 4
     True
     """
-    require(result, ["arm_a", "arm_b", "statistic", "estimate", "ci_low", "ci_high"], "result")
+    cols = ["arm_a", "arm_b", "statistic", "estimate", "ci_low", "ci_high"]
+    check_columns(result, cols, what="result")
     names = _names(arm_names)
     r = result.loc[result["statistic"].astype(str) == statistic].reset_index(drop=True)
     if r.empty:
@@ -106,10 +105,7 @@ def plot_compare(
         f"{_name(names, a)} vs {_name(names, b)}" for a, b in zip(r.arm_a, r.arm_b, strict=True)
     ]
     n = len(r)
-    canvas = new_canvas(
-        ax=ax, n_axes=1, width=width, figsize=figsize, height=lambda w: _height_rows(n, 1.3),
-        make=lambda fig: fig.subplots(), what="plot_compare",
-    )  # fmt: skip
+    canvas = new_canvas("plot_compare", ax, width, figsize, lambda w: _height_rows(n, 1.3))
     a = canvas.axes[0]
     y = np.arange(n)[::-1]
     has_sim = {"sim_low", "sim_high"} <= set(r.columns)
@@ -160,8 +156,7 @@ def plot_rank_sets(
     Returns
     -------
     Figure
-        One row per arm, best point rank first: each set a bar from its lowest to its
-        highest rank, the point rank a dot.
+        One row per arm, best point rank first: each set a bar, the point rank a dot.
 
     Examples
     --------
@@ -171,7 +166,7 @@ def plot_rank_sets(
     >>> len(plot_rank_sets(r, width="column").axes[0].collections) >= 2
     True
     """
-    require(ranks, ["arm", "estimate", "ci_low", "ci_high", "method"], "ranks")
+    check_columns(ranks, ["arm", "estimate", "ci_low", "ci_high", "method"], what="ranks")
     names = _names(arm_names)
     r = ranks
     if "statistic" in r.columns:
@@ -182,10 +177,7 @@ def plot_rank_sets(
     k = len(arms)
     kinds = [m for m in ("marginal_stepdown", "simultaneous_stepdown") if (r.method == m).any()]
     kinds += [m for m in pd.unique(r["method"].astype(str)) if m not in kinds]
-    canvas = new_canvas(
-        ax=ax, n_axes=1, width=width, figsize=figsize, height=lambda w: _height_rows(k, 1.3),
-        make=lambda fig: fig.subplots(), what="plot_rank_sets",
-    )  # fmt: skip
+    canvas = new_canvas("plot_rank_sets", ax, width, figsize, lambda w: _height_rows(k, 1.3))
     a = canvas.axes[0]
     colors = {"marginal_stepdown": _MARGINAL, "simultaneous_stepdown": _SIMULTANEOUS}
     step = 0.3 if len(kinds) > 1 else 0.0
@@ -245,7 +237,7 @@ def plot_beats(
     >>> plot_beats(r, width="column").axes[0].images[0].get_array().shape
     (2, 2)
     """
-    require(result, ["arm", "opponent", "statistic", "estimate"], "result")
+    check_columns(result, ["arm", "opponent", "statistic", "estimate"], what="result")
     names = _names(arm_names)
     p = result.loc[result["statistic"].astype(str) == "p_beats"]
     if p.empty:
@@ -264,11 +256,7 @@ def plot_beats(
         grid[i, j] = row.estimate
         lo[i, j] = getattr(row, "ci_low", np.nan)
         hi[i, j] = getattr(row, "ci_high", np.nan)
-    canvas = new_canvas(
-        ax=ax, n_axes=1, width=width, figsize=figsize,
-        height=lambda w: min(w, 1.5 + 0.55 * k), make=lambda fig: fig.subplots(),
-        what="plot_beats",
-    )  # fmt: skip
+    canvas = new_canvas("plot_beats", ax, width, figsize, lambda w: min(w, 1.5 + 0.55 * k))
     a = canvas.axes[0]
     img = a.imshow(grid, cmap="cividis", vmin=0.0, vmax=1.0, aspect="auto")
     pt = size_pt("xtick.labelsize")
@@ -295,8 +283,7 @@ _NICE_RATIOS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.
 
 
 def _ratio_ticks(ax: Any) -> None:
-    """Plain-number ticks on a log ratio axis: the log locator's 10^x labels overlap when
-    the ratios span less than a decade (the usual case)."""
+    """Plain-number ticks on a log axis (10^x labels overlap within a decade)."""
     lo, hi = ax.get_xlim()
     ticks = [t for t in _NICE_RATIOS if lo <= t <= hi]
     ticks = ticks[:: max(1, int(np.ceil(len(ticks) / 6)))] or [1.0]
@@ -332,9 +319,8 @@ def plot_pareto(
     Returns
     -------
     Figure
-        Cost ratio to the reference on a log axis (left is cheaper), net win against it
-        (up is better); the frontier arms joined by a step line, each point labelled
-        "name (P = 0.83)" with its probability of being on the frontier.
+        Cost ratio to the reference (log axis) against net win; the frontier a step line,
+        each point labelled "name (P = 0.83)", its probability of being on the frontier.
 
     Examples
     --------
@@ -345,7 +331,8 @@ def plot_pareto(
     >>> len(plot_pareto(r, width="column").axes[0].texts)
     2
     """
-    require(result, ["arm", "statistic", "estimate", "ci_low", "ci_high", "on_frontier"], "result")
+    cols = ["arm", "statistic", "estimate", "ci_low", "ci_high", "on_frontier"]
+    check_columns(result, cols, what="result")
     names = _names(arm_names)
     stats = set(result["statistic"].astype(str))
     if metric is None:
@@ -359,10 +346,7 @@ def plot_pareto(
     front = result.drop_duplicates("arm").set_index("arm")["on_frontier"].astype(bool)
     arms = list(pd.unique(result["arm"]))
     q, c = w["estimate"]["net_win"].reindex(arms), w["estimate"][metric].reindex(arms)
-    canvas = new_canvas(
-        ax=ax, n_axes=1, width=width, figsize=figsize, height=lambda wd: 0.7 * wd + 0.6,
-        make=lambda fig: fig.subplots(), what="plot_pareto",
-    )  # fmt: skip
+    canvas = new_canvas("plot_pareto", ax, width, figsize, lambda wd: 0.7 * wd + 0.6)
     a = canvas.axes[0]
     qlo, qhi = w["ci_low"]["net_win"].reindex(arms), w["ci_high"]["net_win"].reindex(arms)
     clo, chi = w["ci_low"][metric].reindex(arms), w["ci_high"][metric].reindex(arms)
@@ -430,26 +414,17 @@ def plot_arena_rank_sets(
         human votes. Arms are ordered by it (else by the first ranking's point rank).
     confidence : float, optional
         Level of the rank sets, quoted in the title.
-    title : str, False or None, default None
-        The axes' title (None: the default, False or "": none).
-    width : "page", "column" or float, default "page"
-        Figure width.
-    figsize : (float, float), optional
-        Width and height in inches (overrides ``width``).
-    ax : Axes, optional
-        Draw into this Axes.
+    title, width, figsize, ax
+        As every figure (:mod:`evalstats.plots`); the title is the axes'.
 
     Returns
     -------
     Figure
-        Arms down the y axis (best at the top), ranks along x (1 at the left); every ranking
-        draws its rank sets as horizontal bars in its own colour, line style and marker (at
-        the point rank), offset vertically so that the bars stay apart.
+        Arms down the y axis (best at the top), ranks along x; each ranking's sets are bars
+        in its own colour, line style and marker (at the point rank), dodged vertically.
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from evalstats.plots import plot_arena_rank_sets
     >>> t = pd.DataFrame({"label": ["people"] * 3 + ["judge"] * 3, "arm": list("xyz") * 2,
     ...                   "estimate": [1, 2, 3, 1, 3, 2], "ci_low": [1, 1, 2, 1, 2, 2],
     ...                   "ci_high": [2, 3, 3, 1, 3, 3]})
@@ -461,7 +436,7 @@ def plot_arena_rank_sets(
         hue = "estimator"
     if "estimate" not in table.columns and "rank" in table.columns:
         table = table.rename(columns={"rank": "estimate"})  # the case study's tables
-    require(table, ["arm", hue, "estimate", "ci_low", "ci_high"], "table")
+    check_columns(table, ["arm", hue, "estimate", "ci_low", "ci_high"], what="table")
     if len(table) == 0:
         raise ValueError("table has no rows")
     t = table.assign(_hue=table[hue].astype(str), _arm=table["arm"].astype(str))
@@ -475,16 +450,7 @@ def plot_arena_rank_sets(
     arms += [a for a in pd.unique(t["_arm"]) if a not in arms]
     k = len(arms)
     y_of = {a: i for i, a in enumerate(arms)}
-
-    canvas = new_canvas(
-        ax=ax,
-        n_axes=1,
-        width=width,
-        figsize=figsize,
-        height=lambda w: 1.2 + 0.28 * k,
-        make=lambda fig: fig.subplots(),
-        what="plot_arena_rank_sets",
-    )
+    canvas = new_canvas("plot_arena_rank_sets", ax, width, figsize, lambda w: 1.2 + 0.28 * k)
     a = canvas.axes[0]
     n_r = len(rankings)
     step = 0.7 / max(n_r, 1)
@@ -494,7 +460,7 @@ def plot_arena_rank_sets(
         y = np.array([y_of[v] for v in rows["_arm"]]) + (r - (n_r - 1) / 2) * step
         lo, hi, est = num(rows["ci_low"]), num(rows["ci_high"]), num(rows["estimate"])
         color = OKABE_ITO[LINE_COLORS[r % len(LINE_COLORS)]]
-        style = ("-", "--", "-.", ":")[r % 4]
+        style = LINE_STYLES[r % 4]
         a.hlines(y, lo - 0.3, hi + 0.3, colors=color, linestyles=style, linewidth=2.2)
         marker = _MARKERS[r % len(_MARKERS)]
         a.plot(est, y, marker=marker, linestyle="none", color=color, markersize=4)
