@@ -153,20 +153,20 @@ MAX_RETRIES_LIMIT = 20
 MAX_BATCH_SIZE_LIMIT = 50_000
 
 
-def check_run_limits(
-    *, timeout: Any, poll_interval: Any, max_retries: Any, max_batch_size: Any
-) -> None:
-    """Refuse run parameters that would hang a run or never end it (``ValueError``)."""
+def check_run_limits(o: JudgeOptions) -> None:
+    """Refuse options that would hang a run or never end it (``ValueError``)."""
 
     def number(x: Any) -> bool:
         return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
-    if not (number(timeout) and timeout > 0):
-        raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout!r}")
-    if not (number(poll_interval) and 0 <= poll_interval <= 3600):
-        raise ValueError(f"poll_interval must be between 0 and 3600 seconds, got {poll_interval!r}")
-    check_positive_int(max_retries, "max_retries", minimum=0, maximum=MAX_RETRIES_LIMIT)
-    check_positive_int(max_batch_size, "max_batch_size", maximum=MAX_BATCH_SIZE_LIMIT)
+    if not (number(o.timeout) and o.timeout > 0):
+        raise ValueError(f"timeout must be a finite number of seconds > 0, got {o.timeout!r}")
+    if not (number(o.poll_interval) and 0 <= o.poll_interval <= 3600):
+        raise ValueError(
+            f"poll_interval must be between 0 and 3600 seconds, got {o.poll_interval!r}"
+        )
+    check_positive_int(o.max_retries, "max_retries", minimum=0, maximum=MAX_RETRIES_LIMIT)
+    check_positive_int(o.max_batch_size, "max_batch_size", maximum=MAX_BATCH_SIZE_LIMIT)
 
 
 def now_iso() -> str:

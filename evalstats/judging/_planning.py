@@ -17,14 +17,7 @@ from evalstats._validate import check_positive_int
 from evalstats.errors import ParameterError
 
 from . import providers
-from ._calls import (
-    EXPECTED_OUTPUT_TOKENS,
-    Call,
-    Config,
-    JudgeOptions,
-    Unit,
-    rubric_order,
-)
+from ._calls import EXPECTED_OUTPUT_TOKENS, Call, Config, JudgeOptions, Unit, rubric_order
 from .prices import load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 

@@ -25,9 +25,10 @@ PROVIDERS = ("anthropic", "openai")
 MAX_BODY_BYTES = 1_000_000
 # An error body is a short JSON message; past this it is only memory a hostile server spends.
 MAX_ERROR_BODY_BYTES = 65_536
-# Client errors that a resend cannot fix (bad request, unknown model, too large, invalid).
-PERMANENT_STATUSES = (400, 404, 413, 422)
-AUTH_STATUSES = (401, 403)
+# The kind of failure of an HTTP status left after the SDK's retries (else "failed"):
+# a refused key stops the run; a resend cannot fix a bad request, an unknown model, too large.
+_STATUS_KINDS = {401: "auth", 403: "auth", 429: "rate_limited"}
+_STATUS_KINDS |= dict.fromkeys((400, 404, 413, 422), "failed_permanent")
 
 
 class MissingKeyError(EvalstatsError):
@@ -65,11 +66,7 @@ def parse_judge(text: str | JudgeSpec) -> JudgeSpec:
     """Read ``"provider:model"`` (the model may itself contain colons)."""
     if isinstance(text, JudgeSpec):
         return text
-    if not isinstance(text, str) or ":" not in text:
-        raise ValueError(
-            f"judge must be 'provider:model' with provider in {PROVIDERS}, got {text!r}"
-        )
-    provider, model = text.split(":", 1)
+    provider, _, model = text.partition(":") if isinstance(text, str) else ("", "", "")
     provider = provider.strip().lower()
     if provider not in PROVIDERS or not model.strip():
         raise ValueError(
@@ -79,38 +76,27 @@ def parse_judge(text: str | JudgeSpec) -> JudgeSpec:
 
 
 def require_keys(judges: Iterable[JudgeSpec]) -> None:
-    """Fail before any work if a judge's key is missing or a base URL is unusable (names the
-    variable, not a value)."""
-    judges = list(judges)
-    missing = sorted(
-        {KEY_ENV[j.provider] for j in judges if not os.environ.get(KEY_ENV[j.provider])}
-    )
+    """Fail before any work if a judge's key is missing or its base URL unusable (naming the
+    variable, not the value)."""
+    providers = sorted({j.provider for j in judges})
+    missing = [KEY_ENV[p] for p in providers if not os.environ.get(KEY_ENV[p])]
     if missing:
         raise MissingKeyError(
             f"set {' and '.join(missing)} in the environment before judging "
             "(nothing was sent; use --dry-run to estimate without a key)"
         )
-    for provider in sorted({j.provider for j in judges}):
-        check_base_url(provider)
-
-
-def check_base_url(provider: str) -> None:
-    """A base URL the HTTP client cannot use would fail every call: refuse it up front."""
-    name = BASE_URL_ENV[provider]
-    url = os.environ.get(name)
-    if not url:
-        return
-    problem = None
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 -- raises ValueError for a port out of range
-    except ValueError as exc:
-        problem = str(exc)
-    else:
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            problem = "it must be http(s)://HOST[:PORT][/PATH]"
-    if problem:
-        raise MissingKeyError(f"{name} is not a usable URL: {redact(problem)} (nothing was sent)")
+    for name in (BASE_URL_ENV[p] for p in providers if os.environ.get(BASE_URL_ENV[p])):
+        try:
+            parts = urlsplit(os.environ[name])
+            parts.port  # noqa: B018 -- raises ValueError for a port out of range
+            problem = None
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                problem = "it must be http(s)://HOST[:PORT][/PATH]"
+        except ValueError as exc:
+            problem = str(exc)
+        if problem:
+            msg = f"{name} is not a usable URL: {redact(problem)} (nothing was sent)"
+            raise MissingKeyError(msg)
 
 
 def describe_error(exc: BaseException) -> str:
@@ -341,22 +327,6 @@ def parse_body(
     return Outcome("ok", result, None, None, True)
 
 
-def _status_outcome(exc: Any) -> Outcome:
-    status = int(exc.status_code)
-    response = getattr(exc, "response", None)
-    headers = dict(response.headers) if response is not None else {}
-    error = describe_error(exc)
-    if status in AUTH_STATUSES:
-        kind = "auth"
-    elif status in PERMANENT_STATUSES:
-        kind = "failed_permanent"
-    elif status == 429:
-        kind = "rate_limited"
-    else:
-        kind = "failed"
-    return Outcome(kind, None, error, None, False, headers)
-
-
 async def _read_capped(response: Any, cap: int) -> tuple[bytes, bool]:
     """At most ``cap + 1`` bytes of the body, and whether it ended within ``cap``."""
     chunks: list[bytes] = []
@@ -380,7 +350,7 @@ async def call(
         return Outcome("not_sent", None, "Interrupted: not sent")
     task = drain.enter_call() if drain is not None else None
     try:
-        return await _call(client, judge, params, max_body=max_body)
+        return await _call(client, judge, params, max_body)
     except asyncio.CancelledError:
         if drain is None or task not in drain.cancelled:
             raise
@@ -396,7 +366,7 @@ async def call(
 
 
 async def _call(
-    client: Client, judge: JudgeSpec, params: Mapping[str, Any], *, max_body: int
+    client: Client, judge: JudgeSpec, params: Mapping[str, Any], max_body: int
 ) -> Outcome:
     kwargs = dict(params)
     answered = False
@@ -418,7 +388,10 @@ async def _call(
             body, complete = await _read_capped(response, max_body)
     except Exception as exc:
         if isinstance(getattr(exc, "status_code", None), int):
-            return _status_outcome(exc)
+            kind = _STATUS_KINDS.get(exc.status_code, "failed")
+            response = getattr(exc, "response", None)
+            headers = dict(response.headers) if response is not None else {}
+            return Outcome(kind, None, describe_error(exc), None, False, headers)
         if answered:
             # A 200 started arriving, then the connection broke: probably billed.
             cut = CallResult("", None, request_id, None, None)

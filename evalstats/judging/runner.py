@@ -6,9 +6,9 @@ import asyncio
 import collections
 import os
 import sys
-import threading
 import time
 from collections.abc import Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,13 +30,7 @@ from ._calls import (
     rubric_order,
 )
 from ._interrupt import drained
-from ._planning import (
-    _calls,
-    _check_params,
-    _rubric,
-    _units,
-    same_family_judges,
-)
+from ._planning import _calls, _check_params, _rubric, _units, same_family_judges
 from ._ratelimit import Throttle, current_seq
 from .journal import Journal, finished_keys, not_retried_keys, peek
 from .prices import PRICES_AS_OF, load_prices, price_for
@@ -49,20 +43,8 @@ def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:  # re-raised on the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="evalstats-judging")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
+    with ThreadPoolExecutor(1, thread_name_prefix="evalstats-judging") as pool:
+        return pool.submit(asyncio.run, coro).result()  # its exception re-raised here
 
 
 def run_judges(
@@ -147,12 +129,7 @@ def run_judges(
         raise ParameterError(f"options must be a JudgeOptions, got {type(o).__name__}")
     max_usd = o.max_usd
     specs = _check_params(judges, o.concurrency, o.max_tokens, o.temperature)
-    check_run_limits(
-        timeout=o.timeout,
-        poll_interval=o.poll_interval,
-        max_retries=o.max_retries,
-        max_batch_size=o.max_batch_size,
-    )
+    check_run_limits(o)
     adjudicator = parse_judge(o.adjudicate) if o.adjudicate is not None else None
     if adjudicator is not None:
         if len(specs) != 2:
