@@ -86,11 +86,7 @@ _RUBRIC_ORDER = {"a_first": "with_first", "b_first": "without_first"}
 
 
 def rubric_order(order: str | None) -> str | None:
-    """The order a rubric renders and parses with: ``a_first`` is ``with_first``, etc.
-
-    >>> rubric_order("a_first"), rubric_order("without_first"), rubric_order(None)
-    ('with_first', 'without_first', None)
-    """
+    """The order a rubric renders and parses with: ``a_first`` is ``with_first``, etc."""
     return _RUBRIC_ORDER.get(order, order) if order is not None else None
 
 

@@ -267,16 +267,7 @@ def same_family_judges(
     runs: pd.DataFrame, judges: Sequence[JudgeSpec], *, allow: bool = False
 ) -> str | None:
     """Refuse a judge of an agent's own model family (seed 000) unless ``allow``; return the
-    shared family(ies) when allowed, else None (an unknown family is never shared).
-
-    >>> import pandas as pd
-    >>> from evalstats.judging.providers import parse_judge
-    >>> runs = pd.DataFrame({"agent_model": ["anthropic:claude-sonnet-4"]})
-    >>> same_family_judges(runs, [parse_judge("openai:gpt-4o")]) is None
-    True
-    >>> same_family_judges(runs, [parse_judge("anthropic:claude-opus-4")], allow=True)
-    'anthropic'
-    """
+    shared family(ies) when allowed, else None (an unknown family is never shared)."""
     cols = [c for c in ("agent_model", "with_agent_model", "without_agent_model") if c in runs]
     agents = sorted({str(a) for c in cols for a in runs[c].dropna()})
     agent_fams = {a: model_family(a) for a in agents}

@@ -31,31 +31,29 @@ class JournalWriteError(EvalstatsError):
     """A line could not be written to the journal (full disk, I/O error); the run stops."""
 
 
-_OPTIONAL_STR = (
-    "judge",
-    "raw",
-    "error",
-    "call_status",
-    "kind",
-    "rubric",
-    "order",
-    "arm_a",
-    "arm_b",
-)
-_OPTIONAL_COST = ("usd", "usd_counted")
-_OPTIONAL_COUNT = ("input_tokens", "output_tokens")
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+_STRINGS = ("judge", "raw", "error", "call_status", "kind", "rubric", "order", "arm_a", "arm_b")
+_COSTS = ("usd", "usd_counted")
+# Fields a line may leave null: what a value must be, as the error says it.
+_FIELD_CHECKS = [
+    (_STRINGS, lambda v: isinstance(v, str), "must be a string or null"),
+    (("call_key",), lambda v: isinstance(v, str) and v, "must be a non-empty string or null"),
+    (_COSTS, _number, "must be a number or null"),
+    (_COSTS, lambda v: math.isfinite(v) and v >= 0, "must be a finite number >= 0 (a cost)"),
+    (
+        ("input_tokens", "output_tokens"),
+        lambda v: _number(v) and isinstance(v, int) and v >= 0,
+        "must be an integer >= 0 or null",
+    ),
+]
 
 
 def check_line(record: Mapping[str, Any], path: Path, number: int) -> None:
     """Refuse a line whose fields the runner would trust wrongly (``DataError`` file:line):
-    a NaN or negative cost would switch the spending cap off.
-
-    >>> check_line({"call_key": "k", "usd_counted": 0.1}, Path("j.jsonl"), 1)
-    >>> check_line({"call_key": "k", "usd_counted": float("nan")}, Path("j.jsonl"), 3)
-    Traceback (most recent call last):
-    ...
-    evalstats.errors.DataError: j.jsonl:3, field 'usd_counted': ...
-    """
+    a NaN or negative cost would switch the spending cap off."""
 
     def bad(field: str, what: str) -> DataError:
         return DataError(
@@ -66,26 +64,10 @@ def check_line(record: Mapping[str, Any], path: Path, number: int) -> None:
             field=field,
         )
 
-    for name in _OPTIONAL_STR:
-        if record.get(name) is not None and not isinstance(record[name], str):
-            raise bad(name, "must be a string or null")
-    key = record.get("call_key")
-    if key is not None and not (isinstance(key, str) and key):
-        raise bad("call_key", "must be a non-empty string or null")
-    for name in _OPTIONAL_COST:
-        value = record.get(name)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise bad(name, "must be a number or null")
-        if not math.isfinite(value) or value < 0:
-            raise bad(name, "must be a finite number >= 0 (a cost)")
-    for name in _OPTIONAL_COUNT:
-        value = record.get(name)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 0
-        ):
-            raise bad(name, "must be an integer >= 0 or null")
+    for names, ok, what in _FIELD_CHECKS:
+        for name in names:
+            if record.get(name) is not None and not ok(record[name]):
+                raise bad(name, what)
     if record.get("kind") in ("batch", "batch_done"):
         if not isinstance(record.get("batch_id"), str) or not record["batch_id"]:
             raise bad("batch_id", "must be a non-empty string")

@@ -279,17 +279,7 @@ def parse_body(
     *,
     strict: bool = False,
 ) -> Outcome:
-    """Turn a 200 body into an :class:`Outcome` (never raises).
-
-    >>> ok = json.dumps({"model": "m", "content": [{"type": "text", "text": "hi"}],
-    ...                  "usage": {"input_tokens": 3, "output_tokens": 1}}).encode()
-    >>> parse_body("anthropic", ok, "application/json", "req_1").result.raw
-    'hi'
-    >>> parse_body("openai", b"<html>", "text/html", None).error
-    "NonJSONBody: content-type 'text/html', not JSON: <html>"
-    >>> parse_body("openai", b'{"choices": []}', "application/json", None).kind
-    'retry'
-    """
+    """Turn a 200 body into an :class:`Outcome` (never raises)."""
     text = body.decode("utf-8", errors="replace")
     shown = redact(text[:200])
 

@@ -3,7 +3,7 @@ P(i beats j) and the Pareto plot."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from ._base import (
     LINE_STYLES,
     OKABE_ITO,
     axes_title,
+    figure_legend,
     figure_title,
     legend_columns,
     new_canvas,
@@ -34,26 +35,16 @@ _RANK_ROWS = ("rank", "marginal_rank_set", "simultaneous_rank_set")
 _SIMULTANEOUS = OKABE_ITO["vermillion"]
 
 
-def _names(arm_names: Mapping[str, str] | None) -> Mapping[str, str]:
+def _namer(arm_names: Mapping[str, str] | None) -> Callable[[Any], str]:
+    """An arm id's display name (the id by default), on one line."""
     if arm_names is not None and not isinstance(arm_names, Mapping):
         raise TypeError(f"arm_names must be a mapping of arm id to name, got {arm_names!r}")
-    return {str(k): " ".join(str(v).split()) for k, v in (arm_names or {}).items()}
+    names = {str(k): " ".join(str(v).split()) for k, v in (arm_names or {}).items()}
+    return lambda arm: names.get(str(arm), str(arm))
 
 
-def _name(names: Mapping[str, str], arm: Any) -> str:
-    return names.get(str(arm), str(arm))
-
-
-def _height_rows(n_rows: int, base: float = 1.1) -> float:
-    row_in = max(0.24, 1.6 * size_pt("ytick.labelsize") / 72.0)
-    return base + row_in * n_rows
-
-
-def _legend(canvas: Any, handles: list, labels: list[str]) -> None:
-    pt = size_pt("legend.fontsize")
-    labels = [wrap(lab, canvas.width - 0.6, pt) for lab in labels]
-    ncol = legend_columns(labels, canvas.width - 0.2, pt)
-    canvas.fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False)
+def _height_rows(n_rows: int) -> float:
+    return 1.3 + max(0.24, 1.6 * size_pt("ytick.labelsize") / 72.0) * n_rows
 
 
 @styled
@@ -97,15 +88,13 @@ def plot_compare(
     """
     cols = ["arm_a", "arm_b", "statistic", "estimate", "ci_low", "ci_high"]
     check_columns(result, cols, what="result")
-    names = _names(arm_names)
+    name = _namer(arm_names)
     r = result.loc[result["statistic"].astype(str) == statistic].reset_index(drop=True)
     if r.empty:
         raise ValueError(f"no {statistic!r} rows in the result")
-    labels = [
-        f"{_name(names, a)} vs {_name(names, b)}" for a, b in zip(r.arm_a, r.arm_b, strict=True)
-    ]
+    labels = [f"{name(a)} vs {name(b)}" for a, b in zip(r.arm_a, r.arm_b, strict=True)]
     n = len(r)
-    canvas = new_canvas("plot_compare", ax, width, figsize, lambda w: _height_rows(n, 1.3))
+    canvas = new_canvas("plot_compare", ax, width, figsize, lambda w: _height_rows(n))
     a = canvas.axes[0]
     y = np.arange(n)[::-1]
     has_sim = {"sim_low", "sim_high"} <= set(r.columns)
@@ -127,7 +116,7 @@ def plot_compare(
     if has_sim:
         handles.append(Line2D([], [], color=_SIMULTANEOUS, linewidth=1.0, marker="|"))
         texts.append(f"{level}simultaneous over the {n} pairs")
-    _legend(canvas, handles, texts)
+    figure_legend(canvas, handles, texts)
     figure_title(canvas, title, f"Pairwise {statistic.replace('_', ' ')}")
     return canvas.root
 
@@ -167,7 +156,7 @@ def plot_rank_sets(
     True
     """
     check_columns(ranks, ["arm", "estimate", "ci_low", "ci_high", "method"], what="ranks")
-    names = _names(arm_names)
+    name = _namer(arm_names)
     r = ranks
     if "statistic" in r.columns:
         r = r.loc[r["statistic"].astype(str).isin(_RANK_ROWS)]
@@ -177,7 +166,7 @@ def plot_rank_sets(
     k = len(arms)
     kinds = [m for m in ("marginal_stepdown", "simultaneous_stepdown") if (r.method == m).any()]
     kinds += [m for m in pd.unique(r["method"].astype(str)) if m not in kinds]
-    canvas = new_canvas("plot_rank_sets", ax, width, figsize, lambda w: _height_rows(k, 1.3))
+    canvas = new_canvas("plot_rank_sets", ax, width, figsize, lambda w: _height_rows(k))
     a = canvas.axes[0]
     colors = {"marginal_stepdown": _MARGINAL, "simultaneous_stepdown": _SIMULTANEOUS}
     step = 0.3 if len(kinds) > 1 else 0.0
@@ -190,7 +179,7 @@ def plot_rank_sets(
         a.scatter(part["estimate"], y, color=EDGE, s=16, zorder=3)
         handles.append(Line2D([], [], color=color, linewidth=5))
         texts.append(m.replace("_stepdown", "").replace("_", " ") + " rank set")
-    a.set_yticks(np.arange(k)[::-1], [wrap(_name(names, x), canvas.width * 0.4,
+    a.set_yticks(np.arange(k)[::-1], [wrap(name(x), canvas.width * 0.4,
                                            size_pt("ytick.labelsize")) for x in arms])  # fmt: skip
     a.set_xticks(np.arange(1, k + 1))
     a.set_xlim(0.4, k + 0.6)
@@ -199,7 +188,7 @@ def plot_rank_sets(
     conf = r["confidence"].iloc[0] if "confidence" in r else None
     if conf is not None and pd.notna(conf):
         texts = [f"{float(conf):.0%} {t}" for t in texts]
-    _legend(canvas, handles, texts)
+    figure_legend(canvas, handles, texts)
     figure_title(canvas, title, "Rank confidence sets")
     return canvas.root
 
@@ -238,7 +227,7 @@ def plot_beats(
     (2, 2)
     """
     check_columns(result, ["arm", "opponent", "statistic", "estimate"], what="result")
-    names = _names(arm_names)
+    name = _namer(arm_names)
     p = result.loc[result["statistic"].astype(str) == "p_beats"]
     if p.empty:
         raise ValueError("no p_beats rows to draw")
@@ -269,7 +258,7 @@ def plot_beats(
                     text += f"\n[{lo[i, j]:.2f}, {hi[i, j]:.2f}]"
                 a.text(j, i, text, ha="center", va="center", fontsize=pt,
                        color="white" if grid[i, j] < 0.5 else "black")  # fmt: skip
-    labels = [wrap(_name(names, x), max(cell_in, 0.6), pt) for x in arms]
+    labels = [wrap(name(x), max(cell_in, 0.6), pt) for x in arms]
     a.set_xticks(np.arange(k), labels)
     a.set_yticks(np.arange(k), labels)
     a.set_xlabel("opponent")
@@ -333,7 +322,7 @@ def plot_pareto(
     """
     cols = ["arm", "statistic", "estimate", "ci_low", "ci_high", "on_frontier"]
     check_columns(result, cols, what="result")
-    names = _names(arm_names)
+    name = _namer(arm_names)
     stats = set(result["statistic"].astype(str))
     if metric is None:
         rest = sorted(stats - {"net_win", "p_frontier"})
@@ -363,7 +352,7 @@ def plot_pareto(
     p = w["estimate"]["p_frontier"].reindex(arms) if "p_frontier" in stats else None
     pt = size_pt("xtick.labelsize")
     for arm in arms:
-        label = _name(names, arm)
+        label = name(arm)
         if p is not None and np.isfinite(p[arm]):
             label += f" (P = {p[arm]:.2f})"
         a.annotate(label, (c[arm], q[arm]), xytext=(5, 5), textcoords="offset points",
@@ -379,7 +368,7 @@ def plot_pareto(
         Line2D([], [], marker="o", linestyle="--", color=OKABE_ITO["blue"], markeredgecolor=EDGE),
         Line2D([], [], marker="o", linestyle="", color="white", markeredgecolor=EDGE),
     ]
-    _legend(canvas, handles, ["on the frontier (estimates)", "dominated"])
+    figure_legend(canvas, handles, ["on the frontier (estimates)", "dominated"])
     figure_title(canvas, title, "Cost and quality: the Pareto frontier")
     return canvas.root
 

@@ -290,6 +290,17 @@ def legend_columns(labels: Sequence[str], width_in: float, size: float) -> int:
     return int(max(1, min(len(labels), width_in // max(widest, 1e-6))))
 
 
+def figure_legend(canvas: Canvas, handles: list, labels: list[str], ax: Axes | None = None) -> None:
+    """The legend under the figure, labels wrapped to its width (in ``ax`` on a caller's)."""
+    pt = size_pt("legend.fontsize")
+    labels = [wrap(lab, canvas.width - 0.6, pt) for lab in labels]
+    ncol = legend_columns(labels, canvas.width - 0.2, pt)
+    if ax is not None and not canvas.owned:
+        ax.legend(handles, labels, loc="upper center", ncols=ncol, frameon=False)
+    else:
+        canvas.fig.legend(handles, labels, loc="outside lower center", ncols=ncol, frameon=False)
+
+
 def num(s: pd.Series) -> np.ndarray:
     return pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
 

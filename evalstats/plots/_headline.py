@@ -24,11 +24,11 @@ from ._base import (
     asym_err,
     axes_title,
     conf_text,
+    figure_legend,
     figure_title,
     fit_ticks,
     font_pt,
     format_pp,
-    legend_columns,
     new_canvas,
     num,
     size_pt,
@@ -259,13 +259,7 @@ def plot_headline(
     if flagged.any():
         handles.append(Patch(facecolor="white", edgecolor=EDGE, hatch=_HATCH))
         labels.append("hatched, hollow: the audit fails this row")
-    legend_pt = size_pt("legend.fontsize")
-    labels = [wrap(lab, canvas.width - 0.6, legend_pt) for lab in labels]
-    ncol = legend_columns(labels, canvas.width - 0.2, legend_pt)
-    if canvas.owned:
-        canvas.fig.legend(handles, labels, loc="outside lower center", ncols=ncol, frameon=False)
-    else:
-        ax_bar.legend(handles, labels, loc="upper center", ncols=ncol, frameon=False)
+    figure_legend(canvas, handles, labels, ax_bar)
 
     v = num(rates["net_win"])
     lo, hi = num(rates["net_win_ci_low"]), num(rates["net_win_ci_high"])

@@ -18,8 +18,8 @@ from ._base import (
     OUTCOME_COLORS,
     arm_labels,
     axes_title,
+    figure_legend,
     figure_title,
-    legend_columns,
     new_canvas,
     size_pt,
     styled,
@@ -248,17 +248,9 @@ def plot_task_heatmap(
             a.axhline(cut - 0.5, color=EDGE, linewidth=1.2, linestyle="--")
     legend_order = ("win", "tie", "loss", "no_answer", "invalid", "error", "missing")
     shown = [c for c in legend_order if c != "missing" or any_missing]
-    legend_pt = size_pt("legend.fontsize")
-    labels = [
-        wrap(_CELL_LABELS[c].replace("{with}", arms["with"]), canvas.width - 0.6, legend_pt)
-        for c in shown
-    ]
-    handles = [
-        Patch(facecolor=OUTCOME_COLORS[c], edgecolor=EDGE, linewidth=0.5, label=lab)
-        for c, lab in zip(shown, labels, strict=True)
-    ]
-    ncol = legend_columns(labels, canvas.width - 0.2, legend_pt)
-    canvas.fig.legend(handles=handles, loc="outside lower center", ncol=ncol, frameon=False)
+    labels = [_CELL_LABELS[c].replace("{with}", arms["with"]) for c in shown]
+    handles = [Patch(facecolor=OUTCOME_COLORS[c], edgecolor=EDGE, linewidth=0.5) for c in shown]
+    figure_legend(canvas, handles, labels)
     rubric_name = present[0] if rubric is None else rubric
     figure_title(canvas, title, f"Per-task outcomes, rubric {rubric_name}")
     return canvas.root
