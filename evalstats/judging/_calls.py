@@ -90,11 +90,9 @@ def rubric_order(order: str | None) -> str | None:
     return _RUBRIC_ORDER.get(order, order) if order is not None else None
 
 
-# How many output tokens a judge writes back (the seeds' JSON plus a little): the dry-run's
-# central estimate, and the rate limiter's token estimate per call.
+# Output tokens of a judge's answer (the seeds' JSON): the dry run's and the throttle's estimate.
 EXPECTED_OUTPUT_TOKENS = 300
-# Claimed input usage above this multiple of our own count (plus a margin for the provider's
-# tokenizer and message framing) is flagged as implausible.
+# Claimed input usage above this multiple of our own count (plus a margin) is flagged.
 INPUT_SLACK = 4.0
 INPUT_MARGIN = 1000
 
@@ -138,8 +136,7 @@ class Config:
     max_tokens: int
     prices: dict[str, Price]
     batch: bool
-    # The agent family a same-family judge was allowed for (--allow-same-family), else None:
-    # written on every judgment line so that the audit can report the override.
+    # The family a same-family judge was allowed for (on every line, for the audit), else None.
     same_family: str | None = None
 
 

@@ -136,8 +136,7 @@ def main(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(args.data_dir) / "judgments.jsonl"
     options = {name: getattr(args, name) for name in _OPTIONS}
     try:
-        # Only tasks and runs: the journal is the runner's to read, and a line torn by a
-        # kill -9 must not stop the rerun that repairs it.
+        # Not load_dir: a journal line torn by kill -9 must not stop the rerun that repairs it.
         tasks = load_tasks(find_file(args.data_dir, "tasks"))
         apath = Path(args.data_dir) / "arms.toml"
         listed = load_arms(apath) if apath.is_file() else None
@@ -177,8 +176,7 @@ def main(args: argparse.Namespace) -> int:
     except KeyError as exc:  # an unknown rubric (resolve_rubric) or provider
         raise ParameterError(str(exc.args[0]) if exc.args else str(exc)) from None
     except ValueError as exc:
-        # Some argument checks of the judging layer (providers, prices) still raise a plain
-        # ValueError; from here every one of them is a bad option value.
+        # Checks of providers and prices raise a plain ValueError: a bad option value.
         raise ParameterError(str(exc)) from None
     except KeyboardInterrupt:  # before or after the calls: nothing in flight to drain
         print("evalstats judge: interrupted; rerun to resume", file=sys.stderr)

@@ -356,30 +356,17 @@ def plan_calls(
 
 
 def _plan_frame(calls: Sequence[Call], cfg: Config) -> pd.DataFrame:
+    karm = any(c.unit.arm_a is not None for c in calls)
     rows = []
     for c in calls:
+        u = c.unit
         price = price_for(c.judge.provider, c.judge.model, cfg.prices)
         est = (
-            price.usd(c.unit.input_tokens, EXPECTED_OUTPUT_TOKENS, batch=cfg.batch)
-            if price
-            else float("nan")
+            price.usd(u.input_tokens, EXPECTED_OUTPUT_TOKENS, batch=cfg.batch) if price else np.nan
         )
-        rows.append(
-            {
-                "judge": c.judge.name,
-                "task_id": c.unit.task_id,
-                "replicate": c.unit.replicate,
-                "order": c.unit.order,
-                **c.unit.arm_fields(),
-                "call_key": c.key,
-                "input_tokens": c.unit.input_tokens,
-                "est_usd": est,
-                "system": c.unit.messages[0]["content"],
-                "user": c.unit.messages[1]["content"],
-            }
-        )
+        pair = [u.arm_a, u.arm_b] if karm else []
+        head = [c.judge.name, u.task_id, u.replicate, u.order, *pair]
+        rows.append([*head, c.key, u.input_tokens, est, *(m["content"] for m in u.messages[:2])])
     columns = ["judge", "task_id", "replicate", "order", "call_key", "input_tokens", "est_usd"]
-    columns += ["system", "user"]
-    if any(c.unit.arm_a is not None for c in calls):
-        columns[4:4] = ["arm_a", "arm_b"]
-    return pd.DataFrame(rows, columns=columns)
+    columns[4:4] = ["arm_a", "arm_b"] if karm else []
+    return pd.DataFrame(rows, columns=[*columns, "system", "user"])

@@ -17,8 +17,7 @@ import time
 from collections.abc import Mapping
 from datetime import datetime
 
-#: Longest a server may make the run wait at once (``retry-after``, a rate-limit reset), in
-#: seconds; ``EVALSTATS_MAX_WAIT_S`` overrides it. A longer hint is capped and said on stderr.
+#: Longest a server may make the run wait at once, in seconds (``EVALSTATS_MAX_WAIT_S``).
 MAX_WAIT_S = 600.0
 _noted: set[str] = set()
 _noted_lock = threading.Lock()

@@ -115,8 +115,7 @@ async def _submit(
         "provider": judge.provider,
         "judge": judge.name,
         "call_keys": [c.key for c in chunk],
-        # What a judgment line of each call needs, so that a resume with other options
-        # still journals every result under its own key.
+        # What each call's judgment line needs, for a resume with other options.
         "units": {
             c.key: {
                 "task_id": c.unit.task_id,

@@ -6,6 +6,7 @@ How it works: docs/judging.md, "The journal".
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import math
 import os
@@ -19,7 +20,7 @@ from typing import Any
 
 from evalstats.errors import DataError, EvalstatsError
 
-#: ``call_status values of failed lines that a rerun does not send again by itself.
+#: ``call_status`` values of failed lines that a rerun does not send again by itself.
 NOT_RETRIED = ("failed_permanent", "truncated")
 
 
@@ -201,25 +202,6 @@ def peek(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return _read_lines(p) if p.is_file() else []
 
 
-def _lock(fd: int) -> bool:
-    try:
-        import fcntl
-    except ImportError:  # Windows: lock one byte far past any data, so appends are free
-        import msvcrt
-
-        try:
-            os.lseek(fd, 1 << 40, os.SEEK_SET)
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
-
-
 class Journal:
     """An open journal: the lock (docs/judging.md), what is finished, and the writer."""
 
@@ -235,14 +217,16 @@ class Journal:
         except DataError:
             os.close(self._fd)
             raise
-        if not _lock(self._fd):
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
             os.close(self._fd)
             real = os.path.realpath(self.path)
             raise JournalLockedError(
                 f"{self.path} is being written by another evalstats run"
                 + (f" (it is {real})" if real != str(self.path.absolute()) else "")
                 + "; wait for it to finish or stop it, then rerun (finished calls are kept)"
-            )
+            ) from None
         self._created = not existed
         #: Why writing failed (then no new call may start), else None.
         self.failed: str | None = None

@@ -25,8 +25,7 @@ PROVIDERS = ("anthropic", "openai")
 MAX_BODY_BYTES = 1_000_000
 # An error body is a short JSON message; past this it is only memory a hostile server spends.
 MAX_ERROR_BODY_BYTES = 65_536
-# The kind of failure of an HTTP status left after the SDK's retries (else "failed"):
-# a refused key stops the run; a resend cannot fix a bad request, an unknown model, too large.
+# What an HTTP error left after the SDK's retries means (else "failed": retried on a rerun).
 _STATUS_KINDS = {401: "auth", 403: "auth", 429: "rate_limited"}
 _STATUS_KINDS |= dict.fromkeys((400, 404, 413, 422), "failed_permanent")
 
@@ -145,8 +144,7 @@ def make_client(
                 on_response(response.status_code, response.headers)
 
             hooks["response"] = [hook]
-        # Below the SDK's retries: each attempt ends within ``timeout`` (connect to last
-        # byte), its error body is capped, and a server's wait hint is bounded.
+        # Under the SDK's retries: each attempt bounded in time, error body and wait hint.
         inner = httpx2.AsyncHTTPTransport(limits=sdk.DEFAULT_CONNECTION_LIMITS)
         opts["http_client"] = sdk.DefaultAsyncHttpxClient(
             transport=BoundedTransport(inner, timeout=timeout), event_hooks=hooks

@@ -408,27 +408,17 @@ def _summary(
         todo = [c for c in group if c.key not in finished_before]
         tokens = int(sum(c.unit.input_tokens for c in todo))
         price = price_for(group[0].judge.provider, group[0].judge.model, cfg.prices)
-        if price is None:
-            est = est_max = float("nan")
-        else:
-            est = price.usd(tokens, EXPECTED_OUTPUT_TOKENS * len(todo), batch=cfg.batch)
-            est_max = price.usd(tokens, cfg.max_tokens * len(todo), batch=cfg.batch)
-        rows.append(
-            {
-                "judge": name,
-                "role": role,
-                "calls": len(group),
-                "done_before": len(group) - len(todo),
-                "to_call": len(todo),
-                "input_tokens": tokens,
-                "est_usd": round(est, 4),
-                "est_usd_max": round(est_max, 4),
-                "sent": state.sent.get(name, 0) if state else 0,
-                "ok": state.ok.get(name, 0) if state else 0,
-                "failed": state.failed.get(name, 0) if state else 0,
-                "usd": round(state.usd.get(name, 0.0), 6) if state else 0.0,
-            }
+        # est_usd with the expected output, est_usd_max with max_tokens of it
+        est = [
+            round(price.usd(tokens, out * len(todo), batch=cfg.batch), 4) if price else float("nan")
+            for out in (EXPECTED_OUTPUT_TOKENS, cfg.max_tokens)
+        ]
+        counts = (
+            [d.get(name, 0) for d in (state.sent, state.ok, state.failed)] if state else [0] * 3
         )
+        usd = round(state.usd.get(name, 0.0), 6) if state else 0.0
+        planned = [len(group), len(group) - len(todo), len(todo), tokens]
+        rows.append([name, role, *planned, *est, *counts, usd])
     # The columns even with no row: "nothing to judge" is a result, not a KeyError.
     return pd.DataFrame(rows, columns=_SUMMARY_COLUMNS)
 

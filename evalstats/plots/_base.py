@@ -76,8 +76,7 @@ EDGE = "#333333"
 #: Widths of the presets in inches: a column and the text width of a two-column paper.
 WIDTHS: dict[str, float] = {"column": 3.5, "page": 7.0}
 
-# No font size here: sizes follow the caller's rcParams["font.size"]. The named sizes below are
-# relative to it and apply only where the caller has left matplotlib's default.
+# Sizes relative to the caller's rcParams["font.size"], where the caller left the default.
 _RELATIVE_SIZES: dict[str, str] = {
     "axes.titlesize": "medium",
     "axes.labelsize": "small",
@@ -316,8 +315,7 @@ def conf_text(confidence: float | None) -> str:
     return f"{round(100 * confidence)} % CI" if confidence is not None else "CI"
 
 
-# Tick formatters are module functions, not lambdas, so that a figure can be pickled (the
-# report renders its raster copy in another process).
+# Tick formatters are module functions, not lambdas, so that a figure can be pickled.
 def format_pp(v: float, _pos: Any = None) -> str:
     return f"{100 * v:+.0f} pp" if abs(v) > 1e-12 else "0"
 

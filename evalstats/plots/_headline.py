@@ -166,8 +166,7 @@ def plot_headline(
     net_in = (canvas.width - 2 * reserve) * (1.3 / 3.3 if side_by_side else 1.0)
     tick_pt = size_pt("xtick.labelsize")
 
-    # A judge's provider and date suffix are dropped while the names stay unique; the
-    # reader's name ("Claude Sonnet 4") breaks at spaces, not inside a model id.
+    # Shorter judge names while they stay unique: the reader's name breaks at spaces.
     values = [rates[c].astype(str).tolist() for c in group_cols] if group_cols else [["all"] * g]
     for k, col in enumerate(group_cols):
         if col != "judge":
