@@ -6,6 +6,7 @@ How it works: docs/judging.md, "Interrupts".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import signal
 import sys
@@ -29,7 +30,7 @@ class Drain:
         self.signals = 0
         self.in_flight: set[asyncio.Task[Any]] = set()
         self.cancelled: set[asyncio.Task[Any]] = set()
-        self._woken = asyncio.Event()
+        self.woken = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None
 
     @property
@@ -38,7 +39,7 @@ class Drain:
 
     def on_signal(self, name: str) -> None:
         self.signals += 1
-        self._woken.set()
+        self.woken.set()
         if self.signals == 1:
             self.state.stopped = (
                 f"interrupted by {name}: no new call was started; calls in flight were let "
@@ -80,15 +81,6 @@ class Drain:
             self.cancelled.discard(task)
             task.uncancel()
 
-    async def sleep(self, seconds: float) -> None:
-        """Sleep, but wake at the first signal."""
-        if self.stopping:
-            return
-        try:
-            await asyncio.wait_for(self._woken.wait(), timeout=seconds)
-        except TimeoutError:
-            pass
-
     def close(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
@@ -99,8 +91,9 @@ async def pause(seconds: float) -> None:
     drain = current.get()
     if drain is None:
         await asyncio.sleep(seconds)
-    else:
-        await drain.sleep(seconds)
+    elif not drain.stopping:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(drain.woken.wait(), timeout=seconds)
 
 
 def stopping() -> bool:

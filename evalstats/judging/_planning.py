@@ -118,9 +118,7 @@ def _units(
     over = table["over_budget"].fillna(False).to_numpy(dtype=bool)
     task_by_id = {
         str(t): {"prompt": p, "canonical_answer": c}
-        for t, p, c in zip(
-            tasks["task_id"], tasks["prompt"], tasks["canonical_answer"], strict=True
-        )
+        for t, p, c in tasks[["task_id", "prompt", "canonical_answer"]].itertuples(index=False)
     }
     units_in: list[tuple[str, int, str | None, Any, tuple | None]] = []
     variants: dict[tuple[str, str], Any] = {}
@@ -129,11 +127,9 @@ def _units(
         if task_id not in task_by_id:
             raise ParameterError(f"pair ({task_id!r}, {replicate}) refers to an unknown task")
         pair = None if karm is None else (str(row["arm_a"]), str(row["arm_b"]))
-        shown = rubric
-        if pair is not None:
-            if pair not in variants:
-                variants[pair] = _pair_rubric(rubric, karm, pair)
-            shown = variants[pair]
+        if pair is not None and pair not in variants:
+            variants[pair] = _pair_rubric(rubric, karm, pair)
+        shown = rubric if pair is None else variants[pair]
         if not rubric.needs_order:
             chosen: Sequence[str | None] = (None,)
         elif orders == "both":
@@ -148,24 +144,16 @@ def _units(
                 order=rubric_order(order),
             )
             units_in.append((task_id, replicate, order, prompt, pair))
-    units: list[Unit] = []
-    if units_in:
-        from evalstats.tokens import count_tokens
+    if not units_in:
+        return [], int(over.sum())
+    from evalstats.tokens import count_tokens
 
-        systems = {u[3].system for u in units_in}
-        system_tokens = {s: int(count_tokens(s)) for s in systems}
-        user_tokens = count_tokens([u[3].user for u in units_in])
-        for (task_id, replicate, order, prompt, pair), n in zip(units_in, user_tokens, strict=True):
-            units.append(
-                Unit(
-                    task_id,
-                    replicate,
-                    order,
-                    prompt.messages(),
-                    system_tokens[prompt.system] + int(n),
-                    *(pair or (None, None)),
-                )
-            )
+    system_tokens = {s: int(count_tokens(s)) for s in {u[3].system for u in units_in}}
+    user_tokens = count_tokens([u[3].user for u in units_in])
+    units = [
+        Unit(t, r, o, p.messages(), system_tokens[p.system] + int(n), *(pair or (None, None)))
+        for (t, r, o, p, pair), n in zip(units_in, user_tokens, strict=True)
+    ]
     return units, int(over.sum())
 
 

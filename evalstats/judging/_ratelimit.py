@@ -6,6 +6,7 @@ How it works: docs/judging.md, "Rate limits".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import email.utils
 import math
@@ -229,10 +230,8 @@ class Throttle:
                 return self.seq
             event = self._event()
             event.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), timeout=wait if wait > 0 else None)
-            except TimeoutError:
-                pass
 
     def release(self, *, ok: bool) -> None:
         self.in_flight -= 1
