@@ -51,11 +51,9 @@ class JudgeOptions:
     progress : bool, default True
         A tqdm bar (stderr) with calls done, failures and spend.
     client_options : mapping, optional
-        Extra SDK client arguments (never a key), e.g.
-        ``{"_strict_response_validation": True}``.
+        Extra SDK client arguments (never a key).
     retry_failed : bool, default False
-        Also re-send calls whose last failure is permanent (``failed_permanent``,
-        ``truncated``).
+        Also re-send calls whose last failure is permanent (``failed_permanent``, ``truncated``).
     allow_same_family : bool, default False
         Run a judge of an agent's own model family (else refused); recorded on every
         line (``same_family_allowed``) and reported by the audit.

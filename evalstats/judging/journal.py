@@ -138,9 +138,8 @@ def read_journal(path: str | os.PathLike[str], *, all_attempts: bool = False) ->
     path : path-like
         The journal (``judgments.jsonl``).
     all_attempts : bool, default False
-        If False, one line per call key: its successful line if any, else its last failed
-        one (a failed call retried later is one judgment, not two). Lines without a
-        ``call_key`` (written by hand) are all kept. If True, every judgment line.
+        If False, one line per call key (its success, else its last failure; lines without
+        a ``call_key`` all kept); if True, every judgment line.
 
     Returns
     -------

@@ -76,9 +76,8 @@ def run_judges(
     rubric : str or Rubric
         ``"with-without"`` or ``"blind-pair"``; every call uses its one revision.
     judges : str or sequence of str
-        ``"anthropic:MODEL"`` (Messages API) or ``"openai:MODEL"`` (Chat Completions;
-        ``OPENAI_BASE_URL`` points it at any compatible server). Keys come from
-        ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``; a missing one fails before any call.
+        ``"anthropic:MODEL"`` or ``"openai:MODEL"`` (any compatible server at
+        ``OPENAI_BASE_URL``); keys from ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``.
     out : path-like
         The journal (usually ``DATA_DIR/judgments.jsonl``).
     options : JudgeOptions, optional
@@ -86,9 +85,8 @@ def run_judges(
     orders : {"random", "both"}, default "random"
         Blind rubric: a seeded A/B order per pair (recorded in ``order``), or both.
     pairs, arms : optional
-        K arms: which pairs of arms to judge, as for :func:`plan_calls`. Each call's key
-        and journal line carry its pair (``arm_a``, ``arm_b``; ``order`` a_first /
-        b_first), so a resumed run pays for no pair twice. Two arms: ignored.
+        K arms: which pairs of arms to judge, as for :func:`plan_calls` (each journal line
+        carries its ``arm_a``, ``arm_b``). Two arms: ignored.
     seed : int, default 0
         Seed of the A/B orders.
     dry_run : bool, default False
@@ -357,19 +355,16 @@ class JudgeRunResult:
     out : Path
         The journal.
     per_judge : pandas.DataFrame
-        One row per judge: ``judge``, ``role`` ("judge" or "adjudicator"), ``calls``
-        (planned), ``done_before`` (finished in the journal already), ``to_call``,
-        ``input_tokens`` (counted, for ``to_call``), ``est_usd`` (expected),
-        ``est_usd_max`` (every call using max_tokens), ``sent``, ``ok``, ``failed``,
-        ``usd`` (recorded by this run).
+        One row per judge and ``role`` (judge, adjudicator): ``calls``, ``done_before``,
+        ``to_call``, ``input_tokens``, ``est_usd`` (``est_usd_max`` at max_tokens), and
+        this run's ``sent``, ``ok``, ``failed``, ``usd``.
     no_answer_pairs : int
         Pairs not sent because a run exceeded its budget.
     dry_run : bool
     stopped : str or None
         Why the run stopped before starting every call (``max_usd``), else None.
     not_retried : int
-        Calls of this run not sent because they failed permanently before
-        (``retry_failed=False``).
+        Calls not sent because they failed permanently before (``retry_failed=False``).
     """
 
     out: Path
