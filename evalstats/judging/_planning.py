@@ -109,6 +109,7 @@ def _units(
         table = _pairs(tasks, runs)
     else:
         from evalstats.records import pair_runs
+        from evalstats.rubrics import with_pair_tools
 
         table = pair_runs(runs, karm, pairs or "all")
         if "over_budget" not in table.columns:
@@ -128,7 +129,9 @@ def _units(
             raise ParameterError(f"pair ({task_id!r}, {replicate}) refers to an unknown task")
         pair = None if karm is None else (str(row["arm_a"]), str(row["arm_b"]))
         if pair is not None and pair not in variants:
-            variants[pair] = _pair_rubric(rubric, karm, pair)
+            # A three-way prompt names both tools; a blind one names no arm.
+            tools = [karm.tools.get(a) or karm.name(a) for a in pair]
+            variants[pair] = rubric if rubric.needs_order else with_pair_tools(rubric, *tools)
         shown = rubric if pair is None else variants[pair]
         if not rubric.needs_order:
             chosen: Sequence[str | None] = (None,)
@@ -180,16 +183,6 @@ def _k_arms(runs: pd.DataFrame, pairs: str | None, arms: Any) -> Any:
             "judge, pairs='all' or pairs='reference' (evalstats judge --pairs all|reference)"
         )
     return arms
-
-
-def _pair_rubric(rubric: Any, arms: Any, pair: tuple[str, str]) -> Any:
-    """The rubric a pair's prompt is rendered with: a three-way prompt names both tools."""
-    if rubric.needs_order:
-        return rubric  # blind: Agent A / Agent B, nothing names an arm
-    from evalstats.rubrics import with_pair_tools
-
-    tool = [arms.tools.get(a) or arms.name(a) for a in pair]
-    return with_pair_tools(rubric, tool[0], tool[1])
 
 
 def call_key(
@@ -338,15 +331,9 @@ def plan_calls(
     rub = _rubric(rubric)
     cfg = Config(rub, opts.temperature, opts.max_tokens, load_prices(opts.prices), opts.batch)
     units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed, pairs=pairs, arms=arms)
-    frame = _plan_frame(_calls(units, specs, cfg), cfg)
-    frame.attrs["no_answer_pairs"] = no_answer
-    return frame
-
-
-def _plan_frame(calls: Sequence[Call], cfg: Config) -> pd.DataFrame:
-    karm = any(c.unit.arm_a is not None for c in calls)
+    karm = any(u.arm_a is not None for u in units)
     rows = []
-    for c in calls:
+    for c in _calls(units, specs, cfg):
         u = c.unit
         price = price_for(c.judge.provider, c.judge.model, cfg.prices)
         est = (
@@ -357,4 +344,6 @@ def _plan_frame(calls: Sequence[Call], cfg: Config) -> pd.DataFrame:
         rows.append([*head, c.key, u.input_tokens, est, *(m["content"] for m in u.messages[:2])])
     columns = ["judge", "task_id", "replicate", "order", "call_key", "input_tokens", "est_usd"]
     columns[4:4] = ["arm_a", "arm_b"] if karm else []
-    return pd.DataFrame(rows, columns=[*columns, "system", "user"])
+    frame = pd.DataFrame(rows, columns=[*columns, "system", "user"])
+    frame.attrs["no_answer_pairs"] = no_answer
+    return frame

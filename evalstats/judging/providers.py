@@ -462,7 +462,11 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 response = await self._inner.handle_async_request(request)
         except TimeoutError:
             raise _timed_out(self._timeout, request) from None
-        _cap_wait_headers(response.headers)
+        # A wait hint past the cap is rewritten to the cap, so that the SDK's retry waits that.
+        wait = retry_after(response.headers, capped=False)
+        if wait is not None and (capped := capped_wait(wait, "retry-after")) < wait:
+            response.headers["retry-after-ms"] = str(int(capped * 1000))
+            response.headers["retry-after"] = str(int(capped))
         if response.status_code >= 400:
             body = await self._read_error_body(response, deadline, request)
             response.stream = httpx2.ByteStream(body)
@@ -491,14 +495,3 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-
-def _cap_wait_headers(headers: Any) -> None:
-    """Rewrite a ``retry-after`` past the cap to the cap, so the SDK's retry waits that."""
-    wait = retry_after(headers, capped=False)
-    if wait is None:
-        return
-    capped = capped_wait(wait, "retry-after")
-    if capped < wait:
-        headers["retry-after-ms"] = str(int(capped * 1000))
-        headers["retry-after"] = str(int(capped))
