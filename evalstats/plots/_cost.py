@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -27,64 +26,6 @@ from ._base import (
     styled,
     wrap,
 )
-
-
-def _ratio_axis(
-    ax: Axes,
-    r: np.ndarray,
-    what: str,
-    unit_label: str,
-    ci: Any,
-    color: str,
-    panel_in: float,
-    arms: Mapping[str, str],
-) -> None:
-    lo_r, hi_r = float(r.min()), float(r.max())
-    lo_b, hi_b = min(lo_r, 1.0) / 1.15, max(hi_r, 1.0) * 1.15
-    bins = np.geomspace(lo_b, hi_b, int(np.clip(np.sqrt(len(r)) * 2, 8, 40)) + 1)
-    ax.hist(
-        r,
-        bins=bins,
-        color=color,
-        edgecolor=EDGE,
-        linewidth=0.5,
-        alpha=0.85,
-        label=f"pairs (n = {len(r)})",
-    )
-    ax.plot(r, np.zeros_like(r), "|", color="black", markersize=8, alpha=0.6, clip_on=False)
-    gm = float(np.exp(np.mean(np.log(r))))
-    ax.axvline(1.0, color="black", linestyle="--", linewidth=1.0, label="1× (equal cost)")
-    ax.axvline(gm, color=OKABE_ITO["vermillion"], linewidth=1.8, label=f"geometric mean {gm:.2f}×")
-    if ci is not None:
-        c_lo, c_hi = (float(v) for v in ci)
-        if np.isfinite(c_lo) and np.isfinite(c_hi):
-            ax.axvspan(
-                c_lo,
-                c_hi,
-                color=OKABE_ITO["vermillion"],
-                alpha=0.15,
-                linewidth=0,
-                label=f"CI [{c_lo:.2f}×, {c_hi:.2f}×]",
-            )
-    ax.set_xscale("log")
-    ax.set_xlim(lo_b, hi_b)
-    # Fewer ticks per decade on a narrow panel: "0.5×" needs about 0.4 in.
-    decades = max(np.log10(hi_b / lo_b), 1e-9)
-    subs = (1.0, 2.0, 5.0) if panel_in / decades >= 1.3 else (1.0, 3.0)
-    if panel_in / decades < 0.7:
-        subs = (1.0,)
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.xaxis.set_major_formatter(FuncFormatter(format_times))
-    label_pt = size_pt("axes.labelsize")
-    ratio = f"{arms['with']} / {arms['without']}"
-    xlabel = wrap(f"{unit_label} ratio {ratio} (log scale)", panel_in, label_pt)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("pairs (count)")
-    axes_title(ax, None, what, panel_in)
-    _, labels = ax.get_legend_handles_labels()
-    ncol = legend_columns(labels, panel_in + 0.3, size_pt("legend.fontsize"))
-    legend_below(ax, ncol=ncol)
 
 
 @styled
@@ -162,18 +103,58 @@ def plot_cost_ratios(
     side = not canvas.owned or canvas.width >= 5.0 or m == 1
     panel_in = (canvas.width - 0.7 * (m if side else 1)) / (m if side else 1)
     colors = (OKABE_ITO["sky_blue"], OKABE_ITO["bluish_green"])
-    for a, (key, what, unit, _, _), (r, dropped), color in zip(
+    for a, (key, what, unit_label, _, _), (r, dropped), color in zip(
         canvas.axes, measures, ratios, colors, strict=False
     ):
-        _ratio_axis(
-            a,
+        what += f" ({dropped} pairs without a ratio left out)" if dropped else ""
+        band = (ci or {}).get(key)
+        lo_r, hi_r = float(r.min()), float(r.max())
+        lo_b, hi_b = min(lo_r, 1.0) / 1.15, max(hi_r, 1.0) * 1.15
+        bins = np.geomspace(lo_b, hi_b, int(np.clip(np.sqrt(len(r)) * 2, 8, 40)) + 1)
+        a.hist(
             r,
-            what + (f" ({dropped} pairs without a ratio left out)" if dropped else ""),
-            unit,
-            (ci or {}).get(key),
-            color,
-            panel_in,
-            arms,
+            bins=bins,
+            color=color,
+            edgecolor=EDGE,
+            linewidth=0.5,
+            alpha=0.85,
+            label=f"pairs (n = {len(r)})",
         )
+        a.plot(r, np.zeros_like(r), "|", color="black", markersize=8, alpha=0.6, clip_on=False)
+        gm = float(np.exp(np.mean(np.log(r))))
+        a.axvline(1.0, color="black", linestyle="--", linewidth=1.0, label="1× (equal cost)")
+        a.axvline(
+            gm, color=OKABE_ITO["vermillion"], linewidth=1.8, label=f"geometric mean {gm:.2f}×"
+        )
+        if band is not None:
+            c_lo, c_hi = (float(v) for v in band)
+            if np.isfinite(c_lo) and np.isfinite(c_hi):
+                a.axvspan(
+                    c_lo,
+                    c_hi,
+                    color=OKABE_ITO["vermillion"],
+                    alpha=0.15,
+                    linewidth=0,
+                    label=f"CI [{c_lo:.2f}×, {c_hi:.2f}×]",
+                )
+        a.set_xscale("log")
+        a.set_xlim(lo_b, hi_b)
+        # Fewer ticks per decade on a narrow panel: "0.5×" needs about 0.4 in.
+        decades = max(np.log10(hi_b / lo_b), 1e-9)
+        subs = (1.0, 2.0, 5.0) if panel_in / decades >= 1.3 else (1.0, 3.0)
+        if panel_in / decades < 0.7:
+            subs = (1.0,)
+        a.xaxis.set_major_locator(LogLocator(base=10, subs=subs))
+        a.xaxis.set_minor_formatter(NullFormatter())
+        a.xaxis.set_major_formatter(FuncFormatter(format_times))
+        label_pt = size_pt("axes.labelsize")
+        ratio = f"{arms['with']} / {arms['without']}"
+        xlabel = wrap(f"{unit_label} ratio {ratio} (log scale)", panel_in, label_pt)
+        a.set_xlabel(xlabel)
+        a.set_ylabel("pairs (count)")
+        axes_title(a, None, what, panel_in)
+        _, labels = a.get_legend_handles_labels()
+        ncol = legend_columns(labels, panel_in + 0.3, size_pt("legend.fontsize"))
+        legend_below(a, ncol=ncol)
     figure_title(canvas, title, f"Cost of {arms['with']} relative to {arms['without']}, per pair")
     return canvas.root
