@@ -107,16 +107,12 @@ def plot_task_heatmap(
             raise ValueError(f"no rows for rubric {rubric!r}; present: {present}")
     elif len(present) > 1:
         raise ValueError(f"the frame holds several rubrics {present}: pass rubric=")
-    judges_all = sorted(set(f["judge"].astype(str)))
+    judges = sorted(set(f["judge"].astype(str)))
     if judge is not None:
         wanted = [judge] if isinstance(judge, str) else list(judge)
-        unknown = sorted(set(wanted) - set(judges_all))
-        if unknown:
-            raise ValueError(f"no rows for judge(s) {unknown}; present: {judges_all}")
-        f = f.loc[f["judge"].astype(str).isin(wanted)]
-        judges = wanted
-    else:
-        judges = judges_all
+        if unknown := sorted(set(wanted) - set(judges)):
+            raise ValueError(f"no rows for judge(s) {unknown}; present: {judges}")
+        f, judges = f.loc[f["judge"].astype(str).isin(wanted)], wanted
     if f.empty:
         raise ValueError("the frame has no rows to show")
 
@@ -153,11 +149,10 @@ def plot_task_heatmap(
     n_all, cut = len(task_order), None
     if max_tasks is not None:
         max_tasks = check_positive_int(max_tasks, "max_tasks", minimum=2)
-    if max_tasks is not None and n_all > max_tasks:
-        top = max_tasks // 2
-        task_order = task_order[:top] + task_order[n_all - (max_tasks - top) :]
-        f = f.loc[f["_task"].isin(task_order)]
-        cut = top
+        if n_all > max_tasks:
+            cut = max_tasks // 2
+            task_order = task_order[:cut] + task_order[n_all - (max_tasks - cut) :]
+            f = f.loc[f["_task"].isin(task_order)]
     row_labels = [f"{t} ({net[t]:+.2f})" if np.isfinite(net[t]) else f"{t} (–)" for t in task_order]
     y_label = "task (net win)"
     if cut is not None:
