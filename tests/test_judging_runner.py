@@ -18,9 +18,9 @@ from evalstats.judging import (
     parse_judge,
     plan_calls,
     read_journal,
+    redact,
     run_judges,
 )
-from evalstats.judging.providers import scrub
 
 # Integration (slow: make test runs it, make check does not): judges through both SDKs and resumes.
 pytestmark = pytest.mark.slow
@@ -381,7 +381,7 @@ def test_key_never_leaks(fake, tmp_path, capfd, caplog):
     for part in (KEY, KEY[8:20], KEY[-12:], wrong, wrong[8:20]):
         assert part not in everything
     assert set(fake.seen_auth) == {KEY, wrong}  # the keys were really sent
-    assert scrub(f"bad key {KEY}!", [KEY]) == "bad key [redacted]!"
+    assert redact(f"bad key {KEY}!", [KEY]) == "bad key [redacted]!"
 
 
 def test_cli_judge(fake, tmp_path, capsys):

@@ -14,19 +14,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from .._validate import check_positive_int
 from .prices import Price, price_for
 from .providers import CallResult, JudgeSpec
-
-__all__ = [
-    "Call",
-    "Config",
-    "JudgeOptions",
-    "RunState",
-    "Unit",
-    "check_run_limits",
-    "now_iso",
-    "rubric_order",
-]
 
 DEFAULT_MAX_TOKENS = 1024
 
@@ -40,25 +30,20 @@ class JudgeOptions:
     concurrency : int, default 16
         Calls in flight at once (direct mode).
     max_usd : float, optional
-        Stop starting new calls once the spend recorded in the journal (earlier runs
-        included, so resuming does not reset it) plus the worst case of the calls in
-        flight would pass this. Refused if a judge's model has no price.
+        Stop starting new calls once the journal's spend (earlier runs included) plus the
+        worst case of the calls in flight would pass this; needs a price for every judge.
     batch : bool, default False
-        Use Anthropic Message Batches / the OpenAI Batch API (half price, slow); batch
-        ids are journaled, so a restart resumes polling instead of resubmitting.
+        Use Anthropic Message Batches / the OpenAI Batch API (half price, slow).
     adjudicate : str, optional
-        A third judge called only on the prompts where the two judges disagree (the
-        seed's remedy when disagreement passes 20 %).
+        A third judge called only where the two judges disagree.
     temperature : float, optional
-        Sent when given and recorded in every line; None leaves the provider default
-        (recent Anthropic models reject any temperature).
+        Sent when given and recorded; None leaves the provider default.
     max_tokens : int, default 1024
         Output cap, sent and recorded.
     prices : mapping or path, optional
         Overrides of :data:`evalstats.judging.DEFAULT_PRICES` (USD per million tokens).
     max_retries, timeout : int, float
-        The SDKs' own retry count (429, 5xx, 529, timeouts, connection errors) and
-        per-attempt timeout in seconds.
+        The SDKs' retry count and the per-attempt timeout in seconds.
     poll_interval : float, default 30
         Seconds between batch status polls.
     max_batch_size : int, default 10,000
@@ -66,15 +51,12 @@ class JudgeOptions:
     progress : bool, default True
         A tqdm bar (stderr) with calls done, failures and spend.
     client_options : mapping, optional
-        Extra SDK client arguments (never a key), e.g.
-        ``{"_strict_response_validation": True}``.
+        Extra SDK client arguments (never a key).
     retry_failed : bool, default False
-        Also re-send calls whose last failure is permanent (``failed_permanent``,
-        ``truncated``).
+        Also re-send calls whose last failure is permanent (``failed_permanent``, ``truncated``).
     allow_same_family : bool, default False
-        Run a judge of an agent's own model family (from ``agent_model``), otherwise
-        refused with a ``ParameterError``; the shared family is then written on every
-        judgment line (``same_family_allowed``) and the audit reports it.
+        Run a judge of an agent's own model family (else refused); recorded on every
+        line (``same_family_allowed``) and reported by the audit.
 
     >>> JudgeOptions(max_usd=20.0, progress=False).concurrency
     16
@@ -97,25 +79,18 @@ class JudgeOptions:
     allow_same_family: bool = False
 
 
-#: A K-arm pair's order (which of arm_a / arm_b was Agent A) as the rubrics read it: arm_a
-#: fills the WITH side of the template, arm_b the WITHOUT side.
+#: A K-arm pair's order as the rubrics read it: arm_a fills the WITH side, arm_b WITHOUT.
 _RUBRIC_ORDER = {"a_first": "with_first", "b_first": "without_first"}
 
 
 def rubric_order(order: str | None) -> str | None:
-    """The order a rubric renders and parses with: ``a_first`` is ``with_first``, etc.
-
-    >>> rubric_order("a_first"), rubric_order("without_first"), rubric_order(None)
-    ('with_first', 'without_first', None)
-    """
+    """The order a rubric renders and parses with: ``a_first`` is ``with_first``, etc."""
     return _RUBRIC_ORDER.get(order, order) if order is not None else None
 
 
-# How many output tokens a judge writes back (the seeds' JSON plus a little): the dry-run's
-# central estimate, and the rate limiter's token estimate per call.
+# Output tokens of a judge's answer (the seeds' JSON): the dry run's and the throttle's estimate.
 EXPECTED_OUTPUT_TOKENS = 300
-# Claimed input usage above this multiple of our own count (plus a margin for the provider's
-# tokenizer and message framing) is flagged as implausible.
+# Claimed input usage above this multiple of our own count (plus a margin) is flagged.
 INPUT_SLACK = 4.0
 INPUT_MARGIN = 1000
 
@@ -140,8 +115,7 @@ class Unit:
         return base if self.arm_a is None else (*base, self.arm_a, self.arm_b)
 
     def arm_fields(self) -> dict[str, str]:
-        """``arm_a`` / ``arm_b`` for a journal line; none for the seeds' two arms (whose
-        lines stay exactly as before)."""
+        """``arm_a`` / ``arm_b`` for a journal line; none for the seeds' two arms."""
         return {} if self.arm_a is None else {"arm_a": self.arm_a, "arm_b": self.arm_b}
 
 
@@ -160,8 +134,7 @@ class Config:
     max_tokens: int
     prices: dict[str, Price]
     batch: bool
-    # The agent family a same-family judge was allowed for (--allow-same-family), else None:
-    # written on every judgment line so that the audit can report the override.
+    # The family a same-family judge was allowed for (on every line, for the audit), else None.
     same_family: str | None = None
 
 
@@ -171,43 +144,20 @@ MAX_RETRIES_LIMIT = 20
 MAX_BATCH_SIZE_LIMIT = 50_000
 
 
-def check_run_limits(
-    *, timeout: Any, poll_interval: Any, max_retries: Any, max_batch_size: Any
-) -> None:
-    """Refuse run parameters that would hang a run or never end it (``ValueError``).
-
-    >>> check_run_limits(timeout=120, poll_interval=30, max_retries=2, max_batch_size=10_000)
-    >>> check_run_limits(timeout=float("inf"), poll_interval=30, max_retries=2,
-    ...                  max_batch_size=10)
-    Traceback (most recent call last):
-    ...
-    ValueError: timeout must be a finite number of seconds > 0, got inf
-    """
+def check_run_limits(o: JudgeOptions) -> None:
+    """Refuse options that would hang a run or never end it (``ValueError``)."""
 
     def number(x: Any) -> bool:
         return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
-    if not (number(timeout) and timeout > 0):
-        raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout!r}")
-    if not (number(poll_interval) and 0 <= poll_interval <= 3600):
-        raise ValueError(f"poll_interval must be between 0 and 3600 seconds, got {poll_interval!r}")
-    if not (
-        isinstance(max_retries, int)
-        and not isinstance(max_retries, bool)
-        and 0 <= max_retries <= MAX_RETRIES_LIMIT
-    ):
+    if not (number(o.timeout) and o.timeout > 0):
+        raise ValueError(f"timeout must be a finite number of seconds > 0, got {o.timeout!r}")
+    if not (number(o.poll_interval) and 0 <= o.poll_interval <= 3600):
         raise ValueError(
-            f"max_retries must be an int from 0 to {MAX_RETRIES_LIMIT}, got {max_retries!r}"
+            f"poll_interval must be between 0 and 3600 seconds, got {o.poll_interval!r}"
         )
-    if not (
-        isinstance(max_batch_size, int)
-        and not isinstance(max_batch_size, bool)
-        and 1 <= max_batch_size <= MAX_BATCH_SIZE_LIMIT
-    ):
-        raise ValueError(
-            f"max_batch_size must be an int from 1 to {MAX_BATCH_SIZE_LIMIT:,}, "
-            f"got {max_batch_size!r}"
-        )
+    check_positive_int(o.max_retries, "max_retries", minimum=0, maximum=MAX_RETRIES_LIMIT)
+    check_positive_int(o.max_batch_size, "max_batch_size", maximum=MAX_BATCH_SIZE_LIMIT)
 
 
 def now_iso() -> str:

@@ -14,11 +14,11 @@ from evalstats.errors import DataError, EvalstatsError, ParameterError
 DESCRIPTION = """\
 Send every pair of DATA_DIR (tasks.jsonl + runs.jsonl) to each judge and append one line per
 finished call to the journal (DATA_DIR/judgments.jsonl unless --out). With three or more arms
-(arms.toml [arms]) --pairs says which pairs of arms: all, or each against the reference. Rerunning resumes:
-finished calls are skipped, failed or interrupted ones are made again. Pairs with a run over
-its budget are not sent (no_answer). Keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY and
-base URLs from ANTHROPIC_BASE_URL / OPENAI_BASE_URL. Ctrl-C (or SIGTERM) once stops new calls
-and journals the calls in flight (within --timeout); twice stops at once.
+(arms.toml [arms]) --pairs says which pairs of arms: all, or each against the reference.
+Rerunning resumes: finished calls are skipped, failed or interrupted ones are made again.
+Pairs with a run over its budget are not sent (no_answer). Keys come from ANTHROPIC_API_KEY /
+OPENAI_API_KEY and base URLs from ANTHROPIC_BASE_URL / OPENAI_BASE_URL. Ctrl-C (or SIGTERM)
+once stops new calls and journals the calls in flight (within --timeout); twice stops at once.
 
 --rubric takes a built-in rubric's name, a rubric .toml file (see `evalstats rubric new`), or
 the name of a rubric file already in DATA_DIR/rubrics/. A rubric file is copied into
@@ -28,6 +28,9 @@ the rubric's revision when you change a word).
 """
 
 RUBRIC_DIR = "rubrics"
+# The JudgeOptions given on the command line as they are (progress is --no-progress).
+_OPTIONS = ("concurrency", "max_usd", "batch", "adjudicate", "temperature", "max_tokens", "prices")
+_OPTIONS += ("max_retries", "timeout", "poll_interval", "retry_failed", "allow_same_family")
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -131,9 +134,9 @@ def main(args: argparse.Namespace) -> int:
     from .runner import run_judges
 
     out = Path(args.out) if args.out else Path(args.data_dir) / "judgments.jsonl"
+    options = {name: getattr(args, name) for name in _OPTIONS}
     try:
-        # Only tasks and runs: the journal is the runner's to read, and a line torn by a
-        # kill -9 must not stop the rerun that repairs it.
+        # Not load_dir: a journal line torn by kill -9 must not stop the rerun that repairs it.
         tasks = load_tasks(find_file(args.data_dir, "tasks"))
         apath = Path(args.data_dir) / "arms.toml"
         listed = load_arms(apath) if apath.is_file() else None
@@ -161,21 +164,7 @@ def main(args: argparse.Namespace) -> int:
             rubric=rubric,
             judges=args.judge,
             out=out,
-            options=JudgeOptions(
-                concurrency=args.concurrency,
-                max_usd=args.max_usd,
-                batch=args.batch,
-                adjudicate=args.adjudicate,
-                temperature=args.temperature,
-                max_tokens=args.max_tokens,
-                prices=args.prices,
-                max_retries=args.max_retries,
-                timeout=args.timeout,
-                poll_interval=args.poll_interval,
-                progress=not args.no_progress,
-                retry_failed=args.retry_failed,
-                allow_same_family=args.allow_same_family,
-            ),
+            options=JudgeOptions(**options, progress=not args.no_progress),
             orders=args.orders,
             seed=args.seed,
             pairs=args.pairs,
@@ -187,8 +176,7 @@ def main(args: argparse.Namespace) -> int:
     except KeyError as exc:  # an unknown rubric (resolve_rubric) or provider
         raise ParameterError(str(exc.args[0]) if exc.args else str(exc)) from None
     except ValueError as exc:
-        # Some argument checks of the judging layer (providers, prices) still raise a plain
-        # ValueError; from here every one of them is a bad option value.
+        # Checks of providers and prices raise a plain ValueError: a bad option value.
         raise ParameterError(str(exc)) from None
     except KeyboardInterrupt:  # before or after the calls: nothing in flight to drain
         print("evalstats judge: interrupted; rerun to resume", file=sys.stderr)

@@ -6,14 +6,13 @@ How it works: docs/judging.md, "Interrupts".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import signal
 import sys
 import threading
 from collections.abc import Coroutine
 from typing import Any
-
-__all__ = ["Drain", "current", "drained", "pause"]
 
 #: The drain of the run whose task reads it (worker tasks inherit it when created).
 current: contextvars.ContextVar[Drain | None] = contextvars.ContextVar(
@@ -31,7 +30,7 @@ class Drain:
         self.signals = 0
         self.in_flight: set[asyncio.Task[Any]] = set()
         self.cancelled: set[asyncio.Task[Any]] = set()
-        self._woken = asyncio.Event()
+        self.woken = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None
 
     @property
@@ -40,7 +39,7 @@ class Drain:
 
     def on_signal(self, name: str) -> None:
         self.signals += 1
-        self._woken.set()
+        self.woken.set()
         if self.signals == 1:
             self.state.stopped = (
                 f"interrupted by {name}: no new call was started; calls in flight were let "
@@ -73,25 +72,14 @@ class Drain:
             self.in_flight.add(task)
         return task
 
-    def leave_call(self, task: asyncio.Task[Any] | None) -> bool:
-        """Unregister a call; True if it was cancelled by us (the cancel is then undone)."""
+    def leave_call(self, task: asyncio.Task[Any] | None) -> None:
+        """Unregister a call; a cancel of ours is undone."""
         if task is None:
-            return False
+            return
         self.in_flight.discard(task)
         if task in self.cancelled:
             self.cancelled.discard(task)
             task.uncancel()
-            return True
-        return False
-
-    async def sleep(self, seconds: float) -> None:
-        """Sleep, but wake at the first signal."""
-        if self.stopping:
-            return
-        try:
-            await asyncio.wait_for(self._woken.wait(), timeout=seconds)
-        except TimeoutError:
-            pass
 
     def close(self) -> None:
         if self._timer is not None:
@@ -103,8 +91,9 @@ async def pause(seconds: float) -> None:
     drain = current.get()
     if drain is None:
         await asyncio.sleep(seconds)
-    else:
-        await drain.sleep(seconds)
+    elif not drain.stopping:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(drain.woken.wait(), timeout=seconds)
 
 
 def stopping() -> bool:

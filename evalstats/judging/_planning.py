@@ -13,21 +13,13 @@ import pandas as pd
 
 from evalstats._families import model_family
 from evalstats._schema import ORDERS, PAIR_ORDERS
+from evalstats._validate import check_positive_int
 from evalstats.errors import ParameterError
 
 from . import providers
-from ._calls import (
-    EXPECTED_OUTPUT_TOKENS,
-    Call,
-    Config,
-    JudgeOptions,
-    Unit,
-    rubric_order,
-)
+from ._calls import EXPECTED_OUTPUT_TOKENS, Call, Config, JudgeOptions, Unit, rubric_order
 from .prices import load_prices, price_for
 from .providers import JudgeSpec, parse_judge
-
-__all__ = ["plan_calls"]
 
 
 def _rubric(rubric: Any) -> Any:
@@ -39,8 +31,7 @@ def _rubric(rubric: Any) -> Any:
 
 
 def _order_for(seed: int, task_id: str, replicate: int, arms: tuple[str, str] | None = None) -> str:
-    # Hash-seeded per pair, not drawn from a stream: the order of a pair never depends on
-    # which other pairs are in the data, so a rerun on grown data keeps every order.
+    # Hashed per pair, not drawn from a stream: a rerun on grown data keeps every order.
     text = f"{seed}\0{task_id}\0{replicate}"
     if arms is not None:  # K arms: each pair of arms its own order (two arms: as before)
         text += f"\0{arms[0]}\0{arms[1]}"
@@ -118,6 +109,7 @@ def _units(
         table = _pairs(tasks, runs)
     else:
         from evalstats.records import pair_runs
+        from evalstats.rubrics import with_pair_tools
 
         table = pair_runs(runs, karm, pairs or "all")
         if "over_budget" not in table.columns:
@@ -127,9 +119,7 @@ def _units(
     over = table["over_budget"].fillna(False).to_numpy(dtype=bool)
     task_by_id = {
         str(t): {"prompt": p, "canonical_answer": c}
-        for t, p, c in zip(
-            tasks["task_id"], tasks["prompt"], tasks["canonical_answer"], strict=True
-        )
+        for t, p, c in tasks[["task_id", "prompt", "canonical_answer"]].itertuples(index=False)
     }
     units_in: list[tuple[str, int, str | None, Any, tuple | None]] = []
     variants: dict[tuple[str, str], Any] = {}
@@ -138,11 +128,11 @@ def _units(
         if task_id not in task_by_id:
             raise ParameterError(f"pair ({task_id!r}, {replicate}) refers to an unknown task")
         pair = None if karm is None else (str(row["arm_a"]), str(row["arm_b"]))
-        shown = rubric
-        if pair is not None:
-            if pair not in variants:
-                variants[pair] = _pair_rubric(rubric, karm, pair)
-            shown = variants[pair]
+        if pair is not None and pair not in variants:
+            # A three-way prompt names both tools; a blind one names no arm.
+            tools = [karm.tools.get(a) or karm.name(a) for a in pair]
+            variants[pair] = rubric if rubric.needs_order else with_pair_tools(rubric, *tools)
+        shown = rubric if pair is None else variants[pair]
         if not rubric.needs_order:
             chosen: Sequence[str | None] = (None,)
         elif orders == "both":
@@ -157,24 +147,16 @@ def _units(
                 order=rubric_order(order),
             )
             units_in.append((task_id, replicate, order, prompt, pair))
-    units: list[Unit] = []
-    if units_in:
-        from evalstats.tokens import count_tokens
+    if not units_in:
+        return [], int(over.sum())
+    from evalstats.tokens import count_tokens
 
-        systems = {u[3].system for u in units_in}
-        system_tokens = {s: int(count_tokens(s)) for s in systems}
-        user_tokens = count_tokens([u[3].user for u in units_in])
-        for (task_id, replicate, order, prompt, pair), n in zip(units_in, user_tokens, strict=True):
-            units.append(
-                Unit(
-                    task_id,
-                    replicate,
-                    order,
-                    prompt.messages(),
-                    system_tokens[prompt.system] + int(n),
-                    *(pair or (None, None)),
-                )
-            )
+    system_tokens = {s: int(count_tokens(s)) for s in {u[3].system for u in units_in}}
+    user_tokens = count_tokens([u[3].user for u in units_in])
+    units = [
+        Unit(t, r, o, p.messages(), system_tokens[p.system] + int(n), *(pair or (None, None)))
+        for (t, r, o, p, pair), n in zip(units_in, user_tokens, strict=True)
+    ]
     return units, int(over.sum())
 
 
@@ -201,16 +183,6 @@ def _k_arms(runs: pd.DataFrame, pairs: str | None, arms: Any) -> Any:
             "judge, pairs='all' or pairs='reference' (evalstats judge --pairs all|reference)"
         )
     return arms
-
-
-def _pair_rubric(rubric: Any, arms: Any, pair: tuple[str, str]) -> Any:
-    """The rubric a pair's prompt is rendered with: a three-way prompt names both tools."""
-    if rubric.needs_order:
-        return rubric  # blind: Agent A / Agent B, nothing names an arm
-    from evalstats.rubrics import with_pair_tools
-
-    tool = [arms.tools.get(a) or arms.name(a) for a in pair]
-    return with_pair_tools(rubric, tool[0], tool[1])
 
 
 def call_key(
@@ -263,10 +235,8 @@ def _check_params(
         raise ParameterError("give at least one judge ('provider:model')")
     if len({s.name for s in specs}) != len(specs):
         raise ParameterError(f"a judge is listed twice: {[s.name for s in specs]}")
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ParameterError(f"concurrency must be a positive int, got {concurrency!r}")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ParameterError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    check_positive_int(concurrency, "concurrency")
+    check_positive_int(max_tokens, "max_tokens")
     if temperature is not None and not (
         isinstance(temperature, int | float) and math.isfinite(temperature) and temperature >= 0
     ):
@@ -277,22 +247,8 @@ def _check_params(
 def same_family_judges(
     runs: pd.DataFrame, judges: Sequence[JudgeSpec], *, allow: bool = False
 ) -> str | None:
-    """Refuse a judge of an agent's own model family (seed 000: run the judge as a DIFFERENT
-    model from the agent under test) unless ``allow``; return the shared family(ies) when a
-    same-family judge is allowed, else None.
-
-    Families come from ``agent_model`` of the runs (long or paired) and the judges'
-    ``provider:model`` names (the audit's table, :func:`evalstats.methodology.model_family`); an unknown family
-    is never taken as shared.
-
-    >>> import pandas as pd
-    >>> from evalstats.judging.providers import parse_judge
-    >>> runs = pd.DataFrame({"agent_model": ["anthropic:claude-sonnet-4"]})
-    >>> same_family_judges(runs, [parse_judge("openai:gpt-4o")]) is None
-    True
-    >>> same_family_judges(runs, [parse_judge("anthropic:claude-opus-4")], allow=True)
-    'anthropic'
-    """
+    """Refuse a judge of an agent's own model family (seed 000) unless ``allow``; return the
+    shared family(ies) when allowed, else None (an unknown family is never shared)."""
     cols = [c for c in ("agent_model", "with_agent_model", "without_agent_model") if c in runs]
     agents = sorted({str(a) for c in cols for a in runs[c].dropna()})
     agent_fams = {a: model_family(a) for a in agents}
@@ -334,21 +290,18 @@ def plan_calls(
     Parameters
     ----------
     tasks, runs : pandas.DataFrame
-        Tasks, and runs either long (one row per arm, as ``records.load_runs`` gives them,
-        with tasks so that ``tokens``/``over_budget`` are present) or paired
+        Tasks, and runs either long (``records.load_runs``, one row per arm) or paired
         (``records.pair_runs``).
     rubric : str or Rubric
-        ``"with-without"`` or ``"blind-pair"``.
+        ``"with-without"``, ``"blind-pair"`` or a rubric.
     judges : str or sequence of str
         ``"provider:model"`` names.
     options : JudgeOptions, optional
-        As for :func:`run_judges`; its ``temperature``, ``max_tokens``, ``prices`` and
-        ``batch`` (the batch price) shape the calls and their estimated cost.
+        As for :func:`run_judges` (``temperature``, ``max_tokens``, ``prices``, ``batch``).
     orders : {"random", "both"}
         Blind rubric only: one seeded order per pair, or both orders.
     pairs : {"all", "reference"}, optional
-        K arms (long runs whose arms are not the seeds' with / without): the pairs of arms
-        to judge per task and replicate (:func:`evalstats.records.pair_runs`); required
+        K arms: the pairs of arms to judge (:func:`evalstats.records.pair_runs`); required
         then, ignored for two arms. ``arms`` (:class:`evalstats.records.Arms`) gives their
         order, tools and reference (default: ``runs.attrs["arms"]``, else the runs' arms).
 
@@ -356,14 +309,12 @@ def plan_calls(
     -------
     pandas.DataFrame
         One row per call: ``judge``, ``task_id``, ``replicate``, ``order`` (K arms:
-        ``a_first`` / ``b_first``; then also ``arm_a``, ``arm_b``), ``call_key``,
-        ``input_tokens`` (cl100k_base count of the prompt, an estimate for other
-        tokenizers), ``est_usd`` (with ``EXPECTED_OUTPUT_TOKENS`` of output; NaN when the
-        model has no price), ``system``, ``user``.
+        ``a_first`` / ``b_first``, and ``arm_a``, ``arm_b``), ``call_key``,
+        ``input_tokens`` (cl100k_base), ``est_usd`` (NaN without a price), ``system``,
+        ``user``.
 
     Examples
     --------
-    >>> import pandas as pd
     >>> tasks = pd.DataFrame({"task_id": ["t1"], "prompt": ["Where is X?"],
     ...                       "canonical_answer": ["x.go"]})
     >>> pairs = pd.DataFrame({"task_id": ["t1"], "replicate": [1],
@@ -380,45 +331,19 @@ def plan_calls(
     rub = _rubric(rubric)
     cfg = Config(rub, opts.temperature, opts.max_tokens, load_prices(opts.prices), opts.batch)
     units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed, pairs=pairs, arms=arms)
-    frame = _plan_frame(_calls(units, specs, cfg), cfg)
-    frame.attrs["no_answer_pairs"] = no_answer
-    return frame
-
-
-def _plan_frame(calls: Sequence[Call], cfg: Config) -> pd.DataFrame:
+    karm = any(u.arm_a is not None for u in units)
     rows = []
-    for c in calls:
+    for c in _calls(units, specs, cfg):
+        u = c.unit
         price = price_for(c.judge.provider, c.judge.model, cfg.prices)
         est = (
-            price.usd(c.unit.input_tokens, EXPECTED_OUTPUT_TOKENS, batch=cfg.batch)
-            if price
-            else float("nan")
+            price.usd(u.input_tokens, EXPECTED_OUTPUT_TOKENS, batch=cfg.batch) if price else np.nan
         )
-        rows.append(
-            {
-                "judge": c.judge.name,
-                "task_id": c.unit.task_id,
-                "replicate": c.unit.replicate,
-                "order": c.unit.order,
-                **c.unit.arm_fields(),
-                "call_key": c.key,
-                "input_tokens": c.unit.input_tokens,
-                "est_usd": est,
-                "system": c.unit.messages[0]["content"],
-                "user": c.unit.messages[1]["content"],
-            }
-        )
-    columns = [
-        "judge",
-        "task_id",
-        "replicate",
-        "order",
-        "call_key",
-        "input_tokens",
-        "est_usd",
-        "system",
-        "user",
-    ]
-    if any(c.unit.arm_a is not None for c in calls):
-        columns[4:4] = ["arm_a", "arm_b"]
-    return pd.DataFrame(rows, columns=columns)
+        pair = [u.arm_a, u.arm_b] if karm else []
+        head = [c.judge.name, u.task_id, u.replicate, u.order, *pair]
+        rows.append([*head, c.key, u.input_tokens, est, *(m["content"] for m in u.messages[:2])])
+    columns = ["judge", "task_id", "replicate", "order", "call_key", "input_tokens", "est_usd"]
+    columns[4:4] = ["arm_a", "arm_b"] if karm else []
+    frame = pd.DataFrame(rows, columns=[*columns, "system", "user"])
+    frame.attrs["no_answer_pairs"] = no_answer
+    return frame

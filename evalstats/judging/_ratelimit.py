@@ -6,6 +6,7 @@ How it works: docs/judging.md, "Rate limits".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import email.utils
 import math
@@ -17,10 +18,7 @@ import time
 from collections.abc import Mapping
 from datetime import datetime
 
-__all__ = ["MAX_WAIT_S", "Throttle", "capped_wait", "max_wait_s", "parse_reset", "retry_after"]
-
-#: Longest a server may make the run wait at once (``retry-after``, a rate-limit reset), in
-#: seconds; ``EVALSTATS_MAX_WAIT_S`` overrides it. A longer hint is capped and said on stderr.
+#: Longest a server may make the run wait at once, in seconds (``EVALSTATS_MAX_WAIT_S``).
 MAX_WAIT_S = 600.0
 _noted: set[str] = set()
 _noted_lock = threading.Lock()
@@ -40,13 +38,7 @@ def max_wait_s() -> float:
 
 
 def capped_wait(seconds: float, what: str) -> float:
-    """``seconds`` bounded by :func:`max_wait_s` (NaN or negative: 0); says so once per kind.
-
-    >>> capped_wait(2.0, "retry-after")
-    2.0
-    >>> capped_wait(float("inf"), "doctest") <= MAX_WAIT_S
-    True
-    """
+    """``seconds`` bounded by :func:`max_wait_s` (NaN or negative: 0); says so once per kind."""
     if not seconds > 0:  # NaN, negative
         return 0.0
     cap = max_wait_s()
@@ -75,31 +67,28 @@ _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 def parse_reset(value: str | None, *, capped: bool = True) -> float | None:
     """Seconds until a reset given as a duration (``"1m30s"``, ``"20ms"``, ``"2.5"``), an
-    RFC 3339 or HTTP date; None if unreadable. ``capped``: at most :func:`max_wait_s`.
-
-    >>> parse_reset("6m0s"), parse_reset("20ms"), parse_reset("1.5")
-    (360.0, 0.02, 1.5)
-    >>> parse_reset("garbage") is None
-    True
-    >>> parse_reset("inf", capped=False), parse_reset("nan") is None
-    (inf, True)
-    """
+    RFC 3339 or HTTP date; None if unreadable. ``capped``: at most :func:`max_wait_s`."""
     seconds = _reset_seconds(value)
     if seconds is None or not capped:
         return seconds
     return capped_wait(seconds, "a rate-limit reset")
 
 
+def _seconds(value: str | None) -> float | None:
+    """A number of seconds >= 0; None if ``value`` is not one (or NaN)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else max(0.0, number)
+
+
 def _reset_seconds(value: str | None) -> float | None:
     if not value:
         return None
     value = value.strip()
-    try:
-        number = float(value)
-    except ValueError:
-        pass
-    else:
-        return None if math.isnan(number) else max(0.0, number)
+    if (number := _seconds(value)) is not None:
+        return number
     parts = _DURATION.findall(value)
     if parts and "".join(n + u for n, u in parts) == value:
         return sum(float(n) * _UNIT_S[u] for n, u in parts)
@@ -117,21 +106,9 @@ def _reset_seconds(value: str | None) -> float | None:
 
 def retry_after(headers: Mapping[str, str], *, capped: bool = True) -> float | None:
     """The server's wait hint in seconds (``retry-after-ms`` beats ``retry-after``), at most
-    :func:`max_wait_s` unless ``capped=False``.
-
-    >>> retry_after({"retry-after-ms": "1e12"}) <= MAX_WAIT_S
-    True
-    """
-    seconds = None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            number = float(ms)
-        except ValueError:
-            pass
-        else:
-            if not math.isnan(number):
-                seconds = max(0.0, number / 1000)
+    :func:`max_wait_s` unless ``capped=False``."""
+    seconds = _seconds(headers.get("retry-after-ms") or None)
+    seconds = None if seconds is None else seconds / 1000
     if seconds is None:
         seconds = _reset_seconds(headers.get("retry-after"))
     if seconds is None or not capped:
@@ -146,16 +123,16 @@ def _int(value: str | None) -> int | None:
         return None
 
 
+_KEYS = ("limit", "remaining", "reset")
+
+
 def _limits(headers: Mapping[str, str], what: str) -> tuple[int | None, int | None, float | None]:
     """(limit, remaining, reset seconds) of ``what`` ("requests" or "tokens")."""
     low = {k.lower(): v for k, v in headers.items()}
-    names = [f"anthropic-ratelimit-{what}", f"x-ratelimit-%s-{what}"]
-    candidates = [(f"{names[0]}-limit", f"{names[0]}-remaining", f"{names[0]}-reset")]
-    candidates.append(tuple(names[1] % k for k in ("limit", "remaining", "reset")))
-    if what == "tokens":  # Anthropic also meters input and output separately
-        for sub in ("input-tokens", "output-tokens"):
-            base = f"anthropic-ratelimit-{sub}"
-            candidates.append((f"{base}-limit", f"{base}-remaining", f"{base}-reset"))
+    # Anthropic also meters input and output tokens separately.
+    subs = [what, "input-tokens", "output-tokens"] if what == "tokens" else [what]
+    candidates = [tuple(f"anthropic-ratelimit-{s}-{k}" for k in _KEYS) for s in subs]
+    candidates.insert(1, tuple(f"x-ratelimit-{k}-{what}" for k in _KEYS))
     best: tuple[int | None, int | None, float | None] = (None, None, None)
     for lim, rem, rst in candidates:
         remaining = _int(low.get(rem))
@@ -178,10 +155,8 @@ class _Bucket:
         self.reset_s: float | None = None
 
     def rate(self) -> float | None:
-        """Refill per second: limit per minute, else what the reset time implies."""
-        if self.limit:
-            return self.limit / 60.0
-        return None
+        """Refill per second (the limit is per minute); None without a known limit."""
+        return self.limit / 60.0 if self.limit else None
 
     def refill(self, now: float) -> None:
         if self.level is None:
@@ -230,7 +205,6 @@ class Throttle:
         self.tokens = _Bucket()
         self.seq = 0
         self.started_tokens: list[tuple[int, float]] = []
-        self.rate_limited = 0
         self._changed: asyncio.Event | None = None
 
     def _event(self) -> asyncio.Event:
@@ -256,10 +230,8 @@ class Throttle:
                 return self.seq
             event = self._event()
             event.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), timeout=wait if wait > 0 else None)
-            except TimeoutError:
-                pass
 
     def release(self, *, ok: bool) -> None:
         self.in_flight -= 1
@@ -278,7 +250,6 @@ class Throttle:
         if remaining is not None:
             self.tokens.observe(limit, remaining, reset_s, later_tokens)
         if status == 429:
-            self.rate_limited += 1
             wait = retry_after(headers)
             self.pause_until = max(self.pause_until, time.monotonic() + (wait or 1.0))
             self.window = max(1.0, self.window / 2)

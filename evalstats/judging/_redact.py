@@ -12,8 +12,6 @@ import re
 from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["REDACTED", "configured_secrets", "redact"]
-
 REDACTED = "[redacted]"
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}

@@ -16,9 +16,8 @@ from evalstats.errors import EvalstatsError
 
 from . import _interrupt, providers
 from ._calls import Call, RunState, Unit, now_iso
+from ._redact import redact
 from .journal import Journal
-
-__all__ = ["BatchError", "run_batched"]
 
 
 class BatchError(EvalstatsError):
@@ -40,7 +39,6 @@ async def run_batched(
     journal: Journal,
     clients: Mapping[str, Any],
     state: RunState,
-    *,
     poll_interval: float,
     max_batch_size: int,
 ) -> None:
@@ -55,7 +53,11 @@ async def run_batched(
     for group in by_judge.values():
         for start in range(0, len(group), max_batch_size):
             chunk = group[start : start + max_batch_size]
-            fits = _fitting_prefix(chunk, state)
+            fits = []
+            for c in chunk:
+                if not state.reserve([c]):
+                    break
+                fits.append(c)
             if fits:
                 pending.append(await _submit(fits, journal, clients, state))
             if len(fits) < len(chunk):
@@ -76,15 +78,6 @@ async def run_batched(
             "options (every other result is journaled)",
             file=sys.stderr,
         )
-
-
-def _fitting_prefix(chunk: Sequence[Call], state: RunState) -> list[Call]:
-    out: list[Call] = []
-    for c in chunk:
-        if not state.reserve([c]):
-            break
-        out.append(c)
-    return out
 
 
 async def _submit(
@@ -122,8 +115,7 @@ async def _submit(
         "provider": judge.provider,
         "judge": judge.name,
         "call_keys": [c.key for c in chunk],
-        # What a judgment line of each call needs, so that a resume with other options
-        # still journals every result under its own key.
+        # What each call's judgment line needs, for a resume with other options.
         "units": {
             c.key: {
                 "task_id": c.unit.task_id,
@@ -237,7 +229,7 @@ async def _anthropic_results(
             inner = getattr(result.error, "error", None)
             kind = getattr(inner, "type", "error")
             message = getattr(inner, "message", "")
-            out[item.custom_id] = (None, providers.scrub(f"BatchErrored: {kind}: {message}"))
+            out[item.custom_id] = (None, redact(f"BatchErrored: {kind}: {message}"))
         else:
             out[item.custom_id] = (None, f"Batch{result.type.capitalize()}: request not run")
     return out
@@ -280,7 +272,7 @@ async def _openai_results(
             else:
                 err = item.get("error") or body.get("error") or {}
                 text = f"BatchErrored: {response.get('status_code')}: {err.get('message', err)}"
-                out[item["custom_id"]] = (None, providers.scrub(text))
+                out[item["custom_id"]] = (None, redact(text))
     if info.status != "completed":
         out[_MISSING] = (None, f"BatchError: the batch ended as {info.status!r}")
     return out

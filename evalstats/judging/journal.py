@@ -6,6 +6,7 @@ How it works: docs/judging.md, "The journal".
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import math
 import os
@@ -19,9 +20,6 @@ from typing import Any
 
 from evalstats.errors import DataError, EvalstatsError
 
-__all__ = ["Journal", "JournalLockedError", "JournalWriteError", "read_journal"]
-
-
 #: ``call_status`` values of failed lines that a rerun does not send again by itself.
 NOT_RETRIED = ("failed_permanent", "truncated")
 
@@ -34,33 +32,29 @@ class JournalWriteError(EvalstatsError):
     """A line could not be written to the journal (full disk, I/O error); the run stops."""
 
 
-_OPTIONAL_STR = (
-    "judge",
-    "raw",
-    "error",
-    "call_status",
-    "kind",
-    "rubric",
-    "order",
-    "arm_a",
-    "arm_b",
-)
-_OPTIONAL_COST = ("usd", "usd_counted")
-_OPTIONAL_COUNT = ("input_tokens", "output_tokens")
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+_STRINGS = ("judge", "raw", "error", "call_status", "kind", "rubric", "order", "arm_a", "arm_b")
+_COSTS = ("usd", "usd_counted")
+# Fields a line may leave null: what a value must be, as the error says it.
+_FIELD_CHECKS = [
+    (_STRINGS, lambda v: isinstance(v, str), "must be a string or null"),
+    (("call_key",), lambda v: isinstance(v, str) and v, "must be a non-empty string or null"),
+    (_COSTS, _number, "must be a number or null"),
+    (_COSTS, lambda v: math.isfinite(v) and v >= 0, "must be a finite number >= 0 (a cost)"),
+    (
+        ("input_tokens", "output_tokens"),
+        lambda v: _number(v) and isinstance(v, int) and v >= 0,
+        "must be an integer >= 0 or null",
+    ),
+]
 
 
 def check_line(record: Mapping[str, Any], path: Path, number: int) -> None:
-    """Refuse a line whose fields the runner would trust wrongly (``DataError`` file:line).
-
-    A cost that is NaN, infinite or negative would switch the spending cap off; a call key
-    that is not a string would be an unhashable key or a key no call has.
-
-    >>> check_line({"call_key": "k", "usd_counted": 0.1}, Path("j.jsonl"), 1)
-    >>> check_line({"call_key": "k", "usd_counted": float("nan")}, Path("j.jsonl"), 3)
-    Traceback (most recent call last):
-    ...
-    evalstats.errors.DataError: j.jsonl:3, field 'usd_counted': ...
-    """
+    """Refuse a line whose fields the runner would trust wrongly (``DataError`` file:line):
+    a NaN or negative cost would switch the spending cap off."""
 
     def bad(field: str, what: str) -> DataError:
         return DataError(
@@ -71,26 +65,10 @@ def check_line(record: Mapping[str, Any], path: Path, number: int) -> None:
             field=field,
         )
 
-    for name in _OPTIONAL_STR:
-        if record.get(name) is not None and not isinstance(record[name], str):
-            raise bad(name, "must be a string or null")
-    key = record.get("call_key")
-    if key is not None and not (isinstance(key, str) and key):
-        raise bad("call_key", "must be a non-empty string or null")
-    for name in _OPTIONAL_COST:
-        value = record.get(name)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise bad(name, "must be a number or null")
-        if not math.isfinite(value) or value < 0:
-            raise bad(name, "must be a finite number >= 0 (a cost)")
-    for name in _OPTIONAL_COUNT:
-        value = record.get(name)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 0
-        ):
-            raise bad(name, "must be an integer >= 0 or null")
+    for names, ok, what in _FIELD_CHECKS:
+        for name in names:
+            if record.get(name) is not None and not ok(record[name]):
+                raise bad(name, what)
     if record.get("kind") in ("batch", "batch_done"):
         if not isinstance(record.get("batch_id"), str) or not record["batch_id"]:
             raise bad("batch_id", "must be a non-empty string")
@@ -160,9 +138,8 @@ def read_journal(path: str | os.PathLike[str], *, all_attempts: bool = False) ->
     path : path-like
         The journal (``judgments.jsonl``).
     all_attempts : bool, default False
-        If False, one line per call key: its successful line if any, else its last failed
-        one (a failed call retried later is one judgment, not two). Lines without a
-        ``call_key`` (written by hand) are all kept. If True, every judgment line.
+        If False, one line per call key (its success, else its last failure; lines without
+        a ``call_key`` all kept); if True, every judgment line.
 
     Returns
     -------
@@ -224,34 +201,8 @@ def peek(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return _read_lines(p) if p.is_file() else []
 
 
-def _lock(fd: int) -> bool:
-    try:
-        import fcntl
-    except ImportError:  # Windows: lock one byte far past any data, so appends are free
-        import msvcrt
-
-        try:
-            os.lseek(fd, 1 << 40, os.SEEK_SET)
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
-
-
 class Journal:
-    """An open journal: the lock, what is finished, and the writer.
-
-    The lock is an OS lock (``flock``) on the journal file itself, so it follows the file
-    (its device and inode) whatever path reaches it -- a symlink, a hard link, ``..`` --
-    and it dies with its process: a run killed with kill -9 never leaves a stale lock, and
-    there is no lock file to leave behind. A journal this run created and never wrote to
-    is removed on close, so an aborted run leaves nothing.
-    """
+    """An open journal: the lock (docs/judging.md), what is finished, and the writer."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -265,14 +216,16 @@ class Journal:
         except DataError:
             os.close(self._fd)
             raise
-        if not _lock(self._fd):
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
             os.close(self._fd)
             real = os.path.realpath(self.path)
             raise JournalLockedError(
                 f"{self.path} is being written by another evalstats run"
                 + (f" (it is {real})" if real != str(self.path.absolute()) else "")
                 + "; wait for it to finish or stop it, then rerun (finished calls are kept)"
-            )
+            ) from None
         self._created = not existed
         #: Why writing failed (then no new call may start), else None.
         self.failed: str | None = None
@@ -310,7 +263,6 @@ class Journal:
             stacklevel=3,
         )
 
-    # -- state -----------------------------------------------------------------------------
     def finished_keys(self) -> set[str]:
         """Call keys with a successful judgment line."""
         return finished_keys(self.records)
@@ -337,7 +289,6 @@ class Journal:
         done = {r.get("batch_id") for r in self.records if r.get("kind") == "batch_done"}
         return [r for r in self.records if r.get("kind") == "batch" and r["batch_id"] not in done]
 
-    # -- writing ---------------------------------------------------------------------------
     def append(self, record: Mapping[str, Any]) -> int:
         """Write one line now (one syscall); return its sequence number for :meth:`sync`."""
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BATCH_DISCOUNT", "DEFAULT_PRICES", "PRICES_AS_OF", "Price", "load_prices", "price_for"]
-
 PRICES_AS_OF = "2025-08"
 
 # (input, output) USD per million tokens; list prices, no caching, no batch discount.

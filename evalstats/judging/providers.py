@@ -18,35 +18,16 @@ import httpx2
 from evalstats.errors import EvalstatsError
 
 from ._ratelimit import capped_wait, retry_after
-from ._redact import BASE_URL_ENV, KEY_ENV, configured_secrets, redact
-
-__all__ = [
-    "CallResult",
-    "JudgeAuthError",
-    "JudgeSpec",
-    "MAX_BODY_BYTES",
-    "MissingKeyError",
-    "Outcome",
-    "PROVIDERS",
-    "parse_judge",
-    "AttemptDeadline",
-    "BoundedTransport",
-    "MAX_ERROR_BODY_BYTES",
-]
-
+from ._redact import BASE_URL_ENV, KEY_ENV, redact
 
 PROVIDERS = ("anthropic", "openai")
-
-
 # A judge answer within max_tokens is a few KB; a body past this is kept cut, not parsed.
 MAX_BODY_BYTES = 1_000_000
-
-
-# Client errors that a resend cannot fix (bad request, unknown model, too large, invalid).
-PERMANENT_STATUSES = (400, 404, 413, 422)
-
-
-AUTH_STATUSES = (401, 403)
+# An error body is a short JSON message; past this it is only memory a hostile server spends.
+MAX_ERROR_BODY_BYTES = 65_536
+# What an HTTP error left after the SDK's retries means (else "failed": retried on a rerun).
+_STATUS_KINDS = {401: "auth", 403: "auth", 429: "rate_limited"}
+_STATUS_KINDS |= dict.fromkeys((400, 404, 413, 422), "failed_permanent")
 
 
 class MissingKeyError(EvalstatsError):
@@ -84,11 +65,7 @@ def parse_judge(text: str | JudgeSpec) -> JudgeSpec:
     """Read ``"provider:model"`` (the model may itself contain colons)."""
     if isinstance(text, JudgeSpec):
         return text
-    if not isinstance(text, str) or ":" not in text:
-        raise ValueError(
-            f"judge must be 'provider:model' with provider in {PROVIDERS}, got {text!r}"
-        )
-    provider, model = text.split(":", 1)
+    provider, _, model = text.partition(":") if isinstance(text, str) else ("", "", "")
     provider = provider.strip().lower()
     if provider not in PROVIDERS or not model.strip():
         raise ValueError(
@@ -98,53 +75,32 @@ def parse_judge(text: str | JudgeSpec) -> JudgeSpec:
 
 
 def require_keys(judges: Iterable[JudgeSpec]) -> None:
-    """Fail before any work if a judge's key is missing or a base URL is unusable (names the
-    variable, not a value)."""
-    judges = list(judges)
-    missing = sorted(
-        {KEY_ENV[j.provider] for j in judges if not os.environ.get(KEY_ENV[j.provider])}
-    )
+    """Fail before any work if a judge's key is missing or its base URL unusable (naming the
+    variable, not the value)."""
+    providers = sorted({j.provider for j in judges})
+    missing = [KEY_ENV[p] for p in providers if not os.environ.get(KEY_ENV[p])]
     if missing:
         raise MissingKeyError(
             f"set {' and '.join(missing)} in the environment before judging "
             "(nothing was sent; use --dry-run to estimate without a key)"
         )
-    for provider in sorted({j.provider for j in judges}):
-        check_base_url(provider)
-
-
-def check_base_url(provider: str) -> None:
-    """A base URL the HTTP client cannot use would fail every call: refuse it up front."""
-    name = BASE_URL_ENV[provider]
-    url = os.environ.get(name)
-    if not url:
-        return
-    problem = None
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 -- raises ValueError for a port out of range
-    except ValueError as exc:
-        problem = str(exc)
-    else:
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            problem = "it must be http(s)://HOST[:PORT][/PATH]"
-    if problem:
-        raise MissingKeyError(f"{name} is not a usable URL: {redact(problem)} (nothing was sent)")
-
-
-def secrets() -> list[str]:
-    """The key values and base-URL credentials in the environment (to scrub from text)."""
-    return configured_secrets()
-
-
-def scrub(text: str, keys: Iterable[str] | None = None) -> str:
-    """Remove every API key and URL credential from ``text`` (see :func:`judging.redact`)."""
-    return redact(text, keys)
+    for name in (BASE_URL_ENV[p] for p in providers if os.environ.get(BASE_URL_ENV[p])):
+        try:
+            parts = urlsplit(os.environ[name])
+            parts.port  # noqa: B018 -- raises ValueError for a port out of range
+            problem = None
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                problem = "it must be http(s)://HOST[:PORT][/PATH]"
+        except ValueError as exc:
+            problem = str(exc)
+        if problem:
+            msg = f"{name} is not a usable URL: {redact(problem)} (nothing was sent)"
+            raise MissingKeyError(msg)
 
 
 def describe_error(exc: BaseException) -> str:
     """``"ClassName: message"``, key-free and short enough for a journal line."""
-    message = scrub(f"{type(exc).__name__}: {exc}")
+    message = redact(f"{type(exc).__name__}: {exc}")
     return message if len(message) <= 500 else message[:497] + "..."
 
 
@@ -181,8 +137,6 @@ def make_client(
     else:
         import openai as sdk  # type: ignore[no-redef]
     if "http_client" not in opts:
-        import httpx2
-
         hooks: dict[str, list[Any]] = {}
         if on_response is not None:
 
@@ -190,8 +144,7 @@ def make_client(
                 on_response(response.status_code, response.headers)
 
             hooks["response"] = [hook]
-        # Below the SDK's retries: each attempt ends within ``timeout`` (connect to last
-        # byte), its error body is capped, and a server's wait hint is bounded.
+        # Under the SDK's retries: each attempt bounded in time, error body and wait hint.
         inner = httpx2.AsyncHTTPTransport(limits=sdk.DEFAULT_CONNECTION_LIMITS)
         opts["http_client"] = sdk.DefaultAsyncHttpxClient(
             transport=BoundedTransport(inner, timeout=timeout), event_hooks=hooks
@@ -244,15 +197,13 @@ class CallResult:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How one call ended.
+    """How one call ended (``answered``: a 200 arrived, so it was probably billed).
 
-    ``kind``: ``ok``; ``retry`` (an answer arrived but holds no usable judge text: journal
-    it, and it may be asked again now); ``failed`` (transient: retried on a rerun);
-    ``failed_permanent`` (a 400/404/413/422: not re-sent unless asked); ``truncated`` (a
-    body over ``MAX_BODY_BYTES``, kept cut, or one still arriving at ``--timeout``); ``rate_limited`` (a 429 left after the SDK's
-    retries: nothing was paid, the call goes back in the queue); ``auth`` (401/403: stop).
-    ``not_sent``: the run was interrupted before this call was sent (nothing paid).
-    ``answered``: a 200 arrived, so the call was probably billed.
+    ``kind``: ``ok``; ``retry`` (an answer without usable judge text: asked again now);
+    ``failed`` (transient: retried on a rerun); ``failed_permanent`` (400/404/413/422) and
+    ``truncated`` (a body over ``MAX_BODY_BYTES`` or past ``--timeout``): re-sent only when
+    asked; ``rate_limited`` (a 429 after the SDK's retries: requeued, nothing paid);
+    ``auth`` (401/403: stop); ``not_sent`` (interrupted before sending).
     """
 
     kind: str
@@ -326,17 +277,7 @@ def parse_body(
     *,
     strict: bool = False,
 ) -> Outcome:
-    """Turn a 200 body into an :class:`Outcome` (never raises).
-
-    >>> ok = json.dumps({"model": "m", "content": [{"type": "text", "text": "hi"}],
-    ...                  "usage": {"input_tokens": 3, "output_tokens": 1}}).encode()
-    >>> parse_body("anthropic", ok, "application/json", "req_1").result.raw
-    'hi'
-    >>> parse_body("openai", b"<html>", "text/html", None).error
-    "NonJSONBody: content-type 'text/html', not JSON: <html>"
-    >>> parse_body("openai", b'{"choices": []}', "application/json", None).kind
-    'retry'
-    """
+    """Turn a 200 body into an :class:`Outcome` (never raises)."""
     text = body.decode("utf-8", errors="replace")
     shown = redact(text[:200])
 
@@ -374,22 +315,6 @@ def parse_body(
     return Outcome("ok", result, None, None, True)
 
 
-def _status_outcome(exc: Any) -> Outcome:
-    status = int(exc.status_code)
-    response = getattr(exc, "response", None)
-    headers = dict(response.headers) if response is not None else {}
-    error = describe_error(exc)
-    if status in AUTH_STATUSES:
-        kind = "auth"
-    elif status in PERMANENT_STATUSES:
-        kind = "failed_permanent"
-    elif status == 429:
-        kind = "rate_limited"
-    else:
-        kind = "failed"
-    return Outcome(kind, None, error, None, False, headers)
-
-
 async def _read_capped(response: Any, cap: int) -> tuple[bytes, bool]:
     """At most ``cap + 1`` bytes of the body, and whether it ended within ``cap``."""
     chunks: list[bytes] = []
@@ -413,7 +338,7 @@ async def call(
         return Outcome("not_sent", None, "Interrupted: not sent")
     task = drain.enter_call() if drain is not None else None
     try:
-        return await _call(client, judge, params, max_body=max_body)
+        return await _call(client, judge, params, max_body)
     except asyncio.CancelledError:
         if drain is None or task not in drain.cancelled:
             raise
@@ -429,7 +354,7 @@ async def call(
 
 
 async def _call(
-    client: Client, judge: JudgeSpec, params: Mapping[str, Any], *, max_body: int
+    client: Client, judge: JudgeSpec, params: Mapping[str, Any], max_body: int
 ) -> Outcome:
     kwargs = dict(params)
     answered = False
@@ -451,14 +376,15 @@ async def _call(
             body, complete = await _read_capped(response, max_body)
     except Exception as exc:
         if isinstance(getattr(exc, "status_code", None), int):
-            return _status_outcome(exc)
+            kind = _STATUS_KINDS.get(exc.status_code, "failed")
+            response = getattr(exc, "response", None)
+            headers = dict(response.headers) if response is not None else {}
+            return Outcome(kind, None, describe_error(exc), None, False, headers)
         if answered:
             # A 200 started arriving, then the connection broke: probably billed.
             cut = CallResult("", None, request_id, None, None)
             if isinstance(exc, AttemptDeadline):
-                # We stopped reading a body that trickled past --timeout: it is paid, and
-                # asking again would pay again for the same trickle. Like a body over the
-                # size cap, it is re-sent only when asked (--retry-failed).
+                # A paid body trickling past --timeout: re-sent only when asked, as a cut one.
                 return Outcome("truncated", cut, f"BodyTooSlow: {describe_error(exc)}", None, True)
             return Outcome("retry", cut, f"BodyCutShort: {describe_error(exc)}", None, True)
         return Outcome("failed", None, describe_error(exc), None, False)
@@ -475,10 +401,6 @@ async def _call(
         )
     outcome = parse_body(judge.provider, body, content_type, request_id, strict=client.strict)
     return Outcome(outcome.kind, outcome.result, outcome.error, outcome.raw, True, headers)
-
-
-# An error body is a short JSON message; past this it is only memory a hostile server spends.
-MAX_ERROR_BODY_BYTES = 65_536
 
 
 class AttemptDeadline(httpx2.ReadTimeout):
@@ -540,7 +462,11 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 response = await self._inner.handle_async_request(request)
         except TimeoutError:
             raise _timed_out(self._timeout, request) from None
-        _cap_wait_headers(response.headers)
+        # A wait hint past the cap is rewritten to the cap, so that the SDK's retry waits that.
+        wait = retry_after(response.headers, capped=False)
+        if wait is not None and (capped := capped_wait(wait, "retry-after")) < wait:
+            response.headers["retry-after-ms"] = str(int(capped * 1000))
+            response.headers["retry-after"] = str(int(capped))
         if response.status_code >= 400:
             body = await self._read_error_body(response, deadline, request)
             response.stream = httpx2.ByteStream(body)
@@ -569,14 +495,3 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-
-def _cap_wait_headers(headers: Any) -> None:
-    """Rewrite a ``retry-after`` past the cap to the cap, so the SDK's retry waits that."""
-    wait = retry_after(headers, capped=False)
-    if wait is None:
-        return
-    capped = capped_wait(wait, "retry-after")
-    if capped < wait:
-        headers["retry-after-ms"] = str(int(capped * 1000))
-        headers["retry-after"] = str(int(capped))

@@ -6,9 +6,9 @@ import asyncio
 import collections
 import os
 import sys
-import threading
 import time
 from collections.abc import Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,19 +30,11 @@ from ._calls import (
     rubric_order,
 )
 from ._interrupt import drained
-from ._planning import (
-    _calls,
-    _check_params,
-    _rubric,
-    _units,
-    same_family_judges,
-)
+from ._planning import _calls, _check_params, _rubric, _units, same_family_judges
 from ._ratelimit import Throttle, current_seq
 from .journal import Journal, finished_keys, not_retried_keys, peek
 from .prices import PRICES_AS_OF, load_prices, price_for
 from .providers import JudgeSpec, parse_judge
-
-__all__ = ["JudgeRunResult", "run_judges"]
 
 
 def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -51,20 +43,8 @@ def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:  # re-raised on the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="evalstats-judging")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
+    with ThreadPoolExecutor(1, thread_name_prefix="evalstats-judging") as pool:
+        return pool.submit(asyncio.run, coro).result()  # its exception re-raised here
 
 
 def run_judges(
@@ -83,23 +63,11 @@ def run_judges(
 ) -> JudgeRunResult:
     """Send every within-budget pair to every judge, journaling each finished call.
 
-    The journal ``out`` is append-only: one JSON line per finished call (failures
-    included, with ``error`` set and ``call_status`` saying which kind), written and
-    fsynced as the call returns. A rerun with the same arguments skips calls whose key
-    already has a successful line, so a run killed at any moment resumes without paying
-    twice for a finished call; failed and interrupted calls are made again, except
-    permanent failures (``failed_permanent``: a 400/404/413/422; ``truncated``: a body
-    over ``providers.MAX_BODY_BYTES``) unless ``retry_failed``. Two runs on one journal
-    at once are refused, by whatever path they reach it.
-
-    Whatever a server answers -- any status, a body that is not JSON or not UTF-8, an
-    empty or tool-only reply, a connection cut mid-body, a huge body, usage above
-    ``max_tokens`` -- the call ends as a journaled success or a journaled failure with a
-    reason, and the run goes on; only a refused key (401/403) stops it. An answer without
-    usable judge text is asked again up to ``max_retries`` times (each answer journaled).
-    ``raw`` and ``error`` have the keys and base-URL credentials scrubbed
-    (:func:`evalstats.judging.redact`). Calls are paced per provider from its rate-limit
-    headers and ``retry-after`` (see ``judging._ratelimit``).
+    The journal ``out`` gets one fsynced JSON line per finished call, failures included
+    (``error``, ``call_status``); a rerun skips calls already answered, so a killed run
+    resumes without paying twice. Whatever a server answers, the call ends as a journaled
+    success or failure and the run goes on; only a refused key (401/403) stops it. How it
+    works: docs/judging.md, "Running judges".
 
     Parameters
     ----------
@@ -108,9 +76,8 @@ def run_judges(
     rubric : str or Rubric
         ``"with-without"`` or ``"blind-pair"``; every call uses its one revision.
     judges : str or sequence of str
-        ``"anthropic:MODEL"`` (Messages API) or ``"openai:MODEL"`` (Chat Completions;
-        ``OPENAI_BASE_URL`` points it at any compatible server). Keys come from
-        ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``; a missing one fails before any call.
+        ``"anthropic:MODEL"`` or ``"openai:MODEL"`` (any compatible server at
+        ``OPENAI_BASE_URL``); keys from ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``.
     out : path-like
         The journal (usually ``DATA_DIR/judgments.jsonl``).
     options : JudgeOptions, optional
@@ -118,9 +85,8 @@ def run_judges(
     orders : {"random", "both"}, default "random"
         Blind rubric: a seeded A/B order per pair (recorded in ``order``), or both.
     pairs, arms : optional
-        K arms: which pairs of arms to judge, as for :func:`plan_calls`. Each call's key
-        and journal line carry its pair (``arm_a``, ``arm_b``; ``order`` a_first /
-        b_first), so a resumed run pays for no pair twice. Two arms: ignored.
+        K arms: which pairs of arms to judge, as for :func:`plan_calls` (each journal line
+        carries its ``arm_a``, ``arm_b``). Two arms: ignored.
     seed : int, default 0
         Seed of the A/B orders.
     dry_run : bool, default False
@@ -159,15 +125,9 @@ def run_judges(
     o = JudgeOptions() if options is None else options
     if not isinstance(o, JudgeOptions):
         raise ParameterError(f"options must be a JudgeOptions, got {type(o).__name__}")
-    concurrency, max_usd, batch, max_tokens = o.concurrency, o.max_usd, o.batch, o.max_tokens
-    temperature, retry_failed = o.temperature, o.retry_failed
-    specs = _check_params(judges, concurrency, max_tokens, temperature)
-    check_run_limits(
-        timeout=o.timeout,
-        poll_interval=o.poll_interval,
-        max_retries=o.max_retries,
-        max_batch_size=o.max_batch_size,
-    )
+    max_usd = o.max_usd
+    specs = _check_params(judges, o.concurrency, o.max_tokens, o.temperature)
+    check_run_limits(o)
     adjudicator = parse_judge(o.adjudicate) if o.adjudicate is not None else None
     if adjudicator is not None:
         if len(specs) != 2:
@@ -189,41 +149,25 @@ def run_judges(
     if not dry_run:
         providers.require_keys(everyone)
     same = same_family_judges(runs, everyone, allow=o.allow_same_family)
-    cfg = Config(rub, temperature, max_tokens, table, batch, same_family=same)
+    cfg = Config(rub, o.temperature, o.max_tokens, table, o.batch, same_family=same)
     units, no_answer = _units(tasks, runs, rub, orders=orders, seed=seed, pairs=pairs, arms=arms)
     calls = _calls(units, specs, cfg)
-
     adj_calls = _calls(units, [adjudicator], cfg) if adjudicator else []
     if dry_run:
         # Read only: a dry run writes nothing, not even a lock or an empty journal.
         records = peek(out)
-        done = finished_keys(records) | (set() if retry_failed else not_retried_keys(records))
+        done = finished_keys(records) | (set() if o.retry_failed else not_retried_keys(records))
         return _dry_run(Path(out), calls, adj_calls, done, cfg, no_answer)
 
     with Journal(out) as journal:
         finished = journal.finished_keys()
         wanted = {c.key for c in [*calls, *adj_calls]}
-        skipped = set() if retry_failed else journal.not_retried_keys() & wanted
+        skipped = set() if o.retry_failed else journal.not_retried_keys() & wanted
         finished = finished | skipped
         state = RunState(cfg, journal.spent_usd(), max_usd)
         todo = [c for c in calls if c.key not in finished]
-        # Under the run's SIGINT/SIGTERM handlers: the first drains (grace: the timeout).
-        _run_coro(
-            drained(
-                _execute(
-                    todo,
-                    journal,
-                    state,
-                    specs,
-                    adjudicator,
-                    adj_calls,
-                    o,
-                    skip=finished,
-                ),
-                state,
-                o.timeout,
-            )
-        )
+        run = _execute(todo, journal, state, specs, adjudicator, adj_calls, o, skip=finished)
+        _run_coro(drained(run, state, o.timeout))  # the first signal drains for o.timeout
     if skipped:
         print(
             f"evalstats judge: {len(skipped)} call(s) failed permanently before (see their "
@@ -238,9 +182,7 @@ def run_judges(
     return JudgeRunResult(Path(out), per_judge, no_answer, False, state.stopped, len(skipped))
 
 
-# A call answered without usable text (non-JSON, empty, cut short) is asked again in the
-# same run up to max_retries times; each answer is journaled. A call still rate limited
-# after the SDK's retries goes back in the queue (nothing was paid) up to this many times.
+# A call still rate limited after the SDK's retries is requeued (nothing paid) this often.
 MAX_REQUEUES_RATE_LIMITED = 50
 
 
@@ -250,8 +192,7 @@ async def _run_direct(
     clients: Mapping[str, providers.Client],
     throttles: Mapping[str, Throttle],
     state: RunState,
-    concurrency: int,
-    max_retries: int,
+    o: JudgeOptions,
 ) -> None:
     """Make ``calls`` with ``concurrency`` workers; every answer ends in the journal."""
     loop = asyncio.get_running_loop()
@@ -278,7 +219,7 @@ async def _run_direct(
         if kind == "not_sent" or (kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED):
             queue.append((c, retries, requeues + 1))  # nothing paid: try again later
             return
-        again = kind == "retry" and retries < max_retries and not state.fatal
+        again = kind == "retry" and retries < o.max_retries and not state.fatal
         status = {"retry": "failed", "rate_limited": "failed", "auth": "failed"}.get(kind, kind)
         if kind == "auth":
             state.fatal = f"{c.judge.name}: {outcome.error}"
@@ -306,7 +247,7 @@ async def _run_direct(
             await attempt(c, retries, requeues)
 
     results = await asyncio.gather(
-        *(worker() for _ in range(min(concurrency, len(calls)))), return_exceptions=True
+        *(worker() for _ in range(min(o.concurrency, len(calls)))), return_exceptions=True
     )
     for result in results:
         if isinstance(result, BaseException):
@@ -314,8 +255,7 @@ async def _run_direct(
 
 
 def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -> set[tuple]:
-    """(task_id, replicate, order) units on which the two judges' parsed outcomes differ,
-    by the one disagreement rule (:func:`evalstats._disagreement.disagreeing`)."""
+    """The units (:attr:`Unit.ident`) on which the two judges disagree (``disagreeing``)."""
     from evalstats.errors import ParseError
 
     names = [j.name for j in judges]
@@ -381,44 +321,29 @@ async def _execute(
         disable=not o.progress,
         dynamic_ncols=True,
     )
+
+    async def phase(todo: list[Call]) -> None:
+        if state.cfg.batch:
+            from .batch import run_batched
+
+            sdks = {p: c.sdk for p, c in clients.items()}
+            await run_batched(todo, journal, sdks, state, o.poll_interval, o.max_batch_size)
+        else:
+            await _run_direct(todo, journal, clients, throttles, state, o)
+
     try:
-        phase = dict(journal=journal, clients=clients, throttles=throttles, state=state, o=o)
-        await _phase(todo, **phase)
+        await phase(todo)
         if adjudicator is not None and not state.stopped and not state.fatal:
             disputed = _disagreements(journal, state.cfg.rubric, specs)
             finished = journal.finished_keys() | skip
             adj_todo = [c for c in adj_calls if c.unit.ident in disputed and c.key not in finished]
             state.bar.total += len(adj_todo)
             state.bar.refresh()
-            await _phase(adj_todo, **phase)
+            await phase(adj_todo)
     finally:
         state.bar.close()
         for client in clients.values():
             await client.close()
-
-
-async def _phase(
-    todo: list[Call],
-    *,
-    journal: Journal,
-    clients: Mapping[str, providers.Client],
-    throttles: Mapping[str, Throttle],
-    state: RunState,
-    o: JudgeOptions,
-) -> None:
-    if state.cfg.batch:
-        from .batch import run_batched
-
-        await run_batched(
-            todo,
-            journal,
-            {p: c.sdk for p, c in clients.items()},
-            state,
-            poll_interval=o.poll_interval,
-            max_batch_size=o.max_batch_size,
-        )
-    else:
-        await _run_direct(todo, journal, clients, throttles, state, o.concurrency, o.max_retries)
 
 
 @dataclass(frozen=True)
@@ -430,19 +355,16 @@ class JudgeRunResult:
     out : Path
         The journal.
     per_judge : pandas.DataFrame
-        One row per judge: ``judge``, ``role`` ("judge" or "adjudicator"), ``calls``
-        (planned), ``done_before`` (finished in the journal already), ``to_call``,
-        ``input_tokens`` (counted, for ``to_call``), ``est_usd`` (expected),
-        ``est_usd_max`` (every call using max_tokens), ``sent``, ``ok``, ``failed``,
-        ``usd`` (recorded by this run).
+        One row per judge and ``role`` (judge, adjudicator): ``calls``, ``done_before``,
+        ``to_call``, ``input_tokens``, ``est_usd`` (``est_usd_max`` at max_tokens), and
+        this run's ``sent``, ``ok``, ``failed``, ``usd``.
     no_answer_pairs : int
         Pairs not sent because a run exceeded its budget.
     dry_run : bool
     stopped : str or None
         Why the run stopped before starting every call (``max_usd``), else None.
     not_retried : int
-        Calls of this run not sent because they failed permanently before
-        (``retry_failed=False``).
+        Calls not sent because they failed permanently before (``retry_failed=False``).
     """
 
     out: Path
@@ -481,45 +403,23 @@ def _summary(
         todo = [c for c in group if c.key not in finished_before]
         tokens = int(sum(c.unit.input_tokens for c in todo))
         price = price_for(group[0].judge.provider, group[0].judge.model, cfg.prices)
-        if price is None:
-            est = est_max = float("nan")
-        else:
-            est = price.usd(tokens, EXPECTED_OUTPUT_TOKENS * len(todo), batch=cfg.batch)
-            est_max = price.usd(tokens, cfg.max_tokens * len(todo), batch=cfg.batch)
-        rows.append(
-            {
-                "judge": name,
-                "role": role,
-                "calls": len(group),
-                "done_before": len(group) - len(todo),
-                "to_call": len(todo),
-                "input_tokens": tokens,
-                "est_usd": round(est, 4),
-                "est_usd_max": round(est_max, 4),
-                "sent": state.sent.get(name, 0) if state else 0,
-                "ok": state.ok.get(name, 0) if state else 0,
-                "failed": state.failed.get(name, 0) if state else 0,
-                "usd": round(state.usd.get(name, 0.0), 6) if state else 0.0,
-            }
+        # est_usd with the expected output, est_usd_max with max_tokens of it
+        est = [
+            round(price.usd(tokens, out * len(todo), batch=cfg.batch), 4) if price else float("nan")
+            for out in (EXPECTED_OUTPUT_TOKENS, cfg.max_tokens)
+        ]
+        counts = (
+            [d.get(name, 0) for d in (state.sent, state.ok, state.failed)] if state else [0] * 3
         )
+        usd = round(state.usd.get(name, 0.0), 6) if state else 0.0
+        planned = [len(group), len(group) - len(todo), len(todo), tokens]
+        rows.append([name, role, *planned, *est, *counts, usd])
     # The columns even with no row: "nothing to judge" is a result, not a KeyError.
     return pd.DataFrame(rows, columns=_SUMMARY_COLUMNS)
 
 
-_SUMMARY_COLUMNS = [
-    "judge",
-    "role",
-    "calls",
-    "done_before",
-    "to_call",
-    "input_tokens",
-    "est_usd",
-    "est_usd_max",
-    "sent",
-    "ok",
-    "failed",
-    "usd",
-]
+_SUMMARY_COLUMNS = "judge role calls done_before to_call input_tokens est_usd est_usd_max".split()
+_SUMMARY_COLUMNS += ["sent", "ok", "failed", "usd"]
 
 
 def _dry_run(
@@ -532,8 +432,7 @@ def _dry_run(
 ) -> JudgeRunResult:
     frame = _summary(calls, adj_calls, finished, cfg, None)
     if len(frame):
-        shown = frame[_SUMMARY_COLUMNS[: _SUMMARY_COLUMNS.index("est_usd_max") + 1]]  # no spend yet
-        print(shown.to_string(index=False))
+        print(frame.loc[:, :"est_usd_max"].to_string(index=False))  # no spend yet
     else:
         print("nothing to judge")
     batch_note = " with the 50 % batch discount" if cfg.batch else ""

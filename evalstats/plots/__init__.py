@@ -1,21 +1,15 @@
 """Publication figures: one function per figure, each returning a matplotlib ``Figure``.
 
-Every function takes a tidy DataFrame (documented in its docstring; most come straight from
-:mod:`evalstats.stats` or the verdict frame) and returns a :class:`matplotlib.figure.Figure`
-built with the object API: no pyplot, no global figure registry, no backend selection, so the
-functions are safe in scripts, notebooks and threads. The figures display themselves inline
-in Jupyter (:class:`PlotFigure`) without ``%matplotlib inline``.
+Every function takes a tidy DataFrame (most come from :mod:`evalstats.stats` or the verdict
+frame) and builds its figure with matplotlib's object API (no pyplot, no global state); the
+figures display themselves inline in Jupyter (:class:`PlotFigure`).
 
-For a paper, every function takes ``width="column"`` (3.5 in) or ``width="page"`` (7 in,
-the default), or ``figsize=``; ``ax=`` draws into the caller's axes (a sequence of them for
-the multi-panel figures); ``title=None`` draws the default title, ``title=False`` none.
-Font sizes follow ``rcParams["font.size"]``. :func:`save_figure` writes PDF (TrueType fonts),
-SVG and PNG.
-
-Colours come from the Okabe–Ito palette (safe for the common colour-vision deficiencies);
-outcomes always use :data:`OUTCOME_COLORS` (WITH win blue, tie yellow, loss vermillion, and
-grey shades for no_answer / invalid / error), and lines also differ by style so that the
-figures survive greyscale printing.
+Shared keywords: ``width="column"`` (3.5 in) or ``"page"`` (7 in, the default) or inches;
+``figsize=(w, h)``; ``ax=`` the caller's axes (a sequence for multi-panel figures);
+``title=None`` the default title, ``False`` none; ``arm_names`` what to call the arms
+(:attr:`evalstats.Dataset.arm_names`). Font sizes follow ``rcParams["font.size"]``.
+:func:`save_figure` writes PDF (TrueType fonts), SVG and PNG. Colours are Okabe–Ito
+(colour-blind safe; :data:`OUTCOME_COLORS` for outcomes) and lines also differ by style.
 """
 
 from __future__ import annotations

@@ -3,59 +3,48 @@ P(i beats j) and the Pareto plot."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+from matplotlib.ticker import FixedLocator, NullFormatter, StrMethodFormatter
 
+from .._validate import check_columns
 from ._base import (
     EDGE,
     LINE_COLORS,
+    LINE_STYLES,
     OKABE_ITO,
     axes_title,
+    figure_legend,
     figure_title,
     legend_columns,
     new_canvas,
     num,
-    require,
     size_pt,
     styled,
     text_width_in,
     wrap,
 )
 
-__all__ = ["plot_beats", "plot_compare", "plot_pareto", "plot_rank_sets"]
-
 _MARGINAL = OKABE_ITO["blue"]
-# rank()'s rows, and the comparison report's stacked marginal / simultaneous sets
 _RANK_ROWS = ("rank", "marginal_rank_set", "simultaneous_rank_set")
 _SIMULTANEOUS = OKABE_ITO["vermillion"]
 
 
-def _names(arm_names: Mapping[str, str] | None) -> Mapping[str, str]:
+def _namer(arm_names: Mapping[str, str] | None) -> Callable[[Any], str]:
+    """An arm id's display name (the id by default), on one line."""
     if arm_names is not None and not isinstance(arm_names, Mapping):
         raise TypeError(f"arm_names must be a mapping of arm id to name, got {arm_names!r}")
-    return {str(k): " ".join(str(v).split()) for k, v in (arm_names or {}).items()}
+    names = {str(k): " ".join(str(v).split()) for k, v in (arm_names or {}).items()}
+    return lambda arm: names.get(str(arm), str(arm))
 
 
-def _name(names: Mapping[str, str], arm: Any) -> str:
-    return names.get(str(arm), str(arm))
-
-
-def _height_rows(n_rows: int, base: float = 1.1) -> float:
-    row_in = max(0.24, 1.6 * size_pt("ytick.labelsize") / 72.0)
-    return base + row_in * n_rows
-
-
-def _legend(canvas: Any, handles: list, labels: list[str]) -> None:
-    pt = size_pt("legend.fontsize")
-    labels = [wrap(lab, canvas.width - 0.6, pt) for lab in labels]
-    ncol = legend_columns(labels, canvas.width - 0.2, pt)
-    canvas.fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False)
+def _height_rows(n_rows: int) -> float:
+    return 1.3 + max(0.24, 1.6 * size_pt("ytick.labelsize") / 72.0) * n_rows
 
 
 @styled
@@ -87,7 +76,7 @@ def plot_compare(
     -------
     Figure
         One row per pair ("A vs B", positive: A better): the point, its marginal interval
-        (thick) and the simultaneous interval over all pairs (thin, capped).
+        (thick) and the simultaneous interval (thin, capped).
 
     Examples
     --------
@@ -97,19 +86,15 @@ def plot_compare(
     >>> len(plot_compare(r, width="column").axes[0].lines) >= 4
     True
     """
-    require(result, ["arm_a", "arm_b", "statistic", "estimate", "ci_low", "ci_high"], "result")
-    names = _names(arm_names)
+    cols = ["arm_a", "arm_b", "statistic", "estimate", "ci_low", "ci_high"]
+    check_columns(result, cols, what="result")
+    name = _namer(arm_names)
     r = result.loc[result["statistic"].astype(str) == statistic].reset_index(drop=True)
     if r.empty:
         raise ValueError(f"no {statistic!r} rows in the result")
-    labels = [
-        f"{_name(names, a)} vs {_name(names, b)}" for a, b in zip(r.arm_a, r.arm_b, strict=True)
-    ]
+    labels = [f"{name(a)} vs {name(b)}" for a, b in zip(r.arm_a, r.arm_b, strict=True)]
     n = len(r)
-    canvas = new_canvas(
-        ax=ax, n_axes=1, width=width, figsize=figsize, height=lambda w: _height_rows(n, 1.3),
-        make=lambda fig: fig.subplots(), what="plot_compare",
-    )  # fmt: skip
+    canvas = new_canvas("plot_compare", ax, width, figsize, lambda w: _height_rows(n))
     a = canvas.axes[0]
     y = np.arange(n)[::-1]
     has_sim = {"sim_low", "sim_high"} <= set(r.columns)
@@ -131,7 +116,7 @@ def plot_compare(
     if has_sim:
         handles.append(Line2D([], [], color=_SIMULTANEOUS, linewidth=1.0, marker="|"))
         texts.append(f"{level}simultaneous over the {n} pairs")
-    _legend(canvas, handles, texts)
+    figure_legend(canvas, handles, texts)
     figure_title(canvas, title, f"Pairwise {statistic.replace('_', ' ')}")
     return canvas.root
 
@@ -160,8 +145,7 @@ def plot_rank_sets(
     Returns
     -------
     Figure
-        One row per arm, best point rank first: each set a bar from its lowest to its
-        highest rank, the point rank a dot.
+        One row per arm, best point rank first: each set a bar, the point rank a dot.
 
     Examples
     --------
@@ -171,8 +155,8 @@ def plot_rank_sets(
     >>> len(plot_rank_sets(r, width="column").axes[0].collections) >= 2
     True
     """
-    require(ranks, ["arm", "estimate", "ci_low", "ci_high", "method"], "ranks")
-    names = _names(arm_names)
+    check_columns(ranks, ["arm", "estimate", "ci_low", "ci_high", "method"], what="ranks")
+    name = _namer(arm_names)
     r = ranks
     if "statistic" in r.columns:
         r = r.loc[r["statistic"].astype(str).isin(_RANK_ROWS)]
@@ -182,10 +166,7 @@ def plot_rank_sets(
     k = len(arms)
     kinds = [m for m in ("marginal_stepdown", "simultaneous_stepdown") if (r.method == m).any()]
     kinds += [m for m in pd.unique(r["method"].astype(str)) if m not in kinds]
-    canvas = new_canvas(
-        ax=ax, n_axes=1, width=width, figsize=figsize, height=lambda w: _height_rows(k, 1.3),
-        make=lambda fig: fig.subplots(), what="plot_rank_sets",
-    )  # fmt: skip
+    canvas = new_canvas("plot_rank_sets", ax, width, figsize, lambda w: _height_rows(k))
     a = canvas.axes[0]
     colors = {"marginal_stepdown": _MARGINAL, "simultaneous_stepdown": _SIMULTANEOUS}
     step = 0.3 if len(kinds) > 1 else 0.0
@@ -198,7 +179,7 @@ def plot_rank_sets(
         a.scatter(part["estimate"], y, color=EDGE, s=16, zorder=3)
         handles.append(Line2D([], [], color=color, linewidth=5))
         texts.append(m.replace("_stepdown", "").replace("_", " ") + " rank set")
-    a.set_yticks(np.arange(k)[::-1], [wrap(_name(names, x), canvas.width * 0.4,
+    a.set_yticks(np.arange(k)[::-1], [wrap(name(x), canvas.width * 0.4,
                                            size_pt("ytick.labelsize")) for x in arms])  # fmt: skip
     a.set_xticks(np.arange(1, k + 1))
     a.set_xlim(0.4, k + 0.6)
@@ -207,7 +188,7 @@ def plot_rank_sets(
     conf = r["confidence"].iloc[0] if "confidence" in r else None
     if conf is not None and pd.notna(conf):
         texts = [f"{float(conf):.0%} {t}" for t in texts]
-    _legend(canvas, handles, texts)
+    figure_legend(canvas, handles, texts)
     figure_title(canvas, title, "Rank confidence sets")
     return canvas.root
 
@@ -245,8 +226,8 @@ def plot_beats(
     >>> plot_beats(r, width="column").axes[0].images[0].get_array().shape
     (2, 2)
     """
-    require(result, ["arm", "opponent", "statistic", "estimate"], "result")
-    names = _names(arm_names)
+    check_columns(result, ["arm", "opponent", "statistic", "estimate"], what="result")
+    name = _namer(arm_names)
     p = result.loc[result["statistic"].astype(str) == "p_beats"]
     if p.empty:
         raise ValueError("no p_beats rows to draw")
@@ -264,11 +245,7 @@ def plot_beats(
         grid[i, j] = row.estimate
         lo[i, j] = getattr(row, "ci_low", np.nan)
         hi[i, j] = getattr(row, "ci_high", np.nan)
-    canvas = new_canvas(
-        ax=ax, n_axes=1, width=width, figsize=figsize,
-        height=lambda w: min(w, 1.5 + 0.55 * k), make=lambda fig: fig.subplots(),
-        what="plot_beats",
-    )  # fmt: skip
+    canvas = new_canvas("plot_beats", ax, width, figsize, lambda w: min(w, 1.5 + 0.55 * k))
     a = canvas.axes[0]
     img = a.imshow(grid, cmap="cividis", vmin=0.0, vmax=1.0, aspect="auto")
     pt = size_pt("xtick.labelsize")
@@ -281,7 +258,7 @@ def plot_beats(
                     text += f"\n[{lo[i, j]:.2f}, {hi[i, j]:.2f}]"
                 a.text(j, i, text, ha="center", va="center", fontsize=pt,
                        color="white" if grid[i, j] < 0.5 else "black")  # fmt: skip
-    labels = [wrap(_name(names, x), max(cell_in, 0.6), pt) for x in arms]
+    labels = [wrap(name(x), max(cell_in, 0.6), pt) for x in arms]
     a.set_xticks(np.arange(k), labels)
     a.set_yticks(np.arange(k), labels)
     a.set_xlabel("opponent")
@@ -292,17 +269,6 @@ def plot_beats(
 
 
 _NICE_RATIOS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0)
-
-
-def _ratio_ticks(ax: Any) -> None:
-    """Plain-number ticks on a log ratio axis: the log locator's 10^x labels overlap when
-    the ratios span less than a decade (the usual case)."""
-    lo, hi = ax.get_xlim()
-    ticks = [t for t in _NICE_RATIOS if lo <= t <= hi]
-    ticks = ticks[:: max(1, int(np.ceil(len(ticks) / 6)))] or [1.0]
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 @styled
@@ -332,9 +298,8 @@ def plot_pareto(
     Returns
     -------
     Figure
-        Cost ratio to the reference on a log axis (left is cheaper), net win against it
-        (up is better); the frontier arms joined by a step line, each point labelled
-        "name (P = 0.83)" with its probability of being on the frontier.
+        Cost ratio to the reference (log axis) against net win; the frontier a step line,
+        each point labelled "name (P = 0.83)", its probability of being on the frontier.
 
     Examples
     --------
@@ -345,8 +310,9 @@ def plot_pareto(
     >>> len(plot_pareto(r, width="column").axes[0].texts)
     2
     """
-    require(result, ["arm", "statistic", "estimate", "ci_low", "ci_high", "on_frontier"], "result")
-    names = _names(arm_names)
+    cols = ["arm", "statistic", "estimate", "ci_low", "ci_high", "on_frontier"]
+    check_columns(result, cols, what="result")
+    name = _namer(arm_names)
     stats = set(result["statistic"].astype(str))
     if metric is None:
         rest = sorted(stats - {"net_win", "p_frontier"})
@@ -359,10 +325,7 @@ def plot_pareto(
     front = result.drop_duplicates("arm").set_index("arm")["on_frontier"].astype(bool)
     arms = list(pd.unique(result["arm"]))
     q, c = w["estimate"]["net_win"].reindex(arms), w["estimate"][metric].reindex(arms)
-    canvas = new_canvas(
-        ax=ax, n_axes=1, width=width, figsize=figsize, height=lambda wd: 0.7 * wd + 0.6,
-        make=lambda fig: fig.subplots(), what="plot_pareto",
-    )  # fmt: skip
+    canvas = new_canvas("plot_pareto", ax, width, figsize, lambda wd: 0.7 * wd + 0.6)
     a = canvas.axes[0]
     qlo, qhi = w["ci_low"]["net_win"].reindex(arms), w["ci_high"]["net_win"].reindex(arms)
     clo, chi = w["ci_low"][metric].reindex(arms), w["ci_high"][metric].reindex(arms)
@@ -379,13 +342,19 @@ def plot_pareto(
     p = w["estimate"]["p_frontier"].reindex(arms) if "p_frontier" in stats else None
     pt = size_pt("xtick.labelsize")
     for arm in arms:
-        label = _name(names, arm)
+        label = name(arm)
         if p is not None and np.isfinite(p[arm]):
             label += f" (P = {p[arm]:.2f})"
         a.annotate(label, (c[arm], q[arm]), xytext=(5, 5), textcoords="offset points",
                    fontsize=pt)  # fmt: skip
     a.set_xscale("log")
-    _ratio_ticks(a)
+    # Plain-number ticks: the log locator's 10^x labels overlap within a decade.
+    lo, hi = a.get_xlim()
+    ticks = [t for t in _NICE_RATIOS if lo <= t <= hi]
+    step = max(1, int(np.ceil(len(ticks) / 6)))
+    a.xaxis.set_major_locator(FixedLocator(ticks[::step] or [1.0]))
+    a.xaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+    a.xaxis.set_minor_formatter(NullFormatter())
     a.axhline(0.0, color=EDGE, linewidth=0.6, linestyle=":")
     a.axvline(1.0, color=EDGE, linewidth=0.6, linestyle=":")
     unit = "tokens" if metric.startswith("tokens") else "wall-clock time"
@@ -395,7 +364,7 @@ def plot_pareto(
         Line2D([], [], marker="o", linestyle="--", color=OKABE_ITO["blue"], markeredgecolor=EDGE),
         Line2D([], [], marker="o", linestyle="", color="white", markeredgecolor=EDGE),
     ]
-    _legend(canvas, handles, ["on the frontier (estimates)", "dominated"])
+    figure_legend(canvas, handles, ["on the frontier (estimates)", "dominated"])
     figure_title(canvas, title, "Cost and quality: the Pareto frontier")
     return canvas.root
 
@@ -430,26 +399,17 @@ def plot_arena_rank_sets(
         human votes. Arms are ordered by it (else by the first ranking's point rank).
     confidence : float, optional
         Level of the rank sets, quoted in the title.
-    title : str, False or None, default None
-        The axes' title (None: the default, False or "": none).
-    width : "page", "column" or float, default "page"
-        Figure width.
-    figsize : (float, float), optional
-        Width and height in inches (overrides ``width``).
-    ax : Axes, optional
-        Draw into this Axes.
+    title, width, figsize, ax
+        As every figure (:mod:`evalstats.plots`); the title is the axes'.
 
     Returns
     -------
     Figure
-        Arms down the y axis (best at the top), ranks along x (1 at the left); every ranking
-        draws its rank sets as horizontal bars in its own colour, line style and marker (at
-        the point rank), offset vertically so that the bars stay apart.
+        Arms down the y axis (best at the top), ranks along x; each ranking's sets are bars
+        in its own colour, line style and marker (at the point rank), dodged vertically.
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from evalstats.plots import plot_arena_rank_sets
     >>> t = pd.DataFrame({"label": ["people"] * 3 + ["judge"] * 3, "arm": list("xyz") * 2,
     ...                   "estimate": [1, 2, 3, 1, 3, 2], "ci_low": [1, 1, 2, 1, 2, 2],
     ...                   "ci_high": [2, 3, 3, 1, 3, 3]})
@@ -461,7 +421,7 @@ def plot_arena_rank_sets(
         hue = "estimator"
     if "estimate" not in table.columns and "rank" in table.columns:
         table = table.rename(columns={"rank": "estimate"})  # the case study's tables
-    require(table, ["arm", hue, "estimate", "ci_low", "ci_high"], "table")
+    check_columns(table, ["arm", hue, "estimate", "ci_low", "ci_high"], what="table")
     if len(table) == 0:
         raise ValueError("table has no rows")
     t = table.assign(_hue=table[hue].astype(str), _arm=table["arm"].astype(str))
@@ -475,16 +435,7 @@ def plot_arena_rank_sets(
     arms += [a for a in pd.unique(t["_arm"]) if a not in arms]
     k = len(arms)
     y_of = {a: i for i, a in enumerate(arms)}
-
-    canvas = new_canvas(
-        ax=ax,
-        n_axes=1,
-        width=width,
-        figsize=figsize,
-        height=lambda w: 1.2 + 0.28 * k,
-        make=lambda fig: fig.subplots(),
-        what="plot_arena_rank_sets",
-    )
+    canvas = new_canvas("plot_arena_rank_sets", ax, width, figsize, lambda w: 1.2 + 0.28 * k)
     a = canvas.axes[0]
     n_r = len(rankings)
     step = 0.7 / max(n_r, 1)
@@ -494,7 +445,7 @@ def plot_arena_rank_sets(
         y = np.array([y_of[v] for v in rows["_arm"]]) + (r - (n_r - 1) / 2) * step
         lo, hi, est = num(rows["ci_low"]), num(rows["ci_high"]), num(rows["estimate"])
         color = OKABE_ITO[LINE_COLORS[r % len(LINE_COLORS)]]
-        style = ("-", "--", "-.", ":")[r % 4]
+        style = LINE_STYLES[r % 4]
         a.hlines(y, lo - 0.3, hi + 0.3, colors=color, linestyles=style, linewidth=2.2)
         marker = _MARKERS[r % len(_MARKERS)]
         a.plot(est, y, marker=marker, linestyle="none", color=color, markersize=4)

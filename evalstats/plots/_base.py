@@ -24,8 +24,6 @@ from matplotlib.transforms import Bbox
 from .._schema import ARMS
 from ..records import DEFAULT_ARM_NAMES, atomic_write
 
-__all__ = ["STYLE"]
-
 STYLE: dict[str, Any] = {
     "axes.spines.top": False,
     "axes.spines.right": False,
@@ -75,12 +73,10 @@ LINE_COLORS = (
 LINE_STYLES = ("-", "--", "-.", ":")
 EDGE = "#333333"
 
-#: Figure widths of the presets, in inches: one column and the full text width of a
-#: two-column paper (the common journal and conference templates are 3.3–3.5 and 6.7–7.2 in).
+#: Widths of the presets in inches: a column and the text width of a two-column paper.
 WIDTHS: dict[str, float] = {"column": 3.5, "page": 7.0}
 
-# No font size here: sizes follow the caller's rcParams["font.size"]. The named sizes below are
-# relative to it and apply only where the caller has left matplotlib's default.
+# Sizes relative to the caller's rcParams["font.size"], where the caller left the default.
 _RELATIVE_SIZES: dict[str, str] = {
     "axes.titlesize": "medium",
     "axes.labelsize": "small",
@@ -117,15 +113,9 @@ def styled(func: _F) -> _F:
 
 
 class PlotFigure(Figure):
-    """A :class:`~matplotlib.figure.Figure` that shows itself as a PNG in Jupyter.
-
-    The plotting functions build figures outside pyplot (no global registry, no backend), so
-    IPython's matplotlib integration never sees them; ``_repr_png_`` lets any IPython display
-    them inline without ``%matplotlib inline``.
-    """
+    """A :class:`~matplotlib.figure.Figure` that shows itself as a PNG in Jupyter (no pyplot)."""
 
     def _repr_png_(self) -> bytes:
-
         return render_figure(self, dpi=max(int(self.dpi), 100), formats=("png",))["png"]
 
 
@@ -183,11 +173,7 @@ def wrap(text: str, width_in: float, size: float, *, hyphens: bool = True) -> st
 
 
 def arm_labels(arm_names: Mapping[str, str] | None) -> dict[str, str]:
-    """What a figure calls the two arms: ``{"with": ..., "without": ...}``.
-
-    ``WITH`` / ``WITHOUT`` unless ``arm_names`` names them (either may be left out), as
-    :attr:`evalstats.Dataset.arm_names` and ``results.json`` (``provenance.arm_names``) give
-    them. A name is drawn on one line (its whitespace collapsed); the layouts wrap it.
+    """What a figure calls the two arms (whitespace collapsed), WITH / WITHOUT by default.
 
     >>> arm_labels({"with": "Serena MCP"})
     {'with': 'Serena MCP', 'without': 'WITHOUT'}
@@ -241,35 +227,32 @@ class Canvas:
         return self.axes[0].get_figure(root=True) if self.axes else self.fig  # type: ignore[return-value]
 
 
-def caller_axes(ax: Any, n: int | None, what: str) -> list[Axes]:
-    """The caller's axes as a list, checked: one Axes, or a sequence of ``n`` of them."""
-    axes = [ax] if isinstance(ax, Axes) else list(np.ravel(np.asarray(ax, dtype=object)))
-    if not axes or not all(isinstance(a, Axes) for a in axes):
-        raise TypeError(f"ax must be a matplotlib Axes or a sequence of them, got {ax!r}")
-    if n is not None and len(axes) != n:
-        raise ValueError(f"{what} draws {n} panel(s): pass ax= a sequence of {n} Axes")
-    return axes
+def _axes_list(made: Any) -> list[Axes]:
+    return [made] if isinstance(made, Axes) else list(np.ravel(np.asarray(made, dtype=object)))
 
 
 def new_canvas(
-    *,
+    what: str,
     ax: Any,
-    n_axes: int,
     width: str | float | None,
     figsize: Sequence[float] | None,
     height: Callable[[float], float],
-    make: Callable[[Figure], Any],
-    what: str,
+    *,
+    n_axes: int = 1,
+    make: Callable[[Figure], Any] = Figure.subplots,
 ) -> Canvas:
-    """The caller's axes (``ax=``) or a new :class:`PlotFigure` of the asked width.
-
-    ``height(width)`` gives the height for a width (unless ``figsize`` says it) and
-    ``make(fig)`` creates the axes.
-    """
+    """The caller's ``ax`` (checked: ``n_axes`` of them) or a new :class:`PlotFigure`:
+    ``height(width)`` inches tall (unless ``figsize``), its axes made by ``make(fig)``."""
     if ax is not None:
         if figsize is not None:
             raise ValueError("pass ax= or figsize=, not both")
-        axes = caller_axes(ax, n_axes, what)
+        axes = _axes_list(ax)
+        if not axes or not all(isinstance(a, Axes) for a in axes):
+            raise TypeError(f"ax must be a matplotlib Axes or a sequence of them, got {ax!r}")
+        if len(axes) != n_axes:
+            raise ValueError(
+                f"{what} draws {n_axes} panel(s): pass ax= a sequence of {n_axes} Axes"
+            )
         parent = axes[0].get_figure(root=False)
         return Canvas(parent, axes, False, float(parent.bbox.width) / parent.dpi)
     w = figure_width(width, figsize)
@@ -277,42 +260,27 @@ def new_canvas(
     grow = max(1.0, float(matplotlib.rcParams["font.size"]) / 10.0)
     h = float(figsize[1]) if figsize is not None else float(height(w)) * grow
     fig = PlotFigure(figsize=(w, h), layout="constrained")
-    made = make(fig)
-    axes = [made] if isinstance(made, Axes) else list(np.ravel(np.asarray(made, dtype=object)))
-    return Canvas(fig, axes, True, w)
+    return Canvas(fig, _axes_list(make(fig)), True, w)
 
 
-def check_title(title: Any) -> None:
+def _title(title: Any, default: str) -> str | None:
+    """The title to draw: ``default`` for None, nothing for False or ""."""
     if title is not None and title is not False and not isinstance(title, str):
         raise TypeError(f"title must be None, False or a str, got {type(title).__name__}")
+    return None if title is False or title == "" else default if title is None else title
 
 
 def figure_title(canvas: Canvas, title: str | bool | None, default: str) -> None:
-    """The figure's title: the default when None (only on a figure made here), none when
-    False or "", else ``title``; wrapped to the figure's width."""
-    check_title(title)
-    if title is False or title == "":
-        return
-    if title is None:
-        if not canvas.owned:
-            return  # the caller's figure: its title is the caller's
-        title = default
-    size = size_pt("figure.titlesize")
-    canvas.fig.suptitle(wrap(str(title), canvas.width - 0.15, size))
+    """The figure's title, wrapped; a default one only on a figure made here."""
+    text = _title(title, default)
+    if text is not None and (canvas.owned or title is not None):
+        canvas.fig.suptitle(wrap(text, canvas.width - 0.15, size_pt("figure.titlesize")))
 
 
 def axes_title(ax: Axes, title: str | bool | None, default: str, width_in: float) -> None:
-    """An axes' own title: the default when None, none when False or "", else ``title``."""
-    check_title(title)
-    if title is False or title == "":
-        return
-    text = default if title is None else str(title)
-    ax.set_title(wrap(text, width_in, size_pt("axes.titlesize")))
-
-
-def panel_width(canvas: Canvas, n_cols: int, reserve: float = 0.6) -> float:
-    """Rough width in inches of one of ``n_cols`` side-by-side panels (labels reserved)."""
-    return max(0.8, (canvas.width - reserve * n_cols) / max(n_cols, 1))
+    text = _title(title, default)
+    if text is not None:
+        ax.set_title(wrap(text, width_in, size_pt("axes.titlesize")))
 
 
 def legend_columns(labels: Sequence[str], width_in: float, size: float) -> int:
@@ -321,12 +289,15 @@ def legend_columns(labels: Sequence[str], width_in: float, size: float) -> int:
     return int(max(1, min(len(labels), width_in // max(widest, 1e-6))))
 
 
-def require(frame: pd.DataFrame, cols: Sequence[str], what: str) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"{what} must be a DataFrame, got {type(frame).__name__}")
-    missing = [c for c in cols if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} lacks column(s) {missing}; has {list(frame.columns)}")
+def figure_legend(canvas: Canvas, handles: list, labels: list[str], ax: Axes | None = None) -> None:
+    """The legend under the figure, labels wrapped to its width (in ``ax`` on a caller's)."""
+    pt = size_pt("legend.fontsize")
+    labels = [wrap(lab, canvas.width - 0.6, pt) for lab in labels]
+    ncol = legend_columns(labels, canvas.width - 0.2, pt)
+    if ax is not None and not canvas.owned:
+        ax.legend(handles, labels, loc="upper center", ncols=ncol, frameon=False)
+    else:
+        canvas.fig.legend(handles, labels, loc="outside lower center", ncols=ncol, frameon=False)
 
 
 def num(s: pd.Series) -> np.ndarray:
@@ -344,8 +315,7 @@ def conf_text(confidence: float | None) -> str:
     return f"{round(100 * confidence)} % CI" if confidence is not None else "CI"
 
 
-# Tick formatters are module functions, not lambdas, so that a figure can be pickled (the
-# report renders its raster copy in another process).
+# Tick formatters are module functions, not lambdas, so that a figure can be pickled.
 def format_pp(v: float, _pos: Any = None) -> str:
     return f"{100 * v:+.0f} pp" if abs(v) > 1e-12 else "0"
 
@@ -357,9 +327,7 @@ def format_times(v: float, _pos: Any = None) -> str:
 def legend_below(
     ax: Axes, *, ncol: int, title: str | None = None, labels: Sequence[str] | None = None
 ) -> None:
-    """The axes' legend under its x axis label, at a fixed distance whatever its height
-    (constrained layout then makes room for it); ``labels`` replace the artists' own (e.g.
-    wrapped), in their order."""
+    """The axes' legend under its x axis label; ``labels`` replace the artists' own."""
     from matplotlib.transforms import ScaledTranslation
 
     lines = ax.get_xlabel().count("\n") + 1 if ax.get_xlabel() else 0
@@ -393,8 +361,6 @@ def fit_ticks(ax: Axes, x: Any, labels: Sequence[str], slot_in: float, size: flo
     if max((text_width_in(w, size) for w in wrapped), default=0.0) <= slot_in:
         ax.set_xticks(x, wrapped)
         return
-    # Upright labels would collide: vertical ones, each wrapped (at spaces) into lines of at
-    # most _VERTICAL_LINE_IN, so that its few lines side by side still fit the slot.
     vertical = [
         wrap(lab.replace("\n", " "), _VERTICAL_LINE_IN, size, hyphens=False) for lab in labels
     ]
@@ -425,18 +391,15 @@ def save_figure(
     Parameters
     ----------
     fig : Figure
-        A figure from this package (or any matplotlib Figure).
+        Any matplotlib Figure.
     path_stem : path-like
-        The files' path without a suffix, e.g. ``"figures/headline"``; its directory is
-        created if needed.
+        The files' path without a suffix, e.g. ``"figures/headline"`` (directory created).
     formats : sequence of str, default ("pdf", "svg", "png")
-        Any of ``pdf`` (TrueType fonts, ``pdf.fonttype = 42``, as journals ask), ``svg``
-        (text kept as text) and ``png``.
+        Any of ``pdf`` (TrueType fonts), ``svg`` (text kept as text) and ``png``.
     dpi : int, default 300
         Raster resolution (at least 200).
     tight : bool, default False
-        Crop to the drawn content (matplotlib's ``bbox_inches="tight"``). By default the
-        file has the figure's own size, e.g. exactly 3.5 in for ``width="column"``.
+        Crop to the drawn content; by default the file has the figure's own size.
 
     Returns
     -------
@@ -483,11 +446,8 @@ def save_figure(
 
 
 def layout_figure(fig: Figure) -> Any:
-    """Settle ``fig``'s layout, freeze it, and return its tight bounding box (inches).
-
-    After this, every rendering of ``fig`` (any format, any dpi, in this process or after
-    pickling it to another) is one draw at the same positions: what :func:`render_figure`
-    does first.
+    """Settle ``fig``'s layout, freeze it, and return its tight bounding box (inches): every
+    later rendering (any format or dpi, also after pickling) is one draw at these positions.
 
     Examples
     --------
@@ -498,11 +458,7 @@ def layout_figure(fig: Figure) -> Any:
     (True, 'PlaceHolderLayoutEngine')
     """
     with matplotlib.rc_context(STYLE):
-        # One layout pass, then frozen: every later rendering draws at these positions, so
-        # the same figure gives the same bytes whenever and wherever it is saved. The
-        # engine is run as a draw would run it first, without the draw itself: the tight
-        # box measures every artist anyway, and the rest of a draw (a third of the time)
-        # would be redone by the first rendering (the files are byte-identical).
+        # The engine alone, not a whole draw: the first rendering would redo the draw.
         engine = fig.get_layout_engine()
         if engine is not None:
             engine.execute(fig)
@@ -518,13 +474,9 @@ def render_figure(
     formats: Sequence[str] = ("png", "svg"),
     bbox: Any = None,
 ) -> dict[str, bytes]:
-    """The bytes of ``fig`` in each format, laid out once (what :func:`save_figure` writes).
-
-    The layout (constrained, then the tight bounding box) is computed once and frozen
-    (:func:`layout_figure`; pass its ``bbox`` when already done), so each format costs one
-    draw instead of a layout pass and two draws (matplotlib's ``savefig`` draws twice while
-    a figure has a layout engine, even a frozen one); the bytes are the same whenever the same
-    figure is rendered (no dates or versions in the metadata). PDF embeds TrueType fonts.
+    """The bytes of ``fig`` in each format (what :func:`save_figure` writes): laid out once
+    (:func:`layout_figure`; pass its ``bbox`` when already done), one draw per format, the
+    same bytes for the same figure (no dates or versions in the metadata).
 
     Examples
     --------
@@ -543,9 +495,7 @@ def render_figure(
     try:
         with matplotlib.rc_context({**STYLE, **_NO_AUTO_LAYOUT}):
             if isinstance(frozen, PlaceHolderLayoutEngine):
-                # savefig draws twice while the figure has any layout engine, the frozen
-                # placeholder included (a first draw "to make sure the layout works"):
-                # without one, each format is one draw at the settled positions.
+                # savefig draws twice while the figure has any layout engine, even this one.
                 fig.set_layout_engine(None)
             for fmt in formats:
                 buf = io.BytesIO()

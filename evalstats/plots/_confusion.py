@@ -41,24 +41,17 @@ def plot_confusion(
     kappa : float or result with ``kappa`` (and ``ci_low``, ``ci_high``), optional
         Cohen's kappa to quote in the title, e.g. a
         :class:`~evalstats.stats.agreement.CohenKappaResult`.
-    title : str, False or None, default None
-        The axes' title: None gives the observed agreement and kappa, False or "" none.
-    width : "page", "column" or float, default "page"
-        Figure width (the matrix stays square: "page" is 5 in of it, centred, at most).
-    figsize : (float, float), optional
-        Width and height in inches (overrides ``width``).
-    ax : Axes, optional
-        Draw into this Axes (the colour bar is taken from it).
+    title, width, figsize, ax
+        As every figure (:mod:`evalstats.plots`); the default title gives the observed
+        agreement and kappa; the matrix stays square (at most 5 in).
 
     Returns
     -------
     Figure
-        Cells shaded by row share (0–100 %), annotated "count" and "row %"; the title gives
-        the observed agreement and kappa.
+        Cells shaded by row share, annotated "count" and "row %".
 
     Examples
     --------
-    >>> from evalstats.plots import plot_confusion
     >>> fig = plot_confusion([[10, 3, 1], [4, 20, 5], [0, 6, 30]],
     ...                      judges=("anthropic:claude", "openai:gpt-5.4"), kappa=0.55,
     ...                      width="column")
@@ -94,18 +87,7 @@ def plot_confusion(
     total = t.sum()
     agree = np.trace(t) / total if total > 0 else np.nan
 
-    def height(w: float) -> float:
-        return min(w, 5.0) * 0.92
-
-    canvas = new_canvas(
-        ax=ax,
-        n_axes=1,
-        width=width,
-        figsize=figsize,
-        height=height,
-        make=lambda fig: fig.subplots(),
-        what="plot_confusion",
-    )
+    canvas = new_canvas("plot_confusion", ax, width, figsize, lambda w: min(w, 5.0) * 0.92)
     a = canvas.axes[0]
     matrix_in = min(canvas.width, 5.0) - 1.6
     cell_pt = font_pt(0.8 if matrix_in / k > 0.45 else 0.7)

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from .._validate import check_columns
 from ._base import (
     EDGE,
     OKABE_ITO,
@@ -22,69 +22,10 @@ from ._base import (
     legend_columns,
     new_canvas,
     num,
-    require,
     size_pt,
     styled,
     wrap,
 )
-
-
-def _ratio_axis(
-    ax: Axes,
-    r: np.ndarray,
-    what: str,
-    unit_label: str,
-    ci: Any,
-    color: str,
-    panel_in: float,
-    arms: Mapping[str, str],
-) -> None:
-    lo_r, hi_r = float(r.min()), float(r.max())
-    lo_b, hi_b = min(lo_r, 1.0) / 1.15, max(hi_r, 1.0) * 1.15
-    bins = np.geomspace(lo_b, hi_b, int(np.clip(np.sqrt(len(r)) * 2, 8, 40)) + 1)
-    ax.hist(
-        r,
-        bins=bins,
-        color=color,
-        edgecolor=EDGE,
-        linewidth=0.5,
-        alpha=0.85,
-        label=f"pairs (n = {len(r)})",
-    )
-    ax.plot(r, np.zeros_like(r), "|", color="black", markersize=8, alpha=0.6, clip_on=False)
-    gm = float(np.exp(np.mean(np.log(r))))
-    ax.axvline(1.0, color="black", linestyle="--", linewidth=1.0, label="1× (equal cost)")
-    ax.axvline(gm, color=OKABE_ITO["vermillion"], linewidth=1.8, label=f"geometric mean {gm:.2f}×")
-    if ci is not None:
-        c_lo, c_hi = (float(v) for v in ci)
-        if np.isfinite(c_lo) and np.isfinite(c_hi):
-            ax.axvspan(
-                c_lo,
-                c_hi,
-                color=OKABE_ITO["vermillion"],
-                alpha=0.15,
-                linewidth=0,
-                label=f"CI [{c_lo:.2f}×, {c_hi:.2f}×]",
-            )
-    ax.set_xscale("log")
-    ax.set_xlim(lo_b, hi_b)
-    # Fewer ticks per decade on a narrow panel: labels such as "0.5×" need about 0.4 in.
-    decades = max(np.log10(hi_b / lo_b), 1e-9)
-    subs = (1.0, 2.0, 5.0) if panel_in / decades >= 1.3 else (1.0, 3.0)
-    if panel_in / decades < 0.7:
-        subs = (1.0,)
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.xaxis.set_major_formatter(FuncFormatter(format_times))
-    label_pt = size_pt("axes.labelsize")
-    ratio = f"{arms['with']} / {arms['without']}"
-    xlabel = wrap(f"{unit_label} ratio {ratio} (log scale)", panel_in, label_pt)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("pairs (count)")
-    axes_title(ax, None, what, panel_in)
-    _, labels = ax.get_legend_handles_labels()
-    ncol = legend_columns(labels, panel_in + 0.3, size_pt("legend.fontsize"))
-    legend_below(ax, ncol=ncol)
 
 
 @styled
@@ -104,39 +45,28 @@ def plot_cost_ratios(
     Parameters
     ----------
     frame : DataFrame
-        A verdict frame or a pair table with ``tokens_with`` and ``tokens_without`` (and, for
-        the wall-clock panel, ``wall_with_s`` and ``wall_without_s``). Rows are deduplicated
-        on (``task_id``, ``replicate``) when those columns exist, so a verdict frame with
-        several judges counts each pair once. Pairs with a missing or zero count are left
-        out (the panel title says how many).
+        A verdict frame or pair table with ``tokens_with`` and ``tokens_without`` (and
+        ``wall_with_s``, ``wall_without_s``), one pair per (``task_id``, ``replicate``).
+        Pairs with a missing or zero count are left out (the panel title says how many).
     wall : bool, default True
         Add the wall-clock panel when the columns are present.
     ci : mapping, optional
-        ``{"tokens": (low, high), "wall": (low, high)}``: a precomputed interval for the
-        geometric mean (e.g. the cluster bootstrap of :mod:`evalstats.stats`), drawn as a band.
+        ``{"tokens": (low, high), "wall": (low, high)}``: an interval for the geometric
+        mean, drawn as a band.
     arm_names : mapping, optional
-        What to call the arms, ``{"with": "Serena MCP", "without": "plain Claude Code"}``
-        (:attr:`evalstats.Dataset.arm_names`): the axis labels and the title use the names
-        ("token ratio Serena MCP / plain Claude Code"); WITH / WITHOUT by default.
-    title : str, False or None, default None
-        Figure title: None draws the default, False or "" none (with ``ax=``, only a str).
-    width : "page", "column" or float, default "page"
-        7 in (panels side by side) or 3.5 in (panels stacked), or inches.
-    figsize : (float, float), optional
-        Width and height in inches (overrides ``width``).
+        What to call the arms (``{"with": "Serena MCP"}``); WITH / WITHOUT by default.
+    title, width, figsize
+        As every figure (:mod:`evalstats.plots`); "page" puts the panels side by side.
     ax : Axes or sequence of Axes, optional
-        One Axes per panel (tokens, then wall-clock) to draw into.
+        One Axes per panel (tokens, then wall-clock).
 
     Returns
     -------
     Figure
-        One panel per measure: histogram on log-spaced bins, a rug of the pairs, the
-        geometric mean of the ratios and the 1× line; each panel's legend below it.
+        Per measure: a histogram on log-spaced bins, a rug, the geometric mean and 1×.
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from evalstats.plots import plot_cost_ratios
     >>> pairs = pd.DataFrame({"task_id": ["a", "a", "b"], "replicate": [1, 2, 1],
     ...                       "tokens_with": [600, 900, 450], "tokens_without": [900, 1000, 900]})
     >>> fig = plot_cost_ratios(pairs, width="column")
@@ -144,7 +74,7 @@ def plot_cost_ratios(
     'log'
     """
     arms = arm_labels(arm_names)
-    require(frame, ["tokens_with", "tokens_without"], "frame")
+    check_columns(frame, ["tokens_with", "tokens_without"], what="frame")
     f = frame
     if {"task_id", "replicate"} <= set(f.columns):
         f = f.drop_duplicates(["task_id", "replicate"])
@@ -169,30 +99,62 @@ def plot_cost_ratios(
             return fig.subplots(1, m, squeeze=False)[0]
         return fig.subplots(m, 1, squeeze=False)[:, 0]
 
-    canvas = new_canvas(
-        ax=ax,
-        n_axes=m,
-        width=width,
-        figsize=figsize,
-        height=height,
-        make=make,
-        what="plot_cost_ratios",
-    )
+    canvas = new_canvas("plot_cost_ratios", ax, width, figsize, height, n_axes=m, make=make)
     side = not canvas.owned or canvas.width >= 5.0 or m == 1
     panel_in = (canvas.width - 0.7 * (m if side else 1)) / (m if side else 1)
     colors = (OKABE_ITO["sky_blue"], OKABE_ITO["bluish_green"])
-    for a, (key, what, unit, _, _), (r, dropped), color in zip(
+    for a, (key, what, unit_label, _, _), (r, dropped), color in zip(
         canvas.axes, measures, ratios, colors, strict=False
     ):
-        _ratio_axis(
-            a,
+        what += f" ({dropped} pairs without a ratio left out)" if dropped else ""
+        band = (ci or {}).get(key)
+        lo_r, hi_r = float(r.min()), float(r.max())
+        lo_b, hi_b = min(lo_r, 1.0) / 1.15, max(hi_r, 1.0) * 1.15
+        bins = np.geomspace(lo_b, hi_b, int(np.clip(np.sqrt(len(r)) * 2, 8, 40)) + 1)
+        a.hist(
             r,
-            what + (f" ({dropped} pairs without a ratio left out)" if dropped else ""),
-            unit,
-            (ci or {}).get(key),
-            color,
-            panel_in,
-            arms,
+            bins=bins,
+            color=color,
+            edgecolor=EDGE,
+            linewidth=0.5,
+            alpha=0.85,
+            label=f"pairs (n = {len(r)})",
         )
+        a.plot(r, np.zeros_like(r), "|", color="black", markersize=8, alpha=0.6, clip_on=False)
+        gm = float(np.exp(np.mean(np.log(r))))
+        a.axvline(1.0, color="black", linestyle="--", linewidth=1.0, label="1× (equal cost)")
+        a.axvline(
+            gm, color=OKABE_ITO["vermillion"], linewidth=1.8, label=f"geometric mean {gm:.2f}×"
+        )
+        if band is not None:
+            c_lo, c_hi = (float(v) for v in band)
+            if np.isfinite(c_lo) and np.isfinite(c_hi):
+                a.axvspan(
+                    c_lo,
+                    c_hi,
+                    color=OKABE_ITO["vermillion"],
+                    alpha=0.15,
+                    linewidth=0,
+                    label=f"CI [{c_lo:.2f}×, {c_hi:.2f}×]",
+                )
+        a.set_xscale("log")
+        a.set_xlim(lo_b, hi_b)
+        # Fewer ticks per decade on a narrow panel: "0.5×" needs about 0.4 in.
+        decades = max(np.log10(hi_b / lo_b), 1e-9)
+        subs = (1.0, 2.0, 5.0) if panel_in / decades >= 1.3 else (1.0, 3.0)
+        if panel_in / decades < 0.7:
+            subs = (1.0,)
+        a.xaxis.set_major_locator(LogLocator(base=10, subs=subs))
+        a.xaxis.set_minor_formatter(NullFormatter())
+        a.xaxis.set_major_formatter(FuncFormatter(format_times))
+        label_pt = size_pt("axes.labelsize")
+        ratio = f"{arms['with']} / {arms['without']}"
+        xlabel = wrap(f"{unit_label} ratio {ratio} (log scale)", panel_in, label_pt)
+        a.set_xlabel(xlabel)
+        a.set_ylabel("pairs (count)")
+        axes_title(a, None, what, panel_in)
+        _, labels = a.get_legend_handles_labels()
+        ncol = legend_columns(labels, panel_in + 0.3, size_pt("legend.fontsize"))
+        legend_below(a, ncol=ncol)
     figure_title(canvas, title, f"Cost of {arms['with']} relative to {arms['without']}, per pair")
     return canvas.root

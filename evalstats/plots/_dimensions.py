@@ -45,37 +45,25 @@ def plot_dimension_scores(
     Parameters
     ----------
     frame : DataFrame
-        Either a precomputed tidy frame with columns ``dim``, ``arm`` (``with``,
-        ``without`` and optionally ``difference``), ``mean``, ``ci_low``, ``ci_high``
-        (e.g. from a cluster bootstrap), or a verdict frame, summarised with
-        :func:`~evalstats.stats.rates.dimension_means` (per-task means, t interval
-        over tasks).
+        A tidy summary (``dim``, ``arm`` with, without and optionally difference, ``mean``,
+        ``ci_low``, ``ci_high``), or a verdict frame, summarised with
+        :func:`~evalstats.stats.rates.dimension_means`.
     confidence : float, default 0.95
         Confidence level when the summary is computed here.
     arm_names : mapping, optional
-        What to call the arms, ``{"with": "Serena MCP", "without": "plain Claude Code"}``
-        (:attr:`evalstats.Dataset.arm_names`): the legend and the difference axis use the
-        names; WITH / WITHOUT by default.
-    title : str, False or None, default None
-        Figure title: None draws the default, False or "" none (with ``ax=``, only a str).
-    width : "page", "column" or float, default "page"
-        7 in (panels side by side) or 3.5 in (panels stacked), or inches.
-    figsize : (float, float), optional
-        Width and height in inches (overrides ``width``).
+        What to call the arms (``{"with": "Serena MCP"}``); WITH / WITHOUT by default.
+    title, width, figsize
+        As every figure (:mod:`evalstats.plots`); "page" puts the panels side by side.
     ax : Axes or pair of Axes, optional
-        Axes to draw into: (scores, difference) when the summary has a ``difference`` arm,
-        else one.
+        (scores, difference) when the summary has a ``difference`` arm, else one.
 
     Returns
     -------
     Figure
-        Scores panel: mean score (1–5) per dimension for each arm with CIs; difference
-        panel (when a ``difference`` arm is present): WITH − WITHOUT with CIs and a zero line.
+        Mean score (1–5) per dimension and arm with CIs; the paired difference with CIs.
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from evalstats.plots import plot_dimension_scores
     >>> summary = pd.DataFrame({"dim": ["correctness"] * 2, "arm": ["with", "without"],
     ...                         "mean": [4.1, 3.6], "ci_low": [3.8, 3.3],
     ...                         "ci_high": [4.4, 3.9]})
@@ -87,9 +75,7 @@ def plot_dimension_scores(
     tidy_cols = ["dim", "arm", "mean", "ci_low", "ci_high"]
     if set(tidy_cols) <= set(frame.columns):
         summary = frame
-    else:
-        # Imported here: the report's kernel passes precomputed means and so never loads
-        # the statistics (scipy) just to draw.
+    else:  # imported here: the report's kernel draws without loading scipy
         from ..stats.rates import dimension_means
 
         summary = dimension_means(frame, confidence=confidence)
@@ -124,18 +110,14 @@ def plot_dimension_scores(
     diff_label = f"{names_of['with']} − {names_of['without']} (points)"
 
     def texts(w: float, by_side: bool) -> tuple[float, list[str], int, float]:
-        """At figure width ``w``: the scores panel's width, the legend's labels (wrapped) and
-        columns, and the width an x label under the dimension labels has."""
-        # Conservative: the y label and tick labels take up to 0.8 in per panel.
+        """At width ``w``: the scores panel's width, legend labels and columns, x label width."""
         panel = (w - 0.8 * (2 if by_side else 1)) * (1.3 / 2.3 if by_side else 1.0)
         labels = [wrap(names_of[arm], panel - 0.5, legend_pt) for arm in ("with", "without")]
-        # Centred under the axes, which start right of the dimension labels and the y label.
         left = max(text_width_in(wrap(n, 1.0, tick_pt), tick_pt) for n in names) + 0.45
         x_label_in = max((panel / 1.3 if by_side else panel) + 0.8 - left, 1.0)
         return panel, labels, legend_columns(labels, panel, legend_pt), x_label_in
 
     def height(w: float) -> float:
-        # Long arm names take more lines (legend, difference label): the panels keep theirs.
         _, labels, ncol, x_label_in = texts(w, m == 2 and side(w))
         lines = [lab.count("\n") + 1 for lab in labels]
         rows = max(lines) if ncol > 1 else sum(lines)
@@ -149,23 +131,14 @@ def plot_dimension_scores(
             return fig.subplots(1, 2, width_ratios=[1.3, 1.0])
         return fig.subplots(2, 1)
 
-    canvas = new_canvas(
-        ax=ax,
-        n_axes=m,
-        width=width,
-        figsize=figsize,
-        height=height,
-        make=make,
-        what="plot_dimension_scores",
-    )
+    canvas = new_canvas("plot_dimension_scores", ax, width, figsize, height, n_axes=m, make=make)
     ax_s = canvas.axes[0]
     ax_d = canvas.axes[1] if has_diff else None
     by_side = m == 2 and (not canvas.owned or side(canvas.width))
     panel_in, legend_labels, legend_ncol, x_label_in = texts(canvas.width, by_side)
     pos = np.arange(len(dims), dtype=float)
     words = [w for d in dims for w in d.split("_")]
-    # Dimensions along x while every word fits its slot; else a dot plot with the
-    # dimensions down the y axis, where the labels have the room (a narrow figure).
+    # Dimensions along x while every word fits its slot; else down the y axis.
     narrowest = panel_in / 1.3 if by_side else panel_in
     flat = max(text_width_in(w, tick_pt) for w in words) <= narrowest / max(len(dims), 1)
 
@@ -210,7 +183,6 @@ def plot_dimension_scores(
         )
     layout(ax_s, panel_in / max(len(dims), 1), "mean score (1–5)", (0.8, 5.2))
     axes_title(ax_s, None, f"Scores by arm (mean, {conf_text(conf)})", panel_in)
-    # Two columns while the arms' names fit the panel side by side, else one each.
     handles = ax_s.get_legend_handles_labels()[0]
     if flat:
         ax_s.legend(handles, legend_labels, loc="lower right", frameon=False, ncols=legend_ncol)

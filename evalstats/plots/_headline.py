@@ -16,6 +16,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 from evalstats._display import count_text, judge_label
 from evalstats._tidy import wide
 
+from .._validate import check_columns
 from ._base import (
     EDGE,
     OUTCOME_COLORS,
@@ -23,14 +24,13 @@ from ._base import (
     asym_err,
     axes_title,
     conf_text,
+    figure_legend,
     figure_title,
     fit_ticks,
     font_pt,
     format_pp,
-    legend_columns,
     new_canvas,
     num,
-    require,
     size_pt,
     styled,
     text_width_in,
@@ -39,15 +39,13 @@ from ._base import (
 
 _NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win")
 _LEGEND = {"win": "{with} better (win)", "tie": "equivalent (tie)", "loss": "{with} worse (loss)"}
-# A rubric whose rows are pair-orders (each pair judged once per A/B order).
 _ORDERED_RUBRICS = {"blind-pair"}
 _HATCH = "////"
 _DATE_SUFFIX = re.compile(r"-(?:20\d{6}|20\d\d-\d\d-\d\d)$")
 
 
 class _ShareLocator(MaxNLocator):
-    """Ticks as MaxNLocator spaces them for the axis' length and type, up to 100 % only
-    (the axis runs higher to leave room for the value labels)."""
+    """MaxNLocator's ticks up to 100 % only (the axis runs higher, for the value labels)."""
 
     def tick_values(self, vmin: float, vmax: float) -> np.ndarray:
         ticks = super().tick_values(vmin, vmax)
@@ -70,45 +68,32 @@ def plot_headline(
     Parameters
     ----------
     rates : DataFrame
-        The long result of :func:`evalstats.stats.rates.win_rates` (its diagnostics
-        give the counts), or the same one row per group: the group column(s);
-        ``win_rate``, ``tie_rate``, ``loss_rate``, ``net_win``, each with
-        ``<name>_ci_low`` and ``<name>_ci_high`` (NaN bounds are drawn without a bar);
-        ``n`` (judged verdicts in the denominator) and ``n_clusters`` (tasks). Optional:
-        ``n_pairs`` (distinct pairs among them: when smaller than ``n`` the labels read
-        "32 pairs (64 pair-orders)"), ``confidence`` and ``method`` (quoted in the title),
-        ``audit`` (the report's mark, e.g. "fail: judge_disagreement": that row's bars are
-        hatched, its net-win marker hollow and the mark is printed under its name).
-        Without ``n_pairs``, rows of the ``blind-pair`` rubric are counted as pair-orders.
+        The long result of :func:`evalstats.stats.rates.win_rates`, or one row per group:
+        the group column(s); ``win_rate``, ``tie_rate``, ``loss_rate``, ``net_win``, each
+        with ``<name>_ci_low`` / ``<name>_ci_high`` (NaN: no bar); ``n`` and ``n_tasks``.
+        Optional: ``n_pairs`` (fewer than ``n``: "32 pairs (64 pair-orders)"; without it
+        ``blind-pair`` rows count as pair-orders), ``confidence`` and ``method`` (in the
+        title), ``audit`` (a failed check: the row is hatched and marked).
     group : str or list of str, optional
         Column(s) naming the groups; by default the first of ``group``, ``judge``, ``rubric``
-        present (a frame with none of them must have one row, labelled "all").
+        present (without any, one row, labelled "all").
     arm_names : mapping, optional
-        What to call the arms, ``{"with": "Serena MCP", "without": "plain Claude Code"}``
-        (:attr:`evalstats.Dataset.arm_names`): the legend and the title use the names
-        ("Serena MCP better (win)"); WITH / WITHOUT by default.
-    title : str, False or None, default None
-        Figure title: None draws the default (which names the interval), False or "" none.
-        With ``ax=`` only a given str is drawn (on the axes' figure).
-    width : "page", "column" or float, default "page"
-        Figure width: 7 in (panels side by side) or 3.5 in (panels stacked), or inches.
-    figsize : (float, float), optional
-        Width and height in inches (overrides ``width``).
+        What to call the arms (``{"with": "Serena MCP"}``); WITH / WITHOUT by default.
+    title, width, figsize
+        As every figure (:mod:`evalstats.plots`); "page" puts the panels side by side,
+        "column" stacks them.
     ax : pair of Axes, optional
-        Draw into these (shares, net win) instead of a new figure; the legend goes into the
-        shares axes.
+        Draw into these (shares, net win); the legend goes into the shares axes.
 
     Returns
     -------
     Figure
-        Shares panel: dodged win / tie / loss bars (3 per group) with CI error bars and
-        value labels; net-win panel: P(win) − P(loss) with its CI and a zero line. Tick
-        labels carry the count of pairs (and pair-orders) and tasks.
+        Dodged win / tie / loss bars per group with CIs and value labels, and the net win
+        with its CI; tick labels carry the counts of pairs and tasks.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> from evalstats.plots import plot_headline
     >>> rates = pd.DataFrame({
     ...     "judge": ["anthropic:claude-sonnet-4", "openai:gpt-5.4"], "n": [84, 82],
     ...     "n_tasks": [15, 15],
@@ -130,16 +115,15 @@ def plot_headline(
     3
     """
     arms = arm_labels(arm_names)
-    # Dodged bars put a group's rates side by side: the one place the long result is pivoted.
-    rates = wide(rates)
+    rates = wide(rates)  # dodged bars: the one place the long result is pivoted
     cols = [c for n in _NAMES for c in (n, f"{n}_ci_low", f"{n}_ci_high")]
-    require(rates, [*cols, "n", "n_tasks"], "rates")
+    check_columns(rates, [*cols, "n", "n_tasks"], what="rates")
     if len(rates) == 0:
         raise ValueError("rates has no rows")
     if group is None:
         group = next((c for c in ("group", "judge", "rubric") if c in rates.columns), None)
     group_cols = [group] if isinstance(group, str) else list(group or [])
-    require(rates, group_cols, "rates")
+    check_columns(rates, group_cols, what="rates")
     if not group_cols and len(rates) != 1:
         raise ValueError("several rows but no group column: pass group=")
     g = len(rates)
@@ -159,12 +143,9 @@ def plot_headline(
     default_title = f"Headline: {arms['with']} vs {arms['without']} ({sub})"
 
     def height(w: float) -> float:
-        # Stacked, the tick labels take from the panels' height: a count on two lines
-        # ("85 pairs" / "(165 pair-orders)") gets the room back.
+        # Two-line counts and a wrapped title take from the panels' height: give it back.
         if w < 5.0:
             return 5.0 if orders.any() else 4.6
-        # Side by side, the same count and a title that wraps (long arm names) take from
-        # the panels' height too; without the room back the net-win label meets the title.
         extra = 0.3 if orders.any() else 0.0
         if title is None:
             lines = wrap(default_title, w - 0.15, size_pt("figure.titlesize")).count("\n")
@@ -177,31 +158,19 @@ def plot_headline(
         # Stacked: one x axis, labelled once, under the net-win panel.
         return fig.subplots(2, 1, height_ratios=[1.25, 1.0], sharex=True)
 
-    canvas = new_canvas(
-        ax=ax,
-        n_axes=2,
-        width=width,
-        figsize=figsize,
-        height=height,
-        make=make,
-        what="plot_headline",
-    )
+    canvas = new_canvas("plot_headline", ax, width, figsize, height, n_axes=2, make=make)
     ax_bar, ax_net = canvas.axes
     side_by_side = canvas.width >= 5.0 or not canvas.owned
-    # Room left for the y labels and tick labels, which grow with the type.
     reserve = 0.5 * max(1.0, float(plt_rc["font.size"]) / 10.0)
     bar_in = (canvas.width - 2 * reserve) * (2.0 / 3.3 if side_by_side else 1.0)
     net_in = (canvas.width - 2 * reserve) * (1.3 / 3.3 if side_by_side else 1.0)
     tick_pt = size_pt("xtick.labelsize")
 
-    # Group labels, one line per group column; a judge's provider and a model's date suffix
-    # are dropped when the names stay unique without them (the report's tables have them).
+    # Shorter judge names while they stay unique: the reader's name breaks at spaces.
     values = [rates[c].astype(str).tolist() for c in group_cols] if group_cols else [["all"] * g]
     for k, col in enumerate(group_cols):
         if col != "judge":
             continue
-        # The reader's name ("Claude Sonnet 4", as the tables and sentences print it) breaks
-        # at spaces only; a model id would break at its hyphens, inside the name.
         for shorten in (
             lambda v: v.split(":", 1)[-1],
             lambda v: _DATE_SUFFIX.sub("", v),
@@ -213,12 +182,10 @@ def plot_headline(
     slot_in = bar_in / g * 0.85
     net_slot = net_in / g * 0.85
     names = ["\n".join(vals[i] for vals in values) for i in range(g)]
-    # "85 pairs (165 pair-orders)" on two lines, so the group's slot holds it unbroken.
     counts = [
         count_text(int(n[i]), n_pairs[i], bool(ordered[i])).replace(" (", "\n(") for i in range(g)
     ]
-    # A row the audit fails (the report's ``audit`` column) is marked, never shown as plain:
-    # hatched bars, a hollow net-win marker and the failed check under its name.
+    # A row the audit fails is never shown plain: hatched, hollow, the check under its name.
     flags = (
         rates["audit"].fillna("").astype(str).str.strip().tolist()
         if "audit" in rates.columns
@@ -231,7 +198,6 @@ def plot_headline(
     x = np.arange(g, dtype=float)
     width_bar = 0.26
     label_pt = font_pt(0.75)
-    # Value labels sit upright when they fit the bar, else rotated (they never overlap).
     rotate = text_width_in("100 %", label_pt) > 0.9 * width_bar * slot_in / 0.85
     for k, (name, outcome) in enumerate(zip(_NAMES[:3], ("win", "tie", "loss"), strict=True)):
         v = num(rates[name])
@@ -276,7 +242,6 @@ def plot_headline(
     else:
         ax_bar.tick_params(axis="x", labelbottom=False)
     ax_bar.set_xlim(-0.6, g - 0.4)
-    # Headroom above 100 % for the value labels.
     ax_bar.set_ylim(0, 1.3 if rotate else 1.15)
     ax_bar.yaxis.set_major_locator(_ShareLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10]))
     ax_bar.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
@@ -293,14 +258,7 @@ def plot_headline(
     if flagged.any():
         handles.append(Patch(facecolor="white", edgecolor=EDGE, hatch=_HATCH))
         labels.append("hatched, hollow: the audit fails this row")
-    legend_pt = size_pt("legend.fontsize")
-    # A long arm name wraps rather than running off a column-wide figure.
-    labels = [wrap(lab, canvas.width - 0.6, legend_pt) for lab in labels]
-    ncol = legend_columns(labels, canvas.width - 0.2, legend_pt)
-    if canvas.owned:
-        canvas.fig.legend(handles, labels, loc="outside lower center", ncols=ncol, frameon=False)
-    else:
-        ax_bar.legend(handles, labels, loc="upper center", ncols=ncol, frameon=False)
+    figure_legend(canvas, handles, labels, ax_bar)
 
     v = num(rates["net_win"])
     lo, hi = num(rates["net_win_ci_low"]), num(rates["net_win_ci_high"])

@@ -12,16 +12,15 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from .._schema import OUTCOMES, STATUSES
-from .._validate import check_positive_int
+from .._validate import check_columns, check_positive_int
 from ._base import (
     EDGE,
     OUTCOME_COLORS,
     arm_labels,
     axes_title,
+    figure_legend,
     figure_title,
-    legend_columns,
     new_canvas,
-    require,
     size_pt,
     styled,
     text_width_in,
@@ -41,20 +40,8 @@ _CELL_LABELS = {
 }
 _ORDER_SHORT = {"with_first": "W", "without_first": "O"}
 
-#: Rows a heatmap shows by default: beyond it a figure is unreadable and its size (and the
-#: memory to draw it: 10,000 tasks took 11 GB) grows without bound, so only the best and
-#: worst tasks are drawn, with a note saying how many there are.
+#: Rows a heatmap shows by default (the best and worst tasks); 10,000 rows took 11 GB to draw.
 MAX_TASKS = 40
-
-
-def _cell_codes(f: pd.DataFrame) -> np.ndarray:
-    """Category code per row: the outcome when ok, else the status."""
-    status = f["status"].astype(str).to_numpy()
-    outcome = f["outcome"].astype(object).where(f["outcome"].notna(), "").astype(str).to_numpy()
-    cat = np.where(status == "ok", outcome, status)
-    index = pd.Index(_CELL_CATEGORIES)
-    codes = index.get_indexer(cat)
-    return np.where(codes < 0, index.get_loc("missing"), codes)
 
 
 @styled
@@ -82,37 +69,25 @@ def plot_task_heatmap(
     rubric : str, optional
         Required when the frame holds several rubrics.
     arm_names : mapping, optional
-        What to call the arms, ``{"with": "Serena MCP", "without": "plain Claude Code"}``
-        (:attr:`evalstats.Dataset.arm_names`): the legend ("win (Serena MCP better)") and
-        the order key use the names; WITH / WITHOUT by default.
-    title : str, False or None, default None
-        Figure title: None draws the default, False or "" none (with ``ax=``, only a str).
-    width : "page", "column" or float, default "page"
-        7 in (judges side by side) or 3.5 in (judges stacked), or inches; the height grows
-        with the number of tasks.
-    figsize : (float, float), optional
-        Width and height in inches (overrides ``width``).
+        What to call the arms (``{"with": "Serena MCP"}``); WITH / WITHOUT by default.
+    title, width, figsize
+        As every figure (:mod:`evalstats.plots`); "page" puts the judges side by side.
     ax : sequence of Axes, optional
-        One Axes per judge to draw into (the legend goes on their (sub)figure).
+        One Axes per judge.
     max_tasks : int or None, default 40
         With more tasks, only the ``max_tasks // 2`` best and the rest worst by net win
-        are drawn (a dashed line between them) and the y label says "N of M tasks shown";
-        None draws every task.
+        are drawn (a dashed line between them); None draws every task.
 
     Returns
     -------
     Figure
-        One image per judge; cells coloured win / tie / loss, grey shades for no_answer,
-        invalid and error, white for a pair that judge has no row for. Tasks are sorted by
-        net win (mean of win = +1, tie = 0, loss = −1 over the shown judges' ok verdicts),
-        best at the top, and labelled with it. Blind-rubric columns are ``<replicate>W``
-        (WITH shown first) and ``<replicate>O`` (WITHOUT first); when the labels do not fit
-        the width, only each replicate's number is written, between its two columns.
+        One image per judge; cells coloured by outcome or status, white where that judge
+        has no row. Tasks sorted by net win (over the shown judges' ok verdicts), best at
+        the top. Blind-rubric columns are ``<replicate>W`` (WITH shown first) and
+        ``<replicate>O``.
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from evalstats.plots import plot_task_heatmap
     >>> frame = pd.DataFrame({
     ...     "task_id": ["T1", "T1", "T2", "T2"], "replicate": [1, 2, 1, 2],
     ...     "judge": "openai:gpt-5.4", "rubric": "with-without", "order": None,
@@ -122,9 +97,8 @@ def plot_task_heatmap(
     (2, 2)
     """
     arms = arm_labels(arm_names)
-    require(
-        frame, ["task_id", "replicate", "judge", "rubric", "order", "status", "outcome"], "frame"
-    )
+    cols = ["task_id", "replicate", "judge", "rubric", "order", "status", "outcome"]
+    check_columns(frame, cols, what="frame")
     f = frame
     present = sorted(set(f["rubric"].astype(str)))
     if rubric is not None:
@@ -133,30 +107,28 @@ def plot_task_heatmap(
             raise ValueError(f"no rows for rubric {rubric!r}; present: {present}")
     elif len(present) > 1:
         raise ValueError(f"the frame holds several rubrics {present}: pass rubric=")
-    judges_all = sorted(set(f["judge"].astype(str)))
+    judges = sorted(set(f["judge"].astype(str)))
     if judge is not None:
         wanted = [judge] if isinstance(judge, str) else list(judge)
-        unknown = sorted(set(wanted) - set(judges_all))
-        if unknown:
-            raise ValueError(f"no rows for judge(s) {unknown}; present: {judges_all}")
-        f = f.loc[f["judge"].astype(str).isin(wanted)]
-        judges = wanted
-    else:
-        judges = judges_all
+        if unknown := sorted(set(wanted) - set(judges)):
+            raise ValueError(f"no rows for judge(s) {unknown}; present: {judges}")
+        f, judges = f.loc[f["judge"].astype(str).isin(wanted)], wanted
     if f.empty:
         raise ValueError("the frame has no rows to show")
 
     order = f["order"].astype(object).where(f["order"].notna(), "")
+    status = f["status"].astype(str).to_numpy()
+    outcome = f["outcome"].astype(object).where(f["outcome"].notna(), "").astype(str).to_numpy()
+    codes = pd.Index(_CELL_CATEGORIES).get_indexer(np.where(status == "ok", outcome, status))
     f = f.assign(
         _judge=f["judge"].astype(str),
         _task=f["task_id"].astype(str),
         _order=order.map(lambda o: _ORDER_SHORT.get(o, "")),
-        _code=_cell_codes(f),
+        _code=np.where(codes < 0, _CELL_CATEGORIES.index("missing"), codes),
     )
     has_order = bool((f["_order"] != "").any())
     if has_order:
-        # Rows without an order (no_answer pairs, never shown to a judge) fill every order
-        # column of their replicate instead of getting a column of their own.
+        # Unordered rows (no_answer pairs) fill every order column of their replicate.
         blank = f["_order"] == ""
         letters = sorted(set(f.loc[~blank, "_order"]), key="WO".index)
         f = pd.concat([f.loc[~blank], *(f.loc[blank].assign(_order=o) for o in letters)])
@@ -169,28 +141,18 @@ def plot_task_heatmap(
     col_keys = list(zip(cols["replicate"], cols["_order"], strict=True))
     col_labels = [f"{r}{o}" for r, o in col_keys]
 
-    score = np.select(
-        [
-            f["_code"] == _CELL_CATEGORIES.index("win"),
-            f["_code"] == _CELL_CATEGORIES.index("loss"),
-            f["_code"] == _CELL_CATEGORIES.index("tie"),
-        ],
-        [1.0, -1.0, 0.0],
-        np.nan,
-    )
-    net = pd.Series(score, index=f.index).groupby(f["_task"]).mean()
+    score = {_CELL_CATEGORIES.index(o): v for o, v in (("win", 1.0), ("loss", -1.0), ("tie", 0.0))}
+    net = f["_code"].map(score).astype(float).groupby(f["_task"]).mean()
     tasks = sorted(set(f["_task"]))
     net = net.reindex(tasks)
-    # Best tasks first; tasks without an ok verdict go last, ties broken by id.
     task_order = sorted(tasks, key=lambda t: (np.isnan(net[t]), -np.nan_to_num(net[t]), t))
     n_all, cut = len(task_order), None
     if max_tasks is not None:
         max_tasks = check_positive_int(max_tasks, "max_tasks", minimum=2)
-    if max_tasks is not None and n_all > max_tasks:
-        top = max_tasks // 2
-        task_order = task_order[:top] + task_order[n_all - (max_tasks - top) :]
-        f = f.loc[f["_task"].isin(task_order)]
-        cut = top
+        if n_all > max_tasks:
+            cut = max_tasks // 2
+            task_order = task_order[:cut] + task_order[n_all - (max_tasks - cut) :]
+            f = f.loc[f["_task"].isin(task_order)]
     row_labels = [f"{t} ({net[t]:+.2f})" if np.isfinite(net[t]) else f"{t} (–)" for t in task_order]
     y_label = "task (net win)"
     if cut is not None:
@@ -223,19 +185,10 @@ def plot_task_heatmap(
             return fig.subplots(n_j, 1, sharex=True, squeeze=False)[:, 0]
         return fig.subplots(1, n_j, sharey=True, squeeze=False)[0]
 
-    canvas = new_canvas(
-        ax=ax,
-        n_axes=n_j,
-        width=width,
-        figsize=figsize,
-        height=height,
-        make=make,
-        what="plot_task_heatmap",
-    )
+    canvas = new_canvas("plot_task_heatmap", ax, width, figsize, height, n_axes=n_j, make=make)
     axes = canvas.axes
     vertical = canvas.owned and stacked(canvas.width)
-    # The task labels and the y label take this much on the left (once: the panels side
-    # by side share the y axis; the caller's axes are labelled each).
+    # Room for the task labels and y label: once when the panels share the y axis.
     label_in = max(text_width_in(lab, tick_pt) for lab in row_labels) + 0.45
     labelled = 1 if vertical or canvas.owned else n_j
     panel_in = (canvas.width - label_in * labelled - 0.1) / (1 if vertical else n_j)
@@ -265,8 +218,7 @@ def plot_task_heatmap(
         any_missing = any_missing or bool((grid == missing).any())
         a.imshow(grid, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
         a.set_xticks(xticks, xlabels, rotation=rotation)
-        # White cell borders as two line collections: minor ticks with grid lines look the
-        # same but cost a Tick (two lines, two labels) per border, which dominated the draw.
+        # Cell borders as two line collections: grid lines cost a Tick per border.
         a.hlines(np.arange(n_rows + 1) - 0.5, -0.5, n_cols - 0.5, colors="white", linewidth=1.0)
         a.vlines(np.arange(n_cols + 1) - 0.5, -0.5, n_rows - 0.5, colors="white", linewidth=1.0)
         a.set_xlim(-0.5, n_cols - 0.5)
@@ -291,18 +243,9 @@ def plot_task_heatmap(
             a.axhline(cut - 0.5, color=EDGE, linewidth=1.2, linestyle="--")
     legend_order = ("win", "tie", "loss", "no_answer", "invalid", "error", "missing")
     shown = [c for c in legend_order if c != "missing" or any_missing]
-    legend_pt = size_pt("legend.fontsize")
-    # A long arm name wraps rather than running off a column-wide figure.
-    labels = [
-        wrap(_CELL_LABELS[c].replace("{with}", arms["with"]), canvas.width - 0.6, legend_pt)
-        for c in shown
-    ]
-    handles = [
-        Patch(facecolor=OUTCOME_COLORS[c], edgecolor=EDGE, linewidth=0.5, label=lab)
-        for c, lab in zip(shown, labels, strict=True)
-    ]
-    ncol = legend_columns(labels, canvas.width - 0.2, legend_pt)
-    canvas.fig.legend(handles=handles, loc="outside lower center", ncol=ncol, frameon=False)
+    labels = [_CELL_LABELS[c].replace("{with}", arms["with"]) for c in shown]
+    handles = [Patch(facecolor=OUTCOME_COLORS[c], edgecolor=EDGE, linewidth=0.5) for c in shown]
+    figure_legend(canvas, handles, labels)
     rubric_name = present[0] if rubric is None else rubric
     figure_title(canvas, title, f"Per-task outcomes, rubric {rubric_name}")
     return canvas.root

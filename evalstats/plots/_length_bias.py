@@ -10,6 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter, PercentFormatter
 
+from .._validate import check_columns
 from ._base import (
     LINE_COLORS,
     LINE_STYLES,
@@ -22,14 +23,12 @@ from ._base import (
     legend_columns,
     new_canvas,
     num,
-    require,
     size_pt,
     styled,
     wrap,
 )
 
-# Horizontal offset between judges sharing a bin, so that their error bars do not overlap:
-# this fraction of the plotted x range (a log-ratio range on the ratio axis).
+# Offset between judges sharing a bin, as a fraction of the plotted x range.
 _DODGE = 0.012
 _MARKERS = ("o", "s", "D", "^", "v", "P")
 _MARKER_GLYPHS = ("●", "■", "◆", "▲", "▼", "✚")
@@ -73,29 +72,20 @@ def plot_length_bias(
         one panel.
     confidence : float, optional
         Level of the intervals, quoted in the title.
-    title : str, False or None, default None
-        Figure title: None draws the default, False or "" none (with ``ax=``, only a str).
-    width : "page", "column" or float, default "page"
-        7 in (panels side by side) or 3.5 in (panels stacked), or inches.
-    figsize : (float, float), optional
-        Width and height in inches (overrides ``width``).
+    title, width, figsize
+        As every figure (:mod:`evalstats.plots`); "page" puts the panels side by side.
     ax : Axes or sequence of Axes, optional
-        One Axes per facet value (sorted) to draw into.
+        One Axes per facet value (sorted).
 
     Returns
     -------
     Figure
-        One panel per facet value, one line per judge (colour, line style and marker
-        differ) with the bins' Wilson intervals; judges sharing a bin are offset
-        horizontally by a small fixed amount so that the bars stay apart. For the log-ratio
-        the x axis shows the ratio (model length / baseline length, log scale); for the
-        difference it shows characters. A dashed line marks 50 % and a dotted one equal
+        One panel per facet value, one line per judge with the bins' Wilson intervals
+        (dodged); x the length ratio (log scale) or difference; lines at 50 % and equal
         lengths.
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from evalstats.plots import plot_length_bias
     >>> table = pd.DataFrame({
     ...     "model": "m", "annotator": ["j1", "j1", "j2", "j2"], "x": "log_ratio",
     ...     "x_mean": [-0.7, 0.4] * 2, "p_win": [0.1, 0.4, 0.15, 0.5], "n": [50] * 4,
@@ -104,7 +94,7 @@ def plot_length_bias(
     >>> fig.axes[0].get_xscale()
     'log'
     """
-    require(table, ["x_mean", "p_win", "ci_low", "ci_high", "n"], "table")
+    check_columns(table, ["x_mean", "p_win", "ci_low", "ci_high", "n"], what="table")
     if len(table) == 0:
         raise ValueError("table has no rows")
     if hue is None:
@@ -138,15 +128,7 @@ def plot_length_bias(
             return fig.subplots(1, n_f, sharey=True, squeeze=False)[0]
         return fig.subplots(n_f, 1, sharex=True, squeeze=False)[:, 0]
 
-    canvas = new_canvas(
-        ax=ax,
-        n_axes=n_f,
-        width=width,
-        figsize=figsize,
-        height=height,
-        make=make,
-        what="plot_length_bias",
-    )
+    canvas = new_canvas("plot_length_bias", ax, width, figsize, height, n_axes=n_f, make=make)
     axes = canvas.axes
     by_side = not canvas.owned or side(canvas.width)
     panel_in = (canvas.width - 0.6 - 0.15 * n_f) / (n_f if by_side else 1)
@@ -181,8 +163,7 @@ def plot_length_bias(
                 if np.isfinite(est):
                     slopes.append((i, color, f"{est:.2f} [{lo:.2f}, {hi:.2f}]"))
         if slopes:
-            # Per panel: each facet has its own fits, so the legend cannot carry them. One
-            # text per line, stacked in points so that they never overlap at any size.
+            # In the panel (each facet has its own fits), stacked in points: never overlapping.
             unit = "per unit log-ratio" if ratio else "per character"
             lines = [(f"logistic slope {unit}:", "black")] + [
                 (f"{_MARKER_GLYPHS[i % len(_MARKERS)]} {text}", color) for i, color, text in slopes

@@ -10,6 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
+from .._validate import check_columns
 from ._base import (
     LINE_COLORS,
     LINE_STYLES,
@@ -19,7 +20,6 @@ from ._base import (
     legend_columns,
     new_canvas,
     num,
-    require,
     size_pt,
     styled,
     wrap,
@@ -67,31 +67,23 @@ def plot_power_curve(
         Reference power, drawn as a dashed line.
     mark_n_tasks : int, optional
         Draw a vertical line at this number of tasks (e.g. the current design).
-    title : str, False or None, default None
-        The axes' title: None draws the default, False or "" none.
-    width : "page", "column" or float, default "page"
-        Figure width: 7 in (legend beside the axes) or 3.5 in (legend below), or inches.
-    figsize : (float, float), optional
-        Width and height in inches (overrides ``width``).
-    ax : Axes, optional
-        Draw into this Axes.
+    title, width, figsize, ax
+        As every figure (:mod:`evalstats.plots`); the title is the axes'.
 
     Returns
     -------
     Figure
-        x: number of tasks; y: power (0–100 %). Lines differ by colour and style.
+        Power (0–100 %) against the number of tasks; lines differ by colour and style.
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from evalstats.plots import plot_power_curve
     >>> curve = pd.DataFrame({"n_tasks": [10, 20, 40] * 2, "net_win": [0.1] * 3 + [0.2] * 3,
     ...                       "power": [0.1, 0.2, 0.4, 0.3, 0.6, 0.9]})
     >>> fig = plot_power_curve(curve, width="column")
     >>> len(fig.axes[0].get_lines())  # two designs + the reference line
     3
     """
-    require(curve, ["n_tasks", "power"], "curve")
+    check_columns(curve, ["n_tasks", "power"], what="curve")
     if len(curve) == 0:
         raise ValueError("curve has no rows")
     if not 0.0 < target < 1.0:
@@ -100,16 +92,8 @@ def plot_power_curve(
         hue_cols = [c for c in _HUE_NAMES if c in curve.columns and curve[c].nunique() > 1]
     else:
         hue_cols = [hue] if isinstance(hue, str) else list(hue)
-        require(curve, hue_cols, "curve")
-    canvas = new_canvas(
-        ax=ax,
-        n_axes=1,
-        width=width,
-        figsize=figsize,
-        height=lambda w: 3.2 if w >= 5.0 else 3.6,
-        make=lambda fig: fig.subplots(),
-        what="plot_power_curve",
-    )
+        check_columns(curve, hue_cols, what="curve")
+    canvas = new_canvas("plot_power_curve", ax, width, figsize, lambda w: 3.2 if w >= 5 else 3.6)
     a = canvas.axes[0]
     groups = curve.groupby(hue_cols, sort=True) if hue_cols else [((), curve)]
     for i, (key, part) in enumerate(groups):
