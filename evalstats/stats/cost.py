@@ -428,8 +428,7 @@ def _cost_rows(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator
 
 
 def _totals(pairs: pd.DataFrame, measure: str) -> tuple:
-    """``(x, y, both, g, tx, ty)``: a measure's per-pair values, the pairs having both, their
-    dense task codes and the task totals over them."""
+    """``(x, y, both, g, tx, ty)``: per-pair values, both present, task codes, task totals."""
     col_a, col_b = MEASURES[measure]
     x, y = pairs[col_a].to_numpy(dtype=float), pairs[col_b].to_numpy(dtype=float)
     both = ~(np.isnan(x) | np.isnan(y))
@@ -445,10 +444,8 @@ def total_ratio_draws(
     cluster: str = "task_id",
     include_no_answer: bool = True,
 ) -> np.ndarray | None:
-    """The default total-ratio interval's pivot draws (log scale), as ``cost_ratios`` uses them.
-
-    None where ``cost_ratios`` takes another interval (fewer than 3 tasks, a zero, the
-    lognormal check rejecting)."""
+    """The default total-ratio interval's pivot draws (log scale), None where ``cost_ratios``
+    takes another interval."""
     check_choice(measure, "measure", tuple(MEASURES))
     keys = [c for c in _ARM_KEYS if c in frame.columns]
     if keys and len(frame[keys].drop_duplicates()) > 1:
@@ -578,7 +575,6 @@ class LognormalCheck(NamedTuple):
         return bool(self.p_value < LOGNORMAL_CHECK_ALPHA)
 
     def note(self) -> str:
-        """The ``ci_note`` of a total-ratio row whose default interval the check switched."""
         return (
             f"lognormal model rejected ({self.test}, {self.n} values: p = {self.p_value:.2g} "
             f"< {LOGNORMAL_CHECK_ALPHA}): outlying runs, so the model-free CR2 interval (the "
@@ -588,7 +584,7 @@ class LognormalCheck(NamedTuple):
 
 
 def _lognormal_check(x: np.ndarray, y: np.ndarray, g: np.ndarray) -> LognormalCheck:
-    """Test the lognormal model behind the total ratio's pivotal interval, from the runs."""
+    """Normality of the within-task log run costs, else of the task log ratios."""
     parts = []
     n_c = int(g.max(initial=-1)) + 1
     for v in (x, y):
@@ -600,28 +596,16 @@ def _lognormal_check(x: np.ndarray, y: np.ndarray, g: np.ndarray) -> LognormalCh
         scale = np.sqrt(r / np.maximum(r - 1.0, 1.0))
         parts.append(((lv - mean[gv]) * scale[gv])[rep])
     resid = np.concatenate(parts)
-    if _testable(resid):
-        return _normality(resid, "within-task log run costs")
     xs, ys = np.bincount(g, x, n_c), np.bincount(g, y, n_c)
     ok = (xs > 0) & (ys > 0)
     d = np.log(xs[ok]) - np.log(ys[ok])
-    if _testable(d):
-        return _normality(d, "task log ratios")
+    for v, what in ((resid, "within-task log run costs"), (d, "task log ratios")):
+        if v.size >= 3 and np.ptp(v) > 1e-12 * max(1.0, float(np.abs(v).max())):
+            big = v.size > _SHAPIRO_MAX
+            test = stats.normaltest if big else stats.shapiro
+            name = "D'Agostino-Pearson" if big else "Shapiro-Wilk"
+            return LognormalCheck(float(test(v).pvalue), v.size, f"{name} on {what}")
     return LognormalCheck(np.nan, int(resid.size), "not checked: too few values")
-
-
-def _testable(v: np.ndarray) -> bool:
-    """Three values or more, not all equal (a normality test of a constant is undefined)."""
-    return v.size >= 3 and bool(np.ptp(v) > 1e-12 * max(1.0, float(np.abs(v).max())))
-
-
-def _normality(v: np.ndarray, what: str) -> LognormalCheck:
-    """Shapiro-Wilk, or D'Agostino-Pearson beyond the values its p-value is accurate for."""
-    big = v.size > _SHAPIRO_MAX
-    test, name = (
-        (stats.normaltest, "D'Agostino-Pearson") if big else (stats.shapiro, "Shapiro-Wilk")
-    )
-    return LognormalCheck(float(test(v).pvalue), v.size, f"{name} on {what}")
 
 
 def bm_df_from_leverage(h: np.ndarray) -> np.ndarray:
@@ -777,8 +761,7 @@ def _token_column(runs: pd.DataFrame, arms: Sequence[str]) -> tuple[str | None, 
 def _task_sums(
     runs: pd.DataFrame, arms: Sequence[str], reference: str, column: str, tasks: pd.Index
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per task and arm (reference left out): sums of the arm's and the reference's values
-    over the replicates where both have one, and that pair count; each (T, A)."""
+    """(T, A) sums of each arm's and the reference's values where both ran, and that count."""
     values = pd.to_numeric(runs[column], errors="coerce").astype("float64")
     wide = (
         runs.assign(_v=values.to_numpy())
@@ -810,8 +793,7 @@ def _log_ratio_se(
     x: np.ndarray, y: np.ndarray, sxx: np.ndarray, sxy: np.ndarray, syy: np.ndarray,
     n_cl: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """``log(X / Y)`` and its CR1 SE from (weighted) totals: ``sum_c (X_c/X - Y_c/Y)^2``
-    expands into ``Sxx / X^2 - 2 Sxy / (X Y) + Syy / Y^2``, so resamples need no task pass."""
+    """``log(X / Y)`` and its CR1 SE from (weighted) totals and cross-products."""
     with np.errstate(invalid="ignore", divide="ignore"):
         log_r = np.log(x) - np.log(y)
         ss = sxx / x**2 - 2 * sxy / (x * y) + syy / y**2
@@ -822,8 +804,7 @@ def _log_ratio_se(
 
 
 def _runs_of(data: Any, reference: str | None, arms: Sequence[str] | None, n_resamples) -> tuple:
-    """Checked (runs with str ids, reference, arms, n_resamples) of a runs table or a Dataset
-    (its ``arms.toml`` reference and order where not given)."""
+    """Checked (runs with str ids, reference, arms, n_resamples) of runs or a Dataset."""
     described = getattr(data, "arms", None)
     runs = data.runs if hasattr(data, "runs") else data
     if described is not None:
@@ -921,15 +902,13 @@ def arm_costs(
         warnings.simplefilter("ignore", RuntimeWarning)
         if method == "studentized":
             t_b = (lr_b - log_r) / se_b
-            q_lo = np.nanquantile(t_b, alpha / 2, axis=0)
-            q_hi = np.nanquantile(t_b, 1 - alpha / 2, axis=0)
+            q_lo, q_hi = np.nanquantile(t_b, [alpha / 2, 1 - alpha / 2], axis=0)
             lo, hi = log_r - q_hi * se_log, log_r - q_lo * se_log
             # No spread at all (every pair the same ratio): the interval is the point.
             flat = se_log == 0
             lo, hi = np.where(flat, log_r, lo), np.where(flat, log_r, hi)
         else:
-            lo = np.nanquantile(lr_b, alpha / 2, axis=0)
-            hi = np.nanquantile(lr_b, 1 - alpha / 2, axis=0)
+            lo, hi = np.nanquantile(lr_b, [alpha / 2, 1 - alpha / 2], axis=0)
         n_cl = present.sum(0)
         p = 2 * stats.t.sf(np.abs(log_r / se_log), np.maximum(n_cl - 1, 1))
     rows = []
@@ -953,8 +932,8 @@ def arm_costs(
 
 
 def pareto_frontier(quality: np.ndarray, cost: np.ndarray) -> np.ndarray:
-    """Which points are on the cost-quality Pareto frontier (higher quality, lower cost),
-    along the last axis; NaN points are never on it and dominate nothing.
+    """Which points are on the cost-quality Pareto frontier (higher quality, lower cost).
+    Along the last axis; NaN points are never on it and dominate nothing.
 
     >>> pareto_frontier(np.array([0.0, 0.2, 0.1, 0.3]), np.array([1.0, 0.8, 1.2, 2.0])).tolist()
     [False, True, False, True]

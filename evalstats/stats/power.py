@@ -164,8 +164,8 @@ def _solve_tasks(net_win, n_replicates, icc, p_tie, alpha, target, alternative, 
 
 @dataclass(frozen=True)
 class PowerResult(ResultDisplay):
-    """One power calculation; ``solved_for`` names the quantity computed (``"power"``,
-    ``"net_win"`` or ``"n_tasks"``), ``icc_outcome`` is the score's ICC in the design effect."""
+    """One power calculation for the paired cluster design (``solved_for`` says what was solved).
+    ``icc_outcome`` is the score's ICC in the design effect."""
 
     solved_for: str
     net_win: float
@@ -304,10 +304,10 @@ def min_detectable_net_win(
     >>> round(r.net_win, 3), round(r.power, 3)
     (0.228, 0.8)
     """
-    g = _design_grid(alpha, alternative, icc_scale, one=True, n_tasks=n_tasks,
-                     n_replicates=n_replicates, icc=icc, p_tie=p_tie, power=power)  # fmt: skip
-    g["net_win"] = _solve_net_win(*g.to_numpy().T[:4], alpha, g["power"].to_numpy(),
-                                  alternative, icc_scale)  # fmt: skip
+    g = mde_curve(n_tasks, n_replicates=n_replicates, icc=icc, p_tie=p_tie, alpha=alpha,
+                  power=power, alternative=alternative, icc_scale=icc_scale)  # fmt: skip
+    if len(g) != 1:
+        raise ValueError("one design at a time: use mde_curve")
     if not np.isfinite(g["net_win"].iloc[0]):
         raise ValueError(
             f"no net win up to 1 - p_tie = {1 - p_tie:g} reaches power {power:g} with "
@@ -501,6 +501,16 @@ def _simulation(n_resamples: int, method: str) -> int:
     return check_positive_int(n_resamples, "n_resamples")
 
 
+def _simulated_design(alpha, alternative, n_resamples, method, rng, **axes) -> tuple:
+    """(design dict, n_resamples, latent draw, scale) of one checked design."""
+    row = _design_grid(alpha, alternative, "latent", one=True, **axes).iloc[0]
+    d = {k: int(v) if k in ("n_tasks", "n_replicates") else v for k, v in row.items()}
+    n_resamples = _simulation(n_resamples, method)
+    rng = np.random.default_rng(rng)
+    latent, scale = _latent_draw(n_resamples, d["n_tasks"], d["n_replicates"], d["icc"], rng)
+    return d, n_resamples, latent, scale
+
+
 def _smallest(reaches, lo, hi, step):
     """Bisection for the smallest value in ``(lo, hi]`` that ``reaches`` (``hi`` does)."""
     while hi - lo > step:
@@ -545,20 +555,13 @@ def simulated_power(
     >>> 0.5 < r["power"].item() < 0.95
     True
     """
-    g = _design_grid(alpha, alternative, "latent", one=True, net_win=net_win, n_tasks=n_tasks,
-                     n_replicates=n_replicates, icc=icc, p_tie=p_tie)  # fmt: skip
-    net_win, n_tasks, n_replicates, icc, p_tie = g.iloc[0]
-    n_tasks, n_replicates = int(n_tasks), int(n_replicates)
-    n_resamples = _simulation(n_resamples, method)
-    latent, scale = _latent_draw(
-        n_resamples, n_tasks, n_replicates, icc, np.random.default_rng(rng)
-    )
-    reject = _simulated_rejections(
-        latent, scale, net_win, p_tie, alpha, alternative, method, n_tasks
-    )
-    design = {"net_win": net_win, "n_tasks": n_tasks, "n_replicates": n_replicates, "icc": icc,
-              "p_tie": p_tie, "alpha": alpha, "power": float(reject.mean())}  # fmt: skip
-    return _one_row(design, n_resamples, method)
+    d, n_resamples, latent, scale = _simulated_design(
+        alpha, alternative, n_resamples, method, rng, net_win=net_win, n_tasks=n_tasks,
+        n_replicates=n_replicates, icc=icc, p_tie=p_tie,
+    )  # fmt: skip
+    reject = _simulated_rejections(latent, scale, d["net_win"], d["p_tie"], alpha, alternative,
+                                   method, d["n_tasks"])  # fmt: skip
+    return _one_row({**d, "alpha": alpha, "power": float(reject.mean())}, n_resamples, method)
 
 
 def simulated_mde(
@@ -574,8 +577,8 @@ def simulated_mde(
     n_resamples: int = 4000,
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
-    """Minimum detectable net win of the reported test, by simulation (bisection over one
-    seeded draw); parameters as :func:`simulated_power`, ``power`` the target.
+    """Minimum detectable net win of the reported test, found by simulation.
+    Parameters as :func:`simulated_power`, ``power`` the target.
 
     Returns
     -------
@@ -590,14 +593,11 @@ def simulated_mde(
     >>> bool(r["net_win"].item() > r["net_win_analytic"].item())  # the analytic is optimistic
     True
     """
-    g = _design_grid(alpha, alternative, "latent", one=True, n_tasks=n_tasks,
-                     n_replicates=n_replicates, icc=icc, p_tie=p_tie, power=power)  # fmt: skip
-    n_tasks, n_replicates, icc, p_tie, target = g.iloc[0]
-    n_tasks, n_replicates = int(n_tasks), int(n_replicates)
-    n_resamples = _simulation(n_resamples, method)
-    latent, scale = _latent_draw(
-        n_resamples, n_tasks, n_replicates, icc, np.random.default_rng(rng)
-    )
+    d, n_resamples, latent, scale = _simulated_design(
+        alpha, alternative, n_resamples, method, rng, n_tasks=n_tasks,
+        n_replicates=n_replicates, icc=icc, p_tie=p_tie, power=power,
+    )  # fmt: skip
+    n_tasks, n_replicates, icc, p_tie, target = d.values()
 
     def pw(d: float) -> float:
         rej = _simulated_rejections(latent, scale, d, p_tie, alpha, alternative, method, n_tasks)
@@ -631,8 +631,8 @@ def simulated_tasks_needed(
     max_tasks: int = 5000,
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
-    """Smallest number of tasks whose simulated power for ``net_win`` reaches ``power``
-    (bisection over one seeded draw); parameters as :func:`simulated_power`.
+    """Smallest number of tasks whose simulated power for ``net_win`` reaches ``power``.
+    Parameters as :func:`simulated_power`.
 
     Returns
     -------

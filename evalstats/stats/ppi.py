@@ -266,8 +266,7 @@ def ppi_win_rates(
 def _cluster_interval(
     est: np.ndarray, se: np.ndarray, n_c: int, confidence: float, method: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The five statistics' ``cluster_wilson`` or ``cluster_t`` ends from the bootstrap SE;
-    where Wilson is undefined (SE 0, an end of the range) the clipped t ends stand."""
+    """``cluster_wilson`` (clipped t where undefined) or ``cluster_t`` ends from the SE."""
     crit = scipy.stats.t.ppf(0.5 + confidence / 2.0, n_c - 1)
     s = se * np.sqrt(n_c / (n_c - 1.0))
     t_lo = np.maximum(est - crit * s, _LOW)
@@ -289,8 +288,7 @@ def _cluster_interval(
 
 
 def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, judge_rate):
-    """Join a statistic's interval with the labels-only one where an outcome it depends on
-    is rare among the labels or its bootstrap saw no spread: (why, lo, hi, note)."""
+    """(why, lo, hi, note): intervals joined with the labels-only one for rare outcomes."""
     why = np.full(_Q, "", dtype=object)
     if n_c < 2:
         return why, lo, hi, ""
