@@ -366,8 +366,7 @@ def cost_ratios(
     if not parts:
         raise DataError("verdict frame has no rows")
     out = tidy_frame(pd.concat(parts, ignore_index=True), by=keys, extra=COST_EXTRAS)
-    sources = list(dict.fromkeys(p.attrs["token_source"] for p in parts))
-    out.attrs["token_source"] = sources[0] if len(sources) == 1 else ", ".join(sources)
+    out.attrs["token_source"] = ", ".join(dict.fromkeys(p.attrs["token_source"] for p in parts))
     out.attrs["token_source_reason"] = next(
         (p.attrs["token_source_reason"] for p in parts if p.attrs["token_source_reason"]), None
     )
