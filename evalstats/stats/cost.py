@@ -652,9 +652,8 @@ def _gpq_base(c: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     """Bartlett factors of a Wishart(C - 1, I_2) and a standard normal, for C clusters."""
     gen = np.random.default_rng([_GPQ_SEED, c])
     half = n // 2
-    nu = c - 1
-    t11 = np.tile(np.sqrt(gen.chisquare(nu, half)), 2)
-    t22 = np.tile(np.sqrt(gen.chisquare(nu - 1, half)), 2)
+    t11 = np.tile(np.sqrt(gen.chisquare(c - 1, half)), 2)
+    t22 = np.tile(np.sqrt(gen.chisquare(c - 2, half)), 2)
     # Antithetic pairs: swapping the arms negates the draws, so the interval is reciprocal.
     t21 = gen.standard_normal(half)
     z = gen.standard_normal(half)

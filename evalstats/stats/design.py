@@ -511,10 +511,8 @@ def _band(cover, n_resamples, confidence):
 
 
 def _note(cover: float, above: bool, below: bool, n_clusters: int, what: str) -> str:
-    if not (above or below):
-        return ""
-    label = "conservative" if above else "liberal"
-    return f"{label}: simulated coverage {cover:.2f} for {n_clusters} tasks ({what})"
+    label = "conservative" if above else "liberal" if below else ""
+    return label and f"{label}: simulated coverage {cover:.2f} for {n_clusters} tasks ({what})"
 
 
 def _finish(rows: list[dict], n_resamples, confidence, labels, method) -> pd.DataFrame:

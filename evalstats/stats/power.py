@@ -108,9 +108,7 @@ def _power_core(
 
 def _solve_net_win(n_tasks, n_replicates, icc, p_tie, alpha, target, alternative, icc_scale):
     """Smallest positive net win reaching ``target`` power (bisection, vectorised); NaN if none."""
-    shape = np.broadcast_shapes(
-        *(np.shape(a) for a in (n_tasks, n_replicates, icc, p_tie, alpha, target))
-    )
+    shape = np.broadcast_shapes(*map(np.shape, (n_tasks, n_replicates, icc, p_tie, alpha, target)))
     top = np.broadcast_to(1.0 - np.asarray(p_tie, dtype=float), shape).copy()
 
     def pw(d):
@@ -134,9 +132,7 @@ def _solve_tasks(net_win, n_replicates, icc, p_tie, alpha, target, alternative, 
     def core(c):
         return _power_core(net_win, c, n_replicates, icc, p_tie, alpha, alternative, icc_scale)
 
-    shape = np.broadcast_shapes(
-        *(np.shape(a) for a in (net_win, n_replicates, icc, p_tie, alpha, target))
-    )
+    shape = np.broadcast_shapes(*map(np.shape, (net_win, n_replicates, icc, p_tie, alpha, target)))
     # A normal-approximation bracket, doubled until it holds, then an integer bisection.
     c2 = core(2.0)
     z_a = stats.norm.isf(np.asarray(alpha) / (2.0 if alternative == "two-sided" else 1.0))
