@@ -18,7 +18,13 @@ import pandas as pd
 from scipy import stats
 
 from .._tidy import ResultFrame, tidy_frame
-from .._validate import check_columns, check_confidence, check_n_resamples, check_positive_int
+from .._validate import (
+    check_choice,
+    check_columns,
+    check_confidence,
+    check_n_resamples,
+    check_positive_int,
+)
 from ..errors import DataError, ParameterError
 from .ranking import encode, pair_counts, task_resamples
 from .resample import BOOTSTRAP_METHODS, as_generator, cluster_bootstrap
@@ -96,8 +102,8 @@ class _CostOptions:
     confidence: float = 0.95
 
     def __post_init__(self) -> None:
-        _check_choice("interval", self.interval, INTERVALS)
-        _check_choice("method", self.method, BOOTSTRAP_METHODS)
+        check_choice(self.interval, "interval", INTERVALS)
+        check_choice(self.method, "method", BOOTSTRAP_METHODS)
         object.__setattr__(self, "confidence", check_confidence(self.confidence))
         object.__setattr__(self, "n_resamples", check_n_resamples(self.n_resamples))
 
@@ -148,16 +154,15 @@ def agent_spend(frame: pd.DataFrame, *, include_no_answer: bool = True) -> pd.Da
     Parameters
     ----------
     frame : DataFrame
-        Verdict frame; each run is counted once however many judgments repeat it.
+        Verdict frame; each run counts once however many judgments repeat it.
     include_no_answer : bool
-        Keep the runs of ``no_answer`` pairs (default True).
+        Keep the runs of ``no_answer`` pairs.
 
     Returns
     -------
     DataFrame
-        One row per arm (``with``, ``without`` without ``arm_a`` / ``arm_b``): ``arm,
-        n_pairs`` (its runs), ``tokens, tokens_per_pair, wall_s, wall_s_per_pair,
-        n_missing_tokens, n_missing_wall``; totals and means skip missing values.
+        One row per arm: ``arm, n_pairs, tokens, tokens_per_pair, wall_s, wall_s_per_pair,
+        n_missing_tokens, n_missing_wall`` (sums and means skip missing values).
 
     Examples
     --------
@@ -195,23 +200,19 @@ def agent_spend(frame: pd.DataFrame, *, include_no_answer: bool = True) -> pd.Da
 def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd.DataFrame:
     """What the judges cost: calls, tokens and USD per judge, apart from agent spend.
 
-    Every row is one judge call, except ``no_answer`` rows without usage (an over-budget pair
-    is listed but not sent). Sums skip unknown values; ``n_unpriced`` and ``n_unknown_tokens``
-    count the calls skipped (a total is then a lower bound).
-
     Parameters
     ----------
     frame : DataFrame
         Verdict frame with ``status``, ``judge_input_tokens``, ``judge_output_tokens``,
-        ``judge_usd`` and the ``by`` columns.
+        ``judge_usd`` and the ``by`` columns (``no_answer`` rows without usage are no call).
     by : str or list of str
-        Grouping columns (default ``"judge"``; e.g. ``["judge", "rubric"]``).
+        Grouping columns.
 
     Returns
     -------
     DataFrame
-        One row per group: the ``by`` columns, ``calls, n_errors, input_tokens, output_tokens,
-        usd, n_unpriced, n_unknown_tokens``.
+        Per group: ``calls, n_errors, input_tokens, output_tokens, usd, n_unpriced,
+        n_unknown_tokens`` (sums skip unknown values, which the last two count).
 
     Examples
     --------
@@ -313,40 +314,31 @@ def cost_ratios(
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> ResultFrame:
-    """Token and wall-clock ratios of each pair of arms (``arm_a`` over ``arm_b``): of
-    totals, the geometric mean of per-pair ratios and their median, with task-clustered CIs.
+    """Token and wall-clock ratios of each pair of arms (``arm_a`` over ``arm_b``), with
+    task-clustered CIs. See docs/methods.md, section "Cost".
 
     Parameters
     ----------
     frame : DataFrame
-        Verdict frame with ``task_id``, ``replicate``, ``status``, the ``cluster`` column and
-        ``tokens_with``, ``tokens_without``, ``wall_with_s``, ``wall_without_s``; with
-        ``arm_a`` / ``arm_b`` columns, one result per pair of arms.
+        Verdict frame with ``task_id``, ``replicate``, ``status``, the ``cluster`` column,
+        ``tokens_with``, ``tokens_without``, ``wall_with_s``, ``wall_without_s``.
     cluster : str
         Column identifying the unit of independence (constant within a pair).
     include_no_answer : bool
-        Keep pairs whose status is ``no_answer`` (over budget): real, and usually expensive.
+        Keep pairs whose status is ``no_answer`` (over budget).
     interval : {"default", "cr2", "analytic", "bootstrap"}
-        Interval of the total and geometric-mean ratios: ``"default"`` is the generalized
-        pivotal interval for the total ratio (CR2 where the lognormal check rejects or it
-        excludes the plain ratio) and CR2 with the Bell-McCaffrey df for the geometric mean;
-        ``"cr2"``, ``"analytic"`` (CR1, t(C - 1)) or ``"bootstrap"`` (cluster bootstrap) for
-        both. The median always uses a task-clustered Woodruff interval.
+        Interval of the total and geometric-mean ratios (the median's is always Woodruff).
     method, n_resamples : str, int
-        Bootstrap interval method (bca, percentile, basic) and resamples (``"bootstrap"``).
+        Bootstrap interval method and resamples (``interval="bootstrap"``).
     confidence, rng
         Confidence level; random source or seed.
 
     Returns
     -------
     ResultFrame
-        ``arm_a``, ``arm_b`` (where the frame has them), then one row per ratio of
-        :data:`COST_METRICS`: the tidy columns (``se`` on the log scale), ``estimand``,
-        ``n_excluded`` (a value missing, or a zero for per-pair ratios), ``n_no_answer``,
-        ``ci_note`` (why the default total-ratio interval is CR2) and ``token_source``
-        (``billed``, ``transcript``, ``as given`` or ``unavailable``: no estimate).
-        ``attrs``: ``token_source``, ``token_source_reason`` and, with both billed and
-        transcript counts, ``transcript_ratios``.
+        Per pair of arms, one row per :data:`COST_METRICS`: the tidy columns (``se`` on the
+        log scale) and :data:`COST_EXTRAS`; ``attrs``: ``token_source``,
+        ``token_source_reason`` and (billed and transcript counts) ``transcript_ratios``.
 
     Examples
     --------
@@ -374,8 +366,7 @@ def cost_ratios(
     if not parts:
         raise DataError("verdict frame has no rows")
     out = tidy_frame(pd.concat(parts, ignore_index=True), by=keys, extra=COST_EXTRAS)
-    sources = list(dict.fromkeys(p.attrs["token_source"] for p in parts))
-    out.attrs["token_source"] = sources[0] if len(sources) == 1 else ", ".join(sources)
+    out.attrs["token_source"] = ", ".join(dict.fromkeys(p.attrs["token_source"] for p in parts))
     out.attrs["token_source_reason"] = next(
         (p.attrs["token_source_reason"] for p in parts if p.attrs["token_source_reason"]), None
     )
@@ -436,8 +427,7 @@ def _cost_rows(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator
 
 
 def _totals(pairs: pd.DataFrame, measure: str) -> tuple:
-    """``(x, y, both, g, tx, ty)``: a measure's per-pair values, the pairs having both, their
-    dense task codes and the task totals over them."""
+    """``(x, y, both, g, tx, ty)``: per-pair values, both present, task codes, task totals."""
     col_a, col_b = MEASURES[measure]
     x, y = pairs[col_a].to_numpy(dtype=float), pairs[col_b].to_numpy(dtype=float)
     both = ~(np.isnan(x) | np.isnan(y))
@@ -453,11 +443,9 @@ def total_ratio_draws(
     cluster: str = "task_id",
     include_no_answer: bool = True,
 ) -> np.ndarray | None:
-    """The default total-ratio interval's pivot draws (log scale), as ``cost_ratios`` uses them.
-
-    None where ``cost_ratios`` takes another interval (fewer than 3 tasks, a zero, the
-    lognormal check rejecting)."""
-    _check_choice("measure", measure, tuple(MEASURES))
+    """The default total-ratio interval's pivot draws (log scale), None where ``cost_ratios``
+    takes another interval."""
+    check_choice(measure, "measure", tuple(MEASURES))
     keys = [c for c in _ARM_KEYS if c in frame.columns]
     if keys and len(frame[keys].drop_duplicates()) > 1:
         raise ParameterError("several pairs of arms: select one (arm_a, arm_b) first")
@@ -574,11 +562,6 @@ def _recode(g: np.ndarray) -> np.ndarray:
     return np.unique(g, return_inverse=True)[1].astype(np.intp)
 
 
-def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
-
-
 class LognormalCheck(NamedTuple):
     """The lognormal model check of the total ratio's default interval."""
 
@@ -591,7 +574,6 @@ class LognormalCheck(NamedTuple):
         return bool(self.p_value < LOGNORMAL_CHECK_ALPHA)
 
     def note(self) -> str:
-        """The ``ci_note`` of a total-ratio row whose default interval the check switched."""
         return (
             f"lognormal model rejected ({self.test}, {self.n} values: p = {self.p_value:.2g} "
             f"< {LOGNORMAL_CHECK_ALPHA}): outlying runs, so the model-free CR2 interval (the "
@@ -601,7 +583,7 @@ class LognormalCheck(NamedTuple):
 
 
 def _lognormal_check(x: np.ndarray, y: np.ndarray, g: np.ndarray) -> LognormalCheck:
-    """Test the lognormal model behind the total ratio's pivotal interval, from the runs."""
+    """Normality of the within-task log run costs, else of the task log ratios."""
     parts = []
     n_c = int(g.max(initial=-1)) + 1
     for v in (x, y):
@@ -613,28 +595,16 @@ def _lognormal_check(x: np.ndarray, y: np.ndarray, g: np.ndarray) -> LognormalCh
         scale = np.sqrt(r / np.maximum(r - 1.0, 1.0))
         parts.append(((lv - mean[gv]) * scale[gv])[rep])
     resid = np.concatenate(parts)
-    if _testable(resid):
-        return _normality(resid, "within-task log run costs")
     xs, ys = np.bincount(g, x, n_c), np.bincount(g, y, n_c)
     ok = (xs > 0) & (ys > 0)
     d = np.log(xs[ok]) - np.log(ys[ok])
-    if _testable(d):
-        return _normality(d, "task log ratios")
+    for v, what in ((resid, "within-task log run costs"), (d, "task log ratios")):
+        if v.size >= 3 and np.ptp(v) > 1e-12 * max(1.0, float(np.abs(v).max())):
+            big = v.size > _SHAPIRO_MAX
+            test = stats.normaltest if big else stats.shapiro
+            name = "D'Agostino-Pearson" if big else "Shapiro-Wilk"
+            return LognormalCheck(float(test(v).pvalue), v.size, f"{name} on {what}")
     return LognormalCheck(np.nan, int(resid.size), "not checked: too few values")
-
-
-def _testable(v: np.ndarray) -> bool:
-    """Three values or more, not all equal (a normality test of a constant is undefined)."""
-    return v.size >= 3 and bool(np.ptp(v) > 1e-12 * max(1.0, float(np.abs(v).max())))
-
-
-def _normality(v: np.ndarray, what: str) -> LognormalCheck:
-    """Shapiro-Wilk, or D'Agostino-Pearson beyond the values its p-value is accurate for."""
-    big = v.size > _SHAPIRO_MAX
-    test, name = (
-        (stats.normaltest, "D'Agostino-Pearson") if big else (stats.shapiro, "Shapiro-Wilk")
-    )
-    return LognormalCheck(float(test(v).pvalue), v.size, f"{name} on {what}")
 
 
 def bm_df_from_leverage(h: np.ndarray) -> np.ndarray:
@@ -682,9 +652,8 @@ def _gpq_base(c: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     """Bartlett factors of a Wishart(C - 1, I_2) and a standard normal, for C clusters."""
     gen = np.random.default_rng([_GPQ_SEED, c])
     half = n // 2
-    nu = c - 1
-    t11 = np.tile(np.sqrt(gen.chisquare(nu, half)), 2)
-    t22 = np.tile(np.sqrt(gen.chisquare(nu - 1, half)), 2)
+    t11 = np.tile(np.sqrt(gen.chisquare(c - 1, half)), 2)
+    t22 = np.tile(np.sqrt(gen.chisquare(c - 2, half)), 2)
     # Antithetic pairs: swapping the arms negates the draws, so the interval is reciprocal.
     t21 = gen.standard_normal(half)
     z = gen.standard_normal(half)
@@ -764,10 +733,9 @@ def pivot_hull_ends(x: np.ndarray, y: np.ndarray, confidence: float) -> PivotEnd
     return PivotEnds(lo, hi, log_est, widen, finite, np.std(safe, axis=-1), se, q)
 
 
-def _token_column(runs: pd.DataFrame, used: np.ndarray) -> tuple[str | None, str, str | None]:
-    """(column, source, reason): the runs' billed count, else a transcript count, never an
-    answer's (docs/methods.md, "Cost")."""
-    part = runs.loc[used]
+def _token_column(runs: pd.DataFrame, arms: Sequence[str]) -> tuple[str | None, str, str | None]:
+    """(column, source, reason) of the arms' runs: billed, else transcript, never an answer's."""
+    part = runs.loc[runs["arm"].isin(arms).to_numpy()]
     if "reported_tokens" in part.columns and part["reported_tokens"].notna().all() and len(part):
         return "reported_tokens", "billed", None
     if "tokens" not in part.columns:
@@ -791,8 +759,7 @@ def _token_column(runs: pd.DataFrame, used: np.ndarray) -> tuple[str | None, str
 def _task_sums(
     runs: pd.DataFrame, arms: Sequence[str], reference: str, column: str, tasks: pd.Index
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per task and arm (reference left out): sums of the arm's and the reference's values
-    over the replicates where both have one, and that pair count; each (T, A)."""
+    """(T, A) sums of each arm's and the reference's values where both ran, and that count."""
     values = pd.to_numeric(runs[column], errors="coerce").astype("float64")
     wide = (
         runs.assign(_v=values.to_numpy())
@@ -813,9 +780,10 @@ def _task_sums(
     return out[0], out[1], out[2]
 
 
-def _resampled(flat: np.ndarray, fn, n_resamples: int, gen) -> tuple[np.ndarray, ...]:
+def _resampled(flat: np.ndarray, fn, n_resamples: int, rng) -> tuple[np.ndarray, ...]:
     """``fn`` of every task-bootstrap resample's totals of ``flat`` (T, ...), stacked."""
-    out = [fn(weights @ flat) for weights in task_resamples(len(flat), n_resamples, gen)]
+    rng = as_generator(rng)
+    out = [fn(weights @ flat) for weights in task_resamples(len(flat), n_resamples, rng)]
     return tuple(np.concatenate(parts) for parts in zip(*out, strict=True))
 
 
@@ -823,8 +791,7 @@ def _log_ratio_se(
     x: np.ndarray, y: np.ndarray, sxx: np.ndarray, sxy: np.ndarray, syy: np.ndarray,
     n_cl: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """``log(X / Y)`` and its CR1 SE from (weighted) totals: ``sum_c (X_c/X - Y_c/Y)^2``
-    expands into ``Sxx / X^2 - 2 Sxy / (X Y) + Syy / Y^2``, so resamples need no task pass."""
+    """``log(X / Y)`` and its CR1 SE from (weighted) totals and cross-products."""
     with np.errstate(invalid="ignore", divide="ignore"):
         log_r = np.log(x) - np.log(y)
         ss = sxx / x**2 - 2 * sxy / (x * y) + syy / y**2
@@ -834,9 +801,8 @@ def _log_ratio_se(
     return np.where(ok, log_r, np.nan), np.where(ok, se, np.nan)
 
 
-def _runs_of(data: Any, reference: str | None, arms: Sequence[str] | None) -> tuple:
-    """(runs, reference, arms) of a runs table or a Dataset (its ``arms.toml`` reference
-    and order where not given)."""
+def _runs_of(data: Any, reference: str | None, arms: Sequence[str] | None, n_resamples) -> tuple:
+    """Checked (runs with str ids, reference, arms, n_resamples) of runs or a Dataset."""
     described = getattr(data, "arms", None)
     runs = data.runs if hasattr(data, "runs") else data
     if described is not None:
@@ -845,12 +811,13 @@ def _runs_of(data: Any, reference: str | None, arms: Sequence[str] | None) -> tu
             arms = list(described.ids)
     if reference is None:
         raise ParameterError("reference= is needed: the data name no reference arm")
-    return runs, reference, arms
+    check_columns(runs, _RUN_COLUMNS, what="runs")
+    runs = runs.assign(arm=runs["arm"].astype(str), task_id=runs["task_id"].astype(str))
+    return runs, reference, arms, check_positive_int(n_resamples, "n_resamples", minimum=20)
 
 
 def _check_runs(runs: pd.DataFrame, reference: str, arms: Sequence[str] | None) -> list[str]:
-    check_columns(runs, _RUN_COLUMNS, what="runs")
-    present = list(pd.unique(runs["arm"].astype(str)))
+    present = list(pd.unique(runs["arm"]))
     order = list(arms) if arms is not None else present
     if arms is not None and set(present) - set(order):
         raise ParameterError(f"arms {sorted(set(present) - set(order))} are not in arms=")
@@ -876,25 +843,22 @@ def arm_costs(
     Parameters
     ----------
     data : Dataset or pandas.DataFrame
-        A data directory (:func:`evalstats.load_dir`; its ``arms.toml`` gives the reference
-        and the arms' order) or its runs: one row per run with ``task_id``, ``replicate``,
-        ``arm``, ``wall_s`` and the token counts (``reported_tokens`` and / or ``tokens``
-        with ``tokens_source``).
+        A data directory (:func:`evalstats.load_dir`) or its runs: ``task_id``,
+        ``replicate``, ``arm``, ``wall_s``, ``reported_tokens`` and / or ``tokens``.
     reference : str, optional
         The arm every other arm is divided by (default: the Dataset's reference).
     method : {"studentized", "percentile"}
-        Bootstrap-t on the log ratio (default) or percentile.
+        Bootstrap-t on the log ratio, or percentile.
     confidence, n_resamples, rng
         Interval level, task-cluster bootstrap resamples, random source or seed.
     arms : sequence of str, optional
-        The arms' order in the result (default: the Dataset's, else order of appearance).
+        The arms' order (default: the Dataset's, else order of appearance).
 
     Returns
     -------
     ResultFrame
-        ``arm``, ``reference``, the tidy columns, ``se_log`` (CR1 SE of the log ratio) and
-        ``token_source``; one row per arm and :data:`ARM_COST_METRICS` (no token row without
-        a usable count: ``diagnostics`` says why).
+        Per arm and :data:`ARM_COST_METRICS`: ``arm``, ``reference``, the tidy columns,
+        ``se_log`` (CR1) and ``token_source``; ``diagnostics`` says why a row is missing.
 
     Examples
     --------
@@ -906,18 +870,13 @@ def arm_costs(
     >>> res.loc[res.statistic == "tokens_total_ratio", ["arm", "estimate"]].round(3).to_string(index=False)
     'arm  estimate\\n  a     0.515\\n  b     2.000'
     """
-    runs, reference, arms = _runs_of(data, reference, arms)
+    runs, reference, arms, n_resamples = _runs_of(data, reference, arms, n_resamples)
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=20)
-    if method not in ARM_COST_METHODS:
-        raise ParameterError(f"method must be one of {ARM_COST_METHODS}, got {method!r}")
+    check_choice(method, "method", ARM_COST_METHODS)
     order = _check_runs(runs, reference, arms)
-    gen = as_generator(rng)
-    runs = runs.assign(arm=runs["arm"].astype(str), task_id=runs["task_id"].astype(str))
     tasks = pd.Index(np.unique(runs["task_id"].to_numpy()))
     others = [a for a in order if a != reference]
-    used = runs["arm"].isin(order).to_numpy()
-    tcol, source, reason = _token_column(runs, used)
+    tcol, source, reason = _token_column(runs, order)
     metrics = []
     if tcol is not None:
         metrics.append(("tokens_total_ratio", tcol, source))
@@ -934,22 +893,20 @@ def arm_costs(
     flat = np.concatenate([p.reshape(len(tasks), -1) for p in parts], axis=1)
     shape = (len(parts), *x.shape[1:])
     lr_b, se_b = _resampled(  # (B, M, A)
-        flat, lambda t: _log_ratio_se(*t.reshape(len(t), *shape).swapaxes(0, 1)), n_resamples, gen
+        flat, lambda t: _log_ratio_se(*t.reshape(len(t), *shape).swapaxes(0, 1)), n_resamples, rng
     )
     alpha = 1 - confidence
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         if method == "studentized":
             t_b = (lr_b - log_r) / se_b
-            q_lo = np.nanquantile(t_b, alpha / 2, axis=0)
-            q_hi = np.nanquantile(t_b, 1 - alpha / 2, axis=0)
+            q_lo, q_hi = np.nanquantile(t_b, [alpha / 2, 1 - alpha / 2], axis=0)
             lo, hi = log_r - q_hi * se_log, log_r - q_lo * se_log
             # No spread at all (every pair the same ratio): the interval is the point.
             flat = se_log == 0
             lo, hi = np.where(flat, log_r, lo), np.where(flat, log_r, hi)
         else:
-            lo = np.nanquantile(lr_b, alpha / 2, axis=0)
-            hi = np.nanquantile(lr_b, 1 - alpha / 2, axis=0)
+            lo, hi = np.nanquantile(lr_b, [alpha / 2, 1 - alpha / 2], axis=0)
         n_cl = present.sum(0)
         p = 2 * stats.t.sf(np.abs(log_r / se_log), np.maximum(n_cl - 1, 1))
     rows = []
@@ -974,10 +931,7 @@ def arm_costs(
 
 def pareto_frontier(quality: np.ndarray, cost: np.ndarray) -> np.ndarray:
     """Which points are on the cost-quality Pareto frontier (higher quality, lower cost).
-
-    A point is dominated when another is at least as good on both and strictly better on
-    one; NaN points are never on the frontier and dominate nothing. Works on the last axis
-    of ``(..., K)`` arrays (every bootstrap resample at once).
+    Along the last axis; NaN points are never on it and dominate nothing.
 
     >>> pareto_frontier(np.array([0.0, 0.2, 0.1, 0.3]), np.array([1.0, 0.8, 1.2, 2.0])).tolist()
     [False, True, False, True]
@@ -1010,27 +964,25 @@ def pareto(
     Parameters
     ----------
     quality : pandas.DataFrame
-        A verdict frame with every arm judged against ``reference``: quality is the net win.
+        A verdict frame with every arm judged against ``reference`` (quality: the net win).
     cost : Dataset or pandas.DataFrame
         The runs, or the data directory holding them (as for :func:`arm_costs`).
     reference : str, optional
-        The reference arm (quality 0, cost ratio 1; default: the Dataset's reference).
+        The reference arm (default: the Dataset's reference).
     judge : str, optional
         Which judge's verdicts (needed when the frame has several).
     metric : {"tokens_total_ratio", "wall_total_ratio"}
         The cost axis.
     confidence, n_resamples, rng
-        Level of the percentile intervals, task-cluster bootstrap resamples (shared by
-        quality and cost), random source or seed.
+        Percentile interval level, task-cluster bootstrap resamples, random source or seed.
     arms : sequence of str, optional
         The arms' order in the result.
 
     Returns
     -------
     ResultFrame
-        ``arm``, the tidy columns, ``on_frontier`` (at the estimates). Rows per arm:
-        ``net_win`` and the cost ``metric`` (the reference's exactly 0 and 1), ``p_frontier``
-        (share of the resamples, ``se`` its Monte-Carlo SE).
+        Per arm: ``net_win``, ``metric`` and ``p_frontier`` rows (the tidy columns), and
+        ``on_frontier`` at the estimates.
 
     Examples
     --------
@@ -1045,14 +997,10 @@ def pareto(
     'arm  on_frontier\\n  a         True\\n  b        False\\n  r        False'
     """
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=20)
-    if metric not in ARM_COST_METRICS:
-        raise ParameterError(f"metric must be one of {ARM_COST_METRICS}, got {metric!r}")
-    cost, reference, _ = _runs_of(cost, reference, None)
-    gen = as_generator(rng)
+    check_choice(metric, "metric", ARM_COST_METRICS)
+    runs, reference, _, n_resamples = _runs_of(cost, reference, None, n_resamples)
     enc = encode(quality, judge=judge, arms=arms)
-    check_columns(cost, _RUN_COLUMNS, what="runs")
-    ran = sorted(set(cost["arm"].astype(str)))
+    ran = sorted(set(runs["arm"]))
     if set(enc.arms) != set(ran):
         raise DataError(
             f"the verdicts' arms {sorted(enc.arms)} and the runs' {ran} differ", field="arm"
@@ -1064,10 +1012,8 @@ def pareto(
     pairs = [(i, r_idx) for i in range(len(enc.arms)) if i != r_idx]
     others = [enc.arms[i] for i, _ in pairs]
     counts, _ = pair_counts(enc, pairs)  # (Tq, P, 3)
-    runs = cost.assign(arm=cost["arm"].astype(str), task_id=cost["task_id"].astype(str))
-    used = runs["arm"].isin(order).to_numpy()
     if metric == "tokens_total_ratio":
-        column, source, reason = _token_column(runs, used)
+        column, source, reason = _token_column(runs, order)
         if column is None:
             raise DataError(f"no token ratio for the Pareto frontier: {reason}", field="tokens")
     else:
@@ -1091,7 +1037,7 @@ def pareto(
         return np.insert(q, r_idx, 0.0, axis=-1), np.insert(c, r_idx, 1.0, axis=-1)
 
     q_hat, c_hat = points(flat.sum(0))
-    q_b, c_b = _resampled(flat, points, n_resamples, gen)  # (B, K)
+    q_b, c_b = _resampled(flat, points, n_resamples, rng)  # (B, K)
     finite = (np.isfinite(q_b) & np.isfinite(c_b)).all(axis=1)
     on_b = pareto_frontier(q_b[finite], c_b[finite])
     on_hat = pareto_frontier(q_hat, c_hat)

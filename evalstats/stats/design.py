@@ -1,9 +1,6 @@
-"""Design studies: how well an interval covers on a design, by simulation with known truth.
-
-:func:`coverage_study` measures every win-rate interval method on a chosen design;
-:func:`design_coverage` re-simulates the design at hand and reports the simulated coverage
-of the default win-rate, kappa or cost interval. The models and the studies' numbers:
-``docs/methods.md``, "Design studies".
+"""Design studies: how well an interval covers on a design, by simulation with known truth
+(:func:`coverage_study` on a chosen design, :func:`design_coverage` on the data's own).
+See docs/methods.md, section "Design studies".
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ from scipy import stats
 from scipy.special import gammaln
 
 from .._schema import OUTCOME_DTYPE, STATUS_DTYPE
-from .._validate import check_columns, check_confidence, check_positive_int
+from .._validate import check_choice, check_columns, check_confidence, check_positive_int
 from ..errors import ParameterError
 from . import agreement as _ac
 from .agreement import DEFAULT_METHOD as KAPPA_METHOD
@@ -83,16 +80,13 @@ def coverage_study(
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
     """Coverage of each interval method (and two naive IID ones) for one design.
-
-    Simulates ``n_evals`` evaluations of ``n_tasks x n_replicates`` pairs whose
-    true rates are ``p_win``, ``p_tie``, ``p_loss`` and computes how often each
-    method's interval holds the truth.
+    ``n_evals`` simulated evaluations of ``n_tasks x n_replicates`` pairs with known rates.
 
     Returns
     -------
     DataFrame
         ``method, statistic, coverage, nominal, mc_se, n_evals, n_tasks, n_replicates,
-        icc, n_resamples`` (``mc_se`` is the Monte Carlo SE at the nominal level).
+        icc, n_resamples``.
 
     Examples
     --------
@@ -104,8 +98,7 @@ def coverage_study(
     if not methods:
         raise ValueError("methods must name at least one interval method")
     for method in methods:
-        if method not in WIN_RATE_METHODS:
-            raise ValueError(f"method must be one of {WIN_RATE_METHODS}, got {method!r}")
+        check_choice(method, "method", WIN_RATE_METHODS)
     gen = as_generator(rng)
     codes = draw_outcomes(n_tasks, n_replicates, p_win=p_win, p_tie=p_tie, p_loss=p_loss,
                           icc=icc, n_evals=n_evals, rng=gen)[..., 0]  # fmt: skip
@@ -174,17 +167,8 @@ def design_coverage(
     rng: np.random.Generator | int | None = 0,
     **options,
 ) -> pd.DataFrame:
-    """Simulated coverage of the default win-rate (or kappa, or cost) intervals on this frame's design.
-
-    ``"win_rates"``: each group's design (its tasks and verdicts per task, outcome
-    probabilities and intra-task correlation) re-simulated, and how often the default interval
-    of :func:`~evalstats.stats.win_rates` holds the true rate. ``"kappa"``: for every rubric
-    and pair of judges, the units both judged ``ok`` re-simulated task by task with Cohen's
-    kappa's default interval (:func:`~evalstats.stats.judge_agreement`'s). ``"cost"``: as many
-    task totals as the data hold, drawn from a bivariate lognormal fitted to them (``world=
-    "lognormal"``) or from the tasks themselves (``"tasks"``, a stress test biased against the
-    pivot), with :func:`~evalstats.stats.cost_ratios`' default total-ratio interval. Kappa and
-    cost per pair of arms.
+    """Simulated coverage of the default win-rate, kappa or cost interval on this frame's
+    design (per pair of arms). See docs/methods.md, section "Design studies".
 
     Parameters
     ----------
@@ -193,25 +177,21 @@ def design_coverage(
     statistic : {"win_rates", "kappa", "cost"}
         Whose default interval is simulated.
     by : str, list of str or None
-        Grouping columns (win rates only); ``arm_a`` and ``arm_b`` are added when present.
+        Grouping columns (win rates only).
     cluster, n_resamples, confidence
         Unit of independence; simulated evaluations per group; nominal level.
     rng : Generator, int or None
-        Random source or seed (seeded by default: the same frame gives the same answer).
+        Random source or seed (seeded by default).
     **options
-        With ``statistic="cost"``: ``world`` and ``include_no_answer`` (as in ``cost_ratios``).
+        With ``statistic="cost"``: ``world`` ("lognormal" or "tasks") and
+        ``include_no_answer``.
 
     Returns
     -------
     DataFrame
-        Win rates: one row per group: the ``by`` columns, ``n``, ``n_tasks``, ``icc``,
-        ``<rate>_coverage`` for the five rates, ``min_coverage``, ``max_coverage``,
-        ``mc_se``, ``in_band``, ``ci_note`` ("conservative: ..." or "liberal: ...", naming
-        the rates outside nominal +/- 0.02), ``method``, ``n_resamples``. Kappa: one row per rubric
-        and judge pair: ``rubric, judge_a, judge_b, n, n_tasks, icc, estimate, truth`` (the
-        simulated world's), ``coverage`` and the same last five. Cost: one row per total
-        ratio: ``statistic, n_tasks, estimate, truth, coverage, model_rejected`` (share of
-        evaluations whose model check widened the interval) and the same last five.
+        One row per group (win rates: ``<rate>_coverage``, ``min_coverage``,
+        ``max_coverage``), judge pair (kappa) or total ratio (cost: ``model_rejected``),
+        with ``n_tasks``, ``mc_se``, ``in_band``, ``ci_note``, ``method``, ``n_resamples``.
 
     Examples
     --------
@@ -228,15 +208,13 @@ def design_coverage(
     >>> design_coverage(tokens, statistic="cost", n_resamples=100)["statistic"].tolist()
     ['tokens_total_ratio', 'wall_total_ratio']
     """
-    if statistic not in STATISTICS:
-        raise ParameterError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
+    check_choice(statistic, "statistic", STATISTICS)
     unknown = sorted(set(options) - set(_OPTIONS[statistic]))
     if unknown:
         raise ParameterError(f"design_coverage(statistic={statistic!r}) takes no {unknown}")
     if statistic == "cost":
         options = {"include_no_answer": True, "world": "lognormal"} | options
-        if options["world"] not in WORLDS:
-            raise ParameterError(f"world must be one of {WORLDS}, got {options['world']!r}")
+        check_choice(options["world"], "world", WORLDS)
     if statistic != "win_rates":
         fn = _kappa_coverage if statistic == "kappa" else _cost_coverage
         return _per_arm_pair(fn, frame, rng, n_resamples, confidence, cluster=cluster,
@@ -258,8 +236,8 @@ def design_coverage(
     cells = cells.reset_index()
     if by_cols:
         groups = cells[by_cols].drop_duplicates().reset_index(drop=True)
-        gid = cells[by_cols].merge(groups.assign(_g=np.arange(len(groups))), on=by_cols)["_g"]
-        gid = gid.to_numpy(np.int64)
+        gid = cells[by_cols].merge(groups.assign(_g=np.arange(len(groups))), on=by_cols)
+        gid = gid["_g"].to_numpy(np.int64)
     else:
         groups = pd.DataFrame(index=pd.RangeIndex(1))
         gid = np.zeros(len(cells), dtype=np.int64)
@@ -281,12 +259,9 @@ def design_coverage(
     cover = ((low <= truth + 1e-12) & (truth - 1e-12 <= high)).mean(axis=0)  # (groups, 5)
     cover = np.where(np.isfinite(truth), cover, np.nan)
 
-    out = groups.copy()
-    out["n"] = n.astype(np.int64)
-    out["n_tasks"] = np.bincount(gid, minlength=n_groups).astype(np.int64)
-    out["icc"] = rho
-    for j, name in enumerate(RATE_NAMES):
-        out[f"{name}_coverage"] = cover[:, j]
+    rates = {f"{r}_coverage": cover[:, j] for j, r in enumerate(RATE_NAMES)}
+    n_tasks = np.bincount(gid, minlength=n_groups)
+    out = groups.assign(n=n.astype(np.int64), n_tasks=n_tasks, icc=rho, **rates)
     out["min_coverage"] = np.nanmin(np.where(np.isnan(cover), np.inf, cover), axis=1)
     out["max_coverage"] = np.nanmax(np.where(np.isnan(cover), -np.inf, cover), axis=1)
     out["mc_se"] = float(np.sqrt(confidence * (1.0 - confidence) / n_resamples))
@@ -302,10 +277,7 @@ def design_coverage(
                 )
                 parts.append(_note(worst(cover[g, mask]), high, not high, n_c, names))
         notes.append("; ".join(parts))
-    out["ci_note"] = notes
-    out["method"] = DEFAULT_METHOD
-    out["n_resamples"] = n_resamples
-    return out
+    return out.assign(ci_note=notes, method=DEFAULT_METHOD, n_resamples=n_resamples)
 
 
 def _per_task_ends(counts, m, gid, n_groups, probs, rho, n_resamples, confidence, gen):
@@ -370,8 +342,7 @@ def configurations(m: int) -> np.ndarray:
 
 
 def config_pmf(x: np.ndarray, p: np.ndarray, conc: float) -> np.ndarray:
-    """Dirichlet-multinomial probability of each configuration (rows of ``x``, one size)
-    with mean ``p`` and concentration ``conc`` (``inf``: multinomial)."""
+    """Dirichlet-multinomial probability of each row of ``x`` (``conc=inf``: multinomial)."""
     x = np.asarray(x, dtype=np.float64)
     m = x[0].sum() if len(x) else 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -534,17 +505,14 @@ _COHEN = partial(_ac.table_parts, w=np.eye(_K), kind="cohen")
 
 
 def _band(cover, n_resamples, confidence):
-    """(above, below): outside the nominal level +/- 0.02 by more than 1.96 Monte-Carlo SEs,
-    so that a design at the nominal level is not flagged for noise."""
+    """(above, below): outside nominal +/- 0.02 by more than 1.96 Monte-Carlo SEs."""
     tol = 1.96 * np.sqrt(np.clip(cover * (1.0 - cover), 1e-4, None) / n_resamples)
     return cover - tol > confidence + 0.02, cover + tol < confidence - 0.02
 
 
 def _note(cover: float, above: bool, below: bool, n_clusters: int, what: str) -> str:
-    if not (above or below):
-        return ""
-    label = "conservative" if above else "liberal"
-    return f"{label}: simulated coverage {cover:.2f} for {n_clusters} tasks ({what})"
+    label = "conservative" if above else "liberal" if below else ""
+    return label and f"{label}: simulated coverage {cover:.2f} for {n_clusters} tasks ({what})"
 
 
 def _finish(rows: list[dict], n_resamples, confidence, labels, method) -> pd.DataFrame:
@@ -578,8 +546,7 @@ def _per_arm_pair(fn, frame: pd.DataFrame, rng, n_resamples, confidence, **kw) -
 
 
 def kappa_ends(tables: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Cohen's kappa's default task-clustered interval of many data sets, (..., C, 9)
-    per-task tables: what :func:`~evalstats.stats.judge_agreement` reports."""
+    """Cohen's kappa's default interval (judge_agreement's) of (..., C, 9) per-task tables."""
     res = _ac.cluster_intervals(
         tables, _COHEN, confidence=confidence, methods=(KAPPA_METHOD,), unit_disagreement=1.0
     )
@@ -768,8 +735,7 @@ def _bartlett(gen: np.random.Generator, df: np.ndarray, k: int, r: int) -> np.nd
 def simulated_table_sums(
     m: np.ndarray, probs: np.ndarray, rho: float, k: int, gen: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``k`` simulated evaluations' ``(T, S)`` (k, 9) and (k, 9, 9): tasks of sizes ``m``,
-    cell probabilities ``probs`` (9), intra-task correlation ``rho`` (docs/methods.md)."""
+    """``k`` simulated evaluations' table sums and scatter, (k, 9) and (k, 9, 9)."""
     sizes, n_k = np.unique(np.asarray(m, dtype=np.int64), return_counts=True)
     sizes, n_k = sizes.astype(np.float64), n_k.astype(np.float64)
     c = n_k.sum()
@@ -800,8 +766,7 @@ def _z(s: np.ndarray) -> np.ndarray:
 
 
 def _jack_var(fn, total: np.ndarray, steps: np.ndarray, c: int) -> np.ndarray:
-    """``(C - 1) / C g' S g`` by central differences along ``steps`` (a root of ``S / C``,
-    columns of a task's size: the differences are a delete-one change)."""
+    """``(C - 1) / C g' S g`` by central differences along ``steps`` (a root of ``S / C``)."""
     plus = fn(total[..., None, :] + np.swapaxes(steps, -1, -2))
     minus = fn(total[..., None, :] - np.swapaxes(steps, -1, -2))
     with np.errstate(invalid="ignore"):
@@ -851,9 +816,8 @@ def lognormal_check_p(d: np.ndarray, spread: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache(maxsize=8)
 def _base_uvw(c: int) -> tuple:
-    """The pivot's draws of C tasks as ``dbar + l11 (l21 vbar + u + l21 v + l22 w)``, ``v``
-    centred (a change of ``l21`` then moves the draws' order little), and ``max |u|``,
-    ``max |v|``, ``max |w|`` (the band's bound)."""
+    """``u, v, w, vbar`` of the pivot's draws ``dbar + l11 (l21 vbar + u + l21 v + l22 w)``
+    (``v`` centred) and their largest absolute values."""
     t11, t22, t21, z = _gpq_base(c, _GPQ_DRAWS)
     i11, i21 = 1.0 / t11, -t21 / (t11 * t22)
     u, v, w = -z * i11 / np.sqrt(c), i11 * i11 / 2.0, i11 * i21 / 2.0
@@ -872,8 +836,7 @@ def _ranks(k: int, levels: tuple[float, ...]) -> tuple[list[int], list[tuple[int
 def _pivot_order_stats(
     a: np.ndarray, b: np.ndarray, c: int, levels: tuple[float, ...], work: dict
 ) -> list[tuple]:
-    """``gpq_interval``'s ends at each level of the draws ``a vbar + u + a v + b w`` (one
-    row per (a, b)): exactly, without forming most of the draws."""
+    """``gpq_interval``'s exact ends of the draws ``a vbar + u + a v + b w``, per level."""
     u, v, w, vbar, u_max, v_max, w_max = _base_uvw(c)
     k, n = len(u), len(a)
     ranks, pos = _ranks(k, levels)
@@ -917,9 +880,8 @@ def _pivot_order_stats(
 def ends_from_logs(
     lx: np.ndarray, ly: np.ndarray, confidence: float, work: dict | None = None
 ) -> tuple:
-    """``total_ratio_ends`` of positive task totals given by their logs (k, C), C >= 3:
-    ``(low, high, log_estimate, model_rejected)`` on the log scale. ``work``: a dict the
-    caller keeps across chunks, holding the (k, C) scratch arrays."""
+    """(low, high, log_estimate, model_rejected) of the cost interval from log task totals
+    (k, C), C >= 3; ``work`` holds scratch arrays across chunks."""
     work = {} if work is None else work
     shape = lx.shape
     c = shape[-1]

@@ -1,8 +1,6 @@
-"""Power, minimum detectable net win and tasks needed for the paired cluster design.
-
-Analytic (the cluster t-test on the net win with a design effect; one design or a grid at
-once) and simulated (the test :func:`evalstats.win_rates` reports, on the simulator's latent
-probit model). The model and how close the approximation is: ``docs/methods.md``, "Power".
+"""Power, minimum detectable net win and tasks needed for the paired cluster design:
+analytic (cluster t-test with a design effect) and simulated (the test of
+:func:`evalstats.win_rates`). See docs/methods.md, section "Power".
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import pandas as pd
 from scipy import stats
 
 from .._display import ResultDisplay
-from .._validate import check_positive_int, check_probability
+from .._validate import check_choice, check_positive_int, check_probability
 from ..records import EvalstatsWarning
 from .models import latent_thresholds
 from .rates import DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
@@ -110,9 +108,7 @@ def _power_core(
 
 def _solve_net_win(n_tasks, n_replicates, icc, p_tie, alpha, target, alternative, icc_scale):
     """Smallest positive net win reaching ``target`` power (bisection, vectorised); NaN if none."""
-    shape = np.broadcast_shapes(
-        *(np.shape(a) for a in (n_tasks, n_replicates, icc, p_tie, alpha, target))
-    )
+    shape = np.broadcast_shapes(*map(np.shape, (n_tasks, n_replicates, icc, p_tie, alpha, target)))
     top = np.broadcast_to(1.0 - np.asarray(p_tie, dtype=float), shape).copy()
 
     def pw(d):
@@ -136,9 +132,7 @@ def _solve_tasks(net_win, n_replicates, icc, p_tie, alpha, target, alternative, 
     def core(c):
         return _power_core(net_win, c, n_replicates, icc, p_tie, alpha, alternative, icc_scale)
 
-    shape = np.broadcast_shapes(
-        *(np.shape(a) for a in (net_win, n_replicates, icc, p_tie, alpha, target))
-    )
+    shape = np.broadcast_shapes(*map(np.shape, (net_win, n_replicates, icc, p_tie, alpha, target)))
     # A normal-approximation bracket, doubled until it holds, then an integer bisection.
     c2 = core(2.0)
     z_a = stats.norm.isf(np.asarray(alpha) / (2.0 if alternative == "two-sided" else 1.0))
@@ -166,13 +160,8 @@ def _solve_tasks(net_win, n_replicates, icc, p_tie, alpha, target, alternative, 
 
 @dataclass(frozen=True)
 class PowerResult(ResultDisplay):
-    """One power calculation for the paired cluster design.
-
-    ``solved_for`` names the quantity computed (``"power"``, ``"net_win"``: the MDE, or
-    ``"n_tasks"``: power then at least the target); ``icc_outcome`` is the ICC of the score
-    ``y`` in the design effect ``1 + (n_replicates - 1) icc_outcome``; ``se`` the net win's
-    SE and ``noncentrality`` the t-test's.
-    """
+    """One power calculation for the paired cluster design (``solved_for`` says what was solved).
+    ``icc_outcome`` is the score's ICC in the design effect."""
 
     solved_for: str
     net_win: float
@@ -192,7 +181,6 @@ class PowerResult(ResultDisplay):
     noncentrality: float
 
     def to_frame(self) -> pd.DataFrame:
-        """One-row DataFrame with every field as a column."""
         return pd.DataFrame([asdict(self)])
 
 
@@ -217,12 +205,9 @@ def _result(solved_for: str, row: pd.Series, alpha, alternative, icc_scale) -> P
 
 
 def _design_grid(alpha, alternative, icc_scale, *, one=False, **axes) -> pd.DataFrame:
-    """Every combination of the array-like ``axes``, one row each, checked (one row only
-    when ``one``)."""
-    if icc_scale not in ("latent", "outcome"):
-        raise ValueError(f"icc_scale must be 'latent' or 'outcome', got {icc_scale!r}")
-    if alternative not in ("two-sided", "larger"):
-        raise ValueError(f"alternative must be 'two-sided' or 'larger', got {alternative!r}")
+    """Every combination of the array-like ``axes``, one row each, checked."""
+    check_choice(icc_scale, "icc_scale", ("latent", "outcome"))
+    check_choice(alternative, "alternative", ("two-sided", "larger"))
     check_probability(alpha, "alpha", closed=False)
     arrays = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in axes.items()}
     mesh = np.meshgrid(*arrays.values(), indexing="ij")
@@ -262,18 +247,17 @@ def power_net_win(
     n_tasks : int
         Number of tasks (clusters), at least 2.
     n_replicates : int
-        Judged pairs per task (replicates; both orders of a blind pair count as two).
+        Judged pairs per task (both orders of a blind pair count as two).
     icc : float
-        Intra-class correlation within a task, in ``[0, 1)``, on the scale ``icc_scale``.
+        Intra-class correlation within a task in ``[0, 1)``, on the scale ``icc_scale``.
     p_tie : float
-        Tie probability under the alternative (held fixed as the net win varies).
+        Tie probability under the alternative.
     alpha : float
         Significance level of the test.
     alternative : {"two-sided", "larger"}
-        Two-sided test, or one-sided for arm_a (WITH) better.
+        Two-sided, or one-sided for arm_a better.
     icc_scale : {"latent", "outcome"}
-        ``"latent"``: the simulator's latent probit ICC (converted to the outcome ICC at
-        this alternative); ``"outcome"``: the ICC of the score ``y`` in {-1, 0, 1}.
+        The simulator's latent probit ICC, or the ICC of the score ``y`` in {-1, 0, 1}.
 
     Returns
     -------
@@ -303,13 +287,12 @@ def min_detectable_net_win(
 ) -> PowerResult:
     """Smallest positive net win the cluster t-test detects with probability ``power``.
 
-    Parameters are those of :func:`power_net_win`; ``power`` is the target. Raises
-    ``ValueError`` when even the largest possible net win (``1 - p_tie``) is not detectable.
+    Parameters are those of :func:`power_net_win`; ``power`` is the target.
 
     Returns
     -------
     PowerResult
-        With ``solved_for="net_win"`` and ``net_win`` the minimum detectable effect.
+        With ``solved_for="net_win"``; ``ValueError`` when no net win reaches ``power``.
 
     Examples
     --------
@@ -317,10 +300,10 @@ def min_detectable_net_win(
     >>> round(r.net_win, 3), round(r.power, 3)
     (0.228, 0.8)
     """
-    g = _design_grid(alpha, alternative, icc_scale, one=True, n_tasks=n_tasks,
-                     n_replicates=n_replicates, icc=icc, p_tie=p_tie, power=power)  # fmt: skip
-    g["net_win"] = _solve_net_win(*g.to_numpy().T[:4], alpha, g["power"].to_numpy(),
-                                  alternative, icc_scale)  # fmt: skip
+    g = mde_curve(n_tasks, n_replicates=n_replicates, icc=icc, p_tie=p_tie, alpha=alpha,
+                  power=power, alternative=alternative, icc_scale=icc_scale)  # fmt: skip
+    if len(g) != 1:
+        raise ValueError("one design at a time: use mde_curve")
     if not np.isfinite(g["net_win"].iloc[0]):
         raise ValueError(
             f"no net win up to 1 - p_tie = {1 - p_tie:g} reaches power {power:g} with "
@@ -439,8 +422,7 @@ def tasks_needed_curve(
     alternative: Alternative = "two-sided",
     icc_scale: IccScale = "latent",
 ) -> pd.DataFrame:
-    """:func:`tasks_needed` over a grid of designs (every combination of the array-like
-    arguments), in one vectorised integer bisection.
+    """:func:`tasks_needed` over a grid of designs (every combination of the array-likes).
 
     Examples
     --------
@@ -511,9 +493,18 @@ def _simulated_rejections(latent, scale, net_win, p_tie, alpha, alternative, met
 
 
 def _simulation(n_resamples: int, method: str) -> int:
-    if method not in TEST_METHODS:
-        raise ValueError(f"method must be one of {TEST_METHODS}, got {method!r}")
+    check_choice(method, "method", TEST_METHODS)
     return check_positive_int(n_resamples, "n_resamples")
+
+
+def _simulated_design(alpha, alternative, n_resamples, method, rng, **axes) -> tuple:
+    """(design dict, n_resamples, latent draw, scale) of one checked design."""
+    row = _design_grid(alpha, alternative, "latent", one=True, **axes).iloc[0]
+    d = {k: int(v) if k in ("n_tasks", "n_replicates") else v for k, v in row.items()}
+    n_resamples = _simulation(n_resamples, method)
+    rng = np.random.default_rng(rng)
+    latent, scale = _latent_draw(n_resamples, d["n_tasks"], d["n_replicates"], d["icc"], rng)
+    return d, n_resamples, latent, scale
 
 
 def _smallest(reaches, lo, hi, step):
@@ -546,14 +537,13 @@ def simulated_power(
 ) -> pd.DataFrame:
     """Monte-Carlo power of the net-win test that :func:`evalstats.win_rates` reports.
 
-    Parameters are those of :func:`power_net_win` (the ICC on the latent scale), ``method``
-    (a :data:`TEST_METHODS`), ``n_resamples`` simulated evaluations and ``rng``.
+    Parameters are those of :func:`power_net_win` (latent ICC), ``method`` (a
+    :data:`TEST_METHODS`), ``n_resamples`` simulated evaluations and ``rng``.
 
     Returns
     -------
     DataFrame
-        One row: ``net_win, n_tasks, n_replicates, icc, p_tie, alpha, power, mc_se,
-        n_resamples, method``.
+        One row: the design, ``alpha, power, mc_se, n_resamples, method``.
 
     Examples
     --------
@@ -561,20 +551,13 @@ def simulated_power(
     >>> 0.5 < r["power"].item() < 0.95
     True
     """
-    g = _design_grid(alpha, alternative, "latent", one=True, net_win=net_win, n_tasks=n_tasks,
-                     n_replicates=n_replicates, icc=icc, p_tie=p_tie)  # fmt: skip
-    net_win, n_tasks, n_replicates, icc, p_tie = g.iloc[0]
-    n_tasks, n_replicates = int(n_tasks), int(n_replicates)
-    n_resamples = _simulation(n_resamples, method)
-    latent, scale = _latent_draw(
-        n_resamples, n_tasks, n_replicates, icc, np.random.default_rng(rng)
-    )
-    reject = _simulated_rejections(
-        latent, scale, net_win, p_tie, alpha, alternative, method, n_tasks
-    )
-    design = {"net_win": net_win, "n_tasks": n_tasks, "n_replicates": n_replicates, "icc": icc,
-              "p_tie": p_tie, "alpha": alpha, "power": float(reject.mean())}  # fmt: skip
-    return _one_row(design, n_resamples, method)
+    d, n_resamples, latent, scale = _simulated_design(
+        alpha, alternative, n_resamples, method, rng, net_win=net_win, n_tasks=n_tasks,
+        n_replicates=n_replicates, icc=icc, p_tie=p_tie,
+    )  # fmt: skip
+    reject = _simulated_rejections(latent, scale, d["net_win"], d["p_tie"], alpha, alternative,
+                                   method, d["n_tasks"])  # fmt: skip
+    return _one_row({**d, "alpha": alpha, "power": float(reject.mean())}, n_resamples, method)
 
 
 def simulated_mde(
@@ -591,15 +574,12 @@ def simulated_mde(
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
     """Minimum detectable net win of the reported test, found by simulation.
-
-    The smallest positive net win whose simulated power (as :func:`simulated_power`, one
-    seeded draw cut at each candidate's thresholds) reaches ``power``, by bisection; the
-    analytic :func:`min_detectable_net_win` beside it.
+    Parameters as :func:`simulated_power`, ``power`` the target.
 
     Returns
     -------
     DataFrame
-        One row: the design, ``power`` (target), ``net_win`` (NaN when unreachable),
+        One row: the design, ``power``, ``net_win`` (NaN when unreachable),
         ``power_simulated``, ``mc_se``, ``net_win_analytic``,
         ``power_simulated_at_analytic``, ``n_resamples``, ``method``.
 
@@ -609,14 +589,11 @@ def simulated_mde(
     >>> bool(r["net_win"].item() > r["net_win_analytic"].item())  # the analytic is optimistic
     True
     """
-    g = _design_grid(alpha, alternative, "latent", one=True, n_tasks=n_tasks,
-                     n_replicates=n_replicates, icc=icc, p_tie=p_tie, power=power)  # fmt: skip
-    n_tasks, n_replicates, icc, p_tie, target = g.iloc[0]
-    n_tasks, n_replicates = int(n_tasks), int(n_replicates)
-    n_resamples = _simulation(n_resamples, method)
-    latent, scale = _latent_draw(
-        n_resamples, n_tasks, n_replicates, icc, np.random.default_rng(rng)
-    )
+    d, n_resamples, latent, scale = _simulated_design(
+        alpha, alternative, n_resamples, method, rng, n_tasks=n_tasks,
+        n_replicates=n_replicates, icc=icc, p_tie=p_tie, power=power,
+    )  # fmt: skip
+    n_tasks, n_replicates, icc, p_tie, target = d.values()
 
     def pw(d: float) -> float:
         rej = _simulated_rejections(latent, scale, d, p_tie, alpha, alternative, method, n_tasks)
@@ -651,14 +628,12 @@ def simulated_tasks_needed(
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
     """Smallest number of tasks whose simulated power for ``net_win`` reaches ``power``.
-
-    One seeded draw with the largest bracket of tasks, smaller designs its first tasks,
-    and an integer bisection; the analytic :func:`tasks_needed` beside it.
+    Parameters as :func:`simulated_power`.
 
     Returns
     -------
     DataFrame
-        One row: the design, ``power`` (target), ``n_tasks`` (NaN when unreachable),
+        One row: the design, ``power``, ``n_tasks`` (NaN when unreachable),
         ``power_simulated``, ``mc_se``, ``n_tasks_analytic``,
         ``power_simulated_at_analytic``, ``n_resamples``, ``method``.
 

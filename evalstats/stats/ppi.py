@@ -50,6 +50,7 @@ SHARP_PER_OUTCOME = 5
 #: ``method`` of a row whose interval was joined with the labels-only bound.
 JOINED = "{method} + labels-only {bound} ({why})"
 _Q = len(RATE_NAMES)
+_OUTCOMES = ("win", "tie", "loss")
 # Per-pair values of (win, tie, loss, net, score) from (loss, tie, win) shares.
 _STAT_MATRIX = np.array([[0, 0, 1, -1, 0], [0, 1, 0, 0, 0.5], [1, 0, 0, 1, 1]], dtype=float)
 assert OUTCOMES == ("loss", "tie", "win")
@@ -127,32 +128,18 @@ def ppi_win_rates(
     rubric : str, optional
         Required when the frame holds several rubrics.
     lam : float, optional
-        Fixed weight of the judge in [0, 1] (1 = plain PPI, 0 = labels only); default: tuned
-        (PPI++), re-tuned inside every bootstrap resample.
-    method : {"cluster_wilson", "cluster_t", "percentile", "bca", "basic"}, default "cluster_wilson"
-        From the bootstrap SE x sqrt(C / (C - 1)) and t(C - 1): the Wilson score interval at
-        the effective size, or estimate +/- t SE clipped; or a bootstrap interval.
+        Fixed weight of the judge in [0, 1]; default: tuned (PPI++) in every resample.
+    method : {"cluster_wilson", "cluster_t", "percentile", "bca", "basic"}
+        Interval from the bootstrap SE and t(C - 1), or a bootstrap interval.
     confidence, n_resamples, rng
         Interval level, cluster-bootstrap resamples, random source or seed.
 
     Returns
     -------
     ResultFrame
-        One row per statistic (``win_rate`` ... ``score``): ``judge``, the tidy columns
-        (``se`` the bootstrap SD, ``n`` judged pairs; ``method`` names a join with the
-        labels-only interval and why), ``lambda`` (the tuned weight), ``labels_only``,
-        ``judge_only`` (the judge's own rate), ``ess_gain`` (labels-only variance over the
-        PPI variance). ``.diagnostics``: ``judge``, ``n``, ``n_labelled``, ``n_tasks``,
-        ``n_labelled_clusters``, ``n_labels_unused``, ``n_labelled_win`` / ``_tie`` /
-        ``_loss``, ``min_labels_per_outcome``, ``labels_only_bound``, ``ci_note`` (rare
-        outcomes), ``random_sample`` (labels carry sheet provenance), ``estimand``,
-        ``gold``, ``n_resamples``.
-
-    Warns
-    -----
-    EvalstatsWarning
-        Fewer than 15 labelled pairs, labels without the sheet's provenance, or a rare
-        outcome among the labels.
+        One row per statistic: ``judge``, the tidy columns, :data:`PPI_EXTRAS`;
+        ``.diagnostics`` holds the label counts, ``ci_note`` and ``random_sample``.
+        Warns (EvalstatsWarning) on few labels, labels of no sheet, or a rare outcome.
 
     Examples
     --------
@@ -251,27 +238,17 @@ def ppi_win_rates(
     if rare_note:
         warnings.warn(f"PPI: {rare_note}", EvalstatsWarning, stacklevel=2)
 
-    diagnostics = pd.DataFrame(
-        {
-            "judge": [judge],
-            "n": [len(fu)],
-            "n_labelled": [n_labelled],
-            "n_tasks": [n_c],
-            "n_labelled_clusters": [int((stats[:, _N_L] > 0).sum())],
-            "n_labels_unused": [int(n_unused)],
-            **{
-                f"n_labelled_{k}": [int(round(v))]
-                for k, v in zip(("win", "tie", "loss"), per_outcome, strict=True)
-            },  # fmt: skip
-            "min_labels_per_outcome": [MIN_PER_OUTCOME],
-            "labels_only_bound": [LABELS_ONLY_BOUND],
-            "ci_note": [rare_note],
-            "random_sample": [random_sample],
-            "estimand": ["human"],
-            "gold": [gold],
-            "n_resamples": [n_resamples],
-        }
-    )
+    labelled = {
+        f"n_labelled_{k}": int(round(v)) for k, v in zip(_OUTCOMES, per_outcome, strict=True)
+    }
+    diagnostics = pd.DataFrame([{
+        "judge": judge, "n": len(fu), "n_labelled": n_labelled, "n_tasks": n_c,
+        "n_labelled_clusters": int((stats[:, _N_L] > 0).sum()), "n_labels_unused": int(n_unused),
+        **labelled, "min_labels_per_outcome": MIN_PER_OUTCOME,
+        "labels_only_bound": LABELS_ONLY_BOUND, "ci_note": rare_note,
+        "random_sample": random_sample, "estimand": "human", "gold": gold,
+        "n_resamples": n_resamples,
+    }])  # fmt: skip
     per_stat = {"estimate": est, "se": se, "ci_low": lo, "ci_high": hi, "ess_gain": gain,
                 "lambda": est[2 * _Q :], "labels_only": est[_Q:], "judge_only": est[3 * _Q :]}  # fmt: skip
     common = {"n": len(fu), "n_tasks": n_c, "confidence": confidence}
@@ -289,8 +266,7 @@ def ppi_win_rates(
 def _cluster_interval(
     est: np.ndarray, se: np.ndarray, n_c: int, confidence: float, method: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The five statistics' ``cluster_wilson`` or ``cluster_t`` ends from the bootstrap SE;
-    where Wilson is undefined (SE 0, an end of the range) the clipped t ends stand."""
+    """``cluster_wilson`` (clipped t where undefined) or ``cluster_t`` ends from the SE."""
     crit = scipy.stats.t.ppf(0.5 + confidence / 2.0, n_c - 1)
     s = se * np.sqrt(n_c / (n_c - 1.0))
     t_lo = np.maximum(est - crit * s, _LOW)
@@ -312,19 +288,16 @@ def _cluster_interval(
 
 
 def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, judge_rate):
-    """Join a statistic's interval with the labels-only one where an outcome it depends on
-    is rare among the labels or its bootstrap saw no spread: (why, lo, hi, note)."""
+    """(why, lo, hi, note): intervals joined with the labels-only one for rare outcomes."""
     why = np.full(_Q, "", dtype=object)
     if n_c < 2:
         return why, lo, hi, ""
-    win, tie, loss = per_outcome
-    names = ("win", "tie", "loss")
     rare = np.minimum(per_outcome, n_labelled - per_outcome) < MIN_PER_OUTCOME  # win tie loss
     edge = (est[:_Q] <= _LOW) | (est[:_Q] >= _HIGH)
     flat = ~(se[:_Q] > 1e-12) | edge
     counted = [
         f"{name}: {int(round(per_outcome[k]))} of {n_labelled} labelled, minimum {MIN_PER_OUTCOME}"
-        for k, name in enumerate(names)
+        for k, name in enumerate(_OUTCOMES)
     ]
     for j in range(_Q):
         deps = [j] if j < 3 else [0, 2]  # net win and score: the win and the loss rates
@@ -337,9 +310,7 @@ def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, ju
         return why, lo, hi, ""
     alpha = 1.0 - confidence
     b_lo, b_hi = proportion_bounds(per_outcome, n_labelled, alpha, LABELS_ONLY_BOUND)
-    w_lo, w_hi = proportion_bounds(
-        np.array([win, loss]), n_labelled, alpha / 2.0, LABELS_ONLY_BOUND
-    )
+    w_lo, w_hi = proportion_bounds(per_outcome[[0, 2]], n_labelled, alpha / 2, LABELS_ONLY_BOUND)
     net_lo, net_hi = w_lo[0] - w_hi[1], w_hi[0] - w_lo[1]
     ex_lo = np.array([*b_lo, net_lo, (1.0 + net_lo) / 2.0])
     ex_hi = np.array([*b_hi, net_hi, (1.0 + net_hi) / 2.0])
@@ -347,7 +318,7 @@ def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, ju
     lo[:_Q] = np.where(joined, np.fmin(lo[:_Q], ex_lo), lo[:_Q])
     hi[:_Q] = np.where(joined, np.fmax(hi[:_Q], ex_hi), hi[:_Q])
     parts = []
-    for k, name in enumerate(names):
+    for k, name in enumerate(_OUTCOMES):
         if not rare[k]:
             continue
         # Labels expected to hold SHARP_PER_OUTCOME of it, at the judge's own rate.
@@ -359,11 +330,6 @@ def _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi, confidence, n_c, ju
             f"{MIN_PER_OUTCOME} {which} per outcome; about {need} labels would hold "
             f"{SHARP_PER_OUTCOME} at the judge's rate {p:.2f})"
         )
-    if not parts:
-        parts.append("the bootstrap saw no spread")
-    note = (
-        "rare outcome among the labels: "
-        + "; ".join(parts)
-        + f" - the interval is joined with the labels-only {LABELS_ONLY_BOUND} one"
-    )
-    return why, lo, hi, note
+    parts = parts or ["the bootstrap saw no spread"]
+    note = f"rare outcome among the labels: {'; '.join(parts)} - the interval is joined with "
+    return why, lo, hi, note + f"the labels-only {LABELS_ONLY_BOUND} one"
