@@ -282,36 +282,29 @@ def plan_calls(
     pairs: Literal["all", "reference"] | None = None,
     arms: Any = None,
 ) -> pd.DataFrame:
-    """Every judge call a run would make, without making any.
-
-    Pairs with a run over its budget are left out (they are ``no_answer``); their number
-    is in ``frame.attrs["no_answer_pairs"]``.
+    """Every judge call a run would make, without making any (over-budget pairs left out).
 
     Parameters
     ----------
     tasks, runs : pandas.DataFrame
-        Tasks, and runs either long (``records.load_runs``, one row per arm) or paired
-        (``records.pair_runs``).
+        Tasks, and runs long (``records.load_runs``) or paired (``records.pair_runs``).
     rubric : str or Rubric
         ``"with-without"``, ``"blind-pair"`` or a rubric.
     judges : str or sequence of str
         ``"provider:model"`` names.
     options : JudgeOptions, optional
-        As for :func:`run_judges` (``temperature``, ``max_tokens``, ``prices``, ``batch``).
+        As for :func:`run_judges`.
     orders : {"random", "both"}
         Blind rubric only: one seeded order per pair, or both orders.
-    pairs : {"all", "reference"}, optional
-        K arms: the pairs of arms to judge (:func:`evalstats.records.pair_runs`); required
-        then, ignored for two arms. ``arms`` (:class:`evalstats.records.Arms`) gives their
-        order, tools and reference (default: ``runs.attrs["arms"]``, else the runs' arms).
+    seed : int, default 0
+        Seed of the orders.
+    pairs, arms : optional
+        K arms only: ``"all"`` or ``"reference"`` pairs, and the :class:`~evalstats.Arms`.
 
     Returns
     -------
     pandas.DataFrame
-        One row per call: ``judge``, ``task_id``, ``replicate``, ``order`` (K arms:
-        ``a_first`` / ``b_first``, and ``arm_a``, ``arm_b``), ``call_key``,
-        ``input_tokens`` (cl100k_base), ``est_usd`` (NaN without a price), ``system``,
-        ``user``.
+        One row per call (``frame.attrs["no_answer_pairs"]``: over-budget pairs left out).
 
     Examples
     --------

@@ -138,8 +138,7 @@ def read_journal(path: str | os.PathLike[str], *, all_attempts: bool = False) ->
     path : path-like
         The journal (``judgments.jsonl``).
     all_attempts : bool, default False
-        If False, one line per call key (its success, else its last failure; lines without
-        a ``call_key`` all kept); if True, every judgment line.
+        If False, one line per call key (its success, else its last failure).
 
     Returns
     -------
