@@ -53,8 +53,7 @@ _FIELD_CHECKS = [
 
 
 def check_line(record: Mapping[str, Any], path: Path, number: int) -> None:
-    """Refuse a line whose fields the runner would trust wrongly (``DataError`` file:line):
-    a NaN or negative cost would switch the spending cap off."""
+    """Refuse a line the runner would trust wrongly (a NaN cost would disable the cap)."""
 
     def bad(field: str, what: str) -> DataError:
         return DataError(

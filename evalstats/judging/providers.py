@@ -75,8 +75,7 @@ def parse_judge(text: str | JudgeSpec) -> JudgeSpec:
 
 
 def require_keys(judges: Iterable[JudgeSpec]) -> None:
-    """Fail before any work if a judge's key is missing or its base URL unusable (naming the
-    variable, not the value)."""
+    """Fail before any work if a judge's key is missing or its base URL unusable."""
     providers = sorted({j.provider for j in judges})
     missing = [KEY_ENV[p] for p in providers if not os.environ.get(KEY_ENV[p])]
     if missing:
