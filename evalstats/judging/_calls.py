@@ -1,8 +1,4 @@
-"""What one judge call is, and the counters of a run: shared by the direct and batch runners.
-
-A private module with public names, so that ``runner`` and ``batch`` both import it and
-neither imports the other.
-"""
+"""What one judge call is, and the counters of a run: shared by the direct and batch runners."""
 
 from __future__ import annotations
 
@@ -23,15 +19,14 @@ DEFAULT_MAX_TOKENS = 1024
 
 @dataclass(frozen=True)
 class JudgeOptions:
-    """How :func:`run_judges` sends and pays for its calls (what is judged is its arguments).
+    """How :func:`run_judges` sends and pays for its calls.
 
     Attributes
     ----------
     concurrency : int, default 16
         Calls in flight at once (direct mode).
     max_usd : float, optional
-        Stop starting new calls once the journal's spend (earlier runs included) plus the
-        worst case of the calls in flight would pass this; needs a price for every judge.
+        Stop starting calls once the journal's spend plus those in flight could pass this.
     batch : bool, default False
         Use Anthropic Message Batches / the OpenAI Batch API (half price, slow).
     adjudicate : str, optional
@@ -49,14 +44,13 @@ class JudgeOptions:
     max_batch_size : int, default 10,000
         Most requests in one provider batch.
     progress : bool, default True
-        A tqdm bar (stderr) with calls done, failures and spend.
+        A tqdm bar on stderr.
     client_options : mapping, optional
         Extra SDK client arguments (never a key).
     retry_failed : bool, default False
-        Also re-send calls whose last failure is permanent (``failed_permanent``, ``truncated``).
+        Also re-send calls whose last failure is permanent.
     allow_same_family : bool, default False
-        Run a judge of an agent's own model family (else refused); recorded on every
-        line (``same_family_allowed``) and reported by the audit.
+        Run a judge of an agent's own model family (else refused; the audit reports it).
 
     >>> JudgeOptions(max_usd=20.0, progress=False).concurrency
     16

@@ -125,9 +125,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run ``evalstats judge``; 0 when every call is finished, 1 when some failed or were
-    not started (rerun to retry); a usage or data error is raised as an
-    :class:`~evalstats.errors.EvalstatsError` (``evalstats.cli.main`` prints it, exit 2)."""
+    """Run ``evalstats judge``: 0 when every call is finished, 1 when some are not (rerun)."""
     from evalstats.records import Arms, find_file, load_arm_names, load_arms, load_runs, load_tasks
 
     from ._calls import JudgeOptions

@@ -55,18 +55,18 @@ def _run_mapping(row: Mapping[str, Any], arm: str) -> dict[str, Any]:
     return run
 
 
-def _pairs(tasks: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+def _pairs(tasks: pd.DataFrame, runs: pd.DataFrame, karm: Any, which: str | None) -> pd.DataFrame:
     """Pairs with budgets applied, from a long runs frame or an already paired one."""
-    if "with_answer" in runs.columns:
-        pairs = runs
-    else:
-        from evalstats.records import pair_runs
-        from evalstats.tokens import annotate_runs
+    from evalstats.records import pair_runs
+    from evalstats.tokens import annotate_runs
 
-        if "arm" not in runs.columns:
-            raise ParameterError(
-                "runs needs an 'arm' column (long runs) or with_*/without_* columns"
-            )
+    if karm is not None:
+        pairs = pair_runs(runs, karm, which or "all")
+    elif "with_answer" in runs.columns:
+        pairs = runs
+    elif "arm" not in runs.columns:
+        raise ParameterError("runs needs an 'arm' column (long runs) or with_*/without_* columns")
+    else:
         if "over_budget" not in runs.columns or "tokens" not in runs.columns:
             runs = annotate_runs(runs, tasks)
         pairs = pair_runs(runs)
@@ -105,17 +105,7 @@ def _units(
         if col not in tasks.columns:
             raise ParameterError(f"tasks lack column {col!r}")
     karm = _k_arms(runs, pairs, arms)
-    if karm is None:
-        table = _pairs(tasks, runs)
-    else:
-        from evalstats.records import pair_runs
-        from evalstats.rubrics import with_pair_tools
-
-        table = pair_runs(runs, karm, pairs or "all")
-        if "over_budget" not in table.columns:
-            raise ParameterError(
-                "runs carry no budget flags: load them with records.load_runs(path, tasks)"
-            )
+    table = _pairs(tasks, runs, karm, pairs)
     over = table["over_budget"].fillna(False).to_numpy(dtype=bool)
     task_by_id = {
         str(t): {"prompt": p, "canonical_answer": c}
@@ -129,6 +119,8 @@ def _units(
             raise ParameterError(f"pair ({task_id!r}, {replicate}) refers to an unknown task")
         pair = None if karm is None else (str(row["arm_a"]), str(row["arm_b"]))
         if pair is not None and pair not in variants:
+            from evalstats.rubrics import with_pair_tools
+
             # A three-way prompt names both tools; a blind one names no arm.
             tools = [karm.tools.get(a) or karm.name(a) for a in pair]
             variants[pair] = rubric if rubric.needs_order else with_pair_tools(rubric, *tools)
@@ -247,8 +239,7 @@ def _check_params(
 def same_family_judges(
     runs: pd.DataFrame, judges: Sequence[JudgeSpec], *, allow: bool = False
 ) -> str | None:
-    """Refuse a judge of an agent's own model family (seed 000) unless ``allow``; return the
-    shared family(ies) when allowed, else None (an unknown family is never shared)."""
+    """Refuse a judge of an agent's own model family unless ``allow``; the shared family(ies)."""
     cols = [c for c in ("agent_model", "with_agent_model", "without_agent_model") if c in runs]
     agents = sorted({str(a) for c in cols for a in runs[c].dropna()})
     agent_fams = {a: model_family(a) for a in agents}
@@ -282,36 +273,29 @@ def plan_calls(
     pairs: Literal["all", "reference"] | None = None,
     arms: Any = None,
 ) -> pd.DataFrame:
-    """Every judge call a run would make, without making any.
-
-    Pairs with a run over its budget are left out (they are ``no_answer``); their number
-    is in ``frame.attrs["no_answer_pairs"]``.
+    """Every judge call a run would make, without making any (over-budget pairs left out).
 
     Parameters
     ----------
     tasks, runs : pandas.DataFrame
-        Tasks, and runs either long (``records.load_runs``, one row per arm) or paired
-        (``records.pair_runs``).
+        Tasks, and runs long (``records.load_runs``) or paired (``records.pair_runs``).
     rubric : str or Rubric
         ``"with-without"``, ``"blind-pair"`` or a rubric.
     judges : str or sequence of str
         ``"provider:model"`` names.
     options : JudgeOptions, optional
-        As for :func:`run_judges` (``temperature``, ``max_tokens``, ``prices``, ``batch``).
+        As for :func:`run_judges`.
     orders : {"random", "both"}
         Blind rubric only: one seeded order per pair, or both orders.
-    pairs : {"all", "reference"}, optional
-        K arms: the pairs of arms to judge (:func:`evalstats.records.pair_runs`); required
-        then, ignored for two arms. ``arms`` (:class:`evalstats.records.Arms`) gives their
-        order, tools and reference (default: ``runs.attrs["arms"]``, else the runs' arms).
+    seed : int, default 0
+        Seed of the orders.
+    pairs, arms : optional
+        K arms only: ``"all"`` or ``"reference"`` pairs, and the :class:`~evalstats.Arms`.
 
     Returns
     -------
     pandas.DataFrame
-        One row per call: ``judge``, ``task_id``, ``replicate``, ``order`` (K arms:
-        ``a_first`` / ``b_first``, and ``arm_a``, ``arm_b``), ``call_key``,
-        ``input_tokens`` (cl100k_base), ``est_usd`` (NaN without a price), ``system``,
-        ``user``.
+        One row per call (``frame.attrs["no_answer_pairs"]``: over-budget pairs left out).
 
     Examples
     --------

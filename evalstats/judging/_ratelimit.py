@@ -66,8 +66,7 @@ _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 
 def parse_reset(value: str | None, *, capped: bool = True) -> float | None:
-    """Seconds until a reset given as a duration (``"1m30s"``, ``"20ms"``, ``"2.5"``), an
-    RFC 3339 or HTTP date; None if unreadable. ``capped``: at most :func:`max_wait_s`."""
+    """Seconds until a reset (a duration, RFC 3339 or HTTP date); None if unreadable."""
     seconds = _reset_seconds(value)
     if seconds is None or not capped:
         return seconds
@@ -105,8 +104,7 @@ def _reset_seconds(value: str | None) -> float | None:
 
 
 def retry_after(headers: Mapping[str, str], *, capped: bool = True) -> float | None:
-    """The server's wait hint in seconds (``retry-after-ms`` beats ``retry-after``), at most
-    :func:`max_wait_s` unless ``capped=False``."""
+    """The server's wait hint in seconds (``retry-after-ms`` beats ``retry-after``)."""
     seconds = _seconds(headers.get("retry-after-ms") or None)
     seconds = None if seconds is None else seconds / 1000
     if seconds is None:
@@ -185,8 +183,7 @@ class _Bucket:
     def observe(
         self, limit: int | None, remaining: int, reset_s: float | None, later: float
     ) -> None:
-        """The server's view after one call, minus ``later`` (spent since by calls we started
-        after it, which the server had not counted yet)."""
+        """The server's view after one call, minus ``later`` (spent since, not yet counted)."""
         self.limit = limit or self.limit
         self.level = remaining - later
         self.at = time.monotonic()

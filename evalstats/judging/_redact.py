@@ -91,10 +91,9 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     Parameters
     ----------
     text : str
-        Any text about to be kept: a judge's answer, an error message, a log line.
+        Any text about to be kept.
     secrets : iterable of str, optional
-        The values to remove; default: :func:`configured_secrets` (the API keys and the
-        base-URL credentials in the environment).
+        The values to remove (default: :func:`configured_secrets`).
 
     Returns
     -------

@@ -145,8 +145,7 @@ async def _collect(
     state: RunState,
     poll_interval: float,
 ) -> bool | None:
-    """Journal every result of ``batch``; True if it was closed (``batch_done``), False if
-    some of its calls cannot be journaled by this run, None if not collected now."""
+    """Journal every result of ``batch``: True if closed, False if not all, None if not now."""
     client = clients.get(batch.get("provider"))
     if client is None:  # a batch of a judge not in this run: leave it for its own run
         return None

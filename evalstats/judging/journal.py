@@ -53,8 +53,7 @@ _FIELD_CHECKS = [
 
 
 def check_line(record: Mapping[str, Any], path: Path, number: int) -> None:
-    """Refuse a line whose fields the runner would trust wrongly (``DataError`` file:line):
-    a NaN or negative cost would switch the spending cap off."""
+    """Refuse a line the runner would trust wrongly (a NaN cost would disable the cap)."""
 
     def bad(field: str, what: str) -> DataError:
         return DataError(
@@ -138,8 +137,7 @@ def read_journal(path: str | os.PathLike[str], *, all_attempts: bool = False) ->
     path : path-like
         The journal (``judgments.jsonl``).
     all_attempts : bool, default False
-        If False, one line per call key (its success, else its last failure; lines without
-        a ``call_key`` all kept); if True, every judgment line.
+        If False, one line per call key (its success, else its last failure).
 
     Returns
     -------

@@ -75,8 +75,7 @@ def parse_judge(text: str | JudgeSpec) -> JudgeSpec:
 
 
 def require_keys(judges: Iterable[JudgeSpec]) -> None:
-    """Fail before any work if a judge's key is missing or its base URL unusable (naming the
-    variable, not the value)."""
+    """Fail before any work if a judge's key is missing or its base URL unusable."""
     providers = sorted({j.provider for j in judges})
     missing = [KEY_ENV[p] for p in providers if not os.environ.get(KEY_ENV[p])]
     if missing:
@@ -197,14 +196,7 @@ class CallResult:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How one call ended (``answered``: a 200 arrived, so it was probably billed).
-
-    ``kind``: ``ok``; ``retry`` (an answer without usable judge text: asked again now);
-    ``failed`` (transient: retried on a rerun); ``failed_permanent`` (400/404/413/422) and
-    ``truncated`` (a body over ``MAX_BODY_BYTES`` or past ``--timeout``): re-sent only when
-    asked; ``rate_limited`` (a 429 after the SDK's retries: requeued, nothing paid);
-    ``auth`` (401/403: stop); ``not_sent`` (interrupted before sending).
-    """
+    """How one call ended (``kind``; see docs/judging.md, "Running judges")."""
 
     kind: str
     result: CallResult | None = None

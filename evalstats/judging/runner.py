@@ -63,45 +63,24 @@ def run_judges(
 ) -> JudgeRunResult:
     """Send every within-budget pair to every judge, journaling each finished call.
 
-    The journal ``out`` gets one fsynced JSON line per finished call, failures included
-    (``error``, ``call_status``); a rerun skips calls already answered, so a killed run
-    resumes without paying twice. Whatever a server answers, the call ends as a journaled
-    success or failure and the run goes on; only a refused key (401/403) stops it. How it
-    works: docs/judging.md, "Running judges".
+    A rerun skips calls already answered. See docs/judging.md, "Running judges".
 
     Parameters
     ----------
     tasks, runs : pandas.DataFrame
         As for :func:`plan_calls`.
-    rubric : str or Rubric
-        ``"with-without"`` or ``"blind-pair"``; every call uses its one revision.
-    judges : str or sequence of str
-        ``"anthropic:MODEL"`` or ``"openai:MODEL"`` (any compatible server at
-        ``OPENAI_BASE_URL``); keys from ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``.
+    rubric, judges, orders, seed, pairs, arms
+        As for :func:`plan_calls`.
     out : path-like
         The journal (usually ``DATA_DIR/judgments.jsonl``).
     options : JudgeOptions, optional
-        How the calls are sent and paid for (:class:`JudgeOptions`; default: its defaults).
-    orders : {"random", "both"}, default "random"
-        Blind rubric: a seeded A/B order per pair (recorded in ``order``), or both.
-    pairs, arms : optional
-        K arms: which pairs of arms to judge, as for :func:`plan_calls` (each journal line
-        carries its ``arm_a``, ``arm_b``). Two arms: ignored.
-    seed : int, default 0
-        Seed of the A/B orders.
+        How the calls are sent and paid for.
     dry_run : bool, default False
         Count calls, input tokens and estimated USD per judge; call nothing.
 
     Returns
     -------
     JudgeRunResult
-
-    Raises
-    ------
-    MissingKeyError
-        A judge's API key is not in the environment (not for dry runs).
-    JournalLockedError
-        Another run is writing ``out``.
 
     Examples
     --------
@@ -355,16 +334,14 @@ class JudgeRunResult:
     out : Path
         The journal.
     per_judge : pandas.DataFrame
-        One row per judge and ``role`` (judge, adjudicator): ``calls``, ``done_before``,
-        ``to_call``, ``input_tokens``, ``est_usd`` (``est_usd_max`` at max_tokens), and
-        this run's ``sent``, ``ok``, ``failed``, ``usd``.
+        One row per judge and ``role``: planned and done calls, tokens, estimated and spent USD.
     no_answer_pairs : int
         Pairs not sent because a run exceeded its budget.
     dry_run : bool
     stopped : str or None
-        Why the run stopped before starting every call (``max_usd``), else None.
+        Why the run stopped early (``max_usd``), else None.
     not_retried : int
-        Calls not sent because they failed permanently before (``retry_failed=False``).
+        Calls not sent because they failed permanently before.
     """
 
     out: Path

@@ -1,5 +1,4 @@
-"""K-arm figures: pairwise net wins (forest), rank sets (one ranking, or several side by side),
-P(i beats j) and the Pareto plot."""
+"""K-arm figures: pairwise net wins, rank sets, P(i beats j) and the Pareto plot."""
 
 from __future__ import annotations
 
@@ -63,20 +62,16 @@ def plot_compare(
     Parameters
     ----------
     result : DataFrame
-        :func:`evalstats.stats.compare`: ``arm_a``, ``arm_b``, ``statistic``, ``estimate``,
-        ``ci_low``, ``ci_high``, ``sim_low``, ``sim_high``.
+        :func:`evalstats.stats.compare` output.
     statistic : str
         Which of its statistics (default ``net_win``).
-    arm_names : mapping, optional
-        ``{arm id: display name}`` (ids by default).
-    title, width, figsize, ax
+    arm_names, title, width, figsize, ax
         As every figure (:mod:`evalstats.plots`).
 
     Returns
     -------
     Figure
-        One row per pair ("A vs B", positive: A better): the point, its marginal interval
-        (thick) and the simultaneous interval (thin, capped).
+        One row per pair: point, marginal interval (thick), simultaneous interval (thin).
 
     Examples
     --------
@@ -136,16 +131,14 @@ def plot_rank_sets(
     Parameters
     ----------
     ranks : DataFrame
-        ``rank`` rows of :func:`evalstats.stats.rank` (``arm``, ``estimate`` the point rank,
-        ``ci_low`` / ``ci_high`` the set, ``method`` ``marginal_stepdown`` or
-        ``simultaneous_stepdown``), one or both kinds stacked; other statistics are ignored.
+        :func:`evalstats.stats.rank` output (its ``rank`` rows are drawn).
     arm_names, title, width, figsize, ax
         As :func:`plot_compare`.
 
     Returns
     -------
     Figure
-        One row per arm, best point rank first: each set a bar, the point rank a dot.
+        One row per arm, best first: each set a bar, the point rank a dot.
 
     Examples
     --------
@@ -208,16 +201,14 @@ def plot_beats(
     Parameters
     ----------
     result : DataFrame
-        :func:`evalstats.stats.rank` (its ``p_beats`` rows: ``arm``, ``opponent``,
-        ``estimate``, optionally ``ci_low`` / ``ci_high``).
+        :func:`evalstats.stats.rank` output (its ``p_beats`` rows are drawn).
     arm_names, title, width, figsize, ax
         As :func:`plot_compare`.
 
     Returns
     -------
     Figure
-        Rows and columns in the order of the arms' strengths (best first when ``strength``
-        rows are present); the diagonal is blank.
+        Arms ordered by strength (best first); the diagonal blank.
 
     Examples
     --------
@@ -287,19 +278,16 @@ def plot_pareto(
     Parameters
     ----------
     result : DataFrame
-        :func:`evalstats.stats.pareto`: per ``arm`` the ``net_win``, the cost ratio and
-        ``p_frontier`` rows, and ``on_frontier``.
+        :func:`evalstats.stats.pareto` output.
     metric : str, optional
-        The cost statistic (default: the one in ``result`` other than ``net_win`` and
-        ``p_frontier``).
+        The cost statistic (default: the only one in ``result``).
     arm_names, title, width, figsize, ax
         As :func:`plot_compare`.
 
     Returns
     -------
     Figure
-        Cost ratio to the reference (log axis) against net win; the frontier a step line,
-        each point labelled "name (P = 0.83)", its probability of being on the frontier.
+        Cost ratio (log axis) against net win, the frontier a step line, P(on frontier).
 
     Examples
     --------
@@ -389,24 +377,21 @@ def plot_arena_rank_sets(
     Parameters
     ----------
     table : DataFrame
-        One row per (ranking, arm): ``arm``, the ranking's name in ``hue``, ``estimate`` (its
-        point rank; or ``rank``), ``ci_low`` and ``ci_high`` (the rank set), as the ``rank`` rows of
-        :func:`evalstats.stats.rank_subsamples` (or :func:`evalstats.stats.rank`) give.
+        ``rank`` rows of :func:`evalstats.stats.rank_subsamples` (or ``rank``), one per
+        (ranking, arm).
     hue : str, default "label"
-        Column naming the rankings (falls back to ``estimator`` when absent).
+        Column naming the rankings (else ``estimator``).
     truth : Series, optional
-        A reference rank per arm (index = arm), drawn as a cross: e.g. the ranking from all
-        human votes. Arms are ordered by it (else by the first ranking's point rank).
+        A reference rank per arm, drawn as a cross; arms are ordered by it.
     confidence : float, optional
         Level of the rank sets, quoted in the title.
     title, width, figsize, ax
-        As every figure (:mod:`evalstats.plots`); the title is the axes'.
+        As every figure (:mod:`evalstats.plots`).
 
     Returns
     -------
     Figure
-        Arms down the y axis (best at the top), ranks along x; each ranking's sets are bars
-        in its own colour, line style and marker (at the point rank), dodged vertically.
+        Arms down the y axis (best at the top), one dodged bar per ranking.
 
     Examples
     --------
@@ -420,7 +405,7 @@ def plot_arena_rank_sets(
     if hue not in table.columns:
         hue = "estimator"
     if "estimate" not in table.columns and "rank" in table.columns:
-        table = table.rename(columns={"rank": "estimate"})  # the case study's tables
+        table = table.rename(columns={"rank": "estimate"})
     check_columns(table, ["arm", hue, "estimate", "ci_low", "ci_high"], what="table")
     if len(table) == 0:
         raise ValueError("table has no rows")

@@ -1,5 +1,4 @@
-"""What every figure shares: palette, rc style, the figure class, sizes, titles, text fitting,
-and laying out and saving a figure (PDF with TrueType fonts, SVG, PNG)."""
+"""What every figure shares: palette, style, sizes, titles, text fitting, layout and saving."""
 
 from __future__ import annotations
 
@@ -147,9 +146,7 @@ def text_width_in(text: str, size: float) -> float:
 
 
 def wrap(text: str, width_in: float, size: float, *, hyphens: bool = True) -> str:
-    """``text`` wrapped to lines that fit ``width_in`` inches: at spaces, and inside a word
-    after its hyphens only when the word alone is wider and ``hyphens``; a longer piece
-    stays whole (the caller rotates or abbreviates)."""
+    """``text`` wrapped to ``width_in`` inches at spaces (and hyphens of a too-wide word)."""
     out = []
     for line in str(text).split("\n"):
         pieces = []
@@ -241,8 +238,7 @@ def new_canvas(
     n_axes: int = 1,
     make: Callable[[Figure], Any] = Figure.subplots,
 ) -> Canvas:
-    """The caller's ``ax`` (checked: ``n_axes`` of them) or a new :class:`PlotFigure`:
-    ``height(width)`` inches tall (unless ``figsize``), its axes made by ``make(fig)``."""
+    """The caller's ``ax`` (``n_axes`` of them) or a new :class:`PlotFigure`, ``height(w)`` tall."""
     if ax is not None:
         if figsize is not None:
             raise ValueError("pass ax= or figsize=, not both")
@@ -355,8 +351,7 @@ _VERTICAL_LINE_IN = 1.3
 
 
 def fit_ticks(ax: Axes, x: Any, labels: Sequence[str], slot_in: float, size: float) -> None:
-    """Tick labels wrapped to ``slot_in`` inches each, at spaces only (a name such as
-    "with-without" never breaks inside); vertical when a word is wider."""
+    """Tick labels wrapped to ``slot_in`` inches at spaces; vertical when a word is wider."""
     wrapped = [wrap(lab, slot_in, size, hyphens=False) for lab in labels]
     if max((text_width_in(w, size) for w in wrapped), default=0.0) <= slot_in:
         ax.set_xticks(x, wrapped)
@@ -393,13 +388,13 @@ def save_figure(
     fig : Figure
         Any matplotlib Figure.
     path_stem : path-like
-        The files' path without a suffix, e.g. ``"figures/headline"`` (directory created).
+        The files' path without a suffix (directory created).
     formats : sequence of str, default ("pdf", "svg", "png")
-        Any of ``pdf`` (TrueType fonts), ``svg`` (text kept as text) and ``png``.
+        Any of ``pdf``, ``svg`` and ``png``.
     dpi : int, default 300
         Raster resolution (at least 200).
     tight : bool, default False
-        Crop to the drawn content; by default the file has the figure's own size.
+        Crop to the drawn content.
 
     Returns
     -------
@@ -436,7 +431,6 @@ def save_figure(
         fig.set_layout_engine(engine)
     paths = []
     for fmt, data in rendered.items():
-        # The stem may hold dots ("fig.v2"): append the suffix instead of replacing one.
         path = stem.with_name(f"{stem.name}.{fmt}")
         atomic_write(path, lambda fh, data=data: fh.write(data))
         # The atomic writer's temporary file is private (0600); figures are for sharing.
@@ -446,8 +440,7 @@ def save_figure(
 
 
 def layout_figure(fig: Figure) -> Any:
-    """Settle ``fig``'s layout, freeze it, and return its tight bounding box (inches): every
-    later rendering (any format or dpi, also after pickling) is one draw at these positions.
+    """Settle and freeze ``fig``'s layout; return its tight bounding box (inches).
 
     Examples
     --------
@@ -458,7 +451,6 @@ def layout_figure(fig: Figure) -> Any:
     (True, 'PlaceHolderLayoutEngine')
     """
     with matplotlib.rc_context(STYLE):
-        # The engine alone, not a whole draw: the first rendering would redo the draw.
         engine = fig.get_layout_engine()
         if engine is not None:
             engine.execute(fig)
@@ -474,9 +466,7 @@ def render_figure(
     formats: Sequence[str] = ("png", "svg"),
     bbox: Any = None,
 ) -> dict[str, bytes]:
-    """The bytes of ``fig`` in each format (what :func:`save_figure` writes): laid out once
-    (:func:`layout_figure`; pass its ``bbox`` when already done), one draw per format, the
-    same bytes for the same figure (no dates or versions in the metadata).
+    """The bytes of ``fig`` in each format, laid out once, reproducible byte for byte.
 
     Examples
     --------

@@ -31,19 +31,15 @@ def plot_confusion(
     Parameters
     ----------
     table : DataFrame or array, shape (k, k)
-        Counts, rows = first judge, columns = second judge, as
-        :func:`evalstats.stats.agreement.contingency_table` returns (its index and column
-        names are used as the judges' names unless ``judges`` is given).
+        Counts, as :func:`evalstats.stats.agreement.contingency_table` returns.
     labels : sequence of str, optional
-        Category labels (default: the DataFrame's index, else loss / tie / win for k = 3).
+        Category labels (default: the index, else loss / tie / win for k = 3).
     judges : pair of str, optional
         Names of the row and column judges.
-    kappa : float or result with ``kappa`` (and ``ci_low``, ``ci_high``), optional
-        Cohen's kappa to quote in the title, e.g. a
-        :class:`~evalstats.stats.agreement.CohenKappaResult`.
+    kappa : float or CohenKappaResult, optional
+        Cohen's kappa, quoted in the title.
     title, width, figsize, ax
-        As every figure (:mod:`evalstats.plots`); the default title gives the observed
-        agreement and kappa; the matrix stays square (at most 5 in).
+        As every figure (:mod:`evalstats.plots`).
 
     Returns
     -------

@@ -45,25 +45,20 @@ def plot_cost_ratios(
     Parameters
     ----------
     frame : DataFrame
-        A verdict frame or pair table with ``tokens_with`` and ``tokens_without`` (and
-        ``wall_with_s``, ``wall_without_s``), one pair per (``task_id``, ``replicate``).
-        Pairs with a missing or zero count are left out (the panel title says how many).
+        A verdict frame or pair table with ``tokens_with`` / ``tokens_without`` (and wall).
     wall : bool, default True
         Add the wall-clock panel when the columns are present.
     ci : mapping, optional
-        ``{"tokens": (low, high), "wall": (low, high)}``: an interval for the geometric
-        mean, drawn as a band.
-    arm_names : mapping, optional
-        What to call the arms (``{"with": "Serena MCP"}``); WITH / WITHOUT by default.
-    title, width, figsize
-        As every figure (:mod:`evalstats.plots`); "page" puts the panels side by side.
+        ``{"tokens": (low, high), "wall": (low, high)}``, drawn as a band.
+    arm_names, title, width, figsize
+        As every figure (:mod:`evalstats.plots`).
     ax : Axes or sequence of Axes, optional
-        One Axes per panel (tokens, then wall-clock).
+        One per panel (tokens, then wall-clock).
 
     Returns
     -------
     Figure
-        Per measure: a histogram on log-spaced bins, a rug, the geometric mean and 1×.
+        Per measure: a log-binned histogram, a rug, the geometric mean and 1×.
 
     Examples
     --------

@@ -45,22 +45,18 @@ def plot_dimension_scores(
     Parameters
     ----------
     frame : DataFrame
-        A tidy summary (``dim``, ``arm`` with, without and optionally difference, ``mean``,
-        ``ci_low``, ``ci_high``), or a verdict frame, summarised with
-        :func:`~evalstats.stats.rates.dimension_means`.
+        :func:`~evalstats.stats.rates.dimension_means` output, or a verdict frame.
     confidence : float, default 0.95
         Confidence level when the summary is computed here.
-    arm_names : mapping, optional
-        What to call the arms (``{"with": "Serena MCP"}``); WITH / WITHOUT by default.
-    title, width, figsize
-        As every figure (:mod:`evalstats.plots`); "page" puts the panels side by side.
+    arm_names, title, width, figsize
+        As every figure (:mod:`evalstats.plots`).
     ax : Axes or pair of Axes, optional
-        (scores, difference) when the summary has a ``difference`` arm, else one.
+        (scores, difference), or one Axes without a difference.
 
     Returns
     -------
     Figure
-        Mean score (1–5) per dimension and arm with CIs; the paired difference with CIs.
+        Mean score per dimension and arm, and the paired difference, with CIs.
 
     Examples
     --------

@@ -68,28 +68,18 @@ def plot_headline(
     Parameters
     ----------
     rates : DataFrame
-        The long result of :func:`evalstats.stats.rates.win_rates`, or one row per group:
-        the group column(s); ``win_rate``, ``tie_rate``, ``loss_rate``, ``net_win``, each
-        with ``<name>_ci_low`` / ``<name>_ci_high`` (NaN: no bar); ``n`` and ``n_tasks``.
-        Optional: ``n_pairs`` (fewer than ``n``: "32 pairs (64 pair-orders)"; without it
-        ``blind-pair`` rows count as pair-orders), ``confidence`` and ``method`` (in the
-        title), ``audit`` (a failed check: the row is hatched and marked).
+        :func:`evalstats.stats.rates.win_rates` output (long, or one row per group).
     group : str or list of str, optional
-        Column(s) naming the groups; by default the first of ``group``, ``judge``, ``rubric``
-        present (without any, one row, labelled "all").
-    arm_names : mapping, optional
-        What to call the arms (``{"with": "Serena MCP"}``); WITH / WITHOUT by default.
-    title, width, figsize
-        As every figure (:mod:`evalstats.plots`); "page" puts the panels side by side,
-        "column" stacks them.
+        Column(s) naming the groups (default: the first of group, judge, rubric).
+    arm_names, title, width, figsize
+        As every figure (:mod:`evalstats.plots`).
     ax : pair of Axes, optional
-        Draw into these (shares, net win); the legend goes into the shares axes.
+        (shares, net win).
 
     Returns
     -------
     Figure
-        Dodged win / tie / loss bars per group with CIs and value labels, and the net win
-        with its CI; tick labels carry the counts of pairs and tasks.
+        Win / tie / loss bars per group and the net win, with CIs and counts.
 
     Examples
     --------

@@ -62,29 +62,22 @@ def plot_task_heatmap(
     Parameters
     ----------
     frame : DataFrame
-        A verdict frame (:func:`evalstats.verdict_frame`): ``task_id``, ``replicate``,
-        ``judge``, ``rubric``, ``order``, ``status``, ``outcome``.
+        A verdict frame (:func:`evalstats.verdict_frame`).
     judge : str or list of str, optional
         Judge(s) to show; all by default (one panel each).
     rubric : str, optional
         Required when the frame holds several rubrics.
-    arm_names : mapping, optional
-        What to call the arms (``{"with": "Serena MCP"}``); WITH / WITHOUT by default.
-    title, width, figsize
-        As every figure (:mod:`evalstats.plots`); "page" puts the judges side by side.
+    arm_names, title, width, figsize
+        As every figure (:mod:`evalstats.plots`).
     ax : sequence of Axes, optional
         One Axes per judge.
     max_tasks : int or None, default 40
-        With more tasks, only the ``max_tasks // 2`` best and the rest worst by net win
-        are drawn (a dashed line between them); None draws every task.
+        With more tasks, only the best and worst by net win are drawn; None: every task.
 
     Returns
     -------
     Figure
-        One image per judge; cells coloured by outcome or status, white where that judge
-        has no row. Tasks sorted by net win (over the shown judges' ok verdicts), best at
-        the top. Blind-rubric columns are ``<replicate>W`` (WITH shown first) and
-        ``<replicate>O``.
+        One image per judge, cells coloured by outcome or status, best task at the top.
 
     Examples
     --------

@@ -59,30 +59,22 @@ def plot_length_bias(
     Parameters
     ----------
     table : DataFrame
-        One row per (facet, hue, bin), as
-        :func:`evalstats.adapters.alpaca_eval.length_bias` returns: ``x`` (the measure,
-        ``"log_ratio"`` or ``"diff"``), ``x_mean`` (the bin's mean of it), ``p_win``,
-        ``ci_low``, ``ci_high`` (Wilson interval) and ``n``; optionally ``slope``,
-        ``slope_ci_low``, ``slope_ci_high`` (the logistic slope, quoted in the panel).
+        :func:`evalstats.adapters.alpaca_eval.length_bias` output.
     hue : str, optional
-        Column naming the lines (judges); by default the first of ``annotator``, ``judge``
-        present.
+        Column naming the lines (default: ``annotator`` or ``judge``).
     facet : str or None, default "model"
-        Column naming the panels (one per value); None, or a column that is absent, draws
-        one panel.
+        Column naming the panels; None (or absent): one panel.
     confidence : float, optional
         Level of the intervals, quoted in the title.
     title, width, figsize
-        As every figure (:mod:`evalstats.plots`); "page" puts the panels side by side.
+        As every figure (:mod:`evalstats.plots`).
     ax : Axes or sequence of Axes, optional
-        One Axes per facet value (sorted).
+        One per facet value (sorted).
 
     Returns
     -------
     Figure
-        One panel per facet value, one line per judge with the bins' Wilson intervals
-        (dodged); x the length ratio (log scale) or difference; lines at 50 % and equal
-        lengths.
+        One panel per facet value, one line per judge with the bins' Wilson intervals.
 
     Examples
     --------

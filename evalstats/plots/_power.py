@@ -57,23 +57,20 @@ def plot_power_curve(
     Parameters
     ----------
     curve : DataFrame
-        Columns ``n_tasks`` and ``power`` plus the design columns, as
-        :func:`evalstats.stats.power.power_curve` returns (``net_win``, ``n_replicates``,
-        ``icc``, ``p_tie``...).
+        :func:`evalstats.stats.power.power_curve` output.
     hue : str or list of str, optional
-        Column(s) distinguishing the lines; by default every one of ``net_win``,
-        ``n_replicates``, ``icc``, ``p_tie`` that takes several values.
+        Column(s) distinguishing the lines (default: the design columns that vary).
     target : float, default 0.8
         Reference power, drawn as a dashed line.
     mark_n_tasks : int, optional
-        Draw a vertical line at this number of tasks (e.g. the current design).
+        Draw a vertical line at this number of tasks.
     title, width, figsize, ax
-        As every figure (:mod:`evalstats.plots`); the title is the axes'.
+        As every figure (:mod:`evalstats.plots`).
 
     Returns
     -------
     Figure
-        Power (0–100 %) against the number of tasks; lines differ by colour and style.
+        Power against the number of tasks.
 
     Examples
     --------
