@@ -712,19 +712,6 @@ def _cell_counts(
     )
 
 
-def _fit_all(per_task, combine, x, ties, n_tasks, n_resamples, gen):
-    """The point fit and the bootstrap fits of ``combine(*weighted per-task totals)``."""
-    n_cells = x.shape[0]
-    totals = [np.asarray(m.sum(axis=0)).reshape(1, -1) for m in per_task]
-    point, _ = _btd_fit(combine(*totals).reshape(1, n_cells, 3), x, ties=ties)
-    draws = []
-    for weights in task_resamples(n_tasks, n_resamples, gen):
-        tot = [np.asarray((m.T @ weights.T).T) for m in per_task]
-        theta, _ = _btd_fit(combine(*tot).reshape(len(weights), n_cells, 3), x, ties=ties)
-        draws.append(theta)
-    return point[0], draws
-
-
 def _difference_se(cov: np.ndarray, k: int) -> np.ndarray:
     """SEs of ``beta_j - beta_k`` (B, K, K) from covariances of ``theta`` (B, d, d)."""
     vb = np.zeros((len(cov), k, k))
@@ -733,22 +720,26 @@ def _difference_se(cov: np.ndarray, k: int) -> np.ndarray:
     return np.sqrt(np.maximum(diag[:, :, None] + diag[:, None, :] - 2 * vb, 0.0))
 
 
-def _fit_studentized(
-    per_task: np.ndarray, x: np.ndarray, ties: bool, n_resamples: int, gen, k: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Point and bootstrap fits with the CR1 SEs of the strength differences (bootstrap-t)."""
-    n_t, n_cells = per_task.shape[0], x.shape[0]
-    total = per_task.sum(0).reshape(1, n_cells, 3)
+def _fit_all(per_task, combine, x, ties, n_resamples, gen, k=None):
+    """Point and task-bootstrap fits of ``combine(*per-task totals)``; with ``k`` (one source)
+    also the CR1 SEs of the strength differences, point and per resample (bootstrap-t)."""
+    n_t, n_cells = per_task[0].shape[0], x.shape[0]
+    total = combine(*(np.asarray(m.sum(axis=0)).reshape(1, -1) for m in per_task))
+    total = total.reshape(1, n_cells, 3)
     point, _ = _btd_fit(total, x, ties=ties)
-    ones = np.ones((1, n_t))
-    cov = _sandwich(total, _task_scores(per_task, point, x, ties), ones, point, x, ties)
     draws, se_draws = [], []
-    for weights in task_resamples(n_t, n_resamples, gen, max_cells=2_000_000):
-        tot = (weights @ per_task).reshape(len(weights), n_cells, 3)
+    for weights in task_resamples(n_t, n_resamples, gen, max_cells=2_000_000 if k else 4_000_000):
+        tot = combine(*(np.asarray((m.T @ weights.T).T) for m in per_task))
+        tot = tot.reshape(len(weights), n_cells, 3)
         theta, _ = _btd_fit(tot, x, ties=ties)
-        scores = _task_scores(per_task, theta, x, ties)
         draws.append(theta)
-        se_draws.append(_difference_se(_sandwich(tot, scores, weights, theta, x, ties), k))
+        if k:
+            scores = _task_scores(per_task[0], theta, x, ties)
+            se_draws.append(_difference_se(_sandwich(tot, scores, weights, theta, x, ties), k))
+    if not k:
+        return point[0], np.concatenate(draws), None, None
+    scores = _task_scores(per_task[0], point, x, ties)
+    cov = _sandwich(total, scores, np.ones((1, n_t)), point, x, ties)
     return point[0], np.concatenate(draws), _difference_se(cov, k)[0], np.concatenate(se_draws)
 
 
@@ -857,16 +848,13 @@ def rank(
     x = _btd_design(keys, k, position)
     n_t = enc.n_tasks
     lam = np.nan
-    se_hat = se_draws = None
     if lab is None:
-        per_task = [_cell_counts(enc, index, rows_all, n_t)]
-        if n_t * x.shape[0] * 3 <= STUDENTIZE_MAX_CELLS:
-            point, draws, se_hat, se_draws = _fit_studentized(
-                per_task[0].toarray(), x, ties, n_resamples, gen, k
-            )
-        else:
-            point, draws = _fit_all(per_task, lambda m: m, x, ties, n_t, n_resamples, gen)
-            draws = np.concatenate(draws)
+        per_task = _cell_counts(enc, index, rows_all, n_t)
+        student = n_t * x.shape[0] * 3 <= STUDENTIZE_MAX_CELLS
+        per_task = [per_task.toarray() if student else per_task]
+        point, draws, se_hat, se_draws = _fit_all(
+            per_task, lambda m: m, x, ties, n_resamples, gen, k if student else None
+        )
         method = "task_bootstrap_percentile"
     else:
         human = _cell_counts(lab, index, np.arange(len(lab.a)), n_t)
@@ -876,13 +864,12 @@ def rank(
         sep = []
         for m in (human, j_all, j_lab):  # the three fits and the PP fit share the resamples
             gen.bit_generator.state = state
-            sep.append(_fit_all([m], lambda c: c, x, ties, n_t, n_resamples, gen))
+            sep.append(_strengths(_fit_all([m], lambda c: c, x, ties, n_resamples, gen)[1], k))
         gen.bit_generator.state = state
-        lam = float(_ppi_lambda(*(_strengths(np.concatenate(s[1]), k)[None] for s in sep))[0])
-        point, draws = _fit_all(
-            [human, j_all, j_lab], lambda *c: _pp_counts(*c, lam), x, ties, n_t, n_resamples, gen
+        lam = float(_ppi_lambda(*(s[None] for s in sep))[0])
+        point, draws, se_hat, se_draws = _fit_all(
+            [human, j_all, j_lab], lambda *c: _pp_counts(*c, lam), x, ties, n_resamples, gen
         )
-        draws = np.concatenate(draws)
         method = "ppi_task_bootstrap_percentile"
     beta, beta_b = _strengths(point, k), _strengths(draws, k)
     ok = np.isfinite(beta_b).all(axis=1)
