@@ -401,6 +401,16 @@ def _btd_cells(
     return keys, cell.astype(np.int64), col.astype(np.int64)
 
 
+def _cells(k: int, *encs: Encoded) -> tuple[np.ndarray, bool, list[Encoded]]:
+    """The cells of ``encs``' rows, whether both orders occur (else ``pos`` is zeroed), ``encs``."""
+    keys = np.unique(np.concatenate([_btd_cells(e.a, e.b, e.pos, e.y, k)[0] for e in encs]), axis=0)
+    position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
+    if not position:  # one order (or none): the position bonus is not identified
+        keys = np.unique(np.column_stack([keys[:, :2], np.zeros(len(keys), int)]), axis=0)
+        encs = tuple(replace(e, pos=np.zeros_like(e.pos)) for e in encs)
+    return keys, position, list(encs)
+
+
 def _btd_design(keys: np.ndarray, n_arms: int, position: bool) -> np.ndarray:
     """Design of ``u`` per cell: +1 at ``beta_i``, -1 at ``beta_j``, ``s`` at ``gamma``."""
     x = np.zeros((len(keys), n_arms + int(position)))
@@ -640,13 +650,13 @@ def rank_sets(
     'arm  estimate  ci_low  ci_high  in_tau_best\\n  0         1       1        1         True\\n  1         2       2        2         True\\n  2         3       3        4         True\\n  3         4       3        4         True'
     """
     confidence = check_confidence(confidence)
-    if labels is None:
-        labels = [str(i) for i in estimates.index] if isinstance(estimates, pd.Series) else None
     x = np.asarray(estimates, dtype=np.float64).ravel()
     k = len(x)
     if k < 2 or not np.isfinite(x).all():
         raise ParameterError(f"estimates must be at least two finite numbers, got {x.tolist()}")
-    labels = [str(i) for i in range(k)] if labels is None else [str(v) for v in labels]
+    if labels is None:
+        labels = estimates.index if isinstance(estimates, pd.Series) else range(k)
+    labels = [str(v) for v in labels]
     if (cov is None) == (draws is None):
         raise ParameterError("give exactly one of cov= and draws=")
     if cov is not None:
@@ -820,15 +830,8 @@ def rank(
             missing = lab.tasks[where < 0][0]
             raise DataError(f"labelled task {missing!r} has no judge verdict", field="task_id")
         lab = replace(lab, tasks=enc.tasks, task=where[lab.task])
-    keys_all = [_btd_cells(enc.a, enc.b, enc.pos, enc.y, k)[0]]
-    if lab is not None:
-        keys_all.append(_btd_cells(lab.a, lab.b, lab.pos, lab.y, k)[0])
-    keys = np.unique(np.concatenate(keys_all), axis=0)
-    position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
-    if not position:  # one order (or none): the position bonus is not identified
-        keys = np.unique(np.column_stack([keys[:, :2], np.zeros(len(keys), int)]), axis=0)
-        enc = replace(enc, pos=np.zeros_like(enc.pos))
-        lab = None if lab is None else replace(lab, pos=np.zeros_like(lab.pos))
+    keys, position, encs = _cells(k, enc, *([] if lab is None else [lab]))
+    enc, lab = encs[0], (None if lab is None else encs[1])
     index = {tuple(kk): i for i, kk in enumerate(keys.tolist())}
     x = _btd_design(keys, k, position)
     n_t = enc.n_tasks
@@ -942,12 +945,8 @@ class _Design:
                     f"judge {j!r}: a battle's arms differ from {human!r}'s", field="arm_a"
                 )
             cols[j] = ej.y[order]
-        pos = eh.pos
-        keys = _btd_cells(eh.a, eh.b, pos, eh.y, self.k)[0]
-        self.position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
-        if not self.position:
-            pos = np.zeros_like(pos)
-        keys, self.cell, col = _btd_cells(eh.a, eh.b, pos, eh.y, self.k)
+        keys, self.position, (eh,) = _cells(self.k, eh)
+        _, self.cell, col = _btd_cells(eh.a, eh.b, eh.pos, eh.y, self.k)
         self.x = _btd_design(keys, self.k, self.position)
         self.n_cells = len(keys)
         swap = eh.a > eh.b  # cells() orients every battle to a < b; so must the judges
