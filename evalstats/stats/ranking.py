@@ -861,17 +861,13 @@ def rank(
         method = "ppi_task_bootstrap_percentile"
     beta, beta_b = _strengths(point, k), _strengths(draws, k)
     ok = np.isfinite(beta_b).all(axis=1)
+    kind = "simultaneous" if simultaneous else "marginal"
+    se = (None, None) if se_draws is None else (se_hat[None], se_draws[None])
+    sets = _bounds(beta[None], beta_b[None], n_t, confidence, (kind, "best"), *se)
+    (r_lo, r_hi), best = (v[0] for v in sets[kind]), sets["best"][0][0]
     beta_b = beta_b[ok]
-    if se_draws is not None:
-        se_draws = se_draws[ok]
     qs = [(1 - confidence) / 2, (1 + confidence) / 2]
     lo_hi = np.quantile(beta_b, qs, axis=0)
-    dev = beta_b - beta
-    if se_draws is None and n_t > 1:  # the bootstrap's plug-in variance lacks C / (C - 1)
-        dev = dev * np.sqrt(n_t / (n_t - 1))
-    kw = {"confidence": confidence, "se_hat": se_hat, "se_draws": se_draws}
-    r_lo, r_hi = _rank_bounds(beta, dev, simultaneous=simultaneous, **kw)
-    best = _rank_bounds(beta, dev, two_sided=False, **kw)[0]
     diff, diff_b = beta[:, None] - beta[None, :], beta_b[:, :, None] - beta_b[:, None, :]
     p_win = outcome_probabilities(diff, point[-1] if ties else None)[..., 0]
     p_win_b = outcome_probabilities(diff_b, draws[ok, -1, None, None] if ties else None)[..., 0]
@@ -886,7 +882,7 @@ def rank(
                     **common})  # fmt: skip
         out.append({"arm": arm, "opponent": None, "statistic": "rank", "estimate": ranks[i],
                     "ci_low": r_lo[i], "ci_high": r_hi[i], **common,
-                    "method": ("simultaneous" if simultaneous else "marginal") + "_stepdown",
+                    "method": f"{kind}_stepdown",
                     "in_tau_best": None if tau is None else bool(best[i] <= tau)})  # fmt: skip
     for i, arm in enumerate(enc.arms):
         for j, opp in enumerate(enc.arms):
@@ -991,19 +987,17 @@ def _type_se(d: _Design, counts: np.ndarray, theta: np.ndarray) -> np.ndarray:
 
 
 def _bounds(beta, beta_b, n_tasks, confidence, sets, se_hat=None, se_draws=None):
-    """Rank sets of every fit (a row of ``beta``): {"simultaneous"/"marginal": (lo, hi)}."""
+    """Rank sets of every fit (a row of ``beta``): {"simultaneous"/"marginal"/"best": (lo, hi)}."""
     out = {m: (np.empty(beta.shape, np.int64), np.empty(beta.shape, np.int64)) for m in sets}
     for i in range(len(beta)):  # per subsample: the step-down is sequential
         ok = np.isfinite(beta_b[i]).all(axis=1)
-        if se_draws is None:
-            # The bootstrap's plug-in variance lacks the CR1 factor C / (C - 1).
-            dev, kw = (beta_b[i][ok] - beta[i]) * np.sqrt(n_tasks / (n_tasks - 1)), {}
+        if se_draws is None:  # the bootstrap's plug-in variance lacks the CR1 C / (C - 1)
+            dev, kw = (beta_b[i][ok] - beta[i]) * np.sqrt(n_tasks / max(n_tasks - 1, 1)), {}
         else:
             dev, kw = beta_b[i][ok] - beta[i], {"se_hat": se_hat[i], "se_draws": se_draws[i][ok]}
         for m in sets:
-            lo, hi = _rank_bounds(
-                beta[i], dev, confidence=confidence, simultaneous=m == "simultaneous", **kw
-            )
+            one = {"simultaneous": m != "marginal", "two_sided": m != "best"}
+            lo, hi = _rank_bounds(beta[i], dev, confidence=confidence, **one, **kw)
             out[m][0][i], out[m][1][i] = lo, hi
     return out
 
