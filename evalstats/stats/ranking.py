@@ -745,16 +745,10 @@ def _strengths(theta: np.ndarray, k: int) -> np.ndarray:
     return beta - beta.mean(axis=-1, keepdims=True)
 
 
-def _label_rows(enc: Encoded, labels: Encoded) -> np.ndarray:
-    """Which judge rows have a human label (matched on task, replicate-free pair key)."""
-
-    def keys(e: Encoded) -> pd.Series:
-        lo, hi = np.minimum(e.a, e.b), np.maximum(e.a, e.b)
-        return pd.Series(e.tasks[e.task]).str.cat(
-            [pd.Series(lo).astype(str), pd.Series(hi).astype(str)], sep="|"
-        )
-
-    return keys(enc).isin(set(keys(labels))).to_numpy()
+def _pair_keys(e: Encoded) -> pd.Series:
+    """Each row's task and unordered pair of arms, as one string (matches labels to verdicts)."""
+    lo, hi = pd.Series(np.minimum(e.a, e.b)).astype(str), pd.Series(np.maximum(e.a, e.b))
+    return pd.Series(e.tasks[e.task]).str.cat([lo, hi.astype(str)], sep="|")
 
 
 def rank(
@@ -822,7 +816,7 @@ def rank(
     lab = None
     if labels is not None:
         lab = encode(labels, arms=enc.arms)
-        labelled = _label_rows(enc, lab)
+        labelled = _pair_keys(enc).isin(set(_pair_keys(lab))).to_numpy()
         if labelled.sum() < 2:
             raise DataError("labels match fewer than two of the judge's judgments", field="task_id")
         where = pd.Index(enc.tasks).get_indexer(lab.tasks)  # index the judge's task list
@@ -872,8 +866,7 @@ def rank(
     p_win = outcome_probabilities(diff, point[-1] if ties else None)[..., 0]
     p_win_b = outcome_probabilities(diff_b, draws[ok, -1, None, None] if ties else None)[..., 0]
     p_lo_hi = np.quantile(p_win_b, qs, axis=0)
-    n_verdicts = len(enc.a)
-    common = {"n": n_verdicts, "n_tasks": n_t, "method": method, "confidence": confidence}
+    common = {"n": len(enc.a), "n_tasks": n_t, "method": method, "confidence": confidence}
     out: list[dict] = []
     ranks = _point_ranks(beta)
     for i, arm in enumerate(enc.arms):
