@@ -1040,8 +1040,7 @@ def _ppr(d, judge, human, labelled, n_resamples, rng, confidence, sets, lam=None
     c3, n = 3 * d.n_cells, d.n
     jt, ht = d.types(judge), d.col[human]
     types = np.where(labelled, c3 + jt[None] * 3 + ht[None], jt[None])
-    n_types = c3 * 4
-    counts = np.stack([np.bincount(t, minlength=n_types) for t in types]).astype(float)
+    counts = np.stack([np.bincount(t, minlength=c3 * 4) for t in types]).astype(float)
     s = len(counts)
 
     def split(tc: np.ndarray):
@@ -1148,13 +1147,10 @@ def rank_subsamples(
                  "method": f"{m}_stepdown", "confidence": confidence}
             ))  # fmt: skip
 
-    everything = np.ones((1, d.n), dtype=bool)
-    na = np.array([pd.NA], dtype=object)
+    every = np.ones((1, d.n), dtype=bool)
     for est, judge in (("full_human", human), *(("judge_only", j) for j in judges)):
-        beta, bounds = _human_like(
-            d, d.types(judge), everything, n_resamples, rng, confidence, sets
-        )
-        emit(est, judge, na, beta, bounds, d.n, d.n)
+        beta, bounds = _human_like(d, d.types(judge), every, n_resamples, rng, confidence, sets)
+        emit(est, judge, np.array([pd.NA], dtype=object), beta, bounds, d.n, d.n)
     chunk = max(1, _MAX_SETS // n_resamples)
     for start in range(0, n_subsamples, chunk):  # batches of subsamples (memory)
         part = labelled[start : start + chunk]
