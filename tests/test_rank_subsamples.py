@@ -80,9 +80,10 @@ def test_bootstrap_spread_matches_rank_s(battles, design):
     want = rank(human, n_resamples=400, rng=7)
     want = want[want["statistic"] == "strength"].set_index("arm")["se"].reindex(design.arms)
     counts = np.bincount(design.types("human"), minlength=3 * design.n_cells)[None].astype(float)
-    point, draws, _, _ = rs._one_source(design, counts, design.n, 400, np.random.default_rng(8),
-                                        False)  # fmt: skip
-    sd = rs._strengths(draws[0], design.k).std(axis=0, ddof=1)
+    point = rs._type_fit(counts, design.x)
+    boot = rs._multinomial(np.random.default_rng(8), design.n, counts, 400)
+    draws = rs._type_fit(boot, design.x, np.repeat(point, 400, axis=0))
+    sd = rs._strengths(draws, design.k).std(axis=0, ddof=1)
     ratio = sd / want.to_numpy()
     assert np.all(np.abs(ratio - 1) < 0.2), ratio
 

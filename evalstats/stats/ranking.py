@@ -1,7 +1,6 @@
-"""Comparing and ranking K arms: every pair's rates with simultaneous intervals, Holm,
-Bradley-Terry-Davidson strengths with rank confidence sets (also prediction-powered), and the
-repeated-subsample study of those rankings. The task is the cluster everywhere; methods and
-coverage: ``docs/methods.md``, "Comparisons and rankings".
+"""Comparing and ranking K arms: pairwise rates with simultaneous intervals, Holm,
+Bradley-Terry-Davidson strengths with rank confidence sets. See docs/methods.md, section
+"Comparisons and rankings".
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import scipy.stats
 from statsmodels.stats.multitest import multipletests
 
 from .._tidy import ResultFrame, tidy_frame
-from .._validate import check_columns, check_confidence, check_positive_int
+from .._validate import check_choice, check_columns, check_confidence, check_positive_int
 from ..errors import DataError, ParameterError
 from ..plan import Plan
 from .rates import rate_arrays
@@ -52,8 +51,8 @@ _POSITION = {"a_first": 1, "b_first": -1, "with_first": 1, "without_first": -1}
 
 @dataclass(frozen=True)
 class Encoded:
-    """A frame's ok rows as arrays: ``a`` / ``b`` index ``arms``, ``y`` 0 loss / 1 tie / 2 win
-    from ``a``'s view, ``pos`` +1 (``a`` shown first) / -1 / 0 (unknown), ``task`` ``tasks``."""
+    """A frame's ok rows: ``a`` / ``b`` index ``arms``, ``y`` 0 loss / 1 tie / 2 win for ``a``,
+    ``pos`` +1 (``a`` shown first) / -1 / 0 (unknown), ``task`` indexes ``tasks``."""
 
     arms: tuple[str, ...]
     tasks: np.ndarray
@@ -101,9 +100,8 @@ def encode(
     rubric: str | None = None,
     arms: Sequence[str] | None = None,
 ) -> Encoded:
-    """The ok rows of one judge (and rubric) as :class:`Encoded` arrays (``DataError`` on bad
-    values); ``arms`` fixes the arms' order (default: first appearance). Without ``arm_a`` /
-    ``arm_b`` the frame is ``with`` against ``without``."""
+    """The ok rows of one judge (and rubric) as :class:`Encoded` arrays; ``arms`` fixes the
+    order (default: first appearance); no ``arm_a`` / ``arm_b``: ``with`` against ``without``."""
     if "arm_a" not in frame.columns and "arm_b" not in frame.columns:
         frame = frame.assign(arm_a="with", arm_b="without")
     check_columns(frame, _REQUIRED, what="pairwise verdict frame")
@@ -151,8 +149,7 @@ def encode(
 def task_resamples(
     n_tasks: int, n_resamples: int, rng: np.random.Generator, *, max_cells: int = 4_000_000
 ):
-    """Blocks (block, n_tasks) of task-bootstrap weights (how often each task is drawn), about
-    ``max_cells`` numbers each: a resample's per-task sums are ``weights @ per_task``."""
+    """Blocks (block, n_tasks) of task-bootstrap weights, about ``max_cells`` numbers each."""
     block = max(1, min(n_resamples, max_cells // max(n_tasks, 1)))
     done = 0
     while done < n_resamples:
@@ -180,8 +177,8 @@ def _pairs(arms: Sequence[str], reference: str | None) -> list[tuple[int, int]]:
 
 
 def pair_counts(enc: Encoded, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Per-task (win, tie, loss) counts of each pair's first arm (tasks, pairs, 3), rows of the
-    other orientation flipped, and each row's pair index (-1: a pair not listed)."""
+    """Per-task (win, tie, loss) counts of each pair's first arm (tasks, pairs, 3) and each
+    row's pair index (-1: not listed)."""
     k = len(enc.arms)
     lookup = np.full((k, k), -1, dtype=np.int64)
     flip = np.zeros((k, k), dtype=bool)
@@ -209,9 +206,7 @@ def compare(
 ) -> ResultFrame:
     """Win, tie, loss and net win of every pair of arms, with simultaneous intervals.
 
-    A pair's numbers are :func:`evalstats.stats.win_rates`'; ``p_holm`` is Holm over the P
-    pairs; the simultaneous interval is win_rates' at Bonferroni's level ``1 - alpha / P``, so
-    it excludes 0 exactly when ``P p_value < alpha`` (coverage: ``docs/methods.md``).
+    See docs/methods.md, section "compare: every pair of arms".
 
     Parameters
     ----------
@@ -220,9 +215,9 @@ def compare(
     reference : str, optional
         Compare every other arm with this one (``arm_b``); default all pairs.
     confidence : float
-        Level of the marginal and the simultaneous intervals.
+        Level of the marginal and the simultaneous (Bonferroni) intervals.
     method : {"cr2_wilson"}
-        How the intervals are made (:func:`evalstats.stats.win_rates`' key).
+        :func:`evalstats.stats.win_rates`' interval key.
     judge, rubric : str, optional
         Whose verdicts, needed when the frame has several.
     arms : sequence of str, optional
@@ -231,9 +226,8 @@ def compare(
     Returns
     -------
     ResultFrame
-        One row per pair and statistic (:data:`COMPARE_STATISTICS`): ``arm_a``, ``arm_b``,
-        the tidy columns, ``p_holm`` (net win), ``sim_low``, ``sim_high``; ``diagnostics``
-        the judge and ``sim_level``, the simultaneous intervals' per-pair level.
+        One row per pair and statistic (:data:`COMPARE_STATISTICS`) with ``p_holm`` (net win),
+        ``sim_low``, ``sim_high``; ``diagnostics`` the judge and ``sim_level``.
 
     Examples
     --------
@@ -245,8 +239,7 @@ def compare(
     'arm_a arm_b  estimate\\n    x     y      0.25\\n    x     z      0.25\\n    y     z      0.25'
     """
     confidence = check_confidence(confidence)
-    if method not in COMPARE_METHODS:
-        raise ParameterError(f"method must be one of {COMPARE_METHODS}, got {method!r}")
+    check_choice(method, "method", COMPARE_METHODS)
     enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
     pairs = _pairs(enc.arms, reference)
     n_p, alpha = len(pairs), 1.0 - confidence
@@ -366,11 +359,10 @@ def holm_table(
     Returns
     -------
     DataFrame
-        A copy of ``table`` with ``primary``; ``p_holm`` (with a primary: the primary's own
-        p-value, Holm among the others; :data:`FIXED_SEQUENCE`), ``p_fixed_sequence`` =
-        ``max(p_primary, p_holm)`` (what controls the family-wise error), ``p_holm_family``
-        (Holm over every row) and ``procedure``. Without a primary all three are the
-        whole-family Holm (:data:`WHOLE_FAMILY`).
+        A copy of ``table`` with ``primary``, ``p_holm`` (the primary's own p-value, Holm
+        among the others), ``p_fixed_sequence`` = ``max(p_primary, p_holm)``, ``p_holm_family``
+        (Holm over every row) and ``procedure``; see docs/methods.md, section "Holm and the
+        fixed sequence".
 
     Examples
     --------
@@ -397,8 +389,7 @@ def holm_table(
 def _btd_cells(
     a: np.ndarray, b: np.ndarray, pos: np.ndarray, y: np.ndarray, n_arms: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows oriented to ``a < b``: the distinct cells ``(i, j, s)`` (C, 3), each row's cell and
-    its outcome column (0 win of ``i``, 1 tie, 2 loss)."""
+    """Distinct cells ``(i, j, s)`` with ``i < j`` (C, 3), each row's cell and column (0 win)."""
     swap = a > b
     i = np.where(swap, b, a)
     j = np.where(swap, a, b)
@@ -410,9 +401,18 @@ def _btd_cells(
     return keys, cell.astype(np.int64), col.astype(np.int64)
 
 
+def _cells(k: int, *encs: Encoded) -> tuple[np.ndarray, bool, list[Encoded]]:
+    """The cells of ``encs``' rows, whether both orders occur (else ``pos`` is zeroed), ``encs``."""
+    keys = np.unique(np.concatenate([_btd_cells(e.a, e.b, e.pos, e.y, k)[0] for e in encs]), axis=0)
+    position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
+    if not position:  # one order (or none): the position bonus is not identified
+        keys = np.unique(np.column_stack([keys[:, :2], np.zeros(len(keys), int)]), axis=0)
+        encs = tuple(replace(e, pos=np.zeros_like(e.pos)) for e in encs)
+    return keys, position, list(encs)
+
+
 def _btd_design(keys: np.ndarray, n_arms: int, position: bool) -> np.ndarray:
-    """Design rows of ``u`` per cell: +1 at ``beta_i``, -1 at ``beta_j`` (``beta_0`` dropped),
-    ``s`` for ``gamma``."""
+    """Design of ``u`` per cell: +1 at ``beta_i``, -1 at ``beta_j``, ``s`` at ``gamma``."""
     x = np.zeros((len(keys), n_arms + int(position)))
     r = np.arange(len(keys))
     x[r, keys[:, 0]] += 1.0
@@ -441,8 +441,7 @@ def _btd_fit(
     ties: bool = True,
     init: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Maximum-likelihood ``(beta_1.., gamma, delta)`` (B, d) and convergence (B,) of every
-    count set (B, C, 3) at once; a tiny ridge keeps a separated resample's Hessian invertible."""
+    """ML ``(beta_1.., gamma, delta)`` (B, d) and convergence of count sets (B, C, 3) at once."""
     counts = _split_ties(np.asarray(counts, dtype=np.float64), ties)
     n_sets = counts.shape[0]
     d = x.shape[1] + int(ties)
@@ -521,8 +520,7 @@ def _task_scores(per_task, theta: np.ndarray, x: np.ndarray, ties: bool) -> np.n
 
 
 def _sandwich(total, scores, weights, theta, x, ties: bool) -> np.ndarray:
-    """CR1 covariance (B, d, d) of ``theta`` from the sets' counts (B, C, 3), the tasks' scores
-    (B, T, d) and how often each task is in the set (B, T)."""
+    """CR1 covariance (B, d, d) from counts (B, C, 3), task scores (B, T, d), weights (B, T)."""
     _, info = _grad_info(_split_ties(total, ties), theta, x, ties)
     n_clusters = weights.sum(1)[:, None, None]
     meat = np.einsum("bt,bti,btj->bij", weights, scores, scores, optimize=True)
@@ -538,8 +536,7 @@ def _point_ranks(estimates: np.ndarray) -> np.ndarray:
 
 
 def _normal_draws(sigma: np.ndarray, n: int) -> np.ndarray:
-    """At least ``n`` draws of ``N(0, sigma)`` (PSD) from a scrambled Sobol sequence with a
-    fixed seed: deterministic."""
+    """At least ``n`` draws of ``N(0, sigma)`` from a fixed-seed scrambled Sobol sequence."""
     vals, vecs = np.linalg.eigh(sigma)
     root = vecs * np.sqrt(np.clip(vals, 0.0, None))
     u = scipy.stats.qmc.Sobol(len(sigma), seed=20231).random_base2(int(np.ceil(np.log2(n))))
@@ -568,9 +565,8 @@ def _rank_bounds(
     se_draws: np.ndarray | None = None,
     se: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper rank bounds from estimates and centred draws (B, K) of their errors,
-    standardised by ``se_hat`` / ``se_draws`` (bootstrap-t), else ``se``, else the draws'
-    spread. A claim "j is ahead of k" is one ordered pair (csranks' ``csdiffmeans``)."""
+    """Rank bounds from estimates and centred error draws (B, K), standardised by ``se_hat`` /
+    ``se_draws`` (bootstrap-t), else ``se``, else the draws' spread (csranks' ``csdiffmeans``)."""
     x = np.asarray(x, dtype=np.float64)
     dev = np.asarray(deviations, dtype=np.float64)
     k = len(x)
@@ -654,13 +650,13 @@ def rank_sets(
     'arm  estimate  ci_low  ci_high  in_tau_best\\n  0         1       1        1         True\\n  1         2       2        2         True\\n  2         3       3        4         True\\n  3         4       3        4         True'
     """
     confidence = check_confidence(confidence)
-    if labels is None:
-        labels = [str(i) for i in estimates.index] if isinstance(estimates, pd.Series) else None
     x = np.asarray(estimates, dtype=np.float64).ravel()
     k = len(x)
     if k < 2 or not np.isfinite(x).all():
         raise ParameterError(f"estimates must be at least two finite numbers, got {x.tolist()}")
-    labels = [str(i) for i in range(k)] if labels is None else [str(v) for v in labels]
+    if labels is None:
+        labels = estimates.index if isinstance(estimates, pd.Series) else range(k)
+    labels = [str(v) for v in labels]
     if (cov is None) == (draws is None):
         raise ParameterError("give exactly one of cov= and draws=")
     if cov is not None:
@@ -712,19 +708,6 @@ def _cell_counts(
     )
 
 
-def _fit_all(per_task, combine, x, ties, n_tasks, n_resamples, gen):
-    """The point fit and the bootstrap fits of ``combine(*weighted per-task totals)``."""
-    n_cells = x.shape[0]
-    totals = [np.asarray(m.sum(axis=0)).reshape(1, -1) for m in per_task]
-    point, _ = _btd_fit(combine(*totals).reshape(1, n_cells, 3), x, ties=ties)
-    draws = []
-    for weights in task_resamples(n_tasks, n_resamples, gen):
-        tot = [np.asarray((m.T @ weights.T).T) for m in per_task]
-        theta, _ = _btd_fit(combine(*tot).reshape(len(weights), n_cells, 3), x, ties=ties)
-        draws.append(theta)
-    return point[0], draws
-
-
 def _difference_se(cov: np.ndarray, k: int) -> np.ndarray:
     """SEs of ``beta_j - beta_k`` (B, K, K) from covariances of ``theta`` (B, d, d)."""
     vb = np.zeros((len(cov), k, k))
@@ -733,22 +716,26 @@ def _difference_se(cov: np.ndarray, k: int) -> np.ndarray:
     return np.sqrt(np.maximum(diag[:, :, None] + diag[:, None, :] - 2 * vb, 0.0))
 
 
-def _fit_studentized(
-    per_task: np.ndarray, x: np.ndarray, ties: bool, n_resamples: int, gen, k: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Point and bootstrap fits with the CR1 SEs of the strength differences (bootstrap-t)."""
-    n_t, n_cells = per_task.shape[0], x.shape[0]
-    total = per_task.sum(0).reshape(1, n_cells, 3)
+def _fit_all(per_task, combine, x, ties, n_resamples, rng, k=None):
+    """Point and task-bootstrap fits of ``combine(*per-task totals)``; with ``k`` (one source)
+    also the CR1 SEs of the strength differences, point and per resample (bootstrap-t)."""
+    n_t, n_cells = per_task[0].shape[0], x.shape[0]
+    total = combine(*(np.asarray(m.sum(axis=0)).reshape(1, -1) for m in per_task))
+    total = total.reshape(1, n_cells, 3)
     point, _ = _btd_fit(total, x, ties=ties)
-    ones = np.ones((1, n_t))
-    cov = _sandwich(total, _task_scores(per_task, point, x, ties), ones, point, x, ties)
     draws, se_draws = [], []
-    for weights in task_resamples(n_t, n_resamples, gen, max_cells=2_000_000):
-        tot = (weights @ per_task).reshape(len(weights), n_cells, 3)
+    for weights in task_resamples(n_t, n_resamples, rng, max_cells=2_000_000 if k else 4_000_000):
+        tot = combine(*(np.asarray((m.T @ weights.T).T) for m in per_task))
+        tot = tot.reshape(len(weights), n_cells, 3)
         theta, _ = _btd_fit(tot, x, ties=ties)
-        scores = _task_scores(per_task, theta, x, ties)
         draws.append(theta)
-        se_draws.append(_difference_se(_sandwich(tot, scores, weights, theta, x, ties), k))
+        if k:
+            scores = _task_scores(per_task[0], theta, x, ties)
+            se_draws.append(_difference_se(_sandwich(tot, scores, weights, theta, x, ties), k))
+    if not k:
+        return point[0], np.concatenate(draws), None, None
+    scores = _task_scores(per_task[0], point, x, ties)
+    cov = _sandwich(total, scores, np.ones((1, n_t)), point, x, ties)
     return point[0], np.concatenate(draws), _difference_se(cov, k)[0], np.concatenate(se_draws)
 
 
@@ -758,16 +745,10 @@ def _strengths(theta: np.ndarray, k: int) -> np.ndarray:
     return beta - beta.mean(axis=-1, keepdims=True)
 
 
-def _label_rows(enc: Encoded, labels: Encoded) -> np.ndarray:
-    """Which judge rows have a human label (matched on task, replicate-free pair key)."""
-
-    def keys(e: Encoded) -> pd.Series:
-        lo, hi = np.minimum(e.a, e.b), np.maximum(e.a, e.b)
-        return pd.Series(e.tasks[e.task]).str.cat(
-            [pd.Series(lo).astype(str), pd.Series(hi).astype(str)], sep="|"
-        )
-
-    return keys(enc).isin(set(keys(labels))).to_numpy()
+def _pair_keys(e: Encoded) -> pd.Series:
+    """Each row's task and unordered pair of arms, as one string (matches labels to verdicts)."""
+    lo, hi = pd.Series(np.minimum(e.a, e.b)).astype(str), pd.Series(np.maximum(e.a, e.b))
+    return pd.Series(e.tasks[e.task]).str.cat([lo, hi.astype(str)], sep="|")
 
 
 def rank(
@@ -826,83 +807,66 @@ def rank(
     """
     confidence = check_confidence(confidence)
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
-    if model not in RANK_MODELS:
-        raise ParameterError(f"model must be one of {RANK_MODELS}, got {model!r}")
+    check_choice(model, "model", RANK_MODELS)
     ties = model == "davidson"
-    gen = as_generator(rng)
+    rng = as_generator(rng)
     enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
     k = len(enc.arms)
     rows_all = np.arange(len(enc.a))
     lab = None
     if labels is not None:
         lab = encode(labels, arms=enc.arms)
-        labelled = _label_rows(enc, lab)
+        labelled = _pair_keys(enc).isin(set(_pair_keys(lab))).to_numpy()
         if labelled.sum() < 2:
             raise DataError("labels match fewer than two of the judge's judgments", field="task_id")
-        where = {t: i for i, t in enumerate(enc.tasks)}  # index the judge's task list
-        missing = [t for t in lab.tasks if t not in where]
-        if missing:
-            raise DataError(f"labelled task {missing[0]!r} has no judge verdict", field="task_id")
-        lab = replace(lab, tasks=enc.tasks, task=np.array([where[t] for t in lab.tasks])[lab.task])
-    keys_all = [_btd_cells(enc.a, enc.b, enc.pos, enc.y, k)[0]]
-    if lab is not None:
-        keys_all.append(_btd_cells(lab.a, lab.b, lab.pos, lab.y, k)[0])
-    keys = np.unique(np.concatenate(keys_all), axis=0)
-    position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
-    if not position:  # one order (or none): the position bonus is not identified
-        keys = np.unique(np.column_stack([keys[:, :2], np.zeros(len(keys), int)]), axis=0)
-        enc = replace(enc, pos=np.zeros_like(enc.pos))
-        lab = None if lab is None else replace(lab, pos=np.zeros_like(lab.pos))
+        where = pd.Index(enc.tasks).get_indexer(lab.tasks)  # index the judge's task list
+        if (where < 0).any():
+            missing = lab.tasks[where < 0][0]
+            raise DataError(f"labelled task {missing!r} has no judge verdict", field="task_id")
+        lab = replace(lab, tasks=enc.tasks, task=where[lab.task])
+    keys, position, encs = _cells(k, enc, *([] if lab is None else [lab]))
+    enc, lab = encs[0], (None if lab is None else encs[1])
     index = {tuple(kk): i for i, kk in enumerate(keys.tolist())}
     x = _btd_design(keys, k, position)
     n_t = enc.n_tasks
     lam = np.nan
-    se_hat = se_draws = None
     if lab is None:
-        per_task = [_cell_counts(enc, index, rows_all, n_t)]
-        if n_t * x.shape[0] * 3 <= STUDENTIZE_MAX_CELLS:
-            point, draws, se_hat, se_draws = _fit_studentized(
-                per_task[0].toarray(), x, ties, n_resamples, gen, k
-            )
-        else:
-            point, draws = _fit_all(per_task, lambda m: m, x, ties, n_t, n_resamples, gen)
-            draws = np.concatenate(draws)
+        per_task = _cell_counts(enc, index, rows_all, n_t)
+        student = n_t * x.shape[0] * 3 <= STUDENTIZE_MAX_CELLS
+        per_task = [per_task.toarray() if student else per_task]
+        point, draws, se_hat, se_draws = _fit_all(
+            per_task, lambda m: m, x, ties, n_resamples, rng, k if student else None
+        )
         method = "task_bootstrap_percentile"
     else:
         human = _cell_counts(lab, index, np.arange(len(lab.a)), n_t)
         j_all = _cell_counts(enc, index, rows_all, n_t)
         j_lab = _cell_counts(enc, index, np.flatnonzero(labelled), n_t)
-        state = gen.bit_generator.state
+        state = rng.bit_generator.state
         sep = []
         for m in (human, j_all, j_lab):  # the three fits and the PP fit share the resamples
-            gen.bit_generator.state = state
-            sep.append(_fit_all([m], lambda c: c, x, ties, n_t, n_resamples, gen))
-        gen.bit_generator.state = state
-        lam = float(_ppi_lambda(*(_strengths(np.concatenate(s[1]), k)[None] for s in sep))[0])
-        point, draws = _fit_all(
-            [human, j_all, j_lab], lambda *c: _pp_counts(*c, lam), x, ties, n_t, n_resamples, gen
+            rng.bit_generator.state = state
+            sep.append(_strengths(_fit_all([m], lambda c: c, x, ties, n_resamples, rng)[1], k))
+        rng.bit_generator.state = state
+        lam = float(_ppi_lambda(*(s[None] for s in sep))[0])
+        point, draws, se_hat, se_draws = _fit_all(
+            [human, j_all, j_lab], lambda *c: _pp_counts(*c, lam), x, ties, n_resamples, rng
         )
-        draws = np.concatenate(draws)
         method = "ppi_task_bootstrap_percentile"
     beta, beta_b = _strengths(point, k), _strengths(draws, k)
     ok = np.isfinite(beta_b).all(axis=1)
+    kind = "simultaneous" if simultaneous else "marginal"
+    se = (None, None) if se_draws is None else (se_hat[None], se_draws[None])
+    sets = _bounds(beta[None], beta_b[None], n_t, confidence, (kind, "best"), *se)
+    (r_lo, r_hi), best = (v[0] for v in sets[kind]), sets["best"][0][0]
     beta_b = beta_b[ok]
-    if se_draws is not None:
-        se_draws = se_draws[ok]
     qs = [(1 - confidence) / 2, (1 + confidence) / 2]
     lo_hi = np.quantile(beta_b, qs, axis=0)
-    dev = beta_b - beta
-    if se_draws is None and n_t > 1:  # the bootstrap's plug-in variance lacks C / (C - 1)
-        dev = dev * np.sqrt(n_t / (n_t - 1))
-    kw = {"confidence": confidence, "se_hat": se_hat, "se_draws": se_draws}
-    r_lo, r_hi = _rank_bounds(beta, dev, simultaneous=simultaneous, **kw)
-    best = _rank_bounds(beta, dev, two_sided=False, **kw)[0]
     diff, diff_b = beta[:, None] - beta[None, :], beta_b[:, :, None] - beta_b[:, None, :]
     p_win = outcome_probabilities(diff, point[-1] if ties else None)[..., 0]
     p_win_b = outcome_probabilities(diff_b, draws[ok, -1, None, None] if ties else None)[..., 0]
     p_lo_hi = np.quantile(p_win_b, qs, axis=0)
-    n_verdicts = len(enc.a)
-    common = {"n": n_verdicts, "n_tasks": n_t, "method": method, "confidence": confidence}
+    common = {"n": len(enc.a), "n_tasks": n_t, "method": method, "confidence": confidence}
     out: list[dict] = []
     ranks = _point_ranks(beta)
     for i, arm in enumerate(enc.arms):
@@ -911,7 +875,7 @@ def rank(
                     **common})  # fmt: skip
         out.append({"arm": arm, "opponent": None, "statistic": "rank", "estimate": ranks[i],
                     "ci_low": r_lo[i], "ci_high": r_hi[i], **common,
-                    "method": ("simultaneous" if simultaneous else "marginal") + "_stepdown",
+                    "method": f"{kind}_stepdown",
                     "in_tau_best": None if tau is None else bool(best[i] <= tau)})  # fmt: skip
     for i, arm in enumerate(enc.arms):
         for j, opp in enumerate(enc.arms):
@@ -970,12 +934,8 @@ class _Design:
                     f"judge {j!r}: a battle's arms differ from {human!r}'s", field="arm_a"
                 )
             cols[j] = ej.y[order]
-        pos = eh.pos
-        keys = _btd_cells(eh.a, eh.b, pos, eh.y, self.k)[0]
-        self.position = bool((keys[:, 2] == 1).any() and (keys[:, 2] == -1).any())
-        if not self.position:
-            pos = np.zeros_like(pos)
-        keys, self.cell, col = _btd_cells(eh.a, eh.b, pos, eh.y, self.k)
+        keys, self.position, (eh,) = _cells(self.k, eh)
+        _, self.cell, col = _btd_cells(eh.a, eh.b, eh.pos, eh.y, self.k)
         self.x = _btd_design(keys, self.k, self.position)
         self.n_cells = len(keys)
         swap = eh.a > eh.b  # cells() orients every battle to a < b; so must the judges
@@ -991,12 +951,11 @@ def _type_fit(counts: np.ndarray, x: np.ndarray, init: np.ndarray | None = None)
     return _btd_fit(counts.reshape(len(counts), -1, 3), x, ties=True, init=init)[0]
 
 
-def _multinomial(gen, n: int, counts: np.ndarray, n_resamples: int) -> np.ndarray:
-    """Bootstrap type counts (S * B, T): ``n`` battles drawn with replacement from each row's
-    types (exchangeable battles merge into their type: a multinomial over the types)."""
+def _multinomial(rng, n: int, counts: np.ndarray, n_resamples: int) -> np.ndarray:
+    """Bootstrap type counts (S * B, T): ``n`` battles with replacement from each row's types."""
     s, t = counts.shape
     nz = np.flatnonzero(counts.sum(0) > 0)
-    draw = gen.multinomial(n, counts[:, nz] / n, size=(n_resamples, s)).transpose(1, 0, 2)
+    draw = rng.multinomial(n, counts[:, nz] / n, size=(n_resamples, s)).transpose(1, 0, 2)
     out = np.zeros((s * n_resamples, t))
     out[:, nz] = draw.reshape(s * n_resamples, len(nz))
     return out
@@ -1020,47 +979,37 @@ def _type_se(d: _Design, counts: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return out
 
 
-def _one_source(
-    d: _Design, type_counts: np.ndarray, n_tasks: int, n_resamples: int, gen, studentize: bool
-):
-    """Point fits, bootstrap draws (S, B, d) and (``studentize``) sandwich SEs of one judge."""
-    s = len(type_counts)
-    point = _type_fit(type_counts, d.x)
-    boot = _multinomial(gen, n_tasks, type_counts, n_resamples)
-    theta = _type_fit(boot, d.x, np.repeat(point, n_resamples, axis=0))
-    if not studentize:
-        return point, theta.reshape(s, n_resamples, -1), None, None
-    se_hat = _type_se(d, type_counts, point)
-    se_draws = _type_se(d, boot, theta).reshape(s, n_resamples, d.k, d.k)
-    return point, theta.reshape(s, n_resamples, -1), se_hat, se_draws
-
-
 def _bounds(beta, beta_b, n_tasks, confidence, sets, se_hat=None, se_draws=None):
-    """Rank sets of every fit (a row of ``beta``): {"simultaneous"/"marginal": (lo, hi)}."""
+    """Rank sets of every fit (a row of ``beta``): {"simultaneous"/"marginal"/"best": (lo, hi)}."""
     out = {m: (np.empty(beta.shape, np.int64), np.empty(beta.shape, np.int64)) for m in sets}
     for i in range(len(beta)):  # per subsample: the step-down is sequential
         ok = np.isfinite(beta_b[i]).all(axis=1)
-        if se_draws is None:
-            # The bootstrap's plug-in variance lacks the CR1 factor C / (C - 1).
-            dev, kw = (beta_b[i][ok] - beta[i]) * np.sqrt(n_tasks / (n_tasks - 1)), {}
+        if se_draws is None:  # the bootstrap's plug-in variance lacks the CR1 C / (C - 1)
+            dev, kw = (beta_b[i][ok] - beta[i]) * np.sqrt(n_tasks / max(n_tasks - 1, 1)), {}
         else:
             dev, kw = beta_b[i][ok] - beta[i], {"se_hat": se_hat[i], "se_draws": se_draws[i][ok]}
         for m in sets:
-            lo, hi = _rank_bounds(
-                beta[i], dev, confidence=confidence, simultaneous=m == "simultaneous", **kw
-            )
+            one = {"simultaneous": m != "marginal", "two_sided": m != "best"}
+            lo, hi = _rank_bounds(beta[i], dev, confidence=confidence, **one, **kw)
             out[m][0][i], out[m][1][i] = lo, hi
     return out
 
 
-def _human_like(d, types, mask, n_resamples, gen, confidence, sets, percentile=False):
-    """``rank`` of one judge on the battles of each row of ``mask`` (S, N); ``percentile``: also
-    the spread-standardised sets of the same draws (None if not studentized)."""
+def _human_like(d, types, mask, n_resamples, rng, confidence, sets, percentile=False):
+    """``rank`` of one judge on each row's battles of ``mask`` (S, N); ``percentile``: also the
+    spread-standardised sets (None if not studentized)."""
     n_tasks = int(mask[0].sum())
     counts = np.stack([np.bincount(types[m], minlength=3 * d.n_cells) for m in mask]).astype(float)
     student = n_tasks * d.n_cells * 3 <= STUDENTIZE_MAX_CELLS
-    point, draws, se_hat, se_draws = _one_source(d, counts, n_tasks, n_resamples, gen, student)
-    beta, beta_b = _strengths(point, d.k), _strengths(draws, d.k)
+    point = _type_fit(counts, d.x)
+    boot = _multinomial(rng, n_tasks, counts, n_resamples)
+    theta = _type_fit(boot, d.x, np.repeat(point, n_resamples, axis=0))
+    se_hat = se_draws = None
+    if student:
+        se_hat = _type_se(d, counts, point)
+        se_draws = _type_se(d, boot, theta).reshape(len(counts), n_resamples, d.k, d.k)
+    beta = _strengths(point, d.k)
+    beta_b = _strengths(theta.reshape(len(counts), n_resamples, -1), d.k)
     bounds = _bounds(beta, beta_b, n_tasks, confidence, sets, se_hat, se_draws)
     if not percentile:
         return beta, bounds
@@ -1069,8 +1018,7 @@ def _human_like(d, types, mask, n_resamples, gen, confidence, sets, percentile=F
 
 
 def _ppi_lambda(bh: np.ndarray, ba: np.ndarray, bl: np.ndarray) -> np.ndarray:
-    """PPI++ ``lambda`` per set from the separate fits' draws (S, B, K): the minimiser of the
-    trace of ``Var(b_H + lambda (b_J,all - b_J,L))``, clipped to [0, 1]."""
+    """PPI++ ``lambda`` per set (S, B, K): argmin trace ``Var(b_H + lambda (b_J - b_JL))``."""
     delta = ba - bl
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -1087,22 +1035,20 @@ def _pp_counts(human, judge_all, judge_labelled, lam):
     return human + lam * (n_l / n_a * judge_all - judge_labelled)
 
 
-def _ppr(d, judge, human, labelled, n_resamples, gen, confidence, sets, lam=None):
+def _ppr(d, judge, human, labelled, n_resamples, rng, confidence, sets, lam=None):
     """Prediction-powered ``rank`` per subsample (``labelled`` (S, N) marks its human votes)."""
     c3, n = 3 * d.n_cells, d.n
     jt, ht = d.types(judge), d.col[human]
     types = np.where(labelled, c3 + jt[None] * 3 + ht[None], jt[None])
-    n_types = c3 * 4
-    counts = np.stack([np.bincount(t, minlength=n_types) for t in types]).astype(float)
+    counts = np.stack([np.bincount(t, minlength=c3 * 4) for t in types]).astype(float)
     s = len(counts)
 
     def split(tc: np.ndarray):
-        """(human, judge on all, judge on the labelled) counts, each (M, 3C)."""
         lab = tc[:, c3:].reshape(len(tc), d.n_cells, 3, 3)  # (cell, judge col, human col)
         j_lab = lab.sum(3).reshape(len(tc), c3)
         return lab.sum(2).reshape(len(tc), c3), tc[:, :c3] + j_lab, j_lab
 
-    boot = _multinomial(gen, n, counts, n_resamples)
+    boot = _multinomial(rng, n, counts, n_resamples)
     parts, parts_b = split(counts), split(boot)
     starts = [np.repeat(_type_fit(p, d.x), n_resamples, axis=0) for p in parts]
     bh, ba, bl = (
@@ -1130,7 +1076,7 @@ def rank_subsamples(
     rng: np.random.Generator | int | None = None,
     arms: Sequence[str] | None = None,
 ) -> ResultFrame:
-    """Rank sets of the all-human, human-only, judge-only and prediction-powered rankings over
+    """Rank sets of the all-human, human-only, judge-only and prediction-powered rankings on
     repeated random subsamples of the human votes (Chatzi et al., NeurIPS 2024).
 
     Parameters
@@ -1174,7 +1120,7 @@ def rank_subsamples(
     sets = tuple(sets)
     if not sets or set(sets) - {"simultaneous", "marginal"}:
         raise ParameterError(f"sets must name 'simultaneous' and/or 'marginal', got {sets}")
-    gen = as_generator(rng)
+    rng = as_generator(rng)
     if judges is None:
         judges = [j for j in pd.unique(frame["judge"].astype(str)) if j != human]
     judges = [str(j) for j in judges]
@@ -1185,7 +1131,7 @@ def rank_subsamples(
     if n_labels >= d.n:
         raise ParameterError(f"n_labels must be below the {d.n} battles, got {n_labels}")
     # S random n-subsets of the battles (argpartition of uniform keys).
-    keys = gen.random((n_subsamples, d.n))
+    keys = rng.random((n_subsamples, d.n))
     labelled = np.zeros((n_subsamples, d.n), dtype=bool)
     np.put_along_axis(labelled, np.argpartition(keys, n_labels - 1, axis=1)[:, :n_labels], True, 1)
     rows: list[pd.DataFrame] = []
@@ -1201,25 +1147,22 @@ def rank_subsamples(
                  "method": f"{m}_stepdown", "confidence": confidence}
             ))  # fmt: skip
 
-    everything = np.ones((1, d.n), dtype=bool)
-    na = np.array([pd.NA], dtype=object)
+    every = np.ones((1, d.n), dtype=bool)
     for est, judge in (("full_human", human), *(("judge_only", j) for j in judges)):
-        beta, bounds = _human_like(
-            d, d.types(judge), everything, n_resamples, gen, confidence, sets
-        )
-        emit(est, judge, na, beta, bounds, d.n, d.n)
+        beta, bounds = _human_like(d, d.types(judge), every, n_resamples, rng, confidence, sets)
+        emit(est, judge, np.array([pd.NA], dtype=object), beta, bounds, d.n, d.n)
     chunk = max(1, _MAX_SETS // n_resamples)
     for start in range(0, n_subsamples, chunk):  # batches of subsamples (memory)
         part = labelled[start : start + chunk]
         idx = np.arange(start, start + len(part), dtype=object)
         beta, bounds, alt = _human_like(
-            d, d.types(human), part, n_resamples, gen, confidence, sets, percentile=True
+            d, d.types(human), part, n_resamples, rng, confidence, sets, percentile=True
         )
         emit("human_only", human, idx, beta, bounds, n_labels, n_labels)
         if alt is not None:  # the PPR fit's construction, on the human-only draws
             emit("human_only_percentile", human, idx, beta, alt, n_labels, n_labels)
         for j in judges:
-            beta, bounds, lam = _ppr(d, j, human, part, n_resamples, gen, confidence, sets)
+            beta, bounds, lam = _ppr(d, j, human, part, n_resamples, rng, confidence, sets)
             emit("ppr", j, idx, beta, bounds, d.n + n_labels, d.n)
             rows.append(
                 pd.DataFrame({"estimator": "ppr", "judge": j, "subsample": idx, "arm": None,
@@ -1253,11 +1196,8 @@ def subsample_coverage(
     Returns
     -------
     ResultFrame
-        ``estimator``, ``judge``; ``statistic`` ``coverage`` (share of subsamples whose sets
-        hold every arm's all-human point rank), ``intersects`` (share whose every set meets
-        the all-human set), ``set_size`` (mean), for ``ppr`` ``size_vs_human_only`` and
-        ``size_vs_human_only_percentile`` (paired differences of size) and ``lambda``; ``se``
-        the Monte Carlo SE, ``n`` the subsamples.
+        Per ``estimator`` and ``judge``: ``coverage``, ``intersects``, ``set_size`` and, for
+        ``ppr``, ``size_vs_human_only*`` (paired) and ``lambda``; ``se`` the Monte Carlo SE.
 
     Examples
     --------
