@@ -13,7 +13,7 @@ from scipy import stats
 
 from evalstats._display import ResultDisplay
 from evalstats._tidy import ResultFrame, tidy_frame
-from evalstats._validate import check_probability
+from evalstats._validate import check_choice, check_probability
 from evalstats.stats.cost import (
     COST_METRICS,
     GPQ_HULL_METHOD,
@@ -22,17 +22,11 @@ from evalstats.stats.cost import (
     gpq_interval,
     total_ratio_draws,
 )
-from evalstats.stats.rates import check_choice
 
 __all__ = [
-    "EquivalenceResult",
-    "cost_equivalence",
-    "declared_test",
-    "declared_test_draws",
-    "hull_declared_test",
-    "noninferiority",
-    "tost",
-]
+    "EquivalenceResult", "cost_equivalence", "declared_test", "declared_test_draws",
+    "hull_declared_test", "noninferiority", "tost",
+]  # fmt: skip
 
 Better = Literal["higher", "lower"]
 Kind = Literal["equivalence", "noninferiority"]
@@ -118,7 +112,7 @@ def noninferiority(
     """
     estimate, se, df, alpha = _check(estimate, se, df, alpha)
     bound = float(bound)
-    check_choice(better, ("higher", "lower"), "better")
+    check_choice(better, "better", ("higher", "lower"))
     if not np.isfinite(bound):
         raise ValueError(f"bound must be finite, got {bound}")
     lower, upper = (bound, np.inf) if better == "higher" else (-np.inf, bound)
@@ -314,8 +308,8 @@ def _hypotheses(
 ) -> tuple[str, str, float, float]:
     """A declared test's arguments, checked, as ``(test, side, lower, upper)``; ``side`` is
     ``"two-sided"``, ``"both"`` (TOST), ``"greater"`` (``theta > lower``) or ``"less"``."""
-    check_choice(sidedness, ("two-sided", "greater", "less"), "sidedness")
-    check_choice(better, ("higher", "lower"), "better")
+    check_choice(sidedness, "sidedness", ("two-sided", "greater", "less"))
+    check_choice(better, "better", ("higher", "lower"))
     if (margin is None) != (margin_kind is None):
         raise ValueError("margin and margin_kind go together: give both or neither")
     null = float(null)
@@ -330,7 +324,7 @@ def _hypotheses(
     margin = float(margin)
     if not (np.isfinite(margin) and margin > 0):
         raise ValueError(f"margin must be finite and > 0, got {margin}")
-    check_choice(margin_kind, ("equivalence", "non-inferiority"), "margin_kind")
+    check_choice(margin_kind, "margin_kind", ("equivalence", "non-inferiority"))
     if margin_kind == "equivalence":
         return "equivalence", "both", null - margin, null + margin
     side = sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
@@ -450,8 +444,8 @@ def cost_equivalence(
     margin = float(margin)
     if not (np.isfinite(margin) and margin > 1.0):
         raise ValueError(f"margin must be a ratio above 1, got {margin}")
-    check_choice(kind, ("equivalence", "noninferiority"), "kind")
-    check_choice(interval, ("default", "cr2", "analytic"), "interval")
+    check_choice(kind, "kind", ("equivalence", "noninferiority"))
+    check_choice(interval, "interval", ("default", "cr2", "analytic"))
     bad = [m for m in metrics if m not in COST_METRICS or "median" in m]
     if bad:
         raise ValueError(f"metrics must be total or geometric-mean ratios, got {bad}")

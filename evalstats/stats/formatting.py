@@ -15,37 +15,19 @@ from .._tidy import is_long, result_by, wide
 from .._validate import check_positive_int
 
 __all__ = [
-    "PERCENT_STATISTICS",
-    "IntervalColumns",
-    "format_interval",
-    "format_number",
-    "interval_columns",
-    "statistic_digits",
-    "statistic_scale",
-    "summarize",
-]
+    "PERCENT_STATISTICS", "IntervalColumns", "format_interval", "format_number",
+    "interval_columns", "statistic_digits", "statistic_scale", "summarize",
+]  # fmt: skip
 
 # Proportions (or differences of them): shown in percent.
-PERCENT_STATISTICS = frozenset(
-    {
-        "win_rate",
-        "tie_rate",
-        "loss_rate",
-        "net_win",
-        "score",
-        "observed_agreement",
-        "disagreement_rate",
-        "first_shown_win_rate",
-        "order_consistency",
-    }
-)
+PERCENT_STATISTICS = frozenset({
+    "win_rate", "tie_rate", "loss_rate", "net_win", "score", "observed_agreement",
+    "disagreement_rate", "first_shown_win_rate", "order_consistency",
+})  # fmt: skip
 # Statistics without an interval that are still worth a column when present.
 _POINT_STATISTICS = (
-    "observed_agreement",
-    "disagreement_rate",
-    "fleiss_kappa",
-    "krippendorff_alpha",
-)
+    "observed_agreement", "disagreement_rate", "fleiss_kappa", "krippendorff_alpha",
+)  # fmt: skip
 # Counts, in the order shown.
 _COUNT_COLUMNS = ("n", "n_pairs", "n_pair_orders", "n_tasks")
 # Label-like columns that are not labels of a row.
