@@ -34,12 +34,8 @@ Kind = Literal["equivalence", "noninferiority"]
 
 @dataclass(frozen=True)
 class EquivalenceResult(ResultDisplay):
-    """An equivalence or non-inferiority test, on the scale it was run on: ``estimate``, ``se``,
-    ``df`` (``inf``: normal), the margins ``lower_margin`` / ``upper_margin`` (one infinite for
-    non-inferiority), ``p_lower`` / ``p_upper`` (one-sided p of ``theta <= lower`` and
-    ``theta >= upper``; NaN for a side not run), ``p_value``, the ``1 - 2 alpha`` interval
-    ``ci_low`` / ``ci_high``, ``alpha``, ``kind`` and ``conclusion``.
-    """
+    """An equivalence or non-inferiority test: ``p_lower`` / ``p_upper`` test ``theta <= lower``
+    and ``theta >= upper`` (NaN for a side not run); ``ci_low`` / ``ci_high`` at 1 - 2 alpha."""
 
     estimate: float
     se: float
@@ -339,23 +335,19 @@ def cost_equivalence(
     alpha: float = 0.05,
     **cost_kwargs,
 ) -> pd.DataFrame:
-    """Equivalence or non-inferiority of cost ratios, on the log scale of ``cost_ratios``.
-
-    The test inverts the interval ``cost_ratios`` reports (a t test on the log ratio, or the
-    total ratio's generalized pivotal draws).
+    """Equivalence or non-inferiority of cost ratios, inverting the interval ``cost_ratios``
+    reports (on the log scale).
 
     Parameters
     ----------
     frame : DataFrame
         Verdict frame, as :func:`~evalstats.stats.cost.cost_ratios` takes it.
     margin : float
-        A ratio above 1: non-inferiority ``ratio < margin``; equivalence
-        ``1 / margin < ratio < margin``.
+        A ratio above 1: ``ratio < margin`` (or ``1 / margin < ratio < margin``).
     kind : {"noninferiority", "equivalence"}
     metrics : tuple of str
         Total and/or geometric-mean ratios.
     interval : {"default", "cr2", "analytic"}
-        The ``cost_ratios`` construction tested.
     alpha : float
         Level of each one-sided test.
     **cost_kwargs

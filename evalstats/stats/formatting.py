@@ -144,23 +144,20 @@ def summarize(
     Parameters
     ----------
     table : DataFrame
-        A long result (e.g. of :func:`~evalstats.stats.rates.win_rates`, pivoted here to one
-        row per group) or a table one row per group, e.g. read back from ``results.json``.
+        A long result (pivoted here to one row per group) or a table one row per group.
     statistics : sequence of str, optional
-        Statistics to show, in order (default: the point statistics present, then every
-        statistic with an interval).
+        Statistics to show, in order (default: every one present).
     digits : int, optional
         Decimals in the unit shown (default 0 for percent, 2 for decimals).
     percent : bool
-        Rates (and net win, in points) in percent, the header saying ``(%)``.
+        Rates in percent, the header saying ``(%)``.
     na_rep : str
         Text for a missing estimate.
 
     Returns
     -------
     DataFrame
-        One row per group: the label columns, the counts, one text column per statistic,
-        then ``method`` and ``confidence``.
+        One row per group: labels, counts, one text column per statistic, method, confidence.
 
     Examples
     --------

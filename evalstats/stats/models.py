@@ -316,9 +316,7 @@ def ordinal_check(
 ) -> OrdinalCheckResult:
     """A cumulative-logit GEE of the verdicts with judge as a covariate, clustered by task.
 
-    ``logit P(outcome > k | judge) = alpha_k + beta_judge`` (statsmodels ``OrdinalGEE``, the
-    Mancl-DeRouen bias-reduced sandwich, t(C - 1) by default), with the implied P(win),
-    P(tie), P(loss) and net win per judge (delta-method SEs).
+    See docs/methods.md, section Ordinal check across judges.
 
     Parameters
     ----------
@@ -329,8 +327,8 @@ def ordinal_check(
     judges : sequence of str, optional
         Default all; the first by name is the reference.
     cluster, cov_struct, cov_type, confidence
-        ``cov_struct``: "exchangeable", "global_odds_ratio" or "independence";
-        ``cov_type``: "bias_reduced" or "robust".
+        ``cov_struct``: exchangeable, global_odds_ratio, independence; ``cov_type``:
+        bias_reduced, robust.
 
     Returns
     -------

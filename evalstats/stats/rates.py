@@ -825,17 +825,13 @@ def apply_missing_rule(
     frame : DataFrame
         Verdict frame (``status``, ``outcome``; ``over_budget_arm`` for ``"arm_aware"``).
     no_answer_as : {"exclude", "arm_aware", "loss", "win", "tie"}
-        ``"arm_aware"``: a loss for arm_a where only it went over budget, a win where only
-        arm_b did, a tie where both did; the others count every such pair as that outcome.
+        ``"arm_aware"``: a loss for the arm alone over budget, a tie where both went over.
     invalid_as : {"exclude", "loss", "win", "tie"}
-        The same for unreadable judge output.
 
     Returns
     -------
     DataFrame
-        Rewritten rows get ``status="ok"`` and the rule's ``outcome``; ``imputed_from`` keeps
-        their original status. An order-less ``no_answer`` row of a judge that showed most
-        pairs in both orders becomes one row per order.
+        Rewritten rows: ``status="ok"``, the rule's ``outcome``, ``imputed_from``.
 
     Examples
     --------
@@ -925,28 +921,21 @@ def win_rates(
 ) -> ResultFrame:
     """Win/tie/loss rates, net win and score per group, with task-clustered SEs and CIs.
 
-    Ratio estimators over the counted verdicts: ``net_win = win - loss``, ``score = win +
-    tie / 2``; the task is the cluster (methods: ``docs/methods.md``, Rates).
+    See docs/methods.md, section Rates.
 
     Parameters
     ----------
     frame : DataFrame
         Verdict frame: ``status``, ``outcome`` (NA unless ok), ``cluster`` and ``by`` columns.
     by : str, list of str or None
-        Grouping columns; None gives one group. The default drops ``rubric`` for a frame
-        without it and adds ``arm_a``, ``arm_b``: one result per pair of arms.
+        Grouping columns (default: rubric, judge and the pair of arms); None: one group.
     cluster : str
         The unit of independence (the task).
     method : str, one of :data:`WIN_RATE_METHODS`
-        ``"cr2_wilson"`` (default), ``"cr2_t"``, ``"cluster_wilson"``, ``"cluster_t"`` (CR1,
-        C - 1 df), the cluster bootstrap (``"bca"``, ``"percentile"``, ``"basic"``; no
-        test), ``"wild_webb"`` or ``"iid_wilson"`` (ignores the clustering).
     no_answer_as : {"exclude", "arm_aware", "loss", "win", "tie"}
-        Over-budget pairs: left out, placed by the arm that went over (see
-        :func:`apply_missing_rule`), or counted as one outcome. ``error`` rows never count.
+        Over-budget pairs (see :func:`apply_missing_rule`); ``error`` rows never count.
     invalid_as : {"exclude", "loss", "win", "tie"}, optional
-        Unreadable judge output; default ``"exclude"`` (``"loss"`` when
-        ``no_answer_as="loss"``).
+        Unreadable verdicts; default ``"exclude"`` (``"loss"`` when ``no_answer_as="loss"``).
     n_resamples, confidence, rng
         Resamples (bootstrap methods), the level, the random source.
     detail : bool
@@ -955,11 +944,8 @@ def win_rates(
     Returns
     -------
     ResultFrame
-        One row per group and statistic (:data:`RATE_NAMES`); ``p_value`` tests net win = 0
-        (inverting its interval); ``df`` Bell-McCaffrey (net win's under the exchangeable
-        working model); ``ci_note`` why an interval is missing. ``.diagnostics``: ``n``,
-        ``n_pairs``, ``n_tasks``, outcome and status counts, ``sign_test_p`` (IID),
-        ``n_eff_clusters`` (Kish), ``few_clusters``, the rules, no-answers by arm.
+        One row per group and statistic (:data:`RATE_NAMES`); ``p_value`` tests net win = 0;
+        ``.diagnostics``: counts, ``sign_test_p``, ``n_eff_clusters``, no-answers by arm.
 
     Examples
     --------
@@ -1169,23 +1155,19 @@ def missing_bounds(
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> ResultFrame:
-    """Each rate with missing answers excluded, and with every ``no_answer`` row counted as a
-    loss (worst case), a tie and a win (best case): the range over every filling.
+    """Each rate with the ``no_answer`` rows excluded, and counted as a loss, a tie and a win.
 
     Parameters
     ----------
-    frame : DataFrame
-        Verdict frame, as :func:`win_rates` takes it.
-    by, cluster, method, n_resamples, confidence, rng
+    frame, by, cluster, method, n_resamples, confidence, rng
         As in :func:`win_rates`.
     invalid_as : {"exclude", "loss", "win", "tie", "bounds"}
-        ``invalid`` rows in every scenario; ``"bounds"`` fills them as missing answers too.
+        ``"bounds"`` fills ``invalid`` rows as missing answers too.
 
     Returns
     -------
     ResultFrame
-        The rows of :func:`win_rates` per group and ``filling`` (:data:`FILLINGS`);
-        ``.diagnostics``: ``n`` and ``n_missing`` per group.
+        :func:`win_rates`' rows per group and ``filling`` (:data:`FILLINGS`).
 
     Examples
     --------
@@ -1272,11 +1254,6 @@ def position_bias(
 ) -> ResultFrame:
     """Order effects of the blind rubric: P(first-shown wins) and order consistency.
 
-    ``first_shown_win_rate``: among decisive ok verdicts with an ``order``, the share won by
-    the answer shown first, with :func:`win_rates`' default interval (``p_value`` tests 0.5).
-    ``order_consistency``: among pairs judged in both orders, the share with the same outcome
-    in both (the first ok row of each order).
-
     Parameters
     ----------
     frame : DataFrame
@@ -1287,8 +1264,7 @@ def position_bias(
     Returns
     -------
     ResultFrame
-        The two statistics per group. ``.diagnostics``: ``n_decisive``, ``first_shown_wins``,
-        ``first_shown_sign_test_p`` (IID), ``n_pairs_both_orders``, ``order_consistent``.
+        ``first_shown_win_rate`` (``p_value`` tests 0.5) and ``order_consistency`` per group.
 
     Examples
     --------
@@ -1424,8 +1400,6 @@ def cluster_mean(
     value : str
         The numeric column (missing values are left out and counted).
     method : {"cluster_t", "cr2_t", "bca", "percentile", "basic"}
-        CR1 SE with t(C - 1) (one row per cluster: the ordinary ``sem``), CR2 SE with the
-        Bell-McCaffrey df, or a cluster bootstrap interval.
     cluster, by, confidence, n_resamples, rng
         As in :func:`win_rates`; ``by=None`` gives one row.
     null : float
@@ -1434,8 +1408,7 @@ def cluster_mean(
     Returns
     -------
     ResultFrame
-        One ``"mean"`` row per group (``t`` beside); ``.diagnostics``: ``n``, ``n_tasks``,
-        ``n_missing``. One cluster gives NaN SE, interval and test.
+        One ``"mean"`` row per group (``t`` beside); ``.diagnostics``: ``n``, ``n_missing``.
 
     Examples
     --------
@@ -1618,8 +1591,8 @@ def se_comparison(
 
 
 def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
-    """Per-dimension blind-rubric means for each arm and their paired difference: the mean of
-    the per-task means of ok verdicts, with a t interval on C - 1 df (tasks weigh equally).
+    """Per-dimension blind-rubric means of each arm and their difference (mean of per-task
+    means, t interval on C - 1 df).
 
     Parameters
     ----------
@@ -1630,8 +1603,7 @@ def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.Data
     Returns
     -------
     DataFrame
-        ``dim``, ``arm`` (``with``, ``without``, ``difference``), ``mean``, ``ci_low``,
-        ``ci_high``, ``n_tasks``, ``n`` (verdicts), ``confidence``.
+        ``dim``, ``arm`` (with, without, difference), ``mean``, ``ci_low``, ``ci_high``, counts.
 
     Examples
     --------
