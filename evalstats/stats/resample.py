@@ -85,7 +85,7 @@ def cluster_bootstrap(
     Parameters
     ----------
     cluster_stats : array_like, shape (C, m) or (C,)
-        Per-cluster sums of the sufficient statistics (e.g. a task's wins, ties, verdicts).
+        Per-cluster sums of the sufficient statistics (e.g. a task's wins and verdicts).
     statistic : callable
         Maps summed statistics ``(..., m)`` to ``(..., q)`` (or ``(...)``), vectorised.
     method : {"bca", "percentile", "basic"}
@@ -97,14 +97,9 @@ def cluster_bootstrap(
     -------
     BootstrapResult
 
-    Examples
-    --------
     >>> wins_and_n = np.array([[3, 6], [5, 6], [1, 6], [4, 6], [6, 6], [2, 6]])
-    >>> res = cluster_bootstrap(wins_and_n, lambda s: s[..., 0] / s[..., 1], rng=0)
-    >>> float(res.estimate[0])
+    >>> float(cluster_bootstrap(wins_and_n, lambda s: s[..., 0] / s[..., 1], rng=0).estimate[0])
     0.5833333333333334
-    >>> bool(res.ci_low[0] < 0.58 < res.ci_high[0])
-    True
     """
     stats = _validate_stats(cluster_stats)
     check_choice(method, "method", BOOTSTRAP_METHODS)
