@@ -13,7 +13,7 @@ from scipy import stats
 
 from evalstats._display import ResultDisplay
 from evalstats._tidy import ResultFrame, tidy_frame
-from evalstats._validate import check_probability
+from evalstats._validate import check_choice, check_probability
 from evalstats.stats.cost import (
     COST_METRICS,
     GPQ_HULL_METHOD,
@@ -22,17 +22,11 @@ from evalstats.stats.cost import (
     gpq_interval,
     total_ratio_draws,
 )
-from evalstats.stats.rates import check_choice
 
 __all__ = [
-    "EquivalenceResult",
-    "cost_equivalence",
-    "declared_test",
-    "declared_test_draws",
-    "hull_declared_test",
-    "noninferiority",
-    "tost",
-]
+    "EquivalenceResult", "cost_equivalence", "declared_test", "declared_test_draws",
+    "hull_declared_test", "noninferiority", "tost",
+]  # fmt: skip
 
 Better = Literal["higher", "lower"]
 Kind = Literal["equivalence", "noninferiority"]
@@ -40,12 +34,8 @@ Kind = Literal["equivalence", "noninferiority"]
 
 @dataclass(frozen=True)
 class EquivalenceResult(ResultDisplay):
-    """An equivalence or non-inferiority test, on the scale it was run on: ``estimate``, ``se``,
-    ``df`` (``inf``: normal), the margins ``lower_margin`` / ``upper_margin`` (one infinite for
-    non-inferiority), ``p_lower`` / ``p_upper`` (one-sided p of ``theta <= lower`` and
-    ``theta >= upper``; NaN for a side not run), ``p_value``, the ``1 - 2 alpha`` interval
-    ``ci_low`` / ``ci_high``, ``alpha``, ``kind`` and ``conclusion``.
-    """
+    """An equivalence or non-inferiority test: ``p_lower`` / ``p_upper`` test ``theta <= lower``
+    and ``theta >= upper`` (NaN for a side not run); ``ci_low`` / ``ci_high`` at 1 - 2 alpha."""
 
     estimate: float
     se: float
@@ -82,20 +72,17 @@ def tost(
 ) -> EquivalenceResult:
     """Two one-sided t tests of equivalence, ``lower < theta < upper`` (Schuirmann 1987).
 
-    ``p_value = max(p_lower, p_upper)``, below ``alpha`` exactly when the ``1 - 2 alpha``
-    interval lies inside the margins. ``df=np.inf`` gives the z test.
+    ``p_value = max(p_lower, p_upper)``; ``df=np.inf`` gives the z test.
 
     >>> res = tost(0.02, 0.03, 14, lower=-0.1, upper=0.1)
-    >>> res.conclusion, round(res.p_value, 4)
-    ('equivalent', 0.0092)
-    >>> round(res.ci_low, 4), round(res.ci_high, 4)  # the 90 % interval, inside the margins
-    (-0.0328, 0.0728)
+    >>> res.conclusion, round(res.p_value, 4), round(res.ci_low, 4), round(res.ci_high, 4)
+    ('equivalent', 0.0092, -0.0328, 0.0728)
     """
-    estimate, se, df, alpha = _check(estimate, se, df, alpha)
+    checked = _check(estimate, se, df, alpha)
     lower, upper = float(lower), float(upper)
     if not lower < upper:
         raise ValueError(f"lower must be below upper, got {lower} and {upper}")
-    return _margin_test(estimate, se, df, lower, upper, alpha, "equivalence")
+    return _margin_test(*checked, lower, upper, "equivalence")
 
 
 def noninferiority(
@@ -109,48 +96,33 @@ def noninferiority(
 ) -> EquivalenceResult:
     """One-sided t test that ``theta`` is not worse than ``bound``.
 
-    ``better="higher"`` tests ``H0: theta <= bound`` (net win), ``"lower"``
-    ``H0: theta >= bound`` (a cost). The untested margin is infinite, its p-value NaN.
+    ``better="higher"`` tests ``H0: theta <= bound`` (net win), ``"lower"`` ``H0: theta >=
+    bound`` (a cost); the untested margin is infinite, its p-value NaN.
 
     >>> res = noninferiority(-0.05, 0.04, 7, bound=np.log(1.10), better="lower")
     >>> res.conclusion, round(res.p_value, 4), res.lower_margin
     ('non-inferior', 0.0042, -inf)
     """
-    estimate, se, df, alpha = _check(estimate, se, df, alpha)
+    checked = _check(estimate, se, df, alpha)
     bound = float(bound)
-    check_choice(better, ("higher", "lower"), "better")
+    check_choice(better, "better", ("higher", "lower"))
     if not np.isfinite(bound):
         raise ValueError(f"bound must be finite, got {bound}")
     lower, upper = (bound, np.inf) if better == "higher" else (-np.inf, bound)
-    return _margin_test(estimate, se, df, lower, upper, alpha, "noninferiority")
+    return _margin_test(*checked, lower, upper, "noninferiority")
 
 
-def _margin_test(estimate, se, df, lower, upper, alpha, kind) -> EquivalenceResult:
-    """The one-sided t test at each finite margin; ``p_value`` the larger."""
-    p_lo = _p_above(estimate, se, df, lower) if np.isfinite(lower) else np.nan
-    p_hi = _p_below(estimate, se, df, upper) if np.isfinite(upper) else np.nan
+def _margin_test(estimate, se, df, alpha, lower, upper, kind, draws=None) -> EquivalenceResult:
+    """The one-sided test at each finite margin (t, or on pivot ``draws``); ``p`` the larger."""
+    p_lo = _side_p(estimate, se, df, lower, True, draws) if np.isfinite(lower) else np.nan
+    p_hi = _side_p(estimate, se, df, upper, False, draws) if np.isfinite(upper) else np.nan
     p = float(np.fmax(p_lo, p_hi))
-    lo, hi = _interval(estimate, se, df, alpha)
-    return EquivalenceResult(
-        estimate,
-        se,
-        df,
-        lower,
-        upper,
-        p_lo,
-        p_hi,
-        p,
-        lo,
-        hi,
-        alpha,
-        kind,
-        _conclude(kind, p, alpha),
-    )
-
-
-def _conclude(kind: str, p: float, alpha: float) -> str:
+    lo, hi = _ends(estimate, se, df, alpha, draws)
     word = "equivalent" if kind == "equivalence" else "non-inferior"
-    return word if p < alpha else f"not shown {word}"
+    conclusion = word if p < alpha else f"not shown {word}"
+    return EquivalenceResult(
+        estimate, se, df, lower, upper, p_lo, p_hi, p, lo, hi, alpha, kind, conclusion
+    )
 
 
 def _check(estimate, se, df, alpha) -> tuple[float, float, float, float]:
@@ -167,21 +139,21 @@ def _check(estimate, se, df, alpha) -> tuple[float, float, float, float]:
     return estimate, se, df, alpha
 
 
-def _p_above(estimate: float, se: float, df: float, bound: float) -> float:
-    """p-value of H0: theta <= bound (a zero SE rejects exactly beyond the bound)."""
-    if se == 0.0:
-        return 0.0 if estimate > bound else 1.0
-    return float(stats.t.sf((estimate - bound) / se, df))
+def _side_p(estimate, se, df, bound, above, draws) -> float:
+    """p-value of ``H0: theta <= bound`` (``above``) or ``theta >= bound``."""
+    if draws is not None:
+        return float(np.mean(draws <= bound if above else draws >= bound))
+    if se == 0.0:  # a zero SE rejects exactly beyond the bound
+        return 0.0 if (estimate > bound if above else estimate < bound) else 1.0
+    t = (estimate - bound) / se
+    return float(stats.t.sf(t, df) if above else stats.t.cdf(t, df))
 
 
-def _p_below(estimate: float, se: float, df: float, bound: float) -> float:
-    """p-value of H0: theta >= bound."""
-    if se == 0.0:
-        return 0.0 if estimate < bound else 1.0
-    return float(stats.t.cdf((estimate - bound) / se, df))
-
-
-def _interval(estimate: float, se: float, df: float, alpha: float) -> tuple[float, float]:
+def _ends(estimate, se, df, alpha, draws) -> tuple[float, float]:
+    """The ``1 - 2 alpha`` interval: t, or the draws' order statistics."""
+    if draws is not None:
+        lo, hi = gpq_interval(draws, 1.0 - 2.0 * alpha)
+        return float(lo), float(hi)
     q = float(stats.t.ppf(1.0 - alpha, df))
     return estimate - q * se, estimate + q * se
 
@@ -198,22 +170,8 @@ _ROW_COLUMNS = [
 _DIAGNOSTICS = ["null", "lower_margin", "upper_margin", "alpha", "reject"]
 
 
-def _result(
-    statistic: str,
-    estimate: float,
-    se: float,
-    df: float,
-    p: float,
-    ci: tuple[float, float],
-    confidence: float,
-    method: str,
-    *,
-    test: str,
-    null: float,
-    lower: float,
-    upper: float,
-    alpha: float,
-) -> ResultFrame:
+def _result(statistic, estimate, se, df, p, ci, confidence, method, test, null, lower, upper,
+            alpha) -> ResultFrame:  # fmt: skip
     """One tidy row (``test`` beside); margins, level and ``reject`` on ``.diagnostics``."""
     rows = pd.DataFrame(
         [[statistic, float(estimate), float(se), float(ci[0]), float(ci[1]), float(p),
@@ -240,8 +198,8 @@ def declared_test(
     alpha: float = 0.05,
     statistic: str = "estimate",
 ) -> ResultFrame:
-    """The t test a plan declares: two- or one-sided, or with a margin TOST or non-inferiority,
-    reported with the interval it inverts.
+    """The t test a plan declares (two- or one-sided, TOST or non-inferiority) with the interval
+    it inverts.
 
     Parameters
     ----------
@@ -249,10 +207,9 @@ def declared_test(
         On the test's scale; ``df=np.inf`` for a z test.
     null : float
     sidedness : {"two-sided", "greater", "less"}
-        The alternative; with a non-inferiority margin ``"two-sided"`` means the side
-        ``better`` names. Equivalence tests both.
+        With a non-inferiority margin, ``"two-sided"`` means the side ``better`` names.
     margin, margin_kind : float and {"equivalence", "non-inferiority"}, optional
-        Given together; the margin on the test's scale.
+        Given together, on the test's scale.
     better : {"higher", "lower"}
     alpha : float
     statistic : str
@@ -261,9 +218,8 @@ def declared_test(
     Returns
     -------
     ResultFrame
-        One row (``test`` beside; infinite end on an untested side; ``method`` ``"t"`` or
-        ``"z"``); ``.diagnostics``: ``null``, ``lower_margin``, ``upper_margin``, ``alpha``,
-        ``reject``.
+        One row (``test`` beside; ``method`` ``"t"`` or ``"z"``); ``.diagnostics``: ``null``,
+        ``lower_margin``, ``upper_margin``, ``alpha``, ``reject``.
 
     Examples
     --------
@@ -271,72 +227,10 @@ def declared_test(
     >>> print(r.summary(digits=4).to_string())
     statistic
     net_win    0.1200 [0.0319, inf], p = 0.0154
-    >>> r = declared_test(0.02, 0.05, 14, margin=0.1, margin_kind="equivalence")
-    >>> r[["p_value", "ci_low", "ci_high", "confidence"]].round(4).iloc[0].tolist()
-    [0.066, -0.0681, 0.1081, 0.9]
     """
-    test, side, lower, upper = _hypotheses(null, sidedness, margin, margin_kind, better)
-    null = float(null)
+    how = (null, sidedness, margin, margin_kind, better, alpha, statistic)
     method = T_METHOD if np.isfinite(float(df)) else Z_METHOD
-    if side == "two-sided":
-        # Any alpha in (0, 1) is a valid two-sided level (one-sided tests need alpha < 0.5).
-        estimate, se, df, _ = _check(estimate, se, df, 0.05)
-        alpha = check_probability(alpha, "alpha", closed=False)
-        p_hi = _p_above(estimate, se, df, null)
-        p_lo = _p_below(estimate, se, df, null)
-        p = min(1.0, 2.0 * min(p_hi, p_lo))
-        ci = _interval(estimate, se, df, alpha / 2.0)
-        return _result(
-            statistic, estimate, se, df, p, ci, 1.0 - alpha, method,
-            test="two-sided", null=null, lower=null, upper=null, alpha=alpha,
-        )  # fmt: skip
-    if side == "both":
-        r = tost(estimate, se, df, lower=lower, upper=upper, alpha=alpha)
-        return _result(
-            statistic, r.estimate, r.se, r.df, r.p_value, (r.ci_low, r.ci_high),
-            1.0 - 2.0 * r.alpha, method, test="equivalence", null=null,
-            lower=r.lower_margin, upper=r.upper_margin, alpha=r.alpha,
-        )  # fmt: skip
-    up = side == "greater"
-    r = noninferiority(
-        estimate, se, df, bound=lower if up else upper, better="higher" if up else "lower",
-        alpha=alpha,
-    )  # fmt: skip
-    ci = (r.ci_low, np.inf) if up else (-np.inf, r.ci_high)
-    return _result(
-        statistic, r.estimate, r.se, r.df, r.p_value, ci, 1.0 - r.alpha, method,
-        test=test, null=null, lower=r.lower_margin, upper=r.upper_margin, alpha=r.alpha,
-    )  # fmt: skip
-
-
-def _hypotheses(
-    null: float, sidedness: str, margin: float | None, margin_kind: str | None, better: str
-) -> tuple[str, str, float, float]:
-    """A declared test's arguments, checked, as ``(test, side, lower, upper)``; ``side`` is
-    ``"two-sided"``, ``"both"`` (TOST), ``"greater"`` (``theta > lower``) or ``"less"``."""
-    check_choice(sidedness, ("two-sided", "greater", "less"), "sidedness")
-    check_choice(better, ("higher", "lower"), "better")
-    if (margin is None) != (margin_kind is None):
-        raise ValueError("margin and margin_kind go together: give both or neither")
-    null = float(null)
-    if not np.isfinite(null):
-        raise ValueError(f"null must be finite, got {null}")
-    if margin is None:
-        if sidedness == "two-sided":
-            return "two-sided", "two-sided", null, null
-        if sidedness == "greater":
-            return "greater", "greater", null, np.inf
-        return "less", "less", -np.inf, null
-    margin = float(margin)
-    if not (np.isfinite(margin) and margin > 0):
-        raise ValueError(f"margin must be finite and > 0, got {margin}")
-    check_choice(margin_kind, ("equivalence", "non-inferiority"), "margin_kind")
-    if margin_kind == "equivalence":
-        return "equivalence", "both", null - margin, null + margin
-    side = sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
-    if side == "greater":
-        return "non-inferiority", "greater", null - margin, np.inf
-    return "non-inferiority", "less", -np.inf, null + margin
+    return _declared(estimate, se, df, None, method, *how)
 
 
 def declared_test_draws(
@@ -352,35 +246,65 @@ def declared_test_draws(
 ) -> ResultFrame:
     """:func:`declared_test` on the draws of a generalized pivot: one-sided p-values such as
     ``mean(draws <= bound)``, the draws' quantiles as interval, their median and SD."""
-    test, side, lower, upper = _hypotheses(null, sidedness, margin, margin_kind, better)
-    null = float(null)
     d = np.asarray(draws, dtype=np.float64).ravel()
     if d.size == 0 or not np.all(np.isfinite(d)):
         raise ValueError("draws must be a non-empty array of finite values")
-    alpha = check_probability(alpha, "alpha", closed=False)
-    centre, spread = float(np.median(d)), float(np.std(d))
-    p_above = float(np.mean(d <= lower))  # H0: theta <= lower
-    p_below = float(np.mean(d >= upper))  # H0: theta >= upper
+    how = (null, sidedness, margin, margin_kind, better, alpha, statistic)
+    return _declared(float(np.median(d)), float(np.std(d)), np.nan, d, PIVOTAL_METHOD, *how)
+
+
+def _declared(estimate, se, df, draws, method, null, sidedness, margin, margin_kind, better,
+              alpha, statistic) -> ResultFrame:  # fmt: skip
+    test, side, lower, upper = _hypotheses(null, sidedness, margin, margin_kind, better)
+    null = float(null)
+    # A two-sided level may be any alpha in (0, 1); one-sided tests need alpha < 0.5.
+    estimate, se, df, _ = _check(estimate, se, np.inf if draws is not None else df, 0.05)
+    df = np.nan if draws is not None else df
     if side == "two-sided":
-        p = min(1.0, 2.0 * min(p_above, p_below))
-        lo, hi = gpq_interval(d, 1.0 - alpha)
-        return _result(
-            statistic, centre, spread, np.nan, p, (lo, hi), 1.0 - alpha, PIVOTAL_METHOD,
-            test=test, null=null, lower=null, upper=null, alpha=alpha,
-        )  # fmt: skip
-    if not alpha < 0.5:
-        raise ValueError(f"alpha must be below 0.5 for a one-sided test, got {alpha}")
-    lo2, hi2 = (float(v) for v in gpq_interval(d, 1.0 - 2.0 * alpha))
-    if side == "both":
-        p, level, ends = max(p_above, p_below), 1.0 - 2.0 * alpha, (lo2, hi2)
-    elif side == "greater":
-        p, level, ends = p_above, 1.0 - alpha, (lo2, np.inf)
-    else:
-        p, level, ends = p_below, 1.0 - alpha, (-np.inf, hi2)
-    return _result(
-        statistic, centre, spread, np.nan, p, ends, level, PIVOTAL_METHOD,
-        test=test, null=null, lower=lower, upper=upper, alpha=alpha,
-    )  # fmt: skip
+        alpha = check_probability(alpha, "alpha", closed=False)
+        p_hi = _side_p(estimate, se, df, null, True, draws)
+        p_lo = _side_p(estimate, se, df, null, False, draws)
+        p = min(1.0, 2.0 * min(p_hi, p_lo))
+        ci = _ends(estimate, se, df, alpha / 2.0, draws)
+        return _result(statistic, estimate, se, df, p, ci, 1.0 - alpha, method, "two-sided",
+                       null, null, null, alpha)  # fmt: skip
+    alpha = _check(estimate, se, 1.0, alpha)[3]
+    r = _margin_test(estimate, se, df, alpha, lower, upper, test, draws)
+    ci = {"both": (r.ci_low, r.ci_high), "greater": (r.ci_low, np.inf)}
+    ci = ci.get(side, (-np.inf, r.ci_high))
+    level = 1.0 - (2.0 * alpha if side == "both" else alpha)
+    return _result(statistic, estimate, se, df, r.p_value, ci, level, method, test, null,
+                   lower, upper, alpha)  # fmt: skip
+
+
+def _hypotheses(
+    null: float, sidedness: str, margin: float | None, margin_kind: str | None, better: str
+) -> tuple[str, str, float, float]:
+    """A declared test's arguments, checked, as ``(test, side, lower, upper)``; ``side`` is
+    ``"two-sided"``, ``"both"`` (TOST), ``"greater"`` (``theta > lower``) or ``"less"``."""
+    check_choice(sidedness, "sidedness", ("two-sided", "greater", "less"))
+    check_choice(better, "better", ("higher", "lower"))
+    if (margin is None) != (margin_kind is None):
+        raise ValueError("margin and margin_kind go together: give both or neither")
+    null = float(null)
+    if not np.isfinite(null):
+        raise ValueError(f"null must be finite, got {null}")
+    if margin is None:
+        if sidedness == "two-sided":
+            return "two-sided", "two-sided", null, null
+        if sidedness == "greater":
+            return "greater", "greater", null, np.inf
+        return "less", "less", -np.inf, null
+    margin = float(margin)
+    if not (np.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be finite and > 0, got {margin}")
+    check_choice(margin_kind, "margin_kind", ("equivalence", "non-inferiority"))
+    if margin_kind == "equivalence":
+        return "equivalence", "both", null - margin, null + margin
+    side = sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
+    if side == "greater":
+        return "non-inferiority", "greater", null - margin, np.inf
+    return "non-inferiority", "less", -np.inf, null + margin
 
 
 def hull_declared_test(a: ResultFrame, b: ResultFrame) -> ResultFrame:
@@ -411,23 +335,19 @@ def cost_equivalence(
     alpha: float = 0.05,
     **cost_kwargs,
 ) -> pd.DataFrame:
-    """Equivalence or non-inferiority of cost ratios, on the log scale of ``cost_ratios``.
-
-    The test inverts the interval ``cost_ratios`` reports (a t test on the log ratio, or the
-    total ratio's generalized pivotal draws).
+    """Equivalence or non-inferiority of cost ratios, inverting the interval ``cost_ratios``
+    reports (on the log scale).
 
     Parameters
     ----------
     frame : DataFrame
         Verdict frame, as :func:`~evalstats.stats.cost.cost_ratios` takes it.
     margin : float
-        A ratio above 1: non-inferiority ``ratio < margin``; equivalence
-        ``1 / margin < ratio < margin``.
+        A ratio above 1: ``ratio < margin`` (or ``1 / margin < ratio < margin``).
     kind : {"noninferiority", "equivalence"}
     metrics : tuple of str
         Total and/or geometric-mean ratios.
     interval : {"default", "cr2", "analytic"}
-        The ``cost_ratios`` construction tested.
     alpha : float
         Level of each one-sided test.
     **cost_kwargs
@@ -450,8 +370,8 @@ def cost_equivalence(
     margin = float(margin)
     if not (np.isfinite(margin) and margin > 1.0):
         raise ValueError(f"margin must be a ratio above 1, got {margin}")
-    check_choice(kind, ("equivalence", "noninferiority"), "kind")
-    check_choice(interval, ("default", "cr2", "analytic"), "interval")
+    check_choice(kind, "kind", ("equivalence", "noninferiority"))
+    check_choice(interval, "interval", ("default", "cr2", "analytic"))
     bad = [m for m in metrics if m not in COST_METRICS or "median" in m]
     if bad:
         raise ValueError(f"metrics must be total or geometric-mean ratios, got {bad}")
@@ -461,6 +381,7 @@ def cost_equivalence(
     table = cost_ratios(frame, interval=interval, **cost_kwargs).set_index("statistic")
     draw_kwargs = {k: v for k, v in cost_kwargs.items() if k in _DRAW_KWARGS}
     lim = np.log(margin)
+    lower = -lim if kind == "equivalence" else -np.inf
     rows = []
     for metric in metrics:
         r = table.loc[metric]
@@ -468,17 +389,25 @@ def cost_equivalence(
         with np.errstate(divide="ignore", invalid="ignore"):
             log_est = 0.5 * (np.log(r["ci_low"]) + np.log(r["ci_high"]))
         if r["method"] in (GPQ_METHOD, GPQ_HULL_METHOD):
-            draws = total_ratio_draws(frame, measure=metric.split("_")[0], **draw_kwargs)
-            res = _gpq_test(draws, lim, kind, alpha)
+            d = total_ratio_draws(frame, measure=metric.split("_")[0], **draw_kwargs)
+            est, se, _, a = _check(np.median(d), np.std(d), np.inf, alpha)
+            res = _margin_test(est, se, np.nan, a, lower, lim, kind, d)
             if r["method"] == GPQ_HULL_METHOD:  # the hull with CR2: both tests must reject
                 c2 = cost_ratios(frame, interval="cr2", **cost_kwargs).set_index("statistic")
                 c2 = c2.loc[metric]
-                t2 = _log_margin_test(np.log(c2["estimate"]), c2["se"], c2["df"], lim, kind, alpha)
-                res = _hull_test(res, t2)
+                t2 = _margin_test(*_check(np.log(c2["estimate"]), c2["se"], c2["df"], alpha),
+                                  lower, lim, kind)  # fmt: skip
+                p = max(res.p_value, t2.p_value)
+                res = replace(
+                    res, p_lower=float(np.fmax(res.p_lower, t2.p_lower)),
+                    p_upper=float(np.fmax(res.p_upper, t2.p_upper)), p_value=p,
+                    ci_low=min(res.ci_low, t2.ci_low), ci_high=max(res.ci_high, t2.ci_high),
+                    conclusion=t2.conclusion if p == t2.p_value else res.conclusion,
+                )  # fmt: skip
         elif not (np.isfinite(log_est) and np.isfinite(r["se"]) and np.isfinite(r["df"])):
             res = None
         else:
-            res = _log_margin_test(log_est, r["se"], r["df"], lim, kind, alpha)
+            res = _margin_test(*_check(log_est, r["se"], r["df"], alpha), lower, lim, kind)
         row = {"metric": metric, "estimand": r["estimand"], "estimate": r["estimate"]}
         if res is None:
             row |= {"conclusion": f"no test: {r['method']}", "kind": kind, "alpha": alpha}
@@ -505,40 +434,3 @@ def cost_equivalence(
         "ci_low", "ci_high", "se_log", "df", "p_lower", "p_upper", "p_value", "alpha", "kind", "conclusion", "method",
     ]  # fmt: skip
     return pd.DataFrame(rows).reindex(columns=cols)
-
-
-def _log_margin_test(est, se, df, lim: float, kind: str, alpha: float) -> EquivalenceResult:
-    """TOST within ``(-lim, lim)`` or non-inferiority below ``lim`` (a cost: lower is better)."""
-    if kind == "equivalence":
-        return tost(est, se, df, lower=-lim, upper=lim, alpha=alpha)
-    return noninferiority(est, se, df, bound=lim, better="lower", alpha=alpha)
-
-
-def _gpq_test(draws: np.ndarray, lim: float, kind: str, alpha: float) -> EquivalenceResult:
-    """TOST / non-inferiority (cost: lower is better) on draws of a generalized pivot."""
-    alpha = check_probability(alpha, "alpha", closed=False)
-    if not alpha < 0.5:
-        raise ValueError(f"alpha must be below 0.5, got {alpha}")
-    p_lo = float(np.mean(draws <= -lim)) if kind == "equivalence" else np.nan
-    p_hi = float(np.mean(draws >= lim))
-    p = float(np.fmax(p_lo, p_hi))
-    lo, hi = gpq_interval(draws, 1.0 - 2.0 * alpha)
-    lower = -lim if kind == "equivalence" else -np.inf
-    return EquivalenceResult(
-        float(np.median(draws)), float(np.std(draws)), np.nan, lower, lim, p_lo, p_hi, p,
-        float(lo), float(hi), alpha, kind, _conclude(kind, p, alpha),
-    )  # fmt: skip
-
-
-def _hull_test(a: EquivalenceResult, b: EquivalenceResult) -> EquivalenceResult:
-    """The test whose interval is the hull of two: it rejects where both reject."""
-    p = max(a.p_value, b.p_value)
-    return replace(
-        a,
-        p_lower=float(np.fmax(a.p_lower, b.p_lower)),
-        p_upper=float(np.fmax(a.p_upper, b.p_upper)),
-        p_value=p,
-        ci_low=min(a.ci_low, b.ci_low),
-        ci_high=max(a.ci_high, b.ci_high),
-        conclusion=_conclude(a.kind, p, a.alpha),
-    )

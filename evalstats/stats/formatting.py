@@ -15,37 +15,19 @@ from .._tidy import is_long, result_by, wide
 from .._validate import check_positive_int
 
 __all__ = [
-    "PERCENT_STATISTICS",
-    "IntervalColumns",
-    "format_interval",
-    "format_number",
-    "interval_columns",
-    "statistic_digits",
-    "statistic_scale",
-    "summarize",
-]
+    "PERCENT_STATISTICS", "IntervalColumns", "format_interval", "format_number",
+    "interval_columns", "statistic_digits", "statistic_scale", "summarize",
+]  # fmt: skip
 
 # Proportions (or differences of them): shown in percent.
-PERCENT_STATISTICS = frozenset(
-    {
-        "win_rate",
-        "tie_rate",
-        "loss_rate",
-        "net_win",
-        "score",
-        "observed_agreement",
-        "disagreement_rate",
-        "first_shown_win_rate",
-        "order_consistency",
-    }
-)
+PERCENT_STATISTICS = frozenset({
+    "win_rate", "tie_rate", "loss_rate", "net_win", "score", "observed_agreement",
+    "disagreement_rate", "first_shown_win_rate", "order_consistency",
+})  # fmt: skip
 # Statistics without an interval that are still worth a column when present.
 _POINT_STATISTICS = (
-    "observed_agreement",
-    "disagreement_rate",
-    "fleiss_kappa",
-    "krippendorff_alpha",
-)
+    "observed_agreement", "disagreement_rate", "fleiss_kappa", "krippendorff_alpha",
+)  # fmt: skip
 # Counts, in the order shown.
 _COUNT_COLUMNS = ("n", "n_pairs", "n_pair_orders", "n_tasks")
 # Label-like columns that are not labels of a row.
@@ -162,23 +144,20 @@ def summarize(
     Parameters
     ----------
     table : DataFrame
-        A long result (e.g. of :func:`~evalstats.stats.rates.win_rates`, pivoted here to one
-        row per group) or a table one row per group, e.g. read back from ``results.json``.
+        A long result (pivoted here to one row per group) or a table one row per group.
     statistics : sequence of str, optional
-        Statistics to show, in order (default: the point statistics present, then every
-        statistic with an interval).
+        Statistics to show, in order (default: every one present).
     digits : int, optional
         Decimals in the unit shown (default 0 for percent, 2 for decimals).
     percent : bool
-        Rates (and net win, in points) in percent, the header saying ``(%)``.
+        Rates in percent, the header saying ``(%)``.
     na_rep : str
         Text for a missing estimate.
 
     Returns
     -------
     DataFrame
-        One row per group: the label columns, the counts, one text column per statistic,
-        then ``method`` and ``confidence``.
+        One row per group: labels, counts, one text column per statistic, method, confidence.
 
     Examples
     --------

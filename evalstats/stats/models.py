@@ -16,22 +16,15 @@ from scipy import special, stats
 
 from evalstats._display import ResultDisplay
 from evalstats._schema import OUTCOMES
-from evalstats._validate import check_columns, check_confidence, check_positive_int
+from evalstats._validate import check_choice, check_columns, check_confidence, check_positive_int
 from evalstats.errors import DataError
 from evalstats.frames import select_rubric
-from evalstats.stats.rates import ARM_COLUMNS, check_choice, proportion_ci
+from evalstats.stats.rates import ARM_COLUMNS, proportion_ci
 
 __all__ = [
-    "LENGTH_MEASURES",
-    "LogisticFit",
-    "OrdinalCheckResult",
-    "check_outcome_probs",
-    "draw_outcomes",
-    "latent_thresholds",
-    "length_bias",
-    "logistic_fit",
-    "ordinal_check",
-]
+    "LENGTH_MEASURES", "LogisticFit", "OrdinalCheckResult", "check_outcome_probs",
+    "draw_outcomes", "latent_thresholds", "length_bias", "logistic_fit", "ordinal_check",
+]  # fmt: skip
 
 
 _SQRT2 = np.sqrt(2.0)
@@ -206,7 +199,7 @@ def length_bias(
     """P(model wins) against the length difference of the two outputs, per group."""
     by_cols = list(by)
     check_columns(frame, [*by_cols, "len_with", "len_without", "status", "outcome"])
-    check_choice(x, LENGTH_MEASURES, "x")
+    check_choice(x, "x", LENGTH_MEASURES)
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
         if bins < 1:
             raise ValueError(f"bins must be >= 1, got {bins}")
@@ -323,9 +316,7 @@ def ordinal_check(
 ) -> OrdinalCheckResult:
     """A cumulative-logit GEE of the verdicts with judge as a covariate, clustered by task.
 
-    ``logit P(outcome > k | judge) = alpha_k + beta_judge`` (statsmodels ``OrdinalGEE``, the
-    Mancl-DeRouen bias-reduced sandwich, t(C - 1) by default), with the implied P(win),
-    P(tie), P(loss) and net win per judge (delta-method SEs).
+    See docs/methods.md, section Ordinal check across judges.
 
     Parameters
     ----------
@@ -336,8 +327,8 @@ def ordinal_check(
     judges : sequence of str, optional
         Default all; the first by name is the reference.
     cluster, cov_struct, cov_type, confidence
-        ``cov_struct``: "exchangeable", "global_odds_ratio" or "independence";
-        ``cov_type``: "bias_reduced" or "robust".
+        ``cov_struct``: exchangeable, global_odds_ratio, independence; ``cov_type``:
+        bias_reduced, robust.
 
     Returns
     -------
@@ -362,8 +353,8 @@ def ordinal_check(
         "global_odds_ratio": lambda: sm_cov.GlobalOddsRatio("ordinal"),
         "independence": sm_cov.Independence,
     }
-    check_choice(cov_struct, tuple(structures), "cov_struct")
-    check_choice(cov_type, ("bias_reduced", "robust"), "cov_type")
+    check_choice(cov_struct, "cov_struct", tuple(structures))
+    check_choice(cov_type, "cov_type", ("bias_reduced", "robust"))
     check_columns(frame, ["rubric", "judge", "status", "outcome", cluster])
     rows, rubric = select_rubric(frame, rubric)
     if set(ARM_COLUMNS) <= set(rows.columns):  # one pair of arms per fit

@@ -29,7 +29,12 @@ from evalstats._tidy import (
     tidy_frame,
     with_detail,
 )
-from evalstats._validate import check_columns, check_confidence, check_n_resamples
+from evalstats._validate import (
+    check_choice,
+    check_columns,
+    check_confidence,
+    check_n_resamples,
+)
 from evalstats.errors import DataError
 from evalstats.records import EvalstatsWarning
 from evalstats.stats.resample import (
@@ -44,41 +49,14 @@ from evalstats.stats.resample import (
 )
 
 __all__ = [
-    "ARM_COLUMNS",
-    "CLUSTER_MEAN_METHODS",
-    "DEFAULT_METHOD",
-    "FILLINGS",
-    "INVALID_RULES",
-    "NO_ANSWER_RULES",
-    "RATE_NAMES",
-    "WIN_RATE_METHODS",
-    "ProportionCI",
-    "anova_icc",
-    "apply_missing_rule",
-    "bm_df",
-    "bm_df_exchangeable",
-    "bounds_view",
-    "by_columns",
-    "category_codes",
-    "check_choice",
-    "cluster_counts",
-    "cluster_mean",
-    "cluster_ratio",
-    "dimension_means",
-    "missing_bounds",
-    "position_bias",
-    "proportion_ci",
-    "rate_arrays",
-    "row_categories",
-    "se_comparison",
-    "segment_sum",
-    "sign_test_p",
-    "t_interval",
-    "t_test_p",
-    "wilson_interval",
-    "wilson_test_p",
-    "win_rates",
-]
+    "ARM_COLUMNS", "CLUSTER_MEAN_METHODS", "DEFAULT_METHOD", "FILLINGS", "INVALID_RULES",
+    "NO_ANSWER_RULES", "RATE_NAMES", "WIN_RATE_METHODS", "ProportionCI", "anova_icc",
+    "apply_missing_rule", "bm_df", "bm_df_exchangeable", "bounds_view", "by_columns",
+    "category_codes", "cluster_counts", "cluster_mean", "cluster_ratio", "dimension_means",
+    "missing_bounds", "position_bias", "proportion_ci", "rate_arrays", "row_categories",
+    "se_comparison", "segment_sum", "sign_test_p", "t_interval", "t_test_p", "wilson_interval",
+    "wilson_test_p", "win_rates",
+]  # fmt: skip
 
 
 def segment_sum(values: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
@@ -279,7 +257,7 @@ def proportion_ci(
     >>> round(float(ci.ci_low), 4), round(float(ci.ci_high), 4)
     (0.2553, 0.3662)
     """
-    check_choice(method, PROPORTION_METHODS, "method")
+    check_choice(method, "method", PROPORTION_METHODS)
     confidence = check_confidence(confidence)
     k_arr, n_arr = np.broadcast_arrays(
         np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
@@ -330,9 +308,6 @@ def sign_test_p(wins: ArrayLike, losses: ArrayLike) -> np.ndarray:
     n = w + lo
     p = np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(w, lo), n, 0.5))
     return np.where(n > 0, p, np.nan)
-
-
-ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 def bm_df(m: np.ndarray, gid: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
@@ -398,47 +373,21 @@ def bm_df_exchangeable(m: np.ndarray, rho: ArrayLike, gid: np.ndarray, n_groups:
 
 
 def t_interval(
-    est: ArrayLike,
-    se: ArrayLike,
-    df: ArrayLike,
-    confidence: float = 0.95,
-    *,
-    alternative: str = "two-sided",
+    est: ArrayLike, se: ArrayLike, df: ArrayLike, confidence: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
     """``est +/- t_df SE``: the nulls that :func:`t_test_p` does not reject at ``1 - confidence``."""
-    check_choice(alternative, ALTERNATIVES, "alternative")
     est, se, df = (np.asarray(v, dtype=np.float64) for v in (est, se, df))
-    alpha = 1.0 - check_confidence(confidence)
-    q = stats.t.ppf(1.0 - (alpha / 2.0 if alternative == "two-sided" else alpha), df)
-    low, high = est - q * se, est + q * se
-    if alternative == "greater":
-        high = np.full_like(high, np.inf)
-    elif alternative == "less":
-        low = np.full_like(low, -np.inf)
-    return low, high
+    q = stats.t.ppf(1.0 - (1.0 - check_confidence(confidence)) / 2.0, df)
+    return est - q * se, est + q * se
 
 
-def t_test_p(
-    est: ArrayLike,
-    se: ArrayLike,
-    df: ArrayLike,
-    null: ArrayLike = 0.0,
-    *,
-    alternative: str = "two-sided",
-) -> np.ndarray:
-    """p-value of the t test of ``null`` (``t = (est - null) / SE`` on ``df``)."""
-    check_choice(alternative, ALTERNATIVES, "alternative")
+def t_test_p(est: ArrayLike, se: ArrayLike, df: ArrayLike, null: ArrayLike = 0.0) -> np.ndarray:
+    """Two-sided p-value of the t test of ``null`` (``t = (est - null) / SE`` on ``df``)."""
     est, se, df, null = (np.asarray(v, dtype=np.float64) for v in (est, se, df, null))
     d = est - null
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(se > 0, d / se, np.where(d == 0, 0.0, np.copysign(np.inf, d)))
-    if alternative == "two-sided":
-        p = 2.0 * stats.t.sf(np.abs(t), df)
-    elif alternative == "greater":
-        p = stats.t.sf(t, df)
-    else:
-        p = stats.t.cdf(t, df)
-    return np.minimum(p, 1.0)
+    return np.minimum(2.0 * stats.t.sf(np.abs(t), df), 1.0)
 
 
 def _effective_n(p, se, n, kish, row_var):
@@ -562,10 +511,8 @@ def wilson_test_p(
     null: ArrayLike = 0.5,
     *,
     row_var: ArrayLike | None = None,
-    alternative: str = "two-sided",
 ) -> np.ndarray:
-    """p-value of ``p = null`` that inverts :func:`wilson_interval` exactly."""
-    check_choice(alternative, ALTERNATIVES, "alternative")
+    """Two-sided p-value of ``p = null`` that inverts :func:`wilson_interval` exactly."""
     p, se, n, df, kish, null = (np.asarray(v, dtype=np.float64) for v in (p, se, n, df, kish, null))
     rv = p * (1.0 - p) if row_var is None else np.asarray(row_var, dtype=np.float64)
     a, cap = _effective_n(p, se, n, kish, rv)
@@ -579,22 +526,14 @@ def wilson_test_p(
         p_z = 2.0 * stats.norm.sf(d * np.sqrt(np.maximum(cap, 0.0)))
     out = np.minimum(np.maximum(p_t, p_z), 1.0)
     out = np.where(np.abs(p - null) == 0, 1.0, out)
-    if alternative != "two-sided":
-        right_side = (p > null) if alternative == "greater" else (p < null)
-        out = np.where(right_side, out / 2.0, 1.0 - out / 2.0)
     return np.where(~np.isnan(df) & np.isfinite(p), out, np.nan)
 
 
 RATE_NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
 WIN_RATE_METHODS = (
-    "cr2_wilson",
-    "cr2_t",
-    "cluster_wilson",
-    "cluster_t",
-    *BOOTSTRAP_METHODS,
-    "wild_webb",
+    "cr2_wilson", "cr2_t", "cluster_wilson", "cluster_t", *BOOTSTRAP_METHODS, "wild_webb",
     "iid_wilson",
-)
+)  # fmt: skip
 DEFAULT_METHOD = "cr2_wilson"
 #: Designs with fewer effective clusters (Kish) than this are flagged and warned about.
 FEW_CLUSTERS = 8.0
@@ -620,7 +559,7 @@ def rate_arrays(
     also: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The five rates with SEs, intervals, df and the net-win test from per-cluster counts."""
-    check_choice(method, WIN_RATE_METHODS, "method")
+    check_choice(method, "method", WIN_RATE_METHODS)
     also = tuple(also)
     if also and not set((method, *also)) <= set(BOOTSTRAP_METHODS):
         raise ValueError(f"also: bootstrap methods ({BOOTSTRAP_METHODS}) beside one, got {also}")
@@ -823,13 +762,6 @@ _OK, _NO_ANSWER, _INVALID = (
 _OUTCOME_CODE = {o: OUTCOME_DTYPE.categories.get_loc(o) for o in ("loss", "tie", "win")}
 
 
-def check_choice(value: str, allowed: tuple[str, ...], name: str) -> str:
-    """``ValueError`` unless ``value`` is one of ``allowed``."""
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-    return value
-
-
 def category_codes(s: pd.Series, dtype: pd.CategoricalDtype) -> np.ndarray:
     """Writable int8 codes of ``s`` in ``dtype`` (-1: missing, or a value outside it)."""
     if isinstance(s.dtype, pd.CategoricalDtype) and s.dtype == dtype:
@@ -893,17 +825,13 @@ def apply_missing_rule(
     frame : DataFrame
         Verdict frame (``status``, ``outcome``; ``over_budget_arm`` for ``"arm_aware"``).
     no_answer_as : {"exclude", "arm_aware", "loss", "win", "tie"}
-        ``"arm_aware"``: a loss for arm_a where only it went over budget, a win where only
-        arm_b did, a tie where both did; the others count every such pair as that outcome.
+        ``"arm_aware"``: a loss for the arm alone over budget, a tie where both went over.
     invalid_as : {"exclude", "loss", "win", "tie"}
-        The same for unreadable judge output.
 
     Returns
     -------
     DataFrame
-        Rewritten rows get ``status="ok"`` and the rule's ``outcome``; ``imputed_from`` keeps
-        their original status. An order-less ``no_answer`` row of a judge that showed most
-        pairs in both orders becomes one row per order.
+        Rewritten rows: ``status="ok"``, the rule's ``outcome``, ``imputed_from``.
 
     Examples
     --------
@@ -920,8 +848,8 @@ def apply_missing_rule(
     2       c       ok     win    no_answer
     3       d  invalid     NaN          NaN
     """
-    check_choice(no_answer_as, NO_ANSWER_RULES, "no_answer_as")
-    check_choice(invalid_as, INVALID_RULES, "invalid_as")
+    check_choice(no_answer_as, "no_answer_as", NO_ANSWER_RULES)
+    check_choice(invalid_as, "invalid_as", INVALID_RULES)
     check_columns(frame, ["status", "outcome"])
     status = category_codes(frame["status"], STATUS_DTYPE)
     na_rows = status == _NO_ANSWER
@@ -993,28 +921,21 @@ def win_rates(
 ) -> ResultFrame:
     """Win/tie/loss rates, net win and score per group, with task-clustered SEs and CIs.
 
-    Ratio estimators over the counted verdicts: ``net_win = win - loss``, ``score = win +
-    tie / 2``; the task is the cluster (methods: ``docs/methods.md``, Rates).
+    See docs/methods.md, section Rates.
 
     Parameters
     ----------
     frame : DataFrame
         Verdict frame: ``status``, ``outcome`` (NA unless ok), ``cluster`` and ``by`` columns.
     by : str, list of str or None
-        Grouping columns; None gives one group. The default drops ``rubric`` for a frame
-        without it and adds ``arm_a``, ``arm_b``: one result per pair of arms.
+        Grouping columns (default: rubric, judge and the pair of arms); None: one group.
     cluster : str
         The unit of independence (the task).
     method : str, one of :data:`WIN_RATE_METHODS`
-        ``"cr2_wilson"`` (default), ``"cr2_t"``, ``"cluster_wilson"``, ``"cluster_t"`` (CR1,
-        C - 1 df), the cluster bootstrap (``"bca"``, ``"percentile"``, ``"basic"``; no
-        test), ``"wild_webb"`` or ``"iid_wilson"`` (ignores the clustering).
     no_answer_as : {"exclude", "arm_aware", "loss", "win", "tie"}
-        Over-budget pairs: left out, placed by the arm that went over (see
-        :func:`apply_missing_rule`), or counted as one outcome. ``error`` rows never count.
+        Over-budget pairs (see :func:`apply_missing_rule`); ``error`` rows never count.
     invalid_as : {"exclude", "loss", "win", "tie"}, optional
-        Unreadable judge output; default ``"exclude"`` (``"loss"`` when
-        ``no_answer_as="loss"``).
+        Unreadable verdicts; default ``"exclude"`` (``"loss"`` when ``no_answer_as="loss"``).
     n_resamples, confidence, rng
         Resamples (bootstrap methods), the level, the random source.
     detail : bool
@@ -1023,11 +944,8 @@ def win_rates(
     Returns
     -------
     ResultFrame
-        One row per group and statistic (:data:`RATE_NAMES`); ``p_value`` tests net win = 0
-        (inverting its interval); ``df`` Bell-McCaffrey (net win's under the exchangeable
-        working model); ``ci_note`` why an interval is missing. ``.diagnostics``: ``n``,
-        ``n_pairs``, ``n_tasks``, outcome and status counts, ``sign_test_p`` (IID),
-        ``n_eff_clusters`` (Kish), ``few_clusters``, the rules, no-answers by arm.
+        One row per group and statistic (:data:`RATE_NAMES`); ``p_value`` tests net win = 0;
+        ``.diagnostics``: counts, ``sign_test_p``, ``n_eff_clusters``, no-answers by arm.
 
     Examples
     --------
@@ -1048,11 +966,11 @@ def win_rates(
     by_cols = default_by(frame, by)
     refuse_pooled_rubrics(frame, by_cols, "win_rates")
     refuse_pooled_arms(frame, by_cols, "win_rates")
-    check_choice(method, WIN_RATE_METHODS, "method")
-    check_choice(no_answer_as, NO_ANSWER_RULES, "no_answer_as")
+    check_choice(method, "method", WIN_RATE_METHODS)
+    check_choice(no_answer_as, "no_answer_as", NO_ANSWER_RULES)
     if invalid_as is None:
         invalid_as = "loss" if no_answer_as == "loss" else "exclude"
-    check_choice(invalid_as, INVALID_RULES, "invalid_as")
+    check_choice(invalid_as, "invalid_as", INVALID_RULES)
     imputed = no_answer_as != "exclude" or invalid_as != "exclude"
     if imputed:
         frame = apply_missing_rule(frame, no_answer_as=no_answer_as, invalid_as=invalid_as)
@@ -1237,23 +1155,19 @@ def missing_bounds(
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> ResultFrame:
-    """Each rate with missing answers excluded, and with every ``no_answer`` row counted as a
-    loss (worst case), a tie and a win (best case): the range over every filling.
+    """Each rate with the ``no_answer`` rows excluded, and counted as a loss, a tie and a win.
 
     Parameters
     ----------
-    frame : DataFrame
-        Verdict frame, as :func:`win_rates` takes it.
-    by, cluster, method, n_resamples, confidence, rng
+    frame, by, cluster, method, n_resamples, confidence, rng
         As in :func:`win_rates`.
     invalid_as : {"exclude", "loss", "win", "tie", "bounds"}
-        ``invalid`` rows in every scenario; ``"bounds"`` fills them as missing answers too.
+        ``"bounds"`` fills ``invalid`` rows as missing answers too.
 
     Returns
     -------
     ResultFrame
-        The rows of :func:`win_rates` per group and ``filling`` (:data:`FILLINGS`);
-        ``.diagnostics``: ``n`` and ``n_missing`` per group.
+        :func:`win_rates`' rows per group and ``filling`` (:data:`FILLINGS`).
 
     Examples
     --------
@@ -1265,7 +1179,7 @@ def missing_bounds(
     >>> b[b["statistic"] == "net_win"].set_index("filling")["estimate"].round(2).to_dict()
     {'exclude': 0.25, 'loss': 0.0, 'tie': 0.2, 'win': 0.4}
     """
-    check_choice(invalid_as, (*INVALID_RULES, "bounds"), "invalid_as")
+    check_choice(invalid_as, "invalid_as", (*INVALID_RULES, "bounds"))
     rng = as_generator(rng)
     kw = {
         "by": by,
@@ -1340,11 +1254,6 @@ def position_bias(
 ) -> ResultFrame:
     """Order effects of the blind rubric: P(first-shown wins) and order consistency.
 
-    ``first_shown_win_rate``: among decisive ok verdicts with an ``order``, the share won by
-    the answer shown first, with :func:`win_rates`' default interval (``p_value`` tests 0.5).
-    ``order_consistency``: among pairs judged in both orders, the share with the same outcome
-    in both (the first ok row of each order).
-
     Parameters
     ----------
     frame : DataFrame
@@ -1355,8 +1264,7 @@ def position_bias(
     Returns
     -------
     ResultFrame
-        The two statistics per group. ``.diagnostics``: ``n_decisive``, ``first_shown_wins``,
-        ``first_shown_sign_test_p`` (IID), ``n_pairs_both_orders``, ``order_consistent``.
+        ``first_shown_win_rate`` (``p_value`` tests 0.5) and ``order_consistency`` per group.
 
     Examples
     --------
@@ -1492,8 +1400,6 @@ def cluster_mean(
     value : str
         The numeric column (missing values are left out and counted).
     method : {"cluster_t", "cr2_t", "bca", "percentile", "basic"}
-        CR1 SE with t(C - 1) (one row per cluster: the ordinary ``sem``), CR2 SE with the
-        Bell-McCaffrey df, or a cluster bootstrap interval.
     cluster, by, confidence, n_resamples, rng
         As in :func:`win_rates`; ``by=None`` gives one row.
     null : float
@@ -1502,8 +1408,7 @@ def cluster_mean(
     Returns
     -------
     ResultFrame
-        One ``"mean"`` row per group (``t`` beside); ``.diagnostics``: ``n``, ``n_tasks``,
-        ``n_missing``. One cluster gives NaN SE, interval and test.
+        One ``"mean"`` row per group (``t`` beside); ``.diagnostics``: ``n``, ``n_missing``.
 
     Examples
     --------
@@ -1516,7 +1421,7 @@ def cluster_mean(
     by_cols = by_columns(by)
     check_columns(frame, [value, cluster, *by_cols], what="frame")
     refuse_pooled_rubrics(frame, by_cols, "cluster_mean")
-    check_choice(method, CLUSTER_MEAN_METHODS, "method")
+    check_choice(method, "method", CLUSTER_MEAN_METHODS)
     confidence = check_confidence(confidence)
     try:
         y = pd.to_numeric(frame[value], errors="raise").to_numpy(np.float64, na_value=np.nan)
@@ -1635,6 +1540,8 @@ def se_comparison(
         for r in iid.to_dict("records")
     ]
     seeds = iter(seq.spawn(len(iid) * len(clusterings)))
+    ends = [f"boot_{m}_ci_{e}" for m in ("percentile", "bca") for e in ("low", "high")]
+    boot_columns = ["boot_se", "boot_se_ratio", *ends]
     parts = {key: sub for key, sub in groups}
     for label, col in clusterings:
         cr1 = cluster_mean(frame, value, cluster=col, by=keys, confidence=confidence)
@@ -1643,35 +1550,19 @@ def se_comparison(
             key = tuple(r[k] for k in keys)
             sub = parts[key]
             child = next(seeds)
-            boot: dict[str, Any] = {}
-            for method in ("percentile", "bca"):
-                # The same seed for both methods and the SE: one set of resamples.
-                res = cluster_mean(
-                    sub,
-                    value,
-                    cluster=col,
-                    method=method,
-                    confidence=confidence,
-                    n_resamples=n_resamples,
-                    rng=np.random.default_rng(child),
-                )
-                boot[f"boot_{method}_ci_low"] = float(res["ci_low"].iloc[0])
-                boot[f"boot_{method}_ci_high"] = float(res["ci_high"].iloc[0])
-            # Per-cluster sums in cluster_mean's order (sorted ids): its resamples, its SE.
+            # Per-cluster sums in cluster_mean's order (sorted ids); one seed: one set of draws.
             sums = sub.groupby(col, sort=True)[value].agg(["sum", "size"]).to_numpy(np.float64)
+            boot = dict.fromkeys(boot_columns, math.nan)
             if len(sums) >= 2:
-                se_boot = float(
-                    cluster_bootstrap(
-                        sums,
-                        lambda s: s[..., 0] / s[..., 1],
-                        method="percentile",
-                        n_resamples=n_resamples,
-                        confidence=confidence,
-                        rng=np.random.default_rng(child),
-                    ).se[0]
-                )
-            else:
-                se_boot = math.nan
+                for method in ("percentile", "bca"):
+                    res = cluster_bootstrap(
+                        sums, _ratio, method=method, n_resamples=n_resamples,
+                        confidence=confidence, rng=np.random.default_rng(child),
+                    )  # fmt: skip
+                    boot[f"boot_{method}_ci_low"] = float(res.ci_low[0])
+                    boot[f"boot_{method}_ci_high"] = float(res.ci_high[0])
+                boot["boot_se"] = float(res.se[0])
+                boot["boot_se_ratio"] = boot["boot_se"] / iid_se[key]
             c = int(r["n_tasks"])
             rows.append(
                 {
@@ -1686,8 +1577,6 @@ def se_comparison(
                     f"{estimate}_ci_low": r["ci_low"],
                     f"{estimate}_ci_high": r["ci_high"],
                     "interval": f"cluster_t: {estimate} ± t({c - 1})·CR1 SE",
-                    "boot_se": se_boot,
-                    "boot_se_ratio": se_boot / iid_se[key],
                     **boot,
                 }
             )
@@ -1702,8 +1591,8 @@ def se_comparison(
 
 
 def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
-    """Per-dimension blind-rubric means for each arm and their paired difference: the mean of
-    the per-task means of ok verdicts, with a t interval on C - 1 df (tasks weigh equally).
+    """Per-dimension blind-rubric means of each arm and their difference (mean of per-task
+    means, t interval on C - 1 df).
 
     Parameters
     ----------
@@ -1714,8 +1603,7 @@ def dimension_means(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.Data
     Returns
     -------
     DataFrame
-        ``dim``, ``arm`` (``with``, ``without``, ``difference``), ``mean``, ``ci_low``,
-        ``ci_high``, ``n_tasks``, ``n`` (verdicts), ``confidence``.
+        ``dim``, ``arm`` (with, without, difference), ``mean``, ``ci_low``, ``ci_high``, counts.
 
     Examples
     --------
