@@ -45,7 +45,7 @@ from .plan import Plan, find_plan, load_plan
 __all__ = [
     "DEFAULT_ARM_NAMES", "LABEL_FIELDS", "LABEL_KEYS", "Arms", "Dataset", "EvalstatsWarning",
     "arm_pairs", "check_output_path", "find_file", "has_provenance", "incomplete_pairs",
-    "is_missing", "load_arm_names", "load_arms", "load_dir", "load_judgments", "load_labels",
+    "is_missing", "load_arms", "load_dir", "load_judgments", "load_labels",
     "load_runs", "load_tasks", "pair_runs", "pair_token_sources", "read_table_raw",
     "write_frame_atomic", "write_jsonl_atomic", "write_labels",
 ]  # fmt: skip
@@ -1285,8 +1285,8 @@ def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
 def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False) -> Dataset:
     """Load ``tasks``, ``runs`` and (if present) ``judgments``, ``labels``, ``plan`` and arms.
 
-    The arms are those ``arms.toml`` lists (each with runs), else the runs'; their names
-    come from :func:`load_arm_names`.
+    The arms, their names and tools are those ``arms.toml`` lists (each with runs), else the
+    runs' arms under their ids (``with`` / ``without``: WITH / WITHOUT).
     """
     tasks = load_tasks(find_file(data_dir, "tasks"))
     apath = Path(data_dir) / "arms.toml"
@@ -1310,79 +1310,9 @@ def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False
     jpath = find_file(data_dir, "judgments", required=False)
     ppath = find_plan(data_dir)
     judgments = load_judgments(jpath) if jpath is not None else None
-    used = None if judgments is None else set(judgments["rubric"].astype(str))
-    names = load_arm_names(data_dir, rubrics=used)
-    arms = listed or Dataset(tasks, runs, None).arms
-    runs.attrs["arms"] = Arms(
-        arms.ids,
-        names={a: names[a] for a in arms.ids if a in names},
-        tools=arms.tools,
-        reference=arms.reference,
-        path=arms.path,
-    )
+    runs.attrs["arms"] = listed or Dataset(tasks, runs, None).arms
     lpath = find_file(data_dir, "labels", required=False)
     labels = load_labels(lpath, runs) if lpath is not None else None
     return Dataset(
         tasks, runs, judgments, load_plan(ppath) if ppath is not None else None, labels=labels
     )
-
-
-def load_arm_names(
-    data_dir: str | os.PathLike[str], *, rubrics: Iterable[str] | None = None
-) -> dict[str, str]:
-    """What the data directory calls its arms: ``{arm: display name}``.
-
-    K arms: ``arms.toml``'s names. Two arms, the first that names an arm wins: ``arms.toml``;
-    the ``[arms]`` table of the newest revision of each rubric file in ``DATA_DIR/rubrics/``
-    (of ``rubrics`` when given; a warning and the default when they disagree); WITH / WITHOUT.
-
-    >>> import pathlib, tempfile
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> load_arm_names(d)
-    {'with': 'WITH', 'without': 'WITHOUT'}
-    >>> _ = (d / "arms.toml").write_text('with = "Serena MCP"\\n', encoding="utf-8")
-    >>> load_arm_names(d)
-    {'with': 'Serena MCP', 'without': 'WITHOUT'}
-    """
-    d = Path(data_dir)
-    names: dict[str, str] = {}
-    path = d / "arms.toml"
-    if path.is_file():
-        listed = load_arms(path)
-        names = dict(listed.names)
-        if not listed.two_arm:
-            return {arm: listed.name(arm) for arm in listed.ids}
-    folder = d / "rubrics"
-    wanted = None if rubrics is None else set(rubrics)
-    seen: dict[str, dict[str, list[Path]]] = {arm: {} for arm in ARMS}
-    newest: dict[str, tuple[Any, Path, dict[str, Any]]] = {}
-    for p in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
-        doc = _read_toml(p)  # only [arms]: the rubric itself is evalstats.rubrics' to read
-        name, rev = str(doc.get("name")), doc.get("revision")
-        if wanted is not None and name not in wanted:
-            continue
-        rev = rev if isinstance(rev, int) else 0
-        if name not in newest or rev > newest[name][0]:
-            newest[name] = (rev, p, doc)
-    for _, p, doc in newest.values():
-        arms = doc.get("arms")
-        for arm in ARMS if isinstance(arms, dict) else ():
-            value = arms.get(arm)
-            if isinstance(value, str) and value.strip() and value != DEFAULT_ARM_NAMES[arm]:
-                seen[arm].setdefault(value.strip(), []).append(p)
-    for arm in ARMS:
-        if arm in names or not seen[arm]:
-            continue
-        if len(seen[arm]) == 1:
-            names[arm] = next(iter(seen[arm]))
-        else:
-            listed = "; ".join(
-                f"{v!r} ({', '.join(q.name for q in ps)})" for v, ps in seen[arm].items()
-            )
-            warnings.warn(
-                f"{folder}: the rubric files call the {arm.upper()} arm differently: {listed}; "
-                f"using {DEFAULT_ARM_NAMES[arm]!r} (name it in {path})",
-                EvalstatsWarning,
-                stacklevel=2,
-            )
-    return {arm: names.get(arm, DEFAULT_ARM_NAMES[arm]) for arm in ARMS}
