@@ -114,9 +114,8 @@ def _line_of(text: str, key: str) -> int | None:
     return None
 
 
-def _read(p: Path) -> tuple[dict[str, Any], str]:
-    if p.suffix.lower() != ".toml":
-        raise DataError(f"unsupported plan file type {p.suffix!r}; use plan.toml", path=p)
+def _read_toml(p: Path) -> tuple[dict[str, Any], str]:
+    """A TOML file's table and text; ``DataError`` (with the line) when it cannot be read."""
     try:
         text = p.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
@@ -135,7 +134,7 @@ def _read(p: Path) -> tuple[dict[str, Any], str]:
         m = re.search(r"at line (\d+)", str(exc))
         reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         raise DataError(
-            f"malformed TOML ({reason})", path=p, line=int(m.group(1)) if m else None
+            f"not valid TOML ({reason})", path=p, line=int(m.group(1)) if m else None
         ) from None
 
 
@@ -313,7 +312,9 @@ def load_plan(path: str | os.PathLike[str]) -> Plan:
     ('net_win', 'two-sided', '2026-05-01T09:00:00+00:00')
     """
     p = Path(path)
-    data, text = _read(p)
+    if p.suffix.lower() != ".toml":
+        raise DataError(f"unsupported plan file type {p.suffix!r}; use plan.toml", path=p)
+    data, text = _read_toml(p)
     plan = parse_plan(data, path=p, text=text)
     return replace(plan, file_mtime=_dt.datetime.fromtimestamp(p.stat().st_mtime, tz=_dt.UTC))
 

@@ -12,7 +12,6 @@ import math
 import os
 import re
 import tempfile
-import tomllib
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +39,7 @@ from ._schema import (
 )
 from ._validate import DuplicateKey, check_choice, unique_keys
 from .errors import DataError, ParameterError
-from .plan import Plan, find_plan, load_plan
+from .plan import Plan, _read_toml, find_plan, load_plan
 
 __all__ = [
     "DEFAULT_ARM_NAMES", "LABEL_FIELDS", "LABEL_KEYS", "Arms", "Dataset", "EvalstatsWarning",
@@ -444,18 +443,6 @@ class Arms:
         return self
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        m = re.search(r"\(at line (\d+)", str(e))
-        raise DataError(
-            f"not valid TOML: {e}", path=path, line=int(m.group(1)) if m else None
-        ) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise DataError(f"cannot read: {e}", path=path) from None
-
-
 def key_line(path: Path, key: str, *, table: str | None = None) -> int | None:
     """The line of ``key = ...`` in a TOML file (inside ``[table]`` when given), or None."""
     pat = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
@@ -495,7 +482,7 @@ def load_arms(path: str | Path) -> Arms:
     (('a', 'b'), {'a': 'A', 'b': 'B'}, {'b': 'T'}, 'a')
     """
     p = Path(path)
-    doc = _read_toml(p)
+    doc, _ = _read_toml(p)
     names: dict[str, str] = {}
     tools: dict[str, str] = {}
     listed = "arms" in doc

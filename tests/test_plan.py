@@ -161,9 +161,9 @@ def test_missing_required_keys(tmp_path):
 
 def test_malformed_files(tmp_path):
     err = error(tmp_path, 'primary_rubric = "x"\nalpha = \n')
-    assert err.line == 2 and "malformed TOML" in err.reason
+    assert err.line == 2 and "not valid TOML" in err.reason
     err = error(tmp_path, 'primary_rubric = "x"\nprimary_rubric = "y"\n')
-    assert err.line == 2 and "malformed TOML" in err.reason  # TOML refuses a repeated key
+    assert err.line == 2 and "not valid TOML" in err.reason  # TOML refuses a repeated key
     with pytest.raises(DataError, match="unsupported plan file type"):
         load_plan(write(tmp_path, "{}", "plan.json"))  # plan.toml is the one plan format
     with pytest.raises(DataError, match="file not found"):
