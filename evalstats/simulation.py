@@ -267,6 +267,21 @@ def _true_dimension_differences(
     return out
 
 
+def _task(t: int, base: pd.Timestamp, *, k_arm: bool) -> dict[str, Any]:
+    """Task ``t``; K arms: a shorter canonical answer and a budget no billed count reaches."""
+    what, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
+    tail = "" if k_arm else "; its callers are the service constructors and the CLI entry point"
+    return {
+        "task_id": f"T{t + 1:02d}",
+        "prompt": _QUESTIONS[t % len(_QUESTIONS)].format(what=what, sym=sym),
+        "canonical_answer": f"The {what} lives in {path} ({sym}){tail}.",
+        "canonical_written_at": (base - pd.Timedelta(days=2, hours=t)).isoformat(),
+        "budget_tokens": 200_000 if k_arm else 12000,
+        "budget_wall_s": 600.0,
+        "tags": ["simulated"] if k_arm else ["simulated", what.split()[0]],
+    }
+
+
 def _check_design(p: SimulationParams) -> None:
     check_positive_int(p.n_tasks, "n_tasks")
     check_positive_int(p.n_replicates, "n_replicates")
@@ -350,22 +365,7 @@ def simulate(
     out.mkdir(parents=True, exist_ok=True)
     base = pd.Timestamp("2026-05-20T09:00:00Z")
 
-    tasks = []
-    for t in range(p.n_tasks):
-        what, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
-        q = _QUESTIONS[t % len(_QUESTIONS)].format(what=what, sym=sym)
-        tasks.append(
-            {
-                "task_id": f"T{t + 1:02d}",
-                "prompt": q,
-                "canonical_answer": f"The {what} lives in {path} ({sym}); its callers are the "
-                f"service constructors and the CLI entry point.",
-                "canonical_written_at": (base - pd.Timedelta(days=2, hours=t)).isoformat(),
-                "budget_tokens": 12000,
-                "budget_wall_s": 600.0,
-                "tags": ["simulated", what.split()[0]],
-            }
-        )
+    tasks = [_task(t, base, k_arm=False) for t in range(p.n_tasks)]
 
     sigma = np.sqrt(p.icc / (1.0 - p.icc))
     u = rng.standard_normal(p.n_tasks) * sigma
@@ -608,18 +608,8 @@ def _simulate_arms(
     size = rng.lognormal(np.log(6000.0), 0.5, n_tasks)
     noise = rng.lognormal(0.0, 0.25, (n_tasks, n_replicates, len(ids)))
     for t in range(n_tasks):
-        what, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
-        tasks.append(
-            {
-                "task_id": f"T{t + 1:02d}",
-                "prompt": _QUESTIONS[t % len(_QUESTIONS)].format(what=what, sym=sym),
-                "canonical_answer": f"The {what} lives in {path} ({sym}).",
-                "canonical_written_at": (base - pd.Timedelta(days=2, hours=t)).isoformat(),
-                "budget_tokens": 200_000,  # billed counts reach ~25,000: no run over budget
-                "budget_wall_s": 600.0,
-                "tags": ["simulated"],
-            }
-        )
+        _, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
+        tasks.append(_task(t, base, k_arm=True))
         for r in range(n_replicates):
             for k, a in enumerate(ids):
                 runs.append(

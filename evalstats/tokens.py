@@ -92,17 +92,9 @@ def count_tokens(
 ) -> int | np.ndarray:
     """Count cl100k_base tokens, offline, in parallel over texts (special tokens as text).
 
-    Parameters
-    ----------
-    texts : str, iterable of str, or pandas.Series of str
-        One text, or many; an element that is not a ``str`` (None, NaN) is a ``TypeError``.
-    num_threads : int, optional
-        Encoding threads (default: the CPUs available, at most 8).
-
-    Returns
-    -------
-    int or numpy.ndarray
-        An ``int`` for one ``str``, else an ``int64`` array in the input's order.
+    ``texts``: one ``str`` (an ``int`` back) or many (an ``int64`` array in their order); an
+    element that is not a ``str`` is a ``TypeError``. ``num_threads``: default the CPUs
+    available, at most 8.
 
     >>> from evalstats.tokens import count_tokens
     >>> count_tokens("hello world")
@@ -171,23 +163,13 @@ def annotate_runs(
 ) -> pd.DataFrame:
     """Add token counts and budget flags to a runs frame.
 
-    Parameters
-    ----------
-    runs : pandas.DataFrame
-        ``task_id``, ``answer``, ``wall_s``; optional ``transcript``, ``reported_tokens``.
-    tasks : pandas.DataFrame
-        ``task_id`` (unique), ``budget_tokens``, ``budget_wall_s``.
-    mismatch_tol : float, default 0.01
-        Relative tolerance of the ``reported_tokens`` check.
-
-    Returns
-    -------
-    pandas.DataFrame
-        A copy of ``runs`` with ``tokens`` (cl100k_base, on the transcript else the answer),
-        ``tokens_source``, ``over_budget_tokens`` (``>``), ``over_budget_wall``,
-        ``over_budget`` (either) and ``tokens_mismatch`` (``|reported - tokens| > max(2,
-        mismatch_tol * tokens)``; reported tokens are never trusted). ``DataError`` on a
-        missing column, an unknown task, a bad budget, ``wall_s`` or ``reported_tokens``.
+    ``runs``: ``task_id``, ``answer``, ``wall_s``, optional ``transcript`` and
+    ``reported_tokens``; ``tasks``: ``task_id`` (unique), ``budget_tokens``, ``budget_wall_s``.
+    Returns a copy of ``runs`` with ``tokens`` (cl100k_base, on the transcript else the
+    answer), ``tokens_source``, ``over_budget_tokens`` (``>``), ``over_budget_wall``,
+    ``over_budget`` (either) and ``tokens_mismatch`` (``|reported - tokens| > max(2,
+    mismatch_tol * tokens)``: reported tokens are never trusted). ``DataError`` on a missing
+    column, an unknown task, a bad budget, ``wall_s`` or ``reported_tokens``.
 
     >>> import pandas as pd
     >>> from evalstats.tokens import annotate_runs
