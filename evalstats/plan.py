@@ -197,20 +197,15 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(sorted(value))
 
 
-def _alpha(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a number in (0, 0.5], got {_kind(value)}")
-    if not (math.isfinite(value) and 0.0 < value <= 0.5):
-        raise ValueError(f"alpha must be in (0, 0.5], got {value}")
-    return float(value)
+def _number(name: str, bounds: str, ok: Any):
+    def check(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"expected a number {bounds}, got {_kind(value)}")
+        if not (math.isfinite(value) and ok(value)):
+            raise ValueError(f"{name} must be {bounds}, got {value}")
+        return float(value)
 
-
-def _margin(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a positive number, got {_kind(value)}")
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"margin must be a finite number > 0, got {value}")
-    return float(value)
+    return check
 
 
 def _tasks(value: Any) -> int | tuple[str, ...]:
@@ -223,9 +218,9 @@ _CHECKS = {
     "primary_judge": _text,
     "consensus": _choice(CONSENSUS_RULES),
     "statistic": _choice(PLAN_STATISTICS),
-    "alpha": _alpha,
+    "alpha": _number("alpha", "in (0, 0.5]", lambda v: 0.0 < v <= 0.5),
     "sidedness": _choice(SIDEDNESS),
-    "margin": _margin,
+    "margin": _number("margin", "> 0", lambda v: v > 0),
     "margin_kind": _choice(MARGIN_KINDS),
     "tasks": _tasks,
     "replicates": _count,
