@@ -303,16 +303,15 @@ def verdict_frame(
     judgments, runs, tasks : DataFrame
         As loaded; ``tasks`` is needed when the runs have no ``tokens``.
     on_conflict : {"conflict", "error", "first", "last"}, default "conflict"
-        Two different successful answers for one judge call: one ``status="conflict"`` row
-        (neither counted), a ``DataError``, or the earlier / later answer.
+        Two answers for one call: a ``conflict`` row, a ``DataError``, the earlier or later.
     rubrics : Rubric, path, or a list of them, optional
         Besides the built-in ones and the data directory's ``rubrics/``.
 
     Returns
     -------
     DataFrame
-        ``VERDICT_COLUMNS`` (status ok / no_answer / invalid / error / conflict; outcome NA
-        unless ok), then a rubric file's other dimensions and the runs' token sources.
+        ``VERDICT_COLUMNS`` (outcome NA unless ok), a rubric file's other dimensions, the
+        runs' token sources.
 
     >>> import evalstats
     >>> ds = evalstats.load_dir("data/sample")
