@@ -16,7 +16,7 @@ import pandas as pd
 from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from ._families import model_family
 from .errors import DataError, ParameterError
-from .frames import _key, by_pair_of_arms, verdict_frame
+from .frames import by_pair_of_arms, verdict_frame
 from .plan import Plan
 from .records import Dataset, incomplete_pairs
 from .stats.rates import sign_test_p
@@ -396,6 +396,10 @@ def _resolve_each(j: pd.DataFrame, rubrics_arg: object) -> dict[tuple, object]:
             continue
         out[key] = next(iter(found.values()))
     return out
+
+
+def _key(v: object) -> object:
+    return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
 
 
 def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> tuple:

@@ -21,7 +21,7 @@ from .errors import DataError
 
 __all__ = [
     "CONSENSUS_RULES", "MARGIN_KINDS", "PLAN_KEYS", "PLAN_STATISTICS", "SIDEDNESS", "Plan",
-    "find_plan", "load_plan", "parse_plan",
+    "find_plan", "load_plan", "parse_plan", "read_toml",
 ]  # fmt: skip
 
 # stats.rates.RATE_NAMES and stats.cost.COST_METRICS (a test keeps them equal).
@@ -114,7 +114,7 @@ def _line_of(text: str, key: str) -> int | None:
     return None
 
 
-def _read_toml(p: Path) -> tuple[dict[str, Any], str]:
+def read_toml(p: Path) -> tuple[dict[str, Any], str]:
     """A TOML file's table and text; ``DataError`` (with the line) when it cannot be read."""
     try:
         text = p.read_bytes().decode("utf-8-sig")
@@ -309,7 +309,7 @@ def load_plan(path: str | os.PathLike[str]) -> Plan:
     p = Path(path)
     if p.suffix.lower() != ".toml":
         raise DataError(f"unsupported plan file type {p.suffix!r}; use plan.toml", path=p)
-    data, text = _read_toml(p)
+    data, text = read_toml(p)
     plan = parse_plan(data, path=p, text=text)
     return replace(plan, file_mtime=_dt.datetime.fromtimestamp(p.stat().st_mtime, tz=_dt.UTC))
 

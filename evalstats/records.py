@@ -39,7 +39,7 @@ from ._schema import (
 )
 from ._validate import DuplicateKey, check_choice, unique_keys
 from .errors import DataError, ParameterError
-from .plan import Plan, _read_toml, find_plan, load_plan
+from .plan import Plan, find_plan, load_plan, read_toml
 
 __all__ = [
     "DEFAULT_ARM_NAMES", "LABEL_FIELDS", "LABEL_KEYS", "Arms", "Dataset", "EvalstatsWarning",
@@ -482,7 +482,7 @@ def load_arms(path: str | Path) -> Arms:
     (('a', 'b'), {'a': 'A', 'b': 'B'}, {'b': 'T'}, 'a')
     """
     p = Path(path)
-    doc, _ = _read_toml(p)
+    doc, _ = read_toml(p)
     names: dict[str, str] = {}
     tools: dict[str, str] = {}
     listed = "arms" in doc
