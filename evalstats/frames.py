@@ -128,12 +128,6 @@ def _explicit(rubrics: RubricsArg) -> list[_rubrics.Rubric]:
     return out
 
 
-def _directory(d: Path | None) -> list[_rubrics.Rubric]:
-    if d is None or not d.is_dir():
-        return []
-    return [_rubrics.load(p) for p in sorted(d.glob("*.toml"))]
-
-
 def _pick(
     candidates: list[_rubrics.Rubric], name: str, revision: Any, sha: Any
 ) -> _rubrics.Rubric | None:
@@ -179,7 +173,8 @@ def resolve_rubrics(
         found = _pick(builtins, name, revision, sha) or _pick(explicit, name, revision, sha)
         if found is None:
             if on_disk is None:
-                on_disk = _directory(rubric_dir(judgments))
+                d = rubric_dir(judgments)
+                on_disk = [_rubrics.load(p) for p in sorted(d.glob("*.toml"))] if d else []
             found = _pick(on_disk, name, revision, sha)
         if found is None:
             hit = np.flatnonzero(judgments["rubric"].astype(str).to_numpy() == name)[0]
@@ -308,16 +303,15 @@ def verdict_frame(
     judgments, runs, tasks : DataFrame
         As loaded; ``tasks`` is needed when the runs have no ``tokens``.
     on_conflict : {"conflict", "error", "first", "last"}, default "conflict"
-        Two different successful answers for one judge call: one ``status="conflict"`` row
-        (neither counted), a ``DataError``, or the earlier / later answer.
+        Two answers for one call: a ``conflict`` row, a ``DataError``, the earlier or later.
     rubrics : Rubric, path, or a list of them, optional
         Besides the built-in ones and the data directory's ``rubrics/``.
 
     Returns
     -------
     DataFrame
-        ``VERDICT_COLUMNS`` (status ok / no_answer / invalid / error / conflict; outcome NA
-        unless ok), then a rubric file's other dimensions and the runs' token sources.
+        ``VERDICT_COLUMNS`` (outcome NA unless ok), a rubric file's other dimensions, the
+        runs' token sources.
 
     >>> import evalstats
     >>> ds = evalstats.load_dir("data/sample")

@@ -211,25 +211,11 @@ def read_sheet(
 ) -> pd.DataFrame:
     """Turn a filled sheet into de-blinded ``labels`` rows with the sample's provenance.
 
-    Parameters
-    ----------
-    path : path-like
-        The filled sheet (CSV).
-    data_dir : path-like
-        The data directory it was drawn from (its pairs must hash as recorded).
-    labeler : str, optional
-        Name for rows whose ``labeler`` cell is empty.
-    created_at : str or Timestamp, optional
-        Time stamp of the labels (default: now, UTC).
-    key : path-like, optional
-        The blinding key (default: :func:`key_path` of ``path``).
-
-    Returns
-    -------
-    DataFrame
-        Labels with ``sample_seed`` and ``frame_sha256``; empty verdicts are left out
-        (``attrs["unlabelled"]``). ``DataError`` when the key does not match the data or its
-        draw, or a row is wrong (naming the sheet's line and field).
+    ``data_dir``: where the sheet was drawn from (its pairs must hash as recorded);
+    ``labeler``: for rows whose cell is empty; ``created_at``: default now (UTC); ``key``:
+    default :func:`key_path` of ``path``. Returns labels with ``sample_seed`` and
+    ``frame_sha256``, empty verdicts left out (``attrs["unlabelled"]``); ``DataError`` when the
+    key does not match the data or its draw, or a row is wrong (naming its line and field).
     """
     p = Path(path)
     kp = key_path(p) if key is None else Path(key)

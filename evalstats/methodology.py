@@ -388,7 +388,7 @@ def _resolve_each(j: pd.DataFrame, rubrics_arg: object) -> dict[tuple, object]:
             & (_frame_str(j["prompt_revision"]) == _frame_str(pd.Series([row[1]])).iloc[0])
             & (_frame_str(j["prompt_sha256"]) == _frame_str(pd.Series([row[2]])).iloc[0])
         ]
-        key = (str(row[0]), _none(row[1]), _none(row[2]))
+        key = (str(row[0]), _key(row[1]), _key(row[2]))
         try:
             found = resolve_rubrics(sub, rubrics_arg)
         except DataError:
@@ -398,7 +398,7 @@ def _resolve_each(j: pd.DataFrame, rubrics_arg: object) -> dict[tuple, object]:
     return out
 
 
-def _none(v: object) -> object:
+def _key(v: object) -> object:
     return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
 
 
@@ -410,7 +410,7 @@ def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> tuple:
     for (rubric, revision), grp in j.groupby(
         ["rubric", "prompt_revision"], observed=True, dropna=False
     ):
-        rev = _none(revision)
+        rev = _key(revision)
         shas = _frame_str(grp["prompt_sha256"])
         distinct = sorted(set(shas))
         if len(distinct) > 1:  # a word changed without a revision bump
@@ -421,7 +421,7 @@ def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> tuple:
             )
         for sha in distinct:
             sub = grp.loc[shas == sha]
-            known = resolved.get((str(rubric), rev, _none(sub["prompt_sha256"].iloc[0])))
+            known = resolved.get((str(rubric), rev, _key(sub["prompt_sha256"].iloc[0])))
             if known is None:
                 problems.append(f"{len(sub)} judgments of unknown rubric {rubric!r}")
                 n_bad += len(sub)
@@ -755,13 +755,6 @@ def _check_plan_design(plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | 
 _RANK = {"pass": 0, "unknown": 1, "warn": 2, "fail": 3}
 
 
-def _has_arm_pairs(judgments: pd.DataFrame | None) -> bool:
-    """True when judgment lines name the pair of arms judged (K arms)."""
-    return (
-        judgments is not None and "arm_a" in judgments.columns and judgments["arm_a"].notna().any()
-    )
-
-
 def _pair_disagreement(frame: pd.DataFrame, threshold: float) -> tuple:
     parts, failing, rubrics, unmeasured = [], [], set(), []
     for (a, b), grp in frame.groupby(["arm_a", "arm_b"], sort=False):
@@ -897,10 +890,9 @@ def audit(
     Parameters
     ----------
     tasks : DataFrame or Dataset
-        Tasks, or a whole :class:`~evalstats.Dataset` (then leave ``runs`` and ``judgments`` out).
+        Tasks, or a whole :class:`~evalstats.Dataset` (then no ``runs`` and ``judgments``).
     runs, judgments : DataFrame
-        Runs and (optional) judgments; without judgments or ``frame`` the judge checks are
-        ``unknown``.
+        Runs and (optional) judgments; without them or ``frame`` the judge checks are unknown.
     frame : DataFrame, optional
         The verdict frame, if already built.
     agent_family : str, optional
@@ -919,17 +911,14 @@ def audit(
     Returns
     -------
     DataFrame
-        One row per check in a fixed order: ``check``, ``status`` (ordered), ``detail``,
-        ``rule``; ``attrs["rubrics"]`` maps ``judge_disagreement`` to the rubrics it fails on.
+        One row per check: ``check``, ``status`` (ordered), ``detail``, ``rule``;
+        ``attrs["rubrics"]`` maps ``judge_disagreement`` to the rubrics it fails on.
 
     >>> import tempfile, evalstats
-    >>> from evalstats.methodology import audit
     >>> sim = evalstats.simulate(tempfile.mkdtemp(), n_tasks=4, n_replicates=2, seed=3)
     >>> table = audit(evalstats.load_dir(sim.out_dir))
     >>> table.loc[table["check"] == "canonical_before_runs", "status"].item()
     'pass'
-    >>> table.columns.tolist()
-    ['check', 'status', 'detail', 'rule']
     """
     if isinstance(tasks, Dataset):
         if runs is not None or judgments is not None:
@@ -952,7 +941,8 @@ def audit(
         from .tokens import annotate_runs
 
         runs = annotate_runs(runs, tasks)
-    if frame is None and _has_arm_pairs(judgments):
+    arm_a = None if frame is not None or judgments is None else judgments.get("arm_a")
+    if arm_a is not None and arm_a.notna().any():  # K arms: lines name the pair judged
         return _audit_arm_pairs(
             tasks,
             runs,

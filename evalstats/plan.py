@@ -1,4 +1,4 @@
-"""The declared analysis plan: ``plan.toml`` (or ``plan.json``) in the data directory.
+"""The declared analysis plan: ``plan.toml`` in the data directory.
 
 What a plan holds and how it is hashed: docs/data.md (Analysis plan).
 """
@@ -17,12 +17,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ._validate import DuplicateKey, unique_keys
 from .errors import DataError
 
 __all__ = [
     "CONSENSUS_RULES", "MARGIN_KINDS", "PLAN_KEYS", "PLAN_STATISTICS", "SIDEDNESS", "Plan",
-    "find_plan", "load_plan", "parse_plan",
+    "find_plan", "load_plan", "parse_plan", "read_toml",
 ]  # fmt: skip
 
 # stats.rates.RATE_NAMES and stats.cost.COST_METRICS (a test keeps them equal).
@@ -39,7 +38,6 @@ PLAN_KEYS = (
     "written_at", "primary_rubric", "primary_judge", "consensus", "statistic", "alpha",
     "sidedness", "margin", "margin_kind", "tasks", "replicates", "judges", "rubrics", "note",
 )  # fmt: skip
-_SUFFIXES = (".toml", ".json")
 
 
 @dataclass(frozen=True)
@@ -106,27 +104,18 @@ class Plan:
 # --------------------------------------------------------------------------- reading
 
 
-def _line_of(text: str, key: str, json_source: bool) -> int | None:
-    """The line where a top-level key is set."""
+def _line_of(text: str, key: str) -> int | None:
+    """The line where a top-level key (or table) is set."""
     k = re.escape(key)
-    pattern = rf'^\s*"{k}"\s*:' if json_source else rf"^\s*(?:{k}|\"{k}\"|'{k}')\s*(?:=|\.)"
-    table = None if json_source else rf"^\s*\[+\s*(?:{k}|\"{k}\")\s*[\].]"
+    pattern = rf"^\s*(?:{k}|\"{k}\"|'{k}')\s*(?:=|\.)|^\s*\[+\s*(?:{k}|\"{k}\")\s*[\].]"
     for n, line in enumerate(text.splitlines(), start=1):
-        if re.search(pattern, line) or (table and re.search(table, line)):
+        if re.search(pattern, line):
             return n
-    if json_source:  # a one-line JSON object
-        for n, line in enumerate(text.splitlines(), start=1):
-            if f'"{key}"' in line:
-                return n
     return None
 
 
-def _read(p: Path) -> tuple[dict[str, Any], str]:
-    suffix = p.suffix.lower()
-    if suffix not in _SUFFIXES:
-        raise DataError(
-            f"unsupported plan file type {suffix!r}; use plan.toml or plan.json", path=p
-        )
+def read_toml(p: Path) -> tuple[dict[str, Any], str]:
+    """A TOML file's table and text; ``DataError`` (with the line) when it cannot be read."""
     try:
         text = p.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
@@ -139,29 +128,14 @@ def _read(p: Path) -> tuple[dict[str, Any], str]:
         raise DataError(
             f"cannot read the file ({exc.strerror or type(exc).__name__})", path=p
         ) from None
-    if suffix == ".toml":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            m = re.search(r"at line (\d+)", str(exc))
-            reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-            raise DataError(
-                f"malformed TOML ({reason})", path=p, line=int(m.group(1)) if m else None
-            ) from None
-        return data, text
     try:
-        data = json.loads(text, object_pairs_hook=unique_keys)
-    except json.JSONDecodeError as exc:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"at line (\d+)", str(exc))
+        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         raise DataError(
-            f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
+            f"not valid TOML ({reason})", path=p, line=int(m.group(1)) if m else None
         ) from None
-    except DuplicateKey as exc:
-        raise DataError(
-            "key given twice", path=p, line=_line_of(text, str(exc), True), field=str(exc)
-        ) from None
-    if not isinstance(data, dict):
-        raise DataError(f"expected a JSON object, got {type(data).__name__}", path=p, line=1)
-    return data, text
 
 
 def _kind(v: Any) -> str:
@@ -223,20 +197,15 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(sorted(value))
 
 
-def _alpha(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a number in (0, 0.5], got {_kind(value)}")
-    if not (math.isfinite(value) and 0.0 < value <= 0.5):
-        raise ValueError(f"alpha must be in (0, 0.5], got {value}")
-    return float(value)
+def _number(name: str, bounds: str, ok: Any):
+    def check(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"expected a number {bounds}, got {_kind(value)}")
+        if not (math.isfinite(value) and ok(value)):
+            raise ValueError(f"{name} must be {bounds}, got {value}")
+        return float(value)
 
-
-def _margin(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a positive number, got {_kind(value)}")
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"margin must be a finite number > 0, got {value}")
-    return float(value)
+    return check
 
 
 def _tasks(value: Any) -> int | tuple[str, ...]:
@@ -249,9 +218,9 @@ _CHECKS = {
     "primary_judge": _text,
     "consensus": _choice(CONSENSUS_RULES),
     "statistic": _choice(PLAN_STATISTICS),
-    "alpha": _alpha,
+    "alpha": _number("alpha", "in (0, 0.5]", lambda v: 0.0 < v <= 0.5),
     "sidedness": _choice(SIDEDNESS),
-    "margin": _margin,
+    "margin": _number("margin", "> 0", lambda v: v > 0),
     "margin_kind": _choice(MARGIN_KINDS),
     "tasks": _tasks,
     "replicates": _count,
@@ -266,7 +235,6 @@ def parse_plan(
     *,
     path: str | os.PathLike[str] | None = None,
     text: str | None = None,
-    json_source: bool = False,
 ) -> Plan:
     """Validate a plan given as a mapping.
 
@@ -280,10 +248,10 @@ def parse_plan(
     """
 
     def fail(key: str | None, reason: str) -> DataError:
-        line = _line_of(text, key, json_source) if (text is not None and key) else None
+        line = _line_of(text, key) if (text is not None and key) else None
         return DataError(reason, path=path, line=line, field=key)
 
-    # JSON's null (what to_dict writes for an unset field) is an absent key.
+    # null (what to_dict writes for an unset field) is an absent key.
     data = {k: v for k, v in data.items() if v is not None}
     unknown = [k for k in data if k not in PLAN_KEYS]
     if unknown:
@@ -321,7 +289,7 @@ def parse_plan(
 
 
 def load_plan(path: str | os.PathLike[str]) -> Plan:
-    """Read and validate ``plan.toml`` (or ``plan.json``); the Plan has ``path`` and ``file_mtime``.
+    """Read and validate ``plan.toml``; the Plan has ``path`` and ``file_mtime``.
 
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "plan.toml"
@@ -339,15 +307,14 @@ def load_plan(path: str | os.PathLike[str]) -> Plan:
     ('net_win', 'two-sided', '2026-05-01T09:00:00+00:00')
     """
     p = Path(path)
-    data, text = _read(p)
-    plan = parse_plan(data, path=p, text=text, json_source=p.suffix.lower() == ".json")
+    if p.suffix.lower() != ".toml":
+        raise DataError(f"unsupported plan file type {p.suffix!r}; use plan.toml", path=p)
+    data, text = read_toml(p)
+    plan = parse_plan(data, path=p, text=text)
     return replace(plan, file_mtime=_dt.datetime.fromtimestamp(p.stat().st_mtime, tz=_dt.UTC))
 
 
 def find_plan(data_dir: str | os.PathLike[str]) -> Path | None:
-    """``DATA_DIR/plan.toml`` or ``plan.json``; None when neither; DataError when both."""
-    d = Path(data_dir)
-    found = [d / f"plan{s}" for s in _SUFFIXES if (d / f"plan{s}").exists()]
-    if len(found) > 1:
-        raise DataError("plan.toml and plan.json both hold the plan; keep one of them", path=d)
-    return found[0] if found else None
+    """``DATA_DIR/plan.toml``, or None."""
+    p = Path(data_dir) / "plan.toml"
+    return p if p.exists() else None

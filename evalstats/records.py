@@ -12,7 +12,6 @@ import math
 import os
 import re
 import tempfile
-import tomllib
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,12 +39,12 @@ from ._schema import (
 )
 from ._validate import DuplicateKey, check_choice, unique_keys
 from .errors import DataError, ParameterError
-from .plan import Plan, find_plan, load_plan
+from .plan import Plan, find_plan, load_plan, read_toml
 
 __all__ = [
     "DEFAULT_ARM_NAMES", "LABEL_FIELDS", "LABEL_KEYS", "Arms", "Dataset", "EvalstatsWarning",
     "arm_pairs", "check_output_path", "find_file", "has_provenance", "incomplete_pairs",
-    "is_missing", "load_arm_names", "load_arms", "load_dir", "load_judgments", "load_labels",
+    "is_missing", "load_arms", "load_dir", "load_judgments", "load_labels",
     "load_runs", "load_tasks", "pair_runs", "pair_token_sources", "read_table_raw",
     "write_frame_atomic", "write_jsonl_atomic", "write_labels",
 ]  # fmt: skip
@@ -444,18 +443,6 @@ class Arms:
         return self
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        m = re.search(r"\(at line (\d+)", str(e))
-        raise DataError(
-            f"not valid TOML: {e}", path=path, line=int(m.group(1)) if m else None
-        ) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise DataError(f"cannot read: {e}", path=path) from None
-
-
 def key_line(path: Path, key: str, *, table: str | None = None) -> int | None:
     """The line of ``key = ...`` in a TOML file (inside ``[table]`` when given), or None."""
     pat = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
@@ -495,7 +482,7 @@ def load_arms(path: str | Path) -> Arms:
     (('a', 'b'), {'a': 'A', 'b': 'B'}, {'b': 'T'}, 'a')
     """
     p = Path(path)
-    doc = _read_toml(p)
+    doc, _ = read_toml(p)
     names: dict[str, str] = {}
     tools: dict[str, str] = {}
     listed = "arms" in doc
@@ -609,21 +596,10 @@ def arm_pairs(arms: Arms, pairs: str = "all") -> list[tuple[str, str]]:
 def pair_runs(runs: pd.DataFrame, arms: Arms | None = None, pairs: str = "all") -> pd.DataFrame:
     """One row per (task_id, replicate, pair of arms), the two runs side by side.
 
-    Parameters
-    ----------
-    runs : pandas.DataFrame
-        Runs from :func:`evalstats.load_runs`.
-    arms : Arms, optional
-        Default: the runs' arms, in the order of the ``arm`` categories.
-    pairs : {"all", "reference"}
-        See :func:`arm_pairs`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``task_id``, ``replicate``, ``arm_a``, ``arm_b``, ``with_<col>`` (arm_a's run) and
-        ``without_<col>`` (arm_b's) for the run columns present, and ``over_budget`` (either
-        run). A pair lacking a run is left out with an :class:`EvalstatsWarning`.
+    ``arms`` defaults to the runs' arms (in the order of the ``arm`` categories); ``pairs`` as
+    in :func:`arm_pairs`. Columns: ``task_id``, ``replicate``, ``arm_a``, ``arm_b``,
+    ``with_<col>`` (arm_a's run) and ``without_<col>`` (arm_b's), ``over_budget`` (either run).
+    A pair lacking a run is left out with an :class:`EvalstatsWarning`.
 
     >>> runs = pd.DataFrame({"task_id": ["t"] * 3, "replicate": 1, "arm": ["a", "b", "c"],
     ...                      "answer": ["x", "y", "z"]})
@@ -775,14 +751,10 @@ def load_runs(
     allow_incomplete : bool, default False
         Keep (with a warning) a (task_id, replicate) that has only one arm.
     arms : sequence of str, optional
-        The arms ``arms.toml`` lists, in order. Without it runs may not mix ``with`` /
-        ``without`` with other names (a typo would be a third arm).
+        The arms ``arms.toml`` lists; without it ``with`` / ``without`` mix with no other name.
 
-    Raises
-    ------
-    DataError
-        Malformed record, unknown arm or task, duplicate (task_id, replicate, arm), a pair
-        with only one arm.
+    ``DataError`` on a malformed record, an unknown arm or task, a duplicate (task_id,
+    replicate, arm), a pair with only one arm.
     """
     p = Path(path)
     raw, lines, unit = read_table_raw(p)
@@ -962,19 +934,10 @@ def _typed(frame: pd.DataFrame, path: Path | None, lines: np.ndarray, unit: str)
 def load_labels(path: str | os.PathLike[str], runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Load and validate a labels file (or a data directory's ``labels`` file).
 
-    Parameters
-    ----------
-    path : path-like
-        The labels file, or a data directory holding one.
-    runs : DataFrame, optional
-        When given, every label must name a pair that has runs of both arms.
-
-    Returns
-    -------
-    DataFrame
-        Columns of :data:`LABEL_FIELDS`; ``outcome`` ordered loss < tie < win (arm_a's view),
-        ``arm_a`` / ``arm_b`` ``"with"`` / ``"without"`` when absent. ``DataError`` on a bad
-        record, outcome or order, a duplicate label, or a pair without runs.
+    With ``runs``, every label must name a pair that has runs of both arms. Returns the
+    columns of :data:`LABEL_FIELDS`, ``outcome`` ordered loss < tie < win (arm_a's view),
+    ``arm_a`` / ``arm_b`` ``"with"`` / ``"without"`` when absent; ``DataError`` on a bad
+    record, outcome or order, a duplicate label, or a pair without runs.
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -1067,17 +1030,12 @@ def check_output_path(
 ) -> Path:
     """Check, before any work, that a table can be written to ``path`` (``DataError`` if not).
 
-    The suffix must be one of ``suffixes`` and the nearest existing parent must accept a
-    new file (tried with a temporary file: permission bits alone do not tell).
+    The suffix must be one of ``suffixes``; the nearest existing parent must accept a new file
+    (tried with a temporary file: permission bits alone do not tell).
 
     >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> check_output_path(d / "verdicts.parquet").name
+    >>> check_output_path(pathlib.Path(tempfile.mkdtemp()) / "verdicts.parquet").name
     'verdicts.parquet'
-    >>> check_output_path(d / "verdicts.txt")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    evalstats.errors.DataError: ...verdicts.txt: unsupported output type '.txt'; use .parquet, .csv, .jsonl or .ndjson
     """
     p = Path(path)
     allowed = tuple(suffixes)
@@ -1285,8 +1243,8 @@ def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
 def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False) -> Dataset:
     """Load ``tasks``, ``runs`` and (if present) ``judgments``, ``labels``, ``plan`` and arms.
 
-    The arms are those ``arms.toml`` lists (each with runs), else the runs'; their names
-    come from :func:`load_arm_names`.
+    The arms, their names and tools are those ``arms.toml`` lists (each with runs), else the
+    runs' arms under their ids (``with`` / ``without``: WITH / WITHOUT).
     """
     tasks = load_tasks(find_file(data_dir, "tasks"))
     apath = Path(data_dir) / "arms.toml"
@@ -1310,79 +1268,9 @@ def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False
     jpath = find_file(data_dir, "judgments", required=False)
     ppath = find_plan(data_dir)
     judgments = load_judgments(jpath) if jpath is not None else None
-    used = None if judgments is None else set(judgments["rubric"].astype(str))
-    names = load_arm_names(data_dir, rubrics=used)
-    arms = listed or Dataset(tasks, runs, None).arms
-    runs.attrs["arms"] = Arms(
-        arms.ids,
-        names={a: names[a] for a in arms.ids if a in names},
-        tools=arms.tools,
-        reference=arms.reference,
-        path=arms.path,
-    )
+    runs.attrs["arms"] = listed or Dataset(tasks, runs, None).arms
     lpath = find_file(data_dir, "labels", required=False)
     labels = load_labels(lpath, runs) if lpath is not None else None
     return Dataset(
         tasks, runs, judgments, load_plan(ppath) if ppath is not None else None, labels=labels
     )
-
-
-def load_arm_names(
-    data_dir: str | os.PathLike[str], *, rubrics: Iterable[str] | None = None
-) -> dict[str, str]:
-    """What the data directory calls its arms: ``{arm: display name}``.
-
-    K arms: ``arms.toml``'s names. Two arms, the first that names an arm wins: ``arms.toml``;
-    the ``[arms]`` table of the newest revision of each rubric file in ``DATA_DIR/rubrics/``
-    (of ``rubrics`` when given; a warning and the default when they disagree); WITH / WITHOUT.
-
-    >>> import pathlib, tempfile
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> load_arm_names(d)
-    {'with': 'WITH', 'without': 'WITHOUT'}
-    >>> _ = (d / "arms.toml").write_text('with = "Serena MCP"\\n', encoding="utf-8")
-    >>> load_arm_names(d)
-    {'with': 'Serena MCP', 'without': 'WITHOUT'}
-    """
-    d = Path(data_dir)
-    names: dict[str, str] = {}
-    path = d / "arms.toml"
-    if path.is_file():
-        listed = load_arms(path)
-        names = dict(listed.names)
-        if not listed.two_arm:
-            return {arm: listed.name(arm) for arm in listed.ids}
-    folder = d / "rubrics"
-    wanted = None if rubrics is None else set(rubrics)
-    seen: dict[str, dict[str, list[Path]]] = {arm: {} for arm in ARMS}
-    newest: dict[str, tuple[Any, Path, dict[str, Any]]] = {}
-    for p in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
-        doc = _read_toml(p)  # only [arms]: the rubric itself is evalstats.rubrics' to read
-        name, rev = str(doc.get("name")), doc.get("revision")
-        if wanted is not None and name not in wanted:
-            continue
-        rev = rev if isinstance(rev, int) else 0
-        if name not in newest or rev > newest[name][0]:
-            newest[name] = (rev, p, doc)
-    for _, p, doc in newest.values():
-        arms = doc.get("arms")
-        for arm in ARMS if isinstance(arms, dict) else ():
-            value = arms.get(arm)
-            if isinstance(value, str) and value.strip() and value != DEFAULT_ARM_NAMES[arm]:
-                seen[arm].setdefault(value.strip(), []).append(p)
-    for arm in ARMS:
-        if arm in names or not seen[arm]:
-            continue
-        if len(seen[arm]) == 1:
-            names[arm] = next(iter(seen[arm]))
-        else:
-            listed = "; ".join(
-                f"{v!r} ({', '.join(q.name for q in ps)})" for v, ps in seen[arm].items()
-            )
-            warnings.warn(
-                f"{folder}: the rubric files call the {arm.upper()} arm differently: {listed}; "
-                f"using {DEFAULT_ARM_NAMES[arm]!r} (name it in {path})",
-                EvalstatsWarning,
-                stacklevel=2,
-            )
-    return {arm: names.get(arm, DEFAULT_ARM_NAMES[arm]) for arm in ARMS}

@@ -19,7 +19,7 @@ import pandas as pd
 from scipy import special
 
 from ._schema import BLIND_DIMENSIONS, ORDERS
-from ._validate import check_positive_int, check_probability, check_seed
+from ._validate import check_choice, check_positive_int, check_probability, check_seed
 from .errors import ParameterError
 from .stats.models import check_outcome_probs, latent_thresholds
 
@@ -60,15 +60,15 @@ _FILLER = (
 ).split()
 
 
-def _words(gen: np.random.Generator, n: int) -> str:
-    picks = gen.integers(0, len(_FILLER), size=max(int(n), 1))
+def _words(rng: np.random.Generator, n: int) -> str:
+    picks = rng.integers(0, len(_FILLER), size=max(int(n), 1))
     words = np.asarray(_FILLER)[picks]
     lines = [" ".join(words[i : i + 12]) for i in range(0, len(words), 12)]
     return "\n".join(lines)
 
 
-def _fence(gen: np.random.Generator, body: str) -> str:
-    style = gen.random()
+def _fence(rng: np.random.Generator, body: str) -> str:
+    style = rng.random()
     if style < 0.55:
         return body
     if style < 0.8:
@@ -76,8 +76,8 @@ def _fence(gen: np.random.Generator, body: str) -> str:
     return f"Here is my evaluation of the two answers.\n\n```json\n{body}\n```\n"
 
 
-def _break(gen: np.random.Generator, body: str) -> str:
-    kind = gen.integers(0, 3)
+def _break(rng: np.random.Generator, body: str) -> str:
+    kind = rng.integers(0, 3)
     if kind == 0:
         return body[: len(body) // 2]  # truncated output (max_tokens hit)
     if kind == 1:
@@ -87,9 +87,9 @@ def _break(gen: np.random.Generator, body: str) -> str:
     )
 
 
-def _ww_raw(gen: np.random.Generator, outcome: int, tokens_with: int, tokens_without: int) -> str:
+def _ww_raw(rng: np.random.Generator, outcome: int, tokens_with: int, tokens_without: int) -> str:
     label = ("(c)", "(b)", "(a)")[outcome]
-    spelled = gen.choice(
+    spelled = rng.choice(
         [
             label,
             label,
@@ -111,21 +111,21 @@ def _ww_raw(gen: np.random.Generator, outcome: int, tokens_with: int, tokens_wit
     body = {
         "label": str(spelled),
         "reasoning": reasons[label],
-        "facts_correct_with": f"{int(gen.integers(2, 6))}/5",
-        "facts_correct_without": f"{int(gen.integers(2, 6))}/5",
-        "hallucinations_with": str(int(gen.integers(0, 2))),
-        "hallucinations_without": str(int(gen.integers(0, 3))),
+        "facts_correct_with": f"{int(rng.integers(2, 6))}/5",
+        "facts_correct_without": f"{int(rng.integers(2, 6))}/5",
+        "hallucinations_with": str(int(rng.integers(0, 2))),
+        "hallucinations_without": str(int(rng.integers(0, 3))),
         "cost_ratio": f"{tokens_with / max(tokens_without, 1):.2f}",
-        "uncertainty": str(gen.choice(["low", "medium", "medium", "high"])),
+        "uncertainty": str(rng.choice(["low", "medium", "medium", "high"])),
     }
-    return _fence(gen, json.dumps(body, indent=2))
+    return _fence(rng, json.dumps(body, indent=2))
 
 
-def _blind_raw(gen, outcome_a: int, scores_a: np.ndarray, scores_b: np.ndarray) -> str:
+def _blind_raw(rng, outcome_a: int, scores_a: np.ndarray, scores_b: np.ndarray) -> str:
     """Blind-pair output; ``outcome_a`` from Agent A's point of view (2 = A wins)."""
     verdict = ("b_wins", "tie", "a_wins")[outcome_a]
-    gen.integers(2, 5, size=4)  # an unused draw, kept so later draws stay what they were
-    as_str = gen.random() < 0.1  # some judges quote numbers
+    rng.integers(2, 5, size=4)  # an unused draw, kept so later draws stay what they were
+    as_str = rng.random() < 0.1  # some judges quote numbers
 
     def block(s, note):
         d = {
@@ -140,7 +140,7 @@ def _blind_raw(gen, outcome_a: int, scores_a: np.ndarray, scores_b: np.ndarray) 
         "verdict": verdict,
         "verdict_reasoning": "The deciding factor was specificity of the cited symbols.",
     }
-    return _fence(gen, json.dumps(body, indent=2))
+    return _fence(rng, json.dumps(body, indent=2))
 
 
 # --------------------------------------------------------------------------- whole evaluations
@@ -267,6 +267,21 @@ def _true_dimension_differences(
     return out
 
 
+def _task(t: int, base: pd.Timestamp, *, k_arm: bool) -> dict[str, Any]:
+    """Task ``t``; K arms: a shorter canonical answer and a budget no billed count reaches."""
+    what, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
+    tail = "" if k_arm else "; its callers are the service constructors and the CLI entry point"
+    return {
+        "task_id": f"T{t + 1:02d}",
+        "prompt": _QUESTIONS[t % len(_QUESTIONS)].format(what=what, sym=sym),
+        "canonical_answer": f"The {what} lives in {path} ({sym}){tail}.",
+        "canonical_written_at": (base - pd.Timedelta(days=2, hours=t)).isoformat(),
+        "budget_tokens": 200_000 if k_arm else 12000,
+        "budget_wall_s": 600.0,
+        "tags": ["simulated"] if k_arm else ["simulated", what.split()[0]],
+    }
+
+
 def _check_design(p: SimulationParams) -> None:
     check_positive_int(p.n_tasks, "n_tasks")
     check_positive_int(p.n_replicates, "n_replicates")
@@ -277,10 +292,6 @@ def _check_design(p: SimulationParams) -> None:
             raise ParameterError(f"a judge must be named 'provider:model', got {judge!r}")
 
 
-def _sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _write(
     out: Path, tasks: list, runs: list, judgments: list, truth: dict, params: Any
 ) -> Simulation:
@@ -289,7 +300,9 @@ def _write(
     paths = {name: out / f"{name}.jsonl" for name in ("tasks", "runs", "judgments")}
     for name, records in (("tasks", tasks), ("runs", runs), ("judgments", judgments)):
         write_jsonl_atomic(paths[name], records)
-    truth = truth | {"files_sha256": {k: _sha256_file(v) for k, v in paths.items()}}
+    truth = truth | {
+        "files_sha256": {k: hashlib.sha256(v.read_bytes()).hexdigest() for k, v in paths.items()}
+    }
     truth_file = out / "truth.json"
     atomic_write(truth_file, lambda fh: fh.write(json.dumps(truth, indent=2).encode() + b"\n"))
     return Simulation(out, paths["tasks"], paths["runs"], paths["judgments"], truth_file, params)
@@ -336,64 +349,48 @@ def simulate(
     _check_design(p)
     for name in ("over_budget_rate", "malformed_rate", "error_rate"):
         check_probability(getattr(p, name), name)
-    if p.orders not in ("random", "both"):
-        raise ParameterError(f"orders must be 'random' or 'both', got {p.orders!r}")
+    check_choice(p.orders, "orders", ("random", "both"))
     effects = _dimension_table(p.dimension_effects, DEFAULT_DIMENSION_EFFECTS, "dimension_effects")
     dim_noise = _dimension_table(p.dimension_noise, DEFAULT_DIMENSION_NOISE, "dimension_noise")
     p = dataclasses.replace(p, dimension_effects=effects, dimension_noise=dim_noise)
     effect_v = np.array(list(effects.values()))
     noise_v = np.array(list(dim_noise.values()))
-    gen = np.random.default_rng(p.seed)
+    rng = np.random.default_rng(p.seed)
     # The dimension scores' own stream, one cell per judgment: no other draw shifts.
-    (dim_gen,) = gen.spawn(1)
-    dim_draws = dim_gen.standard_normal(
+    (dim_rng,) = rng.spawn(1)
+    dim_draws = dim_rng.standard_normal(
         (len(p.rubrics), len(p.judges), p.n_tasks, p.n_replicates, 2, 2, len(BLIND_DIMENSIONS))
     )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     base = pd.Timestamp("2026-05-20T09:00:00Z")
 
-    tasks = []
-    for t in range(p.n_tasks):
-        what, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
-        q = _QUESTIONS[t % len(_QUESTIONS)].format(what=what, sym=sym)
-        tasks.append(
-            {
-                "task_id": f"T{t + 1:02d}",
-                "prompt": q,
-                "canonical_answer": f"The {what} lives in {path} ({sym}); its callers are the "
-                f"service constructors and the CLI entry point.",
-                "canonical_written_at": (base - pd.Timedelta(days=2, hours=t)).isoformat(),
-                "budget_tokens": 12000,
-                "budget_wall_s": 600.0,
-                "tags": ["simulated", what.split()[0]],
-            }
-        )
+    tasks = [_task(t, base, k_arm=False) for t in range(p.n_tasks)]
 
     sigma = np.sqrt(p.icc / (1.0 - p.icc))
-    u = gen.standard_normal(p.n_tasks) * sigma
-    latent = u[:, None] + gen.standard_normal((p.n_tasks, p.n_replicates))
-    over = gen.random((p.n_tasks, p.n_replicates)) < p.over_budget_rate
-    pair_order = gen.integers(0, 2, size=(p.n_tasks, p.n_replicates))
+    u = rng.standard_normal(p.n_tasks) * sigma
+    latent = u[:, None] + rng.standard_normal((p.n_tasks, p.n_replicates))
+    over = rng.random((p.n_tasks, p.n_replicates)) < p.over_budget_rate
+    pair_order = rng.integers(0, 2, size=(p.n_tasks, p.n_replicates))
 
     runs = []
     for t in range(p.n_tasks):
         _, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
         for r in range(p.n_replicates):
             started = base + pd.Timedelta(hours=t, minutes=10 * r)
-            base_tokens = float(gen.lognormal(np.log(800), 0.4))
-            over_arm = gen.integers(0, 2) if over[t, r] else -1
+            base_tokens = float(rng.lognormal(np.log(800), 0.4))
+            over_arm = rng.integers(0, 2) if over[t, r] else -1
             for a, arm in enumerate(("with", "without")):
-                mult = p.token_ratio * gen.lognormal(0, 0.15) if arm == "with" else 1.0
+                mult = p.token_ratio * rng.lognormal(0, 0.15) if arm == "with" else 1.0
                 n_words = int(base_tokens * mult / 1.3)
                 files = [path, f"{path.rsplit('/', 1)[0]}/{sym.lower()}_test.go"]
                 if arm == "without":
                     files.append("README.md")
                 wall = float(
-                    np.round(gen.lognormal(np.log(120), 0.3) * (0.8 if arm == "with" else 1.0), 1)
+                    np.round(rng.lognormal(np.log(120), 0.3) * (0.8 if arm == "with" else 1.0), 1)
                 )
                 if a == over_arm:
-                    wall = float(np.round(600.0 + gen.uniform(5, 200), 1))
+                    wall = float(np.round(600.0 + rng.uniform(5, 200), 1))
                 runs.append(
                     {
                         "task_id": f"T{t + 1:02d}",
@@ -402,7 +399,7 @@ def simulate(
                         "agent_model": p.agent_model,
                         "answer": f"{sym} is defined in {path}. It is called from the service "
                         f"constructors; see also {files[-1]}.",
-                        "transcript": _words(gen, n_words),
+                        "transcript": _words(rng, n_words),
                         "files_inspected": files,
                         "wall_s": wall,
                         "started_at": (started + pd.Timedelta(minutes=a)).isoformat(),
@@ -411,7 +408,7 @@ def simulate(
                 )
     run_tokens = count_tokens([r["transcript"] for r in runs]).reshape(p.n_tasks, p.n_replicates, 2)
     for i, rec in enumerate(runs):  # agents over-report now and then: the loader flags it
-        rec["reported_tokens"] = int(run_tokens.flat[i] * (1.25 if gen.random() < 0.05 else 1))
+        rec["reported_tokens"] = int(run_tokens.flat[i] * (1.25 if rng.random() < 0.05 else 1))
 
     judgments = []
     clock = base + pd.Timedelta(days=1)
@@ -439,7 +436,7 @@ def simulate(
                     else:
                         orders = [None]
                     for order in orders:
-                        noise = p.judge_noise * gen.standard_normal()
+                        noise = p.judge_noise * rng.standard_normal()
                         shift = 0.0
                         if order is not None:  # position bias favours Agent A
                             shift = p.position_bias if order == "with_first" else -p.position_bias
@@ -448,7 +445,7 @@ def simulate(
                         y = latent[t, r] + noise + shift
                         outcome = int(y >= lo) + int(y >= hi)
                         if order is None:
-                            raw = _ww_raw(gen, outcome, tw, two)
+                            raw = _ww_raw(rng, outcome, tw, two)
                         else:
                             k_order = ORDERS.index(order)
                             c, e = dim_draws[k_rubric, k_judge, t, r, k_order]
@@ -456,18 +453,18 @@ def simulate(
                                 y / sigma_y, c, e, effect_v, noise_v
                             )
                             if order == "with_first":
-                                raw = _blind_raw(gen, outcome, s_with, s_without)
+                                raw = _blind_raw(rng, outcome, s_with, s_without)
                             else:
-                                raw = _blind_raw(gen, 2 - outcome, s_without, s_with)
+                                raw = _blind_raw(rng, 2 - outcome, s_without, s_with)
                         error = None
-                        if gen.random() < p.malformed_rate:
-                            raw = _break(gen, raw)
-                        if gen.random() < p.error_rate:
+                        if rng.random() < p.malformed_rate:
+                            raw = _break(rng, raw)
+                        if rng.random() < p.error_rate:
                             raw, error = None, "InternalServerError: simulated 500 after retries"
                         prompt = rubric.render(task, w_run, wo_run, order=order)
                         n_in = int(count_tokens(prompt.system) + count_tokens(prompt.user))
                         n_out = 0 if raw is None else int(count_tokens(raw))
-                        clock = clock + pd.Timedelta(seconds=float(gen.uniform(2, 9)))
+                        clock = clock + pd.Timedelta(seconds=float(rng.uniform(2, 9)))
                         jid = hashlib.sha256(
                             f"{p.seed}|{rubric_name}|{judge}|{t}|{r}|{order}".encode()
                         ).hexdigest()[:16]
@@ -486,7 +483,7 @@ def simulate(
                                 "input_tokens": n_in,
                                 "output_tokens": n_out,
                                 "usd": round((n_in * price_in + n_out * price_out) / 1e6, 6),
-                                "latency_s": round(float(gen.uniform(2, 9)), 3),
+                                "latency_s": round(float(rng.uniform(2, 9)), 3),
                                 "error": error,
                                 "model_id": judge.split(":", 1)[1],
                                 "temperature": 0.0,
@@ -589,7 +586,7 @@ def _simulate_arms(
         raise ParameterError(f"token_ratios needs one positive value per arm ({len(ids)})")
     if not (task_sd >= 0 and nu > 0):
         raise ParameterError(f"task_sd must be >= 0 and nu > 0, got {task_sd}, {nu}")
-    gen = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     base = pd.Timestamp("2026-05-20T09:00:00Z")
@@ -608,21 +605,11 @@ def _simulate_arms(
         reference=reference,
     )
     tasks, runs = [], []
-    size = gen.lognormal(np.log(6000.0), 0.5, n_tasks)
-    noise = gen.lognormal(0.0, 0.25, (n_tasks, n_replicates, len(ids)))
+    size = rng.lognormal(np.log(6000.0), 0.5, n_tasks)
+    noise = rng.lognormal(0.0, 0.25, (n_tasks, n_replicates, len(ids)))
     for t in range(n_tasks):
-        what, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
-        tasks.append(
-            {
-                "task_id": f"T{t + 1:02d}",
-                "prompt": _QUESTIONS[t % len(_QUESTIONS)].format(what=what, sym=sym),
-                "canonical_answer": f"The {what} lives in {path} ({sym}).",
-                "canonical_written_at": (base - pd.Timedelta(days=2, hours=t)).isoformat(),
-                "budget_tokens": 200_000,  # billed counts reach ~25,000: no run over budget
-                "budget_wall_s": 600.0,
-                "tags": ["simulated"],
-            }
-        )
+        _, path, sym = _SUBSYSTEMS[t % len(_SUBSYSTEMS)]
+        tasks.append(_task(t, base, k_arm=True))
         for r in range(n_replicates):
             for k, a in enumerate(ids):
                 runs.append(
@@ -633,7 +620,7 @@ def _simulate_arms(
                         "agent_model": q.agent_model,
                         "answer": f"{sym} is defined in {path} (arm {a}, run {r + 1} of task {t + 1}).",
                         "files_inspected": [path],
-                        "wall_s": float(np.round(gen.lognormal(np.log(120), 0.3), 1)),
+                        "wall_s": float(np.round(rng.lognormal(np.log(120), 0.3), 1)),
                         "reported_tokens": int(round(size[t] * ratios[k] * noise[t, r, k])),
                         "started_at": (
                             base + pd.Timedelta(hours=t, minutes=10 * r + k)
@@ -645,19 +632,19 @@ def _simulate_arms(
     index = {a: i for i, a in enumerate(ids)}
     ia = np.array([index[a] for a, _ in oriented])
     ib = np.array([index[b] for _, b in oriented])
-    eff = gen.normal(0.0, task_sd / np.sqrt(2), size=(n_tasks, len(ids)))
+    eff = rng.normal(0.0, task_sd / np.sqrt(2), size=(n_tasks, len(ids)))
     u = (s[ia] - s[ib])[None, :] + eff[:, ia] - eff[:, ib]  # (task, pair)
     prob = _probabilities(u, nu)
     rubric = _rubrics.get("with-without")
     judgments = []
     clock = base + pd.Timedelta(days=1)
     for judge in judges:
-        draws = gen.random((n_tasks, n_replicates, len(oriented)))
+        draws = rng.random((n_tasks, n_replicates, len(oriented)))
         y = (draws[..., None] > prob.cumsum(-1)[:, None, :, :2]).sum(-1)  # 0 loss 1 tie 2 win
         for t in range(n_tasks):
             for r in range(n_replicates):
                 for p, (a, b) in enumerate(oriented):
-                    raw = _ww_raw(gen, int(y[t, r, p]), 1000, 1000)
+                    raw = _ww_raw(rng, int(y[t, r, p]), 1000, 1000)
                     clock = clock + pd.Timedelta(seconds=3)
                     jid = hashlib.sha256(f"{seed}|{judge}|{t}|{r}|{a}|{b}".encode()).hexdigest()[
                         :16

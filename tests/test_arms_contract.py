@@ -9,7 +9,7 @@ from karm_dir import HAND_UNREADABLE, import_hand_karm, write_hand_karm
 
 import evalstats
 from evalstats import DataError
-from evalstats.records import load_arm_names, pair_runs
+from evalstats.records import pair_runs
 
 K_ARMS_TOML = """\
 # no tool, then two versions of it
@@ -154,9 +154,9 @@ def test_bad_arms_toml_names_file_line_and_field(tmp_path, text, line, field, me
         assert message in str(err)
 
 
-def test_load_arm_names_for_k_arms(tmp_path):
+def test_arm_names_for_k_arms(tmp_path):
     d = _k_dir(tmp_path)
-    assert load_arm_names(d) == {"none": "no tool", "v1": "tool v1", "v2": "v2"}
+    assert evalstats.load_dir(d).arm_names == {"none": "no tool", "v1": "tool v1", "v2": "v2"}
 
 
 # ----------------------------------------------------------------------------- K arms end to end

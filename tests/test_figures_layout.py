@@ -189,7 +189,7 @@ def test_the_checker_sees_overlap_and_overflow():
     assert outside == ["far outside"]
 
 
-# The arms named, as a data directory's arms.toml or a rubric's [arms] table names them: a long
+# The arms named, as a data directory's arms.toml names them: a long
 # name must wrap (legends, axis labels, titles) rather than overlap or run off the figure.
 LONG_ARMS = {"with": "Serena MCP code-intelligence server", "without": "plain Claude Code"}
 NAMED = ("headline", "heatmap_blind", "heatmap_ww", "cost", "dimensions")

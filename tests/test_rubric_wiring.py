@@ -21,7 +21,7 @@ from evalstats import DataError, rubrics
 from evalstats.cli import main
 from evalstats.frames import load_frame, resolve_rubrics, verdict_frame
 from evalstats.methodology import audit
-from evalstats.records import EvalstatsWarning, load_arm_names, load_dir
+from evalstats.records import EvalstatsWarning, load_dir
 
 # Integration (slow: make test runs it, make check does not): judges with rubric files through both SDKs.
 pytestmark = pytest.mark.slow
@@ -128,7 +128,7 @@ def test_judge_with_a_rubric_file_records_its_sha_and_keeps_a_copy(fake, seen, t
     assert set(frame["prompt_sha256"]) == {sha}
     assert frame["outcome"].notna().all()
     ds = load_dir(data)
-    assert ds.arm_names == {"with": "Serena MCP", "without": "plain Claude Code"}
+    assert ds.arm_names == {"with": "WITH", "without": "WITHOUT"}  # arms.toml names them
     status, detail = _pin(audit(ds))
     assert status == "pass", detail
     assert "with-without-serena-mcp r1" in detail
@@ -172,8 +172,6 @@ def test_a_changed_rubric_under_the_same_revision_is_refused(fake, tmp_path, cap
     with warnings.catch_warnings():
         warnings.simplefilter("error", EvalstatsWarning)
         ds = load_dir(data)
-    # The newest revision names the arms.
-    assert ds.arm_names["with"] == "Serena"
     status, detail = _pin(audit(ds))
     assert status == "warn", detail
     assert "with-without-serena-mcp mixes prompt revisions [1, 2]" in detail
@@ -282,32 +280,26 @@ def test_verdict_frame_parses_a_blind_scores_file_with_its_own_dimensions(tmp_pa
     assert [r.path for r in found.values()] == [str(path)]
 
 
-def test_arm_names_from_arms_toml_then_rubric_files(tmp_path):
+def test_arm_names_from_arms_toml_not_rubric_files(tmp_path):
     data = _data_dir(tmp_path, n_tasks=2)
     assert evalstats.load_dir(data).arm_names == {"with": "WITH", "without": "WITHOUT"}
     folder = data / "rubrics"
     folder.mkdir()
     r = rubrics.with_tool_name(rubrics.get("with-without"), "Serena MCP")
     (folder / "a.r1.toml").write_text(rubrics.to_toml(r), encoding="utf-8")
-    assert load_arm_names(data) == {"with": "Serena MCP", "without": "WITHOUT"}
-    other = rubrics.with_tool_name(rubrics.get("with-without"), "Gopls", name="other")
-    (folder / "b.r1.toml").write_text(rubrics.to_toml(other), encoding="utf-8")
-    with pytest.warns(EvalstatsWarning, match="call the WITH arm differently"):
-        assert load_arm_names(data)["with"] == "WITH"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        # Only the rubrics the judgments use count.
-        assert load_arm_names(data, rubrics={"other"})["with"] == "Gopls"
-        (data / "arms.toml").write_text(
-            'with = "Serena MCP"\nwithout = "plain Claude Code"\n', encoding="utf-8"
-        )
-        assert load_arm_names(data) == {"with": "Serena MCP", "without": "plain Claude Code"}
+    # arms.toml is the one description of the arms: a rubric file's [arms] names none.
+    assert evalstats.load_dir(data).arm_names == {"with": "WITH", "without": "WITHOUT"}
+    (data / "arms.toml").write_text(
+        'with = "Serena MCP"\nwithout = "plain Claude Code"\n', encoding="utf-8"
+    )
+    names = {"with": "Serena MCP", "without": "plain Claude Code"}
+    assert evalstats.load_dir(data).arm_names == names
     (data / "arms.toml").write_text('with = "x"\ncontrol = "y"\n', encoding="utf-8")
     with pytest.raises(DataError, match=r"arms.toml:2, field 'control': unknown key"):
-        load_arm_names(data)
+        evalstats.load_dir(data)
     (data / "arms.toml").write_text('with = ""\n', encoding="utf-8")
     with pytest.raises(DataError, match=r"arms.toml:1, field 'with': must be a non-empty"):
-        load_arm_names(data)
+        evalstats.load_dir(data)
 
 
 def test_a_file_named_like_a_builtin_with_other_text_is_refused(fake, tmp_path, capsys):

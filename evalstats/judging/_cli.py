@@ -126,7 +126,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``evalstats judge``: 0 when every call is finished, 1 when some are not (rerun)."""
-    from evalstats.records import Arms, find_file, load_arm_names, load_arms, load_runs, load_tasks
+    from evalstats.records import find_file, load_arms, load_runs, load_tasks
 
     from ._calls import JudgeOptions
     from .runner import run_judges
@@ -137,22 +137,12 @@ def main(args: argparse.Namespace) -> int:
         # Not load_dir: a journal line torn by kill -9 must not stop the rerun that repairs it.
         tasks = load_tasks(find_file(args.data_dir, "tasks"))
         apath = Path(args.data_dir) / "arms.toml"
-        listed = load_arms(apath) if apath.is_file() else None
+        arms = load_arms(apath) if apath.is_file() else None
         runs = load_runs(
             find_file(args.data_dir, "runs"),
             tasks,
-            arms=None if listed is None else listed.ids,
+            arms=None if arms is None else arms.ids,
         )
-        arms = None
-        if listed is not None:
-            names = load_arm_names(args.data_dir)
-            arms = Arms(
-                listed.ids,
-                names={a: names[a] for a in listed.ids if a in names},
-                tools=listed.tools,
-                reference=listed.reference,
-                path=listed.path,
-            )
         rubric = resolve_rubric(args.rubric, args.data_dir)
         if rubric.path is not None and not args.dry_run:
             keep_rubric_file(rubric, args.data_dir)

@@ -756,7 +756,7 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
     plan = _plan(ctx)
     if plan is None:
         raise Unavailable(
-            "no analysis plan declared (plan.toml or plan.json in the data directory): every "
+            "no analysis plan declared (plan.toml in the data directory): every "
             "test of the report is exploratory"
         )
     source, row = _primary_row(ctx, plan)
@@ -1103,7 +1103,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
         frame=f,
         inputs=inputs,
         describe={
-            "arm_names": ds.arm_names,  # arms.toml or the rubric files' [arms]
+            "arm_names": ds.arm_names,  # arms.toml, else the arm ids
             "rubrics": _rubric_provenance(f, ds.judgments),
             "judges": _judge_provenance(f, ds.judgments),
             "plan": plan_provenance(ds.plan, d),
