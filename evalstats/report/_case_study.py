@@ -101,14 +101,8 @@ def leaderboard_row(
     disc = wide(win_rates(f, by=keys, cluster="task_id", method="cluster_t", confidence=confidence))
     board = cont.merge(disc, on=keys, how="outer", suffixes=("", "_disc"), validate="1:1")
     if "len_with" in f.columns:
-        lengths = (
-            f.assign(_len=f["len_with"].astype("Float64"))
-            .groupby(keys, sort=False)["_len"]
-            .mean()
-            .rename("_avg_len")
-            .reset_index()
-        )
-        board = board.merge(lengths, on=keys, how="left")
+        lengths = f.assign(_len=f["len_with"].astype("Float64")).groupby(keys, sort=False)["_len"]
+        board = board.merge(lengths.mean().rename("_avg_len").reset_index(), on=keys, how="left")
         avg = board["_avg_len"].to_numpy(np.float64, na_value=np.nan)
     else:
         avg = np.full(len(board), np.nan)
@@ -151,8 +145,7 @@ def judge_agreement_by_model(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame
     for (model, baseline), sub in frame.groupby(["model", "baseline"], sort=True, observed=True):
         if sub["judge"].astype(str).nunique() < 2:
             continue
-        res = judge_agreement(sub, **kwargs)
-        parts.append((model, baseline, res))
+        parts.append((model, baseline, judge_agreement(sub, **kwargs)))
     if not parts:
         raise ParameterError("no (model, baseline) has two or more annotators to compare")
     keys = {"model": [m for m, _, _ in parts], "baseline": [b for _, b, _ in parts]}

@@ -65,12 +65,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
     >>> parser = argparse.ArgumentParser(prog="evalstats")
     >>> _ = register(parser.add_subparsers(dest="command"))
-    >>> parser.parse_args(["report", "data/sample", "-o", "out"]).output
-    'out'
-    >>> parser.parse_args(["report", "data/sample", "-o", "out", "--pdf"]).pdf
-    True
-    >>> parser.parse_args(["report", "data/sample", "-o", "out"]).figures
-    'svg,pdf'
+    >>> args = parser.parse_args(["report", "data/sample", "-o", "out", "--pdf"])
+    >>> args.output, args.pdf, args.figures
+    ('out', True, 'svg,pdf')
     """
     p = subparsers.add_parser(
         "report",

@@ -51,8 +51,6 @@ def check_formats(formats: str | Iterable[str]) -> list[str]:
 
     >>> check_formats("svg,pdf,png")
     ['svg', 'pdf', 'png']
-    >>> check_formats(["pdf"])
-    ['pdf']
     >>> check_formats("svg,jpg")
     Traceback (most recent call last):
     ...
@@ -281,12 +279,10 @@ def merge_ci(table: pd.DataFrame, names: Sequence[str], *, digits: int = 3) -> p
             f"[{_fmt_number(a, digits)}, {_fmt_number(b, digits)}]"
             for a, b in zip(out[lo], out[hi], strict=True)
         ]
-        if est is not None:
-            cells = [f"{_fmt_number(e, digits)} {c}" for e, c in zip(est, cells, strict=True)]
         if est is None:
             out.insert(out.columns.get_loc(lo), name, cells)
         else:
-            out[name] = cells
+            out[name] = [f"{_fmt_number(e, digits)} {c}" for e, c in zip(est, cells, strict=True)]
         out = out.drop(columns=[lo, hi])
     return out
 

@@ -141,7 +141,6 @@ def _plan(ctx: Context) -> Any:
 
 
 def _front(table: pd.DataFrame, cols: str | list[str]) -> pd.DataFrame:
-    """``table`` with ``cols`` (a name or a list of names) first."""
     cols = [cols] if isinstance(cols, str) else cols
     return table[[*cols, *(c for c in table.columns if c not in cols)]]
 
@@ -241,11 +240,7 @@ _STREAM_GOLD, _STREAM_PPI = 11, 12
 
 
 def labels_needed(
-    half_width: float,
-    n_labelled: int,
-    *,
-    target_half_width: float,
-    n_pairs: int | None = None,
+    half_width: float, n_labelled: int, *, target_half_width: float, n_pairs: int | None = None
 ) -> int:
     """Labels for an interval of half-width ``target_half_width``, from one of ``half_width``
     with ``n_labelled`` labels: ``ceil(n * (half_width / target) ** 2)``, capped at ``n_pairs``.
@@ -361,8 +356,7 @@ def _consensus(ctx: Context) -> dict[str, Any]:
     if plan is not None and plan.consensus is not None and plan.consensus not in rules:
         rules.append(plan.consensus)
     cons = pd.concat(
-        [consensus(ctx.frame, rule, rubric=r) for rule in rules for r in multi],
-        ignore_index=True,
+        [consensus(ctx.frame, rule, rubric=r) for rule in rules for r in multi], ignore_index=True
     )
     ctx.scratch["consensus_frame"] = cons  # the design check re-simulates its design
     return {"consensus": win_rates(cons, by=["rubric", "judge"], rng=ctx.rng, **_common(ctx))}
@@ -598,20 +592,18 @@ def _blind(ctx: Context) -> dict[str, Any]:
     from ..stats.rates import dimension_means, position_bias
 
     f = ctx.frame
-    out: dict[str, Any] = {}
     dims = f.loc[f[[f"with_{d}" for d in BLIND_DIMENSIONS]].notna().any(axis=1)]
-    if dims.empty:
-        out["dimensions"] = Unavailable("no blind-rubric dimension scores in the data")
-    else:
-        out["dimensions"] = _attempt(lambda: dimension_means(dims, confidence=ctx.confidence))
     blind = f.loc[f["order"].notna()]
-    if blind.empty:
-        out["position_bias"] = Unavailable("no blind-rubric judgments with an order")
-    else:
-        out["position_bias"] = _attempt(
+    return {
+        "dimensions": Unavailable("no blind-rubric dimension scores in the data")
+        if dims.empty
+        else _attempt(lambda: dimension_means(dims, confidence=ctx.confidence)),
+        "position_bias": Unavailable("no blind-rubric judgments with an order")
+        if blind.empty
+        else _attempt(
             lambda: position_bias(blind, by=["rubric", "judge"], confidence=ctx.confidence)
-        )
-    return out
+        ),
+    }
 
 
 def _accounting(ctx: Context) -> dict[str, Any]:

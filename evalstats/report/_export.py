@@ -298,16 +298,11 @@ def _sentences_of_one(
     k = _long(doc, "arm_costs")
     if k is not None and costs:
         for row, iv in zip(k.to_dict("records"), _ivs(k, "ratio", digits, False), strict=True):
-            what = (
-                "total tokens" if row["statistic"].startswith("tokens") else "total wall-clock time"
-            )
-            src = (
-                f" ({row['token_source']} counts)"
-                if isinstance(row.get("token_source"), str)
-                else ""
-            )
+            what = "tokens" if row["statistic"].startswith("tokens") else "wall-clock time"
+            src = row.get("token_source")
+            src = f" ({src} counts)" if isinstance(src, str) else ""
             out.append(
-                f"{nm(row['arm'])} / {nm(row['reference'])} ratio of {what}{src}: {iv} over "
+                f"{nm(row['arm'])} / {nm(row['reference'])} ratio of total {what}{src}: {iv} over "
                 f"{int(row['n'])} pairs in {int(row['n_tasks'])} tasks, {conf} % CI by "
                 f"{method_words(row['method'])}."
             )  # fmt: skip
@@ -560,14 +555,9 @@ def _statistic_methods(doc: Mapping[str, Any], name: str, shown: pd.DataFrame) -
 def _latex_note(notes: list[str]) -> str:
     if not notes:
         return ""
-    text = " ".join(_escape_note(n) for n in notes)
-    return f"\\par\\smallskip\n\\parbox{{\\linewidth}}{{\\scriptsize {text}}}\n"
-
-
-def _escape_note(note: str) -> str:
     # The method's underscores are escaped already.
-    parts = note.split("\\_")
-    return "\\_".join(_escape(p) for p in parts)
+    text = " ".join("\\_".join(_escape(p) for p in n.split("\\_")) for n in notes)
+    return f"\\par\\smallskip\n\\parbox{{\\linewidth}}{{\\scriptsize {text}}}\n"
 
 
 def _escape(text: str) -> str:
@@ -652,7 +642,6 @@ def _ci(stat: str) -> tuple[str, str, str]:
 
 
 def _comparison_macros(names: _Names, doc: Any, aliases: Any) -> None:
-    """Macros of the K-arm ``compare`` and ``arm_costs`` tables."""
     for tname, cols, prefix in (
         ("compare", ("arm_a", "arm_b"), "Cmp"),
         ("arm_costs", ("arm",), "ArmCost"),
@@ -740,8 +729,7 @@ def latex_macros(
         " \\esCmp<Judge><ArmA>Vs<ArmB><Statistic>[Lo|Hi], \\esArmCost<Arm><Metric>[Lo|Hi]."
         " Rates in " + ("percent (no % sign)." if percent else "decimals."),
     ]
-    for name, (value, _) in names.items.items():
-        lines.append(f"\\newcommand{{\\{name}}}{{{value}}}")
+    lines += [f"\\newcommand{{\\{name}}}{{{value}}}" for name, (value, _) in names.items.items()]
     return show_bidi("\n".join(lines) + "\n")
 
 
@@ -794,31 +782,19 @@ def _units(row: Mapping[str, Any], ordered: bool) -> str:
 
 
 def _left_out(row: Mapping[str, Any]) -> str:
-    parts = []
-    for col, what in (("no_answer", "no-answer"), ("invalid", "unreadable"), ("error", "failed")):
-        v = row.get(col)
-        if v:
-            parts.append(f"{int(v)} {what}")
+    kinds = (("no_answer", "no-answer"), ("invalid", "unreadable"), ("error", "failed"))
+    parts = [f"{int(row[c])} {what}" for c, what in kinds if row.get(c)]
     if not parts:
         return ""
-    return (
-        " ("
-        + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
-        + (" verdicts left out)")
-    )
+    said = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+    return f" ({said} verdicts left out)"
 
 
 def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, unit: str) -> str:
     d = statistic_digits(stat, digits=digits, percent=percent)
     sc = statistic_scale(stat, percent=percent)
-    return format_interval(
-        [_f(row.get(stat))],
-        [_f(row.get(f"{stat}_ci_low"))],
-        [_f(row.get(f"{stat}_ci_high"))],
-        d,
-        scale=sc,
-        unit=unit if sc == 100.0 else "",
-    )[0]
+    cells = ([_f(row.get(c))] for c in _ci(stat))
+    return format_interval(*cells, d, scale=sc, unit=unit if sc == 100.0 else "")[0]
 
 
 def _method(row: Mapping[str, Any], conf: float) -> str:
@@ -908,9 +884,8 @@ _SOURCE_TEXT = {
 
 
 def result_sentences(results: Any, *, digits: int | None = None, percent: bool = True) -> list[str]:
-    """Ready sentences: one per headline and consensus row, agreement pair and cost metric.
-
-    Each with n, tasks, what was left out, the judge and the interval's method.
+    """Ready sentences (n, tasks, left out, judge, method): one per headline and consensus row,
+    agreement pair and cost metric.
 
     >>> from evalstats.report import compute_results
     >>> res = compute_results("data/sample", n_resamples=200, seed=0)
@@ -934,10 +909,8 @@ def result_sentences(results: Any, *, digits: int | None = None, percent: bool =
             out += [_win_sentence(r, doc, digits, percent) for r in table.to_dict("records")]
     agreement = _table(doc, "agreement")
     if agreement is not None:
-        for r in agreement.to_dict("records"):
-            s = _agreement_sentence(r, doc, digits, percent)
-            if s is not None:
-                out.append(s)
+        said = (_agreement_sentence(r, doc, digits, percent) for r in agreement.to_dict("records"))
+        out += [s for s in said if s is not None]
     cost = _table(doc, "cost")
     if cost is not None:
         out += [_cost_sentence(r, doc, digits, percent) for r in cost.to_dict("records")]
@@ -1014,7 +987,6 @@ def _primary(
 
 
 def _primary_test(doc: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The row of the ``primary_test`` table, or None without a plan."""
     if not doc.get("provenance", {}).get("plan"):
         return None
     table = _table(doc, "primary_test")
@@ -1049,16 +1021,11 @@ def _test_interval(
     hi = cells[1] if cells[1] is not None else "∞"
     left = "[" if cells[0] is not None else "("
     right = "]" if cells[1] is not None else ")"
-    unit = (
-        " points"
-        if rate and sc == 100.0 and stat == "net_win"
-        else (" %" if rate and sc == 100.0 else "")
-    )
+    unit = "" if not (rate and sc == 100.0) else " points" if stat == "net_win" else " %"
     return f"{left}{lo}, {hi}{right}{unit}", [c if c is not None else "--" for c in cells]
 
 
 def _primary_test_sentence(t: Mapping[str, Any], digits: int | None, percent: bool) -> str:
-    """The declared test in one sentence."""
     conclusion = str(t.get("conclusion") or "")
     if str(t.get("decision")) == "no test" or t.get("p_value") is None:
         return f" The declared test of {t['statistic']}: {conclusion}."

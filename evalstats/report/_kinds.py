@@ -284,7 +284,6 @@ def _plain(table: Any) -> Any:
 
 
 def _run(section: Section, ctx: Context, tables: dict[str, Any], unavailable: dict[str, str]):
-    """Compute one section on ``ctx`` into ``tables`` and ``unavailable``."""
     try:
         produced = section.compute(ctx)
     except Unavailable as why:

@@ -188,7 +188,6 @@ def _print_pages(binary: str, files: Sequence[Path], tmp: Path, timeout: float) 
 
 
 def _add_to_manifest(out: Path, name: str) -> None:
-    """List ``name`` and its sha256 in the render's manifest."""
     from ._results import MANIFEST, sha256_file
 
     path = out / MANIFEST

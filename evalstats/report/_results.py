@@ -495,11 +495,8 @@ def method_words(method: Any) -> str:
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def input_digests(base: Path, files: Sequence[Path]) -> dict[str, dict[str, Any]]:
