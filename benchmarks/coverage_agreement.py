@@ -28,6 +28,7 @@ import time
 from functools import partial
 
 import numpy as np
+from agreement_study import joined_interval
 
 from evalstats.stats import agreement as ac
 from evalstats.stats.agreement import weight_matrix
@@ -148,17 +149,15 @@ def run(cs, parts, rng, b, unit=1.0, squared=None):
         cs, parts, n_resamples=b, rng=rng, unit_disagreement=unit, squared=squared
     )
     for name, (below, bound, floor, iid) in VARIANTS.items():
-        extra = ac.cluster_intervals(
+        res.intervals[name] = joined_interval(
             cs,
             parts,
-            methods=("atanh_jackknife_exact",),
             exact_below=below,
-            unit_disagreement=unit,
             bound=bound,
             deff_floor=min(1.0, unit) if floor is None else floor,
+            unit_disagreement=unit,
             squared=squared if iid else None,
         )
-        res.intervals[name] = extra.intervals["atanh_jackknife_exact"]
     return res
 
 

@@ -24,7 +24,13 @@ from .._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .._display import ResultDisplay
 from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE, STATUSES
 from .._tidy import TIDY_COLUMNS, ResultFrame, tidy_frame
-from .._validate import check_columns, check_confidence, check_n_resamples, check_probability
+from .._validate import (
+    check_choice,
+    check_columns,
+    check_confidence,
+    check_n_resamples,
+    check_probability,
+)
 from ..errors import DataError, ParameterError
 from ..frames import select_rubric, wide_by_judge
 
@@ -39,17 +45,6 @@ def _as_1d(x: Any, name: str) -> np.ndarray | pd.Series:
     return arr
 
 
-def check_pair(a: Any, b: Any) -> tuple[np.ndarray | pd.Series, np.ndarray | pd.Series]:
-    """Two label vectors: one-dimensional, same length, not empty."""
-    a = _as_1d(a, "a")
-    b = _as_1d(b, "b")
-    if len(a) != len(b):
-        raise ValueError(f"a and b must have the same length; got {len(a)} and {len(b)}")
-    if len(a) == 0:
-        raise ValueError("a and b are empty: agreement needs at least one rated unit")
-    return a, b
-
-
 def check_categories(categories: Sequence[Any] | None) -> list[Any] | None:
     if categories is None:
         return None
@@ -61,17 +56,6 @@ def check_categories(categories: Sequence[Any] | None) -> list[Any] | None:
     if any(pd.isna(c) for c in cats):
         raise ValueError("categories must not contain missing values")
     return cats
-
-
-def _int_view(x: np.ndarray | pd.Series) -> np.ndarray | None:
-    """Integer codes of an all-integer numeric input (no missing values), else None."""
-    if isinstance(x, pd.Series):
-        if not (pd.api.types.is_integer_dtype(x.dtype) and not x.hasnans):
-            return None
-        x = x.to_numpy()
-    if x.dtype.kind in "iub":
-        return x.astype(np.int64, copy=False)
-    return None
 
 
 def _split(codes: np.ndarray, columns: Sequence[Any]) -> list[np.ndarray]:
@@ -120,9 +104,15 @@ def _encode_ints(
     arrays = [c if isinstance(c, pd.Series) else np.asarray(c) for c in columns]
     if not columns or any(a.dtype.kind == "b" for a in arrays):
         return None  # booleans keep their False / True categories
-    ints = [_int_view(a) for a in arrays]
-    if any(v is None for v in ints):
-        return None
+    ints = []
+    for a in arrays:
+        if isinstance(a, pd.Series):
+            if not pd.api.types.is_integer_dtype(a.dtype) or a.hasnans:
+                return None
+            a = a.to_numpy()
+        if a.dtype.kind not in "iub":
+            return None
+        ints.append(a.astype(np.int64, copy=False))
     if categories is not None and not all(
         isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in categories
     ):
@@ -212,7 +202,11 @@ def as_ratings(
             raise ValueError("a long ratings frame needs all three of unit=, rater= and rating=")
         return _from_long(data, unit, rater, rating)  # type: ignore[arg-type]
     if b is not None:
-        a, b = check_pair(data, b)
+        a, b = _as_1d(data, "a"), _as_1d(b, "b")
+        if len(a) != len(b):
+            raise ValueError(f"a and b must have the same length; got {len(a)} and {len(b)}")
+        if len(a) == 0:
+            raise ValueError("a and b are empty: agreement needs at least one rated unit")
         return Ratings([a, b], None)
     if isinstance(data, pd.DataFrame):
         cols, units = [data[c] for c in data.columns], list(data.index)
@@ -253,8 +247,7 @@ def _from_long(data: Any, unit: str, rater: str, rating: str) -> Ratings:
 
 # -- numeric cores: two raters' k x k tables, many raters' counts ----------------------------------
 def weight_matrix(weights: str | np.ndarray | None, k: int) -> np.ndarray:
-    """``weights`` (None, "linear", "quadratic" or a matrix) as a ``(k, k)`` agreement-weight
-    matrix."""
+    """``weights`` (None, "linear", "quadratic" or a matrix) as a (k, k) weight matrix."""
     if weights is None:
         return np.eye(k)
     if isinstance(weights, str):
@@ -319,9 +312,7 @@ def _chance(r: np.ndarray, c: np.ndarray, w: np.ndarray, kind: str, po: np.ndarr
         return _gwet_scale(w) * np.sum(pi * (1.0 - pi), axis=-1)
     if kind == "bp":
         return np.full_like(po, w.sum() / w.shape[0] ** 2)
-    if kind == "pa":
-        return np.zeros_like(po)
-    raise ValueError(kind)  # pragma: no cover - internal misuse
+    return np.zeros_like(po)  # "pa"
 
 
 def _table_shares(tables: np.ndarray, w: np.ndarray, kind: str):
@@ -435,7 +426,7 @@ def krippendorff_gwet_se(counts: np.ndarray, w: np.ndarray) -> float:
 
 
 # -- binomial bounds of the observed agreement (fractional counts) ----------------------------------
-BOUNDS = ("clopper_pearson", "mid_p", "mid_p_blaker", "wilson")
+BOUNDS = ("clopper_pearson", "mid_p", "mid_p_blaker")
 _ITERS = 50  # bisection steps: 2^-50 is below any use of a bound
 
 
@@ -456,13 +447,6 @@ def _bisect(fn, lo, hi):
     return (lo + hi) / 2.0
 
 
-def _mid_p(x, n, alpha):
-    zero, one = np.zeros(x.shape), np.ones(x.shape)
-    lo = _bisect(lambda p: mid_upper_tail(p, x, n) - alpha / 2.0, zero, one)
-    hi = _bisect(lambda p: mid_upper_tail(p, x, n) - (1.0 - alpha / 2.0), zero, one)
-    return lo, hi
-
-
 def _blaker_p(p, x, n):
     """Two-sided mid-p value at ``p`` with combined tails."""
     g = mid_upper_tail(p, x, n)
@@ -476,9 +460,7 @@ def _blaker_p(p, x, n):
 
 
 def _blaker(x, n, alpha):
-    """Invert :func:`_blaker_p`: each end is the one-sided mid-p bound (``alpha`` in its tail)
-    where the other side cannot reject there, else the equal-tailed one (``alpha / 2``), or
-    the point between them where the other side stops being able to reject."""
+    """Invert :func:`_blaker_p` (each end one-sided where the other side cannot reject)."""
     zero, one = np.zeros(x.shape), np.ones(x.shape)
 
     def g(p):
@@ -504,16 +486,17 @@ def _blaker(x, n, alpha):
 
 def proportion_bounds(x, n, alpha: float, bound: str = "clopper_pearson"):
     """``(low, high)`` bounds of a binomial proportion from ``x`` of ``n`` (fractional
-    allowed), one of :data:`BOUNDS`; 0 at ``x = 0`` and 1 at ``x = n`` (except Wilson's)."""
+    allowed), one of :data:`BOUNDS`; 0 at ``x = 0`` and 1 at ``x = n``."""
     x, n = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(n, dtype=float))
-    if bound in ("mid_p", "mid_p_blaker"):
-        lo, hi = (_mid_p if bound == "mid_p" else _blaker)(x, n, alpha)
+    if bound == "mid_p":
+        zero, one = np.zeros(x.shape), np.ones(x.shape)
+        lo = _bisect(lambda p: mid_upper_tail(p, x, n) - alpha / 2.0, zero, one)
+        hi = _bisect(lambda p: mid_upper_tail(p, x, n) - (1.0 - alpha / 2.0), zero, one)
+    elif bound == "mid_p_blaker":
+        lo, hi = _blaker(x, n, alpha)
     else:
-        method = {"clopper_pearson": "beta", "wilson": "wilson"}[bound]
         with np.errstate(invalid="ignore", divide="ignore"):
-            lo, hi = proportion_confint(x, n, alpha=alpha, method=method)
-        if bound == "wilson":
-            return lo, hi
+            lo, hi = proportion_confint(x, n, alpha=alpha, method="beta")
     return np.where(x <= 0, 0.0, lo), np.where(x >= n, 1.0, hi)
 
 
@@ -525,10 +508,6 @@ def proportion_p(p0, x, n, bound: str = "clopper_pearson"):
     if bound == "mid_p":
         up = mid_upper_tail(p0, x, n)
         return np.minimum(1.0, 2.0 * np.minimum(up, 1.0 - up))
-    if bound == "wilson":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            z = _div(x / n - p0, np.sqrt(p0 * (1.0 - p0) / n))
-        return 2.0 * stats.norm.sf(np.abs(z))
     with np.errstate(invalid="ignore"):
         upper = np.where(x > 0, stats.beta.cdf(p0, np.maximum(x, 1e-300), n - x + 1), 1.0)
         lower = np.where(x < n, stats.beta.sf(p0, x + 1, np.maximum(n - x, 1e-300)), 1.0)
@@ -701,20 +680,7 @@ Weights = Literal["linear", "quadratic"] | np.ndarray | None
 IntervalMethod = Literal["wald_z", "wald_t"]
 UNDEFINED = "undefined: chance agreement is 1 (a single category was used)"
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
-
-
-def check_method(method: str) -> str:
-    if method not in ("wald_z", "wald_t"):
-        raise ValueError(
-            f"method must be 'wald_z' (normal quantile) or 'wald_t' (t with n-1 df); got {method!r}"
-        )
-    return method
-
-
-def check_level(level: str) -> str:
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}; got {level!r}")
-    return level
+_WALD = ("wald_z", "wald_t")
 
 
 def weights_name(weights: Weights) -> str | None:
@@ -888,7 +854,7 @@ def _agreement(
     if len(r.columns) < 2:
         raise ValueError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
     confidence = check_confidence(confidence)
-    method = check_method(method)
+    method = check_choice(method, "method", _WALD)
     if len(r.columns) == 2:
         table, cats, n_dropped = pair_table(*r.columns, categories)
         if table.sum() == 0:
@@ -972,7 +938,7 @@ def cohen_kappa_table(
         categories = list(table.index)
     t = check_table(table)
     confidence = check_confidence(confidence)
-    method = check_method(method)  # type: ignore[assignment]
+    method = check_choice(method, "method", _WALD)
     k = t.shape[0]
     cats = tuple(range(k)) if categories is None else tuple(categories)
     if len(cats) != k:
@@ -1029,19 +995,26 @@ def cohen_kappa(
     return _agreement("cohen_kappa", r, weights, categories, confidence, method)
 
 
-def scott_pi(
-    ratings: Any,
-    b: Any = None,
-    *,
-    unit: str | None = None,
-    rater: str | None = None,
-    rating: str | None = None,
-    weights: Weights = None,
-    categories: Sequence[Any] | None = None,
-    confidence: float = 0.95,
-    method: IntervalMethod = "wald_z",
-) -> AgreementResult:
-    """Scott's pi (chance from the pooled margins), with Gwet's SE (many raters: Fleiss' kappa).
+def _label_coefficient(name: str, summary: str, call: str, result: str):
+    """The public function of coefficient ``name``, with :func:`cohen_kappa`'s signature."""
+
+    def fn(
+        ratings: Any,
+        b: Any = None,
+        *,
+        unit: str | None = None,
+        rater: str | None = None,
+        rating: str | None = None,
+        weights: Weights = None,
+        categories: Sequence[Any] | None = None,
+        confidence: float = 0.95,
+        method: IntervalMethod = "wald_z",
+    ) -> AgreementResult:
+        r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
+        return _agreement(name, r, weights, categories, confidence, method)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""{summary}
 
     Parameters
     ----------
@@ -1050,97 +1023,37 @@ def scott_pi(
 
     Examples
     --------
-    >>> round(scott_pi([1, 1, 2, 2], [1, 2, 2, 2]).estimate, 4)
-    0.4667
+    >>> {call}
+    {result}
     """
-    r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    return _agreement("scott_pi", r, weights, categories, confidence, method)
+    return fn
 
 
-def percent_agreement(
-    ratings: Any,
-    b: Any = None,
-    *,
-    unit: str | None = None,
-    rater: str | None = None,
-    rating: str | None = None,
-    weights: Weights = None,
-    categories: Sequence[Any] | None = None,
-    confidence: float = 0.95,
-    method: IntervalMethod = "wald_z",
-) -> AgreementResult:
-    """(Weighted) percent agreement, with Gwet's SE (many raters: mean share of agreeing pairs).
-
-    Parameters
-    ----------
-    ratings, b, unit, rater, rating, weights, categories, confidence, method
-        As in :func:`cohen_kappa`.
-
-    Examples
-    --------
-    >>> percent_agreement([1, 1, 2, 2], [1, 2, 2, 2]).estimate
-    0.75
-    """
-    r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    return _agreement("percent_agreement", r, weights, categories, confidence, method)
-
-
-def pabak(
-    ratings: Any,
-    b: Any = None,
-    *,
-    unit: str | None = None,
-    rater: str | None = None,
-    rating: str | None = None,
-    weights: Weights = None,
-    categories: Sequence[Any] | None = None,
-    confidence: float = 0.95,
-    method: IntervalMethod = "wald_z",
-) -> AgreementResult:
-    """PABAK / Brennan-Prediger: ``(k * p_o - 1) / (k - 1)`` for k categories.
-
-    Weighted: ``(p_o - T/k^2) / (1 - T/k^2)``, T the weights' sum; Gwet's SE.
-
-    Parameters
-    ----------
-    ratings, b, unit, rater, rating, weights, categories, confidence, method
-        As in :func:`cohen_kappa`.
-
-    Examples
-    --------
-    >>> pabak([1, 1, 2, 2], [1, 2, 2, 2]).estimate
-    0.5
-    """
-    r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    return _agreement("pabak", r, weights, categories, confidence, method)
-
-
-def gwet_ac1(
-    ratings: Any,
-    b: Any = None,
-    *,
-    unit: str | None = None,
-    rater: str | None = None,
-    rating: str | None = None,
-    weights: Weights = None,
-    categories: Sequence[Any] | None = None,
-    confidence: float = 0.95,
-    method: IntervalMethod = "wald_z",
-) -> AgreementResult:
-    """Gwet's AC1 (unweighted) / AC2 (weighted) with Gwet's SE.
-
-    Parameters
-    ----------
-    ratings, b, unit, rater, rating, weights, categories, confidence, method
-        As in :func:`cohen_kappa`.
-
-    Examples
-    --------
-    >>> round(gwet_ac1([1, 1, 2, 2, 1], [1, 2, 2, 2, 1]).estimate, 4)
-    0.6
-    """
-    r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    return _agreement("gwet_ac1", r, weights, categories, confidence, method)
+scott_pi = _label_coefficient(
+    "scott_pi",
+    "Scott's pi (chance from the pooled margins), with Gwet's SE (many raters: Fleiss' kappa).",
+    "round(scott_pi([1, 1, 2, 2], [1, 2, 2, 2]).estimate, 4)",
+    "0.4667",
+)
+percent_agreement = _label_coefficient(
+    "percent_agreement",
+    "(Weighted) percent agreement, with Gwet's SE (many raters: mean share of agreeing pairs).",
+    "percent_agreement([1, 1, 2, 2], [1, 2, 2, 2]).estimate",
+    "0.75",
+)
+pabak = _label_coefficient(
+    "pabak",
+    "PABAK / Brennan-Prediger: ``(k * p_o - 1) / (k - 1)`` for k categories, with Gwet's SE.\n\n"
+    "    Weighted: ``(p_o - T/k^2) / (1 - T/k^2)``, T the weights' sum.",
+    "pabak([1, 1, 2, 2], [1, 2, 2, 2]).estimate",
+    "0.5",
+)
+gwet_ac1 = _label_coefficient(
+    "gwet_ac1",
+    "Gwet's AC1 (unweighted) / AC2 (weighted) with Gwet's SE.",
+    "round(gwet_ac1([1, 1, 2, 2, 1], [1, 2, 2, 2, 1]).estimate, 4)",
+    "0.6",
+)
 
 
 def two_rater_agreement(
@@ -1171,7 +1084,7 @@ def two_rater_agreement(
     """
     t = check_table(table)
     confidence = check_confidence(confidence)
-    method = check_method(method)  # type: ignore[assignment]
+    method = check_choice(method, "method", _WALD)
     cats = list(table.index) if isinstance(table, pd.DataFrame) else list(range(t.shape[0]))
     frames = [
         table_result(name, t, weights, cats, confidence, method).to_frame()
@@ -1245,7 +1158,9 @@ def fleiss_kappa(
         if b is not None or unit is not None or rater is not None or rating is not None:
             raise ValueError("counts= takes no b=, unit=, rater= or rating=")
         c, names = check_counts(counts)
-    return fleiss_result(c, names, check_confidence(confidence), check_method(method))
+    return fleiss_result(
+        c, names, check_confidence(confidence), check_choice(method, "method", _WALD)
+    )
 
 
 def krippendorff_alpha(
@@ -1278,9 +1193,9 @@ def krippendorff_alpha(
     >>> round(krippendorff_alpha(np.transpose(data), level="interval").estimate, 4)
     0.9428
     """
-    level = check_level(level)  # type: ignore[assignment]
+    level = check_choice(level, "level", LEVELS)
     confidence = check_confidence(confidence)
-    method = check_method(method)  # type: ignore[assignment]
+    method = check_choice(method, "method", _WALD)
     r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
     return krippendorff_result(r.columns, level, confidence, method)
 
@@ -1458,11 +1373,7 @@ def cluster_intervals(
     methods: tuple[str, ...] = METHODS,
     n_resamples: int = 0,
     rng: np.random.Generator | None = None,
-    pseudo: float = 1.0,
-    exact_below: float = EXACT_BELOW,
     unit_disagreement: float = 1.0,
-    bound: str | None = None,
-    deff_floor: float = 1.0,
     squared: Parts | None = None,
 ) -> ClusterIntervals:
     """Every requested interval of the coefficient of per-cluster statistics ``cs``."""
@@ -1479,7 +1390,7 @@ def cluster_intervals(
     def z_of(s):
         p_o, p_e, m = parts(s)
         with np.errstate(divide="ignore", invalid="ignore"):
-            shrunk = _div(p_o - p_e, 1.0 - p_e) * m / (m + pseudo)
+            shrunk = _div(p_o - p_e, 1.0 - p_e) * m / (m + 1.0)
             return np.arctanh(np.clip(shrunk, -1.0, 1.0))
 
     z, se_z = _jackknife(total, loo, z_of, c)
@@ -1496,7 +1407,7 @@ def cluster_intervals(
     ratio = 1.0
     if squared is not None:
         ratio = np.maximum(iid_ratio(po, squared(total)[0]), min(unit_disagreement, 1.0))
-    deff = np.clip(raw, deff_floor * ratio, cap)
+    deff = np.clip(raw, ratio, cap)
     n_eff = n / deff
     # The join is decided on the design effect floored at 1 (the weighted floor joined too rarely).
     count = n / np.clip(raw, 1.0, cap) * (1.0 - po) / unit_disagreement
@@ -1507,12 +1418,12 @@ def cluster_intervals(
     if "atanh_jackknife" in methods:
         out["atanh_jackknife"] = at
     if "exact_agreement" in methods:
-        out["exact_agreement"] = _exact(po, pe, n_eff, alpha, bound or "clopper_pearson")
+        out["exact_agreement"] = _exact(po, pe, n_eff, alpha, "clopper_pearson")
     # Few disagreements, or no spread over tasks (a zero-width interval is no interval).
-    few = (count < exact_below) | ~(se_z > 1e-12)
+    few = (count < EXACT_BELOW) | ~(se_z > 1e-12)
     joined_p = p_value
     for name in (m for m in methods if m in JOINED):
-        b = bound or JOINED[name]
+        b = JOINED[name]
         lo, hi = _exact(po, pe, n_eff, alpha, b)
         # fmin/fmax: where one construction is undefined (nan) the other decides.
         lo, hi = np.fmin(at[0], lo), np.fmax(at[1], hi)
@@ -1615,7 +1526,7 @@ def clustered_agreement(
             f"coefficient must be among {list(COEFFICIENTS)}; got {unknown or names}"
         )
     opts = _Intervals.checked(confidence, method, n_resamples, rng)
-    level = check_level(level)
+    level = check_choice(level, "level", LEVELS)
     r = as_ratings(ratings, b)
     if len(r.columns) < 2:
         raise ParameterError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
