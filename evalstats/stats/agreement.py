@@ -164,19 +164,6 @@ def counts_from_codes(codes: list[np.ndarray], k: int) -> np.ndarray:
     return np.bincount(unit[ok] * k + c[ok], minlength=n * k).reshape(n, k).astype(float)
 
 
-def check_counts(counts: Any) -> tuple[np.ndarray, list[Any]]:
-    """A subjects x categories counts matrix and its category names."""
-    names = list(counts.columns) if isinstance(counts, pd.DataFrame) else None
-    c = np.asarray(counts, dtype=float)
-    if c.ndim != 2:
-        raise ValueError(f"counts must be a subjects x categories matrix; got shape {c.shape}")
-    if c.shape[0] == 0 or c.shape[1] == 0:
-        raise ValueError(f"counts has no subjects or no categories; got shape {c.shape}")
-    if not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c != np.round(c)):
-        raise ValueError("counts must hold non-negative integers")
-    return c, names if names is not None else list(range(c.shape[1]))
-
-
 class Ratings(NamedTuple):
     """One label vector per rater, aligned on ``units``."""
 
@@ -192,8 +179,7 @@ def as_ratings(
     rater: str | None = None,
     rating: str | None = None,
 ) -> Ratings:
-    """Any of the three input forms (two label vectors, a units x raters matrix, a long
-    frame) as :class:`Ratings`."""
+    """Two label vectors, a units x raters matrix or a long frame as :class:`Ratings`."""
     names = (unit, rater, rating)
     if any(n is not None for n in names):
         if b is not None:
@@ -388,19 +374,6 @@ def _gwet_family(counts: np.ndarray, w: np.ndarray, kind: str) -> Estimate:
     return Estimate(float(coef), float(_sqrt_var(var)), n)
 
 
-def fleiss_h0(counts: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-    """H0 SE of Fleiss' kappa, the category kappas and their H0 SEs (constant m raters)."""
-    n, _ = counts.shape
-    m = counts[0].sum()
-    p = counts.sum(axis=0) / (n * m)
-    pq = p * (1.0 - p)
-    spq = pq.sum()
-    var0 = 2.0 / (n * m * (m - 1.0)) * _div(spq**2 - np.sum(pq * (1.0 - 2.0 * p)), spq**2)
-    cat_kappa = 1.0 - _div(np.sum(counts * (m - counts), axis=0), n * m * (m - 1.0) * pq)
-    cat_se0 = np.full(p.shape, np.sqrt(2.0 / (n * m * (m - 1.0))))
-    return float(_sqrt_var(var0)), cat_kappa, cat_se0
-
-
 def krippendorff_gwet_se(counts: np.ndarray, w: np.ndarray) -> float:
     """Gwet's linearised SE of Krippendorff's alpha (irrCAC ``raw.CAC.krippendorff``)."""
     r_all = counts.sum(axis=1)
@@ -485,8 +458,7 @@ def _blaker(x, n, alpha):
 
 
 def proportion_bounds(x, n, alpha: float, bound: str = "clopper_pearson"):
-    """``(low, high)`` bounds of a binomial proportion from ``x`` of ``n`` (fractional
-    allowed), one of :data:`BOUNDS`; 0 at ``x = 0`` and 1 at ``x = n``."""
+    """``(low, high)`` :data:`BOUNDS` of a proportion ``x`` of ``n`` (fractional allowed)."""
     x, n = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(n, dtype=float))
     if bound == "mid_p":
         zero, one = np.zeros(x.shape), np.ones(x.shape)
@@ -753,65 +725,6 @@ def table_result(name, table, weights, categories, confidence, method, n_dropped
     return _result(name, s, k, 2, weights, categories, confidence, method, n_dropped)
 
 
-def fleiss_result(
-    counts: np.ndarray, names: Sequence[Any], confidence: float, method: str
-) -> FleissKappaResult:
-    """Fleiss' kappa of a checked subjects x categories count matrix."""
-    rated = counts.sum(axis=1)
-    if not np.any(rated >= 2):
-        raise ValueError("Fleiss' kappa needs at least one subject with two or more ratings")
-    c = counts[rated > 0]
-    q = c.shape[1]
-    s = _gwet_family(c, np.eye(q), "fleiss")
-    m = c.sum(axis=1)
-    notes = []
-    if np.all(m == m[0]):
-        se0, cat_kappa, cat_se0 = fleiss_h0(c)
-        n_raters: int | None = int(m[0])
-    else:
-        se0 = float("nan")
-        cat_kappa = cat_se0 = np.full(q, np.nan)
-        n_raters = None
-        notes.append("subjects have different numbers of raters: H0 SE and category kappas nan")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cat_z = cat_kappa / cat_se0
-    if math.isnan(s.estimate):
-        notes.append(f"kappa {UNDEFINED}")
-    cat_p = 2.0 * stats.norm.sf(np.abs(cat_z))
-    fields = dict(se0=se0, n_raters=n_raters, categories=tuple(names))
-    for key, v in zip(
-        ("kappa", "se0", "z", "p_value"), (cat_kappa, cat_se0, cat_z, cat_p), strict=True
-    ):
-        fields[f"category_{key}"] = tuple(v.tolist())
-    est, se, n = s.estimate, s.se, s.n
-    return _make(FleissKappaResult, est, se, n, confidence, method, notes, se_test=se0, **fields)
-
-
-def krippendorff_result(
-    columns: list[Any], level: str, confidence: float, method: str
-) -> KrippendorffAlphaResult:
-    """Krippendorff's alpha of the raters' value columns (coincidence matrix, Gwet's SE)."""
-    values, counts = _value_counts(columns, level)
-    q = len(values)
-    s = kripp_cluster_stats(np.zeros(len(counts), np.int64), counts, 1)[0]
-    alpha = float(coefficient(partial(kripp_parts, values=values, level=level), s))
-    delta = delta_matrix(values.astype(float), level, s[: q * q].reshape(q, q).sum(axis=1))
-    notes = []
-    if level == "ordinal":
-        se = float("nan")
-        notes.append("no SE for the ordinal level (its metric depends on the data)")
-    elif q < 2 or delta.max() == 0:
-        se = float("nan")
-    else:
-        se = krippendorff_gwet_se(counts, 1.0 - delta / delta.max())
-    if math.isnan(alpha):
-        notes.append("alpha undefined: no variation among the pairable values")
-    fields = dict(level=level, n_raters=len(columns), values=tuple(values.tolist()))
-    return _make(
-        KrippendorffAlphaResult, alpha, se, int(s[-1]), confidence, method, notes, **fields
-    )
-
-
 def _value_counts(columns: list[Any], level: str) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct values of the raters' columns and the units x values counts."""
     try:
@@ -963,16 +876,14 @@ def cohen_kappa(
     Parameters
     ----------
     ratings : array-like or DataFrame
-        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
-        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
-        Pairs with a missing label are dropped (counted in ``n_dropped``).
+        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None = missing)
+        or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
     b : array-like, optional
         Rater 2's labels of the same units.
     unit, rater, rating : str, optional
         Column names of a long ``ratings`` frame (one row per rating).
     weights : None, "linear", "quadratic" or (k, k) array
-        Agreement weights over the category order: ``1 - |i-j|/(k-1)``,
-        ``1 - (i-j)^2/(k-1)^2``, or a symmetric matrix with ones on the diagonal.
+        ``1 - |i-j|/(k-1)``, ``1 - (i-j)^2/(k-1)^2`` or a symmetric matrix, ones on the diagonal.
     categories : sequence, optional
         Category set and order (default: the sorted labels, or a shared Categorical's).
     confidence : float
@@ -983,7 +894,7 @@ def cohen_kappa(
     Returns
     -------
     CohenKappaResult
-        ``estimate`` is nan (with a ``note``) when chance agreement is 1.
+        Pairs with a missing label dropped (``n_dropped``); nan with a ``note`` if p_e = 1.
 
     Examples
     --------
@@ -1139,8 +1050,7 @@ def fleiss_kappa(
     ratings, b, unit, rater, rating, categories, confidence, method
         As in :func:`cohen_kappa`.
     counts : array-like or DataFrame, shape (subjects, categories), optional
-        Instead of ``ratings``: how many raters put each subject in each category
-        (:func:`ratings_to_counts`); raters per subject may vary (H0 quantities then nan).
+        Instead of ``ratings``: :func:`ratings_to_counts` (unequal raters: H0 fields nan).
 
     Examples
     --------
@@ -1153,13 +1063,58 @@ def fleiss_kappa(
     if counts is None:
         r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
         codes, names = encode(r.columns, check_categories(categories))
-        c = counts_from_codes(codes, len(names))
+        counts = counts_from_codes(codes, len(names))
     else:
         if b is not None or unit is not None or rater is not None or rating is not None:
             raise ValueError("counts= takes no b=, unit=, rater= or rating=")
-        c, names = check_counts(counts)
-    return fleiss_result(
-        c, names, check_confidence(confidence), check_choice(method, "method", _WALD)
+        names = list(counts.columns) if isinstance(counts, pd.DataFrame) else None
+        counts = np.asarray(counts, dtype=float)
+        if counts.ndim != 2 or 0 in counts.shape:
+            raise ValueError(
+                f"counts must be a non-empty subjects x categories matrix; got shape {counts.shape}"
+            )
+        if not np.all(np.isfinite(counts)) or np.any((counts < 0) | (counts != np.round(counts))):
+            raise ValueError("counts must hold non-negative integers")
+        names = list(range(counts.shape[1])) if names is None else names
+    confidence = check_confidence(confidence)
+    method = check_choice(method, "method", _WALD)
+    rated = counts.sum(axis=1)
+    if not np.any(rated >= 2):
+        raise ValueError("Fleiss' kappa needs at least one subject with two or more ratings")
+    c = counts[rated > 0]
+    (n, q), m = c.shape, c.sum(axis=1)
+    s = _gwet_family(c, np.eye(q), "fleiss")
+    se0, cat_kappa, cat_se0, n_raters, notes = (
+        np.nan,
+        np.full(q, np.nan),
+        np.full(q, np.nan),
+        None,
+        [],
+    )
+    if np.all(m == m[0]):  # Fleiss, Nee & Landis's H0 quantities (a constant m raters)
+        m, n_raters = m[0], int(m[0])
+        p = c.sum(axis=0) / (n * m)
+        pq = p * (1.0 - p)
+        spq = pq.sum()
+        var0 = 2.0 / (n * m * (m - 1.0)) * _div(spq**2 - np.sum(pq * (1.0 - 2.0 * p)), spq**2)
+        se0 = float(_sqrt_var(var0))
+        cat_kappa = 1.0 - _div(np.sum(c * (m - c), axis=0), n * m * (m - 1.0) * pq)
+        cat_se0 = np.full(q, np.sqrt(2.0 / (n * m * (m - 1.0))))
+    else:
+        notes.append("subjects have different numbers of raters: H0 SE and category kappas nan")
+    if math.isnan(s.estimate):
+        notes.append(f"kappa {UNDEFINED}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cat_z = cat_kappa / cat_se0
+    cat = zip(
+        ("kappa", "se0", "z", "p_value"),
+        (cat_kappa, cat_se0, cat_z, 2.0 * stats.norm.sf(np.abs(cat_z))),
+        strict=True,
+    )
+    fields = {f"category_{k}": tuple(v.tolist()) for k, v in cat}
+    fields |= {"se0": se0, "n_raters": n_raters, "categories": tuple(names)}
+    return _make(
+        FleissKappaResult, s.estimate, s.se, s.n, confidence, method, notes, se_test=se0, **fields
     )
 
 
@@ -1176,16 +1131,14 @@ def krippendorff_alpha(
 ) -> KrippendorffAlphaResult:
     """Krippendorff's alpha of units x raters ratings (NaN = missing), with Gwet's SE.
 
-    Units with fewer than two values are ignored (the ``krippendorff`` package's layout is
-    raters x units: transpose with ``.T``). The SE is nan for the ordinal level.
+    Units with fewer than two values are ignored; the SE is nan for the ordinal level.
 
     Parameters
     ----------
     ratings, b, unit, rater, rating, confidence, method
-        As in :func:`cohen_kappa`.
+        As in :func:`cohen_kappa` (the ``krippendorff`` package's raters x units: ``.T``).
     level : {"nominal", "ordinal", "interval", "ratio"}
-        Level of measurement: "nominal" compares labels for equality (any labels), the others
-        need numeric codes ("ratio": values >= 0).
+        "nominal" takes any labels, the others numeric codes ("ratio": values >= 0).
 
     Examples
     --------
@@ -1196,8 +1149,23 @@ def krippendorff_alpha(
     level = check_choice(level, "level", LEVELS)
     confidence = check_confidence(confidence)
     method = check_choice(method, "method", _WALD)
-    r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    return krippendorff_result(r.columns, level, confidence, method)
+    columns = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating).columns
+    values, counts = _value_counts(columns, level)
+    q = len(values)
+    s = kripp_cluster_stats(np.zeros(len(counts), np.int64), counts, 1)[0]
+    alpha = float(coefficient(partial(kripp_parts, values=values, level=level), s))
+    delta = delta_matrix(values.astype(float), level, s[: q * q].reshape(q, q).sum(axis=1))
+    se, notes = float("nan"), []
+    if level == "ordinal":
+        notes.append("no SE for the ordinal level (its metric depends on the data)")
+    elif q >= 2 and delta.max() != 0:
+        se = krippendorff_gwet_se(counts, 1.0 - delta / delta.max())
+    if math.isnan(alpha):
+        notes.append("alpha undefined: no variation among the pairable values")
+    fields = dict(level=level, n_raters=len(columns), values=tuple(values.tolist()))
+    return _make(
+        KrippendorffAlphaResult, alpha, se, int(s[-1]), confidence, method, notes, **fields
+    )
 
 
 # -- task-clustered intervals: per-task sums and their coefficients ---------------------------------
@@ -1496,17 +1464,14 @@ def clustered_agreement(
         Among :data:`COEFFICIENTS` (``cohen_kappa`` for two raters only); one row each.
     weights, categories, level
         As in :func:`cohen_kappa` and :func:`krippendorff_alpha`.
-    confidence, n_resamples, rng
-        ``n_resamples`` and ``rng`` serve ``method="bootstrap_percentile"`` only.
-    method : str
-        Among :data:`CLUSTERED_METHODS` (the default chosen in ``docs/methods.md``).
+    confidence, method, n_resamples, rng
+        ``method`` among :data:`CLUSTERED_METHODS`; ``n_resamples``, ``rng``: bootstrap only.
 
     Returns
     -------
     ResultFrame
-        One row per coefficient: ``se`` the delete-one-task jackknife's, ``p_value`` the t
-        test of 0 on the atanh scale, ``df`` tasks - 1, ``ci_note``; ``.diagnostics``:
-        observed and chance agreement, effective units, whether the exact bound was joined.
+        One row per coefficient (``se``: delete-one-task jackknife, ``p_value``: t test on the
+        atanh scale, ``df``: tasks - 1); ``.diagnostics``: agreement, effective units, joins.
 
     Examples
     --------
@@ -1774,19 +1739,14 @@ def judge_agreement(
     threshold: float = DISAGREEMENT_TRIGGER,
     rng: np.random.Generator | int | None = None,
 ) -> ResultFrame:
-    """Agreement between every pair of judges: each coefficient with its interval.
-
-    Units are the pairs (task, replicate[, order]) both judges judged ``ok``; outcomes are
-    ordered loss < tie < win; one agreement per pair of arms (``arm_a``, ``arm_b``).
+    """Agreement between every pair of judges (per pair of arms), each with its interval.
 
     Parameters
     ----------
     frame : DataFrame
-        A verdict frame (``task_id, replicate, order, rubric, judge, status, outcome``).
-    judges : sequence of str, optional
-        Judges to compare (default: all in the rubric).
-    rubric : str, optional
-        Required when the frame holds several rubrics.
+        A verdict frame; units are the (task, replicate[, order]) both judges judged ``ok``.
+    judges, rubric : optional
+        Judges to compare (default: all); the rubric (needed if the frame holds several).
     cluster, confidence, n_resamples, method, rng
         As in :func:`clustered_agreement`.
     threshold : float, default 0.20
@@ -1795,10 +1755,8 @@ def judge_agreement(
     Returns
     -------
     ResultFrame
-        Per ``rubric[, arm_a, arm_b], judge_a, judge_b`` the rows shown below, ``kappa_linear``,
-        ``ac1``, ``pabak``; with three or more judges ``judge_a == "all judges"`` rows
-        ``fleiss_kappa`` and ``krippendorff_alpha``. ``.diagnostics``: counts, ``trigger``,
-        ``confusion`` (rows judge_a, loss/tie/win).
+        Per judge pair the rows below, ``kappa_linear``, ``ac1``, ``pabak``; three or more
+        judges add ``fleiss_kappa``, ``krippendorff_alpha`` (``judge_a == "all judges"``).
 
     Examples
     --------
@@ -1891,16 +1849,18 @@ def consensus(
 ) -> pd.DataFrame:
     """One verdict per pair (and order) from several judges.
 
-    ``"unanimous"``: the shared outcome when every judge is ``ok`` and agrees, else ``tie``
-    (seed 000: doubt defaults to "(b) roughly equivalent"); ``"majority"``: the outcome of a
-    strict majority of all judges, else ``tie``. A pair without enough ``ok`` judges takes
-    the most serious status among them (no_answer > error > invalid) and no outcome.
+    Parameters
+    ----------
+    rule : {"unanimous", "majority"}
+        The shared outcome of all judges, or of a strict majority; else ``tie`` (seed 000's
+        doubt); too few ``ok`` judges: the most serious status, no outcome.
+    judges, rubric
+        As in :func:`judge_agreement`.
 
     Returns
     -------
     DataFrame
-        A verdict frame (judge ``"consensus:<rule>"``) with ``n_judges_ok`` and ``agreed``,
-        which :func:`evalstats.win_rates` accepts.
+        A verdict frame (judge ``"consensus:<rule>"``) with ``n_judges_ok`` and ``agreed``.
 
     Examples
     --------
@@ -1966,11 +1926,7 @@ def _consensus(f: pd.DataFrame, rule: str, judges: list[str], rubric: str) -> pd
 # -- judges against people --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class GoldResult(ResultDisplay):
-    """What :func:`judge_vs_gold` returns. ``judges``: per judge ``accuracy``, macro
-    ``precision``, ``recall``, ``f1``, ``kappa``, ``kappa_iid`` and, where both orders exist,
-    the accuracy in each and ``positional_agreement``; ``confusion`` (judge, gold, predicted,
-    n), ``gold`` (:func:`gold_labels`), the
-    ``gold_rule``, pairs with a gold label and pairs with labels but no majority."""
+    """What :func:`judge_vs_gold` returns: per-judge tidy rows, ``confusion``, ``gold``."""
 
     judges: pd.DataFrame
     confusion: pd.DataFrame
@@ -2058,15 +2014,19 @@ def labeler_agreement(
     method: str = DEFAULT_METHOD,
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
-    """Cohen's kappa between every two labelers on the pairs both labelled.
+    """Cohen's kappa (:func:`judge_agreement`'s interval) between every two labelers.
 
-    A labeler's first label of a pair counts; the interval is :func:`judge_agreement`'s.
+    Parameters
+    ----------
+    labels : DataFrame
+        A labels table; a labeler's first label of a pair counts.
+    confidence, n_resamples, method, rng
+        As in :func:`clustered_agreement`.
 
     Returns
     -------
     DataFrame
-        ``a``, ``b``, ``n``, ``n_tasks``, ``kappa``, ``se``, ``ci_low``, ``ci_high``,
-        ``p_value``, ``method``, ``kappa_iid_se``, ``observed_agreement``, ``ci_note``.
+        One row per two labelers: ``a``, ``b``, ``n``, ``kappa`` and its interval.
 
     Examples
     --------
@@ -2119,15 +2079,17 @@ def judge_vs_gold(
 
     Parameters
     ----------
-    frame : DataFrame
-        A verdict frame; with ``arm_a``, ``arm_b`` in it and in ``labels``, every judge is
-        scored per pair of arms.
-    labels : DataFrame
-        A labels table (:func:`evalstats.records.load_labels` or an adapter's labels).
+    frame, labels : DataFrame
+        A verdict frame and a labels table (per pair of arms where both name them).
     gold : str, default "majority"
         As in :func:`gold_labels` (pairs without a gold label are left out).
     rubric, judges, confidence, n_resamples, method, rng
         As in :func:`judge_agreement`.
+
+    Returns
+    -------
+    GoldResult
+        ``judges``: per judge tidy rows; ``confusion``; ``gold``; counts of gold pairs.
 
     Examples
     --------
