@@ -186,7 +186,24 @@ def as_ratings(
             raise ValueError("pass either b= or unit=/rater=/rating=, not both")
         if any(n is None for n in names):
             raise ValueError("a long ratings frame needs all three of unit=, rater= and rating=")
-        return _from_long(data, unit, rater, rating)  # type: ignore[arg-type]
+        check_columns(data, [unit, rater, rating], what="ratings frame")
+        if len(data) == 0:
+            raise ValueError("ratings frame is empty")
+        for col in (unit, rater):
+            if data[col].isna().any():
+                pos = int(np.flatnonzero(data[col].isna().to_numpy())[0])
+                raise DataError(f"missing {col} id", line=pos, field=col)
+        dup = data.duplicated([unit, rater]).to_numpy()
+        if dup.any():
+            pos = int(np.flatnonzero(dup)[0])
+            raise DataError(
+                f"{int(dup.sum())} duplicate ({unit}, {rater}) row(s): {unit}="
+                f"{data[unit].iloc[pos]!r} is rated twice by {rater}={data[rater].iloc[pos]!r}",
+                line=pos,
+                field=rater,
+            )
+        wide = data.pivot(index=unit, columns=rater, values=rating)
+        return Ratings([wide[c].reset_index(drop=True) for c in wide.columns], list(wide.index))
     if b is not None:
         a, b = _as_1d(data, "a"), _as_1d(b, "b")
         if len(a) != len(b):
@@ -207,28 +224,6 @@ def as_ratings(
     if len(cols) == 0 or len(cols[0]) == 0:
         raise ValueError("ratings is empty")
     return Ratings(cols, units)
-
-
-def _from_long(data: Any, unit: str, rater: str, rating: str) -> Ratings:
-    """A long ratings frame pivoted to one column per rater."""
-    check_columns(data, [unit, rater, rating], what="ratings frame")
-    if len(data) == 0:
-        raise ValueError("ratings frame is empty")
-    for col in (unit, rater):
-        if data[col].isna().any():
-            pos = int(np.flatnonzero(data[col].isna().to_numpy())[0])
-            raise DataError(f"missing {col} id", line=pos, field=col)
-    dup = data.duplicated([unit, rater]).to_numpy()
-    if dup.any():
-        pos = int(np.flatnonzero(dup)[0])
-        raise DataError(
-            f"{int(dup.sum())} duplicate ({unit}, {rater}) row(s): {unit}="
-            f"{data[unit].iloc[pos]!r} is rated twice by {rater}={data[rater].iloc[pos]!r}",
-            line=pos,
-            field=rater,
-        )
-    wide = data.pivot(index=unit, columns=rater, values=rating)
-    return Ratings([wide[c].reset_index(drop=True) for c in wide.columns], list(wide.index))
 
 
 # -- numeric cores: two raters' k x k tables, many raters' counts ----------------------------------
@@ -1666,47 +1661,29 @@ def _n_pairs(wide: pd.DataFrame, used: np.ndarray, cluster: str) -> int:
 
 
 def _clustered(
-    a: np.ndarray,
-    b: np.ndarray | None,
-    task: np.ndarray,
-    coefficients: list[str],
-    opts: _Intervals,
-    *,
-    weights: str | None = None,
-    categories: Any = range(_K),
-) -> list[dict[str, Any]]:
-    """:func:`clustered_agreement`'s rows, or NaN rows (with the reason) on one task."""
+    a, b, task, coefficient: str, opts: _Intervals, *, weights=None, categories: Any = range(_K)
+) -> dict[str, Any]:
+    """:func:`clustered_agreement`'s row, or a NaN row (with the reason) on one task."""
     if _n_distinct(task) < 2:
         nan = dict.fromkeys(_CLUSTERED_FIELDS, np.nan)
-        nan.update(method=opts.method, ci_note="one task: no task-clustered interval")
-        return [nan for _ in coefficients]
-    res = clustered_agreement(
-        a,
-        b,
-        cluster=task,
-        coefficient=coefficients,
-        weights=weights,
-        categories=categories,
-        **vars(opts),
-    )
-    return [{c: r[c] for c in _CLUSTERED_FIELDS} for r in res.to_dict("records")]
+        return nan | {"method": opts.method, "ci_note": "one task: no task-clustered interval"}
+    kw = {"coefficient": coefficient, "weights": weights, "categories": categories}
+    res = clustered_agreement(a, b, cluster=task, **kw, **vars(opts))
+    (row,) = res.to_dict("records")
+    return {c: row[c] for c in _CLUSTERED_FIELDS}
 
 
 def _kappa_rows(
     a: np.ndarray, b: np.ndarray, task: np.ndarray, opts: _Intervals, names=("kappa",)
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """Clustered rows ``names`` and ``kappa_iid`` of codes ``a`` against ``b``, diagnostics:
-    the one construction of judges against each other and against people."""
+    """Clustered rows ``names`` and ``kappa_iid`` of codes ``a`` against ``b``, diagnostics."""
     table = np.bincount(a * _K + b, minlength=_K * _K).reshape(_K, _K)
     if not table.sum():
         return {}, {}
     rows: dict[str, dict[str, Any]] = {}
-    unweighted = [n for n in names if _PAIR_COEFFICIENTS[n][1] is None]
-    res = _clustered(a, b, task, [_PAIR_COEFFICIENTS[n][0] for n in unweighted], opts)
-    rows.update(zip(unweighted, res, strict=True))
-    for name in (n for n in names if _PAIR_COEFFICIENTS[n][1] is not None):
+    for name in sorted(names, key=lambda n: _PAIR_COEFFICIENTS[n][1] is not None):
         coef, weights = _PAIR_COEFFICIENTS[name]
-        rows[name] = _clustered(a, b, task, [coef], opts, weights=weights)[0]
+        rows[name] = _clustered(a, b, task, coef, opts, weights=weights)
     k = cohen_kappa_table(table, confidence=opts.confidence)
     rows["kappa_iid"] = {"estimate": k.estimate, "se": k.se, "p_value": k.p_value}
     rows["kappa_iid"]["method"] = "iid z test (no interval)"
@@ -1801,40 +1778,34 @@ def judge_agreement(
                 | {"agreements": n - disagreements, "disagreements": disagreements}
                 | {"trigger": d["trigger"], **diag, "confusion": table.tolist()}
             )
-        if len(judges) >= 3:
-            long_many, diag = _many_judges(wide, judges, cluster, opts)
+        if len(judges) >= 3:  # Fleiss' kappa (units all judges rated), Krippendorff's alpha
+            codes = np.column_stack([_codes(wide[j]) for j in judges]).astype(float)
+            codes[codes < 0] = np.nan
+            complete = ~np.isnan(codes).any(axis=1)
+            task = wide[cluster].to_numpy()
+            n, n_tasks = int(complete.sum()), int(wide.loc[complete, cluster].nunique())
             head = {**lead, "judge_a": "all judges", "judge_b": f"{len(judges)} judges"}
-            long += [{**head, **r} for r in long_many]
-            diags.append({**head, **diag})
+            diag = {**head, "n": n, "n_pairs": _n_pairs(wide, complete, cluster)}
+            diag["n_tasks"] = n_tasks
+            rows = {}
+            if complete.any():
+                diag["fleiss_se0"] = fleiss_kappa(codes[complete], categories=[0.0, 1.0, 2.0]).se0
+                rows["fleiss_kappa"] = _clustered(
+                    codes[complete], None, task[complete], "fleiss_kappa", opts
+                )
+            if ((~np.isnan(codes)).sum(axis=1) >= 2).any():
+                rows["krippendorff_alpha"] = _clustered(
+                    codes, None, task, "krippendorff_alpha", opts, categories=None
+                )
+            many = ("fleiss_kappa", "krippendorff_alpha")
+            long += _long_rows(head, many, rows, n, n_tasks, opts.confidence)
+            diags.append(diag)
     by = ["rubric", *(c for c in _ARMS if c in f.columns), "judge_a", "judge_b"]
     diagnostics = pd.DataFrame(diags)
     cols = ("n", "n_pairs", "n_tasks", "agreements", "disagreements", "trigger")
     cols += ("kappa_se0", "kappa_z", "fleiss_se0", "ci_note", "confusion")
     diagnostics = diagnostics[[*by, *(c for c in cols if c in diagnostics.columns)]]
     return tidy_frame(pd.DataFrame(long), by=by, diagnostics=diagnostics)
-
-
-def _many_judges(wide: pd.DataFrame, judges: list[str], cluster: str, opts: _Intervals):
-    """Fleiss' kappa (units all judges rated) and Krippendorff's alpha: rows, diagnostics."""
-    codes = np.column_stack([_codes(wide[j]) for j in judges]).astype(float)
-    codes[codes < 0] = np.nan
-    complete = ~np.isnan(codes).any(axis=1)
-    task = wide[cluster].to_numpy()
-    n, n_tasks = int(complete.sum()), int(wide.loc[complete, cluster].nunique())
-    diag: dict[str, Any] = {"n": n, "n_pairs": _n_pairs(wide, complete, cluster)}
-    diag["n_tasks"] = n_tasks
-    rows: dict[str, dict[str, Any]] = {}
-    if complete.any():
-        diag["fleiss_se0"] = fleiss_kappa(codes[complete], categories=[0.0, 1.0, 2.0]).se0
-        (rows["fleiss_kappa"],) = _clustered(
-            codes[complete], None, task[complete], ["fleiss_kappa"], opts
-        )
-    if ((~np.isnan(codes)).sum(axis=1) >= 2).any():
-        (rows["krippendorff_alpha"],) = _clustered(
-            codes, None, task, ["krippendorff_alpha"], opts, categories=None
-        )
-    order = ("fleiss_kappa", "krippendorff_alpha")
-    return _long_rows({}, order, rows, n, n_tasks, opts.confidence), diag
 
 
 _SEVERITY = {"no_answer": 3, "error": 2, "invalid": 1, "ok": 0}
