@@ -22,7 +22,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from .._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .._display import ResultDisplay
-from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE, STATUSES
+from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE
 from .._tidy import TIDY_COLUMNS, ResultFrame, tidy_frame
 from .._validate import (
     check_choice,
@@ -1843,55 +1843,49 @@ def consensus(
     >>> c[["task_id", "outcome", "agreed"]].to_numpy().tolist()
     [['t1', 'win', True], ['t2', 'tie', False]]
     """
-    if rule not in ("unanimous", "majority"):
-        raise ValueError(f"rule must be 'unanimous' or 'majority', got {rule!r}")
-    f, rubric, judges = _select(frame, rubric, judges)
-    f = f.loc[f["judge"].astype(str).isin(judges)]
-    parts = [_consensus(g, rule, judges, rubric).assign(**arms) for arms, g in _by_arms(f)]
+    check_choice(rule, "rule", ("unanimous", "majority"))
+    sel, rubric, judges = _select(frame, rubric, judges)
+    parts = []
+    for arms, f in _by_arms(sel.loc[sel["judge"].astype(str).isin(judges)]):
+        # One code per verdict: the outcome (0-2) if ok, else -1 - severity; no row: an error.
+        ok = (f["status"].astype(object) == "ok").to_numpy()
+        severity = f["status"].astype(object).map(_SEVERITY).fillna(_SEVERITY["error"])
+        value = np.where(ok, _codes(f["outcome"]), -1 - severity.to_numpy(dtype=np.int64))
+        wide = wide_by_judge(f.assign(_verdict=value), value="_verdict", rubric=rubric)
+        wide = wide.reindex(columns=[*wide.columns.difference(judges, sort=False), *judges])
+        keys = [c for c in ("task_id", "replicate", "order") if c in wide.columns]
+        cells = np.column_stack(
+            [wide[j].to_numpy(dtype=np.float64, na_value=np.nan) for j in judges]
+        )
+        cells = np.where(np.isnan(cells), -1 - _SEVERITY["error"], cells).astype(np.int64)
+        codes = np.where(cells >= 0, cells, -1)  # -1 = not ok
+        sev = np.where(cells >= 0, _SEVERITY["ok"], -1 - cells)
+        n_ok = (codes >= 0).sum(axis=1)
+        m = len(judges)
+        votes = np.stack([(codes == k).sum(axis=1) for k in range(_K)], axis=1)  # (units, K)
+        top = votes.argmax(axis=1)
+        agreed = votes.max(axis=1) == m
+        decided = n_ok == m if rule == "unanimous" else n_ok * 2 > m
+        result = np.where(agreed if rule == "unanimous" else votes.max(axis=1) * 2 > m, top, 1)
+        status_names = np.array(["ok", "invalid", "error", "no_answer"], dtype=object)
+        out_status = np.where(decided, "ok", status_names[np.maximum(sev.max(axis=1), 1)])
+        out_outcome = np.where(decided, np.asarray(OUTCOMES, dtype=object)[result], None)
+        out = wide[keys].copy()
+        out["rubric"] = rubric
+        out["judge"] = f"consensus:{rule}"
+        out["status"] = pd.Categorical(out_status, dtype=STATUS_DTYPE)
+        out["outcome"] = pd.Categorical(out_outcome, dtype=OUTCOME_DTYPE)
+        out["n_judges_ok"] = n_ok
+        out["agreed"] = agreed & decided
+        # The pair's own columns (over_budget_arm: win_rates' arm-aware rule applies too).
+        pair_cols = ["tokens_with", "tokens_without", "wall_with_s", "wall_without_s"]
+        pair_cols = [c for c in (*pair_cols, "over_budget_arm") if c in f.columns]
+        pair_info = f.drop_duplicates(["task_id", "replicate"])[
+            ["task_id", "replicate", *pair_cols]
+        ]
+        out = out.merge(pair_info, on=["task_id", "replicate"], how="left")
+        parts.append(out.assign(**arms))
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
-
-
-def _consensus(f: pd.DataFrame, rule: str, judges: list[str], rubric: str) -> pd.DataFrame:
-    """:func:`consensus` of the rows of one pair of arms."""
-    # One code per verdict: the outcome (0-2) if ok, else -1 - severity; no row: an error.
-    ok = (f["status"].astype(object) == "ok").to_numpy()
-    severity = f["status"].astype(object).map(_SEVERITY).fillna(_SEVERITY["error"])
-    value = np.where(ok, _codes(f["outcome"]), -1 - severity.to_numpy(dtype=np.int64))
-    wide = wide_by_judge(f.assign(_verdict=value), value="_verdict", rubric=rubric)
-    wide = wide.reindex(columns=[*wide.columns.difference(judges, sort=False), *judges])
-    keys = [c for c in ("task_id", "replicate", "order") if c in wide.columns]
-    cells = np.column_stack([wide[j].to_numpy(dtype=np.float64, na_value=np.nan) for j in judges])
-    cells = np.where(np.isnan(cells), -1 - _SEVERITY["error"], cells).astype(np.int64)
-    codes = np.where(cells >= 0, cells, -1)  # -1 = not ok
-    sev = np.where(cells >= 0, _SEVERITY["ok"], -1 - cells)
-    n_ok = (codes >= 0).sum(axis=1)
-    m = len(judges)
-    votes = np.stack([(codes == k).sum(axis=1) for k in range(_K)], axis=1)  # (units, K)
-    top = votes.argmax(axis=1)
-    agreed = votes.max(axis=1) == m
-    if rule == "unanimous":
-        decided = n_ok == m
-        result = np.where(agreed, top, 1)
-    else:
-        decided = n_ok * 2 > m
-        result = np.where(votes.max(axis=1) * 2 > m, top, 1)
-    status_names = np.array(["ok", "invalid", "error", "no_answer"], dtype=object)
-    out_status = np.where(decided, "ok", status_names[np.maximum(sev.max(axis=1), 1)])
-    out_outcome = np.where(decided, np.asarray(OUTCOMES, dtype=object)[result], None)
-    out = wide[keys].copy()
-    out["rubric"] = rubric
-    out["judge"] = f"consensus:{rule}"
-    out["status"] = pd.Categorical(out_status, dtype=STATUS_DTYPE)
-    out["outcome"] = pd.Categorical(out_outcome, dtype=OUTCOME_DTYPE)
-    out["n_judges_ok"] = n_ok
-    out["agreed"] = agreed & decided
-    # The pair's own columns (over_budget_arm: win_rates' arm-aware rule applies too).
-    pair_cols = ["tokens_with", "tokens_without", "wall_with_s", "wall_without_s"]
-    pair_cols = [c for c in (*pair_cols, "over_budget_arm") if c in f.columns]
-    pair_info = f.drop_duplicates(["task_id", "replicate"])[["task_id", "replicate", *pair_cols]]
-    out = out.merge(pair_info, on=["task_id", "replicate"], how="left")
-    assert set(STATUSES) >= set(out["status"].astype(str))
-    return out
 
 
 # -- judges against people --------------------------------------------------------------------------
