@@ -29,6 +29,7 @@ from functools import partial
 
 import numpy as np
 from agreement_study import joined_interval
+from scipy import stats
 
 from evalstats.stats import agreement as ac
 from evalstats.stats.agreement import weight_matrix
@@ -78,7 +79,7 @@ VARIANTS = {
     # disagreements with the IID floor, 0.915-0.990, 59 (and it moves the former joins).
     "blaker_unit_floor_design": (10.0, "mid_p_blaker", None, False),
 }
-COLUMNS = (*ac.METHODS, *VARIANTS)
+COLUMNS = ("jackknife_t", *ac.METHODS, *VARIANTS)
 MANY = (("fleiss_kappa", "fleiss"), ("krippendorff_nominal", "nominal"))
 
 
@@ -148,6 +149,8 @@ def run(cs, parts, rng, b, unit=1.0, squared=None):
     res = ac.cluster_intervals(
         cs, parts, n_resamples=b, rng=rng, unit_disagreement=unit, squared=squared
     )
+    tq = stats.t.ppf(0.975, cs.shape[-2] - 1.0)  # the raw jackknife t, for comparison
+    res.intervals["jackknife_t"] = (res.estimate - tq * res.se, res.estimate + tq * res.se)
     for name, (below, bound, floor, iid) in VARIANTS.items():
         res.intervals[name] = joined_interval(
             cs,

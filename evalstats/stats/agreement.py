@@ -468,13 +468,10 @@ def proportion_bounds(x, n, alpha: float, bound: str = "clopper_pearson"):
 
 
 def proportion_p(p0, x, n, bound: str = "clopper_pearson"):
-    """Two-sided p-value of ``p = p0`` given ``x`` of ``n``: the test ``bound`` inverts."""
+    """Two-sided p-value of ``p = p0`` given ``x`` of ``n`` (Clopper-Pearson's or Blaker's)."""
     x, n = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(n, dtype=float))
     if bound == "mid_p_blaker":
         return _blaker_p(p0, x, n)
-    if bound == "mid_p":
-        up = mid_upper_tail(p0, x, n)
-        return np.minimum(1.0, 2.0 * np.minimum(up, 1.0 - up))
     with np.errstate(invalid="ignore"):
         upper = np.where(x > 0, stats.beta.cdf(p0, np.maximum(x, 1e-300), n - x + 1), 1.0)
         lower = np.where(x < n, stats.beta.sf(p0, x + 1, np.maximum(n - x, 1e-300)), 1.0)
@@ -1166,7 +1163,6 @@ def krippendorff_alpha(
 # -- task-clustered intervals: per-task sums and their coefficients ---------------------------------
 #: Interval constructions, in the order the coverage study prints them.
 METHODS = (
-    "jackknife_t",
     "atanh_jackknife",
     "exact_agreement",
     "atanh_jackknife_exact",
@@ -1375,8 +1371,6 @@ def cluster_intervals(
     # The join is decided on the design effect floored at 1 (the weighted floor joined too rarely).
     count = n / np.clip(raw, 1.0, cap) * (1.0 - po) / unit_disagreement
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    if "jackknife_t" in methods:
-        out["jackknife_t"] = (est - tq * se, est + tq * se)
     at = (np.tanh(z - tq * se_z), np.tanh(z + tq * se_z))
     if "atanh_jackknife" in methods:
         out["atanh_jackknife"] = at
@@ -1412,7 +1406,7 @@ def cluster_intervals(
 
 # -- task-clustered intervals (public) --------------------------------------------------------------
 #: The interval constructions of :func:`clustered_agreement` (see :func:`cluster_intervals`).
-CLUSTERED_METHODS = tuple(m for m in METHODS if m != "jackknife_t")
+CLUSTERED_METHODS = METHODS
 DEFAULT_METHOD = "atanh_jackknife_midp_blaker"
 
 
@@ -1427,8 +1421,7 @@ class _Intervals:
 
     @classmethod
     def checked(cls, confidence, method, n_resamples, rng) -> _Intervals:
-        if method not in CLUSTERED_METHODS:
-            raise ParameterError(f"method must be one of {list(CLUSTERED_METHODS)}; got {method!r}")
+        check_choice(method, "method", CLUSTERED_METHODS)
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         return cls(check_confidence(confidence), method, check_n_resamples(n_resamples), rng)
 
@@ -1538,8 +1531,7 @@ def _note(res: ClusterIntervals, few: bool, method: str) -> str:
     if np.isnan(res.estimate):
         return "undefined: chance agreement is 1 (one category)"
     if res.observed >= 1.0 and (method in JOINED or method == "exact_agreement"):
-        name = JOINED.get(method, "clopper_pearson")
-        name = "mid-p, Blaker's tails" if name == "mid_p_blaker" else "Clopper-Pearson"
+        name = "mid-p, Blaker's tails" if "midp" in method else "Clopper-Pearson"
         return (
             f"perfect observed agreement: the lower bound is a binomial one ({name} on "
             f"{float(res.n_eff):.0f} effective units), not a resampling one"
@@ -1965,10 +1957,8 @@ def macro_scores(table: np.ndarray) -> tuple[float, float, float, float]:
         p = np.where(cols > 0, diag / cols, 0.0)
         r = np.where(rows > 0, diag / rows, 0.0)
         f = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
-    acc = float(diag.sum() / n) if n else float("nan")
-    if not present.any():
-        return acc, float("nan"), float("nan"), float("nan")
-    return acc, float(p[present].mean()), float(r[present].mean()), float(f[present].mean())
+    macro = [float(x[present].mean()) if present.any() else float("nan") for x in (p, r, f)]
+    return float(diag.sum() / n) if n else float("nan"), *macro
 
 
 def labeler_agreement(
