@@ -683,23 +683,15 @@ def _make(cls, est, se, n, confidence, method, notes, *, se_test=None, **fields)
     return cls(est, se, z, p, lo, hi, n, confidence, method, note, **fields)  # _Result's order
 
 
-def _result(
-    name: str,
-    s: Estimate,
-    k: int,
-    n_raters: int,
-    weights: Weights,
-    categories: Sequence[Any],
-    confidence: float,
-    method: str,
-    n_dropped: int = 0,
-) -> AgreementResult | CohenKappaResult:
-    """The result of coefficient ``name`` from its estimate ``s``."""
+def _result(name, s, weights, categories, confidence, method, n_raters=2, n_dropped=0):
+    """The result of coefficient ``name`` from its :class:`Estimate` or a k x k table ``s``."""
     spec = COEFFICIENTS[name]
+    if not isinstance(s, Estimate):
+        s = table_stats(s, weight_matrix(weights, len(categories)), spec.table)  # type: ignore[arg-type]
     est, se, n = float(s.estimate), float(s.se), int(round(float(s.n)))
     cohen = spec.result is CohenKappaResult
     notes = [f"{'kappa' if cohen else spec.statistic} {UNDEFINED}"] if math.isnan(est) else []
-    fields = dict(k=k, weights=weights_name(weights), categories=tuple(categories))
+    fields = dict(k=len(categories), weights=weights_name(weights), categories=tuple(categories))
     fields["n_dropped"] = int(n_dropped)
     if cohen:  # the H0 test is a normal test on se0, as SAS's
         se0 = float(s.se0)
@@ -708,13 +700,6 @@ def _result(
         )
     fields |= {"coefficient": spec.statistic, "n_raters": n_raters}
     return _make(AgreementResult, est, se, n, confidence, method, notes, **fields)
-
-
-def table_result(name, table, weights, categories, confidence, method, n_dropped=0):
-    """Coefficient ``name`` of a checked k x k table."""
-    k = table.shape[0]
-    s = table_stats(table, weight_matrix(weights, k), COEFFICIENTS[name].table)  # type: ignore[arg-type]
-    return _result(name, s, k, 2, weights, categories, confidence, method, n_dropped)
 
 
 def _value_counts(columns: list[Any], level: str) -> tuple[np.ndarray, np.ndarray]:
@@ -764,7 +749,7 @@ def _agreement(
         table, cats, n_dropped = pair_table(*r.columns, categories)
         if table.sum() == 0:
             raise ValueError("no unit has labels from both raters (every pair has a missing label)")
-        return table_result(name, table, weights, cats, confidence, method, n_dropped)
+        return _result(name, table, weights, cats, confidence, method, n_dropped=n_dropped)
     kind = COEFFICIENTS[name].counts
     if kind is None:
         raise ValueError(
@@ -776,7 +761,7 @@ def _agreement(
     if not np.any(counts.sum(axis=1) >= 2):
         raise ValueError("no unit has ratings from two or more raters")
     s = _gwet_family(counts, weight_matrix(weights, len(cats)), kind)
-    return _result(name, s, len(cats), len(r.columns), weights, cats, confidence, method)
+    return _result(name, s, weights, cats, confidence, method, n_raters=len(r.columns))
 
 
 # -- the IID coefficients (public) ------------------------------------------------------------------
@@ -848,7 +833,7 @@ def cohen_kappa_table(
     cats = tuple(range(k)) if categories is None else tuple(categories)
     if len(cats) != k:
         raise ValueError(f"{len(cats)} categories given for a {k} x {k} table")
-    return table_result("cohen_kappa", t, weights, cats, confidence, method, n_dropped)
+    return _result("cohen_kappa", t, weights, cats, confidence, method, n_dropped=n_dropped)
 
 
 def cohen_kappa(
@@ -990,7 +975,7 @@ def two_rater_agreement(
     method = check_choice(method, "method", _WALD)
     cats = list(table.index) if isinstance(table, pd.DataFrame) else list(range(t.shape[0]))
     frames = [
-        table_result(name, t, weights, cats, confidence, method).to_frame()
+        _result(name, t, weights, cats, confidence, method).to_frame()
         for name, spec in COEFFICIENTS.items()
         if spec.table is not None
     ]
