@@ -83,9 +83,7 @@ def encode(
         try:
             codes, uniques = pd.factorize(flat, sort=True)
         except TypeError as exc:
-            raise ValueError(
-                "labels of mixed types cannot be ordered; pass categories= explicitly"
-            ) from exc
+            raise ValueError("labels of mixed types: pass categories=") from exc
         cats = uniques.tolist()
     else:
         cats = categories
@@ -216,10 +214,7 @@ def as_ratings(
     else:
         arr = data if isinstance(data, np.ndarray) else np.asarray(data, dtype=object)
         if arr.ndim != 2:
-            raise ValueError(
-                f"ratings has {arr.ndim} dimension(s): pass two label vectors (a, b), a units x "
-                "raters matrix, or a long DataFrame with unit=, rater=, rating= column names"
-            )
+            raise ValueError(f"ratings has {arr.ndim} dimension(s); pass (a, b) or units x raters")
         cols, units = [arr[:, j] for j in range(arr.shape[1])], None
     if len(cols) == 0 or len(cols[0]) == 0:
         raise ValueError("ratings is empty")
@@ -234,7 +229,7 @@ def weight_matrix(weights: str | np.ndarray | None, k: int) -> np.ndarray:
     if isinstance(weights, str):
         if weights not in ("linear", "quadratic"):
             raise ValueError(
-                f"weights must be None, 'linear', 'quadratic' or a k x k matrix; got {weights!r}"
+                f"weights must be None, 'linear', 'quadratic' or a matrix: {weights!r}"
             )
         if k < 2:
             return np.ones((k, k))  # one category: every pair agrees fully
@@ -243,18 +238,13 @@ def weight_matrix(weights: str | np.ndarray | None, k: int) -> np.ndarray:
         return 1.0 - d if weights == "linear" else 1.0 - d**2
     w = np.asarray(weights, dtype=float)
     if w.shape != (k, k):
-        raise ValueError(
-            f"weights matrix must have shape ({k}, {k}) to match the {k} categories; got {w.shape}"
-        )
+        raise ValueError(f"weights matrix must have shape ({k}, {k}); got {w.shape}")
     if not np.all(np.isfinite(w)):
         raise ValueError("weights matrix must be finite")
     if not np.allclose(w, w.T):
         raise ValueError("weights matrix must be symmetric (agreement weights)")
     if not np.allclose(np.diag(w), 1.0):
-        raise ValueError(
-            "weights matrix must hold agreement weights with ones on the diagonal "
-            "(w_ij = 1 means full credit for rating i vs j)"
-        )
+        raise ValueError("weights matrix must hold agreement weights: ones on the diagonal")
     return w
 
 
@@ -554,9 +544,7 @@ class CohenKappaResult(_TableResult):
     _headline = ("estimate", "se", "se0", "z", "p_value", "n", "k", "weights")
     _statistic = "cohen_kappa"
 
-    @property
-    def kappa(self) -> float:
-        return self.estimate
+    kappa = property(lambda self: self.estimate)
 
 
 @dataclass(frozen=True, repr=False)
@@ -571,9 +559,8 @@ class AgreementResult(_TableResult):
 
 @dataclass(frozen=True, repr=False)
 class FleissKappaResult(_Result):
-    """Fleiss' kappa for many raters. ``se0``/``z``/``p_value``: the H0 test of Fleiss, Nee &
-    Landis (1979); ``se`` and the interval: Gwet's non-null SE; per-category kappas (category vs
-    the rest). H0 quantities are nan unless every subject has the same number of raters."""
+    """Fleiss' kappa for many raters. ``se0``, ``z``, ``p_value``: Fleiss, Nee & Landis's H0
+    test, and per-category kappas (nan unless raters per subject are constant)."""
 
     se0: float
     n_raters: int | None
@@ -586,13 +573,8 @@ class FleissKappaResult(_Result):
     _headline = ("estimate", "se0", "z", "p_value", "se", "n", "n_raters")
     _statistic = "fleiss_kappa"
 
-    @property
-    def kappa(self) -> float:
-        return self.estimate
-
-    @property
-    def n_subjects(self) -> int:
-        return self.n
+    kappa = property(lambda self: self.estimate)
+    n_subjects = property(lambda self: self.n)
 
 
 @dataclass(frozen=True, repr=False)
@@ -607,13 +589,8 @@ class KrippendorffAlphaResult(_Result):
     _headline = ("estimate", "se", "level", "n", "n_raters")
     _statistic = "krippendorff_alpha"
 
-    @property
-    def alpha(self) -> float:
-        return self.estimate
-
-    @property
-    def n_units(self) -> int:
-        return self.n
+    alpha = property(lambda self: self.estimate)
+    n_units = property(lambda self: self.n)
 
 
 class Coefficient(NamedTuple):
@@ -651,36 +628,20 @@ def weights_name(weights: Weights) -> str | None:
     return weights if weights is None or isinstance(weights, str) else "custom"
 
 
-def wald(est: float, se: float, n: int, confidence: float, method: str) -> tuple[float, float]:
-    """Wald interval, normal or t(n-1) quantile; the upper end truncated at 1."""
+def _make(cls, est, se, n, confidence, method, notes, *, se_test=None, **fields):
+    """A ``cls`` result: Wald interval on ``se`` (upper end at most 1) and test of 0 on ``se``
+    (or a normal test on ``se_test``), t(n-1) quantiles with ``"wald_t"``."""
     if method == "wald_t":
         q = stats.t.ppf(0.5 + confidence / 2.0, n - 1) if n > 1 else np.nan
     else:
         q = stats.norm.ppf(0.5 + confidence / 2.0)
-    hi = float(est + q * se)
-    return float(est - q * se), hi if math.isnan(hi) else min(1.0, hi)
-
-
-def wald_test(est: float, se: float, n: int, method: str) -> tuple[float, float]:
-    """Two-sided Wald test of coefficient = 0 (t(n-1) with ``"wald_t"``)."""
+    lo, hi = float(est - q * se), float(est + q * se)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = float(np.divide(est, se))
-    if math.isnan(z):
-        return z, float("nan")
-    if method == "wald_t" and n > 1:
-        return z, float(2.0 * stats.t.sf(abs(z), n - 1))
-    return z, float(2.0 * stats.norm.sf(abs(z)))
-
-
-def _make(cls, est, se, n, confidence, method, notes, *, se_test=None, **fields):
-    """A ``cls`` result: Wald interval on ``se``, test on ``se`` (or normal, on ``se_test``)."""
-    lo, hi = wald(est, se, n, confidence, method)
-    if se_test is None:
-        z, p = wald_test(est, se, n, method)
-    else:
-        z, p = wald_test(est, se_test, n, "wald_z")
-    note = "; ".join(notes) or None
-    return cls(est, se, z, p, lo, hi, n, confidence, method, note, **fields)  # _Result's order
+        z = float(np.divide(est, se if se_test is None else se_test))
+    t_test = method == "wald_t" and n > 1 and se_test is None
+    p = float(2.0 * (stats.t.sf(abs(z), n - 1) if t_test else stats.norm.sf(abs(z))))
+    hi = hi if math.isnan(hi) else min(1.0, hi)
+    return cls(est, se, z, p, lo, hi, n, confidence, method, "; ".join(notes) or None, **fields)
 
 
 def _result(name, s, weights, categories, confidence, method, n_raters=2, n_dropped=0):
@@ -710,9 +671,7 @@ def _value_counts(columns: list[Any], level: str) -> tuple[np.ndarray, np.ndarra
         )
     except (TypeError, ValueError) as exc:
         if level != "nominal":
-            raise ValueError(
-                f"{level}-level alpha needs numeric codes (NaN or None for missing)"
-            ) from exc
+            raise ValueError(f"{level}-level alpha needs numeric codes") from exc
         # Nominal alpha only compares labels for equality: any labels become category codes.
         x = np.column_stack(encode(columns, None)[0]).astype(float)
         x[x < 0] = np.nan
@@ -732,14 +691,7 @@ def _value_counts(columns: list[Any], level: str) -> tuple[np.ndarray, np.ndarra
     return values, counts.astype(float)
 
 
-def _agreement(
-    name: str,
-    r: Ratings,
-    weights: Weights,
-    categories: Sequence[Any] | None,
-    confidence: float,
-    method: str,
-) -> Any:
+def _agreement(name: str, r: Ratings, weights, categories, confidence, method) -> Any:
     """Coefficient ``name``: its table formulas for two raters, its count formulas for more."""
     if len(r.columns) < 2:
         raise ValueError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
@@ -752,10 +704,7 @@ def _agreement(
         return _result(name, table, weights, cats, confidence, method, n_dropped=n_dropped)
     kind = COEFFICIENTS[name].counts
     if kind is None:
-        raise ValueError(
-            f"{name} compares two raters; got {len(r.columns)} (use fleiss_kappa, gwet_ac1, "
-            "pabak or krippendorff_alpha for more)"
-        )
+        raise ValueError(f"{name} compares two raters; got {len(r.columns)} (see fleiss_kappa)")
     codes, cats = encode(r.columns, check_categories(categories))
     counts = counts_from_codes(codes, len(cats))
     if not np.any(counts.sum(axis=1) >= 2):
@@ -1047,9 +996,7 @@ def fleiss_kappa(
         names = list(counts.columns) if isinstance(counts, pd.DataFrame) else None
         counts = np.asarray(counts, dtype=float)
         if counts.ndim != 2 or 0 in counts.shape:
-            raise ValueError(
-                f"counts must be a non-empty subjects x categories matrix; got shape {counts.shape}"
-            )
+            raise ValueError(f"counts must be a subjects x categories matrix; got {counts.shape}")
         if not np.all(np.isfinite(counts)) or np.any((counts < 0) | (counts != np.round(counts))):
             raise ValueError("counts must hold non-negative integers")
         names = list(range(counts.shape[1])) if names is None else names
@@ -1279,8 +1226,7 @@ class ClusterIntervals(NamedTuple):
 
 
 def _jackknife(total: np.ndarray, loo: np.ndarray, fn, c: int):
-    est = fn(total)
-    vals = fn(loo)
+    est, vals = fn(total), fn(loo)
     with np.errstate(invalid="ignore"):
         dev = vals - vals.mean(axis=-1, keepdims=True)
         se = np.sqrt((c - 1.0) / c * np.sum(dev**2, axis=-1))
@@ -1458,11 +1404,8 @@ def clustered_agreement(
     1     gwet_ac1     0.762   0.138    0.940        4
     """
     names = [coefficient] if isinstance(coefficient, str) else list(coefficient)
-    unknown = [c for c in names if c not in COEFFICIENTS]
-    if unknown or not names:
-        raise ParameterError(
-            f"coefficient must be among {list(COEFFICIENTS)}; got {unknown or names}"
-        )
+    if not names or any(c not in COEFFICIENTS for c in names):
+        raise ParameterError(f"coefficient must be among {list(COEFFICIENTS)}; got {names}")
     opts = _Intervals.checked(confidence, method, n_resamples, rng)
     level = check_choice(level, "level", LEVELS)
     r = as_ratings(ratings, b)
@@ -1470,27 +1413,19 @@ def clustered_agreement(
         raise ParameterError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
     cl = cluster.to_numpy() if isinstance(cluster, pd.Series) else np.asarray(cluster)
     if cl.ndim != 1 or len(cl) != len(r.columns[0]):
-        raise ParameterError(
-            f"cluster needs one task id per unit ({len(r.columns[0])}); got shape {cl.shape}"
-        )
+        raise ParameterError(f"cluster needs one task id per unit; got shape {cl.shape}")
     if pd.isna(cl).any():
         pos = int(np.flatnonzero(pd.isna(cl))[0])
         raise ParameterError(f"cluster has a missing task id at unit {pos}")
     rows, diags = [], []
     codes: list = []  # the label codes, encoded once for every coefficient that needs them
+    kw = dict(confidence=opts.confidence, n_resamples=opts.n_resamples, rng=opts.rng)
     for name in names:
         cs, parts, squared, unit, info = _statistics(
             name, r.columns, cl, weights, level, categories, codes
         )
         res = cluster_intervals(
-            cs,
-            parts,
-            confidence=opts.confidence,
-            methods=(method,),
-            n_resamples=opts.n_resamples,
-            rng=opts.rng,
-            unit_disagreement=unit,
-            squared=squared,
+            cs, parts, methods=(method,), unit_disagreement=unit, squared=squared, **kw
         )
         lo, hi = res.intervals[method]
         few = bool(res.few) and method in JOINED
@@ -1531,10 +1466,7 @@ def _note(res: ClusterIntervals, few: bool, method: str) -> str:
 def _cluster_codes(cl: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, int]:
     codes, uniques = pd.factorize(cl[keep], sort=True)
     if len(uniques) < 2:
-        raise ParameterError(
-            f"a task-clustered interval needs at least two tasks with rated units; got "
-            f"{len(uniques)}"
-        )
+        raise ParameterError(f"a clustered interval needs at least two tasks; got {len(uniques)}")
     return codes.astype(np.int64), len(uniques)
 
 
@@ -1920,15 +1852,13 @@ def gold_labels(labels: pd.DataFrame, gold: str = "majority") -> pd.DataFrame:
     key = [*_PAIR, *(c for c in _ARMS if c in labels.columns)]
     pid, uniq = pd.MultiIndex.from_frame(lab[key].reset_index(drop=True)).factorize()
     counts = np.bincount(pid * _K + codes, minlength=len(uniq) * _K).reshape(len(uniq), _K)
-    votes = counts.sum(axis=1)
-    agreeing = counts.max(axis=1)
-    out = pd.DataFrame(list(uniq), columns=key)
-    has = 2 * agreeing > votes
-    out["gold"] = pd.Categorical.from_codes(
-        np.where(has, counts.argmax(axis=1), -1), dtype=OUTCOME_DTYPE
+    votes, agreeing = counts.sum(axis=1), counts.max(axis=1)
+    majority = np.where(2 * agreeing > votes, counts.argmax(axis=1), -1)
+    out = pd.DataFrame(list(uniq), columns=key).assign(
+        gold=pd.Categorical.from_codes(majority, dtype=OUTCOME_DTYPE),
+        votes=votes,
+        agreeing=agreeing,
     )
-    out["votes"] = votes
-    out["agreeing"] = agreeing
     return out.sort_values(key, kind="stable").reset_index(drop=True)
 
 
@@ -2068,8 +1998,24 @@ def judge_vs_gold(
         diag = {**head, "n": len(ok), "n_pairs": int(ok[key].drop_duplicates().shape[0])}
         diag |= {"n_tasks": _n_distinct(task), "n_not_ok": int(len(mj) - len(ok))}
         long += _long_rows(head, names, rows, len(ok), diag["n_tasks"], opts.confidence)
-        if has_order:
-            long += _order_rows(head, ok, gc == pc, diag)
+        if has_order:  # the accuracy in each order and the positional agreement
+            order, acc = ok["order"].astype(object), {}
+            for o in ("with_first", "without_first"):
+                sel = (order == o).to_numpy()
+                acc[f"accuracy_{o}"] = float((gc == pc)[sel].mean()) if sel.any() else np.nan
+            first = ok.loc[order.notna().to_numpy()].drop_duplicates([*_PAIR, "order"])
+            wide = first.pivot(index=_PAIR, columns="order", values="outcome")
+            both = wide.dropna() if wide.shape[1] == 2 else wide.iloc[:0]
+            diag["n_pairs_both_orders"] = len(both)
+            same = (
+                (both.iloc[:, 0].astype(str) == both.iloc[:, 1].astype(str)) if len(both) else None
+            )
+            acc["positional_agreement"] = float(same.mean()) if same is not None else np.nan
+            long += [
+                {**head, "statistic": k, "estimate": v, "n": len(ok), "n_tasks": diag["n_tasks"]}
+                for k, v in acc.items()
+            ]
+            long[-1]["n"] = len(both)
         diags.append(diag)
         conf_parts.append(
             pd.DataFrame({**head, "n": table.ravel()})
@@ -2087,24 +2033,3 @@ def judge_vs_gold(
         confidence=opts.confidence,
         method=method,
     )
-
-
-def _order_rows(head: dict[str, Any], ok: pd.DataFrame, correct: np.ndarray, diag: dict) -> list:
-    """Accuracy in each order and the positional agreement of one judge's ok judgments."""
-    order = ok["order"].astype(object)
-    rows = {}
-    for o in ("with_first", "without_first"):
-        sel = (order == o).to_numpy()
-        rows[f"accuracy_{o}"] = float(correct[sel].mean()) if sel.any() else np.nan
-    first = ok.loc[order.notna().to_numpy()].drop_duplicates([*_PAIR, "order"])
-    wide = first.pivot(index=_PAIR, columns="order", values="outcome")
-    both = wide.dropna() if wide.shape[1] == 2 else wide.iloc[:0]
-    diag["n_pairs_both_orders"] = len(both)
-    same = (both.iloc[:, 0].astype(str) == both.iloc[:, 1].astype(str)) if len(both) else None
-    rows["positional_agreement"] = float(same.mean()) if same is not None else np.nan
-    out = [
-        {**head, "statistic": k, "estimate": v, "n": len(ok), "n_tasks": diag["n_tasks"]}
-        for k, v in rows.items()
-    ]
-    out[-1]["n"] = len(both)
-    return out
