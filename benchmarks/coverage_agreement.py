@@ -28,6 +28,8 @@ import time
 from functools import partial
 
 import numpy as np
+from agreement_study import joined_interval
+from scipy import stats
 
 from evalstats.stats import agreement as ac
 from evalstats.stats.agreement import weight_matrix
@@ -77,7 +79,7 @@ VARIANTS = {
     # disagreements with the IID floor, 0.915-0.990, 59 (and it moves the former joins).
     "blaker_unit_floor_design": (10.0, "mid_p_blaker", None, False),
 }
-COLUMNS = (*ac.METHODS, *VARIANTS)
+COLUMNS = ("jackknife_t", *ac.METHODS, *VARIANTS)
 MANY = (("fleiss_kappa", "fleiss"), ("krippendorff_nominal", "nominal"))
 
 
@@ -147,18 +149,18 @@ def run(cs, parts, rng, b, unit=1.0, squared=None):
     res = ac.cluster_intervals(
         cs, parts, n_resamples=b, rng=rng, unit_disagreement=unit, squared=squared
     )
+    tq = stats.t.ppf(0.975, cs.shape[-2] - 1.0)  # the raw jackknife t, for comparison
+    res.intervals["jackknife_t"] = (res.estimate - tq * res.se, res.estimate + tq * res.se)
     for name, (below, bound, floor, iid) in VARIANTS.items():
-        extra = ac.cluster_intervals(
+        res.intervals[name] = joined_interval(
             cs,
             parts,
-            methods=("atanh_jackknife_exact",),
             exact_below=below,
-            unit_disagreement=unit,
             bound=bound,
             deff_floor=min(1.0, unit) if floor is None else floor,
+            unit_disagreement=unit,
             squared=squared if iid else None,
         )
-        res.intervals[name] = extra.intervals["atanh_jackknife_exact"]
     return res
 
 

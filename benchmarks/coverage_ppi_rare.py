@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from agreement_study import proportion_bounds
 from scipy import stats as sps
 
 from evalstats.records import EvalstatsWarning
-from evalstats.stats.agreement import proportion_bounds
 from evalstats.stats.ppi import ppi_win_rates
 from evalstats.stats.rates import RATE_NAMES
 

@@ -22,9 +22,15 @@ from statsmodels.stats.proportion import proportion_confint
 
 from .._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from .._display import ResultDisplay
-from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE, STATUSES
+from .._schema import OUTCOME_DTYPE, OUTCOMES, STATUS_DTYPE
 from .._tidy import TIDY_COLUMNS, ResultFrame, tidy_frame
-from .._validate import check_columns, check_confidence, check_n_resamples, check_probability
+from .._validate import (
+    check_choice,
+    check_columns,
+    check_confidence,
+    check_n_resamples,
+    check_probability,
+)
 from ..errors import DataError, ParameterError
 from ..frames import select_rubric, wide_by_judge
 
@@ -39,17 +45,6 @@ def _as_1d(x: Any, name: str) -> np.ndarray | pd.Series:
     return arr
 
 
-def check_pair(a: Any, b: Any) -> tuple[np.ndarray | pd.Series, np.ndarray | pd.Series]:
-    """Two label vectors: one-dimensional, same length, not empty."""
-    a = _as_1d(a, "a")
-    b = _as_1d(b, "b")
-    if len(a) != len(b):
-        raise ValueError(f"a and b must have the same length; got {len(a)} and {len(b)}")
-    if len(a) == 0:
-        raise ValueError("a and b are empty: agreement needs at least one rated unit")
-    return a, b
-
-
 def check_categories(categories: Sequence[Any] | None) -> list[Any] | None:
     if categories is None:
         return None
@@ -61,17 +56,6 @@ def check_categories(categories: Sequence[Any] | None) -> list[Any] | None:
     if any(pd.isna(c) for c in cats):
         raise ValueError("categories must not contain missing values")
     return cats
-
-
-def _int_view(x: np.ndarray | pd.Series) -> np.ndarray | None:
-    """Integer codes of an all-integer numeric input (no missing values), else None."""
-    if isinstance(x, pd.Series):
-        if not (pd.api.types.is_integer_dtype(x.dtype) and not x.hasnans):
-            return None
-        x = x.to_numpy()
-    if x.dtype.kind in "iub":
-        return x.astype(np.int64, copy=False)
-    return None
 
 
 def _split(codes: np.ndarray, columns: Sequence[Any]) -> list[np.ndarray]:
@@ -99,9 +83,7 @@ def encode(
         try:
             codes, uniques = pd.factorize(flat, sort=True)
         except TypeError as exc:
-            raise ValueError(
-                "labels of mixed types cannot be ordered; pass categories= explicitly"
-            ) from exc
+            raise ValueError("labels of mixed types: pass categories=") from exc
         cats = uniques.tolist()
     else:
         cats = categories
@@ -120,9 +102,15 @@ def _encode_ints(
     arrays = [c if isinstance(c, pd.Series) else np.asarray(c) for c in columns]
     if not columns or any(a.dtype.kind == "b" for a in arrays):
         return None  # booleans keep their False / True categories
-    ints = [_int_view(a) for a in arrays]
-    if any(v is None for v in ints):
-        return None
+    ints = []
+    for a in arrays:
+        if isinstance(a, pd.Series):
+            if not pd.api.types.is_integer_dtype(a.dtype) or a.hasnans:
+                return None
+            a = a.to_numpy()
+        if a.dtype.kind not in "iub":
+            return None
+        ints.append(a.astype(np.int64, copy=False))
     if categories is not None and not all(
         isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in categories
     ):
@@ -174,19 +162,6 @@ def counts_from_codes(codes: list[np.ndarray], k: int) -> np.ndarray:
     return np.bincount(unit[ok] * k + c[ok], minlength=n * k).reshape(n, k).astype(float)
 
 
-def check_counts(counts: Any) -> tuple[np.ndarray, list[Any]]:
-    """A subjects x categories counts matrix and its category names."""
-    names = list(counts.columns) if isinstance(counts, pd.DataFrame) else None
-    c = np.asarray(counts, dtype=float)
-    if c.ndim != 2:
-        raise ValueError(f"counts must be a subjects x categories matrix; got shape {c.shape}")
-    if c.shape[0] == 0 or c.shape[1] == 0:
-        raise ValueError(f"counts has no subjects or no categories; got shape {c.shape}")
-    if not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c != np.round(c)):
-        raise ValueError("counts must hold non-negative integers")
-    return c, names if names is not None else list(range(c.shape[1]))
-
-
 class Ratings(NamedTuple):
     """One label vector per rater, aligned on ``units``."""
 
@@ -202,65 +177,59 @@ def as_ratings(
     rater: str | None = None,
     rating: str | None = None,
 ) -> Ratings:
-    """Any of the three input forms (two label vectors, a units x raters matrix, a long
-    frame) as :class:`Ratings`."""
+    """Two label vectors, a units x raters matrix or a long frame as :class:`Ratings`."""
     names = (unit, rater, rating)
     if any(n is not None for n in names):
         if b is not None:
             raise ValueError("pass either b= or unit=/rater=/rating=, not both")
         if any(n is None for n in names):
             raise ValueError("a long ratings frame needs all three of unit=, rater= and rating=")
-        return _from_long(data, unit, rater, rating)  # type: ignore[arg-type]
+        check_columns(data, [unit, rater, rating], what="ratings frame")
+        if len(data) == 0:
+            raise ValueError("ratings frame is empty")
+        for col in (unit, rater):
+            if data[col].isna().any():
+                pos = int(np.flatnonzero(data[col].isna().to_numpy())[0])
+                raise DataError(f"missing {col} id", line=pos, field=col)
+        dup = data.duplicated([unit, rater]).to_numpy()
+        if dup.any():
+            pos = int(np.flatnonzero(dup)[0])
+            raise DataError(
+                f"{int(dup.sum())} duplicate ({unit}, {rater}) row(s): {unit}="
+                f"{data[unit].iloc[pos]!r} is rated twice by {rater}={data[rater].iloc[pos]!r}",
+                line=pos,
+                field=rater,
+            )
+        wide = data.pivot(index=unit, columns=rater, values=rating)
+        return Ratings([wide[c].reset_index(drop=True) for c in wide.columns], list(wide.index))
     if b is not None:
-        a, b = check_pair(data, b)
+        a, b = _as_1d(data, "a"), _as_1d(b, "b")
+        if len(a) != len(b):
+            raise ValueError(f"a and b must have the same length; got {len(a)} and {len(b)}")
+        if len(a) == 0:
+            raise ValueError("a and b are empty: agreement needs at least one rated unit")
         return Ratings([a, b], None)
     if isinstance(data, pd.DataFrame):
         cols, units = [data[c] for c in data.columns], list(data.index)
     else:
         arr = data if isinstance(data, np.ndarray) else np.asarray(data, dtype=object)
         if arr.ndim != 2:
-            raise ValueError(
-                f"ratings has {arr.ndim} dimension(s): pass two label vectors (a, b), a units x "
-                "raters matrix, or a long DataFrame with unit=, rater=, rating= column names"
-            )
+            raise ValueError(f"ratings has {arr.ndim} dimension(s); pass (a, b) or units x raters")
         cols, units = [arr[:, j] for j in range(arr.shape[1])], None
     if len(cols) == 0 or len(cols[0]) == 0:
         raise ValueError("ratings is empty")
     return Ratings(cols, units)
 
 
-def _from_long(data: Any, unit: str, rater: str, rating: str) -> Ratings:
-    """A long ratings frame pivoted to one column per rater."""
-    check_columns(data, [unit, rater, rating], what="ratings frame")
-    if len(data) == 0:
-        raise ValueError("ratings frame is empty")
-    for col in (unit, rater):
-        if data[col].isna().any():
-            pos = int(np.flatnonzero(data[col].isna().to_numpy())[0])
-            raise DataError(f"missing {col} id", line=pos, field=col)
-    dup = data.duplicated([unit, rater]).to_numpy()
-    if dup.any():
-        pos = int(np.flatnonzero(dup)[0])
-        raise DataError(
-            f"{int(dup.sum())} duplicate ({unit}, {rater}) row(s): {unit}="
-            f"{data[unit].iloc[pos]!r} is rated twice by {rater}={data[rater].iloc[pos]!r}",
-            line=pos,
-            field=rater,
-        )
-    wide = data.pivot(index=unit, columns=rater, values=rating)
-    return Ratings([wide[c].reset_index(drop=True) for c in wide.columns], list(wide.index))
-
-
 # -- numeric cores: two raters' k x k tables, many raters' counts ----------------------------------
 def weight_matrix(weights: str | np.ndarray | None, k: int) -> np.ndarray:
-    """``weights`` (None, "linear", "quadratic" or a matrix) as a ``(k, k)`` agreement-weight
-    matrix."""
+    """``weights`` (None, "linear", "quadratic" or a matrix) as a (k, k) weight matrix."""
     if weights is None:
         return np.eye(k)
     if isinstance(weights, str):
         if weights not in ("linear", "quadratic"):
             raise ValueError(
-                f"weights must be None, 'linear', 'quadratic' or a k x k matrix; got {weights!r}"
+                f"weights must be None, 'linear', 'quadratic' or a matrix: {weights!r}"
             )
         if k < 2:
             return np.ones((k, k))  # one category: every pair agrees fully
@@ -269,18 +238,13 @@ def weight_matrix(weights: str | np.ndarray | None, k: int) -> np.ndarray:
         return 1.0 - d if weights == "linear" else 1.0 - d**2
     w = np.asarray(weights, dtype=float)
     if w.shape != (k, k):
-        raise ValueError(
-            f"weights matrix must have shape ({k}, {k}) to match the {k} categories; got {w.shape}"
-        )
+        raise ValueError(f"weights matrix must have shape ({k}, {k}); got {w.shape}")
     if not np.all(np.isfinite(w)):
         raise ValueError("weights matrix must be finite")
     if not np.allclose(w, w.T):
         raise ValueError("weights matrix must be symmetric (agreement weights)")
     if not np.allclose(np.diag(w), 1.0):
-        raise ValueError(
-            "weights matrix must hold agreement weights with ones on the diagonal "
-            "(w_ij = 1 means full credit for rating i vs j)"
-        )
+        raise ValueError("weights matrix must hold agreement weights: ones on the diagonal")
     return w
 
 
@@ -319,9 +283,7 @@ def _chance(r: np.ndarray, c: np.ndarray, w: np.ndarray, kind: str, po: np.ndarr
         return _gwet_scale(w) * np.sum(pi * (1.0 - pi), axis=-1)
     if kind == "bp":
         return np.full_like(po, w.sum() / w.shape[0] ** 2)
-    if kind == "pa":
-        return np.zeros_like(po)
-    raise ValueError(kind)  # pragma: no cover - internal misuse
+    return np.zeros_like(po)  # "pa"
 
 
 def _table_shares(tables: np.ndarray, w: np.ndarray, kind: str):
@@ -397,19 +359,6 @@ def _gwet_family(counts: np.ndarray, w: np.ndarray, kind: str) -> Estimate:
     return Estimate(float(coef), float(_sqrt_var(var)), n)
 
 
-def fleiss_h0(counts: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-    """H0 SE of Fleiss' kappa, the category kappas and their H0 SEs (constant m raters)."""
-    n, _ = counts.shape
-    m = counts[0].sum()
-    p = counts.sum(axis=0) / (n * m)
-    pq = p * (1.0 - p)
-    spq = pq.sum()
-    var0 = 2.0 / (n * m * (m - 1.0)) * _div(spq**2 - np.sum(pq * (1.0 - 2.0 * p)), spq**2)
-    cat_kappa = 1.0 - _div(np.sum(counts * (m - counts), axis=0), n * m * (m - 1.0) * pq)
-    cat_se0 = np.full(p.shape, np.sqrt(2.0 / (n * m * (m - 1.0))))
-    return float(_sqrt_var(var0)), cat_kappa, cat_se0
-
-
 def krippendorff_gwet_se(counts: np.ndarray, w: np.ndarray) -> float:
     """Gwet's linearised SE of Krippendorff's alpha (irrCAC ``raw.CAC.krippendorff``)."""
     r_all = counts.sum(axis=1)
@@ -435,7 +384,7 @@ def krippendorff_gwet_se(counts: np.ndarray, w: np.ndarray) -> float:
 
 
 # -- binomial bounds of the observed agreement (fractional counts) ----------------------------------
-BOUNDS = ("clopper_pearson", "mid_p", "mid_p_blaker", "wilson")
+BOUNDS = ("clopper_pearson", "mid_p", "mid_p_blaker")
 _ITERS = 50  # bisection steps: 2^-50 is below any use of a bound
 
 
@@ -456,13 +405,6 @@ def _bisect(fn, lo, hi):
     return (lo + hi) / 2.0
 
 
-def _mid_p(x, n, alpha):
-    zero, one = np.zeros(x.shape), np.ones(x.shape)
-    lo = _bisect(lambda p: mid_upper_tail(p, x, n) - alpha / 2.0, zero, one)
-    hi = _bisect(lambda p: mid_upper_tail(p, x, n) - (1.0 - alpha / 2.0), zero, one)
-    return lo, hi
-
-
 def _blaker_p(p, x, n):
     """Two-sided mid-p value at ``p`` with combined tails."""
     g = mid_upper_tail(p, x, n)
@@ -476,9 +418,7 @@ def _blaker_p(p, x, n):
 
 
 def _blaker(x, n, alpha):
-    """Invert :func:`_blaker_p`: each end is the one-sided mid-p bound (``alpha`` in its tail)
-    where the other side cannot reject there, else the equal-tailed one (``alpha / 2``), or
-    the point between them where the other side stops being able to reject."""
+    """Invert :func:`_blaker_p` (each end one-sided where the other side cannot reject)."""
     zero, one = np.zeros(x.shape), np.ones(x.shape)
 
     def g(p):
@@ -503,32 +443,25 @@ def _blaker(x, n, alpha):
 
 
 def proportion_bounds(x, n, alpha: float, bound: str = "clopper_pearson"):
-    """``(low, high)`` bounds of a binomial proportion from ``x`` of ``n`` (fractional
-    allowed), one of :data:`BOUNDS`; 0 at ``x = 0`` and 1 at ``x = n`` (except Wilson's)."""
+    """``(low, high)`` :data:`BOUNDS` of a proportion ``x`` of ``n`` (fractional allowed)."""
     x, n = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(n, dtype=float))
-    if bound in ("mid_p", "mid_p_blaker"):
-        lo, hi = (_mid_p if bound == "mid_p" else _blaker)(x, n, alpha)
+    if bound == "mid_p":
+        zero, one = np.zeros(x.shape), np.ones(x.shape)
+        lo = _bisect(lambda p: mid_upper_tail(p, x, n) - alpha / 2.0, zero, one)
+        hi = _bisect(lambda p: mid_upper_tail(p, x, n) - (1.0 - alpha / 2.0), zero, one)
+    elif bound == "mid_p_blaker":
+        lo, hi = _blaker(x, n, alpha)
     else:
-        method = {"clopper_pearson": "beta", "wilson": "wilson"}[bound]
         with np.errstate(invalid="ignore", divide="ignore"):
-            lo, hi = proportion_confint(x, n, alpha=alpha, method=method)
-        if bound == "wilson":
-            return lo, hi
+            lo, hi = proportion_confint(x, n, alpha=alpha, method="beta")
     return np.where(x <= 0, 0.0, lo), np.where(x >= n, 1.0, hi)
 
 
 def proportion_p(p0, x, n, bound: str = "clopper_pearson"):
-    """Two-sided p-value of ``p = p0`` given ``x`` of ``n``: the test ``bound`` inverts."""
+    """Two-sided p-value of ``p = p0`` given ``x`` of ``n`` (Clopper-Pearson's or Blaker's)."""
     x, n = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(n, dtype=float))
     if bound == "mid_p_blaker":
         return _blaker_p(p0, x, n)
-    if bound == "mid_p":
-        up = mid_upper_tail(p0, x, n)
-        return np.minimum(1.0, 2.0 * np.minimum(up, 1.0 - up))
-    if bound == "wilson":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            z = _div(x / n - p0, np.sqrt(p0 * (1.0 - p0) / n))
-        return 2.0 * stats.norm.sf(np.abs(z))
     with np.errstate(invalid="ignore"):
         upper = np.where(x > 0, stats.beta.cdf(p0, np.maximum(x, 1e-300), n - x + 1), 1.0)
         lower = np.where(x < n, stats.beta.sf(p0, x + 1, np.maximum(n - x, 1e-300)), 1.0)
@@ -611,9 +544,7 @@ class CohenKappaResult(_TableResult):
     _headline = ("estimate", "se", "se0", "z", "p_value", "n", "k", "weights")
     _statistic = "cohen_kappa"
 
-    @property
-    def kappa(self) -> float:
-        return self.estimate
+    kappa = property(lambda self: self.estimate)
 
 
 @dataclass(frozen=True, repr=False)
@@ -628,9 +559,8 @@ class AgreementResult(_TableResult):
 
 @dataclass(frozen=True, repr=False)
 class FleissKappaResult(_Result):
-    """Fleiss' kappa for many raters. ``se0``/``z``/``p_value``: the H0 test of Fleiss, Nee &
-    Landis (1979); ``se`` and the interval: Gwet's non-null SE; per-category kappas (category vs
-    the rest). H0 quantities are nan unless every subject has the same number of raters."""
+    """Fleiss' kappa for many raters. ``se0``, ``z``, ``p_value``: Fleiss, Nee & Landis's H0
+    test, and per-category kappas (nan unless raters per subject are constant)."""
 
     se0: float
     n_raters: int | None
@@ -643,13 +573,8 @@ class FleissKappaResult(_Result):
     _headline = ("estimate", "se0", "z", "p_value", "se", "n", "n_raters")
     _statistic = "fleiss_kappa"
 
-    @property
-    def kappa(self) -> float:
-        return self.estimate
-
-    @property
-    def n_subjects(self) -> int:
-        return self.n
+    kappa = property(lambda self: self.estimate)
+    n_subjects = property(lambda self: self.n)
 
 
 @dataclass(frozen=True, repr=False)
@@ -664,13 +589,8 @@ class KrippendorffAlphaResult(_Result):
     _headline = ("estimate", "se", "level", "n", "n_raters")
     _statistic = "krippendorff_alpha"
 
-    @property
-    def alpha(self) -> float:
-        return self.estimate
-
-    @property
-    def n_units(self) -> int:
-        return self.n
+    alpha = property(lambda self: self.estimate)
+    n_units = property(lambda self: self.n)
 
 
 class Coefficient(NamedTuple):
@@ -701,75 +621,38 @@ Weights = Literal["linear", "quadratic"] | np.ndarray | None
 IntervalMethod = Literal["wald_z", "wald_t"]
 UNDEFINED = "undefined: chance agreement is 1 (a single category was used)"
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
-
-
-def check_method(method: str) -> str:
-    if method not in ("wald_z", "wald_t"):
-        raise ValueError(
-            f"method must be 'wald_z' (normal quantile) or 'wald_t' (t with n-1 df); got {method!r}"
-        )
-    return method
-
-
-def check_level(level: str) -> str:
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}; got {level!r}")
-    return level
+_WALD = ("wald_z", "wald_t")
 
 
 def weights_name(weights: Weights) -> str | None:
     return weights if weights is None or isinstance(weights, str) else "custom"
 
 
-def wald(est: float, se: float, n: int, confidence: float, method: str) -> tuple[float, float]:
-    """Wald interval, normal or t(n-1) quantile; the upper end truncated at 1."""
+def _make(cls, est, se, n, confidence, method, notes, *, se_test=None, **fields):
+    """A ``cls`` result: Wald interval on ``se`` (upper end at most 1) and test of 0 on ``se``
+    (or a normal test on ``se_test``), t(n-1) quantiles with ``"wald_t"``."""
     if method == "wald_t":
         q = stats.t.ppf(0.5 + confidence / 2.0, n - 1) if n > 1 else np.nan
     else:
         q = stats.norm.ppf(0.5 + confidence / 2.0)
-    hi = float(est + q * se)
-    return float(est - q * se), hi if math.isnan(hi) else min(1.0, hi)
-
-
-def wald_test(est: float, se: float, n: int, method: str) -> tuple[float, float]:
-    """Two-sided Wald test of coefficient = 0 (t(n-1) with ``"wald_t"``)."""
+    lo, hi = float(est - q * se), float(est + q * se)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = float(np.divide(est, se))
-    if math.isnan(z):
-        return z, float("nan")
-    if method == "wald_t" and n > 1:
-        return z, float(2.0 * stats.t.sf(abs(z), n - 1))
-    return z, float(2.0 * stats.norm.sf(abs(z)))
+        z = float(np.divide(est, se if se_test is None else se_test))
+    t_test = method == "wald_t" and n > 1 and se_test is None
+    p = float(2.0 * (stats.t.sf(abs(z), n - 1) if t_test else stats.norm.sf(abs(z))))
+    hi = hi if math.isnan(hi) else min(1.0, hi)
+    return cls(est, se, z, p, lo, hi, n, confidence, method, "; ".join(notes) or None, **fields)
 
 
-def _make(cls, est, se, n, confidence, method, notes, *, se_test=None, **fields):
-    """A ``cls`` result: Wald interval on ``se``, test on ``se`` (or normal, on ``se_test``)."""
-    lo, hi = wald(est, se, n, confidence, method)
-    if se_test is None:
-        z, p = wald_test(est, se, n, method)
-    else:
-        z, p = wald_test(est, se_test, n, "wald_z")
-    note = "; ".join(notes) or None
-    return cls(est, se, z, p, lo, hi, n, confidence, method, note, **fields)  # _Result's order
-
-
-def _result(
-    name: str,
-    s: Estimate,
-    k: int,
-    n_raters: int,
-    weights: Weights,
-    categories: Sequence[Any],
-    confidence: float,
-    method: str,
-    n_dropped: int = 0,
-) -> AgreementResult | CohenKappaResult:
-    """The result of coefficient ``name`` from its estimate ``s``."""
+def _result(name, s, weights, categories, confidence, method, n_raters=2, n_dropped=0):
+    """The result of coefficient ``name`` from its :class:`Estimate` or a k x k table ``s``."""
     spec = COEFFICIENTS[name]
+    if not isinstance(s, Estimate):
+        s = table_stats(s, weight_matrix(weights, len(categories)), spec.table)  # type: ignore[arg-type]
     est, se, n = float(s.estimate), float(s.se), int(round(float(s.n)))
     cohen = spec.result is CohenKappaResult
     notes = [f"{'kappa' if cohen else spec.statistic} {UNDEFINED}"] if math.isnan(est) else []
-    fields = dict(k=k, weights=weights_name(weights), categories=tuple(categories))
+    fields = dict(k=len(categories), weights=weights_name(weights), categories=tuple(categories))
     fields["n_dropped"] = int(n_dropped)
     if cohen:  # the H0 test is a normal test on se0, as SAS's
         se0 = float(s.se0)
@@ -780,72 +663,6 @@ def _result(
     return _make(AgreementResult, est, se, n, confidence, method, notes, **fields)
 
 
-def table_result(name, table, weights, categories, confidence, method, n_dropped=0):
-    """Coefficient ``name`` of a checked k x k table."""
-    k = table.shape[0]
-    s = table_stats(table, weight_matrix(weights, k), COEFFICIENTS[name].table)  # type: ignore[arg-type]
-    return _result(name, s, k, 2, weights, categories, confidence, method, n_dropped)
-
-
-def fleiss_result(
-    counts: np.ndarray, names: Sequence[Any], confidence: float, method: str
-) -> FleissKappaResult:
-    """Fleiss' kappa of a checked subjects x categories count matrix."""
-    rated = counts.sum(axis=1)
-    if not np.any(rated >= 2):
-        raise ValueError("Fleiss' kappa needs at least one subject with two or more ratings")
-    c = counts[rated > 0]
-    q = c.shape[1]
-    s = _gwet_family(c, np.eye(q), "fleiss")
-    m = c.sum(axis=1)
-    notes = []
-    if np.all(m == m[0]):
-        se0, cat_kappa, cat_se0 = fleiss_h0(c)
-        n_raters: int | None = int(m[0])
-    else:
-        se0 = float("nan")
-        cat_kappa = cat_se0 = np.full(q, np.nan)
-        n_raters = None
-        notes.append("subjects have different numbers of raters: H0 SE and category kappas nan")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cat_z = cat_kappa / cat_se0
-    if math.isnan(s.estimate):
-        notes.append(f"kappa {UNDEFINED}")
-    cat_p = 2.0 * stats.norm.sf(np.abs(cat_z))
-    fields = dict(se0=se0, n_raters=n_raters, categories=tuple(names))
-    for key, v in zip(
-        ("kappa", "se0", "z", "p_value"), (cat_kappa, cat_se0, cat_z, cat_p), strict=True
-    ):
-        fields[f"category_{key}"] = tuple(v.tolist())
-    est, se, n = s.estimate, s.se, s.n
-    return _make(FleissKappaResult, est, se, n, confidence, method, notes, se_test=se0, **fields)
-
-
-def krippendorff_result(
-    columns: list[Any], level: str, confidence: float, method: str
-) -> KrippendorffAlphaResult:
-    """Krippendorff's alpha of the raters' value columns (coincidence matrix, Gwet's SE)."""
-    values, counts = _value_counts(columns, level)
-    q = len(values)
-    s = kripp_cluster_stats(np.zeros(len(counts), np.int64), counts, 1)[0]
-    alpha = float(coefficient(partial(kripp_parts, values=values, level=level), s))
-    delta = delta_matrix(values.astype(float), level, s[: q * q].reshape(q, q).sum(axis=1))
-    notes = []
-    if level == "ordinal":
-        se = float("nan")
-        notes.append("no SE for the ordinal level (its metric depends on the data)")
-    elif q < 2 or delta.max() == 0:
-        se = float("nan")
-    else:
-        se = krippendorff_gwet_se(counts, 1.0 - delta / delta.max())
-    if math.isnan(alpha):
-        notes.append("alpha undefined: no variation among the pairable values")
-    fields = dict(level=level, n_raters=len(columns), values=tuple(values.tolist()))
-    return _make(
-        KrippendorffAlphaResult, alpha, se, int(s[-1]), confidence, method, notes, **fields
-    )
-
-
 def _value_counts(columns: list[Any], level: str) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct values of the raters' columns and the units x values counts."""
     try:
@@ -854,9 +671,7 @@ def _value_counts(columns: list[Any], level: str) -> tuple[np.ndarray, np.ndarra
         )
     except (TypeError, ValueError) as exc:
         if level != "nominal":
-            raise ValueError(
-                f"{level}-level alpha needs numeric codes (NaN or None for missing)"
-            ) from exc
+            raise ValueError(f"{level}-level alpha needs numeric codes") from exc
         # Nominal alpha only compares labels for equality: any labels become category codes.
         x = np.column_stack(encode(columns, None)[0]).astype(float)
         x[x < 0] = np.nan
@@ -876,36 +691,26 @@ def _value_counts(columns: list[Any], level: str) -> tuple[np.ndarray, np.ndarra
     return values, counts.astype(float)
 
 
-def _agreement(
-    name: str,
-    r: Ratings,
-    weights: Weights,
-    categories: Sequence[Any] | None,
-    confidence: float,
-    method: str,
-) -> Any:
+def _agreement(name: str, r: Ratings, weights, categories, confidence, method) -> Any:
     """Coefficient ``name``: its table formulas for two raters, its count formulas for more."""
     if len(r.columns) < 2:
         raise ValueError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
     confidence = check_confidence(confidence)
-    method = check_method(method)
+    method = check_choice(method, "method", _WALD)
     if len(r.columns) == 2:
         table, cats, n_dropped = pair_table(*r.columns, categories)
         if table.sum() == 0:
             raise ValueError("no unit has labels from both raters (every pair has a missing label)")
-        return table_result(name, table, weights, cats, confidence, method, n_dropped)
+        return _result(name, table, weights, cats, confidence, method, n_dropped=n_dropped)
     kind = COEFFICIENTS[name].counts
     if kind is None:
-        raise ValueError(
-            f"{name} compares two raters; got {len(r.columns)} (use fleiss_kappa, gwet_ac1, "
-            "pabak or krippendorff_alpha for more)"
-        )
+        raise ValueError(f"{name} compares two raters; got {len(r.columns)} (see fleiss_kappa)")
     codes, cats = encode(r.columns, check_categories(categories))
     counts = counts_from_codes(codes, len(cats))
     if not np.any(counts.sum(axis=1) >= 2):
         raise ValueError("no unit has ratings from two or more raters")
     s = _gwet_family(counts, weight_matrix(weights, len(cats)), kind)
-    return _result(name, s, len(cats), len(r.columns), weights, cats, confidence, method)
+    return _result(name, s, weights, cats, confidence, method, n_raters=len(r.columns))
 
 
 # -- the IID coefficients (public) ------------------------------------------------------------------
@@ -972,12 +777,12 @@ def cohen_kappa_table(
         categories = list(table.index)
     t = check_table(table)
     confidence = check_confidence(confidence)
-    method = check_method(method)  # type: ignore[assignment]
+    method = check_choice(method, "method", _WALD)
     k = t.shape[0]
     cats = tuple(range(k)) if categories is None else tuple(categories)
     if len(cats) != k:
         raise ValueError(f"{len(cats)} categories given for a {k} x {k} table")
-    return table_result("cohen_kappa", t, weights, cats, confidence, method, n_dropped)
+    return _result("cohen_kappa", t, weights, cats, confidence, method, n_dropped=n_dropped)
 
 
 def cohen_kappa(
@@ -997,16 +802,14 @@ def cohen_kappa(
     Parameters
     ----------
     ratings : array-like or DataFrame
-        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None =
-        missing), or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
-        Pairs with a missing label are dropped (counted in ``n_dropped``).
+        Rater 1's labels (then pass ``b``), a units x raters matrix (NaN / None = missing)
+        or a long DataFrame (then pass ``unit``, ``rater``, ``rating``).
     b : array-like, optional
         Rater 2's labels of the same units.
     unit, rater, rating : str, optional
         Column names of a long ``ratings`` frame (one row per rating).
     weights : None, "linear", "quadratic" or (k, k) array
-        Agreement weights over the category order: ``1 - |i-j|/(k-1)``,
-        ``1 - (i-j)^2/(k-1)^2``, or a symmetric matrix with ones on the diagonal.
+        ``1 - |i-j|/(k-1)``, ``1 - (i-j)^2/(k-1)^2`` or a symmetric matrix, ones on the diagonal.
     categories : sequence, optional
         Category set and order (default: the sorted labels, or a shared Categorical's).
     confidence : float
@@ -1017,7 +820,7 @@ def cohen_kappa(
     Returns
     -------
     CohenKappaResult
-        ``estimate`` is nan (with a ``note``) when chance agreement is 1.
+        Pairs with a missing label dropped (``n_dropped``); nan with a ``note`` if p_e = 1.
 
     Examples
     --------
@@ -1029,19 +832,26 @@ def cohen_kappa(
     return _agreement("cohen_kappa", r, weights, categories, confidence, method)
 
 
-def scott_pi(
-    ratings: Any,
-    b: Any = None,
-    *,
-    unit: str | None = None,
-    rater: str | None = None,
-    rating: str | None = None,
-    weights: Weights = None,
-    categories: Sequence[Any] | None = None,
-    confidence: float = 0.95,
-    method: IntervalMethod = "wald_z",
-) -> AgreementResult:
-    """Scott's pi (chance from the pooled margins), with Gwet's SE (many raters: Fleiss' kappa).
+def _label_coefficient(name: str, summary: str, call: str, result: str):
+    """The public function of coefficient ``name``, with :func:`cohen_kappa`'s signature."""
+
+    def fn(
+        ratings: Any,
+        b: Any = None,
+        *,
+        unit: str | None = None,
+        rater: str | None = None,
+        rating: str | None = None,
+        weights: Weights = None,
+        categories: Sequence[Any] | None = None,
+        confidence: float = 0.95,
+        method: IntervalMethod = "wald_z",
+    ) -> AgreementResult:
+        r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
+        return _agreement(name, r, weights, categories, confidence, method)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""{summary}
 
     Parameters
     ----------
@@ -1050,97 +860,37 @@ def scott_pi(
 
     Examples
     --------
-    >>> round(scott_pi([1, 1, 2, 2], [1, 2, 2, 2]).estimate, 4)
-    0.4667
+    >>> {call}
+    {result}
     """
-    r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    return _agreement("scott_pi", r, weights, categories, confidence, method)
+    return fn
 
 
-def percent_agreement(
-    ratings: Any,
-    b: Any = None,
-    *,
-    unit: str | None = None,
-    rater: str | None = None,
-    rating: str | None = None,
-    weights: Weights = None,
-    categories: Sequence[Any] | None = None,
-    confidence: float = 0.95,
-    method: IntervalMethod = "wald_z",
-) -> AgreementResult:
-    """(Weighted) percent agreement, with Gwet's SE (many raters: mean share of agreeing pairs).
-
-    Parameters
-    ----------
-    ratings, b, unit, rater, rating, weights, categories, confidence, method
-        As in :func:`cohen_kappa`.
-
-    Examples
-    --------
-    >>> percent_agreement([1, 1, 2, 2], [1, 2, 2, 2]).estimate
-    0.75
-    """
-    r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    return _agreement("percent_agreement", r, weights, categories, confidence, method)
-
-
-def pabak(
-    ratings: Any,
-    b: Any = None,
-    *,
-    unit: str | None = None,
-    rater: str | None = None,
-    rating: str | None = None,
-    weights: Weights = None,
-    categories: Sequence[Any] | None = None,
-    confidence: float = 0.95,
-    method: IntervalMethod = "wald_z",
-) -> AgreementResult:
-    """PABAK / Brennan-Prediger: ``(k * p_o - 1) / (k - 1)`` for k categories.
-
-    Weighted: ``(p_o - T/k^2) / (1 - T/k^2)``, T the weights' sum; Gwet's SE.
-
-    Parameters
-    ----------
-    ratings, b, unit, rater, rating, weights, categories, confidence, method
-        As in :func:`cohen_kappa`.
-
-    Examples
-    --------
-    >>> pabak([1, 1, 2, 2], [1, 2, 2, 2]).estimate
-    0.5
-    """
-    r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    return _agreement("pabak", r, weights, categories, confidence, method)
-
-
-def gwet_ac1(
-    ratings: Any,
-    b: Any = None,
-    *,
-    unit: str | None = None,
-    rater: str | None = None,
-    rating: str | None = None,
-    weights: Weights = None,
-    categories: Sequence[Any] | None = None,
-    confidence: float = 0.95,
-    method: IntervalMethod = "wald_z",
-) -> AgreementResult:
-    """Gwet's AC1 (unweighted) / AC2 (weighted) with Gwet's SE.
-
-    Parameters
-    ----------
-    ratings, b, unit, rater, rating, weights, categories, confidence, method
-        As in :func:`cohen_kappa`.
-
-    Examples
-    --------
-    >>> round(gwet_ac1([1, 1, 2, 2, 1], [1, 2, 2, 2, 1]).estimate, 4)
-    0.6
-    """
-    r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    return _agreement("gwet_ac1", r, weights, categories, confidence, method)
+scott_pi = _label_coefficient(
+    "scott_pi",
+    "Scott's pi (chance from the pooled margins), with Gwet's SE (many raters: Fleiss' kappa).",
+    "round(scott_pi([1, 1, 2, 2], [1, 2, 2, 2]).estimate, 4)",
+    "0.4667",
+)
+percent_agreement = _label_coefficient(
+    "percent_agreement",
+    "(Weighted) percent agreement, with Gwet's SE (many raters: mean share of agreeing pairs).",
+    "percent_agreement([1, 1, 2, 2], [1, 2, 2, 2]).estimate",
+    "0.75",
+)
+pabak = _label_coefficient(
+    "pabak",
+    "PABAK / Brennan-Prediger: ``(k * p_o - 1) / (k - 1)`` for k categories, with Gwet's SE.\n\n"
+    "    Weighted: ``(p_o - T/k^2) / (1 - T/k^2)``, T the weights' sum.",
+    "pabak([1, 1, 2, 2], [1, 2, 2, 2]).estimate",
+    "0.5",
+)
+gwet_ac1 = _label_coefficient(
+    "gwet_ac1",
+    "Gwet's AC1 (unweighted) / AC2 (weighted) with Gwet's SE.",
+    "round(gwet_ac1([1, 1, 2, 2, 1], [1, 2, 2, 2, 1]).estimate, 4)",
+    "0.6",
+)
 
 
 def two_rater_agreement(
@@ -1171,10 +921,10 @@ def two_rater_agreement(
     """
     t = check_table(table)
     confidence = check_confidence(confidence)
-    method = check_method(method)  # type: ignore[assignment]
+    method = check_choice(method, "method", _WALD)
     cats = list(table.index) if isinstance(table, pd.DataFrame) else list(range(t.shape[0]))
     frames = [
-        table_result(name, t, weights, cats, confidence, method).to_frame()
+        _result(name, t, weights, cats, confidence, method).to_frame()
         for name, spec in COEFFICIENTS.items()
         if spec.table is not None
     ]
@@ -1226,8 +976,7 @@ def fleiss_kappa(
     ratings, b, unit, rater, rating, categories, confidence, method
         As in :func:`cohen_kappa`.
     counts : array-like or DataFrame, shape (subjects, categories), optional
-        Instead of ``ratings``: how many raters put each subject in each category
-        (:func:`ratings_to_counts`); raters per subject may vary (H0 quantities then nan).
+        Instead of ``ratings``: :func:`ratings_to_counts` (unequal raters: H0 fields nan).
 
     Examples
     --------
@@ -1240,12 +989,57 @@ def fleiss_kappa(
     if counts is None:
         r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
         codes, names = encode(r.columns, check_categories(categories))
-        c = counts_from_codes(codes, len(names))
+        counts = counts_from_codes(codes, len(names))
     else:
         if b is not None or unit is not None or rater is not None or rating is not None:
             raise ValueError("counts= takes no b=, unit=, rater= or rating=")
-        c, names = check_counts(counts)
-    return fleiss_result(c, names, check_confidence(confidence), check_method(method))
+        names = list(counts.columns) if isinstance(counts, pd.DataFrame) else None
+        counts = np.asarray(counts, dtype=float)
+        if counts.ndim != 2 or 0 in counts.shape:
+            raise ValueError(f"counts must be a subjects x categories matrix; got {counts.shape}")
+        if not np.all(np.isfinite(counts)) or np.any((counts < 0) | (counts != np.round(counts))):
+            raise ValueError("counts must hold non-negative integers")
+        names = list(range(counts.shape[1])) if names is None else names
+    confidence = check_confidence(confidence)
+    method = check_choice(method, "method", _WALD)
+    rated = counts.sum(axis=1)
+    if not np.any(rated >= 2):
+        raise ValueError("Fleiss' kappa needs at least one subject with two or more ratings")
+    c = counts[rated > 0]
+    (n, q), m = c.shape, c.sum(axis=1)
+    s = _gwet_family(c, np.eye(q), "fleiss")
+    se0, cat_kappa, cat_se0, n_raters, notes = (
+        np.nan,
+        np.full(q, np.nan),
+        np.full(q, np.nan),
+        None,
+        [],
+    )
+    if np.all(m == m[0]):  # Fleiss, Nee & Landis's H0 quantities (a constant m raters)
+        m, n_raters = m[0], int(m[0])
+        p = c.sum(axis=0) / (n * m)
+        pq = p * (1.0 - p)
+        spq = pq.sum()
+        var0 = 2.0 / (n * m * (m - 1.0)) * _div(spq**2 - np.sum(pq * (1.0 - 2.0 * p)), spq**2)
+        se0 = float(_sqrt_var(var0))
+        cat_kappa = 1.0 - _div(np.sum(c * (m - c), axis=0), n * m * (m - 1.0) * pq)
+        cat_se0 = np.full(q, np.sqrt(2.0 / (n * m * (m - 1.0))))
+    else:
+        notes.append("subjects have different numbers of raters: H0 SE and category kappas nan")
+    if math.isnan(s.estimate):
+        notes.append(f"kappa {UNDEFINED}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cat_z = cat_kappa / cat_se0
+    cat = zip(
+        ("kappa", "se0", "z", "p_value"),
+        (cat_kappa, cat_se0, cat_z, 2.0 * stats.norm.sf(np.abs(cat_z))),
+        strict=True,
+    )
+    fields = {f"category_{k}": tuple(v.tolist()) for k, v in cat}
+    fields |= {"se0": se0, "n_raters": n_raters, "categories": tuple(names)}
+    return _make(
+        FleissKappaResult, s.estimate, s.se, s.n, confidence, method, notes, se_test=se0, **fields
+    )
 
 
 def krippendorff_alpha(
@@ -1261,16 +1055,14 @@ def krippendorff_alpha(
 ) -> KrippendorffAlphaResult:
     """Krippendorff's alpha of units x raters ratings (NaN = missing), with Gwet's SE.
 
-    Units with fewer than two values are ignored (the ``krippendorff`` package's layout is
-    raters x units: transpose with ``.T``). The SE is nan for the ordinal level.
+    Units with fewer than two values are ignored; the SE is nan for the ordinal level.
 
     Parameters
     ----------
     ratings, b, unit, rater, rating, confidence, method
-        As in :func:`cohen_kappa`.
+        As in :func:`cohen_kappa` (the ``krippendorff`` package's raters x units: ``.T``).
     level : {"nominal", "ordinal", "interval", "ratio"}
-        Level of measurement: "nominal" compares labels for equality (any labels), the others
-        need numeric codes ("ratio": values >= 0).
+        "nominal" takes any labels, the others numeric codes ("ratio": values >= 0).
 
     Examples
     --------
@@ -1278,17 +1070,31 @@ def krippendorff_alpha(
     >>> round(krippendorff_alpha(np.transpose(data), level="interval").estimate, 4)
     0.9428
     """
-    level = check_level(level)  # type: ignore[assignment]
+    level = check_choice(level, "level", LEVELS)
     confidence = check_confidence(confidence)
-    method = check_method(method)  # type: ignore[assignment]
-    r = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating)
-    return krippendorff_result(r.columns, level, confidence, method)
+    method = check_choice(method, "method", _WALD)
+    columns = as_ratings(ratings, b, unit=unit, rater=rater, rating=rating).columns
+    values, counts = _value_counts(columns, level)
+    q = len(values)
+    s = kripp_cluster_stats(np.zeros(len(counts), np.int64), counts, 1)[0]
+    alpha = float(coefficient(partial(kripp_parts, values=values, level=level), s))
+    delta = delta_matrix(values.astype(float), level, s[: q * q].reshape(q, q).sum(axis=1))
+    se, notes = float("nan"), []
+    if level == "ordinal":
+        notes.append("no SE for the ordinal level (its metric depends on the data)")
+    elif q >= 2 and delta.max() != 0:
+        se = krippendorff_gwet_se(counts, 1.0 - delta / delta.max())
+    if math.isnan(alpha):
+        notes.append("alpha undefined: no variation among the pairable values")
+    fields = dict(level=level, n_raters=len(columns), values=tuple(values.tolist()))
+    return _make(
+        KrippendorffAlphaResult, alpha, se, int(s[-1]), confidence, method, notes, **fields
+    )
 
 
 # -- task-clustered intervals: per-task sums and their coefficients ---------------------------------
 #: Interval constructions, in the order the coverage study prints them.
 METHODS = (
-    "jackknife_t",
     "atanh_jackknife",
     "exact_agreement",
     "atanh_jackknife_exact",
@@ -1420,8 +1226,7 @@ class ClusterIntervals(NamedTuple):
 
 
 def _jackknife(total: np.ndarray, loo: np.ndarray, fn, c: int):
-    est = fn(total)
-    vals = fn(loo)
+    est, vals = fn(total), fn(loo)
     with np.errstate(invalid="ignore"):
         dev = vals - vals.mean(axis=-1, keepdims=True)
         se = np.sqrt((c - 1.0) / c * np.sum(dev**2, axis=-1))
@@ -1458,11 +1263,7 @@ def cluster_intervals(
     methods: tuple[str, ...] = METHODS,
     n_resamples: int = 0,
     rng: np.random.Generator | None = None,
-    pseudo: float = 1.0,
-    exact_below: float = EXACT_BELOW,
     unit_disagreement: float = 1.0,
-    bound: str | None = None,
-    deff_floor: float = 1.0,
     squared: Parts | None = None,
 ) -> ClusterIntervals:
     """Every requested interval of the coefficient of per-cluster statistics ``cs``."""
@@ -1479,7 +1280,7 @@ def cluster_intervals(
     def z_of(s):
         p_o, p_e, m = parts(s)
         with np.errstate(divide="ignore", invalid="ignore"):
-            shrunk = _div(p_o - p_e, 1.0 - p_e) * m / (m + pseudo)
+            shrunk = _div(p_o - p_e, 1.0 - p_e) * m / (m + 1.0)
             return np.arctanh(np.clip(shrunk, -1.0, 1.0))
 
     z, se_z = _jackknife(total, loo, z_of, c)
@@ -1496,23 +1297,21 @@ def cluster_intervals(
     ratio = 1.0
     if squared is not None:
         ratio = np.maximum(iid_ratio(po, squared(total)[0]), min(unit_disagreement, 1.0))
-    deff = np.clip(raw, deff_floor * ratio, cap)
+    deff = np.clip(raw, ratio, cap)
     n_eff = n / deff
     # The join is decided on the design effect floored at 1 (the weighted floor joined too rarely).
     count = n / np.clip(raw, 1.0, cap) * (1.0 - po) / unit_disagreement
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    if "jackknife_t" in methods:
-        out["jackknife_t"] = (est - tq * se, est + tq * se)
     at = (np.tanh(z - tq * se_z), np.tanh(z + tq * se_z))
     if "atanh_jackknife" in methods:
         out["atanh_jackknife"] = at
     if "exact_agreement" in methods:
-        out["exact_agreement"] = _exact(po, pe, n_eff, alpha, bound or "clopper_pearson")
+        out["exact_agreement"] = _exact(po, pe, n_eff, alpha, "clopper_pearson")
     # Few disagreements, or no spread over tasks (a zero-width interval is no interval).
-    few = (count < exact_below) | ~(se_z > 1e-12)
+    few = (count < EXACT_BELOW) | ~(se_z > 1e-12)
     joined_p = p_value
     for name in (m for m in methods if m in JOINED):
-        b = bound or JOINED[name]
+        b = JOINED[name]
         lo, hi = _exact(po, pe, n_eff, alpha, b)
         # fmin/fmax: where one construction is undefined (nan) the other decides.
         lo, hi = np.fmin(at[0], lo), np.fmax(at[1], hi)
@@ -1538,7 +1337,7 @@ def cluster_intervals(
 
 # -- task-clustered intervals (public) --------------------------------------------------------------
 #: The interval constructions of :func:`clustered_agreement` (see :func:`cluster_intervals`).
-CLUSTERED_METHODS = tuple(m for m in METHODS if m != "jackknife_t")
+CLUSTERED_METHODS = METHODS
 DEFAULT_METHOD = "atanh_jackknife_midp_blaker"
 
 
@@ -1553,8 +1352,7 @@ class _Intervals:
 
     @classmethod
     def checked(cls, confidence, method, n_resamples, rng) -> _Intervals:
-        if method not in CLUSTERED_METHODS:
-            raise ParameterError(f"method must be one of {list(CLUSTERED_METHODS)}; got {method!r}")
+        check_choice(method, "method", CLUSTERED_METHODS)
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         return cls(check_confidence(confidence), method, check_n_resamples(n_resamples), rng)
 
@@ -1585,17 +1383,14 @@ def clustered_agreement(
         Among :data:`COEFFICIENTS` (``cohen_kappa`` for two raters only); one row each.
     weights, categories, level
         As in :func:`cohen_kappa` and :func:`krippendorff_alpha`.
-    confidence, n_resamples, rng
-        ``n_resamples`` and ``rng`` serve ``method="bootstrap_percentile"`` only.
-    method : str
-        Among :data:`CLUSTERED_METHODS` (the default chosen in ``docs/methods.md``).
+    confidence, method, n_resamples, rng
+        ``method`` among :data:`CLUSTERED_METHODS`; ``n_resamples``, ``rng``: bootstrap only.
 
     Returns
     -------
     ResultFrame
-        One row per coefficient: ``se`` the delete-one-task jackknife's, ``p_value`` the t
-        test of 0 on the atanh scale, ``df`` tasks - 1, ``ci_note``; ``.diagnostics``:
-        observed and chance agreement, effective units, whether the exact bound was joined.
+        One row per coefficient (``se``: delete-one-task jackknife, ``p_value``: t test on the
+        atanh scale, ``df``: tasks - 1); ``.diagnostics``: agreement, effective units, joins.
 
     Examples
     --------
@@ -1609,39 +1404,28 @@ def clustered_agreement(
     1     gwet_ac1     0.762   0.138    0.940        4
     """
     names = [coefficient] if isinstance(coefficient, str) else list(coefficient)
-    unknown = [c for c in names if c not in COEFFICIENTS]
-    if unknown or not names:
-        raise ParameterError(
-            f"coefficient must be among {list(COEFFICIENTS)}; got {unknown or names}"
-        )
+    if not names or any(c not in COEFFICIENTS for c in names):
+        raise ParameterError(f"coefficient must be among {list(COEFFICIENTS)}; got {names}")
     opts = _Intervals.checked(confidence, method, n_resamples, rng)
-    level = check_level(level)
+    level = check_choice(level, "level", LEVELS)
     r = as_ratings(ratings, b)
     if len(r.columns) < 2:
         raise ParameterError(f"ratings needs at least two raters (columns); got {len(r.columns)}")
     cl = cluster.to_numpy() if isinstance(cluster, pd.Series) else np.asarray(cluster)
     if cl.ndim != 1 or len(cl) != len(r.columns[0]):
-        raise ParameterError(
-            f"cluster needs one task id per unit ({len(r.columns[0])}); got shape {cl.shape}"
-        )
+        raise ParameterError(f"cluster needs one task id per unit; got shape {cl.shape}")
     if pd.isna(cl).any():
         pos = int(np.flatnonzero(pd.isna(cl))[0])
         raise ParameterError(f"cluster has a missing task id at unit {pos}")
     rows, diags = [], []
     codes: list = []  # the label codes, encoded once for every coefficient that needs them
+    kw = dict(confidence=opts.confidence, n_resamples=opts.n_resamples, rng=opts.rng)
     for name in names:
         cs, parts, squared, unit, info = _statistics(
             name, r.columns, cl, weights, level, categories, codes
         )
         res = cluster_intervals(
-            cs,
-            parts,
-            confidence=opts.confidence,
-            methods=(method,),
-            n_resamples=opts.n_resamples,
-            rng=opts.rng,
-            unit_disagreement=unit,
-            squared=squared,
+            cs, parts, methods=(method,), unit_disagreement=unit, squared=squared, **kw
         )
         lo, hi = res.intervals[method]
         few = bool(res.few) and method in JOINED
@@ -1667,8 +1451,7 @@ def _note(res: ClusterIntervals, few: bool, method: str) -> str:
     if np.isnan(res.estimate):
         return "undefined: chance agreement is 1 (one category)"
     if res.observed >= 1.0 and (method in JOINED or method == "exact_agreement"):
-        name = JOINED.get(method, "clopper_pearson")
-        name = "mid-p, Blaker's tails" if name == "mid_p_blaker" else "Clopper-Pearson"
+        name = "mid-p, Blaker's tails" if "midp" in method else "Clopper-Pearson"
         return (
             f"perfect observed agreement: the lower bound is a binomial one ({name} on "
             f"{float(res.n_eff):.0f} effective units), not a resampling one"
@@ -1683,10 +1466,7 @@ def _note(res: ClusterIntervals, few: bool, method: str) -> str:
 def _cluster_codes(cl: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, int]:
     codes, uniques = pd.factorize(cl[keep], sort=True)
     if len(uniques) < 2:
-        raise ParameterError(
-            f"a task-clustered interval needs at least two tasks with rated units; got "
-            f"{len(uniques)}"
-        )
+        raise ParameterError(f"a clustered interval needs at least two tasks; got {len(uniques)}")
     return codes.astype(np.int64), len(uniques)
 
 
@@ -1790,47 +1570,29 @@ def _n_pairs(wide: pd.DataFrame, used: np.ndarray, cluster: str) -> int:
 
 
 def _clustered(
-    a: np.ndarray,
-    b: np.ndarray | None,
-    task: np.ndarray,
-    coefficients: list[str],
-    opts: _Intervals,
-    *,
-    weights: str | None = None,
-    categories: Any = range(_K),
-) -> list[dict[str, Any]]:
-    """:func:`clustered_agreement`'s rows, or NaN rows (with the reason) on one task."""
+    a, b, task, coefficient: str, opts: _Intervals, *, weights=None, categories: Any = range(_K)
+) -> dict[str, Any]:
+    """:func:`clustered_agreement`'s row, or a NaN row (with the reason) on one task."""
     if _n_distinct(task) < 2:
         nan = dict.fromkeys(_CLUSTERED_FIELDS, np.nan)
-        nan.update(method=opts.method, ci_note="one task: no task-clustered interval")
-        return [nan for _ in coefficients]
-    res = clustered_agreement(
-        a,
-        b,
-        cluster=task,
-        coefficient=coefficients,
-        weights=weights,
-        categories=categories,
-        **vars(opts),
-    )
-    return [{c: r[c] for c in _CLUSTERED_FIELDS} for r in res.to_dict("records")]
+        return nan | {"method": opts.method, "ci_note": "one task: no task-clustered interval"}
+    kw = {"coefficient": coefficient, "weights": weights, "categories": categories}
+    res = clustered_agreement(a, b, cluster=task, **kw, **vars(opts))
+    (row,) = res.to_dict("records")
+    return {c: row[c] for c in _CLUSTERED_FIELDS}
 
 
 def _kappa_rows(
     a: np.ndarray, b: np.ndarray, task: np.ndarray, opts: _Intervals, names=("kappa",)
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """Clustered rows ``names`` and ``kappa_iid`` of codes ``a`` against ``b``, diagnostics:
-    the one construction of judges against each other and against people."""
+    """Clustered rows ``names`` and ``kappa_iid`` of codes ``a`` against ``b``, diagnostics."""
     table = np.bincount(a * _K + b, minlength=_K * _K).reshape(_K, _K)
     if not table.sum():
         return {}, {}
     rows: dict[str, dict[str, Any]] = {}
-    unweighted = [n for n in names if _PAIR_COEFFICIENTS[n][1] is None]
-    res = _clustered(a, b, task, [_PAIR_COEFFICIENTS[n][0] for n in unweighted], opts)
-    rows.update(zip(unweighted, res, strict=True))
-    for name in (n for n in names if _PAIR_COEFFICIENTS[n][1] is not None):
+    for name in sorted(names, key=lambda n: _PAIR_COEFFICIENTS[n][1] is not None):
         coef, weights = _PAIR_COEFFICIENTS[name]
-        rows[name] = _clustered(a, b, task, [coef], opts, weights=weights)[0]
+        rows[name] = _clustered(a, b, task, coef, opts, weights=weights)
     k = cohen_kappa_table(table, confidence=opts.confidence)
     rows["kappa_iid"] = {"estimate": k.estimate, "se": k.se, "p_value": k.p_value}
     rows["kappa_iid"]["method"] = "iid z test (no interval)"
@@ -1863,19 +1625,14 @@ def judge_agreement(
     threshold: float = DISAGREEMENT_TRIGGER,
     rng: np.random.Generator | int | None = None,
 ) -> ResultFrame:
-    """Agreement between every pair of judges: each coefficient with its interval.
-
-    Units are the pairs (task, replicate[, order]) both judges judged ``ok``; outcomes are
-    ordered loss < tie < win; one agreement per pair of arms (``arm_a``, ``arm_b``).
+    """Agreement between every pair of judges (per pair of arms), each with its interval.
 
     Parameters
     ----------
     frame : DataFrame
-        A verdict frame (``task_id, replicate, order, rubric, judge, status, outcome``).
-    judges : sequence of str, optional
-        Judges to compare (default: all in the rubric).
-    rubric : str, optional
-        Required when the frame holds several rubrics.
+        A verdict frame; units are the (task, replicate[, order]) both judges judged ``ok``.
+    judges, rubric : optional
+        Judges to compare (default: all); the rubric (needed if the frame holds several).
     cluster, confidence, n_resamples, method, rng
         As in :func:`clustered_agreement`.
     threshold : float, default 0.20
@@ -1884,10 +1641,8 @@ def judge_agreement(
     Returns
     -------
     ResultFrame
-        Per ``rubric[, arm_a, arm_b], judge_a, judge_b`` the rows shown below, ``kappa_linear``,
-        ``ac1``, ``pabak``; with three or more judges ``judge_a == "all judges"`` rows
-        ``fleiss_kappa`` and ``krippendorff_alpha``. ``.diagnostics``: counts, ``trigger``,
-        ``confusion`` (rows judge_a, loss/tie/win).
+        Per judge pair the rows below, ``kappa_linear``, ``ac1``, ``pabak``; three or more
+        judges add ``fleiss_kappa``, ``krippendorff_alpha`` (``judge_a == "all judges"``).
 
     Examples
     --------
@@ -1932,40 +1687,34 @@ def judge_agreement(
                 | {"agreements": n - disagreements, "disagreements": disagreements}
                 | {"trigger": d["trigger"], **diag, "confusion": table.tolist()}
             )
-        if len(judges) >= 3:
-            long_many, diag = _many_judges(wide, judges, cluster, opts)
+        if len(judges) >= 3:  # Fleiss' kappa (units all judges rated), Krippendorff's alpha
+            codes = np.column_stack([_codes(wide[j]) for j in judges]).astype(float)
+            codes[codes < 0] = np.nan
+            complete = ~np.isnan(codes).any(axis=1)
+            task = wide[cluster].to_numpy()
+            n, n_tasks = int(complete.sum()), int(wide.loc[complete, cluster].nunique())
             head = {**lead, "judge_a": "all judges", "judge_b": f"{len(judges)} judges"}
-            long += [{**head, **r} for r in long_many]
-            diags.append({**head, **diag})
+            diag = {**head, "n": n, "n_pairs": _n_pairs(wide, complete, cluster)}
+            diag["n_tasks"] = n_tasks
+            rows = {}
+            if complete.any():
+                diag["fleiss_se0"] = fleiss_kappa(codes[complete], categories=[0.0, 1.0, 2.0]).se0
+                rows["fleiss_kappa"] = _clustered(
+                    codes[complete], None, task[complete], "fleiss_kappa", opts
+                )
+            if ((~np.isnan(codes)).sum(axis=1) >= 2).any():
+                rows["krippendorff_alpha"] = _clustered(
+                    codes, None, task, "krippendorff_alpha", opts, categories=None
+                )
+            many = ("fleiss_kappa", "krippendorff_alpha")
+            long += _long_rows(head, many, rows, n, n_tasks, opts.confidence)
+            diags.append(diag)
     by = ["rubric", *(c for c in _ARMS if c in f.columns), "judge_a", "judge_b"]
     diagnostics = pd.DataFrame(diags)
     cols = ("n", "n_pairs", "n_tasks", "agreements", "disagreements", "trigger")
     cols += ("kappa_se0", "kappa_z", "fleiss_se0", "ci_note", "confusion")
     diagnostics = diagnostics[[*by, *(c for c in cols if c in diagnostics.columns)]]
     return tidy_frame(pd.DataFrame(long), by=by, diagnostics=diagnostics)
-
-
-def _many_judges(wide: pd.DataFrame, judges: list[str], cluster: str, opts: _Intervals):
-    """Fleiss' kappa (units all judges rated) and Krippendorff's alpha: rows, diagnostics."""
-    codes = np.column_stack([_codes(wide[j]) for j in judges]).astype(float)
-    codes[codes < 0] = np.nan
-    complete = ~np.isnan(codes).any(axis=1)
-    task = wide[cluster].to_numpy()
-    n, n_tasks = int(complete.sum()), int(wide.loc[complete, cluster].nunique())
-    diag: dict[str, Any] = {"n": n, "n_pairs": _n_pairs(wide, complete, cluster)}
-    diag["n_tasks"] = n_tasks
-    rows: dict[str, dict[str, Any]] = {}
-    if complete.any():
-        diag["fleiss_se0"] = fleiss_kappa(codes[complete], categories=[0.0, 1.0, 2.0]).se0
-        (rows["fleiss_kappa"],) = _clustered(
-            codes[complete], None, task[complete], ["fleiss_kappa"], opts
-        )
-    if ((~np.isnan(codes)).sum(axis=1) >= 2).any():
-        (rows["krippendorff_alpha"],) = _clustered(
-            codes, None, task, ["krippendorff_alpha"], opts, categories=None
-        )
-    order = ("fleiss_kappa", "krippendorff_alpha")
-    return _long_rows({}, order, rows, n, n_tasks, opts.confidence), diag
 
 
 _SEVERITY = {"no_answer": 3, "error": 2, "invalid": 1, "ok": 0}
@@ -1980,16 +1729,18 @@ def consensus(
 ) -> pd.DataFrame:
     """One verdict per pair (and order) from several judges.
 
-    ``"unanimous"``: the shared outcome when every judge is ``ok`` and agrees, else ``tie``
-    (seed 000: doubt defaults to "(b) roughly equivalent"); ``"majority"``: the outcome of a
-    strict majority of all judges, else ``tie``. A pair without enough ``ok`` judges takes
-    the most serious status among them (no_answer > error > invalid) and no outcome.
+    Parameters
+    ----------
+    rule : {"unanimous", "majority"}
+        The shared outcome of all judges, or of a strict majority; else ``tie`` (seed 000's
+        doubt); too few ``ok`` judges: the most serious status, no outcome.
+    judges, rubric
+        As in :func:`judge_agreement`.
 
     Returns
     -------
     DataFrame
-        A verdict frame (judge ``"consensus:<rule>"``) with ``n_judges_ok`` and ``agreed``,
-        which :func:`evalstats.win_rates` accepts.
+        A verdict frame (judge ``"consensus:<rule>"``) with ``n_judges_ok`` and ``agreed``.
 
     Examples
     --------
@@ -2001,65 +1752,55 @@ def consensus(
     >>> c[["task_id", "outcome", "agreed"]].to_numpy().tolist()
     [['t1', 'win', True], ['t2', 'tie', False]]
     """
-    if rule not in ("unanimous", "majority"):
-        raise ValueError(f"rule must be 'unanimous' or 'majority', got {rule!r}")
-    f, rubric, judges = _select(frame, rubric, judges)
-    f = f.loc[f["judge"].astype(str).isin(judges)]
-    parts = [_consensus(g, rule, judges, rubric).assign(**arms) for arms, g in _by_arms(f)]
+    check_choice(rule, "rule", ("unanimous", "majority"))
+    sel, rubric, judges = _select(frame, rubric, judges)
+    parts = []
+    for arms, f in _by_arms(sel.loc[sel["judge"].astype(str).isin(judges)]):
+        # One code per verdict: the outcome (0-2) if ok, else -1 - severity; no row: an error.
+        ok = (f["status"].astype(object) == "ok").to_numpy()
+        severity = f["status"].astype(object).map(_SEVERITY).fillna(_SEVERITY["error"])
+        value = np.where(ok, _codes(f["outcome"]), -1 - severity.to_numpy(dtype=np.int64))
+        wide = wide_by_judge(f.assign(_verdict=value), value="_verdict", rubric=rubric)
+        wide = wide.reindex(columns=[*wide.columns.difference(judges, sort=False), *judges])
+        keys = [c for c in ("task_id", "replicate", "order") if c in wide.columns]
+        cells = np.column_stack(
+            [wide[j].to_numpy(dtype=np.float64, na_value=np.nan) for j in judges]
+        )
+        cells = np.where(np.isnan(cells), -1 - _SEVERITY["error"], cells).astype(np.int64)
+        codes = np.where(cells >= 0, cells, -1)  # -1 = not ok
+        sev = np.where(cells >= 0, _SEVERITY["ok"], -1 - cells)
+        n_ok = (codes >= 0).sum(axis=1)
+        m = len(judges)
+        votes = np.stack([(codes == k).sum(axis=1) for k in range(_K)], axis=1)  # (units, K)
+        top = votes.argmax(axis=1)
+        agreed = votes.max(axis=1) == m
+        decided = n_ok == m if rule == "unanimous" else n_ok * 2 > m
+        result = np.where(agreed if rule == "unanimous" else votes.max(axis=1) * 2 > m, top, 1)
+        status_names = np.array(["ok", "invalid", "error", "no_answer"], dtype=object)
+        out_status = np.where(decided, "ok", status_names[np.maximum(sev.max(axis=1), 1)])
+        out_outcome = np.where(decided, np.asarray(OUTCOMES, dtype=object)[result], None)
+        out = wide[keys].copy()
+        out["rubric"] = rubric
+        out["judge"] = f"consensus:{rule}"
+        out["status"] = pd.Categorical(out_status, dtype=STATUS_DTYPE)
+        out["outcome"] = pd.Categorical(out_outcome, dtype=OUTCOME_DTYPE)
+        out["n_judges_ok"] = n_ok
+        out["agreed"] = agreed & decided
+        # The pair's own columns (over_budget_arm: win_rates' arm-aware rule applies too).
+        pair_cols = ["tokens_with", "tokens_without", "wall_with_s", "wall_without_s"]
+        pair_cols = [c for c in (*pair_cols, "over_budget_arm") if c in f.columns]
+        pair_info = f.drop_duplicates(["task_id", "replicate"])[
+            ["task_id", "replicate", *pair_cols]
+        ]
+        out = out.merge(pair_info, on=["task_id", "replicate"], how="left")
+        parts.append(out.assign(**arms))
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
-
-
-def _consensus(f: pd.DataFrame, rule: str, judges: list[str], rubric: str) -> pd.DataFrame:
-    """:func:`consensus` of the rows of one pair of arms."""
-    # One code per verdict: the outcome (0-2) if ok, else -1 - severity; no row: an error.
-    ok = (f["status"].astype(object) == "ok").to_numpy()
-    severity = f["status"].astype(object).map(_SEVERITY).fillna(_SEVERITY["error"])
-    value = np.where(ok, _codes(f["outcome"]), -1 - severity.to_numpy(dtype=np.int64))
-    wide = wide_by_judge(f.assign(_verdict=value), value="_verdict", rubric=rubric)
-    wide = wide.reindex(columns=[*wide.columns.difference(judges, sort=False), *judges])
-    keys = [c for c in ("task_id", "replicate", "order") if c in wide.columns]
-    cells = np.column_stack([wide[j].to_numpy(dtype=np.float64, na_value=np.nan) for j in judges])
-    cells = np.where(np.isnan(cells), -1 - _SEVERITY["error"], cells).astype(np.int64)
-    codes = np.where(cells >= 0, cells, -1)  # -1 = not ok
-    sev = np.where(cells >= 0, _SEVERITY["ok"], -1 - cells)
-    n_ok = (codes >= 0).sum(axis=1)
-    m = len(judges)
-    votes = np.stack([(codes == k).sum(axis=1) for k in range(_K)], axis=1)  # (units, K)
-    top = votes.argmax(axis=1)
-    agreed = votes.max(axis=1) == m
-    if rule == "unanimous":
-        decided = n_ok == m
-        result = np.where(agreed, top, 1)
-    else:
-        decided = n_ok * 2 > m
-        result = np.where(votes.max(axis=1) * 2 > m, top, 1)
-    status_names = np.array(["ok", "invalid", "error", "no_answer"], dtype=object)
-    out_status = np.where(decided, "ok", status_names[np.maximum(sev.max(axis=1), 1)])
-    out_outcome = np.where(decided, np.asarray(OUTCOMES, dtype=object)[result], None)
-    out = wide[keys].copy()
-    out["rubric"] = rubric
-    out["judge"] = f"consensus:{rule}"
-    out["status"] = pd.Categorical(out_status, dtype=STATUS_DTYPE)
-    out["outcome"] = pd.Categorical(out_outcome, dtype=OUTCOME_DTYPE)
-    out["n_judges_ok"] = n_ok
-    out["agreed"] = agreed & decided
-    # The pair's own columns (over_budget_arm: win_rates' arm-aware rule applies too).
-    pair_cols = ["tokens_with", "tokens_without", "wall_with_s", "wall_without_s"]
-    pair_cols = [c for c in (*pair_cols, "over_budget_arm") if c in f.columns]
-    pair_info = f.drop_duplicates(["task_id", "replicate"])[["task_id", "replicate", *pair_cols]]
-    out = out.merge(pair_info, on=["task_id", "replicate"], how="left")
-    assert set(STATUSES) >= set(out["status"].astype(str))
-    return out
 
 
 # -- judges against people --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class GoldResult(ResultDisplay):
-    """What :func:`judge_vs_gold` returns. ``judges``: per judge ``accuracy``, macro
-    ``precision``, ``recall``, ``f1``, ``kappa``, ``kappa_iid`` and, where both orders exist,
-    the accuracy in each and ``positional_agreement``; ``confusion`` (judge, gold, predicted,
-    n), ``gold`` (:func:`gold_labels`), the
-    ``gold_rule``, pairs with a gold label and pairs with labels but no majority."""
+    """What :func:`judge_vs_gold` returns: per-judge tidy rows, ``confusion``, ``gold``."""
 
     judges: pd.DataFrame
     confusion: pd.DataFrame
@@ -2111,15 +1852,13 @@ def gold_labels(labels: pd.DataFrame, gold: str = "majority") -> pd.DataFrame:
     key = [*_PAIR, *(c for c in _ARMS if c in labels.columns)]
     pid, uniq = pd.MultiIndex.from_frame(lab[key].reset_index(drop=True)).factorize()
     counts = np.bincount(pid * _K + codes, minlength=len(uniq) * _K).reshape(len(uniq), _K)
-    votes = counts.sum(axis=1)
-    agreeing = counts.max(axis=1)
-    out = pd.DataFrame(list(uniq), columns=key)
-    has = 2 * agreeing > votes
-    out["gold"] = pd.Categorical.from_codes(
-        np.where(has, counts.argmax(axis=1), -1), dtype=OUTCOME_DTYPE
+    votes, agreeing = counts.sum(axis=1), counts.max(axis=1)
+    majority = np.where(2 * agreeing > votes, counts.argmax(axis=1), -1)
+    out = pd.DataFrame(list(uniq), columns=key).assign(
+        gold=pd.Categorical.from_codes(majority, dtype=OUTCOME_DTYPE),
+        votes=votes,
+        agreeing=agreeing,
     )
-    out["votes"] = votes
-    out["agreeing"] = agreeing
     return out.sort_values(key, kind="stable").reset_index(drop=True)
 
 
@@ -2133,10 +1872,8 @@ def macro_scores(table: np.ndarray) -> tuple[float, float, float, float]:
         p = np.where(cols > 0, diag / cols, 0.0)
         r = np.where(rows > 0, diag / rows, 0.0)
         f = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
-    acc = float(diag.sum() / n) if n else float("nan")
-    if not present.any():
-        return acc, float("nan"), float("nan"), float("nan")
-    return acc, float(p[present].mean()), float(r[present].mean()), float(f[present].mean())
+    macro = [float(x[present].mean()) if present.any() else float("nan") for x in (p, r, f)]
+    return float(diag.sum() / n) if n else float("nan"), *macro
 
 
 def labeler_agreement(
@@ -2147,15 +1884,19 @@ def labeler_agreement(
     method: str = DEFAULT_METHOD,
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
-    """Cohen's kappa between every two labelers on the pairs both labelled.
+    """Cohen's kappa (:func:`judge_agreement`'s interval) between every two labelers.
 
-    A labeler's first label of a pair counts; the interval is :func:`judge_agreement`'s.
+    Parameters
+    ----------
+    labels : DataFrame
+        A labels table; a labeler's first label of a pair counts.
+    confidence, n_resamples, method, rng
+        As in :func:`clustered_agreement`.
 
     Returns
     -------
     DataFrame
-        ``a``, ``b``, ``n``, ``n_tasks``, ``kappa``, ``se``, ``ci_low``, ``ci_high``,
-        ``p_value``, ``method``, ``kappa_iid_se``, ``observed_agreement``, ``ci_note``.
+        One row per two labelers: ``a``, ``b``, ``n``, ``kappa`` and its interval.
 
     Examples
     --------
@@ -2208,15 +1949,17 @@ def judge_vs_gold(
 
     Parameters
     ----------
-    frame : DataFrame
-        A verdict frame; with ``arm_a``, ``arm_b`` in it and in ``labels``, every judge is
-        scored per pair of arms.
-    labels : DataFrame
-        A labels table (:func:`evalstats.records.load_labels` or an adapter's labels).
+    frame, labels : DataFrame
+        A verdict frame and a labels table (per pair of arms where both name them).
     gold : str, default "majority"
         As in :func:`gold_labels` (pairs without a gold label are left out).
     rubric, judges, confidence, n_resamples, method, rng
         As in :func:`judge_agreement`.
+
+    Returns
+    -------
+    GoldResult
+        ``judges``: per judge tidy rows; ``confusion``; ``gold``; counts of gold pairs.
 
     Examples
     --------
@@ -2255,8 +1998,24 @@ def judge_vs_gold(
         diag = {**head, "n": len(ok), "n_pairs": int(ok[key].drop_duplicates().shape[0])}
         diag |= {"n_tasks": _n_distinct(task), "n_not_ok": int(len(mj) - len(ok))}
         long += _long_rows(head, names, rows, len(ok), diag["n_tasks"], opts.confidence)
-        if has_order:
-            long += _order_rows(head, ok, gc == pc, diag)
+        if has_order:  # the accuracy in each order and the positional agreement
+            order, acc = ok["order"].astype(object), {}
+            for o in ("with_first", "without_first"):
+                sel = (order == o).to_numpy()
+                acc[f"accuracy_{o}"] = float((gc == pc)[sel].mean()) if sel.any() else np.nan
+            first = ok.loc[order.notna().to_numpy()].drop_duplicates([*_PAIR, "order"])
+            wide = first.pivot(index=_PAIR, columns="order", values="outcome")
+            both = wide.dropna() if wide.shape[1] == 2 else wide.iloc[:0]
+            diag["n_pairs_both_orders"] = len(both)
+            same = (
+                (both.iloc[:, 0].astype(str) == both.iloc[:, 1].astype(str)) if len(both) else None
+            )
+            acc["positional_agreement"] = float(same.mean()) if same is not None else np.nan
+            long += [
+                {**head, "statistic": k, "estimate": v, "n": len(ok), "n_tasks": diag["n_tasks"]}
+                for k, v in acc.items()
+            ]
+            long[-1]["n"] = len(both)
         diags.append(diag)
         conf_parts.append(
             pd.DataFrame({**head, "n": table.ravel()})
@@ -2274,24 +2033,3 @@ def judge_vs_gold(
         confidence=opts.confidence,
         method=method,
     )
-
-
-def _order_rows(head: dict[str, Any], ok: pd.DataFrame, correct: np.ndarray, diag: dict) -> list:
-    """Accuracy in each order and the positional agreement of one judge's ok judgments."""
-    order = ok["order"].astype(object)
-    rows = {}
-    for o in ("with_first", "without_first"):
-        sel = (order == o).to_numpy()
-        rows[f"accuracy_{o}"] = float(correct[sel].mean()) if sel.any() else np.nan
-    first = ok.loc[order.notna().to_numpy()].drop_duplicates([*_PAIR, "order"])
-    wide = first.pivot(index=_PAIR, columns="order", values="outcome")
-    both = wide.dropna() if wide.shape[1] == 2 else wide.iloc[:0]
-    diag["n_pairs_both_orders"] = len(both)
-    same = (both.iloc[:, 0].astype(str) == both.iloc[:, 1].astype(str)) if len(both) else None
-    rows["positional_agreement"] = float(same.mean()) if same is not None else np.nan
-    out = [
-        {**head, "statistic": k, "estimate": v, "n": len(ok), "n_tasks": diag["n_tasks"]}
-        for k, v in rows.items()
-    ]
-    out[-1]["n"] = len(both)
-    return out
