@@ -5,7 +5,6 @@ Where each field comes from: docs/data.md (Importers).
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstats.errors import DataError
+from evalstats.records import is_missing
 
 from ._common import (
     Imported,
@@ -24,12 +24,13 @@ from ._common import (
     file_tool_keys,
     finish,
     jsonl_records,
+    list_files,
     loads,
     number_replicates,
     paths_from_input,
     read_bytes,
-    unique_columns,
 )
+from ._table import _read
 
 __all__ = ["DEFAULT_CLAUDE_FILE_TOOLS", "from_claude_code", "parse_output"]
 
@@ -278,14 +279,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 
 
 def _from_manifest(manifest: Path) -> list[tuple[Path, dict[str, Any], Source]]:
-    try:
-        with manifest.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            header = reader.fieldnames or []
-            unique_columns(list(header), manifest)
-            rows = list(reader)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise DataError(f"unreadable manifest: {exc}", path=manifest) from None
+    rows, sources, header, _ = _read(manifest)
     for col in ("file", "task_id", "arm"):
         if col not in header:
             raise DataError(
@@ -295,37 +289,25 @@ def _from_manifest(manifest: Path) -> list[tuple[Path, dict[str, Any], Source]]:
                 field=col,
             )
     out = []
-    for lineno, row in enumerate(rows, start=2):
-        src = Source(str(manifest), line=lineno)
-        if not row.get("file"):
+    for row, src in zip(rows, sources, strict=True):
+        if is_missing(row["file"]):
             raise src.error("empty file name", field="file")
-        path = manifest.parent / row["file"]
-        keys = {k: v for k, v in row.items() if k != "file" and v not in (None, "")}
+        keys = {k: v for k, v in row.items() if k != "file" and not is_missing(v)}
         if "replicate" in keys:
             try:
                 keys["replicate"] = int(keys["replicate"])
             except ValueError:
                 raise src.error(f"replicate {keys['replicate']!r} is not an integer") from None
-        out.append((path, keys, src))
+        out.append((manifest.parent / row["file"], keys, src))
     return out
 
 
 def _from_pattern(
-    paths: Iterable[str | os.PathLike[str]], pattern: str
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], pattern: str
 ) -> tuple[list[tuple[Path, dict[str, Any], Source]], list[Problem]]:
     regex = compile_pattern(pattern)
-    files: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            files.extend(
-                sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
-            )
-        elif p.exists():
-            files.append(p)
-        else:
-            raise DataError("file not found", path=p)
     out, skipped = [], []
-    for f in files:
+    for f in list_files(paths, lambda q: q.is_file() and not q.name.startswith(".")):
         m = regex.fullmatch(f.name)
         if m is None:
             skipped.append(
@@ -390,8 +372,7 @@ def from_claude_code(
     else:
         if pattern is None:
             raise ValueError("give a file-name pattern or a manifest")
-        single = isinstance(paths, (str, os.PathLike))
-        entries, problems = _from_pattern([paths] if single else paths, pattern)
+        entries, problems = _from_pattern(paths, pattern)
     runs: list[dict[str, Any]] = []
     sources: list[Source] = []
     for path, keys, src in entries:

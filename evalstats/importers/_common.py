@@ -8,12 +8,13 @@ source file and record ("logs/a.eval: sample 'q3' epoch 2: ...").
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import tempfile
 import zipfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ __all__ = [
     "finish",
     "format_problems",
     "jsonl_records",
+    "keep_first_task",
+    "list_files",
     "number_replicates",
     "paths_from_input",
     "read_bytes",
@@ -113,7 +116,15 @@ def _cap(default: int) -> int:
     return int(text) if text and text.isdigit() and int(text) > 0 else default
 
 
-def _require_regular(path: str | os.PathLike[str]) -> os.stat_result:
+def read_cap_check(path: str | os.PathLike[str], cap: float | None = None) -> None:
+    """Refuse a file that is not regular or is over ``cap`` bytes, without reading it.
+
+    >>> read_cap_check("/dev/zero")
+    Traceback (most recent call last):
+    ...
+    evalstats.errors.DataError: /dev/zero: not a regular file (a device, pipe or ...
+    """
+    limit = _cap(MAX_INPUT_BYTES) if cap is None else cap
     p = Path(path)
     try:
         info = p.stat()
@@ -125,19 +136,6 @@ def _require_regular(path: str | os.PathLike[str]) -> os.stat_result:
         raise DataError(
             "not a regular file (a device, pipe or directory): nothing to import from it", path=p
         )
-    return info
-
-
-def read_cap_check(path: str | os.PathLike[str], cap: int | None = None) -> None:
-    """Refuse a file that is not regular or is over ``cap`` bytes, without reading it.
-
-    >>> read_cap_check("/dev/zero")
-    Traceback (most recent call last):
-    ...
-    evalstats.errors.DataError: /dev/zero: not a regular file (a device, pipe or ...
-    """
-    limit = _cap(MAX_INPUT_BYTES) if cap is None else cap
-    info = _require_regular(path)
     if info.st_size > limit:
         raise DataError(
             f"the file is {info.st_size:,} bytes, over the import cap of {limit:,} "
@@ -216,7 +214,7 @@ def unique_columns(columns: list[str], path: Any, line: int | None = 1) -> None:
 def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
     """Refuse an archive with a duplicate member or members that inflate past ``cap``."""
     limit = _cap(MAX_MEMBER_BYTES) if cap is None else cap
-    _require_regular(path)
+    read_cap_check(path, math.inf)
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
@@ -329,6 +327,43 @@ def paths_from_input(args: Any, keys: Sequence[str]) -> list[str]:
         elif isinstance(value, list):
             found.extend(v for v in value if isinstance(v, str) and v)
     return found
+
+
+def list_files(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    keep: Callable[[Path], bool],
+    none_found: str | None = None,
+) -> list[Path]:
+    """The files named, and the files ``keep`` accepts in each folder named (sorted)."""
+    files: list[Path] = []
+    for p in map(Path, [paths] if isinstance(paths, (str, os.PathLike)) else paths):
+        if p.is_dir():
+            found = sorted(q for q in p.iterdir() if keep(q))
+            if not found and none_found:
+                raise DataError(none_found, path=p)
+            files.extend(found)
+        elif p.exists():
+            files.append(p)
+        else:
+            raise DataError("file not found", path=p)
+    return files
+
+
+def keep_first_task(
+    tasks: dict[str, dict[str, Any]],
+    sources: dict[str, Source],
+    task: dict[str, Any],
+    src: Source,
+    compared: Sequence[str] | None = None,
+) -> Source | None:
+    """Keep the first task of an id; for a later one differing in ``compared``, the first's source."""
+    tid = task["task_id"]
+    if tid not in tasks:
+        tasks[tid], sources[tid] = task, src
+        return None
+    first = tasks[tid]
+    same = task == first if compared is None else all(task[k] == first[k] for k in compared)
+    return None if same else sources[tid]
 
 
 def format_problems(problems: Sequence[Problem], *, max_alike: int = 5) -> list[str]:

@@ -21,6 +21,8 @@ from ._common import (
     check_zip,
     file_tool_keys,
     finish,
+    keep_first_task,
+    list_files,
     paths_from_input,
     read_cap_check,
 )
@@ -78,25 +80,6 @@ def _read_log(path: Path):
         raise DataError(
             f"unreadable inspect_ai log ({type(exc).__name__}: {reason})", path=path
         ) from None
-
-
-def _log_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    files: list[Path] = []
-    for p in map(Path, [paths] if isinstance(paths, (str, os.PathLike)) else paths):
-        if p.is_dir():
-            found = sorted(
-                q
-                for q in p.iterdir()
-                if q.suffix == ".eval" or (q.suffix == ".json" and q.name not in _NOT_LOGS)
-            )
-            if not found:
-                raise DataError("no .eval or .json inspect_ai logs in this directory", path=p)
-            files.extend(found)
-        elif p.exists():
-            files.append(p)
-        else:
-            raise DataError("file not found", path=p)
-    return files
 
 
 def _arm_value(log: Any, sample: Any, kind: str, name: str | None) -> tuple[bool, Any]:
@@ -227,7 +210,12 @@ def from_inspect(
     task_sources: dict[str, Source] = {}
     limits: dict[str, set[Any]] = {"budget_tokens": set(), "budget_wall_s": set()}
 
-    for path in _log_files(paths):
+    logs = list_files(
+        paths,
+        lambda q: q.suffix == ".eval" or (q.suffix == ".json" and q.name not in _NOT_LOGS),
+        "no .eval or .json inspect_ai logs in this directory",
+    )
+    for path in logs:
         log = _read_log(path)
         where = Source(str(path))
         if not log.samples:
@@ -295,14 +283,12 @@ def from_inspect(
                 "prompt": _text(sample.input),
                 "canonical_answer": "\n".join(target) if isinstance(target, list) else target,
             }
-            if task_id not in tasks:
-                tasks[task_id], task_sources[task_id] = task, src
-                if not task["canonical_answer"]:
-                    problems.append(Problem(src, "sample has no target; canonical_answer is empty"))
-            elif tasks[task_id]["prompt"] != task["prompt"]:
-                problems.append(
-                    Problem(src, f"input differs from {task_sources[task_id].path}; kept the first")
-                )
+            new = task_id not in tasks
+            first = keep_first_task(tasks, task_sources, task, src, ("prompt",))
+            if new and not task["canonical_answer"]:
+                problems.append(Problem(src, "sample has no target; canonical_answer is empty"))
+            if first is not None:
+                problems.append(Problem(src, f"input differs from {first.path}; kept the first"))
 
     task_records = None
     if tasks_file is None:

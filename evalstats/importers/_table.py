@@ -27,6 +27,7 @@ from ._common import (
     arm_mapper,
     finish,
     jsonl_records,
+    keep_first_task,
     number_replicates,
     read_bytes,
     unique_columns,
@@ -255,17 +256,12 @@ def from_table(
             tid = row.get("task_id")
             if have_tasks and tid is not None:
                 task = {k: row[k] for k in TASK_FIELDS if k in row}
-                if tid not in tasks:
-                    tasks[tid], task_sources[tid] = task, src
-                elif task != tasks[tid]:
+                first = keep_first_task(tasks, task_sources, task, src)
+                if first is not None:
                     differ = ", ".join(k for k in task if task[k] != tasks[tid].get(k))
-                    first = task_sources[tid]
+                    where = f"{first.path} {first.line or first.record}"
                     problems.append(
-                        Problem(
-                            src,
-                            f"task {tid!r}: {differ} differ from {first.path} "
-                            f"{first.line or first.record}; kept the first",
-                        )
+                        Problem(src, f"task {tid!r}: {differ} differ from {where}; kept the first")
                     )
     number_replicates(runs)
     use_tasks = have_tasks and tasks_file is None
