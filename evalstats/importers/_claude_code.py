@@ -1,7 +1,4 @@
-"""Claude Code headless output (``claude -p``, json or stream-json) -> runs, one file per run.
-
-Where each field comes from: docs/data.md (Importers).
-"""
+"""Claude Code headless output (``claude -p``, json or stream-json) -> runs; docs/data.md."""
 
 from __future__ import annotations
 
@@ -53,11 +50,7 @@ _USAGE_KEYS = (
 )
 
 
-# --------------------------------------------------------------------------- reading one output
-
-
 def _events(path: Path) -> tuple[list[dict[str, Any]], list[int | None], str]:
-    """The events of one output file, their line numbers (stream-json only) and the format."""
     data = read_bytes(path)  # a regular file within the cap, or a DataError
     try:
         text = data.decode("utf-8")
@@ -98,7 +91,6 @@ def _block_text(content: Any) -> str:
 def _transcript(
     p: Path, events: list[dict[str, Any]], lines: list[int | None], tools: Mapping[str, Any]
 ) -> tuple[list[str], list[str], str | None]:
-    """Transcript lines, files read and the model named, from the assistant / user events."""
     model = None
     texts: list[str] = []
     files: list[str] = []
@@ -147,15 +139,9 @@ def parse_output(
 ) -> dict[str, Any]:
     """Read one ``claude -p`` output file (json or stream-json) into run fields.
 
-    Returns ``answer``, ``transcript`` and ``files_inspected`` (None for the plain json
-    format), ``wall_s``, ``reported_tokens``, ``agent_model`` (or None), plus ``format``,
-    ``subtype``, ``is_error``, ``num_turns``, ``total_cost_usd``, ``session_id``.
-
-    Raises
-    ------
-    DataError
-        Unreadable file, a malformed line (with its number), no ``result`` event or several,
-        several sessions, no ``duration_ms``.
+    Returns the run fields (``transcript`` and ``files_inspected`` None for plain json) plus
+    ``format``, ``subtype``, ``is_error``, ``num_turns``, ``total_cost_usd``, ``session_id``;
+    a DataError names the file and line.
     """
     p = Path(path)
     tools = dict(file_tools) if file_tools is not None else dict(DEFAULT_CLAUDE_FILE_TOOLS)
@@ -167,7 +153,6 @@ def parse_output(
             path=p,
             line=lines[-1] if lines else None,
         )
-    # Several sessions or results in one file are runs merged by hand.
     sessions = list(
         dict.fromkeys(e["session_id"] for e in events if isinstance(e.get("session_id"), str))
     )
@@ -241,17 +226,11 @@ def parse_output(
     }
 
 
-# --------------------------------------------------------------------------- which run is which
-
-
 _FIELDS_IN_NAMES = ("task_id", "arm", "replicate")
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """A file-name pattern such as ``{task_id}__{arm}__{replicate}.json`` as a regex.
-
-    ``{task_id}``, ``{arm}`` and ``{replicate}`` (digits) are captured, any other ``{name}``
-    is ignored, ``*`` matches anything.
+    """A file-name pattern (``{task_id}``, ``{arm}``, ``{replicate}``, other ``{x}``, ``*``) as a regex.
 
     >>> m = compile_pattern("{task_id}__{arm}__{replicate}.json").fullmatch("q1__with__2.json")
     >>> m.group("task_id"), m.group("arm"), m.group("replicate")
@@ -339,11 +318,10 @@ def from_claude_code(
     ----------
     paths : path-like or iterable of them
         Output files or folders of them (ignored when ``manifest`` is given).
-    pattern : str
-        File-name pattern naming ``{task_id}``, ``{arm}`` and optionally ``{replicate}``.
-    manifest : path-like, optional
-        CSV with columns ``file`` (relative to the manifest), ``task_id``, ``arm`` and
-        optionally ``replicate``, ``agent_model``, ``started_at``.
+    pattern, manifest : optional
+        File-name pattern with ``{task_id}``, ``{arm}`` [, ``{replicate}``]; or a CSV with
+        ``file`` (relative to it), ``task_id``, ``arm`` [, ``replicate``, ``agent_model``,
+        ``started_at``].
     file_tools : mapping or iterable of ``NAME[:KEY,...]``, optional
         Tools whose inputs name files read, added to :data:`DEFAULT_CLAUDE_FILE_TOOLS`.
     agent_model : str, optional
