@@ -29,8 +29,6 @@ from ._common import (
 )
 from ._table import _read
 
-__all__ = ["DEFAULT_CLAUDE_FILE_TOOLS", "from_claude_code", "parse_output"]
-
 DEFAULT_CLAUDE_FILE_TOOLS: dict[str, tuple[str, ...]] = {
     "Read": ("file_path",),
     "Grep": ("path",),

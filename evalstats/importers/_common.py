@@ -31,26 +31,6 @@ from evalstats.records import (
     write_jsonl_atomic,
 )
 
-__all__ = [
-    "Imported",
-    "Problem",
-    "Source",
-    "arm_mapper",
-    "check_zip",
-    "file_tool_keys",
-    "finish",
-    "format_problems",
-    "jsonl_records",
-    "keep_first_task",
-    "list_files",
-    "number_replicates",
-    "paths_from_input",
-    "read_bytes",
-    "read_cap_check",
-    "unique_columns",
-    "write_data_dir",
-]
-
 
 @dataclass(frozen=True)
 class Source:

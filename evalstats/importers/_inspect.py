@@ -24,8 +24,6 @@ from ._common import (
     read_cap_check,
 )
 
-__all__ = ["DEFAULT_INSPECT_FILE_TOOLS", "from_inspect", "parse_arm_from"]
-
 DEFAULT_INSPECT_FILE_TOOLS: dict[str, tuple[str, ...]] = {
     "read_file": ("path", "file_path", "file"),
     "view_file": ("path", "file_path", "file"),

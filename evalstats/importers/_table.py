@@ -30,8 +30,6 @@ from ._common import (
     unique_columns,
 )
 
-__all__ = ["from_table", "parse_assignments"]
-
 _FIELDS = {**RUN_FIELDS, **{k: v for k, v in TASK_FIELDS.items() if k != "task_id"}}
 
 

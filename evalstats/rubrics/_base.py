@@ -18,8 +18,6 @@ from evalstats.errors import ParseError
 
 from ._lenient_json import find_objects, iter_dicts
 
-__all__ = ["RenderedPrompt", "Rubric", "Verdict", "format_wall_clock"]
-
 
 @dataclass(frozen=True)
 class RenderedPrompt:
@@ -120,9 +118,6 @@ class Rubric:
         return RenderedPrompt(system=self.system, user=user)
 
 
-# --------------------------------------------------------------------------- package data
-
-
 def read_data(filename: str) -> bytes:
     return resources.files("evalstats.rubrics").joinpath("data", filename).read_bytes()
 
@@ -138,9 +133,6 @@ def check_placeholders(template: str, expected: Sequence[str], *, source: str) -
     found = PLACEHOLDER_PATTERN.findall(template)
     if sorted(found) != sorted(expected):
         raise RuntimeError(f"{source}: placeholders {found} differ from {list(expected)}")
-
-
-# --------------------------------------------------------------------------- inputs
 
 
 def format_wall_clock(seconds: float) -> str:
@@ -203,9 +195,6 @@ def normalise_order(order: Any) -> str | None:
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS} or None, got {order!r}")
     return str(order)
-
-
-# --------------------------------------------------------------------------- parse helpers
 
 
 @lru_cache(maxsize=4096)  # judges repeat the same few keys in every verdict

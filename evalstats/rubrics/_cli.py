@@ -13,8 +13,6 @@ from evalstats.errors import DataError, ParameterError
 
 from ._file import get, load, names, to_toml, with_tool_name
 
-__all__ = ["register"]
-
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``rubric new`` and ``rubric show`` to ``subparsers``."""

@@ -22,8 +22,6 @@ from ._base import PLACEHOLDER_PATTERN, Rubric, norm_key
 from .blind_pair import BlindPairRubric, BlindScores
 from .with_without import GORTEX_MENTION, OUTCOMES, ThreeWay, WithWithoutRubric, tool_name
 
-__all__ = ["KINDS", "get", "load", "names", "seed_toml", "to_toml", "with_tool_name"]
-
 # A prompt of a few pages and its fields; anything past this is not a rubric.
 MAX_RUBRIC_BYTES = 4_000_000
 
@@ -112,9 +110,6 @@ def load(path: str | os.PathLike[str]) -> Rubric:
         raise DataError(f"not valid TOML: {msg}{col}", path=p, line=line) from None
     except RecursionError:  # tomllib recurses once per nested array or inline table
         raise DataError("not valid TOML for a rubric: it nests too deeply", path=p) from None
-
-
-# --------------------------------------------------------------------------- validation
 
 
 class _Where:
@@ -317,9 +312,6 @@ def _blind(output: Mapping[str, Any], where: _Where) -> tuple[tuple[str, ...], B
         scores=(scores[0], scores[1]),
         **_lists(output, _BLIND_LISTS, d, where),
     )
-
-
-# --------------------------------------------------------------------------- writing
 
 
 def _toml_string(s: str) -> str:

@@ -12,8 +12,6 @@ from typing import Any
 
 from evalstats.errors import ParseError
 
-__all__ = ["JsonObject", "find_objects", "iter_dicts"]
-
 # Bounds against pathological input; the step budget is summed over all start positions.
 MAX_CHARS = 500_000
 MAX_DEPTH = 40

@@ -31,8 +31,6 @@ from ._base import (
 )
 from ._lenient_json import iter_dicts
 
-__all__ = ["KNOWN_PLACEHOLDERS", "BlindPairRubric", "BlindScores"]
-
 NAME = "blind-pair"
 SYSTEM_FILE = "blind-pair.r1.txt"
 USER_FILE = "blind-pair.r1.user.txt"

@@ -30,8 +30,6 @@ from ._base import (
     values_for,
 )
 
-__all__ = ["KNOWN_PLACEHOLDERS", "ThreeWay", "WithWithoutRubric", "with_pair_tools"]
-
 NAME = "with-without"
 DATA_FILE = "with-without.r1.txt"
 OUTCOMES = ("win", "tie", "loss")
