@@ -34,11 +34,7 @@ _FIELDS = {**RUN_FIELDS, **{k: v for k, v in TASK_FIELDS.items() if k != "task_i
 
 
 def parse_assignments(items: Iterable[str] | None, what: str = "--map") -> dict[str, str]:
-    """``["task_id=qid", "arm=condition"]`` -> ``{"task_id": "qid", "arm": "condition"}``.
-
-    >>> parse_assignments(["task_id=qid", "arm = condition"])
-    {'task_id': 'qid', 'arm': 'condition'}
-    """
+    """``["task_id=qid", "arm=condition"]`` -> ``{"task_id": "qid", "arm": "condition"}``."""
     out: dict[str, str] = {}
     for item in items or ():
         key, sep, value = item.partition("=")

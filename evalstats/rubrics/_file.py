@@ -1,7 +1,4 @@
-"""Rubric files: a judge prompt of your own, in TOML, read into the same :class:`Rubric` types.
-
-How it works: docs/judging.md, "Rubric files".
-"""
+"""Rubric files: your own judge prompt in TOML, read into a :class:`Rubric` (docs/judging.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Finding and reading JSON objects in what a judge model actually writes.
+"""Finding and reading JSON objects in what a judge writes: bounded, ParseError only.
 
-Bounded work, and nothing raised but :class:`~evalstats.errors.ParseError`; why not a library:
-docs/judging.md (Reading a judge's JSON).
+Why not a library: docs/judging.md (Reading a judge's JSON).
 """
 
 from __future__ import annotations

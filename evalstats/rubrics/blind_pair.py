@@ -1,7 +1,4 @@
-"""The ``blind-pair`` rubric (seed 001, revision 1): WITH and WITHOUT shown as Agent A / B.
-
-How it works: docs/judging.md, "The blind-pair rubric".
-"""
+"""The ``blind-pair`` rubric (seed 001, r1; arms shown as Agent A / B): docs/judging.md."""
 
 from __future__ import annotations
 

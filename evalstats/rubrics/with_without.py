@@ -1,7 +1,4 @@
-"""The ``with-without`` rubric (seed 000, revision 1): WITH and WITHOUT shown labelled.
-
-``data/with-without.r1.txt`` is the seed, byte for byte; its two ``` blocks are the prompts.
-"""
+"""The ``with-without`` rubric (seed 000, r1; WITH and WITHOUT labelled) and three-way files."""
 
 from __future__ import annotations
 
