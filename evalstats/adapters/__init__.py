@@ -1,11 +1,7 @@
-"""Adapters: other tools' judge data as evalstats verdict frames (and labels tables).
+"""Adapters: other tools' judge data as verdict frames (and labels tables) for :mod:`evalstats.stats`.
 
-Each adapter reads another tool's files from their path (nothing is copied) into the
-package's verdict frame plus the tool's extra columns, so every statistic of
-:mod:`evalstats.stats` applies: :mod:`~evalstats.adapters.pairwise` (any table of pairwise
-verdicts) and its configurations :mod:`~evalstats.adapters.alpaca_eval`,
-:mod:`~evalstats.adapters.llmbar`, :mod:`~evalstats.adapters.pandalm`, and
-:mod:`~evalstats.adapters.arena` (K arms).
+:mod:`~evalstats.adapters.pairwise` reads any table of pairwise verdicts; the others are
+configurations of it, except :mod:`~evalstats.adapters.arena` (K arms).
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """AlpacaEval judge annotations (``annotations.json``) as a verdict frame.
 
-The annotator compares a model's output (``generator_2``, WITH) with a baseline's
-(``generator_1``, WITHOUT) on each instruction (the task); the mapping and the
-preference-to-outcome rule: ``docs/methods.md`` ("Case studies").
+``generator_2`` (the model) is WITH, ``generator_1`` (the baseline) WITHOUT, each instruction
+a task; the mapping: ``docs/methods.md`` ("Case studies").
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import math
@@ -42,15 +40,7 @@ def _open_text(p: Path) -> str:
             "optionally gzipped (.gz)",
             path=p,
         )
-    if not p.exists():
-        raise DataError("file not found", path=p)
-    try:
-        if p.name.lower().endswith(".gz"):
-            with gzip.open(p, "rt", encoding="utf-8") as fh:
-                return fh.read()
-        return p.read_text(encoding="utf-8")
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise DataError(f"unreadable file: {exc}", path=p) from None
+    return pairwise.read_text(p)
 
 
 def _parse_array(text: str, p: Path) -> tuple[list[Any], list[int]]:
@@ -106,7 +96,6 @@ def _parse_lines(text: str, p: Path) -> tuple[list[Any], list[int]]:
 
 
 def _number(value: Any) -> float | None:
-    """A JSON number as float; None if it is not one (booleans are not numbers)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         return None
     return float(value)
@@ -130,8 +119,6 @@ def _preference(value: Any) -> tuple[float, float, str | None, str | None]:
 
 
 def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
-    """Validate one annotation record; raise DataError naming file:line and field."""
-
     def fail(field: str, reason: str) -> DataError:
         return DataError(reason, path=p, line=line, field=field)
 
@@ -204,11 +191,7 @@ EXTRA_COLUMNS = (
 
 
 def annotation_files(data_dir: str | os.PathLike[str], *, required: bool = False) -> list[Path]:
-    """The AlpacaEval annotation files in ``data_dir`` or below it, sorted by relative path.
-
-    Names containing ``annotations`` and ending ``.json``, ``.jsonl`` or ``.ndjson`` (optionally
-    ``.gz``), outside hidden directories; with ``required``, none is a ``DataError``.
-    """
+    """``*annotations*.json|.jsonl|.ndjson[.gz]`` in ``data_dir`` or below (not hidden), sorted."""
     d = Path(data_dir)
     found = [
         p
@@ -233,28 +216,13 @@ def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.
     ----------
     path : path-like or sequence of path-likes
         ``annotations.json`` (a JSON array), ``.jsonl`` / ``.ndjson``, optionally gzipped;
-        several are read in order and concatenated. Fields: ``instruction_id`` (or
-        ``instruction``), ``generator_1`` (baseline), ``generator_2`` (model),
-        ``annotator``, ``preference``; optionally ``dataset``, ``price_per_example``,
-        ``time_per_example``, ``len_output_1`` / ``len_output_2`` (or the outputs),
-        ``raw_completion``.
+        several are concatenated. Fields: docs/methods.md ("Case studies").
 
     Returns
     -------
     DataFrame
-        :data:`evalstats._schema.VERDICT_COLUMNS` then :data:`EXTRA_COLUMNS`, one row per
-        record (invalid preferences kept with ``status == "invalid"``), sorted by model,
-        baseline, task, replicate and judge (:data:`GROUP_COLUMNS` group a leaderboard).
-
-    Raises
-    ------
-    DataError
-        An unreadable file, malformed JSON, a missing or mistyped field (file, line, field).
-
-    Warns
-    -----
-    EvalstatsWarning
-        An instruction repeated for one (model, baseline, annotator): kept as replicates.
+        The verdict-frame columns then :data:`EXTRA_COLUMNS`, one row per record (invalid
+        preferences: ``status == "invalid"``; repeats: replicates, with a warning).
 
     Examples
     --------

@@ -16,7 +16,6 @@ from ..errors import DataError, ParameterError
 
 __all__ = ["ARENA_JUDGES", "load"]
 
-#: The judge columns of ``battles.csv.gz``.
 ARENA_JUDGES = ("human", "gpt-4-0125-preview", "claude-3-opus-20240229", "gpt-3.5-turbo")
 _VERDICTS = {"model_a": "win", "model_b": "loss", "tie": "tie", "tie (bothbad)": "tie"}
 
@@ -29,19 +28,12 @@ def load(path: str | os.PathLike[str], judge: str | Sequence[str] = "human") -> 
     path : str or path-like
         ``battles.csv.gz`` (or a directory holding it).
     judge : str or sequence of str
-        Judge column(s): ``"human"`` (default), ``"gpt-4-0125-preview"``,
-        ``"claude-3-opus-20240229"``, ``"gpt-3.5-turbo"``, or ``"all"``.
+        Judge column(s) of :data:`ARENA_JUDGES`, or ``"all"``.
 
     Returns
     -------
     pandas.DataFrame
         ``task_id, replicate, judge, arm_a, arm_b, order, status, outcome, question_id``.
-
-    Raises
-    ------
-    DataError
-        A missing column or a verdict outside ``model_a / model_b / tie / tie (bothbad)``
-        (the message names the line).
     """
     path = os.fspath(path)
     if os.path.isdir(path):

@@ -90,22 +90,11 @@ def _verdict_rows(subset_dir: Path, data: list[dict[str, Any]]) -> pd.DataFrame:
 def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
     """Read one LLMBar subset (``Dataset/<...>/<subset>``) into a verdict frame and labels.
 
-    Parameters
-    ----------
-    subset_dir : path-like
-        A folder with ``dataset.json`` and ``evaluators/<judge>/<strategy>/result.json``.
-
     Returns
     -------
     PairwiseData
-        ``frame``: one row per (item, judge/strategy, order), the verdict-frame columns plus
-        ``evaluator``, ``strategy``, ``len_with``, ``len_without``, ``subset``; ``labels``:
-        the gold label of every item (labeler ``"gold"``).
-
-    Raises
-    ------
-    DataError
-        Missing or malformed files, a result.json whose records are not dataset.json's.
+        ``frame``: one row per (item, judge/strategy, order), plus ``evaluator``,
+        ``strategy``, ``len_with``, ``len_without``, ``subset``; ``labels``: the gold labels.
     """
     d = Path(subset_dir)
     data = _dataset(d)

@@ -1,9 +1,6 @@
-"""Any table of pairwise verdicts as a verdict frame and a labels table.
+"""Any table of pairwise verdicts as a verdict frame (WITH's point of view) and a labels table.
 
-:func:`verdict_frame` maps a table of judgments (one row each, named by
-:class:`PairwiseColumns`) onto the package's verdict frame from the WITH side's point of view;
-:func:`labels_table` reads people's (gold) labels. The AlpacaEval, LLMBar and PandaLM adapters
-are configurations of it (the mapping: ``docs/methods.md``, "Case studies").
+The AlpacaEval, LLMBar and PandaLM adapters are configurations of it (docs/methods.md).
 """
 
 from __future__ import annotations
@@ -52,22 +49,10 @@ _INT_COLUMNS = (
 class PairwiseColumns:
     """Which columns of a table of pairwise verdicts hold what.
 
-    Attributes
-    ----------
-    item, judge, verdict : str
-        The item (the task, the unit of independence), the judge and the verdict.
-    sides : (str, str), optional
-        Columns naming the WITH and the WITHOUT system, copied as ``side_names``.
-    side_names : (str, str)
-        Output names of the ``sides`` columns.
-    order : str, optional
-        The shown order (mapped by ``order_map`` to ``with_first`` / ``without_first``).
-    replicate : str, optional
-        The replicate (>= 1); default 1, repeats numbered 2, 3, ... with a warning.
-    fields : mapping
-        Verdict-frame column -> input column (``label``, ``raw``, ``judge_usd``, ...).
-    extra : mapping
-        Output column -> input column, or (input column, dtype), after the contract columns.
+    ``item`` is the task (the unit of independence); ``sides`` name the WITH and WITHOUT
+    systems (copied as ``side_names``); without ``replicate``, repeats are numbered with a
+    warning; ``fields`` maps verdict-frame columns to input columns; ``extra`` adds output
+    columns (input column, or (input column, dtype)).
     """
 
     item: str
@@ -89,20 +74,27 @@ class PairwiseData:
     labels: pd.DataFrame | None
 
 
-def read_json(p: Path, *, array: bool = False) -> Any:
-    """The JSON document in ``p`` (gzipped when named ``.gz``); a DataError names the line."""
+def read_text(p: Path) -> str:
+    """The text of ``p`` (gzipped when named ``.gz``), or a DataError."""
     if not p.exists():
         raise DataError("file not found", path=p)
     try:
-        gz = p.name.endswith(".gz")
-        with gzip.open(p, "rt", encoding="utf-8") if gz else p.open(encoding="utf-8") as fh:
-            data = json.load(fh)
+        if p.name.lower().endswith(".gz"):
+            with gzip.open(p, "rt", encoding="utf-8") as fh:
+                return fh.read()
+        return p.read_text(encoding="utf-8")
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DataError(f"unreadable file: {exc}", path=p) from None
+
+
+def read_json(p: Path, *, array: bool = False) -> Any:
+    """The JSON document in ``p`` (gzipped when named ``.gz``); a DataError names the line."""
+    try:
+        data = json.loads(read_text(p))
     except json.JSONDecodeError as exc:
         raise DataError(
             f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
         ) from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise DataError(f"unreadable file: {exc}", path=p) from None
     if array and not isinstance(data, list):
         raise DataError("expected a JSON array of records", path=p)
     return data
@@ -158,26 +150,20 @@ def verdict_frame(
     Parameters
     ----------
     table : DataFrame
-        One row per judgment.
-    columns : PairwiseColumns
-        Which columns hold the item, judge, verdict and the rest.
+        One row per judgment; ``columns`` says which column holds what.
     outcome : mapping or callable
-        How a verdict reads from WITH's point of view: ``{value: "win" | "tie" | "loss"}``
-        (other values give ``status="invalid"``, ``parse_error`` says why) or
+        ``{value: "win" | "tie" | "loss"}`` for WITH (other values: ``status="invalid"``), or
         ``f(value) -> (outcome | None, reason)``.
     order_map : mapping, optional
         Shown-order value -> ``with_first`` / ``without_first`` (default: identity).
-    rubric : str, default "pairwise"
-        The ``rubric`` of every row.
-    sort_by : sequence of str, optional
-        Output sort keys (default: task_id, replicate, judge, order; stable).
-    source : str, optional
-        Name used in ``judgment_id`` (``<source>:<row>``) and in error messages.
+    rubric, sort_by, source : optional
+        Every row's rubric; sort keys (default task_id, replicate, judge, order); the name
+        in ``judgment_id`` (``<source>:<row>``) and errors.
 
     Returns
     -------
     DataFrame
-        :data:`evalstats._schema.VERDICT_COLUMNS`, then the side columns and ``extra``.
+        The verdict-frame columns, then the side columns and ``extra``.
 
     Examples
     --------
@@ -311,20 +297,18 @@ def labels_table(
     Parameters
     ----------
     table : DataFrame
-        One row per item (repeats of an item with the same labeler: the first is kept).
-    item, gold : str
-        Columns of the item and of the person's verdict.
+        One row per item (a repeat with the same labeler: the first is kept).
+    item, gold, labeler_column, replicate : str
+        Columns of the item, the verdict, the labeler (else ``labeler``), the replicate (else 1).
     outcome : mapping or callable
-        How a gold value reads from WITH's point of view (as in :func:`verdict_frame`); an
-        unreadable gold value is a ``DataError``: a label is data, not a guess.
-    labeler, labeler_column : str
-        The labeler's name, or the column naming it.
-    replicate : str, optional
-        Column with the replicate (default 1).
-    created_at : str or Timestamp
-        When the labels were made (default: the epoch, meaning unknown).
-    note, source : str, optional
-        A note on every row; the name used in error messages.
+        As in :func:`verdict_frame`; an unreadable gold value is a ``DataError``.
+    created_at, note, source : optional
+        When the labels were made (default: the epoch = unknown); a note; the name in errors.
+
+    Returns
+    -------
+    DataFrame
+        ``task_id, replicate, labeler, outcome, created_at, order, note``.
 
     Examples
     --------

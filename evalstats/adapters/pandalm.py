@@ -95,9 +95,8 @@ def load(data_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
     Returns
     -------
     PairwiseData
-        ``frame``: one row per (item, judge), response1 = WITH, extra columns
-        ``with_system`` / ``without_system`` (the two models); ``labels``: the three
-        annotators' verdicts (labelers ``annotator1..3``).
+        ``frame``: one row per (item, judge), plus ``with_system`` / ``without_system``;
+        ``labels``: the three annotators' verdicts.
     """
     test, verdicts, tpath = _tables(data_dir)
     columns = pairwise.PairwiseColumns(

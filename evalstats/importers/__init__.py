@@ -1,7 +1,6 @@
-"""Other harnesses' run logs -> ``tasks`` and ``runs`` of the data contract.
+"""Other harnesses' run logs -> ``tasks`` and ``runs`` of the data contract (docs/data.md).
 
-:func:`from_inspect`, :func:`from_claude_code` and :func:`from_table` return an :class:`Imported`;
-:func:`write_data_dir` writes it atomically. Field sources: docs/data.md (Importers).
+Each ``from_*`` returns an :class:`Imported`; :func:`write_data_dir` writes it atomically.
 """
 
 from __future__ import annotations

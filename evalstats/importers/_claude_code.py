@@ -1,11 +1,7 @@
-"""Claude Code headless output (``claude -p``, json or stream-json) -> runs, one file per run.
-
-Where each field comes from: docs/data.md (Importers).
-"""
+"""Claude Code headless output (``claude -p``, json or stream-json) -> runs; docs/data.md."""
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
@@ -15,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstats.errors import DataError
+from evalstats.records import is_missing
 
 from ._common import (
     Imported,
@@ -24,14 +21,13 @@ from ._common import (
     file_tool_keys,
     finish,
     jsonl_records,
+    list_files,
     loads,
     number_replicates,
     paths_from_input,
     read_bytes,
-    unique_columns,
 )
-
-__all__ = ["DEFAULT_CLAUDE_FILE_TOOLS", "from_claude_code", "parse_output"]
+from ._table import _read
 
 DEFAULT_CLAUDE_FILE_TOOLS: dict[str, tuple[str, ...]] = {
     "Read": ("file_path",),
@@ -52,11 +48,7 @@ _USAGE_KEYS = (
 )
 
 
-# --------------------------------------------------------------------------- reading one output
-
-
 def _events(path: Path) -> tuple[list[dict[str, Any]], list[int | None], str]:
-    """The events of one output file, their line numbers (stream-json only) and the format."""
     data = read_bytes(path)  # a regular file within the cap, or a DataError
     try:
         text = data.decode("utf-8")
@@ -97,7 +89,6 @@ def _block_text(content: Any) -> str:
 def _transcript(
     p: Path, events: list[dict[str, Any]], lines: list[int | None], tools: Mapping[str, Any]
 ) -> tuple[list[str], list[str], str | None]:
-    """Transcript lines, files read and the model named, from the assistant / user events."""
     model = None
     texts: list[str] = []
     files: list[str] = []
@@ -146,15 +137,9 @@ def parse_output(
 ) -> dict[str, Any]:
     """Read one ``claude -p`` output file (json or stream-json) into run fields.
 
-    Returns ``answer``, ``transcript`` and ``files_inspected`` (None for the plain json
-    format), ``wall_s``, ``reported_tokens``, ``agent_model`` (or None), plus ``format``,
-    ``subtype``, ``is_error``, ``num_turns``, ``total_cost_usd``, ``session_id``.
-
-    Raises
-    ------
-    DataError
-        Unreadable file, a malformed line (with its number), no ``result`` event or several,
-        several sessions, no ``duration_ms``.
+    Returns the run fields (``transcript`` and ``files_inspected`` None for plain json) plus
+    ``format``, ``subtype``, ``is_error``, ``num_turns``, ``total_cost_usd``, ``session_id``;
+    a DataError names the file and line.
     """
     p = Path(path)
     tools = dict(file_tools) if file_tools is not None else dict(DEFAULT_CLAUDE_FILE_TOOLS)
@@ -166,7 +151,6 @@ def parse_output(
             path=p,
             line=lines[-1] if lines else None,
         )
-    # Several sessions or results in one file are runs merged by hand.
     sessions = list(
         dict.fromkeys(e["session_id"] for e in events if isinstance(e.get("session_id"), str))
     )
@@ -240,17 +224,11 @@ def parse_output(
     }
 
 
-# --------------------------------------------------------------------------- which run is which
-
-
 _FIELDS_IN_NAMES = ("task_id", "arm", "replicate")
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """A file-name pattern such as ``{task_id}__{arm}__{replicate}.json`` as a regex.
-
-    ``{task_id}``, ``{arm}`` and ``{replicate}`` (digits) are captured, any other ``{name}``
-    is ignored, ``*`` matches anything.
+    """A file-name pattern (``{task_id}``, ``{arm}``, ``{replicate}``, other ``{x}``, ``*``) as a regex.
 
     >>> m = compile_pattern("{task_id}__{arm}__{replicate}.json").fullmatch("q1__with__2.json")
     >>> m.group("task_id"), m.group("arm"), m.group("replicate")
@@ -278,14 +256,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 
 
 def _from_manifest(manifest: Path) -> list[tuple[Path, dict[str, Any], Source]]:
-    try:
-        with manifest.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            header = reader.fieldnames or []
-            unique_columns(list(header), manifest)
-            rows = list(reader)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise DataError(f"unreadable manifest: {exc}", path=manifest) from None
+    rows, sources, header, _ = _read(manifest)
     for col in ("file", "task_id", "arm"):
         if col not in header:
             raise DataError(
@@ -295,37 +266,25 @@ def _from_manifest(manifest: Path) -> list[tuple[Path, dict[str, Any], Source]]:
                 field=col,
             )
     out = []
-    for lineno, row in enumerate(rows, start=2):
-        src = Source(str(manifest), line=lineno)
-        if not row.get("file"):
+    for row, src in zip(rows, sources, strict=True):
+        if is_missing(row["file"]):
             raise src.error("empty file name", field="file")
-        path = manifest.parent / row["file"]
-        keys = {k: v for k, v in row.items() if k != "file" and v not in (None, "")}
+        keys = {k: v for k, v in row.items() if k != "file" and not is_missing(v)}
         if "replicate" in keys:
             try:
                 keys["replicate"] = int(keys["replicate"])
             except ValueError:
                 raise src.error(f"replicate {keys['replicate']!r} is not an integer") from None
-        out.append((path, keys, src))
+        out.append((manifest.parent / row["file"], keys, src))
     return out
 
 
 def _from_pattern(
-    paths: Iterable[str | os.PathLike[str]], pattern: str
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], pattern: str
 ) -> tuple[list[tuple[Path, dict[str, Any], Source]], list[Problem]]:
     regex = compile_pattern(pattern)
-    files: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            files.extend(
-                sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
-            )
-        elif p.exists():
-            files.append(p)
-        else:
-            raise DataError("file not found", path=p)
     out, skipped = [], []
-    for f in files:
+    for f in list_files(paths, lambda q: q.is_file() and not q.name.startswith(".")):
         m = regex.fullmatch(f.name)
         if m is None:
             skipped.append(
@@ -357,11 +316,10 @@ def from_claude_code(
     ----------
     paths : path-like or iterable of them
         Output files or folders of them (ignored when ``manifest`` is given).
-    pattern : str
-        File-name pattern naming ``{task_id}``, ``{arm}`` and optionally ``{replicate}``.
-    manifest : path-like, optional
-        CSV with columns ``file`` (relative to the manifest), ``task_id``, ``arm`` and
-        optionally ``replicate``, ``agent_model``, ``started_at``.
+    pattern, manifest : optional
+        File-name pattern with ``{task_id}``, ``{arm}`` [, ``{replicate}``]; or a CSV with
+        ``file`` (relative to it), ``task_id``, ``arm`` [, ``replicate``, ``agent_model``,
+        ``started_at``].
     file_tools : mapping or iterable of ``NAME[:KEY,...]``, optional
         Tools whose inputs name files read, added to :data:`DEFAULT_CLAUDE_FILE_TOOLS`.
     agent_model : str, optional
@@ -390,8 +348,7 @@ def from_claude_code(
     else:
         if pattern is None:
             raise ValueError("give a file-name pattern or a manifest")
-        single = isinstance(paths, (str, os.PathLike))
-        entries, problems = _from_pattern([paths] if single else paths, pattern)
+        entries, problems = _from_pattern(paths, pattern)
     runs: list[dict[str, Any]] = []
     sources: list[Source] = []
     for path, keys, src in entries:

@@ -1,19 +1,19 @@
 """What every importer shares: bounded reading, problems, arm mapping, validation, the writer.
 
-An importer turns another harness's records into dicts of the data contract, each with its
-:class:`Source`; :func:`finish` validates them with the usual loaders and aims any error at the
-source file and record ("logs/a.eval: sample 'q3' epoch 2: ...").
+:func:`finish` validates the records with the usual loaders and aims any error at the source
+file and record ("logs/a.eval: sample 'q3' epoch 2: ...").
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import tempfile
 import zipfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,24 +31,6 @@ from evalstats.records import (
     write_jsonl_atomic,
 )
 
-__all__ = [
-    "Imported",
-    "Problem",
-    "Source",
-    "arm_mapper",
-    "check_zip",
-    "file_tool_keys",
-    "finish",
-    "format_problems",
-    "jsonl_records",
-    "number_replicates",
-    "paths_from_input",
-    "read_bytes",
-    "read_cap_check",
-    "unique_columns",
-    "write_data_dir",
-]
-
 
 @dataclass(frozen=True)
 class Source:
@@ -59,13 +41,11 @@ class Source:
     line: int | None = None
 
     def text(self, message: str) -> str:
-        """``message`` preceded by the record, when no line number names it."""
         return (
             message if self.record is None or self.line is not None else f"{self.record}: {message}"
         )
 
     def error(self, message: str, field: str | None = None) -> DataError:
-        """A one-line :class:`DataError` naming this file and record."""
         return DataError(self.text(message), path=self.path, line=self.line, field=field)
 
 
@@ -83,10 +63,7 @@ class Problem:
 
 @dataclass(frozen=True, eq=False)  # DataFrames have no single truth value to compare
 class Imported:
-    """What an importer returns: ``tasks`` (or None), ``runs`` and the ``problems`` met.
-
-    ``tasks, runs = from_table(...)`` unpacks; with tasks, ``runs`` carry ``tokens``.
-    """
+    """What an importer returns: ``tasks`` (or None), ``runs`` and the ``problems`` met."""
 
     tasks: pd.DataFrame | None
     runs: pd.DataFrame
@@ -97,14 +74,8 @@ class Imported:
         yield self.runs
 
 
-# --------------------------------------------------------------------------- what is read
-# A symlink to /dev/zero, a 1 GiB .eval member that is 1 MB zipped, a JSON object with a key
-# twice or 100,000 nested brackets each end in one DataError naming the file.
-
-#: Largest input file an importer reads (bytes); ``EVALSTATS_MAX_INPUT_BYTES`` overrides it.
+# Input caps (bytes; EVALSTATS_MAX_INPUT_BYTES overrides): a file, an archive's inflated size.
 MAX_INPUT_BYTES = 1024**3
-#: Largest uncompressed archive member (and archive total): an inspect_ai log's members are a
-#: header and one JSON file per sample, a few MB each.
 MAX_MEMBER_BYTES = 256 * 1024**2
 
 
@@ -113,7 +84,9 @@ def _cap(default: int) -> int:
     return int(text) if text and text.isdigit() and int(text) > 0 else default
 
 
-def _require_regular(path: str | os.PathLike[str]) -> os.stat_result:
+def read_cap_check(path: str | os.PathLike[str], cap: float | None = None) -> None:
+    """Refuse a file that is not regular or is over ``cap`` bytes, without reading it."""
+    limit = _cap(MAX_INPUT_BYTES) if cap is None else cap
     p = Path(path)
     try:
         info = p.stat()
@@ -125,19 +98,6 @@ def _require_regular(path: str | os.PathLike[str]) -> os.stat_result:
         raise DataError(
             "not a regular file (a device, pipe or directory): nothing to import from it", path=p
         )
-    return info
-
-
-def read_cap_check(path: str | os.PathLike[str], cap: int | None = None) -> None:
-    """Refuse a file that is not regular or is over ``cap`` bytes, without reading it.
-
-    >>> read_cap_check("/dev/zero")
-    Traceback (most recent call last):
-    ...
-    evalstats.errors.DataError: /dev/zero: not a regular file (a device, pipe or ...
-    """
-    limit = _cap(MAX_INPUT_BYTES) if cap is None else cap
-    info = _require_regular(path)
     if info.st_size > limit:
         raise DataError(
             f"the file is {info.st_size:,} bytes, over the import cap of {limit:,} "
@@ -147,7 +107,6 @@ def read_cap_check(path: str | os.PathLike[str], cap: int | None = None) -> None
 
 
 def read_bytes(path: str | os.PathLike[str], cap: int | None = None) -> bytes:
-    """The whole file, if it is a regular file of at most ``cap`` bytes."""
     limit = _cap(MAX_INPUT_BYTES) if cap is None else cap
     read_cap_check(path, limit)
     with open(path, "rb") as fh:
@@ -177,13 +136,7 @@ def _no_duplicates(path: Any, line: int | None):
 
 
 def loads(text: str | bytes, path: Any, line: int | None = None) -> Any:
-    """``json.loads`` that refuses duplicate keys and deep nesting with a ``DataError``.
-
-    >>> loads('{"a": 1, "a": 2}', "x.jsonl", 3)
-    Traceback (most recent call last):
-    ...
-    evalstats.errors.DataError: x.jsonl:3, field 'a': key(s) 'a' appear twice in one object: ...
-    """
+    """``json.loads`` that refuses duplicate keys and deep nesting with a ``DataError``."""
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates(path, line))
     except RecursionError:
@@ -191,7 +144,6 @@ def loads(text: str | bytes, path: Any, line: int | None = None) -> Any:
 
 
 def jsonl_records(text: str, path: Any, what: str = "JSON") -> list[tuple[dict, int]]:
-    """(object, line number) of each non-empty line of JSON Lines ``text``."""
     out = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -209,19 +161,17 @@ def jsonl_records(text: str, path: Any, what: str = "JSON") -> list[tuple[dict, 
 
 
 def unique_columns(columns: list[str], path: Any, line: int | None = 1) -> None:
-    """Refuse a header that names a column twice."""
     _refuse_repeats(columns, "column(s) {} appear twice in the header", path, line)
 
 
 def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
-    """Refuse an archive with a duplicate member or members that inflate past ``cap``."""
     limit = _cap(MAX_MEMBER_BYTES) if cap is None else cap
-    _require_regular(path)
+    read_cap_check(path, math.inf)
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
-        return  # not an archive at all: the reader says so in its own words
+        return  # the reader says so in its own words
     _refuse_repeats((i.filename for i in infos), "the archive holds member(s) {} twice", path, None)
     for info in infos:
         if info.file_size > limit:
@@ -240,20 +190,13 @@ def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
         )
 
 
-# --------------------------------------------------------------------------- option parsing
-
-
 _DEFAULT_ARM_VALUES = {"with": "with", "without": "without", "true": "with", "false": "without"}
 
 
 def arm_mapper(
     arm_values: Mapping[str, str | Sequence[str]] | str | None, arms: Sequence[str] | None = None
 ):
-    """A function mapping a source value to an arm's id (or None if it names no arm).
-
-    ``arm_values`` maps each arm to the source value(s) meaning it (``{"with": "tool"}`` or
-    ``"none=none,v1=v1"``); without it, ``with``/``without``, booleans and the ids of ``arms``
-    (which also bound the names ``arm_values`` may use) are understood, case-insensitively.
+    """A function mapping a source value to an arm's id, case-insensitively (None: no arm).
 
     >>> f = arm_mapper("with=serena,without=plain")
     >>> f("Serena"), f("plain"), f("other")
@@ -296,11 +239,7 @@ def file_tool_keys(
     specs: Mapping[str, Sequence[str]] | Iterable[str] | None,
     default: Mapping[str, tuple[str, ...]],
 ) -> dict[str, tuple[str, ...]]:
-    """Tool name -> argument keys holding a file path, from ``NAME[:KEY[,KEY]]`` specs.
-
-    >>> file_tool_keys(["mcp__serena__read_file:relative_path"], {"Read": ("file_path",)})
-    {'Read': ('file_path',), 'mcp__serena__read_file': ('relative_path',)}
-    """
+    """Tool name -> argument keys holding a file path, from ``NAME[:KEY[,KEY]]`` specs."""
     out = dict(default)
     if specs is None:
         return out
@@ -318,7 +257,6 @@ def file_tool_keys(
 
 
 def paths_from_input(args: Any, keys: Sequence[str]) -> list[str]:
-    """The string (or list-of-string) values of ``keys`` in one tool call's arguments."""
     if not isinstance(args, Mapping):
         return []
     found: list[str] = []
@@ -329,6 +267,43 @@ def paths_from_input(args: Any, keys: Sequence[str]) -> list[str]:
         elif isinstance(value, list):
             found.extend(v for v in value if isinstance(v, str) and v)
     return found
+
+
+def list_files(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    keep: Callable[[Path], bool],
+    none_found: str | None = None,
+) -> list[Path]:
+    """The files named, and the files ``keep`` accepts in each folder named (sorted)."""
+    files: list[Path] = []
+    for p in map(Path, [paths] if isinstance(paths, (str, os.PathLike)) else paths):
+        if p.is_dir():
+            found = sorted(q for q in p.iterdir() if keep(q))
+            if not found and none_found:
+                raise DataError(none_found, path=p)
+            files.extend(found)
+        elif p.exists():
+            files.append(p)
+        else:
+            raise DataError("file not found", path=p)
+    return files
+
+
+def keep_first_task(
+    tasks: dict[str, dict[str, Any]],
+    sources: dict[str, Source],
+    task: dict[str, Any],
+    src: Source,
+    compared: Sequence[str] | None = None,
+) -> Source | None:
+    """Keep the first task of an id; for a later one differing in ``compared``, the first's source."""
+    tid = task["task_id"]
+    if tid not in tasks:
+        tasks[tid], sources[tid] = task, src
+        return None
+    first = tasks[tid]
+    same = task == first if compared is None else all(task[k] == first[k] for k in compared)
+    return None if same else sources[tid]
 
 
 def format_problems(problems: Sequence[Problem], *, max_alike: int = 5) -> list[str]:
@@ -345,11 +320,7 @@ def format_problems(problems: Sequence[Problem], *, max_alike: int = 5) -> list[
     return lines
 
 
-# --------------------------------------------------------------------------- validation
-
-
 def _map_error(exc: DataError, sources: Sequence[Source], what: str) -> DataError:
-    """Re-aim a loader's error at the source record behind the offending line."""
     if exc.line is not None and 1 <= exc.line <= len(sources):
         return sources[exc.line - 1].error(f"{what}: {exc.reason}", field=exc.field)
     return DataError(f"{what}: {exc.reason}", path=sources[0].path if sources else None)
@@ -398,11 +369,7 @@ def finish(
 def write_data_dir(
     imported: Imported, data_dir: str | os.PathLike[str], *, reference: str | None = None
 ) -> list[Path]:
-    """Write ``tasks.jsonl`` (when there are tasks), ``runs.jsonl`` and, for K arms, ``arms.toml``.
-
-    Atomically, the contract's columns only; ``arms.toml`` (names = ids, ``reference``) only
-    for arms other than with / without and when the directory has none. Returns the paths.
-    """
+    """Write ``tasks.jsonl``, ``runs.jsonl`` and, for new K arms, ``arms.toml``; the paths."""
     d = Path(data_dir)
     d.mkdir(parents=True, exist_ok=True)
     written = []

@@ -1,7 +1,4 @@
-"""inspect_ai logs (``.eval`` / ``.json``) -> tasks and runs (one per sample and epoch).
-
-Read with inspect_ai's own reader; where each field comes from: docs/data.md (Importers).
-"""
+"""inspect_ai logs (``.eval`` / ``.json``) -> tasks and runs; docs/data.md (Importers)."""
 
 from __future__ import annotations
 
@@ -21,20 +18,18 @@ from ._common import (
     check_zip,
     file_tool_keys,
     finish,
+    keep_first_task,
+    list_files,
     paths_from_input,
     read_cap_check,
 )
 
-__all__ = ["DEFAULT_INSPECT_FILE_TOOLS", "from_inspect", "parse_arm_from"]
-
-# inspect_ai's own text_editor tool and the common hand-written read_file/view_file tools.
 DEFAULT_INSPECT_FILE_TOOLS: dict[str, tuple[str, ...]] = {
     "read_file": ("path", "file_path", "file"),
     "view_file": ("path", "file_path", "file"),
     "text_editor": ("path",),
 }
 
-# Bookkeeping files inspect_ai keeps beside the logs of an eval set.
 _NOT_LOGS = frozenset({"logs.json", "eval-set.json"})
 
 _ARM_KINDS = ("task_arg", "metadata", "model_role", "model")
@@ -59,8 +54,7 @@ def parse_arm_from(spec: str) -> tuple[str, str | None]:
 
 
 def _read_log(path: Path):
-    # inspect_ai inflates and parses a log whole: bound what it is handed first (before
-    # importing it, too: a refused file costs no 1.5 s import).
+    # inspect_ai parses a log whole: bound it first (and before the slow import).
     if path.suffix == ".eval":
         check_zip(path)
     else:
@@ -80,27 +74,7 @@ def _read_log(path: Path):
         ) from None
 
 
-def _log_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    files: list[Path] = []
-    for p in map(Path, [paths] if isinstance(paths, (str, os.PathLike)) else paths):
-        if p.is_dir():
-            found = sorted(
-                q
-                for q in p.iterdir()
-                if q.suffix == ".eval" or (q.suffix == ".json" and q.name not in _NOT_LOGS)
-            )
-            if not found:
-                raise DataError("no .eval or .json inspect_ai logs in this directory", path=p)
-            files.extend(found)
-        elif p.exists():
-            files.append(p)
-        else:
-            raise DataError("file not found", path=p)
-    return files
-
-
 def _arm_value(log: Any, sample: Any, kind: str, name: str | None) -> tuple[bool, Any]:
-    """(found, value) of the arm source for one sample."""
     spec = log.eval
     if kind == "task_arg":
         args = spec.task_args or {}
@@ -129,7 +103,6 @@ def _text(content: Any) -> str:
 
 
 def _transcript(messages: Sequence[Any]) -> str:
-    """What the agent consumed and produced, in order: messages, tool calls, tool results."""
     parts = []
     for m in messages:
         text = m.text if hasattr(m, "text") else _text(getattr(m, "content", ""))
@@ -152,7 +125,6 @@ def _files(messages: Sequence[Any], tools: Mapping[str, tuple[str, ...]]) -> lis
             if keys is None:
                 continue
             args = call.arguments or {}
-            # text_editor both reads and writes: only its "view" command inspects a file.
             if call.function == "text_editor" and args.get("command") not in (None, "view"):
                 continue
             found.extend(paths_from_input(args, keys))
@@ -185,16 +157,14 @@ def from_inspect(
     Parameters
     ----------
     paths : path-like or iterable of them
-        ``.eval`` or ``.json`` logs, or directories holding them (typically one log per arm).
+        ``.eval`` or ``.json`` logs, or directories holding them.
     arm_from : str
-        Where the arm is: ``"task_arg:NAME"``, ``"metadata:KEY"``, ``"model_role:ROLE"``
-        or ``"model"``.
+        ``"task_arg:NAME"``, ``"metadata:KEY"``, ``"model_role:ROLE"`` or ``"model"``.
     file_tools : mapping or iterable of ``NAME[:KEY,...]``, optional
         Tools whose calls read files, added to :data:`DEFAULT_INSPECT_FILE_TOOLS`.
-    budget_tokens, budget_wall_s : optional
-        Task budgets when the logs set no ``token_limit`` / ``time_limit``.
-    canonical_written_at : str, optional
-        ISO-8601 time the targets were written; without it (or ``tasks_file``) no tasks.
+    budget_tokens, budget_wall_s, canonical_written_at : optional
+        Task budgets when the logs set no limit; when the targets were written (no tasks
+        without it or ``tasks_file``).
     arm_values, tasks_file, allow_incomplete, arms
         As in :func:`~evalstats.importers.from_table`.
 
@@ -202,12 +172,6 @@ def from_inspect(
     -------
     Imported
         ``tasks`` (None when they cannot be built), ``runs`` and the ``problems`` met.
-
-    Raises
-    ------
-    DataError
-        An unreadable log, a log without samples, a sample whose arm is missing or unknown;
-        loader errors re-aimed at the log and sample.
 
     Examples
     --------
@@ -227,7 +191,12 @@ def from_inspect(
     task_sources: dict[str, Source] = {}
     limits: dict[str, set[Any]] = {"budget_tokens": set(), "budget_wall_s": set()}
 
-    for path in _log_files(paths):
+    logs = list_files(
+        paths,
+        lambda q: q.suffix == ".eval" or (q.suffix == ".json" and q.name not in _NOT_LOGS),
+        "no .eval or .json inspect_ai logs in this directory",
+    )
+    for path in logs:
         log = _read_log(path)
         where = Source(str(path))
         if not log.samples:
@@ -265,8 +234,7 @@ def from_inspect(
                 raise src.error("no total_time or working_time in the sample", field="wall_s")
             started = getattr(sample, "started_at", None)
             if started is None:
-                # A recorded time, not a guess: the audit's canonical-before-runs check only
-                # gets stricter.
+                # A recorded time no later than the sample's: the audit only gets stricter.
                 started = spec.created
                 problems.append(Problem(src, _NO_START))
             reported = _reported_tokens(sample)
@@ -295,14 +263,12 @@ def from_inspect(
                 "prompt": _text(sample.input),
                 "canonical_answer": "\n".join(target) if isinstance(target, list) else target,
             }
-            if task_id not in tasks:
-                tasks[task_id], task_sources[task_id] = task, src
-                if not task["canonical_answer"]:
-                    problems.append(Problem(src, "sample has no target; canonical_answer is empty"))
-            elif tasks[task_id]["prompt"] != task["prompt"]:
-                problems.append(
-                    Problem(src, f"input differs from {task_sources[task_id].path}; kept the first")
-                )
+            new = task_id not in tasks
+            first = keep_first_task(tasks, task_sources, task, src, ("prompt",))
+            if new and not task["canonical_answer"]:
+                problems.append(Problem(src, "sample has no target; canonical_answer is empty"))
+            if first is not None:
+                problems.append(Problem(src, f"input differs from {first.path}; kept the first"))
 
     task_records = None
     if tasks_file is None:
@@ -332,9 +298,7 @@ def _finish_tasks(
     written_at: str | None,
 ) -> list[dict[str, Any]] | str:
     """Task records with budgets, or the reason they cannot be written."""
-    if written_at is None:
-        # A log says when the eval ran, not when its targets were written: taking the run's
-        # time would make canonical_before_runs pass with a lead of zero.
+    if written_at is None:  # the run's time would pass canonical_before_runs with no lead
         return (
             "tasks not written: the logs do not say when the targets were written; "
             "pass --canonical-written-at TIME or --tasks"

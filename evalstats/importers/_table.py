@@ -1,7 +1,4 @@
-"""Any table (JSON Lines, CSV, Parquet) of runs -> tasks and runs, through a column mapping.
-
-How columns map to fields: docs/data.md (Importers).
-"""
+"""Any table (JSON Lines, CSV, Parquet) of runs -> tasks and runs; docs/data.md (Importers)."""
 
 from __future__ import annotations
 
@@ -27,22 +24,17 @@ from ._common import (
     arm_mapper,
     finish,
     jsonl_records,
+    keep_first_task,
     number_replicates,
     read_bytes,
     unique_columns,
 )
 
-__all__ = ["from_table", "parse_assignments"]
-
 _FIELDS = {**RUN_FIELDS, **{k: v for k, v in TASK_FIELDS.items() if k != "task_id"}}
 
 
 def parse_assignments(items: Iterable[str] | None, what: str = "--map") -> dict[str, str]:
-    """``["task_id=qid", "arm=condition"]`` -> ``{"task_id": "qid", "arm": "condition"}``.
-
-    >>> parse_assignments(["task_id=qid", "arm = condition"])
-    {'task_id': 'qid', 'arm': 'condition'}
-    """
+    """``["task_id=qid", "arm=condition"]`` -> ``{"task_id": "qid", "arm": "condition"}``."""
     out: dict[str, str] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
@@ -58,8 +50,7 @@ def _absent(
     mapping: Mapping[str, str],
     defaults: Mapping[str, Any],
 ) -> list[str]:
-    """Required fields that no column (mapped or of the same name) and no constant supplies."""
-    # A replicate is numbered when absent; the task id is the runs' own field.
+    """Required fields no column and no constant supplies (replicates are numbered)."""
     optional = {"replicate"} if fields is RUN_FIELDS else {"task_id"}
     return [
         f
@@ -69,7 +60,6 @@ def _absent(
 
 
 def _fixes(fields: Sequence[str]) -> str:
-    """``"agent_model (--map agent_model=COLUMN or --set agent_model=VALUE), ..."``."""
     return ", ".join(f"{f} (--map {f}=COLUMN or --set {f}=VALUE)" for f in fields)
 
 
@@ -106,7 +96,6 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bo
         records = [
             {k: (None if v == "" else v) for k, v in r.items()} for r in frame.to_dict("records")
         ]
-        # Line numbers assume one physical line per record (the header is line 1).
         sources = [Source(str(path), line=i + 2) for i in range(len(records))]
         return records, sources, list(frame.columns), True
     try:
@@ -115,7 +104,6 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bo
         raise DataError(f"unreadable Parquet file: {exc}", path=path) from None
     unique_columns([str(c) for c in frame.columns], path, None)
     frame = frame.astype(object).where(frame.notna(), None)
-    # List cells arrive as numpy arrays; as lists they compare and serialise plainly.
     records = [
         {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in r.items()}
         for r in frame.to_dict("records")
@@ -125,7 +113,7 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bo
 
 
 def _from_text(kind: str, value: Any) -> Any:
-    """CSV cells are strings: turn numbers and JSON lists into values the loaders accept."""
+    """A CSV cell as the number or JSON list the loaders accept (else left as text)."""
     if not isinstance(value, str):
         return value
     try:
@@ -136,7 +124,7 @@ def _from_text(kind: str, value: Any) -> Any:
         if kind == "list":
             return json.loads(value)
     except ValueError:
-        pass  # left as text: the loader names the row and field
+        pass
     return value
 
 
@@ -156,30 +144,23 @@ def from_table(
     ----------
     paths : path-like or iterable of them
         ``.jsonl`` / ``.ndjson``, ``.csv`` or ``.parquet`` files, read in order.
-    mapping : mapping, optional
-        Contract field -> source column, e.g. ``{"task_id": "qid", "arm": "condition"}``.
+    mapping, defaults : mapping, optional
+        Field -> source column (``{"arm": "condition"}``); field -> constant value.
     arm_values : mapping or str, optional
-        Source value(s) meaning each arm (any names), e.g. ``"with=tool,without=baseline"``
-        (default: with/without, booleans and the ids of ``arms``).
-    defaults : mapping, optional
-        Constant values for fields no column holds, e.g. ``{"agent_model": "gpt-4o"}``.
+        Source value(s) of each arm, e.g. ``"with=tool,without=baseline"`` (default:
+        with/without, booleans and the ids of ``arms``).
     tasks_file : path-like, optional
-        Tasks to use (runs are checked against them) instead of tasks built from the rows.
+        Tasks to check the runs against instead of tasks built from the rows.
     allow_incomplete : bool, default False
         Keep a (task, replicate) that only one arm ran.
     arms : sequence of str, optional
-        The arms ``arms.toml`` lists: the names ``arm_values`` may use, and their order.
+        The arms ``arms.toml`` lists (the names ``arm_values`` may use, in order).
 
     Returns
     -------
     Imported
-        ``tasks`` (None when the rows lack task fields), ``runs`` and the ``problems`` met.
-
-    Raises
-    ------
-    DataError
-        A missing column, an arm value that maps to no arm, and every loader error, naming
-        the source file and line (or row).
+        ``tasks`` (None when the rows lack task fields), ``runs`` and the ``problems`` met;
+        a DataError names the source file and line (or row).
 
     Examples
     --------
@@ -222,7 +203,6 @@ def from_table(
                 )
         absent = _absent(RUN_FIELDS, columns, mapping, defaults)
         if absent:
-            # Every missing field at once, each with the option that would supply it.
             raise DataError(
                 f"no column for {len(absent)} required run field(s): {_fixes(absent)} "
                 f"(columns: {', '.join(map(str, columns))})",
@@ -255,17 +235,12 @@ def from_table(
             tid = row.get("task_id")
             if have_tasks and tid is not None:
                 task = {k: row[k] for k in TASK_FIELDS if k in row}
-                if tid not in tasks:
-                    tasks[tid], task_sources[tid] = task, src
-                elif task != tasks[tid]:
+                first = keep_first_task(tasks, task_sources, task, src)
+                if first is not None:
                     differ = ", ".join(k for k in task if task[k] != tasks[tid].get(k))
-                    first = task_sources[tid]
+                    where = f"{first.path} {first.line or first.record}"
                     problems.append(
-                        Problem(
-                            src,
-                            f"task {tid!r}: {differ} differ from {first.path} "
-                            f"{first.line or first.record}; kept the first",
-                        )
+                        Problem(src, f"task {tid!r}: {differ} differ from {where}; kept the first")
                     )
     number_replicates(runs)
     use_tasks = have_tasks and tasks_file is None

@@ -1,14 +1,7 @@
-"""The judge prompts (rubrics): package data byte-for-byte from the seeds, rendering, parsing.
+"""The judge prompts (rubrics): the seeds byte for byte, your TOML files, rendering, parsing.
 
-:func:`get` returns a built-in rubric (``with-without``, seed 000; ``blind-pair``, seed 001)
-or one of your own (a TOML file): ``render`` fills the prompt and ``parse`` reads a judge's
-output tolerantly, raising :class:`evalstats.errors.ParseError` with a reason when it cannot.
-How they work and the file format: docs/judging.md.
-
->>> from evalstats import rubrics
->>> v = rubrics.get("with-without").parse('```json\\n{"label": "(c) WITH was worse"}\\n```')
->>> v.label, v.outcome
-('(c)', 'loss')
+:func:`get` returns one; ``render`` fills its prompt and ``parse`` reads a judge's output
+(a :class:`evalstats.errors.ParseError` when it cannot). See docs/judging.md.
 """
 
 from __future__ import annotations

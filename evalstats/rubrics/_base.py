@@ -18,8 +18,6 @@ from evalstats.errors import ParseError
 
 from ._lenient_json import find_objects, iter_dicts
 
-__all__ = ["RenderedPrompt", "Rubric", "Verdict", "format_wall_clock"]
-
 
 @dataclass(frozen=True)
 class RenderedPrompt:
@@ -37,20 +35,9 @@ class RenderedPrompt:
 class Verdict:
     """One judge output, read and mapped back to WITH's point of view.
 
-    Attributes
-    ----------
-    label : str
-        The rubric's own label: ``"(a)"``/``"(b)"``/``"(c)"`` or ``"a_wins"``/``"b_wins"``/``"tie"``.
-    outcome : str or None
-        ``"win"``, ``"tie"`` or ``"loss"`` for WITH; ``None`` for blind-pair without an order.
-    reasoning, uncertainty : str or None
-        The judge's reasoning; ``"low"``, ``"medium"`` or ``"high"`` (with-without).
-    judge_cost_ratio : float or None
-        The cost ratio the judge claimed (with-without).
-    scores : dict of str to int
-        Blind-pair scores, ``with_<dim>``/``without_<dim>`` (``a_<dim>``/``b_<dim>`` without an order).
-    fields : dict of str to str
-        Every other field, verbatim as a string.
+    ``label`` is the rubric's own (``"(a)"`` or ``"a_wins"``); ``outcome`` is win/tie/loss for
+    WITH (None for blind-pair without an order); ``scores`` are blind-pair scores
+    (``with_<dim>``, or ``a_<dim>`` without an order); ``fields`` every other field, verbatim.
     """
 
     label: str
@@ -66,22 +53,10 @@ class Verdict:
 class Rubric:
     """A judge prompt at one revision: the text, how to fill it in and how to read the answer.
 
-    Attributes
-    ----------
-    name, revision : str, int
-        Identity of the prompt; a changed word needs a new revision.
-    sha256 : str
-        Hex sha256 of the rubric's package-data files, concatenated (or of its rubric file).
-    system, user_template : str
-        The system prompt; the user message with ``{placeholder}`` fields.
-    dimensions : tuple of str
-        Score dimensions (blind-pair) or ``()``.
-    needs_order : bool
-        Whether :meth:`render` and :meth:`parse` need an ``order``.
-    arms : tuple of (str, str)
-        Display names of the WITH and WITHOUT arms.
-    path : str or None
-        The rubric file this rubric was read from; ``None`` for the built-in ones.
+    ``sha256`` is that of the package-data files (or the rubric file, at ``path``);
+    ``user_template`` holds ``{placeholder}`` fields; ``dimensions`` are blind-pair scores;
+    ``needs_order``: :meth:`render` and :meth:`parse` take an ``order``; ``arms`` are the
+    display names of WITH and WITHOUT.
     """
 
     name: str
@@ -112,18 +87,8 @@ class Rubric:
         *,
         order: str | None = None,
     ) -> RenderedPrompt:
-        """Fill the prompt for one pair of runs.
-
-        Parameters
-        ----------
-        task : Mapping
-            ``prompt`` and ``canonical_answer`` (strings).
-        with_run, without_run : Mapping
-            ``answer`` (str); ``tokens`` (counted total), ``wall_s`` and ``files_inspected``
-            when the template shows them.
-        order : {"with_first", "without_first"} or None
-            Which arm is shown first (Agent A), for a rubric that :attr:`needs_order`.
-        """
+        """Fill the prompt for one pair of runs (``task``: prompt, canonical_answer; runs:
+        answer and, when shown, tokens, wall_s, files_inspected)."""
         raise NotImplementedError
 
     def parse(self, text: str, order: str | None = None) -> Verdict:
@@ -131,7 +96,6 @@ class Rubric:
         raise NotImplementedError
 
     def _fill(self, task: Mapping[str, Any], runs: Mapping[str, tuple[Any, str]]) -> RenderedPrompt:
-        """Fill the placeholders the template uses from ``task`` and ``{prefix: (run, what)}``."""
         used = set(self.placeholders)
         values: dict[str, str] = {}
         for key, src in (("task_prompt", "prompt"), ("canonical_answer", "canonical_answer")):
@@ -154,11 +118,7 @@ class Rubric:
         return RenderedPrompt(system=self.system, user=user)
 
 
-# --------------------------------------------------------------------------- package data
-
-
 def read_data(filename: str) -> bytes:
-    """Bytes of ``evalstats/rubrics/data/<filename>``."""
     return resources.files("evalstats.rubrics").joinpath("data", filename).read_bytes()
 
 
@@ -170,26 +130,16 @@ PLACEHOLDER_PATTERN = re.compile(r"\{([a-z_]+)\}")
 
 
 def check_placeholders(template: str, expected: Sequence[str], *, source: str) -> None:
-    """The template holds each expected placeholder exactly once, and no other."""
     found = PLACEHOLDER_PATTERN.findall(template)
     if sorted(found) != sorted(expected):
         raise RuntimeError(f"{source}: placeholders {found} differ from {list(expected)}")
 
 
-# --------------------------------------------------------------------------- inputs
-
-
 def format_wall_clock(seconds: float) -> str:
-    """Wall-clock time as the judge sees it: seconds with one decimal, e.g. ``"83.2 s"``.
+    """Wall-clock time as the judge sees it: always seconds, one decimal.
 
-    Always seconds, so that the two runs of a pair read on the same scale.
-
-    Examples
-    --------
-    >>> format_wall_clock(83.24)
-    '83.2 s'
-    >>> format_wall_clock(600)
-    '600.0 s'
+    >>> format_wall_clock(83.24), format_wall_clock(600)
+    ('83.2 s', '600.0 s')
     """
     if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real):
         raise TypeError(f"wall-clock seconds must be a number, got {type(seconds).__name__}")
@@ -200,11 +150,9 @@ def format_wall_clock(seconds: float) -> str:
 
 
 def format_tokens(tokens: Any, *, what: str) -> str:
-    """A counted token number as a plain integer string (no separators)."""
     if isinstance(tokens, bool) or not isinstance(tokens, numbers.Real):
         raise TypeError(f"{what} must be an integer token count, got {type(tokens).__name__}")
     x = tokens if isinstance(tokens, numbers.Integral) else float(tokens)
-    # Integer columns with missing values arrive as floats from pandas.
     if isinstance(x, float) and (not math.isfinite(x) or not x.is_integer()):
         raise ValueError(f"{what} must be an integer token count, got {tokens!r}")
     if int(x) < 0:
@@ -213,12 +161,7 @@ def format_tokens(tokens: Any, *, what: str) -> str:
 
 
 def format_files(files: Any) -> str:
-    """Files an agent inspected, one ``- path`` per line; ``(none)`` if empty or missing.
-
-    >>> print(format_files(["a/b.go", "c.py"]))
-    - a/b.go
-    - c.py
-    """
+    """Files an agent inspected, one ``- path`` per line; ``(none)`` if empty or missing."""
     if is_missing(files):
         return "(none)"
     if isinstance(files, str | bytes) or not hasattr(files, "__iter__"):
@@ -239,7 +182,6 @@ def require(mapping: Mapping[str, Any], key: str, *, what: str, text: bool = Fal
 
 
 def is_missing(value: Any) -> bool:
-    """None, a float NaN or pandas' NA (what a frame gives for an absent optional field)."""
     if value is None:
         return True
     if isinstance(value, float) and math.isnan(value):
@@ -255,12 +197,8 @@ def normalise_order(order: Any) -> str | None:
     return str(order)
 
 
-# --------------------------------------------------------------------------- parse helpers
-
-
 @lru_cache(maxsize=4096)  # judges repeat the same few keys in every verdict
 def norm_key(key: str) -> str:
-    """``"Hallucination Safety"`` -> ``"hallucination_safety"``."""
     return re.sub(r"[^0-9a-z]+", "_", str(key).lower()).strip("_")
 
 
@@ -275,7 +213,6 @@ def values_for(obj: Mapping[str, Any], keys: Sequence[str]) -> list[Any]:
 
 
 def as_field_text(value: Any) -> str | None:
-    """A field value as the verbatim string stored in :attr:`Verdict.fields`."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, bool):

@@ -13,26 +13,9 @@ from evalstats.errors import DataError, ParameterError
 
 from ._file import get, load, names, to_toml, with_tool_name
 
-__all__ = ["register"]
-
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``rubric new`` and ``rubric show`` to ``subparsers`` (from ``add_subparsers()``).
-
-    Examples
-    --------
-    >>> import argparse
-    >>> parser = argparse.ArgumentParser(prog="evalstats")
-    >>> _ = register(parser.add_subparsers(dest="command"))
-    >>> args = parser.parse_args(["rubric", "show", "with-without"])
-    >>> args.func(args)  # doctest: +ELLIPSIS
-    name: with-without
-    revision: 1
-    sha256: ab998fa642ab...
-    kind: three-way
-    ...
-    0
-    """
+    """Add ``rubric new`` and ``rubric show`` to ``subparsers``."""
     p = subparsers.add_parser("rubric", help="make or inspect a rubric (judge prompt) file")
     sub = p.add_subparsers(dest="rubric_command", required=True)
 

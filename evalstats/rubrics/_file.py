@@ -1,7 +1,4 @@
-"""Rubric files: a judge prompt of your own, in TOML, read into the same :class:`Rubric` types.
-
-How it works: docs/judging.md, "Rubric files".
-"""
+"""Rubric files: your own judge prompt in TOML, read into a :class:`Rubric` (docs/judging.md)."""
 
 from __future__ import annotations
 
@@ -22,8 +19,6 @@ from ._base import PLACEHOLDER_PATTERN, Rubric, norm_key
 from .blind_pair import BlindPairRubric, BlindScores
 from .with_without import GORTEX_MENTION, OUTCOMES, ThreeWay, WithWithoutRubric, tool_name
 
-__all__ = ["KINDS", "get", "load", "names", "seed_toml", "to_toml", "with_tool_name"]
-
 # A prompt of a few pages and its fields; anything past this is not a rubric.
 MAX_RUBRIC_BYTES = 4_000_000
 
@@ -41,12 +36,7 @@ _BLIND_KEYS = {"dimensions", "dimension_aliases", "blocks", "verdicts", "scores"
 
 
 def names() -> tuple[str, ...]:
-    """Names of the built-in rubrics, sorted.
-
-    >>> from evalstats import rubrics
-    >>> rubrics.names()
-    ('blind-pair', 'with-without')
-    """
+    """Names of the built-in rubrics: ``('blind-pair', 'with-without')``."""
     return tuple(_BUILT_IN)
 
 
@@ -58,15 +48,8 @@ def _built_in(name: str) -> Rubric:
 def get(name_or_path: str | os.PathLike[str]) -> Rubric:
     """A built-in rubric by name, or the rubric in a ``.toml`` file by path.
 
-    Raises
-    ------
-    KeyError
-        If ``name_or_path`` is neither a known rubric name nor a path to a file.
-    DataError
-        If the file is not a valid rubric file (the message names the file, line and field).
+    A KeyError for an unknown name; a DataError (file, line, field) for an invalid file.
 
-    Examples
-    --------
     >>> from evalstats import rubrics
     >>> r = rubrics.get("with-without")
     >>> r.kind, r.revision, r.needs_order
@@ -86,16 +69,8 @@ def get(name_or_path: str | os.PathLike[str]) -> Rubric:
 
 
 def load(path: str | os.PathLike[str]) -> Rubric:
-    """Read a rubric file (TOML) into a :class:`Rubric`.
+    """Read a rubric file (TOML) into a :class:`Rubric`; a DataError names file, line, field.
 
-    Raises
-    ------
-    DataError
-        The file is missing or not TOML, or a field is missing or wrong; the message names
-        the file, line and field.
-
-    Examples
-    --------
     >>> import pathlib, tempfile
     >>> from evalstats import rubrics
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "bad.toml"
@@ -107,17 +82,16 @@ def load(path: str | os.PathLike[str]) -> Rubric:
     """
     p = Path(path)
     try:
-        if p.is_file() and p.stat().st_size > MAX_RUBRIC_BYTES:
-            raise DataError(
-                f"a rubric file is a prompt and a few fields; this one is over "
-                f"{MAX_RUBRIC_BYTES:,} bytes",
-                path=p,
-            )
         if p.exists() and not p.is_file():
             raise DataError("not a regular file", path=p)
-        raw = p.read_bytes()
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_RUBRIC_BYTES + 1)
     except OSError as e:
         raise DataError(f"cannot read rubric file: {e.strerror or e}", path=p) from None
+    if len(raw) > MAX_RUBRIC_BYTES:
+        raise DataError(
+            f"a rubric file is a prompt and a few fields: over {MAX_RUBRIC_BYTES:,} bytes", path=p
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -135,19 +109,14 @@ def load(path: str | os.PathLike[str]) -> Rubric:
         raise DataError("not valid TOML for a rubric: it nests too deeply", path=p) from None
 
 
-# --------------------------------------------------------------------------- validation
-
-
 class _Where:
-    """Turns a field problem into a DataError with the file and the field's line."""
+    """Turns a field problem into a DataError naming the file and (best effort) the line."""
 
     def __init__(self, path: Path, text: str) -> None:
         self.path = path
         self.lines = text.split("\n")
 
     def line_of(self, field: str) -> int | None:
-        # The line of "key =" for the last part of a dotted field, inside its table when
-        # the field is in one; a best effort, for the message only.
         parts = field.split(".")
         key = parts[-1].split("[")[0]
         table = ".".join(parts[:-1])
@@ -202,7 +171,6 @@ def _no_unknown(table: Mapping[str, Any], known: set[str], where: _Where, prefix
 
 
 def _pairs(output: Mapping[str, Any], key: str, allowed, where: _Where, what: str):
-    """The ``spelling = value`` pairs of the table ``output.<key>``, each value in ``allowed``."""
     table = _table(output, key, where, f"output.{key}")
     for k, v in table.items():
         if v not in allowed:
@@ -343,9 +311,6 @@ def _blind(output: Mapping[str, Any], where: _Where) -> tuple[tuple[str, ...], B
     )
 
 
-# --------------------------------------------------------------------------- writing
-
-
 def _toml_string(s: str) -> str:
     # A multi-line literal string keeps prompt text byte-exact (no escapes; TOML drops the
     # newline after the opening quotes); text it cannot hold gets a basic string instead.
@@ -375,12 +340,8 @@ def _list(xs) -> str:
 
 
 def to_toml(rubric: Rubric, *, description: str | None = None) -> str:
-    """The complete rubric-file form of ``rubric`` (every ``[output]`` key written out).
+    """The complete rubric-file form of ``rubric``, which :func:`load` reads back alike.
 
-    :func:`load` of the result gives a rubric that renders and parses as ``rubric`` does.
-
-    Examples
-    --------
     >>> from evalstats import rubrics
     >>> print(rubrics.to_toml(rubrics.get("blind-pair")).splitlines()[0])
     name = "blind-pair"
@@ -450,13 +411,8 @@ def seed_toml(name: str) -> str:
 
 
 def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rubric:
-    """``rubric`` with every mention of the seed's tool (gortex) replaced by ``tool``.
+    """``rubric`` renamed (default: name + slug of ``tool``), revision 1, gortex -> ``tool``.
 
-    The result is a new rubric ``name`` (default: the rubric's name and a slug of ``tool``)
-    at revision 1, not yet written (its ``sha256`` is that of :func:`to_toml`'s text).
-
-    Examples
-    --------
     >>> from evalstats import rubrics
     >>> r = rubrics.with_tool_name(rubrics.get("with-without"), "Serena MCP")
     >>> r.name, "gortex" in r.system + r.user_template, "WITH (Serena MCP available):" in r.user_template

@@ -1,7 +1,6 @@
-"""Finding and reading JSON objects in what a judge model actually writes.
+"""Finding and reading JSON objects in what a judge writes: bounded, ParseError only.
 
-Bounded work, and nothing raised but :class:`~evalstats.errors.ParseError`; why not a library:
-docs/judging.md (Reading a judge's JSON).
+Why not a library: docs/judging.md (Reading a judge's JSON).
 """
 
 from __future__ import annotations
@@ -12,10 +11,7 @@ from typing import Any
 
 from evalstats.errors import ParseError
 
-__all__ = ["JsonObject", "find_objects", "iter_dicts"]
-
-# Real judge outputs are a few kB; these bounds only stop pathological input.  The step
-# budget is summed over all start positions: linear input needs about len(text).
+# Bounds against pathological input; the step budget is summed over all start positions.
 MAX_CHARS = 500_000
 MAX_DEPTH = 40
 STEP_BUDGET = 4_000_000
@@ -39,8 +35,7 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _BARE_KEY = re.compile(r"[A-Za-z_$][\w$\-]*(?:[ \t]+[A-Za-z_$][\w$\-]*){0,3}")
 _BARE_VALUE_END = re.compile(r"[,}\]\n]")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
-# A "{" that can begin an object (followed by what obj() accepts): filtering in the regex
-# engine keeps "{" * 480_000 linear and cheap.
+# A "{" that can begin an object: filtering in the regex engine keeps "{" * 480_000 linear.
 _OBJECT_START = re.compile("\\{(?=[" + re.escape(_WS + ",}/$_" + "".join(_CLOSERS)) + "A-Za-z])")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None, "none": None}
 
@@ -64,13 +59,10 @@ class _Reader:
         self.s = text
         self.n = len(text)
         self.budget = STEP_BUDGET
-        # Where a scan already ran to the end of the text without finding what it looked for:
-        # a later start sees a suffix of the same text and fails at once instead of rescanning
-        # (without this, ``"{/*" * 160_000`` took 143 s).
+        # Where a scan already ran to the end unsuccessfully: later starts fail at once.
         self.no_comment_end_from = self.n + 1
         self.unclosed_from: dict[str, int] = {}
-        # A quoted key that closed at ``end`` but was not followed by ``:``: a key opened
-        # between ``start`` and ``end`` closes at the same quote and fails the same way.
+        # A quoted key not followed by ":": any key opened inside it fails the same way.
         self.bad_key: dict[str, tuple[int, int]] = {}
 
     def _spend(self, k: int) -> None:
@@ -153,9 +145,7 @@ class _Reader:
                 out.append(_ESCAPES.get(e, e))
                 j = k + 2
                 continue
-            # A quote closes the string only if a delimiter follows: judges write unescaped
-            # quotes inside values ("cited "auth.go" correctly") and apostrophes in
-            # single-quoted strings ('the agent's answer').
+            # A quote closes the string only if a delimiter follows (unescaped inner quotes).
             m = k + 1
             while m < n and s[m] in _INLINE_WS:
                 m += 1
@@ -263,8 +253,7 @@ class _Reader:
 
 
 def _too_deep() -> None:
-    # Not a per-start failure: every later start inside the same nest would descend again
-    # (``"{a:" * 160_000`` spent the whole budget that way), and no verdict nests this deep.
+    # Not a per-start failure: every later start inside the nest would descend again.
     raise ParseError(f"judge output nested more than {MAX_DEPTH} levels deep")
 
 

@@ -1,7 +1,4 @@
-"""The ``blind-pair`` rubric (seed 001, revision 1): WITH and WITHOUT shown as Agent A / B.
-
-How it works: docs/judging.md, "The blind-pair rubric".
-"""
+"""The ``blind-pair`` rubric (seed 001, r1; arms shown as Agent A / B): docs/judging.md."""
 
 from __future__ import annotations
 
@@ -31,8 +28,6 @@ from ._base import (
 )
 from ._lenient_json import iter_dicts
 
-__all__ = ["KNOWN_PLACEHOLDERS", "BlindPairRubric", "BlindScores"]
-
 NAME = "blind-pair"
 SYSTEM_FILE = "blind-pair.r1.txt"
 USER_FILE = "blind-pair.r1.user.txt"
@@ -49,14 +44,8 @@ _FILLER = frozenset(
 
 @dataclass(frozen=True)
 class BlindScores:
-    """How a blind-scores rubric's output is read; the defaults are seed 001's.
+    """How a blind-scores rubric's output is read (defaults: seed 001's); docs/judging.md.
 
-    Each agent's block (``blocks``: the keys that may hold agent A's and agent B's scores)
-    holds one integer score per dimension in ``scores`` (inclusive range); ``verdicts`` adds
-    exact spellings of ``a_wins`` / ``b_wins`` / ``tie`` to the seed's reading.
-
-    Examples
-    --------
     >>> spec = BlindScores(verdicts=(("first", "a_wins"), ("second", "b_wins")))
     >>> spec.verdicts_in_text("First"), spec.verdicts_in_text("Agent B wins")
     ({'a_wins'}, {'b_wins'})
@@ -115,7 +104,6 @@ def _score_text(hi: int) -> re.Pattern[str]:
 
 
 def _block(src: Mapping[str, Any], root: Any, side: str, keys: tuple[str, ...]) -> Any:
-    # Also found under a wrapper: {"scores": {"agent_a": {...}, ...}, "verdict": ...}.
     for d in (src, *iter_dicts(root)):
         found = [v for v in values_for(d, keys) if isinstance(v, dict)]
         if found:
@@ -123,7 +111,6 @@ def _block(src: Mapping[str, Any], root: Any, side: str, keys: tuple[str, ...]) 
     raise ParseError(f"missing agent block: agent_{side}")
 
 
-# The prefix of each agent's scores and fields, by the order shown.
 _PREFIX = {
     None: {"a": "a", "b": "b"},
     "with_first": {"a": "with", "b": "without"},
@@ -133,10 +120,7 @@ _PREFIX = {
 
 @dataclass(frozen=True)
 class BlindPairRubric(Rubric):
-    """Seed 001: four 1-5 scores per agent and a winner, arms hidden behind Agent A / B.
-
-    Also the class of every ``blind-scores`` rubric file, read as its ``spec`` says.
-    """
+    """Seed 001 (1-5 scores per agent and a winner, arms hidden) and every blind-scores file."""
 
     spec: BlindScores = field(default=BlindScores(), kw_only=True, repr=False)
 
@@ -152,20 +136,7 @@ class BlindPairRubric(Rubric):
         *,
         order: str | None = None,
     ) -> RenderedPrompt:
-        """Fill the blind user message for one pair; ``order`` says which arm is Agent A.
-
-        >>> from evalstats import rubrics
-        >>> r = rubrics.get("blind-pair")
-        >>> p = r.render(
-        ...     {"prompt": "Where is X?", "canonical_answer": "x.go"},
-        ...     {"answer": "x.go:10", "files_inspected": ["x.go"]},
-        ...     {"answer": "not sure"},
-        ...     order="without_first",
-        ... )
-        >>> print(p.user.split("\\n\\n")[1])
-        AGENT A ANSWER:
-        not sure
-        """
+        """Fill the blind user message for one pair; ``order`` says which arm is Agent A."""
         o = normalise_order(order)
         if o is None:
             raise ValueError(
@@ -173,14 +144,10 @@ class BlindPairRubric(Rubric):
                 "(which arm is shown as Agent A)"
             )
         a, b = (with_run, without_run) if o == "with_first" else (without_run, with_run)
-        # Runs are named by their blind side only: filling a blind slot needs no arm.
         return self._fill(task, {"agent_a": (a, "agent a run"), "agent_b": (b, "agent b run")})
 
     def parse(self, text: str, order: str | None = None) -> Verdict:
-        """Read a judge's output; with ``order``, map it back to WITH/WITHOUT.
-
-        A :class:`~evalstats.errors.ParseError` for no JSON object, no or two different
-        verdicts, a missing agent block, or a score missing, not an integer or out of range.
+        """Read a judge's output (mapped to WITH/WITHOUT with ``order``); ParseError if unreadable.
 
         >>> from evalstats import rubrics
         >>> r = rubrics.get("blind-pair")

@@ -1,8 +1,4 @@
-"""The ``with-without`` rubric (seed 000, revision 1): WITH and WITHOUT shown labelled.
-
-``data/with-without.r1.txt`` is the seed, byte for byte; the system prompt and the user
-message are the ``` blocks under its two headings, cut out when the rubric is loaded.
-"""
+"""The ``with-without`` rubric (seed 000, r1; WITH and WITHOUT labelled) and three-way files."""
 
 from __future__ import annotations
 
@@ -31,8 +27,6 @@ from ._base import (
     values_for,
 )
 
-__all__ = ["KNOWN_PLACEHOLDERS", "ThreeWay", "WithWithoutRubric", "with_pair_tools"]
-
 NAME = "with-without"
 DATA_FILE = "with-without.r1.txt"
 OUTCOMES = ("win", "tie", "loss")
@@ -54,14 +48,8 @@ _UNCERTAINTY = {"low": "low", "high": "high"} | dict.fromkeys(
 
 @dataclass(frozen=True)
 class ThreeWay:
-    """How a three-way rubric's output is read: its labels, their outcomes, its field names.
+    """How a three-way rubric's output is read (defaults: seed 000's); docs/judging.md.
 
-    The defaults are seed 000's. Labels written ``"(x)"`` are read as a parenthesised letter
-    anywhere or a leading bare letter (``"A."``, ``"c: worse"``); other labels as whole words,
-    case-insensitively. ``aliases`` adds exact spellings.
-
-    Examples
-    --------
     >>> spec = ThreeWay(labels=("better", "same", "worse"), aliases=(("tie", "same"),))
     >>> sorted(spec.labels_in_text("Better: WITH found it")), spec.outcome_of("same")
     (['better'], 'tie')
@@ -71,18 +59,15 @@ class ThreeWay:
     outcomes: tuple[str, ...] = OUTCOMES
     aliases: tuple[tuple[str, str], ...] = ()
     label_fields: tuple[str, ...] = ("label",)
-    # Only consulted when no object carries a label field.
     fallback_fields: tuple[str, ...] = ("verdict",)
     reasoning_fields: tuple[str, ...] = ("reasoning", "rationale")
     uncertainty_fields: tuple[str, ...] = ("uncertainty",)
     cost_ratio_fields: tuple[str, ...] = ("cost_ratio",)
 
     def outcome_of(self, label: str) -> str:
-        """``"win"``, ``"tie"`` or ``"loss"`` for one of :attr:`labels`."""
         return self.outcomes[self.labels.index(label)]
 
     def labels_in_text(self, value: str) -> set[str]:
-        """Every label one string names (two or more is the caller's error to raise)."""
         s = value.strip(_STRIP).lower()
         prefixes = "|".join(re.escape(f) for f in self.label_fields)
         s = re.sub(rf"^(?:{prefixes})\s*[:=]?\s*", "", s).strip(_STRIP)
@@ -158,10 +143,7 @@ def _cost_ratio(values: list[Any]) -> float | None:
 
 @dataclass(frozen=True)
 class WithWithoutRubric(Rubric):
-    """Seed 000: the judge sees WITH and WITHOUT labelled and picks (a), (b) or (c).
-
-    Also the class of every ``three-way`` rubric file, read as its ``spec`` says.
-    """
+    """Seed 000 (WITH and WITHOUT labelled; (a), (b) or (c)) and every ``three-way`` file."""
 
     spec: ThreeWay = field(default=ThreeWay(), kw_only=True, repr=False)
 
@@ -177,18 +159,7 @@ class WithWithoutRubric(Rubric):
         *,
         order: str | None = None,
     ) -> RenderedPrompt:
-        """Fill the user-message template for one pair (``order`` must be None).
-
-        >>> from evalstats import rubrics
-        >>> r = rubrics.get("with-without")
-        >>> p = r.render(
-        ...     {"prompt": "Where is X?", "canonical_answer": "x.go"},
-        ...     {"answer": "x.go:10", "tokens": 1200, "wall_s": 41.25},
-        ...     {"answer": "not sure", "tokens": 3400, "wall_s": 90.0},
-        ... )
-        >>> print(p.user.splitlines()[7])
-        [1200 tokens · 41.2 s]
-        """
+        """Fill the user-message template for one pair (``order`` must be None)."""
         if not is_missing(order):
             raise ValueError(
                 f"rubric {self.name!r} shows WITH/WITHOUT labelled; order must be None"
@@ -197,10 +168,7 @@ class WithWithoutRubric(Rubric):
         return self._fill(task, runs)
 
     def parse(self, text: str, order: str | None = None) -> Verdict:
-        """Read a judge's output into a :class:`Verdict` (``(a)``→win, ``(b)``→tie, ``(c)``→loss).
-
-        A :class:`~evalstats.errors.ParseError` for no JSON object, no label, an unrecognised
-        label or two different labels.
+        """Read a judge's output into a :class:`Verdict`; a ParseError when it cannot.
 
         >>> from evalstats import rubrics
         >>> v = rubrics.get("with-without").parse('Sure!\\n```json\\n{"label": "A", }\\n```')
@@ -262,13 +230,11 @@ _SEED_ROLES = re.compile(
     r"one had access to the gortex\s+MCP tool surface \(\"WITH\"\)\s+and the other did not "
     r"\(\"WITHOUT\"\)"
 )
-# How seed 000 names its tool: "gortex MCP" is one name, replaced as a whole, then any other
-# "gortex" (also what :func:`evalstats.rubrics.with_tool_name` replaces).
+# "gortex MCP" is one name, replaced as a whole, then any other "gortex".
 GORTEX_MENTION = re.compile(r"gortex(?:\s+MCP\b)?", re.IGNORECASE)
 
 
 def tool_name(tool: Any) -> str:
-    """A tool's name as a prompt shows it: one non-empty line, stripped."""
     if not isinstance(tool, str) or not tool.strip() or "\n" in tool:
         raise ValueError(f"tool name must be a non-empty one-line string, got {tool!r}")
     return tool.strip()
@@ -277,14 +243,8 @@ def tool_name(tool: Any) -> str:
 def with_pair_tools(rubric: Rubric, candidate: str, reference: str) -> Rubric:
     """The prompt of a K-arm pair: the seed's tool mentions name the two arms' tools.
 
-    The roles sentence and the answer headers ``WITH (<candidate>):`` / ``WITHOUT
-    (<reference>):`` name the candidate (``arm_a``) and the reference (``arm_b``); any other
-    mention names the candidate. A template without the seed's mentions is returned
-    unchanged. Name, revision and sha256 stay the rubric's (the template the judgments are
-    parsed with); the prompt itself is in each call's key.
+    Name, revision and sha256 stay the rubric's; a template without the mentions is unchanged.
 
-    Examples
-    --------
     >>> from evalstats import rubrics
     >>> r = with_pair_tools(rubrics.get("with-without"), "Serena 1.0", "no tool")
     >>> "WITH (Serena 1.0):" in r.user_template, "WITHOUT (no tool):" in r.user_template
