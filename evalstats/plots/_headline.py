@@ -31,6 +31,7 @@ from ._base import (
     format_pp,
     new_canvas,
     num,
+    panels,
     size_pt,
     styled,
     text_width_in,
@@ -142,12 +143,9 @@ def plot_headline(
             extra += 0.25 * lines
         return 3.3 + extra
 
-    def make(fig: Figure) -> Any:
-        if fig.get_figwidth() >= 5.0:
-            return fig.subplots(1, 2, width_ratios=[2.0, 1.3])
-        # Stacked: one x axis, labelled once, under the net-win panel.
-        return fig.subplots(2, 1, height_ratios=[1.25, 1.0], sharex=True)
-
+    # Stacked: one x axis, labelled once, under the net-win panel.
+    stack = {"height_ratios": [1.25, 1.0], "sharex": True}
+    make = panels(2, lambda w: w >= 5.0, {"width_ratios": [2.0, 1.3]}, stack)
     canvas = new_canvas("plot_headline", ax, width, figsize, height, n_axes=2, make=make)
     ax_bar, ax_net = canvas.axes
     side_by_side = canvas.width >= 5.0 or not canvas.owned
