@@ -31,6 +31,48 @@ RUBRIC_DIR = "rubrics"
 # The JudgeOptions given on the command line as they are (progress is --no-progress).
 _OPTIONS = ("concurrency", "max_usd", "batch", "adjudicate", "temperature", "max_tokens", "prices")
 _OPTIONS += ("max_retries", "timeout", "poll_interval", "retry_failed", "allow_same_family")
+_ORDERS_HELP = "blind-pair: one seeded A/B order per pair (default) or both orders"
+_PAIRS_HELP = (
+    "three or more arms (arms.toml [arms]): judge every pair of arms, or each arm "
+    "against arms.toml's reference (both orders of each pair with --orders both)"
+)
+_TIMEOUT_HELP = (
+    "seconds per attempt, connect to last byte (default 120); a server's wait hint "
+    "is capped at EVALSTATS_MAX_WAIT_S (default 600 s)"
+)
+_PRICES_HELP = 'price overrides: {"MODEL": {"input": USD_per_Mtok, "output": USD_per_Mtok}}'
+_SAME_FAMILY_HELP = (
+    "run a judge of the agent's own model family (refused by default; recorded on "
+    "every judgment and reported by the audit)"
+)
+_TRUE = {"action": "store_true"}
+# (flag, help, argparse keywords) in --help order.
+_ARGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("--judge", "anthropic:MODEL or openai:MODEL; repeat for several judges",
+     {"action": "append", "required": True, "metavar": "PROVIDER:MODEL"}),
+    ("--adjudicate", "a third judge, called only where the two --judge disagree",
+     {"metavar": "PROVIDER:MODEL"}),
+    ("--orders", _ORDERS_HELP, {"choices": ("random", "both"), "default": "random"}),
+    ("--pairs", _PAIRS_HELP, {"choices": ("all", "reference")}),
+    ("--seed", "seed of the A/B orders (default 0)", {"type": int, "default": 0}),
+    ("--concurrency", "calls in flight (default 16)", {"type": int, "default": 16}),
+    ("--max-usd", "stop starting calls once the estimated spend in the journal reaches X",
+     {"type": float, "metavar": "X"}),
+    ("--dry-run", "count calls, tokens and USD only", _TRUE),
+    ("--batch", "use the providers' batch APIs (50%% off)", _TRUE),
+    ("--temperature", "sent and recorded when given; default: the provider's own",
+     {"type": float}),
+    ("--max-tokens", "output cap (default 1024)", {"type": int, "default": 1024}),
+    ("--prices", _PRICES_HELP, {"metavar": "FILE.json"}),
+    ("--out", "default: DATA_DIR/judgments.jsonl", {"metavar": "JOURNAL"}),
+    ("--max-retries", "SDK retries per call (default 2)", {"type": int, "default": 2}),
+    ("--timeout", _TIMEOUT_HELP, {"type": float, "default": 120.0}),
+    ("--poll-interval", "batch poll seconds", {"type": float, "default": 30.0}),
+    ("--retry-failed", "also re-send calls that failed permanently (400/404/413/422, a cut body)",
+     _TRUE),
+    ("--no-progress", "no progress bar", _TRUE),
+    ("--allow-same-family", _SAME_FAMILY_HELP, _TRUE),
+)  # fmt: skip
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -51,75 +93,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help=f"judge prompt: {', '.join(rubrics.names())}, a rubric file, or the name of one "
         "in DATA_DIR/rubrics/",
     )
-    p.add_argument(
-        "--judge",
-        action="append",
-        required=True,
-        metavar="PROVIDER:MODEL",
-        help="anthropic:MODEL or openai:MODEL; repeat for several judges",
-    )
-    p.add_argument(
-        "--adjudicate",
-        metavar="PROVIDER:MODEL",
-        help="a third judge, called only where the two --judge disagree",
-    )
-    p.add_argument(
-        "--orders",
-        choices=("random", "both"),
-        default="random",
-        help="blind-pair: one seeded A/B order per pair (default) or both orders",
-    )
-    p.add_argument(
-        "--pairs",
-        choices=("all", "reference"),
-        default=None,
-        help="three or more arms (arms.toml [arms]): judge every pair of arms, or each arm "
-        "against arms.toml's reference (both orders of each pair with --orders both)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of the A/B orders (default 0)")
-    p.add_argument("--concurrency", type=int, default=16, help="calls in flight (default 16)")
-    p.add_argument(
-        "--max-usd",
-        type=float,
-        metavar="X",
-        help="stop starting calls once the estimated spend in the journal reaches X",
-    )
-    p.add_argument("--dry-run", action="store_true", help="count calls, tokens and USD only")
-    p.add_argument("--batch", action="store_true", help="use the providers' batch APIs (50%% off)")
-    p.add_argument(
-        "--temperature",
-        type=float,
-        default=None,
-        help="sent and recorded when given; default: the provider's own",
-    )
-    p.add_argument("--max-tokens", type=int, default=1024, help="output cap (default 1024)")
-    p.add_argument(
-        "--prices",
-        metavar="FILE.json",
-        help='price overrides: {"MODEL": {"input": USD_per_Mtok, "output": USD_per_Mtok}}',
-    )
-    p.add_argument("--out", metavar="JOURNAL", help="default: DATA_DIR/judgments.jsonl")
-    p.add_argument("--max-retries", type=int, default=2, help="SDK retries per call (default 2)")
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=120.0,
-        help="seconds per attempt, connect to last byte (default 120); a server's wait hint "
-        "is capped at EVALSTATS_MAX_WAIT_S (default 600 s)",
-    )
-    p.add_argument("--poll-interval", type=float, default=30.0, help="batch poll seconds")
-    p.add_argument(
-        "--retry-failed",
-        action="store_true",
-        help="also re-send calls that failed permanently (400/404/413/422, a cut body)",
-    )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument(
-        "--allow-same-family",
-        action="store_true",
-        help="run a judge of the agent's own model family (refused by default; recorded on "
-        "every judgment and reported by the audit)",
-    )
+    for flag, text, kwargs in _ARGS:
+        p.add_argument(flag, help=text, **kwargs)
     p.set_defaults(func=main)
     return p
 

@@ -228,6 +228,19 @@ def _axes_list(made: Any) -> list[Axes]:
     return [made] if isinstance(made, Axes) else list(np.ravel(np.asarray(made, dtype=object)))
 
 
+def panels(
+    n: int, side: Callable[[float], bool], row: dict | None = None, column: dict | None = None
+) -> Callable[[Figure], Any]:
+    """A ``make`` for :func:`new_canvas`: ``n`` panels in a row when ``side(width)``, else stacked."""
+
+    def make(fig: Figure) -> Any:
+        if side(fig.get_figwidth()):
+            return fig.subplots(1, n, squeeze=False, **(row or {}))[0]
+        return fig.subplots(n, 1, squeeze=False, **(column or {}))[:, 0]
+
+    return make
+
+
 def new_canvas(
     what: str,
     ax: Any,

@@ -22,6 +22,7 @@ from ._base import (
     legend_columns,
     new_canvas,
     num,
+    panels,
     size_pt,
     styled,
     wrap,
@@ -89,11 +90,7 @@ def plot_cost_ratios(
     def height(w: float) -> float:
         return 3.2 if w >= 5.0 or m == 1 else 5.6
 
-    def make(fig: Figure) -> Any:
-        if fig.get_figwidth() >= 5.0 or m == 1:
-            return fig.subplots(1, m, squeeze=False)[0]
-        return fig.subplots(m, 1, squeeze=False)[:, 0]
-
+    make = panels(m, lambda w: w >= 5.0 or m == 1)
     canvas = new_canvas("plot_cost_ratios", ax, width, figsize, height, n_axes=m, make=make)
     side = not canvas.owned or canvas.width >= 5.0 or m == 1
     panel_in = (canvas.width - 0.7 * (m if side else 1)) / (m if side else 1)

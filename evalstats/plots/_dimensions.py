@@ -22,6 +22,7 @@ from ._base import (
     legend_columns,
     new_canvas,
     num,
+    panels,
     size_pt,
     styled,
     text_width_in,
@@ -120,13 +121,7 @@ def plot_dimension_scores(
         diff_lines = wrap(diff_label, x_label_in, label_pt).count("\n") if m == 2 else 0
         return (3.0 if side(w) else 4.2) + (rows - 1 + diff_lines) * 1.3 * legend_pt / 72.0
 
-    def make(fig: Figure) -> Any:
-        if m == 1:
-            return fig.subplots()
-        if side(fig.get_figwidth()):
-            return fig.subplots(1, 2, width_ratios=[1.3, 1.0])
-        return fig.subplots(2, 1)
-
+    make = panels(m, side, {"width_ratios": [1.3, 1.0][:m]})
     canvas = new_canvas("plot_dimension_scores", ax, width, figsize, height, n_axes=m, make=make)
     ax_s = canvas.axes[0]
     ax_d = canvas.axes[1] if has_diff else None

@@ -31,6 +31,7 @@ from ._base import (
     format_pp,
     new_canvas,
     num,
+    panels,
     size_pt,
     styled,
     text_width_in,
@@ -84,25 +85,12 @@ def plot_headline(
     Examples
     --------
     >>> import pandas as pd
-    >>> rates = pd.DataFrame({
-    ...     "judge": ["anthropic:claude-sonnet-4", "openai:gpt-5.4"], "n": [84, 82],
-    ...     "n_tasks": [15, 15],
-    ...     "win_rate": [0.45, 0.40], "win_rate_ci_low": [0.35, 0.30],
-    ...     "win_rate_ci_high": [0.55, 0.50],
-    ...     "tie_rate": [0.35, 0.38], "tie_rate_ci_low": [0.26, 0.28],
-    ...     "tie_rate_ci_high": [0.44, 0.48],
-    ...     "loss_rate": [0.20, 0.22], "loss_rate_ci_low": [0.12, 0.14],
-    ...     "loss_rate_ci_high": [0.28, 0.30],
-    ...     "net_win": [0.25, 0.18], "net_win_ci_low": [0.08, 0.01],
-    ...     "net_win_ci_high": [0.42, 0.35]})
-    >>> fig = plot_headline(rates, width="column")
-    >>> len(fig.axes[0].patches), fig.get_size_inches()[0]
-    (6, np.float64(3.5))
     >>> from evalstats.stats import win_rates
     >>> frame = pd.DataFrame({"task_id": list("aabbccdd"), "judge": "j", "status": "ok",
     ...                       "outcome": ["win", "tie", "win", "loss"] * 2})
-    >>> len(plot_headline(win_rates(frame)).axes[0].patches)  # the long result as it is
-    3
+    >>> fig = plot_headline(win_rates(frame), width="column")
+    >>> len(fig.axes[0].patches), fig.get_size_inches()[0]
+    (3, np.float64(3.5))
     """
     arms = arm_labels(arm_names)
     rates = wide(rates)  # dodged bars: the one place the long result is pivoted
@@ -142,12 +130,9 @@ def plot_headline(
             extra += 0.25 * lines
         return 3.3 + extra
 
-    def make(fig: Figure) -> Any:
-        if fig.get_figwidth() >= 5.0:
-            return fig.subplots(1, 2, width_ratios=[2.0, 1.3])
-        # Stacked: one x axis, labelled once, under the net-win panel.
-        return fig.subplots(2, 1, height_ratios=[1.25, 1.0], sharex=True)
-
+    # Stacked: one x axis, labelled once, under the net-win panel.
+    stack = {"height_ratios": [1.25, 1.0], "sharex": True}
+    make = panels(2, lambda w: w >= 5.0, {"width_ratios": [2.0, 1.3]}, stack)
     canvas = new_canvas("plot_headline", ax, width, figsize, height, n_axes=2, make=make)
     ax_bar, ax_net = canvas.axes
     side_by_side = canvas.width >= 5.0 or not canvas.owned

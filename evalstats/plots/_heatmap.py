@@ -21,6 +21,7 @@ from ._base import (
     figure_legend,
     figure_title,
     new_canvas,
+    panels,
     size_pt,
     styled,
     text_width_in,
@@ -173,11 +174,7 @@ def plot_task_heatmap(
         panel = 0.75 + row_in * n_rows
         return 1.3 + panel * (n_j if stacked(w) else 1)
 
-    def make(fig: Figure) -> Any:
-        if stacked(fig.get_figwidth()):
-            return fig.subplots(n_j, 1, sharex=True, squeeze=False)[:, 0]
-        return fig.subplots(1, n_j, sharey=True, squeeze=False)[0]
-
+    make = panels(n_j, lambda w: not stacked(w), {"sharey": True}, {"sharex": True})
     canvas = new_canvas("plot_task_heatmap", ax, width, figsize, height, n_axes=n_j, make=make)
     axes = canvas.axes
     vertical = canvas.owned and stacked(canvas.width)

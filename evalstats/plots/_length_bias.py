@@ -23,6 +23,7 @@ from ._base import (
     legend_columns,
     new_canvas,
     num,
+    panels,
     size_pt,
     styled,
     wrap,
@@ -115,11 +116,7 @@ def plot_length_bias(
     def height(w: float) -> float:
         return 3.4 if side(w) else 1.4 + 2.5 * n_f
 
-    def make(fig: Figure) -> Any:
-        if side(fig.get_figwidth()):
-            return fig.subplots(1, n_f, sharey=True, squeeze=False)[0]
-        return fig.subplots(n_f, 1, sharex=True, squeeze=False)[:, 0]
-
+    make = panels(n_f, side, {"sharey": True}, {"sharex": True})
     canvas = new_canvas("plot_length_bias", ax, width, figsize, height, n_axes=n_f, make=make)
     axes = canvas.axes
     by_side = not canvas.owned or side(canvas.width)
