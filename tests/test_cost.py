@@ -14,7 +14,6 @@ from evalstats.errors import DataError
 from evalstats.stats.cost import (
     COST_METRICS,
     _woodruff_median_interval,  # private: Woodruff core against its oracle
-    agent_spend,
     bm_df_from_leverage,
     cost_ratios,
     judge_spend,
@@ -202,12 +201,6 @@ def test_repeated_judgments_of_a_pair_count_once():
     b = cost_ratios(long, n_resamples=2000, rng=5)
     pd.testing.assert_frame_equal(a, b)
     assert (a["n"] == len(pairs)).all()
-    sp = agent_spend(long)
-    assert sp.set_index("arm").loc["with", "tokens"] == pairs["tokens_with"].sum()
-    assert sp.set_index("arm").loc["without", "wall_s"] == pytest.approx(
-        pairs["wall_without_s"].sum()
-    )
-    assert (sp["n_pairs"] == len(pairs)).all()
 
 
 def test_disagreeing_rows_of_one_pair_raise():
@@ -242,7 +235,6 @@ def test_no_answer_pairs_are_included_by_default_and_can_be_dropped():
     assert (inc["n_no_answer"] == 3).all() and (inc["n"] == len(pairs)).all()
     assert (exc["n_no_answer"] == 0).all()
     pd.testing.assert_frame_equal(exc, ref)
-    assert agent_spend(long, include_no_answer=False)["n_pairs"].iloc[0] == len(pairs) - 3
 
 
 def test_zero_and_missing_costs_are_counted_not_silently_used():
@@ -357,8 +349,6 @@ def test_judge_spend_is_nan_aware_and_skips_unjudged_no_answer_rows():
     # a:x's only r2 row is an unjudged no_answer pair: no call, so no row
     assert by2[["judge", "rubric"]].to_numpy().tolist() == [["a:x", "r1"], ["b:y", "r1"]]
     assert by2["calls"].sum() == 5
-    # agent and judge spend never mix: no judge column is needed for agent spend
-    assert "usd" not in agent_spend(_pairs(np.random.default_rng(20))).columns
 
 
 def test_a_coarser_cluster_column_is_respected_and_must_be_constant_within_pairs():

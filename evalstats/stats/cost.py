@@ -37,7 +37,6 @@ __all__ = [
     "GPQ_METHOD",
     "INTERVALS",
     "MEASURES",
-    "agent_spend",
     "arm_costs",
     "bm_df_from_leverage",
     "choose_token_source",
@@ -146,55 +145,6 @@ def choose_token_source(frame: pd.DataFrame) -> TokenChoice:
         f"and {billed_note}; an answer is not what a run consumed"
     )
     return TokenChoice("unavailable", frame, reason=reason)
-
-
-def agent_spend(frame: pd.DataFrame, *, include_no_answer: bool = True) -> pd.DataFrame:
-    """Agent spend per arm: total and mean tokens and wall-clock over its runs.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Verdict frame; each run counts once however many judgments repeat it.
-    include_no_answer : bool
-        Keep the runs of ``no_answer`` pairs.
-
-    Returns
-    -------
-    DataFrame
-        One row per arm: ``arm, n_pairs, tokens, tokens_per_pair, wall_s, wall_s_per_pair,
-        n_missing_tokens, n_missing_wall`` (sums and means skip missing values).
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({
-    ...     "task_id": ["a", "a", "b"], "replicate": [1, 1, 1], "status": "ok",
-    ...     "judge": ["j1", "j2", "j1"],
-    ...     "tokens_with": [800, 800, 1500], "tokens_without": [1000, 1000, 2000],
-    ...     "wall_with_s": [10.0, 10.0, 30.0], "wall_without_s": [12.0, 12.0, 40.0]})
-    >>> agent_spend(frame)[["arm", "n_pairs", "tokens"]]
-           arm  n_pairs  tokens
-    0     with        2  2300.0
-    1  without        2  3000.0
-    """
-    pairs = pair_costs(frame, include_no_answer=include_no_answer)
-    if not set(_ARM_KEYS) <= set(pairs.columns):
-        pairs = pairs.assign(arm_a="with", arm_b="without")
-    runs = pd.concat(
-        [
-            pairs[[*_PAIR, key, tok, wall]].set_axis([*_PAIR, "arm", "tok", "wall"], axis=1)
-            for key, tok, wall in zip(_ARM_KEYS, MEASURES["tokens"], MEASURES["wall"], strict=True)
-        ]
-    ).drop_duplicates([*_PAIR, "arm"])
-    out = runs.groupby("arm", sort=False).agg(
-        n_pairs=("tok", "size"),
-        tokens=("tok", "sum"),
-        tokens_per_pair=("tok", "mean"),
-        wall_s=("wall", "sum"),
-        wall_s_per_pair=("wall", "mean"),
-        n_missing_tokens=("tok", lambda v: int(v.isna().sum())),
-        n_missing_wall=("wall", lambda v: int(v.isna().sum())),
-    )
-    return out.reset_index()
 
 
 def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd.DataFrame:
