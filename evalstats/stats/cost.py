@@ -22,12 +22,11 @@ from .._validate import (
     check_choice,
     check_columns,
     check_confidence,
-    check_n_resamples,
     check_positive_int,
 )
 from ..errors import DataError, ParameterError
 from .ranking import encode, pair_counts, task_resamples
-from .resample import BOOTSTRAP_METHODS, as_generator, cluster_bootstrap
+from .resample import as_generator
 
 __all__ = [
     "ARM_COST_METHODS",
@@ -56,7 +55,7 @@ COST_METRICS = tuple(
     f"{m}_{k}_ratio" for m in ("tokens", "wall") for k in ("total", "geomean", "median")
 )
 #: Interval choices of :func:`cost_ratios` for the total and geometric-mean ratios.
-INTERVALS = ("default", "cr2", "analytic", "bootstrap")
+INTERVALS = ("default", "cr2", "analytic")
 #: The statistics of :func:`arm_costs`, per arm: the total token and wall-clock ratios.
 ARM_COST_METRICS = ("tokens_total_ratio", "wall_total_ratio")
 #: Interval methods of :func:`arm_costs`: bootstrap-t on the log ratio, or percentile.
@@ -96,15 +95,11 @@ class _CostOptions:
     cluster: str = "task_id"
     include_no_answer: bool = True
     interval: str = "default"
-    method: str = "bca"
-    n_resamples: int = 10_000
     confidence: float = 0.95
 
     def __post_init__(self) -> None:
         check_choice(self.interval, "interval", INTERVALS)
-        check_choice(self.method, "method", BOOTSTRAP_METHODS)
         object.__setattr__(self, "confidence", check_confidence(self.confidence))
-        object.__setattr__(self, "n_resamples", check_n_resamples(self.n_resamples))
 
 
 @dataclass(frozen=True)
@@ -258,8 +253,7 @@ def cost_ratios(
     *,
     cluster: str = "task_id",
     include_no_answer: bool = True,
-    interval: Literal["default", "cr2", "analytic", "bootstrap"] = "default",
-    method: str = "bca",
+    interval: Literal["default", "cr2", "analytic"] = "default",
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
@@ -276,12 +270,13 @@ def cost_ratios(
         Column identifying the unit of independence (constant within a pair).
     include_no_answer : bool
         Keep pairs whose status is ``no_answer`` (over budget).
-    interval : {"default", "cr2", "analytic", "bootstrap"}
+    interval : {"default", "cr2", "analytic"}
         Interval of the total and geometric-mean ratios (the median's is always Woodruff).
-    method, n_resamples : str, int
-        Bootstrap interval method and resamples (``interval="bootstrap"``).
-    confidence, rng
-        Confidence level; random source or seed.
+    confidence : float
+        Confidence level.
+    n_resamples, rng
+        Accepted for the callers' common keywords; every interval here is closed-form or
+        drawn from a fixed seed.
 
     Returns
     -------
@@ -304,13 +299,12 @@ def cost_ratios(
     0.8667
     """
     opts = _CostOptions(cluster=cluster, include_no_answer=include_no_answer, interval=interval,
-                        method=method, n_resamples=n_resamples, confidence=confidence)  # fmt: skip
-    gen = as_generator(rng)
+                        confidence=confidence)  # fmt: skip
     keys = [c for c in _ARM_KEYS if c in frame.columns]
     if not keys:
-        return _cost_table(frame, opts, gen)
+        return _cost_table(frame, opts)
     parts = [
-        _cost_table(sub, opts, gen).assign(**dict(zip(keys, key, strict=True)))
+        _cost_table(sub, opts).assign(**dict(zip(keys, key, strict=True)))
         for key, sub in frame.groupby(keys, sort=True, observed=True)
     ]
     if not parts:
@@ -329,10 +323,10 @@ def cost_ratios(
     return out
 
 
-def _cost_table(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator) -> ResultFrame:
+def _cost_table(frame: pd.DataFrame, opts: _CostOptions) -> ResultFrame:
     """:func:`cost_ratios` of one pair of arms."""
     choice = choose_token_source(frame)
-    out = _cost_rows(choice.frame, opts, gen)
+    out = _cost_rows(choice.frame, opts)
     is_tok = out["statistic"].str.startswith("tokens_").to_numpy()
     if choice.source == "unavailable":
         out.loc[is_tok, ["estimate", "se", "ci_low", "ci_high", "df"]] = np.nan
@@ -345,13 +339,13 @@ def _cost_table(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generato
     out.attrs["token_source_reason"] = choice.reason
     if choice.other is not None:
         # Both counts exist: the transcript ratios ride along.
-        alt = _cost_rows(choice.other, opts, gen)
+        alt = _cost_rows(choice.other, opts)
         alt = alt.loc[alt["statistic"].str.startswith("tokens_")].assign(token_source="transcript")
         out.attrs["transcript_ratios"] = tidy_frame(alt, extra=COST_EXTRAS)
     return out
 
 
-def _cost_rows(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator) -> pd.DataFrame:
+def _cost_rows(frame: pd.DataFrame, opts: _CostOptions) -> pd.DataFrame:
     pairs = pair_costs(frame, cluster=opts.cluster, include_no_answer=opts.include_no_answer)
     no_answer, rows = pairs["_no_answer"].to_numpy(), []
     for measure in MEASURES:
@@ -362,7 +356,7 @@ def _cost_rows(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator
         check = _lognormal_check(x[both], y[both], g) if default else None
         total = _base_row(f"{measure}_total_ratio", both, no_answer, len(tx), "total")
         sums = np.column_stack([tx, ty])
-        rows.append(_ratio_row(total, sums, _log_ratio_of_sums, "total", opts, gen, check))
+        rows.append(_ratio_row(total, sums, _log_ratio_of_sums, "total", opts, check))
         # Per-pair log ratios: a zero on either side has no finite log ratio.
         positive = both & (x > 0) & (y > 0)
         lr = np.log(x[positive]) - np.log(y[positive])
@@ -370,7 +364,7 @@ def _cost_rows(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator
         n_c = g.max(initial=-1) + 1
         sums = np.column_stack([np.bincount(g, lr, n_c), np.bincount(g, minlength=n_c)])
         geo = _base_row(f"{measure}_geomean_ratio", positive, no_answer, n_c, "geomean")
-        rows.append(_ratio_row(geo, sums, _mean_of_sums, "geomean", opts, gen))
+        rows.append(_ratio_row(geo, sums, _mean_of_sums, "geomean", opts))
         median = _base_row(f"{measure}_median_ratio", positive, no_answer, n_c, "median")
         rows.append(_median_row(median, lr, g, opts.confidence))
     return pd.DataFrame(rows).assign(confidence=opts.confidence)
@@ -411,7 +405,7 @@ def total_ratio_draws(
     return draws if np.all(np.isfinite(draws)) else None
 
 
-def _ratio_row(row: dict, sums, stat, kind, opts: _CostOptions, gen, check=None) -> dict:
+def _ratio_row(row: dict, sums, stat, kind, opts: _CostOptions, check=None) -> dict:
     """A total or geometric-mean row: the estimate from the task sums, then its interval."""
     n_clusters, conf = sums.shape[0], opts.confidence
     if n_clusters == 0:
@@ -446,18 +440,11 @@ def _ratio_row(row: dict, sums, stat, kind, opts: _CostOptions, gen, check=None)
         if not np.isfinite(df):
             return row | {"se": se, "method": "no interval: one cluster holds every cost"}
         label = _REJECTED_METHOD if rejected else _CR2_LABEL + fallback
-    elif opts.interval == "analytic":
+    else:
         se, df = _delta_se(sums, kind, cr2=False)
         label = "CR1 delta method, log scale, t(C-1)"
-    else:
-        res = cluster_bootstrap(
-            sums, stat, method=opts.method, n_resamples=opts.n_resamples, confidence=conf, rng=gen
-        )
-        se, lo, hi = float(res.se[0]), float(res.ci_low[0]), float(res.ci_high[0])
-        label = f"cluster bootstrap {opts.method}, log scale"
-    if np.isfinite(df):
-        q = stats.t.ppf(0.5 + conf / 2.0, df)
-        lo, hi = log_est - q * se, log_est + q * se
+    q = stats.t.ppf(0.5 + conf / 2.0, df)
+    lo, hi = log_est - q * se, log_est + q * se
     return row | {
         "ci_low": float(np.exp(lo)),
         "ci_high": float(np.exp(hi)),
