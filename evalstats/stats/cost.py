@@ -240,6 +240,15 @@ def pair_costs(
     return pairs
 
 
+def _per_arm_pair(fn, frame: pd.DataFrame) -> tuple[list[str], list]:
+    """The arm columns present and ``fn`` of each pair of arms (of the frame if none)."""
+    keys = [c for c in _ARM_KEYS if c in frame.columns]
+    if not keys:
+        return keys, [fn(frame)]
+    groups = frame.groupby(keys, sort=True, observed=True)
+    return keys, [fn(sub).assign(**dict(zip(keys, k, strict=True))) for k, sub in groups]
+
+
 def _numeric(series: pd.Series, field: str) -> np.ndarray:
     """Float array with NaN for missing values."""
     try:
@@ -300,13 +309,9 @@ def cost_ratios(
     """
     opts = _CostOptions(cluster=cluster, include_no_answer=include_no_answer, interval=interval,
                         confidence=confidence)  # fmt: skip
-    keys = [c for c in _ARM_KEYS if c in frame.columns]
+    keys, parts = _per_arm_pair(lambda sub: _cost_table(sub, opts), frame)
     if not keys:
-        return _cost_table(frame, opts)
-    parts = [
-        _cost_table(sub, opts).assign(**dict(zip(keys, key, strict=True)))
-        for key, sub in frame.groupby(keys, sort=True, observed=True)
-    ]
+        return parts[0]
     if not parts:
         raise DataError("verdict frame has no rows")
     out = tidy_frame(pd.concat(parts, ignore_index=True), by=keys, extra=COST_EXTRAS)

@@ -30,6 +30,7 @@ from .cost import (
     MEASURES,
     MODEL_CHECK_CONFIDENCE,
     _gpq_base,
+    _per_arm_pair,
     _recode,
     _totals,
     bm_df_from_leverage,
@@ -215,8 +216,13 @@ def design_coverage(
         options = {"include_no_answer": True} | options
     if statistic != "win_rates":
         fn = _kappa_coverage if statistic == "kappa" else _cost_coverage
-        return _per_arm_pair(fn, frame, rng, n_resamples, confidence, cluster=cluster,
-                             **options)  # fmt: skip
+        kw = options | {"n_resamples": check_positive_int(n_resamples, "n_resamples"),
+                        "confidence": check_confidence(confidence), "gen": as_generator(rng)}  # fmt: skip
+        keys, parts = _per_arm_pair(lambda sub: fn(sub, cluster=cluster, **kw), frame)
+        if not keys:
+            return parts[0]
+        out = pd.concat(parts, ignore_index=True)
+        return out[[*keys, *(c for c in out.columns if c not in keys)]]
     by_cols = by_columns(by)
     by_cols += [c for c in _ARM_KEYS if c in frame.columns and c not in by_cols]
     check_columns(frame, [*by_cols, cluster, "status", "outcome"])
@@ -526,19 +532,6 @@ def _finish(rows: list[dict], n_resamples, confidence, labels, method) -> pd.Dat
         )
     ]
     return out.assign(method=method, n_resamples=n_resamples)
-
-
-def _per_arm_pair(fn, frame: pd.DataFrame, rng, n_resamples, confidence, **kw) -> pd.DataFrame:
-    """``fn`` on each pair of arms of a frame with ``arm_a`` / ``arm_b`` (one random stream)."""
-    kw |= {"n_resamples": check_positive_int(n_resamples, "n_resamples"),
-           "confidence": check_confidence(confidence), "gen": as_generator(rng)}  # fmt: skip
-    keys = [c for c in _ARM_KEYS if c in frame.columns]
-    if not keys:
-        return fn(frame, **kw)
-    groups = frame.groupby(keys, observed=True, sort=True)
-    parts = [fn(sub, **kw).assign(**dict(zip(keys, k, strict=True))) for k, sub in groups]
-    out = pd.concat(parts, ignore_index=True)
-    return out[[*keys, *(c for c in out.columns if c not in keys)]]
 
 
 def kappa_ends(tables: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
