@@ -275,7 +275,7 @@ def test_cost_equivalence_passes_its_documented_arguments_through():
     the ones without them; an unknown name is a TypeError naming it."""
     pairs = _one_pair_per_task(np.random.default_rng(9))
     plain = cost_equivalence(pairs, margin=1.10)
-    passed = cost_equivalence(pairs, margin=1.10, n_resamples=500, rng=0, method="percentile")
+    passed = cost_equivalence(pairs, margin=1.10, n_resamples=500, rng=0)
     cols = ["metric", "p_value", "ci_low", "ci_high", "conclusion"]
     pd.testing.assert_frame_equal(plain[cols], passed[cols])
     by_task = cost_equivalence(pairs, margin=1.10, cluster="task_id", include_no_answer=False)

@@ -41,7 +41,6 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "ARM_COST_METHODS",
             "ARM_COST_METRICS",
             "COST_METRICS",
-            "agent_spend",
             "arm_costs",
             "cost_ratios",
             "judge_spend",

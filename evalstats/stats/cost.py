@@ -22,12 +22,11 @@ from .._validate import (
     check_choice,
     check_columns,
     check_confidence,
-    check_n_resamples,
     check_positive_int,
 )
 from ..errors import DataError, ParameterError
 from .ranking import encode, pair_counts, task_resamples
-from .resample import BOOTSTRAP_METHODS, as_generator, cluster_bootstrap
+from .resample import as_generator
 
 __all__ = [
     "ARM_COST_METHODS",
@@ -37,7 +36,6 @@ __all__ = [
     "GPQ_METHOD",
     "INTERVALS",
     "MEASURES",
-    "agent_spend",
     "arm_costs",
     "bm_df_from_leverage",
     "choose_token_source",
@@ -57,7 +55,7 @@ COST_METRICS = tuple(
     f"{m}_{k}_ratio" for m in ("tokens", "wall") for k in ("total", "geomean", "median")
 )
 #: Interval choices of :func:`cost_ratios` for the total and geometric-mean ratios.
-INTERVALS = ("default", "cr2", "analytic", "bootstrap")
+INTERVALS = ("default", "cr2", "analytic")
 #: The statistics of :func:`arm_costs`, per arm: the total token and wall-clock ratios.
 ARM_COST_METRICS = ("tokens_total_ratio", "wall_total_ratio")
 #: Interval methods of :func:`arm_costs`: bootstrap-t on the log ratio, or percentile.
@@ -97,15 +95,11 @@ class _CostOptions:
     cluster: str = "task_id"
     include_no_answer: bool = True
     interval: str = "default"
-    method: str = "bca"
-    n_resamples: int = 10_000
     confidence: float = 0.95
 
     def __post_init__(self) -> None:
         check_choice(self.interval, "interval", INTERVALS)
-        check_choice(self.method, "method", BOOTSTRAP_METHODS)
         object.__setattr__(self, "confidence", check_confidence(self.confidence))
-        object.__setattr__(self, "n_resamples", check_n_resamples(self.n_resamples))
 
 
 @dataclass(frozen=True)
@@ -146,55 +140,6 @@ def choose_token_source(frame: pd.DataFrame) -> TokenChoice:
         f"and {billed_note}; an answer is not what a run consumed"
     )
     return TokenChoice("unavailable", frame, reason=reason)
-
-
-def agent_spend(frame: pd.DataFrame, *, include_no_answer: bool = True) -> pd.DataFrame:
-    """Agent spend per arm: total and mean tokens and wall-clock over its runs.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Verdict frame; each run counts once however many judgments repeat it.
-    include_no_answer : bool
-        Keep the runs of ``no_answer`` pairs.
-
-    Returns
-    -------
-    DataFrame
-        One row per arm: ``arm, n_pairs, tokens, tokens_per_pair, wall_s, wall_s_per_pair,
-        n_missing_tokens, n_missing_wall`` (sums and means skip missing values).
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({
-    ...     "task_id": ["a", "a", "b"], "replicate": [1, 1, 1], "status": "ok",
-    ...     "judge": ["j1", "j2", "j1"],
-    ...     "tokens_with": [800, 800, 1500], "tokens_without": [1000, 1000, 2000],
-    ...     "wall_with_s": [10.0, 10.0, 30.0], "wall_without_s": [12.0, 12.0, 40.0]})
-    >>> agent_spend(frame)[["arm", "n_pairs", "tokens"]]
-           arm  n_pairs  tokens
-    0     with        2  2300.0
-    1  without        2  3000.0
-    """
-    pairs = pair_costs(frame, include_no_answer=include_no_answer)
-    if not set(_ARM_KEYS) <= set(pairs.columns):
-        pairs = pairs.assign(arm_a="with", arm_b="without")
-    runs = pd.concat(
-        [
-            pairs[[*_PAIR, key, tok, wall]].set_axis([*_PAIR, "arm", "tok", "wall"], axis=1)
-            for key, tok, wall in zip(_ARM_KEYS, MEASURES["tokens"], MEASURES["wall"], strict=True)
-        ]
-    ).drop_duplicates([*_PAIR, "arm"])
-    out = runs.groupby("arm", sort=False).agg(
-        n_pairs=("tok", "size"),
-        tokens=("tok", "sum"),
-        tokens_per_pair=("tok", "mean"),
-        wall_s=("wall", "sum"),
-        wall_s_per_pair=("wall", "mean"),
-        n_missing_tokens=("tok", lambda v: int(v.isna().sum())),
-        n_missing_wall=("wall", lambda v: int(v.isna().sum())),
-    )
-    return out.reset_index()
 
 
 def judge_spend(frame: pd.DataFrame, *, by: str | Sequence[str] = "judge") -> pd.DataFrame:
@@ -295,6 +240,15 @@ def pair_costs(
     return pairs
 
 
+def _per_arm_pair(fn, frame: pd.DataFrame) -> tuple[list[str], list]:
+    """The arm columns present and ``fn`` of each pair of arms (of the frame if none)."""
+    keys = [c for c in _ARM_KEYS if c in frame.columns]
+    if not keys:
+        return keys, [fn(frame)]
+    groups = frame.groupby(keys, sort=True, observed=True)
+    return keys, [fn(sub).assign(**dict(zip(keys, k, strict=True))) for k, sub in groups]
+
+
 def _numeric(series: pd.Series, field: str) -> np.ndarray:
     """Float array with NaN for missing values."""
     try:
@@ -308,8 +262,7 @@ def cost_ratios(
     *,
     cluster: str = "task_id",
     include_no_answer: bool = True,
-    interval: Literal["default", "cr2", "analytic", "bootstrap"] = "default",
-    method: str = "bca",
+    interval: Literal["default", "cr2", "analytic"] = "default",
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
@@ -326,12 +279,13 @@ def cost_ratios(
         Column identifying the unit of independence (constant within a pair).
     include_no_answer : bool
         Keep pairs whose status is ``no_answer`` (over budget).
-    interval : {"default", "cr2", "analytic", "bootstrap"}
+    interval : {"default", "cr2", "analytic"}
         Interval of the total and geometric-mean ratios (the median's is always Woodruff).
-    method, n_resamples : str, int
-        Bootstrap interval method and resamples (``interval="bootstrap"``).
-    confidence, rng
-        Confidence level; random source or seed.
+    confidence : float
+        Confidence level.
+    n_resamples, rng
+        Accepted for the callers' common keywords; every interval here is closed-form or
+        drawn from a fixed seed.
 
     Returns
     -------
@@ -354,15 +308,10 @@ def cost_ratios(
     0.8667
     """
     opts = _CostOptions(cluster=cluster, include_no_answer=include_no_answer, interval=interval,
-                        method=method, n_resamples=n_resamples, confidence=confidence)  # fmt: skip
-    gen = as_generator(rng)
-    keys = [c for c in _ARM_KEYS if c in frame.columns]
+                        confidence=confidence)  # fmt: skip
+    keys, parts = _per_arm_pair(lambda sub: _cost_table(sub, opts), frame)
     if not keys:
-        return _cost_table(frame, opts, gen)
-    parts = [
-        _cost_table(sub, opts, gen).assign(**dict(zip(keys, key, strict=True)))
-        for key, sub in frame.groupby(keys, sort=True, observed=True)
-    ]
+        return parts[0]
     if not parts:
         raise DataError("verdict frame has no rows")
     out = tidy_frame(pd.concat(parts, ignore_index=True), by=keys, extra=COST_EXTRAS)
@@ -379,10 +328,10 @@ def cost_ratios(
     return out
 
 
-def _cost_table(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator) -> ResultFrame:
+def _cost_table(frame: pd.DataFrame, opts: _CostOptions) -> ResultFrame:
     """:func:`cost_ratios` of one pair of arms."""
     choice = choose_token_source(frame)
-    out = _cost_rows(choice.frame, opts, gen)
+    out = _cost_rows(choice.frame, opts)
     is_tok = out["statistic"].str.startswith("tokens_").to_numpy()
     if choice.source == "unavailable":
         out.loc[is_tok, ["estimate", "se", "ci_low", "ci_high", "df"]] = np.nan
@@ -395,13 +344,13 @@ def _cost_table(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generato
     out.attrs["token_source_reason"] = choice.reason
     if choice.other is not None:
         # Both counts exist: the transcript ratios ride along.
-        alt = _cost_rows(choice.other, opts, gen)
+        alt = _cost_rows(choice.other, opts)
         alt = alt.loc[alt["statistic"].str.startswith("tokens_")].assign(token_source="transcript")
         out.attrs["transcript_ratios"] = tidy_frame(alt, extra=COST_EXTRAS)
     return out
 
 
-def _cost_rows(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator) -> pd.DataFrame:
+def _cost_rows(frame: pd.DataFrame, opts: _CostOptions) -> pd.DataFrame:
     pairs = pair_costs(frame, cluster=opts.cluster, include_no_answer=opts.include_no_answer)
     no_answer, rows = pairs["_no_answer"].to_numpy(), []
     for measure in MEASURES:
@@ -412,7 +361,7 @@ def _cost_rows(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator
         check = _lognormal_check(x[both], y[both], g) if default else None
         total = _base_row(f"{measure}_total_ratio", both, no_answer, len(tx), "total")
         sums = np.column_stack([tx, ty])
-        rows.append(_ratio_row(total, sums, _log_ratio_of_sums, "total", opts, gen, check))
+        rows.append(_ratio_row(total, sums, _log_ratio_of_sums, "total", opts, check))
         # Per-pair log ratios: a zero on either side has no finite log ratio.
         positive = both & (x > 0) & (y > 0)
         lr = np.log(x[positive]) - np.log(y[positive])
@@ -420,7 +369,7 @@ def _cost_rows(frame: pd.DataFrame, opts: _CostOptions, gen: np.random.Generator
         n_c = g.max(initial=-1) + 1
         sums = np.column_stack([np.bincount(g, lr, n_c), np.bincount(g, minlength=n_c)])
         geo = _base_row(f"{measure}_geomean_ratio", positive, no_answer, n_c, "geomean")
-        rows.append(_ratio_row(geo, sums, _mean_of_sums, "geomean", opts, gen))
+        rows.append(_ratio_row(geo, sums, _mean_of_sums, "geomean", opts))
         median = _base_row(f"{measure}_median_ratio", positive, no_answer, n_c, "median")
         rows.append(_median_row(median, lr, g, opts.confidence))
     return pd.DataFrame(rows).assign(confidence=opts.confidence)
@@ -461,7 +410,7 @@ def total_ratio_draws(
     return draws if np.all(np.isfinite(draws)) else None
 
 
-def _ratio_row(row: dict, sums, stat, kind, opts: _CostOptions, gen, check=None) -> dict:
+def _ratio_row(row: dict, sums, stat, kind, opts: _CostOptions, check=None) -> dict:
     """A total or geometric-mean row: the estimate from the task sums, then its interval."""
     n_clusters, conf = sums.shape[0], opts.confidence
     if n_clusters == 0:
@@ -496,18 +445,11 @@ def _ratio_row(row: dict, sums, stat, kind, opts: _CostOptions, gen, check=None)
         if not np.isfinite(df):
             return row | {"se": se, "method": "no interval: one cluster holds every cost"}
         label = _REJECTED_METHOD if rejected else _CR2_LABEL + fallback
-    elif opts.interval == "analytic":
+    else:
         se, df = _delta_se(sums, kind, cr2=False)
         label = "CR1 delta method, log scale, t(C-1)"
-    else:
-        res = cluster_bootstrap(
-            sums, stat, method=opts.method, n_resamples=opts.n_resamples, confidence=conf, rng=gen
-        )
-        se, lo, hi = float(res.se[0]), float(res.ci_low[0]), float(res.ci_high[0])
-        label = f"cluster bootstrap {opts.method}, log scale"
-    if np.isfinite(df):
-        q = stats.t.ppf(0.5 + conf / 2.0, df)
-        lo, hi = log_est - q * se, log_est + q * se
+    q = stats.t.ppf(0.5 + conf / 2.0, df)
+    lo, hi = log_est - q * se, log_est + q * se
     return row | {
         "ci_low": float(np.exp(lo)),
         "ci_high": float(np.exp(hi)),

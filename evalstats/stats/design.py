@@ -30,6 +30,7 @@ from .cost import (
     MEASURES,
     MODEL_CHECK_CONFIDENCE,
     _gpq_base,
+    _per_arm_pair,
     _recode,
     _totals,
     bm_df_from_leverage,
@@ -150,7 +151,7 @@ def coverage_study(
 _OUTCOMES = ("win", "tie", "loss")
 #: What :func:`design_coverage` can simulate the coverage of (``statistic``).
 STATISTICS = ("win_rates", "kappa", "cost")
-_OPTIONS = {"win_rates": (), "kappa": (), "cost": ("include_no_answer", "world")}
+_OPTIONS = {"win_rates": (), "kappa": (), "cost": ("include_no_answer",)}
 #: Above this many simulated (simulation, task) cells the sums are simulated per size
 #: class (:func:`simulated_sums`) instead of task by task (~1 us and ~300 bytes a cell).
 PER_TASK_LIMIT = 500_000
@@ -183,8 +184,7 @@ def design_coverage(
     rng : Generator, int or None
         Random source or seed (seeded by default).
     **options
-        With ``statistic="cost"``: ``world`` ("lognormal" or "tasks") and
-        ``include_no_answer``.
+        With ``statistic="cost"``: ``include_no_answer``.
 
     Returns
     -------
@@ -213,12 +213,16 @@ def design_coverage(
     if unknown:
         raise ParameterError(f"design_coverage(statistic={statistic!r}) takes no {unknown}")
     if statistic == "cost":
-        options = {"include_no_answer": True, "world": "lognormal"} | options
-        check_choice(options["world"], "world", WORLDS)
+        options = {"include_no_answer": True} | options
     if statistic != "win_rates":
         fn = _kappa_coverage if statistic == "kappa" else _cost_coverage
-        return _per_arm_pair(fn, frame, rng, n_resamples, confidence, cluster=cluster,
-                             **options)  # fmt: skip
+        kw = options | {"n_resamples": check_positive_int(n_resamples, "n_resamples"),
+                        "confidence": check_confidence(confidence), "gen": as_generator(rng)}  # fmt: skip
+        keys, parts = _per_arm_pair(lambda sub: fn(sub, cluster=cluster, **kw), frame)
+        if not keys:
+            return parts[0]
+        out = pd.concat(parts, ignore_index=True)
+        return out[[*keys, *(c for c in out.columns if c not in keys)]]
     by_cols = by_columns(by)
     by_cols += [c for c in _ARM_KEYS if c in frame.columns and c not in by_cols]
     check_columns(frame, [*by_cols, cluster, "status", "outcome"])
@@ -499,8 +503,6 @@ def interval_ends(
 
 _K = 3
 _COST_CHUNK = 2**21
-#: The simulated worlds of ``design_coverage(statistic="cost")``.
-WORLDS = ("lognormal", "tasks")
 _COHEN = partial(_ac.table_parts, w=np.eye(_K), kind="cohen")
 
 
@@ -530,19 +532,6 @@ def _finish(rows: list[dict], n_resamples, confidence, labels, method) -> pd.Dat
         )
     ]
     return out.assign(method=method, n_resamples=n_resamples)
-
-
-def _per_arm_pair(fn, frame: pd.DataFrame, rng, n_resamples, confidence, **kw) -> pd.DataFrame:
-    """``fn`` on each pair of arms of a frame with ``arm_a`` / ``arm_b`` (one random stream)."""
-    kw |= {"n_resamples": check_positive_int(n_resamples, "n_resamples"),
-           "confidence": check_confidence(confidence), "gen": as_generator(rng)}  # fmt: skip
-    keys = [c for c in _ARM_KEYS if c in frame.columns]
-    if not keys:
-        return fn(frame, **kw)
-    groups = frame.groupby(keys, observed=True, sort=True)
-    parts = [fn(sub, **kw).assign(**dict(zip(keys, k, strict=True))) for k, sub in groups]
-    out = pd.concat(parts, ignore_index=True)
-    return out[[*keys, *(c for c in out.columns if c not in keys)]]
 
 
 def kappa_ends(tables: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
@@ -626,8 +615,7 @@ def _kappa_coverage(frame, *, cluster, n_resamples, confidence, gen) -> pd.DataF
     return _finish(rows, n_resamples, confidence, ["kappa"] * len(rows), KAPPA_METHOD)
 
 
-def _cost_coverage(frame, *, cluster, include_no_answer, world, n_resamples, confidence,
-                   gen) -> pd.DataFrame:  # fmt: skip
+def _cost_coverage(frame, *, cluster, include_no_answer, n_resamples, confidence, gen):
     pairs = pair_costs(
         choose_token_source(frame).frame, cluster=cluster, include_no_answer=include_no_answer
     )
@@ -644,13 +632,11 @@ def _cost_coverage(frame, *, cluster, include_no_answer, world, n_resamples, con
         estimate = float(tx.sum() / ty.sum())
         logs = np.log(np.column_stack([tx, ty]))
         mu, cov = logs.mean(axis=0), np.cov(logs, rowvar=False)
-        if world == "tasks":
-            truth = float(np.log(estimate))
-        else:  # log E[x] - log E[y] of the fitted bivariate lognormal
-            truth = float(mu[0] + cov[0, 0] / 2.0 - mu[1] - cov[1, 1] / 2.0)
+        # log E[x] - log E[y] of the fitted bivariate lognormal
+        truth = float(mu[0] + cov[0, 0] / 2.0 - mu[1] - cov[1, 1] / 2.0)
         rows.append(row | {"estimate": estimate, "truth": float(np.exp(truth)), "_why": ""})
-        worlds.append((len(rows) - 1, n_c, logs, mu, _root(cov), truth))
-    for i, hits, rejected in _simulate_cost(worlds, world, n_resamples, confidence, gen):
+        worlds.append((len(rows) - 1, n_c, mu, _root(cov), truth))
+    for i, hits, rejected in _simulate_cost(worlds, n_resamples, confidence, gen):
         rows[i] |= {"coverage": hits / n_resamples, "model_rejected": rejected / n_resamples}
     method = (
         f"{GPQ_METHOD}; CR2 where the lognormal check rejects, {GPQ_HULL_METHOD} where "
@@ -659,7 +645,7 @@ def _cost_coverage(frame, *, cluster, include_no_answer, world, n_resamples, con
     return _finish(rows, n_resamples, confidence, [r["statistic"] for r in rows], method)
 
 
-def _simulate_cost(worlds, world, n_resamples, confidence, gen):
+def _simulate_cost(worlds, n_resamples, confidence, gen):
     """(row, hits, rejected) of each measure's world, simulated in chunks of simulations."""
     if not worlds:
         return []
@@ -669,21 +655,15 @@ def _simulate_cost(worlds, world, n_resamples, confidence, gen):
     work: list[dict] = [{} for _ in worlds]  # each measure's scratch, reused by every chunk
     for s in range(0, n_resamples, step):  # chunks bound the memory; each chunk is one array
         k = min(step, n_resamples - s)
-        if world == "lognormal":
-            z = _buf(work[0], "z", (2, k, n_max))
-            gen.standard_normal(out=z)
-        for j, (_, n_c, logs, mu, root, truth) in enumerate(worlds):
+        z = _buf(work[0], "z", (2, k, n_max))
+        gen.standard_normal(out=z)
+        for j, (_, n_c, mu, root, truth) in enumerate(worlds):
             lx, ly = _buf(work[j], "lx", (k, n_c)), _buf(work[j], "ly", (k, n_c))
-            if world == "tasks":
-                pick = gen.integers(0, n_c, size=(k, n_c))
-                np.take(logs[:, 0], pick, out=lx)
-                np.take(logs[:, 1], pick, out=ly)
-            else:  # mu + root z, into the scratch arrays
-                z0, z1, tmp = z[0, :, :n_c], z[1, :, :n_c], _buf(work[j], "tmp", (k, n_c))
-                for i, out in enumerate((lx, ly)):
-                    np.multiply(z0, root[i, 0], out=out)
-                    out += mu[i]
-                    out += np.multiply(z1, root[i, 1], out=tmp)
+            z0, z1, tmp = z[0, :, :n_c], z[1, :, :n_c], _buf(work[j], "tmp", (k, n_c))
+            for i, out in enumerate((lx, ly)):  # mu + root z, into the scratch arrays
+                np.multiply(z0, root[i, 0], out=out)
+                out += mu[i]
+                out += np.multiply(z1, root[i, 1], out=tmp)
             lo, hi, _, rej = ends_from_logs(lx, ly, confidence, work[j])
             counts[j, 0] += int(np.sum((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)))
             counts[j, 1] += int(rej.sum())
