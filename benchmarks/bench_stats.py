@@ -194,7 +194,7 @@ def _scale_call(name: str, f: pd.DataFrame, truth: np.ndarray) -> Callable[[], o
         )
         return lambda: ppi_win_rates(f, labels, judge="j0", rng=0)
     return {
-        "cost": lambda: cost_ratios(one, rng=0),
+        "cost": lambda: cost_ratios(one),
         "missing": lambda: missing_bounds(f, rng=0),
         "agree": lambda: judge_agreement(f, rng=0),
         "dcov": lambda: design_coverage(f),

@@ -66,7 +66,7 @@ def _row(out, metric):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_total_ratio_cr1_se_matches_statsmodels_wls_cluster(seed):
     pairs = _pairs(np.random.default_rng(seed))
-    out = cost_ratios(pairs, interval="analytic", rng=0)
+    out = cost_ratios(pairs, interval="analytic")
     groups = pd.factorize(pairs["task_id"])[0]
     for measure, (cw, cwo) in {
         "tokens": ("tokens_with", "tokens_without"),
@@ -93,7 +93,7 @@ def test_total_ratio_cr1_se_matches_statsmodels_wls_cluster(seed):
 @pytest.mark.parametrize("seed", [3, 4, 5])
 def test_geomean_cr1_se_matches_statsmodels_ols_cluster(seed):
     pairs = _pairs(np.random.default_rng(seed))
-    out = cost_ratios(pairs, interval="analytic", rng=0)
+    out = cost_ratios(pairs, interval="analytic")
     groups = pd.factorize(pairs["task_id"])[0]
     for measure, (cw, cwo) in {
         "tokens": ("tokens_with", "tokens_without"),
@@ -114,7 +114,7 @@ def test_geomean_cr1_se_matches_statsmodels_ols_cluster(seed):
 
 def test_geomean_with_one_pair_per_task_is_the_t_interval_on_logs():
     pairs = _pairs(np.random.default_rng(6), n_tasks=30, one_per_task=True)
-    out = cost_ratios(pairs, interval="analytic", confidence=0.9, rng=0)
+    out = cost_ratios(pairs, interval="analytic", confidence=0.9)
     lr = np.log(pairs["tokens_with"].to_numpy(float) / pairs["tokens_without"].to_numpy(float))
     ci = stats.ttest_1samp(lr, 0.0).confidence_interval(0.9)
     r = _row(out, "tokens_geomean_ratio")
@@ -206,8 +206,8 @@ def test_median_woodruff_interval_matches_statsmodels_cluster_se_and_quantiles()
 def test_repeated_judgments_of_a_pair_count_once():
     pairs = _pairs(np.random.default_rng(12))
     long = _expand_judgments(pairs)
-    a = cost_ratios(pairs, n_resamples=2000, rng=5)
-    b = cost_ratios(long, n_resamples=2000, rng=5)
+    a = cost_ratios(pairs)
+    b = cost_ratios(long)
     pd.testing.assert_frame_equal(a, b)
     assert (a["n"] == len(pairs)).all()
 
@@ -238,9 +238,9 @@ def test_no_answer_pairs_are_included_by_default_and_can_be_dropped():
     status[[0, 4, 9]] = "no_answer"
     pairs["status"] = pd.Categorical(status, dtype=STATUS_DTYPE)
     long = _expand_judgments(pairs)
-    inc = cost_ratios(long, interval="analytic", rng=0)
-    exc = cost_ratios(long, interval="analytic", include_no_answer=False, rng=0)
-    ref = cost_ratios(pairs.loc[status != "no_answer"], interval="analytic", rng=0)
+    inc = cost_ratios(long, interval="analytic")
+    exc = cost_ratios(long, interval="analytic", include_no_answer=False)
+    ref = cost_ratios(pairs.loc[status != "no_answer"], interval="analytic")
     assert (inc["n_no_answer"] == 3).all() and (inc["n"] == len(pairs)).all()
     assert (exc["n_no_answer"] == 0).all()
     pd.testing.assert_frame_equal(exc, ref)
@@ -250,7 +250,7 @@ def test_zero_and_missing_costs_are_counted_not_silently_used():
     pairs = _pairs(np.random.default_rng(16), n_tasks=20)
     pairs.loc[2, "tokens_with"] = 0  # a real run that used nothing: kept in totals
     pairs.loc[7, "tokens_without"] = pd.NA  # unknown: out of every token metric
-    out = cost_ratios(pairs, interval="analytic", rng=0).set_index("statistic")
+    out = cost_ratios(pairs, interval="analytic").set_index("statistic")
     n = len(pairs)
     assert out.loc["tokens_total_ratio", ["n", "n_excluded"]].tolist() == [n - 1, 1]
     for m in ("tokens_geomean_ratio", "tokens_median_ratio"):
@@ -278,24 +278,24 @@ def test_swapping_the_arms_gives_reciprocal_ratios_and_intervals():
         }
     )
     for kw in (dict(interval="analytic"),):
-        a = cost_ratios(pairs, rng=9, **kw)
-        b = cost_ratios(swapped, rng=9, **kw)
+        a = cost_ratios(pairs, **kw)
+        b = cost_ratios(swapped, **kw)
         np.testing.assert_allclose(a["estimate"], 1 / b["estimate"], rtol=1e-12)
         np.testing.assert_allclose(a["ci_low"], 1 / b["ci_high"], rtol=1e-9)
         np.testing.assert_allclose(a["ci_high"], 1 / b["ci_low"], rtol=1e-9)
     # the default (lognormal total, CR2 geomean) is exactly reciprocal; CR2 on the total is
     # not: its leverages (Y_c / Y) belong to the denominator, so only the estimate is
-    a, b = cost_ratios(pairs, rng=9), cost_ratios(swapped, rng=9)
+    a, b = cost_ratios(pairs), cost_ratios(swapped)
     med = a["statistic"].str.contains("median")
     np.testing.assert_allclose(a["ci_low"][~med], 1 / b["ci_high"][~med], rtol=1e-9)
     np.testing.assert_allclose(a["ci_high"][~med], 1 / b["ci_low"][~med], rtol=1e-9)
-    a, b = cost_ratios(pairs, interval="cr2", rng=9), cost_ratios(swapped, interval="cr2", rng=9)
+    a, b = cost_ratios(pairs, interval="cr2"), cost_ratios(swapped, interval="cr2")
     np.testing.assert_allclose(a["estimate"], 1 / b["estimate"], rtol=1e-12)
 
 
 def test_output_shape_and_single_cluster():
     pairs = _pairs(np.random.default_rng(18), n_tasks=10)
-    out = cost_ratios(pairs, n_resamples=500, rng=0)
+    out = cost_ratios(pairs)
     assert out["statistic"].tolist() == list(COST_METRICS)
     assert list(out.columns) == [
         *TIDY_COLUMNS,
@@ -307,7 +307,7 @@ def test_output_shape_and_single_cluster():
     ]
     assert {"estimate", "ci_low", "ci_high", "se", "n", "n_tasks", "method"} <= set(out.columns)
     assert (out["ci_low"] <= out["estimate"]).all() and (out["estimate"] <= out["ci_high"]).all()
-    one = cost_ratios(pairs.loc[pairs["task_id"] == pairs["task_id"].iloc[0]], rng=0)
+    one = cost_ratios(pairs.loc[pairs["task_id"] == pairs["task_id"].iloc[0]])
     assert one["estimate"].notna().all() and one["ci_low"].isna().all()
     with pytest.raises(ValueError, match="interval"):
         cost_ratios(pairs, interval="delta")
@@ -317,7 +317,7 @@ def test_task_clustering_widens_the_interval_against_naive_iid():
     # Strong task effects and several replicates: the clustered SE must exceed the iid one.
     pairs = _pairs(np.random.default_rng(19), n_tasks=40, max_reps=6, effect_sd=0.8)
     lr = np.log(pairs["tokens_with"].to_numpy(float) / pairs["tokens_without"].to_numpy(float))
-    out = cost_ratios(pairs, interval="analytic", rng=0)
+    out = cost_ratios(pairs, interval="analytic")
     assert _row(out, "tokens_geomean_ratio")["se"] > 1.2 * stats.sem(lr)
 
 
@@ -360,7 +360,7 @@ def test_judge_spend_is_nan_aware_and_skips_unjudged_no_answer_rows():
 def test_a_coarser_cluster_column_is_respected_and_must_be_constant_within_pairs():
     pairs = _pairs(np.random.default_rng(21), n_tasks=30)
     pairs["repo"] = pairs["task_id"].str[-1]  # ten repos of three tasks
-    out = cost_ratios(pairs, cluster="repo", interval="analytic", rng=0)
+    out = cost_ratios(pairs, cluster="repo", interval="analytic")
     assert (out["n_tasks"] == pairs["repo"].nunique()).all()
     groups = pd.factorize(pairs["repo"])[0]
     lr = np.log(pairs["tokens_with"].to_numpy(float) / pairs["tokens_without"].to_numpy(float))
@@ -477,8 +477,8 @@ def test_default_total_interval_is_the_generalized_pivotal_one_on_task_totals():
     from evalstats.stats.cost import GPQ_METHOD
 
     pairs = _pairs(np.random.default_rng(33), n_tasks=8, max_reps=3, effect_sd=0.4)
-    out = cost_ratios(pairs, rng=0)
-    cr2 = cost_ratios(pairs, interval="cr2", rng=0)
+    out = cost_ratios(pairs)
+    cr2 = cost_ratios(pairs, interval="cr2")
     geo = out["statistic"].str.contains("geomean")
     pd.testing.assert_frame_equal(out.loc[geo], cr2.loc[geo])  # the geomean: CR2 + BM
     row = _row(out, "tokens_total_ratio")
@@ -500,17 +500,17 @@ def test_default_total_interval_is_the_generalized_pivotal_one_on_task_totals():
         "median ratio (median of log ratios)",
     ]
     # deterministic: the pivot's draws do not use the caller's random source
-    again = _row(cost_ratios(pairs, rng=12345), "tokens_total_ratio")
+    again = _row(cost_ratios(pairs), "tokens_total_ratio")
     assert (again["ci_low"], again["ci_high"]) == (row["ci_low"], row["ci_high"])
     # a task total of 0 has no log: the total falls back to CR2 and says so
     zero = pairs.copy()
     zero.loc[zero["task_id"] == zero["task_id"].iloc[0], "tokens_with"] = 0
-    r0 = _row(cost_ratios(zero, rng=0), "tokens_total_ratio")
+    r0 = _row(cost_ratios(zero), "tokens_total_ratio")
     assert r0["method"].startswith("CR2") and "task total of 0" in r0["method"]
     assert np.isfinite(r0["ci_low"])
     # two tasks: the pivot needs C >= 3, CR2 says why
     two = pairs[pairs["task_id"].isin(pairs["task_id"].unique()[:2])]
-    r2 = _row(cost_ratios(two, rng=0), "tokens_total_ratio")
+    r2 = _row(cost_ratios(two), "tokens_total_ratio")
     assert r2["method"].startswith("CR2") and "fewer than 3 tasks" in r2["method"]
 
 
@@ -566,18 +566,18 @@ def test_the_default_widens_to_cr2_when_the_lognormal_model_excludes_the_plain_r
             "wall_without_s": 1.0,
         }
     )
-    row = _row(cost_ratios(pairs, rng=0), "tokens_total_ratio")
+    row = _row(cost_ratios(pairs), "tokens_total_ratio")
     assert row["method"] == GPQ_HULL_METHOD
     tot = pairs.groupby("task_id")[["tokens_with", "tokens_without"]].sum().to_numpy(float)
     x, y = tot[:, 0], tot[:, 1]
     glo, ghi = np.exp(gpq_interval(lognormal_ratio_gpq(x, y), 0.95))
     assert not glo <= row["estimate"] <= ghi  # the model's interval misses the plain ratio
-    c2 = _row(cost_ratios(pairs, interval="cr2", rng=0), "tokens_total_ratio")
+    c2 = _row(cost_ratios(pairs, interval="cr2"), "tokens_total_ratio")
     assert row["ci_low"] == pytest.approx(min(glo, c2["ci_low"]), rel=1e-12)
     assert row["ci_high"] == pytest.approx(max(ghi, c2["ci_high"]), rel=1e-12)
     assert row["ci_low"] <= row["estimate"] <= row["ci_high"]
     # the equivalence test on that construction inverts the hull at 1 - 2 alpha
-    ref = _row(cost_ratios(pairs, confidence=0.90, rng=0), "tokens_total_ratio")
+    ref = _row(cost_ratios(pairs, confidence=0.90), "tokens_total_ratio")
     for margin in (1.05, 1.5, 3.0, 10.0):
         eq = cost_equivalence(pairs, margin=margin, metrics=("tokens_total_ratio",))
         eq = eq.set_index("metric").loc["tokens_total_ratio"]
@@ -625,9 +625,9 @@ def test_coverage_slice_at_8_tasks_x_3_with_skewed_costs():
 def test_one_result_per_pair_of_arms_each_its_own_two_arm_result():
     a, b = _pairs(np.random.default_rng(40)), _pairs(np.random.default_rng(41), n_tasks=12)
     k_arms = pd.concat([a.assign(arm_a="v1", arm_b="none"), b.assign(arm_a="v2", arm_b="none")])
-    out = cost_ratios(k_arms, rng=3)
+    out = cost_ratios(k_arms)
     assert list(out.columns[:2]) == ["arm_a", "arm_b"] and len(out) == 2 * len(COST_METRICS)
     for arm, part in (("v1", a), ("v2", b)):
         got = out.loc[out["arm_a"] == arm].drop(columns=["arm_a", "arm_b"]).reset_index(drop=True)
-        pd.testing.assert_frame_equal(got, pd.DataFrame(cost_ratios(part, rng=3)))
+        pd.testing.assert_frame_equal(got, pd.DataFrame(cost_ratios(part)))
     assert out.attrs["token_source"] == "as given"

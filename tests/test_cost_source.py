@@ -42,7 +42,7 @@ def _cost(tmp_path: Path, table: Path) -> pd.DataFrame:
         warnings.simplefilter("ignore")
         ds = evalstats.load_dir(out)
         frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
-    return cost_ratios(frame, interval="analytic", n_resamples=200, rng=0)
+    return cost_ratios(frame, interval="analytic")
 
 
 def test_table_with_a_tokens_column_and_no_transcripts_uses_billed(tmp_path):
@@ -76,7 +76,7 @@ def test_sample_has_both_sources_and_reports_both():
         warnings.simplefilter("ignore")
         ds = evalstats.load_dir(SAMPLE)
         frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
-    res = cost_ratios(frame, interval="analytic", n_resamples=200, rng=0)
+    res = cost_ratios(frame, interval="analytic")
     assert res.attrs["token_source"] == "billed"
     alt = res.attrs["transcript_ratios"].set_index("statistic")
     pairs = ds.runs.pivot_table(

@@ -99,7 +99,7 @@ def test_precision_options(rates, digits, percent):
 
 
 def test_cost_view(frame):
-    cost = evalstats.cost_ratios(frame, rng=0, n_resamples=200)
+    cost = evalstats.cost_ratios(frame)
     view = summarize(cost)
     assert list(view.columns) == [
         "arm_a",  # the one pair of arms (K = 2) names itself

@@ -550,7 +550,7 @@ def _disagreements(ctx: Context) -> dict[str, Any]:
 def _cost(ctx: Context) -> dict[str, Any]:
     from ..stats.cost import cost_ratios, judge_spend
 
-    cost = _attempt(lambda: cost_ratios(ctx.frame, rng=ctx.rng, **_common(ctx)))
+    cost = _attempt(lambda: cost_ratios(ctx.frame, confidence=ctx.confidence))
     return {
         "cost": cost,
         "cost_sources": _cost_sources(cost),
@@ -695,7 +695,7 @@ def _primary_row(ctx: Context, plan: Any) -> tuple[str, pd.Series]:
         # Before the cost section: these rows do not depend on the generator; a child stream.
         from ..stats.cost import cost_ratios
 
-        cost = _attempt(lambda: cost_ratios(ctx.frame, rng=_child_rng(ctx.seed, 4), **_common(ctx)))
+        cost = _attempt(lambda: cost_ratios(ctx.frame, confidence=ctx.confidence))
     if not isinstance(cost, pd.DataFrame) or plan.statistic not in set(cost["statistic"]):
         raise Unavailable(
             f"the plan's primary {plan.statistic} is a cost ratio, and the cost table is not "
