@@ -154,7 +154,6 @@ def test_rubric_new_names_the_tool_everywhere(tmp_path):
         .replace("gortex MCP", "Serena MCP")
         .split()
     )
-    assert r.arm_names == {"with": "Serena MCP", "without": "WITHOUT"}
     assert r.parse('{"label": "(a)"}').outcome == "win"
     # show prints the identity; new refuses to overwrite without --force.
     code, shown = _cli("rubric", "show", str(out))
@@ -164,20 +163,15 @@ def test_rubric_new_names_the_tool_everywhere(tmp_path):
     )
 
 
-def test_rubric_new_with_arm_names_and_own_name(tmp_path):
+def test_rubric_new_with_its_own_name(tmp_path):
     out = tmp_path / "s.toml"
     code, _ = _cli(
         "rubric", "new", "--from", "with-without", "--tool-name", "Serena MCP",
-        "--name", "serena", "--without-name", "plain Claude Code", "-o", str(out),
+        "--name", "serena", "-o", str(out),
     )  # fmt: skip
     assert code == 0
-    r = rubrics.get(str(out))
-    assert r.name == "serena"
-    assert r.arm_names == {"with": "Serena MCP", "without": "plain Claude Code"}
-    assert tomllib.loads(out.read_text())["arms"] == {
-        "with": "Serena MCP",
-        "without": "plain Claude Code",
-    }
+    assert rubrics.get(str(out)).name == "serena"
+    assert "arms" not in tomllib.loads(out.read_text())  # arms.toml describes the arms
 
 
 def test_rubric_new_from_blind_pair_keeps_it_blind(tmp_path):
@@ -206,10 +200,6 @@ name = "words"
 revision = 3
 kind = "three-way"
 
-[arms]
-with = "Serena MCP"
-without = "plain Claude Code"
-
 [prompt]
 system = "Compare the two answers. Reply with JSON {\\"verdict\\": better|same|worse}."
 user = '''
@@ -233,7 +223,7 @@ worse = "loss"
 
 def test_a_word_label_rubric(tmp_path):
     r = rubrics.load(_write(tmp_path, WORDS))
-    assert (r.name, r.revision, r.arms) == ("words", 3, ("Serena MCP", "plain Claude Code"))
+    assert (r.name, r.revision) == ("words", 3)
     p = r.render(T.TASK, T.WITH, {"answer": "no idea"})  # unused inputs are not required
     assert p.user == (
         "Q: " + T.TASK["prompt"] + "\nA1 (1234 tokens, files: - parse.go\n- lex/lex.go): "
@@ -298,9 +288,9 @@ BAD = [
     (_mutate('"(c)" = "loss"', '"(c)" = "lose"'), "output.labels.(c)", None, "outcome must be one of"),
     (_mutate('"(c)" = "loss"', '"(c)" = "win"'), "output.labels", None, "one label each to win, tie and loss"),
     (_mutate("[output.labels]", "[output.label]"), "output.label", None, "unknown field"),
-    (_mutate("[arms]", "colour = 1\n[arms]"), "colour", None, "unknown field"),
-    (_mutate("[prompt]", "[prompts]"), "prompts", None, "unknown field"),
-    (_mutate('with = "WITH"', "with = 3"), "arms.with", None, "non-empty string"),
+    (_mutate("[prompt]", "colour = 1\n[prompt]"), "colour", 6, "unknown field"),
+    (_mutate("[prompt]", "[prompts]"), "prompts", 6, "unknown field"),
+    (_mutate("[prompt]", '[arms]\nwith = "A"\n\n[prompt]'), "arms", 6, "unknown field"),
     (_mutate('label_fields = ["label"]', "label_fields = []"), "output.label_fields", None, "non-empty list"),
 ]  # fmt: skip
 

@@ -100,7 +100,7 @@ def _pin(table: pd.DataFrame) -> tuple[str, str]:
 
 def test_judge_with_a_rubric_file_records_its_sha_and_keeps_a_copy(fake, seen, tmp_path):
     data = _data_dir(tmp_path)
-    path = _new_rubric(tmp_path, "--without-name", "plain Claude Code")
+    path = _new_rubric(tmp_path)
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     seed_sha = rubrics.get("with-without").sha256
     assert sha != seed_sha
@@ -287,7 +287,7 @@ def test_arm_names_from_arms_toml_not_rubric_files(tmp_path):
     folder.mkdir()
     r = rubrics.with_tool_name(rubrics.get("with-without"), "Serena MCP")
     (folder / "a.r1.toml").write_text(rubrics.to_toml(r), encoding="utf-8")
-    # arms.toml is the one description of the arms: a rubric file's [arms] names none.
+    # arms.toml is the one description of the arms, not a rubric file.
     assert evalstats.load_dir(data).arm_names == {"with": "WITH", "without": "WITHOUT"}
     (data / "arms.toml").write_text(
         'with = "Serena MCP"\nwithout = "plain Claude Code"\n', encoding="utf-8"

@@ -55,8 +55,7 @@ class Rubric:
 
     ``sha256`` is that of the package-data files (or the rubric file, at ``path``);
     ``user_template`` holds ``{placeholder}`` fields; ``dimensions`` are blind-pair scores;
-    ``needs_order``: :meth:`render` and :meth:`parse` take an ``order``; ``arms`` are the
-    display names of WITH and WITHOUT.
+    ``needs_order``: :meth:`render` and :meth:`parse` take an ``order``.
     """
 
     name: str
@@ -66,13 +65,7 @@ class Rubric:
     user_template: str = field(repr=False)
     dimensions: tuple[str, ...]
     needs_order: bool
-    arms: tuple[str, str] = field(default=("WITH", "WITHOUT"), kw_only=True)
     path: str | None = field(default=None, kw_only=True)
-
-    @property
-    def arm_names(self) -> dict[str, str]:
-        """``{"with": ..., "without": ...}``: what the report calls the two arms."""
-        return {"with": self.arms[0], "without": self.arms[1]}
 
     @property
     def placeholders(self) -> tuple[str, ...]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -27,9 +26,6 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     new.add_argument("--tool-name", required=True, help='your tool, e.g. "Serena MCP"')
     new.add_argument("--name", help="the new rubric's name (default: seed name + tool slug)")
-    new.add_argument(
-        "--without-name", help='what the report calls the WITHOUT arm, e.g. "plain Claude Code"'
-    )
     new.add_argument("-o", "--output", required=True, type=Path, help="the .toml file to write")
     new.add_argument("--force", action="store_true", help="overwrite an existing file")
     new.set_defaults(func=_new)
@@ -46,9 +42,6 @@ def _new(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise ParameterError(f"{args.output} exists (use --force to overwrite)")
     try:
         rubric = with_tool_name(get(args.source), args.tool_name, name=args.name)
-        if args.without_name:
-            rubric = dataclasses.replace(rubric, arms=(rubric.arms[0], args.without_name))
-            rubric = with_tool_name(rubric, args.tool_name, name=rubric.name)
     except KeyError as e:
         raise ParameterError(str(e.args[0])) from None
     except DataError:
@@ -77,7 +70,6 @@ def _print_identity(rubric, out: TextIO) -> None:
         f"revision: {rubric.revision}",
         f"sha256: {rubric.sha256}",
         f"kind: {rubric.kind}",
-        f"arms: WITH = {rubric.arms[0]}, WITHOUT = {rubric.arms[1]}",
         f"placeholders: {', '.join(rubric.placeholders)}",
         f"source: {rubric.path or 'built-in'}",
     ):

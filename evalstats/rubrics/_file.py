@@ -25,7 +25,7 @@ MAX_RUBRIC_BYTES = 4_000_000
 KINDS = ("three-way", "blind-scores")
 _BUILT_IN = {"blind-pair": blind_pair.load, "with-without": with_without.load}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_TOP_KEYS = {"name", "revision", "kind", "description", "arms", "prompt", "output"}
+_TOP_KEYS = {"name", "revision", "kind", "description", "prompt", "output"}
 # The [output] lists of each kind, in the order they are checked and written.
 _THREE_WAY_LISTS = tuple(
     "label_fields fallback_fields reasoning_fields uncertainty_fields cost_ratio_fields".split()
@@ -124,7 +124,8 @@ class _Where:
         if table:
             head = re.compile(r"^\s*\[\s*" + re.escape(table) + r"\s*\]")
             start = next((i for i, s in enumerate(self.lines) if head.match(s)), 0)
-        pat = re.compile(r'^\s*(?:"' + re.escape(key) + r'"|' + re.escape(key) + r")\s*=")
+        k = r'(?:"' + re.escape(key) + r'"|' + re.escape(key) + ")"
+        pat = re.compile(r"^\s*(?:" + k + r"\s*=|\[\s*" + k + r"\s*[].])")  # key = or [key]
         for i in range(start, len(self.lines)):
             if pat.match(self.lines[i]):
                 return i + 1
@@ -206,13 +207,6 @@ def _from_document(doc: dict[str, Any], where: _Where, sha: str) -> Rubric:
     if "description" in doc and not isinstance(doc["description"], str):
         raise where.error("description", "must be a string")
 
-    arms_t = _table(doc, "arms", where, "arms")
-    _no_unknown(arms_t, {"with", "without"}, where, "arms.")
-    arms = tuple(
-        _str(arms_t, a, where, f"arms.{a}") if a in arms_t else a.upper()
-        for a in ("with", "without")
-    )
-
     if "prompt" not in doc:
         raise where.error("prompt", "missing: a [prompt] table with 'system' and 'user'")
     prompt = _table(doc, "prompt", where, "prompt")
@@ -241,7 +235,7 @@ def _from_document(doc: dict[str, Any], where: _Where, sha: str) -> Rubric:
     output = _table(doc, "output", where, "output")
     _no_unknown(output, _THREE_WAY_KEYS if three_way else _BLIND_KEYS, where, "output.")
     common = {"name": name, "revision": revision, "sha256": sha, "system": system}
-    common |= {"user_template": user, "arms": arms, "path": str(where.path)}
+    common |= {"user_template": user, "path": str(where.path)}
     if three_way:
         spec = _three_way(output, where)
         return WithWithoutRubric(**common, dimensions=(), needs_order=False, spec=spec)
@@ -355,10 +349,6 @@ def to_toml(rubric: Rubric, *, description: str | None = None) -> str:
         f"kind = {_inline(rubric.kind)}",
         *([f"description = {_inline(description)}"] if description else []),
         "",
-        "[arms]",
-        f"with = {_inline(rubric.arms[0])}",
-        f"without = {_inline(rubric.arms[1])}",
-        "",
         "[prompt]",
         f"system = {_toml_string(rubric.system)}",
         f"user = {_toml_string(rubric.user_template)}",
@@ -431,7 +421,6 @@ def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rub
         sha256="",
         system=GORTEX_MENTION.sub(lambda _m: tool, rubric.system),
         user_template=GORTEX_MENTION.sub(lambda _m: tool, rubric.user_template),
-        arms=rubric.arms if rubric.arms != ("WITH", "WITHOUT") else (tool, "WITHOUT"),
         path=None,
     )
     sha = hashlib.sha256(to_toml(draft).encode("utf-8")).hexdigest()
