@@ -40,9 +40,8 @@ from evalstats.records import EvalstatsWarning
 from evalstats.stats.resample import (
     BOOTSTRAP_METHODS,
     as_generator,
-    bootstrap_distribution,
     cluster_bootstrap,
-    interval_from_distribution,
+    group_bootstrap,
     wild_cluster_interval,
     wild_cluster_p,
     wild_weights,
@@ -540,8 +539,6 @@ FEW_CLUSTERS = 8.0
 # Parameter range of each rate (net win lives on [-1, 1]).
 _RANGE_LOW = np.array([0.0, 0.0, 0.0, -1.0, 0.0])
 _RANGE_HIGH = np.array([1.0, 1.0, 1.0, 1.0, 1.0])
-# Bootstrap distributions of a batch of groups, held at once to compute their intervals.
-_BATCH_BYTES = 64 * 2**20
 
 
 def rate_arrays(
@@ -628,10 +625,11 @@ def rate_arrays(
             low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
             p_net = np.where(flat[:, 3], b_p, p_net)
     else:
-        ends = _bootstrap_intervals(
+        _, _, ends = group_bootstrap(
             np.stack([wins[used], ties[used], m], axis=1),
             g,
             n_groups,
+            _rates_from_sums,
             methods=(method, *also),
             n_resamples=n_resamples,
             confidence=confidence,
@@ -639,6 +637,7 @@ def rate_arrays(
         )
         b_low, b_high, _ = _score_construction(est, se, n, dfs, kish, row_var, confidence, False)
         for name, (lo, hi) in ends.items():
+            lo, hi = np.clip(lo, _RANGE_LOW, _RANGE_HIGH), np.clip(hi, _RANGE_LOW, _RANGE_HIGH)
             flat = ~(hi - lo > 0)
             ends[name] = (np.where(flat, b_low, lo), np.where(flat, b_high, hi))
         low, high = ends.pop(method)
@@ -699,57 +698,6 @@ def _rates_from_sums(s: np.ndarray) -> np.ndarray:
     loss = n - w - t
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.stack([w / n, t / n, loss / n, (w - loss) / n, (w + 0.5 * t) / n], axis=-1)
-
-
-def _bootstrap_intervals(
-    stats: np.ndarray,
-    gid: np.ndarray,
-    n_groups: int,
-    statistic=_rates_from_sums,
-    *,
-    methods: Sequence[str],
-    n_resamples: int,
-    confidence: float,
-    rng: np.random.Generator,
-    clip: tuple = (_RANGE_LOW, _RANGE_HIGH),
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Interval ends (groups x statistics) of each bootstrap method from per-cluster ``stats``:
-    one bootstrap distribution per group serves every method; ends clipped to ``clip``."""
-    n_stats = len(np.atleast_1d(clip[0]))
-    ends = {}
-    for method in methods:
-        low = np.full((n_groups, n_stats), np.nan)
-        ends[method] = (low, np.full_like(low, np.nan))
-    order = np.argsort(gid, kind="stable")
-    bounds = np.searchsorted(gid[order], np.arange(n_groups + 1))
-    sizes = np.diff(bounds)
-    todo = np.flatnonzero(sizes >= 2)
-    if not todo.size:
-        return ends
-    # Draws group after group (the numbers do not depend on the batching).
-    width = int(sizes.max())
-    per_group = 8 * n_stats * (n_resamples + width)
-    step = max(1, _BATCH_BYTES // per_group)
-    for start in range(0, todo.size, step):
-        batch = todo[start : start + step]
-        theta_b = np.empty((batch.size, n_resamples, n_stats))
-        theta_hat = np.empty((batch.size, n_stats))
-        jack = np.full((batch.size, width, n_stats), np.nan) if "bca" in methods else None
-        for k, g in enumerate(batch):
-            cs = stats[order[bounds[g] : bounds[g + 1]]]
-            theta_hat[k] = statistic(cs.sum(axis=0))
-            theta_b[k] = bootstrap_distribution(cs, statistic, n_resamples, rng)
-            if jack is not None:
-                jack[k, : len(cs)] = statistic(cs.sum(axis=0) - cs)
-        if len(ends) > 1:  # one sort serves every method's quantiles
-            theta_b.sort(axis=1)
-        for method, (low, high) in ends.items():
-            lo, hi = interval_from_distribution(
-                theta_b, theta_hat, confidence, method, jack, presorted=len(ends) > 1
-            )
-            low[batch] = np.clip(lo, *clip)
-            high[batch] = np.clip(hi, *clip)
-    return ends
 
 
 NO_ANSWER_RULES = ("exclude", "arm_aware", "loss", "win", "tie")
@@ -1460,17 +1408,10 @@ def cluster_mean(
             tq = stats.t.ppf(0.5 + confidence / 2.0, df)
             low, high = est - tq * se, est + tq * se
         else:
-            ends = _bootstrap_intervals(
-                np.stack([y_c, m_c], axis=1),
-                gid,
-                n_groups,
-                _ratio,
-                methods=(method,),
-                n_resamples=n_resamples,
-                confidence=confidence,
-                rng=as_generator(rng),
-                clip=(np.array([-np.inf]), np.array([np.inf])),
-            )
+            _, _, ends = group_bootstrap(
+                np.stack([y_c, m_c], axis=1), gid, n_groups, _ratio, methods=(method,),
+                n_resamples=n_resamples, confidence=confidence, rng=as_generator(rng),
+            )  # fmt: skip
             low, high = ends[method][0][:, 0], ends[method][1][:, 0]
 
     diagnostics = groups.copy()

@@ -23,7 +23,7 @@ from evalstats._validate import (
 
 __all__ = [
     "BOOTSTRAP_METHODS", "BootstrapResult", "as_generator", "bootstrap_distribution",
-    "cluster_bootstrap", "interval_from_distribution",
+    "cluster_bootstrap", "group_bootstrap", "interval_from_distribution",
     "wild_cluster_interval", "wild_cluster_p", "wild_weights",
 ]  # fmt: skip
 
@@ -31,6 +31,7 @@ __all__ = [
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
 
 _CHUNK_BUDGET_BYTES = 96 * 2**20  # indices + gathered values of one chunk of resamples
+_BATCH_BYTES = 64 * 2**20  # bootstrap distributions of a batch of groups, held at once
 # Above this many float columns, bincount + matmul beats one gather per column.
 _MAX_GATHER_COLUMNS = 4
 
@@ -100,27 +101,72 @@ def cluster_bootstrap(
     stats = _validate_stats(cluster_stats)
     check_choice(method, "method", BOOTSTRAP_METHODS)
     n_resamples = check_n_resamples(n_resamples)
-    confidence = check_confidence(confidence)
-    rng = as_generator(rng)
-    # Undefined resamples (0/0) are expected and dropped, not warned about.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        theta_hat = _as_2d(statistic(stats.sum(axis=0)[None, :]))[0]
-        theta_b = bootstrap_distribution(stats, statistic, n_resamples, rng)
-        jack = None
-        if method == "bca":
-            jack = _as_2d(statistic(stats.sum(axis=0) - stats))
-    low, high = interval_from_distribution(theta_b, theta_hat, float(confidence), method, jack)
-    se = _nan_std(theta_b)
+    confidence = float(check_confidence(confidence))
+    zeros = np.zeros(len(stats), dtype=np.int64)
+    est, se, ends = group_bootstrap(
+        stats, zeros, 1, statistic, methods=(method,), n_resamples=n_resamples,
+        confidence=confidence, rng=as_generator(rng),
+    )  # fmt: skip
     return BootstrapResult(
-        estimate=theta_hat,
-        ci_low=low,
-        ci_high=high,
-        se=se,
+        estimate=est[0],
+        ci_low=ends[method][0][0],
+        ci_high=ends[method][1][0],
+        se=se[0],
         method=method,
-        confidence=float(confidence),
+        confidence=confidence,
         n_resamples=n_resamples,
         n_tasks=stats.shape[0],
     )
+
+
+def group_bootstrap(
+    stats: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    *,
+    methods: Sequence[str],
+    n_resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """Estimate, SE and each method's interval ends (groups x statistics) from per-cluster
+    ``stats`` in groups ``gid``: one bootstrap distribution per group serves every method;
+    groups of fewer than 2 clusters get NaN."""
+    # Undefined resamples (0/0) are expected and dropped, not warned about.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_stats = _as_2d(statistic(stats.sum(axis=0)[None])).shape[1]
+    est = np.full((n_groups, n_stats), np.nan)
+    se = np.full_like(est, np.nan)
+    ends = {method: (est.copy(), est.copy()) for method in methods}
+    order = np.argsort(gid, kind="stable")
+    bounds = np.searchsorted(gid[order], np.arange(n_groups + 1))
+    sizes = np.diff(bounds)
+    todo = np.flatnonzero(sizes >= 2)
+    if not todo.size:
+        return est, se, ends
+    # Draws group after group (the numbers do not depend on the batching).
+    width = int(sizes.max())
+    step = max(1, _BATCH_BYTES // (8 * n_stats * (n_resamples + width)))
+    for start in range(0, todo.size, step):
+        batch = todo[start : start + step]
+        theta_b = np.empty((batch.size, n_resamples, n_stats))
+        jack = np.full((batch.size, width, n_stats), np.nan) if "bca" in methods else None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for k, g in enumerate(batch):
+                cs = stats[order[bounds[g] : bounds[g + 1]]]
+                est[g] = _as_2d(statistic(cs.sum(axis=0)[None]))[0]
+                theta_b[k] = bootstrap_distribution(cs, statistic, n_resamples, rng)
+                se[g] = _nan_std(theta_b[k])
+                if jack is not None:
+                    jack[k, : len(cs)] = _as_2d(statistic(cs.sum(axis=0) - cs))
+        if len(ends) > 1:  # one sort serves every method's quantiles
+            theta_b.sort(axis=1)
+        for method, (low, high) in ends.items():
+            low[batch], high[batch] = interval_from_distribution(
+                theta_b, est[batch], confidence, method, jack, presorted=len(ends) > 1
+            )
+    return est, se, ends
 
 
 def bootstrap_distribution(
