@@ -173,13 +173,19 @@ def cluster_counts(
 ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """Per (group, cluster) counts of the six row categories."""
     groups, group_of_row = row_groups(frame, by_cols)
-    k, u = pd.factorize(frame[cluster], sort=True, use_na_sentinel=False)
-    n_cluster_ids = max(len(u), 1)
-    key = group_of_row * n_cluster_ids + np.asarray(k, dtype=np.int64)
-    cells, cell_of_row = np.unique(key, return_inverse=True)
-    cell_of_row = cell_of_row.reshape(-1).astype(np.int64)
+    cells, cell_of_row, width = cluster_cells(frame, cluster, group_of_row)
     counts = np.bincount(cell_of_row * 6 + category, minlength=len(cells) * 6).reshape(-1, 6)
-    return groups, (cells // n_cluster_ids).astype(np.int64), counts, cell_of_row
+    return groups, cells // width, counts, cell_of_row
+
+
+def cluster_cells(frame, cluster, group_of_row, rows=slice(None), sort=True):
+    """Keys (group * width + cluster code) of the (group, cluster) cells of ``rows``, each of
+    those rows' cell, and the width."""
+    k, u = pd.factorize(frame[cluster], sort=sort, use_na_sentinel=False)
+    width = max(len(u), 1)
+    key = (group_of_row * width + np.asarray(k, dtype=np.int64))[rows]
+    cells, cell_of_row = np.unique(key, return_inverse=True)
+    return cells.astype(np.int64), cell_of_row.reshape(-1).astype(np.int64), width
 
 
 def row_groups(frame: pd.DataFrame, by_cols: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
@@ -1239,18 +1245,15 @@ def position_bias(
         raise DataError(f"unknown order value {kept_order[bad].iloc[0]!r}", field="order")
     groups, group_of_row = row_groups(frame, by_cols)
     n_groups = len(groups)
-    cl, _ = pd.factorize(frame[cluster], use_na_sentinel=False)
     rep, _ = pd.factorize(frame["replicate"], use_na_sentinel=False)
-    n_cl = max(int(cl.max(initial=0)) + 1, 1)
     n_rep = max(int(rep.max(initial=0)) + 1, 1)
     idx = np.flatnonzero(keep)
     cat = category[idx]
     with_first = (kept_order == "with_first").to_numpy()
-    cell = group_of_row[idx].astype(np.int64) * n_cl + np.asarray(cl, dtype=np.int64)[idx]
+    cells, cell_id, n_cl = cluster_cells(frame, cluster, group_of_row, idx, sort=False)
 
     decisive = cat != TIE
     first_won = np.where(with_first, cat == WIN, cat == LOSS) & decisive
-    cells, cell_id = np.unique(cell, return_inverse=True)
     won = np.bincount(cell_id, weights=first_won.astype(np.float64), minlength=len(cells))
     dec = np.bincount(cell_id, weights=decisive.astype(np.float64), minlength=len(cells))
     first = rate_arrays(
@@ -1258,7 +1261,7 @@ def position_bias(
     )
 
     # Pairs judged in both orders: the first ok row of each order (rows in frame order).
-    pair = cell * n_rep + np.asarray(rep, dtype=np.int64)[idx]
+    pair = cells[cell_id] * n_rep + np.asarray(rep, dtype=np.int64)[idx]
     pairs, pair_id = np.unique(pair, return_inverse=True)
     _, first_row = np.unique(pair_id * 2 + with_first, return_index=True)
     shown = np.full((len(pairs), 2), -1, dtype=np.int64)
@@ -1386,12 +1389,8 @@ def cluster_mean(
     n_groups = len(groups)
     present = ~np.isnan(y)
     n_missing = np.bincount(group_of_row[~present], minlength=n_groups)
-    cluster_codes = pd.factorize(frame[cluster], sort=True)[0].astype(np.int64)
-    n_ids = max(int(cluster_codes.max(initial=-1)) + 1, 1)
-    cells, cell_of_row = np.unique(
-        group_of_row[present] * n_ids + cluster_codes[present], return_inverse=True
-    )
-    gid = (cells // n_ids).astype(np.int64)
+    cells, cell_of_row, width = cluster_cells(frame, cluster, group_of_row, present)
+    gid = cells // width
     y_c = np.bincount(cell_of_row, weights=y[present], minlength=len(cells))
     m_c = np.bincount(cell_of_row, minlength=len(cells)).astype(np.float64)
 
