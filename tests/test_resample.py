@@ -11,8 +11,8 @@ from scipy import stats
 
 from evalstats.stats.resample import (  # private: resampling cores at scales not exposed
     BootstrapResult,
+    bootstrap_distribution,
     cluster_bootstrap,
-    resampled_sums,
 )
 
 
@@ -77,23 +77,12 @@ def test_bca_acceleration_uses_leave_one_cluster_out() -> None:
     )
 
 
-@pytest.mark.parametrize("chunk_size", [1, 7, 333, 5000])
-def test_result_does_not_depend_on_chunk_size(chunk_size: int) -> None:
-    rng = np.random.default_rng(1)
-    cs = np.column_stack([rng.integers(0, 7, 25), np.full(25, 6)])
-    full = cluster_bootstrap(cs, _mean, n_resamples=2000, rng=9)
-    chunked = cluster_bootstrap(cs, _mean, n_resamples=2000, rng=9, chunk_size=chunk_size)
-    np.testing.assert_array_equal(full.ci_low, chunked.ci_low)
-    np.testing.assert_array_equal(full.ci_high, chunked.ci_high)
-    np.testing.assert_array_equal(full.se, chunked.se)
-
-
 @pytest.mark.parametrize("m", [1, 3, 6])
-def test_resampled_sums_equal_direct_gather(m: int) -> None:
+def test_bootstrap_distribution_sums_equal_direct_gather(m: int) -> None:
     # integer sums exactly (gather and bincount paths), float and negative ones to rounding
     rng = np.random.default_rng(2)
     for cs in (rng.integers(0, 10**6, (30, m)).astype(float), rng.normal(size=(30, m))):
-        sums = np.vstack(list(resampled_sums(cs, 100, np.random.default_rng(0), 30)))
+        sums = bootstrap_distribution(cs, lambda s: s, 100, np.random.default_rng(0))
         idx = np.random.default_rng(0).integers(0, 30, (100, 30))
         np.testing.assert_allclose(sums, cs[idx].sum(axis=1), rtol=1e-10, atol=1e-12)
 
@@ -155,7 +144,6 @@ def test_rng_seed_generator_and_none() -> None:
         ({"method": "student"}, ValueError),
         ({"n_resamples": 0}, ValueError),
         ({"confidence": 1.0}, ValueError),
-        ({"chunk_size": 0}, ValueError),
         ({"rng": "seed"}, TypeError),
     ],
 )

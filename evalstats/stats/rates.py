@@ -40,9 +40,8 @@ from evalstats.records import EvalstatsWarning
 from evalstats.stats.resample import (
     BOOTSTRAP_METHODS,
     as_generator,
-    bootstrap_distribution,
     cluster_bootstrap,
-    interval_from_distribution,
+    group_bootstrap,
     wild_cluster_interval,
     wild_cluster_p,
     wild_weights,
@@ -174,13 +173,19 @@ def cluster_counts(
 ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """Per (group, cluster) counts of the six row categories."""
     groups, group_of_row = row_groups(frame, by_cols)
-    k, u = pd.factorize(frame[cluster], sort=True, use_na_sentinel=False)
-    n_cluster_ids = max(len(u), 1)
-    key = group_of_row * n_cluster_ids + np.asarray(k, dtype=np.int64)
-    cells, cell_of_row = np.unique(key, return_inverse=True)
-    cell_of_row = cell_of_row.reshape(-1).astype(np.int64)
+    cells, cell_of_row, width = cluster_cells(frame, cluster, group_of_row)
     counts = np.bincount(cell_of_row * 6 + category, minlength=len(cells) * 6).reshape(-1, 6)
-    return groups, (cells // n_cluster_ids).astype(np.int64), counts, cell_of_row
+    return groups, cells // width, counts, cell_of_row
+
+
+def cluster_cells(frame, cluster, group_of_row, rows=slice(None), sort=True):
+    """Keys (group * width + cluster code) of the (group, cluster) cells of ``rows``, each of
+    those rows' cell, and the width."""
+    k, u = pd.factorize(frame[cluster], sort=sort, use_na_sentinel=False)
+    width = max(len(u), 1)
+    key = (group_of_row * width + np.asarray(k, dtype=np.int64))[rows]
+    cells, cell_of_row = np.unique(key, return_inverse=True)
+    return cells.astype(np.int64), cell_of_row.reshape(-1).astype(np.int64), width
 
 
 def row_groups(frame: pd.DataFrame, by_cols: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
@@ -540,8 +545,6 @@ FEW_CLUSTERS = 8.0
 # Parameter range of each rate (net win lives on [-1, 1]).
 _RANGE_LOW = np.array([0.0, 0.0, 0.0, -1.0, 0.0])
 _RANGE_HIGH = np.array([1.0, 1.0, 1.0, 1.0, 1.0])
-# Bootstrap distributions of a batch of groups, held at once to compute their intervals.
-_BATCH_BYTES = 64 * 2**20
 
 
 def rate_arrays(
@@ -628,10 +631,11 @@ def rate_arrays(
             low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
             p_net = np.where(flat[:, 3], b_p, p_net)
     else:
-        ends = _bootstrap_intervals(
+        _, _, ends = group_bootstrap(
             np.stack([wins[used], ties[used], m], axis=1),
             g,
             n_groups,
+            _rates_from_sums,
             methods=(method, *also),
             n_resamples=n_resamples,
             confidence=confidence,
@@ -639,6 +643,7 @@ def rate_arrays(
         )
         b_low, b_high, _ = _score_construction(est, se, n, dfs, kish, row_var, confidence, False)
         for name, (lo, hi) in ends.items():
+            lo, hi = np.clip(lo, _RANGE_LOW, _RANGE_HIGH), np.clip(hi, _RANGE_LOW, _RANGE_HIGH)
             flat = ~(hi - lo > 0)
             ends[name] = (np.where(flat, b_low, lo), np.where(flat, b_high, hi))
         low, high = ends.pop(method)
@@ -699,57 +704,6 @@ def _rates_from_sums(s: np.ndarray) -> np.ndarray:
     loss = n - w - t
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.stack([w / n, t / n, loss / n, (w - loss) / n, (w + 0.5 * t) / n], axis=-1)
-
-
-def _bootstrap_intervals(
-    stats: np.ndarray,
-    gid: np.ndarray,
-    n_groups: int,
-    statistic=_rates_from_sums,
-    *,
-    methods: Sequence[str],
-    n_resamples: int,
-    confidence: float,
-    rng: np.random.Generator,
-    clip: tuple = (_RANGE_LOW, _RANGE_HIGH),
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Interval ends (groups x statistics) of each bootstrap method from per-cluster ``stats``:
-    one bootstrap distribution per group serves every method; ends clipped to ``clip``."""
-    n_stats = len(np.atleast_1d(clip[0]))
-    ends = {}
-    for method in methods:
-        low = np.full((n_groups, n_stats), np.nan)
-        ends[method] = (low, np.full_like(low, np.nan))
-    order = np.argsort(gid, kind="stable")
-    bounds = np.searchsorted(gid[order], np.arange(n_groups + 1))
-    sizes = np.diff(bounds)
-    todo = np.flatnonzero(sizes >= 2)
-    if not todo.size:
-        return ends
-    # Draws group after group (the numbers do not depend on the batching).
-    width = int(sizes.max())
-    per_group = 8 * n_stats * (n_resamples + width)
-    step = max(1, _BATCH_BYTES // per_group)
-    for start in range(0, todo.size, step):
-        batch = todo[start : start + step]
-        theta_b = np.empty((batch.size, n_resamples, n_stats))
-        theta_hat = np.empty((batch.size, n_stats))
-        jack = np.full((batch.size, width, n_stats), np.nan) if "bca" in methods else None
-        for k, g in enumerate(batch):
-            cs = stats[order[bounds[g] : bounds[g + 1]]]
-            theta_hat[k] = statistic(cs.sum(axis=0))
-            theta_b[k] = bootstrap_distribution(cs, statistic, n_resamples, rng)
-            if jack is not None:
-                jack[k, : len(cs)] = statistic(cs.sum(axis=0) - cs)
-        if len(ends) > 1:  # one sort serves every method's quantiles
-            theta_b.sort(axis=1)
-        for method, (low, high) in ends.items():
-            lo, hi = interval_from_distribution(
-                theta_b, theta_hat, confidence, method, jack, presorted=len(ends) > 1
-            )
-            low[batch] = np.clip(lo, *clip)
-            high[batch] = np.clip(hi, *clip)
-    return ends
 
 
 NO_ANSWER_RULES = ("exclude", "arm_aware", "loss", "win", "tie")
@@ -1291,18 +1245,15 @@ def position_bias(
         raise DataError(f"unknown order value {kept_order[bad].iloc[0]!r}", field="order")
     groups, group_of_row = row_groups(frame, by_cols)
     n_groups = len(groups)
-    cl, _ = pd.factorize(frame[cluster], use_na_sentinel=False)
     rep, _ = pd.factorize(frame["replicate"], use_na_sentinel=False)
-    n_cl = max(int(cl.max(initial=0)) + 1, 1)
     n_rep = max(int(rep.max(initial=0)) + 1, 1)
     idx = np.flatnonzero(keep)
     cat = category[idx]
     with_first = (kept_order == "with_first").to_numpy()
-    cell = group_of_row[idx].astype(np.int64) * n_cl + np.asarray(cl, dtype=np.int64)[idx]
+    cells, cell_id, n_cl = cluster_cells(frame, cluster, group_of_row, idx, sort=False)
 
     decisive = cat != TIE
     first_won = np.where(with_first, cat == WIN, cat == LOSS) & decisive
-    cells, cell_id = np.unique(cell, return_inverse=True)
     won = np.bincount(cell_id, weights=first_won.astype(np.float64), minlength=len(cells))
     dec = np.bincount(cell_id, weights=decisive.astype(np.float64), minlength=len(cells))
     first = rate_arrays(
@@ -1310,7 +1261,7 @@ def position_bias(
     )
 
     # Pairs judged in both orders: the first ok row of each order (rows in frame order).
-    pair = cell * n_rep + np.asarray(rep, dtype=np.int64)[idx]
+    pair = cells[cell_id] * n_rep + np.asarray(rep, dtype=np.int64)[idx]
     pairs, pair_id = np.unique(pair, return_inverse=True)
     _, first_row = np.unique(pair_id * 2 + with_first, return_index=True)
     shown = np.full((len(pairs), 2), -1, dtype=np.int64)
@@ -1438,12 +1389,8 @@ def cluster_mean(
     n_groups = len(groups)
     present = ~np.isnan(y)
     n_missing = np.bincount(group_of_row[~present], minlength=n_groups)
-    cluster_codes = pd.factorize(frame[cluster], sort=True)[0].astype(np.int64)
-    n_ids = max(int(cluster_codes.max(initial=-1)) + 1, 1)
-    cells, cell_of_row = np.unique(
-        group_of_row[present] * n_ids + cluster_codes[present], return_inverse=True
-    )
-    gid = (cells // n_ids).astype(np.int64)
+    cells, cell_of_row, width = cluster_cells(frame, cluster, group_of_row, present)
+    gid = cells // width
     y_c = np.bincount(cell_of_row, weights=y[present], minlength=len(cells))
     m_c = np.bincount(cell_of_row, minlength=len(cells)).astype(np.float64)
 
@@ -1460,17 +1407,10 @@ def cluster_mean(
             tq = stats.t.ppf(0.5 + confidence / 2.0, df)
             low, high = est - tq * se, est + tq * se
         else:
-            ends = _bootstrap_intervals(
-                np.stack([y_c, m_c], axis=1),
-                gid,
-                n_groups,
-                _ratio,
-                methods=(method,),
-                n_resamples=n_resamples,
-                confidence=confidence,
-                rng=as_generator(rng),
-                clip=(np.array([-np.inf]), np.array([np.inf])),
-            )
+            _, _, ends = group_bootstrap(
+                np.stack([y_c, m_c], axis=1), gid, n_groups, _ratio, methods=(method,),
+                n_resamples=n_resamples, confidence=confidence, rng=as_generator(rng),
+            )  # fmt: skip
             low, high = ends[method][0][:, 0], ends[method][1][:, 0]
 
     diagnostics = groups.copy()

@@ -6,7 +6,7 @@ per-task rows (never row indices), in chunks.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,12 +19,11 @@ from evalstats._validate import (
     check_choice,
     check_confidence,
     check_n_resamples,
-    check_positive_int,
 )
 
 __all__ = [
     "BOOTSTRAP_METHODS", "BootstrapResult", "as_generator", "bootstrap_distribution",
-    "cluster_bootstrap", "interval_from_distribution", "resampled_sums",
+    "cluster_bootstrap", "group_bootstrap", "interval_from_distribution",
     "wild_cluster_interval", "wild_cluster_p", "wild_weights",
 ]  # fmt: skip
 
@@ -32,6 +31,7 @@ __all__ = [
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
 
 _CHUNK_BUDGET_BYTES = 96 * 2**20  # indices + gathered values of one chunk of resamples
+_BATCH_BYTES = 64 * 2**20  # bootstrap distributions of a batch of groups, held at once
 # Above this many float columns, bincount + matmul beats one gather per column.
 _MAX_GATHER_COLUMNS = 4
 
@@ -78,7 +78,6 @@ def cluster_bootstrap(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
-    chunk_size: int | None = None,
 ) -> BootstrapResult:
     """Cluster bootstrap confidence intervals from per-cluster sufficient statistics.
 
@@ -90,8 +89,6 @@ def cluster_bootstrap(
         Maps summed statistics ``(..., m)`` to ``(..., q)`` (or ``(...)``), vectorised.
     method : {"bca", "percentile", "basic"}
     n_resamples, confidence, rng
-    chunk_size : int, optional
-        Resamples per chunk (default: under ~96 MB); the result does not depend on it.
 
     Returns
     -------
@@ -104,29 +101,72 @@ def cluster_bootstrap(
     stats = _validate_stats(cluster_stats)
     check_choice(method, "method", BOOTSTRAP_METHODS)
     n_resamples = check_n_resamples(n_resamples)
-    confidence = check_confidence(confidence)
-    if chunk_size is not None:
-        chunk_size = check_positive_int(chunk_size, "chunk_size")
-    rng = as_generator(rng)
-    # Undefined resamples (0/0) are expected and dropped, not warned about.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        theta_hat = _as_2d(statistic(stats.sum(axis=0)[None, :]))[0]
-        theta_b = bootstrap_distribution(stats, statistic, n_resamples, rng, chunk_size)
-        jack = None
-        if method == "bca":
-            jack = _as_2d(statistic(stats.sum(axis=0) - stats))
-    low, high = interval_from_distribution(theta_b, theta_hat, float(confidence), method, jack)
-    se = _nan_std(theta_b)
+    confidence = float(check_confidence(confidence))
+    zeros = np.zeros(len(stats), dtype=np.int64)
+    est, se, ends = group_bootstrap(
+        stats, zeros, 1, statistic, methods=(method,), n_resamples=n_resamples,
+        confidence=confidence, rng=as_generator(rng),
+    )  # fmt: skip
     return BootstrapResult(
-        estimate=theta_hat,
-        ci_low=low,
-        ci_high=high,
-        se=se,
+        estimate=est[0],
+        ci_low=ends[method][0][0],
+        ci_high=ends[method][1][0],
+        se=se[0],
         method=method,
-        confidence=float(confidence),
+        confidence=confidence,
         n_resamples=n_resamples,
         n_tasks=stats.shape[0],
     )
+
+
+def group_bootstrap(
+    stats: np.ndarray,
+    gid: np.ndarray,
+    n_groups: int,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    *,
+    methods: Sequence[str],
+    n_resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """Estimate, SE and each method's interval ends (groups x statistics) from per-cluster
+    ``stats`` in groups ``gid``: one bootstrap distribution per group serves every method;
+    groups of fewer than 2 clusters get NaN."""
+    # Undefined resamples (0/0) are expected and dropped, not warned about.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_stats = _as_2d(statistic(stats.sum(axis=0)[None])).shape[1]
+    est = np.full((n_groups, n_stats), np.nan)
+    se = np.full_like(est, np.nan)
+    ends = {method: (est.copy(), est.copy()) for method in methods}
+    order = np.argsort(gid, kind="stable")
+    bounds = np.searchsorted(gid[order], np.arange(n_groups + 1))
+    sizes = np.diff(bounds)
+    todo = np.flatnonzero(sizes >= 2)
+    if not todo.size:
+        return est, se, ends
+    # Draws group after group (the numbers do not depend on the batching).
+    width = int(sizes.max())
+    step = max(1, _BATCH_BYTES // (8 * n_stats * (n_resamples + width)))
+    for start in range(0, todo.size, step):
+        batch = todo[start : start + step]
+        theta_b = np.empty((batch.size, n_resamples, n_stats))
+        jack = np.full((batch.size, width, n_stats), np.nan) if "bca" in methods else None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for k, g in enumerate(batch):
+                cs = stats[order[bounds[g] : bounds[g + 1]]]
+                est[g] = _as_2d(statistic(cs.sum(axis=0)[None]))[0]
+                theta_b[k] = bootstrap_distribution(cs, statistic, n_resamples, rng)
+                se[g] = _nan_std(theta_b[k])
+                if jack is not None:
+                    jack[k, : len(cs)] = _as_2d(statistic(cs.sum(axis=0) - cs))
+        if len(ends) > 1:  # one sort serves every method's quantiles
+            theta_b.sort(axis=1)
+        for method, (low, high) in ends.items():
+            low[batch], high[batch] = interval_from_distribution(
+                theta_b, est[batch], confidence, method, jack, presorted=len(ends) > 1
+            )
+    return est, se, ends
 
 
 def bootstrap_distribution(
@@ -134,48 +174,25 @@ def bootstrap_distribution(
     statistic: Callable[[np.ndarray], np.ndarray],
     n_resamples: int,
     rng: np.random.Generator,
-    chunk_size: int | None = None,
 ) -> np.ndarray:
     """Bootstrap distribution, shape (B, q), of ``statistic`` over cluster resamples."""
-    out: np.ndarray | None = None
-    start = 0
-    for sums in resampled_sums(stats, n_resamples, rng, chunk_size):
-        theta = _as_2d(statistic(sums))
-        if out is None:
-            out = np.empty((n_resamples, theta.shape[1]))
-        out[start : start + theta.shape[0]] = theta
-        start += theta.shape[0]
-    assert out is not None
-    return out
-
-
-def resampled_sums(
-    stats: np.ndarray,
-    n_resamples: int,
-    rng: np.random.Generator,
-    chunk_size: int | None = None,
-) -> Iterator[np.ndarray]:
-    """Yield chunks, shape (b, m) float64, of column sums over resampled clusters."""
     n_clusters, m = stats.shape
     # int64 indices + gathered values; bincount adds flat keys and counts
     per_resample = (16 if m <= _MAX_GATHER_COLUMNS else 24) * n_clusters
-    if chunk_size is None:
-        chunk_size = max(1, _CHUNK_BUDGET_BYTES // per_resample)
-    chunk_size = min(chunk_size, n_resamples)
-    for start in range(0, n_resamples, chunk_size):
-        b = min(chunk_size, n_resamples - start)
+    chunk = min(max(1, _CHUNK_BUDGET_BYTES // per_resample), n_resamples)
+    parts = []
+    for start in range(0, n_resamples, chunk):
+        b = min(chunk, n_resamples - start)
         # Same call as scipy.stats.bootstrap makes, so the streams agree.
         idx = rng.integers(0, n_clusters, (b, n_clusters))
-        yield _sum_chunk(stats, idx)
-
-
-def _sum_chunk(stats: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    b, n_clusters = idx.shape
-    if stats.shape[1] <= _MAX_GATHER_COLUMNS:
-        return np.stack([np.take(col, idx).sum(axis=1) for col in stats.T], axis=1)
-    keys = idx + (n_clusters * np.arange(b))[:, None]
-    counts = np.bincount(keys.ravel(), minlength=b * n_clusters).reshape(b, n_clusters)
-    return counts.astype(np.float64) @ stats
+        if m <= _MAX_GATHER_COLUMNS:
+            sums = np.stack([np.take(col, idx).sum(axis=1) for col in stats.T], axis=1)
+        else:
+            keys = idx + (n_clusters * np.arange(b))[:, None]
+            counts = np.bincount(keys.ravel(), minlength=b * n_clusters).reshape(b, n_clusters)
+            sums = counts.astype(np.float64) @ stats
+        parts.append(_as_2d(statistic(sums)))
+    return np.concatenate(parts)
 
 
 def interval_from_distribution(
