@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, ParameterError
-from ._kinds import Context, Loaded, Section
+from ._kinds import Context, Loaded, Section, base_parameters
 
 __all__ = ["check", "describe_parameters", "detect", "load", "sections"]
 
@@ -55,9 +55,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
 
 def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "confidence": float(p["confidence"]),
-        "n_resamples": int(p["n_resamples"]),
-        "seed": p["seed"],
+        **base_parameters(p),
         "ppr_judge": str(p["ppr_judge"]),
         "ppr_n_labels": int(p["ppr_n_labels"]),
         "n_subsamples": int(p["n_subsamples"]),

@@ -17,7 +17,7 @@ import pandas as pd
 from .._tidy import tidy_frame, wide, with_detail, with_diagnostics
 from .._validate import check_columns
 from ..errors import DataError, ParameterError
-from ._kinds import Context, Loaded, Section, Unavailable
+from ._kinds import Context, Loaded, Section, Unavailable, base_parameters
 
 __all__ = ["LENGTH_BINS", "LENGTH_MEASURE", "check", "describe_parameters", "detect", "load"]
 
@@ -304,9 +304,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
 
 def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "confidence": float(p["confidence"]),
-        "n_resamples": int(p["n_resamples"]),
-        "seed": p["seed"],
+        **base_parameters(p),
         "length_bins": LENGTH_BINS,
         "length_measure": LENGTH_MEASURE,
         "rel_tolerance": REL_TOLERANCE,

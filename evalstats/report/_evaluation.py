@@ -20,7 +20,8 @@ from .._schema import BLIND_DIMENSIONS
 from .._tidy import concat_results, stack_results, stack_statistics, wide, with_diagnostics
 from ..errors import DataError
 from . import _comparison
-from ._kinds import Context, Loaded, Section, Unavailable
+from ._kinds import Context, Loaded, Section, Unavailable, base_parameters
+from ._results import _RATES
 
 __all__ = [
     "CONSENSUS_RULE",
@@ -364,7 +365,6 @@ def _consensus(ctx: Context) -> dict[str, Any]:
 
 # Holm's family: every net-win test of the headline and consensus tables.
 _TEST_TABLES = ("headline", "consensus")
-_RATE_STATISTICS = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
 
 
 def _tests(ctx: Context) -> dict[str, Any]:
@@ -384,7 +384,7 @@ def _tests(ctx: Context) -> dict[str, Any]:
     keys = family[["rubric", "judge"]].astype(str)
     plan = _plan(ctx)
     marked = np.zeros(len(family), dtype=bool)
-    if plan is not None and plan.statistic in _RATE_STATISTICS:
+    if plan is not None and plan.statistic in _RATES:
         key = plan.primary_key
         marked = ((keys["rubric"] == key["rubric"]) & (keys["judge"] == key["judge"])).to_numpy()
     tested_alone = marked if plan is not None and plan.statistic == "net_win" else None
@@ -674,7 +674,7 @@ PRIMARY_TEST_COLUMNS = (
 def _primary_row(ctx: Context, plan: Any) -> tuple[str, pd.Series]:
     """The plan's primary row: (table name, row) of the headline / consensus or cost table."""
     key = plan.primary_key
-    if plan.statistic in _RATE_STATISTICS:
+    if plan.statistic in _RATES:
         for name in _TEST_TABLES:
             t = ctx.tables.get(name)
             if not isinstance(t, pd.DataFrame):
@@ -1228,9 +1228,7 @@ def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "judges": _as_list(p["judges"]),
         "rubric": p["rubric"],
-        "confidence": float(p["confidence"]),
-        "n_resamples": int(p["n_resamples"]),
-        "seed": p["seed"],
+        **base_parameters(p),
     }
 
 

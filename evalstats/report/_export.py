@@ -168,34 +168,41 @@ def comparison_tables(
     return {name: pd.concat(ts, ignore_index=True) for name, ts in parts.items()}
 
 
+def _by_arm(frame: pd.DataFrame, stat: str) -> pd.DataFrame:
+    return frame.loc[frame["statistic"] == stat].set_index("arm")
+
+
+def _one(doc: Mapping[str, Any]) -> tuple[Any, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(display name of an arm, net-win rows, simultaneous and marginal rank sets by arm)."""
+    names = _names(doc)
+    c, sets = _long(doc, "compare"), _long(doc, "rank_sets")
+    net = c.loc[c["statistic"] == "net_win"].reset_index(drop=True)
+    s, m = _by_arm(sets, "simultaneous_rank_set"), _by_arm(sets, "marginal_rank_set")
+    return lambda a: names.get(str(a), str(a)), net, s, m
+
+
 def _tables_of_one(
     doc: Mapping[str, Any], digits: int | None, percent: bool, na_rep: str
 ) -> dict[str, pd.DataFrame]:
-    names = _names(doc)
-    nm = lambda a: names.get(str(a), str(a))  # noqa: E731
+    nm, net, s, m = _one(doc)
+    iv = lambda rows, stat, pct=False: _ivs(rows, stat, digits, pct, na_rep=na_rep)  # noqa: E731
     p = " (%)" if percent else ""
     out: dict[str, pd.DataFrame] = {}
-    c = _long(doc, "compare")
-    net = c.loc[c["statistic"] == "net_win"].reset_index(drop=True)
     out["compare"] = pd.DataFrame({
         "Arm": net["arm_a"].map(nm), "Against": net["arm_b"].map(nm),
-        f"Net win{p}": _ivs(net, "net_win", digits, percent, na_rep=na_rep),
+        f"Net win{p}": iv(net, "net_win", percent),
         f"Simultaneous{p}": _bounds(net, "net_win", digits, percent),
         "p (Holm)": format_number(net["p_holm"], 3, na_rep=na_rep),
         "Verdicts": net["n"].astype(int), "Tasks": net["n_tasks"].astype(int),
         "method": net["method"],
     })  # fmt: skip
     r = _long(doc, "rank")
-    sets = _long(doc, "rank_sets")
-    if r is not None and sets is not None:
-        st = r.loc[r["statistic"] == "strength"].set_index("arm")
-        m = sets.loc[sets["statistic"] == "marginal_rank_set"].set_index("arm")
-        s = sets.loc[sets["statistic"] == "simultaneous_rank_set"].set_index("arm")
+    if r is not None:
         arms = s.sort_values("estimate", kind="stable").index
-        st, m, s = st.reindex(arms), m.reindex(arms), s.reindex(arms)
+        st, m, s = _by_arm(r, "strength").reindex(arms), m.reindex(arms), s.reindex(arms)
         out["rank"] = pd.DataFrame({
             "Arm": [nm(a) for a in arms],
-            "Strength": _ivs(st, "strength", digits, False, na_rep=na_rep),
+            "Strength": iv(st, "strength"),
             "Rank": s["estimate"].astype(int).to_numpy(),
             "Marginal rank set": [_set(a, b) for a, b in zip(m["ci_low"], m["ci_high"], strict=True)],
             "Simultaneous rank set": [_set(a, b) for a, b in zip(s["ci_low"], s["ci_high"], strict=True)],
@@ -206,22 +213,21 @@ def _tables_of_one(
     if b is not None:
         out["beats"] = pd.DataFrame({
             "Arm": b["arm"].map(nm), "Opponent": b["opponent"].map(nm),
-            "P(beats)": _ivs(b, "p_beats", digits, False, na_rep=na_rep), "method": b["method"],
+            "P(beats)": iv(b, "p_beats"), "method": b["method"],
         })  # fmt: skip
     k = _long(doc, "arm_costs")
     if k is not None:
         view = {}
         for stat, label in (("tokens_total_ratio", "Tokens"), ("wall_total_ratio", "Wall-clock")):
-            rows = k.loc[k["statistic"] == stat].set_index("arm")
+            rows = _by_arm(k, stat)
             if len(rows):
-                view[label] = pd.Series(_ivs(rows, "ratio", digits, False, na_rep=na_rep),
-                                        index=rows.index)  # fmt: skip
+                view[label] = pd.Series(iv(rows, "ratio"), index=rows.index)
         cost = pd.DataFrame(view)
-        first = k.drop_duplicates("arm").set_index("arm")
+        first = k.drop_duplicates("arm").set_index("arm").reindex(cost.index)
         cost.insert(0, "Arm", [nm(a) for a in cost.index])
-        cost["Against"] = first["reference"].reindex(cost.index).map(nm)
-        cost["Pairs"] = first["n"].reindex(cost.index).astype(int)
-        cost["Tasks"] = first["n_tasks"].reindex(cost.index).astype(int)
+        cost["Against"] = first["reference"].map(nm)
+        cost["Pairs"] = first["n"].astype(int)
+        cost["Tasks"] = first["n_tasks"].astype(int)
         src = k["token_source"].dropna().astype(str).unique() if "token_source" in k else []
         if len(src):
             cost["token_source"] = src[0]
@@ -230,17 +236,13 @@ def _tables_of_one(
     pr = _long(doc, "pareto")
     if pr is not None:
         # The reference's quality and cost are 0 and 1 by definition: no interval to print.
-        ref = (pr["method"] == "reference").to_numpy()
-        pr.loc[ref, ["ci_low", "ci_high"]] = np.nan
+        pr.loc[(pr["method"] == "reference").to_numpy(), ["ci_low", "ci_high"]] = np.nan
         metric = [x for x in pr["statistic"].unique() if x not in ("net_win", "p_frontier")][0]
-        q = pr.loc[pr["statistic"] == "net_win"].set_index("arm")
-        cc = pr.loc[pr["statistic"] == metric].set_index("arm")
-        pf = pr.loc[pr["statistic"] == "p_frontier"].set_index("arm")
+        q, cc, pf = _by_arm(pr, "net_win"), _by_arm(pr, metric), _by_arm(pr, "p_frontier")
         out["pareto"] = pd.DataFrame({
             "Arm": [nm(a) for a in q.index],
-            f"Net win{p}": _ivs(q, "net_win", digits, percent, na_rep=na_rep),
-            "Token ratio" if metric.startswith("tokens") else "Wall-clock ratio":
-                _ivs(cc, "ratio", digits, False, na_rep=na_rep),
+            f"Net win{p}": iv(q, "net_win", percent),
+            "Token ratio" if metric.startswith("tokens") else "Wall-clock ratio": iv(cc, "ratio"),
             "P(on frontier)": format_number(pf["estimate"].reindex(q.index), 2, na_rep=na_rep),
             "On frontier": np.where(q["on_frontier"].astype(bool), "yes", "no"),
             # the net win's interval is the compare table's (one quantity, one interval)
@@ -267,25 +269,17 @@ def comparison_sentences(
 def _sentences_of_one(
     doc: Mapping[str, Any], digits: int | None, percent: bool, *, costs: bool
 ) -> list[str]:
-    names = _names(doc)
-    nm = lambda a: names.get(str(a), str(a))  # noqa: E731
+    nm, net, s, m = _one(doc)
     conf = _pct(_confidence(doc))
-    pts = " points" if percent else ""
-    out = []
-    c = _long(doc, "compare")
-    net = c.loc[c["statistic"] == "net_win"].reset_index(drop=True)
-    ivs = _ivs(net, "net_win", digits, percent, unit=pts)
+    ivs = _ivs(net, "net_win", digits, percent, unit=" points" if percent else "")
     sims = _bounds(net, "net_win", digits, percent)
-    for row, iv, sim in zip(net.to_dict("records"), ivs, sims, strict=True):
-        out.append(
-            f"{nm(row['arm_a'])} against {nm(row['arm_b'])}: a net win of {iv} over "
-            f"{int(row['n'])} verdicts in {int(row['n_tasks'])} tasks ({conf} % CI by "
-            f"{method_words(row['method'])}; simultaneous over the {len(net)} pairs {sim}; "
-            f"Holm-adjusted p = {row['p_holm']:.3g})."
-        )
-    sets = _long(doc, "rank_sets")
-    s = sets.loc[sets["statistic"] == "simultaneous_rank_set"].set_index("arm")
-    m = sets.loc[sets["statistic"] == "marginal_rank_set"].set_index("arm")
+    out = [
+        f"{nm(row['arm_a'])} against {nm(row['arm_b'])}: a net win of {iv} over "
+        f"{int(row['n'])} verdicts in {int(row['n_tasks'])} tasks ({conf} % CI by "
+        f"{method_words(row['method'])}; simultaneous over the {len(net)} pairs {sim}; "
+        f"Holm-adjusted p = {row['p_holm']:.3g})."
+        for row, iv, sim in zip(net.to_dict("records"), ivs, sims, strict=True)
+    ]
     for arm in s.sort_values("estimate", kind="stable").index:
         out.append(
             f"{nm(arm)} ranks {int(s.at[arm, 'estimate'])} of {len(s)}: simultaneous {conf} % "
@@ -309,14 +303,14 @@ def _sentences_of_one(
     pr = _long(doc, "pareto")
     if pr is not None:
         pf = pr.loc[pr["statistic"] == "p_frontier"]
-        n_b = int(pf["n"].iloc[0])
         on = [nm(a) for a, f in zip(pf["arm"], pf["on_frontier"], strict=True) if f]
         probs = ", ".join(
             f"{nm(a)} {p:.2f}" for a, p in zip(pf["arm"], pf["estimate"], strict=True)
         )
         out.append(
             f"On the cost-quality frontier at the estimates: {', '.join(on) or 'none'}; the "
-            f"probability of being on it over {n_b} task-bootstrap resamples: {probs}."
+            f"probability of being on it over {int(pf['n'].iloc[0])} task-bootstrap resamples: "
+            f"{probs}."
         )
     return out
 

@@ -98,6 +98,15 @@ PARAMETERS = _parameters("data/sample", judges=None, rubric=None)
 CASE_STUDY_PARAMETERS = _parameters("../shared/data/alpaca_eval")
 
 
+def base_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``parameters`` entries every report kind shares."""
+    return {
+        "confidence": float(p["confidence"]),
+        "n_resamples": int(p["n_resamples"]),
+        "seed": p["seed"],
+    }
+
+
 @dataclass(frozen=True)
 class ReportKind:
     """What one kind of report computes and renders, and how its data look.

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._tidy import stack_results, tidy_frame, wide, with_diagnostics
 from ..errors import DataError
-from ._kinds import Context, Loaded, Section, Unavailable
+from ._kinds import Context, Loaded, Section, Unavailable, base_parameters
 
 __all__ = ["check", "describe_parameters", "detect", "load", "sections"]
 
@@ -122,9 +122,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
 
 def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "confidence": float(p["confidence"]),
-        "n_resamples": int(p["n_resamples"]),
-        "seed": p["seed"],
+        **base_parameters(p),
         "strategy": str(p["strategy"]),
         "match_rule": "exact float equality with statistics.json (correct_average, equal)",
     }

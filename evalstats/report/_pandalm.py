@@ -15,7 +15,8 @@ import pandas as pd
 from .._schema import OUTCOMES
 from .._tidy import wide
 from ..errors import DataError
-from ._kinds import Context, Loaded, Section
+from ._kinds import Context, Loaded, Section, base_parameters
+from ._results import _RATES
 
 __all__ = ["check", "describe_parameters", "detect", "load", "sections"]
 
@@ -85,9 +86,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
 
 def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "confidence": float(p["confidence"]),
-        "n_resamples": int(p["n_resamples"]),
-        "seed": p["seed"],
+        **base_parameters(p),
         "ppi_judge": str(p["ppi_judge"]),
         "ppi_fraction": float(p["ppi_fraction"]),
         "match_rule": f"reproduced value rounded to {_DECIMALS} decimals equals the published",
@@ -230,9 +229,6 @@ def _win_lose_tie(ctx: Context) -> dict[str, Any]:
     t = pd.concat(parts, ignore_index=True)
     first = ["unparsable", "source", "row_model", "col_model"]
     return {"win_lose_tie": t[[*first, *[c for c in t.columns if c not in first]]]}
-
-
-_RATES = ("win_rate", "tie_rate", "loss_rate", "net_win", "score")
 
 
 def _rate_cols(row: pd.Series) -> dict[str, float]:
