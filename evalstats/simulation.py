@@ -432,6 +432,7 @@ def simulate(
     judgments = []
     clock = base + pd.Timedelta(days=1)
     sigma_y = np.sqrt(1.0 + sigma**2 + p.judge_noise**2)
+    lo, hi = latent_thresholds(p.p_tie, p.p_loss, sigma_y)
     for k_rubric, rubric_name in enumerate(p.rubrics):
         rubric = _rubrics.get(rubric_name)
         for k_judge, judge in enumerate(p.judges):
@@ -456,12 +457,8 @@ def simulate(
                         orders = [None]
                     for order in orders:
                         noise = p.judge_noise * rng.standard_normal()
-                        shift = 0.0
-                        if order is not None:  # position bias favours Agent A
-                            shift = p.position_bias if order == "with_first" else -p.position_bias
-                        scale = sigma_y
-                        lo, hi = latent_thresholds(p.p_tie, p.p_loss, scale)
-                        y = latent[t, r] + noise + shift
+                        side = {"with_first": 1, "without_first": -1}.get(order, 0)
+                        y = latent[t, r] + noise + side * p.position_bias  # favours Agent A
                         outcome = int(y >= lo) + int(y >= hi)
                         if order is None:
                             raw = _ww_raw(rng, outcome, tw, two)
