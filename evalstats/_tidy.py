@@ -11,7 +11,7 @@ import pandas as pd
 
 __all__ = [
     "MAX_COLUMNS", "TIDY_COLUMNS", "WIDE_SUFFIXES", "ResultFrame", "concat_results", "is_long",
-    "refuse_pooled_rubrics", "result_by", "stack_results", "stack_statistics", "tidy_frame",
+    "refuse_pooled_rubrics", "result_by", "stack_statistics", "tidy_frame",
     "wide", "with_detail", "with_diagnostics",
 ]  # fmt: skip
 
@@ -271,24 +271,19 @@ def with_detail(result: ResultFrame) -> pd.DataFrame:
     return plain.assign(**{c: diag[c].iloc[0] for c in add})
 
 
-def stack_results(results: dict[str, ResultFrame], key: str) -> ResultFrame:
-    """Several results of one function stacked under a new leading grouping column ``key``.
+def concat_results(
+    results: Sequence[ResultFrame] | Mapping[str, ResultFrame], key: str | None = None
+) -> ResultFrame:
+    """Results with the same grouping columns, one after the other (diagnostics alike); a
+    mapping's results under a new leading grouping column ``key`` holding their names.
 
     >>> g = pd.DataFrame({"judge": ["a"]})
     >>> r = {v: stack_statistics(g, [("win_rate", {"estimate": e})], diagnostics=g.assign(n=3))
     ...      for v, e in (("exclude", 0.5), ("loss", 0.4))}
-    >>> s = stack_results(r, "no_answer_as")
+    >>> s = concat_results(r, "no_answer_as")
     >>> s.by, len(s.diagnostics)
     (('no_answer_as', 'judge'), 2)
     """
-    return concat_results(list(results.values()), key=key, names=list(results))
-
-
-def concat_results(
-    results: Sequence[ResultFrame], *, key: str | None = None, names: Sequence[str] = ()
-) -> ResultFrame:
-    """Results with the same grouping columns, one after the other (diagnostics alike);
-    with ``key``, under a new leading grouping column holding each result's name."""
 
     def tagged(frame: pd.DataFrame, name: str) -> pd.DataFrame:
         frame = pd.DataFrame(frame)
@@ -296,7 +291,8 @@ def concat_results(
             return frame
         return frame.assign(**{key: name})[[key, *(c for c in frame.columns if c != key)]]
 
-    tags = list(names) if key is not None else [""] * len(results)
+    tags = list(results) if key is not None else [""] * len(results)
+    results = list(results.values()) if isinstance(results, Mapping) else results
     by = [*([key] if key is not None else []), *result_by(results[0])]
     rows = pd.concat([tagged(r, n) for r, n in zip(results, tags, strict=True)], ignore_index=True)
     diags = [

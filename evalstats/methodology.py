@@ -510,35 +510,51 @@ def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
     return both.rename(columns={"disagreements": "disagree"})[columns]
 
 
-def _check_disagreement(frame: pd.DataFrame, threshold: float) -> tuple:
-    d = _disagreements(frame)
-    if d.empty:
-        return (
-            "warn",
-            "No rubric has two judges with ok verdicts: disagreement cannot be measured.",
-        )
-    parts, status, failing = [], "pass", set()
-    for r in d.itertuples():
-        if r.n == 0:
-            parts.append(f"{r.rubric}: {r.judge_1} vs {r.judge_2} share no ok pair")
-            status = "warn" if status == "pass" else status
-            continue
-        rate = r.disagree / r.n
-        flag = " > threshold" if rate > threshold else ""
-        of_pairs = f" of {r.n_pairs} pairs" if r.unit == "pair-orders" else ""
-        parts.append(
-            f"{r.rubric}: {r.judge_1} vs {r.judge_2} disagree on {r.disagree} of "
-            f"{r.n} {r.unit} ({_pct(rate)}){of_pairs}{flag}"
-        )
-        if rate > threshold:
-            status = "fail"
-            failing.add(str(r.rubric))
-    lead = {
-        "pass": f"Within the {_pct(threshold)} trigger",
-        "warn": "Not measurable for every judge pair",
-        "fail": f"Above the {_pct(threshold)} trigger (re-curate the tasks or add a third judge)",
-    }[status]
-    return status, f"{lead}: " + "; ".join(parts) + ".", sorted(failing)
+def _check_disagreement(frame: pd.DataFrame, threshold: float, by_arms: bool = False) -> tuple:
+    """Two judges' disagreement per rubric (``by_arms``: per pair of arms) against the trigger."""
+    groups = frame.groupby(["arm_a", "arm_b"], sort=False) if by_arms else [(None, frame)]
+    texts, above, within, unmeasured, failing = [], [], [], [], set()
+    for arms, grp in groups:
+        d = _disagreements(grp)
+        pair = f"{arms[0]} vs {arms[1]}" if by_arms else ""
+        if d.empty and by_arms:
+            unmeasured.append(pair)
+        for r in d.itertuples():
+            where = f"{pair} ({r.rubric})" if by_arms else str(r.rubric)
+            judges = f"{where}: {r.judge_1} vs {r.judge_2}"
+            if r.n == 0:
+                unmeasured.append(where)
+                texts.append(f"{judges} share no ok pair")
+                continue
+            rate = r.disagree / r.n
+            text = f"{judges} disagree on {r.disagree} of {r.n} {r.unit} ({_pct(rate)})"
+            (above if rate > threshold else within).append(text)
+            of_pairs = f" of {r.n_pairs} pairs" if r.unit == "pair-orders" else ""
+            texts.append(text + of_pairs + (" > threshold" if rate > threshold else ""))
+            if rate > threshold:
+                failing.add(str(r.rubric))
+    status = "fail" if above else "warn" if unmeasured else "pass"
+    trigger, cure = f"the {_pct(threshold)} trigger", "(re-curate the tasks or add a third judge)"
+    if not by_arms:
+        if not texts:
+            return (
+                "warn",
+                "No rubric has two judges with ok verdicts: disagreement cannot be measured.",
+            )
+        lead = {
+            "pass": f"Within {trigger}",
+            "warn": "Not measurable for every judge pair",
+            "fail": f"Above {trigger} {cure}",
+        }[status]
+        return status, f"{lead}: " + "; ".join(texts) + ".", sorted(failing)
+    if above:
+        rest = f". Within it: {'; '.join(within)}." if within else "."
+        lead = f"Above {trigger} for {len(above)} pair(s) of arms {cure}: "
+        return status, lead + "; ".join(above) + rest, sorted(failing)
+    if not within:
+        return "warn", "No pair of arms has two judges with ok verdicts: not measurable."
+    extra = f" Not measurable for {', '.join(unmeasured)}." if unmeasured else ""
+    return status, f"Within {trigger} for every pair of arms: " + "; ".join(within) + "." + extra
 
 
 def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> tuple:
@@ -755,49 +771,6 @@ def _check_plan_design(plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | 
 _RANK = {"pass": 0, "unknown": 1, "warn": 2, "fail": 3}
 
 
-def _pair_disagreement(frame: pd.DataFrame, threshold: float) -> tuple:
-    parts, failing, rubrics, unmeasured = [], [], set(), []
-    for (a, b), grp in frame.groupby(["arm_a", "arm_b"], sort=False):
-        d = _disagreements(grp)
-        if d.empty:
-            unmeasured.append(f"{a} vs {b}")
-            continue
-        for r in d.itertuples():
-            if r.n == 0:
-                unmeasured.append(f"{a} vs {b} ({r.rubric})")
-                continue
-            rate = r.disagree / r.n
-            text = (
-                f"{a} vs {b} ({r.rubric}): {r.judge_1} vs {r.judge_2} disagree on "
-                f"{r.disagree} of {r.n} {r.unit} ({_pct(rate)})"
-            )
-            if rate > threshold:
-                failing.append(text)
-                rubrics.add(str(r.rubric))
-            else:
-                parts.append(text)
-    if failing:
-        return (
-            "fail",
-            f"Above the {_pct(threshold)} trigger for {len(failing)} pair(s) of arms "
-            "(re-curate the tasks or add a third judge): "
-            + "; ".join(failing)
-            + (f". Within it: {'; '.join(parts)}." if parts else "."),
-            sorted(rubrics),
-        )
-    if not parts:
-        return ("warn", "No pair of arms has two judges with ok verdicts: not measurable.")
-    status = "warn" if unmeasured else "pass"
-    extra = f" Not measurable for {', '.join(unmeasured)}." if unmeasured else ""
-    return (
-        status,
-        f"Within the {_pct(threshold)} trigger for every pair of arms: "
-        + "; ".join(parts)
-        + "."
-        + extra,
-    )
-
-
 def _per_pair(tasks, runs, judgments, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each check's row over the pairs of arms, from the two-arm :func:`audit` of every pair."""
     per: dict[str, list[tuple[str, str, str]]] = {}
@@ -841,7 +814,10 @@ def _audit_arm_pairs(
             ("judge_families", _check_families(judgments, families)),
             ("canonical_before_runs", _check_canonical(tasks, runs)),
             ("prompt_hash_pinned", _check_hashes(judgments, rubrics)),
-            ("judge_disagreement", _pair_disagreement(frame, disagreement_threshold)),
+            (
+                "judge_disagreement",
+                _check_disagreement(frame, disagreement_threshold, by_arms=True),
+            ),
         )
     }
     options |= {"rubrics": rubrics, "families": families, "agent_family": agent_family}

@@ -1147,97 +1147,88 @@ class Dataset(_Parts):
         present = set(runs["arm"].astype(str))
         return Arms(tuple(a for a in runs["arm"].cat.categories if a in present))
 
-    def _summary(self, *, html: bool) -> list[tuple[str, Any]]:
-        return _dataset_summary(self, html=html)
-
     def __repr__(self) -> str:
         return text_table("Dataset", self._summary(html=False))
 
     def _repr_html_(self) -> str:
         return html_table("Dataset", self._summary(html=True))
 
-
-def _dataset_summary(ds: Dataset, *, html: bool) -> list[tuple[str, Any]]:
-    """Counts, names and files of a Dataset, as (name, value) rows for :mod:`._display`."""
-    rows: list[tuple[str, Any]] = []
-    tasks, runs, judgments = ds.tasks, ds.runs, ds.judgments
-    arms = ds.arms
-    rows.append(("tasks", len(tasks) if tasks is not None else 0))
-    labels = ds.labels
-    files = [f.attrs.get("source") for f in (tasks, runs, judgments, labels) if f is not None]
-    if runs is not None and len(runs):
-        arm = runs["arm"].astype(str)
-        per_arm = arm.value_counts().reindex(arms.ids, fill_value=0)
-        shown = ", ".join(
-            f"{arms.name(a)} {int(per_arm[a])}"
-            if arms.name(a) in (DEFAULT_ARM_NAMES.get(a, a), a)
-            else f"{arms.name(a)} ({a}) {int(per_arm[a])}"
-            for a in arms.ids
-        )
-        rows.append(("runs", f"{len(runs)}: {shown}"))
-        keys = runs[["task_id", "replicate"]]
-        n_pairs = len(keys.drop_duplicates())
-        pairs = f"{n_pairs} (task, replicate) pairs"
-        n_arms = runs.groupby(["task_id", "replicate"], observed=True)["arm"].nunique()
-        lonely = int((n_arms < len(arms.ids)).sum())
-        if lonely:
-            pairs += f", {lonely} lacking an arm"
-        if "over_budget" in runs.columns:
-            over = runs.loc[runs["over_budget"].to_numpy(dtype=bool), ["task_id", "replicate"]]
-            pairs += f", {len(over.drop_duplicates())} over budget (no_answer)"
-        rows.append(("pairs", pairs))
-        per_task = keys.drop_duplicates().groupby("task_id").size()
-        lo, hi = int(per_task.min()), int(per_task.max())
-        rows.append(("replicates", f"{lo} per task" if lo == hi else f"{lo} to {hi} per task"))
-        rows.append(("agents", ", ".join(sorted(runs["agent_model"].astype(str).unique()))))
-    if judgments is None:
-        rows.append(("judgments", "none yet"))
-    else:
-        failed = judgments["error"].notna().to_numpy(dtype=bool)
-        text = f"{len(judgments)} calls: {len(judgments) - int(failed.sum())} answered"
-        if failed.any():
-            kind = (
-                judgments.loc[failed, "call_status"].fillna("failed").astype(str)
-                if "call_status" in judgments.columns
-                else pd.Series("failed", index=judgments.index[failed])
+    def _summary(self, *, html: bool) -> list[tuple[str, Any]]:
+        """Counts, names and files of a Dataset, as (name, value) rows for :mod:`._display`."""
+        tasks, runs, judgments, labels = self.tasks, self.runs, self.judgments, self.labels
+        arms = self.arms
+        rows: list[tuple[str, Any]] = [("tasks", len(tasks) if tasks is not None else 0)]
+        files = [f.attrs.get("source") for f in (tasks, runs, judgments, labels) if f is not None]
+        if runs is not None and len(runs):
+            per_arm = runs["arm"].astype(str).value_counts().reindex(arms.ids, fill_value=0)
+            shown = ", ".join(
+                f"{arms.name(a)} {int(per_arm[a])}"
+                if arms.name(a) in (DEFAULT_ARM_NAMES.get(a, a), a)
+                else f"{arms.name(a)} ({a}) {int(per_arm[a])}"
+                for a in arms.ids
             )
-            counts = kind.value_counts().sort_index()
-            text += ", " + ", ".join(f"{int(v)} {k}" for k, v in counts.items()) + " (error set)"
-        rows.append(("judgments", text))
-        if len(judgments):
-            table = pd.crosstab(judgments["judge"].astype(str), judgments["rubric"].astype(str))
-            table.columns.name = table.index.name = None
-            rows.append(("judges", ", ".join(table.index)))
-            revs = (
-                judgments.assign(_r=judgments["rubric"].astype(str))
-                .groupby("_r")["prompt_revision"]
-                .agg(lambda r: "/".join(f"r{int(x)}" for x in sorted(r.dropna().unique())))
+            rows.append(("runs", f"{len(runs)}: {shown}"))
+            keys = runs[["task_id", "replicate"]]
+            n_pairs = len(keys.drop_duplicates())
+            pairs = f"{n_pairs} (task, replicate) pairs"
+            n_arms = runs.groupby(["task_id", "replicate"], observed=True)["arm"].nunique()
+            lonely = int((n_arms < len(arms.ids)).sum())
+            if lonely:
+                pairs += f", {lonely} lacking an arm"
+            if "over_budget" in runs.columns:
+                over = runs.loc[runs["over_budget"].to_numpy(dtype=bool), ["task_id", "replicate"]]
+                pairs += f", {len(over.drop_duplicates())} over budget (no_answer)"
+            rows.append(("pairs", pairs))
+            per_task = keys.drop_duplicates().groupby("task_id").size()
+            lo, hi = int(per_task.min()), int(per_task.max())
+            rows.append(("replicates", f"{lo} per task" if lo == hi else f"{lo} to {hi} per task"))
+            rows.append(("agents", ", ".join(sorted(runs["agent_model"].astype(str).unique()))))
+        if judgments is None:
+            rows.append(("judgments", "none yet"))
+        else:
+            failed = judgments["error"].notna().to_numpy(dtype=bool)
+            text = f"{len(judgments)} calls: {len(judgments) - int(failed.sum())} answered"
+            if failed.any():
+                kind = judgments.get("call_status", pd.Series("failed", index=judgments.index))
+                counts = kind[failed].fillna("failed").astype(str).value_counts().sort_index()
+                text += (
+                    ", " + ", ".join(f"{int(v)} {k}" for k, v in counts.items()) + " (error set)"
+                )
+            rows.append(("judgments", text))
+            if len(judgments):
+                table = pd.crosstab(judgments["judge"].astype(str), judgments["rubric"].astype(str))
+                table.columns.name = table.index.name = None
+                rows.append(("judges", ", ".join(table.index)))
+                revs = (
+                    judgments.assign(_r=judgments["rubric"].astype(str))
+                    .groupby("_r")["prompt_revision"]
+                    .agg(lambda r: "/".join(f"r{int(x)}" for x in sorted(r.dropna().unique())))
+                )
+                rows.append(("rubrics", ", ".join(f"{k} ({v})" for k, v in revs.items())))
+                if html:
+                    rows.append(("judgments by judge × rubric", table.reset_index(names="judge")))
+                else:
+                    for i, (judge, counts) in enumerate(table.iterrows()):
+                        text = f"{judge}: " + ", ".join(
+                            f"{k} {int(v)}" for k, v in counts[counts > 0].items()
+                        )
+                        rows.append(("by judge" if i == 0 else "", text))
+        if labels is not None:
+            n_pairs = len(labels[["task_id", "replicate", "arm_a", "arm_b"]].drop_duplicates())
+            who = labels["labeler"].astype(str).nunique()
+            people = f"{who} labeler" + ("s" if who != 1 else "")
+            rows.append(("labels", f"{len(labels)} ({n_pairs} pairs, {people})"))
+        plan = self.plan
+        if plan is None:
+            rows.append(("plan", "none"))
+        else:
+            rows.append(
+                ("plan", f"{plan.primary_rubric} / {plan.primary_judge_name} / {plan.statistic}")
             )
-            rows.append(("rubrics", ", ".join(f"{k} ({v})" for k, v in revs.items())))
-            if html:
-                rows.append(("judgments by judge × rubric", table.reset_index(names="judge")))
-            else:
-                for i, (judge, counts) in enumerate(table.iterrows()):
-                    text = f"{judge}: " + ", ".join(
-                        f"{k} {int(v)}" for k, v in counts[counts > 0].items()
-                    )
-                    rows.append(("by judge" if i == 0 else "", text))
-    if labels is not None:
-        n_pairs = len(labels[["task_id", "replicate", "arm_a", "arm_b"]].drop_duplicates())
-        who = labels["labeler"].astype(str).nunique()
-        people = f"{who} labeler" + ("s" if who != 1 else "")
-        rows.append(("labels", f"{len(labels)} ({n_pairs} pairs, {people})"))
-    plan = ds.plan
-    if plan is None:
-        rows.append(("plan", "none"))
-    else:
-        rows.append(
-            ("plan", f"{plan.primary_rubric} / {plan.primary_judge_name} / {plan.statistic}")
-        )
-        if plan.path:
-            files.append(plan.path)
-    rows.append(("files", ", ".join(str(f) for f in files if f) or "none recorded"))
-    return rows
+            if plan.path:
+                files.append(plan.path)
+        rows.append(("files", ", ".join(str(f) for f in files if f) or "none recorded"))
+        return rows
 
 
 def load_dir(data_dir: str | os.PathLike[str], *, allow_incomplete: bool = False) -> Dataset:

@@ -292,6 +292,25 @@ def _check_design(p: SimulationParams) -> None:
             raise ParameterError(f"a judge must be named 'provider:model', got {judge!r}")
 
 
+def _judgment(key, t, r, judge, rubric, order, raw, clock, tokens, error=None) -> dict:
+    """One judgments.jsonl record; ``key`` seeds its id."""
+    return {
+        "judgment_id": hashlib.sha256(key.encode()).hexdigest()[:16],
+        "task_id": f"T{t + 1:02d}",
+        "replicate": r + 1,
+        "judge": judge,
+        "rubric": rubric.name,
+        "prompt_revision": rubric.revision,
+        "prompt_sha256": rubric.sha256,
+        "order": order,
+        "raw": raw,
+        "created_at": clock.isoformat(),
+        **tokens,
+        "error": error,
+        "model_id": judge.split(":", 1)[1],
+    }
+
+
 def _write(
     out: Path, tasks: list, runs: list, judgments: list, truth: dict, params: Any
 ) -> Simulation:
@@ -413,6 +432,7 @@ def simulate(
     judgments = []
     clock = base + pd.Timedelta(days=1)
     sigma_y = np.sqrt(1.0 + sigma**2 + p.judge_noise**2)
+    lo, hi = latent_thresholds(p.p_tie, p.p_loss, sigma_y)
     for k_rubric, rubric_name in enumerate(p.rubrics):
         rubric = _rubrics.get(rubric_name)
         for k_judge, judge in enumerate(p.judges):
@@ -437,12 +457,8 @@ def simulate(
                         orders = [None]
                     for order in orders:
                         noise = p.judge_noise * rng.standard_normal()
-                        shift = 0.0
-                        if order is not None:  # position bias favours Agent A
-                            shift = p.position_bias if order == "with_first" else -p.position_bias
-                        scale = sigma_y
-                        lo, hi = latent_thresholds(p.p_tie, p.p_loss, scale)
-                        y = latent[t, r] + noise + shift
+                        side = {"with_first": 1, "without_first": -1}.get(order, 0)
+                        y = latent[t, r] + noise + side * p.position_bias  # favours Agent A
                         outcome = int(y >= lo) + int(y >= hi)
                         if order is None:
                             raw = _ww_raw(rng, outcome, tw, two)
@@ -465,30 +481,16 @@ def simulate(
                         n_in = int(count_tokens(prompt.system) + count_tokens(prompt.user))
                         n_out = 0 if raw is None else int(count_tokens(raw))
                         clock = clock + pd.Timedelta(seconds=float(rng.uniform(2, 9)))
-                        jid = hashlib.sha256(
-                            f"{p.seed}|{rubric_name}|{judge}|{t}|{r}|{order}".encode()
-                        ).hexdigest()[:16]
+                        tokens = {
+                            "input_tokens": n_in,
+                            "output_tokens": n_out,
+                            "usd": round((n_in * price_in + n_out * price_out) / 1e6, 6),
+                            "latency_s": round(float(rng.uniform(2, 9)), 3),
+                        }
+                        key = f"{p.seed}|{rubric_name}|{judge}|{t}|{r}|{order}"
                         judgments.append(
-                            {
-                                "judgment_id": jid,
-                                "task_id": task["task_id"],
-                                "replicate": r + 1,
-                                "judge": judge,
-                                "rubric": rubric.name,
-                                "prompt_revision": rubric.revision,
-                                "prompt_sha256": rubric.sha256,
-                                "order": order,
-                                "raw": raw,
-                                "created_at": clock.isoformat(),
-                                "input_tokens": n_in,
-                                "output_tokens": n_out,
-                                "usd": round((n_in * price_in + n_out * price_out) / 1e6, 6),
-                                "latency_s": round(float(rng.uniform(2, 9)), 3),
-                                "error": error,
-                                "model_id": judge.split(":", 1)[1],
-                                "temperature": 0.0,
-                                "max_tokens": 1024,
-                            }
+                            _judgment(key, t, r, judge, rubric, order, raw, clock, tokens, error)
+                            | {"temperature": 0.0, "max_tokens": 1024}
                         )
 
     truth = {
@@ -646,27 +648,11 @@ def _simulate_arms(
                 for p, (a, b) in enumerate(oriented):
                     raw = _ww_raw(rng, int(y[t, r, p]), 1000, 1000)
                     clock = clock + pd.Timedelta(seconds=3)
-                    jid = hashlib.sha256(f"{seed}|{judge}|{t}|{r}|{a}|{b}".encode()).hexdigest()[
-                        :16
-                    ]
+                    key = f"{seed}|{judge}|{t}|{r}|{a}|{b}"
+                    tokens = {"output_tokens": int(count_tokens(raw))}
                     judgments.append(
-                        {
-                            "judgment_id": jid,
-                            "task_id": f"T{t + 1:02d}",
-                            "replicate": r + 1,
-                            "judge": judge,
-                            "rubric": rubric.name,
-                            "prompt_revision": rubric.revision,
-                            "prompt_sha256": rubric.sha256,
-                            "order": None,
-                            "raw": raw,
-                            "created_at": clock.isoformat(),
-                            "output_tokens": int(count_tokens(raw)),
-                            "error": None,
-                            "model_id": judge.split(":", 1)[1],
-                            "arm_a": a,
-                            "arm_b": b,
-                        }
+                        _judgment(key, t, r, judge, rubric, None, raw, clock, tokens)
+                        | {"arm_a": a, "arm_b": b}
                     )
     truth = {
         "simulated": True,

@@ -17,7 +17,7 @@ import scipy.stats
 from .._disagreement import DISAGREEMENT_TRIGGER, disagreeing
 from .._families import model_family
 from .._schema import BLIND_DIMENSIONS
-from .._tidy import concat_results, stack_results, stack_statistics, wide, with_diagnostics
+from .._tidy import concat_results, stack_statistics, wide, with_diagnostics
 from ..errors import DataError
 from . import _comparison
 from ._kinds import Context, Loaded, Section, Unavailable, base_parameters
@@ -617,7 +617,7 @@ def _accounting(ctx: Context) -> dict[str, Any]:
         by, kw = ["rubric", "judge"], _common(ctx)
         views = ("exclude", "loss")
         rates = {v: win_rates(f, by=by, no_answer_as=v, rng=ctx.rng, **kw) for v in views}
-        return stack_results(rates, "no_answer_as")
+        return concat_results(rates, "no_answer_as")
 
     bad = f.loc[f["status"] == "invalid"]
     cols = ["rubric", "task_id", "replicate", "judge", "parse_error"]

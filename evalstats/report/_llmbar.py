@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._tidy import stack_results, tidy_frame, wide, with_diagnostics
+from .._tidy import concat_results, tidy_frame, wide, with_diagnostics
 from ..errors import DataError
 from ._kinds import Context, Loaded, Section, Unavailable, base_parameters
 
@@ -218,7 +218,7 @@ def _position_bias(ctx: Context) -> dict[str, Any]:
 
 def _per_subset(results: dict[str, Any]) -> Any:
     """Long results of each subset stacked, keyed by subset, evaluator and strategy."""
-    stacked = stack_results(results, "subset")
+    stacked = concat_results(results, "subset")
     rows = _split_judge(pd.DataFrame(stacked)).drop(columns="judge")
     diag = _split_judge(stacked.diagnostics).drop(columns="judge")
     extra = [c for c in ("ci_note",) if c in rows.columns]
@@ -241,7 +241,7 @@ def _cross_judge(ctx: Context) -> dict[str, Any]:
         parts.append((name, judge_agreement(sub, **kw)))
     if not parts:
         raise Unavailable(f"fewer than two judges used strategy {strategy!r} on any subset")
-    stacked = stack_results(dict(parts), "subset")
+    stacked = concat_results(dict(parts), "subset")
     # One strategy, named beside the subset: keyed by subset, strategy and the judge pair.
     rows = pd.DataFrame(stacked)
     rows.insert(1, "strategy", strategy)
