@@ -55,7 +55,7 @@ def main() -> None:
 
         frame = load_frame(SAMPLE)
         _time("cost_ratios, sample", lambda: cost_ratios(frame))
-        _time("cost_equivalence, sample", lambda: cost_equivalence(frame, rng=0))
+        _time("cost_equivalence, sample", lambda: cost_equivalence(frame))
         _time(
             "ordinal_check, sample, blind-pair", lambda: ordinal_check(frame, rubric="blind-pair")
         )

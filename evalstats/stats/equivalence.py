@@ -321,7 +321,7 @@ def hull_declared_test(a: ResultFrame, b: ResultFrame) -> ResultFrame:
 
 
 #: Keyword arguments cost_equivalence passes to cost_ratios, and those total_ratio_draws takes.
-_COST_KWARGS = ("cluster", "include_no_answer", "n_resamples", "confidence", "rng")
+_COST_KWARGS = ("cluster", "include_no_answer", "confidence")
 _DRAW_KWARGS = ("cluster", "include_no_answer")
 
 
