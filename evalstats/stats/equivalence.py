@@ -228,9 +228,10 @@ def declared_test(
     statistic
     net_win    0.1200 [0.0319, inf], p = 0.0154
     """
-    how = (null, sidedness, margin, margin_kind, better, alpha, statistic)
+    how = dict(null=null, sidedness=sidedness, margin=margin, margin_kind=margin_kind,
+               better=better, alpha=alpha, statistic=statistic)  # fmt: skip
     method = T_METHOD if np.isfinite(float(df)) else Z_METHOD
-    return _declared(estimate, se, df, None, method, *how)
+    return _declared(estimate, se, df, None, method, **how)
 
 
 def declared_test_draws(
@@ -249,11 +250,12 @@ def declared_test_draws(
     d = np.asarray(draws, dtype=np.float64).ravel()
     if d.size == 0 or not np.all(np.isfinite(d)):
         raise ValueError("draws must be a non-empty array of finite values")
-    how = (null, sidedness, margin, margin_kind, better, alpha, statistic)
-    return _declared(float(np.median(d)), float(np.std(d)), np.nan, d, PIVOTAL_METHOD, *how)
+    how = dict(null=null, sidedness=sidedness, margin=margin, margin_kind=margin_kind,
+               better=better, alpha=alpha, statistic=statistic)  # fmt: skip
+    return _declared(float(np.median(d)), float(np.std(d)), np.nan, d, PIVOTAL_METHOD, **how)
 
 
-def _declared(estimate, se, df, draws, method, null, sidedness, margin, margin_kind, better,
+def _declared(estimate, se, df, draws, method, *, null, sidedness, margin, margin_kind, better,
               alpha, statistic) -> ResultFrame:  # fmt: skip
     test, side, lower, upper = _hypotheses(null, sidedness, margin, margin_kind, better)
     null = float(null)
