@@ -52,7 +52,6 @@ def lazy_surface(
             value = importlib.import_module(f".{name}", package)
         else:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        setattr(sys.modules[package], name, value)
         return value
 
     def __dir__() -> list[str]:

@@ -4,6 +4,7 @@ each a package function's output filtered and labelled (a design a section canno
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -104,6 +105,7 @@ def _guarded(
 ) -> Callable[[Context], Mapping[str, Any]]:
     """``compute``, a design it cannot handle making each of its ``tables`` unavailable."""
 
+    @functools.wraps(compute)
     def run(ctx: Context) -> Mapping[str, Any]:
         try:
             return with_diagnostics(compute(ctx))
@@ -113,7 +115,6 @@ def _guarded(
             why = _reason(exc)
             return {t: Unavailable(why) for t in tables}
 
-    run.__name__ = run.__qualname__ = getattr(compute, "__name__", "section")
     return run
 
 

@@ -100,9 +100,9 @@ def coverage_study(
         raise ValueError("methods must name at least one interval method")
     for method in methods:
         check_choice(method, "method", WIN_RATE_METHODS)
-    gen = as_generator(rng)
+    rng = as_generator(rng)
     codes = draw_outcomes(n_tasks, n_replicates, p_win=p_win, p_tie=p_tie, p_loss=p_loss,
-                          icc=icc, n_evals=n_evals, rng=gen)[..., 0]  # fmt: skip
+                          icc=icc, n_evals=n_evals, rng=rng)[..., 0]  # fmt: skip
     ev, task, rep = np.indices(codes.shape)
     frame = pd.DataFrame({
         "eval": ev.ravel(), "task_id": task.ravel(), "replicate": rep.ravel() + 1,
@@ -120,7 +120,7 @@ def coverage_study(
             continue
         also = tuple(boot[1:]) if method in boot else ()
         res = rate_arrays(*cells, method=method, also=also, n_resamples=n_resamples,
-                          confidence=confidence, rng=gen, net_win_test=False)  # fmt: skip
+                          confidence=confidence, rng=rng, net_win_test=False)  # fmt: skip
         ends[method] = (res["low"], res["high"])
         ends.update(res.get("also", {}))
     rows = {m: list(((ends[m][0] <= truth) & (truth <= ends[m][1])).mean(axis=0)) for m in methods}
@@ -217,7 +217,7 @@ def design_coverage(
     if statistic != "win_rates":
         fn = _kappa_coverage if statistic == "kappa" else _cost_coverage
         kw = options | {"n_resamples": check_positive_int(n_resamples, "n_resamples"),
-                        "confidence": check_confidence(confidence), "gen": as_generator(rng)}  # fmt: skip
+                        "confidence": check_confidence(confidence), "rng": as_generator(rng)}  # fmt: skip
         keys, parts = _per_arm_pair(lambda sub: fn(sub, cluster=cluster, **kw), frame)
         if not keys:
             return parts[0]
@@ -228,7 +228,7 @@ def design_coverage(
     check_columns(frame, [*by_cols, cluster, "status", "outcome"])
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     confidence = check_confidence(confidence)
-    gen = as_generator(rng)
+    rng = as_generator(rng)
     # Codes, not strings compared row by row: a million-verdict frame is read once.
     ok = category_codes(frame["status"], STATUS_DTYPE) == STATUS_DTYPE.categories.get_loc("ok")
     sub = frame.loc[ok, [*by_cols, cluster]].copy()
@@ -252,11 +252,11 @@ def design_coverage(
     probs = segment_sum(counts.astype(np.float64), gid, n_groups) / n[:, None]
     rho = pooled_icc(counts, gid, n_groups)
     if n_resamples * len(m) > PER_TASK_LIMIT:  # a large design: sums drawn per size class
-        sums = simulated_sums(counts, gid, n_groups, probs, rho, n_resamples, gen)
+        sums = simulated_sums(counts, gid, n_groups, probs, rho, n_resamples, rng)
         low, high = interval_ends(sums, probs, n_groups, confidence)
     else:
         low, high = _per_task_ends(
-            counts, m, gid, n_groups, probs, rho, n_resamples, confidence, gen
+            counts, m, gid, n_groups, probs, rho, n_resamples, confidence, rng
         )
     pw, pt, pl = probs.T
     truth = np.stack([pw, pt, pl, pw - pl, pw + pt / 2.0], axis=1)  # (groups, 5)
@@ -284,18 +284,18 @@ def design_coverage(
     return out.assign(ci_note=notes, method=DEFAULT_METHOD, n_resamples=n_resamples)
 
 
-def _per_task_ends(counts, m, gid, n_groups, probs, rho, n_resamples, confidence, gen):
+def _per_task_ends(counts, m, gid, n_groups, probs, rho, n_resamples, confidence, rng):
     """(n_resamples, groups, 5) interval ends from every simulated (simulation, task) cell."""
     # Task probabilities ~ Dirichlet(p (1 - rho) / rho); rho = 0: the group's probabilities.
     with np.errstate(divide="ignore", invalid="ignore"):
         conc = np.where(rho > 0, (1.0 - rho) / rho, np.inf)
     shape = probs[gid] * np.where(np.isfinite(conc), conc, 1.0)[gid, None]
-    draws = gen.gamma(np.broadcast_to(shape, (n_resamples, *shape.shape)))
+    draws = rng.gamma(np.broadcast_to(shape, (n_resamples, *shape.shape)))
     with np.errstate(invalid="ignore", divide="ignore"):
         task_p = draws / draws.sum(axis=2, keepdims=True)
     task_p = np.where(np.isfinite(conc)[gid, None], task_p, probs[gid])
     task_p = np.where(np.isfinite(task_p), task_p, probs[gid])  # all-zero gamma draws
-    sim = gen.multinomial(np.broadcast_to(m, (n_resamples, len(m))), task_p)  # (sims, cells, 3)
+    sim = rng.multinomial(np.broadcast_to(m, (n_resamples, len(m))), task_p)  # (sims, cells, 3)
     sim_gid = (np.arange(n_resamples)[:, None] * n_groups + gid[None, :]).ravel()
     res = rate_arrays(*(sim[..., k].ravel() for k in range(3)), sim_gid, n_resamples * n_groups,
                       confidence=confidence, net_win_test=False)  # fmt: skip
@@ -367,7 +367,7 @@ def _features(x: np.ndarray, m: float, p: np.ndarray) -> np.ndarray:
     return np.concatenate([x, z, z[..., _IU[0]] * z[..., _IU[1]]], axis=-1)
 
 
-def _class_sums(m, n_tasks, p, conc, n_resamples, gen) -> np.ndarray:
+def _class_sums(m, n_tasks, p, conc, n_resamples, rng) -> np.ndarray:
     """(n_resamples, 12): the class's :func:`_features` summed over its tasks, per simulation."""
     x = configurations(m)
     if len(x) <= MAX_CONFIGS:
@@ -377,7 +377,7 @@ def _class_sums(m, n_tasks, p, conc, n_resamples, gen) -> np.ndarray:
         feats = _features(x[order].astype(np.float64), m, p)
         step = max(1, _CHUNK // len(x))
         parts = [
-            gen.multinomial(n_tasks, pm[order], size=min(step, n_resamples - s)) @ feats
+            rng.multinomial(n_tasks, pm[order], size=min(step, n_resamples - s)) @ feats
             for s in range(0, n_resamples, step)
         ]
         return np.concatenate(parts)
@@ -385,12 +385,12 @@ def _class_sums(m, n_tasks, p, conc, n_resamples, gen) -> np.ndarray:
     step = max(1, _CHUNK // (6 * n_tasks))
     parts = []
     for s in range(0, n_resamples, step):
-        draws = _task_draws(gen, np.full(n_tasks, m), p, conc, min(step, n_resamples - s))
+        draws = _task_draws(rng, np.full(n_tasks, m), p, conc, min(step, n_resamples - s))
         parts.append(_features(draws.astype(np.float64), m, p).sum(axis=1))
     return np.concatenate(parts)
 
 
-def simulated_sums(counts, gid, n_groups, probs, rho, n_resamples, gen) -> dict:
+def simulated_sums(counts, gid, n_groups, probs, rho, n_resamples, rng) -> dict:
     """Per (simulation, group): the sums the default interval needs, and the design's."""
     m = counts.sum(axis=1)
     n = np.bincount(gid, weights=m, minlength=n_groups)
@@ -402,7 +402,7 @@ def simulated_sums(counts, gid, n_groups, probs, rho, n_resamples, gen) -> dict:
     total, z1, a1 = (np.zeros((n_resamples, n_groups, 3)) for _ in range(3))
     a2, q2 = np.zeros((n_resamples, n_groups, 6)), np.zeros((n_resamples, n_groups, 6))
     for k, (g, size) in enumerate(keys):  # one pass per size class: a handful per group
-        s = _class_sums(int(size), int(n_tasks[k]), probs[g], conc[g], n_resamples, gen)
+        s = _class_sums(int(size), int(n_tasks[k]), probs[g], conc[g], n_resamples, rng)
         total[:, g] += s[:, :3]
         z1[:, g] += s[:, 3:6]
         a1[:, g] += adj[k] * size * s[:, 3:6]
@@ -542,19 +542,19 @@ def kappa_ends(tables: np.ndarray, confidence: float) -> tuple[np.ndarray, np.nd
     return res.intervals[KAPPA_METHOD]
 
 
-def _task_draws(gen, m: np.ndarray, p: np.ndarray, conc: float, k: int) -> np.ndarray:
+def _task_draws(rng, m: np.ndarray, p: np.ndarray, conc: float, k: int) -> np.ndarray:
     """``k`` simulations' per-task counts (k, C, cells): Dirichlet-multinomial, ``m`` each."""
     if np.isfinite(conc):
-        draws = gen.gamma(np.broadcast_to(p * conc, (k, len(m), len(p))))
+        draws = rng.gamma(np.broadcast_to(p * conc, (k, len(m), len(p))))
         with np.errstate(invalid="ignore", divide="ignore"):
             task_p = draws / draws.sum(axis=2, keepdims=True)
         task_p = np.where(np.isfinite(task_p), task_p, p)
     else:
         task_p = np.broadcast_to(p, (k, len(m), len(p)))
-    return gen.multinomial(np.broadcast_to(m, (k, len(m))), task_p)
+    return rng.multinomial(np.broadcast_to(m, (k, len(m))), task_p)
 
 
-def _kappa_coverage_of_tables(tables, n_resamples, confidence, gen) -> tuple:
+def _kappa_coverage_of_tables(tables, n_resamples, confidence, rng) -> tuple:
     """(truth, estimate, icc, coverage) of the kappa interval for per-task tables (C, 9)."""
     m = np.rint(tables.sum(axis=1)).astype(np.int64)
     probs = tables.sum(axis=0) / m.sum()
@@ -567,13 +567,13 @@ def _kappa_coverage_of_tables(tables, n_resamples, confidence, gen) -> tuple:
         step = max(1, _CHUNK // (4 * 81 * max(len(np.unique(m)), 9)))
 
         def ends(k):
-            return ends_from_sums(*simulated_table_sums(m, probs, rho, k, gen), len(m), confidence)
+            return ends_from_sums(*simulated_table_sums(m, probs, rho, k, rng), len(m), confidence)
     else:
         conc = (1.0 - rho) / rho if rho > 0 else np.inf
         step = max(1, _CHUNK // (4 * _K * _K * len(m)))
 
         def ends(k):
-            return kappa_ends(_task_draws(gen, m, probs, conc, k), confidence)
+            return kappa_ends(_task_draws(rng, m, probs, conc, k), confidence)
 
     hits = 0
     for s in range(0, n_resamples, step):  # chunks bound the memory
@@ -582,7 +582,7 @@ def _kappa_coverage_of_tables(tables, n_resamples, confidence, gen) -> tuple:
     return truth, estimate, rho, hits / n_resamples
 
 
-def _kappa_coverage(frame, *, cluster, n_resamples, confidence, gen) -> pd.DataFrame:
+def _kappa_coverage(frame, *, cluster, n_resamples, confidence, rng) -> pd.DataFrame:
     from evalstats.frames import wide_by_judge
 
     check_columns(frame, ["rubric", "judge", cluster, "replicate", "status", "outcome"])
@@ -608,14 +608,14 @@ def _kappa_coverage(frame, *, cluster, n_resamples, confidence, gen) -> pd.DataF
                 rows.append(row | {"_why": "fewer than two tasks: no interval"})
                 continue
             tables = _ac.table_cluster_stats(g, a[both], b[both], _K, n_c)
-            truth, est, icc, cover = _kappa_coverage_of_tables(tables, n_resamples, confidence, gen)
+            truth, est, icc, cover = _kappa_coverage_of_tables(tables, n_resamples, confidence, rng)
             why = "" if np.isfinite(cover) else "kappa undefined (one category)"
             rows.append(row | {"icc": icc, "estimate": est, "truth": truth, "coverage": cover,
                                "_why": why})  # fmt: skip
     return _finish(rows, n_resamples, confidence, ["kappa"] * len(rows), KAPPA_METHOD)
 
 
-def _cost_coverage(frame, *, cluster, include_no_answer, n_resamples, confidence, gen):
+def _cost_coverage(frame, *, cluster, include_no_answer, n_resamples, confidence, rng):
     pairs = pair_costs(
         choose_token_source(frame).frame, cluster=cluster, include_no_answer=include_no_answer
     )
@@ -636,7 +636,7 @@ def _cost_coverage(frame, *, cluster, include_no_answer, n_resamples, confidence
         truth = float(mu[0] + cov[0, 0] / 2.0 - mu[1] - cov[1, 1] / 2.0)
         rows.append(row | {"estimate": estimate, "truth": float(np.exp(truth)), "_why": ""})
         worlds.append((len(rows) - 1, n_c, mu, _root(cov), truth))
-    for i, hits, rejected in _simulate_cost(worlds, n_resamples, confidence, gen):
+    for i, hits, rejected in _simulate_cost(worlds, n_resamples, confidence, rng):
         rows[i] |= {"coverage": hits / n_resamples, "model_rejected": rejected / n_resamples}
     method = (
         f"{GPQ_METHOD}; CR2 where the lognormal check rejects, {GPQ_HULL_METHOD} where "
@@ -645,7 +645,7 @@ def _cost_coverage(frame, *, cluster, include_no_answer, n_resamples, confidence
     return _finish(rows, n_resamples, confidence, [r["statistic"] for r in rows], method)
 
 
-def _simulate_cost(worlds, n_resamples, confidence, gen):
+def _simulate_cost(worlds, n_resamples, confidence, rng):
     """(row, hits, rejected) of each measure's world, simulated in chunks of simulations."""
     if not worlds:
         return []
@@ -656,7 +656,7 @@ def _simulate_cost(worlds, n_resamples, confidence, gen):
     for s in range(0, n_resamples, step):  # chunks bound the memory; each chunk is one array
         k = min(step, n_resamples - s)
         z = _buf(work[0], "z", (2, k, n_max))
-        gen.standard_normal(out=z)
+        rng.standard_normal(out=z)
         for j, (_, n_c, mu, root, truth) in enumerate(worlds):
             lx, ly = _buf(work[j], "lx", (k, n_c)), _buf(work[j], "ly", (k, n_c))
             z0, z1, tmp = z[0, :, :n_c], z[1, :, :n_c], _buf(work[j], "tmp", (k, n_c))
@@ -695,25 +695,25 @@ def _root(sym: np.ndarray) -> np.ndarray:
     return vec * np.sqrt(np.clip(val, 0.0, None))[..., None, :]
 
 
-def _bartlett(gen: np.random.Generator, df: np.ndarray, k: int, r: int) -> np.ndarray:
+def _bartlett(rng: np.random.Generator, df: np.ndarray, k: int, r: int) -> np.ndarray:
     """(k, classes, r, r) Wishart(df, I_r) draws, one per simulation and class."""
     n_cls = len(df)
     out = np.zeros((k, n_cls, r, r))
     big = df >= r
     if big.any():
-        a = np.tril(gen.standard_normal((k, int(big.sum()), r, r)), -1)
-        diag = np.sqrt(gen.chisquare(df[big][None, :, None] - np.arange(r), (k, int(big.sum()), r)))
+        a = np.tril(rng.standard_normal((k, int(big.sum()), r, r)), -1)
+        diag = np.sqrt(rng.chisquare(df[big][None, :, None] - np.arange(r), (k, int(big.sum()), r)))
         a[..., np.arange(r), np.arange(r)] = diag
         out[:, big] = a @ np.swapaxes(a, -1, -2)
     for j in np.flatnonzero(~big):  # a few tiny classes (fewer tasks than cells)
         if df[j] > 0:
-            z = gen.standard_normal((k, int(df[j]), r))
+            z = rng.standard_normal((k, int(df[j]), r))
             out[:, j] = np.swapaxes(z, -1, -2) @ z
     return out
 
 
 def simulated_table_sums(
-    m: np.ndarray, probs: np.ndarray, rho: float, k: int, gen: np.random.Generator
+    m: np.ndarray, probs: np.ndarray, rho: float, k: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """``k`` simulated evaluations' table sums and scatter, (k, 9) and (k, 9, 9)."""
     sizes, n_k = np.unique(np.asarray(m, dtype=np.int64), return_counts=True)
@@ -726,11 +726,11 @@ def simulated_table_sums(
     root = vec[:, keep] * np.sqrt(val[keep])  # (9, r): the covariance's rank-r root
     r = root.shape[1]
     # Class sums: n_k m_k p + sqrt(n_k lam_k) R z_k.
-    z = gen.standard_normal((k, len(sizes), r))
+    z = rng.standard_normal((k, len(sizes), r))
     dev = (np.sqrt(n_k * lam)[None, :, None] * z) @ root.T  # (k, classes, 9)
     class_tot = (n_k * sizes)[None, :, None] * probs + dev
     total = class_tot.sum(axis=1)
-    wish = _bartlett(gen, n_k - 1.0, k, r)  # (k, classes, r, r)
+    wish = _bartlett(rng, n_k - 1.0, k, r)  # (k, classes, r, r)
     within = root @ np.einsum("c,kcrs->krs", lam, wish) @ root.T
     between = class_tot / n_k[None, :, None] - total[:, None, :] / c
     scatter = within + np.einsum("c,kci,kcj->kij", n_k, between, between)
