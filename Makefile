@@ -17,7 +17,7 @@ export MPLCONFIGDIR := $(CURDIR)/.cache/matplotlib
 export IPYTHONDIR := $(CURDIR)/.cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/.cache/jupyter-runtime
 
-.PHONY: test check report case-study lint bench sample lock clean chromium wheel-check
+.PHONY: test check report case-study lint bench sample lock clean system-packages wheel-check
 
 $(BIN)/uv:
 	test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
@@ -35,16 +35,21 @@ $(STAMP): $(RUN_STAMP)
 	$(UV) --no-deps irrCAC==0.4.4
 	touch $(STAMP)
 
-# Debian's chromium for the report's browser test (never `playwright install`).
-chromium:
+# Debian packages the whole suite needs, each installed only when missing and named as it is:
+# chromium for the report's browser test (never `playwright install`), TeX Live (pdflatex,
+# booktabs) for the paper-export compile test.
+system-packages:
+	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || echo "make test: installing Debian's chromium (browser test)"
 	@scripts/install-chromium.sh || echo "chromium not installed: the browser test skips locally (and fails under CI)"
+	@command -v pdflatex >/dev/null || echo "make test: installing Debian's texlive-latex-base and texlive-latex-recommended (LaTeX compile test)"
+	@scripts/install-texlive.sh || echo "TeX Live not installed: the LaTeX compile test skips locally (and fails under CI)"
 
 # The tests run on both cores (pytest-xdist), a file's tests together in one worker so that a
 # module's fixtures (a rendered report, a computed sample) are made once; JOBS=0 runs them in this process.
 JOBS ?= 2
 PYTEST := $(BIN)/python -m pytest -n $(JOBS) --dist loadfile
 
-test: $(STAMP) chromium
+test: $(STAMP) system-packages
 	$(BIN)/ruff check .
 	$(PYTEST)
 
