@@ -473,11 +473,7 @@ def layout_figure(fig: Figure) -> Any:
 
 
 def render_figure(
-    fig: Figure,
-    *,
-    dpi: int = 300,
-    formats: Sequence[str] = ("png", "svg"),
-    bbox: Any = None,
+    fig: Figure, *, dpi: int = 300, formats: Sequence[str] = ("png", "svg"), bbox: Any = None
 ) -> dict[str, bytes]:
     """The bytes of ``fig`` in each format, laid out once, reproducible byte for byte.
 

@@ -191,13 +191,7 @@ def plot_headline(
             if bad:
                 patch.set_hatch(_HATCH)
         ax_bar.errorbar(
-            xs,
-            v,
-            yerr=asym_err(v, lo, hi),
-            fmt="none",
-            ecolor="black",
-            elinewidth=0.9,
-            capsize=2.5,
+            xs, v, yerr=asym_err(v, lo, hi), fmt="none", ecolor="black", elinewidth=0.9, capsize=2.5
         )
         for xi, vi, hi_i in zip(xs, v, hi, strict=True):
             if np.isfinite(vi):

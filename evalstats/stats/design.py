@@ -57,13 +57,7 @@ from .rates import cluster_counts as _cluster_counts
 from .rates import row_categories as _row_categories
 from .resample import BOOTSTRAP_METHODS, as_generator
 
-__all__ = [
-    "STATISTICS",
-    "coverage_study",
-    "design_coverage",
-    "kappa_ends",
-    "pooled_icc",
-]
+__all__ = ["STATISTICS", "coverage_study", "design_coverage", "kappa_ends", "pooled_icc"]
 
 
 def coverage_study(

@@ -117,12 +117,7 @@ class LogisticFit(ResultDisplay):
 
 
 def logistic_fit(
-    x: Any,
-    y: Any,
-    *,
-    confidence: float = 0.95,
-    max_iter: int = 100,
-    tol: float = 1e-10,
+    x: Any, y: Any, *, confidence: float = 0.95, max_iter: int = 100, tol: float = 1e-10
 ) -> LogisticFit:
     """Logistic regression of a 0/1 outcome on one covariate: statsmodels' ``Logit``."""
     from statsmodels.discrete.discrete_model import Logit

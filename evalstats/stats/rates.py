@@ -29,12 +29,7 @@ from evalstats._tidy import (
     tidy_frame,
     with_detail,
 )
-from evalstats._validate import (
-    check_choice,
-    check_columns,
-    check_confidence,
-    check_n_resamples,
-)
+from evalstats._validate import check_choice, check_columns, check_confidence, check_n_resamples
 from evalstats.errors import DataError
 from evalstats.records import EvalstatsWarning
 from evalstats.stats.resample import (
@@ -247,11 +242,7 @@ class ProportionCI(ResultDisplay):
 
 
 def proportion_ci(
-    k: ArrayLike,
-    n: ArrayLike,
-    *,
-    method: str = "wilson",
-    confidence: float = 0.95,
+    k: ArrayLike, n: ArrayLike, *, method: str = "wilson", confidence: float = 0.95
 ) -> ProportionCI:
     """Two-sided confidence interval for a binomial proportion ``k / n``, vectorised.
 
@@ -767,10 +758,7 @@ def _both_orders(frame: pd.DataFrame, na_rows: np.ndarray) -> pd.DataFrame:
 
 
 def apply_missing_rule(
-    frame: pd.DataFrame,
-    *,
-    no_answer_as: str = "exclude",
-    invalid_as: str = "exclude",
+    frame: pd.DataFrame, *, no_answer_as: str = "exclude", invalid_as: str = "exclude"
 ) -> pd.DataFrame:
     """A copy of a verdict frame whose ``no_answer`` / ``invalid`` rows follow a rule.
 
@@ -1148,9 +1136,7 @@ def missing_bounds(
     }
     for fill in FILLINGS[1:]:
         filled = apply_missing_rule(
-            frame,
-            no_answer_as=fill,
-            invalid_as=fill if invalid_as == "bounds" else invalid_as,
+            frame, no_answer_as=fill, invalid_as=fill if invalid_as == "bounds" else invalid_as
         )
         scenarios[fill] = win_rates(filled, rng=rng, **kw)
     est = scenarios["exclude"]

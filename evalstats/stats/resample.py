@@ -15,11 +15,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from evalstats._display import ResultDisplay
-from evalstats._validate import (
-    check_choice,
-    check_confidence,
-    check_n_resamples,
-)
+from evalstats._validate import check_choice, check_confidence, check_n_resamples
 
 __all__ = [
     "BOOTSTRAP_METHODS", "BootstrapResult", "as_generator", "bootstrap_distribution",
