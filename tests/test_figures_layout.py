@@ -24,12 +24,7 @@ from matplotlib.text import Text
 
 from evalstats import plots
 from evalstats.frames import load_frame, select_rubric
-from evalstats.stats import (
-    contingency_table,
-    dimension_means,
-    power_curve,
-    win_rates,
-)
+from evalstats.stats import contingency_table, dimension_means, power_curve, win_rates
 
 # Integration (slow: make test runs it, make check does not): draws every figure at two widths and measures its texts.
 pytestmark = pytest.mark.slow

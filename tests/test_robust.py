@@ -31,11 +31,7 @@ from evalstats.stats.rates import (
     wilson_test_p,
 )
 from evalstats.stats.rates import win_rates as _long_win_rates
-from evalstats.stats.resample import (
-    wild_cluster_interval,
-    wild_cluster_p,
-    wild_weights,
-)
+from evalstats.stats.resample import wild_cluster_interval, wild_cluster_p, wild_weights
 
 
 def win_rates(*args, **kwargs):
