@@ -431,7 +431,7 @@ def test_arm_name_whitespace_collapses_to_one_line():
 
 def test_power_curve_lines_and_reference():
     power = pytest.importorskip("evalstats.stats.power")
-    curve = power.power_curve([0.1, 0.2, 0.3], [10, 20, 40, 80], n_replicates=3, icc=0.3, p_tie=0.3)
+    curve = power.power_curve([0.1, 0.2, 0.3], [10, 20, 40, 80], power.Design(3, 0.3, 0.3))
     fig = plots.plot_power_curve(curve, mark_n_tasks=15)
     ax = fig.axes[0]
     assert labelled(ax) and "number of tasks" in ax.get_xlabel() and "power" in ax.get_ylabel()
