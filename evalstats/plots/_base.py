@@ -347,16 +347,9 @@ def legend_below(
     fig = ax.get_figure(root=False)
     below = ax.transAxes + ScaledTranslation(0, -drop_pt / 72.0, fig.dpi_scale_trans)
     handles, own = ax.get_legend_handles_labels()
-    ax.legend(
-        handles,
-        own if labels is None else list(labels),
-        loc="upper center",
-        bbox_to_anchor=(0.5, 0.0),
-        bbox_transform=below,
-        ncols=ncol,
-        frameon=False,
-        title=title,
-    )
+    ax.legend(handles, own if labels is None else list(labels), loc="upper center",
+              bbox_to_anchor=(0.5, 0.0), bbox_transform=below, ncols=ncol, frameon=False,
+              title=title)  # fmt: skip
 
 
 # How long a vertical tick label's line may be: a third of a column figure's height.
@@ -498,14 +491,8 @@ def render_figure(
                 fig.set_layout_engine(None)
             for fmt in formats:
                 buf = io.BytesIO()
-                fig.savefig(
-                    buf,
-                    format=fmt,
-                    dpi=int(dpi),
-                    bbox_inches=bbox,
-                    facecolor="white",
-                    metadata=_METADATA[fmt],
-                )
+                fig.savefig(buf, format=fmt, dpi=int(dpi), bbox_inches=bbox, facecolor="white",
+                            metadata=_METADATA[fmt])  # fmt: skip
                 out[fmt] = buf.getvalue()
     finally:
         if isinstance(frozen, PlaceHolderLayoutEngine):

@@ -99,16 +99,11 @@ def plot_power_curve(
             _hue_label(c, v, named=len(hue_cols) > 1) for c, v in zip(hue_cols, key, strict=True)
         )
         part = part.sort_values("n_tasks")
-        a.plot(
-            num(part["n_tasks"]),
-            num(part["power"]),
-            color=OKABE_ITO[LINE_COLORS[i % len(LINE_COLORS)]],
-            linestyle=LINE_STYLES[(i // len(LINE_COLORS) + i) % len(LINE_STYLES)],
-            marker="o" if len(part) <= 12 else None,
-            markersize=3.5,
-            linewidth=1.6,
-            label=label or "power",
-        )
+        a.plot(num(part["n_tasks"]), num(part["power"]),
+               color=OKABE_ITO[LINE_COLORS[i % len(LINE_COLORS)]],
+               linestyle=LINE_STYLES[(i // len(LINE_COLORS) + i) % len(LINE_STYLES)],
+               marker="o" if len(part) <= 12 else None, markersize=3.5, linewidth=1.6,
+               label=label or "power")  # fmt: skip
     a.axhline(
         target,
         color="#666666",

@@ -396,17 +396,9 @@ def _standard_errors(ctx: Context) -> dict[str, Any]:
         out["standard_errors_by_dataset"] = Unavailable(
             "some annotations have no dataset field: no clustering by source data set"
         )
-    table = se_comparison(
-        f,
-        "_pp",
-        by=_KEYS,
-        clusterings=clusterings,
-        confidence=ctx.confidence,
-        n_resamples=ctx.n_resamples,
-        rng=_seeds(ctx)[1],
-        estimate="win_rate",
-        iid_note="AlpacaEval's pandas sem, records independent",
-    )
+    table = se_comparison(f, "_pp", by=_KEYS, clusterings=clusterings, confidence=ctx.confidence,
+                          n_resamples=ctx.n_resamples, rng=_seeds(ctx)[1], estimate="win_rate",
+                          iid_note="AlpacaEval's pandas sem, records independent")  # fmt: skip
     return {"standard_errors": table, **out}
 
 

@@ -103,16 +103,9 @@ def cluster_bootstrap(
         stats, zeros, 1, statistic, methods=(method,), n_resamples=n_resamples,
         confidence=confidence, rng=as_generator(rng),
     )  # fmt: skip
-    return BootstrapResult(
-        estimate=est[0],
-        ci_low=ends[method][0][0],
-        ci_high=ends[method][1][0],
-        se=se[0],
-        method=method,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        n_tasks=stats.shape[0],
-    )
+    return BootstrapResult(estimate=est[0], ci_low=ends[method][0][0], ci_high=ends[method][1][0],
+                           se=se[0], method=method, confidence=confidence, n_resamples=n_resamples,
+                           n_tasks=stats.shape[0])  # fmt: skip
 
 
 def group_bootstrap(
