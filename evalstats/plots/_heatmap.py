@@ -114,12 +114,9 @@ def plot_task_heatmap(
     status = f["status"].astype(str).to_numpy()
     outcome = f["outcome"].astype(object).where(f["outcome"].notna(), "").astype(str).to_numpy()
     codes = pd.Index(_CELL_CATEGORIES).get_indexer(np.where(status == "ok", outcome, status))
-    f = f.assign(
-        _judge=f["judge"].astype(str),
-        _task=f["task_id"].astype(str),
-        _order=order.map(lambda o: _ORDER_SHORT.get(o, "")),
-        _code=np.where(codes < 0, _CELL_CATEGORIES.index("missing"), codes),
-    )
+    f = f.assign(_judge=f["judge"].astype(str), _task=f["task_id"].astype(str),
+                 _order=order.map(lambda o: _ORDER_SHORT.get(o, "")),
+                 _code=np.where(codes < 0, _CELL_CATEGORIES.index("missing"), codes))  # fmt: skip
     has_order = bool((f["_order"] != "").any())
     if has_order:
         # Unordered rows (no_answer pairs) fill every order column of their replicate.

@@ -112,13 +112,8 @@ def plot_power_curve(
         label=f"target {100 * target:.0f} % power",
     )
     if mark_n_tasks is not None:
-        a.axvline(
-            float(mark_n_tasks),
-            color="black",
-            linestyle=":",
-            linewidth=1.0,
-            label=f"this design: {int(mark_n_tasks)} tasks",
-        )
+        a.axvline(float(mark_n_tasks), color="black", linestyle=":", linewidth=1.0,
+                  label=f"this design: {int(mark_n_tasks)} tasks")  # fmt: skip
     a.set_ylim(0.0, 1.02)
     a.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     a.xaxis.set_major_locator(MaxNLocator(8 if canvas.width >= 5.0 else 5, integer=True))

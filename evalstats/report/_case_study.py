@@ -329,12 +329,9 @@ def _leaderboard(ctx: Context) -> dict[str, Any]:
 
 def _agreement(ctx: Context) -> dict[str, Any]:
     try:
-        table = judge_agreement_by_model(
-            ctx.frame,
-            confidence=ctx.confidence,
-            n_resamples=ctx.n_resamples,
-            rng=np.random.default_rng(_seeds(ctx)[0]),
-        )
+        table = judge_agreement_by_model(ctx.frame, confidence=ctx.confidence,
+                                         n_resamples=ctx.n_resamples,
+                                         rng=np.random.default_rng(_seeds(ctx)[0]))  # fmt: skip
     except ValueError as exc:  # a single annotator per model: nothing to compare
         raise Unavailable(str(exc)) from None
     return {"agreement": table}

@@ -1132,12 +1132,8 @@ def missing_bounds(
     diagnostics["n_missing"] = (
         scenarios["loss"].diagnostics["n"].to_numpy() - est.diagnostics["n"].to_numpy()
     )
-    return tidy_frame(
-        rows.drop(columns="_order"),
-        by=[*by_cols, "filling"],
-        diagnostics=diagnostics,
-        extra=("ci_note",),
-    )
+    return tidy_frame(rows.drop(columns="_order"), by=[*by_cols, "filling"],
+                      diagnostics=diagnostics, extra=("ci_note",))  # fmt: skip
 
 
 def bounds_view(bounds: pd.DataFrame, statistic: str = "net_win") -> pd.DataFrame:
