@@ -76,15 +76,10 @@ EDGE = "#333333"
 WIDTHS: dict[str, float] = {"column": 3.5, "page": 7.0}
 
 # Sizes relative to the caller's rcParams["font.size"], where the caller left the default.
-_RELATIVE_SIZES: dict[str, str] = {
-    "axes.titlesize": "medium",
-    "axes.labelsize": "small",
-    "xtick.labelsize": "small",
-    "ytick.labelsize": "small",
-    "legend.fontsize": "small",
-    "legend.title_fontsize": "small",
-    "figure.titlesize": "medium",
-}
+_RELATIVE_SIZES: dict[str, str] = {"axes.titlesize": "medium", "axes.labelsize": "small",
+                                   "xtick.labelsize": "small", "ytick.labelsize": "small",
+                                   "legend.fontsize": "small", "legend.title_fontsize": "small",
+                                   "figure.titlesize": "medium"}  # fmt: skip
 # Below this, print is hard to read; the layouts abbreviate and wrap instead of shrinking.
 MIN_FONT_PT = 6.0
 

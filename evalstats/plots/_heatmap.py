@@ -29,16 +29,10 @@ from ._base import (
 )
 
 _CELL_CATEGORIES = (*OUTCOMES, *[s for s in STATUSES if s != "ok"], "missing")
-_CELL_LABELS = {
-    "loss": "loss ({with} worse)",
-    "tie": "tie",
-    "win": "win ({with} better)",
-    "no_answer": "no answer (over budget)",
-    "invalid": "invalid judge output",
-    "error": "judge call failed",
-    "conflict": "two different answers",
-    "missing": "not judged",
-}
+_CELL_LABELS = {"loss": "loss ({with} worse)", "tie": "tie", "win": "win ({with} better)",
+                "no_answer": "no answer (over budget)", "invalid": "invalid judge output",
+                "error": "judge call failed", "conflict": "two different answers",
+                "missing": "not judged"}  # fmt: skip
 _ORDER_SHORT = {"with_first": "W", "without_first": "O"}
 
 #: Rows a heatmap shows by default (the best and worst tasks); 10,000 rows took 11 GB to draw.

@@ -18,14 +18,8 @@ STEP_BUDGET = 4_000_000
 MAX_INT_DIGITS = 40
 
 # Opening quote -> characters that may close it (loosely: models mix “...", ”...”).
-_CLOSERS = {
-    '"': '"',
-    "'": "'",
-    "\u201c": '\u201d\u201c"',
-    "\u201d": '\u201d"',
-    "\u2018": "\u2019'",
-    "\u2019": "\u2019",
-}
+_CLOSERS = {'"': '"', "'": "'", "\u201c": '\u201d\u201c"', "\u201d": '\u201d"',
+            "\u2018": "\u2019'", "\u2019": "\u2019"}  # fmt: skip
 _STOP = {c: re.compile("[\\\\" + re.escape(c) + "]") for c in set(_CLOSERS.values())}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\"}
 _WS = " \t\r\n\u00a0\ufeff"
