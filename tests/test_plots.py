@@ -516,12 +516,8 @@ def test_save_figure_writes_png_and_svg(tmp_path):
     assert "share of judged pairs" in svg  # text kept as text
     assert oct(paths[0].stat().st_mode & 0o777) == "0o644"
     # Deterministic bytes: the same figure, built again, gives the same files.
-    again = plots.save_figure(
-        plots.plot_headline(rates_frame()),
-        tmp_path / "again" / "headline",
-        dpi=250,
-        formats=("png", "svg"),
-    )
+    again = plots.save_figure(plots.plot_headline(rates_frame()), tmp_path / "again" / "headline",
+                              dpi=250, formats=("png", "svg"))  # fmt: skip
     assert again[1].read_bytes() == paths[1].read_bytes()
     assert again[0].read_bytes() == png
 

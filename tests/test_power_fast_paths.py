@@ -39,15 +39,9 @@ def _rejections_by_p(latent, scale, net_win, p_tie, alpha, alternative, method, 
     level = alpha if alternative == "two-sided" else 2.0 * alpha
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = rate_arrays(
-            wins.ravel(),
-            ties.ravel(),
-            losses.ravel(),
-            np.repeat(np.arange(n_sims), n_tasks),
-            n_sims,
-            method=method,
-            confidence=1.0 - level,
-        )
+        r = rate_arrays(wins.ravel(), ties.ravel(), losses.ravel(),
+                        np.repeat(np.arange(n_sims), n_tasks), n_sims, method=method,
+                        confidence=1.0 - level)  # fmt: skip
     reject = r["net_win_p"] < level
     if alternative == "larger":
         reject &= r["est"][:, 3] > 0
