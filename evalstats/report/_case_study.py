@@ -345,29 +345,13 @@ def _length(ctx: Context) -> dict[str, Any]:
     except ValueError as exc:  # no output lengths in the annotations
         return {"length_bias": Unavailable(str(exc)), "length_slope": Unavailable(str(exc))}
     lb = lb.rename(columns={"judge": "annotator"})
-    return {"length_bias": lb, "length_slope": _length_slopes(lb)}
-
-
-def _length_slopes(lb: pd.DataFrame) -> pd.DataFrame:
-    """Per group: the length slope and the odds ratio of a win at twice the length."""
-    cols = [
-        *_KEYS,
-        "x",
-        "n_group",
-        "intercept",
-        "slope",
-        "slope_se",
-        "slope_ci_low",
-        "slope_ci_high",
-        "slope_p",
-    ]
-    out = lb.drop_duplicates(_KEYS)[cols].reset_index(drop=True)
+    # Per group: the length slope and the odds ratio of a win at twice the length.
+    slope = "x n_group intercept slope slope_se slope_ci_low slope_ci_high slope_p".split()
+    out = lb.drop_duplicates(_KEYS)[[*_KEYS, *slope]].reset_index(drop=True)
     if (out["x"] == "log_ratio").all():
-        ln2 = math.log(2.0)
-        out["odds_ratio_doubling"] = np.exp(out["slope"] * ln2)
-        out["odds_ratio_doubling_ci_low"] = np.exp(out["slope_ci_low"] * ln2)
-        out["odds_ratio_doubling_ci_high"] = np.exp(out["slope_ci_high"] * ln2)
-    return out
+        for end in ("", "_ci_low", "_ci_high"):
+            out[f"odds_ratio_doubling{end}"] = np.exp(out[f"slope{end}"] * math.log(2.0))
+    return {"length_bias": lb, "length_slope": out}
 
 
 def _standard_errors(ctx: Context) -> dict[str, Any]:
