@@ -124,19 +124,12 @@ def _cmd_label(args: argparse.Namespace) -> int:
 def _cmd_power(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .stats.power import min_detectable_net_win, tasks_needed
+    from .stats.power import Design, min_detectable_net_win, tasks_needed
 
-    kw = dict(
-        n_replicates=args.replicates,
-        icc=args.icc,
-        p_tie=args.p_tie,
-        alpha=args.alpha,
-        power=args.power,
-        icc_scale=args.icc_scale,
-    )
-    rows = [min_detectable_net_win(args.tasks, **kw).to_frame()]
+    design = Design(args.replicates, args.icc, args.p_tie, args.alpha, icc_scale=args.icc_scale)
+    rows = [min_detectable_net_win(args.tasks, design, power=args.power).to_frame()]
     for target in args.net_win or []:
-        rows.append(tasks_needed(target, **kw).to_frame())
+        rows.append(tasks_needed(target, design, power=args.power).to_frame())
     table = pd.concat(rows, ignore_index=True)
     cols = "solved_for net_win n_tasks n_replicates power alpha icc icc_outcome design_effect se"
     print(table[[c for c in cols.split() if c in table.columns]].to_string(index=False))

@@ -118,16 +118,8 @@ def test_jackknife_equals_a_loop_over_tasks():
 
 def test_bootstrap_equals_a_loop_over_resamples():
     a, b, tasks = _two_raters(6)
-    got = clustered_agreement(
-        a,
-        b,
-        cluster=tasks,
-        method="bootstrap_percentile",
-        n_resamples=30,
-        rng=7,
-        categories=CATS,
-        coefficient="gwet_ac1",
-    )
+    got = clustered_agreement(a, b, cluster=tasks, method="bootstrap_percentile", n_resamples=30,
+                              rng=7, categories=CATS, coefficient="gwet_ac1")  # fmt: skip
     ids = np.unique(tasks)
     idx = np.random.default_rng(7).integers(0, len(ids), size=(30, len(ids)))
     boot = []
@@ -144,16 +136,8 @@ def test_every_interval_lies_in_minus_one_one(method):
     names = ["cohen_kappa", "scott_pi", "gwet_ac1", "pabak", "percent_agreement"]
     for seed in range(12):
         a, b, tasks = _two_raters(seed, n_tasks=4, agree=[0.0, 0.5, 0.9, 1.0][seed % 4])
-        res = clustered_agreement(
-            a,
-            b,
-            cluster=tasks,
-            coefficient=names,
-            method=method,
-            n_resamples=50,
-            rng=seed,
-            categories=CATS,
-        )
+        res = clustered_agreement(a, b, cluster=tasks, coefficient=names, method=method,
+                                  n_resamples=50, rng=seed, categories=CATS)  # fmt: skip
         assert (res["ci_low"] >= -1).all() and (res["ci_high"] <= 1).all(), res
         if method == "atanh_jackknife":
             continue  # its shrunk centre can leave out a perfect 1: the default joins a bound
@@ -175,13 +159,8 @@ def test_perfect_and_near_perfect_agreement_are_not_degenerate():
     assert (one["ci_high"] <= 1).all() and (one["ci_high"] > one["estimate"]).all()
     assert (one["ci_low"] < one["estimate"] - 0.1).all()
     # The raw jackknife t is what this replaces: above 1 with one disagreement.
-    cs = ac.table_cluster_stats(
-        np.unique(tasks, return_inverse=True)[1],
-        np.searchsorted(CATS, a),
-        np.searchsorted(CATS, b),
-        3,
-        10,
-    )
+    cs = ac.table_cluster_stats(np.unique(tasks, return_inverse=True)[1], np.searchsorted(CATS, a),
+                                np.searchsorted(CATS, b), 3, 10)  # fmt: skip
     parts = partial(ac.table_parts, w=np.eye(3), kind="cohen")
     raw = ac.cluster_intervals(cs, parts, methods=("atanh_jackknife",))
     assert raw.estimate + stats.t.ppf(0.975, raw.df) * raw.se > 1

@@ -96,12 +96,9 @@ def test_weighted_default_equals_a_loop(weights, name, case):
     cs = ac.table_cluster_stats(tasks, a, b, 3, len(np.unique(tasks)))
     kind = {"cohen_kappa": "cohen", "gwet_ac1": "gwet"}[name]
     w = weight_matrix(weights, 3)
-    former = ac.cluster_intervals(
-        cs,
-        partial(ac.table_parts, w=w, kind=kind),
-        methods=("atanh_jackknife_midp_blaker",),
-        unit_disagreement=1.0 - np.max(w - np.eye(3)),
-    )
+    former = ac.cluster_intervals(cs, partial(ac.table_parts, w=w, kind=kind),
+                                  methods=("atanh_jackknife_midp_blaker",),
+                                  unit_disagreement=1.0 - np.max(w - np.eye(3)))  # fmt: skip
     assert former.intervals["atanh_jackknife_midp_blaker"][0] < lo - 1e-3
 
 
@@ -130,13 +127,9 @@ def test_weighted_coverage_at_high_agreement_on_ten_tasks(weights):
     truth = float(ac.coefficient(parts, table))
     cover = {}
     for label, squared in (("iid", ac.table_squared(w)), ("floor1", None)):
-        res = ac.cluster_intervals(
-            cs,
-            parts,
-            methods=("atanh_jackknife_midp_blaker",),
-            unit_disagreement=1.0 - np.max(w - np.eye(3)),
-            squared=squared,
-        )
+        res = ac.cluster_intervals(cs, parts, methods=("atanh_jackknife_midp_blaker",),
+                                   unit_disagreement=1.0 - np.max(w - np.eye(3)),
+                                   squared=squared)  # fmt: skip
         lo, hi = res.intervals["atanh_jackknife_midp_blaker"]
         cover[label] = float(np.mean((lo <= truth) & (truth <= hi)))
     assert 0.92 <= cover["iid"] <= 0.975, cover  # MC SE ~0.011

@@ -163,14 +163,8 @@ def test_total_ratio_bootstrap_matches_scipy_paired_bootstrap_of_task_totals(met
     def log_ratio(a, b, axis=-1):
         return np.log(a.sum(axis=axis)) - np.log(b.sum(axis=axis))
 
-    ref = stats.bootstrap(
-        (xw, xo),
-        log_ratio,
-        paired=True,
-        n_resamples=20_000,
-        method=method.replace("bca", "BCa"),
-        rng=4,
-    )
+    ref = stats.bootstrap((xw, xo), log_ratio, paired=True, n_resamples=20_000,
+                          method=method.replace("bca", "BCa"), rng=4)  # fmt: skip
     se = ref.standard_error
     assert res.ci_low[0] == pytest.approx(ref.confidence_interval.low, abs=0.15 * se)
     assert res.ci_high[0] == pytest.approx(ref.confidence_interval.high, abs=0.15 * se)

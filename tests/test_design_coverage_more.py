@@ -9,12 +9,7 @@ import pandas as pd
 import pytest
 from test_design_cost_ends import total_ratio_ends
 
-from evalstats.stats import (
-    clustered_agreement,
-    cost_ratios,
-    design_coverage,
-    judge_agreement,
-)
+from evalstats.stats import clustered_agreement, cost_ratios, design_coverage, judge_agreement
 from evalstats.stats.cost import GPQ_HULL_METHOD, GPQ_METHOD
 from evalstats.stats.design import kappa_ends
 

@@ -24,12 +24,7 @@ from matplotlib.text import Text
 
 from evalstats import plots
 from evalstats.frames import load_frame, select_rubric
-from evalstats.stats import (
-    contingency_table,
-    dimension_means,
-    power_curve,
-    win_rates,
-)
+from evalstats.stats import Design, contingency_table, dimension_means, power_curve, win_rates
 
 # Integration (slow: make test runs it, make check does not): draws every figure at two widths and measures its texts.
 pytestmark = pytest.mark.slow
@@ -64,7 +59,7 @@ def figures(frame):
     )
     a, b = wide.columns[:2]
     table = contingency_table(wide[a], wide[b], categories=["loss", "tie", "win"])
-    curve = power_curve([0.1, 0.2, 0.3], [5, 10, 20, 40, 80], n_replicates=6, icc=0.3, p_tie=0.35)
+    curve = power_curve([0.1, 0.2, 0.3], [5, 10, 20, 40, 80], Design(6, 0.3, 0.35))
     dims = dimension_means(blind)
     return {
         "headline": lambda w, **kw: plots.plot_headline(

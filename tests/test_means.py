@@ -141,13 +141,8 @@ def test_bootstrap_matches_scipy_with_one_row_per_cluster(method):
     y = rng.exponential(1.0, 30)
     df = pd.DataFrame({"task_id": np.arange(y.size), "y": y})
     res = cluster_mean(df, "y", method=method, n_resamples=2000, rng=11).iloc[0]
-    ref = sps.bootstrap(
-        (y,),
-        np.mean,
-        n_resamples=2000,
-        method={"bca": "BCa"}.get(method, method),
-        rng=np.random.default_rng(11),
-    )
+    ref = sps.bootstrap((y,), np.mean, n_resamples=2000, method={"bca": "BCa"}.get(method, method),
+                        rng=np.random.default_rng(11))  # fmt: skip
     assert res["ci_low"] == pytest.approx(ref.confidence_interval.low, rel=1e-10)
     assert res["ci_high"] == pytest.approx(ref.confidence_interval.high, rel=1e-10)
     assert res["method"] == method

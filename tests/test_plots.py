@@ -431,7 +431,7 @@ def test_arm_name_whitespace_collapses_to_one_line():
 
 def test_power_curve_lines_and_reference():
     power = pytest.importorskip("evalstats.stats.power")
-    curve = power.power_curve([0.1, 0.2, 0.3], [10, 20, 40, 80], n_replicates=3, icc=0.3, p_tie=0.3)
+    curve = power.power_curve([0.1, 0.2, 0.3], [10, 20, 40, 80], power.Design(3, 0.3, 0.3))
     fig = plots.plot_power_curve(curve, mark_n_tasks=15)
     ax = fig.axes[0]
     assert labelled(ax) and "number of tasks" in ax.get_xlabel() and "power" in ax.get_ylabel()
@@ -516,12 +516,8 @@ def test_save_figure_writes_png_and_svg(tmp_path):
     assert "share of judged pairs" in svg  # text kept as text
     assert oct(paths[0].stat().st_mode & 0o777) == "0o644"
     # Deterministic bytes: the same figure, built again, gives the same files.
-    again = plots.save_figure(
-        plots.plot_headline(rates_frame()),
-        tmp_path / "again" / "headline",
-        dpi=250,
-        formats=("png", "svg"),
-    )
+    again = plots.save_figure(plots.plot_headline(rates_frame()), tmp_path / "again" / "headline",
+                              dpi=250, formats=("png", "svg"))  # fmt: skip
     assert again[1].read_bytes() == paths[1].read_bytes()
     assert again[0].read_bytes() == png
 

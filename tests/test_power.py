@@ -11,6 +11,7 @@ from statsmodels.stats.power import TTestPower
 
 from evalstats.stats.models import draw_outcomes
 from evalstats.stats.power import (
+    Design,
     PowerResult,
     _bvn_excess,  # private: the bivariate-normal integral, against scipy
     mde_curve,
@@ -88,16 +89,7 @@ def test_power_matches_statsmodels_ttestpower(alternative):
         m = int(rng.integers(1, 6))
         icc = rng.uniform(0, 0.6)
         alpha = rng.choice([0.01, 0.05, 0.1])
-        r = power_net_win(
-            d,
-            c,
-            n_replicates=m,
-            icc=icc,
-            p_tie=p_tie,
-            alpha=alpha,
-            alternative=alternative,
-            icc_scale="outcome",
-        )
+        r = power_net_win(d, c, Design(m, icc, p_tie, alpha, alternative, "outcome"))
         ref = TTestPower().power(_std_effect(d, m, icc, p_tie), c, alpha, alternative=alternative)
         if np.isnan(ref):  # statsmodels' nct.cdf lower tail can be NaN far out; skip those
             continue
@@ -107,14 +99,14 @@ def test_power_matches_statsmodels_ttestpower(alternative):
 
 
 def test_power_is_finite_where_scipy_nct_cdf_is_nan():
-    r = power_net_win(0.7, 20, n_replicates=3, icc=0.3, p_tie=0.3)
+    r = power_net_win(0.7, 20, Design(3, 0.3, 0.3))
     assert np.isfinite(r.power) and r.power > 0.999
 
 
 def test_power_is_finite_where_statsmodels_ttestpower_is_nan():
     # Why _power_core calls scipy.stats.nct rather than TTestPower: TTestPower is NaN at
     # this design (both tails); when statsmodels fixes that, this test says to use it.
-    r = power_net_win(0.54, 1000, n_replicates=3, icc=0.3, p_tie=0.3)
+    r = power_net_win(0.54, 1000, Design(3, 0.3, 0.3))
     effect = r.noncentrality / np.sqrt(r.n_tasks)
     for alternative in ("two-sided", "larger"):
         assert np.isnan(TTestPower().power(effect, r.n_tasks, 0.05, alternative=alternative))
@@ -129,7 +121,7 @@ def test_tasks_needed_matches_statsmodels_solve_power():
         m = int(rng.integers(1, 6))
         icc = rng.uniform(0, 0.6)
         target = rng.uniform(0.6, 0.95)
-        r = tasks_needed(d, n_replicates=m, icc=icc, p_tie=p_tie, power=target, icc_scale="outcome")
+        r = tasks_needed(d, Design(m, icc, p_tie, icc_scale="outcome"), power=target)
         nobs = TTestPower().solve_power(
             _std_effect(d, m, icc, p_tie), nobs=None, alpha=0.05, power=target
         )
@@ -145,9 +137,7 @@ def test_min_detectable_net_win_matches_statsmodels_solve_power():
         m = int(rng.integers(1, 6))
         icc = rng.uniform(0, 0.6)
         target = rng.uniform(0.6, 0.95)
-        r = min_detectable_net_win(
-            c, n_replicates=m, icc=icc, p_tie=p_tie, power=target, icc_scale="outcome"
-        )
+        r = min_detectable_net_win(c, Design(m, icc, p_tie, icc_scale="outcome"), power=target)
         es = TTestPower().solve_power(None, nobs=c, alpha=0.05, power=target)
         de = 1 + (m - 1) * icc
         # es^2 = d^2 m / ((1 - p_tie - d^2) de)  =>  d^2 = es^2 de (1 - p_tie) / (m + es^2 de)
@@ -161,9 +151,9 @@ def test_min_detectable_net_win_matches_statsmodels_solve_power():
 
 
 def test_latent_scale_equals_outcome_scale_after_conversion():
-    r_lat = power_net_win(0.25, 40, n_replicates=4, icc=0.4, p_tie=0.2)
+    r_lat = power_net_win(0.25, 40, Design(4, 0.4, 0.2))
     icc_y = outcome_icc(0.4, p_win=r_lat.p_win, p_tie=0.2, p_loss=r_lat.p_loss)
-    r_out = power_net_win(0.25, 40, n_replicates=4, icc=icc_y, p_tie=0.2, icc_scale="outcome")
+    r_out = power_net_win(0.25, 40, Design(4, icc_y, 0.2, icc_scale="outcome"))
     assert r_lat.icc_outcome == pytest.approx(icc_y)
     assert r_lat.power == pytest.approx(r_out.power, rel=1e-12)
     # the outcome ICC is below the latent one, so ignoring the conversion overstates the DE
@@ -171,8 +161,8 @@ def test_latent_scale_equals_outcome_scale_after_conversion():
 
 
 def test_tasks_needed_is_the_smallest_sufficient_design():
-    r = tasks_needed(0.15, n_replicates=2, icc=0.5, p_tie=0.4, power=0.9)
-    below = power_net_win(0.15, r.n_tasks - 1, n_replicates=2, icc=0.5, p_tie=0.4)
+    r = tasks_needed(0.15, Design(2, 0.5, 0.4), power=0.9)
+    below = power_net_win(0.15, r.n_tasks - 1, Design(2, 0.5, 0.4))
     assert below.power < 0.9 <= r.power
 
 
@@ -193,7 +183,7 @@ def test_simulated_variance_of_net_win_matches_the_design_effect():
     # Exact moment check: the SE of the net win predicted for the alternative (including the
     # latent-to-outcome ICC conversion) equals the spread of simulated net wins.
     c, m, icc, p_tie, n_evals = 30, 6, 0.5, 0.2, 10_000
-    r = min_detectable_net_win(c, n_replicates=m, icc=icc, p_tie=p_tie)
+    r = min_detectable_net_win(c, Design(m, icc, p_tie))
     sims = draw_outcomes(
         c, m, p_win=r.p_win, p_tie=p_tie, p_loss=r.p_loss, icc=icc, n_evals=n_evals, rng=13
     )
@@ -210,7 +200,7 @@ def test_simulated_variance_of_net_win_matches_the_design_effect():
 
 def test_predicted_mde_has_nominal_power_and_null_has_nominal_size_in_simulation():
     c, m, icc, p_tie, n_evals = 40, 3, 0.3, 0.3, 4000
-    r = min_detectable_net_win(c, n_replicates=m, icc=icc, p_tie=p_tie, power=0.8)
+    r = min_detectable_net_win(c, Design(m, icc, p_tie), power=0.8)
     sims = draw_outcomes(
         c, m, p_win=r.p_win, p_tie=p_tie, p_loss=r.p_loss, icc=icc, n_evals=n_evals, rng=11
     )
@@ -232,35 +222,31 @@ def test_predicted_mde_has_nominal_power_and_null_has_nominal_size_in_simulation
 
 
 def test_curves_agree_with_scalar_functions():
-    df = power_curve([0.1, 0.2], [25, 80], n_replicates=[1, 3], icc=0.3, p_tie=0.25)
+    df = power_curve([0.1, 0.2], [25, 80], Design([1, 3], 0.3, 0.25))
     assert len(df) == 8
     for row in df.itertuples():
-        r = power_net_win(
-            row.net_win, row.n_tasks, n_replicates=row.n_replicates, icc=0.3, p_tie=0.25
-        )
+        r = power_net_win(row.net_win, row.n_tasks, Design(row.n_replicates, 0.3, 0.25))
         assert row.power == pytest.approx(r.power, rel=1e-12)
-    mde = mde_curve([15, 60], n_replicates=[2, 5], icc=[0.1, 0.5], p_tie=0.3, power=0.9)
+    mde = mde_curve([15, 60], Design([2, 5], [0.1, 0.5], 0.3), power=0.9)
     for row in mde.itertuples():
-        r = min_detectable_net_win(
-            row.n_tasks, n_replicates=row.n_replicates, icc=row.icc, p_tie=0.3, power=0.9
-        )
+        r = min_detectable_net_win(row.n_tasks, Design(row.n_replicates, row.icc, 0.3), power=0.9)
         assert row.net_win == pytest.approx(r.net_win, rel=1e-9)
 
 
 def test_mde_curve_is_nan_when_unreachable():
-    df = mde_curve([2], n_replicates=1, icc=0.5, p_tie=0.9, power=0.99)
+    df = mde_curve([2], Design(1, 0.5, 0.9), power=0.99)
     assert np.isnan(df["net_win"].iloc[0])
     with pytest.raises(ValueError, match="reaches power"):
-        min_detectable_net_win(2, n_replicates=1, icc=0.5, p_tie=0.9, power=0.99)
+        min_detectable_net_win(2, Design(1, 0.5, 0.9), power=0.99)
 
 
 def test_the_three_solvers_agree_and_the_result_frame():
-    kw = dict(n_replicates=3, icc=0.3, p_tie=0.3)
-    n = tasks_needed(0.2, power=0.8, **kw)
+    design = Design(n_replicates=3, icc=0.3, p_tie=0.3)
+    n = tasks_needed(0.2, design, power=0.8)
     assert isinstance(n, PowerResult) and n.solved_for == "n_tasks"
-    d = min_detectable_net_win(n.n_tasks, power=0.8, **kw)
+    d = min_detectable_net_win(n.n_tasks, design, power=0.8)
     assert d.solved_for == "net_win" and d.net_win <= 0.2
-    p = power_net_win(0.2, n.n_tasks, **kw)
+    p = power_net_win(0.2, n.n_tasks, design)
     assert p.power == pytest.approx(n.power)
     frame = p.to_frame()
     assert isinstance(frame, pd.DataFrame) and frame.shape[0] == 1
@@ -270,24 +256,27 @@ def test_the_three_solvers_agree_and_the_result_frame():
 
 
 @pytest.mark.parametrize(
-    "kwargs",
+    "case",
     [
-        dict(net_win=0.2, n_tasks=1),
-        dict(net_win=0.9, n_tasks=10, p_tie=0.3),
-        dict(net_win=0.2, n_tasks=10, icc=1.0),
-        dict(net_win=0.2, n_tasks=10, alpha=0.0),
-        dict(net_win=0.2, n_tasks=10, n_replicates=0),
-        dict(net_win=0.2, n_tasks=10, icc_scale="probit"),
+        (0.2, 1, {}),
+        (0.9, 10, dict(p_tie=0.3)),
+        (0.2, 10, dict(icc=1.0)),
+        (0.2, 10, dict(alpha=0.0)),
+        (0.2, 10, dict(n_replicates=0)),
+        (0.2, 10, dict(icc_scale="probit")),
     ],
 )
-def test_invalid_inputs_raise(kwargs):
+def test_invalid_inputs_raise(case):
+    net_win, n_tasks, design = case
     with pytest.raises(ValueError):
-        power_net_win(**kwargs)
+        power_net_win(net_win, n_tasks, Design(**design))
+    with pytest.raises(TypeError, match="must be a Design"):
+        power_net_win(0.2, 10, design)
 
 
 def test_tasks_needed_rejects_zero_effect():
     with pytest.raises(ValueError, match="non-zero"):
-        tasks_needed(0.0, p_tie=0.3)
+        tasks_needed(0.0, Design(p_tie=0.3))
 
 
 def test_simulated_power_matches_scipy_t_tests_on_the_same_draws():
@@ -296,10 +285,10 @@ def test_simulated_power_matches_scipy_t_tests_on_the_same_draws():
     from evalstats.stats.models import draw_outcomes
     from evalstats.stats.power import simulated_power
 
-    kw = dict(n_replicates=4, icc=0.3, p_tie=0.3)
-    res = simulated_power(0.25, 12, **kw, n_resamples=300, rng=11, method="cluster_t")
+    design = Design(n_replicates=4, icc=0.3, p_tie=0.3)
+    res = simulated_power(0.25, 12, design, n_resamples=300, rng=11, method="cluster_t")
     # Balanced tasks: CR2 = CR1 and the Bell-McCaffrey df = C - 1, so cr2_t is this t test too.
-    cr2 = simulated_power(0.25, 12, **kw, n_resamples=300, rng=11, method="cr2_t")
+    cr2 = simulated_power(0.25, 12, design, n_resamples=300, rng=11, method="cr2_t")
     p_win, p_loss = (1 - 0.3 + 0.25) / 2, (1 - 0.3 - 0.25) / 2
     codes = draw_outcomes(
         12, 4, p_win=p_win, p_tie=0.3, p_loss=p_loss, icc=0.3, n_evals=300, rng=11
@@ -313,33 +302,33 @@ def test_simulated_power_matches_scipy_t_tests_on_the_same_draws():
 def test_simulated_mde_and_tasks_needed_search_the_simulated_power():
     from evalstats.stats.power import simulated_mde, simulated_power, simulated_tasks_needed
 
-    kw = dict(n_replicates=3, icc=0.3, p_tie=0.3)
-    mde = simulated_mde(10, **kw, n_resamples=2000, rng=4).iloc[0]
+    design = Design(n_replicates=3, icc=0.3, p_tie=0.3)
+    mde = simulated_mde(10, design, n_resamples=2000, rng=4).iloc[0]
     # The search's answer reaches the target on its own draws and a fresh draw agrees.
     assert mde["power_simulated"] >= 0.8
-    again = simulated_power(mde["net_win"], 10, **kw, n_resamples=4000, rng=99)["power"].item()
+    again = simulated_power(mde["net_win"], 10, design, n_resamples=4000, rng=99)["power"].item()
     assert abs(again - 0.8) < 0.035
     # The analytic MDE is optimistic with 10 tasks: simulated power there is below 0.8.
     assert mde["power_simulated_at_analytic"] < 0.79 and mde["net_win"] > mde["net_win_analytic"]
-    need = simulated_tasks_needed(0.4, **kw, n_resamples=2000, rng=5).iloc[0]
+    need = simulated_tasks_needed(0.4, design, n_resamples=2000, rng=5).iloc[0]
     c = int(need["n_tasks"])
     assert need["power_simulated"] >= 0.8 and c >= need["n_tasks_analytic"]
-    below = simulated_power(0.4, c - 1, **kw, n_resamples=2000, rng=5)["power"].item()
+    below = simulated_power(0.4, c - 1, design, n_resamples=2000, rng=5)["power"].item()
     assert below < 0.8 + 0.03
     with pytest.raises(ValueError, match="method"):
         simulated_mde(10, method="bca")
+    with pytest.raises(ValueError, match="latent ICC"):
+        simulated_mde(10, Design(icc_scale="outcome"))
 
 
 def test_simulated_power_type_one_error_and_analytic_agreement():
     from evalstats.stats.power import min_detectable_net_win, simulated_power
 
-    null = simulated_power(0.0, 15, n_replicates=6, icc=0.3, p_tie=0.35, n_resamples=6000, rng=2)
+    null = simulated_power(0.0, 15, Design(6, 0.3, 0.35), n_resamples=6000, rng=2)
     assert abs(null["power"].item() - 0.05) < 4 * null["mc_se"].item() + 0.005
     # With many tasks the normal approximation holds: simulated ~= analytic 0.8.
-    mde = min_detectable_net_win(120, n_replicates=3, icc=0.3, p_tie=0.3)
-    sim = simulated_power(
-        mde.net_win, 120, n_replicates=3, icc=0.3, p_tie=0.3, n_resamples=6000, rng=3
-    )
+    mde = min_detectable_net_win(120, Design(3, 0.3, 0.3))
+    sim = simulated_power(mde.net_win, 120, Design(3, 0.3, 0.3), n_resamples=6000, rng=3)
     assert abs(sim["power"].item() - 0.8) < 4 * sim["mc_se"].item() + 0.01
 
 

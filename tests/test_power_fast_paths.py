@@ -15,6 +15,7 @@ import pytest
 
 from evalstats.stats.models import latent_thresholds
 from evalstats.stats.power import (  # private: the simulation's pieces, against rate_arrays
+    Design,
     _latent_draw,
     _simulated_rejections,
     simulated_power,
@@ -38,15 +39,9 @@ def _rejections_by_p(latent, scale, net_win, p_tie, alpha, alternative, method, 
     level = alpha if alternative == "two-sided" else 2.0 * alpha
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = rate_arrays(
-            wins.ravel(),
-            ties.ravel(),
-            losses.ravel(),
-            np.repeat(np.arange(n_sims), n_tasks),
-            n_sims,
-            method=method,
-            confidence=1.0 - level,
-        )
+        r = rate_arrays(wins.ravel(), ties.ravel(), losses.ravel(),
+                        np.repeat(np.arange(n_sims), n_tasks), n_sims, method=method,
+                        confidence=1.0 - level)  # fmt: skip
     reject = r["net_win_p"] < level
     if alternative == "larger":
         reject &= r["est"][:, 3] > 0
@@ -74,7 +69,7 @@ def test_interval_rejections_are_the_p_value_rejections(method, n_tasks, n_repli
 
 
 def test_simulated_power_rejects_at_the_nominal_level_under_the_null():
-    r = simulated_power(0.0, 15, n_replicates=6, icc=0.3, p_tie=0.3, n_resamples=4000, rng=1)
+    r = simulated_power(0.0, 15, Design(6, 0.3, 0.3), n_resamples=4000, rng=1)
     assert abs(r["power"].item() - 0.05) < 4 * r["mc_se"].item() + 0.01
 
 
@@ -82,24 +77,11 @@ def test_tasks_needed_curve_is_tasks_needed_per_design():
     effects, iccs = [0.1, 0.2, 0.3], [0.0, 0.1, 0.3, 0.5]
     for alternative in ("two-sided", "larger"):
         for scale in ("latent", "outcome"):
-            grid = tasks_needed_curve(
-                effects,
-                n_replicates=[1, 3],
-                icc=iccs,
-                p_tie=0.3,
-                power=0.8,
-                alternative=alternative,
-                icc_scale=scale,
-            )
+            design = Design([1, 3], iccs, 0.3, alternative=alternative, icc_scale=scale)
+            grid = tasks_needed_curve(effects, design, power=0.8)
             expected = [
                 tasks_needed(
-                    d,
-                    n_replicates=m,
-                    icc=i,
-                    p_tie=0.3,
-                    power=0.8,
-                    alternative=alternative,
-                    icc_scale=scale,
+                    d, Design(m, i, 0.3, alternative=alternative, icc_scale=scale), power=0.8
                 ).n_tasks
                 for d in effects
                 for m in (1, 3)
@@ -113,7 +95,7 @@ def test_tasks_needed_curve_refuses_what_tasks_needed_refuses():
     with pytest.raises(ValueError, match="non-zero"):
         tasks_needed_curve([0.0, 0.1])
     with pytest.raises(ValueError, match="1 - p_tie"):
-        tasks_needed_curve([0.8], p_tie=0.3)
+        tasks_needed_curve([0.8], Design(p_tie=0.3))
     with pytest.raises(ValueError, match="power"):
         tasks_needed_curve([0.1], power=0.01)
 

@@ -486,7 +486,7 @@ def test_ordinal_check_sits_beside_the_design_rates(method_results, plain_result
 
 
 def test_simulated_mde_and_tasks_needed_hold_under_a_fresh_simulation(method_results):
-    from evalstats.stats.power import min_detectable_net_win, simulated_power, tasks_needed
+    from evalstats.stats.power import Design, min_detectable_net_win, simulated_power, tasks_needed
 
     design = method_results.tables["design"].set_index("rubric")
     mde = method_results.tables["mde_simulated"]
@@ -495,10 +495,7 @@ def test_simulated_mde_and_tasks_needed_hold_under_a_fresh_simulation(method_res
     # Simulated where the analytic design is at most 100 tasks (the page says so).
     assert (needed["n_tasks_analytic"] <= 100).all()
     assert len(needed) == sum(
-        tasks_needed(
-            t, n_replicates=int(d["n_replicates"]), icc=0.3, p_tie=float(d["p_tie"])
-        ).n_tasks
-        <= 100
+        tasks_needed(t, Design(int(d["n_replicates"]), 0.3, float(d["p_tie"]))).n_tasks <= 100
         for _, d in design.iterrows()
         for t in (0.1, 0.2, 0.3)
     )
@@ -508,18 +505,20 @@ def test_simulated_mde_and_tasks_needed_hold_under_a_fresh_simulation(method_res
     checks = []
     for row in mde.to_dict("records"):
         d = design.loc[row["rubric"]]
-        kw = {"n_replicates": int(d["n_replicates"]), "icc": 0.3, "p_tie": float(d["p_tie"])}
+        design_d = Design(int(d["n_replicates"]), 0.3, float(d["p_tie"]))
         assert row["n_tasks"] == d["n_tasks"]
-        analytic = min_detectable_net_win(int(d["n_tasks"]), **kw).net_win
+        analytic = min_detectable_net_win(int(d["n_tasks"]), design_d).net_win
         assert row["net_win_analytic"] == pytest.approx(analytic, rel=1e-9)
-        checks.append((row["net_win"], int(d["n_tasks"]), kw, row["mc_se"]))
+        checks.append((row["net_win"], int(d["n_tasks"]), design_d, row["mc_se"]))
     for row in needed.to_dict("records"):
         d = design.loc[row["rubric"]]
-        kw = {"n_replicates": int(d["n_replicates"]), "icc": 0.3, "p_tie": float(d["p_tie"])}
-        assert row["n_tasks_analytic"] == tasks_needed(row["net_win"], **kw).n_tasks
-        checks.append((row["net_win"], int(row["n_tasks"]), kw, row["mc_se"]))
-    for effect, n_tasks, kw, mc_se in checks:
+        design_d = Design(int(d["n_replicates"]), 0.3, float(d["p_tie"]))
+        assert row["n_tasks_analytic"] == tasks_needed(row["net_win"], design_d).n_tasks
+        checks.append((row["net_win"], int(row["n_tasks"]), design_d, row["mc_se"]))
+    for effect, n_tasks, design_d, mc_se in checks:
         # An independent draw (another seed, 10x the simulations) at the simulated design:
         # its power is the 80 % target, within the Monte-Carlo error of both studies.
-        fresh = simulated_power(effect, n_tasks, n_resamples=4000, rng=12345, **kw)["power"].item()
+        fresh = simulated_power(effect, n_tasks, design_d, n_resamples=4000, rng=12345)[
+            "power"
+        ].item()
         assert abs(fresh - 0.8) < 4 * np.hypot(mc_se, 0.0063), (effect, n_tasks, fresh)

@@ -162,7 +162,7 @@ BUILDERS = {
         "method",
     ),
     "PowerResult": (
-        lambda: evalstats.stats.power.tasks_needed(0.2, n_replicates=3, icc=0.3, p_tie=0.3),
+        lambda: evalstats.stats.power.tasks_needed(0.2, evalstats.stats.Design(3, 0.3, 0.3)),
         "n_tasks",
         "alternative",
     ),
@@ -195,8 +195,8 @@ def test_every_result_class_displays_itself():
     classes = _result_classes()
     # IntervalColumns names where a statistic lives in a table, Encoded holds a pairwise
     # frame as integer arrays for the fits, TokenChoice is cost_ratios' private choice of
-    # token counts: none is a result.
-    internal = ("IntervalColumns", "Encoded", "TokenChoice")
+    # token counts, Design the power functions' options: none is a result.
+    internal = ("IntervalColumns", "Encoded", "TokenChoice", "Design")
     results = {k: v for k, v in classes.items() if k not in internal}
     assert set(results) == set(BUILDERS), "a result class without a display test (or gone)"
     missing = [k for k, v in results.items() if not issubclass(v, ResultDisplay)]

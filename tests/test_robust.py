@@ -31,11 +31,7 @@ from evalstats.stats.rates import (
     wilson_test_p,
 )
 from evalstats.stats.rates import win_rates as _long_win_rates
-from evalstats.stats.resample import (
-    wild_cluster_interval,
-    wild_cluster_p,
-    wild_weights,
-)
+from evalstats.stats.resample import wild_cluster_interval, wild_cluster_p, wild_weights
 
 
 def win_rates(*args, **kwargs):
@@ -257,15 +253,8 @@ def test_p_value_and_interval_agree_in_every_simulated_evaluation(method: str) -
         losses = size - wins - ties
         gid = np.repeat(np.arange(n_evals), c)
         for conf in (0.9, 0.95, 0.99):
-            r = rate_arrays(
-                wins.ravel(),
-                ties.ravel(),
-                losses.ravel(),
-                gid,
-                n_evals,
-                method=method,
-                confidence=conf,
-            )
+            r = rate_arrays(wins.ravel(), ties.ravel(), losses.ravel(), gid, n_evals,
+                            method=method, confidence=conf)  # fmt: skip
             excludes = (r["low"][:, 3] > 0) | (r["high"][:, 3] < 0)
             rejects = r["net_win_p"] < 1 - conf
             ok = np.isfinite(r["net_win_p"])

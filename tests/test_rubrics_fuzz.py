@@ -46,8 +46,7 @@ prose = st.text(
 )
 safe_text = st.text(
     alphabet=st.characters(
-        blacklist_characters="{}\"'\\\u201c\u201d\u2018\u2019",
-        blacklist_categories=("Cs", "Cc"),
+        blacklist_characters="{}\"'\\\u201c\u201d\u2018\u2019", blacklist_categories=("Cs", "Cc")
     ),
     max_size=60,
 )

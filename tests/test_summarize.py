@@ -124,16 +124,7 @@ def test_agreement_view(frame):
     view = summarize(agr)
     cols = list(view.columns)
     # the pair of arms is a key of every agreement (K = 2: with, without)
-    assert cols[:8] == [
-        "rubric",
-        "arm_a",
-        "arm_b",
-        "judge_a",
-        "judge_b",
-        "n",
-        "n_pairs",
-        "n_tasks",
-    ]
+    assert cols[:8] == ["rubric", "arm_a", "arm_b", "judge_a", "judge_b", "n", "n_pairs", "n_tasks"]
     assert {"observed_agreement (%)", "kappa", "kappa_linear", "ac1", "pabak"} <= set(cols)
     assert "confusion" not in cols and "trigger" not in cols
     assert_cells(view, agr, "kappa", scale=1, decimals=2)

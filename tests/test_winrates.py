@@ -564,16 +564,8 @@ def test_n_pairs_of_the_sample_names_pairs_in_the_headline_figure() -> None:
 
 
 def test_coverage_study_is_tidy_and_reproducible() -> None:
-    kw = dict(
-        n_tasks=10,
-        n_replicates=3,
-        p_win=0.4,
-        p_tie=0.3,
-        p_loss=0.3,
-        icc=0.3,
-        n_evals=100,
-        n_resamples=100,
-    )
+    kw = dict(n_tasks=10, n_replicates=3, p_win=0.4, p_tie=0.3, p_loss=0.3, icc=0.3, n_evals=100,
+              n_resamples=100)  # fmt: skip
     a = coverage.coverage_study(**kw, rng=5)
     b = coverage.coverage_study(**kw, rng=5)
     pd.testing.assert_frame_equal(a, b)
@@ -585,17 +577,8 @@ def test_coverage_study_is_tidy_and_reproducible() -> None:
 def test_fast_coverage_study() -> None:
     # Fast version of benchmarks/coverage.py: 600 evaluations, 15 tasks x 6
     # replicates, ICC 0.3. Monte Carlo SE of a coverage near 0.95 is ~0.009.
-    cov = coverage.coverage_study(
-        n_tasks=15,
-        n_replicates=6,
-        p_win=0.45,
-        p_tie=0.25,
-        p_loss=0.30,
-        icc=0.3,
-        n_evals=600,
-        n_resamples=400,
-        rng=2024,
-    )
+    cov = coverage.coverage_study(n_tasks=15, n_replicates=6, p_win=0.45, p_tie=0.25, p_loss=0.30,
+                                  icc=0.3, n_evals=600, n_resamples=400, rng=2024)  # fmt: skip
     table = cov.pivot(index="method", columns="statistic", values="coverage")
     default = table.loc[DEFAULT_METHOD]
     assert ((default >= 0.92) & (default <= 0.98)).all(), table

@@ -76,15 +76,10 @@ EDGE = "#333333"
 WIDTHS: dict[str, float] = {"column": 3.5, "page": 7.0}
 
 # Sizes relative to the caller's rcParams["font.size"], where the caller left the default.
-_RELATIVE_SIZES: dict[str, str] = {
-    "axes.titlesize": "medium",
-    "axes.labelsize": "small",
-    "xtick.labelsize": "small",
-    "ytick.labelsize": "small",
-    "legend.fontsize": "small",
-    "legend.title_fontsize": "small",
-    "figure.titlesize": "medium",
-}
+_RELATIVE_SIZES: dict[str, str] = {"axes.titlesize": "medium", "axes.labelsize": "small",
+                                   "xtick.labelsize": "small", "ytick.labelsize": "small",
+                                   "legend.fontsize": "small", "legend.title_fontsize": "small",
+                                   "figure.titlesize": "medium"}  # fmt: skip
 # Below this, print is hard to read; the layouts abbreviate and wrap instead of shrinking.
 MIN_FONT_PT = 6.0
 
@@ -347,16 +342,9 @@ def legend_below(
     fig = ax.get_figure(root=False)
     below = ax.transAxes + ScaledTranslation(0, -drop_pt / 72.0, fig.dpi_scale_trans)
     handles, own = ax.get_legend_handles_labels()
-    ax.legend(
-        handles,
-        own if labels is None else list(labels),
-        loc="upper center",
-        bbox_to_anchor=(0.5, 0.0),
-        bbox_transform=below,
-        ncols=ncol,
-        frameon=False,
-        title=title,
-    )
+    ax.legend(handles, own if labels is None else list(labels), loc="upper center",
+              bbox_to_anchor=(0.5, 0.0), bbox_transform=below, ncols=ncol, frameon=False,
+              title=title)  # fmt: skip
 
 
 # How long a vertical tick label's line may be: a third of a column figure's height.
@@ -473,11 +461,7 @@ def layout_figure(fig: Figure) -> Any:
 
 
 def render_figure(
-    fig: Figure,
-    *,
-    dpi: int = 300,
-    formats: Sequence[str] = ("png", "svg"),
-    bbox: Any = None,
+    fig: Figure, *, dpi: int = 300, formats: Sequence[str] = ("png", "svg"), bbox: Any = None
 ) -> dict[str, bytes]:
     """The bytes of ``fig`` in each format, laid out once, reproducible byte for byte.
 
@@ -502,14 +486,8 @@ def render_figure(
                 fig.set_layout_engine(None)
             for fmt in formats:
                 buf = io.BytesIO()
-                fig.savefig(
-                    buf,
-                    format=fmt,
-                    dpi=int(dpi),
-                    bbox_inches=bbox,
-                    facecolor="white",
-                    metadata=_METADATA[fmt],
-                )
+                fig.savefig(buf, format=fmt, dpi=int(dpi), bbox_inches=bbox, facecolor="white",
+                            metadata=_METADATA[fmt])  # fmt: skip
                 out[fmt] = buf.getvalue()
     finally:
         if isinstance(frozen, PlaceHolderLayoutEngine):

@@ -92,16 +92,9 @@ def plot_confusion(
         for j in range(k):
             pct = "–" if np.isnan(share[i, j]) else f"{100 * share[i, j]:.0f} %"
             dark = np.isfinite(share[i, j]) and share[i, j] > 0.55
-            a.text(
-                j,
-                i,
-                f"{int(t[i, j])}\n{pct}",
-                ha="center",
-                va="center",
-                fontsize=cell_pt,
-                color="white" if dark else "black",
-                fontweight="bold" if i == j else "normal",
-            )
+            a.text(j, i, f"{int(t[i, j])}\n{pct}", ha="center", va="center", fontsize=cell_pt,
+                   color="white" if dark else "black",
+                   fontweight="bold" if i == j else "normal")  # fmt: skip
     a.set_xticks(np.arange(k), labels)
     a.set_yticks(np.arange(k), labels)
     label_pt = size_pt("axes.labelsize")

@@ -103,15 +103,8 @@ def plot_cost_ratios(
         lo_r, hi_r = float(r.min()), float(r.max())
         lo_b, hi_b = min(lo_r, 1.0) / 1.15, max(hi_r, 1.0) * 1.15
         bins = np.geomspace(lo_b, hi_b, int(np.clip(np.sqrt(len(r)) * 2, 8, 40)) + 1)
-        a.hist(
-            r,
-            bins=bins,
-            color=color,
-            edgecolor=EDGE,
-            linewidth=0.5,
-            alpha=0.85,
-            label=f"pairs (n = {len(r)})",
-        )
+        a.hist(r, bins=bins, color=color, edgecolor=EDGE, linewidth=0.5, alpha=0.85,
+               label=f"pairs (n = {len(r)})")  # fmt: skip
         a.plot(r, np.zeros_like(r), "|", color="black", markersize=8, alpha=0.6, clip_on=False)
         gm = float(np.exp(np.mean(np.log(r))))
         a.axvline(1.0, color="black", linestyle="--", linewidth=1.0, label="1× (equal cost)")
@@ -121,14 +114,8 @@ def plot_cost_ratios(
         if band is not None:
             c_lo, c_hi = (float(v) for v in band)
             if np.isfinite(c_lo) and np.isfinite(c_hi):
-                a.axvspan(
-                    c_lo,
-                    c_hi,
-                    color=OKABE_ITO["vermillion"],
-                    alpha=0.15,
-                    linewidth=0,
-                    label=f"CI [{c_lo:.2f}×, {c_hi:.2f}×]",
-                )
+                a.axvspan(c_lo, c_hi, color=OKABE_ITO["vermillion"], alpha=0.15, linewidth=0,
+                          label=f"CI [{c_lo:.2f}×, {c_hi:.2f}×]")  # fmt: skip
         a.set_xscale("log")
         a.set_xlim(lo_b, hi_b)
         # Fewer ticks per decade on a narrow panel: "0.5×" needs about 0.4 in.

@@ -159,19 +159,9 @@ def plot_dimension_scores(
 
     for k, (arm, marker) in enumerate((("with", "o"), ("without", "s"))):
         mean, lo, hi = values(arm)
-        draw(
-            ax_s,
-            (k - 0.5) * 0.28,
-            mean,
-            asym_err(mean, lo, hi),
-            fmt=marker,
-            color=ARM_COLORS[arm],
-            ecolor=ARM_COLORS[arm],
-            capsize=3,
-            markersize=5,
-            elinewidth=1.2,
-            label=names_of[arm],
-        )
+        draw(ax_s, (k - 0.5) * 0.28, mean, asym_err(mean, lo, hi), fmt=marker,
+             color=ARM_COLORS[arm], ecolor=ARM_COLORS[arm], capsize=3, markersize=5,
+             elinewidth=1.2, label=names_of[arm])  # fmt: skip
     layout(ax_s, panel_in / max(len(dims), 1), "mean score (1–5)", (0.8, 5.2))
     axes_title(ax_s, None, f"Scores by arm (mean, {conf_text(conf)})", panel_in)
     handles = ax_s.get_legend_handles_labels()[0]
@@ -182,18 +172,8 @@ def plot_dimension_scores(
     if ax_d is not None:
         mean, lo, hi = values("difference")
         (ax_d.axhline if flat else ax_d.axvline)(0.0, color="black", linestyle="--", lw=0.8)
-        draw(
-            ax_d,
-            0.0,
-            mean,
-            asym_err(mean, lo, hi),
-            fmt="D",
-            color=OKABE_ITO["bluish_green"],
-            ecolor="black",
-            capsize=3,
-            markersize=4.5,
-            elinewidth=1.0,
-        )
+        draw(ax_d, 0.0, mean, asym_err(mean, lo, hi), fmt="D", color=OKABE_ITO["bluish_green"],
+             ecolor="black", capsize=3, markersize=4.5, elinewidth=1.0)  # fmt: skip
         d_in = panel_in / 1.3 if by_side else panel_in
         layout(ax_d, d_in / max(len(dims), 1), diff_label)
         axes_title(ax_d, None, "Paired difference", d_in)

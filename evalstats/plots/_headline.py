@@ -178,40 +178,21 @@ def plot_headline(
         v = num(rates[name])
         lo, hi = num(rates[f"{name}_ci_low"]), num(rates[f"{name}_ci_high"])
         xs = x + (k - 1) * width_bar
-        bars = ax_bar.bar(
-            xs,
-            np.nan_to_num(v),
-            width_bar,
-            color=OUTCOME_COLORS[outcome],
-            edgecolor=EDGE,
-            linewidth=0.6,
-            label=_LEGEND[outcome].replace("{with}", arms["with"]),
-        )
+        bars = ax_bar.bar(xs, np.nan_to_num(v), width_bar, color=OUTCOME_COLORS[outcome],
+                          edgecolor=EDGE, linewidth=0.6,
+                          label=_LEGEND[outcome].replace("{with}", arms["with"]))  # fmt: skip
         for patch, bad in zip(bars.patches, flagged, strict=True):
             if bad:
                 patch.set_hatch(_HATCH)
         ax_bar.errorbar(
-            xs,
-            v,
-            yerr=asym_err(v, lo, hi),
-            fmt="none",
-            ecolor="black",
-            elinewidth=0.9,
-            capsize=2.5,
+            xs, v, yerr=asym_err(v, lo, hi), fmt="none", ecolor="black", elinewidth=0.9, capsize=2.5
         )
         for xi, vi, hi_i in zip(xs, v, hi, strict=True):
             if np.isfinite(vi):
                 top = hi_i if np.isfinite(hi_i) else vi
-                ax_bar.annotate(
-                    f"{100 * vi:.0f} %",
-                    (xi, top),
-                    xytext=(0, 1.5),
-                    textcoords="offset points",
-                    ha="center",
-                    va="bottom",
-                    fontsize=label_pt,
-                    rotation=90 if rotate else 0,
-                )
+                ax_bar.annotate(f"{100 * vi:.0f} %", (xi, top), xytext=(0, 1.5),
+                                textcoords="offset points", ha="center", va="bottom",
+                                fontsize=label_pt, rotation=90 if rotate else 0)  # fmt: skip
     if side_by_side:
         fit_ticks(ax_bar, x, ticks, slot_in, tick_pt)
     else:
@@ -238,17 +219,8 @@ def plot_headline(
     v = num(rates["net_win"])
     lo, hi = num(rates["net_win_ci_low"]), num(rates["net_win_ci_high"])
     ax_net.axhline(0.0, color="black", linewidth=0.8, linestyle="--")
-    ax_net.errorbar(
-        x,
-        v,
-        yerr=asym_err(v, lo, hi),
-        fmt="o",
-        color=OUTCOME_COLORS["win"],
-        ecolor="black",
-        elinewidth=1.0,
-        capsize=3,
-        markersize=5,
-    )
+    ax_net.errorbar(x, v, yerr=asym_err(v, lo, hi), fmt="o", color=OUTCOME_COLORS["win"],
+                    ecolor="black", elinewidth=1.0, capsize=3, markersize=5)  # fmt: skip
     if flagged.any():
         ax_net.plot(
             x[flagged],
@@ -261,14 +233,8 @@ def plot_headline(
         )
     for xi, vi in zip(x, v, strict=True):
         if np.isfinite(vi):
-            ax_net.annotate(
-                f"{100 * vi:+.0f}",
-                (xi, vi),
-                xytext=(5, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=label_pt,
-            )
+            ax_net.annotate(f"{100 * vi:+.0f}", (xi, vi), xytext=(5, 0),
+                            textcoords="offset points", va="center", fontsize=label_pt)  # fmt: skip
     if side_by_side:
         net_names = [names[i] + marks[i] for i in range(g)]
         fit_ticks(ax_net, x, net_names, net_slot, tick_pt)

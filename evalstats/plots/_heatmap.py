@@ -29,16 +29,10 @@ from ._base import (
 )
 
 _CELL_CATEGORIES = (*OUTCOMES, *[s for s in STATUSES if s != "ok"], "missing")
-_CELL_LABELS = {
-    "loss": "loss ({with} worse)",
-    "tie": "tie",
-    "win": "win ({with} better)",
-    "no_answer": "no answer (over budget)",
-    "invalid": "invalid judge output",
-    "error": "judge call failed",
-    "conflict": "two different answers",
-    "missing": "not judged",
-}
+_CELL_LABELS = {"loss": "loss ({with} worse)", "tie": "tie", "win": "win ({with} better)",
+                "no_answer": "no answer (over budget)", "invalid": "invalid judge output",
+                "error": "judge call failed", "conflict": "two different answers",
+                "missing": "not judged"}  # fmt: skip
 _ORDER_SHORT = {"with_first": "W", "without_first": "O"}
 
 #: Rows a heatmap shows by default (the best and worst tasks); 10,000 rows took 11 GB to draw.
@@ -114,12 +108,9 @@ def plot_task_heatmap(
     status = f["status"].astype(str).to_numpy()
     outcome = f["outcome"].astype(object).where(f["outcome"].notna(), "").astype(str).to_numpy()
     codes = pd.Index(_CELL_CATEGORIES).get_indexer(np.where(status == "ok", outcome, status))
-    f = f.assign(
-        _judge=f["judge"].astype(str),
-        _task=f["task_id"].astype(str),
-        _order=order.map(lambda o: _ORDER_SHORT.get(o, "")),
-        _code=np.where(codes < 0, _CELL_CATEGORIES.index("missing"), codes),
-    )
+    f = f.assign(_judge=f["judge"].astype(str), _task=f["task_id"].astype(str),
+                 _order=order.map(lambda o: _ORDER_SHORT.get(o, "")),
+                 _code=np.where(codes < 0, _CELL_CATEGORIES.index("missing"), codes))  # fmt: skip
     has_order = bool((f["_order"] != "").any())
     if has_order:
         # Unordered rows (no_answer pairs) fill every order column of their replicate.

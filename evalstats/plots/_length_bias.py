@@ -134,19 +134,10 @@ def plot_length_bias(
             x = num(g["x_mean"]) + (i - (len(hues) - 1) / 2) * step
             x = np.exp(x) if ratio else x
             p = num(g["p_win"])
-            a.errorbar(
-                x,
-                p,
-                yerr=asym_err(p, num(g["ci_low"]), num(g["ci_high"])),
-                color=color,
-                linestyle=LINE_STYLES[i % len(LINE_STYLES)],
-                marker=_MARKERS[i % len(_MARKERS)],
-                markersize=4,
-                linewidth=1.4,
-                elinewidth=0.9,
-                capsize=2.5,
-                label=h,
-            )
+            a.errorbar(x, p, yerr=asym_err(p, num(g["ci_low"]), num(g["ci_high"])), color=color,
+                       linestyle=LINE_STYLES[i % len(LINE_STYLES)],
+                       marker=_MARKERS[i % len(_MARKERS)], markersize=4, linewidth=1.4,
+                       elinewidth=0.9, capsize=2.5, label=h)  # fmt: skip
             if {"slope", "slope_ci_low", "slope_ci_high"} <= set(g.columns):
                 est, lo, hi = (num(g[c])[0] for c in ("slope", "slope_ci_low", "slope_ci_high"))
                 if np.isfinite(est):
@@ -158,16 +149,9 @@ def plot_length_bias(
                 (f"{_MARKER_GLYPHS[i % len(_MARKERS)]} {text}", color) for i, color, text in slopes
             ]
             for j, (text, color) in enumerate(lines):
-                a.annotate(
-                    text,
-                    (0.02, 0.98),
-                    xycoords="axes fraction",
-                    xytext=(0, -1.3 * note_pt * j),
-                    textcoords="offset points",
-                    va="top",
-                    fontsize=note_pt,
-                    color=color,
-                )
+                a.annotate(text, (0.02, 0.98), xycoords="axes fraction",
+                           xytext=(0, -1.3 * note_pt * j), textcoords="offset points", va="top",
+                           fontsize=note_pt, color=color)  # fmt: skip
         a.axhline(0.5, color="#666666", linestyle=(0, (4, 2)), linewidth=1.0, label="50 %")
         a.axvline(
             1.0 if ratio else 0.0,

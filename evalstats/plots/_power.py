@@ -99,16 +99,11 @@ def plot_power_curve(
             _hue_label(c, v, named=len(hue_cols) > 1) for c, v in zip(hue_cols, key, strict=True)
         )
         part = part.sort_values("n_tasks")
-        a.plot(
-            num(part["n_tasks"]),
-            num(part["power"]),
-            color=OKABE_ITO[LINE_COLORS[i % len(LINE_COLORS)]],
-            linestyle=LINE_STYLES[(i // len(LINE_COLORS) + i) % len(LINE_STYLES)],
-            marker="o" if len(part) <= 12 else None,
-            markersize=3.5,
-            linewidth=1.6,
-            label=label or "power",
-        )
+        a.plot(num(part["n_tasks"]), num(part["power"]),
+               color=OKABE_ITO[LINE_COLORS[i % len(LINE_COLORS)]],
+               linestyle=LINE_STYLES[(i // len(LINE_COLORS) + i) % len(LINE_STYLES)],
+               marker="o" if len(part) <= 12 else None, markersize=3.5, linewidth=1.6,
+               label=label or "power")  # fmt: skip
     a.axhline(
         target,
         color="#666666",
@@ -117,13 +112,8 @@ def plot_power_curve(
         label=f"target {100 * target:.0f} % power",
     )
     if mark_n_tasks is not None:
-        a.axvline(
-            float(mark_n_tasks),
-            color="black",
-            linestyle=":",
-            linewidth=1.0,
-            label=f"this design: {int(mark_n_tasks)} tasks",
-        )
+        a.axvline(float(mark_n_tasks), color="black", linestyle=":", linewidth=1.0,
+                  label=f"this design: {int(mark_n_tasks)} tasks")  # fmt: skip
     a.set_ylim(0.0, 1.02)
     a.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     a.xaxis.set_major_locator(MaxNLocator(8 if canvas.width >= 5.0 else 5, integer=True))

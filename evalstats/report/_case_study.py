@@ -329,12 +329,9 @@ def _leaderboard(ctx: Context) -> dict[str, Any]:
 
 def _agreement(ctx: Context) -> dict[str, Any]:
     try:
-        table = judge_agreement_by_model(
-            ctx.frame,
-            confidence=ctx.confidence,
-            n_resamples=ctx.n_resamples,
-            rng=np.random.default_rng(_seeds(ctx)[0]),
-        )
+        table = judge_agreement_by_model(ctx.frame, confidence=ctx.confidence,
+                                         n_resamples=ctx.n_resamples,
+                                         rng=np.random.default_rng(_seeds(ctx)[0]))  # fmt: skip
     except ValueError as exc:  # a single annotator per model: nothing to compare
         raise Unavailable(str(exc)) from None
     return {"agreement": table}
@@ -348,29 +345,13 @@ def _length(ctx: Context) -> dict[str, Any]:
     except ValueError as exc:  # no output lengths in the annotations
         return {"length_bias": Unavailable(str(exc)), "length_slope": Unavailable(str(exc))}
     lb = lb.rename(columns={"judge": "annotator"})
-    return {"length_bias": lb, "length_slope": _length_slopes(lb)}
-
-
-def _length_slopes(lb: pd.DataFrame) -> pd.DataFrame:
-    """Per group: the length slope and the odds ratio of a win at twice the length."""
-    cols = [
-        *_KEYS,
-        "x",
-        "n_group",
-        "intercept",
-        "slope",
-        "slope_se",
-        "slope_ci_low",
-        "slope_ci_high",
-        "slope_p",
-    ]
-    out = lb.drop_duplicates(_KEYS)[cols].reset_index(drop=True)
+    # Per group: the length slope and the odds ratio of a win at twice the length.
+    slope = "x n_group intercept slope slope_se slope_ci_low slope_ci_high slope_p".split()
+    out = lb.drop_duplicates(_KEYS)[[*_KEYS, *slope]].reset_index(drop=True)
     if (out["x"] == "log_ratio").all():
-        ln2 = math.log(2.0)
-        out["odds_ratio_doubling"] = np.exp(out["slope"] * ln2)
-        out["odds_ratio_doubling_ci_low"] = np.exp(out["slope_ci_low"] * ln2)
-        out["odds_ratio_doubling_ci_high"] = np.exp(out["slope_ci_high"] * ln2)
-    return out
+        for end in ("", "_ci_low", "_ci_high"):
+            out[f"odds_ratio_doubling{end}"] = np.exp(out[f"slope{end}"] * math.log(2.0))
+    return {"length_bias": lb, "length_slope": out}
 
 
 def _standard_errors(ctx: Context) -> dict[str, Any]:
@@ -396,17 +377,9 @@ def _standard_errors(ctx: Context) -> dict[str, Any]:
         out["standard_errors_by_dataset"] = Unavailable(
             "some annotations have no dataset field: no clustering by source data set"
         )
-    table = se_comparison(
-        f,
-        "_pp",
-        by=_KEYS,
-        clusterings=clusterings,
-        confidence=ctx.confidence,
-        n_resamples=ctx.n_resamples,
-        rng=_seeds(ctx)[1],
-        estimate="win_rate",
-        iid_note="AlpacaEval's pandas sem, records independent",
-    )
+    table = se_comparison(f, "_pp", by=_KEYS, clusterings=clusterings, confidence=ctx.confidence,
+                          n_resamples=ctx.n_resamples, rng=_seeds(ctx)[1], estimate="win_rate",
+                          iid_note="AlpacaEval's pandas sem, records independent")  # fmt: skip
     return {"standard_errors": table, **out}
 
 

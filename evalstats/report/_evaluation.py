@@ -862,7 +862,7 @@ def _design(ctx: Context) -> dict[str, Any]:
 
 
 def _power(ctx: Context) -> dict[str, Any]:
-    from ..stats.power import mde_curve, power_curve, simulated_power, tasks_needed_curve
+    from ..stats.power import Design, mde_curve, power_curve, simulated_power, tasks_needed_curve
 
     if "design" not in ctx.tables:
         why = Unavailable("needs the design section, which is not available here")
@@ -874,13 +874,12 @@ def _power(ctx: Context) -> dict[str, Any]:
         n_t, n_r, p_tie = int(row.n_tasks), int(row.n_replicates), float(row.p_tie)
         if n_t < 2:
             continue
-        kw = {"p_tie": p_tie, "alpha": alpha}
-        curve = mde_curve([n_t], n_replicates=[n_r], icc=list(_ICC_GRID), p_tie=[p_tie],
-                          alpha=alpha, power=_POWER).assign(rubric=row.rubric)  # fmt: skip
+        by_icc = Design(n_r, list(_ICC_GRID), p_tie, alpha)
+        curve = mde_curve([n_t], by_icc, power=_POWER).assign(rubric=row.rubric)
         # Simulate the test at each analytic MDE: how far the normal approximation is off.
         curve["power_simulated"] = [
             simulated_power(
-                m, n_t, n_replicates=n_r, icc=i, n_resamples=_POWER_SIMS, rng=sim_rng, **kw
+                m, n_t, Design(n_r, i, p_tie, alpha), n_resamples=_POWER_SIMS, rng=sim_rng
             )["power"].item()  # fmt: skip
             if np.isfinite(m)
             else np.nan
@@ -888,11 +887,10 @@ def _power(ctx: Context) -> dict[str, Any]:
         ]
         mde.append(curve)
         effects = [e for e in _NET_WIN_TARGETS if e <= 1.0 - p_tie]
-        curve = power_curve(effects, list(_N_TASKS_GRID), n_replicates=n_r, icc=_CURVE_ICC, **kw)
+        curve = power_curve(effects, list(_N_TASKS_GRID), Design(n_r, _CURVE_ICC, p_tie, alpha))
         curves.append(curve.assign(rubric=row.rubric))
         if effects:  # every target x ICC in one vectorised search (targets outer)
-            grid = tasks_needed_curve(effects, n_replicates=n_r, icc=list(_ICC_GRID),
-                                      power=_POWER, **kw)  # fmt: skip
+            grid = tasks_needed_curve(effects, by_icc, power=_POWER)
             needed.append(_front(grid.assign(rubric=row.rubric), "rubric"))
     if not mde:
         raise Unavailable("fewer than two tasks: no clustered design to size")
@@ -911,7 +909,7 @@ _SIMULATE_MAX_TASKS = 100
 
 def _power_simulated(ctx: Context) -> dict[str, Any]:
     """The minimum detectable net win and the tasks needed, by simulating the reported test."""
-    from ..stats.power import simulated_mde, simulated_tasks_needed, tasks_needed
+    from ..stats.power import Design, simulated_mde, simulated_tasks_needed, tasks_needed
 
     if "design" not in ctx.tables:
         raise Unavailable("needs the design section, which is not available here")
@@ -922,15 +920,14 @@ def _power_simulated(ctx: Context) -> dict[str, Any]:
         n_t, n_r, p_tie = int(row.n_tasks), int(row.n_replicates), float(row.p_tie)
         if n_t < 2:
             continue
-        common = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
-        common |= {"power": _POWER, "n_resamples": _MDE_SIMS, "rng": rng}
-        mdes.append(simulated_mde(n_t, **common).assign(rubric=row.rubric))
-        analytic = {"n_replicates": n_r, "icc": _CURVE_ICC, "p_tie": p_tie, "alpha": alpha}
+        design = Design(n_r, _CURVE_ICC, p_tie, alpha)
+        common = {"power": _POWER, "n_resamples": _MDE_SIMS, "rng": rng}
+        mdes.append(simulated_mde(n_t, design, **common).assign(rubric=row.rubric))
         needed += [
-            simulated_tasks_needed(target, **common).assign(rubric=row.rubric)
+            simulated_tasks_needed(target, design, **common).assign(rubric=row.rubric)
             for target in _NET_WIN_TARGETS
             if target <= 1.0 - p_tie
-            and tasks_needed(target, power=_POWER, **analytic).n_tasks <= _SIMULATE_MAX_TASKS
+            and tasks_needed(target, design, power=_POWER).n_tasks <= _SIMULATE_MAX_TASKS
         ]
     if not mdes:
         raise Unavailable("fewer than two tasks: no clustered design to size")

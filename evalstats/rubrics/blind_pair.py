@@ -223,12 +223,6 @@ def load() -> BlindPairRubric:
     check_placeholders(
         user, [p for p in KNOWN_PLACEHOLDERS if p != "canonical_answer"], source=USER_FILE
     )
-    return BlindPairRubric(
-        name=NAME,
-        revision=1,
-        sha256=sha256_of(raw_system, raw_user),
-        system=rest.lstrip("\n"),
-        user_template=user,
-        dimensions=BLIND_DIMENSIONS,
-        needs_order=True,
-    )
+    return BlindPairRubric(name=NAME, revision=1, sha256=sha256_of(raw_system, raw_user),
+                           system=rest.lstrip("\n"), user_template=user,
+                           dimensions=BLIND_DIMENSIONS, needs_order=True)  # fmt: skip

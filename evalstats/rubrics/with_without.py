@@ -189,15 +189,11 @@ class WithWithoutRubric(Rubric):
             nk, t = norm_key(k), as_field_text(v)
             if nk and nk not in used and t is not None:
                 fields[nk] = t
-        return Verdict(
-            label=label,
-            outcome=spec.outcome_of(label),
-            reasoning=last_text(values_for(src, spec.reasoning_fields)),
-            uncertainty=_uncertainty(values_for(src, spec.uncertainty_fields)),
-            judge_cost_ratio=_cost_ratio(values_for(src, spec.cost_ratio_fields)),
-            scores={},
-            fields=fields,
-        )
+        return Verdict(label=label, outcome=spec.outcome_of(label),
+                       reasoning=last_text(values_for(src, spec.reasoning_fields)),
+                       uncertainty=_uncertainty(values_for(src, spec.uncertainty_fields)),
+                       judge_cost_ratio=_cost_ratio(values_for(src, spec.cost_ratio_fields)),
+                       scores={}, fields=fields)  # fmt: skip
 
 
 def _fenced_block_after(text: str, heading: str) -> str:

@@ -61,6 +61,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".formatting": ["summarize"],
         ".models": ["OrdinalCheckResult", "ordinal_check"],
         ".power": [
+            "Design",
             "PowerResult",
             "mde_curve",
             "min_detectable_net_win",

@@ -18,12 +18,7 @@ import pandas as pd
 from scipy import stats
 
 from .._tidy import ResultFrame, tidy_frame
-from .._validate import (
-    check_choice,
-    check_columns,
-    check_confidence,
-    check_positive_int,
-)
+from .._validate import check_choice, check_columns, check_confidence, check_positive_int
 from ..errors import DataError, ParameterError
 from .ranking import encode, pair_counts, task_resamples
 from .resample import as_generator
@@ -112,10 +107,6 @@ class TokenChoice:
     other: pd.DataFrame | None = None
 
 
-def _with_billed(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.assign(**{c: frame[b] for c, b in zip(_COUNTED, _BILLED, strict=True)})
-
-
 def choose_token_source(frame: pd.DataFrame) -> TokenChoice:
     """Billed where every pair has it, else transcript where every pair has it, else none."""
     counted = frame.get("tokens_counted_from")
@@ -123,7 +114,8 @@ def choose_token_source(frame: pd.DataFrame) -> TokenChoice:
     has_billed = all(c in frame.columns for c in _BILLED)
     if has_billed and bool(frame[list(_BILLED)].notna().all(axis=None)):
         other = frame if all_transcript else None
-        return TokenChoice("billed", _with_billed(frame), other=other)
+        billed = frame.assign(**{c: frame[b] for c, b in zip(_COUNTED, _BILLED, strict=True)})
+        return TokenChoice("billed", billed, other=other)
     if counted is None:
         return TokenChoice("as given", frame)
     if all_transcript:

@@ -57,13 +57,7 @@ from .rates import cluster_counts as _cluster_counts
 from .rates import row_categories as _row_categories
 from .resample import BOOTSTRAP_METHODS, as_generator
 
-__all__ = [
-    "STATISTICS",
-    "coverage_study",
-    "design_coverage",
-    "kappa_ends",
-    "pooled_icc",
-]
+__all__ = ["STATISTICS", "coverage_study", "design_coverage", "kappa_ends", "pooled_icc"]
 
 
 def coverage_study(
@@ -806,20 +800,16 @@ def _base_uvw(c: int) -> tuple:
     return u, v, w, vbar, *(float(np.abs(e).max()) for e in (u, v, w))
 
 
-def _ranks(k: int, levels: tuple[float, ...]) -> tuple[list[int], list[tuple[int, int]]]:
-    """The distinct ranks of ``gpq_interval``'s ends among ``k`` draws, and each level's."""
-    js = [max(1, int(np.ceil(k * (1.0 - c) / 2.0 - 1e-9))) for c in levels]
-    ranks = sorted({i for j in js for i in (j - 1, k - j)})
-    return ranks, [(ranks.index(j - 1), ranks.index(k - j)) for j in js]
-
-
 def _pivot_order_stats(
     a: np.ndarray, b: np.ndarray, c: int, levels: tuple[float, ...], work: dict
 ) -> list[tuple]:
     """``gpq_interval``'s exact ends of the draws ``a vbar + u + a v + b w``, per level."""
     u, v, w, vbar, u_max, v_max, w_max = _base_uvw(c)
     k, n = len(u), len(a)
-    ranks, pos = _ranks(k, levels)
+    # The distinct ranks of gpq_interval's ends among the k draws, and each level's.
+    js = [max(1, int(np.ceil(k * (1.0 - lev) / 2.0 - 1e-9))) for lev in levels]
+    ranks = sorted({i for j in js for i in (j - 1, k - j)})
+    pos = [(ranks.index(j - 1), ranks.index(k - j)) for j in js]
     a0, b0 = (float(np.median(e)) if n else 0.0 for e in (a, b))
     delta = np.abs(a - a0) * v_max + np.abs(b - b0) * w_max
     scale = u_max + np.abs(a).max(initial=abs(a0)) * v_max + np.abs(b).max(initial=abs(b0)) * w_max

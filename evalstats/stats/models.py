@@ -117,12 +117,7 @@ class LogisticFit(ResultDisplay):
 
 
 def logistic_fit(
-    x: Any,
-    y: Any,
-    *,
-    confidence: float = 0.95,
-    max_iter: int = 100,
-    tol: float = 1e-10,
+    x: Any, y: Any, *, confidence: float = 0.95, max_iter: int = 100, tol: float = 1e-10
 ) -> LogisticFit:
     """Logistic regression of a 0/1 outcome on one covariate: statsmodels' ``Logit``."""
     from statsmodels.discrete.discrete_model import Logit
@@ -168,21 +163,11 @@ def logistic_fit(
     params = t @ res.params
     se = np.sqrt(np.diag(t @ res.cov_params() @ t.T))
     low, high = res.conf_int(alpha=1.0 - confidence)[1] / scale
-    return LogisticFit(
-        intercept=float(params[0]),
-        slope=float(params[1]),
-        intercept_se=float(se[0]),
-        slope_se=float(se[1]),
-        z=float(res.tvalues[1]),
-        p_value=float(res.pvalues[1]),
-        ci_low=float(low),
-        ci_high=float(high),
-        n=n,
-        n_events=events,
-        converged=True,
-        n_iter=n_iter,
-        confidence=float(confidence),
-    )
+    return LogisticFit(intercept=float(params[0]), slope=float(params[1]),
+                       intercept_se=float(se[0]), slope_se=float(se[1]), z=float(res.tvalues[1]),
+                       p_value=float(res.pvalues[1]), ci_low=float(low), ci_high=float(high), n=n,
+                       n_events=events, converged=True, n_iter=n_iter,
+                       confidence=float(confidence))  # fmt: skip
 
 
 LENGTH_MEASURES = ("log_ratio", "diff")

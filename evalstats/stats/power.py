@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,7 @@ from .resample import BOOTSTRAP_METHODS
 
 __all__ = [
     "TEST_METHODS",
+    "Design",
     "PowerResult",
     "mde_curve",
     "min_detectable_net_win",
@@ -184,36 +185,73 @@ class PowerResult(ResultDisplay):
         return pd.DataFrame([asdict(self)])
 
 
-def _result(solved_for: str, row: pd.Series, alpha, alternative, icc_scale) -> PowerResult:
+@dataclass(frozen=True)
+class Design:
+    """The design parameters the power functions share (array-likes in the ``*_curve`` ones).
+
+    Parameters
+    ----------
+    n_replicates : int
+        Judged pairs per task (both orders of a blind pair count as two).
+    icc : float
+        Intra-class correlation within a task in ``[0, 1)``, on the scale ``icc_scale``.
+    p_tie : float
+        Tie probability under the alternative.
+    alpha : float
+        Significance level of the test.
+    alternative : {"two-sided", "larger"}
+        Two-sided, or one-sided for arm_a better.
+    icc_scale : {"latent", "outcome"}
+        The simulator's latent probit ICC (the only one the ``simulated_*`` functions take), or
+        the ICC of the score ``y`` in {-1, 0, 1}.
+
+    Examples
+    --------
+    >>> Design(n_replicates=3, icc=0.3, p_tie=0.3).alpha
+    0.05
+    """
+
+    n_replicates: Any = 1
+    icc: Any = 0.0
+    p_tie: Any = 0.0
+    alpha: float = 0.05
+    alternative: Alternative = "two-sided"
+    icc_scale: IccScale = "latent"
+
+
+def _result(solved_for: str, row: pd.Series, design: Design) -> PowerResult:
     d, c, m, icc, p_tie = (row[k] for k in ("net_win", "n_tasks", "n_replicates", "icc", "p_tie"))
-    core = _power_core(d, c, m, icc, p_tie, alpha, alternative, icc_scale)
+    core = _power_core(d, c, m, icc, p_tie, design.alpha, design.alternative, design.icc_scale)
     fields = ("power", "icc_outcome", "design_effect", "se", "noncentrality")
     return PowerResult(
         solved_for=solved_for,
         net_win=float(d),
         n_tasks=int(c),
         n_replicates=int(m),
-        alpha=float(alpha),
-        alternative=alternative,
+        alpha=float(design.alpha),
+        alternative=design.alternative,
         p_win=(1.0 - p_tie + d) / 2.0,
         p_tie=float(p_tie),
         p_loss=(1.0 - p_tie - d) / 2.0,
         icc=float(icc),
-        icc_scale=icc_scale,
+        icc_scale=design.icc_scale,
         **{k: float(core[k]) for k in fields},
     )
 
 
-def _design_grid(alpha, alternative, icc_scale, *, one=False, **axes) -> pd.DataFrame:
-    """Every combination of the array-like ``axes``, one row each, checked."""
-    check_choice(icc_scale, "icc_scale", ("latent", "outcome"))
-    check_choice(alternative, "alternative", ("two-sided", "larger"))
-    check_probability(alpha, "alpha", closed=False)
+def _design_grid(design: Design, lead: dict, power=None) -> pd.DataFrame:
+    """Every combination of ``lead``'s, the design's and ``power``'s array-likes, checked."""
+    if not isinstance(design, Design):
+        raise TypeError(f"design must be a Design, got {type(design).__name__}")
+    check_choice(design.icc_scale, "icc_scale", ("latent", "outcome"))
+    check_choice(design.alternative, "alternative", ("two-sided", "larger"))
+    alpha = check_probability(design.alpha, "alpha", closed=False)
+    axes = {**lead, "n_replicates": design.n_replicates, "icc": design.icc, "p_tie": design.p_tie}
     arrays = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in axes.items()}
+    if power is not None:
+        arrays["power"] = np.atleast_1d(np.asarray(power, dtype=float))
     mesh = np.meshgrid(*arrays.values(), indexing="ij")
     g = pd.DataFrame({k: m.ravel() for k, m in zip(arrays, mesh, strict=True)})
-    if one and len(g) != 1:
-        raise ValueError("one design at a time: use power_curve, mde_curve or tasks_needed_curve")
     for name, low in (("n_tasks", 2), ("n_replicates", 1)):
         if name in g and (~(g[name] >= low) | (g[name] % 1 != 0)).any():
             raise ValueError(f"{name} must be an integer >= {low}")
@@ -227,17 +265,13 @@ def _design_grid(alpha, alternative, icc_scale, *, one=False, **axes) -> pd.Data
     return g
 
 
-def power_net_win(
-    net_win: float,
-    n_tasks: int,
-    *,
-    n_replicates: int = 1,
-    icc: float = 0.0,
-    p_tie: float = 0.0,
-    alpha: float = 0.05,
-    alternative: Alternative = "two-sided",
-    icc_scale: IccScale = "latent",
-) -> PowerResult:
+def _one(grid: pd.DataFrame, curve: str) -> pd.Series:
+    if len(grid) != 1:
+        raise ValueError(f"one design at a time: use {curve}")
+    return grid.iloc[0]
+
+
+def power_net_win(net_win: float, n_tasks: int, design: Design = Design()) -> PowerResult:
     """Power of the cluster t-test on the net win for a given design and true net win.
 
     Parameters
@@ -246,18 +280,8 @@ def power_net_win(
         True ``P(win) - P(loss)``; ``|net_win| <= 1 - p_tie``.
     n_tasks : int
         Number of tasks (clusters), at least 2.
-    n_replicates : int
-        Judged pairs per task (both orders of a blind pair count as two).
-    icc : float
-        Intra-class correlation within a task in ``[0, 1)``, on the scale ``icc_scale``.
-    p_tie : float
-        Tie probability under the alternative.
-    alpha : float
-        Significance level of the test.
-    alternative : {"two-sided", "larger"}
-        Two-sided, or one-sided for arm_a better.
-    icc_scale : {"latent", "outcome"}
-        The simulator's latent probit ICC, or the ICC of the score ``y`` in {-1, 0, 1}.
+    design : Design
+        Replicates, ICC, tie probability and the test.
 
     Returns
     -------
@@ -265,25 +289,15 @@ def power_net_win(
 
     Examples
     --------
-    >>> r = power_net_win(0.2, 50, n_replicates=3, icc=0.3, p_tie=0.3)
+    >>> r = power_net_win(0.2, 50, Design(n_replicates=3, icc=0.3, p_tie=0.3))
     >>> round(r.power, 3)
     0.683
     """
-    g = _design_grid(alpha, alternative, icc_scale, one=True, net_win=net_win, n_tasks=n_tasks,
-                     n_replicates=n_replicates, icc=icc, p_tie=p_tie)  # fmt: skip
-    return _result("power", g.iloc[0], alpha, alternative, icc_scale)
+    return _result("power", _one(power_curve(net_win, n_tasks, design), "power_curve"), design)
 
 
 def min_detectable_net_win(
-    n_tasks: int,
-    *,
-    n_replicates: int = 1,
-    icc: float = 0.0,
-    p_tie: float = 0.0,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    alternative: Alternative = "two-sided",
-    icc_scale: IccScale = "latent",
+    n_tasks: int, design: Design = Design(), *, power: float = 0.8
 ) -> PowerResult:
     """Smallest positive net win the cluster t-test detects with probability ``power``.
 
@@ -296,33 +310,20 @@ def min_detectable_net_win(
 
     Examples
     --------
-    >>> r = min_detectable_net_win(50, n_replicates=3, icc=0.3, p_tie=0.3)
+    >>> r = min_detectable_net_win(50, Design(n_replicates=3, icc=0.3, p_tie=0.3))
     >>> round(r.net_win, 3), round(r.power, 3)
     (0.228, 0.8)
     """
-    g = mde_curve(n_tasks, n_replicates=n_replicates, icc=icc, p_tie=p_tie, alpha=alpha,
-                  power=power, alternative=alternative, icc_scale=icc_scale)  # fmt: skip
-    if len(g) != 1:
-        raise ValueError("one design at a time: use mde_curve")
-    if not np.isfinite(g["net_win"].iloc[0]):
+    row = _one(mde_curve(n_tasks, design, power=power), "mde_curve")
+    if not np.isfinite(row["net_win"]):
         raise ValueError(
-            f"no net win up to 1 - p_tie = {1 - p_tie:g} reaches power {power:g} with "
-            f"{n_tasks} tasks x {n_replicates} replicates"
+            f"no net win up to 1 - p_tie = {1 - design.p_tie:g} reaches power {power:g} with "
+            f"{n_tasks} tasks x {design.n_replicates} replicates"
         )
-    return _result("net_win", g.iloc[0], alpha, alternative, icc_scale)
+    return _result("net_win", row, design)
 
 
-def tasks_needed(
-    net_win: float,
-    *,
-    n_replicates: int = 1,
-    icc: float = 0.0,
-    p_tie: float = 0.0,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    alternative: Alternative = "two-sided",
-    icc_scale: IccScale = "latent",
-) -> PowerResult:
+def tasks_needed(net_win: float, design: Design = Design(), *, power: float = 0.8) -> PowerResult:
     """Smallest number of tasks for which the cluster t-test detects ``net_win`` with ``power``.
 
     Parameters are those of :func:`power_net_win`; ``power`` is the target.
@@ -334,28 +335,14 @@ def tasks_needed(
 
     Examples
     --------
-    >>> tasks_needed(0.2, n_replicates=3, icc=0.3, p_tie=0.3).n_tasks
+    >>> tasks_needed(0.2, Design(n_replicates=3, icc=0.3, p_tie=0.3)).n_tasks
     66
     """
-    g = tasks_needed_curve(net_win, n_replicates=n_replicates, icc=icc, p_tie=p_tie,
-                           alpha=alpha, power=power, alternative=alternative,
-                           icc_scale=icc_scale)  # fmt: skip
-    if len(g) != 1:
-        raise ValueError("one design at a time: use tasks_needed_curve")
-    return _result("n_tasks", g.iloc[0], alpha, alternative, icc_scale)
+    row = _one(tasks_needed_curve(net_win, design, power=power), "tasks_needed_curve")
+    return _result("n_tasks", row, design)
 
 
-def power_curve(
-    net_win,
-    n_tasks,
-    *,
-    n_replicates=1,
-    icc=0.0,
-    p_tie=0.0,
-    alpha: float = 0.05,
-    alternative: Alternative = "two-sided",
-    icc_scale: IccScale = "latent",
-) -> pd.DataFrame:
+def power_curve(net_win, n_tasks, design: Design = Design()) -> pd.DataFrame:
     """Power over a grid of designs (every combination of the array-like arguments).
 
     Returns
@@ -366,12 +353,11 @@ def power_curve(
 
     Examples
     --------
-    >>> power_curve([0.1, 0.2, 0.3], [30, 60], n_replicates=3, icc=0.3, p_tie=0.3).shape
+    >>> power_curve([0.1, 0.2, 0.3], [30, 60], Design(n_replicates=3, icc=0.3, p_tie=0.3)).shape
     (6, 9)
     """
-    g = _design_grid(alpha, alternative, icc_scale, net_win=net_win, n_tasks=n_tasks,
-                     n_replicates=n_replicates, icc=icc, p_tie=p_tie)  # fmt: skip
-    core = _power_core(*g.to_numpy().T, alpha, alternative, icc_scale)
+    g = _design_grid(design, {"net_win": net_win, "n_tasks": n_tasks})
+    core = _power_core(*g.to_numpy().T, design.alpha, design.alternative, design.icc_scale)
     return g.assign(
         n_tasks=g["n_tasks"].astype(int),
         n_replicates=g["n_replicates"].astype(int),
@@ -379,17 +365,7 @@ def power_curve(
     )
 
 
-def mde_curve(
-    n_tasks,
-    *,
-    n_replicates=1,
-    icc=0.0,
-    p_tie=0.0,
-    alpha: float = 0.05,
-    power=0.8,
-    alternative: Alternative = "two-sided",
-    icc_scale: IccScale = "latent",
-) -> pd.DataFrame:
+def mde_curve(n_tasks, design: Design = Design(), *, power=0.8) -> pd.DataFrame:
     """Minimum detectable net win over a grid of designs (vectorised bisection).
 
     Returns
@@ -400,42 +376,31 @@ def mde_curve(
 
     Examples
     --------
-    >>> mde_curve([20, 50, 100], n_replicates=[1, 3], icc=0.3, p_tie=0.3).shape
+    >>> mde_curve([20, 50, 100], Design(n_replicates=[1, 3], icc=0.3, p_tie=0.3)).shape
     (6, 6)
     """
-    g = _design_grid(alpha, alternative, icc_scale, n_tasks=n_tasks, n_replicates=n_replicates,
-                     icc=icc, p_tie=p_tie, power=power)  # fmt: skip
-    d = _solve_net_win(*g.to_numpy().T[:4], alpha, g["power"].to_numpy(), alternative, icc_scale)
+    g = _design_grid(design, {"n_tasks": n_tasks}, power)
+    d = _solve_net_win(*g.to_numpy().T[:4], design.alpha, g["power"].to_numpy(),
+                       design.alternative, design.icc_scale)  # fmt: skip
     return g.assign(
         n_tasks=g["n_tasks"].astype(int), n_replicates=g["n_replicates"].astype(int), net_win=d
     )
 
 
-def tasks_needed_curve(
-    net_win,
-    *,
-    n_replicates=1,
-    icc=0.0,
-    p_tie=0.0,
-    alpha: float = 0.05,
-    power=0.8,
-    alternative: Alternative = "two-sided",
-    icc_scale: IccScale = "latent",
-) -> pd.DataFrame:
+def tasks_needed_curve(net_win, design: Design = Design(), *, power=0.8) -> pd.DataFrame:
     """:func:`tasks_needed` over a grid of designs (every combination of the array-likes).
 
     Examples
     --------
-    >>> tasks_needed_curve([0.2, 0.3], n_replicates=3, icc=0.3, p_tie=0.3)["n_tasks"].tolist()
+    >>> tasks_needed_curve([0.2, 0.3], Design(n_replicates=3, icc=0.3, p_tie=0.3))["n_tasks"].tolist()
     [66, 28]
     """
-    g = _design_grid(alpha, alternative, icc_scale, net_win=net_win, n_replicates=n_replicates,
-                     icc=icc, p_tie=p_tie, power=power)  # fmt: skip
+    g = _design_grid(design, {"net_win": net_win}, power)
     d = g["net_win"].to_numpy()
-    if ((d <= 0) if alternative == "larger" else (d == 0)).any():
+    if ((d <= 0) if design.alternative == "larger" else (d == 0)).any():
         raise ValueError("net_win must be non-zero (positive for 'larger')")
-    n = _solve_tasks(np.abs(d), *g.to_numpy().T[1:4], alpha, g["power"].to_numpy(),
-                     alternative, icc_scale)  # fmt: skip
+    n = _solve_tasks(np.abs(d), *g.to_numpy().T[1:4], design.alpha, g["power"].to_numpy(),
+                     design.alternative, design.icc_scale)  # fmt: skip
     return g.assign(n_replicates=g["n_replicates"].astype(int), n_tasks=n.astype(int))
 
 
@@ -492,16 +457,18 @@ def _simulated_rejections(latent, scale, net_win, p_tie, alpha, alternative, met
     return reject
 
 
-def _simulation(n_resamples: int, method: str) -> int:
+def _simulation(design: Design, n_resamples: int, method: str) -> int:
+    if isinstance(design, Design) and design.icc_scale != "latent":
+        raise ValueError("the simulated functions take the latent ICC: icc_scale='latent'")
     check_choice(method, "method", TEST_METHODS)
     return check_positive_int(n_resamples, "n_resamples")
 
 
-def _simulated_design(alpha, alternative, n_resamples, method, rng, **axes) -> tuple:
+def _simulated_design(design, n_resamples, method, rng, lead, power=None) -> tuple:
     """(design dict, n_resamples, latent draw, scale) of one checked design."""
-    row = _design_grid(alpha, alternative, "latent", one=True, **axes).iloc[0]
+    n_resamples = _simulation(design, n_resamples, method)
+    row = _one(_design_grid(design, lead, power), "the analytic curves")
     d = {k: int(v) if k in ("n_tasks", "n_replicates") else v for k, v in row.items()}
-    n_resamples = _simulation(n_resamples, method)
     rng = np.random.default_rng(rng)
     latent, scale = _latent_draw(n_resamples, d["n_tasks"], d["n_replicates"], d["icc"], rng)
     return d, n_resamples, latent, scale
@@ -525,12 +492,8 @@ def _one_row(head: dict, n_resamples: int, method: str, **tail) -> pd.DataFrame:
 def simulated_power(
     net_win: float,
     n_tasks: int,
+    design: Design = Design(),
     *,
-    n_replicates: int = 1,
-    icc: float = 0.0,
-    p_tie: float = 0.0,
-    alpha: float = 0.05,
-    alternative: Alternative = "two-sided",
     method: str = DEFAULT_METHOD,
     n_resamples: int = 4000,
     rng: np.random.Generator | int | None = None,
@@ -547,14 +510,15 @@ def simulated_power(
 
     Examples
     --------
-    >>> r = simulated_power(0.3, 15, n_replicates=6, icc=0.3, p_tie=0.35, n_resamples=500, rng=0)
+    >>> design = Design(n_replicates=6, icc=0.3, p_tie=0.35)
+    >>> r = simulated_power(0.3, 15, design, n_resamples=500, rng=0)
     >>> 0.5 < r["power"].item() < 0.95
     True
     """
     d, n_resamples, latent, scale = _simulated_design(
-        alpha, alternative, n_resamples, method, rng, net_win=net_win, n_tasks=n_tasks,
-        n_replicates=n_replicates, icc=icc, p_tie=p_tie,
-    )  # fmt: skip
+        design, n_resamples, method, rng, {"net_win": net_win, "n_tasks": n_tasks}
+    )
+    alpha, alternative = design.alpha, design.alternative
     reject = _simulated_rejections(latent, scale, d["net_win"], d["p_tie"], alpha, alternative,
                                    method, d["n_tasks"])  # fmt: skip
     return _one_row({**d, "alpha": alpha, "power": float(reject.mean())}, n_resamples, method)
@@ -562,13 +526,9 @@ def simulated_power(
 
 def simulated_mde(
     n_tasks: int,
+    design: Design = Design(),
     *,
-    n_replicates: int = 1,
-    icc: float = 0.0,
-    p_tie: float = 0.0,
-    alpha: float = 0.05,
     power: float = 0.8,
-    alternative: Alternative = "two-sided",
     method: str = DEFAULT_METHOD,
     n_resamples: int = 4000,
     rng: np.random.Generator | int | None = None,
@@ -585,15 +545,16 @@ def simulated_mde(
 
     Examples
     --------
-    >>> r = simulated_mde(15, n_replicates=3, icc=0.3, p_tie=0.3, n_resamples=1000, rng=0)
+    >>> design = Design(n_replicates=3, icc=0.3, p_tie=0.3)
+    >>> r = simulated_mde(15, design, n_resamples=1000, rng=0)
     >>> bool(r["net_win"].item() > r["net_win_analytic"].item())  # the analytic is optimistic
     True
     """
     d, n_resamples, latent, scale = _simulated_design(
-        alpha, alternative, n_resamples, method, rng, n_tasks=n_tasks,
-        n_replicates=n_replicates, icc=icc, p_tie=p_tie, power=power,
-    )  # fmt: skip
+        design, n_resamples, method, rng, {"n_tasks": n_tasks}, power
+    )
     n_tasks, n_replicates, icc, p_tie, target = d.values()
+    alpha, alternative = design.alpha, design.alternative
 
     def pw(d: float) -> float:
         rej = _simulated_rejections(latent, scale, d, p_tie, alpha, alternative, method, n_tasks)
@@ -605,23 +566,19 @@ def simulated_mde(
     reachable = pw(1.0 - p_tie) >= target
     # Halve to 0.001: below the Monte-Carlo error of the crossing (~0.005 at 15 tasks).
     mde = _smallest(lambda d: pw(d) >= target, 0.0, 1.0 - p_tie, 1e-3) if reachable else np.nan
-    design = {"n_tasks": n_tasks, "n_replicates": n_replicates, "icc": icc, "p_tie": p_tie,
+    row = {"n_tasks": n_tasks, "n_replicates": n_replicates, "icc": icc, "p_tie": p_tie,
               "alpha": alpha, "power": target, "net_win": mde,
               "power_simulated": pw(mde) if reachable else np.nan}  # fmt: skip
     at = pw(analytic) if np.isfinite(analytic) else np.nan
-    return _one_row(design, n_resamples, method, net_win_analytic=analytic,
+    return _one_row(row, n_resamples, method, net_win_analytic=analytic,
                     power_simulated_at_analytic=at)  # fmt: skip
 
 
 def simulated_tasks_needed(
     net_win: float,
+    design: Design = Design(),
     *,
-    n_replicates: int = 1,
-    icc: float = 0.0,
-    p_tie: float = 0.0,
-    alpha: float = 0.05,
     power: float = 0.8,
-    alternative: Alternative = "two-sided",
     method: str = DEFAULT_METHOD,
     n_resamples: int = 4000,
     max_tasks: int = 5000,
@@ -639,15 +596,16 @@ def simulated_tasks_needed(
 
     Examples
     --------
-    >>> r = simulated_tasks_needed(0.4, n_replicates=3, icc=0.3, p_tie=0.3, n_resamples=1000, rng=0)
+    >>> design = Design(n_replicates=3, icc=0.3, p_tie=0.3)
+    >>> r = simulated_tasks_needed(0.4, design, n_resamples=1000, rng=0)
     >>> bool(r["n_tasks"].item() >= r["n_tasks_analytic"].item())
     True
     """
-    a = tasks_needed(net_win, n_replicates=n_replicates, icc=icc, p_tie=p_tie, alpha=alpha,
-                     power=power, alternative=alternative)  # fmt: skip
-    n_resamples = _simulation(n_resamples, method)
+    n_resamples = _simulation(design, n_resamples, method)
+    a = tasks_needed(net_win, design, power=power)
     max_tasks = check_positive_int(max_tasks, "max_tasks", minimum=2)
     gen = np.random.default_rng(rng)
+    alternative = design.alternative
     target, d = float(power), abs(net_win) if alternative == "two-sided" else net_win
     hi = min(max(2 * a.n_tasks + 10, 4), max_tasks)
     while True:
@@ -664,9 +622,9 @@ def simulated_tasks_needed(
     reachable = pw(hi) >= target
     # One task has no cluster-robust test: the bisection starts above it.
     c = _smallest(lambda c: pw(c) >= target, 1, hi, 1) if reachable else np.nan
-    design = {"net_win": float(net_win), "n_replicates": a.n_replicates, "icc": a.icc,
+    row = {"net_win": float(net_win), "n_replicates": a.n_replicates, "icc": a.icc,
               "p_tie": a.p_tie, "alpha": a.alpha, "power": target, "n_tasks": c,
               "power_simulated": pw(int(c)) if reachable else np.nan}  # fmt: skip
     at = pw(min(a.n_tasks, latent.shape[1]))
-    return _one_row(design, n_resamples, method, n_tasks_analytic=a.n_tasks,
+    return _one_row(row, n_resamples, method, n_tasks_analytic=a.n_tasks,
                     power_simulated_at_analytic=at)  # fmt: skip

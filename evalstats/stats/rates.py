@@ -29,12 +29,7 @@ from evalstats._tidy import (
     tidy_frame,
     with_detail,
 )
-from evalstats._validate import (
-    check_choice,
-    check_columns,
-    check_confidence,
-    check_n_resamples,
-)
+from evalstats._validate import check_choice, check_columns, check_confidence, check_n_resamples
 from evalstats.errors import DataError
 from evalstats.records import EvalstatsWarning
 from evalstats.stats.resample import (
@@ -247,11 +242,7 @@ class ProportionCI(ResultDisplay):
 
 
 def proportion_ci(
-    k: ArrayLike,
-    n: ArrayLike,
-    *,
-    method: str = "wilson",
-    confidence: float = 0.95,
+    k: ArrayLike, n: ArrayLike, *, method: str = "wilson", confidence: float = 0.95
 ) -> ProportionCI:
     """Two-sided confidence interval for a binomial proportion ``k / n``, vectorised.
 
@@ -631,16 +622,10 @@ def rate_arrays(
             low, high = np.where(flat, b_low, low), np.where(flat, b_high, high)
             p_net = np.where(flat[:, 3], b_p, p_net)
     else:
-        _, _, ends = group_bootstrap(
-            np.stack([wins[used], ties[used], m], axis=1),
-            g,
-            n_groups,
-            _rates_from_sums,
-            methods=(method, *also),
-            n_resamples=n_resamples,
-            confidence=confidence,
-            rng=as_generator(rng),
-        )
+        _, _, ends = group_bootstrap(np.stack([wins[used], ties[used], m], axis=1), g, n_groups,
+                                     _rates_from_sums, methods=(method, *also),
+                                     n_resamples=n_resamples, confidence=confidence,
+                                     rng=as_generator(rng))  # fmt: skip
         b_low, b_high, _ = _score_construction(est, se, n, dfs, kish, row_var, confidence, False)
         for name, (lo, hi) in ends.items():
             lo, hi = np.clip(lo, _RANGE_LOW, _RANGE_HIGH), np.clip(hi, _RANGE_LOW, _RANGE_HIGH)
@@ -767,10 +752,7 @@ def _both_orders(frame: pd.DataFrame, na_rows: np.ndarray) -> pd.DataFrame:
 
 
 def apply_missing_rule(
-    frame: pd.DataFrame,
-    *,
-    no_answer_as: str = "exclude",
-    invalid_as: str = "exclude",
+    frame: pd.DataFrame, *, no_answer_as: str = "exclude", invalid_as: str = "exclude"
 ) -> pd.DataFrame:
     """A copy of a verdict frame whose ``no_answer`` / ``invalid`` rows follow a rule.
 
@@ -935,17 +917,9 @@ def win_rates(
     groups, gid, counts, cell_of_row = cluster_counts(frame, by_cols, cluster, category)
 
     n_groups = len(groups)
-    res = rate_arrays(
-        counts[:, WIN],
-        counts[:, TIE],
-        counts[:, LOSS],
-        gid,
-        n_groups,
-        method=method,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        rng=rng,
-    )
+    res = rate_arrays(counts[:, WIN], counts[:, TIE], counts[:, LOSS], gid, n_groups,
+                      method=method, confidence=confidence, n_resamples=n_resamples,
+                      rng=rng)  # fmt: skip
     total = segment_sum(counts, gid, n_groups)
 
     diag: dict[str, object] = {c: groups[c] for c in by_cols}
@@ -967,20 +941,11 @@ def win_rates(
     diag["invalid_as"] = np.full(n_groups, invalid_as, dtype=object)
     ci_note = res["ci_note"]
     if no_answer_as == "exclude" and "over_budget_arm" in frame.columns:
-        arm_diag, ci_note = _unbalanced_no_answers(
-            frame,
-            gid[cell_of_row],
-            n_groups,
-            ci_note,
-            (res["low"][:, 3], res["high"][:, 3]),
-            by=by,
-            cluster=cluster,
-            method=method,
-            invalid_as=invalid_as,
-            n_resamples=n_resamples,
-            confidence=confidence,
-            rng=rng,
-        )
+        arm_diag, ci_note = _unbalanced_no_answers(frame, gid[cell_of_row], n_groups, ci_note,
+                                                   (res["low"][:, 3], res["high"][:, 3]), by=by,
+                                                   cluster=cluster, method=method,
+                                                   invalid_as=invalid_as, n_resamples=n_resamples,
+                                                   confidence=confidence, rng=rng)  # fmt: skip
         diag.update(arm_diag)
     diagnostics = pd.DataFrame(diag, index=pd.RangeIndex(n_groups))
     shared = {
@@ -1148,9 +1113,7 @@ def missing_bounds(
     }
     for fill in FILLINGS[1:]:
         filled = apply_missing_rule(
-            frame,
-            no_answer_as=fill,
-            invalid_as=fill if invalid_as == "bounds" else invalid_as,
+            frame, no_answer_as=fill, invalid_as=fill if invalid_as == "bounds" else invalid_as
         )
         scenarios[fill] = win_rates(filled, rng=rng, **kw)
     est = scenarios["exclude"]
@@ -1169,12 +1132,8 @@ def missing_bounds(
     diagnostics["n_missing"] = (
         scenarios["loss"].diagnostics["n"].to_numpy() - est.diagnostics["n"].to_numpy()
     )
-    return tidy_frame(
-        rows.drop(columns="_order"),
-        by=[*by_cols, "filling"],
-        diagnostics=diagnostics,
-        extra=("ci_note",),
-    )
+    return tidy_frame(rows.drop(columns="_order"), by=[*by_cols, "filling"],
+                      diagnostics=diagnostics, extra=("ci_note",))  # fmt: skip
 
 
 def bounds_view(bounds: pd.DataFrame, statistic: str = "net_win") -> pd.DataFrame:
@@ -1273,14 +1232,8 @@ def position_bias(
     n_same = np.bincount(
         pair_cell, weights=same[both].astype(np.float64), minlength=len(pair_cells)
     )
-    cons = rate_arrays(
-        n_same,
-        np.zeros_like(n_same),
-        n_both - n_same,
-        pair_cells // n_cl,
-        n_groups,
-        net_win_test=False,
-    )
+    cons = rate_arrays(n_same, np.zeros_like(n_same), n_both - n_same, pair_cells // n_cl,
+                       n_groups, net_win_test=False)  # fmt: skip
 
     first_gid, cons_gid = cells // n_cl, pair_cells // n_cl
     wins = np.bincount(first_gid, weights=won, minlength=n_groups).astype(np.int64)

@@ -15,11 +15,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from evalstats._display import ResultDisplay
-from evalstats._validate import (
-    check_choice,
-    check_confidence,
-    check_n_resamples,
-)
+from evalstats._validate import check_choice, check_confidence, check_n_resamples
 
 __all__ = [
     "BOOTSTRAP_METHODS", "BootstrapResult", "as_generator", "bootstrap_distribution",
@@ -107,16 +103,9 @@ def cluster_bootstrap(
         stats, zeros, 1, statistic, methods=(method,), n_resamples=n_resamples,
         confidence=confidence, rng=as_generator(rng),
     )  # fmt: skip
-    return BootstrapResult(
-        estimate=est[0],
-        ci_low=ends[method][0][0],
-        ci_high=ends[method][1][0],
-        se=se[0],
-        method=method,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        n_tasks=stats.shape[0],
-    )
+    return BootstrapResult(estimate=est[0], ci_low=ends[method][0][0], ci_high=ends[method][1][0],
+                           se=se[0], method=method, confidence=confidence, n_resamples=n_resamples,
+                           n_tasks=stats.shape[0])  # fmt: skip
 
 
 def group_bootstrap(
