@@ -45,6 +45,9 @@ async def run_batched(
     """Collect pending batches, submit the rest, then collect those."""
     by_key = {c.key: c for c in todo}
     pending = [b for b in journal.pending_batches() if b.get("call_keys")]
+    done = journal.finished_keys()
+    for b in pending:  # submitted, not collected: their worst case still counts against max_usd
+        state.hold(_open_calls(b, by_key, done))
     in_flight = {k for b in pending for k in b["call_keys"]}
     fresh = [c for c in todo if c.key not in in_flight]
     by_judge: dict[str, list[Call]] = {}
@@ -106,7 +109,7 @@ async def _submit(
                 input_file_id=uploaded.id, endpoint=CHAT_ENDPOINT, completion_window="24h"
             )
     except Exception as exc:
-        state.release(chunk)
+        state.hold(chunk, -1)
         raise _sdk_error("submission", None, exc) from None
     rubric = state.cfg.rubric
     line = {
@@ -159,17 +162,13 @@ async def _collect(
         raise _sdk_error("polling or download", batch_id, exc) from None
     if results is None:  # interrupted while waiting: the batch stays pending
         return None
-    finished = journal.finished_keys()
-    calls = [by_key[k] for k in batch["call_keys"] if k in by_key]
+    done = journal.finished_keys()
+    calls = _open_calls(batch, by_key, done)
     default = results.get(_MISSING, (None, "BatchError: missing from the batch results"))
-    complete = True
-    for key in batch["call_keys"]:
-        if key in finished:
-            continue
-        c = by_key.get(key) or _call_of_batch(batch, key)
-        if c is None:
-            complete = False  # a batch line without the units (an older version wrote it)
-            continue
+    # A key without its call: a batch line without the units (an older version wrote it).
+    complete = len(calls) == len(set(batch["call_keys"]) - done)
+    for c in calls:
+        key = c.key
         result, error = results.get(key, default)
         line = state.record(c, result, error, None, now_iso())
         if key not in by_key:
@@ -178,12 +177,19 @@ async def _collect(
                 line[name] = batch.get(name)
             line["max_tokens"] = batch.get("max_tokens")
         journal.append(line)
-    state.release(calls)
+    state.hold(calls, -1)
     if not complete:
         journal.sync()
         return False
     journal.write({"kind": "batch_done", "batch_id": batch_id, "created_at": now_iso()})
     return True
+
+
+def _open_calls(batch: Mapping[str, Any], by_key: Mapping[str, Call], done: set[str]) -> list:
+    """The calls of ``batch`` without a success in the journal (``done``) that can be rebuilt."""
+    keys = dict.fromkeys(k for k in batch["call_keys"] if k not in done)
+    calls = [by_key.get(k) or _call_of_batch(batch, k) for k in keys]
+    return [c for c in calls if c is not None]
 
 
 def _call_of_batch(batch: Mapping[str, Any], key: str) -> Call | None:

@@ -6,10 +6,11 @@ How it works: docs/judging.md, "Providers".
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -204,6 +205,12 @@ class Outcome:
     raw: str | None = None
     answered: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: Attempts that ended unanswered after they were sent (each may have been billed).
+    maybe_billed: int = 0
+
+
+#: The current call's count of such attempts (the transport adds to it; call() reads it).
+_unanswered: contextvars.ContextVar[list[int]] = contextvars.ContextVar("evalstats_unanswered")
 
 
 def _as_count(value: Any) -> int | None:
@@ -329,20 +336,25 @@ async def call(
     if drain is not None and drain.stopping:
         return Outcome("not_sent", None, "Interrupted: not sent")
     task = drain.enter_call() if drain is not None else None
+    unanswered = [0]
+    token = _unanswered.set(unanswered)
     try:
-        return await _call(client, judge, params, max_body)
+        outcome = await _call(client, judge, params, max_body)
     except asyncio.CancelledError:
         if drain is None or task not in drain.cancelled:
             raise
-        return Outcome(
+        unanswered[0] += 1
+        outcome = Outcome(
             "failed",
             None,
             "Interrupted: the run was stopped before the answer arrived (it may have been "
             "billed; the call is made again on a rerun)",
         )
     finally:
+        _unanswered.reset(token)
         if drain is not None:
             drain.leave_call(task)
+    return replace(outcome, maybe_billed=unanswered[0])
 
 
 async def _call(
@@ -453,6 +465,8 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             async with asyncio.timeout_at(deadline):
                 response = await self._inner.handle_async_request(request)
         except TimeoutError:
+            if counter := _unanswered.get(None):
+                counter[0] += 1  # sent, no answer before the deadline: it may have been billed
             raise _timed_out(self._timeout, request) from None
         # A wait hint past the cap is rewritten to the cap, so that the SDK's retry waits that.
         wait = retry_after(response.headers, capped=False)

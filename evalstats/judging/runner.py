@@ -192,7 +192,7 @@ async def _run_direct(
         finally:
             current_seq.reset(token)
             throttle.release(ok=outcome is not None and outcome.kind == "ok")
-            state.release([c])
+            state.hold([c], -1)
         latency = time.perf_counter() - t0
         kind = outcome.kind
         if kind == "not_sent" or (kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED):
@@ -212,6 +212,7 @@ async def _run_direct(
             raw=outcome.raw if outcome.error is not None else None,
             answered=outcome.answered,
             final=not again,
+            maybe_billed=outcome.maybe_billed,
         )
         seq_line = journal.append(line)
         await loop.run_in_executor(None, journal.sync, seq_line)
@@ -221,8 +222,11 @@ async def _run_direct(
     async def worker() -> None:
         while queue and not state.fatal and journal.failed is None:
             c, retries, requeues = queue.popleft()  # each call goes to exactly one worker
-            if not state.reserve([c]):
-                return
+            while not state.reserve([c], wait=True):
+                if state.stopped or state.fatal:
+                    return
+                state.freed.clear()  # over the cap by worst cases: wait for actual costs
+                await state.freed.wait()
             await attempt(c, retries, requeues)
 
     results = await asyncio.gather(
