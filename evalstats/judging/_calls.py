@@ -6,6 +6,7 @@ import asyncio
 import math
 import os
 import uuid
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -171,11 +172,8 @@ class RunState:
         self.max_usd = max_usd
         self.stopped: str | None = None
         self.fatal: str | None = None
-        self.sent: dict[str, int] = {}
-        self.ok: dict[str, int] = {}
-        self.failed: dict[str, int] = {}
-        self.retried: dict[str, int] = {}
-        self.usd: dict[str, float] = {}
+        # Per judge: attempts sent, answered, failed for good, and USD claimed.
+        self.sent, self.ok, self.failed, self.usd = Counter(), Counter(), Counter(), Counter()
         self.bar: Any = None
 
     def price(self, judge: JudgeSpec) -> Price | None:
@@ -259,15 +257,12 @@ class RunState:
             # Each attempt that timed out after it was sent may have been billed in full.
             counted = (counted or 0.0) + maybe_billed * self.worst_case(c)
             self.spent += counted
-        if usd is not None:
-            self.usd[name] = self.usd.get(name, 0.0) + usd
-        self.sent[name] = self.sent.get(name, 0) + 1
+        self.usd[name] += usd or 0.0
+        self.sent[name] += 1
         if error is None:
-            self.ok[name] = self.ok.get(name, 0) + 1
+            self.ok[name] += 1
         elif final:
-            self.failed[name] = self.failed.get(name, 0) + 1
-        else:
-            self.retried[name] = self.retried.get(name, 0) + 1
+            self.failed[name] += 1
         if self.bar is not None and (final or error is None):
             self.bar.update(1)
             self.bar.set_postfix(

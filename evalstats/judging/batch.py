@@ -120,13 +120,7 @@ async def _submit(
         "call_keys": [c.key for c in chunk],
         # What each call's judgment line needs, for a resume with other options.
         "units": {
-            c.key: {
-                "task_id": c.unit.task_id,
-                "replicate": c.unit.replicate,
-                "order": c.unit.order,
-                "input_tokens": c.unit.input_tokens,
-                **c.unit.arm_fields(),
-            }
+            c.key: {k: v for k, v in vars(c.unit).items() if k != "messages" and v is not None}
             for c in chunk
         },
         "rubric": rubric.name,
@@ -209,16 +203,23 @@ def _call_of_batch(batch: Mapping[str, Any], key: str) -> Call | None:
     return Call(key, judge, Unit(str(unit.get("task_id")), replicate, order, [], tokens, *pair), {})
 
 
-async def _anthropic_results(
-    client: Any, batch_id: str, poll_interval: float
-) -> dict[str, tuple[providers.CallResult | None, str | None]] | None:
-    while True:
-        info = await client.messages.batches.retrieve(batch_id)
-        if info.processing_status == "ended":
-            break
+async def _ended(retrieve: Any, batch_id: str, poll_interval: float, ended: Any) -> Any:
+    """The batch's status once ``ended(status)``; None if the run is interrupted first."""
+    while not ended(info := await retrieve(batch_id)):
         if _interrupt.stopping():
             return None
         await _interrupt.pause(poll_interval)
+    return info
+
+
+async def _anthropic_results(
+    client: Any, batch_id: str, poll_interval: float
+) -> dict[str, tuple[providers.CallResult | None, str | None]] | None:
+    retrieve = client.messages.batches.retrieve
+    if not await _ended(
+        retrieve, batch_id, poll_interval, lambda i: i.processing_status == "ended"
+    ):
+        return None
     out: dict[str, tuple[providers.CallResult | None, str | None]] = {}
     async for item in await client.messages.batches.results(batch_id):
         result = item.result
@@ -243,13 +244,11 @@ async def _anthropic_results(
 async def _openai_results(
     client: Any, batch_id: str, poll_interval: float
 ) -> dict[str, tuple[providers.CallResult | None, str | None]] | None:
-    while True:
-        info = await client.batches.retrieve(batch_id)
-        if info.status in _OPENAI_FINAL:
-            break
-        if _interrupt.stopping():
-            return None
-        await _interrupt.pause(poll_interval)
+    info = await _ended(
+        client.batches.retrieve, batch_id, poll_interval, lambda i: i.status in _OPENAI_FINAL
+    )
+    if info is None:
+        return None
     out: dict[str, tuple[providers.CallResult | None, str | None]] = {}
     for file_id in (info.output_file_id, info.error_file_id):
         if not file_id:

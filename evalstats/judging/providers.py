@@ -326,9 +326,7 @@ async def _read_capped(response: Any, cap: int) -> tuple[bytes, bool]:
     return b"".join(chunks), True
 
 
-async def call(
-    client: Client, judge: JudgeSpec, params: Mapping[str, Any], *, max_body: int = MAX_BODY_BYTES
-) -> Outcome:
+async def call(client: Client, judge: JudgeSpec, params: Mapping[str, Any]) -> Outcome:
     """One judge call through the SDK (its retries included); never raises an ``Exception``."""
     from . import _interrupt
 
@@ -339,7 +337,7 @@ async def call(
     unanswered = [0]
     token = _unanswered.set(unanswered)
     try:
-        outcome = await _call(client, judge, params, max_body)
+        outcome = await _call(client, judge, params)
     except asyncio.CancelledError:
         if drain is None or task not in drain.cancelled:
             raise
@@ -357,9 +355,8 @@ async def call(
     return replace(outcome, maybe_billed=unanswered[0])
 
 
-async def _call(
-    client: Client, judge: JudgeSpec, params: Mapping[str, Any], max_body: int
-) -> Outcome:
+async def _call(client: Client, judge: JudgeSpec, params: Mapping[str, Any]) -> Outcome:
+    max_body = MAX_BODY_BYTES
     kwargs = dict(params)
     answered = False
     request_id = None
@@ -448,16 +445,9 @@ class _DeadlineStream(httpx2.AsyncByteStream):
 class BoundedTransport(httpx2.AsyncBaseTransport):
     """Wrap ``inner`` so that one attempt is bounded in time, error-body size and wait hint."""
 
-    def __init__(
-        self,
-        inner: httpx2.AsyncBaseTransport,
-        *,
-        timeout: float,
-        max_error_body: int = MAX_ERROR_BODY_BYTES,
-    ) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, *, timeout: float) -> None:
         self._inner = inner
         self._timeout = float(timeout)
-        self._max_error_body = int(max_error_body)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         deadline = asyncio.get_running_loop().time() + self._timeout
@@ -488,15 +478,15 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         try:
             async with asyncio.timeout_at(deadline):
                 async for chunk in response.stream:
-                    kept += chunk[: self._max_error_body + 1 - len(kept)]
-                    if len(kept) > self._max_error_body:
+                    kept += chunk[: MAX_ERROR_BODY_BYTES + 1 - len(kept)]
+                    if len(kept) > MAX_ERROR_BODY_BYTES:
                         break
         except TimeoutError:
             pass  # an error body that trickles: keep what came; the status says enough
         finally:
             await response.stream.aclose()
-        if len(kept) > self._max_error_body:
-            return bytes(kept[: self._max_error_body]) + b"...(error body cut)"
+        if len(kept) > MAX_ERROR_BODY_BYTES:
+            return bytes(kept[:MAX_ERROR_BODY_BYTES]) + b"...(error body cut)"
         return bytes(kept)
 
     async def aclose(self) -> None:

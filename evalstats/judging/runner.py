@@ -32,7 +32,7 @@ from ._calls import (
 from ._interrupt import drained
 from ._planning import _calls, _check_params, _rubric, _units, same_family_judges
 from ._ratelimit import Throttle, current_seq
-from .journal import Journal, finished_keys, not_retried_keys, peek
+from .journal import Journal, finished_keys, is_judgment, not_retried_keys, read_journal
 from .prices import PRICES_AS_OF, load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
@@ -134,14 +134,14 @@ def run_judges(
     adj_calls = _calls(units, [adjudicator], cfg) if adjudicator else []
     if dry_run:
         # Read only: a dry run writes nothing, not even a lock or an empty journal.
-        records = peek(out)
+        records = read_journal(out, all_attempts=True) if Path(out).is_file() else []
         done = finished_keys(records) | (set() if o.retry_failed else not_retried_keys(records))
         return _dry_run(Path(out), calls, adj_calls, done, cfg, no_answer)
 
     with Journal(out) as journal:
         finished = journal.finished_keys()
         wanted = {c.key for c in [*calls, *adj_calls]}
-        skipped = set() if o.retry_failed else journal.not_retried_keys() & wanted
+        skipped = set() if o.retry_failed else not_retried_keys(journal.records) & wanted
         finished = finished | skipped
         state = RunState(cfg, journal.spent_usd(), max_usd)
         todo = [c for c in calls if c.key not in finished]
@@ -243,7 +243,7 @@ def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -
 
     names = [j.name for j in judges]
     outcome: dict[tuple, dict[str, str]] = {}
-    for r in journal.judgments():
+    for r in filter(is_judgment, journal.records):
         if r.get("error") is not None or r.get("judge") not in names:
             continue
         if r.get("rubric") != rubric.name or r.get("prompt_revision") != rubric.revision:
@@ -359,10 +359,6 @@ class JudgeRunResult:
     def failed(self) -> int:
         return int(self.per_judge["failed"].sum())
 
-    @property
-    def usd(self) -> float:
-        return float(self.per_judge["usd"].sum())
-
     def to_frame(self) -> pd.DataFrame:
         return self.per_judge.copy()
 
@@ -372,7 +368,7 @@ def _summary(
     adj_calls: Sequence[Call],
     finished_before: set[str],
     cfg: Config,
-    state: RunState | None,
+    state: RunState,
 ) -> pd.DataFrame:
     rows = []
     groups: dict[tuple[str, str], list[Call]] = {}
@@ -389,10 +385,8 @@ def _summary(
             round(price.usd(tokens, out * len(todo), batch=cfg.batch), 4) if price else float("nan")
             for out in (EXPECTED_OUTPUT_TOKENS, cfg.max_tokens)
         ]
-        counts = (
-            [d.get(name, 0) for d in (state.sent, state.ok, state.failed)] if state else [0] * 3
-        )
-        usd = round(state.usd.get(name, 0.0), 6) if state else 0.0
+        counts = [d.get(name, 0) for d in (state.sent, state.ok, state.failed)]
+        usd = round(state.usd.get(name, 0.0), 6)
         planned = [len(group), len(group) - len(todo), len(todo), tokens]
         rows.append([name, role, *planned, *est, *counts, usd])
     # The columns even with no row: "nothing to judge" is a result, not a KeyError.
@@ -411,7 +405,7 @@ def _dry_run(
     cfg: Config,
     no_answer: int,
 ) -> JudgeRunResult:
-    frame = _summary(calls, adj_calls, finished, cfg, None)
+    frame = _summary(calls, adj_calls, finished, cfg, RunState(cfg, 0.0, None))
     if len(frame):
         print(frame.loc[:, :"est_usd_max"].to_string(index=False))  # no spend yet
     else:
