@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -50,21 +51,12 @@ async def run_batched(
         state.hold(_open_calls(b, by_key, done))
     in_flight = {k for b in pending for k in b["call_keys"]}
     fresh = [c for c in todo if c.key not in in_flight]
-    by_judge: dict[str, list[Call]] = {}
-    for c in fresh:
-        by_judge.setdefault(c.judge.name, []).append(c)
-    for group in by_judge.values():
+    fits = list(itertools.takewhile(lambda c: state.reserve([c]), fresh))
+    for name in dict.fromkeys(c.judge.name for c in fits):
+        group = [c for c in fits if c.judge.name == name]
         for start in range(0, len(group), max_batch_size):
             chunk = group[start : start + max_batch_size]
-            fits = []
-            for c in chunk:
-                if not state.reserve([c]):
-                    break
-                fits.append(c)
-            if fits:
-                pending.append(await _submit(fits, journal, clients, state))
-            if len(fits) < len(chunk):
-                break
+            pending.append(await _submit(chunk, journal, clients, state))
     outcomes = await asyncio.gather(
         *(_collect(b, by_key, journal, clients, state, poll_interval) for b in pending),
         return_exceptions=True,
