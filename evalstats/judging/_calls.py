@@ -152,6 +152,8 @@ def check_run_limits(o: JudgeOptions) -> None:
         raise ValueError(
             f"poll_interval must be between 0 and 3600 seconds, got {o.poll_interval!r}"
         )
+    if o.max_usd is not None and not (number(o.max_usd) and o.max_usd > 0):
+        raise ValueError(f"max_usd must be a finite number > 0, got {o.max_usd!r}")
     check_positive_int(o.max_retries, "max_retries", minimum=0, maximum=MAX_RETRIES_LIMIT)
     check_positive_int(o.max_batch_size, "max_batch_size", maximum=MAX_BATCH_SIZE_LIMIT)
 

@@ -148,14 +148,10 @@ def read_journal(path: str | os.PathLike[str], *, all_attempts: bool = False) ->
     --------
     >>> import json, tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "j.jsonl"
-    >>> lines = [{"call_key": "k", "error": "RateLimitError: 429"},
-    ...          {"kind": "batch", "batch_id": "b1"},
-    ...          {"call_key": "k", "error": None, "raw": "{}"}]
+    >>> lines = [{"call_key": "k", "error": "RateLimitError: 429"}, {"call_key": "k", "error": None}]
     >>> _ = p.write_text("".join(json.dumps(x) + "\\n" for x in lines))
-    >>> [x["error"] for x in read_journal(p)]
-    [None]
-    >>> len(read_journal(p, all_attempts=True))
-    2
+    >>> [x["error"] for x in read_journal(p)], len(read_journal(p, all_attempts=True))
+    ([None], 2)
     """
     records = [r for r in _read_lines(Path(path)) if is_judgment(r)]
     if all_attempts:

@@ -104,7 +104,6 @@ def run_judges(
     o = JudgeOptions() if options is None else options
     if not isinstance(o, JudgeOptions):
         raise ParameterError(f"options must be a JudgeOptions, got {type(o).__name__}")
-    max_usd = o.max_usd
     specs = _check_params(judges, o.concurrency, o.max_tokens, o.temperature)
     check_run_limits(o)
     adjudicator = parse_judge(o.adjudicate) if o.adjudicate is not None else None
@@ -113,13 +112,11 @@ def run_judges(
             raise ParameterError(f"adjudication needs exactly two judges, got {len(specs)}")
         if adjudicator.name in {s.name for s in specs}:
             raise ParameterError("the adjudicator must differ from the two judges")
-    if max_usd is not None and not (isinstance(max_usd, int | float) and max_usd > 0):
-        raise ParameterError(f"max_usd must be a positive number, got {max_usd!r}")
     rub = _rubric(rubric)
     table = load_prices(o.prices)
     everyone = [*specs, *([adjudicator] if adjudicator else [])]
     unpriced = [j.name for j in everyone if price_for(j.provider, j.model, table) is None]
-    if max_usd is not None and unpriced:
+    if o.max_usd is not None and unpriced:
         raise ParameterError(
             f"max_usd needs a price for every judge; none known for {unpriced}: "
             "add one with prices={'MODEL': {'input': USD_per_Mtok, 'output': USD_per_Mtok}} "
@@ -136,14 +133,33 @@ def run_judges(
         # Read only: a dry run writes nothing, not even a lock or an empty journal.
         records = read_journal(out, all_attempts=True) if Path(out).is_file() else []
         done = finished_keys(records) | (set() if o.retry_failed else not_retried_keys(records))
-        return _dry_run(Path(out), calls, adj_calls, done, cfg, no_answer)
+        frame = _summary(calls, adj_calls, done, cfg, RunState(cfg, 0.0, None))
+        # No spend yet: the estimates only.
+        print(
+            frame.loc[:, :"est_usd_max"].to_string(index=False)
+            if len(frame)
+            else "nothing to judge"
+        )
+        batch_note = " with the 50 % batch discount" if cfg.batch else ""
+        notes = [
+            f"{no_answer} pair(s) over budget are not sent (no_answer).",
+            f"input tokens counted with cl100k_base; est_usd assumes {EXPECTED_OUTPUT_TOKENS} "
+            f"output tokens per call, est_usd_max assumes max_tokens={cfg.max_tokens}; prices "
+            f"are estimates as of {PRICES_AS_OF}{batch_note}.",
+        ]
+        if adj_calls:
+            notes.append("adjudicator rows are an upper bound: only disagreements are sent.")
+        if len(frame) and frame["est_usd"].isna().any():
+            notes.append("NaN: no price for that model; pass prices= / --prices FILE.json.")
+        print("\n".join(notes))
+        return JudgeRunResult(Path(out), frame, no_answer, True, None)
 
     with Journal(out) as journal:
         finished = journal.finished_keys()
         wanted = {c.key for c in [*calls, *adj_calls]}
         skipped = set() if o.retry_failed else not_retried_keys(journal.records) & wanted
         finished = finished | skipped
-        state = RunState(cfg, journal.spent_usd(), max_usd)
+        state = RunState(cfg, journal.spent_usd(), o.max_usd)
         todo = [c for c in calls if c.key not in finished]
         run = _execute(todo, journal, state, specs, adjudicator, adj_calls, o, skip=finished)
         _run_coro(drained(run, state, o.timeout))  # the first signal drains for o.timeout
@@ -395,31 +411,3 @@ def _summary(
 
 _SUMMARY_COLUMNS = "judge role calls done_before to_call input_tokens est_usd est_usd_max".split()
 _SUMMARY_COLUMNS += ["sent", "ok", "failed", "usd"]
-
-
-def _dry_run(
-    path: Path,
-    calls: Sequence[Call],
-    adj_calls: Sequence[Call],
-    finished: set[str],
-    cfg: Config,
-    no_answer: int,
-) -> JudgeRunResult:
-    frame = _summary(calls, adj_calls, finished, cfg, RunState(cfg, 0.0, None))
-    if len(frame):
-        print(frame.loc[:, :"est_usd_max"].to_string(index=False))  # no spend yet
-    else:
-        print("nothing to judge")
-    batch_note = " with the 50 % batch discount" if cfg.batch else ""
-    notes = [
-        f"{no_answer} pair(s) over budget are not sent (no_answer).",
-        f"input tokens counted with cl100k_base; est_usd assumes {EXPECTED_OUTPUT_TOKENS} "
-        f"output tokens per call, est_usd_max assumes max_tokens={cfg.max_tokens}; prices "
-        f"are estimates as of {PRICES_AS_OF}{batch_note}.",
-    ]
-    if adj_calls:
-        notes.append("adjudicator rows are an upper bound: only disagreements are sent.")
-    if len(frame) and frame["est_usd"].isna().any():
-        notes.append("NaN: no price for that model; pass prices= / --prices FILE.json.")
-    print("\n".join(notes))
-    return JudgeRunResult(path, frame, no_answer, True, None)
