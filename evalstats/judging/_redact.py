@@ -35,14 +35,8 @@ def url_credentials(url: str) -> list[str]:
         parts = urlsplit(url)
     except ValueError:
         return []
-    out = []
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo = netloc.rsplit("@", 1)[0]
-        out.append(userinfo)
-        out.append(unquote(userinfo))
-        user, _, password = userinfo.partition(":")
-        out.extend([password, unquote(password), user, unquote(user)])
+    userinfo = parts.netloc.rsplit("@", 1)[0] if "@" in parts.netloc else ""
+    out = [v for s in (userinfo, *userinfo.partition(":")[::2]) for v in (s, unquote(s))]
     for _, value in parse_qsl(parts.query):  # ?api-key=SECRET, echoed in a 404 body
         out.extend([value, quote(value, safe="")])
     return [s for s in out if s]
@@ -50,14 +44,10 @@ def url_credentials(url: str) -> list[str]:
 
 def configured_secrets() -> list[str]:
     """The API keys and base-URL credentials currently in the environment."""
-    out: list[str] = []
-    for name in KEY_ENV.values():
-        if os.environ.get(name):
-            out.append(os.environ[name])
+    out = [os.environ.get(name, "") for name in KEY_ENV.values()]
     for name in BASE_URL_ENV.values():
-        if os.environ.get(name):
-            out.extend(url_credentials(os.environ[name]))
-    return out
+        out.extend(url_credentials(os.environ.get(name, "")))
+    return [s for s in out if s]
 
 
 @functools.lru_cache(maxsize=32)
@@ -79,12 +69,12 @@ def _compiled(secrets: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tuple[s
 
 def _masked_echo(match: re.Match[str], keys: tuple[str, ...]) -> str:
     token = match.group(0)
-    head = token.split("*", 1)[0]
-    tail = token.rsplit("*", 1)[1]
-    for key in keys:
-        if (len(head) >= 3 and key.startswith(head)) or (len(tail) >= 3 and key.endswith(tail)):
-            return REDACTED
-    return token
+    head, tail = token.split("*", 1)[0], token.rsplit("*", 1)[1]
+    ends = [
+        (len(head) >= 3 and k.startswith(head)) or (len(tail) >= 3 and k.endswith(tail))
+        for k in keys
+    ]
+    return REDACTED if any(ends) else token
 
 
 def redact(text: str, secrets: Iterable[str] | None = None) -> str:

@@ -108,12 +108,8 @@ def describe_error(exc: BaseException) -> str:
 class Client:
     """An SDK client and whether it validates bodies against the SDK's schema."""
 
-    provider: str
     sdk: Any
     strict: bool
-
-    async def close(self) -> None:
-        await self.sdk.close()
 
 
 def make_client(
@@ -150,9 +146,7 @@ def make_client(
             transport=BoundedTransport(inner, timeout=timeout), event_hooks=hooks
         )
     cls = sdk.AsyncAnthropic if provider == "anthropic" else sdk.AsyncOpenAI
-    return Client(
-        provider, cls(api_key=os.environ[KEY_ENV[provider]], base_url=base_url, **opts), strict
-    )
+    return Client(cls(api_key=os.environ[KEY_ENV[provider]], base_url=base_url, **opts), strict)
 
 
 def request_params(

@@ -342,7 +342,7 @@ async def _execute(
     finally:
         state.bar.close()
         for client in clients.values():
-            await client.close()
+            await client.sdk.close()
 
 
 @dataclass(frozen=True)
