@@ -132,11 +132,8 @@ def main(args: argparse.Namespace) -> int:
             judges=args.judge,
             out=out,
             options=JudgeOptions(**options, progress=not args.no_progress),
-            orders=args.orders,
-            seed=args.seed,
-            pairs=args.pairs,
             arms=arms,
-            dry_run=args.dry_run,
+            **{name: getattr(args, name) for name in ("orders", "seed", "pairs", "dry_run")},
         )
     except EvalstatsError:
         raise  # evalstats.cli.main prints it: one line, exit 2

@@ -90,9 +90,7 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
         return []
     _require_regular(path)
     out = []
-    with path.open("rb") as fh:
-        data = fh.read()
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -211,7 +211,8 @@ async def _run_direct(
             state.hold([c], -1)
         latency = time.perf_counter() - t0
         kind = outcome.kind
-        if kind == "not_sent" or (kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED):
+        limited = kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED
+        if kind == "not_sent" or (limited and not outcome.maybe_billed):
             queue.append((c, retries, requeues + 1))  # nothing paid: try again later
             return
         again = kind == "retry" and retries < o.max_retries and not state.fatal
