@@ -458,30 +458,30 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             response.headers["retry-after-ms"] = str(int(capped * 1000))
             response.headers["retry-after"] = str(int(capped))
         if response.status_code >= 400:
-            body = await self._read_error_body(response, deadline, request)
+            body = await _error_body(response, deadline)
             response.stream = httpx2.ByteStream(body)
             response.headers["content-length"] = str(len(body))
         else:
             response.stream = _DeadlineStream(response.stream, deadline, self._timeout, request)
         return response
 
-    async def _read_error_body(
-        self, response: httpx2.Response, deadline: float, request: httpx2.Request
-    ) -> bytes:
-        kept = bytearray()
-        try:
-            async with asyncio.timeout_at(deadline):
-                async for chunk in response.stream:
-                    kept += chunk[: MAX_ERROR_BODY_BYTES + 1 - len(kept)]
-                    if len(kept) > MAX_ERROR_BODY_BYTES:
-                        break
-        except TimeoutError:
-            pass  # an error body that trickles: keep what came; the status says enough
-        finally:
-            await response.stream.aclose()
-        if len(kept) > MAX_ERROR_BODY_BYTES:
-            return bytes(kept[:MAX_ERROR_BODY_BYTES]) + b"...(error body cut)"
-        return bytes(kept)
-
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+async def _error_body(response: httpx2.Response, deadline: float) -> bytes:
+    """At most ``MAX_ERROR_BODY_BYTES`` of an error body, read before ``deadline``."""
+    kept = bytearray()
+    try:
+        async with asyncio.timeout_at(deadline):
+            async for chunk in response.stream:
+                kept += chunk[: MAX_ERROR_BODY_BYTES + 1 - len(kept)]
+                if len(kept) > MAX_ERROR_BODY_BYTES:
+                    break
+    except TimeoutError:
+        pass  # an error body that trickles: keep what came; the status says enough
+    finally:
+        await response.stream.aclose()
+    if len(kept) > MAX_ERROR_BODY_BYTES:
+        return bytes(kept[:MAX_ERROR_BODY_BYTES]) + b"...(error body cut)"
+    return bytes(kept)

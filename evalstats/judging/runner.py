@@ -256,8 +256,6 @@ async def _run_direct(
 
 def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -> set[tuple]:
     """The units (:attr:`Unit.ident`) on which the two judges disagree (``disagreeing``)."""
-    from evalstats.errors import ParseError
-
     names = [j.name for j in judges]
     outcome: dict[tuple, dict[str, str]] = {}
     for r in filter(is_judgment, journal.records):
@@ -267,7 +265,7 @@ def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -
             continue
         try:
             verdict = rubric.parse(r.get("raw") or "", order=rubric_order(r.get("order")))
-        except (ParseError, ValueError):
+        except ValueError:  # ParseError too
             continue
         if verdict.outcome is None:
             continue
