@@ -11,7 +11,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write"]
+from evalstats.errors import DataError
+
+__all__ = ["atomic_write", "guard_output"]
+
+# What a data directory holds (records' tables in every format, arms, plan, rubrics).
+_DATA_STEMS = ("tasks", "runs", "judgments", "labels")
+_DATA_SUFFIXES = (".jsonl", ".ndjson", ".parquet", ".csv")
 
 
 def _umask() -> int:
@@ -44,3 +50,20 @@ def atomic_write(path: Path, write: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def guard_output(path: Path, data_dir: Path | None, *, force: bool) -> None:
+    """Refuse (``DataError``) an output ``path`` naming a data file of ``data_dir``."""
+    if force or data_dir is None:
+        return
+    target, folder = Path(path).resolve(), Path(data_dir).resolve()
+    data = target.parent == folder and (
+        target.name in ("arms.toml", "plan.toml")
+        or (target.stem in _DATA_STEMS and target.suffix in _DATA_SUFFIXES)
+    )
+    if data or folder / "rubrics" in target.parents:
+        raise DataError(
+            f"is a data file of {data_dir}: writing there would replace or corrupt it; "
+            "choose another output path (or pass --force)",
+            path=path,
+        )

@@ -74,6 +74,8 @@ JUDGMENT_FIELDS: dict[str, tuple[str, bool]] = {
     "call_status": ("str", False),
     # Spend counted against max_usd: the larger of the claimed and the plausible cost.
     "usd_counted": ("float", False),
+    # Attempts sent, then unanswered (timed out, interrupted): each counted at its worst case.
+    "maybe_billed": ("int", False),
     # Why the claimed usage is implausible (e.g. output_tokens above max_tokens), else null.
     "flag": ("str", False),
     # The agent family a judge of that same family was run against, allowed explicitly

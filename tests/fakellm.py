@@ -499,8 +499,10 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 self._openai_file_upload(body)
             elif path == "/v1/batches":
                 self._openai_batch_create(json.loads(body))
-            else:
-                self._send(404, _error_body(self._provider, 404))
+            else:  # echo_key: as some servers do, the 404 quotes the request (query included)
+                error = _error_body(self._provider, 404)
+                error["error"]["message"] += f": {self.path}" if fake.echo_key else ""
+                self._send(404, error)
 
         def do_GET(self) -> None:
             path = self.path.split("?")[0]

@@ -270,7 +270,7 @@ def test_nothing_to_judge_is_said_not_a_traceback(tmp_path, monkeypatch, capsys)
         ]
     )
     out = capsys.readouterr()
-    assert code == 0 and "nothing to judge" in out.out and "Traceback" not in out.err, out
+    assert code == 2 and "nothing to judge: all" in out.err and "Traceback" not in out.err, out
     assert not (data / "judgments.jsonl").exists()
 
 

@@ -217,9 +217,12 @@ def test_mixed_faults_lose_no_paid_answer(fake, tmp_path, capfd):
         ),
     )
     lines = read_journal(out, all_attempts=True)
-    # Every 200 the server sent is a journal line (its request id), and nothing else.
+    # Every 200 the server sent is a journal line (its request id), and nothing else; except a
+    # 200 sent after the client's deadline (a loaded machine), counted at its worst case.
     journaled = [x["request_id"] for x in lines if x["request_id"]]
-    assert sorted(journaled) == sorted(fake.paid_ids) and len(journaled) == len(set(journaled))
+    assert set(journaled) <= set(fake.paid_ids) and len(journaled) == len(set(journaled))
+    unread = len(fake.paid_ids) - len(journaled)
+    assert unread <= sum(x["maybe_billed"] for x in lines)
     assert sum(fake.faults.values()) >= 20 and len(fake.faults) >= 10
     # Every call ends judged or failed with a reason.
     last = read_journal(out)

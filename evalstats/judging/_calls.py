@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import uuid
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -150,6 +152,8 @@ def check_run_limits(o: JudgeOptions) -> None:
         raise ValueError(
             f"poll_interval must be between 0 and 3600 seconds, got {o.poll_interval!r}"
         )
+    if o.max_usd is not None and not (number(o.max_usd) and o.max_usd > 0):
+        raise ValueError(f"max_usd must be a finite number > 0, got {o.max_usd!r}")
     check_positive_int(o.max_retries, "max_retries", minimum=0, maximum=MAX_RETRIES_LIMIT)
     check_positive_int(o.max_batch_size, "max_batch_size", maximum=MAX_BATCH_SIZE_LIMIT)
 
@@ -165,45 +169,47 @@ class RunState:
         self.cfg = cfg
         self.spent = spent_before
         self.reserved = 0.0
+        self.in_flight = 0
+        self.freed = asyncio.Event()  # set when calls in flight end
         self.max_usd = max_usd
         self.stopped: str | None = None
         self.fatal: str | None = None
-        self.sent: dict[str, int] = {}
-        self.ok: dict[str, int] = {}
-        self.failed: dict[str, int] = {}
-        self.retried: dict[str, int] = {}
-        self.usd: dict[str, float] = {}
+        # Per judge: attempts sent, answered, failed for good, and USD claimed.
+        self.sent, self.ok, self.failed, self.usd = Counter(), Counter(), Counter(), Counter()
         self.bar: Any = None
 
     def price(self, judge: JudgeSpec) -> Price | None:
         return price_for(judge.provider, judge.model, self.cfg.prices)
 
-    def reserve(self, calls: Sequence[Call]) -> bool:
-        """Reserve the worst-case cost of ``calls``; False (and stop) if over ``max_usd``."""
+    def reserve(self, calls: Sequence[Call], *, wait: bool = False) -> bool:
+        """Hold the worst case of ``calls``; False if over ``max_usd``, and then the run stops
+        unless ``wait`` and calls are in flight (their actual cost may leave room)."""
         if self.stopped or self.fatal:
             return False
-        if self.max_usd is None:
-            return True
         cost = sum(self.worst_case(c) for c in calls)
-        if self.spent + self.reserved + cost > self.max_usd:
-            self.stopped = (
-                f"stopped starting new calls: estimated spend ${self.spent + self.reserved:.4f} "
-                f"(recorded in the journal plus calls in flight) would pass max_usd "
-                f"${self.max_usd:.4f} with the next call"
-            )
+        if self.max_usd is not None and self.spent + self.reserved + cost > self.max_usd:
+            if not (wait and self.in_flight):
+                self.stopped = (
+                    f"stopped starting new calls: estimated spend ${self.spent + self.reserved:.4f}"
+                    f" (recorded in the journal plus calls in flight or in pending batches) would "
+                    f"pass max_usd ${self.max_usd:.4f} with the next call"
+                )
             return False
-        self.reserved += cost
+        self.hold(calls)
         return True
+
+    def hold(self, calls: Sequence[Call], sign: int = 1) -> None:
+        """Count ``calls`` as in flight (``sign=-1``: no longer) with their worst case."""
+        self.in_flight += sign * len(calls)
+        self.reserved = max(0.0, self.reserved + sign * sum(self.worst_case(c) for c in calls))
+        if sign < 0:
+            self.freed.set()
 
     def worst_case(self, c: Call) -> float:
         price = self.price(c.judge)
         if price is None:  # max_usd refuses unpriced judges before the run
             return 0.0
         return price.usd(c.unit.input_tokens, self.cfg.max_tokens, batch=self.cfg.batch)
-
-    def release(self, calls: Sequence[Call]) -> None:
-        if self.max_usd is not None:
-            self.reserved = max(0.0, self.reserved - sum(self.worst_case(c) for c in calls))
 
     def spend(self, c: Call, result: CallResult | None, answered: bool) -> tuple[Any, Any, Any]:
         """(claimed usd, usd counted against max_usd, usage flag) of one finished call."""
@@ -242,23 +248,23 @@ class RunState:
         raw: str | None = None,
         answered: bool | None = None,
         final: bool = True,
+        maybe_billed: int = 0,
     ) -> dict[str, Any]:
         """The journal line of one attempt; counts it (``final``: no retry follows)."""
         name = c.judge.name
         if answered is None:
             answered = result is not None
         usd, counted, flag = self.spend(c, result, answered)
-        if counted is not None:
+        if counted is not None or maybe_billed:
+            # Each attempt that timed out after it was sent may have been billed in full.
+            counted = (counted or 0.0) + maybe_billed * self.worst_case(c)
             self.spent += counted
-        if usd is not None:
-            self.usd[name] = self.usd.get(name, 0.0) + usd
-        self.sent[name] = self.sent.get(name, 0) + 1
+        self.usd[name] += usd or 0.0
+        self.sent[name] += 1
         if error is None:
-            self.ok[name] = self.ok.get(name, 0) + 1
+            self.ok[name] += 1
         elif final:
-            self.failed[name] = self.failed.get(name, 0) + 1
-        else:
-            self.retried[name] = self.retried.get(name, 0) + 1
+            self.failed[name] += 1
         if self.bar is not None and (final or error is None):
             self.bar.update(1)
             self.bar.set_postfix(
@@ -292,6 +298,7 @@ class RunState:
             "call_key": c.key,
             "call_status": call_status if error is not None else "ok",
             "usd_counted": counted,
+            "maybe_billed": maybe_billed,
             "flag": flag,
             "same_family_allowed": self.cfg.same_family,
             **c.unit.arm_fields(),

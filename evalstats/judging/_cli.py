@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalstats._atomic import atomic_write
+from evalstats._atomic import atomic_write, guard_output
 from evalstats.errors import DataError, EvalstatsError, ParameterError
 
 DESCRIPTION = """\
@@ -65,6 +65,7 @@ _ARGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--max-tokens", "output cap (default 1024)", {"type": int, "default": 1024}),
     ("--prices", _PRICES_HELP, {"metavar": "FILE.json"}),
     ("--out", "default: DATA_DIR/judgments.jsonl", {"metavar": "JOURNAL"}),
+    ("--force", "allow --out to name another data file of DATA_DIR", _TRUE),
     ("--max-retries", "SDK retries per call (default 2)", {"type": int, "default": 2}),
     ("--timeout", _TIMEOUT_HELP, {"type": float, "default": 120.0}),
     ("--poll-interval", "batch poll seconds", {"type": float, "default": 30.0}),
@@ -106,9 +107,12 @@ def main(args: argparse.Namespace) -> int:
     from ._calls import JudgeOptions
     from .runner import run_judges
 
-    out = Path(args.out) if args.out else Path(args.data_dir) / "judgments.jsonl"
+    journal = Path(args.data_dir) / "judgments.jsonl"
+    out = Path(args.out) if args.out else journal
     options = {name: getattr(args, name) for name in _OPTIONS}
     try:
+        if out.resolve() != journal.resolve():
+            guard_output(out, Path(args.data_dir), force=args.force)
         # Not load_dir: a journal line torn by kill -9 must not stop the rerun that repairs it.
         tasks = load_tasks(find_file(args.data_dir, "tasks"))
         apath = Path(args.data_dir) / "arms.toml"
@@ -128,11 +132,8 @@ def main(args: argparse.Namespace) -> int:
             judges=args.judge,
             out=out,
             options=JudgeOptions(**options, progress=not args.no_progress),
-            orders=args.orders,
-            seed=args.seed,
-            pairs=args.pairs,
             arms=arms,
-            dry_run=args.dry_run,
+            **{name: getattr(args, name) for name in ("orders", "seed", "pairs", "dry_run")},
         )
     except EvalstatsError:
         raise  # evalstats.cli.main prints it: one line, exit 2
@@ -144,14 +145,13 @@ def main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # before or after the calls: nothing in flight to drain
         print("evalstats judge: interrupted; rerun to resume", file=sys.stderr)
         return 130
-    if result.dry_run:
-        return 0
     frame = result.to_frame()
     if frame.empty:
-        print(
-            f"nothing to judge: no pair within its budget ({result.no_answer_pairs} over "
-            "budget, not sent)"
-        )
+        why = f"all {result.no_answer_pairs} pair(s) are over their budget (no_answer)"
+        if not result.no_answer_pairs:
+            why = "no task and replicate has runs of two arms to compare"
+        raise DataError(f"nothing to judge: {why}; nothing was sent", path=args.data_dir)
+    if result.dry_run:
         return 0
     print(
         frame[["judge", "role", "calls", "done_before", "sent", "ok", "failed", "usd"]].to_string(

@@ -110,9 +110,7 @@ async def drained(coro: Coroutine[Any, Any, Any], state: Any, grace: float) -> A
     installed: list[tuple[int, Any]] = []
     if threading.current_thread() is threading.main_thread():
         for name in _SIGNALS:
-            number = getattr(signal, name, None)
-            if number is None:
-                continue
+            number = getattr(signal, name)  # both exist on Windows too
             previous = signal.getsignal(number)
             try:
                 loop.add_signal_handler(number, drain.on_signal, name)

@@ -26,15 +26,8 @@ _noted_lock = threading.Lock()
 
 def max_wait_s() -> float:
     """The wait cap: ``EVALSTATS_MAX_WAIT_S`` if set to a positive finite number, else 600."""
-    text = os.environ.get("EVALSTATS_MAX_WAIT_S")
-    if text:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if math.isfinite(value) and value > 0:
-            return value
-    return MAX_WAIT_S
+    value = _seconds(os.environ.get("EVALSTATS_MAX_WAIT_S"))
+    return value if value and math.isfinite(value) else MAX_WAIT_S
 
 
 def capped_wait(seconds: float, what: str) -> float:

@@ -10,13 +10,13 @@ import functools
 import os
 import re
 from collections.abc import Iterable
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 REDACTED = "[redacted]"
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
-# Shorter secrets would also match ordinary words of a judge's text.
-_MIN_SECRET = 6
+# Shorter values (a dummy key such as "ollama", an api-version) would match ordinary words.
+_MIN_SECRET = 16
 _SLICE = 12
 # A masked echo: some characters, three or more asterisks, some characters.
 _MASKED = re.compile(r"[A-Za-z0-9_\-.]*\*{3,}[A-Za-z0-9_\-.]*")
@@ -30,32 +30,24 @@ def _b64(text: str) -> list[str]:
 
 
 def url_credentials(url: str) -> list[str]:
-    """``user:password``, the password and the user name of a URL, decoded and not."""
+    """``user:password``, the password, the user name and the query values of a URL."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return []
-    out = []
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo = netloc.rsplit("@", 1)[0]
-        out.append(userinfo)
-        out.append(unquote(userinfo))
-        user, _, password = userinfo.partition(":")
-        out.extend([password, unquote(password), user, unquote(user)])
+    userinfo = parts.netloc.rsplit("@", 1)[0] if "@" in parts.netloc else ""
+    out = [v for s in (userinfo, *userinfo.partition(":")[::2]) for v in (s, unquote(s))]
+    for _, value in parse_qsl(parts.query):  # ?api-key=SECRET, echoed in a 404 body
+        out.extend([value, quote(value, safe="")])
     return [s for s in out if s]
 
 
 def configured_secrets() -> list[str]:
     """The API keys and base-URL credentials currently in the environment."""
-    out: list[str] = []
-    for name in KEY_ENV.values():
-        if os.environ.get(name):
-            out.append(os.environ[name])
+    out = [os.environ.get(name, "") for name in KEY_ENV.values()]
     for name in BASE_URL_ENV.values():
-        if os.environ.get(name):
-            out.extend(url_credentials(os.environ[name]))
-    return out
+        out.extend(url_credentials(os.environ.get(name, "")))
+    return [s for s in out if s]
 
 
 @functools.lru_cache(maxsize=32)
@@ -77,12 +69,12 @@ def _compiled(secrets: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tuple[s
 
 def _masked_echo(match: re.Match[str], keys: tuple[str, ...]) -> str:
     token = match.group(0)
-    head = token.split("*", 1)[0]
-    tail = token.rsplit("*", 1)[1]
-    for key in keys:
-        if (len(head) >= 3 and key.startswith(head)) or (len(tail) >= 3 and key.endswith(tail)):
-            return REDACTED
-    return token
+    head, tail = token.split("*", 1)[0], token.rsplit("*", 1)[1]
+    ends = [
+        (len(head) >= 3 and k.startswith(head)) or (len(tail) >= 3 and k.endswith(tail))
+        for k in keys
+    ]
+    return REDACTED if any(ends) else token
 
 
 def redact(text: str, secrets: Iterable[str] | None = None) -> str:
@@ -105,10 +97,12 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     >>> redact(f"Incorrect key {key}; you sent abc1****Z789", [key])
     'Incorrect key [redacted]; you sent [redacted]'
     >>> import base64
-    >>> redact("Basic " + base64.b64encode(b"alice:s3cret-pw").decode(), ["alice:s3cret-pw"])
+    >>> redact("Basic " + base64.b64encode(b"alice:s3cret-pw-42").decode(), ["alice:s3cret-pw-42"])
     'Basic [redacted]'
     >>> redact("nothing secret here ** bold ***", ["abc123-not-an-sk-key-XYZ789"])
     'nothing secret here ** bold ***'
+    >>> redact("served by ollama", ["ollama"])  # too short to be told from a word
+    'served by ollama'
     """
     if not text:
         return text

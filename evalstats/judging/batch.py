@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -45,23 +46,17 @@ async def run_batched(
     """Collect pending batches, submit the rest, then collect those."""
     by_key = {c.key: c for c in todo}
     pending = [b for b in journal.pending_batches() if b.get("call_keys")]
+    done = journal.finished_keys()
+    for b in pending:  # submitted, not collected: their worst case still counts against max_usd
+        state.hold(_open_calls(b, by_key, done))
     in_flight = {k for b in pending for k in b["call_keys"]}
     fresh = [c for c in todo if c.key not in in_flight]
-    by_judge: dict[str, list[Call]] = {}
-    for c in fresh:
-        by_judge.setdefault(c.judge.name, []).append(c)
-    for group in by_judge.values():
+    fits = list(itertools.takewhile(lambda c: state.reserve([c]), fresh))
+    for name in dict.fromkeys(c.judge.name for c in fits):
+        group = [c for c in fits if c.judge.name == name]
         for start in range(0, len(group), max_batch_size):
             chunk = group[start : start + max_batch_size]
-            fits = []
-            for c in chunk:
-                if not state.reserve([c]):
-                    break
-                fits.append(c)
-            if fits:
-                pending.append(await _submit(fits, journal, clients, state))
-            if len(fits) < len(chunk):
-                break
+            pending.append(await _submit(chunk, journal, clients, state))
     outcomes = await asyncio.gather(
         *(_collect(b, by_key, journal, clients, state, poll_interval) for b in pending),
         return_exceptions=True,
@@ -106,7 +101,7 @@ async def _submit(
                 input_file_id=uploaded.id, endpoint=CHAT_ENDPOINT, completion_window="24h"
             )
     except Exception as exc:
-        state.release(chunk)
+        state.hold(chunk, -1)
         raise _sdk_error("submission", None, exc) from None
     rubric = state.cfg.rubric
     line = {
@@ -117,13 +112,7 @@ async def _submit(
         "call_keys": [c.key for c in chunk],
         # What each call's judgment line needs, for a resume with other options.
         "units": {
-            c.key: {
-                "task_id": c.unit.task_id,
-                "replicate": c.unit.replicate,
-                "order": c.unit.order,
-                "input_tokens": c.unit.input_tokens,
-                **c.unit.arm_fields(),
-            }
+            c.key: {k: v for k, v in vars(c.unit).items() if k != "messages" and v is not None}
             for c in chunk
         },
         "rubric": rubric.name,
@@ -159,17 +148,13 @@ async def _collect(
         raise _sdk_error("polling or download", batch_id, exc) from None
     if results is None:  # interrupted while waiting: the batch stays pending
         return None
-    finished = journal.finished_keys()
-    calls = [by_key[k] for k in batch["call_keys"] if k in by_key]
+    done = journal.finished_keys()
+    calls = _open_calls(batch, by_key, done)
     default = results.get(_MISSING, (None, "BatchError: missing from the batch results"))
-    complete = True
-    for key in batch["call_keys"]:
-        if key in finished:
-            continue
-        c = by_key.get(key) or _call_of_batch(batch, key)
-        if c is None:
-            complete = False  # a batch line without the units (an older version wrote it)
-            continue
+    # A key without its call: a batch line without the units (an older version wrote it).
+    complete = len(calls) == len(set(batch["call_keys"]) - done)
+    for c in calls:
+        key = c.key
         result, error = results.get(key, default)
         line = state.record(c, result, error, None, now_iso())
         if key not in by_key:
@@ -178,12 +163,19 @@ async def _collect(
                 line[name] = batch.get(name)
             line["max_tokens"] = batch.get("max_tokens")
         journal.append(line)
-    state.release(calls)
+    state.hold(calls, -1)
     if not complete:
         journal.sync()
         return False
     journal.write({"kind": "batch_done", "batch_id": batch_id, "created_at": now_iso()})
     return True
+
+
+def _open_calls(batch: Mapping[str, Any], by_key: Mapping[str, Call], done: set[str]) -> list:
+    """The calls of ``batch`` without a success in the journal (``done``) that can be rebuilt."""
+    keys = dict.fromkeys(k for k in batch["call_keys"] if k not in done)
+    calls = [by_key.get(k) or _call_of_batch(batch, k) for k in keys]
+    return [c for c in calls if c is not None]
 
 
 def _call_of_batch(batch: Mapping[str, Any], key: str) -> Call | None:
@@ -203,16 +195,23 @@ def _call_of_batch(batch: Mapping[str, Any], key: str) -> Call | None:
     return Call(key, judge, Unit(str(unit.get("task_id")), replicate, order, [], tokens, *pair), {})
 
 
-async def _anthropic_results(
-    client: Any, batch_id: str, poll_interval: float
-) -> dict[str, tuple[providers.CallResult | None, str | None]] | None:
-    while True:
-        info = await client.messages.batches.retrieve(batch_id)
-        if info.processing_status == "ended":
-            break
+async def _ended(retrieve: Any, batch_id: str, poll_interval: float, ended: Any) -> Any:
+    """The batch's status once ``ended(status)``; None if the run is interrupted first."""
+    while not ended(info := await retrieve(batch_id)):
         if _interrupt.stopping():
             return None
         await _interrupt.pause(poll_interval)
+    return info
+
+
+async def _anthropic_results(
+    client: Any, batch_id: str, poll_interval: float
+) -> dict[str, tuple[providers.CallResult | None, str | None]] | None:
+    retrieve = client.messages.batches.retrieve
+    if not await _ended(
+        retrieve, batch_id, poll_interval, lambda i: i.processing_status == "ended"
+    ):
+        return None
     out: dict[str, tuple[providers.CallResult | None, str | None]] = {}
     async for item in await client.messages.batches.results(batch_id):
         result = item.result
@@ -237,13 +236,11 @@ async def _anthropic_results(
 async def _openai_results(
     client: Any, batch_id: str, poll_interval: float
 ) -> dict[str, tuple[providers.CallResult | None, str | None]] | None:
-    while True:
-        info = await client.batches.retrieve(batch_id)
-        if info.status in _OPENAI_FINAL:
-            break
-        if _interrupt.stopping():
-            return None
-        await _interrupt.pause(poll_interval)
+    info = await _ended(
+        client.batches.retrieve, batch_id, poll_interval, lambda i: i.status in _OPENAI_FINAL
+    )
+    if info is None:
+        return None
     out: dict[str, tuple[providers.CallResult | None, str | None]] = {}
     for file_id in (info.output_file_id, info.error_file_id):
         if not file_id:

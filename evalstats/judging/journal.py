@@ -90,9 +90,7 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
         return []
     _require_regular(path)
     out = []
-    with path.open("rb") as fh:
-        data = fh.read()
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -148,14 +146,10 @@ def read_journal(path: str | os.PathLike[str], *, all_attempts: bool = False) ->
     --------
     >>> import json, tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "j.jsonl"
-    >>> lines = [{"call_key": "k", "error": "RateLimitError: 429"},
-    ...          {"kind": "batch", "batch_id": "b1"},
-    ...          {"call_key": "k", "error": None, "raw": "{}"}]
+    >>> lines = [{"call_key": "k", "error": "RateLimitError: 429"}, {"call_key": "k", "error": None}]
     >>> _ = p.write_text("".join(json.dumps(x) + "\\n" for x in lines))
-    >>> [x["error"] for x in read_journal(p)]
-    [None]
-    >>> len(read_journal(p, all_attempts=True))
-    2
+    >>> [x["error"] for x in read_journal(p)], len(read_journal(p, all_attempts=True))
+    ([None], 2)
     """
     records = [r for r in _read_lines(Path(path)) if is_judgment(r)]
     if all_attempts:
@@ -193,12 +187,6 @@ def not_retried_keys(records: Iterable[Mapping[str, Any]]) -> set[str]:
     return {k for k, status in last.items() if status in NOT_RETRIED}
 
 
-def peek(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The lines of a journal, read without locking or repairing it (for dry runs)."""
-    p = Path(path)
-    return _read_lines(p) if p.is_file() else []
-
-
 class Journal:
     """An open journal: the lock (docs/judging.md), what is finished, and the writer."""
 
@@ -211,30 +199,23 @@ class Journal:
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
         try:
             _require_regular(self.path, self._fd)
-        except DataError:
-            os.close(self._fd)
-            raise
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(self._fd)
-            real = os.path.realpath(self.path)
-            raise JournalLockedError(
-                f"{self.path} is being written by another evalstats run"
-                + (f" (it is {real})" if real != str(self.path.absolute()) else "")
-                + "; wait for it to finish or stop it, then rerun (finished calls are kept)"
-            ) from None
-        self._created = not existed
-        #: Why writing failed (then no new call may start), else None.
-        self.failed: str | None = None
-        #: Lines that could not be written after that (each also printed on stderr).
-        self.unsaved: list[str] = []
-        try:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                real = os.path.realpath(self.path)
+                raise JournalLockedError(
+                    f"{self.path} is being written by another evalstats run"
+                    + (f" (it is {real})" if real != str(self.path.absolute()) else "")
+                    + "; wait for it to finish or stop it, then rerun (finished calls are kept)"
+                ) from None
             self._set_aside_torn_tail()
             self.records = _read_lines(self.path)
         except BaseException:
             os.close(self._fd)
             raise
+        self._created = not existed
+        #: Why writing failed (then no new call may start), else None.
+        self.failed: str | None = None
         self._write_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._written = 0
@@ -264,13 +245,6 @@ class Journal:
     def finished_keys(self) -> set[str]:
         """Call keys with a successful judgment line."""
         return finished_keys(self.records)
-
-    def not_retried_keys(self) -> set[str]:
-        """Call keys without a success whose last failure is permanent (or a cut body)."""
-        return not_retried_keys(self.records)
-
-    def judgments(self) -> list[dict[str, Any]]:
-        return [r for r in self.records if is_judgment(r)]
 
     def spent_usd(self) -> float:
         """Spend counted against ``max_usd``: per line, the larger of claimed and plausible."""
@@ -320,8 +294,7 @@ class Journal:
             return self._written
 
     def _rescue(self, line: str) -> None:
-        """A line the journal cannot take: print it (its answer may be paid for) and keep it."""
-        self.unsaved.append(line)
+        """A line the journal cannot take: print it (its answer may be paid for)."""
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write(f"evalstats judge: not journaled ({self.path}): {line}")
             sys.stderr.flush()

@@ -6,10 +6,11 @@ How it works: docs/judging.md, "Providers".
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -107,12 +108,8 @@ def describe_error(exc: BaseException) -> str:
 class Client:
     """An SDK client and whether it validates bodies against the SDK's schema."""
 
-    provider: str
     sdk: Any
     strict: bool
-
-    async def close(self) -> None:
-        await self.sdk.close()
 
 
 def make_client(
@@ -149,9 +146,7 @@ def make_client(
             transport=BoundedTransport(inner, timeout=timeout), event_hooks=hooks
         )
     cls = sdk.AsyncAnthropic if provider == "anthropic" else sdk.AsyncOpenAI
-    return Client(
-        provider, cls(api_key=os.environ[KEY_ENV[provider]], base_url=base_url, **opts), strict
-    )
+    return Client(cls(api_key=os.environ[KEY_ENV[provider]], base_url=base_url, **opts), strict)
 
 
 def request_params(
@@ -204,6 +199,12 @@ class Outcome:
     raw: str | None = None
     answered: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: Attempts that ended unanswered after they were sent (each may have been billed).
+    maybe_billed: int = 0
+
+
+#: The current call's count of such attempts (the transport adds to it; call() reads it).
+_unanswered: contextvars.ContextVar[list[int]] = contextvars.ContextVar("evalstats_unanswered")
 
 
 def _as_count(value: Any) -> int | None:
@@ -319,9 +320,7 @@ async def _read_capped(response: Any, cap: int) -> tuple[bytes, bool]:
     return b"".join(chunks), True
 
 
-async def call(
-    client: Client, judge: JudgeSpec, params: Mapping[str, Any], *, max_body: int = MAX_BODY_BYTES
-) -> Outcome:
+async def call(client: Client, judge: JudgeSpec, params: Mapping[str, Any]) -> Outcome:
     """One judge call through the SDK (its retries included); never raises an ``Exception``."""
     from . import _interrupt
 
@@ -329,25 +328,29 @@ async def call(
     if drain is not None and drain.stopping:
         return Outcome("not_sent", None, "Interrupted: not sent")
     task = drain.enter_call() if drain is not None else None
+    unanswered = [0]
+    token = _unanswered.set(unanswered)
     try:
-        return await _call(client, judge, params, max_body)
+        outcome = await _call(client, judge, params)
     except asyncio.CancelledError:
         if drain is None or task not in drain.cancelled:
             raise
-        return Outcome(
+        unanswered[0] += 1
+        outcome = Outcome(
             "failed",
             None,
             "Interrupted: the run was stopped before the answer arrived (it may have been "
             "billed; the call is made again on a rerun)",
         )
     finally:
+        _unanswered.reset(token)
         if drain is not None:
             drain.leave_call(task)
+    return replace(outcome, maybe_billed=unanswered[0])
 
 
-async def _call(
-    client: Client, judge: JudgeSpec, params: Mapping[str, Any], max_body: int
-) -> Outcome:
+async def _call(client: Client, judge: JudgeSpec, params: Mapping[str, Any]) -> Outcome:
+    max_body = MAX_BODY_BYTES
     kwargs = dict(params)
     answered = False
     request_id = None
@@ -436,16 +439,9 @@ class _DeadlineStream(httpx2.AsyncByteStream):
 class BoundedTransport(httpx2.AsyncBaseTransport):
     """Wrap ``inner`` so that one attempt is bounded in time, error-body size and wait hint."""
 
-    def __init__(
-        self,
-        inner: httpx2.AsyncBaseTransport,
-        *,
-        timeout: float,
-        max_error_body: int = MAX_ERROR_BODY_BYTES,
-    ) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, *, timeout: float) -> None:
         self._inner = inner
         self._timeout = float(timeout)
-        self._max_error_body = int(max_error_body)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         deadline = asyncio.get_running_loop().time() + self._timeout
@@ -453,6 +449,8 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             async with asyncio.timeout_at(deadline):
                 response = await self._inner.handle_async_request(request)
         except TimeoutError:
+            if counter := _unanswered.get(None):
+                counter[0] += 1  # sent, no answer before the deadline: it may have been billed
             raise _timed_out(self._timeout, request) from None
         # A wait hint past the cap is rewritten to the cap, so that the SDK's retry waits that.
         wait = retry_after(response.headers, capped=False)
@@ -460,30 +458,30 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             response.headers["retry-after-ms"] = str(int(capped * 1000))
             response.headers["retry-after"] = str(int(capped))
         if response.status_code >= 400:
-            body = await self._read_error_body(response, deadline, request)
+            body = await _error_body(response, deadline)
             response.stream = httpx2.ByteStream(body)
             response.headers["content-length"] = str(len(body))
         else:
             response.stream = _DeadlineStream(response.stream, deadline, self._timeout, request)
         return response
 
-    async def _read_error_body(
-        self, response: httpx2.Response, deadline: float, request: httpx2.Request
-    ) -> bytes:
-        kept = bytearray()
-        try:
-            async with asyncio.timeout_at(deadline):
-                async for chunk in response.stream:
-                    kept += chunk[: self._max_error_body + 1 - len(kept)]
-                    if len(kept) > self._max_error_body:
-                        break
-        except TimeoutError:
-            pass  # an error body that trickles: keep what came; the status says enough
-        finally:
-            await response.stream.aclose()
-        if len(kept) > self._max_error_body:
-            return bytes(kept[: self._max_error_body]) + b"...(error body cut)"
-        return bytes(kept)
-
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+async def _error_body(response: httpx2.Response, deadline: float) -> bytes:
+    """At most ``MAX_ERROR_BODY_BYTES`` of an error body, read before ``deadline``."""
+    kept = bytearray()
+    try:
+        async with asyncio.timeout_at(deadline):
+            async for chunk in response.stream:
+                kept += chunk[: MAX_ERROR_BODY_BYTES + 1 - len(kept)]
+                if len(kept) > MAX_ERROR_BODY_BYTES:
+                    break
+    except TimeoutError:
+        pass  # an error body that trickles: keep what came; the status says enough
+    finally:
+        await response.stream.aclose()
+    if len(kept) > MAX_ERROR_BODY_BYTES:
+        return bytes(kept[:MAX_ERROR_BODY_BYTES]) + b"...(error body cut)"
+    return bytes(kept)

@@ -32,7 +32,7 @@ from ._calls import (
 from ._interrupt import drained
 from ._planning import _calls, _check_params, _rubric, _units, same_family_judges
 from ._ratelimit import Throttle, current_seq
-from .journal import Journal, finished_keys, not_retried_keys, peek
+from .journal import Journal, finished_keys, is_judgment, not_retried_keys, read_journal
 from .prices import PRICES_AS_OF, load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
@@ -104,7 +104,6 @@ def run_judges(
     o = JudgeOptions() if options is None else options
     if not isinstance(o, JudgeOptions):
         raise ParameterError(f"options must be a JudgeOptions, got {type(o).__name__}")
-    max_usd = o.max_usd
     specs = _check_params(judges, o.concurrency, o.max_tokens, o.temperature)
     check_run_limits(o)
     adjudicator = parse_judge(o.adjudicate) if o.adjudicate is not None else None
@@ -113,13 +112,11 @@ def run_judges(
             raise ParameterError(f"adjudication needs exactly two judges, got {len(specs)}")
         if adjudicator.name in {s.name for s in specs}:
             raise ParameterError("the adjudicator must differ from the two judges")
-    if max_usd is not None and not (isinstance(max_usd, int | float) and max_usd > 0):
-        raise ParameterError(f"max_usd must be a positive number, got {max_usd!r}")
     rub = _rubric(rubric)
     table = load_prices(o.prices)
     everyone = [*specs, *([adjudicator] if adjudicator else [])]
     unpriced = [j.name for j in everyone if price_for(j.provider, j.model, table) is None]
-    if max_usd is not None and unpriced:
+    if o.max_usd is not None and unpriced:
         raise ParameterError(
             f"max_usd needs a price for every judge; none known for {unpriced}: "
             "add one with prices={'MODEL': {'input': USD_per_Mtok, 'output': USD_per_Mtok}} "
@@ -134,16 +131,35 @@ def run_judges(
     adj_calls = _calls(units, [adjudicator], cfg) if adjudicator else []
     if dry_run:
         # Read only: a dry run writes nothing, not even a lock or an empty journal.
-        records = peek(out)
+        records = read_journal(out, all_attempts=True) if Path(out).is_file() else []
         done = finished_keys(records) | (set() if o.retry_failed else not_retried_keys(records))
-        return _dry_run(Path(out), calls, adj_calls, done, cfg, no_answer)
+        frame = _summary(calls, adj_calls, done, cfg, RunState(cfg, 0.0, None))
+        # No spend yet: the estimates only.
+        print(
+            frame.loc[:, :"est_usd_max"].to_string(index=False)
+            if len(frame)
+            else "nothing to judge"
+        )
+        batch_note = " with the 50 % batch discount" if cfg.batch else ""
+        notes = [
+            f"{no_answer} pair(s) over budget are not sent (no_answer).",
+            f"input tokens counted with cl100k_base; est_usd assumes {EXPECTED_OUTPUT_TOKENS} "
+            f"output tokens per call, est_usd_max assumes max_tokens={cfg.max_tokens}; prices "
+            f"are estimates as of {PRICES_AS_OF}{batch_note}.",
+        ]
+        if adj_calls:
+            notes.append("adjudicator rows are an upper bound: only disagreements are sent.")
+        if len(frame) and frame["est_usd"].isna().any():
+            notes.append("NaN: no price for that model; pass prices= / --prices FILE.json.")
+        print("\n".join(notes))
+        return JudgeRunResult(Path(out), frame, no_answer, True, None)
 
     with Journal(out) as journal:
         finished = journal.finished_keys()
         wanted = {c.key for c in [*calls, *adj_calls]}
-        skipped = set() if o.retry_failed else journal.not_retried_keys() & wanted
+        skipped = set() if o.retry_failed else not_retried_keys(journal.records) & wanted
         finished = finished | skipped
-        state = RunState(cfg, journal.spent_usd(), max_usd)
+        state = RunState(cfg, journal.spent_usd(), o.max_usd)
         todo = [c for c in calls if c.key not in finished]
         run = _execute(todo, journal, state, specs, adjudicator, adj_calls, o, skip=finished)
         _run_coro(drained(run, state, o.timeout))  # the first signal drains for o.timeout
@@ -192,10 +208,11 @@ async def _run_direct(
         finally:
             current_seq.reset(token)
             throttle.release(ok=outcome is not None and outcome.kind == "ok")
-            state.release([c])
+            state.hold([c], -1)
         latency = time.perf_counter() - t0
         kind = outcome.kind
-        if kind == "not_sent" or (kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED):
+        limited = kind == "rate_limited" and requeues < MAX_REQUEUES_RATE_LIMITED
+        if kind == "not_sent" or (limited and not outcome.maybe_billed):
             queue.append((c, retries, requeues + 1))  # nothing paid: try again later
             return
         again = kind == "retry" and retries < o.max_retries and not state.fatal
@@ -212,6 +229,7 @@ async def _run_direct(
             raw=outcome.raw if outcome.error is not None else None,
             answered=outcome.answered,
             final=not again,
+            maybe_billed=outcome.maybe_billed,
         )
         seq_line = journal.append(line)
         await loop.run_in_executor(None, journal.sync, seq_line)
@@ -221,8 +239,11 @@ async def _run_direct(
     async def worker() -> None:
         while queue and not state.fatal and journal.failed is None:
             c, retries, requeues = queue.popleft()  # each call goes to exactly one worker
-            if not state.reserve([c]):
-                return
+            while not state.reserve([c], wait=True):
+                if state.stopped or state.fatal:
+                    return
+                state.freed.clear()  # over the cap by worst cases: wait for actual costs
+                await state.freed.wait()
             await attempt(c, retries, requeues)
 
     results = await asyncio.gather(
@@ -235,18 +256,16 @@ async def _run_direct(
 
 def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -> set[tuple]:
     """The units (:attr:`Unit.ident`) on which the two judges disagree (``disagreeing``)."""
-    from evalstats.errors import ParseError
-
     names = [j.name for j in judges]
     outcome: dict[tuple, dict[str, str]] = {}
-    for r in journal.judgments():
+    for r in filter(is_judgment, journal.records):
         if r.get("error") is not None or r.get("judge") not in names:
             continue
         if r.get("rubric") != rubric.name or r.get("prompt_revision") != rubric.revision:
             continue
         try:
             verdict = rubric.parse(r.get("raw") or "", order=rubric_order(r.get("order")))
-        except (ParseError, ValueError):
+        except ValueError:  # ParseError too
             continue
         if verdict.outcome is None:
             continue
@@ -322,7 +341,7 @@ async def _execute(
     finally:
         state.bar.close()
         for client in clients.values():
-            await client.close()
+            await client.sdk.close()
 
 
 @dataclass(frozen=True)
@@ -355,10 +374,6 @@ class JudgeRunResult:
     def failed(self) -> int:
         return int(self.per_judge["failed"].sum())
 
-    @property
-    def usd(self) -> float:
-        return float(self.per_judge["usd"].sum())
-
     def to_frame(self) -> pd.DataFrame:
         return self.per_judge.copy()
 
@@ -368,7 +383,7 @@ def _summary(
     adj_calls: Sequence[Call],
     finished_before: set[str],
     cfg: Config,
-    state: RunState | None,
+    state: RunState,
 ) -> pd.DataFrame:
     rows = []
     groups: dict[tuple[str, str], list[Call]] = {}
@@ -385,10 +400,8 @@ def _summary(
             round(price.usd(tokens, out * len(todo), batch=cfg.batch), 4) if price else float("nan")
             for out in (EXPECTED_OUTPUT_TOKENS, cfg.max_tokens)
         ]
-        counts = (
-            [d.get(name, 0) for d in (state.sent, state.ok, state.failed)] if state else [0] * 3
-        )
-        usd = round(state.usd.get(name, 0.0), 6) if state else 0.0
+        counts = [d.get(name, 0) for d in (state.sent, state.ok, state.failed)]
+        usd = round(state.usd.get(name, 0.0), 6)
         planned = [len(group), len(group) - len(todo), len(todo), tokens]
         rows.append([name, role, *planned, *est, *counts, usd])
     # The columns even with no row: "nothing to judge" is a result, not a KeyError.
@@ -397,31 +410,3 @@ def _summary(
 
 _SUMMARY_COLUMNS = "judge role calls done_before to_call input_tokens est_usd est_usd_max".split()
 _SUMMARY_COLUMNS += ["sent", "ok", "failed", "usd"]
-
-
-def _dry_run(
-    path: Path,
-    calls: Sequence[Call],
-    adj_calls: Sequence[Call],
-    finished: set[str],
-    cfg: Config,
-    no_answer: int,
-) -> JudgeRunResult:
-    frame = _summary(calls, adj_calls, finished, cfg, None)
-    if len(frame):
-        print(frame.loc[:, :"est_usd_max"].to_string(index=False))  # no spend yet
-    else:
-        print("nothing to judge")
-    batch_note = " with the 50 % batch discount" if cfg.batch else ""
-    notes = [
-        f"{no_answer} pair(s) over budget are not sent (no_answer).",
-        f"input tokens counted with cl100k_base; est_usd assumes {EXPECTED_OUTPUT_TOKENS} "
-        f"output tokens per call, est_usd_max assumes max_tokens={cfg.max_tokens}; prices "
-        f"are estimates as of {PRICES_AS_OF}{batch_note}.",
-    ]
-    if adj_calls:
-        notes.append("adjudicator rows are an upper bound: only disagreements are sent.")
-    if len(frame) and frame["est_usd"].isna().any():
-        notes.append("NaN: no price for that model; pass prices= / --prices FILE.json.")
-    print("\n".join(notes))
-    return JudgeRunResult(path, frame, no_answer, True, None)
