@@ -24,7 +24,7 @@ from ._schema import (
 )
 from ._validate import check_choice
 from .errors import DataError, ParseError
-from .records import EvalstatsWarning, pair_runs, pair_token_sources
+from .records import EvalstatsWarning, answers_sha256, pair_runs, pair_token_sources
 
 __all__ = [
     "load_frame", "resolve_rubrics", "rubric_dir", "select_rubric", "verdict_frame",
@@ -32,22 +32,49 @@ __all__ = [
 ]  # fmt: skip
 
 _PAIR = ["task_id", "replicate"]
-_CALL = ["task_id", "replicate", "judge", "rubric", "order"]
+_AB = ("arm_a", "arm_b")
 _SCORE_COLS = [f"{arm}_{dim}" for arm in ("with", "without") for dim in BLIND_DIMENSIONS]
 
 
 ON_CONFLICT = ("conflict", "error", "first", "last")
 
 
-def _latest_per_call(judgments: pd.DataFrame, on_conflict: str = "conflict") -> pd.DataFrame:
-    """Keep one line per judge call: its success, else the latest failure."""
+def _current(judgments: pd.DataFrame, runs: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The judgments of the runs' answers as they are now, and how many verdicts are stale."""
     j = judgments.reset_index(drop=True).copy()
     j["_line"] = j.attrs.get("lines", list(range(1, len(j) + 1)))
+    j.attrs = {k: v for k, v in judgments.attrs.items() if k != "lines"}
+    if "runs_sha256" not in j.columns or j["runs_sha256"].isna().all():
+        return j, 0
+    named = "arm_a" in j.columns and j["arm_a"].notna().any()
+    arms = [j[c].astype(str) for c in _AB] if named else [pd.Series(x, j.index) for x in ARMS]
+    answer = runs.assign(arm=runs["arm"].astype(str)).set_index([*_PAIR, "arm"])["answer"]
+    keys = [j["task_id"].astype(str), j["replicate"].astype("int64")]
+    a, b = (answer.reindex(pd.MultiIndex.from_arrays([*keys, arm])).to_numpy() for arm in arms)
+    now = map(answers_sha256, arms[0], a, arms[1], b)
+    stale = np.array(
+        [isinstance(s, str) and s != n for s, n in zip(j["runs_sha256"], now, strict=True)]
+    )
+    return j.loc[~stale].reset_index(drop=True), int((stale & j["error"].isna()).sum())
+
+
+def _latest_per_call(j: pd.DataFrame, on_conflict: str) -> pd.DataFrame:
+    """One line per (pair, order, judge, rubric): its latest success, else its latest failure.
+
+    Two different successful answers to one call (one ``call_key``) are a conflict.
+    """
+    j, source = j.copy(), j.attrs.get("source")
     j["_ok"] = j["error"].isna()
-    key = "call_key" if "call_key" in j.columns and j["call_key"].notna().all() else None
-    keys = [key] if key else _CALL
-    j["_order_key"] = j["order"].astype(object).fillna("")
-    group = [k if k != "order" else "_order_key" for k in keys]
+    order = j["order"].astype(object).fillna("").astype(str)
+    if "arm_a" in j.columns and j["arm_a"].notna().any():
+        # Either orientation of a pair, by the arm shown first: a reordered arms.toml is one pair.
+        a, b = j["arm_a"].astype(str), j["arm_b"].astype(str)
+        j["_pair"] = np.where(a < b, a + "\0" + b, b + "\0" + a)
+        j["_first"] = np.where(order == "a_first", a, np.where(order == "b_first", b, ""))
+    else:
+        j["_pair"], j["_first"] = "", order
+    ident = ["task_id", "replicate", "judge", "rubric", "_pair", "_first"]
+    group = ["call_key"] if "call_key" in j.columns and j["call_key"].notna().all() else ident
     j = j.sort_values(["_ok", "created_at", "_line"], kind="stable")
     j["_conflict"] = None
     ok = j.loc[j["_ok"]]
@@ -70,7 +97,7 @@ def _latest_per_call(judgments: pd.DataFrame, on_conflict: str = "conflict") -> 
             raise DataError(
                 what + "; both are kept in the journal: pass on_conflict='first', 'last' or "
                 "'conflict' to build the frame anyway",
-                path=judgments.attrs.get("source"),
+                path=source,
                 line=int(clashing.loc[same, "_line"].iloc[1]),
                 field="raw",
             )
@@ -91,8 +118,8 @@ def _latest_per_call(judgments: pd.DataFrame, on_conflict: str = "conflict") -> 
             j = j.drop(index=clashing.index.difference(firsts))
         elif on_conflict == "first":
             j = j.drop(index=clashing.index.difference(clashing.drop_duplicates(group).index))
-    kept = j.drop_duplicates(group, keep="last")
-    return kept.sort_values("_line", kind="stable").drop(columns=["_ok", "_order_key"])
+    kept = j.drop_duplicates(ident, keep="last")
+    return kept.sort_values("_line", kind="stable").drop(columns=["_ok", "_pair", "_first"])
 
 
 # --------------------------------------------------------------------------- rubric lookup
@@ -327,10 +354,9 @@ def verdict_frame(
         runs = annotate_runs(runs, tasks)
     check_choice(on_conflict, "on_conflict", ON_CONFLICT)
     found = resolve_rubrics(judgments, rubrics)
-    parts = [
-        _pair_frame(j, r, found, on_conflict, (a, b))
-        for a, b, j, r in by_pair_of_arms(judgments, runs)
-    ]
+    current, stale = _current(judgments, runs)
+    latest = _latest_per_call(current, on_conflict)
+    parts = [_pair_frame(j, r, found, (a, b)) for a, b, j, r in by_pair_of_arms(latest, runs)]
     out = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
     for col in ("judge", "rubric"):
         out[col] = out[col].astype(str).astype("category")
@@ -339,7 +365,8 @@ def verdict_frame(
         kind="stable",
         na_position="first",
     ).reset_index(drop=True)
-    out.attrs["superseded_failures"] = sum(p.attrs["superseded_failures"] for p in parts)
+    out.attrs["superseded_failures"] = len(current) - len(latest)
+    out.attrs["stale"] = stale
     out.attrs["conflicts"] = int((out["status"] == "conflict").sum())
     return out
 
@@ -381,14 +408,13 @@ def _pair_frame(
     judgments: pd.DataFrame,
     runs: pd.DataFrame,
     found: Mapping[tuple[str, Any, Any], _rubrics.Rubric],
-    on_conflict: str,
     arms: tuple[str, str],
 ) -> pd.DataFrame:
     """The verdict frame of one pair of arms, ``runs`` labelled with / without."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalstatsWarning)  # load_runs already reported them
         pairs = pair_runs(runs)
-    j = _latest_per_call(judgments, on_conflict)
+    j = judgments
     extra_scores = [
         f"{arm}_{dim}"
         for dim in dict.fromkeys(d for r in found.values() for d in r.dimensions)
@@ -470,9 +496,7 @@ def _pair_frame(
     for c in extra_scores:
         out[c] = pd.array(parsed[c], dtype="Int64")
     out = out[[*VERDICT_COLUMNS, *extra_scores]].copy()
-    out = out.assign(**pair_token_sources(j))
-    out.attrs["superseded_failures"] = int(len(judgments) - (len(j) - len(extra)))
-    return out
+    return out.assign(**pair_token_sources(j))
 
 
 def wide_by_judge(

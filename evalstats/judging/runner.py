@@ -30,7 +30,14 @@ from ._calls import (
     rubric_order,
 )
 from ._interrupt import drained
-from ._planning import _calls, _check_params, _rubric, _units, same_family_judges
+from ._planning import (
+    _calls,
+    _check_params,
+    _rubric,
+    _units,
+    reuse_answers,
+    same_family_judges,
+)
 from ._ratelimit import Throttle, current_seq
 from .journal import Journal, finished_keys, not_retried_keys, peek
 from .prices import PRICES_AS_OF, load_prices, price_for
@@ -136,6 +143,7 @@ def run_judges(
         # Read only: a dry run writes nothing, not even a lock or an empty journal.
         records = peek(out)
         done = finished_keys(records) | (set() if o.retry_failed else not_retried_keys(records))
+        done |= {r["call_key"] for r in reuse_answers(calls, records, done)}
         return _dry_run(Path(out), calls, adj_calls, done, cfg, no_answer)
 
     with Journal(out) as journal:
@@ -143,6 +151,9 @@ def run_judges(
         wanted = {c.key for c in [*calls, *adj_calls]}
         skipped = set() if o.retry_failed else journal.not_retried_keys() & wanted
         finished = finished | skipped
+        for line in (reused := reuse_answers(calls, journal.judgments(), finished)):
+            journal.write(line)  # a byte-identical request already answered: not paid twice
+        finished |= {r["call_key"] for r in reused}
         state = RunState(cfg, journal.spent_usd(), max_usd)
         todo = [c for c in calls if c.key not in finished]
         run = _execute(todo, journal, state, specs, adjudicator, adj_calls, o, skip=finished)
