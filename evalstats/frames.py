@@ -39,13 +39,13 @@ _SCORE_COLS = [f"{arm}_{dim}" for arm in ("with", "without") for dim in BLIND_DI
 ON_CONFLICT = ("conflict", "error", "first", "last")
 
 
-def _current(judgments: pd.DataFrame, runs: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """The judgments of the runs' answers as they are now, and how many verdicts are stale."""
+def _current(judgments: pd.DataFrame, runs: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The judgments of the runs' answers as they are now; stale verdicts per rubric, judge, pair."""
     j = judgments.reset_index(drop=True).copy()
     j["_line"] = j.attrs.get("lines", list(range(1, len(j) + 1)))
     j.attrs = {k: v for k, v in judgments.attrs.items() if k != "lines"}
     if "runs_sha256" not in j.columns or j["runs_sha256"].isna().all():
-        return j, 0
+        return j, {}
     named = "arm_a" in j.columns and j["arm_a"].notna().any()
     arms = [j[c].astype(str) for c in _AB] if named else [pd.Series(x, j.index) for x in ARMS]
     answer = runs.assign(arm=runs["arm"].astype(str)).set_index([*_PAIR, "arm"])["answer"]
@@ -55,7 +55,10 @@ def _current(judgments: pd.DataFrame, runs: pd.DataFrame) -> tuple[pd.DataFrame,
     stale = np.array(
         [isinstance(s, str) and s != n for s, n in zip(j["runs_sha256"], now, strict=True)]
     )
-    return j.loc[~stale].reset_index(drop=True), int((stale & j["error"].isna()).sum())
+    gone = stale & j["error"].isna().to_numpy()
+    keys = [j["rubric"].astype(str), j["judge"].astype(str), *arms]
+    counts = pd.Series(1, j.index).loc[gone].groupby([k.loc[gone] for k in keys]).size()
+    return j.loc[~stale].reset_index(drop=True), {k: int(n) for k, n in counts.items()}
 
 
 def _latest_per_call(j: pd.DataFrame, on_conflict: str) -> pd.DataFrame:
@@ -320,10 +323,14 @@ def verdict_frame(
     on_conflict: str = "conflict",
     rubrics: RubricsArg = None,
 ) -> pd.DataFrame:
-    """Build the long verdict frame: one row per judgment of a pair of arms, arm_a's view.
+    """Build the long verdict frame: one verdict per (pair, order, judge, rubric), arm_a's view.
 
     ``arm_a`` is in the rubric's WITH role: the ``with_*`` / ``*_with`` columns and the
     order ``with_first`` are arm_a's side (the seeds' two arms: ``with`` / ``without``).
+    The latest successful judgment of a (pair, order, judge, rubric) wins (a re-judging with
+    other options replaces the earlier one; either orientation of a pair is one pair, by the
+    arm shown first); a judgment of answers that have changed since is stale: left out and
+    counted in ``attrs["stale"]`` per (rubric, judge, arm_a, arm_b).
 
     Parameters
     ----------

@@ -46,7 +46,7 @@ def _rewrite_runs(d: Path, edit) -> None:
     (d / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def test_changed_answers_make_their_verdicts_stale(fake, tmp_path):
+def test_changed_answers_make_their_verdicts_stale(fake, tmp_path, capsys):
     d = _sim(tmp_path, n_replicates=2)
     _judge(d)
     assert fake.requests == 4 and len(evalstats.load_frame(d)) == 4
@@ -56,11 +56,14 @@ def test_changed_answers_make_their_verdicts_stale(fake, tmp_path):
 
     _rewrite_runs(d, edit)
     frame = evalstats.load_frame(d)
-    assert frame.attrs["stale"] == 2 and set(frame["task_id"]) == {"T02"} and len(frame) == 2
+    assert frame.attrs["stale"] == {("with-without", J1, "with", "without"): 2}
+    assert set(frame["task_id"]) == {"T02"} and len(frame) == 2
+    assert main(["summary", str(d)]) == 0  # the accounting counts them
+    assert "stale" in capsys.readouterr().out
     _judge(d)  # only the changed pairs are judged again
     assert fake.requests == 6 and len(read_journal(d / "judgments.jsonl")) == 6
     frame = evalstats.load_frame(d)
-    assert len(frame) == 4 and frame.attrs["stale"] == 2
+    assert len(frame) == 4 and sum(frame.attrs["stale"].values()) == 2
 
 
 def test_rejudging_with_other_options_replaces_the_verdict(fake, tmp_path):
