@@ -51,7 +51,7 @@ def _current(judgments: pd.DataFrame, runs: pd.DataFrame) -> tuple[pd.DataFrame,
     answer = runs.assign(arm=runs["arm"].astype(str)).set_index([*_PAIR, "arm"])["answer"]
     keys = [j["task_id"].astype(str), j["replicate"].astype("int64")]
     a, b = (answer.reindex(pd.MultiIndex.from_arrays([*keys, arm])).to_numpy() for arm in arms)
-    now = map(answers_sha256, arms[0], a, arms[1], b)
+    now = map(answers_sha256, a, b)
     stale = np.array(
         [isinstance(s, str) and s != n for s, n in zip(j["runs_sha256"], now, strict=True)]
     )
@@ -383,10 +383,12 @@ _ROLE_ORDER = {"a_first": "with_first", "b_first": "without_first"}
 
 def by_pair_of_arms(judgments: pd.DataFrame, runs: pd.DataFrame):
     """Per pair of arms judged: ``(arm_a, arm_b, judgments, runs)`` in the WITH / WITHOUT roles."""
-    arm = runs["arm"].astype(str)
+    arm, pairs = runs["arm"].astype(str), None
     if "arm_a" not in judgments.columns or judgments["arm_a"].isna().all():
         other = sorted(set(arm) - set(ARMS))
-        if other:
+        if other and not len(judgments):  # every verdict stale: an empty frame of one pair
+            pairs, judgments = [tuple(sorted(set(arm))[:2])], judgments.assign(arm_a="", arm_b="")
+        elif other:
             raise DataError(
                 f"the judgments name no pair of arms (arm_a, arm_b) but the runs have the "
                 f"arms {sorted(set(arm))}: judge them with `evalstats judge --pairs`",
@@ -394,11 +396,12 @@ def by_pair_of_arms(judgments: pd.DataFrame, runs: pd.DataFrame):
                 line=1,
                 field="arm_a",
             )
-        yield "with", "without", judgments, runs
-        return
+        else:
+            yield "with", "without", judgments, runs
+            return
     lines = judgments.attrs.get("lines")
     named = judgments[["arm_a", "arm_b"]].astype(str)
-    for a, b in named.drop_duplicates().itertuples(index=False):
+    for a, b in pairs or named.drop_duplicates().itertuples(index=False):
         pick = ((named["arm_a"] == a) & (named["arm_b"] == b)).to_numpy()
         j = judgments.loc[pick].reset_index(drop=True)
         j["order"] = j["order"].astype(object).map(_ROLE_ORDER).astype(ORDER_DTYPE)

@@ -644,14 +644,10 @@ def pair_runs(runs: pd.DataFrame, arms: Arms | None = None, pairs: str = "all") 
     return out.reset_index(drop=True)
 
 
-def answers_sha256(arm_a: str, answer_a: Any, arm_b: str, answer_b: Any) -> str:
-    """The sha256 of a pair's two answers keyed by arm: a verdict on other answers is stale."""
-    text = json.dumps({arm_a: _answer(answer_a), arm_b: _answer(answer_b)}, sort_keys=True)
+def answers_sha256(answer_a: Any, answer_b: Any) -> str:
+    """The sha256 of a pair's two answers (in either orientation): a verdict on others is stale."""
+    text = json.dumps(sorted("" if is_missing(x) else str(x) for x in (answer_a, answer_b)))
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _answer(v: Any) -> str | None:
-    return None if is_missing(v) else str(v)
 
 
 def incomplete_pairs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -113,3 +113,41 @@ def test_grown_study_pays_only_the_new_pairs(fake, tmp_path, capsys):
     assert main(["summary", str(d)]) == 0
     frame = evalstats.load_frame(d)
     assert len(frame) == 12 and frame.groupby(["arm_a", "arm_b"]).size().tolist() == [4] * 3
+
+
+def test_import_over_a_judged_directory_leaves_the_old_verdicts_stale(fake, tmp_path):
+    from karm_dir import import_hand_karm, write_hand_karm
+
+    src = write_hand_karm(tmp_path / "src", n_tasks=2)
+    d = import_hand_karm(src, tmp_path / "d", judgments=False)
+    argv = ["judge", str(d), "--rubric", "with-without", "--judge", J1, "--no-progress"]
+    assert main([*argv, "--pairs", "reference"]) == 0
+    n = fake.requests
+    csv = (src / "runs.csv").read_text()
+    (src / "runs.csv").write_text(csv.replace(" run ", " rerun "))  # every answer changed
+    import_hand_karm(src, d, judgments=False)
+    frame = evalstats.load_frame(d)
+    assert len(frame) == 0 or (frame["status"] != "ok").all()
+    assert sum(frame.attrs["stale"].values()) == n
+    assert main([*argv, "--pairs", "reference"]) == 0
+    frame = evalstats.load_frame(d)
+    assert fake.requests == 2 * n and (frame["status"] == "ok").sum() == n
+
+
+def test_pairs_with_identical_bodies_share_one_paid_answer(fake, tmp_path):
+    d = _sim(tmp_path, arms=("none", "v1", "v2"), reference="none")
+    answers = {}
+
+    def edit(row):  # v2 answers what v1 answered: some pairs render the same request body
+        answers.setdefault((row["task_id"], row["replicate"]), {})[row["arm"]] = row["answer"]
+        same = answers[(row["task_id"], row["replicate"])].get("v1")
+        yield {**row, "answer": same} if row["arm"] == "v2" else row
+
+    _rewrite_runs(d, edit)
+    _judge(d, "blind-pair", orders="both")
+    # Per task: (v1, none) in two orders; (v2, none) the same bodies; (v2, v1) one body.
+    assert fake.requests == 2 * 3 and max(fake.paid.values()) == 1
+    frame = evalstats.load_frame(d)
+    assert len(frame) == 2 * 3 * 2 and (frame["status"] == "ok").all()
+    lines = read_journal(d / "judgments.jsonl")
+    assert sum(x["usd"] for x in lines) == pytest.approx(sum(x["usd"] for x in lines[:6]))

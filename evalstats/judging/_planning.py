@@ -130,8 +130,7 @@ def _units(
             tools = [karm.tools.get(a) or karm.name(a) for a in pair]
             variants[pair] = rubric if rubric.needs_order else with_pair_tools(rubric, *tools)
         shown = rubric if pair is None else variants[pair]
-        a, b = pair or ARMS
-        sha = answers_sha256(a, row["with_answer"], b, row["without_answer"])
+        sha = answers_sha256(row["with_answer"], row["without_answer"])
         if not rubric.needs_order:
             chosen: Sequence[str | None] = (None,)
         elif orders == "both":
@@ -224,25 +223,46 @@ def _calls(units: Iterable[Unit], judges: Sequence[JudgeSpec], cfg: Config) -> l
     return out
 
 
-def reuse_answers(calls: Iterable[Call], records: Iterable[dict], done: set[str]) -> list[dict]:
-    """Journal lines giving ``calls`` not in ``done`` the answer to a byte-identical request."""
-    answered = {
-        r["request_sha256"]: r
-        for r in records
-        if is_judgment(r) and r.get("error") is None and r.get("request_sha256")
-    }
-    lines = []
+def reuse_answers(
+    calls: Iterable[Call], records: Iterable[dict], done: set[str]
+) -> tuple[set[str], list[dict]]:
+    """Calls a byte-identical request answered, and journal lines for those of another pair."""
+
+    def pair(r: Any) -> tuple:  # either orientation, by the arm shown first
+        a, b, order = r.get("arm_a") or ARMS[0], r.get("arm_b") or ARMS[1], r.get("order")
+        first = a if order in ("a_first", "with_first") else b if order else None
+        return r.get("request_sha256"), r["task_id"], r["replicate"], frozenset((a, b)), first
+
+    ok = [r for r in records if is_judgment(r) and r.get("error") is None]
+    answered = {r["request_sha256"]: r for r in ok if r.get("request_sha256")}
+    judged = {pair(r) for r in ok}
+    keys, lines = set(), []
     for c in calls:
-        hit = answered.get(c.request_sha256) if c.key not in done else None
-        if hit is not None:
-            u, line = c.unit, {k: v for k, v in hit.items() if k not in ("arm_a", "arm_b")}
-            line.update(judgment_id=uuid.uuid4().hex, task_id=u.task_id, replicate=u.replicate)
-            line.update(order=u.order, call_key=c.key, runs_sha256=u.runs_sha256, usd=0.0)
-            line.update(usd_counted=0.0, input_tokens=None, output_tokens=None, latency_s=None)
-            lines.append(
-                {**line, **u.arm_fields(), "created_at": now_iso(), "reused": hit["judgment_id"]}
-            )
-    return lines
+        u, hit = c.unit, answered.get(c.request_sha256) if c.key not in done else None
+        if hit is None:
+            continue
+        keys.add(c.key)
+        if pair({**vars(u), "request_sha256": c.request_sha256}) in judged:
+            continue  # this pair's own verdict (arms.toml reordered, or a two-arm study grown)
+        line = {k: v for k, v in hit.items() if k not in ("arm_a", "arm_b")}
+        line.update(judgment_id=uuid.uuid4().hex, task_id=u.task_id, replicate=u.replicate)
+        line.update(order=u.order, call_key=c.key, runs_sha256=u.runs_sha256, usd=0.0)
+        line.update(usd_counted=0.0, input_tokens=None, output_tokens=None, latency_s=None)
+        lines.append(
+            {**line, **u.arm_fields(), "created_at": now_iso(), "reused": hit["judgment_id"]}
+        )
+    return keys, lines
+
+
+def first_per_body(calls: Iterable[Call]) -> tuple[list[Call], list[Call]]:
+    """The first call of each request body, and the others (answered by it once journaled)."""
+    seen: set[str | None] = set()
+    firsts: list[Call] = []
+    later: list[Call] = []
+    for c in calls:
+        (later if c.request_sha256 in seen else firsts).append(c)
+        seen.add(c.request_sha256)
+    return firsts, later
 
 
 def _check_params(

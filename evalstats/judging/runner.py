@@ -35,6 +35,7 @@ from ._planning import (
     _check_params,
     _rubric,
     _units,
+    first_per_body,
     reuse_answers,
     same_family_judges,
 )
@@ -143,7 +144,7 @@ def run_judges(
         # Read only: a dry run writes nothing, not even a lock or an empty journal.
         records = peek(out)
         done = finished_keys(records) | (set() if o.retry_failed else not_retried_keys(records))
-        done |= {r["call_key"] for r in reuse_answers(calls, records, done)}
+        done |= reuse_answers(calls, records, done)[0]
         return _dry_run(Path(out), calls, adj_calls, done, cfg, no_answer)
 
     with Journal(out) as journal:
@@ -151,13 +152,16 @@ def run_judges(
         wanted = {c.key for c in [*calls, *adj_calls]}
         skipped = set() if o.retry_failed else journal.not_retried_keys() & wanted
         finished = finished | skipped
-        for line in (reused := reuse_answers(calls, journal.judgments(), finished)):
-            journal.write(line)  # a byte-identical request already answered: not paid twice
-        finished |= {r["call_key"] for r in reused}
+        reused, lines = reuse_answers(calls, journal.judgments(), finished)
+        for line in lines:  # a byte-identical request answered for another pair: not paid twice
+            journal.write(line)
+        finished |= reused
         state = RunState(cfg, journal.spent_usd(), max_usd)
-        todo = [c for c in calls if c.key not in finished]
+        todo, later = first_per_body(c for c in calls if c.key not in finished)
         run = _execute(todo, journal, state, specs, adjudicator, adj_calls, o, skip=finished)
         _run_coro(drained(run, state, o.timeout))  # the first signal drains for o.timeout
+        for line in reuse_answers(later, journal.judgments(), set())[1]:
+            journal.write(line)  # another pair's byte-identical request, answered in this run
     if skipped:
         print(
             f"evalstats judge: {len(skipped)} call(s) failed permanently before (see their "

@@ -1086,6 +1086,12 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
         views = [(a, b, *pair_view(ds, a, b)) for a, b in pairs]
         views = [(a, b, _select(v, judges, rubric), {"dataset": x}) for a, b, v, x in views]
         f = pd.concat([v.assign(arm_a=a, arm_b=b) for a, b, v, _ in views], ignore_index=True)
+        stale = [
+            ((r, j, a, b), n)
+            for a, b, v, _ in views
+            for (r, j, *_), n in v.attrs.get("stale", {}).items()
+        ]
+        f.attrs["stale"] = dict(stale)
         extra = {"dataset": ds, "pairs": views, **_comparison.setup(ds, f, rubric)}
     files = [find_file(d, stem, required=False) for stem in _INPUT_STEMS]
     truth = d / "truth.json"
