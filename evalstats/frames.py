@@ -85,42 +85,27 @@ def _latest_per_call(j: pd.DataFrame, on_conflict: str) -> pd.DataFrame:
     distinct = answers["_raw"].transform("nunique")
     clashing = ok.loc[distinct > 1]
     if len(clashing):
-        first = clashing.iloc[0]
-        same = (clashing[group] == first[group]).all(axis=1)
-        both = clashing.loc[same]
-        where = ", ".join(
-            f"line {int(n)} (judgment_id {i})"
-            for n, i in zip(both["_line"], both["judgment_id"], strict=True)
-        )
-        what = (
-            f"different successful answers for one judge call (task_id={first['task_id']!r}, "
-            f"replicate={first['replicate']}, judge={first['judge']!r}): {where}"
-        )
+        key = clashing.groupby(group, sort=False).ngroup()
+        where = [
+            f"line {int(n)} (judgment_id {i})" for n, i in clashing[["_line", "judgment_id"]].values
+        ]
+        ids = pd.Series(where, clashing.index).groupby(key).agg("; ".join)
         if on_conflict == "error":
+            first = clashing.iloc[0]
             raise DataError(
-                what + "; both are kept in the journal: pass on_conflict='first', 'last' or "
-                "'conflict' to build the frame anyway",
+                f"different successful answers for one judge call (task_id={first['task_id']!r}, "
+                f"replicate={first['replicate']}, judge={first['judge']!r}): {ids.iloc[0]}; both "
+                "are kept in the journal: pass on_conflict='first', 'last' or 'conflict' to build "
+                "the frame anyway",
                 path=source,
-                line=int(clashing.loc[same, "_line"].iloc[1]),
+                line=int(clashing.loc[key == 0, "_line"].iloc[1]),
                 field="raw",
             )
-        if on_conflict == "conflict":
-            ids = clashing.groupby(group, sort=False).apply(
-                lambda g: "; ".join(
-                    f"line {int(n)} (judgment_id {i})"
-                    for n, i in zip(g["_line"], g["judgment_id"], strict=True)
-                ),
-                include_groups=False,
-            )
-            firsts = clashing.drop_duplicates(group, keep="first").index
-            flagged = clashing.loc[firsts, group].merge(
-                ids.rename("_ids").reset_index(), on=group, how="left"
-            )["_ids"]
-            j.loc[firsts, "_conflict"] = flagged.to_numpy()
-            # Only the flagged first line of a conflicting call stays.
+        firsts = clashing.index[~key.duplicated()]
+        if on_conflict == "conflict":  # only the first line of a call stays, flagged
+            j.loc[firsts, "_conflict"] = ids.loc[key.loc[firsts]].to_numpy()
+        if on_conflict != "last":
             j = j.drop(index=clashing.index.difference(firsts))
-        elif on_conflict == "first":
-            j = j.drop(index=clashing.index.difference(clashing.drop_duplicates(group).index))
     kept = j.drop_duplicates(ident, keep="last")
     return kept.sort_values("_line", kind="stable").drop(columns=["_ok", "_pair", "_first"])
 

@@ -1077,7 +1077,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
     if ds.judgments is None:
         raise DataError("no judgments file: run `evalstats judge` first", path=d)
     judges, rubric = _as_list(params.get("judges")), _as_list(params.get("rubric"))
-    pairs = arm_pairs(ds)
+    pairs = judged_pairs(ds)
     if pairs is None:
         full = verdict_frame(ds.judgments, ds.runs, ds.tasks) if frame is None else frame
         f = _select(full, judges, rubric)
@@ -1112,7 +1112,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
     )
 
 
-def arm_pairs(ds: Any) -> list[tuple[str, str]] | None:
+def judged_pairs(ds: Any) -> list[tuple[str, str]] | None:
     """The pairs of arms the judgments name, in order; None for the seeds' two arms."""
     j = ds.judgments
     if "arm_a" not in j.columns or not j["arm_a"].notna().any():
