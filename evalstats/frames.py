@@ -62,7 +62,7 @@ def _current(judgments: pd.DataFrame, runs: pd.DataFrame) -> tuple[pd.DataFrame,
 
 
 def _latest_per_call(j: pd.DataFrame, on_conflict: str) -> pd.DataFrame:
-    """One line per (pair, order, judge, rubric): its latest success, else its latest failure.
+    """One line per (pair, order, judge, rubric revision): its latest success, else latest failure.
 
     Two different successful answers to one call (one ``call_key``) are a conflict.
     """
@@ -76,7 +76,7 @@ def _latest_per_call(j: pd.DataFrame, on_conflict: str) -> pd.DataFrame:
         j["_first"] = np.where(order == "a_first", a, np.where(order == "b_first", b, ""))
     else:
         j["_pair"], j["_first"] = "", order
-    ident = ["task_id", "replicate", "judge", "rubric", "_pair", "_first"]
+    ident = ["task_id", "replicate", "judge", "rubric", "prompt_revision", "_pair", "_first"]
     group = ["call_key"] if "call_key" in j.columns and j["call_key"].notna().all() else ident
     j = j.sort_values(["_ok", "created_at", "_line"], kind="stable")
     j["_conflict"] = None
@@ -131,32 +131,19 @@ def _explicit(rubrics: RubricsArg) -> list[_rubrics.Rubric]:
         rubrics = list(rubrics.values())
     elif isinstance(rubrics, str | os.PathLike | _rubrics.Rubric):
         rubrics = [rubrics]
-    out = []
-    for r in rubrics:
-        if isinstance(r, _rubrics.Rubric):
-            out.append(r)
-        else:
-            try:
-                out.append(_rubrics.get(r))
-            except KeyError as exc:
-                raise ValueError(f"rubrics=: {exc.args[0]}") from None
-    return out
+    try:
+        return [r if isinstance(r, _rubrics.Rubric) else _rubrics.get(r) for r in rubrics]
+    except KeyError as exc:
+        raise ValueError(f"rubrics=: {exc.args[0]}") from None
 
 
 def _pick(
     candidates: list[_rubrics.Rubric], name: str, revision: Any, sha: Any
 ) -> _rubrics.Rubric | None:
     same = [r for r in candidates if r.name == name]
-    if not same:
-        return None
+    rev = None if pd.isna(revision) else int(revision)
     # The exact text, else the same revision, else the newest (a mismatch is the audit's).
-    for r in same:
-        if r.sha256 == sha:
-            return r
-    for r in same:
-        if not pd.isna(revision) and r.revision == int(revision):
-            return r
-    return max(same, key=lambda r: r.revision)
+    return max(same, key=lambda r: (r.sha256 == sha, r.revision == rev, r.revision), default=None)
 
 
 def resolve_rubrics(
@@ -214,61 +201,35 @@ def _parse_rows(
     j: pd.DataFrame, found: Mapping[tuple[str, Any, Any], _rubrics.Rubric], score_cols: list[str]
 ) -> dict[str, list]:
     """Parse every successful judgment's raw text with its rubric."""
-    n = len(j)
-    cols: dict[str, list] = {
-        c: [None] * n
-        for c in (
-            *"status outcome label uncertainty judge_cost_ratio reasoning parse_error".split(),
-            *score_cols,
-        )
-    }
-    for i, (rubric_name, revision, sha, order, raw, error, no_answer, conflict) in enumerate(
-        zip(
-            j["rubric"],
-            j["prompt_revision"],
-            j["prompt_sha256"],
-            j["order"].astype(object),
-            j["raw"],
-            j["error"],
-            j["_no_answer"],
-            j["_conflict"],
-            strict=True,
-        )
-    ):
+    names = "status outcome label uncertainty judge_cost_ratio reasoning parse_error".split()
+    cols: dict[str, list] = {c: [None] * len(j) for c in [*names, *score_cols]}
+    keys = ["rubric", "prompt_revision", "prompt_sha256", "order", "raw", "error", "_no_answer"]
+    rows = zip(*(j[k].astype(object) for k in [*keys, "_conflict"]), strict=True)
+    for i, (name, revision, sha, order, raw, error, no_answer, conflict) in enumerate(rows):
+        status, why, order = "ok", None, None if pd.isna(order) else order
+        rubric = found.get((str(name), _key(revision), _key(sha)))
         if no_answer:
-            cols["status"][i] = "no_answer"
-            continue
-        if isinstance(conflict, str):
-            cols["status"][i] = "conflict"
-            cols["parse_error"][i] = (
+            status = "no_answer"
+        elif isinstance(conflict, str):
+            status = "conflict"
+            why = (
                 f"different successful answers for this call: {conflict}; pick one with "
                 "verdict_frame(..., on_conflict='first'|'last')"
             )
-            continue
-        if isinstance(error, str):
-            cols["status"][i] = "error"
-            continue
-        rubric = found[(str(rubric_name), _key(revision), _key(sha))]
-        order = None if pd.isna(order) else order
-        if rubric.needs_order and order is None:
-            cols["status"][i] = "invalid"
-            cols["parse_error"][i] = "blind-pair judgment without an order: cannot de-blind"
-            continue
-        try:
-            verdict = rubric.parse(raw if isinstance(raw, str) else "", order=order)
-        except ParseError as exc:
-            cols["status"][i] = "invalid"
-            cols["parse_error"][i] = exc.reason
-            continue
-        cols["status"][i] = "ok"
-        cols["outcome"][i] = verdict.outcome
-        cols["label"][i] = verdict.label
-        cols["uncertainty"][i] = verdict.uncertainty
-        cols["judge_cost_ratio"][i] = verdict.judge_cost_ratio
-        cols["reasoning"][i] = verdict.reasoning
-        for name, value in verdict.scores.items():
-            if name in cols:
-                cols[name][i] = value
+        elif isinstance(error, str):
+            status = "error"
+        elif rubric.needs_order and order is None:
+            status, why = "invalid", "blind-pair judgment without an order: cannot de-blind"
+        else:
+            try:
+                v = rubric.parse(raw if isinstance(raw, str) else "", order=order)
+            except ParseError as exc:
+                status, why = "invalid", exc.reason
+        cols["status"][i], cols["parse_error"][i] = status, why
+        if status == "ok":
+            got = {n: getattr(v, n) for n in names[1:6]} | v.scores
+            for c in got.keys() & cols.keys():
+                cols[c][i] = got[c]
     return cols
 
 
@@ -292,14 +253,6 @@ def _missing_no_answer_rows(j: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFram
     )
 
 
-def _over_budget_arm(pairs: pd.DataFrame) -> np.ndarray:
-    """Per pair: "with", "without" or "both" (the arms over budget), else None."""
-    w = pairs["with_over_budget"].to_numpy(dtype=bool)
-    wo = pairs["without_over_budget"].to_numpy(dtype=bool)
-    arm = np.where(w & wo, "both", np.where(w, "with", np.where(wo, "without", None)))
-    return arm.astype(object)
-
-
 def verdict_frame(
     judgments: pd.DataFrame,
     runs: pd.DataFrame,
@@ -312,7 +265,7 @@ def verdict_frame(
 
     ``arm_a`` is in the rubric's WITH role: the ``with_*`` / ``*_with`` columns and the
     order ``with_first`` are arm_a's side (the seeds' two arms: ``with`` / ``without``).
-    The latest successful judgment of a (pair, order, judge, rubric) wins (a re-judging with
+    The latest successful judgment of a (pair, order, judge, rubric revision) wins (re-judging with
     other options replaces the earlier one; either orientation of a pair is one pair, by the
     arm shown first); a judgment of answers that have changed since is stale: left out and
     counted in ``attrs["stale"]`` per (rubric, judge, arm_a, arm_b).
@@ -438,7 +391,9 @@ def _pair_frame(
     j = j.reset_index(drop=True)
 
     parsed = _parse_rows(j, found, [*_SCORE_COLS, *extra_scores])
-    pairs = pairs.assign(_over_arm=_over_budget_arm(pairs))
+    w, wo = (pairs[f"{arm}_over_budget"].to_numpy(dtype=bool) for arm in ARMS)
+    over_arm = np.where(w & wo, "both", np.where(w, "with", np.where(wo, "without", None)))
+    pairs = pairs.assign(_over_arm=over_arm.astype(object))
     sides = [f"{arm}_{c}" for c in ("tokens", "wall_s") for arm in ARMS]
     sources = [
         f"{arm}_{c}"

@@ -46,15 +46,9 @@ def _run_mapping(row: Mapping[str, Any], arm: str) -> dict[str, Any]:
     run = {}
     for name in ("answer", "tokens", "wall_s", "files_inspected"):
         value = row.get(f"{arm}_{name}")
-        if isinstance(value, np.ndarray):
-            value = value.tolist()
-        elif not isinstance(value, list | str) and pd.isna(value):
-            value = None
-        elif isinstance(value, np.integer):
-            value = int(value)
-        elif isinstance(value, np.floating):
-            value = float(value)
-        run[name] = value
+        if isinstance(value, np.ndarray | np.generic):
+            value = value.tolist()  # numpy scalars and arrays as Python's
+        run[name] = None if not isinstance(value, list | str) and pd.isna(value) else value
     return run
 
 
@@ -73,10 +67,9 @@ def _pairs(tasks: pd.DataFrame, runs: pd.DataFrame, karm: Any, which: str | None
         if "over_budget" not in runs.columns or "tokens" not in runs.columns:
             runs = annotate_runs(runs, tasks)
         pairs = pair_runs(runs)
-    missing = [
+    if missing := [
         c for c in ("task_id", "replicate", "with_answer", "without_answer") if c not in pairs
-    ]
-    if missing:
+    ]:
         raise ParameterError(f"paired runs lack columns {missing}")
     if "over_budget" not in pairs.columns:
         raise ParameterError(
