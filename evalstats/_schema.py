@@ -85,6 +85,9 @@ JUDGMENT_FIELDS: dict[str, tuple[str, bool]] = {
     # for the seeds' two arms, which read as with / without.
     "arm_a": ("str", False),
     "arm_b": ("str", False),
+    # What was judged: the pair's answers (a change makes the verdict stale), the request body.
+    "runs_sha256": ("str", False),
+    "request_sha256": ("str", False),
 }
 
 # The long verdict frame, one judgment of a pair of arms per row, outcome from arm_a's view;

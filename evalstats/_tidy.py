@@ -44,16 +44,9 @@ class ResultFrame(pd.DataFrame):
         """One line per row, ``0.52 [0.41, 0.63]`` (``, p = 0.031``), by group and statistic."""
         by = [c for c in (getattr(self, "by", None) or ()) if c in self.columns]
         keys = [*by, "statistic"] if "statistic" in self.columns else by
-        lines = [
-            _line(est, lo, hi, p, digits)
-            for est, lo, hi, p in zip(
-                self["estimate"],
-                self.get("ci_low", pd.Series(np.nan, index=self.index)),
-                self.get("ci_high", pd.Series(np.nan, index=self.index)),
-                self.get("p_value", pd.Series(np.nan, index=self.index)),
-                strict=True,
-            )
-        ]
+        nan = pd.Series(np.nan, index=self.index)
+        cols = [self.get(c, nan) for c in ("estimate", "ci_low", "ci_high", "p_value")]
+        lines = [_line(*v, digits) for v in zip(*cols, strict=True)]
         index = pd.MultiIndex.from_frame(self[keys]) if keys else self.index
         if len(keys) == 1:
             index = pd.Index(self[keys[0]])
@@ -128,10 +121,10 @@ def stack_statistics(
     rows["statistic"] = np.tile(np.array([s for s, _ in statistics], dtype=object), n_groups)
     columns = dict.fromkeys(c for _, cols in statistics for c in cols)
     for col in columns:
-        values = []
-        for _, cols in statistics:
-            v = cols.get(col, np.nan)
-            values.append(np.broadcast_to(np.asarray(v, dtype=object), (n_groups,)))
+        values = [
+            np.broadcast_to(np.asarray(cols.get(col, np.nan), dtype=object), (n_groups,))
+            for _, cols in statistics
+        ]
         stacked = np.stack(values, axis=1).reshape(-1)
         rows[col] = pd.Series(stacked).infer_objects()
     return tidy_frame(rows, by=by, diagnostics=diagnostics, extra=extra)

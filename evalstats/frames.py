@@ -24,7 +24,7 @@ from ._schema import (
 )
 from ._validate import check_choice
 from .errors import DataError, ParseError
-from .records import EvalstatsWarning, pair_runs, pair_token_sources
+from .records import EvalstatsWarning, answers_sha256, pair_runs, pair_token_sources
 
 __all__ = [
     "load_frame", "resolve_rubrics", "rubric_dir", "select_rubric", "verdict_frame",
@@ -32,22 +32,52 @@ __all__ = [
 ]  # fmt: skip
 
 _PAIR = ["task_id", "replicate"]
-_CALL = ["task_id", "replicate", "judge", "rubric", "order"]
+_AB = ("arm_a", "arm_b")
 _SCORE_COLS = [f"{arm}_{dim}" for arm in ("with", "without") for dim in BLIND_DIMENSIONS]
 
 
 ON_CONFLICT = ("conflict", "error", "first", "last")
 
 
-def _latest_per_call(judgments: pd.DataFrame, on_conflict: str = "conflict") -> pd.DataFrame:
-    """Keep one line per judge call: its success, else the latest failure."""
+def _current(judgments: pd.DataFrame, runs: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The judgments of the runs' answers as they are now; stale verdicts per rubric, judge, pair."""
     j = judgments.reset_index(drop=True).copy()
     j["_line"] = j.attrs.get("lines", list(range(1, len(j) + 1)))
+    j.attrs = {k: v for k, v in judgments.attrs.items() if k != "lines"}
+    if "runs_sha256" not in j.columns or j["runs_sha256"].isna().all():
+        return j, {}
+    named = "arm_a" in j.columns and j["arm_a"].notna().any()
+    arms = [j[c].astype(str) for c in _AB] if named else [pd.Series(x, j.index) for x in ARMS]
+    answer = runs.assign(arm=runs["arm"].astype(str)).set_index([*_PAIR, "arm"])["answer"]
+    keys = [j["task_id"].astype(str), j["replicate"].astype("int64")]
+    a, b = (answer.reindex(pd.MultiIndex.from_arrays([*keys, arm])).to_numpy() for arm in arms)
+    now = map(answers_sha256, a, b)
+    stale = np.array(
+        [isinstance(s, str) and s != n for s, n in zip(j["runs_sha256"], now, strict=True)]
+    )
+    gone = stale & j["error"].isna().to_numpy()
+    keys = [j["rubric"].astype(str), j["judge"].astype(str), *arms]
+    counts = pd.Series(1, j.index).loc[gone].groupby([k.loc[gone] for k in keys]).size()
+    return j.loc[~stale].reset_index(drop=True), {k: int(n) for k, n in counts.items()}
+
+
+def _latest_per_call(j: pd.DataFrame, on_conflict: str) -> pd.DataFrame:
+    """One line per (pair, order, judge, rubric revision): its latest success, else latest failure.
+
+    Two different successful answers to one call (one ``call_key``) are a conflict.
+    """
+    j, source = j.copy(), j.attrs.get("source")
     j["_ok"] = j["error"].isna()
-    key = "call_key" if "call_key" in j.columns and j["call_key"].notna().all() else None
-    keys = [key] if key else _CALL
-    j["_order_key"] = j["order"].astype(object).fillna("")
-    group = [k if k != "order" else "_order_key" for k in keys]
+    order = j["order"].astype(object).fillna("").astype(str)
+    if "arm_a" in j.columns and j["arm_a"].notna().any():
+        # Either orientation of a pair, by the arm shown first: a reordered arms.toml is one pair.
+        a, b = j["arm_a"].astype(str), j["arm_b"].astype(str)
+        j["_pair"] = np.where(a < b, a + "\0" + b, b + "\0" + a)
+        j["_first"] = np.where(order == "a_first", a, np.where(order == "b_first", b, ""))
+    else:
+        j["_pair"], j["_first"] = "", order
+    ident = ["task_id", "replicate", "judge", "rubric", "prompt_revision", "_pair", "_first"]
+    group = ["call_key"] if "call_key" in j.columns and j["call_key"].notna().all() else ident
     j = j.sort_values(["_ok", "created_at", "_line"], kind="stable")
     j["_conflict"] = None
     ok = j.loc[j["_ok"]]
@@ -55,44 +85,29 @@ def _latest_per_call(judgments: pd.DataFrame, on_conflict: str = "conflict") -> 
     distinct = answers["_raw"].transform("nunique")
     clashing = ok.loc[distinct > 1]
     if len(clashing):
-        first = clashing.iloc[0]
-        same = (clashing[group] == first[group]).all(axis=1)
-        both = clashing.loc[same]
-        where = ", ".join(
-            f"line {int(n)} (judgment_id {i})"
-            for n, i in zip(both["_line"], both["judgment_id"], strict=True)
-        )
-        what = (
-            f"different successful answers for one judge call (task_id={first['task_id']!r}, "
-            f"replicate={first['replicate']}, judge={first['judge']!r}): {where}"
-        )
+        key = clashing.groupby(group, sort=False).ngroup()
+        where = [
+            f"line {int(n)} (judgment_id {i})" for n, i in clashing[["_line", "judgment_id"]].values
+        ]
+        ids = pd.Series(where, clashing.index).groupby(key).agg("; ".join)
         if on_conflict == "error":
+            first = clashing.iloc[0]
             raise DataError(
-                what + "; both are kept in the journal: pass on_conflict='first', 'last' or "
-                "'conflict' to build the frame anyway",
-                path=judgments.attrs.get("source"),
-                line=int(clashing.loc[same, "_line"].iloc[1]),
+                f"different successful answers for one judge call (task_id={first['task_id']!r}, "
+                f"replicate={first['replicate']}, judge={first['judge']!r}): {ids.iloc[0]}; both "
+                "are kept in the journal: pass on_conflict='first', 'last' or 'conflict' to build "
+                "the frame anyway",
+                path=source,
+                line=int(clashing.loc[key == 0, "_line"].iloc[1]),
                 field="raw",
             )
-        if on_conflict == "conflict":
-            ids = clashing.groupby(group, sort=False).apply(
-                lambda g: "; ".join(
-                    f"line {int(n)} (judgment_id {i})"
-                    for n, i in zip(g["_line"], g["judgment_id"], strict=True)
-                ),
-                include_groups=False,
-            )
-            firsts = clashing.drop_duplicates(group, keep="first").index
-            flagged = clashing.loc[firsts, group].merge(
-                ids.rename("_ids").reset_index(), on=group, how="left"
-            )["_ids"]
-            j.loc[firsts, "_conflict"] = flagged.to_numpy()
-            # Only the flagged first line of a conflicting call stays.
+        firsts = clashing.index[~key.duplicated()]
+        if on_conflict == "conflict":  # only the first line of a call stays, flagged
+            j.loc[firsts, "_conflict"] = ids.loc[key.loc[firsts]].to_numpy()
+        if on_conflict != "last":
             j = j.drop(index=clashing.index.difference(firsts))
-        elif on_conflict == "first":
-            j = j.drop(index=clashing.index.difference(clashing.drop_duplicates(group).index))
-    kept = j.drop_duplicates(group, keep="last")
-    return kept.sort_values("_line", kind="stable").drop(columns=["_ok", "_order_key"])
+    kept = j.drop_duplicates(ident, keep="last")
+    return kept.sort_values("_line", kind="stable").drop(columns=["_ok", "_pair", "_first"])
 
 
 # --------------------------------------------------------------------------- rubric lookup
@@ -116,32 +131,19 @@ def _explicit(rubrics: RubricsArg) -> list[_rubrics.Rubric]:
         rubrics = list(rubrics.values())
     elif isinstance(rubrics, str | os.PathLike | _rubrics.Rubric):
         rubrics = [rubrics]
-    out = []
-    for r in rubrics:
-        if isinstance(r, _rubrics.Rubric):
-            out.append(r)
-        else:
-            try:
-                out.append(_rubrics.get(r))
-            except KeyError as exc:
-                raise ValueError(f"rubrics=: {exc.args[0]}") from None
-    return out
+    try:
+        return [r if isinstance(r, _rubrics.Rubric) else _rubrics.get(r) for r in rubrics]
+    except KeyError as exc:
+        raise ValueError(f"rubrics=: {exc.args[0]}") from None
 
 
 def _pick(
     candidates: list[_rubrics.Rubric], name: str, revision: Any, sha: Any
 ) -> _rubrics.Rubric | None:
     same = [r for r in candidates if r.name == name]
-    if not same:
-        return None
+    rev = None if pd.isna(revision) else int(revision)
     # The exact text, else the same revision, else the newest (a mismatch is the audit's).
-    for r in same:
-        if r.sha256 == sha:
-            return r
-    for r in same:
-        if not pd.isna(revision) and r.revision == int(revision):
-            return r
-    return max(same, key=lambda r: r.revision)
+    return max(same, key=lambda r: (r.sha256 == sha, r.revision == rev, r.revision), default=None)
 
 
 def resolve_rubrics(
@@ -199,61 +201,35 @@ def _parse_rows(
     j: pd.DataFrame, found: Mapping[tuple[str, Any, Any], _rubrics.Rubric], score_cols: list[str]
 ) -> dict[str, list]:
     """Parse every successful judgment's raw text with its rubric."""
-    n = len(j)
-    cols: dict[str, list] = {
-        c: [None] * n
-        for c in (
-            *"status outcome label uncertainty judge_cost_ratio reasoning parse_error".split(),
-            *score_cols,
-        )
-    }
-    for i, (rubric_name, revision, sha, order, raw, error, no_answer, conflict) in enumerate(
-        zip(
-            j["rubric"],
-            j["prompt_revision"],
-            j["prompt_sha256"],
-            j["order"].astype(object),
-            j["raw"],
-            j["error"],
-            j["_no_answer"],
-            j["_conflict"],
-            strict=True,
-        )
-    ):
+    names = "status outcome label uncertainty judge_cost_ratio reasoning parse_error".split()
+    cols: dict[str, list] = {c: [None] * len(j) for c in [*names, *score_cols]}
+    keys = ["rubric", "prompt_revision", "prompt_sha256", "order", "raw", "error", "_no_answer"]
+    rows = zip(*(j[k].astype(object) for k in [*keys, "_conflict"]), strict=True)
+    for i, (name, revision, sha, order, raw, error, no_answer, conflict) in enumerate(rows):
+        status, why, order = "ok", None, None if pd.isna(order) else order
+        rubric = found.get((str(name), _key(revision), _key(sha)))
         if no_answer:
-            cols["status"][i] = "no_answer"
-            continue
-        if isinstance(conflict, str):
-            cols["status"][i] = "conflict"
-            cols["parse_error"][i] = (
+            status = "no_answer"
+        elif isinstance(conflict, str):
+            status = "conflict"
+            why = (
                 f"different successful answers for this call: {conflict}; pick one with "
                 "verdict_frame(..., on_conflict='first'|'last')"
             )
-            continue
-        if isinstance(error, str):
-            cols["status"][i] = "error"
-            continue
-        rubric = found[(str(rubric_name), _key(revision), _key(sha))]
-        order = None if pd.isna(order) else order
-        if rubric.needs_order and order is None:
-            cols["status"][i] = "invalid"
-            cols["parse_error"][i] = "blind-pair judgment without an order: cannot de-blind"
-            continue
-        try:
-            verdict = rubric.parse(raw if isinstance(raw, str) else "", order=order)
-        except ParseError as exc:
-            cols["status"][i] = "invalid"
-            cols["parse_error"][i] = exc.reason
-            continue
-        cols["status"][i] = "ok"
-        cols["outcome"][i] = verdict.outcome
-        cols["label"][i] = verdict.label
-        cols["uncertainty"][i] = verdict.uncertainty
-        cols["judge_cost_ratio"][i] = verdict.judge_cost_ratio
-        cols["reasoning"][i] = verdict.reasoning
-        for name, value in verdict.scores.items():
-            if name in cols:
-                cols[name][i] = value
+        elif isinstance(error, str):
+            status = "error"
+        elif rubric.needs_order and order is None:
+            status, why = "invalid", "blind-pair judgment without an order: cannot de-blind"
+        else:
+            try:
+                v = rubric.parse(raw if isinstance(raw, str) else "", order=order)
+            except ParseError as exc:
+                status, why = "invalid", exc.reason
+        cols["status"][i], cols["parse_error"][i] = status, why
+        if status == "ok":
+            got = {n: getattr(v, n) for n in names[1:6]} | v.scores
+            for c in got.keys() & cols.keys():
+                cols[c][i] = got[c]
     return cols
 
 
@@ -277,14 +253,6 @@ def _missing_no_answer_rows(j: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFram
     )
 
 
-def _over_budget_arm(pairs: pd.DataFrame) -> np.ndarray:
-    """Per pair: "with", "without" or "both" (the arms over budget), else None."""
-    w = pairs["with_over_budget"].to_numpy(dtype=bool)
-    wo = pairs["without_over_budget"].to_numpy(dtype=bool)
-    arm = np.where(w & wo, "both", np.where(w, "with", np.where(wo, "without", None)))
-    return arm.astype(object)
-
-
 def verdict_frame(
     judgments: pd.DataFrame,
     runs: pd.DataFrame,
@@ -293,10 +261,14 @@ def verdict_frame(
     on_conflict: str = "conflict",
     rubrics: RubricsArg = None,
 ) -> pd.DataFrame:
-    """Build the long verdict frame: one row per judgment of a pair of arms, arm_a's view.
+    """Build the long verdict frame: one verdict per (pair, order, judge, rubric), arm_a's view.
 
     ``arm_a`` is in the rubric's WITH role: the ``with_*`` / ``*_with`` columns and the
     order ``with_first`` are arm_a's side (the seeds' two arms: ``with`` / ``without``).
+    The latest successful judgment of a (pair, order, judge, rubric revision) wins (re-judging with
+    other options replaces the earlier one; either orientation of a pair is one pair, by the
+    arm shown first); a judgment of answers that have changed since is stale: left out and
+    counted in ``attrs["stale"]`` per (rubric, judge, arm_a, arm_b).
 
     Parameters
     ----------
@@ -327,10 +299,9 @@ def verdict_frame(
         runs = annotate_runs(runs, tasks)
     check_choice(on_conflict, "on_conflict", ON_CONFLICT)
     found = resolve_rubrics(judgments, rubrics)
-    parts = [
-        _pair_frame(j, r, found, on_conflict, (a, b))
-        for a, b, j, r in by_pair_of_arms(judgments, runs)
-    ]
+    current, stale = _current(judgments, runs)
+    latest = _latest_per_call(current, on_conflict)
+    parts = [_pair_frame(j, r, found, (a, b)) for a, b, j, r in by_pair_of_arms(latest, runs)]
     out = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
     for col in ("judge", "rubric"):
         out[col] = out[col].astype(str).astype("category")
@@ -339,7 +310,8 @@ def verdict_frame(
         kind="stable",
         na_position="first",
     ).reset_index(drop=True)
-    out.attrs["superseded_failures"] = sum(p.attrs["superseded_failures"] for p in parts)
+    out.attrs["superseded_failures"] = len(current) - len(latest)
+    out.attrs["stale"] = stale
     out.attrs["conflicts"] = int((out["status"] == "conflict").sum())
     return out
 
@@ -349,10 +321,12 @@ _ROLE_ORDER = {"a_first": "with_first", "b_first": "without_first"}
 
 def by_pair_of_arms(judgments: pd.DataFrame, runs: pd.DataFrame):
     """Per pair of arms judged: ``(arm_a, arm_b, judgments, runs)`` in the WITH / WITHOUT roles."""
-    arm = runs["arm"].astype(str)
+    arm, pairs = runs["arm"].astype(str), None
     if "arm_a" not in judgments.columns or judgments["arm_a"].isna().all():
         other = sorted(set(arm) - set(ARMS))
-        if other:
+        if other and not len(judgments):  # every verdict stale: an empty frame of one pair
+            pairs, judgments = [tuple(sorted(set(arm))[:2])], judgments.assign(arm_a="", arm_b="")
+        elif other:
             raise DataError(
                 f"the judgments name no pair of arms (arm_a, arm_b) but the runs have the "
                 f"arms {sorted(set(arm))}: judge them with `evalstats judge --pairs`",
@@ -360,11 +334,12 @@ def by_pair_of_arms(judgments: pd.DataFrame, runs: pd.DataFrame):
                 line=1,
                 field="arm_a",
             )
-        yield "with", "without", judgments, runs
-        return
+        else:
+            yield "with", "without", judgments, runs
+            return
     lines = judgments.attrs.get("lines")
     named = judgments[["arm_a", "arm_b"]].astype(str)
-    for a, b in named.drop_duplicates().itertuples(index=False):
+    for a, b in pairs or named.drop_duplicates().itertuples(index=False):
         pick = ((named["arm_a"] == a) & (named["arm_b"] == b)).to_numpy()
         j = judgments.loc[pick].reset_index(drop=True)
         j["order"] = j["order"].astype(object).map(_ROLE_ORDER).astype(ORDER_DTYPE)
@@ -381,14 +356,13 @@ def _pair_frame(
     judgments: pd.DataFrame,
     runs: pd.DataFrame,
     found: Mapping[tuple[str, Any, Any], _rubrics.Rubric],
-    on_conflict: str,
     arms: tuple[str, str],
 ) -> pd.DataFrame:
     """The verdict frame of one pair of arms, ``runs`` labelled with / without."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalstatsWarning)  # load_runs already reported them
         pairs = pair_runs(runs)
-    j = _latest_per_call(judgments, on_conflict)
+    j = judgments
     extra_scores = [
         f"{arm}_{dim}"
         for dim in dict.fromkeys(d for r in found.values() for d in r.dimensions)
@@ -417,7 +391,9 @@ def _pair_frame(
     j = j.reset_index(drop=True)
 
     parsed = _parse_rows(j, found, [*_SCORE_COLS, *extra_scores])
-    pairs = pairs.assign(_over_arm=_over_budget_arm(pairs))
+    w, wo = (pairs[f"{arm}_over_budget"].to_numpy(dtype=bool) for arm in ARMS)
+    over_arm = np.where(w & wo, "both", np.where(w, "with", np.where(wo, "without", None)))
+    pairs = pairs.assign(_over_arm=over_arm.astype(object))
     sides = [f"{arm}_{c}" for c in ("tokens", "wall_s") for arm in ARMS]
     sources = [
         f"{arm}_{c}"
@@ -470,9 +446,7 @@ def _pair_frame(
     for c in extra_scores:
         out[c] = pd.array(parsed[c], dtype="Int64")
     out = out[[*VERDICT_COLUMNS, *extra_scores]].copy()
-    out = out.assign(**pair_token_sources(j))
-    out.attrs["superseded_failures"] = int(len(judgments) - (len(j) - len(extra)))
-    return out
+    return out.assign(**pair_token_sources(j))
 
 
 def wide_by_judge(

@@ -7,6 +7,7 @@ the file, line (or Parquet row) and field. Writers are atomic.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import os
@@ -643,6 +644,12 @@ def pair_runs(runs: pd.DataFrame, arms: Arms | None = None, pairs: str = "all") 
     return out.reset_index(drop=True)
 
 
+def answers_sha256(answer_a: Any, answer_b: Any) -> str:
+    """The sha256 of a pair's two answers (in either orientation): a verdict on others is stale."""
+    text = json.dumps(sorted("" if is_missing(x) else str(x) for x in (answer_a, answer_b)))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def incomplete_pairs(runs: pd.DataFrame) -> pd.DataFrame:
     """Runs whose (task, replicate) has no other arm: ``task_id``, ``replicate``, ``arm``, ``index``."""
     counts = runs.groupby(_PAIR, observed=True)["arm"].transform("size")
@@ -677,12 +684,18 @@ def check_judgment_arms(frame: pd.DataFrame, path: Any) -> pd.DataFrame:
         return _at(path, lines, i, field, why)
 
     named = (a.notna() | b.notna()).to_numpy()
+    order = frame["order"].astype(object)
     if not named.any():
-        order = frame["order"]
-        if order.dtype != ORDER_DTYPE:
+        if frame["order"].dtype != ORDER_DTYPE:
             bad = np.flatnonzero(order.isin(PAIR_ORDERS).to_numpy())
             raise fail(int(bad[0]), "order", "a_first / b_first on a line without arm_a, arm_b")
         return frame
+    # A two-arm study grown to K arms: its earlier lines judged WITH (arm_a) against WITHOUT.
+    seeds = ~named & (order.isna() | order.isin(ORDERS)).to_numpy()
+    if seeds.any():
+        frame["arm_a"], frame["arm_b"] = a.where(~seeds, ARMS[0]), b.where(~seeds, ARMS[1])
+        order = order.where(~seeds, order.map(dict(zip(ORDERS, PAIR_ORDERS, strict=True))))
+        a, b = frame["arm_a"], frame["arm_b"]
     half = np.flatnonzero(a.isna().to_numpy() | b.isna().to_numpy())
     if half.size:
         i = int(half[0])
@@ -694,7 +707,6 @@ def check_judgment_arms(frame: pd.DataFrame, path: Any) -> pd.DataFrame:
     same = np.flatnonzero((a == b).to_numpy())
     if same.size:
         raise fail(int(same[0]), "arm_b", f"arm_b equals arm_a ({a.iat[int(same[0])]!r})")
-    order = frame["order"].astype(object)
     wrong = np.flatnonzero((order.notna() & ~order.isin(PAIR_ORDERS)).to_numpy())
     if wrong.size:
         raise fail(

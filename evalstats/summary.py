@@ -32,4 +32,7 @@ def status_table(frame: pd.DataFrame) -> pd.DataFrame:
     table = pd.concat([status, outcome], axis=1)
     table.columns = [*STATUSES, *(f"n_{o}" for o in OUTCOMES)]
     table.insert(0, "n", status.sum(axis=1))
+    stale = frame.attrs.get("stale") or {}
+    if any(stale.values()):  # judgments of answers changed since: left out, counted here
+        table["stale"] = [stale.get(k if isinstance(k, tuple) else (k,), 0) for k in table.index]
     return table.reset_index()

@@ -63,7 +63,7 @@ def test_reproduces_the_alpaca_eval_frame() -> None:
             "judge_time_s": ("time_per_example", "float64"),
         },
     )
-    got = pairwise.verdict_frame(
+    got = pairwise.from_table(
         table,
         columns,
         outcome=_alpaca_rule,
@@ -85,7 +85,7 @@ def test_orders_gold_and_invalid_rows() -> None:
             "label": [1, 1, 2, 2, 1, 1],
         }
     )
-    f = pairwise.verdict_frame(
+    f = pairwise.from_table(
         table,
         pairwise.PairwiseColumns(item="item", judge="judge", verdict="winner", order="swap"),
         outcome={"1": "win", "2": "loss"},
@@ -109,17 +109,17 @@ def test_errors_name_the_column_and_row() -> None:
 
     table = pd.DataFrame({"item": ["a", ""], "judge": "j", "v": ["1", "2"]})
     with pytest.raises(DataError, match=r"src, field 'item': row 2: missing value"):
-        pairwise.verdict_frame(table, C(item="item"), outcome={"1": "win"}, source="src")
+        pairwise.from_table(table, C(item="item"), outcome={"1": "win"}, source="src")
     with pytest.raises(DataError, match="lacks column"):
-        pairwise.verdict_frame(table, C(item="nope"), outcome={})
+        pairwise.from_table(table, C(item="nope"), outcome={})
     table = pd.DataFrame({"item": ["a"], "judge": "j", "v": ["1"], "o": ["sideways"]})
     with pytest.raises(DataError, match="field 'o': row 1: order 'sideways'"):
-        pairwise.verdict_frame(table, C(item="item", order="o"), outcome={"1": "win"})
+        pairwise.from_table(table, C(item="item", order="o"), outcome={"1": "win"})
     with pytest.raises(DataError, match=r"field 'g': row 1: unmapped verdict 3"):
         pairwise.labels_table(
             pd.DataFrame({"item": ["a"], "g": [3]}), item="item", gold="g", outcome={1: "win"}
         )
     table = pd.DataFrame({"item": ["a", "a"], "judge": "j", "v": ["1", "1"]})
     with pytest.warns(EvalstatsWarning, match="replicates 2"):
-        f = pairwise.verdict_frame(table, C(item="item"), outcome={"1": "win"})
+        f = pairwise.from_table(table, C(item="item"), outcome={"1": "win"})
     assert f["replicate"].tolist() == [1, 2]

@@ -38,9 +38,11 @@ def test_judged_runs_flow_into_statistics(judged_dir):
     frame = evalstats.verdict_frame(ds.judgments, ds.runs, ds.tasks)
     over = int(ds.runs.groupby(["task_id", "replicate"])["over_budget"].any().sum())
     n_pairs = 6 * 2
-    # Every in-budget pair was sent once per judge and rubric (one seeded order each), and
+    # Every in-budget pair was judged once per judge and rubric (one seeded order each), each
+    # distinct request body paid once (replicates with one answer share a blind-pair body), and
     # the over-budget ones never were; they still appear as no_answer.
-    assert requests == (n_pairs - over) * len(JUDGES) * 2
+    bodies = ds.judgments["request_sha256"]
+    assert requests == bodies.nunique() and len(bodies) == (n_pairs - over) * len(JUDGES) * 2
     assert (frame["status"] == "no_answer").sum() == over * len(JUDGES) * 2
     ok = frame.loc[frame["status"] == "ok"]
     assert len(ok) == (n_pairs - over) * len(JUDGES) * 2

@@ -285,7 +285,7 @@ def _build_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     ]
     # _record_row read the preference: the generic mapping takes its (outcome, reason).
     table["verdict"] = pd.Series(list(zip(outcome, error, strict=True)), dtype=object)
-    return pairwise.verdict_frame(
+    return pairwise.from_table(
         table,
         _COLUMNS,
         outcome=lambda read: read,

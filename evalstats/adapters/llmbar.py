@@ -115,7 +115,7 @@ def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
             "subset": ("subset", "str"),
         },
     )
-    frame = pairwise.verdict_frame(
+    frame = pairwise.from_table(
         table,
         columns,
         outcome=lambda v: (

@@ -29,7 +29,7 @@ from .._schema import (
 from ..errors import DataError
 from ..records import EvalstatsWarning, is_missing
 
-__all__ = ["PairwiseColumns", "PairwiseData", "labels_table", "verdict_frame"]
+__all__ = ["PairwiseColumns", "PairwiseData", "from_table", "labels_table"]
 
 # How a verdict reads: a mapping value -> outcome (missing keys are invalid) or a function
 # returning (outcome or None, parse error or None).
@@ -135,7 +135,7 @@ def _check_text(table: pd.DataFrame, col: str, source: str | None) -> pd.Series:
     return values.astype(str).reset_index(drop=True)
 
 
-def verdict_frame(
+def from_table(
     table: pd.DataFrame,
     columns: PairwiseColumns,
     *,
@@ -168,8 +168,8 @@ def verdict_frame(
     Examples
     --------
     >>> table = pd.DataFrame({"q": ["q1", "q2", "q3"], "who": "gpt", "pick": ["A", "tie", "?"]})
-    >>> f = verdict_frame(table, PairwiseColumns(item="q", judge="who", verdict="pick"),
-    ...                   outcome={"A": "win", "B": "loss", "tie": "tie"}, source="demo")
+    >>> f = from_table(table, PairwiseColumns(item="q", judge="who", verdict="pick"),
+    ...                outcome={"A": "win", "B": "loss", "tie": "tie"}, source="demo")
     >>> f[["task_id", "judge", "status", "outcome", "judgment_id"]]
       task_id judge   status outcome judgment_id
     0      q1   gpt       ok     win      demo:1
@@ -301,7 +301,7 @@ def labels_table(
     item, gold, labeler_column, replicate : str
         Columns of the item, the verdict, the labeler (else ``labeler``), the replicate (else 1).
     outcome : mapping or callable
-        As in :func:`verdict_frame`; an unreadable gold value is a ``DataError``.
+        As in :func:`from_table`; an unreadable gold value is a ``DataError``.
     created_at, note, source : optional
         When the labels were made (default: the epoch = unknown); a note; the name in errors.
 

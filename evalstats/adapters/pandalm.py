@@ -106,7 +106,7 @@ def load(data_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
         sides=("model1", "model2"),
         fields={"raw": "raw", "judgment_id": "jid"},
     )
-    frame = pairwise.verdict_frame(
+    frame = pairwise.from_table(
         verdicts,
         columns,
         outcome=_verdict,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import math
 import os
 import uuid
@@ -103,6 +105,7 @@ class Unit:
     # K arms: the pair judged (order is then a_first / b_first); None for WITH / WITHOUT.
     arm_a: str | None = None
     arm_b: str | None = None
+    runs_sha256: str | None = None  # records.answers_sha256 of the pair's answers
 
     @property
     def ident(self) -> tuple:
@@ -121,6 +124,16 @@ class Call:
     judge: JudgeSpec
     unit: Unit
     params: dict[str, Any]
+
+    @property
+    def request_sha256(self) -> str | None:
+        """sha256 of the judge and its request body: byte-identical requests share it."""
+        body = json.dumps([self.judge.name, self.params], sort_keys=True, ensure_ascii=False)
+        return (
+            hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+            if self.params
+            else None
+        )
 
 
 @dataclass
@@ -301,5 +314,7 @@ class RunState:
             "maybe_billed": maybe_billed,
             "flag": flag,
             "same_family_allowed": self.cfg.same_family,
+            "runs_sha256": c.unit.runs_sha256,
+            "request_sha256": c.request_sha256,
             **c.unit.arm_fields(),
         }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -12,12 +13,13 @@ import numpy as np
 import pandas as pd
 
 from evalstats._families import model_family
-from evalstats._schema import ORDERS, PAIR_ORDERS
+from evalstats._schema import ARMS, ORDERS, PAIR_ORDERS
 from evalstats._validate import check_positive_int
 from evalstats.errors import ParameterError
 
 from . import providers
-from ._calls import EXPECTED_OUTPUT_TOKENS, Call, Config, JudgeOptions, Unit, rubric_order
+from ._calls import EXPECTED_OUTPUT_TOKENS, Call, Config, JudgeOptions, Unit, now_iso, rubric_order
+from .journal import is_judgment
 from .prices import load_prices, price_for
 from .providers import JudgeSpec, parse_judge
 
@@ -31,27 +33,22 @@ def _rubric(rubric: Any) -> Any:
 
 
 def _order_for(seed: int, task_id: str, replicate: int, arms: tuple[str, str] | None = None) -> str:
-    # Hashed per pair, not drawn from a stream: a rerun on grown data keeps every order.
-    text = f"{seed}\0{task_id}\0{replicate}"
-    if arms is not None:  # K arms: each pair of arms its own order (two arms: as before)
-        text += f"\0{arms[0]}\0{arms[1]}"
-    digest = hashlib.sha256(text.encode()).digest()
-    return (ORDERS if arms is None else PAIR_ORDERS)[digest[0] & 1]
+    # Hashed per pair, not drawn from a stream: a rerun on grown data keeps every order. The arm
+    # shown first depends on the set of arms, not their order in arms.toml, and is the seeds'
+    # choice for WITH / WITHOUT: a reordered or grown study sends the same bodies again.
+    pair = ARMS if arms is None or set(arms) == set(ARMS) else tuple(sorted(arms))
+    text = f"{seed}\0{task_id}\0{replicate}" + ("" if pair == ARMS else f"\0{pair[0]}\0{pair[1]}")
+    first = pair[hashlib.sha256(text.encode()).digest()[0] & 1]
+    return ORDERS[first != ARMS[0]] if arms is None else PAIR_ORDERS[first != arms[0]]
 
 
 def _run_mapping(row: Mapping[str, Any], arm: str) -> dict[str, Any]:
     run = {}
     for name in ("answer", "tokens", "wall_s", "files_inspected"):
         value = row.get(f"{arm}_{name}")
-        if isinstance(value, np.ndarray):
-            value = value.tolist()
-        elif not isinstance(value, list | str) and pd.isna(value):
-            value = None
-        elif isinstance(value, np.integer):
-            value = int(value)
-        elif isinstance(value, np.floating):
-            value = float(value)
-        run[name] = value
+        if isinstance(value, np.ndarray | np.generic):
+            value = value.tolist()  # numpy scalars and arrays as Python's
+        run[name] = None if not isinstance(value, list | str) and pd.isna(value) else value
     return run
 
 
@@ -70,10 +67,9 @@ def _pairs(tasks: pd.DataFrame, runs: pd.DataFrame, karm: Any, which: str | None
         if "over_budget" not in runs.columns or "tokens" not in runs.columns:
             runs = annotate_runs(runs, tasks)
         pairs = pair_runs(runs)
-    missing = [
+    if missing := [
         c for c in ("task_id", "replicate", "with_answer", "without_answer") if c not in pairs
-    ]
-    if missing:
+    ]:
         raise ParameterError(f"paired runs lack columns {missing}")
     if "over_budget" not in pairs.columns:
         raise ParameterError(
@@ -104,6 +100,8 @@ def _units(
     for col in ("task_id", "prompt", "canonical_answer"):
         if col not in tasks.columns:
             raise ParameterError(f"tasks lack column {col!r}")
+    from evalstats.records import answers_sha256
+
     karm = _k_arms(runs, pairs, arms)
     table = _pairs(tasks, runs, karm, pairs)
     over = table["over_budget"].fillna(False).to_numpy(dtype=bool)
@@ -125,6 +123,7 @@ def _units(
             tools = [karm.tools.get(a) or karm.name(a) for a in pair]
             variants[pair] = rubric if rubric.needs_order else with_pair_tools(rubric, *tools)
         shown = rubric if pair is None else variants[pair]
+        sha = answers_sha256(row["with_answer"], row["without_answer"])
         if not rubric.needs_order:
             chosen: Sequence[str | None] = (None,)
         elif orders == "both":
@@ -138,7 +137,7 @@ def _units(
                 _run_mapping(row, "without"),
                 order=rubric_order(order),
             )
-            units_in.append((task_id, replicate, order, prompt, pair))
+            units_in.append((task_id, replicate, order, prompt, pair, sha))
     if not units_in:
         return [], int(over.sum())
     from evalstats.tokens import count_tokens
@@ -146,8 +145,8 @@ def _units(
     system_tokens = {s: int(count_tokens(s)) for s in {u[3].system for u in units_in}}
     user_tokens = count_tokens([u[3].user for u in units_in])
     units = [
-        Unit(t, r, o, p.messages(), system_tokens[p.system] + int(n), *(pair or (None, None)))
-        for (t, r, o, p, pair), n in zip(units_in, user_tokens, strict=True)
+        Unit(t, r, o, p.messages(), system_tokens[p.system] + int(n), *(pair or (None,) * 2), sha)
+        for (t, r, o, p, pair, sha), n in zip(units_in, user_tokens, strict=True)
     ]
     return units, int(over.sum())
 
@@ -215,6 +214,48 @@ def _calls(units: Iterable[Unit], judges: Sequence[JudgeSpec], cfg: Config) -> l
             )
             out.append(Call(key, judge, unit, params))
     return out
+
+
+def reuse_answers(
+    calls: Iterable[Call], records: Iterable[dict], done: set[str]
+) -> tuple[set[str], list[dict]]:
+    """Calls a byte-identical request answered, and journal lines for those of another pair."""
+
+    def pair(r: Any) -> tuple:  # either orientation, by the arm shown first
+        a, b, order = r.get("arm_a") or ARMS[0], r.get("arm_b") or ARMS[1], r.get("order")
+        first = a if order in ("a_first", "with_first") else b if order else None
+        return r.get("request_sha256"), r["task_id"], r["replicate"], frozenset((a, b)), first
+
+    ok = [r for r in records if is_judgment(r) and r.get("error") is None]
+    answered = {r["request_sha256"]: r for r in ok if r.get("request_sha256")}
+    judged = {pair(r) for r in ok}
+    keys, lines = set(), []
+    for c in calls:
+        u, hit = c.unit, answered.get(c.request_sha256) if c.key not in done else None
+        if hit is None:
+            continue
+        keys.add(c.key)
+        if pair({**vars(u), "request_sha256": c.request_sha256}) in judged:
+            continue  # this pair's own verdict (arms.toml reordered, or a two-arm study grown)
+        line = {k: v for k, v in hit.items() if k not in ("arm_a", "arm_b")}
+        line.update(judgment_id=uuid.uuid4().hex, task_id=u.task_id, replicate=u.replicate)
+        line.update(order=u.order, call_key=c.key, runs_sha256=u.runs_sha256, usd=0.0)
+        line.update(usd_counted=0.0, input_tokens=None, output_tokens=None, latency_s=None)
+        lines.append(
+            {**line, **u.arm_fields(), "created_at": now_iso(), "reused": hit["judgment_id"]}
+        )
+    return keys, lines
+
+
+def first_per_body(calls: Iterable[Call]) -> tuple[list[Call], list[Call]]:
+    """The first call of each request body, and the others (answered by it once journaled)."""
+    seen: set[str | None] = set()
+    firsts: list[Call] = []
+    later: list[Call] = []
+    for c in calls:
+        (later if c.request_sha256 in seen else firsts).append(c)
+        seen.add(c.request_sha256)
+    return firsts, later
 
 
 def _check_params(

@@ -30,7 +30,15 @@ from ._calls import (
     rubric_order,
 )
 from ._interrupt import drained
-from ._planning import _calls, _check_params, _rubric, _units, same_family_judges
+from ._planning import (
+    _calls,
+    _check_params,
+    _rubric,
+    _units,
+    first_per_body,
+    reuse_answers,
+    same_family_judges,
+)
 from ._ratelimit import Throttle, current_seq
 from .journal import Journal, finished_keys, is_judgment, not_retried_keys, read_journal
 from .prices import PRICES_AS_OF, load_prices, price_for
@@ -133,6 +141,7 @@ def run_judges(
         # Read only: a dry run writes nothing, not even a lock or an empty journal.
         records = read_journal(out, all_attempts=True) if Path(out).is_file() else []
         done = finished_keys(records) | (set() if o.retry_failed else not_retried_keys(records))
+        done |= reuse_answers(calls, records, done)[0]
         frame = _summary(calls, adj_calls, done, cfg, RunState(cfg, 0.0, None))
         # No spend yet: the estimates only.
         print(
@@ -159,10 +168,18 @@ def run_judges(
         wanted = {c.key for c in [*calls, *adj_calls]}
         skipped = set() if o.retry_failed else not_retried_keys(journal.records) & wanted
         finished = finished | skipped
+        reused, lines = reuse_answers(
+            calls, [r for r in journal.records if is_judgment(r)], finished
+        )
+        for line in lines:  # a byte-identical request answered for another pair: not paid twice
+            journal.write(line)
+        finished |= reused
         state = RunState(cfg, journal.spent_usd(), o.max_usd)
-        todo = [c for c in calls if c.key not in finished]
+        todo, later = first_per_body(c for c in calls if c.key not in finished)
         run = _execute(todo, journal, state, specs, adjudicator, adj_calls, o, skip=finished)
         _run_coro(drained(run, state, o.timeout))  # the first signal drains for o.timeout
+        for line in reuse_answers(later, [r for r in journal.records if is_judgment(r)], set())[1]:
+            journal.write(line)  # another pair's byte-identical request, answered in this run
     if skipped:
         print(
             f"evalstats judge: {len(skipped)} call(s) failed permanently before (see their "

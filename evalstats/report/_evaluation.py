@@ -1074,7 +1074,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
     if ds.judgments is None:
         raise DataError("no judgments file: run `evalstats judge` first", path=d)
     judges, rubric = _as_list(params.get("judges")), _as_list(params.get("rubric"))
-    pairs = arm_pairs(ds)
+    pairs = judged_pairs(ds)
     if pairs is None:
         full = verdict_frame(ds.judgments, ds.runs, ds.tasks) if frame is None else frame
         f = _select(full, judges, rubric)
@@ -1083,6 +1083,12 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
         views = [(a, b, *pair_view(ds, a, b)) for a, b in pairs]
         views = [(a, b, _select(v, judges, rubric), {"dataset": x}) for a, b, v, x in views]
         f = pd.concat([v.assign(arm_a=a, arm_b=b) for a, b, v, _ in views], ignore_index=True)
+        stale = [
+            ((r, j, a, b), n)
+            for a, b, v, _ in views
+            for (r, j, *_), n in v.attrs.get("stale", {}).items()
+        ]
+        f.attrs["stale"] = dict(stale)
         extra = {"dataset": ds, "pairs": views, **_comparison.setup(ds, f, rubric)}
     files = [find_file(d, stem, required=False) for stem in _INPUT_STEMS]
     truth = d / "truth.json"
@@ -1103,7 +1109,7 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
     )
 
 
-def arm_pairs(ds: Any) -> list[tuple[str, str]] | None:
+def judged_pairs(ds: Any) -> list[tuple[str, str]] | None:
     """The pairs of arms the judgments name, in order; None for the seeds' two arms."""
     j = ds.judgments
     if "arm_a" not in j.columns or not j["arm_a"].notna().any():
