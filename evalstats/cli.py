@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ._atomic import FORCE_HELP
 from .errors import EvalstatsError, ParameterError
 
 # Commands whose work is a library call on option values alone (no input files).
@@ -35,8 +36,10 @@ def _option_checks() -> Iterator[None]:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    from ._atomic import guard_output
     from .simulation import SimulationParams, simulate
 
+    guard_output(args.out_dir, None, force=args.force)
     params = SimulationParams(
         n_tasks=args.tasks,
         n_replicates=args.replicates,
@@ -60,34 +63,32 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_frame(args: argparse.Namespace) -> int:
+def _cmd_table(args: argparse.Namespace) -> int:
+    from ._atomic import guard_output, mark_output
     from .records import check_output_path
 
-    check_output_path(args.output)  # before the (long) work, not after it
+    if args.output:  # before the (long) work, not after it
+        check_output_path(args.output)
+        guard_output(args.output, args.data_dir, force=args.force)
     from .frames import load_frame
     from .records import write_frame_atomic
 
-    frame = load_frame(args.data_dir)
-    write_frame_atomic(frame, args.output)
-    print(f"wrote {len(frame)} verdicts to {args.output}")
-    return 0
+    table = load_frame(args.data_dir)
+    if args.command == "summary":
+        from .summary import status_table
 
-
-def _cmd_summary(args: argparse.Namespace) -> int:
-    from .frames import load_frame
-    from .records import check_output_path, write_frame_atomic
-    from .summary import status_table
-
-    if args.output:
-        check_output_path(args.output)
-    table = status_table(load_frame(args.data_dir))
-    print(table.to_string(index=False))
+        table = status_table(table)
+        print(table.to_string(index=False))
     if args.output:
         write_frame_atomic(table, args.output)
+        mark_output(args.output)
+    if args.command == "frame":
+        print(f"wrote {len(table)} verdicts to {args.output}")
     return 0
 
 
 def _cmd_label(args: argparse.Namespace) -> int:
+    from ._atomic import guard_output, mark_output
     from .labelsheet import draw_sheet, key_path, merge_labels, read_sheet
 
     try:
@@ -108,7 +109,9 @@ def _cmd_label(args: argparse.Namespace) -> int:
             raise ParameterError(
                 f"drawing a sheet needs {', '.join(missing)} (or --read SHEET.csv to read one)"
             )
+        guard_output(args.output, args.data_dir, force=args.force)
         sheet = draw_sheet(args.data_dir, args.n, seed=args.seed, path=args.output)
+        mark_output(args.output)
         print(
             f"{len(sheet)} pair(s) from {sheet['task_id'].nunique()} task(s) written to "
             f"{args.output}; blinding key {key_path(args.output)}"
@@ -252,6 +255,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         default="all",
         help="with --arms: the pairs judged (default all)",
     )
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_simulate)
 
     p = sub.add_parser(
@@ -269,7 +273,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="FILE",
         help="output file: .parquet, .csv or .jsonl",
     )
-    p.set_defaults(func=_cmd_frame)
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.set_defaults(func=_cmd_table)
 
     p = sub.add_parser(
         "summary",
@@ -279,7 +284,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("data_dir", metavar="DATA_DIR")
     p.add_argument("-o", "--output", metavar="FILE", help="also write the table (.csv/.parquet)")
-    p.set_defaults(func=_cmd_summary)
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.set_defaults(func=_cmd_table)
 
     p = sub.add_parser(
         "power",
@@ -320,6 +326,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="the sheet's blinding key, when the sheet was renamed (default: SHEET.csv.key.json)",
     )
     p.add_argument("--labeler", help="labeler name for rows whose labeler cell is empty")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_label)
 
     for name, help_text in _HOOKED.items():
@@ -374,6 +381,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:  # what was written stays whole (atomic writes, staged renders)
+        print(f"evalstats {args.command}: interrupted", file=sys.stderr)
+        return 130
     except OSError as exc:  # the machine, not the input: one line, exit 1
         where = f": {exc.filename}" if exc.filename else ""
         print(

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._atomic import atomic_write
+from ._atomic import atomic_write, locked
 from ._csvsafe import restore_frame, safe_csv
 from ._schema import ORDERS
 from ._validate import check_positive_int
@@ -308,23 +308,22 @@ def read_sheet(
 def merge_labels(data_dir: str | os.PathLike[str], new: pd.DataFrame) -> Path:
     """Add ``new`` labels to ``DATA_DIR/labels.*`` (a label already present is an error)."""
     d = Path(data_dir)
-    existing_path = find_file(d, "labels", required=False)
-    target = existing_path if existing_path is not None else d / "labels.jsonl"
-    frames = [new]
-    if existing_path is not None:
-        frames.insert(0, load_labels(existing_path))
-    merged = pd.concat(frames, ignore_index=True) if len(frames) > 1 else new
-    key = merged.assign(order=merged["order"].astype(object).fillna(""))
-    dup = key.duplicated(LABEL_KEYS, keep="first").to_numpy()
-    if dup.any():
-        r = key.loc[dup].iloc[0]
-        raise DataError(
-            f"label for (task_id={r['task_id']!r}, replicate={r['replicate']}, "
-            f"{r['arm_a']} vs {r['arm_b']}, labeler={r['labeler']!r}, order={r['order']!r}) "
-            "already present",
-            path=target,
-            field="labeler",
-        )
-    write_labels(merged, target)
+    with locked(d / "labels"):  # two readers of sheets in turn: neither loses the other's
+        existing_path = find_file(d, "labels", required=False)
+        target = existing_path if existing_path is not None else d / "labels.jsonl"
+        frames = [new] if existing_path is None else [load_labels(existing_path), new]
+        merged = pd.concat(frames, ignore_index=True)
+        key = merged.assign(order=merged["order"].astype(object).fillna(""))
+        dup = key.duplicated(LABEL_KEYS, keep="first").to_numpy()
+        if dup.any():
+            r = key.loc[dup].iloc[0]
+            raise DataError(
+                f"label for (task_id={r['task_id']!r}, replicate={r['replicate']}, "
+                f"{r['arm_a']} vs {r['arm_b']}, labeler={r['labeler']!r}, order={r['order']!r}) "
+                "already present",
+                path=target,
+                field="labeler",
+            )
+        write_labels(merged, target)
     load_labels(target)  # what was written must read back
     return target
