@@ -11,7 +11,7 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,35 +29,21 @@ FORCE_HELP = "write over an existing file or folder evalstats did not write, eve
 OUTPUTS = ".evalstats-outputs.json"  # per folder: file name -> sha256 of what we wrote there
 
 
-def _umask() -> int:
-    # Linux reports it without changing it; elsewhere the only way to read the umask is to
-    # set it and put it straight back (a thread creating a file meanwhile could see 022).
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def atomic_write(path: Path, write: Any) -> None:
     """Write ``path`` through ``write(binary_file)`` into a temporary file, then rename it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
+    # Mode 0o666 less the umask, as for a file open() creates (mkstemp's would be 0o600).
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
-            os.fchmod(fh.fileno(), 0o666 & ~_umask())
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
