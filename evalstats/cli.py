@@ -7,12 +7,11 @@ subcommands whose parsers live with their own code are registered only when chos
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import importlib
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ._atomic import FORCE_HELP
@@ -20,20 +19,6 @@ from .errors import EvalstatsError, ParameterError
 
 # Commands whose work is a library call on option values alone (no input files).
 _OPTION_COMMANDS = frozenset({"simulate", "power"})
-
-
-@contextlib.contextmanager
-def _option_checks() -> Iterator[None]:
-    # These commands hand their options straight to library calls: a refused argument
-    # (ParameterError or a plain ValueError) is a refused option.
-    try:
-        yield
-    except ParameterError as exc:
-        raise ParameterError(f"bad option value: {exc}") from None
-    except EvalstatsError:
-        raise
-    except ValueError as exc:
-        raise ParameterError(f"bad option value: {exc}") from None
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -364,13 +349,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():  # restores showwarning for in-process callers
             warnings.showwarning = functools.partial(_show_warning, args.command, set())
-            checks = (
-                _option_checks() if args.command in _OPTION_COMMANDS else contextlib.nullcontext()
-            )
-            with checks:
-                return int(args.func(args) or 0)
-    except EvalstatsError as exc:
-        print(f"evalstats {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
+            return int(args.func(args) or 0)
+    except (EvalstatsError, ValueError) as exc:
+        # simulate and power hand their options straight to library calls: a refused
+        # argument (ParameterError or a plain ValueError) is a refused option.
+        option = args.command in _OPTION_COMMANDS and (
+            isinstance(exc, ParameterError) or not isinstance(exc, EvalstatsError)
+        )
+        if not (option or isinstance(exc, EvalstatsError)):
+            raise
+        text = f"bad option value: {exc}" if option else str(exc)
+        print(f"evalstats {args.command}: error: {_one_line(text)}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0

@@ -187,20 +187,6 @@ def draw_sheet(
     return sheet
 
 
-def _read_key(path: Path, key: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    kp = key_path(path) if key is None else Path(key)
-    if not kp.exists():
-        raise DataError("the sheet's blinding key is missing (cannot de-blind)", path=kp)
-    try:
-        key = json.loads(kp.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"malformed JSON ({exc.msg})", path=kp, line=exc.lineno) from None
-    for field in ("seed", "n", "frame_sha256", "items"):
-        if field not in key:
-            raise DataError("missing required field", path=kp, field=field)
-    return key
-
-
 def read_sheet(
     path: str | os.PathLike[str],
     data_dir: str | os.PathLike[str],
@@ -219,7 +205,16 @@ def read_sheet(
     """
     p = Path(path)
     kp = key_path(p) if key is None else Path(key)
-    key = _read_key(p, kp)
+    if not kp.exists():
+        raise DataError("the sheet's blinding key is missing (cannot de-blind)", path=kp)
+    try:
+        key = json.loads(kp.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"malformed JSON ({exc.msg})", path=kp, line=exc.lineno) from None
+    for field, kind in {"seed": int, "n": int, "frame_sha256": str, "items": list}.items():
+        value = key.get(field) if isinstance(key, dict) else None
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise DataError(f"missing or not a {kind.__name__}", path=kp, field=field)
     pairs = _eligible_pairs(data_dir)
     digest = pairs_sha256(pairs)
     if digest != key["frame_sha256"]:

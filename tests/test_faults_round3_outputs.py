@@ -166,3 +166,13 @@ def test_an_interrupted_rerender_keeps_the_last_report(tmp_path):
     render_report(data, out, params=params, figures="svg")
     listed = json.loads((out / ".evalstats-report.json").read_text(encoding="utf-8"))["files"]
     assert (out / "figures" / "mine.svg").is_file() and "figures/mine.svg" not in listed
+
+
+def test_a_sheet_key_with_a_null_seed_is_one_line(data, tmp_path, capsys):
+    sheet = tmp_path / "sheet.csv"
+    assert main(["label", str(data), "-n", "3", "--seed", "1", "-o", str(sheet)]) == 0
+    _fill(sheet, "ann")
+    key = Path(f"{sheet}.key.json")
+    key.write_text(json.dumps(json.loads(key.read_text("utf-8")) | {"seed": None}), "utf-8")
+    err = _refused(["label", str(data), "--read", str(sheet)], capsys)
+    assert str(key) in err and "'seed'" in err

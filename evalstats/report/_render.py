@@ -60,15 +60,22 @@ def render_report(
     Path
         ``out_dir/index.html``.
     """
+    import nbformat
+
+    from .._atomic import atomic_write
     from ._kinds import prepare
-    from ._results import render_lock
+    from ._results import dump_json, merge_results, render_lock
 
     data, out, cwd = Path(data_dir), Path(out_dir), Path.cwd()
 
     # Every check first: an error here is one line, and no kernel exists yet.
     params = dict(params or {})
     spec = _spec(data, kind, params)
-    _check_out(data, out)
+    if out.resolve() == data.resolve() or out.resolve().is_relative_to(data.resolve()):
+        raise ReportError(  # a judge may be writing there
+            f"-o {out}: the report directory must not be the data directory {data} "
+            "or inside it; choose another -o"
+        )
     lock_wait = _lock_wait(lock_wait)
     formats = check_formats(figures)
     try:
@@ -84,7 +91,11 @@ def render_report(
         # Written aside and moved in at the end: an interrupted render leaves the last report.
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.render-", dir=out.parent))
         try:
-            merged = _write_results(stage, results)
+            merged = merge_results(*(r.to_json() for r in results))
+            for r in results:
+                r.write_tables(stage)
+            text = dump_json(merged).encode("utf-8")
+            atomic_write(stage / "results.json", lambda fh: fh.write(text))
             # Each notebook reads its page's Results from a pickle in a private temporary dir.
             with tempfile.TemporaryDirectory(prefix="evalstats-report-") as tmp:
                 notebooks = []
@@ -94,7 +105,8 @@ def render_report(
                     values = {**spec.parameters, **params, "data_dir": _relative(data, cwd)}
                     values |= {"output_dir": _relative(stage, cwd), "figure_formats": formats}
                     values["results_file"] = os.fspath(handed)
-                    notebooks.append(_parameterize(_read_notebook(nb), values))
+                    read = nbformat.read(os.fspath(notebook_path(nb)), as_version=4)
+                    notebooks.append(_parameterize(read, values))
                 executed = execute_notebooks(
                     notebooks,
                     names=[nb for nb, _, _ in spec.notebooks],
@@ -138,16 +150,6 @@ def _lock_wait(value: float | None) -> float:
     return wait
 
 
-def _check_out(data: Path, out: Path) -> None:
-    """Refuse an OUT equal to the data directory or inside it (a judge may be writing there)."""
-    d, o = data.resolve(), out.resolve()
-    if o == d or o.is_relative_to(d):
-        raise ReportError(
-            f"-o {out}: the report directory must not be the data directory {data} "
-            "or inside it; choose another -o"
-        )
-
-
 def _spec(data: Path, kind: str | None, params: Mapping[str, Any]) -> ReportKind:
     """The report kind of ``data``, its parameters and inputs checked."""
     if kind is not None and kind not in REPORT_KINDS:
@@ -176,19 +178,6 @@ def _spec(data: Path, kind: str | None, params: Mapping[str, Any]) -> ReportKind
     return spec
 
 
-def _write_results(out: Path, results: Sequence[Any]) -> dict[str, Any]:
-    """Write the merged ``OUT/results.json`` and ``OUT/tables/``; return the merged document."""
-    from ..records import atomic_write
-    from ._results import dump_json, merge_results
-
-    merged = merge_results(*(r.to_json() for r in results))
-    for r in results:
-        r.write_tables(out)
-    text = dump_json(merged).encode("utf-8")
-    atomic_write(out / "results.json", lambda fh: fh.write(text))
-    return merged
-
-
 def notebook_path(name: str) -> Path:
     """The notebook ``name``: package data when installed, else the checkout's notebooks/."""
     packaged = importlib.resources.files(__package__) / "notebooks" / name
@@ -198,12 +187,6 @@ def notebook_path(name: str) -> Path:
     if checkout.is_file():
         return checkout
     raise ReportError(f"notebook {name} not found (looked in {packaged} and {checkout})")
-
-
-def _read_notebook(name: str) -> Any:
-    import nbformat
-
-    return nbformat.read(os.fspath(notebook_path(name)), as_version=4)
 
 
 def _parameterize(nb: Any, parameters: Mapping[str, Any]) -> Any:
