@@ -176,12 +176,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     >>> parser.parse_args(["power", "--tasks", "20"]).tasks
     20
     """
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="evalstats",
         description="Statistically honest reports from LLM-judge verdicts on runs of K >= 2 "
         "arms (WITH / WITHOUT, or the arms arms.toml lists).",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser(
@@ -313,12 +315,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         else:
             sub.add_parser(name, help=help_text, add_help=False)
     return parser
-
-
-def _version() -> str:
-    from . import __version__
-
-    return __version__
 
 
 def _show_warning(

@@ -4,7 +4,6 @@ target per run), offline, merged with pypdf into ``OUT/report.pdf`` (added to th
 from __future__ import annotations
 
 import html
-import json
 import os
 import re
 import shutil
@@ -155,19 +154,8 @@ def _print_pages(binary: str, files: Sequence[Path], tmp: Path, timeout: float) 
 
 
 def _add_to_manifest(out: Path, name: str) -> None:
-    from ._results import MANIFEST, sha256_file
+    from ._results import MANIFEST, read_manifest, sha256_file, write_manifest
 
-    path = out / MANIFEST
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        files = manifest["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return  # not a directory the renderer manages: nothing to record
-    hashes = manifest.get("sha256")
     digest = sha256_file(out / name)
-    if not isinstance(files, list) or not isinstance(hashes, dict) or digest is None:
-        return
-    manifest["files"] = sorted({*files, name})
-    manifest["sha256"] = {**hashes, name: digest}
-    text = json.dumps(manifest, indent=1) + "\n"
-    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+    if (out / MANIFEST).is_file() and digest is not None:  # else not a render's directory
+        write_manifest(out, read_manifest(out) | {name: digest})

@@ -5,7 +5,6 @@ injected as papermill does), convert each into a self-contained page."""
 from __future__ import annotations
 
 import importlib.resources
-import json
 import os
 import pickle
 import re
@@ -125,8 +124,7 @@ def render_report(
 
 def _move_in(stage: Path, out: Path, data: Path) -> None:
     """Replace the last render's files in OUT by ``stage``'s; the manifest lists only these."""
-    from ..records import atomic_write
-    from ._results import FORMAT, MANIFEST, clear_previous_outputs, sha256_file
+    from ._results import clear_previous_outputs, sha256_file, write_manifest
 
     new = sorted(p.relative_to(stage).as_posix() for p in stage.rglob("*") if p.is_file())
     hashes = {rel: sha256_file(stage / rel) for rel in new}
@@ -134,8 +132,7 @@ def _move_in(stage: Path, out: Path, data: Path) -> None:
     for rel in new:
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         os.replace(stage / rel, out / rel)
-    text = json.dumps({"format": FORMAT, "files": new, "sha256": hashes}, indent=1) + "\n"
-    atomic_write(out / MANIFEST, lambda fh: fh.write(text.encode("utf-8")))
+    write_manifest(out, hashes)
 
 
 def _lock_wait(value: float | None) -> float:
