@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib
 import sys
 import warnings
 from collections.abc import Sequence
@@ -132,20 +131,29 @@ def _cmd_power(args: argparse.Namespace) -> int:
     return 0
 
 
-# name -> (module whose ``register`` adds the real parser, the help line ``evalstats --help``
-# shows before it is registered; tests/test_cli.py checks each against the real one).
-_HOOKED: dict[str, tuple[str, str]] = {
-    "judge": (".judging._cli", "run LLM judges over the pairs of a data directory (resumable)"),
-    "export": (
-        ".report._cli",
-        "export a report's results.json to LaTeX/Markdown tables, macros and sentences",
-    ),
-    "import": (
-        ".importers._cli",
-        "import inspect_ai logs, Claude Code outputs or any table as tasks/runs",
-    ),
-    "report": (".report", "render the self-contained HTML report of a data directory"),
-    "rubric": (".rubrics._cli", "make or inspect a rubric (judge prompt) file"),
+def _register(name: str, subparsers: Any) -> argparse.ArgumentParser:
+    """Add the real parser of a hooked subcommand, importing its code only now."""
+    if name == "judge":
+        from .judging._cli import register
+    elif name == "export":
+        from .report._cli import register_export as register
+    elif name == "import":
+        from .importers._cli import register
+    elif name == "rubric":
+        from .rubrics._cli import register
+    else:
+        from .report import register
+    return register(subparsers)
+
+
+# name -> the help line ``evalstats --help`` shows before the real parser is registered
+# (tests/test_cli.py checks each against the one its hook registers).
+_HOOKED: dict[str, str] = {
+    "judge": "run LLM judges over the pairs of a data directory (resumable)",
+    "export": "export a report's results.json to LaTeX/Markdown tables, macros and sentences",
+    "import": "import inspect_ai logs, Claude Code outputs or any table as tasks/runs",
+    "report": "render the self-contained HTML report of a data directory",
+    "rubric": "make or inspect a rubric (judge prompt) file",
 }
 _LABEL_DESCRIPTION = """\
 Draw N pairs of DATA_DIR uniformly at random, stratified by task, into a sheet for people to
@@ -308,10 +316,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_label)
 
-    for name, (module, help_text) in _HOOKED.items():
-        if command is None or command == name:  # the real parser, its code imported only now
-            hook = importlib.import_module(module, __package__)
-            getattr(hook, "register_export" if name == "export" else "register")(sub)
+    for name, help_text in _HOOKED.items():
+        if command is None or command == name:
+            _register(name, sub)
         else:
             sub.add_parser(name, help=help_text, add_help=False)
     return parser
