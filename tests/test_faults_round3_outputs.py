@@ -79,6 +79,7 @@ def test_an_existing_file_is_replaced_only_when_evalstats_wrote_it(data, tmp_pat
     (user_dir / "thesis.tex").write_text("x", encoding="utf-8")
     _refused(["report", str(data), "-o", str(user_dir)], capsys)
     _refused(["simulate", str(user_dir)], capsys)
+    _refused(["import", "table", str(tmp_path / "runs.csv"), "-o", str(user_dir)], capsys)
     assert sorted(os.listdir(user_dir)) == ["thesis.tex"]
 
 

@@ -174,8 +174,10 @@ def main(args: argparse.Namespace) -> int:
 
     from . import format_problems, write_data_dir
 
-    if not any(Path(args.out).glob("runs.*")):  # a data directory is re-imported into
-        guard_output(Path(args.out), None, force=args.force)
+    out = Path(args.out)
+    # A data directory (or one holding only the user's arms.toml) is imported into.
+    if not (out.is_dir() and any(p.stem in ("tasks", "runs", "arms") for p in out.iterdir())):
+        guard_output(out, None, force=args.force)
     try:
         imported = _run(args)
     except ValueError as exc:
