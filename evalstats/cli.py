@@ -7,36 +7,24 @@ subcommands whose parsers live with their own code are registered only when chos
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from ._atomic import FORCE_HELP
 from .errors import EvalstatsError, ParameterError
 
 # Commands whose work is a library call on option values alone (no input files).
 _OPTION_COMMANDS = frozenset({"simulate", "power"})
 
 
-@contextlib.contextmanager
-def _option_checks() -> Iterator[None]:
-    # These commands hand their options straight to library calls: a refused argument
-    # (ParameterError or a plain ValueError) is a refused option.
-    try:
-        yield
-    except ParameterError as exc:
-        raise ParameterError(f"bad option value: {exc}") from None
-    except EvalstatsError:
-        raise
-    except ValueError as exc:
-        raise ParameterError(f"bad option value: {exc}") from None
-
-
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    from ._atomic import guard_output
     from .simulation import SimulationParams, simulate
 
+    guard_output(args.out_dir, None, force=args.force)
     params = SimulationParams(
         n_tasks=args.tasks,
         n_replicates=args.replicates,
@@ -60,34 +48,32 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_frame(args: argparse.Namespace) -> int:
+def _cmd_table(args: argparse.Namespace) -> int:
+    from ._atomic import guard_output, mark_output
     from .records import check_output_path
 
-    check_output_path(args.output)  # before the (long) work, not after it
+    if args.output:  # before the (long) work, not after it
+        check_output_path(args.output)
+        guard_output(args.output, args.data_dir, force=args.force)
     from .frames import load_frame
     from .records import write_frame_atomic
 
-    frame = load_frame(args.data_dir)
-    write_frame_atomic(frame, args.output)
-    print(f"wrote {len(frame)} verdicts to {args.output}")
-    return 0
+    table = load_frame(args.data_dir)
+    if args.command == "summary":
+        from .summary import status_table
 
-
-def _cmd_summary(args: argparse.Namespace) -> int:
-    from .frames import load_frame
-    from .records import check_output_path, write_frame_atomic
-    from .summary import status_table
-
-    if args.output:
-        check_output_path(args.output)
-    table = status_table(load_frame(args.data_dir))
-    print(table.to_string(index=False))
+        table = status_table(table)
+        print(table.to_string(index=False))
     if args.output:
         write_frame_atomic(table, args.output)
+        mark_output(args.output)
+    if args.command == "frame":
+        print(f"wrote {len(table)} verdicts to {args.output}")
     return 0
 
 
 def _cmd_label(args: argparse.Namespace) -> int:
+    from ._atomic import guard_output, mark_output
     from .labelsheet import draw_sheet, key_path, merge_labels, read_sheet
 
     try:
@@ -108,7 +94,9 @@ def _cmd_label(args: argparse.Namespace) -> int:
             raise ParameterError(
                 f"drawing a sheet needs {', '.join(missing)} (or --read SHEET.csv to read one)"
             )
+        guard_output(args.output, args.data_dir, force=args.force)
         sheet = draw_sheet(args.data_dir, args.n, seed=args.seed, path=args.output)
+        mark_output(args.output)
         print(
             f"{len(sheet)} pair(s) from {sheet['task_id'].nunique()} task(s) written to "
             f"{args.output}; blinding key {key_path(args.output)}"
@@ -189,12 +177,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     >>> parser.parse_args(["power", "--tasks", "20"]).tasks
     20
     """
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="evalstats",
         description="Statistically honest reports from LLM-judge verdicts on runs of K >= 2 "
         "arms (WITH / WITHOUT, or the arms arms.toml lists).",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser(
@@ -245,6 +235,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         default="all",
         help="with --arms: the pairs judged (default all)",
     )
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_simulate)
 
     p = sub.add_parser(
@@ -262,7 +253,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="FILE",
         help="output file: .parquet, .csv or .jsonl",
     )
-    p.set_defaults(func=_cmd_frame)
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.set_defaults(func=_cmd_table)
 
     p = sub.add_parser(
         "summary",
@@ -272,7 +264,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("data_dir", metavar="DATA_DIR")
     p.add_argument("-o", "--output", metavar="FILE", help="also write the table (.csv/.parquet)")
-    p.set_defaults(func=_cmd_summary)
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.set_defaults(func=_cmd_table)
 
     p = sub.add_parser(
         "power",
@@ -313,6 +306,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="the sheet's blinding key, when the sheet was renamed (default: SHEET.csv.key.json)",
     )
     p.add_argument("--labeler", help="labeler name for rows whose labeler cell is empty")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_label)
 
     for name, help_text in _HOOKED.items():
@@ -321,12 +315,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         else:
             sub.add_parser(name, help=help_text, add_help=False)
     return parser
-
-
-def _version() -> str:
-    from . import __version__
-
-    return __version__
 
 
 def _show_warning(
@@ -357,16 +345,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():  # restores showwarning for in-process callers
             warnings.showwarning = functools.partial(_show_warning, args.command, set())
-            checks = (
-                _option_checks() if args.command in _OPTION_COMMANDS else contextlib.nullcontext()
-            )
-            with checks:
-                return int(args.func(args) or 0)
-    except EvalstatsError as exc:
-        print(f"evalstats {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
+            return int(args.func(args) or 0)
+    except (EvalstatsError, ValueError) as exc:
+        # simulate and power hand their options straight to library calls: a refused
+        # argument (ParameterError or a plain ValueError) is a refused option.
+        option = args.command in _OPTION_COMMANDS and (
+            isinstance(exc, ParameterError) or not isinstance(exc, EvalstatsError)
+        )
+        if not (option or isinstance(exc, EvalstatsError)):
+            raise
+        text = f"bad option value: {exc}" if option else str(exc)
+        print(f"evalstats {args.command}: error: {_one_line(text)}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:  # what was written stays whole (atomic writes, staged renders)
+        print(f"evalstats {args.command}: interrupted", file=sys.stderr)
+        return 130
     except OSError as exc:  # the machine, not the input: one line, exit 1
         where = f": {exc.filename}" if exc.filename else ""
         print(

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._atomic import atomic_write
+from ._atomic import atomic_write, locked
 from ._csvsafe import restore_frame, safe_csv
 from ._schema import ORDERS
 from ._validate import check_positive_int
@@ -187,20 +187,6 @@ def draw_sheet(
     return sheet
 
 
-def _read_key(path: Path, key: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    kp = key_path(path) if key is None else Path(key)
-    if not kp.exists():
-        raise DataError("the sheet's blinding key is missing (cannot de-blind)", path=kp)
-    try:
-        key = json.loads(kp.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"malformed JSON ({exc.msg})", path=kp, line=exc.lineno) from None
-    for field in ("seed", "n", "frame_sha256", "items"):
-        if field not in key:
-            raise DataError("missing required field", path=kp, field=field)
-    return key
-
-
 def read_sheet(
     path: str | os.PathLike[str],
     data_dir: str | os.PathLike[str],
@@ -219,7 +205,16 @@ def read_sheet(
     """
     p = Path(path)
     kp = key_path(p) if key is None else Path(key)
-    key = _read_key(p, kp)
+    if not kp.exists():
+        raise DataError("the sheet's blinding key is missing (cannot de-blind)", path=kp)
+    try:
+        key = json.loads(kp.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"malformed JSON ({exc.msg})", path=kp, line=exc.lineno) from None
+    for field, kind in {"seed": int, "n": int, "frame_sha256": str, "items": list}.items():
+        value = key.get(field) if isinstance(key, dict) else None
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise DataError(f"missing or not a {kind.__name__}", path=kp, field=field)
     pairs = _eligible_pairs(data_dir)
     digest = pairs_sha256(pairs)
     if digest != key["frame_sha256"]:
@@ -308,23 +303,22 @@ def read_sheet(
 def merge_labels(data_dir: str | os.PathLike[str], new: pd.DataFrame) -> Path:
     """Add ``new`` labels to ``DATA_DIR/labels.*`` (a label already present is an error)."""
     d = Path(data_dir)
-    existing_path = find_file(d, "labels", required=False)
-    target = existing_path if existing_path is not None else d / "labels.jsonl"
-    frames = [new]
-    if existing_path is not None:
-        frames.insert(0, load_labels(existing_path))
-    merged = pd.concat(frames, ignore_index=True) if len(frames) > 1 else new
-    key = merged.assign(order=merged["order"].astype(object).fillna(""))
-    dup = key.duplicated(LABEL_KEYS, keep="first").to_numpy()
-    if dup.any():
-        r = key.loc[dup].iloc[0]
-        raise DataError(
-            f"label for (task_id={r['task_id']!r}, replicate={r['replicate']}, "
-            f"{r['arm_a']} vs {r['arm_b']}, labeler={r['labeler']!r}, order={r['order']!r}) "
-            "already present",
-            path=target,
-            field="labeler",
-        )
-    write_labels(merged, target)
+    with locked(d / "labels"):  # two readers of sheets in turn: neither loses the other's
+        existing_path = find_file(d, "labels", required=False)
+        target = existing_path if existing_path is not None else d / "labels.jsonl"
+        frames = [new] if existing_path is None else [load_labels(existing_path), new]
+        merged = pd.concat(frames, ignore_index=True)
+        key = merged.assign(order=merged["order"].astype(object).fillna(""))
+        dup = key.duplicated(LABEL_KEYS, keep="first").to_numpy()
+        if dup.any():
+            r = key.loc[dup].iloc[0]
+            raise DataError(
+                f"label for (task_id={r['task_id']!r}, replicate={r['replicate']}, "
+                f"{r['arm_a']} vs {r['arm_b']}, labeler={r['labeler']!r}, order={r['order']!r}) "
+                "already present",
+                path=target,
+                field="labeler",
+            )
+        write_labels(merged, target)
     load_labels(target)  # what was written must read back
     return target

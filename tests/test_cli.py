@@ -228,7 +228,7 @@ def test_the_dispatcher_is_the_one_place_that_prints_an_error(monkeypatch, capsy
     def boom(args):
         raise DataError("a parser's complaint\n  over two lines", path="x.csv", line=3)
 
-    monkeypatch.setattr(cli, "_cmd_summary", boom)  # private: a fault injected into one command
+    monkeypatch.setattr(cli, "_cmd_table", boom)  # private: a fault injected into one command
     assert main(["summary", "somewhere"]) == 2
     err = capsys.readouterr().err
     assert err == "evalstats summary: error: x.csv:3: a parser's complaint over two lines\n"

@@ -18,6 +18,7 @@ from evalstats.importers._common import (  # private: the shared importer helper
 PKG = Path(__file__).resolve().parents[1] / "evalstats" / "importers"
 # DESIGN.md: importers sit beside records, above errors/_schema; only the CLI imports them.
 ALLOWED = {
+    "evalstats._atomic",
     "evalstats.records",
     "evalstats.tokens",
     "evalstats.errors",

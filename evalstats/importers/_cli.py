@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
+from evalstats._atomic import FORCE_HELP, guard_output
 from evalstats.errors import ParameterError
 
 DESCRIPTION = """\
@@ -51,6 +53,7 @@ def _common(p: argparse.ArgumentParser, file_tools: str | None) -> None:
         metavar="ARM",
         help="the arm the others are compared with, for the arms.toml written with K arms",
     )
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.add_argument(
         "--allow-incomplete",
         action="store_true",
@@ -120,8 +123,6 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace):
-    from pathlib import Path
-
     from evalstats.records import load_arms
 
     from . import from_claude_code, from_inspect, from_table
@@ -173,6 +174,10 @@ def main(args: argparse.Namespace) -> int:
 
     from . import format_problems, write_data_dir
 
+    out = Path(args.out)
+    # A data directory (or one holding only the user's arms.toml) is imported into.
+    if not (out.is_dir() and any(p.stem in ("tasks", "runs", "arms") for p in out.iterdir())):
+        guard_output(out, None, force=args.force)
     try:
         imported = _run(args)
     except ValueError as exc:

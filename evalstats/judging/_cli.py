@@ -112,7 +112,7 @@ def main(args: argparse.Namespace) -> int:
     options = {name: getattr(args, name) for name in _OPTIONS}
     try:
         if out.resolve() != journal.resolve():
-            guard_output(out, Path(args.data_dir), force=args.force)
+            guard_output(out, Path(args.data_dir), force=args.force, append=True)
         # Not load_dir: a journal line torn by kill -9 must not stop the rerun that repairs it.
         tasks = load_tasks(find_file(args.data_dir, "tasks"))
         apath = Path(args.data_dir) / "arms.toml"

@@ -8,6 +8,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from .._atomic import FORCE_HELP
+
 __all__ = ["KIND_NAMES", "parse_params", "register", "register_export"]
 
 # The --kind choices: the keys of REPORT_KINDS (a test checks), without importing it.
@@ -37,7 +39,9 @@ def parse_params(items: Iterable[str]) -> dict[str, Any]:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from .. import report
+    from .._atomic import guard_output
 
+    guard_output(args.output, args.data_dir, force=args.force)
     chromium = None
     if args.pdf:  # a missing browser or pypdf is said before the render, not after it
         from . import _pdf
@@ -110,6 +114,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "into OUT/report.pdf (needs chromium, or EVALSTATS_CHROMIUM, and "
         "evalstats-withwithout[pdf])",
     )
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_report)
     return p
 
@@ -122,21 +127,32 @@ def _alias(item: str) -> tuple[str, str]:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    from .._atomic import guard_output, mark_output
+    from ..errors import DataError, EvalstatsError
     from ._export import export
 
-    if not any((args.latex, args.markdown, args.macros, args.sentences)):
+    outs = {"latex": args.latex, "markdown": args.markdown, "macros": args.macros}
+    outs = {k: v for k, v in (outs | {"sentences": args.sentences}).items() if v}
+    if not outs:
         args.parser.error("nothing to write: give --latex, --markdown, --macros or --sentences")
-    paths = export(
-        args.results_json,
-        latex=args.latex,
-        markdown=args.markdown,
-        macros=args.macros,
-        sentences=args.sentences,
-        digits=args.digits,
-        percent=not args.decimals,
-        aliases=dict(args.alias or []),
-    )
+    for out in outs.values():
+        guard_output(out, None, force=args.force)
+    try:
+        paths = export(
+            args.results_json,
+            **outs,
+            digits=args.digits,
+            percent=not args.decimals,
+            aliases=dict(args.alias or []),
+        )
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        if isinstance(exc, EvalstatsError):
+            raise
+        # A KeyError names the missing field; anything else is a value inside the tables.
+        field = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else "tables"
+        raise DataError(f"malformed results ({exc})", path=args.results_json, field=field) from None
     for p in paths:
+        mark_output(p)
         print(f"wrote {p}")
     return 0
 
@@ -182,5 +198,6 @@ def register_export(subparsers: Any) -> argparse.ArgumentParser:
         help="letters for a judge, rubric or metric in macro names (resolves a collision); "
         "repeatable, e.g. --alias openai:gpt-5.4=GptFive",
     )
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_export, parser=p)
     return p

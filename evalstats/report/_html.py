@@ -176,13 +176,6 @@ def _checked_html(fragment: str, where: str) -> str:
     return fragment
 
 
-def _output(out: Mapping[str, Any], where: str) -> str:
-    from ._results import scrub
-
-    # Scrubbed before it is escaped or base64-encoded, so no form of a key survives.
-    return _render_output(_scrubbed(out, scrub), where)
-
-
 def _scrubbed(value: Any, scrub: Any) -> Any:
     if isinstance(value, str):
         return scrub(value)
@@ -210,10 +203,9 @@ def _render_output(out: Mapping[str, Any], where: str) -> str:
     data = out.get("data", {})
     alt = _join(data.get("text/plain", "figure"))[:200]
     meta = out.get("metadata", {})
-    if "image/png" in data:
-        return _image("image/png", data["image/png"], alt, meta)
-    if "image/svg+xml" in data:
-        return _image("image/svg+xml", data["image/svg+xml"], alt, meta)
+    for mime in ("image/png", "image/svg+xml"):
+        if mime in data:
+            return _image(mime, data[mime], alt, meta)
     if "text/html" in data:
         return _checked_html(_join(data["text/html"]), where)
     if "text/markdown" in data:
@@ -234,7 +226,10 @@ def notebook_body(nb: Mapping[str, Any]) -> str:
             text = _scrubbed(_join(cell.get("source", "")), scrub)
             parts.append(_checked_html(markdown2html_mistune(text), where))
         elif cell.get("cell_type") == "code":
-            parts.extend(_output(out, where) for out in cell.get("outputs", []))
+            # Scrubbed before it is escaped or base64-encoded, so no form of a key survives.
+            parts.extend(
+                _render_output(_scrubbed(o, scrub), where) for o in cell.get("outputs", [])
+            )
     return "\n".join(p for p in parts if p)
 
 

@@ -3,13 +3,13 @@ target per run), offline, merged with pypdf into ``OUT/report.pdf`` (added to th
 
 from __future__ import annotations
 
-import json
+import html
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -62,58 +62,24 @@ def require_pypdf() -> Any:
     return pypdf
 
 
-class _Nav(HTMLParser):
-    """The links of a page's ``<nav class="pages">``: (href, text), in order."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.links: list[tuple[str, str]] = []
-        self.title = ""
-        self._in_nav = self._in_title = False
-        self._href: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "nav" and "pages" in (a.get("class") or "").split():
-            self._in_nav = True
-        elif tag == "a" and self._in_nav:
-            self._href = a.get("href") or ""
-            self.links.append((self._href, ""))
-        elif tag == "title":
-            self._in_title = True
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "nav":
-            self._in_nav = False
-        elif tag == "a":
-            self._href = None
-        elif tag == "title":
-            self._in_title = False
-
-    def handle_data(self, data: str) -> None:
-        if self._href is not None and self.links:
-            href, text = self.links[-1]
-            self.links[-1] = (href, text + data)
-        elif self._in_title:
-            self.title += data
-
-
 def report_pages(out_dir: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """The (file, title) of each page of a rendered report: ``index.html``, then its nav's."""
     out = Path(out_dir)
     index = out / "index.html"
     if not index.is_file():
         raise ReportError(f"{index}: no rendered report to print (run `evalstats report` first)")
-    nav = _Nav()
-    nav.feed(index.read_text(encoding="utf-8"))
-    nav.close()
-    pages = [("index.html", nav.title.strip() or "Report")]
-    for href, text in nav.links:  # only the report's own pages, beside index.html
+    # The page() we wrote: one title, one nav; only the report's own pages, beside index.html.
+    text = index.read_text(encoding="utf-8")
+    title = re.search(r"<title>(.*?)</title>", text, re.S)
+    nav = re.search(r'<nav class="pages">(.*?)</nav>', text, re.S)
+    pages = [("index.html", (html.unescape(title.group(1)).strip() if title else "") or "Report")]
+    for href, label in re.findall(r'<a href="([^"]*)">(.*?)</a>', nav.group(1) if nav else ""):
+        href, label = html.unescape(href), html.unescape(label).strip()
         if href.endswith(".html") and "/" not in href and ":" not in href:
             if href == "index.html":
-                pages[0] = (href, text.strip() or pages[0][1])
+                pages[0] = (href, label or pages[0][1])
             elif (out / href).is_file() and href not in (p for p, _ in pages):
-                pages.append((href, text.strip() or href))
+                pages.append((href, label or href))
     return pages
 
 
@@ -188,19 +154,8 @@ def _print_pages(binary: str, files: Sequence[Path], tmp: Path, timeout: float) 
 
 
 def _add_to_manifest(out: Path, name: str) -> None:
-    from ._results import MANIFEST, sha256_file
+    from ._results import MANIFEST, read_manifest, sha256_file, write_manifest
 
-    path = out / MANIFEST
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        files = manifest["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return  # not a directory the renderer manages: nothing to record
-    hashes = manifest.get("sha256")
     digest = sha256_file(out / name)
-    if not isinstance(files, list) or not isinstance(hashes, dict) or digest is None:
-        return
-    manifest["files"] = sorted({*files, name})
-    manifest["sha256"] = {**hashes, name: digest}
-    text = json.dumps(manifest, indent=1) + "\n"
-    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+    if (out / MANIFEST).is_file() and digest is not None:  # else not a render's directory
+        write_manifest(out, read_manifest(out) | {name: digest})

@@ -8,6 +8,7 @@ import importlib.resources
 import os
 import pickle
 import re
+import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -58,15 +59,22 @@ def render_report(
     Path
         ``out_dir/index.html``.
     """
+    import nbformat
+
+    from .._atomic import atomic_write
     from ._kinds import prepare
-    from ._results import clear_previous_outputs, record_outputs, render_lock
+    from ._results import dump_json, merge_results, render_lock
 
     data, out, cwd = Path(data_dir), Path(out_dir), Path.cwd()
 
     # Every check first: an error here is one line, and no kernel exists yet.
     params = dict(params or {})
     spec = _spec(data, kind, params)
-    _check_out(data, out)
+    if out.resolve() == data.resolve() or out.resolve().is_relative_to(data.resolve()):
+        raise ReportError(  # a judge may be writing there
+            f"-o {out}: the report directory must not be the data directory {data} "
+            "or inside it; choose another -o"
+        )
     lock_wait = _lock_wait(lock_wait)
     formats = check_formats(figures)
     try:
@@ -79,30 +87,52 @@ def render_report(
     results = [prepared.compute([page]) for page in spec.pages]
     out.mkdir(parents=True, exist_ok=True)
     with render_lock(out, wait=lock_wait):
-        user_files = clear_previous_outputs(out, exclude=data)
-        merged = _write_results(out, results)
-        # Each notebook reads its page's Results from a pickle in a private temporary dir.
-        with tempfile.TemporaryDirectory(prefix="evalstats-report-") as tmp:
-            notebooks = []
-            for (nb, _, _), page, res in zip(spec.notebooks, spec.pages, results, strict=True):
-                handed = Path(tmp) / f"{page}.pickle"
-                handed.write_bytes(pickle.dumps(res, protocol=pickle.HIGHEST_PROTOCOL))
-                values = {**spec.parameters, **params, "data_dir": _relative(data, cwd)}
-                values |= {"output_dir": _relative(out, cwd), "figure_formats": formats}
-                values["results_file"] = os.fspath(handed)
-                notebooks.append(_parameterize(_read_notebook(nb), values))
-            (out / "notebooks").mkdir(exist_ok=True)
-            executed = execute_notebooks(
-                notebooks,
-                names=[nb for nb, _, _ in spec.notebooks],
-                env=_kernel_env(Path(tmp)),
-                cwd=cwd,
-                timeout=timeout,
-                failed_copy=out / "notebooks",
-            )
-        _write_pages(out, spec, merged, executed)
-        record_outputs(out, user_files, exclude=data)
+        # Written aside and moved in at the end: an interrupted render leaves the last report.
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.render-", dir=out.parent))
+        try:
+            merged = merge_results(*(r.to_json() for r in results))
+            for r in results:
+                r.write_tables(stage)
+            text = dump_json(merged).encode("utf-8")
+            atomic_write(stage / "results.json", lambda fh: fh.write(text))
+            # Each notebook reads its page's Results from a pickle in a private temporary dir.
+            with tempfile.TemporaryDirectory(prefix="evalstats-report-") as tmp:
+                notebooks = []
+                for (nb, _, _), page, res in zip(spec.notebooks, spec.pages, results, strict=True):
+                    handed = Path(tmp) / f"{page}.pickle"
+                    handed.write_bytes(pickle.dumps(res, protocol=pickle.HIGHEST_PROTOCOL))
+                    values = {**spec.parameters, **params, "data_dir": _relative(data, cwd)}
+                    values |= {"output_dir": _relative(stage, cwd), "figure_formats": formats}
+                    values["results_file"] = os.fspath(handed)
+                    read = nbformat.read(os.fspath(notebook_path(nb)), as_version=4)
+                    notebooks.append(_parameterize(read, values))
+                executed = execute_notebooks(
+                    notebooks,
+                    names=[nb for nb, _, _ in spec.notebooks],
+                    env=_kernel_env(Path(tmp)),
+                    cwd=cwd,
+                    timeout=timeout,
+                    failed_copy=out / "notebooks",
+                )
+            moved = {_relative(stage, cwd): _relative(out, cwd)}
+            _write_pages(stage, spec, merged, executed, moved)
+            _move_in(stage, out, data)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
     return out / "index.html"
+
+
+def _move_in(stage: Path, out: Path, data: Path) -> None:
+    """Replace the last render's files in OUT by ``stage``'s; the manifest lists only these."""
+    from ._results import clear_previous_outputs, sha256_file, write_manifest
+
+    new = sorted(p.relative_to(stage).as_posix() for p in stage.rglob("*") if p.is_file())
+    hashes = {rel: sha256_file(stage / rel) for rel in new}
+    clear_previous_outputs(out, exclude=data)
+    for rel in new:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(stage / rel, out / rel)
+    write_manifest(out, hashes)
 
 
 def _lock_wait(value: float | None) -> float:
@@ -115,16 +145,6 @@ def _lock_wait(value: float | None) -> float:
     if not 0.0 <= wait <= 86_400.0:  # also refuses NaN
         raise ReportError(f"lock wait must be 0 to 86400 seconds, got {raw!r}")
     return wait
-
-
-def _check_out(data: Path, out: Path) -> None:
-    """Refuse an OUT equal to the data directory or inside it (a judge may be writing there)."""
-    d, o = data.resolve(), out.resolve()
-    if o == d or o.is_relative_to(d):
-        raise ReportError(
-            f"-o {out}: the report directory must not be the data directory {data} "
-            "or inside it; choose another -o"
-        )
 
 
 def _spec(data: Path, kind: str | None, params: Mapping[str, Any]) -> ReportKind:
@@ -140,21 +160,19 @@ def _spec(data: Path, kind: str | None, params: Mapping[str, Any]) -> ReportKind
             f"unknown report parameter(s) {', '.join(unknown)} for the {spec.name} report kind; "
             f"known: {', '.join(spec.user_parameters)}"
         )
+    for key, value in params.items():  # as the notebook declares it: no kernel meets a "0.9"
+        types = {float: (int, float), int: (int,), str: (str,), list: (list,)}
+        want = types.get(type(spec.parameters[key]), (str, list))  # None: judges, rubric
+        listed = value if isinstance(value, list) else []
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, want)
+            or not all(isinstance(v, str) for v in listed)
+        ):
+            shown = " or ".join(t.__name__ for t in want)
+            raise ReportError(f"report parameter {key}={value!r}: expected {shown}")
     spec.check(data)
     return spec
-
-
-def _write_results(out: Path, results: Sequence[Any]) -> dict[str, Any]:
-    """Write the merged ``OUT/results.json`` and ``OUT/tables/``; return the merged document."""
-    from ..records import atomic_write
-    from ._results import dump_json, merge_results
-
-    merged = merge_results(*(r.to_json() for r in results))
-    for r in results:
-        r.write_tables(out)
-    text = dump_json(merged).encode("utf-8")
-    atomic_write(out / "results.json", lambda fh: fh.write(text))
-    return merged
 
 
 def notebook_path(name: str) -> Path:
@@ -166,12 +184,6 @@ def notebook_path(name: str) -> Path:
     if checkout.is_file():
         return checkout
     raise ReportError(f"notebook {name} not found (looked in {packaged} and {checkout})")
-
-
-def _read_notebook(name: str) -> Any:
-    import nbformat
-
-    return nbformat.read(os.fspath(notebook_path(name)), as_version=4)
 
 
 def _parameterize(nb: Any, parameters: Mapping[str, Any]) -> Any:
@@ -283,9 +295,14 @@ def _cell_failed(nb: Any, name: str, exc: Exception, log: IO[str], copy: Path | 
 
 
 def _write_pages(
-    out: Path, spec: ReportKind, merged: Mapping[str, Any], executed: Sequence[Any]
+    out: Path,
+    spec: ReportKind,
+    merged: Mapping[str, Any],
+    executed: Sequence[Any],
+    moved: Mapping[str, str],
 ) -> None:
-    """Write each executed notebook and its page, checked self-contained."""
+    """Write each executed notebook and its page, checked self-contained; ``moved``: the
+    staging folder's name in their text -> OUT's."""
     import nbformat
 
     from . import _html
@@ -307,7 +324,10 @@ def _write_pages(
         "is in results.json"
     )
     for (nb_name, page_name, title), nb in zip(spec.notebooks, executed, strict=True):
-        _write_text(out / "notebooks" / nb_name, nbformat.writes(nb))
+        text = nbformat.writes(nb)
+        for stage, final in moved.items():
+            text = text.replace(repr(stage)[1:-1], repr(final)[1:-1])
+        _write_text(out / "notebooks" / nb_name, text)
         try:
             body = _html.notebook_body(nb)
         except _html.UnsafeOutputError as exc:

@@ -275,23 +275,6 @@ def sha256_file(path: Path) -> str | None:
         return None
 
 
-def _files_under(out: Path, exclude: Path | None = None) -> dict[str, tuple[int, int]]:
-    """Relative path -> (inode, mtime) of every report file under OUT, not under ``exclude``."""
-    if not out.is_dir():
-        return {}
-    skip = exclude.resolve() if exclude is not None else None
-    found = {}
-    for p in out.rglob("*"):
-        rel = p.relative_to(out).as_posix()
-        if not is_report_file(rel) or not (p.is_file() or p.is_symlink()):
-            continue
-        if skip is not None and p.resolve().is_relative_to(skip):
-            continue
-        st = p.lstat()
-        found[rel] = (st.st_ino, st.st_mtime_ns)
-    return found
-
-
 def read_manifest(out_dir: str | os.PathLike[str]) -> dict[str, str]:
     """Relative path -> sha256 of what the last render wrote in OUT ({} if unreadable)."""
     try:
@@ -306,10 +289,9 @@ def read_manifest(out_dir: str | os.PathLike[str]) -> dict[str, str]:
 
 def clear_previous_outputs(
     out_dir: str | os.PathLike[str], *, exclude: str | os.PathLike[str] | None = None
-) -> dict[str, tuple[int, int]]:
+) -> None:
     """Remove the files the previous render listed in the manifest (only inside OUT, where the
-    report writes, not under ``exclude`` and still byte-identical); return the report files
-    left in OUT with their inode and mtime, for :func:`record_outputs`."""
+    report writes, not under ``exclude`` and still byte-identical)."""
     out = Path(out_dir)
     root = out.resolve() if out.exists() else out
     skip = Path(exclude).resolve() if exclude is not None else None
@@ -324,27 +306,13 @@ def clear_previous_outputs(
             inside = False
         if inside and sha256_file(path) == digest:
             path.unlink(missing_ok=True)
-    return _files_under(out, Path(exclude) if exclude is not None else None)
 
 
-def record_outputs(
-    out_dir: str | os.PathLike[str],
-    before: Mapping[str, tuple[int, int]],
-    *,
-    exclude: str | os.PathLike[str] | None = None,
-) -> list[str]:
-    """Write the manifest: every report file in OUT the render created or replaced (not in
-    ``before``, or changed since), with its sha256. Returns them."""
-    out = Path(out_dir)
-    skip = Path(exclude) if exclude is not None else None
-    hashes = {}
-    for rel, sig in sorted(_files_under(out, skip).items()):
-        if before.get(rel) != sig and (digest := sha256_file(out / rel)) is not None:
-            hashes[rel] = digest
-    doc = {"format": FORMAT, "files": sorted(hashes), "sha256": hashes}
+def write_manifest(out_dir: str | os.PathLike[str], hashes: Mapping[str, str]) -> None:
+    """OUT's manifest: the files the last render (and --pdf) wrote, with their sha256."""
+    doc = {"format": FORMAT, "files": sorted(hashes), "sha256": dict(hashes)}
     text = json.dumps(doc, indent=1) + "\n"
-    atomic_write(out / MANIFEST, lambda fh: fh.write(text.encode("utf-8")))
-    return sorted(hashes)
+    atomic_write(Path(out_dir) / MANIFEST, lambda fh: fh.write(text.encode("utf-8")))
 
 
 @contextlib.contextmanager
