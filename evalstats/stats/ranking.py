@@ -46,6 +46,7 @@ __all__ = [
 
 _REQUIRED = ("task_id", "judge", "arm_a", "arm_b", "status", "outcome")
 _OUTCOME_CODE = {"loss": 0, "tie": 1, "win": 2}
+_NO_VERDICTS = "no verdicts: no estimate"
 _POSITION = {"a_first": 1, "b_first": -1, "with_first": 1, "without_first": -1}
 
 
@@ -227,7 +228,8 @@ def compare(
     -------
     ResultFrame
         One row per pair and statistic (:data:`COMPARE_STATISTICS`) with ``p_holm`` (net win),
-        ``sim_low``, ``sim_high``; ``diagnostics`` the judge and ``sim_level``.
+        ``sim_low``, ``sim_high`` (a pair without verdicts: NaN and ``ci_note``);
+        ``diagnostics`` the judge and ``sim_level``.
 
     Examples
     --------
@@ -271,7 +273,9 @@ def compare(
         {"judge": [enc.judge], "n_arms": [len(enc.arms)], "n_pairs": [n_p], "n_tasks": [enc.n_tasks],
          "sim_level": [level]}
     )  # fmt: skip
-    extra = ["p_holm", "sim_low", "sim_high"]
+    if (ra["n"] == 0).any():
+        rows["ci_note"] = np.where(ra["n"][pi] == 0, _NO_VERDICTS, None)
+    extra = ["p_holm", "sim_low", "sim_high", "ci_note"]
     return tidy_frame(
         pd.DataFrame(rows), by=["arm_a", "arm_b"], diagnostics=diagnostics, extra=extra
     )
@@ -794,7 +798,8 @@ def rank(
     ResultFrame
         ``arm``, ``opponent``, the tidy columns and ``in_tau_best``; rows ``strength``,
         ``rank`` (``ci_low`` / ``ci_high`` the rank set), ``p_beats`` (per ordered pair),
-        ``tie_nu`` and ``position``. ``diagnostics``: judge, ``lambda`` (PPI), convergence.
+        ``tie_nu`` and ``position``; an arm without verdicts: NaN and ``ci_note`` saying so.
+        ``diagnostics``: judge, ``lambda`` (PPI), convergence.
 
     Examples
     --------
@@ -811,6 +816,20 @@ def rank(
     ties = model == "davidson"
     rng = as_generator(rng)
     enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
+    judged = np.isin(np.arange(len(enc.arms)), np.concatenate([enc.a, enc.b]))
+    if not judged.all():  # an arm without verdicts gets a reason, never the reference's copy
+        kw = {"labels": labels, "judge": enc.judge, "rubric": rubric, "model": model,
+              "simultaneous": simultaneous, "n_resamples": n_resamples, "tau": tau}  # fmt: skip
+        res = rank(frame, confidence=confidence, rng=rng, arms=np.array(enc.arms)[judged], **kw)
+        none = pd.DataFrame({"arm": np.repeat(np.array(enc.arms)[~judged], 2), "n": 0, "n_tasks": 0,
+                             "statistic": ["strength", "rank"] * int((~judged).sum()),
+                             "confidence": confidence, "ci_note": _NO_VERDICTS})  # fmt: skip
+        none["method"] = none["statistic"].map(
+            res.drop_duplicates("statistic").set_index("statistic")["method"]
+        )
+        out = pd.concat([pd.DataFrame(res), none], ignore_index=True)
+        extra = ["in_tau_best", "ci_note"]
+        return tidy_frame(out, by=["arm", "opponent"], diagnostics=res.diagnostics, extra=extra)
     k = len(enc.arms)
     rows_all = np.arange(len(enc.a))
     lab = None
