@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import math
 import os
 import re
 import tomllib
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ._validate import check_range
 from .errors import DataError
 
 __all__ = [
@@ -197,17 +197,6 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(sorted(value))
 
 
-def _number(name: str, bounds: str, ok: Any):
-    def check(value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"expected a number {bounds}, got {_kind(value)}")
-        if not (math.isfinite(value) and ok(value)):
-            raise ValueError(f"{name} must be {bounds}, got {value}")
-        return float(value)
-
-    return check
-
-
 def _tasks(value: Any) -> int | tuple[str, ...]:
     return _count(value) if not isinstance(value, list) else _names(value)
 
@@ -218,9 +207,9 @@ _CHECKS = {
     "primary_judge": _text,
     "consensus": _choice(CONSENSUS_RULES),
     "statistic": _choice(PLAN_STATISTICS),
-    "alpha": _number("alpha", "in (0, 0.5]", lambda v: 0.0 < v <= 0.5),
+    "alpha": lambda v: check_range(v, "alpha", 0, 0.5, closed=(False, True)),
     "sidedness": _choice(SIDEDNESS),
-    "margin": _number("margin", "> 0", lambda v: v > 0),
+    "margin": lambda v: check_range(v, "margin", 0, closed=(False, True)),
     "margin_kind": _choice(MARGIN_KINDS),
     "tasks": _tasks,
     "replicates": _count,
@@ -277,6 +266,11 @@ def parse_plan(
     if ("margin" in values) != ("margin_kind" in values):
         key = "margin" if "margin" in values else "margin_kind"
         raise fail(key, "margin and margin_kind go together: give both or neither")
+    margin, stat = values.get("margin"), values["statistic"]
+    half = 1.0 if stat == "net_win" else 0.5  # half the range: a wider margin holds for all
+    if margin is not None and stat in PLAN_STATISTICS[:5] and margin >= half:
+        span = "[-1, 1]" if stat == "net_win" else "[0, 1]"
+        raise fail("margin", f"margin must be < {half:g} for {stat} (in {span}), got {margin:g}")
     rubrics, judges = values.get("rubrics"), values.get("judges")
     if rubrics is not None and values["primary_rubric"] not in rubrics:
         raise fail(

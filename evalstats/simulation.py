@@ -19,7 +19,7 @@ import pandas as pd
 from scipy import special
 
 from ._schema import BLIND_DIMENSIONS, ORDERS
-from ._validate import check_choice, check_positive_int, check_probability, check_seed
+from ._validate import check_choice, check_positive_int, check_probability, check_range, check_seed
 from .errors import ParameterError
 from .stats.models import check_outcome_probs, latent_thresholds
 
@@ -286,6 +286,10 @@ def _check_design(p: SimulationParams) -> None:
     check_positive_int(p.n_tasks, "n_tasks")
     check_positive_int(p.n_replicates, "n_replicates")
     check_seed(p.seed)
+    check_range(p.icc, "icc", 0, 1, closed=(True, False))
+    check_range(p.judge_noise, "judge_noise", 0)
+    check_range(p.position_bias, "position_bias")
+    check_range(p.token_ratio, "token_ratio", 0, closed=(False, True))
     for judge in p.judges:
         provider, _, model = str(judge).partition(":")
         if not (provider and model):
@@ -586,8 +590,7 @@ def _simulate_arms(
     )
     if ratios.shape != (len(ids),) or not (np.isfinite(ratios).all() and (ratios > 0).all()):
         raise ParameterError(f"token_ratios needs one positive value per arm ({len(ids)})")
-    if not (task_sd >= 0 and nu > 0):
-        raise ParameterError(f"task_sd must be >= 0 and nu > 0, got {task_sd}, {nu}")
+    task_sd, nu = check_range(task_sd, "task_sd", 0), check_range(nu, "nu", 0, closed=(False, True))
     rng = np.random.default_rng(seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

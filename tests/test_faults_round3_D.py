@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,3 +56,50 @@ def test_the_reports_results_carry_the_reason(no_v2, tmp_path):
         assert rows and all(r["estimate"] is None for r in rows), name
         assert all(r["ci_note"] == "no verdicts: no estimate" for r in rows), name
     assert not any("v2" in (r["arm"], r["opponent"]) for r in tables["beats"])
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("evalstats")
+    return subprocess.run([str(exe), *argv], capture_output=True, text=True, timeout=600)
+
+
+def _refused(run: subprocess.CompletedProcess, words: str) -> None:
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and "Traceback" not in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("tau", [float("nan"), 0, -1, 1.5, "1"])
+def test_rank_refuses_a_tau_that_is_not_a_positive_integer(no_v2, tau):
+    with pytest.raises(es.ParameterError, match="tau must be an integer >= 1"):
+        es.rank(es.load_frame(no_v2), n_resamples=50, rng=0, tau=tau)
+
+
+@pytest.mark.parametrize(
+    ("flag", "words"),
+    [
+        ("--icc=nan", "icc must be in [0, 1), got nan"),
+        ("--icc=1", "icc must be in [0, 1), got 1.0"),
+        ("--judge-noise=inf", "judge_noise must be in [0, inf)"),
+        ("--position-bias=nan", "position_bias must be in (-inf, inf)"),
+    ],
+)
+def test_simulate_refuses_parameters_out_of_range(tmp_path, flag, words):
+    _refused(_cli("simulate", str(tmp_path / "sim"), flag), words)
+    assert not (tmp_path / "sim").exists()
+
+
+def test_simulate_refuses_k_arm_parameters_out_of_range(tmp_path):
+    with pytest.raises(es.ParameterError, match="task_sd must be in"):
+        es.simulate(tmp_path / "k", arms=("a", "b"), task_sd=float("inf"))
+
+
+def test_a_margin_wider_than_the_statistic_is_refused_with_file_line_field(tmp_path):
+    d = tmp_path / "data"
+    es.simulate(d, n_tasks=3, n_replicates=2)
+    (d / "plan.toml").write_text(
+        'primary_rubric = "with-without"\nconsensus = "majority"\nstatistic = "net_win"\n'
+        'margin = 50\nmargin_kind = "equivalence"\n'
+    )
+    run = _cli("summary", str(d))
+    _refused(run, "plan.toml:4, field 'margin': margin must be < 1 for net_win")

@@ -813,6 +813,7 @@ def rank(
     confidence = check_confidence(confidence)
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
     check_choice(model, "model", RANK_MODELS)
+    tau = None if tau is None else check_positive_int(tau, "tau")
     ties = model == "davidson"
     rng = as_generator(rng)
     enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
