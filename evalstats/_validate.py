@@ -10,7 +10,7 @@ from typing import Any
 from .errors import DataError, ParameterError
 
 __all__ = [
-    "DuplicateKey", "unique_keys", "check_columns", "MAX_RESAMPLES", "check_confidence", "check_range",
+    "DuplicateKey", "unique_keys", "check_columns", "MAX_DRAWS", "MAX_RESAMPLES", "check_confidence", "check_range",
     "check_n_resamples", "check_positive_int", "check_probability", "check_seed", "check_choice",
 ]  # fmt: skip
 
@@ -67,9 +67,20 @@ def check_positive_int(
     return int(value)
 
 
-def check_n_resamples(value: Any, name: str = "n_resamples") -> int:
-    """A resample count: an integer in [1, :data:`MAX_RESAMPLES`]."""
-    return check_positive_int(value, name, maximum=MAX_RESAMPLES)
+#: The most resamples times pairs of arms one call draws (work and memory grow with both).
+MAX_DRAWS = 20_000_000
+
+
+def check_n_resamples(value: Any, name: str = "n_resamples", *, minimum=1, pairs=1) -> int:
+    """A resample count: an integer in [``minimum``, :data:`MAX_RESAMPLES`] whose product with
+    ``pairs`` is at most :data:`MAX_DRAWS`."""
+    n = check_positive_int(value, name, minimum=minimum, maximum=MAX_RESAMPLES)
+    if n * pairs > MAX_DRAWS:
+        raise ParameterError(
+            f"{name} x pairs of arms = {n:,} x {pairs:,} exceeds {MAX_DRAWS:,}: "
+            f"use {name} <= {MAX_DRAWS // pairs:,}"
+        )
+    return n
 
 
 def check_seed(value: Any, name: str = "seed") -> int | None:

@@ -103,3 +103,20 @@ def test_a_margin_wider_than_the_statistic_is_refused_with_file_line_field(tmp_p
     )
     run = _cli("summary", str(d))
     _refused(run, "plan.toml:4, field 'margin': margin must be < 1 for net_win")
+
+
+def test_resamples_are_capped_alone_and_times_pairs(tmp_path):
+    d = tmp_path / "k10"
+    es.simulate(d, arms=tuple("abcdefghij"), n_tasks=4, n_replicates=1)
+    f = es.load_frame(d)
+    f = f.loc[(f["judge"] == f["judge"].iloc[0]) & (f["rubric"] == f["rubric"].iloc[0])]
+    with pytest.raises(es.ParameterError, match="n_resamples must be an integer <= 1,000,000"):
+        es.rank(f, n_resamples=1e30)
+    with pytest.raises(es.ParameterError, match="1,000,000 x 45 exceeds 20,000,000"):
+        es.rank(f, n_resamples=1_000_000)
+    runs = es.load_runs(d / "runs.jsonl")
+    with pytest.raises(es.ParameterError, match="n_resamples must be an integer <= 1,000,000"):
+        es.pareto(f, runs, reference="a", n_resamples=1e30)
+    run = _cli("report", str(d), "-o", str(tmp_path / "rep"), "-p", "n_resamples=1000000")
+    _refused(run, "n_resamples x pairs of arms = 1,000,000 x 45 exceeds 20,000,000")
+    assert not (tmp_path / "rep").exists()

@@ -14,7 +14,7 @@ import pandas as pd
 from scipy import stats
 
 from .._display import ResultDisplay
-from .._validate import check_choice, check_positive_int, check_probability
+from .._validate import check_choice, check_n_resamples, check_positive_int, check_probability
 from ..records import EvalstatsWarning
 from .models import latent_thresholds
 from .rates import DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
@@ -494,7 +494,7 @@ def _simulated_rejections(latent, scale, net_win, p_tie, alpha, alternative, met
 
 def _simulation(n_resamples: int, method: str) -> int:
     check_choice(method, "method", TEST_METHODS)
-    return check_positive_int(n_resamples, "n_resamples")
+    return check_n_resamples(n_resamples)
 
 
 def _simulated_design(alpha, alternative, n_resamples, method, rng, **axes) -> tuple:

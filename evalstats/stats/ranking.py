@@ -18,7 +18,13 @@ import scipy.stats
 from statsmodels.stats.multitest import multipletests
 
 from .._tidy import ResultFrame, tidy_frame
-from .._validate import check_choice, check_columns, check_confidence, check_positive_int
+from .._validate import (
+    check_choice,
+    check_columns,
+    check_confidence,
+    check_n_resamples,
+    check_positive_int,
+)
 from ..errors import DataError, ParameterError
 from ..plan import Plan
 from .rates import rate_arrays
@@ -667,7 +673,7 @@ def rank_sets(
         sigma = np.asarray(cov, dtype=np.float64)
         if sigma.shape != (k, k):
             raise ParameterError(f"cov must be {k} x {k}, got shape {sigma.shape}")
-        n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
+        n_resamples = check_n_resamples(n_resamples, minimum=50, pairs=k * (k - 1) // 2)
         dev = _normal_draws(sigma, n_resamples)
         source = "parametric"
         var = np.diag(sigma)  # standardise by the differences' known SEs
@@ -811,13 +817,14 @@ def rank(
     'arm  estimate  ci_low  ci_high\\n  x       1.0     1.0      2.0\\n  y       2.0     1.0      3.0\\n  z       3.0     2.0      3.0'
     """
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
     check_choice(model, "model", RANK_MODELS)
     tau = None if tau is None else check_positive_int(tau, "tau")
     ties = model == "davidson"
     rng = as_generator(rng)
     enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
-    judged = np.isin(np.arange(len(enc.arms)), np.concatenate([enc.a, enc.b]))
+    k = len(enc.arms)
+    n_resamples = check_n_resamples(n_resamples, minimum=50, pairs=k * (k - 1) // 2)
+    judged = np.isin(np.arange(k), np.concatenate([enc.a, enc.b]))
     if not judged.all():  # an arm without verdicts gets a reason, never the reference's copy
         kw = {"labels": labels, "judge": enc.judge, "rubric": rubric, "model": model,
               "simultaneous": simultaneous, "n_resamples": n_resamples, "tau": tau}  # fmt: skip
@@ -831,7 +838,6 @@ def rank(
         out = pd.concat([pd.DataFrame(res), none], ignore_index=True)
         extra = ["in_tau_best", "ci_note"]
         return tidy_frame(out, by=["arm", "opponent"], diagnostics=res.diagnostics, extra=extra)
-    k = len(enc.arms)
     rows_all = np.arange(len(enc.a))
     lab = None
     if labels is not None:
@@ -1135,7 +1141,7 @@ def rank_subsamples(
     (['full_human', 'human_only', 'human_only_percentile', 'judge_only', 'ppr'], 2)
     """
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
+    n_resamples = check_n_resamples(n_resamples, minimum=50)
     n_subsamples = check_positive_int(n_subsamples, "n_subsamples")
     sets = tuple(sets)
     if not sets or set(sets) - {"simultaneous", "marginal"}:
