@@ -122,11 +122,15 @@ def _check_self(runs, judges: list[str], families, agent_family, judgments=None)
         agent_fams = {a: str(agent_family) for a in agents}
     else:
         agent_fams = {a: model_family(a, families) for a in agents}
-    judge_fams = {j: model_family(j, families) for j in judges}
+    # The journaled model_id is what answered: its family counts beside the judge's name.
+    fams = {j: {model_family(j, families)} for j in judges}
+    if judgments is not None and "model_id" in judgments.columns:
+        ids = judgments.loc[judgments["model_id"].notna(), ["judge", "model_id"]].astype(str)
+        for j, m in ids.drop_duplicates().itertuples(index=False):
+            fams[j].add(model_family(m, families))
+    judge_fams = {j: ", ".join(sorted(f - {"unknown"} or f)) for j, f in fams.items()}
     same = [
-        f"{j} ({judge_fams[j]})"
-        for j in judges
-        if judge_fams[j] in set(agent_fams.values()) and judge_fams[j] != "unknown"
+        f"{j} ({judge_fams[j]})" for j in judges if fams[j] & set(agent_fams.values()) - {"unknown"}
     ]
     unknown = [a for a, f in agent_fams.items() if f == "unknown"]
     unknown += [j for j, f in judge_fams.items() if f == "unknown"]

@@ -120,3 +120,21 @@ def test_resamples_are_capped_alone_and_times_pairs(tmp_path):
     run = _cli("report", str(d), "-o", str(tmp_path / "rep"), "-p", "n_resamples=1000000")
     _refused(run, "n_resamples x pairs of arms = 1,000,000 x 45 exceeds 20,000,000")
     assert not (tmp_path / "rep").exists()
+
+
+def test_the_audit_reads_the_journaled_model_id_beside_the_judges_name(tmp_path):
+    d = tmp_path / "sim"
+    judges = ("openai:gpt-4o", "google:gemini-2.5-pro")
+    es.simulate(d, n_tasks=3, n_replicates=1, judges=judges, agent_model="claude-sonnet-4")
+
+    def check():
+        return es.audit(es.load_dir(d)).set_index("check").loc["judge_not_self"]
+
+    assert check()["status"] == "pass"
+    rows = [json.loads(x) for x in (d / "judgments.jsonl").read_text().splitlines()]
+    for r in rows:
+        if r["judge"] == "openai:gpt-4o":  # a Claude answered behind an OpenAI-style name
+            r["model_id"] = "claude-3-5-sonnet-20241022"
+    (d / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    row = check()
+    assert row["status"] == "fail" and "openai:gpt-4o (anthropic, openai)" in row["detail"]
