@@ -138,3 +138,23 @@ def test_the_audit_reads_the_journaled_model_id_beside_the_judges_name(tmp_path)
     (d / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     row = check()
     assert row["status"] == "fail" and "openai:gpt-4o (anthropic, openai)" in row["detail"]
+
+
+def test_ppi_from_hand_picked_labels_says_so_in_the_results_and_on_the_page(tmp_path):
+    d = tmp_path / "data"
+    es.simulate(d, n_tasks=8, n_replicates=3, seed=2)
+    pairs = sorted(
+        {(r["task_id"], r["replicate"]) for r in map(json.loads, open(d / "runs.jsonl"))}
+    )
+    labels = [{"task_id": t, "replicate": r, "labeler": "ann", "outcome": ("win", "tie", "loss")[i % 3],
+               "created_at": "2026-06-01T09:00:00+00:00"} for i, (t, r) in enumerate(pairs[:18])]  # fmt: skip
+    (d / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
+    with pytest.warns(es.EvalstatsWarning, match="not shown to be a random sample"):
+        r = es.ppi_win_rates(es.load_frame(d), es.load_labels(d / "labels.jsonl"),
+                             judge=es.load_frame(d)["judge"].iloc[0], rubric="with-without")  # fmt: skip
+    assert r["ci_note"].str.contains("not shown to be a random sample").all()
+    out = tmp_path / "rep"
+    assert main(["report", str(d), "-o", str(out), "-p", "n_resamples=100"]) == 0
+    rows = json.loads((out / "results.json").read_text())["tables"]["labels_ppi"]
+    assert rows and all("not shown to be a random sample" in r["ci_note"] for r in rows)
+    assert "not shown to be a random sample" in (out / "index.html").read_text()
