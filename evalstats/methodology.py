@@ -15,6 +15,7 @@ import pandas as pd
 
 from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from ._families import model_family
+from ._validate import check_probability
 from .errors import DataError, ParameterError
 from .frames import by_pair_of_arms, verdict_frame
 from .plan import Plan
@@ -911,12 +912,9 @@ def audit(
     lim = AuditLimits() if limits is None else limits
     if not isinstance(lim, AuditLimits):
         raise ParameterError(f"limits must be an AuditLimits, got {type(lim).__name__}")
-    for name, value in (
-        ("disagreement_threshold", disagreement_threshold),
-        *((f"limits.{f.name}", getattr(lim, f.name)) for f in fields(lim)),
-    ):
-        if not 0.0 <= float(value) <= 1.0:
-            raise ParameterError(f"{name} must be in [0, 1], got {value}")
+    check_probability(disagreement_threshold, "disagreement_threshold")
+    for f in fields(lim):
+        check_probability(getattr(lim, f.name), f"limits.{f.name}")
     if "tokens" not in runs.columns:
         from .tokens import annotate_runs
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ._validate import check_range
+from ._validate import check_choice, check_positive_int, check_range
 from .errors import DataError
 
 __all__ = [
@@ -168,24 +168,6 @@ def _text(value: Any) -> str:
     return value
 
 
-def _choice(options: tuple[str, ...]):
-    def check(value: Any) -> str:
-        if value not in options:
-            shown = _kind(value) if not isinstance(value, str) else repr(value)
-            raise ValueError(f"expected one of {', '.join(options)}; got {shown}")
-        return value
-
-    return check
-
-
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"expected an integer >= 1, got {_kind(value)}")
-    if value < 1:
-        raise ValueError(f"expected an integer >= 1, got {value}")
-    return value
-
-
 def _names(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
         raise ValueError(f"expected an array of non-empty strings, got {_kind(value)}")
@@ -198,21 +180,21 @@ def _names(value: Any) -> tuple[str, ...]:
 
 
 def _tasks(value: Any) -> int | tuple[str, ...]:
-    return _count(value) if not isinstance(value, list) else _names(value)
+    return check_positive_int(value, "tasks") if not isinstance(value, list) else _names(value)
 
 
 _CHECKS = {
     "written_at": _timestamp,
     "primary_rubric": _text,
     "primary_judge": _text,
-    "consensus": _choice(CONSENSUS_RULES),
-    "statistic": _choice(PLAN_STATISTICS),
+    "consensus": lambda v: check_choice(v, "consensus", CONSENSUS_RULES),
+    "statistic": lambda v: check_choice(v, "statistic", PLAN_STATISTICS),
     "alpha": lambda v: check_range(v, "alpha", 0, 0.5, closed=(False, True)),
-    "sidedness": _choice(SIDEDNESS),
+    "sidedness": lambda v: check_choice(v, "sidedness", SIDEDNESS),
     "margin": lambda v: check_range(v, "margin", 0, closed=(False, True)),
-    "margin_kind": _choice(MARGIN_KINDS),
+    "margin_kind": lambda v: check_choice(v, "margin_kind", MARGIN_KINDS),
     "tasks": _tasks,
-    "replicates": _count,
+    "replicates": lambda v: check_positive_int(v, "replicates"),
     "judges": _names,
     "rubrics": _names,
     "note": lambda v: v if isinstance(v, str) else _text(v),
