@@ -750,7 +750,7 @@ def _runs_of(data: Any, reference: str | None, arms: Sequence[str] | None, n_res
         raise ParameterError("reference= is needed: the data name no reference arm")
     check_columns(runs, _RUN_COLUMNS, what="runs")
     runs = runs.assign(arm=runs["arm"].astype(str), task_id=runs["task_id"].astype(str))
-    pairs = max(len(arms or runs["arm"].unique()) - 1, 1)
+    pairs = max(len(runs["arm"].unique() if arms is None else arms) - 1, 1)
     return runs, reference, arms, check_n_resamples(n_resamples, minimum=20, pairs=pairs)
 
 
