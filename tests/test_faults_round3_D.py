@@ -47,6 +47,7 @@ def test_an_arm_without_verdicts_gets_a_reason_not_the_references_numbers(no_v2)
     assert q["estimate"].isna().all() and not p.loc[p["arm"] == "v2", "on_frontier"].any()
 
 
+@pytest.mark.slow
 def test_the_reports_results_carry_the_reason(no_v2, tmp_path):
     out = tmp_path / "rep"
     assert main(["report", str(no_v2), "-o", str(out), "-p", "n_resamples=100"]) == 0
@@ -84,16 +85,22 @@ def test_rank_refuses_a_tau_that_is_not_a_positive_integer(no_v2, tau):
         ("--position-bias=nan", "position_bias must be in (-inf, inf)"),
     ],
 )
+@pytest.mark.slow
 def test_simulate_refuses_parameters_out_of_range(tmp_path, flag, words):
     _refused(_cli("simulate", str(tmp_path / "sim"), flag), words)
     assert not (tmp_path / "sim").exists()
 
 
-def test_simulate_refuses_k_arm_parameters_out_of_range(tmp_path):
+def test_simulate_refuses_parameters_out_of_range_through_the_api(tmp_path):
     with pytest.raises(es.ParameterError, match="task_sd must be in"):
         es.simulate(tmp_path / "k", arms=("a", "b"), task_sd=float("inf"))
+    for bad in ({"icc": float("nan")}, {"icc": 1.0}, {"token_ratio": 0.0}):
+        with pytest.raises(es.ParameterError, match="must be in"):
+            es.simulate(tmp_path / "two", **bad)
+    assert not (tmp_path / "k").exists() and not (tmp_path / "two").exists()
 
 
+@pytest.mark.slow
 def test_a_margin_wider_than_the_statistic_is_refused_with_file_line_field(tmp_path):
     d = tmp_path / "data"
     es.simulate(d, n_tasks=3, n_replicates=2)
@@ -117,6 +124,12 @@ def test_resamples_are_capped_alone_and_times_pairs(tmp_path):
     runs = es.load_runs(d / "runs.jsonl")
     with pytest.raises(es.ParameterError, match="n_resamples must be an integer <= 1,000,000"):
         es.pareto(f, runs, reference="a", n_resamples=1e30)
+
+
+@pytest.mark.slow
+def test_the_report_refuses_resamples_times_pairs_over_the_cap(tmp_path):
+    d = tmp_path / "k10"
+    es.simulate(d, arms=tuple("abcdefghij"), n_tasks=4, n_replicates=1)
     run = _cli("report", str(d), "-o", str(tmp_path / "rep"), "-p", "n_resamples=1000000")
     _refused(run, "n_resamples x pairs of arms = 1,000,000 x 45 exceeds 20,000,000")
     assert not (tmp_path / "rep").exists()
@@ -140,19 +153,34 @@ def test_the_audit_reads_the_journaled_model_id_beside_the_judges_name(tmp_path)
     assert row["status"] == "fail" and "openai:gpt-4o (anthropic, openai)" in row["detail"]
 
 
-def test_ppi_from_hand_picked_labels_says_so_in_the_results_and_on_the_page(tmp_path):
-    d = tmp_path / "data"
+@pytest.fixture(scope="module")
+def hand_picked(tmp_path_factory) -> Path:
+    """A two-arm directory with labels chosen by hand (no sheet provenance)."""
+    d = tmp_path_factory.mktemp("hand") / "data"
     es.simulate(d, n_tasks=8, n_replicates=3, seed=2)
     pairs = sorted(
-        {(r["task_id"], r["replicate"]) for r in map(json.loads, open(d / "runs.jsonl"))}
+        {
+            (r["task_id"], r["replicate"])
+            for r in map(json.loads, (d / "runs.jsonl").read_text().splitlines())
+        }
     )
     labels = [{"task_id": t, "replicate": r, "labeler": "ann", "outcome": ("win", "tie", "loss")[i % 3],
                "created_at": "2026-06-01T09:00:00+00:00"} for i, (t, r) in enumerate(pairs[:18])]  # fmt: skip
     (d / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
+    return d
+
+
+def test_ppi_from_hand_picked_labels_says_so_in_its_rows(hand_picked):
+    d = hand_picked
     with pytest.warns(es.EvalstatsWarning, match="not shown to be a random sample"):
         r = es.ppi_win_rates(es.load_frame(d), es.load_labels(d / "labels.jsonl"),
                              judge=es.load_frame(d)["judge"].iloc[0], rubric="with-without")  # fmt: skip
     assert r["ci_note"].str.contains("not shown to be a random sample").all()
+
+
+@pytest.mark.slow
+def test_the_reports_labels_section_keeps_the_ppi_warning(hand_picked, tmp_path):
+    d = hand_picked
     out = tmp_path / "rep"
     assert main(["report", str(d), "-o", str(out), "-p", "n_resamples=100"]) == 0
     rows = json.loads((out / "results.json").read_text())["tables"]["labels_ppi"]
