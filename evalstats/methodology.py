@@ -221,16 +221,8 @@ def _check_same_agent(pairs: pd.DataFrame) -> tuple:
         pairs["agent_model_with"].astype(str) != pairs["agent_model_without"].astype(str)
     ]
     if len(differ):
-        items = [
-            f"({t}, {r}): {a} vs {b}"
-            for t, r, a, b in zip(
-                differ["task_id"],
-                differ["replicate"],
-                differ["agent_model_with"],
-                differ["agent_model_without"],
-                strict=True,
-            )
-        ]
+        cols = ["task_id", "replicate", "agent_model_with", "agent_model_without"]
+        items = [f"({t}, {r}): {a} vs {b}" for t, r, a, b in differ[cols].itertuples(index=False)]
         return (
             "fail",
             f"{len(differ)} of {len(pairs)} pairs ran different agent models WITH and "
@@ -254,11 +246,7 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> tu
         )
     ow = pairs["over_budget_with"].to_numpy(dtype=bool)
     owo = pairs["over_budget_without"].to_numpy(dtype=bool)
-    n_w_only, n_wo_only, n_both = (
-        int((ow & ~owo).sum()),
-        int((~ow & owo).sum()),
-        int((ow & owo).sum()),
-    )
+    n_w_only, n_wo_only, n_both = (int(v.sum()) for v in (ow & ~owo, ~ow & owo, ow & owo))
     counts = (
         f"over budget: WITH only {n_w_only}, WITHOUT only {n_wo_only}, both {n_both} "
         f"of {len(pairs)} pairs"

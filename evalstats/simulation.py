@@ -414,21 +414,15 @@ def simulate(
                 )
                 if a == over_arm:
                     wall = float(np.round(600.0 + rng.uniform(5, 200), 1))
-                runs.append(
-                    {
-                        "task_id": f"T{t + 1:02d}",
-                        "replicate": r + 1,
-                        "arm": arm,
-                        "agent_model": p.agent_model,
-                        "answer": f"{sym} is defined in {path}. It is called from the service "
-                        f"constructors; see also {files[-1]}.",
-                        "transcript": _words(rng, n_words),
-                        "files_inspected": files,
-                        "wall_s": wall,
-                        "started_at": (started + pd.Timedelta(minutes=a)).isoformat(),
-                        "reported_tokens": None,
-                    }
-                )
+                runs.append({
+                    "task_id": f"T{t + 1:02d}", "replicate": r + 1, "arm": arm,
+                    "agent_model": p.agent_model,
+                    "answer": f"{sym} is defined in {path}. It is called from the service "
+                    f"constructors; see also {files[-1]}.",
+                    "transcript": _words(rng, n_words), "files_inspected": files, "wall_s": wall,
+                    "started_at": (started + pd.Timedelta(minutes=a)).isoformat(),
+                    "reported_tokens": None,
+                })  # fmt: skip
     run_tokens = count_tokens([r["transcript"] for r in runs]).reshape(p.n_tasks, p.n_replicates, 2)
     for i, rec in enumerate(runs):  # agents over-report now and then: the loader flags it
         rec["reported_tokens"] = int(run_tokens.flat[i] * (1.25 if rng.random() < 0.05 else 1))
@@ -485,12 +479,9 @@ def simulate(
                         n_in = int(count_tokens(prompt.system) + count_tokens(prompt.user))
                         n_out = 0 if raw is None else int(count_tokens(raw))
                         clock = clock + pd.Timedelta(seconds=float(rng.uniform(2, 9)))
-                        tokens = {
-                            "input_tokens": n_in,
-                            "output_tokens": n_out,
-                            "usd": round((n_in * price_in + n_out * price_out) / 1e6, 6),
-                            "latency_s": round(float(rng.uniform(2, 9)), 3),
-                        }
+                        tokens = {"input_tokens": n_in, "output_tokens": n_out,
+                                  "usd": round((n_in * price_in + n_out * price_out) / 1e6, 6),
+                                  "latency_s": round(float(rng.uniform(2, 9)), 3)}  # fmt: skip
                         key = f"{p.seed}|{rubric_name}|{judge}|{t}|{r}|{order}"
                         judgments.append(
                             _judgment(key, t, r, judge, rubric, order, raw, clock, tokens, error)
@@ -617,21 +608,15 @@ def _simulate_arms(
         tasks.append(_task(t, base, k_arm=True))
         for r in range(n_replicates):
             for k, a in enumerate(ids):
-                runs.append(
-                    {
-                        "task_id": f"T{t + 1:02d}",
-                        "replicate": r + 1,
-                        "arm": a,
-                        "agent_model": q.agent_model,
-                        "answer": f"{sym} is defined in {path} (arm {a}, run {r + 1} of task {t + 1}).",
-                        "files_inspected": [path],
-                        "wall_s": float(np.round(rng.lognormal(np.log(120), 0.3), 1)),
-                        "reported_tokens": int(round(size[t] * ratios[k] * noise[t, r, k])),
-                        "started_at": (
-                            base + pd.Timedelta(hours=t, minutes=10 * r + k)
-                        ).isoformat(),
-                    }
-                )
+                runs.append({
+                    "task_id": f"T{t + 1:02d}", "replicate": r + 1, "arm": a,
+                    "agent_model": q.agent_model,
+                    "answer": f"{sym} is defined in {path} (arm {a}, run {r + 1} of task {t + 1}).",
+                    "files_inspected": [path],
+                    "wall_s": float(np.round(rng.lognormal(np.log(120), 0.3), 1)),
+                    "reported_tokens": int(round(size[t] * ratios[k] * noise[t, r, k])),
+                    "started_at": (base + pd.Timedelta(hours=t, minutes=10 * r + k)).isoformat(),
+                })  # fmt: skip
     oriented = arm_pairs(arms_obj, pairs)
 
     index = {a: i for i, a in enumerate(ids)}
