@@ -24,19 +24,10 @@ _NAME_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 
 
 _PROVIDER_FAMILY = {
-    "anthropic": "anthropic",
-    "openai": "openai",
-    "google": "google",
-    "gemini": "google",
-    "qwen": "qwen",
-    "alibaba": "qwen",
-    "dashscope": "qwen",
-    "meta": "meta",
-    "mistral": "mistral",
-    "mistralai": "mistral",
-    "deepseek": "deepseek",
-    "xai": "xai",
-}
+    "anthropic": "anthropic", "openai": "openai", "google": "google", "gemini": "google",
+    "qwen": "qwen", "alibaba": "qwen", "dashscope": "qwen", "meta": "meta", "mistral": "mistral",
+    "mistralai": "mistral", "deepseek": "deepseek", "xai": "xai",
+}  # fmt: skip
 
 
 def model_family(model: str, families: Mapping[str, str] | None = None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -9,28 +10,39 @@ from typing import Any
 from .errors import DataError, ParameterError
 
 __all__ = [
-    "DuplicateKey", "unique_keys", "check_columns", "MAX_RESAMPLES", "check_confidence",
+    "DuplicateKey", "unique_keys", "check_columns", "MAX_DRAWS", "MAX_RESAMPLES", "check_confidence", "check_range",
     "check_n_resamples", "check_positive_int", "check_probability", "check_seed", "check_choice",
 ]  # fmt: skip
 
 
-def check_confidence(confidence: Any) -> float:
-    """``confidence`` as a float in (0, 1); :class:`~evalstats.errors.ParameterError` otherwise.
+def check_range(
+    value: Any, name: str, low: float = -math.inf, high: float = math.inf, *, closed=(True, True)
+) -> float:
+    """``value`` as a finite float in [``low``, ``high``] (an end open where ``closed`` says);
+    bools and strings refused.
 
-    >>> check_confidence(0.95)
-    0.95
-    >>> check_confidence(95)
+    >>> check_range(0.3, "icc", 0, 1, closed=(True, False))
+    0.3
+    >>> check_range(float("nan"), "icc", 0, 1, closed=(True, False))
     Traceback (most recent call last):
     ...
-    evalstats.errors.ParameterError: confidence must be in (0, 1), got 95
+    evalstats.errors.ParameterError: icc must be in [0, 1), got nan
     """
-    try:
-        value = float(confidence)
-    except (TypeError, ValueError):
-        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}") from None
-    if isinstance(confidence, bool) or not 0.0 < value < 1.0:
-        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
-    return value
+    v = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else None
+    if v is None or not (
+        math.isfinite(v)
+        and (low <= v if closed[0] else low < v)
+        and (v <= high if closed[1] else v < high)
+    ):
+        ends = "[("[not closed[0] or low == -math.inf] + f"{low:g}, {high:g}"
+        ends += "])"[not closed[1] or high == math.inf]
+        raise ParameterError(f"{name} must be in {ends}, got {value!r}")
+    return v
+
+
+def check_confidence(confidence: Any) -> float:
+    """``confidence`` as a float in (0, 1); :class:`~evalstats.errors.ParameterError` otherwise."""
+    return check_range(confidence, "confidence", 0, 1, closed=(False, False))
 
 
 #: The most resamples any statistic draws (more exhausts memory for no published digit).
@@ -55,9 +67,20 @@ def check_positive_int(
     return int(value)
 
 
-def check_n_resamples(value: Any, name: str = "n_resamples") -> int:
-    """A resample count: an integer in [1, :data:`MAX_RESAMPLES`]."""
-    return check_positive_int(value, name, maximum=MAX_RESAMPLES)
+#: The most resamples times pairs of arms one call draws (work and memory grow with both).
+MAX_DRAWS = 20_000_000
+
+
+def check_n_resamples(value: Any, name: str = "n_resamples", *, minimum=1, pairs=1) -> int:
+    """A resample count: an integer in [``minimum``, :data:`MAX_RESAMPLES`] whose product with
+    ``pairs`` is at most :data:`MAX_DRAWS`."""
+    n = check_positive_int(value, name, minimum=minimum, maximum=MAX_RESAMPLES)
+    if n * pairs > MAX_DRAWS:
+        raise ParameterError(
+            f"{name} x pairs of arms = {n:,} x {pairs:,} exceeds {MAX_DRAWS:,}: "
+            f"use {name} <= {MAX_DRAWS // pairs:,}"
+        )
+    return n
 
 
 def check_seed(value: Any, name: str = "seed") -> int | None:
@@ -72,15 +95,7 @@ def check_seed(value: Any, name: str = "seed") -> int | None:
 
 def check_probability(value: Any, name: str, *, closed: bool = True) -> float:
     """``value`` as a float in [0, 1] (or (0, 1) with ``closed=False``)."""
-    try:
-        p = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number in [0, 1], got {value!r}") from None
-    inside = 0.0 <= p <= 1.0 if closed else 0.0 < p < 1.0
-    if isinstance(value, bool) or not inside:
-        bounds = "[0, 1]" if closed else "(0, 1)"
-        raise ParameterError(f"{name} must be in {bounds}, got {value!r}")
-    return p
+    return check_range(value, name, 0, 1, closed=(closed, closed))
 
 
 def check_columns(frame: Any, columns: Iterable[str], *, what: str = "verdict frame") -> None:

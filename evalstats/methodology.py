@@ -15,6 +15,7 @@ import pandas as pd
 
 from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from ._families import model_family
+from ._validate import check_probability
 from .errors import DataError, ParameterError
 from .frames import by_pair_of_arms, verdict_frame
 from .plan import Plan
@@ -122,11 +123,15 @@ def _check_self(runs, judges: list[str], families, agent_family, judgments=None)
         agent_fams = {a: str(agent_family) for a in agents}
     else:
         agent_fams = {a: model_family(a, families) for a in agents}
-    judge_fams = {j: model_family(j, families) for j in judges}
+    # The journaled model_id is what answered: its family counts beside the judge's name.
+    fams = {j: {model_family(j, families)} for j in judges}
+    if judgments is not None and "model_id" in judgments.columns:
+        ids = judgments.loc[judgments["model_id"].notna(), ["judge", "model_id"]].astype(str)
+        for j, m in ids.drop_duplicates().itertuples(index=False):
+            fams[j].add(model_family(m, families))
+    judge_fams = {j: ", ".join(sorted(f - {"unknown"} or f)) for j, f in fams.items()}
     same = [
-        f"{j} ({judge_fams[j]})"
-        for j in judges
-        if judge_fams[j] in set(agent_fams.values()) and judge_fams[j] != "unknown"
+        f"{j} ({judge_fams[j]})" for j in judges if fams[j] & set(agent_fams.values()) - {"unknown"}
     ]
     unknown = [a for a, f in agent_fams.items() if f == "unknown"]
     unknown += [j for j, f in judge_fams.items() if f == "unknown"]
@@ -216,16 +221,8 @@ def _check_same_agent(pairs: pd.DataFrame) -> tuple:
         pairs["agent_model_with"].astype(str) != pairs["agent_model_without"].astype(str)
     ]
     if len(differ):
-        items = [
-            f"({t}, {r}): {a} vs {b}"
-            for t, r, a, b in zip(
-                differ["task_id"],
-                differ["replicate"],
-                differ["agent_model_with"],
-                differ["agent_model_without"],
-                strict=True,
-            )
-        ]
+        cols = ["task_id", "replicate", "agent_model_with", "agent_model_without"]
+        items = [f"({t}, {r}): {a} vs {b}" for t, r, a, b in differ[cols].itertuples(index=False)]
         return (
             "fail",
             f"{len(differ)} of {len(pairs)} pairs ran different agent models WITH and "
@@ -249,11 +246,7 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> tu
         )
     ow = pairs["over_budget_with"].to_numpy(dtype=bool)
     owo = pairs["over_budget_without"].to_numpy(dtype=bool)
-    n_w_only, n_wo_only, n_both = (
-        int((ow & ~owo).sum()),
-        int((~ow & owo).sum()),
-        int((ow & owo).sum()),
-    )
+    n_w_only, n_wo_only, n_both = (int(v.sum()) for v in (ow & ~owo, ~ow & owo, ow & owo))
     counts = (
         f"over budget: WITH only {n_w_only}, WITHOUT only {n_wo_only}, both {n_both} "
         f"of {len(pairs)} pairs"
@@ -907,12 +900,9 @@ def audit(
     lim = AuditLimits() if limits is None else limits
     if not isinstance(lim, AuditLimits):
         raise ParameterError(f"limits must be an AuditLimits, got {type(lim).__name__}")
-    for name, value in (
-        ("disagreement_threshold", disagreement_threshold),
-        *((f"limits.{f.name}", getattr(lim, f.name)) for f in fields(lim)),
-    ):
-        if not 0.0 <= float(value) <= 1.0:
-            raise ParameterError(f"{name} must be in [0, 1], got {value}")
+    check_probability(disagreement_threshold, "disagreement_threshold")
+    for f in fields(lim):
+        check_probability(getattr(lim, f.name), f"limits.{f.name}")
     if "tokens" not in runs.columns:
         from .tokens import annotate_runs
 

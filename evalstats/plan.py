@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import math
 import os
 import re
 import tomllib
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ._validate import check_choice, check_positive_int, check_range
 from .errors import DataError
 
 __all__ = [
@@ -168,24 +168,6 @@ def _text(value: Any) -> str:
     return value
 
 
-def _choice(options: tuple[str, ...]):
-    def check(value: Any) -> str:
-        if value not in options:
-            shown = _kind(value) if not isinstance(value, str) else repr(value)
-            raise ValueError(f"expected one of {', '.join(options)}; got {shown}")
-        return value
-
-    return check
-
-
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"expected an integer >= 1, got {_kind(value)}")
-    if value < 1:
-        raise ValueError(f"expected an integer >= 1, got {value}")
-    return value
-
-
 def _names(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
         raise ValueError(f"expected an array of non-empty strings, got {_kind(value)}")
@@ -197,33 +179,22 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(sorted(value))
 
 
-def _number(name: str, bounds: str, ok: Any):
-    def check(value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"expected a number {bounds}, got {_kind(value)}")
-        if not (math.isfinite(value) and ok(value)):
-            raise ValueError(f"{name} must be {bounds}, got {value}")
-        return float(value)
-
-    return check
-
-
 def _tasks(value: Any) -> int | tuple[str, ...]:
-    return _count(value) if not isinstance(value, list) else _names(value)
+    return check_positive_int(value, "tasks") if not isinstance(value, list) else _names(value)
 
 
 _CHECKS = {
     "written_at": _timestamp,
     "primary_rubric": _text,
     "primary_judge": _text,
-    "consensus": _choice(CONSENSUS_RULES),
-    "statistic": _choice(PLAN_STATISTICS),
-    "alpha": _number("alpha", "in (0, 0.5]", lambda v: 0.0 < v <= 0.5),
-    "sidedness": _choice(SIDEDNESS),
-    "margin": _number("margin", "> 0", lambda v: v > 0),
-    "margin_kind": _choice(MARGIN_KINDS),
+    "consensus": lambda v: check_choice(v, "consensus", CONSENSUS_RULES),
+    "statistic": lambda v: check_choice(v, "statistic", PLAN_STATISTICS),
+    "alpha": lambda v: check_range(v, "alpha", 0, 0.5, closed=(False, True)),
+    "sidedness": lambda v: check_choice(v, "sidedness", SIDEDNESS),
+    "margin": lambda v: check_range(v, "margin", 0, closed=(False, True)),
+    "margin_kind": lambda v: check_choice(v, "margin_kind", MARGIN_KINDS),
     "tasks": _tasks,
-    "replicates": _count,
+    "replicates": lambda v: check_positive_int(v, "replicates"),
     "judges": _names,
     "rubrics": _names,
     "note": lambda v: v if isinstance(v, str) else _text(v),
@@ -277,6 +248,11 @@ def parse_plan(
     if ("margin" in values) != ("margin_kind" in values):
         key = "margin" if "margin" in values else "margin_kind"
         raise fail(key, "margin and margin_kind go together: give both or neither")
+    margin, stat = values.get("margin"), values["statistic"]
+    half = 1.0 if stat == "net_win" else 0.5  # half the range: a wider margin holds for all
+    if margin is not None and stat in PLAN_STATISTICS[:5] and margin >= half:
+        span = "[-1, 1]" if stat == "net_win" else "[0, 1]"
+        raise fail("margin", f"margin must be < {half:g} for {stat} (in {span}), got {margin:g}")
     rubrics, judges = values.get("rubrics"), values.get("judges")
     if rubrics is not None and values["primary_rubric"] not in rubrics:
         raise fail(

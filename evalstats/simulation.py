@@ -19,7 +19,7 @@ import pandas as pd
 from scipy import special
 
 from ._schema import BLIND_DIMENSIONS, ORDERS
-from ._validate import check_choice, check_positive_int, check_probability, check_seed
+from ._validate import check_choice, check_positive_int, check_probability, check_range, check_seed
 from .errors import ParameterError
 from .stats.models import check_outcome_probs, latent_thresholds
 
@@ -286,6 +286,10 @@ def _check_design(p: SimulationParams) -> None:
     check_positive_int(p.n_tasks, "n_tasks")
     check_positive_int(p.n_replicates, "n_replicates")
     check_seed(p.seed)
+    check_range(p.icc, "icc", 0, 1, closed=(True, False))
+    check_range(p.judge_noise, "judge_noise", 0)
+    check_range(p.position_bias, "position_bias")
+    check_range(p.token_ratio, "token_ratio", 0, closed=(False, True))
     for judge in p.judges:
         provider, _, model = str(judge).partition(":")
         if not (provider and model):
@@ -410,21 +414,15 @@ def simulate(
                 )
                 if a == over_arm:
                     wall = float(np.round(600.0 + rng.uniform(5, 200), 1))
-                runs.append(
-                    {
-                        "task_id": f"T{t + 1:02d}",
-                        "replicate": r + 1,
-                        "arm": arm,
-                        "agent_model": p.agent_model,
-                        "answer": f"{sym} is defined in {path}. It is called from the service "
-                        f"constructors; see also {files[-1]}.",
-                        "transcript": _words(rng, n_words),
-                        "files_inspected": files,
-                        "wall_s": wall,
-                        "started_at": (started + pd.Timedelta(minutes=a)).isoformat(),
-                        "reported_tokens": None,
-                    }
-                )
+                runs.append({
+                    "task_id": f"T{t + 1:02d}", "replicate": r + 1, "arm": arm,
+                    "agent_model": p.agent_model,
+                    "answer": f"{sym} is defined in {path}. It is called from the service "
+                    f"constructors; see also {files[-1]}.",
+                    "transcript": _words(rng, n_words), "files_inspected": files, "wall_s": wall,
+                    "started_at": (started + pd.Timedelta(minutes=a)).isoformat(),
+                    "reported_tokens": None,
+                })  # fmt: skip
     run_tokens = count_tokens([r["transcript"] for r in runs]).reshape(p.n_tasks, p.n_replicates, 2)
     for i, rec in enumerate(runs):  # agents over-report now and then: the loader flags it
         rec["reported_tokens"] = int(run_tokens.flat[i] * (1.25 if rng.random() < 0.05 else 1))
@@ -481,12 +479,9 @@ def simulate(
                         n_in = int(count_tokens(prompt.system) + count_tokens(prompt.user))
                         n_out = 0 if raw is None else int(count_tokens(raw))
                         clock = clock + pd.Timedelta(seconds=float(rng.uniform(2, 9)))
-                        tokens = {
-                            "input_tokens": n_in,
-                            "output_tokens": n_out,
-                            "usd": round((n_in * price_in + n_out * price_out) / 1e6, 6),
-                            "latency_s": round(float(rng.uniform(2, 9)), 3),
-                        }
+                        tokens = {"input_tokens": n_in, "output_tokens": n_out,
+                                  "usd": round((n_in * price_in + n_out * price_out) / 1e6, 6),
+                                  "latency_s": round(float(rng.uniform(2, 9)), 3)}  # fmt: skip
                         key = f"{p.seed}|{rubric_name}|{judge}|{t}|{r}|{order}"
                         judgments.append(
                             _judgment(key, t, r, judge, rubric, order, raw, clock, tokens, error)
@@ -586,8 +581,7 @@ def _simulate_arms(
     )
     if ratios.shape != (len(ids),) or not (np.isfinite(ratios).all() and (ratios > 0).all()):
         raise ParameterError(f"token_ratios needs one positive value per arm ({len(ids)})")
-    if not (task_sd >= 0 and nu > 0):
-        raise ParameterError(f"task_sd must be >= 0 and nu > 0, got {task_sd}, {nu}")
+    task_sd, nu = check_range(task_sd, "task_sd", 0), check_range(nu, "nu", 0, closed=(False, True))
     rng = np.random.default_rng(seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -614,21 +608,15 @@ def _simulate_arms(
         tasks.append(_task(t, base, k_arm=True))
         for r in range(n_replicates):
             for k, a in enumerate(ids):
-                runs.append(
-                    {
-                        "task_id": f"T{t + 1:02d}",
-                        "replicate": r + 1,
-                        "arm": a,
-                        "agent_model": q.agent_model,
-                        "answer": f"{sym} is defined in {path} (arm {a}, run {r + 1} of task {t + 1}).",
-                        "files_inspected": [path],
-                        "wall_s": float(np.round(rng.lognormal(np.log(120), 0.3), 1)),
-                        "reported_tokens": int(round(size[t] * ratios[k] * noise[t, r, k])),
-                        "started_at": (
-                            base + pd.Timedelta(hours=t, minutes=10 * r + k)
-                        ).isoformat(),
-                    }
-                )
+                runs.append({
+                    "task_id": f"T{t + 1:02d}", "replicate": r + 1, "arm": a,
+                    "agent_model": q.agent_model,
+                    "answer": f"{sym} is defined in {path} (arm {a}, run {r + 1} of task {t + 1}).",
+                    "files_inspected": [path],
+                    "wall_s": float(np.round(rng.lognormal(np.log(120), 0.3), 1)),
+                    "reported_tokens": int(round(size[t] * ratios[k] * noise[t, r, k])),
+                    "started_at": (base + pd.Timedelta(hours=t, minutes=10 * r + k)).isoformat(),
+                })  # fmt: skip
     oriented = arm_pairs(arms_obj, pairs)
 
     index = {a: i for i, a in enumerate(ids)}

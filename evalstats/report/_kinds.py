@@ -207,6 +207,7 @@ class Prepared:
         # their tables stacked with ``arm_a`` / ``arm_b`` first; the ``across`` pages (the
         # K-arm comparison) run once on the whole frame.
         pairs = loaded.extra.get("pairs")
+        check_n_resamples(p["n_resamples"], pairs=max(len(pairs or ()), 1))
         across = loaded.extra.get("across_pages", ())
 
         def view(f: Any, x: Any) -> Context:

@@ -18,7 +18,12 @@ import pandas as pd
 from scipy import stats
 
 from .._tidy import ResultFrame, tidy_frame
-from .._validate import check_choice, check_columns, check_confidence, check_positive_int
+from .._validate import (
+    check_choice,
+    check_columns,
+    check_confidence,
+    check_n_resamples,
+)
 from ..errors import DataError, ParameterError
 from .ranking import encode, pair_counts, task_resamples
 from .resample import as_generator
@@ -742,7 +747,8 @@ def _runs_of(data: Any, reference: str | None, arms: Sequence[str] | None, n_res
         raise ParameterError("reference= is needed: the data name no reference arm")
     check_columns(runs, _RUN_COLUMNS, what="runs")
     runs = runs.assign(arm=runs["arm"].astype(str), task_id=runs["task_id"].astype(str))
-    return runs, reference, arms, check_positive_int(n_resamples, "n_resamples", minimum=20)
+    pairs = max(len(runs["arm"].unique() if arms is None else arms) - 1, 1)
+    return runs, reference, arms, check_n_resamples(n_resamples, minimum=20, pairs=pairs)
 
 
 def _check_runs(runs: pd.DataFrame, reference: str, arms: Sequence[str] | None) -> list[str]:

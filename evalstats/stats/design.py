@@ -16,7 +16,7 @@ from scipy import stats
 from scipy.special import gammaln
 
 from .._schema import OUTCOME_DTYPE, STATUS_DTYPE
-from .._validate import check_choice, check_columns, check_confidence, check_positive_int
+from .._validate import check_choice, check_columns, check_confidence, check_n_resamples
 from ..errors import ParameterError
 from . import agreement as _ac
 from .agreement import DEFAULT_METHOD as KAPPA_METHOD
@@ -210,7 +210,7 @@ def design_coverage(
         options = {"include_no_answer": True} | options
     if statistic != "win_rates":
         fn = _kappa_coverage if statistic == "kappa" else _cost_coverage
-        kw = options | {"n_resamples": check_positive_int(n_resamples, "n_resamples"),
+        kw = options | {"n_resamples": check_n_resamples(n_resamples),
                         "confidence": check_confidence(confidence), "rng": as_generator(rng)}  # fmt: skip
         keys, parts = _per_arm_pair(lambda sub: fn(sub, cluster=cluster, **kw), frame)
         if not keys:
@@ -220,7 +220,7 @@ def design_coverage(
     by_cols = by_columns(by)
     by_cols += [c for c in _ARM_KEYS if c in frame.columns and c not in by_cols]
     check_columns(frame, [*by_cols, cluster, "status", "outcome"])
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_n_resamples(n_resamples)
     confidence = check_confidence(confidence)
     rng = as_generator(rng)
     # Codes, not strings compared row by row: a million-verdict frame is read once.

@@ -13,7 +13,7 @@ from scipy import stats
 
 from evalstats._display import ResultDisplay
 from evalstats._tidy import ResultFrame, tidy_frame
-from evalstats._validate import check_choice, check_probability
+from evalstats._validate import check_choice, check_probability, check_range
 from evalstats.stats.cost import (
     COST_METRICS,
     GPQ_HULL_METHOD,
@@ -126,17 +126,11 @@ def _margin_test(estimate, se, df, alpha, lower, upper, kind, draws=None) -> Equ
 
 
 def _check(estimate, se, df, alpha) -> tuple[float, float, float, float]:
-    estimate, se, df = float(estimate), float(se), float(df)
-    alpha = check_probability(alpha, "alpha", closed=False)
-    if not alpha < 0.5:
-        raise ValueError(f"alpha must be below 0.5, got {alpha}")
-    if not np.isfinite(estimate):
-        raise ValueError(f"estimate must be finite, got {estimate}")
-    if not (np.isfinite(se) and se >= 0):
-        raise ValueError(f"se must be finite and >= 0, got {se}")
+    df = float(df)
     if not df > 0:  # also refuses NaN
         raise ValueError(f"df must be > 0 (np.inf for a z test), got {df}")
-    return estimate, se, df, alpha
+    alpha = check_range(alpha, "alpha", 0, 0.5, closed=(False, False))
+    return check_range(estimate, "estimate"), check_range(se, "se", 0), df, alpha
 
 
 def _side_p(estimate, se, df, bound, above, draws) -> float:

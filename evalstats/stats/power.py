@@ -14,7 +14,7 @@ import pandas as pd
 from scipy import stats
 
 from .._display import ResultDisplay
-from .._validate import check_choice, check_positive_int, check_probability
+from .._validate import check_choice, check_n_resamples, check_positive_int, check_probability
 from ..records import EvalstatsWarning
 from .models import latent_thresholds
 from .rates import DEFAULT_METHOD, WIN_RATE_METHODS, rate_arrays
@@ -461,7 +461,7 @@ def _simulation(design: Design, n_resamples: int, method: str) -> int:
     if isinstance(design, Design) and design.icc_scale != "latent":
         raise ValueError("the simulated functions take the latent ICC: icc_scale='latent'")
     check_choice(method, "method", TEST_METHODS)
-    return check_positive_int(n_resamples, "n_resamples")
+    return check_n_resamples(n_resamples)
 
 
 def _simulated_design(design, n_resamples, method, rng, lead, power=None) -> tuple:

@@ -137,8 +137,8 @@ def ppi_win_rates(
     Returns
     -------
     ResultFrame
-        One row per statistic: ``judge``, the tidy columns, :data:`PPI_EXTRAS`;
-        ``.diagnostics`` holds the label counts, ``ci_note`` and ``random_sample``.
+        One row per statistic: ``judge``, the tidy columns, :data:`PPI_EXTRAS` and (when it
+        warned) ``ci_note`` saying what; ``.diagnostics`` holds the label counts, ``ci_note`` and ``random_sample``.
         Warns (EvalstatsWarning) on few labels, labels of no sheet, or a rare outcome.
 
     Examples
@@ -203,14 +203,12 @@ def ppi_win_rates(
         and labels["sample_seed"].notna().all()
         and labels["frame_sha256"].notna().all()
     )
-    for warn, message in (
+    notes = [message for warn, message in (
         (n_labelled < MIN_LABELLED, f"only {n_labelled} labelled pairs (< {MIN_LABELLED}): "
          "the PPI interval may not cover the human rate"),
         (not random_sample, "the labels carry no sheet provenance (sample_seed, frame_sha256): "
          "they are not shown to be a random sample of the judged pairs, which PPI assumes"),
-    ):  # fmt: skip
-        if warn:
-            warnings.warn(message, EvalstatsWarning, stacklevel=2)
+    ) if warn]  # fmt: skip
 
     stat = _statistic(lam)
     if n_c >= 2:
@@ -235,8 +233,9 @@ def ppi_win_rates(
     per_outcome = y_v[:, :3].sum(axis=0)  # labelled pairs whose gold is win, tie, loss
     joined, lo, hi, rare_note = _rare_outcomes(per_outcome, n_labelled, est, se, lo, hi,
                                                confidence, n_c, fu_v.mean(axis=0))  # fmt: skip
-    if rare_note:
-        warnings.warn(f"PPI: {rare_note}", EvalstatsWarning, stacklevel=2)
+    notes += [f"PPI: {rare_note}"] if rare_note else []
+    for message in notes:  # warned, and on every row (ci_note): the report keeps the rows
+        warnings.warn(message, EvalstatsWarning, stacklevel=2)
 
     labelled = {
         f"n_labelled_{k}": int(round(v)) for k, v in zip(_OUTCOMES, per_outcome, strict=True)
@@ -252,6 +251,7 @@ def ppi_win_rates(
     per_stat = {"estimate": est, "se": se, "ci_low": lo, "ci_high": hi, "ess_gain": gain,
                 "lambda": est[2 * _Q :], "labels_only": est[_Q:], "judge_only": est[3 * _Q :]}  # fmt: skip
     common = {"n": len(fu), "n_tasks": n_c, "confidence": confidence}
+    common |= {"ci_note": "; ".join(notes)} if notes else {}
     methods = [JOINED.format(method=method, bound=LABELS_ONLY_BOUND, why=w) if w else method
                for w in joined]  # fmt: skip
     statistics = [
@@ -259,7 +259,7 @@ def ppi_win_rates(
         for j, name in enumerate(RATE_NAMES)
     ]
     return stack_statistics(
-        diagnostics[["judge"]], statistics, diagnostics=diagnostics, extra=PPI_EXTRAS
+        diagnostics[["judge"]], statistics, diagnostics=diagnostics, extra=[*PPI_EXTRAS, "ci_note"]
     )
 
 

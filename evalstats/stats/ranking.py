@@ -18,7 +18,13 @@ import scipy.stats
 from statsmodels.stats.multitest import multipletests
 
 from .._tidy import ResultFrame, tidy_frame
-from .._validate import check_choice, check_columns, check_confidence, check_positive_int
+from .._validate import (
+    check_choice,
+    check_columns,
+    check_confidence,
+    check_n_resamples,
+    check_positive_int,
+)
 from ..errors import DataError, ParameterError
 from ..plan import Plan
 from .rates import rate_arrays
@@ -46,6 +52,7 @@ __all__ = [
 
 _REQUIRED = ("task_id", "judge", "arm_a", "arm_b", "status", "outcome")
 _OUTCOME_CODE = {"loss": 0, "tie": 1, "win": 2}
+_NO_VERDICTS = "no verdicts: no estimate"
 _POSITION = {"a_first": 1, "b_first": -1, "with_first": 1, "without_first": -1}
 
 
@@ -227,7 +234,8 @@ def compare(
     -------
     ResultFrame
         One row per pair and statistic (:data:`COMPARE_STATISTICS`) with ``p_holm`` (net win),
-        ``sim_low``, ``sim_high``; ``diagnostics`` the judge and ``sim_level``.
+        ``sim_low``, ``sim_high`` (a pair without verdicts: NaN and ``ci_note``);
+        ``diagnostics`` the judge and ``sim_level``.
 
     Examples
     --------
@@ -271,7 +279,9 @@ def compare(
         {"judge": [enc.judge], "n_arms": [len(enc.arms)], "n_pairs": [n_p], "n_tasks": [enc.n_tasks],
          "sim_level": [level]}
     )  # fmt: skip
-    extra = ["p_holm", "sim_low", "sim_high"]
+    if (ra["n"] == 0).any():
+        rows["ci_note"] = np.where(ra["n"][pi] == 0, _NO_VERDICTS, None)
+    extra = ["p_holm", "sim_low", "sim_high", "ci_note"]
     return tidy_frame(
         pd.DataFrame(rows), by=["arm_a", "arm_b"], diagnostics=diagnostics, extra=extra
     )
@@ -663,7 +673,7 @@ def rank_sets(
         sigma = np.asarray(cov, dtype=np.float64)
         if sigma.shape != (k, k):
             raise ParameterError(f"cov must be {k} x {k}, got shape {sigma.shape}")
-        n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
+        n_resamples = check_n_resamples(n_resamples, minimum=50, pairs=k * (k - 1) // 2)
         dev = _normal_draws(sigma, n_resamples)
         source = "parametric"
         var = np.diag(sigma)  # standardise by the differences' known SEs
@@ -794,7 +804,8 @@ def rank(
     ResultFrame
         ``arm``, ``opponent``, the tidy columns and ``in_tau_best``; rows ``strength``,
         ``rank`` (``ci_low`` / ``ci_high`` the rank set), ``p_beats`` (per ordered pair),
-        ``tie_nu`` and ``position``. ``diagnostics``: judge, ``lambda`` (PPI), convergence.
+        ``tie_nu`` and ``position``; an arm without verdicts: NaN and ``ci_note`` saying so.
+        ``diagnostics``: judge, ``lambda`` (PPI), convergence.
 
     Examples
     --------
@@ -806,12 +817,27 @@ def rank(
     'arm  estimate  ci_low  ci_high\\n  x       1.0     1.0      2.0\\n  y       2.0     1.0      3.0\\n  z       3.0     2.0      3.0'
     """
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
     check_choice(model, "model", RANK_MODELS)
+    tau = None if tau is None else check_positive_int(tau, "tau")
     ties = model == "davidson"
     rng = as_generator(rng)
     enc = encode(frame, judge=judge, rubric=rubric, arms=arms)
     k = len(enc.arms)
+    n_resamples = check_n_resamples(n_resamples, minimum=50, pairs=k * (k - 1) // 2)
+    judged = np.isin(np.arange(k), np.concatenate([enc.a, enc.b]))
+    if not judged.all():  # an arm without verdicts gets a reason, never the reference's copy
+        kw = {"labels": labels, "judge": enc.judge, "rubric": rubric, "model": model,
+              "simultaneous": simultaneous, "n_resamples": n_resamples, "tau": tau}  # fmt: skip
+        res = rank(frame, confidence=confidence, rng=rng, arms=np.array(enc.arms)[judged], **kw)
+        none = pd.DataFrame({"arm": np.repeat(np.array(enc.arms)[~judged], 2), "n": 0, "n_tasks": 0,
+                             "statistic": ["strength", "rank"] * int((~judged).sum()),
+                             "confidence": confidence, "ci_note": _NO_VERDICTS})  # fmt: skip
+        none["method"] = none["statistic"].map(
+            res.drop_duplicates("statistic").set_index("statistic")["method"]
+        )
+        out = pd.concat([pd.DataFrame(res), none], ignore_index=True)
+        extra = ["in_tau_best", "ci_note"]
+        return tidy_frame(out, by=["arm", "opponent"], diagnostics=res.diagnostics, extra=extra)
     rows_all = np.arange(len(enc.a))
     lab = None
     if labels is not None:
@@ -1115,7 +1141,7 @@ def rank_subsamples(
     (['full_human', 'human_only', 'human_only_percentile', 'judge_only', 'ppr'], 2)
     """
     confidence = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=50)
+    n_resamples = check_n_resamples(n_resamples, minimum=50)
     n_subsamples = check_positive_int(n_subsamples, "n_subsamples")
     sets = tuple(sets)
     if not sets or set(sets) - {"simultaneous", "marginal"}:

@@ -911,10 +911,10 @@ def win_rates(
     if imputed:
         frame = apply_missing_rule(frame, no_answer_as=no_answer_as, invalid_as=invalid_as)
     confidence = check_confidence(confidence)
-    if method in BOOTSTRAP_METHODS:
-        n_resamples = check_n_resamples(n_resamples)
     category = row_categories(frame, by_cols, cluster)
     groups, gid, counts, cell_of_row = cluster_counts(frame, by_cols, cluster, category)
+    if method in BOOTSTRAP_METHODS:
+        n_resamples = check_n_resamples(n_resamples, pairs=len(groups))
 
     n_groups = len(groups)
     res = rate_arrays(counts[:, WIN], counts[:, TIE], counts[:, LOSS], gid, n_groups,
