@@ -191,13 +191,23 @@ def _read_key(path: Path, key: str | os.PathLike[str] | None = None) -> dict[str
     kp = key_path(path) if key is None else Path(key)
     if not kp.exists():
         raise DataError("the sheet's blinding key is missing (cannot de-blind)", path=kp)
+    text = kp.read_text(encoding="utf-8")
     try:
-        key = json.loads(kp.read_text(encoding="utf-8"))
+        key = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"malformed JSON ({exc.msg})", path=kp, line=exc.lineno) from None
-    for field in ("seed", "n", "frame_sha256", "items"):
-        if field not in key:
-            raise DataError("missing required field", path=kp, field=field)
+    kinds = {"seed": int, "n": int, "frame_sha256": str, "items": list}
+    for field, kind in kinds.items():
+        value = key.get(field) if isinstance(key, dict) else None
+        ok = isinstance(value, kind) and not isinstance(value, bool)
+        if ok and kind is int:
+            ok = value >= 0
+        elif ok and kind is list:
+            ok = all(isinstance(i, dict) and isinstance(i.get("item"), int) for i in value)
+        if not ok:
+            line = next((i for i, t in enumerate(text.splitlines(), 1) if f'"{field}"' in t), None)
+            want = {int: "an integer >= 0", str: "text", list: "a list of items"}[kind]
+            raise DataError(f"expected {want}, got {value!r:.40}", path=kp, line=line, field=field)
     return key
 
 

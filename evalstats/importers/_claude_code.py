@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstats.errors import DataError
-from evalstats.records import is_missing
+from evalstats.records import coerce_field, is_missing
 
 from ._common import (
     Imported,
@@ -188,19 +188,21 @@ def parse_output(
             return float(out)
 
         model = max(usage_by_model, key=written)
-    duration = result.get("duration_ms")
-    if isinstance(duration, bool) or not isinstance(duration, int | float):
+
+    def number(kind: str, field: str, value: Any) -> Any:
+        try:  # the data contract's own checks: finite, >= 0, integers whole
+            return coerce_field(kind, value, text_source=False)
+        except ValueError as exc:
+            raise DataError(str(exc), path=p, line=line, field=field) from None
+
+    if result.get("duration_ms") is None:
         raise DataError("result has no duration_ms", path=p, line=line, field="duration_ms")
+    wall_s = number("float", "duration_ms", result["duration_ms"]) / 1000.0
     usage = result.get("usage")
     reported = None
     if isinstance(usage, dict):
-        for k in _USAGE_KEYS:
-            n = usage.get(k)
-            if n is not None and (isinstance(n, bool) or not isinstance(n, int | float) or n < 0):
-                raise DataError(
-                    f"expected a token count, got {n!r:.40}", path=p, line=line, field=f"usage.{k}"
-                )
-        reported = int(sum(int(usage.get(k) or 0) for k in _USAGE_KEYS))
+        counts = [(k, usage.get(k)) for k in _USAGE_KEYS]
+        reported = sum(number("int", f"usage.{k}", n) for k, n in counts if n is not None)
     answer = result.get("result")
     if answer is not None and not isinstance(answer, str):
         raise DataError(
@@ -214,7 +216,7 @@ def parse_output(
         "answer": answer or "",
         "transcript": "\n".join(texts) if detailed else None,
         "files_inspected": list(dict.fromkeys(files)) if detailed else None,
-        "wall_s": float(duration) / 1000.0,
+        "wall_s": wall_s,
         "reported_tokens": reported,
         "agent_model": model,
         "format": fmt,
@@ -370,8 +372,13 @@ def from_claude_code(
             problems.append(Problem(where, f"run ended with subtype {out['subtype']!r}"))
         started = keys.get("started_at")
         if started is None:
-            mtime = path.stat().st_mtime - out["wall_s"]
-            started = datetime.fromtimestamp(mtime, tz=UTC).isoformat()
+            try:
+                started = datetime.fromtimestamp(path.stat().st_mtime - out["wall_s"], tz=UTC)
+            except (OverflowError, ValueError, OSError):
+                raise where.error(
+                    "duration_ms is longer than any run", field="duration_ms"
+                ) from None
+            started = started.isoformat()
             problems.append(
                 Problem(where, "no start time in the output; started_at = file mtime - duration")
             )

@@ -23,10 +23,12 @@ import pandas as pd
 from evalstats._schema import ARMS, RUN_FIELDS, TASK_FIELDS
 from evalstats.errors import DataError, ParameterError
 from evalstats.records import (
+    NOT_TEXT,
     atomic_write,
     is_missing,
     load_runs,
     load_tasks,
+    surrogate_field,
     write_frame_atomic,
     write_jsonl_atomic,
 )
@@ -346,6 +348,11 @@ def finish(
     if not runs:
         where = run_sources[0].path if run_sources else None
         raise DataError("no runs found to import", path=where)
+    for what, records, sources in (("task", tasks, task_sources), ("run", runs, run_sources)):
+        for record, src in zip(records or (), sources or run_sources, strict=False):
+            bad = surrogate_field(record)
+            if bad is not None:  # it could not be written as UTF-8, nor judged
+                raise src.error(f"{what}: {NOT_TEXT}", field=bad)
     with tempfile.TemporaryDirectory(prefix="evalstats-import-") as tmp:
         task_frame = None
         if tasks_file is not None:

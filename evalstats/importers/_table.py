@@ -63,6 +63,16 @@ def _fixes(fields: Sequence[str]) -> str:
     return ", ".join(f"{f} (--map {f}=COLUMN or --set {f}=VALUE)" for f in fields)
 
 
+def _token_note(used: str | None, like: list[str]) -> str:
+    unused = f"; column(s) {', '.join(map(repr, like))} left unused" if like else ""
+    if used is not None:
+        return f"billed tokens (reported_tokens) read from column {used!r}{unused}"
+    return (
+        f"no billed-token column (reported_tokens or tokens){unused}: cost counts the "
+        "transcript's or answer's tokens; to use one, --map reported_tokens=COLUMN"
+    )
+
+
 def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bool]:
     """Records, their sources, the column names and whether values are text (CSV)."""
     suffix = path.suffix.lower()
@@ -188,10 +198,12 @@ def from_table(
     for path in map(Path, [paths] if single else paths):
         records, sources, columns, text = _read(path)
         file_map = dict(mapping)
-        if "reported_tokens" not in file_map and "reported_tokens" not in columns:
+        if "reported_tokens" not in (*mapping, *defaults):
             # A harness's own usage column is usually just "tokens": it is the billed count.
-            if "tokens" in columns:
-                file_map["reported_tokens"] = "tokens"
+            used = next((c for c in ("reported_tokens", "tokens") if c in columns), None)
+            file_map["reported_tokens"] = used or "reported_tokens"
+            like = [str(c) for c in columns if "token" in str(c).lower() and c != used]
+            problems.append(Problem(Source(str(path)), _token_note(used, like)))
         for field, column in mapping.items():
             if column not in columns:
                 raise DataError(
