@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from evalstats._schema import ARMS, RUN_FIELDS, TASK_FIELDS
+from evalstats._validate import DuplicateKey, unique_keys
 from evalstats.errors import DataError, ParameterError
 from evalstats.records import (
     NOT_TEXT,
@@ -118,31 +119,16 @@ def read_bytes(path: str | os.PathLike[str], cap: int | None = None) -> bytes:
     return data
 
 
-def _refuse_repeats(names: Iterable[str], what: str, path: Any, line: int | None) -> None:
-    twice = sorted(n for n, k in Counter(names).items() if k > 1)
-    if twice:
-        raise DataError(
-            what.format(", ".join(map(repr, twice[:3]))) + ": which one is meant is not knowable",
-            path=path,
-            line=line,
-            field=twice[0],
-        )
-
-
-def _no_duplicates(path: Any, line: int | None):
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        _refuse_repeats((k for k, _ in pairs), "key(s) {} appear twice in one object", path, line)
-        return dict(pairs)
-
-    return hook
-
-
 def loads(text: str | bytes, path: Any, line: int | None = None) -> Any:
     """``json.loads`` that refuses duplicate keys and deep nesting with a ``DataError``."""
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates(path, line))
+        return json.loads(text, object_pairs_hook=unique_keys)
     except RecursionError:
         raise DataError("the JSON nests too deeply to be a record", path=path, line=line) from None
+    except DuplicateKey as exc:
+        raise DataError(
+            "key given twice in one object", path=path, line=line, field=str(exc)
+        ) from None
 
 
 def jsonl_records(text: str, path: Any, what: str = "JSON") -> list[tuple[dict, int]]:
@@ -162,10 +148,6 @@ def jsonl_records(text: str, path: Any, what: str = "JSON") -> list[tuple[dict, 
     return out
 
 
-def unique_columns(columns: list[str], path: Any, line: int | None = 1) -> None:
-    _refuse_repeats(columns, "column(s) {} appear twice in the header", path, line)
-
-
 def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
     limit = _cap(MAX_MEMBER_BYTES) if cap is None else cap
     read_cap_check(path, math.inf)
@@ -174,7 +156,13 @@ def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
             infos = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         return  # the reader says so in its own words
-    _refuse_repeats((i.filename for i in infos), "the archive holds member(s) {} twice", path, None)
+    twice = sorted(n for n, k in Counter(i.filename for i in infos).items() if k > 1)
+    if twice:
+        raise DataError(
+            f"the archive holds member {twice[0]!r} twice: which one is meant is not knowable",
+            path=path,
+            field=twice[0],
+        )
     for info in infos:
         if info.file_size > limit:
             raise DataError(

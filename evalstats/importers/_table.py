@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -11,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from evalstats._schema import RUN_FIELDS, TASK_FIELDS
 from evalstats.errors import DataError
-from evalstats.records import is_missing
+from evalstats.records import is_missing, read_table_raw
 
 from ._common import (
     Imported,
@@ -23,11 +20,9 @@ from ._common import (
     Source,
     arm_mapper,
     finish,
-    jsonl_records,
     keep_first_task,
     number_replicates,
-    read_bytes,
-    unique_columns,
+    read_cap_check,
 )
 
 _FIELDS = {**RUN_FIELDS, **{k: v for k, v in TASK_FIELDS.items() if k != "task_id"}}
@@ -75,51 +70,20 @@ def _token_note(used: str | None, like: list[str]) -> str:
 
 def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bool]:
     """Records, their sources, the column names and whether values are text (CSV)."""
-    suffix = path.suffix.lower()
-    if suffix not in (".jsonl", ".ndjson", ".csv", ".parquet"):
-        raise DataError(
-            f"unsupported table type {suffix!r}; use .jsonl, .csv or .parquet", path=path
-        )
-    data = read_bytes(path)  # a regular file within the cap, or a DataError
-    if suffix in (".jsonl", ".ndjson"):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-        pairs = jsonl_records(text, path)
-        records = [r for r, _ in pairs]
-        sources = [Source(str(path), line=n) for _, n in pairs]
-        columns = list(dict.fromkeys(k for r in records for k in r))
-        return records, sources, columns, False
-    if suffix == ".csv":
-        try:
-            header = next(csv.reader(io.StringIO(data.decode("utf-8-sig"))), [])
-            unique_columns(header, path)
-            frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
-        except (
-            pd.errors.ParserError,
-            pd.errors.EmptyDataError,
-            UnicodeDecodeError,
-            csv.Error,
-        ) as exc:
-            raise DataError(f"unreadable CSV: {exc}", path=path) from None
-        records = [
-            {k: (None if v == "" else v) for k, v in r.items()} for r in frame.to_dict("records")
-        ]
-        sources = [Source(str(path), line=i + 2) for i in range(len(records))]
-        return records, sources, list(frame.columns), True
-    try:
-        frame = pd.read_parquet(io.BytesIO(data))
-    except Exception as exc:  # pyarrow raises several unrelated types
-        raise DataError(f"unreadable Parquet file: {exc}", path=path) from None
-    unique_columns([str(c) for c in frame.columns], path, None)
-    frame = frame.astype(object).where(frame.notna(), None)
+    read_cap_check(path)  # a regular file within the import cap, or a DataError
+    frame, lines, unit = read_table_raw(path)
+    columns = [str(c) for c in frame.columns]
     records = [
-        {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in r.items()}
+        {
+            k: v.tolist() if isinstance(v, np.ndarray) else v
+            for k, v in r.items()
+            if not is_missing(v)
+        }
         for r in frame.to_dict("records")
     ]
-    sources = [Source(str(path), record=f"row {i + 1}") for i in range(len(records))]
-    return records, sources, list(frame.columns), False
+    at = "line" if unit == "line" else "record"
+    sources = [Source(str(path), **{at: int(n) if at == "line" else f"row {n}"}) for n in lines]
+    return records, sources, columns, path.suffix.lower() == ".csv"
 
 
 def _from_text(kind: str, value: Any) -> Any:
