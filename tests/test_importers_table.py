@@ -95,7 +95,7 @@ def test_unmapped_arm_value(tmp_path):
     with pytest.raises(DataError) as info:
         from_table(src, mapping=MAPPING, arm_values="with=tool")
     assert str(info.value).startswith(f"{src}:")
-    assert "'baseline' maps to no arm" in str(info.value)
+    assert "'baseline' names no arm" in str(info.value)
 
 
 def test_runs_only_table_needs_tasks(tmp_path):

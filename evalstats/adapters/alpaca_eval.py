@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, ParameterError
-from ..records import EvalstatsWarning, is_missing
+from ..records import EvalstatsWarning, coerce_field, is_missing
 from . import pairwise
 
 __all__ = ["EXTRA_COLUMNS", "GROUP_COLUMNS", "RUBRIC", "annotation_files", "load"]
@@ -95,21 +95,13 @@ def _parse_lines(text: str, p: Path) -> tuple[list[Any], list[int]]:
     return records, lines
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return None
-    return float(value)
-
-
 def _preference(value: Any) -> tuple[float, float, str | None, str | None]:
     """(raw preference, win share, outcome, parse error) of one record."""
     if is_missing(value):
         return math.nan, math.nan, None, "missing preference"
-    pref = _number(value)
-    if pref is None:
-        return math.nan, math.nan, None, f"preference is not a number: {value!r}"
-    if math.isnan(pref):
-        return pref, math.nan, None, "preference is NaN"
+    if isinstance(value, bool) or not isinstance(value, int | float) or abs(value) > 1e300:
+        return math.nan, math.nan, None, f"preference is not a number: {value!r:.40}"
+    pref = float(value)
     # 0 is AlpacaEval's legacy draw; its metrics read it as 1.5 too.
     value_ = 1.5 if pref == 0.0 else pref
     if not 1.0 <= value_ <= 2.0:
@@ -119,50 +111,43 @@ def _preference(value: Any) -> tuple[float, float, str | None, str | None]:
 
 
 def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
-    def fail(field: str, reason: str) -> DataError:
-        return DataError(reason, path=p, line=line, field=field)
-
     if not isinstance(rec, dict):
         raise DataError(f"expected a JSON object, got {type(rec).__name__}", path=p, line=line)
-    iid = rec.get("instruction_id")
-    if is_missing(iid):
+
+    def get(field: str, kind: str, *, required: bool = False) -> Any:
+        v = rec.get(field)
+        if is_missing(v) and required:
+            raise DataError("missing required field", path=p, line=line, field=field)
+        try:  # the data contract's checks: a string, a finite number >= 0, a count
+            out = None if is_missing(v) else coerce_field(kind, v, text_source=False)
+        except ValueError as exc:
+            raise DataError(str(exc), path=p, line=line, field=field) from None
+        if required and not out:
+            raise DataError("must not be empty", path=p, line=line, field=field)
+        return out
+
+    if is_missing(rec.get("instruction_id")):
         instruction = rec.get("instruction")
         if not isinstance(instruction, str):
-            raise fail("instruction_id", "missing required field (and no 'instruction' text)")
-        iid = hashlib.sha1(instruction.encode("utf-8")).hexdigest()[:12]
-    row: dict[str, Any] = {"instruction_id": iid}
-    for field in ("instruction_id", "generator_1", "generator_2", "annotator"):
-        v = row[field] if field == "instruction_id" else rec.get(field)
-        if is_missing(v):
-            raise fail(field, "missing required field")
-        if not isinstance(v, str):
-            raise fail(field, f"expected a string, got {type(v).__name__} {v!r}")
-        if not v:
-            raise fail(field, "must not be empty")
-        row[field] = v
-    dataset = rec.get("dataset")
-    if not is_missing(dataset) and not isinstance(dataset, str):
-        raise fail("dataset", f"expected a string, got {type(dataset).__name__} {dataset!r}")
-    row["dataset"] = None if is_missing(dataset) else dataset
+            raise DataError(
+                "missing required field (and no 'instruction' text)",
+                path=p,
+                line=line,
+                field="instruction_id",
+            )
+        digest = hashlib.sha1(instruction.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        rec = {**rec, "instruction_id": digest}
+    row: dict[str, Any] = {
+        f: get(f, "str", required=True)
+        for f in ("instruction_id", "generator_1", "generator_2", "annotator")
+    }
+    row["dataset"] = get("dataset", "str")
     for field in ("price_per_example", "time_per_example"):
-        v = rec.get(field)
-        if is_missing(v):
-            row[field] = math.nan
-            continue
-        x = _number(v)
-        if x is None or not math.isfinite(x) or x < 0:
-            raise fail(field, f"expected a finite non-negative number, got {v!r}")
-        row[field] = x
-    for field, text_field in (("len_output_1", "output_1"), ("len_output_2", "output_2")):
-        v = rec.get(field)
-        if is_missing(v):
-            text = rec.get(text_field)
-            row[field] = len(text) if isinstance(text, str) else None
-            continue
-        x = _number(v)
-        if x is None or not math.isfinite(x) or x < 0 or not x.is_integer():
-            raise fail(field, f"expected a non-negative integer, got {v!r}")
-        row[field] = int(x)
+        row[field] = get(field, "float") if not is_missing(rec.get(field)) else math.nan
+    for field, text in (("len_output_1", "output_1"), ("len_output_2", "output_2")):
+        row[field] = get(field, "int")
+        if row[field] is None and isinstance(rec.get(text), str):
+            row[field] = len(rec[text])
     raw = rec.get("raw_completion")
     if is_missing(raw):
         row["raw"] = None

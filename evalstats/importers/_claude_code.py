@@ -356,13 +356,7 @@ def from_claude_code(
     for path, keys, src in entries:
         out = parse_output(path, tools)
         where = Source(str(path), line=out["result_line"])
-        arm = to_arm(keys["arm"])
-        if arm is None:
-            raise src.error(
-                f"arm {keys['arm']!r} names no arm; map it with arm values "
-                "(e.g. with=VALUE,without=VALUE or none=VALUE,v1=VALUE,v2=VALUE)",
-                field="arm",
-            )
+        arm = to_arm(keys["arm"], src)
         model = keys.get("agent_model") or out["agent_model"] or agent_model
         if model is None:
             raise where.error("the output names no model; pass agent_model", field="agent_model")

@@ -186,7 +186,8 @@ _DEFAULT_ARM_VALUES = {"with": "with", "without": "without", "true": "with", "fa
 def arm_mapper(
     arm_values: Mapping[str, str | Sequence[str]] | str | None, arms: Sequence[str] | None = None
 ):
-    """A function mapping a source value to an arm's id, case-insensitively (None: no arm).
+    """A function: source value -> arm id, case-insensitively (no arm: None, or given a
+    ``Source``, a ``DataError`` naming it).
 
     >>> f = arm_mapper("with=serena,without=plain")
     >>> f("Serena"), f("plain"), f("other")
@@ -217,10 +218,15 @@ def arm_mapper(
             for v in [values] if isinstance(values, str) else values:
                 table[str(v).lower()] = arm
 
-    def to_arm(value: Any) -> str | None:
-        if is_missing(value):
-            return None
-        return table.get(str(value).lower())
+    def to_arm(value: Any, src: Source | None = None, what="arm", field="arm") -> str | None:
+        arm = None if is_missing(value) else table.get(str(value).lower())
+        if arm is None and src is not None:
+            raise src.error(
+                f"{what} {value!r} names no arm; map it with arm values "
+                "(e.g. with=VALUE,without=VALUE or none=VALUE,v1=VALUE,v2=VALUE)",
+                field=field,
+            )
+        return arm
 
     return to_arm
 

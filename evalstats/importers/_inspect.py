@@ -216,13 +216,7 @@ def from_inspect(
             found, value = _arm_value(log, sample, kind, name)
             if not found:
                 raise src.error(f"no {arm_from} here to take the arm from", field="arm")
-            arm = to_arm(value)
-            if arm is None:
-                raise src.error(
-                    f"{arm_from} is {value!r}, which names no arm; map it with arm values "
-                    "(e.g. with=VALUE,without=VALUE or none=VALUE,v1=VALUE,v2=VALUE)",
-                    field="arm",
-                )
+            arm = to_arm(value, src, arm_from)
             task_id = str(sample.id)
             if sample.error is not None:
                 msg = " ".join(str(sample.error.message).split())[:160]

@@ -197,15 +197,7 @@ def from_table(
                 row[field] = _from_text(kind, value) if text or field in defaults else value
             if "task_id" in row and not isinstance(row["task_id"], str):
                 row["task_id"] = str(row["task_id"])  # numeric ids in a table are still ids
-            raw_arm = row.get("arm")
-            arm = to_arm(raw_arm)
-            if arm is None:
-                raise src.error(
-                    f"arm value {raw_arm!r} maps to no arm; give arm values "
-                    "(e.g. with=VALUE,without=VALUE or none=VALUE,v1=VALUE,v2=VALUE)",
-                    field=mapping.get("arm", "arm"),
-                )
-            row["arm"] = arm
+            row["arm"] = to_arm(row.get("arm"), src, field=mapping.get("arm", "arm"))
             runs.append({k: row[k] for k in RUN_FIELDS if k in row})
             run_sources.append(src)
             tid = row.get("task_id")
