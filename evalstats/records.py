@@ -170,11 +170,9 @@ def _read_csv(p: Path) -> pd.DataFrame:
             header = next(csv.reader(fh), None)
         if header is None:
             raise DataError("empty CSV file (no header line)", path=p)
-        seen: set[str] = set()
-        for name in header:
-            if name in seen:
-                raise DataError("column appears twice in the header", path=p, line=1, field=name)
-            seen.add(name)
+        twice = next((n for i, n in enumerate(header) if n in header[:i]), None)
+        if twice is not None:
+            raise DataError("column appears twice in the header", path=p, line=1, field=twice)
         frame = pd.read_csv(
             p, dtype=object, keep_default_na=False, na_values=[""], encoding="utf-8-sig"
         )
