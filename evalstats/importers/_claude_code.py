@@ -41,10 +41,7 @@ _ONLY_RESULT = (
     "(use --output-format stream-json, or json with --verbose)"
 )
 _USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
+    "input_tokens output_tokens cache_creation_input_tokens cache_read_input_tokens".split()
 )
 
 
@@ -172,22 +169,6 @@ def parse_output(
         )
     result, line = events[results[0]], lines[results[0]]
     texts, files, model = _transcript(p, events, lines, tools)
-    usage_by_model = result.get("modelUsage")
-    if model is None and isinstance(usage_by_model, dict) and usage_by_model:
-        # Several models (e.g. a small one for titles): the one that wrote most is the agent.
-        def written(m: str) -> float:
-            entry = usage_by_model[m] or {}
-            out = entry.get("outputTokens", 0) if isinstance(entry, dict) else None
-            if isinstance(out, bool) or not isinstance(out, int | float):
-                raise DataError(
-                    "modelUsage entries must be objects with a numeric outputTokens",
-                    path=p,
-                    line=line,
-                    field=f"modelUsage.{m}",
-                )
-            return float(out)
-
-        model = max(usage_by_model, key=written)
 
     def number(kind: str, field: str, value: Any) -> Any:
         try:  # the data contract's own checks: finite, >= 0, integers whole
@@ -195,6 +176,13 @@ def parse_output(
         except ValueError as exc:
             raise DataError(str(exc), path=p, line=line, field=field) from None
 
+    by_model = result.get("modelUsage")
+    if model is None and isinstance(by_model, dict) and by_model:
+        # Several models (e.g. a small one for titles): the one that wrote most is the agent.
+        out = {
+            m: e.get("outputTokens", 0) if isinstance(e, dict) else e for m, e in by_model.items()
+        }
+        model = max(out, key=lambda m: number("float", f"modelUsage.{m}.outputTokens", out[m] or 0))
     if result.get("duration_ms") is None:
         raise DataError("result has no duration_ms", path=p, line=line, field="duration_ms")
     wall_s = number("float", "duration_ms", result["duration_ms"]) / 1000.0
