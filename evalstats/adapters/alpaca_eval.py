@@ -43,55 +43,39 @@ def _open_text(p: Path) -> str:
     return pairwise.read_text(p)
 
 
-def _parse_array(text: str, p: Path) -> tuple[list[Any], list[int]]:
-    """Records of a JSON array with the line each one starts on (decoded one by one)."""
+def _parse(text: str, p: Path) -> tuple[list[Any], list[int]]:
+    """Records of a JSON array or of JSON Lines, with the line each one starts on."""
+    array = text.lstrip().startswith("[")
     decoder = json.JSONDecoder()
     records: list[Any] = []
     lines: list[int] = []
-    pos = _WS.match(text, text.index("[") + 1).end()
+    pos = _WS.match(text, text.index("[") + 1 if array else 0).end()
     line, counted = 1, 0
-    if text.startswith("]", pos):
-        pos += 1
-    else:
-        while True:
-            try:
-                obj, end = decoder.raw_decode(text, pos)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
-                ) from None
-            line += text.count("\n", counted, pos)
-            counted = pos
-            records.append(obj)
-            lines.append(line)
-            pos = _WS.match(text, end).end()
-            sep = text[pos : pos + 1]
-            if sep == "]":
-                pos += 1
-                break
-            if sep != ",":
-                at = line + text.count("\n", counted, pos)
-                raise DataError("malformed JSON array (expected ',' or ']')", path=p, line=at)
-            pos = _WS.match(text, pos + 1).end()
-    if text[pos:].strip():
-        at = line + text.count("\n", counted, pos)
-        raise DataError("unexpected text after the JSON array", path=p, line=at)
-    return records, lines
 
+    def fail(message: str, at: int) -> DataError:
+        return DataError(message, path=p, line=line + text.count("\n", counted, at))
 
-def _parse_lines(text: str, p: Path) -> tuple[list[Any], list[int]]:
-    records: list[Any] = []
-    lines: list[int] = []
-    for lineno, row in enumerate(text.splitlines(), start=1):
-        if not row.strip():
-            continue
+    while pos < len(text) and not (array and not records and text.startswith("]", pos)):
         try:
-            records.append(json.loads(row))
+            obj, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise DataError(
-                f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=lineno
+                f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
             ) from None
-        lines.append(lineno)
+        line, counted = line + text.count("\n", counted, pos), pos
+        records.append(obj)
+        lines.append(line)
+        pos = _WS.match(text, end).end()
+        if not array and pos < len(text) and "\n" not in text[end:pos]:
+            raise fail("malformed JSON Lines (one record per line)", pos)
+        if array and text.startswith(",", pos):
+            pos = _WS.match(text, pos + 1).end()
+        elif array:
+            break
+    if array and not text.startswith("]", pos):
+        raise fail("malformed JSON array (expected ',' or ']')", pos)
+    if array and text[pos + 1 :].strip():
+        raise fail("unexpected text after the JSON array", pos + 1)
     return records, lines
 
 
@@ -234,8 +218,7 @@ def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.
     rows: list[dict[str, Any]] = []
     for p in paths:
         text = _open_text(p)  # a JSON array or JSON Lines, sniffed, not by name
-        read = _parse_array if text.lstrip().startswith("[") else _parse_lines
-        records, lines = read(text, p)
+        records, lines = _parse(text, p)
         rows.extend(_record_row(rec, p, line) for rec, line in zip(records, lines, strict=True))
     return _build_frame(rows)
 

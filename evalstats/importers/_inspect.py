@@ -298,23 +298,14 @@ def _finish_tasks(
             "pass --canonical-written-at TIME or --tasks"
         )
     budgets: dict[str, Any] = {"budget_tokens": budget_tokens, "budget_wall_s": budget_wall_s}
-    for field, given in budgets.items():
-        if given is not None:
-            continue
+    for field in [f for f, given in budgets.items() if given is None]:
         seen = limits[field] - {None}
         if len(seen) != 1 or None in limits[field]:
-            flag = "--" + field.replace("_", "-")
             detail = "differ between logs" if len(seen) > 1 else "are not set in every log"
+            flag = "--" + field.replace("_", "-")
             return (
                 f"tasks not written: the eval limits for {field} {detail}; pass {flag} or --tasks"
             )
-        budgets[field] = next(iter(seen))
-    return [
-        {
-            **t,
-            "canonical_written_at": written_at,
-            **budgets,
-            "budget_wall_s": float(budgets["budget_wall_s"]),
-        }
-        for t in tasks.values()
-    ]
+        budgets[field] = seen.pop()
+    budgets["budget_wall_s"] = float(budgets["budget_wall_s"])
+    return [{**t, "canonical_written_at": written_at, **budgets} for t in tasks.values()]
