@@ -266,36 +266,27 @@ def coerce_field(kind: str, value: Any, text_source: bool) -> Any:
         if isinstance(value, str):
             return value
         raise ValueError(f"expected a string, got {type(value).__name__} {value!r}")
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, bool
+    )
+    text = text_source and isinstance(value, str)
     if kind == "int":
-        if isinstance(value, bool):
-            raise ValueError(f"expected an integer, got boolean {value!r}")
-        if isinstance(value, (int, np.integer)):
-            out_int = int(value)
-        elif isinstance(value, (float, np.floating)) and float(value).is_integer():
-            out_int = int(value)
-        elif text_source and isinstance(value, str) and _INT_TEXT.fullmatch(value):
-            out_int = int(value)
-        else:
-            raise ValueError(f"expected an integer, got {value!r}")
+        whole = number and (isinstance(value, (int, np.integer)) or float(value).is_integer())
+        if not (whole or (text and _INT_TEXT.fullmatch(value))):
+            raise ValueError(f"expected an integer, got {type(value).__name__} {value!r:.60}")
+        out_int = int(value)
         if out_int < 0:  # every integer of the contract is a count
             raise ValueError(f"expected a non-negative integer, got {value!r}")
         if out_int > _INT64_MAX:
-            raise ValueError(f"integer {value!r} is out of range (at most {_INT64_MAX})")
+            raise ValueError(f"integer {value!r:.40} is out of range (at most {_INT64_MAX})")
         return out_int
     if kind == "float":
-        if isinstance(value, bool):
-            raise ValueError(f"expected a number, got boolean {value!r}")
-        if isinstance(value, (int, float, np.integer, np.floating)):
-            try:
-                out = float(value)
-            except OverflowError:  # an int beyond the float range
-                raise ValueError(f"number {value!r} is out of range") from None
-        elif text_source and isinstance(value, str) and _FLOAT_TEXT.fullmatch(value):
+        if not (number or (text and _FLOAT_TEXT.fullmatch(value))):
+            raise ValueError(f"expected a number, got {type(value).__name__} {value!r:.60}")
+        try:
             out = float(value)
-        elif text_source and isinstance(value, str):
-            raise ValueError(f"expected a number, got {value!r}")
-        else:
-            raise ValueError(f"expected a number, got {type(value).__name__} {value!r}")
+        except OverflowError:  # an int beyond the float range
+            raise ValueError(f"number {value!r:.60} is out of range") from None
         if not math.isfinite(out) or out < 0:
             raise ValueError(f"expected a finite non-negative number, got {value!r}")
         return out

@@ -39,8 +39,8 @@ def _claude_output(folder: Path, *, duration: str = "1000", usage: str = "{}", a
 @pytest.mark.parametrize(
     ("field", "kwargs", "why"),
     [
-        ("usage.input_tokens", {"usage": '{"input_tokens": Infinity}'}, "got inf"),
-        ("usage.input_tokens", {"usage": '{"input_tokens": 300.9}'}, "got 300.9"),
+        ("usage.input_tokens", {"usage": '{"input_tokens": Infinity}'}, "got float inf"),
+        ("usage.input_tokens", {"usage": '{"input_tokens": 300.9}'}, "got float 300.9"),
         ("duration_ms", {"duration": "1e400"}, "finite"),
         ("duration_ms", {"duration": "NaN"}, "finite"),
         ("duration_ms", {"duration": "1e300"}, "longer than any run"),
