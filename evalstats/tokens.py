@@ -113,12 +113,10 @@ def _budget_lookup(runs: pd.DataFrame, tasks: pd.DataFrame) -> tuple[np.ndarray,
     for field in ("task_id", "budget_tokens", "budget_wall_s"):
         if field not in tasks.columns:
             raise DataError("missing from the tasks frame", field=field)
-    if tasks["task_id"].isna().any():
-        raise DataError("tasks frame has a missing task_id", field="task_id")
-    dup = tasks["task_id"].duplicated(keep=False)
-    if dup.any():
-        ids = sorted(map(str, tasks.loc[dup, "task_id"].unique()))
-        raise DataError(f"duplicate task_id in the tasks frame: {ids[:5]}", field="task_id")
+    ids = tasks["task_id"]
+    if ids.isna().any() or ids.duplicated().any():
+        twice = ids[ids.isna() | ids.duplicated()].tolist()[:1]
+        raise DataError(f"tasks frame has a missing or duplicate task_id {twice}", field="task_id")
     for field in ("budget_tokens", "budget_wall_s"):
         values = pd.to_numeric(tasks[field], errors="coerce")
         bad = (values.isna() | (values < 0) | ~np.isfinite(values)).to_numpy(dtype=bool)
@@ -136,12 +134,10 @@ def _budget_lookup(runs: pd.DataFrame, tasks: pd.DataFrame) -> tuple[np.ndarray,
     pos = task_index.get_indexer(runs["task_id"].astype(str))
     missing = pos < 0
     if missing.any():
-        ids = sorted(runs.loc[missing, "task_id"].astype(str).unique())
-        shown = ", ".join(map(repr, ids[:5])) + (
-            f" and {len(ids) - 5} more" if len(ids) > 5 else ""
-        )
+        first = runs["task_id"].astype(str).to_numpy()[missing][0]
         raise DataError(
-            f"{int(missing.sum())} run(s) refer to task_id(s) not in the tasks frame: {shown}",
+            f"{int(missing.sum())} run(s) refer to task_id(s) not in the tasks frame, "
+            f"first {first!r}",
             field="task_id",
         )
     budget_tokens = pd.to_numeric(tasks["budget_tokens"]).to_numpy(dtype=np.float64)[pos]

@@ -163,20 +163,16 @@ def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
             path=path,
             field=twice[0],
         )
-    for info in infos:
-        if info.file_size > limit:
-            raise DataError(
-                f"member {info.filename!r} inflates to {info.file_size:,} bytes, over the "
-                f"import cap of {limit:,} (EVALSTATS_MAX_INPUT_BYTES)",
-                path=path,
-                field=info.filename,
-            )
+    big = max(infos, key=lambda i: i.file_size, default=None)
     total = sum(i.file_size for i in infos)
-    if total > limit:
+    if big is not None and total > limit:
+        one = big.file_size > limit
+        what = f"member {big.filename!r}" if one else "the archive"
         raise DataError(
-            f"the archive inflates to {total:,} bytes, over the import cap of {limit:,} "
-            "(EVALSTATS_MAX_INPUT_BYTES)",
+            f"{what} inflates to {big.file_size if one else total:,} bytes, over the import "
+            f"cap of {limit:,} (EVALSTATS_MAX_INPUT_BYTES)",
             path=path,
+            field=big.filename if one else None,
         )
 
 
@@ -244,11 +240,8 @@ def file_tool_keys(
         return out
     for spec in specs:
         name, _, keys = spec.partition(":")
-        out[name.strip()] = tuple(k.strip() for k in keys.split(",") if k.strip()) or (
-            "path",
-            "file_path",
-            "file",
-        )
+        found = tuple(k.strip() for k in keys.split(",") if k.strip())
+        out[name.strip()] = found or ("path", "file_path", "file")
     return out
 
 
