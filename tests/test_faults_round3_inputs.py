@@ -105,3 +105,13 @@ def test_import_table_says_which_token_column_it_used(tmp_path):
         (note,) = [str(p) for p in from_table(src).problems if "billed" in str(p)]
         assert said in note
         assert (column == "tokens") == ("total_tokens" not in note)
+
+
+@pytest.mark.parametrize(
+    ("row", "field"), [(",q1,with,1", "file"), ("x.json,q1,with,1.5", "replicate")]
+)
+def test_a_claude_code_manifest_row_is_checked(tmp_path, capsys, row, field):
+    manifest = tmp_path / "manifest.csv"
+    manifest.write_text(f"file,task_id,arm,replicate\n{row}\n")
+    argv = ["import", "claude-code", "--manifest", str(manifest), "-o", str(tmp_path / "o")]
+    assert f"manifest.csv:2, field '{field}'" in _error_line(capsys, argv)

@@ -257,14 +257,14 @@ def _from_manifest(manifest: Path) -> list[tuple[Path, dict[str, Any], Source]]:
             )
     out = []
     for row, src in zip(rows, sources, strict=True):
-        if is_missing(row["file"]):
+        if is_missing(row.get("file")):
             raise src.error("empty file name", field="file")
-        keys = {k: v for k, v in row.items() if k != "file" and not is_missing(v)}
+        keys = {k: v for k, v in row.items() if k != "file"}
         if "replicate" in keys:
             try:
-                keys["replicate"] = int(keys["replicate"])
-            except ValueError:
-                raise src.error(f"replicate {keys['replicate']!r} is not an integer") from None
+                keys["replicate"] = coerce_field("int", keys["replicate"], text_source=True)
+            except ValueError as exc:
+                raise src.error(str(exc), field="replicate") from None
         out.append((manifest.parent / row["file"], keys, src))
     return out
 
