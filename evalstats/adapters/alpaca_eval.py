@@ -33,16 +33,6 @@ def _is_annotations(name: str) -> bool:
     return name.lower().removesuffix(".gz").endswith(_SUFFIXES)
 
 
-def _open_text(p: Path) -> str:
-    if not _is_annotations(p.name):
-        raise DataError(
-            "unsupported file type; use .json (a JSON array), .jsonl or .ndjson, "
-            "optionally gzipped (.gz)",
-            path=p,
-        )
-    return pairwise.read_text(p)
-
-
 def _parse(text: str, p: Path) -> tuple[list[Any], list[int]]:
     """Records of a JSON array or of JSON Lines, with the line each one starts on."""
     array = text.lstrip().startswith("[")
@@ -217,8 +207,13 @@ def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.
             raise ParameterError("no annotation files given")
     rows: list[dict[str, Any]] = []
     for p in paths:
-        text = _open_text(p)  # a JSON array or JSON Lines, sniffed, not by name
-        records, lines = _parse(text, p)
+        if not _is_annotations(p.name):
+            raise DataError(
+                "unsupported file type; use .json (a JSON array), .jsonl or .ndjson, "
+                "optionally gzipped (.gz)",
+                path=p,
+            )
+        records, lines = _parse(pairwise.read_text(p), p)  # an array or lines, sniffed
         rows.extend(_record_row(rec, p, line) for rec, line in zip(records, lines, strict=True))
     return _build_frame(rows)
 
