@@ -109,8 +109,8 @@ def read_cap_check(path: str | os.PathLike[str], cap: float | None = None) -> No
         )
 
 
-def read_bytes(path: str | os.PathLike[str], cap: int | None = None) -> bytes:
-    limit = _cap(MAX_INPUT_BYTES) if cap is None else cap
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    limit = _cap(MAX_INPUT_BYTES)
     read_cap_check(path, limit)
     with open(path, "rb") as fh:
         data = fh.read(limit + 1)  # it may have grown since the stat
@@ -148,8 +148,8 @@ def jsonl_records(text: str, path: Any, what: str = "JSON") -> list[tuple[dict, 
     return out
 
 
-def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
-    limit = _cap(MAX_MEMBER_BYTES) if cap is None else cap
+def check_zip(path: str | os.PathLike[str]) -> None:
+    limit = _cap(MAX_MEMBER_BYTES)
     read_cap_check(path, math.inf)
     try:
         with zipfile.ZipFile(path) as archive:
