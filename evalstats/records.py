@@ -84,7 +84,7 @@ def _json_line(raw: bytes, lineno: int, p: Path) -> Any:
             line=lineno,
         ) from None
     try:
-        return json.loads(text, object_pairs_hook=unique_keys)
+        obj = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise DataError(
             f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=lineno
@@ -95,6 +95,31 @@ def _json_line(raw: bytes, lineno: int, p: Path) -> Any:
         raise DataError(
             "key given twice in one object", path=p, line=lineno, field=str(exc)
         ) from None
+    bad = surrogate_field(obj) if _SURROGATE_ESCAPE.search(text) else None
+    if bad is not None:
+        raise DataError(NOT_TEXT, path=p, line=lineno, field=bad)
+    return obj
+
+
+# A lone UTF-16 surrogate (JSON "\\ud800") is no character: it cannot be written as UTF-8.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+NOT_TEXT = "holds a lone UTF-16 surrogate (e.g. \\ud800), which is not text: replace it"
+
+
+def surrogate_field(obj: Any, where: str = "") -> str | None:
+    """The (dotted) field of the first string in ``obj`` holding a lone surrogate, else None."""
+    if isinstance(obj, str):
+        return where if _SURROGATE.search(obj) else None
+    pairs = (
+        obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    )
+    for k, v in pairs:
+        name = f"{where}.{k}" if where else str(k)
+        found = name if _SURROGATE.search(str(k)) else surrogate_field(v, name)
+        if found is not None:
+            return found
+    return None
 
 
 def _read_jsonl(p: Path, skip_unreadable: bool) -> tuple[list[dict[str, Any]], list[int]]:
@@ -146,11 +171,9 @@ def _read_csv(p: Path) -> pd.DataFrame:
             header = next(csv.reader(fh), None)
         if header is None:
             raise DataError("empty CSV file (no header line)", path=p)
-        seen: set[str] = set()
-        for name in header:
-            if name in seen:
-                raise DataError("column appears twice in the header", path=p, line=1, field=name)
-            seen.add(name)
+        twice = next((n for i, n in enumerate(header) if n in header[:i]), None)
+        if twice is not None:
+            raise DataError("column appears twice in the header", path=p, line=1, field=twice)
         frame = pd.read_csv(
             p, dtype=object, keep_default_na=False, na_values=[""], encoding="utf-8-sig"
         )
@@ -225,6 +248,9 @@ def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = T
 _INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
 _FLOAT_TEXT = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*", re.ASCII)
 _INT64_MAX = int(np.iinfo(np.int64).max)
+_ISO_8601 = re.compile(
+    r"\d{4}-\d\d-\d\d([T ]\d\d(:\d\d(:\d\d([.,]\d+)?)?)?)?(Z|[+-]\d\d(:?\d\d)?)?", re.ASCII
+)
 # Text fields that name something: an empty (or blank) value is a missing name.
 _NAMES = frozenset({"judge", "rubric", "agent_model", "prompt_sha256"})
 
@@ -235,57 +261,48 @@ def is_missing(v: Any) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
 
-def _coerce(kind: str, value: Any, text_source: bool) -> Any:
+def coerce_field(kind: str, value: Any, text_source: bool) -> Any:
     """Coerce one value to ``kind``; raise ValueError with the reason if impossible."""
     if kind == "str":
         if isinstance(value, str):
             return value
         raise ValueError(f"expected a string, got {type(value).__name__} {value!r}")
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, bool
+    )
+    text = text_source and isinstance(value, str)
     if kind == "int":
-        if isinstance(value, bool):
-            raise ValueError(f"expected an integer, got boolean {value!r}")
-        if isinstance(value, (int, np.integer)):
-            out_int = int(value)
-        elif isinstance(value, (float, np.floating)) and float(value).is_integer():
-            out_int = int(value)
-        elif text_source and isinstance(value, str) and _INT_TEXT.fullmatch(value):
-            out_int = int(value)
-        else:
-            raise ValueError(f"expected an integer, got {value!r}")
+        whole = number and (isinstance(value, (int, np.integer)) or float(value).is_integer())
+        if not (whole or (text and _INT_TEXT.fullmatch(value))):
+            raise ValueError(f"expected an integer, got {type(value).__name__} {value!r:.60}")
+        out_int = int(value)
         if out_int < 0:  # every integer of the contract is a count
             raise ValueError(f"expected a non-negative integer, got {value!r}")
         if out_int > _INT64_MAX:
-            raise ValueError(f"integer {value!r} is out of range (at most {_INT64_MAX})")
+            raise ValueError(f"integer {value!r:.40} is out of range (at most {_INT64_MAX})")
         return out_int
     if kind == "float":
-        if isinstance(value, bool):
-            raise ValueError(f"expected a number, got boolean {value!r}")
-        if isinstance(value, (int, float, np.integer, np.floating)):
-            try:
-                out = float(value)
-            except OverflowError:  # an int beyond the float range
-                raise ValueError(f"number {value!r} is out of range") from None
-        elif text_source and isinstance(value, str) and _FLOAT_TEXT.fullmatch(value):
+        if not (number or (text and _FLOAT_TEXT.fullmatch(value))):
+            raise ValueError(f"expected a number, got {type(value).__name__} {value!r:.60}")
+        try:
             out = float(value)
-        elif text_source and isinstance(value, str):
-            raise ValueError(f"expected a number, got {value!r}")
-        else:
-            raise ValueError(f"expected a number, got {type(value).__name__} {value!r}")
+        except OverflowError:  # an int beyond the float range
+            raise ValueError(f"number {value!r:.60} is out of range") from None
         if not math.isfinite(out) or out < 0:
             raise ValueError(f"expected a finite non-negative number, got {value!r}")
         return out
     if kind == "datetime":
-        if isinstance(value, pd.Timestamp):
-            ts = value
-        elif isinstance(value, str):
+        ts = value if isinstance(value, pd.Timestamp) else pd.NaT
+        if isinstance(value, str) and _ISO_8601.fullmatch(value):  # pandas also reads "now"
             try:
                 ts = pd.Timestamp(value)
-            except (ValueError, TypeError):
-                raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}") from None
-        else:
-            raise ValueError(f"expected an ISO-8601 timestamp string, got {value!r}")
+            except ValueError:
+                pass
         if ts is pd.NaT:
-            raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}")
+            raise ValueError(
+                f"expected an ISO-8601 timestamp (YYYY-MM-DDTHH:MM:SS, UTC unless it ends in "
+                f"Z or +HH:MM), got {value!r:.60}"
+            )
         return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
     if kind == "list":
         if text_source and isinstance(value, str):
@@ -348,7 +365,7 @@ def _validate_table(
                 values.append(None)
                 continue
             try:
-                values.append(_coerce(kind, v, text_source))
+                values.append(coerce_field(kind, v, text_source))
             except ValueError as exc:
                 raise fail(i, name, str(exc)) from None
         if kind == "int":

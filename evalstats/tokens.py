@@ -71,22 +71,6 @@ def encoding() -> tiktoken.Encoding:
             del os.environ["TIKTOKEN_CACHE_DIR"]
 
 
-def _as_text_list(texts: Iterable[str] | pd.Series) -> list[str]:
-    """The texts as a list; ``TypeError`` naming the first that is not a ``str``."""
-    if isinstance(texts, bytes | bytearray):
-        raise TypeError("count_tokens takes str, not bytes; decode the text first")
-    index = texts.index if isinstance(texts, pd.Series) else None
-    values = texts.tolist() if index is not None else list(texts)
-    bad = next((i for i, v in enumerate(values) if not isinstance(v, str)), None)
-    if bad is not None:
-        where = f"index {index[bad : bad + 1].tolist()[0]!r}" if index is not None else None
-        raise TypeError(
-            f"count_tokens needs str texts; got {type(values[bad]).__name__} "
-            f"({values[bad]!r}) at {where or f'position {bad}'}"
-        )
-    return values
-
-
 def count_tokens(
     texts: str | Iterable[str] | pd.Series, *, num_threads: int | None = None
 ) -> int | np.ndarray:
@@ -109,11 +93,18 @@ def count_tokens(
     enc = encoding()
     if isinstance(texts, str):
         return len(enc.encode_ordinary(texts))
-    values = _as_text_list(texts)
-    if num_threads == 1 or len(values) < 2:
-        tokens = map(enc.encode_ordinary, values)
-    else:
-        tokens = enc.encode_ordinary_batch(values, num_threads=int(num_threads))
+    if isinstance(texts, bytes | bytearray):
+        raise TypeError("count_tokens takes str, not bytes; decode the text first")
+    series = isinstance(texts, pd.Series)
+    values = texts.tolist() if series else list(texts)
+    bad = next((i for i, v in enumerate(values) if not isinstance(v, str)), None)
+    if bad is not None:
+        where = f"index {texts.index.tolist()[bad]!r}" if series else f"position {bad}"
+        raise TypeError(
+            f"count_tokens needs str texts; got {type(values[bad]).__name__} "
+            f"({values[bad]!r}) at {where}"
+        )
+    tokens = enc.encode_ordinary_batch(values, num_threads=num_threads)
     return np.fromiter(map(len, tokens), dtype=np.int64, count=len(values))
 
 
@@ -122,12 +113,10 @@ def _budget_lookup(runs: pd.DataFrame, tasks: pd.DataFrame) -> tuple[np.ndarray,
     for field in ("task_id", "budget_tokens", "budget_wall_s"):
         if field not in tasks.columns:
             raise DataError("missing from the tasks frame", field=field)
-    if tasks["task_id"].isna().any():
-        raise DataError("tasks frame has a missing task_id", field="task_id")
-    dup = tasks["task_id"].duplicated(keep=False)
-    if dup.any():
-        ids = sorted(map(str, tasks.loc[dup, "task_id"].unique()))
-        raise DataError(f"duplicate task_id in the tasks frame: {ids[:5]}", field="task_id")
+    ids = tasks["task_id"]
+    if ids.isna().any() or ids.duplicated().any():
+        twice = ids[ids.isna() | ids.duplicated()].tolist()[:1]
+        raise DataError(f"tasks frame has a missing or duplicate task_id {twice}", field="task_id")
     for field in ("budget_tokens", "budget_wall_s"):
         values = pd.to_numeric(tasks[field], errors="coerce")
         bad = (values.isna() | (values < 0) | ~np.isfinite(values)).to_numpy(dtype=bool)
@@ -145,12 +134,10 @@ def _budget_lookup(runs: pd.DataFrame, tasks: pd.DataFrame) -> tuple[np.ndarray,
     pos = task_index.get_indexer(runs["task_id"].astype(str))
     missing = pos < 0
     if missing.any():
-        ids = sorted(runs.loc[missing, "task_id"].astype(str).unique())
-        shown = ", ".join(map(repr, ids[:5])) + (
-            f" and {len(ids) - 5} more" if len(ids) > 5 else ""
-        )
+        first = runs["task_id"].astype(str).to_numpy()[missing][0]
         raise DataError(
-            f"{int(missing.sum())} run(s) refer to task_id(s) not in the tasks frame: {shown}",
+            f"{int(missing.sum())} run(s) refer to task_id(s) not in the tasks frame, "
+            f"first {first!r}",
             field="task_id",
         )
     budget_tokens = pd.to_numeric(tasks["budget_tokens"]).to_numpy(dtype=np.float64)[pos]
@@ -195,8 +182,10 @@ def annotate_runs(
     budget_tokens, budget_wall = _budget_lookup(runs, tasks)
 
     text = runs["answer"]
+    has_transcript = np.zeros(len(runs), dtype=bool)
     if "transcript" in runs.columns:
-        text = runs["transcript"].where(runs["transcript"].notna(), text)
+        has_transcript = runs["transcript"].notna().to_numpy()
+        text = runs["transcript"].where(has_transcript, text)
     no_text = text.isna().to_numpy()
     if no_text.any():
         label = runs.index[no_text][0]
@@ -234,11 +223,6 @@ def annotate_runs(
 
     out = runs.copy()
     out["tokens"] = pd.array(tokens, dtype="Int64")
-    has_transcript = (
-        runs["transcript"].notna().to_numpy()
-        if "transcript" in runs.columns
-        else np.zeros(len(runs), dtype=bool)
-    )
     out["tokens_source"] = np.where(has_transcript, "transcript", "answer")
     out["over_budget_tokens"] = over_tokens
     out["over_budget_wall"] = over_wall

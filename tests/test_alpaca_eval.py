@@ -413,8 +413,8 @@ def _record(**kw) -> dict:
         ({"annotator": 3}, "annotator", "expected a string"),
         ({"instruction_id": ""}, "instruction_id", "must not be empty"),
         ({"price_per_example": -1}, "price_per_example", "non-negative"),
-        ({"time_per_example": "fast"}, "time_per_example", "non-negative"),
-        ({"len_output_2": 2.5}, "len_output_2", "non-negative integer"),
+        ({"time_per_example": "fast"}, "time_per_example", "expected a number"),
+        ({"len_output_2": 2.5}, "len_output_2", "expected an integer"),
         ({"dataset": 5}, "dataset", "expected a string"),
     ],
 )

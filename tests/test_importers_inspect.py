@@ -171,7 +171,7 @@ def test_unmapped_arm_value_names_the_sample(logs):
 
 @pytest.mark.slow  # runs inspect_ai's CLI for its logs
 def test_missing_arm_source(logs):
-    with pytest.raises(DataError, match="model is 'mockllm/model', which names no arm"):
+    with pytest.raises(DataError, match="model 'mockllm/model' names no arm"):
         from_inspect(logs.values(), arm_from="model")
     with pytest.raises(DataError, match="no task_arg:nope here"):
         from_inspect(logs.values(), arm_from="task_arg:nope")

@@ -75,7 +75,7 @@ def test_non_object_line(tmp_path):
     ("field", "value", "reason"),
     [
         ("budget_tokens", "many", "expected an integer"),
-        ("budget_tokens", True, "boolean"),
+        ("budget_tokens", True, "got bool True"),
         ("budget_wall_s", -1.0, "non-negative"),
         ("canonical_written_at", "yesterday", "ISO-8601"),
         ("prompt", 17, "expected a string"),

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, ParameterError
-from ..records import EvalstatsWarning, is_missing
+from ..records import EvalstatsWarning, coerce_field, is_missing
 from . import pairwise
 
 __all__ = ["EXTRA_COLUMNS", "GROUP_COLUMNS", "RUBRIC", "annotation_files", "load"]
@@ -33,83 +33,49 @@ def _is_annotations(name: str) -> bool:
     return name.lower().removesuffix(".gz").endswith(_SUFFIXES)
 
 
-def _open_text(p: Path) -> str:
-    if not _is_annotations(p.name):
-        raise DataError(
-            "unsupported file type; use .json (a JSON array), .jsonl or .ndjson, "
-            "optionally gzipped (.gz)",
-            path=p,
-        )
-    return pairwise.read_text(p)
-
-
-def _parse_array(text: str, p: Path) -> tuple[list[Any], list[int]]:
-    """Records of a JSON array with the line each one starts on (decoded one by one)."""
+def _parse(text: str, p: Path) -> tuple[list[Any], list[int]]:
+    """Records of a JSON array or of JSON Lines, with the line each one starts on."""
+    array = text.lstrip().startswith("[")
     decoder = json.JSONDecoder()
     records: list[Any] = []
     lines: list[int] = []
-    pos = _WS.match(text, text.index("[") + 1).end()
+    pos = _WS.match(text, text.index("[") + 1 if array else 0).end()
     line, counted = 1, 0
-    if text.startswith("]", pos):
-        pos += 1
-    else:
-        while True:
-            try:
-                obj, end = decoder.raw_decode(text, pos)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
-                ) from None
-            line += text.count("\n", counted, pos)
-            counted = pos
-            records.append(obj)
-            lines.append(line)
-            pos = _WS.match(text, end).end()
-            sep = text[pos : pos + 1]
-            if sep == "]":
-                pos += 1
-                break
-            if sep != ",":
-                at = line + text.count("\n", counted, pos)
-                raise DataError("malformed JSON array (expected ',' or ']')", path=p, line=at)
-            pos = _WS.match(text, pos + 1).end()
-    if text[pos:].strip():
-        at = line + text.count("\n", counted, pos)
-        raise DataError("unexpected text after the JSON array", path=p, line=at)
-    return records, lines
 
+    def fail(message: str, at: int) -> DataError:
+        return DataError(message, path=p, line=line + text.count("\n", counted, at))
 
-def _parse_lines(text: str, p: Path) -> tuple[list[Any], list[int]]:
-    records: list[Any] = []
-    lines: list[int] = []
-    for lineno, row in enumerate(text.splitlines(), start=1):
-        if not row.strip():
-            continue
+    while pos < len(text) and not (array and not records and text.startswith("]", pos)):
         try:
-            records.append(json.loads(row))
+            obj, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise DataError(
-                f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=lineno
+                f"malformed JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
             ) from None
-        lines.append(lineno)
+        line, counted = line + text.count("\n", counted, pos), pos
+        records.append(obj)
+        lines.append(line)
+        pos = _WS.match(text, end).end()
+        if not array and pos < len(text) and "\n" not in text[end:pos]:
+            raise fail("malformed JSON Lines (one record per line)", pos)
+        if array and text.startswith(",", pos):
+            pos = _WS.match(text, pos + 1).end()
+        elif array:
+            break
+    if array and not text.startswith("]", pos):
+        raise fail("malformed JSON array (expected ',' or ']')", pos)
+    if array and text[pos + 1 :].strip():
+        raise fail("unexpected text after the JSON array", pos + 1)
     return records, lines
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return None
-    return float(value)
 
 
 def _preference(value: Any) -> tuple[float, float, str | None, str | None]:
     """(raw preference, win share, outcome, parse error) of one record."""
     if is_missing(value):
         return math.nan, math.nan, None, "missing preference"
-    pref = _number(value)
-    if pref is None:
-        return math.nan, math.nan, None, f"preference is not a number: {value!r}"
-    if math.isnan(pref):
-        return pref, math.nan, None, "preference is NaN"
+    if isinstance(value, bool) or not isinstance(value, int | float) or abs(value) > 1e300:
+        return math.nan, math.nan, None, f"preference is not a number: {value!r:.40}"
+    pref = float(value)
     # 0 is AlpacaEval's legacy draw; its metrics read it as 1.5 too.
     value_ = 1.5 if pref == 0.0 else pref
     if not 1.0 <= value_ <= 2.0:
@@ -119,50 +85,43 @@ def _preference(value: Any) -> tuple[float, float, str | None, str | None]:
 
 
 def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
-    def fail(field: str, reason: str) -> DataError:
-        return DataError(reason, path=p, line=line, field=field)
-
     if not isinstance(rec, dict):
         raise DataError(f"expected a JSON object, got {type(rec).__name__}", path=p, line=line)
-    iid = rec.get("instruction_id")
-    if is_missing(iid):
+
+    def get(field: str, kind: str, *, required: bool = False) -> Any:
+        v = rec.get(field)
+        if is_missing(v) and required:
+            raise DataError("missing required field", path=p, line=line, field=field)
+        try:  # the data contract's checks: a string, a finite number >= 0, a count
+            out = None if is_missing(v) else coerce_field(kind, v, text_source=False)
+        except ValueError as exc:
+            raise DataError(str(exc), path=p, line=line, field=field) from None
+        if required and not out:
+            raise DataError("must not be empty", path=p, line=line, field=field)
+        return out
+
+    if is_missing(rec.get("instruction_id")):
         instruction = rec.get("instruction")
         if not isinstance(instruction, str):
-            raise fail("instruction_id", "missing required field (and no 'instruction' text)")
-        iid = hashlib.sha1(instruction.encode("utf-8")).hexdigest()[:12]
-    row: dict[str, Any] = {"instruction_id": iid}
-    for field in ("instruction_id", "generator_1", "generator_2", "annotator"):
-        v = row[field] if field == "instruction_id" else rec.get(field)
-        if is_missing(v):
-            raise fail(field, "missing required field")
-        if not isinstance(v, str):
-            raise fail(field, f"expected a string, got {type(v).__name__} {v!r}")
-        if not v:
-            raise fail(field, "must not be empty")
-        row[field] = v
-    dataset = rec.get("dataset")
-    if not is_missing(dataset) and not isinstance(dataset, str):
-        raise fail("dataset", f"expected a string, got {type(dataset).__name__} {dataset!r}")
-    row["dataset"] = None if is_missing(dataset) else dataset
+            raise DataError(
+                "missing required field (and no 'instruction' text)",
+                path=p,
+                line=line,
+                field="instruction_id",
+            )
+        digest = hashlib.sha1(instruction.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        rec = {**rec, "instruction_id": digest}
+    row: dict[str, Any] = {
+        f: get(f, "str", required=True)
+        for f in ("instruction_id", "generator_1", "generator_2", "annotator")
+    }
+    row["dataset"] = get("dataset", "str")
     for field in ("price_per_example", "time_per_example"):
-        v = rec.get(field)
-        if is_missing(v):
-            row[field] = math.nan
-            continue
-        x = _number(v)
-        if x is None or not math.isfinite(x) or x < 0:
-            raise fail(field, f"expected a finite non-negative number, got {v!r}")
-        row[field] = x
-    for field, text_field in (("len_output_1", "output_1"), ("len_output_2", "output_2")):
-        v = rec.get(field)
-        if is_missing(v):
-            text = rec.get(text_field)
-            row[field] = len(text) if isinstance(text, str) else None
-            continue
-        x = _number(v)
-        if x is None or not math.isfinite(x) or x < 0 or not x.is_integer():
-            raise fail(field, f"expected a non-negative integer, got {v!r}")
-        row[field] = int(x)
+        row[field] = get(field, "float") if not is_missing(rec.get(field)) else math.nan
+    for field, text in (("len_output_1", "output_1"), ("len_output_2", "output_2")):
+        row[field] = get(field, "int")
+        if row[field] is None and isinstance(rec.get(text), str):
+            row[field] = len(rec[text])
     raw = rec.get("raw_completion")
     if is_missing(raw):
         row["raw"] = None
@@ -248,9 +207,13 @@ def load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> pd.
             raise ParameterError("no annotation files given")
     rows: list[dict[str, Any]] = []
     for p in paths:
-        text = _open_text(p)  # a JSON array or JSON Lines, sniffed, not by name
-        read = _parse_array if text.lstrip().startswith("[") else _parse_lines
-        records, lines = read(text, p)
+        if not _is_annotations(p.name):
+            raise DataError(
+                "unsupported file type; use .json (a JSON array), .jsonl or .ndjson, "
+                "optionally gzipped (.gz)",
+                path=p,
+            )
+        records, lines = _parse(pairwise.read_text(p), p)  # an array or lines, sniffed
         rows.extend(_record_row(rec, p, line) for rec, line in zip(records, lines, strict=True))
     return _build_frame(rows)
 

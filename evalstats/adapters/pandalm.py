@@ -52,15 +52,11 @@ def _tables(data_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, pd.DataFram
     if missing:
         raise DataError(f"records lack field(s) {missing}", path=tpath, field=missing[0])
     test["idx"] = test["idx"].astype(str)
-    sides = test["cmp_key"].astype(str).str.split("_", n=1, expand=True)
-    if sides.shape[1] != 2 or sides.isna().any().any():
-        bad = (
-            int(np.flatnonzero(sides.isna().any(axis=1).to_numpy())[0])
-            if sides.shape[1] == 2
-            else 0
-        )
+    sides = test["cmp_key"].astype(str).str.split("_", n=1, expand=True).reindex(columns=[0, 1])
+    bad = np.flatnonzero(sides.isna().any(axis=1).to_numpy())
+    if bad.size:
         raise DataError(
-            f"record {bad + 1}: cmp_key is not '<model1>_<model2>'", path=tpath, field="cmp_key"
+            f"record {bad[0] + 1}: cmp_key is not '<model1>_<model2>'", path=tpath, field="cmp_key"
         )
     test["model1"], test["model2"] = sides[0], sides[1]
     rows = []

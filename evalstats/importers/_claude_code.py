@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstats.errors import DataError
-from evalstats.records import is_missing
+from evalstats.records import coerce_field, is_missing
 
 from ._common import (
     Imported,
@@ -41,10 +41,7 @@ _ONLY_RESULT = (
     "(use --output-format stream-json, or json with --verbose)"
 )
 _USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
+    "input_tokens output_tokens cache_creation_input_tokens cache_read_input_tokens".split()
 )
 
 
@@ -172,35 +169,28 @@ def parse_output(
         )
     result, line = events[results[0]], lines[results[0]]
     texts, files, model = _transcript(p, events, lines, tools)
-    usage_by_model = result.get("modelUsage")
-    if model is None and isinstance(usage_by_model, dict) and usage_by_model:
-        # Several models (e.g. a small one for titles): the one that wrote most is the agent.
-        def written(m: str) -> float:
-            entry = usage_by_model[m] or {}
-            out = entry.get("outputTokens", 0) if isinstance(entry, dict) else None
-            if isinstance(out, bool) or not isinstance(out, int | float):
-                raise DataError(
-                    "modelUsage entries must be objects with a numeric outputTokens",
-                    path=p,
-                    line=line,
-                    field=f"modelUsage.{m}",
-                )
-            return float(out)
 
-        model = max(usage_by_model, key=written)
-    duration = result.get("duration_ms")
-    if isinstance(duration, bool) or not isinstance(duration, int | float):
+    def number(kind: str, field: str, value: Any) -> Any:
+        try:  # the data contract's own checks: finite, >= 0, integers whole
+            return coerce_field(kind, value, text_source=False)
+        except ValueError as exc:
+            raise DataError(str(exc), path=p, line=line, field=field) from None
+
+    by_model = result.get("modelUsage")
+    if model is None and isinstance(by_model, dict) and by_model:
+        # Several models (e.g. a small one for titles): the one that wrote most is the agent.
+        out = {
+            m: e.get("outputTokens", 0) if isinstance(e, dict) else e for m, e in by_model.items()
+        }
+        model = max(out, key=lambda m: number("float", f"modelUsage.{m}.outputTokens", out[m] or 0))
+    if result.get("duration_ms") is None:
         raise DataError("result has no duration_ms", path=p, line=line, field="duration_ms")
+    wall_s = number("float", "duration_ms", result["duration_ms"]) / 1000.0
     usage = result.get("usage")
     reported = None
     if isinstance(usage, dict):
-        for k in _USAGE_KEYS:
-            n = usage.get(k)
-            if n is not None and (isinstance(n, bool) or not isinstance(n, int | float) or n < 0):
-                raise DataError(
-                    f"expected a token count, got {n!r:.40}", path=p, line=line, field=f"usage.{k}"
-                )
-        reported = int(sum(int(usage.get(k) or 0) for k in _USAGE_KEYS))
+        counts = [(k, usage.get(k)) for k in _USAGE_KEYS]
+        reported = sum(number("int", f"usage.{k}", n) for k, n in counts if n is not None)
     answer = result.get("result")
     if answer is not None and not isinstance(answer, str):
         raise DataError(
@@ -214,7 +204,7 @@ def parse_output(
         "answer": answer or "",
         "transcript": "\n".join(texts) if detailed else None,
         "files_inspected": list(dict.fromkeys(files)) if detailed else None,
-        "wall_s": float(duration) / 1000.0,
+        "wall_s": wall_s,
         "reported_tokens": reported,
         "agent_model": model,
         "format": fmt,
@@ -267,14 +257,14 @@ def _from_manifest(manifest: Path) -> list[tuple[Path, dict[str, Any], Source]]:
             )
     out = []
     for row, src in zip(rows, sources, strict=True):
-        if is_missing(row["file"]):
+        if is_missing(row.get("file")):
             raise src.error("empty file name", field="file")
-        keys = {k: v for k, v in row.items() if k != "file" and not is_missing(v)}
+        keys = {k: v for k, v in row.items() if k != "file"}
         if "replicate" in keys:
             try:
-                keys["replicate"] = int(keys["replicate"])
-            except ValueError:
-                raise src.error(f"replicate {keys['replicate']!r} is not an integer") from None
+                keys["replicate"] = coerce_field("int", keys["replicate"], text_source=True)
+            except ValueError as exc:
+                raise src.error(str(exc), field="replicate") from None
         out.append((manifest.parent / row["file"], keys, src))
     return out
 
@@ -354,13 +344,7 @@ def from_claude_code(
     for path, keys, src in entries:
         out = parse_output(path, tools)
         where = Source(str(path), line=out["result_line"])
-        arm = to_arm(keys["arm"])
-        if arm is None:
-            raise src.error(
-                f"arm {keys['arm']!r} names no arm; map it with arm values "
-                "(e.g. with=VALUE,without=VALUE or none=VALUE,v1=VALUE,v2=VALUE)",
-                field="arm",
-            )
+        arm = to_arm(keys["arm"], src)
         model = keys.get("agent_model") or out["agent_model"] or agent_model
         if model is None:
             raise where.error("the output names no model; pass agent_model", field="agent_model")
@@ -370,8 +354,13 @@ def from_claude_code(
             problems.append(Problem(where, f"run ended with subtype {out['subtype']!r}"))
         started = keys.get("started_at")
         if started is None:
-            mtime = path.stat().st_mtime - out["wall_s"]
-            started = datetime.fromtimestamp(mtime, tz=UTC).isoformat()
+            try:
+                started = datetime.fromtimestamp(path.stat().st_mtime - out["wall_s"], tz=UTC)
+            except (OverflowError, ValueError, OSError):
+                raise where.error(
+                    "duration_ms is longer than any run", field="duration_ms"
+                ) from None
+            started = started.isoformat()
             problems.append(
                 Problem(where, "no start time in the output; started_at = file mtime - duration")
             )

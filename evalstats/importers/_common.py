@@ -21,12 +21,15 @@ from typing import Any
 import pandas as pd
 
 from evalstats._schema import ARMS, RUN_FIELDS, TASK_FIELDS
+from evalstats._validate import DuplicateKey, unique_keys
 from evalstats.errors import DataError, ParameterError
 from evalstats.records import (
+    NOT_TEXT,
     atomic_write,
     is_missing,
     load_runs,
     load_tasks,
+    surrogate_field,
     write_frame_atomic,
     write_jsonl_atomic,
 )
@@ -106,8 +109,8 @@ def read_cap_check(path: str | os.PathLike[str], cap: float | None = None) -> No
         )
 
 
-def read_bytes(path: str | os.PathLike[str], cap: int | None = None) -> bytes:
-    limit = _cap(MAX_INPUT_BYTES) if cap is None else cap
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    limit = _cap(MAX_INPUT_BYTES)
     read_cap_check(path, limit)
     with open(path, "rb") as fh:
         data = fh.read(limit + 1)  # it may have grown since the stat
@@ -116,31 +119,16 @@ def read_bytes(path: str | os.PathLike[str], cap: int | None = None) -> bytes:
     return data
 
 
-def _refuse_repeats(names: Iterable[str], what: str, path: Any, line: int | None) -> None:
-    twice = sorted(n for n, k in Counter(names).items() if k > 1)
-    if twice:
-        raise DataError(
-            what.format(", ".join(map(repr, twice[:3]))) + ": which one is meant is not knowable",
-            path=path,
-            line=line,
-            field=twice[0],
-        )
-
-
-def _no_duplicates(path: Any, line: int | None):
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        _refuse_repeats((k for k, _ in pairs), "key(s) {} appear twice in one object", path, line)
-        return dict(pairs)
-
-    return hook
-
-
 def loads(text: str | bytes, path: Any, line: int | None = None) -> Any:
     """``json.loads`` that refuses duplicate keys and deep nesting with a ``DataError``."""
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates(path, line))
+        return json.loads(text, object_pairs_hook=unique_keys)
     except RecursionError:
         raise DataError("the JSON nests too deeply to be a record", path=path, line=line) from None
+    except DuplicateKey as exc:
+        raise DataError(
+            "key given twice in one object", path=path, line=line, field=str(exc)
+        ) from None
 
 
 def jsonl_records(text: str, path: Any, what: str = "JSON") -> list[tuple[dict, int]]:
@@ -160,33 +148,31 @@ def jsonl_records(text: str, path: Any, what: str = "JSON") -> list[tuple[dict, 
     return out
 
 
-def unique_columns(columns: list[str], path: Any, line: int | None = 1) -> None:
-    _refuse_repeats(columns, "column(s) {} appear twice in the header", path, line)
-
-
-def check_zip(path: str | os.PathLike[str], cap: int | None = None) -> None:
-    limit = _cap(MAX_MEMBER_BYTES) if cap is None else cap
+def check_zip(path: str | os.PathLike[str]) -> None:
+    limit = _cap(MAX_MEMBER_BYTES)
     read_cap_check(path, math.inf)
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         return  # the reader says so in its own words
-    _refuse_repeats((i.filename for i in infos), "the archive holds member(s) {} twice", path, None)
-    for info in infos:
-        if info.file_size > limit:
-            raise DataError(
-                f"member {info.filename!r} inflates to {info.file_size:,} bytes, over the "
-                f"import cap of {limit:,} (EVALSTATS_MAX_INPUT_BYTES)",
-                path=path,
-                field=info.filename,
-            )
-    total = sum(i.file_size for i in infos)
-    if total > limit:
+    twice = sorted(n for n, k in Counter(i.filename for i in infos).items() if k > 1)
+    if twice:
         raise DataError(
-            f"the archive inflates to {total:,} bytes, over the import cap of {limit:,} "
-            "(EVALSTATS_MAX_INPUT_BYTES)",
+            f"the archive holds member {twice[0]!r} twice: which one is meant is not knowable",
             path=path,
+            field=twice[0],
+        )
+    big = max(infos, key=lambda i: i.file_size, default=None)
+    total = sum(i.file_size for i in infos)
+    if big is not None and total > limit:
+        one = big.file_size > limit
+        what = f"member {big.filename!r}" if one else "the archive"
+        raise DataError(
+            f"{what} inflates to {big.file_size if one else total:,} bytes, over the import "
+            f"cap of {limit:,} (EVALSTATS_MAX_INPUT_BYTES)",
+            path=path,
+            field=big.filename if one else None,
         )
 
 
@@ -196,7 +182,8 @@ _DEFAULT_ARM_VALUES = {"with": "with", "without": "without", "true": "with", "fa
 def arm_mapper(
     arm_values: Mapping[str, str | Sequence[str]] | str | None, arms: Sequence[str] | None = None
 ):
-    """A function mapping a source value to an arm's id, case-insensitively (None: no arm).
+    """A function: source value -> arm id, case-insensitively (no arm: None, or given a
+    ``Source``, a ``DataError`` naming it).
 
     >>> f = arm_mapper("with=serena,without=plain")
     >>> f("Serena"), f("plain"), f("other")
@@ -227,10 +214,15 @@ def arm_mapper(
             for v in [values] if isinstance(values, str) else values:
                 table[str(v).lower()] = arm
 
-    def to_arm(value: Any) -> str | None:
-        if is_missing(value):
-            return None
-        return table.get(str(value).lower())
+    def to_arm(value: Any, src: Source | None = None, what="arm", field="arm") -> str | None:
+        arm = None if is_missing(value) else table.get(str(value).lower())
+        if arm is None and src is not None:
+            raise src.error(
+                f"{what} {value!r} names no arm; map it with arm values "
+                "(e.g. with=VALUE,without=VALUE or none=VALUE,v1=VALUE,v2=VALUE)",
+                field=field,
+            )
+        return arm
 
     return to_arm
 
@@ -248,11 +240,8 @@ def file_tool_keys(
         return out
     for spec in specs:
         name, _, keys = spec.partition(":")
-        out[name.strip()] = tuple(k.strip() for k in keys.split(",") if k.strip()) or (
-            "path",
-            "file_path",
-            "file",
-        )
+        found = tuple(k.strip() for k in keys.split(",") if k.strip())
+        out[name.strip()] = found or ("path", "file_path", "file")
     return out
 
 
@@ -346,6 +335,11 @@ def finish(
     if not runs:
         where = run_sources[0].path if run_sources else None
         raise DataError("no runs found to import", path=where)
+    for what, records, sources in (("task", tasks, task_sources), ("run", runs, run_sources)):
+        for record, src in zip(records or (), sources or run_sources, strict=False):
+            bad = surrogate_field(record)
+            if bad is not None:  # it could not be written as UTF-8, nor judged
+                raise src.error(f"{what}: {NOT_TEXT}", field=bad)
     with tempfile.TemporaryDirectory(prefix="evalstats-import-") as tmp:
         task_frame = None
         if tasks_file is not None:

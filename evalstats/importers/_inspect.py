@@ -216,13 +216,7 @@ def from_inspect(
             found, value = _arm_value(log, sample, kind, name)
             if not found:
                 raise src.error(f"no {arm_from} here to take the arm from", field="arm")
-            arm = to_arm(value)
-            if arm is None:
-                raise src.error(
-                    f"{arm_from} is {value!r}, which names no arm; map it with arm values "
-                    "(e.g. with=VALUE,without=VALUE or none=VALUE,v1=VALUE,v2=VALUE)",
-                    field="arm",
-                )
+            arm = to_arm(value, src, arm_from)
             task_id = str(sample.id)
             if sample.error is not None:
                 msg = " ".join(str(sample.error.message).split())[:160]
@@ -304,23 +298,14 @@ def _finish_tasks(
             "pass --canonical-written-at TIME or --tasks"
         )
     budgets: dict[str, Any] = {"budget_tokens": budget_tokens, "budget_wall_s": budget_wall_s}
-    for field, given in budgets.items():
-        if given is not None:
-            continue
+    for field in [f for f, given in budgets.items() if given is None]:
         seen = limits[field] - {None}
         if len(seen) != 1 or None in limits[field]:
-            flag = "--" + field.replace("_", "-")
             detail = "differ between logs" if len(seen) > 1 else "are not set in every log"
+            flag = "--" + field.replace("_", "-")
             return (
                 f"tasks not written: the eval limits for {field} {detail}; pass {flag} or --tasks"
             )
-        budgets[field] = next(iter(seen))
-    return [
-        {
-            **t,
-            "canonical_written_at": written_at,
-            **budgets,
-            "budget_wall_s": float(budgets["budget_wall_s"]),
-        }
-        for t in tasks.values()
-    ]
+        budgets[field] = seen.pop()
+    budgets["budget_wall_s"] = float(budgets["budget_wall_s"])
+    return [{**t, "canonical_written_at": written_at, **budgets} for t in tasks.values()]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -11,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from evalstats._schema import RUN_FIELDS, TASK_FIELDS
 from evalstats.errors import DataError
-from evalstats.records import is_missing
+from evalstats.records import is_missing, read_table_raw
 
 from ._common import (
     Imported,
@@ -23,11 +20,9 @@ from ._common import (
     Source,
     arm_mapper,
     finish,
-    jsonl_records,
     keep_first_task,
     number_replicates,
-    read_bytes,
-    unique_columns,
+    read_cap_check,
 )
 
 _FIELDS = {**RUN_FIELDS, **{k: v for k, v in TASK_FIELDS.items() if k != "task_id"}}
@@ -63,53 +58,32 @@ def _fixes(fields: Sequence[str]) -> str:
     return ", ".join(f"{f} (--map {f}=COLUMN or --set {f}=VALUE)" for f in fields)
 
 
+def _token_note(used: str | None, like: list[str]) -> str:
+    unused = f"; column(s) {', '.join(map(repr, like))} left unused" if like else ""
+    if used is not None:
+        return f"billed tokens (reported_tokens) read from column {used!r}{unused}"
+    return (
+        f"no billed-token column (reported_tokens or tokens){unused}: cost counts the "
+        "transcript's or answer's tokens; to use one, --map reported_tokens=COLUMN"
+    )
+
+
 def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bool]:
     """Records, their sources, the column names and whether values are text (CSV)."""
-    suffix = path.suffix.lower()
-    if suffix not in (".jsonl", ".ndjson", ".csv", ".parquet"):
-        raise DataError(
-            f"unsupported table type {suffix!r}; use .jsonl, .csv or .parquet", path=path
-        )
-    data = read_bytes(path)  # a regular file within the cap, or a DataError
-    if suffix in (".jsonl", ".ndjson"):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-        pairs = jsonl_records(text, path)
-        records = [r for r, _ in pairs]
-        sources = [Source(str(path), line=n) for _, n in pairs]
-        columns = list(dict.fromkeys(k for r in records for k in r))
-        return records, sources, columns, False
-    if suffix == ".csv":
-        try:
-            header = next(csv.reader(io.StringIO(data.decode("utf-8-sig"))), [])
-            unique_columns(header, path)
-            frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
-        except (
-            pd.errors.ParserError,
-            pd.errors.EmptyDataError,
-            UnicodeDecodeError,
-            csv.Error,
-        ) as exc:
-            raise DataError(f"unreadable CSV: {exc}", path=path) from None
-        records = [
-            {k: (None if v == "" else v) for k, v in r.items()} for r in frame.to_dict("records")
-        ]
-        sources = [Source(str(path), line=i + 2) for i in range(len(records))]
-        return records, sources, list(frame.columns), True
-    try:
-        frame = pd.read_parquet(io.BytesIO(data))
-    except Exception as exc:  # pyarrow raises several unrelated types
-        raise DataError(f"unreadable Parquet file: {exc}", path=path) from None
-    unique_columns([str(c) for c in frame.columns], path, None)
-    frame = frame.astype(object).where(frame.notna(), None)
+    read_cap_check(path)  # a regular file within the import cap, or a DataError
+    frame, lines, unit = read_table_raw(path)
+    columns = [str(c) for c in frame.columns]
     records = [
-        {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in r.items()}
+        {
+            k: v.tolist() if isinstance(v, np.ndarray) else v
+            for k, v in r.items()
+            if not is_missing(v)
+        }
         for r in frame.to_dict("records")
     ]
-    sources = [Source(str(path), record=f"row {i + 1}") for i in range(len(records))]
-    return records, sources, list(frame.columns), False
+    at = "line" if unit == "line" else "record"
+    sources = [Source(str(path), **{at: int(n) if at == "line" else f"row {n}"}) for n in lines]
+    return records, sources, columns, path.suffix.lower() == ".csv"
 
 
 def _from_text(kind: str, value: Any) -> Any:
@@ -188,10 +162,12 @@ def from_table(
     for path in map(Path, [paths] if single else paths):
         records, sources, columns, text = _read(path)
         file_map = dict(mapping)
-        if "reported_tokens" not in file_map and "reported_tokens" not in columns:
+        if "reported_tokens" not in (*mapping, *defaults):
             # A harness's own usage column is usually just "tokens": it is the billed count.
-            if "tokens" in columns:
-                file_map["reported_tokens"] = "tokens"
+            used = next((c for c in ("reported_tokens", "tokens") if c in columns), None)
+            file_map["reported_tokens"] = used or "reported_tokens"
+            like = [str(c) for c in columns if "token" in str(c).lower() and c != used]
+            problems.append(Problem(Source(str(path)), _token_note(used, like)))
         for field, column in mapping.items():
             if column not in columns:
                 raise DataError(
@@ -221,15 +197,7 @@ def from_table(
                 row[field] = _from_text(kind, value) if text or field in defaults else value
             if "task_id" in row and not isinstance(row["task_id"], str):
                 row["task_id"] = str(row["task_id"])  # numeric ids in a table are still ids
-            raw_arm = row.get("arm")
-            arm = to_arm(raw_arm)
-            if arm is None:
-                raise src.error(
-                    f"arm value {raw_arm!r} maps to no arm; give arm values "
-                    "(e.g. with=VALUE,without=VALUE or none=VALUE,v1=VALUE,v2=VALUE)",
-                    field=mapping.get("arm", "arm"),
-                )
-            row["arm"] = arm
+            row["arm"] = to_arm(row.get("arm"), src, field=mapping.get("arm", "arm"))
             runs.append({k: row[k] for k in RUN_FIELDS if k in row})
             run_sources.append(src)
             tid = row.get("task_id")
