@@ -72,6 +72,15 @@ class Meter(FakeLLM):
     def __init__(self, **kw: object) -> None:
         super().__init__(api_key=kw.pop("api_key", KEY), **kw)
         self.billed_usd, self.discount = 0.0, 1.0
+        base = self._server.RequestHandlerClass
+
+        class EchoPath(base):  # a 404 quoting the path it was asked, as many servers do
+            def _send(self, status: int, payload: object, **kw: object) -> None:
+                if status == 404 and isinstance(payload, dict):
+                    payload["error"]["message"] += f" (no route {self.path})"
+                super()._send(status, payload, **kw)
+
+        self._server.RequestHandlerClass = EchoPath
 
     def _answer(self, provider: str, params: dict, text: str | None = None) -> dict:
         body = super()._answer(provider, params, text)
@@ -206,15 +215,16 @@ def case_batch_cap(tmp: Path) -> Counter:
 
 
 def case_timeout_cap(tmp: Path) -> Counter:
-    """Every attempt is billed, then times out at the client: each still counts."""
+    """Every attempt is billed, then times out at the client; run three times (resumes):
+    the billed attempts count, in this run and the next."""
     cap = 0.05
     with Meter(latency=0.6) as fake:
         data = data_dir(tmp / "data", 20)
         args = _judge_args(data, "openai", "--timeout", "0.2", "--concurrency", "8")
-        args += ["--max-retries", "2"]
-        ch = cli([*args, "--max-usd", str(cap)], _env(fake))
+        args += ["--max-retries", "2", "--max-usd", str(cap)]
+        children = [cli(args, _env(fake)) for _ in range(3)]
         time.sleep(0.7)  # the last attempts finish (and bill) on the server
-        c = _caps([ch])
+        c = _caps(children)
         c["over cap"] += int(fake.billed_usd > cap)
         return c
 
@@ -362,7 +372,7 @@ def case_reorder_arms(tmp: Path) -> Counter:
     """Reversing arms.toml's order re-sends no byte-identical body."""
     with Meter() as fake:
         data = karm_dir(tmp / "data", 4)
-        args = ("--rubric", "blind-pair")
+        args = ("--rubric", "blind-pair", "--orders", "both", "--pairs", "all")
         first = cli([*_judge_args(data, "openai"), *args], _env(fake))
         _arms_toml(data, ("v2", "v1", "none"))
         second = cli([*_judge_args(data, "openai"), *args], _env(fake))
@@ -371,23 +381,23 @@ def case_reorder_arms(tmp: Path) -> Counter:
 
 
 def case_grow_arms(tmp: Path) -> Counter:
-    """Two arms judged, a third added: only the new pairs are paid; summary still reads it."""
+    """A judged WITH/WITHOUT study grows a third arm: only its pairs are paid, and the
+    directory still reads."""
     with Meter() as fake:
-        data = karm_dir(tmp / "data", 3, ("none", "v1"))
+        data = data_dir(tmp / "data", 3)
         args = ("--rubric", "blind-pair")
         first = cli([*_judge_args(data, "openai"), *args], _env(fake))
         runs = _lines(data / "runs.jsonl")
-        _write_lines(
-            data / "runs.jsonl",
-            runs
-            + [dict(r, arm="v2", answer="v2 " + r["task_id"]) for r in runs if r["arm"] == "none"],
-        )
-        _arms_toml(data, ("none", "v1", "v2"))
-        second = cli([*_judge_args(data, "openai"), *args], _env(fake))
+        new = [dict(r, arm="v2", answer="v2 " + r["task_id"]) for r in runs if r["arm"] == "with"]
+        _write_lines(data / "runs.jsonl", runs + new)
+        _arms_toml(data, ("without", "with", "v2"))
+        second = cli([*_judge_args(data, "openai"), *args, "--pairs", "all"], _env(fake))
         summary = cli(["summary", str(data)])
         c = _money(fake, _journal(data / "judgments.jsonl"), [first, second])
         c += _caps([first, second, summary])
-        c["data lost"] += int(summary.code != 0)
+        c["data lost"] += int(second.code != 0) + int(summary.code != 0)
+        # 3 + 6 new calls: any other is a pair paid again, identical body or not
+        c["double-paid"] = max(c["double-paid"], fake.counts()["requests"] - 9)
         return c
 
 
@@ -425,19 +435,28 @@ print(json.dumps({{"hits": hits}}))
     return c
 
 
-def case_rank_tau(tmp: Path, tau: str) -> Counter:
-    ch, out = _in_child(f"""
+def case_refused_call(tmp: Path, good: str, bad: str, cap_s: float = 120.0) -> Counter:
+    """The public call ``good`` works; ``bad`` (one argument changed) raises ParameterError
+    (an EvalstatsError), in a child capped in time and memory."""
+    ch, out = _in_child(
+        f"""
 import json, warnings
 warnings.simplefilter("ignore")
-from evalstats import load_frame, rank, EvalstatsError
+from evalstats import EvalstatsError, load_dir, load_frame
+from evalstats.stats import arm_costs, rank
+f, ds = load_frame({str(KARM)!r}), load_dir({str(KARM)!r})
+{good}
 try:
-    rank(load_frame({str(KARM)!r}), tau={tau}, n_resamples=50, rng=0)
+    {bad}
     print(json.dumps({{"taken": 1}}))
-except EvalstatsError as e:
+except EvalstatsError:
     print(json.dumps({{"taken": 0}}))
-""")
+""",
+        cap_s=cap_s,
+    )
     c = _caps([ch])
-    c["silent wrong results"] += out.get("taken", 1)
+    c["silent wrong results"] += out.get("taken", 0)
+    c["data lost"] += int(not out and not ch.over_cap and ch.code != 86)
     return c
 
 
@@ -655,28 +674,6 @@ def case_resamples_arms(tmp: Path) -> Counter:
     return c
 
 
-def case_stat_resamples(tmp: Path, call: str) -> Counter:
-    ch, out = _in_child(
-        f"""
-import json, warnings
-warnings.simplefilter("ignore")
-from evalstats import EvalstatsError, load_frame
-from evalstats.stats import rank, pareto, arm_costs
-f = load_frame({str(KARM)!r})
-try:
-    {call}
-    print(json.dumps({{"taken": 1}}))
-except EvalstatsError:
-    print(json.dumps({{"taken": 0}}))
-""",
-        cap_s=60.0,
-        cap_mb=1500.0,
-    )
-    c = _caps([ch])
-    c["silent wrong results"] += int(out.get("taken", 0) == 1)
-    return c
-
-
 # -------------------------------------------------------------- 7. injection and leaks
 
 BEACON = "![x](https://evil.example/beacon.png)"
@@ -748,11 +745,11 @@ def case_dummy_key(tmp: Path) -> Counter:
 # --------------------------------------------------------------------- 8. bad input, one line
 
 
-def case_refused(tmp: Path, args: Callable[[Path], list[str]]) -> Counter:
-    """A bad input: one line on stderr, exit 2."""
+def case_refused(tmp: Path, args: Callable[[Path], list[str]], names: str = "") -> Counter:
+    """A bad input: one line on stderr (naming ``names``), exit 2."""
     ch = cli(args(tmp))
     c = _caps([ch])
-    c["data lost"] += _one_line_2(ch)
+    c["data lost"] += _one_line_2(ch) or int(names not in ch.err)
     return c
 
 
@@ -791,19 +788,18 @@ def case_truncated_usage(tmp: Path) -> Counter:
     return case_refused(tmp, lambda t: _claude_result(t, _set("usage.output_tokens", 300.9)))
 
 
-def _surrogate(tmp: Path) -> list[str]:
-    data = data_dir(tmp / "data", 2)
-    text = (data / "runs.jsonl").read_text().replace('"with T000"', '"with \\ud800 T000"', 1)
-    (data / "runs.jsonl").write_text(text)
-    return ["judge", str(data), "--rubric", "with-without", "--judge", JUDGE["openai"], "--dry-run"]
-
-
 def case_surrogate(tmp: Path) -> Counter:
-    """A lone surrogate in an answer: a dry run counts it or names it, no traceback."""
-    ch = cli(_surrogate(tmp))
-    c = _caps([ch])
-    c["data lost"] += int(ch.code not in (0, 2) or (ch.code == 2 and _one_line_2(ch)))
-    return c
+    """A lone surrogate in an answer: judged (or refused in one line), no traceback."""
+    with Meter() as fake:
+        data = data_dir(tmp / "data", 2)
+        text = (data / "runs.jsonl").read_text()
+        (data / "runs.jsonl").write_text(text.replace('"with T000"', '"with \\ud800 T000"', 1))
+        ch = cli(_judge_args(data, "openai"), _env(fake))
+        frame = cli(["summary", str(data)])
+        c = _caps([ch, frame])
+        c["data lost"] += int(ch.code not in (0, 2) or (ch.code == 2 and _one_line_2(ch)))
+        c["data lost"] += int(frame.code not in (0, 2) or (frame.code == 2 and _one_line_2(frame)))
+        return c
 
 
 def _results_json(tmp: Path, text: str) -> list[str]:
@@ -902,11 +898,11 @@ def cases() -> list[tuple[str, str, Callable[[Path], Counter]]]:
         ("spending cap", "in-flight worst cases wait, not end", case_inflight_cap),
     ]
     for command, target in (
-        (["label", "-n", "3", "-o"], "judgments.jsonl"),
+        (["label", "-n", "3", "--seed", "1", "-o"], "judgments.jsonl"),
         (["frame", "-o"], "judgments.jsonl"),
         (["frame", "-o"], "runs.jsonl"),
         (["summary", "-o"], "tasks.csv"),
-        (["label", "-n", "3", "-o"], "labels.csv"),
+        (["label", "-n", "3", "--seed", "1", "-o"], "labels.csv"),
     ):
         out.append(
             (
@@ -927,8 +923,17 @@ def cases() -> list[tuple[str, str, Callable[[Path], Counter]]]:
         ("re-runs", "two arms judged, a third added", case_grow_arms),
         ("no data, no number", "an arm with runs, no judgments", case_arm_without_verdicts),
     ]
+    rank_call = "rank(f, judge='openai:gpt-5.4', n_resamples=50, rng=0, tau={})"
     for tau in ("float('nan')", "0", "-1"):
-        out.append(("no data, no number", f"rank(tau={tau})", lambda t, x=tau: case_rank_tau(t, x)))
+        bad = rank_call.format(tau)
+        good = rank_call.format(1)
+        out.append(
+            (
+                "no data, no number",
+                f"rank(tau={tau})",
+                lambda t, g=good, b=bad: case_refused_call(t, g, b),
+            )
+        )
     out += [
         ("no data, no number", "plan.toml margin = 50 for a net win", case_plan_margin),
         ("no data, no number", "PPI of hand-picked labels warns", case_ppi_warning),
@@ -963,21 +968,26 @@ def cases() -> list[tuple[str, str, Callable[[Path], Counter]]]:
             lambda t: case_many_arms(t, 200, "reference"),
         ),
         ("bounded", "report -p n_resamples=1000000, 10 arms", case_resamples_arms),
-        (
-            "bounded",
-            "rank(n_resamples=1e30)",
-            lambda t: case_stat_resamples(t, "rank(f, n_resamples=1e30)"),
-        ),
-        (
-            "bounded",
-            "rank(n_resamples=10**12)",
-            lambda t: case_stat_resamples(t, "rank(f, n_resamples=10**12)"),
-        ),
-        (
-            "bounded",
-            "arm_costs(n_resamples=10**12)",
-            lambda t: case_stat_resamples(t, f"arm_costs({str(KARM)!r}, n_resamples=10**12)"),
-        ),
+        *[
+            ("bounded", name, lambda t, g=good, b=bad: case_refused_call(t, g, b, cap_s=60.0))
+            for name, good, bad in (
+                (
+                    "rank(n_resamples=1e30)",
+                    rank_call.format(1),
+                    rank_call.replace("50", "1e30").format(1),
+                ),
+                (
+                    "rank(n_resamples=10**12)",
+                    rank_call.format(1),
+                    rank_call.replace("50", "10**12").format(1),
+                ),
+                (
+                    "arm_costs(n_resamples=10**12)",
+                    "arm_costs(ds, n_resamples=50)",
+                    "arm_costs(ds, n_resamples=10**12)",
+                ),
+            )
+        ],
         ("injection", "task id ![x](…) and arm names with newlines", case_export_injection),
         ("leaks", "secret in OPENAI_BASE_URL's query, echoed", case_base_url_secret),
         ("leaks", "OPENAI_API_KEY=ollama leaves a judge's words", case_dummy_key),
@@ -992,9 +1002,13 @@ def cases() -> list[tuple[str, str, Callable[[Path], Counter]]]:
         (
             "bad input",
             "Claude Code duration_ms 1e400",
-            lambda t: case_refused(t, _duration("1e400")),
+            lambda t: case_refused(t, _duration("1e400"), "t1__serena__1.jsonl"),
         ),
-        ("bad input", "Claude Code duration_ms NaN", lambda t: case_refused(t, _duration("NaN"))),
+        (
+            "bad input",
+            "Claude Code duration_ms NaN",
+            lambda t: case_refused(t, _duration("NaN"), "t1__serena__1.jsonl"),
+        ),
         ("bad input", "a lone surrogate in an answer", case_surrogate),
         (
             "bad input",
