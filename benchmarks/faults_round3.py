@@ -428,10 +428,10 @@ from evalstats.report import compute
 res = compute("evaluation", {str(data)!r}, pages=["comparison"], n_resamples=40, seed=1)
 doc = json.loads(json.dumps(res.to_json(), default=str))
 hits = 0
-for name, t in doc["tables"].items():
-    for row in t if isinstance(t, list) else []:
+for name in ("compare", "rank", "rank_sets", "beats", "pareto"):  # tables of the verdicts
+    for row in doc["tables"].get(name) or []:
         if isinstance(row, dict) and "v2" in (row.get("arm"), row.get("arm_a"), row.get("arm_b")):
-            hits += any(isinstance(row.get(k), (int, float)) for k in ("estimate", "strength", "rank", "p_best", "net_win", "win_rate"))
+            hits += "ratio" not in str(row.get("statistic")) and isinstance(row.get("estimate"), (int, float))
 print(json.dumps({{"hits": hits}}))
 """)
     c = _caps([ch])
@@ -690,31 +690,42 @@ def case_resamples_arms(tmp: Path) -> Counter:
 BEACON = "![x](https://evil.example/beacon.png)"
 
 
-def case_export_injection(tmp: Path) -> Counter:
-    """A task id of Markdown image syntax and arm names with newlines, exported."""
+def case_export_injection(tmp: Path, where: str) -> Counter:
+    """A task id of Markdown image syntax, or an arm name with a newline and a heading,
+    exported as Markdown tables and sentences: inert (or the arm name refused in one line)."""
     data = _copy(KARM, tmp / "data")
-    for name in ("tasks.jsonl", "runs.jsonl", "judgments.jsonl"):
-        p = data / name
-        p.write_text(p.read_text().replace('"T01"', json.dumps(BEACON)))
-    text = (data / "arms.toml").read_text()
-    (data / "arms.toml").write_text(text.replace('name = "arm v1"', 'name = "arm v1\\n# Injected"'))
-    ch, _ = _in_child(f"""
+    if where == "task id":
+        for name in ("tasks.jsonl", "runs.jsonl", "judgments.jsonl"):
+            p = data / name
+            p.write_text(p.read_text().replace('"T01"', json.dumps(BEACON)))
+    else:
+        text = (data / "arms.toml").read_text()
+        (data / "arms.toml").write_text(text.replace('"arm v1"', '"arm v1\\n# Injected"'))
+    ch, out = _in_child(f"""
 import json, warnings
 warnings.simplefilter("ignore")
+from evalstats import EvalstatsError
 from evalstats.report import compute
-res = compute("evaluation", {str(data)!r}, n_resamples=40, seed=1)
-open({str(tmp / "results.json")!r}, "w").write(json.dumps(res.to_json(), default=str))
-print("{{}}")
+try:
+    res = compute("evaluation", {str(data)!r}, n_resamples=40, seed=1)
+except EvalstatsError as e:
+    print(json.dumps({{"refused": str(e)}}))
+else:
+    open({str(tmp / "results.json")!r}, "w").write(json.dumps(res.to_json(), default=str))
+    print("{{}}")
 """)
+    c = _caps([ch])
+    if "refused" in out:
+        c["data lost"] += int(where == "task id" or "\n" in out["refused"])
+        return c
     md, sentences = tmp / "md", tmp / "sentences.md"
     exp = cli(
         ["export", str(tmp / "results.json"), "--markdown", str(md), "--sentences", str(sentences)]
     )
-    c = _caps([ch, exp])
+    c += _caps([exp])
     text = "".join(p.read_text() for p in [*md.glob("*.md"), sentences] if p.is_file())
-    c["injections"] += text.count(BEACON) + sum(
-        x.lstrip().startswith("# Injected") for x in text.splitlines()
-    )
+    c["injections"] += text.count(BEACON)
+    c["injections"] += sum(x.lstrip().startswith("# Injected") for x in text.splitlines())
     c["data lost"] += int(ch.code != 0 or exp.code != 0)
     return c
 
@@ -998,7 +1009,16 @@ def cases() -> list[tuple[str, str, Callable[[Path], Counter]]]:
                 ),
             )
         ],
-        ("injection", "task id ![x](…) and arm names with newlines", case_export_injection),
+        (
+            "injection",
+            "task id ![x](…) in a Markdown export",
+            lambda t: case_export_injection(t, "task id"),
+        ),
+        (
+            "injection",
+            "arm name with a newline, a heading",
+            lambda t: case_export_injection(t, "arm"),
+        ),
         ("leaks", "secret in OPENAI_BASE_URL's query, echoed", case_base_url_secret),
         ("leaks", "OPENAI_API_KEY=ollama leaves a judge's words", case_dummy_key),
         (
