@@ -914,7 +914,7 @@ def case_nothing_to_judge(tmp: Path) -> Counter:
 
 def cases() -> list[tuple[str, str, Callable[[Path], Counter]]]:
     out: list[tuple[str, str, Callable[[Path], Counter]]] = [
-        ("spending cap", "batch --max-usd 0.03, poll fails, resumed twice", case_batch_cap),
+        ("spending cap", "batch --max-usd 0.03 killed polling, resumed twice", case_batch_cap),
         ("spending cap", "billed attempts that time out count", case_timeout_cap),
         ("spending cap", "in-flight worst cases wait, not end", case_inflight_cap),
     ]
