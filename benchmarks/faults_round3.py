@@ -408,7 +408,7 @@ def case_grow_arms(tmp: Path) -> Counter:
 # ------------------------------------------------------------ 4. no estimate without data
 
 
-def _in_child(code: str, cap_s: float = 120.0, cap_mb: float = 1500.0) -> tuple[Child, dict]:
+def _in_child(code: str, cap_s: float = 300.0, cap_mb: float = 1500.0) -> tuple[Child, dict]:
     """Run ``code`` (which prints one JSON line last) in a child; its result."""
     ch = _python(code, cap_s=cap_s, cap_mb=cap_mb)
     try:
@@ -668,7 +668,7 @@ from evalstats.report import compute
 compute("evaluation", {str(data)!r}, n_resamples=40, seed=1)
 print(json.dumps({{"ok": 1}}))
 """,
-        cap_s=120.0,
+        cap_s=240.0,
         cap_mb=1500.0,
     )
     c = _caps([ch])
@@ -679,7 +679,7 @@ print(json.dumps({{"ok": 1}}))
 def case_resamples_arms(tmp: Path) -> Counter:
     data = _sim_arms(tmp / "data", 10, "all")
     args = ["report", str(data), "-o", str(tmp / "out"), "-p", "n_resamples=1000000"]
-    ch = cli(args, cap_s=90.0, cap_mb=1500.0)
+    ch = cli(args, cap_s=180.0, cap_mb=1500.0)
     c = _caps([ch])
     c["data lost"] += _one_line_2(ch) * int(not ch.over_cap)
     return c
@@ -990,7 +990,7 @@ def cases() -> list[tuple[str, str, Callable[[Path], Counter]]]:
         ),
         ("bounded", "report -p n_resamples=1000000, 10 arms", case_resamples_arms),
         *[
-            ("bounded", name, lambda t, g=good, b=bad: case_refused_call(t, g, b, cap_s=60.0))
+            ("bounded", name, lambda t, g=good, b=bad: case_refused_call(t, g, b, cap_s=180.0))
             for name, good, bad in (
                 (
                     "rank(n_resamples=1e30)",
