@@ -439,7 +439,7 @@ print(json.dumps({{"hits": hits}}))
     return c
 
 
-def case_refused_call(tmp: Path, good: str, bad: str, cap_s: float = 120.0) -> Counter:
+def case_refused_call(tmp: Path, good: str, bad: str, cap_s: float = 300.0) -> Counter:
     """The public call ``good`` works; ``bad`` (one argument changed) raises ParameterError
     (an EvalstatsError), in a child capped in time and memory."""
     ch, out = _in_child(
