@@ -581,18 +581,24 @@ def _render(out: Path, *extra: str, **kw: object) -> Child:
     )
 
 
-def case_interrupted_render(tmp: Path) -> Counter:
-    out, base = _rendered(tmp)
-    before = _tree(out)
+def _first_write(out: Path) -> Callable[[], bool]:
+    """True once a render has written (or removed) anything in OUT."""
     seen = {(p, p.stat().st_mtime_ns) for p in out.rglob("*")}
 
-    def writing() -> bool:  # the render's first write into OUT
+    def writing() -> bool:
         try:
             return {(p, p.stat().st_mtime_ns) for p in out.rglob("*")} != seen
         except OSError:
             return True
 
-    ch = _render(out, signals=((writing, signal.SIGINT),))
+    return writing
+
+
+def case_interrupted_render(tmp: Path) -> Counter:
+    """Ctrl-C once the re-render writes OUT: the previous report is left whole."""
+    out, base = _rendered(tmp)
+    before = _tree(out)
+    ch = _render(out, signals=((_first_write(out), signal.SIGINT),))
     c = _caps([x for x in (base, ch) if x])
     after = _tree(out)
     pages = [k for k in before if k.endswith(".html") or k == "results.json"]
@@ -604,14 +610,16 @@ def case_interrupted_render(tmp: Path) -> Counter:
 
 
 def case_user_figure(tmp: Path) -> Counter:
-    """A figure the user saves into OUT during a render is neither claimed nor removed."""
+    """A figure the user saves into OUT while a render writes it is neither claimed (in the
+    manifest, for the next render to remove) nor removed."""
     out, base = _rendered(tmp)
-    mine = out / "figures" / "mine.svg"
-    stop = threading.Event()
+    mine, writing, stop = out / "figures" / "mine.svg", _first_write(out), threading.Event()
 
     def save() -> None:
-        stop.wait(3.0)
-        mine.write_text("<svg>mine</svg>")
+        while not stop.wait(0.05):
+            if writing():
+                mine.write_text("<svg>mine</svg>")
+                return
 
     thread = threading.Thread(target=save, daemon=True)
     thread.start()
