@@ -315,6 +315,14 @@ def case_concurrent_read(tmp: Path) -> Counter:
     drawn = _python(draw)
     for i, s in enumerate(sheets):
         _fill(s, f"labeler{i}")
+    # Earlier labels (18,000) make each read-merge-write long enough for the four to overlap.
+    pairs = {(r["task_id"], r["replicate"]) for r in _lines(data / "runs.jsonl")}
+    old = [
+        {"task_id": t, "replicate": r, "labeler": f"old{k}", "outcome": "tie",
+         "created_at": "2026-06-01T10:00:00Z"}
+        for k in range(18_000 // len(pairs)) for t, r in sorted(pairs)
+    ]  # fmt: skip
+    _write_lines(data / "labels.jsonl", old)
     reads: list[Child] = []
     threads = [
         threading.Thread(
@@ -328,7 +336,7 @@ def case_concurrent_read(tmp: Path) -> Counter:
         t.join()
     c = _caps([drawn, *reads])
     labels = data / "labels.jsonl"
-    c["data lost"] += 12 - (len(_lines(labels)) if labels.is_file() else 0)
+    c["data lost"] += len(old) + 12 - (len(_lines(labels)) if labels.is_file() else 0)
     return c
 
 
