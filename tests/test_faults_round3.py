@@ -28,6 +28,7 @@ FAST = (
     "judge --out DATA/runs.jsonl",
     "frame -o a user's existing file",
     "label re-drawn over a filled sheet",
+    "two concurrent label --read",
     "judge again with --max-tokens 2048",
     "import table over a judged directory",
     "arms.toml reordered, blind-pair",
