@@ -23,7 +23,14 @@ sessions, mistyped fields, deep nesting, a zip bomb, a symlink to /dev/zero, for
 a labelling sheet -- printed per class: cases, clean, paid lost, double-paid, data lost,
 hangs (over a time or memory cap), tracebacks, leaks, injections.
 
-    .venv/bin/python benchmarks/bench_faults.py [--tasks 250] [--seed 1] [--round 1|2|all]
+The third round (issue 32, ``benchmarks/faults_round3.py``): one case per defect of the issue
+and a few variants -- a spending cap across resumes, timeouts and calls in flight; outputs over
+data files, users' files and filled sheets; re-runs that add verdicts or pay again; numbers
+without data, unchecked parameters, renders interrupted or fed strings, 60 and 200 arms, link
+syntax in exports, secrets in a base URL, Claude Code usage of Infinity -- printed per class
+with two more columns: over cap, memory and silent wrong results.
+
+    .venv/bin/python benchmarks/bench_faults.py [--tasks 250] [--seed 1] [--round 1|2|3|all]
 """
 
 from __future__ import annotations
@@ -125,7 +132,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=250, help="x 2 orders x 2 judges calls")
     parser.add_argument("--fault-rate", type=float, default=0.25)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--round", choices=("1", "2", "all"), default="all")
+    parser.add_argument("--round", choices=("1", "2", "3", "all"), default="all")
     args = parser.parse_args()
     if args.round in ("1", "all"):
         _round1(args)
@@ -134,6 +141,11 @@ def main() -> None:
 
         print("\nsecond round (issue 21):")
         faults_round2.main()
+    if args.round in ("3", "all"):
+        import faults_round3
+
+        print("\nthird round (issue 32):")
+        faults_round3.main()
 
 
 def _round1(args: argparse.Namespace) -> None:
