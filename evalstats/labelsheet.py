@@ -207,14 +207,16 @@ def read_sheet(
     kp = key_path(p) if key is None else Path(key)
     if not kp.exists():
         raise DataError("the sheet's blinding key is missing (cannot de-blind)", path=kp)
+    text = kp.read_text(encoding="utf-8")
     try:
-        key = json.loads(kp.read_text(encoding="utf-8"))
+        key = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"malformed JSON ({exc.msg})", path=kp, line=exc.lineno) from None
     for field, kind in {"seed": int, "n": int, "frame_sha256": str, "items": list}.items():
         value = key.get(field) if isinstance(key, dict) else None
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise DataError(f"missing or not a {kind.__name__}", path=kp, field=field)
+            line = next((i for i, t in enumerate(text.splitlines(), 1) if f'"{field}"' in t), None)
+            raise DataError(f"missing or not a {kind.__name__}", path=kp, line=line, field=field)
     pairs = _eligible_pairs(data_dir)
     digest = pairs_sha256(pairs)
     if digest != key["frame_sha256"]:
