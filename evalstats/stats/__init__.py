@@ -1,4 +1,5 @@
-"""Statistics on verdict frames: rates, agreement, cost, power, ranking, ppi, design studies.
+"""Statistics on verdict frames: rates, agreement, cost, power, ranking, ppi, design studies,
+replicates and sequential monitoring.
 
 Names load on first use (:func:`evalstats._surface.lazy_surface`): a notebook kernel that
 imports :mod:`evalstats.stats.formatting` does not load scipy.stats and every estimator.
@@ -103,6 +104,8 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "proportion_ci",
             "win_rates",
         ],
+        ".reliability": ["RELIABILITY_STATISTICS", "replicates"],
         ".resample": ["BOOTSTRAP_METHODS", "BootstrapResult", "cluster_bootstrap"],
+        ".sequential": ["MONITOR_STATISTICS", "betting_cs", "monitor"],
     },
 )

@@ -429,10 +429,11 @@ def wilson_interval(
     *,
     row_var: ArrayLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Score (Wilson) interval at the design-effect effective size, with the BM df."""
+    """Score (Wilson) interval at the design-effect effective size, with the BM df
+    (``confidence`` may be an array: one level per entry, to invert the interval)."""
     p, se, n, df, kish = (np.asarray(v, dtype=np.float64) for v in (p, se, n, df, kish))
     rv = p * (1.0 - p) if row_var is None else np.asarray(row_var, dtype=np.float64)
-    alpha = 1.0 - check_confidence(confidence)
+    alpha = 1.0 - (np.asarray(confidence) if np.ndim(confidence) else check_confidence(confidence))
     z = stats.norm.ppf(1.0 - alpha / 2.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         d_df, n_df = _kg_df(n, df)

@@ -1,0 +1,117 @@
+"""Coverage of :func:`evalstats.stats.replicates`' intervals (issue 33), over its own generator.
+
+Task success probabilities are Beta with mean ``mu`` and intra-task correlation ``rho`` (so a
+task's replicate outcomes are beta-binomial); the second arm's probability is the first's
+plus ``delta`` (clipped), the same task, so differences are paired. Designs: 8-80 tasks,
+2, 5 or 10 replicates per task, or unequal (2-6 per task, drawn per task and arm), success
+near 0 (mu 0.1), 0.5 and near 1 (0.9). Truths by 2,000,000 draws of p (flip rates per
+simulated design, since they depend on each task's replicates). Prints per design the share
+of intervals that hold the truth, per statistic, then the smallest and largest.
+
+    .venv/bin/python benchmarks/coverage_replicates.py [--sims 300] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+
+from evalstats.stats import replicates
+
+RHO, DELTA = 0.3, 0.1
+SHOWN = ["pass@1", "pass@2", "pass^1", "pass^2", "pass^k", "flip_rate", "agreement", "icc"]
+
+
+def _arm_p(p: np.ndarray, arm: int) -> np.ndarray:
+    return np.clip(p + DELTA * arm, 0.0, 1.0)
+
+
+def truths(mu: float, kmax: int, rng: np.random.Generator) -> dict[tuple[int, str], float]:
+    """(arm, statistic) -> truth for both arms, plus the arm-1 minus arm-0 differences."""
+    s = 1.0 / RHO - 1.0
+    p0 = rng.beta(mu * s, (1.0 - mu) * s, size=2_000_000)
+    out = {}
+    for arm in (0, 1):
+        p = _arm_p(p0, arm)
+        for k in range(1, kmax + 1):
+            out[(arm, f"pass^{k}")] = float(np.mean(p**k))
+            out[(arm, f"pass@{k}")] = float(1.0 - np.mean((1.0 - p) ** k))
+        out[(arm, "agreement")] = float(1.0 - 2.0 * np.mean(p * (1.0 - p)))
+        m = p.mean()
+        out[(arm, "icc")] = float(p.var() / (m * (1.0 - m)))
+    for key in [k for a, k in out if a == 0]:
+        out[(2, key)] = out[(1, key)] - out[(0, key)]
+    return out, p0
+
+
+def simulate(n_tasks: int, reps, mu: float, rng: np.random.Generator, p_pool: np.ndarray):
+    p = rng.choice(p_pool, size=n_tasks)
+    rows, n_of = [], {}
+    for arm in (0, 1):
+        n = np.full(n_tasks, reps) if np.isscalar(reps) else rng.integers(2, 7, size=n_tasks)
+        n_of[arm] = n
+        y = rng.random((n_tasks, n.max())) < _arm_p(p, arm)[:, None]
+        t, r = np.nonzero(np.arange(n.max())[None, :] < n[:, None])
+        rows.append(pd.DataFrame({"task_id": t, "arm": f"a{arm}", "passed": y[t, r]}))
+    flip = {arm: float(np.mean(1.0 - _arm_p(p, arm) ** n - (1.0 - _arm_p(p, arm)) ** n))
+            for arm in (0, 1)}  # fmt: skip
+    return pd.concat(rows, ignore_index=True), p, n_of, flip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sims", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    start = time.perf_counter()
+    table = []
+    for mu in (0.1, 0.5, 0.9):
+        truth, pool = truths(mu, 10, rng)
+        for n_tasks in (8, 15, 40, 80):
+            for reps in (2, 5, 10, "2-6"):
+                hits: dict[str, list[bool]] = {}
+                for _ in range(args.sims):
+                    runs, p, n_of, flip = simulate(
+                        n_tasks, reps if reps != "2-6" else None, mu, rng, pool
+                    )
+                    res = replicates(runs, reference="a0")
+                    kmax = 2 if reps == "2-6" else reps
+                    for row in res.itertuples():
+                        arm = 2 if row.reference == "a0" else int(row.arm[1])
+                        stat = row.statistic
+                        if stat.startswith("pass") and int(stat[5:]) > kmax:
+                            continue
+                        if stat == "flip_rate":
+                            # each task's own replicates: the truth of this design
+                            t = flip[1] - flip[0] if arm == 2 else flip[arm]
+                        else:
+                            t = truth[(arm, stat)]
+                        if stat == f"pass^{kmax}" and kmax > 2:
+                            stat = "pass^k"
+                        if stat in SHOWN or stat == "pass^k":
+                            key = ("diff " if arm == 2 else "") + stat
+                            ok = row.ci_low - 1e-12 <= t <= row.ci_high + 1e-12
+                            hits.setdefault(key, []).append(bool(ok))
+                table.append(
+                    {"mu": mu, "tasks": n_tasks, "reps": str(reps),
+                     **{k: np.mean(v) for k, v in hits.items()}}
+                )  # fmt: skip
+                print(pd.DataFrame(table[-1:]).round(3).to_string(index=False, header=False),
+                      flush=True)  # fmt: skip
+    out = pd.DataFrame(table)
+    pd.set_option("display.width", 250)
+    print(f"\ncoverage ({args.sims} simulated evaluations a design, MC SE "
+          f"{np.sqrt(0.95 * 0.05 / args.sims):.3f}; pass^k = the largest k of the design):")  # fmt: skip
+    print(out.round(3).to_string(index=False))
+    cols = [c for c in out.columns if c not in ("mu", "tasks", "reps")]
+    print("\nper statistic, smallest / largest coverage over the designs:")
+    print(out[cols].agg(["min", "max"]).T.round(3).to_string())
+    print(f"\n{time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
