@@ -216,7 +216,8 @@ def read_sheet(
         value = key.get(field) if isinstance(key, dict) else None
         if not isinstance(value, kind) or isinstance(value, bool):
             line = next((i for i, t in enumerate(text.splitlines(), 1) if f'"{field}"' in t), None)
-            raise DataError(f"missing or not a {kind.__name__}", path=kp, line=line, field=field)
+            why = f"expected {kind.__name__}, got {value!r:.40}"
+            raise DataError(why, path=kp, line=line, field=field)
     pairs = _eligible_pairs(data_dir)
     digest = pairs_sha256(pairs)
     if digest != key["frame_sha256"]:
