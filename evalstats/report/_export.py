@@ -5,8 +5,10 @@ name parts in ASCII letters) and sentences that say the numbers with n, tasks, j
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._display import count_text, judge_label, judge_model
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from ..records import atomic_write
 from ..stats.formatting import (
     format_interval,
@@ -67,20 +69,26 @@ _LETTERS = re.compile(r"^[A-Za-z]+$")
 
 
 def word(text: str, aliases: Mapping[str, str] | None = None) -> str:
-    """``text`` as a macro-name part of letters only (digits spelled out).
+    """``text`` as a macro-name part of ASCII letters (digits spelled out, accents dropped,
+    other characters by their Unicode names).
 
-    >>> word("with-without"), word("ac1"), word("kappa_boot")
-    ('WithWithout', 'AcOne', 'KappaBoot')
+    >>> word("with-without"), word("ac1"), word("kappa_boot"), word("café"), word("β")
+    ('WithWithout', 'AcOne', 'KappaBoot', 'Cafe', 'GreekSmallLetterBeta')
     """
     if aliases and text in aliases:
         alias = aliases[text]
         if not _LETTERS.match(alias):
-            raise ValueError(f"alias for {text!r} must be ASCII letters only, got {alias!r}")
+            raise ParameterError(f"alias for {text!r} must be ASCII letters only, got {alias!r}")
         return alias
-    tokens = re.findall(r"[A-Za-z]+|\d", text)
+    plain = "".join(
+        c if c.isascii() else f" {unicodedata.name(c, '').title()} "
+        for c in unicodedata.normalize("NFKD", text)
+        if not unicodedata.combining(c)
+    )
+    tokens = re.findall(r"[A-Za-z]+|\d", plain)
     out = "".join(t[:1].upper() + t[1:] if t.isalpha() else _DIGITS[int(t)] for t in tokens)
     if not out:
-        raise ValueError(f"{text!r} gives no letters for a macro name: pass an alias for it")
+        raise DataError(f"{text!r} gives no letters for a macro name: pass an alias for it")
     return out
 
 
@@ -379,8 +387,9 @@ def latex_table(frame: pd.DataFrame, *, widths: Mapping[str, str] | None = None)
     \\end{tabular}
     """
     widths = dict(widths or {})
-    text = frame.astype(object).where(frame.notna(), "--").astype(str).map(show_bidi)
-    text.columns = [show_bidi(str(c)) for c in text.columns]
+    show = functools.partial(show_bidi, controls=True)  # a blank line would end the tabular
+    text = frame.astype(object).where(frame.notna(), "--").astype(str).map(show)
+    text.columns = [show(str(c)) for c in text.columns]
     align = "".join(widths.get(str(c), "l" if _is_label(frame[c]) else "r") for c in frame.columns)
     styler = (
         text.style.hide(axis="index")
@@ -410,8 +419,7 @@ def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
 
     def cell(v: Any) -> str:
         s = "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
-        s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-        return markdown_text(s)
+        return markdown_text(s).replace("|", "\\|")
 
     cols = [str(c) for c in frame.columns]
     align = [":---" if _is_label(frame[c]) else "---:" for c in frame.columns]
@@ -610,9 +618,9 @@ class _Names:
     def add(self, name: str, value: str, source: str) -> None:
         full = "es" + name
         if full in self.items and self.items[full][1] != source:
-            raise ValueError(
+            raise DataError(
                 f"macro name \\{full} stands for both {self.items[full][1]!r} and {source!r}: "
-                "pass aliases={...} mapping one of the judges/rubrics to other letters"
+                "pass aliases={...} (--alias NAME=Letters) giving one of them other letters"
             )
         self.items[full] = (value, source)
 
