@@ -141,3 +141,18 @@ def test_colliding_arm_ids_in_macros_are_one_line_exit_2(karm_doc, tmp_path):
     assert len(run.stderr.strip().splitlines()) == 1 and "--alias" in run.stderr
     out = export(path, macros=tmp_path / "m.tex", aliases={"v_1": "VUnderscoreOne"})
     assert "VUnderscoreOneVsNone" in out[0].read_text()
+
+
+def test_holm_does_not_walk_the_heap(monkeypatch):
+    """A K-arm report adjusts once per pair: a gc.collect() per call grew with every pair
+    held (statsmodels' multipletests); the values are the step-down Holm's all the same."""
+    import gc
+
+    from evalstats.stats import holm
+
+    calls = []
+    monkeypatch.setattr(gc, "collect", lambda *a: calls.append(a) or 0)
+    got = holm([0.01, float("nan"), 0.04, 0.03, 0.2, 0.01])
+    assert calls == []
+    assert got.round(6).tolist()[:1] + got.round(6).tolist()[2:] == [0.05, 0.09, 0.09, 0.2, 0.05]
+    assert str(got[1]) == "nan"

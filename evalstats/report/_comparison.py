@@ -103,7 +103,7 @@ def _flipped(rates: pd.DataFrame) -> pd.DataFrame:
 
 def _one_source(t: pd.DataFrame, rates: pd.DataFrame | None) -> pd.DataFrame:
     """The compare table with each pair's marginal rows from the pair's own section."""
-    from statsmodels.stats.multitest import multipletests
+    from ..stats.ranking import holm
 
     if rates is None:
         return t
@@ -118,7 +118,7 @@ def _one_source(t: pd.DataFrame, rates: pd.DataFrame | None) -> pd.DataFrame:
         p = rows["p_value"].astype(float)
         ok = p.notna()
         if ok.any():
-            out.loc[p.index[ok], "p_holm"] = multipletests(p[ok], method="holm")[1]
+            out.loc[p.index[ok], "p_holm"] = holm(p[ok].to_numpy())
     return out
 
 
