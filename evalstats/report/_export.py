@@ -44,24 +44,14 @@ from ._results import (
 from ._untrusted import markdown_text, show_bidi
 
 __all__ = [
-    "COMPARISON_TABLES",
-    "EXPORT_TABLES",
-    "comparison_sentences",
-    "comparison_tables",
     "export",
     "formatted_tables",
     "headline_paragraph",
-    "is_comparison",
-    "judge_label",
-    "judge_word",
     "latex_macros",
-    "latex_table",
     "latex_tables",
-    "markdown_table",
     "markdown_tables",
     "result_sentences",
     "sentences_markdown",
-    "word",
 ]
 
 _DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
@@ -105,9 +95,6 @@ def judge_word(judge: str, aliases: Mapping[str, str] | None = None) -> str:
     return word(judge_model(judge))
 
 
-COMPARISON_TABLES = ("compare", "rank", "beats", "arm_costs", "pareto")
-
-
 def is_comparison(doc: Mapping[str, Any]) -> bool:
     """True for a results document of K arms (it has the rank sets)."""
     return bool(doc["tables"].get("rank_sets")) and bool(doc["tables"].get("compare"))
@@ -116,10 +103,6 @@ def is_comparison(doc: Mapping[str, Any]) -> bool:
 def _long(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
     rows = doc["tables"].get(name)
     return pd.DataFrame(rows) if rows else None
-
-
-def _names(doc: Mapping[str, Any]) -> dict[str, str]:
-    return dict((doc.get("provenance") or {}).get("arm_names") or {})
 
 
 def _ivs(rows: pd.DataFrame, stat: str, digits: int | None, percent: bool, *, unit: str = "",
@@ -148,14 +131,11 @@ def _by_judge(doc: Mapping[str, Any]) -> list[tuple[str | None, Mapping[str, Any
     judges = sorted({str(r["judge"]) for r in doc["tables"]["compare"] if "judge" in r})
     if not judges:
         return [(None, doc)]
-    out = []
-    for j in judges:
-        tables = {
-            k: [r for r in v if str(r.get("judge", j)) == j] if isinstance(v, list) else v
-            for k, v in doc["tables"].items()
-        }
-        out.append((j, {**doc, "tables": tables}))
-    return out
+    return [
+        (j, {**doc, "tables": {k: [r for r in v if str(r.get("judge", j)) == j]
+                               if isinstance(v, list) else v for k, v in doc["tables"].items()}})
+        for j in judges
+    ]  # fmt: skip
 
 
 def comparison_tables(
@@ -182,7 +162,7 @@ def _by_arm(frame: pd.DataFrame, stat: str) -> pd.DataFrame:
 
 def _one(doc: Mapping[str, Any]) -> tuple[Any, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(display name of an arm, net-win rows, simultaneous and marginal rank sets by arm)."""
-    names = _names(doc)
+    names = dict((doc.get("provenance") or {}).get("arm_names") or {})
     c, sets = _long(doc, "compare"), _long(doc, "rank_sets")
     net = c.loc[c["statistic"] == "net_win"].reset_index(drop=True)
     s, m = _by_arm(sets, "simultaneous_rank_set"), _by_arm(sets, "marginal_rank_set")
@@ -195,64 +175,55 @@ def _tables_of_one(
     nm, net, s, m = _one(doc)
     iv = lambda rows, stat, pct=False: _ivs(rows, stat, digits, pct, na_rep=na_rep)  # noqa: E731
     p = " (%)" if percent else ""
-    out: dict[str, pd.DataFrame] = {}
-    out["compare"] = pd.DataFrame({
+    yes = lambda flags: np.where(flags.astype(bool), "yes", "no")  # noqa: E731
+    out = {"compare": pd.DataFrame({
         "Arm": net["arm_a"].map(nm), "Against": net["arm_b"].map(nm),
         f"Net win{p}": iv(net, "net_win", percent),
         f"Simultaneous{p}": _bounds(net, "net_win", digits, percent),
         "p (Holm)": format_number(net["p_holm"], 3, na_rep=na_rep),
         "Verdicts": net["n"].astype(int), "Tasks": net["n_tasks"].astype(int),
         "method": net["method"],
-    })  # fmt: skip
-    r = _long(doc, "rank")
-    if r is not None:
+    })}  # fmt: skip
+    if (r := _long(doc, "rank")) is not None:
         arms = s.sort_values("estimate", kind="stable").index
         st, m, s = _by_arm(r, "strength").reindex(arms), m.reindex(arms), s.reindex(arms)
         out["rank"] = pd.DataFrame({
-            "Arm": [nm(a) for a in arms],
-            "Strength": iv(st, "strength"),
+            "Arm": [nm(a) for a in arms], "Strength": iv(st, "strength"),
             "Rank": s["estimate"].astype(int).to_numpy(),
-            "Marginal rank set": [_set(a, b) for a, b in zip(m["ci_low"], m["ci_high"], strict=True)],
-            "Simultaneous rank set": [_set(a, b) for a, b in zip(s["ci_low"], s["ci_high"], strict=True)],
-            "May be best": np.where(s["in_tau_best"].astype(bool), "yes", "no"),
-            "method": st["method"].to_numpy(),
+            "Marginal rank set": list(map(_set, m["ci_low"], m["ci_high"])),
+            "Simultaneous rank set": list(map(_set, s["ci_low"], s["ci_high"])),
+            "May be best": yes(s["in_tau_best"]), "method": st["method"].to_numpy(),
         })  # fmt: skip
-    b = _long(doc, "beats")
-    if b is not None:
+    if (b := _long(doc, "beats")) is not None:
         out["beats"] = pd.DataFrame({
             "Arm": b["arm"].map(nm), "Opponent": b["opponent"].map(nm),
             "P(beats)": iv(b, "p_beats"), "method": b["method"],
         })  # fmt: skip
-    k = _long(doc, "arm_costs")
-    if k is not None:
-        view = {}
-        for stat, label in (("tokens_total_ratio", "Tokens"), ("wall_total_ratio", "Wall-clock")):
-            rows = _by_arm(k, stat)
-            if len(rows):
-                view[label] = pd.Series(iv(rows, "ratio"), index=rows.index)
-        cost = pd.DataFrame(view)
+    if (k := _long(doc, "arm_costs")) is not None:
+        rows = {label: _by_arm(k, stat) for stat, label in
+                (("tokens_total_ratio", "Tokens"), ("wall_total_ratio", "Wall-clock"))}  # fmt: skip
+        cost = pd.DataFrame({c: pd.Series(iv(r, "ratio"), index=r.index)
+                             for c, r in rows.items() if len(r)})  # fmt: skip
         first = k.drop_duplicates("arm").set_index("arm").reindex(cost.index)
         cost.insert(0, "Arm", [nm(a) for a in cost.index])
         cost["Against"] = first["reference"].map(nm)
-        cost["Pairs"] = first["n"].astype(int)
-        cost["Tasks"] = first["n_tasks"].astype(int)
+        cost["Pairs"], cost["Tasks"] = first["n"].astype(int), first["n_tasks"].astype(int)
         src = k["token_source"].dropna().astype(str).unique() if "token_source" in k else []
         if len(src):
             cost["token_source"] = src[0]
         cost["method"] = k["method"].iloc[0]
         out["arm_costs"] = cost.reset_index(drop=True)
-    pr = _long(doc, "pareto")
-    if pr is not None:
+    if (pr := _long(doc, "pareto")) is not None:
         # The reference's quality and cost are 0 and 1 by definition: no interval to print.
         pr.loc[(pr["method"] == "reference").to_numpy(), ["ci_low", "ci_high"]] = np.nan
         metric = [x for x in pr["statistic"].unique() if x not in ("net_win", "p_frontier")][0]
-        q, cc, pf = _by_arm(pr, "net_win"), _by_arm(pr, metric), _by_arm(pr, "p_frontier")
+        q, pf = _by_arm(pr, "net_win"), _by_arm(pr, "p_frontier")["estimate"].reindex
         out["pareto"] = pd.DataFrame({
-            "Arm": [nm(a) for a in q.index],
-            f"Net win{p}": iv(q, "net_win", percent),
-            "Token ratio" if metric.startswith("tokens") else "Wall-clock ratio": iv(cc, "ratio"),
-            "P(on frontier)": format_number(pf["estimate"].reindex(q.index), 2, na_rep=na_rep),
-            "On frontier": np.where(q["on_frontier"].astype(bool), "yes", "no"),
+            "Arm": [nm(a) for a in q.index], f"Net win{p}": iv(q, "net_win", percent),
+            "Token ratio" if metric.startswith("tokens") else "Wall-clock ratio":
+                iv(_by_arm(pr, metric), "ratio"),
+            "P(on frontier)": format_number(pf(q.index), 2, na_rep=na_rep),
+            "On frontier": yes(q["on_frontier"]),
             # the net win's interval is the compare table's (one quantity, one interval)
             "method": ", ".join(sorted(set(q["method"].astype(str)) - {"reference"})),
         })  # fmt: skip
@@ -1099,20 +1070,12 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
     return text + said
 
 
-def _arm_words(doc: Mapping[str, Any]) -> tuple[str, str]:
-    """``WITH (Serena MCP)`` and ``WITHOUT (plain Claude Code)``, or ``WITH`` and ``WITHOUT``."""
-    names = (doc.get("provenance") or {}).get("arm_names") or {}
-    out = []
-    for arm in ("with", "without"):
-        name = str(names.get(arm) or "").strip()
-        label = arm.upper()
-        out.append(f"{label} ({name})" if name and name != label else label)
-    return out[0], out[1]
-
-
-def _arm_short(doc: Mapping[str, Any]) -> str:
-    name = str(((doc.get("provenance") or {}).get("arm_names") or {}).get("with") or "")
-    return name.strip() or "WITH"
+def _arm_short(doc: Mapping[str, Any], arm: str = "with", *, long: bool = False) -> str:
+    """``Serena MCP`` (``WITH (Serena MCP)`` when ``long``), or ``WITH`` when not named."""
+    name = str(((doc.get("provenance") or {}).get("arm_names") or {}).get(arm) or "").strip()
+    if not long:
+        return name or arm.upper()
+    return f"{arm.upper()} ({name})" if name and name != arm.upper() else arm.upper()
 
 
 def headline_paragraph(
@@ -1146,7 +1109,7 @@ def headline_paragraph(
     pts = " percentage points" if percent else ""
     rubric = str(row["rubric"])
     lo, hi = _f(row.get("net_win_ci_low")), _f(row.get("net_win_ci_high"))
-    w, wo = _arm_words(doc)
+    w, wo = (_arm_short(doc, arm, long=True) for arm in ("with", "without"))
     short = _arm_short(doc)
     if row.get("arm_a") is not None:  # K arms: the pair of the row shown first, by name
         names = (doc.get("provenance") or {}).get("arm_names") or {}
