@@ -156,3 +156,16 @@ def test_holm_does_not_walk_the_heap(monkeypatch):
     assert calls == []
     assert got.round(6).tolist()[:1] + got.round(6).tolist()[2:] == [0.05, 0.09, 0.09, 0.2, 0.05]
     assert str(got[1]) == "nan"
+
+
+def test_the_comparison_page_carries_the_pairs_audit(karm_doc):
+    """`evalstats report` hands each notebook its own page's Results: the comparison page's
+    own tables must hold the audit of the pairs it compares."""
+    d, _ = karm_doc
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = compute("evaluation", d, pages=["comparison"], n_resamples=50, seed=0)
+    audit = res.tables["pair_audit"]
+    failed = audit.loc[audit["check"] == "judge_disagreement", "status"]
+    assert len(failed) == 3 and set(failed) == {"fail"}  # data/karm's judges disagree: each pair
+    assert set(zip(audit["arm_a"], audit["arm_b"], strict=True)) >= {("v-1", "none")}

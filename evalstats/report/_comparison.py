@@ -224,9 +224,18 @@ def _costs(ctx: Context) -> dict[str, Any]:
     return out
 
 
+def _audit(ctx: Context) -> dict[str, Any]:
+    """The pairs' audit warnings and failures, for the page that compares them."""
+    t = _pair_table(ctx, "headline_audit")
+    if t is None:
+        raise Unavailable("the pairs' audit is not available")
+    return {"pair_audit": t[["arm_a", "arm_b", "check", "status", "detail"]].reset_index(drop=True)}
+
+
 def sections() -> tuple[Section, ...]:
     return (
         Section("compare", PAGE, _compare),
         Section("rank", PAGE, _rank),
         Section("arm_costs", PAGE, _costs),
+        Section("pair_audit", PAGE, _audit),  # draws nothing: last
     )
