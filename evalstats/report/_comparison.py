@@ -162,20 +162,19 @@ def _rank(ctx: Context) -> dict[str, Any]:
 
 def _one_interval(p: pd.DataFrame, ctx: Context, judge: str) -> pd.DataFrame:
     """The frontier's net win and cost ratio with the compare and arm_costs intervals."""
-    ref, cols = ctx.extra["reference"], ["se", "ci_low", "ci_high", "method"]
-    cmp_ = ctx.tables.get("compare")
-    costs = ctx.tables.get("arm_costs")
+    ref, cols, have = ctx.extra["reference"], ["se", "ci_low", "ci_high", "method"], []
+    if (c := ctx.tables.get("compare")) is not None:
+        pick = (c["judge"] == judge) & (c["arm_b"] == ref) & (c["statistic"] == "net_win")
+        have.append(c.loc[pick].rename(columns={"arm_a": "arm"}))
+    if (k := ctx.tables.get("arm_costs")) is not None:
+        have.append(k.loc[k["statistic"].isin(["tokens_total_ratio", "wall_total_ratio"])])
     out = p.copy()
-    for i, row in out.iterrows():
-        src = None
-        if row["statistic"] == "net_win" and cmp_ is not None and row["arm"] != ref:
-            hit = cmp_.loc[(cmp_["judge"] == judge) & (cmp_["arm_a"] == row["arm"])
-                           & (cmp_["arm_b"] == ref) & (cmp_["statistic"] == "net_win")]  # fmt: skip
-            src = hit
-        elif row["statistic"] in ("tokens_total_ratio", "wall_total_ratio") and costs is not None:
-            src = costs.loc[(costs["arm"] == row["arm"]) & (costs["statistic"] == row["statistic"])]
-        if src is not None and len(src) == 1:
-            out.loc[i, cols] = src[cols].iloc[0].to_numpy()
+    if have:  # a row found once (by arm and statistic) gives its interval
+        h = pd.concat(have, ignore_index=True).astype({"arm": str, "statistic": str})
+        h = h.drop_duplicates(["arm", "statistic"], keep=False).set_index(["arm", "statistic"])
+        at = pd.MultiIndex.from_frame(out[["arm", "statistic"]].astype(str))
+        found = at.isin(h.index)
+        out.loc[found, cols] = h.reindex(at[found])[cols].to_numpy()
     return out
 
 
