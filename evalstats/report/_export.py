@@ -83,13 +83,7 @@ def word(text: str, aliases: Mapping[str, str] | None = None) -> str:
 
 
 def judge_word(judge: str, aliases: Mapping[str, str] | None = None) -> str:
-    """Macro-name part of a judge.
-
-    >>> judge_word("anthropic:claude-sonnet-4-20250514"), judge_word("openai:gpt-5.4")
-    ('ClaudeSonnetFour', 'GptFiveFour')
-    >>> judge_word("consensus:unanimous")
-    'ConsensusUnanimous'
-    """
+    """Macro-name part of a judge: its model (``ClaudeSonnetFour``) unless aliased."""
     if aliases and judge in aliases:
         return word(judge, aliases)
     return word(judge_model(judge))
@@ -345,18 +339,7 @@ def _caption(doc: Mapping[str, Any], name: str, frame: pd.DataFrame) -> str:
 
 
 def latex_table(frame: pd.DataFrame, *, widths: Mapping[str, str] | None = None) -> str:
-    """A text frame as a booktabs ``tabular`` (escaped); ``widths``: column formats by name.
-
-    >>> import pandas as pd
-    >>> print(latex_table(pd.DataFrame({"judge": ["a_b 5% & #1"], "n": [3]})), end="")
-    \\begin{tabular}{lr}
-    \\toprule
-    judge & n \\\\
-    \\midrule
-    a\\_b 5\\% \\& \\#1 & 3 \\\\
-    \\bottomrule
-    \\end{tabular}
-    """
+    """A text frame as a booktabs ``tabular`` (escaped); ``widths``: column formats by name."""
     widths = dict(widths or {})
     show = functools.partial(show_bidi, controls=True)  # a blank line would end the tabular
     text = frame.astype(object).where(frame.notna(), "--").astype(str).map(show)
@@ -379,14 +362,7 @@ def _is_label(col: pd.Series) -> bool:
 
 
 def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
-    """A text frame as a GitHub-flavoured Markdown table (``|`` in a cell escaped).
-
-    >>> import pandas as pd
-    >>> print(markdown_table(pd.DataFrame({"judge": ["a|b"], "n": [3]})), end="")
-    | judge | n |
-    | :--- | ---: |
-    | a\\|b | 3 |
-    """
+    """A text frame as a GitHub-flavoured Markdown table (``|`` in a cell escaped)."""
 
     def cell(v: Any) -> str:
         s = "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
@@ -462,17 +438,7 @@ def paper_table(
     doc: Mapping[str, Any], name: str, frame: pd.DataFrame
 ) -> tuple[pd.DataFrame, list[str]]:
     """A text frame as a paper prints it (human column names, short judge names, a single
-    method moved to the notes); returns (frame, notes).
-
-    >>> import pandas as pd
-    >>> f = pd.DataFrame({"judge": ["openai:gpt-5.4"], "net_win (%)": ["35 [11, 55]"],
-    ...                   "method": ["cr2_wilson"]})
-    >>> t, notes = paper_table({"parameters": {"confidence": 0.95}, "tables": {}}, "headline", f)
-    >>> list(t.columns), t.iloc[0, 0]
-    (['Judge', 'Net win (%)'], 'GPT 5.4')
-    >>> notes
-    ['GPT 5.4: openai:gpt-5.4.', '95 % CI clustered by task: CR2 Wilson with Bell-McCaffrey df (cr2\\\\_wilson).']
-    """
+    method moved to the notes); returns (frame, notes)."""
     out, full = _short_judges(frame)
     notes = [f"{s}: {j}." for s, j in full.items()]
     if "method" in out:
