@@ -198,6 +198,8 @@ def test_the_shipped_k_arm_sample_renders_one_report(tmp_path):
     for check in ("judge_disagreement", "judge_families", "kappa", "no_answer", "invalid"):
         assert check in index, check
     assert 'href="comparison.html"' in index
+    # the comparison page shows the audit of its pairs too (issue 32): the failed trigger
+    assert "judge_disagreement" in pages["comparison.html"]
     for name in ("compare", "rank_sets", "beats", "pareto", "cost_ratios_v1_none"):
         assert (out / "figures" / f"{name}.svg").is_file(), name
     doc = json.loads((out / "results.json").read_text())

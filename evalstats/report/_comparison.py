@@ -103,7 +103,7 @@ def _flipped(rates: pd.DataFrame) -> pd.DataFrame:
 
 def _one_source(t: pd.DataFrame, rates: pd.DataFrame | None) -> pd.DataFrame:
     """The compare table with each pair's marginal rows from the pair's own section."""
-    from statsmodels.stats.multitest import multipletests
+    from ..stats.ranking import holm
 
     if rates is None:
         return t
@@ -118,7 +118,7 @@ def _one_source(t: pd.DataFrame, rates: pd.DataFrame | None) -> pd.DataFrame:
         p = rows["p_value"].astype(float)
         ok = p.notna()
         if ok.any():
-            out.loc[p.index[ok], "p_holm"] = multipletests(p[ok], method="holm")[1]
+            out.loc[p.index[ok], "p_holm"] = holm(p[ok].to_numpy())
     return out
 
 
@@ -162,20 +162,19 @@ def _rank(ctx: Context) -> dict[str, Any]:
 
 def _one_interval(p: pd.DataFrame, ctx: Context, judge: str) -> pd.DataFrame:
     """The frontier's net win and cost ratio with the compare and arm_costs intervals."""
-    ref, cols = ctx.extra["reference"], ["se", "ci_low", "ci_high", "method"]
-    cmp_ = ctx.tables.get("compare")
-    costs = ctx.tables.get("arm_costs")
+    ref, cols, have = ctx.extra["reference"], ["se", "ci_low", "ci_high", "method"], []
+    if (c := ctx.tables.get("compare")) is not None:
+        pick = (c["judge"] == judge) & (c["arm_b"] == ref) & (c["statistic"] == "net_win")
+        have.append(c.loc[pick].rename(columns={"arm_a": "arm"}))
+    if (k := ctx.tables.get("arm_costs")) is not None:
+        have.append(k.loc[k["statistic"].isin(["tokens_total_ratio", "wall_total_ratio"])])
     out = p.copy()
-    for i, row in out.iterrows():
-        src = None
-        if row["statistic"] == "net_win" and cmp_ is not None and row["arm"] != ref:
-            hit = cmp_.loc[(cmp_["judge"] == judge) & (cmp_["arm_a"] == row["arm"])
-                           & (cmp_["arm_b"] == ref) & (cmp_["statistic"] == "net_win")]  # fmt: skip
-            src = hit
-        elif row["statistic"] in ("tokens_total_ratio", "wall_total_ratio") and costs is not None:
-            src = costs.loc[(costs["arm"] == row["arm"]) & (costs["statistic"] == row["statistic"])]
-        if src is not None and len(src) == 1:
-            out.loc[i, cols] = src[cols].iloc[0].to_numpy()
+    if have:  # a row found once (by arm and statistic) gives its interval
+        h = pd.concat(have, ignore_index=True).astype({"arm": str, "statistic": str})
+        h = h.drop_duplicates(["arm", "statistic"], keep=False).set_index(["arm", "statistic"])
+        at = pd.MultiIndex.from_frame(out[["arm", "statistic"]].astype(str))
+        found = at.isin(h.index)
+        out.loc[found, cols] = h.reindex(at[found])[cols].to_numpy()
     return out
 
 
@@ -224,9 +223,18 @@ def _costs(ctx: Context) -> dict[str, Any]:
     return out
 
 
+def _audit(ctx: Context) -> dict[str, Any]:
+    """The pairs' audit warnings and failures, for the page that compares them."""
+    t = _pair_table(ctx, "headline_audit")
+    if t is None:
+        raise Unavailable("the pairs' audit is not available")
+    return {"pair_audit": t[["arm_a", "arm_b", "check", "status", "detail"]].reset_index(drop=True)}
+
+
 def sections() -> tuple[Section, ...]:
     return (
         Section("compare", PAGE, _compare),
         Section("rank", PAGE, _rank),
         Section("arm_costs", PAGE, _costs),
+        Section("pair_audit", PAGE, _audit),  # draws nothing: last
     )

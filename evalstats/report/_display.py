@@ -389,7 +389,9 @@ def show_provenance(results: Any) -> None:
     if arms:
         parts.append(
             '<p class="arms">'
-            + " · ".join(f"<strong>{arm}</strong> = {html.escape(name)}" for arm, name in arms)
+            + " · ".join(
+                f"<strong>{html.escape(arm)}</strong> = {html.escape(name)}" for arm, name in arms
+            )
             + "</p>"
         )
     parts.append(

@@ -1080,7 +1080,10 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
         f = _select(full, judges, rubric)
         extra: dict[str, Any] = {"dataset": ds}
     else:  # K arms: the two-arm view of every pair judged, stacked
-        views = [(a, b, *pair_view(ds, a, b)) for a, b in pairs]
+        # Each pair's rows found in one pass, not one scan of every verdict per pair.
+        j_at = ds.judgments.groupby(["arm_a", "arm_b"], observed=True, sort=False).indices
+        r_at = ds.runs.groupby("arm", observed=True, sort=False).indices
+        views = [(a, b, *pair_view(ds, a, b, j_at, r_at)) for a, b in pairs]
         views = [(a, b, _select(v, judges, rubric), {"dataset": x}) for a, b, v, x in views]
         f = pd.concat([v.assign(arm_a=a, arm_b=b) for a, b, v, _ in views], ignore_index=True)
         stale = [
@@ -1119,35 +1122,39 @@ def judged_pairs(ds: Any) -> list[tuple[str, str]] | None:
     return None if pairs == [("with", "without")] else pairs
 
 
-def pair_view(ds: Any, a: str, b: str) -> tuple[pd.DataFrame, Any]:
+def pair_view(
+    ds: Any, a: str, b: str, j_at: Mapping[Any, Any], r_at: Mapping[Any, Any]
+) -> tuple[pd.DataFrame, Any]:
     """The pair (``a``, ``b``) of a K-arm Dataset as two arms (``a`` WITH, ``b`` WITHOUT):
-    returns the pair's verdict frame and Dataset view (its judgments and labels).
+    returns the pair's verdict frame and Dataset view (its judgments and labels). ``j_at`` /
+    ``r_at``: the row positions of each pair's judgments and each arm's runs.
 
     >>> import evalstats, tempfile
     >>> d = tempfile.mkdtemp()
     >>> _ = evalstats.simulate(d, arms=("none", "v1"), reference="none", n_tasks=2,
     ...                        n_replicates=1, judges=("openai:gpt-4o",))
-    >>> f, view = pair_view(evalstats.load_dir(d), "v1", "none")
+    >>> ds = evalstats.load_dir(d)
+    >>> at = ds.judgments.groupby(["arm_a", "arm_b"]).indices, ds.runs.groupby("arm").indices
+    >>> f, view = pair_view(ds, "v1", "none", *at)
     >>> sorted(set(view.runs["arm"].astype(str))), len(f)
     (['with', 'without'], 2)
     """
     from .._schema import ARM_DTYPE, ORDER_DTYPE
     from ..frames import verdict_frame
 
-    runs, j = ds.runs, ds.judgments
-    arm = runs["arm"].astype(str)
-    keep_r = arm.isin((a, b)).to_numpy()
-    r = runs.loc[keep_r].copy()
-    r["arm"] = pd.Categorical(arm[keep_r].map({a: "with", b: "without"}), dtype=ARM_DTYPE)
-    keep_j = ((j["arm_a"].astype(str) == a) & (j["arm_b"].astype(str) == b)).to_numpy()
-    jj = j.loc[keep_j].drop(columns=["arm_a", "arm_b"])
+    none = np.array([], dtype=np.intp)
+    keep_r = np.sort(np.concatenate([r_at.get(a, none), r_at.get(b, none)]))
+    keep_j = j_at.get((a, b), none)
+    r = ds.runs.take(keep_r).reset_index(drop=True)
+    arm = r["arm"].astype(str).map({a: "with", b: "without"})
+    r["arm"] = pd.Categorical(arm, dtype=ARM_DTYPE)
+    jj = ds.judgments.take(keep_j).drop(columns=["arm_a", "arm_b"]).reset_index(drop=True)
     order = jj["order"].astype(object).map({"a_first": "with_first", "b_first": "without_first"})
-    jj = jj.assign(order=pd.Categorical(order, dtype=ORDER_DTYPE))
-    r, jj = r.reset_index(drop=True), jj.reset_index(drop=True)
-    for part, whole, keep in ((r, runs, keep_r), (jj, j, keep_j)):
+    jj["order"] = pd.Categorical(order, dtype=ORDER_DTYPE)
+    for part, whole, keep in ((r, ds.runs, keep_r), (jj, ds.judgments, keep_j)):
         part.attrs = dict(whole.attrs)
         if whole.attrs.get("lines") is not None:
-            part.attrs["lines"] = [n for n, k in zip(whole.attrs["lines"], keep, strict=True) if k]
+            part.attrs["lines"] = np.asarray(whole.attrs["lines"])[keep].tolist()
     r.attrs["arm_names"] = {"with": ds.arms.name(a), "without": ds.arms.name(b)}
     r.attrs.pop("arms", None)
     labels = ds.labels

@@ -5,8 +5,10 @@ name parts in ASCII letters) and sentences that say the numbers with n, tasks, j
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._display import count_text, judge_label, judge_model
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from ..records import atomic_write
 from ..stats.formatting import (
     format_interval,
@@ -42,24 +44,14 @@ from ._results import (
 from ._untrusted import markdown_text, show_bidi
 
 __all__ = [
-    "COMPARISON_TABLES",
-    "EXPORT_TABLES",
-    "comparison_sentences",
-    "comparison_tables",
     "export",
     "formatted_tables",
     "headline_paragraph",
-    "is_comparison",
-    "judge_label",
-    "judge_word",
     "latex_macros",
-    "latex_table",
     "latex_tables",
-    "markdown_table",
     "markdown_tables",
     "result_sentences",
     "sentences_markdown",
-    "word",
 ]
 
 _DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
@@ -67,37 +59,34 @@ _LETTERS = re.compile(r"^[A-Za-z]+$")
 
 
 def word(text: str, aliases: Mapping[str, str] | None = None) -> str:
-    """``text`` as a macro-name part of letters only (digits spelled out).
+    """``text`` as a macro-name part of ASCII letters (digits spelled out, accents dropped,
+    other characters by their Unicode names).
 
-    >>> word("with-without"), word("ac1"), word("kappa_boot")
-    ('WithWithout', 'AcOne', 'KappaBoot')
+    >>> word("with-without"), word("ac1"), word("kappa_boot"), word("café"), word("β")
+    ('WithWithout', 'AcOne', 'KappaBoot', 'Cafe', 'GreekSmallLetterBeta')
     """
     if aliases and text in aliases:
         alias = aliases[text]
         if not _LETTERS.match(alias):
-            raise ValueError(f"alias for {text!r} must be ASCII letters only, got {alias!r}")
+            raise ParameterError(f"alias for {text!r} must be ASCII letters only, got {alias!r}")
         return alias
-    tokens = re.findall(r"[A-Za-z]+|\d", text)
+    plain = "".join(
+        c if c.isascii() else f" {unicodedata.name(c, '').title()} "
+        for c in unicodedata.normalize("NFKD", text)
+        if not unicodedata.combining(c)
+    )
+    tokens = re.findall(r"[A-Za-z]+|\d", plain)
     out = "".join(t[:1].upper() + t[1:] if t.isalpha() else _DIGITS[int(t)] for t in tokens)
     if not out:
-        raise ValueError(f"{text!r} gives no letters for a macro name: pass an alias for it")
+        raise DataError(f"{text!r} gives no letters for a macro name: pass an alias for it")
     return out
 
 
 def judge_word(judge: str, aliases: Mapping[str, str] | None = None) -> str:
-    """Macro-name part of a judge.
-
-    >>> judge_word("anthropic:claude-sonnet-4-20250514"), judge_word("openai:gpt-5.4")
-    ('ClaudeSonnetFour', 'GptFiveFour')
-    >>> judge_word("consensus:unanimous")
-    'ConsensusUnanimous'
-    """
+    """Macro-name part of a judge: its model (``ClaudeSonnetFour``) unless aliased."""
     if aliases and judge in aliases:
         return word(judge, aliases)
     return word(judge_model(judge))
-
-
-COMPARISON_TABLES = ("compare", "rank", "beats", "arm_costs", "pareto")
 
 
 def is_comparison(doc: Mapping[str, Any]) -> bool:
@@ -108,10 +97,6 @@ def is_comparison(doc: Mapping[str, Any]) -> bool:
 def _long(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
     rows = doc["tables"].get(name)
     return pd.DataFrame(rows) if rows else None
-
-
-def _names(doc: Mapping[str, Any]) -> dict[str, str]:
-    return dict((doc.get("provenance") or {}).get("arm_names") or {})
 
 
 def _ivs(rows: pd.DataFrame, stat: str, digits: int | None, percent: bool, *, unit: str = "",
@@ -140,14 +125,11 @@ def _by_judge(doc: Mapping[str, Any]) -> list[tuple[str | None, Mapping[str, Any
     judges = sorted({str(r["judge"]) for r in doc["tables"]["compare"] if "judge" in r})
     if not judges:
         return [(None, doc)]
-    out = []
-    for j in judges:
-        tables = {
-            k: [r for r in v if str(r.get("judge", j)) == j] if isinstance(v, list) else v
-            for k, v in doc["tables"].items()
-        }
-        out.append((j, {**doc, "tables": tables}))
-    return out
+    return [
+        (j, {**doc, "tables": {k: [r for r in v if str(r.get("judge", j)) == j]
+                               if isinstance(v, list) else v for k, v in doc["tables"].items()}})
+        for j in judges
+    ]  # fmt: skip
 
 
 def comparison_tables(
@@ -174,7 +156,7 @@ def _by_arm(frame: pd.DataFrame, stat: str) -> pd.DataFrame:
 
 def _one(doc: Mapping[str, Any]) -> tuple[Any, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(display name of an arm, net-win rows, simultaneous and marginal rank sets by arm)."""
-    names = _names(doc)
+    names = dict((doc.get("provenance") or {}).get("arm_names") or {})
     c, sets = _long(doc, "compare"), _long(doc, "rank_sets")
     net = c.loc[c["statistic"] == "net_win"].reset_index(drop=True)
     s, m = _by_arm(sets, "simultaneous_rank_set"), _by_arm(sets, "marginal_rank_set")
@@ -187,64 +169,55 @@ def _tables_of_one(
     nm, net, s, m = _one(doc)
     iv = lambda rows, stat, pct=False: _ivs(rows, stat, digits, pct, na_rep=na_rep)  # noqa: E731
     p = " (%)" if percent else ""
-    out: dict[str, pd.DataFrame] = {}
-    out["compare"] = pd.DataFrame({
+    yes = lambda flags: np.where(flags.astype(bool), "yes", "no")  # noqa: E731
+    out = {"compare": pd.DataFrame({
         "Arm": net["arm_a"].map(nm), "Against": net["arm_b"].map(nm),
         f"Net win{p}": iv(net, "net_win", percent),
         f"Simultaneous{p}": _bounds(net, "net_win", digits, percent),
         "p (Holm)": format_number(net["p_holm"], 3, na_rep=na_rep),
         "Verdicts": net["n"].astype(int), "Tasks": net["n_tasks"].astype(int),
         "method": net["method"],
-    })  # fmt: skip
-    r = _long(doc, "rank")
-    if r is not None:
+    })}  # fmt: skip
+    if (r := _long(doc, "rank")) is not None:
         arms = s.sort_values("estimate", kind="stable").index
         st, m, s = _by_arm(r, "strength").reindex(arms), m.reindex(arms), s.reindex(arms)
         out["rank"] = pd.DataFrame({
-            "Arm": [nm(a) for a in arms],
-            "Strength": iv(st, "strength"),
+            "Arm": [nm(a) for a in arms], "Strength": iv(st, "strength"),
             "Rank": s["estimate"].astype(int).to_numpy(),
-            "Marginal rank set": [_set(a, b) for a, b in zip(m["ci_low"], m["ci_high"], strict=True)],
-            "Simultaneous rank set": [_set(a, b) for a, b in zip(s["ci_low"], s["ci_high"], strict=True)],
-            "May be best": np.where(s["in_tau_best"].astype(bool), "yes", "no"),
-            "method": st["method"].to_numpy(),
+            "Marginal rank set": list(map(_set, m["ci_low"], m["ci_high"])),
+            "Simultaneous rank set": list(map(_set, s["ci_low"], s["ci_high"])),
+            "May be best": yes(s["in_tau_best"]), "method": st["method"].to_numpy(),
         })  # fmt: skip
-    b = _long(doc, "beats")
-    if b is not None:
+    if (b := _long(doc, "beats")) is not None:
         out["beats"] = pd.DataFrame({
             "Arm": b["arm"].map(nm), "Opponent": b["opponent"].map(nm),
             "P(beats)": iv(b, "p_beats"), "method": b["method"],
         })  # fmt: skip
-    k = _long(doc, "arm_costs")
-    if k is not None:
-        view = {}
-        for stat, label in (("tokens_total_ratio", "Tokens"), ("wall_total_ratio", "Wall-clock")):
-            rows = _by_arm(k, stat)
-            if len(rows):
-                view[label] = pd.Series(iv(rows, "ratio"), index=rows.index)
-        cost = pd.DataFrame(view)
+    if (k := _long(doc, "arm_costs")) is not None:
+        rows = {label: _by_arm(k, stat) for stat, label in
+                (("tokens_total_ratio", "Tokens"), ("wall_total_ratio", "Wall-clock"))}  # fmt: skip
+        cost = pd.DataFrame({c: pd.Series(iv(r, "ratio"), index=r.index)
+                             for c, r in rows.items() if len(r)})  # fmt: skip
         first = k.drop_duplicates("arm").set_index("arm").reindex(cost.index)
         cost.insert(0, "Arm", [nm(a) for a in cost.index])
         cost["Against"] = first["reference"].map(nm)
-        cost["Pairs"] = first["n"].astype(int)
-        cost["Tasks"] = first["n_tasks"].astype(int)
+        cost["Pairs"], cost["Tasks"] = first["n"].astype(int), first["n_tasks"].astype(int)
         src = k["token_source"].dropna().astype(str).unique() if "token_source" in k else []
         if len(src):
             cost["token_source"] = src[0]
         cost["method"] = k["method"].iloc[0]
         out["arm_costs"] = cost.reset_index(drop=True)
-    pr = _long(doc, "pareto")
-    if pr is not None:
+    if (pr := _long(doc, "pareto")) is not None:
         # The reference's quality and cost are 0 and 1 by definition: no interval to print.
         pr.loc[(pr["method"] == "reference").to_numpy(), ["ci_low", "ci_high"]] = np.nan
         metric = [x for x in pr["statistic"].unique() if x not in ("net_win", "p_frontier")][0]
-        q, cc, pf = _by_arm(pr, "net_win"), _by_arm(pr, metric), _by_arm(pr, "p_frontier")
+        q, pf = _by_arm(pr, "net_win"), _by_arm(pr, "p_frontier")["estimate"].reindex
         out["pareto"] = pd.DataFrame({
-            "Arm": [nm(a) for a in q.index],
-            f"Net win{p}": iv(q, "net_win", percent),
-            "Token ratio" if metric.startswith("tokens") else "Wall-clock ratio": iv(cc, "ratio"),
-            "P(on frontier)": format_number(pf["estimate"].reindex(q.index), 2, na_rep=na_rep),
-            "On frontier": np.where(q["on_frontier"].astype(bool), "yes", "no"),
+            "Arm": [nm(a) for a in q.index], f"Net win{p}": iv(q, "net_win", percent),
+            "Token ratio" if metric.startswith("tokens") else "Wall-clock ratio":
+                iv(_by_arm(pr, metric), "ratio"),
+            "P(on frontier)": format_number(pf(q.index), 2, na_rep=na_rep),
+            "On frontier": yes(q["on_frontier"]),
             # the net win's interval is the compare table's (one quantity, one interval)
             "method": ", ".join(sorted(set(q["method"].astype(str)) - {"reference"})),
         })  # fmt: skip
@@ -366,21 +339,11 @@ def _caption(doc: Mapping[str, Any], name: str, frame: pd.DataFrame) -> str:
 
 
 def latex_table(frame: pd.DataFrame, *, widths: Mapping[str, str] | None = None) -> str:
-    """A text frame as a booktabs ``tabular`` (escaped); ``widths``: column formats by name.
-
-    >>> import pandas as pd
-    >>> print(latex_table(pd.DataFrame({"judge": ["a_b 5% & #1"], "n": [3]})), end="")
-    \\begin{tabular}{lr}
-    \\toprule
-    judge & n \\\\
-    \\midrule
-    a\\_b 5\\% \\& \\#1 & 3 \\\\
-    \\bottomrule
-    \\end{tabular}
-    """
+    """A text frame as a booktabs ``tabular`` (escaped); ``widths``: column formats by name."""
     widths = dict(widths or {})
-    text = frame.astype(object).where(frame.notna(), "--").astype(str).map(show_bidi)
-    text.columns = [show_bidi(str(c)) for c in text.columns]
+    show = functools.partial(show_bidi, controls=True)  # a blank line would end the tabular
+    text = frame.astype(object).where(frame.notna(), "--").astype(str).map(show)
+    text.columns = [show(str(c)) for c in text.columns]
     align = "".join(widths.get(str(c), "l" if _is_label(frame[c]) else "r") for c in frame.columns)
     styler = (
         text.style.hide(axis="index")
@@ -399,19 +362,11 @@ def _is_label(col: pd.Series) -> bool:
 
 
 def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
-    """A text frame as a GitHub-flavoured Markdown table (``|`` in a cell escaped).
-
-    >>> import pandas as pd
-    >>> print(markdown_table(pd.DataFrame({"judge": ["a|b"], "n": [3]})), end="")
-    | judge | n |
-    | :--- | ---: |
-    | a\\|b | 3 |
-    """
+    """A text frame as a GitHub-flavoured Markdown table (``|`` in a cell escaped)."""
 
     def cell(v: Any) -> str:
         s = "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
-        s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-        return markdown_text(s)
+        return markdown_text(s).replace("|", "\\|")
 
     cols = [str(c) for c in frame.columns]
     align = [":---" if _is_label(frame[c]) else "---:" for c in frame.columns]
@@ -483,17 +438,7 @@ def paper_table(
     doc: Mapping[str, Any], name: str, frame: pd.DataFrame
 ) -> tuple[pd.DataFrame, list[str]]:
     """A text frame as a paper prints it (human column names, short judge names, a single
-    method moved to the notes); returns (frame, notes).
-
-    >>> import pandas as pd
-    >>> f = pd.DataFrame({"judge": ["openai:gpt-5.4"], "net_win (%)": ["35 [11, 55]"],
-    ...                   "method": ["cr2_wilson"]})
-    >>> t, notes = paper_table({"parameters": {"confidence": 0.95}, "tables": {}}, "headline", f)
-    >>> list(t.columns), t.iloc[0, 0]
-    (['Judge', 'Net win (%)'], 'GPT 5.4')
-    >>> notes
-    ['GPT 5.4: openai:gpt-5.4.', '95 % CI clustered by task: CR2 Wilson with Bell-McCaffrey df (cr2\\\\_wilson).']
-    """
+    method moved to the notes); returns (frame, notes)."""
     out, full = _short_judges(frame)
     notes = [f"{s}: {j}." for s, j in full.items()]
     if "method" in out:
@@ -610,9 +555,9 @@ class _Names:
     def add(self, name: str, value: str, source: str) -> None:
         full = "es" + name
         if full in self.items and self.items[full][1] != source:
-            raise ValueError(
+            raise DataError(
                 f"macro name \\{full} stands for both {self.items[full][1]!r} and {source!r}: "
-                "pass aliases={...} mapping one of the judges/rubrics to other letters"
+                "pass aliases={...} (--alias NAME=Letters) giving one of them other letters"
             )
         self.items[full] = (value, source)
 
@@ -1091,20 +1036,12 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
     return text + said
 
 
-def _arm_words(doc: Mapping[str, Any]) -> tuple[str, str]:
-    """``WITH (Serena MCP)`` and ``WITHOUT (plain Claude Code)``, or ``WITH`` and ``WITHOUT``."""
-    names = (doc.get("provenance") or {}).get("arm_names") or {}
-    out = []
-    for arm in ("with", "without"):
-        name = str(names.get(arm) or "").strip()
-        label = arm.upper()
-        out.append(f"{label} ({name})" if name and name != label else label)
-    return out[0], out[1]
-
-
-def _arm_short(doc: Mapping[str, Any]) -> str:
-    name = str(((doc.get("provenance") or {}).get("arm_names") or {}).get("with") or "")
-    return name.strip() or "WITH"
+def _arm_short(doc: Mapping[str, Any], arm: str = "with", *, long: bool = False) -> str:
+    """``Serena MCP`` (``WITH (Serena MCP)`` when ``long``), or ``WITH`` when not named."""
+    name = str(((doc.get("provenance") or {}).get("arm_names") or {}).get(arm) or "").strip()
+    if not long:
+        return name or arm.upper()
+    return f"{arm.upper()} ({name})" if name and name != arm.upper() else arm.upper()
 
 
 def headline_paragraph(
@@ -1138,7 +1075,7 @@ def headline_paragraph(
     pts = " percentage points" if percent else ""
     rubric = str(row["rubric"])
     lo, hi = _f(row.get("net_win_ci_low")), _f(row.get("net_win_ci_high"))
-    w, wo = _arm_words(doc)
+    w, wo = (_arm_short(doc, arm, long=True) for arm in ("with", "without"))
     short = _arm_short(doc)
     if row.get("arm_a") is not None:  # K arms: the pair of the row shown first, by name
         names = (doc.get("provenance") or {}).get("arm_names") or {}
