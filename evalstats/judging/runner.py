@@ -333,7 +333,7 @@ async def _execute(
         desc="judging",
         unit="call",
         file=sys.stderr,
-        disable=not o.progress,
+        disable=not o.progress or not todo,  # no bar for nothing to send
         dynamic_ncols=True,
     )
 
