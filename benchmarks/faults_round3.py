@@ -206,7 +206,16 @@ def case_batch_cap(tmp: Path) -> Counter:
                 t0[0] = t0[0] or (len(fake.batches) > n and time.perf_counter())
                 return bool(t0[0])
 
-            polling = lambda t0=t0: bool(t0[0]) and time.perf_counter() - t0[0] > 1  # noqa: E731
+            # Killed once it polls a batch it submitted, or (a resume whose pending batch
+            # already holds the cap submits none) once it has polled the old one for 5 s.
+            start = time.perf_counter()
+            polling = lambda t0=t0, s=start, n=n: (  # noqa: E731
+                bool(t0[0])
+                and time.perf_counter() - t0[0] > 1
+                or n > 0
+                and time.perf_counter() - s > 5
+            )
+            submitted = submitted if n == 0 else (lambda: True)
             signals = () if last else ((submitted, 0), (polling, signal.SIGKILL))
             children.append(cli(args, _env(fake), signals=signals))
         c = _money(fake, _journal(data / "judgments.jsonl"), children) + _caps(children)

@@ -224,8 +224,8 @@ def _costs(ctx: Context) -> dict[str, Any]:
 
 
 def _audit(ctx: Context) -> dict[str, Any]:
-    """The pairs' audit warnings and failures, for the page that compares them."""
-    t = _pair_table(ctx, "headline_audit")
+    """Every pair's audit (each check and its status), for the page that compares them."""
+    t = _pair_table(ctx, "audit")
     if t is None:
         raise Unavailable("the pairs' audit is not available")
     return {"pair_audit": t[["arm_a", "arm_b", "check", "status", "detail"]].reset_index(drop=True)}
