@@ -4,13 +4,15 @@ injected as papermill does), convert each into a self-contained page."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.resources
 import os
 import pickle
 import re
 import shutil
+import signal
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -128,11 +130,31 @@ def _move_in(stage: Path, out: Path, data: Path) -> None:
 
     new = sorted(p.relative_to(stage).as_posix() for p in stage.rglob("*") if p.is_file())
     hashes = {rel: sha256_file(stage / rel) for rel in new}
-    clear_previous_outputs(out, exclude=data)
-    for rel in new:
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        os.replace(stage / rel, out / rel)
-    write_manifest(out, hashes)
+    with _deferred_signals():
+        clear_previous_outputs(out, exclude=data)
+        for rel in new:
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(stage / rel, out / rel)
+        write_manifest(out, hashes)
+
+
+@contextlib.contextmanager
+def _deferred_signals() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait for the block's end: a swap stopped half way loses both reports.
+    (A mask would not do: the kernel hands a process's signal to any thread not masking it.)"""
+    got: list[int] = []
+    wanted = (signal.SIGINT, signal.SIGTERM)
+    try:
+        old = {s: signal.signal(s, lambda n, _: got.append(n)) for s in wanted}
+    except ValueError:  # not the main thread, where no handler runs anyway
+        old = {}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        if got:
+            signal.raise_signal(got[0])
 
 
 def _lock_wait(value: float | None) -> float:
