@@ -742,18 +742,6 @@ def _runs_of(data: Any, reference: str | None, arms: Sequence[str] | None, n_res
     return runs, reference, arms, check_n_resamples(n_resamples, minimum=20, pairs=pairs)
 
 
-def _check_runs(runs: pd.DataFrame, reference: str, arms: Sequence[str] | None) -> list[str]:
-    present = list(pd.unique(runs["arm"]))
-    order = list(arms) if arms is not None else present
-    if arms is not None and set(present) - set(order):
-        raise ParameterError(f"arms {sorted(set(present) - set(order))} are not in arms=")
-    if reference not in order:
-        raise ParameterError(f"reference {reference!r} is not an arm of the runs ({order})")
-    if len(order) < 2:
-        raise DataError(f"a cost comparison needs two arms, got {order}", field="arm")
-    return order
-
-
 def arm_costs(
     data: Any,
     *,
@@ -799,7 +787,14 @@ def arm_costs(
     runs, reference, arms, n_resamples = _runs_of(data, reference, arms, n_resamples)
     confidence = check_confidence(confidence)
     check_choice(method, "method", ARM_COST_METHODS)
-    order = _check_runs(runs, reference, arms)
+    present = list(pd.unique(runs["arm"]))
+    order = list(arms) if arms is not None else present
+    if set(present) - set(order):
+        raise ParameterError(f"arms {sorted(set(present) - set(order))} are not in arms=")
+    if reference not in order:
+        raise ParameterError(f"reference {reference!r} is not an arm of the runs ({order})")
+    if len(order) < 2:
+        raise DataError(f"a cost comparison needs two arms, got {order}", field="arm")
     tasks = pd.Index(np.unique(runs["task_id"].to_numpy()))
     others = [a for a in order if a != reference]
     tcol, source, reason = _token_column(runs, order)
