@@ -538,16 +538,6 @@ def _point_ranks(estimates: np.ndarray) -> np.ndarray:
     return 1 + (x[None, :] > x[:, None]).sum(axis=1)
 
 
-def _critical(z: np.ndarray, family: np.ndarray, confidence: float) -> float:
-    """The ``confidence`` quantile of ``max_{(j,k) in family} Z_jk`` over the draws."""
-    if not family.any():
-        return 0.0
-    m = np.where(family[None], z, -np.inf).reshape(len(z), -1).max(axis=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return float(np.nanquantile(m, confidence))
-
-
 def _rank_bounds(
     x: np.ndarray,
     deviations: np.ndarray,
@@ -587,7 +577,12 @@ def _rank_bounds(
         fam &= off
         ahead = np.zeros((k, k), dtype=bool)
         while True:
-            c = _critical(z, fam & ~ahead, confidence)
+            # The confidence quantile of max Z_jk over the claims still open, over the draws.
+            open_ = fam & ~ahead
+            m = np.where(open_[None], z, -np.inf).reshape(len(z), -1).max(axis=1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                c = float(np.nanquantile(m, confidence)) if open_.any() else 0.0
             new = fam & (t > c) & ~ahead
             ahead |= new
             if not new.any() or not stepdown:
