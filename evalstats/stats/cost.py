@@ -353,7 +353,7 @@ def _cost_rows(frame: pd.DataFrame, opts: _CostOptions) -> pd.DataFrame:
         check = _lognormal_check(x[both], y[both], g) if default else None
         total = _base_row(f"{measure}_total_ratio", both, no_answer, len(tx), "total")
         sums = np.column_stack([tx, ty])
-        rows.append(_ratio_row(total, sums, _log_ratio_of_sums, "total", opts, check))
+        rows.append(_ratio_row(total, sums, "total", opts, check))
         # Per-pair log ratios: a zero on either side has no finite log ratio.
         positive = both & (x > 0) & (y > 0)
         lr = np.log(x[positive]) - np.log(y[positive])
@@ -361,7 +361,7 @@ def _cost_rows(frame: pd.DataFrame, opts: _CostOptions) -> pd.DataFrame:
         n_c = g.max(initial=-1) + 1
         sums = np.column_stack([np.bincount(g, lr, n_c), np.bincount(g, minlength=n_c)])
         geo = _base_row(f"{measure}_geomean_ratio", positive, no_answer, n_c, "geomean")
-        rows.append(_ratio_row(geo, sums, _mean_of_sums, "geomean", opts))
+        rows.append(_ratio_row(geo, sums, "geomean", opts))
         median = _base_row(f"{measure}_median_ratio", positive, no_answer, n_c, "median")
         rows.append(_median_row(median, lr, g, opts.confidence))
     return pd.DataFrame(rows).assign(confidence=opts.confidence)
@@ -402,12 +402,15 @@ def total_ratio_draws(
     return draws if np.all(np.isfinite(draws)) else None
 
 
-def _ratio_row(row: dict, sums, stat, kind, opts: _CostOptions, check=None) -> dict:
+def _ratio_row(row: dict, sums, kind, opts: _CostOptions, check=None) -> dict:
     """A total or geometric-mean row: the estimate from the task sums, then its interval."""
     n_clusters, conf = sums.shape[0], opts.confidence
     if n_clusters == 0:
         return row | {"method": "no usable pairs"}
-    log_est = float(stat(sums.sum(axis=0)))
+    top, bottom = sums.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_est = float(np.log(top) - np.log(bottom) if kind == "total" else top / bottom)
+    log_est = log_est if np.isfinite(log_est) else np.nan
     row["estimate"] = float(np.exp(log_est))
     if n_clusters < 2 or not np.isfinite(log_est):
         return row | {"method": "needs at least 2 clusters"}
@@ -567,18 +570,6 @@ def _delta_se(sums: np.ndarray, kind: str, cr2: bool) -> tuple[float, float]:
     with np.errstate(divide="ignore", invalid="ignore"):
         se = float(np.sqrt(np.sum(z**2 / (1.0 - h))) / scale)
     return se, float(bm_df_from_leverage(h))
-
-
-def _log_ratio_of_sums(s: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log(s[..., 0]) - np.log(s[..., 1])
-    # A resample with an all-zero side has no ratio; the engine drops NaN.
-    return np.where(np.isfinite(out), out, np.nan)
-
-
-def _mean_of_sums(s: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return s[..., 0] / s[..., 1]
 
 
 @functools.lru_cache(maxsize=64)
@@ -751,18 +742,6 @@ def _runs_of(data: Any, reference: str | None, arms: Sequence[str] | None, n_res
     return runs, reference, arms, check_n_resamples(n_resamples, minimum=20, pairs=pairs)
 
 
-def _check_runs(runs: pd.DataFrame, reference: str, arms: Sequence[str] | None) -> list[str]:
-    present = list(pd.unique(runs["arm"]))
-    order = list(arms) if arms is not None else present
-    if arms is not None and set(present) - set(order):
-        raise ParameterError(f"arms {sorted(set(present) - set(order))} are not in arms=")
-    if reference not in order:
-        raise ParameterError(f"reference {reference!r} is not an arm of the runs ({order})")
-    if len(order) < 2:
-        raise DataError(f"a cost comparison needs two arms, got {order}", field="arm")
-    return order
-
-
 def arm_costs(
     data: Any,
     *,
@@ -808,7 +787,14 @@ def arm_costs(
     runs, reference, arms, n_resamples = _runs_of(data, reference, arms, n_resamples)
     confidence = check_confidence(confidence)
     check_choice(method, "method", ARM_COST_METHODS)
-    order = _check_runs(runs, reference, arms)
+    present = list(pd.unique(runs["arm"]))
+    order = list(arms) if arms is not None else present
+    if set(present) - set(order):
+        raise ParameterError(f"arms {sorted(set(present) - set(order))} are not in arms=")
+    if reference not in order:
+        raise ParameterError(f"reference {reference!r} is not an arm of the runs ({order})")
+    if len(order) < 2:
+        raise DataError(f"a cost comparison needs two arms, got {order}", field="arm")
     tasks = pd.Index(np.unique(runs["task_id"].to_numpy()))
     others = [a for a in order if a != reference]
     tcol, source, reason = _token_column(runs, order)

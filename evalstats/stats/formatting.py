@@ -196,24 +196,17 @@ def summarize(
             )
         chosen = [available.get(s, IntervalColumns(s, s, None, None)) for s in statistics]
     used = {c for s in found.values() for c in (s.estimate, s.ci_low, s.ci_high)}
-    counts = [c for c in _COUNT_COLUMNS if c in table.columns]
-    labels = [
-        c
-        for c in table.columns
-        if c not in _NOT_LABELS
-        # a long result's per-statistic method or note, pivoted: not a label of the row
-        and not c.endswith(("_method", "_ci_note"))
-        and c not in used
-        and c not in _COUNT_COLUMNS
-        and c not in _TRAILER
-        and _is_text(table[c])
-    ]
+    not_labels = _NOT_LABELS | used | {*_COUNT_COLUMNS, *_TRAILER}
     out = pd.DataFrame(index=table.index)
-    for c in labels:
+    for c in table.columns:
+        # a long result's per-statistic method or note, pivoted: not a label of the row
+        if c in not_labels or c.endswith(("_method", "_ci_note")) or not _is_text(table[c]):
+            continue
         col = table[c]
         out[c] = col.astype("string") if isinstance(col.dtype, pd.CategoricalDtype) else col
-    for c in counts:
-        out[c] = table[c]
+    for c in _COUNT_COLUMNS:
+        if c in table.columns:
+            out[c] = table[c]
     for stat in chosen:
         d = statistic_digits(stat.name, digits=digits, percent=percent)
         scale = statistic_scale(stat.name, percent=percent)

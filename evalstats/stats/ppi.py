@@ -74,18 +74,6 @@ def _lambda(s: np.ndarray) -> np.ndarray:
     return np.clip(np.nan_to_num(lam, nan=0.0), 0.0, 1.0)
 
 
-def _statistic(lam_fixed: float | None):
-    def stat(s: np.ndarray) -> np.ndarray:
-        n_u, n_l = s[..., _N_U, None], s[..., _N_L, None]
-        mean_fu = s[..., _F_U] / n_u
-        mean_y, mean_fl = s[..., _Y_L] / n_l, s[..., _F_L] / n_l
-        lam = _lambda(s) if lam_fixed is None else np.full_like(mean_y, lam_fixed)
-        ppi = lam * mean_fu + mean_y - lam * mean_fl
-        return np.concatenate([ppi, mean_y, lam, mean_fu], axis=-1)
-
-    return stat
-
-
 def _pair_values(rows: pd.DataFrame, column: str) -> pd.DataFrame:
     """Per pair: the five statistics from the share of each outcome in ``column``."""
     codes = category_codes(rows[column], OUTCOME_DTYPE)  # no per-row Python strings
@@ -210,7 +198,14 @@ def ppi_win_rates(
          "they are not shown to be a random sample of the judged pairs, which PPI assumes"),
     ) if warn]  # fmt: skip
 
-    stat = _statistic(lam)
+    def stat(s: np.ndarray) -> np.ndarray:
+        n_u, n_l = s[..., _N_U, None], s[..., _N_L, None]
+        mean_fu = s[..., _F_U] / n_u
+        mean_y, mean_fl = s[..., _Y_L] / n_l, s[..., _F_L] / n_l
+        weight = _lambda(s) if lam is None else np.full_like(mean_y, lam)
+        ppi = weight * mean_fu + mean_y - weight * mean_fl
+        return np.concatenate([ppi, mean_y, weight, mean_fu], axis=-1)
+
     if n_c >= 2:
         boot = cluster_bootstrap(
             stats,

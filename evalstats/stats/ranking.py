@@ -74,17 +74,6 @@ class Encoded:
         return len(self.tasks)
 
 
-def _arm_order(frame: pd.DataFrame, arms: Sequence[str] | None) -> tuple[str, ...]:
-    seen = pd.unique(pd.concat([frame["arm_a"], frame["arm_b"]]).astype(str))
-    if arms is None:
-        return tuple(seen)
-    arms = tuple(str(a) for a in arms)
-    missing = sorted(set(seen) - set(arms))
-    if missing:
-        raise ParameterError(f"arms {missing} are in the frame but not in arms={list(arms)}")
-    return arms
-
-
 def _pick(frame: pd.DataFrame, col: str, value: str | None) -> tuple[pd.DataFrame, str]:
     """The rows whose ``col`` is ``value`` (default: the frame's only one) and the value."""
     have = pd.unique(frame[col].astype(str))
@@ -115,7 +104,11 @@ def encode(
         frame, _ = _pick(frame, "rubric", rubric)
     frame, judge = _pick(frame, "judge", judge)
     rows = frame.loc[(frame["status"].astype(str) == "ok").to_numpy()]
-    arm_names = _arm_order(rows if len(rows) else frame, arms)
+    seen = rows if len(rows) else frame
+    seen = pd.unique(pd.concat([seen["arm_a"], seen["arm_b"]]).astype(str))
+    arm_names = tuple(seen) if arms is None else tuple(str(a) for a in arms)
+    if missing := sorted(set(seen) - set(arm_names)):
+        raise ParameterError(f"arms {missing} are in the frame but not in arms={list(arm_names)}")
     if len(arm_names) < 2:
         raise DataError(f"a ranking needs at least two arms, got {list(arm_names)}", field="arm_a")
     index = {a: i for i, a in enumerate(arm_names)}
@@ -547,24 +540,6 @@ def _point_ranks(estimates: np.ndarray) -> np.ndarray:
     return 1 + (x[None, :] > x[:, None]).sum(axis=1)
 
 
-def _normal_draws(sigma: np.ndarray, n: int) -> np.ndarray:
-    """At least ``n`` draws of ``N(0, sigma)`` from a fixed-seed scrambled Sobol sequence."""
-    vals, vecs = np.linalg.eigh(sigma)
-    root = vecs * np.sqrt(np.clip(vals, 0.0, None))
-    u = scipy.stats.qmc.Sobol(len(sigma), seed=20231).random_base2(int(np.ceil(np.log2(n))))
-    return scipy.stats.norm.ppf(u) @ root.T
-
-
-def _critical(z: np.ndarray, family: np.ndarray, confidence: float) -> float:
-    """The ``confidence`` quantile of ``max_{(j,k) in family} Z_jk`` over the draws."""
-    if not family.any():
-        return 0.0
-    m = np.where(family[None], z, -np.inf).reshape(len(z), -1).max(axis=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return float(np.nanquantile(m, confidence))
-
-
 def _rank_bounds(
     x: np.ndarray,
     deviations: np.ndarray,
@@ -604,7 +579,12 @@ def _rank_bounds(
         fam &= off
         ahead = np.zeros((k, k), dtype=bool)
         while True:
-            c = _critical(z, fam & ~ahead, confidence)
+            # The confidence quantile of max Z_jk over the claims still open, over the draws.
+            open_ = fam & ~ahead
+            m = np.where(open_[None], z, -np.inf).reshape(len(z), -1).max(axis=1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                c = float(np.nanquantile(m, confidence)) if open_.any() else 0.0
             new = fam & (t > c) & ~ahead
             ahead |= new
             if not new.any() or not stepdown:
@@ -676,7 +656,10 @@ def rank_sets(
         if sigma.shape != (k, k):
             raise ParameterError(f"cov must be {k} x {k}, got shape {sigma.shape}")
         n_resamples = check_n_resamples(n_resamples, minimum=50, pairs=k * (k - 1) // 2)
-        dev = _normal_draws(sigma, n_resamples)
+        # At least n_resamples draws of N(0, sigma) from a fixed-seed scrambled Sobol sequence.
+        vals, vecs = np.linalg.eigh(sigma)
+        u = scipy.stats.qmc.Sobol(k, seed=20231).random_base2(int(np.ceil(np.log2(n_resamples))))
+        dev = scipy.stats.norm.ppf(u) @ (vecs * np.sqrt(np.clip(vals, 0.0, None))).T
         source = "parametric"
         var = np.diag(sigma)  # standardise by the differences' known SEs
         known_se = np.sqrt(np.maximum(var[:, None] + var[None, :] - 2 * sigma, 0.0))

@@ -94,7 +94,16 @@ def cluster_bootstrap(
     >>> float(cluster_bootstrap(wins_and_n, lambda s: s[..., 0] / s[..., 1], rng=0).estimate[0])
     0.5833333333333334
     """
-    stats = _validate_stats(cluster_stats)
+    stats = np.asarray(cluster_stats, dtype=np.float64)
+    stats = stats[:, None] if stats.ndim == 1 else stats
+    if stats.ndim != 2:
+        raise ValueError(f"cluster_stats must have shape (C, m), got {stats.shape}")
+    if stats.shape[0] < 2:
+        raise ValueError(f"need at least 2 clusters to resample, got {stats.shape[0]}")
+    if stats.shape[1] < 1:
+        raise ValueError("cluster_stats has no columns")
+    if not np.all(np.isfinite(stats)):
+        raise ValueError("cluster_stats contains NaN or infinite values")
     check_choice(method, "method", BOOTSTRAP_METHODS)
     n_resamples = check_n_resamples(n_resamples)
     confidence = float(check_confidence(confidence))
@@ -141,12 +150,13 @@ def group_bootstrap(
         batch = todo[start : start + step]
         theta_b = np.empty((batch.size, n_resamples, n_stats))
         jack = np.full((batch.size, width, n_stats), np.nan) if "bca" in methods else None
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # fewer than 2 finite draws: NaN SE
             for k, g in enumerate(batch):
                 cs = stats[order[bounds[g] : bounds[g + 1]]]
                 est[g] = _as_2d(statistic(cs.sum(axis=0)[None]))[0]
                 theta_b[k] = bootstrap_distribution(cs, statistic, n_resamples, rng)
-                se[g] = _nan_std(theta_b[k])
+                se[g] = np.nanstd(theta_b[k], axis=0, ddof=1)
                 if jack is not None:
                     jack[k, : len(cs)] = _as_2d(statistic(cs.sum(axis=0) - cs))
         if len(ends) > 1:  # one sort serves every method's quantiles
@@ -280,31 +290,6 @@ def _quantiles(
             ok = col.size and np.isfinite(p[g, j])
             res[g, j] = np.quantile(col, np.clip(p[g, j], 0.0, 1.0)) if ok else np.nan
     return (*out, flat)
-
-
-def _nan_std(theta_b: np.ndarray) -> np.ndarray:
-    finite = (~np.isnan(theta_b)).sum(axis=0)
-    out = np.full(theta_b.shape[1], np.nan)
-    ok = finite >= 2
-    if ok.any():
-        with np.errstate(invalid="ignore"):
-            out[ok] = np.nanstd(theta_b[:, ok], axis=0, ddof=1)
-    return out
-
-
-def _validate_stats(cluster_stats: ArrayLike) -> np.ndarray:
-    stats = np.asarray(cluster_stats, dtype=np.float64)
-    if stats.ndim == 1:
-        stats = stats[:, None]
-    if stats.ndim != 2:
-        raise ValueError(f"cluster_stats must have shape (C, m), got {stats.shape}")
-    if stats.shape[0] < 2:
-        raise ValueError(f"need at least 2 clusters to resample, got {stats.shape[0]}")
-    if stats.shape[1] < 1:
-        raise ValueError("cluster_stats has no columns")
-    if not np.all(np.isfinite(stats)):
-        raise ValueError("cluster_stats contains NaN or infinite values")
-    return stats
 
 
 def _as_2d(theta: ArrayLike) -> np.ndarray:
