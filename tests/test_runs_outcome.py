@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -65,7 +64,7 @@ def test_a_table_s_pass_fail_column_becomes_passed(tmp_path, column):
     # a cell that is no pass/fail names its row
     runs.loc[3, column] = "maybe"
     runs.to_csv(tmp_path / "runs.csv", index=False)
-    with pytest.raises(evalstats.DataError, match=rf"runs.csv:5, field 'passed'.*'maybe'"):
+    with pytest.raises(evalstats.DataError, match=r"runs.csv:5, field 'passed'.*'maybe'"):
         from_table(tmp_path / "runs.csv", tasks_file=SAMPLE / "tasks.jsonl", mapping=mapping)
 
 
