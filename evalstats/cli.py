@@ -49,6 +49,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_table(args: argparse.Namespace) -> int:
+    """frame, summary, monitor and replicates: a table of a data directory, shown or written."""
     from ._atomic import guard_output, mark_output
     from .records import check_output_path
 
@@ -58,7 +59,8 @@ def _cmd_table(args: argparse.Namespace) -> int:
     from .frames import load_frame
     from .records import write_frame_atomic
 
-    table = load_frame(args.data_dir)
+    statistic = args.command in ("monitor", "replicates")
+    table = _statistic(args) if statistic else load_frame(args.data_dir)
     if args.command == "summary":
         from .summary import status_table
 
@@ -72,18 +74,13 @@ def _cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_monitor(args: argparse.Namespace) -> int:
-    """``monitor`` and ``replicates``: a statistic of a data directory, printed (and written)."""
-    from ._atomic import guard_output, mark_output
-    from .records import check_output_path, load_dir, write_frame_atomic
-
-    if args.output:
-        check_output_path(args.output, suffixes=(".csv",))
-        guard_output(args.output, args.data_dir, force=args.force)
+def _statistic(args: argparse.Namespace):
+    """``monitor`` (every look; the last one printed) or ``replicates`` of a data directory."""
     import pandas as pd
 
     from .errors import DataError
     from .frames import verdict_frame
+    from .records import load_dir
     from .stats import monitor, replicates
 
     ds = load_dir(args.data_dir)
@@ -93,29 +90,25 @@ def _cmd_monitor(args: argparse.Namespace) -> int:
             why = "no run has a passed (true/false) outcome to measure replicates by"
             raise DataError(why, path=runs.attrs.get("source"), field="passed")
         table = replicates(runs, reference=ds.arms.reference)
-        shown = table.summary()
-    else:
-        if ds.judgments is None:
-            raise DataError("no judgments file: run `evalstats judge` first", path=args.data_dir)
-        frame = verdict_frame(ds.judgments, runs, ds.tasks)
-        if args.judge is not None:
-            if args.judge not in set(frame["judge"]):
-                known = ", ".join(sorted(set(frame["judge"])))
-                raise ParameterError(f"--judge {args.judge!r} judged nothing here; judges: {known}")
-            frame = frame[frame["judge"] == args.judge]
-        # A task completes when its last run ends.
-        ends = runs["started_at"] + pd.to_timedelta(runs["wall_s"], unit="s")
-        frame = frame.assign(done_at=frame["task_id"].map(ends.groupby(runs["task_id"]).max()))
-        table = monitor(frame, statistic=args.statistic, order="done_at", margin=args.margin,
-                        confidence=args.confidence)  # fmt: skip
-        by = [c for c in ("arm_a", "arm_b", "judge", "rubric") if c in table.columns]
-        cols = [*by, "n_tasks", "estimate", "ci_low", "ci_high", "decision", "more_tasks"]
-        shown = table.groupby(by, observed=True).tail(1)[cols].round(3)
-    print(shown.to_string(index=args.command == "replicates"))
-    if args.output:
-        write_frame_atomic(table, args.output)
-        mark_output(args.output)
-    return 0
+        print(table.summary().to_string())
+        return table
+    if ds.judgments is None:
+        raise DataError("no judgments file: run `evalstats judge` first", path=args.data_dir)
+    frame = verdict_frame(ds.judgments, runs, ds.tasks)
+    if args.judge is not None:
+        if args.judge not in set(frame["judge"]):
+            known = ", ".join(sorted(set(frame["judge"])))
+            raise ParameterError(f"--judge {args.judge!r} judged nothing here; judges: {known}")
+        frame = frame[frame["judge"] == args.judge]
+    # A task completes when its last run ends.
+    ends = runs["started_at"] + pd.to_timedelta(runs["wall_s"], unit="s")
+    frame = frame.assign(done_at=frame["task_id"].map(ends.groupby(runs["task_id"]).max()))
+    table = monitor(frame, statistic=args.statistic, order="done_at", margin=args.margin,
+                    confidence=args.confidence)  # fmt: skip
+    by = [c for c in ("arm_a", "arm_b", "judge", "rubric") if c in table.columns]
+    cols = [*by, "n_tasks", "estimate", "ci_low", "ci_high", "decision", "more_tasks"]
+    print(table.groupby(by, observed=True).tail(1)[cols].round(3).to_string(index=False))
+    return table
 
 
 def _cmd_label(args: argparse.Namespace) -> int:
@@ -333,9 +326,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     for q in (p, p2):
         q.add_argument("data_dir", metavar="DATA_DIR")
-        q.add_argument("-o", "--output", metavar="FILE.csv", help="also write the tidy frame")
+        q.add_argument("-o", "--output", metavar="FILE", help="also write it (.csv/.parquet)")
         q.add_argument("--force", action="store_true", help=FORCE_HELP)
-        q.set_defaults(func=_cmd_monitor)
+        q.set_defaults(func=_cmd_table)
 
     p = sub.add_parser(
         "power",

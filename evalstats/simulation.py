@@ -89,19 +89,8 @@ def _break(rng: np.random.Generator, body: str) -> str:
 
 def _ww_raw(rng: np.random.Generator, outcome: int, tokens_with: int, tokens_without: int) -> str:
     label = ("(c)", "(b)", "(a)")[outcome]
-    spelled = rng.choice(
-        [
-            label,
-            label,
-            label[1],
-            label[1].upper(),
-            {
-                "(a)": "(a) WITH was better",
-                "(b)": "(b) roughly equivalent",
-                "(c)": "(c) WITH was worse",
-            }[label],
-        ]
-    )
+    long = {"(a)": "WITH was better", "(b)": "roughly equivalent", "(c)": "WITH was worse"}
+    spelled = rng.choice([label, label, label[1], label[1].upper(), f"{label} {long[label]}"])
     reasons = {
         "(a)": "WITH cites the exact files and symbols and matches the canonical answer; "
         "WITHOUT misses one call site.",
@@ -247,23 +236,21 @@ def _dimension_scores(
     return with_, without
 
 
-def _expected_score(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
-    """E[clip(floor(x + 0.5), 1, 5)] for x ~ N(mean, sd^2): 1 + sum_k P(x >= k + 0.5)."""
-    cuts = np.arange(1, 5) + 0.5
-    return 1.0 + special.ndtr((mean[..., None] - cuts) / sd[..., None]).sum(axis=-1)
-
-
 def _true_dimension_differences(
     effect: np.ndarray, noise: np.ndarray, shift: float, scale: float
 ) -> np.ndarray:
     """Expected WITH − WITHOUT score per dimension on the 1–5 scale (a two-normal mixture)."""
     level = np.array([_DIMENSION_LEVEL[d] for d in BLIND_DIMENSIONS])
     loading = np.array([_DIMENSION_LOADING[d] for d in BLIND_DIMENSIONS])
-    sd = np.sqrt(_LEVEL_SD**2 + (loading**2 + noise**2) / 4)
+    sd = np.sqrt(_LEVEL_SD**2 + (loading**2 + noise**2) / 4)[:, None]
+    cuts = np.arange(1, 5) + 0.5  # E[clip(floor(x + 0.5), 1, 5)] = 1 + sum_k P(x >= k + 0.5)
     out = np.zeros(len(BLIND_DIMENSIONS))
     for sign in (1.0, -1.0):
         half = (effect + loading * sign * shift / scale) / 2
-        out += 0.5 * (_expected_score(level + half, sd) - _expected_score(level - half, sd))
+        up, down = (
+            1 + special.ndtr(((level + h)[:, None] - cuts) / sd).sum(-1) for h in (half, -half)
+        )
+        out += 0.5 * (up - down)
     return out
 
 
