@@ -60,15 +60,6 @@ class EvalstatsWarning(UserWarning):
     """Something in the data deserves attention but does not stop the analysis."""
 
 
-def _suffix(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix not in _SUFFIXES:
-        raise DataError(
-            f"unsupported file type {suffix!r}; use one of {', '.join(_SUFFIXES)}", path=path
-        )
-    return suffix
-
-
 def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
@@ -193,7 +184,11 @@ def read_table_raw(
 ) -> tuple[pd.DataFrame, np.ndarray, str]:
     """A file as an object-valued frame, each record's line/row number, and "line" or "row"."""
     p = Path(path)
-    suffix = _suffix(p)
+    suffix = p.suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise DataError(
+            f"unsupported file type {suffix!r}; use one of {', '.join(_SUFFIXES)}", path=p
+        )
     try:
         if not p.exists():
             raise DataError("file not found", path=p)
