@@ -24,7 +24,7 @@ OVER_BUDGET_DTYPE = pd.CategoricalDtype(list(OVER_BUDGET_ARMS))
 
 BLIND_DIMENSIONS = ("correctness", "specificity", "completeness", "hallucination_safety")
 
-# name -> (kind, required). kinds: str, int, float, datetime, list, arm, order
+# name -> (kind, required). kinds: str, int, float, bool, datetime, list, arm, order
 TASK_FIELDS: dict[str, tuple[str, bool]] = {
     "task_id": ("str", True),
     "prompt": ("str", True),
@@ -46,6 +46,8 @@ RUN_FIELDS: dict[str, tuple[str, bool]] = {
     "wall_s": ("float", True),
     "started_at": ("datetime", True),
     "reported_tokens": ("int", False),
+    # The run's own outcome (a test suite, a grader): replicates() reads it.
+    "passed": ("bool", False),
 }
 
 JUDGMENT_FIELDS: dict[str, tuple[str, bool]] = {

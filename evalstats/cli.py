@@ -49,6 +49,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_table(args: argparse.Namespace) -> int:
+    """frame, summary, monitor and replicates: a table of a data directory, shown or written."""
     from ._atomic import guard_output, mark_output
     from .records import check_output_path
 
@@ -58,7 +59,8 @@ def _cmd_table(args: argparse.Namespace) -> int:
     from .frames import load_frame
     from .records import write_frame_atomic
 
-    table = load_frame(args.data_dir)
+    statistic = args.command in ("monitor", "replicates")
+    table = _statistic(args) if statistic else load_frame(args.data_dir)
     if args.command == "summary":
         from .summary import status_table
 
@@ -70,6 +72,43 @@ def _cmd_table(args: argparse.Namespace) -> int:
     if args.command == "frame":
         print(f"wrote {len(table)} verdicts to {args.output}")
     return 0
+
+
+def _statistic(args: argparse.Namespace):
+    """``monitor`` (every look; the last one printed) or ``replicates`` of a data directory."""
+    import pandas as pd
+
+    from .errors import DataError
+    from .frames import verdict_frame
+    from .records import load_dir
+    from .stats import monitor, replicates
+
+    ds = load_dir(args.data_dir)
+    runs = ds.runs
+    if args.command == "replicates":
+        if runs["passed"].isna().all():
+            why = "no run has a passed (true/false) outcome to measure replicates by"
+            raise DataError(why, path=runs.attrs.get("source"), field="passed")
+        table = replicates(runs, reference=ds.arms.reference)
+        print(table.summary().to_string())
+        return table
+    if ds.judgments is None:
+        raise DataError("no judgments file: run `evalstats judge` first", path=args.data_dir)
+    frame = verdict_frame(ds.judgments, runs, ds.tasks)
+    if args.judge is not None:
+        if args.judge not in set(frame["judge"]):
+            known = ", ".join(sorted(set(frame["judge"])))
+            raise ParameterError(f"--judge {args.judge!r} judged nothing here; judges: {known}")
+        frame = frame[frame["judge"] == args.judge]
+    # A task completes when its last run ends.
+    ends = runs["started_at"] + pd.to_timedelta(runs["wall_s"], unit="s")
+    frame = frame.assign(done_at=frame["task_id"].map(ends.groupby(runs["task_id"]).max()))
+    table = monitor(frame, statistic=args.statistic, order="done_at", margin=args.margin,
+                    confidence=args.confidence)  # fmt: skip
+    by = [c for c in ("arm_a", "arm_b", "judge", "rubric") if c in table.columns]
+    cols = [*by, "n_tasks", "estimate", "ci_low", "ci_high", "decision", "more_tasks"]
+    print(table.groupby(by, observed=True).tail(1)[cols].round(3).to_string(index=False))
+    return table
 
 
 def _cmd_label(args: argparse.Namespace) -> int:
@@ -266,6 +305,30 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="FILE", help="also write the table (.csv/.parquet)")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_table)
+
+    p = sub.add_parser(
+        "monitor",
+        help="anytime-valid confidence sequence and stop rule over tasks as they completed",
+        description="Order DATA_DIR's tasks by completion (their last run's start + wall_s) "
+        "and print, per pair of arms, judge and rubric, the last look of evalstats.monitor: "
+        "tasks seen, estimate, the sequence's interval, the decision and the tasks likely "
+        "still needed. -o writes every look (CSV).",
+    )
+    p.add_argument("--margin", type=float, help="equivalence margin for the net win")
+    p.add_argument("--confidence", type=float, default=0.95, help="over the whole sequence")
+    p.add_argument("--judge", metavar="PROVIDER:MODEL", help="only this judge's verdicts")
+    p.add_argument("--statistic", choices=("net_win", "win_rate", "loss_rate"), default="net_win")
+    p2 = sub.add_parser(
+        "replicates",
+        help="pass@k, pass^k, flip rate, agreement and ICC of the runs' passed, per arm",
+        description="evalstats.replicates on DATA_DIR's runs (their passed field): each arm's "
+        "reliability across replicates and its difference from the reference arm (arms.toml).",
+    )
+    for q in (p, p2):
+        q.add_argument("data_dir", metavar="DATA_DIR")
+        q.add_argument("-o", "--output", metavar="FILE", help="also write it (.csv/.parquet)")
+        q.add_argument("--force", action="store_true", help=FORCE_HELP)
+        q.set_defaults(func=_cmd_table)
 
     p = sub.add_parser(
         "power",

@@ -60,15 +60,6 @@ class EvalstatsWarning(UserWarning):
     """Something in the data deserves attention but does not stop the analysis."""
 
 
-def _suffix(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix not in _SUFFIXES:
-        raise DataError(
-            f"unsupported file type {suffix!r}; use one of {', '.join(_SUFFIXES)}", path=path
-        )
-    return suffix
-
-
 def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
@@ -193,7 +184,11 @@ def read_table_raw(
 ) -> tuple[pd.DataFrame, np.ndarray, str]:
     """A file as an object-valued frame, each record's line/row number, and "line" or "row"."""
     p = Path(path)
-    suffix = _suffix(p)
+    suffix = p.suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise DataError(
+            f"unsupported file type {suffix!r}; use one of {', '.join(_SUFFIXES)}", path=p
+        )
     try:
         if not p.exists():
             raise DataError("file not found", path=p)
@@ -247,6 +242,7 @@ def find_file(data_dir: str | os.PathLike[str], stem: str, *, required: bool = T
 # CSV numbers: plain decimal only (int() and float() also take "12_000", "nan", "inf").
 _INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
 _FLOAT_TEXT = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*", re.ASCII)
+_BOOLS = ("0", "1", "true", "false")
 _INT64_MAX = int(np.iinfo(np.int64).max)
 _ISO_8601 = re.compile(
     r"\d{4}-\d\d-\d\d([T ]\d\d(:\d\d(:\d\d([.,]\d+)?)?)?)?(Z|[+-]\d\d(:?\d\d)?)?", re.ASCII
@@ -316,6 +312,11 @@ def coerce_field(kind: str, value: Any, text_source: bool) -> Any:
         if isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value):
             return list(value)
         raise ValueError(f"expected a list of strings, got {value!r}")
+    if kind == "bool":
+        key = value.strip().lower() if text else value
+        if isinstance(value, (bool, np.bool_)) or (number or text) and key in (0, 1, *_BOOLS):
+            return key in (True, 1, "1", "true")
+        raise ValueError(f"expected true/false or 0/1, got {value!r:.60}")
     if kind == "arm":
         if isinstance(value, str) and value.strip():
             return value
@@ -329,7 +330,13 @@ def coerce_field(kind: str, value: Any, text_source: bool) -> Any:
     raise AssertionError(f"unknown field kind {kind}")
 
 
-_DTYPES = {"str": "str", "float": "float64", "list": object, "order": ORDER_DTYPE}
+_DTYPES = {
+    "str": "str",
+    "float": "float64",
+    "bool": "boolean",
+    "list": object,
+    "order": ORDER_DTYPE,
+}
 
 
 def arm_dtype(arms: pd.Series | tuple[str, ...]) -> pd.CategoricalDtype:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special
+from scipy import special, stats
 
 from ._schema import BLIND_DIMENSIONS, ORDERS
 from ._validate import check_choice, check_positive_int, check_probability, check_range, check_seed
@@ -89,19 +89,8 @@ def _break(rng: np.random.Generator, body: str) -> str:
 
 def _ww_raw(rng: np.random.Generator, outcome: int, tokens_with: int, tokens_without: int) -> str:
     label = ("(c)", "(b)", "(a)")[outcome]
-    spelled = rng.choice(
-        [
-            label,
-            label,
-            label[1],
-            label[1].upper(),
-            {
-                "(a)": "(a) WITH was better",
-                "(b)": "(b) roughly equivalent",
-                "(c)": "(c) WITH was worse",
-            }[label],
-        ]
-    )
+    long = {"(a)": "WITH was better", "(b)": "roughly equivalent", "(c)": "WITH was worse"}
+    spelled = rng.choice([label, label, label[1], label[1].upper(), f"{label} {long[label]}"])
     reasons = {
         "(a)": "WITH cites the exact files and symbols and matches the canonical answer; "
         "WITHOUT misses one call site.",
@@ -247,23 +236,21 @@ def _dimension_scores(
     return with_, without
 
 
-def _expected_score(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
-    """E[clip(floor(x + 0.5), 1, 5)] for x ~ N(mean, sd^2): 1 + sum_k P(x >= k + 0.5)."""
-    cuts = np.arange(1, 5) + 0.5
-    return 1.0 + special.ndtr((mean[..., None] - cuts) / sd[..., None]).sum(axis=-1)
-
-
 def _true_dimension_differences(
     effect: np.ndarray, noise: np.ndarray, shift: float, scale: float
 ) -> np.ndarray:
     """Expected WITH − WITHOUT score per dimension on the 1–5 scale (a two-normal mixture)."""
     level = np.array([_DIMENSION_LEVEL[d] for d in BLIND_DIMENSIONS])
     loading = np.array([_DIMENSION_LOADING[d] for d in BLIND_DIMENSIONS])
-    sd = np.sqrt(_LEVEL_SD**2 + (loading**2 + noise**2) / 4)
+    sd = np.sqrt(_LEVEL_SD**2 + (loading**2 + noise**2) / 4)[:, None]
+    cuts = np.arange(1, 5) + 0.5  # E[clip(floor(x + 0.5), 1, 5)] = 1 + sum_k P(x >= k + 0.5)
     out = np.zeros(len(BLIND_DIMENSIONS))
     for sign in (1.0, -1.0):
         half = (effect + loading * sign * shift / scale) / 2
-        out += 0.5 * (_expected_score(level + half, sd) - _expected_score(level - half, sd))
+        up, down = (
+            1 + special.ndtr(((level + h)[:, None] - cuts) / sd).sum(-1) for h in (half, -half)
+        )
+        out += 0.5 * (up - down)
     return out
 
 
@@ -315,11 +302,22 @@ def _judgment(key, t, r, judge, rubric, order, raw, clock, tokens, error=None) -
     }
 
 
-def _write(
-    out: Path, tasks: list, runs: list, judgments: list, truth: dict, params: Any
-) -> Simulation:
+def _write(out: Path, tasks, runs, judgments, truth: dict, params, strengths: dict) -> Simulation:
     from .records import atomic_write, write_jsonl_atomic
 
+    # Each run's own pass/fail, from a stream of its own (no other simulated value moves):
+    # beta-binomial per arm (mean expit(strength), intra-task correlation icc), the arms'
+    # task rates tied by a normal copula (correlation 1/2) as a task's difficulty would.
+    rng, rho = np.random.default_rng([params.seed, 33]), max(params.icc, 1e-6)
+    task = {t: i for i, t in enumerate(dict.fromkeys(r["task_id"] for r in runs))}
+    mean = special.expit(np.array(list(strengths.values())))
+    z = (rng.standard_normal((len(task), 1)) + rng.standard_normal((len(task), len(mean)))) / 2**0.5
+    rate = stats.beta.ppf(special.ndtr(z), mean * (1 - rho) / rho, (1 - mean) * (1 - rho) / rho)
+    arm = {a: k for k, a in enumerate(strengths)}
+    for rec, u in zip(runs, rng.random(len(runs)), strict=True):
+        rec["passed"] = bool(u < rate[task[rec["task_id"]], arm[rec["arm"]]])
+    truth["passed"] = {"model": "beta-binomial per arm", "icc": rho}
+    truth["passed"]["mean"] = dict(zip(strengths, mean.tolist(), strict=True))
     paths = {name: out / f"{name}.jsonl" for name in ("tasks", "runs", "judgments")}
     for name, records in (("tasks", tasks), ("runs", runs), ("judgments", judgments)):
         write_jsonl_atomic(paths[name], records)
@@ -516,7 +514,8 @@ def simulate(
         },
         "over_budget_pairs": int(over.sum()),
     }
-    return _write(out, tasks, runs, judgments, truth, p)
+    strengths = {"with": 2 * (p.p_win - p.p_loss), "without": 0.0}  # pass rates follow the net win
+    return _write(out, tasks, runs, judgments, truth, p, strengths)
 
 
 #: Keywords of :func:`simulate` that only a K-arm simulation (``arms=``) takes.
@@ -661,4 +660,4 @@ def _simulate_arms(
             "agent_model": q.agent_model,
         },
     }
-    return _write(out, tasks, runs, judgments, truth, q)
+    return _write(out, tasks, runs, judgments, truth, q, truth["strengths"])

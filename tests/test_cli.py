@@ -180,6 +180,8 @@ BAD_PARAMETER = {
     "frame": ["frame", "{data}", "-o", "{tmp}/verdicts.xlsx"],
     "summary": ["summary", "{data}", "-o", "{tmp}/summary.xlsx"],
     "power": ["power", "--alpha", "1.5"],
+    "monitor": ["monitor", "{data}", "--confidence", "1.5"],
+    "replicates": ["replicates", "{data}", "-o", "{tmp}/replicates.xlsx"],
     "judge": ["judge", "{data}", "--rubric", "with-without", "--judge", "anthropic:x",
               "--concurrency", "0", "--dry-run", "--out", "{tmp}/j.jsonl"],
     "export": ["export", "{tmp}/results.json", "--latex", "{tmp}/tex", "--digits", "-3"],

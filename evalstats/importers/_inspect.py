@@ -139,6 +139,15 @@ def _reported_tokens(sample: Any) -> int | None:
     return None if out_usage is None else int(out_usage.total_tokens)
 
 
+def _passed(sample: Any) -> bool | None:
+    """The first score that is a pass/fail (C/I, true/false, 1/0), else None."""
+    for score in (sample.scores or {}).values():
+        v = score.value
+        if v in ("C", "I") or isinstance(v, (bool, int, float)) and v in (0, 1):
+            return v in ("C", True, 1)
+    return None
+
+
 def from_inspect(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
@@ -248,6 +257,7 @@ def from_inspect(
                     "wall_s": float(wall),
                     "started_at": started if isinstance(started, str) else started.isoformat(),
                     "reported_tokens": reported,
+                    "passed": _passed(sample),
                 }
             )
             run_sources.append(src)

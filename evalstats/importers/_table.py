@@ -25,6 +25,7 @@ from ._common import (
     read_cap_check,
 )
 
+_PASSED = ("passed", "pass", "success", "resolved")
 _FIELDS = {**RUN_FIELDS, **{k: v for k, v in TASK_FIELDS.items() if k != "task_id"}}
 
 
@@ -97,7 +98,9 @@ def _from_text(kind: str, value: Any) -> Any:
             return float(value.strip())
         if kind == "list":
             return json.loads(value)
-    except ValueError:
+        if kind == "bool":
+            return {"true": True, "false": False, "1": True, "0": False}[value.strip().lower()]
+    except (ValueError, KeyError):
         pass
     return value
 
@@ -168,6 +171,8 @@ def from_table(
             file_map["reported_tokens"] = used or "reported_tokens"
             like = [str(c) for c in columns if "token" in str(c).lower() and c != used]
             problems.append(Problem(Source(str(path)), _token_note(used, like)))
+        if "passed" not in (*mapping, *defaults):  # the run's own pass/fail, by its usual names
+            file_map["passed"] = next((c for c in _PASSED if c in columns), "passed")
         for field, column in mapping.items():
             if column not in columns:
                 raise DataError(
