@@ -190,13 +190,17 @@ def _looks(group, by_cols, key, lo, hi, margin, confidence) -> pd.DataFrame:
 
 
 def _more_tasks(d: np.ndarray, low: float, high: float, margin: float | None) -> float:
-    """Extra tasks after which the half-width, shrinking like sqrt(log t / t), would decide."""
-    t, est, half = d.size, float(np.mean(d)), (high - low) / 2.0
-    goals = [abs(est)] + ([margin - abs(est)] if margin is not None else [])
-    goal = max(goals)
-    if goal <= 0 or half <= 0:
-        return np.nan
-    ahead = t * np.geomspace(1.0, 1000.0, 400)
-    width = half * np.sqrt(np.log(ahead + 1.0) / np.log(t + 1.0) * t / ahead)
-    fits = np.flatnonzero(width < goal)
-    return float(np.ceil(ahead[fits[0]] - t)) if fits.size else np.inf
+    """Extra tasks after which the interval, shrinking like sqrt(log t / t) about the estimate,
+    would decide: its side towards 0 past 0, or both sides inside the margin."""
+    t, est = d.size, float(np.mean(d))
+    toward_zero = est - low if est > 0 else high - est
+    needs = [(toward_zero, abs(est))]
+    if margin is not None:
+        needs.append((max(high - est, est - low), margin - abs(est)))
+    ahead = t + np.unique(np.ceil(np.geomspace(1.0, 1000.0 * t, 400)))
+    shrink = np.sqrt(np.log(ahead + 1.0) / np.log(t + 1.0) * t / ahead)
+    fits = np.zeros(ahead.size, dtype=bool)
+    for half, goal in needs:
+        if goal > 0 and half > 0:
+            fits |= half * shrink < goal
+    return float(ahead[np.argmax(fits)] - t) if fits.any() else np.inf
