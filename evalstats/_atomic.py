@@ -78,7 +78,9 @@ def guard_output(path: Path, data_dir: Path | None, *, force: bool, append: bool
     why = "use --force to overwrite it"
     if data_dir is not None and where.is_relative_to(d := Path(data_dir).resolve()):
         if where == d or _is_data(where) or "rubrics" in where.relative_to(d).parts:
-            raise DataError(f"is a data file of {data_dir}; choose another output (or pass --force)", path=p)
+            raise DataError(
+                f"is a data file of {data_dir}; choose another output (or pass --force)", path=p
+            )
     if where.is_dir():
         names = set(os.listdir(where)) - {".evalstats-report.lock"}
         if names and not names & (_OUTPUT_MARKS | {OUTPUTS}):
