@@ -224,8 +224,6 @@ class Journal:
 
     def _set_aside_torn_tail(self) -> None:
         """Move a last line cut short by a kill (no newline) to ``<journal>.torn``."""
-        if not self.path.exists():
-            return
         data = self.path.read_bytes()
         if not data or data.endswith(b"\n"):
             return
@@ -248,13 +246,8 @@ class Journal:
 
     def spent_usd(self) -> float:
         """Spend counted against ``max_usd``: per line, the larger of claimed and plausible."""
-        return float(
-            sum(
-                (r.get("usd_counted") if r.get("usd_counted") is not None else r.get("usd")) or 0.0
-                for r in self.records
-                if is_judgment(r)
-            )
-        )
+        pairs = [(r.get("usd_counted"), r.get("usd")) for r in self.records if is_judgment(r)]
+        return float(sum((usd if counted is None else counted) or 0.0 for counted, usd in pairs))
 
     def pending_batches(self) -> list[dict[str, Any]]:
         """Submitted batches not yet collected, in submission order."""

@@ -310,15 +310,11 @@ def _toml_string(s: str) -> str:
     # newline after the opening quotes); text it cannot hold gets a basic string instead.
     if "'''" not in s and not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", s) and not s.endswith("'"):
         return "'''\n" + s + "'''"
-    escapes = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
-    return (
-        '"'
-        + "".join(
-            escapes.get(ch, f"\\u{ord(ch):04x}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch)
-            for ch in s
-        )
-        + '"'
-    )
+    return '"' + "".join(_ESCAPES.get(ch, ch) for ch in s) + '"'
+
+
+_ESCAPES = {chr(c): f"\\u{c:04x}" for c in (*range(0x20), 0x7F)}
+_ESCAPES |= {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
 
 
 def _inline(s: str) -> str:

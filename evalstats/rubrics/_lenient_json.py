@@ -89,8 +89,6 @@ class _Reader:
         return i
 
     def value(self, i: int, depth: int) -> tuple[Any, int]:
-        if depth > MAX_DEPTH:
-            _too_deep()
         i = self._skip_ws(i)
         if i >= self.n:
             raise _Fail
@@ -254,11 +252,9 @@ def _too_deep() -> None:
 
 def _number(tok: str) -> int | float | str:
     body = tok.lstrip("+-")
-    if "." not in body and "e" not in body and "E" not in body:
-        if len(body) > MAX_INT_DIGITS:
-            return tok
-        return int(tok)
-    return float(tok)  # the regex admits only valid floats
+    if any(c in body for c in ".eE"):
+        return float(tok)  # the regex admits only valid floats
+    return tok if len(body) > MAX_INT_DIGITS else int(tok)
 
 
 def find_objects(text: str) -> list[JsonObject]:
