@@ -195,9 +195,7 @@ def annotate_runs(
     except TypeError as exc:  # a non-str value in answer/transcript
         raise DataError(str(exc), field="answer") from exc
 
-    wall = pd.to_numeric(runs["wall_s"], errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan
-    )
+    wall = pd.to_numeric(runs["wall_s"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     if np.isnan(wall).any():
         label = runs.index[np.isnan(wall)][0]
         raise DataError(

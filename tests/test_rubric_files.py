@@ -115,13 +115,15 @@ def test_fuzz_file_rubric_reads_like_the_builtin(data):
 
 
 def _cli(*argv: str) -> tuple[int, str]:
+    import contextlib
     import io
 
     parser = build_parser()
     args = parser.parse_args(list(argv))
     buf = io.StringIO()
     try:
-        return args.func(args, buf), buf.getvalue()
+        with contextlib.redirect_stdout(buf):
+            return args.func(args), buf.getvalue()
     except EvalstatsError as exc:  # what evalstats.cli.main does with it
         print(f"evalstats rubric: error: {exc}", file=sys.stderr)
         return 2, buf.getvalue()

@@ -21,6 +21,7 @@ __all__ = ["RUBRIC", "load", "result_files"]
 RUBRIC = "llmbar"
 _SWAPS = (("swap = False", "with_first"), ("swap = True", "without_first"))
 _OUTCOME = {"1": "win", "2": "loss"}
+_EXTRA = ("evaluator", "strategy", "len_with", "len_without", "subset")
 
 
 def result_files(subset_dir: str | os.PathLike[str]) -> list[tuple[str, str, Path]]:
@@ -87,6 +88,10 @@ def _verdict_rows(subset_dir: Path, data: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _winner(v: Any) -> tuple[str | None, str | None]:
+    return (_OUTCOME[v], None) if v in _OUTCOME else (None, f"winner {v!r} is neither '1' nor '2'")
+
+
 def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
     """Read one LLMBar subset (``Dataset/<...>/<subset>``) into a verdict frame and labels.
 
@@ -107,36 +112,17 @@ def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
         verdict="winner",
         order="order",
         fields={"raw": "raw", "judgment_id": "jid"},
-        extra={
-            "evaluator": ("evaluator", "str"),
-            "strategy": ("strategy", "str"),
-            "len_with": ("len_with", "Int64"),
-            "len_without": ("len_without", "Int64"),
-            "subset": ("subset", "str"),
-        },
+        extra={k: (k, "Int64" if k.startswith("len_") else "str") for k in _EXTRA},
     )
-    frame = pairwise.from_table(
-        table,
-        columns,
-        outcome=lambda v: (
-            (_OUTCOME[v], None) if v in _OUTCOME else (None, f"winner {v!r} is neither '1' nor '2'")
-        ),
-        rubric=RUBRIC,
-        source=str(d),
-    )
-    gold = pd.DataFrame(
-        {
-            "item": [f"{d.name}/{i + 1:04d}" for i in range(len(data))],
-            "label": [str(r["label"]) for r in data],
-        }
-    )
+    frame = pairwise.from_table(table, columns, outcome=_winner, rubric=RUBRIC, source=str(d))
+    items = [f"{d.name}/{i + 1:04d}" for i in range(len(data))]
+    gold = pd.DataFrame({"item": items, "label": [str(r["label"]) for r in data]})
     mtime = pd.Timestamp((d / "dataset.json").stat().st_mtime, unit="s", tz="UTC")
     labels = pairwise.labels_table(
         gold,
         item="item",
         gold="label",
         outcome=_OUTCOME,
-        labeler="gold",
         created_at=mtime,
         note="LLMBar gold label (output_1 = WITH)",
         source=str(d / "dataset.json"),

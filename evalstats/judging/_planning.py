@@ -130,13 +130,9 @@ def _units(
             chosen = ORDERS if pair is None else PAIR_ORDERS
         else:
             chosen = (_order_for(seed, task_id, replicate, pair),)
+        runs_shown = _run_mapping(row, "with"), _run_mapping(row, "without")
         for order in chosen:
-            prompt = shown.render(
-                task_by_id[task_id],
-                _run_mapping(row, "with"),
-                _run_mapping(row, "without"),
-                order=rubric_order(order),
-            )
+            prompt = shown.render(task_by_id[task_id], *runs_shown, order=rubric_order(order))
             units_in.append((task_id, replicate, order, prompt, pair, sha))
     if not units_in:
         return [], int(over.sum())
@@ -204,14 +200,11 @@ def call_key(
 
 def _calls(units: Iterable[Unit], judges: Sequence[JudgeSpec], cfg: Config) -> list[Call]:
     out = []
+    opts = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
     for judge in judges:
         for unit in units:
-            key = call_key(
-                cfg.rubric, judge, unit, temperature=cfg.temperature, max_tokens=cfg.max_tokens
-            )
-            params = providers.request_params(
-                judge, unit.messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens
-            )
+            key = call_key(cfg.rubric, judge, unit, **opts)
+            params = providers.request_params(judge, unit.messages, **opts)
             out.append(Call(key, judge, unit, params))
     return out
 

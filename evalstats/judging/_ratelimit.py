@@ -98,10 +98,8 @@ def _reset_seconds(value: str | None) -> float | None:
 
 def retry_after(headers: Mapping[str, str], *, capped: bool = True) -> float | None:
     """The server's wait hint in seconds (``retry-after-ms`` beats ``retry-after``)."""
-    seconds = _seconds(headers.get("retry-after-ms") or None)
-    seconds = None if seconds is None else seconds / 1000
-    if seconds is None:
-        seconds = _reset_seconds(headers.get("retry-after"))
+    ms = _seconds(headers.get("retry-after-ms") or None)
+    seconds = _reset_seconds(headers.get("retry-after")) if ms is None else ms / 1000
     if seconds is None or not capped:
         return seconds
     return capped_wait(seconds, "retry-after")

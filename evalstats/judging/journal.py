@@ -38,17 +38,14 @@ def _number(v: Any) -> bool:
 
 _STRINGS = ("judge", "raw", "error", "call_status", "kind", "rubric", "order", "arm_a", "arm_b")
 _COSTS = ("usd", "usd_counted")
+_TOKENS = ("input_tokens", "output_tokens")
 # Fields a line may leave null: what a value must be, as the error says it.
 _FIELD_CHECKS = [
     (_STRINGS, lambda v: isinstance(v, str), "must be a string or null"),
     (("call_key",), lambda v: isinstance(v, str) and v, "must be a non-empty string or null"),
     (_COSTS, _number, "must be a number or null"),
     (_COSTS, lambda v: math.isfinite(v) and v >= 0, "must be a finite number >= 0 (a cost)"),
-    (
-        ("input_tokens", "output_tokens"),
-        lambda v: _number(v) and isinstance(v, int) and v >= 0,
-        "must be an integer >= 0 or null",
-    ),
+    (_TOKENS, lambda v: type(v) is int and v >= 0, "must be an integer >= 0 or null"),
 ]
 
 

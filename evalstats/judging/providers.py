@@ -384,16 +384,13 @@ async def _call(client: Client, judge: JudgeSpec, params: Mapping[str, Any]) -> 
             return Outcome("retry", cut, f"BodyCutShort: {describe_error(exc)}", None, True)
         return Outcome("failed", None, describe_error(exc), None, False)
     if not complete:
-        raw = body[:max_body].decode("utf-8", errors="replace")
-        return Outcome(
-            "truncated",
-            CallResult("", None, request_id, None, None),
+        raw = redact(body[:max_body].decode("utf-8", errors="replace"))
+        error = (
             f"ResponseTooLarge: the body passed {max_body:,} bytes; its first {max_body:,} "
-            "bytes are kept in raw, the rest was not read",
-            redact(raw),
-            True,
-            headers,
+            "bytes are kept in raw, the rest was not read"
         )
+        cut = CallResult("", None, request_id, None, None)
+        return Outcome("truncated", cut, error, raw, True, headers)
     outcome = parse_body(judge.provider, body, content_type, request_id, strict=client.strict)
     return Outcome(outcome.kind, outcome.result, outcome.error, outcome.raw, True, headers)
 

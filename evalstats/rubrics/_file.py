@@ -272,9 +272,7 @@ def _blind(output: Mapping[str, Any], where: _Where) -> tuple[tuple[str, ...], B
     aliases_t = _table(output, "dimension_aliases", where, "output.dimension_aliases")
     dim_keys = []
     for dim in dims:
-        extra = ()
-        if dim in aliases_t:
-            extra = _strs(aliases_t, dim, (), where, f"output.dimension_aliases.{dim}")
+        extra = _strs(aliases_t, dim, (), where, f"output.dimension_aliases.{dim}")
         dim_keys.append((dim, tuple(dict.fromkeys((dim, *extra)))))
     for k in aliases_t:
         if norm_key(k) not in dims:
@@ -289,12 +287,8 @@ def _blind(output: Mapping[str, Any], where: _Where) -> tuple[tuple[str, ...], B
         raise where.error("output.blocks", "agent A and agent B share a block key")
     verdicts = _pairs(output, "verdicts", ("a_wins", "b_wins", "tie"), where, "must be one of")
     scores = output.get("scores", list(d.scores))
-    if (
-        not isinstance(scores, list)
-        or len(scores) != 2
-        or not all(isinstance(x, int) and not isinstance(x, bool) for x in scores)
-        or scores[0] >= scores[1]
-    ):
+    ok = isinstance(scores, list) and len(scores) == 2 and all(type(x) is int for x in scores)
+    if not ok or scores[0] >= scores[1]:
         raise where.error("output.scores", f"must be [lowest, highest] integers, got {scores!r}")
     return dims, BlindScores(
         blocks=blocks,
@@ -410,14 +404,11 @@ def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rub
         name = f"{rubric.name}-{slug or 'custom'}"
     if not _NAME.match(name):
         raise ValueError(f"rubric name {name!r} must be lower-case letters, digits, '.', '_', '-'")
+    system, user = (
+        GORTEX_MENTION.sub(lambda _m: tool, t) for t in (rubric.system, rubric.user_template)
+    )
     draft = dataclasses.replace(
-        rubric,
-        name=name,
-        revision=1,
-        sha256="",
-        system=GORTEX_MENTION.sub(lambda _m: tool, rubric.system),
-        user_template=GORTEX_MENTION.sub(lambda _m: tool, rubric.user_template),
-        path=None,
+        rubric, name=name, revision=1, sha256="", system=system, user_template=user, path=None
     )
     sha = hashlib.sha256(to_toml(draft).encode("utf-8")).hexdigest()
     return dataclasses.replace(draft, sha256=sha)

@@ -13,7 +13,6 @@ from evalstats._schema import BLIND_DIMENSIONS
 from evalstats.errors import ParseError
 
 from ._base import (
-    RenderedPrompt,
     Rubric,
     Verdict,
     as_field_text,
@@ -128,15 +127,7 @@ class BlindPairRubric(Rubric):
     def kind(self) -> str:
         return "blind-scores"
 
-    def render(
-        self,
-        task: Mapping[str, Any],
-        with_run: Mapping[str, Any],
-        without_run: Mapping[str, Any],
-        *,
-        order: str | None = None,
-    ) -> RenderedPrompt:
-        """Fill the blind user message for one pair; ``order`` says which arm is Agent A."""
+    def _runs(self, with_run: Any, without_run: Any, order: str | None) -> dict[str, tuple]:
         o = normalise_order(order)
         if o is None:
             raise ValueError(
@@ -144,7 +135,7 @@ class BlindPairRubric(Rubric):
                 "(which arm is shown as Agent A)"
             )
         a, b = (with_run, without_run) if o == "with_first" else (without_run, with_run)
-        return self._fill(task, {"agent_a": (a, "agent a run"), "agent_b": (b, "agent b run")})
+        return {"agent_a": (a, "agent a run"), "agent_b": (b, "agent b run")}
 
     def parse(self, text: str, order: str | None = None) -> Verdict:
         """Read a judge's output (mapped to WITH/WITHOUT with ``order``); ParseError if unreadable.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -13,7 +12,6 @@ from typing import Any
 from evalstats.errors import ParseError
 
 from ._base import (
-    RenderedPrompt,
     Rubric,
     Verdict,
     as_field_text,
@@ -151,21 +149,12 @@ class WithWithoutRubric(Rubric):
     def kind(self) -> str:
         return "three-way"
 
-    def render(
-        self,
-        task: Mapping[str, Any],
-        with_run: Mapping[str, Any],
-        without_run: Mapping[str, Any],
-        *,
-        order: str | None = None,
-    ) -> RenderedPrompt:
-        """Fill the user-message template for one pair (``order`` must be None)."""
+    def _runs(self, with_run: Any, without_run: Any, order: str | None) -> dict[str, tuple]:
         if not is_missing(order):
             raise ValueError(
                 f"rubric {self.name!r} shows WITH/WITHOUT labelled; order must be None"
             )
-        runs = {"with": (with_run, "with_run"), "without": (without_run, "without_run")}
-        return self._fill(task, runs)
+        return {"with": (with_run, "with_run"), "without": (without_run, "without_run")}
 
     def parse(self, text: str, order: str | None = None) -> Verdict:
         """Read a judge's output into a :class:`Verdict`; a ParseError when it cannot.
