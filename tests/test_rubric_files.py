@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import sys
 import tomllib
@@ -343,8 +344,6 @@ def test_missing_and_undecodable_files(tmp_path):
 
 def test_to_toml_escapes_what_a_literal_string_cannot_hold(tmp_path):
     r = rubrics.get("with-without")
-    odd = type(r)(
-        **{**{f: getattr(r, f) for f in r.__dataclass_fields__}, "system": "a '''b'''\r\n\x01c'"}
-    )
+    odd = dataclasses.replace(r, system="a '''b'''\r\n\x01c'")
     back = rubrics.load(_write(tmp_path, rubrics.to_toml(odd)))
     assert back.system == "a '''b'''\r\n\x01c'"

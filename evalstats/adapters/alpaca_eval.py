@@ -119,10 +119,8 @@ def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
         if row[field] is None and isinstance(rec.get(text), str):
             row[field] = len(rec[text])
     raw = rec.get("raw_completion")
-    if is_missing(raw):
-        row["raw"] = None
-    else:
-        row["raw"] = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    row["raw"] = None if is_missing(raw) else text
     pref, share, outcome, error = _preference(rec.get("preference"))
     row.update(preference=pref, win_share=share, outcome=outcome, parse_error=error)
     # The path as given, not just the name: AlpacaEval names every file annotations.json.

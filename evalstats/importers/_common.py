@@ -202,8 +202,7 @@ def arm_mapper(
             parsed[arm.strip()] = [v.strip() for v in values.split("|")]
         arm_values = parsed
     if not arm_values:
-        table = dict(_DEFAULT_ARM_VALUES)
-        table.update({str(a).lower(): str(a) for a in arms or ()})
+        table = _DEFAULT_ARM_VALUES | {str(a).lower(): str(a) for a in arms or ()}
     else:
         table = {}
         for arm, values in arm_values.items():
@@ -233,12 +232,9 @@ def file_tool_keys(
 ) -> dict[str, tuple[str, ...]]:
     """Tool name -> argument keys holding a file path, from ``NAME[:KEY[,KEY]]`` specs."""
     out = dict(default)
-    if specs is None:
-        return out
     if isinstance(specs, Mapping):
-        out.update({k: tuple(v) for k, v in specs.items()})
-        return out
-    for spec in specs:
+        return out | {k: tuple(v) for k, v in specs.items()}
+    for spec in specs or ():
         name, _, keys = spec.partition(":")
         found = tuple(k.strip() for k in keys.split(",") if k.strip())
         out[name.strip()] = found or ("path", "file_path", "file")

@@ -159,12 +159,8 @@ def request_params(
     """The request body of one judge call, the same for a direct and a batched call."""
     if judge.provider == "anthropic":
         system = "".join(m["content"] for m in messages if m["role"] == "system")
-        params: dict[str, Any] = {
-            "model": judge.model,
-            "max_tokens": max_tokens,
-            "system": system,
-            "messages": [m for m in messages if m["role"] != "system"],
-        }
+        params: dict[str, Any] = {"model": judge.model, "max_tokens": max_tokens}
+        params |= {"system": system, "messages": [m for m in messages if m["role"] != "system"]}
     else:
         # max_completion_tokens: OpenAI's current name; reasoning models reject max_tokens.
         params = {

@@ -125,7 +125,7 @@ def sha256_of(*blobs: bytes) -> str:
 PLACEHOLDER_PATTERN = re.compile(r"\{([a-z_]+)\}")
 
 
-def check_placeholders(template: str, expected: Sequence[str], *, source: str) -> None:
+def check_placeholders(template: str, expected: Sequence[str], source: str) -> None:
     found = PLACEHOLDER_PATTERN.findall(template)
     if sorted(found) != sorted(expected):
         raise RuntimeError(f"{source}: placeholders {found} differ from {list(expected)}")

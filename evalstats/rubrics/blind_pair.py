@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from evalstats._schema import BLIND_DIMENSIONS
 from evalstats.errors import ParseError
@@ -123,9 +123,7 @@ class BlindPairRubric(Rubric):
 
     spec: BlindScores = field(default=BlindScores(), kw_only=True, repr=False)
 
-    @property
-    def kind(self) -> str:
-        return "blind-scores"
+    kind: ClassVar[str] = "blind-scores"
 
     def _runs(self, with_run: Any, without_run: Any, order: str | None) -> dict[str, tuple]:
         o = normalise_order(order)
@@ -184,12 +182,9 @@ class BlindPairRubric(Rubric):
             t = as_field_text(v)
             if t is not None:
                 fields.setdefault(nk, t)
-        if label == "tie":
-            outcome = "tie"
-        elif o is not None:
+        outcome = "tie" if label == "tie" else None
+        if outcome is None and o is not None:
             outcome = "win" if (label == "a_wins") == (o == "with_first") else "loss"
-        else:
-            outcome = None
         return Verdict(
             label=label,
             outcome=outcome,
@@ -211,9 +206,6 @@ def load() -> BlindPairRubric:
     if header.strip() != "eval-judge" or not sep:
         raise RuntimeError(f"{SYSTEM_FILE}: expected the header line 'eval-judge'")
     user = raw_user.decode("utf-8").removesuffix("\n")
-    check_placeholders(
-        user, [p for p in KNOWN_PLACEHOLDERS if p != "canonical_answer"], source=USER_FILE
-    )
-    return BlindPairRubric(name=NAME, revision=1, sha256=sha256_of(raw_system, raw_user),
-                           system=rest.lstrip("\n"), user_template=user,
-                           dimensions=BLIND_DIMENSIONS, needs_order=True)  # fmt: skip
+    check_placeholders(user, [p for p in KNOWN_PLACEHOLDERS if p != "canonical_answer"], USER_FILE)
+    sha, system = sha256_of(raw_system, raw_user), rest.lstrip("\n")
+    return BlindPairRubric(NAME, 1, sha, system, user, BLIND_DIMENSIONS, needs_order=True)

@@ -7,7 +7,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from evalstats.errors import ParseError
 
@@ -145,9 +145,7 @@ class WithWithoutRubric(Rubric):
 
     spec: ThreeWay = field(default=ThreeWay(), kw_only=True, repr=False)
 
-    @property
-    def kind(self) -> str:
-        return "three-way"
+    kind: ClassVar[str] = "three-way"
 
     def _runs(self, with_run: Any, without_run: Any, order: str | None) -> dict[str, tuple]:
         if not is_missing(order):
@@ -197,18 +195,9 @@ def load() -> WithWithoutRubric:
     raw = read_data(DATA_FILE)
     text = raw.decode("utf-8")
     user = _fenced_block_after(text, "## User-message template")
-    check_placeholders(
-        user, [p for p in KNOWN_PLACEHOLDERS if not p.endswith("_files")], source=DATA_FILE
-    )
-    return WithWithoutRubric(
-        name=NAME,
-        revision=1,
-        sha256=sha256_of(raw),
-        system=_fenced_block_after(text, "## System prompt"),
-        user_template=user,
-        dimensions=(),
-        needs_order=False,
-    )
+    check_placeholders(user, [p for p in KNOWN_PLACEHOLDERS if not p.endswith("_files")], DATA_FILE)
+    system = _fenced_block_after(text, "## System prompt")
+    return WithWithoutRubric(NAME, 1, sha256_of(raw), system, user, (), needs_order=False)
 
 
 _SEED_ROLES = re.compile(
