@@ -65,26 +65,16 @@ def _verdict_rows(subset_dir: Path, data: list[dict[str, Any]]) -> pd.DataFrame:
             if not isinstance(results, list) or not results:
                 raise DataError(f"record {i + 1}: no results", path=p, field="results")
             last = results[-1]
+            item = {"item": f"{subset}/{i + 1:04d}", "evaluator": judge, "strategy": strategy}
+            item |= {"judge": f"{judge}/{strategy}", "subset": subset}
+            item |= {"len_with": len(ref["output_1"]), "len_without": len(ref["output_2"])}
             for key, order in _SWAPS:
                 entry = last.get(key) if isinstance(last, dict) else None
                 if not isinstance(entry, dict):
                     raise DataError(f"record {i + 1}: no {key!r} entry", path=p, field="results")
-                winner = entry.get("winner")
-                rows.append(
-                    {
-                        "item": f"{subset}/{i + 1:04d}",
-                        "evaluator": judge,
-                        "strategy": strategy,
-                        "judge": f"{judge}/{strategy}",
-                        "order": order,
-                        "winner": None if winner is None else str(winner),
-                        "raw": json.dumps(entry, ensure_ascii=False),
-                        "len_with": len(ref["output_1"]),
-                        "len_without": len(ref["output_2"]),
-                        "subset": subset,
-                        "jid": f"{p}:{i + 1}:{key}",
-                    }
-                )
+                won = None if entry.get("winner") is None else str(entry["winner"])
+                more = {"order": order, "winner": won, "jid": f"{p}:{i + 1}:{key}"}
+                rows.append({**item, **more, "raw": json.dumps(entry, ensure_ascii=False)})
     return pd.DataFrame(rows)
 
 

@@ -34,6 +34,7 @@ __all__ = ["PairwiseColumns", "PairwiseData", "from_table", "labels_table"]
 # How a verdict reads: a mapping value -> outcome (missing keys are invalid) or a function
 # returning (outcome or None, parse error or None).
 OutcomeRule = Mapping[Any, str | None] | Callable[[Any], tuple[str | None, str | None]]
+_TEXT_COLUMNS = ("prompt_sha256", "reasoning", "raw")
 _FLOAT_COLUMNS = ("judge_cost_ratio", "cost_ratio", "wall_with_s", "wall_without_s", "judge_usd")
 _INT_COLUMNS = (
     *(f"{arm}_{dim}" for arm in ("with", "without") for dim in BLIND_DIMENSIONS),
@@ -230,6 +231,9 @@ def from_table(
     def mapped(col: str, default: list[Any]) -> list[Any]:
         return t[c.fields[col]].tolist() if col in c.fields else default
 
+    def floats(col: str) -> np.ndarray:
+        return pd.to_numeric(pd.Series(mapped(col, [np.nan] * n)), errors="coerce").to_numpy(float)
+
     none = [None] * n
     verdict_text = [None if is_missing(v) else str(v) for v in t[c.verdict]]
     row_ids = [f"{source or 'table'}:{i}" for i in range(1, n + 1)]
@@ -250,16 +254,8 @@ def from_table(
         "label": pd.Series(mapped("label", verdict_text), dtype="str"),
         "uncertainty": pd.Categorical(none, categories=["low", "medium", "high"], ordered=True),
         **{col: pd.array(mapped(col, [pd.NA] * n), dtype="Int64") for col in _INT_COLUMNS},
-        **{
-            col: pd.to_numeric(pd.Series(mapped(col, [np.nan] * n)), errors="coerce").to_numpy(
-                dtype=np.float64
-            )
-            for col in _FLOAT_COLUMNS
-        },
-        **{
-            col: pd.Series(mapped(col, none), dtype="str")
-            for col in ("prompt_sha256", "reasoning", "raw")
-        },
+        **{col: floats(col) for col in _FLOAT_COLUMNS},
+        **{col: pd.Series(mapped(col, none), dtype="str") for col in _TEXT_COLUMNS},
         "parse_error": pd.Series(mapped("parse_error", errors), dtype="str"),
         "judgment_id": pd.Series(mapped("judgment_id", row_ids), dtype=object).astype(str),
     }

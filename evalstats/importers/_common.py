@@ -44,9 +44,8 @@ class Source:
     line: int | None = None
 
     def text(self, message: str) -> str:
-        return (
-            message if self.record is None or self.line is not None else f"{self.record}: {message}"
-        )
+        plain = self.record is None or self.line is not None
+        return message if plain else f"{self.record}: {message}"
 
     def error(self, message: str, field: str | None = None) -> DataError:
         return DataError(self.text(message), path=self.path, line=self.line, field=field)

@@ -181,19 +181,10 @@ def call_key(
     max_tokens: int,
 ) -> str:
     """sha256 of the canonical JSON of everything that makes a call what it is."""
-    ident = {
-        "rubric": rubric.name,
-        "revision": rubric.revision,
-        "judge": judge.name,
-        "messages": unit.messages,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "order": unit.order,
-        "task_id": unit.task_id,
-        "replicate": unit.replicate,
-        # K arms only, so that the seeds' two-arm keys stay what they were.
-        **unit.arm_fields(),
-    }
+    ident = {"rubric": rubric.name, "revision": rubric.revision, "judge": judge.name}
+    ident |= {"messages": unit.messages, "temperature": temperature, "max_tokens": max_tokens}
+    ident |= {"order": unit.order, "task_id": unit.task_id, "replicate": unit.replicate}
+    ident |= unit.arm_fields()  # K arms only, so that the seeds' two-arm keys stay what they were
     canonical = json.dumps(ident, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -36,9 +36,7 @@ KNOWN_PLACEHOLDERS = tuple(
 REQUIRED_PLACEHOLDERS = ("agent_a_answer", "agent_b_answer")
 
 _TIE_WORDS = frozenset({"tie", "tied", "draw", "even", "equal", "equivalent", "neither"})
-_FILLER = frozenset(
-    {"agent", "wins", "win", "winner", "won", "is", "the", "verdict", "answer", "better", "it", "s"}
-)
+_FILLER = frozenset("agent wins win winner won is the verdict answer better it s".split())
 
 
 @dataclass(frozen=True)

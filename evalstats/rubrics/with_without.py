@@ -84,11 +84,8 @@ class ThreeWay:
                 raise ParseError(f"unrecognised label: {value!r:.80}")
             return {by_letter[c] for c in found}
         # "better" and "Better: WITH cited it" name one label, "better or worse" two.
-        found = {
-            label
-            for label in self.labels
-            if re.search(r"(?<!\w)" + re.escape(label.strip(_STRIP).lower()) + r"(?!\w)", s)
-        }
+        words = {label: re.escape(label.strip(_STRIP).lower()) for label in self.labels}
+        found = {label for label, w in words.items() if re.search(rf"(?<!\w){w}(?!\w)", s)}
         if not found:
             raise ParseError(f"unrecognised label: {value!r:.80}")
         return found
