@@ -21,6 +21,7 @@ __all__ = ["RUBRIC", "load", "result_files"]
 RUBRIC = "llmbar"
 _SWAPS = (("swap = False", "with_first"), ("swap = True", "without_first"))
 _OUTCOME = {"1": "win", "2": "loss"}
+_FIELDS = {"raw": "raw", "judgment_id": "jid"}
 _EXTRA = ("evaluator", "strategy", "len_with", "len_without", "subset")
 
 
@@ -96,13 +97,9 @@ def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
     table = _verdict_rows(d, data)
     if table.empty:
         raise DataError("no evaluators/<judge>/<strategy>/result.json here", path=d)
+    extra = {k: (k, "Int64" if k.startswith("len_") else "str") for k in _EXTRA}
     columns = pairwise.PairwiseColumns(
-        item="item",
-        judge="judge",
-        verdict="winner",
-        order="order",
-        fields={"raw": "raw", "judgment_id": "jid"},
-        extra={k: (k, "Int64" if k.startswith("len_") else "str") for k in _EXTRA},
+        item="item", judge="judge", verdict="winner", order="order", fields=_FIELDS, extra=extra
     )
     frame = pairwise.from_table(table, columns, outcome=_winner, rubric=RUBRIC, source=str(d))
     items = [f"{d.name}/{i + 1:04d}" for i in range(len(data))]

@@ -22,6 +22,7 @@ RUBRIC = "pandalm"
 JUDGES = ("gpt-3.5-turbo", "pandalm-7b")
 _FILES = {"testset": "testset-v1.json", **{j: f"{j}-testset-v1.json" for j in JUDGES}}
 _RESULT_FIELD = {"gpt-3.5-turbo": "gpt_result", "pandalm-7b": "pandalm_result"}
+_FIELDS = {"raw": "raw", "judgment_id": "jid"}
 _VERDICT = {"1": "win", "2": "loss", "0": "tie", "tie": "tie"}
 
 
@@ -82,11 +83,7 @@ def load(data_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
     """
     test, verdicts, tpath = _tables(data_dir)
     columns = pairwise.PairwiseColumns(
-        item="idx",
-        judge="judge",
-        verdict="verdict",
-        sides=("model1", "model2"),
-        fields={"raw": "raw", "judgment_id": "jid"},
+        item="idx", judge="judge", verdict="verdict", sides=("model1", "model2"), fields=_FIELDS
     )
     frame = pairwise.from_table(
         verdicts,

@@ -338,13 +338,11 @@ def from_claude_code(
             try:
                 started = datetime.fromtimestamp(path.stat().st_mtime - out["wall_s"], tz=UTC)
             except (OverflowError, ValueError, OSError):
-                raise where.error(
-                    "duration_ms is longer than any run", field="duration_ms"
-                ) from None
+                msg = "duration_ms is longer than any run"
+                raise where.error(msg, field="duration_ms") from None
             started = started.isoformat()
-            problems.append(
-                Problem(where, "no start time in the output; started_at = file mtime - duration")
-            )
+            msg = "no start time in the output; started_at = file mtime - duration"
+            problems.append(Problem(where, msg))
         reported = out["reported_tokens"]
         if reported is None:
             problems.append(Problem(where, "result has no usage; reported_tokens left out"))

@@ -157,11 +157,8 @@ def check_zip(path: str | os.PathLike[str]) -> None:
         return  # the reader says so in its own words
     twice = sorted(n for n, k in Counter(i.filename for i in infos).items() if k > 1)
     if twice:
-        raise DataError(
-            f"the archive holds member {twice[0]!r} twice: which one is meant is not knowable",
-            path=path,
-            field=twice[0],
-        )
+        msg = f"the archive holds member {twice[0]!r} twice: which one is meant is not knowable"
+        raise DataError(msg, path=path, field=twice[0])
     big = max(infos, key=lambda i: i.file_size, default=None)
     total = sum(i.file_size for i in infos)
     if big is not None and total > limit:

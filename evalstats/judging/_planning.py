@@ -155,8 +155,7 @@ def _k_arms(runs: pd.DataFrame, pairs: str | None, arms: Any) -> Any:
         return None
     from evalstats.records import Arms
 
-    if arms is None:
-        arms = runs.attrs.get("arms")
+    arms = runs.attrs.get("arms") if arms is None else arms
     if arms is None:
         present = set(runs["arm"].astype(str))
         cats = getattr(runs["arm"].dtype, "categories", None)
@@ -225,9 +224,8 @@ def reuse_answers(
         line.update(judgment_id=uuid.uuid4().hex, task_id=u.task_id, replicate=u.replicate)
         line.update(order=u.order, call_key=c.key, runs_sha256=u.runs_sha256, usd=0.0)
         line.update(usd_counted=0.0, input_tokens=None, output_tokens=None, latency_s=None)
-        lines.append(
-            {**line, **u.arm_fields(), "created_at": now_iso(), "reused": hit["judgment_id"]}
-        )
+        line.update(u.arm_fields(), created_at=now_iso(), reused=hit["judgment_id"])
+        lines.append(line)
     return keys, lines
 
 

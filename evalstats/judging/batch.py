@@ -151,10 +151,9 @@ async def _collect(
     # A key without its call: a batch line without the units (an older version wrote it).
     complete = len(calls) == len(set(batch["call_keys"]) - done)
     for c in calls:
-        key = c.key
-        result, error = results.get(key, default)
+        result, error = results.get(c.key, default)
         line = state.record(c, result, error, None, now_iso())
-        if key not in by_key:
+        if c.key not in by_key:
             # Another run's call: its line says what that call was, not this run's options.
             for name in ("rubric", "prompt_revision", "prompt_sha256", "temperature", "max_tokens"):
                 line[name] = batch.get(name)

@@ -332,12 +332,11 @@ async def call(client: Client, judge: JudgeSpec, params: Mapping[str, Any]) -> O
         if drain is None or task not in drain.cancelled:
             raise
         unanswered[0] += 1
-        outcome = Outcome(
-            "failed",
-            None,
+        error = (
             "Interrupted: the run was stopped before the answer arrived (it may have been "
-            "billed; the call is made again on a rerun)",
+            "billed; the call is made again on a rerun)"
         )
+        outcome = Outcome("failed", None, error)
     finally:
         _unanswered.reset(token)
         if drain is not None:

@@ -385,9 +385,8 @@ def seed_toml(name: str) -> str:
     """The rubric-file form of a built-in rubric (``"with-without"`` or ``"blind-pair"``)."""
     r = get(name)
     seed = {"with-without": "seed 000", "blind-pair": "seed 001"}[name]
-    return to_toml(
-        r, description=f"The built-in {name!r} rubric ({seed}, revision {r.revision}) as a file"
-    )
+    text = f"The built-in {name!r} rubric ({seed}, revision {r.revision}) as a file"
+    return to_toml(r, description=text)
 
 
 def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rubric:

@@ -166,10 +166,7 @@ class _Reader:
         word = self.s[i:end].strip(_WS)
         if not word or word[0] in "{[":
             raise _Fail
-        low = word.lower()
-        if low in _LITERALS:
-            return _LITERALS[low], end
-        return word, end
+        return _LITERALS.get(word.lower(), word), end
 
     def key(self, i: int) -> tuple[str, int]:
         c = self.s[i]
@@ -221,8 +218,7 @@ class _Reader:
                 raise _Fail
             v, i = self.value(i + 1, depth)
             if k in out:
-                prev = out.dupes.setdefault(k, [out[k]])
-                prev.append(v)
+                out.dupes.setdefault(k, [out[k]]).append(v)
             out[k] = v
             i = self._skip_ws(i)
             c = s[i] if i < n else ","

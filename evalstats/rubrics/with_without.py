@@ -224,11 +224,10 @@ def with_pair_tools(rubric: Rubric, candidate: str, reference: str) -> Rubric:
     (False, True)
     """
     cand, ref = tool_name(candidate), tool_name(reference)
+    roles = f'one ran with {cand} ("WITH") and the other with {ref} ("WITHOUT")'
 
     def swap(text: str) -> str:
-        text = _SEED_ROLES.sub(
-            lambda _m: f'one ran with {cand} ("WITH") and the other with {ref} ("WITHOUT")', text
-        )
+        text = _SEED_ROLES.sub(lambda _m: roles, text)
         text = text.replace("WITH (gortex MCP available):", f"WITH ({cand}):")
         text = text.replace("WITHOUT (no gortex MCP):", f"WITHOUT ({ref}):")
         return GORTEX_MENTION.sub(lambda _m: cand, text)
