@@ -19,7 +19,8 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _QUOTE = "'"
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _NUMBER_RE = re.compile(_NUMBER)
-_RISKY = "^[" + re.escape("".join((*FORMULA_STARTS, _QUOTE))) + "]"
+_STARTS = (*FORMULA_STARTS, _QUOTE)
+_RISKY = "^[" + re.escape("".join(_STARTS)) + "]"
 
 
 def neutralise_cell(value: Any) -> Any:
@@ -28,20 +29,14 @@ def neutralise_cell(value: Any) -> Any:
     >>> neutralise_cell("@SUM(A1)"), neutralise_cell("-0.25"), neutralise_cell("fine")
     ("'@SUM(A1)", '-0.25', 'fine')
     """
-    if not isinstance(value, str) or not value:
-        return value
-    if value[0] in FORMULA_STARTS or value[0] == _QUOTE:
-        if _NUMBER_RE.fullmatch(value):
-            return value
-        return _QUOTE + value
-    return value
+    risky = isinstance(value, str) and value[:1] in _STARTS
+    return _QUOTE + value if risky and not _NUMBER_RE.fullmatch(value) else value
 
 
 def restore_cell(value: Any) -> Any:
     """The value :func:`neutralise_cell` was given (for cells evalstats wrote)."""
-    if isinstance(value, str) and len(value) > 1 and value[0] == _QUOTE:
-        if value[1] in FORMULA_STARTS or value[1] == _QUOTE:
-            return value[1:]
+    if isinstance(value, str) and value[:1] == _QUOTE and value[1:2] in _STARTS:
+        return value[1:]
     return value
 
 

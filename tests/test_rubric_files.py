@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import sys
 import tomllib
@@ -115,13 +116,15 @@ def test_fuzz_file_rubric_reads_like_the_builtin(data):
 
 
 def _cli(*argv: str) -> tuple[int, str]:
+    import contextlib
     import io
 
     parser = build_parser()
     args = parser.parse_args(list(argv))
     buf = io.StringIO()
     try:
-        return args.func(args, buf), buf.getvalue()
+        with contextlib.redirect_stdout(buf):
+            return args.func(args), buf.getvalue()
     except EvalstatsError as exc:  # what evalstats.cli.main does with it
         print(f"evalstats rubric: error: {exc}", file=sys.stderr)
         return 2, buf.getvalue()
@@ -341,8 +344,6 @@ def test_missing_and_undecodable_files(tmp_path):
 
 def test_to_toml_escapes_what_a_literal_string_cannot_hold(tmp_path):
     r = rubrics.get("with-without")
-    odd = type(r)(
-        **{**{f: getattr(r, f) for f in r.__dataclass_fields__}, "system": "a '''b'''\r\n\x01c'"}
-    )
+    odd = dataclasses.replace(r, system="a '''b'''\r\n\x01c'")
     back = rubrics.load(_write(tmp_path, rubrics.to_toml(odd)))
     assert back.system == "a '''b'''\r\n\x01c'"

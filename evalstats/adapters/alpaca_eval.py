@@ -103,12 +103,8 @@ def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
     if is_missing(rec.get("instruction_id")):
         instruction = rec.get("instruction")
         if not isinstance(instruction, str):
-            raise DataError(
-                "missing required field (and no 'instruction' text)",
-                path=p,
-                line=line,
-                field="instruction_id",
-            )
+            msg = "missing required field (and no 'instruction' text)"
+            raise DataError(msg, path=p, line=line, field="instruction_id")
         digest = hashlib.sha1(instruction.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         rec = {**rec, "instruction_id": digest}
     row: dict[str, Any] = {
@@ -123,10 +119,8 @@ def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
         if row[field] is None and isinstance(rec.get(text), str):
             row[field] = len(rec[text])
     raw = rec.get("raw_completion")
-    if is_missing(raw):
-        row["raw"] = None
-    else:
-        row["raw"] = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    row["raw"] = None if is_missing(raw) else text
     pref, share, outcome, error = _preference(rec.get("preference"))
     row.update(preference=pref, win_share=share, outcome=outcome, parse_error=error)
     # The path as given, not just the name: AlpacaEval names every file annotations.json.
@@ -137,16 +131,6 @@ def _record_row(rec: Any, p: Path, line: int) -> dict[str, Any]:
 RUBRIC = "alpaca_eval"
 # A leaderboard row is per (model, baseline, judge); AlpacaEval fixes the baseline.
 GROUP_COLUMNS = ("model", "baseline", "judge")
-EXTRA_COLUMNS = (
-    "model",
-    "baseline",
-    "dataset",
-    "preference",
-    "win_share",
-    "len_with",
-    "len_without",
-    "judge_time_s",
-)
 
 
 def annotation_files(data_dir: str | os.PathLike[str], *, required: bool = False) -> list[Path]:
@@ -248,13 +232,8 @@ def _build_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     ]
     # _record_row read the preference: the generic mapping takes its (outcome, reason).
     table["verdict"] = pd.Series(list(zip(outcome, error, strict=True)), dtype=object)
-    return pairwise.from_table(
-        table,
-        _COLUMNS,
-        outcome=lambda read: read,
-        rubric=RUBRIC,
-        sort_by=["model", "baseline", "task_id", "replicate", "judge"],
-    )
+    keys = ["model", "baseline", "task_id", "replicate", "judge"]
+    return pairwise.from_table(table, _COLUMNS, outcome=lambda v: v, rubric=RUBRIC, sort_by=keys)
 
 
 _COLUMNS = pairwise.PairwiseColumns(
@@ -264,12 +243,7 @@ _COLUMNS = pairwise.PairwiseColumns(
     sides=("generator_2", "generator_1"),
     side_names=("model", "baseline"),
     replicate="replicate",
-    fields={
-        "judge_usd": "price_per_example",
-        "raw": "raw",
-        "judgment_id": "judgment_id",
-        "label": "label",
-    },
+    fields={"judge_usd": "price_per_example", **{k: k for k in ("raw", "judgment_id", "label")}},
     extra={
         "dataset": ("dataset", "str"),
         "preference": ("preference", "float64"),
@@ -279,6 +253,7 @@ _COLUMNS = pairwise.PairwiseColumns(
         "judge_time_s": ("time_per_example", "float64"),
     },
 )
+EXTRA_COLUMNS = ("model", "baseline", *_COLUMNS.extra)
 _ROW_FIELDS = (
     "instruction_id generator_1 generator_2 annotator dataset price_per_example "
     "time_per_example len_output_1 len_output_2 raw preference win_share outcome parse_error "

@@ -60,19 +60,8 @@ def load(path: str | os.PathLike[str], judge: str | Sequence[str] = "human") -> 
                 line=int(bad[0]) + 2,  # the header is line 1
                 field=j,
             )
-        frames.append(
-            pd.DataFrame(
-                {
-                    "task_id": raw["num"].to_numpy(),
-                    "replicate": 1,
-                    "judge": j,
-                    "arm_a": raw["model_a"].to_numpy(),
-                    "arm_b": raw["model_b"].to_numpy(),
-                    "order": "a_first",
-                    "status": "ok",
-                    "outcome": outcome.to_numpy(),
-                    "question_id": raw["question_id"].to_numpy(),
-                }
-            )
-        )
+        one = {"task_id": raw["num"].to_numpy(), "replicate": 1, "judge": j}
+        one |= {"arm_a": raw["model_a"].to_numpy(), "arm_b": raw["model_b"].to_numpy()}
+        one |= {"order": "a_first", "status": "ok", "outcome": outcome.to_numpy()}
+        frames.append(pd.DataFrame({**one, "question_id": raw["question_id"].to_numpy()}))
     return pd.concat(frames, ignore_index=True)

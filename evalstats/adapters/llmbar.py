@@ -21,6 +21,8 @@ __all__ = ["RUBRIC", "load", "result_files"]
 RUBRIC = "llmbar"
 _SWAPS = (("swap = False", "with_first"), ("swap = True", "without_first"))
 _OUTCOME = {"1": "win", "2": "loss"}
+_FIELDS = {"raw": "raw", "judgment_id": "jid"}
+_EXTRA = ("evaluator", "strategy", "len_with", "len_without", "subset")
 
 
 def result_files(subset_dir: str | os.PathLike[str]) -> list[tuple[str, str, Path]]:
@@ -64,27 +66,21 @@ def _verdict_rows(subset_dir: Path, data: list[dict[str, Any]]) -> pd.DataFrame:
             if not isinstance(results, list) or not results:
                 raise DataError(f"record {i + 1}: no results", path=p, field="results")
             last = results[-1]
+            item = {"item": f"{subset}/{i + 1:04d}", "evaluator": judge, "strategy": strategy}
+            item |= {"judge": f"{judge}/{strategy}", "subset": subset}
+            item |= {"len_with": len(ref["output_1"]), "len_without": len(ref["output_2"])}
             for key, order in _SWAPS:
                 entry = last.get(key) if isinstance(last, dict) else None
                 if not isinstance(entry, dict):
                     raise DataError(f"record {i + 1}: no {key!r} entry", path=p, field="results")
-                winner = entry.get("winner")
-                rows.append(
-                    {
-                        "item": f"{subset}/{i + 1:04d}",
-                        "evaluator": judge,
-                        "strategy": strategy,
-                        "judge": f"{judge}/{strategy}",
-                        "order": order,
-                        "winner": None if winner is None else str(winner),
-                        "raw": json.dumps(entry, ensure_ascii=False),
-                        "len_with": len(ref["output_1"]),
-                        "len_without": len(ref["output_2"]),
-                        "subset": subset,
-                        "jid": f"{p}:{i + 1}:{key}",
-                    }
-                )
+                won = None if entry.get("winner") is None else str(entry["winner"])
+                more = {"order": order, "winner": won, "jid": f"{p}:{i + 1}:{key}"}
+                rows.append({**item, **more, "raw": json.dumps(entry, ensure_ascii=False)})
     return pd.DataFrame(rows)
+
+
+def _winner(v: Any) -> tuple[str | None, str | None]:
+    return (_OUTCOME[v], None) if v in _OUTCOME else (None, f"winner {v!r} is neither '1' nor '2'")
 
 
 def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
@@ -101,42 +97,19 @@ def load(subset_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
     table = _verdict_rows(d, data)
     if table.empty:
         raise DataError("no evaluators/<judge>/<strategy>/result.json here", path=d)
+    extra = {k: (k, "Int64" if k.startswith("len_") else "str") for k in _EXTRA}
     columns = pairwise.PairwiseColumns(
-        item="item",
-        judge="judge",
-        verdict="winner",
-        order="order",
-        fields={"raw": "raw", "judgment_id": "jid"},
-        extra={
-            "evaluator": ("evaluator", "str"),
-            "strategy": ("strategy", "str"),
-            "len_with": ("len_with", "Int64"),
-            "len_without": ("len_without", "Int64"),
-            "subset": ("subset", "str"),
-        },
+        item="item", judge="judge", verdict="winner", order="order", fields=_FIELDS, extra=extra
     )
-    frame = pairwise.from_table(
-        table,
-        columns,
-        outcome=lambda v: (
-            (_OUTCOME[v], None) if v in _OUTCOME else (None, f"winner {v!r} is neither '1' nor '2'")
-        ),
-        rubric=RUBRIC,
-        source=str(d),
-    )
-    gold = pd.DataFrame(
-        {
-            "item": [f"{d.name}/{i + 1:04d}" for i in range(len(data))],
-            "label": [str(r["label"]) for r in data],
-        }
-    )
+    frame = pairwise.from_table(table, columns, outcome=_winner, rubric=RUBRIC, source=str(d))
+    items = [f"{d.name}/{i + 1:04d}" for i in range(len(data))]
+    gold = pd.DataFrame({"item": items, "label": [str(r["label"]) for r in data]})
     mtime = pd.Timestamp((d / "dataset.json").stat().st_mtime, unit="s", tz="UTC")
     labels = pairwise.labels_table(
         gold,
         item="item",
         gold="label",
         outcome=_OUTCOME,
-        labeler="gold",
         created_at=mtime,
         note="LLMBar gold label (output_1 = WITH)",
         source=str(d / "dataset.json"),

@@ -34,14 +34,11 @@ __all__ = ["PairwiseColumns", "PairwiseData", "from_table", "labels_table"]
 # How a verdict reads: a mapping value -> outcome (missing keys are invalid) or a function
 # returning (outcome or None, parse error or None).
 OutcomeRule = Mapping[Any, str | None] | Callable[[Any], tuple[str | None, str | None]]
+_TEXT_COLUMNS = ("prompt_sha256", "reasoning", "raw")
 _FLOAT_COLUMNS = ("judge_cost_ratio", "cost_ratio", "wall_with_s", "wall_without_s", "judge_usd")
 _INT_COLUMNS = (
     *(f"{arm}_{dim}" for arm in ("with", "without") for dim in BLIND_DIMENSIONS),
-    "tokens_with",
-    "tokens_without",
-    "judge_input_tokens",
-    "judge_output_tokens",
-    "prompt_revision",
+    *"tokens_with tokens_without judge_input_tokens judge_output_tokens prompt_revision".split(),
 )
 
 
@@ -129,9 +126,8 @@ def _check_text(table: pd.DataFrame, col: str, source: str | None) -> pd.Series:
     values = table[col]
     bad = values.map(lambda v: is_missing(v) or str(v) == "").to_numpy(dtype=bool)
     if bad.any():
-        raise DataError(
-            f"row {int(np.flatnonzero(bad)[0]) + 1}: missing value", path=source, field=col
-        )
+        row = int(np.flatnonzero(bad)[0]) + 1
+        raise DataError(f"row {row}: missing value", path=source, field=col)
     return values.astype(str).reset_index(drop=True)
 
 
@@ -235,9 +231,13 @@ def from_table(
     def mapped(col: str, default: list[Any]) -> list[Any]:
         return t[c.fields[col]].tolist() if col in c.fields else default
 
+    def floats(col: str) -> np.ndarray:
+        return pd.to_numeric(pd.Series(mapped(col, [np.nan] * n)), errors="coerce").to_numpy(float)
+
     none = [None] * n
     verdict_text = [None if is_missing(v) else str(v) for v in t[c.verdict]]
     row_ids = [f"{source or 'table'}:{i}" for i in range(1, n + 1)]
+    status = ["ok" if o is not None else "invalid" for o in outcomes]
     data: dict[str, Any] = {
         "task_id": task.astype("str"),
         "replicate": rep.astype(np.int64),
@@ -247,25 +247,15 @@ def from_table(
         "judge": judge.astype("category"),
         "rubric": pd.Categorical([rubric] * n),
         "order": order_values,
-        "status": pd.Categorical(
-            ["ok" if o is not None else "invalid" for o in outcomes], dtype=STATUS_DTYPE
-        ),
+        "status": pd.Categorical(status, dtype=STATUS_DTYPE),
         # Other tools' verdicts carry no agent budgets: no pair is over budget.
         "over_budget_arm": pd.Categorical(none, dtype=OVER_BUDGET_DTYPE),
         "outcome": pd.Categorical(outcomes, dtype=OUTCOME_DTYPE),
         "label": pd.Series(mapped("label", verdict_text), dtype="str"),
         "uncertainty": pd.Categorical(none, categories=["low", "medium", "high"], ordered=True),
         **{col: pd.array(mapped(col, [pd.NA] * n), dtype="Int64") for col in _INT_COLUMNS},
-        **{
-            col: pd.to_numeric(pd.Series(mapped(col, [np.nan] * n)), errors="coerce").to_numpy(
-                dtype=np.float64
-            )
-            for col in _FLOAT_COLUMNS
-        },
-        **{
-            col: pd.Series(mapped(col, none), dtype="str")
-            for col in ("prompt_sha256", "reasoning", "raw")
-        },
+        **{col: floats(col) for col in _FLOAT_COLUMNS},
+        **{col: pd.Series(mapped(col, none), dtype="str") for col in _TEXT_COLUMNS},
         "parse_error": pd.Series(mapped("parse_error", errors), dtype="str"),
         "judgment_id": pd.Series(mapped("judgment_id", row_ids), dtype=object).astype(str),
     }
@@ -287,7 +277,6 @@ def labels_table(
     outcome: OutcomeRule,
     labeler: str = "gold",
     labeler_column: str | None = None,
-    replicate: str | None = None,
     created_at: str | pd.Timestamp = "1970-01-01T00:00:00Z",
     note: str | None = None,
     source: str | None = None,
@@ -298,8 +287,8 @@ def labels_table(
     ----------
     table : DataFrame
         One row per item (a repeat with the same labeler: the first is kept).
-    item, gold, labeler_column, replicate : str
-        Columns of the item, the verdict, the labeler (else ``labeler``), the replicate (else 1).
+    item, gold, labeler_column : str
+        Columns of the item, the verdict and the labeler (else ``labeler``); replicate 1.
     outcome : mapping or callable
         As in :func:`from_table`; an unreadable gold value is a ``DataError``.
     created_at, note, source : optional
@@ -319,7 +308,7 @@ def labels_table(
     0      q1          1    gold     win
     1      q2          1    gold    loss
     """
-    _require(table, [item, gold, labeler_column, replicate], source)
+    _require(table, [item, gold, labeler_column], source)
     t = table.reset_index(drop=True)
     n = len(t)
     task = _check_text(t, item, source)
@@ -328,17 +317,12 @@ def labels_table(
     if bad:
         raise DataError(f"row {bad[0] + 1}: {errors[bad[0]]}", path=source, field=gold)
     who = _check_text(t, labeler_column, source) if labeler_column else pd.Series([labeler] * n)
-    rep = (
-        pd.to_numeric(t[replicate]).astype(np.int64).to_numpy()
-        if replicate
-        else np.ones(n, dtype=np.int64)
-    )
     when = pd.Timestamp(created_at)
     when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
     out = pd.DataFrame(
         {
             "task_id": task.astype("str"),
-            "replicate": rep,
+            "replicate": np.ones(n, dtype=np.int64),
             "labeler": who.astype("str"),
             "outcome": pd.Categorical(outcomes, dtype=OUTCOME_DTYPE),
             "created_at": pd.Series([when] * n, dtype="datetime64[ns, UTC]"),
@@ -346,6 +330,6 @@ def labels_table(
             "note": pd.Series([note] * n, dtype="str"),
         }
     )
-    out = out.drop_duplicates(["task_id", "replicate", "labeler"], keep="first")
     keys = ["task_id", "replicate", "labeler"]
+    out = out.drop_duplicates(keys, keep="first")
     return out.sort_values(keys, kind="stable").reset_index(drop=True)

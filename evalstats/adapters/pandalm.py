@@ -20,12 +20,9 @@ __all__ = ["JUDGES", "RUBRIC", "load"]
 
 RUBRIC = "pandalm"
 JUDGES = ("gpt-3.5-turbo", "pandalm-7b")
-_FILES = {
-    "testset": "testset-v1.json",
-    "gpt-3.5-turbo": "gpt-3.5-turbo-testset-v1.json",
-    "pandalm-7b": "pandalm-7b-testset-v1.json",
-}
+_FILES = {"testset": "testset-v1.json", **{j: f"{j}-testset-v1.json" for j in JUDGES}}
 _RESULT_FIELD = {"gpt-3.5-turbo": "gpt_result", "pandalm-7b": "pandalm_result"}
+_FIELDS = {"raw": "raw", "judgment_id": "jid"}
 _VERDICT = {"1": "win", "2": "loss", "0": "tie", "tie": "tie"}
 
 
@@ -55,9 +52,8 @@ def _tables(data_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, pd.DataFram
     sides = test["cmp_key"].astype(str).str.split("_", n=1, expand=True).reindex(columns=[0, 1])
     bad = np.flatnonzero(sides.isna().any(axis=1).to_numpy())
     if bad.size:
-        raise DataError(
-            f"record {bad[0] + 1}: cmp_key is not '<model1>_<model2>'", path=tpath, field="cmp_key"
-        )
+        msg = f"record {bad[0] + 1}: cmp_key is not '<model1>_<model2>'"
+        raise DataError(msg, path=tpath, field="cmp_key")
     test["model1"], test["model2"] = sides[0], sides[1]
     rows = []
     for judge in JUDGES:
@@ -69,19 +65,10 @@ def _tables(data_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, pd.DataFram
         recs["idx"] = recs["idx"].astype(str)
         if recs["idx"].tolist() != test["idx"].tolist():
             raise DataError("records are not aligned with the test set by idx", path=p, field="idx")
-        rows.append(
-            pd.DataFrame(
-                {
-                    "idx": recs["idx"],
-                    "judge": judge,
-                    "verdict": recs[field].astype(str),
-                    "raw": recs[field].astype(str),
-                    "model1": test["model1"],
-                    "model2": test["model2"],
-                    "jid": [f"{p}:{i}" for i in recs["idx"]],
-                }
-            )
-        )
+        text = recs[field].astype(str)
+        one = {"idx": recs["idx"], "judge": judge, "verdict": text, "raw": text}
+        one |= {"model1": test["model1"], "model2": test["model2"]}
+        rows.append(pd.DataFrame({**one, "jid": [f"{p}:{i}" for i in recs["idx"]]}))
     return test, pd.concat(rows, ignore_index=True), tpath
 
 
@@ -96,11 +83,7 @@ def load(data_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
     """
     test, verdicts, tpath = _tables(data_dir)
     columns = pairwise.PairwiseColumns(
-        item="idx",
-        judge="judge",
-        verdict="verdict",
-        sides=("model1", "model2"),
-        fields={"raw": "raw", "judgment_id": "jid"},
+        item="idx", judge="judge", verdict="verdict", sides=("model1", "model2"), fields=_FIELDS
     )
     frame = pairwise.from_table(
         verdicts,
@@ -110,12 +93,7 @@ def load(data_dir: str | os.PathLike[str]) -> pairwise.PairwiseData:
         sort_by=["judge", "task_id"],
         source=str(Path(data_dir)),
     )
-    long = test.melt(
-        id_vars=["idx"],
-        value_vars=["annotator1", "annotator2", "annotator3"],
-        var_name="labeler",
-        value_name="label",
-    )
+    long = test.melt(["idx"], ["annotator1", "annotator2", "annotator3"], "labeler", "label")
     mtime = pd.Timestamp(tpath.stat().st_mtime, unit="s", tz="UTC")
     labels = pairwise.labels_table(
         long.assign(label=long["label"].astype(str)),

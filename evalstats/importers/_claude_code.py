@@ -105,12 +105,8 @@ def _transcript(
             model = named if model is None else model
         content = message.get("content")
         if content is not None and not isinstance(content, str | list):
-            raise DataError(
-                "a message's content must be text or a list of blocks",
-                path=p,
-                line=at,
-                field="content",
-            )
+            msg = "a message's content must be text or a list of blocks"
+            raise DataError(msg, path=p, line=at, field="content")
         if isinstance(content, str):
             texts.append(f"[{kind}] {content}")
             continue
@@ -143,11 +139,8 @@ def parse_output(
     events, lines, fmt = _events(p)
     results = [i for i, e in enumerate(events) if e.get("type") == "result"]
     if not results:
-        raise DataError(
-            "no result event (the run was cut off before it finished?)",
-            path=p,
-            line=lines[-1] if lines else None,
-        )
+        msg = "no result event (the run was cut off before it finished?)"
+        raise DataError(msg, path=p, line=lines[-1] if lines else None)
     sessions = list(
         dict.fromkeys(e["session_id"] for e in events if isinstance(e.get("session_id"), str))
     )
@@ -161,12 +154,8 @@ def parse_output(
             field="session_id",
         )
     if len(results) > 1:
-        raise DataError(
-            f"the file holds {len(results)} result events: one output file per run",
-            path=p,
-            line=lines[results[1]],
-            field="type",
-        )
+        msg = f"the file holds {len(results)} result events: one output file per run"
+        raise DataError(msg, path=p, line=lines[results[1]], field="type")
     result, line = events[results[0]], lines[results[0]]
     texts, files, model = _transcript(p, events, lines, tools)
 
@@ -193,12 +182,8 @@ def parse_output(
         reported = sum(number("int", f"usage.{k}", n) for k, n in counts if n is not None)
     answer = result.get("result")
     if answer is not None and not isinstance(answer, str):
-        raise DataError(
-            f"the result must be the answer's text, got {type(answer).__name__}",
-            path=p,
-            line=line,
-            field="result",
-        )
+        msg = f"the result must be the answer's text, got {type(answer).__name__}"
+        raise DataError(msg, path=p, line=line, field="result")
     detailed = fmt != "json"
     return {
         "answer": answer or "",
@@ -249,12 +234,8 @@ def _from_manifest(manifest: Path) -> list[tuple[Path, dict[str, Any], Source]]:
     rows, sources, header, _ = _read(manifest)
     for col in ("file", "task_id", "arm"):
         if col not in header:
-            raise DataError(
-                f"manifest has no {col!r} column (columns: {', '.join(header)})",
-                path=manifest,
-                line=1,
-                field=col,
-            )
+            msg = f"manifest has no {col!r} column (columns: {', '.join(header)})"
+            raise DataError(msg, path=manifest, line=1, field=col)
     out = []
     for row, src in zip(rows, sources, strict=True):
         if is_missing(row.get("file")):
@@ -357,13 +338,11 @@ def from_claude_code(
             try:
                 started = datetime.fromtimestamp(path.stat().st_mtime - out["wall_s"], tz=UTC)
             except (OverflowError, ValueError, OSError):
-                raise where.error(
-                    "duration_ms is longer than any run", field="duration_ms"
-                ) from None
+                msg = "duration_ms is longer than any run"
+                raise where.error(msg, field="duration_ms") from None
             started = started.isoformat()
-            problems.append(
-                Problem(where, "no start time in the output; started_at = file mtime - duration")
-            )
+            msg = "no start time in the output; started_at = file mtime - duration"
+            problems.append(Problem(where, msg))
         reported = out["reported_tokens"]
         if reported is None:
             problems.append(Problem(where, "result has no usage; reported_tokens left out"))

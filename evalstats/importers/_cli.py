@@ -197,8 +197,6 @@ def main(args: argparse.Namespace) -> int:
     n_tasks = runs["task_id"].nunique()
     arms = sorted(set(runs["arm"].astype(str)))
     shown = "" if set(arms) <= {"with", "without"} else f" of the arms {', '.join(arms)}"
-    print(
-        f"imported {len(runs)} runs ({pairs} pairs over {n_tasks} tasks){shown}; wrote "
-        + ", ".join(str(p) for p in written)
-    )
+    files = ", ".join(str(p) for p in written)
+    print(f"imported {len(runs)} runs ({pairs} pairs over {n_tasks} tasks){shown}; wrote {files}")
     return 0

@@ -44,9 +44,8 @@ class Source:
     line: int | None = None
 
     def text(self, message: str) -> str:
-        return (
-            message if self.record is None or self.line is not None else f"{self.record}: {message}"
-        )
+        plain = self.record is None or self.line is not None
+        return message if plain else f"{self.record}: {message}"
 
     def error(self, message: str, field: str | None = None) -> DataError:
         return DataError(self.text(message), path=self.path, line=self.line, field=field)
@@ -158,11 +157,8 @@ def check_zip(path: str | os.PathLike[str]) -> None:
         return  # the reader says so in its own words
     twice = sorted(n for n, k in Counter(i.filename for i in infos).items() if k > 1)
     if twice:
-        raise DataError(
-            f"the archive holds member {twice[0]!r} twice: which one is meant is not knowable",
-            path=path,
-            field=twice[0],
-        )
+        msg = f"the archive holds member {twice[0]!r} twice: which one is meant is not knowable"
+        raise DataError(msg, path=path, field=twice[0])
     big = max(infos, key=lambda i: i.file_size, default=None)
     total = sum(i.file_size for i in infos)
     if big is not None and total > limit:
@@ -202,8 +198,7 @@ def arm_mapper(
             parsed[arm.strip()] = [v.strip() for v in values.split("|")]
         arm_values = parsed
     if not arm_values:
-        table = dict(_DEFAULT_ARM_VALUES)
-        table.update({str(a).lower(): str(a) for a in arms or ()})
+        table = _DEFAULT_ARM_VALUES | {str(a).lower(): str(a) for a in arms or ()}
     else:
         table = {}
         for arm, values in arm_values.items():
@@ -233,12 +228,9 @@ def file_tool_keys(
 ) -> dict[str, tuple[str, ...]]:
     """Tool name -> argument keys holding a file path, from ``NAME[:KEY[,KEY]]`` specs."""
     out = dict(default)
-    if specs is None:
-        return out
     if isinstance(specs, Mapping):
-        out.update({k: tuple(v) for k, v in specs.items()})
-        return out
-    for spec in specs:
+        return out | {k: tuple(v) for k, v in specs.items()}
+    for spec in specs or ():
         name, _, keys = spec.partition(":")
         found = tuple(k.strip() for k in keys.split(",") if k.strip())
         out[name.strip()] = found or ("path", "file_path", "file")

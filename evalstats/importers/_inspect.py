@@ -214,9 +214,8 @@ def from_inspect(
                 f"{log.status} before any sample finished)"
             )
         if log.status != "success":
-            problems.append(
-                Problem(where, f"eval status is {log.status!r}; samples kept as logged")
-            )
+            msg = f"eval status is {log.status!r}; samples kept as logged"
+            problems.append(Problem(where, msg))
         spec, cfg = log.eval, log.eval.config
         limits["budget_tokens"].add(cfg.token_limit)
         limits["budget_wall_s"].add(cfg.time_limit or cfg.working_limit)
@@ -242,9 +241,8 @@ def from_inspect(
                 problems.append(Problem(src, _NO_START))
             reported = _reported_tokens(sample)
             if reported is None:
-                problems.append(
-                    Problem(src, "no model usage in the sample; reported_tokens left out")
-                )
+                msg = "no model usage in the sample; reported_tokens left out"
+                problems.append(Problem(src, msg))
             runs.append(
                 {
                     "task_id": task_id,

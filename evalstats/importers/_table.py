@@ -219,12 +219,9 @@ def from_table(
     use_tasks = have_tasks and tasks_file is None
     if not have_tasks and tasks_file is None:
         missing = [f for f in TASK_FIELDS if f in lacking]
-        problems.append(
-            Problem(
-                Source(run_sources[0].path if run_sources else str(paths)),
-                f"tasks not built: no column for {_fixes(missing)}; or pass --tasks FILE",
-            )
-        )
+        where = Source(run_sources[0].path if run_sources else str(paths))
+        msg = f"tasks not built: no column for {_fixes(missing)}; or pass --tasks FILE"
+        problems.append(Problem(where, msg))
     return finish(
         runs,
         run_sources,

@@ -128,12 +128,10 @@ class Call:
     @property
     def request_sha256(self) -> str | None:
         """sha256 of the judge and its request body: byte-identical requests share it."""
+        if not self.params:
+            return None
         body = json.dumps([self.judge.name, self.params], sort_keys=True, ensure_ascii=False)
-        return (
-            hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
-            if self.params
-            else None
-        )
+        return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass
@@ -280,11 +278,9 @@ class RunState:
             self.failed[name] += 1
         if self.bar is not None and (final or error is None):
             self.bar.update(1)
-            self.bar.set_postfix(
-                failed=sum(self.failed.values()),
-                usd=f"{sum(self.usd.values()):.4f}",
-                refresh=False,  # tqdm's mininterval throttles the redraws
-            )
+            failed, usd_total = sum(self.failed.values()), f"{sum(self.usd.values()):.4f}"
+            # refresh=False: tqdm's mininterval throttles the redraws.
+            self.bar.set_postfix(failed=failed, usd=usd_total, refresh=False)
         rubric = self.cfg.rubric
         if raw is None and result is not None and error is None:
             raw = result.raw

@@ -130,13 +130,9 @@ def _units(
             chosen = ORDERS if pair is None else PAIR_ORDERS
         else:
             chosen = (_order_for(seed, task_id, replicate, pair),)
+        runs_shown = _run_mapping(row, "with"), _run_mapping(row, "without")
         for order in chosen:
-            prompt = shown.render(
-                task_by_id[task_id],
-                _run_mapping(row, "with"),
-                _run_mapping(row, "without"),
-                order=rubric_order(order),
-            )
+            prompt = shown.render(task_by_id[task_id], *runs_shown, order=rubric_order(order))
             units_in.append((task_id, replicate, order, prompt, pair, sha))
     if not units_in:
         return [], int(over.sum())
@@ -159,8 +155,7 @@ def _k_arms(runs: pd.DataFrame, pairs: str | None, arms: Any) -> Any:
         return None
     from evalstats.records import Arms
 
-    if arms is None:
-        arms = runs.attrs.get("arms")
+    arms = runs.attrs.get("arms") if arms is None else arms
     if arms is None:
         present = set(runs["arm"].astype(str))
         cats = getattr(runs["arm"].dtype, "categories", None)
@@ -185,33 +180,21 @@ def call_key(
     max_tokens: int,
 ) -> str:
     """sha256 of the canonical JSON of everything that makes a call what it is."""
-    ident = {
-        "rubric": rubric.name,
-        "revision": rubric.revision,
-        "judge": judge.name,
-        "messages": unit.messages,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "order": unit.order,
-        "task_id": unit.task_id,
-        "replicate": unit.replicate,
-        # K arms only, so that the seeds' two-arm keys stay what they were.
-        **unit.arm_fields(),
-    }
+    ident = {"rubric": rubric.name, "revision": rubric.revision, "judge": judge.name}
+    ident |= {"messages": unit.messages, "temperature": temperature, "max_tokens": max_tokens}
+    ident |= {"order": unit.order, "task_id": unit.task_id, "replicate": unit.replicate}
+    ident |= unit.arm_fields()  # K arms only, so that the seeds' two-arm keys stay what they were
     canonical = json.dumps(ident, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _calls(units: Iterable[Unit], judges: Sequence[JudgeSpec], cfg: Config) -> list[Call]:
     out = []
+    opts = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
     for judge in judges:
         for unit in units:
-            key = call_key(
-                cfg.rubric, judge, unit, temperature=cfg.temperature, max_tokens=cfg.max_tokens
-            )
-            params = providers.request_params(
-                judge, unit.messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens
-            )
+            key = call_key(cfg.rubric, judge, unit, **opts)
+            params = providers.request_params(judge, unit.messages, **opts)
             out.append(Call(key, judge, unit, params))
     return out
 
@@ -241,9 +224,8 @@ def reuse_answers(
         line.update(judgment_id=uuid.uuid4().hex, task_id=u.task_id, replicate=u.replicate)
         line.update(order=u.order, call_key=c.key, runs_sha256=u.runs_sha256, usd=0.0)
         line.update(usd_counted=0.0, input_tokens=None, output_tokens=None, latency_s=None)
-        lines.append(
-            {**line, **u.arm_fields(), "created_at": now_iso(), "reused": hit["judgment_id"]}
-        )
+        line.update(u.arm_fields(), created_at=now_iso(), reused=hit["judgment_id"])
+        lines.append(line)
     return keys, lines
 
 

@@ -61,9 +61,7 @@ _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 def parse_reset(value: str | None, *, capped: bool = True) -> float | None:
     """Seconds until a reset (a duration, RFC 3339 or HTTP date); None if unreadable."""
     seconds = _reset_seconds(value)
-    if seconds is None or not capped:
-        return seconds
-    return capped_wait(seconds, "a rate-limit reset")
+    return seconds if seconds is None or not capped else capped_wait(seconds, "a rate-limit reset")
 
 
 def _seconds(value: str | None) -> float | None:
@@ -98,13 +96,9 @@ def _reset_seconds(value: str | None) -> float | None:
 
 def retry_after(headers: Mapping[str, str], *, capped: bool = True) -> float | None:
     """The server's wait hint in seconds (``retry-after-ms`` beats ``retry-after``)."""
-    seconds = _seconds(headers.get("retry-after-ms") or None)
-    seconds = None if seconds is None else seconds / 1000
-    if seconds is None:
-        seconds = _reset_seconds(headers.get("retry-after"))
-    if seconds is None or not capped:
-        return seconds
-    return capped_wait(seconds, "retry-after")
+    ms = _seconds(headers.get("retry-after-ms") or None)
+    seconds = _reset_seconds(headers.get("retry-after")) if ms is None else ms / 1000
+    return seconds if seconds is None or not capped else capped_wait(seconds, "retry-after")
 
 
 def _int(value: str | None) -> int | None:

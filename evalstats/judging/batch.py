@@ -86,12 +86,9 @@ async def _submit(
                 requests=[{"custom_id": c.key, "params": c.params} for c in chunk]
             )
         else:
+            r = {"method": "POST", "url": CHAT_ENDPOINT}
             lines = "".join(
-                json.dumps(
-                    {"custom_id": c.key, "method": "POST", "url": CHAT_ENDPOINT, "body": c.params}
-                )
-                + "\n"
-                for c in chunk
+                json.dumps({"custom_id": c.key, **r, "body": c.params}) + "\n" for c in chunk
             )
             uploaded = await client.files.create(
                 file=("evalstats-batch.jsonl", io.BytesIO(lines.encode("utf-8"))),
@@ -154,14 +151,12 @@ async def _collect(
     # A key without its call: a batch line without the units (an older version wrote it).
     complete = len(calls) == len(set(batch["call_keys"]) - done)
     for c in calls:
-        key = c.key
-        result, error = results.get(key, default)
+        result, error = results.get(c.key, default)
         line = state.record(c, result, error, None, now_iso())
-        if key not in by_key:
+        if c.key not in by_key:
             # Another run's call: its line says what that call was, not this run's options.
-            for name in ("rubric", "prompt_revision", "prompt_sha256", "temperature"):
+            for name in ("rubric", "prompt_revision", "prompt_sha256", "temperature", "max_tokens"):
                 line[name] = batch.get(name)
-            line["max_tokens"] = batch.get("max_tokens")
         journal.append(line)
     state.hold(calls, -1)
     if not complete:
@@ -204,24 +199,20 @@ async def _ended(retrieve: Any, batch_id: str, poll_interval: float, ended: Any)
     return info
 
 
-async def _anthropic_results(
-    client: Any, batch_id: str, poll_interval: float
-) -> dict[str, tuple[providers.CallResult | None, str | None]] | None:
-    retrieve = client.messages.batches.retrieve
-    if not await _ended(
-        retrieve, batch_id, poll_interval, lambda i: i.processing_status == "ended"
-    ):
+_Results = dict[str, tuple[providers.CallResult | None, str | None]]
+_JSON = "application/json"
+
+
+async def _anthropic_results(client: Any, batch_id: str, poll_interval: float) -> _Results | None:
+    ended = lambda i: i.processing_status == "ended"  # noqa: E731
+    if not await _ended(client.messages.batches.retrieve, batch_id, poll_interval, ended):
         return None
-    out: dict[str, tuple[providers.CallResult | None, str | None]] = {}
+    out: _Results = {}
     async for item in await client.messages.batches.results(batch_id):
         result = item.result
         if result.type == "succeeded":
-            parsed = providers.parse_body(
-                "anthropic",
-                json.dumps(result.message.model_dump(mode="json")).encode(),
-                "application/json",
-                batch_id,
-            )
+            body = json.dumps(result.message.model_dump(mode="json")).encode()
+            parsed = providers.parse_body("anthropic", body, _JSON, batch_id)
             out[item.custom_id] = (parsed.result, parsed.error)
         elif result.type == "errored":
             inner = getattr(result.error, "error", None)
@@ -233,15 +224,13 @@ async def _anthropic_results(
     return out
 
 
-async def _openai_results(
-    client: Any, batch_id: str, poll_interval: float
-) -> dict[str, tuple[providers.CallResult | None, str | None]] | None:
+async def _openai_results(client: Any, batch_id: str, poll_interval: float) -> _Results | None:
     info = await _ended(
         client.batches.retrieve, batch_id, poll_interval, lambda i: i.status in _OPENAI_FINAL
     )
     if info is None:
         return None
-    out: dict[str, tuple[providers.CallResult | None, str | None]] = {}
+    out: _Results = {}
     for file_id in (info.output_file_id, info.error_file_id):
         if not file_id:
             continue
@@ -258,12 +247,8 @@ async def _openai_results(
             response = item.get("response") if isinstance(item.get("response"), dict) else {}
             body = response.get("body") if isinstance(response.get("body"), dict) else {}
             if item.get("error") is None and response.get("status_code") == 200:
-                parsed = providers.parse_body(
-                    "openai",
-                    json.dumps(body).encode(),
-                    "application/json",
-                    response.get("request_id"),
-                )
+                rid = response.get("request_id")
+                parsed = providers.parse_body("openai", json.dumps(body).encode(), _JSON, rid)
                 out[item["custom_id"]] = (parsed.result, parsed.error)
             else:
                 err = item.get("error") or body.get("error") or {}

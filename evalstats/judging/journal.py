@@ -38,17 +38,14 @@ def _number(v: Any) -> bool:
 
 _STRINGS = ("judge", "raw", "error", "call_status", "kind", "rubric", "order", "arm_a", "arm_b")
 _COSTS = ("usd", "usd_counted")
+_TOKENS = ("input_tokens", "output_tokens")
 # Fields a line may leave null: what a value must be, as the error says it.
 _FIELD_CHECKS = [
     (_STRINGS, lambda v: isinstance(v, str), "must be a string or null"),
     (("call_key",), lambda v: isinstance(v, str) and v, "must be a non-empty string or null"),
     (_COSTS, _number, "must be a number or null"),
     (_COSTS, lambda v: math.isfinite(v) and v >= 0, "must be a finite number >= 0 (a cost)"),
-    (
-        ("input_tokens", "output_tokens"),
-        lambda v: _number(v) and isinstance(v, int) and v >= 0,
-        "must be an integer >= 0 or null",
-    ),
+    (_TOKENS, lambda v: type(v) is int and v >= 0, "must be an integer >= 0 or null"),
 ]
 
 
@@ -224,8 +221,6 @@ class Journal:
 
     def _set_aside_torn_tail(self) -> None:
         """Move a last line cut short by a kill (no newline) to ``<journal>.torn``."""
-        if not self.path.exists():
-            return
         data = self.path.read_bytes()
         if not data or data.endswith(b"\n"):
             return
@@ -248,13 +243,8 @@ class Journal:
 
     def spent_usd(self) -> float:
         """Spend counted against ``max_usd``: per line, the larger of claimed and plausible."""
-        return float(
-            sum(
-                (r.get("usd_counted") if r.get("usd_counted") is not None else r.get("usd")) or 0.0
-                for r in self.records
-                if is_judgment(r)
-            )
-        )
+        pairs = [(r.get("usd_counted"), r.get("usd")) for r in self.records if is_judgment(r)]
+        return float(sum((usd if counted is None else counted) or 0.0 for counted, usd in pairs))
 
     def pending_batches(self) -> list[dict[str, Any]]:
         """Submitted batches not yet collected, in submission order."""

@@ -159,12 +159,8 @@ def request_params(
     """The request body of one judge call, the same for a direct and a batched call."""
     if judge.provider == "anthropic":
         system = "".join(m["content"] for m in messages if m["role"] == "system")
-        params: dict[str, Any] = {
-            "model": judge.model,
-            "max_tokens": max_tokens,
-            "system": system,
-            "messages": [m for m in messages if m["role"] != "system"],
-        }
+        params: dict[str, Any] = {"model": judge.model, "max_tokens": max_tokens}
+        params |= {"system": system, "messages": [m for m in messages if m["role"] != "system"]}
     else:
         # max_completion_tokens: OpenAI's current name; reasoning models reject max_tokens.
         params = {
@@ -336,12 +332,11 @@ async def call(client: Client, judge: JudgeSpec, params: Mapping[str, Any]) -> O
         if drain is None or task not in drain.cancelled:
             raise
         unanswered[0] += 1
-        outcome = Outcome(
-            "failed",
-            None,
+        error = (
             "Interrupted: the run was stopped before the answer arrived (it may have been "
-            "billed; the call is made again on a rerun)",
+            "billed; the call is made again on a rerun)"
         )
+        outcome = Outcome("failed", None, error)
     finally:
         _unanswered.reset(token)
         if drain is not None:
@@ -384,16 +379,13 @@ async def _call(client: Client, judge: JudgeSpec, params: Mapping[str, Any]) -> 
             return Outcome("retry", cut, f"BodyCutShort: {describe_error(exc)}", None, True)
         return Outcome("failed", None, describe_error(exc), None, False)
     if not complete:
-        raw = body[:max_body].decode("utf-8", errors="replace")
-        return Outcome(
-            "truncated",
-            CallResult("", None, request_id, None, None),
+        raw = redact(body[:max_body].decode("utf-8", errors="replace"))
+        error = (
             f"ResponseTooLarge: the body passed {max_body:,} bytes; its first {max_body:,} "
-            "bytes are kept in raw, the rest was not read",
-            redact(raw),
-            True,
-            headers,
+            "bytes are kept in raw, the rest was not read"
         )
+        cut = CallResult("", None, request_id, None, None)
+        return Outcome("truncated", cut, error, raw, True, headers)
     outcome = parse_body(judge.provider, body, content_type, request_id, strict=client.strict)
     return Outcome(outcome.kind, outcome.result, outcome.error, outcome.raw, True, headers)
 

@@ -82,6 +82,10 @@ class Rubric:
     ) -> RenderedPrompt:
         """Fill the prompt for one pair of runs (``task``: prompt, canonical_answer; runs:
         answer and, when shown, tokens, wall_s, files_inspected)."""
+        return self._fill(task, self._runs(with_run, without_run, order))
+
+    def _runs(self, with_run: Any, without_run: Any, order: str | None) -> dict[str, tuple]:
+        """Placeholder prefix -> (run, its name in errors), for ``order``."""
         raise NotImplementedError
 
     def parse(self, text: str, order: str | None = None) -> Verdict:
@@ -101,9 +105,8 @@ class Rubric:
                 tokens = require(run, "tokens", what=what)
                 values[f"{prefix}_token_cost"] = format_tokens(tokens, what=f"{what}['tokens']")
             if f"{prefix}_wall_clock" in used:
-                values[f"{prefix}_wall_clock"] = format_wall_clock(
-                    require(run, "wall_s", what=what)
-                )
+                wall = require(run, "wall_s", what=what)
+                values[f"{prefix}_wall_clock"] = format_wall_clock(wall)
             if f"{prefix}_files" in used:
                 values[f"{prefix}_files"] = format_files(run.get("files_inspected"))
         pattern = re.compile("|".join(re.escape("{" + k + "}") for k in values))
@@ -122,7 +125,7 @@ def sha256_of(*blobs: bytes) -> str:
 PLACEHOLDER_PATTERN = re.compile(r"\{([a-z_]+)\}")
 
 
-def check_placeholders(template: str, expected: Sequence[str], *, source: str) -> None:
+def check_placeholders(template: str, expected: Sequence[str], source: str) -> None:
     found = PLACEHOLDER_PATTERN.findall(template)
     if sorted(found) != sorted(expected):
         raise RuntimeError(f"{source}: placeholders {found} differ from {list(expected)}")
@@ -175,11 +178,8 @@ def require(mapping: Mapping[str, Any], key: str, *, what: str, text: bool = Fal
 
 
 def is_missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return type(value).__name__ == "NAType"
+    nan = isinstance(value, float) and math.isnan(value)
+    return value is None or nan or type(value).__name__ == "NAType"
 
 
 def normalise_order(order: Any) -> str | None:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-from typing import TextIO
 
 from evalstats._atomic import atomic_write
-from evalstats.errors import DataError, ParameterError
+from evalstats.errors import ParameterError
 
+from ._base import Rubric
 from ._file import get, load, names, to_toml, with_tool_name
 
 
@@ -36,41 +35,29 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
-def _new(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    if args.output.exists() and not args.force:
-        raise ParameterError(f"{args.output} exists (use --force to overwrite)")
+def _get(name: str) -> Rubric:
     try:
-        rubric = with_tool_name(get(args.source), args.tool_name, name=args.name)
+        return get(name)
     except KeyError as e:
         raise ParameterError(str(e.args[0])) from None
-    except DataError:
-        raise
+
+
+def _new(args: argparse.Namespace) -> int:
+    if args.output.exists() and not args.force:
+        raise ParameterError(f"{args.output} exists (use --force to overwrite)")
+    rubric = _get(args.source)
+    try:
+        rubric = with_tool_name(rubric, args.tool_name, name=args.name)
     except ValueError as e:  # with_tool_name's checks of --tool-name / --name
         raise ParameterError(str(e)) from None
     data = to_toml(rubric).encode("utf-8")
     atomic_write(args.output, lambda fh: fh.write(data))
-    print(f"wrote {args.output}", file=out)
-    _print_identity(load(args.output), out)
+    print(f"wrote {args.output}")
+    return _show(argparse.Namespace(rubric=args.output), load)
+
+
+def _show(args: argparse.Namespace, read=_get) -> int:
+    r = read(args.rubric)
+    print(f"name: {r.name}\nrevision: {r.revision}\nsha256: {r.sha256}\nkind: {r.kind}")
+    print(f"placeholders: {', '.join(r.placeholders)}\nsource: {r.path or 'built-in'}")
     return 0
-
-
-def _show(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    try:
-        rubric = get(args.rubric)
-    except KeyError as e:
-        raise ParameterError(str(e.args[0])) from None
-    _print_identity(rubric, out or sys.stdout)
-    return 0
-
-
-def _print_identity(rubric, out: TextIO) -> None:
-    for line in (
-        f"name: {rubric.name}",
-        f"revision: {rubric.revision}",
-        f"sha256: {rubric.sha256}",
-        f"kind: {rubric.kind}",
-        f"placeholders: {', '.join(rubric.placeholders)}",
-        f"source: {rubric.path or 'built-in'}",
-    ):
-        print(line, file=out)

@@ -272,9 +272,7 @@ def _blind(output: Mapping[str, Any], where: _Where) -> tuple[tuple[str, ...], B
     aliases_t = _table(output, "dimension_aliases", where, "output.dimension_aliases")
     dim_keys = []
     for dim in dims:
-        extra = ()
-        if dim in aliases_t:
-            extra = _strs(aliases_t, dim, (), where, f"output.dimension_aliases.{dim}")
+        extra = _strs(aliases_t, dim, (), where, f"output.dimension_aliases.{dim}")
         dim_keys.append((dim, tuple(dict.fromkeys((dim, *extra)))))
     for k in aliases_t:
         if norm_key(k) not in dims:
@@ -289,12 +287,8 @@ def _blind(output: Mapping[str, Any], where: _Where) -> tuple[tuple[str, ...], B
         raise where.error("output.blocks", "agent A and agent B share a block key")
     verdicts = _pairs(output, "verdicts", ("a_wins", "b_wins", "tie"), where, "must be one of")
     scores = output.get("scores", list(d.scores))
-    if (
-        not isinstance(scores, list)
-        or len(scores) != 2
-        or not all(isinstance(x, int) and not isinstance(x, bool) for x in scores)
-        or scores[0] >= scores[1]
-    ):
+    ok = isinstance(scores, list) and len(scores) == 2 and all(type(x) is int for x in scores)
+    if not ok or scores[0] >= scores[1]:
         raise where.error("output.scores", f"must be [lowest, highest] integers, got {scores!r}")
     return dims, BlindScores(
         blocks=blocks,
@@ -310,15 +304,11 @@ def _toml_string(s: str) -> str:
     # newline after the opening quotes); text it cannot hold gets a basic string instead.
     if "'''" not in s and not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", s) and not s.endswith("'"):
         return "'''\n" + s + "'''"
-    escapes = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
-    return (
-        '"'
-        + "".join(
-            escapes.get(ch, f"\\u{ord(ch):04x}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch)
-            for ch in s
-        )
-        + '"'
-    )
+    return '"' + "".join(_ESCAPES.get(ch, ch) for ch in s) + '"'
+
+
+_ESCAPES = {chr(c): f"\\u{c:04x}" for c in (*range(0x20), 0x7F)}
+_ESCAPES |= {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
 
 
 def _inline(s: str) -> str:
@@ -395,9 +385,8 @@ def seed_toml(name: str) -> str:
     """The rubric-file form of a built-in rubric (``"with-without"`` or ``"blind-pair"``)."""
     r = get(name)
     seed = {"with-without": "seed 000", "blind-pair": "seed 001"}[name]
-    return to_toml(
-        r, description=f"The built-in {name!r} rubric ({seed}, revision {r.revision}) as a file"
-    )
+    text = f"The built-in {name!r} rubric ({seed}, revision {r.revision}) as a file"
+    return to_toml(r, description=text)
 
 
 def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rubric:
@@ -414,14 +403,11 @@ def with_tool_name(rubric: Rubric, tool: str, *, name: str | None = None) -> Rub
         name = f"{rubric.name}-{slug or 'custom'}"
     if not _NAME.match(name):
         raise ValueError(f"rubric name {name!r} must be lower-case letters, digits, '.', '_', '-'")
+    system, user = (
+        GORTEX_MENTION.sub(lambda _m: tool, t) for t in (rubric.system, rubric.user_template)
+    )
     draft = dataclasses.replace(
-        rubric,
-        name=name,
-        revision=1,
-        sha256="",
-        system=GORTEX_MENTION.sub(lambda _m: tool, rubric.system),
-        user_template=GORTEX_MENTION.sub(lambda _m: tool, rubric.user_template),
-        path=None,
+        rubric, name=name, revision=1, sha256="", system=system, user_template=user, path=None
     )
     sha = hashlib.sha256(to_toml(draft).encode("utf-8")).hexdigest()
     return dataclasses.replace(draft, sha256=sha)

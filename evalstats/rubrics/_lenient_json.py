@@ -89,16 +89,12 @@ class _Reader:
         return i
 
     def value(self, i: int, depth: int) -> tuple[Any, int]:
-        if depth > MAX_DEPTH:
-            _too_deep()
         i = self._skip_ws(i)
         if i >= self.n:
             raise _Fail
         c = self.s[i]
-        if c == "{":
-            return self.obj(i, depth + 1)
-        if c == "[":
-            return self.array(i, depth + 1)
+        if c in "{[":
+            return self.nest(i, depth + 1)
         if c in _CLOSERS:
             return self.string(i)
         m = _NUMBER.match(self.s, i)
@@ -170,10 +166,7 @@ class _Reader:
         word = self.s[i:end].strip(_WS)
         if not word or word[0] in "{[":
             raise _Fail
-        low = word.lower()
-        if low in _LITERALS:
-            return _LITERALS[low], end
-        return word, end
+        return _LITERALS.get(word.lower(), word), end
 
     def key(self, i: int) -> tuple[str, int]:
         c = self.s[i]
@@ -194,24 +187,30 @@ class _Reader:
         self._spend(m.end() - i)
         return m.group().strip(), m.end()
 
-    def obj(self, i: int, depth: int) -> tuple[JsonObject, int]:
+    def nest(self, i: int, depth: int) -> tuple[JsonObject | list[Any], int]:
+        """The object or array whose bracket is at ``i``."""
         if depth > MAX_DEPTH:
             _too_deep()
         s, n = self.s, self.n
-        out = JsonObject()
+        is_obj = s[i] == "{"
+        out: Any = JsonObject() if is_obj else []
         i += 1
         while True:
             i = self._skip_ws(i)
             if i >= n:
                 # Truncated output or a forgotten final brace: keep what was read.
-                if out:
+                if is_obj and out:
                     return out, n
                 raise _Fail
             c = s[i]
-            if c == "}":
+            if c == ("}" if is_obj else "]"):
                 return out, i + 1
             if c == ",":  # trailing or doubled comma
                 i += 1
+                continue
+            if not is_obj:
+                v, i = self.value(i, depth)
+                out.append(v)
                 continue
             k, i = self.key(i)
             i = self._skip_ws(i)
@@ -219,32 +218,12 @@ class _Reader:
                 raise _Fail
             v, i = self.value(i + 1, depth)
             if k in out:
-                prev = out.dupes.setdefault(k, [out[k]])
-                prev.append(v)
+                out.dupes.setdefault(k, [out[k]]).append(v)
             out[k] = v
             i = self._skip_ws(i)
             c = s[i] if i < n else ","
             if c not in ",}" and c not in _CLOSERS and not (c.isalpha() or c in "_$"):
                 raise _Fail
-
-    def array(self, i: int, depth: int) -> tuple[list[Any], int]:
-        if depth > MAX_DEPTH:
-            _too_deep()
-        s, n = self.s, self.n
-        out: list[Any] = []
-        i += 1
-        while True:
-            i = self._skip_ws(i)
-            if i >= n:
-                raise _Fail
-            c = s[i]
-            if c == "]":
-                return out, i + 1
-            if c == ",":
-                i += 1
-                continue
-            v, i = self.value(i, depth)
-            out.append(v)
 
 
 def _too_deep() -> None:
@@ -254,11 +233,9 @@ def _too_deep() -> None:
 
 def _number(tok: str) -> int | float | str:
     body = tok.lstrip("+-")
-    if "." not in body and "e" not in body and "E" not in body:
-        if len(body) > MAX_INT_DIGITS:
-            return tok
-        return int(tok)
-    return float(tok)  # the regex admits only valid floats
+    if any(c in body for c in ".eE"):
+        return float(tok)  # the regex admits only valid floats
+    return tok if len(body) > MAX_INT_DIGITS else int(tok)
 
 
 def find_objects(text: str) -> list[JsonObject]:
@@ -273,7 +250,7 @@ def find_objects(text: str) -> list[JsonObject]:
     while m is not None:
         pos = m.start()
         try:
-            obj, end = reader.obj(pos, 1)
+            obj, end = reader.nest(pos, 1)
         except _Fail:
             m = _OBJECT_START.search(text, pos + 1)
             continue

@@ -7,13 +7,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from evalstats._schema import BLIND_DIMENSIONS
 from evalstats.errors import ParseError
 
 from ._base import (
-    RenderedPrompt,
     Rubric,
     Verdict,
     as_field_text,
@@ -37,9 +36,7 @@ KNOWN_PLACEHOLDERS = tuple(
 REQUIRED_PLACEHOLDERS = ("agent_a_answer", "agent_b_answer")
 
 _TIE_WORDS = frozenset({"tie", "tied", "draw", "even", "equal", "equivalent", "neither"})
-_FILLER = frozenset(
-    {"agent", "wins", "win", "winner", "won", "is", "the", "verdict", "answer", "better", "it", "s"}
-)
+_FILLER = frozenset("agent wins win winner won is the verdict answer better it s".split())
 
 
 @dataclass(frozen=True)
@@ -124,19 +121,9 @@ class BlindPairRubric(Rubric):
 
     spec: BlindScores = field(default=BlindScores(), kw_only=True, repr=False)
 
-    @property
-    def kind(self) -> str:
-        return "blind-scores"
+    kind: ClassVar[str] = "blind-scores"
 
-    def render(
-        self,
-        task: Mapping[str, Any],
-        with_run: Mapping[str, Any],
-        without_run: Mapping[str, Any],
-        *,
-        order: str | None = None,
-    ) -> RenderedPrompt:
-        """Fill the blind user message for one pair; ``order`` says which arm is Agent A."""
+    def _runs(self, with_run: Any, without_run: Any, order: str | None) -> dict[str, tuple]:
         o = normalise_order(order)
         if o is None:
             raise ValueError(
@@ -144,7 +131,7 @@ class BlindPairRubric(Rubric):
                 "(which arm is shown as Agent A)"
             )
         a, b = (with_run, without_run) if o == "with_first" else (without_run, with_run)
-        return self._fill(task, {"agent_a": (a, "agent a run"), "agent_b": (b, "agent b run")})
+        return {"agent_a": (a, "agent a run"), "agent_b": (b, "agent b run")}
 
     def parse(self, text: str, order: str | None = None) -> Verdict:
         """Read a judge's output (mapped to WITH/WITHOUT with ``order``); ParseError if unreadable.
@@ -193,12 +180,9 @@ class BlindPairRubric(Rubric):
             t = as_field_text(v)
             if t is not None:
                 fields.setdefault(nk, t)
-        if label == "tie":
-            outcome = "tie"
-        elif o is not None:
+        outcome = "tie" if label == "tie" else None
+        if outcome is None and o is not None:
             outcome = "win" if (label == "a_wins") == (o == "with_first") else "loss"
-        else:
-            outcome = None
         return Verdict(
             label=label,
             outcome=outcome,
@@ -220,9 +204,6 @@ def load() -> BlindPairRubric:
     if header.strip() != "eval-judge" or not sep:
         raise RuntimeError(f"{SYSTEM_FILE}: expected the header line 'eval-judge'")
     user = raw_user.decode("utf-8").removesuffix("\n")
-    check_placeholders(
-        user, [p for p in KNOWN_PLACEHOLDERS if p != "canonical_answer"], source=USER_FILE
-    )
-    return BlindPairRubric(name=NAME, revision=1, sha256=sha256_of(raw_system, raw_user),
-                           system=rest.lstrip("\n"), user_template=user,
-                           dimensions=BLIND_DIMENSIONS, needs_order=True)  # fmt: skip
+    check_placeholders(user, [p for p in KNOWN_PLACEHOLDERS if p != "canonical_answer"], USER_FILE)
+    sha, system = sha256_of(raw_system, raw_user), rest.lstrip("\n")
+    return BlindPairRubric(NAME, 1, sha, system, user, BLIND_DIMENSIONS, needs_order=True)

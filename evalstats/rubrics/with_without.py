@@ -5,15 +5,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from evalstats.errors import ParseError
 
 from ._base import (
-    RenderedPrompt,
     Rubric,
     Verdict,
     as_field_text,
@@ -86,11 +84,8 @@ class ThreeWay:
                 raise ParseError(f"unrecognised label: {value!r:.80}")
             return {by_letter[c] for c in found}
         # "better" and "Better: WITH cited it" name one label, "better or worse" two.
-        found = {
-            label
-            for label in self.labels
-            if re.search(r"(?<!\w)" + re.escape(label.strip(_STRIP).lower()) + r"(?!\w)", s)
-        }
+        words = {label: re.escape(label.strip(_STRIP).lower()) for label in self.labels}
+        found = {label for label, w in words.items() if re.search(rf"(?<!\w){w}(?!\w)", s)}
         if not found:
             raise ParseError(f"unrecognised label: {value!r:.80}")
         return found
@@ -147,25 +142,14 @@ class WithWithoutRubric(Rubric):
 
     spec: ThreeWay = field(default=ThreeWay(), kw_only=True, repr=False)
 
-    @property
-    def kind(self) -> str:
-        return "three-way"
+    kind: ClassVar[str] = "three-way"
 
-    def render(
-        self,
-        task: Mapping[str, Any],
-        with_run: Mapping[str, Any],
-        without_run: Mapping[str, Any],
-        *,
-        order: str | None = None,
-    ) -> RenderedPrompt:
-        """Fill the user-message template for one pair (``order`` must be None)."""
+    def _runs(self, with_run: Any, without_run: Any, order: str | None) -> dict[str, tuple]:
         if not is_missing(order):
             raise ValueError(
                 f"rubric {self.name!r} shows WITH/WITHOUT labelled; order must be None"
             )
-        runs = {"with": (with_run, "with_run"), "without": (without_run, "without_run")}
-        return self._fill(task, runs)
+        return {"with": (with_run, "with_run"), "without": (without_run, "without_run")}
 
     def parse(self, text: str, order: str | None = None) -> Verdict:
         """Read a judge's output into a :class:`Verdict`; a ParseError when it cannot.
@@ -208,18 +192,9 @@ def load() -> WithWithoutRubric:
     raw = read_data(DATA_FILE)
     text = raw.decode("utf-8")
     user = _fenced_block_after(text, "## User-message template")
-    check_placeholders(
-        user, [p for p in KNOWN_PLACEHOLDERS if not p.endswith("_files")], source=DATA_FILE
-    )
-    return WithWithoutRubric(
-        name=NAME,
-        revision=1,
-        sha256=sha256_of(raw),
-        system=_fenced_block_after(text, "## System prompt"),
-        user_template=user,
-        dimensions=(),
-        needs_order=False,
-    )
+    check_placeholders(user, [p for p in KNOWN_PLACEHOLDERS if not p.endswith("_files")], DATA_FILE)
+    system = _fenced_block_after(text, "## System prompt")
+    return WithWithoutRubric(NAME, 1, sha256_of(raw), system, user, (), needs_order=False)
 
 
 _SEED_ROLES = re.compile(
@@ -249,11 +224,10 @@ def with_pair_tools(rubric: Rubric, candidate: str, reference: str) -> Rubric:
     (False, True)
     """
     cand, ref = tool_name(candidate), tool_name(reference)
+    roles = f'one ran with {cand} ("WITH") and the other with {ref} ("WITHOUT")'
 
     def swap(text: str) -> str:
-        text = _SEED_ROLES.sub(
-            lambda _m: f'one ran with {cand} ("WITH") and the other with {ref} ("WITHOUT")', text
-        )
+        text = _SEED_ROLES.sub(lambda _m: roles, text)
         text = text.replace("WITH (gortex MCP available):", f"WITH ({cand}):")
         text = text.replace("WITHOUT (no gortex MCP):", f"WITHOUT ({ref}):")
         return GORTEX_MENTION.sub(lambda _m: cand, text)
