@@ -17,7 +17,7 @@ import pandas as pd
 from .._tidy import tidy_frame, wide, with_detail, with_diagnostics
 from .._validate import check_columns
 from ..errors import DataError, ParameterError
-from ._kinds import Context, Loaded, Section, Unavailable, base_parameters
+from ._kinds import Context, Loaded, Section, Unavailable, base_parameters, findings
 
 __all__ = ["LENGTH_BINS", "LENGTH_MEASURE", "check", "describe_parameters", "detect", "load"]
 
@@ -437,7 +437,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
                f"{by_dataset['se_ratio'].max():.1f} times larger, a rough estimate from "
                "so few clusters." if len(by_dataset) else ".")
         )))  # fmt: skip
-    return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
+    return findings(rows)
 
 
 def sections() -> tuple[Section, ...]:

@@ -317,6 +317,16 @@ def _implicit_seed_pair(table: Any) -> Any:
     return out
 
 
+def findings(rows: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """The ``findings`` table: (topic, Markdown sentence), text from the data made inert."""
+    import pandas as pd
+
+    from ._untrusted import markdown_text
+
+    table = pd.DataFrame([(t, markdown_text(s)) for t, s in rows], columns=["topic", "text"])
+    return {"findings": table}
+
+
 def check_parameters(spec: ReportKind, params: Mapping[str, Any]) -> dict[str, Any]:
     """The user parameters of ``spec`` (its defaults, overridden by ``params``), checked.
 

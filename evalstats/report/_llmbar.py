@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._tidy import concat_results, tidy_frame, wide, with_diagnostics
 from ..errors import DataError
-from ._kinds import Context, Loaded, Section, Unavailable, base_parameters
+from ._kinds import Context, Loaded, Section, Unavailable, base_parameters, findings
 
 __all__ = ["check", "describe_parameters", "detect", "load", "sections"]
 
@@ -355,7 +355,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
             f"items; the judges, from {_pct(judges['longer_wins'].min())} to "
             f"{_pct(judges['longer_wins'].max())}."
         )))  # fmt: skip
-    return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
+    return findings(rows)
 
 
 def sections() -> tuple[Section, ...]:

@@ -15,7 +15,7 @@ import pandas as pd
 from .._schema import OUTCOMES
 from .._tidy import wide
 from ..errors import DataError
-from ._kinds import Context, Loaded, Section, base_parameters
+from ._kinds import Context, Loaded, Section, base_parameters, findings
 from ._results import _RATES
 
 __all__ = ["check", "describe_parameters", "detect", "load", "sections"]
@@ -336,7 +336,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
         f"effective-sample-size gain of {float(ppi['ess_gain']):.2f} over the labels "
         "alone."
     )))  # fmt: skip
-    return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
+    return findings(rows)
 
 
 def sections() -> tuple[Section, ...]:
