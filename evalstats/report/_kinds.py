@@ -382,57 +382,42 @@ def _hooks(module: str) -> dict[str, Callable[..., Any]]:
     return {hook: _lazy(module, hook) for hook in hooks}
 
 
-def _kinds() -> dict[str, ReportKind]:
-    return {
-        "evaluation": ReportKind(
-            name="evaluation",
-            notebooks=NOTEBOOKS,
-            parameters=PARAMETERS,
-            looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
-            **_hooks("_evaluation"),
-        ),
-        "alpaca_eval": ReportKind(
-            name="alpaca_eval",
-            notebooks=(("case_study_alpaca_eval.ipynb", "index.html", "AlpacaEval case study"),),
-            parameters=CASE_STUDY_PARAMETERS,
-            looks_for="AlpacaEval annotation files (*annotations*.json, .jsonl, .ndjson, "
-            "optionally .gz, in the directory or below it)",
-            **_hooks("_case_study"),
-        ),
-        "llmbar": ReportKind(
-            name="llmbar",
-            notebooks=(("case_study_llmbar.ipynb", "index.html", "LLMBar case study"),),
-            parameters=_parameters("../shared/data/llmbar", 2_000, strategy="Vanilla_NoRules"),
-            looks_for="LLMBar*.tar.xz, or Dataset/<subset>/dataset.json with evaluators/",
-            **_hooks("_llmbar"),
-        ),
-        "pandalm": ReportKind(
-            name="pandalm",
-            notebooks=(("case_study_pandalm.ipynb", "index.html", "PandaLM case study"),),
-            parameters=_parameters(
-                "../shared/data/pandalm", 2_000, ppi_judge="gpt-3.5-turbo", ppi_fraction=0.10
-            ),  # fmt: skip
-            looks_for="PandaLM's testset-v1.json (or .gz) with the two judges' files",
-            **_hooks("_pandalm"),
-        ),
-        "arena": ReportKind(
-            name="arena",
-            notebooks=(("case_study_arena.ipynb", "index.html", "Chatbot Arena case study"),),
-            parameters=_parameters(
-                "../shared/data/arena",
-                1_000,
-                ppr_judge="gpt-4-0125-preview",
-                ppr_n_labels=1_000,
-                n_subsamples=10,
-                subsample_resamples=300,
-            ),  # fmt: skip
-            looks_for="battles.csv.gz (Chatbot Arena battles judged by people and LLMs)",
-            **_hooks("_arena"),
-        ),
-    }
+_CASE_STUDIES = (  # (name, module, title, parameters, what detect looks for)
+    ("alpaca_eval", "_case_study", "AlpacaEval", CASE_STUDY_PARAMETERS,
+     "AlpacaEval annotation files (*annotations*.json, .jsonl, .ndjson, optionally .gz, in "
+     "the directory or below it)"),
+    ("llmbar", "_llmbar", "LLMBar", _parameters("../shared/data/llmbar", 2_000,
+     strategy="Vanilla_NoRules"),
+     "LLMBar*.tar.xz, or Dataset/<subset>/dataset.json with evaluators/"),
+    ("pandalm", "_pandalm", "PandaLM", _parameters("../shared/data/pandalm", 2_000,
+     ppi_judge="gpt-3.5-turbo", ppi_fraction=0.10),
+     "PandaLM's testset-v1.json (or .gz) with the two judges' files"),
+    ("arena", "_arena", "Chatbot Arena", _parameters("../shared/data/arena", 1_000,
+     ppr_judge="gpt-4-0125-preview", ppr_n_labels=1_000, n_subsamples=10,
+     subsample_resamples=300),
+     "battles.csv.gz (Chatbot Arena battles judged by people and LLMs)"),
+)  # fmt: skip
 
 
-REPORT_KINDS: dict[str, ReportKind] = _kinds()
+REPORT_KINDS: dict[str, ReportKind] = {
+    "evaluation": ReportKind(
+        name="evaluation",
+        notebooks=NOTEBOOKS,
+        parameters=PARAMETERS,
+        looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
+        **_hooks("_evaluation"),
+    ),
+    **{
+        name: ReportKind(
+            name=name,
+            notebooks=((f"case_study_{name}.ipynb", "index.html", f"{title} case study"),),
+            parameters=parameters,
+            looks_for=looks_for,
+            **_hooks(module),
+        )
+        for name, module, title, parameters, looks_for in _CASE_STUDIES
+    },
+}
 
 
 def detect_kind(data_dir: str | os.PathLike[str]) -> str:

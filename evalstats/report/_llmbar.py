@@ -68,15 +68,6 @@ def _published(subset_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["judge", "strategy", "acc", "agr"])
 
 
-def _extract(tarball: Path, dest: Path) -> None:
-    try:
-        with tarfile.open(tarball) as tar:
-            # The "data" filter refuses absolute paths, links out of dest and device files.
-            tar.extractall(dest, filter="data")
-    except (tarfile.TarError, OSError) as exc:
-        raise DataError(f"cannot extract the archive: {exc}", path=tarball) from None
-
-
 def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Loaded:
     """Every subset, read once (from the tarball via a temporary directory, or in place)."""
     tarballs = _tarballs(d)
@@ -86,7 +77,12 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
         with tempfile.TemporaryDirectory(prefix="evalstats-llmbar-") as tmp:
             for k, tb in enumerate(tarballs):
                 dest = Path(tmp) / str(k)
-                _extract(tb, dest)
+                try:
+                    with tarfile.open(tb) as tar:
+                        # The "data" filter refuses absolute paths, links out and device files.
+                        tar.extractall(dest, filter="data")
+                except (tarfile.TarError, OSError) as exc:
+                    raise DataError(f"cannot extract the archive: {exc}", path=tb) from None
                 subsets.extend(_read_subsets(dest))
     else:
         subsets = _read_subsets(d)
