@@ -188,6 +188,8 @@ class Prepared:
         import numpy as np
         import pandas as pd
 
+        from ._results import Results, is_simulated, provenance, tidy
+
         spec, p, loaded = self.spec, self.params, self.loaded
         if bad := sorted(set(pages) - set(spec.pages)):
             known = ", ".join(spec.pages)
@@ -251,24 +253,7 @@ class Prepared:
             if name not in ctx.tables:  # one reason when every pair has the same
                 said = {r.split(": ", 1)[1] for r in reasons}
                 unavailable[name] = said.pop() if len(said) == 1 else "; ".join(reasons)
-        return self._results(ctx, unavailable)
-
-    def _results(self, ctx: Context, unavailable: dict[str, str]):
-        from ._results import Results, tidy
-
-        return Results(
-            tables={k: tidy(v) for k, v in ctx.tables.items()},
-            **self._described(),
-            unavailable=unavailable,
-            frame=self.loaded.frame,
-        )
-
-    def _described(self) -> dict[str, Any]:
-        """Provenance, parameters and the simulated flag, computed once for every page."""
-        if self._description is None:
-            from ._results import is_simulated, provenance
-
-            p, loaded = self.params, self.loaded
+        if self._description is None:  # provenance, parameters, simulated: once for every page
             self._description = {
                 "provenance": provenance(
                     self.data_dir,
@@ -281,7 +266,12 @@ class Prepared:
                 "parameters": self.spec.describe_parameters(p),
                 "simulated": is_simulated(self.data_dir),
             }
-        return {k: copy.deepcopy(v) for k, v in self._description.items()}
+        return Results(
+            tables={k: tidy(v) for k, v in ctx.tables.items()},
+            **{k: copy.deepcopy(v) for k, v in self._description.items()},
+            unavailable=unavailable,
+            frame=loaded.frame,
+        )
 
 
 def _plain(table: Any) -> Any:

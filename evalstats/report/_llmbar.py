@@ -132,11 +132,6 @@ def _split_judge(t: pd.DataFrame) -> pd.DataFrame:
     return out[[*first, *[c for c in out.columns if c not in first]]]
 
 
-def _seed(ctx: Context, k: int) -> np.random.SeedSequence:
-    """The k-th child of the one seed: each bootstrap section draws its own stream."""
-    return np.random.SeedSequence(ctx.seed).spawn(k + 1)[k]
-
-
 def _accuracy_table(data: Any) -> pd.DataFrame:
     """LLMBar's Acc and Agr per (judge, strategy), recomputed from the verdicts."""
     f = data.frame
@@ -193,7 +188,8 @@ def _accuracy(ctx: Context) -> dict[str, Any]:
 def _kappa_vs_gold(ctx: Context) -> dict[str, Any]:
     from ..stats.agreement import judge_vs_gold
 
-    rng = np.random.default_rng(_seed(ctx, 0))
+    # Each bootstrap section draws its own child of the one seed.
+    rng = np.random.default_rng(np.random.SeedSequence(ctx.seed).spawn(1)[0])
     kw = {"confidence": ctx.confidence, "n_resamples": ctx.n_resamples, "rng": rng}
     per_subset = {
         name: judge_vs_gold(data.frame, data.labels, **kw).judges
@@ -225,7 +221,7 @@ def _cross_judge(ctx: Context) -> dict[str, Any]:
     from ..stats.agreement import judge_agreement
 
     strategy = str(ctx.params["strategy"])
-    rng = np.random.default_rng(_seed(ctx, 1))
+    rng = np.random.default_rng(np.random.SeedSequence(ctx.seed).spawn(2)[1])
     parts, skipped = [], []
     for name, data, _ in ctx.extra["subsets"]:
         sub = data.frame.loc[data.frame["strategy"].astype(str) == strategy]
