@@ -291,20 +291,14 @@ def _run(section: Section, ctx: Context, tables: dict[str, Any], unavailable: di
     for name, value in produced.items():
         if isinstance(value, Unavailable):
             unavailable[name] = str(value)
-        else:
-            tables[name] = _implicit_seed_pair(value)
-
-
-def _implicit_seed_pair(table: Any) -> Any:
-    """A table of the seeds' one pair (with, without on every row) without those columns."""
-    cols = getattr(table, "columns", ())
-    if "arm_a" not in cols or "arm_b" not in cols:
-        return table
-    if ((table["arm_a"].astype(str) != "with") | (table["arm_b"].astype(str) != "without")).any():
-        return table
-    out = table.drop(columns=["arm_a", "arm_b"])
-    out.attrs = dict(table.attrs)
-    return out
+            continue
+        tables[name] = value
+        # A table of the seeds' one pair (with, without on every row): without those columns.
+        if {"arm_a", "arm_b"} <= set(getattr(value, "columns", ())) and (
+            (value["arm_a"].astype(str) == "with") & (value["arm_b"].astype(str) == "without")
+        ).all():
+            tables[name] = value.drop(columns=["arm_a", "arm_b"])
+            tables[name].attrs = dict(value.attrs)
 
 
 def findings(rows: Sequence[tuple[str, str]]) -> dict[str, Any]:
