@@ -18,7 +18,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.font_manager import FontProperties
 from matplotlib.layout_engine import PlaceHolderLayoutEngine
-from matplotlib.transforms import Bbox
+from matplotlib.textpath import TextToPath
+from matplotlib.transforms import Bbox, ScaledTranslation
 
 from .._schema import ARMS
 from ..records import DEFAULT_ARM_NAMES, atomic_write
@@ -126,8 +127,6 @@ def size_pt(name: str) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _line_width_pt(line: str, size: float, family: tuple[str, ...]) -> float:
-    from matplotlib.textpath import TextToPath
-
     prop = FontProperties(family=list(family), size=size)
     width, _, _ = TextToPath().get_text_width_height_descent(line, prop, ismath=False)
     return float(width)
@@ -188,23 +187,6 @@ def arm_labels(arm_names: Mapping[str, str] | None) -> dict[str, str]:
     return names
 
 
-def figure_width(width: str | float | None, figsize: Sequence[float] | None) -> float:
-    if figsize is not None:
-        if len(figsize) != 2 or not all(np.isfinite(v) and v > 0 for v in figsize):
-            raise ValueError(f"figsize must be (width, height) in inches, got {figsize!r}")
-        return float(figsize[0])
-    if isinstance(width, str):
-        if width not in WIDTHS:
-            raise ValueError(f"width must be one of {sorted(WIDTHS)} or inches, got {width!r}")
-        return WIDTHS[width]
-    if width is None:
-        return WIDTHS["page"]
-    w = float(width)
-    if not np.isfinite(w) or w < 2.0:
-        raise ValueError(f"width must be at least 2 inches, got {width!r}")
-    return w
-
-
 @dataclass
 class Canvas:
     """Where a plotting function draws: its axes, and the (sub)figure that holds them."""
@@ -259,7 +241,18 @@ def new_canvas(
             )
         parent = axes[0].get_figure(root=False)
         return Canvas(parent, axes, False, float(parent.bbox.width) / parent.dpi)
-    w = figure_width(width, figsize)
+    if figsize is not None:
+        if len(figsize) != 2 or not all(np.isfinite(v) and v > 0 for v in figsize):
+            raise ValueError(f"figsize must be (width, height) in inches, got {figsize!r}")
+        w = float(figsize[0])
+    elif isinstance(width, str):
+        if width not in WIDTHS:
+            raise ValueError(f"width must be one of {sorted(WIDTHS)} or inches, got {width!r}")
+        w = WIDTHS[width]
+    else:
+        w = WIDTHS["page"] if width is None else float(width)
+        if not np.isfinite(w) or w < 2.0:
+            raise ValueError(f"width must be at least 2 inches, got {width!r}")
     # Larger type needs taller panels (tick labels stack vertically); never shorter.
     grow = max(1.0, float(matplotlib.rcParams["font.size"]) / 10.0)
     h = float(figsize[1]) if figsize is not None else float(height(w)) * grow
@@ -332,8 +325,6 @@ def legend_below(
     ax: Axes, *, ncol: int, title: str | None = None, labels: Sequence[str] | None = None
 ) -> None:
     """The axes' legend under its x axis label; ``labels`` replace the artists' own."""
-    from matplotlib.transforms import ScaledTranslation
-
     lines = ax.get_xlabel().count("\n") + 1 if ax.get_xlabel() else 0
     ticks = max((t.get_text().count("\n") + 1 for t in ax.get_xticklabels()), default=1)
     drop_pt = (

@@ -161,11 +161,8 @@ def plot_headline(
         count_text(int(n[i]), n_pairs[i], bool(ordered[i])).replace(" (", "\n(") for i in range(g)
     ]
     # A row the audit fails is never shown plain: hatched, hollow, the check under its name.
-    flags = (
-        rates["audit"].fillna("").astype(str).str.strip().tolist()
-        if "audit" in rates.columns
-        else [""] * g
-    )
+    audit = rates["audit"] if "audit" in rates.columns else pd.Series("", index=rates.index)
+    flags = audit.fillna("").astype(str).str.strip().tolist()
     flagged = np.array([bool(f) for f in flags])
     marks = [f"\naudit {f.replace('_', ' ')}" if f else "" for f in flags]
     ticks = [f"{names[i]}\n{counts[i]}\n{int(n_clusters[i])} tasks{marks[i]}" for i in range(g)]
@@ -221,16 +218,9 @@ def plot_headline(
     ax_net.axhline(0.0, color="black", linewidth=0.8, linestyle="--")
     ax_net.errorbar(x, v, yerr=asym_err(v, lo, hi), fmt="o", color=OUTCOME_COLORS["win"],
                     ecolor="black", elinewidth=1.0, capsize=3, markersize=5)  # fmt: skip
-    if flagged.any():
-        ax_net.plot(
-            x[flagged],
-            v[flagged],
-            "o",
-            markersize=5,
-            markerfacecolor="white",
-            markeredgecolor=OUTCOME_COLORS["win"],
-            zorder=3,  # over the errorbar's filled marker
-        )
+    if flagged.any():  # hollow, over the errorbar's filled marker
+        ax_net.plot(x[flagged], v[flagged], "o", markersize=5, markerfacecolor="white",
+                    markeredgecolor=OUTCOME_COLORS["win"], zorder=3)  # fmt: skip
     for xi, vi in zip(x, v, strict=True):
         if np.isfinite(vi):
             ax_net.annotate(f"{100 * vi:+.0f}", (xi, vi), xytext=(5, 0),

@@ -153,13 +153,8 @@ def plot_length_bias(
                            xytext=(0, -1.3 * note_pt * j), textcoords="offset points", va="top",
                            fontsize=note_pt, color=color)  # fmt: skip
         a.axhline(0.5, color="#666666", linestyle=(0, (4, 2)), linewidth=1.0, label="50 %")
-        a.axvline(
-            1.0 if ratio else 0.0,
-            color="#999999",
-            linestyle=":",
-            linewidth=1.0,
-            label="equal lengths",
-        )
+        a.axvline(1.0 if ratio else 0.0, color="#999999", linestyle=":", linewidth=1.0,
+                  label="equal lengths")  # fmt: skip
         last = k == n_f - 1 or by_side
         if ratio:
             a.set_xscale("log", base=2)

@@ -104,13 +104,8 @@ def plot_power_curve(
                linestyle=LINE_STYLES[(i // len(LINE_COLORS) + i) % len(LINE_STYLES)],
                marker="o" if len(part) <= 12 else None, markersize=3.5, linewidth=1.6,
                label=label or "power")  # fmt: skip
-    a.axhline(
-        target,
-        color="#666666",
-        linestyle=(0, (4, 2)),
-        linewidth=1.0,
-        label=f"target {100 * target:.0f} % power",
-    )
+    a.axhline(target, color="#666666", linestyle=(0, (4, 2)), linewidth=1.0,
+              label=f"target {100 * target:.0f} % power")  # fmt: skip
     if mark_n_tasks is not None:
         a.axvline(float(mark_n_tasks), color="black", linestyle=":", linewidth=1.0,
                   label=f"this design: {int(mark_n_tasks)} tasks")  # fmt: skip

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, ParameterError
-from ._kinds import Context, Loaded, Section, base_parameters
+from ._kinds import Context, Loaded, Section, base_parameters, findings
 
 __all__ = ["check", "describe_parameters", "detect", "load", "sections"]
 
@@ -255,7 +255,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
                 f"{r['estimate']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}] per model "
                 f"(paired over subsamples): {verdict}."
             )))  # fmt: skip
-    return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
+    return findings(rows)
 
 
 def sections() -> tuple[Section, ...]:

@@ -17,7 +17,7 @@ import pandas as pd
 from .._tidy import tidy_frame, wide, with_detail, with_diagnostics
 from .._validate import check_columns
 from ..errors import DataError, ParameterError
-from ._kinds import Context, Loaded, Section, Unavailable, base_parameters
+from ._kinds import Context, Loaded, Section, Unavailable, base_parameters, findings
 
 __all__ = ["LENGTH_BINS", "LENGTH_MEASURE", "check", "describe_parameters", "detect", "load"]
 
@@ -34,48 +34,13 @@ LEADERBOARD_COLUMNS = tuple(
 )
 
 
-def leaderboard_row(
-    frame: pd.DataFrame,
-    *,
-    method: str = "cluster_t",
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    rng: np.random.Generator | int | None = None,
-) -> pd.DataFrame:
-    """AlpacaEval's leaderboard columns per (model, baseline, annotator), recomputed.
+def leaderboard_row(frame: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+    """AlpacaEval's :data:`LEADERBOARD_COLUMNS` per (model, baseline, annotator), recomputed.
 
     ``win_rate`` is the mean of ``preference - 1`` x 100 with its task-clustered SE (with one
-    record per instruction, AlpacaEval's ``sem``); the counts and ``discrete_win_rate`` come
-    from :func:`evalstats.win_rates`; ``avg_length`` is truncated as AlpacaEval does.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        From :func:`evalstats.adapters.alpaca_eval.load`.
-    method : {"cluster_t", "bca", "percentile", "basic"}
-        Interval for ``win_rate_ci_low`` / ``win_rate_ci_high``.
-    confidence, n_resamples, rng
-        As :func:`evalstats.stats.rates.cluster_mean`.
-
-    Returns
-    -------
-    DataFrame
-        ``model``, ``baseline``, ``annotator``, the :data:`LEADERBOARD_COLUMNS` (rates x 100),
-        the win rate's interval, ``discrete_standard_error``, ``n_tasks``, ``n_invalid``,
-        ``method``, ``confidence``.
-
-    Examples
-    --------
-    >>> import json, tempfile
-    >>> from evalstats.adapters.alpaca_eval import load
-    >>> recs = [{"instruction": f"q{i}", "generator_1": "base", "generator_2": "mine",
-    ...          "annotator": "judge", "preference": p}
-    ...         for i, p in enumerate([2.0, 1.0, 2.0, 1.5])]
-    >>> path = Path(tempfile.mkdtemp()) / "annotations.json"
-    >>> _ = path.write_text(json.dumps(recs))
-    >>> board = leaderboard_row(load(path))
-    >>> board[["model", "annotator", "win_rate", "n_total"]].to_numpy().tolist()
-    [['mine', 'judge', 62.5, 4]]
+    record per instruction, AlpacaEval's ``sem``) and t interval; the counts and
+    ``discrete_win_rate`` come from :func:`evalstats.win_rates`; ``avg_length`` is truncated
+    as AlpacaEval does.
     """
     check_columns(
         frame,
@@ -95,8 +60,7 @@ def leaderboard_row(
         baseline=frame["baseline"].astype(str),
         _share=np.where(ok, frame["win_share"].to_numpy(np.float64, na_value=np.nan), np.nan),
     )
-    cont = cluster_mean(f, "_share", cluster="task_id", by=keys, method=method,
-                        confidence=confidence, n_resamples=n_resamples, rng=rng)  # fmt: skip
+    cont = cluster_mean(f, "_share", cluster="task_id", by=keys, confidence=confidence)
     cont = with_detail(cont).rename(columns={"estimate": "mean"})
     disc = wide(win_rates(f, by=keys, cluster="task_id", method="cluster_t", confidence=confidence))
     board = cont.merge(disc, on=keys, how="outer", suffixes=("", "_disc"), validate="1:1")
@@ -126,7 +90,7 @@ def leaderboard_row(
             "discrete_standard_error": board["score_se"] * 100.0,
             "n_tasks": board["n_tasks"].astype(np.int64),
             "n_invalid": board["invalid"].astype(np.int64),
-            "method": method,
+            "method": "cluster_t",
             "confidence": float(confidence),
         }
     )
@@ -134,8 +98,7 @@ def leaderboard_row(
 
 
 def judge_agreement_by_model(frame: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
-    """:func:`evalstats.judge_agreement` (``**kwargs``) within each (model, baseline) with two
-    or more annotators, stacked: the same instruction is judged once per model."""
+    """:func:`evalstats.judge_agreement` within each (model, baseline) of 2+ annotators, stacked."""
     from ..adapters.alpaca_eval import RUBRIC
     from ..stats.agreement import judge_agreement
 
@@ -169,8 +132,7 @@ COUNT_COLUMNS = ("n_wins", "n_wins_base", "n_draws", "n_total", "avg_length")
 
 
 def published_rows(data_dir: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], str] | None:
-    """The rows (CSV cells as strings) of ``DATA_DIR/leaderboard_rows.json`` and their
-    ``source``; None if absent."""
+    """The rows (CSV cells as strings) of the published leaderboard and its source, or None."""
     path = Path(data_dir) / LEADERBOARD_FILE
     if not path.exists():
         return None
@@ -206,10 +168,7 @@ def _published_number(value: Any, *, integer: bool) -> Any:
 def compare_leaderboard(
     board: pd.DataFrame, published: list[dict[str, Any]] | None
 ) -> pd.DataFrame:
-    """Reproduced (:func:`leaderboard_row`) and published leaderboard columns side by side,
-    one row per (model, annotator): ``<col>_published``, ``_reproduced``, ``_abs_diff``,
-    ``max_rel_diff``, ``match`` (within :data:`REL_TOLERANCE`; null when one side is missing)
-    and a ``note``."""
+    """Reproduced and published columns side by side, per (model, annotator), and ``match``."""
     mine = {(r["model"], r["annotator"]): r for r in board.to_dict("records")}
     theirs = {(r["model"], r["annotator"]): r for r in (published or [])}
     keys = list(theirs) + sorted(set(mine) - set(theirs))
@@ -254,16 +213,13 @@ def compare_leaderboard(
             row["note"] = None
         rows.append(row)
     out = pd.DataFrame(rows)
-    for col in LEADERBOARD_COLUMNS:
-        dtype = "Int64" if col in COUNT_COLUMNS else "Float64"
-        for suffix in ("published", "reproduced", "abs_diff"):
-            out[f"{col}_{suffix}"] = pd.array(out[f"{col}_{suffix}"].tolist(), dtype=dtype)
-    for col in ("max_rel_diff", "length_controlled_winrate_published"):
-        out[col] = pd.array(out[col].tolist(), dtype="Float64")
-    out["match"] = pd.array(out["match"].tolist(), dtype="boolean")
-    for col in ("baseline", "mode", "note"):
-        out[col] = out[col].astype("string")
-    return out
+    kinds = ("published", "reproduced", "abs_diff")
+    dtypes = {f"{c}_{k}": "Int64" if c in COUNT_COLUMNS else "Float64"
+              for c in LEADERBOARD_COLUMNS for k in kinds}  # fmt: skip
+    dtypes |= dict.fromkeys(["max_rel_diff", "length_controlled_winrate_published"], "Float64")
+    dtypes["match"] = "boolean"
+    out = out.assign(**{c: pd.array(out[c].tolist(), dtype=d) for c, d in dtypes.items()})
+    return out.astype(dict.fromkeys(["baseline", "mode", "note"], "string"))
 
 
 def detect(data: Path) -> bool:
@@ -437,7 +393,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
                f"{by_dataset['se_ratio'].max():.1f} times larger, a rough estimate from "
                "so few clusters." if len(by_dataset) else ".")
         )))  # fmt: skip
-    return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
+    return findings(rows)
 
 
 def sections() -> tuple[Section, ...]:

@@ -16,18 +16,12 @@ PAGE = "comparison"
 NOTEBOOK = ("comparison.ipynb", "comparison.html", "Comparison of K arms")
 
 
-def _pick_rubric(frame: pd.DataFrame, wanted: list[str] | None) -> str:
-    present = sorted(set(frame["rubric"].astype(str)))
-    if wanted:
-        return str(wanted[0])
-    return "with-without" if "with-without" in present else present[0]
-
-
 def setup(ds: Any, frame: pd.DataFrame, rubric: list[str] | None) -> dict[str, Any]:
     """What the comparison sections need (``Loaded.extra``): the page, the arms, the
     reference, the rubric and the verdicts (arm_a, arm_b on every row) of that rubric."""
     arms = ds.arms
-    chosen = _pick_rubric(frame, rubric)
+    present = sorted(set(frame["rubric"].astype(str)))
+    chosen = str(rubric[0]) if rubric else min(present, key=lambda r: (r != "with-without", r))
     verdicts = frame.loc[frame["rubric"].astype(str) == chosen].reset_index(drop=True)
     return {
         "notebooks": (NOTEBOOK,),

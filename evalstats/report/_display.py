@@ -217,8 +217,7 @@ def _column_width(column: str, kind: str, cells: list[str]) -> int:
 def _split_columns(
     columns: Sequence[str], naming: Sequence[bool], widths: Sequence[int], max_width: int | None
 ) -> list[list[int]]:
-    """Column indices of each stacked part: the leading keys (within half the width) in every
-    part, the others in as few contiguous runs as fit ``max_width``, balanced in width."""
+    """Column indices of each part: the leading keys in every part, the rest balanced."""
     n = len(columns)
     if max_width is None or sum(widths) <= max_width or n < 2:
         return [list(range(n))]
@@ -364,12 +363,6 @@ def _arm_pairs(arm_names: Mapping[str, str] | None) -> list[tuple[str, str]]:
     ]
 
 
-def _arms_line(arm_names: Mapping[str, str] | None) -> str | None:
-    """What the page says the arms are ("WITH = Serena MCP · WITHOUT = ..."), or None."""
-    pairs = _arm_pairs(arm_names)
-    return " · ".join(f"{arm} = {name}" for arm, name in pairs) if pairs else None
-
-
 def show_provenance(results: Any) -> None:
     """Which arm is which, the simulated-data label and where the numbers come from."""
     p = results.provenance
@@ -403,7 +396,7 @@ def show_provenance(results: Any) -> None:
         )
         + "</tbody></table></div>"
     )
-    lines = [_arms_line(p.get("arm_names"))] if arms else []
+    lines = [" · ".join(f"{arm} = {name}" for arm, name in arms)] if arms else []
     plain = "\n".join([*lines, *(f"{k}: {v}" for k, v in rows)])
     _display("".join(parts), plain)
 
@@ -425,11 +418,9 @@ def show_figure(
     """
     from IPython.display import display
 
-    try:
-        from .. import plots
-    except ImportError:
-        plots = None
-    func = getattr(plots, plot, None) if plots is not None else None
+    from .. import plots
+
+    func = getattr(plots, plot, None)
     if func is None:
         text = f"figure {name}: not available (evalstats.plots.{plot} is missing)."
         _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
@@ -455,11 +446,7 @@ def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> d
     if kwargs.get("arm_names") is not None:
         return kwargs
     kwargs = {k: v for k, v in kwargs.items() if k != "arm_names"}
-    try:
-        takes = "arm_names" in inspect.signature(func).parameters
-    except (TypeError, ValueError):  # no signature to read: pass nothing it may not take
-        takes = False
-    if not takes:
+    if "arm_names" not in inspect.signature(func).parameters:
         return kwargs
     for arg in args:
         names = arg.attrs.get("arm_names") if isinstance(arg, pd.DataFrame) else None

@@ -56,6 +56,7 @@ __all__ = [
 
 _DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 _LETTERS = re.compile(r"^[A-Za-z]+$")
+_RATIO = ("estimate", "ci_low", "ci_high")
 
 
 def word(text: str, aliases: Mapping[str, str] | None = None) -> str:
@@ -99,11 +100,11 @@ def _long(doc: Mapping[str, Any], name: str) -> pd.DataFrame | None:
     return pd.DataFrame(rows) if rows else None
 
 
-def _ivs(rows: pd.DataFrame, stat: str, digits: int | None, percent: bool, *, unit: str = "",
-         na_rep: str = "–") -> np.ndarray:  # fmt: skip
+def _ivs(rows: Any, stat: str, digits: int | None, percent: bool, *, unit: str = "",
+         na_rep: str = "–", cols: Sequence[str] = _RATIO) -> np.ndarray:  # fmt: skip
     d = statistic_digits(stat, digits=digits, percent=percent)
     sc = statistic_scale(stat, percent=percent)
-    return format_interval(rows["estimate"], rows["ci_low"], rows["ci_high"], d, scale=sc,
+    return format_interval(*(rows[c] for c in cols), d, scale=sc,
                            unit=unit if sc == 100.0 else "", na_rep=na_rep)  # fmt: skip
 
 
@@ -421,8 +422,12 @@ def _header(col: str) -> str:
     return _HEADERS.get(stat, stat.replace("_", " ")) + unit
 
 
-def _short_judges(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Judges as a reader names them ("Claude Sonnet 4"), and short -> full id for the note."""
+def paper_table(
+    doc: Mapping[str, Any], name: str, frame: pd.DataFrame
+) -> tuple[pd.DataFrame, list[str]]:
+    """A text frame as a paper prints it (human column names, short judge names, a single
+    method moved to the notes); returns (frame, notes)."""
+    # Judges as a reader names them ("Claude Sonnet 4") where unique, the full id in a note.
     ids = sorted({str(v) for c in _JUDGE_COLUMNS if c in frame for v in frame[c].dropna()})
     short = {j: judge_label(j) for j in ids}
     count = pd.Series(list(short.values())).value_counts()
@@ -431,16 +436,7 @@ def _short_judges(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
     for c in _JUDGE_COLUMNS:
         if c in out:
             out[c] = out[c].map(lambda v: short.get(str(v), v) if isinstance(v, str) else v)
-    return out, {s: j for j, s in short.items() if s != j}
-
-
-def paper_table(
-    doc: Mapping[str, Any], name: str, frame: pd.DataFrame
-) -> tuple[pd.DataFrame, list[str]]:
-    """A text frame as a paper prints it (human column names, short judge names, a single
-    method moved to the notes); returns (frame, notes)."""
-    out, full = _short_judges(frame)
-    notes = [f"{s}: {j}." for s, j in full.items()]
+    notes = [f"{s}: {j}." for j, s in short.items() if s != j]
     if "method" in out:
         methods = out["method"].dropna().astype(str).unique()
         if len(methods) == 1:
@@ -680,14 +676,9 @@ def _rows(doc: Mapping[str, Any], name: str) -> list[dict[str, Any]]:
 def _primary_macros(names: _Names, t: Mapping[str, Any], digits: int | None, percent: bool) -> None:
     """``\\esPrimary...``: the declared test's numbers (``--`` on an open side)."""
     stat = str(t["statistic"])
-    rate = stat in _RATES
-    d = statistic_digits(stat if rate else "estimate", digits=digits, percent=percent)
-    sc = statistic_scale(stat, percent=percent) if rate else 1.0
     src = f"primary_test: {t['rubric']} / {t['judge']} / {stat}"
-    names.add(
-        "PrimaryEstimate", format_number([_f(t.get("estimate")) * sc], d, na_rep="--")[0], src
-    )
-    _, (lo, hi) = _test_interval(t, digits, percent)
+    _, (est, lo, hi) = _test_interval(t, digits, percent)
+    names.add("PrimaryEstimate", est, src)
     names.add("PrimaryLo", lo, f"{src} / ci_low")
     names.add("PrimaryHi", hi, f"{src} / ci_high")
     p = t.get("p_value")
@@ -729,11 +720,10 @@ def _left_out(row: Mapping[str, Any]) -> str:
     return f" ({said} verdicts left out)"
 
 
-def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, unit: str) -> str:
-    d = statistic_digits(stat, digits=digits, percent=percent)
-    sc = statistic_scale(stat, percent=percent)
-    cells = ([_f(row.get(c))] for c in _ci(stat))
-    return format_interval(*cells, d, scale=sc, unit=unit if sc == 100.0 else "")[0]
+def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, unit: str,
+        cols: Sequence[str] | None = None) -> str:  # fmt: skip
+    cols = cols or _ci(stat)
+    return _ivs({c: [_f(row.get(c))] for c in cols}, stat, digits, percent, unit=unit, cols=cols)[0]
 
 
 def _method(row: Mapping[str, Any], conf: float) -> str:
@@ -782,7 +772,7 @@ def _agreement_sentence(
 def _cost_sentence(
     row: Mapping[str, Any], doc: Mapping[str, Any], digits: int | None, percent: bool
 ) -> str:
-    iv = _ratio_iv(row, digits, percent)
+    iv = _iv(row, "estimate", digits, percent, "", _RATIO)
     metric = str(row["statistic"])
     what = _COST_TEXT.get(metric, metric)
     if row.get("method") == "unavailable":  # answer-only counts are no cost: say why
@@ -799,15 +789,9 @@ def _cost_sentence(
     )
 
 
-def _ratio_iv(row: Mapping[str, Any], digits: int | None, percent: bool) -> str:
-    d = statistic_digits("estimate", digits=digits, percent=percent)
-    cells = ([_f(row.get(c))] for c in ("estimate", "ci_low", "ci_high"))
-    return format_interval(*cells, d)[0]
-
-
 def _source_sentence(row: Mapping[str, Any], digits: int | None, percent: bool) -> str:
     """The transcript ratio beside the billed one the cost table uses, and how far apart."""
-    iv = _ratio_iv(row, digits, percent)
+    iv = _iv(row, "estimate", digits, percent, "", _RATIO)
     what = _COST_TEXT.get(str(row["statistic"]), str(row["statistic"]))
     return (
         f"Counted on the transcripts instead ({_SOURCE_TEXT['transcript']}), the ratio of "
@@ -948,11 +932,12 @@ def _p_text(p: float) -> str:
 def _test_interval(
     t: Mapping[str, Any], digits: int | None, percent: bool
 ) -> tuple[str, list[str]]:
-    """The declared test's interval as text ("[22, ∞)") and its bounds as macro values."""
+    """The declared test's interval as text ("[22, ∞)"), its estimate and bounds as macros."""
     stat = str(t["statistic"])
     rate = stat in _RATES
     d = statistic_digits(stat if rate else "estimate", digits=digits, percent=percent)
     sc = statistic_scale(stat, percent=percent) if rate else 1.0
+    est = format_number([_f(t.get("estimate")) * sc], d, na_rep="--")[0]
     cells = []
     for v in (_f(t.get("ci_low")), _f(t.get("ci_high"))):  # null: the side left open
         cells.append(None if not np.isfinite(v) else format_number([v * sc], d)[0])
@@ -961,7 +946,7 @@ def _test_interval(
     left = "[" if cells[0] is not None else "("
     right = "]" if cells[1] is not None else ")"
     unit = "" if not (rate and sc == 100.0) else " points" if stat == "net_win" else " %"
-    return f"{left}{lo}, {hi}{right}{unit}", [c if c is not None else "--" for c in cells]
+    return f"{left}{lo}, {hi}{right}{unit}", [est, *(c if c is not None else "--" for c in cells)]
 
 
 def _primary_test_sentence(t: Mapping[str, Any], digits: int | None, percent: bool) -> str:

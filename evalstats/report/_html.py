@@ -153,19 +153,6 @@ def _join(text: str | list[str]) -> str:
     return "".join(text) if isinstance(text, list) else str(text)
 
 
-def _image(mime: str, data: str | list[str], alt: str, meta: Mapping[str, Any]) -> str:
-    payload = _join(data)
-    if mime == "image/svg+xml":
-        payload = base64.b64encode(payload.encode("utf-8")).decode("ascii")
-    else:
-        payload = "".join(payload.split())
-    width = meta.get(mime, {}).get("width") if isinstance(meta.get(mime), Mapping) else None
-    size = f' width="{int(width)}"' if isinstance(width, int | float) and width > 0 else ""
-    return (
-        f'<figure><img alt="{html.escape(alt)}"{size} src="data:{mime};base64,{payload}"></figure>'
-    )
-
-
 def _checked_html(fragment: str, where: str) -> str:
     found = active_markup(fragment)
     if found:
@@ -205,7 +192,15 @@ def _render_output(out: Mapping[str, Any], where: str) -> str:
     meta = out.get("metadata", {})
     for mime in ("image/png", "image/svg+xml"):
         if mime in data:
-            return _image(mime, data[mime], alt, meta)
+            payload = _join(data[mime])
+            if mime == "image/svg+xml":
+                payload = base64.b64encode(payload.encode("utf-8")).decode("ascii")
+            else:
+                payload = "".join(payload.split())
+            width = meta.get(mime, {}).get("width") if isinstance(meta.get(mime), Mapping) else None
+            size = f' width="{int(width)}"' if isinstance(width, int | float) and width > 0 else ""
+            src = f"data:{mime};base64,{payload}"
+            return f'<figure><img alt="{html.escape(alt)}"{size} src="{src}"></figure>'
     if "text/html" in data:
         return _checked_html(_join(data["text/html"]), where)
     if "text/markdown" in data:

@@ -188,6 +188,8 @@ class Prepared:
         import numpy as np
         import pandas as pd
 
+        from ._results import Results, is_simulated, provenance, tidy
+
         spec, p, loaded = self.spec, self.params, self.loaded
         if bad := sorted(set(pages) - set(spec.pages)):
             known = ", ".join(spec.pages)
@@ -251,24 +253,7 @@ class Prepared:
             if name not in ctx.tables:  # one reason when every pair has the same
                 said = {r.split(": ", 1)[1] for r in reasons}
                 unavailable[name] = said.pop() if len(said) == 1 else "; ".join(reasons)
-        return self._results(ctx, unavailable)
-
-    def _results(self, ctx: Context, unavailable: dict[str, str]):
-        from ._results import Results, tidy
-
-        return Results(
-            tables={k: tidy(v) for k, v in ctx.tables.items()},
-            **self._described(),
-            unavailable=unavailable,
-            frame=self.loaded.frame,
-        )
-
-    def _described(self) -> dict[str, Any]:
-        """Provenance, parameters and the simulated flag, computed once for every page."""
-        if self._description is None:
-            from ._results import is_simulated, provenance
-
-            p, loaded = self.params, self.loaded
+        if self._description is None:  # provenance, parameters, simulated: once for every page
             self._description = {
                 "provenance": provenance(
                     self.data_dir,
@@ -281,7 +266,12 @@ class Prepared:
                 "parameters": self.spec.describe_parameters(p),
                 "simulated": is_simulated(self.data_dir),
             }
-        return {k: copy.deepcopy(v) for k, v in self._description.items()}
+        return Results(
+            tables={k: tidy(v) for k, v in ctx.tables.items()},
+            **{k: copy.deepcopy(v) for k, v in self._description.items()},
+            unavailable=unavailable,
+            frame=loaded.frame,
+        )
 
 
 def _plain(table: Any) -> Any:
@@ -301,20 +291,24 @@ def _run(section: Section, ctx: Context, tables: dict[str, Any], unavailable: di
     for name, value in produced.items():
         if isinstance(value, Unavailable):
             unavailable[name] = str(value)
-        else:
-            tables[name] = _implicit_seed_pair(value)
+            continue
+        tables[name] = value
+        # A table of the seeds' one pair (with, without on every row): without those columns.
+        if {"arm_a", "arm_b"} <= set(getattr(value, "columns", ())) and (
+            (value["arm_a"].astype(str) == "with") & (value["arm_b"].astype(str) == "without")
+        ).all():
+            tables[name] = value.drop(columns=["arm_a", "arm_b"])
+            tables[name].attrs = dict(value.attrs)
 
 
-def _implicit_seed_pair(table: Any) -> Any:
-    """A table of the seeds' one pair (with, without on every row) without those columns."""
-    cols = getattr(table, "columns", ())
-    if "arm_a" not in cols or "arm_b" not in cols:
-        return table
-    if ((table["arm_a"].astype(str) != "with") | (table["arm_b"].astype(str) != "without")).any():
-        return table
-    out = table.drop(columns=["arm_a", "arm_b"])
-    out.attrs = dict(table.attrs)
-    return out
+def findings(rows: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """The ``findings`` table: (topic, Markdown sentence), text from the data made inert."""
+    import pandas as pd
+
+    from ._untrusted import markdown_text
+
+    table = pd.DataFrame([(t, markdown_text(s)) for t, s in rows], columns=["topic", "text"])
+    return {"findings": table}
 
 
 def check_parameters(spec: ReportKind, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -372,57 +366,42 @@ def _hooks(module: str) -> dict[str, Callable[..., Any]]:
     return {hook: _lazy(module, hook) for hook in hooks}
 
 
-def _kinds() -> dict[str, ReportKind]:
-    return {
-        "evaluation": ReportKind(
-            name="evaluation",
-            notebooks=NOTEBOOKS,
-            parameters=PARAMETERS,
-            looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
-            **_hooks("_evaluation"),
-        ),
-        "alpaca_eval": ReportKind(
-            name="alpaca_eval",
-            notebooks=(("case_study_alpaca_eval.ipynb", "index.html", "AlpacaEval case study"),),
-            parameters=CASE_STUDY_PARAMETERS,
-            looks_for="AlpacaEval annotation files (*annotations*.json, .jsonl, .ndjson, "
-            "optionally .gz, in the directory or below it)",
-            **_hooks("_case_study"),
-        ),
-        "llmbar": ReportKind(
-            name="llmbar",
-            notebooks=(("case_study_llmbar.ipynb", "index.html", "LLMBar case study"),),
-            parameters=_parameters("../shared/data/llmbar", 2_000, strategy="Vanilla_NoRules"),
-            looks_for="LLMBar*.tar.xz, or Dataset/<subset>/dataset.json with evaluators/",
-            **_hooks("_llmbar"),
-        ),
-        "pandalm": ReportKind(
-            name="pandalm",
-            notebooks=(("case_study_pandalm.ipynb", "index.html", "PandaLM case study"),),
-            parameters=_parameters(
-                "../shared/data/pandalm", 2_000, ppi_judge="gpt-3.5-turbo", ppi_fraction=0.10
-            ),  # fmt: skip
-            looks_for="PandaLM's testset-v1.json (or .gz) with the two judges' files",
-            **_hooks("_pandalm"),
-        ),
-        "arena": ReportKind(
-            name="arena",
-            notebooks=(("case_study_arena.ipynb", "index.html", "Chatbot Arena case study"),),
-            parameters=_parameters(
-                "../shared/data/arena",
-                1_000,
-                ppr_judge="gpt-4-0125-preview",
-                ppr_n_labels=1_000,
-                n_subsamples=10,
-                subsample_resamples=300,
-            ),  # fmt: skip
-            looks_for="battles.csv.gz (Chatbot Arena battles judged by people and LLMs)",
-            **_hooks("_arena"),
-        ),
-    }
+_CASE_STUDIES = (  # (name, module, title, parameters, what detect looks for)
+    ("alpaca_eval", "_case_study", "AlpacaEval", CASE_STUDY_PARAMETERS,
+     "AlpacaEval annotation files (*annotations*.json, .jsonl, .ndjson, optionally .gz, in "
+     "the directory or below it)"),
+    ("llmbar", "_llmbar", "LLMBar", _parameters("../shared/data/llmbar", 2_000,
+     strategy="Vanilla_NoRules"),
+     "LLMBar*.tar.xz, or Dataset/<subset>/dataset.json with evaluators/"),
+    ("pandalm", "_pandalm", "PandaLM", _parameters("../shared/data/pandalm", 2_000,
+     ppi_judge="gpt-3.5-turbo", ppi_fraction=0.10),
+     "PandaLM's testset-v1.json (or .gz) with the two judges' files"),
+    ("arena", "_arena", "Chatbot Arena", _parameters("../shared/data/arena", 1_000,
+     ppr_judge="gpt-4-0125-preview", ppr_n_labels=1_000, n_subsamples=10,
+     subsample_resamples=300),
+     "battles.csv.gz (Chatbot Arena battles judged by people and LLMs)"),
+)  # fmt: skip
 
 
-REPORT_KINDS: dict[str, ReportKind] = _kinds()
+REPORT_KINDS: dict[str, ReportKind] = {
+    "evaluation": ReportKind(
+        name="evaluation",
+        notebooks=NOTEBOOKS,
+        parameters=PARAMETERS,
+        looks_for="tasks.jsonl (or .ndjson/.parquet/.csv), runs and judgments",
+        **_hooks("_evaluation"),
+    ),
+    **{
+        name: ReportKind(
+            name=name,
+            notebooks=((f"case_study_{name}.ipynb", "index.html", f"{title} case study"),),
+            parameters=parameters,
+            looks_for=looks_for,
+            **_hooks(module),
+        )
+        for name, module, title, parameters, looks_for in _CASE_STUDIES
+    },
+}
 
 
 def detect_kind(data_dir: str | os.PathLike[str]) -> str:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._tidy import concat_results, tidy_frame, wide, with_diagnostics
 from ..errors import DataError
-from ._kinds import Context, Loaded, Section, Unavailable, base_parameters
+from ._kinds import Context, Loaded, Section, Unavailable, base_parameters, findings
 
 __all__ = ["check", "describe_parameters", "detect", "load", "sections"]
 
@@ -68,15 +68,6 @@ def _published(subset_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["judge", "strategy", "acc", "agr"])
 
 
-def _extract(tarball: Path, dest: Path) -> None:
-    try:
-        with tarfile.open(tarball) as tar:
-            # The "data" filter refuses absolute paths, links out of dest and device files.
-            tar.extractall(dest, filter="data")
-    except (tarfile.TarError, OSError) as exc:
-        raise DataError(f"cannot extract the archive: {exc}", path=tarball) from None
-
-
 def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Loaded:
     """Every subset, read once (from the tarball via a temporary directory, or in place)."""
     tarballs = _tarballs(d)
@@ -86,7 +77,12 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
         with tempfile.TemporaryDirectory(prefix="evalstats-llmbar-") as tmp:
             for k, tb in enumerate(tarballs):
                 dest = Path(tmp) / str(k)
-                _extract(tb, dest)
+                try:
+                    with tarfile.open(tb) as tar:
+                        # The "data" filter refuses absolute paths, links out and device files.
+                        tar.extractall(dest, filter="data")
+                except (tarfile.TarError, OSError) as exc:
+                    raise DataError(f"cannot extract the archive: {exc}", path=tb) from None
                 subsets.extend(_read_subsets(dest))
     else:
         subsets = _read_subsets(d)
@@ -134,11 +130,6 @@ def _split_judge(t: pd.DataFrame) -> pd.DataFrame:
     out = t.assign(evaluator=parts[0], strategy=parts[1])
     first = ["subset", "evaluator", "strategy"]
     return out[[*first, *[c for c in out.columns if c not in first]]]
-
-
-def _seed(ctx: Context, k: int) -> np.random.SeedSequence:
-    """The k-th child of the one seed: each bootstrap section draws its own stream."""
-    return np.random.SeedSequence(ctx.seed).spawn(k + 1)[k]
 
 
 def _accuracy_table(data: Any) -> pd.DataFrame:
@@ -197,7 +188,8 @@ def _accuracy(ctx: Context) -> dict[str, Any]:
 def _kappa_vs_gold(ctx: Context) -> dict[str, Any]:
     from ..stats.agreement import judge_vs_gold
 
-    rng = np.random.default_rng(_seed(ctx, 0))
+    # Each bootstrap section draws its own child of the one seed.
+    rng = np.random.default_rng(np.random.SeedSequence(ctx.seed).spawn(1)[0])
     kw = {"confidence": ctx.confidence, "n_resamples": ctx.n_resamples, "rng": rng}
     per_subset = {
         name: judge_vs_gold(data.frame, data.labels, **kw).judges
@@ -229,7 +221,7 @@ def _cross_judge(ctx: Context) -> dict[str, Any]:
     from ..stats.agreement import judge_agreement
 
     strategy = str(ctx.params["strategy"])
-    rng = np.random.default_rng(_seed(ctx, 1))
+    rng = np.random.default_rng(np.random.SeedSequence(ctx.seed).spawn(2)[1])
     parts, skipped = [], []
     for name, data, _ in ctx.extra["subsets"]:
         sub = data.frame.loc[data.frame["strategy"].astype(str) == strategy]
@@ -355,7 +347,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
             f"items; the judges, from {_pct(judges['longer_wins'].min())} to "
             f"{_pct(judges['longer_wins'].max())}."
         )))  # fmt: skip
-    return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
+    return findings(rows)
 
 
 def sections() -> tuple[Section, ...]:

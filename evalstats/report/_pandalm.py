@@ -15,7 +15,8 @@ import pandas as pd
 from .._schema import OUTCOMES
 from .._tidy import wide
 from ..errors import DataError
-from ._kinds import Context, Loaded, Section, base_parameters
+from ..stats.agreement import gold_labels
+from ._kinds import Context, Loaded, Section, base_parameters, findings
 from ._results import _RATES
 
 __all__ = ["check", "describe_parameters", "detect", "load", "sections"]
@@ -106,15 +107,9 @@ def _kappas(ctx: Context) -> dict[str, Any]:
     return {"annotator_kappas": t}
 
 
-def _gold(data: Any) -> pd.DataFrame:
-    from ..stats.agreement import gold_labels
-
-    return gold_labels(data.labels)
-
-
 def _counts(ctx: Context) -> dict[str, Any]:
     """Majority-vote label counts (tie / 1 / 2, PandaLM's names) beside the published ones."""
-    g = _gold(ctx.extra["data"])
+    g = gold_labels(ctx.extra["data"].labels)
     counts = g["gold"].astype(object).map(_PANDA_LABEL).value_counts()
     t = pd.DataFrame({"label": ["tie", "1", "2"]})
     t["n"] = [int(counts.get(k, 0)) for k in t["label"]]
@@ -144,7 +139,7 @@ def _judge_accuracy(data: Any, unparsable: str) -> pd.DataFrame:
     """Each judge against the majority vote as PandaLM reports it (Acc, macro P/R/F1 %)."""
     from ..adapters.pandalm import JUDGES
 
-    g = _gold(data)
+    g = gold_labels(data.labels)
     g = g.loc[g["gold"].notna(), ["task_id", "gold"]]
     code = {o: i for i, o in enumerate(OUTCOMES)}
     rows = []
@@ -187,7 +182,7 @@ def _win_lose_tie_table(data: Any, unparsable: str) -> pd.DataFrame:
 
     f = data.frame
     sides = f.drop_duplicates("task_id")[["task_id", "with_system", "without_system"]]
-    g = _gold(data)
+    g = gold_labels(data.labels)
     parts = [g.assign(source="human", status="ok", outcome=g["gold"])]
     for judge in JUDGES:
         parts.append(f.loc[f["judge"].astype(str) == judge].assign(source=judge))
@@ -242,7 +237,7 @@ def _ppi(ctx: Context) -> dict[str, Any]:
 
     data, judge = ctx.extra["data"], str(ctx.params["ppi_judge"])
     seed = 0 if ctx.seed is None else int(ctx.seed)
-    g = _gold(data)
+    g = gold_labels(data.labels)
     g = g.loc[g["gold"].notna()].reset_index(drop=True)
     k = max(1, int(round(float(ctx.params["ppi_fraction"]) * len(g))))
     pick = np.sort(np.random.default_rng(seed).choice(len(g), size=k, replace=False))
@@ -336,7 +331,7 @@ def _findings(ctx: Context) -> dict[str, Any]:
         f"effective-sample-size gain of {float(ppi['ess_gain']):.2f} over the labels "
         "alone."
     )))  # fmt: skip
-    return {"findings": pd.DataFrame(rows, columns=["topic", "text"])}
+    return findings(rows)
 
 
 def sections() -> tuple[Section, ...]:

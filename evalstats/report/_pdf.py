@@ -96,6 +96,8 @@ def print_pdf(
     (default :func:`find_chromium`); ``timeout``: seconds per page. Returns the PDF's path
     (one bookmark per page).
     """
+    from ._results import MANIFEST, read_manifest, sha256_file, write_manifest
+
     out = Path(out_dir)
     listed = report_pages(out)
     if pages is None:
@@ -116,7 +118,9 @@ def print_pdf(
         writer.add_metadata({"/Title": listed[0][1], "/Creator": "evalstats report --pdf"})
         target = out / PDF_NAME
         atomic_write(target, writer.write)
-    _add_to_manifest(out, PDF_NAME)
+    digest = sha256_file(target)
+    if (out / MANIFEST).is_file() and digest is not None:  # else not a render's directory
+        write_manifest(out, read_manifest(out) | {PDF_NAME: digest})
     return target
 
 
@@ -151,11 +155,3 @@ def _print_pages(binary: str, files: Sequence[Path], tmp: Path, timeout: float) 
                 proc.kill()
                 proc.wait()
     return [pdf for _, pdf, _ in jobs]
-
-
-def _add_to_manifest(out: Path, name: str) -> None:
-    from ._results import MANIFEST, read_manifest, sha256_file, write_manifest
-
-    digest = sha256_file(out / name)
-    if (out / MANIFEST).is_file() and digest is not None:  # else not a render's directory
-        write_manifest(out, read_manifest(out) | {name: digest})
