@@ -5,6 +5,7 @@ each a package function's output filtered and labelled (a design a section canno
 from __future__ import annotations
 
 import functools
+import json
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -322,6 +323,48 @@ def _labels(ctx: Context) -> dict[str, Any]:
     out["labels_ppi"].attrs["random_sample"] = has_provenance(labels)
     out["labels_ppi"].attrs["z"] = z
     return out
+
+
+def _replicates(ctx: Context) -> dict[str, Any]:
+    from ..stats.reliability import replicates
+
+    runs = ctx.extra["dataset"].runs
+    if "passed" not in runs.columns or not runs["passed"].notna().any():
+        raise Unavailable("the runs have no `passed` outcome: no replicates to compare")
+    out = replicates(runs, confidence=ctx.confidence)
+    ids = runs.attrs.get("arm_ids")  # K arms: the pair's own arm ids, not with / without
+    if ids:
+        out = out.assign(arm=out["arm"].map(ids), reference=out["reference"].map(ids))
+    return {"replicates": out}
+
+
+def _monitor(ctx: Context) -> dict[str, Any]:
+    """The headline judge's confidence sequence over tasks in the order they completed."""
+    from ..records import find_file
+    from ..stats.sequential import monitor
+
+    runs = ctx.extra["dataset"].runs
+    done = runs["started_at"] + pd.to_timedelta(runs["wall_s"], unit="s")
+    if done.isna().all():
+        raise Unavailable("the runs have no completion times (started_at + wall_s)")
+    choice = ctx.tables.get("headline_choice")
+    if not isinstance(choice, pd.DataFrame):
+        raise Unavailable("no headline judge chosen: nothing to monitor")
+    rubric, judge = str(choice["rubric"].iloc[0]), str(choice["judge"].iloc[0])
+    f = ctx.frame
+    f = f.loc[(f["rubric"].astype(str) == rubric) & (f["judge"].astype(str) == judge)]
+    if f.empty:
+        raise Unavailable(f"the headline judge {judge} is not one judge's verdicts")
+    finished = done.groupby(runs["task_id"].astype(str)).max()
+    f = f.assign(completed_at=f["task_id"].astype(str).map(finished))
+    out = monitor(f, order="completed_at", by=["rubric", "judge"], confidence=ctx.confidence)
+    journal = find_file(ctx.data_dir, "judgments", required=False)
+    stops = [] if journal is None or journal.suffix != ".jsonl" else [
+        json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()
+        if '"stopped_early"' in line
+    ]  # fmt: skip
+    out["stopped_early"] = next((str(s.get("reason")) for s in stops[::-1]), None)
+    return {"monitor": out}
 
 
 def estimate_note(headline: pd.DataFrame) -> str:
@@ -1156,6 +1199,7 @@ def pair_view(
         if whole.attrs.get("lines") is not None:
             part.attrs["lines"] = np.asarray(whole.attrs["lines"])[keep].tolist()
     r.attrs["arm_names"] = {"with": ds.arms.name(a), "without": ds.arms.name(b)}
+    r.attrs["arm_ids"] = {"with": a, "without": b}
     r.attrs.pop("arms", None)
     labels = ds.labels
     if labels is not None:
@@ -1269,6 +1313,8 @@ _SECTIONS = (
         _labels,
         [f"labels_{t}" for t in ("agreement", "confusion", "ppi", "needed")],
     ),
+    ("replicates", "report", _replicates, ["replicates"]),  # draws nothing
+    ("monitor", "report", _monitor, ["monitor"]),  # draws nothing
     ("design", "methodology", _design, ["design"]),
     ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
     (

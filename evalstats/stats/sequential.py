@@ -190,7 +190,9 @@ def _looks(group, by_cols, key, lo, hi, margin, confidence) -> pd.DataFrame:
 
 def _more_tasks(d: np.ndarray, low: float, high: float, margin: float | None) -> float:
     """Extra tasks after which the half-width, shrinking like sqrt(log t / t), would decide."""
-    t, est, half = d.size, float(np.mean(d)), (high - low) / 2.0
+    # The sequence is not symmetric: the side facing 0 is the one that must clear it.
+    t, est = d.size, float(np.mean(d))
+    half = est - low if est >= 0 else high - est
     goals = [abs(est)] + ([margin - abs(est)] if margin is not None else [])
     goal = max(goals)
     if goal <= 0 or half <= 0:
