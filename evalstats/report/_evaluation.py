@@ -687,13 +687,6 @@ def _audit(ctx: Context) -> dict[str, Any]:
 
 # The value of no difference (score = (1 + net win) / 2); a single rate has none.
 _NULLS = {"net_win": 0.0, "score": 0.5}
-_STAT_WORDS = {
-    "win_rate": "win rate",
-    "tie_rate": "tie rate",
-    "loss_rate": "loss rate",
-    "net_win": "net win",
-    "score": "score",
-}
 _COST_WORDS = {
     "tokens_total_ratio": "total tokens",
     "tokens_geomean_ratio": "tokens per pair",
@@ -767,7 +760,7 @@ def _conclusion(stat: str, test: str, lo: float, hi: float, margin: float | None
                 else f"WITH uses at least {lo:.4g}x the {what} of WITHOUT ({label} > {lo:.4g})"
             )
         return phrases[test]
-    word = _STAT_WORDS[stat]
+    word = stat.replace("_", " ")
     null = _NULLS[stat]
     if test == "equivalence":
         return f"WITH is equivalent to WITHOUT within {margin:g} ({lo:g} < {word} < {hi:g})"
@@ -826,7 +819,7 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
         margin = plan.margin
         usable = stat in _NULLS
         refusal = (
-            f"a {_STAT_WORDS[stat]} alone has no value of no difference between WITH and "
+            f"a {stat.replace('_', ' ')} alone has no value of no difference between WITH and "
             "WITHOUT (declare net_win or score to test)"
         )
     draws = None
