@@ -169,17 +169,7 @@ def _most_ok(ok: pd.DataFrame, col: str, among: list[str]) -> str:
 
 
 def choose_first(frame: pd.DataFrame, agent_models: list[str]) -> tuple[str, str]:
-    """The (rubric, judge) the headline shows first without a plan (:data:`CHOICE_RULE`).
-
-    >>> f = pd.DataFrame({"rubric": ["blind-pair", "with-without", "with-without"],
-    ...                   "judge": ["openai:gpt-5.4", "openai:gpt-5.4",
-    ...                             "anthropic:claude-sonnet-4-20250514"],
-    ...                   "status": ["ok", "ok", "ok"]})
-    >>> choose_first(f, ["qwen:qwen3-coder"])
-    ('with-without', 'anthropic:claude-sonnet-4-20250514')
-    >>> choose_first(f, ["anthropic:claude-opus-4"])  # the default judge is the agent's kin
-    ('with-without', 'openai:gpt-5.4')
-    """
+    """The (rubric, judge) the headline shows first without a plan (:data:`CHOICE_RULE`)."""
     ok = frame.loc[frame["status"].astype(str) == "ok"]
     if ok.empty:
         ok = frame
@@ -246,15 +236,7 @@ def labels_needed(
     half_width: float, n_labelled: int, *, target_half_width: float, n_pairs: int | None = None
 ) -> int:
     """Labels for an interval of half-width ``target_half_width``, from one of ``half_width``
-    with ``n_labelled`` labels: ``ceil(n * (half_width / target) ** 2)``, capped at ``n_pairs``.
-
-    Examples
-    --------
-    >>> labels_needed(0.2, 10, target_half_width=0.1)
-    40
-    >>> labels_needed(0.2, 10, target_half_width=0.1, n_pairs=30)
-    30
-    """
+    with ``n_labelled`` labels: ``ceil(n * (half_width / target) ** 2)``, capped at ``n_pairs``."""
     if not (half_width > 0 and target_half_width > 0 and n_labelled >= 1):
         raise ValueError("half-widths must be > 0 and n_labelled >= 1")
     # The 1e-9 keeps a float product like 40.000000000000007 from asking for one more.
@@ -368,13 +350,7 @@ def _monitor(ctx: Context) -> dict[str, Any]:
 
 
 def estimate_note(headline: pd.DataFrame) -> str:
-    """The headline card's words on which estimate it shows; empty without labels.
-
-    >>> estimate_note(pd.DataFrame({"estimate_source": ["judge-only"]}))
-    " Estimate shown: judge-only (the people's PPI-corrected rates: 'Judges against people')."
-    >>> estimate_note(pd.DataFrame({"estimate": [0.5]}))
-    ''
-    """
+    """The headline card's words on which estimate it shows; empty without labels."""
     if "estimate_source" not in headline.columns or not len(headline):
         return ""
     shown = ", ".join(sorted(set(headline["estimate_source"].astype(str))))
@@ -1163,18 +1139,7 @@ def pair_view(
 ) -> tuple[pd.DataFrame, Any]:
     """The pair (``a``, ``b``) of a K-arm Dataset as two arms (``a`` WITH, ``b`` WITHOUT):
     returns the pair's verdict frame and Dataset view (its judgments and labels). ``j_at`` /
-    ``r_at``: the row positions of each pair's judgments and each arm's runs.
-
-    >>> import evalstats, tempfile
-    >>> d = tempfile.mkdtemp()
-    >>> _ = evalstats.simulate(d, arms=("none", "v1"), reference="none", n_tasks=2,
-    ...                        n_replicates=1, judges=("openai:gpt-4o",))
-    >>> ds = evalstats.load_dir(d)
-    >>> at = ds.judgments.groupby(["arm_a", "arm_b"]).indices, ds.runs.groupby("arm").indices
-    >>> f, view = pair_view(ds, "v1", "none", *at)
-    >>> sorted(set(view.runs["arm"].astype(str))), len(f)
-    (['with', 'without'], 2)
-    """
+    ``r_at``: the row positions of each pair's judgments and each arm's runs."""
     from .._schema import ARM_DTYPE, ORDER_DTYPE
     from ..frames import verdict_frame
 
@@ -1208,15 +1173,7 @@ def pair_view(
 
 def plan_provenance(plan: Any, data_dir: Path) -> dict[str, Any] | None:
     """The declared plan as results.json records it (its file relative to the data
-    directory, sha256 and primary row); None without a plan.
-
-    >>> from evalstats.plan import parse_plan
-    >>> plan = parse_plan({"primary_rubric": "with-without", "consensus": "unanimous",
-    ...                    "statistic": "net_win"})
-    >>> p = plan_provenance(plan, Path("."))
-    >>> p["primary"], p["alpha"], p["sha256"] == plan.sha256
-    ({'rubric': 'with-without', 'judge': 'consensus:unanimous', 'statistic': 'net_win'}, 0.05, True)
-    """
+    directory, sha256 and primary row); None without a plan."""
     from ._results import to_jsonable
 
     if plan is None:
