@@ -90,7 +90,7 @@ def plot_pass_k(
     a.set_ylabel("pass^k")
     conf = float(t["confidence"].iloc[0]) if "confidence" in t.columns else None
     default = f"pass^k per arm ({conf_text(conf)}): {', '.join(g for g, _ in groups)}"
-    axes_title(a, title, default, canvas.width - 0.3)
+    axes_title(a, title, default, canvas.width - 0.9)
     return canvas.root
 
 
@@ -148,5 +148,5 @@ def plot_monitor(
     default = (
         f"Net win as tasks complete, {what}anytime-valid band: {', '.join(g for g, _ in groups)}"
     )
-    axes_title(a, title, default, canvas.width - 0.3)
+    axes_title(a, title, default, canvas.width - 0.9)
     return canvas.root
