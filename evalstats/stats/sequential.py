@@ -123,8 +123,9 @@ def monitor(
     --------
     >>> import pandas as pd
     >>> verdicts = pd.DataFrame({"task_id": range(60), "outcome": ["win"] * 45 + ["loss"] * 15})
-    >>> monitor(verdicts).iloc[-1][["n_tasks", "decision"]].tolist()
-    [60, 'better']
+    >>> last = monitor(verdicts).iloc[-1]
+    >>> int(last["n_tasks"]), last["decision"]
+    (60, 'better')
     """
     check_choice(statistic, "statistic", list(MONITOR_STATISTICS))
     confidence = check_confidence(confidence)
