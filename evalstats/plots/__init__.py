@@ -38,6 +38,7 @@ from ._headline import plot_headline
 from ._heatmap import plot_task_heatmap
 from ._length_bias import plot_length_bias
 from ._power import plot_power_curve
+from ._replicates import plot_monitor, plot_pass_k
 
 __all__ = [
     "ARM_COLORS",
@@ -54,7 +55,9 @@ __all__ = [
     "plot_dimension_scores",
     "plot_headline",
     "plot_length_bias",
+    "plot_monitor",
     "plot_pareto",
+    "plot_pass_k",
     "plot_power_curve",
     "plot_rank_sets",
     "plot_task_heatmap",

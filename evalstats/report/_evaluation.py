@@ -5,6 +5,7 @@ each a package function's output filtered and labelled (a design a section canno
 from __future__ import annotations
 
 import functools
+import json
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -168,17 +169,7 @@ def _most_ok(ok: pd.DataFrame, col: str, among: list[str]) -> str:
 
 
 def choose_first(frame: pd.DataFrame, agent_models: list[str]) -> tuple[str, str]:
-    """The (rubric, judge) the headline shows first without a plan (:data:`CHOICE_RULE`).
-
-    >>> f = pd.DataFrame({"rubric": ["blind-pair", "with-without", "with-without"],
-    ...                   "judge": ["openai:gpt-5.4", "openai:gpt-5.4",
-    ...                             "anthropic:claude-sonnet-4-20250514"],
-    ...                   "status": ["ok", "ok", "ok"]})
-    >>> choose_first(f, ["qwen:qwen3-coder"])
-    ('with-without', 'anthropic:claude-sonnet-4-20250514')
-    >>> choose_first(f, ["anthropic:claude-opus-4"])  # the default judge is the agent's kin
-    ('with-without', 'openai:gpt-5.4')
-    """
+    """The (rubric, judge) the headline shows first without a plan (:data:`CHOICE_RULE`)."""
     ok = frame.loc[frame["status"].astype(str) == "ok"]
     if ok.empty:
         ok = frame
@@ -245,15 +236,7 @@ def labels_needed(
     half_width: float, n_labelled: int, *, target_half_width: float, n_pairs: int | None = None
 ) -> int:
     """Labels for an interval of half-width ``target_half_width``, from one of ``half_width``
-    with ``n_labelled`` labels: ``ceil(n * (half_width / target) ** 2)``, capped at ``n_pairs``.
-
-    Examples
-    --------
-    >>> labels_needed(0.2, 10, target_half_width=0.1)
-    40
-    >>> labels_needed(0.2, 10, target_half_width=0.1, n_pairs=30)
-    30
-    """
+    with ``n_labelled`` labels: ``ceil(n * (half_width / target) ** 2)``, capped at ``n_pairs``."""
     if not (half_width > 0 and target_half_width > 0 and n_labelled >= 1):
         raise ValueError("half-widths must be > 0 and n_labelled >= 1")
     # The 1e-9 keeps a float product like 40.000000000000007 from asking for one more.
@@ -324,14 +307,50 @@ def _labels(ctx: Context) -> dict[str, Any]:
     return out
 
 
-def estimate_note(headline: pd.DataFrame) -> str:
-    """The headline card's words on which estimate it shows; empty without labels.
+def _replicates(ctx: Context) -> dict[str, Any]:
+    from ..stats.reliability import replicates
 
-    >>> estimate_note(pd.DataFrame({"estimate_source": ["judge-only"]}))
-    " Estimate shown: judge-only (the people's PPI-corrected rates: 'Judges against people')."
-    >>> estimate_note(pd.DataFrame({"estimate": [0.5]}))
-    ''
-    """
+    runs = ctx.extra["dataset"].runs
+    if "passed" not in runs.columns or not runs["passed"].notna().any():
+        raise Unavailable("the runs have no `passed` outcome: no replicates to compare")
+    out = replicates(runs, confidence=ctx.confidence)
+    ids = runs.attrs.get("arm_ids")  # K arms: the pair's own arm ids, not with / without
+    if ids:
+        out = out.assign(arm=out["arm"].map(ids), reference=out["reference"].map(ids))
+    return {"replicates": out}
+
+
+def _monitor(ctx: Context) -> dict[str, Any]:
+    """The headline judge's confidence sequence over tasks in the order they completed."""
+    from ..records import find_file
+    from ..stats.sequential import monitor
+
+    runs = ctx.extra["dataset"].runs
+    done = runs["started_at"] + pd.to_timedelta(runs["wall_s"], unit="s")
+    if done.isna().all():
+        raise Unavailable("the runs have no completion times (started_at + wall_s)")
+    choice = ctx.tables.get("headline_choice")
+    if not isinstance(choice, pd.DataFrame):
+        raise Unavailable("no headline judge chosen: nothing to monitor")
+    rubric, judge = str(choice["rubric"].iloc[0]), str(choice["judge"].iloc[0])
+    f = ctx.frame
+    f = f.loc[(f["rubric"].astype(str) == rubric) & (f["judge"].astype(str) == judge)]
+    if f.empty:
+        raise Unavailable(f"the headline judge {judge} is not one judge's verdicts")
+    finished = done.groupby(runs["task_id"].astype(str)).max()
+    f = f.assign(completed_at=f["task_id"].astype(str).map(finished))
+    out = monitor(f, order="completed_at", by=["rubric", "judge"], confidence=ctx.confidence)
+    journal = find_file(ctx.data_dir, "judgments", required=False)
+    stops = [] if journal is None or journal.suffix != ".jsonl" else [
+        json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()
+        if '"stopped_early"' in line
+    ]  # fmt: skip
+    out["stopped_early"] = next((str(s.get("reason")) for s in stops[::-1]), None)
+    return {"monitor": out}
+
+
+def estimate_note(headline: pd.DataFrame) -> str:
+    """The headline card's words on which estimate it shows; empty without labels."""
     if "estimate_source" not in headline.columns or not len(headline):
         return ""
     shown = ", ".join(sorted(set(headline["estimate_source"].astype(str))))
@@ -644,13 +663,6 @@ def _audit(ctx: Context) -> dict[str, Any]:
 
 # The value of no difference (score = (1 + net win) / 2); a single rate has none.
 _NULLS = {"net_win": 0.0, "score": 0.5}
-_STAT_WORDS = {
-    "win_rate": "win rate",
-    "tie_rate": "tie rate",
-    "loss_rate": "loss rate",
-    "net_win": "net win",
-    "score": "score",
-}
 _COST_WORDS = {
     "tokens_total_ratio": "total tokens",
     "tokens_geomean_ratio": "tokens per pair",
@@ -724,7 +736,7 @@ def _conclusion(stat: str, test: str, lo: float, hi: float, margin: float | None
                 else f"WITH uses at least {lo:.4g}x the {what} of WITHOUT ({label} > {lo:.4g})"
             )
         return phrases[test]
-    word = _STAT_WORDS[stat]
+    word = stat.replace("_", " ")
     null = _NULLS[stat]
     if test == "equivalence":
         return f"WITH is equivalent to WITHOUT within {margin:g} ({lo:g} < {word} < {hi:g})"
@@ -783,7 +795,7 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
         margin = plan.margin
         usable = stat in _NULLS
         refusal = (
-            f"a {_STAT_WORDS[stat]} alone has no value of no difference between WITH and "
+            f"a {stat.replace('_', ' ')} alone has no value of no difference between WITH and "
             "WITHOUT (declare net_win or score to test)"
         )
     draws = None
@@ -1127,18 +1139,7 @@ def pair_view(
 ) -> tuple[pd.DataFrame, Any]:
     """The pair (``a``, ``b``) of a K-arm Dataset as two arms (``a`` WITH, ``b`` WITHOUT):
     returns the pair's verdict frame and Dataset view (its judgments and labels). ``j_at`` /
-    ``r_at``: the row positions of each pair's judgments and each arm's runs.
-
-    >>> import evalstats, tempfile
-    >>> d = tempfile.mkdtemp()
-    >>> _ = evalstats.simulate(d, arms=("none", "v1"), reference="none", n_tasks=2,
-    ...                        n_replicates=1, judges=("openai:gpt-4o",))
-    >>> ds = evalstats.load_dir(d)
-    >>> at = ds.judgments.groupby(["arm_a", "arm_b"]).indices, ds.runs.groupby("arm").indices
-    >>> f, view = pair_view(ds, "v1", "none", *at)
-    >>> sorted(set(view.runs["arm"].astype(str))), len(f)
-    (['with', 'without'], 2)
-    """
+    ``r_at``: the row positions of each pair's judgments and each arm's runs."""
     from .._schema import ARM_DTYPE, ORDER_DTYPE
     from ..frames import verdict_frame
 
@@ -1156,6 +1157,7 @@ def pair_view(
         if whole.attrs.get("lines") is not None:
             part.attrs["lines"] = np.asarray(whole.attrs["lines"])[keep].tolist()
     r.attrs["arm_names"] = {"with": ds.arms.name(a), "without": ds.arms.name(b)}
+    r.attrs["arm_ids"] = {"with": a, "without": b}
     r.attrs.pop("arms", None)
     labels = ds.labels
     if labels is not None:
@@ -1171,15 +1173,7 @@ def pair_view(
 
 def plan_provenance(plan: Any, data_dir: Path) -> dict[str, Any] | None:
     """The declared plan as results.json records it (its file relative to the data
-    directory, sha256 and primary row); None without a plan.
-
-    >>> from evalstats.plan import parse_plan
-    >>> plan = parse_plan({"primary_rubric": "with-without", "consensus": "unanimous",
-    ...                    "statistic": "net_win"})
-    >>> p = plan_provenance(plan, Path("."))
-    >>> p["primary"], p["alpha"], p["sha256"] == plan.sha256
-    ({'rubric': 'with-without', 'judge': 'consensus:unanimous', 'statistic': 'net_win'}, 0.05, True)
-    """
+    directory, sha256 and primary row); None without a plan."""
     from ._results import to_jsonable
 
     if plan is None:
@@ -1269,6 +1263,8 @@ _SECTIONS = (
         _labels,
         [f"labels_{t}" for t in ("agreement", "confusion", "ppi", "needed")],
     ),
+    ("replicates", "report", _replicates, ["replicates"]),  # draws nothing
+    ("monitor", "report", _monitor, ["monitor"]),  # draws nothing
     ("design", "methodology", _design, ["design"]),
     ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
     (

@@ -231,19 +231,8 @@ _REPORT_LAYOUT = {
     "notebooks": (".ipynb",),
 }
 _REPORT_FILES = frozenset({"results.json"})
-DATA_NAMES = frozenset(
-    {
-        "tasks.jsonl",
-        "runs.jsonl",
-        "judgments.jsonl",
-        "labels.jsonl",
-        "plan.toml",
-        "arms.toml",
-        "truth.json",
-        "dataset.json",
-        "annotations.json",
-    }
-)
+# Data files the suffixes below do not already name (tasks.jsonl, plan.toml, ...).
+_DATA_NAMES = frozenset({"truth.json", "dataset.json", "annotations.json"})
 _DATA_SUFFIXES = (".jsonl", ".toml", ".parquet", ".eval")
 
 
@@ -259,7 +248,7 @@ def is_report_file(rel: str) -> bool:
     if not parts or ".." in parts or len(parts) > 2:
         return False
     name = parts[-1]
-    if name in DATA_NAMES or name.endswith(_DATA_SUFFIXES) or name in (MANIFEST, LOCK):
+    if name in _DATA_NAMES or name.endswith(_DATA_SUFFIXES) or name in (MANIFEST, LOCK):
         return False
     folder = parts[0] if len(parts) == 2 else ""
     if folder == "" and name in _REPORT_FILES:
