@@ -35,12 +35,7 @@ def format_scalar(value: Any) -> str:
     if isinstance(value, int | np.integer):
         return str(int(value))
     if isinstance(value, float | np.floating):
-        v = float(value)
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return f"{v:.4g}"
+        return f"{float(value):.4g}"
     if value is None or value is pd.NA:
         return str(value)
     text = str(value)

@@ -113,11 +113,8 @@ def stack_statistics(
     2     b  win_rate       0.6  12
     3     b   net_win       0.2  12
     """
-    by = list(groups.columns)
-    n_groups = len(groups)
-    n_stats = len(statistics)
-    base = groups.reset_index(drop=True)
-    rows = base.loc[np.repeat(np.arange(n_groups), n_stats)].reset_index(drop=True)
+    n_groups, n_stats = len(groups), len(statistics)
+    rows = groups.iloc[np.repeat(np.arange(n_groups), n_stats)].reset_index(drop=True)
     rows["statistic"] = np.tile(np.array([s for s, _ in statistics], dtype=object), n_groups)
     columns = dict.fromkeys(c for _, cols in statistics for c in cols)
     for col in columns:
@@ -127,7 +124,7 @@ def stack_statistics(
         ]
         stacked = np.stack(values, axis=1).reshape(-1)
         rows[col] = pd.Series(stacked).infer_objects()
-    return tidy_frame(rows, by=by, diagnostics=diagnostics, extra=extra)
+    return tidy_frame(rows, by=list(groups.columns), diagnostics=diagnostics, extra=extra)
 
 
 def result_by(result: pd.DataFrame) -> list[str]:
@@ -180,19 +177,15 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
     if diagnostics is None:
         diagnostics = getattr(result, "diagnostics", None)
     frame = pd.DataFrame(result)
-    key = (
-        pd.MultiIndex.from_frame(frame[by].astype(object).fillna("<NA>")).to_flat_index()
-        if by
-        else pd.Index(np.zeros(len(frame), dtype=np.int64))
-    )
-    gid, _ = pd.factorize(key)
+    groups = frame.groupby(by or np.zeros(len(frame)), sort=False, dropna=False)
+    gid = groups.ngroup().to_numpy()
     first = ~pd.Series(gid).duplicated().to_numpy()
     out = frame.loc[first, by].reset_index(drop=True)
     stats = list(dict.fromkeys(frame["statistic"]))
     per_stat = [c for c in frame.columns if c not in (*by, "statistic")]
     shared, spread = [], []
     for c in per_stat:
-        same = frame.groupby(gid, sort=False)[c].nunique(dropna=False).le(1).all()
+        same = groups[c].nunique(dropna=False).le(1).all()
         (shared if same and c not in WIDE_SUFFIXES else spread).append(c)
     for c in shared:
         out[c] = frame.loc[first, c].to_numpy()

@@ -57,9 +57,8 @@ def check_positive_int(
     >>> check_positive_int(2000, "n_resamples")
     2000
     """
-    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if not ok and isinstance(value, float) and value.is_integer():
-        ok = True
+    whole = isinstance(value, float) and value.is_integer()
+    ok = whole or isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if not ok or int(value) < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if maximum is not None and int(value) > maximum:

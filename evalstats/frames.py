@@ -62,10 +62,7 @@ def _current(judgments: pd.DataFrame, runs: pd.DataFrame) -> tuple[pd.DataFrame,
 
 
 def _latest_per_call(j: pd.DataFrame, on_conflict: str) -> pd.DataFrame:
-    """One line per (pair, order, judge, rubric revision): its latest success, else latest failure.
-
-    Two different successful answers to one call (one ``call_key``) are a conflict.
-    """
+    """One line per call (pair, order, judge, rubric revision): its latest success, else failure."""
     j, source = j.copy(), j.attrs.get("source")
     j["_ok"] = j["error"].isna()
     order = j["order"].astype(object).fillna("").astype(str)
@@ -109,8 +106,6 @@ def _latest_per_call(j: pd.DataFrame, on_conflict: str) -> pd.DataFrame:
     kept = j.drop_duplicates(ident, keep="last")
     return kept.sort_values("_line", kind="stable").drop(columns=["_ok", "_pair", "_first"])
 
-
-# --------------------------------------------------------------------------- rubric lookup
 
 #: Where a data directory keeps the rubric files its judgments were made with.
 RUBRIC_DIR = "rubrics"
@@ -161,17 +156,13 @@ def resolve_rubrics(
     >>> sorted({r.name for r in found.values()})
     ['blind-pair', 'with-without']
     """
-    keys = ["rubric", "prompt_revision", "prompt_sha256"]
-    present = [c for c in keys if c in judgments.columns]
-    distinct = judgments[present].astype(object).drop_duplicates()
+    distinct = judgments[["rubric", "prompt_revision", "prompt_sha256"]].astype(object)
     builtins = [_rubrics.get(n) for n in _rubrics.names()]
     explicit = _explicit(rubrics)
     on_disk: list[_rubrics.Rubric] | None = None
     out: dict[tuple[str, Any, Any], _rubrics.Rubric] = {}
-    for row in distinct.itertuples(index=False):
-        name = str(row[0])
-        revision = row[1] if len(present) > 1 else None
-        sha = row[2] if len(present) > 2 else None
+    for name, revision, sha in distinct.drop_duplicates().itertuples(index=False):
+        name = str(name)
         found = _pick(builtins, name, revision, sha) or _pick(explicit, name, revision, sha)
         if found is None:
             if on_disk is None:
@@ -362,7 +353,6 @@ def _pair_frame(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalstatsWarning)  # load_runs already reported them
         pairs = pair_runs(runs)
-    j = judgments
     extra_scores = [
         f"{arm}_{dim}"
         for dim in dict.fromkeys(d for r in found.values() for d in r.dimensions)
@@ -370,6 +360,7 @@ def _pair_frame(
         for arm in ("with", "without")
     ]
     extra_scores = sorted(extra_scores, key=lambda c: not c.startswith("with_"))
+    j = judgments
     known = j[_PAIR].merge(pairs[_PAIR], how="left", indicator=True)["_merge"].to_numpy()
     unknown = np.flatnonzero(known == "left_only")
     if unknown.size:
@@ -467,11 +458,10 @@ def wide_by_judge(
     keys = [*_PAIR, *(c for c in ("arm_a", "arm_b") if c in f.columns)]
     if f["order"].notna().any():
         keys.append("order")
-    judge = f["judge"].astype(str)
-    dup = f.assign(judge=judge).duplicated([*keys, "judge"])
-    if dup.any():
+    f = f.assign(judge=f["judge"].astype(str))
+    if f.duplicated([*keys, "judge"]).any():
         raise ValueError("several rows per (pair, judge): the frame is not one judgment per call")
-    wide = f.assign(judge=judge).pivot(index=keys, columns="judge", values=value).reset_index()
+    wide = f.pivot(index=keys, columns="judge", values=value).reset_index()
     wide.columns.name = None
     for col in wide.columns[len(keys) :]:
         if isinstance(f[value].dtype, pd.CategoricalDtype):

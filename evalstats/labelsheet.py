@@ -157,26 +157,15 @@ def draw_sheet(
             "note": "",
         }
     )
-    seeds = _seeds_pair(pairs)
+    cols = ["task_id", "replicate", "order", *([] if _seeds_pair(pairs) else ["arm_a", "arm_b"])]
+    items = rows[cols].astype(str).assign(item=sheet["item"], replicate=sheet["replicate"])
     key = {
         "seed": int(seed),
         "n": int(len(sheet)),
         "frame_sha256": pairs_sha256(pairs),
         "data_dir": str(data_dir),
         "drawn_at": pd.Timestamp.now(tz="UTC").isoformat(),
-        "items": [
-            {"item": int(i), "task_id": str(t), "replicate": int(r), "order": str(o)}
-            | ({} if seeds else {"arm_a": str(a), "arm_b": str(b)})
-            for i, t, r, o, a, b in zip(
-                sheet["item"],
-                sheet["task_id"],
-                sheet["replicate"],
-                rows["order"],
-                rows["arm_a"],
-                rows["arm_b"],
-                strict=True,
-            )
-        ],
+        "items": items[["item", *cols]].astype({"replicate": "int64"}).to_dict(orient="records"),
     }
     out = Path(path)
     text = safe_csv(sheet, index=False)
@@ -231,14 +220,7 @@ def read_sheet(
     redraw = draw_sample(pairs[keys], int(key["n"]), seed=int(key["seed"]))
     recorded = pd.DataFrame(key["items"], columns=[*keys, "order"], dtype=object)
     recorded = recorded.fillna({"arm_a": "with", "arm_b": "without"})
-    same = (
-        len(recorded) == len(redraw)
-        and (
-            recorded[[*keys, "order"]].astype(str).to_numpy()
-            == redraw[[*keys, "order"]].astype(str).to_numpy()
-        ).all()
-    )
-    if not same:
+    if not recorded.astype(str).equals(redraw[[*keys, "order"]].astype(str)):
         raise DataError(
             f"the key's items are not the draw of seed {key['seed']}: not a random sample",
             path=kp,

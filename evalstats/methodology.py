@@ -10,14 +10,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from ._families import model_family
 from ._validate import check_probability
 from .errors import DataError, ParameterError
-from .frames import by_pair_of_arms, verdict_frame
+from .frames import _key, by_pair_of_arms, resolve_rubrics, verdict_frame
 from .plan import Plan
 from .records import Dataset, incomplete_pairs
 from .stats.rates import sign_test_p
@@ -190,7 +189,7 @@ def _check_canonical(tasks: pd.DataFrame, runs: pd.DataFrame) -> tuple:
     if len(late):
         items = [
             f"{t} (written {w.isoformat()}, first run {r.isoformat()})"
-            for t, w, r in zip(late.index, late["written"], late["first_run"], strict=True)
+            for t, w, r in late.itertuples()
         ]
         return (
             "fail",
@@ -283,10 +282,8 @@ def _check_both_arms(runs: pd.DataFrame) -> tuple:
     lonely = incomplete_pairs(runs)
     n_pairs = runs[["task_id", "replicate"]].drop_duplicates().shape[0]
     if len(lonely):
-        items = [
-            f"({t}, {r}) only {a}"
-            for t, r, a in zip(lonely["task_id"], lonely["replicate"], lonely["arm"], strict=True)
-        ]
+        cols = ["task_id", "replicate", "arm"]
+        items = [f"({t}, {r}) only {a}" for t, r, a in lonely[cols].itertuples(index=False)]
         return ("fail", f"{len(lonely)} of {n_pairs} pairs lack an arm: {_listed(items)}.")
     return ("pass", f"All {n_pairs} pairs have both arms.")
 
@@ -298,16 +295,10 @@ def _check_tokens(runs: pd.DataFrame) -> tuple:
             "Runs carry no token counts (load them with tasks): reported tokens not compared.",
         )
     n_rep = int(runs["reported_tokens"].notna().sum()) if "reported_tokens" in runs else 0
-    used = (
-        "the cost ratios use the billed counts"
-        if n_rep == len(runs) and n_rep
-        else "the cost ratios use the cl100k_base transcript counts"
-    )
-    answer_only = (
-        runs["tokens_source"].astype(str).eq("answer").to_numpy()
-        if "tokens_source" in runs.columns
-        else np.zeros(len(runs), dtype=bool)
-    )
+    counts = "billed counts" if n_rep == len(runs) and n_rep else "cl100k_base transcript counts"
+    used = f"the cost ratios use the {counts}"
+    answer_only = runs.get("tokens_source", pd.Series("", runs.index)).astype(str).eq("answer")
+    answer_only = answer_only.to_numpy()
     if n_rep and answer_only[runs["reported_tokens"].notna().to_numpy()].all():
         return (
             "pass",
@@ -317,16 +308,10 @@ def _check_tokens(runs: pd.DataFrame) -> tuple:
     mism = runs.loc[runs["tokens_mismatch"].to_numpy(dtype=bool) & ~answer_only]
     if len(mism):
         ratio = mism["reported_tokens"].astype("float64") / mism["tokens"].astype("float64")
+        cols = ["task_id", "replicate", "arm", "reported_tokens", "tokens"]
         items = [
             f"({t}, {r}, {a}) reported {int(x)} vs counted {int(c)}"
-            for t, r, a, x, c in zip(
-                mism["task_id"],
-                mism["replicate"],
-                mism["arm"].astype(str),
-                mism["reported_tokens"],
-                mism["tokens"],
-                strict=True,
-            )
+            for t, r, a, x, c in mism[cols].itertuples(index=False)
         ]
         return (
             "warn",
@@ -349,9 +334,8 @@ def _check_tokens(runs: pd.DataFrame) -> tuple:
 def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> tuple:
     if "over_budget_with" not in pairs.columns:
         return ("warn", "Runs carry no over_budget flags (load them with tasks).")
-    over = pairs["over_budget_with"].to_numpy(dtype=bool) | pairs["over_budget_without"].to_numpy(
-        dtype=bool
-    )
+    over = pairs["over_budget_with"].to_numpy(dtype=bool)
+    over = over | pairs["over_budget_without"].to_numpy(dtype=bool)
     n, k = len(pairs), int(over.sum())
     rate = k / n if n else 0.0
     status = "warn" if rate > threshold else "pass"
@@ -370,29 +354,15 @@ def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> tuple:
 
 def _resolve_each(j: pd.DataFrame, rubrics_arg: object) -> dict[tuple, object]:
     """(rubric, revision, sha) -> its Rubric, or None (a finding, not an exception)."""
-    from .frames import resolve_rubrics
-
     cols = ["rubric", "prompt_revision", "prompt_sha256"]
     ids = j[cols].astype(object).drop_duplicates()
     out: dict[tuple, object] = {}
-    for row in ids.itertuples(index=False):
-        sub = j.loc[
-            (j["rubric"].astype(str) == str(row[0]))
-            & (_frame_str(j["prompt_revision"]) == _frame_str(pd.Series([row[1]])).iloc[0])
-            & (_frame_str(j["prompt_sha256"]) == _frame_str(pd.Series([row[2]])).iloc[0])
-        ]
-        key = (str(row[0]), _key(row[1]), _key(row[2]))
+    for i, row in enumerate(ids.itertuples(index=False)):
         try:
-            found = resolve_rubrics(sub, rubrics_arg)
+            out |= resolve_rubrics(ids.iloc[[i]], rubrics_arg)
         except DataError:
-            out[key] = None
-            continue
-        out[key] = next(iter(found.values()))
+            out[(str(row[0]), _key(row[1]), _key(row[2]))] = None
     return out
-
-
-def _key(v: object) -> object:
-    return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
 
 
 def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> tuple:
@@ -466,8 +436,7 @@ def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> tuple:
 
 
 def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per rubric and pair of judges: units (pairs or pair-orders) both judged ok, how many
-    differ, and ``n_pairs`` the distinct pairs among them."""
+    """Per rubric and pair of judges: units both judged ok, how many differ, distinct pairs."""
     ok = frame.loc[frame["status"].astype(str) == "ok"]
     keys = ["task_id", "replicate", "_order"]
     ok = ok.assign(
@@ -787,33 +756,19 @@ def _per_pair(tasks, runs, judgments, options: dict[str, Any]) -> dict[str, dict
     return out
 
 
-def _audit_arm_pairs(
-    tasks: pd.DataFrame,
-    runs: pd.DataFrame,
-    judgments: pd.DataFrame,
-    *,
-    rubrics: Any = None,
-    families: Any = None,
-    agent_family: str | None = None,
-    disagreement_threshold: float,
-    **options: Any,
-) -> pd.DataFrame:
-    """The audit of K-arm judgments: checks that do not depend on the pairing once, the
-    disagreement per pair of arms, every other check the worst of each pair's two-arm audit."""
+def _audit_arm_pairs(tasks, runs, judgments, options: dict[str, Any]) -> pd.DataFrame:
+    """The K-arm audit: pairing-free checks once, the others per pair of arms (the worst)."""
+    rubrics, threshold = options["rubrics"], options["disagreement_threshold"]
     frame = verdict_frame(judgments, runs, tasks, rubrics=rubrics)
     done = {
         check: _row(check, *result)
         for check, result in (
-            ("judge_families", _check_families(judgments, families)),
+            ("judge_families", _check_families(judgments, options["families"])),
             ("canonical_before_runs", _check_canonical(tasks, runs)),
             ("prompt_hash_pinned", _check_hashes(judgments, rubrics)),
-            (
-                "judge_disagreement",
-                _check_disagreement(frame, disagreement_threshold, by_arms=True),
-            ),
+            ("judge_disagreement", _check_disagreement(frame, threshold, by_arms=True)),
         )
     }
-    options |= {"rubrics": rubrics, "families": families, "agent_family": agent_family}
     rest = _per_pair(tasks, runs, judgments, options)
     rows = [
         done.get(check)
@@ -909,17 +864,9 @@ def audit(
         runs = annotate_runs(runs, tasks)
     arm_a = None if frame is not None or judgments is None else judgments.get("arm_a")
     if arm_a is not None and arm_a.notna().any():  # K arms: lines name the pair judged
-        return _audit_arm_pairs(
-            tasks,
-            runs,
-            judgments,
-            rubrics=rubrics,
-            families=families,
-            agent_family=agent_family,
-            disagreement_threshold=disagreement_threshold,
-            limits=lim,
-            plan=plan,
-        )
+        options = {"rubrics": rubrics, "families": families, "agent_family": agent_family}
+        options |= {"disagreement_threshold": disagreement_threshold, "limits": lim, "plan": plan}
+        return _audit_arm_pairs(tasks, runs, judgments, options)
     if frame is None and judgments is not None and len(judgments):
         frame = verdict_frame(judgments, runs, tasks, rubrics=rubrics)
     j = judgments if judgments is not None and len(judgments) else frame

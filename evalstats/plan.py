@@ -68,9 +68,7 @@ class Plan:
     @property
     def primary_judge_name(self) -> str:
         """The ``judge`` value of the primary verdicts: the judge, or ``consensus:<rule>``."""
-        return (
-            self.primary_judge if self.primary_judge is not None else f"consensus:{self.consensus}"
-        )
+        return self.primary_judge or f"consensus:{self.consensus}"
 
     @property
     def primary_key(self) -> dict[str, str]:
@@ -99,9 +97,6 @@ class Plan:
         """sha256 (hex) of :meth:`to_dict` as sorted-key, compact JSON."""
         text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-# --------------------------------------------------------------------------- reading
 
 
 def _line_of(text: str, key: str) -> int | None:
@@ -179,10 +174,6 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(sorted(value))
 
 
-def _tasks(value: Any) -> int | tuple[str, ...]:
-    return check_positive_int(value, "tasks") if not isinstance(value, list) else _names(value)
-
-
 _CHECKS = {
     "written_at": _timestamp,
     "primary_rubric": _text,
@@ -193,7 +184,7 @@ _CHECKS = {
     "sidedness": lambda v: check_choice(v, "sidedness", SIDEDNESS),
     "margin": lambda v: check_range(v, "margin", 0, closed=(False, True)),
     "margin_kind": lambda v: check_choice(v, "margin_kind", MARGIN_KINDS),
-    "tasks": _tasks,
+    "tasks": lambda v: _names(v) if isinstance(v, list) else check_positive_int(v, "tasks"),
     "replicates": lambda v: check_positive_int(v, "replicates"),
     "judges": _names,
     "rubrics": _names,

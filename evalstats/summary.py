@@ -15,8 +15,6 @@ def status_table(frame: pd.DataFrame) -> pd.DataFrame:
     The pair of arms is a key when the frame has ``arm_a`` / ``arm_b`` (every verdict frame
     does), so a K-arm frame gets one row per judge and pair of arms.
 
-    Examples
-    --------
     >>> from evalstats.frames import load_frame
     >>> t = status_table(load_frame("data/sample"))
     >>> t.columns[:6].tolist(), int(t["n"].sum()) == int(t[["ok", "no_answer", "invalid", "error"]].sum().sum())
