@@ -183,28 +183,19 @@ class ResultDisplay:
 
     def _display_rows(self) -> list[tuple[str, Any]]:
         names = [f.name for f in dataclasses.fields(self)]  # type: ignore[arg-type]
-        lead = self._display_estimate
         solved = getattr(self, "solved_for", None)
-        if isinstance(solved, str) and solved in names:
-            lead = solved
-        rows: list[tuple[str, Any]] = []
-        has_ci = {"ci_low", "ci_high"} <= set(names)
-        if lead in names:
-            if has_ci:
-                conf = getattr(self, "confidence", None)
-                alpha = getattr(self, "alpha", None)
-                if isinstance(conf, float | int) and not isinstance(conf, bool):
-                    label = f"{lead} [{_percent(conf)} CI]"
-                elif isinstance(alpha, float | int) and not isinstance(alpha, bool):
-                    label = f"{lead} [{_percent(1 - 2 * alpha)} CI]"
-                else:
-                    label = f"{lead} [ci_low, ci_high]"
-                rows.append((label, self._interval_text(lead)))
-            else:
-                rows.append((lead, getattr(self, lead)))
-        skip = {lead, "ci_low", "ci_high"} if (lead in names and has_ci) else {lead}
-        rows.extend((n, getattr(self, n)) for n in names if n not in skip)
-        return rows
+        lead = solved if isinstance(solved, str) and solved in names else self._display_estimate
+        if lead not in names or not {"ci_low", "ci_high"} <= set(names):
+            return [(n, getattr(self, n)) for n in sorted(names, key=lambda n: n != lead)]
+        conf, alpha = getattr(self, "confidence", None), getattr(self, "alpha", None)
+        if isinstance(conf, float | int) and not isinstance(conf, bool):
+            label = f"{lead} [{_percent(conf)} CI]"
+        elif isinstance(alpha, float | int) and not isinstance(alpha, bool):
+            label = f"{lead} [{_percent(1 - 2 * alpha)} CI]"
+        else:
+            label = f"{lead} [ci_low, ci_high]"
+        rest = [(n, getattr(self, n)) for n in names if n not in (lead, "ci_low", "ci_high")]
+        return [(label, self._interval_text(lead)), *rest]
 
     def _interval_text(self, lead: str) -> str:
         est, lo, hi = (getattr(self, n) for n in (lead, "ci_low", "ci_high"))

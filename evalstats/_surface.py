@@ -47,12 +47,10 @@ def lazy_surface(
 
     def __getattr__(name: str) -> Any:
         if name in where:
-            value = getattr(importlib.import_module(where[name], package), name)
-        elif name in submodules:
-            value = importlib.import_module(f".{name}", package)
-        else:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return value
+            return getattr(importlib.import_module(where[name], package), name)
+        if name in submodules:
+            return importlib.import_module(f".{name}", package)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__() -> list[str]:
         return sorted({*vars(sys.modules[package]), *public})

@@ -198,9 +198,8 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
         bare = "confidence" in frame and frame.loc[hit, "confidence"].isna().all()
         for c in spread:
             empty = frame.loc[hit, c].isna().all()
-            if empty and bare and c in WIDE_SUFFIXES and c != "estimate":
-                continue
-            if empty and c not in TIDY_COLUMNS:  # an extra only some statistics have
+            # An extra only some statistics have, or an interval column of no interval.
+            if empty and (c not in TIDY_COLUMNS or bare and c in WIDE_SUFFIXES and c != "estimate"):
                 continue
             name = s + WIDE_SUFFIXES.get(c, f"_{c}")
             values = frame[c].to_numpy()

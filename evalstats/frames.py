@@ -146,9 +146,8 @@ def resolve_rubrics(
 ) -> dict[tuple[str, Any, Any], _rubrics.Rubric]:
     """The rubric of each distinct (``rubric``, ``prompt_revision``, ``prompt_sha256``).
 
-    Looked up by name in the built-in rubrics, then ``rubrics``, then the data directory's
-    ``rubrics/``; of that name, the one with the judgment's sha256, else its revision, else
-    the newest. ``DataError`` names the first judgment of a rubric found nowhere.
+    Built-in, then ``rubrics``, then the data directory's ``rubrics/``; ``DataError`` names the
+    first judgment of a rubric found nowhere.
 
     >>> import evalstats
     >>> ds = evalstats.load_dir("data/sample")
@@ -254,13 +253,6 @@ def verdict_frame(
 ) -> pd.DataFrame:
     """Build the long verdict frame: one verdict per (pair, order, judge, rubric), arm_a's view.
 
-    ``arm_a`` is in the rubric's WITH role: the ``with_*`` / ``*_with`` columns and the
-    order ``with_first`` are arm_a's side (the seeds' two arms: ``with`` / ``without``).
-    The latest successful judgment of a (pair, order, judge, rubric revision) wins (re-judging with
-    other options replaces the earlier one; either orientation of a pair is one pair, by the
-    arm shown first); a judgment of answers that have changed since is stale: left out and
-    counted in ``attrs["stale"]`` per (rubric, judge, arm_a, arm_b).
-
     Parameters
     ----------
     judgments, runs, tasks : DataFrame
@@ -273,8 +265,10 @@ def verdict_frame(
     Returns
     -------
     DataFrame
-        ``VERDICT_COLUMNS`` (outcome NA unless ok), a rubric file's other dimensions, the
-        runs' token sources.
+        ``VERDICT_COLUMNS`` (``with_*``, ``*_with``, ``with_first``: arm_a's side; outcome NA
+        unless ok), a rubric file's other dimensions, the runs' token sources. The latest
+        success per call wins; verdicts on answers changed since are left out, counted in
+        ``attrs["stale"]`` per (rubric, judge, arm_a, arm_b).
 
     >>> import evalstats
     >>> ds = evalstats.load_dir("data/sample")
@@ -353,13 +347,8 @@ def _pair_frame(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalstatsWarning)  # load_runs already reported them
         pairs = pair_runs(runs)
-    extra_scores = [
-        f"{arm}_{dim}"
-        for dim in dict.fromkeys(d for r in found.values() for d in r.dimensions)
-        if dim not in BLIND_DIMENSIONS
-        for arm in ("with", "without")
-    ]
-    extra_scores = sorted(extra_scores, key=lambda c: not c.startswith("with_"))
+    dims = dict.fromkeys(d for r in found.values() for d in r.dimensions)
+    extra_scores = [f"{a}_{d}" for a in ARMS for d in dims if d not in BLIND_DIMENSIONS]
     j = judgments
     known = j[_PAIR].merge(pairs[_PAIR], how="left", indicator=True)["_merge"].to_numpy()
     unknown = np.flatnonzero(known == "left_only")
@@ -386,16 +375,15 @@ def _pair_frame(
     over_arm = np.where(w & wo, "both", np.where(w, "with", np.where(wo, "without", None)))
     pairs = pairs.assign(_over_arm=over_arm.astype(object))
     sides = [f"{arm}_{c}" for c in ("tokens", "wall_s") for arm in ARMS]
-    sources = [
-        f"{arm}_{c}"
-        for c in ("reported_tokens", "tokens_source")
-        for arm in ARMS
-        if f"{arm}_{c}" in pairs.columns
-    ]
+    sources = [f"{a}_{c}" for c in ("reported_tokens", "tokens_source") for a in ARMS]
+    sources = [c for c in sources if c in pairs.columns]
     j = j.merge(
         pairs[[*_PAIR, *sides, "_over_arm", *sources]], on=_PAIR, how="left", validate="many_to_one"
     )
     n = len(j)
+    tw, two = (j[f"{a}_tokens"].astype("float64").to_numpy() for a in ARMS)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(two > 0, tw / two, np.nan)
     out = pd.DataFrame(
         {
             "task_id": j["task_id"].astype("str"),
@@ -414,6 +402,7 @@ def _pair_frame(
             ),
             **{c: pd.array(parsed[c], dtype="Int64") for c in _SCORE_COLS},
             "judge_cost_ratio": pd.array(parsed["judge_cost_ratio"], dtype="float64"),
+            "cost_ratio": ratio,
             "tokens_with": j["with_tokens"].astype("Int64"),
             "tokens_without": j["without_tokens"].astype("Int64"),
             "wall_with_s": j["with_wall_s"].astype("float64"),
@@ -427,17 +416,10 @@ def _pair_frame(
             "reasoning": pd.Series(parsed["reasoning"], dtype="str"),
             "raw": j["raw"].astype("str"),
             "parse_error": pd.Series(parsed["parse_error"], dtype="str"),
+            **{c: pd.array(parsed[c], dtype="Int64") for c in extra_scores},
         }
     )
-    tw = out["tokens_with"].to_numpy(dtype="float64", na_value=np.nan)
-    two = out["tokens_without"].to_numpy(dtype="float64", na_value=np.nan)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(two > 0, tw / two, np.nan)
-    out.insert(VERDICT_COLUMNS.index("cost_ratio"), "cost_ratio", ratio)
-    for c in extra_scores:
-        out[c] = pd.array(parsed[c], dtype="Int64")
-    out = out[[*VERDICT_COLUMNS, *extra_scores]].copy()
-    return out.assign(**pair_token_sources(j))
+    return out[[*VERDICT_COLUMNS, *extra_scores]].assign(**pair_token_sources(j))
 
 
 def wide_by_judge(

@@ -142,21 +142,15 @@ def draw_sheet(
     sample = draw_sample(pairs[keys], n, seed=seed)
     rows = sample.merge(pairs, on=keys, how="left", validate="one_to_one")
     first = rows["order"].to_numpy() == "with_first"
-    sheet = pd.DataFrame(
-        {
-            "item": np.arange(1, len(rows) + 1),
-            "task_id": rows["task_id"],
-            "replicate": rows["replicate"],
-            "prompt": rows["prompt"],
-            "canonical_answer": rows["canonical_answer"],
-            "answer_a": np.where(first, rows["with_answer"], rows["without_answer"]),
-            "answer_b": np.where(first, rows["without_answer"], rows["with_answer"]),
-            "verdict": "",
-            "allowed_verdicts": ALLOWED_TEXT,
-            "labeler": "",
-            "note": "",
-        }
+    sheet = rows[["task_id", "replicate", "prompt", "canonical_answer"]].assign(
+        answer_a=np.where(first, rows["with_answer"], rows["without_answer"]),
+        answer_b=np.where(first, rows["without_answer"], rows["with_answer"]),
+        verdict="",
+        allowed_verdicts=ALLOWED_TEXT,
+        labeler="",
+        note="",
     )
+    sheet.insert(0, "item", np.arange(1, len(rows) + 1))
     cols = ["task_id", "replicate", "order", *([] if _seeds_pair(pairs) else ["arm_a", "arm_b"])]
     items = rows[cols].astype(str).assign(item=sheet["item"], replicate=sheet["replicate"])
     key = {

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
@@ -72,9 +73,7 @@ def _row(check: str, status: str, detail: str, rubrics: list | None = None) -> d
 
 def _table(rows: list[dict]) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=["check", "status", "detail", "rule"])
-    table["status"] = table["status"].astype(_STATUS_DTYPE)
-    for col in ("check", "detail", "rule"):
-        table[col] = table[col].astype("str")
+    table = table.astype({"check": "str", "status": _STATUS_DTYPE, "detail": "str", "rule": "str"})
     table.attrs["rubrics"] = {r["check"]: list(r["rubrics"]) for r in rows if r.get("rubrics")}
     return table
 
@@ -212,7 +211,11 @@ def _pairs(runs: pd.DataFrame) -> pd.DataFrame:
     arm = runs["arm"].astype(str)
     w = runs.loc[arm == "with", ["task_id", "replicate", *cols]]
     wo = runs.loc[arm == "without", ["task_id", "replicate", *cols]]
-    return w.merge(wo, on=["task_id", "replicate"], suffixes=("_with", "_without"))
+    pairs = w.merge(wo, on=["task_id", "replicate"], suffixes=("_with", "_without"))
+    if "over_budget" in cols:
+        over = (pairs[f"over_budget_{a}"].to_numpy(dtype=bool) for a in ("with", "without"))
+        pairs["over"] = np.logical_or(*over)
+    return pairs
 
 
 def _check_same_agent(pairs: pd.DataFrame) -> tuple:
@@ -251,7 +254,7 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> tu
         f"of {len(pairs)} pairs"
     )
     if frame is not None and len(frame):
-        over = pairs.loc[ow | owo, ["task_id", "replicate"]]
+        over = pairs.loc[pairs["over"], ["task_id", "replicate"]]
         scored = frame.merge(over, on=["task_id", "replicate"])
         scored = scored.loc[scored["status"].astype(str) != "no_answer"]
         if len(scored):
@@ -334,8 +337,7 @@ def _check_tokens(runs: pd.DataFrame) -> tuple:
 def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> tuple:
     if "over_budget_with" not in pairs.columns:
         return ("warn", "Runs carry no over_budget flags (load them with tasks).")
-    over = pairs["over_budget_with"].to_numpy(dtype=bool)
-    over = over | pairs["over_budget_without"].to_numpy(dtype=bool)
+    over = pairs["over"].to_numpy()
     n, k = len(pairs), int(over.sum())
     rate = k / n if n else 0.0
     status = "warn" if rate > threshold else "pass"
@@ -367,9 +369,7 @@ def _resolve_each(j: pd.DataFrame, rubrics_arg: object) -> dict[tuple, object]:
 
 def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> tuple:
     problems: list[str] = []
-    n_bad = 0
-    resolved = _resolve_each(j, rubrics_arg)
-    used: dict[str, object] = {}
+    n_bad, used, resolved = 0, {}, _resolve_each(j, rubrics_arg)
     for (rubric, revision), grp in j.groupby(
         ["rubric", "prompt_revision"], observed=True, dropna=False
     ):
@@ -520,19 +520,14 @@ def _check_disagreement(frame: pd.DataFrame, threshold: float, by_arms: bool = F
 
 
 def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> tuple:
-    if "over_budget_with" in pairs.columns:
-        keep = ~(
-            pairs["over_budget_with"].to_numpy(dtype=bool)
-            | pairs["over_budget_without"].to_numpy(dtype=bool)
-        )
-        pairs = pairs.loc[keep]
+    if "over" in pairs.columns:
+        pairs = pairs.loc[~pairs["over"]]
     want = pairs[["task_id", "replicate"]].drop_duplicates()
     f = frame.assign(_judge=frame["judge"].astype(str), _rubric=frame["rubric"].astype(str))
     combos = f[["_rubric", "_judge"]].drop_duplicates().sort_values(["_rubric", "_judge"])
     seen = f[["_rubric", "_judge", "task_id", "replicate"]].drop_duplicates()
     judged = seen.merge(want, on=["task_id", "replicate"]).groupby(["_rubric", "_judge"]).size()
-    index = pd.MultiIndex.from_frame(combos)
-    lack = len(want) - judged.reindex(index, fill_value=0)
+    lack = len(want) - judged.reindex(pd.MultiIndex.from_frame(combos), fill_value=0)
     missing = [
         f"{judge} on {rubric}: {n} of {len(want)} pairs unjudged"
         for (rubric, judge), n in lack.items()
@@ -543,11 +538,10 @@ def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> tuple:
             "warn",
             "Some in-budget pairs were not judged by every judge: " + _listed(missing) + ".",
         )
-    n_combo = f[["_rubric", "_judge"]].drop_duplicates().shape[0]
     return (
         "pass",
         f"All {len(want)} in-budget pairs were judged by each of the "
-        f"{n_combo} (rubric, judge) combinations.",
+        f"{len(combos)} (rubric, judge) combinations.",
     )
 
 
@@ -595,32 +589,28 @@ def _check_orders(
 
 
 def _check_failures(frame: pd.DataFrame, threshold: float) -> tuple:
-    status = frame["status"].astype(str)
-    judged = frame.loc[status != "no_answer"]
+    judged = frame.loc[frame["status"].astype(str) != "no_answer"]
     if judged.empty:
         return ("warn", "No judged pairs.")
-    st = judged["status"].astype(str)
+    st, keys = judged["status"].astype(str), ["_rubric", "_judge"]
     g = judged.assign(
-        _bad=st.isin(["invalid", "error"]),
         _inv=st == "invalid",
         _err=st == "error",
+        _ordered=_frame_str(judged["order"]) != "",
         _judge=judged["judge"].astype(str),
         _rubric=judged["rubric"].astype(str),
     )
-    agg = g.groupby(["_rubric", "_judge"])[["_bad", "_inv", "_err"]].agg(["sum", "size"])
-    g = g.assign(_ordered=_frame_str(g["order"]) != "")
-    keys = ["_rubric", "_judge"]
-    ordered = g.groupby(keys)["_ordered"].any()
+    agg = g.groupby(keys).agg(
+        inv=("_inv", "sum"), err=("_err", "sum"), n=("_inv", "size"), ordered=("_ordered", "any")
+    )
     n_pairs = g.drop_duplicates([*keys, "task_id", "replicate"]).groupby(keys).size()
     parts, over = [], []
     for (rubric, judge), r in agg.iterrows():
-        n, bad = int(r[("_bad", "size")]), int(r[("_bad", "sum")])
-        is_ordered = bool(ordered[(rubric, judge)])
-        of_pairs = f" of {int(n_pairs[(rubric, judge)])} pairs" if is_ordered else ""
+        n, bad = int(r["n"]), int(r["inv"] + r["err"])
+        of_pairs = f" of {int(n_pairs[(rubric, judge)])} pairs" if r["ordered"] else ""
         text = (
-            f"{judge} on {rubric}: {bad} of {n} {'pair-orders' if is_ordered else 'pairs'} "
-            f"({_pct(bad / n)}; {int(r[('_inv', 'sum')])} invalid, "
-            f"{int(r[('_err', 'sum')])} error){of_pairs}"
+            f"{judge} on {rubric}: {bad} of {n} {'pair-orders' if r['ordered'] else 'pairs'} "
+            f"({_pct(bad / n)}; {int(r['inv'])} invalid, {int(r['err'])} error){of_pairs}"
         )
         parts.append(text)
         if bad / n > threshold:
@@ -872,7 +862,6 @@ def audit(
     j = judgments if judgments is not None and len(judgments) else frame
     has_j = j is not None and len(j) > 0
     pairs = _pairs(runs)
-
     has_f = frame is not None and len(frame) > 0
     judges = sorted(set(j["judge"].astype(str))) if has_j else []
     # In AUDIT_CHECKS order: (whether its evidence is there, the check).

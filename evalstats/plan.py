@@ -227,15 +227,11 @@ def parse_plan(
     for key in ("primary_rubric", "statistic"):
         if key not in values:
             raise fail(None, f"missing required key {key!r}")
-    if ("primary_judge" in values) == ("consensus" in values):
-        both = "primary_judge" in values
-        raise fail(
-            "consensus" if both else None,
-            "give either primary_judge or consensus, not both"
-            if both
-            else "missing the primary judge: give primary_judge or consensus "
-            f"({' or '.join(CONSENSUS_RULES)})",
-        )
+    if "primary_judge" in values and "consensus" in values:
+        raise fail("consensus", "give either primary_judge or consensus, not both")
+    if "primary_judge" not in values and "consensus" not in values:
+        rules = " or ".join(CONSENSUS_RULES)
+        raise fail(None, f"missing the primary judge: give primary_judge or consensus ({rules})")
     if ("margin" in values) != ("margin_kind" in values):
         key = "margin" if "margin" in values else "margin_kind"
         raise fail(key, "margin and margin_kind go together: give both or neither")
@@ -245,11 +241,9 @@ def parse_plan(
         span = "[-1, 1]" if stat == "net_win" else "[0, 1]"
         raise fail("margin", f"margin must be < {half:g} for {stat} (in {span}), got {margin:g}")
     rubrics, judges = values.get("rubrics"), values.get("judges")
-    if rubrics is not None and values["primary_rubric"] not in rubrics:
-        raise fail(
-            "primary_rubric", f"{values['primary_rubric']!r} is not in rubrics {list(rubrics)}"
-        )
-    judge = values.get("primary_judge")
+    rubric, judge = values["primary_rubric"], values.get("primary_judge")
+    if rubrics is not None and rubric not in rubrics:
+        raise fail("primary_rubric", f"{rubric!r} is not in rubrics {list(rubrics)}")
     if judges is not None and judge is not None and judge not in judges:
         raise fail("primary_judge", f"{judge!r} is not in judges {list(judges)}")
     return Plan(**values, path=None if path is None else str(path))
