@@ -77,10 +77,8 @@ def summarize_value(value: Any) -> str:
                 )
         return f"array of {shape} values"
     if isinstance(value, tuple | list):
-        if len(value) <= MAX_ITEMS:
-            return ", ".join(format_scalar(v) for v in value)
-        head = ", ".join(format_scalar(v) for v in value[:MAX_ITEMS])
-        return f"{head} and {len(value) - MAX_ITEMS} more"
+        more = f" and {len(value) - MAX_ITEMS} more" if len(value) > MAX_ITEMS else ""
+        return ", ".join(format_scalar(v) for v in value[:MAX_ITEMS]) + more
     if isinstance(value, dict):
         return ", ".join(f"{k}: {format_scalar(v)}" for k, v in value.items())
     return format_scalar(value)
@@ -125,7 +123,7 @@ def _frame_html(frame: pd.DataFrame) -> str:
     )
 
 
-def html_table(title: str, rows: Iterable[tuple[str, Any]], *, caption: str | None = None) -> str:
+def html_table(title: str, rows: Iterable[tuple[str, Any]]) -> str:
     """A compact two-column HTML table, every string escaped; small frames nested.
 
     >>> html_table("R", [("method", "<b>")])  # doctest: +ELLIPSIS
@@ -138,12 +136,9 @@ def html_table(title: str, rows: Iterable[tuple[str, Any]], *, caption: str | No
         else:
             shown = html.escape(summarize_value(value))
         out.append(f"<tr>{_cell(html.escape(name), 'th')}{_cell(shown)}</tr>")
-    cap = f"<b>{html.escape(title)}</b>"
-    if caption:
-        cap += f" <span>{html.escape(caption)}</span>"
     return (
         f'<table class="{_CLASS}" style="{_TABLE_STYLE}">'
-        f'<caption style="text-align:left">{cap}</caption>'
+        f'<caption style="text-align:left"><b>{html.escape(title)}</b></caption>'
         f"<tbody>{''.join(out)}</tbody></table>{_STYLE}"
     )
 

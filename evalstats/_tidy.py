@@ -11,8 +11,8 @@ import pandas as pd
 
 __all__ = [
     "MAX_COLUMNS", "TIDY_COLUMNS", "WIDE_SUFFIXES", "ResultFrame", "concat_results", "is_long",
-    "refuse_pooled_rubrics", "result_by", "stack_statistics", "tidy_frame",
-    "wide", "with_detail", "with_diagnostics",
+    "refuse_pooled_rubrics", "result_by", "stack_statistics", "tidy_frame", "wide", "with_detail",
+    "with_diagnostics",
 ]  # fmt: skip
 
 #: The columns every result frame has, in this order, after its grouping columns.
@@ -276,14 +276,11 @@ def concat_results(
             return frame
         return frame.assign(**{key: name})[[key, *(c for c in frame.columns if c != key)]]
 
-    tags = list(results) if key is not None else [""] * len(results)
-    results = list(results.values()) if isinstance(results, Mapping) else results
-    by = [*([key] if key is not None else []), *result_by(results[0])]
-    rows = pd.concat([tagged(r, n) for r, n in zip(results, tags, strict=True)], ignore_index=True)
+    items = list(results.items()) if isinstance(results, Mapping) else [("", r) for r in results]
+    by = [*([key] if key is not None else []), *result_by(items[0][1])]
+    rows = pd.concat([tagged(r, n) for n, r in items], ignore_index=True)
     diags = [
-        tagged(r.diagnostics, n)
-        for r, n in zip(results, tags, strict=True)
-        if getattr(r, "diagnostics", None) is not None
+        tagged(r.diagnostics, n) for n, r in items if getattr(r, "diagnostics", None) is not None
     ]
     diagnostics = pd.concat(diags, ignore_index=True) if diags else None
     extra = [c for c in rows.columns if c not in (*by, *TIDY_COLUMNS)]

@@ -36,9 +36,6 @@ _AB = ("arm_a", "arm_b")
 _SCORE_COLS = [f"{arm}_{dim}" for arm in ("with", "without") for dim in BLIND_DIMENSIONS]
 
 
-ON_CONFLICT = ("conflict", "error", "first", "last")
-
-
 def _current(judgments: pd.DataFrame, runs: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """The judgments of the runs' answers as they are now; stale verdicts per rubric, judge, pair."""
     j = judgments.reset_index(drop=True).copy()
@@ -107,16 +104,13 @@ def _latest_per_call(j: pd.DataFrame, on_conflict: str) -> pd.DataFrame:
     return kept.sort_values("_line", kind="stable").drop(columns=["_ok", "_pair", "_first"])
 
 
-#: Where a data directory keeps the rubric files its judgments were made with.
-RUBRIC_DIR = "rubrics"
-
 RubricsArg = Any  # a Rubric, a path or name, or an iterable / mapping of them
 
 
 def rubric_dir(judgments: pd.DataFrame) -> Path | None:
     """``<directory of the judgments file>/rubrics``, when the judgments came from a file."""
     source = judgments.attrs.get("source")
-    return Path(source).parent / RUBRIC_DIR if source else None
+    return Path(source).parent / "rubrics" if source else None
 
 
 def _explicit(rubrics: RubricsArg) -> list[_rubrics.Rubric]:
@@ -282,7 +276,7 @@ def verdict_frame(
         from .tokens import annotate_runs
 
         runs = annotate_runs(runs, tasks)
-    check_choice(on_conflict, "on_conflict", ON_CONFLICT)
+    check_choice(on_conflict, "on_conflict", ("conflict", "error", "first", "last"))
     found = resolve_rubrics(judgments, rubrics)
     current, stale = _current(judgments, runs)
     latest = _latest_per_call(current, on_conflict)

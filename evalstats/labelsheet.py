@@ -39,7 +39,6 @@ SHEET_COLUMNS = (
     "verdict", "allowed_verdicts", "labeler", "note",
 )  # fmt: skip
 VERDICTS = ("a", "b", "tie")
-ALLOWED_TEXT = "A (answer_a better), B (answer_b better) or tie"
 # verdict -> outcome from WITH's point of view, per shown order.
 _DEBLIND = {
     "with_first": {"a": "win", "b": "loss", "tie": "tie"},
@@ -79,13 +78,8 @@ def pairs_sha256(pairs: pd.DataFrame) -> str:
     cols = ["task_id", "replicate", "with_answer", "without_answer"]
     if not _seeds_pair(rows):
         cols[2:2] = ["arm_a", "arm_b"]
-    payload = json.dumps(
-        [
-            [str(v) if c != "replicate" else int(v) for c, v in zip(cols, row, strict=True)]
-            for row in rows[cols].itertuples(index=False)
-        ],
-        ensure_ascii=False,
-    )
+    table = rows[cols].map(str).assign(replicate=rows["replicate"].astype("int64"))
+    payload = json.dumps(table.to_numpy(dtype=object).tolist(), ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -146,7 +140,7 @@ def draw_sheet(
         answer_a=np.where(first, rows["with_answer"], rows["without_answer"]),
         answer_b=np.where(first, rows["without_answer"], rows["with_answer"]),
         verdict="",
-        allowed_verdicts=ALLOWED_TEXT,
+        allowed_verdicts="A (answer_a better), B (answer_b better) or tie",
         labeler="",
         note="",
     )

@@ -117,10 +117,7 @@ def _override(judgments) -> str:
 
 def _check_self(runs, judges: list[str], families, agent_family, judgments=None) -> tuple:
     agents = sorted(set(runs["agent_model"].astype(str)))
-    if agent_family is not None:
-        agent_fams = {a: str(agent_family) for a in agents}
-    else:
-        agent_fams = {a: model_family(a, families) for a in agents}
+    agent_fams = {a: str(agent_family or model_family(a, families)) for a in agents}
     # The journaled model_id is what answered: its family counts beside the judge's name.
     fams = {j: {model_family(j, families)} for j in judges}
     if judgments is not None and "model_id" in judgments.columns:
@@ -341,11 +338,8 @@ def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> tuple:
     n, k = len(pairs), int(over.sum())
     rate = k / n if n else 0.0
     status = "warn" if rate > threshold else "pass"
-    tail = (
-        " (above the threshold: report the best/worst-case bounds of evalstats.missing_bounds)"
-        if status == "warn"
-        else ""
-    )
+    bounds = " (above the threshold: report the best/worst-case bounds of evalstats.missing_bounds)"
+    tail = bounds if status == "warn" else ""
     n_tasks = pairs.loc[over, "task_id"].nunique()
     return (
         status,
@@ -427,11 +421,8 @@ def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> tuple:
             + "; ".join(mixing)
             + ": report each revision separately or rejudge with one.",
         )
-    whose = (
-        "the packaged prompt"
-        if all(r.path is None for r in used.values())
-        else "their rubric's prompt"
-    )
+    packaged = all(r.path is None for r in used.values())
+    whose = "the packaged prompt" if packaged else "their rubric's prompt"
     return ("pass", f"All {len(j)} judgments match {whose}: {revs}.")
 
 
@@ -563,8 +554,7 @@ def _check_orders(
         n_null = int((order == "").sum())
         shown = g.assign(_order=order).loc[order != "", ["task_id", "replicate", "_order"]]
         shown = shown.drop_duplicates()
-        n_wf = int((shown["_order"] == "with_first").sum())
-        n = len(shown)
+        n_wf, n = int((shown["_order"] == "with_first").sum()), len(shown)
         n_pairs = len(shown[["task_id", "replicate"]].drop_duplicates())
         if n == 0:
             parts.append(f"{rubric}: no judgment has an order")
@@ -580,11 +570,8 @@ def _check_orders(
         )
         if off or n_null:
             status = "warn"
-    lead = (
-        "Orders balanced"
-        if status == "pass"
-        else "Orders unbalanced (show both orders per pair, or balance the seeded order)"
-    )
+    unbalanced = "Orders unbalanced (show both orders per pair, or balance the seeded order)"
+    lead = "Orders balanced" if status == "pass" else unbalanced
     return (status, f"{lead}: " + "; ".join(parts) + ".")
 
 
@@ -657,11 +644,8 @@ def _check_plan_time(
 def _differ(what: str, planned: set[str], seen: set[str]) -> str | None:
     if planned == seen:
         return None
-    parts = []
-    if planned - seen:
-        parts.append(f"planned but absent: {_listed(sorted(planned - seen))}")
-    if seen - planned:
-        parts.append(f"not planned: {_listed(sorted(seen - planned))}")
+    parts = [f"planned but absent: {_listed(sorted(planned - seen))}"] if planned - seen else []
+    parts += [f"not planned: {_listed(sorted(seen - planned))}"] if seen - planned else []
     return f"{what} differ ({'; '.join(parts)})"
 
 
@@ -674,8 +658,8 @@ def _check_plan_design(plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | 
         problems.append(_differ("tasks", set(plan.tasks), tasks))
     elif plan.tasks is not None and plan.tasks != len(tasks):
         problems.append(f"{len(tasks)} tasks, {plan.tasks} planned")
+    reps = runs.groupby(runs["task_id"].astype(str))["replicate"].nunique()
     if plan.replicates is not None:
-        reps = runs.groupby(runs["task_id"].astype(str))["replicate"].nunique()
         off = reps.loc[reps != plan.replicates]
         if len(off):
             items = [f"{t} ({n})" for t, n in off.items()]
@@ -685,8 +669,7 @@ def _check_plan_design(plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | 
             )
     has_j = j is not None and len(j) > 0
     if has_j:
-        rubrics = set(j["rubric"].astype(str))
-        judges = set(j["judge"].astype(str))
+        rubrics, judges = (set(j[c].astype(str)) for c in ("rubric", "judge"))
         if plan.rubrics is not None:
             problems.append(_differ("rubrics", set(plan.rubrics), rubrics))
         elif plan.primary_rubric not in rubrics:
@@ -698,10 +681,7 @@ def _check_plan_design(plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | 
         if plan.consensus is not None and len(judges) < 2:
             problems.append(f"consensus ({plan.consensus}) planned but only {len(judges)} judge")
     problems = [p for p in problems if p]
-    design = (
-        f"{len(tasks)} tasks, replicates per task "
-        f"{sorted(set(runs.groupby('task_id', observed=True)['replicate'].nunique()))}"
-    )
+    design = f"{len(tasks)} tasks, replicates per task {sorted(set(reps))}"
     if problems:
         return (
             "fail",
@@ -720,9 +700,6 @@ def _check_plan_design(plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | 
     )
 
 
-_RANK = {"pass": 0, "unknown": 1, "warn": 2, "fail": 3}
-
-
 def _per_pair(tasks, runs, judgments, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each check's row over the pairs of arms, from the two-arm :func:`audit` of every pair."""
     per: dict[str, list[tuple[str, str, str]]] = {}
@@ -732,7 +709,7 @@ def _per_pair(tasks, runs, judgments, options: dict[str, Any]) -> dict[str, dict
             per.setdefault(row.check, []).append((f"{a} vs {b}", str(row.status), row.detail))
     out = {}
     for check, rows in per.items():
-        worst = max((st for _, st, _ in rows), key=_RANK.__getitem__)
+        worst = max((st for _, st, _ in rows), key=AUDIT_STATUSES.index)
         if len({(st, d) for _, st, d in rows}) == 1:  # a check that reads no pair's arms
             detail = f"{rows[0][2]} (the same for each of the {len(rows)} pairs of arms)"
         elif worst == "pass":
@@ -837,9 +814,8 @@ def audit(
     if isinstance(tasks, Dataset):
         if runs is not None or judgments is not None:
             raise TypeError("pass either a Dataset or tasks, runs and judgments, not both")
-        ds = tasks
-        tasks, runs, judgments = ds.tasks, ds.runs, ds.judgments
-        plan = ds.plan if plan is None else plan
+        plan = tasks.plan if plan is None else plan
+        tasks, runs, judgments = tasks.tasks, tasks.runs, tasks.judgments
     if runs is None:
         raise TypeError("audit() needs runs (or a Dataset)")
     lim = AuditLimits() if limits is None else limits
