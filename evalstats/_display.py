@@ -67,15 +67,14 @@ def summarize_value(value: Any) -> str:
         flat = value.ravel()
         if flat.size <= MAX_ITEMS:
             return "[" + ", ".join(format_scalar(v) for v in flat.tolist()) + "]"
-        shape = "×".join(map(str, value.shape))
+        text = f"array of {'×'.join(map(str, value.shape))} values"
         if np.issubdtype(value.dtype, np.number):
             finite = flat[np.isfinite(flat)] if np.issubdtype(flat.dtype, np.floating) else flat
             if finite.size:
                 return (
-                    f"array of {shape} values, from {format_scalar(finite.min())} "
-                    f"to {format_scalar(finite.max())}"
+                    f"{text}, from {format_scalar(finite.min())} to {format_scalar(finite.max())}"
                 )
-        return f"array of {shape} values"
+        return text
     if isinstance(value, tuple | list):
         more = f" and {len(value) - MAX_ITEMS} more" if len(value) > MAX_ITEMS else ""
         return ", ".join(format_scalar(v) for v in value[:MAX_ITEMS]) + more
@@ -156,13 +155,11 @@ class ResultDisplay:
     ...     ci_low: float
     ...     ci_high: float
     ...     confidence: float
-    ...     method: str
-    >>> r = Demo(0.52331, 0.38, 0.65, 0.95, "cluster_t")
+    >>> r = Demo(0.52331, 0.38, 0.65, 0.95)
     >>> print(repr(r))
     Demo
       estimate [95 % CI]  0.5233 [0.38, 0.65]
       confidence          0.95
-      method              cluster_t
     >>> "<td" in r._repr_html_()
     True
     """
@@ -184,9 +181,9 @@ class ResultDisplay:
             return [(n, getattr(self, n)) for n in sorted(names, key=lambda n: n != lead)]
         conf, alpha = getattr(self, "confidence", None), getattr(self, "alpha", None)
         if isinstance(conf, float | int) and not isinstance(conf, bool):
-            label = f"{lead} [{_percent(conf)} CI]"
+            label = f"{lead} [{100 * conf:.4g} % CI]"
         elif isinstance(alpha, float | int) and not isinstance(alpha, bool):
-            label = f"{lead} [{_percent(1 - 2 * alpha)} CI]"
+            label = f"{lead} [{100 * (1 - 2 * alpha):.4g} % CI]"
         else:
             label = f"{lead} [ci_low, ci_high]"
         rest = [(n, getattr(self, n)) for n in names if n not in (lead, "ci_low", "ci_high")]
@@ -207,10 +204,6 @@ class ResultDisplay:
 
     def _repr_html_(self) -> str:
         return html_table(type(self).__name__, self._display_rows())
-
-
-def _percent(p: float) -> str:
-    return f"{100 * p:.4g} %"
 
 
 def count_text(n: int, n_pairs: float | None, ordered: bool, *, judged: bool = False) -> str:

@@ -78,8 +78,7 @@ def tidy_frame(
     extra: Sequence[str] = (),
 ) -> ResultFrame:
     """``rows`` in the one result shape: ``by``, then :data:`TIDY_COLUMNS` (missing ones filled with
-    NaN), then ``extra`` columns present in ``rows``; anything else is refused.
-    """
+    NaN), then ``extra`` columns present in ``rows``; anything else is refused."""
     by = list(by)
     keep = [*by, *TIDY_COLUMNS, *[c for c in extra if c in rows.columns]]
     unknown = [c for c in rows.columns if c not in keep]
@@ -157,11 +156,7 @@ WIDE_SUFFIXES = {
 
 
 def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.DataFrame:
-    """A long result pivoted to one row per group, for display and export only.
-
-    Statistic ``s`` gives ``s``, ``s_se``, ``s_ci_low``, ``s_ci_high``, ``s_p``, ``s_df``,
-    ``s_<extra>``; a column the same for every statistic of a group is kept once; the
-    diagnostics are joined on the grouping columns.
+    """A long result pivoted to one row per group (columns ``<statistic><suffix>``), for display.
 
     >>> g = pd.DataFrame({"judge": ["a"]})
     >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5, "ci_low": 0.3, "n": 9}),

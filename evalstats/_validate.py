@@ -23,10 +23,6 @@ def check_range(
 
     >>> check_range(0.3, "icc", 0, 1, closed=(True, False))
     0.3
-    >>> check_range(float("nan"), "icc", 0, 1, closed=(True, False))
-    Traceback (most recent call last):
-    ...
-    evalstats.errors.ParameterError: icc must be in [0, 1), got nan
     """
     v = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else None
     if v is None or not (
@@ -127,9 +123,6 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``json.loads`` ``object_pairs_hook``: a repeated key raises :class:`DuplicateKey`."""
     out = dict(pairs)
     if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise DuplicateKey(key)
-            seen.add(key)
+        keys = [k for k, _ in pairs]
+        raise DuplicateKey(next(k for i, k in enumerate(keys) if k in keys[:i]))
     return out

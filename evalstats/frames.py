@@ -24,7 +24,7 @@ from ._schema import (
 )
 from ._validate import check_choice
 from .errors import DataError, ParseError
-from .records import EvalstatsWarning, answers_sha256, pair_runs, pair_token_sources
+from .records import EvalstatsWarning, answers_sha256, load_dir, pair_runs, pair_token_sources
 
 __all__ = [
     "load_frame", "resolve_rubrics", "rubric_dir", "select_rubric", "verdict_frame",
@@ -424,8 +424,7 @@ def wide_by_judge(
     ``order`` is a key when the frame has orders; ``rubric`` is required when it holds several.
 
     >>> import evalstats
-    >>> from evalstats.frames import load_frame
-    >>> frame = load_frame("data/sample")
+    >>> frame = evalstats.load_frame("data/sample")
     >>> wide = evalstats.wide_by_judge(frame, rubric="with-without")
     >>> wide.columns.tolist()[:4], len(wide)
     (['task_id', 'replicate', 'arm_a', 'arm_b'], 90)
@@ -466,8 +465,6 @@ def select_rubric(frame: pd.DataFrame, rubric: str | None = None) -> tuple[pd.Da
 
 def load_frame(data_dir: str | os.PathLike[str], *, rubrics: RubricsArg = None) -> pd.DataFrame:
     """The verdict frame of a data directory (``DataError`` when it has no judgments)."""
-    from .records import load_dir
-
     ds = load_dir(data_dir)
     if ds.judgments is None:
         raise DataError("no judgments file: run `evalstats judge` first", path=Path(data_dir))

@@ -123,8 +123,6 @@ def draw_sheet(
 ) -> pd.DataFrame:
     """Draw ``n`` pairs of ``data_dir`` for people to label; write the sheet and its key.
 
-    The CSV sheet goes to ``path``, its key to :func:`key_path`; returns the sheet.
-
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "sheet.csv"
     >>> sheet = draw_sheet("data/sample", 6, seed=1, path=out)
@@ -268,8 +266,7 @@ def read_sheet(
             }
         )
     labels = pd.DataFrame(out, columns=list(LABEL_FIELDS))
-    labels.attrs["unlabelled"] = unlabelled
-    labels.attrs["source"] = str(p)
+    labels.attrs |= {"unlabelled": unlabelled, "source": str(p)}
     return labels
 
 

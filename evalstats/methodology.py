@@ -455,12 +455,8 @@ def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
                 n_pairs=pd.Series(n_pairs, index=counts.index, dtype="int64"),
             )
         )
-    columns = ["rubric", "judge_1", "judge_2", "n", "n_pairs", "disagree", "unit"]
-    if not parts:
-        return pd.DataFrame(columns=columns)
-    both = pd.concat(parts, ignore_index=True)
-    both = both.rename(columns={"judge_a": "judge_1", "judge_b": "judge_2"})
-    return both.rename(columns={"disagreements": "disagree"})[columns]
+    columns = ["rubric", "judge_a", "judge_b", "n", "n_pairs", "disagreements", "unit"]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
 def _check_disagreement(frame: pd.DataFrame, threshold: float, by_arms: bool = False) -> tuple:
@@ -474,13 +470,13 @@ def _check_disagreement(frame: pd.DataFrame, threshold: float, by_arms: bool = F
             unmeasured.append(pair)
         for r in d.itertuples():
             where = f"{pair} ({r.rubric})" if by_arms else str(r.rubric)
-            judges = f"{where}: {r.judge_1} vs {r.judge_2}"
+            judges = f"{where}: {r.judge_a} vs {r.judge_b}"
             if r.n == 0:
                 unmeasured.append(where)
                 texts.append(f"{judges} share no ok pair")
                 continue
-            rate = r.disagree / r.n
-            text = f"{judges} disagree on {r.disagree} of {r.n} {r.unit} ({_pct(rate)})"
+            rate = r.disagreements / r.n
+            text = f"{judges} disagree on {r.disagreements} of {r.n} {r.unit} ({_pct(rate)})"
             (above if rate > threshold else within).append(text)
             of_pairs = f" of {r.n_pairs} pairs" if r.unit == "pair-orders" else ""
             texts.append(text + of_pairs + (" > threshold" if rate > threshold else ""))

@@ -193,10 +193,7 @@ _CHECKS = {
 
 
 def parse_plan(
-    data: Mapping[str, Any],
-    *,
-    path: str | os.PathLike[str] | None = None,
-    text: str | None = None,
+    data: Mapping[str, Any], *, path: str | os.PathLike[str] | None = None, text: str | None = None
 ) -> Plan:
     """Validate a plan given as a mapping.
 
@@ -259,9 +256,6 @@ def load_plan(path: str | os.PathLike[str]) -> Plan:
     ... primary_rubric = "with-without"
     ... primary_judge = "anthropic:claude-sonnet-4-20250514"
     ... statistic = "net_win"
-    ... alpha = 0.05
-    ... tasks = 15
-    ... replicates = 6
     ... ''')
     >>> plan = load_plan(p)
     >>> plan.statistic, plan.sidedness, plan.written_at.isoformat()
