@@ -1,8 +1,7 @@
 """The audit: the seeds' methodology rules as a pass / unknown / warn / fail table.
 
 One row per check (id, status, a detail sentence with the numbers, the seed rule); ``unknown``
-means the evidence is missing, never a pass. What each check tests: docs/methods.md, "Audit".
-"""
+means the evidence is missing, never a pass. What each check tests: docs/methods.md, "Audit"."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from ._families import model_family
 from ._validate import check_probability
 from .errors import DataError, ParameterError
-from .frames import _key, by_pair_of_arms, resolve_rubrics, verdict_frame
+from .frames import by_pair_of_arms, resolve_rubrics, verdict_frame
 from .plan import Plan
 from .records import Dataset, incomplete_pairs
 from .stats.rates import sign_test_p
@@ -60,6 +59,10 @@ def _listed(items: list[str]) -> str:
     """At most five items, then how many more."""
     more = len(items) - 5
     return ", ".join(items[:5]) + (f" and {more} more" if more > 0 else "")
+
+
+def _key(v: object) -> object:
+    return None if not isinstance(v, str) and pd.isna(v) else v
 
 
 def _pct(x: float) -> str:
@@ -128,8 +131,7 @@ def _check_self(runs, judges: list[str], families, agent_family, judgments=None)
     same = [
         f"{j} ({judge_fams[j]})" for j in judges if fams[j] & set(agent_fams.values()) - {"unknown"}
     ]
-    unknown = [a for a, f in agent_fams.items() if f == "unknown"]
-    unknown += [j for j, f in judge_fams.items() if f == "unknown"]
+    unknown = [x for x, f in [*agent_fams.items(), *judge_fams.items()] if f == "unknown"]
     agents_txt = ", ".join(f"{a} ({f})" for a, f in agent_fams.items())
     if same:  # the seed's rule: a fail (the override is said, not excused)
         return (
@@ -206,8 +208,7 @@ def _pairs(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per complete pair: agent models and over-budget flags of both arms."""
     cols = ["agent_model", *(c for c in ("over_budget",) if c in runs.columns)]
     arm = runs["arm"].astype(str)
-    w = runs.loc[arm == "with", ["task_id", "replicate", *cols]]
-    wo = runs.loc[arm == "without", ["task_id", "replicate", *cols]]
+    w, wo = (runs.loc[arm == a, ["task_id", "replicate", *cols]] for a in ("with", "without"))
     pairs = w.merge(wo, on=["task_id", "replicate"], suffixes=("_with", "_without"))
     if "over_budget" in cols:
         over = (pairs[f"over_budget_{a}"].to_numpy(dtype=bool) for a in ("with", "without"))
@@ -243,8 +244,7 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> tu
             "warn",
             "Runs carry no over_budget flags (load them with tasks): budget handling not checked.",
         )
-    ow = pairs["over_budget_with"].to_numpy(dtype=bool)
-    owo = pairs["over_budget_without"].to_numpy(dtype=bool)
+    ow, owo = (pairs[f"over_budget_{a}"].to_numpy(dtype=bool) for a in ("with", "without"))
     n_w_only, n_wo_only, n_both = (int(v.sum()) for v in (ow & ~owo, ~ow & owo, ow & owo))
     counts = (
         f"over budget: WITH only {n_w_only}, WITHOUT only {n_wo_only}, both {n_both} "
