@@ -67,10 +67,8 @@ def _written(folder: Path) -> dict[str, Any]:
 
 
 def guard_output(path: Path, data_dir: Path | None, *, force: bool, append: bool = False) -> None:
-    """Refuse (``DataError``) an output ``path`` that names a data file of ``data_dir`` (tasks,
-    runs, judgments, labels, arms, plan, rubrics) or a data file anywhere, or an existing file
-    or folder an evalstats command did not write (changed since: a filled sheet), unless
-    ``force``; ``append`` (a journal resumed) allows an existing file that is not data."""
+    """``DataError`` for an output ``path`` that is a data file, or exists and evalstats did not
+    write it (or it changed since), unless ``force``; ``append``: a journal may be resumed."""
     if force:
         return
     p = Path(path)

@@ -46,8 +46,7 @@ def disagreement_counts(
     rows = []
     for a, b in combinations(cols, 2):
         both = wide[[a, b]].astype("string").dropna()
-        n = len(both)
-        k = int((both[a] != both[b]).sum())
+        n, k = len(both), int((both[a] != both[b]).sum())
         rate = k / n if n else np.nan
         rows.append((a, b, n, k, rate, bool(n and rate > threshold)))
     return pd.DataFrame(

@@ -35,12 +35,7 @@ def format_scalar(value: Any) -> str:
     if isinstance(value, int | np.integer):
         return str(int(value))
     if isinstance(value, float | np.floating):
-        v = float(value)
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return f"{v:.4g}"
+        return f"{float(value):.4g}"
     if value is None or value is pd.NA:
         return str(value)
     text = str(value)
@@ -72,20 +67,17 @@ def summarize_value(value: Any) -> str:
         flat = value.ravel()
         if flat.size <= MAX_ITEMS:
             return "[" + ", ".join(format_scalar(v) for v in flat.tolist()) + "]"
-        shape = "×".join(map(str, value.shape))
+        text = f"array of {'×'.join(map(str, value.shape))} values"
         if np.issubdtype(value.dtype, np.number):
             finite = flat[np.isfinite(flat)] if np.issubdtype(flat.dtype, np.floating) else flat
             if finite.size:
                 return (
-                    f"array of {shape} values, from {format_scalar(finite.min())} "
-                    f"to {format_scalar(finite.max())}"
+                    f"{text}, from {format_scalar(finite.min())} to {format_scalar(finite.max())}"
                 )
-        return f"array of {shape} values"
+        return text
     if isinstance(value, tuple | list):
-        if len(value) <= MAX_ITEMS:
-            return ", ".join(format_scalar(v) for v in value)
-        head = ", ".join(format_scalar(v) for v in value[:MAX_ITEMS])
-        return f"{head} and {len(value) - MAX_ITEMS} more"
+        more = f" and {len(value) - MAX_ITEMS} more" if len(value) > MAX_ITEMS else ""
+        return ", ".join(format_scalar(v) for v in value[:MAX_ITEMS]) + more
     if isinstance(value, dict):
         return ", ".join(f"{k}: {format_scalar(v)}" for k, v in value.items())
     return format_scalar(value)
@@ -130,7 +122,7 @@ def _frame_html(frame: pd.DataFrame) -> str:
     )
 
 
-def html_table(title: str, rows: Iterable[tuple[str, Any]], *, caption: str | None = None) -> str:
+def html_table(title: str, rows: Iterable[tuple[str, Any]]) -> str:
     """A compact two-column HTML table, every string escaped; small frames nested.
 
     >>> html_table("R", [("method", "<b>")])  # doctest: +ELLIPSIS
@@ -143,12 +135,9 @@ def html_table(title: str, rows: Iterable[tuple[str, Any]], *, caption: str | No
         else:
             shown = html.escape(summarize_value(value))
         out.append(f"<tr>{_cell(html.escape(name), 'th')}{_cell(shown)}</tr>")
-    cap = f"<b>{html.escape(title)}</b>"
-    if caption:
-        cap += f" <span>{html.escape(caption)}</span>"
     return (
         f'<table class="{_CLASS}" style="{_TABLE_STYLE}">'
-        f'<caption style="text-align:left">{cap}</caption>'
+        f'<caption style="text-align:left"><b>{html.escape(title)}</b></caption>'
         f"<tbody>{''.join(out)}</tbody></table>{_STYLE}"
     )
 
@@ -166,13 +155,11 @@ class ResultDisplay:
     ...     ci_low: float
     ...     ci_high: float
     ...     confidence: float
-    ...     method: str
-    >>> r = Demo(0.52331, 0.38, 0.65, 0.95, "cluster_t")
+    >>> r = Demo(0.52331, 0.38, 0.65, 0.95)
     >>> print(repr(r))
     Demo
       estimate [95 % CI]  0.5233 [0.38, 0.65]
       confidence          0.95
-      method              cluster_t
     >>> "<td" in r._repr_html_()
     True
     """
@@ -188,28 +175,19 @@ class ResultDisplay:
 
     def _display_rows(self) -> list[tuple[str, Any]]:
         names = [f.name for f in dataclasses.fields(self)]  # type: ignore[arg-type]
-        lead = self._display_estimate
         solved = getattr(self, "solved_for", None)
-        if isinstance(solved, str) and solved in names:
-            lead = solved
-        rows: list[tuple[str, Any]] = []
-        has_ci = {"ci_low", "ci_high"} <= set(names)
-        if lead in names:
-            if has_ci:
-                conf = getattr(self, "confidence", None)
-                alpha = getattr(self, "alpha", None)
-                if isinstance(conf, float | int) and not isinstance(conf, bool):
-                    label = f"{lead} [{_percent(conf)} CI]"
-                elif isinstance(alpha, float | int) and not isinstance(alpha, bool):
-                    label = f"{lead} [{_percent(1 - 2 * alpha)} CI]"
-                else:
-                    label = f"{lead} [ci_low, ci_high]"
-                rows.append((label, self._interval_text(lead)))
-            else:
-                rows.append((lead, getattr(self, lead)))
-        skip = {lead, "ci_low", "ci_high"} if (lead in names and has_ci) else {lead}
-        rows.extend((n, getattr(self, n)) for n in names if n not in skip)
-        return rows
+        lead = solved if isinstance(solved, str) and solved in names else self._display_estimate
+        if lead not in names or not {"ci_low", "ci_high"} <= set(names):
+            return [(n, getattr(self, n)) for n in sorted(names, key=lambda n: n != lead)]
+        conf, alpha = getattr(self, "confidence", None), getattr(self, "alpha", None)
+        if isinstance(conf, float | int) and not isinstance(conf, bool):
+            label = f"{lead} [{100 * conf:.4g} % CI]"
+        elif isinstance(alpha, float | int) and not isinstance(alpha, bool):
+            label = f"{lead} [{100 * (1 - 2 * alpha):.4g} % CI]"
+        else:
+            label = f"{lead} [ci_low, ci_high]"
+        rest = [(n, getattr(self, n)) for n in names if n not in (lead, "ci_low", "ci_high")]
+        return [(label, self._interval_text(lead)), *rest]
 
     def _interval_text(self, lead: str) -> str:
         est, lo, hi = (getattr(self, n) for n in (lead, "ci_low", "ci_high"))
@@ -226,10 +204,6 @@ class ResultDisplay:
 
     def _repr_html_(self) -> str:
         return html_table(type(self).__name__, self._display_rows())
-
-
-def _percent(p: float) -> str:
-    return f"{100 * p:.4g} %"
 
 
 def count_text(n: int, n_pairs: float | None, ordered: bool, *, judged: bool = False) -> str:

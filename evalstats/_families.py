@@ -22,7 +22,6 @@ _NAME_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 
-
 _PROVIDER_FAMILY = {
     "anthropic": "anthropic", "openai": "openai", "google": "google", "gemini": "google",
     "qwen": "qwen", "alibaba": "qwen", "dashscope": "qwen", "meta": "meta", "mistral": "mistral",

@@ -11,8 +11,8 @@ import pandas as pd
 
 __all__ = [
     "MAX_COLUMNS", "TIDY_COLUMNS", "WIDE_SUFFIXES", "ResultFrame", "concat_results", "is_long",
-    "refuse_pooled_rubrics", "result_by", "stack_statistics", "tidy_frame",
-    "wide", "with_detail", "with_diagnostics",
+    "refuse_pooled_rubrics", "result_by", "stack_statistics", "tidy_frame", "wide", "with_detail",
+    "with_diagnostics",
 ]  # fmt: skip
 
 #: The columns every result frame has, in this order, after its grouping columns.
@@ -78,8 +78,7 @@ def tidy_frame(
     extra: Sequence[str] = (),
 ) -> ResultFrame:
     """``rows`` in the one result shape: ``by``, then :data:`TIDY_COLUMNS` (missing ones filled with
-    NaN), then ``extra`` columns present in ``rows``; anything else is refused.
-    """
+    NaN), then ``extra`` columns present in ``rows``; anything else is refused."""
     by = list(by)
     keep = [*by, *TIDY_COLUMNS, *[c for c in extra if c in rows.columns]]
     unknown = [c for c in rows.columns if c not in keep]
@@ -113,11 +112,8 @@ def stack_statistics(
     2     b  win_rate       0.6  12
     3     b   net_win       0.2  12
     """
-    by = list(groups.columns)
-    n_groups = len(groups)
-    n_stats = len(statistics)
-    base = groups.reset_index(drop=True)
-    rows = base.loc[np.repeat(np.arange(n_groups), n_stats)].reset_index(drop=True)
+    n_groups, n_stats = len(groups), len(statistics)
+    rows = groups.iloc[np.repeat(np.arange(n_groups), n_stats)].reset_index(drop=True)
     rows["statistic"] = np.tile(np.array([s for s, _ in statistics], dtype=object), n_groups)
     columns = dict.fromkeys(c for _, cols in statistics for c in cols)
     for col in columns:
@@ -127,7 +123,7 @@ def stack_statistics(
         ]
         stacked = np.stack(values, axis=1).reshape(-1)
         rows[col] = pd.Series(stacked).infer_objects()
-    return tidy_frame(rows, by=by, diagnostics=diagnostics, extra=extra)
+    return tidy_frame(rows, by=list(groups.columns), diagnostics=diagnostics, extra=extra)
 
 
 def result_by(result: pd.DataFrame) -> list[str]:
@@ -160,11 +156,7 @@ WIDE_SUFFIXES = {
 
 
 def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.DataFrame:
-    """A long result pivoted to one row per group, for display and export only.
-
-    Statistic ``s`` gives ``s``, ``s_se``, ``s_ci_low``, ``s_ci_high``, ``s_p``, ``s_df``,
-    ``s_<extra>``; a column the same for every statistic of a group is kept once; the
-    diagnostics are joined on the grouping columns.
+    """A long result pivoted to one row per group (columns ``<statistic><suffix>``), for display.
 
     >>> g = pd.DataFrame({"judge": ["a"]})
     >>> r = stack_statistics(g, [("win_rate", {"estimate": 0.5, "ci_low": 0.3, "n": 9}),
@@ -180,19 +172,15 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
     if diagnostics is None:
         diagnostics = getattr(result, "diagnostics", None)
     frame = pd.DataFrame(result)
-    key = (
-        pd.MultiIndex.from_frame(frame[by].astype(object).fillna("<NA>")).to_flat_index()
-        if by
-        else pd.Index(np.zeros(len(frame), dtype=np.int64))
-    )
-    gid, _ = pd.factorize(key)
+    groups = frame.groupby(by or np.zeros(len(frame)), sort=False, dropna=False)
+    gid = groups.ngroup().to_numpy()
     first = ~pd.Series(gid).duplicated().to_numpy()
     out = frame.loc[first, by].reset_index(drop=True)
     stats = list(dict.fromkeys(frame["statistic"]))
     per_stat = [c for c in frame.columns if c not in (*by, "statistic")]
     shared, spread = [], []
     for c in per_stat:
-        same = frame.groupby(gid, sort=False)[c].nunique(dropna=False).le(1).all()
+        same = groups[c].nunique(dropna=False).le(1).all()
         (shared if same and c not in WIDE_SUFFIXES else spread).append(c)
     for c in shared:
         out[c] = frame.loc[first, c].to_numpy()
@@ -205,9 +193,8 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
         bare = "confidence" in frame and frame.loc[hit, "confidence"].isna().all()
         for c in spread:
             empty = frame.loc[hit, c].isna().all()
-            if empty and bare and c in WIDE_SUFFIXES and c != "estimate":
-                continue
-            if empty and c not in TIDY_COLUMNS:  # an extra only some statistics have
+            # An extra only some statistics have, or an interval column of no interval.
+            if empty and (c not in TIDY_COLUMNS or bare and c in WIDE_SUFFIXES and c != "estimate"):
                 continue
             name = s + WIDE_SUFFIXES.get(c, f"_{c}")
             values = frame[c].to_numpy()
@@ -284,14 +271,11 @@ def concat_results(
             return frame
         return frame.assign(**{key: name})[[key, *(c for c in frame.columns if c != key)]]
 
-    tags = list(results) if key is not None else [""] * len(results)
-    results = list(results.values()) if isinstance(results, Mapping) else results
-    by = [*([key] if key is not None else []), *result_by(results[0])]
-    rows = pd.concat([tagged(r, n) for r, n in zip(results, tags, strict=True)], ignore_index=True)
+    items = list(results.items()) if isinstance(results, Mapping) else [("", r) for r in results]
+    by = [*([key] if key is not None else []), *result_by(items[0][1])]
+    rows = pd.concat([tagged(r, n) for n, r in items], ignore_index=True)
     diags = [
-        tagged(r.diagnostics, n)
-        for r, n in zip(results, tags, strict=True)
-        if getattr(r, "diagnostics", None) is not None
+        tagged(r.diagnostics, n) for n, r in items if getattr(r, "diagnostics", None) is not None
     ]
     diagnostics = pd.concat(diags, ignore_index=True) if diags else None
     extra = [c for c in rows.columns if c not in (*by, *TIDY_COLUMNS)]

@@ -23,10 +23,6 @@ def check_range(
 
     >>> check_range(0.3, "icc", 0, 1, closed=(True, False))
     0.3
-    >>> check_range(float("nan"), "icc", 0, 1, closed=(True, False))
-    Traceback (most recent call last):
-    ...
-    evalstats.errors.ParameterError: icc must be in [0, 1), got nan
     """
     v = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else None
     if v is None or not (
@@ -57,9 +53,8 @@ def check_positive_int(
     >>> check_positive_int(2000, "n_resamples")
     2000
     """
-    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if not ok and isinstance(value, float) and value.is_integer():
-        ok = True
+    whole = isinstance(value, float) and value.is_integer()
+    ok = whole or isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if not ok or int(value) < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if maximum is not None and int(value) > maximum:
@@ -128,9 +123,6 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``json.loads`` ``object_pairs_hook``: a repeated key raises :class:`DuplicateKey`."""
     out = dict(pairs)
     if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise DuplicateKey(key)
-            seen.add(key)
+        keys = [k for k, _ in pairs]
+        raise DuplicateKey(next(k for i, k in enumerate(keys) if k in keys[:i]))
     return out

@@ -25,9 +25,7 @@ class DataError(EvalstatsError, ValueError):
         field: str | None = None,
     ) -> None:
         self.path = None if path is None else str(path)
-        self.line = line
-        self.field = field
-        self.reason = message
+        self.line, self.field, self.reason = line, field, message
         where = []
         if self.path is not None:
             where.append(self.path if line is None else f"{self.path}:{line}")

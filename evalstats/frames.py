@@ -24,7 +24,7 @@ from ._schema import (
 )
 from ._validate import check_choice
 from .errors import DataError, ParseError
-from .records import EvalstatsWarning, answers_sha256, pair_runs, pair_token_sources
+from .records import EvalstatsWarning, answers_sha256, load_dir, pair_runs, pair_token_sources
 
 __all__ = [
     "load_frame", "resolve_rubrics", "rubric_dir", "select_rubric", "verdict_frame",
@@ -34,9 +34,6 @@ __all__ = [
 _PAIR = ["task_id", "replicate"]
 _AB = ("arm_a", "arm_b")
 _SCORE_COLS = [f"{arm}_{dim}" for arm in ("with", "without") for dim in BLIND_DIMENSIONS]
-
-
-ON_CONFLICT = ("conflict", "error", "first", "last")
 
 
 def _current(judgments: pd.DataFrame, runs: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -62,10 +59,7 @@ def _current(judgments: pd.DataFrame, runs: pd.DataFrame) -> tuple[pd.DataFrame,
 
 
 def _latest_per_call(j: pd.DataFrame, on_conflict: str) -> pd.DataFrame:
-    """One line per (pair, order, judge, rubric revision): its latest success, else latest failure.
-
-    Two different successful answers to one call (one ``call_key``) are a conflict.
-    """
+    """One line per call (pair, order, judge, rubric revision): its latest success, else failure."""
     j, source = j.copy(), j.attrs.get("source")
     j["_ok"] = j["error"].isna()
     order = j["order"].astype(object).fillna("").astype(str)
@@ -110,18 +104,13 @@ def _latest_per_call(j: pd.DataFrame, on_conflict: str) -> pd.DataFrame:
     return kept.sort_values("_line", kind="stable").drop(columns=["_ok", "_pair", "_first"])
 
 
-# --------------------------------------------------------------------------- rubric lookup
-
-#: Where a data directory keeps the rubric files its judgments were made with.
-RUBRIC_DIR = "rubrics"
-
 RubricsArg = Any  # a Rubric, a path or name, or an iterable / mapping of them
 
 
 def rubric_dir(judgments: pd.DataFrame) -> Path | None:
     """``<directory of the judgments file>/rubrics``, when the judgments came from a file."""
     source = judgments.attrs.get("source")
-    return Path(source).parent / RUBRIC_DIR if source else None
+    return Path(source).parent / "rubrics" if source else None
 
 
 def _explicit(rubrics: RubricsArg) -> list[_rubrics.Rubric]:
@@ -151,9 +140,8 @@ def resolve_rubrics(
 ) -> dict[tuple[str, Any, Any], _rubrics.Rubric]:
     """The rubric of each distinct (``rubric``, ``prompt_revision``, ``prompt_sha256``).
 
-    Looked up by name in the built-in rubrics, then ``rubrics``, then the data directory's
-    ``rubrics/``; of that name, the one with the judgment's sha256, else its revision, else
-    the newest. ``DataError`` names the first judgment of a rubric found nowhere.
+    Built-in, then ``rubrics``, then the data directory's ``rubrics/``; ``DataError`` names the
+    first judgment of a rubric found nowhere.
 
     >>> import evalstats
     >>> ds = evalstats.load_dir("data/sample")
@@ -161,17 +149,13 @@ def resolve_rubrics(
     >>> sorted({r.name for r in found.values()})
     ['blind-pair', 'with-without']
     """
-    keys = ["rubric", "prompt_revision", "prompt_sha256"]
-    present = [c for c in keys if c in judgments.columns]
-    distinct = judgments[present].astype(object).drop_duplicates()
+    distinct = judgments[["rubric", "prompt_revision", "prompt_sha256"]].astype(object)
     builtins = [_rubrics.get(n) for n in _rubrics.names()]
     explicit = _explicit(rubrics)
     on_disk: list[_rubrics.Rubric] | None = None
     out: dict[tuple[str, Any, Any], _rubrics.Rubric] = {}
-    for row in distinct.itertuples(index=False):
-        name = str(row[0])
-        revision = row[1] if len(present) > 1 else None
-        sha = row[2] if len(present) > 2 else None
+    for name, revision, sha in distinct.drop_duplicates().itertuples(index=False):
+        name = str(name)
         found = _pick(builtins, name, revision, sha) or _pick(explicit, name, revision, sha)
         if found is None:
             if on_disk is None:
@@ -263,13 +247,6 @@ def verdict_frame(
 ) -> pd.DataFrame:
     """Build the long verdict frame: one verdict per (pair, order, judge, rubric), arm_a's view.
 
-    ``arm_a`` is in the rubric's WITH role: the ``with_*`` / ``*_with`` columns and the
-    order ``with_first`` are arm_a's side (the seeds' two arms: ``with`` / ``without``).
-    The latest successful judgment of a (pair, order, judge, rubric revision) wins (re-judging with
-    other options replaces the earlier one; either orientation of a pair is one pair, by the
-    arm shown first); a judgment of answers that have changed since is stale: left out and
-    counted in ``attrs["stale"]`` per (rubric, judge, arm_a, arm_b).
-
     Parameters
     ----------
     judgments, runs, tasks : DataFrame
@@ -282,8 +259,10 @@ def verdict_frame(
     Returns
     -------
     DataFrame
-        ``VERDICT_COLUMNS`` (outcome NA unless ok), a rubric file's other dimensions, the
-        runs' token sources.
+        ``VERDICT_COLUMNS`` (``with_*``, ``*_with``, ``with_first``: arm_a's side; outcome NA
+        unless ok), a rubric file's other dimensions, the runs' token sources. The latest
+        success per call wins; verdicts on answers changed since are left out, counted in
+        ``attrs["stale"]`` per (rubric, judge, arm_a, arm_b).
 
     >>> import evalstats
     >>> ds = evalstats.load_dir("data/sample")
@@ -297,7 +276,7 @@ def verdict_frame(
         from .tokens import annotate_runs
 
         runs = annotate_runs(runs, tasks)
-    check_choice(on_conflict, "on_conflict", ON_CONFLICT)
+    check_choice(on_conflict, "on_conflict", ("conflict", "error", "first", "last"))
     found = resolve_rubrics(judgments, rubrics)
     current, stale = _current(judgments, runs)
     latest = _latest_per_call(current, on_conflict)
@@ -362,14 +341,9 @@ def _pair_frame(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalstatsWarning)  # load_runs already reported them
         pairs = pair_runs(runs)
+    dims = dict.fromkeys(d for r in found.values() for d in r.dimensions)
+    extra_scores = [f"{a}_{d}" for a in ARMS for d in dims if d not in BLIND_DIMENSIONS]
     j = judgments
-    extra_scores = [
-        f"{arm}_{dim}"
-        for dim in dict.fromkeys(d for r in found.values() for d in r.dimensions)
-        if dim not in BLIND_DIMENSIONS
-        for arm in ("with", "without")
-    ]
-    extra_scores = sorted(extra_scores, key=lambda c: not c.startswith("with_"))
     known = j[_PAIR].merge(pairs[_PAIR], how="left", indicator=True)["_merge"].to_numpy()
     unknown = np.flatnonzero(known == "left_only")
     if unknown.size:
@@ -395,16 +369,15 @@ def _pair_frame(
     over_arm = np.where(w & wo, "both", np.where(w, "with", np.where(wo, "without", None)))
     pairs = pairs.assign(_over_arm=over_arm.astype(object))
     sides = [f"{arm}_{c}" for c in ("tokens", "wall_s") for arm in ARMS]
-    sources = [
-        f"{arm}_{c}"
-        for c in ("reported_tokens", "tokens_source")
-        for arm in ARMS
-        if f"{arm}_{c}" in pairs.columns
-    ]
+    sources = [f"{a}_{c}" for c in ("reported_tokens", "tokens_source") for a in ARMS]
+    sources = [c for c in sources if c in pairs.columns]
     j = j.merge(
         pairs[[*_PAIR, *sides, "_over_arm", *sources]], on=_PAIR, how="left", validate="many_to_one"
     )
     n = len(j)
+    tw, two = (j[f"{a}_tokens"].astype("float64").to_numpy() for a in ARMS)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(two > 0, tw / two, np.nan)
     out = pd.DataFrame(
         {
             "task_id": j["task_id"].astype("str"),
@@ -423,6 +396,7 @@ def _pair_frame(
             ),
             **{c: pd.array(parsed[c], dtype="Int64") for c in _SCORE_COLS},
             "judge_cost_ratio": pd.array(parsed["judge_cost_ratio"], dtype="float64"),
+            "cost_ratio": ratio,
             "tokens_with": j["with_tokens"].astype("Int64"),
             "tokens_without": j["without_tokens"].astype("Int64"),
             "wall_with_s": j["with_wall_s"].astype("float64"),
@@ -436,17 +410,10 @@ def _pair_frame(
             "reasoning": pd.Series(parsed["reasoning"], dtype="str"),
             "raw": j["raw"].astype("str"),
             "parse_error": pd.Series(parsed["parse_error"], dtype="str"),
+            **{c: pd.array(parsed[c], dtype="Int64") for c in extra_scores},
         }
     )
-    tw = out["tokens_with"].to_numpy(dtype="float64", na_value=np.nan)
-    two = out["tokens_without"].to_numpy(dtype="float64", na_value=np.nan)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(two > 0, tw / two, np.nan)
-    out.insert(VERDICT_COLUMNS.index("cost_ratio"), "cost_ratio", ratio)
-    for c in extra_scores:
-        out[c] = pd.array(parsed[c], dtype="Int64")
-    out = out[[*VERDICT_COLUMNS, *extra_scores]].copy()
-    return out.assign(**pair_token_sources(j))
+    return out[[*VERDICT_COLUMNS, *extra_scores]].assign(**pair_token_sources(j))
 
 
 def wide_by_judge(
@@ -457,8 +424,7 @@ def wide_by_judge(
     ``order`` is a key when the frame has orders; ``rubric`` is required when it holds several.
 
     >>> import evalstats
-    >>> from evalstats.frames import load_frame
-    >>> frame = load_frame("data/sample")
+    >>> frame = evalstats.load_frame("data/sample")
     >>> wide = evalstats.wide_by_judge(frame, rubric="with-without")
     >>> wide.columns.tolist()[:4], len(wide)
     (['task_id', 'replicate', 'arm_a', 'arm_b'], 90)
@@ -467,11 +433,10 @@ def wide_by_judge(
     keys = [*_PAIR, *(c for c in ("arm_a", "arm_b") if c in f.columns)]
     if f["order"].notna().any():
         keys.append("order")
-    judge = f["judge"].astype(str)
-    dup = f.assign(judge=judge).duplicated([*keys, "judge"])
-    if dup.any():
+    f = f.assign(judge=f["judge"].astype(str))
+    if f.duplicated([*keys, "judge"]).any():
         raise ValueError("several rows per (pair, judge): the frame is not one judgment per call")
-    wide = f.assign(judge=judge).pivot(index=keys, columns="judge", values=value).reset_index()
+    wide = f.pivot(index=keys, columns="judge", values=value).reset_index()
     wide.columns.name = None
     for col in wide.columns[len(keys) :]:
         if isinstance(f[value].dtype, pd.CategoricalDtype):
@@ -500,8 +465,6 @@ def select_rubric(frame: pd.DataFrame, rubric: str | None = None) -> tuple[pd.Da
 
 def load_frame(data_dir: str | os.PathLike[str], *, rubrics: RubricsArg = None) -> pd.DataFrame:
     """The verdict frame of a data directory (``DataError`` when it has no judgments)."""
-    from .records import load_dir
-
     ds = load_dir(data_dir)
     if ds.judgments is None:
         raise DataError("no judgments file: run `evalstats judge` first", path=Path(data_dir))

@@ -39,7 +39,6 @@ SHEET_COLUMNS = (
     "verdict", "allowed_verdicts", "labeler", "note",
 )  # fmt: skip
 VERDICTS = ("a", "b", "tie")
-ALLOWED_TEXT = "A (answer_a better), B (answer_b better) or tie"
 # verdict -> outcome from WITH's point of view, per shown order.
 _DEBLIND = {
     "with_first": {"a": "win", "b": "loss", "tie": "tie"},
@@ -79,13 +78,8 @@ def pairs_sha256(pairs: pd.DataFrame) -> str:
     cols = ["task_id", "replicate", "with_answer", "without_answer"]
     if not _seeds_pair(rows):
         cols[2:2] = ["arm_a", "arm_b"]
-    payload = json.dumps(
-        [
-            [str(v) if c != "replicate" else int(v) for c, v in zip(cols, row, strict=True)]
-            for row in rows[cols].itertuples(index=False)
-        ],
-        ensure_ascii=False,
-    )
+    table = rows[cols].map(str).assign(replicate=rows["replicate"].astype("int64"))
+    payload = json.dumps(table.to_numpy(dtype=object).tolist(), ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -129,8 +123,6 @@ def draw_sheet(
 ) -> pd.DataFrame:
     """Draw ``n`` pairs of ``data_dir`` for people to label; write the sheet and its key.
 
-    The CSV sheet goes to ``path``, its key to :func:`key_path`; returns the sheet.
-
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "sheet.csv"
     >>> sheet = draw_sheet("data/sample", 6, seed=1, path=out)
@@ -142,41 +134,24 @@ def draw_sheet(
     sample = draw_sample(pairs[keys], n, seed=seed)
     rows = sample.merge(pairs, on=keys, how="left", validate="one_to_one")
     first = rows["order"].to_numpy() == "with_first"
-    sheet = pd.DataFrame(
-        {
-            "item": np.arange(1, len(rows) + 1),
-            "task_id": rows["task_id"],
-            "replicate": rows["replicate"],
-            "prompt": rows["prompt"],
-            "canonical_answer": rows["canonical_answer"],
-            "answer_a": np.where(first, rows["with_answer"], rows["without_answer"]),
-            "answer_b": np.where(first, rows["without_answer"], rows["with_answer"]),
-            "verdict": "",
-            "allowed_verdicts": ALLOWED_TEXT,
-            "labeler": "",
-            "note": "",
-        }
+    sheet = rows[["task_id", "replicate", "prompt", "canonical_answer"]].assign(
+        answer_a=np.where(first, rows["with_answer"], rows["without_answer"]),
+        answer_b=np.where(first, rows["without_answer"], rows["with_answer"]),
+        verdict="",
+        allowed_verdicts="A (answer_a better), B (answer_b better) or tie",
+        labeler="",
+        note="",
     )
-    seeds = _seeds_pair(pairs)
+    sheet.insert(0, "item", np.arange(1, len(rows) + 1))
+    cols = ["task_id", "replicate", "order", *([] if _seeds_pair(pairs) else ["arm_a", "arm_b"])]
+    items = rows[cols].astype(str).assign(item=sheet["item"], replicate=sheet["replicate"])
     key = {
         "seed": int(seed),
         "n": int(len(sheet)),
         "frame_sha256": pairs_sha256(pairs),
         "data_dir": str(data_dir),
         "drawn_at": pd.Timestamp.now(tz="UTC").isoformat(),
-        "items": [
-            {"item": int(i), "task_id": str(t), "replicate": int(r), "order": str(o)}
-            | ({} if seeds else {"arm_a": str(a), "arm_b": str(b)})
-            for i, t, r, o, a, b in zip(
-                sheet["item"],
-                sheet["task_id"],
-                sheet["replicate"],
-                rows["order"],
-                rows["arm_a"],
-                rows["arm_b"],
-                strict=True,
-            )
-        ],
+        "items": items[["item", *cols]].astype({"replicate": "int64"}).to_dict(orient="records"),
     }
     out = Path(path)
     text = safe_csv(sheet, index=False)
@@ -231,14 +206,7 @@ def read_sheet(
     redraw = draw_sample(pairs[keys], int(key["n"]), seed=int(key["seed"]))
     recorded = pd.DataFrame(key["items"], columns=[*keys, "order"], dtype=object)
     recorded = recorded.fillna({"arm_a": "with", "arm_b": "without"})
-    same = (
-        len(recorded) == len(redraw)
-        and (
-            recorded[[*keys, "order"]].astype(str).to_numpy()
-            == redraw[[*keys, "order"]].astype(str).to_numpy()
-        ).all()
-    )
-    if not same:
+    if not recorded.astype(str).equals(redraw[[*keys, "order"]].astype(str)):
         raise DataError(
             f"the key's items are not the draw of seed {key['seed']}: not a random sample",
             path=kp,
@@ -298,8 +266,7 @@ def read_sheet(
             }
         )
     labels = pd.DataFrame(out, columns=list(LABEL_FIELDS))
-    labels.attrs["unlabelled"] = unlabelled
-    labels.attrs["source"] = str(p)
+    labels.attrs |= {"unlabelled": unlabelled, "source": str(p)}
     return labels
 
 

@@ -1,8 +1,7 @@
 """The audit: the seeds' methodology rules as a pass / unknown / warn / fail table.
 
 One row per check (id, status, a detail sentence with the numbers, the seed rule); ``unknown``
-means the evidence is missing, never a pass. What each check tests: docs/methods.md, "Audit".
-"""
+means the evidence is missing, never a pass. What each check tests: docs/methods.md, "Audit"."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from ._disagreement import DISAGREEMENT_TRIGGER, disagreement_counts
 from ._families import model_family
 from ._validate import check_probability
 from .errors import DataError, ParameterError
-from .frames import by_pair_of_arms, verdict_frame
+from .frames import by_pair_of_arms, resolve_rubrics, verdict_frame
 from .plan import Plan
 from .records import Dataset, incomplete_pairs
 from .stats.rates import sign_test_p
@@ -62,6 +61,10 @@ def _listed(items: list[str]) -> str:
     return ", ".join(items[:5]) + (f" and {more} more" if more > 0 else "")
 
 
+def _key(v: object) -> object:
+    return None if not isinstance(v, str) and pd.isna(v) else v
+
+
 def _pct(x: float) -> str:
     return f"{100.0 * x:.1f} %"
 
@@ -73,9 +76,7 @@ def _row(check: str, status: str, detail: str, rubrics: list | None = None) -> d
 
 def _table(rows: list[dict]) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=["check", "status", "detail", "rule"])
-    table["status"] = table["status"].astype(_STATUS_DTYPE)
-    for col in ("check", "detail", "rule"):
-        table[col] = table[col].astype("str")
+    table = table.astype({"check": "str", "status": _STATUS_DTYPE, "detail": "str", "rule": "str"})
     table.attrs["rubrics"] = {r["check"]: list(r["rubrics"]) for r in rows if r.get("rubrics")}
     return table
 
@@ -119,10 +120,7 @@ def _override(judgments) -> str:
 
 def _check_self(runs, judges: list[str], families, agent_family, judgments=None) -> tuple:
     agents = sorted(set(runs["agent_model"].astype(str)))
-    if agent_family is not None:
-        agent_fams = {a: str(agent_family) for a in agents}
-    else:
-        agent_fams = {a: model_family(a, families) for a in agents}
+    agent_fams = {a: str(agent_family or model_family(a, families)) for a in agents}
     # The journaled model_id is what answered: its family counts beside the judge's name.
     fams = {j: {model_family(j, families)} for j in judges}
     if judgments is not None and "model_id" in judgments.columns:
@@ -133,8 +131,7 @@ def _check_self(runs, judges: list[str], families, agent_family, judgments=None)
     same = [
         f"{j} ({judge_fams[j]})" for j in judges if fams[j] & set(agent_fams.values()) - {"unknown"}
     ]
-    unknown = [a for a, f in agent_fams.items() if f == "unknown"]
-    unknown += [j for j, f in judge_fams.items() if f == "unknown"]
+    unknown = [x for x, f in [*agent_fams.items(), *judge_fams.items()] if f == "unknown"]
     agents_txt = ", ".join(f"{a} ({f})" for a, f in agent_fams.items())
     if same:  # the seed's rule: a fail (the override is said, not excused)
         return (
@@ -190,7 +187,7 @@ def _check_canonical(tasks: pd.DataFrame, runs: pd.DataFrame) -> tuple:
     if len(late):
         items = [
             f"{t} (written {w.isoformat()}, first run {r.isoformat()})"
-            for t, w, r in zip(late.index, late["written"], late["first_run"], strict=True)
+            for t, w, r in late.itertuples()
         ]
         return (
             "fail",
@@ -211,9 +208,12 @@ def _pairs(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per complete pair: agent models and over-budget flags of both arms."""
     cols = ["agent_model", *(c for c in ("over_budget",) if c in runs.columns)]
     arm = runs["arm"].astype(str)
-    w = runs.loc[arm == "with", ["task_id", "replicate", *cols]]
-    wo = runs.loc[arm == "without", ["task_id", "replicate", *cols]]
-    return w.merge(wo, on=["task_id", "replicate"], suffixes=("_with", "_without"))
+    w, wo = (runs.loc[arm == a, ["task_id", "replicate", *cols]] for a in ("with", "without"))
+    pairs = w.merge(wo, on=["task_id", "replicate"], suffixes=("_with", "_without"))
+    if "over_budget" in cols:
+        over = (pairs[f"over_budget_{a}"].to_numpy(dtype=bool) for a in ("with", "without"))
+        pairs["over"] = np.logical_or(*over)
+    return pairs
 
 
 def _check_same_agent(pairs: pd.DataFrame) -> tuple:
@@ -244,15 +244,14 @@ def _check_budgets(tasks, pairs, frame: pd.DataFrame | None, alpha: float) -> tu
             "warn",
             "Runs carry no over_budget flags (load them with tasks): budget handling not checked.",
         )
-    ow = pairs["over_budget_with"].to_numpy(dtype=bool)
-    owo = pairs["over_budget_without"].to_numpy(dtype=bool)
+    ow, owo = (pairs[f"over_budget_{a}"].to_numpy(dtype=bool) for a in ("with", "without"))
     n_w_only, n_wo_only, n_both = (int(v.sum()) for v in (ow & ~owo, ~ow & owo, ow & owo))
     counts = (
         f"over budget: WITH only {n_w_only}, WITHOUT only {n_wo_only}, both {n_both} "
         f"of {len(pairs)} pairs"
     )
     if frame is not None and len(frame):
-        over = pairs.loc[ow | owo, ["task_id", "replicate"]]
+        over = pairs.loc[pairs["over"], ["task_id", "replicate"]]
         scored = frame.merge(over, on=["task_id", "replicate"])
         scored = scored.loc[scored["status"].astype(str) != "no_answer"]
         if len(scored):
@@ -283,10 +282,8 @@ def _check_both_arms(runs: pd.DataFrame) -> tuple:
     lonely = incomplete_pairs(runs)
     n_pairs = runs[["task_id", "replicate"]].drop_duplicates().shape[0]
     if len(lonely):
-        items = [
-            f"({t}, {r}) only {a}"
-            for t, r, a in zip(lonely["task_id"], lonely["replicate"], lonely["arm"], strict=True)
-        ]
+        cols = ["task_id", "replicate", "arm"]
+        items = [f"({t}, {r}) only {a}" for t, r, a in lonely[cols].itertuples(index=False)]
         return ("fail", f"{len(lonely)} of {n_pairs} pairs lack an arm: {_listed(items)}.")
     return ("pass", f"All {n_pairs} pairs have both arms.")
 
@@ -298,16 +295,10 @@ def _check_tokens(runs: pd.DataFrame) -> tuple:
             "Runs carry no token counts (load them with tasks): reported tokens not compared.",
         )
     n_rep = int(runs["reported_tokens"].notna().sum()) if "reported_tokens" in runs else 0
-    used = (
-        "the cost ratios use the billed counts"
-        if n_rep == len(runs) and n_rep
-        else "the cost ratios use the cl100k_base transcript counts"
-    )
-    answer_only = (
-        runs["tokens_source"].astype(str).eq("answer").to_numpy()
-        if "tokens_source" in runs.columns
-        else np.zeros(len(runs), dtype=bool)
-    )
+    counts = "billed counts" if n_rep == len(runs) and n_rep else "cl100k_base transcript counts"
+    used = f"the cost ratios use the {counts}"
+    answer_only = runs.get("tokens_source", pd.Series("", runs.index)).astype(str).eq("answer")
+    answer_only = answer_only.to_numpy()
     if n_rep and answer_only[runs["reported_tokens"].notna().to_numpy()].all():
         return (
             "pass",
@@ -317,16 +308,10 @@ def _check_tokens(runs: pd.DataFrame) -> tuple:
     mism = runs.loc[runs["tokens_mismatch"].to_numpy(dtype=bool) & ~answer_only]
     if len(mism):
         ratio = mism["reported_tokens"].astype("float64") / mism["tokens"].astype("float64")
+        cols = ["task_id", "replicate", "arm", "reported_tokens", "tokens"]
         items = [
             f"({t}, {r}, {a}) reported {int(x)} vs counted {int(c)}"
-            for t, r, a, x, c in zip(
-                mism["task_id"],
-                mism["replicate"],
-                mism["arm"].astype(str),
-                mism["reported_tokens"],
-                mism["tokens"],
-                strict=True,
-            )
+            for t, r, a, x, c in mism[cols].itertuples(index=False)
         ]
         return (
             "warn",
@@ -349,17 +334,12 @@ def _check_tokens(runs: pd.DataFrame) -> tuple:
 def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> tuple:
     if "over_budget_with" not in pairs.columns:
         return ("warn", "Runs carry no over_budget flags (load them with tasks).")
-    over = pairs["over_budget_with"].to_numpy(dtype=bool) | pairs["over_budget_without"].to_numpy(
-        dtype=bool
-    )
+    over = pairs["over"].to_numpy()
     n, k = len(pairs), int(over.sum())
     rate = k / n if n else 0.0
     status = "warn" if rate > threshold else "pass"
-    tail = (
-        " (above the threshold: report the best/worst-case bounds of evalstats.missing_bounds)"
-        if status == "warn"
-        else ""
-    )
+    bounds = " (above the threshold: report the best/worst-case bounds of evalstats.missing_bounds)"
+    tail = bounds if status == "warn" else ""
     n_tasks = pairs.loc[over, "task_id"].nunique()
     return (
         status,
@@ -370,36 +350,20 @@ def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> tuple:
 
 def _resolve_each(j: pd.DataFrame, rubrics_arg: object) -> dict[tuple, object]:
     """(rubric, revision, sha) -> its Rubric, or None (a finding, not an exception)."""
-    from .frames import resolve_rubrics
-
     cols = ["rubric", "prompt_revision", "prompt_sha256"]
     ids = j[cols].astype(object).drop_duplicates()
     out: dict[tuple, object] = {}
-    for row in ids.itertuples(index=False):
-        sub = j.loc[
-            (j["rubric"].astype(str) == str(row[0]))
-            & (_frame_str(j["prompt_revision"]) == _frame_str(pd.Series([row[1]])).iloc[0])
-            & (_frame_str(j["prompt_sha256"]) == _frame_str(pd.Series([row[2]])).iloc[0])
-        ]
-        key = (str(row[0]), _key(row[1]), _key(row[2]))
+    for i, row in enumerate(ids.itertuples(index=False)):
         try:
-            found = resolve_rubrics(sub, rubrics_arg)
+            out |= resolve_rubrics(ids.iloc[[i]], rubrics_arg)
         except DataError:
-            out[key] = None
-            continue
-        out[key] = next(iter(found.values()))
+            out[(str(row[0]), _key(row[1]), _key(row[2]))] = None
     return out
-
-
-def _key(v: object) -> object:
-    return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
 
 
 def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> tuple:
     problems: list[str] = []
-    n_bad = 0
-    resolved = _resolve_each(j, rubrics_arg)
-    used: dict[str, object] = {}
+    n_bad, used, resolved = 0, {}, _resolve_each(j, rubrics_arg)
     for (rubric, revision), grp in j.groupby(
         ["rubric", "prompt_revision"], observed=True, dropna=False
     ):
@@ -457,17 +421,13 @@ def _check_hashes(j: pd.DataFrame, rubrics_arg: object = None) -> tuple:
             + "; ".join(mixing)
             + ": report each revision separately or rejudge with one.",
         )
-    whose = (
-        "the packaged prompt"
-        if all(r.path is None for r in used.values())
-        else "their rubric's prompt"
-    )
+    packaged = all(r.path is None for r in used.values())
+    whose = "the packaged prompt" if packaged else "their rubric's prompt"
     return ("pass", f"All {len(j)} judgments match {whose}: {revs}.")
 
 
 def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per rubric and pair of judges: units (pairs or pair-orders) both judged ok, how many
-    differ, and ``n_pairs`` the distinct pairs among them."""
+    """Per rubric and pair of judges: units both judged ok, how many differ, distinct pairs."""
     ok = frame.loc[frame["status"].astype(str) == "ok"]
     keys = ["task_id", "replicate", "_order"]
     ok = ok.assign(
@@ -495,12 +455,8 @@ def _disagreements(frame: pd.DataFrame) -> pd.DataFrame:
                 n_pairs=pd.Series(n_pairs, index=counts.index, dtype="int64"),
             )
         )
-    columns = ["rubric", "judge_1", "judge_2", "n", "n_pairs", "disagree", "unit"]
-    if not parts:
-        return pd.DataFrame(columns=columns)
-    both = pd.concat(parts, ignore_index=True)
-    both = both.rename(columns={"judge_a": "judge_1", "judge_b": "judge_2"})
-    return both.rename(columns={"disagreements": "disagree"})[columns]
+    columns = ["rubric", "judge_a", "judge_b", "n", "n_pairs", "disagreements", "unit"]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
 def _check_disagreement(frame: pd.DataFrame, threshold: float, by_arms: bool = False) -> tuple:
@@ -514,13 +470,13 @@ def _check_disagreement(frame: pd.DataFrame, threshold: float, by_arms: bool = F
             unmeasured.append(pair)
         for r in d.itertuples():
             where = f"{pair} ({r.rubric})" if by_arms else str(r.rubric)
-            judges = f"{where}: {r.judge_1} vs {r.judge_2}"
+            judges = f"{where}: {r.judge_a} vs {r.judge_b}"
             if r.n == 0:
                 unmeasured.append(where)
                 texts.append(f"{judges} share no ok pair")
                 continue
-            rate = r.disagree / r.n
-            text = f"{judges} disagree on {r.disagree} of {r.n} {r.unit} ({_pct(rate)})"
+            rate = r.disagreements / r.n
+            text = f"{judges} disagree on {r.disagreements} of {r.n} {r.unit} ({_pct(rate)})"
             (above if rate > threshold else within).append(text)
             of_pairs = f" of {r.n_pairs} pairs" if r.unit == "pair-orders" else ""
             texts.append(text + of_pairs + (" > threshold" if rate > threshold else ""))
@@ -551,19 +507,14 @@ def _check_disagreement(frame: pd.DataFrame, threshold: float, by_arms: bool = F
 
 
 def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> tuple:
-    if "over_budget_with" in pairs.columns:
-        keep = ~(
-            pairs["over_budget_with"].to_numpy(dtype=bool)
-            | pairs["over_budget_without"].to_numpy(dtype=bool)
-        )
-        pairs = pairs.loc[keep]
+    if "over" in pairs.columns:
+        pairs = pairs.loc[~pairs["over"]]
     want = pairs[["task_id", "replicate"]].drop_duplicates()
     f = frame.assign(_judge=frame["judge"].astype(str), _rubric=frame["rubric"].astype(str))
     combos = f[["_rubric", "_judge"]].drop_duplicates().sort_values(["_rubric", "_judge"])
     seen = f[["_rubric", "_judge", "task_id", "replicate"]].drop_duplicates()
     judged = seen.merge(want, on=["task_id", "replicate"]).groupby(["_rubric", "_judge"]).size()
-    index = pd.MultiIndex.from_frame(combos)
-    lack = len(want) - judged.reindex(index, fill_value=0)
+    lack = len(want) - judged.reindex(pd.MultiIndex.from_frame(combos), fill_value=0)
     missing = [
         f"{judge} on {rubric}: {n} of {len(want)} pairs unjudged"
         for (rubric, judge), n in lack.items()
@@ -574,11 +525,10 @@ def _check_coverage(frame: pd.DataFrame, pairs: pd.DataFrame) -> tuple:
             "warn",
             "Some in-budget pairs were not judged by every judge: " + _listed(missing) + ".",
         )
-    n_combo = f[["_rubric", "_judge"]].drop_duplicates().shape[0]
     return (
         "pass",
         f"All {len(want)} in-budget pairs were judged by each of the "
-        f"{n_combo} (rubric, judge) combinations.",
+        f"{len(combos)} (rubric, judge) combinations.",
     )
 
 
@@ -600,8 +550,7 @@ def _check_orders(
         n_null = int((order == "").sum())
         shown = g.assign(_order=order).loc[order != "", ["task_id", "replicate", "_order"]]
         shown = shown.drop_duplicates()
-        n_wf = int((shown["_order"] == "with_first").sum())
-        n = len(shown)
+        n_wf, n = int((shown["_order"] == "with_first").sum()), len(shown)
         n_pairs = len(shown[["task_id", "replicate"]].drop_duplicates())
         if n == 0:
             parts.append(f"{rubric}: no judgment has an order")
@@ -617,41 +566,34 @@ def _check_orders(
         )
         if off or n_null:
             status = "warn"
-    lead = (
-        "Orders balanced"
-        if status == "pass"
-        else "Orders unbalanced (show both orders per pair, or balance the seeded order)"
-    )
+    unbalanced = "Orders unbalanced (show both orders per pair, or balance the seeded order)"
+    lead = "Orders balanced" if status == "pass" else unbalanced
     return (status, f"{lead}: " + "; ".join(parts) + ".")
 
 
 def _check_failures(frame: pd.DataFrame, threshold: float) -> tuple:
-    status = frame["status"].astype(str)
-    judged = frame.loc[status != "no_answer"]
+    judged = frame.loc[frame["status"].astype(str) != "no_answer"]
     if judged.empty:
         return ("warn", "No judged pairs.")
-    st = judged["status"].astype(str)
+    st, keys = judged["status"].astype(str), ["_rubric", "_judge"]
     g = judged.assign(
-        _bad=st.isin(["invalid", "error"]),
         _inv=st == "invalid",
         _err=st == "error",
+        _ordered=_frame_str(judged["order"]) != "",
         _judge=judged["judge"].astype(str),
         _rubric=judged["rubric"].astype(str),
     )
-    agg = g.groupby(["_rubric", "_judge"])[["_bad", "_inv", "_err"]].agg(["sum", "size"])
-    g = g.assign(_ordered=_frame_str(g["order"]) != "")
-    keys = ["_rubric", "_judge"]
-    ordered = g.groupby(keys)["_ordered"].any()
+    agg = g.groupby(keys).agg(
+        inv=("_inv", "sum"), err=("_err", "sum"), n=("_inv", "size"), ordered=("_ordered", "any")
+    )
     n_pairs = g.drop_duplicates([*keys, "task_id", "replicate"]).groupby(keys).size()
     parts, over = [], []
     for (rubric, judge), r in agg.iterrows():
-        n, bad = int(r[("_bad", "size")]), int(r[("_bad", "sum")])
-        is_ordered = bool(ordered[(rubric, judge)])
-        of_pairs = f" of {int(n_pairs[(rubric, judge)])} pairs" if is_ordered else ""
+        n, bad = int(r["n"]), int(r["inv"] + r["err"])
+        of_pairs = f" of {int(n_pairs[(rubric, judge)])} pairs" if r["ordered"] else ""
         text = (
-            f"{judge} on {rubric}: {bad} of {n} {'pair-orders' if is_ordered else 'pairs'} "
-            f"({_pct(bad / n)}; {int(r[('_inv', 'sum')])} invalid, "
-            f"{int(r[('_err', 'sum')])} error){of_pairs}"
+            f"{judge} on {rubric}: {bad} of {n} {'pair-orders' if r['ordered'] else 'pairs'} "
+            f"({_pct(bad / n)}; {int(r['inv'])} invalid, {int(r['err'])} error){of_pairs}"
         )
         parts.append(text)
         if bad / n > threshold:
@@ -698,11 +640,8 @@ def _check_plan_time(
 def _differ(what: str, planned: set[str], seen: set[str]) -> str | None:
     if planned == seen:
         return None
-    parts = []
-    if planned - seen:
-        parts.append(f"planned but absent: {_listed(sorted(planned - seen))}")
-    if seen - planned:
-        parts.append(f"not planned: {_listed(sorted(seen - planned))}")
+    parts = [f"planned but absent: {_listed(sorted(planned - seen))}"] if planned - seen else []
+    parts += [f"not planned: {_listed(sorted(seen - planned))}"] if seen - planned else []
     return f"{what} differ ({'; '.join(parts)})"
 
 
@@ -715,8 +654,8 @@ def _check_plan_design(plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | 
         problems.append(_differ("tasks", set(plan.tasks), tasks))
     elif plan.tasks is not None and plan.tasks != len(tasks):
         problems.append(f"{len(tasks)} tasks, {plan.tasks} planned")
+    reps = runs.groupby(runs["task_id"].astype(str))["replicate"].nunique()
     if plan.replicates is not None:
-        reps = runs.groupby(runs["task_id"].astype(str))["replicate"].nunique()
         off = reps.loc[reps != plan.replicates]
         if len(off):
             items = [f"{t} ({n})" for t, n in off.items()]
@@ -726,8 +665,7 @@ def _check_plan_design(plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | 
             )
     has_j = j is not None and len(j) > 0
     if has_j:
-        rubrics = set(j["rubric"].astype(str))
-        judges = set(j["judge"].astype(str))
+        rubrics, judges = (set(j[c].astype(str)) for c in ("rubric", "judge"))
         if plan.rubrics is not None:
             problems.append(_differ("rubrics", set(plan.rubrics), rubrics))
         elif plan.primary_rubric not in rubrics:
@@ -739,10 +677,7 @@ def _check_plan_design(plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | 
         if plan.consensus is not None and len(judges) < 2:
             problems.append(f"consensus ({plan.consensus}) planned but only {len(judges)} judge")
     problems = [p for p in problems if p]
-    design = (
-        f"{len(tasks)} tasks, replicates per task "
-        f"{sorted(set(runs.groupby('task_id', observed=True)['replicate'].nunique()))}"
-    )
+    design = f"{len(tasks)} tasks, replicates per task {sorted(set(reps))}"
     if problems:
         return (
             "fail",
@@ -761,9 +696,6 @@ def _check_plan_design(plan: Plan | None, runs: pd.DataFrame, j: pd.DataFrame | 
     )
 
 
-_RANK = {"pass": 0, "unknown": 1, "warn": 2, "fail": 3}
-
-
 def _per_pair(tasks, runs, judgments, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each check's row over the pairs of arms, from the two-arm :func:`audit` of every pair."""
     per: dict[str, list[tuple[str, str, str]]] = {}
@@ -773,7 +705,7 @@ def _per_pair(tasks, runs, judgments, options: dict[str, Any]) -> dict[str, dict
             per.setdefault(row.check, []).append((f"{a} vs {b}", str(row.status), row.detail))
     out = {}
     for check, rows in per.items():
-        worst = max((st for _, st, _ in rows), key=_RANK.__getitem__)
+        worst = max((st for _, st, _ in rows), key=AUDIT_STATUSES.index)
         if len({(st, d) for _, st, d in rows}) == 1:  # a check that reads no pair's arms
             detail = f"{rows[0][2]} (the same for each of the {len(rows)} pairs of arms)"
         elif worst == "pass":
@@ -787,33 +719,19 @@ def _per_pair(tasks, runs, judgments, options: dict[str, Any]) -> dict[str, dict
     return out
 
 
-def _audit_arm_pairs(
-    tasks: pd.DataFrame,
-    runs: pd.DataFrame,
-    judgments: pd.DataFrame,
-    *,
-    rubrics: Any = None,
-    families: Any = None,
-    agent_family: str | None = None,
-    disagreement_threshold: float,
-    **options: Any,
-) -> pd.DataFrame:
-    """The audit of K-arm judgments: checks that do not depend on the pairing once, the
-    disagreement per pair of arms, every other check the worst of each pair's two-arm audit."""
+def _audit_arm_pairs(tasks, runs, judgments, options: dict[str, Any]) -> pd.DataFrame:
+    """The K-arm audit: pairing-free checks once, the others per pair of arms (the worst)."""
+    rubrics, threshold = options["rubrics"], options["disagreement_threshold"]
     frame = verdict_frame(judgments, runs, tasks, rubrics=rubrics)
     done = {
         check: _row(check, *result)
         for check, result in (
-            ("judge_families", _check_families(judgments, families)),
+            ("judge_families", _check_families(judgments, options["families"])),
             ("canonical_before_runs", _check_canonical(tasks, runs)),
             ("prompt_hash_pinned", _check_hashes(judgments, rubrics)),
-            (
-                "judge_disagreement",
-                _check_disagreement(frame, disagreement_threshold, by_arms=True),
-            ),
+            ("judge_disagreement", _check_disagreement(frame, threshold, by_arms=True)),
         )
     }
-    options |= {"rubrics": rubrics, "families": families, "agent_family": agent_family}
     rest = _per_pair(tasks, runs, judgments, options)
     rows = [
         done.get(check)
@@ -892,9 +810,8 @@ def audit(
     if isinstance(tasks, Dataset):
         if runs is not None or judgments is not None:
             raise TypeError("pass either a Dataset or tasks, runs and judgments, not both")
-        ds = tasks
-        tasks, runs, judgments = ds.tasks, ds.runs, ds.judgments
-        plan = ds.plan if plan is None else plan
+        plan = tasks.plan if plan is None else plan
+        tasks, runs, judgments = tasks.tasks, tasks.runs, tasks.judgments
     if runs is None:
         raise TypeError("audit() needs runs (or a Dataset)")
     lim = AuditLimits() if limits is None else limits
@@ -909,23 +826,14 @@ def audit(
         runs = annotate_runs(runs, tasks)
     arm_a = None if frame is not None or judgments is None else judgments.get("arm_a")
     if arm_a is not None and arm_a.notna().any():  # K arms: lines name the pair judged
-        return _audit_arm_pairs(
-            tasks,
-            runs,
-            judgments,
-            rubrics=rubrics,
-            families=families,
-            agent_family=agent_family,
-            disagreement_threshold=disagreement_threshold,
-            limits=lim,
-            plan=plan,
-        )
+        options = {"rubrics": rubrics, "families": families, "agent_family": agent_family}
+        options |= {"disagreement_threshold": disagreement_threshold, "limits": lim, "plan": plan}
+        return _audit_arm_pairs(tasks, runs, judgments, options)
     if frame is None and judgments is not None and len(judgments):
         frame = verdict_frame(judgments, runs, tasks, rubrics=rubrics)
     j = judgments if judgments is not None and len(judgments) else frame
     has_j = j is not None and len(j) > 0
     pairs = _pairs(runs)
-
     has_f = frame is not None and len(frame) > 0
     judges = sorted(set(j["judge"].astype(str))) if has_j else []
     # In AUDIT_CHECKS order: (whether its evidence is there, the check).

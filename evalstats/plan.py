@@ -68,9 +68,7 @@ class Plan:
     @property
     def primary_judge_name(self) -> str:
         """The ``judge`` value of the primary verdicts: the judge, or ``consensus:<rule>``."""
-        return (
-            self.primary_judge if self.primary_judge is not None else f"consensus:{self.consensus}"
-        )
+        return self.primary_judge or f"consensus:{self.consensus}"
 
     @property
     def primary_key(self) -> dict[str, str]:
@@ -99,9 +97,6 @@ class Plan:
         """sha256 (hex) of :meth:`to_dict` as sorted-key, compact JSON."""
         text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-# --------------------------------------------------------------------------- reading
 
 
 def _line_of(text: str, key: str) -> int | None:
@@ -179,10 +174,6 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(sorted(value))
 
 
-def _tasks(value: Any) -> int | tuple[str, ...]:
-    return check_positive_int(value, "tasks") if not isinstance(value, list) else _names(value)
-
-
 _CHECKS = {
     "written_at": _timestamp,
     "primary_rubric": _text,
@@ -193,7 +184,7 @@ _CHECKS = {
     "sidedness": lambda v: check_choice(v, "sidedness", SIDEDNESS),
     "margin": lambda v: check_range(v, "margin", 0, closed=(False, True)),
     "margin_kind": lambda v: check_choice(v, "margin_kind", MARGIN_KINDS),
-    "tasks": _tasks,
+    "tasks": lambda v: _names(v) if isinstance(v, list) else check_positive_int(v, "tasks"),
     "replicates": lambda v: check_positive_int(v, "replicates"),
     "judges": _names,
     "rubrics": _names,
@@ -202,10 +193,7 @@ _CHECKS = {
 
 
 def parse_plan(
-    data: Mapping[str, Any],
-    *,
-    path: str | os.PathLike[str] | None = None,
-    text: str | None = None,
+    data: Mapping[str, Any], *, path: str | os.PathLike[str] | None = None, text: str | None = None
 ) -> Plan:
     """Validate a plan given as a mapping.
 
@@ -236,15 +224,11 @@ def parse_plan(
     for key in ("primary_rubric", "statistic"):
         if key not in values:
             raise fail(None, f"missing required key {key!r}")
-    if ("primary_judge" in values) == ("consensus" in values):
-        both = "primary_judge" in values
-        raise fail(
-            "consensus" if both else None,
-            "give either primary_judge or consensus, not both"
-            if both
-            else "missing the primary judge: give primary_judge or consensus "
-            f"({' or '.join(CONSENSUS_RULES)})",
-        )
+    if "primary_judge" in values and "consensus" in values:
+        raise fail("consensus", "give either primary_judge or consensus, not both")
+    if "primary_judge" not in values and "consensus" not in values:
+        rules = " or ".join(CONSENSUS_RULES)
+        raise fail(None, f"missing the primary judge: give primary_judge or consensus ({rules})")
     if ("margin" in values) != ("margin_kind" in values):
         key = "margin" if "margin" in values else "margin_kind"
         raise fail(key, "margin and margin_kind go together: give both or neither")
@@ -254,11 +238,9 @@ def parse_plan(
         span = "[-1, 1]" if stat == "net_win" else "[0, 1]"
         raise fail("margin", f"margin must be < {half:g} for {stat} (in {span}), got {margin:g}")
     rubrics, judges = values.get("rubrics"), values.get("judges")
-    if rubrics is not None and values["primary_rubric"] not in rubrics:
-        raise fail(
-            "primary_rubric", f"{values['primary_rubric']!r} is not in rubrics {list(rubrics)}"
-        )
-    judge = values.get("primary_judge")
+    rubric, judge = values["primary_rubric"], values.get("primary_judge")
+    if rubrics is not None and rubric not in rubrics:
+        raise fail("primary_rubric", f"{rubric!r} is not in rubrics {list(rubrics)}")
     if judges is not None and judge is not None and judge not in judges:
         raise fail("primary_judge", f"{judge!r} is not in judges {list(judges)}")
     return Plan(**values, path=None if path is None else str(path))
@@ -274,9 +256,6 @@ def load_plan(path: str | os.PathLike[str]) -> Plan:
     ... primary_rubric = "with-without"
     ... primary_judge = "anthropic:claude-sonnet-4-20250514"
     ... statistic = "net_win"
-    ... alpha = 0.05
-    ... tasks = 15
-    ... replicates = 6
     ... ''')
     >>> plan = load_plan(p)
     >>> plan.statistic, plan.sidedness, plan.written_at.isoformat()

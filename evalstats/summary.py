@@ -12,11 +12,6 @@ __all__ = ["status_table"]
 def status_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Counts per (rubric, judge[, arm_a, arm_b]): rows by status and, among ``ok``, by outcome.
 
-    The pair of arms is a key when the frame has ``arm_a`` / ``arm_b`` (every verdict frame
-    does), so a K-arm frame gets one row per judge and pair of arms.
-
-    Examples
-    --------
     >>> from evalstats.frames import load_frame
     >>> t = status_table(load_frame("data/sample"))
     >>> t.columns[:6].tolist(), int(t["n"].sum()) == int(t[["ok", "no_answer", "invalid", "error"]].sum().sum())
