@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from pathlib import Path
@@ -45,6 +46,10 @@ _SAME_FAMILY_HELP = (
     "run a judge of the agent's own model family (refused by default; recorded on "
     "every judgment and reported by the audit)"
 )
+_STOP_HELP = (
+    "send no new call once the anytime-valid sequence of the first pair's net win over "
+    "finished tasks decides (better / worse / equivalent within --margin); the journal says why"
+)
 _TRUE = {"action": "store_true"}
 # (flag, help, argparse keywords) in --help order.
 _ARGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
@@ -72,6 +77,8 @@ _ARGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--retry-failed", "also re-send calls that failed permanently (400/404/413/422, a cut body)",
      _TRUE),
     ("--no-progress", "no progress bar", _TRUE),
+    ("--stop-when-decided", _STOP_HELP, _TRUE),
+    ("--margin", "equivalence margin of the net win for --stop-when-decided", {"type": float}),
     ("--allow-same-family", _SAME_FAMILY_HELP, _TRUE),
 )  # fmt: skip
 
@@ -110,6 +117,10 @@ def main(args: argparse.Namespace) -> int:
     journal = Path(args.data_dir) / "judgments.jsonl"
     out = Path(args.out) if args.out else journal
     options = {name: getattr(args, name) for name in _OPTIONS}
+    if args.stop_when_decided:  # evalstats.cli gives the rule: judging sits below stats
+        options["stop_when_decided"] = functools.partial(args.monitor, margin=args.margin)
+    elif args.margin is not None:
+        raise ParameterError("--margin is the equivalence margin of --stop-when-decided")
     try:
         if out.resolve() != journal.resolve():
             guard_output(out, Path(args.data_dir), force=args.force, append=True)
@@ -165,7 +176,8 @@ def main(args: argparse.Namespace) -> int:
             "retry them",
             file=sys.stderr,
         )
-    return 1 if (result.failed or result.stopped or result.not_retried) else 0
+    decided = args.stop_when_decided and (result.stopped or "").startswith("decided")
+    return 1 if (result.failed or (result.stopped and not decided) or result.not_retried) else 0
 
 
 def resolve_rubric(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str]) -> Any:

@@ -114,6 +114,10 @@ def run_judges(
         raise ParameterError(f"options must be a JudgeOptions, got {type(o).__name__}")
     specs = _check_params(judges, o.concurrency, o.max_tokens, o.temperature)
     check_run_limits(o)
+    if o.stop_when_decided is not None and o.batch:
+        raise ParameterError("stop_when_decided looks between calls: it cannot run with batch")
+    if o.stop_when_decided is not None:  # a bad margin fails now, not after paying
+        o.stop_when_decided(pd.DataFrame({"task_id": ["t"], "outcome": ["tie"]}))
     adjudicator = parse_judge(o.adjudicate) if o.adjudicate is not None else None
     if adjudicator is not None:
         if len(specs) != 2:
@@ -175,6 +179,12 @@ def run_judges(
             journal.write(line)
         finished |= reused
         state = RunState(cfg, journal.spent_usd(), o.max_usd)
+        if o.stop_when_decided is not None and calls:
+            state.watch = _Watch(o.stop_when_decided, calls, rub)
+            for r in filter(is_judgment, journal.records):
+                if r.get("error") is None or r.get("call_key") in skipped:
+                    state.watch.add(r)
+            _stop_if_decided(state, journal)
         todo, later = first_per_body(c for c in calls if c.key not in finished)
         run = _execute(todo, journal, state, specs, adjudicator, adj_calls, o, skip=finished)
         _run_coro(drained(run, state, o.timeout))  # the first signal drains for o.timeout
@@ -249,6 +259,8 @@ async def _run_direct(
             maybe_billed=outcome.maybe_billed,
         )
         seq_line = journal.append(line)
+        if state.watch is not None and state.watch.add(line, final=not again):
+            _stop_if_decided(state, journal)
         await loop.run_in_executor(None, journal.sync, seq_line)
         if again:
             queue.append((c, retries + 1, requeues))
@@ -271,6 +283,21 @@ async def _run_direct(
             raise result
 
 
+def _outcome(rubric: Any, r: Any) -> str | None:
+    """Win / tie / loss of a journal line's answer, None when it gives none."""
+    try:
+        return rubric.parse(r.get("raw") or "", order=rubric_order(r.get("order"))).outcome
+    except ValueError:  # ParseError too
+        return None
+
+
+def _stop_if_decided(state: RunState, journal: Journal) -> None:
+    """Stop starting calls, and journal why, once the watched sequence decides."""
+    if not state.stopped and (line := state.watch.look()) is not None:
+        state.stopped = line["reason"]
+        journal.append(line)
+
+
 def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -> set[tuple]:
     """The units (:attr:`Unit.ident`) on which the two judges disagree (``disagreeing``)."""
     names = [j.name for j in judges]
@@ -280,22 +307,65 @@ def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -
             continue
         if r.get("rubric") != rubric.name or r.get("prompt_revision") != rubric.revision:
             continue
-        try:
-            verdict = rubric.parse(r.get("raw") or "", order=rubric_order(r.get("order")))
-        except ValueError:  # ParseError too
-            continue
-        if verdict.outcome is None:
+        if (verdict := _outcome(rubric, r)) is None:
             continue
         unit = (str(r["task_id"]), int(r["replicate"]), r.get("order"))
         if r.get("arm_a") is not None:
             unit = (*unit, r.get("arm_a"), r.get("arm_b"))
-        outcome.setdefault(unit, {})[r["judge"]] = verdict.outcome
+        outcome.setdefault(unit, {})[r["judge"]] = verdict
     if not outcome:
         return set()
     units = list(outcome)
     wide = pd.DataFrame([[outcome[u].get(n) for n in names] for u in units], columns=names)
     flags = disagreeing(wide, names).to_numpy(dtype=bool)
     return {u for u, flag in zip(units, flags, strict=True) if flag}
+
+
+class _Watch:
+    """stop_when_decided: the first pair's verdicts per finished task, and the rule on them."""
+
+    def __init__(self, rule: Any, calls: Sequence[Call], rubric: Any) -> None:
+        pair = (calls[0].unit.arm_a, calls[0].unit.arm_b)
+        mine = [c for c in calls if (c.unit.arm_a, c.unit.arm_b) == pair]
+        self.rule, self.rubric, self.calls = rule, rubric, {c.key: c for c in mine}
+        self.twins: dict[Any, list[str]] = {}  # byte-identical requests: one answer serves all
+        for c in mine:
+            self.twins.setdefault(c.request_sha256 or c.key, []).append(c.key)
+        self.left = collections.Counter(c.unit.task_id for c in mine)
+        self.outcomes: dict[str, list[str]] = {t: [] for t in self.left}
+        self.done: list[str] = []  # tasks in the order their last verdict came
+
+    def add(self, r: Any, final: bool = True) -> bool:
+        """Count a journal line; True when it finished a task."""
+        ok = r.get("error") is None
+        keys = {r.get("call_key"), *(self.twins.get(r.get("request_sha256"), []) if ok else [])}
+        ended = False
+        for c in [self.calls.pop(k) for k in keys if k in self.calls] if ok or final else []:
+            task = c.unit.task_id
+            if ok and (verdict := _outcome(self.rubric, {**r, "order": c.unit.order})):
+                self.outcomes[task].append(verdict)
+            self.left[task] -= 1
+            if not self.left[task]:
+                self.done.append(task)
+                ended = True
+        return ended
+
+    def look(self) -> dict[str, Any] | None:
+        """The journal line saying why the run stops when the rule decides, else None."""
+        rows = [(t, v) for t in self.done for v in self.outcomes[t]]
+        if not rows:
+            return None
+        last = self.rule(pd.DataFrame(rows, columns=["task_id", "outcome"])).iloc[-1]
+        if last["decision"] in (None, "continue"):
+            return None
+        why = (
+            f"decided after {last['n_tasks']} task(s): {last['decision']} (net win "
+            f"{last['confidence']:.0%} anytime-valid interval {last['ci_low']:.3f} to "
+            f"{last['ci_high']:.3f}); no new call was started"
+        )
+        fields = {k: float(last[k]) for k in ("ci_low", "ci_high", "confidence")}
+        return {"kind": "stopped_early", "created_at": now_iso(), "reason": why,
+                "decision": last["decision"], "n_tasks": int(last["n_tasks"]), **fields}  # fmt: skip
 
 
 async def _execute(
@@ -375,7 +445,8 @@ class JudgeRunResult:
         Pairs not sent because a run exceeded its budget.
     dry_run : bool
     stopped : str or None
-        Why the run stopped early (``max_usd``), else None.
+        Why the run stopped early (``max_usd``, or decided under ``stop_when_decided``), else
+        None.
     not_retried : int
         Calls not sent because they failed permanently before.
     """
