@@ -114,9 +114,9 @@ def run_judges(
         raise ParameterError(f"options must be a JudgeOptions, got {type(o).__name__}")
     specs = _check_params(judges, o.concurrency, o.max_tokens, o.temperature)
     check_run_limits(o)
-    if o.stop_when_decided is not None and o.batch:
-        raise ParameterError("stop_when_decided looks between calls: it cannot run with batch")
     if o.stop_when_decided is not None:  # a bad margin fails now, not after paying
+        if o.batch:
+            raise ParameterError("stop_when_decided looks between calls: not with batch")
         o.stop_when_decided(pd.DataFrame({"task_id": ["t"], "outcome": ["tie"]}))
     adjudicator = parse_judge(o.adjudicate) if o.adjudicate is not None else None
     if adjudicator is not None:
@@ -180,11 +180,8 @@ def run_judges(
         finished |= reused
         state = RunState(cfg, journal.spent_usd(), o.max_usd)
         if o.stop_when_decided is not None and calls:
-            state.watch = _Watch(o.stop_when_decided, calls, rub)
-            for r in filter(is_judgment, journal.records):
-                if r.get("error") is None or r.get("call_key") in skipped:
-                    state.watch.add(r)
-            _stop_if_decided(state, journal)
+            state.watch = _Watch(o.stop_when_decided, calls, rub, journal.records, skipped)
+            state.watch.stop(state, journal)
         todo, later = first_per_body(c for c in calls if c.key not in finished)
         run = _execute(todo, journal, state, specs, adjudicator, adj_calls, o, skip=finished)
         _run_coro(drained(run, state, o.timeout))  # the first signal drains for o.timeout
@@ -260,7 +257,7 @@ async def _run_direct(
         )
         seq_line = journal.append(line)
         if state.watch is not None and state.watch.add(line, final=not again):
-            _stop_if_decided(state, journal)
+            state.watch.stop(state, journal)
         await loop.run_in_executor(None, journal.sync, seq_line)
         if again:
             queue.append((c, retries + 1, requeues))
@@ -291,13 +288,6 @@ def _outcome(rubric: Any, r: Any) -> str | None:
         return None
 
 
-def _stop_if_decided(state: RunState, journal: Journal) -> None:
-    """Stop starting calls, and journal why, once the watched sequence decides."""
-    if not state.stopped and (line := state.watch.look()) is not None:
-        state.stopped = line["reason"]
-        journal.append(line)
-
-
 def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -> set[tuple]:
     """The units (:attr:`Unit.ident`) on which the two judges disagree (``disagreeing``)."""
     names = [j.name for j in judges]
@@ -324,7 +314,7 @@ def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -
 class _Watch:
     """stop_when_decided: the first pair's verdicts per finished task, and the rule on them."""
 
-    def __init__(self, rule: Any, calls: Sequence[Call], rubric: Any) -> None:
+    def __init__(self, rule: Any, calls: Sequence[Call], rubric: Any, records, skipped) -> None:
         pair = (calls[0].unit.arm_a, calls[0].unit.arm_b)
         mine = [c for c in calls if (c.unit.arm_a, c.unit.arm_b) == pair]
         self.rule, self.rubric, self.calls = rule, rubric, {c.key: c for c in mine}
@@ -334,6 +324,9 @@ class _Watch:
         self.left = collections.Counter(c.unit.task_id for c in mine)
         self.outcomes: dict[str, list[str]] = {t: [] for t in self.left}
         self.done: list[str] = []  # tasks in the order their last verdict came
+        for r in filter(is_judgment, records):  # a rerun starts from what the journal holds
+            if r.get("error") is None or r.get("call_key") in skipped:
+                self.add(r)
 
     def add(self, r: Any, final: bool = True) -> bool:
         """Count a journal line; True when it finished a task."""
@@ -350,22 +343,22 @@ class _Watch:
                 ended = True
         return ended
 
-    def look(self) -> dict[str, Any] | None:
-        """The journal line saying why the run stops when the rule decides, else None."""
+    def stop(self, state: RunState, journal: Journal) -> None:
+        """Stop starting calls, and journal why, once the rule decides."""
         rows = [(t, v) for t in self.done for v in self.outcomes[t]]
-        if not rows:
-            return None
+        if state.stopped or not rows:
+            return
         last = self.rule(pd.DataFrame(rows, columns=["task_id", "outcome"])).iloc[-1]
         if last["decision"] in (None, "continue"):
-            return None
-        why = (
+            return
+        state.stopped = (
             f"decided after {last['n_tasks']} task(s): {last['decision']} (net win "
             f"{last['confidence']:.0%} anytime-valid interval {last['ci_low']:.3f} to "
             f"{last['ci_high']:.3f}); no new call was started"
         )
         fields = {k: float(last[k]) for k in ("ci_low", "ci_high", "confidence")}
-        return {"kind": "stopped_early", "created_at": now_iso(), "reason": why,
-                "decision": last["decision"], "n_tasks": int(last["n_tasks"]), **fields}  # fmt: skip
+        journal.append({"kind": "stopped_early", "created_at": now_iso(), "reason": state.stopped,
+                        "decision": last["decision"], "n_tasks": int(last["n_tasks"]), **fields})  # fmt: skip
 
 
 async def _execute(
