@@ -186,8 +186,7 @@ class RunState:
     def __init__(self, cfg: Config, spent_before: float, max_usd: float | None) -> None:
         self.cfg = cfg
         self.spent = spent_before
-        self.reserved = 0.0
-        self.in_flight = 0
+        self.reserved, self.in_flight = 0.0, 0
         self.freed = asyncio.Event()  # set when calls in flight end
         self.max_usd = max_usd
         self.stopped: str | None = None

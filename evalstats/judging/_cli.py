@@ -32,24 +32,6 @@ RUBRIC_DIR = "rubrics"
 # The JudgeOptions given on the command line as they are (progress is --no-progress).
 _OPTIONS = ("concurrency", "max_usd", "batch", "adjudicate", "temperature", "max_tokens", "prices")
 _OPTIONS += ("max_retries", "timeout", "poll_interval", "retry_failed", "allow_same_family")
-_ORDERS_HELP = "blind-pair: one seeded A/B order per pair (default) or both orders"
-_PAIRS_HELP = (
-    "three or more arms (arms.toml [arms]): judge every pair of arms, or each arm "
-    "against arms.toml's reference (both orders of each pair with --orders both)"
-)
-_TIMEOUT_HELP = (
-    "seconds per attempt, connect to last byte (default 120); a server's wait hint "
-    "is capped at EVALSTATS_MAX_WAIT_S (default 600 s)"
-)
-_PRICES_HELP = 'price overrides: {"MODEL": {"input": USD_per_Mtok, "output": USD_per_Mtok}}'
-_SAME_FAMILY_HELP = (
-    "run a judge of the agent's own model family (refused by default; recorded on "
-    "every judgment and reported by the audit)"
-)
-_STOP_HELP = (
-    "send no new call once the anytime-valid sequence of the first pair's net win over "
-    "finished tasks decides (better / worse / equivalent within --margin); the journal says why"
-)
 _TRUE = {"action": "store_true"}
 # (flag, help, argparse keywords) in --help order.
 _ARGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
@@ -57,8 +39,11 @@ _ARGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
      {"action": "append", "required": True, "metavar": "PROVIDER:MODEL"}),
     ("--adjudicate", "a third judge, called only where the two --judge disagree",
      {"metavar": "PROVIDER:MODEL"}),
-    ("--orders", _ORDERS_HELP, {"choices": ("random", "both"), "default": "random"}),
-    ("--pairs", _PAIRS_HELP, {"choices": ("all", "reference")}),
+    ("--orders", "blind-pair: one seeded A/B order per pair (default) or both orders",
+     {"choices": ("random", "both"), "default": "random"}),
+    ("--pairs", "three or more arms (arms.toml [arms]): judge every pair of arms, or each arm "
+     "against arms.toml's reference (both orders of each pair with --orders both)",
+     {"choices": ("all", "reference")}),
     ("--seed", "seed of the A/B orders (default 0)", {"type": int, "default": 0}),
     ("--concurrency", "calls in flight (default 16)", {"type": int, "default": 16}),
     ("--max-usd", "stop starting calls once the estimated spend in the journal reaches X",
@@ -68,18 +53,22 @@ _ARGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--temperature", "sent and recorded when given; default: the provider's own",
      {"type": float}),
     ("--max-tokens", "output cap (default 1024)", {"type": int, "default": 1024}),
-    ("--prices", _PRICES_HELP, {"metavar": "FILE.json"}),
+    ("--prices", 'price overrides: {"MODEL": {"input": USD_per_Mtok, "output": USD_per_Mtok}}',
+     {"metavar": "FILE.json"}),
     ("--out", "default: DATA_DIR/judgments.jsonl", {"metavar": "JOURNAL"}),
     ("--force", "allow --out to name another data file of DATA_DIR", _TRUE),
     ("--max-retries", "SDK retries per call (default 2)", {"type": int, "default": 2}),
-    ("--timeout", _TIMEOUT_HELP, {"type": float, "default": 120.0}),
+    ("--timeout", "seconds per attempt, connect to last byte (default 120); a server's wait hint "
+     "is capped at EVALSTATS_MAX_WAIT_S (default 600 s)", {"type": float, "default": 120.0}),
     ("--poll-interval", "batch poll seconds", {"type": float, "default": 30.0}),
     ("--retry-failed", "also re-send calls that failed permanently (400/404/413/422, a cut body)",
      _TRUE),
     ("--no-progress", "no progress bar", _TRUE),
-    ("--stop-when-decided", _STOP_HELP, _TRUE),
+    ("--stop-when-decided", "no new call once the first pair's net win is decided (anytime-valid)",
+     _TRUE),
     ("--margin", "equivalence margin of the net win for --stop-when-decided", {"type": float}),
-    ("--allow-same-family", _SAME_FAMILY_HELP, _TRUE),
+    ("--allow-same-family", "run a judge of the agent's own model family (refused by default; "
+     "recorded on every judgment and reported by the audit)", _TRUE),
 )  # fmt: skip
 
 

@@ -202,18 +202,13 @@ def call_key(
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _calls(units: Iterable[Unit], judges: Sequence[JudgeSpec], cfg: Config) -> list[Call]:
-    out = []
-    for judge in judges:
-        for unit in units:
-            key = call_key(
-                cfg.rubric, judge, unit, temperature=cfg.temperature, max_tokens=cfg.max_tokens
-            )
-            params = providers.request_params(
-                judge, unit.messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens
-            )
-            out.append(Call(key, judge, unit, params))
-    return out
+def _calls(units: Sequence[Unit], judges: Sequence[JudgeSpec], cfg: Config) -> list[Call]:
+    kw = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
+    return [
+        Call(call_key(cfg.rubric, j, u, **kw), j, u, providers.request_params(j, u.messages, **kw))
+        for j in judges
+        for u in units
+    ]
 
 
 def reuse_answers(

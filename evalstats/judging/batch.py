@@ -86,13 +86,11 @@ async def _submit(
                 requests=[{"custom_id": c.key, "params": c.params} for c in chunk]
             )
         else:
-            lines = "".join(
-                json.dumps(
-                    {"custom_id": c.key, "method": "POST", "url": CHAT_ENDPOINT, "body": c.params}
-                )
-                + "\n"
+            rows = [
+                dict(custom_id=c.key, method="POST", url=CHAT_ENDPOINT, body=c.params)
                 for c in chunk
-            )
+            ]
+            lines = "".join(json.dumps(row) + "\n" for row in rows)
             uploaded = await client.files.create(
                 file=("evalstats-batch.jsonl", io.BytesIO(lines.encode("utf-8"))),
                 purpose="batch",
@@ -204,6 +202,12 @@ async def _ended(retrieve: Any, batch_id: str, poll_interval: float, ended: Any)
     return info
 
 
+def _parsed(provider: str, data: Any, request_id: str | None) -> tuple:
+    body = json.dumps(data).encode()
+    parsed = providers.parse_body(provider, body, "application/json", request_id)
+    return parsed.result, parsed.error
+
+
 async def _anthropic_results(
     client: Any, batch_id: str, poll_interval: float
 ) -> dict[str, tuple[providers.CallResult | None, str | None]] | None:
@@ -216,13 +220,8 @@ async def _anthropic_results(
     async for item in await client.messages.batches.results(batch_id):
         result = item.result
         if result.type == "succeeded":
-            parsed = providers.parse_body(
-                "anthropic",
-                json.dumps(result.message.model_dump(mode="json")).encode(),
-                "application/json",
-                batch_id,
-            )
-            out[item.custom_id] = (parsed.result, parsed.error)
+            message = result.message.model_dump(mode="json")
+            out[item.custom_id] = _parsed("anthropic", message, batch_id)
         elif result.type == "errored":
             inner = getattr(result.error, "error", None)
             kind = getattr(inner, "type", "error")
@@ -258,13 +257,7 @@ async def _openai_results(
             response = item.get("response") if isinstance(item.get("response"), dict) else {}
             body = response.get("body") if isinstance(response.get("body"), dict) else {}
             if item.get("error") is None and response.get("status_code") == 200:
-                parsed = providers.parse_body(
-                    "openai",
-                    json.dumps(body).encode(),
-                    "application/json",
-                    response.get("request_id"),
-                )
-                out[item["custom_id"]] = (parsed.result, parsed.error)
+                out[item["custom_id"]] = _parsed("openai", body, response.get("request_id"))
             else:
                 err = item.get("error") or body.get("error") or {}
                 text = f"BatchErrored: {response.get('status_code')}: {err.get('message', err)}"

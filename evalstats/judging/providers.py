@@ -336,12 +336,8 @@ async def call(client: Client, judge: JudgeSpec, params: Mapping[str, Any]) -> O
         if drain is None or task not in drain.cancelled:
             raise
         unanswered[0] += 1
-        outcome = Outcome(
-            "failed",
-            None,
-            "Interrupted: the run was stopped before the answer arrived (it may have been "
-            "billed; the call is made again on a rerun)",
-        )
+        why = "the run was stopped before the answer arrived (it may have been billed; "
+        outcome = Outcome("failed", None, f"Interrupted: {why}the call is made again on a rerun)")
     finally:
         _unanswered.reset(token)
         if drain is not None:
@@ -384,16 +380,11 @@ async def _call(client: Client, judge: JudgeSpec, params: Mapping[str, Any]) -> 
             return Outcome("retry", cut, f"BodyCutShort: {describe_error(exc)}", None, True)
         return Outcome("failed", None, describe_error(exc), None, False)
     if not complete:
-        raw = body[:max_body].decode("utf-8", errors="replace")
-        return Outcome(
-            "truncated",
-            CallResult("", None, request_id, None, None),
-            f"ResponseTooLarge: the body passed {max_body:,} bytes; its first {max_body:,} "
-            "bytes are kept in raw, the rest was not read",
-            redact(raw),
-            True,
-            headers,
-        )
+        raw = redact(body[:max_body].decode("utf-8", errors="replace"))
+        cut = CallResult("", None, request_id, None, None)
+        why = f"ResponseTooLarge: the body passed {max_body:,} bytes; its first {max_body:,} "
+        why += "bytes are kept in raw, the rest was not read"
+        return Outcome("truncated", cut, why, raw, True, headers)
     outcome = parse_body(judge.provider, body, content_type, request_id, strict=client.strict)
     return Outcome(outcome.kind, outcome.result, outcome.error, outcome.raw, True, headers)
 
@@ -415,10 +406,12 @@ class _DeadlineStream(httpx2.AsyncByteStream):
     def __init__(
         self, inner: Any, deadline: float, timeout: float, request: httpx2.Request
     ) -> None:
-        self._inner = inner
-        self._deadline = deadline
-        self._timeout = timeout
-        self._request = request
+        self._inner, self._deadline, self._timeout, self._request = (
+            inner,
+            deadline,
+            timeout,
+            request,
+        )
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         chunks = self._inner.__aiter__()
@@ -440,8 +433,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
     """Wrap ``inner`` so that one attempt is bounded in time, error-body size and wait hint."""
 
     def __init__(self, inner: httpx2.AsyncBaseTransport, *, timeout: float) -> None:
-        self._inner = inner
-        self._timeout = float(timeout)
+        self._inner, self._timeout = inner, float(timeout)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         deadline = asyncio.get_running_loop().time() + self._timeout

@@ -7,7 +7,7 @@ import collections
 import os
 import sys
 import time
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,16 +43,6 @@ from ._ratelimit import Throttle, current_seq
 from .journal import Journal, finished_keys, is_judgment, not_retried_keys, read_journal
 from .prices import PRICES_AS_OF, load_prices, price_for
 from .providers import JudgeSpec, parse_judge
-
-
-def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine from sync code, also inside Jupyter (whose loop is already running)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with ThreadPoolExecutor(1, thread_name_prefix="evalstats-judging") as pool:
-        return pool.submit(asyncio.run, coro).result()  # its exception re-raised here
 
 
 def run_judges(
@@ -148,11 +138,8 @@ def run_judges(
         done |= reuse_answers(calls, records, done)[0]
         frame = _summary(calls, adj_calls, done, cfg, RunState(cfg, 0.0, None))
         # No spend yet: the estimates only.
-        print(
-            frame.loc[:, :"est_usd_max"].to_string(index=False)
-            if len(frame)
-            else "nothing to judge"
-        )
+        shown = frame.loc[:, :"est_usd_max"].to_string(index=False) if len(frame) else ""
+        print(shown or "nothing to judge")
         batch_note = " with the 50 % batch discount" if cfg.batch else ""
         notes = [
             f"{no_answer} pair(s) over budget are not sent (no_answer).",
@@ -172,9 +159,7 @@ def run_judges(
         wanted = {c.key for c in [*calls, *adj_calls]}
         skipped = set() if o.retry_failed else not_retried_keys(journal.records) & wanted
         finished = finished | skipped
-        reused, lines = reuse_answers(
-            calls, [r for r in journal.records if is_judgment(r)], finished
-        )
+        reused, lines = reuse_answers(calls, journal.records, finished)
         for line in lines:  # a byte-identical request answered for another pair: not paid twice
             journal.write(line)
         finished |= reused
@@ -184,8 +169,15 @@ def run_judges(
             state.watch.stop(state, journal)
         todo, later = first_per_body(c for c in calls if c.key not in finished)
         run = _execute(todo, journal, state, specs, adjudicator, adj_calls, o, skip=finished)
-        _run_coro(drained(run, state, o.timeout))  # the first signal drains for o.timeout
-        for line in reuse_answers(later, [r for r in journal.records if is_judgment(r)], set())[1]:
+        run = drained(run, state, o.timeout)  # the first signal drains for o.timeout
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(run)
+        else:  # inside Jupyter, whose loop is already running
+            with ThreadPoolExecutor(1, thread_name_prefix="evalstats-judging") as pool:
+                pool.submit(asyncio.run, run).result()  # its exception re-raised here
+        for line in reuse_answers(later, journal.records, set())[1]:
             journal.write(line)  # another pair's byte-identical request, answered in this run
     if skipped:
         print(
@@ -332,7 +324,7 @@ class _Watch:
         """Count a journal line; True when it finished a task."""
         ok = r.get("error") is None
         keys = {r.get("call_key"), *(self.twins.get(r.get("request_sha256"), []) if ok else [])}
-        ended = False
+        before = len(self.done)
         for c in [self.calls.pop(k) for k in keys if k in self.calls] if ok or final else []:
             task = c.unit.task_id
             if ok and (verdict := _outcome(self.rubric, {**r, "order": c.unit.order})):
@@ -340,8 +332,7 @@ class _Watch:
             self.left[task] -= 1
             if not self.left[task]:
                 self.done.append(task)
-                ended = True
-        return ended
+        return len(self.done) > before
 
     def stop(self, state: RunState, journal: Journal) -> None:
         """Stop starting calls, and journal why, once the rule decides."""
@@ -357,8 +348,10 @@ class _Watch:
             f"{last['ci_high']:.3f}); no new call was started"
         )
         fields = {k: float(last[k]) for k in ("ci_low", "ci_high", "confidence")}
-        journal.append({"kind": "stopped_early", "created_at": now_iso(), "reason": state.stopped,
-                        "decision": last["decision"], "n_tasks": int(last["n_tasks"]), **fields})  # fmt: skip
+        fields.update(decision=last["decision"], n_tasks=int(last["n_tasks"]))
+        journal.append(
+            {"kind": "stopped_early", "created_at": now_iso(), "reason": state.stopped, **fields}
+        )
 
 
 async def _execute(
@@ -438,8 +431,7 @@ class JudgeRunResult:
         Pairs not sent because a run exceeded its budget.
     dry_run : bool
     stopped : str or None
-        Why the run stopped early (``max_usd``, or decided under ``stop_when_decided``), else
-        None.
+        Why the run stopped early (``max_usd``, an interrupt, ``stop_when_decided``), else None.
     not_retried : int
         Calls not sent because they failed permanently before.
     """
@@ -466,12 +458,10 @@ def _summary(
     cfg: Config,
     state: RunState,
 ) -> pd.DataFrame:
-    rows = []
-    groups: dict[tuple[str, str], list[Call]] = {}
-    for c in calls:
-        groups.setdefault((c.judge.name, "judge"), []).append(c)
-    for c in adj_calls:
-        groups.setdefault((c.judge.name, "adjudicator"), []).append(c)
+    rows, groups = [], {}
+    for role, group in (("judge", calls), ("adjudicator", adj_calls)):
+        for c in group:
+            groups.setdefault((c.judge.name, role), []).append(c)
     for (name, role), group in groups.items():
         todo = [c for c in group if c.key not in finished_before]
         tokens = int(sum(c.unit.input_tokens for c in todo))
