@@ -307,7 +307,7 @@ class _Watch:
     """stop_when_decided: the first pair's verdicts per finished task, and the rule on them."""
 
     def __init__(self, rule: Any, calls: Sequence[Call], rubric: Any, records, skipped) -> None:
-        pair = (calls[0].unit.arm_a, calls[0].unit.arm_b)
+        pair, self.arms = (calls[0].unit.arm_a, calls[0].unit.arm_b), calls[0].unit.arm_fields()
         mine = [c for c in calls if (c.unit.arm_a, c.unit.arm_b) == pair]
         self.rule, self.rubric, self.calls = rule, rubric, {c.key: c for c in mine}
         self.twins: dict[Any, list[str]] = {}  # byte-identical requests: one answer serves all
@@ -343,12 +343,13 @@ class _Watch:
         if last["decision"] in (None, "continue"):
             return
         state.stopped = (
-            f"decided after {last['n_tasks']} task(s): {last['decision']} (net win "
+            f"decided after {last['n_tasks']} task(s): {last['decision']} "
+            f"({self.arms.get('arm_a', 'WITH')} vs {self.arms.get('arm_b', 'WITHOUT')}; net win "
             f"{last['confidence']:.0%} anytime-valid interval {last['ci_low']:.3f} to "
             f"{last['ci_high']:.3f}); no new call was started"
         )
         fields = {k: float(last[k]) for k in ("ci_low", "ci_high", "confidence")}
-        fields.update(decision=last["decision"], n_tasks=int(last["n_tasks"]))
+        fields.update(decision=last["decision"], n_tasks=int(last["n_tasks"]), **self.arms)
         journal.append(
             {"kind": "stopped_early", "created_at": now_iso(), "reason": state.stopped, **fields}
         )
