@@ -8,7 +8,7 @@ near 0 (mu 0.1), 0.5 and near 1 (0.9). Truths by 2,000,000 draws of p (flip rate
 simulated design, since they depend on each task's replicates). Prints per design the share
 of intervals that hold the truth, per statistic, then the smallest and largest.
 
-    .venv/bin/python benchmarks/coverage_replicates.py [--sims 300] [--seed 1]
+    .venv/bin/python benchmarks/coverage_replicates.py [--sims 300] [--seed 1] [--mu 0.1 0.5 0.9]
 """
 
 from __future__ import annotations
@@ -65,11 +65,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sims", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--mu", type=float, nargs="+", default=[0.1, 0.5, 0.9], help="mean success")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     table = []
-    for mu in (0.1, 0.5, 0.9):
+    for mu in args.mu:
         truth, pool = truths(mu, 10, rng)
         for n_tasks in (8, 15, 40, 80):
             for reps in (2, 5, 10, "2-6"):

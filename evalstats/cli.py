@@ -175,7 +175,16 @@ def _register(name: str, subparsers: Any) -> argparse.ArgumentParser:
         from .rubrics._cli import register
     else:
         from .report import register
-    return register(subparsers)
+    parser = register(subparsers)
+    if name == "judge":  # --stop-when-decided's rule: the judge runner sits below stats
+        parser.set_defaults(monitor=_monitor)
+    return parser
+
+
+def _monitor(*args: Any, **kwargs: Any) -> Any:
+    from .stats.sequential import monitor
+
+    return monitor(*args, **kwargs)
 
 
 # name -> the help line ``evalstats --help`` shows before the real parser is registered

@@ -9,7 +9,7 @@ import math
 import os
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -55,6 +55,10 @@ class JudgeOptions:
         Also re-send calls whose last failure is permanent.
     allow_same_family : bool, default False
         Run a judge of an agent's own model family (else refused; the audit reports it).
+    stop_when_decided : callable, optional
+        :func:`evalstats.stats.monitor` (its ``margin`` bound, e.g. by ``functools.partial``):
+        called on the first pair's verdicts of each finished task; no new call is sent once
+        its last ``decision`` is not ``continue`` (direct mode only).
 
     >>> JudgeOptions(max_usd=20.0, progress=False).concurrency
     16
@@ -75,6 +79,7 @@ class JudgeOptions:
     client_options: Mapping[str, Any] | None = None
     retry_failed: bool = False
     allow_same_family: bool = False
+    stop_when_decided: Callable[[Any], Any] | None = None
 
 
 #: A K-arm pair's order as the rubrics read it: arm_a fills the WITH side, arm_b WITHOUT.
@@ -179,8 +184,7 @@ class RunState:
     def __init__(self, cfg: Config, spent_before: float, max_usd: float | None) -> None:
         self.cfg = cfg
         self.spent = spent_before
-        self.reserved = 0.0
-        self.in_flight = 0
+        self.reserved, self.in_flight = 0.0, 0
         self.freed = asyncio.Event()  # set when calls in flight end
         self.max_usd = max_usd
         self.stopped: str | None = None
@@ -188,6 +192,7 @@ class RunState:
         # Per judge: attempts sent, answered, failed for good, and USD claimed.
         self.sent, self.ok, self.failed, self.usd = Counter(), Counter(), Counter(), Counter()
         self.bar: Any = None
+        self.watch: Any = None  # runner._Watch under stop_when_decided
 
     def price(self, judge: JudgeSpec) -> Price | None:
         return price_for(judge.provider, judge.model, self.cfg.prices)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from pathlib import Path
@@ -31,20 +32,6 @@ RUBRIC_DIR = "rubrics"
 # The JudgeOptions given on the command line as they are (progress is --no-progress).
 _OPTIONS = ("concurrency", "max_usd", "batch", "adjudicate", "temperature", "max_tokens", "prices")
 _OPTIONS += ("max_retries", "timeout", "poll_interval", "retry_failed", "allow_same_family")
-_ORDERS_HELP = "blind-pair: one seeded A/B order per pair (default) or both orders"
-_PAIRS_HELP = (
-    "three or more arms (arms.toml [arms]): judge every pair of arms, or each arm "
-    "against arms.toml's reference (both orders of each pair with --orders both)"
-)
-_TIMEOUT_HELP = (
-    "seconds per attempt, connect to last byte (default 120); a server's wait hint "
-    "is capped at EVALSTATS_MAX_WAIT_S (default 600 s)"
-)
-_PRICES_HELP = 'price overrides: {"MODEL": {"input": USD_per_Mtok, "output": USD_per_Mtok}}'
-_SAME_FAMILY_HELP = (
-    "run a judge of the agent's own model family (refused by default; recorded on "
-    "every judgment and reported by the audit)"
-)
 _TRUE = {"action": "store_true"}
 # (flag, help, argparse keywords) in --help order.
 _ARGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
@@ -52,8 +39,11 @@ _ARGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
      {"action": "append", "required": True, "metavar": "PROVIDER:MODEL"}),
     ("--adjudicate", "a third judge, called only where the two --judge disagree",
      {"metavar": "PROVIDER:MODEL"}),
-    ("--orders", _ORDERS_HELP, {"choices": ("random", "both"), "default": "random"}),
-    ("--pairs", _PAIRS_HELP, {"choices": ("all", "reference")}),
+    ("--orders", "blind-pair: one seeded A/B order per pair (default) or both orders",
+     {"choices": ("random", "both"), "default": "random"}),
+    ("--pairs", "three or more arms (arms.toml [arms]): judge every pair of arms, or each arm "
+     "against arms.toml's reference (both orders of each pair with --orders both)",
+     {"choices": ("all", "reference")}),
     ("--seed", "seed of the A/B orders (default 0)", {"type": int, "default": 0}),
     ("--concurrency", "calls in flight (default 16)", {"type": int, "default": 16}),
     ("--max-usd", "stop starting calls once the estimated spend in the journal reaches X",
@@ -63,16 +53,22 @@ _ARGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--temperature", "sent and recorded when given; default: the provider's own",
      {"type": float}),
     ("--max-tokens", "output cap (default 1024)", {"type": int, "default": 1024}),
-    ("--prices", _PRICES_HELP, {"metavar": "FILE.json"}),
+    ("--prices", 'price overrides: {"MODEL": {"input": USD_per_Mtok, "output": USD_per_Mtok}}',
+     {"metavar": "FILE.json"}),
     ("--out", "default: DATA_DIR/judgments.jsonl", {"metavar": "JOURNAL"}),
     ("--force", "allow --out to name another data file of DATA_DIR", _TRUE),
     ("--max-retries", "SDK retries per call (default 2)", {"type": int, "default": 2}),
-    ("--timeout", _TIMEOUT_HELP, {"type": float, "default": 120.0}),
+    ("--timeout", "seconds per attempt, connect to last byte (default 120); a server's wait hint "
+     "is capped at EVALSTATS_MAX_WAIT_S (default 600 s)", {"type": float, "default": 120.0}),
     ("--poll-interval", "batch poll seconds", {"type": float, "default": 30.0}),
     ("--retry-failed", "also re-send calls that failed permanently (400/404/413/422, a cut body)",
      _TRUE),
     ("--no-progress", "no progress bar", _TRUE),
-    ("--allow-same-family", _SAME_FAMILY_HELP, _TRUE),
+    ("--stop-when-decided", "no new call once the first pair's net win is decided (anytime-valid)",
+     _TRUE),
+    ("--margin", "equivalence margin of the net win for --stop-when-decided", {"type": float}),
+    ("--allow-same-family", "run a judge of the agent's own model family (refused by default; "
+     "recorded on every judgment and reported by the audit)", _TRUE),
 )  # fmt: skip
 
 
@@ -110,6 +106,10 @@ def main(args: argparse.Namespace) -> int:
     journal = Path(args.data_dir) / "judgments.jsonl"
     out = Path(args.out) if args.out else journal
     options = {name: getattr(args, name) for name in _OPTIONS}
+    if args.stop_when_decided:  # evalstats.cli gives the rule: judging sits below stats
+        options["stop_when_decided"] = functools.partial(args.monitor, margin=args.margin)
+    elif args.margin is not None:
+        raise ParameterError("--margin is the equivalence margin of --stop-when-decided")
     try:
         if out.resolve() != journal.resolve():
             guard_output(out, Path(args.data_dir), force=args.force, append=True)
@@ -165,7 +165,8 @@ def main(args: argparse.Namespace) -> int:
             "retry them",
             file=sys.stderr,
         )
-    return 1 if (result.failed or result.stopped or result.not_retried) else 0
+    decided = args.stop_when_decided and (result.stopped or "").startswith("decided")
+    return 1 if (result.failed or (result.stopped and not decided) or result.not_retried) else 0
 
 
 def resolve_rubric(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str]) -> Any:

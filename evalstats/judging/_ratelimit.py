@@ -227,12 +227,10 @@ class Throttle:
         """Update from one HTTP response (every attempt, the SDKs' retries included)."""
         later_calls = self.seq - seq if seq is not None else 0
         later_tokens = sum(t for s, t in self.started_tokens if seq is not None and s > seq)
-        limit, remaining, reset_s = _limits(headers, "requests")
-        if remaining is not None:
-            self.requests.observe(limit, remaining, reset_s, later_calls)
-        limit, remaining, reset_s = _limits(headers, "tokens")
-        if remaining is not None:
-            self.tokens.observe(limit, remaining, reset_s, later_tokens)
+        for kind, later in (("requests", later_calls), ("tokens", later_tokens)):
+            limit, remaining, reset_s = _limits(headers, kind)
+            if remaining is not None:
+                getattr(self, kind).observe(limit, remaining, reset_s, later)
         if status == 429:
             wait = retry_after(headers)
             self.pause_until = max(self.pause_until, time.monotonic() + (wait or 1.0))

@@ -213,10 +213,8 @@ class Journal:
         self._created = not existed
         #: Why writing failed (then no new call may start), else None.
         self.failed: str | None = None
-        self._write_lock = threading.Lock()
-        self._sync_lock = threading.Lock()
-        self._written = 0
-        self._synced = 0
+        self._write_lock, self._sync_lock = threading.Lock(), threading.Lock()
+        self._written = self._synced = 0
         self._closed = False
 
     def _set_aside_torn_tail(self) -> None:

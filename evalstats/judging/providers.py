@@ -407,10 +407,12 @@ class _DeadlineStream(httpx2.AsyncByteStream):
     def __init__(
         self, inner: Any, deadline: float, timeout: float, request: httpx2.Request
     ) -> None:
-        self._inner = inner
-        self._deadline = deadline
-        self._timeout = timeout
-        self._request = request
+        self._inner, self._deadline, self._timeout, self._request = (
+            inner,
+            deadline,
+            timeout,
+            request,
+        )
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         chunks = self._inner.__aiter__()
@@ -432,8 +434,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
     """Wrap ``inner`` so that one attempt is bounded in time, error-body size and wait hint."""
 
     def __init__(self, inner: httpx2.AsyncBaseTransport, *, timeout: float) -> None:
-        self._inner = inner
-        self._timeout = float(timeout)
+        self._inner, self._timeout = inner, float(timeout)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         deadline = asyncio.get_running_loop().time() + self._timeout

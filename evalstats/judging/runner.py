@@ -7,7 +7,7 @@ import collections
 import os
 import sys
 import time
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,16 +43,6 @@ from ._ratelimit import Throttle, current_seq
 from .journal import Journal, finished_keys, is_judgment, not_retried_keys, read_journal
 from .prices import PRICES_AS_OF, load_prices, price_for
 from .providers import JudgeSpec, parse_judge
-
-
-def _run_coro(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine from sync code, also inside Jupyter (whose loop is already running)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with ThreadPoolExecutor(1, thread_name_prefix="evalstats-judging") as pool:
-        return pool.submit(asyncio.run, coro).result()  # its exception re-raised here
 
 
 def run_judges(
@@ -114,6 +104,10 @@ def run_judges(
         raise ParameterError(f"options must be a JudgeOptions, got {type(o).__name__}")
     specs = _check_params(judges, o.concurrency, o.max_tokens, o.temperature)
     check_run_limits(o)
+    if o.stop_when_decided is not None:  # a bad margin fails now, not after paying
+        if o.batch:
+            raise ParameterError("stop_when_decided looks between calls: not with batch")
+        o.stop_when_decided(pd.DataFrame({"task_id": ["t"], "outcome": ["tie"]}))
     adjudicator = parse_judge(o.adjudicate) if o.adjudicate is not None else None
     if adjudicator is not None:
         if len(specs) != 2:
@@ -144,11 +138,8 @@ def run_judges(
         done |= reuse_answers(calls, records, done)[0]
         frame = _summary(calls, adj_calls, done, cfg, RunState(cfg, 0.0, None))
         # No spend yet: the estimates only.
-        print(
-            frame.loc[:, :"est_usd_max"].to_string(index=False)
-            if len(frame)
-            else "nothing to judge"
-        )
+        shown = frame.loc[:, :"est_usd_max"].to_string(index=False) if len(frame) else ""
+        print(shown or "nothing to judge")
         batch_note = " with the 50 % batch discount" if cfg.batch else ""
         notes = [
             f"{no_answer} pair(s) over budget are not sent (no_answer).",
@@ -168,17 +159,25 @@ def run_judges(
         wanted = {c.key for c in [*calls, *adj_calls]}
         skipped = set() if o.retry_failed else not_retried_keys(journal.records) & wanted
         finished = finished | skipped
-        reused, lines = reuse_answers(
-            calls, [r for r in journal.records if is_judgment(r)], finished
-        )
+        reused, lines = reuse_answers(calls, journal.records, finished)
         for line in lines:  # a byte-identical request answered for another pair: not paid twice
             journal.write(line)
         finished |= reused
         state = RunState(cfg, journal.spent_usd(), o.max_usd)
+        if o.stop_when_decided is not None and calls:
+            state.watch = _Watch(o.stop_when_decided, calls, rub, journal.records, skipped)
+            state.watch.stop(state, journal)
         todo, later = first_per_body(c for c in calls if c.key not in finished)
         run = _execute(todo, journal, state, specs, adjudicator, adj_calls, o, skip=finished)
-        _run_coro(drained(run, state, o.timeout))  # the first signal drains for o.timeout
-        for line in reuse_answers(later, [r for r in journal.records if is_judgment(r)], set())[1]:
+        run = drained(run, state, o.timeout)  # the first signal drains for o.timeout
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(run)
+        else:  # inside Jupyter, whose loop is already running
+            with ThreadPoolExecutor(1, thread_name_prefix="evalstats-judging") as pool:
+                pool.submit(asyncio.run, run).result()  # its exception re-raised here
+        for line in reuse_answers(later, journal.records, set())[1]:
             journal.write(line)  # another pair's byte-identical request, answered in this run
     if skipped:
         print(
@@ -249,6 +248,8 @@ async def _run_direct(
             maybe_billed=outcome.maybe_billed,
         )
         seq_line = journal.append(line)
+        if state.watch is not None and state.watch.add(line, final=not again):
+            state.watch.stop(state, journal)
         await loop.run_in_executor(None, journal.sync, seq_line)
         if again:
             queue.append((c, retries + 1, requeues))
@@ -271,6 +272,14 @@ async def _run_direct(
             raise result
 
 
+def _outcome(rubric: Any, r: Any) -> str | None:
+    """Win / tie / loss of a journal line's answer, None when it gives none."""
+    try:
+        return rubric.parse(r.get("raw") or "", order=rubric_order(r.get("order"))).outcome
+    except ValueError:  # ParseError too
+        return None
+
+
 def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -> set[tuple]:
     """The units (:attr:`Unit.ident`) on which the two judges disagree (``disagreeing``)."""
     names = [j.name for j in judges]
@@ -280,22 +289,70 @@ def _disagreements(journal: Journal, rubric: Any, judges: Sequence[JudgeSpec]) -
             continue
         if r.get("rubric") != rubric.name or r.get("prompt_revision") != rubric.revision:
             continue
-        try:
-            verdict = rubric.parse(r.get("raw") or "", order=rubric_order(r.get("order")))
-        except ValueError:  # ParseError too
-            continue
-        if verdict.outcome is None:
+        if (verdict := _outcome(rubric, r)) is None:
             continue
         unit = (str(r["task_id"]), int(r["replicate"]), r.get("order"))
         if r.get("arm_a") is not None:
             unit = (*unit, r.get("arm_a"), r.get("arm_b"))
-        outcome.setdefault(unit, {})[r["judge"]] = verdict.outcome
+        outcome.setdefault(unit, {})[r["judge"]] = verdict
     if not outcome:
         return set()
     units = list(outcome)
     wide = pd.DataFrame([[outcome[u].get(n) for n in names] for u in units], columns=names)
     flags = disagreeing(wide, names).to_numpy(dtype=bool)
     return {u for u, flag in zip(units, flags, strict=True) if flag}
+
+
+class _Watch:
+    """stop_when_decided: the first pair's verdicts per finished task, and the rule on them."""
+
+    def __init__(self, rule: Any, calls: Sequence[Call], rubric: Any, records, skipped) -> None:
+        pair, self.arms = (calls[0].unit.arm_a, calls[0].unit.arm_b), calls[0].unit.arm_fields()
+        mine = [c for c in calls if (c.unit.arm_a, c.unit.arm_b) == pair]
+        self.rule, self.rubric, self.calls = rule, rubric, {c.key: c for c in mine}
+        self.twins: dict[Any, list[str]] = {}  # byte-identical requests: one answer serves all
+        for c in mine:
+            self.twins.setdefault(c.request_sha256 or c.key, []).append(c.key)
+        self.left = collections.Counter(c.unit.task_id for c in mine)
+        self.outcomes: dict[str, list[str]] = {t: [] for t in self.left}
+        self.done: list[str] = []  # tasks in the order their last verdict came
+        for r in filter(is_judgment, records):  # a rerun starts from what the journal holds
+            if r.get("error") is None or r.get("call_key") in skipped:
+                self.add(r)
+
+    def add(self, r: Any, final: bool = True) -> bool:
+        """Count a journal line; True when it finished a task."""
+        ok = r.get("error") is None
+        keys = {r.get("call_key"), *(self.twins.get(r.get("request_sha256"), []) if ok else [])}
+        before = len(self.done)
+        for c in [self.calls.pop(k) for k in keys if k in self.calls] if ok or final else []:
+            task = c.unit.task_id
+            if ok and (verdict := _outcome(self.rubric, {**r, "order": c.unit.order})):
+                self.outcomes[task].append(verdict)
+            self.left[task] -= 1
+            if not self.left[task]:
+                self.done.append(task)
+        return len(self.done) > before
+
+    def stop(self, state: RunState, journal: Journal) -> None:
+        """Stop starting calls, and journal why, once the rule decides."""
+        rows = [(t, v) for t in self.done for v in self.outcomes[t]]
+        if state.stopped or not rows:
+            return
+        last = self.rule(pd.DataFrame(rows, columns=["task_id", "outcome"])).iloc[-1]
+        if last["decision"] in (None, "continue"):
+            return
+        state.stopped = (
+            f"decided after {last['n_tasks']} task(s): {last['decision']} "
+            f"({self.arms.get('arm_a', 'WITH')} vs {self.arms.get('arm_b', 'WITHOUT')}; net win "
+            f"{last['confidence']:.0%} anytime-valid interval {last['ci_low']:.3f} to "
+            f"{last['ci_high']:.3f}); no new call was started"
+        )
+        fields = {k: float(last[k]) for k in ("ci_low", "ci_high", "confidence")}
+        fields.update(decision=last["decision"], n_tasks=int(last["n_tasks"]), **self.arms)
+        journal.append(
+            {"kind": "stopped_early", "created_at": now_iso(), "reason": state.stopped, **fields}
+        )
 
 
 async def _execute(
@@ -375,7 +432,7 @@ class JudgeRunResult:
         Pairs not sent because a run exceeded its budget.
     dry_run : bool
     stopped : str or None
-        Why the run stopped early (``max_usd``), else None.
+        Why the run stopped early (``max_usd``, an interrupt, ``stop_when_decided``), else None.
     not_retried : int
         Calls not sent because they failed permanently before.
     """
@@ -402,12 +459,10 @@ def _summary(
     cfg: Config,
     state: RunState,
 ) -> pd.DataFrame:
-    rows = []
-    groups: dict[tuple[str, str], list[Call]] = {}
-    for c in calls:
-        groups.setdefault((c.judge.name, "judge"), []).append(c)
-    for c in adj_calls:
-        groups.setdefault((c.judge.name, "adjudicator"), []).append(c)
+    rows, groups = [], {}
+    for role, group in (("judge", calls), ("adjudicator", adj_calls)):
+        for c in group:
+            groups.setdefault((c.judge.name, role), []).append(c)
     for (name, role), group in groups.items():
         todo = [c for c in group if c.key not in finished_before]
         tokens = int(sum(c.unit.input_tokens for c in todo))
