@@ -42,7 +42,7 @@ def main() -> None:
                 str(port_file),
                 "--latency",
                 str(args.latency),
-            ],
+            ]
         )
         try:
             while not port_file.exists() or not port_file.read_text():

@@ -138,10 +138,7 @@ def main() -> None:
 
     print(f"corpus: {len(docs)} documents, {mb:.2f} MB UTF-8, {n_tokens:,} tokens (cl100k_base)")
     print(f"threads: {args.threads}, best of {args.repeats}")
-    for label, t in (
-        ("tiktoken encode_ordinary_batch", t_raw),
-        ("evalstats count_tokens", t_ours),
-    ):
+    for label, t in (("tiktoken encode_ordinary_batch", t_raw), ("evalstats count_tokens", t_ours)):
         print(f"{label:32s} {t:7.3f} s  {mb / t:7.2f} MB/s  {n_tokens / t / 1e6:6.2f} M tokens/s")
     ratio = t_raw / t_ours
     print(f"throughput ratio count_tokens / tiktoken: {ratio:.2f} (goal >= 0.8)")

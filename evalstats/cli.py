@@ -272,17 +272,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "of every pair of arms (Bradley-Terry-Davidson; --p-* and --icc are not used)",
     )
     p.add_argument("--reference", metavar="ARM", help="with --arms: the reference arm")
-    p.add_argument(
-        "--strengths",
-        metavar="X,Y,Z",
-        help="with --arms: each arm's strength on the logit scale (default 0, 0.5, 1, ...)",
-    )
-    p.add_argument(
-        "--pairs",
-        choices=("all", "reference"),
-        default="all",
-        help="with --arms: the pairs judged (default all)",
-    )
+    strengths = "with --arms: each arm's strength on the logit scale (default 0, 0.5, 1, ...)"
+    p.add_argument("--strengths", metavar="X,Y,Z", help=strengths)
+    pairs_help = "with --arms: the pairs judged (default all)"
+    p.add_argument("--pairs", choices=("all", "reference"), default="all", help=pairs_help)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_simulate)
 
@@ -294,13 +287,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "(arm_a, arm_b), the outcome from arm_a's view.",
     )
     p.add_argument("data_dir", metavar="DATA_DIR")
-    p.add_argument(
-        "-o",
-        "--output",
-        required=True,
-        metavar="FILE",
-        help="output file: .parquet, .csv or .jsonl",
-    )
+    out_help = "output file: .parquet, .csv or .jsonl"
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help=out_help)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_table)
 

@@ -103,10 +103,7 @@ def _key(row: Mapping[str, Any], cols: Sequence[str]) -> tuple:
 
 
 def _lookup(
-    col: str,
-    stats: dict[str, dict[str, Any]],
-    diag: Mapping[str, Any] | None,
-    metric: str | None,
+    col: str, stats: dict[str, dict[str, Any]], diag: Mapping[str, Any] | None, metric: str | None
 ) -> tuple[bool, Any]:
     """The new value of old column ``col`` of one group (found?, value)."""
     if metric is not None:  # a table already one row per statistic (cost)

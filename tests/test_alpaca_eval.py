@@ -297,8 +297,7 @@ def test_three_judges_agreement(tmp_path):
     both = per_group(judge_agreement_by_model(frame, n_resamples=200, rng=0))
     assert both.groupby("model").size().to_dict() == {"model-alpha": 4, "model-beta": 4}
     pd.testing.assert_series_equal(
-        both.loc[both["model"] == "model-alpha", "kappa"].reset_index(drop=True),
-        agr["kappa"],
+        both.loc[both["model"] == "model-alpha", "kappa"].reset_index(drop=True), agr["kappa"]
     )
     # consensus and win rates accept the frame as they accept a verdict frame.
     cons = evalstats.consensus(one, "majority", rubric="alpaca_eval")

@@ -10,12 +10,7 @@ import pytest
 from statsmodels.stats.weightstats import DescrStatsW, ttost_ind, ttost_paired
 
 from evalstats._tidy import wide  # private: no public wide view of a result
-from evalstats.stats.equivalence import (
-    EquivalenceResult,
-    cost_equivalence,
-    noninferiority,
-    tost,
-)
+from evalstats.stats.equivalence import EquivalenceResult, cost_equivalence, noninferiority, tost
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 

@@ -128,11 +128,7 @@ def check_interval(cell: str, row: dict, stat: str, digits, percent: bool) -> No
 
 
 def unlatex(s: str) -> str:
-    repl = {
-        r"\textbackslash ": "\\",
-        r"\textasciitilde ": "~",
-        r"\textasciicircum ": "^",
-    }
+    repl = {r"\textbackslash ": "\\", r"\textasciitilde ": "~", r"\textasciicircum ": "^"}
     for k, v in repl.items():
         s = s.replace(k, v)
     return re.sub(r"\\([&%$#_{}])", r"\1", s)
@@ -168,10 +164,7 @@ def check_table(
         judge_label,
     )
 
-    back = {v: k for k, v in _HEADERS.items()} | {
-        "arm a": "arm_a",
-        "arm b": "arm_b",
-    }
+    back = {v: k for k, v in _HEADERS.items()} | {"arm a": "arm_a", "arm b": "arm_b"}
     source = source_rows(doc, name)
     assert len(rows) == len(source)
     for cells, row in zip(rows, source, strict=True):
@@ -428,8 +421,7 @@ def test_agreement_and_cost_sentences(doc):
     assert len(agr) == len(source_rows(doc, "agreement"))
     for s, row in zip(agr, source_rows(doc, "agreement"), strict=True):
         m = re.search(
-            rf"kappa ({NUM}) \[({NUM}), ({NUM})\], 95 % CI clustered by task, (.+?); Gwet",
-            s,
+            rf"kappa ({NUM}) \[({NUM}), ({NUM})\], 95 % CI clustered by task, (.+?); Gwet", s
         )
         assert m, s
         assert close(m[1], row["kappa"], "kappa", None, True)

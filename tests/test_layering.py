@@ -120,7 +120,7 @@ TEMPORARY: frozenset[tuple[str, str, str]] = frozenset(
     {
         # report/_kinds.py `_lazy(module, name)`: importlib.import_module(f"{__package__}.
         # {module}"), a second lazy mechanism whose targets no test can read (helper render's).
-        ("dynamic", "evalstats.report._kinds", "?"),
+        ("dynamic", "evalstats.report._kinds", "?")
     }
 )
 

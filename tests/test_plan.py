@@ -117,12 +117,7 @@ def test_sha256_is_canonical(tmp_path):
             "written_at",
             "the date 2026-05-01 alone",
         ),
-        (
-            GOOD.replace("2026-05-01T11:00:00+02:00", '"yesterday"'),
-            2,
-            "written_at",
-            "ISO-8601",
-        ),
+        (GOOD.replace("2026-05-01T11:00:00+02:00", '"yesterday"'), 2, "written_at", "ISO-8601"),
         (GOOD + 'consensus = "unanimous"\n', 14, "consensus", "not both"),
         (
             GOOD.replace('"with-without", "blind-pair"', '"blind-pair"'),

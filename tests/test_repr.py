@@ -156,11 +156,7 @@ BUILDERS = {
         "estimate",
         "conclusion",
     ),
-    "ProportionCI": (
-        lambda: evalstats.stats.proportion_ci([3, 5], [10, 20]),
-        "estimate",
-        "method",
-    ),
+    "ProportionCI": (lambda: evalstats.stats.proportion_ci([3, 5], [10, 20]), "estimate", "method"),
     "PowerResult": (
         lambda: evalstats.stats.power.tasks_needed(0.2, evalstats.stats.Design(3, 0.3, 0.3)),
         "n_tasks",

@@ -118,9 +118,7 @@ def main(args: argparse.Namespace) -> int:
         apath = Path(args.data_dir) / "arms.toml"
         arms = load_arms(apath) if apath.is_file() else None
         runs = load_runs(
-            find_file(args.data_dir, "runs"),
-            tasks,
-            arms=None if arms is None else arms.ids,
+            find_file(args.data_dir, "runs"), tasks, arms=None if arms is None else arms.ids
         )
         rubric = resolve_rubric(args.rubric, args.data_dir)
         if rubric.path is not None and not args.dry_run:

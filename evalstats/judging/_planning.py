@@ -172,12 +172,7 @@ def _k_arms(runs: pd.DataFrame, pairs: str | None, arms: Any) -> Any:
 
 
 def call_key(
-    rubric: Any,
-    judge: JudgeSpec,
-    unit: Unit,
-    *,
-    temperature: float | None,
-    max_tokens: int,
+    rubric: Any, judge: JudgeSpec, unit: Unit, *, temperature: float | None, max_tokens: int
 ) -> str:
     """sha256 of the canonical JSON of everything that makes a call what it is."""
     ident = {"rubric": rubric.name, "revision": rubric.revision, "judge": judge.name}

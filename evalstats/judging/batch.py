@@ -91,8 +91,7 @@ async def _submit(
                 json.dumps({"custom_id": c.key, **r, "body": c.params}) + "\n" for c in chunk
             )
             uploaded = await client.files.create(
-                file=("evalstats-batch.jsonl", io.BytesIO(lines.encode("utf-8"))),
-                purpose="batch",
+                file=("evalstats-batch.jsonl", io.BytesIO(lines.encode("utf-8"))), purpose="batch"
             )
             batch = await client.batches.create(
                 input_file_id=uploaded.id, endpoint=CHAT_ENDPOINT, completion_window="24h"

@@ -150,11 +150,7 @@ def make_client(
 
 
 def request_params(
-    judge: JudgeSpec,
-    messages: list[dict[str, str]],
-    *,
-    temperature: float | None,
-    max_tokens: int,
+    judge: JudgeSpec, messages: list[dict[str, str]], *, temperature: float | None, max_tokens: int
 ) -> dict[str, Any]:
     """The request body of one judge call, the same for a direct and a batched call."""
     if judge.provider == "anthropic":
@@ -259,12 +255,7 @@ def _validate_strict(provider: str, data: Mapping[str, Any]) -> str | None:
 
 
 def parse_body(
-    provider: str,
-    body: bytes,
-    content_type: str,
-    request_id: str | None,
-    *,
-    strict: bool = False,
+    provider: str, body: bytes, content_type: str, request_id: str | None, *, strict: bool = False
 ) -> Outcome:
     """Turn a 200 body into an :class:`Outcome` (never raises)."""
     text = body.decode("utf-8", errors="replace")

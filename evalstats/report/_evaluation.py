@@ -1230,11 +1230,7 @@ def _judge_provenance(frame: pd.DataFrame, judgments: pd.DataFrame) -> list[dict
 
 
 def describe_parameters(p: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "judges": _as_list(p["judges"]),
-        "rubric": p["rubric"],
-        **base_parameters(p),
-    }
+    return {"judges": _as_list(p["judges"]), "rubric": p["rubric"], **base_parameters(p)}
 
 
 # (name, page, compute, tables) in computation order: the report page's bootstraps share one

@@ -48,10 +48,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
             "pareto",
             "pareto_frontier",
         ],
-        ".design": [
-            "coverage_study",
-            "design_coverage",
-        ],
+        ".design": ["coverage_study", "design_coverage"],
         ".equivalence": [
             "EquivalenceResult",
             "cost_equivalence",

@@ -18,12 +18,7 @@ import pandas as pd
 from scipy import stats
 
 from .._tidy import ResultFrame, tidy_frame
-from .._validate import (
-    check_choice,
-    check_columns,
-    check_confidence,
-    check_n_resamples,
-)
+from .._validate import check_choice, check_columns, check_confidence, check_n_resamples
 from ..errors import DataError, ParameterError
 from .ranking import encode, pair_counts, task_resamples
 from .resample import as_generator

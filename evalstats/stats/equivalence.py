@@ -62,13 +62,7 @@ class EquivalenceResult(ResultDisplay):
 
 
 def tost(
-    estimate: float,
-    se: float,
-    df: float,
-    *,
-    lower: float,
-    upper: float,
-    alpha: float = 0.05,
+    estimate: float, se: float, df: float, *, lower: float, upper: float, alpha: float = 0.05
 ) -> EquivalenceResult:
     """Two one-sided t tests of equivalence, ``lower < theta < upper`` (Schuirmann 1987).
 

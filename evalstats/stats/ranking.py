@@ -440,11 +440,7 @@ def outcome_probabilities(u: np.ndarray, delta: np.ndarray | float | None) -> np
 
 
 def _btd_fit(
-    counts: np.ndarray,
-    x: np.ndarray,
-    *,
-    ties: bool = True,
-    init: np.ndarray | None = None,
+    counts: np.ndarray, x: np.ndarray, *, ties: bool = True, init: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """ML ``(beta_1.., gamma, delta)`` (B, d) and convergence of count sets (B, C, 3) at once."""
     counts = _split_ties(np.asarray(counts, dtype=np.float64), ties)

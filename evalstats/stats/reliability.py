@@ -32,16 +32,12 @@ def replicates(
     """pass@k, pass^k, flip rate, agreement and ICC of a binary outcome per arm, and each arm
     minus ``reference``, paired by task.
 
-    Per task with ``n`` replicates of which ``c`` succeed: pass@k = 1 - C(n-c, k) / C(n, k) and
-    pass^k = C(c, k) / C(n, k) (unbiased for n >= k; tasks with fewer replicates are left out of
-    that k), flip = the replicates disagree (0 < c < n), agreement = the chance that two
-    replicates agree, 1 - 2 c (n - c) / (n (n - 1)). A rate is the mean over tasks, its interval
-    the score (Wilson) interval at the design-effect size of the task means (``task_wilson``);
-    a difference's interval is MOVER (Zou & Donner) from the two arms' intervals on the tasks
-    both have, with the tasks' correlation, and its p-value the level at which that interval
-    starts to exclude 0. The ICC is the beta-binomial intra-task correlation by maximum
-    likelihood with its profile-likelihood interval; differences of ICCs use MOVER without
-    correlation.
+    Per task with ``n`` replicates and ``c`` successes: pass@k = 1 - C(n-c, k) / C(n, k) and
+    pass^k = C(c, k) / C(n, k) (unbiased for n >= k); flip = 0 < c < n; agreement = the chance
+    that two replicates agree. Rates are means over tasks (task-Wilson intervals); differences
+    use MOVER on the tasks both arms have; the ICC is the beta-binomial rho by maximum
+    likelihood with its profile-likelihood interval. Methods and coverage: docs/methods.md,
+    "Replicates".
 
     Parameters
     ----------

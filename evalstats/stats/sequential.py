@@ -87,13 +87,11 @@ def monitor(
 ) -> ResultFrame:
     """A confidence sequence over tasks as they complete, with the stop rule at every look.
 
-    Each task contributes the mean of its verdicts (net win: win 1, tie 0, loss -1; a rate: 1
-    or 0); tasks enter in the order of ``order`` (a task's latest value, e.g. when its runs
-    finished) or of first appearance. The sequence (:func:`betting_cs`) holds at every look at
-    once, so stopping when it decides keeps the error rate at ``1 - confidence``. The decision
-    (net win only): ``better`` / ``worse`` when the sequence excludes 0, ``equivalent`` when it
-    lies inside ``(-margin, margin)``, else ``continue``; ``more_tasks`` projects how many more
-    tasks would likely decide, if the estimate and spread held (a guide, not a promise).
+    Each task contributes the mean of its verdicts (net win: win 1, tie 0, loss -1); tasks enter
+    in ``order``. The sequence (:func:`betting_cs`) holds at every look at once, so stopping when
+    it decides keeps the error rate at ``1 - confidence``: ``better`` / ``worse`` (excludes 0),
+    ``equivalent`` (inside ``(-margin, margin)``) or ``continue``, with ``more_tasks`` projected
+    (a guide). See docs/methods.md, "Monitoring".
 
     Parameters
     ----------
