@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import faults_round3
+BENCHMARKS = str(Path(__file__).resolve().parents[1] / "benchmarks")
+sys.path.insert(0, BENCHMARKS)
+try:
+    import faults_round3
+finally:  # benchmarks/coverage.py must not shadow coverage.py (numba imports it) in later tests
+    sys.path[:] = [p for p in sys.path if p != BENCHMARKS]
 
 # Integration (slow: make test runs it, make check does not): the CLI in child processes.
 pytestmark = pytest.mark.slow
