@@ -398,12 +398,8 @@ class _DeadlineStream(httpx2.AsyncByteStream):
     def __init__(
         self, inner: Any, deadline: float, timeout: float, request: httpx2.Request
     ) -> None:
-        self._inner, self._deadline, self._timeout, self._request = (
-            inner,
-            deadline,
-            timeout,
-            request,
-        )
+        self._inner, self._deadline = inner, deadline
+        self._timeout, self._request = timeout, request
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         chunks = self._inner.__aiter__()

@@ -100,21 +100,20 @@ def replicates(
 def _cells(frame: pd.DataFrame, outcome: str, arm: str, cluster: str) -> pd.DataFrame:
     """Replicates ``n`` and successes ``c`` per (arm, task)."""
     check_columns(frame, [outcome, arm, cluster], what="runs")
-    y = frame[outcome]
-    if y.dtype == object:
-        y = y.map(lambda v: v if isinstance(v, (bool, np.bool_)) or pd.isna(v) else np.nan)
-    y = pd.to_numeric(y, errors="coerce").astype(np.float64)
-    bad = ~(y.isna() | y.isin([0.0, 1.0])) | (y.isna() & frame[outcome].notna())
-    if bad.any():
-        pos = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(f"outcome {frame[outcome].iloc[pos]!r} is not true/false or 0/1",
-                        line=pos, field=outcome)  # fmt: skip
-    keep = y.notna().to_numpy()
+    given = frame[outcome]
+    try:  # pandas' boolean array takes true/false/0/1/missing and refuses text, in one pass
+        y = given.astype("boolean").astype("Float64").to_numpy(np.float64, na_value=np.nan)
+    except (TypeError, ValueError):  # only to name the first offender: a look at each value
+        ok = given.map(lambda v: pd.isna(v) or (not isinstance(v, str) and v in (0, 1)))
+        pos = int(np.flatnonzero(~ok.to_numpy(dtype=bool))[0])
+        raise DataError(f"outcome {given.iloc[pos]!r} is not true/false or 0/1",
+                        line=pos, field=outcome) from None  # fmt: skip
+    keep = ~np.isnan(y)
     if not keep.any():
         raise DataError("no run has an outcome", field=outcome)
     grouped = pd.DataFrame(
         {"arm": frame[arm].to_numpy()[keep], "task": frame[cluster].to_numpy()[keep],
-         "c": y.to_numpy()[keep]}
+         "c": y[keep]}
     ).groupby(["arm", "task"], sort=True, observed=True)["c"]  # fmt: skip
     return pd.DataFrame({"n": grouped.size(), "c": grouped.sum()})
 
