@@ -25,7 +25,8 @@ from scipy import stats as sps
 
 from evalstats._tidy import TIDY_COLUMNS, ResultFrame  # private: builds and pins a result by hand
 from evalstats.report import table_view
-from evalstats.stats.equivalence import declared_test
+from evalstats.stats import Hypothesis, declared_test
+from evalstats.stats.equivalence import declared_test_draws, hull_declared_test
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -48,8 +49,8 @@ def _flat(res: ResultFrame) -> SimpleNamespace:
     return SimpleNamespace(**row, ci_level=row["confidence"])
 
 
-def _declared(*args, **kwargs) -> SimpleNamespace:
-    return _flat(declared_test(*args, **kwargs))
+def _declared(estimate, se, df, **hypothesis) -> SimpleNamespace:
+    return _flat(declared_test(estimate, se, df, Hypothesis(**hypothesis)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -65,14 +66,14 @@ def test_declared_test_matches_statsmodels_on_a_mean(seed):
     d = DescrStatsW(x)
     est, se, df = float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))), len(x) - 1.0
     # equivalence: statsmodels' TOST of the mean
-    r = _declared(est, se, df, margin=0.3, margin_kind="equivalence", alpha=0.05)
+    r = _declared(est, se, df, margin=0.3, margin_kind="equivalence", confidence=0.95)
     p_sm = d.ttost_mean(-0.3, 0.3)[0]
     assert r.p_value == pytest.approx(p_sm, rel=1e-10)
     lo, hi = d.tconfint_mean(alpha=0.10)  # TOST's interval is the 1 - 2 alpha one
     assert (r.ci_low, r.ci_high) == pytest.approx((lo, hi), rel=1e-10)
     # one-sided and two-sided tests of a null value
     for side, alt in (("greater", "larger"), ("less", "smaller"), ("two-sided", "two-sided")):
-        r = _declared(est, se, df, null=0.1, sidedness=side, alpha=0.05)
+        r = _declared(est, se, df, null=0.1, sidedness=side, confidence=0.95)
         assert r.p_value == pytest.approx(d.ttest_mean(0.1, alternative=alt)[1], rel=1e-10)
         lo, hi = d.tconfint_mean(alpha=0.05, alternative=alt)
         assert (r.ci_low, r.ci_high) == pytest.approx((lo, hi), rel=1e-10)
@@ -83,9 +84,7 @@ def test_declared_test_matches_statsmodels_on_a_mean(seed):
 
 
 def test_declared_test_is_one_row_of_the_tidy_shape():
-    from evalstats.stats.equivalence import declared_test_draws, hull_declared_test
-
-    t = declared_test(0.12, 0.05, 14, sidedness="greater", statistic="net_win")
+    t = declared_test(0.12, 0.05, 14, Hypothesis(sidedness="greater"), statistic="net_win")
     assert list(t.columns) == [*TIDY_COLUMNS, "test"]
     assert t.loc[0, "statistic"] == "net_win" and t.loc[0, "method"] == "t"
     assert np.isnan(t.loc[0, ["n", "n_tasks"]].astype(float)).all()
@@ -99,7 +98,7 @@ def test_declared_test_is_one_row_of_the_tidy_shape():
     assert declared_test(0.12, 0.05, np.inf).loc[0, "method"] == "z"
     assert t.summary(digits=3).iloc[0] == "0.120 [0.032, inf], p = 0.0154"
     draws = np.linspace(-0.1, 0.3, 401)
-    g = declared_test_draws(draws, sidedness="greater")
+    g = declared_test_draws(draws, Hypothesis(sidedness="greater"))
     assert g.loc[0, "method"] == "generalized_pivotal" and list(g.columns) == list(t.columns)
     h = hull_declared_test(g, t)
     assert h.loc[0, "method"] == "hull"
@@ -120,10 +119,10 @@ def test_declared_test_directions_by_scipy():
     hi = _declared(est, se, df, margin=0.1, margin_kind="non-inferiority", better="higher")
     lo = _declared(est, se, df, margin=0.1, margin_kind="non-inferiority", better="lower")
     assert hi.lower_margin == -0.1 and lo.upper_margin == 0.1
-    # alpha 0.5 is a valid two-sided level (the plan allows it), not a one-sided one
-    assert _declared(est, se, df, alpha=0.5).ci_level == 0.5
-    with pytest.raises(ValueError, match="alpha"):
-        _declared(est, se, df, sidedness="greater", alpha=0.5)
+    # confidence 0.5 is a valid two-sided level (the plan allows it), not a one-sided one
+    assert _declared(est, se, df, confidence=0.5).ci_level == 0.5
+    with pytest.raises(ValueError, match="confidence"):
+        _declared(est, se, df, sidedness="greater", confidence=0.5)
     with pytest.raises(ValueError, match="together"):
         _declared(est, se, df, margin=0.1)
     with pytest.raises(ValueError, match="se"):
@@ -166,7 +165,7 @@ def test_decision_agrees_with_the_interval_on_many_draws():
         kw = dict(kinds[i % len(kinds)])
         if "margin_kind" in kw:
             kw["margin"] = margin[i]
-        r = _declared(est[i], se[i], df[i], alpha=alpha[i], **kw)
+        r = _declared(est[i], se[i], df[i], confidence=1 - alpha[i], **kw)
         assert r.reject == (r.p_value < r.alpha) == _excludes(r), (i, kw, r)
         seen[r.reject] += 1
     assert min(seen.values()) > n // 10  # both decisions are exercised
@@ -560,8 +559,6 @@ def test_without_plan_nothing_published_moves(monkeypatch):
 
 def test_declared_test_on_draws_decides_as_its_interval_says():
     """Generalized p-values and order-statistic limits agree on every kind of test."""
-    from evalstats.stats.equivalence import declared_test_draws
-
     gen = np.random.default_rng(4)
     for _ in range(120):
         draws = gen.normal(gen.normal(0, 0.2), gen.uniform(0.02, 0.3), size=gen.integers(50, 900))
@@ -569,9 +566,10 @@ def test_declared_test_on_draws_decides_as_its_interval_says():
         margin = float(gen.uniform(0.01, 0.4))
         alpha = float(gen.choice([0.01, 0.05, 0.1]))
         if kind in ("non-inferiority", "equivalence"):
-            r = _flat(declared_test_draws(draws, margin=margin, margin_kind=kind, alpha=alpha))
+            h = Hypothesis(margin=margin, margin_kind=kind, confidence=1 - alpha)
         else:
-            r = _flat(declared_test_draws(draws, sidedness=kind, alpha=alpha))
+            h = Hypothesis(sidedness=kind, confidence=1 - alpha)
+        r = _flat(declared_test_draws(draws, h))
         if r.test == "two-sided":
             excluded = not (r.ci_low <= r.null <= r.ci_high)
         elif r.test == "equivalence":

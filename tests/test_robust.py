@@ -282,7 +282,7 @@ def test_t_machinery_and_degenerate() -> None:
 def test_cr2_t_net_win_test_is_the_declared_t_test() -> None:
     # cluster_ratio_test (removed) was this t test on win_rates' net-win row: declared_test
     # on that row reproduces the two-sided test and gives the one-sided ones.
-    from evalstats.stats import declared_test
+    from evalstats.stats import Hypothesis, declared_test
 
     rng = np.random.default_rng(2)
     frame = verdict_frame(rng, 1, [1, 2, 2, 4, 6, 9, 3, 3])
@@ -296,7 +296,7 @@ def test_cr2_t_net_win_test_is_the_declared_t_test() -> None:
     assert (two["ci_low"], two["ci_high"]) == pytest.approx(
         (res["net_win_ci_low"], res["net_win_ci_high"])
     )
-    up = declared_test(est, se, df, null=-0.5, sidedness="greater").iloc[0]
+    up = declared_test(est, se, df, Hypothesis(null=-0.5, sidedness="greater")).iloc[0]
     assert (up["p_value"] < 0.05) == (up["ci_low"] > -0.5)
 
 

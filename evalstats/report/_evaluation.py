@@ -755,8 +755,8 @@ def _conclusion(stat: str, test: str, lo: float, hi: float, margin: float | None
 
 def _primary_test(ctx: Context) -> dict[str, Any]:
     """The test the plan declares, computed: one row (see :data:`PRIMARY_TEST_COLUMNS`)."""
+    from ..stats import equivalence as eq
     from ..stats.cost import GPQ_HULL_METHOD, GPQ_METHOD, cost_ratios, total_ratio_draws
-    from ..stats.equivalence import declared_test, declared_test_draws, hull_declared_test
 
     plan = _plan(ctx)
     if plan is None:
@@ -812,16 +812,15 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
         out |= {"p_value": np.nan, "decision": "no test", "conclusion": f"no test: {refusal}"}
         out |= {"method": base, "ci_note": "; ".join(notes)}
         return {"primary_test": pd.DataFrame([out]).reindex(columns=list(PRIMARY_TEST_COLUMNS))}
-    how = dict(null=null, sidedness=plan.sidedness, margin=margin,
-               margin_kind=plan.margin_kind, better=better, alpha=alpha)  # fmt: skip
+    how = eq.Hypothesis(null, plan.sidedness, margin, plan.margin_kind, better, 1.0 - alpha)
     if draws is None:
-        res = declared_test(est, se, df, **how)
+        res = eq.declared_test(est, se, df, how)
     else:
-        res = declared_test_draws(draws, **how)
+        res = eq.declared_test_draws(draws, how)
         if str(row["method"]).startswith(GPQ_HULL_METHOD):
             cr2 = cost_ratios(ctx.frame, interval="cr2").set_index("statistic").loc[stat]
-            t_cr2 = declared_test(np.log(cr2["estimate"]), cr2["se"], cr2["df"], **how)
-            res = hull_declared_test(res, t_cr2)
+            t_cr2 = eq.declared_test(np.log(cr2["estimate"]), cr2["se"], cr2["df"], how)
+            res = eq.hull_declared_test(res, t_cr2)
     res, diag = res.iloc[0], res.diagnostics.iloc[0]  # the declared test's row (tidy shape)
     back = np.exp if source == "cost" else (lambda x: x)
     lo_m, hi_m = float(back(diag["lower_margin"])), float(back(diag["upper_margin"]))

@@ -51,6 +51,7 @@ __all__, __getattr__, __dir__ = lazy_surface(
         ".design": ["coverage_study", "design_coverage"],
         ".equivalence": [
             "EquivalenceResult",
+            "Hypothesis",
             "cost_equivalence",
             "declared_test",
             "noninferiority",

@@ -13,7 +13,7 @@ from scipy import stats
 
 from evalstats._display import ResultDisplay
 from evalstats._tidy import ResultFrame, tidy_frame
-from evalstats._validate import check_choice, check_probability, check_range
+from evalstats._validate import check_choice, check_range
 from evalstats.stats.cost import (
     COST_METRICS,
     GPQ_HULL_METHOD,
@@ -24,8 +24,8 @@ from evalstats.stats.cost import (
 )
 
 __all__ = [
-    "EquivalenceResult", "cost_equivalence", "declared_test", "declared_test_draws",
-    "hull_declared_test", "noninferiority", "tost",
+    "EquivalenceResult", "Hypothesis", "cost_equivalence", "declared_test",
+    "declared_test_draws", "hull_declared_test", "noninferiority", "tost",
 ]  # fmt: skip
 
 Better = Literal["higher", "lower"]
@@ -173,17 +173,58 @@ def _result(statistic, estimate, se, df, p, ci, confidence, method, test, null, 
     return tidy_frame(rows, extra=["test"], diagnostics=diagnostics)
 
 
+@dataclass(frozen=True)
+class Hypothesis:
+    """What :func:`declared_test` tests, checked when made.
+
+    Parameters
+    ----------
+    null : float
+        The value of no difference, on the test's scale.
+    sidedness : {"two-sided", "greater", "less"}
+        With a non-inferiority margin, ``"two-sided"`` means the side ``better`` names.
+    margin, margin_kind : float and {"equivalence", "non-inferiority"}, optional
+        Given together, on the test's scale.
+    better : {"higher", "lower"}
+    confidence : float
+        Level of a two-sided test's interval; a one-sided test (and each side of TOST) is at
+        ``1 - confidence``, so then ``confidence`` is above 0.5.
+
+    Examples
+    --------
+    >>> Hypothesis(margin=0.1, margin_kind="equivalence").confidence
+    0.95
+    """
+
+    null: float = 0.0
+    sidedness: Literal["two-sided", "greater", "less"] = "two-sided"
+    margin: float | None = None
+    margin_kind: Literal["equivalence", "non-inferiority"] | None = None
+    better: Better = "higher"
+    confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        check_choice(self.sidedness, "sidedness", ("two-sided", "greater", "less"))
+        check_choice(self.better, "better", ("higher", "lower"))
+        if (self.margin is None) != (self.margin_kind is None):
+            raise ValueError("margin and margin_kind go together: give both or neither")
+        if not np.isfinite(float(self.null)):
+            raise ValueError(f"null must be finite, got {self.null}")
+        if self.margin is not None:
+            if not (np.isfinite(float(self.margin)) and self.margin > 0):
+                raise ValueError(f"margin must be finite and > 0, got {self.margin}")
+            check_choice(self.margin_kind, "margin_kind", ("equivalence", "non-inferiority"))
+        # A two-sided level may be any confidence in (0, 1); one-sided tests need it above 0.5.
+        one_sided = self.sidedness != "two-sided" or self.margin is not None
+        check_range(self.confidence, "confidence", 0.5 * one_sided, 1, closed=(False, False))
+
+
 def declared_test(
     estimate: float,
     se: float,
     df: float,
+    hypothesis: Hypothesis | None = None,
     *,
-    null: float = 0.0,
-    sidedness: Literal["two-sided", "greater", "less"] = "two-sided",
-    margin: float | None = None,
-    margin_kind: Literal["equivalence", "non-inferiority"] | None = None,
-    better: Better = "higher",
-    alpha: float = 0.05,
     statistic: str = "estimate",
 ) -> ResultFrame:
     """The t test a plan declares (two- or one-sided, TOST or non-inferiority) with the interval
@@ -193,13 +234,8 @@ def declared_test(
     ----------
     estimate, se, df : float
         On the test's scale; ``df=np.inf`` for a z test.
-    null : float
-    sidedness : {"two-sided", "greater", "less"}
-        With a non-inferiority margin, ``"two-sided"`` means the side ``better`` names.
-    margin, margin_kind : float and {"equivalence", "non-inferiority"}, optional
-        Given together, on the test's scale.
-    better : {"higher", "lower"}
-    alpha : float
+    hypothesis : Hypothesis, optional
+        Null, sides, margin and level; ``Hypothesis()`` (two-sided against 0 at 0.95) if omitted.
     statistic : str
         The name in the ``statistic`` column.
 
@@ -211,90 +247,53 @@ def declared_test(
 
     Examples
     --------
-    >>> r = declared_test(0.12, 0.05, 14, sidedness="greater", statistic="net_win")
+    >>> r = declared_test(0.12, 0.05, 14, Hypothesis(sidedness="greater"), statistic="net_win")
     >>> print(r.summary(digits=4).to_string())
     statistic
     net_win    0.1200 [0.0319, inf], p = 0.0154
     """
-    how = dict(null=null, sidedness=sidedness, margin=margin, margin_kind=margin_kind,
-               better=better, alpha=alpha, statistic=statistic)  # fmt: skip
     method = T_METHOD if np.isfinite(float(df)) else Z_METHOD
-    return _declared(estimate, se, df, None, method, **how)
+    return _declared(estimate, se, df, None, method, hypothesis or Hypothesis(), statistic)
 
 
 def declared_test_draws(
-    draws: np.ndarray,
-    *,
-    null: float = 0.0,
-    sidedness: Literal["two-sided", "greater", "less"] = "two-sided",
-    margin: float | None = None,
-    margin_kind: Literal["equivalence", "non-inferiority"] | None = None,
-    better: Better = "higher",
-    alpha: float = 0.05,
-    statistic: str = "estimate",
+    draws: np.ndarray, hypothesis: Hypothesis | None = None, *, statistic: str = "estimate"
 ) -> ResultFrame:
     """:func:`declared_test` on the draws of a generalized pivot: one-sided p-values such as
     ``mean(draws <= bound)``, the draws' quantiles as interval, their median and SD."""
     d = np.asarray(draws, dtype=np.float64).ravel()
     if d.size == 0 or not np.all(np.isfinite(d)):
         raise ValueError("draws must be a non-empty array of finite values")
-    how = dict(null=null, sidedness=sidedness, margin=margin, margin_kind=margin_kind,
-               better=better, alpha=alpha, statistic=statistic)  # fmt: skip
-    return _declared(float(np.median(d)), float(np.std(d)), np.nan, d, PIVOTAL_METHOD, **how)
+    h = hypothesis or Hypothesis()
+    return _declared(float(np.median(d)), float(np.std(d)), np.nan, d, PIVOTAL_METHOD, h, statistic)
 
 
-def _declared(estimate, se, df, draws, method, *, null, sidedness, margin, margin_kind, better,
-              alpha, statistic) -> ResultFrame:  # fmt: skip
-    test, side, lower, upper = _hypotheses(null, sidedness, margin, margin_kind, better)
-    null = float(null)
-    # A two-sided level may be any alpha in (0, 1); one-sided tests need alpha < 0.5.
+def _declared(estimate, se, df, draws, method, h: Hypothesis, statistic) -> ResultFrame:
+    # The level as written: 1 - 0.95 is 0.050000000000000044, its 15 digits 0.05.
+    null, alpha = float(h.null), float(f"{1.0 - float(h.confidence):.15g}")
     estimate, se, df, _ = _check(estimate, se, np.inf if draws is not None else df, 0.05)
     df = np.nan if draws is not None else df
-    if side == "two-sided":
-        alpha = check_probability(alpha, "alpha", closed=False)
+    if h.margin is None and h.sidedness == "two-sided":
         p_hi = _side_p(estimate, se, df, null, True, draws)
         p_lo = _side_p(estimate, se, df, null, False, draws)
         p = min(1.0, 2.0 * min(p_hi, p_lo))
         ci = _ends(estimate, se, df, alpha / 2.0, draws)
         return _result(statistic, estimate, se, df, p, ci, 1.0 - alpha, method, "two-sided",
                        null, null, null, alpha)  # fmt: skip
-    alpha = _check(estimate, se, 1.0, alpha)[3]
+    # side: "both" (TOST), "greater" (theta > lower) or "less" (theta < upper)
+    side, test, m = h.sidedness, h.margin_kind or h.sidedness, float(h.margin or 0.0)
+    if h.margin_kind == "equivalence":
+        side = "both"
+    elif h.margin_kind and side == "two-sided":
+        side = "greater" if h.better == "higher" else "less"
+    lower = null - m if side in ("greater", "both") else -np.inf
+    upper = null + m if side in ("less", "both") else np.inf
     r = _margin_test(estimate, se, df, alpha, lower, upper, test, draws)
     ci = {"both": (r.ci_low, r.ci_high), "greater": (r.ci_low, np.inf)}
     ci = ci.get(side, (-np.inf, r.ci_high))
     level = 1.0 - (2.0 * alpha if side == "both" else alpha)
     return _result(statistic, estimate, se, df, r.p_value, ci, level, method, test, null,
                    lower, upper, alpha)  # fmt: skip
-
-
-def _hypotheses(
-    null: float, sidedness: str, margin: float | None, margin_kind: str | None, better: str
-) -> tuple[str, str, float, float]:
-    """A declared test's arguments, checked, as ``(test, side, lower, upper)``; ``side`` is
-    ``"two-sided"``, ``"both"`` (TOST), ``"greater"`` (``theta > lower``) or ``"less"``."""
-    check_choice(sidedness, "sidedness", ("two-sided", "greater", "less"))
-    check_choice(better, "better", ("higher", "lower"))
-    if (margin is None) != (margin_kind is None):
-        raise ValueError("margin and margin_kind go together: give both or neither")
-    null = float(null)
-    if not np.isfinite(null):
-        raise ValueError(f"null must be finite, got {null}")
-    if margin is None:
-        if sidedness == "two-sided":
-            return "two-sided", "two-sided", null, null
-        if sidedness == "greater":
-            return "greater", "greater", null, np.inf
-        return "less", "less", -np.inf, null
-    margin = float(margin)
-    if not (np.isfinite(margin) and margin > 0):
-        raise ValueError(f"margin must be finite and > 0, got {margin}")
-    check_choice(margin_kind, "margin_kind", ("equivalence", "non-inferiority"))
-    if margin_kind == "equivalence":
-        return "equivalence", "both", null - margin, null + margin
-    side = sidedness if sidedness != "two-sided" else ("greater" if better == "higher" else "less")
-    if side == "greater":
-        return "non-inferiority", "greater", null - margin, np.inf
-    return "non-inferiority", "less", -np.inf, null + margin
 
 
 def hull_declared_test(a: ResultFrame, b: ResultFrame) -> ResultFrame:
