@@ -101,3 +101,33 @@ def test_bad_margin_and_batch_refused_before_any_call(monkeypatch, tmp_path):
         with pytest.raises(ParameterError, match="batch"):
             _judge(data, "--stop-when-decided", "--batch")
         assert fake.counts()["requests"] == 0
+
+
+def test_three_arms_stop_on_the_first_pair_and_the_report_says_why(monkeypatch, tmp_path):
+    """K = 3 (issue 33): the watched pair is the first (v1 vs none); its decision stops every
+    pair's calls, and each pair's monitor row in the report says the run stopped and why."""
+    import evalstats
+    from evalstats.report import compute_results
+
+    data = tmp_path / "data"
+    evalstats.simulate(data, arms=("none", "v1", "v2"), reference="none", n_tasks=N_TASKS,
+                       n_replicates=N_REPLICATES, judges=())  # fmt: skip
+    (data / "judgments.jsonl").unlink()
+    n_calls = 2 * N_TASKS * N_REPLICATES  # two pairs against the reference
+    with FakeLLM(api_key=KEY, reply=_reply(["(a)"])) as fake:
+        fake.point_sdks(monkeypatch)
+        assert _judge(data, "--pairs", "reference", "--stop-when-decided") == 0
+        paid = sum(fake.counts()["paid"].values())
+        assert 0 < paid < n_calls and len(read_journal(data / "judgments.jsonl")) == paid
+        (stop,) = _stops(data)
+        assert (stop["arm_a"], stop["arm_b"], stop["decision"]) == ("v1", "none", "better")
+        assert stop["reason"].startswith(
+            f"decided after {stop['n_tasks']} task(s): better (v1 vs none"
+        )
+        assert _judge(data, "--pairs", "reference", "--stop-when-decided") == 0  # nothing new
+        assert sum(fake.counts()["paid"].values()) == paid
+    monitor = compute_results(data, n_resamples=200).tables["monitor"]
+    last = monitor.groupby(["arm_a", "arm_b"]).tail(1).set_index(["arm_a", "arm_b"])
+    assert set(last.index) == {("v1", "none"), ("v2", "none")}
+    assert (last["stopped_early"] == stop["reason"]).all()
+    assert last.loc[("v1", "none"), "decision"] == "better"
