@@ -52,6 +52,11 @@ class ResultFrame(pd.DataFrame):
             index = pd.Index(self[keys[0]])
         return pd.Series(lines, index=index, name="summary", dtype=object)
 
+    def wide(self) -> pd.DataFrame:
+        """One row per group, a column per statistic and field (``net_win_ci_low``), diagnostics
+        beside: the view a report's table shows."""
+        return wide(self)
+
 
 def _number(v: Any, digits: int) -> str:
     try:

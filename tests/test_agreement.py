@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from contract import TIDY_COLUMNS
 from scipy import stats
 
-from evalstats._tidy import TIDY_COLUMNS  # private: pins the result shape's column order
 from evalstats.errors import DataError
 from evalstats.stats import agreement as ag
 

@@ -23,10 +23,9 @@ from scipy import special
 from sklearn.metrics import cohen_kappa_score
 
 import evalstats
-from evalstats._schema import VERDICT_COLUMNS  # private: the verdict column contract
-from evalstats._tidy import wide as per_group  # private: no public wide view of a result
 from evalstats.adapters import alpaca_eval
 from evalstats.errors import DataError
+from evalstats.frames import VERDICT_COLUMNS
 from evalstats.records import EvalstatsWarning
 from evalstats.report._case_study import (  # private: the case study's own tables, small frames
     judge_agreement_by_model,
@@ -137,7 +136,7 @@ def test_real_frame_shape_and_schema(real_frame):
 
 
 def test_real_agreement_matches_an_independent_crosstab(real_frame):
-    agr = per_group(judge_agreement_by_model(real_frame, n_resamples=300, rng=0))
+    agr = judge_agreement_by_model(real_frame, n_resamples=300, rng=0).wide()
     raw = _raw_records()
     raw["o"] = np.where(raw["preference"] > 1.5, 2, np.where(raw["preference"] == 1.5, 1, 0))
     for _, row in agr.iterrows():
@@ -282,7 +281,7 @@ def test_three_judges_agreement(tmp_path):
     records = _synthetic(seed=5)
     frame = alpaca_eval.load(_write_json_array(tmp_path / "annotations.json", records))
     one = frame.loc[frame["model"] == "model-alpha"]
-    agr = per_group(evalstats.judge_agreement(one, rubric="alpaca_eval", n_resamples=200, rng=0))
+    agr = evalstats.judge_agreement(one, rubric="alpaca_eval", n_resamples=200, rng=0).wide()
     assert len(agr) == 4  # three pairs + the all-judges row
     assert agr["judge_a"].iloc[-1] == "all judges"
     assert agr["n"].iloc[-1] == 60
@@ -294,7 +293,7 @@ def test_three_judges_agreement(tmp_path):
         ref = cohen_kappa_score(wide[row["judge_a"]], wide[row["judge_b"]])
         assert row["kappa"] == pytest.approx(ref, rel=1e-12)
         assert row["n"] == 60
-    both = per_group(judge_agreement_by_model(frame, n_resamples=200, rng=0))
+    both = judge_agreement_by_model(frame, n_resamples=200, rng=0).wide()
     assert both.groupby("model").size().to_dict() == {"model-alpha": 4, "model-beta": 4}
     pd.testing.assert_series_equal(
         both.loc[both["model"] == "model-alpha", "kappa"].reset_index(drop=True), agr["kappa"]

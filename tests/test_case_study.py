@@ -18,6 +18,7 @@ import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import numpy as np
@@ -29,7 +30,6 @@ from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score
 
 from evalstats import report as rp
-from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.adapters.alpaca_eval import annotation_files
 from evalstats.errors import DataError
 from evalstats.report import (
@@ -41,6 +41,7 @@ from evalstats.report import (
     dump_json,
     register,
     render_report,
+    table_view,
 )
 
 # The columns AlpacaEval publishes in its leaderboard CSVs.
@@ -110,10 +111,10 @@ def raw() -> pd.DataFrame:
 
 
 def _table(doc: dict, name: str) -> pd.DataFrame:
-    """Table ``name`` of results.json; a long result one row per group beside its counts."""
+    """Table ``name`` of results.json as a page shows it: one row per group beside its counts."""
     t = doc["tables"]
-    diag = t.get(f"{name}_diagnostics")
-    return wide(pd.DataFrame(t[name]), diagnostics=None if diag is None else pd.DataFrame(diag))
+    tables = {n: pd.DataFrame(t[n]) for n in (name, f"{name}_diagnostics") if n in t}
+    return table_view(SimpleNamespace(tables=tables), name)
 
 
 def _row(rows: list[dict], model: str, annotator: str, **more) -> dict:

@@ -16,6 +16,7 @@ import tarfile
 import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import numpy as np
@@ -23,8 +24,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from evalstats._tidy import wide  # private: no public wide view of a result
-from evalstats.report import REPORT_KINDS, compute, detect_kind, render_report
+from evalstats.report import REPORT_KINDS, compute, detect_kind, render_report, table_view
 
 # The case studies render their reports (a Jupyter kernel each): not in `make check`.
 pytestmark = pytest.mark.slow
@@ -94,10 +94,10 @@ def raw() -> dict[str, dict]:
 
 
 def _table(doc: dict, name: str) -> pd.DataFrame:
-    """Table ``name`` of results.json; a long result one row per group beside its counts."""
+    """Table ``name`` of results.json as a page shows it: one row per group beside its counts."""
     t = doc["tables"]
-    diag = t.get(f"{name}_diagnostics")
-    return wide(pd.DataFrame(t[name]), diagnostics=None if diag is None else pd.DataFrame(diag))
+    tables = {n: pd.DataFrame(t[n]) for n in (name, f"{name}_diagnostics") if n in t}
+    return table_view(SimpleNamespace(tables=tables), name)
 
 
 def _winners(records: list[dict]) -> tuple[np.ndarray, np.ndarray]:

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from contract import TIDY_COLUMNS
 from scipy import stats
 
-from evalstats._schema import STATUS_DTYPE  # private: dtypes to build frames by hand
-from evalstats._tidy import TIDY_COLUMNS  # private: pins the result shape's column order
 from evalstats.errors import DataError
+from evalstats.frames import STATUS_DTYPE
 from evalstats.stats.cost import (
     COST_METRICS,
     _woodruff_median_interval,  # private: Woodruff core against its oracle

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 from statsmodels.stats.weightstats import DescrStatsW, ttost_ind, ttost_paired
 
-from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.stats.equivalence import EquivalenceResult, cost_equivalence, noninferiority, tost
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -234,7 +233,7 @@ def _net_win_row(frame, **kw):
     """win_rates' net-win row (one group): the estimate, SE and df a declared test takes."""
     from evalstats.stats import win_rates
 
-    return wide(win_rates(frame, **kw)).iloc[0]
+    return win_rates(frame, **kw).wide().iloc[0]
 
 
 def test_net_win_tost_with_one_verdict_per_task_is_statsmodels_ttost():
@@ -258,7 +257,7 @@ def test_on_the_sample_data():
     cost = cost_equivalence(frame, margin=1.10)
     assert (cost["conclusion"] == "non-inferior").all()  # the sample's WITH saves ~27 %
     # the sample has a clear WITH lead: not equivalent to 0 within 0.1
-    rows = wide(win_rates(frame, by=["rubric", "judge"]))
+    rows = win_rates(frame, by=["rubric", "judge"]).wide()
     assert len(rows) == 4
     for _, r in rows.iterrows():
         res = tost(r["net_win"], r["net_win_se"], r["net_win_df"], lower=-0.1, upper=0.1)

@@ -8,7 +8,6 @@ import pytest
 from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score, precision_recall_fscore_support
 
-from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.stats import clustered_agreement, gold_labels, judge_vs_gold, labeler_agreement
 
 OUT = np.array(["loss", "tie", "win"])
@@ -72,7 +71,7 @@ def test_matches_sklearn_per_judge() -> None:
     for judge in ("good", "poor"):
         m = frame.loc[(frame["judge"] == judge) & (frame["status"] == "ok")].merge(gold)
         y, p = m["gold"].astype(str), m["outcome"].astype(str)
-        row = wide(res.judges).set_index("judge").loc[judge]
+        row = res.judges.wide().set_index("judge").loc[judge]
         assert row["n"] == len(m)
         assert row["accuracy"] == pytest.approx(accuracy_score(y, p), abs=1e-12)
         prec, rec, f1, _ = precision_recall_fscore_support(y, p, average="macro", zero_division=0)
@@ -92,7 +91,7 @@ def test_matches_sklearn_per_judge() -> None:
         assert cell == ((y == "win") & (p == "loss")).sum()
         n_not_ok = frame.loc[(frame["judge"] == judge) & (frame["status"] != "ok")].merge(gold)
         assert row["n_not_ok"] == len(n_not_ok)
-    assert wide(res.judges).set_index("judge").loc["good", "kappa"] > 0.5
+    assert res.judges.wide().set_index("judge").loc["good", "kappa"] > 0.5
 
 
 def test_labeler_kappas_match_sklearn() -> None:
@@ -110,7 +109,7 @@ def test_clustered_interval_wider_when_tasks_are_alike() -> None:
     # Strong task effect, every replicate of a task alike: the IID interval is too narrow.
     frame, labels = _simulate(seed=5, n_tasks=20, reps=8, task_effect=3.0)
     frame = frame.loc[frame["judge"] == "poor"]
-    row = wide(judge_vs_gold(frame, labels, n_resamples=1000, rng=2).judges).iloc[0]
+    row = judge_vs_gold(frame, labels, n_resamples=1000, rng=2).judges.wide().iloc[0]
     # kappa_iid has the analytic IID SE and no interval (as between judges): its Wald width.
     z = 2 * stats.norm.ppf(0.975)
     clustered = row["kappa_ci_high"] - row["kappa_ci_low"]
@@ -119,7 +118,7 @@ def test_clustered_interval_wider_when_tasks_are_alike() -> None:
     # One pair per task and one order: the clustered and the IID widths are alike.
     f1, l1 = _simulate(seed=6, n_tasks=300, reps=1)
     f1 = f1.loc[(f1["judge"] == "poor") & (f1["order"] == "with_first")]
-    row = wide(judge_vs_gold(f1, l1, n_resamples=2000, rng=3).judges).iloc[0]
+    row = judge_vs_gold(f1, l1, n_resamples=2000, rng=3).judges.wide().iloc[0]
     ratio = (row["kappa_ci_high"] - row["kappa_ci_low"]) / (z * row["kappa_iid_se"])
     assert 0.85 < ratio < 1.15
 
@@ -153,11 +152,11 @@ def test_gold_rules() -> None:
     )
     res = judge_vs_gold(frame, labels, rng=0)
     assert res.n_no_majority == 1 and res.n_gold_pairs == 2
-    assert wide(res.judges)["n"].item() == 2 and wide(res.judges)["accuracy"].item() == 0.5
+    assert res.judges.wide()["n"].item() == 2 and res.judges.wide()["accuracy"].item() == 0.5
     assert "positional_agreement" not in set(res.judges["statistic"])
     res = judge_vs_gold(frame, labels, gold="x", rng=0)
-    assert wide(res.judges)["n"].item() == 3
-    assert wide(res.judges)["accuracy"].item() == pytest.approx(2 / 3)
+    assert res.judges.wide()["n"].item() == 3
+    assert res.judges.wide()["accuracy"].item() == pytest.approx(2 / 3)
 
 
 def test_people_use_the_judges_clustered_kappa_on_a_small_design() -> None:

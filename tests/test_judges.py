@@ -8,11 +8,11 @@ import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
+from contract import TIDY_COLUMNS
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
 import evalstats
-from evalstats._tidy import TIDY_COLUMNS, wide  # private: pins result columns; no public wide view
 from evalstats.frames import load_frame
 from evalstats.stats.agreement import consensus
 from evalstats.stats.agreement import judge_agreement as _long_agreement
@@ -21,7 +21,7 @@ from evalstats.stats.agreement import judge_agreement as _long_agreement
 def judge_agreement(*args, **kwargs) -> pd.DataFrame:
     """The long result pivoted to one row per pair of judges (``kappa``, ``kappa_ci_low``,
     ``ac1_ci_low``..., the counts joined): the view the checks below read."""
-    return wide(_long_agreement(*args, **kwargs))
+    return _long_agreement(*args, **kwargs).wide()
 
 
 def test_agreement_is_long_and_tidy(frame3):
@@ -212,8 +212,8 @@ def test_consensus_rules():
                 }
             )
     f = pd.DataFrame(rows)
-    f["status"] = f["status"].astype(evalstats._schema.STATUS_DTYPE)
-    f["outcome"] = f["outcome"].astype(evalstats._schema.OUTCOME_DTYPE)
+    f["status"] = f["status"].astype(evalstats.frames.STATUS_DTYPE)
+    f["outcome"] = f["outcome"].astype(evalstats.frames.OUTCOME_DTYPE)
     f["order"] = f["order"].astype(evalstats._schema.ORDER_DTYPE)
     u = consensus(f, "unanimous").set_index("replicate")
     assert u.loc[1, "outcome"] == "win" and u.loc[2, "outcome"] == "tie"
@@ -328,7 +328,7 @@ def test_consensus_carries_over_budget_arm_for_the_arm_aware_rule():
     want = pairs.loc[got.index, "over_budget_arm"].astype(object)
     assert got.fillna("-").equals(want.fillna("-"))
 
-    res = wide(evalstats.win_rates(cons, no_answer_as="arm_aware")).iloc[0]
+    res = evalstats.win_rates(cons, no_answer_as="arm_aware").wide().iloc[0]
     ok = cons.loc[cons["status"] == "ok", "outcome"].astype(str)
     n_with, n_without = int((over == "with").sum()), int((over == "without").sum())
     n_both = int((over == "both").sum())

@@ -9,9 +9,9 @@ import pytest
 from fakellm import FakeLLM, make_data
 
 from evalstats import rubrics
-from evalstats._schema import JUDGMENT_FIELDS  # private: the journal line's field contract, pinned
 from evalstats.errors import ParseError
 from evalstats.judging import JudgeOptions, MissingKeyError, read_journal, run_judges
+from evalstats.records import JUDGMENT_FIELDS
 
 # Integration (slow: make test runs it, make check does not): judges through both SDKs, with faults.
 pytestmark = pytest.mark.slow

@@ -12,7 +12,6 @@ import pytest
 from conftest import shared_path
 from sklearn.metrics import cohen_kappa_score
 
-from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.adapters import llmbar
 from evalstats.report import compute
 
@@ -114,7 +113,7 @@ def test_case_study_tables(dataset_dir: Path, tables) -> None:
     dirs = [dataset_dir / s for s in SUBSETS]
     cs = tables
     assert cs["accuracy"]["match"].all() and len(cs["accuracy"]) == 138
-    k = wide(cs["kappa_vs_gold"]).set_index(["subset", "evaluator", "strategy"])
+    k = cs["kappa_vs_gold"].wide().set_index(["subset", "evaluator", "strategy"])
     gpt4 = k.loc[("Natural", "GPT-4", "Vanilla_NoRules")]
     # Kappa vs gold, checked against sklearn on the same ok verdicts.
     data = llmbar.load(dirs[0])

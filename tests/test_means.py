@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from contract import TIDY_COLUMNS
 from scipy import stats as sps
 
-from evalstats._tidy import TIDY_COLUMNS, with_detail  # private: pins result columns, detail join
 from evalstats.errors import DataError
 from evalstats.stats.rates import cluster_mean as _long_cluster_mean
 
@@ -16,7 +16,9 @@ from evalstats.stats.rates import cluster_mean as _long_cluster_mean
 def cluster_mean(*args, **kwargs) -> pd.DataFrame:
     """The long result with its diagnostics on each row and ``estimate`` read as ``mean``
     (one statistic per group): the view the checks below read."""
-    return with_detail(_long_cluster_mean(*args, **kwargs)).rename(columns={"estimate": "mean"})
+    res = _long_cluster_mean(*args, **kwargs)  # one row per group, as its diagnostics
+    detail = res.diagnostics.drop(columns=[c for c in res.diagnostics if c in res.columns])
+    return pd.concat([pd.DataFrame(res), detail], axis=1).rename(columns={"estimate": "mean"})
 
 
 def test_long_shape() -> None:

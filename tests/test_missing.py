@@ -12,8 +12,7 @@ from scipy import stats
 
 import evalstats
 from evalstats import DataError
-from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE  # private: dtypes to build frames by hand
-from evalstats._tidy import wide  # private: no public wide view of a result
+from evalstats.frames import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats.stats.rates import (
     FILLINGS,
     RATE_NAMES,
@@ -26,7 +25,7 @@ from evalstats.stats.rates import win_rates as _long_win_rates
 
 def win_rates(*args, **kwargs) -> pd.DataFrame:
     """The long result pivoted to one row per group, the view these checks read."""
-    return wide(_long_win_rates(*args, **kwargs))
+    return _long_win_rates(*args, **kwargs).wide()
 
 
 def bounds_by_rate(frame: pd.DataFrame, **kwargs) -> pd.DataFrame:

@@ -194,14 +194,13 @@ def test_non_ok_rows_are_counted_not_fitted_and_bad_input_raises():
 @pytest.mark.skipif(not SAMPLE.exists(), reason="data/sample is not in this checkout")
 @pytest.mark.parametrize("rubric", ["blind-pair", "with-without"])
 def test_on_the_sample_beside_the_design_based_win_rates(rubric):
-    from evalstats._tidy import wide  # private: no public wide view of a result
     from evalstats.frames import load_frame
     from evalstats.stats.rates import win_rates
 
     frame = load_frame(SAMPLE)
     res = ordinal_check(frame, rubric=rubric)
     assert res.converged and res.n_tasks == 15
-    design = wide(win_rates(frame.loc[frame["rubric"] == rubric])).set_index("judge")
+    design = win_rates(frame.loc[frame["rubric"] == rubric]).wide().set_index("judge")
     wide = res.probabilities.pivot(index="judge", columns="quantity", values="estimate")
     assert res.probabilities["judge"].iloc[-1] == AVERAGE
     for judge in design.index.astype(str):

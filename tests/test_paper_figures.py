@@ -19,7 +19,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 
 from evalstats import plots
-from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.frames import load_frame
 from evalstats.stats import win_rates
 
@@ -28,7 +27,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 @pytest.fixture(scope="module")
 def rates():
-    return wide(win_rates(load_frame(SAMPLE), by=["rubric", "judge"]))
+    return win_rates(load_frame(SAMPLE), by=["rubric", "judge"]).wide()
 
 
 def _bar_segments(ax) -> list[np.ndarray]:

@@ -20,7 +20,6 @@ import pytest
 from matplotlib.figure import Figure
 
 from evalstats import plots
-from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.frames import load_frame, select_rubric
 from evalstats.stats import dimension_means, win_rates
 
@@ -39,7 +38,7 @@ def frame():
 @pytest.fixture(scope="module")
 def rates(frame):
     # One row per group (the plot pivots a long result the same way): columns can be dropped.
-    return wide(win_rates(frame, by=["rubric", "judge"]))
+    return win_rates(frame, by=["rubric", "judge"]).wide()
 
 
 def pdf_font_subtypes(data: bytes) -> set[str]:

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.records import EvalstatsWarning
 from evalstats.stats.ppi import ppi_win_rates as _long_ppi
 
@@ -16,7 +15,7 @@ from evalstats.stats.ppi import ppi_win_rates as _long_ppi
 def ppi_win_rates(*args, **kwargs) -> pd.DataFrame:
     """The long result pivoted to one row (``<rate>_ci_low``, ``<rate>_lambda``...), the
     view the checks below read."""
-    return wide(_long_ppi(*args, **kwargs))
+    return _long_ppi(*args, **kwargs).wide()
 
 
 OUT = np.array(["loss", "tie", "win"])

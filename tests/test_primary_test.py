@@ -21,9 +21,9 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
+from contract import TIDY_COLUMNS
 from scipy import stats as sps
 
-from evalstats._tidy import TIDY_COLUMNS, ResultFrame  # private: builds and pins a result by hand
 from evalstats.report import table_view
 from evalstats.stats import Hypothesis, declared_test
 from evalstats.stats.equivalence import declared_test_draws, hull_declared_test
@@ -42,9 +42,9 @@ def report_test(test):
     return pytest.mark.slow(test)
 
 
-def _flat(res: ResultFrame) -> SimpleNamespace:
+def _flat(res: pd.DataFrame) -> SimpleNamespace:
     """A declared test's one tidy row and its diagnostics, read as attributes."""
-    assert isinstance(res, ResultFrame) and len(res) == 1
+    assert isinstance(res, pd.DataFrame) and len(res) == 1 and len(res.diagnostics) == 1
     row = {**res.iloc[0].to_dict(), **res.diagnostics.iloc[0].to_dict()}
     return SimpleNamespace(**row, ci_level=row["confidence"])
 

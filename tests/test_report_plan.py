@@ -15,12 +15,12 @@ import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.plan import load_plan
 from evalstats.report import compute_methodology, compute_results, render_report, table_view
 
@@ -308,8 +308,9 @@ def check_card(card: str, doc: dict, rubric: str, judge: str) -> None:
     rows = [  # results.json's long rows, one row per group beside its counts
         r
         for name in ("headline", "consensus")
-        for r in wide(
-            pd.DataFrame(t[name]), diagnostics=pd.DataFrame(t[f"{name}_diagnostics"])
+        for r in table_view(
+            SimpleNamespace(tables={n: pd.DataFrame(t[n]) for n in (name, f"{name}_diagnostics")}),
+            name,
         ).to_dict("records")
     ]
     row = next(r for r in rows if r["rubric"] == rubric and r["judge"] == judge)

@@ -16,8 +16,7 @@ import scipy.linalg as sl
 import statsmodels.api as sm
 from scipy import stats
 
-from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE  # private: dtypes to build frames by hand
-from evalstats._tidy import wide  # private: no public wide view of a result
+from evalstats.frames import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats.stats.rates import (
     RATE_NAMES,
     anova_icc,
@@ -37,7 +36,7 @@ from evalstats.stats.resample import wild_cluster_interval, wild_cluster_p, wild
 def win_rates(*args, **kwargs):
     """The long result pivoted to one row per group, the view the checks below read
     (``df``: the rates' df, every rate's row has it; net win's is ``net_win_df``)."""
-    view = wide(_long_win_rates(*args, **kwargs))
+    view = _long_win_rates(*args, **kwargs).wide()
     return view.assign(df=view["win_rate_df"])
 
 

@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 import evalstats
-from evalstats._tidy import wide  # private: no public wide view of a result
 from evalstats.frames import load_frame
 from evalstats.stats.formatting import (
     format_interval,
@@ -37,7 +36,7 @@ def rates(frame) -> pd.DataFrame:
 
 def assert_cells(view, table, stat, *, scale, decimals, header=None):
     header = header or stat
-    table = table if stat == "estimate" else wide(table)  # the view's rows are the groups
+    table = table if stat == "estimate" else table.wide()  # the view's rows are the groups
     est, lo, hi = (
         ("estimate", "ci_low", "ci_high")
         if stat == "estimate"
@@ -120,15 +119,16 @@ def test_cost_view(frame):
 
 
 def test_agreement_view(frame):
-    agr = wide(evalstats.judge_agreement(frame, rubric="with-without", rng=0, n_resamples=200))
+    long = evalstats.judge_agreement(frame, rubric="with-without", rng=0, n_resamples=200)
+    agr = long.wide()
     view = summarize(agr)
     cols = list(view.columns)
     # the pair of arms is a key of every agreement (K = 2: with, without)
     assert cols[:8] == ["rubric", "arm_a", "arm_b", "judge_a", "judge_b", "n", "n_pairs", "n_tasks"]
     assert {"observed_agreement (%)", "kappa", "kappa_linear", "ac1", "pabak"} <= set(cols)
     assert "confusion" not in cols and "trigger" not in cols
-    assert_cells(view, agr, "kappa", scale=1, decimals=2)
-    assert_cells(view, agr, "ac1", scale=1, decimals=2)
+    assert_cells(view, long, "kappa", scale=1, decimals=2)
+    assert_cells(view, long, "ac1", scale=1, decimals=2)
     assert (
         view.loc[0, "observed_agreement (%)"]
         == format_number([agr.loc[0, "observed_agreement"] * 100], 0)[0]

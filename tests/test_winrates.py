@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from contract import TIDY_COLUMNS
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 import evalstats
-from evalstats._schema import OUTCOME_DTYPE, STATUS_DTYPE  # private: dtypes to build frames by hand
-from evalstats._tidy import TIDY_COLUMNS, wide  # private: pins result columns; no public wide view
 from evalstats.errors import DataError
+from evalstats.frames import OUTCOME_DTYPE, STATUS_DTYPE
 from evalstats.stats import design as coverage
 from evalstats.stats.rates import (
     DEFAULT_METHOD,
@@ -36,12 +36,12 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 def rates(*args, **kwargs) -> pd.DataFrame:
     """``win_rates`` pivoted to one row per group (``<statistic>_ci_low``..., diagnostics
     joined): the oracle checks below read the long result through this view."""
-    return wide(win_rates(*args, **kwargs))
+    return win_rates(*args, **kwargs).wide()
 
 
 def orders(*args, **kwargs) -> pd.DataFrame:
     """``position_bias`` pivoted to one row per group, as :func:`rates`."""
-    return wide(position_bias(*args, **kwargs))
+    return position_bias(*args, **kwargs).wide()
 
 
 def random_frame(
@@ -600,7 +600,7 @@ def test_fast_type_one_error() -> None:
     frame = pd.DataFrame({"eval": ev.ravel(), "task_id": task.ravel(), "replicate": rep.ravel(),
                           "status": "ok",
                           "outcome": np.array(["loss", "tie", "win"])[codes.ravel()]})  # fmt: skip
-    res = wide(win_rates(frame, by="eval"))
+    res = win_rates(frame, by="eval").wide()
     rates = [(res[c] < 0.05).mean() for c in ("sign_test_p", "net_win_p")]
     sign, cluster_t = rates
     # SE of a rejection rate near 0.05 over 1000 evaluations is ~0.007.
