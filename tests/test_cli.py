@@ -129,7 +129,6 @@ def test_lazy_surface_is_the_whole_surface():
 
 def test_top_level_help_lists_every_command_with_its_own_help():
     """The help lines of the lazily registered commands match what their hooks register."""
-    from evalstats.cli import _HOOKED  # private: the lazily hooked commands' table
 
     def helps(parser):
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -137,7 +136,8 @@ def test_top_level_help_lists_every_command_with_its_own_help():
 
     full, light = helps(build_parser()), helps(build_parser(""))
     assert full == light
-    assert set(_HOOKED) <= set(full) and all(full.values())
+    # The lazily hooked ones (registered only when named) among them, each with its help.
+    assert {"judge", "export", "import", "report", "rubric"} <= set(full) and all(full.values())
 
 
 @pytest.mark.slow  # starts a Jupyter kernel

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 from pathlib import Path
 
@@ -144,21 +143,6 @@ def test_cli_import_table(tmp_path, capsys, monkeypatch):
     bad = parser.parse_args([*argv, "--map", "nonsense"])
     with pytest.raises(evalstats.EvalstatsError, match="--map expects FIELD=VALUE"):
         bad.func(bad)
-
-
-def test_docstring_examples_run(monkeypatch):
-    from evalstats import importers
-    from evalstats.importers import (  # private: runs each private module's doctests
-        _claude_code,
-        _common,
-        _inspect,
-        _table,
-    )
-
-    monkeypatch.chdir(ROOT)  # the examples read data/sample like a user in the project
-    for module in (importers, _common, _inspect, _claude_code, _table):
-        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert result.failed == 0, module.__name__
 
 
 def test_conflicting_task_fields_are_a_problem_line(tmp_path):

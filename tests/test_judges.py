@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import krippendorff
@@ -235,25 +236,25 @@ def test_needs_two_judges_and_a_rubric(frame3):
 
 def test_disagreement_is_the_shared_rule(frame3):
     """The trigger and the counts are the ones evalstats._disagreement defines for every layer."""
-    from evalstats._disagreement import (  # private: the shared trigger rule
-        DISAGREEMENT_TRIGGER,
-        disagreement_counts,
-    )
     from evalstats.frames import wide_by_judge
     from evalstats.stats.agreement import SEED_DISAGREEMENT_TRIGGER
 
-    assert SEED_DISAGREEMENT_TRIGGER == DISAGREEMENT_TRIGGER == 0.20
+    assert SEED_DISAGREEMENT_TRIGGER == 0.20
     f = frame3.loc[frame3.rubric == "with-without"]
     wide = wide_by_judge(f.assign(outcome=f["outcome"].where(f["status"] == "ok")))
     judges = sorted(f["judge"].astype(str).unique())
-    ref = disagreement_counts(wide, judges).set_index(["judge_a", "judge_b"])
+    ref = {}  # the counts by hand: units both judged, and on how many their verdicts differ
+    for a, b in itertools.combinations(judges, 2):
+        both = wide[[a, b]].astype("string").dropna()
+        k = int((both[a] != both[b]).sum())
+        ref[a, b] = {"n": len(both), "disagreements": k, "disagreement_rate": k / len(both)}
     agr = judge_agreement(frame3, rubric="with-without", n_resamples=200, rng=0)
     pairs = agr.loc[agr.judge_a != "all judges"]
     for row in pairs.itertuples():
         key = tuple(sorted((row.judge_a, row.judge_b)))
-        assert row.n == ref.loc[key, "n"]
-        assert row.disagreements == ref.loc[key, "disagreements"]
-        assert row.disagreement_rate == pytest.approx(ref.loc[key, "disagreement_rate"])
+        assert row.n == ref[key]["n"]
+        assert row.disagreements == ref[key]["disagreements"]
+        assert row.disagreement_rate == pytest.approx(ref[key]["disagreement_rate"])
         assert row.trigger == (row.disagreement_rate > 0.20)
     # A custom threshold moves the trigger, not the counts.
     strict = judge_agreement(frame3, rubric="with-without", threshold=0.0, n_resamples=200, rng=0)

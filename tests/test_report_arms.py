@@ -20,6 +20,7 @@ from pathlib import Path
 # Matplotlib reads MPLCONFIGDIR when first imported: a private directory, as in test_plots.py.
 os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="evalstats-mpl-"))
 
+import IPython.display
 import pandas as pd
 import pytest
 from test_report import SAMPLE, TEST_PARAMS, render_once
@@ -31,11 +32,9 @@ from evalstats.report import (
     compute_results,
     load_results,
     render_report,
+    show_figure,
     show_provenance,
     table_view,
-)
-from evalstats.report import (
-    _display as display_module,  # private: the display seam monkeypatched to capture output
 )
 
 # Integration (slow: make test runs it, make check does not): renders the report with named arms.
@@ -224,7 +223,9 @@ def test_results_without_names_stamp_nothing():
 @pytest.fixture
 def shown(monkeypatch):
     out: list[tuple[str, str]] = []
-    monkeypatch.setattr(display_module, "_display", lambda h, p: out.append((h, p)))
+    # What a notebook would be shown, caught where IPython displays it.
+    show = lambda obj, raw: out.append((obj["text/html"], obj["text/plain"]))  # noqa: E731
+    monkeypatch.setattr(IPython.display, "display", show)
     return out
 
 
@@ -275,13 +276,13 @@ def test_show_figure_passes_the_data_s_names(monkeypatch):
 
     monkeypatch.setattr(plots, "plot_named", plot_named, raising=False)
     monkeypatch.setattr(plots, "plot_plain", plot_plain, raising=False)
-    monkeypatch.setattr(display_module, "_display", lambda h, p: None)
+    monkeypatch.setattr(IPython.display, "display", lambda obj, raw: None)
     carrying = pd.DataFrame({"x": [1]})
     carrying.attrs["arm_names"] = NAMES
-    display_module.show_figure("plot_named", carrying, name="n")
-    display_module.show_figure("plot_named", carrying, name="n", arm_names={"with": "X"})
-    display_module.show_figure("plot_named", pd.DataFrame({"x": [1]}), name="n")
-    display_module.show_figure("plot_plain", carrying, name="n", title="t")
+    show_figure("plot_named", carrying, name="n")
+    show_figure("plot_named", carrying, name="n", arm_names={"with": "X"})
+    show_figure("plot_named", pd.DataFrame({"x": [1]}), name="n")
+    show_figure("plot_plain", carrying, name="n", title="t")
     assert calls == [
         {"arm_names": NAMES, "title": None},
         {"arm_names": {"with": "X"}, "title": None},  # the caller's names win

@@ -92,18 +92,21 @@ def test_degenerate_design_computes(name: str, tmp_path: Path) -> None:
 
 def test_a_figure_that_cannot_be_drawn_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     """A plot function refusing the data is reported on the page, not raised."""
+    import IPython.display
+
     import evalstats.plots
-    from evalstats.report import (
-        _display,  # private: the display seam monkeypatched to capture output
-    )
+    from evalstats.report import show_figure
 
     def refuses(frame):
         raise ValueError("need at least two tasks to draw")
 
     shown: list[str] = []
     monkeypatch.setattr(evalstats.plots, "plot_refuses", refuses, raising=False)
-    monkeypatch.setattr(_display, "_display", lambda html_text, plain: shown.append(plain))
-    assert _display.show_figure("plot_refuses", None, name="x") is None
+    # What the notebook would be shown, caught where IPython displays it.
+    monkeypatch.setattr(
+        IPython.display, "display", lambda obj, raw: shown.append(obj["text/plain"])
+    )
+    assert show_figure("plot_refuses", None, name="x") is None
     assert shown == [
         "figure x: not available (evalstats.plots.plot_refuses: need at least two tasks to draw)."
     ]

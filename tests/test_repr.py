@@ -27,7 +27,6 @@ from conftest import make_run, make_task, write_jsonl
 
 import evalstats
 import evalstats.stats
-from evalstats._display import MAX_ITEMS, ResultDisplay  # private: the repr's limits, pinned
 from evalstats.frames import load_frame
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -191,12 +190,13 @@ def test_every_result_class_displays_itself():
     classes = _result_classes()
     # IntervalColumns names where a statistic lives in a table, Encoded holds a pairwise
     # frame as integer arrays for the fits, TokenChoice is cost_ratios' private choice of
-    # token counts, Design the power functions' options: none is a result.
-    internal = ("IntervalColumns", "Encoded", "TokenChoice", "Design")
+    # token counts, Design the power functions' options, Hypothesis declared_test's: none is a
+    # result.
+    internal = ("IntervalColumns", "Encoded", "TokenChoice", "Design", "Hypothesis")
     results = {k: v for k, v in classes.items() if k not in internal}
     assert set(results) == set(BUILDERS), "a result class without a display test (or gone)"
-    missing = [k for k, v in results.items() if not issubclass(v, ResultDisplay)]
-    assert not missing, f"not a ResultDisplay: {missing}"
+    missing = [k for k, v in results.items() if not callable(getattr(v, "_repr_html_", None))]
+    assert not missing, f"no HTML display: {missing}"
 
 
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
@@ -284,7 +284,7 @@ def test_long_arrays_are_summarised_not_dumped():
 
     data = np.random.default_rng(1).normal(size=(12, 40))
     res = cluster_bootstrap(data, lambda s: s / 12, n_resamples=100, rng=0)
-    assert res.estimate.shape == (40,) and 40 > MAX_ITEMS
+    assert res.estimate.shape == (40,)  # more values than a repr lists
     page = parse(res._repr_html_())
     lo, hi = np.min(res.estimate), np.max(res.estimate)
     assert f"array of 40 values, from {g4(lo)} to {g4(hi)}" in page.text

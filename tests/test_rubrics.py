@@ -597,17 +597,3 @@ def test_pathological_inputs_raise_parse_error_only(name, text):
         assert e.reason
     else:
         assert v.label in ("(a)", "(b)", "(c)", "a_wins", "b_wins", "tie")
-
-
-def test_docstring_examples_run():
-    import doctest
-
-    from evalstats.rubrics import (
-        _base,  # private: runs each rubric module's doctests
-        blind_pair,
-        with_without,
-    )
-
-    for module in (rubrics, _base, blind_pair, with_without):
-        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert result.failed == 0, module.__name__
