@@ -134,15 +134,14 @@ def test_clean_costs_keep_the_pivotal_interval_and_no_note():
 
 
 def test_cost_sentence_says_the_note():
-    from evalstats.report._export import (
-        _cost_sentence,  # private: a cost sentence at unreachable values
-    )
+    from evalstats.report import FORMAT, result_sentences
 
     task, x, y = _costs(3)
     x[[1, 11]] *= 10.0
     y[[20]] *= 10.0
     row = cost_ratios(_frame(task, x, y)).set_index("statistic").loc["tokens_total_ratio"]
-    text = _cost_sentence(row.to_dict() | {"statistic": "tokens_total_ratio"}, {}, None, True)
+    row = row.to_dict() | {"statistic": "tokens_total_ratio"}
+    (text,) = result_sentences({"format": FORMAT, "tables": {"cost": [row]}})
     assert "Note: lognormal model rejected" in text and text.endswith("summary.")
 
 

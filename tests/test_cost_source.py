@@ -89,9 +89,7 @@ def test_sample_has_both_sources_and_reports_both():
 
 def test_an_unavailable_cost_is_said_with_its_reason():
     """Answer-only counts give no ratio: the exported sentence says so and why."""
-    from evalstats.report._export import (
-        _cost_sentence,  # private: a cost sentence at unreachable values
-    )
+    from evalstats.report import FORMAT, result_sentences
 
     why = "only answer-only token counts: 2 of 2 pairs lack a transcript"
     row = {
@@ -99,5 +97,5 @@ def test_an_unavailable_cost_is_said_with_its_reason():
         "method": "unavailable",
         "estimand": f"unavailable: {why}",
     }
-    said = _cost_sentence(row, {}, None, True)
+    (said,) = result_sentences({"format": FORMAT, "tables": {"cost": [row]}})
     assert said == f"The WITH / WITHOUT ratio of total tokens is not reported: {why}."

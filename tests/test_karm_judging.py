@@ -18,9 +18,6 @@ from evalstats import rubrics
 from evalstats.cli import build_parser
 from evalstats.errors import DataError, ParameterError
 from evalstats.judging import JudgeOptions, plan_calls, read_journal, run_judges
-from evalstats.judging._calls import Unit  # private: pins the call key of a hand-made unit
-from evalstats.judging._planning import call_key  # private: pins the call key of a hand-made unit
-from evalstats.judging.providers import parse_judge
 from evalstats.methodology import audit
 from evalstats.records import Arms, arm_pairs, load_judgments, pair_runs
 
@@ -130,29 +127,40 @@ def test_three_way_prompt_names_both_tools(tmp_path):
     assert "gortex MCP available" in seed.user_template
 
 
-def test_two_arm_call_keys_are_unchanged():
-    # The key of the seeds' calls: sha256 of exactly these fields (no arm_a / arm_b).
-    unit = Unit("t1", 1, None, [{"role": "user", "content": "hi"}], 3)
-    rub, judge = rubrics.get("with-without"), parse_judge(J2)
+def _key(call, **arms) -> str:
+    """sha256 of exactly the fields that make a call (the planned call's messages)."""
+    rub = rubrics.get("with-without")
+    messages = [{"role": "system", "content": call.system}, {"role": "user", "content": call.user}]
     ident = {
         "rubric": rub.name,
         "revision": rub.revision,
-        "judge": judge.name,
-        "messages": unit.messages,
+        "judge": J2,
+        "messages": messages,
         "temperature": None,
         "max_tokens": 1024,
-        "order": None,
-        "task_id": "t1",
-        "replicate": 1,
+        "order": call.order,
+        "task_id": call.task_id,
+        "replicate": int(call.replicate),
+        **arms,
     }
     text = json.dumps(ident, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    assert call_key(rub, judge, unit, temperature=None, max_tokens=1024) == (
-        hashlib.sha256(text.encode()).hexdigest()
-    )
-    paired = Unit("t1", 1, None, unit.messages, 3, "v1", "none")
-    assert call_key(rub, judge, paired, temperature=None, max_tokens=1024) != call_key(
-        rub, judge, unit, temperature=None, max_tokens=1024
-    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_two_arm_call_keys_are_unchanged(tmp_path):
+    # The key of the seeds' calls: sha256 of exactly these fields (no arm_a / arm_b).
+    d = tmp_path / "two"
+    evalstats.simulate(d, n_tasks=2, n_replicates=1, judges=())
+    ds = evalstats.load_dir(d)
+    calls = plan_calls(ds.tasks, ds.runs, rubric="with-without", judges=[J2])
+    assert len(calls) == 2 and all(c.call_key == _key(c) for c in calls.itertuples())
+    # K arms: the pair is part of the key.
+    ds = evalstats.load_dir(_karm_dir(tmp_path, n_tasks=1, n_replicates=1))
+    calls = plan_calls(ds.tasks, ds.runs, rubric="with-without", judges=[J2], pairs="reference",
+                       arms=ds.arms)  # fmt: skip
+    assert len(calls) == 3
+    for c in calls.itertuples():
+        assert c.call_key == _key(c, arm_a=c.arm_a, arm_b=c.arm_b) != _key(c)
 
 
 # ----------------------------------------------------------------------------- running

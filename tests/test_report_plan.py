@@ -17,12 +17,19 @@ from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
 
+import IPython.display
 import numpy as np
 import pandas as pd
 import pytest
 
 from evalstats.plan import load_plan
-from evalstats.report import compute_methodology, compute_results, render_report, table_view
+from evalstats.report import (
+    compute_methodology,
+    compute_results,
+    render_report,
+    show_tests,
+    table_view,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -187,23 +194,17 @@ def test_consensus_primary_adds_the_plans_rule(tmp_path):
     )
 
 
-def test_primary_not_in_the_selection_is_said(planned):
+def test_primary_not_in_the_selection_is_said(planned, monkeypatch):
     from evalstats.report import headline_paragraph
-    from evalstats.report._display import (
-        plan_sentence,  # private: the plan sentence at plans the sample lacks
-    )
 
     res = compute_results(planned, judges=["anthropic:claude-sonnet-4-20250514"], **PARAMS)
     assert not table_view(res, "headline")["primary"].any()
-    assert "not among these rows" in plan_sentence(res)
+    assert "not among these rows" in _plan_note(res, monkeypatch)
     assert "is not among these results" in headline_paragraph(res)
 
 
-def test_cost_ratio_primary_points_at_the_cost_table(tmp_path):
+def test_cost_ratio_primary_points_at_the_cost_table(tmp_path, monkeypatch):
     from evalstats.report import headline_paragraph
-    from evalstats.report._display import (
-        plan_sentence,  # private: the plan sentence at plans the sample lacks
-    )
 
     text = PLAN_TOML.replace('statistic = "net_win"', 'statistic = "tokens_total_ratio"')
     text = text.replace('margin_kind = "non-inferiority"\n', "").replace("margin = 0.10\n", "")
@@ -214,7 +215,9 @@ def test_cost_ratio_primary_points_at_the_cost_table(tmp_path):
     assert not fam["primary"].any()  # a cost ratio is no row of the win-rate tables
     expected = multipletests(fam["net_win_p"].to_numpy(), method="holm")[1]
     np.testing.assert_allclose(fam["net_win_p_holm"].to_numpy(), expected, rtol=1e-12)
-    assert "a cost ratio: the tokens_total_ratio row of the cost table" in plan_sentence(res)
+    assert "a cost ratio: the tokens_total_ratio row of the cost table" in _plan_note(
+        res, monkeypatch
+    )
     card = headline_paragraph(res)
     row = res.tables["cost"].set_index("statistic").loc["tokens_total_ratio"]
     m = re.search(
@@ -297,6 +300,14 @@ def card_text(page: Path) -> str:
     p = _Text()
     p.feed(m.group(1))
     return "".join(p.text)
+
+
+def _plan_note(res, monkeypatch) -> str:
+    """The plan sentence ``show_tests`` writes under a table, caught where IPython shows it."""
+    shown: list[dict] = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, raw=False: shown.append(obj))
+    show_tests(res, "headline")
+    return shown[-1]["text/plain"]
 
 
 def check_card(card: str, doc: dict, rubric: str, judge: str) -> None:
