@@ -342,8 +342,9 @@ def test_an_extracted_dataset_tree_is_read_in_place(tmp_path):
 
 def test_not_llmbar_data_is_refused(tmp_path):
     from evalstats.errors import DataError
-    from evalstats.report import ReportError
-    from evalstats.report._llmbar import check  # private: the published-number check
+    from evalstats.report import REPORT_KINDS, ReportError
+
+    check = REPORT_KINDS["llmbar"].check  # the kind's check of its data, before any work
 
     with pytest.raises(DataError, match="no LLMBar data"):
         check(tmp_path)

@@ -24,10 +24,10 @@ from scipy import stats as sps
 import evalstats
 import evalstats.rubrics
 from evalstats import plots
-from evalstats.plots._heatmap import (
-    _CELL_CATEGORIES,  # private: the heatmap's cell categories, pinned
-)
 from evalstats.stats.rates import dimension_means
+
+#: The heatmap's cell categories, in the order of its colour index (pinned).
+CELL_CATEGORIES = ("loss", "tie", "win", "no_answer", "invalid", "error", "conflict", "missing")
 
 BLIND_DIMENSIONS = evalstats.rubrics.get("blind-pair").dimensions
 
@@ -166,7 +166,7 @@ def test_heatmap_cells_and_sorting():
     ax = fig.axes[0]
     assert labelled(ax) and ax.get_title() == "openai:gpt-5.4"
     grid = np.asarray(ax.images[0].get_array())
-    cats = list(_CELL_CATEGORIES)
+    cats = list(CELL_CATEGORIES)
     # T2 (net +1) first, T1 (net -0.5) next, T3 (no ok verdict) last.
     assert [t.get_text().split()[0] for t in ax.get_yticklabels()] == ["T2", "T1", "T3"]
     assert [cats[c] for c in grid[0]] == ["win", "invalid"]
@@ -178,7 +178,7 @@ def test_heatmap_cells_and_sorting():
 
 
 def test_heatmap_distinct_colours():
-    colors = [plots.OUTCOME_COLORS[c] for c in _CELL_CATEGORIES]
+    colors = [plots.OUTCOME_COLORS[c] for c in CELL_CATEGORIES]
     assert len(set(colors)) == len(colors)
 
 
@@ -192,7 +192,7 @@ def test_heatmap_blind_orders_and_judges(sample_frame):
     bp = sample_frame.loc[sample_frame["rubric"].astype(str) == "blind-pair"]
     assert (bp["status"] == "no_answer").any()  # the fixture's seed gives over-budget pairs
     grid = np.asarray(fig.axes[0].images[0].get_array())
-    no_ans = _CELL_CATEGORIES.index("no_answer")
+    no_ans = CELL_CATEGORIES.index("no_answer")
     assert (grid == no_ans).any()
     assert ((grid == no_ans).sum(axis=1) % 2 == 0).all()
     one = plots.plot_task_heatmap(sample_frame, rubric="blind-pair", judge="openai:gpt-5.4")
@@ -208,7 +208,7 @@ def test_heatmap_missing_cells_are_white():
     other = f.iloc[:1].assign(judge="anthropic:claude")
     fig = plots.plot_task_heatmap(pd.concat([f, other], ignore_index=True))
     grid = np.asarray(fig.axes[0].images[0].get_array())  # anthropic:claude (sorted first)
-    assert (grid == _CELL_CATEGORIES.index("missing")).sum() == 5
+    assert (grid == CELL_CATEGORIES.index("missing")).sum() == 5
     assert "not judged" in [t.get_text() for t in fig.legends[0].get_texts()]
 
 

@@ -34,14 +34,15 @@ def res(karm):
 
 
 def test_three_arms_are_an_evaluation_with_a_comparison_page(karm):
-    from evalstats.report._kinds import (
-        prepare,  # private: which pages a kind plans, without rendering
-    )
+    from evalstats.report import ReportError
 
     assert detect_kind(karm) == "evaluation"
     assert detect_kind("data/sample") == "evaluation"
-    assert prepare("evaluation", karm).spec.pages == ["report", "methodology", "comparison"]
-    assert prepare("evaluation", "data/sample").spec.pages == ["report", "methodology"]
+    # Which pages the kind plans for the data, as the refusal of an unknown page lists them.
+    with pytest.raises(ReportError, match="evaluation has report, methodology, comparison$"):
+        compute("evaluation", karm, pages=["none"])
+    with pytest.raises(ReportError, match="evaluation has report, methodology$"):
+        compute("evaluation", "data/sample", pages=["comparison"])
 
 
 def test_the_reader_gives_back_the_written_verdicts(karm):

@@ -204,7 +204,7 @@ def test_audit_catches_a_silently_edited_rubric(fake, tmp_path):
     assert detail.startswith("1 of 3 judgments fail the pin")
 
 
-def test_unknown_rubric_is_a_data_error_with_file_and_line(fake, tmp_path):
+def test_unknown_rubric_is_a_data_error_with_file_and_line(fake, tmp_path, capsys):
     data = _data_dir(tmp_path, n_tasks=2)
     path = _new_rubric(tmp_path)
     assert _judge(data, path) == 0
@@ -217,12 +217,9 @@ def test_unknown_rubric_is_a_data_error_with_file_and_line(fake, tmp_path):
     # Given explicitly, it is found again.
     frame = load_frame(data, rubrics=[path])
     assert (frame["status"].astype(str) == "ok").all()
-    with pytest.raises(KeyError, match="unknown rubric 'nope'"):
-        from evalstats.judging._cli import (
-            resolve_rubric,  # private: the judge command's rubric lookup, directly
-        )
-
-        resolve_rubric("nope", data)
+    capsys.readouterr()
+    assert _judge(data, "nope", "--dry-run") == 2  # one line on stderr, no traceback
+    assert "unknown rubric 'nope'" in capsys.readouterr().err
 
 
 def _blind_file(tmp_path: Path) -> Path:

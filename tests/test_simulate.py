@@ -291,11 +291,13 @@ def test_dimension_parameters_change_only_the_dimension_scores(tmp_path):
 def test_true_dimension_differences_against_monte_carlo(tmp_path):
     # The exact expectation (normal CDF sums) against brute-force draws of the score model as
     # the module docstring states it.
-    from evalstats.simulation import (  # private: the score model's constants, for the oracle
-        _DIMENSION_LEVEL,
-        _DIMENSION_LOADING,
-        _LEVEL_SD,
-    )
+    # The score model's constants, written out (pinned): a dimension's level and loading on
+    # the latent quality, and the level's spread between tasks.
+    _DIMENSION_LEVEL = {"correctness": 3.4, "specificity": 3.0, "completeness": 3.2,
+                        "hallucination_safety": 3.7}  # fmt: skip
+    _DIMENSION_LOADING = {"correctness": 0.9, "specificity": 0.6, "completeness": 0.5,
+                          "hallucination_safety": 0.3}  # fmt: skip
+    _LEVEL_SD = 0.6
 
     effects = {
         "correctness": 1.8,
