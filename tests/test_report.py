@@ -587,3 +587,16 @@ def test_a_failing_cell_names_the_notebook_and_cell_and_keeps_the_copy(tmp_path)
     saved = nbformat.read(copies / "two.ipynb", as_version=4)
     assert saved.cells[0].outputs[0]["text"] == "42\n"
     assert saved.cells[1].outputs[0]["output_type"] == "error"
+
+
+def test_image_width_metadata_reaches_the_page():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x")])
+    nb.cells[0].outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"image/png": "iVBORw0KGgo=", "text/plain": "fig"},
+            metadata={"image/png": {"width": 420}},
+        )
+    ]
+    body = _html.notebook_body(nb)
+    assert 'width="420"' in body and 'src="data:image/png;base64,iVBORw0KGgo="' in body
