@@ -309,9 +309,11 @@ def hull_declared_test(a: ResultFrame, b: ResultFrame) -> ResultFrame:
     )  # fmt: skip
 
 
-#: Keyword arguments cost_equivalence passes to cost_ratios, and those total_ratio_draws takes.
-_COST_KWARGS = ("cluster", "include_no_answer", "confidence")
+#: The keyword arguments total_ratio_draws takes of those cost_equivalence passes on.
 _DRAW_KWARGS = ("cluster", "include_no_answer")
+#: The result's columns on the ratio scale, and the test's field each is exp of.
+_ON_RATIO = {"test_centre": "estimate", "lower_margin": "lower_margin",
+             "upper_margin": "upper_margin", "ci_low": "ci_low", "ci_high": "ci_high"}  # fmt: skip
 
 
 def cost_equivalence(
@@ -340,7 +342,7 @@ def cost_equivalence(
     alpha : float
         Level of each one-sided test.
     **cost_kwargs
-        Passed to ``cost_ratios`` (:data:`_COST_KWARGS`).
+        Passed to ``cost_ratios`` (``cluster``, ``include_no_answer``, ``confidence``).
 
     Returns
     -------
@@ -364,9 +366,6 @@ def cost_equivalence(
     bad = [m for m in metrics if m not in COST_METRICS or "median" in m]
     if bad:
         raise ValueError(f"metrics must be total or geometric-mean ratios, got {bad}")
-    unknown = sorted(set(cost_kwargs) - set(_COST_KWARGS))
-    if unknown:
-        raise TypeError(f"cost_equivalence got arguments cost_ratios does not take: {unknown}")
     table = cost_ratios(frame, interval=interval, **cost_kwargs).set_index("statistic")
     draw_kwargs = {k: v for k, v in cost_kwargs.items() if k in _DRAW_KWARGS}
     lim = np.log(margin)
@@ -397,26 +396,13 @@ def cost_equivalence(
             res = None
         else:
             res = _margin_test(*_check(log_est, r["se"], r["df"], alpha), lower, lim, kind)
-        row = {"metric": metric, "estimand": r["estimand"], "estimate": r["estimate"]}
-        if res is None:
-            row |= {"conclusion": f"no test: {r['method']}", "kind": kind, "alpha": alpha}
-        else:
-            row |= {
-                "test_centre": float(np.exp(res.estimate)),
-                "lower_margin": float(np.exp(res.lower_margin)),
-                "upper_margin": float(np.exp(res.upper_margin)),
-                "ci_low": float(np.exp(res.ci_low)),
-                "ci_high": float(np.exp(res.ci_high)),
-                "se_log": res.se,
-                "df": res.df,
-                "p_lower": res.p_lower,
-                "p_upper": res.p_upper,
-                "p_value": res.p_value,
-                "alpha": alpha,
-                "kind": kind,
-                "conclusion": res.conclusion,
-            }
-        row["method"] = f"t test on the log ratio; {r['method']}"
+        row = {"metric": metric, "estimand": r["estimand"], "estimate": r["estimate"],
+               "alpha": alpha, "kind": kind, "method": f"t test on the log ratio; {r['method']}",
+               "conclusion": f"no test: {r['method']}" if res is None else res.conclusion}  # fmt: skip
+        if res is not None:
+            row |= {c: float(np.exp(getattr(res, k))) for c, k in _ON_RATIO.items()}
+            row |= {"se_log": res.se, "df": res.df, "p_lower": res.p_lower,
+                    "p_upper": res.p_upper, "p_value": res.p_value}  # fmt: skip
         rows.append(row)
     cols = [
         "metric", "estimand", "estimate", "test_centre", "lower_margin", "upper_margin",
