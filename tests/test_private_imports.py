@@ -1,4 +1,5 @@
-"""Tests exercise the public API: a test that imports a private module or name says why.
+"""Tests exercise the public API: a test that imports a private module or name says why, and
+few test files do.
 
 The reason is a ``# private: <why>`` comment on the import statement (any of its lines).
 """
@@ -9,8 +10,9 @@ import ast
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-# Owned by another wave-2 helper (compare, rank); drop an entry once its imports say why.
-NOT_YET = {"test_compare.py", "test_rank.py"}
+#: Test files that may import a private module: numerical cores against their oracles, parsers
+#: at bounds, seams no public path reaches (58 files before the review of issue 33; goal 10).
+MAX_PRIVATE_FILES = 23
 
 
 def _is_private(node: ast.AST) -> bool:
@@ -27,25 +29,34 @@ def _is_private(node: ast.AST) -> bool:
     return False
 
 
-def unexplained_private_imports(path: Path) -> list[int]:
-    """Line numbers of ``path``'s private imports that carry no ``# private:`` reason."""
+def private_imports(path: Path) -> list[tuple[int, str]]:
+    """``path``'s private import statements: (line number, text)."""
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
     return [
-        node.lineno
+        (node.lineno, "\n".join(lines[node.lineno - 1 : node.end_lineno]))
         for node in ast.walk(ast.parse(source))
         if _is_private(node)
-        and "# private:" not in "\n".join(lines[node.lineno - 1 : node.end_lineno])
     ]
+
+
+def unexplained_private_imports(path: Path) -> list[int]:
+    """Line numbers of ``path``'s private imports that carry no ``# private:`` reason."""
+    return [line for line, text in private_imports(path) if "# private:" not in text]
 
 
 def test_every_private_import_says_why():
     bad = {
         p.name: lines
         for p in sorted(TESTS.glob("*.py"))
-        if p.name not in NOT_YET and (lines := unexplained_private_imports(p))
+        if (lines := unexplained_private_imports(p))
     }
     assert not bad, f"private imports without a '# private: <why>' comment: {bad}"
+
+
+def test_few_test_files_import_a_private_module():
+    files = [p.name for p in sorted(TESTS.glob("*.py")) if private_imports(p)]
+    assert len(files) <= MAX_PRIVATE_FILES, f"{len(files)} files import private modules: {files}"
 
 
 def test_the_check_sees_a_private_import(tmp_path):
