@@ -20,12 +20,7 @@ import pytest
 from fakellm import FakeLLM, make_data
 
 from evalstats.errors import DataError
-from evalstats.judging import (
-    JudgeOptions,
-    _ratelimit,  # private: its module-level warning cache is reset per test
-    read_journal,
-    run_judges,
-)
+from evalstats.judging import JudgeOptions, read_journal, run_judges
 from evalstats.judging import journal as journal_module
 from evalstats.judging.batch import BatchError
 from evalstats.judging.journal import JournalWriteError
@@ -45,8 +40,6 @@ TESTS = Path(__file__).resolve().parent
 def fake(monkeypatch):
     with FakeLLM(api_key=KEY, stall_s=0.3) as server:
         server.point_sdks(monkeypatch)
-        # Private on purpose: the once-per-process rate-limit notes start empty for each test.
-        monkeypatch.setattr(_ratelimit, "_noted", set())
         yield server
 
 
@@ -87,39 +80,6 @@ def test_a_trickled_body_ends_within_timeout_as_a_journaled_cut(fake, tmp_path, 
     # Paid once: not bought again in this run, nor by a plain rerun (only --retry-failed).
     _run(out, provider, timeout=0.3, max_retries=2)
     assert len(fake.counts()["paid_ids"]) == 1
-
-
-@pytest.mark.parametrize("provider", PROVIDERS)
-@pytest.mark.parametrize("fault", ["waitforever", "waitinf"])
-def test_a_server_wait_hint_is_capped_and_said(fake, tmp_path, provider, fault, monkeypatch, capfd):
-    monkeypatch.setenv("EVALSTATS_MAX_WAIT_S", "0.1")
-    fake.script([fault, None])
-    out = tmp_path / "j.jsonl"
-    res = _run(out, provider, max_retries=1)
-    assert res.failed == 0 and fake.counts()["requests"] == 2  # waited (capped), then retried
-    assert [x["error"] for x in read_journal(out)] == [None]
-    assert "waiting at most 0.1 s (EVALSTATS_MAX_WAIT_S)" in capfd.readouterr().err
-
-
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_rate_limit_reset_in_2999_is_capped_and_said(
-    fake, tmp_path, provider, monkeypatch, capfd
-):
-    monkeypatch.setenv("EVALSTATS_MAX_WAIT_S", "0.1")
-    fake.script(["reset2999", None, None])
-    out = tmp_path / "j.jsonl"
-    res = _run(out, provider, n=3, concurrency=1)
-    assert res.failed == 0 and len(read_journal(out)) == 3
-    assert "a rate-limit reset); waiting at most 0.1 s" in capfd.readouterr().err
-
-
-def test_wait_caps_refuse_nonsense_settings(monkeypatch):
-    for bad in ("0", "-5", "nan", "inf", "soon"):
-        monkeypatch.setenv("EVALSTATS_MAX_WAIT_S", bad)
-        assert _ratelimit.max_wait_s() == _ratelimit.MAX_WAIT_S
-    assert _ratelimit.parse_reset("Wed, 01 Jan 2999 00:00:00 GMT", capped=False) > 1e10
-    assert _ratelimit.retry_after({"retry-after": "nan"}) is None
-    assert _ratelimit.capped_wait(float("nan"), "x") == 0.0
 
 
 # -- bounded memory (21.6) ------------------------------------------------------------------

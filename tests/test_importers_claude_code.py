@@ -103,6 +103,17 @@ def test_files_inspected_from_read_grep_glob_and_mcp():
     # without the MCP tool configured, its path is not taken
     plain = from_claude_code(OUT, arm_values=ARMS).runs.set_index(["task_id", "arm"])
     assert "src/backoff.go" not in plain.at[("t1", "with"), "files_inspected"]
+    # named without keys, a tool's usual ones (path, file_path, file): not relative_path
+    bare = from_claude_code(OUT, arm_values=ARMS, file_tools=[SERENA[0].split(":")[0]])
+    bare = bare.runs.set_index(["task_id", "arm"])
+    assert bare.at[("t1", "with"), "files_inspected"] == ["/repo/src/retry.go", "/repo/cmd"]
+    # a mapping names the keys as a NAME:KEY spec does, beside the default tools
+    mapped = from_claude_code(
+        OUT, arm_values=ARMS, file_tools={SERENA[0].split(":")[0]: ["relative_path"]}
+    )
+    assert mapped.runs.set_index(["task_id", "arm"])["files_inspected"].equals(
+        runs["files_inspected"]
+    )
 
 
 def test_transcript_holds_everything_read_and_written():

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import ast
 import sys
+import warnings
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from evalstats import EvalstatsError
-from evalstats.importers import Problem, Source, format_problems, from_inspect
-from evalstats.importers._common import (  # private: the shared importer helpers at edge cases
-    arm_mapper,
-    file_tool_keys,
-)
+from evalstats import DataError, EvalstatsError, EvalstatsWarning
+from evalstats.importers import Problem, Source, format_problems, from_inspect, from_table
 
 PKG = Path(__file__).resolve().parents[1] / "evalstats" / "importers"
 # DESIGN.md: importers sit beside records, above errors/_schema; only the CLI imports them.
@@ -44,36 +42,33 @@ def test_importers_import_nothing_above_records():
                     assert not alias.name.startswith("_"), f"{path.name}: {alias.name}"
 
 
-def test_arm_mapper():
-    f = arm_mapper({"with": ["tool", "Serena"], "without": "plain"})
-    assert [f("TOOL"), f("serena"), f("plain"), f("x"), f(None)] == [
-        "with",
-        "with",
-        "without",
-        None,
-        None,
-    ]
-    default = arm_mapper(None)
-    assert [default(True), default(False), default("with"), default("WITHOUT")] == [
-        "with",
-        "without",
-        "with",
-        "without",
-    ]
-    assert arm_mapper("none=base,v1=tool")("TOOL") == "v1"  # any arm names (issue 31)
+def _arms(tmp_path, values, arm_values, arms=None) -> list[str]:
+    """The arm each table value is imported as (the importers' shared mapping, via from_table)."""
+    rows = [{"task_id": "q1", "replicate": i + 1, "arm": v, "answer": "x", "wall_s": 1.0}
+            for i, v in enumerate(values)]  # fmt: skip
+    path = tmp_path / "t.jsonl"
+    pd.DataFrame(rows).to_json(path, orient="records", lines=True)
+    defaults = {"agent_model": "m", "started_at": "2026-06-01T00:00:00Z"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalstatsWarning)  # the pairs are incomplete on purpose
+        _, runs = from_table(path, arm_values=arm_values, arms=arms, defaults=defaults,
+                             allow_incomplete=True)  # fmt: skip
+    return runs.sort_values("replicate")["arm"].astype(str).tolist()
+
+
+def test_arm_values_map_table_values_to_arms(tmp_path):
+    spec = {"with": ["tool", "Serena"], "without": "plain"}
+    assert _arms(tmp_path, ["TOOL", "serena", "plain"], spec) == ["with", "with", "without"]
+    with pytest.raises(DataError, match="arm 'x' names no arm"):
+        _arms(tmp_path, ["x"], spec)
+    default = _arms(tmp_path, [True, False, "with", "WITHOUT"], None)
+    assert default == ["with", "without", "with", "without"]
+    # any arm names (issue 31)
+    assert _arms(tmp_path, ["TOOL", "base"], "none=base,v1=tool", ("none", "v1")) == ["v1", "none"]
     with pytest.raises(ValueError, match="unknown arm 'treatment' in arm values; arms.toml lists"):
-        arm_mapper("treatment=x", ("with", "without"))
+        _arms(tmp_path, ["x"], "treatment=x", ("with", "without"))
     with pytest.raises(ValueError, match="with=VALUE"):
-        arm_mapper("tool")
-
-
-def test_file_tool_keys():
-    keys = file_tool_keys(["view", "mcp__x__read:path,paths"], {"Read": ("file_path",)})
-    assert keys == {
-        "Read": ("file_path",),
-        "view": ("path", "file_path", "file"),
-        "mcp__x__read": ("path", "paths"),
-    }
+        _arms(tmp_path, ["x"], "tool")
 
 
 def test_format_problems_collapses_repeats():

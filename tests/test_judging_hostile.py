@@ -417,3 +417,51 @@ def test_rate_limit_headers_are_read():
     assert t.tokens.limit == 6000 and t.tokens.level == 5000
     t.observe(429, {"retry-after": "2"}, None)
     assert t.window == 4 and t.pause_until - time.monotonic() > 1.5
+
+
+# -- bounded waits (issue 21.4): a server's wait hints and rate-limit resets are capped --------
+
+
+@pytest.fixture
+def fresh_notes(monkeypatch):
+    """The once-per-process rate-limit notes, empty for the test that reads them."""
+    from evalstats.judging import _ratelimit  # private: its module-level note cache, reset
+
+    monkeypatch.setattr(_ratelimit, "_noted", set())
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("fault", ["waitforever", "waitinf"])
+def test_a_server_wait_hint_is_capped_and_said(
+    fake, fresh_notes, tmp_path, provider, fault, monkeypatch, capfd
+):
+    monkeypatch.setenv("EVALSTATS_MAX_WAIT_S", "0.1")
+    fake.script([fault, None])
+    out = tmp_path / "j.jsonl"
+    res = _run(out, provider, max_retries=1)
+    assert res.failed == 0 and fake.counts()["requests"] == 2  # waited (capped), then retried
+    assert [x["error"] for x in read_journal(out)] == [None]
+    assert "waiting at most 0.1 s (EVALSTATS_MAX_WAIT_S)" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_rate_limit_reset_in_2999_is_capped_and_said(
+    fake, fresh_notes, tmp_path, provider, monkeypatch, capfd
+):
+    monkeypatch.setenv("EVALSTATS_MAX_WAIT_S", "0.1")
+    fake.script(["reset2999", None, None])
+    out = tmp_path / "j.jsonl"
+    res = _run(out, provider, n=3, concurrency=1)
+    assert res.failed == 0 and len(read_journal(out)) == 3
+    assert "a rate-limit reset); waiting at most 0.1 s" in capfd.readouterr().err
+
+
+def test_wait_caps_refuse_nonsense_settings(monkeypatch):
+    from evalstats.judging import _ratelimit  # private: settings and headers no server sends
+
+    for bad in ("0", "-5", "nan", "inf", "soon"):
+        monkeypatch.setenv("EVALSTATS_MAX_WAIT_S", bad)
+        assert _ratelimit.max_wait_s() == _ratelimit.MAX_WAIT_S
+    assert _ratelimit.parse_reset("Wed, 01 Jan 2999 00:00:00 GMT", capped=False) > 1e10
+    assert _ratelimit.retry_after({"retry-after": "nan"}) is None
+    assert _ratelimit.capped_wait(float("nan"), "x") == 0.0
