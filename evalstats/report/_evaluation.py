@@ -765,12 +765,10 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
             "test of the report is exploratory"
         )
     source, row = _primary_row(ctx, plan)
-    stat = plan.statistic
-    alpha = plan.alpha
-    key = plan.primary_key
+    stat, key = plan.statistic, plan.primary_key
     n = int(row["n"]) if "n" in row else int(row["n_pairs"])
     out: dict[str, Any] = dict(rubric=key["rubric"], judge=key["judge"], statistic=stat,
-                               source=source, n=n, n_tasks=int(row["n_tasks"]), alpha=alpha,
+                               source=source, n=n, n_tasks=int(row["n_tasks"]), alpha=plan.alpha,
                                margin=plan.margin, margin_kind=plan.margin_kind)  # fmt: skip
     notes = [str(row["ci_note"])] if "ci_note" in row and str(row.get("ci_note") or "") else []
     if source == "cost":
@@ -812,7 +810,7 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
         out |= {"p_value": np.nan, "decision": "no test", "conclusion": f"no test: {refusal}"}
         out |= {"method": base, "ci_note": "; ".join(notes)}
         return {"primary_test": pd.DataFrame([out]).reindex(columns=list(PRIMARY_TEST_COLUMNS))}
-    how = eq.Hypothesis(null, plan.sidedness, margin, plan.margin_kind, better, 1.0 - alpha)
+    how = eq.Hypothesis(null, plan.sidedness, margin, plan.margin_kind, better, 1.0 - plan.alpha)
     if draws is None:
         res = eq.declared_test(est, se, df, how)
     else:
@@ -826,12 +824,8 @@ def _primary_test(ctx: Context) -> dict[str, Any]:
     lo_m, hi_m = float(back(diag["lower_margin"])), float(back(diag["upper_margin"]))
     words = _conclusion(stat, res["test"], lo_m, hi_m, plan.margin)
     if res["test"] == "two-sided" and diag["reject"]:  # which way it differs
-        up = res["estimate"] > diag["null"]
-        words += (
-            (": WITH higher" if up else ": WITH lower")
-            if source == "cost"
-            else (": WITH better" if up else ": WITH worse")
-        )
+        up, down = ("higher", "lower") if source == "cost" else ("better", "worse")
+        words += f": WITH {up if res['estimate'] > diag['null'] else down}"
     if se == 0.0:
         notes.append("SE 0 (no spread between tasks): the test is exact under the model")
     if plan.sidedness != "two-sided" and res["test"] == "equivalence":
