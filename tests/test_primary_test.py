@@ -351,6 +351,10 @@ def test_primary_test_matches_scipy_on_the_published_row(planned, name):
         inside = got["ci_low"] > got["null"] or got["ci_high"] < got["null"]
     assert (got["decision"] == "reject") == (got["p_value"] < plan.alpha) == inside
     assert got["conclusion"].startswith("not shown: ") == (got["decision"] == "not reject")
+    if got["test"] == "two-sided" and got["decision"] == "reject":  # and which way it differs
+        up = got["test_centre"] > got["null"]
+        way = ("higher" if up else "lower") if log else ("better" if up else "worse")
+        assert got["conclusion"].endswith(f": WITH {way}")
 
 
 @report_test
