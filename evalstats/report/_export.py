@@ -175,7 +175,7 @@ def _tables_of_one(
         "Arm": net["arm_a"].map(nm), "Against": net["arm_b"].map(nm),
         f"Net win{p}": iv(net, "net_win", percent),
         f"Simultaneous{p}": _bounds(net, "net_win", digits, percent),
-        "p (Holm)": format_number(net["p_holm"], 3, na_rep=na_rep),
+        "p (Holm)": [_p_text(p, na_rep) for p in net["p_holm"]],
         "Verdicts": net["n"].astype(int), "Tasks": net["n_tasks"].astype(int),
         "method": net["method"],
     })}  # fmt: skip
@@ -336,30 +336,53 @@ def _caption(doc: Mapping[str, Any], name: str, frame: pd.DataFrame) -> str:
     methods = sorted(set(frame["method"].dropna().astype(str))) if "method" in frame else []
     how = f"; method: {', '.join(methods)}" if methods else ""
     sim = " Simulated data." if doc.get("simulated") else ""
-    return f"{name}: estimate [{conf} % CI]{how}; n_clusters = tasks.{sim}"
+    return f"{_title(doc, name)}: estimate [{conf} % CI]{how}; n_clusters = tasks.{sim}"
 
 
-def latex_table(frame: pd.DataFrame, *, widths: Mapping[str, str] | None = None) -> str:
-    """A text frame as a booktabs ``tabular`` (escaped); ``widths``: column formats by name."""
-    widths = dict(widths or {})
+def _title(doc: Mapping[str, Any], name: str) -> str:
+    """The table's title as the report captions it (the arms by name)."""
+    if name == "cost" and not is_comparison(doc):
+        return f"{_arm_short(doc)} / {_arm_short(doc, 'without')} cost ratios"
+    return _TITLES.get(name, name.replace("_", " ").capitalize())
+
+
+def latex_table(frame: pd.DataFrame) -> str:
+    """A text frame as a booktabs ``tabular``: escaped, a math minus in numbers, ``$<$`` for a
+    small p, long text (a method, a long name) in a ragged-right column that wraps."""
     show = functools.partial(show_bidi, controls=True)  # a blank line would end the tabular
     text = frame.astype(object).where(frame.notna(), "--").astype(str).map(show)
     text.columns = [show(str(c)) for c in text.columns]
-    align = "".join(widths.get(str(c), "l" if _is_label(frame[c]) else "r") for c in frame.columns)
+    numbers = [c for c, f in zip(text.columns, frame, strict=True) if not _is_label(frame[f])]
+    wrap = [c for c in text if c not in numbers and (c in _WRAP or text[c].str.len().max() > 30)]
+    ragged = ">{\\raggedright\\arraybackslash}X"  # long text takes the width the rest leave
+    align = "".join("r" if c in numbers else ragged if c in wrap else "l" for c in text.columns)
+    tie = lambda cell: re.sub(r"(?<=\w) - (?=\w)", "~$-$~", cell)  # noqa: E731  "t(C - 1)"
     styler = (
         text.style.hide(axis="index")
         .format(escape="latex")
+        .format(_latex_number, subset=numbers, escape="latex")
+        .format(tie, subset=wrap, escape="latex")
         .format_index(escape="latex", axis="columns")
     )
-    return styler.to_latex(hrules=True, column_format=align)
+    tex = styler.to_latex(hrules=True, column_format=align)
+    if not wrap:
+        return tex
+    return tex.replace("{tabular}", "{tabularx}").replace(
+        "{tabularx}{", "{tabularx}{\\linewidth}{", 1
+    )
+
+
+def _latex_number(cell: str) -> str:
+    """A minus, not a hyphen, before a digit; ``< 0.001`` as math."""
+    return re.sub(r"(?<![\w.])-(?=\d)", "$-$", cell).replace("< ", "$<$\\,")
 
 
 def _is_label(col: pd.Series) -> bool:
-    # Interval cells start with a digit or a sign; labels (rubric, judge, task) do not.
+    # Number cells start with a digit, a sign, "<" (a small p) or a bound's bracket; labels do not.
     if pd.api.types.is_numeric_dtype(col.dtype):
         return False
     s = col.dropna().astype(str)
-    return bool(len(s)) and not s.str.match(r"^[-–+]?\d").all()
+    return bool(len(s)) and not s.str.match(r"^([\[(]?[-–+<]?\s?\d|--$|–$)").all()
 
 
 def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
@@ -403,18 +426,29 @@ _HEADERS = {
     "estimate": "Ratio [CI]",
     "method": "Method",
     "token_source": "Tokens",
+    "audit": "Audit",
+    "arm_a": "Arm",
+    "arm_b": "Against",
+    "Marginal rank set": "Marginal set",
+    "Simultaneous rank set": "Simultaneous set",
 }
-_JUDGE_COLUMNS = ("judge", "judge_a", "judge_b")
-_WRAP = {"Method": "p{0.3\\linewidth}", "Estimand": "p{0.2\\linewidth}"}
-# Typeset once in a box; only a table wider than the line is scaled down to it.
-_FIT = (
-    "\\ifdefined\\esTableBox\\else\\newsavebox{\\esTableBox}\\fi\n"
-    "\\sbox{\\esTableBox}{%\n@BODY@}%\n"
-    "\\ifdim\\wd\\esTableBox>\\linewidth"
-    "\\typeout{evalstats: table @NAME@ scaled to the line width}"
-    "\\resizebox{\\linewidth}{!}{\\usebox{\\esTableBox}}"
-    "\\else\\usebox{\\esTableBox}\\fi\n"
-)
+_JUDGE_COLUMNS = ("judge", "judge_a", "judge_b", "Judge")
+_WRAP = ("Method", "Estimand")  # long text: wrapped
+# Labels and counts every row shares go to the notes: a paper does not repeat a constant.
+_SHARED = ("rubric", *_JUDGE_COLUMNS, "audit", "n", "n_pairs", "n_tasks")
+# Each table's title as the report captions it.
+_TITLES = {
+    "headline": "Win, tie and loss per judge",
+    "consensus": "Consensus verdicts",
+    "agreement": "Agreement between judges, per rubric",
+    "cost": "Cost ratios",
+    "per_task": "Verdicts per task",
+    "compare": "Net win per pair of arms",
+    "rank": "Rank and rank sets of the arms",
+    "beats": "P(arm beats opponent)",
+    "arm_costs": "Cost ratio to the reference",
+    "pareto": "Quality, cost and P(on frontier)",
+}
 
 
 def _header(col: str) -> str:
@@ -437,6 +471,10 @@ def paper_table(
         if c in out:
             out[c] = out[c].map(lambda v: short.get(str(v), v) if isinstance(v, str) else v)
     notes = [f"{s}: {j}." for j, s in short.items() if s != j]
+    for c in [c for c in _SHARED if c in out and len(out) > 1]:
+        if out[c].nunique(dropna=False) == 1:
+            notes.append(f"{_header(c)}: {out[c].iloc[0]}." if out[c].iloc[0] else "")
+            out = out.drop(columns=c)
     if "method" in out:
         methods = out["method"].dropna().astype(str).unique()
         if len(methods) == 1:
@@ -488,11 +526,9 @@ def _statistic_methods(doc: Mapping[str, Any], name: str, shown: pd.DataFrame) -
 
 
 def _latex_note(notes: list[str]) -> str:
-    if not notes:
-        return ""
     # The method's underscores are escaped already.
-    text = " ".join("\\_".join(_escape(p) for p in n.split("\\_")) for n in notes)
-    return f"\\par\\smallskip\n\\parbox{{\\linewidth}}{{\\scriptsize {text}}}\n"
+    text = " ".join("\\_".join(_escape(p) for p in n.split("\\_")) for n in notes if n)
+    return f"\\par\\smallskip\n\\parbox{{\\linewidth}}{{\\footnotesize {text}}}\n" if text else ""
 
 
 def _escape(text: str) -> str:
@@ -504,27 +540,26 @@ def _escape(text: str) -> str:
 def latex_tables(
     results: Any, *, digits: int | None = None, percent: bool = True
 ) -> dict[str, str]:
-    """Each exported table as a ``table*`` float fitting ``\\textwidth`` (booktabs, graphicx).
+    """Each exported table as a ``table*`` float: ``\\caption`` then ``\\label``
+    (``tab:evalstats-<name>``), set in ``\\small`` at its natural width (booktabs, array).
 
     >>> from evalstats.report import compute_results
     >>> tex = latex_tables(compute_results("data/sample", n_resamples=200, seed=0))
-    >>> tex["headline"].splitlines()[2:4]
-    ['\\\\begin{table*}[tbp]', '\\\\centering\\\\footnotesize']
+    >>> print(tex["headline"].splitlines()[3])
+    \\caption{Win, tie and loss per judge: estimate [95 \\% CI].}
     """
     doc = _load(results)
     out = {}
+    conf = _pct(_confidence(doc))
     for name, frame in formatted_tables(doc, digits=digits, percent=percent, na_rep="--").items():
-        comment = "% " + _caption(doc, name, frame).replace("\n", " ")
         table, notes = paper_table(doc, name, frame)
-        body = latex_table(table, widths=_WRAP)
         out[name] = (
-            comment
-            + "\n% needs \\usepackage{booktabs,graphicx}\n"
-            + "\\begin{table*}[tbp]\n\\centering\\footnotesize\n"
-            + "\\setlength{\\tabcolsep}{3pt}\n"
-            + _FIT.replace("@NAME@", name.replace("_", "-")).replace("@BODY@", body)
+            "% needs \\usepackage{booktabs,tabularx}\n\\begin{table*}[tbp]\n\\centering\\small\n"
+            "\\setlength{\\tabcolsep}{4pt}\n"
+            f"\\caption{{{_escape(f'{_title(doc, name)}: estimate [{conf} % CI].')}}}\n"
+            f"\\label{{tab:evalstats-{name.replace('_', '-')}}}\n"
+            + latex_table(table)
             + _latex_note(notes)
-            + f"\\label{{tab:evalstats-{name.replace('_', '-')}}}\n"
             + "\\end{table*}\n"
         )
     return out
@@ -682,7 +717,8 @@ def _primary_macros(names: _Names, t: Mapping[str, Any], digits: int | None, per
     names.add("PrimaryLo", lo, f"{src} / ci_low")
     names.add("PrimaryHi", hi, f"{src} / ci_high")
     p = t.get("p_value")
-    names.add("PrimaryP", "--" if p is None else _p_text(float(p)), f"{src} / p_value")
+    p = "--" if p is None else _p_text(float(p)).replace("< ", "\\ensuremath{<}\\,")
+    names.add("PrimaryP", p, f"{src} / p_value")
     df = t.get("df")
     names.add("PrimaryDf", "--" if df is None else f"{float(df):.1f}", f"{src} / df")
     names.add("PrimaryAlpha", _g(t["alpha"]), f"{src} / alpha")
@@ -925,8 +961,9 @@ _TEST_NAMES = {
 }
 
 
-def _p_text(p: float) -> str:
-    return "< 0.0001" if p < 1e-4 else f"{p:.2g}"
+def _p_text(p: float, na_rep: str = "--") -> str:
+    """A p-value as a paper prints it: ``< 0.001`` below 0.001, else two significant digits."""
+    return na_rep if not np.isfinite(p) else "< 0.001" if p < 1e-3 else f"{p:.2g}"
 
 
 def _test_interval(
