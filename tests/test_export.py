@@ -171,15 +171,15 @@ def check_table(
         judge_label,
     )
 
-    back = {v: k for k, v in _HEADERS.items()} | {"arm a": "arm_a", "arm b": "arm_b"}
+    back = {v: k for k, v in _HEADERS.items()}
     source = source_rows(doc, name)
     assert len(rows) == len(source)
     for cells, row in zip(rows, source, strict=True):
         for col, cell in zip(header, cells, strict=True):
             stat = col.removesuffix(" (%)")
             if paper:
-                col = col.replace(stat, back[stat])
-                stat = back[stat]
+                name = back.get(stat, stat.lower().replace(" ", "_"))  # "Rubric": rubric
+                col, stat = col.replace(stat, name), name
                 if stat in ("judge", "judge_a", "judge_b"):
                     assert cell == judge_label(str(row[stat]))
                     continue

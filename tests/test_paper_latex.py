@@ -137,6 +137,8 @@ def test_small_p_values_print_below_a_thousandth():
     assert "0.000" not in tex + md
     assert "$<$\\,0.001" in "".join(rows(tex)) and "| < 0.001 |" in md
     assert "< 0.001" not in tex.replace("$<$\\,0.001", "")  # "<" is "¡" in a text font
+    said = " ".join(ex.result_sentences(small))
+    assert "Holm-adjusted p < 0.001" in said and "e-0" not in said
 
 
 def test_shared_columns_go_to_the_note(doc):

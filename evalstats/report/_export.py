@@ -251,7 +251,7 @@ def _sentences_of_one(
         f"{nm(row['arm_a'])} against {nm(row['arm_b'])}: a net win of {iv} over "
         f"{int(row['n'])} verdicts in {int(row['n_tasks'])} tasks ({conf} % CI by "
         f"{method_words(row['method'])}; simultaneous over the {len(net)} pairs {sim}; "
-        f"Holm-adjusted p = {row['p_holm']:.3g})."
+        f"Holm-adjusted p {_p_text(row['p_holm'], eq='= ')})."
         for row, iv, sim in zip(net.to_dict("records"), ivs, sims, strict=True)
     ]
     for arm in s.sort_values("estimate", kind="stable").index:
@@ -312,15 +312,9 @@ def formatted_tables(
         pick = [s for s in stats if s in have]
         kw = {"statistics": pick, "digits": digits, "percent": percent, "na_rep": na_rep}
         if name == "cost" and "arm_a" in table.columns:  # K arms: each pair's rows
-            pairs = table.groupby(["arm_a", "arm_b"], sort=False)
-            view = pd.concat(
-                [
-                    summarize(t.drop(columns=["arm_a", "arm_b"]), **kw).assign(arm_a=a, arm_b=b)
-                    for (a, b), t in pairs
-                ],
-                ignore_index=True,
-            )
-            view = view[["arm_a", "arm_b", *view.columns[:-2]]]
+            pairs = table.groupby(["arm_a", "arm_b"], sort=False)[list(table.columns)]
+            view = pairs.apply(lambda t, kw=kw: summarize(t.drop(columns=["arm_a", "arm_b"]), **kw))
+            view = view.reset_index(level=[0, 1]).reset_index(drop=True)
         else:
             view = summarize(table, **kw)
         view = view.drop(columns=["confidence"], errors="ignore")
@@ -387,29 +381,19 @@ def _is_label(col: pd.Series) -> bool:
 
 def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     """A text frame as a GitHub-flavoured Markdown table (``|`` in a cell escaped)."""
-
-    def cell(v: Any) -> str:
-        s = "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
-        return markdown_text(s).replace("|", "\\|")
-
-    cols = [str(c) for c in frame.columns]
+    cell = lambda v: markdown_text(str(v)).replace("|", "\\|")  # noqa: E731
     align = [":---" if _is_label(frame[c]) else "---:" for c in frame.columns]
-    lines = ["| " + " | ".join(cell(c) for c in cols) + " |", "| " + " | ".join(align) + " |"]
-    body = frame.astype(object).to_numpy().tolist()
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in body]
-    if caption:
-        lines += ["", markdown_text(caption)]
-    return "\n".join(lines) + "\n"
+    body = frame.astype(object).where(frame.notna(), "").map(cell).to_numpy().tolist()
+    lines = ["| " + " | ".join(r) + " |" for r in [list(map(cell, frame.columns)), align, *body]]
+    return "\n".join(lines + (["", markdown_text(caption)] if caption else [])) + "\n"
 
 
-_HEADERS = {
-    "rubric": "Rubric",
-    "judge": "Judge",
+_HEADERS = {  # else the name capitalized, "_" as " "
+    "p (Holm)": "p (Holm)",
     "judge_a": "Judge A",
     "judge_b": "Judge B",
     "task_id": "Task",
     "statistic": "Ratio",
-    "estimand": "Estimand",
     "n": "n",
     "n_pairs": "Pairs",
     "n_tasks": "Tasks",
@@ -417,16 +401,12 @@ _HEADERS = {
     "tie_rate": "Tie",
     "loss_rate": "Loss",
     "net_win": "Net win",
-    "score": "Score",
     "observed_agreement": "Agr.",
-    "kappa": "Kappa",
     "kappa_linear": "Kappa (linear)",
     "ac1": "AC1",
     "pabak": "PABAK",
     "estimate": "Ratio [CI]",
-    "method": "Method",
     "token_source": "Tokens",
-    "audit": "Audit",
     "arm_a": "Arm",
     "arm_b": "Against",
     "Marginal rank set": "Marginal set",
@@ -453,7 +433,7 @@ _TITLES = {
 
 def _header(col: str) -> str:
     stat, unit = (col[:-4], " (%)") if col.endswith(" (%)") else (col, "")
-    return _HEADERS.get(stat, stat.replace("_", " ")) + unit
+    return (_HEADERS.get(stat) or stat[:1].upper() + stat[1:].replace("_", " ")) + unit
 
 
 def paper_table(
@@ -466,24 +446,19 @@ def paper_table(
     short = {j: judge_label(j) for j in ids}
     count = pd.Series(list(short.values())).value_counts()
     short = {j: (s if count[s] == 1 else j) for j, s in short.items()}
-    out = frame.copy()
-    for c in _JUDGE_COLUMNS:
-        if c in out:
-            out[c] = out[c].map(lambda v: short.get(str(v), v) if isinstance(v, str) else v)
+    out = frame.replace({c: short for c in _JUDGE_COLUMNS if c in frame})
     notes = [f"{s}: {j}." for j, s in short.items() if s != j]
-    for c in [c for c in _SHARED if c in out and len(out) > 1]:
-        if out[c].nunique(dropna=False) == 1:
-            notes.append(f"{_header(c)}: {out[c].iloc[0]}." if out[c].iloc[0] else "")
-            out = out.drop(columns=c)
-    if "method" in out:
-        methods = out["method"].dropna().astype(str).unique()
-        if len(methods) == 1:
-            m = methods[0]
-            where = "" if m.startswith("iid") else " clustered by task"
-            words = method_words(m)
-            said = words if words == m else f"{words} ({m})"
-            notes.append(f"{_pct(_confidence(doc))} % CI{where}: {said}.".replace("_", "\\_"))
-            out = out.drop(columns="method")
+    shared = [c for c in _SHARED if c in out and len(out) > 1 and out[c].nunique(dropna=False) == 1]
+    notes += [f"{_header(c)}: {out[c].iloc[0]}." for c in shared]
+    out = out.drop(columns=shared)
+    methods = out["method"].dropna().astype(str).unique() if "method" in out else []
+    if len(methods) == 1:
+        m = methods[0]
+        where = "" if m.startswith("iid") else " clustered by task"
+        words = method_words(m)
+        said = words if words == m else f"{words} ({m})"
+        notes.append(f"{_pct(_confidence(doc))} % CI{where}: {said}.".replace("_", "\\_"))
+        out = out.drop(columns="method")
     notes += _statistic_methods(doc, name, out)
     if "token_source" in out:
         sources = out["token_source"].replace("", None).dropna().astype(str).unique()
@@ -509,26 +484,16 @@ def _ratio_name(statistic: Any) -> Any:
 
 def _statistic_methods(doc: Mapping[str, Any], name: str, shown: pd.DataFrame) -> list[str]:
     """The interval method of each shown statistic that carries its own (``kappa_method``)."""
-    wide_table = _table(doc, name) if isinstance(doc.get("tables"), Mapping) else None
-    if wide_table is None:
-        return []
+    wide = _table(doc, name)
     said: dict[str, list[str]] = {}
-    for col in shown.columns:
-        stat = str(col).removesuffix(" (%)")
-        mcol = f"{stat}_method"
-        if mcol not in wide_table:
-            continue
-        methods = wide_table[mcol].dropna().astype(str).unique()
-        if len(methods):
-            said.setdefault("; ".join(method_words(m) for m in methods), []).append(_header(stat))
+    for stat in (str(c).removesuffix(" (%)") for c in shown.columns):
+        if wide is not None and f"{stat}_method" in wide:
+            methods = wide[f"{stat}_method"].dropna().astype(str).unique()
+            if len(methods):
+                how = "; ".join(method_words(m) for m in methods)
+                said.setdefault(how, []).append(_header(stat))
     conf = _pct(_confidence(doc))
     return [f"{', '.join(cols)}: {conf} % CI by {how}." for how, cols in said.items()]
-
-
-def _latex_note(notes: list[str]) -> str:
-    # The method's underscores are escaped already.
-    text = " ".join("\\_".join(_escape(p) for p in n.split("\\_")) for n in notes if n)
-    return f"\\par\\smallskip\n\\parbox{{\\linewidth}}{{\\footnotesize {text}}}\n" if text else ""
 
 
 def _escape(text: str) -> str:
@@ -540,12 +505,13 @@ def _escape(text: str) -> str:
 def latex_tables(
     results: Any, *, digits: int | None = None, percent: bool = True
 ) -> dict[str, str]:
-    """Each exported table as a ``table*`` float: ``\\caption`` then ``\\label``
-    (``tab:evalstats-<name>``), set in ``\\small`` at its natural width (booktabs, array).
+    """Each exported table as a ``table*`` float with ``\\caption`` then ``\\label``.
+
+    Labels ``tab:evalstats-<name>``; set in ``\\small`` at natural width (booktabs, tabularx).
 
     >>> from evalstats.report import compute_results
     >>> tex = latex_tables(compute_results("data/sample", n_resamples=200, seed=0))
-    >>> print(tex["headline"].splitlines()[3])
+    >>> print(tex["headline"].splitlines()[4])
     \\caption{Win, tie and loss per judge: estimate [95 \\% CI].}
     """
     doc = _load(results)
@@ -553,14 +519,15 @@ def latex_tables(
     conf = _pct(_confidence(doc))
     for name, frame in formatted_tables(doc, digits=digits, percent=percent, na_rep="--").items():
         table, notes = paper_table(doc, name, frame)
+        # The method's underscores are escaped already.
+        said = " ".join("\\_".join(_escape(p) for p in n.split("\\_")) for n in notes)
         out[name] = (
             "% needs \\usepackage{booktabs,tabularx}\n\\begin{table*}[tbp]\n\\centering\\small\n"
             "\\setlength{\\tabcolsep}{4pt}\n"
             f"\\caption{{{_escape(f'{_title(doc, name)}: estimate [{conf} % CI].')}}}\n"
             f"\\label{{tab:evalstats-{name.replace('_', '-')}}}\n"
             + latex_table(table)
-            + _latex_note(notes)
-            + "\\end{table*}\n"
+            + f"\\par\\smallskip\n\\parbox{{\\linewidth}}{{\\footnotesize {said}}}\n\\end{{table*}}\n"
         )
     return out
 
@@ -961,9 +928,10 @@ _TEST_NAMES = {
 }
 
 
-def _p_text(p: float, na_rep: str = "--") -> str:
-    """A p-value as a paper prints it: ``< 0.001`` below 0.001, else two significant digits."""
-    return na_rep if not np.isfinite(p) else "< 0.001" if p < 1e-3 else f"{p:.2g}"
+def _p_text(p: float, na_rep: str = "--", eq: str = "") -> str:
+    """A p-value as a paper prints it: ``< 0.001`` below 0.001, else two significant digits
+    (after ``eq``: "= " in a sentence)."""
+    return na_rep if not np.isfinite(p) else "< 0.001" if p < 1e-3 else f"{eq}{p:.2g}"
 
 
 def _test_interval(
@@ -1001,7 +969,7 @@ def _primary_test_sentence(t: Mapping[str, Any], digits: int | None, percent: bo
         what = f"{name} ({float(t['df']):.1f} df)"
     return (
         f" The declared test of {t['statistic']}, a {what}, "
-        f"{verdict}: p = {_p_text(float(t['p_value']))} at alpha "
+        f"{verdict}: p {_p_text(float(t['p_value']), eq='= ')} at alpha "
         f"{_g(t['alpha'])}, with the {level} % {side}interval {iv}, so {conclusion}."
     )
 
@@ -1169,12 +1137,6 @@ def sentences_markdown(results: Any, *, digits: int | None = None, percent: bool
     return "\n".join(body) + "\n"
 
 
-def _write(path: Path, text: str) -> Path:
-    data = text.encode("utf-8")
-    atomic_write(path, lambda fh: fh.write(data))
-    return path
-
-
 def export(
     results_json: Any,
     *,
@@ -1209,18 +1171,16 @@ def export(
     ['headline.tex', 'consensus.tex']
     """
     doc = _load(results_json)
-    written: list[Path] = []
-    if latex is not None:
-        for name, text in latex_tables(doc, digits=digits, percent=percent).items():
-            written.append(_write(Path(latex) / f"{name}.tex", text))
-    if markdown is not None:
-        for name, text in markdown_tables(doc, digits=digits, percent=percent).items():
-            written.append(_write(Path(markdown) / f"{name}.md", text))
+    kw = {"digits": digits, "percent": percent}
+    files = {}
+    for where, tables, ext in ((latex, latex_tables, "tex"), (markdown, markdown_tables, "md")):
+        if where is not None:
+            files |= {Path(where) / f"{n}.{ext}": t for n, t in tables(doc, **kw).items()}
     if macros is not None:
-        text = latex_macros(doc, digits=digits, percent=percent, aliases=aliases)
-        written.append(_write(Path(macros), text))
+        files[Path(macros)] = latex_macros(doc, **kw, aliases=aliases)
     if sentences is not None:
-        written.append(
-            _write(Path(sentences), sentences_markdown(doc, digits=digits, percent=percent))
-        )
-    return written
+        files[Path(sentences)] = sentences_markdown(doc, **kw)
+    for path, text in files.items():
+        data = text.encode("utf-8")
+        atomic_write(path, lambda fh, data=data: fh.write(data))
+    return list(files)
