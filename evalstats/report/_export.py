@@ -368,7 +368,7 @@ def latex_table(frame: pd.DataFrame) -> str:
 
 def _latex_number(cell: str) -> str:
     """A minus, not a hyphen, before a digit; ``< 0.001`` as math."""
-    return re.sub(r"(?<![\w.])-(?=\d)", "$-$", cell).replace("< ", "$<$\\,")
+    return re.sub(r"(?<![\w.])[-−](?=\d)", "$-$", cell).replace("< ", "$<$\\,")
 
 
 def _is_label(col: pd.Series) -> bool:
@@ -376,7 +376,7 @@ def _is_label(col: pd.Series) -> bool:
     if pd.api.types.is_numeric_dtype(col.dtype):
         return False
     s = col.dropna().astype(str)
-    return bool(len(s)) and not s.str.match(r"^([\[(]?[-–+<]?\s?\d|--$|–$)").all()
+    return bool(len(s)) and not s.str.match(r"^([\[(]?[-−–+<]?\s?\d|--$|–$)").all()
 
 
 def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
