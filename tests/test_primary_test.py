@@ -421,13 +421,14 @@ def test_card_sentences_and_macros_state_the_declared_test(planned):
         "non-inferior to WITHOUT within 0.1 (net win > -0.1)."
     )
     m = re.search(
-        r"a non-inferiority t test \(([\d.]+) df\), rejects its null: p = ([\d.e-]+) at alpha "
+        r"a non-inferiority t test \(([\d.]+) df\), rejects its null: p ([=<] [\d.e-]+) at alpha "
         r"([\d.]+), with the 95 % one-sided interval \[(-?\d+), ∞\) points",
         card,
     )
     assert m, card
     assert float(m.group(1)) == round(t["df"], 1)
-    assert float(m.group(2)) == float(f"{t['p_value']:.2g}")
+    small = t["p_value"] < 1e-3  # "< 0.001", never "0.000" or "= 0.00012"
+    assert m.group(2) == ("< 0.001" if small else f"= {t['p_value']:.2g}")
     assert float(m.group(3)) == t["alpha"]
     assert int(m.group(4)) == round(t["ci_low"] * 100)
     assert t["ci_high"] is None  # the open side, null in results.json
@@ -438,11 +439,14 @@ def test_card_sentences_and_macros_state_the_declared_test(planned):
     )
     first = result_sentences(res)[0]
     assert first.startswith("The declared test of net_win") and m.group(0) in first
-    macros = dict(re.findall(r"\\newcommand\{\\(esPrimary\w+)\}\{([^}]*)\}", latex_macros(res)))
+    value = r"((?:[^{}]|\{[^{}]*\})*)"  # one level of braces: \ensuremath{<}
+    macros = dict(
+        re.findall(r"\\newcommand\{\\(esPrimary\w+)\}\{" + value + r"\}", latex_macros(res))
+    )
     assert macros["esPrimaryEstimate"] == str(round(t["estimate"] * 100))
     assert macros["esPrimaryLo"] == str(round(t["ci_low"] * 100))
     assert macros["esPrimaryHi"] == "--"
-    assert float(macros["esPrimaryP"]) == float(f"{t['p_value']:.2g}")
+    assert macros["esPrimaryP"] == ("\\ensuremath{<}\\,0.001" if small else f"{t['p_value']:.2g}")
     assert macros["esPrimaryDecision"] == "reject" and macros["esPrimaryMargin"] == "0.1"
     cost = latex_macros(planned["cost non-inferiority"])
     c = planned["cost non-inferiority"].to_json()["tables"]["primary_test"][0]

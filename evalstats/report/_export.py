@@ -175,7 +175,7 @@ def _tables_of_one(
         "Arm": net["arm_a"].map(nm), "Against": net["arm_b"].map(nm),
         f"Net win{p}": iv(net, "net_win", percent),
         f"Simultaneous{p}": _bounds(net, "net_win", digits, percent),
-        "p (Holm)": format_number(net["p_holm"], 3, na_rep=na_rep),
+        "p (Holm)": [_p_text(p, na_rep) for p in net["p_holm"]],
         "Verdicts": net["n"].astype(int), "Tasks": net["n_tasks"].astype(int),
         "method": net["method"],
     })}  # fmt: skip
@@ -251,7 +251,7 @@ def _sentences_of_one(
         f"{nm(row['arm_a'])} against {nm(row['arm_b'])}: a net win of {iv} over "
         f"{int(row['n'])} verdicts in {int(row['n_tasks'])} tasks ({conf} % CI by "
         f"{method_words(row['method'])}; simultaneous over the {len(net)} pairs {sim}; "
-        f"Holm-adjusted p = {row['p_holm']:.3g})."
+        f"Holm-adjusted p {_p_text(row['p_holm'], eq='= ')})."
         for row, iv, sim in zip(net.to_dict("records"), ivs, sims, strict=True)
     ]
     for arm in s.sort_values("estimate", kind="stable").index:
@@ -312,15 +312,9 @@ def formatted_tables(
         pick = [s for s in stats if s in have]
         kw = {"statistics": pick, "digits": digits, "percent": percent, "na_rep": na_rep}
         if name == "cost" and "arm_a" in table.columns:  # K arms: each pair's rows
-            pairs = table.groupby(["arm_a", "arm_b"], sort=False)
-            view = pd.concat(
-                [
-                    summarize(t.drop(columns=["arm_a", "arm_b"]), **kw).assign(arm_a=a, arm_b=b)
-                    for (a, b), t in pairs
-                ],
-                ignore_index=True,
-            )
-            view = view[["arm_a", "arm_b", *view.columns[:-2]]]
+            pairs = table.groupby(["arm_a", "arm_b"], sort=False)[list(table.columns)]
+            view = pairs.apply(lambda t, kw=kw: summarize(t.drop(columns=["arm_a", "arm_b"]), **kw))
+            view = view.reset_index(level=[0, 1]).reset_index(drop=True)
         else:
             view = summarize(table, **kw)
         view = view.drop(columns=["confidence"], errors="ignore")
@@ -336,57 +330,70 @@ def _caption(doc: Mapping[str, Any], name: str, frame: pd.DataFrame) -> str:
     methods = sorted(set(frame["method"].dropna().astype(str))) if "method" in frame else []
     how = f"; method: {', '.join(methods)}" if methods else ""
     sim = " Simulated data." if doc.get("simulated") else ""
-    return f"{name}: estimate [{conf} % CI]{how}; n_clusters = tasks.{sim}"
+    return f"{_title(doc, name)}: estimate [{conf} % CI]{how}; n_clusters = tasks.{sim}"
 
 
-def latex_table(frame: pd.DataFrame, *, widths: Mapping[str, str] | None = None) -> str:
-    """A text frame as a booktabs ``tabular`` (escaped); ``widths``: column formats by name."""
-    widths = dict(widths or {})
+def _title(doc: Mapping[str, Any], name: str) -> str:
+    """The table's title as the report captions it (the arms by name)."""
+    if name == "cost" and not is_comparison(doc):
+        return f"{_arm_short(doc)} / {_arm_short(doc, 'without')} cost ratios"
+    return _TITLES.get(name, name.replace("_", " ").capitalize())
+
+
+def latex_table(frame: pd.DataFrame) -> str:
+    """A text frame as a booktabs ``tabular``: escaped, a math minus in numbers, ``$<$`` for a
+    small p, long text (a method, a long name) in a ragged-right column that wraps."""
     show = functools.partial(show_bidi, controls=True)  # a blank line would end the tabular
     text = frame.astype(object).where(frame.notna(), "--").astype(str).map(show)
     text.columns = [show(str(c)) for c in text.columns]
-    align = "".join(widths.get(str(c), "l" if _is_label(frame[c]) else "r") for c in frame.columns)
+    numbers = [c for c, f in zip(text.columns, frame, strict=True) if not _is_label(frame[f])]
+    wrap = [c for c in text if c not in numbers and (c in _WRAP or text[c].str.len().max() > 30)]
+    ragged = ">{\\raggedright\\arraybackslash}X"  # long text takes the width the rest leave
+    align = "".join("r" if c in numbers else ragged if c in wrap else "l" for c in text.columns)
+    tie = lambda cell: re.sub(r"(?<=\w) - (?=\w)", "~$-$~", cell)  # noqa: E731  "t(C - 1)"
     styler = (
         text.style.hide(axis="index")
         .format(escape="latex")
+        .format(_latex_number, subset=numbers, escape="latex")
+        .format(tie, subset=wrap, escape="latex")
         .format_index(escape="latex", axis="columns")
     )
-    return styler.to_latex(hrules=True, column_format=align)
+    tex = styler.to_latex(hrules=True, column_format=align)
+    if not wrap:
+        return tex
+    return tex.replace("{tabular}", "{tabularx}").replace(
+        "{tabularx}{", "{tabularx}{\\linewidth}{", 1
+    )
+
+
+def _latex_number(cell: str) -> str:
+    """A minus, not a hyphen, before a digit; ``< 0.001`` as math."""
+    return re.sub(r"(?<![\w.])[-−](?=\d)", "$-$", cell).replace("< ", "$<$\\,")
 
 
 def _is_label(col: pd.Series) -> bool:
-    # Interval cells start with a digit or a sign; labels (rubric, judge, task) do not.
+    # Number cells start with a digit, a sign, "<" (a small p) or a bound's bracket; labels do not.
     if pd.api.types.is_numeric_dtype(col.dtype):
         return False
     s = col.dropna().astype(str)
-    return bool(len(s)) and not s.str.match(r"^[-–+]?\d").all()
+    return bool(len(s)) and not s.str.match(r"^([\[(]?[-−–+<]?\s?\d|--$|–$)").all()
 
 
 def markdown_table(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     """A text frame as a GitHub-flavoured Markdown table (``|`` in a cell escaped)."""
-
-    def cell(v: Any) -> str:
-        s = "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
-        return markdown_text(s).replace("|", "\\|")
-
-    cols = [str(c) for c in frame.columns]
+    cell = lambda v: markdown_text(str(v)).replace("|", "\\|")  # noqa: E731
     align = [":---" if _is_label(frame[c]) else "---:" for c in frame.columns]
-    lines = ["| " + " | ".join(cell(c) for c in cols) + " |", "| " + " | ".join(align) + " |"]
-    body = frame.astype(object).to_numpy().tolist()
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in body]
-    if caption:
-        lines += ["", markdown_text(caption)]
-    return "\n".join(lines) + "\n"
+    body = frame.astype(object).where(frame.notna(), "").map(cell).to_numpy().tolist()
+    lines = ["| " + " | ".join(r) + " |" for r in [list(map(cell, frame.columns)), align, *body]]
+    return "\n".join(lines + (["", markdown_text(caption)] if caption else [])) + "\n"
 
 
-_HEADERS = {
-    "rubric": "Rubric",
-    "judge": "Judge",
+_HEADERS = {  # else the name capitalized, "_" as " "
+    "p (Holm)": "p (Holm)",
     "judge_a": "Judge A",
     "judge_b": "Judge B",
     "task_id": "Task",
     "statistic": "Ratio",
-    "estimand": "Estimand",
     "n": "n",
     "n_pairs": "Pairs",
     "n_tasks": "Tasks",
@@ -394,32 +401,39 @@ _HEADERS = {
     "tie_rate": "Tie",
     "loss_rate": "Loss",
     "net_win": "Net win",
-    "score": "Score",
     "observed_agreement": "Agr.",
-    "kappa": "Kappa",
     "kappa_linear": "Kappa (linear)",
     "ac1": "AC1",
     "pabak": "PABAK",
     "estimate": "Ratio [CI]",
-    "method": "Method",
     "token_source": "Tokens",
+    "arm_a": "Arm",
+    "arm_b": "Against",
+    "Marginal rank set": "Marginal set",
+    "Simultaneous rank set": "Simultaneous set",
 }
-_JUDGE_COLUMNS = ("judge", "judge_a", "judge_b")
-_WRAP = {"Method": "p{0.3\\linewidth}", "Estimand": "p{0.2\\linewidth}"}
-# Typeset once in a box; only a table wider than the line is scaled down to it.
-_FIT = (
-    "\\ifdefined\\esTableBox\\else\\newsavebox{\\esTableBox}\\fi\n"
-    "\\sbox{\\esTableBox}{%\n@BODY@}%\n"
-    "\\ifdim\\wd\\esTableBox>\\linewidth"
-    "\\typeout{evalstats: table @NAME@ scaled to the line width}"
-    "\\resizebox{\\linewidth}{!}{\\usebox{\\esTableBox}}"
-    "\\else\\usebox{\\esTableBox}\\fi\n"
-)
+_JUDGE_COLUMNS = ("judge", "judge_a", "judge_b", "Judge")
+_WRAP = ("Method", "Estimand")  # long text: wrapped
+# Labels and counts every row shares go to the notes: a paper does not repeat a constant.
+_SHARED = ("rubric", *_JUDGE_COLUMNS, "audit", "n", "n_pairs", "n_tasks")
+# Each table's title as the report captions it.
+_TITLES = {
+    "headline": "Win, tie and loss per judge",
+    "consensus": "Consensus verdicts",
+    "agreement": "Agreement between judges, per rubric",
+    "cost": "Cost ratios",
+    "per_task": "Verdicts per task",
+    "compare": "Net win per pair of arms",
+    "rank": "Rank and rank sets of the arms",
+    "beats": "P(arm beats opponent)",
+    "arm_costs": "Cost ratio to the reference",
+    "pareto": "Quality, cost and P(on frontier)",
+}
 
 
 def _header(col: str) -> str:
     stat, unit = (col[:-4], " (%)") if col.endswith(" (%)") else (col, "")
-    return _HEADERS.get(stat, stat.replace("_", " ")) + unit
+    return (_HEADERS.get(stat) or stat[:1].upper() + stat[1:].replace("_", " ")) + unit
 
 
 def paper_table(
@@ -432,20 +446,19 @@ def paper_table(
     short = {j: judge_label(j) for j in ids}
     count = pd.Series(list(short.values())).value_counts()
     short = {j: (s if count[s] == 1 else j) for j, s in short.items()}
-    out = frame.copy()
-    for c in _JUDGE_COLUMNS:
-        if c in out:
-            out[c] = out[c].map(lambda v: short.get(str(v), v) if isinstance(v, str) else v)
+    out = frame.replace({c: short for c in _JUDGE_COLUMNS if c in frame})
     notes = [f"{s}: {j}." for j, s in short.items() if s != j]
-    if "method" in out:
-        methods = out["method"].dropna().astype(str).unique()
-        if len(methods) == 1:
-            m = methods[0]
-            where = "" if m.startswith("iid") else " clustered by task"
-            words = method_words(m)
-            said = words if words == m else f"{words} ({m})"
-            notes.append(f"{_pct(_confidence(doc))} % CI{where}: {said}.".replace("_", "\\_"))
-            out = out.drop(columns="method")
+    shared = [c for c in _SHARED if c in out and len(out) > 1 and out[c].nunique(dropna=False) == 1]
+    notes += [f"{_header(c)}: {out[c].iloc[0]}." for c in shared]
+    out = out.drop(columns=shared)
+    methods = out["method"].dropna().astype(str).unique() if "method" in out else []
+    if len(methods) == 1:
+        m = methods[0]
+        where = "" if m.startswith("iid") else " clustered by task"
+        words = method_words(m)
+        said = words if words == m else f"{words} ({m})"
+        notes.append(f"{_pct(_confidence(doc))} % CI{where}: {said}.".replace("_", "\\_"))
+        out = out.drop(columns="method")
     notes += _statistic_methods(doc, name, out)
     if "token_source" in out:
         sources = out["token_source"].replace("", None).dropna().astype(str).unique()
@@ -471,28 +484,16 @@ def _ratio_name(statistic: Any) -> Any:
 
 def _statistic_methods(doc: Mapping[str, Any], name: str, shown: pd.DataFrame) -> list[str]:
     """The interval method of each shown statistic that carries its own (``kappa_method``)."""
-    wide_table = _table(doc, name) if isinstance(doc.get("tables"), Mapping) else None
-    if wide_table is None:
-        return []
+    wide = _table(doc, name)
     said: dict[str, list[str]] = {}
-    for col in shown.columns:
-        stat = str(col).removesuffix(" (%)")
-        mcol = f"{stat}_method"
-        if mcol not in wide_table:
-            continue
-        methods = wide_table[mcol].dropna().astype(str).unique()
-        if len(methods):
-            said.setdefault("; ".join(method_words(m) for m in methods), []).append(_header(stat))
+    for stat in (str(c).removesuffix(" (%)") for c in shown.columns):
+        if wide is not None and f"{stat}_method" in wide:
+            methods = wide[f"{stat}_method"].dropna().astype(str).unique()
+            if len(methods):
+                how = "; ".join(method_words(m) for m in methods)
+                said.setdefault(how, []).append(_header(stat))
     conf = _pct(_confidence(doc))
     return [f"{', '.join(cols)}: {conf} % CI by {how}." for how, cols in said.items()]
-
-
-def _latex_note(notes: list[str]) -> str:
-    if not notes:
-        return ""
-    # The method's underscores are escaped already.
-    text = " ".join("\\_".join(_escape(p) for p in n.split("\\_")) for n in notes)
-    return f"\\par\\smallskip\n\\parbox{{\\linewidth}}{{\\scriptsize {text}}}\n"
 
 
 def _escape(text: str) -> str:
@@ -504,28 +505,29 @@ def _escape(text: str) -> str:
 def latex_tables(
     results: Any, *, digits: int | None = None, percent: bool = True
 ) -> dict[str, str]:
-    """Each exported table as a ``table*`` float fitting ``\\textwidth`` (booktabs, graphicx).
+    """Each exported table as a ``table*`` float with ``\\caption`` then ``\\label``.
+
+    Labels ``tab:evalstats-<name>``; set in ``\\small`` at natural width (booktabs, tabularx).
 
     >>> from evalstats.report import compute_results
     >>> tex = latex_tables(compute_results("data/sample", n_resamples=200, seed=0))
-    >>> tex["headline"].splitlines()[2:4]
-    ['\\\\begin{table*}[tbp]', '\\\\centering\\\\footnotesize']
+    >>> print(tex["headline"].splitlines()[4])
+    \\caption{Win, tie and loss per judge: estimate [95 \\% CI].}
     """
     doc = _load(results)
     out = {}
+    conf = _pct(_confidence(doc))
     for name, frame in formatted_tables(doc, digits=digits, percent=percent, na_rep="--").items():
-        comment = "% " + _caption(doc, name, frame).replace("\n", " ")
         table, notes = paper_table(doc, name, frame)
-        body = latex_table(table, widths=_WRAP)
+        # The method's underscores are escaped already.
+        said = " ".join("\\_".join(_escape(p) for p in n.split("\\_")) for n in notes)
         out[name] = (
-            comment
-            + "\n% needs \\usepackage{booktabs,graphicx}\n"
-            + "\\begin{table*}[tbp]\n\\centering\\footnotesize\n"
-            + "\\setlength{\\tabcolsep}{3pt}\n"
-            + _FIT.replace("@NAME@", name.replace("_", "-")).replace("@BODY@", body)
-            + _latex_note(notes)
-            + f"\\label{{tab:evalstats-{name.replace('_', '-')}}}\n"
-            + "\\end{table*}\n"
+            "% needs \\usepackage{booktabs,tabularx}\n\\begin{table*}[tbp]\n\\centering\\small\n"
+            "\\setlength{\\tabcolsep}{4pt}\n"
+            f"\\caption{{{_escape(f'{_title(doc, name)}: estimate [{conf} % CI].')}}}\n"
+            f"\\label{{tab:evalstats-{name.replace('_', '-')}}}\n"
+            + latex_table(table)
+            + f"\\par\\smallskip\n\\parbox{{\\linewidth}}{{\\footnotesize {said}}}\n\\end{{table*}}\n"
         )
     return out
 
@@ -682,7 +684,8 @@ def _primary_macros(names: _Names, t: Mapping[str, Any], digits: int | None, per
     names.add("PrimaryLo", lo, f"{src} / ci_low")
     names.add("PrimaryHi", hi, f"{src} / ci_high")
     p = t.get("p_value")
-    names.add("PrimaryP", "--" if p is None else _p_text(float(p)), f"{src} / p_value")
+    p = "--" if p is None else _p_text(float(p)).replace("< ", "\\ensuremath{<}\\,")
+    names.add("PrimaryP", p, f"{src} / p_value")
     df = t.get("df")
     names.add("PrimaryDf", "--" if df is None else f"{float(df):.1f}", f"{src} / df")
     names.add("PrimaryAlpha", _g(t["alpha"]), f"{src} / alpha")
@@ -925,8 +928,10 @@ _TEST_NAMES = {
 }
 
 
-def _p_text(p: float) -> str:
-    return "< 0.0001" if p < 1e-4 else f"{p:.2g}"
+def _p_text(p: float, na_rep: str = "--", eq: str = "") -> str:
+    """A p-value as a paper prints it: ``< 0.001`` below 0.001, else two significant digits
+    (after ``eq``: "= " in a sentence)."""
+    return na_rep if not np.isfinite(p) else "< 0.001" if p < 1e-3 else f"{eq}{p:.2g}"
 
 
 def _test_interval(
@@ -964,7 +969,7 @@ def _primary_test_sentence(t: Mapping[str, Any], digits: int | None, percent: bo
         what = f"{name} ({float(t['df']):.1f} df)"
     return (
         f" The declared test of {t['statistic']}, a {what}, "
-        f"{verdict}: p = {_p_text(float(t['p_value']))} at alpha "
+        f"{verdict}: p {_p_text(float(t['p_value']), eq='= ')} at alpha "
         f"{_g(t['alpha'])}, with the {level} % {side}interval {iv}, so {conclusion}."
     )
 
@@ -1132,12 +1137,6 @@ def sentences_markdown(results: Any, *, digits: int | None = None, percent: bool
     return "\n".join(body) + "\n"
 
 
-def _write(path: Path, text: str) -> Path:
-    data = text.encode("utf-8")
-    atomic_write(path, lambda fh: fh.write(data))
-    return path
-
-
 def export(
     results_json: Any,
     *,
@@ -1172,18 +1171,16 @@ def export(
     ['headline.tex', 'consensus.tex']
     """
     doc = _load(results_json)
-    written: list[Path] = []
-    if latex is not None:
-        for name, text in latex_tables(doc, digits=digits, percent=percent).items():
-            written.append(_write(Path(latex) / f"{name}.tex", text))
-    if markdown is not None:
-        for name, text in markdown_tables(doc, digits=digits, percent=percent).items():
-            written.append(_write(Path(markdown) / f"{name}.md", text))
+    kw = {"digits": digits, "percent": percent}
+    files = {}
+    for where, tables, ext in ((latex, latex_tables, "tex"), (markdown, markdown_tables, "md")):
+        if where is not None:
+            files |= {Path(where) / f"{n}.{ext}": t for n, t in tables(doc, **kw).items()}
     if macros is not None:
-        text = latex_macros(doc, digits=digits, percent=percent, aliases=aliases)
-        written.append(_write(Path(macros), text))
+        files[Path(macros)] = latex_macros(doc, **kw, aliases=aliases)
     if sentences is not None:
-        written.append(
-            _write(Path(sentences), sentences_markdown(doc, digits=digits, percent=percent))
-        )
-    return written
+        files[Path(sentences)] = sentences_markdown(doc, **kw)
+    for path, text in files.items():
+        data = text.encode("utf-8")
+        atomic_write(path, lambda fh, data=data: fh.write(data))
+    return list(files)

@@ -9,7 +9,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,8 @@ from ._kinds import ReportError
 __all__ = ["CHROMIUM_NAMES", "find_chromium", "print_pdf", "report_pages", "require_pypdf"]
 
 PDF_NAME = "report.pdf"
+_TIMEOUT = 180  # seconds per page
+_PIPES = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
 # Looked up on PATH in this order unless EVALSTATS_CHROMIUM names the binary.
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 # No network (file:// only), no profile left behind, nothing but the page on the paper.
@@ -83,75 +84,48 @@ def report_pages(out_dir: str | os.PathLike[str]) -> list[tuple[str, str]]:
     return pages
 
 
-def print_pdf(
-    out_dir: str | os.PathLike[str],
-    *,
-    pages: Sequence[str] | None = None,
-    chromium: str | None = None,
-    timeout: float = 180.0,
-) -> Path:
-    """Print a rendered report's pages through headless Chromium into ``OUT/report.pdf``.
-
-    ``pages``: page files in order (default :func:`report_pages`); ``chromium``: the binary
-    (default :func:`find_chromium`); ``timeout``: seconds per page. Returns the PDF's path
-    (one bookmark per page).
-    """
+def print_pdf(out_dir: str | os.PathLike[str], *, chromium: str | None = None) -> Path:
+    """Print a rendered report's pages (:func:`report_pages`) through headless Chromium
+    (``chromium``, default :func:`find_chromium`) into ``OUT/report.pdf``, one bookmark per
+    page; returns its path."""
     from ._results import MANIFEST, read_manifest, sha256_file, write_manifest
 
     out = Path(out_dir)
-    listed = report_pages(out)
-    if pages is None:
-        chosen = listed
-    else:
-        titles = dict(listed)
-        chosen = [(p, titles.get(p, p)) for p in pages]
-        missing = [p for p, _ in chosen if not (out / p).is_file()]
-        if missing:
-            raise ReportError(f"{out}: no page {', '.join(missing)} to print")
+    pages = report_pages(out)
     binary = chromium or find_chromium()
     pypdf = require_pypdf()
     with tempfile.TemporaryDirectory(prefix="evalstats-pdf-") as tmp:
-        printed = _print_pages(binary, [out / p for p, _ in chosen], Path(tmp), timeout)
+        # One process per page, all at once, each with its own profile (a profile is locked).
+        jobs = []
+        for k, (page, _) in enumerate(pages):
+            pdf = Path(tmp) / f"page-{k}.pdf"
+            cmd = [binary, *_FLAGS, f"--user-data-dir={Path(tmp) / f'profile-{k}'}"]
+            cmd += [f"--print-to-pdf={pdf}", (out / page).resolve().as_uri()]
+            jobs.append((page, pdf, subprocess.Popen(cmd, **_PIPES)))
+        try:
+            for page, pdf, proc in jobs:
+                try:
+                    _, err = proc.communicate(timeout=_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    raise ReportError(f"{binary} did not print {page} in {_TIMEOUT} s") from None
+                if proc.returncode != 0 or not pdf.is_file() or pdf.stat().st_size == 0:
+                    lines = [ln for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()]
+                    raise ReportError(
+                        f"{binary} could not print {page} (exit {proc.returncode}): "
+                        + (lines[-1] if lines else "no message")
+                    )
+        finally:
+            for _, _, proc in jobs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
         writer = pypdf.PdfWriter()
-        for path, (_, title) in zip(printed, chosen, strict=True):
-            writer.append(os.fspath(path), outline_item=title)
-        writer.add_metadata({"/Title": listed[0][1], "/Creator": "evalstats report --pdf"})
+        for (_, pdf, _), (_, title) in zip(jobs, pages, strict=True):
+            writer.append(os.fspath(pdf), outline_item=title)
+        writer.add_metadata({"/Title": pages[0][1], "/Creator": "evalstats report --pdf"})
         target = out / PDF_NAME
         atomic_write(target, writer.write)
     digest = sha256_file(target)
     if (out / MANIFEST).is_file() and digest is not None:  # else not a render's directory
         write_manifest(out, read_manifest(out) | {PDF_NAME: digest})
     return target
-
-
-def _print_pages(binary: str, files: Sequence[Path], tmp: Path, timeout: float) -> list[Path]:
-    # One process per page, all at once, each with its own profile (a profile is locked).
-    jobs = []
-    for k, page in enumerate(files):
-        pdf = tmp / f"page-{k}.pdf"
-        cmd = [binary, *_FLAGS, f"--user-data-dir={tmp / f'profile-{k}'}"]
-        cmd += [f"--print-to-pdf={pdf}", page.resolve().as_uri()]
-        proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        jobs.append((page, pdf, proc))
-    try:
-        for page, pdf, proc in jobs:
-            try:
-                _, err = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                raise ReportError(
-                    f"{binary} did not print {page.name} within {timeout:.0f} s"
-                ) from None
-            if proc.returncode != 0 or not pdf.is_file() or pdf.stat().st_size == 0:
-                lines = [ln for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()]
-                raise ReportError(
-                    f"{binary} could not print {page.name} (exit {proc.returncode}): "
-                    + (lines[-1] if lines else "no message")
-                )
-    finally:
-        for _, _, proc in jobs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return [pdf for _, pdf, _ in jobs]
