@@ -92,12 +92,8 @@ def write_figure(
 
 # Free text, wrapped in a bounded column.
 _LONG_TEXT = frozenset({"reasoning", "raw", "detail", "parse_error", "rule"})
-_LONG_MIN_CH = 30
-_WIDE_FONT_FROM = 70  # tables wider than this many characters (wrapped) get the smaller font
-_PADDING_CH = 2
+_WIDE_FROM = 14  # columns
 _CI_CELL = re.compile(r"^\S+ \[[^\[\]]+\]$")  # "0.352 [0.156, 0.521]", wrapped at its spaces
-# Where the browser may break a cell: at spaces and (marked with <wbr>) after "_", ":" or "-".
-_TEXT_BREAKS = re.compile(r"\s+|(?<=[-_:])")
 _SHOWN_DPI = 110  # the page shows the SVG at the size of a 110-dpi image
 
 
@@ -134,17 +130,12 @@ def _whole(*columns: pd.Series) -> bool:
     return bool(values.abs().max() > 1) or any(_COUNT_NAME.search(str(c.name)) for c in columns)
 
 
-def _breakable(text: str) -> str:
-    """``text`` escaped, with <wbr> where a long name may wrap (after "_", ":" or "-")."""
-    return re.sub(r"(?<=[-_:])(?!$)", "<wbr>", html.escape(text))
-
-
 def table_html(
     table: pd.DataFrame, *, caption: str | None = None, digits: int = 3, name: str | None = None
 ) -> str:
     """An escaped HTML table that wraps to fit the page: one table, one caption.
 
-    Headers and names wrap after ``_``, ``:`` and ``-``, an ``est [lo, hi]`` cell at its spaces;
+    Headers wrap after ``_``, ``:`` and ``-``, an ``est [lo, hi]`` cell at its spaces;
     whole-number columns print as integers; a column of empty strings is left out.
 
     Examples
@@ -153,8 +144,8 @@ def table_html(
     >>> print(table_html(t, name="x"))  # doctest: +NORMALIZE_WHITESPACE
     <div class="table-wrap"><table data-table="x"><thead><tr><th class="text"
     scope="col">judge</th><th class="ci" scope="col">net_<wbr>win</th><th class="num"
-    scope="col">n</th></tr></thead><tbody><tr><td class="text">a:<wbr>b</td><td
-    class="ci">0.352 [0.156, 0.521]</td><td class="num">3</td></tr></tbody></table></div>
+    scope="col">n</th></tr></thead><tbody><tr><td class="text">a:b</td><td
+    class="ci">0.352 <span>[0.156, 0.521]</span></td><td class="num">3</td></tr></tbody></table></div>
     """
     # A column with no text in any row (no plan: no primary mark; no note) is not shown.
     blank = [len(table) > 0 and (table[c].astype(object) == "").all() for c in table.columns]
@@ -182,49 +173,43 @@ def table_html(
             kinds.append("ci")
         else:
             kinds.append("text")
-    width = sum(
-        _column_width(c, kind, [r[j] for r in texts])
-        for j, (c, kind) in enumerate(zip(columns, kinds, strict=True))
-    )
     head = "".join(
-        f'<th class="{k}" scope="col">{_breakable(c)}</th>'
+        f'<th class="{k}" scope="col">{re.sub(r"(?<=[-_:])(?!$)", "<wbr>", html.escape(c))}</th>'
         for c, k in zip(columns, kinds, strict=True)
     )
     body = "".join(
         "<tr>"
-        + "".join(
-            f'<td class="{k}">{_breakable(t) if k == "text" else html.escape(t)}</td>'
-            for t, k in zip(row, kinds, strict=True)
-        )
+        + "".join(f'<td class="{k}">{_cell(t, k)}</td>' for t, k in zip(row, kinds, strict=True))
         + "</tr>"
         for row in texts
     )
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     attrs = f' data-table="{html.escape(name)}"' if name else ""
-    wrap = "table-wrap wide" if width > _WIDE_FONT_FROM else "table-wrap"
+    wrap = "table-wrap wide" if len(columns) > _WIDE_FROM else "table-wrap"  # a smaller font
     return (
         f'<div class="{wrap}"><table{attrs}>{cap}<thead><tr>{head}</tr></thead>'
         f"<tbody>{body}</tbody></table></div>"
     )
 
 
-def _column_width(column: str, kind: str, cells: list[str]) -> int:
-    """The narrowest width (characters, padding included) the column can be laid out at."""
-    head = max((len(p) for p in _TEXT_BREAKS.split(column)), default=0)
-    if kind == "long":
-        return max(head, _LONG_MIN_CH) + _PADDING_CH
-    if kind == "num":  # never wrapped
-        body = max((len(t) for t in cells), default=0)
-    else:
-        body = max((len(p) for t in cells for p in _TEXT_BREAKS.split(t)), default=0)
-    return max(head, body) + _PADDING_CH
+def _cell(text: str, kind: str) -> str:
+    """``text`` escaped; an interval in a span, kept on one line where the page has room."""
+    est, _, interval = text.partition(" [")
+    return (
+        f"{html.escape(est)} <span>[{html.escape(interval)}</span>"
+        if interval and kind == "ci"
+        else html.escape(text)
+    )
 
 
 def merge_ci(table: pd.DataFrame, names: Sequence[str], *, digits: int = 3) -> pd.DataFrame:
-    """Replace each statistic and its two interval columns by one text cell "est [lo, hi]"."""
+    """Replace each statistic and its two interval columns (``<name>_ci_low``, ``_ci_high``,
+    else a tidy table's ``ci_low``, ``ci_high``) by one text cell "est [lo, hi]"."""
     out = table.copy()
     for name in names:
         lo, hi = f"{name}_ci_low", f"{name}_ci_high"
+        if lo not in out.columns:
+            lo, hi = "ci_low", "ci_high"
         if lo not in out.columns or hi not in out.columns:
             continue
         est = out[name] if name in out.columns else None
@@ -356,16 +341,9 @@ def show_provenance(results: Any) -> None:
     rows.append(("evalstats", p.get("package", {}).get("version", "")))
     settings = f"{p.get('seed')} / {p.get('n_resamples')} / {p.get('confidence')}"
     rows.append(("seed / resamples / confidence", settings))
-    parts = []
     arms = _arm_pairs(p.get("arm_names"))
-    if arms:
-        parts.append(
-            '<p class="arms">'
-            + " · ".join(
-                f"<strong>{html.escape(arm)}</strong> = {html.escape(name)}" for arm, name in arms
-            )
-            + "</p>"
-        )
+    said = " · ".join(f"<strong>{html.escape(a)}</strong> = {html.escape(n)}" for a, n in arms)
+    parts = [f'<p class="arms">{said}</p>'] if arms else []
     parts.append(
         '<div class="table-wrap"><table data-table="provenance"><tbody>'
         + "".join(
