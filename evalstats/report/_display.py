@@ -194,12 +194,9 @@ def table_html(
 
 def _cell(text: str, kind: str) -> str:
     """``text`` escaped; an interval in a span, kept on one line where the page has room."""
-    est, _, interval = text.partition(" [")
-    return (
-        f"{html.escape(est)} <span>[{html.escape(interval)}</span>"
-        if interval and kind == "ci"
-        else html.escape(text)
-    )
+    if kind != "ci" or " [" not in text:
+        return html.escape(text)
+    return html.escape(text).replace(" [", " <span>[", 1) + "</span>"
 
 
 def merge_ci(table: pd.DataFrame, names: Sequence[str], *, digits: int = 3) -> pd.DataFrame:
@@ -303,7 +300,7 @@ def _show_matrices(table: pd.DataFrame, rows: str, cols: str, caption: Any, name
         m = m.rename_axis(index=f"{rows} \\ {cols}", columns=None).reset_index()
         parts.append(table_html(m, caption=label or None, name=name))
         plain.append(f"{label}\n{m.to_string(index=False)}")
-    head = f'<p class="matrices-caption">{html.escape(caption)}</p>' if caption else ""
+    head = f'<p class="note">{html.escape(caption)}</p>' if caption else ""
     _display(f'{head}<div class="matrices">{"".join(parts)}</div>', "\n\n".join(plain))
 
 
@@ -377,16 +374,13 @@ def show_figure(
 
     from .. import plots
 
-    func = getattr(plots, plot, None)
-    if func is None:
-        text = f"figure {name}: not available (evalstats.plots.{plot} is missing)."
-        _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
-        return
-    kwargs = _with_arm_names(func, args, kwargs)
+    func, why = getattr(plots, plot, None), f"evalstats.plots.{plot} is missing"
     try:
-        fig = func(*args, **kwargs)
+        fig = func(*args, **_with_arm_names(func, args, kwargs)) if func else None
     except (ValueError, KeyError, IndexError, TypeError, ZeroDivisionError) as exc:
-        text = f"figure {name}: not available (evalstats.plots.{plot}: {exc})."
+        fig, why = None, f"evalstats.plots.{plot}: {exc}"
+    if fig is None:
+        text = f"figure {name}: not available ({why})."
         _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
         return
     figures = None if output_dir is None else Path(output_dir) / "figures"
@@ -403,12 +397,10 @@ def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> d
     if kwargs.get("arm_names") is not None:
         return kwargs
     kwargs = {k: v for k, v in kwargs.items() if k != "arm_names"}
-    if "arm_names" not in inspect.signature(func).parameters:
-        return kwargs
-    for arg in args:
-        names = arg.attrs.get("arm_names") if isinstance(arg, pd.DataFrame) else None
-        if names:
-            return {**kwargs, "arm_names": dict(names)}
+    if "arm_names" in inspect.signature(func).parameters:
+        frames = (a for a in args if isinstance(a, pd.DataFrame) and a.attrs.get("arm_names"))
+        names = next(frames, None)
+        kwargs |= {"arm_names": dict(names.attrs["arm_names"])} if names is not None else {}
     return kwargs
 
 

@@ -101,7 +101,6 @@ figure { margin: 1rem 0; }
 figure img { max-width: 100%; height: auto; border:1px solid var(--line); }
 .table-wrap { overflow-x: auto; max-width: 100%; margin: .6rem 0 1rem; }
 .matrices { display: flex; flex-wrap: wrap; column-gap: 2.5rem; }
-.matrices-caption { font-weight: 600; color: var(--muted); font-size: .82rem; margin-bottom: 0; }
 table { border-collapse: collapse; font-size: .74rem; font-variant-numeric: tabular-nums; }
 .wide > table { font-size: .7rem; }
 caption { caption-side: top; text-align:left; font-weight:600; padding:.2rem 0 .4rem;
