@@ -313,11 +313,12 @@ def _check_tokens(runs: pd.DataFrame) -> tuple:
             f"({t}, {r}, {a}) reported {int(x)} vs counted {int(c)}"
             for t, r, a, x, c in mism[cols].itertuples(index=False)
         ]
+        lo, hi = f"{ratio.min():.2f}×", f"{ratio.max():.2f}×"
+        times = f"{lo} the count in all {len(mism)}" if lo == hi else f"{lo} to {hi} the count"
         return (
             "warn",
-            f"{len(mism)} of {n_rep} runs with reported_tokens disagree with the "
-            f"cl100k_base transcript count (reported / counted from {ratio.min():.2f} to "
-            f"{ratio.max():.2f}); {used}: {_listed(items)}.",
+            f"{len(mism)} of the {n_rep} runs that report tokens disagree with the cl100k_base "
+            f"count of their transcript (reported tokens are {times}); {used}: {_listed(items)}.",
         )
     if n_rep == 0:
         return (
@@ -343,8 +344,8 @@ def _check_no_answer(pairs: pd.DataFrame, threshold: float) -> tuple:
     n_tasks = pairs.loc[over, "task_id"].nunique()
     return (
         status,
-        f"{k} of {n} pairs ({_pct(rate)}) are no_answer (over budget) "
-        f"in {n_tasks} tasks; threshold {_pct(threshold)}{tail}.",
+        f"{k} of {n} pairs ({_pct(rate)} of the pairs) are no_answer (over budget), "
+        f"in {n_tasks} tasks; threshold {_pct(threshold)} of the pairs{tail}.",
     )
 
 
@@ -476,14 +477,18 @@ def _check_disagreement(frame: pd.DataFrame, threshold: float, by_arms: bool = F
                 texts.append(f"{judges} share no ok pair")
                 continue
             rate = r.disagreements / r.n
-            text = f"{judges} disagree on {r.disagreements} of {r.n} {r.unit} ({_pct(rate)})"
+            of_pairs = f" ({r.n_pairs} pairs)" if r.unit == "pair-orders" else ""
+            text = (
+                f"{judges} disagree on {r.disagreements} of {r.n} {r.unit}{of_pairs}, "
+                f"{_pct(rate)} of the {r.unit}"
+            )
             (above if rate > threshold else within).append(text)
-            of_pairs = f" of {r.n_pairs} pairs" if r.unit == "pair-orders" else ""
-            texts.append(text + of_pairs + (" > threshold" if rate > threshold else ""))
+            texts.append(text + (" > threshold" if rate > threshold else ""))
             if rate > threshold:
                 failing.add(str(r.rubric))
     status = "fail" if above else "warn" if unmeasured else "pass"
-    trigger, cure = f"the {_pct(threshold)} trigger", "(re-curate the tasks or add a third judge)"
+    trigger = f"the {_pct(threshold)} disagreement trigger"
+    cure = "(re-curate the tasks or add a third judge)"
     if not by_arms:
         if not texts:
             return (
@@ -560,8 +565,8 @@ def _check_orders(
         p = float(sign_test_p(n_wf, n - n_wf))
         off = p < alpha or abs(share - 0.5) > tolerance
         parts.append(
-            f"{rubric}: WITH shown first in {n_wf} of {n} pair-orders "
-            f"({_pct(share)}, exact binomial p = {p:.3g}) of {n_pairs} pairs"
+            f"{rubric}: WITH shown first in {n_wf} of {n} pair-orders ({n_pairs} pairs), "
+            f"{_pct(share)} of the pair-orders (exact binomial p = {p:.3g})"
             + (f", {n_null} judgments without an order" if n_null else "")
         )
         if off or n_null:
@@ -590,17 +595,20 @@ def _check_failures(frame: pd.DataFrame, threshold: float) -> tuple:
     parts, over = [], []
     for (rubric, judge), r in agg.iterrows():
         n, bad = int(r["n"]), int(r["inv"] + r["err"])
-        of_pairs = f" of {int(n_pairs[(rubric, judge)])} pairs" if r["ordered"] else ""
+        unit = "pair-orders" if r["ordered"] else "pairs"
+        of_pairs = f" ({int(n_pairs[(rubric, judge)])} pairs)" if r["ordered"] else ""
         text = (
-            f"{judge} on {rubric}: {bad} of {n} {'pair-orders' if r['ordered'] else 'pairs'} "
-            f"({_pct(bad / n)}; {int(r['inv'])} invalid, {int(r['err'])} error){of_pairs}"
+            f"{judge} on {rubric}: {bad} of {n} {unit}{of_pairs}, {_pct(bad / n)} of the "
+            f"{unit} ({int(r['inv'])} invalid, {int(r['err'])} error)"
         )
         parts.append(text)
         if bad / n > threshold:
             over.append(text)
     if over:
-        return ("warn", f"Invalid + error above {_pct(threshold)}: " + "; ".join(over) + ".")
-    return ("pass", f"Invalid + error at most {_pct(threshold)}: " + "; ".join(parts) + ".")
+        lead = f"Invalid + error above {_pct(threshold)} of a judge's verdicts: "
+        return ("warn", lead + "; ".join(over) + ".")
+    lead = f"Invalid + error at most {_pct(threshold)} of each judge's verdicts: "
+    return ("pass", lead + "; ".join(parts) + ".")
 
 
 _NO_PLAN = "No declared analysis plan (plan.toml in the data directory)"

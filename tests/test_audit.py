@@ -167,11 +167,12 @@ def test_clean_dataset_passes_every_check(sim):
     status, detail = row(table, "both_arms_present")
     assert detail == "All 24 pairs have both arms."
     status, detail = row(table, "blind_order_balance")
-    # Both orders of each of the 24 pairs: 48 pair-orders, and the pairs named beside.
-    assert "24 of 48 pair-orders (50.0 %, exact binomial p = 1) of 24 pairs" in detail
+    # Both orders of each of the 24 pairs: 48 pair-orders, the pairs named beside, and each
+    # percentage of its own denominator.
+    assert "24 of 48 pair-orders (24 pairs), 50.0 % of the pair-orders (exact binomial" in detail
     status, detail = row(table, "judge_disagreement")
-    assert "disagree on 0 of 24 pairs (0.0 %)" in detail
-    assert "disagree on 0 of 48 pair-orders (0.0 %) of 24 pairs" in detail
+    assert "disagree on 0 of 24 pairs, 0.0 % of the pairs" in detail
+    assert "disagree on 0 of 48 pair-orders (24 pairs), 0.0 % of the pair-orders" in detail
 
 
 def test_dataset_and_separate_frames_agree(sim):
@@ -338,7 +339,7 @@ def test_budget_binding_one_arm_warns(sim):
     assert "WITH only 9, WITHOUT only 0, both 0 of 24 pairs" in detail
     assert f"p = {p:.3g}" in detail
     status, detail = row(table, "no_answer_rate")
-    assert status == "warn" and "9 of 24 pairs (37.5 %) are no_answer" in detail
+    assert status == "warn" and "9 of 24 pairs (37.5 % of the pairs) are no_answer" in detail
     assert "in 3 tasks" in detail
 
 
@@ -350,7 +351,8 @@ def test_balanced_over_budget_passes(sim):
     assert status == "pass" and "WITH only 1, WITHOUT only 1, both 0 of 24" in detail
     assert row(table, "no_answer_rate") == (
         "pass",
-        "2 of 24 pairs (8.3 %) are no_answer (over budget) in 1 tasks; threshold 10.0 %.",
+        "2 of 24 pairs (8.3 % of the pairs) are no_answer (over budget), in 1 tasks; "
+        "threshold 10.0 % of the pairs.",
     )
     assert row(table, "no_answer_rate")[0] == "pass"
     assert row(table, "judgment_coverage")[0] == "pass"  # over-budget pairs need no judge
@@ -367,7 +369,7 @@ def test_balanced_over_budget_passes(sim):
     same = ~alone["check"].isin(["blind_order_balance", "plan_before_judging"])
     assert alone.loc[same, "detail"].tolist() == table.loc[same, "detail"].tolist()
     assert "22 of 44 pair-orders" in row(alone, "blind_order_balance")[1]
-    assert "of 22 pairs" in row(alone, "blind_order_balance")[1]
+    assert "(22 pairs)" in row(alone, "blind_order_balance")[1]
 
 
 def test_over_budget_pair_scored_as_verdict_fails(sim):
@@ -427,15 +429,14 @@ def test_noisy_judges_fail_disagreement(tmp_path):
     table = audit(ds)
     status, detail = row(table, "judge_disagreement")
     assert status == "fail"
-    assert "Above the 20.0 % trigger" in detail
+    assert "Above the 20.0 % disagreement trigger" in detail
     for rubric, unit in (("with-without", "pairs"), ("blind-pair", "pair-orders")):
         k, n, n_pairs = independent_disagreement(ds, rubric)
         assert k / n > 0.2
-        of_pairs = f" of {n_pairs} pairs" if unit == "pair-orders" else ""
+        of_pairs = f" ({n_pairs} pairs)" if unit == "pair-orders" else ""
         assert n_pairs < n if unit == "pair-orders" else n_pairs == n
-        assert f"disagree on {k} of {n} {unit} ({100 * k / n:.1f} %){of_pairs} > threshold" in (
-            detail
-        )
+        pct = f"{100 * k / n:.1f} % of the {unit}"
+        assert f"disagree on {k} of {n} {unit}{of_pairs}, {pct} > threshold" in detail
     relaxed = audit(ds, disagreement_threshold=1.0)
     assert row(relaxed, "judge_disagreement")[0] == "pass"
 
@@ -486,8 +487,8 @@ def test_unbalanced_orders_warn(tmp_path):
     p = sps.binomtest(24, 24, 0.5).pvalue
     assert status == "warn"
     # One order per pair: 24 pair-orders of 24 pairs.
-    text = f"WITH shown first in 24 of 24 pair-orders (100.0 %, exact binomial p = {p:.3g})"
-    assert f"{text} of 24 pairs" in detail
+    text = "WITH shown first in 24 of 24 pair-orders (24 pairs), 100.0 % of the pair-orders"
+    assert f"{text} (exact binomial p = {p:.3g})" in detail
 
 
 def test_blind_judgment_without_order_warns(sim):
@@ -513,7 +514,7 @@ def test_order_rules(tmp_path):
         j["order"] = pd.Series(order, index=j.index).where(bp).astype(j["order"].dtype)
         status, detail = row(audit(ds.tasks, ds.runs, j), "blind_order_balance")
         assert status == expected, (n_wf, detail)
-        assert f"{n_wf} of 24 pair-orders" in detail and "of 24 pairs" in detail
+        assert f"{n_wf} of 24 pair-orders (24 pairs)" in detail
 
 
 # --------------------------------------------------------------------------- failures, tokens
@@ -532,10 +533,10 @@ def test_failure_rate_warns(tmp_path):
         n_pairs = len(g[["task_id", "replicate"]].drop_duplicates())
         unit = "pair-orders" if rubric == "blind-pair" else "pairs"
         assert (n_pairs < len(g)) == (rubric == "blind-pair")
-        text = f"{judge} on {rubric}: {bad} of {len(g)} {unit} ({100 * bad / len(g):.1f} %"
+        of_pairs = f" ({n_pairs} pairs)" if unit == "pair-orders" else ""
+        pct = f"{100 * bad / len(g):.1f} % of the {unit}"
+        text = f"{judge} on {rubric}: {bad} of {len(g)} {unit}{of_pairs}, {pct}"
         assert (text in detail) == (bad / len(g) > 0.05)
-        if rubric == "blind-pair" and bad / len(g) > 0.05:
-            assert f"error) of {n_pairs} pairs" in detail
     assert (
         row(audit(ds, frame=frame, limits=AuditLimits(failure_rate=1.0)), "judge_failure_rate")[0]
         == "pass"
@@ -549,7 +550,9 @@ def test_token_mismatch_warns(sim):
     counted = ds.runs.loc[6, "tokens"]
     status, detail = row(audit(ds), "reported_tokens")
     assert status == "warn"
-    assert detail.startswith("2 of 2 runs with reported_tokens disagree")
+    assert detail.startswith("2 of the 2 runs that report tokens disagree")
+    ratios = sorted(r / c for r, c in ((99_999, counted), (5, ds.runs.loc[7, "tokens"])))
+    assert f"(reported tokens are {ratios[0]:.2f}× to {ratios[1]:.2f}× the count)" in detail
     assert f"(T02, 1, with) reported 99999 vs counted {counted}" in detail
 
 
@@ -571,13 +574,17 @@ def test_sample_data_audit_matches_independent_numbers():
     assert table["check"].tolist() == list(AUDIT_CHECKS)
     k, n, _ = independent_disagreement(ds, "with-without")
     assert (
-        f"disagree on {k} of {n} pairs ({100 * k / n:.1f} %)" in row(table, "judge_disagreement")[1]
+        f"disagree on {k} of {n} pairs, {100 * k / n:.1f} % of the pairs"
+        in row(table, "judge_disagreement")[1]
     )
     n_mismatch = int(np.sum(ds.runs["tokens_mismatch"]))
     status, detail = row(table, "reported_tokens")
     assert (status == "warn") == (n_mismatch > 0)
-    if n_mismatch:
-        assert detail.startswith(f"{n_mismatch} of ")
+    assert detail.startswith(f"{n_mismatch} of the {ds.runs['reported_tokens'].notna().sum()} ")
+    # The sample's harness bills every mismatched run 1.25 times the cl100k_base count: said so.
+    mism = ds.runs.loc[ds.runs["tokens_mismatch"].astype(bool)]
+    assert set((mism["reported_tokens"] / mism["tokens"]).round(2)) == {1.25}
+    assert f"(reported tokens are 1.25× the count in all {n_mismatch})" in detail
 
 
 # --------------------------------------------------------------------------- analysis plan

@@ -99,7 +99,7 @@ def test_the_first_sentence_is_the_fail(failing):
     assert para.startswith(first)
     assert "This row is marked (fail: judge_disagreement)" in para
     assert result_sentences(doc)[0] == first
-    assert "Above the 20.0 % trigger" in first and "(63.6 %)" in first
+    assert "Above the 20.0 % disagreement trigger" in first and "63.6 % of the pair" in first
 
 
 @pytest.mark.slow

@@ -201,6 +201,16 @@ def test_the_shipped_k_arm_sample_renders_one_report(tmp_path):
     assert 'href="comparison.html"' in index
     # the comparison page shows the audit of its pairs too (issue 32): the failed trigger
     assert "judge_disagreement" in pages["comparison.html"]
+    # Tables a reader scans (issue 34): one table per caption, ranks as integers, Davidson's
+    # tie parameter in its own table with its meaning, no row of empty intervals.
+    cmp_page = re.sub(r"</?span>|<wbr>", "", pages["comparison.html"])
+    assert all("(continued)" not in html for html in pages.values())
+    ranks = "".join(re.findall(r'<table data-table="rank(?:_sets)?".*?</table>', cmp_page, re.S))
+    assert ranks and not re.search(r">\d+\.000\b", ranks) and "— [—, —]" not in cmp_page
+    assert re.search(r'data-table="rank_sets".*?>[123] \[[123], [123]\]<', cmp_page, re.S)
+    tie = re.search(r"<caption>Davidson&#x27;s tie parameter ν.*?</table>", cmp_page, re.S)
+    assert tie and "two equally strong arms tie with probability ν / (2 + ν)" in tie.group(0)
+    assert len(re.findall(r'<td class="ci">\d\.\d{3} \[', tie.group(0))) == 2  # one per judge
     for name in ("compare", "rank_sets", "beats", "pareto", "cost_ratios_v1_none"):
         assert (out / "figures" / f"{name}.svg").is_file(), name
     doc = json.loads((out / "results.json").read_text())

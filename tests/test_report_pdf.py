@@ -137,8 +137,8 @@ def test_no_table_is_cut_at_the_page_edge(printed):
     _, pdf = printed
     text = _text(pdf)
     assert re.search(r"win_r(?!ate)", text) is None  # the cut headline
-    # A header or text cell wrapped after a hyphen (with-without, t(C-1)).
-    joined = re.sub(r"- ", "-", text)
+    # A header or text cell wrapped after a hyphen (with-without, t(C-1)), a header after "_".
+    joined = re.sub(r"([-_]) ", r"\1", text)
     html_text = (printed[0] / "index.html").read_text(encoding="utf-8")
     headers = {
         re.sub(r"<[^>]+>", "", h)

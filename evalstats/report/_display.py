@@ -92,19 +92,8 @@ def write_figure(
 
 # Free text, wrapped in a bounded column.
 _LONG_TEXT = frozenset({"reasoning", "raw", "detail", "parse_error", "rule"})
-_LONG_MIN_CH = 30
-# Columns that name a row, repeated in every part of a table split to fit the page.
-_KEY_COLUMNS = frozenset(
-    "arm_a arm_b rubric judge judge_a judge_b metric statistic task_id replicate".split()
-)
-# The widest table shown in one piece, in characters: at the wide-table fonts of _html.CSS it
-# fits a 1024-px window and an A4 or Letter page in DejaVu Sans (among the widest fonts).
-_MAX_TABLE_WIDTH = 130
-_WIDE_FONT_FROM = 70  # wider tables get the smaller font
-_PADDING_CH = 2
-_CI_CELL = re.compile(r"^\S+ \[[^\[\]]+\]$")  # "0.352 [0.156, 0.521]", never wrapped
-# Where the browser may break a text cell: at spaces, after a hyphen unless a digit follows.
-_TEXT_BREAKS = re.compile(r"\s+|(?<=-)(?=\D)")
+_WIDE_FROM = 14  # columns
+_CI_CELL = re.compile(r"^\S+ \[[^\[\]]+\]$")  # "0.352 [0.156, 0.521]", wrapped at its spaces
 _SHOWN_DPI = 110  # the page shows the SVG at the size of a 110-dpi image
 
 
@@ -114,11 +103,14 @@ def _display(html_text: str, plain: str) -> None:
     display({"text/html": html_text, "text/plain": plain}, raw=True)
 
 
-def _fmt_number(v: Any, digits: int) -> str:
+def _fmt_number(v: Any, digits: int, integer: bool = False) -> str:
+    """``v`` with ``digits`` decimals; ``integer``: a whole number, with thousands separators."""
     if v is None or v is pd.NA or (isinstance(v, float) and v != v):
         return "—"
-    if isinstance(v, int):  # bool too
+    if isinstance(v, bool):
         return str(v)
+    if isinstance(v, int) or (integer and isinstance(v, float)):
+        return f"{round(v):,}"
     if isinstance(v, float):
         if v != 0 and abs(v) < 10 ** (-digits):
             return f"{v:.{digits - 1}e}"
@@ -126,162 +118,110 @@ def _fmt_number(v: Any, digits: int) -> str:
     return str(v)
 
 
-def table_html(
-    table: pd.DataFrame,
-    *,
-    caption: str | None = None,
-    digits: int = 3,
-    name: str | None = None,
-    max_width: int | None = _MAX_TABLE_WIDTH,
-) -> str:
-    """An escaped HTML table that fits a page, split into stacked parts when too wide.
+_COUNT_NAME = re.compile(r"^n$|^n_|tokens$|^calls$")
 
-    A table wider than ``max_width`` characters is split into parts, each with the leading
-    key columns (None: never split).
+
+def _whole(*columns: pd.Series) -> bool:
+    """Whether ``columns`` hold counts or ranks: whole numbers, some above 1 or named a count
+    (a rate of exactly 0 or 1 keeps its decimals)."""
+    values = pd.concat([pd.to_numeric(c, errors="coerce") for c in columns]).dropna()
+    if not len(values) or not (values == values.round()).all():
+        return False
+    return bool(values.abs().max() > 1) or any(_COUNT_NAME.search(str(c.name)) for c in columns)
+
+
+def table_html(
+    table: pd.DataFrame, *, caption: str | None = None, digits: int = 3, name: str | None = None
+) -> str:
+    """An escaped HTML table that wraps to fit the page: one table, one caption.
+
+    Headers wrap after ``_``, ``:`` and ``-``, an ``est [lo, hi]`` cell at its spaces;
+    whole-number columns print as integers; a column of empty strings is left out.
 
     Examples
     --------
-    >>> t = pd.DataFrame({"judge": ["a:b"], "net_win": ["0.352 [0.156, 0.521]"], "n": [3]})
+    >>> t = pd.DataFrame({"judge": ["a:b"], "net_win": ["0.352 [0.156, 0.521]"], "n": [3.0]})
     >>> print(table_html(t, name="x"))  # doctest: +NORMALIZE_WHITESPACE
     <div class="table-wrap"><table data-table="x"><thead><tr><th class="text"
-    scope="col">judge</th><th class="ci" scope="col">net_win</th><th class="num"
+    scope="col">judge</th><th class="ci" scope="col">net_<wbr>win</th><th class="num"
     scope="col">n</th></tr></thead><tbody><tr><td class="text">a:b</td><td
-    class="ci">0.352 [0.156, 0.521]</td><td class="num">3</td></tr></tbody></table></div>
-    >>> wide = pd.DataFrame({"judge": ["a"], **{f"statistic_{i}": [0.5] for i in range(12)}})
-    >>> table_html(wide, name="w").count("<table")
-    2
+    class="ci">0.352 <span>[0.156, 0.521]</span></td><td class="num">3</td></tr></tbody></table></div>
     """
+    # A column with no text in any row (no plan: no primary mark; no note) is not shown.
+    blank = [len(table) > 0 and (table[c].astype(object) == "").all() for c in table.columns]
+    table = table.loc[:, [not b for b in blank]]
     columns = [str(c) for c in table.columns]
+    numeric = [
+        pd.api.types.is_numeric_dtype(table[c]) and not pd.api.types.is_bool_dtype(table[c])
+        for c in table.columns
+    ]
+    whole = [num and _whole(table[c]) for num, c in zip(numeric, table.columns, strict=True)]
     texts = [
-        [_fmt_number(v.item() if hasattr(v, "item") else v, digits) for v in row]
+        [
+            _fmt_number(v.item() if hasattr(v, "item") else v, digits, whole[j])
+            for j, v in enumerate(row)
+        ]
         for row in table.astype(object).itertuples(index=False, name=None)
     ]
     kinds = []
-    for j, c in enumerate(table.columns):
-        col = table[c]
-        if str(c) in _LONG_TEXT:
+    for j, c in enumerate(columns):
+        if c in _LONG_TEXT:
             kinds.append("long")
-        elif pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+        elif numeric[j]:
             kinds.append("num")
         elif texts and all(_CI_CELL.match(r[j]) or r[j] == "—" for r in texts):
             kinds.append("ci")
         else:
             kinds.append("text")
-    widths = [
-        _column_width(c, kind, [r[j] for r in texts])
-        for j, (c, kind) in enumerate(zip(columns, kinds, strict=True))
-    ]
-    naming = [
-        k == "text" and not pd.api.types.is_bool_dtype(table[c])
-        for k, c in zip(kinds, table.columns, strict=True)
-    ]
-    parts = _split_columns(columns, naming, widths, max_width)
-    wide = len(parts) > 1 or sum(widths) > _WIDE_FONT_FROM
-    html_parts = []
-    for k, part in enumerate(parts):
-        head = "".join(
-            f'<th class="{kinds[j]}" scope="col">{html.escape(columns[j])}</th>' for j in part
-        )
-        body = "".join(
-            "<tr>"
-            + "".join(f'<td class="{kinds[j]}">{html.escape(row[j])}</td>' for j in part)
-            + "</tr>"
-            for row in texts
-        )
-        text = caption if k == 0 else (f"{caption} (continued)" if caption else None)
-        cap = f"<caption>{html.escape(text)}</caption>" if text else ""
-        # The other parts continue the first: `table[data-table=NAME] tr` counts rows once.
-        label = "data-table" if k == 0 else "data-continues"
-        attrs = f' {label}="{html.escape(name)}"' if name else ""
-        if len(parts) > 1:
-            attrs += f' data-part="{k + 1} of {len(parts)}"'
-        html_parts.append(
-            f"<table{attrs}>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        )
-    wrap = "table-wrap wide" if wide else "table-wrap"
-    return f'<div class="{wrap}">{"".join(html_parts)}</div>'
+    head = "".join(
+        f'<th class="{k}" scope="col">{re.sub(r"(?<=[-_:])(?!$)", "<wbr>", html.escape(c))}</th>'
+        for c, k in zip(columns, kinds, strict=True)
+    )
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td class="{k}">{_cell(t, k)}</td>' for t, k in zip(row, kinds, strict=True))
+        + "</tr>"
+        for row in texts
+    )
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    attrs = f' data-table="{html.escape(name)}"' if name else ""
+    wrap = "table-wrap wide" if len(columns) > _WIDE_FROM else "table-wrap"  # a smaller font
+    return (
+        f'<div class="{wrap}"><table{attrs}>{cap}<thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
-def _column_width(column: str, kind: str, cells: list[str]) -> int:
-    """The narrowest width (characters, padding included) the column can be laid out at."""
-    head = max((len(p) for p in _TEXT_BREAKS.split(column)), default=0)
-    if kind == "long":
-        return max(head, _LONG_MIN_CH) + _PADDING_CH
-    if kind in ("num", "ci"):  # never wrapped
-        body = max((len(t) for t in cells), default=0)
-    else:
-        body = max((len(p) for t in cells for p in _TEXT_BREAKS.split(t)), default=0)
-    return max(head, body) + _PADDING_CH
-
-
-def _split_columns(
-    columns: Sequence[str], naming: Sequence[bool], widths: Sequence[int], max_width: int | None
-) -> list[list[int]]:
-    """Column indices of each part: the leading keys in every part, the rest balanced."""
-    n = len(columns)
-    if max_width is None or sum(widths) <= max_width or n < 2:
-        return [list(range(n))]
-    # Text before the first statistic names the row (a text-only table: the known keys).
-    first_stat = next((j for j, text in enumerate(naming) if not text), n)
-    n_keys = 0
-    while (
-        n_keys < n - 1
-        and (columns[n_keys] in _KEY_COLUMNS or n_keys < first_stat < n)
-        and sum(widths[: n_keys + 1]) <= max_width // 2
-    ):
-        n_keys += 1
-    n_keys = max(n_keys, 1)
-    keys, rest = list(range(n_keys)), list(range(n_keys, n))
-    room = max(max_width - sum(widths[:n_keys]), 1)
-    # As few parts as fit (greedy), then balanced (a linear partition).
-    n_parts, used = 1, 0
-    for j in rest:
-        if used and used + widths[j] > room:
-            n_parts, used = n_parts + 1, 0
-        used += widths[j]
-    cuts = _balanced_cuts([widths[j] for j in rest], n_parts)
-    return [keys + rest[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
-
-
-def _balanced_cuts(widths: Sequence[int], n_parts: int) -> list[int]:
-    """Boundaries 0 = c0 < c1 < ... < ck = len(widths) minimising the widest run's sum."""
-    m = len(widths)
-    prefix = [0]
-    for w in widths:
-        prefix.append(prefix[-1] + w)
-    inf = float("inf")
-    # best[p][i]: the smallest widest-run sum of widths[:i] cut into p runs.
-    best = [[inf] * (m + 1) for _ in range(n_parts + 1)]
-    cut = [[0] * (m + 1) for _ in range(n_parts + 1)]
-    best[0][0] = 0
-    for p in range(1, n_parts + 1):
-        for i in range(p, m + 1):
-            for j in range(p - 1, i):
-                cost = max(best[p - 1][j], prefix[i] - prefix[j])
-                if cost < best[p][i]:
-                    best[p][i], cut[p][i] = cost, j
-    bounds = [m]
-    for p in range(n_parts, 0, -1):
-        bounds.append(cut[p][bounds[-1]])
-    return bounds[::-1]
+def _cell(text: str, kind: str) -> str:
+    """``text`` escaped; an interval in a span, kept on one line where the page has room."""
+    if kind != "ci" or " [" not in text:
+        return html.escape(text)
+    return html.escape(text).replace(" [", " <span>[", 1) + "</span>"
 
 
 def merge_ci(table: pd.DataFrame, names: Sequence[str], *, digits: int = 3) -> pd.DataFrame:
-    """Replace each statistic and its two interval columns by one text cell "est [lo, hi]"."""
+    """Replace each statistic and its two interval columns (``<name>_ci_low``, ``_ci_high``,
+    else a tidy table's ``ci_low``, ``ci_high``) by one text cell "est [lo, hi]"."""
     out = table.copy()
     for name in names:
         lo, hi = f"{name}_ci_low", f"{name}_ci_high"
+        if lo not in out.columns:
+            lo, hi = "ci_low", "ci_high"
         if lo not in out.columns or hi not in out.columns:
             continue
         est = out[name] if name in out.columns else None
+        # A rank and its rank set are whole numbers: "3 [1, 3]", not "3.000 [1.000, 3.000]".
+        whole = _whole(out[lo], out[hi], *([] if est is None else [est]))
         cells = [
-            f"[{_fmt_number(a, digits)}, {_fmt_number(b, digits)}]"
+            f"[{_fmt_number(a, digits, whole)}, {_fmt_number(b, digits, whole)}]"
             for a, b in zip(out[lo], out[hi], strict=True)
         ]
         if est is None:
             out.insert(out.columns.get_loc(lo), name, cells)
         else:
-            out[name] = [f"{_fmt_number(e, digits)} {c}" for e, c in zip(est, cells, strict=True)]
+            out[name] = [
+                f"{_fmt_number(e, digits, whole)} {c}" for e, c in zip(est, cells, strict=True)
+            ]
         out = out.drop(columns=[lo, hi])
     return out
 
@@ -309,13 +249,15 @@ def show_table(
     query: str | None = None,
     ci: Sequence[str] = (),
     transpose_by: Sequence[str] | None = None,
+    matrix: tuple[str, str] | None = None,
 ) -> None:
     """Display table ``name`` of a :class:`~evalstats.report.Results` (escaped HTML + text),
     or why it is unavailable.
 
     ``columns`` picks and orders columns; ``query`` filters rows; ``ci`` names statistics
     shown as one cell ``estimate [ci_low, ci_high]``; ``transpose_by`` shows one column per
-    row, labelled by those key columns.
+    row, labelled by those key columns; ``matrix=(rows, cols)`` shows the last column as one
+    matrix (``rows`` × ``cols``) per group of the other columns.
     """
     table = table_view(results, name)
     if table is None:
@@ -323,6 +265,9 @@ def show_table(
         return
     if query:
         table = table.query(query)
+    if matrix is not None:
+        _show_matrices(table, *matrix, caption, name)
+        return
     if ci:
         table = merge_ci(table, ci, digits=digits)
     pair = [c for c in PAIR_COLUMNS if c in table.columns]
@@ -341,6 +286,22 @@ def show_table(
     with pd.option_context("display.max_columns", 50, "display.width", 200):
         plain = table.to_string(index=False, max_colwidth=60)
     _display(table_html(table, caption=caption, digits=digits, name=name), plain)
+
+
+def _show_matrices(table: pd.DataFrame, rows: str, cols: str, caption: Any, name: str) -> None:
+    """One small table per group: ``rows`` down, ``cols`` across, the last column's values."""
+    value = table.columns[-1]
+    keys = [c for c in table.columns if c not in (rows, cols, value)]
+    groups = table.groupby(keys, sort=False, observed=True) if keys else [((), table)]
+    parts, plain = [], [caption or name]
+    for key, g in groups:
+        label = " · ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+        m = g.pivot_table(value, rows, cols, "sum", fill_value=0, observed=True, sort=False)
+        m = m.rename_axis(index=f"{rows} \\ {cols}", columns=None).reset_index()
+        parts.append(table_html(m, caption=label or None, name=name))
+        plain.append(f"{label}\n{m.to_string(index=False)}")
+    head = f'<p class="note">{html.escape(caption)}</p>' if caption else ""
+    _display(f'{head}<div class="matrices">{"".join(parts)}</div>', "\n\n".join(plain))
 
 
 def show_unavailable(results: Any, section: str) -> None:
@@ -377,16 +338,9 @@ def show_provenance(results: Any) -> None:
     rows.append(("evalstats", p.get("package", {}).get("version", "")))
     settings = f"{p.get('seed')} / {p.get('n_resamples')} / {p.get('confidence')}"
     rows.append(("seed / resamples / confidence", settings))
-    parts = []
     arms = _arm_pairs(p.get("arm_names"))
-    if arms:
-        parts.append(
-            '<p class="arms">'
-            + " · ".join(
-                f"<strong>{html.escape(arm)}</strong> = {html.escape(name)}" for arm, name in arms
-            )
-            + "</p>"
-        )
+    said = " · ".join(f"<strong>{html.escape(a)}</strong> = {html.escape(n)}" for a, n in arms)
+    parts = [f'<p class="arms">{said}</p>'] if arms else []
     parts.append(
         '<div class="table-wrap"><table data-table="provenance"><tbody>'
         + "".join(
@@ -420,16 +374,13 @@ def show_figure(
 
     from .. import plots
 
-    func = getattr(plots, plot, None)
-    if func is None:
-        text = f"figure {name}: not available (evalstats.plots.{plot} is missing)."
-        _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
-        return
-    kwargs = _with_arm_names(func, args, kwargs)
+    func, why = getattr(plots, plot, None), f"evalstats.plots.{plot} is missing"
     try:
-        fig = func(*args, **kwargs)
+        fig = func(*args, **_with_arm_names(func, args, kwargs)) if func else None
     except (ValueError, KeyError, IndexError, TypeError, ZeroDivisionError) as exc:
-        text = f"figure {name}: not available (evalstats.plots.{plot}: {exc})."
+        fig, why = None, f"evalstats.plots.{plot}: {exc}"
+    if fig is None:
+        text = f"figure {name}: not available ({why})."
         _display(f'<p class="unavailable">{html.escape(text)}</p>', text)
         return
     figures = None if output_dir is None else Path(output_dir) / "figures"
@@ -446,12 +397,10 @@ def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> d
     if kwargs.get("arm_names") is not None:
         return kwargs
     kwargs = {k: v for k, v in kwargs.items() if k != "arm_names"}
-    if "arm_names" not in inspect.signature(func).parameters:
-        return kwargs
-    for arg in args:
-        names = arg.attrs.get("arm_names") if isinstance(arg, pd.DataFrame) else None
-        if names:
-            return {**kwargs, "arm_names": dict(names)}
+    if "arm_names" in inspect.signature(func).parameters:
+        frames = (a for a in args if isinstance(a, pd.DataFrame) and a.attrs.get("arm_names"))
+        names = next(frames, None)
+        kwargs |= {"arm_names": dict(names.attrs["arm_names"])} if names is not None else {}
     return kwargs
 
 

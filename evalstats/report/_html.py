@@ -100,28 +100,34 @@ pre { background:#f6f7f9; border:1px solid var(--line); padding:.6rem .8rem; ove
 figure { margin: 1rem 0; }
 figure img { max-width: 100%; height: auto; border:1px solid var(--line); }
 .table-wrap { overflow-x: auto; max-width: 100%; margin: .6rem 0 1rem; }
-.table-wrap > table + table { margin-top: .9rem; }
-table { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
-.wide > table { font-size: .74rem; }
+.matrices { display: flex; flex-wrap: wrap; column-gap: 2.5rem; }
+table { border-collapse: collapse; font-size: .74rem; font-variant-numeric: tabular-nums; }
+.wide > table { font-size: .7rem; }
 caption { caption-side: top; text-align:left; font-weight:600; padding:.2rem 0 .4rem;
           color: var(--muted); }
-th, td { border-bottom: 1px solid var(--line); padding: .3em .6em; text-align: right;
+th, td { border-bottom: 1px solid var(--line); padding: .3em .45em; text-align: right;
          vertical-align: top; }
-.wide > table th, .wide > table td { padding: .3em .45em; }
 th { background:#f0f2f5; overflow-wrap: normal; }
-td.num, td.ci { white-space: nowrap; }
+td.num { white-space: nowrap; }
+@media screen and (min-width: 1200px) { td.ci span { white-space: nowrap; } }
 td.text, th.text { text-align: left; }
 td.long, th.long { text-align: left; min-width: 30ch; max-width: 60ch; white-space: pre-wrap;
                    overflow-wrap: anywhere; }
 td code { overflow-wrap: anywhere; }
 a.anchor-link { visibility: hidden; text-decoration: none; margin-left: .3rem; }
 h1:hover a.anchor-link, h2:hover a.anchor-link, h3:hover a.anchor-link { visibility: visible; }
-tbody tr:nth-child(even) { background: #fafbfc; }
+/* A table too wide even wrapped scrolls in its box, its first column (the row's name) kept. */
+.table-wrap td:first-child, .table-wrap thead th:first-child { position: sticky; left: 0; }
+.table-wrap td:first-child { background: var(--bg); }
+tbody tr:nth-child(even), .table-wrap tbody tr:nth-child(even) > td { background: #fafbfc; }
 .note { color: var(--muted); font-size: .9rem; }
 .unavailable { color:#8a4b00; font-style: italic; }
 details.kernel { color: var(--muted); font-size: .8rem; }
 footer { margin-top: 3rem; color: var(--muted); font-size: .8rem; }
-@media screen and (max-width: 900px) { .wide > table { font-size: .66rem; } }
+@media screen and (max-width: 900px) {
+  table, .wide > table { font-size: .66rem; }
+  th, td { padding: .25em .3em; }
+}
 /* Print (and --pdf): margins for A4 and Letter alike. */
 @page { margin: 14mm 12mm; }
 @media print {
@@ -134,8 +140,9 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .8rem; }
   h2 { margin-top: 1.4rem; }
   p, li { max-width: none; orphans: 3; widows: 3; }
   .table-wrap { overflow: visible; }
-  table { font-size: 8pt; }
-  .wide > table { font-size: 7pt; }
+  table { font-size: 7pt; }
+  .wide > table { font-size: 6.5pt; }
+  th, td { padding: .25em .3em; }
   thead { display: table-header-group; }
   tr, figure, img, pre, .banner, .headline-card { break-inside: avoid; page-break-inside: avoid; }
   figure img { width: auto; max-width: 100%; max-height: 240mm; height: auto; }

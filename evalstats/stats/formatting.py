@@ -213,6 +213,10 @@ def summarize(
         header = f"{stat.name} (%)" if scale == 100.0 else stat.name
         lo = table[stat.ci_low] if stat.ci_low else np.full(len(table), np.nan)
         hi = table[stat.ci_high] if stat.ci_high else np.full(len(table), np.nan)
+        values = np.concatenate([_as_float(v) for v in (table[stat.estimate], lo, hi)])
+        values = values[~np.isnan(values)]
+        if len(values) and (values == np.round(values)).all() and np.abs(values).max() > 1:
+            d = 0  # a rank and its rank set: "3 [1, 3]"
         out[header] = format_interval(table[stat.estimate], lo, hi, d, scale=scale, na_rep=na_rep)
     for c in _TRAILER:
         if c in table.columns:
