@@ -1,0 +1,84 @@
+"""Issue 34 items 5 and 6: one source per figure; words that match the data (arm names, the
+token column an import used, counts in their unit, a derived rubric's family)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+import evalstats
+from evalstats import plots
+from evalstats.stats import cost_ratios
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample"
+
+
+def _frame(data: Path) -> pd.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return evalstats.load_frame(data)
+
+
+def _legend(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_cost_figure_draws_the_cost_tables_row_and_its_source():
+    """The sample's line was transcript-counted while its band and the table were billed."""
+    frame = _frame(SAMPLE)
+    cost = cost_ratios(frame)
+    row = cost.set_index("statistic").loc["tokens_geomean_ratio"]
+    assert row["token_source"] == "billed"
+    ax = plots.plot_cost_ratios(frame, cost=cost, wall=False).axes[0]
+    line = [ln for ln in ax.get_lines() if ln.get_label().startswith("geometric mean")]
+    assert float(line[0].get_xdata()[0]) == row["estimate"]
+    (band,) = [p for p in ax.patches if p.get_label().startswith("CI")]
+    xs = band.get_path().transformed(band.get_patch_transform()).vertices[:, 0]
+    assert np.isclose(xs.min(), row["ci_low"]) and np.isclose(xs.max(), row["ci_high"])
+    title = " ".join(ax.get_title().split())
+    assert "Tokens (billed)" in title and "cost table" in title
+    # Oracle: the histogram is of the billed per-pair ratios, whose geometric mean is the row's.
+    pairs = frame.drop_duplicates(["task_id", "replicate"])
+    billed = (pairs["billed_with"] / pairs["billed_without"]).to_numpy(dtype=float)
+    assert sps.gmean(billed) == pytest.approx(row["estimate"], rel=1e-9)
+    assert sum(p.get_height() for p in ax.containers[0]) == len(pairs)
+
+
+def test_cost_figure_takes_the_row_of_its_pair_of_arms():
+    frame = pd.DataFrame(
+        {"arm_a": "v2", "arm_b": "none", "tokens_with": [50, 80], "tokens_without": [100, 100]}
+    )
+    cost = pd.DataFrame(
+        {
+            "arm_a": ["v1", "v2"],
+            "arm_b": ["none", "none"],
+            "statistic": "tokens_geomean_ratio",
+            "estimate": [0.9, 0.63],
+            "ci_low": [0.8, 0.5],
+            "ci_high": [1.0, 0.7],
+        }
+    )
+    ax = plots.plot_cost_ratios(frame, cost=cost).axes[0]
+    assert "geometric mean 0.63×" in _legend(ax) and "CI [0.50×, 0.70×]" in _legend(ax)
+    with pytest.raises(ValueError, match="select one pair"):
+        plots.plot_cost_ratios(frame.drop(columns=["arm_a", "arm_b"]), cost=cost)
+
+
+def test_unavailable_tokens_count_pairs_not_judgments():
+    """Four judgments per pair: the reason counts the 90 pairs, not 360 verdicts."""
+    frame = _frame(SAMPLE).drop(columns=["billed_with", "billed_without"])
+    frame["tokens_counted_from"] = "answer"
+    assert len(frame) > frame[["task_id", "replicate"]].drop_duplicates().shape[0] == 90
+    cost = cost_ratios(frame)
+    assert cost.attrs["token_source"] == "unavailable"
+    assert "90 of 90 pairs lack a transcript" in cost.attrs["token_source_reason"]
