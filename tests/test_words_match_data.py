@@ -4,6 +4,8 @@ token column an import used, counts in their unit, a derived rubric's family).""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -82,3 +84,46 @@ def test_unavailable_tokens_count_pairs_not_judgments():
     cost = cost_ratios(frame)
     assert cost.attrs["token_source"] == "unavailable"
     assert "90 of 90 pairs lack a transcript" in cost.attrs["token_source_reason"]
+
+
+def _import_table(tmp_path: Path, runs: pd.DataFrame, *extra: str):
+    src = tmp_path / "runs.jsonl"
+    src.write_text(runs.to_json(orient="records", lines=True))
+    argv = ["import", "table", str(src), "--tasks", str(SAMPLE / "tasks.jsonl"), *extra]
+    out = tmp_path / "data"
+    cmd = [sys.executable, "-m", "evalstats.cli", *argv, "-o", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+    return done, out
+
+
+@pytest.fixture(scope="module")
+def harness_runs() -> pd.DataFrame:
+    """The sample's runs as a harness writes them: no transcript, its usage as total_tokens."""
+    runs = pd.read_json(SAMPLE / "runs.jsonl", lines=True, dtype=False).head(48)
+    runs = runs.drop(columns=["transcript"]).rename(columns={"reported_tokens": "total_tokens"})
+    return runs.assign(started_at=runs["started_at"].astype(str))
+
+
+def test_import_table_names_the_token_column_it_used(tmp_path, harness_runs):
+    done, out = _import_table(tmp_path, harness_runs)
+    assert done.returncode == 0, done.stderr
+    assert "tokens from column 'total_tokens'" in done.stderr
+    got = pd.read_json(out / "runs.jsonl", lines=True, dtype=False)
+    assert got["reported_tokens"].tolist() == harness_runs["total_tokens"].tolist()
+
+
+def test_import_table_says_no_token_column_and_how_to_map_one(tmp_path, harness_runs):
+    runs = harness_runs.rename(columns={"total_tokens": "usage_tokens_all"})
+    done, out = _import_table(tmp_path, runs)
+    assert done.returncode == 0, done.stderr
+    (line,) = [s for s in done.stderr.splitlines() if "token" in s]
+    assert "no billed token column found" in line and "'usage_tokens_all' left unused" in line
+    assert "--map reported_tokens=COLUMN" in line
+    assert pd.read_json(out / "runs.jsonl", lines=True)["reported_tokens"].isna().all()
+    done, out = _import_table(
+        tmp_path, runs, "--map", "reported_tokens=usage_tokens_all", "--force"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "token" not in done.stderr  # mapped: nothing to say
+    got = pd.read_json(out / "runs.jsonl", lines=True, dtype=False)
+    assert got["reported_tokens"].tolist() == runs["usage_tokens_all"].tolist()
