@@ -3,7 +3,9 @@ token column an import used, counts in their unit, a derived rubric's family).""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,7 +20,9 @@ import pytest
 from scipy import stats as sps
 
 import evalstats
+import evalstats.rubrics
 from evalstats import plots
+from evalstats.report import compute_results
 from evalstats.stats import cost_ratios
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,3 +131,61 @@ def test_import_table_says_no_token_column_and_how_to_map_one(tmp_path, harness_
     assert "token" not in done.stderr  # mapped: nothing to say
     got = pd.read_json(out / "runs.jsonl", lines=True, dtype=False)
     assert got["reported_tokens"].tolist() == runs["usage_tokens_all"].tolist()
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "evalstats.cli", *argv]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+
+
+@pytest.mark.parametrize(
+    ("seed", "kind"), [("with-without", "three-way"), ("blind-pair", "blind-scores")]
+)
+def test_rubric_new_keeps_the_seeds_family(tmp_path, seed, kind):
+    first, second = tmp_path / "a.toml", tmp_path / "b.toml"
+    assert (
+        _cli(
+            "rubric", "new", "--from", seed, "--tool-name", "Serena MCP", "-o", str(first)
+        ).returncode
+        == 0
+    )
+    made = evalstats.rubrics.load(first)
+    assert (made.name, made.family, made.kind) == (f"{seed}-serena-mcp", seed, kind)
+    assert evalstats.rubrics.get(seed).family == seed
+    # Made from a made one: still the seed's family.
+    done = _cli(
+        "rubric", "new", "--from", str(first), "--tool-name", "X", "--name", "x", "-o", str(second)
+    )
+    assert done.returncode == 0, done.stderr
+    assert evalstats.rubrics.load(second).family == seed
+    # A family must be a seed of the same kind: one line naming file, line and field.
+    other = "blind-pair" if seed == "with-without" else "with-without"
+    bad = first.read_text().replace(f'family = "{seed}"', f'family = "{other}"')
+    (tmp_path / "bad.toml").write_text(bad)
+    done = _cli("rubric", "show", str(tmp_path / "bad.toml"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "bad.toml:4" in line and "'family'" in line and "not a seed rubric of kind" in line
+
+
+@pytest.mark.slow  # computes the sample's report numbers (200 resamples)
+def test_a_rubric_made_from_the_seed_is_the_headlines_three_way_rubric(tmp_path):
+    """The sample judged with a rubric made by `rubric new --from with-without`: without its
+    family the headline rule would fall to the blind-pair seed."""
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    made = data / "rubrics" / "with-without-serena-mcp.r1.toml"
+    made.parent.mkdir()
+    done = _cli(
+        "rubric", "new", "--from", "with-without", "--tool-name", "Serena MCP", "-o", str(made)
+    )
+    assert done.returncode == 0, done.stderr
+    sha = evalstats.rubrics.load(made).sha256
+    rows = [json.loads(line) for line in (data / "judgments.jsonl").read_text().splitlines()]
+    for r in rows:
+        if r["rubric"] == "with-without":
+            r.update(rubric="with-without-serena-mcp", prompt_sha256=sha)
+    (data / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    doc = compute_results(data, n_resamples=200, seed=0).to_json()
+    (choice,) = doc["tables"]["headline_choice"]
+    assert choice["rubric"] == "with-without-serena-mcp"

@@ -152,10 +152,11 @@ def _front(table: pd.DataFrame, cols: str | list[str]) -> pd.DataFrame:
 SEED_RUBRICS = ("with-without", "blind-pair")
 SEED_JUDGE_MODEL = "claude-sonnet-4-20250514"
 CHOICE_RULE = (
-    "the rubric is the judge prompt seed's three-way with-without label, else the blind-pair "
-    "seed's, else the one with the most readable verdicts; the judge is the seed's default, "
-    "Anthropic's Claude Sonnet, unless it shares the agent's model family, else the judge of "
-    "another family with the most readable verdicts, ties going to the first in the judgments"
+    "the rubric is the judge prompt seed's three-way with-without label (or one made from it by "
+    "`rubric new --from`), else the blind-pair seed's (or one made from it), else the one with "
+    "the most readable verdicts; the judge is the seed's default, Anthropic's Claude Sonnet, "
+    "unless it shares the agent's model family, else the judge of another family with the "
+    "most readable verdicts, ties going to the first in the judgments"
 )
 FLAG_COLUMN = "audit"
 _DISAGREEMENT = "judge_disagreement"
@@ -168,15 +169,20 @@ def _most_ok(ok: pd.DataFrame, col: str, among: list[str]) -> str:
     return next(v for v in among if int(counts.get(v, 0)) == best)
 
 
-def choose_first(frame: pd.DataFrame, agent_models: list[str]) -> tuple[str, str]:
-    """The (rubric, judge) the headline shows first without a plan (:data:`CHOICE_RULE`)."""
+def choose_first(
+    frame: pd.DataFrame, agent_models: list[str], families: Mapping[str, str | None] | None = None
+) -> tuple[str, str]:
+    """The (rubric, judge) the headline shows first without a plan (:data:`CHOICE_RULE`);
+    ``families``: rubric name -> the seed it was made from (:attr:`Rubric.family`)."""
     ok = frame.loc[frame["status"].astype(str) == "ok"]
     if ok.empty:
         ok = frame
     seen_rubrics = list(dict.fromkeys(ok["rubric"].astype(str)))
-    rubric = next((r for r in SEED_RUBRICS if r in seen_rubrics), None) or _most_ok(
-        ok, "rubric", seen_rubrics
-    )
+    kin = {
+        s: [r for r in seen_rubrics if ((families or {}).get(r) or r) == s] for s in SEED_RUBRICS
+    }
+    among = next((kin[s] for s in SEED_RUBRICS if kin[s]), seen_rubrics)
+    rubric = next((r for r in SEED_RUBRICS if r in among), None) or _most_ok(ok, "rubric", among)
     mine = ok.loc[ok["rubric"].astype(str) == rubric]
     judges = list(dict.fromkeys(mine["judge"].astype(str)))
     agent_fams = {model_family(a) for a in agent_models} - {"unknown"}
@@ -198,7 +204,11 @@ def _headline_audit(ctx: Context) -> dict[str, Any]:
     else:
         runs = getattr(ctx.extra.get("dataset"), "runs", None)
         agents = [] if runs is None else sorted({str(a) for a in runs["agent_model"].dropna()})
-        rubric, judge = choose_first(ctx.frame, agents)
+        from ..frames import resolve_rubrics
+
+        ds = ctx.extra.get("dataset")
+        found = {} if ds is None else resolve_rubrics(ds.judgments).items()
+        rubric, judge = choose_first(ctx.frame, agents, {k[0]: r.family for k, r in found})
         rule = CHOICE_RULE
     out: dict[str, Any] = {
         "headline_choice": pd.DataFrame([{"rubric": rubric, "judge": judge, "rule": rule}])
