@@ -277,7 +277,7 @@ def test_cost_ratios_dedupes_pairs_and_draws_geometric_mean(sample_frame):
     assert any("CI [0.60×, 0.80×]" in t.get_text() for t in ax.get_legend().get_texts())
     assert "wall-clock" in fig.axes[1].get_xlabel()
     # Without a table: the geometric mean of the pairs drawn, no band.
-    ax = plots.plot_cost_ratios(sample_frame, wall=False).axes[0]
+    ax = plots.plot_cost_ratios(sample_frame).axes[0]
     assert "Tokens (billed)" in ax.get_title()  # the simulation imports harness usage
     gm = float(sps.gmean((pairs["billed_with"] / pairs["billed_without"]).to_numpy(dtype=float)))
     assert any(f"geometric mean {gm:.2f}×" in t.get_text() for t in ax.get_legend().get_texts())

@@ -45,7 +45,7 @@ def test_cost_figure_draws_the_cost_tables_row_and_its_source():
     cost = cost_ratios(frame)
     row = cost.set_index("statistic").loc["tokens_geomean_ratio"]
     assert row["token_source"] == "billed"
-    ax = plots.plot_cost_ratios(frame, cost=cost, wall=False).axes[0]
+    ax = plots.plot_cost_ratios(frame, cost=cost).axes[0]
     line = [ln for ln in ax.get_lines() if ln.get_label().startswith("geometric mean")]
     assert float(line[0].get_xdata()[0]) == row["estimate"]
     (band,) = [p for p in ax.patches if p.get_label().startswith("CI")]

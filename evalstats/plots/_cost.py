@@ -34,7 +34,6 @@ from ._base import (
 def plot_cost_ratios(
     frame: pd.DataFrame,
     *,
-    wall: bool = True,
     cost: pd.DataFrame | None = None,
     arm_names: Mapping[str, str] | None = None,
     title: str | bool | None = None,
@@ -47,9 +46,8 @@ def plot_cost_ratios(
     Parameters
     ----------
     frame : DataFrame
-        A verdict frame or pair table with ``tokens_with`` / ``tokens_without`` (and wall).
-    wall : bool, default True
-        Add the wall-clock panel when the columns are present.
+        A verdict frame or pair table with ``tokens_with`` / ``tokens_without`` (and wall
+        clock, drawn in a second panel).
     cost : DataFrame, optional
         The :func:`evalstats.stats.cost_ratios` table (of the frame's pair of arms, when it
         has ``arm_a`` / ``arm_b``): its ``<measure>_geomean_ratio`` row gives the line and the
@@ -84,7 +82,7 @@ def plot_cost_ratios(
     if {"task_id", "replicate"} <= set(f.columns):
         f = f.drop_duplicates(["task_id", "replicate"])
     measures = [("tokens", f"Tokens ({choice.source})", "token", "tokens_with", "tokens_without")]
-    if wall and {"wall_with_s", "wall_without_s"} <= set(f.columns):
+    if {"wall_with_s", "wall_without_s"} <= set(f.columns):
         measures.append(("wall", "Wall-clock time", "wall-clock", "wall_with_s", "wall_without_s"))
     m = len(measures)
     ratios = []

@@ -152,11 +152,10 @@ def _front(table: pd.DataFrame, cols: str | list[str]) -> pd.DataFrame:
 SEED_RUBRICS = ("with-without", "blind-pair")
 SEED_JUDGE_MODEL = "claude-sonnet-4-20250514"
 CHOICE_RULE = (
-    "the rubric is the judge prompt seed's three-way with-without label (or one made from it by "
-    "`rubric new --from`), else the blind-pair seed's (or one made from it), else the one with "
-    "the most readable verdicts; the judge is the seed's default, Anthropic's Claude Sonnet, "
-    "unless it shares the agent's model family, else the judge of another family with the "
-    "most readable verdicts, ties going to the first in the judgments"
+    "the rubric is the judge prompt seed's three-way with-without label, else the blind-pair "
+    "seed's, else the one with the most readable verdicts; the judge is the seed's default, "
+    "Anthropic's Claude Sonnet, unless it shares the agent's model family, else the judge of "
+    "another family with the most readable verdicts, ties going to the first in the judgments"
 )
 FLAG_COLUMN = "audit"
 _DISAGREEMENT = "judge_disagreement"
@@ -172,8 +171,8 @@ def _most_ok(ok: pd.DataFrame, col: str, among: list[str]) -> str:
 def choose_first(
     frame: pd.DataFrame, agent_models: list[str], families: Mapping[str, str | None] | None = None
 ) -> tuple[str, str]:
-    """The (rubric, judge) the headline shows first without a plan (:data:`CHOICE_RULE`);
-    ``families``: rubric name -> the seed it was made from (:attr:`Rubric.family`)."""
+    """The (rubric, judge) the headline shows first without a plan (:data:`CHOICE_RULE`; a
+    seed's rubric is also one made from it: ``families``, name -> :attr:`Rubric.family`)."""
     ok = frame.loc[frame["status"].astype(str) == "ok"]
     if ok.empty:
         ok = frame

@@ -5,8 +5,12 @@ pandas nor the statistics, so that ``evalstats --help`` stays light."""
 from __future__ import annotations
 
 import copy
+import functools
+import html
 import importlib
+import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -76,6 +80,36 @@ class Section:
     name: str
     page: str
     compute: Callable[[Context], Mapping[str, Any]]
+
+
+def arm_headings(nb: Any, provenance: Mapping[str, Any]) -> Any:
+    """``nb`` with "WITH vs WITHOUT" and "WITH / WITHOUT" in its Markdown headings and table
+    captions said with the arms' names: "A vs B"; for K arms the title "K arms: a, b, c — ..."
+    and ``arm_a`` / ``arm_b`` (the tables' columns) elsewhere."""
+    names = provenance.get("arm_names") or {}
+    pairs = provenance.get("arm_pairs") or [("with", "without")]
+    many = len(pairs) > 1
+    a, b = ("arm_a", "arm_b") if many else (str(names.get(x, x)) for x in pairs[0])
+    title = f"{len(names)} arms: {', '.join(names.values())} —" if many else f"{a} vs {b}:"
+    words = {"WITH vs WITHOUT:": title, "WITH vs WITHOUT": f"{a} vs {b}"}
+    words["WITH / WITHOUT"] = f"{a} / {b}"
+    found = re.compile("|".join(map(re.escape, words)))
+    for cell in nb.cells:
+        code, lines = cell.cell_type == "code", cell.source.split("\n")
+        for i, line in enumerate(lines):
+            if line.startswith("#") if not code else "caption=" in line:
+                say = functools.partial(_said, code=code, fstring='f"' in line)
+                lines[i] = found.sub(lambda m, say=say: say(words[m[0]]), line)
+        cell.source = "\n".join(lines)
+    return nb
+
+
+def _said(text: str, *, code: bool, fstring: bool) -> str:
+    """``text`` in a Markdown heading (as text, not markup) or in a caption's string literal."""
+    if not code:
+        return html.escape(text)
+    text = json.dumps(text, ensure_ascii=False)[1:-1]
+    return text.replace("{", "{{").replace("}", "}}") if fstring else text
 
 
 # (notebook, html page, title); the first is index.html.
