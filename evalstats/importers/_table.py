@@ -60,16 +60,6 @@ def _fixes(fields: Sequence[str]) -> str:
     return ", ".join(f"{f} (--map {f}=COLUMN or --set {f}=VALUE)" for f in fields)
 
 
-def _token_note(used: str | None, like: list[str]) -> str:
-    unused = f"; column(s) {', '.join(map(repr, like))} left unused" if like else ""
-    if used is not None:
-        return f"tokens from column {used!r} (billed: the harness's usage){unused}"
-    return (
-        f"no billed token column found (looked for {', '.join(_TOKENS)}){unused}: cost "
-        "counts the transcript's tokens, else none; to use one, --map reported_tokens=COLUMN"
-    )
-
-
 def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bool]:
     """Records, their sources, the column names and whether values are text (CSV)."""
     read_cap_check(path)  # a regular file within the import cap, or a DataError
@@ -169,8 +159,16 @@ def from_table(
         if "reported_tokens" not in (*mapping, *defaults):
             used = next((c for c in _TOKENS if c in columns), None)
             file_map["reported_tokens"] = used or "reported_tokens"
-            like = [str(c) for c in columns if "token" in str(c).lower() and c != used]
-            problems.append(Problem(Source(str(path)), _token_note(used, like)))
+            like = [repr(c) for c in columns if "token" in str(c).lower() and c != used]
+            note = f"; column(s) {', '.join(like)} left unused" if like else ""
+            note = (
+                f"tokens from column {used!r} (billed: the harness's usage){note}"
+                if used
+                else f"no billed token column found (looked for {', '.join(_TOKENS)}){note}: "
+                "cost counts the transcript's tokens, else none; to use one, "
+                "--map reported_tokens=COLUMN"
+            )
+            problems.append(Problem(Source(str(path)), note))
         if "passed" not in (*mapping, *defaults):  # the run's own pass/fail, by its usual names
             file_map["passed"] = next((c for c in _PASSED if c in columns), "passed")
         for field, column in mapping.items():

@@ -49,10 +49,9 @@ def plot_cost_ratios(
         A verdict frame or pair table with ``tokens_with`` / ``tokens_without`` (and wall
         clock, drawn in a second panel).
     cost : DataFrame, optional
-        The :func:`evalstats.stats.cost_ratios` table (of the frame's pair of arms, when it
-        has ``arm_a`` / ``arm_b``): its ``<measure>_geomean_ratio`` row gives the line and the
-        band, so the figure shows the table's numbers. Without it, the line is the geometric
-        mean of the pairs drawn and there is no band.
+        The :func:`evalstats.stats.cost_ratios` table of the frame's pair of arms: its
+        ``<measure>_geomean_ratio`` row gives the line and the band, so the figure shows the
+        table's numbers. Without it, the line is the geometric mean of the pairs drawn.
     arm_names, title, width, figsize
         As every figure (:mod:`evalstats.plots`).
     ax : Axes or sequence of Axes, optional
@@ -77,8 +76,6 @@ def plot_cost_ratios(
     check_columns(frame, ["tokens_with", "tokens_without"], what="frame")
     choice = choose_token_source(frame)  # the counts the cost table uses
     f, rows = choice.frame, pd.DataFrame({"statistic": []}) if cost is None else cost
-    for key in {"arm_a", "arm_b"} & set(rows.columns) & set(f.columns):
-        rows = rows.loc[rows[key].astype(str).isin(f[key].astype(str).unique())]
     if {"task_id", "replicate"} <= set(f.columns):
         f = f.drop_duplicates(["task_id", "replicate"])
     measures = [("tokens", f"Tokens ({choice.source})", "token", "tokens_with", "tokens_without")]

@@ -177,10 +177,9 @@ def choose_first(
     if ok.empty:
         ok = frame
     seen_rubrics = list(dict.fromkeys(ok["rubric"].astype(str)))
-    kin = {
-        s: [r for r in seen_rubrics if ((families or {}).get(r) or r) == s] for s in SEED_RUBRICS
-    }
-    among = next((kin[s] for s in SEED_RUBRICS if kin[s]), seen_rubrics)
+    seed = {r: (families or {}).get(r) or r for r in seen_rubrics}
+    kin = ([r for r in seen_rubrics if seed[r] == s] for s in SEED_RUBRICS if s in seed.values())
+    among = next(kin, seen_rubrics)
     rubric = next((r for r in SEED_RUBRICS if r in among), None) or _most_ok(ok, "rubric", among)
     mine = ok.loc[ok["rubric"].astype(str) == rubric]
     judges = list(dict.fromkeys(mine["judge"].astype(str)))
@@ -201,11 +200,11 @@ def _headline_audit(ctx: Context) -> dict[str, Any]:
         rubric, judge = str(key["rubric"]), str(key["judge"])
         rule = "the primary declared in the analysis plan (plan.toml)"
     else:
-        runs = getattr(ctx.extra.get("dataset"), "runs", None)
-        agents = [] if runs is None else sorted({str(a) for a in runs["agent_model"].dropna()})
         from ..frames import resolve_rubrics
 
         ds = ctx.extra.get("dataset")
+        runs = getattr(ds, "runs", None)
+        agents = [] if runs is None else sorted({str(a) for a in runs["agent_model"].dropna()})
         found = {} if ds is None else resolve_rubrics(ds.judgments).items()
         rubric, judge = choose_first(ctx.frame, agents, {k[0]: r.family for k, r in found})
         rule = CHOICE_RULE
@@ -602,10 +601,10 @@ def _cost_sources(cost: Any) -> Any:
     billed = pd.DataFrame(cost.loc[cost["statistic"].str.startswith("tokens_"), cols])
     transcript = pd.DataFrame(other[cols])
     both = pd.concat([billed, transcript], ignore_index=True)
-    ref = transcript.set_index("statistic")["estimate"]
-    both["billed_over_transcript"] = both["statistic"].map(
-        billed.set_index("statistic")["estimate"] / ref
+    ratio = (
+        billed.set_index("statistic")["estimate"] / transcript.set_index("statistic")["estimate"]
     )
+    both["billed_over_transcript"] = both["statistic"].map(ratio)
     both["confidence"] = float(cost["confidence"].iloc[0])
     return both
 

@@ -5,10 +5,8 @@ pandas nor the statistics, so that ``evalstats --help`` stays light."""
 from __future__ import annotations
 
 import copy
-import functools
 import html
 import importlib
-import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -83,33 +81,18 @@ class Section:
 
 
 def arm_headings(nb: Any, provenance: Mapping[str, Any]) -> Any:
-    """``nb`` with "WITH vs WITHOUT" and "WITH / WITHOUT" in its Markdown headings and table
-    captions said with the arms' names: "A vs B"; for K arms the title "K arms: a, b, c — ..."
-    and ``arm_a`` / ``arm_b`` (the tables' columns) elsewhere."""
+    """``nb`` with "WITH vs WITHOUT:" in its Markdown headings said with the arms' names
+    (arms.toml): "A vs B:", or for K arms "K arms: a, b, c —"."""
     names = provenance.get("arm_names") or {}
     pairs = provenance.get("arm_pairs") or [("with", "without")]
-    many = len(pairs) > 1
-    a, b = ("arm_a", "arm_b") if many else (str(names.get(x, x)) for x in pairs[0])
-    title = f"{len(names)} arms: {', '.join(names.values())} —" if many else f"{a} vs {b}:"
-    words = {"WITH vs WITHOUT:": title, "WITH vs WITHOUT": f"{a} vs {b}"}
-    words["WITH / WITHOUT"] = f"{a} / {b}"
-    found = re.compile("|".join(map(re.escape, words)))
+    said = " vs ".join(str(names.get(x, x)) for x in pairs[0]) + ":"
+    if len(pairs) > 1:
+        said = f"{len(names)} arms: {', '.join(map(str, names.values()))} —"
     for cell in nb.cells:
-        code, lines = cell.cell_type == "code", cell.source.split("\n")
-        for i, line in enumerate(lines):
-            if line.startswith("#") if not code else "caption=" in line:
-                say = functools.partial(_said, code=code, fstring='f"' in line)
-                lines[i] = found.sub(lambda m, say=say: say(words[m[0]]), line)
-        cell.source = "\n".join(lines)
+        if cell.cell_type == "markdown":  # the names as text, not markup
+            heading = re.compile(r"^(#[^\n]*?)WITH vs WITHOUT:", re.MULTILINE)
+            cell.source = heading.sub(lambda m: m[1] + html.escape(said), cell.source)
     return nb
-
-
-def _said(text: str, *, code: bool, fstring: bool) -> str:
-    """``text`` in a Markdown heading (as text, not markup) or in a caption's string literal."""
-    if not code:
-        return html.escape(text)
-    text = json.dumps(text, ensure_ascii=False)[1:-1]
-    return text.replace("{", "{{").replace("}", "}}") if fstring else text
 
 
 # (notebook, html page, title); the first is index.html.

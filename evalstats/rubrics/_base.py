@@ -244,11 +244,7 @@ def read_label(
     *,
     what: str,
 ) -> tuple[str, Any, Mapping[str, Any]]:
-    """(label, outermost object, the dict that carried it last) of a judge's output.
-
-    Every object's ``keys`` fields (``fallback`` only when none has one) must name one label;
-    two different ones are a ParseError, never a guess.
-    """
+    """(label, outermost object, dict that carried it last); two labels are a ParseError."""
     objects = find_objects(text)
     if not objects:
         raise ParseError("no JSON object found")

@@ -206,8 +206,8 @@ def _from_document(doc: dict[str, Any], where: _Where, sha: str) -> Rubric:
         raise where.error("kind", f"unknown output kind {kind!r}; known kinds: {', '.join(KINDS)}")
     family = doc.get("family")
     if family is not None and (family not in names() or _built_in(str(family)).kind != kind):
-        seeds = ", ".join(f"{n} ({_built_in(n).kind})" for n in _BUILT_IN)
-        raise where.error("family", f"{family!r} is not a seed rubric of kind {kind!r}: {seeds}")
+        seeds = ", ".join(names())
+        raise where.error("family", f"{family!r} is not a seed rubric of kind {kind!r} ({seeds})")
     if "description" in doc and not isinstance(doc["description"], str):
         raise where.error("description", "must be a string")
 
