@@ -159,7 +159,8 @@ def from_table(
         if "reported_tokens" not in (*mapping, *defaults):
             used = next((c for c in _TOKENS if c in columns), None)
             file_map["reported_tokens"] = used or "reported_tokens"
-            like = [repr(c) for c in columns if "token" in str(c).lower() and c != used]
+            taken = {used, *_FIELDS, *mapping.values()}  # budget_tokens is a task's budget
+            like = [repr(c) for c in columns if "token" in str(c).lower() and c not in taken]
             note = f"; column(s) {', '.join(like)} left unused" if like else ""
             note = (
                 f"tokens from column {used!r} (billed: the harness's usage){note}"
