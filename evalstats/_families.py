@@ -8,19 +8,13 @@ from collections.abc import Mapping
 __all__ = ["model_family"]
 
 
-_NAME_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(r"(?:^|[^a-z0-9])(?:" + pat + r")"), fam)
-    for pat, fam in (
-        (r"claude", "anthropic"),
-        (r"chatgpt|gpt|o[1-9](?:$|[^a-z0-9])|davinci", "openai"),
-        (r"gemini|gemma|palm", "google"),
-        (r"qwen|qwq", "qwen"),
-        (r"llama", "meta"),
-        (r"mistral|mixtral|codestral|ministral|magistral|devstral|pixtral", "mistral"),
-        (r"deepseek", "deepseek"),
-        (r"grok", "xai"),
-    )
-)
+_NAME_FAMILY = {
+    r"claude": "anthropic", r"chatgpt|gpt|o[1-9](?:$|[^a-z0-9])|davinci": "openai",
+    r"gemini|gemma|palm": "google", r"qwen|qwq": "qwen", r"llama": "meta",
+    r"mistral|mixtral|codestral|ministral|magistral|devstral|pixtral": "mistral",
+    r"deepseek": "deepseek", r"grok": "xai",
+}  # fmt: skip
+_NAME_PATTERNS = [(re.compile(r"(?:^|[^a-z0-9])(?:" + p + ")"), f) for p, f in _NAME_FAMILY.items()]
 
 _PROVIDER_FAMILY = {
     "anthropic": "anthropic", "openai": "openai", "google": "google", "gemini": "google",

@@ -97,14 +97,15 @@ def test_import_table_says_which_token_column_it_used(tmp_path):
     tasks = pd.read_json(SAMPLE / "tasks.jsonl", lines=True, dtype=False)
     wide = runs.merge(tasks, on="task_id").drop(columns="reported_tokens")
     for name, column, said in [
-        ("a.jsonl", "tokens", "read from column 'tokens'"),
-        ("b.jsonl", "total_tokens", "no billed-token column"),
+        ("a.jsonl", "tokens", "tokens from column 'tokens'"),
+        ("b.jsonl", "total_tokens", "tokens from column 'total_tokens'"),
+        ("c.jsonl", "usage_tokens", "no billed token column found"),
     ]:
         src = tmp_path / name
         src.write_text(wide.assign(**{column: 7}).to_json(orient="records", lines=True))
         (note,) = [str(p) for p in from_table(src).problems if "billed" in str(p)]
-        assert said in note
-        assert (column == "tokens") == ("total_tokens" not in note)
+        assert said in note and "budget_tokens" not in note  # a task field, used
+        assert (column == "usage_tokens") == ("'usage_tokens' left unused" in note)
 
 
 @pytest.mark.parametrize(

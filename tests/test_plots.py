@@ -255,20 +255,33 @@ def test_confusion_validation():
 
 
 def test_cost_ratios_dedupes_pairs_and_draws_geometric_mean(sample_frame):
-    fig = plots.plot_cost_ratios(sample_frame, ci={"tokens": (0.6, 0.8)})
+    cost = pd.DataFrame(
+        {
+            "statistic": ["tokens_geomean_ratio"],
+            "estimate": [0.7],
+            "ci_low": [0.6],
+            "ci_high": [0.8],
+        }
+    )
+    fig = plots.plot_cost_ratios(sample_frame, cost=cost)
     assert len(fig.axes) == 2
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and labelled(ax)
     assert "log scale" in ax.get_xlabel() and "WITH / WITHOUT" in ax.get_xlabel()
+    assert "cost table" in " ".join(ax.get_title().split())
+    assert "cost table" not in " ".join(fig.axes[1].get_title().split())
     pairs = sample_frame.drop_duplicates(["task_id", "replicate"])
-    ratio = (pairs["tokens_with"] / pairs["tokens_without"]).to_numpy(dtype=float)
     assert sum(p.get_height() for p in ax.containers[0]) == len(pairs)  # one count per pair
     xs = sorted(float(line.get_xdata()[0]) for line in ax.get_lines() if len(line.get_xdata()) == 2)
-    gm = float(sps.gmean(ratio))
-    assert any(np.isclose(x, gm) for x in xs) and any(np.isclose(x, 1.0) for x in xs)
-    assert any(f"geometric mean {gm:.2f}×" in t.get_text() for t in ax.get_legend().get_texts())
+    assert any(np.isclose(x, 0.7) for x in xs) and any(np.isclose(x, 1.0) for x in xs)
     assert any("CI [0.60×, 0.80×]" in t.get_text() for t in ax.get_legend().get_texts())
     assert "wall-clock" in fig.axes[1].get_xlabel()
+    # Without a table: the geometric mean of the pairs drawn, no band.
+    ax = plots.plot_cost_ratios(sample_frame).axes[0]
+    assert "Tokens (billed)" in ax.get_title()  # the simulation imports harness usage
+    gm = float(sps.gmean((pairs["billed_with"] / pairs["billed_without"]).to_numpy(dtype=float)))
+    assert any(f"geometric mean {gm:.2f}×" in t.get_text() for t in ax.get_legend().get_texts())
+    assert not any("CI" in t.get_text() for t in ax.get_legend().get_texts())
 
 
 def test_cost_ratios_tokens_only_and_bad_pairs():

@@ -296,3 +296,30 @@ def test_the_report_plot_functions_take_arm_names():
 
     for name in ("plot_headline", "plot_cost_ratios", "plot_task_heatmap", "plot_dimension_scores"):
         assert "arm_names" in inspect.signature(getattr(plots, name)).parameters, name
+
+
+@pytest.mark.slow
+def test_title_and_headings_use_the_arms_names(named, unnamed):
+    headings = {}
+    for key, (_, out) in (("named", named), ("unnamed", unnamed)):
+        text = (out / "index.html").read_text(encoding="utf-8")
+        found = re.findall(r"<(h[1-6])[^>]*>(.*?)</\1>|<caption[^>]*>(.*?)</caption>", text, re.S)
+        headings[key] = [" ".join(re.sub(r"<[^>]+>", " ", h or c).split()) for _, h, c in found]
+    named_text = " | ".join(headings["named"])
+    assert "Serena MCP vs plain Claude Code: what the judges say" in named_text
+    assert "Blind-rubric dimension scores, Serena MCP vs plain Claude Code" in named_text
+    assert "Serena MCP / plain Claude Code cost ratios" in named_text
+    assert "WITH" not in named_text
+    assert "WITH vs WITHOUT: what the judges say" in " | ".join(headings["unnamed"])
+
+
+@pytest.mark.slow
+def test_cost_figure_is_the_cost_tables_row(named):
+    """Line and band from the row the cost table leads with (billed), said in the figure."""
+    _, out = named
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    row = next(r for r in doc["tables"]["cost"] if r["statistic"] == "tokens_geomean_ratio")
+    cost = svg_text(out / "figures" / "cost_ratios.svg")
+    assert f"Tokens ({row['token_source']})" in cost and "cost table's geometric mean" in cost
+    assert f"geometric mean {row['estimate']:.2f}×" in cost
+    assert f"CI [{row['ci_low']:.2f}×, {row['ci_high']:.2f}×]" in cost

@@ -203,12 +203,7 @@ _FIELDS_IN_NAMES = ("task_id", "arm", "replicate")
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """A file-name pattern (``{task_id}``, ``{arm}``, ``{replicate}``, other ``{x}``, ``*``) as a regex.
-
-    >>> m = compile_pattern("{task_id}__{arm}__{replicate}.json").fullmatch("q1__with__2.json")
-    >>> m.group("task_id"), m.group("arm"), m.group("replicate")
-    ('q1', 'with', '2')
-    """
+    """A file-name pattern ({task_id}, {arm}, {replicate}, other {x}, *) as a regex."""
     out, pos = [], 0
     for m in re.finditer(r"\{(\w+)\}|\*", pattern):
         out.append(re.escape(pattern[pos : m.start()]))

@@ -178,15 +178,7 @@ _DEFAULT_ARM_VALUES = {"with": "with", "without": "without", "true": "with", "fa
 def arm_mapper(
     arm_values: Mapping[str, str | Sequence[str]] | str | None, arms: Sequence[str] | None = None
 ):
-    """A function: source value -> arm id, case-insensitively (no arm: None, or given a
-    ``Source``, a ``DataError`` naming it).
-
-    >>> f = arm_mapper("with=serena,without=plain")
-    >>> f("Serena"), f("plain"), f("other")
-    ('with', 'without', None)
-    >>> arm_mapper(None)(True), arm_mapper("none=base,v1=tool")("TOOL")
-    ('with', 'v1')
-    """
+    """Source value -> arm id, case-insensitively (None, or given a Source, a DataError)."""
     if isinstance(arm_values, str):
         parsed: dict[str, list[str]] = {}
         for part in filter(None, (p.strip() for p in arm_values.split(","))):

@@ -39,11 +39,7 @@ _NO_START = (
 
 
 def parse_arm_from(spec: str) -> tuple[str, str | None]:
-    """``"task_arg:NAME"`` -> ``("task_arg", "NAME")``; ``"model"`` -> ``("model", None)``.
-
-    >>> parse_arm_from("model_role:agent")
-    ('model_role', 'agent')
-    """
+    """``"task_arg:NAME"`` -> ``("task_arg", "NAME")``; ``"model"`` -> ``("model", None)``."""
     kind, sep, name = spec.partition(":")
     kind = kind.strip()
     if kind not in _ARM_KINDS or (kind != "model" and not name.strip()):

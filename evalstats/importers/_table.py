@@ -26,6 +26,7 @@ from ._common import (
 )
 
 _PASSED = ("passed", "pass", "success", "resolved")
+_TOKENS = ("reported_tokens", "tokens", "total_tokens")  # a harness's usage, in this order
 _FIELDS = {**RUN_FIELDS, **{k: v for k, v in TASK_FIELDS.items() if k != "task_id"}}
 
 
@@ -57,16 +58,6 @@ def _absent(
 
 def _fixes(fields: Sequence[str]) -> str:
     return ", ".join(f"{f} (--map {f}=COLUMN or --set {f}=VALUE)" for f in fields)
-
-
-def _token_note(used: str | None, like: list[str]) -> str:
-    unused = f"; column(s) {', '.join(map(repr, like))} left unused" if like else ""
-    if used is not None:
-        return f"billed tokens (reported_tokens) read from column {used!r}{unused}"
-    return (
-        f"no billed-token column (reported_tokens or tokens){unused}: cost counts the "
-        "transcript's or answer's tokens; to use one, --map reported_tokens=COLUMN"
-    )
 
 
 def _read(path: Path) -> tuple[list[dict[str, Any]], list[Source], list[str], bool]:
@@ -166,11 +157,19 @@ def from_table(
         records, sources, columns, text = _read(path)
         file_map = dict(mapping)
         if "reported_tokens" not in (*mapping, *defaults):
-            # A harness's own usage column is usually just "tokens": it is the billed count.
-            used = next((c for c in ("reported_tokens", "tokens") if c in columns), None)
+            used = next((c for c in _TOKENS if c in columns), None)
             file_map["reported_tokens"] = used or "reported_tokens"
-            like = [str(c) for c in columns if "token" in str(c).lower() and c != used]
-            problems.append(Problem(Source(str(path)), _token_note(used, like)))
+            taken = {used, *_FIELDS, *mapping.values()}  # budget_tokens is a task's budget
+            like = [repr(c) for c in columns if "token" in str(c).lower() and c not in taken]
+            note = f"; column(s) {', '.join(like)} left unused" if like else ""
+            note = (
+                f"tokens from column {used!r} (billed: the harness's usage){note}"
+                if used
+                else f"no billed token column found (looked for {', '.join(_TOKENS)}){note}: "
+                "cost counts the transcript's tokens, else none; to use one, "
+                "--map reported_tokens=COLUMN"
+            )
+            problems.append(Problem(Source(str(path)), note))
         if "passed" not in (*mapping, *defaults):  # the run's own pass/fail, by its usual names
             file_map["passed"] = next((c for c in _PASSED if c in columns), "passed")
         for field, column in mapping.items():

@@ -1,4 +1,4 @@
-"""Per-pair cost ratios WITH / WITHOUT on a log axis."""
+"""Per-pair cost ratios WITH / WITHOUT on a log axis, with the cost table's geometric mean."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .._validate import check_columns
+from ..stats.cost import choose_token_source
 from ._base import (
     EDGE,
     OKABE_ITO,
@@ -33,8 +34,7 @@ from ._base import (
 def plot_cost_ratios(
     frame: pd.DataFrame,
     *,
-    wall: bool = True,
-    ci: Mapping[str, tuple[float, float]] | None = None,
+    cost: pd.DataFrame | None = None,
     arm_names: Mapping[str, str] | None = None,
     title: str | bool | None = None,
     width: str | float = "page",
@@ -46,11 +46,12 @@ def plot_cost_ratios(
     Parameters
     ----------
     frame : DataFrame
-        A verdict frame or pair table with ``tokens_with`` / ``tokens_without`` (and wall).
-    wall : bool, default True
-        Add the wall-clock panel when the columns are present.
-    ci : mapping, optional
-        ``{"tokens": (low, high), "wall": (low, high)}``, drawn as a band.
+        A verdict frame or pair table with ``tokens_with`` / ``tokens_without`` (and wall
+        clock, drawn in a second panel).
+    cost : DataFrame, optional
+        The :func:`evalstats.stats.cost_ratios` table of the frame's pair of arms: its
+        ``<measure>_geomean_ratio`` row gives the line and the band, so the figure shows the
+        table's numbers. Without it, the line is the geometric mean of the pairs drawn.
     arm_names, title, width, figsize
         As every figure (:mod:`evalstats.plots`).
     ax : Axes or sequence of Axes, optional
@@ -59,7 +60,9 @@ def plot_cost_ratios(
     Returns
     -------
     Figure
-        Per measure: a log-binned histogram, a rug, the geometric mean and 1×.
+        Per measure: a log-binned histogram, a rug, the geometric mean (and its interval) and
+        1×. Tokens are of the source :func:`~evalstats.stats.cost_ratios` leads with (billed,
+        else transcript), named in the panel title.
 
     Examples
     --------
@@ -71,21 +74,28 @@ def plot_cost_ratios(
     """
     arms = arm_labels(arm_names)
     check_columns(frame, ["tokens_with", "tokens_without"], what="frame")
-    f = frame
+    choice = choose_token_source(frame)  # the counts the cost table uses
+    f, rows = choice.frame, pd.DataFrame({"statistic": []}) if cost is None else cost
     if {"task_id", "replicate"} <= set(f.columns):
         f = f.drop_duplicates(["task_id", "replicate"])
-    measures = [("tokens", "Tokens (cl100k_base)", "token", "tokens_with", "tokens_without")]
-    if wall and {"wall_with_s", "wall_without_s"} <= set(f.columns):
+    measures = [("tokens", f"Tokens ({choice.source})", "token", "tokens_with", "tokens_without")]
+    if {"wall_with_s", "wall_without_s"} <= set(f.columns):
         measures.append(("wall", "Wall-clock time", "wall-clock", "wall_with_s", "wall_without_s"))
     m = len(measures)
     ratios = []
-    for _key, _what, unit, a, b in measures:
+    for key, _what, unit, a, b in measures:
         with np.errstate(divide="ignore", invalid="ignore"):
             r = num(f[a]) / num(f[b])
         ok = np.isfinite(r) & (r > 0)
         if not ok.any():
             raise ValueError(f"no pair has a positive finite {unit} ratio")
-        ratios.append((r[ok], int((~ok).sum())))
+        row = rows.loc[rows["statistic"] == f"{key}_geomean_ratio"]
+        if len(row) > 1:
+            raise ValueError(f"cost= has {len(row)} {key}_geomean_ratio rows: select one pair")
+        line, band = float(np.exp(np.mean(np.log(r[ok])))), None
+        if len(row):
+            line, *band = (float(row[c].iloc[0]) for c in ("estimate", "ci_low", "ci_high"))
+        ratios.append((r[ok], int((~ok).sum()), line, band, bool(len(row))))
 
     def height(w: float) -> float:
         return 3.2 if w >= 5.0 or m == 1 else 5.6
@@ -95,27 +105,24 @@ def plot_cost_ratios(
     side = not canvas.owned or canvas.width >= 5.0 or m == 1
     panel_in = (canvas.width - 0.7 * (m if side else 1)) / (m if side else 1)
     colors = (OKABE_ITO["sky_blue"], OKABE_ITO["bluish_green"])
-    for a, (key, what, unit_label, _, _), (r, dropped), color in zip(
+    for a, (_, what, unit_label, _, _), (r, dropped, gm, band, tabled), color in zip(
         canvas.axes, measures, ratios, colors, strict=False
     ):
+        what += "; line and band: the cost table's geometric mean" if tabled else ""
         what += f" ({dropped} pairs without a ratio left out)" if dropped else ""
-        band = (ci or {}).get(key)
         lo_r, hi_r = float(r.min()), float(r.max())
         lo_b, hi_b = min(lo_r, 1.0) / 1.15, max(hi_r, 1.0) * 1.15
         bins = np.geomspace(lo_b, hi_b, int(np.clip(np.sqrt(len(r)) * 2, 8, 40)) + 1)
         a.hist(r, bins=bins, color=color, edgecolor=EDGE, linewidth=0.5, alpha=0.85,
                label=f"pairs (n = {len(r)})")  # fmt: skip
         a.plot(r, np.zeros_like(r), "|", color="black", markersize=8, alpha=0.6, clip_on=False)
-        gm = float(np.exp(np.mean(np.log(r))))
         a.axvline(1.0, color="black", linestyle="--", linewidth=1.0, label="1× (equal cost)")
         a.axvline(
             gm, color=OKABE_ITO["vermillion"], linewidth=1.8, label=f"geometric mean {gm:.2f}×"
         )
-        if band is not None:
-            c_lo, c_hi = (float(v) for v in band)
-            if np.isfinite(c_lo) and np.isfinite(c_hi):
-                a.axvspan(c_lo, c_hi, color=OKABE_ITO["vermillion"], alpha=0.15, linewidth=0,
-                          label=f"CI [{c_lo:.2f}×, {c_hi:.2f}×]")  # fmt: skip
+        if band is not None and np.isfinite(band).all():
+            a.axvspan(*band, color=OKABE_ITO["vermillion"], alpha=0.15, linewidth=0,
+                      label=f"CI [{band[0]:.2f}×, {band[1]:.2f}×]")  # fmt: skip
         a.set_xscale("log")
         a.set_xlim(lo_b, hi_b)
         # Fewer ticks per decade on a narrow panel: "0.5×" needs about 0.4 in.

@@ -24,7 +24,6 @@ _LAZY_NAMES, __getattr__, __dir__ = lazy_surface(
     __name__,
     {
         "._display": [
-            "geomean_ci",
             "load_results",
             "merge_ci",
             "pair_frames",

@@ -23,7 +23,6 @@ __all__ = [
     "DEFAULT_FORMATS",
     "FORMATS",
     "check_formats",
-    "geomean_ci",
     "load_results",
     "merge_ci",
     "pair_frames",
@@ -420,24 +419,6 @@ def pair_frames(results: Any) -> list[tuple[Any, pd.DataFrame, Any, str]]:
         who = {"with": names.get(a, a), "without": names.get(b, b)}
         out.append(((a, b), f, who, f"_{a}_{b}"))
     return out
-
-
-def geomean_ci(
-    results: Any, pair: tuple[str, str] | None = None
-) -> dict[str, tuple[float, float]] | None:
-    """The cost table's geometric-mean intervals (of ``pair`` with K arms), for the figure."""
-    cost = results.tables.get("cost")
-    if cost is None:
-        return None
-    if pair is not None and "arm_a" in cost.columns:
-        cost = cost.loc[(cost["arm_a"] == pair[0]) & (cost["arm_b"] == pair[1])]
-    rows = cost.set_index("statistic")
-    out = {}
-    for measure in ("tokens", "wall"):
-        metric = f"{measure}_geomean_ratio"
-        if metric in rows.index:
-            out[measure] = (float(rows.loc[metric, "ci_low"]), float(rows.loc[metric, "ci_high"]))
-    return out or None
 
 
 def show_confusions(

@@ -168,15 +168,19 @@ def _most_ok(ok: pd.DataFrame, col: str, among: list[str]) -> str:
     return next(v for v in among if int(counts.get(v, 0)) == best)
 
 
-def choose_first(frame: pd.DataFrame, agent_models: list[str]) -> tuple[str, str]:
-    """The (rubric, judge) the headline shows first without a plan (:data:`CHOICE_RULE`)."""
+def choose_first(
+    frame: pd.DataFrame, agent_models: list[str], families: Mapping[str, str | None] | None = None
+) -> tuple[str, str]:
+    """The (rubric, judge) the headline shows first without a plan (:data:`CHOICE_RULE`; a
+    seed's rubric is also one made from it: ``families``, name -> :attr:`Rubric.family`)."""
     ok = frame.loc[frame["status"].astype(str) == "ok"]
     if ok.empty:
         ok = frame
     seen_rubrics = list(dict.fromkeys(ok["rubric"].astype(str)))
-    rubric = next((r for r in SEED_RUBRICS if r in seen_rubrics), None) or _most_ok(
-        ok, "rubric", seen_rubrics
-    )
+    seed = {r: (families or {}).get(r) or r for r in seen_rubrics}
+    kin = ([r for r in seen_rubrics if seed[r] == s] for s in SEED_RUBRICS if s in seed.values())
+    among = next(kin, seen_rubrics)
+    rubric = next((r for r in SEED_RUBRICS if r in among), None) or _most_ok(ok, "rubric", among)
     mine = ok.loc[ok["rubric"].astype(str) == rubric]
     judges = list(dict.fromkeys(mine["judge"].astype(str)))
     agent_fams = {model_family(a) for a in agent_models} - {"unknown"}
@@ -196,9 +200,13 @@ def _headline_audit(ctx: Context) -> dict[str, Any]:
         rubric, judge = str(key["rubric"]), str(key["judge"])
         rule = "the primary declared in the analysis plan (plan.toml)"
     else:
-        runs = getattr(ctx.extra.get("dataset"), "runs", None)
+        from ..frames import resolve_rubrics
+
+        ds = ctx.extra.get("dataset")
+        runs = getattr(ds, "runs", None)
         agents = [] if runs is None else sorted({str(a) for a in runs["agent_model"].dropna()})
-        rubric, judge = choose_first(ctx.frame, agents)
+        found = {} if ds is None else resolve_rubrics(ds.judgments).items()
+        rubric, judge = choose_first(ctx.frame, agents, {k[0]: r.family for k, r in found})
         rule = CHOICE_RULE
     out: dict[str, Any] = {
         "headline_choice": pd.DataFrame([{"rubric": rubric, "judge": judge, "rule": rule}])
@@ -593,10 +601,10 @@ def _cost_sources(cost: Any) -> Any:
     billed = pd.DataFrame(cost.loc[cost["statistic"].str.startswith("tokens_"), cols])
     transcript = pd.DataFrame(other[cols])
     both = pd.concat([billed, transcript], ignore_index=True)
-    ref = transcript.set_index("statistic")["estimate"]
-    both["billed_over_transcript"] = both["statistic"].map(
-        billed.set_index("statistic")["estimate"] / ref
+    ratio = (
+        billed.set_index("statistic")["estimate"] / transcript.set_index("statistic")["estimate"]
     )
+    both["billed_over_transcript"] = both["statistic"].map(ratio)
     both["confidence"] = float(cost["confidence"].iloc[0])
     return both
 

@@ -5,8 +5,10 @@ pandas nor the statistics, so that ``evalstats --help`` stays light."""
 from __future__ import annotations
 
 import copy
+import html
 import importlib
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -76,6 +78,21 @@ class Section:
     name: str
     page: str
     compute: Callable[[Context], Mapping[str, Any]]
+
+
+def arm_headings(nb: Any, provenance: Mapping[str, Any]) -> Any:
+    """``nb`` with "WITH vs WITHOUT:" in its Markdown headings said with the arms' names
+    (arms.toml): "A vs B:", or for K arms "K arms: a, b, c —"."""
+    names = provenance.get("arm_names") or {}
+    pairs = provenance.get("arm_pairs") or [("with", "without")]
+    said = " vs ".join(str(names.get(x, x)) for x in pairs[0]) + ":"
+    if len(pairs) > 1:
+        said = f"{len(names)} arms: {', '.join(map(str, names.values()))} —"
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":  # the names as text, not markup
+            heading = re.compile(r"^(#[^\n]*?)WITH vs WITHOUT:", re.MULTILINE)
+            cell.source = heading.sub(lambda m: m[1] + html.escape(said), cell.source)
+    return nb
 
 
 # (notebook, html page, title); the first is index.html.

@@ -64,7 +64,7 @@ def render_report(
     import nbformat
 
     from .._atomic import atomic_write
-    from ._kinds import prepare
+    from ._kinds import arm_headings, prepare
     from ._results import dump_json, merge_results, render_lock
 
     data, out, cwd = Path(data_dir), Path(out_dir), Path.cwd()
@@ -107,6 +107,7 @@ def render_report(
                     values |= {"output_dir": _relative(stage, cwd), "figure_formats": formats}
                     values["results_file"] = os.fspath(handed)
                     read = nbformat.read(os.fspath(notebook_path(nb)), as_version=4)
+                    read = arm_headings(read, merged["provenance"])
                     notebooks.append(_parameterize(read, values))
                 executed = execute_notebooks(
                     notebooks,

@@ -55,7 +55,9 @@ class Rubric:
 
     ``sha256`` is that of the package-data files (or the rubric file, at ``path``);
     ``user_template`` holds ``{placeholder}`` fields; ``dimensions`` are blind-pair scores;
-    ``needs_order``: :meth:`render` and :meth:`parse` take an ``order``.
+    ``needs_order``: :meth:`render` and :meth:`parse` take an ``order``; ``family``: the seed
+    rubric it was made from (``rubric new --from``; a seed's own name), which the headline
+    rule reads as that seed.
     """
 
     name: str
@@ -66,6 +68,7 @@ class Rubric:
     dimensions: tuple[str, ...]
     needs_order: bool
     path: str | None = field(default=None, kw_only=True)
+    family: str | None = field(default=None, kw_only=True)
 
     @property
     def placeholders(self) -> tuple[str, ...]:
@@ -241,11 +244,7 @@ def read_label(
     *,
     what: str,
 ) -> tuple[str, Any, Mapping[str, Any]]:
-    """(label, outermost object, the dict that carried it last) of a judge's output.
-
-    Every object's ``keys`` fields (``fallback`` only when none has one) must name one label;
-    two different ones are a ParseError, never a guess.
-    """
+    """(label, outermost object, dict that carried it last); two labels are a ParseError."""
     objects = find_objects(text)
     if not objects:
         raise ParseError("no JSON object found")

@@ -25,7 +25,7 @@ MAX_RUBRIC_BYTES = 4_000_000
 KINDS = ("three-way", "blind-scores")
 _BUILT_IN = {"blind-pair": blind_pair.load, "with-without": with_without.load}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_TOP_KEYS = {"name", "revision", "kind", "description", "prompt", "output"}
+_TOP_KEYS = {"name", "revision", "kind", "family", "description", "prompt", "output"}
 # The [output] lists of each kind, in the order they are checked and written.
 _THREE_WAY_LISTS = tuple(
     "label_fields fallback_fields reasoning_fields uncertainty_fields cost_ratio_fields".split()
@@ -204,6 +204,10 @@ def _from_document(doc: dict[str, Any], where: _Where, sha: str) -> Rubric:
     kind = doc["kind"]
     if kind not in KINDS:
         raise where.error("kind", f"unknown output kind {kind!r}; known kinds: {', '.join(KINDS)}")
+    family = doc.get("family")
+    if family is not None and (family not in names() or _built_in(str(family)).kind != kind):
+        seeds = ", ".join(names())
+        raise where.error("family", f"{family!r} is not a seed rubric of kind {kind!r} ({seeds})")
     if "description" in doc and not isinstance(doc["description"], str):
         raise where.error("description", "must be a string")
 
@@ -235,7 +239,7 @@ def _from_document(doc: dict[str, Any], where: _Where, sha: str) -> Rubric:
     output = _table(doc, "output", where, "output")
     _no_unknown(output, _THREE_WAY_KEYS if three_way else _BLIND_KEYS, where, "output.")
     common = {"name": name, "revision": revision, "sha256": sha, "system": system}
-    common |= {"user_template": user, "path": str(where.path)}
+    common |= {"user_template": user, "path": str(where.path), "family": family}
     if three_way:
         spec = _three_way(output, where)
         return WithWithoutRubric(**common, dimensions=(), needs_order=False, spec=spec)
@@ -337,6 +341,11 @@ def to_toml(rubric: Rubric, *, description: str | None = None) -> str:
         f"name = {_inline(rubric.name)}",
         f"revision = {rubric.revision}",
         f"kind = {_inline(rubric.kind)}",
+        *(
+            [f"family = {_inline(rubric.family)}"]
+            if rubric.family not in (None, rubric.name)
+            else []
+        ),
         *([f"description = {_inline(description)}"] if description else []),
         "",
         "[prompt]",

@@ -189,8 +189,8 @@ class _Reader:
 
     def nest(self, i: int, depth: int) -> tuple[JsonObject | list[Any], int]:
         """The object or array whose bracket is at ``i``."""
-        if depth > MAX_DEPTH:
-            _too_deep()
+        if depth > MAX_DEPTH:  # not a per-start failure: every later start would descend again
+            raise ParseError(f"judge output nested more than {MAX_DEPTH} levels deep")
         s, n = self.s, self.n
         is_obj = s[i] == "{"
         out: Any = JsonObject() if is_obj else []
@@ -224,11 +224,6 @@ class _Reader:
             c = s[i] if i < n else ","
             if c not in ",}" and c not in _CLOSERS and not (c.isalpha() or c in "_$"):
                 raise _Fail
-
-
-def _too_deep() -> None:
-    # Not a per-start failure: every later start inside the nest would descend again.
-    raise ParseError(f"judge output nested more than {MAX_DEPTH} levels deep")
 
 
 def _number(tok: str) -> int | float | str:

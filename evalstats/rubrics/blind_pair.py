@@ -206,4 +206,6 @@ def load() -> BlindPairRubric:
     user = raw_user.decode("utf-8").removesuffix("\n")
     check_placeholders(user, [p for p in KNOWN_PLACEHOLDERS if p != "canonical_answer"], USER_FILE)
     sha, system = sha256_of(raw_system, raw_user), rest.lstrip("\n")
-    return BlindPairRubric(NAME, 1, sha, system, user, BLIND_DIMENSIONS, needs_order=True)
+    return BlindPairRubric(
+        NAME, 1, sha, system, user, BLIND_DIMENSIONS, needs_order=True, family=NAME
+    )

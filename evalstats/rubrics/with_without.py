@@ -194,7 +194,8 @@ def load() -> WithWithoutRubric:
     user = _fenced_block_after(text, "## User-message template")
     check_placeholders(user, [p for p in KNOWN_PLACEHOLDERS if not p.endswith("_files")], DATA_FILE)
     system = _fenced_block_after(text, "## System prompt")
-    return WithWithoutRubric(NAME, 1, sha256_of(raw), system, user, (), needs_order=False)
+    raw_sha = sha256_of(raw)
+    return WithWithoutRubric(NAME, 1, raw_sha, system, user, (), needs_order=False, family=NAME)
 
 
 _SEED_ROLES = re.compile(

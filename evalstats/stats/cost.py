@@ -120,15 +120,17 @@ def choose_token_source(frame: pd.DataFrame) -> TokenChoice:
         return TokenChoice("as given", frame)
     if all_transcript:
         return TokenChoice("transcript", frame)
-    n_answer = int((counted != "transcript").sum())
-    n_billed = int(frame[list(_BILLED)].notna().all(axis=1).sum()) if has_billed else 0
+    # Counted per pair: a verdict frame has one row per judgment.
+    pairs = frame.drop_duplicates([c for c in (*_PAIR, *_ARM_KEYS) if c in frame.columns])
+    n_answer = int((pairs["tokens_counted_from"] != "transcript").sum())
+    n_billed = int(pairs[list(_BILLED)].notna().all(axis=1).sum()) if has_billed else 0
     billed_note = (
-        f"harness usage (billed) covers only {n_billed} of the {len(frame)} pairs"
+        f"harness usage (billed) covers only {n_billed} of the {len(pairs)} pairs"
         if n_billed
         else "no harness usage (billed) was imported"
     )
     reason = (
-        f"only answer-only token counts: {n_answer} of {len(frame)} pairs lack a transcript "
+        f"only answer-only token counts: {n_answer} of {len(pairs)} pairs lack a transcript "
         f"and {billed_note}; an answer is not what a run consumed"
     )
     return TokenChoice("unavailable", frame, reason=reason)
