@@ -54,7 +54,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         args.output,
         params=parse_params(args.param or []),
         kind=args.kind,
-        figures=args.figures,  # checked by the renderer, before anything runs
+        # Checked by the renderer, before anything runs; figure PDFs only when asked for.
+        figures=("svg,pdf" if args.pdf else "svg") if args.figures is None else args.figures,
     )
     print(f"wrote {index} ({time.perf_counter() - start:.1f} s)")
     if args.pdf:
@@ -71,7 +72,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     >>> _ = register(parser.add_subparsers(dest="command"))
     >>> args = parser.parse_args(["report", "data/sample", "-o", "out", "--pdf"])
     >>> args.output, args.pdf, args.figures
-    ('out', True, 'svg,pdf')
+    ('out', True, None)
     """
     p = subparsers.add_parser(
         "report",
@@ -101,11 +102,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--figures",
-        default="svg,pdf",
         metavar="FORMATS",
         help="the formats each figure is written in, in OUT/figures/, comma-separated among "
-        "svg, pdf (TrueType fonts, for a paper) and png (300 dpi) (default: svg,pdf); the "
-        "pages show the SVG",
+        "svg, pdf (TrueType fonts, for a paper) and png (300 dpi) (default: svg, and svg,pdf "
+        "with --pdf); the pages show the SVG",
     )
     p.add_argument(
         "--pdf",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import EvalstatsError
-from ._display import DEFAULT_FORMATS, check_formats
+from ._display import check_formats
 from ._kinds import REPORT_KINDS, ReportError, ReportKind, detect_kind
 
 __all__ = ["execute_notebooks", "notebook_path", "render_report"]
@@ -31,7 +31,7 @@ def render_report(
     *,
     params: Mapping[str, Any] | None = None,
     kind: str | None = None,
-    figures: str | Iterable[str] = DEFAULT_FORMATS,
+    figures: str | Iterable[str] = ("svg",),
     timeout: int = 600,
     lock_wait: float | None = None,
 ) -> Path:
@@ -48,8 +48,9 @@ def render_report(
         Parameters of the kind (:data:`~evalstats.report.PARAMETERS` for an evaluation).
     kind : {"evaluation", "alpaca_eval", "llmbar", "pandalm", "arena"}, optional
         The report kind; recognised from ``data_dir`` by default.
-    figures : str or sequence of str, default ("svg", "pdf")
-        The formats each figure is written in (``"svg,pdf,png"``); the pages show the SVG.
+    figures : str or sequence of str, default ("svg",)
+        The formats each figure is written in (``"svg,pdf,png"``; add ``pdf`` for a paper);
+        the pages show the SVG.
     timeout : int
         Seconds allowed per notebook cell.
     lock_wait : float, optional
