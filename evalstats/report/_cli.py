@@ -131,8 +131,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from ..errors import DataError, EvalstatsError
     from ._export import export
 
-    outs = {"latex": args.latex, "markdown": args.markdown, "macros": args.macros}
-    outs = {k: v for k, v in (outs | {"sentences": args.sentences}).items() if v}
+    outs = {k: getattr(args, k) for k in ("latex", "markdown", "macros", "sentences")}
+    outs = {k: v for k, v in outs.items() if v}
     if not outs:
         args.parser.error("nothing to write: give --latex, --markdown, --macros or --sentences")
     for out in outs.values():

@@ -49,8 +49,7 @@ def render_report(
     kind : {"evaluation", "alpaca_eval", "llmbar", "pandalm", "arena"}, optional
         The report kind; recognised from ``data_dir`` by default.
     figures : str or sequence of str, default ("svg",)
-        The formats each figure is written in (``"svg,pdf,png"``; add ``pdf`` for a paper);
-        the pages show the SVG.
+        The formats each figure is written in (``"svg,pdf,png"``); the pages show the SVG.
     timeout : int
         Seconds allowed per notebook cell.
     lock_wait : float, optional
@@ -294,14 +293,8 @@ def execute_notebooks(
 def _cell_failed(nb: Any, name: str, exc: Exception, log: IO[str], copy: Path | None):
     from ._results import scrub
 
-    cell = next(
-        (
-            i
-            for i, c in enumerate(nb.cells, start=1)
-            if any(o.output_type == "error" for o in c.get("outputs", []))
-        ),
-        len(nb.cells),
-    )
+    failed = [any(o.output_type == "error" for o in c.get("outputs", [])) for c in nb.cells]
+    cell = failed.index(True) + 1 if any(failed) else len(nb.cells)
     where = ""
     if copy is not None:
         import nbformat
