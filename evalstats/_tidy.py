@@ -186,11 +186,7 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
     n_groups = len(out)
     # Per statistic, which columns are empty (one pass, not a look per statistic and column).
     by_stat = frame["statistic"].to_numpy()
-    looked = [
-        *spread,
-        *(["confidence"] if "confidence" in frame and "confidence" not in spread else []),
-    ]
-    empty = frame[looked].isna().groupby(by_stat, sort=False).all()
+    empty = frame.isna().groupby(by_stat, sort=False).all()
     arrays = {c: frame[c].to_numpy() for c in spread}
     new: dict[str, Any] = {}
     for s in stats:

@@ -83,10 +83,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("data_dir", metavar="DATA_DIR")
     p.add_argument(
-        "--kind",
-        choices=list(KIND_NAMES),
-        default=None,
-        help="report kind (default: recognised from DATA_DIR)",
+        "--kind", choices=list(KIND_NAMES), help="report kind (default: recognised from DATA_DIR)"
     )
     p.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="report directory, e.g. reports/NAME"
@@ -181,7 +178,6 @@ def register_export(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--digits",
         type=int,
-        default=None,
         help="decimals in the unit shown (default 0 for percent, 2 with --decimals); "
         "coefficients and ratios get two more in percent mode",
     )

@@ -72,7 +72,7 @@ def render_report(
     # Every check first: an error here is one line, and no kernel exists yet.
     params = dict(params or {})
     spec = _spec(data, kind, params)
-    if out.resolve() == data.resolve() or out.resolve().is_relative_to(data.resolve()):
+    if out.resolve().is_relative_to(data.resolve()):  # equal included
         raise ReportError(  # a judge may be writing there
             f"-o {out}: the report directory must not be the data directory {data} "
             "or inside it; choose another -o"
@@ -331,8 +331,7 @@ def _write_pages(
             f"({prov.get('data_dir', '')}/truth.json). No agent was run "
             "and no judge was called; they are not evidence about any tool."
         )
-    nav = [(title, page_name) for _, page_name, title in spec.notebooks]
-    nav.append(("results.json", "results.json"))
+    nav = [*((title, page) for _, page, title in spec.notebooks), ("results.json", "results.json")]
     version = prov.get("package", {}).get("version", "")
     footer = (
         f"evalstats {version} · seed {prov.get('seed')} · "
@@ -348,13 +347,8 @@ def _write_pages(
             body = _html.notebook_body(nb)
         except _html.UnsafeOutputError as exc:
             raise ReportError(f"{nb_name}: {exc}") from None
-        text = _html.page(
-            f"evalstats {title.lower()}: {prov.get('data_dir')}",
-            body,
-            banner=banner,
-            nav=nav,
-            footer=footer,
-        )
+        heading = f"evalstats {title.lower()}: {prov.get('data_dir')}"
+        text = _html.page(heading, body, banner=banner, nav=nav, footer=footer)
         found = _html.active_markup(text, page=True)
         if found:
             raise ReportError(
