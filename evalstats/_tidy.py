@@ -197,9 +197,8 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
         bare = "confidence" in frame and empty.at[s, "confidence"]
         for c in spread:
             # An extra only some statistics have, or an interval column of no interval.
-            if empty.at[s, c] and (
-                c not in TIDY_COLUMNS or bare and c in WIDE_SUFFIXES and c != "estimate"
-            ):
+            interval = c in WIDE_SUFFIXES and c != "estimate"
+            if empty.at[s, c] and (c not in TIDY_COLUMNS or bare and interval):
                 continue
             name = s + WIDE_SUFFIXES.get(c, f"_{c}")
             values = arrays[c]
