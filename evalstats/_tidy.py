@@ -183,33 +183,40 @@ def wide(result: pd.DataFrame, diagnostics: pd.DataFrame | None = None) -> pd.Da
     out = frame.loc[first, by].reset_index(drop=True)
     stats = list(dict.fromkeys(frame["statistic"]))
     per_stat = [c for c in frame.columns if c not in (*by, "statistic")]
-    shared, spread = [], []
-    for c in per_stat:
-        same = groups[c].nunique(dropna=False).le(1).all()
-        (shared if same and c not in WIDE_SUFFIXES else spread).append(c)
+    same = groups[per_stat].nunique(dropna=False).le(1).all()
+    shared = [c for c in per_stat if same[c] and c not in WIDE_SUFFIXES]
+    spread = [c for c in per_stat if c not in shared]
     for c in shared:
         out[c] = frame.loc[first, c].to_numpy()
     n_groups = len(out)
+    # Per statistic, which columns are empty (one pass, not a look per statistic and column).
+    by_stat = frame["statistic"].to_numpy()
+    empty = frame.isna().groupby(by_stat, sort=False).all()
+    arrays = {c: frame[c].to_numpy() for c in spread}
+    new: dict[str, Any] = {}
     for s in stats:
-        hit = (frame["statistic"] == s).to_numpy()
+        hit = by_stat == s
         pos = np.full(n_groups, -1)
         pos[gid[hit]] = np.flatnonzero(hit)
         # No confidence level anywhere: no empty interval, SE, p-value or df columns.
-        bare = "confidence" in frame and frame.loc[hit, "confidence"].isna().all()
+        bare = "confidence" in frame and empty.at[s, "confidence"]
         for c in spread:
-            empty = frame.loc[hit, c].isna().all()
             # An extra only some statistics have, or an interval column of no interval.
-            if empty and (c not in TIDY_COLUMNS or bare and c in WIDE_SUFFIXES and c != "estimate"):
+            interval = c in WIDE_SUFFIXES and c != "estimate"
+            if empty.at[s, c] and (c not in TIDY_COLUMNS or bare and interval):
                 continue
             name = s + WIDE_SUFFIXES.get(c, f"_{c}")
-            values = frame[c].to_numpy()
+            values = arrays[c]
             if (pos >= 0).all():  # every group has the statistic: its values, its dtype
-                out[name] = values[pos]
+                new[name] = values[pos]
                 continue
             col = pd.Series(np.where(pos >= 0, values[np.maximum(pos, 0)], np.nan)).infer_objects()
             if c in ("n", "n_tasks"):
                 col = col.astype("Int64")  # a count, absent for a group without the statistic
-            out[name] = col
+            new[name] = col
+    for name in [n for n in new if n in out.columns]:  # replaced in place, as assigned
+        out[name] = new.pop(name)
+    out = pd.concat([out, pd.DataFrame(new, index=out.index)], axis=1)
     if diagnostics is not None and len(diagnostics.columns):
         diag = pd.DataFrame(diagnostics).reset_index(drop=True)
         add = [c for c in diag.columns if c not in out.columns]

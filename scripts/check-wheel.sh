@@ -38,7 +38,7 @@ print(f"installed: {pkg.parent}; notebooks: {nb.parent}")
 PY
 "$work/venv/bin/evalstats" report "$repo/data/sample" -o reports/sample -p n_resamples=500
 for f in reports/sample/index.html reports/sample/methodology.html reports/sample/results.json \
-  reports/sample/figures/headline.svg reports/sample/figures/headline.pdf; do
+  reports/sample/figures/headline.svg; do
   test -s "$f" || { echo "missing $f" >&2; exit 1; }
 done
 "$work/venv/bin/python" -c "

@@ -151,7 +151,7 @@ def test_the_console_script_ends_a_report_at_once_and_loses_nothing(tmp_path):
         pytest.skip("data/sample is absent")
     code = "import sys; from evalstats.cli import run; sys.argv[0] = 'evalstats'; run()"
     out = tmp_path / "r"
-    args = ["report", str(sample), "-o", str(out), "-p", "n_resamples=50", "--figures", "svg"]
+    args = ["report", str(sample), "-o", str(out), "-p", "n_resamples=50"]
     done = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300
     )
@@ -160,6 +160,8 @@ def test_the_console_script_ends_a_report_at_once_and_loses_nothing(tmp_path):
     for name in ("index.html", "methodology.html", "results.json", ".evalstats-report.json"):
         assert (out / name).is_file(), name
     assert (out / "results.json").read_text(encoding="utf-8").rstrip().endswith("}")
+    # Figure PDFs only when --figures or --pdf asks for them (issue 34): SVG by default.
+    assert {p.suffix for p in (out / "figures").iterdir()} == {".svg"}
     bad = subprocess.run(
         [sys.executable, "-c", code, "report", str(tmp_path / "none"), "-o", str(out)],
         capture_output=True, text=True, timeout=60,

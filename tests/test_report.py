@@ -122,10 +122,8 @@ def test_report_directory_layout(rendered):
     for name in ("index.html", "methodology.html", "results.json"):
         assert (out / name).stat().st_size > 1000, name
     figures = sorted(p.name for p in (out / "figures").iterdir())
-    assert "headline.pdf" in figures and "headline.svg" in figures
-    # Every figure as SVG (shown) and PDF (for a paper); PNG only when asked (issue 20).
-    stems = {p.stem for p in (out / "figures").iterdir()}
-    assert figures == sorted(f"{s}.{ext}" for s in stems for ext in ("pdf", "svg"))
+    # Every figure as SVG (shown); PDF and PNG only when asked (issues 20 and 34).
+    assert "headline.svg" in figures and all(f.endswith(".svg") for f in figures)
     tables = {p.stem for p in (out / "tables").glob("*.csv")}
     assert {"headline", "agreement", "cost", "accounting", "sensitivity", "design"} <= tables
     assert not (out / ".parts").exists()
@@ -460,7 +458,7 @@ def test_injected_parameters_follow_the_parameters_cell(rendered):
         ns: dict = {}
         exec(nb.cells[at + 1].source, ns)  # our own renderer's assignments
         assert ns["n_resamples"] == TEST_PARAMS["n_resamples"]
-        assert ns["figure_formats"] == ["svg", "pdf"]
+        assert ns["figure_formats"] == ["svg"]
         assert ns["results_file"].endswith(nb_name.replace(".ipynb", ".pickle"))
 
 

@@ -54,7 +54,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         args.output,
         params=parse_params(args.param or []),
         kind=args.kind,
-        figures=args.figures,  # checked by the renderer, before anything runs
+        # Checked by the renderer, before anything runs; figure PDFs only when asked for.
+        figures=("svg,pdf" if args.pdf else "svg") if args.figures is None else args.figures,
     )
     print(f"wrote {index} ({time.perf_counter() - start:.1f} s)")
     if args.pdf:
@@ -71,7 +72,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     >>> _ = register(parser.add_subparsers(dest="command"))
     >>> args = parser.parse_args(["report", "data/sample", "-o", "out", "--pdf"])
     >>> args.output, args.pdf, args.figures
-    ('out', True, 'svg,pdf')
+    ('out', True, None)
     """
     p = subparsers.add_parser(
         "report",
@@ -82,10 +83,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("data_dir", metavar="DATA_DIR")
     p.add_argument(
-        "--kind",
-        choices=list(KIND_NAMES),
-        default=None,
-        help="report kind (default: recognised from DATA_DIR)",
+        "--kind", choices=list(KIND_NAMES), help="report kind (default: recognised from DATA_DIR)"
     )
     p.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="report directory, e.g. reports/NAME"
@@ -101,11 +99,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--figures",
-        default="svg,pdf",
         metavar="FORMATS",
         help="the formats each figure is written in, in OUT/figures/, comma-separated among "
-        "svg, pdf (TrueType fonts, for a paper) and png (300 dpi) (default: svg,pdf); the "
-        "pages show the SVG",
+        "svg, pdf (TrueType fonts, for a paper) and png (300 dpi) (default: svg, and svg,pdf "
+        "with --pdf); the pages show the SVG",
     )
     p.add_argument(
         "--pdf",
@@ -131,8 +128,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from ..errors import DataError, EvalstatsError
     from ._export import export
 
-    outs = {"latex": args.latex, "markdown": args.markdown, "macros": args.macros}
-    outs = {k: v for k, v in (outs | {"sentences": args.sentences}).items() if v}
+    outs = {k: getattr(args, k) for k in ("latex", "markdown", "macros", "sentences")}
+    outs = {k: v for k, v in outs.items() if v}
     if not outs:
         args.parser.error("nothing to write: give --latex, --markdown, --macros or --sentences")
     for out in outs.values():
@@ -181,7 +178,6 @@ def register_export(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--digits",
         type=int,
-        default=None,
         help="decimals in the unit shown (default 0 for percent, 2 with --decimals); "
         "coefficients and ratios get two more in percent mode",
     )

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
 from .._disagreement import DISAGREEMENT_TRIGGER, disagreeing
 from .._families import model_family
@@ -253,6 +252,8 @@ def labels_needed(
 
 
 def _labels(ctx: Context) -> dict[str, Any]:
+    from scipy.stats import norm
+
     from ..records import EvalstatsWarning, has_provenance
     from ..stats.agreement import judge_vs_gold
     from ..stats.ppi import ppi_win_rates
@@ -265,7 +266,7 @@ def _labels(ctx: Context) -> dict[str, Any]:
     agreement, confusion, ppi, needed = [], [], [], []
     notes: list[str] = []
     gold_rng, ppi_rng = _child_rng(ctx.seed, _STREAM_GOLD), _child_rng(ctx.seed, _STREAM_PPI)
-    z = float(scipy.stats.norm.ppf(0.5 + ctx.confidence / 2))
+    z = float(norm.ppf(0.5 + ctx.confidence / 2))
     for rubric in _rubrics_in(frame):
         f = frame.loc[frame["rubric"].astype(str) == rubric]
         g = judge_vs_gold(

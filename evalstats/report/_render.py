@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import EvalstatsError
-from ._display import DEFAULT_FORMATS, check_formats
+from ._display import check_formats
 from ._kinds import REPORT_KINDS, ReportError, ReportKind, detect_kind
 
 __all__ = ["execute_notebooks", "notebook_path", "render_report"]
@@ -31,7 +31,7 @@ def render_report(
     *,
     params: Mapping[str, Any] | None = None,
     kind: str | None = None,
-    figures: str | Iterable[str] = DEFAULT_FORMATS,
+    figures: str | Iterable[str] = ("svg",),
     timeout: int = 600,
     lock_wait: float | None = None,
 ) -> Path:
@@ -48,7 +48,7 @@ def render_report(
         Parameters of the kind (:data:`~evalstats.report.PARAMETERS` for an evaluation).
     kind : {"evaluation", "alpaca_eval", "llmbar", "pandalm", "arena"}, optional
         The report kind; recognised from ``data_dir`` by default.
-    figures : str or sequence of str, default ("svg", "pdf")
+    figures : str or sequence of str, default ("svg",)
         The formats each figure is written in (``"svg,pdf,png"``); the pages show the SVG.
     timeout : int
         Seconds allowed per notebook cell.
@@ -72,7 +72,7 @@ def render_report(
     # Every check first: an error here is one line, and no kernel exists yet.
     params = dict(params or {})
     spec = _spec(data, kind, params)
-    if out.resolve() == data.resolve() or out.resolve().is_relative_to(data.resolve()):
+    if out.resolve().is_relative_to(data.resolve()):  # equal included
         raise ReportError(  # a judge may be writing there
             f"-o {out}: the report directory must not be the data directory {data} "
             "or inside it; choose another -o"
@@ -294,14 +294,8 @@ def execute_notebooks(
 def _cell_failed(nb: Any, name: str, exc: Exception, log: IO[str], copy: Path | None):
     from ._results import scrub
 
-    cell = next(
-        (
-            i
-            for i, c in enumerate(nb.cells, start=1)
-            if any(o.output_type == "error" for o in c.get("outputs", []))
-        ),
-        len(nb.cells),
-    )
+    failed = [any(o.output_type == "error" for o in c.get("outputs", [])) for c in nb.cells]
+    cell = failed.index(True) + 1 if any(failed) else len(nb.cells)
     where = ""
     if copy is not None:
         import nbformat
@@ -338,8 +332,7 @@ def _write_pages(
             f"({prov.get('data_dir', '')}/truth.json). No agent was run "
             "and no judge was called; they are not evidence about any tool."
         )
-    nav = [(title, page_name) for _, page_name, title in spec.notebooks]
-    nav.append(("results.json", "results.json"))
+    nav = [*((title, page) for _, page, title in spec.notebooks), ("results.json", "results.json")]
     version = prov.get("package", {}).get("version", "")
     footer = (
         f"evalstats {version} · seed {prov.get('seed')} · "
@@ -355,13 +348,8 @@ def _write_pages(
             body = _html.notebook_body(nb)
         except _html.UnsafeOutputError as exc:
             raise ReportError(f"{nb_name}: {exc}") from None
-        text = _html.page(
-            f"evalstats {title.lower()}: {prov.get('data_dir')}",
-            body,
-            banner=banner,
-            nav=nav,
-            footer=footer,
-        )
+        heading = f"evalstats {title.lower()}: {prov.get('data_dir')}"
+        text = _html.page(heading, body, banner=banner, nav=nav, footer=footer)
         found = _html.active_markup(text, page=True)
         if found:
             raise ReportError(
