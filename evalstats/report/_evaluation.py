@@ -129,6 +129,24 @@ def _attempt(make: Callable[[], Any]) -> Any:
         return Unavailable(_reason(exc))
 
 
+# With more pairs of arms than this, the design studies (missing-data bounds, the design check,
+# analytic and simulated power, the coverage study) run on the headline pair (the first judged)
+# only: they size the design, which every pair shares, and cost about a CPU second per pair.
+DESIGN_PAIRS = 6
+
+
+def _design_study(compute: Callable[[Context], Mapping[str, Any]]):
+    """``compute``, unavailable on a pair whose design studies are left to the headline pair."""
+
+    @functools.wraps(compute)
+    def run(ctx: Context) -> Mapping[str, Any]:
+        if why := ctx.extra.get("design_skipped"):
+            raise Unavailable(why)
+        return compute(ctx)
+
+    return run
+
+
 def _common(ctx: Context) -> dict[str, Any]:
     return {"confidence": ctx.confidence, "n_resamples": ctx.n_resamples}
 
@@ -464,8 +482,13 @@ def _design_check(ctx: Context) -> dict[str, Any]:
     """The headline and consensus intervals' simulated coverage on this very design."""
     from ..stats import design_coverage
 
-    _need_verdicts(ctx.frame)
     by = ["rubric", "judge"]
+    if why := ctx.extra.get("design_skipped"):  # the rows say why they have no check
+        notes = {n: ctx.tables.get(n) for n in ("headline", "consensus")}
+        notes = {n: _with_coverage_notes(t, t[by].assign(ci_note=why), by) for n, t in notes.items()
+                 if isinstance(t, pd.DataFrame)}  # fmt: skip
+        return {"design_coverage": Unavailable(why), **notes}
+    _need_verdicts(ctx.frame)
     # Its own generator: whether this check ran must not move any other number.
     cov = design_coverage(
         ctx.frame, by=by, confidence=ctx.confidence, n_resamples=2000, rng=_child_rng(ctx.seed, 2)
@@ -1097,6 +1120,11 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
         r_at = ds.runs.groupby("arm", observed=True, sort=False).indices
         views = [(a, b, *pair_view(ds, a, b, j_at, r_at)) for a, b in pairs]
         views = [(a, b, _select(v, judges, rubric), {"dataset": x}) for a, b, v, x in views]
+        if len(views) > DESIGN_PAIRS:
+            why = (f"design studies run on the headline pair {pairs[0][0]} vs {pairs[0][1]} only "
+                   f"({len(views)} pairs > {DESIGN_PAIRS}): the pairs share one design")  # fmt: skip
+            for *_, x in views[1:]:
+                x["design_skipped"] = why
         f = pd.concat([v.assign(arm_a=a, arm_b=b) for a, b, v, _ in views], ignore_index=True)
         stale = [
             ((r, j, a, b), n)
@@ -1241,7 +1269,7 @@ _SECTIONS = (
     ("tests", "report", _tests, ["tests"]),  # adds columns to the two above; draws nothing
     ("audit", "report", _audit, ["audit"]),  # draws nothing: early, for the headline card
     ("headline_audit", "report", _headline_audit, ["headline_choice", "headline_audit"]),
-    ("missing_bounds", "report", _missing_bounds, ["missing_bounds"]),
+    ("missing_bounds", "report", _design_study(_missing_bounds), ["missing_bounds"]),
     # Draws nothing; the headline's words need position_bias.
     ("blind", "report", _blind, ["dimensions", "position_bias"]),
     ("design_coverage", "report", _design_check, ["design_coverage"]),
@@ -1262,15 +1290,20 @@ _SECTIONS = (
     ("replicates", "report", _replicates, ["replicates"]),  # draws nothing
     ("monitor", "report", _monitor, ["monitor"]),  # draws nothing
     ("design", "methodology", _design, ["design"]),
-    ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
+    (
+        "power_mde",
+        "methodology",
+        _design_study(_power),
+        ["power_mde", "power_curve", "tasks_needed"],
+    ),
     (
         "power_simulated",
         "methodology",
-        _power_simulated,
+        _design_study(_power_simulated),
         ["mde_simulated", "tasks_needed_simulated"],
     ),
     ("ordinal_check", "methodology", _ordinal, ["ordinal_check", "ordinal_terms"]),
-    ("coverage", "methodology", _coverage, ["coverage"]),
+    ("coverage", "methodology", _design_study(_coverage), ["coverage"]),
 )
 
 
