@@ -130,8 +130,9 @@ def _attempt(make: Callable[[], Any]) -> Any:
 
 
 # With more pairs of arms than this, the design studies (missing-data bounds, the design check,
-# analytic and simulated power, the coverage study) run on the headline pair (the first judged)
-# only: they size the design, which every pair shares, and cost about a CPU second per pair.
+# the design, analytic and simulated power, the ordinal model check, the coverage study) run on
+# the headline pair (the first judged) only: they check and size the design, which every pair
+# shares, and cost most of a report's CPU time per pair.
 DESIGN_PAIRS = 6
 
 
@@ -1289,7 +1290,7 @@ _SECTIONS = (
     ),
     ("replicates", "report", _replicates, ["replicates"]),  # draws nothing
     ("monitor", "report", _monitor, ["monitor"]),  # draws nothing
-    ("design", "methodology", _design, ["design"]),
+    ("design", "methodology", _design_study(_design), ["design"]),
     (
         "power_mde",
         "methodology",
@@ -1302,7 +1303,7 @@ _SECTIONS = (
         _design_study(_power_simulated),
         ["mde_simulated", "tasks_needed_simulated"],
     ),
-    ("ordinal_check", "methodology", _ordinal, ["ordinal_check", "ordinal_terms"]),
+    ("ordinal_check", "methodology", _design_study(_ordinal), ["ordinal_check", "ordinal_terms"]),
     ("coverage", "methodology", _design_study(_coverage), ["coverage"]),
 )
 
