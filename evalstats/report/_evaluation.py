@@ -64,15 +64,6 @@ def _multi_judge_rubrics(f: pd.DataFrame) -> list[str]:
     return [r for r in _rubrics_in(f) if f.loc[f["rubric"] == r, "judge"].nunique() >= 2]
 
 
-def _paired_rubrics(f: pd.DataFrame) -> list[str]:
-    """Rubrics on which at least two judges gave a verdict on the same pair (and order)."""
-    ok = f.loc[f["status"] == "ok"]
-    g = ok.assign(rubric=ok["rubric"].astype(str), order=ok["order"].astype(object).fillna(""))
-    n = g.groupby(["rubric", "task_id", "replicate", "order"], observed=True)["judge"].nunique()
-    shared = set(n[n >= 2].index.get_level_values("rubric"))
-    return [r for r in _multi_judge_rubrics(f) if r in shared]
-
-
 def _need_verdicts(f: pd.DataFrame) -> None:
     """Win rates need readable verdicts; say so (rather than fail) when there are none."""
     if not (f["status"] == "ok").any():
@@ -84,31 +75,32 @@ def _need_verdicts(f: pd.DataFrame) -> None:
         )
 
 
-_REASONS = (
-    (
-        "at least 2 clusters",
-        "needs readable verdicts on at least two tasks (the task is the unit of resampling)",
-    ),
-    ("p_tie must be in [0, 1)", "every verdict is a tie: there is no win or loss to size"),
-)
+_REASONS = {
+    "at least 2 clusters": "needs readable verdicts on at least two tasks (the task is the unit "
+    "of resampling)",
+    "p_tie must be in [0, 1)": "every verdict is a tie: there is no win or loss to size",
+}
 
 
 def _reason(exc: BaseException) -> str:
     msg = str(exc).strip() or type(exc).__name__
-    for needle, plain in _REASONS:
+    for needle, plain in _REASONS.items():
         if needle in msg:
             return f"{plain}: {msg}"
     return f"cannot be computed on this data: {msg}"
 
 
 def _guarded(
-    compute: Callable[[Context], Mapping[str, Any]], tables: Sequence[str]
+    compute: Callable[[Context], Mapping[str, Any]], tables: Sequence[str], study: bool = False
 ) -> Callable[[Context], Mapping[str, Any]]:
-    """``compute``, a design it cannot handle making each of its ``tables`` unavailable."""
+    """``compute``, a design it cannot handle making each of its ``tables`` unavailable (a
+    design ``study`` too on a pair whose studies are left to the headline pair)."""
 
     @functools.wraps(compute)
     def run(ctx: Context) -> Mapping[str, Any]:
         try:
+            if study and (why := ctx.extra.get("design_skipped")):
+                raise Unavailable(why)
             return with_diagnostics(compute(ctx))
         except Unavailable:
             raise
@@ -129,23 +121,10 @@ def _attempt(make: Callable[[], Any]) -> Any:
         return Unavailable(_reason(exc))
 
 
-# With more pairs of arms than this, the design studies (missing-data bounds, the design check,
-# the design, analytic and simulated power, the ordinal model check, the coverage study) run on
-# the headline pair (the first judged) only: they check and size the design, which every pair
-# shares, and cost most of a report's CPU time per pair.
+# Past this many pairs of arms the design studies (_STUDIES, the design check) run on the headline
+# pair (the first judged) only: they check the one design all pairs share, at most of the cost.
 DESIGN_PAIRS = 6
-
-
-def _design_study(compute: Callable[[Context], Mapping[str, Any]]):
-    """``compute``, unavailable on a pair whose design studies are left to the headline pair."""
-
-    @functools.wraps(compute)
-    def run(ctx: Context) -> Mapping[str, Any]:
-        if why := ctx.extra.get("design_skipped"):
-            raise Unavailable(why)
-        return compute(ctx)
-
-    return run
+_STUDIES = ("missing_bounds", "design", "power_mde", "power_simulated", "ordinal_check", "coverage")
 
 
 def _common(ctx: Context) -> dict[str, Any]:
@@ -543,7 +522,11 @@ def _agreement(ctx: Context) -> dict[str, Any]:
     multi = _multi_judge_rubrics(ctx.frame)
     if not multi:
         raise Unavailable("fewer than two judges on every rubric")
-    multi = _paired_rubrics(ctx.frame)
+    # Rubrics on which at least two judges gave a verdict on the same pair (and order).
+    ok = ctx.frame.loc[ctx.frame["status"] == "ok"]
+    g = ok.assign(rubric=ok["rubric"].astype(str), order=ok["order"].astype(object).fillna(""))
+    n = g.groupby(["rubric", "task_id", "replicate", "order"], observed=True)["judge"].nunique()
+    multi = [r for r in multi if r in set(n[n >= 2].index.get_level_values("rubric"))]
     if not multi:
         raise Unavailable(
             "kappa needs two judges with answers on the same pairs: none here "
@@ -990,12 +973,7 @@ def _ordinal(ctx: Context) -> dict[str, Any]:
     _need_verdicts(f)
     design = wide(win_rates(f, by=["rubric", "judge"], confidence=ctx.confidence))
     design = design.astype({"rubric": str, "judge": str})
-    quantities = {
-        "p_win": "win_rate",
-        "p_tie": "tie_rate",
-        "p_loss": "loss_rate",
-        "net_win": "net_win",
-    }
+    quantities = dict(p_win="win_rate", p_tie="tie_rate", p_loss="loss_rate", net_win="net_win")
     probs, terms = [], []
     for rubric in _rubrics_in(f):
         fit = _attempt(lambda r=rubric: ordinal_check(f, rubric=r, confidence=ctx.confidence))
@@ -1270,7 +1248,7 @@ _SECTIONS = (
     ("tests", "report", _tests, ["tests"]),  # adds columns to the two above; draws nothing
     ("audit", "report", _audit, ["audit"]),  # draws nothing: early, for the headline card
     ("headline_audit", "report", _headline_audit, ["headline_choice", "headline_audit"]),
-    ("missing_bounds", "report", _design_study(_missing_bounds), ["missing_bounds"]),
+    ("missing_bounds", "report", _missing_bounds, ["missing_bounds"]),
     # Draws nothing; the headline's words need position_bias.
     ("blind", "report", _blind, ["dimensions", "position_bias"]),
     ("design_coverage", "report", _design_check, ["design_coverage"]),
@@ -1290,25 +1268,22 @@ _SECTIONS = (
     ),
     ("replicates", "report", _replicates, ["replicates"]),  # draws nothing
     ("monitor", "report", _monitor, ["monitor"]),  # draws nothing
-    ("design", "methodology", _design_study(_design), ["design"]),
-    (
-        "power_mde",
-        "methodology",
-        _design_study(_power),
-        ["power_mde", "power_curve", "tasks_needed"],
-    ),
+    ("design", "methodology", _design, ["design"]),
+    ("power_mde", "methodology", _power, ["power_mde", "power_curve", "tasks_needed"]),
     (
         "power_simulated",
         "methodology",
-        _design_study(_power_simulated),
+        _power_simulated,
         ["mde_simulated", "tasks_needed_simulated"],
     ),
-    ("ordinal_check", "methodology", _design_study(_ordinal), ["ordinal_check", "ordinal_terms"]),
-    ("coverage", "methodology", _design_study(_coverage), ["coverage"]),
+    ("ordinal_check", "methodology", _ordinal, ["ordinal_check", "ordinal_terms"]),
+    ("coverage", "methodology", _coverage, ["coverage"]),
 )
 
 
 def sections() -> tuple[Section, ...]:
     """The evaluation's sections in computation order, then the K-arm comparison's."""
-    sections = (Section(n, page, _guarded(fn, tables)) for n, page, fn, tables in _SECTIONS)
+    sections = (
+        Section(n, page, _guarded(fn, tables, n in _STUDIES)) for n, page, fn, tables in _SECTIONS
+    )
     return (*sections, *_comparison.sections())
