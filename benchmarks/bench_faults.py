@@ -31,6 +31,7 @@ syntax in exports, secrets in a base URL, Claude Code usage of Infinity -- print
 with two more columns: over cap, memory and silent wrong results.
 
     .venv/bin/python benchmarks/bench_faults.py [--tasks 250] [--seed 1] [--round 1|2|3|all]
+        [--case SUBSTRING ...]  (third round: only the cases whose class or name has it)
 """
 
 from __future__ import annotations
@@ -133,6 +134,7 @@ def main() -> None:
     parser.add_argument("--fault-rate", type=float, default=0.25)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--round", choices=("1", "2", "3", "all"), default="all")
+    parser.add_argument("--case", action="append", help="third round: cases naming this")
     args = parser.parse_args()
     if args.round in ("1", "all"):
         _round1(args)
@@ -145,7 +147,7 @@ def main() -> None:
         import faults_round3
 
         print("\nthird round (issue 32):")
-        faults_round3.main()
+        faults_round3.main(args.case)
 
 
 def _round1(args: argparse.Namespace) -> None:

@@ -687,15 +687,17 @@ def case_many_arms(tmp: Path, k: int, pairs: str) -> Counter:
     data = _sim_arms(tmp / "data", k, pairs)
     ch, out = _in_child(
         f"""
-import json, warnings
+import json, resource, warnings
 warnings.simplefilter("ignore")
 from evalstats.report import compute
 compute("evaluation", {str(data)!r}, n_resamples=40, seed=1)
-print(json.dumps({{"ok": 1}}))
+use = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({{"ok": 1, "cpu_s": use.ru_utime + use.ru_stime}}))
 """,
         cap_s=240.0,
         cap_mb=1500.0,
     )
+    print(f"    {k} arms: CPU {out.get('cpu_s', float('nan')):.1f} s, peak RSS {ch.rss_mb:.0f} MB")
     c = _caps([ch])
     c["data lost"] += int(not out.get("ok") and not ch.over_cap)
     return c

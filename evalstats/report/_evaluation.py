@@ -63,15 +63,6 @@ def _multi_judge_rubrics(f: pd.DataFrame) -> list[str]:
     return [r for r in _rubrics_in(f) if f.loc[f["rubric"] == r, "judge"].nunique() >= 2]
 
 
-def _paired_rubrics(f: pd.DataFrame) -> list[str]:
-    """Rubrics on which at least two judges gave a verdict on the same pair (and order)."""
-    ok = f.loc[f["status"] == "ok"]
-    g = ok.assign(rubric=ok["rubric"].astype(str), order=ok["order"].astype(object).fillna(""))
-    n = g.groupby(["rubric", "task_id", "replicate", "order"], observed=True)["judge"].nunique()
-    shared = set(n[n >= 2].index.get_level_values("rubric"))
-    return [r for r in _multi_judge_rubrics(f) if r in shared]
-
-
 def _need_verdicts(f: pd.DataFrame) -> None:
     """Win rates need readable verdicts; say so (rather than fail) when there are none."""
     if not (f["status"] == "ok").any():
@@ -83,31 +74,32 @@ def _need_verdicts(f: pd.DataFrame) -> None:
         )
 
 
-_REASONS = (
-    (
-        "at least 2 clusters",
-        "needs readable verdicts on at least two tasks (the task is the unit of resampling)",
-    ),
-    ("p_tie must be in [0, 1)", "every verdict is a tie: there is no win or loss to size"),
-)
+_REASONS = {
+    "at least 2 clusters": "needs readable verdicts on at least two tasks (the task is the unit "
+    "of resampling)",
+    "p_tie must be in [0, 1)": "every verdict is a tie: there is no win or loss to size",
+}
 
 
 def _reason(exc: BaseException) -> str:
     msg = str(exc).strip() or type(exc).__name__
-    for needle, plain in _REASONS:
+    for needle, plain in _REASONS.items():
         if needle in msg:
             return f"{plain}: {msg}"
     return f"cannot be computed on this data: {msg}"
 
 
 def _guarded(
-    compute: Callable[[Context], Mapping[str, Any]], tables: Sequence[str]
+    compute: Callable[[Context], Mapping[str, Any]], tables: Sequence[str], study: bool = False
 ) -> Callable[[Context], Mapping[str, Any]]:
-    """``compute``, a design it cannot handle making each of its ``tables`` unavailable."""
+    """``compute``, a design it cannot handle making each of its ``tables`` unavailable (a
+    design ``study`` too on a pair whose studies are left to the headline pair)."""
 
     @functools.wraps(compute)
     def run(ctx: Context) -> Mapping[str, Any]:
         try:
+            if study and (why := ctx.extra.get("design_skipped")):
+                raise Unavailable(why)
             return with_diagnostics(compute(ctx))
         except Unavailable:
             raise
@@ -126,6 +118,12 @@ def _attempt(make: Callable[[], Any]) -> Any:
         return why
     except (ValueError, KeyError, IndexError, ZeroDivisionError, FloatingPointError) as exc:
         return Unavailable(_reason(exc))
+
+
+# Past this many pairs of arms the design studies (_STUDIES, the design check) run on the headline
+# pair (the first judged) only: they check the one design all pairs share, at most of the cost.
+DESIGN_PAIRS = 6
+_STUDIES = ("missing_bounds", "design", "power_mde", "power_simulated", "ordinal_check", "coverage")
 
 
 def _common(ctx: Context) -> dict[str, Any]:
@@ -473,8 +471,13 @@ def _design_check(ctx: Context) -> dict[str, Any]:
     """The headline and consensus intervals' simulated coverage on this very design."""
     from ..stats import design_coverage
 
-    _need_verdicts(ctx.frame)
     by = ["rubric", "judge"]
+    if why := ctx.extra.get("design_skipped"):  # the rows say why they have no check
+        notes = {n: ctx.tables.get(n) for n in ("headline", "consensus")}
+        notes = {n: _with_coverage_notes(t, t[by].assign(ci_note=why), by) for n, t in notes.items()
+                 if isinstance(t, pd.DataFrame)}  # fmt: skip
+        return {"design_coverage": Unavailable(why), **notes}
+    _need_verdicts(ctx.frame)
     # Its own generator: whether this check ran must not move any other number.
     cov = design_coverage(
         ctx.frame, by=by, confidence=ctx.confidence, n_resamples=2000, rng=_child_rng(ctx.seed, 2)
@@ -528,7 +531,11 @@ def _agreement(ctx: Context) -> dict[str, Any]:
     multi = _multi_judge_rubrics(ctx.frame)
     if not multi:
         raise Unavailable("fewer than two judges on every rubric")
-    multi = _paired_rubrics(ctx.frame)
+    # Rubrics on which at least two judges gave a verdict on the same pair (and order).
+    ok = ctx.frame.loc[ctx.frame["status"] == "ok"]
+    g = ok.assign(rubric=ok["rubric"].astype(str), order=ok["order"].astype(object).fillna(""))
+    n = g.groupby(["rubric", "task_id", "replicate", "order"], observed=True)["judge"].nunique()
+    multi = [r for r in multi if r in set(n[n >= 2].index.get_level_values("rubric"))]
     if not multi:
         raise Unavailable(
             "kappa needs two judges with answers on the same pairs: none here "
@@ -968,12 +975,7 @@ def _ordinal(ctx: Context) -> dict[str, Any]:
     _need_verdicts(f)
     design = wide(win_rates(f, by=["rubric", "judge"], confidence=ctx.confidence))
     design = design.astype({"rubric": str, "judge": str})
-    quantities = {
-        "p_win": "win_rate",
-        "p_tie": "tie_rate",
-        "p_loss": "loss_rate",
-        "net_win": "net_win",
-    }
+    quantities = dict(p_win="win_rate", p_tie="tie_rate", p_loss="loss_rate", net_win="net_win")
     probs, terms = [], []
     for rubric in _rubrics_in(f):
         fit = _attempt(lambda r=rubric: ordinal_check(f, rubric=r, confidence=ctx.confidence))
@@ -1099,6 +1101,11 @@ def load(d: Path, params: Mapping[str, Any], frame: pd.DataFrame | None) -> Load
         r_at = ds.runs.groupby("arm", observed=True, sort=False).indices
         views = [(a, b, *pair_view(ds, a, b, j_at, r_at)) for a, b in pairs]
         views = [(a, b, _select(v, judges, rubric), {"dataset": x}) for a, b, v, x in views]
+        if len(views) > DESIGN_PAIRS:
+            why = (f"design studies run on the headline pair {pairs[0][0]} vs {pairs[0][1]} only "
+                   f"({len(views)} pairs > {DESIGN_PAIRS}): the pairs share one design")  # fmt: skip
+            for *_, x in views[1:]:
+                x["design_skipped"] = why
         f = pd.concat([v.assign(arm_a=a, arm_b=b) for a, b, v, _ in views], ignore_index=True)
         stale = [
             ((r, j, a, b), n)
@@ -1278,5 +1285,7 @@ _SECTIONS = (
 
 def sections() -> tuple[Section, ...]:
     """The evaluation's sections in computation order, then the K-arm comparison's."""
-    sections = (Section(n, page, _guarded(fn, tables)) for n, page, fn, tables in _SECTIONS)
+    sections = (
+        Section(n, page, _guarded(fn, tables, n in _STUDIES)) for n, page, fn, tables in _SECTIONS
+    )
     return (*sections, *_comparison.sections())

@@ -222,21 +222,10 @@ class Design:
 def _result(solved_for: str, row: pd.Series, design: Design) -> PowerResult:
     d, c, m, icc, p_tie = (row[k] for k in ("net_win", "n_tasks", "n_replicates", "icc", "p_tie"))
     core = _power_core(d, c, m, icc, p_tie, design.alpha, design.alternative, design.icc_scale)
-    fields = ("power", "icc_outcome", "design_effect", "se", "noncentrality")
-    return PowerResult(
-        solved_for=solved_for,
-        net_win=float(d),
-        n_tasks=int(c),
-        n_replicates=int(m),
-        alpha=float(design.alpha),
-        alternative=design.alternative,
-        p_win=(1.0 - p_tie + d) / 2.0,
-        p_tie=float(p_tie),
-        p_loss=(1.0 - p_tie - d) / 2.0,
-        icc=float(icc),
-        icc_scale=design.icc_scale,
-        **{k: float(core[k]) for k in fields},
-    )
+    rates = ((1.0 - p_tie + d) / 2.0, float(p_tie), (1.0 - p_tie - d) / 2.0)  # win, tie, loss
+    head = (float(d), int(c), int(m), float(core["power"]), float(design.alpha), design.alternative)
+    tail = (float(core[k]) for k in ("icc_outcome", "design_effect", "se", "noncentrality"))
+    return PowerResult(solved_for, *head, *rates, float(icc), design.icc_scale, *tail)
 
 
 def _design_grid(design: Design, lead: dict, power=None) -> pd.DataFrame:
