@@ -198,9 +198,9 @@ def plot_headline(
     ax_bar.set_ylim(0, 1.3 if rotate else 1.15)
     ax_bar.yaxis.set_major_locator(_ShareLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10]))
     ax_bar.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-    unit = "judged pair-orders" if orders.all() else "verdicts" if orders.any() else "judged pairs"
+    unit = "pair-orders" if orders.all() else "verdicts" if orders.any() else "pairs"
     label_pt = size_pt("axes.labelsize")
-    ax_bar.set_ylabel(wrap(f"share of {unit} (%)", 1.7 if side_by_side else 1.2, label_pt))
+    ax_bar.set_ylabel(wrap(f"share of readable {unit} (%)", 1.7 if side_by_side else 1.2, label_pt))
     group_label = " · ".join(group_cols) if group_cols else "group"
     if side_by_side:
         ax_bar.set_xlabel(group_label)

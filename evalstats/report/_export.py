@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._display import count_text, judge_label, judge_model
+from .._display import judge_label, judge_model
 from ..errors import DataError, ParameterError
 from ..records import atomic_write
 from ..stats.formatting import (
@@ -708,16 +708,29 @@ def _ordered_rubrics(doc: Mapping[str, Any]) -> set[str]:
 
 
 def _units(row: Mapping[str, Any], ordered: bool) -> str:
-    return count_text(int(row["n"]), row.get("n_pairs"), ordered, judged=True)
+    """The rates' own denominator, named: "the 165 readable pair-orders (85 pairs; 170 judged,
+    5 unreadable)"; the unreadable counted in it when a rule scored them."""
+    n, pairs = int(row["n"]), _f(row.get("n_pairs"))
+    orders = n != pairs if np.isfinite(pairs) else ordered
+    said = [f"{int(pairs)} pairs"] if orders and np.isfinite(pairs) else []
+    scored = str(row.get("invalid_as") or "exclude") != "exclude"
+    bad = [(int(row.get(c) or 0), w) for c, w in (("invalid", "unreadable"), ("error", "failed"))]
+    if scored and bad[0][0]:
+        said.append(f"{bad.pop(0)[0]} unreadable counted as {row['invalid_as']}")
+    if any(k for k, _ in bad):
+        out = ", ".join(f"{k} {w}" for k, w in bad if k)
+        said.append(f"{n + sum(k for k, _ in bad)} judged, {out}")
+    tail = f" ({'; '.join(said)})" if said else ""
+    return (
+        f"the {n} {'judged' if scored else 'readable'} {'pair-orders' if orders else 'pairs'}{tail}"
+    )
 
 
 def _left_out(row: Mapping[str, Any]) -> str:
-    kinds = (("no_answer", "no-answer"), ("invalid", "unreadable"), ("error", "failed"))
-    parts = [f"{int(row[c])} {what}" for c, what in kinds if row.get(c)]
-    if not parts:
+    k, rule = int(row.get("no_answer") or 0), str(row.get("no_answer_as") or "exclude")
+    if not k:
         return ""
-    said = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
-    return f" ({said} verdicts left out)"
+    return f"; {k} no-answer pairs " + ("not judged" if rule == "exclude" else f"counted as {rule}")
 
 
 def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, unit: str,
@@ -736,18 +749,17 @@ def _win_sentence(
     row: Mapping[str, Any], doc: Mapping[str, Any], digits: int | None, percent: bool
 ) -> str:
     rubric, judge = str(row["rubric"]), str(row["judge"])
-    ordered = rubric in _ordered_rubrics(doc)
     pct = " %" if percent else ""
-    pts = " points" if percent else ""
     who = judge_label(judge)
     who = f"{who} of the judges" if judge.startswith("consensus:") else f"{who} judge"
     return (
         f"{_arm_short(doc)} won {_iv(row, 'win_rate', digits, percent, pct)}, "
         f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and "
-        f"lost {_iv(row, 'loss_rate', digits, percent, pct)} of {_units(row, ordered)} "
-        f"in {int(row['n_tasks'])} tasks{_left_out(row)}: a net win of "
-        f"{_iv(row, 'net_win', digits, percent, pts)} ({who}, {rubric} rubric), "
-        f"{_method(row, _confidence(doc))}."
+        f"lost {_iv(row, 'loss_rate', digits, percent, pct)} of "
+        f"{_units(row, rubric in _ordered_rubrics(doc))} in {int(row['n_tasks'])} tasks"
+        f"{_left_out(row)}. The net win is "
+        f"{_iv(row, 'net_win', digits, percent, ' points' if percent else '')} ({who}, {rubric} "
+        f"rubric), {_method(row, _confidence(doc))}."
     )
 
 
@@ -762,9 +774,9 @@ def _agreement_sentence(
         f"{judge_label(str(row['judge_a']))} and {judge_label(str(row['judge_b']))} agreed on "
         f"{_iv(row, 'observed_agreement', digits, percent, pct)} of "
         f"{_units(row, str(row['rubric']) in _ordered_rubrics(doc))} in "
-        f"{int(row['n_tasks'])} tasks ({row['rubric']} rubric): Cohen's kappa "
+        f"{int(row['n_tasks'])} tasks ({row['rubric']} rubric). Cohen's kappa is "
         f"{_iv(row, 'kappa', digits, percent, '')}, {conf} % CI clustered by task, "
-        f"{method_words(row.get('kappa_method'))}; Gwet's AC1 "
+        f"{method_words(row.get('kappa_method'))}. Gwet's AC1 is "
         f"{_iv(row, 'ac1', digits, percent, '')} by {method_words(row.get('ac1_method'))}."
     )
 
@@ -785,7 +797,12 @@ def _cost_sentence(
     return (
         f"WITH / WITHOUT ratio of {what}{counted}: {iv} over {int(row['n'])} pairs in "
         f"{int(row['n_tasks'])} tasks, {_pct(_confidence(doc))} % CI by "
-        f"{method_words(row.get('method'))}." + (f" Note: {note}." if note else "")
+        f"{method_words(row.get('method'))}."
+        + "".join(
+            f" {'Note: ' * (i == 0)}{n[:1].upper()}{n[1:]}."
+            for i, n in enumerate(note.split("; "))
+            if n
+        )
     )
 
 
@@ -813,16 +830,15 @@ def result_sentences(results: Any, *, digits: int | None = None, percent: bool =
     >>> from evalstats.report import compute_results
     >>> res = compute_results("data/sample", n_resamples=200, seed=0)
     >>> print(result_sentences(res)[0])  # doctest: +NORMALIZE_WHITESPACE
-    WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of 165 judged pair-orders
-    (85 pairs) in 15 tasks (5 no-answer and 5 unreadable verdicts left out): a net win of 35
-    points [11, 55]
-    (Claude Sonnet 4 judge, blind-pair rubric), 95 % CI clustered by task, CR2 Wilson with
-    Bell-McCaffrey df.
+    WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of the 165 readable
+    pair-orders (85 pairs; 170 judged, 5 unreadable) in 15 tasks; 5 no-answer pairs not judged.
+    The net win is 35 points [11, 55] (Claude Sonnet 4 judge, blind-pair rubric), 95 % CI
+    clustered by task, CR2 Wilson with Bell-McCaffrey df.
     """
     doc = _load(results)
     if is_comparison(doc):  # K arms: pairs, rank sets, costs and the frontier
         return [markdown_text(s) for s in comparison_sentences(doc, digits=digits, percent=percent)]
-    out: list[str] = [s for s in [_audit_fail_sentence(doc)] if s]
+    out = _audit_fail_sentences(doc)
     test = _primary_test(doc)
     if test is not None:
         out.append(_primary_test_sentence(test, digits, percent).strip())
@@ -855,14 +871,13 @@ def _pair_words(row: Mapping[str, Any], sep: str = ", ") -> str:
     return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']}{sep}"
 
 
-def _audit_fail_sentence(doc: Mapping[str, Any]) -> str:
-    """Every ``fail`` of the methodology audit in one sentence (empty when none fails)."""
-    fails = [r for r in _caveats(doc) if str(r.get("status")) == "fail"]
-    if not fails:
-        return ""
-    parts = [f"{_pair_words(r)}{r['check']}: {str(r['detail']).rstrip('.')}" for r in fails]
-    lead = "The methodology audit fails " + (f"{len(fails)} checks: " if len(fails) > 1 else "")
-    return lead + "; ".join(parts) + "."
+def _audit_fail_sentences(doc: Mapping[str, Any]) -> list[str]:
+    """Each ``fail`` of the methodology audit in a sentence of its own."""
+    return [
+        f"The methodology audit fails {_pair_words(r)}{r['check']}: {str(r['detail']).rstrip('.')}."
+        for r in _caveats(doc)
+        if str(r.get("status")) == "fail"
+    ]
 
 
 def _choice(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -987,9 +1002,11 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
                 " No analysis plan was declared, so this is the first row of the headline and "
                 "exploratory, as is every test of the report."
             )
+        first, *rest = str(choice["rule"]).split("; ")
         return (
             " No analysis plan was declared, so this row is exploratory, as is every test of "
-            f"the report; it is shown first by a stated rule: {choice['rule']}."
+            f"the report. It is shown first by a stated rule: {first}."
+            + "".join(f" {r[:1].upper()}{r[1:]}." for r in rest)
         )
     declared = _declared_primary(doc)
     if (str(row["rubric"]), str(row["judge"])) != declared:
@@ -1039,7 +1056,8 @@ def headline_paragraph(
     """The primary result in one paragraph of words, with its interval (plain text).
 
     The primary is ``primary=(rubric, judge)``, else the declared plan's, else the row
-    ``headline_choice`` names (then called exploratory). Audit failures come first.
+    ``headline_choice`` names (then called exploratory). The result comes first, then the
+    audit's failures, then why this row and the other judges, each in sentences of its own.
 
     >>> from evalstats.report import compute_results
     >>> p = headline_paragraph(compute_results("data/sample", n_resamples=200, seed=0))
@@ -1048,6 +1066,14 @@ def headline_paragraph(
     >>> "exploratory" in p
     True
     """
+    result, fails, why = _headline_parts(results, primary, digits, percent)
+    return " ".join([result, *fails, why])
+
+
+def _headline_parts(
+    results: Any, primary: Sequence[str] | None, digits: int | None, percent: bool
+) -> tuple[str, list[str], str]:
+    """:func:`headline_paragraph` in three: the result, the audit's fails, why this row."""
     doc = _load(results)
     explicit = primary is not None
     try:
@@ -1085,19 +1111,20 @@ def headline_paragraph(
             if test["decision"] == "reject"
             else f"the declared test does not show that {words.removeprefix('not shown: ')}"
         )
-    conf = _pct(_confidence(doc))
-    text = (
+    result = (
         f"On the {rubric} rubric, judged by {judge_label(str(row['judge']))}, {verdict}. "
         f"{short} won {_iv(row, 'win_rate', digits, percent, pct)} of "
         f"{_units(row, rubric in _ordered_rubrics(doc))} in {int(row['n_tasks'])} tasks, "
         f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and lost "
         f"{_iv(row, 'loss_rate', digits, percent, pct)}: a net win of "
-        f"{_iv(row, 'net_win', digits, percent, pts)}, {_method(row, _confidence(doc))}: "
-        f"the {conf} % interval {'excludes' if lo > 0 or hi < 0 else 'includes'} zero."
+        f"{_iv(row, 'net_win', digits, percent, pts)}."
     )
-    text += _standing(doc, row, explicit)
+    why = (
+        f"The net-win interval is the {_method(row, _confidence(doc))}; it "
+        f"{'excludes' if lo > 0 or hi < 0 else 'includes'} zero."
+    ) + _standing(doc, row, explicit)
     if str(row.get("audit") or ""):
-        text += (
+        why += (
             f" This row is marked ({row['audit']}): its judges disagree above the trigger, "
             "so it is not a plain result."
         )
@@ -1106,19 +1133,21 @@ def headline_paragraph(
         t = _table(doc, tname)
         if t is None:
             continue
-        same = t.loc[(t["rubric"] == rubric) & (t["judge"] != row["judge"])]
+        same = (t["rubric"] == rubric) & (t["judge"] != row["judge"])
+        if row.get("arm_a") is not None:  # the same pair of arms only
+            same &= (t["arm_a"] == row["arm_a"]) & (t["arm_b"] == row["arm_b"])
         others += [
-            f"{_iv(r, 'net_win', digits, percent, '')} by the {judge_label(str(r['judge']))}"
-            if str(r["judge"]).startswith("consensus:")
-            else f"{_iv(r, 'net_win', digits, percent, '')} by {judge_label(str(r['judge']))}"
-            for r in same.to_dict("records")
+            f"{_iv(r, 'net_win', digits, percent, '')} by "
+            f"{'the ' if str(r['judge']).startswith('consensus:') else ''}"
+            f"{judge_label(str(r['judge']))}"
+            for r in t.loc[same].to_dict("records")
         ]
     if others:
-        text += " The other judges on this rubric: a net win of " + "; ".join(others) + "."
+        why += " The other judges on this rubric: a net win of " + "; ".join(others) + "."
     if doc.get("simulated"):
-        text += " These data are simulated."
-    fails = _audit_fail_sentence(doc)
-    return markdown_text((fails + " " + text) if fails else text)
+        why += " These data are simulated."
+    fails = [markdown_text(f) for f in _audit_fail_sentences(doc)]
+    return markdown_text(result), fails, markdown_text(why)
 
 
 def sentences_markdown(results: Any, *, digits: int | None = None, percent: bool = True) -> str:
