@@ -540,7 +540,6 @@ def load_results(path: str | os.PathLike[str]) -> Any:
 
 
 _PRIMARY_MARK = "★ primary"
-_SIDES = {"two-sided": "two-sided", "greater": "one-sided (WITH better)", "less": "one-sided"}
 
 
 def show_headline_card(results: Any) -> None:
@@ -583,6 +582,8 @@ def show_headline_card(results: Any) -> None:
 
 def plan_sentence(results: Any) -> str:
     """What the page says under the headline table about the plan and Holm's adjustment."""
+    from ._export import _p_text, _plan_terms
+
     plan = results.provenance.get("plan")
     tables = [table_view(results, t) for t in ("headline", "consensus")]
     n_tests = sum(
@@ -603,36 +604,27 @@ def plan_sentence(results: Any) -> str:
         where = f"a cost ratio: the {primary['statistic']} row of the cost table"
     else:
         where = "not among these rows (its judge or rubric is not in the data selected)"
-    margin = ""
-    if plan.get("margin") is not None:
-        margin = f", {plan['margin_kind']} margin {plan['margin']:g}"
-    sides = _SIDES.get(plan["sidedness"], plan["sidedness"])
     text = (
         f"Declared analysis plan ({plan.get('file') or 'plan'}, sha256 {plan['sha256'][:12]}…): "
         f"primary {primary['statistic']} of {primary['judge']} on the {primary['rubric']} "
-        f"rubric, {where}; alpha {plan['alpha']:g}, {sides}{margin}. "
+        f"rubric, {where}; {_plan_terms(plan)}. "
     )
-    if primary["statistic"] == "net_win":
-        text += (
-            "The primary is tested alone at alpha; the other net-win tests of the headline "
-            "and consensus tables form the Holm family (net_win_p_holm)."
-        )
-    else:
-        text += (
-            "The primary statistic is not a net win, so every net-win test is secondary and "
-            "Holm-adjusted together (net_win_p_holm)."
-        )
+    text += (
+        "The primary is tested alone at alpha; the other net-win tests of the headline "
+        "and consensus tables form the Holm family (net_win_p_holm)."
+        if primary["statistic"] == "net_win"
+        else "The primary statistic is not a net win, so every net-win test is secondary and "
+        "Holm-adjusted together (net_win_p_holm)."
+    )
     test = results.tables.get("primary_test")
     if test is not None and len(test):
         row = test.iloc[0]
         if row["decision"] == "no test":
             text += f" The declared test (primary_test, below): {row['conclusion']}."
         else:
-            p = float(row["p_value"])
-            shown = "< 0.0001" if p < 1e-4 else f"{p:.2g}"
             text += (
-                f" The declared test is computed in the primary_test table below "
-                f"({row['test']}, p = {shown}, {row['decision']}); net_win_p here is the "
+                f" The declared test is computed in the primary_test table below ({row['test']}, "
+                f"p = {_p_text(float(row['p_value']))}, {row['decision']}); net_win_p here is the "
                 "two-sided score test of net win = 0."
             )
     elif plan["sidedness"] != "two-sided":

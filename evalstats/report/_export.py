@@ -709,28 +709,21 @@ def _ordered_rubrics(doc: Mapping[str, Any]) -> set[str]:
 
 def _units(row: Mapping[str, Any], ordered: bool) -> str:
     """The rates' own denominator, named: "the 165 readable pair-orders (85 pairs; 170 judged,
-    5 unreadable)"; the unreadable counted in it when a rule scored them."""
+    5 unreadable)"."""
     n, pairs = int(row["n"]), _f(row.get("n_pairs"))
     orders = n != pairs if np.isfinite(pairs) else ordered
     said = [f"{int(pairs)} pairs"] if orders and np.isfinite(pairs) else []
-    scored = str(row.get("invalid_as") or "exclude") != "exclude"
     bad = [(int(row.get(c) or 0), w) for c, w in (("invalid", "unreadable"), ("error", "failed"))]
-    if scored and bad[0][0]:
-        said.append(f"{bad.pop(0)[0]} unreadable counted as {row['invalid_as']}")
     if any(k for k, _ in bad):
         out = ", ".join(f"{k} {w}" for k, w in bad if k)
         said.append(f"{n + sum(k for k, _ in bad)} judged, {out}")
     tail = f" ({'; '.join(said)})" if said else ""
-    return (
-        f"the {n} {'judged' if scored else 'readable'} {'pair-orders' if orders else 'pairs'}{tail}"
-    )
+    return f"the {n} readable {'pair-orders' if orders else 'pairs'}{tail}"
 
 
 def _left_out(row: Mapping[str, Any]) -> str:
-    k, rule = int(row.get("no_answer") or 0), str(row.get("no_answer_as") or "exclude")
-    if not k:
-        return ""
-    return f"; {k} no-answer pairs " + ("not judged" if rule == "exclude" else f"counted as {rule}")
+    k = int(row.get("no_answer") or 0)
+    return f"; {k} no-answer pairs not judged" if k else ""
 
 
 def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, unit: str,
@@ -897,28 +890,20 @@ def _declared_primary(doc: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _primary(
-    doc: Mapping[str, Any], primary: Sequence[str] | None, *, first: bool = False
-) -> dict[str, Any]:
+def _primary(doc: Mapping[str, Any], primary: Sequence[str] | None) -> dict[str, Any]:
+    """The row of ``primary=(rubric, judge)``, else the one ``headline_choice`` names."""
     table = _table(doc, "headline")
     if table is None:
         raise DataError("no headline table in the results: nothing to state", field="tables")
-    if primary is None:
-        primary = _declared_primary(doc)
-    if primary is None or first:
-        choice = _choice(doc)
-        if choice is not None:
-            keys = table["rubric"].astype(str) + "\0" + table["judge"].astype(str)
-            hit = table.loc[keys == f"{choice['rubric']}\0{choice['judge']}"]
-            if len(hit):
-                return hit.iloc[0].to_dict()
-        return table.iloc[0].to_dict()
+    if primary is None:  # the chosen row, else the first (the choice not in this selection)
+        choice = _choice(doc) or {}
+        keys = (table["rubric"] == choice.get("rubric")) & (table["judge"] == choice.get("judge"))
+        return (table.loc[keys] if keys.any() else table).iloc[0].to_dict()
     rubric, judge = primary
     hit = table.loc[(table["rubric"] == rubric) & (table["judge"] == judge)]
-    if hit.empty:
-        cons = _table(doc, "consensus")
-        if cons is not None:
-            hit = cons.loc[(cons["rubric"] == rubric) & (cons["judge"] == judge)]
+    cons = _table(doc, "consensus")
+    if hit.empty and cons is not None:
+        hit = cons.loc[(cons["rubric"] == rubric) & (cons["judge"] == judge)]
     if hit.empty:
         raise ValueError(f"no headline row for rubric {rubric!r} and judge {judge!r}")
     return hit.iloc[0].to_dict()
@@ -984,11 +969,16 @@ def _primary_test_sentence(t: Mapping[str, Any], digits: int | None, percent: bo
     )
 
 
-_SIDES = {
-    "two-sided": "two-sided",
-    "greater": "one-sided, WITH better",
-    "less": "one-sided, WITH worse",
-}
+_SIDES = {"greater": "one-sided (WITH better)", "less": "one-sided (WITH worse)"}
+
+
+def _plan_terms(plan: Mapping[str, Any]) -> str:
+    """ "alpha 0.05, one-sided (WITH better), non-inferiority margin 0.1" """
+    sides = _SIDES.get(str(plan["sidedness"]), plan["sidedness"])
+    margin = plan.get("margin")
+    return f"alpha {_g(plan['alpha'])}, {sides}" + (
+        "" if margin is None else f", {plan.get('margin_kind')} margin {_g(margin)}"
+    )
 
 
 def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) -> str:
@@ -996,13 +986,8 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
     if explicit:
         return ""
     if plan is None:
-        choice = _choice(doc)
-        if choice is None:
-            return (
-                " No analysis plan was declared, so this is the first row of the headline and "
-                "exploratory, as is every test of the report."
-            )
-        first, *rest = str(choice["rule"]).split("; ")
+        rule = str((_choice(doc) or {}).get("rule") or "the first row of the headline")
+        first, *rest = rule.split("; ")
         return (
             " No analysis plan was declared, so this row is exploratory, as is every test of "
             f"the report. It is shown first by a stated rule: {first}."
@@ -1014,12 +999,8 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
             f" The plan's primary ({declared[1]} on the {declared[0]} rubric) is not among "
             "these results, so this row of the headline is exploratory."
         )
-    margin = ""
-    if plan.get("margin") is not None:
-        margin = f", {plan.get('margin_kind')} margin {_g(plan['margin'])}"
     stat = str(plan.get("statistic"))
-    sides = _SIDES.get(str(plan.get("sidedness")), plan.get("sidedness"))
-    declared_as = f"{stat}, alpha {_g(plan['alpha'])}, {sides}{margin}"
+    declared_as = f"{stat}, {_plan_terms(plan)}"
     test = _primary_test(doc)
     said = "" if test is None else _primary_test_sentence(test, None, True)
     if stat == "net_win":
@@ -1077,11 +1058,11 @@ def _headline_parts(
     doc = _load(results)
     explicit = primary is not None
     try:
-        row = _primary(doc, primary)
+        row = _primary(doc, primary or _declared_primary(doc))
     except ValueError:
         if explicit:
             raise
-        row = _primary(doc, ("", ""), first=True)
+        row = _primary(doc, None)  # the plan's primary is not among these results
     pct = " %" if percent else ""
     pts = " percentage points" if percent else ""
     rubric = str(row["rubric"])
@@ -1092,12 +1073,8 @@ def _headline_parts(
         names = (doc.get("provenance") or {}).get("arm_names") or {}
         w, wo = (str(names.get(row[k], row[k])) for k in ("arm_a", "arm_b"))
         short = w
-    if lo > 0:
-        verdict = f"{w} beat {wo}"
-    elif hi < 0:
-        verdict = f"{wo} beat {w}"
-    else:
-        verdict = f"the data cannot tell {w} from {wo}"
+    verdict = f"the data cannot tell {w} from {wo}"
+    verdict = f"{w} beat {wo}" if lo > 0 else f"{wo} beat {w}" if hi < 0 else verdict
     test = None if explicit else _primary_test(doc)
     if (
         test is not None
@@ -1129,10 +1106,7 @@ def _headline_parts(
             "so it is not a plain result."
         )
     others = []
-    for tname in _MACRO_TABLES:
-        t = _table(doc, tname)
-        if t is None:
-            continue
+    for t in filter(lambda t: t is not None, map(functools.partial(_table, doc), _MACRO_TABLES)):
         same = (t["rubric"] == rubric) & (t["judge"] != row["judge"])
         if row.get("arm_a") is not None:  # the same pair of arms only
             same &= (t["arm_a"] == row["arm_a"]) & (t["arm_b"] == row["arm_b"])
