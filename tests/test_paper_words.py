@@ -153,8 +153,9 @@ def test_win_and_cost_methods_match_the_tables(doc):
         # failed model check's note (the sample's wall-clock total) after it, whole.
         assert f"95 % CI by {method}." in s, s
         # The note after it, each of its clauses a sentence of its own (45 words at most).
-        for clause in filter(None, note.split("; ")):
-            assert f"{clause[:1].upper()}{clause[1:]}." in s, (clause, s)
+        for i, clause in enumerate(filter(None, note.split("; "))):
+            said = f"Note: {clause}." if i == 0 else f"{clause[:1].upper()}{clause[1:]}."
+            assert said in s, (clause, s)
     assert any("t(Bell-McCaffrey df)" in s for s in cost)
     assert not any("tBell" in s for s in sentences)
 

@@ -791,11 +791,7 @@ def _cost_sentence(
         f"WITH / WITHOUT ratio of {what}{counted}: {iv} over {int(row['n'])} pairs in "
         f"{int(row['n_tasks'])} tasks, {_pct(_confidence(doc))} % CI by "
         f"{method_words(row.get('method'))}."
-        + "".join(
-            f" {'Note: ' * (i == 0)}{n[:1].upper()}{n[1:]}."
-            for i, n in enumerate(note.split("; "))
-            if n
-        )
+        + "".join(f" {n[:1].upper()}{n[1:]}." for n in f"Note: {note}".split("; ") if note)
     )
 
 
