@@ -206,17 +206,16 @@ class ResultDisplay:
         return html_table(type(self).__name__, self._display_rows())
 
 
-def count_text(n: int, n_pairs: float | None, ordered: bool, *, judged: bool = False) -> str:
+def count_text(n: int, n_pairs: float | None, ordered: bool) -> str:
     """How many were judged (``n`` units, ``n_pairs`` pairs among them, if known), in words.
 
     >>> count_text(165, 85, True), count_text(82, 82.0, False)
     ('165 pair-orders (85 pairs)', '82 pairs')
     """
-    orders = "judged pair-orders" if judged else "pair-orders"
     if n_pairs is not None and math.isfinite(float(n_pairs)):
         k = int(n_pairs)
-        return f"{n} {orders} ({k} pairs)" if n != k else f"{k} pairs"
-    return f"{n} {orders}" if ordered else f"{n} pairs"
+        return f"{n} pair-orders ({k} pairs)" if n != k else f"{k} pairs"
+    return f"{n} pair-orders" if ordered else f"{n} pairs"
 
 
 _DATE = re.compile(r"[-_@]?(?:\d{8}|\d{4}-\d{2}-\d{2})$")

@@ -395,9 +395,9 @@ def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
     rows = source_rows(doc, "headline") + source_rows(doc, "consensus")
     pat = re.compile(
         rf"WITH won ({NUM}) % \[({NUM}), ({NUM})\], tied ({NUM}) % \[({NUM}), ({NUM})\] and "
-        rf"lost ({NUM}) % \[({NUM}), ({NUM})\] of (?:(\d+) judged pair-orders \()?(\d+) pairs\)? "
-        r"in (\d+) "
-        rf"tasks.*: a net win of ({NUM}) points \[({NUM}), ({NUM})\] \((.+?) (judge|of the "
+        rf"lost ({NUM}) % \[({NUM}), ({NUM})\] of the (\d+) readable (pair-orders|pairs)"
+        r"(?: \((?:(\d+) pairs)?[^)]*\))? in (\d+) "
+        rf"tasks.*\. The net win is ({NUM}) points \[({NUM}), ({NUM})\] \((.+?) (judge|of the "
         r"judges), (\S+) rubric\), 95 % CI clustered by task, (.+)\.$"
     )
     for sentence, row in zip(sentences, rows, strict=False):
@@ -408,16 +408,16 @@ def test_win_sentences_carry_numbers_n_tasks_judge_and_method(doc):
             assert close(g[3 * i], row[stat], stat, None, True)
             assert close(g[3 * i + 1], row[f"{stat}_ci_low"], stat, None, True)
             assert close(g[3 * i + 2], row[f"{stat}_ci_high"], stat, None, True)
-        # "165 judged pair-orders (85 pairs)" for the blind rubric (the rates' own
-        # denominator first), "83 pairs" otherwise.
-        assert int(g[10]) == row["n_pairs"] and int(g[11]) == row["n_tasks"]
-        assert int(g[9] or g[10]) == row["n"]
-        assert (g[9] is not None) == (row["rubric"] == "blind-pair")
-        assert close(g[12], row["net_win"], "net_win", None, True)
-        assert close(g[13], row["net_win_ci_low"], "net_win", None, True)
-        assert close(g[14], row["net_win_ci_high"], "net_win", None, True)
-        assert g[17] == row["rubric"]
-        assert g[18] == METHOD_TEXT[row["method"]]
+        # "the 165 readable pair-orders (85 pairs; ...)" for the blind rubric (the rates' own
+        # denominator first), "the 83 readable pairs (...)" otherwise.
+        assert int(g[9]) == row["n"] and int(g[12]) == row["n_tasks"]
+        assert int(g[11] or g[9]) == row["n_pairs"]
+        assert (g[10] == "pair-orders") == (row["rubric"] == "blind-pair")
+        assert close(g[13], row["net_win"], "net_win", None, True)
+        assert close(g[14], row["net_win_ci_low"], "net_win", None, True)
+        assert close(g[15], row["net_win_ci_high"], "net_win", None, True)
+        assert g[18] == row["rubric"]
+        assert g[19] == METHOD_TEXT[row["method"]]
     assert "Claude Sonnet 4 judge" in sentences[0]
     assert f"{source_rows(doc, 'headline')[0]['no_answer']} no-answer" in sentences[0]
 
@@ -428,7 +428,7 @@ def test_agreement_and_cost_sentences(doc):
     assert len(agr) == len(source_rows(doc, "agreement"))
     for s, row in zip(agr, source_rows(doc, "agreement"), strict=True):
         m = re.search(
-            rf"kappa ({NUM}) \[({NUM}), ({NUM})\], 95 % CI clustered by task, (.+?); Gwet", s
+            rf"kappa is ({NUM}) \[({NUM}), ({NUM})\], 95 % CI clustered by task, (.+?)\. Gwet", s
         )
         assert m, s
         assert close(m[1], row["kappa"], "kappa", None, True)
@@ -444,10 +444,10 @@ def test_agreement_and_cost_sentences(doc):
         }
         assert m[4] == METHOD_TEXT[method]
         if row["n_pairs"] < row["n"]:  # the blind rubric: each pair judged in both orders
-            units = f"{row['n']} judged pair-orders ({row['n_pairs']} pairs)"
+            units = f"{row['n']} readable pair-orders ({row['n_pairs']} pairs)"
         else:
-            units = f"{row['n']} pairs"
-        assert f"of {units} in {row['n_tasks']} tasks" in s
+            units = f"{row['n']} readable pairs"
+        assert f"of the {units} in {row['n_tasks']} tasks" in s
     cost = [s for s in sentences if s.startswith("WITH / WITHOUT ratio")]
     assert len(cost) == len(source_rows(doc, "cost"))
     m = re.search(

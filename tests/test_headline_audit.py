@@ -10,6 +10,7 @@ stated rule picks (``headline_choice``), not the alphabet's first.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -96,7 +97,8 @@ def test_the_first_sentence_is_the_fail(failing):
     detail = doc["tables"]["headline_audit"][0]["detail"].rstrip(".")
     first = "The methodology audit fails judge_disagreement: " + detail + "."
     para = headline_paragraph(doc)
-    assert para.startswith(first)
+    # The result first, the fail in a sentence of its own after it (issue 34).
+    assert para.startswith("On the ") and para.index("a net win of") < para.index(first)
     assert "This row is marked (fail: judge_disagreement)" in para
     assert result_sentences(doc)[0] == first
     assert "Above the 20.0 % disagreement trigger" in first and "63.6 % of the pair" in first
@@ -113,11 +115,16 @@ def test_warns_are_listed_under_the_card(failing, monkeypatch):
     (card,) = shown
     rest = [r for r in doc["tables"]["headline_audit"] if r["status"] != "fail"]
     assert rest, "the simulated data have no plan: its two checks warn"
-    assert f"The audit also found ({len(rest)}):" in card["text/plain"]
-    for r in rest:
+    n = len(doc["tables"]["audit"])
+    assert f"Audit: of {n} checks, 1 fail and {len(rest)} warn." in card["text/plain"]
+    for r in rest:  # one click away, in <details>
         assert f"{r['status']} {r['check']}: " in card["text/plain"]
-        assert f"<strong>{r['status']}</strong> {r['check']}:" in card["text/html"]
-    assert card["text/plain"].index("judge_disagreement") < card["text/plain"].index("also found")
+        assert re.search(
+            f"<details><summary>Audit: .*<li>{r['status']} {r['check']}:", card["text/html"]
+        )
+    # The fail in view, before the audit's line.
+    assert card["text/plain"].index("judge_disagreement") < card["text/plain"].index("Audit: ")
+    assert '<p class="fail">The methodology audit fails judge_disagreement' in card["text/html"]
 
 
 @pytest.mark.slow
@@ -132,5 +139,8 @@ def test_the_sample_without_a_plan_states_its_rule():
     assert choice["rule"] == CHOICE_RULE
     para = headline_paragraph(doc)
     assert para.startswith("On the with-without rubric, judged by Claude Sonnet 4")
-    assert CHOICE_RULE in para
+    # The rule after the result, each of its clauses a sentence (45 words at most, issue 34).
+    clauses = CHOICE_RULE.split("; ")
+    assert f"It is shown first by a stated rule: {clauses[0]}." in para
+    assert all(f" {c[:1].upper()}{c[1:]}." in para for c in clauses[1:])
     assert [r["status"] for r in doc["tables"]["headline_audit"]] == ["warn"] * 4

@@ -218,7 +218,7 @@ def test_card_names_the_estimate(labelled_ctx: Context, monkeypatch: pytest.Monk
         plain = ctx.tables.pop("headline")
     assert estimate_note(plain) == ""
     # The card's paragraph is the sentences module's (tested there); the line added is ours.
-    monkeypatch.setattr(sentences, "headline_paragraph", lambda res: "WITH won.")
+    monkeypatch.setattr(sentences, "_headline_parts", lambda doc, *a: ("WITH won.", [], "Why."))
     monkeypatch.setattr(sentences, "_caveats", lambda doc: [])  # the audit's list: tested there
     shown: list[str] = []
     monkeypatch.setattr(dp, "_display", lambda html, text: shown.append(text))
@@ -226,8 +226,8 @@ def test_card_names_the_estimate(labelled_ctx: Context, monkeypatch: pytest.Monk
         dp.show_headline_card(types.SimpleNamespace(tables={"headline": table}, to_json=dict))
     assert shown == [
         "Headline. WITH won. Estimate shown: judge-only (the people's PPI-corrected rates: "
-        "'Judges against people').",
-        "Headline. WITH won.",
+        "'Judges against people').\nAudit: all the checks pass.\nWhy this row: Why.",
+        "Headline. WITH won.\nAudit: all the checks pass.\nWhy this row: Why.",
     ]
 
 

@@ -23,8 +23,11 @@ pytestmark = pytest.mark.slow
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 NUM = r"-?\d+(?:\.\d+)?"
-# "of 165 judged pair-orders (85 pairs)" or "of 83 pairs": the first number is the stated one.
-OF = r"of (\d+) (judged pair-orders|pairs)(?: \((\d+) pairs\))?"
+# "of the 165 readable pair-orders (85 pairs; 170 judged, 5 unreadable)" or "of the 83 readable
+# pairs (85 judged, 2 unreadable)": the first number is the stated one, the judged ones beside.
+OF = (
+    r"of the (\d+) readable (pair-orders|pairs)(?: \((?:(\d+) pairs)?;? ?(?:(\d+) judged)?[^)]*\))?"
+)
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +63,7 @@ def test_win_percentages_have_their_own_denominator(doc):
         rf"WITH won ({NUM}) % \[[^\]]+\], tied ({NUM}) % \[[^\]]+\] and lost ({NUM}) % "
         rf"\[[^\]]+\] {OF} in (\d+) tasks"
     )
-    seen_orders = False
+    seen_orders = seen_judged = False
     for s, g in zip(sentences, groups, strict=True):
         m = pat.search(s)
         assert m, s
@@ -70,14 +73,20 @@ def test_win_percentages_have_their_own_denominator(doc):
         assert d["wins"] + d["ties"] + d["losses"] == stated, s
         for i, count in enumerate((d["wins"], d["ties"], d["losses"]), start=1):
             assert int(m[i]) == _share(count, stated), (s, count, stated)
-        if m[5] == "judged pair-orders":
+        if m[5] == "pair-orders":
             seen_orders = True
             # The pairs are named beside, never as the denominator.
             assert int(m[6]) == d["n_pairs"] < stated
             assert _share(d["wins"], d["n_pairs"]) != int(m[1])
         else:
             assert stated == d["n_pairs"] and m[6] is None
+        # The judged ones beside: the readable plus the unreadable and failed.
+        judged = stated + d["invalid"] + d["error"]
+        assert (int(m[7]) if m[7] else stated) == judged, s
+        if judged != stated:
+            seen_judged = True
     assert seen_orders  # the sample's blind rubric is judged in both orders
+    assert seen_judged  # the sample has unreadable verdicts
 
 
 def test_headline_paragraph_percentages(doc):
@@ -142,7 +151,11 @@ def test_win_and_cost_methods_match_the_tables(doc):
     for s, method, note in zip(cost, tables["cost"]["method"], notes, strict=True):
         # Verbatim, its own parentheses whole: "t(Bell-McCaffrey df)", never "tBell-"; a
         # failed model check's note (the sample's wall-clock total) after it, whole.
-        assert s.endswith(f"95 % CI by {method}." + (f" Note: {note}." if note else "")), s
+        assert f"95 % CI by {method}." in s, s
+        # The note after it, each of its clauses a sentence of its own (45 words at most).
+        for i, clause in enumerate(filter(None, note.split("; "))):
+            said = f"Note: {clause}." if i == 0 else f"{clause[:1].upper()}{clause[1:]}."
+            assert said in s, (clause, s)
     assert any("t(Bell-McCaffrey df)" in s for s in cost)
     assert not any("tBell" in s for s in sentences)
 

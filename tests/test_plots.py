@@ -71,7 +71,7 @@ def test_headline_bars_and_error_bars_match_input():
     ax, ax_net = fig.axes[:2]
     assert len(ax.patches) == 3 * len(rates)
     assert labelled(ax) and labelled(ax_net)
-    assert "share of judged pairs" in ax.get_ylabel().replace("\n", " ")
+    assert "share of readable pairs" in ax.get_ylabel().replace("\n", " ")
     assert "net win" in ax_net.get_ylabel()
     assert "95 % CI" in fig.get_suptitle() and "cluster_t" in fig.get_suptitle()
     # Bars in input order: win, tie, loss for each judge (dodged).
@@ -526,7 +526,7 @@ def test_save_figure_writes_png_and_svg(tmp_path):
     root = ET.parse(paths[1]).getroot()
     assert root.tag.endswith("svg")
     svg = paths[1].read_text()
-    assert "share of judged pairs" in svg  # text kept as text
+    assert "share of readable pairs" in svg  # text kept as text
     assert oct(paths[0].stat().st_mode & 0o777) == "0o644"
     # Deterministic bytes: the same figure, built again, gives the same files.
     again = plots.save_figure(plots.plot_headline(rates_frame()), tmp_path / "again" / "headline",

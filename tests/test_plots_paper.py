@@ -214,7 +214,7 @@ def test_headline_names_pairs_and_pair_orders(frame, rates):
             assert f"{row.n} pair-orders ({row.n_pairs} pairs)" in tick
         else:
             assert f"{row.n} pairs" in tick and "pair-orders" not in tick
-    assert "share of verdicts" in fig.axes[0].get_ylabel().replace("\n", " ")
+    assert "share of readable verdicts" in fig.axes[0].get_ylabel().replace("\n", " ")
     # Without n_pairs, blind-rubric rows are counted as what they are: pair-orders.
     rates = rates.drop(columns="n_pairs")
     plain = plots.plot_headline(rates, group=["rubric", "judge"])

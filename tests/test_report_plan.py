@@ -314,7 +314,8 @@ def check_card(card: str, doc: dict, rubric: str, judge: str) -> None:
     """Every number of the card equals results.json at the export's precision."""
     # The audit's rows listed under the card quote the audit table's details (their numbers
     # are words of results.json's audit rows; tests/test_headline_audit.py checks the list).
-    card = card.split("The audit also found")[0]
+    head, _, rest = card.partition("Audit: ")
+    card = head + rest[rest.index("Why this row") :] if "Why this row" in rest else head
     t = doc["tables"]
     rows = [  # results.json's long rows, one row per group beside its counts
         r
@@ -326,7 +327,7 @@ def check_card(card: str, doc: dict, rubric: str, judge: str) -> None:
     ]
     row = next(r for r in rows if r["rubric"] == rubric and r["judge"] == judge)
     m = re.search(
-        rf"WITH won ({NUM}) % \[({NUM}), ({NUM})\] of (\d+) .*? in (\d+) tasks, tied ({NUM}) % "
+        rf"WITH won ({NUM}) % \[({NUM}), ({NUM})\] of the (\d+) .*? in (\d+) tasks, tied ({NUM}) % "
         rf"\[({NUM}), ({NUM})\] and lost ({NUM}) % \[({NUM}), ({NUM})\]: a net win of ({NUM}) "
         rf"percentage points \[({NUM}), ({NUM})\]",
         card,
@@ -343,11 +344,14 @@ def check_card(card: str, doc: dict, rubric: str, judge: str) -> None:
         pct(g[i], row[stat])
         pct(g[i + 1], row[f"{stat}_ci_low"])
         pct(g[i + 2], row[f"{stat}_ci_high"])
-    # "of 165 judged pair-orders (85 pairs)": the rates' own denominator first.
+    # "of the 165 readable pair-orders (85 pairs; 170 judged, ...)": the rates' own
+    # denominator first, the judged ones beside.
     assert int(g[3]) == row["n"] and int(g[4]) == row["n_tasks"]
     # Every other number of the card is in results.json too: the other rows' net wins on this
     # rubric, the confidence, and the plan's alpha and margin.
     allowed = {f"{doc['parameters']['confidence'] * 100:g}", str(row["n"]), str(row["n_pairs"]), *g}
+    allowed |= {str(row[k]) for k in ("invalid", "error")}
+    allowed.add(str(row["n"] + row["invalid"] + row["error"]))
     for r in rows:
         if r["rubric"] == rubric:
             allowed |= {

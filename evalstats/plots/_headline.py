@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -13,7 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
-from evalstats._display import count_text, judge_label
+from evalstats._display import count_text, judge_label, judge_model
 from evalstats._tidy import wide
 
 from .._validate import check_columns
@@ -42,7 +41,6 @@ _NAMES = ("win_rate", "tie_rate", "loss_rate", "net_win")
 _LEGEND = {"win": "{with} better (win)", "tie": "equivalent (tie)", "loss": "{with} worse (loss)"}
 _ORDERED_RUBRICS = {"blind-pair"}
 _HATCH = "////"
-_DATE_SUFFIX = re.compile(r"-(?:20\d{6}|20\d\d-\d\d-\d\d)$")
 
 
 class _ShareLocator(MaxNLocator):
@@ -146,11 +144,7 @@ def plot_headline(
     for k, col in enumerate(group_cols):
         if col != "judge":
             continue
-        for shorten in (
-            lambda v: v.split(":", 1)[-1],
-            lambda v: _DATE_SUFFIX.sub("", v),
-            judge_label,
-        ):
+        for shorten in (judge_model, judge_label):
             short = [shorten(v) for v in values[k]]
             if len(set(short)) == len(set(values[k])):
                 values[k] = short
@@ -198,9 +192,9 @@ def plot_headline(
     ax_bar.set_ylim(0, 1.3 if rotate else 1.15)
     ax_bar.yaxis.set_major_locator(_ShareLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10]))
     ax_bar.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-    unit = "judged pair-orders" if orders.all() else "verdicts" if orders.any() else "judged pairs"
+    unit = "pair-orders" if orders.all() else "verdicts" if orders.any() else "pairs"
     label_pt = size_pt("axes.labelsize")
-    ax_bar.set_ylabel(wrap(f"share of {unit} (%)", 1.7 if side_by_side else 1.2, label_pt))
+    ax_bar.set_ylabel(wrap(f"share of readable {unit} (%)", 1.7 if side_by_side else 1.2, label_pt))
     group_label = " · ".join(group_cols) if group_cols else "group"
     if side_by_side:
         ax_bar.set_xlabel(group_label)

@@ -470,44 +470,50 @@ def load_results(path: str | os.PathLike[str]) -> Any:
 
 
 _PRIMARY_MARK = "★ primary"
-_SIDES = {"two-sided": "two-sided", "greater": "one-sided (WITH better)", "less": "one-sided"}
 
 
 def show_headline_card(results: Any) -> None:
-    """The primary result in one paragraph of words (:func:`headline_paragraph`), with the
-    audit's other caveats under it."""
+    """The primary result in at most six lines: the answer, what it rests on and the audit's
+    verdict (its fails in full); the audit's list and why this row one click away."""
+    from collections import Counter
+
     from ._evaluation import estimate_note
-    from ._export import _caveats, _pair_words, headline_paragraph
+    from ._export import _caveats, _headline_parts, _pair_words
     from ._results import _load
 
     if results.tables.get("headline") is None:
         show_unavailable(results, "headline")
         return
-    text = headline_paragraph(results) + estimate_note(results.tables["headline"])
-    # Fails open the paragraph; the other caveats are listed right under the card.
-    rest = [r for r in _caveats(_load(results)) if str(r.get("status")) != "fail"]
-    items = "".join(
-        f"<li><strong>{html.escape(str(r['status']))}</strong> "
-        f"{html.escape(_pair_words(r) + str(r['check']))}: "
-        f"{html.escape(str(r['detail']))}</li>"
-        for r in rest
-    )
-    under = (
-        f'<p class="headline-caveats-title">The audit also found ({len(rest)}):</p>'
-        f'<ul class="headline-caveats">{items}</ul>'
+    doc = _load(results)
+    result, fails, why = _headline_parts(doc, None, None, True)
+    result += estimate_note(results.tables["headline"])
+    audit = results.tables.get("audit")
+    rest = [r for r in _caveats(doc) if str(r.get("status")) != "fail"]
+    tally = Counter(str(r.get("status")) for r in _caveats(doc))  # fail first
+    n = f"{len(audit)} checks" if audit is not None else "the checks"
+    said = " and ".join(f"{k} {s}" for s, k in tally.items())
+    said = f"Audit: of {n}, {said}" if tally else f"Audit: all {n} pass"
+    lines = [f"{r['status']} {_pair_words(r)}{r['check']}: {r['detail']}" for r in rest]
+    items = "".join(f"<li>{html.escape(x)}</li>" for x in lines)
+    audit_html = (
+        f"<details><summary>{html.escape(said)} (the list)</summary><ul>{items}</ul></details>"
         if rest
-        else ""
+        else f"<p>{html.escape(said)}.</p>"
     )
-    plain = "".join(f"\n- {r['status']} {_pair_words(r)}{r['check']}: {r['detail']}" for r in rest)
     _display(
         '<section class="headline-card" aria-label="headline result"><p><strong>Headline.'
-        f"</strong> {html.escape(text)}</p>{under}</section>",
-        f"Headline. {text}" + (f"\nThe audit also found ({len(rest)}):{plain}" if rest else ""),
+        f"</strong> {html.escape(result)}</p>"
+        + "".join(f'<p class="fail">{html.escape(f)}</p>' for f in fails)
+        + audit_html
+        + f"<details><summary>Why this row</summary><p>{html.escape(why)}</p></details></section>",
+        "\n".join([f"Headline. {result}", *fails, f"{said}.", *lines, f"Why this row: {why}"]),
     )
 
 
 def plan_sentence(results: Any) -> str:
     """What the page says under the headline table about the plan and Holm's adjustment."""
+    from ._export import _p_text, _plan_terms
+
     plan = results.provenance.get("plan")
     tables = [table_view(results, t) for t in ("headline", "consensus")]
     n_tests = sum(
@@ -528,36 +534,27 @@ def plan_sentence(results: Any) -> str:
         where = f"a cost ratio: the {primary['statistic']} row of the cost table"
     else:
         where = "not among these rows (its judge or rubric is not in the data selected)"
-    margin = ""
-    if plan.get("margin") is not None:
-        margin = f", {plan['margin_kind']} margin {plan['margin']:g}"
-    sides = _SIDES.get(plan["sidedness"], plan["sidedness"])
     text = (
         f"Declared analysis plan ({plan.get('file') or 'plan'}, sha256 {plan['sha256'][:12]}…): "
         f"primary {primary['statistic']} of {primary['judge']} on the {primary['rubric']} "
-        f"rubric, {where}; alpha {plan['alpha']:g}, {sides}{margin}. "
+        f"rubric, {where}; {_plan_terms(plan)}. "
     )
-    if primary["statistic"] == "net_win":
-        text += (
-            "The primary is tested alone at alpha; the other net-win tests of the headline "
-            "and consensus tables form the Holm family (net_win_p_holm)."
-        )
-    else:
-        text += (
-            "The primary statistic is not a net win, so every net-win test is secondary and "
-            "Holm-adjusted together (net_win_p_holm)."
-        )
+    text += (
+        "The primary is tested alone at alpha; the other net-win tests of the headline "
+        "and consensus tables form the Holm family (net_win_p_holm)."
+        if primary["statistic"] == "net_win"
+        else "The primary statistic is not a net win, so every net-win test is secondary and "
+        "Holm-adjusted together (net_win_p_holm)."
+    )
     test = results.tables.get("primary_test")
     if test is not None and len(test):
         row = test.iloc[0]
         if row["decision"] == "no test":
             text += f" The declared test (primary_test, below): {row['conclusion']}."
         else:
-            p = float(row["p_value"])
-            shown = "< 0.0001" if p < 1e-4 else f"{p:.2g}"
             text += (
-                f" The declared test is computed in the primary_test table below "
-                f"({row['test']}, p = {shown}, {row['decision']}); net_win_p here is the "
+                f" The declared test is computed in the primary_test table below ({row['test']}, "
+                f"p = {_p_text(float(row['p_value']))}, {row['decision']}); net_win_p here is the "
                 "two-sided score test of net win = 0."
             )
     elif plan["sidedness"] != "two-sided":

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._display import count_text, judge_label, judge_model
+from .._display import judge_label, judge_model
 from ..errors import DataError, ParameterError
 from ..records import atomic_write
 from ..stats.formatting import (
@@ -711,16 +711,22 @@ def _ordered_rubrics(doc: Mapping[str, Any]) -> set[str]:
 
 
 def _units(row: Mapping[str, Any], ordered: bool) -> str:
-    return count_text(int(row["n"]), row.get("n_pairs"), ordered, judged=True)
+    """The rates' own denominator, named: "the 165 readable pair-orders (85 pairs; 170 judged,
+    5 unreadable)"."""
+    n, pairs = int(row["n"]), _f(row.get("n_pairs"))
+    orders = n != pairs if np.isfinite(pairs) else ordered
+    said = [f"{int(pairs)} pairs"] if orders and np.isfinite(pairs) else []
+    bad = [(int(row.get(c) or 0), w) for c, w in (("invalid", "unreadable"), ("error", "failed"))]
+    if any(k for k, _ in bad):
+        out = ", ".join(f"{k} {w}" for k, w in bad if k)
+        said.append(f"{n + sum(k for k, _ in bad)} judged, {out}")
+    tail = f" ({'; '.join(said)})" if said else ""
+    return f"the {n} readable {'pair-orders' if orders else 'pairs'}{tail}"
 
 
 def _left_out(row: Mapping[str, Any]) -> str:
-    kinds = (("no_answer", "no-answer"), ("invalid", "unreadable"), ("error", "failed"))
-    parts = [f"{int(row[c])} {what}" for c, what in kinds if row.get(c)]
-    if not parts:
-        return ""
-    said = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
-    return f" ({said} verdicts left out)"
+    k = int(row.get("no_answer") or 0)
+    return f"; {k} no-answer pairs not judged" if k else ""
 
 
 def _iv(row: Mapping[str, Any], stat: str, digits: int | None, percent: bool, unit: str,
@@ -739,18 +745,17 @@ def _win_sentence(
     row: Mapping[str, Any], doc: Mapping[str, Any], digits: int | None, percent: bool
 ) -> str:
     rubric, judge = str(row["rubric"]), str(row["judge"])
-    ordered = rubric in _ordered_rubrics(doc)
     pct = " %" if percent else ""
-    pts = " points" if percent else ""
     who = judge_label(judge)
     who = f"{who} of the judges" if judge.startswith("consensus:") else f"{who} judge"
     return (
         f"{_arm_short(doc)} won {_iv(row, 'win_rate', digits, percent, pct)}, "
         f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and "
-        f"lost {_iv(row, 'loss_rate', digits, percent, pct)} of {_units(row, ordered)} "
-        f"in {int(row['n_tasks'])} tasks{_left_out(row)}: a net win of "
-        f"{_iv(row, 'net_win', digits, percent, pts)} ({who}, {rubric} rubric), "
-        f"{_method(row, _confidence(doc))}."
+        f"lost {_iv(row, 'loss_rate', digits, percent, pct)} of "
+        f"{_units(row, rubric in _ordered_rubrics(doc))} in {int(row['n_tasks'])} tasks"
+        f"{_left_out(row)}. The net win is "
+        f"{_iv(row, 'net_win', digits, percent, ' points' if percent else '')} ({who}, {rubric} "
+        f"rubric), {_method(row, _confidence(doc))}."
     )
 
 
@@ -765,9 +770,9 @@ def _agreement_sentence(
         f"{judge_label(str(row['judge_a']))} and {judge_label(str(row['judge_b']))} agreed on "
         f"{_iv(row, 'observed_agreement', digits, percent, pct)} of "
         f"{_units(row, str(row['rubric']) in _ordered_rubrics(doc))} in "
-        f"{int(row['n_tasks'])} tasks ({row['rubric']} rubric): Cohen's kappa "
+        f"{int(row['n_tasks'])} tasks ({row['rubric']} rubric). Cohen's kappa is "
         f"{_iv(row, 'kappa', digits, percent, '')}, {conf} % CI clustered by task, "
-        f"{method_words(row.get('kappa_method'))}; Gwet's AC1 "
+        f"{method_words(row.get('kappa_method'))}. Gwet's AC1 is "
         f"{_iv(row, 'ac1', digits, percent, '')} by {method_words(row.get('ac1_method'))}."
     )
 
@@ -788,7 +793,8 @@ def _cost_sentence(
     return (
         f"WITH / WITHOUT ratio of {what}{counted}: {iv} over {int(row['n'])} pairs in "
         f"{int(row['n_tasks'])} tasks, {_pct(_confidence(doc))} % CI by "
-        f"{method_words(row.get('method'))}." + (f" Note: {note}." if note else "")
+        f"{method_words(row.get('method'))}."
+        + "".join(f" {n[:1].upper()}{n[1:]}." for n in f"Note: {note}".split("; ") if note)
     )
 
 
@@ -816,16 +822,15 @@ def result_sentences(results: Any, *, digits: int | None = None, percent: bool =
     >>> from evalstats.report import compute_results
     >>> res = compute_results("data/sample", n_resamples=200, seed=0)
     >>> print(result_sentences(res)[0])  # doctest: +NORMALIZE_WHITESPACE
-    WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of 165 judged pair-orders
-    (85 pairs) in 15 tasks (5 no-answer and 5 unreadable verdicts left out): a net win of 35
-    points [11, 55]
-    (Claude Sonnet 4 judge, blind-pair rubric), 95 % CI clustered by task, CR2 Wilson with
-    Bell-McCaffrey df.
+    WITH won 52 % [38, 65], tied 32 % [23, 43] and lost 16 % [9, 29] of the 165 readable
+    pair-orders (85 pairs; 170 judged, 5 unreadable) in 15 tasks; 5 no-answer pairs not judged.
+    The net win is 35 points [11, 55] (Claude Sonnet 4 judge, blind-pair rubric), 95 % CI
+    clustered by task, CR2 Wilson with Bell-McCaffrey df.
     """
     doc = _load(results)
     if is_comparison(doc):  # K arms: pairs, rank sets, costs and the frontier
         return [markdown_text(s) for s in comparison_sentences(doc, digits=digits, percent=percent)]
-    out: list[str] = [s for s in [_audit_fail_sentence(doc)] if s]
+    out = _audit_fail_sentences(doc)
     test = _primary_test(doc)
     if test is not None:
         out.append(_primary_test_sentence(test, digits, percent).strip())
@@ -858,14 +863,13 @@ def _pair_words(row: Mapping[str, Any], sep: str = ", ") -> str:
     return "" if row.get("arm_a") is None else f"{row['arm_a']} vs {row['arm_b']}{sep}"
 
 
-def _audit_fail_sentence(doc: Mapping[str, Any]) -> str:
-    """Every ``fail`` of the methodology audit in one sentence (empty when none fails)."""
-    fails = [r for r in _caveats(doc) if str(r.get("status")) == "fail"]
-    if not fails:
-        return ""
-    parts = [f"{_pair_words(r)}{r['check']}: {str(r['detail']).rstrip('.')}" for r in fails]
-    lead = "The methodology audit fails " + (f"{len(fails)} checks: " if len(fails) > 1 else "")
-    return lead + "; ".join(parts) + "."
+def _audit_fail_sentences(doc: Mapping[str, Any]) -> list[str]:
+    """Each ``fail`` of the methodology audit in a sentence of its own."""
+    return [
+        f"The methodology audit fails {_pair_words(r)}{r['check']}: {str(r['detail']).rstrip('.')}."
+        for r in _caveats(doc)
+        if str(r.get("status")) == "fail"
+    ]
 
 
 def _choice(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -885,28 +889,20 @@ def _declared_primary(doc: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _primary(
-    doc: Mapping[str, Any], primary: Sequence[str] | None, *, first: bool = False
-) -> dict[str, Any]:
+def _primary(doc: Mapping[str, Any], primary: Sequence[str] | None) -> dict[str, Any]:
+    """The row of ``primary=(rubric, judge)``, else the one ``headline_choice`` names."""
     table = _table(doc, "headline")
     if table is None:
         raise DataError("no headline table in the results: nothing to state", field="tables")
-    if primary is None:
-        primary = _declared_primary(doc)
-    if primary is None or first:
-        choice = _choice(doc)
-        if choice is not None:
-            keys = table["rubric"].astype(str) + "\0" + table["judge"].astype(str)
-            hit = table.loc[keys == f"{choice['rubric']}\0{choice['judge']}"]
-            if len(hit):
-                return hit.iloc[0].to_dict()
-        return table.iloc[0].to_dict()
+    if primary is None:  # the chosen row, else the first (the choice not in this selection)
+        choice = _choice(doc) or {}
+        keys = (table["rubric"] == choice.get("rubric")) & (table["judge"] == choice.get("judge"))
+        return (table.loc[keys] if keys.any() else table).iloc[0].to_dict()
     rubric, judge = primary
     hit = table.loc[(table["rubric"] == rubric) & (table["judge"] == judge)]
-    if hit.empty:
-        cons = _table(doc, "consensus")
-        if cons is not None:
-            hit = cons.loc[(cons["rubric"] == rubric) & (cons["judge"] == judge)]
+    cons = _table(doc, "consensus")
+    if hit.empty and cons is not None:
+        hit = cons.loc[(cons["rubric"] == rubric) & (cons["judge"] == judge)]
     if hit.empty:
         raise ValueError(f"no headline row for rubric {rubric!r} and judge {judge!r}")
     return hit.iloc[0].to_dict()
@@ -974,11 +970,16 @@ def _primary_test_sentence(t: Mapping[str, Any], digits: int | None, percent: bo
     )
 
 
-_SIDES = {
-    "two-sided": "two-sided",
-    "greater": "one-sided, WITH better",
-    "less": "one-sided, WITH worse",
-}
+_SIDES = {"greater": "one-sided (WITH better)", "less": "one-sided (WITH worse)"}
+
+
+def _plan_terms(plan: Mapping[str, Any]) -> str:
+    """ "alpha 0.05, one-sided (WITH better), non-inferiority margin 0.1" """
+    sides = _SIDES.get(str(plan["sidedness"]), plan["sidedness"])
+    margin = plan.get("margin")
+    return f"alpha {_g(plan['alpha'])}, {sides}" + (
+        "" if margin is None else f", {plan.get('margin_kind')} margin {_g(margin)}"
+    )
 
 
 def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) -> str:
@@ -986,15 +987,12 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
     if explicit:
         return ""
     if plan is None:
-        choice = _choice(doc)
-        if choice is None:
-            return (
-                " No analysis plan was declared, so this is the first row of the headline and "
-                "exploratory, as is every test of the report."
-            )
+        rule = str((_choice(doc) or {}).get("rule") or "the first row of the headline")
+        first, *rest = rule.split("; ")
         return (
             " No analysis plan was declared, so this row is exploratory, as is every test of "
-            f"the report; it is shown first by a stated rule: {choice['rule']}."
+            f"the report. It is shown first by a stated rule: {first}."
+            + "".join(f" {r[:1].upper()}{r[1:]}." for r in rest)
         )
     declared = _declared_primary(doc)
     if (str(row["rubric"]), str(row["judge"])) != declared:
@@ -1002,12 +1000,8 @@ def _standing(doc: Mapping[str, Any], row: Mapping[str, Any], explicit: bool) ->
             f" The plan's primary ({declared[1]} on the {declared[0]} rubric) is not among "
             "these results, so this row of the headline is exploratory."
         )
-    margin = ""
-    if plan.get("margin") is not None:
-        margin = f", {plan.get('margin_kind')} margin {_g(plan['margin'])}"
     stat = str(plan.get("statistic"))
-    sides = _SIDES.get(str(plan.get("sidedness")), plan.get("sidedness"))
-    declared_as = f"{stat}, alpha {_g(plan['alpha'])}, {sides}{margin}"
+    declared_as = f"{stat}, {_plan_terms(plan)}"
     test = _primary_test(doc)
     said = "" if test is None else _primary_test_sentence(test, None, True)
     if stat == "net_win":
@@ -1044,7 +1038,8 @@ def headline_paragraph(
     """The primary result in one paragraph of words, with its interval (plain text).
 
     The primary is ``primary=(rubric, judge)``, else the declared plan's, else the row
-    ``headline_choice`` names (then called exploratory). Audit failures come first.
+    ``headline_choice`` names (then called exploratory). The result comes first, then the
+    audit's failures, then why this row and the other judges, each in sentences of its own.
 
     >>> from evalstats.report import compute_results
     >>> p = headline_paragraph(compute_results("data/sample", n_resamples=200, seed=0))
@@ -1053,14 +1048,22 @@ def headline_paragraph(
     >>> "exploratory" in p
     True
     """
+    result, fails, why = _headline_parts(results, primary, digits, percent)
+    return " ".join([result, *fails, why])
+
+
+def _headline_parts(
+    results: Any, primary: Sequence[str] | None, digits: int | None, percent: bool
+) -> tuple[str, list[str], str]:
+    """:func:`headline_paragraph` in three: the result, the audit's fails, why this row."""
     doc = _load(results)
     explicit = primary is not None
     try:
-        row = _primary(doc, primary)
+        row = _primary(doc, primary or _declared_primary(doc))
     except ValueError:
         if explicit:
             raise
-        row = _primary(doc, ("", ""), first=True)
+        row = _primary(doc, None)  # the plan's primary is not among these results
     pct = " %" if percent else ""
     pts = " percentage points" if percent else ""
     rubric = str(row["rubric"])
@@ -1071,12 +1074,8 @@ def headline_paragraph(
         names = (doc.get("provenance") or {}).get("arm_names") or {}
         w, wo = (str(names.get(row[k], row[k])) for k in ("arm_a", "arm_b"))
         short = w
-    if lo > 0:
-        verdict = f"{w} beat {wo}"
-    elif hi < 0:
-        verdict = f"{wo} beat {w}"
-    else:
-        verdict = f"the data cannot tell {w} from {wo}"
+    verdict = f"the data cannot tell {w} from {wo}"
+    verdict = f"{w} beat {wo}" if lo > 0 else f"{wo} beat {w}" if hi < 0 else verdict
     test = None if explicit else _primary_test(doc)
     if (
         test is not None
@@ -1090,40 +1089,40 @@ def headline_paragraph(
             if test["decision"] == "reject"
             else f"the declared test does not show that {words.removeprefix('not shown: ')}"
         )
-    conf = _pct(_confidence(doc))
-    text = (
+    result = (
         f"On the {rubric} rubric, judged by {judge_label(str(row['judge']))}, {verdict}. "
         f"{short} won {_iv(row, 'win_rate', digits, percent, pct)} of "
         f"{_units(row, rubric in _ordered_rubrics(doc))} in {int(row['n_tasks'])} tasks, "
         f"tied {_iv(row, 'tie_rate', digits, percent, pct)} and lost "
         f"{_iv(row, 'loss_rate', digits, percent, pct)}: a net win of "
-        f"{_iv(row, 'net_win', digits, percent, pts)}, {_method(row, _confidence(doc))}: "
-        f"the {conf} % interval {'excludes' if lo > 0 or hi < 0 else 'includes'} zero."
+        f"{_iv(row, 'net_win', digits, percent, pts)}."
     )
-    text += _standing(doc, row, explicit)
+    why = (
+        f"The net-win interval is the {_method(row, _confidence(doc))}; it "
+        f"{'excludes' if lo > 0 or hi < 0 else 'includes'} zero."
+    ) + _standing(doc, row, explicit)
     if str(row.get("audit") or ""):
-        text += (
+        why += (
             f" This row is marked ({row['audit']}): its judges disagree above the trigger, "
             "so it is not a plain result."
         )
     others = []
-    for tname in _MACRO_TABLES:
-        t = _table(doc, tname)
-        if t is None:
-            continue
-        same = t.loc[(t["rubric"] == rubric) & (t["judge"] != row["judge"])]
+    for t in filter(lambda t: t is not None, map(functools.partial(_table, doc), _MACRO_TABLES)):
+        same = (t["rubric"] == rubric) & (t["judge"] != row["judge"])
+        if row.get("arm_a") is not None:  # the same pair of arms only
+            same &= (t["arm_a"] == row["arm_a"]) & (t["arm_b"] == row["arm_b"])
         others += [
-            f"{_iv(r, 'net_win', digits, percent, '')} by the {judge_label(str(r['judge']))}"
-            if str(r["judge"]).startswith("consensus:")
-            else f"{_iv(r, 'net_win', digits, percent, '')} by {judge_label(str(r['judge']))}"
-            for r in same.to_dict("records")
+            f"{_iv(r, 'net_win', digits, percent, '')} by "
+            f"{'the ' if str(r['judge']).startswith('consensus:') else ''}"
+            f"{judge_label(str(r['judge']))}"
+            for r in t.loc[same].to_dict("records")
         ]
     if others:
-        text += " The other judges on this rubric: a net win of " + "; ".join(others) + "."
+        why += " The other judges on this rubric: a net win of " + "; ".join(others) + "."
     if doc.get("simulated"):
-        text += " These data are simulated."
-    fails = _audit_fail_sentence(doc)
-    return markdown_text((fails + " " + text) if fails else text)
+        why += " These data are simulated."
+    fails = [markdown_text(f) for f in _audit_fail_sentences(doc)]
+    return markdown_text(result), fails, markdown_text(why)
 
 
 def sentences_markdown(results: Any, *, digits: int | None = None, percent: bool = True) -> str:
