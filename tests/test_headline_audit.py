@@ -124,7 +124,8 @@ def test_warns_are_listed_under_the_card(failing, monkeypatch):
         )
     # The fail in view, before the audit's line.
     assert card["text/plain"].index("judge_disagreement") < card["text/plain"].index("Audit: ")
-    assert '<p class="fail">The methodology audit fails judge_disagreement' in card["text/html"]
+    assert '<p class="fail">The audit fails judge_disagreement.</p>' in card["text/html"]
+    assert re.search("<details><summary>Audit: .*<li>fail judge_disagreement:", card["text/html"])
 
 
 @pytest.mark.slow

@@ -114,6 +114,19 @@ def test_headline_marks_the_rows_the_audit_fails():
     assert len(plain.legends[0].get_texts()) == 3
 
 
+def test_headline_of_pairs_of_arms_says_each_pair_and_a_shared_column_once():
+    # K arms (issue 34): the title names no WITH / WITHOUT; "v1 vs none" under each group;
+    # a column the same in every row (the rubric) is said once, in the axis label.
+    rates = rates_frame().assign(arm_a=["v1", "v2"], arm_b="none", rubric="with-without")
+    fig = plots.plot_headline(rates, group=["arm_a", "arm_b", "rubric", "judge"])
+    texts = " ".join(t.get_text() for t in fig.findobj(matplotlib.text.Text))
+    assert "each pair of arms" in texts and "WITH vs WITHOUT" not in texts
+    ticks = [t.get_text().replace("\n", " ") for t in fig.axes[0].get_xticklabels()]
+    assert ticks[0].startswith("v1 vs none") and ticks[1].startswith("v2 vs none")
+    assert not any("with-without" in t for t in ticks)
+    assert "rubric with-without" in fig.axes[1].get_xlabel()
+
+
 def test_headline_nan_ci_and_single_judge():
     fig = plots.plot_headline(rates_frame(judges=("openai:gpt-5.4",), nan_ci=True))
     ax = fig.axes[0]

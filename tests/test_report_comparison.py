@@ -216,6 +216,8 @@ def test_the_shipped_k_arm_sample_renders_one_report(tmp_path):
     # The title and captions say the arms (issue 34): arms.toml names them.
     assert re.search("<h1[^>]*>3 arms: arm none, arm v1, arm v2 (—|&#8212;) what the judges", index)
     assert "arm_a / arm_b cost ratios" in index and "WITH / WITHOUT" not in index
+    assert "under each of 3 arms (arm none, arm v1, arm v2)" in index
+    assert "<strong>WITH</strong> the tool" not in index and "from WITH&#x27;s point" not in index
     doc = json.loads((out / "results.json").read_text())
     audit = [r for r in doc["tables"]["audit"] if r["check"] == "judge_disagreement"]
     assert {(r["arm_a"], r["arm_b"]) for r in audit} == {("v1", "none"), ("v2", "none"),

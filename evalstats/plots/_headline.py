@@ -116,11 +116,17 @@ def plot_headline(
     method = str(rates["method"].iloc[0]) if "method" in rates.columns else None
 
     sub = conf_text(confidence) + (f", {method}" if method else "") + ", clustered by task"
-    default_title = f"Headline: {arms['with']} vs {arms['without']} ({sub})"
+    pairs = {"arm_a", "arm_b"} <= set(group_cols)
+    said = "each pair of arms" if pairs else f"{arms['with']} vs {arms['without']}"
+    default_title = f"Headline: {said} ({sub})"
+
+    def wide_enough(w: float) -> bool:
+        # Side by side while each panel keeps room for its labels; more groups stack.
+        return w >= 5.0 and g <= 4
 
     def height(w: float) -> float:
         # Two-line counts and a wrapped title take from the panels' height: give it back.
-        if w < 5.0:
+        if not wide_enough(w):
             return 5.0 if orders.any() else 4.6
         extra = 0.3 if orders.any() else 0.0
         if title is None:
@@ -130,16 +136,22 @@ def plot_headline(
 
     # Stacked: one x axis, labelled once, under the net-win panel.
     stack = {"height_ratios": [1.25, 1.0], "sharex": True}
-    make = panels(2, lambda w: w >= 5.0, {"width_ratios": [2.0, 1.3]}, stack)
+    make = panels(2, wide_enough, {"width_ratios": [2.0, 1.3]}, stack)
     canvas = new_canvas("plot_headline", ax, width, figsize, height, n_axes=2, make=make)
     ax_bar, ax_net = canvas.axes
-    side_by_side = canvas.width >= 5.0 or not canvas.owned
+    side_by_side = wide_enough(canvas.width) or not canvas.owned
     reserve = 0.5 * max(1.0, float(plt_rc["font.size"]) / 10.0)
     bar_in = (canvas.width - 2 * reserve) * (2.0 / 3.3 if side_by_side else 1.0)
     net_in = (canvas.width - 2 * reserve) * (1.3 / 3.3 if side_by_side else 1.0)
     tick_pt = size_pt("xtick.labelsize")
 
-    # Shorter judge names while they stay unique: the reader's name breaks at spaces.
+    # Shorter labels: a group column the same in every row goes to the axis label, a pair of
+    # arms reads "v1 vs none", judge names shorten while they stay unique.
+    same = [c for c in group_cols if g > 1 and rates[c].astype(str).nunique() == 1]
+    group_label = " · ".join(f"{c} {rates[c].iloc[0]}" for c in same)
+    if pairs:
+        rates = rates.assign(arm_a=rates["arm_a"].astype(str) + " vs " + rates["arm_b"].astype(str))
+    group_cols = [c for c in group_cols if c not in same and not (pairs and c == "arm_b")]
     values = [rates[c].astype(str).tolist() for c in group_cols] if group_cols else [["all"] * g]
     for k, col in enumerate(group_cols):
         if col != "judge":
@@ -171,7 +183,7 @@ def plot_headline(
         xs = x + (k - 1) * width_bar
         bars = ax_bar.bar(xs, np.nan_to_num(v), width_bar, color=OUTCOME_COLORS[outcome],
                           edgecolor=EDGE, linewidth=0.6,
-                          label=_LEGEND[outcome].replace("{with}", arms["with"]))  # fmt: skip
+                          label=_LEGEND[outcome].replace("{with}", "arm_a" if pairs else arms["with"]))  # fmt: skip
         for patch, bad in zip(bars.patches, flagged, strict=True):
             if bad:
                 patch.set_hatch(_HATCH)
@@ -195,7 +207,8 @@ def plot_headline(
     unit = "pair-orders" if orders.all() else "verdicts" if orders.any() else "pairs"
     label_pt = size_pt("axes.labelsize")
     ax_bar.set_ylabel(wrap(f"share of readable {unit} (%)", 1.7 if side_by_side else 1.2, label_pt))
-    group_label = " · ".join(group_cols) if group_cols else "group"
+    shown = " · ".join("arms" if c == "arm_a" and pairs else c for c in group_cols)
+    group_label = "; ".join(x for x in (shown or "group", group_label) if x)
     if side_by_side:
         ax_bar.set_xlabel(group_label)
     ax_bar.grid(axis="y")

@@ -485,19 +485,28 @@ def show_headline_card(results: Any) -> None:
         show_unavailable(results, "headline")
         return
     doc = _load(results)
-    result, fails, why = _headline_parts(doc, None, None, True)
+    result, _, why = _headline_parts(doc, None, None, True)
     result += estimate_note(results.tables["headline"])
     audit = results.tables.get("audit")
-    rest = [r for r in _caveats(doc) if str(r.get("status")) != "fail"]
-    tally = Counter(str(r.get("status")) for r in _caveats(doc))  # fail first
+    caveats = _caveats(doc)
+    # A failed check stays in view, one line per check however many pairs fail it.
+    failing: dict[str, list[str]] = {}
+    for r in caveats:
+        if str(r.get("status")) == "fail":
+            failing.setdefault(str(r["check"]), []).append(_pair_words(r, ""))
+    fails = [
+        f"The audit fails {check}" + (f" for {', '.join(p)}" if any(p) else "") + "."
+        for check, p in failing.items()
+    ]
+    tally = Counter(str(r.get("status")) for r in caveats)  # fail first
     n = f"{len(audit)} checks" if audit is not None else "the checks"
     said = " and ".join(f"{k} {s}" for s, k in tally.items())
     said = f"Audit: of {n}, {said}" if tally else f"Audit: all {n} pass"
-    lines = [f"{r['status']} {_pair_words(r)}{r['check']}: {r['detail']}" for r in rest]
+    lines = [f"{r['status']} {_pair_words(r)}{r['check']}: {r['detail']}" for r in caveats]
     items = "".join(f"<li>{html.escape(x)}</li>" for x in lines)
     audit_html = (
         f"<details><summary>{html.escape(said)} (the list)</summary><ul>{items}</ul></details>"
-        if rest
+        if caveats
         else f"<p>{html.escape(said)}.</p>"
     )
     _display(

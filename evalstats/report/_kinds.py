@@ -88,10 +88,16 @@ def arm_headings(nb: Any, provenance: Mapping[str, Any]) -> Any:
     said = " vs ".join(str(names.get(x, x)) for x in pairs[0]) + ":"
     if len(pairs) > 1:
         said = f"{len(names)} arms: {', '.join(map(str, names.values()))} —"
+    ran = "**WITH** the tool and **WITHOUT** it"
+    under = f"under each of {len(names)} arms ({', '.join(map(str, names.values()))})"
     for cell in nb.cells:
         if cell.cell_type == "markdown":  # the names as text, not markup
             heading = re.compile(r"^(#[^\n]*?)WITH vs WITHOUT:", re.MULTILINE)
             cell.source = heading.sub(lambda m: m[1] + html.escape(said), cell.source)
+            if len(pairs) > 1:
+                cell.source = cell.source.replace(ran, html.escape(under)).replace(
+                    "from WITH's point of view", "from the first arm's (arm_a's) point of view"
+                )
     return nb
 
 
