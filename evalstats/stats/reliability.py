@@ -242,6 +242,8 @@ def _rates(name, ref, v_arm, v_ref, fit_arm, fit_ref, confidence) -> pd.DataFram
         (fit_b, runs_b), b = fit_ref, v_ref.to_numpy()
         a, b = (np.where(np.isnan(a) | np.isnan(b), np.nan, x) for x in (a, b))
         r = _paired_correlation(a, b)
+        flip = columns.index("flip_rate")
+        r[flip] = _newcombe_phi(a[:, flip], b[:, flip])
 
         def ends(conf):
             return (*_ends(fit, columns, a, conf), *_ends(fit_b, columns, b, conf))
@@ -281,6 +283,19 @@ def _paired_correlation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         da, db = a - _mean(a), b - _mean(b)
         r = _mean(da * db) / np.sqrt(_mean(da**2) * _mean(db**2))
     return np.clip(np.where(np.isfinite(r), r, 0.0), -1.0, 1.0)
+
+
+def _newcombe_phi(x: np.ndarray, y: np.ndarray) -> float:
+    """phi of two paired 0/1 columns with a positive cross-product difference moved n/2 toward
+    0 (Newcombe 1998, method 10): MOVER's correlation for a difference of paired proportions."""
+    ok = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[ok], y[ok]
+    both, only_x, only_y = np.sum(x * y), np.sum(x * (1 - y)), np.sum((1 - x) * y)
+    neither = len(x) - both - only_x - only_y
+    cross = both * neither - only_x * only_y
+    cross = max(cross - len(x) / 2.0, 0.0) if cross > 0 else cross
+    scale = np.sqrt((both + only_x) * (neither + only_y) * (both + only_y) * (neither + only_x))
+    return float(cross / scale) if scale > 0 else 0.0
 
 
 def _paired_se(a: np.ndarray, b: np.ndarray) -> np.ndarray:
