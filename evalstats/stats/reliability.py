@@ -194,10 +194,10 @@ class _Profile:
                 columns["agreement"] = 1.0 - 2.0 * (mu - up)
         columns["icc"] = np.broadcast_to(_RHO[:, None], up.shape)
         self.columns = list(columns)
-        values = np.stack([np.ravel(columns[k]) for k in self.columns], axis=1)[order]
-        self.low = np.minimum.accumulate(values, axis=0)
-        self.high = np.maximum.accumulate(values, axis=0)
-        self.rho = float(values[0, -1])
+        values = np.stack([np.ravel(columns[k])[order] for k in self.columns])
+        self.low = np.minimum.accumulate(values, axis=1)
+        self.high = np.maximum.accumulate(values, axis=1)
+        self.rho = float(values[-1, 0])
 
     def bounds(self, names: list[str], confidence: float | np.ndarray) -> tuple[np.ndarray, ...]:
         """Interval ends of the statistics ``names`` at ``confidence`` (one level or one each)."""
@@ -210,7 +210,7 @@ class _Profile:
         tasks = np.isin(names, ["icc", "agreement"])
         q = np.where(tasks, stats.f.ppf(conf, 1, self.n_tasks - 1), stats.chi2.ppf(conf, 1))
         at = np.searchsorted(self.lr, q, side="right") - 1
-        return self.low[at, col], self.high[at, col]
+        return self.low[col, at], self.high[col, at]
 
 
 def _ends(fit: _Profile, names: list[str], v: np.ndarray, confidence) -> tuple[np.ndarray, ...]:
