@@ -1,14 +1,16 @@
 """Coverage of :func:`evalstats.stats.replicates`' intervals (issue 33), over its own generator.
 
 Task success probabilities are Beta with mean ``mu`` and intra-task correlation ``rho`` (so a
-task's replicate outcomes are beta-binomial); the second arm's probability is the first's
-plus ``delta`` (clipped), the same task, so differences are paired. Designs: 8-80 tasks,
-2, 5 or 10 replicates per task, or unequal (2-6 per task, drawn per task and arm), success
-near 0 (mu 0.1), 0.5 and near 1 (0.9). Truths by 2,000,000 draws of p (flip rates per
-simulated design, since they depend on each task's replicates). Prints per design the share
-of intervals that hold the truth, per statistic, then the smallest and largest.
+task's replicate outcomes are beta-binomial) in both arms: the second arm's is Beta with mean
+``expit(logit(mu) + 0.5)`` and the same rho, at the same quantile as the first's on the same
+task, so differences are paired (``--generator shift`` instead adds 0.1 to the first arm's
+probability and clips at 1: the second arm is then not beta, a check of robustness). Designs:
+8-80 tasks, 2, 5 or 10 replicates per task, or unequal (2-6 per task, drawn per task and arm),
+success near 0 (mu 0.1), 0.5 and near 1 (0.9). Truths by 2,000,000 draws of p. Prints per design
+the share of intervals that hold the truth, per statistic, then the smallest and largest.
 
     .venv/bin/python benchmarks/coverage_replicates.py [--sims 300] [--seed 1] [--mu 0.1 0.5 0.9]
+        [--generator beta|shift] [--tasks 8 15 40 80]
 """
 
 from __future__ import annotations
@@ -18,47 +20,53 @@ import time
 
 import numpy as np
 import pandas as pd
+from scipy import special, stats
 
 from evalstats.stats import replicates
 
-RHO, DELTA = 0.3, 0.1
+RHO = 0.3
 SHOWN = ["pass@1", "pass@2", "pass^1", "pass^2", "pass^k", "flip_rate", "agreement", "icc"]
 
 
-def _arm_p(p: np.ndarray, arm: int) -> np.ndarray:
-    return np.clip(p + DELTA * arm, 0.0, 1.0)
-
-
-def truths(mu: float, kmax: int, rng: np.random.Generator) -> dict[tuple[int, str], float]:
-    """(arm, statistic) -> truth for both arms, plus the arm-1 minus arm-0 differences."""
+def pools(mu: float, generator: str, rng: np.random.Generator, size: int = 2_000_000):
+    """(2, size) task success probabilities of the two arms, paired by column."""
     s = 1.0 / RHO - 1.0
-    p0 = rng.beta(mu * s, (1.0 - mu) * s, size=2_000_000)
+    p0 = rng.beta(mu * s, (1.0 - mu) * s, size=size)
+    if generator == "shift":
+        return np.stack([p0, np.clip(p0 + 0.1, 0.0, 1.0)])
+    m1 = special.expit(special.logit(mu) + 0.5)
+    u = stats.beta.cdf(p0, mu * s, (1.0 - mu) * s)
+    return np.stack([p0, stats.beta.ppf(u, m1 * s, (1.0 - m1) * s)])
+
+
+def truths(pool: np.ndarray, kmax: int, reps) -> dict[tuple[int, str], float]:
+    """(arm, statistic) -> truth for both arms (arm 2: arm 1 minus arm 0)."""
     out = {}
+    n = np.arange(2, 7) if reps == "2-6" else np.array([reps])
     for arm in (0, 1):
-        p = _arm_p(p0, arm)
+        p = pool[arm]
         for k in range(1, kmax + 1):
             out[(arm, f"pass^{k}")] = float(np.mean(p**k))
             out[(arm, f"pass@{k}")] = float(1.0 - np.mean((1.0 - p) ** k))
         out[(arm, "agreement")] = float(1.0 - 2.0 * np.mean(p * (1.0 - p)))
         m = p.mean()
         out[(arm, "icc")] = float(p.var() / (m * (1.0 - m)))
+        # a task with n replicates flips unless all pass or all fail; n uniform over the design's
+        out[(arm, "flip_rate")] = float(np.mean([np.mean(1 - p**j - (1 - p) ** j) for j in n]))
     for key in [k for a, k in out if a == 0]:
         out[(2, key)] = out[(1, key)] - out[(0, key)]
-    return out, p0
+    return out
 
 
-def simulate(n_tasks: int, reps, mu: float, rng: np.random.Generator, p_pool: np.ndarray):
-    p = rng.choice(p_pool, size=n_tasks)
-    rows, n_of = [], {}
+def simulate(n_tasks: int, reps, pool: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
+    idx = rng.integers(0, pool.shape[1], size=n_tasks)
+    rows = []
     for arm in (0, 1):
-        n = np.full(n_tasks, reps) if np.isscalar(reps) else rng.integers(2, 7, size=n_tasks)
-        n_of[arm] = n
-        y = rng.random((n_tasks, n.max())) < _arm_p(p, arm)[:, None]
+        n = np.full(n_tasks, reps) if reps != "2-6" else rng.integers(2, 7, size=n_tasks)
+        y = rng.random((n_tasks, n.max())) < pool[arm, idx][:, None]
         t, r = np.nonzero(np.arange(n.max())[None, :] < n[:, None])
         rows.append(pd.DataFrame({"task_id": t, "arm": f"a{arm}", "passed": y[t, r]}))
-    flip = {arm: float(np.mean(1.0 - _arm_p(p, arm) ** n - (1.0 - _arm_p(p, arm)) ** n))
-            for arm in (0, 1)}  # fmt: skip
-    return pd.concat(rows, ignore_index=True), p, n_of, flip
+    return pd.concat(rows, ignore_index=True)
 
 
 def main() -> None:
@@ -66,19 +74,20 @@ def main() -> None:
     ap.add_argument("--sims", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--mu", type=float, nargs="+", default=[0.1, 0.5, 0.9], help="mean success")
+    ap.add_argument("--tasks", type=int, nargs="+", default=[8, 15, 40, 80])
+    ap.add_argument("--generator", choices=["beta", "shift"], default="beta")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     table = []
     for mu in args.mu:
-        truth, pool = truths(mu, 10, rng)
-        for n_tasks in (8, 15, 40, 80):
+        pool = pools(mu, args.generator, rng)
+        for n_tasks in args.tasks:
             for reps in (2, 5, 10, "2-6"):
+                truth = truths(pool, 10, reps)
                 hits: dict[str, list[bool]] = {}
                 for _ in range(args.sims):
-                    runs, p, n_of, flip = simulate(
-                        n_tasks, reps if reps != "2-6" else None, mu, rng, pool
-                    )
+                    runs = simulate(n_tasks, reps, pool, rng)
                     res = replicates(runs, reference="a0")
                     kmax = 2 if reps == "2-6" else reps
                     for row in res.itertuples():
@@ -86,11 +95,7 @@ def main() -> None:
                         stat = row.statistic
                         if stat.startswith("pass") and int(stat[5:]) > kmax:
                             continue
-                        if stat == "flip_rate":
-                            # each task's own replicates: the truth of this design
-                            t = flip[1] - flip[0] if arm == 2 else flip[arm]
-                        else:
-                            t = truth[(arm, stat)]
+                        t = truth[(arm, stat)]
                         if stat == f"pass^{kmax}" and kmax > 2:
                             stat = "pass^k"
                         if stat in SHOWN or stat == "pass^k":

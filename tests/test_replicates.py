@@ -82,11 +82,40 @@ def test_icc_is_the_beta_binomial_ml_with_its_profile_likelihood_interval():
             lambda r, n=n, c=c: -_betabinom_profile(n, c, r), bounds=(1e-4, 0.995), method="bounded"
         )
         top = -best.fun
-        inside = grid[2 * (top - profile) <= stats.chi2.ppf(0.95, 1)]
+        # the likelihood-ratio region at F(1, tasks - 1), the small-sample calibration
+        inside = grid[2 * (top - profile) <= stats.f.ppf(0.95, 1, len(n) - 1)]
         row = res.loc[(arm, None, "icc")]
         assert row["estimate"] == pytest.approx(best.x, abs=0.01)
         assert row["ci_low"] == pytest.approx(inside.min(), abs=0.01)
         assert row["ci_high"] == pytest.approx(inside.max(), abs=0.01)
+        assert row["method"] == "profile_likelihood"
+
+
+def _mean_profile(n: np.ndarray, c: np.ndarray, mu: float) -> float:
+    """scipy's beta-binomial log-likelihood at mean ``mu``, maximised over rho (0 included)."""
+
+    def nll(rho: float) -> float:
+        s = 1.0 / rho - 1.0
+        return -stats.betabinom.logpmf(c, n, mu * s, (1.0 - mu) * s).sum()
+
+    binomial = stats.binom.logpmf(c, n, mu).sum()
+    return max(binomial, -optimize.minimize_scalar(nll, bounds=(1e-5, 0.995), method="bounded").fun)
+
+
+@pytest.mark.parametrize("n_tasks, reps, seed", [(8, 10, 3), (15, [2, 6], 4)])
+def test_pass_at_1_interval_is_the_profile_likelihood_interval_of_the_mean(n_tasks, reps, seed):
+    runs = _runs(np.random.default_rng(seed), n_tasks, reps)
+    res = replicates(runs).set_index(["arm", "reference", "statistic"])
+    for arm, group in runs.groupby("arm"):
+        counts = group.groupby("task_id")["passed"].agg(["size", "sum"]).to_numpy(float)
+        n, c = counts[:, 0], counts[:, 1]
+        grid = np.linspace(0.005, 0.995, 397)
+        profile = np.array([_mean_profile(n, c, m) for m in grid])
+        inside = grid[2 * (profile.max() - profile) <= stats.chi2.ppf(0.95, 1)]
+        row = res.loc[(arm, None, "pass@1")]
+        assert row["estimate"] == pytest.approx(np.mean(c / n))
+        assert row["ci_low"] == pytest.approx(min(inside.min(), row["estimate"]), abs=0.006)
+        assert row["ci_high"] == pytest.approx(max(inside.max(), row["estimate"]), abs=0.006)
         assert row["method"] == "profile_likelihood"
 
 

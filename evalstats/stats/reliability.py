@@ -34,10 +34,10 @@ def replicates(
 
     Per task with ``n`` replicates and ``c`` successes: pass@k = 1 - C(n-c, k) / C(n, k) and
     pass^k = C(c, k) / C(n, k) (unbiased for n >= k); flip = 0 < c < n; agreement = the chance
-    that two replicates agree. Rates are means over tasks (task-Wilson intervals); differences
-    use MOVER on the tasks both arms have; the ICC is the beta-binomial rho by maximum
-    likelihood with its profile-likelihood interval. Methods and coverage: docs/methods.md,
-    "Replicates".
+    that two replicates agree. Rates are means over tasks; their intervals, and the ICC (the
+    beta-binomial rho by maximum likelihood), are beta-binomial profile-likelihood intervals
+    (the flip rate's: task-Wilson); differences use MOVER on the tasks both arms have. Methods
+    and coverage: docs/methods.md, "Replicates".
 
     Parameters
     ----------
@@ -76,23 +76,27 @@ def replicates(
     if reference is not None and reference not in arms:
         raise ParameterError(f"reference arm {reference!r} is not among the arms {arms}")
     values = _task_values(cells)
+    kmax, fits = int(cells["n"].max()), {}
+
+    def fit(name: str, tasks: pd.Index) -> tuple[_Profile, int]:
+        """The profile of ``name`` on ``tasks`` (once per set) and its number of runs."""
+        key = (name, tuple(tasks))
+        if key not in fits:
+            fits[key] = _Profile(cells.loc[name].loc[tasks], kmax)
+        return fits[key], int(cells.loc[name].loc[tasks, "n"].sum())
+
     rows = []
     for name in arms:
-        rows.append(_rates(name, None, values.loc[name], None, cells.loc[name], None, confidence))
+        own = values.loc[name]
+        rows.append(_rates(name, None, own, None, fit(name, own.index), None, confidence))
     for name in (a for a in arms if reference is not None and a != reference):
         both = values.loc[name].index.intersection(values.loc[reference].index)
-        rows.append(
-            _rates(
-                name, reference, values.loc[name].loc[both], values.loc[reference].loc[both],
-                cells.loc[name].loc[both], cells.loc[reference].loc[both], confidence,
-            )
-        )  # fmt: skip
+        v, v_ref = values.loc[name].loc[both], values.loc[reference].loc[both]
+        pair = (fit(name, both), fit(reference, both))
+        rows.append(_rates(name, reference, v, v_ref, *pair, confidence))
     out = pd.concat(rows, ignore_index=True)
-    out["method"] = np.where(
-        out["statistic"] == "icc",
-        np.where(out["reference"].isna(), "profile_likelihood", "mover"),
-        np.where(out["reference"].isna(), "task_wilson", "mover"),
-    )
+    own = np.where(out["statistic"] == "flip_rate", "task_wilson", "profile_likelihood")
+    out["method"] = np.where(out["reference"].isna(), own, "mover")
     out["confidence"] = confidence
     return tidy_frame(out, by=["arm", "reference"], extra=("k",))
 
@@ -147,34 +151,120 @@ def _wilson(v: np.ndarray, confidence: float | np.ndarray) -> tuple[np.ndarray, 
     return p, se, low, high, n
 
 
-def _rates(name, ref, v_arm, v_ref, cells_arm, cells_ref, confidence) -> pd.DataFrame:
-    """The rows of one arm (``ref`` None) or of one arm minus ``ref`` on shared tasks."""
-    a = v_arm.to_numpy()
-    icc = _icc(cells_arm, confidence)
-    runs = cells_arm["n"].sum()
+#: The beta-binomial grid: rho (0 is the binomial) fine near 0; mu evenly in logit, finer
+#: within 2.5 of the pooled rate's logit, where the intervals' ends fall.
+_RHO = np.r_[0.0, np.geomspace(1e-4, 0.05, 40)[:-1], np.linspace(0.05, 0.995, 191)]
+_LOGIT, _NEAR = np.linspace(-8.0, 8.0, 241), np.linspace(-2.5, 2.5, 401)
+
+
+class _Profile:
+    """The beta-binomial likelihood of one arm's (n, c) per task on the (rho, mu) grid, and
+    every statistic's value there: a statistic's profile-likelihood interval is its range over
+    the grid points whose likelihood-ratio statistic is within the F(1, tasks - 1) quantile."""
+
+    def __init__(self, cells: pd.DataFrame, kmax: int) -> None:
+        n, c = cells["n"].to_numpy(np.int64), cells["c"].to_numpy(np.int64)
+        self.n_tasks, self.replicated = len(n), bool((n > 1).any())
+        pooled = special.logit((c.sum() + 0.5) / (n.sum() + 1.0))
+        grid = special.expit(np.union1d(_LOGIT, np.clip(pooled + _NEAR, -8.0, 8.0)))
+        rho, mu = _RHO[1:, None], grid[None, :]
+        a, b = mu * (1.0 / rho - 1.0), (1.0 - mu) * (1.0 / rho - 1.0)
+        # log B(c + a, n - c + b) / B(a, b), summed over tasks through the distinct counts
+        loglik = -self.n_tasks * (special.gammaln(a) + special.gammaln(b) - special.gammaln(a + b))
+        for x, shape, sign in ((c, a, 1.0), (n - c, b, 1.0), (n, a + b, -1.0)):
+            values, count = np.unique(x, return_counts=True)
+            for v, w in zip(values, count, strict=True):
+                loglik = loglik + sign * w * special.gammaln(shape + v)
+        binomial = np.sum(
+            special.xlogy(c[:, None], grid) + special.xlogy((n - c)[:, None], 1 - grid), 0
+        )
+        lr = 2.0 * np.r_[binomial[None, :], loglik]
+        lr = (lr.max() - lr).ravel()
+        order = np.argsort(lr, kind="stable")
+        self.lr = lr[order]
+        # E p^k of Beta(mu, rho) is prod_(j < k) (mu + j t) / (1 + j t), t = rho / (1 - rho).
+        t, mu = (_RHO / (1.0 - _RHO))[:, None], grid[None, :]
+        up, down, columns = np.ones_like(t * mu), np.ones_like(t * mu), {}
+        for j in range(max(kmax, 2)):
+            up = up * (mu + j * t) / (1.0 + j * t)
+            down = down * (1.0 - mu + j * t) / (1.0 + j * t)
+            if j < kmax:
+                columns[f"pass@{j + 1}"], columns[f"pass^{j + 1}"] = 1.0 - down, up
+            if j == 1:
+                columns["agreement"] = 1.0 - 2.0 * (mu - up)
+        columns["icc"] = np.broadcast_to(_RHO[:, None], up.shape)
+        self.columns = list(columns)
+        values = np.stack([np.ravel(columns[k])[order] for k in self.columns])
+        self.low = np.minimum.accumulate(values, axis=1)
+        self.high = np.maximum.accumulate(values, axis=1)
+        self.rho = float(values[-1, 0])
+
+    def bounds(self, names: list[str], confidence: float | np.ndarray) -> tuple[np.ndarray, ...]:
+        """Interval ends of the statistics ``names`` at ``confidence`` (one level or one each)."""
+        col = [self.columns.index(k) for k in names]
+        if self.n_tasks < 2:
+            return np.full(len(col), np.nan), np.full(len(col), np.nan)
+        conf = np.broadcast_to(confidence, len(col))
+        # rho, and agreement through it, are learnt from the tasks alone (F, as a t test of
+        # them); the pass rates from every run: chi-squared (the coverage study's choice)
+        tasks = np.isin(names, ["icc", "agreement"])
+        q = np.where(tasks, stats.f.ppf(conf, 1, self.n_tasks - 1), stats.chi2.ppf(conf, 1))
+        at = np.searchsorted(self.lr, q, side="right") - 1
+        return self.low[col, at], self.high[col, at]
+
+
+def _ends(fit: _Profile, names: list[str], v: np.ndarray, confidence) -> tuple[np.ndarray, ...]:
+    """Estimates and interval ends of the task-value columns ``names``: the flip rate
+    task-Wilson, the rest the profile likelihood's (widened to hold the unbiased estimate)."""
+    est, _, low, high, _ = _wilson(v, confidence)
+    conf = np.broadcast_to(confidence, len(names))
+    model = np.array([k != "flip_rate" for k in names])
+    low[model], high[model] = fit.bounds([k for k in names if k != "flip_rate"], conf[model])
+    return est, np.fmin(low, est), np.fmax(high, est)
+
+
+def _icc(fit: _Profile, confidence: float) -> tuple[np.ndarray, ...]:
+    """rho at the maximum and its interval (the grid's top rho stands for 1)."""
+    low, high = fit.bounds(["icc"], confidence)
+    return np.array([fit.rho]), low, np.where(high >= _RHO[-1], 1.0, high)
+
+
+def _rates(name, ref, v_arm, v_ref, fit_arm, fit_ref, confidence) -> pd.DataFrame:
+    """The rows of one arm (``ref`` None) or of one arm minus ``ref`` on shared tasks; each
+    ``fit_*`` is a profile and its number of runs."""
+    columns = list(v_arm.columns)
+    (fit, runs), a = fit_arm, v_arm.to_numpy()
+    icc = _icc(fit, confidence)
     if ref is None:
-        est, se, low, high, n = _wilson(a, confidence)
-        p_value = np.full(est.shape, np.nan)
+        est, low, high = _ends(fit, columns, a, confidence)
+        se, p_value = _wilson(a, confidence)[1], np.full(est.shape, np.nan)
     else:
-        b = v_ref.to_numpy()
+        (fit_b, runs_b), b = fit_ref, v_ref.to_numpy()
         a, b = (np.where(np.isnan(a) | np.isnan(b), np.nan, x) for x in (a, b))
         r = _paired_correlation(a, b)
-        est, _, low, high, n = _wilson(a, confidence)
-        est_b, _, low_b, high_b, _ = _wilson(b, confidence)
-        low, high = _mover(est, low, high, est_b, low_b, high_b, r)
-        est, se, p_value = est - est_b, _paired_se(a, b), _mover_p(a, b, r)
-        icc_b = _icc(cells_ref, confidence)
-        lo_i, hi_i = _mover(*icc[:3], *icc_b[:3], np.zeros(1))
-        icc = (icc[0] - icc_b[0], lo_i, hi_i, icc[3])
-        runs += cells_ref["n"].sum()
-    columns = list(v_arm.columns)
+        flip = columns.index("flip_rate")
+        r[flip] = _newcombe_phi(a[:, flip], b[:, flip])
+
+        def ends(conf):
+            return (*_ends(fit, columns, a, conf), *_ends(fit_b, columns, b, conf))
+
+        here = ends(confidence)
+        est, se = here[0] - here[3], _paired_se(a, b)
+        low, high = _mover(*here, r)
+        p_value = _mover_p(ends, r, est)
+        icc_b = _icc(fit_b, confidence)
+        icc = (icc[0] - icc_b[0], *_mover(*icc, *icc_b, np.zeros(1)))
+        runs += runs_b
+    n = np.sum(~np.isnan(a), axis=0)
     k = [float(c[5:]) if c.startswith("pass") else np.nan for c in columns]
+    # rho is not identified without replicates (every task run once)
+    n_icc = fit.n_tasks if fit.n_tasks > 1 and fit.replicated else 0
     rows = pd.DataFrame(
         {"statistic": [*columns, "icc"], "k": [*k, np.nan],
          "estimate": [*est, icc[0][0]], "se": [*se, np.nan],
          "ci_low": [*low, icc[1][0]], "ci_high": [*high, icc[2][0]],
          "p_value": [*p_value, np.nan], "df": [*np.where(n > 1, n - 1.0, np.nan), np.nan],
-         "n": runs, "n_tasks": [*n.astype(np.int64), icc[3]]}
+         "n": runs, "n_tasks": [*n.astype(np.int64), n_icc]}
     )  # fmt: skip
     rows.insert(0, "reference", ref)
     rows.insert(0, "arm", name)
@@ -195,6 +285,19 @@ def _paired_correlation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.clip(np.where(np.isfinite(r), r, 0.0), -1.0, 1.0)
 
 
+def _newcombe_phi(x: np.ndarray, y: np.ndarray) -> float:
+    """phi of two paired 0/1 columns with a positive cross-product difference moved n/2 toward
+    0 (Newcombe 1998, method 10): MOVER's correlation for a difference of paired proportions."""
+    ok = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[ok], y[ok]
+    both, only_x, only_y = np.sum(x * y), np.sum(x * (1 - y)), np.sum((1 - x) * y)
+    neither = len(x) - both - only_x - only_y
+    cross = both * neither - only_x * only_y
+    cross = max(cross - len(x) / 2.0, 0.0) if cross > 0 else cross
+    scale = np.sqrt((both + only_x) * (neither + only_y) * (both + only_y) * (neither + only_x))
+    return float(cross / scale) if scale > 0 else 0.0
+
+
 def _paired_se(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     d = a - b
     n = np.sum(~np.isnan(d), axis=0)
@@ -210,52 +313,13 @@ def _mover(e1, l1, u1, e2, l2, u2, r) -> tuple[np.ndarray, np.ndarray]:
     return d - np.sqrt(np.maximum(lo, 0.0)), d + np.sqrt(np.maximum(hi, 0.0))
 
 
-def _mover_p(a: np.ndarray, b: np.ndarray, r: np.ndarray, steps: int = 24) -> np.ndarray:
+def _mover_p(ends, r: np.ndarray, diff: np.ndarray, steps: int = 24) -> np.ndarray:
     """The smallest level 1 - confidence at which the MOVER interval excludes 0 (bisection on
-    the log level, all columns at once)."""
-    lo, hi = np.full(a.shape[1], 1e-12), np.ones(a.shape[1])
+    the log level, all columns at once; ``ends(confidence)`` gives both arms' intervals)."""
+    lo, hi = np.full(len(r), 1e-12), np.ones(len(r))
     for _ in range(steps):
         mid = np.sqrt(lo * hi)
-        e1, _, l1, u1, _ = _wilson(a, 1.0 - mid)
-        e2, _, l2, u2, _ = _wilson(b, 1.0 - mid)
-        low, high = _mover(e1, l1, u1, e2, l2, u2, r)
+        low, high = _mover(*ends(1.0 - mid), r)
         excluded = (low > 0) | (high < 0)
         hi, lo = np.where(excluded, mid, hi), np.where(excluded, lo, mid)
-    diff = _mean(a) - _mean(b)
     return np.where(np.isnan(diff), np.nan, np.where(diff == 0, 1.0, hi))
-
-
-#: The profile grid of the beta-binomial likelihood: rho fine near 0, mu evenly in logit.
-_RHO = np.r_[np.geomspace(1e-4, 0.05, 40)[:-1], np.linspace(0.05, 0.995, 191)]
-_MU = special.expit(np.linspace(-7.0, 7.0, 141))
-
-
-def _icc(cells: pd.DataFrame, confidence: float) -> tuple[np.ndarray, ...]:
-    """ICC of a binary outcome over tasks: the beta-binomial rho by maximum likelihood, with
-    its profile-likelihood interval (rho 0 is the binomial limit)."""
-    n, c = cells["n"].to_numpy(np.float64), cells["c"].to_numpy(np.float64)
-    nan = (np.full(1, np.nan),) * 3
-    if len(n) < 2 or n.sum() <= len(n):
-        return (*nan, 0)
-    # log B(c + a, n - c + b) / B(a, b) as sums of logs over the few distinct (n, c)
-    (nu, cu), weight = np.unique(np.stack([n, c]).astype(np.int64), axis=1, return_counts=True)
-    scale = 1.0 / _RHO - 1.0
-    a = _MU[None, :, None] * scale[:, None, None]
-    b = (1.0 - _MU)[None, :, None] * scale[:, None, None]
-    j = np.arange(nu.max(), dtype=np.float64)
-    cum = [np.concatenate([np.zeros_like(x), np.cumsum(np.log(x + j), axis=-1)], axis=-1)
-           for x in (a, b, a + b)]  # fmt: skip
-    terms = cum[0][..., cu] + cum[1][..., nu - cu] - cum[2][..., nu]
-    profile = (terms * weight).sum(axis=-1).max(axis=1)
-    p = c.sum() / n.sum()
-    binomial = np.sum(special.xlogy(c, p) + special.xlogy(n - c, 1.0 - p))
-    rho = np.r_[0.0, _RHO]
-    loglik = np.r_[binomial, profile]
-    inside = 2.0 * (loglik.max() - loglik) <= stats.chi2.ppf(confidence, 1)
-    high = rho[inside].max()
-    return (
-        np.array([rho[np.argmax(loglik)]]),
-        np.array([rho[inside].min()]),
-        np.array([1.0 if high >= _RHO[-1] else high]),
-        len(n),
-    )
