@@ -365,20 +365,25 @@ def check_card(card: str, doc: dict, rubric: str, judge: str) -> None:
         # The declared test's sentence: its df, p-value, interval and margins, each as
         # results.json holds it (p at two significant digits, bounds in points).
         m = re.search(
-            rf"\(({NUM}) df\), (?:rejects|does not reject) its null: p = ({NUM}) at alpha "
+            rf"\(({NUM}) df\), (?:rejects|does not reject) its null: p (= {NUM}|< 0.001) at alpha "
             rf"({NUM}), with the 95 % (?:one-sided )?interval [\[(]({NUM}|−∞), ({NUM}|∞)[\])]",
             card,
         )
         assert m, card
         assert float(m.group(1)) == round(test["df"], 1)
-        assert float(m.group(2)) == float(f"{test['p_value']:.2g}")
+        small = test["p_value"] < 1e-3  # "< 0.001", as a paper prints it
+        assert (
+            m.group(2) == "< 0.001"
+            if small
+            else float(m.group(2)[2:]) == float(f"{test['p_value']:.2g}")
+        )
         assert float(m.group(3)) == test["alpha"]
         for text, value in zip(m.groups()[3:], (test["ci_low"], test["ci_high"]), strict=True):
             if value is None:  # the side the one-sided test leaves open
                 assert text in ("−∞", "∞")
             else:
                 assert float(text) == round(value * 100)
-        allowed |= set(m.groups()[:4]) | {m.group(5)}
+        allowed |= set(m.groups()[:4]) | {m.group(5), "0.001", m.group(2)[2:]}
         allowed |= {f"{test[k]:g}" for k in ("lower_margin", "upper_margin") if test[k] is not None}
     words = card.replace("Claude Sonnet 4", "").replace("GPT 5.4", "")
     stray = set(re.findall(rf"(?<![\w.]){NUM}", words)) - allowed
@@ -443,8 +448,8 @@ def test_rendered_plan_report(rendered_plan):
     p = test["p_value"]
     assert (f"{p:.2e}" if p < 1e-3 else f"{p:.3f}") in cells  # the page's 3 decimals
     assert test["conclusion"] in cells
-    shown = "< 0.0001" if test["p_value"] < 1e-4 else f"{test['p_value']:.2g}"
-    assert f"computed in the primary_test table below (non-inferiority, p = {shown}, reject)" in (
+    shown = "< 0.001" if test["p_value"] < 1e-3 else f"= {test['p_value']:.2g}"  # as exported
+    assert f"computed in the primary_test table below (non-inferiority, p {shown}, reject)" in (
         text
     )
 

@@ -563,7 +563,7 @@ def plan_sentence(results: Any) -> str:
         else:
             text += (
                 f" The declared test is computed in the primary_test table below ({row['test']}, "
-                f"p = {_p_text(float(row['p_value']))}, {row['decision']}); net_win_p here is the "
+                f"p {_p_text(float(row['p_value']), eq='= ')}, {row['decision']}); net_win_p here is the "
                 "two-sided score test of net win = 0."
             )
     elif plan["sidedness"] != "two-sided":
