@@ -217,6 +217,9 @@ def test_the_shipped_k_arm_sample_renders_one_report(tmp_path):
     assert re.search("<h1[^>]*>3 arms: arm none, arm v1, arm v2 (—|&#8212;) what the judges", index)
     assert "arm_a / arm_b cost ratios" in index and "WITH / WITHOUT" not in index
     assert "under each of 3 arms (arm none, arm v1, arm v2)" in index
+    # one source per figure, said under it (issue 34)
+    for source in ("the headline table", "the cost table", "the replicates table"):
+        assert f'<p class="figure-source">Drawn from {source} of results.json' in index, source
     assert "<strong>WITH</strong> the tool" not in index and "from WITH&#x27;s point" not in index
     doc = json.loads((out / "results.json").read_text())
     audit = [r for r in doc["tables"]["audit"] if r["check"] == "judge_disagreement"]

@@ -361,9 +361,11 @@ def show_figure(
     output_dir: str | os.PathLike[str] | None = None,
     alt: str = "",
     formats: Sequence[str] = DEFAULT_FORMATS,
+    source: str = "",
     **kwargs: Any,
 ) -> None:
-    """Draw ``evalstats.plots.<plot>(*args, **kwargs)``, save it and display it as an SVG.
+    """Draw ``evalstats.plots.<plot>(*args, **kwargs)``, save it and display it as an SVG,
+    with ``source`` (what of results.json it draws) said under it.
 
     With ``output_dir``, written to ``output_dir/figures/<name>.<format>`` for each of
     ``formats``. A figure that cannot be drawn is said, not raised; ``arm_names`` is passed from the
@@ -389,6 +391,9 @@ def show_figure(
         metadata={"image/svg+xml": {"width": round(bbox.width * _SHOWN_DPI)}},
         raw=True,
     )
+    if source:
+        said = f"Drawn from {source}."
+        _display(f'<p class="figure-source">{html.escape(said)}</p>', said)
 
 
 def _with_arm_names(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:

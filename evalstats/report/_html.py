@@ -122,6 +122,7 @@ h1:hover a.anchor-link, h2:hover a.anchor-link, h3:hover a.anchor-link { visibil
 tbody tr:nth-child(even), .table-wrap tbody tr:nth-child(even) > td { background: #fafbfc; }
 .note { color: var(--muted); font-size: .9rem; }
 .unavailable { color:#8a4b00; font-style: italic; }
+.figure-source { color:#555; font-size: 0.9em; margin-top: 0.2em; }
 details.kernel { color: var(--muted); font-size: .8rem; }
 footer { margin-top: 3rem; color: var(--muted); font-size: .8rem; }
 @media screen and (max-width: 900px) {
