@@ -502,7 +502,7 @@ def test_cli_kind_option(monkeypatch, data_copy, capsys):
     assert calls == [
         (
             (str(data_copy), "reports/x"),
-            {"params": {"seed": 3}, "kind": "alpaca_eval", "figures": "svg,pdf"},
+            {"params": {"seed": 3}, "kind": "alpaca_eval", "figures": "svg"},  # PDFs with --pdf
         )
     ]
 

@@ -24,7 +24,14 @@ from matplotlib.text import Text
 
 from evalstats import plots
 from evalstats.frames import load_frame, select_rubric
-from evalstats.stats import Design, contingency_table, dimension_means, power_curve, win_rates
+from evalstats.stats import (
+    Design,
+    contingency_table,
+    cost_ratios,
+    dimension_means,
+    power_curve,
+    win_rates,
+)
 
 # Integration (slow: make test runs it, make check does not): draws every figure at two widths and measures its texts.
 pytestmark = pytest.mark.slow
@@ -75,7 +82,7 @@ def figures(frame):
             table, judges=(str(a), str(b)), kappa=0.41, width=w
         ),
         "cost": lambda w, **kw: plots.plot_cost_ratios(
-            frame, ci={"tokens": (0.6, 0.8)}, width=w, **kw
+            frame, cost=cost_ratios(frame), width=w, **kw
         ),
         "dimensions": lambda w, **kw: plots.plot_dimension_scores(dims, width=w, **kw),
         "power": lambda w: plots.plot_power_curve(curve, hue="net_win", mark_n_tasks=15, width=w),

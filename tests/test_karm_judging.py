@@ -314,7 +314,7 @@ def test_audit_flags_the_one_pair_over_the_trigger(tmp_path):
     row = table.loc["judge_disagreement"]
     assert row["status"] == "fail"
     assert "1 pair(s)" in row["detail"] and "v2 vs v1 (with-without)" in row["detail"]
-    assert "20 of 20 pairs (100.0 %)" in row["detail"]
+    assert "20 of 20 pairs, 100.0 % of the pairs" in row["detail"]
     assert "v1 vs none (with-without): " in row["detail"].split("Within it:")[1]
     assert table.loc["judge_not_self", "status"] == "pass"
 
@@ -486,7 +486,9 @@ def test_every_audit_check_is_evaluated_per_pair_of_arms(tmp_path):
     row = table.loc["judge_failure_rate"]  # over its threshold the two-arm check warns
     assert row["status"] == "warn"
     assert row["detail"].startswith("1 of 3 pairs of arms: v2 vs v1 (warn): ")
-    assert f"{J2} on with-without: {broken} of {broken} pairs (100.0 %" in row["detail"]
+    assert (
+        f"{J2} on with-without: {broken} of {broken} pairs, 100.0 % of the pairs" in row["detail"]
+    )
     # The two-arm audit of the pair gives the same row, the pair's arms as WITH / WITHOUT.
     assert table.loc["same_agent_both_arms", "status"] == "pass"
     # Billed usage and no transcripts: nothing to compare, and the cost's source is said.

@@ -137,7 +137,7 @@ def test_export_tables_and_sentences_read_the_results(res):
         assert f"| {cell} |" in md["compare"]
     assert "tool v1" in md["compare"] and "no tool" in md["pareto"]
     tex = latex_tables(doc)
-    assert "\\toprule" in tex["rank"] and "Simultaneous rank set" in tex["rank"]
+    assert "\\toprule" in tex["rank"] and "Simultaneous set" in tex["rank"]
     said = result_sentences(doc)
     pairs = [s for s in said if " against " in s and "Holm-adjusted" in s]
     assert len(pairs) == len(net)

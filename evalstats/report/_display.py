@@ -108,6 +108,8 @@ def _fmt_number(v: Any, digits: int, integer: bool = False) -> str:
         return "—"
     if isinstance(v, bool):
         return str(v)
+    if isinstance(v, float) and abs(v) == float("inf"):  # e.g. more_tasks when never decided
+        return "∞" if v > 0 else "−∞"
     if isinstance(v, int) or (integer and isinstance(v, float)):
         return f"{round(v):,}"
     if isinstance(v, float):
