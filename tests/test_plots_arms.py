@@ -26,7 +26,7 @@ def results():
         ]
     )  # fmt: skip
     sim = rank(f, n_resamples=100, rng=0)
-    marg = rank(f, n_resamples=100, rng=0, simultaneous=False)
+    marg = rank(f, n_resamples=100, rng=0, sets=("marginal",))
     sets = pd.concat([marg.loc[marg.statistic == "rank"], sim.loc[sim.statistic == "rank"]])
     return {
         "compare": compare(f),

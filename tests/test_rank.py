@@ -265,9 +265,18 @@ def test_rank_sets_do_not_depend_on_the_seed_on_the_three_arm_data():
         for simultaneous in (True, False):
             sets = []
             for seed in (0, 1):
-                r = rank(frame, judge=judge, simultaneous=simultaneous, rng=seed)
+                kind = "simultaneous" if simultaneous else "marginal"
+                r = rank(frame, judge=judge, sets=(kind,), rng=seed)
                 sets.append(r.loc[r.statistic == "rank", ["arm", "ci_low", "ci_high"]])
             pd.testing.assert_frame_equal(sets[0], sets[1])
+        # both families in one call: each equals its own call's (the same resamples)
+        both = rank(frame, judge=judge, sets=("simultaneous", "marginal"), rng=0)
+        for kind in ("simultaneous", "marginal"):
+            alone = rank(frame, judge=judge, sets=(kind,), rng=0)
+            rows = both.loc[(both.statistic != "rank") | (both.method == f"{kind}_stepdown")]
+            pd.testing.assert_frame_equal(
+                pd.DataFrame(rows).reset_index(drop=True), pd.DataFrame(alone)
+            )
     x, cov = (
         np.array([0.3, 0.0, -0.2]),
         np.array([[0.02, 0.01, 0.0], [0.01, 0.03, 0], [0, 0, 0.02]]),

@@ -132,16 +132,13 @@ def _rank(ctx: Context) -> dict[str, Any]:
     from ..stats import rank
 
     common = {"arms": ctx.extra["arms"], "n_resamples": max(ctx.n_resamples, 50),
-              "confidence": ctx.confidence}  # fmt: skip
+              "confidence": ctx.confidence, "sets": ("simultaneous", "marginal")}  # fmt: skip
     parts: dict[str, list[pd.DataFrame]] = {"rank": [], "rank_sets": [], "beats": []}
     for judge, f in _judges(ctx):
-        state = ctx.rng.bit_generator.state
-        sim = rank(f, rng=ctx.rng, **common)
-        # The marginal sets from the very same resamples: only the family differs.
-        after = ctx.rng.bit_generator.state
-        ctx.rng.bit_generator.state = state
-        marg = rank(f, rng=ctx.rng, simultaneous=False, **common)
-        ctx.rng.bit_generator.state = after
+        # Both families of rank sets from the very same fits: only the family differs.
+        both = rank(f, rng=ctx.rng, **common)
+        marginal = both["method"] == "marginal_stepdown"
+        sim, marg = both.loc[~marginal], both.loc[marginal]
         sets = pd.concat(
             [
                 marg.loc[marg["statistic"] == "rank"].assign(statistic="marginal_rank_set"),

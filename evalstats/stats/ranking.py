@@ -750,7 +750,7 @@ def rank(
     rubric: str | None = None,
     model: str = "davidson",
     confidence: float = 0.95,
-    simultaneous: bool = True,
+    sets: Sequence[str] = ("simultaneous",),
     n_resamples: int = 2000,
     rng: np.random.Generator | int | None = None,
     tau: int | None = 1,
@@ -771,8 +771,9 @@ def rank(
         Davidson ties, or ties split half-half.
     confidence : float
         Level of the intervals and of the rank sets.
-    simultaneous : bool
-        Rank sets covering all ranks at once (default) or each on its own.
+    sets : sequence of {"simultaneous", "marginal"}
+        Rank sets covering all ranks at once (default) and/or each on its own: a ``rank`` row
+        per arm and set (``method`` names it), all from the same resamples.
     n_resamples, rng : int, numpy.random.Generator or int
         Task-cluster bootstrap resamples and their seed.
     tau : int, optional
@@ -797,6 +798,9 @@ def rank(
     >>> res.loc[res.statistic == "rank", ["arm", "estimate", "ci_low", "ci_high"]].to_string(index=False)
     'arm  estimate  ci_low  ci_high\\n  x       1.0     1.0      2.0\\n  y       2.0     1.0      3.0\\n  z       3.0     2.0      3.0'
     """
+    kinds = tuple(sets)
+    if not kinds or set(kinds) - {"simultaneous", "marginal"}:
+        raise ParameterError(f"sets must name 'simultaneous' and/or 'marginal', got {sets}")
     confidence = check_confidence(confidence)
     check_choice(model, "model", RANK_MODELS)
     tau = None if tau is None else check_positive_int(tau, "tau")
@@ -808,7 +812,7 @@ def rank(
     judged = np.isin(np.arange(k), np.concatenate([enc.a, enc.b]))
     if not judged.all():  # an arm without verdicts gets a reason, never the reference's copy
         kw = {"labels": labels, "judge": enc.judge, "rubric": rubric, "model": model,
-              "simultaneous": simultaneous, "n_resamples": n_resamples, "tau": tau}  # fmt: skip
+              "sets": kinds, "n_resamples": n_resamples, "tau": tau}  # fmt: skip
         res = rank(frame, confidence=confidence, rng=rng, arms=np.array(enc.arms)[judged], **kw)
         none = pd.DataFrame({"arm": np.repeat(np.array(enc.arms)[~judged], 2), "n": 0, "n_tasks": 0,
                              "statistic": ["strength", "rank"] * int((~judged).sum()),
@@ -862,10 +866,9 @@ def rank(
         method = "ppi_task_bootstrap_percentile"
     beta, beta_b = _strengths(point, k), _strengths(draws, k)
     ok = np.isfinite(beta_b).all(axis=1)
-    kind = "simultaneous" if simultaneous else "marginal"
     se = (None, None) if se_draws is None else (se_hat[None], se_draws[None])
-    sets = _bounds(beta[None], beta_b[None], n_t, confidence, (kind, "best"), *se)
-    (r_lo, r_hi), best = (v[0] for v in sets[kind]), sets["best"][0][0]
+    sets = _bounds(beta[None], beta_b[None], n_t, confidence, (*kinds, "best"), *se)
+    best = sets["best"][0][0]
     beta_b = beta_b[ok]
     qs = [(1 - confidence) / 2, (1 + confidence) / 2]
     lo_hi = np.quantile(beta_b, qs, axis=0)
@@ -880,10 +883,12 @@ def rank(
         out.append({"arm": arm, "opponent": None, "statistic": "strength", "estimate": beta[i],
                     "se": beta_b[:, i].std(ddof=1), "ci_low": lo_hi[0, i], "ci_high": lo_hi[1, i],
                     **common})  # fmt: skip
-        out.append({"arm": arm, "opponent": None, "statistic": "rank", "estimate": ranks[i],
-                    "ci_low": r_lo[i], "ci_high": r_hi[i], **common,
-                    "method": f"{kind}_stepdown",
-                    "in_tau_best": None if tau is None else bool(best[i] <= tau)})  # fmt: skip
+        for kind in kinds:
+            (r_lo, r_hi) = (v[0] for v in sets[kind])
+            out.append({"arm": arm, "opponent": None, "statistic": "rank", "estimate": ranks[i],
+                        "ci_low": r_lo[i], "ci_high": r_hi[i], **common,
+                        "method": f"{kind}_stepdown",
+                        "in_tau_best": None if tau is None else bool(best[i] <= tau)})  # fmt: skip
     for i, arm in enumerate(enc.arms):
         for j, opp in enumerate(enc.arms):
             if i != j:
